@@ -1,0 +1,3 @@
+from entropylaw.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,174 @@
+"""Shared last mile of every reader: raw (step, key, value) rows -> tidy run table.
+
+A reader's only job is to produce a :class:`RawRun`: the numbers in source order, the
+run's metadata, and an :class:`IngestReport` with rows it could not even parse already
+counted as read and dropped. :func:`finalize` then, identically for every source,
+
+1. drops non-finite values (reason ``non-finite value``);
+2. resolves resumed runs: per key, when a step is not larger than the previous one the
+   run was restarted from a checkpoint; rows of the earlier segment at or after the
+   restart step are dropped (reason ``superseded by resumed segment``) and a note says
+   where the restart happened. The later segment is what the user's run really did;
+3. maps source keys to canonical metric names (:mod:`entropylaw.ingest.keys`) and adds
+   ``val/mean`` where every benchmark was evaluated;
+4. fills metadata (model size from the model name when not given).
+
+>>> raw = RawRun("r", "x.log", steps=[1, 2, 2, 3], keys=["actor/entropy"] * 4,
+...              values=[0.5, 0.4, 0.45, float("nan")])
+>>> raw.report.read(4)
+>>> t = finalize(raw)
+>>> t[["step", "metric", "value"]].values.tolist()
+[[1, 'entropy', 0.5], [2, 'entropy', 0.45]]
+>>> raw.report.line()
+'x.log: read 4 rows, kept 2, dropped 2 (non-finite value: 1, superseded by resumed segment: 1)'
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from entropylaw import table
+from entropylaw.errors import EntropyLawError
+from entropylaw.ingest.keys import KeyMap, detect_keys
+from entropylaw.ingest.report import IngestReport
+
+NON_FINITE = "non-finite value"
+SUPERSEDED = "superseded by resumed segment"
+
+
+@dataclass
+class KeyOptions:
+    """User overrides from the CLI (``--entropy-key`` etc.)."""
+
+    entropy_key: str | None = None
+    score_key: str | None = None
+    val_keys: list[str] | None = None
+    model: str | None = None
+    algorithm: str | None = None
+    dataset: str | None = None
+    n_params: float | None = None
+    run_id: str | None = None
+
+
+@dataclass
+class RawRun:
+    """Numbers as a source stored them, in source order."""
+
+    run_id: str
+    source: str
+    steps: list[int] | np.ndarray = field(default_factory=list)
+    keys: list[str] | np.ndarray = field(default_factory=list)
+    values: list[float] | np.ndarray = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+    report: IngestReport | None = None
+
+    def __post_init__(self):
+        if self.report is None:
+            self.report = IngestReport(self.source)
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame({
+            "step": np.asarray(self.steps, dtype=np.int64),
+            "key": pd.Series(self.keys, dtype=object),
+            "value": np.asarray(self.values, dtype=np.float64),
+        })
+
+
+def resolve_resumes(df: pd.DataFrame, report: IngestReport) -> pd.DataFrame:
+    """Keep the latest segment per key where steps restart; count what is superseded.
+
+    ``df`` has columns step, key, value in source order.
+    """
+    if df.empty:
+        return df
+    keep = np.ones(len(df), dtype=bool)
+    restarts: dict[int, int] = {}
+    for _key, idx in df.groupby("key", sort=False).indices.items():
+        steps = df["step"].to_numpy()[idx]
+        if len(steps) < 2 or np.all(np.diff(steps) > 0):
+            continue
+        # walk backwards: a row survives if its step is below every later row's step
+        later_min = np.minimum.accumulate(steps[::-1])[::-1]
+        survives = np.ones(len(steps), dtype=bool)
+        survives[:-1] = steps[:-1] < later_min[1:]
+        keep[idx[~survives]] = False
+        for pos in np.nonzero(np.diff(steps) <= 0)[0]:
+            restarts[int(steps[pos + 1])] = restarts.get(int(steps[pos + 1]), 0) + 1
+    n_drop = int((~keep).sum())
+    if n_drop:
+        report.drop(SUPERSEDED, n_drop)
+        at = ", ".join(str(s) for s in sorted(restarts))
+        report.note(f"steps restart at {at} (resumed run or repeated steps): "
+                    f"kept the later segment, dropped {n_drop} earlier rows")
+    return df[keep]
+
+
+def add_val_mean(df: pd.DataFrame, val_metrics: list[str]) -> pd.DataFrame:
+    """Append ``val/mean`` rows: the mean of all benchmarks at steps that have them all."""
+    if len(val_metrics) < 2 or "val/mean" in val_metrics:
+        return df
+    vals = df[df["metric"].isin(val_metrics)].pivot(index="step", columns="metric", values="value")
+    vals = vals.dropna()
+    if vals.empty:
+        return df
+    extra = pd.DataFrame({"step": vals.index.to_numpy(), "metric": "val/mean", "value": vals.mean(axis=1).to_numpy()})
+    return pd.concat([df, extra], ignore_index=True)
+
+
+def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
+    """Turn a :class:`RawRun` into a tidy table (see module docstring)."""
+    opts = options or KeyOptions()
+    report = raw.report
+    df = raw.frame()
+    finite = np.isfinite(df["value"].to_numpy())
+    report.drop(NON_FINITE, int((~finite).sum()))
+    df = resolve_resumes(df[finite], report)
+    report.keep(len(df))
+
+    km: KeyMap = detect_keys(pd.unique(df["key"]) if len(df) else [], opts.entropy_key, opts.score_key,
+                             opts.val_keys, where=raw.source)
+    renames = km.renames()
+    df = df.rename(columns={"key": "metric"})
+    df["metric"] = df["metric"].map(lambda k: renames.get(k, k))
+    df = add_val_mean(df, sorted(km.val))
+    df = df.drop_duplicates(["step", "metric"], keep="last")
+
+    meta = dict(raw.meta)
+    for name in ("model", "algorithm", "dataset"):
+        if getattr(opts, name):
+            meta[name] = getattr(opts, name)
+    if opts.n_params is not None:
+        meta["n_params"] = opts.n_params
+    meta = {k: v for k, v in meta.items() if k in table.META_DEFAULTS}
+    if meta.get("model") and not np.isfinite(float(meta.get("n_params", np.nan))):
+        from entropylaw.ingest.model_size import params_from_name
+
+        meta["n_params"] = params_from_name(meta["model"])
+    meta.update(source=raw.source, entropy_key=km.entropy, score_key=km.score,
+                val_keys=json.dumps(km.val, sort_keys=True))
+    run_id = opts.run_id or raw.run_id
+    return table.from_records(df[["step", "metric", "value"]].itertuples(index=False, name=None),
+                              run_id=run_id, **meta)
+
+
+def require_rows(raw: RawRun, what: str = "metric rows") -> None:
+    """Raise the 'nothing usable' error for an empty source."""
+    if len(raw.steps) == 0:
+        detail = f" ({raw.report.line().split(': ', 1)[1]})" if raw.report.rows_read else ""
+        raise EntropyLawError(f"{raw.source}: no {what} found{detail}")
+
+
+def unique_run_ids(names: Iterable[str]) -> list[str]:
+    """Make names unique by suffixing ``-2``, ``-3``... in order."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        n = seen.get(name, 0) + 1
+        seen[name] = n
+        out.append(name if n == 1 else f"{name}-{n}")
+    return out

@@ -1,0 +1,31 @@
+"""Model size from a model name (``Qwen2.5-7B`` -> 7e9).
+
+The exact non-embedding count from a Hugging Face ``config.json`` needs torch and lives
+in :mod:`entropylaw.probe.params` (imported lazily by the ingest CLI).
+
+>>> params_from_name("Qwen2.5-0.5B-Instruct")
+500000000.0
+>>> params_from_name("deepseek-llm-7b-chat")
+7000000000.0
+>>> params_from_name("Mixtral-8x7B")  # the total is not 7B: unknown rather than wrong
+nan
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+_SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)\s*([BbMm])(?![A-Za-z0-9])")
+_MOE = re.compile(r"\d+\s*[xX]\s*\d+(?:\.\d+)?\s*[BbMm]")
+
+
+def params_from_name(name: str) -> float:
+    """Parameter count written in a model name, or NaN when there is none (or it is ambiguous)."""
+    if not name or _MOE.search(name):
+        return math.nan
+    base = name.rsplit("/", 1)[-1]
+    sizes = {float(n) * (1e9 if unit in "Bb" else 1e6) for n, unit in _SIZE.findall(base)}
+    if len(sizes) != 1:
+        return math.nan
+    return sizes.pop()

@@ -1,0 +1,38 @@
+"""Shared fixtures. Tests that need ../shared skip cleanly when it is absent."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+REAL_LOGS = SHARED / "data" / "real-logs"
+
+os.environ.setdefault("WANDB_SILENT", "true")
+os.environ.setdefault("WANDB_MODE", "offline")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+@pytest.fixture
+def real_logs() -> Path:
+    """The directory of real veRL logs in ../shared; skips when absent."""
+    if not REAL_LOGS.is_dir():
+        pytest.skip("../shared/data/real-logs is absent (only CI and developers have it)")
+    return REAL_LOGS
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m entropylaw ARGS`` in a subprocess and capture its output."""
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run([sys.executable, "-m", "entropylaw", *args], cwd=cwd or ROOT,
+                          capture_output=True, text=True, env=full_env, timeout=600)
+
+
+@pytest.fixture
+def cli():
+    return run_cli
