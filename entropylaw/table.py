@@ -103,7 +103,7 @@ def conform(df: pd.DataFrame) -> pd.DataFrame:
             out[col] = default
     out = out[COLUMNS]
     for col in _STRING_COLUMNS:
-        out[col] = out[col].fillna("").astype(str)
+        out[col] = out[col].astype(object).where(out[col].notna(), "").astype(str)
     for col in _FLOAT_COLUMNS:
         out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
     out["step"] = pd.to_numeric(out["step"], errors="raise").astype("int64")
@@ -119,6 +119,22 @@ def from_records(records: Iterable[tuple[int, str, float]], run_id: str, **meta)
             raise TypeError(f"unknown metadata field {key!r} (expected one of {META_COLUMNS})")
         df[key] = value if not isinstance(value, Mapping) else json.dumps(dict(value), sort_keys=True)
     return conform(df)
+
+
+def from_frame(df: pd.DataFrame, run_id: str, **meta) -> pd.DataFrame:
+    """Build a one-run table from a frame with columns step, metric, value (vectorised).
+
+    >>> f = pd.DataFrame({"step": [0, 1], "metric": ["entropy", "entropy"], "value": [0.5, 0.4]})
+    >>> from_frame(f, "r1", algorithm="grpo")[["run_id", "step", "value", "algorithm"]].values.tolist()
+    [['r1', 0, 0.5, 'grpo'], ['r1', 1, 0.4, 'grpo']]
+    """
+    out = pd.DataFrame({"run_id": run_id, "step": df["step"].to_numpy(), "metric": df["metric"].to_numpy(),
+                        "value": df["value"].to_numpy()})
+    for key, value in meta.items():
+        if key not in META_DEFAULTS:
+            raise TypeError(f"unknown metadata field {key!r} (expected one of {META_COLUMNS})")
+        out[key] = value if not isinstance(value, Mapping) else json.dumps(dict(value), sort_keys=True)
+    return conform(out)
 
 
 def concat(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
@@ -190,6 +206,9 @@ def write(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the table is an ordinary file
     try:
         if path.suffix == ".csv":
             out.to_csv(tmp, index=False)

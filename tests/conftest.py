@@ -16,6 +16,9 @@ REAL_LOGS = SHARED / "data" / "real-logs"
 os.environ.setdefault("WANDB_SILENT", "true")
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# two xdist workers on two cores: one BLAS/OpenMP thread each avoids oversubscription
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 
 @pytest.fixture

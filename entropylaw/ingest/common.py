@@ -53,11 +53,16 @@ class KeyOptions:
     dataset: str | None = None
     n_params: float | None = None
     run_id: str | None = None
+    n_params_nonembedding: float | None = None
 
 
 @dataclass
 class RawRun:
-    """Numbers as a source stored them, in source order."""
+    """Numbers as a source stored them, in source order.
+
+    ``lines`` (optional) gives, per row, the line or row number in the source, so
+    notes can say where a dropped value was.
+    """
 
     run_id: str
     source: str
@@ -66,30 +71,48 @@ class RawRun:
     values: list[float] | np.ndarray = field(default_factory=list)
     meta: dict = field(default_factory=dict)
     report: IngestReport | None = None
+    lines: list[int] | np.ndarray | None = None
 
     def __post_init__(self):
         if self.report is None:
             self.report = IngestReport(self.source)
 
+    def rows(self) -> list[tuple[int, str, float]]:
+        """The rows as plain ``(step, key, value)`` tuples (for tests and examples)."""
+        return [(int(s), str(k), float(v)) for s, k, v in zip(self.steps, self.keys, self.values)]
+
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame({
+        keys = self.keys if isinstance(self.keys, np.ndarray) and self.keys.dtype == object \
+            else np.array(list(self.keys), dtype=object)
+        df = pd.DataFrame({
             "step": np.asarray(self.steps, dtype=np.int64),
-            "key": pd.Series(self.keys, dtype=object),
+            "key": keys,
             "value": np.asarray(self.values, dtype=np.float64),
         })
+        if self.lines is not None:
+            df["line"] = np.asarray(self.lines, dtype=np.int64)
+        return df
+
+
+def _where(rows: pd.DataFrame, limit: int = 5) -> str:
+    """'line 12 (actor/entropy), ...' or 'step 3 (actor/entropy), ...' for notes."""
+    col = "line" if "line" in rows.columns else "step"
+    shown = ", ".join(f"{col} {getattr(r, col)} ({r.key})" for r in rows.head(limit).itertuples())
+    return shown + (f", ... ({len(rows) - limit} more)" if len(rows) > limit else "")
 
 
 def resolve_resumes(df: pd.DataFrame, report: IngestReport) -> pd.DataFrame:
     """Keep the latest segment per key where steps restart; count what is superseded.
 
-    ``df`` has columns step, key, value in source order.
+    ``df`` has columns step, key, value (and optionally line) in source order.
     """
     if df.empty:
         return df
     keep = np.ones(len(df), dtype=bool)
     restarts: dict[int, int] = {}
+    all_steps = df["step"].to_numpy()
     for _key, idx in df.groupby("key", sort=False).indices.items():
-        steps = df["step"].to_numpy()[idx]
+        steps = all_steps[idx]
         if len(steps) < 2 or np.all(np.diff(steps) > 0):
             continue
         # walk backwards: a row survives if its step is below every later row's step
@@ -102,9 +125,13 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport) -> pd.DataFrame:
     n_drop = int((~keep).sum())
     if n_drop:
         report.drop(SUPERSEDED, n_drop)
-        at = ", ".join(str(s) for s in sorted(restarts))
+        at = ", ".join(str(s) for s in sorted(restarts)[:10]) + (", ..." if len(restarts) > 10 else "")
+        where = ""
+        if "line" in df.columns:
+            first = df[~keep]["line"].min()
+            where = f" (first superseded row at line {first})"
         report.note(f"steps restart at {at} (resumed run or repeated steps): "
-                    f"kept the later segment, dropped {n_drop} earlier rows")
+                    f"kept the later segment, dropped {n_drop} earlier rows{where}")
     return df[keep]
 
 
@@ -120,21 +147,42 @@ def add_val_mean(df: pd.DataFrame, val_metrics: list[str]) -> pd.DataFrame:
     return pd.concat([df, extra], ignore_index=True)
 
 
+def _note_validation_only(df: pd.DataFrame, val_keys: set[str], report: IngestReport) -> None:
+    """Say which steps carry validation numbers only (veRL validates before/after training)."""
+    if not val_keys or df.empty:
+        return
+    training = (~df["key"].isin(val_keys)).groupby(df["step"]).sum()
+    only = training.index[training.to_numpy() == 0]
+    if len(only) == 0:
+        return
+    first, last = int(training.index.min()), int(training.index.max())
+    parts = []
+    for s in only[:10]:
+        why = " (validation before training)" if s == first else " (final validation)" if s == last else ""
+        parts.append(f"{s}{why}")
+    more = f", ... ({len(only) - 10} more)" if len(only) > 10 else ""
+    report.note(f"validation-only step(s), no training metrics: {', '.join(parts)}{more}")
+
+
 def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     """Turn a :class:`RawRun` into a tidy table (see module docstring)."""
     opts = options or KeyOptions()
     report = raw.report
     df = raw.frame()
     finite = np.isfinite(df["value"].to_numpy())
-    report.drop(NON_FINITE, int((~finite).sum()))
+    if not finite.all():
+        report.drop(NON_FINITE, int((~finite).sum()))
+        report.note(f"non-finite values dropped at {_where(df[~finite])}")
     df = resolve_resumes(df[finite], report)
     report.keep(len(df))
 
     km: KeyMap = detect_keys(pd.unique(df["key"]) if len(df) else [], opts.entropy_key, opts.score_key,
                              opts.val_keys, where=raw.source)
+    _note_validation_only(df, set(km.val.values()), report)
     renames = km.renames()
-    df = df.rename(columns={"key": "metric"})
-    df["metric"] = df["metric"].map(lambda k: renames.get(k, k))
+    df = df.rename(columns={"key": "metric"})[["step", "metric", "value"]]
+    if renames:
+        df["metric"] = df["metric"].replace(renames)
     df = add_val_mean(df, sorted(km.val))
     df = df.drop_duplicates(["step", "metric"], keep="last")
 
@@ -144,6 +192,8 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
             meta[name] = getattr(opts, name)
     if opts.n_params is not None:
         meta["n_params"] = opts.n_params
+    if opts.n_params_nonembedding is not None:
+        meta["n_params_nonembedding"] = opts.n_params_nonembedding
     meta = {k: v for k, v in meta.items() if k in table.META_DEFAULTS}
     if meta.get("model") and not np.isfinite(float(meta.get("n_params", np.nan))):
         from entropylaw.ingest.model_size import params_from_name
@@ -152,8 +202,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     meta.update(source=raw.source, entropy_key=km.entropy, score_key=km.score,
                 val_keys=json.dumps(km.val, sort_keys=True))
     run_id = opts.run_id or raw.run_id
-    return table.from_records(df[["step", "metric", "value"]].itertuples(index=False, name=None),
-                              run_id=run_id, **meta)
+    return table.from_frame(df, run_id=run_id, **meta)
 
 
 def require_rows(raw: RawRun, what: str = "metric rows") -> None:
@@ -172,3 +221,55 @@ def unique_run_ids(names: Iterable[str]) -> list[str]:
         seen[name] = n
         out.append(name if n == 1 else f"{name}-{n}")
     return out
+
+
+def run_id_from_path(path) -> str:
+    """A readable run id from a file name: its stem, or the directory for generic names.
+
+    >>> run_id_from_path("logs/verl_grpo_deepseek-llm-7b-chat_gsm8k_mi300.log")
+    'verl_grpo_deepseek-llm-7b-chat_gsm8k_mi300'
+    >>> run_id_from_path("out/qwen-grpo/checkpoint-500/trainer_state.json")
+    'qwen-grpo'
+    """
+    from pathlib import PurePath
+
+    p = PurePath(str(path))
+    stem = _stem(p.name)
+    generic = {"trainer_state", "metrics", "log", "train", "output", "events", "history", "runs", "logs", "wandb"}
+    name = p.name.split(".tfevents")[0] if ".tfevents" in p.name else stem
+    parents = [q.name for q in p.parents if q.name]
+    while (name.lower() in generic or name.startswith(("checkpoint-", "events.out", "global_step_"))) and parents:
+        name = parents.pop(0)
+    return name or "run"
+
+
+def model_from_filename(path) -> str:
+    """The model named in a file name, when one ``_``-separated part clearly is one.
+
+    >>> model_from_filename("verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512.log")
+    'qwen2.5-0.5b-instruct'
+    >>> model_from_filename("run_7.log")
+    ''
+    """
+    import math
+    import re
+    from pathlib import PurePath
+
+    from entropylaw.ingest.model_size import params_from_name
+
+    stem = _stem(PurePath(str(path)).name)
+    hits = [part for part in re.split(r"[_\s]+", stem)
+            if re.search(r"[A-Za-z]{2,}", part) and not math.isnan(params_from_name(part))]
+    return hits[0] if len(hits) == 1 else ""
+
+
+_SUFFIXES = (".log", ".txt", ".out", ".err", ".jsonl", ".json", ".csv", ".tsv", ".parquet", ".wandb")
+
+
+def _stem(name: str) -> str:
+    """File name without a known extension (``qwen2.5-7b`` keeps its dot)."""
+    lower = name.lower()
+    for suffix in _SUFFIXES:
+        if lower.endswith(suffix):
+            return name[: -len(suffix)]
+    return name

@@ -1,0 +1,102 @@
+"""Options and input loading shared by ``entropylaw fit|predict|scale|algorithms``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from entropylaw.errors import EntropyLawError
+
+
+def add_fit_arguments(p, plot=True) -> None:
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="run table (.parquet/.csv), log file, directory of them, or anything `ingest` reads")
+    g = p.add_argument_group("fitting")
+    g.add_argument("--only", metavar="RUN_ID", action="append", help="fit only this run (repeatable)")
+    g.add_argument("--x-key", default="entropy", metavar="METRIC", help="entropy metric (default: entropy)")
+    g.add_argument("--y-key", metavar="METRIC",
+                   help="score metric (default: val/mean, else the single val/<bench>, else score)")
+    g.add_argument("--pairing", choices=["nearest-earlier", "same"], default="nearest-earlier",
+                   help="pair a score with entropy at the same step or the nearest earlier one (default)")
+    g.add_argument("--score-range", metavar="LO,HI", type=parse_range,
+                   help="reject scores outside this range, e.g. 0,1")
+    g.add_argument("--interval", choices=["ar1", "block-bootstrap", "run-bootstrap", "iid"], default="ar1",
+                   help="interval method (default ar1: AR(1)-aware least-squares covariance)")
+    g.add_argument("--conf", type=float, default=0.95, help="interval level (default 0.95)")
+    g.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    g.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    g.add_argument("--json", action="store_true", help="print JSON (one object per run) instead of a table")
+    if plot:
+        g.add_argument("--plot", metavar="FILE", help="draw the figure(s) to FILE (.png and .pdf; "
+                                                      "several runs: FILE-<run>.png)")
+    try:
+        from entropylaw.cli.ingest import add_source_arguments
+    except ImportError:  # ingest CLI not present: table inputs only
+        return
+    add_source_arguments(p)
+
+
+def parse_range(text: str):
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError:
+        raise EntropyLawError(f"--score-range {text!r}: expected LO,HI such as 0,1") from None
+    if not lo < hi:
+        raise EntropyLawError(f"--score-range {text!r}: LO must be below HI")
+    return lo, hi
+
+
+def load_inputs(args) -> pd.DataFrame:
+    """Read INPUTs through ``entropylaw.ingest.dispatch`` and keep ``--only`` runs."""
+    from entropylaw.cli.ingest import load_from_args
+
+    df, _reports = load_from_args(args, args.inputs)
+    if args.only:
+        known = set(pd.unique(df["run_id"]))
+        unknown = [r for r in args.only if r not in known]
+        if unknown:
+            raise EntropyLawError(f"--only {unknown[0]!r}: no such run (runs: {', '.join(sorted(known))})")
+        df = df[df["run_id"].isin(args.only)]
+    return df
+
+
+def plot_path(base: str, run_id: str, many: bool) -> str:
+    """FILE for one run, FILE-<run> when several runs share one --plot."""
+    from pathlib import Path
+
+    p = Path(base)
+    stem = p.with_suffix("") if p.suffix in (".png", ".pdf", ".svg") else p
+    return str(stem) + (f"-{run_id}" if many else "") + ".png"
+
+
+def fmt_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
+    """Plain text table: ``columns`` are (header, key); floats to 4 significant decimals."""
+    def cell(v):
+        if v is None or (isinstance(v, float) and not np.isfinite(v)):
+            return "-"
+        if isinstance(v, float):
+            return f"{v:.4f}"
+        if isinstance(v, (list, tuple)) and len(v) == 2:
+            return f"[{cell(v[0])}, {cell(v[1])}]"
+        return str(v)
+    body = [[cell(r.get(k)) for _, k in columns] for r in rows]
+    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, (h, _) in enumerate(columns)]
+    lines = ["  ".join(h.ljust(w) for (h, _), w in zip(columns, widths))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
+    return "\n".join(lines)
+
+
+def dump_json(obj) -> str:
+    return json.dumps(obj, indent=1, allow_nan=False, default=_default)
+
+
+def _default(o):
+    if isinstance(o, (np.floating,)):
+        return float(o) if np.isfinite(o) else None
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    raise TypeError(type(o).__name__)

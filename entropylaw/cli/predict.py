@@ -1,0 +1,62 @@
+"""``entropylaw predict INPUT... --fit-frac F | --fit-steps K``: early-stage prediction.
+
+Fits the law on the first K training steps (or the first fraction F of the run) and
+predicts every later validation score from its entropy: RMSE over the predicted points,
+error at the final point, predicted vs observed final score, predicted ceiling with its
+interval, and (``--curve``) the error for every window size.
+"""
+
+from __future__ import annotations
+
+from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fmt_table, load_inputs, plot_path
+
+COLUMNS = [("run", "run_id"), ("fit_n", "fit_n"), ("fit_to_step", "fit_last_step"), ("n_pred", "n_predicted"),
+           ("rmse_pred", "rmse_predicted"), ("final_obs", "final_observed"), ("final_pred", "final_predicted"),
+           ("final_err", "final_error"), ("ceiling", "ceiling"), ("ceiling_ci", "ceiling_ci")]
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("predict", help="fit on the first steps, predict the rest of the run",
+                              description="Early-stage prediction (paper Fig. 5): fit R = -a*exp(H) + b on the "
+                                          "first K steps or fraction F of each run and predict every later point.")
+    add_fit_arguments(p)
+    w = p.add_mutually_exclusive_group(required=True)
+    w.add_argument("--fit-steps", type=int, metavar="K", help="fit on paired points with training step <= K")
+    w.add_argument("--fit-frac", type=float, metavar="F", help="fit on steps <= F * last step (0 < F < 1)")
+    p.add_argument("--curve", action="store_true", help="also print the error-vs-window curve")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from entropylaw import table
+    from entropylaw.fit.early import EarlyPrediction
+    from entropylaw.fit.pairing import pair
+
+    df = load_inputs(args)
+    ids = table.run_ids(df)
+    rows, curves = [], {}
+    for rid in ids:
+        p = pair(df, rid, x=args.x_key, y=args.y_key, mode=args.pairing)
+        ep = EarlyPrediction(fit_steps=args.fit_steps, fit_frac=args.fit_frac, conf=args.conf,
+                             score_range=args.score_range).fit(p)
+        d = ep.to_dict()
+        d.update(x_key=p.attrs["x_key"], y_key=p.attrs["y_key"], pairing=p.attrs["mode"])
+        if args.curve or args.json:
+            curves[rid] = ep.error_vs_k_
+            d["error_vs_k"] = ep.error_vs_k_.to_dict(orient="records")
+        rows.append(d)
+        if args.plot:
+            from entropylaw.plots.law import plot_early
+            from entropylaw.plots.style import save
+
+            save(plot_early(p, ep, label=rid), plot_path(args.plot, rid, len(ids) > 1))
+    if args.json:
+        print(dump_json(rows if len(rows) > 1 else rows[0]))
+        return 0
+    window = f"first {args.fit_steps} steps" if args.fit_steps else f"first {args.fit_frac:g} of each run"
+    print(f"fit on the {window}, predict the rest; {int(args.conf * 100)} % ceiling intervals")
+    print(fmt_table(rows, COLUMNS))
+    for rid, curve in curves.items():
+        print(f"\n{rid}: error vs fit window")
+        print(curve.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    return 0

@@ -1,0 +1,120 @@
+"""Pair each validation score with the policy entropy it is fitted against.
+
+Validation runs every k training steps, entropy is logged at (nearly) every step. Two
+explicit choices (the result says which was used):
+
+- ``"same"``: only scores logged at a step where entropy was also logged;
+- ``"nearest-earlier"`` (default): the entropy at the same step, or else at the latest
+  earlier step (a validation at step 0, before any update, has no entropy and is dropped).
+
+Scores with no entropy to pair with are dropped and counted in ``attrs["dropped"]``.
+The score key, when not given, is ``val/mean`` if present, else the single
+``val/<bench>``, else the training ``score``.
+
+>>> from entropylaw import table
+>>> t = table.from_records([(1, "entropy", 0.5), (2, "entropy", 0.4), (3, "entropy", 0.3),
+...                         (0, "val/gsm8k", 0.1), (2, "val/gsm8k", 0.3), (3, "val/gsm8k", 0.35)],
+...                        run_id="r")
+>>> p = pair(t, "r")
+>>> p.values.tolist()
+[[2.0, 0.4, 0.3], [3.0, 0.3, 0.35]]
+>>> p.attrs["y_key"], p.attrs["dropped"]
+('val/gsm8k', {'no entropy at or before the step': 1})
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from entropylaw import table
+from entropylaw.errors import EntropyLawError
+
+MODES = ("nearest-earlier", "same")
+
+
+def score_key(df: pd.DataFrame, run_id: str, y: str | None = None) -> str:
+    """The score metric a run is fitted on (see module docstring)."""
+    present = set(pd.unique(df.loc[df["run_id"] == run_id, "metric"]))
+    if y is not None:
+        if y not in present:
+            raise EntropyLawError(f"run {run_id!r}: no metric {y!r} (has {_listing(present)})")
+        return y
+    vals = table.val_metrics(df, run_id)
+    if table.VAL_MEAN in vals:
+        return table.VAL_MEAN
+    if len(vals) == 1:
+        return vals[0]
+    if len(vals) > 1:
+        raise EntropyLawError(f"run {run_id!r}: several validation metrics {vals} and no val/mean; "
+                              "choose one with --y-key")
+    if table.SCORE in present:
+        return table.SCORE
+    raise EntropyLawError(f"run {run_id!r}: no score key (expected val/<bench>, val/mean or score; "
+                          f"has {_listing(present)}); give one with --y-key")
+
+
+def _listing(names, k=6) -> str:
+    names = sorted(names)
+    return ", ".join(names[:k]) + (f" and {len(names) - k} more" if len(names) > k else "") or "nothing"
+
+
+def pair(df: pd.DataFrame, run_id: str, x: str = table.ENTROPY, y: str | None = None,
+         mode: str = "nearest-earlier") -> pd.DataFrame:
+    """Return ``DataFrame[step, H, R]`` of one run; ``attrs`` record keys, mode and drops."""
+    if mode not in MODES:
+        raise EntropyLawError(f"unknown pairing mode {mode!r} (expected one of {', '.join(MODES)})")
+    if run_id not in set(pd.unique(df["run_id"])):
+        raise EntropyLawError(f"no run {run_id!r} in the table (runs: {_listing(pd.unique(df['run_id']))})")
+    ykey = score_key(df, run_id, y)
+    h = table.series(df, run_id, x)
+    if h.empty:
+        raise EntropyLawError(f"run {run_id!r}: no entropy metric {x!r} to pair the scores with")
+    r = table.series(df, run_id, ykey)
+    if mode == "same":
+        joined = pd.DataFrame({"R": r}).join(h.rename("H"), how="left")
+        entropy_step = joined.index.to_numpy()
+    else:
+        left = pd.DataFrame({"step": r.index.to_numpy(), "R": r.to_numpy()})
+        right = pd.DataFrame({"step": h.index.to_numpy(), "H": h.to_numpy(), "entropy_step": h.index.to_numpy()})
+        joined = pd.merge_asof(left, right, on="step", direction="backward").set_index("step")
+        entropy_step = joined["entropy_step"].to_numpy()
+    missing = joined["H"].isna().to_numpy()
+    out = pd.DataFrame({"step": joined.index.to_numpy()[~missing].astype(np.int64),
+                        "H": joined["H"].to_numpy()[~missing].astype(float),
+                        "R": joined["R"].to_numpy()[~missing].astype(float)})
+    reason = "no entropy at the same step" if mode == "same" else "no entropy at or before the step"
+    out.attrs.update(run_id=run_id, x_key=x, y_key=ykey, mode=mode,
+                     dropped={reason: int(missing.sum())} if missing.any() else {},
+                     n_earlier=int(np.sum(np.asarray(entropy_step)[~missing] < out["step"].to_numpy())))
+    return out
+
+
+def check_pairs(H, R, where: str = "run", score_range: tuple[float, float] | None = None,
+                min_points: int = 3):
+    """Validate arrays for a fit; raise a one-line :class:`EntropyLawError` for bad input."""
+    H = np.asarray(H, dtype=float)
+    R = np.asarray(R, dtype=float)
+    if H.shape != R.shape or H.ndim != 1:
+        raise EntropyLawError(f"{where}: entropy and score must be 1-D and of equal length "
+                              f"(got {H.shape} and {R.shape})")
+    for name, v in (("entropy", H), ("score", R)):
+        bad = ~np.isfinite(v)
+        if bad.any():
+            raise EntropyLawError(f"{where}: {int(bad.sum())} non-finite {name} value(s), first at point "
+                                  f"{int(np.argmax(bad))} (expected finite numbers)")
+    if len(H) < min_points:
+        raise EntropyLawError(f"{where}: {len(H)} paired (entropy, score) point(s); the fit needs at least {min_points}")
+    if (H < 0).any():
+        raise EntropyLawError(f"{where}: negative entropy {H.min():.4g} at point {int(np.argmin(H))} "
+                              "(entropy in nats is >= 0; is this a loss with the sign flipped?)")
+    if np.ptp(H) <= 1e-12 * max(1.0, abs(H).max()):
+        raise EntropyLawError(f"{where}: entropy is constant ({H[0]:.4g}) over all {len(H)} points; "
+                              "a and b cannot be separated (degenerate design)")
+    if score_range is not None:
+        lo, hi = score_range
+        out = (R < lo) | (R > hi)
+        if out.any():
+            i = int(np.argmax(out))
+            raise EntropyLawError(f"{where}: score {R[i]:.4g} at point {i} outside --score-range {lo:g},{hi:g}")
+    return H, R

@@ -1,0 +1,116 @@
+"""Hugging Face / TRL ``trainer_state.json`` (``log_history``).
+
+TRL's GRPOTrainer logs ``entropy``, ``reward``, ``rewards/<func>/mean``,
+``completions/mean_length`` and, at evaluation, ``eval_*`` keys; the Trainer saves them
+in ``trainer_state.json`` under ``log_history``, one dict per logging event with its
+``step``. ``path`` may be the JSON file, a ``checkpoint-N`` directory, or an output
+directory (its own ``trainer_state.json``, else the highest ``checkpoint-N``: each
+checkpoint holds the whole history so far).
+
+A training and an evaluation entry often share a step and both carry ``epoch``; the
+second, identical copy is counted as ``repeated at the same step``. A model name comes
+from a ``config.json`` beside the state (``_name_or_path``) when there is one.
+
+>>> import json, tempfile, os
+>>> state = {"global_step": 2, "log_history": [
+...     {"step": 1, "epoch": 0.5, "entropy": 0.7, "reward": 0.1},
+...     {"step": 2, "epoch": 1.0, "entropy": 0.6, "reward": 0.3},
+...     {"step": 2, "epoch": 1.0, "eval_reward": 0.25}]}
+>>> with tempfile.TemporaryDirectory() as d:
+...     os.mkdir(os.path.join(d, "checkpoint-2"))
+...     _ = open(os.path.join(d, "checkpoint-2", "trainer_state.json"), "w").write(json.dumps(state))
+...     [raw] = read_trl(d)
+>>> [row for row in raw.rows() if row[1] != "epoch"]
+[(1, 'entropy', 0.7), (1, 'reward', 0.1), (2, 'entropy', 0.6), (2, 'reward', 0.3), (2, 'eval_reward', 0.25)]
+>>> raw.report.dropped["repeated at the same step"]
+1
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from entropylaw.errors import EntropyLawError
+from entropylaw.ingest.common import RawRun, model_from_filename, run_id_from_path
+
+STATE_FILE = "trainer_state.json"
+REPEATED = "repeated at the same step"
+NON_NUMERIC = "non-numeric value"
+NO_STEP = "entry without a step"
+
+
+def find_state(path: str | os.PathLike) -> Path | None:
+    """The trainer_state.json that ``path`` stands for, or None."""
+    path = Path(path)
+    if path.is_file():
+        return path if path.name.endswith(".json") else None
+    if (path / STATE_FILE).is_file():
+        return path / STATE_FILE
+    checkpoints = [(int(m.group(1)), p) for p in path.glob("checkpoint-*/" + STATE_FILE)
+                   if (m := re.fullmatch(r"checkpoint-(\d+)", p.parent.name))]
+    return max(checkpoints)[1] if checkpoints else None
+
+
+def _model_from_config(state_path: Path) -> str:
+    config = state_path.parent / "config.json"
+    if not config.is_file():
+        return ""
+    try:
+        name = json.loads(config.read_text()).get("_name_or_path", "")
+    except (ValueError, OSError):
+        return ""
+    return str(name).rstrip("/").rsplit("/", 1)[-1]
+
+
+def read_trl(path: str | os.PathLike, run_id: str | None = None) -> list[RawRun]:
+    """Read a TRL / HF Trainer state into one :class:`RawRun`."""
+    path = Path(path)
+    if not path.exists():
+        raise EntropyLawError(f"{path}: no such file or directory")
+    state_path = find_state(path)
+    if state_path is None:
+        raise EntropyLawError(f"{path}: no {STATE_FILE} (looked in the directory and its checkpoint-*/)")
+    if state_path.stat().st_size == 0:
+        raise EntropyLawError(f"{state_path}: empty file (expected a Trainer state with log_history)")
+    try:
+        state = json.loads(state_path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise EntropyLawError(f"{state_path}: not valid JSON ({err})") from None
+    history = state.get("log_history") if isinstance(state, dict) else None
+    if not isinstance(history, list):
+        raise EntropyLawError(f"{state_path}: no 'log_history' list (is this a Trainer state file?)")
+    raw = RawRun(run_id or run_id_from_path(state_path), str(state_path))
+    report = raw.report
+    steps, keys, values = [], [], []
+    last: dict[str, tuple[int, float]] = {}
+    for index, entry in enumerate(history):
+        if not isinstance(entry, dict):
+            continue
+        step = entry.get("step")
+        items = [(k, v) for k, v in entry.items() if k != "step"]
+        if isinstance(step, bool) or not isinstance(step, int):
+            report.read(len(items))
+            report.drop(NO_STEP, len(items))
+            report.note(f"log_history[{index}]: no integer 'step' (dropped {len(items)} values)")
+            continue
+        for key, value in items:
+            report.read(1)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                report.drop(NON_NUMERIC)
+                continue
+            value = float(value)
+            if last.get(key) == (step, value):
+                report.drop(REPEATED)
+                continue
+            last[key] = (step, value)
+            steps.append(step)
+            keys.append(key)
+            values.append(value)
+    if not report.rows_read:
+        raise EntropyLawError(f"{state_path}: log_history holds no logged values")
+    raw.steps, raw.keys, raw.values = steps, keys, values
+    raw.meta = {"model": _model_from_config(state_path) or model_from_filename(raw.run_id)}
+    return [raw]

@@ -1,0 +1,146 @@
+"""Writing a lab run's metrics through the loggers real trainers use.
+
+- ``jsonl``: veRL's file logger layout, one line ``{"step": n, "data": {...}}`` per step
+  (``metrics.jsonl``).
+- ``csv``: one wide table ``metrics.csv`` with a ``step`` column (blank where a key was
+  not logged at that step); the header is the run's fixed key list.
+- ``wandb``: the ``wandb`` SDK in offline mode (``wandb/offline-run-*/run-<id>.wandb``),
+  ``wandb.log(data, step=n)`` as veRL calls it.
+
+Rows are buffered and written by :meth:`MultiLogger.flush`, which the trainer calls right
+after each checkpoint is saved. So no logger ever holds a step past the last checkpoint,
+and a run resumed from that checkpoint duplicates nothing. (W&B offline writes a new
+``offline-run-*`` directory for the resumed segment, under the same run id, that continues
+at the next step.) :func:`truncate_after` also removes, from the text logs, any rows past
+a checkpoint, in case a process died in the middle of a flush.
+
+>>> import tempfile, json, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> log = MultiLogger(d, ["jsonl", "csv"], keys=["a", "b"])
+>>> log.log(1, {"a": 0.5}); log.log(2, {"a": 0.25, "b": 1.0}); log.flush()
+>>> (d / "metrics.jsonl").read_text().splitlines()[0]
+'{"step": 1, "data": {"a": 0.5}}'
+>>> (d / "metrics.csv").read_text().splitlines()
+['step,a,b', '1,0.5,', '2,0.25,1.0']
+>>> truncate_after(d, 1), len((d / "metrics.jsonl").read_text().splitlines())
+(2, 1)
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+from entropylaw.errors import EntropyLawError
+
+LOGGERS = ("jsonl", "csv", "wandb")
+JSONL_NAME = "metrics.jsonl"
+CSV_NAME = "metrics.csv"
+
+
+def parse_loggers(spec: str | list[str]) -> list[str]:
+    """``"jsonl,csv"`` -> ``["jsonl", "csv"]``, refusing unknown names."""
+    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
+    bad = [n for n in names if n not in LOGGERS]
+    if bad or not names:
+        raise EntropyLawError(f"unknown logger(s) {bad or spec!r}: expected a comma-separated subset of "
+                              f"{', '.join(LOGGERS)}")
+    return list(dict.fromkeys(names))
+
+
+def _append_lines(path: Path, lines: list[str]) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.writelines(line + "\n" for line in lines)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+class MultiLogger:
+    """Buffer ``log(step, data)`` calls; ``flush()`` writes them to every chosen logger."""
+
+    def __init__(self, out_dir: str | Path, loggers: list[str], keys: list[str],
+                 run_name: str = "lab", config: dict | None = None, resume: bool = False):
+        self.out_dir = Path(out_dir)
+        self.loggers = parse_loggers(loggers)
+        self.keys = list(keys)
+        self.buffer: list[tuple[int, dict]] = []
+        self.wandb_run = None
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        if not resume:
+            for name in (JSONL_NAME, CSV_NAME):
+                (self.out_dir / name).unlink(missing_ok=True)
+        if "csv" in self.loggers and not (self.out_dir / CSV_NAME).exists():
+            _append_lines(self.out_dir / CSV_NAME, [",".join(["step"] + self.keys)])
+        if "wandb" in self.loggers:
+            self.wandb_run = _start_wandb(self.out_dir, run_name, config or {}, resume)
+
+    def log(self, step: int, data: dict) -> None:
+        unknown = set(data) - set(self.keys)
+        if unknown:  # a programming error in the trainer, not a user mistake
+            raise KeyError(f"metric keys not declared to the logger: {sorted(unknown)}")
+        self.buffer.append((int(step), {k: float(v) for k, v in data.items()}))
+
+    def flush(self) -> None:
+        if not self.buffer:
+            return
+        rows, self.buffer = self.buffer, []
+        if "jsonl" in self.loggers:
+            _append_lines(self.out_dir / JSONL_NAME,
+                          [json.dumps({"step": s, "data": d}) for s, d in rows])
+        if "csv" in self.loggers:
+            _append_lines(self.out_dir / CSV_NAME,
+                          [",".join([str(s)] + [repr(d[k]) if k in d else "" for k in self.keys])
+                           for s, d in rows])
+        if self.wandb_run is not None:
+            for s, d in rows:
+                self.wandb_run.log(d, step=s)
+
+    def close(self) -> None:
+        self.flush()
+        if self.wandb_run is not None:
+            self.wandb_run.finish(quiet=True)
+            self.wandb_run = None
+
+
+def _start_wandb(out_dir: Path, run_name: str, config: dict, resume: bool):
+    import wandb
+
+    settings = wandb.Settings(mode="offline", silent=True, console="off", x_disable_stats=True,
+                              x_disable_meta=True, x_disable_machine_info=True, save_code=False,
+                              disable_git=True, x_save_requirements=False)
+    return wandb.init(dir=str(out_dir), project="entropylaw-lab", name=run_name, id=run_name,
+                      config=config, settings=settings, resume="allow" if resume else None,
+                      reinit="create_new")
+
+
+def truncate_after(out_dir: str | Path, step: int) -> int:
+    """Drop rows with step > ``step`` from the JSONL and CSV logs; return how many went."""
+    out_dir = Path(out_dir)
+    dropped = 0
+    path = out_dir / JSONL_NAME
+    if path.exists():
+        keep = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                ok = json.loads(line)["step"] <= step
+            except (ValueError, KeyError, TypeError):
+                ok = False  # a half-written last line
+            keep.append(line) if ok else None
+            dropped += not ok
+        _rewrite(path, keep)
+    path = out_dir / CSV_NAME
+    if path.exists():
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+        keep_rows = rows[:1] + [r for r in rows[1:] if r and r[0].isdigit() and int(r[0]) <= step]
+        dropped += len(rows) - len(keep_rows)
+        _rewrite(path, [",".join(r) for r in keep_rows])
+    return dropped
+
+
+def _rewrite(path: Path, lines: list[str]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,60 @@
+"""Per-step statistics the lab logs (SPEC sections 2, 4, 5).
+
+- :func:`token_mean` / :func:`seq_mean_token_mean`: the two entropy aggregations.
+- :func:`covariance_summary`: mean of the token covariance (shared
+  :func:`entropylaw.probe.interventions.token_covariance`) over the top fractions of
+  tokens, as in the paper's Table 1.
+- :func:`response_level_covariance`: per prompt group Cov_i(mean_t log p(y_i,t), A_i)
+  (population covariance over the G responses), averaged over the groups (paper Eq. 8-9).
+
+>>> import torch
+>>> x = torch.tensor([[1.0, 3.0], [2.0, 0.0]]); valid = torch.tensor([[1, 1], [1, 0]]).bool()
+>>> float(token_mean(x, valid)), float(seq_mean_token_mean(x, valid))
+(2.0, 2.0)
+>>> lp = torch.tensor([[-1.0], [-3.0], [-2.0], [-2.0]]); adv = torch.tensor([1.0, -1.0, 0.5, -0.5])
+>>> round(response_level_covariance(lp, torch.ones(4, 1).bool(), adv, [0, 0, 1, 1]), 6)
+0.5
+"""
+
+from __future__ import annotations
+
+import torch
+
+TOP_FRACTIONS = {"top0.2pct": 0.002, "top2pct": 0.02, "top20pct": 0.2, "top50pct": 0.5}
+
+
+def token_mean(x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    v = valid.to(x.dtype)
+    return (x * v).sum() / v.sum().clamp(min=1)
+
+
+def seq_mean_token_mean(x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    v = valid.to(x.dtype)
+    per_seq = (x * v).sum(dim=1) / v.sum(dim=1).clamp(min=1)
+    has = v.sum(dim=1) > 0
+    return per_seq[has].mean() if has.any() else per_seq.new_tensor(0.0)
+
+
+def covariance_summary(cov: torch.Tensor, valid: torch.Tensor) -> dict[str, float]:
+    """``cov/token_mean`` and ``cov/<top..>_mean``: mean cov over the top-k valid tokens."""
+    values = cov[valid.bool()].double()
+    out = {"cov/token_mean": float(values.mean()) if len(values) else 0.0}
+    ranked = torch.sort(values, descending=True).values
+    for name, frac in TOP_FRACTIONS.items():
+        k = max(1, int(frac * len(ranked)))
+        out[f"cov/{name}_mean"] = float(ranked[:k].mean()) if len(ranked) else 0.0
+    return out
+
+
+def response_level_covariance(logp: torch.Tensor, valid: torch.Tensor, adv: torch.Tensor, group_ids) -> float:
+    """Mean over prompt groups of Cov_i(mean_t log p(y_i,t), A_i)."""
+    v = valid.to(torch.float64)
+    seq_logp = (logp.double() * v).sum(dim=1) / v.sum(dim=1).clamp(min=1)
+    adv = torch.as_tensor(adv, dtype=torch.float64).reshape(-1)
+    gid = torch.as_tensor(group_ids).reshape(-1)
+    covs = []
+    for g in torch.unique(gid):
+        idx = gid == g
+        x, a = seq_logp[idx], adv[idx]
+        covs.append(float(((x - x.mean()) * (a - a.mean())).mean()))
+    return sum(covs) / len(covs) if covs else 0.0

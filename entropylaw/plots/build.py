@@ -1,0 +1,141 @@
+"""From a tidy run table to finished figures: the glue the CLI and ``analysis/`` share.
+
+Each builder takes a table (and options), picks the runs it can use, calls the fitting
+code, and returns :class:`Built` figures; when the inputs cannot give that figure it
+raises :class:`Skipped` with the reason (``entropylaw figures`` prints it and goes on).
+:data:`BUILDERS` names them all, in paper order.
+
+>>> from entropylaw import table
+>>> t = table.from_records([(0, "entropy", 0.5)], run_id="r1")
+>>> performance_metric(t, "r1") is None
+True
+>>> try:
+...     build("interventions", t)
+... except Skipped as why:
+...     print(why)
+interventions: no run logs both entropy and a validation or training score
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from entropylaw import table as tt
+from entropylaw.errors import EntropyLawError
+
+
+class Skipped(Exception):
+    """This figure cannot be drawn from these inputs; the message says why."""
+
+
+@dataclass
+class Built:
+    """A finished figure: file stem, the matplotlib Figure, a caption, warnings raised."""
+
+    name: str
+    fig: object
+    caption: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def need(module: str, *names: str):
+    """Import ``module`` (and check it has ``names``) or skip the figure saying what is missing."""
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as err:
+        raise Skipped(f"{module} is not available ({err})") from None
+    missing = [n for n in names if not hasattr(mod, n)]
+    if missing:
+        raise Skipped(f"{module} lacks {', '.join(missing)}")
+    return mod
+
+
+def performance_metric(t: pd.DataFrame, run_id: str) -> str | None:
+    """The score the law is fitted to: ``val/mean``, else the one ``val/<bench>``, else ``score``."""
+    vals = tt.val_metrics(t, run_id)
+    if "val/mean" in vals:
+        return "val/mean"
+    benches = [v for v in vals if v != "val/mean"]
+    if benches:
+        return benches[0]
+    rows = t[t["run_id"] == run_id]
+    return "score" if (rows["metric"] == "score").any() else None
+
+
+def metric_label(metric: str) -> str:
+    if metric == "score":
+        return "training score (fraction correct)"
+    if metric == "val/mean":
+        return "validation accuracy, mean over benchmarks (fraction)"
+    if metric.startswith("val/"):
+        return f"validation accuracy {metric[4:]} (fraction)"
+    return metric
+
+
+def usable_runs(t: pd.DataFrame) -> list[str]:
+    """Runs with an entropy series and a score to pair it with."""
+    out = []
+    for run_id in tt.run_ids(t):
+        rows = t[t["run_id"] == run_id]
+        if (rows["metric"] == "entropy").any() and performance_metric(t, run_id):
+            out.append(run_id)
+    return out
+
+
+def capture(fn: Callable, *args, **kwargs):
+    """Call ``fn`` and return ``(result, [warning messages])`` (all warning categories)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(*args, **kwargs)
+    return result, [str(w.message) for w in caught]
+
+
+def read_probe_summary(path: str | Path) -> dict:
+    """The probe's summary JSON (``table1``, ``ladder`` ...); one-line error when unreadable."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise EntropyLawError(f"{path}: no such file (expected the probe's summary JSON)") from None
+    except (OSError, ValueError) as err:
+        raise EntropyLawError(f"{path}: not a JSON file ({err})") from None
+    if not isinstance(data, dict) or not ({"table1", "ladder"} & set(data)):
+        raise EntropyLawError(f"{path}: expected a JSON object with 'table1' and/or 'ladder' (the probe summary)")
+    return data
+
+
+def _registry() -> dict[str, Callable]:
+    from entropylaw.plots import build_lab, build_models, build_runs
+    return {
+        "law": build_runs.law_figures,
+        "consumption": build_runs.consumption_figure,
+        "early": build_runs.early_figures,
+        "algorithms": build_models.algorithms_figure,
+        "scaling": build_models.scaling_figure,
+        "covariance": build_lab.covariance_figure,
+        "interventions": build_lab.interventions_figure,
+    }
+
+
+BUILDERS = ["law", "consumption", "early", "algorithms", "scaling", "covariance", "interventions"]
+PROBE_BUILDERS = ["table1", "ladder"]
+
+
+def build(name: str, t: pd.DataFrame, **options) -> list[Built]:
+    """Run one table builder by name; raises :class:`Skipped` when it cannot."""
+    registry = _registry()
+    if name not in registry:
+        raise EntropyLawError(f"unknown figure {name!r} (expected one of {', '.join(BUILDERS + PROBE_BUILDERS)})")
+    return registry[name](t, **options)
+
+
+def build_probe(name: str, summary: dict, **options) -> list[Built]:
+    from entropylaw.plots import build_lab
+    return {"table1": build_lab.table1_figure, "ladder": build_lab.ladder_figure}[name](summary, **options)

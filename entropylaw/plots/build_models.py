@@ -1,0 +1,146 @@
+"""Builders that compare runs: algorithms on one model (Fig. 6), model sizes (Fig. 7).
+
+Runs are grouped by their metadata: same ``model`` and ``dataset`` with different
+``algorithm`` for Fig. 6; same ``dataset`` and ``algorithm`` with different model sizes
+(``n_params_nonembedding``, else ``n_params``) for Fig. 7.
+
+>>> import pandas as pd
+>>> meta = pd.DataFrame({"run_id": ["a", "b", "c"], "model": ["m", "m", "m"], "dataset": ["d"] * 3,
+...                      "algorithm": ["grpo", "rloo", "grpo"]})
+>>> algorithm_groups(meta)
+{('m', 'd'): ['a', 'b', 'c']}
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from entropylaw import table as tt
+from entropylaw.plots.build import Built, Skipped, capture, need, usable_runs
+from entropylaw.plots.build_runs import fit_dict, fit_pooled, fitted_runs
+
+
+def algorithm_groups(meta: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
+    """(model, dataset) -> run ids, for groups whose runs used two or more algorithms."""
+    out = {}
+    for key, rows in meta.groupby(["model", "dataset"], sort=False):
+        algs = {a for a in rows["algorithm"] if a}
+        if len(algs) >= 2:
+            out[tuple(key)] = list(rows["run_id"])
+    return out
+
+
+def algorithms_figure(t: pd.DataFrame, **_) -> list[Built]:
+    """Fig. 6: runs of different algorithms on one model, one shared fitted curve."""
+    algorithms = need("entropylaw.fit.algorithms", "AlgorithmTest")
+    meta = tt.runs(t)
+    meta = meta[meta["run_id"].isin(usable_runs(t))]
+    groups = algorithm_groups(meta)
+    if not groups:
+        raise Skipped("algorithms: no model was trained with two or more algorithms (check the 'algorithm' metadata)")
+    from entropylaw.plots.algorithms import plot_algorithms
+    built = []
+    for k, ((model, dataset), run_ids) in enumerate(groups.items()):
+        fitted, notes = fitted_runs(t, run_ids)
+        alg_of = dict(zip(meta["run_id"], meta["algorithm"]))
+        points = {r: pts for r, (pts, _) in fitted.items()}
+        if len({alg_of[r] for r in points}) < 2:
+            continue
+        test, caught = capture(lambda: algorithms.AlgorithmTest().fit(points, {r: alg_of[r] for r in points}))
+        notes += caught
+        shared = fit_dict(fit_pooled(list(points.values())))
+        per_alg = {}
+        for alg in dict.fromkeys(alg_of[r] for r in points):
+            per_alg[alg] = fit_dict(fit_pooled([p for r, p in points.items() if alg_of[r] == alg]))
+        numbers = {"f_stat": getattr(test, "f_stat_", np.nan), "p_value": getattr(test, "p_value_", np.nan),
+                   "verdict": getattr(test, "verdict_", "")}
+        ax = plot_algorithms(points, alg_of, shared, per_algorithm=per_alg, test=numbers,
+                             title=f"{model or 'model'}{' on ' + dataset if dataset else ''}: one curve per algorithm?")
+        built.append(Built(f"fig06_algorithms{'' if k == 0 else f'_{k + 1}'}", ax.figure,
+                           f"Runs of {', '.join(per_alg)} on {model or 'one model'}: points by algorithm, the shared fit "
+                           f"(black) and each algorithm's own fit (dashed); F test of one curve vs one per algorithm.",
+                           notes))
+    if not built:
+        raise Skipped("algorithms: the runs of each model could not be fitted for two algorithms")
+    return built
+
+
+def size_of(meta_row) -> float:
+    n = meta_row.get("n_params_nonembedding", np.nan)
+    return float(n) if n == n else float(meta_row.get("n_params", np.nan))
+
+
+def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
+    """Fig. 7: a and b per model size, the log-linear size law, the largest size held out."""
+    scaling = need("entropylaw.fit.scaling", "SizeLaw")
+    meta = tt.runs(t)
+    meta = meta[meta["run_id"].isin(usable_runs(t))].copy()
+    meta["size"] = [size_of(row) for _, row in meta.iterrows()]
+    meta = meta[np.isfinite(meta["size"])]
+    best = None
+    for key, rows in meta.groupby(["dataset", "algorithm"], sort=False):
+        if rows["size"].nunique() >= 3 and (best is None or rows["size"].nunique() > best[1]["size"].nunique()):
+            best = (key, rows)
+    if best is None:
+        raise Skipped("scaling: fewer than 3 model sizes trained on one dataset with one algorithm")
+    (dataset, algorithm), rows = best
+    fitted, notes = fitted_runs(t, list(rows["run_id"]))
+    sizes = []
+    for size, group in rows.groupby("size", sort=True):
+        pts = [fitted[r][0] for r in group["run_id"] if r in fitted]
+        if not pts:
+            continue
+        d = fit_dict(fit_pooled(pts))
+        sizes.append({"n_params": size, "label": group["model"].iloc[0], "a": d["a"], "b": d["b"],
+                      "ceiling": d["b"] - d["a"], "a_err": d.get("a_stderr", np.nan),
+                      "b_err": d.get("b_stderr", np.nan), "ceiling_err": d.get("ceiling_stderr", np.nan)})
+    sizes = pd.DataFrame(sizes)
+    if len(sizes) < 3:
+        raise Skipped(f"scaling: only {len(sizes)} model sizes could be fitted (need 3)")
+    sizes["held_out"] = sizes["n_params"] == sizes["n_params"].max()
+    train = sizes[~sizes["held_out"]]
+    law, caught = capture(lambda: scaling.SizeLaw().fit(train["n_params"].to_numpy(float), train["a"].to_numpy(float),
+                                                         train["b"].to_numpy(float)))
+    notes += caught
+    grid = np.geomspace(sizes["n_params"].min() / 1.5, sizes["n_params"].max() * 1.5, 60)
+    curve = size_curve(law, grid)
+    from entropylaw.plots.scaling import plot_size_law
+    fig = plot_size_law(sizes, curve, equation=size_equation(law),
+                        title=f"Law coefficients vs model size ({algorithm or 'one algorithm'}"
+                              f"{', ' + dataset if dataset else ''}; largest size held out)")
+    return [Built("fig07_scaling", fig,
+                  f"a and b of {len(sizes)} model sizes; the log-linear size law is fitted on all but the largest, "
+                  "whose predicted and observed coefficients are compared (95 % prediction band shaded).", notes)]
+
+
+def size_curve(law, grid) -> pd.DataFrame:
+    """The size law on ``grid``: a, b, ceiling and, when the law gives them, their bands."""
+    pred = law.predict(grid)
+    frame = pd.DataFrame({"n_params": grid})
+    if isinstance(pred, dict) or isinstance(pred, pd.DataFrame):
+        for key in ("a", "b", "ceiling"):
+            if key in pred:
+                frame[key] = np.asarray(pred[key], float)
+    else:
+        a, b = pred[:2]
+        frame["a"], frame["b"] = np.asarray(a, float), np.asarray(b, float)
+    if "ceiling" not in frame:
+        frame["ceiling"] = frame["b"] - frame["a"]
+    band = getattr(law, "prediction_band", None)
+    if band is not None:
+        out = band(grid)
+        for key in ("a", "b", "ceiling"):
+            if isinstance(out, dict) and key in out:
+                lo, hi = out[key]
+                frame[f"{key}_lo"], frame[f"{key}_hi"] = np.asarray(lo, float), np.asarray(hi, float)
+    return frame
+
+
+def size_equation(law) -> dict:
+    out = {}
+    for key in ("a", "b"):
+        slope, intercept = getattr(law, f"{key}_slope_", None), getattr(law, f"{key}_intercept_", None)
+        if slope is not None and intercept is not None:
+            out[key] = (float(slope), float(intercept))
+    return out

@@ -1,0 +1,183 @@
+"""Builders for the figures made from run logs: the law (Figs. 1, 3, 4), consumption
+(Fig. 2), early prediction (Fig. 5), algorithms (Fig. 6) and model size (Fig. 7).
+
+They call :mod:`entropylaw.fit` for every number; the drawing is in the plot modules.
+A run that cannot be fitted is left out with a warning, never silently.
+
+>>> import numpy as np
+>>> from entropylaw import table
+>>> steps = np.arange(0, 60, 5)
+>>> H = 1.2 * np.exp(-steps / 20) + 0.05
+>>> recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
+>>> recs += [(int(s), "val/mean", float(-0.1 * np.exp(h) + 0.7)) for s, h in zip(steps, H)]
+>>> t = table.from_records(recs, run_id="r1", model="m")
+>>> run_points(t, "r1")[["step", "H", "R"]].shape
+(12, 3)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from entropylaw import table as tt
+from entropylaw.errors import EntropyLawError
+from entropylaw.plots.build import Built, Skipped, capture, metric_label, need, performance_metric, usable_runs
+from entropylaw.plots.style import color, new_axes, new_grid
+
+MIN_POINTS = 4  # fewer paired points than this and a two-parameter fit says nothing
+
+
+def run_points(t: pd.DataFrame, run_id: str, y: str | None = None) -> pd.DataFrame:
+    """Paired (step, H, R) of one run through :func:`entropylaw.fit.pairing.pair`."""
+    pairing = need("entropylaw.fit.pairing", "pair")
+    y = y or performance_metric(t, run_id)
+    return pairing.pair(t, run_id, x="entropy", y=y)
+
+
+def fit_points(pts: pd.DataFrame):
+    """An :class:`entropylaw.fit.law.EntropyLawFit` fitted to one run's paired points."""
+    law = need("entropylaw.fit.law", "fit_pairs")
+    return law.fit_pairs(pts)
+
+
+def fit_pooled(pts_list: list[pd.DataFrame]):
+    """One shared law for several runs (each run its own autocorrelated segment)."""
+    law = need("entropylaw.fit.law", "fit_family")
+    return law.fit_family(pts_list)
+
+
+def fitted_runs(t: pd.DataFrame, run_ids=None):
+    """``{run_id: (points, fit)}`` for the runs that can be fitted, and the warnings raised."""
+    out, notes = {}, []
+    for run_id in run_ids or usable_runs(t):
+        try:
+            (pts, fit), caught = capture(lambda: _pts_and_fit(t, run_id))
+        except EntropyLawError as err:
+            notes.append(f"{run_id}: not fitted ({err})")
+            continue
+        notes += [f"{run_id}: {w}" for w in dict.fromkeys(caught + list(getattr(fit, "warnings_", [])))]
+        out[run_id] = (pts, fit)
+    return out, notes
+
+
+def _pts_and_fit(t, run_id):
+    pts = run_points(t, run_id)
+    if len(pts) < MIN_POINTS:
+        raise EntropyLawError(f"{len(pts)} paired (entropy, score) points, need {MIN_POINTS}")
+    return pts, fit_points(pts)
+
+
+def fit_dict(fit) -> dict:
+    """The fit's numbers as plain floats (its ``to_dict()`` when it has one)."""
+    d = dict(fit.to_dict()) if hasattr(fit, "to_dict") else {}
+    for key in ("a", "b", "ceiling", "r2", "rmse", "n"):
+        attr = f"{key}_"
+        if key not in d and hasattr(fit, attr):
+            d[key] = getattr(fit, attr)
+    return d
+
+
+def law_figures(t: pd.DataFrame, **_) -> list[Built]:
+    """Figs. 1/3/4: score vs entropy with the fitted law, bands and ceiling, all runs."""
+    law_plot = need("entropylaw.plots.law")
+    fitted, notes = fitted_runs(t)
+    if not fitted:
+        raise Skipped("law: no run has enough paired entropy/score points to fit" + _why(notes))
+    draw = _law_drawer(law_plot)
+    fig, ax = new_axes(figsize=(7.2, 5.0))
+    for i, (run_id, (pts, fit)) in enumerate(fitted.items()):
+        draw(pts, fit, ax=ax, label=run_id, color=color(i))
+    metrics = {performance_metric(t, r) for r in fitted}
+    if len(metrics) == 1:
+        ax.set_ylabel(metric_label(metrics.pop()))
+    ax.set_title("Performance vs policy entropy: R = -a·exp(H) + b per run")
+    built = [Built("fig01_law_all_runs", fig,
+                   "Paired validation score vs policy entropy, one colour per run, with each run's fitted law, "
+                   "95 % confidence and prediction bands and its ceiling b - a.", notes)]
+    if len(fitted) > 1:
+        n = len(fitted)
+        ncols = min(3, n)
+        grid, axes = new_grid((n + ncols - 1) // ncols, ncols)
+        for i, (run_id, (pts, fit)) in enumerate(fitted.items()):
+            ax = axes.flat[i]
+            draw(pts, fit, ax=ax, label=run_id, color=color(i))
+            ax.set_title(run_id, fontsize=9)
+        for ax in list(axes.flat)[n:]:
+            ax.set_visible(False)
+        grid.suptitle("One panel per run (paper Figs. 3-4)")
+        built.append(Built("fig03_law_per_run", grid, "The same fits, one panel per run.", []))
+    return built
+
+
+def _law_drawer(law_plot):
+    """The fit helper's law plot function, called with points, the fit and the axes."""
+    for name in ("plot_law", "plot_fit", "law_plot"):
+        fn = getattr(law_plot, name, None)
+        if fn is not None:
+            return lambda pts, fit, ax, label, color: fn(pts["H"].to_numpy(float), pts["R"].to_numpy(float), fit,
+                                                         ax=ax, label=label, color=color)
+    raise Skipped("entropylaw.plots.law has no plot_law function")
+
+
+def consumption_figure(t: pd.DataFrame, marks=(200, 800), **_) -> list[Built]:
+    """Fig. 2: normalised entropy consumption and performance gain vs step."""
+    cons = need("entropylaw.fit.consumption", "consumption")
+    runs, notes = {}, []
+    for run_id in usable_runs(t):
+        try:
+            frame, caught = capture(cons.consumption, t, run_id)
+        except EntropyLawError as err:
+            notes.append(f"{run_id}: no consumption curve ({err})")
+            continue
+        notes += [f"{run_id}: {w}" for w in caught]
+        if len(frame):
+            runs[run_id] = frame
+    if not runs:
+        raise Skipped("consumption: no run has both entropy and score over steps" + _why(notes))
+    stop = min(float(f["step"].max()) for f in runs.values())
+    marks = [m for m in marks if m <= stop] or [round(stop / 12), round(stop / 3)]
+    from entropylaw.plots.consumption import plot_consumption
+    ax = plot_consumption(runs, marks=marks)
+    return [Built("fig02_consumption", ax.figure,
+                  f"Share of each run's total entropy drop and score gain reached by each step ({len(runs)} runs); "
+                  "the paper reports 73 % / 76 % by step 200 and 94 % / 93 % by step 800 of 2400.", notes)]
+
+
+def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None = None, **_) -> list[Built]:
+    """Fig. 5: fit on the early steps, predict the rest; RMSE on the plot."""
+    early = need("entropylaw.fit.early", "EarlyPrediction")
+    law_plot = need("entropylaw.plots.law")
+    fn = next((getattr(law_plot, n) for n in ("plot_early", "plot_early_prediction") if hasattr(law_plot, n)), None)
+    if fn is None:
+        raise Skipped("entropylaw.plots.law has no plot_early function")
+    results, notes = {}, []
+    for run_id in usable_runs(t):
+        try:
+            pts = run_points(t, run_id)
+            kwargs = {"fit_steps": fit_steps} if fit_steps else {"fit_frac": fit_frac}
+            pred, caught = capture(lambda: early.EarlyPrediction(**kwargs).fit(pts))
+        except EntropyLawError as err:
+            notes.append(f"{run_id}: no early prediction ({err})")
+            continue
+        notes += [f"{run_id}: {w}" for w in caught]
+        results[run_id] = (pts, pred)
+    if not results:
+        raise Skipped("early: no run has enough points for an early-stage prediction" + _why(notes))
+    n = len(results)
+    ncols = min(3, n)
+    fig, axes = new_grid((n + ncols - 1) // ncols, ncols)
+    for i, (run_id, (pts, pred)) in enumerate(results.items()):
+        fn(pts, pred, ax=axes.flat[i], label=run_id, color=color(i))
+        axes.flat[i].set_title(run_id, fontsize=9)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    what = f"the first {fit_steps} steps" if fit_steps else f"the first {100 * fit_frac:.0f} % of each run"
+    fig.suptitle(f"Early-stage prediction: fit on {what}, predict the rest")
+    return [Built("fig05_early_prediction", fig,
+                  f"The law fitted on {what} (shaded) predicts the later scores; RMSE over the predicted steps "
+                  "and the final-step error are written on each panel (paper: 0.9 % and 0.5 % for math).", notes)]
+
+
+def _why(notes) -> str:
+    return f" ({'; '.join(notes[:3])})" if notes else ""

@@ -1,0 +1,100 @@
+"""Figures of the fitted law: score vs entropy (paper Figs. 1, 3, 4) and early prediction (Fig. 5).
+
+:func:`plot_law` draws the paired points, the fitted curve (dashed where it extrapolates
+towards H = 0), its confidence band (the mean curve) and prediction band (a new score),
+the ceiling b - a with its interval, and a box with a, b, ceiling and R^2.
+:func:`plot_early` draws score vs training step: the fit window shaded, observed scores,
+the prediction from the window's fit with its prediction band, RMSE on the plot.
+
+>>> import numpy as np
+>>> from entropylaw.fit.law import EntropyLawFit
+>>> H = 0.05 + np.exp(-np.arange(40) / 8)
+>>> R = 0.8 - 0.2 * np.exp(H) + 0.01 * np.sin(np.arange(40))
+>>> ax = plot_law(H, R, EntropyLawFit().fit(H, R))
+>>> ax.get_xlabel()
+'policy entropy H (nats, token mean)'
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from entropylaw.plots.style import ENTROPY_LABEL, STEP_LABEL, color as palette, fmt, new_axes, numbers_box
+
+
+def score_label(fit=None) -> str:
+    key = getattr(fit, "meta_", {}).get("y_key") if fit is not None else None
+    return f"score: {key} (fraction correct)" if key else "validation score (fraction correct)"
+
+
+def _ci_text(value, ci) -> str:
+    return f"{fmt(value)} [{fmt(ci[0])}, {fmt(ci[1])}]"
+
+
+def plot_law(H, R, fit, ax=None, label=None, color=None, numbers=True):
+    """Score vs entropy with the fit, both bands and the ceiling; returns the axes."""
+    fig, ax = new_axes(ax)
+    c = color or palette(0)
+    H, R = np.asarray(H, float), np.asarray(R, float)
+    pct = int(round(100 * fit.conf))
+    ax.scatter(H, R, s=16, color=c, alpha=0.8, zorder=3, label=label or "paired points")
+    grid = np.linspace(0.0, H.max() * 1.04, 200)
+    inside = grid >= H.min()
+    mean = fit.predict(grid)
+    plo, phi = fit.prediction_band(grid)
+    clo, chi = fit.confidence_band(grid)
+    ax.fill_between(grid, plo, phi, color=c, alpha=0.10, lw=0, label=f"{pct} % prediction band")
+    ax.fill_between(grid, clo, chi, color=c, alpha=0.30, lw=0, label=f"{pct} % confidence band")
+    ax.plot(grid[inside], mean[inside], color=c, lw=1.8, label=f"fit R = -a exp(H) + b" if fit.form == "exp"
+            else f"fit ({fit.form})")
+    ax.plot(grid[~inside], mean[~inside], color=c, lw=1.4, ls="--", label="extrapolation to H = 0")
+    ax.axhline(fit.ceiling_, color=c, lw=0.9, ls=":", label=f"ceiling b - a = {fmt(fit.ceiling_)}")
+    lo, hi = fit.ceiling_ci_
+    ax.errorbar([0.0], [fit.ceiling_], yerr=[[fit.ceiling_ - lo], [hi - fit.ceiling_]], fmt="D", color=c,
+                ms=5, capsize=4, zorder=4)
+    ax.set_xlim(left=-0.02 * H.max())
+    ax.set_xlabel(ENTROPY_LABEL)
+    ax.set_ylabel(score_label(fit))
+    if numbers:
+        numbers_box(ax, {"a": _ci_text(fit.a_, fit.a_ci_), "b": _ci_text(fit.b_, fit.b_ci_),
+                         "ceiling": _ci_text(fit.ceiling_, fit.ceiling_ci_), "R²": fit.r2_,
+                         "n": str(fit.n_)}, loc="lower left")
+        ax.legend(loc="upper right")
+    return ax
+
+
+def plot_fit(fit, ax=None, label=None, color=None, steps=None):
+    """:func:`plot_law` of the points the fit was made on; returns the figure."""
+    ax = plot_law(fit.H_, fit.R_, fit, ax=ax, label=label or getattr(fit, "run_id_", None), color=color)
+    run = getattr(fit, "run_id_", None)
+    if run and ax.get_title() == "":
+        ax.set_title(f"{run}: R = -a·exp(H) + b" if fit.form == "exp" else f"{run}: {fit.form} form", fontsize=9)
+    return ax.figure
+
+
+def plot_early(pairs, early, ax=None, label=None, color=None):
+    """Early-stage prediction vs step; ``pairs`` may be None (uses ``early.predicted_``). Returns the figure."""
+    fig, ax = new_axes(ax)
+    c = color or palette(0)
+    p = early.predicted_
+    fit_pts, later = p[p["in_fit"]], p[~p["in_fit"]]
+    first = float(p["step"].min())
+    ax.axvspan(first, early.window_end_, color="0.85", alpha=0.6, lw=0,
+               label=f"fit window (steps <= {early.window_end_:g}, {early.fit_n_} points)")
+    ax.fill_between(p["step"], p["pred_lo"], p["pred_hi"], color=c, alpha=0.15, lw=0,
+                    label=f"{int(round(100 * early.conf))} % prediction band")
+    ax.plot(p["step"], p["R_pred"], color=c, lw=1.6, label="predicted from entropy")
+    ax.scatter(fit_pts["step"], fit_pts["R"], s=16, color=c, zorder=3, label="observed (fitted)")
+    ax.scatter(later["step"], later["R"], s=16, facecolors="white", edgecolors=c, zorder=3,
+               label="observed (predicted)")
+    ax.axhline(early.ceiling_, color=c, lw=0.9, ls=":", label=f"predicted ceiling {fmt(early.ceiling_)}")
+    ax.set_xlabel(STEP_LABEL)
+    ax.set_ylabel(score_label(early.fit_) if not hasattr(pairs, "attrs") else
+                  f"score: {pairs.attrs.get('y_key', 'validation')} (fraction correct)")
+    numbers_box(ax, {"RMSE (predicted)": early.rmse_predicted_, "final observed": early.final_observed_,
+                     "final predicted": early.final_predicted_,
+                     "ceiling": _ci_text(early.ceiling_, early.ceiling_ci_)}, loc="lower right")
+    ax.legend(loc="upper left", fontsize=7.5)
+    if label and ax.get_title() == "":
+        ax.set_title(str(label), fontsize=9)
+    return fig

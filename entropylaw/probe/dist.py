@@ -1,0 +1,79 @@
+"""Data parallelism over rollouts with ``torch.distributed`` (launched by ``torchrun``).
+
+Each rank takes a contiguous shard of the sequences; per-token results are gathered on
+rank 0 in sequence order, and gradients of the ladder's update are summed over ranks.
+Backend: NCCL when CUDA is used, gloo otherwise. Without ``torchrun`` (no ``WORLD_SIZE``)
+everything runs in one process.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+import torch.distributed as dist
+
+
+def init(device: torch.device) -> bool:
+    """Start the process group when launched by torchrun; returns whether it is distributed."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return False
+    if not dist.is_initialized():
+        backend = "nccl" if device.type == "cuda" else "gloo"
+        if device.type == "cuda":
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        dist.init_process_group(backend)
+    return True
+
+
+def active() -> bool:
+    return dist.is_available() and dist.is_initialized()
+
+
+def rank() -> int:
+    return dist.get_rank() if active() else 0
+
+
+def world() -> int:
+    return dist.get_world_size() if active() else 1
+
+
+def shard_bounds(n: int, r: int | None = None, w: int | None = None) -> tuple:
+    """[start, stop) of rank r's contiguous share of n items."""
+    r = rank() if r is None else r
+    w = world() if w is None else w
+    return n * r // w, n * (r + 1) // w
+
+
+def gather_dict(local: dict) -> dict | None:
+    """Concatenate dicts of CPU tensors from all ranks (rank order) on rank 0; None elsewhere."""
+    if not active():
+        return local
+    parts = [None] * world() if rank() == 0 else None
+    dist.gather_object({k: v.cpu() for k, v in local.items()}, parts, dst=0)
+    if rank() != 0:
+        return None
+    return {k: torch.cat([p[k] for p in parts]) for k in local}
+
+
+def broadcast(obj):
+    """Rank 0's ``obj`` on every rank."""
+    if not active():
+        return obj
+    box = [obj]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+def all_reduce_grads(params) -> None:
+    if not active():
+        return
+    for p in params:
+        if p.grad is not None:
+            dist.all_reduce(p.grad, op=dist.ReduceOp.SUM)
+
+
+def finish() -> None:
+    if active():
+        dist.barrier()
+        dist.destroy_process_group()

@@ -1,0 +1,126 @@
+"""Loading a ``transformers`` causal LM and reading its final hidden states and lm_head.
+
+The probe never calls the model's own lm_head: it takes the decoder's last hidden state
+(after the final norm) and the lm_head weight, and streams over the vocabulary
+(:mod:`entropylaw.probe.stream`).
+
+>>> from entropylaw.probe.model import tiny_model
+>>> m = tiny_model("qwen2", vocab=64, hidden=16, seed=0)
+>>> lm_head_weight(m).shape
+torch.Size([64, 16])
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from entropylaw.errors import EntropyLawError
+
+
+def resolve_device(device: str | None) -> torch.device:
+    """``auto`` -> cuda when available else cpu; ``cuda`` without a GPU is a user error."""
+    if device in (None, "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise EntropyLawError(f"--device {device}: no CUDA GPU is available on this machine (use --device cpu)")
+    try:
+        return torch.device(device)
+    except RuntimeError:
+        raise EntropyLawError(f"--device {device}: not a torch device (expected cpu, cuda, cuda:N or auto)") from None
+
+
+def tiny_model(kind: str = "llama", vocab: int = 128, hidden: int = 32, layers: int = 1, seed: int = 0,
+               max_positions: int = 256, dtype: torch.dtype = torch.float32):
+    """A seeded random-weight LLaMA- or Qwen2-style causal LM built from its config (no download)."""
+    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+
+    cls, config_cls = {"llama": (LlamaForCausalLM, LlamaConfig), "qwen2": (Qwen2ForCausalLM, Qwen2Config)}[kind]
+    config = config_cls(vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
+                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=max_positions,
+                        tie_word_embeddings=False, bos_token_id=0, eos_token_id=1, pad_token_id=None)
+    torch.manual_seed(seed)
+    model = cls(config).to(dtype)
+    model.eval()
+    return model
+
+
+def load_model(path: str, device: str | None = "auto", dtype: str = "auto", device_map: str | None = None):
+    """Load a causal LM and (when the directory has one) its tokenizer; errors name the path."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    p = Path(path)
+    if not p.exists():
+        raise EntropyLawError(f"--model {path}: no such directory (expected a transformers model directory)")
+    if not (p / "config.json").exists():
+        raise EntropyLawError(f"--model {path}: no config.json (expected a transformers model directory)")
+    dev = resolve_device(device) if device_map is None else None
+    torch_dtype = {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16,
+                   "float16": torch.float16}.get(dtype)
+    if torch_dtype is None:
+        raise EntropyLawError(f"--dtype {dtype}: expected auto, float32, bfloat16 or float16")
+    kwargs = {"dtype": torch_dtype}
+    if device_map is not None:
+        kwargs["device_map"] = device_map
+    try:
+        model = AutoModelForCausalLM.from_pretrained(str(p), **kwargs)
+    except (OSError, ValueError, KeyError) as err:
+        raise EntropyLawError(f"--model {path}: cannot load ({type(err).__name__}: {str(err).splitlines()[0]})") \
+            from None
+    if dev is not None:
+        model.to(dev)
+    model.eval()
+    tokenizer = None
+    if any((p / f).exists() for f in ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")):
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(p))
+        except (OSError, ValueError) as err:
+            raise EntropyLawError(f"--model {path}: cannot load its tokenizer ({type(err).__name__})") from None
+    return model, tokenizer
+
+
+def lm_head_weight(model) -> torch.Tensor:
+    head = model.get_output_embeddings()
+    if head is None or not hasattr(head, "weight"):
+        raise EntropyLawError(f"{type(model).__name__}: no output embedding (lm_head) to stream over")
+    if getattr(head, "bias", None) is not None:
+        raise EntropyLawError(f"{type(model).__name__}: lm_head has a bias, which the streamed probe does not support")
+    for attr in ("final_logit_softcapping", "logit_scale", "output_multiplier_scale"):
+        if getattr(model.config, attr, None) not in (None, 1, 1.0):
+            raise EntropyLawError(f"{type(model).__name__}: config.{attr} rescales the logits, which the streamed "
+                                  "probe does not support")
+    return head.weight
+
+
+def vocab_size(model) -> int:
+    return int(lm_head_weight(model).shape[0])
+
+
+def context_length(model) -> int | None:
+    for attr in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
+        value = getattr(model.config, attr, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def check_tokenizer(model, tokenizer, where: str = "--model") -> None:
+    """A tokenizer with more tokens than the lm_head rows, or under half of them, is not this model's."""
+    if tokenizer is None:
+        return
+    n_tok, V = len(tokenizer), vocab_size(model)
+    if n_tok > V or n_tok < V // 2:
+        raise EntropyLawError(f"{where}: tokenizer has {n_tok} tokens but the model's vocabulary has {V} "
+                              "(tokenizer and model do not match)")
+
+
+def final_hidden(model, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Last hidden state (after the final norm) [B, L, d] of the decoder stack."""
+    decoder = model.get_decoder()
+    out = decoder(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+    return out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
+
+
+def input_device(model) -> torch.device:
+    return model.get_input_embeddings().weight.device

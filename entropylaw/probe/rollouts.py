@@ -1,0 +1,163 @@
+"""Rollout files: reading, checking and tokenising (JSONL or parquet).
+
+Columns: ``prompt_id``; ``prompt`` (text) or ``prompt_ids`` (token ids); ``response`` or
+``response_ids``; ``reward`` (finite number); optional ``old_logprobs`` (one per response
+token). Responses of one ``prompt_id`` form a group; ``response_index`` is a response's
+order inside its group. Every problem is an :class:`EntropyLawError` naming file and row.
+
+>>> import json, tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "r.jsonl")
+>>> with open(path, "w") as f:
+...     for i, r in enumerate([1, 0]):
+...         print(json.dumps({"prompt_id": "p0", "prompt_ids": [3, 4], "response_ids": [5, 6 + i], "reward": r}), file=f)
+>>> seqs = encode(read_rollouts(path), path, vocab_size=16)
+>>> [(s.prompt_id, s.response_index, s.response_ids) for s in seqs]
+[('p0', 0, [5, 6]), ('p0', 1, [5, 7])]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from entropylaw.errors import EntropyLawError
+
+
+@dataclass
+class Sequence:
+    prompt_id: str
+    response_index: int
+    prompt_ids: list
+    response_ids: list
+    reward: float
+    old_logprobs: list | None = None
+    row: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def read_rollouts(path: str | Path) -> pd.DataFrame:
+    """Read a JSONL or parquet rollout file into a frame (rows keep file order)."""
+    path = Path(path)
+    if not path.exists():
+        raise EntropyLawError(f"{path}: no such rollout file")
+    if path.suffix == ".parquet":
+        try:
+            df = pd.read_parquet(path)
+        except Exception as err:  # pyarrow raises many types
+            raise EntropyLawError(f"{path}: cannot read as parquet ({type(err).__name__})") from None
+    else:
+        rows = []
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as err:
+                    raise EntropyLawError(f"{path}:{n}: not a JSON object ({err.msg})") from None
+                if not isinstance(rows[-1], dict):
+                    raise EntropyLawError(f"{path}:{n}: expected a JSON object per line")
+        df = pd.DataFrame(rows)
+    if len(df) == 0:
+        raise EntropyLawError(f"{path}: no rollouts")
+    for need in (("prompt_id",), ("prompt", "prompt_ids"), ("response", "response_ids"), ("reward",)):
+        if not any(c in df.columns for c in need):
+            raise EntropyLawError(f"{path}: no column {' or '.join(need)} (columns: prompt_id, prompt or "
+                                  "prompt_ids, response or response_ids, reward, optional old_logprobs)")
+    return df
+
+
+def _ids(value, path, line, column, vocab_size):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    try:
+        ids = [int(v) for v in list(value)]
+    except (TypeError, ValueError):
+        raise EntropyLawError(f"{path}:{line}: {column} must be a list of integer token ids") from None
+    bad = [i for i in ids if i < 0 or i >= vocab_size]
+    if bad:
+        raise EntropyLawError(f"{path}:{line}: {column} has token id {bad[0]} outside the vocabulary "
+                              f"[0, {vocab_size})")
+    return ids
+
+
+def _present(row, column):
+    v = row.get(column)
+    return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+
+def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: int | None = None) -> list:
+    """Check every row and turn it into a :class:`Sequence` (text through ``tokenizer``)."""
+    path = str(path)
+    line_offset = 1  # rows are reported 1-based (JSONL line of a file without blank lines)
+    seqs, counts = [], {}
+    for i, row in enumerate(df.to_dict("records")):
+        line = i + line_offset
+        ids = {}
+        for part in ("prompt", "response"):
+            if _present(row, f"{part}_ids"):
+                ids[part] = _ids(row[f"{part}_ids"], path, line, f"{part}_ids", vocab_size)
+            elif _present(row, part):
+                if tokenizer is None:
+                    raise EntropyLawError(f"{path}:{line}: {part} is text but the model has no tokenizer "
+                                          f"(give {part}_ids or --tokenizer)")
+                text = row[part]
+                if not isinstance(text, str):
+                    raise EntropyLawError(f"{path}:{line}: {part} must be a string")
+                ids[part] = _ids(tokenizer(text, add_special_tokens=False)["input_ids"], path, line, part, vocab_size)
+            else:
+                raise EntropyLawError(f"{path}:{line}: no {part} or {part}_ids")
+        if len(ids["response"]) == 0:
+            raise EntropyLawError(f"{path}:{line}: empty response (expected at least one token)")
+        if len(ids["prompt"]) == 0:
+            raise EntropyLawError(f"{path}:{line}: empty prompt (the first response token needs a context)")
+        total = len(ids["prompt"]) + len(ids["response"])
+        if max_length is not None and total > max_length:
+            raise EntropyLawError(f"{path}:{line}: prompt + response is {total} tokens, longer than the model's "
+                                  f"context of {max_length}")
+        try:
+            reward = float(row["reward"])
+        except (TypeError, ValueError):
+            raise EntropyLawError(f"{path}:{line}: reward {row['reward']!r} is not a number") from None
+        if not math.isfinite(reward):
+            raise EntropyLawError(f"{path}:{line}: reward is {reward} (expected a finite number)")
+        old = None
+        if _present(row, "old_logprobs"):
+            old = [float(v) for v in list(row["old_logprobs"])]
+            if len(old) != len(ids["response"]):
+                raise EntropyLawError(f"{path}:{line}: old_logprobs has {len(old)} values for "
+                                      f"{len(ids['response'])} response tokens")
+            if not all(math.isfinite(v) and v <= 1e-6 for v in old):
+                raise EntropyLawError(f"{path}:{line}: old_logprobs must be finite log-probabilities (<= 0)")
+        pid = str(row["prompt_id"])
+        index = counts.get(pid, 0)
+        counts[pid] = index + 1
+        seqs.append(Sequence(pid, index, ids["prompt"], ids["response"], reward, old, row=line))
+    return seqs
+
+
+def group_sizes(seqs: list) -> dict:
+    sizes: dict = {}
+    for s in seqs:
+        sizes[s.prompt_id] = sizes.get(s.prompt_id, 0) + 1
+    return sizes
+
+
+def microbatches(seqs: list, token_budget: int) -> list:
+    """Micro-batch id of each sequence: greedy packing in file order under ``token_budget`` tokens.
+
+    This mirrors veRL's dynamic batch size: a new micro-batch starts when the next
+    sequence would push the total (prompt + response) length over the budget.
+    """
+    ids, current, used = [], 0, 0
+    for s in seqs:
+        n = len(s.prompt_ids) + len(s.response_ids)
+        if used and used + n > token_budget:
+            current, used = current + 1, 0
+        ids.append(current)
+        used += n
+    return ids

@@ -1,0 +1,116 @@
+"""One probe run end to end: forward, analysis, ladder, what-ifs, outputs (rank 0 writes).
+
+>>> from entropylaw.probe.model import tiny_model
+>>> from entropylaw.probe.rollouts import Sequence
+>>> m = tiny_model(vocab=32, hidden=16, seed=1)
+>>> seqs = [Sequence("p", i, [2, 3], [4 + i, 5, 6], float(i % 2)) for i in range(4)]
+>>> frame, summary = run_probe(m, seqs, ProbeConfig(), None)
+>>> summary["n_tokens"], len(frame)
+(12, 12)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+
+from entropylaw.probe import dist
+from entropylaw.probe.core import ProbeConfig, analyse
+from entropylaw.probe.forward import collect_stats
+from entropylaw.probe.ladder import LadderConfig, ladder_report, one_step, whatif_row
+
+
+def _progress(total: int, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+    return tqdm(total=total, unit="tok", desc="probe", leave=False)
+
+
+def _tok_arrays(frame_cols: dict, stats: dict) -> dict:
+    old = frame_cols["old_logprob"]
+    return {"adv": frame_cols["advantage"], "old": torch.where(torch.isnan(old), frame_cols["logprob"], old),
+            "entropy0": stats["entropy"], "logprob": frame_cols["logprob"], "entropy": stats["entropy"],
+            "sum_p2": stats["sum_p2"]}
+
+
+def run_probe(model, seqs: list, cfg: ProbeConfig, ladder: LadderConfig | None = None, progress: bool = False):
+    """Returns (per-token frame, summary) on rank 0, (None, None) on other ranks."""
+    a, b = dist.shard_bounds(len(seqs))
+    local = seqs[a:b]
+    bar = _progress(sum(len(s.response_ids) for s in local), progress and dist.rank() == 0)
+    stats_local = collect_stats(model, local, cfg.temperature, cfg.chunk_size, cfg.clamp_p, cfg.batch_tokens,
+                                keep_hidden=ladder is not None, progress=bar)
+    if bar is not None:
+        bar.close()
+    hidden = stats_local.pop("hidden", None)
+    stats = dist.gather_dict(stats_local)
+    frame = summary = tok_all = None
+    if dist.rank() == 0:
+        frame, summary = analyse(seqs, stats, cfg)
+        cols = {c: torch.tensor(frame[c].to_numpy()) for c in ("advantage", "old_logprob", "logprob")}
+        tok_all = _tok_arrays(cols, stats)
+        tok_all["seq_of"] = torch.repeat_interleave(torch.arange(len(seqs)),
+                                                    torch.tensor([len(s.response_ids) for s in seqs]))
+        scope = "_mb" if ladder is not None and ladder.scope == "microbatch" else ""
+        tok_all["sel_clip_cov"] = torch.tensor(frame["clip_cov" + scope].to_numpy())
+        tok_all["sel_kl_cov"] = torch.tensor(frame["kl_cov" + scope].to_numpy())
+        tok_all["w_steer"] = torch.tensor(frame["steer_weight" + scope].to_numpy())
+    if ladder is None:
+        return frame, summary
+    tok_all = dist.broadcast(tok_all)
+    n_total = len(tok_all["adv"])
+    ta = sum(len(s.response_ids) for s in seqs[:a])
+    tb = ta + sum(len(s.response_ids) for s in local)
+    tok = {k: v[ta:tb] for k, v in tok_all.items()}
+    stats_local["hidden"] = hidden
+    results = {}
+    etas = None
+    for name in ladder.whatif:
+        iv_cfg = cfg.intervention(name)
+        sub = {k: tok[k] for k in ("adv", "old", "entropy0")}
+        if name in ("clip_cov", "kl_cov"):
+            sub["selected"] = tok["sel_" + name]
+        if name == "steer":
+            sub["weights"] = tok["w_steer"]
+        res = one_step(model, local, stats_local, sub, iv_cfg, n_total, cfg, ladder,
+                       etas=None if name == "none" else etas[:1])
+        if name == "none":
+            etas = res["etas"]
+        results[name] = {"etas": res.pop("etas"), **(dist.gather_dict(res) or {})}
+    if etas is None:
+        raise ValueError("the ladder needs 'none' among the what-ifs (it sets the step size)")
+    if dist.rank() != 0:
+        return None, None
+    groups = [s.prompt_id for s in seqs]
+    summary["ladder"] = ladder_report(tok_all, results["none"], tok_all["seq_of"], groups)
+    summary["ladder"]["config"] = {**ladder.to_dict(), "optimizer": ladder.optimizer}
+    summary["whatif"] = {name: whatif_row(r, tok_all) for name, r in results.items()}
+    frame["dH_measured"] = results["none"]["dH_0"].numpy()
+    frame["dH_lemma1"] = results["none"]["lemma1_0"].numpy()
+    frame["loss_weight"] = results["none"]["w"].numpy()
+    return frame, summary
+
+
+def write_outputs(out_dir: str | Path, frame, summary: dict) -> Path:
+    """Write tokens.parquet and summary.json; both appear together or not at all."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        from entropylaw.errors import EntropyLawError
+        raise EntropyLawError(f"--out {out}: exists and is not a directory")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        frame.to_parquet(tmp / "tokens.parquet", index=False)
+        (tmp / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
+        out.mkdir(exist_ok=True)
+        for name in ("tokens.parquet", "summary.json"):
+            os.replace(tmp / name, out / name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out

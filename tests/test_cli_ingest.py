@@ -1,0 +1,68 @@
+"""``entropylaw ingest`` / ``entropylaw summary`` through the real command line."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from entropylaw import table
+
+
+def test_ingest_writes_table_and_reports(cli, tmp_path):
+    log = tmp_path / "verl_grpo_qwen2.5-7b_gsm8k.log"
+    log.write_text("step:1 - actor/entropy:0.5 - critic/score/mean:0.1 - val/test_score/gsm8k:0.3\n"
+                   "step:2 - actor/entropy:bad - critic/score/mean:0.2\n"
+                   "step:3 - actor/entropy:0.3 - critic/score/mean:nan\n")
+    out = tmp_path / "runs.parquet"
+    res = cli("ingest", str(log), "-o", str(out), "--algorithm", "grpo", "--dataset", "gsm8k")
+    assert res.returncode == 0, res.stderr
+    assert f"{log}: read 7 rows, kept 5, dropped 2 (non-finite value: 1, non-numeric value: 1)" in res.stdout
+    assert "line 2: key 'actor/entropy' has non-numeric value 'bad'" in res.stdout
+    assert "line 3 (critic/score/mean)" in res.stdout
+    assert f"entropylaw: warning: {log}: dropped 2 of 7 rows" in res.stderr
+    t = table.read(out)
+    assert table.series(t, "verl_grpo_qwen2.5-7b_gsm8k", "entropy").to_dict() == {1: 0.5, 3: 0.3}
+    assert (t["model"].iloc[0], t["algorithm"].iloc[0], t["n_params"].iloc[0]) == ("qwen2.5-7b", "grpo", 7e9)
+
+    res = cli("summary", str(out), "--json")
+    assert res.returncode == 0, res.stderr
+    [row] = json.loads(res.stdout)
+    assert (row["steps"], row["entropy_first"], row["entropy_last"], row["score_last"], row["val"]) == \
+        (3, 0.5, 0.3, 0.2, "val/gsm8k")
+
+
+def test_ingest_json_and_resume_note(cli, tmp_path):
+    log = tmp_path / "resumed.log"
+    log.write_text("step:1 - actor/entropy:0.9\nstep:2 - actor/entropy:0.8\nstep:2 - actor/entropy:0.85\n")
+    res = cli("ingest", str(log), "--json")
+    assert res.returncode == 0, res.stderr
+    [rep] = json.loads(res.stdout)["reports"]
+    assert (rep["rows_read"], rep["rows_kept"], rep["dropped"]) == (3, 2, {"superseded by resumed segment": 1})
+    assert any("restart at 2" in n for n in rep["notes"])
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("empty.log", "", "empty.log: empty file"),
+    ("nosteps.log", "loading\nrunning\n", "nosteps.log: no veRL step lines in 2 lines"),
+    ("nostep.csv", "epoch,actor/entropy\n1,0.5\n", "nostep.csv: no step column (expected one of step"),
+    ("missing.log", None, "missing.log: no such file or directory"),
+])
+def test_unusable_input_exits_2_with_one_line(cli, tmp_path, name, content, message):
+    path = tmp_path / name
+    if content is not None:
+        path.write_text(content)
+    res = cli("ingest", str(path), "-o", str(tmp_path / "out.parquet"))
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("entropylaw: error: ") and message in lines[0], res.stderr
+    assert "Traceback" not in res.stderr and not (tmp_path / "out.parquet").exists()
+
+
+def test_summary_of_embedded_real_data(cli):
+    res = cli("summary", "data/real", "--json")
+    assert res.returncode == 0, res.stderr
+    rows = pd.DataFrame(json.loads(res.stdout))
+    assert len(rows) == 5 and rows["steps"].tolist() == [211, 1120, 1120, 435, 435]
+    assert set(rows["entropy_key"]) == {"actor/entropy", "actor/entropy_loss"}

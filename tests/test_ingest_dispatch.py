@@ -1,0 +1,100 @@
+"""detect_format and load() over a mix of sources."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from entropylaw import table
+from entropylaw.errors import EntropyLawError
+from entropylaw.ingest.common import KeyOptions
+from entropylaw.ingest.dispatch import detect_format, load
+
+LOG = "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=rloo\nstep:1 - actor/entropy:0.5 - x:1\n" \
+      "step:2 - actor/entropy:0.4 - x:2\n"
+
+
+@pytest.fixture
+def sources(tmp_path):
+    (tmp_path / "a").mkdir()
+    log = tmp_path / "a" / "run.log"
+    log.write_text(LOG)
+    twin = tmp_path / "run.log"  # same stem, other directory: ids must become unique
+    twin.write_text(LOG)
+    jsonl = tmp_path / "m.jsonl"
+    jsonl.write_text(json.dumps({"step": 3, "data": {"actor/entropy": 0.3}}) + "\n")
+    tidy_dir = tmp_path / "tables"
+    tidy_dir.mkdir()
+    for rid in ("t1", "t2"):
+        table.write(table.from_records([(0, "entropy", 0.9)], run_id=rid), tidy_dir / f"{rid}.parquet")
+    (tidy_dir / "README.md").write_text("not a run")
+    return {"log": log, "twin": twin, "jsonl": jsonl, "dir": tidy_dir}
+
+
+def test_detect_formats(sources, tmp_path):
+    assert detect_format(sources["log"]) == "verl_console"
+    assert detect_format(sources["jsonl"]) == "verl_jsonl"
+    assert detect_format(sources["dir"]) == "directory"
+    assert detect_format(sources["dir"] / "t1.parquet") == "table"
+    assert detect_format("wandb://ent/proj/abc123") == "wandb_online"
+    (tmp_path / "wandb" / "offline-run-1").mkdir(parents=True)
+    (tmp_path / "wandb" / "offline-run-1" / "run-1.wandb").write_bytes(b"")
+    assert detect_format(tmp_path / "wandb") == "wandb_offline"
+    assert detect_format(tmp_path / "wandb" / "offline-run-1" / "run-1.wandb") == "wandb_offline"
+    with pytest.raises(EntropyLawError, match="nope.log: no such file or directory"):
+        detect_format(tmp_path / "nope.log")
+
+
+def test_load_mix_makes_run_ids_unique(sources):
+    df, reports = load([str(sources["log"]), str(sources["twin"]), str(sources["jsonl"]), str(sources["dir"])])
+    assert table.run_ids(df) == ["run", "run-2", "m", "t1", "t2"]
+    assert len(reports) == 5 and all(r.balanced() for r in reports)
+    assert table.series(df, "run-2", "entropy").tolist() == [0.5, 0.4]
+    assert df[df["run_id"] == "run"]["algorithm"].iloc[0] == "rloo"
+    table.validate(df)
+
+
+def test_options_apply_to_every_source(sources):
+    opts = KeyOptions(entropy_key="x", model="Qwen2.5-1.5B", dataset="math", run_id="mine")
+    df, _ = load([str(sources["log"]), str(sources["twin"])], opts)
+    assert table.run_ids(df) == ["mine", "mine-2"]
+    assert table.series(df, "mine", "entropy").tolist() == [1.0, 2.0]
+    assert set(df["model"]) == {"Qwen2.5-1.5B"} and set(df["n_params"]) == {1.5e9}
+    with pytest.raises(EntropyLawError, match="--entropy-key 'nope' not found; available keys: actor/entropy, x"):
+        load([str(sources["log"])], KeyOptions(entropy_key="nope"))
+
+
+def test_nothing_usable(tmp_path):
+    empty_dir = tmp_path / "empty"
+    empty_dir.mkdir()
+    with pytest.raises(EntropyLawError, match="directory holds no run files"):
+        load([str(empty_dir)])
+    with pytest.raises(EntropyLawError, match="no input given"):
+        load([])
+    p = tmp_path / "allnan.log"
+    p.write_text("step:1 - actor/entropy:nan\n")
+    with pytest.raises(EntropyLawError, match=r"allnan.log: no usable rows \(read 1 rows, kept 0"):
+        load([str(p)])
+
+
+def test_wandb_sources_route_to_the_wandb_readers(tmp_path, monkeypatch):
+    import importlib
+    import sys
+    import types
+
+    calls = []
+    for module, fn in (("wandb_online", "read_wandb_online"), ("wandb_offline", "read_wandb_offline")):
+        fake = types.ModuleType(f"entropylaw.ingest.{module}")
+        setattr(fake, fn, lambda src, *a, _m=module, **k: calls.append((_m, src)) or [])
+        monkeypatch.setitem(sys.modules, f"entropylaw.ingest.{module}", fake)
+    from entropylaw.ingest import dispatch
+
+    importlib.reload(dispatch)
+    with pytest.raises(EntropyLawError, match="wandb://e/p: no runs found"):
+        dispatch.load(["wandb://e/p"])
+    run = tmp_path / "run-x.wandb"
+    run.write_bytes(b"")
+    with pytest.raises(EntropyLawError, match="run-x.wandb: no runs found"):
+        dispatch.load([str(run)])
+    assert calls == [("wandb_online", "wandb://e/p"), ("wandb_offline", str(run))]

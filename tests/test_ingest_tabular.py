@@ -1,0 +1,146 @@
+"""JSONL, tidy / wide / long CSV and parquet, W&B chart exports."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from entropylaw import table
+from entropylaw.errors import EntropyLawError
+from entropylaw.ingest.common import finalize
+from entropylaw.ingest.dispatch import detect_format, load
+from entropylaw.ingest.tabular import read_tabular
+from entropylaw.ingest.verl_jsonl import read_verl_jsonl
+
+rng = np.random.default_rng(0)
+
+
+def test_jsonl_round_trip(tmp_path):
+    records = [{"step": s, "data": {"actor/entropy": float(h), "critic/score/mean": float(r),
+                                    "timing": {"gen": 1.5}}}
+               for s, h, r in zip(range(1, 21), rng.random(20), rng.random(20))]
+    records[4]["data"]["val/test_score/openai/gsm8k"] = 0.42
+    p = tmp_path / "metrics.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    assert detect_format(p) == "verl_jsonl"
+    df, [report] = load([str(p)])
+    run = df["run_id"].iloc[0]
+    assert table.series(df, run, "entropy").tolist() == [r["data"]["actor/entropy"] for r in records]
+    assert table.series(df, run, "score").tolist() == [r["data"]["critic/score/mean"] for r in records]
+    assert table.series(df, run, "timing/gen").tolist() == [1.5] * 20
+    assert table.series(df, run, "val/openai/gsm8k").to_dict() == {5: 0.42}
+    assert report.rows_read == report.rows_kept == 61
+
+
+def test_jsonl_flat_objects_and_bad_lines(tmp_path):
+    p = tmp_path / "log.txt"  # no .jsonl suffix: sniffed
+    p.write_text('{"step": 1, "actor/entropy": 0.5, "name": "x", "ok": true}\n{"step": 2, "actor/entropy": NaN}\n'
+                 "not json\n"
+                 '{"actor/entropy": 0.3}\n{"step": 3, "actor/entropy": 0.2}\n')
+    assert detect_format(p) == "verl_jsonl"
+    [raw] = read_verl_jsonl(p)
+    finalize(raw)
+    r = raw.report
+    assert dict(r.dropped) == {"non-numeric value": 2, "unparseable line": 2, "non-finite value": 1}
+    assert (r.rows_read, r.rows_kept) == (7, 2) and r.balanced()
+    assert any(n.startswith("line 3:") for n in r.notes) and any(n.startswith("line 4:") for n in r.notes)
+    assert any("line 2 (actor/entropy)" in n for n in r.notes)
+
+
+def test_tidy_table_round_trip_csv_and_parquet(tmp_path):
+    t = table.from_records([(0, "entropy", 0.5), (0, "score", 0.25), (1, "entropy", 0.4)], run_id="r1",
+                           model="Qwen2.5-7B", n_params=7e9, algorithm="grpo", entropy_key="actor/entropy")
+    for name in ("runs.parquet", "runs.csv"):
+        path = table.write(t, tmp_path / name)
+        assert detect_format(path) == "table"
+        df, [report] = load([str(path)])
+        pd.testing.assert_frame_equal(df, t)
+        assert report.rows_read == report.rows_kept == 3
+
+
+def test_wide_csv_with_text_and_bad_cells(tmp_path):
+    p = tmp_path / "hist.csv"
+    p.write_text("_step,actor/entropy,critic/score/mean,_runtime,note\n"
+                 "0,0.5,0.1,3.2,start\n"
+                 "1,0.4,,4.0,x\n"
+                 "2,oops,0.3,5.0,y\n"
+                 ",0.2,0.4,6.0,z\n"
+                 "4,inf,0.5,7.0,w\n")
+    assert detect_format(p) == "wide"
+    [raw] = read_tabular(p)
+    t = finalize(raw)
+    r = raw.report
+    assert dict(r.dropped) == {"non-numeric value": 1, "missing or non-integer step": 2, "non-finite value": 1}
+    assert (r.rows_read, r.rows_kept) == (9, 5) and r.balanced()
+    assert any("line 4: key 'actor/entropy' has non-numeric value 'oops'" in n for n in r.notes)
+    assert any("_runtime (bookkeeping)" in n and "note (text)" in n for n in r.notes)
+    assert table.series(t, "hist", "entropy").to_dict() == {0: 0.5, 1: 0.4}
+    assert table.series(t, "hist", "score").to_dict() == {0: 0.1, 2: 0.3, 4: 0.5}
+
+
+def test_wide_parquet_several_runs(tmp_path):
+    steps = np.arange(10)
+    frames = [pd.DataFrame({"run": name, "global_step": steps, "entropy": rng.random(10), "reward": rng.random(10)})
+              for name in ("qwen2.5-0.5b-a", "qwen2.5-0.5b-b")]
+    wide = pd.concat(frames, ignore_index=True)
+    p = tmp_path / "runs_wide.parquet"
+    wide.to_parquet(p)
+    assert detect_format(p) == "wide"
+    df, reports = load([str(p)])
+    assert sorted(df["run_id"].unique()) == ["qwen2.5-0.5b-a", "qwen2.5-0.5b-b"]
+    for f in frames:
+        name = f["run"].iloc[0]
+        assert table.series(df, name, "entropy").tolist() == f["entropy"].tolist()
+        assert table.series(df, name, "score").tolist() == f["reward"].tolist()
+    assert df["n_params"].iloc[0] == 0.5e9
+    assert all(r.rows_read == r.rows_kept == 20 for r in reports)
+
+
+def test_long_table_tbparse_layout(tmp_path):
+    p = tmp_path / "scalars.csv"
+    pd.DataFrame({"step": [1, 2, 1], "tag": ["actor/entropy", "actor/entropy", "critic/score/mean"],
+                  "value": [0.5, 0.4, 0.2]}).to_csv(p, index=False)
+    assert detect_format(p) == "long"
+    df, _ = load([str(p)])
+    assert table.series(df, "scalars", "entropy").to_dict() == {1: 0.5, 2: 0.4}
+
+
+def test_wandb_chart_export(tmp_path):
+    n = 12
+    steps = np.arange(0, n * 5, 5)
+    a_h, a_r, b_h = rng.random(n), rng.random(n), rng.random(n)
+    cols = {"Step": steps,
+            "grpo-qwen2.5-7b - actor/entropy": a_h,
+            "grpo-qwen2.5-7b - actor/entropy__MIN": a_h - 0.01,
+            "grpo-qwen2.5-7b - actor/entropy__MAX": a_h + 0.01,
+            "grpo-qwen2.5-7b - critic/score/mean": a_r,
+            "ppo-run - actor/entropy": np.where(steps < 30, b_h, np.nan)}
+    p = tmp_path / "wandb_export_2025.csv"
+    pd.DataFrame(cols).to_csv(p, index=False)  # NaN -> empty cell, as W&B writes it
+    assert detect_format(p) == "wandb_csv"
+    df, reports = load([str(p)])
+    assert sorted(df["run_id"].unique()) == ["grpo-qwen2.5-7b", "ppo-run"]
+    # the CSV holds repr-exact decimals: values come back exactly
+    assert table.series(df, "grpo-qwen2.5-7b", "entropy").tolist() == a_h.tolist()
+    assert table.series(df, "grpo-qwen2.5-7b", "score").tolist() == a_r.tolist()
+    assert table.series(df, "ppo-run", "entropy").to_dict() == dict(zip(steps[steps < 30].tolist(),
+                                                                        b_h[steps < 30].tolist()))
+    ra = next(r for r in reports if r.rows_dropped)
+    assert dict(ra.dropped) == {"W&B __MIN/__MAX envelope": 2 * n} and ra.balanced()
+    assert df[df["run_id"] == "grpo-qwen2.5-7b"]["model"].iloc[0] == "grpo-qwen2.5-7b"
+
+
+@pytest.mark.parametrize("content, message", [
+    ("epoch,actor/entropy\n1,0.5\n", r"no step column \(expected one of step, _step"),
+    ("", "empty file"),
+    ("step,actor/entropy\n", "header but no rows"),
+])
+def test_bad_tables(tmp_path, content, message):
+    p = tmp_path / "bad.csv"
+    p.write_text(content)
+    with pytest.raises(EntropyLawError, match=re.escape(str(p)) + ".*" + message):
+        load([str(p)])

@@ -1,0 +1,274 @@
+"""read_wandb_offline against runs written by the real wandb SDK, intact, cut and corrupted.
+
+Expected rows come from an independent decoding in this file (a plain chunk walker and
+``json.loads`` of every history value), never from the reader under test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+from entropylaw.errors import EntropyLawError
+from entropylaw.ingest.common import finalize
+from entropylaw.ingest.leveldb_log import BLOCK_SIZE
+from entropylaw.ingest.wandb_offline import meta_from_config, read_wandb_offline
+
+pb = pytest.importorskip("wandb.proto.wandb_internal_pb2")
+
+VERL_CONFIG = {"actor_rollout_ref": {"model": {"path": "Qwen/Qwen2.5-0.5B-Instruct"}},
+               "algorithm": {"adv_estimator": "grpo"},
+               "data": {"seed": 7, "train_files": "/data/gsm8k/train.parquet"}}
+N_STEPS = 400
+
+
+def _settings():
+    import wandb
+
+    return wandb.Settings(x_disable_stats=True, x_disable_meta=True, x_disable_machine_info=True,
+                          console="off", save_code=False, disable_git=True, silent=True)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two real offline runs: veRL-style (step=) and TRL-style (define_metric, no step=)."""
+    import wandb
+
+    root = tmp_path_factory.mktemp("wb")
+    rng = random.Random(1)
+    logged = []  # (step, key, value) exactly as passed to wandb.log
+    run = wandb.init(mode="offline", dir=root, project="p", name="verl-demo", config=VERL_CONFIG,
+                     settings=_settings())
+    for step in range(N_STEPS):
+        entropy, score = rng.random() * 2, rng.random()
+        row = {"actor/entropy": entropy, "critic/score/mean": score, "response_length/mean": 100 + step,
+               "nested": {"a": step * 3, "b": {"c": -rng.random()}}, "note": "text", "big": 2 ** 40 + step}
+        run.log(row, step=step)
+        logged += [(step, "actor/entropy", entropy), (step, "critic/score/mean", score),
+                   (step, "response_length/mean", float(100 + step)), (step, "nested.a", float(step * 3)),
+                   (step, "nested.b.c", row["nested"]["b"]["c"]), (step, "big", float(2 ** 40 + step))]
+        if step % 10 == 0:
+            acc = rng.random()
+            run.log({"val-core/gsm8k/acc/mean@1": acc}, step=step)
+            logged.append((step, "val-core/gsm8k/acc/mean@1", acc))
+    run.finish()
+    verl_file = next(root.glob("wandb/offline-run-*/run-*.wandb"))
+
+    trl = wandb.init(mode="offline", dir=root, project="p", config={"model_name_or_path": "Qwen/Qwen2.5-1.5B",
+                                                                    "seed": 42}, settings=_settings())
+    trl.define_metric("train/global_step")
+    trl.define_metric("*", step_metric="train/global_step", step_sync=True)
+    trl_logged = []
+    for gs in range(0, 60, 2):  # TRL logs every logging_steps; eval rows are separate log calls
+        trl.log({"train/entropy": 1.0 / (gs + 1), "train/reward": gs / 100, "train/global_step": gs})
+        trl_logged += [(gs, "train/entropy", 1.0 / (gs + 1)), (gs, "train/reward", gs / 100)]
+        if gs % 10 == 0:
+            trl.log({"eval/reward": gs / 50, "train/global_step": gs})
+            trl_logged.append((gs, "eval/reward", gs / 50))
+    trl.finish()
+    trl_file = next(f for f in root.glob("wandb/offline-run-*/run-*.wandb") if f != verl_file)
+    return {"root": root / "wandb", "verl": verl_file, "verl_logged": logged, "trl": trl_file,
+            "trl_logged": trl_logged}
+
+
+def _rows(raw):
+    return list(zip(np.asarray(raw.steps).tolist(), list(raw.keys), np.asarray(raw.values).tolist()))
+
+
+# ---- an independent decoder: chunk walker + json.loads ------------------------------------
+
+def _records(data: bytes):
+    """(end offset of the record's last chunk, [chunk spans], payload) for an intact file."""
+    pos, pending, spans, out = 7, b"", [], []
+    while pos + 7 <= len(data):
+        if BLOCK_SIZE - pos % BLOCK_SIZE < 7:
+            pos += BLOCK_SIZE - pos % BLOCK_SIZE
+            continue
+        crc, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
+        if kind == 0:
+            pos += BLOCK_SIZE - pos % BLOCK_SIZE
+            continue
+        chunk = data[pos + 7:pos + 7 + length]
+        assert zlib.crc32(bytes([kind]) + chunk) == crc
+        spans.append((pos, pos + 7 + length))
+        pending += chunk
+        pos += 7 + length
+        if kind in (1, 4):
+            out.append((pos, spans, pending))
+            pending, spans = b"", []
+    return out
+
+
+def _history_rows(payload: bytes):
+    rec = pb.Record()
+    rec.ParseFromString(payload)
+    if rec.WhichOneof("record_type") != "history":
+        return []
+    items = {".".join(i.nested_key) or i.key: json.loads(i.value_json) for i in rec.history.item}
+
+    def leaves(key, value):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                yield from leaves(f"{key}.{k}", v)
+        else:
+            yield key, value
+    flat = [kv for k, v in items.items() for kv in leaves(k, v)]
+    step = items["_step"]
+    return [(step, k, float(v)) for k, v in flat
+            if not k.startswith("_") and isinstance(v, (int, float)) and not isinstance(v, bool)]
+
+
+# ---- intact runs ---------------------------------------------------------------------------
+
+def test_verl_run_round_trips_every_value_and_step(runs):
+    [raw] = read_wandb_offline(runs["verl"])
+    assert sorted(_rows(raw)) == sorted(runs["verl_logged"])   # floats compared exactly
+    assert raw.run_id == "verl-demo"
+    assert raw.meta["model"] == "Qwen/Qwen2.5-0.5B-Instruct"
+    assert raw.meta["algorithm"] == "grpo" and raw.meta["seed"] == 7.0 and raw.meta["dataset"] == "gsm8k"
+    assert raw.report.dropped["non-numeric value"] == N_STEPS   # the "note" strings, counted not hidden
+    table = finalize(raw)
+    assert raw.report.balanced()
+    assert raw.report.rows_read == raw.report.rows_kept + raw.report.rows_dropped == len(runs["verl_logged"]) + N_STEPS
+    assert set(table["metric"]) >= {"entropy", "score", "response_length", "val/gsm8k"}
+    assert table["n_params"].iloc[0] == 0.5e9
+
+
+def test_trl_run_uses_declared_step_metric_not_log_counter(runs):
+    [raw] = read_wandb_offline(runs["trl"])
+    rows = [r for r in _rows(raw) if r[1] != "train/global_step"]
+    assert sorted(rows) == sorted(runs["trl_logged"])
+    assert raw.meta == {**raw.meta, "model": "Qwen/Qwen2.5-1.5B", "seed": 42.0}
+    # forcing W&B's own counter gives different (log-call) steps for the eval rows
+    [forced] = read_wandb_offline(runs["trl"], step_key="_none_")
+    assert sorted(r for r in _rows(forced) if r[1] == "eval/reward") != sorted(
+        r for r in runs["trl_logged"] if r[1] == "eval/reward")
+
+
+def test_wandb_directory_gives_one_run_each(runs):
+    found = read_wandb_offline(runs["root"])
+    assert len(found) == 2
+    assert {r.source for r in found} == {str(runs["verl"]), str(runs["trl"])}
+    [one] = read_wandb_offline(runs["verl"].parent)   # the offline-run-* directory
+    assert one.source == str(runs["verl"])
+
+
+def test_reader_agrees_with_independent_decoder(runs):
+    data = runs["verl"].read_bytes()
+    expected = [row for _end, _spans, payload in _records(data) for row in _history_rows(payload)]
+    [raw] = read_wandb_offline(runs["verl"])
+    assert _rows(raw) == expected
+    assert len(data) > 5 * BLOCK_SIZE   # the damage tests below need several blocks
+
+
+def test_checksum_is_plain_crc32_not_crc32c(runs):
+    data = runs["verl"].read_bytes()
+    crc, length, kind = struct.unpack("<IHB", data[7:14])
+
+    def crc32c(buf):  # bitwise reference, Castagnoli polynomial
+        c = 0xFFFFFFFF
+        for byte in buf:
+            c ^= byte
+            for _ in range(8):
+                c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+        return c ^ 0xFFFFFFFF
+    assert crc32c(b"123456789") == 0xE3069283          # the published check value
+    assert crc == zlib.crc32(bytes([kind]) + data[14:14 + length])
+    assert crc != crc32c(bytes([kind]) + data[14:14 + length])
+
+
+# ---- crashed and damaged files --------------------------------------------------------------
+
+def test_truncation_at_arbitrary_bytes_recovers_maximal_prefix(runs, tmp_path):
+    data = runs["verl"].read_bytes()
+    records = _records(data)
+    rng = random.Random(5)
+    cuts = sorted({rng.randrange(1, len(data)) for _ in range(50)}
+                  | {b * BLOCK_SIZE + d for b in range(1, len(data) // BLOCK_SIZE + 1) for d in (-1, 0, 1, 7)}
+                  | {records[3][0], records[3][0] + 1, 3, 7})
+    for cut in cuts:
+        expected = [row for end, _s, payload in records if end <= cut for row in _history_rows(payload)]
+        path = tmp_path / f"cut{cut}.wandb"
+        path.write_bytes(data[:cut])
+        if not expected:
+            with pytest.raises(EntropyLawError) as err:
+                read_wandb_offline(path)
+            assert str(path) in str(err.value) and "\n" not in str(err.value)
+            continue
+        [raw] = read_wandb_offline(path)
+        assert _rows(raw) == expected, cut
+        at_boundary = any(end == cut for end, _s, _p in records) or cut >= len(data)
+        lost = sum(v for k, v in raw.report.dropped.items() if k.startswith("damaged"))
+        assert lost == (0 if at_boundary or _only_padding(data, cut, records) else 1), cut
+        finalize(raw)
+        assert raw.report.balanced(), cut
+        path.unlink()
+
+
+def _only_padding(data, cut, records):
+    last_end = max([end for end, _s, _p in records if end <= cut], default=7)
+    return not data[last_end:cut].strip(b"\0")
+
+
+@pytest.mark.parametrize("where", ["data", "length"])
+def test_corrupt_middle_block_skips_to_next_block(runs, tmp_path, where):
+    data = bytearray(runs["verl"].read_bytes())
+    records = _records(bytes(data))
+    block = 3
+    # the first chunk starting at least 2000 bytes into block 3
+    chunk = next(s for _e, spans, _p in records for s in spans if s[0] >= block * BLOCK_SIZE + 2000)
+    flip = chunk[0] + (4 if where == "length" else 7 + (chunk[1] - chunk[0] - 7) // 2)
+    data[flip] ^= 0x40
+    region = (chunk[0], (block + 1) * BLOCK_SIZE)
+    kept = [payload for _e, spans, payload in records
+            if not any(a < region[1] and b > region[0] for a, b in spans)]
+    expected = [row for payload in kept for row in _history_rows(payload)]
+    path = tmp_path / "bad.wandb"
+    path.write_bytes(bytes(data))
+    [raw] = read_wandb_offline(path)
+    assert _rows(raw) == expected
+    full = [row for _e, _s, payload in records for row in _history_rows(payload)]
+    assert 0 < len(full) - len(expected) < 200      # only the damaged region was lost
+    assert any(k.startswith("damaged") for k in raw.report.dropped)
+    assert any("unreadable" in note for note in raw.report.notes)
+    finalize(raw)
+    assert raw.report.balanced()
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "empty file"),
+    (b"hello world, not wandb", "bad header"),
+    (b":W&B", "too short"),
+    (b":W&B\xe1\xbe\x07" + b"\0" * 100, "version 7"),
+    (b":W&B\xe1\xbe\x00" + bytes(range(256)) * 200, "no numeric history"),
+])
+def test_bad_files_are_one_line_errors_naming_the_file(tmp_path, content, message):
+    path = tmp_path / "run-x.wandb"
+    path.write_bytes(content)
+    with pytest.raises(EntropyLawError) as err:
+        read_wandb_offline(path)
+    text = str(err.value)
+    assert str(path) in text and message in text and "\n" not in text
+
+
+def test_missing_paths_are_errors(tmp_path):
+    with pytest.raises(EntropyLawError, match="no such file"):
+        read_wandb_offline(tmp_path / "nope")
+    with pytest.raises(EntropyLawError, match="no .wandb files"):
+        read_wandb_offline(tmp_path)
+
+
+def test_meta_from_config_variants():
+    assert meta_from_config({"algorithm": {"value": {"adv_estimator": "rloo"}},
+                             "model": {"value": "deepseek-llm-7b-chat"}}) == {
+        "model": "deepseek-llm-7b-chat", "algorithm": "rloo"}
+    assert meta_from_config({"actor_rollout_ref.model.path": "/m/Qwen2.5-Math-7B", "seed": float("nan")}) == {
+        "model": "Qwen2.5-Math-7B"}
+    assert meta_from_config({}) == {}
+    assert math.isnan(float("nan"))

@@ -1,0 +1,219 @@
+"""Each plot function drawn from small data; checks content (labels, curves, numbers), not pixels.
+
+Expected numbers come from closed forms or numpy/scipy computed here, never from the
+plot modules' own helpers.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from entropylaw import table  # noqa: E402
+from entropylaw.plots import algorithms, consumption, covariance, interventions, probe_tables, scaling, style  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def texts(ax) -> list[str]:
+    return [t.get_text() for t in ax.texts]
+
+
+def legend_labels(ax) -> list[str]:
+    leg = ax.get_legend()
+    return [t.get_text() for t in leg.get_texts()] if leg else []
+
+
+def exp_run(steps, tau_h, tau_r):
+    e = 1 - np.exp(-steps / tau_h)
+    g = 1 - np.exp(-steps / tau_r)
+    return pd.DataFrame({"step": steps, "entropy_consumed": e / e[-1], "performance_gain": g / g[-1]})
+
+
+def test_consumption_single_run_marks_show_the_interpolated_shares():
+    steps = np.arange(0, 1001, 10)
+    run = exp_run(steps, 100, 150)
+    ax = consumption.plot_consumption({"r1": run}, marks=(200, 800))
+    assert ax.get_xlabel() == style.STEP_LABEL
+    assert "(%)" in ax.get_ylabel()
+    assert len(ax.get_lines()) == 2 + 2  # two curves + two mark lines
+    # step 200 is on the grid: the share is the closed form itself
+    e200 = (1 - np.exp(-2)) / (1 - np.exp(-10))
+    g200 = (1 - np.exp(-200 / 150)) / (1 - np.exp(-1000 / 150))
+    box = next(t for t in texts(ax) if t.startswith("step 200"))
+    assert f"entropy {100 * e200:.0f} %" in box and f"gain {100 * g200:.0f} %" in box
+    assert legend_labels(ax) == ["entropy consumed (r1)", "performance gained (r1)"]
+
+
+def test_consumption_several_runs_draw_the_mean_and_skip_marks_outside():
+    steps = np.arange(0, 301, 10)
+    runs = {"a": exp_run(steps, 50, 60), "b": exp_run(steps, 80, 90)}
+    ax = consumption.plot_consumption(runs, marks=(100, 5000))
+    # 2 runs x 2 columns thin + 2 means + 1 mark (5000 is past the end)
+    assert len(ax.get_lines()) == 4 + 2 + 1
+    assert all("mean of 2 runs" in label for label in legend_labels(ax))
+    mean_e = np.mean([runs[k].set_index("step").loc[100, "entropy_consumed"] for k in runs])
+    box = next(t for t in texts(ax) if t.startswith("step 100"))
+    assert f"entropy {100 * mean_e:.0f} %" in box
+    assert not any(t.startswith("step 5000") for t in texts(ax))
+
+
+def test_algorithms_shared_curve_and_test_numbers():
+    H = np.linspace(0.1, 1.0, 10)
+    pts = {f"run{i}": pd.DataFrame({"H": H, "R": -0.2 * np.exp(H) + 0.9}) for i in range(3)}
+    alg = {"run0": "grpo", "run1": "rloo", "run2": "grpo"}
+    ax = algorithms.plot_algorithms(pts, alg, {"a": 0.2, "b": 0.9}, per_algorithm={"grpo": {"a": 0.21, "b": 0.91}},
+                                    test={"f_stat": 2.5, "p_value": 0.091, "verdict": "one curve"})
+    shared = ax.get_lines()[0]
+    x = np.asarray(shared.get_xdata())
+    np.testing.assert_allclose(shared.get_ydata(), 0.9 - 0.2 * np.exp(x))
+    assert len(ax.collections) == 3  # one scatter per run
+    colors = [tuple(c.get_facecolor()[0]) for c in ax.collections]
+    assert colors[0] == colors[2] != colors[1]  # colour follows the algorithm
+    box = texts(ax)[0]
+    assert "F = 2.500" in box and "p = 0.091" in box and "ceiling b-a = 0.700" in box and "one curve" in box
+    assert ax.get_xlabel() == style.ENTROPY_LABEL and "fraction" in ax.get_ylabel()
+    assert sum("alone" in label for label in legend_labels(ax)) == 1
+
+
+def test_scaling_held_out_prediction_is_written():
+    N = np.array([1e8, 3e8, 1e9, 3e9])
+    slope, icpt = 0.04, -0.5
+    sizes = pd.DataFrame({"n_params": N, "a": slope * np.log(N) + icpt, "b": 0.5 + 0 * N,
+                          "held_out": [False, False, False, True]})
+    sizes.loc[3, "a"] += 0.02  # the held-out model beats its prediction by 0.02
+    grid = np.geomspace(5e7, 6e9, 40)
+    curve = pd.DataFrame({"n_params": grid, "a": slope * np.log(grid) + icpt})
+    curve["a_lo"], curve["a_hi"] = curve["a"] - 0.01, curve["a"] + 0.01
+    fig = scaling.plot_size_law(sizes, curve, equation={"a": (slope, icpt)}, coefs=["a"])
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and "parameters" in ax.get_xlabel() and ax.get_ylabel().startswith("coefficient a")
+    note = next(t for t in texts(ax) if t.startswith("observed"))
+    predicted = slope * np.log(3e9) + icpt
+    assert f"predicted {predicted:.3f}" in note and "error -0.020" in note
+    labels = legend_labels(ax)
+    assert any(l.startswith("a = 0.040·ln N") for l in labels) and "95 % prediction band" in labels
+    assert any(l.startswith("held out") for l in labels)
+
+
+def test_covariance_correlation_and_twin_axis():
+    rng = np.random.default_rng(1)
+    steps = np.arange(30)
+    cov = np.exp(-steps / 8) + rng.normal(0, 0.05, 30)
+    dh = -0.3 * cov + rng.normal(0, 0.05, 30)
+    ax = covariance.plot_cov_vs_entropy_change(steps, cov, dh)
+    r = stats.pearsonr(cov, -dh).statistic
+    title = ax.get_legend().get_title().get_text()
+    assert f"Pearson r = {r:.3f} over 30 steps" in title
+    assert f"Cov > 0 at {100 * np.mean(cov > 0):.0f} %" in title
+    twin = [a for a in ax.figure.axes if a is not ax][0]
+    np.testing.assert_allclose(twin.get_lines()[0].get_ydata(), -dh)
+    assert "nats" in twin.get_ylabel() and ax.get_xlabel() == style.STEP_LABEL
+    # zero sits at the same height on both y axes
+    f1 = -ax.get_ylim()[0] / np.ptp(ax.get_ylim())
+    f2 = -twin.get_ylim()[0] / np.ptp(twin.get_ylim())
+    assert f1 == pytest.approx(f2)
+
+
+def test_entropy_change_matches_numpy_diff():
+    H = pd.Series([1.0, 0.8, 0.75, 0.7], index=[0, 2, 4, 6])
+    d = covariance.entropy_change(H)
+    np.testing.assert_allclose(d.to_numpy(), np.diff(H.to_numpy()))
+    assert d.index.tolist() == [0, 2, 4]
+
+
+def test_cov_by_difficulty_one_line_per_group_with_means():
+    groups = {"hard": pd.Series([0.1, 0.2, 0.3]), "easy": pd.Series([1.0, 2.0])}
+    ax = covariance.plot_cov_by_difficulty(groups)
+    labels = legend_labels(ax)
+    assert labels == ["hard (mean 0.200)", "easy (mean 1.500)"]
+
+
+def _runs_table(with_length=True):
+    parts = []
+    for k, name in enumerate(["GRPO", "KL-Cov"]):
+        recs = [(s, "entropy", 1.0 / (s + 1) + 0.1 * k) for s in range(20)]
+        recs += [(s, "val/mean", 0.3 + 0.01 * s + 0.05 * k) for s in range(0, 20, 5)]
+        if with_length:
+            recs += [(s, "response_length", 200.0 + 10 * s) for s in range(20)]
+        parts.append(table.from_records(recs, run_id=name))
+    return table.concat(parts)
+
+
+@pytest.mark.parametrize("with_length,n_panels", [(True, 3), (False, 2)])
+def test_interventions_panels_lines_and_final_values(with_length, n_panels):
+    t = _runs_table(with_length)
+    fig = interventions.plot_interventions(t, "val/mean")
+    assert len(fig.axes) == n_panels
+    ent, acc = fig.axes[0], fig.axes[1]
+    assert ent.get_ylabel() == style.ENTROPY_LABEL and "fraction" in acc.get_ylabel()
+    assert len(ent.get_lines()) == 2 and len(acc.get_lines()) == 2
+    final_kl = 0.3 + 0.01 * 15 + 0.05
+    final_h = 1.0 / 20 + 0.1
+    assert [l.get_label() for l in acc.get_lines()][1] == f"KL-Cov (final {final_kl:.3f})"
+    assert f"{final_kl:.3f}" in texts(acc) and f"{final_h:.3f}" in texts(ent)
+    shared = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert shared[1] == f"KL-Cov: final H {final_h:.3f}, final score {final_kl:.3f}"
+    if with_length:
+        assert "390" in texts(fig.axes[2])
+
+
+def test_end_labels_do_not_overlap():
+    steps = np.arange(10)
+    curves = {f"r{k}": pd.Series(0.5 + 0 * steps, index=steps) for k in range(3)}
+    curves["top"] = pd.Series(0.9 + 0 * steps, index=steps)
+    ax = interventions.plot_over_steps(curves, "accuracy (fraction)")
+    to_points = 72.0 / ax.figure.dpi
+    placed = sorted(ax.transData.transform(t.xy)[1] * to_points + t.xyann[1] for t in ax.texts)
+    assert len(placed) == 4 and np.all(np.diff(placed) >= 9.0 - 1e-6)
+
+
+def test_table1_bars_and_numbers():
+    ours = {"0.0002": 4.0, "0.002": 2.0, "0.02": 1.0, "0.2": 0.3, "0.5": 0.1, "all": 0.002}
+    ax = probe_tables.plot_table1(ours)
+    assert len(ax.patches) == 12  # ours + paper, six fractions each
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["top 0.02 %", "top 0.2 %", "top 2 %", "top 20 %", "top 50 %", "all"]
+    assert "5.65" in texts(ax) and "0.002" in texts(ax) and "4" in texts(ax)
+    assert ax.get_yscale() == "log" and legend_labels(ax) == ["this probe", "paper, Qwen2.5-7B step 1"]
+
+
+def test_parse_fraction_forms():
+    assert probe_tables.parse_fraction("top 0.2%") == pytest.approx(0.002)
+    assert probe_tables.parse_fraction("2e-4") == pytest.approx(2e-4)
+    assert probe_tables.parse_fraction("all") == 1.0
+    with pytest.raises(ValueError):
+        probe_tables.parse_fraction("most")
+
+
+def test_ladder_panels_and_measured_line():
+    ladder = {"lemma1": {"pearson": 0.99, "spearman": 0.97, "sign_agreement": 0.98, "predicted_mean": -0.011},
+              "theorem2": {"pearson": 0.4, "spearman": 0.35, "sign_agreement": 0.7, "predicted_mean": -0.004}}
+    fig = probe_tables.plot_ladder(ladder, measured=-0.01)
+    left, right = fig.axes
+    assert len(left.patches) == 6 and "0.99" in texts(left)
+    assert [t.get_text() for t in right.get_yticklabels()] == ["lemma1", "theorem2"]
+    assert "measured ΔH = -0.010" in legend_labels(right)
+    assert "nats" in right.get_xlabel()
+
+
+def test_saving_twice_gives_identical_bytes(tmp_path):
+    steps = np.arange(0, 401, 10)
+    outs = []
+    for k in range(2):
+        ax = consumption.plot_consumption({"a": exp_run(steps, 50, 70), "b": exp_run(steps, 60, 40)})
+        outs.append(style.save(ax.figure, tmp_path / f"c{k}"))
+        plt.close(ax.figure)
+    for first, second in zip(*outs):
+        assert first.read_bytes() == second.read_bytes()
