@@ -103,7 +103,10 @@ def conform(df: pd.DataFrame) -> pd.DataFrame:
             out[col] = default
     out = out[COLUMNS]
     for col in _STRING_COLUMNS:
-        out[col] = out[col].astype(object).where(out[col].notna(), "").astype(str)
+        if isinstance(out[col].dtype, pd.StringDtype):  # already text: no round trip via objects
+            out[col] = out[col].fillna("")
+        else:
+            out[col] = out[col].astype(object).where(out[col].notna(), "").astype(str)
     for col in _FLOAT_COLUMNS:
         out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
     out["step"] = pd.to_numeric(out["step"], errors="raise").astype("int64")
@@ -128,13 +131,25 @@ def from_frame(df: pd.DataFrame, run_id: str, **meta) -> pd.DataFrame:
     >>> from_frame(f, "r1", algorithm="grpo")[["run_id", "step", "value", "algorithm"]].values.tolist()
     [['r1', 0, 0.5, 'grpo'], ['r1', 1, 0.4, 'grpo']]
     """
-    out = pd.DataFrame({"run_id": run_id, "step": df["step"].to_numpy(), "metric": df["metric"].to_numpy(),
+    n = len(df)
+    out = pd.DataFrame({"run_id": _text(np.zeros(n, np.int32), [run_id]), "step": df["step"].to_numpy(),
+                        "metric": _text(*pd.factorize(df["metric"].to_numpy())),
                         "value": df["value"].to_numpy()})
     for key, value in meta.items():
         if key not in META_DEFAULTS:
             raise TypeError(f"unknown metadata field {key!r} (expected one of {META_COLUMNS})")
-        out[key] = value if not isinstance(value, Mapping) else json.dumps(dict(value), sort_keys=True)
+        value = json.dumps(dict(value), sort_keys=True) if isinstance(value, Mapping) else value
+        out[key] = _text(np.zeros(n, np.int32), [value]) if isinstance(value, str) else value
     return conform(out)
+
+
+def _text(codes: np.ndarray, names) -> pd.Series:
+    """A text column from integer codes into ``names``, built in Arrow (fast for repeats)."""
+    import pyarrow as pa
+
+    names = pa.array([str(x) for x in names], pa.large_string())
+    arr = pa.DictionaryArray.from_arrays(pa.array(np.asarray(codes, dtype=np.int32)), names)
+    return pd.Series(pd.array(arr.cast(pa.large_string()), dtype="str"))
 
 
 def concat(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:

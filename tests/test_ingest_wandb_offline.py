@@ -192,8 +192,9 @@ def test_truncation_at_arbitrary_bytes_recovers_maximal_prefix(runs, tmp_path):
     cuts = sorted({rng.randrange(1, len(data)) for _ in range(50)}
                   | {b * BLOCK_SIZE + d for b in range(1, len(data) // BLOCK_SIZE + 1) for d in (-1, 0, 1, 7)}
                   | {records[3][0], records[3][0] + 1, 3, 7})
+    rows_of = [(end, _history_rows(payload)) for end, _s, payload in records]
     for cut in cuts:
-        expected = [row for end, _s, payload in records if end <= cut for row in _history_rows(payload)]
+        expected = [row for end, rows in rows_of if end <= cut for row in rows]
         path = tmp_path / f"cut{cut}.wandb"
         path.write_bytes(data[:cut])
         if not expected:
@@ -234,7 +235,7 @@ def test_corrupt_middle_block_skips_to_next_block(runs, tmp_path, where):
     [raw] = read_wandb_offline(path)
     assert _rows(raw) == expected
     full = [row for _e, _s, payload in records for row in _history_rows(payload)]
-    assert 0 < len(full) - len(expected) < 200      # only the damaged region was lost
+    assert 0 < len(full) - len(expected) < len(full) // 4   # at most one block's worth lost
     assert any(k.startswith("damaged") for k in raw.report.dropped)
     assert any("unreadable" in note for note in raw.report.notes)
     finalize(raw)

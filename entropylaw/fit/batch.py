@@ -34,21 +34,33 @@ def fit_many(H, R, lengths=None, weights=None, conf=0.95, chunk=2000, intervals=
 
 def _fit_chunk(H, R, lengths, weights, conf, intervals):
     valid = np.arange(H.shape[1])[None, :] < lengths[:, None]
-    x = np.where(valid, np.exp(np.where(valid, H, 0.0)), 0.0)
+    full = bool(valid.all())  # no padding: skip the masking passes
+    x = np.exp(H) if full else np.where(valid, np.exp(np.where(valid, H, 0.0)), 0.0)
     if intervals:
         out = unc.ar1_ols(x, R, weights, lengths, conf=conf)
         beta, cov, tq = out["beta"], out["cov"], out["tq"]
-    else:
-        cols, _ = unc.design_columns(x, R, weights, lengths)
-        s0 = np.einsum("rti,rtj->rij", *(np.moveaxis(cols, 0, -1),) * 2)
-        beta = np.einsum("rij,rj->ri", unc._inv2(s0[:, :2, :2]), s0[:, :2, 2])
+    else:  # closed form from five sums per run
+        Rv = R if full else np.where(valid, R, 0.0)
+        if weights is None:
+            sw, sx, sy = lengths.astype(float), x.sum(1), Rv.sum(1)
+            sxx, sxy = np.einsum("rt,rt->r", x, x), np.einsum("rt,rt->r", x, Rv)
+        else:
+            w = np.where(valid, weights, 0.0)
+            sw, sx, sy = w.sum(1), (w * x).sum(1), (w * Rv).sum(1)
+            sxx, sxy = (w * x * x).sum(1), (w * x * Rv).sum(1)
+        det = sw * sxx - sx**2
+        beta = np.column_stack([(sx * sy - sw * sxy) / det, (sxx * sy - sx * sxy) / det])
     a, b = beta[:, 0], beta[:, 1]
-    Rv = np.where(valid, R, 0.0)
-    resid = np.where(valid, R - (b[:, None] - a[:, None] * x), 0.0)
+    Rv = R if full else np.where(valid, R, 0.0)
+    resid = R - (b[:, None] - a[:, None] * x)
     mean = Rv.sum(axis=1) / lengths
-    tss = (np.where(valid, R - mean[:, None], 0.0) ** 2).sum(axis=1)
+    dev = R - mean[:, None]
+    if not full:
+        resid, dev = np.where(valid, resid, 0.0), np.where(valid, dev, 0.0)
+    tss = np.einsum("rt,rt->r", dev, dev)
     res = {"n": lengths, "a": a, "b": b, "ceiling": b - a,
-           "r2": 1 - (resid**2).sum(axis=1) / tss, "rmse": np.sqrt((resid**2).sum(axis=1) / lengths)}
+           "r2": 1 - np.einsum("rt,rt->r", resid, resid) / tss,
+           "rmse": np.sqrt(np.einsum("rt,rt->r", resid, resid) / lengths)}
     if intervals:
         se_c = unc.combo_stderr(cov, [-1.0, 1.0])
         res.update(a_stderr=np.sqrt(cov[:, 0, 0]), b_stderr=np.sqrt(cov[:, 1, 1]), cov_ab=cov[:, 0, 1],

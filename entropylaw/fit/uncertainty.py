@@ -72,24 +72,53 @@ def design_columns(x, y, weights=None, lengths=None):
 
 def run_sums(cols, lengths):
     """Per-run sufficient statistics: ``S0`` (Z'Z), lag-1 ``S1`` and endpoint ``E`` (runs, 3, 3)."""
-    z = np.moveaxis(cols, 0, -1)  # (runs, T, 3)
-    s0 = np.einsum("rti,rtj->rij", z, z)
-    lag = np.einsum("rti,rtj->rij", z[:, 1:], z[:, :-1])
-    s1 = lag + np.transpose(lag, (0, 2, 1))
+    z = np.ascontiguousarray(np.moveaxis(cols, 0, -1))  # (runs, T, 3)
+    zt = np.swapaxes(z, 1, 2)
+    s0 = zt @ z  # batched BLAS, much faster than einsum here
+    lag = zt[:, :, 1:] @ z[:, :-1]
+    s1 = lag + np.swapaxes(lag, 1, 2)
     idx = np.arange(z.shape[0])
     first, last = z[:, 0], z[idx, np.maximum(lengths - 1, 0)]
-    e = np.einsum("ri,rj->rij", first, first) + np.einsum("ri,rj->rij", last, last)
+    e = first[:, :, None] * first[:, None, :] + last[:, :, None] * last[:, None, :]
     return s0, s1, e
 
 
-def lagged_cross(cols):
-    """``g[r, l] = sum_t c_i[t] c_j[t+l] + c_j[t] c_i[t+l]`` for (i,j) in (aa, ab, bb), l >= 0."""
+def lagged_cross(cols, lengths=None, unweighted=False):
+    """``g[r, l] = sum_t c_i[t] c_j[t+l] + c_j[t] c_i[t+l]`` for (i,j) in (aa, ab, bb), l >= 0.
+
+    ``unweighted``: column b is the 0/1 mask, so the ab and bb terms are prefix sums (no FFT).
+    """
     ca, cb = cols[0], cols[1]
     T = ca.shape[1]
     nfft = 1 << int(np.ceil(np.log2(max(2 * T, 2))))
-    fa, fb = np.fft.rfft(ca, nfft), np.fft.rfft(cb, nfft)
+    fa = np.fft.rfft(ca, nfft)
+    if unweighted and lengths is not None:
+        g = np.empty((3,) + ca.shape)
+        g[0] = 2 * np.fft.irfft(fa.real**2 + fa.imag**2, nfft)[:, :T]
+        lag = np.arange(T)[None, :]
+        n = np.asarray(lengths)[:, None]
+        prefix = np.concatenate([np.zeros((ca.shape[0], 1)), np.cumsum(ca, axis=1)], axis=1)
+        head = np.take_along_axis(prefix, np.clip(n - lag, 0, T), axis=1)  # sum_{t < n-l} c_a
+        tail = prefix[:, -1:] - prefix[:, :T]  # sum_{t >= l} c_a
+        g[1] = np.where(lag < n, head + tail, 0.0)
+        g[2] = 2 * np.clip(n - lag, 0, None)
+        return g
+    fb = np.fft.rfft(cb, nfft)
     spec = np.stack([2 * (fa.conj() * fa).real, 2 * (fa.conj() * fb).real, 2 * (fb.conj() * fb).real])
     return np.fft.irfft(spec, nfft)[..., :T]  # (3, runs, T)
+
+
+def _sandwich2(a, m):
+    """``a @ m @ a`` for symmetric 2x2 ``a`` and ``m`` (broadcast), written out: tiny matmuls are slow."""
+    p00 = a[..., 0, 0] * m[..., 0, 0] + a[..., 0, 1] * m[..., 1, 0]
+    p01 = a[..., 0, 0] * m[..., 0, 1] + a[..., 0, 1] * m[..., 1, 1]
+    p10 = a[..., 1, 0] * m[..., 0, 0] + a[..., 1, 1] * m[..., 1, 0]
+    p11 = a[..., 1, 0] * m[..., 0, 1] + a[..., 1, 1] * m[..., 1, 1]
+    out = np.empty(np.broadcast_shapes(a.shape, m.shape))
+    out[..., 0, 0] = p00 * a[..., 0, 0] + p01 * a[..., 1, 0]
+    out[..., 0, 1] = out[..., 1, 0] = p00 * a[..., 0, 1] + p01 * a[..., 1, 1]
+    out[..., 1, 1] = p10 * a[..., 0, 1] + p11 * a[..., 1, 1]
+    return out
 
 
 def _inv2(m):
@@ -123,12 +152,15 @@ def ar1_ols(x, y, weights=None, lengths=None, groups=None, grid=PHI_GRID, conf=0
     ``sigma`` (marginal residual sd at phi_mode), ``rss``.
     """
     cols, lengths = design_columns(x, y, weights, lengths)
-    groups = np.arange(cols.shape[1]) if groups is None else np.asarray(groups)
+    identity = groups is None
+    groups = np.arange(cols.shape[1]) if identity else np.asarray(groups)
     n_groups = int(groups.max()) + 1
     s0, s1, e = run_sums(cols, lengths)
-    g = lagged_cross(cols[:2])  # (3, runs, T)
+    g = lagged_cross(cols[:2], lengths, unweighted=weights is None)  # (3, runs, T)
 
     def by_group(arr):
+        if identity:
+            return arr
         out = np.zeros((n_groups,) + arr.shape[1:])
         np.add.at(out, groups, arr)
         return out
@@ -159,16 +191,19 @@ def ar1_ols(x, y, weights=None, lengths=None, groups=None, grid=PHI_GRID, conf=0
     # OLS sandwich at each phi: X' C(phi) X = sum_l phi^l g_l - S0 (g_0 = 2 S0)
     T = g.shape[-1]
     P = grid[:, None] ** np.arange(T)[None, :]  # (G, T)
-    K = np.einsum("gt,krt->gkr", P, g)  # (G, 3, runs)
-    Kg = np.zeros((len(grid), 3, n_groups))
-    np.add.at(Kg, (slice(None), slice(None), groups), K)
+    K = (g.reshape(-1, T) @ P.T).reshape(3, -1, len(grid)).transpose(2, 0, 1)  # (G, 3, runs), BLAS
+    if identity:
+        Kg = K
+    else:
+        Kg = np.zeros((len(grid), 3, n_groups))
+        np.add.at(Kg, (slice(None), slice(None), groups), K)
     XCX = np.empty((len(grid), n_groups, 2, 2))
     XCX[..., 0, 0] = Kg[:, 0] - S0[None, :, 0, 0]
     XCX[..., 0, 1] = XCX[..., 1, 0] = Kg[:, 1] - S0[None, :, 0, 1]
     XCX[..., 1, 1] = Kg[:, 2] - S0[None, :, 1, 1]
     sig2_marg = rss / np.maximum(dof[None], 1) / (1 - pg**2)
-    V = np.einsum("gij,Ggjk,gkl->Ggil", Minv, XCX, Minv) * sig2_marg[..., None, None]
-    root = np.einsum("Gg,Ggij->gij", w, _sqrtm2(V))
+    V = _sandwich2(Minv[None], XCX) * sig2_marg[..., None, None]
+    root = (w[..., None, None] * _sqrtm2(V)).sum(axis=0)
     cov = root @ root
     mode = np.argmax(loglik, axis=0)
     cov_iid = Minv * (rss_ols / np.maximum(dof, 1))[:, None, None]

@@ -190,10 +190,12 @@ def _updated(run) -> str:
 
 
 def _available_keys(run) -> list[str]:
+    """History keys of a run: ``historyKeys`` when the listing has it, else the summary's keys."""
     info = getattr(run, "history_keys", None)
     if isinstance(info, dict) and isinstance(info.get("keys"), dict):
         return list(info["keys"])
-    return list(getattr(run, "summary", {}) or {})
+    summary = getattr(run, "summary_metrics", None) or getattr(run, "summary", None) or {}
+    return list(summary.keys())
 
 
 def needed_keys(available: Iterable[str]) -> list[str]:

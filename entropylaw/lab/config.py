@@ -31,7 +31,7 @@ class RunConfig:
     intervention: str = "none"
     steps: int = 100
     seed: int = 0
-    n_terms: int = 5
+    n_terms: int = 4
     digits: int = 1
     prompts_per_step: int = 16
     group_size: int = 8
@@ -41,7 +41,7 @@ class RunConfig:
     temperature: float = 1.0
     filter_groups: bool = False
     val_every: int = 10
-    val_size: int = 256
+    val_size: int = 128
     val_samples: int = 4
     ckpt_every: int = 50
     sft_steps: int = 300

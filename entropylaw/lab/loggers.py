@@ -100,7 +100,7 @@ class MultiLogger:
     def close(self) -> None:
         self.flush()
         if self.wandb_run is not None:
-            self.wandb_run.finish(quiet=True)
+            self.wandb_run.finish()
             self.wandb_run = None
 
 

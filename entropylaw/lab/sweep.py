@@ -102,21 +102,70 @@ def load_sweep(path: str | Path) -> tuple[list[RunConfig], list[str]]:
     return parse_sweep(path.read_text(encoding="utf-8"), str(path))
 
 
+def _run_one(cfg: RunConfig, run_dir: str, loggers: list[str], device: str | None, warmstart_dir: str,
+             progress: bool, threads: int | None) -> dict:
+    """One run (also the worker of ``jobs > 1``: module-level so it pickles)."""
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+    from entropylaw.lab.trainer import LabRun
+
+    return LabRun(cfg, run_dir, loggers, device, warmstart_dir, progress).run()
+
+
+def _warm_start_only(cfg: RunConfig, warmstart_dir: str, device: str | None, threads: int | None) -> str:
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+    from entropylaw.lab.trainer import LabRun
+
+    lab = LabRun(cfg, Path(warmstart_dir) / "_unused", ["jsonl"], device, warmstart_dir, progress=False)
+    return str(lab.warm_start()[1])
+
+
 def run_sweep(path: str | Path, out_dir: str | Path, device: str | None = None, progress: bool = True,
-              loggers: list[str] | None = None, echo=print) -> list[dict]:
-    """Run every run of the sweep that is not finished; return their summaries."""
+              loggers: list[str] | None = None, echo=print, jobs: int = 1) -> list[dict]:
+    """Run every run of the sweep that is not finished; return their summaries.
+
+    ``jobs > 1`` runs that many at once in worker processes of one thread each (warm starts
+    first, one per size and seed); each run's result does not depend on ``jobs``.
+    """
     from entropylaw.lab.trainer import DONE, LabRun
 
     configs, cfg_loggers = load_sweep(path)
     loggers = loggers or cfg_loggers
     out_dir = Path(out_dir)
+    ws_dir = out_dir / "warmstart"
     # build every run first: unknown sizes and sizes that cannot fit fail before anything runs
-    labs = [LabRun(cfg, out_dir / "runs" / cfg.run_name, loggers, device, out_dir / "warmstart", progress)
+    labs = [LabRun(cfg, out_dir / "runs" / cfg.run_name, loggers, device, ws_dir, progress and jobs == 1)
             for cfg in configs]
-    summaries = []
-    for i, lab in enumerate(labs, start=1):
-        finished = (lab.out_dir / DONE).exists()
-        echo(f"[{i}/{len(labs)}] {lab.cfg.run_name}: {'already finished' if finished else 'running'}")
-        summaries.append(lab.run())
+    todo = [lab for lab in labs if not (lab.out_dir / DONE).exists()]
+    for lab in labs:
+        if lab not in todo:
+            echo(f"{lab.cfg.run_name}: already finished")
+    if jobs <= 1:
+        for i, lab in enumerate(todo, start=1):
+            echo(f"[{i}/{len(todo)}] {lab.cfg.run_name}: running")
+            lab.run()
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        from entropylaw.lab.models import nonembedding_params
+
+        todo.sort(key=lambda lab: -nonembedding_params(lab.spec))  # longest first packs the workers best
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            firsts = {(lab.cfg.size, lab.cfg.seed): lab.cfg for lab in todo}
+            for done in [pool.submit(_warm_start_only, cfg, str(ws_dir), device, 1) for cfg in firsts.values()]:
+                echo(f"warm start ready: {done.result()}")
+            futures = {pool.submit(_run_one, lab.cfg, str(lab.out_dir), loggers, device, str(ws_dir), False, 1):
+                       lab.cfg.run_name for lab in todo}
+            for i, fut in enumerate(futures, start=1):
+                fut.result()
+                echo(f"[{i}/{len(todo)}] {futures[fut]}: finished")
+    summaries = [json.loads((lab.out_dir / DONE).read_text()) for lab in labs]
     (out_dir / "sweep.json").write_text(json.dumps({"config": str(path), "runs": summaries}, indent=1))
     return summaries

@@ -8,8 +8,11 @@ all correct or all wrong; advantages from the shared estimator
 ``ppo_epochs`` passes over ``minibatches`` shuffled minibatches, each one optimiser step on
 the shared :func:`entropylaw.probe.losses.policy_loss` with the run's intervention; finally
 re-score the same batch to log the measured entropy change ``actor/entropy_delta``.
-Validation (greedy ``val-core/<task>/acc/mean@1``, sampled ``val-aux/<task>/acc/mean@k``)
-runs at step 0 and every ``val_every`` steps, after that step's update.
+Validation runs at step 0 and every ``val_every`` steps, after that step's update, on a
+fixed validation set: ``val-core/<task>/acc/mean@k`` is the accuracy of ``val_samples``
+samples per prompt at temperature T (veRL's meaning of ``mean@k``; the main validation
+accuracy, which ``entropylaw ingest`` maps to ``val/<task>``), ``val-aux/<task>/acc/greedy``
+the greedy accuracy (kept under its own name; it is the sampled accuracy's H -> 0 limit).
 
 Checkpoints (``checkpoints/global_step_<n>/``: HF model + tokenizer + ``trainer_state.pt``
 with optimiser and RNG states) are written every ``ckpt_every`` steps and at the end; logs
@@ -44,7 +47,7 @@ def metric_keys(cfg: RunConfig, task_name: str) -> list[str]:
             "cov/top50pct_mean", "cov/response_level", "intervention/n_selected",
             "intervention/mean_weight", "intervention/aent_coef", "batch/groups_kept",
             "batch/groups_all_correct", "batch/groups_all_wrong",
-            f"val-core/{task_name}/acc/mean@1", f"val-aux/{task_name}/acc/mean@{cfg.val_samples}",
+            f"val-core/{task_name}/acc/mean@{cfg.val_samples}", f"val-aux/{task_name}/acc/greedy",
             f"val-aux/{task_name}/entropy", f"val-aux/{task_name}/response_length", "timing_s/step"]
 
 
@@ -83,6 +86,9 @@ class LabRun:
         check_fits(self.spec, self.tok.vocab_size, max(batch_tokens, cfg.val_size * cfg.val_samples * 8),
                    self.device)
         self.keys = metric_keys(cfg, self.task.name)
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # "Writing model shards" bars at every checkpoint
 
     # ---- set-up -------------------------------------------------------------------
     def _check_out_dir(self) -> None:
@@ -103,11 +109,18 @@ class LabRun:
         return build_model(self.spec, self.tok.vocab_size, self.tok.pad_id, self.tok.bos_id,
                            self.tok.eos_id, self.task.prompt_len + 1 + self.max_new)
 
+    def warm_start(self):
+        """(model, path): the cached warm start for this size and seed (trained if absent)."""
+        from entropylaw.lab.warmstart import WarmStartConfig, load_or_train
+
+        ws_cfg = WarmStartConfig(sft_steps=self.cfg.sft_steps, error_rate=self.cfg.sft_error_rate)
+        return load_or_train(self.warmstart_dir, self.cfg.size, self.cfg.seed, self.task, self.tok, ws_cfg,
+                             self._build, self.device)
+
     def _init_state(self):
         import torch
         from transformers import AutoModelForCausalLM
 
-        from entropylaw.lab.warmstart import WarmStartConfig, load_or_train
         from entropylaw.probe.interventions import AEntCoefficient
 
         cfg = self.cfg
@@ -117,9 +130,7 @@ class LabRun:
         self.gen = torch.Generator(device=self.device).manual_seed(cfg.seed + 7919)
         ckpt = latest_checkpoint(self.out_dir)
         if ckpt is None:
-            ws_cfg = WarmStartConfig(sft_steps=cfg.sft_steps, error_rate=cfg.sft_error_rate)
-            model, self.warmstart_path = load_or_train(self.warmstart_dir, cfg.size, cfg.seed, self.task,
-                                                       self.tok, ws_cfg, self._build, self.device)
+            model, self.warmstart_path = self.warm_start()
             self.model = model.to(self.device)
             self.step = 0
         else:
@@ -239,12 +250,38 @@ class LabRun:
                            cfg.temperature, generator=gen)
         with torch.no_grad():
             _, ent, _ = score(self.model, sampled, cfg.temperature)
-        return {f"val-core/{name}/acc/mean@1": float(self._rewards(terms, greedy).mean()),
-                f"val-aux/{name}/acc/mean@{cfg.val_samples}": float(self._rewards(rep, sampled).mean()),
+        return {f"val-core/{name}/acc/mean@{cfg.val_samples}": float(self._rewards(rep, sampled).mean()),
+                f"val-aux/{name}/acc/greedy": float(self._rewards(terms, greedy).mean()),
                 f"val-aux/{name}/entropy": float(token_mean(ent, sampled.mask.bool())),
                 f"val-aux/{name}/response_length": float(sampled.lengths().mean())}
 
     # ---- checkpoints --------------------------------------------------------------
+    def _rollout_lines(self, step: int) -> list[str]:
+        """A fresh on-policy batch of the checkpoint's model in the probe's rollout format
+        (prompt_id, prompt_ids, response_ids, reward, old_logprobs), so ``entropylaw probe``
+        can replay it. Own RNG streams: training is unaffected."""
+        import torch
+
+        from entropylaw.lab.rollout import generate, score
+
+        cfg = self.cfg
+        terms = np.repeat(self.task.sample(cfg.prompts_per_step, np.random.default_rng([cfg.seed, 3, step])),
+                          cfg.group_size, axis=0)
+        gen = torch.Generator(device=self.device).manual_seed(cfg.seed * 1_000_033 + step + 3)
+        self.model.eval()
+        ro = generate(self.model, self._prompts(terms), self.max_new, self.tok.eos_id, self.tok.pad_id,
+                      cfg.temperature, generator=gen)
+        with torch.no_grad():
+            old_logp = score(self.model, ro, cfg.temperature)[0]
+        rewards = self._rewards(terms, ro)
+        lines = []
+        for i in range(len(terms)):
+            n = int(ro.mask[i].sum())
+            lines.append(json.dumps({"prompt_id": self.task.prompt_text(terms[i]), "prompt_ids": ro.prompts[i].tolist(),
+                                     "response_ids": ro.responses[i, :n].tolist(), "reward": float(rewards[i]),
+                                     "old_logprobs": [round(float(x), 7) for x in old_logp[i, :n]]}))
+        return lines
+
     def save_checkpoint(self, step: int) -> Path:
         import torch
 
@@ -255,6 +292,7 @@ class LabRun:
         self.tok.save(tmp)
         (tmp / "lab.json").write_text(json.dumps({"step": step, "run": self.cfg.run_name, "task": self.task.config(),
                                                   "config": self.cfg.to_dict()}, indent=1))
+        (tmp / "rollouts.jsonl").write_text("".join(line + "\n" for line in self._rollout_lines(step)))
         torch.save({"step": step, "optimizer": self.opt.state_dict(), "generator": self.gen.get_state(),
                     "np_rng": self.np_rng.bit_generator.state, "aent": (self.aent.coef_, self.aent.n_updates_)},
                    tmp / "trainer_state.pt")

@@ -19,6 +19,7 @@ curve is black, per-algorithm curves dashed.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Mapping
 
 import numpy as np
@@ -58,7 +59,9 @@ def plot_algorithms(points: Mapping[str, pd.DataFrame], algorithm_of: Mapping[st
         box["F"] = float(test.get("f_stat", float("nan")))
         box["p"] = float(test.get("p_value", float("nan")))
         if test.get("verdict"):
-            box["verdict"] = str(test["verdict"])
+            # F and p are already in the box: keep the verdict's words, wrapped
+            words = str(test["verdict"]).split(" (F =")[0]
+            box["verdict"] = "\n".join(textwrap.wrap(words, 34))
     numbers_box(ax, box, loc="upper right")
     ax.set_xlabel(ENTROPY_LABEL)
     ax.set_ylabel(f"{score_label} (fraction correct)")

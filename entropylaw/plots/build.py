@@ -44,6 +44,9 @@ class Built:
     caption: str
     warnings: list[str] = field(default_factory=list)
 
+    def renamed(self, name: str) -> "Built":
+        return Built(name, self.fig, self.caption, list(self.warnings))
+
 
 def need(module: str, *names: str):
     """Import ``module`` (and check it has ``names``) or skip the figure saying what is missing."""
@@ -128,14 +131,58 @@ BUILDERS = ["law", "consumption", "early", "algorithms", "scaling", "covariance"
 PROBE_BUILDERS = ["table1", "ladder"]
 
 
-def build(name: str, t: pd.DataFrame, **options) -> list[Built]:
+def build(figure: str, t: pd.DataFrame, **options) -> list[Built]:
     """Run one table builder by name; raises :class:`Skipped` when it cannot."""
     registry = _registry()
-    if name not in registry:
-        raise EntropyLawError(f"unknown figure {name!r} (expected one of {', '.join(BUILDERS + PROBE_BUILDERS)})")
-    return registry[name](t, **options)
+    if figure not in registry:
+        raise EntropyLawError(f"unknown figure {figure!r} (expected one of {', '.join(BUILDERS + PROBE_BUILDERS)})")
+    return registry[figure](t, **options)
+
+
+def tag(run_id: str, messages) -> list[str]:
+    """Prefix each message with its run unless it already names it; drop repeats."""
+    out = [m if f"'{run_id}'" in m or m.startswith(f"{run_id}:") else f"{run_id}: {m}" for m in messages]
+    return list(dict.fromkeys(out))
 
 
 def build_probe(name: str, summary: dict, **options) -> list[Built]:
     from entropylaw.plots import build_lab
     return {"table1": build_lab.table1_figure, "ladder": build_lab.ladder_figure}[name](summary, **options)
+
+
+def read_tables(*patterns: str | Path) -> pd.DataFrame | None:
+    """Concatenate the run tables matching glob ``patterns`` (sorted); None when none match."""
+    import glob
+
+    paths = sorted({p for pattern in patterns for p in glob.glob(str(pattern))})
+    if not paths:
+        return None
+    return tt.concat([tt.read(p) for p in paths])
+
+
+def write_figures(built: list[Built], out_dir: str | Path, formats=("png", "pdf")) -> list[Path]:
+    """Save each figure (reproducible bytes) and close it; returns the files written."""
+    import matplotlib.pyplot as plt
+
+    from entropylaw.plots.style import save
+
+    written = []
+    for b in built:
+        written += save(b.fig, Path(out_dir) / b.name, formats=formats)
+        plt.close(b.fig)
+    return written
+
+
+def script(name: str, make: Callable[[], list[Built]], out_dir: str | Path) -> int:
+    """Body of an ``analysis/fig_*.py`` script: build, save, say what happened; never crash on a skip."""
+    try:
+        built = make()
+    except Skipped as why:
+        print(f"{name}: SKIPPED: {why}")
+        return 0
+    for path in write_figures(built, out_dir):
+        print(f"{name}: wrote {path}")
+    for b in built:
+        for w in b.warnings:
+            print(f"{name}: warning: {w}")
+    return 0

@@ -18,7 +18,6 @@ logged entropy).
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from entropylaw import table as tt
@@ -30,9 +29,9 @@ COV = "cov/response_level"
 DELTA = "actor/entropy_delta"
 
 
-def covariance_figure(t: pd.DataFrame, **_) -> list[Built]:
-    """Fig. 8 for every run that logs the response-level covariance."""
-    runs = [r for r in tt.run_ids(t) if len(tt.series(t, r, COV))]
+def covariance_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
+    """Fig. 8 for every run (or each of ``run_ids``) that logs the response-level covariance."""
+    runs = [r for r in (run_ids or tt.run_ids(t)) if len(tt.series(t, r, COV))]
     if not runs:
         raise Skipped(f"covariance: no run logs {COV!r} (the lab's response-level covariance)")
     built = []
@@ -86,7 +85,9 @@ def table1_figure(summary: dict, **_) -> list[Built]:
     from entropylaw.plots.probe_tables import plot_table1
     if not summary.get("table1"):
         raise Skipped("table1: the probe summary has no 'table1'")
-    ax = plot_table1(summary["table1"], label=summary.get("label", "this probe"))
+    from entropylaw.plots.probe_tables import PAPER_TABLE1
+    ax = plot_table1(summary["table1"], label=summary.get("label", "this probe (whole batch)"),
+                     reference=summary.get("table1_paper") or PAPER_TABLE1)
     return [Built("table1_covariance", ax.figure,
                   "Mean token covariance over the top fraction of tokens ranked by covariance (paper Table 1): "
                   "a few tokens carry most of it.")]
@@ -115,6 +116,10 @@ def ladder_parts(ladder: dict, summary: dict | None = None):
     summary = summary or {}
     measured = None
     estimators = {}
+    if isinstance(ladder.get("estimators"), dict):  # the probe's layout: {"eta", "estimators", ...}
+        estimators = {k: dict(v) for k, v in ladder["estimators"].items() if isinstance(v, dict)}
+        found = [v.get("measured_mean") for v in estimators.values() if v.get("measured_mean") is not None]
+        return estimators, (float(found[0]) if found else None)
     for key, value in ladder.items():
         if isinstance(value, dict):
             entry = dict(value)

@@ -47,8 +47,8 @@ def _final_prediction(pts, fit, fit_frac, notes, run_id) -> dict:
     """The final score predicted from the early part of the run (else the full fit, said so)."""
     try:
         early = B.need("entropylaw.fit.early", "EarlyPrediction")
-        pred, caught = B.capture(lambda: early.EarlyPrediction(fit_frac=fit_frac).fit(pts))
-        notes += [f"{run_id}: early prediction: {w}" for w in caught]
+        # its warnings are the early-prediction figure's, reported there once
+        pred, _caught = B.capture(lambda: early.EarlyPrediction(fit_frac=fit_frac).fit(pts))
         return {"final_predicted": float(pred.final_predicted_),
                 "predicted_from": f"fit on first {100 * fit_frac:.0f} %"}
     except (B.Skipped, EntropyLawError) as why:

@@ -20,10 +20,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from entropylaw import table as tt
 from entropylaw.errors import EntropyLawError
-from entropylaw.plots.build import Built, Skipped, capture, metric_label, need, performance_metric, usable_runs
-from entropylaw.plots.style import color, new_axes, new_grid
+from entropylaw.plots.build import (Built, Skipped, capture, metric_label, need, performance_metric, tag,
+                                    usable_runs)
+from entropylaw.plots.style import color, fmt, new_axes, new_grid
 
 MIN_POINTS = 4  # fewer paired points than this and a two-parameter fit says nothing
 
@@ -56,7 +56,8 @@ def fitted_runs(t: pd.DataFrame, run_ids=None):
         except EntropyLawError as err:
             notes.append(f"{run_id}: not fitted ({err})")
             continue
-        notes += [f"{run_id}: {w}" for w in dict.fromkeys(caught + list(getattr(fit, "warnings_", [])))]
+        # the fit both warns and keeps its warnings in warnings_: show each once
+        notes += tag(run_id, caught or list(getattr(fit, "warnings_", [])))
         out[run_id] = (pts, fit)
     return out, notes
 
@@ -85,12 +86,26 @@ def law_figures(t: pd.DataFrame, **_) -> list[Built]:
     if not fitted:
         raise Skipped("law: no run has enough paired entropy/score points to fit" + _why(notes))
     draw = _law_drawer(law_plot)
-    fig, ax = new_axes(figsize=(7.2, 5.0))
+    fig, ax = new_axes(figsize=(7.6, 5.4 + 0.4 * len(fitted)))
+    handles, names = [], []
     for i, (run_id, (pts, fit)) in enumerate(fitted.items()):
-        draw(pts, fit, ax=ax, label=run_id, color=color(i))
+        n_before = len(ax.collections)
+        draw(pts, fit, ax=ax, label=run_id, color=color(i), numbers=False)
+        handles.append(ax.collections[n_before])  # the run's scatter of paired points
+        d = fit_dict(fit)
+        lo, hi = d.get("ceiling_ci") or (float("nan"), float("nan"))
+        names.append(f"{run_id}\na = {fmt(d['a'])}, b = {fmt(d['b'])}, ceiling = {fmt(d['ceiling'])} "
+                     f"[{fmt(lo)}, {fmt(hi)}], R² = {fmt(d.get('r2', float('nan')))}, n = {d.get('n')}")
+    leg = ax.get_legend()
+    if leg is not None:
+        leg.remove()
+    fig.legend(handles, names, loc="outside lower center", ncol=1, fontsize=7.5)
+    focus_ylim(ax, [pts["R"] for pts, _ in fitted.values()] + [[fit_dict(f)["ceiling"]] for _, f in fitted.values()])
+    ax.text(0.01, 0.01, "line: fit · dashed: extrapolation to H = 0 · dotted: ceiling b - a\n"
+            "shaded: 95 % confidence (dark) and prediction (light) bands",
+            transform=ax.transAxes, ha="left", va="bottom", fontsize=7.5, color="0.3")
     metrics = {performance_metric(t, r) for r in fitted}
-    if len(metrics) == 1:
-        ax.set_ylabel(metric_label(metrics.pop()))
+    ax.set_ylabel(metric_label(metrics.pop()) if len(metrics) == 1 else "validation score (fraction correct)")
     ax.set_title("Performance vs policy entropy: R = -a·exp(H) + b per run")
     built = [Built("fig01_law_all_runs", fig,
                    "Paired validation score vs policy entropy, one colour per run, with each run's fitted law, "
@@ -102,6 +117,7 @@ def law_figures(t: pd.DataFrame, **_) -> list[Built]:
         for i, (run_id, (pts, fit)) in enumerate(fitted.items()):
             ax = axes.flat[i]
             draw(pts, fit, ax=ax, label=run_id, color=color(i))
+            focus_ylim(ax, [pts["R"], [fit_dict(fit)["ceiling"]]])
             ax.set_title(run_id, fontsize=9)
         for ax in list(axes.flat)[n:]:
             ax.set_visible(False)
@@ -115,8 +131,9 @@ def _law_drawer(law_plot):
     for name in ("plot_law", "plot_fit", "law_plot"):
         fn = getattr(law_plot, name, None)
         if fn is not None:
-            return lambda pts, fit, ax, label, color: fn(pts["H"].to_numpy(float), pts["R"].to_numpy(float), fit,
-                                                         ax=ax, label=label, color=color)
+            return lambda pts, fit, ax, label, color, numbers=True: fn(
+                pts["H"].to_numpy(float), pts["R"].to_numpy(float), fit, ax=ax, label=label, color=color,
+                numbers=numbers)
     raise Skipped("entropylaw.plots.law has no plot_law function")
 
 
@@ -130,7 +147,7 @@ def consumption_figure(t: pd.DataFrame, marks=(200, 800), **_) -> list[Built]:
         except EntropyLawError as err:
             notes.append(f"{run_id}: no consumption curve ({err})")
             continue
-        notes += [f"{run_id}: {w}" for w in caught]
+        notes += tag(run_id, caught)
         if len(frame):
             runs[run_id] = frame
     if not runs:
@@ -160,23 +177,50 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
         except EntropyLawError as err:
             notes.append(f"{run_id}: no early prediction ({err})")
             continue
-        notes += [f"{run_id}: {w}" for w in caught]
+        notes += tag(run_id, caught)
         results[run_id] = (pts, pred)
     if not results:
         raise Skipped("early: no run has enough points for an early-stage prediction" + _why(notes))
     n = len(results)
     ncols = min(3, n)
     fig, axes = new_grid((n + ncols - 1) // ncols, ncols)
+    handles = []
     for i, (run_id, (pts, pred)) in enumerate(results.items()):
-        fn(pts, pred, ax=axes.flat[i], label=run_id, color=color(i))
-        axes.flat[i].set_title(run_id, fontsize=9)
+        ax = axes.flat[i]
+        fn(pts, pred, ax=ax, label=run_id, color=color(i))
+        focus_ylim(ax, [pts["R"], [getattr(pred, "ceiling_", np.nan)]])
+        window = f"fit on {getattr(pred, 'fit_n_', '?')} points, steps <= {getattr(pred, 'window_end_', float('nan')):g}"
+        ax.set_title(f"{run_id}\n({window})", fontsize=8.5)
+        if i == 0 and ax.get_legend() is not None:
+            handles = ax.get_legend().legend_handles
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
+    if handles:
+        generic = ["fit window", "95 % prediction band", "predicted from entropy", "observed (in the fit window)",
+                   "observed (predicted)", "predicted ceiling b - a"]
+        fig.legend(handles, generic[:len(handles)], loc="outside lower center", ncol=3, fontsize=8)
     what = f"the first {fit_steps} steps" if fit_steps else f"the first {100 * fit_frac:.0f} % of each run"
     fig.suptitle(f"Early-stage prediction: fit on {what}, predict the rest")
     return [Built("fig05_early_prediction", fig,
                   f"The law fitted on {what} (shaded) predicts the later scores; RMSE over the predicted steps "
                   "and the final-step error are written on each panel (paper: 0.9 % and 0.5 % for math).", notes)]
+
+
+def focus_ylim(ax, value_lists, pad: float = 0.25) -> None:
+    """Fit the y axis to the observed scores and ceilings, not to very wide bands.
+
+    A run with few, noisy points has a prediction band far wider than its data; the
+    band is still drawn, only cut at the axes.
+    """
+    values = np.concatenate([np.asarray(v, float).ravel() for v in value_lists])
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return
+    lo, hi = values.min(), values.max()
+    span = max(hi - lo, 0.02)
+    ax.set_ylim(lo - pad * span, hi + pad * span)
 
 
 def _why(notes) -> str:

@@ -18,7 +18,6 @@ Right: the covariance per prompt-difficulty group (groups by the prompt's accura
 
 from __future__ import annotations
 
-from typing import Mapping
 
 import numpy as np
 import pandas as pd

@@ -59,13 +59,13 @@ def plot_law(H, R, fit, ax=None, label=None, color=None, numbers=True):
         numbers_box(ax, {"a": _ci_text(fit.a_, fit.a_ci_), "b": _ci_text(fit.b_, fit.b_ci_),
                          "ceiling": _ci_text(fit.ceiling_, fit.ceiling_ci_), "R²": fit.r2_,
                          "n": str(fit.n_)}, loc="lower left")
-        ax.legend(loc="upper right")
+        ax.legend(loc="upper right", fontsize=7.5, frameon=False)
     return ax
 
 
 def plot_fit(fit, ax=None, label=None, color=None, steps=None):
     """:func:`plot_law` of the points the fit was made on; returns the figure."""
-    ax = plot_law(fit.H_, fit.R_, fit, ax=ax, label=label or getattr(fit, "run_id_", None), color=color)
+    ax = plot_law(fit.H_, fit.R_, fit, ax=ax, label=label or "paired scores", color=color)
     run = getattr(fit, "run_id_", None)
     if run and ax.get_title() == "":
         ax.set_title(f"{run}: R = -a·exp(H) + b" if fit.form == "exp" else f"{run}: {fit.form} form", fontsize=9)
@@ -94,7 +94,11 @@ def plot_early(pairs, early, ax=None, label=None, color=None):
     numbers_box(ax, {"RMSE (predicted)": early.rmse_predicted_, "final observed": early.final_observed_,
                      "final predicted": early.final_predicted_,
                      "ceiling": _ci_text(early.ceiling_, early.ceiling_ci_)}, loc="lower right")
-    ax.legend(loc="upper left", fontsize=7.5)
+    # keep the points readable when an early window gives a very wide band
+    vals = np.concatenate([p["R"].to_numpy(), p["R_pred"].to_numpy(), [early.ceiling_]])
+    span = max(np.ptp(vals), 1e-3)
+    ax.set_ylim(max(np.min(p["pred_lo"]), vals.min() - 0.4 * span), min(np.max(p["pred_hi"]), vals.max() + 0.4 * span))
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, fontsize=7.5, frameon=False)
     if label and ax.get_title() == "":
         ax.set_title(str(label), fontsize=9)
     return fig

@@ -46,7 +46,7 @@ def parse_fraction(key) -> float:
 
 def parse_table1(table1: Mapping) -> dict[float, float]:
     """Fractions -> mean covariance, sorted from the smallest top fraction to all tokens."""
-    out = {parse_fraction(k): float(v) for k, v in table1.items()}
+    out = {parse_fraction(k): float(v) for k, v in table1.items() if v is not None}
     return dict(sorted(out.items()))
 
 
@@ -94,7 +94,7 @@ def plot_ladder(ladder: Mapping[str, Mapping[str, float]], measured: float | Non
     keys = [("pearson", "Pearson r"), ("spearman", "Spearman ρ"), ("sign_agreement", "sign agreement")]
     h = 0.8 / len(keys)
     for j, (key, text) in enumerate(keys):
-        values = np.array([float(ladder[n].get(key, np.nan)) for n in names])
+        values = np.array([_num(ladder[n].get(key)) for n in names])
         pos = y + (j - 1) * h
         ax.barh(pos, values, h, color=color(j), label=text)
         for p, v in zip(pos, values):
@@ -110,7 +110,7 @@ def plot_ladder(ladder: Mapping[str, Mapping[str, float]], measured: float | Non
     ax.set_title("Per-token agreement")
 
     ax = axes[0, 1]
-    predicted = np.array([float(ladder[n].get("predicted_mean", np.nan)) for n in names])
+    predicted = np.array([_num(ladder[n].get("predicted_mean")) for n in names])
     ax.scatter(predicted, y, color=color(0), zorder=3, label="predicted batch-mean ΔH")
     for p, v in zip(y, predicted):
         if v == v:
@@ -125,3 +125,11 @@ def plot_ladder(ladder: Mapping[str, Mapping[str, float]], measured: float | Non
     ax.set_title("Predicted vs measured ΔH")
     fig.suptitle(title or "Entropy-change ladder: first-order estimates vs measurement")
     return fig
+
+
+def _num(value) -> float:
+    """JSON null (or anything not a number) as NaN."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")

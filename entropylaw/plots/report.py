@@ -61,7 +61,7 @@ table{border-collapse:collapse;font-size:.88rem;width:100%} th,td{padding:.3rem 
      text-align:right;white-space:nowrap} th{background:#f5f5f5} td.l,th.l{text-align:left}
 figure{margin:1.2rem 0} figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.88rem;color:#444} .warn li{color:#8a4b00} .muted{color:#666;font-size:.85rem}
-.scroll{overflow-x:auto}
+.scroll{overflow-x:auto} td.run{white-space:normal;word-break:break-word;max-width:15rem}
 """
 
 # Runs after load: every <img> must have decoded (naturalWidth > 0); errors are counted.
@@ -136,8 +136,8 @@ def render_html(title: str, runs: Sequence[Mapping], figures: Sequence[ReportFig
         parts.append("</tr></thead><tbody>")
         for row in runs:
             cells = run_cells(row)
-            parts.append("<tr>" + "".join(f'<td class="{"l" if left else ""}">{_e(text)}</td>'
-                                          for text, left in cells) + "</tr>")
+            parts.append("<tr>" + "".join(f'<td class="{("l run" if i == 0 else "l") if left else ""}">{_e(text)}</td>'
+                                          for i, (text, left) in enumerate(cells)) + "</tr>")
         parts.append("</tbody></table></div>")
     else:
         parts.append("<p>No run had enough paired (entropy, score) points to fit.</p>")

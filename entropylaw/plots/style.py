@@ -11,6 +11,9 @@ the same data gives the same bytes (``make figures`` twice changes nothing).
 >>> text = numbers_box(ax, {"a": 0.5123, "ceiling": 0.731})
 >>> text.get_text()
 'a = 0.512\\nceiling = 0.731'
+>>> import tempfile, pathlib
+>>> [p.name for p in save(fig, pathlib.Path(tempfile.mkdtemp()) / "qwen2.5-0.5b")]
+['qwen2.5-0.5b.png', 'qwen2.5-0.5b.pdf']
 """
 
 from __future__ import annotations
@@ -110,10 +113,12 @@ def numbers_box(ax, numbers: Mapping[str, float | str], loc: str = "lower right"
 def save(fig, path: str | os.PathLike, formats=("png", "pdf")) -> list[Path]:
     """Save ``fig`` as ``path`` with each suffix in ``formats``; no timestamps, so reproducible."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # strip only a known image suffix: run ids like "qwen2.5-0.5b" contain dots
+    stem = path.with_suffix("") if path.suffix.lower() in {".png", ".pdf", ".svg"} else path
+    stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
     for ext in formats:
-        out = path.with_suffix(f".{ext}")
+        out = stem.parent / f"{stem.name}.{ext}"
         metadata = {"Software": None} if ext == "png" else {"CreationDate": None, "ModDate": None, "Producer": None}
         if ext == "svg":
             metadata = {"Date": None}

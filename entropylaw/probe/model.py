@@ -57,9 +57,12 @@ def load_model(path: str, device: str | None = "auto", dtype: str = "auto", devi
         raise EntropyLawError(f"--model {path}: no config.json (expected a transformers model directory)")
     dev = resolve_device(device) if device_map is None else None
     torch_dtype = {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16,
-                   "float16": torch.float16}.get(dtype)
+                   "float16": torch.float16, "float64": torch.float64}.get(dtype)
     if torch_dtype is None:
-        raise EntropyLawError(f"--dtype {dtype}: expected auto, float32, bfloat16 or float16")
+        raise EntropyLawError(f"--dtype {dtype}: expected auto, float32, float64, bfloat16 or float16")
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
     kwargs = {"dtype": torch_dtype}
     if device_map is not None:
         kwargs["device_map"] = device_map

@@ -71,6 +71,28 @@ def read_rollouts(path: str | Path) -> pd.DataFrame:
     return df
 
 
+def read_prompts_frame(path: str | Path) -> pd.DataFrame:
+    """Read a prompt file (JSONL or parquet) with prompt or prompt_ids."""
+    path = Path(path)
+    if not path.exists():
+        raise EntropyLawError(f"{path}: no such prompt file")
+    if path.suffix == ".parquet":
+        df = pd.read_parquet(path)
+    else:
+        rows = []
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                if line.strip():
+                    try:
+                        rows.append(json.loads(line))
+                    except json.JSONDecodeError as err:
+                        raise EntropyLawError(f"{path}:{n}: not a JSON object ({err.msg})") from None
+        df = pd.DataFrame(rows)
+    if len(df) == 0 or not any(c in df.columns for c in ("prompt", "prompt_ids")):
+        raise EntropyLawError(f"{path}: no prompts (expected JSONL rows with prompt or prompt_ids)")
+    return df
+
+
 def _ids(value, path, line, column, vocab_size):
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None

@@ -33,9 +33,10 @@ def _progress(total: int, enabled: bool):
 
 
 def _tok_arrays(frame_cols: dict, stats: dict) -> dict:
-    old = frame_cols["old_logprob"]
-    return {"adv": frame_cols["advantage"], "old": torch.where(torch.isnan(old), frame_cols["logprob"], old),
-            "entropy0": stats["entropy"], "logprob": frame_cols["logprob"], "entropy": stats["entropy"],
+    # full-precision log-probs: on-policy, old must equal log p exactly (ratio 1, zero KL penalty)
+    old = frame_cols["old_logprob"].to(stats["logp"].dtype)
+    return {"adv": frame_cols["advantage"], "old": torch.where(torch.isnan(old), stats["logp"], old),
+            "entropy0": stats["entropy"], "logprob": stats["logp"], "entropy": stats["entropy"],
             "sum_p2": stats["sum_p2"]}
 
 

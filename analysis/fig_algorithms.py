@@ -1,0 +1,37 @@
+"""Paper Fig. 6: runs of different algorithms on one model with a shared fit. The real
+deepseek-llm-7b-chat GSM8K runs (GRPO and PPO) and, when present, the lab's algorithm
+runs. Writes figures/fig06_algorithms*.*.
+"""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from entropylaw.plots.build import Skipped, build, read_tables, script  # noqa: E402
+
+OUT = ROOT / "figures"
+
+
+def make():
+    built = []
+    reasons = []
+    for name, pattern in (("real", "data/real/*.parquet"), ("lab", "data/lab/*.parquet")):
+        t = read_tables(ROOT / pattern)
+        if t is None:
+            reasons.append(f"no {pattern}")
+            continue
+        try:
+            built += [b.renamed(b.name + ("" if name == "real" else "_lab")) for b in build("algorithms", t)]
+        except Skipped as why:
+            reasons.append(f"{name}: {why}")
+    for r in reasons:
+        print(f"fig_algorithms: {r}")
+    if not built:
+        raise Skipped("; ".join(reasons))
+    return built
+
+
+if __name__ == "__main__":
+    sys.exit(script("fig_algorithms", make, OUT))

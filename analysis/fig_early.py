@@ -1,0 +1,24 @@
+"""Paper Fig. 5: fit the law on the first 15 % of each real run, predict the rest; the fit
+window is shaded and the RMSE written. Writes figures/fig05_early_prediction.*.
+"""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from entropylaw.plots.build import Skipped, build, read_tables, script  # noqa: E402
+
+OUT = ROOT / "figures"
+
+
+def make():
+    real = read_tables(ROOT / "data/real/*.parquet")
+    if real is None:
+        raise Skipped("no data/real/*.parquet")
+    return build("early", real, fit_frac=0.15)
+
+
+if __name__ == "__main__":
+    sys.exit(script("fig_early", make, OUT))

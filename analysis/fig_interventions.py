@@ -1,0 +1,49 @@
+"""Paper Figs. 9-13 style: entropy, accuracy (and response length) over steps, one line
+per run: the real veRL runs (figures/fig09_runs_real.*) and, when present, the lab's
+intervention runs of one model and seed (figures/fig10_interventions_lab.*).
+"""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from entropylaw.plots.build import Skipped, build, read_tables, script  # noqa: E402
+
+OUT = ROOT / "figures"
+
+from entropylaw import table  # noqa: E402
+
+
+def make():
+    built = []
+    real = read_tables(ROOT / "data/real/*.parquet")
+    if real is None:
+        raise Skipped("no data/real/*.parquet")
+    built += build("interventions", real, name="fig09_runs_real", smooth=9,
+                   title="Real veRL runs: entropy, score and response length over training")
+    lab = read_tables(ROOT / "data/lab/*.parquet")
+    if lab is None:
+        print("fig_interventions: no data/lab/*.parquet yet: lab intervention figure not drawn")
+        return built
+    meta = table.runs(lab)
+    model = meta["model"].value_counts().index[0]
+    rows = meta[meta["model"] == model]
+    seed = rows["seed"].min()
+    if seed == seed:
+        rows = rows[rows["seed"] == seed]
+    labels = {r: (a or r) for r, a in zip(rows["run_id"], rows["algorithm"])}
+    if len(set(labels.values())) < len(labels):
+        labels = None
+    try:
+        built += build("interventions", lab, run_ids=list(rows["run_id"]), labels=labels,
+                       name="fig10_interventions_lab", smooth=5,
+                       title=f"Lab, {model or 'one model'}: entropy and accuracy per intervention")
+    except Skipped as why:
+        print(f"fig_interventions: lab figure skipped: {why}")
+    return built
+
+
+if __name__ == "__main__":
+    sys.exit(script("fig_interventions", make, OUT))

@@ -1,0 +1,25 @@
+"""Paper Fig. 7: coefficients a and b vs model size with the log-linear size law, its
+prediction band and the largest size held out. Needs several model sizes: the lab sweep
+(data/lab/*.parquet). Writes figures/fig07_scaling.*.
+"""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from entropylaw.plots.build import Skipped, build, read_tables, script  # noqa: E402
+
+OUT = ROOT / "figures"
+
+
+def make():
+    lab = read_tables(ROOT / "data/lab/*.parquet")
+    if lab is None:
+        raise Skipped("no data/lab/*.parquet (the lab sweep over model sizes has not been run)")
+    return build("scaling", lab)
+
+
+if __name__ == "__main__":
+    sys.exit(script("fig_scaling", make, OUT))

@@ -1,0 +1,126 @@
+"""``entropylaw fit|predict|scale|algorithms`` end to end (subprocess)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from entropylaw import table
+from entropylaw.cli.main import main
+
+
+class Result:
+    def __init__(self, code, captured):
+        self.returncode, self.stdout, self.stderr = code, captured.out, captured.err
+
+
+@pytest.fixture
+def inproc(capsys):
+    """Run the CLI in this process (no interpreter start-up): same parser, same error handling."""
+    def run(*args):
+        import warnings
+
+        with warnings.catch_warnings():
+            code = main(list(args))
+        return Result(code, capsys.readouterr())
+    return run
+
+
+def write_runs(tmp_path, runs=(("r1", 0.3, 0.9, "grpo", "Qwen2.5-0.5B"), ("r2", 0.35, 0.95, "rloo", "Qwen2.5-1.5B"),
+                               ("r3", 0.4, 1.0, "grpo", "Qwen2.5-3B"))):
+    rng = np.random.default_rng(0)
+    tabs = []
+    for rid, a, b, alg, model in runs:
+        steps = np.arange(1, 301)
+        H = 0.05 + np.exp(-steps / 60)
+        rec = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
+        rec += [(int(s), "val/gsm8k", float(b - a * np.exp(H[s - 1]) + 0.005 * rng.standard_normal()))
+                for s in steps[9::10]]
+        tabs.append(table.from_records(rec, run_id=rid, algorithm=alg, model=model,
+                                       n_params_nonembedding={"Qwen2.5-0.5B": 0.36e9, "Qwen2.5-1.5B": 1.3e9,
+                                                              "Qwen2.5-3B": 2.8e9}[model]))
+    path = tmp_path / "runs.parquet"
+    table.write(table.concat(tabs), path)
+    return path
+
+
+def test_fit_json_and_plot(cli, tmp_path):
+    path = write_runs(tmp_path)
+    out = cli("fit", str(path), "--json", "--plot", str(tmp_path / "fig.png"))
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    need = {"run_id", "n", "a", "b", "a_stderr", "b_stderr", "cov_ab", "ceiling", "ceiling_stderr", "ceiling_ci",
+            "r2", "rmse", "x_key", "y_key", "form", "best_form_aic", "forms"}
+    assert len(rows) == 3 and need <= set(rows[0])
+    assert rows[0]["a"] == pytest.approx(0.3, abs=0.03) and rows[0]["y_key"] == "val/gsm8k"
+    assert (tmp_path / "fig-r1.png").stat().st_size > 10_000
+
+
+def test_fit_human_table_pool_and_predict(inproc, tmp_path):
+    cli = inproc
+    path = write_runs(tmp_path)
+    out = cli("fit", str(path), "--only", "r1")
+    assert out.returncode == 0 and "ceiling" in out.stdout and "r1" in out.stdout
+    pooled = cli("fit", str(path), "--pool", "--json", "--interval", "run-bootstrap", "--n-boot", "200")
+    assert pooled.returncode == 0, pooled.stderr
+    assert json.loads(pooled.stdout)["n_runs"] == 3
+    pred = cli("predict", str(path), "--fit-frac", "0.3", "--json", "--plot", str(tmp_path / "early.png"))
+    assert pred.returncode == 0, pred.stderr
+    rows = json.loads(pred.stdout)
+    assert {"fit_n", "rmse_predicted", "final_observed", "final_predicted", "error_vs_k"} <= set(rows[0])
+    assert rows[0]["rmse_predicted"] < 0.05
+    assert (tmp_path / "early-r1.png").exists()
+
+
+def test_scale_and_algorithms(inproc, tmp_path):
+    cli = inproc
+    path = write_runs(tmp_path)
+    out = cli("scale", str(path), "--predict", "7B", "--json")
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    assert res["predictions"][0]["n_params"] == 7e9 and "leave_one_out" in res
+    alg = cli("algorithms", str(path), "--json")
+    assert alg.returncode == 0, alg.stderr
+    assert json.loads(alg.stdout)["algorithms"] == ["grpo", "rloo"]
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--fit-steps", "5000"], "not smaller than the run"),
+    (["--score-range", "0,0.5"], "outside --score-range"),
+    (["--y-key", "val/nope"], "no metric 'val/nope'"),
+])
+def test_predict_bad_input_one_line(inproc, tmp_path, args, msg):
+    cli = inproc
+    path = write_runs(tmp_path)
+    extra = [] if "--fit-steps" in args else ["--fit-frac", "0.3"]
+    out = cli("predict", str(path), *args, *extra)
+    assert out.returncode == 2 and msg in out.stderr
+    assert "Traceback" not in out.stderr and out.stderr.count("error:") == 1
+
+
+def test_fit_bad_inputs(inproc, tmp_path):
+    cli = inproc
+    t = table.from_records([(1, "entropy", 0.5), (2, "entropy", 0.4), (1, "val/x", 0.2), (2, "val/x", 0.3)],
+                           run_id="tiny")
+    table.write(t, tmp_path / "tiny.parquet")
+    out = cli("fit", str(tmp_path / "tiny.parquet"))
+    assert out.returncode == 2 and "at least 3" in out.stderr and "Traceback" not in out.stderr
+    t = table.from_records([(s, "entropy", 0.5) for s in range(5)] + [(s, "val/x", 0.1 * s) for s in range(5)],
+                           run_id="flat")
+    table.write(t, tmp_path / "flat.parquet")
+    out = cli("fit", str(tmp_path / "flat.parquet"))
+    assert out.returncode == 2 and "constant" in out.stderr
+    t = table.from_records([(s, "entropy", 0.5 - 0.1 * s) for s in range(5)], run_id="noscore")
+    table.write(t, tmp_path / "noscore.parquet")
+    out = cli("fit", str(tmp_path / "noscore.parquet"))
+    assert out.returncode == 2 and "no score key" in out.stderr
+
+
+def test_fit_reads_a_raw_log(cli, tmp_path, real_logs):
+    log = real_logs / "verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512_verl-data.log"
+    out = cli("fit", str(log), "--json")
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    assert res["n"] > 30 and res["y_key"] == "val/openai/gsm8k"

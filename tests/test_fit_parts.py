@@ -1,0 +1,176 @@
+"""Pairing, alternative forms, early prediction, consumption, size law, algorithm test."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from entropylaw import table
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.fit.algorithms import AlgorithmTest
+from entropylaw.fit.consumption import average_curve, consumption, share_within, steps_to_share
+from entropylaw.fit.early import EarlyPrediction, error_vs_k
+from entropylaw.fit.forms import compare_forms, fit_form, winner
+from entropylaw.fit.pairing import pair
+from entropylaw.fit.scaling import SizeLaw
+
+
+def run_table(run_id="r", val_every=10, n_steps=200, a=0.3, b=0.9, noise=0.0, seed=0, extra_val=None):
+    rng = np.random.default_rng(seed)
+    steps = np.arange(1, n_steps + 1)
+    H = 0.05 + np.exp(-steps / 50)
+    rec = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
+    for s in steps[val_every - 1::val_every]:
+        rec.append((int(s), "val/gsm8k", float(b - a * np.exp(H[s - 1]) + noise * rng.standard_normal())))
+    for s, name, v in extra_val or []:
+        rec.append((s, name, v))
+    return table.from_records(rec, run_id=run_id)
+
+
+# ---------------------------------------------------------------- pairing
+def test_pairing_modes_and_choice_of_score():
+    t = table.from_records([(2, "entropy", 0.5), (4, "entropy", 0.4), (5, "val/a", 0.3), (4, "val/a", 0.2),
+                            (0, "val/a", 0.1), (5, "score", 0.9)], run_id="r")
+    same = pair(t, "r", mode="same")
+    earlier = pair(t, "r")
+    assert same[["step", "H", "R"]].values.tolist() == [[4, 0.4, 0.2]]
+    assert earlier[["step", "H", "R"]].values.tolist() == [[4, 0.4, 0.2], [5, 0.4, 0.3]]
+    assert same.attrs["dropped"] == {"no entropy at the same step": 2}
+    assert earlier.attrs["y_key"] == "val/a" and earlier.attrs["mode"] == "nearest-earlier"
+    assert pair(t, "r", y="score").attrs["y_key"] == "score"
+
+
+def test_pairing_prefers_val_mean_and_errors():
+    t = table.from_records([(1, "entropy", 0.5), (1, "val/a", 0.3), (1, "val/b", 0.2), (1, "val/mean", 0.25)],
+                           run_id="r")
+    assert pair(t, "r").attrs["y_key"] == "val/mean"
+    t2 = table.from_records([(1, "entropy", 0.5), (2, "entropy", 0.4)], run_id="r")
+    with pytest.raises(EntropyLawError, match="no score key"):
+        pair(t2, "r")
+    with pytest.raises(EntropyLawError, match="unknown pairing mode"):
+        pair(t, "r", mode="later")
+
+
+# ---------------------------------------------------------------- forms
+def test_generating_form_wins_and_shape_is_recovered():
+    rng = np.random.default_rng(0)
+    H = 0.05 + np.exp(-np.arange(80) / 20)
+    R = 0.8 - 0.2 * np.exp(H) + 0.002 * rng.standard_normal(80)
+    comp = compare_forms(H, R)
+    assert winner(comp)["bic"] == "exp"
+    assert fit_form("exp-free", H, R)["c"] == pytest.approx(1.0, abs=0.1)
+    Rp = 0.7 - 0.3 * H**0.5 + 0.002 * rng.standard_normal(80)
+    assert winner(compare_forms(H, Rp))["aic"] == "power"
+    assert fit_form("power", H, Rp)["ceiling"] == pytest.approx(0.7, abs=0.01)
+    assert fit_form("linear", H, 0.6 - 0.1 * H)["ceiling"] == pytest.approx(0.6)
+
+
+# ---------------------------------------------------------------- early prediction
+def test_early_prediction_exact_law_and_bad_windows():
+    t = run_table()
+    p = pair(t, "r")
+    ep = EarlyPrediction(fit_frac=0.2).fit(p)
+    assert ep.fit_n_ == 4 and ep.rmse_predicted_ < 1e-10
+    assert ep.final_predicted_ == pytest.approx(ep.final_observed_)
+    assert ep.predicted_["in_fit"].sum() == 4
+    with pytest.raises(EntropyLawError, match="not smaller than the run"):
+        EarlyPrediction(fit_steps=500).fit(p)
+    with pytest.raises(EntropyLawError, match="at least 3"):
+        EarlyPrediction(fit_steps=15).fit(p)
+    with pytest.raises(EntropyLawError, match="exactly one"):
+        EarlyPrediction().fit(p)
+
+
+def test_error_vs_k_matches_refits():
+    t = run_table(noise=0.01, seed=3)
+    p = pair(t, "r")
+    curve = error_vs_k(p["step"].to_numpy(), p["H"].to_numpy(), p["R"].to_numpy())
+    for k in (3, 7, 12):
+        X = np.column_stack([-np.exp(p["H"][:k]), np.ones(k)])
+        a, b = np.linalg.lstsq(X, p["R"][:k], rcond=None)[0]
+        pred = b - a * np.exp(p["H"][k:])
+        row = curve[curve.fit_n == k].iloc[0]
+        assert row.rmse_predicted == pytest.approx(np.sqrt(np.mean((pred - p["R"][k:]) ** 2)), rel=1e-9)
+        assert row.ceiling == pytest.approx(b - a, rel=1e-9)
+
+
+# ---------------------------------------------------------------- consumption
+def test_consumption_definitions():
+    t = run_table(val_every=20)
+    c = consumption(t, "r")
+    h = table.series(t, "r", "entropy")
+    s = 100
+    expect = (h.iloc[0] - h.loc[s]) / (h.iloc[0] - h.iloc[-1])
+    assert c.set_index("step").loc[s, "entropy_consumed"] == pytest.approx(expect)
+    r = table.series(t, "r", "val/gsm8k")
+    assert c.set_index("step").loc[100, "performance_gain"] == pytest.approx(
+        (r.loc[100] - r.iloc[0]) / (r.iloc[-1] - r.iloc[0]))
+    sh = share_within(c, 0.5)
+    assert sh["entropy"] == pytest.approx((h.iloc[0] - h.loc[100]) / (h.iloc[0] - h.iloc[-1]), abs=0.01)
+    assert 0 < steps_to_share(c, 0.9) < 1
+    avg = average_curve(table.concat([t, run_table("q", val_every=20)]))
+    assert avg["entropy_consumed"].iloc[0] == 0 and avg["entropy_consumed"].iloc[-1] == pytest.approx(1)
+
+
+# ---------------------------------------------------------------- size law
+def test_size_law_matches_linregress_and_prediction_interval():
+    rng = np.random.default_rng(2)
+    N = np.array([0.5e9, 1.5e9, 3e9, 7e9, 14e9])
+    u = np.log10(N)
+    a = 0.05 + 0.06 * u + 0.003 * rng.standard_normal(5)
+    b = 0.2 + 0.09 * u + 0.003 * rng.standard_normal(5)
+    law = SizeLaw().fit(N, a, b)
+    lr = stats.linregress(u, b - a)
+    assert law.lines_["ceiling"]["slope"] == pytest.approx(lr.slope, rel=1e-9)
+    p = law.predict(32e9)
+    # independent prediction interval: statsmodels-free formula via the OLS hat value
+    X = np.column_stack([np.ones(5), u])
+    x0 = np.array([1, np.log10(32e9)])
+    res = (b - a) - X @ np.linalg.lstsq(X, b - a, rcond=None)[0]
+    s2 = res @ res / 3
+    half = stats.t.ppf(0.975, 3) * np.sqrt(s2 * (1 + x0 @ np.linalg.inv(X.T @ X) @ x0))
+    assert p["ceiling_hi"] - p["ceiling"] == pytest.approx(half, rel=1e-9)
+    assert len(law.leave_one_out_) == 5
+    with pytest.raises(EntropyLawError, match="unknown or non-positive"):
+        SizeLaw().fit([1e9, np.nan, 3e9], [0.1, 0.2, 0.3], [0.5, 0.6, 0.7])
+
+
+def test_size_law_prediction_interval_coverage():
+    rng = np.random.default_rng(5)
+    N = np.array([0.5e9, 1.5e9, 3e9, 7e9])
+    hits = 0
+    for _ in range(400):
+        u = np.log10(N)
+        a = 0.1 + 0.05 * u + 0.01 * rng.standard_normal(4)
+        law = SizeLaw().fit(N, a, a + 0.5, loo=False)
+        p = law.predict(32e9)
+        new = 0.1 + 0.05 * np.log10(32e9) + 0.01 * rng.standard_normal()
+        hits += p["a_lo"] <= new <= p["a_hi"]
+    assert 0.92 <= hits / 400 <= 0.98
+
+
+# ---------------------------------------------------------------- algorithm test
+def _runs(rng, bs, n=50, phi=0.6):
+    out = {}
+    for i, b in enumerate(bs):
+        H = 0.05 + np.exp(-np.arange(n) / rng.uniform(8, 15))
+        e = np.zeros(n)
+        for k in range(1, n):
+            e[k] = phi * e[k - 1] + 0.01 * rng.standard_normal()
+        out[f"r{i}"] = pd.DataFrame({"H": H, "R": b - 0.25 * np.exp(H) + e})
+    return out
+
+
+def test_algorithm_test_size_and_power():
+    rng = np.random.default_rng(0)
+    algs = {"r0": "grpo", "r1": "grpo", "r2": "rloo", "r3": "rloo"}
+    p_null = [AlgorithmTest().fit(_runs(rng, [0.8] * 4), algs).p_value_ for _ in range(60)]
+    assert np.mean(np.array(p_null) < 0.05) <= 0.15  # near the nominal 5 % despite autocorrelation
+    alt = AlgorithmTest().fit(_runs(rng, [0.8, 0.8, 0.86, 0.86]), algs)
+    assert alt.p_value_ < 0.01 and alt.verdict_.startswith("algorithm matters")
+    with pytest.raises(EntropyLawError, match="at least 2 algorithms"):
+        AlgorithmTest().fit(_runs(rng, [0.8, 0.8]), {"r0": "grpo", "r1": "grpo"})

@@ -1,0 +1,144 @@
+"""``entropylaw probe`` and ``probe-checkpoints`` end to end, and every bad input: one line, exit 2, no output."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+import torch
+
+from entropylaw.cli.main import main
+from entropylaw.probe.model import tiny_model
+
+V = 120
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("probe")
+    tiny_model("qwen2", vocab=V, hidden=16, layers=1, seed=0).save_pretrained(d / "model")
+    g = torch.Generator().manual_seed(0)
+    rows = []
+    for p in range(4):
+        prompt = torch.randint(2, V, (4,), generator=g).tolist()
+        for i in range(3):
+            rows.append({"prompt_id": f"p{p}", "prompt_ids": prompt, "reward": float((i + p) % 2),
+                         "response_ids": torch.randint(2, V, (int(torch.randint(3, 9, (1,), generator=g)),),
+                                                       generator=g).tolist()})
+    _write(d / "roll.jsonl", rows)
+    return d, rows
+
+
+def _write(path, rows):
+    with open(path, "w") as f:
+        for r in rows:
+            print(json.dumps(r), file=f)
+    return path
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_probe_writes_parquet_and_summary(workdir, capsys):
+    d, rows = workdir
+    code, out, err = _run(capsys, "probe", "--model", str(d / "model"), "--rollouts", str(d / "roll.jsonl"),
+                          "--out", str(d / "out"), "--dtype", "float64", "--whatif", "none,steer", "--no-progress")
+    assert code == 0, err
+    assert "Table 1" in out and "lemma1" in out and "What-if" in out
+    frame = pd.read_parquet(d / "out" / "tokens.parquet")
+    assert {"prompt_id", "response_index", "position", "token_id", "logprob", "entropy", "cov"} <= set(frame.columns)
+    assert len(frame) == sum(len(r["response_ids"]) for r in rows)
+    summary = json.loads((d / "out" / "summary.json").read_text())
+    assert set(summary["table1"]) == {"0.0002", "0.002", "0.02", "0.2", "0.5", "all"}
+    assert {"pearson", "spearman", "sign_agreement", "slope", "mean_error", "predicted_mean",
+            "measured_mean"} <= set(summary["ladder"]["estimators"]["lemma1"])
+    assert set(summary["whatif"]) == {"none", "steer"}
+
+
+def _bad(workdir, tmp_path, capsys, mutate=None, extra=(), model=None, expect=""):
+    d, rows = workdir
+    rows = json.loads(json.dumps(rows))
+    if mutate:
+        mutate(rows)
+    path = _write(tmp_path / "bad.jsonl", rows)
+    out_dir = tmp_path / "out"
+    code, out, err = _run(capsys, "probe", "--model", str(model or d / "model"), "--rollouts", str(path),
+                          "--out", str(out_dir), "--no-ladder", *extra)
+    assert code == 2
+    lines = [ln for ln in err.strip().splitlines() if ln]
+    assert len(lines) == 1 and lines[0].startswith("entropylaw: error:") and expect in lines[0], err
+    assert not out_dir.exists()
+    return lines[0]
+
+
+def test_token_id_outside_vocabulary(workdir, tmp_path, capsys):
+    def m(rows):
+        rows[2]["response_ids"][1] = V + 5
+    line = _bad(workdir, tmp_path, capsys, m, expect="outside the vocabulary")
+    assert "bad.jsonl:3" in line
+
+
+def test_empty_response(workdir, tmp_path, capsys):
+    _bad(workdir, tmp_path, capsys, lambda rows: rows[1].update(response_ids=[]), expect="bad.jsonl:2: empty response")
+
+
+def test_response_longer_than_context(workdir, tmp_path, capsys):
+    _bad(workdir, tmp_path, capsys, lambda rows: rows[0].update(response_ids=[5] * 300), expect="context of 256")
+
+
+def test_nan_reward(workdir, tmp_path, capsys):
+    _bad(workdir, tmp_path, capsys, lambda rows: rows[4].update(reward=float("nan")), expect="bad.jsonl:5: reward")
+
+
+def test_missing_model_path(workdir, tmp_path, capsys):
+    _bad(workdir, tmp_path, capsys, model=tmp_path / "nope", expect="no such directory")
+
+
+def test_cuda_without_gpu(workdir, tmp_path, capsys):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    _bad(workdir, tmp_path, capsys, extra=("--device", "cuda"), expect="no CUDA GPU")
+
+
+def test_tokenizer_that_does_not_match(workdir, tmp_path, capsys):
+    from tokenizers import Tokenizer, models
+    from transformers import PreTrainedTokenizerFast
+
+    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel({"a": 0, "b": 1, "[UNK]": 2}, "[UNK]")))
+    tok.save_pretrained(tmp_path / "tok")
+    _bad(workdir, tmp_path, capsys, extra=("--tokenizer", str(tmp_path / "tok")), expect="do not match")
+
+
+def test_group_of_one_is_reported(workdir, tmp_path, capsys):
+    d, rows = workdir
+    rows = json.loads(json.dumps(rows))
+    rows[0]["prompt_id"] = "alone"
+    path = _write(tmp_path / "single.jsonl", rows)
+    code, out, err = _run(capsys, "probe", "--model", str(d / "model"), "--rollouts", str(path),
+                          "--out", str(tmp_path / "o"), "--no-ladder")
+    assert code == 0
+    assert "single response: their GRPO advantage is 0" in err
+
+
+def test_probe_checkpoints_writes_a_run_table(tmp_path, capsys):
+    from entropylaw import table
+
+    for i, step in enumerate((20, 10)):
+        tiny_model("llama", vocab=V, hidden=16, layers=1, seed=i).save_pretrained(tmp_path / f"checkpoint-{step}")
+    _write(tmp_path / "math.jsonl", [{"prompt_ids": [3, 4, 5], "answer": "7"}, {"prompt_ids": [6, 7], "answer": "1"}])
+    sys_path_reward = "entropylaw.probe.rewards:numeric_answer"
+    code, out, err = _run(capsys, "probe-checkpoints", str(tmp_path / "checkpoint-20"), str(tmp_path / "checkpoint-10"),
+                          "--prompts", str(tmp_path / "math.jsonl"), "--out", str(tmp_path / "t.parquet"),
+                          "--reward", sys_path_reward, "--samples", "2", "--max-new-tokens", "5")
+    assert code == 0, err
+    t = table.read(tmp_path / "t.parquet")
+    assert sorted(t["step"].unique()) == [10, 20]
+    assert set(t["metric"]) == {"entropy", "response_length", "val/math"}
+    ent = table.series(t, table.run_ids(t)[0], "entropy")
+    assert ((ent > 0) & (ent <= torch.log(torch.tensor(float(V))).item() + 1e-6)).all()
+    acc = table.series(t, table.run_ids(t)[0], "val/math")
+    assert ((acc >= 0) & (acc <= 1)).all()
