@@ -103,7 +103,7 @@ def test_scaling_held_out_prediction_is_written():
     predicted = slope * np.log(3e9) + icpt
     assert f"predicted {predicted:.3f}" in note and "error -0.020" in note
     labels = legend_labels(ax)
-    assert any(l.startswith("a = 0.040·ln N") for l in labels) and "95 % prediction band" in labels
+    assert any(l.startswith("a = 0.040·log10 N - 0.500") for l in labels) and "95 % prediction band" in labels
     assert any(l.startswith("held out") for l in labels)
 
 

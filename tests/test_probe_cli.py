@@ -142,3 +142,16 @@ def test_probe_checkpoints_writes_a_run_table(tmp_path, capsys):
     assert ((ent > 0) & (ent <= torch.log(torch.tensor(float(V))).item() + 1e-6)).all()
     acc = table.series(t, table.run_ids(t)[0], "val/math")
     assert ((acc >= 0) & (acc <= 1)).all()
+
+
+def test_generation_path_samples_and_scores(workdir, tmp_path, capsys):
+    d, _ = workdir
+    _write(tmp_path / "q.jsonl", [{"prompt_id": "a", "prompt_ids": [3, 4, 5], "answer": "2"},
+                                  {"prompt_id": "b", "prompt_ids": [7, 8], "answer": "3"}])
+    code, out, err = _run(capsys, "probe", "--model", str(d / "model"), "--generate", "3", "--prompts",
+                          str(tmp_path / "q.jsonl"), "--reward", "numeric_answer", "--max-new-tokens", "6",
+                          "--out", str(tmp_path / "o"), "--no-ladder")
+    assert code == 0, err
+    frame = pd.read_parquet(tmp_path / "o" / "tokens.parquet")
+    assert set(frame["prompt_id"]) == {"a", "b"} and frame.groupby("prompt_id")["response_index"].nunique().max() == 3
+    assert (frame.groupby(["prompt_id", "response_index"]).size() <= 6).all()

@@ -115,32 +115,14 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
 
 
 def size_curve(law, grid) -> pd.DataFrame:
-    """The size law on ``grid``: a, b, ceiling and, when the law gives them, their bands."""
-    pred = law.predict(grid)
-    frame = pd.DataFrame({"n_params": grid})
-    if isinstance(pred, dict) or isinstance(pred, pd.DataFrame):
-        for key in ("a", "b", "ceiling"):
-            if key in pred:
-                frame[key] = np.asarray(pred[key], float)
-    else:
-        a, b = pred[:2]
-        frame["a"], frame["b"] = np.asarray(a, float), np.asarray(b, float)
-    if "ceiling" not in frame:
-        frame["ceiling"] = frame["b"] - frame["a"]
-    band = getattr(law, "prediction_band", None)
-    if band is not None:
-        out = band(grid)
-        for key in ("a", "b", "ceiling"):
-            if isinstance(out, dict) and key in out:
-                lo, hi = out[key]
-                frame[f"{key}_lo"], frame[f"{key}_hi"] = np.asarray(lo, float), np.asarray(hi, float)
+    """The size law on ``grid``: a, b, ceiling and their prediction limits (``*_lo``, ``*_hi``)."""
+    rows = [law.predict(float(n)) for n in grid]
+    frame = pd.DataFrame(rows)
+    frame["n_params"] = np.asarray(grid, float)
     return frame
 
 
 def size_equation(law) -> dict:
-    out = {}
-    for key in ("a", "b"):
-        slope, intercept = getattr(law, f"{key}_slope_", None), getattr(law, f"{key}_intercept_", None)
-        if slope is not None and intercept is not None:
-            out[key] = (float(slope), float(intercept))
-    return out
+    """``{coef: (slope, intercept)}`` of ``coef = slope * log10 N + intercept``."""
+    lines = getattr(law, "lines_", {})
+    return {k: (float(v["slope"]), float(v["intercept"])) for k, v in lines.items() if k in ("a", "b")}

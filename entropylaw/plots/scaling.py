@@ -8,7 +8,7 @@ Inputs are plain frames:
   size law was *not* fitted on (it is drawn as a star, its prediction error written);
 - ``curve`` (optional): the size law evaluated on a grid of ``n_params`` with columns
   ``a``, ``a_lo``, ``a_hi`` (prediction band), the same for ``b`` / ``ceiling``;
-- ``equation`` (optional): ``{coef: (slope, intercept)}`` of ``coef = slope*ln N + intercept``.
+- ``equation`` (optional): ``{coef: (slope, intercept)}`` of ``coef = slope*log10 N + intercept``.
 
 >>> import numpy as np, pandas as pd
 >>> sizes = pd.DataFrame({"n_params": [1e8, 4e8, 1.6e9], "a": [0.30, 0.25, 0.20],
@@ -44,7 +44,7 @@ def plot_coefficient(sizes: pd.DataFrame, coef: str, curve: pd.DataFrame | None 
         label = "size law"
         if equation and coef in equation:
             slope, intercept = equation[coef]
-            label = f"{coef} = {fmt(slope)}·ln N + {fmt(intercept)}"
+            label = f"{coef} = {fmt(slope)}·log10 N {'+' if intercept >= 0 else '-'} {fmt(abs(intercept))}"
         ax.plot(curve["n_params"], curve[coef], color=c, lw=1.8, label=label)
         if f"{coef}_lo" in curve and f"{coef}_hi" in curve:
             ax.fill_between(curve["n_params"], curve[f"{coef}_lo"], curve[f"{coef}_hi"], color=c, alpha=0.15,
