@@ -147,27 +147,63 @@ def test_checkpoint_loads_with_its_tokenizer_and_rollouts(micro_run):
 
 
 @pytest.mark.slow
-def test_probe_runs_on_a_lab_checkpoint(micro_run, cli, tmp_path):
+def test_probe_runs_on_a_lab_checkpoint(micro_run, tmp_path):
     if importlib.util.find_spec("entropylaw.cli.probe") is None:
         pytest.skip("entropylaw probe is not in this tree")
+    from entropylaw.cli.main import main
+
     out, _ = micro_run
     ckpt = out / "checkpoints" / "global_step_4"
-    res = cli("probe", "--model", str(ckpt), "--rollouts", str(ckpt / "rollouts.jsonl"), "--out",
-              str(tmp_path / "probe"), "--device", "cpu", "--no-progress")
-    assert res.returncode == 0, res.stderr
+    rc = main(["probe", "--model", str(ckpt), "--rollouts", str(ckpt / "rollouts.jsonl"), "--out",
+               str(tmp_path / "probe"), "--device", "cpu", "--no-progress", "--whatif", "none,clip_cov"])
+    assert rc == 0
     summary = json.loads((tmp_path / "probe" / "summary.json").read_text())
     assert "ladder" in summary
 
 
-def test_cli_bad_input_is_one_line(cli, tmp_path):
-    res = cli("lab", "run", "--algo", "ppo2", "--out", str(tmp_path / "x"))
-    assert res.returncode == 2 and "unknown algorithm 'ppo2'" in res.stderr and "valid: grpo, rloo" in res.stderr
-    assert "Traceback" not in res.stderr
-    res = cli("lab", "run", "--size", "d8192l96", "--out", str(tmp_path / "y"))
-    assert res.returncode == 2 and "GiB" in res.stderr and "Traceback" not in res.stderr
+def _main(capsys, *args) -> tuple[int, str]:
+    from entropylaw.cli.main import main
+
+    rc = main(list(args))
+    return rc, capsys.readouterr().err
+
+
+def test_cli_bad_input_is_one_line(capsys, tmp_path):
+    rc, err = _main(capsys, "lab", "run", "--algo", "ppo2", "--out", str(tmp_path / "x"))
+    assert rc == 2 and "unknown algorithm 'ppo2'" in err and "valid: grpo, rloo" in err
+    assert len(err.strip().splitlines()) == 1
+    rc, err = _main(capsys, "lab", "run", "--intervention", "kl-cov", "--out", str(tmp_path / "x"))
+    assert rc == 2 and "did you mean 'kl_cov'" in err and "valid: none, entropy_bonus" in err
+    rc, err = _main(capsys, "lab", "run", "--size", "d8192l96", "--out", str(tmp_path / "y"))
+    assert rc == 2 and "GiB" in err
     assert not (tmp_path / "y").exists()
     bad = tmp_path / "sweep.toml"
     bad.write_text('[[group]]\nsizes = ["xs"]\n[[group]]\nsize = "s"\ninterventions = ["none", "clip_covv"]\n')
-    res = cli("lab", "sweep", str(bad), "--out", str(tmp_path / "sw"))
-    assert res.returncode == 2 and "[[group]] 2" in res.stderr and "clip_covv" in res.stderr
+    rc, err = _main(capsys, "lab", "sweep", str(bad), "--out", str(tmp_path / "sw"))
+    assert rc == 2 and "[[group]] 2" in err and "clip_covv" in err
+    bad.write_text('[defaults]\nstesp = 10\n[[group]]\nsizes = ["xs"]\n')
+    rc, err = _main(capsys, "lab", "sweep", str(bad), "--out", str(tmp_path / "sw"))
+    assert rc == 2 and "unknown key 'stesp' (did you mean 'steps'?)" in err
     assert not (tmp_path / "sw").exists()  # failed before the first run
+
+
+@pytest.mark.slow
+def test_sweep_is_resumable_and_exports(tmp_path):
+    from entropylaw import table
+    from entropylaw.lab.export import sweep_table
+    from entropylaw.lab.sweep import run_sweep
+
+    defaults = "\n".join(f"{k} = {json.dumps(v)}" for k, v in MICRO.items() if k not in ("size", "steps"))
+    config = tmp_path / "sweep.toml"
+    config.write_text(f"[defaults]\nsteps = 2\n{defaults}\n[[group]]\nsize = \"d16l1\"\n"
+                      "algos = [\"grpo\", \"rloo\"]\n")
+    said: list[str] = []
+    run_sweep(config, tmp_path / "sw", "cpu", progress=False, echo=said.append)
+    assert said == ["[1/2] d16l1-grpo-none-s0: running", "[2/2] d16l1-rloo-none-s0: running"]
+    before = (tmp_path / "sw" / "runs" / "d16l1-rloo-none-s0" / "metrics.jsonl").read_text()
+    said.clear()
+    run_sweep(config, tmp_path / "sw", "cpu", progress=False, echo=said.append)
+    assert said == ["d16l1-grpo-none-s0: already finished", "d16l1-rloo-none-s0: already finished"]
+    assert (tmp_path / "sw" / "runs" / "d16l1-rloo-none-s0" / "metrics.jsonl").read_text() == before
+    t = sweep_table(tmp_path / "sw")
+    assert sorted(table.runs(t)["algorithm"]) == ["grpo", "rloo"]

@@ -39,17 +39,24 @@ def _fit_chunk(H, R, lengths, weights, conf, intervals):
     if intervals:
         out = unc.ar1_ols(x, R, weights, lengths, conf=conf)
         beta, cov, tq = out["beta"], out["cov"], out["tq"]
-    else:  # closed form from five sums per run
+    else:  # closed form from six sums per run: no residual arrays, one pass each
         Rv = R if full else np.where(valid, R, 0.0)
-        if weights is None:
-            sw, sx, sy = lengths.astype(float), x.sum(1), Rv.sum(1)
-            sxx, sxy = np.einsum("rt,rt->r", x, x), np.einsum("rt,rt->r", x, Rv)
-        else:
-            w = np.where(valid, weights, 0.0)
-            sw, sx, sy = w.sum(1), (w * x).sum(1), (w * Rv).sum(1)
-            sxx, sxy = (w * x * x).sum(1), (w * x * Rv).sum(1)
+        w = None if weights is None else np.where(valid, weights, 0.0)
+        wx = x if w is None else w * x
+        wy = Rv if w is None else w * Rv
+        sw = lengths.astype(float) if w is None else w.sum(1)
+        sx, sy = wx.sum(1), wy.sum(1)
+        sxx, sxy, syy = (np.einsum("rt,rt->r", wx, x), np.einsum("rt,rt->r", wx, Rv),
+                         np.einsum("rt,rt->r", wy, Rv))
         det = sw * sxx - sx**2
         beta = np.column_stack([(sx * sy - sw * sxy) / det, (sxx * sy - sx * sxy) / det])
+        a, b = beta[:, 0], beta[:, 1]
+        # residual sum of squares of y ~ b - a x from the same sums (normal equations)
+        ssr = np.maximum(syy - b * sy + a * sxy, 0.0)
+        tss = syy - sy**2 / sw
+        res = {"n": lengths, "a": a, "b": b, "ceiling": b - a, "r2": 1 - ssr / tss,
+               "rmse": np.sqrt(ssr / sw)}
+        return pd.DataFrame(res)
     a, b = beta[:, 0], beta[:, 1]
     Rv = R if full else np.where(valid, R, 0.0)
     resid = R - (b[:, None] - a[:, None] * x)
