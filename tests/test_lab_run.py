@@ -207,3 +207,20 @@ def test_sweep_is_resumable_and_exports(tmp_path):
     assert (tmp_path / "sw" / "runs" / "d16l1-rloo-none-s0" / "metrics.jsonl").read_text() == before
     t = sweep_table(tmp_path / "sw")
     assert sorted(table.runs(t)["algorithm"]) == ["grpo", "rloo"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algo,intervention", [("reinforce++", "kl_cov"), ("rloo", "steer"), ("grpo", "aent")])
+def test_group_filter_and_interventions_run(tmp_path, algo, intervention):
+    cfg = RunConfig(**{**MICRO, "steps": 2, "ckpt_every": 2}, algo=algo, intervention=intervention,
+                    filter_groups=True)
+    LabRun(cfg, tmp_path / "r", ["jsonl"], "cpu", tmp_path / "ws", progress=False).run()
+    for step, row in _rows(tmp_path / "r")[1:]:
+        n_groups = MICRO["prompts_per_step"]
+        assert row["batch/groups_kept"] == n_groups - row["batch/groups_all_correct"] - row["batch/groups_all_wrong"]
+        if row["batch/groups_kept"] == 0:  # nothing to learn from: no update, entropy unchanged
+            assert row["actor/entropy_delta"] == 0.0
+        elif intervention == "kl_cov":  # the top max(1, floor(N * 2e-3)) tokens of each minibatch
+            assert row["intervention/n_selected"] >= 1
+        if intervention == "steer" and row["batch/groups_kept"]:
+            assert 0.8 <= row["intervention/mean_weight"] <= 1.0

@@ -74,6 +74,8 @@ def load_inputs(args):
 
     if args.generate <= 0 and not args.rollouts:
         raise EntropyLawError("probe: give --rollouts FILE, or --generate G with --prompts FILE")
+    # rollouts are parsed before the (slow) model load, so a typo fails in a second
+    rollouts = None if args.generate > 0 else read_rollouts(args.rollouts)
     device = M.resolve_device(args.device)
     model, tokenizer = M.load_model(args.model, str(device), args.dtype, args.device_map)
     if args.tokenizer:
@@ -95,7 +97,7 @@ def load_inputs(args):
         if not seqs:
             raise EntropyLawError(f"{args.prompts}: generation produced no non-empty responses")
     else:
-        seqs = encode(read_rollouts(args.rollouts), args.rollouts, V, tokenizer, M.context_length(model))
+        seqs = encode(rollouts, args.rollouts, V, tokenizer, M.context_length(model))
     return model, seqs
 
 

@@ -76,6 +76,7 @@ class EarlyPrediction:
         err = pred[~in_fit] - R[~in_fit]
         self.run_id_ = pairs.attrs.get("run_id")
         self.window_end_ = end
+        self.fit_last_step_ = int(steps[in_fit][-1])  # last step actually fitted
         self.fit_n_ = k
         self.n_predicted_ = int((~in_fit).sum())
         self.rmse_predicted_ = float(np.sqrt(np.mean(err**2)))
@@ -88,7 +89,7 @@ class EarlyPrediction:
 
     def to_dict(self) -> dict:
         base = self.fit_.to_dict()
-        base.update(run_id=self.run_id_, fit_n=self.fit_n_, fit_last_step=self.window_end_,
+        base.update(run_id=self.run_id_, fit_n=self.fit_n_, fit_last_step=self.fit_last_step_,
                     fit_steps=self.fit_steps, fit_frac=self.fit_frac, n_predicted=self.n_predicted_,
                     rmse_predicted=self.rmse_predicted_, final_observed=self.final_observed_,
                     final_predicted=self.final_predicted_, final_error=self.final_error_,

@@ -39,6 +39,7 @@ from entropylaw.ingest.report import IngestReport
 
 NON_FINITE = "non-finite value"
 SUPERSEDED = "superseded by resumed segment"
+DUPLICATE = "duplicate (step, metric)"
 
 
 @dataclass
@@ -164,6 +165,21 @@ def _note_validation_only(df: pd.DataFrame, val_keys: set[str], report: IngestRe
     report.note(f"validation-only step(s), no training metrics: {', '.join(parts)}{more}")
 
 
+def _with_clashes_renamed(km: KeyMap, keys, report: IngestReport) -> dict[str, str]:
+    """The key renames, plus ``raw/<key>`` for a source key that would collide with a
+    canonical name it was not chosen for (e.g. a key literally named ``entropy`` when
+    ``actor/entropy`` is the entropy): both series are kept, neither overwrites the other."""
+    renames = km.renames()
+    targets = set(renames.values()) | ({"val/mean"} if len(km.val) >= 2 else set())
+    clashes = [k for k in keys if k in targets and k not in renames]
+    for key in clashes:
+        renames[key] = f"raw/{key}"
+    if clashes:
+        report.note(f"source key(s) {', '.join(clashes)} clash with canonical names taken from other keys; "
+                    f"kept as {', '.join('raw/' + k for k in clashes)} (choose with --entropy-key/--score-key)")
+    return renames
+
+
 def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     """Turn a :class:`RawRun` into a tidy table (see module docstring)."""
     opts = options or KeyOptions()
@@ -174,17 +190,19 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
         report.drop(NON_FINITE, int((~finite).sum()))
         report.note(f"non-finite values dropped at {_where(df[~finite])}")
     df = resolve_resumes(df[finite], report)
-    report.keep(len(df))
 
     km: KeyMap = detect_keys(pd.unique(df["key"]) if len(df) else [], opts.entropy_key, opts.score_key,
                              opts.val_keys, where=raw.source)
     _note_validation_only(df, set(km.val.values()), report)
-    renames = km.renames()
+    renames = _with_clashes_renamed(km, pd.unique(df["key"]) if len(df) else [], report)
     df = df.rename(columns={"key": "metric"})[["step", "metric", "value"]]
     if renames:
         df["metric"] = df["metric"].replace(renames)
-    df = add_val_mean(df, sorted(km.val))
+    before = len(df)
     df = df.drop_duplicates(["step", "metric"], keep="last")
+    report.drop(DUPLICATE, before - len(df))
+    report.keep(len(df))
+    df = add_val_mean(df, sorted(km.val))  # derived rows: not counted as read
 
     meta = dict(raw.meta)
     for name in ("model", "algorithm", "dataset"):

@@ -37,7 +37,7 @@ class RunConfig:
     group_size: int = 8
     ppo_epochs: int = 1
     minibatches: int = 4
-    lr: float = 3e-4
+    lr: float = 1e-4
     temperature: float = 1.0
     filter_groups: bool = False
     val_every: int = 10

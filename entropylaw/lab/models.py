@@ -8,10 +8,9 @@ regresses a and b on: everything except the input embedding and the output head)
     s          64       2      4   192     106,816
     m          96       3      4   256     332,448
     l         128       4      4   384     853,120
-    xl        192       6      6   512   2,656,704
 
 Any other size can be named ``d<D>l<L>`` (e.g. ``d256l8``: 8 heads of 32, d_ff = 8/3 D
-rounded up to a multiple of 32). :func:`check_fits` refuses, before anything starts, a
+rounded up to a multiple of 32; ``d192l6`` has 2.7 M non-embedding parameters). :func:`check_fits` refuses, before anything starts, a
 size whose training state would not fit in the device's free memory.
 
 >>> spec = size_spec("m")
@@ -49,7 +48,6 @@ PRESETS = {
     "s": SizeSpec("s", 64, 2, 4, 192),
     "m": SizeSpec("m", 96, 3, 4, 256),
     "l": SizeSpec("l", 128, 4, 4, 384),
-    "xl": SizeSpec("xl", 192, 6, 6, 512),
 }
 _CUSTOM = re.compile(r"^d(\d+)l(\d+)$")
 

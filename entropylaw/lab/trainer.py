@@ -128,6 +128,10 @@ class LabRun:
         self.aent = AEntCoefficient(coef=self.icfg.aent_coef, clamp_p=self.icfg.aent_clamp_p)
         self.np_rng = np.random.default_rng([cfg.seed, 2])
         self.gen = torch.Generator(device=self.device).manual_seed(cfg.seed + 7919)
+        # Clip-Cov draws its tokens with torch.randperm on the CPU: on an accelerator it needs
+        # a CPU generator of its own (on CPU the one stream serves both, as before)
+        cpu = torch.device(self.device).type == "cpu"
+        self.select_gen = self.gen if cpu else torch.Generator().manual_seed(cfg.seed + 7927)
         ckpt = latest_checkpoint(self.out_dir)
         if ckpt is None:
             model, self.warmstart_path = self.warm_start()
@@ -142,6 +146,8 @@ class LabRun:
             state = torch.load(ckpt / "trainer_state.pt", weights_only=False)
             self.opt.load_state_dict(state["optimizer"])
             self.gen.set_state(state["generator"])
+            if self.select_gen is not self.gen:
+                self.select_gen.set_state(state["select_generator"])
             self.np_rng.bit_generator.state = state["np_rng"]
             self.aent.coef_, self.aent.n_updates_ = state["aent"]
             self.step = int(state["step"])
@@ -197,8 +203,8 @@ class LabRun:
             kept = keep_groups[group]
             adv_all = torch.zeros_like(adv_all)
             if kept.any():
-                adv_all[torch.as_tensor(kept)] = advantages(torch.tensor(rewards[kept]), group[kept].tolist(),
-                                                            cfg.algo).to(adv_all)[:, None]
+                kept_adv = advantages(torch.tensor(rewards[kept]), group[kept].tolist(), cfg.algo)
+                adv_all[torch.as_tensor(kept, device=self.device)] = kept_adv.to(adv_all)[:, None]
         cov = token_covariance(old_logp_all, adv_all, valid_all)
         m.update(covariance_summary(cov, valid_all))
         m["cov/response_level"] = response_level_covariance(old_logp_all, valid_all, adv_all, group)
@@ -212,9 +218,11 @@ class LabRun:
                 for mb in perm.chunk(cfg.minibatches):
                     sub = Rollout(ro.prompts[mb], ro.responses[mb], ro.mask[mb])
                     logp, ent, logits = score(self.model, sub, cfg.temperature)
-                    cl = clamped_entropy(logits / cfg.temperature, icfg.aent_clamp_p) if cfg.intervention == "aent" else None
-                    loss, info = policy_loss(logp, old_logp_all[mb], adv_all[mb], valid_all[mb], icfg, entropy=ent,
-                                             clamped_entropy=cl, old_entropy=old_ent_all[mb], generator=self.gen)
+                    cl = (clamped_entropy(logits / cfg.temperature, icfg.aent_clamp_p)
+                          if cfg.intervention == "aent" else None)
+                    loss, info = policy_loss(logp, old_logp_all[mb], adv_all[mb], valid_all[mb], icfg,
+                                             entropy=ent, clamped_entropy=cl, old_entropy=old_ent_all[mb],
+                                             generator=self.select_gen)
                     self.opt.zero_grad(set_to_none=True)
                     loss.backward()
                     info["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0))
@@ -294,6 +302,7 @@ class LabRun:
                                                   "config": self.cfg.to_dict()}, indent=1))
         (tmp / "rollouts.jsonl").write_text("".join(line + "\n" for line in self._rollout_lines(step)))
         torch.save({"step": step, "optimizer": self.opt.state_dict(), "generator": self.gen.get_state(),
+                    "select_generator": self.select_gen.get_state(),
                     "np_rng": self.np_rng.bit_generator.state, "aent": (self.aent.coef_, self.aent.n_updates_)},
                    tmp / "trainer_state.pt")
         shutil.rmtree(final, ignore_errors=True)

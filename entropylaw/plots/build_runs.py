@@ -189,7 +189,7 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
         ax = axes.flat[i]
         fn(pts, pred, ax=ax, label=run_id, color=color(i))
         focus_ylim(ax, [pts["R"], [getattr(pred, "ceiling_", np.nan)]])
-        window = f"fit on {getattr(pred, 'fit_n_', '?')} points, steps <= {getattr(pred, 'window_end_', float('nan')):g}"
+        window = f"fit on {getattr(pred, 'fit_n_', '?')} points, steps <= {getattr(pred, 'fit_last_step_', '?')}"
         ax.set_title(f"{run_id}\n({window})", fontsize=8.5)
         if i == 0 and ax.get_legend() is not None:
             handles = ax.get_legend().legend_handles

@@ -80,7 +80,7 @@ def plot_early(pairs, early, ax=None, label=None, color=None):
     fit_pts, later = p[p["in_fit"]], p[~p["in_fit"]]
     first = float(p["step"].min())
     ax.axvspan(first, early.window_end_, color="0.85", alpha=0.6, lw=0,
-               label=f"fit window (steps <= {early.window_end_:g}, {early.fit_n_} points)")
+               label=f"fit window (steps <= {early.fit_last_step_}, {early.fit_n_} points)")
     ax.fill_between(p["step"], p["pred_lo"], p["pred_hi"], color=c, alpha=0.15, lw=0,
                     label=f"{int(round(100 * early.conf))} % prediction band")
     ax.plot(p["step"], p["R_pred"], color=c, lw=1.6, label="predicted from entropy")
