@@ -48,7 +48,8 @@ def run_stats(t: pd.DataFrame, run: str, val: str, greedy: str) -> dict:
     acc = table.series(t, run, val)
     grd = table.series(t, run, greedy)
     h0, h1 = ent.iloc[:5].mean(), ent.iloc[-10:].mean()
-    return {"run": run, "H_start": h0, "H_end": h1, "drop_pct": 100 * (h0 - h1) / h0,
+    return {"run": run, "H_start": h0, "H_end": h1, "H_last50": ent.iloc[-50:].mean(),
+            "drop_pct": 100 * (h0 - h1) / h0,
             "acc0": acc.iloc[0], "acc_max": acc.max(), "acc_end": acc.iloc[-3:].mean(),
             "greedy0": grd.iloc[0], "greedy_end": grd.iloc[-3:].mean()}
 
@@ -93,12 +94,24 @@ def main(path: str) -> None:
     print("\n## Coefficients vs size (entropylaw scale over the GRPO baselines)\n")
     args = ["scale", path] + [x for r in base for x in ("--only", r)]
     sc = cli_json(*args)
-    print("```\n" + json.dumps(sc, indent=1, default=str)[:3000] + "\n```")
+    if "error" in sc:
+        print(f"scale failed: {sc['error']}")
+    else:
+        print(f"{sc['n_runs']} runs, fits of y = intercept + slope * {sc['log']}\n")
+        print("| coefficient | intercept | slope per decade | residual sd | leave-one-out inside 95 % PI |")
+        print("|---|---:|---:|---:|---:|")
+        loo = sc.get("leave_one_out", [])
+        for name in ("a", "b", "ceiling"):
+            line = sc["lines"][name]
+            inside = sum(bool(x.get(f"{name}_inside")) for x in loo)
+            print(f"| {name} | {line['intercept']:.3f} | {line['slope']:.3f} | {line['s']:.3f} | "
+                  f"{inside}/{len(loo)} |")
     print("\n## Algorithms and interventions at one size (final = mean of the last 10 steps / 3 evals)\n")
     others = [r for r in meta.index if r not in base]
     sizes = {meta.loc[r, "model"] for r in others}
-    print("| run | H end | baseline H end (same size, seed) | kept entropy above baseline? | acc end | baseline acc end |")
-    print("|---|---:|---:|---|---:|---:|")
+    print("| run | H end | baseline H end (same size, seed) | kept entropy above baseline? | H last 50 | "
+          "baseline H last 50 | acc end | baseline acc end |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|")
     for r in sorted(others):
         s = run_stats(t, r, val, greedy)
         ref = next((b for b in base if meta.loc[b, "model"] == meta.loc[r, "model"]
@@ -107,8 +120,8 @@ def main(path: str) -> None:
             print(f"| {r} | {s['H_end']:.3f} | (no baseline) | | {s['acc_end']:.3f} | |")
             continue
         rs = stats.get(ref) or run_stats(t, ref, val, greedy)
-        print(f"| {r} | {s['H_end']:.3f} | {rs['H_end']:.3f} | {'yes' if s['H_end'] > rs['H_end'] else 'no'} | "
-              f"{s['acc_end']:.3f} | {rs['acc_end']:.3f} |")
+        print(f"| {r} | {s['H_end']:.4f} | {rs['H_end']:.4f} | {'yes' if s['H_end'] > rs['H_end'] else 'no'} | "
+              f"{s['H_last50']:.4f} | {rs['H_last50']:.4f} | {s['acc_end']:.3f} | {rs['acc_end']:.3f} |")
     del sizes
 
 

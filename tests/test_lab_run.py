@@ -224,3 +224,23 @@ def test_group_filter_and_interventions_run(tmp_path, algo, intervention):
             assert row["intervention/n_selected"] >= 1
         if intervention == "steer" and row["batch/groups_kept"]:
             assert 0.8 <= row["intervention/mean_weight"] <= 1.0
+
+
+@pytest.mark.slow
+def test_probe_checkpoints_reads_the_lab_checkpoints(micro_run, tmp_path):
+    if importlib.util.find_spec("entropylaw.cli.probe_checkpoints") is None:
+        pytest.skip("entropylaw probe-checkpoints is not in this tree")
+    from entropylaw import table
+    from entropylaw.cli.main import main
+
+    out, _ = micro_run
+    ckpts = sorted(str(p) for p in (out / "checkpoints").glob("global_step_*"))
+    rc = main(["probe-checkpoints", *ckpts, "--prompts", str(out / "val_prompts.jsonl"), "--reward",
+               "entropylaw.lab.task:answer_reward", "--samples", "2", "--max-new-tokens", "12",
+               "--device", "cpu", "--out", str(tmp_path / "ck.parquet")])
+    assert rc == 0
+    t = table.read(tmp_path / "ck.parquet")
+    run = table.run_ids(t)[0]
+    assert table.series(t, run, "entropy").index.tolist() == [0, 2, 4]
+    acc = table.series(t, run, "val/val_prompts")
+    assert ((acc >= 0) & (acc <= 1)).all()

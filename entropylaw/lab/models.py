@@ -10,8 +10,9 @@ regresses a and b on: everything except the input embedding and the output head)
     l         128       4      4   384     853,120
 
 Any other size can be named ``d<D>l<L>`` (e.g. ``d256l8``: 8 heads of 32, d_ff = 8/3 D
-rounded up to a multiple of 32; ``d192l6`` has 2.7 M non-embedding parameters). :func:`check_fits` refuses, before anything starts, a
-size whose training state would not fit in the device's free memory.
+rounded up to a multiple of 32; ``d192l6`` has 2.7 M non-embedding parameters).
+:func:`check_fits` refuses, before anything starts, a size whose training state would
+not fit in the device's free memory.
 
 >>> spec = size_spec("m")
 >>> nonembedding_params(spec)

@@ -22,6 +22,8 @@ not by a seed.
 (1.0, 0.0)
 >>> task.prompt_text([3, 5, 9, 4])
 '3+5+9+4:'
+>>> answer_reward("8,17,21>21", "21"), answer_reward("8,17,21", "21")
+(1.0, 0.0)
 """
 
 from __future__ import annotations
@@ -114,3 +116,21 @@ class SumTask:
             sums[at:] += slip
             sums = np.maximum(sums, 0)
         return ",".join(str(s) for s in sums) + f">{sums[-1]}"
+
+
+def answer_reward(response: str, answer) -> float:
+    """The task's reward as ``fn(response_text, answer)``, for ``entropylaw probe-checkpoints
+    --reward entropylaw.lab.task:answer_reward`` (the text after the last ``>`` is the answer)."""
+    m = _ANSWER.search(str(response).strip())
+    return float(m is not None and int(m[1]) == int(answer))
+
+
+def prompt_lines(task: SumTask, terms, tokenizer) -> list[str]:
+    """JSONL lines in the probe's prompt-file format. ``prompt_ids`` carries the leading
+    ``<bos>`` the policies were trained with (the probe tokenizes a text prompt without
+    special tokens); ``prompt`` is the same prompt as text, for people."""
+    import json
+
+    return [json.dumps({"prompt_id": task.prompt_text(t), "prompt": task.prompt_text(t),
+                        "prompt_ids": tokenizer.encode(task.prompt_text(t)), "answer": str(int(np.sum(t)))})
+            for t in terms]

@@ -102,6 +102,11 @@ class LabRun:
                                       f"({meta}); choose another --out or delete it")
         else:
             meta.write_text(json.dumps(mine, indent=1, sort_keys=True))
+        from entropylaw.lab.task import prompt_lines
+
+        # the validation prompts, for `entropylaw probe-checkpoints --prompts`
+        (self.out_dir / "val_prompts.jsonl").write_text(
+            "".join(line + "\n" for line in prompt_lines(self.task, self.task.val_set(self.cfg.val_size), self.tok)))
 
     def _build(self):
         from entropylaw.lab.models import build_model
