@@ -30,3 +30,12 @@ def test_fit_many_estimates_match_lstsq_with_padding(weighted):
         assert got.ceiling[i] == pytest.approx(b - a, abs=1e-10)
         assert got.rmse[i] == pytest.approx(rmse, rel=1e-7)
         assert got.r2[i] == pytest.approx(r2, abs=1e-9)
+
+
+def test_fit_many_threads_do_not_change_results():
+    rng = np.random.default_rng(3)
+    H = rng.uniform(0.05, 1.3, (50, 40))
+    R = 0.8 - 0.2 * np.exp(H) + rng.normal(0, 0.02, H.shape)
+    one = fit_many(H, R, chunk=7, threads=1)
+    many = fit_many(H, R, chunk=7, threads=3)
+    assert one.equals(many)
