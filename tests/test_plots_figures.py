@@ -107,6 +107,54 @@ def test_scaling_held_out_prediction_is_written():
     assert any(l.startswith("held out") for l in labels)
 
 
+def _scaling_runs(spread):
+    """Two runs per size around a = 0.1 log10 N - 0.5; the largest size held out."""
+    N = np.repeat([1e8, 3e8, 1e9, 3e9], 2)
+    a = 0.1 * np.log10(N) - 0.5 + np.tile([-spread, spread], 4)
+    a[N == N.max()] += 0.03  # the held-out size beats the line by 0.03
+    return pd.DataFrame({"n_params": N, "a": a, "b": 0.5 + 0 * N, "label": np.repeat(["s", "m", "l", "xl"], 2),
+                         "held_out": N == N.max()})
+
+
+def _band_curve(sizes, half):
+    train = sizes[~sizes["held_out"]]
+    slope, icpt = np.polyfit(np.log10(train["n_params"]), train["a"], 1)
+    grid = np.geomspace(5e7, 5e9, 40)
+    curve = pd.DataFrame({"n_params": grid, "a": slope * np.log10(grid) + icpt})
+    curve["a_lo"], curve["a_hi"] = curve["a"] - half, curve["a"] + half
+    return curve, slope, icpt
+
+
+def test_scaling_per_run_points_and_ylim_clip_a_wide_band():
+    sizes = _scaling_runs(0.01)
+    curve, slope, icpt = _band_curve(sizes, half=5.0)  # a t band with few dof: far wider than the data
+    ax = scaling.plot_coefficient(sizes, "a", curve=curve, equation={"a": (slope, icpt)})
+    fitted, held = [c.lines[0] for c in ax.containers]
+    assert len(fitted.get_xdata()) == 6 and len(held.get_xdata()) == 2
+    lo, hi = ax.get_ylim()
+    shown = list(sizes["a"]) + list(curve["a"]) + [slope * np.log10(3e9) + icpt]
+    assert lo < min(shown) and hi > max(shown)
+    span = max(shown) - min(shown)
+    assert hi - lo == pytest.approx(1.3 * span)  # padded 15 % each side
+    assert hi - lo < curve["a_hi"].max() - curve["a_lo"].min()
+    assert "95 % prediction band (clipped by the axes)" in legend_labels(ax)
+    box = next(t for t in texts(ax) if t.startswith("slope"))
+    assert f"slope {slope:.3f} per decade" in box and "6 runs, 4 dof" in box
+    note = next(t for t in texts(ax) if t.startswith("observed"))
+    observed = sizes.loc[sizes["held_out"], "a"].mean()
+    predicted = slope * np.log10(3e9) + icpt
+    assert f"observed {observed:.3f} (mean of 2)" in note and f"error {predicted - observed:.3f}" in note
+
+
+def test_scaling_narrow_band_is_not_called_clipped():
+    sizes = _scaling_runs(0.01)
+    curve, slope, icpt = _band_curve(sizes, half=0.005)
+    ax = scaling.plot_coefficient(sizes, "a", curve=curve, equation={"a": (slope, icpt)})
+    assert "95 % prediction band" in legend_labels(ax)
+    lo, hi = ax.get_ylim()
+    assert lo < curve["a_lo"].min() and hi > curve["a_hi"].max()
+
+
 def test_covariance_correlation_and_twin_axis():
     rng = np.random.default_rng(1)
     steps = np.arange(30)
@@ -197,15 +245,58 @@ def test_parse_fraction_forms():
         probe_tables.parse_fraction("most")
 
 
-def test_ladder_panels_and_measured_line():
-    ladder = {"lemma1": {"pearson": 0.99, "spearman": 0.97, "sign_agreement": 0.98, "predicted_mean": -0.011},
-              "theorem2": {"pearson": 0.4, "spearman": 0.35, "sign_agreement": 0.7, "predicted_mean": -0.004}}
-    fig = probe_tables.plot_ladder(ladder, measured=-0.01)
+LADDER = {"lemma1": {"pearson": 0.99, "spearman": 0.97, "sign_agreement": 0.98, "predicted_mean": -0.0112},
+          "theorem2": {"pearson": 0.4, "spearman": 0.35, "sign_agreement": 0.7, "predicted_mean": -4e-7}}
+
+
+def test_ladder_draws_only_lemma1_against_the_measured_change():
+    fig = probe_tables.plot_ladder(LADDER, measured=-0.01)
     left, right = fig.axes
     assert len(left.patches) == 6 and "0.99" in texts(left)
-    assert [t.get_text() for t in right.get_yticklabels()] == ["lemma1", "theorem2"]
-    assert "measured ΔH = -0.010" in legend_labels(right)
+    assert [t.get_text() for t in left.get_yticklabels()] == ["lemma1", "theorem2"]
+    # the tabular estimator is off the measured scale: not a bar on the right, named in the note
+    assert [t.get_text() for t in right.get_yticklabels()] == ["measured", "lemma1"]
+    widths = sorted(bar.get_width() for bar in right.patches)
+    assert widths == pytest.approx([-0.0112, -0.01])
+    measured_text = next(t for t in texts(right) if t.startswith("measured"))
+    lemma_text = next(t for t in texts(right) if t.startswith("lemma1"))
+    assert "-0.0100" in measured_text
+    # predicted - measured = -0.0012, 12 % of |measured|
+    assert "-0.0112" in lemma_text and "error -0.0012" in lemma_text and "-12 %" in lemma_text
+    note = next(t for t in texts(right) if t.startswith("The tabular estimators"))
+    assert "theorem2" in note and "correlation and sign only" in note
     assert "nats" in right.get_xlabel()
+
+
+def test_ladder_small_values_get_few_ticks_with_a_shared_offset():
+    fig = probe_tables.plot_ladder({"lemma1": {"predicted_mean": -0.00337}}, measured=-0.00276)
+    right = fig.axes[1]
+    fig.canvas.draw()
+    labels = [t.get_text() for t in right.get_xticklabels() if t.get_text()]
+    lo, hi = right.get_xlim()
+    assert sum(lo <= x <= hi for x in right.get_xticks()) <= 5
+    # the 10^-3 goes into the offset text, so each tick label is a short number
+    assert right.xaxis.get_offset_text().get_text() != ""
+    assert all(len(label) <= 5 for label in labels), labels
+
+
+def test_ladder_eta_check_panel_shows_the_loglog_slope():
+    etas = np.array([0.004, 0.002, 0.001])
+    errors = 3.0 * etas ** 2 * np.exp([0.05, -0.02, 0.0])  # second order, a little noise
+    slope = np.polyfit(np.log(etas), np.log(errors), 1)[0]
+    check = {"etas": list(etas), "lemma1_mean_abs_error": list(errors), "loglog_slope": slope}
+    fig = probe_tables.plot_ladder(LADDER, measured=-0.01, eta_check=check)
+    assert len(fig.axes) == 3
+    ax = fig.axes[2]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    points = ax.get_lines()[0]
+    np.testing.assert_allclose(points.get_xdata(), etas)
+    np.testing.assert_allclose(points.get_ydata(), errors)
+    assert f"fitted slope {slope:.2f}" in legend_labels(ax)
+    assert any(f"log-log slope {slope:.2f}" in t for t in texts(ax))
+    # a check with fewer than two usable points draws no third panel
+    bad = {"etas": [0.01, 0.005], "lemma1_mean_abs_error": [1e-4, 0.0]}
+    assert len(probe_tables.plot_ladder(LADDER, measured=-0.01, eta_check=bad).axes) == 2
 
 
 def test_saving_twice_gives_identical_bytes(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import numpy as np
@@ -24,8 +25,8 @@ def add_fit_arguments(p, plot=True) -> None:
                    help="reject scores outside this range, e.g. 0,1")
     g.add_argument("--interval", choices=["ar1", "block-bootstrap", "run-bootstrap", "iid"], default="ar1",
                    help="interval method (default ar1: AR(1)-aware least-squares covariance)")
-    g.add_argument("--conf", type=float, default=0.95, help="interval level (default 0.95)")
-    g.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    g.add_argument("--conf", type=parse_conf, default=0.95, help="interval level, 0 < CONF < 1 (default 0.95)")
+    g.add_argument("--n-boot", type=parse_n_boot, default=1000, help="bootstrap resamples, >= 2 (default 1000)")
     g.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     g.add_argument("--json", action="store_true", help="print JSON (one object per run) instead of a table")
     if plot:
@@ -39,13 +40,34 @@ def add_fit_arguments(p, plot=True) -> None:
 
 
 def parse_range(text: str):
+    """argparse type of --score-range: ArgumentTypeError gives argparse's one-line error, exit 2."""
     try:
         lo, hi = (float(v) for v in text.split(","))
     except ValueError:
-        raise EntropyLawError(f"--score-range {text!r}: expected LO,HI such as 0,1") from None
+        raise argparse.ArgumentTypeError(f"{text!r}: expected LO,HI such as 0,1") from None
     if not lo < hi:
-        raise EntropyLawError(f"--score-range {text!r}: LO must be below HI")
+        raise argparse.ArgumentTypeError(f"{text!r}: LO must be below HI")
     return lo, hi
+
+
+def parse_conf(text: str) -> float:
+    try:
+        conf = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number such as 0.95") from None
+    if not 0 < conf < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: the interval level must lie strictly between 0 and 1")
+    return conf
+
+
+def parse_n_boot(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number such as 1000") from None
+    if n < 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: a bootstrap needs at least 2 resamples")
+    return n
 
 
 def load_inputs(args) -> pd.DataFrame:

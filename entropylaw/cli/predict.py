@@ -12,7 +12,7 @@ from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fmt_table, loa
 
 COLUMNS = [("run", "run_id"), ("fit_n", "fit_n"), ("fit_to_step", "fit_last_step"), ("n_pred", "n_predicted"),
            ("rmse_pred", "rmse_predicted"), ("final_obs", "final_observed"), ("final_pred", "final_predicted"),
-           ("final_err", "final_error"), ("ceiling", "ceiling"), ("ceiling_ci", "ceiling_ci")]
+           ("final_step", "final_step"), ("final_err", "final_error"), ("ceiling", "ceiling"), ("ceiling_ci", "ceiling_ci")]
 
 
 def add_parser(subparsers) -> None:
@@ -23,6 +23,9 @@ def add_parser(subparsers) -> None:
     w = p.add_mutually_exclusive_group(required=True)
     w.add_argument("--fit-steps", type=int, metavar="K", help="fit on paired points with training step <= K")
     w.add_argument("--fit-frac", type=float, metavar="F", help="fit on steps <= F * last step (0 < F < 1)")
+    p.add_argument("--predict-steps", type=int, metavar="N",
+                   help="score only the points within N steps after the fit window (the paper: 200); "
+                        "default: every later point")
     p.add_argument("--curve", action="store_true", help="also print the error-vs-window curve")
     p.set_defaults(func=run)
 
@@ -38,7 +41,7 @@ def run(args) -> int:
     for rid in ids:
         p = pair(df, rid, x=args.x_key, y=args.y_key, mode=args.pairing)
         ep = EarlyPrediction(fit_steps=args.fit_steps, fit_frac=args.fit_frac, conf=args.conf,
-                             score_range=args.score_range).fit(p)
+                             score_range=args.score_range, predict_steps=args.predict_steps).fit(p)
         d = ep.to_dict()
         d.update(x_key=p.attrs["x_key"], y_key=p.attrs["y_key"], pairing=p.attrs["mode"])
         if args.curve or args.json:
@@ -54,7 +57,8 @@ def run(args) -> int:
         print(dump_json(rows if len(rows) > 1 else rows[0]))
         return 0
     window = f"first {args.fit_steps} steps" if args.fit_steps else f"first {args.fit_frac:g} of each run"
-    print(f"fit on the {window}, predict the rest; {int(args.conf * 100)} % ceiling intervals")
+    horizon = f"the next {args.predict_steps} steps" if args.predict_steps else "the rest"
+    print(f"fit on the {window}, predict {horizon}; {args.conf * 100:g} % ceiling intervals")
     print(fmt_table(rows, COLUMNS))
     for rid, curve in curves.items():
         print(f"\n{rid}: error vs fit window")

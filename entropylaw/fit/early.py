@@ -31,9 +31,11 @@ from entropylaw.fit.law import EntropyLawFit
 class EarlyPrediction:
     """Fit the law on an early window of a run and predict every later point."""
 
-    def __init__(self, fit_steps=None, fit_frac=None, conf=0.95, score_range=None, warn=True):
+    def __init__(self, fit_steps=None, fit_frac=None, conf=0.95, score_range=None, warn=True,
+                 predict_steps=None):
         self.fit_steps = fit_steps
         self.fit_frac = fit_frac
+        self.predict_steps = predict_steps  # horizon after the window (paper: 200); None = all
         self.conf = conf
         self.score_range = score_range
         self.warn = warn
@@ -67,38 +69,51 @@ class EarlyPrediction:
                                   "the fit needs at least 3 (choose a larger --fit-steps/--fit-frac)")
         if k == len(steps):
             raise EntropyLawError(f"{where}: the fit window (steps <= {end:g}) holds every point; nothing to predict")
+        if self.predict_steps is not None and self.predict_steps <= 0:
+            raise EntropyLawError(f"--predict-steps must be positive (got {self.predict_steps})")
+        horizon = np.inf if self.predict_steps is None else end + self.predict_steps
+        scored = ~in_fit & (steps <= horizon)
+        if not scored.any():
+            raise EntropyLawError(f"{where}: no paired point within {self.predict_steps} steps after the fit "
+                                  f"window (steps <= {end:g}); choose a larger --predict-steps")
         self.fit_ = EntropyLawFit(conf=self.conf, score_range=self.score_range, warn=self.warn).fit(
             H[in_fit], R[in_fit], where=f"{where} (first {k} points)")
         pred = self.fit_.predict(H)
         lo, hi = self.fit_.prediction_band(H)
         self.predicted_ = pd.DataFrame({"step": steps, "H": H, "R": R, "R_pred": pred,
-                                        "pred_lo": lo, "pred_hi": hi, "in_fit": in_fit})
-        err = pred[~in_fit] - R[~in_fit]
+                                        "pred_lo": lo, "pred_hi": hi, "in_fit": in_fit, "scored": scored})
+        err = pred[scored] - R[scored]
+        last = np.nonzero(scored)[0][-1]  # the final scored point
         self.run_id_ = pairs.attrs.get("run_id")
         self.window_end_ = end
         self.fit_last_step_ = int(steps[in_fit][-1])  # last step actually fitted
         self.fit_n_ = k
-        self.n_predicted_ = int((~in_fit).sum())
+        self.n_predicted_ = int(scored.sum())
+        self.final_step_ = int(steps[last])
         self.rmse_predicted_ = float(np.sqrt(np.mean(err**2)))
-        self.final_observed_ = float(R[-1])
-        self.final_predicted_ = float(pred[-1])
+        self.final_observed_ = float(R[last])
+        self.final_predicted_ = float(pred[last])
         self.final_error_ = self.final_predicted_ - self.final_observed_
         self.ceiling_, self.ceiling_ci_ = self.fit_.ceiling_, self.fit_.ceiling_ci_
-        self.error_vs_k_ = error_vs_k(steps, H, R, conf=self.conf)
+        self.error_vs_k_ = error_vs_k(steps, H, R, conf=self.conf, predict_steps=self.predict_steps)
         return self
 
     def to_dict(self) -> dict:
         base = self.fit_.to_dict()
         base.update(run_id=self.run_id_, fit_n=self.fit_n_, fit_last_step=self.fit_last_step_,
-                    fit_steps=self.fit_steps, fit_frac=self.fit_frac, n_predicted=self.n_predicted_,
+                    fit_steps=self.fit_steps, fit_frac=self.fit_frac, predict_steps=self.predict_steps,
+                    n_predicted=self.n_predicted_,
                     rmse_predicted=self.rmse_predicted_, final_observed=self.final_observed_,
                     final_predicted=self.final_predicted_, final_error=self.final_error_,
-                    final_step=int(self.predicted_["step"].iloc[-1]))
+                    final_step=self.final_step_)
         return base
 
 
-def error_vs_k(steps, H, R, conf=0.95, min_points=3) -> pd.DataFrame:
-    """Prediction error when fitting on the first k points, for every k from 3 to n-1."""
+def error_vs_k(steps, H, R, conf=0.95, min_points=3, predict_steps=None) -> pd.DataFrame:
+    """Prediction error when fitting on the first k points, for every k from 3 to n-1.
+
+    With ``predict_steps`` only points within that many steps after the k-th point's step
+    are scored (windows with none are left out)."""
     n = len(H)
     ks = np.arange(min_points, n)
     if len(ks) == 0:
@@ -113,11 +128,17 @@ def error_vs_k(steps, H, R, conf=0.95, min_points=3) -> pd.DataFrame:
     a, b = out["beta"][:, 0], out["beta"][:, 1]
     pred = b[:, None] - a[:, None] * x[None, :]
     later = np.arange(n)[None, :] >= ks[:, None]
+    if predict_steps is not None:
+        later &= steps[None, :] <= (steps[ks - 1] + predict_steps)[:, None]
     sq = np.where(later, (pred - R[None, :]) ** 2, 0.0)
+    final = n - 1 - np.argmax(later[:, ::-1], axis=1)  # last scored point of each window
+    rows = np.arange(len(ks))
     se = unc.combo_stderr(out["cov"], [-1.0, 1.0])
     ceiling = b - a
-    return pd.DataFrame({
-        "fit_n": ks, "fit_last_step": steps[ks - 1], "fit_frac": steps[ks - 1] / steps[-1],
-        "rmse_predicted": np.sqrt(sq.sum(axis=1) / later.sum(axis=1)),
-        "final_error": pred[:, -1] - R[-1], "ceiling": ceiling,
-        "ceiling_lo": ceiling - out["tq"] * se, "ceiling_hi": ceiling + out["tq"] * se})
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out_df = pd.DataFrame({
+            "fit_n": ks, "fit_last_step": steps[ks - 1], "fit_frac": steps[ks - 1] / steps[-1],
+            "rmse_predicted": np.sqrt(sq.sum(axis=1) / later.sum(axis=1)),
+            "final_error": pred[rows, final] - R[final], "ceiling": ceiling,
+            "ceiling_lo": ceiling - out["tq"] * se, "ceiling_hi": ceiling + out["tq"] * se})
+    return out_df[later.any(axis=1)].reset_index(drop=True)

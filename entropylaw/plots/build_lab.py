@@ -94,18 +94,26 @@ def table1_figure(summary: dict, **_) -> list[Built]:
 
 
 def ladder_figure(summary: dict, **_) -> list[Built]:
-    """The entropy-change ladder: each estimator's predicted ΔH against the measured one."""
-    from entropylaw.plots.probe_tables import plot_ladder
+    """The entropy-change ladder: per-token agreement of each estimator, the batch-mean ΔH of
+    Lemma 1 against the measured one, and (when the probe ran it) Lemma 1's error vs η."""
+    from entropylaw.plots.probe_tables import ON_SCALE, plot_ladder
     ladder = summary.get("ladder")
     if not ladder:
         raise Skipped("ladder: the probe summary has no 'ladder'")
     estimators, measured = ladder_parts(ladder, summary)
     if not estimators:
         raise Skipped("ladder: no estimator entries in the probe summary's 'ladder'")
-    fig = plot_ladder(estimators, measured=measured)
+    check = ladder.get("eta_squared_check") if isinstance(ladder.get("eta_squared_check"), dict) else None
+    fig = plot_ladder(estimators, measured=measured, eta_check=check)
+    tabular = [n for n in estimators if n not in ON_SCALE]
     return [Built("ladder_entropy_change", fig,
                   "How well each first-order estimate of the entropy change matches the change measured after a "
-                  "real update: per-token agreement (left) and the batch mean (right).")]
+                  "real update: per-token agreement of every estimator (left); the batch-mean ΔH of Lemma 1, the "
+                  "only estimator on the measured scale, against the measurement (middle)"
+                  + ("; Lemma 1's mean |error| vs the step size on log-log axes, slope 2 = exact to first order "
+                     "(right)" if len(fig.axes) == 3 else "")
+                  + (f". {', '.join(tabular)} take η as a step on the logits, not on the parameters: compared by "
+                     "correlation and sign only." if tabular else "."))]
 
 
 def ladder_parts(ladder: dict, summary: dict | None = None):

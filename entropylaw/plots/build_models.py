@@ -72,7 +72,12 @@ def size_of(meta_row) -> float:
 
 
 def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
-    """Fig. 7: a and b per model size, the log-linear size law, the largest size held out."""
+    """Fig. 7: a and b of every run vs its model size, the log-linear size law fitted on the
+    runs of all but the largest size, and the largest size's runs compared with the prediction.
+
+    Each run is fitted on its own and enters the size law as one point (seeds of a size are
+    replicates), so the law has (runs - 2) degrees of freedom rather than (sizes - 2).
+    """
     scaling = need("entropylaw.fit.scaling", "SizeLaw")
     meta = tt.runs(t)
     meta = meta[meta["run_id"].isin(usable_runs(t))].copy()
@@ -86,32 +91,38 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
         raise Skipped("scaling: fewer than 3 model sizes trained on one dataset with one algorithm")
     (dataset, algorithm), rows = best
     fitted, notes = fitted_runs(t, list(rows["run_id"]))
-    sizes = []
-    for size, group in rows.groupby("size", sort=True):
-        pts = [fitted[r][0] for r in group["run_id"] if r in fitted]
-        if not pts:
+    runs = []
+    for _, row in rows.sort_values(["size", "run_id"]).iterrows():
+        if row["run_id"] not in fitted:
             continue
-        d = fit_dict(fit_pooled(pts))
-        sizes.append({"n_params": size, "label": group["model"].iloc[0], "a": d["a"], "b": d["b"],
-                      "ceiling": d["b"] - d["a"], "a_err": d.get("a_stderr", np.nan),
-                      "b_err": d.get("b_stderr", np.nan), "ceiling_err": d.get("ceiling_stderr", np.nan)})
-    sizes = pd.DataFrame(sizes)
-    if len(sizes) < 3:
-        raise Skipped(f"scaling: only {len(sizes)} model sizes could be fitted (need 3)")
-    sizes["held_out"] = sizes["n_params"] == sizes["n_params"].max()
-    train = sizes[~sizes["held_out"]]
+        d = fit_dict(fitted[row["run_id"]][1])
+        runs.append({"run_id": row["run_id"], "n_params": row["size"], "label": row["model"], "a": d["a"],
+                     "b": d["b"], "ceiling": d["b"] - d["a"], "a_err": d.get("a_stderr", np.nan),
+                     "b_err": d.get("b_stderr", np.nan), "ceiling_err": d.get("ceiling_stderr", np.nan)})
+    runs = pd.DataFrame(runs)
+    if len(runs) == 0 or runs["n_params"].nunique() < 3:
+        raise Skipped(f"scaling: only {0 if len(runs) == 0 else runs['n_params'].nunique()} model sizes "
+                      "could be fitted (need 3)")
+    runs["held_out"] = runs["n_params"] == runs["n_params"].max()
+    train = runs[~runs["held_out"]]
+    if len(train) < 3:
+        raise Skipped(f"scaling: only {len(train)} runs below the largest size could be fitted (need 3)")
     law, caught = capture(lambda: scaling.SizeLaw().fit(train["n_params"].to_numpy(float), train["a"].to_numpy(float),
-                                                         train["b"].to_numpy(float)))
+                                                         train["b"].to_numpy(float), labels=list(train["run_id"])))
     notes += caught
-    grid = np.geomspace(sizes["n_params"].min() / 1.5, sizes["n_params"].max() * 1.5, 60)
+    grid = np.geomspace(runs["n_params"].min() / 1.5, runs["n_params"].max() * 1.5, 60)
     curve = size_curve(law, grid)
     from entropylaw.plots.scaling import plot_size_law
-    fig = plot_size_law(sizes, curve, equation=size_equation(law),
+    held_label = runs.loc[runs["held_out"], "label"].iloc[0]
+    fig = plot_size_law(runs, curve, equation=size_equation(law),
                         title=f"Law coefficients vs model size ({algorithm or 'one algorithm'}"
-                              f"{', ' + dataset if dataset else ''}; largest size held out)")
+                              f"{', ' + dataset if dataset else ''}; size law fitted on {len(train)} runs of "
+                              f"{train['n_params'].nunique()} sizes, {held_label or 'largest size'} held out)")
     return [Built("fig07_scaling", fig,
-                  f"a and b of {len(sizes)} model sizes; the log-linear size law is fitted on all but the largest, "
-                  "whose predicted and observed coefficients are compared (95 % prediction band shaded).", notes)]
+                  f"a, b and the ceiling b - a of {len(runs)} runs ({runs['n_params'].nunique()} model sizes), each run "
+                  f"fitted on its own; the log-linear size law is fitted on the {len(train)} runs below the largest "
+                  "size (95 % prediction band shaded, clipped by the axes when wider than the data), and the "
+                  "largest size's mean is compared with its prediction.", notes)]
 
 
 def size_curve(law, grid) -> pd.DataFrame:
@@ -125,4 +136,4 @@ def size_curve(law, grid) -> pd.DataFrame:
 def size_equation(law) -> dict:
     """``{coef: (slope, intercept)}`` of ``coef = slope * log10 N + intercept``."""
     lines = getattr(law, "lines_", {})
-    return {k: (float(v["slope"]), float(v["intercept"])) for k, v in lines.items() if k in ("a", "b")}
+    return {k: (float(v["slope"]), float(v["intercept"])) for k, v in lines.items() if k in ("a", "b", "ceiling")}

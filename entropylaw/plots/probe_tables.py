@@ -7,7 +7,9 @@
 - Ladder: how well each first-order estimator of the entropy change (Lemma 1, Theorems
   1-2, the sampled-token form, STEER ...) predicts the measured change. Input:
   ``{estimator: {"pearson", "spearman", "sign_agreement", "slope", "mean_error",
-  "predicted_mean"}}`` and the measured batch-mean change.
+  "predicted_mean"}}``, the measured batch-mean change and optionally the probe's
+  ``eta_squared_check`` (Lemma 1's error at several step sizes). Only Lemma 1 is drawn on
+  the measured ΔH scale; the tabular estimators are compared by correlation and sign.
 
 >>> t1 = parse_table1({"top 0.02%": 5.0, "0.002": 3.0, "all": 0.01})
 >>> t1
@@ -19,14 +21,18 @@
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
+from matplotlib.ticker import MaxNLocator, NullFormatter, ScalarFormatter
 
 from entropylaw.plots.style import color, fmt, new_axes, new_grid
 
 # SPEC section 5: paper Table 1 (Qwen2.5-7B, training step 1), mean cov of the top fraction
 PAPER_TABLE1 = {0.0002: 5.654, 0.002: 3.112, 0.02: 1.385, 0.2: 0.351, 0.5: 0.152, 1.0: 0.003}
+# estimators whose ΔH is on the measured scale (data/probe/README.md): Lemma 1 uses the actual
+# logit change; the tabular ones take η as a step on the logits, not the parameters
+ON_SCALE = ("lemma1",)
 LADDER_COLUMNS = ["pearson", "spearman", "sign_agreement", "slope", "mean_error"]
 
 
@@ -85,11 +91,64 @@ def plot_table1(table1: Mapping, ax=None, reference: Mapping | None = PAPER_TABL
     return ax
 
 
-def plot_ladder(ladder: Mapping[str, Mapping[str, float]], measured: float | None = None, title: str | None = None):
-    """Two panels: per-token agreement (Pearson, Spearman, sign) and the batch-mean ΔH."""
+def plot_ladder(ladder: Mapping[str, Mapping[str, float]], measured: float | None = None, title: str | None = None,
+                eta_check: Mapping | None = None, on_scale: Sequence[str] = ON_SCALE):
+    """Per-token agreement of every estimator (left), and the batch-mean ΔH on the measured scale.
+
+    Only the estimators in ``on_scale`` (Lemma 1: it uses the actual logit change) predict ΔH on
+    the measured scale; the tabular ones take η as a step on the logits, not on the network's
+    parameters, so their batch means are not drawn against the measurement: they are compared
+    by correlation and sign only (left panel, and a note). When ``eta_check`` (``{"etas",
+    "lemma1_mean_abs_error", "loglog_slope"}``) is given, a third panel shows Lemma 1's mean
+    |error| vs the step size on log-log axes: a slope of 2 means the error is second order,
+    i.e. Lemma 1 is exact to first order.
+    """
     names = list(ladder)
-    fig, axes = new_grid(1, 2, figsize=(10.5, 0.5 * len(names) + 2.8))
-    ax = axes[0, 0]
+    check = _eta_check(eta_check)
+    ncols = 3 if check else 2
+    fig, axes = new_grid(1, ncols, figsize=(5.6 * ncols, max(0.5 * len(names) + 3.2, 4.6)),
+                         gridspec_kw={"width_ratios": [1.35] + [1] * (ncols - 1)})
+    _plot_agreement(axes[0, 0], ladder, names)
+    ax = axes[0, 1]
+    rows = [("measured", measured, "black")] + [(n, _num(ladder[n].get("predicted_mean")), color(i))
+                                                for i, n in enumerate(names) if n in on_scale]
+    y = np.arange(len(rows))
+    values = np.array([_num(v) for _, v, _ in rows])
+    ax.barh(y, np.nan_to_num(values), 0.5, color=[c for _, _, c in rows])
+    finite = values[np.isfinite(values)]
+    lo = min(0.0, finite.min()) if len(finite) else -1.0
+    hi = max(0.0, finite.max()) if len(finite) else 1.0
+    span = (hi - lo) or 1.0
+    for p, (name, v, _) in zip(y, rows):
+        text = f"{name} {fmt(v, 4) if v == v else 'n/a'}"
+        if name != "measured" and v == v and measured is not None and measured == measured:
+            text += f"\n(error {fmt(v - measured, 4)}, {100 * (v - measured) / abs(measured):+.0f} %)"
+        if v == v and abs(v) > 0.45 * span:  # long bar: write inside it, centred
+            ax.annotate(text, (v / 2, p), ha="center", va="center", fontsize=8, color="white", weight="bold")
+        else:  # short bar: just past its tip
+            side = -1 if (v == v and v < 0) else 1
+            ax.annotate(text, (v if v == v else 0, p), xytext=(4 * side, 0), textcoords="offset points",
+                        ha="right" if side < 0 else "left", va="center", fontsize=8)
+    ax.set_xlim(lo - 0.08 * span, hi + 0.08 * span)
+    ax.set_yticks(y, [name for name, _, _ in rows])
+    ax.invert_yaxis()
+    ax.axvline(0, color="0.5", lw=0.8)
+    _few_ticks(ax.xaxis)
+    ax.set_xlabel("batch-mean ΔH (nats)")
+    ax.set_title("Measured vs Lemma 1 (batch mean)")
+    tabular = [n for n in names if n not in on_scale]
+    if tabular:
+        ax.text(0.5, -0.2, "The tabular estimators (" + ", ".join(tabular) + ") take η as a step on the\n"
+                "logits, not the network's parameters: their ΔH is not on the measured\n"
+                "scale, so they are compared by correlation and sign only (left).",
+                transform=ax.transAxes, ha="center", va="top", fontsize=7.5, color="0.25")
+    if check:
+        _plot_eta_check(axes[0, 2], check)
+    fig.suptitle(title or "Entropy-change ladder: first-order estimates vs measurement")
+    return fig
+
+
+def _plot_agreement(ax, ladder, names):
     y = np.arange(len(names))
     keys = [("pearson", "Pearson r"), ("spearman", "Spearman ρ"), ("sign_agreement", "sign agreement")]
     h = 0.8 / len(keys)
@@ -109,22 +168,48 @@ def plot_ladder(ladder: Mapping[str, Mapping[str, float]], measured: float | Non
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3)
     ax.set_title("Per-token agreement")
 
-    ax = axes[0, 1]
-    predicted = np.array([_num(ladder[n].get("predicted_mean")) for n in names])
-    ax.scatter(predicted, y, color=color(0), zorder=3, label="predicted batch-mean ΔH")
-    for p, v in zip(y, predicted):
-        if v == v:
-            ax.annotate(fmt(v), (v, p), xytext=(5, 4), textcoords="offset points", fontsize=7.5)
-    if measured is not None and measured == measured:
-        ax.axvline(measured, color="black", lw=1.5, ls="--", label=f"measured ΔH = {fmt(measured)}")
-    ax.axvline(0, color="0.5", lw=0.8)
-    ax.set_yticks(y, names)
-    ax.invert_yaxis()
-    ax.set_xlabel("batch-mean entropy change ΔH (nats)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1)
-    ax.set_title("Predicted vs measured ΔH")
-    fig.suptitle(title or "Entropy-change ladder: first-order estimates vs measurement")
-    return fig
+
+def _plot_eta_check(ax, check):
+    etas, errors = check["etas"], check["errors"]
+    slope, icpt = np.polyfit(np.log(etas), np.log(errors), 1)
+    ax.loglog(etas, errors, "o", color=color(0), ms=6, label="Lemma 1 mean |error| per token", zorder=3)
+    grid = np.geomspace(etas.min() / 1.3, etas.max() * 1.3, 20)
+    # reference: slope 2 through the smallest step's point, drawn wide underneath (it may coincide)
+    ref = errors[np.argmin(etas)] * (grid / etas.min()) ** 2
+    ax.loglog(grid, ref, color="0.6", lw=4, alpha=0.45, label="slope 2 (error ∝ η²)", zorder=1)
+    ax.loglog(grid, np.exp(icpt) * grid ** slope, color=color(0), lw=1.2, label=f"fitted slope {slope:.2f}",
+              zorder=2)
+    # label the steps themselves: log minor tick labels (2x10^-3, 3x10^-3 ...) collide
+    ax.set_xticks(etas, [f"{e:.2g}" for e in etas])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("step size η (scaled parameter update)")
+    ax.set_ylabel("mean |Lemma 1 − measured ΔH| per token (nats)")
+    ax.set_title("Lemma 1 error vs step size")
+    ax.legend(loc="upper left", fontsize=7.5)
+    ax.text(0.97, 0.04, f"log-log slope {slope:.2f}\n2 = Lemma 1 exact to first order", transform=ax.transAxes,
+            ha="right", va="bottom", fontsize=8, bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="0.7"))
+
+
+def _eta_check(check) -> dict | None:
+    """``{"etas", "errors"}`` as positive arrays of 2+ points, else None (nothing to draw)."""
+    if not check:
+        return None
+    etas = np.array([_num(v) for v in check.get("etas", [])])
+    errors = np.array([_num(v) for v in check.get("lemma1_mean_abs_error", [])])
+    if len(etas) != len(errors):
+        return None
+    ok = np.isfinite(etas) & np.isfinite(errors) & (etas > 0) & (errors > 0)
+    if ok.sum() < 2:
+        return None
+    return {"etas": etas[ok], "errors": errors[ok]}
+
+
+def _few_ticks(axis) -> None:
+    """At most 4 ticks, scientific with a shared offset (×10⁻³) so small values do not overlap."""
+    axis.set_major_locator(MaxNLocator(4))
+    formatter = ScalarFormatter(useMathText=True)
+    formatter.set_powerlimits((-2, 3))
+    axis.set_major_formatter(formatter)
 
 
 def _num(value) -> float:

@@ -2,20 +2,28 @@
 
 Inputs are plain frames:
 
-- ``sizes``: one row per model with ``n_params`` (non-embedding parameter count), the
-  fitted coefficient columns (``a``, ``b``, optionally ``ceiling``), optional standard
-  errors ``a_err`` ..., optional ``label`` and a boolean ``held_out`` for the model the
-  size law was *not* fitted on (it is drawn as a star, its prediction error written);
+- ``sizes``: one row per fitted run (several seeds of a size are several rows) with
+  ``n_params`` (non-embedding parameter count), the fitted coefficient columns (``a``,
+  ``b``, optionally ``ceiling``), optional standard errors ``a_err`` ..., optional
+  ``label`` (the model name) and a boolean ``held_out`` for the runs the size law was *not*
+  fitted on (drawn as stars; the mean of their size is compared with the prediction);
 - ``curve`` (optional): the size law evaluated on a grid of ``n_params`` with columns
   ``a``, ``a_lo``, ``a_hi`` (prediction band), the same for ``b`` / ``ceiling``;
 - ``equation`` (optional): ``{coef: (slope, intercept)}`` of ``coef = slope*log10 N + intercept``.
 
+The y range is set by the points, the fitted line and the held-out prediction (padded by
+15 %), not by the prediction band: with few runs the t band can be far wider than the data,
+so it is clipped by the axes and its legend entry says so.
+
 >>> import numpy as np, pandas as pd
->>> sizes = pd.DataFrame({"n_params": [1e8, 4e8, 1.6e9], "a": [0.30, 0.25, 0.20],
-...                       "held_out": [False, False, True]})
+>>> sizes = pd.DataFrame({"n_params": [1e8, 1e8, 4e8, 4e8, 1.6e9], "a": [0.30, 0.31, 0.25, 0.26, 0.20],
+...                       "held_out": [False, False, False, False, True]})
 >>> ax = plot_coefficient(sizes, "a", equation={"a": (-0.036, 0.96)})
 >>> ax.get_xscale(), ax.get_xlabel()
 ('log', 'non-embedding parameters N (log scale)')
+>>> lo, hi = ax.get_ylim()
+>>> bool(lo < 0.20 and hi > 0.31 and hi - lo < 0.2)
+True
 """
 
 from __future__ import annotations
@@ -29,16 +37,38 @@ from entropylaw.plots.style import color, fmt, new_axes, new_grid
 
 NAMES = {"a": "coefficient a (score per e^H)", "b": "coefficient b (score)",
          "ceiling": "ceiling b - a (score at H = 0)"}
+PAD = 0.15  # fraction of the data's y span added above and below
+
+
+def held_out_summary(sizes: pd.DataFrame, coef: str, curve: pd.DataFrame | None) -> list[dict]:
+    """Per held-out size: observed mean over its runs, the size law's prediction, the error.
+
+    ``error = predicted - observed`` (negative: the model did better than predicted).
+    """
+    held = _held(sizes)
+    out = []
+    for size, rows in sizes[held].groupby("n_params", sort=True):
+        row = {"n_params": float(size), "observed": float(rows[coef].mean()), "n_runs": len(rows),
+               "label": str(rows["label"].iloc[0]) if "label" in rows and rows["label"].iloc[0] else ""}
+        if curve is not None and coef in curve:
+            c = curve.sort_values("n_params")
+            # the curve is linear in log N, so interpolating in log N is exact
+            row["predicted"] = float(np.interp(np.log(size), np.log(c["n_params"]), c[coef]))
+            row["error"] = row["predicted"] - row["observed"]
+        out.append(row)
+    return out
 
 
 def plot_coefficient(sizes: pd.DataFrame, coef: str, curve: pd.DataFrame | None = None,
                      equation: Mapping[str, Sequence[float]] | None = None, ax=None, i_color: int = 0):
-    """One coefficient vs N (log x): fitted points, the size law, its band, the held-out model."""
+    """One coefficient vs N (log x): per-run points, the size law, its band, the held-out runs."""
     fig, ax = new_axes(ax)
     c = color(i_color)
-    held = sizes["held_out"].astype(bool) if "held_out" in sizes else pd.Series(False, index=sizes.index)
+    held = _held(sizes)
     used, out = sizes[~held], sizes[held]
     err = f"{coef}_err"
+    ys = list(sizes[coef].astype(float))  # what the y range must show
+    band = None
     if curve is not None and coef in curve:
         curve = curve.sort_values("n_params")
         label = "size law"
@@ -46,29 +76,62 @@ def plot_coefficient(sizes: pd.DataFrame, coef: str, curve: pd.DataFrame | None 
             slope, intercept = equation[coef]
             label = f"{coef} = {fmt(slope)}·log10 N {'+' if intercept >= 0 else '-'} {fmt(abs(intercept))}"
         ax.plot(curve["n_params"], curve[coef], color=c, lw=1.8, label=label)
+        ys += list(curve[coef].astype(float))
         if f"{coef}_lo" in curve and f"{coef}_hi" in curve:
-            ax.fill_between(curve["n_params"], curve[f"{coef}_lo"], curve[f"{coef}_hi"], color=c, alpha=0.15,
-                            lw=0, label="95 % prediction band")
-    ax.errorbar(used["n_params"], used[coef], yerr=used[err] if err in used else None, fmt="o", color=c,
-                ms=6, capsize=3, label=f"fitted per model ({len(used)})", zorder=3)
-    for _, row in used.iterrows():
-        if "label" in row and row["label"]:
-            ax.annotate(str(row["label"]), (row["n_params"], row[coef]), xytext=(5, 4),
-                        textcoords="offset points", fontsize=7.5, color="0.3")
-    for _, row in out.iterrows():
-        ax.errorbar([row["n_params"]], [row[coef]], yerr=[row[err]] if err in row and row[err] == row[err] else None,
-                    fmt="*", color="black", ms=13, mfc="white", capsize=3, zorder=4,
-                    label=f"held out{(' ' + str(row['label'])) if 'label' in row and row['label'] else ''}")
-        if curve is not None and coef in curve:
-            predicted = float(np.interp(np.log(row["n_params"]), np.log(curve["n_params"]), curve[coef]))
-            ax.annotate(f"observed {fmt(row[coef])}\npredicted {fmt(predicted)}\nerror {fmt(predicted - row[coef])}",
-                        (row["n_params"], row[coef]), xytext=(-8, 0), textcoords="offset points", ha="right",
-                        va="center", fontsize=8, bbox=dict(boxstyle="round,pad=0.25", fc="white", ec="0.8"))
+            band = ax.fill_between(curve["n_params"], curve[f"{coef}_lo"], curve[f"{coef}_hi"], color=c,
+                                   alpha=0.15, lw=0, label="95 % prediction band")
+    n_sizes = used["n_params"].nunique()
+    ax.errorbar(used["n_params"], used[coef], yerr=_errors(used, err), fmt="o", color=c, ms=5.5, capsize=3,
+                alpha=0.9, label=f"fitted per run ({len(used)} runs, {n_sizes} sizes)", zorder=3)
+    if "label" in used:
+        for (size, name), rows in used.groupby(["n_params", "label"], sort=True):
+            if name:
+                ax.annotate(str(name), (size, rows[coef].max()), xytext=(5, 4), textcoords="offset points",
+                            fontsize=7.5, color="0.3")
+    summary = held_out_summary(sizes, coef, curve)
+    predicted_label = "size law's prediction for the held-out size"
+    if len(out):
+        name = summary[0]["label"] if len(summary) == 1 else ""
+        ax.errorbar(out["n_params"], out[coef], yerr=_errors(out, err), fmt="*", color="black", ms=12,
+                    mfc="white", capsize=3, zorder=4,
+                    label=f"held out{(' ' + name) if name else ''} ({len(out)} run{'s' if len(out) > 1 else ''})")
+    for row in summary:
+        if "predicted" not in row:
+            continue
+        ys.append(row["predicted"])
+        ax.plot([row["n_params"]], [row["predicted"]], marker="D", color=c, ms=6, ls="none", zorder=4,
+                label=predicted_label)
+        predicted_label = None  # one legend entry however many held-out sizes
+        ax.annotate(f"observed {fmt(row['observed'])}" + (f" (mean of {row['n_runs']})" if row["n_runs"] > 1 else "")
+                    + f"\npredicted {fmt(row['predicted'])}\nerror {fmt(row['error'])}",
+                    (row["n_params"], row["observed"]), xytext=(-10, 0), textcoords="offset points", ha="right",
+                    va="center", fontsize=8, bbox=dict(boxstyle="round,pad=0.25", fc="white", ec="0.8"))
+    lo, hi = data_ylim(ys)
+    ax.set_ylim(lo, hi)
+    if band is not None and (curve[f"{coef}_lo"].min() < lo or curve[f"{coef}_hi"].max() > hi):
+        band.set_label("95 % prediction band (clipped by the axes)")
     ax.set_xscale("log")
     ax.set_xlabel("non-embedding parameters N (log scale)")
     ax.set_ylabel(NAMES.get(coef, coef))
-    ax.legend(loc="best")
+    # below the panel: inside, it would cover the held-out note or the points
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=7.5, ncol=2)
+    if equation and coef in equation:
+        slope, intercept = equation[coef]
+        lines = [f"slope {fmt(slope)} per decade of N", f"intercept {fmt(intercept)} (at N = 1)",
+                 f"fit: {len(used)} runs, {len(used) - 2} dof"]
+        lines += [f"held-out error {fmt(r['error'])}" for r in summary if "error" in r]
+        ax.text(0.98, 0.03, "\n".join(lines), transform=ax.transAxes, ha="right", va="bottom", fontsize=7.5,
+                family="monospace", bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="0.7", alpha=0.9))
     return ax
+
+
+def data_ylim(values, pad: float = PAD) -> tuple[float, float]:
+    """The finite values' range padded by ``pad`` of its span on each side (a small span if flat)."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    lo, hi = float(v.min()), float(v.max())
+    span = hi - lo if hi > lo else max(abs(hi), 1.0) * 0.1
+    return lo - pad * span, hi + pad * span
 
 
 def plot_size_law(sizes: pd.DataFrame, curve: pd.DataFrame | None = None,
@@ -76,8 +139,21 @@ def plot_size_law(sizes: pd.DataFrame, curve: pd.DataFrame | None = None,
                   title: str | None = None):
     """A figure with one panel per coefficient (a, b and, when given, the ceiling)."""
     coefs = list(coefs or [c for c in ("a", "b", "ceiling") if c in sizes])
-    fig, axes = new_grid(1, len(coefs), figsize=(4.6 * len(coefs), 4.2))
+    fig, axes = new_grid(1, len(coefs), figsize=(5.2 * len(coefs), 5.4))
     for i, coef in enumerate(coefs):
         plot_coefficient(sizes, coef, curve=curve, equation=equation, ax=axes[0, i], i_color=i)
     fig.suptitle(title or "Law coefficients vs model size")
     return fig
+
+
+def _held(sizes: pd.DataFrame) -> pd.Series:
+    if "held_out" in sizes:
+        return sizes["held_out"].astype(bool)
+    return pd.Series(False, index=sizes.index)
+
+
+def _errors(rows: pd.DataFrame, err: str):
+    if err not in rows:
+        return None
+    e = rows[err].astype(float).to_numpy()
+    return np.where(np.isfinite(e), e, 0.0) if np.isfinite(e).any() else None
