@@ -1,5 +1,6 @@
 """Paper Fig. 7: coefficients a and b vs model size with the log-linear size law, its
-prediction band and the largest size held out. Needs several model sizes: the lab sweep
+prediction band and the largest size held out. Every run (each seed) is fitted on its own
+and is one point of the size law. Needs several model sizes: the lab sweep
 (data/lab/*.parquet). Writes figures/fig07_scaling.*.
 """
 

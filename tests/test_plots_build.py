@@ -23,33 +23,49 @@ def _close():
     plt.close("all")
 
 
-def law_run(run_id, a, b, n_params=np.nan, algorithm="grpo", model="m", tau=50.0):
+def law_run(run_id, a, b, n_params=np.nan, algorithm="grpo", model="m", tau=50.0, phase=0.0):
     steps = np.arange(0, 300, 10)
     H = 1.0 * np.exp(-steps / tau) + 0.1
-    R = b - a * np.exp(H) + 0.003 * np.sin(1.7 * steps)
+    R = b - a * np.exp(H) + 0.003 * np.sin(1.7 * steps + phase)
     recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
     recs += [(int(s), "val/mean", float(r)) for s, r in zip(steps, R)]
     return table.from_records(recs, run_id=run_id, model=model, algorithm=algorithm, dataset="d",
                               n_params_nonembedding=n_params)
 
 
-def test_scaling_holds_out_the_largest_size_and_predicts_it():
+def test_scaling_fits_every_run_and_holds_out_the_largest_size():
     pytest.importorskip("entropylaw.fit.scaling")
     sizes = np.array([1e8, 4e8, 1.6e9, 6.4e9])
-    a_true = 0.05 + 0.04 * np.log10(sizes / 1e8)
-    b_true = 0.6 + 0.05 * np.log10(sizes / 1e8)
-    t = table.concat([law_run(f"s{i}", a, b, n_params=n, model=f"m{i}")
-                      for i, (n, a, b) in enumerate(zip(sizes, a_true, b_true))])
+    runs = []
+    for i, n in enumerate(sizes):
+        for seed in range(2):  # two seeds a size, each a replicate of the size law
+            a = 0.05 + 0.04 * np.log10(n / 1e8) + (0.004 if seed else -0.004)
+            b = 0.6 + 0.05 * np.log10(n / 1e8)
+            runs.append(law_run(f"s{i}-{seed}", a, b, n_params=n, model=f"m{i}", phase=seed))
+    # an intervention run of the same sizes is another algorithm: not in the size law
+    runs.append(law_run("s0-bonus", 0.3, 0.9, n_params=1e8, model="m0", algorithm="grpo+entropy_bonus"))
+    t = table.concat(runs)
     [built] = B.build("scaling", t)
     assert built.name == "fig07_scaling" and len(built.fig.axes) == 3
     ax_a = built.fig.axes[0]
+    fitted, held = [c.lines[0] for c in ax_a.containers]
+    # every run is a point: 8 runs, the 2 of the largest size held out
+    assert len(fitted.get_xdata()) == 6 and len(held.get_xdata()) == 2
+    np.testing.assert_allclose(np.asarray(held.get_xdata(), float), [6.4e9, 6.4e9])
+    assert "6 runs, 4 dof" in next(x.get_text() for x in ax_a.texts if x.get_text().startswith("slope"))
+    # the size law is ordinary least squares of the plotted per-run a on log10 N
+    slope, icpt = np.polyfit(np.log10(np.asarray(fitted.get_xdata(), float)), np.asarray(fitted.get_ydata(), float), 1)
     note = next(x.get_text() for x in ax_a.texts if x.get_text().startswith("observed"))
-    observed = float(note.split("\n")[0].split()[-1])
+    observed = float(note.split("\n")[0].split()[1])
     predicted = float(note.split("\n")[1].split()[-1])
-    # the size law is exact in log10 N: the held-out a is predicted to fitting noise
-    assert observed == pytest.approx(a_true[-1], abs=0.01)
-    assert predicted == pytest.approx(a_true[-1], abs=0.01)
-    assert any("prediction band" in t.get_text() for t in ax_a.get_legend().get_texts())
+    assert observed == pytest.approx(np.mean(held.get_ydata()), abs=1e-3)
+    assert predicted == pytest.approx(slope * np.log10(6.4e9) + icpt, abs=1e-3)
+    # the law is exact in log10 N: the held-out a is predicted to fitting noise
+    assert predicted == pytest.approx(0.05 + 0.04 * np.log10(64), abs=0.01)
+    # the y range shows every point and the prediction
+    lo, hi = ax_a.get_ylim()
+    assert lo < min(fitted.get_ydata()) and hi > max(held.get_ydata()) and lo < predicted < hi
+    assert any("prediction band" in x.get_text() for x in ax_a.get_legend().get_texts())
 
 
 def test_scaling_needs_three_sizes():
@@ -113,6 +129,22 @@ def test_ladder_parts_reads_the_probe_layout():
     flat = {"lemma1": {"pearson": 0.9, "predicted": -0.01}, "measured": -0.012}
     est, measured = ladder_parts(flat)
     assert est["lemma1"]["predicted_mean"] == -0.01 and measured == -0.012
+
+
+def test_ladder_figure_from_the_probe_layout_keeps_tabular_estimators_off_the_scale():
+    summary = {"ladder": {"eta": 0.004, "estimators": {
+        "lemma1": {"pearson": 0.99, "spearman": 0.98, "sign_agreement": 0.99, "predicted_mean": -0.0034,
+                   "measured_mean": -0.0028},
+        "theorem2": {"pearson": 0.14, "spearman": 0.03, "sign_agreement": 0.35, "predicted_mean": -3e-7,
+                     "measured_mean": -0.0028}},
+        "eta_squared_check": {"etas": [0.004, 0.002, 0.001], "lemma1_mean_abs_error": [8e-4, 2e-4, 5e-5]}}}
+    [built] = B.build_probe("ladder", summary)
+    left, middle, right = built.fig.axes
+    assert [t.get_text() for t in middle.get_yticklabels()] == ["measured", "lemma1"]
+    words = [t.get_text() for t in middle.texts]
+    assert any(w.startswith("measured -0.0028") for w in words) and any(w.startswith("lemma1 -0.0034") for w in words)
+    assert right.get_xscale() == "log" and "fitted slope 2.00" in [t.get_text() for t in right.get_legend().get_texts()]
+    assert "correlation and sign only" in built.caption and "theorem2" in built.caption
 
 
 def test_unknown_figure_name_is_a_user_error():
