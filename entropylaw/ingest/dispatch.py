@@ -87,6 +87,8 @@ def detect_format(path_or_uri: str | os.PathLike) -> str:
         from entropylaw.ingest.tensorboard import has_event_files
         from entropylaw.ingest.trl import find_state
 
+        if (path / "run.json").is_file() and (path / "metrics.jsonl").is_file():
+            return "lab_run"  # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run
         if _wandb_dir(path):
             return "wandb_offline"
         if find_state(path) is not None:
@@ -138,6 +140,9 @@ def read_raw(source: str, fmt: str) -> list[RawRun]:
     if fmt == "trl":
         from entropylaw.ingest.trl import read_trl
         return read_trl(source)
+    if fmt == "lab_run":
+        from entropylaw.lab.export import run_raw
+        return [run_raw(source)]
     if fmt == "wandb_offline":
         return _optional("wandb_offline", "read_wandb_offline")(source)
     if fmt == "wandb_online":

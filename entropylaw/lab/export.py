@@ -26,6 +26,14 @@ from entropylaw.errors import EntropyLawError
 def run_table(run_dir: str | Path) -> pd.DataFrame:
     """The tidy table of one lab run directory."""
     from entropylaw.ingest.common import finalize
+
+    return finalize(run_raw(run_dir))
+
+
+def run_raw(run_dir: str | Path):
+    """One lab run directory as a :class:`~entropylaw.ingest.common.RawRun` with its metadata
+    (``entropylaw ingest RUN_DIR`` reads a lab run this way: ``metrics.jsonl`` once, not also
+    its ``metrics.csv`` copy)."""
     from entropylaw.ingest.verl_jsonl import read_verl_jsonl
     from entropylaw.lab.config import RunConfig
     from entropylaw.lab.models import nonembedding_params, size_spec, total_params
@@ -42,7 +50,7 @@ def run_table(run_dir: str | Path) -> pd.DataFrame:
     raw.meta = {"model": f"lab-{cfg.size}", "n_params": float(total_params(spec, CharTokenizer().vocab_size)),
                 "n_params_nonembedding": float(nonembedding_params(spec)), "algorithm": cfg.algorithm_label,
                 "dataset": SumTask(cfg.n_terms, cfg.digits).name, "seed": float(cfg.seed)}
-    return finalize(raw)
+    return raw
 
 
 def sweep_table(sweep_dir: str | Path, finished_only: bool = True) -> pd.DataFrame:

@@ -90,7 +90,9 @@ def law_figures(t: pd.DataFrame, **_) -> list[Built]:
     handles, names = [], []
     for i, (run_id, (pts, fit)) in enumerate(fitted.items()):
         n_before = len(ax.collections)
-        draw(pts, fit, ax=ax, label=run_id, color=color(i), numbers=False)
+        # several runs share the axes: confidence bands only (prediction bands are in fig03's panels)
+        draw(pts, fit, ax=ax, label=run_id, color=color(i), numbers=False,
+             bands="confidence" if len(fitted) > 1 else "both")
         handles.append(ax.collections[n_before])  # the run's scatter of paired points
         d = fit_dict(fit)
         lo, hi = d.get("ceiling_ci") or (float("nan"), float("nan"))
@@ -101,8 +103,10 @@ def law_figures(t: pd.DataFrame, **_) -> list[Built]:
         leg.remove()
     fig.legend(handles, names, loc="outside lower center", ncol=1, fontsize=7.5)
     focus_ylim(ax, [pts["R"] for pts, _ in fitted.values()] + [[fit_dict(f)["ceiling"]] for _, f in fitted.values()])
+    shaded = ("95 % confidence bands (prediction bands: one panel per run, fig03)" if len(fitted) > 1
+              else "95 % confidence (dark) and prediction (light) bands")
     ax.text(0.01, 0.01, "line: fit · dashed: extrapolation to H = 0 · dotted: ceiling b - a\n"
-            "shaded: 95 % confidence (dark) and prediction (light) bands",
+            f"shaded: {shaded}",
             transform=ax.transAxes, ha="left", va="bottom", fontsize=7.5, color="0.3")
     metrics = {performance_metric(t, r) for r in fitted}
     ax.set_ylabel(metric_label(metrics.pop()) if len(metrics) == 1 else "validation score (fraction correct)")
@@ -131,9 +135,9 @@ def _law_drawer(law_plot):
     for name in ("plot_law", "plot_fit", "law_plot"):
         fn = getattr(law_plot, name, None)
         if fn is not None:
-            return lambda pts, fit, ax, label, color, numbers=True: fn(
+            return lambda pts, fit, ax, label, color, numbers=True, bands="both": fn(
                 pts["H"].to_numpy(float), pts["R"].to_numpy(float), fit, ax=ax, label=label, color=color,
-                numbers=numbers)
+                numbers=numbers, bands=bands)
     raise Skipped("entropylaw.plots.law has no plot_law function")
 
 

@@ -31,8 +31,14 @@ def _ci_text(value, ci) -> str:
     return f"{fmt(value)} [{fmt(ci[0])}, {fmt(ci[1])}]"
 
 
-def plot_law(H, R, fit, ax=None, label=None, color=None, numbers=True):
-    """Score vs entropy with the fit, both bands and the ceiling; returns the axes."""
+def plot_law(H, R, fit, ax=None, label=None, color=None, numbers=True, bands="both"):
+    """Score vs entropy with the fit, its bands and the ceiling; returns the axes.
+
+    ``bands``: "both" (confidence and prediction), "confidence" (for several runs on one
+    axes, where a wide prediction band would hide the others) or "none".
+    """
+    if bands not in ("both", "confidence", "none"):
+        raise ValueError(f"bands must be 'both', 'confidence' or 'none' (got {bands!r})")
     fig, ax = new_axes(ax)
     c = color or palette(0)
     H, R = np.asarray(H, float), np.asarray(R, float)
@@ -43,8 +49,11 @@ def plot_law(H, R, fit, ax=None, label=None, color=None, numbers=True):
     mean = fit.predict(grid)
     plo, phi = fit.prediction_band(grid)
     clo, chi = fit.confidence_band(grid)
-    ax.fill_between(grid, plo, phi, color=c, alpha=0.10, lw=0, label=f"{pct} % prediction band")
-    ax.fill_between(grid, clo, chi, color=c, alpha=0.30, lw=0, label=f"{pct} % confidence band")
+    if bands == "both":
+        ax.fill_between(grid, plo, phi, color=c, alpha=0.10, lw=0, label=f"{pct} % prediction band")
+    if bands != "none":
+        ax.fill_between(grid, clo, chi, color=c, alpha=0.30 if bands == "both" else 0.18, lw=0,
+                        label=f"{pct} % confidence band")
     ax.plot(grid[inside], mean[inside], color=c, lw=1.8, label=f"fit R = -a exp(H) + b" if fit.form == "exp"
             else f"fit ({fit.form})")
     ax.plot(grid[~inside], mean[~inside], color=c, lw=1.4, ls="--", label="extrapolation to H = 0")
