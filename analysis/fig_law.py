@@ -3,7 +3,7 @@ its 95 % confidence and prediction bands and the ceiling b - a, one colour per r
 
 Reads the real veRL runs (data/real/*.parquet) and, when present, the lab sweep
 (data/lab/*.parquet); writes figures/fig01_law_all_runs.*, fig03_law_per_run.* (real) and
-fig04_law_lab_*.* (lab).
+fig04_law_lab_*.* (the lab's model-size family: GRPO runs without an intervention).
 """
 
 import sys
@@ -27,6 +27,10 @@ def make():
     if lab is None:
         print("fig_law: no data/lab/*.parquet yet: lab panels not drawn")
     else:
+        # paper Fig. 4 is the model-size family: the baseline runs (GRPO, no intervention);
+        # interventions are drawn in fig10, algorithms in fig06
+        family = lab[lab["algorithm"] == "grpo"]
+        lab = family if len(family) else lab
         try:
             built += [b.renamed(b.name.replace("fig01_law_all_runs", "fig04_law_lab_all_runs")
                                 .replace("fig03_law_per_run", "fig04_law_lab_per_run")) for b in build("law", lab)]

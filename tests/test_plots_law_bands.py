@@ -33,3 +33,14 @@ def test_bad_bands_value():
     H, R, fit = _fit()
     with pytest.raises(ValueError):
         plot_law(H, R, fit, bands="prediction")
+
+
+def test_shared_axes_span_every_run():
+    H1, R1, f1 = _fit()
+    H2 = H1 * 3.0  # a second run at higher entropy, drawn after the first
+    R2 = 0.8 - 0.1 * np.exp(H2)
+    f2 = EntropyLawFit(warn=False).fit(H2, R2)
+    ax = plot_law(H1, R1, f1, numbers=False, bands="confidence")
+    plot_law(H2, R2, f2, ax=ax, numbers=False, bands="confidence")
+    lo, hi = ax.get_xlim()
+    assert lo < 0 and hi >= H2.max()

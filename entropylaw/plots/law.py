@@ -18,6 +18,7 @@ the prediction from the window's fit with its prediction band, RMSE on the plot.
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.collections import PathCollection
 
 from entropylaw.plots.style import ENTROPY_LABEL, STEP_LABEL, color as palette, fmt, new_axes, numbers_box
 
@@ -61,7 +62,11 @@ def plot_law(H, R, fit, ax=None, label=None, color=None, numbers=True, bands="bo
     lo, hi = fit.ceiling_ci_
     ax.errorbar([0.0], [fit.ceiling_], yerr=[[fit.ceiling_ - lo], [hi - fit.ceiling_]], fmt="D", color=c,
                 ms=5, capsize=4, zorder=4)
-    ax.set_xlim(left=-0.02 * H.max())
+    # several runs may share the axes: span every scattered point, not just this run's
+    # (set_xlim freezes autoscaling, so later runs would otherwise fall off the right edge)
+    hmax = max([H.max()] + [float(np.nanmax(c.get_offsets()[:, 0])) for c in ax.collections
+                            if isinstance(c, PathCollection) and len(c.get_offsets())])
+    ax.set_xlim(-0.02 * hmax, 1.04 * hmax)
     ax.set_xlabel(ENTROPY_LABEL)
     ax.set_ylabel(score_label(fit))
     if numbers:
