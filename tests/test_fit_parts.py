@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -10,7 +9,7 @@ import pytest
 from scipy import stats
 
 from entropylaw import table
-from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.errors import EntropyLawError
 from entropylaw.fit.algorithms import AlgorithmTest
 from entropylaw.fit.consumption import average_curve, consumption, share_within, steps_to_share
 from entropylaw.fit.early import EarlyPrediction, error_vs_k

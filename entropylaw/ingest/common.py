@@ -26,6 +26,7 @@ counted as read and dropped. :func:`finalize` then, identically for every source
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -221,6 +222,19 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
                 val_keys=json.dumps(km.val, sort_keys=True))
     run_id = opts.run_id or raw.run_id
     return table.from_frame(df, run_id=run_id, **meta)
+
+
+def existing_file(path, expected: str) -> Path:
+    """``path`` as a Path, or the one-line error for a missing or empty file.
+
+    ``expected`` says what the file should hold, e.g. "veRL console lines 'step:N - ...'".
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise EntropyLawError(f"{path}: no such file")
+    if path.stat().st_size == 0:
+        raise EntropyLawError(f"{path}: empty file (expected {expected})")
+    return path
 
 
 def require_rows(raw: RawRun, what: str = "metric rows") -> None:

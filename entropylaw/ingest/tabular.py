@@ -41,7 +41,7 @@ import pandas as pd
 
 from entropylaw import table
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import RawRun, model_from_filename, run_id_from_path
+from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
 from entropylaw.ingest.report import IngestReport
 
 STEP_COLUMNS = ["step", "_step", "global_step", "Step", "trainer/global_step", "train/global_step",
@@ -57,11 +57,7 @@ MAX_NOTES = 5
 
 def read_frame(path: str | os.PathLike) -> pd.DataFrame:
     """The file as a frame; CSV cells stay text (so empty and non-numeric are told apart)."""
-    path = Path(path)
-    if not path.is_file():
-        raise EntropyLawError(f"{path}: no such file")
-    if path.stat().st_size == 0:
-        raise EntropyLawError(f"{path}: empty file (expected a table with a step column)")
+    path = existing_file(path, "a table with a step column")
     try:
         if path.suffix.lower() == ".parquet":
             return pd.read_parquet(path)

@@ -41,16 +41,14 @@ are ordinary step lines; :func:`entropylaw.ingest.common.finalize` notes them.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from array import array
-from pathlib import Path
 
 import numpy as np
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import RawRun, model_from_filename, run_id_from_path
+from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
 
 NON_NUMERIC = "non-numeric value"
 MALFORMED = "malformed key:value pair"
@@ -187,12 +185,8 @@ class _Parser:
 
 def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> list[RawRun]:
     """Read one veRL console log into a single :class:`RawRun` (see module docstring)."""
-    path = Path(path)
+    path = existing_file(path, "veRL console lines 'step:N - key:value - ...'")
     source = str(path)
-    if not path.is_file():
-        raise EntropyLawError(f"{source}: no such file")
-    if path.stat().st_size == 0:
-        raise EntropyLawError(f"{source}: empty file (expected veRL console lines 'step:N - key:value - ...')")
     raw = RawRun(run_id or run_id_from_path(path), source)
     parser = _Parser(source, raw.report)
     header: list[bytes] = []

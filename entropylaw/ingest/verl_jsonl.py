@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import RawRun, model_from_filename, run_id_from_path
+from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
 
 STEP_FIELDS = ("step", "_step", "global_step")
 UNPARSEABLE = "unparseable line"
@@ -50,12 +49,8 @@ def _numeric(value) -> float | None:
 
 def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None) -> list[RawRun]:
     """Read a veRL JSONL metrics file into one :class:`RawRun`."""
-    path = Path(path)
+    path = existing_file(path, 'JSON lines like {"step": 1, "data": {...}}')
     source = str(path)
-    if not path.is_file():
-        raise EntropyLawError(f"{source}: no such file")
-    if path.stat().st_size == 0:
-        raise EntropyLawError(f'{source}: empty file (expected JSON lines like {{"step": 1, "data": {{...}}}})')
     raw = RawRun(run_id or run_id_from_path(path), source)
     report = raw.report
     steps, keys, values, lines = [], [], [], []

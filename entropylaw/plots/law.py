@@ -55,7 +55,7 @@ def plot_law(H, R, fit, ax=None, label=None, color=None, numbers=True, bands="bo
     if bands != "none":
         ax.fill_between(grid, clo, chi, color=c, alpha=0.30 if bands == "both" else 0.18, lw=0,
                         label=f"{pct} % confidence band")
-    ax.plot(grid[inside], mean[inside], color=c, lw=1.8, label=f"fit R = -a exp(H) + b" if fit.form == "exp"
+    ax.plot(grid[inside], mean[inside], color=c, lw=1.8, label="fit R = -a exp(H) + b" if fit.form == "exp"
             else f"fit ({fit.form})")
     ax.plot(grid[~inside], mean[~inside], color=c, lw=1.4, ls="--", label="extrapolation to H = 0")
     ax.axhline(fit.ceiling_, color=c, lw=0.9, ls=":", label=f"ceiling b - a = {fmt(fit.ceiling_)}")

@@ -75,7 +75,7 @@ def plot_table1(table1: Mapping, ax=None, reference: Mapping | None = PAPER_TABL
     for j, (name, values, c) in enumerate(series):
         heights = np.array([values.get(f, np.nan) for f in fractions])
         pos = x + (j - (len(series) - 1) / 2) * width
-        bars = ax.bar(pos, np.where(heights > 0, heights, np.nan), width, color=c, label=name)
+        ax.bar(pos, np.where(heights > 0, heights, np.nan), width, color=c, label=name)
         for p, h in zip(pos, heights):
             if h == h:
                 ax.annotate(f"{h:.3g}", (p, h if h > 0 else 0), xytext=(0, 2), textcoords="offset points",
