@@ -124,3 +124,76 @@ def test_fit_reads_a_raw_log(cli, tmp_path, real_logs):
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
     assert res["n"] > 30 and res["y_key"] == "val/openai/gsm8k"
+
+
+# ---------------------------------------------------------------- option validation (argparse)
+def _parse_exit(capsys, *args):
+    """Run the CLI in-process; argparse rejections end in SystemExit. Returns (code, stderr)."""
+    try:
+        code = main(list(args))
+    except SystemExit as stop:
+        code = stop.code
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["fit", "predict", "scale", "algorithms"])
+@pytest.mark.parametrize("option,value", [
+    ("--score-range", "1,0"), ("--score-range", "abc"), ("--score-range", "0,nan"),
+    ("--n-boot", "0"), ("--n-boot", "-5"), ("--n-boot", "1"), ("--n-boot", "2.5"),
+    ("--conf", "1.5"), ("--conf", "0"), ("--conf", "1"), ("--conf", "-0.2"), ("--conf", "nan"),
+])
+def test_bad_option_values_are_one_usage_error(capsys, tmp_path, command, option, value):
+    extra = ["--fit-frac", "0.3"] if command == "predict" else []
+    code, err = _parse_exit(capsys, command, str(tmp_path / "runs.parquet"), *extra, f"{option}={value}")
+    assert code == 2
+    assert "Traceback" not in err and err.count("error:") == 1
+    assert f"argument {option}" in err and repr(value) in err
+
+
+def test_bad_score_range_in_a_real_process_has_no_traceback(cli, tmp_path):
+    out = cli("fit", str(tmp_path / "runs.parquet"), "--score-range", "1,0")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "argument --score-range: '1,0'" in out.stderr and out.stderr.count("error:") == 1
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "ten"])
+def test_bad_predict_steps(capsys, tmp_path, value):
+    code, err = _parse_exit(capsys, "predict", str(tmp_path / "runs.parquet"), "--fit-steps", "36",
+                            f"--predict-steps={value}")
+    assert code == 2 and "argument --predict-steps" in err and "Traceback" not in err
+
+
+def test_good_option_values_still_parse(inproc, tmp_path):
+    path = write_runs(tmp_path)
+    out = inproc("fit", str(path), "--only", "r1", "--json", "--interval", "block-bootstrap", "--n-boot", "2",
+                 "--conf", "0.9", "--score-range", "0,1")
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    assert res["conf"] == 0.9 and res["interval"] == "block-bootstrap"
+
+
+# ---------------------------------------------------------------- the paper's horizon through the CLI
+def test_predict_steps_horizon_in_json_and_table(inproc, tmp_path):
+    path = write_runs(tmp_path)
+    out = inproc("predict", str(path), "--only", "r1", "--fit-steps", "36", "--predict-steps", "100", "--json")
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    # independent recomputation from the table: least squares on steps <= 36, score 36 < step <= 136
+    t = table.read(path)
+    H = table.series(t, "r1", "entropy")
+    R = table.series(t, "r1", "val/gsm8k")
+    s = R.index.to_numpy()
+    h = H.loc[s].to_numpy()  # scores every 10 steps; entropy logged at every step
+    fit = s <= 36
+    (a, b), *_ = np.linalg.lstsq(np.column_stack([-np.exp(h[fit]), np.ones(fit.sum())]), R.to_numpy()[fit],
+                                 rcond=None)
+    scored = (s > 36) & (s <= 136)
+    err = b - a * np.exp(h[scored]) - R.to_numpy()[scored]
+    assert res["predict_steps"] == 100 and res["n_predicted"] == scored.sum() == 10
+    assert res["final_step"] == 130 and res["final_observed"] == pytest.approx(R.loc[130])
+    assert res["final_predicted"] == pytest.approx(b - a * np.exp(H.loc[130]), rel=1e-9)
+    assert res["rmse_predicted"] == pytest.approx(np.sqrt(np.mean(err**2)), rel=1e-9)
+    every = json.loads(inproc("predict", str(path), "--only", "r1", "--fit-steps", "36", "--json").stdout)
+    assert every["predict_steps"] is None and every["final_step"] == 300 and every["n_predicted"] == 27
+    human = inproc("predict", str(path), "--only", "r1", "--fit-steps", "36", "--predict-steps", "100")
+    assert human.returncode == 0 and "predict the next 100 steps" in human.stdout.splitlines()[0]

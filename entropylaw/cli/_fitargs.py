@@ -70,6 +70,17 @@ def parse_n_boot(text: str) -> int:
     return n
 
 
+def parse_positive_int(text: str) -> int:
+    """argparse type of a step count such as --predict-steps: a whole number >= 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number such as 200") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
+    return n
+
+
 def load_inputs(args) -> pd.DataFrame:
     """Read INPUTs through ``entropylaw.ingest.dispatch`` and keep ``--only`` runs."""
     from entropylaw.cli.ingest import load_from_args

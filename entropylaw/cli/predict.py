@@ -1,14 +1,16 @@
 """``entropylaw predict INPUT... --fit-frac F | --fit-steps K``: early-stage prediction.
 
 Fits the law on the first K training steps (or the first fraction F of the run) and
-predicts every later validation score from its entropy: RMSE over the predicted points,
+predicts every later validation score (``--predict-steps N``: only those within N steps after
+the window, as in the paper) from its entropy: RMSE over the predicted points,
 error at the final point, predicted vs observed final score, predicted ceiling with its
 interval, and (``--curve``) the error for every window size.
 """
 
 from __future__ import annotations
 
-from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fmt_table, load_inputs, plot_path
+from entropylaw.cli._fitargs import (add_fit_arguments, dump_json, fmt_table, load_inputs, parse_positive_int,
+                                     plot_path)
 
 COLUMNS = [("run", "run_id"), ("fit_n", "fit_n"), ("fit_to_step", "fit_last_step"), ("n_pred", "n_predicted"),
            ("rmse_pred", "rmse_predicted"), ("final_obs", "final_observed"), ("final_pred", "final_predicted"),
@@ -23,7 +25,7 @@ def add_parser(subparsers) -> None:
     w = p.add_mutually_exclusive_group(required=True)
     w.add_argument("--fit-steps", type=int, metavar="K", help="fit on paired points with training step <= K")
     w.add_argument("--fit-frac", type=float, metavar="F", help="fit on steps <= F * last step (0 < F < 1)")
-    p.add_argument("--predict-steps", type=int, metavar="N",
+    p.add_argument("--predict-steps", type=parse_positive_int, metavar="N",
                    help="score only the points within N steps after the fit window (the paper: 200); "
                         "default: every later point")
     p.add_argument("--curve", action="store_true", help="also print the error-vs-window curve")

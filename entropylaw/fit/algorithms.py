@@ -25,6 +25,7 @@ from scipy import stats
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.pairing import check_pairs
+from entropylaw.fit.uncertainty import check_conf
 
 PHI_GRID = np.linspace(-0.9, 0.98, 95)
 
@@ -52,6 +53,7 @@ class AlgorithmTest:
         self.conf = conf
 
     def fit(self, pairs_by_run: dict, algorithm_of_run: dict):
+        check_conf(self.conf)
         names = list(pairs_by_run)
         missing = [r for r in names if not algorithm_of_run.get(r)]
         if missing:

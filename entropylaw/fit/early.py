@@ -2,8 +2,10 @@
 
 The fit window holds the paired points whose training step is ``<= K`` (``fit_steps=K``)
 or ``<= F * last step`` (``fit_frac=F``); steps are the run's logged step numbers. Every
-later point is predicted from its entropy with the window's fit. Reported: RMSE over the
-predicted points, the error at the final point, predicted vs observed final score, the
+later point is predicted from its entropy with the window's fit; ``predict_steps=N`` scores
+only the points with ``window end < step <= window end + N`` (the paper's protocol: fit on
+the first 36 steps, predict the next 200), None scores every later point. Reported: RMSE
+over the scored points, the error at the final scored point, predicted vs observed final score, the
 predicted ceiling with its interval, and the error-vs-window curve (how early is early
 enough), computed for every window from 3 points up in one vectorised pass.
 
@@ -59,6 +61,9 @@ class EarlyPrediction:
     def fit(self, pairs: pd.DataFrame):
         """``pairs``: DataFrame[step, H, R] (e.g. from :func:`entropylaw.fit.pairing.pair`)."""
         where = f"run {pairs.attrs.get('run_id', '?')!r}"
+        unc.check_conf(self.conf)
+        if self.predict_steps is not None and not self.predict_steps > 0:
+            raise EntropyLawError(f"--predict-steps must be positive (got {self.predict_steps})")
         pairs = pairs.sort_values("step").reset_index(drop=True)
         steps, H, R = (pairs[c].to_numpy() for c in ("step", "H", "R"))
         end = self.window_end(steps)
@@ -69,8 +74,6 @@ class EarlyPrediction:
                                   "the fit needs at least 3 (choose a larger --fit-steps/--fit-frac)")
         if k == len(steps):
             raise EntropyLawError(f"{where}: the fit window (steps <= {end:g}) holds every point; nothing to predict")
-        if self.predict_steps is not None and self.predict_steps <= 0:
-            raise EntropyLawError(f"--predict-steps must be positive (got {self.predict_steps})")
         horizon = np.inf if self.predict_steps is None else end + self.predict_steps
         scored = ~in_fit & (steps <= horizon)
         if not scored.any():

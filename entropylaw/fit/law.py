@@ -72,10 +72,10 @@ class EntropyLawFit:
             raise EntropyLawError(f"unknown form {self.form!r} (expected one of {', '.join(forms_mod.FORMS)})")
         if self.interval not in INTERVALS:
             raise EntropyLawError(f"unknown interval {self.interval!r} (expected one of {', '.join(INTERVALS)})")
-        if not 0 < self.conf < 1:
-            raise EntropyLawError(f"conf {self.conf!r}: the interval level must lie strictly between 0 and 1")
-        if int(self.n_boot) < 2:
-            raise EntropyLawError(f"n_boot {self.n_boot!r}: a bootstrap needs at least 2 resamples")
+        unc.check_conf(self.conf)
+        if isinstance(self.n_boot, bool) or not isinstance(self.n_boot, (int, np.integer)) or self.n_boot < 2:
+            raise EntropyLawError(f"n_boot = {self.n_boot!r}: the number of bootstrap resamples must be a whole "
+                                  "number >= 2 (their covariance needs at least two)")
         H, R = check_pairs(H, R, where, self.score_range)
         n = len(H)
         runs = np.zeros(n, dtype=int) if runs is None else pd.factorize(np.asarray(runs))[0]

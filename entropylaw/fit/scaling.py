@@ -24,6 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.fit.uncertainty import check_conf
 
 TARGETS = ("a", "b", "ceiling")
 
@@ -46,6 +47,7 @@ class SizeLaw:
         self.conf = conf
 
     def fit(self, n_params, a, b, labels=None, loo=True):
+        check_conf(self.conf)
         N = np.asarray(n_params, float)
         a, b = np.asarray(a, float), np.asarray(b, float)
         if N.shape != a.shape or N.shape != b.shape:

@@ -42,6 +42,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from entropylaw.errors import EntropyLawError
+
 PHI_GRID = np.linspace(-0.95, 0.99, 98)
 
 
@@ -216,6 +218,19 @@ def ar1_ols(x, y, weights=None, lengths=None, groups=None, grid=PHI_GRID, conf=0
         "phi": w.T @ grid, "phi_mode": grid[mode],
         "sigma": np.sqrt(sig2_marg[mode, idx]),
     }
+
+
+def check_conf(conf, where="conf") -> float:
+    """``conf`` as a float strictly between 0 and 1, else a one-line EntropyLawError.
+
+    >>> check_conf(0.9)
+    0.9
+    """
+    real = isinstance(conf, (int, float, np.integer, np.floating)) and not isinstance(conf, bool)
+    value = float(conf) if real else float("nan")
+    if not 0 < value < 1:  # also rejects NaN and non-numbers
+        raise EntropyLawError(f"{where} = {conf!r}: the interval level must lie strictly between 0 and 1, e.g. 0.95")
+    return value
 
 
 def combo_stderr(cov, coef):

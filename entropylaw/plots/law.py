@@ -32,6 +32,37 @@ def _ci_text(value, ci) -> str:
     return f"{fmt(value)} [{fmt(ci[0])}, {fmt(ci[1])}]"
 
 
+FRACTION_LIMITS = (-0.05, 1.05)
+
+
+def score_ylim(data, curve=(), pad=0.05):
+    """y limits for a score axis: the observed scores and the fitted values, padded.
+
+    Bands are left out on purpose: an early window or a short noisy run has a band far
+    wider than its data, which would squash the points into a thin strip (the band is
+    still drawn, only cut at the axes). A score whose observed values all lie in [0, 1]
+    reads as a fraction: padded by ``pad`` and kept within [-0.05, 1.05]. Any other
+    score is padded by ``pad`` times its range.
+
+    >>> [round(v, 3) for v in score_ylim([0.6, 0.7], curve=[0.65, 1.4])]
+    [0.55, 1.05]
+    >>> [round(v, 3) for v in score_ylim([2.0, 4.0])]
+    [1.9, 4.1]
+    """
+    data = np.asarray(data, float).ravel()
+    data = data[np.isfinite(data)]
+    both = np.concatenate([data, np.asarray(curve, float).ravel()])
+    both = both[np.isfinite(both)]
+    if not len(both):
+        return FRACTION_LIMITS
+    lo, hi = float(both.min()), float(both.max())
+    fraction = len(data) > 0 and data.min() >= 0.0 and data.max() <= 1.0
+    if fraction:
+        return max(lo - pad, FRACTION_LIMITS[0]), min(hi + pad, FRACTION_LIMITS[1])
+    margin = pad * max(hi - lo, 1e-3 * max(abs(lo), abs(hi), 1.0))
+    return lo - margin, hi + margin
+
+
 def plot_law(H, R, fit, ax=None, label=None, color=None, numbers=True, bands="both"):
     """Score vs entropy with the fit, its bands and the ceiling; returns the axes.
 
@@ -64,9 +95,12 @@ def plot_law(H, R, fit, ax=None, label=None, color=None, numbers=True, bands="bo
                 ms=5, capsize=4, zorder=4)
     # several runs may share the axes: span every scattered point, not just this run's
     # (set_xlim freezes autoscaling, so later runs would otherwise fall off the right edge)
-    hmax = max([H.max()] + [float(np.nanmax(c.get_offsets()[:, 0])) for c in ax.collections
-                            if isinstance(c, PathCollection) and len(c.get_offsets())])
+    points = [c.get_offsets() for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets())]
+    hmax = max([H.max()] + [float(np.nanmax(o[:, 0])) for o in points])
     ax.set_xlim(-0.02 * hmax, 1.04 * hmax)
+    # y: every run's points, fitted curves and ceilings on these axes (not the bands)
+    ax._entropylaw_curves = getattr(ax, "_entropylaw_curves", []) + [mean, [fit.ceiling_]]
+    ax.set_ylim(*score_ylim(np.concatenate([o[:, 1] for o in points]), np.concatenate(ax._entropylaw_curves)))
     ax.set_xlabel(ENTROPY_LABEL)
     ax.set_ylabel(score_label(fit))
     if numbers:
@@ -99,8 +133,17 @@ def plot_early(pairs, early, ax=None, label=None, color=None):
                     label=f"{int(round(100 * early.conf))} % prediction band")
     ax.plot(p["step"], p["R_pred"], color=c, lw=1.6, label="predicted from entropy")
     ax.scatter(fit_pts["step"], fit_pts["R"], s=16, color=c, zorder=3, label="observed (fitted)")
-    ax.scatter(later["step"], later["R"], s=16, facecolors="white", edgecolors=c, zorder=3,
+    scored = later[later["scored"]] if "scored" in later else later
+    ax.scatter(scored["step"], scored["R"], s=16, facecolors="white", edgecolors=c, zorder=3,
                label="observed (predicted)")
+    horizon = getattr(early, "predict_steps", None)
+    if horizon is not None:  # points past the horizon are drawn but not scored
+        beyond = later[~later["scored"]]
+        if len(beyond):
+            ax.scatter(beyond["step"], beyond["R"], s=12, facecolors="white", edgecolors="0.6", zorder=2,
+                       label="observed (after the horizon, not scored)")
+        ax.axvline(early.window_end_ + horizon, color="0.4", lw=0.9, ls="--",
+                   label=f"horizon: {horizon} steps after the window")
     ax.axhline(early.ceiling_, color=c, lw=0.9, ls=":", label=f"predicted ceiling {fmt(early.ceiling_)}")
     ax.set_xlabel(STEP_LABEL)
     ax.set_ylabel(score_label(early.fit_) if not hasattr(pairs, "attrs") else
@@ -109,9 +152,7 @@ def plot_early(pairs, early, ax=None, label=None, color=None):
                      "final predicted": early.final_predicted_,
                      "ceiling": _ci_text(early.ceiling_, early.ceiling_ci_)}, loc="lower right")
     # keep the points readable when an early window gives a very wide band
-    vals = np.concatenate([p["R"].to_numpy(), p["R_pred"].to_numpy(), [early.ceiling_]])
-    span = max(np.ptp(vals), 1e-3)
-    ax.set_ylim(max(np.min(p["pred_lo"]), vals.min() - 0.4 * span), min(np.max(p["pred_hi"]), vals.max() + 0.4 * span))
+    ax.set_ylim(*score_ylim(p["R"], np.append(p["R_pred"].to_numpy(), early.ceiling_)))
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, fontsize=7.5, frameon=False)
     if label and ax.get_title() == "":
         ax.set_title(str(label), fontsize=9)

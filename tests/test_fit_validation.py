@@ -1,0 +1,77 @@
+"""Library-side checks of the interval level, the bootstrap size and the horizon (one-line errors)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from entropylaw.errors import EntropyLawError
+from entropylaw.fit.algorithms import AlgorithmTest
+from entropylaw.fit.early import EarlyPrediction
+from entropylaw.fit.law import EntropyLawFit
+from entropylaw.fit.scaling import SizeLaw
+
+BAD_CONF = [0, 1, 1.5, -0.2, float("nan"), "0.9"]
+
+
+def _run(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    steps = np.arange(n) * 10
+    H = 0.05 + np.exp(-steps / 120)
+    return pd.DataFrame({"step": steps, "H": H, "R": 0.9 - 0.3 * np.exp(H) + 0.01 * rng.standard_normal(n)})
+
+
+@pytest.mark.parametrize("n_boot", [0, 1, -5, 2.5, True, None])
+def test_fit_rejects_too_few_bootstrap_resamples(n_boot):
+    p = _run()
+    with pytest.raises(EntropyLawError, match="n_boot"):
+        EntropyLawFit(interval="block-bootstrap", n_boot=n_boot, warn=False).fit(p.H, p.R)
+
+
+def test_two_resamples_is_the_smallest_usable_bootstrap():
+    p = _run()
+    f = EntropyLawFit(interval="block-bootstrap", n_boot=2, warn=False).fit(p.H, p.R)
+    assert np.isfinite(f.ceiling_stderr_) and np.all(np.isfinite(f.cov_))
+
+
+@pytest.mark.parametrize("conf", BAD_CONF)
+def test_every_fitter_rejects_a_level_outside_0_1(conf):
+    p = _run()
+    with pytest.raises(EntropyLawError, match="strictly between 0 and 1"):
+        EntropyLawFit(conf=conf, warn=False).fit(p.H, p.R)
+    with pytest.raises(EntropyLawError, match="strictly between 0 and 1"):
+        EarlyPrediction(fit_frac=0.3, conf=conf, warn=False).fit(p)
+    with pytest.raises(EntropyLawError, match="strictly between 0 and 1"):
+        SizeLaw(conf=conf).fit([1e9, 3e9, 7e9], [0.1, 0.2, 0.3], [0.8, 0.9, 1.0])
+    with pytest.raises(EntropyLawError, match="strictly between 0 and 1"):
+        AlgorithmTest(conf=conf).fit({"g": p, "r": _run(seed=1)}, {"g": "grpo", "r": "rloo"})
+
+
+def test_level_changes_the_interval_as_the_t_quantile_says():
+    # independent check that conf reaches the interval: half-widths scale as t(0.5 + conf/2, n - 2)
+    from scipy import stats
+
+    p = _run()
+    w = {c: np.diff(EntropyLawFit(conf=c, warn=False).fit(p.H, p.R).ceiling_ci_)[0] for c in (0.5, 0.99)}
+    ratio = stats.t.ppf(0.995, len(p) - 2) / stats.t.ppf(0.75, len(p) - 2)
+    assert w[0.99] / w[0.5] == pytest.approx(ratio, rel=1e-9)
+
+
+@pytest.mark.parametrize("steps", [0, -10])
+def test_horizon_must_be_positive(steps):
+    with pytest.raises(EntropyLawError, match="--predict-steps must be positive"):
+        EarlyPrediction(fit_steps=60, predict_steps=steps, warn=False).fit(_run())
+
+
+def test_size_law_error_names_the_real_ingest_flags():
+    from entropylaw.cli.main import build_parser
+
+    with pytest.raises(EntropyLawError) as err:
+        SizeLaw().fit([1e9, np.nan, 7e9], [0.1, 0.2, 0.3], [0.8, 0.9, 1.0], labels=["a", "b", "c"])
+    msg = str(err.value)
+    assert "run b" in msg and "--n-params" not in msg and "--params N" in msg and "--config config.json" in msg
+    # the flags the message names are real options of `entropylaw ingest`
+    ingest = build_parser()._subparsers._group_actions[0].choices["ingest"]
+    flags = {s for a in ingest._actions for s in a.option_strings}
+    assert {"--params", "--config"} <= flags and "--n-params" not in flags
