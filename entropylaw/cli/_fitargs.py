@@ -60,25 +60,24 @@ def parse_conf(text: str) -> float:
     return conf
 
 
-def parse_n_boot(text: str) -> int:
+def _whole_number(text: str, minimum: int, example: int, too_small: str) -> int:
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number such as 1000") from None
-    if n < 2:
-        raise argparse.ArgumentTypeError(f"{text!r}: a bootstrap needs at least 2 resamples")
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number such as {example}") from None
+    if n < minimum:
+        raise argparse.ArgumentTypeError(f"{text!r}: {too_small}")
     return n
+
+
+def parse_n_boot(text: str) -> int:
+    """argparse type of --n-boot: a whole number >= 2."""
+    return _whole_number(text, 2, 1000, "a bootstrap needs at least 2 resamples")
 
 
 def parse_positive_int(text: str) -> int:
     """argparse type of a step count such as --predict-steps: a whole number >= 1."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number such as 200") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
-    return n
+    return _whole_number(text, 1, 200, "must be at least 1")
 
 
 def load_inputs(args) -> pd.DataFrame:
