@@ -1,13 +1,17 @@
 """The tidy run table: the one interface between reading logs and analysing them.
 
 One long ``pandas.DataFrame``, one row per (run, step, metric), with the run's metadata
-repeated on each row (tbparse style; parquet stores the repeats as a dictionary, so
-they cost nothing):
+on each row (tbparse style). Every text column is a pandas ``Categorical``: the
+metadata of a run is stored once, as a category, and each row holds a 1- or 2-byte
+code, so a row costs about 50 bytes in memory (parquet stores the same dictionary).
+Assigning a *new* text value into part of a column needs :func:`set_text` (a plain
+``df.loc[mask, col] = "new"`` would be refused by the categorical); whole-column
+assignment is fine, and :func:`conform` re-encodes whatever it is given.
 
 ==========================  ========  =====================================================
 column                      dtype     meaning
 ==========================  ========  =====================================================
-``run_id``                  string    unique name of the run inside the table
+``run_id``                  category  unique name of the run inside the table
 ``step``                    int64     training step (gradient step) the value belongs to
 ``metric``                  string    canonical name (below) or the source key unchanged
 ``value``                   float64   finite number
@@ -103,10 +107,7 @@ def conform(df: pd.DataFrame) -> pd.DataFrame:
             out[col] = default
     out = out[COLUMNS]
     for col in _STRING_COLUMNS:
-        if isinstance(out[col].dtype, pd.StringDtype):  # already text: no round trip via objects
-            out[col] = out[col].fillna("")
-        else:
-            out[col] = out[col].astype(object).where(out[col].notna(), "").astype(str)
+        out[col] = _categorical(out[col])
     for col in _FLOAT_COLUMNS:
         out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
     out["step"] = pd.to_numeric(out["step"], errors="raise").astype("int64")
@@ -132,24 +133,95 @@ def from_frame(df: pd.DataFrame, run_id: str, **meta) -> pd.DataFrame:
     [['r1', 0, 0.5, 'grpo'], ['r1', 1, 0.4, 'grpo']]
     """
     n = len(df)
-    out = pd.DataFrame({"run_id": _text(np.zeros(n, np.int32), [run_id]), "step": df["step"].to_numpy(),
-                        "metric": _text(*pd.factorize(df["metric"].to_numpy())),
-                        "value": df["value"].to_numpy()})
+    metric = df["metric"]
+    metric = metric.array if isinstance(metric.dtype, pd.CategoricalDtype) else pd.Categorical(metric.to_numpy())
+    out = pd.DataFrame({"run_id": _constant(run_id, n), "step": df["step"].to_numpy(),
+                        "metric": metric, "value": df["value"].to_numpy()})
     for key, value in meta.items():
         if key not in META_DEFAULTS:
             raise TypeError(f"unknown metadata field {key!r} (expected one of {META_COLUMNS})")
         value = json.dumps(dict(value), sort_keys=True) if isinstance(value, Mapping) else value
-        out[key] = _text(np.zeros(n, np.int32), [value]) if isinstance(value, str) else value
+        out[key] = _constant(value, n) if isinstance(value, str) else value
     return conform(out)
 
 
-def _text(codes: np.ndarray, names) -> pd.Series:
-    """A text column from integer codes into ``names``, built in Arrow (fast for repeats)."""
-    import pyarrow as pa
+def _constant(text: str, n: int) -> pd.Categorical:
+    """A text column holding one value: one category, n zero codes."""
+    return pd.Categorical.from_codes(np.zeros(n, np.int8), categories=[str(text)])
 
-    names = pa.array([str(x) for x in names], pa.large_string())
-    arr = pa.DictionaryArray.from_arrays(pa.array(np.asarray(codes, dtype=np.int32)), names)
-    return pd.Series(pd.array(arr.cast(pa.large_string()), dtype="str"))
+
+def _categorical(col: pd.Series) -> pd.Series:
+    """``col`` as a Categorical of non-missing text with only the categories it uses."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        cats = col.cat.categories
+        if not (cats.dtype == object or pd.api.types.is_string_dtype(cats.dtype)) \
+                or any(not isinstance(c, str) for c in cats):
+            col = col.cat.rename_categories([str(c) for c in cats])
+        if col.isna().any():
+            if "" not in col.cat.categories:
+                col = col.cat.add_categories([""])
+            col = col.fillna("")
+        if len(col.cat.categories) > col.nunique():
+            col = col.cat.remove_unused_categories()
+        if not col.cat.categories.is_monotonic_increasing:  # one canonical encoding per content
+            col = col.cat.reorder_categories(sorted(col.cat.categories))
+        return col
+    text = col.astype(object).where(col.notna(), "").astype(str)
+    return text.astype("category")
+
+
+def set_text(df: pd.DataFrame, column: str, value: str, rows=None) -> pd.DataFrame:
+    """Set a text column to ``value`` on ``rows`` (a boolean mask; all rows when None), in place.
+
+    >>> t = from_records([(0, "entropy", 0.5), (1, "entropy", 0.4)], run_id="r1")
+    >>> _ = set_text(t, "model", "Qwen2.5-7B", rows=t["step"] == 1)
+    >>> t["model"].tolist()
+    ['', 'Qwen2.5-7B']
+    """
+    value = str(value)
+    if rows is None:
+        df[column] = _constant(value, len(df))
+        return df
+    col = df[column]
+    if not isinstance(col.dtype, pd.CategoricalDtype):
+        col = _categorical(col)
+    if value not in col.cat.categories:
+        col = col.cat.add_categories([value])
+    col = col.copy()
+    col[np.asarray(rows, dtype=bool)] = value
+    df[column] = col
+    return df
+
+
+def rename_runs(df: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
+    """A copy of ``df`` with run ids renamed (renaming a category: no per-row work)."""
+    if not mapping:
+        return df
+    out = df.copy()
+    col = _categorical(out["run_id"])
+    new = [mapping.get(c, c) for c in col.cat.categories]
+    if len(set(new)) < len(new):  # two runs renamed to one id: merge their categories
+        out["run_id"] = col.astype(str).replace(dict(mapping)).astype("category")
+    else:
+        out["run_id"] = col.cat.rename_categories(new)
+    return out
+
+
+def stack(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate conformed tables, merging their categories (no per-row text work)."""
+    from pandas.api.types import union_categoricals
+
+    tables = [conform(t) if not all(isinstance(t[c].dtype, pd.CategoricalDtype) for c in _STRING_COLUMNS)
+              else t for t in tables]
+    if len(tables) == 1:
+        return tables[0]
+    cols = {}
+    for col in COLUMNS:
+        if col in _STRING_COLUMNS:
+            cols[col] = union_categoricals([t[col].array for t in tables], ignore_order=True)
+        else:
+            cols[col] = np.concatenate([t[col].to_numpy() for t in tables])
+    return conform(pd.DataFrame(cols))
 
 
 def concat(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
@@ -165,7 +237,7 @@ def concat(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
                     f"run id {run_id!r} appears in both {seen[run_id]} and {src} "
                     "(give one of them another run id)")
             seen[run_id] = src
-    return conform(pd.concat(tables, ignore_index=True))
+    return stack(tables)
 
 
 def validate(df: pd.DataFrame, where: str = "run table") -> pd.DataFrame:
@@ -204,13 +276,14 @@ def wide(df: pd.DataFrame, run_id: str, metrics: Iterable[str] | None = None) ->
     rows = df[df["run_id"] == run_id]
     if metrics is not None:
         rows = rows[rows["metric"].isin(list(metrics))]
+    rows = rows.assign(metric=rows["metric"].astype(str))  # no empty columns for unused categories
     return rows.pivot(index="step", columns="metric", values="value").sort_index()
 
 
 def val_metrics(df: pd.DataFrame, run_id: str | None = None) -> list[str]:
     """Canonical validation metric names present (``val/<bench>``, ``val/mean``)."""
     rows = df if run_id is None else df[df["run_id"] == run_id]
-    names = sorted(m for m in pd.unique(rows["metric"]) if m.startswith(VAL_PREFIX))
+    names = sorted(str(m) for m in pd.unique(rows["metric"]) if str(m).startswith(VAL_PREFIX))
     return names
 
 
@@ -242,10 +315,18 @@ def read(path: str | os.PathLike) -> pd.DataFrame:
     if not path.exists():
         raise EntropyLawError(f"{path}: no such file")
     try:
-        df = pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
+        df = pd.read_csv(path) if path.suffix == ".csv" else _read_parquet(path)
     except Exception as err:  # pyarrow/pandas raise many types for a bad file
         raise EntropyLawError(f"{path}: cannot read as a run table ({type(err).__name__}: {err})") from None
     return validate(df, where=str(path))
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    """Text columns come back as categoricals straight from parquet's dictionaries."""
+    import pyarrow.parquet as pq
+
+    names = set(pq.read_schema(path).names)
+    return pq.read_table(path, read_dictionary=[c for c in _STRING_COLUMNS if c in names]).to_pandas()
 
 
 def is_table(df: pd.DataFrame) -> bool:

@@ -215,6 +215,7 @@ def _wandb_csv(path, df, step_col, steps, first_line) -> list[RawRun]:
     out = []
     for run, columns in groups.items():
         raw = _new_run(run, path, run_id_from_path(path))
+        raw.ordered = True  # one row per step, in file order
         collect = _Collector(raw, first_line)
         for key, col in columns:
             if key.endswith(("__MIN", "__MAX")):
@@ -258,6 +259,7 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     out = []
     for run in pd.unique(runs):
         raw = _new_run(run or run_id or "", path, run_id_from_path(path))
+        raw.ordered = True  # one row per step, in file order
         collect = _Collector(raw, first_line)
         rows = runs == run
         for col in metric_cols:

@@ -187,7 +187,7 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     """Read one veRL console log into a single :class:`RawRun` (see module docstring)."""
     path = existing_file(path, "veRL console lines 'step:N - key:value - ...'")
     source = str(path)
-    raw = RawRun(run_id or run_id_from_path(path), source)
+    raw = RawRun(run_id or run_id_from_path(path), source, ordered=True)
     parser = _Parser(source, raw.report)
     header: list[bytes] = []
     lineno = 0

@@ -51,7 +51,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None) -> list[
     """Read a veRL JSONL metrics file into one :class:`RawRun`."""
     path = existing_file(path, 'JSON lines like {"step": 1, "data": {...}}')
     source = str(path)
-    raw = RawRun(run_id or run_id_from_path(path), source)
+    raw = RawRun(run_id or run_id_from_path(path), source, ordered=True)
     report = raw.report
     steps, keys, values, lines = [], [], [], []
     notes = {UNPARSEABLE: 0, NON_NUMERIC: 0}

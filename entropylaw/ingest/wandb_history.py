@@ -239,7 +239,8 @@ class HistoryReader:
         names = np.array(list(self.codes), dtype=object)
         keys = names[np.frombuffer(self.key_codes, dtype=np.int32)] if len(self.key_codes) else []
         raw = RawRun(run_id, source, steps=np.frombuffer(self.steps, dtype=np.int64),
-                     keys=keys, values=np.frombuffer(self.values, dtype=np.float64))
+                     keys=keys, values=np.frombuffer(self.values, dtype=np.float64),
+                     ordered=True)  # history records in the order the run wrote them
         n_bad = sum(self.non_numeric.values())
         raw.report.read(len(self.values) + n_bad)
         if n_bad:
