@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -58,6 +57,7 @@ import numpy as np
 import pandas as pd
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.fileio import atomic_write
 
 ENTROPY = "entropy"
 SCORE = "score"
@@ -291,21 +291,11 @@ def write(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     """Write a table to ``.parquet`` or ``.csv`` atomically (temp file, then rename)."""
     path = Path(path)
     out = validate(df, where=str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the table is an ordinary file
-    try:
+    with atomic_write(path) as tmp:
         if path.suffix == ".csv":
             out.to_csv(tmp, index=False)
         else:
             out.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path
 
 

@@ -26,6 +26,7 @@ counted as read and dropped. :func:`finalize` then, identically for every source
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -34,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from entropylaw import table
-from entropylaw.errors import EntropyLawError
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.ingest.keys import KeyMap, detect_keys
 from entropylaw.ingest.report import IngestReport
 
@@ -56,6 +57,8 @@ class KeyOptions:
     n_params: float | None = None
     run_id: str | None = None
     n_params_nonembedding: float | None = None
+    reward_func: str | None = None  # TRL reward function to fit (``--reward-func``)
+    logging_steps: int | None = None  # steps between logged records (``--logging-steps``)
 
 
 @dataclass
@@ -192,9 +195,16 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
         report.note(f"non-finite values dropped at {_where(df[~finite])}")
     df = resolve_resumes(df[finite], report)
 
+    ranges = df.groupby("key", observed=True, sort=False)["value"].agg(["min", "max"]) if len(df) else None
     km: KeyMap = detect_keys(pd.unique(df["key"]) if len(df) else [], opts.entropy_key, opts.score_key,
-                             opts.val_keys, where=raw.source)
-    _note_validation_only(df, set(km.val.values()), report)
+                             opts.val_keys, where=raw.source, reward_func=opts.reward_func,
+                             ranges={} if ranges is None else dict(zip(ranges.index.astype(str),
+                                                                       zip(ranges["min"], ranges["max"]))))
+    for message in km.notes + km.warnings:
+        report.note(message)
+    for message in km.warnings:
+        warnings.warn(f"{raw.source}: {message}", EntropyLawWarning, stacklevel=2)
+    _note_validation_only(df, set(km.val.values()) | set(km.val_aliases), report)
     renames = _with_clashes_renamed(km, pd.unique(df["key"]) if len(df) else [], report)
     df = df.rename(columns={"key": "metric"})[["step", "metric", "value"]]
     if renames:

@@ -12,9 +12,11 @@ format                    recognised by
 ``wandb_csv``             ``.csv`` with ``Step`` and ``<run> - <key>`` columns
 ``long`` / ``wide``       other ``.csv``/``.tsv``/``.parquet`` with a step column
 ``verl_jsonl``            ``.jsonl``, or a text file whose first line is ``{"step": ...``
-``trl``                   ``trainer_state.json``, or a directory with one (or ``checkpoint-*/``)
+``trl``                   ``trainer_state.json``, a JSON list of TRL log records, or a directory
+                          with a state (or ``checkpoint-*/``)
 ``tensorboard``           ``events.out.tfevents.*`` or a directory holding them
 ``wandb_offline``         ``run-*.wandb``, ``offline-run-*`` or ``wandb/`` directories
+``hf_console``            a text file with Trainer log dicts (``{'loss': ...}``) and no veRL step lines
 ``verl_console``          any other text file (``.log``, ``.txt``, ``.out`` ...)
 ``directory``             other directories: every readable file in it (``data/real/``)
 ========================  ===============================================================
@@ -108,10 +110,16 @@ def detect_format(path_or_uri: str | os.PathLike) -> str:
     with open(path, "rb") as f:
         head = f.read(SNIFF_BYTES)
     if suffix == ".json":
-        return "trl" if b'"log_history"' in head or name == "trainer_state.json" else "verl_jsonl"
+        # trainer_state.json, or TRL's JSON list of log records ([{"loss": ..., "step": 5}, ...])
+        trl = b'"log_history"' in head or name == "trainer_state.json" or head.lstrip().startswith(b"[")
+        return "trl" if trl else "verl_jsonl"
     from entropylaw.ingest.verl_jsonl import looks_like_jsonl
 
-    return "verl_jsonl" if looks_like_jsonl(head) else "verl_console"
+    if looks_like_jsonl(head):
+        return "verl_jsonl"
+    from entropylaw.ingest.hf_console import looks_like_hf_console
+
+    return "hf_console" if looks_like_hf_console(path) else "verl_console"
 
 
 def _optional(module: str, attr: str):
@@ -124,8 +132,11 @@ def _optional(module: str, attr: str):
         raise
 
 
-def read_raw(source: str, fmt: str) -> list[RawRun]:
+def read_raw(source: str, fmt: str, options: KeyOptions | None = None) -> list[RawRun]:
     """Run the reader for ``fmt`` on ``source``."""
+    if fmt == "hf_console":
+        from entropylaw.ingest.hf_console import read_hf_console
+        return read_hf_console(source, logging_steps=(options or KeyOptions()).logging_steps)
     if fmt == "verl_console":
         from entropylaw.ingest.verl_console import read_verl_console
         return read_verl_console(source)
@@ -185,7 +196,7 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0) -> list[tuple[pd.Da
             df["run_id"] = opts.run_id
         return [(_apply_meta_overrides(df, opts), report)]
     out = []
-    raws = read_raw(source, fmt)
+    raws = read_raw(source, fmt, opts)
     for raw in raws:
         df = finalize(raw, opts)
         out.append((df, raw.report))
