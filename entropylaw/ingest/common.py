@@ -77,6 +77,10 @@ class RawRun:
     meta: dict = field(default_factory=dict)
     report: IngestReport | None = None
     lines: list[int] | np.ndarray | None = None
+    # rows are in the order they were written (a log, a history): a step counter that
+    # goes back is a resume of the whole run. False for key-by-key sources (a per-key
+    # W&B scan, TensorBoard tags), where restarts can only be seen per key.
+    ordered: bool = False
 
     def __post_init__(self):
         if self.report is None:
@@ -87,8 +91,10 @@ class RawRun:
         return [(int(s), str(k), float(v)) for s, k, v in zip(self.steps, self.keys, self.values)]
 
     def frame(self) -> pd.DataFrame:
-        keys = self.keys if isinstance(self.keys, np.ndarray) and self.keys.dtype == object \
-            else np.array(list(self.keys), dtype=object)
+        keys = self.keys if isinstance(self.keys, (pd.Categorical, np.ndarray)) else np.array(list(self.keys), dtype=object)
+        if not isinstance(keys, pd.Categorical):
+            codes, names = pd.factorize(keys)
+            keys = pd.Categorical.from_codes(codes, categories=pd.Index(names, dtype=object).astype(str))
         df = pd.DataFrame({
             "step": np.asarray(self.steps, dtype=np.int64),
             "key": keys,
@@ -106,38 +112,78 @@ def _where(rows: pd.DataFrame, limit: int = 5) -> str:
     return shown + (f", ... ({len(rows) - limit} more)" if len(rows) > limit else "")
 
 
-def resolve_resumes(df: pd.DataFrame, report: IngestReport) -> pd.DataFrame:
-    """Keep the latest segment per key where steps restart; count what is superseded.
+def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True) -> pd.DataFrame:
+    """Keep the latest segment where the run's step counter restarts; count what is superseded.
 
-    ``df`` has columns step, key, value (and optionally line) in source order.
+    ``df`` has columns step, key, value (and optionally line) in source order (by ``line``
+    when given: column-major readers store rows key by key). A restart is a row whose step
+    is below a step already seen *in the run*, whatever its key: it supersedes every
+    earlier row, of every key, at or after its step (a run that logged to step 40,
+    resumed from 31 and validated next at 45 loses its old validation at 35 and 40 too).
+    A key logged twice at the same step keeps its last value (counted the same way).
+
+    >>> d = pd.DataFrame({"step": [30, 35, 40, 40, 31, 45, 45],
+    ...                   "key": ["H", "H", "H", "val", "H", "H", "val"], "value": range(7)})
+    >>> r = IngestReport("x.log")
+    >>> resolve_resumes(d, r)[["step", "key"]].values.tolist()
+    [[30, 'H'], [31, 'H'], [45, 'H'], [45, 'val']]
+    >>> r.notes[0]
+    'steps restart at 31 (resumed run): kept the later segment, dropped 3 earlier rows'
     """
     if df.empty:
         return df
-    keep = np.ones(len(df), dtype=bool)
-    restarts: dict[int, int] = {}
-    all_steps = df["step"].to_numpy()
-    for _key, idx in df.groupby("key", sort=False).indices.items():
-        steps = all_steps[idx]
-        if len(steps) < 2 or np.all(np.diff(steps) > 0):
-            continue
-        # walk backwards: a row survives if its step is below every later row's step
-        later_min = np.minimum.accumulate(steps[::-1])[::-1]
-        survives = np.ones(len(steps), dtype=bool)
-        survives[:-1] = steps[:-1] < later_min[1:]
-        keep[idx[~survives]] = False
-        for pos in np.nonzero(np.diff(steps) <= 0)[0]:
-            restarts[int(steps[pos + 1])] = restarts.get(int(steps[pos + 1]), 0) + 1
+    if "line" in df.columns:
+        df = df.iloc[np.argsort(df["line"].to_numpy(), kind="stable")]
+    steps = df["step"].to_numpy()
+    n = len(steps)
+    restart = np.zeros(n, dtype=bool)
+    restart[1:] = steps[1:] < steps[:-1]  # the counter went back: a new segment starts here
+    keep = np.ones(n, dtype=bool)
+    restart_steps: list[int] = []
+    if not ordered:
+        keep, restart_steps = _per_key_resumes(df, steps)
+    elif restart.any():
+        # lowest restart step at any later position: rows at or above it were re-done
+        later = np.where(restart, steps, np.iinfo(np.int64).max)
+        later_min = np.minimum.accumulate(later[::-1])[::-1]
+        after = np.empty(n, dtype=np.int64)
+        after[:-1], after[-1] = later_min[1:], np.iinfo(np.int64).max
+        keep &= steps < after
+        restart_steps = sorted({int(s) for s in steps[restart]})
+    # the same key twice at one step (a re-logged value): the last one stands
+    codes = pd.factorize(df["key"])[0] if not isinstance(df["key"].dtype, pd.CategoricalDtype) \
+        else df["key"].cat.codes.to_numpy()
+    pair = pd.Series(steps).astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
+    keep &= ~pair.duplicated(keep="last").to_numpy()
     n_drop = int((~keep).sum())
     if n_drop:
         report.drop(SUPERSEDED, n_drop)
-        at = ", ".join(str(s) for s in sorted(restarts)[:10]) + (", ..." if len(restarts) > 10 else "")
         where = ""
         if "line" in df.columns:
-            first = df[~keep]["line"].min()
-            where = f" (first superseded row at line {first})"
-        report.note(f"steps restart at {at} (resumed run or repeated steps): "
-                    f"kept the later segment, dropped {n_drop} earlier rows{where}")
+            where = f" (first superseded row at line {df['line'].to_numpy()[~keep].min()})"
+        if restart_steps:
+            at = ", ".join(str(s) for s in restart_steps[:10]) + (", ..." if len(restart_steps) > 10 else "")
+            report.note(f"steps restart at {at} (resumed run): kept the later segment, "
+                        f"dropped {n_drop} earlier rows{where}")
+        else:
+            report.note(f"{n_drop} value(s) logged twice at the same step: kept the last{where}")
     return df[keep]
+
+
+def _per_key_resumes(df: pd.DataFrame, steps: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """Restarts seen key by key (for sources not stored in write order)."""
+    keep = np.ones(len(steps), dtype=bool)
+    restarts: set[int] = set()
+    for _key, idx in df.groupby("key", sort=False, observed=True).indices.items():
+        s = steps[idx]
+        if len(s) < 2 or np.all(np.diff(s) > 0):
+            continue
+        later_min = np.minimum.accumulate(s[::-1])[::-1]
+        survives = np.ones(len(s), dtype=bool)
+        survives[:-1] = s[:-1] < later_min[1:]
+        keep[idx[~survives]] = False
+        restarts.update(int(s[p + 1]) for p in np.nonzero(np.diff(s) < 0)[0])
+    return keep, sorted(restarts)
 
 
 def add_val_mean(df: pd.DataFrame, val_metrics: list[str]) -> pd.DataFrame:
@@ -184,6 +230,14 @@ def _with_clashes_renamed(km: KeyMap, keys, report: IngestReport) -> dict[str, s
     return renames
 
 
+def _renamed(col: pd.Series, renames: dict[str, str]) -> pd.Categorical:
+    """Rename categories; two source keys may become one canonical name."""
+    cats = [str(c) for c in col.cat.categories]
+    names, new_codes = np.unique([renames.get(c, c) for c in cats], return_inverse=True)
+    codes = col.cat.codes.to_numpy()
+    return pd.Categorical.from_codes(np.where(codes < 0, -1, new_codes[codes]), categories=names)
+
+
 def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     """Turn a :class:`RawRun` into a tidy table (see module docstring)."""
     opts = options or KeyOptions()
@@ -193,7 +247,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     if not finite.all():
         report.drop(NON_FINITE, int((~finite).sum()))
         report.note(f"non-finite values dropped at {_where(df[~finite])}")
-    df = resolve_resumes(df[finite], report)
+    df = resolve_resumes(df[finite], report, ordered=raw.ordered)
 
     ranges = df.groupby("key", observed=True, sort=False)["value"].agg(["min", "max"]) if len(df) else None
     km: KeyMap = detect_keys(pd.unique(df["key"]) if len(df) else [], opts.entropy_key, opts.score_key,
@@ -208,7 +262,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     renames = _with_clashes_renamed(km, pd.unique(df["key"]) if len(df) else [], report)
     df = df.rename(columns={"key": "metric"})[["step", "metric", "value"]]
     if renames:
-        df["metric"] = df["metric"].replace(renames)
+        df["metric"] = _renamed(df["metric"], renames)
     before = len(df)
     df = df.drop_duplicates(["step", "metric"], keep="last")
     report.drop(DUPLICATE, before - len(df))

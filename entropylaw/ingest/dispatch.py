@@ -178,7 +178,10 @@ def _apply_meta_overrides(df: pd.DataFrame, opts: KeyOptions) -> pd.DataFrame:
     for name in ("model", "algorithm", "dataset", "n_params", "n_params_nonembedding"):
         value = getattr(opts, name)
         if value is not None and value != "":
-            df[name] = value
+            if isinstance(value, str):
+                table.set_text(df, name, value)
+            else:
+                df[name] = value
     return df
 
 
@@ -193,7 +196,7 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0) -> list[tuple[pd.Da
     if fmt == "table":
         df, report = tabular.read_tidy(source)
         if opts.run_id and df["run_id"].nunique() == 1:
-            df["run_id"] = opts.run_id
+            table.set_text(df, "run_id", opts.run_id)
         return [(_apply_meta_overrides(df, opts), report)]
     out = []
     raws = read_raw(source, fmt, opts)
@@ -236,13 +239,12 @@ def load(sources: list[str], options: KeyOptions | None = None) -> tuple[pd.Data
             used.add(new)
             if new != run_id:
                 renames[run_id] = new
-        if renames:
-            df = df.assign(run_id=df["run_id"].replace(renames))
+        df = table.rename_runs(df, renames)
         tables.append(df)
     reports = [r for _, r in pieces]
     if not tables:
         raise EntropyLawError(f"{', '.join(map(str, sources))}: nothing usable read")
-    out = table.conform(pd.concat(tables, ignore_index=True)) if len(tables) > 1 else tables[0]
+    out = table.stack(tables)
     return out, reports
 
 
