@@ -1,4 +1,8 @@
-"""read_wandb_online with an injected fake W&B API (no network), its cache, retries and errors."""
+"""read_wandb_online with an injected fake W&B API (no network), its cache and errors.
+
+Retries are W&B's own (its client retries transient failures within wandb.Api's timeout):
+the reader adds none, and a failure that reaches it means W&B cannot be reached.
+"""
 
 from __future__ import annotations
 
@@ -81,8 +85,7 @@ VERL_CONFIG = {"actor_rollout_ref": {"model": {"path": "Qwen/Qwen2.5-7B"}}, "alg
 
 
 @pytest.fixture(autouse=True)
-def fast_retries(monkeypatch):
-    monkeypatch.setattr(wandb_online, "BACKOFF_S", 0.0)
+def api_key(monkeypatch):
     monkeypatch.setenv("WANDB_API_KEY", FAKE_KEY)
 
 
@@ -153,10 +156,42 @@ def http_error(status):
 
 @pytest.mark.parametrize("error", [requests.ConnectionError("reset by peer"), requests.Timeout("slow"),
                                    http_error(500), http_error(429)])
-def test_transient_errors_are_retried(tmp_path, error):
-    run = FakeRun("r1", verl_history(), VERL_CONFIG, fail_times=2, fail_with=error)
-    [raw] = read_wandb_online("wandb://ent/proj/r1", cache_dir=tmp_path, api=FakeApi([run]))
-    assert len(raw.values) == 30 + 30 + 6
+def test_transient_error_past_wandbs_retries_uses_cache_else_one_line(tmp_path, error):
+    run = FakeRun("r1", verl_history(), VERL_CONFIG, state="running", fail_times=1, fail_with=error)
+    with pytest.raises(EntropyLawError) as err:
+        read_wandb_online("wandb://ent/proj/r1", cache_dir=tmp_path, api=FakeApi([run]))
+    assert str(err.value).startswith("wandb://ent/proj/r1: cannot reach W&B (") and "\n" not in str(err.value)
+    assert len(run.scans) == 1                  # no second retry layer on top of W&B's own
+    read_wandb_online("wandb://ent/proj/r1", cache_dir=tmp_path,
+                      api=FakeApi([FakeRun("r1", verl_history(), VERL_CONFIG, state="running")]))
+    # the run moved on (new heartbeat), W&B fails part-way through its download: the cached copy
+    moved = FakeRun("r1", verl_history(40), VERL_CONFIG, state="running", fail_times=1, fail_with=error)
+    moved.heartbeat_at = "2026-01-02T00:00:00"
+    [raw] = read_wandb_online("wandb://ent/proj/r1", cache_dir=tmp_path, api=FakeApi([moved]))
+    assert len(raw.values) == 30 + 30 + 6 and any("cached copy" in n for n in raw.report.notes)
+    assert not list(tmp_path.glob(".*"))        # the failed download left no temporary file
+
+
+def test_real_wandb_api_gets_the_timeout_that_bounds_its_retries(tmp_path, monkeypatch):
+    import wandb
+
+    made = []
+
+    class Recorder(FakeApi):
+        def __init__(self, **kwargs):
+            made.append(kwargs)
+            super().__init__([FakeRun("r1", verl_history(), VERL_CONFIG)])
+
+    monkeypatch.setattr(wandb, "Api", Recorder)
+    [raw] = read_wandb_online("wandb://ent/proj/r1", cache_dir=tmp_path)
+    assert made == [{"timeout": wandb_online.TIMEOUT_S}] and len(raw.values) == 66
+
+
+def test_missing_wandb_names_the_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "wandb", None)   # import wandb now fails as if not installed
+    with pytest.raises(EntropyLawError) as err:
+        read_wandb_online("wandb://ent/proj/r1", cache_dir=tmp_path)
+    assert str(err.value) == "reading wandb://ent/proj/r1: needs wandb; pip install 'entropylaw[wandb]'"
 
 
 def test_permanent_http_error_is_one_line(tmp_path):
@@ -192,7 +227,6 @@ def test_no_network_real_sdk_one_line_no_key(tmp_path):
         from entropylaw.errors import EntropyLawError
         from entropylaw.ingest import wandb_online
         wandb_online.TIMEOUT_S = 1
-        wandb_online.BACKOFF_S = 0.0
         try:
             wandb_online.read_wandb_online("wandb://e/p", cache_dir={str(tmp_path)!r})
         except EntropyLawError as err:

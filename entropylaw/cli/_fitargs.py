@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 import numpy as np
 import pandas as pd
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.fileio import dumps
 
 
 def add_fit_arguments(p, plot=True) -> None:
@@ -121,14 +121,5 @@ def fmt_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
 
 
 def dump_json(obj) -> str:
-    return json.dumps(obj, indent=1, allow_nan=False, default=_default)
-
-
-def _default(o):
-    if isinstance(o, (np.floating,)):
-        return float(o) if np.isfinite(o) else None
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.bool_):
-        return bool(o)
-    raise TypeError(type(o).__name__)
+    """Strict JSON (NaN/inf as null, numpy numbers as plain ones), one level of indent."""
+    return dumps(obj, indent=1)

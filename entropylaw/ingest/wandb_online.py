@@ -8,8 +8,11 @@
 - The step is W&B's ``_step`` (veRL logs with ``step=``), or ``train/global_step`` where
   a row has it (Hugging Face / TRL / OpenRLHF log without ``step=`` and declare that key
   as their step metric); see :mod:`entropylaw.ingest.wandb_offline`.
-- Transient failures (connection errors, timeouts, HTTP 429 and 5xx) are retried with
-  exponential backoff; a scan that fails part-way is restarted from the beginning.
+- Retries are W&B's own: its client retries every request that fails transiently
+  (connection errors, timeouts, HTTP 429 and 5xx) with exponential backoff, within
+  ``wandb.Api(timeout=TIMEOUT_S)``; tune them with W&B's settings (e.g. the environment
+  variables ``WANDB_X_GRAPHQL_RETRY_MAX``, ``WANDB_X_GRAPHQL_RETRY_WAIT_MAX_SECONDS``).
+  A failure that outlasts them means W&B cannot be reached: cached copies are used.
 - Each run's rows are cached as parquet under ``cache_dir`` (default
   ``~/.cache/entropylaw/wandb``), written atomically, keyed by the run path, the keys
   and the run's last heartbeat. A single-run URI whose cached run had finished is served
@@ -30,15 +33,15 @@ import hashlib
 import json
 import os
 import re
-import tempfile
-import time
 from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
 
+from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError
+from entropylaw.fileio import atomic_write, write_json
 from entropylaw.ingest.common import RawRun
 from entropylaw.ingest.keys import ENTROPY_KEYS, RESPONSE_LENGTH_KEYS, SCORE_KEYS, _VAL_PATTERNS
 from entropylaw.ingest.wandb_offline import NON_NUMERIC, meta_from_config
@@ -46,9 +49,7 @@ from entropylaw.ingest.wandb_offline import NON_NUMERIC, meta_from_config
 DEFAULT_CACHE = Path("~/.cache/entropylaw/wandb")
 STEP_METRIC = "train/global_step"
 TERMINAL_STATES = {"finished", "crashed", "failed", "killed"}
-RETRIES = 5          # attempts per request
-BACKOFF_S = 1.0      # first wait; doubles each retry
-TIMEOUT_S = 20       # per HTTP request, when this module creates the wandb.Api
+TIMEOUT_S = 60      # seconds wandb.Api waits for one request, its own retries included
 _URI = re.compile(r"^wandb://(?P<entity>[^/\s]+)/(?P<project>[^/\s]+)(?:/(?:runs/)?(?P<run>[^/\s]+))?/?$")
 
 
@@ -91,22 +92,25 @@ def read_wandb_online(uri: str, keys: str | Iterable[str] | None = None, cache_d
         if not runs:
             raise EntropyLawError(f"{uri}: no runs found" + (f" matching filters {filters}" if filters else ""))
     out, entries = [], []
-    for run in _progress(runs, uri):
-        path = cache / f"{_slug('/'.join(_run_path(run)))}-{_digest([_run_path(run), spec, _updated(run)])}.parquet"
-        if not path.exists():
-            _write_parquet(_download(client, run, spec, uri), path)
-        out.append(_load(path, uri))
-        entries.append({"file": str(path), "state": str(getattr(run, "state", ""))})
-    _write_json(index_path, entries[0] if run_id is not None else {"runs": entries})
+    try:
+        for run in _progress(runs, uri):
+            path = cache / f"{_slug('/'.join(_run_path(run)))}-{_digest([_run_path(run), spec, _updated(run)])}.parquet"
+            if not path.exists():
+                _write_parquet(_download(client, run, spec, uri), path)
+            out.append(_load(path, uri))
+            entries.append({"file": str(path), "state": str(getattr(run, "state", ""))})
+    except _Offline as err:  # lost the connection part-way: the cached copies, else one line
+        return _from_index(index_path, uri, err)
+    write_json(index_path, entries[0] if run_id is not None else {"runs": entries})
     return out
 
 
 class _Offline(Exception):
-    """W&B could not be reached after retries."""
+    """W&B could not be reached (its client's own retries included)."""
 
 
 class _Client:
-    """Lazily created wandb.Api, retries with backoff, and key-free error text."""
+    """Lazily created wandb.Api and key-free, one-line error text (W&B retries by itself)."""
 
     def __init__(self, uri: str, api=None):
         self.uri, self._api = uri, api
@@ -114,36 +118,29 @@ class _Client:
     @property
     def api(self):
         if self._api is None:
-            import wandb
-
-            self._api = self.call(lambda: wandb.Api(timeout=TIMEOUT_S), retry=False)
+            wandb = require("wandb", extra="wandb", purpose=f"reading {self.uri}")
+            self._api = self.call(lambda: wandb.Api(timeout=TIMEOUT_S))
         return self._api
 
-    def call(self, fn: Callable, retry: bool = True):
-        attempts = RETRIES if retry else 1
-        for attempt in range(attempts):
-            try:
-                return fn()
-            except _Offline:
-                raise
-            except Exception as err:  # wandb and requests raise many types; classified below
-                kind = _classify(err)
-                if kind == "transient" and attempt + 1 < attempts:
-                    time.sleep(BACKOFF_S * 2 ** attempt)
-                    continue
-                text = _scrub(f"{type(err).__name__}: {err}")
-                if kind in ("transient", "unreachable"):
-                    raise _Offline(text) from None
-                if kind == "auth":
-                    raise EntropyLawError(f"{self.uri}: W&B API key missing or rejected ({text}); set "
-                                          "WANDB_API_KEY or run `wandb login`") from None
-                raise EntropyLawError(f"{self.uri}: W&B request failed ({text})") from None
-        raise AssertionError("unreachable")
+    def call(self, fn: Callable):
+        try:
+            return fn()
+        except EntropyLawError:  # already one line (wandb not installed)
+            raise
+        except Exception as err:  # wandb and requests raise many types; classified below
+            kind = _classify(err)
+            text = _scrub(f"{type(err).__name__}: {err}")
+            if kind in ("transient", "unreachable"):
+                raise _Offline(text) from None
+            if kind == "auth":
+                raise EntropyLawError(f"{self.uri}: W&B API key missing or rejected ({text}); set "
+                                      "WANDB_API_KEY or run `wandb login`") from None
+            raise EntropyLawError(f"{self.uri}: W&B request failed ({text})") from None
 
 
 def _classify(err: Exception) -> str:
     """'transient' (retry), 'unreachable', 'auth' or 'other'."""
-    import requests
+    import requests  # installed with wandb
 
     status = getattr(getattr(err, "response", None), "status_code", None)
     text = str(err).lower()
@@ -252,15 +249,8 @@ def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
     table = pa.Table.from_pandas(frame, preserve_index=False)
     table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                            b"entropylaw": json.dumps(frame.attrs["meta"]).encode()})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_write(path) as tmp:
         pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _load(path: Path, uri: str) -> RawRun:
@@ -314,10 +304,3 @@ def _read_json(path: Path):
     except (OSError, ValueError):
         return None
 
-
-def _write_json(path: Path, data) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f)
-    os.replace(tmp, path)

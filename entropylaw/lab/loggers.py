@@ -34,6 +34,7 @@ import os
 from pathlib import Path
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.fileio import write_text
 
 LOGGERS = ("jsonl", "csv", "wandb")
 JSONL_NAME = "metrics.jsonl"
@@ -141,6 +142,4 @@ def truncate_after(out_dir: str | Path, step: int) -> int:
 
 
 def _rewrite(path: Path, lines: list[str]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    os.replace(tmp, path)
+    write_text(path, "".join(line + "\n" for line in lines), fsync=True)

@@ -30,6 +30,7 @@ from typing import Mapping, Sequence
 import matplotlib.pyplot as plt
 
 from entropylaw import __version__
+from entropylaw.fileio import atomic_dir
 from entropylaw.plots.common import pm
 from entropylaw.plots.style import RC, fmt
 
@@ -160,11 +161,8 @@ def render_html(title: str, runs: Sequence[Mapping], figures: Sequence[ReportFig
 
 
 def write_report(html: str, out_dir: str | os.PathLike, name: str = "report.html") -> Path:
-    """Write the page into ``out_dir`` (created) atomically; returns its path."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / name
-    tmp = out_dir / f".{name}.tmp"
-    tmp.write_text(html, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    """Write the page into ``out_dir``: a new directory appears whole or not at all
+    (:func:`entropylaw.fileio.atomic_dir`); returns the page's path."""
+    with atomic_dir(out_dir) as tmp:
+        (tmp / name).write_text(html, encoding="utf-8")
+    return Path(out_dir) / name

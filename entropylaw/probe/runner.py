@@ -11,14 +11,12 @@
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import torch
 
+from entropylaw.errors import EntropyLawError
+from entropylaw.fileio import atomic_dir, dumps
 from entropylaw.probe import dist
 from entropylaw.probe.core import ProbeConfig, analyse
 from entropylaw.probe.forward import collect_stats
@@ -102,16 +100,8 @@ def write_outputs(out_dir: str | Path, frame, summary: dict) -> Path:
     """Write tokens.parquet and summary.json; both appear together or not at all."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        from entropylaw.errors import EntropyLawError
         raise EntropyLawError(f"--out {out}: exists and is not a directory")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with atomic_dir(out) as tmp:
         frame.to_parquet(tmp / "tokens.parquet", index=False)
-        (tmp / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
-        out.mkdir(exist_ok=True)
-        for name in ("tokens.parquet", "summary.json"):
-            os.replace(tmp / name, out / name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        (tmp / "summary.json").write_text(dumps(summary, indent=2) + "\n")
     return out
