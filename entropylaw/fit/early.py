@@ -1,7 +1,10 @@
 """Early-stage prediction (paper Fig. 5): fit on the first steps, predict the rest.
 
-The fit window holds the paired points whose training step is ``<= K`` (``fit_steps=K``)
-or ``<= F * last step`` (``fit_frac=F``); steps are the run's logged step numbers. Every
+Windows are measured from the first logged step ``s0`` (a run resumed from a checkpoint
+may start at step 101): the fit window holds the paired points whose training step is
+``<= s0 + K`` (``fit_steps=K``) or ``<= s0 + F * (last - s0)`` (``fit_frac=F``, ``last``
+the last paired step). ``s0`` is ``origin`` when given, else ``pairs.attrs["first_step"]``
+(set by :func:`entropylaw.fit.pairing.pair`), else the first paired step. Every
 later point is predicted from its entropy with the window's fit; ``predict_steps=N`` scores
 only the points with ``window end < step <= window end + N`` (the paper's protocol: fit on
 the first 36 steps, predict the next 200), None scores every later point. Reported: RMSE
@@ -34,7 +37,8 @@ class EarlyPrediction:
     """Fit the law on an early window of a run and predict every later point."""
 
     def __init__(self, fit_steps=None, fit_frac=None, conf=0.95, score_range=None, warn=True,
-                 predict_steps=None):
+                 predict_steps=None, origin=None):
+        self.origin = origin  # first logged step; None: from the pairs (module docstring)
         self.fit_steps = fit_steps
         self.fit_frac = fit_frac
         self.predict_steps = predict_steps  # horizon after the window (paper: 200); None = all
@@ -42,21 +46,22 @@ class EarlyPrediction:
         self.score_range = score_range
         self.warn = warn
 
-    def window_end(self, steps) -> float:
-        """Last training step inside the fit window."""
+    def window_end(self, steps, origin=None) -> float:
+        """Last training step inside the fit window, measured from ``origin`` (the first logged step)."""
         last = float(np.max(steps))
+        origin = float(np.min(steps)) if origin is None else float(origin)
         if (self.fit_steps is None) == (self.fit_frac is None):
             raise EntropyLawError("give exactly one of --fit-steps K or --fit-frac F")
         if self.fit_steps is not None:
             if self.fit_steps <= 0:
                 raise EntropyLawError(f"--fit-steps must be positive (got {self.fit_steps})")
-            if self.fit_steps >= last:
-                raise EntropyLawError(f"--fit-steps {self.fit_steps} is not smaller than the run "
-                                      f"(last paired step {last:g}): nothing left to predict")
-            return float(self.fit_steps)
+            if self.fit_steps >= last - origin:
+                raise EntropyLawError(f"--fit-steps {self.fit_steps} is not smaller than the run (the log starts "
+                                      f"at step {origin:g}, last paired step {last:g}): nothing left to predict")
+            return origin + float(self.fit_steps)
         if not 0 < self.fit_frac < 1:
             raise EntropyLawError(f"--fit-frac must lie strictly between 0 and 1 (got {self.fit_frac})")
-        return self.fit_frac * last
+        return origin + self.fit_frac * (last - origin)
 
     def fit(self, pairs: pd.DataFrame):
         """``pairs``: DataFrame[step, H, R] (e.g. from :func:`entropylaw.fit.pairing.pair`)."""
@@ -66,12 +71,15 @@ class EarlyPrediction:
             raise EntropyLawError(f"--predict-steps must be positive (got {self.predict_steps})")
         pairs = pairs.sort_values("step").reset_index(drop=True)
         steps, H, R = (pairs[c].to_numpy() for c in ("step", "H", "R"))
-        end = self.window_end(steps)
+        origin = self.origin if self.origin is not None else pairs.attrs.get("first_step")
+        origin = float(steps.min()) if origin is None or len(steps) == 0 else min(float(origin), float(steps.min()))
+        end = self.window_end(steps, origin)
         in_fit = steps <= end
         k = int(in_fit.sum())
         if k < 3:
-            raise EntropyLawError(f"{where}: the fit window (steps <= {end:g}) holds {k} paired point(s); "
-                                  "the fit needs at least 3 (choose a larger --fit-steps/--fit-frac)")
+            raise EntropyLawError(f"{where}: the fit window (steps {origin:g}..{end:g}) holds {k} paired point(s); "
+                                  f"the log starts at step {origin:g} and its first paired point is at step "
+                                  f"{steps.min():g}; the fit needs at least 3 (choose a larger --fit-steps/--fit-frac)")
         if k == len(steps):
             raise EntropyLawError(f"{where}: the fit window (steps <= {end:g}) holds every point; nothing to predict")
         horizon = np.inf if self.predict_steps is None else end + self.predict_steps
@@ -89,6 +97,7 @@ class EarlyPrediction:
         last = np.nonzero(scored)[0][-1]  # the final scored point
         self.run_id_ = pairs.attrs.get("run_id")
         self.window_end_ = end
+        self.origin_ = origin
         self.fit_last_step_ = int(steps[in_fit][-1])  # last step actually fitted
         self.fit_n_ = k
         self.n_predicted_ = int(scored.sum())
@@ -98,13 +107,14 @@ class EarlyPrediction:
         self.final_predicted_ = float(pred[last])
         self.final_error_ = self.final_predicted_ - self.final_observed_
         self.ceiling_, self.ceiling_ci_ = self.fit_.ceiling_, self.fit_.ceiling_ci_
-        self.error_vs_k_ = error_vs_k(steps, H, R, conf=self.conf, predict_steps=self.predict_steps)
+        self.error_vs_k_ = error_vs_k(steps, H, R, conf=self.conf, predict_steps=self.predict_steps, origin=origin)
         return self
 
     def to_dict(self) -> dict:
         base = self.fit_.to_dict()
         base.update(run_id=self.run_id_, fit_n=self.fit_n_, fit_last_step=self.fit_last_step_,
                     fit_steps=self.fit_steps, fit_frac=self.fit_frac, predict_steps=self.predict_steps,
+                    log_starts_at=self.origin_, window_end=self.window_end_,
                     n_predicted=self.n_predicted_,
                     rmse_predicted=self.rmse_predicted_, final_observed=self.final_observed_,
                     final_predicted=self.final_predicted_, final_error=self.final_error_,
@@ -112,12 +122,16 @@ class EarlyPrediction:
         return base
 
 
-def error_vs_k(steps, H, R, conf=0.95, min_points=3, predict_steps=None) -> pd.DataFrame:
+def error_vs_k(steps, H, R, conf=0.95, min_points=3, predict_steps=None, origin=None) -> pd.DataFrame:
     """Prediction error when fitting on the first k points, for every k from 3 to n-1.
+
+    ``fit_frac`` is the window's share of the run measured from ``origin`` (the first
+    logged step; default the first paired step).
 
     With ``predict_steps`` only points within that many steps after the k-th point's step
     are scored (windows with none are left out)."""
     n = len(H)
+    origin = float(steps[0]) if origin is None or n == 0 else float(origin)
     ks = np.arange(min_points, n)
     if len(ks) == 0:
         return pd.DataFrame(columns=["fit_n", "fit_last_step", "fit_frac", "rmse_predicted",
@@ -140,7 +154,7 @@ def error_vs_k(steps, H, R, conf=0.95, min_points=3, predict_steps=None) -> pd.D
     ceiling = b - a
     with np.errstate(invalid="ignore", divide="ignore"):
         out_df = pd.DataFrame({
-            "fit_n": ks, "fit_last_step": steps[ks - 1], "fit_frac": steps[ks - 1] / steps[-1],
+            "fit_n": ks, "fit_last_step": steps[ks - 1], "fit_frac": (steps[ks - 1] - origin) / (steps[-1] - origin),
             "rmse_predicted": np.sqrt(sq.sum(axis=1) / later.sum(axis=1)),
             "final_error": pred[rows, final] - R[final], "ceiling": ceiling,
             "ceiling_lo": ceiling - out["tq"] * se, "ceiling_hi": ceiling + out["tq"] * se})

@@ -18,6 +18,11 @@ AIC = n ln(RSS/n) + 2k and BIC = n ln(RSS/n) + k ln n, k = mean parameters + 1 (
 noise variance). Autocorrelated residuals make both over-confident in absolute terms;
 differences between forms fitted to the same points remain a fair ranking.
 
+A fit is flagged (``flag``, and never the :func:`winner`) when its shape ``c`` sits at a
+bound of its search range (the data want a shape outside it: the form does not describe
+them), or when ``|a|`` or ``|b|`` exceeds ``ABSURD`` times the range of the scores (a
+near-cancellation of two huge terms, not a description of the run).
+
 >>> import numpy as np
 >>> H = np.linspace(1.2, 0.05, 40)
 >>> R = 0.8 - 0.25 * np.exp(H) + 0.002 * np.sin(np.arange(40))
@@ -36,6 +41,7 @@ from scipy import optimize
 
 FORMS = ("exp", "linear", "exp-free", "power")
 SHAPE_BOUNDS = {"exp-free": (1e-3, 20.0), "power": (1e-3, 10.0)}
+ABSURD = 100.0  # |a| or |b| beyond this many score ranges flags a fit
 
 
 def basis(form: str, H, c: float | None = None) -> np.ndarray:
@@ -93,7 +99,28 @@ def fit_form(form: str, H, R, w=None) -> dict:
     loglik_term = n * np.log(max(rss, 1e-300) / n)
     return {"form": form, "a": a, "b": b, "c": c, "rss": rss, "n": n, "k": k,
             "ceiling": b - a * ceiling_basis(form, c),
-            "aic": loglik_term + 2 * k, "bic": loglik_term + k * np.log(n)}
+            "aic": loglik_term + 2 * k, "bic": loglik_term + k * np.log(n), "flag": flag(form, a, b, c, R)}
+
+
+def flag(form: str, a: float, b: float, c: float | None, R) -> str:
+    """Why a fitted form should not be trusted ("" when nothing is wrong).
+
+    >>> flag("power", 0.3, 0.8, 10.0, [0.2, 0.5])
+    'shape c = 10 at the bound 10 of its range'
+    >>> flag("exp", -2.4e11, -2.4e11, None, [0.2, 0.5])
+    '|a| = 2.4e+11 and |b| = 2.4e+11 exceed 100 x the score range 0.3'
+    """
+    reasons = []
+    if c is not None and form in SHAPE_BOUNDS:
+        for bound in SHAPE_BOUNDS[form]:
+            if abs(np.log(c) - np.log(bound)) < 1e-3:
+                reasons.append(f"shape c = {c:.4g} at the bound {bound:g} of its range")
+    span = float(np.ptp(np.asarray(R, float))) if len(R) else 0.0
+    big = [f"|{name}| = {abs(v):.2g}" for name, v in (("a", a), ("b", b)) if abs(v) > ABSURD * span]
+    if big and span > 0:
+        reasons.append(f"{' and '.join(big)} exceed{'s' if len(big) == 1 else ''} {ABSURD:g} x the score range "
+                       f"{span:.3g}")
+    return "; ".join(reasons)
 
 
 def compare_forms(H, R, w=None, forms=FORMS) -> pd.DataFrame:
@@ -106,5 +133,8 @@ def compare_forms(H, R, w=None, forms=FORMS) -> pd.DataFrame:
 
 
 def winner(comparison: pd.DataFrame) -> dict:
-    """Which form wins by AIC and by BIC."""
-    return {"aic": str(comparison["aic"].idxmin()), "bic": str(comparison["bic"].idxmin())}
+    """Which form wins by AIC and by BIC among the unflagged ones (None when every form is flagged)."""
+    ok = comparison[comparison["flag"] == ""] if "flag" in comparison else comparison
+    if ok.empty:
+        return {"aic": None, "bic": None}
+    return {"aic": str(ok["aic"].idxmin()), "bic": str(ok["bic"].idxmin())}

@@ -1,0 +1,180 @@
+"""One run's series for forecasting, and the fit window.
+
+A forecast sees a :class:`RunData` cut at the window's end (:meth:`RunData.window`): every
+series is truncated there, so nothing after the window can reach a method (the
+no-future-information guarantee is structural, not a convention).
+
+**Where the log starts.** ``origin`` is the first logged step of the series used (target,
+entropy, training score). A run resumed from a checkpoint whose log starts at step 101 has
+``origin = 101``; time inside the methods is ``t = step - origin``.
+
+**The window** (:func:`window_end`):
+
+- ``fit_frac=F`` (backtests): steps ``origin .. origin + F * (last - origin)``. The final
+  step ``last`` is future information while a run is still going: a fraction of the whole
+  run exists only once the run has finished, so ``F`` is for backtests of finished runs.
+- ``fit_steps=K``: steps ``origin .. origin + K``; usable live and in backtests.
+- neither (live use): everything logged so far; the horizon is the user's (a step to
+  forecast, or a number of steps ahead).
+
+**Target.** The validation score (``val/mean``, else the single ``val/<bench>``, or the
+key given) when the run has one, else the training score, said so in ``target_kind``.
+
+>>> import numpy as np
+>>> from entropylaw import table
+>>> recs = [(s, "entropy", 0.5 / s) for s in range(101, 201)] + [(s, "val/gsm8k", 0.3) for s in range(110, 201, 10)]
+>>> run = RunData.from_table(table.from_records(recs, run_id="r"), "r")
+>>> run.origin, run.last, run.target_kind
+(101.0, 200.0, 'validation')
+>>> window_end(run, fit_frac=0.5)
+150.5
+>>> w = run.window(150.5)
+>>> int(w.target.steps.max()), int(w.entropy.steps.max())
+(150, 150)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from entropylaw import table
+from entropylaw.errors import EntropyLawError
+
+TOKEN_KEYS = ("perf/total_num_tokens", "total_num_tokens", "num_tokens")
+
+
+@dataclass(frozen=True)
+class Series:
+    """Steps (sorted, unique) and finite values of one metric."""
+
+    steps: np.ndarray
+    values: np.ndarray
+
+    @classmethod
+    def of(cls, steps, values) -> "Series":
+        s = np.asarray(steps, float)
+        v = np.asarray(values, float)
+        keep = np.isfinite(s) & np.isfinite(v)
+        s, v = s[keep], v[keep]
+        order = np.argsort(s, kind="stable")
+        s, v = s[order], v[order]
+        last = np.r_[s[1:] != s[:-1], True]  # a repeated step keeps its last value
+        return cls(s[last], v[last])
+
+    def upto(self, end: float) -> "Series":
+        keep = self.steps <= end
+        return Series(self.steps[keep], self.values[keep])
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+
+@dataclass(frozen=True)
+class RunData:
+    """One run's series (see the module docstring). ``end`` is the window's end step."""
+
+    run_id: str
+    target: Series
+    target_key: str
+    target_kind: str  # "validation" or "training score"
+    entropy: Series | None = None
+    score: Series | None = None  # the per-step training score (also when it is the target)
+    tokens: Series | None = None  # cumulative tokens from the first logged step
+    origin: float = 0.0
+    last: float = 0.0
+    end: float = 0.0
+    family: str = ""
+    bounds: tuple | None = None  # (0, 1) when every observed target value lies there
+
+    @classmethod
+    def from_arrays(cls, target_steps, target_values, entropy_steps=None, entropy_values=None,
+                    score_steps=None, score_values=None, token_steps=None, token_values=None,
+                    run_id="run", target_key="val", target_kind="validation", family="",
+                    origin=None, cumulative_tokens=None) -> "RunData":
+        """Build from numpy arrays; ``origin`` defaults to the first step of any series."""
+        target = Series.of(target_steps, target_values)
+        entropy = None if entropy_steps is None else Series.of(entropy_steps, entropy_values)
+        score = None if score_steps is None else Series.of(score_steps, score_values)
+        tokens = None
+        if token_steps is not None:
+            tokens = cumulative(Series.of(token_steps, token_values), cumulative_tokens)
+        parts = [s for s in (target, entropy, score) if s is not None and len(s)]
+        if not len(target):
+            raise EntropyLawError(f"run {run_id!r}: no {target_key} values to forecast")
+        first = min(float(s.steps[0]) for s in parts) if origin is None else float(origin)
+        last = max(float(s.steps[-1]) for s in parts)
+        bounded = bool(np.all((target.values >= 0) & (target.values <= 1)))
+        return cls(run_id, target, target_key, target_kind, entropy, score, tokens, first, last, last,
+                   family, (0.0, 1.0) if bounded else None)
+
+    @classmethod
+    def from_table(cls, df: pd.DataFrame, run_id: str, y_key: str | None = None, x_key: str = table.ENTROPY,
+                   tokens_key: str | None = None) -> "RunData":
+        """One run of a tidy table; the target is chosen as in :func:`entropylaw.fit.pairing.score_key`."""
+        from entropylaw.fit.pairing import score_key
+
+        if run_id not in set(pd.unique(df["run_id"])):
+            raise EntropyLawError(f"no run {run_id!r} in the table (runs: {', '.join(map(str, table.run_ids(df)))})")
+        key = score_key(df, run_id, y_key)
+        kind = "validation" if key.startswith(table.VAL_PREFIX) else "training score"
+        rows = df[df["run_id"] == run_id]
+        metrics = set(pd.unique(rows["metric"]))
+
+        def get(m):
+            if m is None or m not in metrics:
+                return None, None
+            s = table.series(df, run_id, m)
+            return s.index.to_numpy(), s.to_numpy()
+
+        if tokens_key is not None and tokens_key not in metrics:
+            raise EntropyLawError(f"run {run_id!r}: no tokens metric {tokens_key!r}")
+        tok = tokens_key or next((k for k in TOKEN_KEYS if k in metrics), None)
+        meta = rows.iloc[0]
+        family = "/".join(str(meta[c]) for c in ("model", "dataset") if str(meta[c]))
+        return cls.from_arrays(*get(key), *get(x_key), *get(table.SCORE), *get(tok), run_id=run_id,
+                               target_key=key, target_kind=kind, family=family)
+
+    def window(self, end: float) -> "RunData":
+        """The run as seen at step ``end``: every series cut there."""
+        cut = {name: (None if getattr(self, name) is None else getattr(self, name).upto(end))
+               for name in ("target", "entropy", "score", "tokens")}
+        return replace(self, **cut, end=float(end), last=float(min(self.last, end)))
+
+    def describe_start(self) -> str:
+        return f"the log of run {self.run_id!r} starts at step {self.origin:g} and ends at step {self.last:g}"
+
+
+def cumulative(tokens: Series, is_cumulative: bool | None = None) -> Series:
+    """Cumulative tokens. veRL logs tokens per step (they go up and down), TRL a running total.
+
+    A per-step series is summed with each value counted once per step since the previous
+    logged step, so a series logged every k steps is not undercounted."""
+    v = tokens.values
+    if is_cumulative is None:
+        is_cumulative = len(v) >= 3 and bool(np.all(np.diff(v) >= 0)) and v[-1] > 1.5 * v[0]
+    if is_cumulative:
+        return tokens
+    gaps = np.diff(tokens.steps, prepend=tokens.steps[0] - 1) if len(v) else v
+    return Series(tokens.steps, np.cumsum(v * gaps))
+
+
+def window_end(run: RunData, fit_frac: float | None = None, fit_steps: float | None = None) -> float:
+    """The window's last step, measured from the first logged step (module docstring)."""
+    if fit_frac is not None and fit_steps is not None:
+        raise EntropyLawError("give at most one of --fit-frac F and --fit-steps K")
+    span = run.last - run.origin
+    if fit_frac is not None:
+        if not 0 < fit_frac < 1:
+            raise EntropyLawError(f"--fit-frac must lie strictly between 0 and 1 (got {fit_frac:g})")
+        return run.origin + fit_frac * span
+    if fit_steps is not None:
+        if fit_steps <= 0:
+            raise EntropyLawError(f"--fit-steps must be positive (got {fit_steps:g})")
+        if fit_steps > span:
+            raise EntropyLawError(f"--fit-steps {fit_steps:g} reaches past the log: {run.describe_start()} "
+                                  f"({span:g} steps)")
+        return run.origin + fit_steps
+    return run.last
