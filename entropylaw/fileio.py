@@ -168,16 +168,25 @@ def jsonable(obj):
         return float(obj) if math.isfinite(obj) else None
     if isinstance(obj, os.PathLike):
         return os.fspath(obj)
-    # numpy without importing it: every numpy scalar and array has .tolist()
+    # numpy scalars and arrays (and torch tensors, pandas series) without importing them
     tolist = getattr(obj, "tolist", None)
-    if callable(tolist) and type(obj).__module__ == "numpy":
+    if callable(tolist):
         return jsonable(tolist())
     return obj
 
 
+def _number(obj):
+    """Last resort for ``json.dumps``: anything ``float()`` accepts (a Decimal, a 0-d tensor)."""
+    try:
+        value = float(obj)
+    except (TypeError, ValueError):
+        raise TypeError(f"{type(obj).__name__} is not JSON serialisable") from None
+    return value if math.isfinite(value) else None
+
+
 def dumps(obj, **kwargs) -> str:
     """Strict JSON text of ``jsonable(obj)`` (``allow_nan=False``: an inf that slipped through raises)."""
-    return json.dumps(jsonable(obj), allow_nan=False, **kwargs)
+    return json.dumps(jsonable(obj), allow_nan=False, default=_number, **kwargs)
 
 
 def write_json(path: str | os.PathLike, obj, fsync: bool = False, **kwargs) -> Path:
