@@ -27,10 +27,18 @@ REAL = {
 
 def regex_read(path: Path) -> tuple[list[int], dict[tuple[int, str], float]]:
     """Deliberately simple, independent reader: strip colour codes and the Ray prefix,
-    keep lines that then start with 'step:N - ', split 'key:value' pairs on spaces."""
-    steps, values = [], {}
-    for line in path.read_bytes().decode("utf-8", "replace").split("\n"):
+    keep lines that then start with 'step:N - ', split 'key:value' pairs on spaces.
+
+    One-line echoes "Initial/Final validation metrics: {'key': value}" (older veRL prints
+    them and logs them nowhere else) add val/<key> at the first step line after them
+    (Initial, unless that line logs the key) or the last one before them (Final, unless a
+    later step line logs the key)."""
+    steps, values, echoes = [], {}, []
+    for n, line in enumerate(path.read_bytes().decode("utf-8", "replace").split("\n")):
         line = re.sub(r"\x1b\[[0-9;]*m", "", line).replace("\x00", "").strip()
+        e = re.search(r"\"(Initial|Final) validation metrics: \{'([^']+)': ([-0-9.e]+)\}\"", line)
+        if e:
+            echoes.append((len(steps), e.group(1), e.group(2), float(e.group(3))))
         m = re.match(r"^(?:\([A-Za-z_]+ pid=\d+\) )?step:(\d+) - (.*)$", line)
         if not m:
             continue
@@ -38,6 +46,13 @@ def regex_read(path: Path) -> tuple[list[int], dict[tuple[int, str], float]]:
         steps.append(step)
         for key, value in re.findall(r"(\S+):(\S+)", m.group(2)):
             values[(step, key)] = float(value)
+    for n_before, kind, key, value in echoes:
+        name = key if any(k == key for _s, k in values) else f"val/{key}"
+        later = steps[n_before:n_before + 1] if kind == "Initial" else steps[n_before:]
+        if any((s, name) in values for s in later):
+            continue  # newer veRL logs the same value on a step line too
+        step = steps[n_before] if kind == "Initial" else steps[n_before - 1]
+        values[(step, name)] = value
     return steps, values
 
 
@@ -63,6 +78,38 @@ def test_real_log_matches_independent_read(real_logs, name):
     assert (meta.model, meta.algorithm, meta.dataset, meta.n_params) == (model, algorithm, dataset, n_params)
     assert meta.entropy_key == ("actor/entropy" if "gpg" in name else "actor/entropy_loss")
     assert meta.score_key == "critic/score/mean"
+
+
+@pytest.mark.shared
+def test_old_verl_validation_before_training_is_the_fit_anchor(real_logs):
+    """Older veRL prints the step-0 validation only as "Initial validation metrics:
+    {'test_score/openai/gsm8k': ...}": it is read as the same series, and pairs with the
+    entropy of step 0 (the policy before any update)."""
+    from entropylaw.fit.pairing import pair
+
+    name = "verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512_verl-data"
+    df, [report] = load([str(real_logs / f"{name}.log")])
+    val = table.series(df, name, "val/openai/gsm8k")
+    assert val.index[0] == 0 and val.iloc[0] == pytest.approx(0.0007621951219512195, abs=0)
+    assert val.index[-1] == 434 and val.iloc[-1] == pytest.approx(0.5685975609756098, abs=0)  # final echo
+    assert len(val) == 43 + 2
+    p = pair(df, name)
+    h0 = table.series(df, name, "entropy").loc[0]
+    assert (p["step"].iloc[0], p["H"].iloc[0], p["R"].iloc[0]) == (0, h0, val.iloc[0])
+    assert any("read at step 0" in n for n in report.notes)
+
+
+@pytest.mark.shared
+def test_cut_lines_drop_their_last_pair(real_logs):
+    """W&B's output.log cuts lines at 4096 bytes: the last pair of such a line is dropped,
+    counted, never read as a truncated number."""
+    path = real_logs / "verl_opd_qwen3-4b_aime24_collapse.log"
+    cut = [n for n, line in enumerate(path.read_bytes().split(b"\n"), 1) if len(line) == 4096 and b"step:" in line]
+    [raw] = read_verl_console(path)
+    finalize(raw)
+    assert raw.report.dropped["cut-off pair"] == len(cut) == 27 and raw.report.balanced()
+    kept_lines = set(np.asarray(raw.lines).tolist())
+    assert set(cut) <= kept_lines
 
 
 @pytest.mark.shared

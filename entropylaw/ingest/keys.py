@@ -11,7 +11,8 @@ Conventions (SPEC section 6), first match wins:
 - score: veRL ``critic/score/mean``, TRL ``reward``, ``train/reward`` (TRL through
   TensorBoard/W&B, and OpenRLHF).
 - validation: veRL ``val-core/<bench>/acc/mean@N`` (preferred over ``reward``),
-  ``val-core/<bench>/reward/mean@N``, older ``val/test_score/<bench>``, oldest
+  ``val-core/<bench>/reward/mean@N``, then ``val-aux/<bench>/{acc,score,reward}/mean@N``
+  (where the core key is missing, e.g. cut from a long line), older ``val/test_score/<bench>``, oldest
   ``test_score/<bench>`` (older veRL echoes the validation before training under this
   name and later ones under ``val/test_score/<bench>``: both are one series,
   ``val/<bench>``); fork ``val/score-all``; OpenRLHF ``eval/<source>_pass1`` and
@@ -60,17 +61,21 @@ RESPONSE_LENGTH_KEYS = ["response_length/mean", "completions/mean_length", "trai
 _VAL_PATTERNS = [
     (re.compile(r"^val-core/(?P<bench>.+)/acc/mean@(?P<n>\d+)$"), 0),
     (re.compile(r"^val-core/(?P<bench>.+)/reward/mean@(?P<n>\d+)$"), 1),
-    (re.compile(r"^val/test_score/(?P<bench>.+)$"), 2),
-    (re.compile(r"^test_score/(?P<bench>.+)$"), 3),
-    (re.compile(r"^val/score-(?P<bench>all)$"), 4),
-    (re.compile(r"^eval/(?P<bench>.+)_pass1$"), 5),
-    (re.compile(r"^eval/(?P<bench>pass1)$"), 6),
-    (re.compile(r"^eval_(?P<bench>reward)$"), 7),
-    (re.compile(r"^eval/(?P<bench>reward)$"), 8),
+    (re.compile(r"^val-aux/(?P<bench>.+)/acc/mean@(?P<n>\d+)$"), 2),
+    (re.compile(r"^val-aux/(?P<bench>.+)/score/mean@(?P<n>\d+)$"), 3),
+    (re.compile(r"^val-aux/(?P<bench>.+)/reward/mean@(?P<n>\d+)$"), 4),
+    (re.compile(r"^val/test_score/(?P<bench>.+)$"), 5),
+    (re.compile(r"^test_score/(?P<bench>.+)$"), 6),
+    (re.compile(r"^val/score-(?P<bench>all)$"), 7),
+    (re.compile(r"^eval/(?P<bench>.+)_pass1$"), 8),
+    (re.compile(r"^eval/(?P<bench>pass1)$"), 9),
+    (re.compile(r"^eval_(?P<bench>reward)$"), 10),
+    (re.compile(r"^eval/(?P<bench>reward)$"), 11),
 ]
-_AS_MEAN = {"all", "reward", "pass1"}  # an overall score across benchmarks: val/mean
+_AS_MEAN = {"all", "reward", "pass1"}  # an overall score across benchmarks (rank >= 7): val/mean
+_MEAN_RANK = 7
 # the same series under two names (older veRL): every one of them maps to val/<bench>
-_SAME_SERIES_RANKS = {2, 3}
+_SAME_SERIES_RANKS = {5, 6}
 
 # TRL's per-reward-function keys (trainer_state / console: no prefix; TensorBoard/W&B: train/, eval/)
 _TRAIN_FUNC = re.compile(r"^(?:train/)?rewards/(?P<func>.+)/mean$")
@@ -157,7 +162,7 @@ def _auto_val(keys: list[str], km: KeyMap) -> None:
         for pattern, rank in _VAL_PATTERNS:
             m = pattern.match(key)
             if m:
-                bench = "mean" if m["bench"] in _AS_MEAN and rank >= 4 else m["bench"]
+                bench = "mean" if m["bench"] in _AS_MEAN and rank >= _MEAN_RANK else m["bench"]
                 cand = (rank, order, key)
                 if bench not in best or cand < best[bench]:
                     best[bench] = cand
@@ -253,7 +258,7 @@ def _bench_of(key: str) -> str:
     for pattern, rank in _VAL_PATTERNS:
         m = pattern.match(key)
         if m:
-            return "mean" if m["bench"] in _AS_MEAN and rank >= 4 else m["bench"]
+            return "mean" if m["bench"] in _AS_MEAN and rank >= _MEAN_RANK else m["bench"]
     return key.removeprefix("val/")
 
 

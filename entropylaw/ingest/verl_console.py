@@ -49,9 +49,14 @@ import numpy as np
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
+from entropylaw.ingest.verl_echo import EchoCollector, echo_rows
 
 NON_NUMERIC = "non-numeric value"
 MALFORMED = "malformed key:value pair"
+CUT = "cut-off pair"
+# W&B's console capture (output.log) cuts a line at 4096 bytes: its last pair may be a
+# truncated number ("0.12" of "0.1234"), so it is dropped, never read
+CUT_LINE_BYTES = 4096
 MAX_NOTES_PER_KIND = 5
 HEADER_SCAN_LINES = 50_000  # metadata is read from the launch command / config echo only
 
@@ -110,6 +115,7 @@ class _Parser:
 
     def line(self, raw: bytes, lineno: int) -> None:
         """Parse one physical line that contains ``step:``."""
+        cut = len(raw) == CUT_LINE_BYTES
         if b"\x1b" in raw:
             raw = _ANSI.sub(b"", raw)
         if b"\x00" in raw:
@@ -121,7 +127,14 @@ class _Parser:
                 if b"step:" in piece:
                     self.lookalikes.append(lineno)
                 continue
-            self._pairs(int(m.group(1)), piece[m.end():].rstrip().rstrip(b" -"), lineno)
+            rest = piece[m.end():].rstrip().rstrip(b" -")
+            if cut and piece is pieces[-1] and b" - " in rest:
+                rest = rest[:rest.rindex(b" - ")]
+                self.report.read(1)
+                self.report.drop(CUT)
+                self._note(CUT, f"line {lineno} is {CUT_LINE_BYTES} bytes long, cut by the logger: its last "
+                                "key:value pair dropped")
+            self._pairs(int(m.group(1)), rest, lineno)
 
     def _pairs(self, step: int, rest: bytes, lineno: int) -> None:
         self.step_lines += 1
@@ -183,6 +196,33 @@ class _Parser:
                              f"(e.g. model output), skipped: line {shown}")
 
 
+def _add_echoes(parser: _Parser, echoes) -> None:
+    """Add what the printed validation echoes hold and the step lines do not (see verl_echo)."""
+    counts = np.array(parser.line_counts, dtype=np.int64)  # copies: the arrays grow below
+    steps = np.array(parser.line_steps, dtype=np.int64)
+    row_steps = np.repeat(steps, counts)
+    codes = np.array(parser.codes, dtype=np.int32)
+    step_keys: dict[int, set[str]] = {}
+    for step, code in set(zip(row_steps.tolist(), codes.tolist())):
+        step_keys.setdefault(step, set()).add(parser.key_names[code])
+    all_keys = set(parser.key_names)
+    line_numbers = list(parser.line_numbers)
+    for echo_line, kind, values in echoes:
+        step, added, left_out = echo_rows(echo_line, kind, values, steps.tolist(), line_numbers, step_keys, all_keys)
+        if added:
+            for key, value in added.items():
+                parser.codes.append(parser._code(key.encode()))
+                parser.values.append(value)
+            parser._line_done(step, echo_line, len(added))
+            parser.report.read(len(added))
+            when = "before training" if kind == "Initial" else "after the last update"
+            parser.report.note(f"line {echo_line}: '{kind} validation metrics' (validation {when}) read at step "
+                               f"{step}: {', '.join(sorted(added))} (the step lines do not print it)")
+        if left_out:
+            parser.report.note(f"line {echo_line}: '{kind} validation metrics': {len(left_out)} key(s) no step line "
+                               f"has, not read (e.g. {left_out[0]})")
+
+
 def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> list[RawRun]:
     """Read one veRL console log into a single :class:`RawRun` (see module docstring)."""
     path = existing_file(path, "veRL console lines 'step:N - key:value - ...'")
@@ -190,14 +230,18 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     raw = RawRun(run_id or run_id_from_path(path), source, ordered=True)
     parser = _Parser(source, raw.report)
     header: list[bytes] = []
+    echoes = EchoCollector()
     lineno = 0
     with open(path, "rb", buffering=1 << 20) as f:
         for lineno, line in enumerate(f, 1):
+            echoes.feed(line, lineno)
             if b"step:" in line:
                 parser.line(line.rstrip(b"\r\n"), lineno)
             elif not parser.step_lines and lineno <= HEADER_SCAN_LINES:
                 header.append(line)
     parser.finish_notes()
+    if parser.step_lines and echoes.echoes:
+        _add_echoes(parser, echoes.echoes)
     if not parser.step_lines:
         raise EntropyLawError(f"{source}: no veRL step lines in {lineno} lines "
                               "(expected lines like 'step:1 - actor/entropy:0.5 - critic/score/mean:0.2')")
