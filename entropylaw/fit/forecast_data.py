@@ -35,13 +35,14 @@ key given) when the run has one, else the training score, said so in ``target_ki
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from entropylaw import table
-from entropylaw.errors import EntropyLawError
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
 
 TOKEN_KEYS = ("perf/total_num_tokens", "total_num_tokens", "num_tokens")
 
@@ -118,7 +119,9 @@ class RunData:
 
         if run_id not in set(pd.unique(df["run_id"])):
             raise EntropyLawError(f"no run {run_id!r} in the table (runs: {', '.join(map(str, table.run_ids(df)))})")
-        key = score_key(df, run_id, y_key)
+        with warnings.catch_warnings():  # the forecast says itself what it forecasts
+            warnings.simplefilter("ignore", EntropyLawWarning)
+            key = score_key(df, run_id, y_key)
         kind = "validation" if key.startswith(table.VAL_PREFIX) else "training score"
         rows = df[df["run_id"] == run_id]
         metrics = set(pd.unique(rows["metric"]))

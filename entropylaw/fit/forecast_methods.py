@@ -165,8 +165,10 @@ def _ci(draws, conf):
     """Percentile interval; an end is None where the draws run off to infinity there."""
     if draws is None:
         return None
-    d = np.where(np.isfinite(draws), draws, np.inf)
-    lo, hi = np.quantile(d, [(1 - conf) / 2, (1 + conf) / 2])
+    d = np.sort(np.where(np.isfinite(draws), draws, np.inf))
+    # order statistics, not np.quantile: interpolating between two infinite draws gives nan
+    i_lo, i_hi = (int(np.clip(np.round(q * (len(d) - 1)), 0, len(d) - 1)) for q in ((1 - conf) / 2, (1 + conf) / 2))
+    lo, hi = d[i_lo], d[i_hi]
     return [float(lo) if np.isfinite(lo) else None, float(hi) if np.isfinite(hi) else None]
 
 

@@ -1,0 +1,317 @@
+"""Backtest of every forecast method on every real run (issue 16).
+
+    .venv/bin/python analysis/bench_forecast.py [SOURCE...] [--ks 5,10,15,25,50]
+        [--out analysis/out/bench_forecast.md] [--figure figures/forecast_backtest.png]
+        [--n-boot 200] [--n-problems BENCH=N ...]
+
+Sources default to ``data/real`` and, when present, every log under
+``../shared/data/real-logs`` (runs already read from ``data/real`` are not read twice;
+a log that cannot be read is listed as skipped). For each run and each K (% of the run's
+steps, measured from its first logged step) every method forecasts from the window alone
+(:func:`entropylaw.fit.forecast.forecast`); it is scored on the run's later target points:
+
+- final: |forecast - observed| at the last target point, in points (score x 100);
+- last 10 %: |mean forecast - mean observed| over the run's last 10 % of target points;
+- RMSE later: over every target point after the window;
+- coverage: share of cases whose 90 % interval holds the final observed score;
+- rank: the method's rank by final error among the methods that ran on that case.
+
+The paper's protocol (``EarlyPrediction``: the law fitted on the same window, each later
+score read off the *observed* later entropy) is reported beside them as ``paper (observed H)``;
+it uses information a forecast does not have. Runs without validation are forecast on
+their training score and reported in their own tables. ``prior`` uses the other runs of
+the same family (model and dataset) as finished runs (leave one out).
+
+Noise floor: the binomial standard error sqrt(p (1 - p) / n) of the final validation score,
+n the benchmark's number of problems (``--n-problems``, else the table ``PROBLEMS``: test
+split sizes), combined over benchmarks for ``val/mean``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from entropylaw import table  # noqa: E402
+from entropylaw.errors import EntropyLawError  # noqa: E402
+from entropylaw.fit.forecast import ALL_METHODS, forecast  # noqa: E402
+from entropylaw.fit.forecast_data import RunData, window_end  # noqa: E402
+
+PAPER = "paper (observed H)"
+# test-split sizes (number of problems) of the benchmarks in the real logs
+PROBLEMS = {"openai/gsm8k": 1319, "gsm8k": 1319, "DigitalLearningGmbH/MATH-lighteval": 5000, "math": 5000,
+            "aime_2024": 30, "aime24": 30}
+PROBLEMS_SOURCE = ("GSM8K test split 1,319 problems; MATH (lighteval) test split 5,000; AIME 2024: 30; "
+                   "or --n-problems")
+
+
+def load_runs(sources):
+    from entropylaw.ingest.dispatch import load
+
+    frames, seen, skipped = [], set(), []
+    files = []
+    for src in sources:
+        p = Path(src)
+        if p.is_dir():
+            files += sorted(str(f) for f in p.rglob("*") if f.is_file() and f.suffix in (".parquet", ".log", ".json",
+                                                                                          ".jsonl", ".csv"))
+        elif p.exists():
+            files.append(str(p))
+    for f in files:
+        if Path(f).name.lower().startswith("readme"):
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                df = table.read(f) if f.endswith(".parquet") else load([f])[0]
+        except Exception as err:  # a reader bug or an unreadable log: the benchmark goes on without it
+            skipped.append(f"{f}: {type(err).__name__}: {err}")
+            continue
+        new = [r for r in table.run_ids(df) if r not in seen]
+        seen.update(new)
+        if new:
+            frames.append(df[df["run_id"].isin(new)])
+    return frames, skipped
+
+
+def noise_floor(df, run: RunData, problems) -> float | None:
+    """Binomial SE (points) of the final target value; None when n is unknown."""
+    if run.target_kind != "validation" or run.bounds is None:  # a reward, not an accuracy: no binomial floor
+        return None
+    keys = [run.target_key]
+    if run.target_key == table.VAL_MEAN:
+        keys = [m for m in table.val_metrics(df, run.run_id) if m != table.VAL_MEAN]
+    var = []
+    for k in keys:
+        bench = k[len(table.VAL_PREFIX):]
+        n = problems.get(bench) or next((v for name, v in problems.items() if name in bench), None)
+        if n is None:
+            return None
+        p = float(np.clip(table.series(df, run.run_id, k).iloc[-1], 0, 1))
+        var.append(p * (1 - p) / n)
+    return 100 * float(np.sqrt(np.sum(var)) / len(var))
+
+
+def score(pred_steps, pred, lo, hi, run: RunData, end):
+    """Errors (points) of a forecast at the run's later target points."""
+    later = run.target.steps > end
+    ys, yv = run.target.steps[later], run.target.values[later]
+    idx = np.searchsorted(pred_steps, ys)
+    ok = (idx < len(pred_steps)) & (pred_steps[np.minimum(idx, len(pred_steps) - 1)] == ys)
+    if not ok.any() or not ok[-1]:
+        return None
+    f, y = pred[idx[ok]], yv[ok]
+    n10 = max(1, int(np.ceil(0.1 * len(run.target))))
+    tail = ys[ok] >= run.target.steps[-n10]
+    out = {"final": 100 * abs(f[-1] - y[-1]), "last10": 100 * abs(f[tail].mean() - y[tail].mean()),
+           "rmse": 100 * float(np.sqrt(np.mean((f - y) ** 2)))}
+    out["covered"] = None if lo is None else bool(lo[idx[ok]][-1] <= y[-1] <= hi[idx[ok]][-1])
+    return out
+
+
+def paper_protocol(df, run: RunData, end, conf):
+    from entropylaw.fit.early import EarlyPrediction
+    from entropylaw.fit.pairing import pair
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            p = pair(df, run.run_id, y=run.target_key)
+            ep = EarlyPrediction(fit_steps=end - run.origin, origin=run.origin, conf=conf, warn=False).fit(p)
+    except EntropyLawError as err:
+        return None, str(err)
+    t = ep.predicted_
+    return (t["step"].to_numpy(float), t["R_pred"].to_numpy(), t["pred_lo"].to_numpy(), t["pred_hi"].to_numpy()), None
+
+
+def backtest(frames, ks, conf, n_boot, problems):
+    runs = []
+    for df in frames:
+        for rid in table.run_ids(df):
+            try:
+                runs.append((df, RunData.from_table(df, rid)))
+            except EntropyLawError as err:
+                print(f"skipped run {rid}: {err}", file=sys.stderr)
+    rows, floors = [], {}
+    for df, run in runs:
+        family = [r for _, r in runs if r.family == run.family and r.run_id != run.run_id] if run.family else []
+        floors[run.run_id] = noise_floor(df, run, problems)
+        for k in ks:
+            end = window_end(run, fit_frac=k / 100)
+            base = {"run": run.run_id, "kind": run.target_kind, "K": k}
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    fc = forecast(run, fit_frac=k / 100, conf=conf, n_boot=n_boot, prior_runs=family)
+            except EntropyLawError as err:
+                rows += [{**base, "method": m, "ran": False, "reason": str(err)} for m in ALL_METHODS]
+                fc = None
+            if fc is not None:
+                for name, r in fc.methods.items():
+                    row = {**base, "method": name, "ran": r.ok, "reason": r.reason}
+                    if r.ok:
+                        f = r.forecast
+                        s = score(f["step"].to_numpy(), f["forecast"].to_numpy(), f["lo"].to_numpy(),
+                                  f["hi"].to_numpy(), run, end)
+                        row.update(s or {"ran": False, "reason": "no later point scored"})
+                    rows.append(row)
+            pp, why = paper_protocol(df, run, end, conf)
+            row = {**base, "method": PAPER, "ran": pp is not None, "reason": why}
+            if pp is not None:
+                row.update(score(*pp, run, end) or {"ran": False, "reason": "no later point scored"})
+            rows.append(row)
+    out = pd.DataFrame(rows)
+    ran = out[out["ran"] & out["final"].notna()].copy()
+    ran["rank"] = ran.groupby(["run", "K"])["final"].rank(method="average")
+    out = out.merge(ran[["run", "K", "method", "rank"]], on=["run", "K", "method"], how="left")
+    return out, floors, runs
+
+
+def pivot(res, value, agg="median", fmt="{:.1f}"):
+    ok = res[res["ran"] & res[value].notna()]
+    if agg == "coverage":
+        t = ok.groupby(["method", "K"])[value].apply(lambda v: 100 * np.mean(v.astype(float)))
+        fmt = "{:.0f} %"
+    else:
+        t = ok.groupby(["method", "K"])[value].median()
+    n = ok.groupby(["method", "K"])[value].size()
+    wide = t.unstack("K")
+    order = [m for m in [*ALL_METHODS, PAPER] if m in wide.index]
+    cells = wide.loc[order].map(lambda v: "-" if pd.isna(v) else fmt.format(v))
+    counts = n.unstack("K").loc[order]
+    return cells.astype(str) + " (" + counts.fillna(0).astype(int).astype(str) + ")"
+
+
+def md_table(frame: pd.DataFrame, first="method") -> str:
+    cols = [first, *[f"{c} %" if isinstance(c, (int, np.integer)) else str(c) for c in frame.columns]]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join([str(i), *map(str, r)]) + " |" for i, r in zip(frame.index, frame.values)]
+    return "\n".join(lines)
+
+
+def decide(res, k=15):
+    """The default method: lowest median final error at K among validation runs (all runs if none)."""
+    lines = []
+    for kind in ("validation", "training score"):
+        sub = res[(res["K"] == k) & (res["kind"] == kind) & res["ran"] & res["final"].notna()
+                  & (res["method"] != PAPER)]
+        if sub.empty:
+            continue
+        med = sub.groupby("method")["final"].median().sort_values()
+        cov = sub.groupby("method")["covered"].apply(lambda v: 100 * np.mean(v.astype(float)))
+        n = sub.groupby("method")["final"].size()
+        full = n[n == n.max()].index  # methods that ran on every case of this kind
+        best = med[med.index.isin(full)].index[0]
+        lv = med.get("last-value", np.nan)
+        lines.append(f"- {kind} runs, K = {k} %: lowest median final error among methods that ran on all "
+                     f"{n.max()} runs: **{best}** {med[best]:.2f} points (last-value {lv:.2f}); its 90 % "
+                     f"interval covers the final score on {cov[best]:.0f} % of runs; ensemble {med.get('ensemble', np.nan):.2f} "
+                     f"points, coverage {cov.get('ensemble', np.nan):.0f} %.")
+    return lines
+
+
+def figure(res, floors, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kinds = [k for k in ("validation", "training score") if (res["kind"] == k).any()]
+    fig, axes = plt.subplots(1, len(kinds), figsize=(6.2 * len(kinds), 4.4), squeeze=False)
+    for ax, kind in zip(axes[0], kinds):
+        sub = res[(res["kind"] == kind) & res["ran"] & res["final"].notna()]
+        med = sub.groupby(["method", "K"])["final"].median().unstack("K")
+        for m in [x for x in [*ALL_METHODS, PAPER] if x in med.index]:
+            style = dict(lw=2.4, color="k") if m == "ensemble" else dict(lw=1.3, ls="--" if m == PAPER else "-")
+            ax.plot(med.columns, med.loc[m], marker="o", ms=3, label=m, **style)
+        fl = [v for r, v in floors.items() if v is not None and r in set(sub["run"])]
+        if fl:
+            ax.axhline(np.median(fl), color="grey", ls=":", lw=2, label=f"noise floor (median {np.median(fl):.1f})")
+        n = sub["run"].nunique()
+        ax.set(xlabel="fit window, % of the run's steps", ylabel="median |error| of the final score (points)",
+               title=f"{kind} ({n} runs)", yscale="log")
+        ax.grid(alpha=0.3)
+    axes[0, -1].legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=130)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sources", nargs="*")
+    ap.add_argument("--ks", default="5,10,15,25,50")
+    ap.add_argument("--conf", type=float, default=0.9)
+    ap.add_argument("--n-boot", type=int, default=200)
+    ap.add_argument("--n-problems", action="append", default=[], metavar="BENCH=N")
+    ap.add_argument("--out", default=str(ROOT / "analysis" / "out" / "bench_forecast.md"))
+    ap.add_argument("--figure", default=str(ROOT / "figures" / "forecast_backtest.png"))
+    ap.add_argument("--csv", help="also write every (run, K, method) row here")
+    args = ap.parse_args(argv)
+    problems = dict(PROBLEMS)
+    for item in args.n_problems:
+        bench, _, n = item.partition("=")
+        problems[bench] = int(n)
+    sources = args.sources or [str(ROOT / "data" / "real"), *glob.glob(str(ROOT.parent / "shared/data/real-logs"))]
+    ks = [int(k) for k in args.ks.split(",")]
+    t0 = time.time()
+    frames, skipped = load_runs(sources)
+    res, floors, runs = backtest(frames, ks, args.conf, args.n_boot, problems)
+    secs = time.time() - t0
+    cmd = "python analysis/bench_forecast.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    lines = [f"# Forecast backtest ({len(runs)} real runs, {secs:.0f} s)", "",
+             f"Command: `{cmd.strip()}`; {args.conf:.0%} intervals, {args.n_boot} bootstrap draws. Errors in points "
+             "(score x 100), median over runs; in brackets the number of runs the method ran on.", ""]
+    for kind in ("validation", "training score"):
+        sub = res[res["kind"] == kind]
+        if sub.empty:
+            continue
+        names = sorted(sub["run"].unique())
+        lines += [f"## {kind} runs ({len(names)}): {', '.join(names)}", ""]
+        if kind == "validation":
+            fl = {r: floors[r] for r in names}
+            lines += ["Noise floor (binomial SE of the final score, " + PROBLEMS_SOURCE + "): "
+                      + ", ".join(f"{r} {v:.2f}" if v is not None else f"{r} n unknown" for r, v in fl.items()), ""]
+        else:
+            lines += ["No validation in these runs: the training score (the rollouts' reward) is forecast.", ""]
+        for title, value, agg in (("|error| of the final score", "final", "median"),
+                                  ("|error| of the mean of the last 10 % of points", "last10", "median"),
+                                  ("RMSE over every later point", "rmse", "median"),
+                                  ("90 % interval covers the final score", "covered", "coverage"),
+                                  ("median rank by final error", "rank", "median")):
+            lines += [f"### {title}", "", md_table(pivot(sub, value, agg)), ""]
+    lines += ["## Decision", "", *decide(res), ""]
+    per_run = res[(res["K"] == 15) & res["ran"]].pivot_table(index="run", columns="method", values="final")
+    per_run = per_run[[m for m in [*ALL_METHODS, PAPER] if m in per_run.columns]].round(1)
+    lines += ["## Per run at K = 15 % (|error| of the final score, points)", "",
+              md_table(per_run.fillna("-").astype(str), first="run"), ""]
+    why = res[(res["K"] == 15) & ~res["ran"]].groupby("method")["reason"].apply(
+        lambda v: "; ".join(sorted({str(x)[:110] for x in v})[:3]))
+    if len(why):
+        lines += ["## Why methods did not run (K = 15 %)", ""] + [f"- {m}: {r}" for m, r in why.items()] + [""]
+    if skipped:
+        lines += ["## Sources skipped", ""] + [f"- {s}" for s in skipped] + [""]
+    text = "\n".join(lines)
+    print(text)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text + "\n")
+    if args.csv:
+        res.to_csv(args.csv, index=False)
+    figure(res, floors, args.figure)
+    print(f"\nwrote {args.out} and {args.figure}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
