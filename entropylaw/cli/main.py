@@ -22,6 +22,7 @@ COMMANDS = [
     "summary",
     "fit",
     "predict",
+    "forecast",
     "scale",
     "algorithms",
     "probe",
