@@ -79,18 +79,11 @@ def test_nothing_usable(tmp_path):
 
 
 def test_wandb_sources_route_to_the_wandb_readers(tmp_path, monkeypatch):
-    import importlib
-    import sys
-    import types
-
-    calls = []
-    for module, fn in (("wandb_online", "read_wandb_online"), ("wandb_offline", "read_wandb_offline")):
-        fake = types.ModuleType(f"entropylaw.ingest.{module}")
-        setattr(fake, fn, lambda src, *a, _m=module, **k: calls.append((_m, src)) or [])
-        monkeypatch.setitem(sys.modules, f"entropylaw.ingest.{module}", fake)
     from entropylaw.ingest import dispatch
 
-    importlib.reload(dispatch)
+    calls = []
+    for module in ("wandb_online", "wandb_offline"):
+        monkeypatch.setattr(dispatch, f"read_{module}", lambda src, *a, _m=module, **k: calls.append((_m, src)) or [])
     with pytest.raises(EntropyLawError, match="wandb://e/p: no runs found"):
         dispatch.load(["wandb://e/p"])
     run = tmp_path / "run-x.wandb"

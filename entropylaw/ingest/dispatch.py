@@ -37,17 +37,28 @@ Run ids are made unique across sources (``-2``, ``-3`` suffixes).
 from __future__ import annotations
 
 import dataclasses
-import importlib
+import functools
 import os
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from entropylaw import table
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest import tabular
 from entropylaw.ingest.common import KeyOptions, RawRun, finalize
+from entropylaw.ingest.hf_console import looks_like_hf_console, read_hf_console
+from entropylaw.ingest.lab_run import read_lab_run
 from entropylaw.ingest.report import IngestReport
+from entropylaw.ingest.tensorboard import has_event_files, read_tensorboard
+from entropylaw.ingest.trl import find_state, read_trl
+from entropylaw.ingest.verl_console import read_verl_console
+from entropylaw.ingest.verl_jsonl import looks_like_jsonl, read_verl_jsonl
+from entropylaw.ingest.wandb_offline import read_wandb_offline
+from entropylaw.ingest.wandb_online import read_wandb_online
+from entropylaw.runformat import is_run_dir
 
 WANDB_SCHEME = "wandb://"
 TABLE_SUFFIXES = {".parquet", ".csv", ".tsv"}
@@ -65,8 +76,6 @@ def _table_kind_quick(path: Path) -> str:
     """Kind of a CSV/parquet table from its header only."""
     try:
         if path.suffix.lower() == ".parquet":
-            import pyarrow.parquet as pq
-
             columns = pq.read_schema(path).names
         else:
             columns = list(pd.read_csv(path, nrows=0, sep="\t" if path.suffix.lower() == ".tsv" else ",").columns)
@@ -77,88 +86,94 @@ def _table_kind_quick(path: Path) -> str:
     return tabular.table_kind(pd.DataFrame(columns=columns))
 
 
+class Source:
+    """What the detectors look at, each read once and only when asked: the path, whether
+    it is a directory, its first bytes, and (for a table file) the kind of table."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.uri = text.startswith(WANDB_SCHEME)
+        self.path = Path(text)
+        self.is_dir = not self.uri and self.path.is_dir()
+        self.name, self.suffix = self.path.name, self.path.suffix.lower()
+
+    @functools.cached_property
+    def head(self) -> bytes:
+        with open(self.path, "rb") as f:
+            return f.read(SNIFF_BYTES)
+
+    @functools.cached_property
+    def table_kind(self) -> str | None:
+        return _table_kind_quick(self.path) if not self.is_dir and self.suffix in TABLE_SUFFIXES else None
+
+    def is_file(self, *suffixes: str) -> bool:
+        return not self.uri and not self.is_dir and (not suffixes or self.suffix in suffixes)
+
+
+@dataclasses.dataclass(frozen=True)
+class Format:
+    """One kind of source: its name, how it is recognised, how it is read.
+
+    ``read(source, options)`` returns :class:`RawRun` objects; None for the two kinds
+    :func:`load` handles itself (a tidy ``table``, a ``directory`` of sources).
+    """
+
+    name: str
+    detect: Callable[[Source], bool]
+    read: Callable[[str, KeyOptions], list[RawRun]] | None
+
+
+def _trl_json(s: Source) -> bool:
+    # trainer_state.json, or TRL's JSON list of log records ([{"loss": ..., "step": 5}, ...])
+    return s.name == "trainer_state.json" or b'"log_history"' in s.head or s.head.lstrip().startswith(b"[")
+
+
+# The first entry whose detector says yes names the source. To add a format, add one
+# line above the entry it must win over (a reader takes the path and the KeyOptions).
+FORMATS: list[Format] = [
+    Format("wandb_online", lambda s: s.uri, lambda src, o: read_wandb_online(src)),
+    # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run, read once
+    Format("lab_run", lambda s: s.is_dir and is_run_dir(s.path), lambda src, o: read_lab_run(src)),
+    Format("wandb_offline", lambda s: (s.is_dir and _wandb_dir(s.path)) or s.is_file(".wandb"),
+           lambda src, o: read_wandb_offline(src)),
+    Format("trl", lambda s: (s.is_dir and find_state(s.path) is not None) or (s.is_file(".json") and _trl_json(s)),
+           lambda src, o: read_trl(src)),
+    Format("tensorboard", lambda s: (s.is_dir and has_event_files(s.path)) or
+           (s.is_file() and s.name.startswith("events.out.tfevents.")), lambda src, o: read_tensorboard(src)),
+    Format("directory", lambda s: s.is_dir, None),
+    Format("table", lambda s: s.table_kind == "table", None),
+    Format("wandb_csv", lambda s: s.table_kind == "wandb_csv", lambda src, o: tabular.read_tabular(src)),
+    Format("long", lambda s: s.table_kind == "long", lambda src, o: tabular.read_tabular(src)),
+    Format("wide", lambda s: s.table_kind == "wide", lambda src, o: tabular.read_tabular(src)),
+    Format("verl_jsonl", lambda s: s.is_file(".jsonl", ".json") or looks_like_jsonl(s.head),
+           lambda src, o: read_verl_jsonl(src)),
+    Format("hf_console", lambda s: looks_like_hf_console(s.path),
+           lambda src, o: read_hf_console(src, logging_steps=o.logging_steps)),
+    Format("verl_console", lambda s: True, lambda src, o: read_verl_console(src)),
+]
+
+
+def _format(fmt: str) -> Format:
+    for f in FORMATS:
+        if f.name == fmt:
+            return f
+    raise ValueError(f"unknown format {fmt!r}")
+
+
 def detect_format(path_or_uri: str | os.PathLike) -> str:
     """Name the format of a source (see the module table); errors for a missing path."""
-    text = str(path_or_uri)
-    if text.startswith(WANDB_SCHEME):
-        return "wandb_online"
-    path = Path(text)
-    if not path.exists():
-        raise EntropyLawError(f"{path}: no such file or directory")
-    if path.is_dir():
-        from entropylaw.ingest.tensorboard import has_event_files
-        from entropylaw.ingest.trl import find_state
-
-        if (path / "run.json").is_file() and (path / "metrics.jsonl").is_file():
-            return "lab_run"  # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run
-        if _wandb_dir(path):
-            return "wandb_offline"
-        if find_state(path) is not None:
-            return "trl"
-        if has_event_files(path):
-            return "tensorboard"
-        return "directory"
-    name, suffix = path.name, path.suffix.lower()
-    if name.startswith("events.out.tfevents."):
-        return "tensorboard"
-    if suffix == ".wandb":
-        return "wandb_offline"
-    if suffix in TABLE_SUFFIXES:
-        return _table_kind_quick(path)
-    if suffix == ".jsonl":
-        return "verl_jsonl"
-    with open(path, "rb") as f:
-        head = f.read(SNIFF_BYTES)
-    if suffix == ".json":
-        # trainer_state.json, or TRL's JSON list of log records ([{"loss": ..., "step": 5}, ...])
-        trl = b'"log_history"' in head or name == "trainer_state.json" or head.lstrip().startswith(b"[")
-        return "trl" if trl else "verl_jsonl"
-    from entropylaw.ingest.verl_jsonl import looks_like_jsonl
-
-    if looks_like_jsonl(head):
-        return "verl_jsonl"
-    from entropylaw.ingest.hf_console import looks_like_hf_console
-
-    return "hf_console" if looks_like_hf_console(path) else "verl_console"
-
-
-def _optional(module: str, attr: str):
-    try:
-        return getattr(importlib.import_module(f"entropylaw.ingest.{module}"), attr)
-    except ModuleNotFoundError as err:
-        if err.name == f"entropylaw.ingest.{module}":
-            raise EntropyLawError(f"reading {module.replace('_', ' ')} sources is not available in this "
-                                  "version of entropylaw") from None
-        raise
+    s = Source(str(path_or_uri))
+    if not s.uri and not s.path.exists():
+        raise EntropyLawError(f"{s.path}: no such file or directory")
+    return next(f.name for f in FORMATS if f.detect(s))
 
 
 def read_raw(source: str, fmt: str, options: KeyOptions | None = None) -> list[RawRun]:
     """Run the reader for ``fmt`` on ``source``."""
-    if fmt == "hf_console":
-        from entropylaw.ingest.hf_console import read_hf_console
-        return read_hf_console(source, logging_steps=(options or KeyOptions()).logging_steps)
-    if fmt == "verl_console":
-        from entropylaw.ingest.verl_console import read_verl_console
-        return read_verl_console(source)
-    if fmt == "verl_jsonl":
-        from entropylaw.ingest.verl_jsonl import read_verl_jsonl
-        return read_verl_jsonl(source)
-    if fmt in ("wandb_csv", "long", "wide"):
-        return tabular.read_tabular(source)
-    if fmt == "tensorboard":
-        from entropylaw.ingest.tensorboard import read_tensorboard
-        return read_tensorboard(source)
-    if fmt == "trl":
-        from entropylaw.ingest.trl import read_trl
-        return read_trl(source)
-    if fmt == "lab_run":
-        from entropylaw.lab.export import run_raw
-        return [run_raw(source)]
-    if fmt == "wandb_offline":
-        return _optional("wandb_offline", "read_wandb_offline")(source)
-    if fmt == "wandb_online":
-        return _optional("wandb_online", "read_wandb_online")(source)
-    raise ValueError(f"unknown format {fmt!r}")
+    read = _format(fmt).read
+    if read is None:
+        raise ValueError(f"format {fmt!r} is read by load(), not by a reader")
+    return read(source, options or KeyOptions())
 
 
 def _directory_members(path: Path) -> list[str]:
@@ -246,9 +261,3 @@ def load(sources: list[str], options: KeyOptions | None = None) -> tuple[pd.Data
         raise EntropyLawError(f"{', '.join(map(str, sources))}: nothing usable read")
     out = table.stack(tables)
     return out, reports
-
-
-def options_with(options: KeyOptions | None, **changes) -> KeyOptions:
-    """A copy of ``options`` with some fields changed."""
-    return dataclasses.replace(options or KeyOptions(), **changes)
-

@@ -35,10 +35,11 @@ from pathlib import Path
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import write_text
+from entropylaw.runformat import METRICS_CSV, METRICS_JSONL
 
 LOGGERS = ("jsonl", "csv", "wandb")
-JSONL_NAME = "metrics.jsonl"
-CSV_NAME = "metrics.csv"
+JSONL_NAME = METRICS_JSONL  # the run directory's layout: entropylaw.runformat
+CSV_NAME = METRICS_CSV
 
 
 def parse_loggers(spec: str | list[str]) -> list[str]:

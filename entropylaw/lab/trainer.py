@@ -32,11 +32,13 @@ import numpy as np
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.lab.config import RunConfig
+from entropylaw.lab.export import run_meta
 from entropylaw.lab.loggers import MultiLogger, truncate_after
 from entropylaw.lab.metrics import (covariance_summary, response_level_covariance, seq_mean_token_mean,
                                     token_mean)
+from entropylaw.runformat import DONE_JSON, RUN_JSON, read_run_json, write_run_json
 
-DONE = "done.json"
+DONE = DONE_JSON
 
 
 def metric_keys(cfg: RunConfig, task_name: str) -> list[str]:
@@ -93,15 +95,13 @@ class LabRun:
     # ---- set-up -------------------------------------------------------------------
     def _check_out_dir(self) -> None:
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        meta = self.out_dir / "run.json"
         mine = {"config": self.cfg.to_dict(), "task": self.task.config()}
-        if meta.exists():
-            theirs = json.loads(meta.read_text())
-            if {k: theirs.get(k) for k in mine} != mine:
-                raise EntropyLawError(f"{self.out_dir}: holds a lab run with other settings "
-                                      f"({meta}); choose another --out or delete it")
-        else:
-            meta.write_text(json.dumps(mine, indent=1, sort_keys=True))
+        theirs = read_run_json(self.out_dir) if (self.out_dir / RUN_JSON).exists() else None
+        if theirs is not None and {k: theirs.get(k) for k in mine} != mine:
+            raise EntropyLawError(f"{self.out_dir}: holds a lab run with other settings "
+                                  f"({self.out_dir / RUN_JSON}); choose another --out or delete it")
+        if theirs is None or "meta" not in theirs:  # new, or written before run.json carried meta
+            write_run_json(self.out_dir, mine["config"], mine["task"], run_meta(mine["config"]))
         from entropylaw.lab.task import prompt_lines
 
         # the validation prompts, for `entropylaw probe-checkpoints --prompts`
