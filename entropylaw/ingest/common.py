@@ -301,13 +301,6 @@ def existing_file(path, expected: str) -> Path:
     return path
 
 
-def require_rows(raw: RawRun, what: str = "metric rows") -> None:
-    """Raise the 'nothing usable' error for an empty source."""
-    if len(raw.steps) == 0:
-        detail = f" ({raw.report.line().split(': ', 1)[1]})" if raw.report.rows_read else ""
-        raise EntropyLawError(f"{raw.source}: no {what} found{detail}")
-
-
 def unique_run_ids(names: Iterable[str]) -> list[str]:
     """Make names unique by suffixing ``-2``, ``-3``... in order."""
     seen: dict[str, int] = {}

@@ -273,12 +273,3 @@ def is_candidate(key: str) -> bool:
 def _listing(keys: list[str], limit: int = 40) -> str:
     shown = ", ".join(keys[:limit])
     return shown + (f", ... ({len(keys) - limit} more)" if len(keys) > limit else "")
-
-
-def require_entropy(km: KeyMap, keys: Iterable[str], where: str) -> None:
-    """Raise the one-line 'no entropy key' error that lists what is available."""
-    if not km.entropy:
-        keys = list(keys)
-        raise EntropyLawError(
-            f"{where}: no entropy key found (looked for {', '.join(ENTROPY_KEYS)}); "
-            f"pass --entropy-key; available keys: {_listing(keys)}")

@@ -51,16 +51,6 @@ def hidden_at_valid(model, seqs: list, index: list) -> tuple:
     return h, torch.tensor(targets, device=W.device)
 
 
-def token_index(seqs: list) -> dict:
-    """Flat per-token metadata arrays in sequence order: seq, position, token_id."""
-    seq, pos, tok = [], [], []
-    for i, s in enumerate(seqs):
-        seq += [i] * len(s.response_ids)
-        pos += list(range(len(s.response_ids)))
-        tok += s.response_ids
-    return {"seq": torch.tensor(seq), "position": torch.tensor(pos), "token_id": torch.tensor(tok)}
-
-
 @torch.no_grad()
 def collect_stats(model, seqs: list, temperature: float = 1.0, chunk_size: int = stream.DEFAULT_CHUNK,
                   clamp_p: float | None = 0.3, batch_tokens: int = 4096, keep_hidden: bool = False,
