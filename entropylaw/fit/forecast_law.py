@@ -48,8 +48,10 @@ def paired(run: RunData):
 
 def check_entropy(run: RunData) -> None:
     """Raise CannotRun when the window's entropy rises (the law is about entropy consumed)."""
-    if run.entropy is None or len(run.entropy) < 5:
-        n = 0 if run.entropy is None else len(run.entropy)
+    if run.entropy is None:
+        raise CannotRun("the log has no entropy: the law needs it")
+    if len(run.entropy) < 5:
+        n = len(run.entropy)
         raise CannotRun(f"the window holds {n} entropy point(s); the entropy trajectory needs at least 5")
     v = run.entropy.values
     k = max(len(v) // 3, 1)

@@ -1,0 +1,115 @@
+"""``entropylaw forecast``: backtests and live use on real runs, resumed logs, bad input."""
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from entropylaw import table
+from entropylaw.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL = ROOT / "data" / "real"
+GRPO = REAL / "verl_grpo_deepseek-llm-7b-chat_gsm8k_mi300.parquet"
+
+
+def _cli(capsys, *args):
+    """Run in-process; returns (exit code, stdout, stderr); argparse rejections are SystemExit."""
+    with warnings.catch_warnings():
+        try:
+            code = main(["forecast", *map(str, args)])
+        except SystemExit as stop:
+            code = stop.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_backtest_compare_json_on_a_real_run(capsys):
+    code, out, err = _cli(capsys, GRPO, "--fit-frac", "0.15", "--compare", "--json", "--n-boot", "30")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["log_starts_at"] == 1 and doc["window_end"] == pytest.approx(1 + 0.15 * 1119)
+    assert doc["target_key"] == "val/openai/gsm8k" and doc["target_kind"] == "validation"
+    assert set(doc["methods"]) >= {"last-value", "law-ceiling", "law+entropy", "exp-saturation", "power", "sigmoid",
+                                   "sigmoid-tokens", "joint", "ensemble"}
+    final = doc["at_steps"][-1]
+    assert final == 1120 and doc["observed"][str(final)] == pytest.approx(0.697)
+    lv = doc["methods"]["last-value"]["forecast"][-1]
+    obs = table.series(table.read(GRPO), table.run_ids(table.read(GRPO))[0], "val/openai/gsm8k")
+    assert lv["forecast"] == pytest.approx(obs[obs.index <= doc["window_end"]].iloc[-1])
+    assert lv["lo"] < lv["forecast"] < lv["hi"]
+
+
+def test_live_forecast_with_horizon_prints_a_table(capsys):
+    code, out, err = _cli(capsys, GRPO, "--horizon", "200", "--method", "exp-saturation", "--n-boot", "20")
+    assert code == 0, err
+    assert "no information after step 1120" in out and "the log starts at step 1" in out
+    row = [line for line in out.splitlines() if line.startswith("exp-saturation")][0]
+    assert " 1320 " in row
+
+
+def test_resumed_log_with_fit_steps_and_fit_frac(capsys, tmp_path):
+    df = table.read(GRPO)
+    path = tmp_path / "resumed.parquet"
+    table.write(df[df["step"] >= 101], path)
+    for opt in (["--fit-steps", "60"], ["--fit-frac", "0.15"]):
+        code, out, err = _cli(capsys, path, *opt, "--compare", "--n-boot", "20")
+        assert code == 0, err
+        assert "the log starts at step 101" in out and "from steps 101.." in out
+
+
+def test_at_step_before_the_window_end_is_one_line(capsys):
+    code, out, err = _cli(capsys, GRPO, "--fit-steps", "100", "--at-step", "50")
+    assert code == 2 and out == ""
+    assert err.strip().count("\n") == 0
+    assert "--at-step 50 is not after the window's end (step 101)" in err and "starts at step 1" in err
+
+
+@pytest.mark.parametrize("args, msg", [(["--fit-frac", "1.5"], "strictly between 0 and 1"),
+                                       (["--fit-frac", "x"], "expected a fraction"),
+                                       (["--fit-steps", "-4"], "positive number of steps"),
+                                       (["--horizon", "0"], "positive number of steps"),
+                                       (["--at-step", "5", "--horizon", "3"], "not allowed with"),
+                                       (["--method", "oracle"], "invalid choice"),
+                                       (["--conf", "2"], "strictly between 0 and 1"),
+                                       (["--method", "prior"], "--method prior needs --prior"),
+                                       (["--fit-steps", "5000"], "reaches past the log")])
+def test_bad_options(capsys, args, msg):
+    code, out, err = _cli(capsys, GRPO, *args)
+    assert code == 2 and msg in err and "Traceback" not in err
+
+
+def _write(tmp_path, name, recs, run_id):
+    path = tmp_path / name
+    table.write(table.from_records(recs, run_id=run_id), path)
+    return path
+
+
+def test_no_validation_and_rising_entropy_are_said(capsys, tmp_path):
+    s = np.arange(1, 200)
+    recs = [(int(i), "entropy", 0.1 + i / 100) for i in s] + [(int(i), "score", 0.6 - i / 500) for i in s]
+    path = _write(tmp_path, "explode.parquet", recs, "explode")
+    code, out, err = _cli(capsys, path, "--fit-frac", "0.3", "--compare", "--n-boot", "20")
+    assert code == 0, err
+    assert "note: no validation score in run 'explode': forecasting the training score" in out
+    law = [line for line in out.splitlines() if line.startswith("law+entropy")][0]
+    assert "cannot run: entropy rises over the window" in law
+
+
+def test_prior_family_of_one_warns(capsys):
+    code, out, err = _cli(capsys, GRPO, "--fit-frac", "0.25", "--method", "prior", "--prior",
+                          REAL / "verl_ppo_deepseek-llm-7b-chat_gsm8k_mi300.parquet", "--n-boot", "20")
+    assert code == 0, err
+    assert "prior: a family of 1 finished run(s)" in out and "forecast without a prior" in out
+
+
+def test_every_real_log_in_shared(capsys, real_logs):
+    """Every real log the project has: forecast from its first 15 % without an error."""
+    logs = sorted(p for p in real_logs.rglob("*") if p.suffix in (".log", ".json"))
+    assert logs
+    for log in logs:
+        code, out, err = _cli(capsys, log, "--fit-frac", "0.15", "--method", "exp-saturation", "--n-boot", "10", "-q")
+        assert code == 0, f"{log.name}: {err}"
+        assert "forecasting" in out
