@@ -1,5 +1,8 @@
 """From a tidy run table to finished figures: the glue the CLI and ``analysis/`` share.
 
+The pieces every builder uses (:class:`Built`, :class:`Skipped`, :func:`performance_metric`
+...) live in :mod:`entropylaw.plots.build_base` and are re-exported here.
+
 Each builder takes a table (and options), picks the runs it can use, calls the fitting
 code, and returns :class:`Built` figures; when the inputs cannot give that figure it
 raises :class:`Skipped` with the reason (``entropylaw figures`` prints it and goes on).
@@ -18,104 +21,18 @@ interventions: no run logs both entropy and a validation or training score
 
 from __future__ import annotations
 
-import importlib
-import json
-import warnings
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 import pandas as pd
 
-from entropylaw import table as tt
 from entropylaw.errors import EntropyLawError
-
-
-class Skipped(Exception):
-    """This figure cannot be drawn from these inputs; the message says why."""
-
-
-@dataclass
-class Built:
-    """A finished figure: file stem, the matplotlib Figure, a caption, warnings raised."""
-
-    name: str
-    fig: object
-    caption: str
-    warnings: list[str] = field(default_factory=list)
-
-    def renamed(self, name: str) -> "Built":
-        return Built(name, self.fig, self.caption, list(self.warnings))
-
-
-def need(module: str, *names: str):
-    """Import ``module`` (and check it has ``names``) or skip the figure saying what is missing."""
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as err:
-        raise Skipped(f"{module} is not available ({err})") from None
-    missing = [n for n in names if not hasattr(mod, n)]
-    if missing:
-        raise Skipped(f"{module} lacks {', '.join(missing)}")
-    return mod
-
-
-def performance_metric(t: pd.DataFrame, run_id: str) -> str | None:
-    """The score the law is fitted to: ``val/mean``, else the one ``val/<bench>``, else ``score``."""
-    vals = tt.val_metrics(t, run_id)
-    if "val/mean" in vals:
-        return "val/mean"
-    benches = [v for v in vals if v != "val/mean"]
-    if benches:
-        return benches[0]
-    rows = t[t["run_id"] == run_id]
-    return "score" if (rows["metric"] == "score").any() else None
-
-
-def metric_label(metric: str) -> str:
-    if metric == "score":
-        return "training score (fraction correct)"
-    if metric == "val/mean":
-        return "validation accuracy, mean over benchmarks (fraction)"
-    if metric.startswith("val/"):
-        return f"validation accuracy {metric[4:]} (fraction)"
-    return metric
-
-
-def usable_runs(t: pd.DataFrame) -> list[str]:
-    """Runs with an entropy series and a score to pair it with."""
-    out = []
-    for run_id in tt.run_ids(t):
-        rows = t[t["run_id"] == run_id]
-        if (rows["metric"] == "entropy").any() and performance_metric(t, run_id):
-            out.append(run_id)
-    return out
-
-
-def capture(fn: Callable, *args, **kwargs):
-    """Call ``fn`` and return ``(result, [warning messages])`` (all warning categories)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = fn(*args, **kwargs)
-    return result, [str(w.message) for w in caught]
-
-
-def read_probe_summary(path: str | Path) -> dict:
-    """The probe's summary JSON (``table1``, ``ladder`` ...); one-line error when unreadable."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise EntropyLawError(f"{path}: no such file (expected the probe's summary JSON)") from None
-    except (OSError, ValueError) as err:
-        raise EntropyLawError(f"{path}: not a JSON file ({err})") from None
-    if not isinstance(data, dict) or not ({"table1", "ladder"} & set(data)):
-        raise EntropyLawError(f"{path}: expected a JSON object with 'table1' and/or 'ladder' (the probe summary)")
-    return data
+from entropylaw.plots import build_lab, build_models, build_runs
+from entropylaw.plots.build_base import (Built, Skipped, capture, metric_label, performance_metric,  # noqa: F401
+                                         read_probe_summary, read_tables, script, tag, usable_runs,
+                                         write_figures)
 
 
 def _registry() -> dict[str, Callable]:
-    from entropylaw.plots import build_lab, build_models, build_runs
     return {
         "law": build_runs.law_figures,
         "consumption": build_runs.consumption_figure,
@@ -139,50 +56,5 @@ def build(figure: str, t: pd.DataFrame, **options) -> list[Built]:
     return registry[figure](t, **options)
 
 
-def tag(run_id: str, messages) -> list[str]:
-    """Prefix each message with its run unless it already names it; drop repeats."""
-    out = [m if f"'{run_id}'" in m or m.startswith(f"{run_id}:") else f"{run_id}: {m}" for m in messages]
-    return list(dict.fromkeys(out))
-
-
 def build_probe(name: str, summary: dict, **options) -> list[Built]:
-    from entropylaw.plots import build_lab
     return {"table1": build_lab.table1_figure, "ladder": build_lab.ladder_figure}[name](summary, **options)
-
-
-def read_tables(*patterns: str | Path) -> pd.DataFrame | None:
-    """Concatenate the run tables matching glob ``patterns`` (sorted); None when none match."""
-    import glob
-
-    paths = sorted({p for pattern in patterns for p in glob.glob(str(pattern))})
-    if not paths:
-        return None
-    return tt.concat([tt.read(p) for p in paths])
-
-
-def write_figures(built: list[Built], out_dir: str | Path, formats=("png", "pdf")) -> list[Path]:
-    """Save each figure (reproducible bytes) and close it; returns the files written."""
-    import matplotlib.pyplot as plt
-
-    from entropylaw.plots.style import save
-
-    written = []
-    for b in built:
-        written += save(b.fig, Path(out_dir) / b.name, formats=formats)
-        plt.close(b.fig)
-    return written
-
-
-def script(name: str, make: Callable[[], list[Built]], out_dir: str | Path) -> int:
-    """Body of an ``analysis/fig_*.py`` script: build, save, say what happened; never crash on a skip."""
-    try:
-        built = make()
-    except Skipped as why:
-        print(f"{name}: SKIPPED: {why}")
-        return 0
-    for path in write_figures(built, out_dir):
-        print(f"{name}: wrote {path}")
-    for b in built:
-        for w in b.warnings:
-            print(f"{name}: warning: {w}")
-    return 0

@@ -21,8 +21,10 @@ from __future__ import annotations
 import pandas as pd
 
 from entropylaw import table as tt
-from entropylaw.plots.build import Built, Skipped, metric_label, performance_metric
+from entropylaw.plots.build_base import Built, Skipped, metric_label, performance_metric
 from entropylaw.plots.covariance import entropy_change, plot_cov_by_difficulty, plot_cov_vs_entropy_change
+from entropylaw.plots.interventions import plot_interventions
+from entropylaw.plots.probe_tables import ON_SCALE, PAPER_TABLE1, plot_ladder, plot_table1
 from entropylaw.plots.style import new_grid
 
 COV = "cov/response_level"
@@ -65,7 +67,6 @@ def covariance_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
 def interventions_figure(t: pd.DataFrame, run_ids=None, labels=None, name: str = "fig09_interventions",
                          title: str | None = None, smooth: int = 5, **_) -> list[Built]:
     """Figs. 9-13: entropy, accuracy (and response length) vs step, one line per run."""
-    from entropylaw.plots.interventions import plot_interventions
     candidates = run_ids or tt.run_ids(t)
     runs = [r for r in candidates if len(tt.series(t, r, "entropy")) and performance_metric(t, r)]
     if not runs:
@@ -82,10 +83,8 @@ def interventions_figure(t: pd.DataFrame, run_ids=None, labels=None, name: str =
 
 def table1_figure(summary: dict, **_) -> list[Built]:
     """Paper Table 1 from the probe summary, next to the paper's numbers."""
-    from entropylaw.plots.probe_tables import plot_table1
     if not summary.get("table1"):
         raise Skipped("table1: the probe summary has no 'table1'")
-    from entropylaw.plots.probe_tables import PAPER_TABLE1
     ax = plot_table1(summary["table1"], label=summary.get("label", "this probe (whole batch)"),
                      reference=summary.get("table1_paper") or PAPER_TABLE1)
     return [Built("table1_covariance", ax.figure,
@@ -96,7 +95,6 @@ def table1_figure(summary: dict, **_) -> list[Built]:
 def ladder_figure(summary: dict, **_) -> list[Built]:
     """The entropy-change ladder: per-token agreement of each estimator, the batch-mean ΔH of
     Lemma 1 against the measured one, and (when the probe ran it) Lemma 1's error vs η."""
-    from entropylaw.plots.probe_tables import ON_SCALE, plot_ladder
     ladder = summary.get("ladder")
     if not ladder:
         raise Skipped("ladder: the probe summary has no 'ladder'")

@@ -17,8 +17,12 @@ import numpy as np
 import pandas as pd
 
 from entropylaw import table as tt
-from entropylaw.plots.build import Built, Skipped, capture, need, usable_runs
+from entropylaw.fit.algorithms import AlgorithmTest
+from entropylaw.fit.scaling import SizeLaw
+from entropylaw.plots.algorithms import plot_algorithms
+from entropylaw.plots.build_base import Built, Skipped, capture, usable_runs
 from entropylaw.plots.build_runs import fit_dict, fit_pooled, fitted_runs
+from entropylaw.plots.scaling import plot_size_law
 
 
 def algorithm_groups(meta: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
@@ -33,13 +37,11 @@ def algorithm_groups(meta: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
 
 def algorithms_figure(t: pd.DataFrame, **_) -> list[Built]:
     """Fig. 6: runs of different algorithms on one model, one shared fitted curve."""
-    algorithms = need("entropylaw.fit.algorithms", "AlgorithmTest")
     meta = tt.runs(t)
     meta = meta[meta["run_id"].isin(usable_runs(t))]
     groups = algorithm_groups(meta)
     if not groups:
         raise Skipped("algorithms: no model was trained with two or more algorithms (check the 'algorithm' metadata)")
-    from entropylaw.plots.algorithms import plot_algorithms
     built = []
     for k, ((model, dataset), run_ids) in enumerate(groups.items()):
         fitted, notes = fitted_runs(t, run_ids)
@@ -47,7 +49,7 @@ def algorithms_figure(t: pd.DataFrame, **_) -> list[Built]:
         points = {r: pts for r, (pts, _) in fitted.items()}
         if len({alg_of[r] for r in points}) < 2:
             continue
-        test, caught = capture(lambda: algorithms.AlgorithmTest().fit(points, {r: alg_of[r] for r in points}))
+        test, caught = capture(lambda: AlgorithmTest().fit(points, {r: alg_of[r] for r in points}))
         notes += caught
         shared = fit_dict(fit_pooled(list(points.values())))
         per_alg = {}
@@ -78,7 +80,6 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
     Each run is fitted on its own and enters the size law as one point (seeds of a size are
     replicates), so the law has (runs - 2) degrees of freedom rather than (sizes - 2).
     """
-    scaling = need("entropylaw.fit.scaling", "SizeLaw")
     meta = tt.runs(t)
     meta = meta[meta["run_id"].isin(usable_runs(t))].copy()
     meta["size"] = [size_of(row) for _, row in meta.iterrows()]
@@ -107,12 +108,11 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
     train = runs[~runs["held_out"]]
     if len(train) < 3:
         raise Skipped(f"scaling: only {len(train)} runs below the largest size could be fitted (need 3)")
-    law, caught = capture(lambda: scaling.SizeLaw().fit(train["n_params"].to_numpy(float), train["a"].to_numpy(float),
+    law, caught = capture(lambda: SizeLaw().fit(train["n_params"].to_numpy(float), train["a"].to_numpy(float),
                                                          train["b"].to_numpy(float), labels=list(train["run_id"])))
     notes += caught
     grid = np.geomspace(runs["n_params"].min() / 1.5, runs["n_params"].max() * 1.5, 60)
     curve = size_curve(law, grid)
-    from entropylaw.plots.scaling import plot_size_law
     held_label = runs.loc[runs["held_out"], "label"].iloc[0]
     fig = plot_size_law(runs, curve, equation=size_equation(law),
                         title=f"Law coefficients vs model size ({algorithm or 'one algorithm'}"

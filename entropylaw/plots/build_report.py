@@ -19,6 +19,7 @@ import pandas as pd
 
 from entropylaw import table as tt
 from entropylaw.errors import EntropyLawError
+from entropylaw.fit.early import EarlyPrediction
 from entropylaw.plots import build as B
 from entropylaw.plots.build_runs import fit_dict, fitted_runs
 from entropylaw.plots.report import ReportFigure, figure_png, render_html
@@ -26,10 +27,7 @@ from entropylaw.plots.report import ReportFigure, figure_png, render_html
 
 def run_rows(t: pd.DataFrame, fit_frac: float = 0.15) -> tuple[list[dict], list[str]]:
     """One report row per fittable run, and the warnings the fits raised."""
-    try:
-        fitted, notes = fitted_runs(t)
-    except B.Skipped as why:
-        return [], [f"per-run fits not available: {why}"]
+    fitted, notes = fitted_runs(t)
     meta = tt.runs(t).set_index("run_id")
     rows = []
     for run_id, (pts, fit) in fitted.items():
@@ -46,14 +44,13 @@ def run_rows(t: pd.DataFrame, fit_frac: float = 0.15) -> tuple[list[dict], list[
 def _final_prediction(pts, fit, fit_frac, notes, run_id) -> dict:
     """The final score predicted from the early part of the run (else the full fit, said so)."""
     try:
-        early = B.need("entropylaw.fit.early", "EarlyPrediction")
         # its warnings are the early-prediction figure's, reported there once
-        pred, _caught = B.capture(lambda: early.EarlyPrediction(fit_frac=fit_frac).fit(pts))
+        pred, _caught = B.capture(lambda: EarlyPrediction(fit_frac=fit_frac).fit(pts))
         return {"final_predicted": float(pred.final_predicted_),
                 "predicted_from": f"fit on first {100 * fit_frac:.0f} %"}
-    except (B.Skipped, EntropyLawError) as why:
+    except EntropyLawError as why:
         return {"final_predicted": float(fit.predict([pts["H"].iloc[-1]])[0]),
-                "predicted_from": "full fit, in-sample" + ("" if isinstance(why, B.Skipped) else f"; {why}")}
+                "predicted_from": f"full fit, in-sample; {why}"}
 
 
 def build_all(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), which: Sequence[str] | None = None,

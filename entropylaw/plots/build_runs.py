@@ -21,8 +21,13 @@ import numpy as np
 import pandas as pd
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.plots.build import (Built, Skipped, capture, metric_label, need, performance_metric, tag,
-                                    usable_runs)
+from entropylaw.fit.consumption import consumption
+from entropylaw.fit.early import EarlyPrediction
+from entropylaw.fit.law import fit_family, fit_pairs
+from entropylaw.fit.pairing import pair
+from entropylaw.plots.build_base import Built, Skipped, capture, metric_label, performance_metric, tag, usable_runs
+from entropylaw.plots.consumption import plot_consumption
+from entropylaw.plots.law import plot_early, plot_law
 from entropylaw.plots.style import color, fmt, new_axes, new_grid
 
 MIN_POINTS = 4  # fewer paired points than this and a two-parameter fit says nothing
@@ -30,21 +35,18 @@ MIN_POINTS = 4  # fewer paired points than this and a two-parameter fit says not
 
 def run_points(t: pd.DataFrame, run_id: str, y: str | None = None) -> pd.DataFrame:
     """Paired (step, H, R) of one run through :func:`entropylaw.fit.pairing.pair`."""
-    pairing = need("entropylaw.fit.pairing", "pair")
     y = y or performance_metric(t, run_id)
-    return pairing.pair(t, run_id, x="entropy", y=y)
+    return pair(t, run_id, x="entropy", y=y)
 
 
 def fit_points(pts: pd.DataFrame):
     """An :class:`entropylaw.fit.law.EntropyLawFit` fitted to one run's paired points."""
-    law = need("entropylaw.fit.law", "fit_pairs")
-    return law.fit_pairs(pts)
+    return fit_pairs(pts)
 
 
 def fit_pooled(pts_list: list[pd.DataFrame]):
     """One shared law for several runs (each run its own autocorrelated segment)."""
-    law = need("entropylaw.fit.law", "fit_family")
-    return law.fit_family(pts_list)
+    return fit_family(pts_list)
 
 
 def fitted_runs(t: pd.DataFrame, run_ids=None):
@@ -81,11 +83,10 @@ def fit_dict(fit) -> dict:
 
 def law_figures(t: pd.DataFrame, **_) -> list[Built]:
     """Figs. 1/3/4: score vs entropy with the fitted law, bands and ceiling, all runs."""
-    law_plot = need("entropylaw.plots.law")
     fitted, notes = fitted_runs(t)
     if not fitted:
         raise Skipped("law: no run has enough paired entropy/score points to fit" + _why(notes))
-    draw = _law_drawer(law_plot)
+    draw = _draw_law
     fig, ax = new_axes(figsize=(7.6, 5.4 + 0.4 * len(fitted)))
     handles, names = [], []
     for i, (run_id, (pts, fit)) in enumerate(fitted.items()):
@@ -130,24 +131,18 @@ def law_figures(t: pd.DataFrame, **_) -> list[Built]:
     return built
 
 
-def _law_drawer(law_plot):
-    """The fit helper's law plot function, called with points, the fit and the axes."""
-    for name in ("plot_law", "plot_fit", "law_plot"):
-        fn = getattr(law_plot, name, None)
-        if fn is not None:
-            return lambda pts, fit, ax, label, color, numbers=True, bands="both": fn(
-                pts["H"].to_numpy(float), pts["R"].to_numpy(float), fit, ax=ax, label=label, color=color,
-                numbers=numbers, bands=bands)
-    raise Skipped("entropylaw.plots.law has no plot_law function")
+def _draw_law(pts, fit, ax, label, color, numbers=True, bands="both"):
+    """:func:`entropylaw.plots.law.plot_law` of one run's paired points and fit."""
+    return plot_law(pts["H"].to_numpy(float), pts["R"].to_numpy(float), fit, ax=ax, label=label, color=color,
+                    numbers=numbers, bands=bands)
 
 
 def consumption_figure(t: pd.DataFrame, marks=(200, 800), **_) -> list[Built]:
     """Fig. 2: normalised entropy consumption and performance gain vs step."""
-    cons = need("entropylaw.fit.consumption", "consumption")
     runs, notes = {}, []
     for run_id in usable_runs(t):
         try:
-            frame, caught = capture(cons.consumption, t, run_id)
+            frame, caught = capture(consumption, t, run_id)
         except EntropyLawError as err:
             notes.append(f"{run_id}: no consumption curve ({err})")
             continue
@@ -158,7 +153,6 @@ def consumption_figure(t: pd.DataFrame, marks=(200, 800), **_) -> list[Built]:
         raise Skipped("consumption: no run has both entropy and score over steps" + _why(notes))
     stop = min(float(f["step"].max()) for f in runs.values())
     marks = [m for m in marks if m <= stop] or [round(stop / 12), round(stop / 3)]
-    from entropylaw.plots.consumption import plot_consumption
     ax = plot_consumption(runs, marks=marks)
     return [Built("fig02_consumption", ax.figure,
                   f"Share of each run's total entropy drop and score gain reached by each step ({len(runs)} runs); "
@@ -167,17 +161,12 @@ def consumption_figure(t: pd.DataFrame, marks=(200, 800), **_) -> list[Built]:
 
 def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None = None, **_) -> list[Built]:
     """Fig. 5: fit on the early steps, predict the rest; RMSE on the plot."""
-    early = need("entropylaw.fit.early", "EarlyPrediction")
-    law_plot = need("entropylaw.plots.law")
-    fn = next((getattr(law_plot, n) for n in ("plot_early", "plot_early_prediction") if hasattr(law_plot, n)), None)
-    if fn is None:
-        raise Skipped("entropylaw.plots.law has no plot_early function")
     results, notes = {}, []
     for run_id in usable_runs(t):
         try:
             pts = run_points(t, run_id)
             kwargs = {"fit_steps": fit_steps} if fit_steps else {"fit_frac": fit_frac}
-            pred, caught = capture(lambda: early.EarlyPrediction(**kwargs).fit(pts))
+            pred, caught = capture(lambda: EarlyPrediction(**kwargs).fit(pts))
         except EntropyLawError as err:
             notes.append(f"{run_id}: no early prediction ({err})")
             continue
@@ -191,7 +180,7 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
     handles = []
     for i, (run_id, (pts, pred)) in enumerate(results.items()):
         ax = axes.flat[i]
-        fn(pts, pred, ax=ax, label=run_id, color=color(i))
+        plot_early(pts, pred, ax=ax, label=run_id, color=color(i))
         focus_ylim(ax, [pts["R"], [getattr(pred, "ceiling_", np.nan)]])
         window = f"fit on {getattr(pred, 'fit_n_', '?')} points, steps <= {getattr(pred, 'fit_last_step_', '?')}"
         ax.set_title(f"{run_id}\n({window})", fontsize=8.5)
