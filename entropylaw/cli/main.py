@@ -9,28 +9,17 @@ Each sub-command lives in its own module ``entropylaw.cli.<module>`` exposing
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import warnings
 
 from entropylaw import __version__
+from entropylaw.cli import (algorithms, figures, fit, forecast, ingest, lab, predict, probe, probe_checkpoints,
+                            report, scale, summary)
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 
-# sub-command module names, in the order --help lists them
-COMMANDS = [
-    "ingest",
-    "summary",
-    "fit",
-    "predict",
-    "forecast",
-    "scale",
-    "algorithms",
-    "probe",
-    "probe_checkpoints",
-    "lab",
-    "figures",
-    "report",
-]
+# sub-command modules, in the order --help lists them
+COMMANDS = [ingest, summary, fit, predict, forecast, scale, algorithms, probe, probe_checkpoints, lab, figures,
+            report]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,13 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"entropylaw {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"entropylaw.cli.{name}")
-        except ModuleNotFoundError as err:
-            if err.name == f"entropylaw.cli.{name}":
-                continue  # sub-command not built yet
-            raise
+    for module in COMMANDS:
         module.add_parser(subparsers)
     return parser
 
