@@ -201,10 +201,12 @@ def md_table(frame: pd.DataFrame, first="method") -> str:
 
 
 def decide(res, k=15):
-    """The default method: lowest median final error at K among validation runs (all runs if none)."""
+    """The winner at K: lowest median final error among the methods that ran on every run of a kind."""
+    from entropylaw.fit.forecast import DEFAULT_METHOD
+
     lines = []
-    for kind in ("validation", "training score"):
-        sub = res[(res["K"] == k) & (res["kind"] == kind) & res["ran"] & res["final"].notna()
+    for kind in ("validation", "training score", "all"):
+        sub = res[(res["K"] == k) & ((res["kind"] == kind) | (kind == "all")) & res["ran"] & res["final"].notna()
                   & (res["method"] != PAPER)]
         if sub.empty:
             continue
@@ -218,6 +220,7 @@ def decide(res, k=15):
                      f"{n.max()} runs: **{best}** {med[best]:.2f} points (last-value {lv:.2f}); its 90 % "
                      f"interval covers the final score on {cov[best]:.0f} % of runs; ensemble {med.get('ensemble', np.nan):.2f} "
                      f"points, coverage {cov.get('ensemble', np.nan):.0f} %.")
+    lines.append(f"- default method in entropylaw.fit.forecast: **{DEFAULT_METHOD}**")
     return lines
 
 
@@ -228,12 +231,16 @@ def figure(res, floors, path):
     import matplotlib.pyplot as plt
 
     kinds = [k for k in ("validation", "training score") if (res["kind"] == k).any()]
-    fig, axes = plt.subplots(1, len(kinds), figsize=(6.2 * len(kinds), 4.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(kinds), figsize=(5.6 * len(kinds) + 1.8, 4.4), squeeze=False)
+    names = [*ALL_METHODS, PAPER]
+    colors = dict(zip(names, plt.get_cmap("tab20")(np.linspace(0, 1, 20))[::2].tolist()
+                      + plt.get_cmap("tab20")(np.linspace(0, 1, 20))[1::2].tolist()))
     for ax, kind in zip(axes[0], kinds):
         sub = res[(res["kind"] == kind) & res["ran"] & res["final"].notna()]
         med = sub.groupby(["method", "K"])["final"].median().unstack("K")
-        for m in [x for x in [*ALL_METHODS, PAPER] if x in med.index]:
-            style = dict(lw=2.4, color="k") if m == "ensemble" else dict(lw=1.3, ls="--" if m == PAPER else "-")
+        for m in [x for x in names if x in med.index]:
+            style = dict(lw=2.6, color="k") if m == "ensemble" else dict(lw=1.4, color=colors[m],
+                                                                         ls="--" if m == PAPER else "-")
             ax.plot(med.columns, med.loc[m], marker="o", ms=3, label=m, **style)
         fl = [v for r, v in floors.items() if v is not None and r in set(sub["run"])]
         if fl:
@@ -242,8 +249,11 @@ def figure(res, floors, path):
         ax.set(xlabel="fit window, % of the run's steps", ylabel="median |error| of the final score (points)",
                title=f"{kind} ({n} runs)", yscale="log")
         ax.grid(alpha=0.3)
-    axes[0, -1].legend(fontsize=7, loc="upper right")
-    fig.tight_layout()
+    handles = {}
+    for ax in axes[0]:
+        handles.update(zip(*reversed(ax.get_legend_handles_labels())))
+    fig.legend(list(handles.values()), list(handles.keys()), fontsize=7, loc="center right")
+    fig.tight_layout(rect=(0, 0, 1 - 1.7 / fig.get_figwidth(), 1))
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=130)
 
@@ -296,8 +306,11 @@ def main(argv=None):
     per_run = per_run[[m for m in [*ALL_METHODS, PAPER] if m in per_run.columns]].round(1)
     lines += ["## Per run at K = 15 % (|error| of the final score, points)", "",
               md_table(per_run.fillna("-").astype(str), first="run"), ""]
-    why = res[(res["K"] == 15) & ~res["ran"]].groupby("method")["reason"].apply(
-        lambda v: "; ".join(sorted({str(x)[:110] for x in v})[:3]))
+    def reasons(v):
+        kinds = pd.Series([str(x).split(" (")[0].split(": the")[0] for x in v]).value_counts()
+        return "; ".join(f"{why} ({n} run{'s' if n > 1 else ''})" for why, n in kinds.items())
+
+    why = res[(res["K"] == 15) & ~res["ran"]].groupby("method")["reason"].apply(reasons)
     if len(why):
         lines += ["## Why methods did not run (K = 15 %)", ""] + [f"- {m}: {r}" for m, r in why.items()] + [""]
     if skipped:

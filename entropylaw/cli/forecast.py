@@ -117,7 +117,7 @@ def _load(args, sources, only=None):
 
 def run(args) -> int:
     from entropylaw import table
-    from entropylaw.fit.forecast import ALL_METHODS, PRIOR, forecast
+    from entropylaw.fit.forecast import ALL_METHODS, DEFAULT_METHOD, PRIOR, forecast
     from entropylaw.fit.forecast_data import RunData
 
     _check(args)
@@ -165,6 +165,10 @@ def run(args) -> int:
         for r in fc.methods.values():
             for w in r.warnings:
                 print(f"  {r.method}: {w}")
+    if not args.compare and args.method == DEFAULT_METHOD:
+        print(f"\n(default method {DEFAULT_METHOD}: it has the lowest median error in the backtest of the real runs "
+              "at 15 % of the steps, see analysis/bench_forecast.py; --compare shows every method, with the "
+              "plateau and the 90 % step of the curve methods)")
     return 0
 
 

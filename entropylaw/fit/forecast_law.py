@@ -28,7 +28,7 @@ import numpy as np
 
 from entropylaw.fit import forecast_curves as fc
 from entropylaw.fit.forecast_data import RunData
-from entropylaw.fit.forecast_methods import CannotRun, ForecastMethod, z_of
+from entropylaw.fit.forecast_methods import CannotRun, ForecastMethod, bound_warnings, z_of
 
 
 def paired(run: RunData):
@@ -148,9 +148,7 @@ class LawEntropy(ForecastMethod):
                                        n_boot=n_boot, seed=self.seed + 3)
         self.components_ = {"law": self.law_, "entropy": self.entropy_}
         self.sigma_ = self.law_.sigma
-        for name in self.entropy_.at_bound:
-            self.warnings_.append(f"the entropy {self.decay_}'s {name} sits at its bound: the window shows too "
-                                  "little curvature, the entropy floor is an extrapolation")
+        self.warnings_ += bound_warnings(self.entropy_, f"the entropy {self.decay_}'s ")
         if n_boot:
             self._law_draws = self.law_.beta_draws
             self._h_shape, self._h_beta = self.entropy_.shape_draws, self.entropy_.beta_draws

@@ -217,9 +217,7 @@ class CurveMethod(ForecastMethod):
                                    sigma2=None if prior is None else sigma2["curve"], n_boot=n_boot, seed=self.seed)
         self.components_ = {"curve": self.fit_}
         self.sigma_ = self.fit_.sigma
-        for name in self.fit_.at_bound:
-            self.warnings_.append(f"{name} = {self.fit_.shape[fam.shape_names.index(name)]:.3g} sits at its bound: "
-                                  "the window shows too little curvature, the plateau is an extrapolation")
+        self.warnings_ += bound_warnings(self.fit_)
         params = dict(zip(fam.coef_names, map(float, self.fit_.beta)))
         params.update({k: float(np.exp(v)) for k, v in zip(fam.shape_names, self.fit_.shape)})
         params = {k.replace("log_", ""): v for k, v in params.items()}
@@ -369,8 +367,7 @@ class Joint(ExpSaturation):
         self.fit_ = fc.ProfileFit(single, jf.shape, jf.beta[:2], float(np.sum(resid**2)), self.sigma_, len(v),
                                   jf.at_bound)
         self.components_ = {}
-        for name in jf.at_bound:
-            self.warnings_.append(f"the shared time constant sits at its bound ({np.exp(jf.shape[0]):.3g} steps)")
+        self.warnings_ += bound_warnings(jf, "the shared ")
         b_draws = jf.beta_draws[:, :2] if n_boot else jf.beta[None, :2]
         s_draws = jf.shape_draws if n_boot else jf.shape[None, :]
         self._b_draws, self._s_draws = b_draws, s_draws
@@ -378,6 +375,18 @@ class Joint(ExpSaturation):
                   "D_train": float(jf.beta[3]), "tau": float(np.exp(jf.shape[0]))}
         self._finish(float(jf.beta[0]), b_draws[:, 0], float(self._t90(jf.shape[None, :], None)[0]),
                      self._t90(s_draws, None), params)
+
+
+def bound_warnings(fit: fc.ProfileFit, what: str = "") -> list[str]:
+    """One line per shape parameter at an end of its search range."""
+    out = []
+    for name in fit.at_bound:
+        i = fit.family.shape_names.index(name)
+        lo, hi = fit.family.bounds[i]
+        end = "lower" if fit.shape[i] - lo < hi - fit.shape[i] else "upper"
+        out.append(f"{what}{name.replace('log_', '')} = {np.exp(fit.shape[i]):.3g} sits at the {end} end of its search "
+                   "range: the window does not pin it down, the plateau and the 90 % step are extrapolations")
+    return out
 
 
 def _diff_sd(y) -> float:
