@@ -14,6 +14,8 @@ import argparse
 import json
 import sys
 
+from entropylaw._optional import require
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("lab", help="train small policies with RL on a verifiable task (entropy lab)",
@@ -80,7 +82,13 @@ def _parse_sets(items: list[str]) -> dict:
     return out
 
 
+def _require_torch(purpose: str) -> None:
+    for module in ("torch", "transformers"):
+        require(module, extra="lab", purpose=purpose)
+
+
 def run_one(args) -> int:
+    _require_torch("entropylaw lab run")
     from entropylaw.lab.config import RunConfig
     from entropylaw.lab.loggers import parse_loggers
     from entropylaw.lab.trainer import LabRun
@@ -100,6 +108,7 @@ def run_one(args) -> int:
 
 
 def run_sweep(args) -> int:
+    _require_torch("entropylaw lab sweep")
     from entropylaw.lab.loggers import parse_loggers
     from entropylaw.lab.sweep import load_sweep, run_sweep as sweep
 

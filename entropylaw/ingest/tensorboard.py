@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.common import RawRun, model_from_filename
 
@@ -50,7 +51,8 @@ def read_tensorboard(path: str | os.PathLike, run_id: str | None = None) -> list
         raise EntropyLawError(f"{path}: no such file or directory")
     if not has_event_files(path):
         raise EntropyLawError(f"{path}: no TensorBoard event files (events.out.tfevents.*) found")
-    from tbparse import SummaryReader  # imported here: it pulls in tensorboard
+    # imported here: it pulls in tensorboard (the [tensorboard] extra)
+    SummaryReader = require("tbparse", extra="tensorboard", purpose=f"reading {path}").SummaryReader
 
     try:
         with warnings.catch_warnings():  # tbparse trips pandas deprecation warnings

@@ -50,6 +50,7 @@ import math
 import warnings
 from pathlib import Path, PurePosixPath
 
+from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.ingest.common import RawRun, unique_run_ids
 from entropylaw.ingest.leveldb_log import Damage, iter_records
@@ -99,7 +100,8 @@ def find_wandb_files(path: str | Path) -> list[Path]:
 
 def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
     """One ``.wandb`` file -> :class:`RawRun` (see the module docstring)."""
-    from wandb.proto import wandb_internal_pb2 as pb  # heavy import, needed only here
+    # heavy import, needed only here (the [wandb] extra)
+    pb = require("wandb.proto.wandb_internal_pb2", extra="wandb", purpose=f"reading {path}")
 
     path = Path(path)
     source = str(path)

@@ -11,3 +11,7 @@ Modules (torch and transformers are imported only inside this package):
 - ``rollouts``, ``model``, ``forward``, ``generate``, ``rewards``: inputs
 - ``core``, ``ladder``, ``runner``, ``dist``, ``checkpoints``: the probe itself
 """
+
+from entropylaw._optional import require
+
+require("torch", extra="probe", purpose="entropylaw.probe")  # one line naming the extra, not a traceback
