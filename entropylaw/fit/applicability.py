@@ -8,7 +8,9 @@ meaningless (SPEC section 6; ``data/README.md``, the TRL runs):
   **rises** from start to end, or **does not fall** at all (nothing consumed to fit);
 - the score is **degenerate**: constant, stuck at its floor (a distillation run whose
   validation sits at −1), or outside the range an accuracy has;
-- the score **falls as entropy falls** (strongly): the law's ``a`` would be negative.
+- the score **falls as entropy falls** (strongly): the law's ``a`` would be negative;
+- the score **collapses** (loses half its starting value, ending at its floor) while
+  entropy does not fall.
 
 :func:`law_applies` looks only at the paired points (the same arrays a fit uses), so its
 verdict and the fit agree on what they saw. Start and end levels are medians of the
@@ -115,6 +117,7 @@ def law_applies(steps, H, R, score_range: tuple[float, float] | None = (0.0, 1.0
             if corr > WRONG_SIGN_CORR and r0 - r1 >= WRONG_SIGN_DROP:
                 reasons.append(f"score falls as entropy falls ({_fmt(r0)} -> {_fmt(r1)}; corr(exp H, R) = "
                                f"{corr:.2f}): the law needs the score to rise")
-    if h1 > FLAT_RATIO * h0 and r0 - r1 >= WRONG_SIGN_DROP and r1 <= R.min() + 0.1 * np.ptp(R):
+    # a collapse: at least half the starting score lost, ending at the series' floor
+    if h1 > FLAT_RATIO * h0 and r0 - r1 >= max(WRONG_SIGN_DROP, 0.5 * abs(r0)) and r1 <= R.min() + 0.1 * np.ptp(R):
         reasons.append(f"score collapses ({_fmt(r0)} -> {_fmt(r1)}) as entropy fails to fall")
     return (DOES_NOT_APPLY, reasons) if reasons else (APPLIES, [])

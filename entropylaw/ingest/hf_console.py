@@ -11,9 +11,10 @@ Step numbers, first that applies:
 1. ``logging_steps`` given (``--logging-steps N``): the k-th training record is step k·N;
 2. the records carry ``step``;
 3. tqdm: each ``tqdm.write`` clears the progress bars first (``\\r``, spaces, ``\\r`` on
-   stderr; the last bar drawn before it says ``N/total``). stdout is block-buffered when redirected, so the dicts arrive in
-   clumps, away from their bars, but the k-th clear still belongs to the k-th record: its
-   bar's N is the step. Used only when there are exactly as many clears as records;
+   stderr; the last bar drawn before it says ``N/total``). stdout is block-buffered when
+   redirected, so the dicts arrive in clumps, away from their bars, but the k-th clear
+   still belongs to the k-th record: its bar's N is the step. Used only when there are
+   exactly as many clears as records;
 4. else 1, 2, 3 ... with a note that the step numbers are record indices.
 
 An evaluation record (only ``eval_*`` keys) takes the step of the training record before

@@ -214,8 +214,8 @@ def _reward_functions(keys: list[str], km: KeyMap, prefix: str, ranges, reward_f
         why = "its name says accuracy" if _accuracy_like(chosen) else "values in [0, 1], not a format reward"
         others = [f for f in funcs if f != chosen and not _format_like(f) and not _accuracy_like(f)]
         if not _accuracy_like(chosen) and others:
-            km.warnings.append(f"{len(funcs)} reward functions ({', '.join(funcs)}) and none is named like an accuracy: "
-                               f"fitting {chosen!r}; name the right one with --reward-func")
+            km.warnings.append(f"{len(funcs)} reward functions ({', '.join(funcs)}) and none is named like an "
+                               f"accuracy: fitting {chosen!r}; name the right one with --reward-func")
     else:
         return
     summed = [k for k in (*_SUM_TRAIN, *_SUM_EVAL) if k in keys]
