@@ -350,3 +350,25 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
                 f"({run.target_key}) instead")
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
                     at_steps, results, note)
+
+
+def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", prior=None, **kwargs) -> dict:
+    """:func:`forecast` for every run (or ``run_ids``) of a tidy table: ``{run_id: Forecast}``.
+
+    ``prior``: a tidy table of finished runs for the ``prior`` method (the run itself is left
+    out of its own prior). Other keywords go to :func:`forecast`.
+
+    >>> import numpy as np
+    >>> from entropylaw import table
+    >>> recs = [(s, "val/gsm8k", 0.7 - 0.4 * np.exp(-s / 60)) for s in range(0, 400, 10)]
+    >>> out = forecast_table(table.from_records(recs, run_id="r"), fit_frac=0.3, methods=["exp-saturation"], n_boot=20)
+    >>> round(out["r"].methods["exp-saturation"].plateau, 3)
+    0.7
+    """
+    from entropylaw import table
+
+    ids = list(run_ids) if run_ids is not None else table.run_ids(df)
+    prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)
+                                                for r in table.run_ids(prior))
+    return {rid: forecast(RunData.from_table(df, rid, y_key=y_key, x_key=x_key), prior_runs=prior_runs, **kwargs)
+            for rid in ids}
