@@ -1,13 +1,22 @@
 """entropylaw: entropy collapse in RL for reasoning LLMs.
 
-Read a run's logs into one tidy table (``entropylaw.ingest``), fit the
-entropy-performance law R = -a*exp(H) + b and predict where accuracy saturates
-(``entropylaw.fit``), and look inside a model at the tokens that drive the collapse
-(``entropylaw.probe``). torch is imported only by ``probe`` and ``lab``.
+Read a run's logs into one tidy table, fit the entropy-performance law
+R = -a*exp(H) + b, forecast where accuracy saturates, and look inside a model at the
+tokens that drive the collapse (``entropylaw.probe``; torch only there and in ``lab``).
+
+>>> import entropylaw as el
+>>> df = el.load("data/real")                                   # doctest: +SKIP
+>>> fit = el.fit(df, run="verl_ppo_deepseek-llm-7b-chat_gsm8k_mi300")  # doctest: +SKIP
+>>> print(fit)                                                  # doctest: +SKIP
 """
 
 __version__ = "0.1.0"
 
-from entropylaw.errors import EntropyLawError, EntropyLawWarning  # noqa: E402
+from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning  # noqa: E402
+from entropylaw.api import (  # noqa: E402
+    EntropyLawFit, algorithms, fit, fit_all, fits_frame, forecast, load, predict, row_accounts, scale, summary,
+)
 
-__all__ = ["EntropyLawError", "EntropyLawWarning", "__version__"]
+__all__ = ["load", "fit", "fit_all", "fits_frame", "predict", "forecast", "scale", "algorithms", "summary",
+           "row_accounts", "EntropyLawFit", "EntropyLawError", "EntropyLawWarning", "RowsDroppedWarning",
+           "__version__"]

@@ -19,3 +19,7 @@ class EntropyLawError(Exception):
 
 class EntropyLawWarning(UserWarning):
     """Something usable but suspect (an ill-conditioned fit, dropped rows)."""
+
+
+class RowsDroppedWarning(EntropyLawWarning):
+    """Rows of a source were dropped (with their reasons) or a whole source was skipped."""

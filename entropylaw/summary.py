@@ -1,8 +1,8 @@
-"""``entropylaw summary INPUT...``: one line per run of what was read.
+"""What was read: one line per run (``entropylaw summary``, :func:`entropylaw.summary`).
 
 Columns: run id, number of steps, the source keys that became entropy / score /
-validation, and the first and last value of entropy, score and validation
-(``val/mean`` when there are several benchmarks, else the single one).
+validation, and the first and last value of entropy, score and the validation score the
+law is fitted on (the same rule as the fit: :func:`entropylaw.fit.pairing.score_key`).
 
 >>> import pandas as pd
 >>> from entropylaw import table
@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from entropylaw import table
+from entropylaw.fit.pairing import fitted_score_key
 
 COLUMNS = ["run_id", "steps", "entropy_key", "score_key", "val_keys", "entropy_first", "entropy_last",
            "score_first", "score_last", "val", "val_first", "val_last"]
@@ -36,8 +37,8 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for meta in table.runs(df).itertuples(index=False):
         run_id = meta.run_id
-        vals = [m for m in table.val_metrics(df, run_id)]
-        val = table.VAL_MEAN if table.VAL_MEAN in vals else (vals[0] if len(vals) == 1 else "")
+        val = fitted_score_key(df, run_id)
+        val = val if val.startswith(table.VAL_PREFIX) else ""
         val_keys = json.loads(meta.val_keys or "{}")
         rows.append({
             "run_id": run_id, "steps": int(meta.n_steps), "entropy_key": meta.entropy_key,
@@ -57,27 +58,3 @@ def format_summary(summary: pd.DataFrame) -> str:
             shown[col] = shown[col].map(lambda x: "-" if np.isnan(x) else f"{x:.4f}")
     shown = shown.replace("", "-")
     return shown.to_string(index=False)
-
-
-def add_parser(subparsers) -> None:
-    from entropylaw.cli.ingest import add_source_arguments
-
-    p = subparsers.add_parser("summary", help="per-run summary of logs or run tables",
-                              description="Read any logs / tables / directories / wandb:// URIs and print one "
-                                          "line per run: steps, keys used, first/last entropy, score, validation.")
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="log file, run table, directory or wandb:// URI")
-    add_source_arguments(p)
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.set_defaults(func=run)
-
-
-def run(args) -> int:
-    from entropylaw.cli.ingest import load_from_args
-
-    df, _reports = load_from_args(args, args.inputs)
-    summary = summarize(df)
-    if args.json:
-        print(summary.to_json(orient="records", indent=1))
-    else:
-        print(format_summary(summary))
-    return 0

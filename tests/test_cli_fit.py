@@ -50,9 +50,11 @@ def test_fit_json_and_plot(cli, tmp_path):
     path = write_runs(tmp_path)
     out = cli("fit", str(path), "--json", "--plot", str(tmp_path / "fig.png"))
     assert out.returncode == 0, out.stderr
-    rows = json.loads(out.stdout)
+    res = json.loads(out.stdout)
+    rows = res["fits"]
     need = {"run_id", "n", "a", "b", "a_stderr", "b_stderr", "cov_ab", "ceiling", "ceiling_stderr", "ceiling_ci",
-            "r2", "rmse", "x_key", "y_key", "form", "best_form_aic", "forms"}
+            "r2", "rmse", "x_key", "y_key", "form", "best_form_aic", "forms", "trust", "trust_reasons"}
+    assert [a["source"] for a in res["row_accounts"]] == [str(path)]
     assert len(rows) == 3 and need <= set(rows[0])
     assert rows[0]["a"] == pytest.approx(0.3, abs=0.03) and rows[0]["y_key"] == "val/gsm8k"
     assert (tmp_path / "fig-r1.png").stat().st_size > 10_000
@@ -68,7 +70,7 @@ def test_fit_human_table_pool_and_predict(inproc, tmp_path):
     assert json.loads(pooled.stdout)["n_runs"] == 3
     pred = cli("predict", str(path), "--fit-frac", "0.3", "--json", "--plot", str(tmp_path / "early.png"))
     assert pred.returncode == 0, pred.stderr
-    rows = json.loads(pred.stdout)
+    rows = json.loads(pred.stdout)["predictions"]
     assert {"fit_n", "rmse_predicted", "final_observed", "final_predicted", "error_vs_k"} <= set(rows[0])
     assert rows[0]["rmse_predicted"] < 0.05
     assert (tmp_path / "early-r1.png").exists()

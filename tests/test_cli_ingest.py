@@ -28,7 +28,7 @@ def test_ingest_writes_table_and_reports(cli, tmp_path):
 
     res = cli("summary", str(out), "--json")
     assert res.returncode == 0, res.stderr
-    [row] = json.loads(res.stdout)
+    [row] = json.loads(res.stdout)["runs"]
     assert (row["steps"], row["entropy_first"], row["entropy_last"], row["score_last"], row["val"]) == \
         (3, 0.5, 0.3, 0.2, "val/gsm8k")
 
@@ -40,7 +40,7 @@ def test_ingest_json_and_resume_note(cli, tmp_path):
     assert res.returncode == 0, res.stderr
     [rep] = json.loads(res.stdout)["reports"]
     assert (rep["rows_read"], rep["rows_kept"], rep["dropped"]) == (3, 2, {"superseded by resumed segment": 1})
-    assert any("restart at 2" in n for n in rep["notes"])
+    assert any("logged twice at the same step" in n for n in rep["notes"])
 
 
 @pytest.mark.parametrize("name, content, message", [
@@ -63,6 +63,9 @@ def test_unusable_input_exits_2_with_one_line(cli, tmp_path, name, content, mess
 def test_summary_of_embedded_real_data(cli):
     res = cli("summary", "data/real", "--json")
     assert res.returncode == 0, res.stderr
-    rows = pd.DataFrame(json.loads(res.stdout))
-    assert len(rows) == 5 and rows["steps"].tolist() == [211, 1120, 1120, 435, 435]
-    assert set(rows["entropy_key"]) == {"actor/entropy", "actor/entropy_loss"}
+    out = json.loads(res.stdout)
+    rows = pd.DataFrame(out["runs"])
+    verl = rows[rows["run_id"].str.startswith("verl_") & ~rows["run_id"].str.contains("opd")]
+    assert len(verl) == 5 and verl["steps"].tolist() == [211, 1120, 1120, 435, 435]
+    assert len(out["row_accounts"]) == len(rows)
+    assert set(verl["entropy_key"]) == {"actor/entropy", "actor/entropy_loss"}

@@ -7,6 +7,7 @@ import argparse
 import numpy as np
 import pandas as pd
 
+from entropylaw.cli.sources import add_source_arguments, load_from_args
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import dumps
 
@@ -32,10 +33,6 @@ def add_fit_arguments(p, plot=True) -> None:
     if plot:
         g.add_argument("--plot", metavar="FILE", help="draw the figure(s) to FILE (.png and .pdf; "
                                                       "several runs: FILE-<run>.png)")
-    try:
-        from entropylaw.cli.ingest import add_source_arguments
-    except ImportError:  # ingest CLI not present: table inputs only
-        return
     add_source_arguments(p)
 
 
@@ -81,17 +78,23 @@ def parse_positive_int(text: str) -> int:
 
 
 def load_inputs(args) -> pd.DataFrame:
-    """Read INPUTs through ``entropylaw.ingest.dispatch`` and keep ``--only`` runs."""
-    from entropylaw.cli.ingest import load_from_args
-
-    df, _reports = load_from_args(args, args.inputs)
+    """Read INPUTs (row accounts printed, see :mod:`entropylaw.cli.sources`) and keep ``--only`` runs."""
+    df = load_from_args(args, args.inputs)
     if args.only:
-        known = set(pd.unique(df["run_id"]))
+        known = set(str(r) for r in pd.unique(df["run_id"]))
         unknown = [r for r in args.only if r not in known]
         if unknown:
             raise EntropyLawError(f"--only {unknown[0]!r}: no such run (runs: {', '.join(sorted(known))})")
+        attrs = dict(df.attrs)
         df = df[df["run_id"].isin(args.only)]
+        df.attrs.update(attrs)
     return df
+
+
+def fit_options(args) -> dict:
+    """The fit pipeline's options from the shared arguments (:func:`entropylaw.fit.run.fit_runs`)."""
+    return dict(y=args.y_key, x=args.x_key, pairing=args.pairing, interval=args.interval, n_boot=args.n_boot,
+                conf=args.conf, seed=args.seed, score_range=args.score_range)
 
 
 def plot_path(base: str, run_id: str, many: bool) -> str:

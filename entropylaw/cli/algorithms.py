@@ -6,7 +6,10 @@ fitted curve does not depend on the RL algorithm). Algorithms come from the run 
 
 from __future__ import annotations
 
+from entropylaw import table
+from entropylaw.api import algorithms
 from entropylaw.cli._fitargs import add_fit_arguments, dump_json, load_inputs
+from entropylaw.cli.sources import with_accounts
 
 
 def add_parser(subparsers) -> None:
@@ -17,22 +20,14 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from entropylaw import table
-    from entropylaw.fit.algorithms import AlgorithmTest
-    from entropylaw.fit.pairing import check_pairs, pair
-
     df = load_inputs(args)
-    meta = table.runs(df).set_index("run_id")
-    pairs = {}
-    for r in table.run_ids(df):
-        p = pair(df, r, x=args.x_key, y=args.y_key, mode=args.pairing)
-        check_pairs(p["H"], p["R"], where=f"run {r!r}", score_range=args.score_range)
-        pairs[r] = p
-    test = AlgorithmTest(conf=args.conf).fit(pairs, {r: meta.loc[r, "algorithm"] for r in pairs})
+    test = algorithms(df, conf=args.conf, y=args.y_key, x=args.x_key, pairing=args.pairing,
+                      score_range=args.score_range)
     if args.json:
-        print(dump_json(test.to_dict()))
+        print(dump_json(with_accounts(test.to_dict(), df)))
     else:
-        print(f"algorithms: {', '.join(test.algorithms_)}; {len(pairs)} runs, {test.n_} points, AR(1) phi = {test.phi_:.2f}")
+        print(f"algorithms: {', '.join(test.algorithms_)}; {len(table.run_ids(df))} runs, {test.n_} points, "
+              f"AR(1) phi = {test.phi_:.2f}")
         print(f"AIC shared = {test.aic_shared_:.1f}, separate = {test.aic_separate_:.1f}")
         print(test.verdict_)
     return 0

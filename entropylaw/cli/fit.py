@@ -1,18 +1,20 @@
 """``entropylaw fit INPUT...``: fit R = -a exp(H) + b per run (or ``--pool`` for one family).
 
-Prints a and b with standard errors, the ceiling b - a with its interval, R^2, RMSE, the
-residual autocorrelation and which functional form wins by AIC/BIC; ``--json`` for
-machines, ``--plot FILE`` for the figure (data, fit, confidence and prediction bands,
-ceiling).
+Prints a and b with standard errors, the ceiling b - a with its interval, the trust flag
+(good fit / weak fit / law does not apply) with its reasons beside the ceiling, R^2,
+RMSE, the residual autocorrelation and which functional form wins by AIC; ``--json`` for
+machines (with the row accounts), ``--plot FILE`` for the figure.
 """
 
 from __future__ import annotations
 
-from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fmt_table, load_inputs, plot_path
+from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, fmt_table, load_inputs, plot_path
+from entropylaw.cli.sources import with_accounts
+from entropylaw.fit.run import fit_runs
 
 COLUMNS = [("run", "run_id"), ("n", "n"), ("a", "a"), ("a_se", "a_stderr"), ("b", "b"), ("b_se", "b_stderr"),
-           ("ceiling", "ceiling"), ("ceiling_ci", "ceiling_ci"), ("r2", "r2"), ("rmse", "rmse"),
-           ("resid_ac1", "residual_autocorr"), ("best_form", "best_form_aic"), ("y_key", "y_key")]
+           ("ceiling", "ceiling"), ("ceiling_ci", "ceiling_ci"), ("trust", "trust"), ("r2", "r2"),
+           ("rmse", "rmse"), ("resid_ac1", "residual_autocorr"), ("best_form", "best_form_aic"), ("y_key", "y_key")]
 
 
 def add_parser(subparsers) -> None:
@@ -29,43 +31,36 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def fit_options(args) -> dict:
-    return dict(form=args.form, robust=args.robust, errors_in_variables=args.eiv, interval=args.interval,
-                n_boot=args.n_boot, conf=args.conf, seed=args.seed, score_range=args.score_range)
-
-
 def run(args) -> int:
-    from entropylaw import table
-    from entropylaw.fit.forms import compare_forms, winner
-    from entropylaw.fit.law import fit_family, fit_pairs
+    df = load_inputs(args)
+    fits = fit_runs(df, pool=args.pool, form=args.form, robust=args.robust, errors_in_variables=args.eiv,
+                    **fit_options(args))
+    rows = [f.to_dict() for f in fits]
+    if args.plot:
+        from entropylaw.plots.law import plot_fit
+        from entropylaw.plots.style import save
+
+        for fit, d in zip(fits, rows):
+            steps = None if args.pool else _steps(df, fit)
+            save(plot_fit(fit, steps=steps), plot_path(args.plot, d["run_id"], len(fits) > 1))
+    if args.json:
+        out = rows if len(rows) > 1 else rows[0]
+        print(dump_json(with_accounts({"fits": rows}, df) if len(rows) > 1 else with_accounts(out, df)))
+        return 0
+    print(f"R = -a*exp(H) + b ({args.form}); {rows[0]['interval_method']}; {args.conf * 100:g} % intervals")
+    print(fmt_table(rows, COLUMNS))
+    for d in rows:
+        if d.get("trust") != "good fit" and d.get("trust_reasons"):
+            print(f"{d['run_id']}: {d['trust']}: {'; '.join(d['trust_reasons'])}")
+        if d.get("note"):
+            print(f"{d['run_id']}: {d['note']}")
+        if d.get("dropped"):
+            print(f"{d['run_id']}: dropped scores: " + ", ".join(f"{k}: {v}" for k, v in d["dropped"].items()))
+    return 0
+
+
+def _steps(df, fit):
     from entropylaw.fit.pairing import pair
 
-    df = load_inputs(args)
-    ids = table.run_ids(df)
-    pairs = [pair(df, r, x=args.x_key, y=args.y_key, mode=args.pairing) for r in ids]
-    fits = [fit_family(pairs, **fit_options(args))] if args.pool else [fit_pairs(p, **fit_options(args)) for p in pairs]
-    groups = [pairs] if args.pool else [[p] for p in pairs]
-    rows = []
-    for fit, group in zip(fits, groups):
-        d = fit.to_dict()
-        comp = compare_forms(fit.H_, fit.R_, fit.w_)
-        d["forms"] = {f: {k: (None if v != v else float(v)) for k, v in comp.loc[f, ["a", "b", "c", "ceiling",
-                                                                                      "aic", "bic"]].items()}
-                      for f in comp.index}
-        d["best_form_aic"], d["best_form_bic"] = winner(comp)["aic"], winner(comp)["bic"]
-        rows.append(d)
-        if args.plot:
-            from entropylaw.plots.law import plot_fit
-            from entropylaw.plots.style import save
-
-            fig = plot_fit(fit, steps=None if args.pool else group[0]["step"].to_numpy())
-            save(fig, plot_path(args.plot, d["run_id"], len(fits) > 1))
-    if args.json:
-        print(dump_json(rows if len(rows) > 1 else rows[0]))
-    else:
-        print(f"R = -a*exp(H) + b ({args.form}); {rows[0]['interval_method']}; {int(args.conf * 100)} % intervals")
-        print(fmt_table(rows, COLUMNS))
-        for d in rows:
-            if d.get("dropped"):
-                print(f"{d['run_id']}: dropped scores: " + ", ".join(f"{k}: {v}" for k, v in d["dropped"].items()))
-    return 0
+    meta = fit.meta_
+    return pair(df, fit.run_id_, x=meta["x_key"], y=meta["y_key"], mode=meta["pairing"])["step"].to_numpy()

@@ -9,6 +9,9 @@ interval, and (``--curve``) the error for every window size.
 
 from __future__ import annotations
 
+from entropylaw import table
+from entropylaw.api import predict
+from entropylaw.cli.sources import with_accounts
 from entropylaw.cli._fitargs import (add_fit_arguments, dump_json, fmt_table, load_inputs, parse_positive_int,
                                      plot_path)
 
@@ -33,19 +36,17 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from entropylaw import table
-    from entropylaw.fit.early import EarlyPrediction
-    from entropylaw.fit.pairing import pair
-
     df = load_inputs(args)
     ids = table.run_ids(df)
     rows, curves = [], {}
     for rid in ids:
-        p = pair(df, rid, x=args.x_key, y=args.y_key, mode=args.pairing)
-        ep = EarlyPrediction(fit_steps=args.fit_steps, fit_frac=args.fit_frac, conf=args.conf,
-                             score_range=args.score_range, predict_steps=args.predict_steps).fit(p)
+        ep = predict(df, rid, fit_steps=args.fit_steps, fit_frac=args.fit_frac, predict_steps=args.predict_steps,
+                     y=args.y_key, x=args.x_key, pairing=args.pairing, conf=args.conf,
+                     score_range=args.score_range)
+        p = ep.pairs_
         d = ep.to_dict()
-        d.update(x_key=p.attrs["x_key"], y_key=p.attrs["y_key"], pairing=p.attrs["mode"])
+        d.update(run_id=rid, x_key=p.attrs["x_key"], y_key=p.attrs["y_key"], pairing=p.attrs["mode"],
+                 protocol="paper (Fig. 5): later scores predicted from their observed entropy; not a forecast")
         if args.curve or args.json:
             curves[rid] = ep.error_vs_k_
             d["error_vs_k"] = ep.error_vs_k_.to_dict(orient="records")
@@ -56,11 +57,12 @@ def run(args) -> int:
 
             save(plot_early(p, ep, label=rid), plot_path(args.plot, rid, len(ids) > 1))
     if args.json:
-        print(dump_json(rows if len(rows) > 1 else rows[0]))
+        print(dump_json(with_accounts({"predictions": rows}, df) if len(rows) > 1 else with_accounts(rows[0], df)))
         return 0
     window = f"first {args.fit_steps} steps" if args.fit_steps else f"first {args.fit_frac:g} of each run"
     horizon = f"the next {args.predict_steps} steps" if args.predict_steps else "the rest"
-    print(f"fit on the {window}, predict {horizon}; {args.conf * 100:g} % ceiling intervals")
+    print(f"paper protocol: fit on the {window}, predict {horizon} from the observed entropy "
+          f"(uses later entropy: for a true forecast see `entropylaw forecast`); {args.conf * 100:g} % ceiling intervals")
     print(fmt_table(rows, COLUMNS))
     for rid, curve in curves.items():
         print(f"\n{rid}: error vs fit window")

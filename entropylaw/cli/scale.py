@@ -7,12 +7,10 @@ t prediction intervals, leave-one-size-out validation and ``--predict N`` for an
 
 from __future__ import annotations
 
-import warnings
-
-import numpy as np
-
-from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fmt_table, load_inputs
-from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.api import scale
+from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, fmt_table, load_inputs
+from entropylaw.cli.sources import with_accounts
+from entropylaw.errors import EntropyLawError
 
 
 def add_parser(subparsers) -> None:
@@ -37,29 +35,17 @@ def parse_size(text: str) -> float:
 
 
 def run(args) -> int:
-    from entropylaw import table
-    from entropylaw.fit.law import fit_pairs
-    from entropylaw.fit.pairing import pair
-    from entropylaw.fit.scaling import SizeLaw
-
+    sizes = [parse_size(n) for n in (args.predict or [])]  # a bad --predict fails before any work
     df = load_inputs(args)
-    meta = table.runs(df).set_index("run_id")
-    ids = table.run_ids(df)
-    sizes = meta.loc[ids, "n_params_nonembedding"].to_numpy(dtype=float)
-    total = meta.loc[ids, "n_params"].to_numpy(dtype=float)
-    fallback = ~np.isfinite(sizes) & np.isfinite(total)
-    if fallback.any():
-        warnings.warn(f"{int(fallback.sum())} run(s) have no non-embedding parameter count; using total parameters "
-                      "(give ingest --config config.json for exact counts)", EntropyLawWarning)
-        sizes = np.where(fallback, total, sizes)
-    fits = [fit_pairs(pair(df, r, x=args.x_key, y=args.y_key, mode=args.pairing), conf=args.conf,
-                      score_range=args.score_range, interval=args.interval) for r in ids]
-    law = SizeLaw(conf=args.conf).fit(sizes, [f.a_ for f in fits], [f.b_ for f in fits], labels=ids)
-    preds = [law.predict(parse_size(n)) for n in (args.predict or [])]
-    out = {"runs": [{"run_id": r, "n_params": float(n), "a": f.a_, "b": f.b_, "ceiling": f.ceiling_}
-                    for r, n, f in zip(ids, sizes, fits)], **law.to_dict(), "predictions": preds}
+    opts = fit_options(args)
+    law = scale(df, conf=opts.pop("conf"), **{k: v for k, v in opts.items() if k not in ("n_boot", "seed")})
+    preds = [law.predict(n) for n in sizes]
+    v = law.values_
+    out = {"runs": [{"run_id": r, "n_params": float(n), "a": a, "b": b, "ceiling": c}
+                    for r, n, a, b, c in zip(law.labels_, law.n_params_, v["a"], v["b"], v["ceiling"])],
+           **law.to_dict(), "predictions": preds}
     if args.json:
-        print(dump_json(out))
+        print(dump_json(with_accounts(out, df)))
         return 0
     print(fmt_table(out["runs"], [("run", "run_id"), ("N", "n_params"), ("a", "a"), ("b", "b"),
                                   ("ceiling", "ceiling")]))

@@ -96,6 +96,7 @@ class EarlyPrediction:
         err = pred[scored] - R[scored]
         last = np.nonzero(scored)[0][-1]  # the final scored point
         self.run_id_ = pairs.attrs.get("run_id")
+        self.pairs_ = pairs
         self.window_end_ = end
         self.origin_ = origin
         self.fit_last_step_ = int(steps[in_fit][-1])  # last step actually fitted

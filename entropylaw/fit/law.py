@@ -38,6 +38,9 @@ from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.robust import odr_fit, robust_fit
 
+# Draws a fit (set by entropylaw.plots.law, which sits above fit/ and may not be imported here).
+PLOTTER = None
+
 INTERVALS = ("ar1", "block-bootstrap", "run-bootstrap", "iid")
 INTERVAL_TEXT = {
     "ar1": "t interval, least-squares covariance under AR(1) residuals (REML, phi averaged)",
@@ -204,13 +207,86 @@ class EntropyLawFit:
         return self._band(np.atleast_1d(np.asarray(H, float)), self.sigma_**2)
 
     def to_lmfit(self):
-        """The same fit as an ``lmfit.ModelResult`` (iid covariance, lmfit's own reporting)."""
+        """The same fit as an ``lmfit.ModelResult`` carrying *this* fit's estimates and covariance.
+
+        lmfit fits with its own (independent-residual) covariance; that is replaced by the
+        one this fit reports (``interval``: AR(1) by default), so ``fit_report``, the
+        parameters' ``stderr``/``correl`` and ``eval_uncertainty`` agree with the tool.
+        lmfit's own covariance is kept in ``result.lmfit_covar``.
+        """
         import lmfit
 
         form, c = self.form, self.c_
         model = lmfit.Model(lambda H, a, b: b - a * forms_mod.basis(form, H, c), independent_vars=["H"])
         w = self.w_ * getattr(self, "robust_weights_", 1.0)
-        return model.fit(self.R_, H=self.H_, a=self.ols_["a"], b=self.ols_["b"], weights=np.sqrt(w))
+        result = model.fit(self.R_, H=self.H_, a=self.ols_["a"], b=self.ols_["b"], weights=np.sqrt(w))
+        result.lmfit_covar = None if result.covar is None else np.array(result.covar)
+        result.covar = self.cov_.copy()
+        se = {"a": self.a_stderr_, "b": self.b_stderr_}
+        corr = self.cov_ab_ / (se["a"] * se["b"]) if se["a"] > 0 and se["b"] > 0 else float("nan")
+        for name, value in (("a", self.a_), ("b", self.b_)):
+            par = result.params[name]
+            par.value, par.stderr = value, se[name]
+            par.correl = {"b" if name == "a" else "a": corr}
+        result.uvars = None  # lmfit's own uncertainties objects would disagree with covar
+        result.interval_method = INTERVAL_TEXT[self.interval]
+        return result
+
+    def to_json(self, **kwargs) -> str:
+        """:meth:`to_dict` as strict JSON (NaN as null)."""
+        from entropylaw.fileio import dumps
+
+        return dumps(self.to_dict(), **kwargs)
+
+    def plot(self, ax=None, **kwargs):
+        """Draw the paired points, the fit, its bands and the ceiling on ``ax``; returns the axes."""
+        if PLOTTER is None:
+            raise EntropyLawError("plotting is not loaded: `import entropylaw` (it loads entropylaw.plots)")
+        return PLOTTER(self, ax=ax, **kwargs)
+
+    def fit_report(self) -> str:
+        """A plain-text report, like ``lmfit``'s: estimates, intervals, fit quality, trust, warnings."""
+        if not hasattr(self, "a_"):
+            return "EntropyLawFit (not fitted)"
+        pct = f"{100 * self.conf:g} %"
+        meta = getattr(self, "meta_", {})
+        law = "R = -a*exp(H) + b" if self.form == "exp" else f"R = b - a*f(H), form {self.form}"
+        lines = [f"[[EntropyLawFit]] {getattr(self, 'run_id_', None) or self.where_}: {law}"]
+        if meta.get("y_key"):
+            kind = meta.get("score_kind", "")
+            lines.append(f"    score       {meta['y_key']}{f' ({kind})' if kind else ''} vs "
+                         f"{meta.get('x_key') or 'entropy'}, pairing {meta.get('pairing')}")
+        lines.append(f"    points      {self.n_}" + (f" in {self.n_runs_} runs" if self.n_runs_ > 1 else "")
+                     + f", entropy {self.H_.min():.4g}-{self.H_.max():.4g} nats")
+        lines.append(f"[[Estimates]] {pct} intervals: {INTERVAL_TEXT[self.interval]}")
+        for name, v, s, ci in (("a", self.a_, self.a_stderr_, self.a_ci_), ("b", self.b_, self.b_stderr_, self.b_ci_),
+                               ("ceiling", self.ceiling_, self.ceiling_stderr_, self.ceiling_ci_)):
+            label = "ceiling b-a" if name == "ceiling" else name
+            lines.append(f"    {label:<12}{v:10.4f} +/- {s:.4f}   [{ci[0]:.4f}, {ci[1]:.4f}]")
+        lines.append(f"[[Fit]] R² {self.r2_:.3f}, RMSE {self.rmse_:.4g}, residual AC(1) "
+                     f"{self.residual_autocorr_:.2f}, AR(1) phi {self.phi_:.2f}")
+        if getattr(self, "best_form_aic_", None):
+            lines.append(f"    best form   {self.best_form_aic_} (AIC), {self.best_form_bic_} (BIC)")
+        trust = getattr(self, "trust_", None)
+        if trust:
+            why = "; ".join(self.trust_reasons_)
+            lines.append(f"[[Trust]] {trust}" + (f": {why}" if why else ""))
+        if meta.get("note"):
+            lines.append(f"    note        {meta['note']}")
+        for w in self.warnings_:
+            lines.append(f"    warning     {w}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.fit_report()
+
+    def __repr__(self) -> str:
+        if not hasattr(self, "a_"):
+            return f"EntropyLawFit(form={self.form!r}, interval={self.interval!r}, conf={self.conf})"
+        flag = f", {self.trust_}" if getattr(self, "trust_", None) else ""
+        return (f"<EntropyLawFit {getattr(self, 'run_id_', None) or self.where_!s}: a={self.a_:.4g}, "
+                f"b={self.b_:.4g}, ceiling={self.ceiling_:.4g} [{self.ceiling_ci_[0]:.4g}, "
+                f"{self.ceiling_ci_[1]:.4g}], n={self.n_}{flag}>")
 
     def to_dict(self) -> dict:
         """JSON-safe summary."""
@@ -225,7 +301,14 @@ class EntropyLawFit:
             "robust": self.robust, "errors_in_variables": bool(self.errors_in_variables),
             "least_squares": self.ols_, "shift_from_least_squares": self.shift_,
             "h_min": float(self.H_.min()), "h_max": float(self.H_.max()), "warnings": list(self.warnings_),
+            "trust": getattr(self, "trust_", None), "trust_reasons": list(getattr(self, "trust_reasons_", [])),
+            "best_form_aic": getattr(self, "best_form_aic_", None),
+            "best_form_bic": getattr(self, "best_form_bic_", None),
         }
+        if getattr(self, "forms_", None) is not None:
+            cols = ["a", "b", "c", "ceiling", "aic", "bic"]
+            out["forms"] = {f: {k: self.forms_.loc[f, k] for k in cols if k in self.forms_.columns}
+                            for f in self.forms_.index}
         if self.errors_in_variables:
             out["odr"] = self.odr_
         out.update(getattr(self, "meta_", {}))

@@ -24,18 +24,28 @@ The score key, when not given, is ``val/mean`` if present, else the single
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
 from entropylaw import table
-from entropylaw.errors import EntropyLawError
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
 
 MODES = ("nearest-earlier", "same")
+MIN_POINTS = 3  # the one minimum: a line in exp(H) plus one degree of freedom for the noise
 
 
-def score_key(df: pd.DataFrame, run_id: str, y: str | None = None) -> str:
-    """The score metric a run is fitted on (see module docstring)."""
-    present = set(pd.unique(df.loc[df["run_id"] == run_id, "metric"]))
+def score_key(df: pd.DataFrame, run_id: str, y: str | None = None, warn: bool = True) -> str:
+    """The score metric a run is fitted on: the one rule every command uses.
+
+    ``y`` when given; else ``val/mean``; else the single ``val/<bench>``; with several
+    benchmarks and no ``val/mean`` (they were never evaluated at the same steps), the one
+    with the most points (ties: alphabetical), with a warning naming the others; else
+    the training ``score`` (with a warning: it is not a validation score).
+    """
+    rows = df[df["run_id"] == run_id]
+    present = set(str(m) for m in pd.unique(rows["metric"]))
     if y is not None:
         if y not in present:
             raise EntropyLawError(f"run {run_id!r}: no metric {y!r} (has {_listing(present)})")
@@ -46,12 +56,28 @@ def score_key(df: pd.DataFrame, run_id: str, y: str | None = None) -> str:
     if len(vals) == 1:
         return vals[0]
     if len(vals) > 1:
-        raise EntropyLawError(f"run {run_id!r}: several validation metrics {vals} and no val/mean; "
-                              "choose one with --y-key")
+        counts = rows[rows["metric"].isin(vals)].groupby("metric", observed=True).size()
+        best = sorted(vals, key=lambda v: (-int(counts.get(v, 0)), v))[0]
+        if warn:
+            warnings.warn(f"run {run_id!r}: several validation metrics and no val/mean; fitting {best} "
+                          f"(most points); others: {', '.join(v for v in vals if v != best)} (choose with --y-key)",
+                          EntropyLawWarning, stacklevel=3)
+        return best
     if table.SCORE in present:
+        if warn:
+            warnings.warn(f"run {run_id!r}: no validation score; fitting the training score "
+                          f"(the rollouts' own reward)", EntropyLawWarning, stacklevel=3)
         return table.SCORE
     raise EntropyLawError(f"run {run_id!r}: no score key (expected val/<bench>, val/mean or score; "
                           f"has {_listing(present)}); give one with --y-key")
+
+
+def fitted_score_key(df: pd.DataFrame, run_id: str) -> str:
+    """:func:`score_key` without warnings, "" when the run has no score at all (for summaries)."""
+    try:
+        return score_key(df, run_id, warn=False)
+    except EntropyLawError:
+        return ""
 
 
 def _listing(names, k=6) -> str:
@@ -84,14 +110,15 @@ def pair(df: pd.DataFrame, run_id: str, x: str = table.ENTROPY, y: str | None = 
                         "H": joined["H"].to_numpy()[~missing].astype(float),
                         "R": joined["R"].to_numpy()[~missing].astype(float)})
     reason = "no entropy at the same step" if mode == "same" else "no entropy at or before the step"
-    out.attrs.update(run_id=run_id, x_key=x, y_key=ykey, mode=mode,
+    first = df.loc[df["run_id"] == run_id, "step"].min()  # where the log starts (a resumed run: > 0)
+    out.attrs.update(run_id=run_id, x_key=x, y_key=ykey, mode=mode, first_step=int(first),
                      dropped={reason: int(missing.sum())} if missing.any() else {},
                      n_earlier=int(np.sum(np.asarray(entropy_step)[~missing] < out["step"].to_numpy())))
     return out
 
 
 def check_pairs(H, R, where: str = "run", score_range: tuple[float, float] | None = None,
-                min_points: int = 3):
+                min_points: int = MIN_POINTS):
     """Validate arrays for a fit; raise a one-line :class:`EntropyLawError` for bad input."""
     H = np.asarray(H, dtype=float)
     R = np.asarray(R, dtype=float)

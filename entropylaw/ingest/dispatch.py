@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -46,18 +47,19 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from entropylaw import table
-from entropylaw.errors import EntropyLawError
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.ingest import tabular
 from entropylaw.ingest.common import KeyOptions, RawRun, finalize
 from entropylaw.ingest.hf_console import looks_like_hf_console, read_hf_console
 from entropylaw.ingest.lab_run import read_lab_run
-from entropylaw.ingest.report import IngestReport
 from entropylaw.ingest.tensorboard import has_event_files, read_tensorboard
 from entropylaw.ingest.trl import find_state, read_trl
 from entropylaw.ingest.verl_console import read_verl_console
 from entropylaw.ingest.verl_jsonl import looks_like_jsonl, read_verl_jsonl
 from entropylaw.ingest.wandb_offline import read_wandb_offline
 from entropylaw.ingest.wandb_online import read_wandb_online
+from entropylaw.ingest.merge import merge_same_runs
+from entropylaw.ingest.report import IngestReport
 from entropylaw.runformat import is_run_dir
 
 WANDB_SCHEME = "wandb://"
@@ -200,16 +202,33 @@ def _apply_meta_overrides(df: pd.DataFrame, opts: KeyOptions) -> pd.DataFrame:
     return df
 
 
-def _load_one(source: str, opts: KeyOptions, depth: int = 0) -> list[tuple[pd.DataFrame, IngestReport]]:
+def _skipped(source: str, err: EntropyLawError) -> tuple[pd.DataFrame, IngestReport]:
+    report = IngestReport(source)
+    report.skip(str(err))
+    warnings.warn(f"skipped {err}", EntropyLawWarning, stacklevel=4)
+    return table.empty(), report
+
+
+def _load_one(source: str, opts: KeyOptions, depth: int = 0,
+              skip_bad: bool = False) -> list[tuple[pd.DataFrame, IngestReport]]:
     fmt = detect_format(source)
     if fmt == "directory":
         members = _directory_members(Path(source))
         if not members or depth > 0:
             raise EntropyLawError(f"{source}: directory holds no run files (expected tidy .parquet/.csv tables, "
                                   "veRL .log/.jsonl, trainer_state.json, TensorBoard or W&B runs)")
-        return [item for member in members for item in _load_one(member, opts, depth + 1)]
+        out = []
+        for member in members:
+            try:
+                out.extend(_load_one(member, opts, depth + 1))
+            except EntropyLawError as err:
+                if not skip_bad:
+                    raise
+                out.append(_skipped(member, err))
+        return out
     if fmt == "table":
         df, report = tabular.read_tidy(source)
+        report.format = fmt
         if opts.run_id and df["run_id"].nunique() == 1:
             table.set_text(df, "run_id", opts.run_id)
         return [(_apply_meta_overrides(df, opts), report)]
@@ -217,6 +236,7 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0) -> list[tuple[pd.Da
     raws = read_raw(source, fmt, opts)
     for raw in raws:
         df = finalize(raw, opts)
+        raw.report.format = fmt
         out.append((df, raw.report))
     if not out:
         raise EntropyLawError(f"{source}: no runs found")
@@ -226,11 +246,15 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0) -> list[tuple[pd.Da
     return out
 
 
-def load(sources: list[str], options: KeyOptions | None = None) -> tuple[pd.DataFrame, list[IngestReport]]:
+def load(sources: list[str], options: KeyOptions | None = None,
+         skip_bad: bool = False) -> tuple[pd.DataFrame, list[IngestReport]]:
     """Read every source into one tidy table; run ids are made unique.
 
     Raises :class:`EntropyLawError` (one line) for a missing path, an unreadable file,
-    or a source with nothing usable in it.
+    or a source with nothing usable in it; with ``skip_bad`` such a file (given, or inside
+    a directory) is reported as skipped, with its reason, and the rest is read. One run
+    split over several files (a resume, or TRL's state, events and W&B files of one run)
+    becomes one run (:mod:`entropylaw.ingest.merge`).
     """
     opts = options or KeyOptions()
     if isinstance(sources, (str, os.PathLike)):
@@ -239,7 +263,13 @@ def load(sources: list[str], options: KeyOptions | None = None) -> tuple[pd.Data
         raise EntropyLawError("no input given (expected log files, tables, directories or wandb:// URIs)")
     pieces: list[tuple[pd.DataFrame, IngestReport]] = []
     for source in sources:
-        pieces.extend(_load_one(str(source), opts))
+        try:
+            pieces.extend(_load_one(str(source), opts, skip_bad=skip_bad))
+        except EntropyLawError as err:
+            if not skip_bad:
+                raise
+            pieces.append(_skipped(str(source), err))
+    pieces = merge_same_runs(pieces)
     used: set[str] = set()
     tables = []
     for df, _report in pieces:

@@ -1,7 +1,7 @@
 """Model size from a model name (``Qwen2.5-7B`` -> 7e9).
 
-The exact non-embedding count from a Hugging Face ``config.json`` needs torch and lives
-in :mod:`entropylaw.probe.params` (imported lazily by the ingest CLI).
+The exact non-embedding count from a Hugging Face ``config.json`` is
+:func:`entropylaw.ingest.hf_config.params_from_config`.
 
 >>> params_from_name("Qwen2.5-0.5B-Instruct")
 500000000.0
@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 import re
 
+from entropylaw.errors import EntropyLawError
+
 _SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)\s*([BbMm])(?![A-Za-z0-9])")
 _MOE = re.compile(r"\d+\s*[xX]\s*\d+(?:\.\d+)?\s*[BbMm]")
 
@@ -29,3 +31,18 @@ def params_from_name(name: str) -> float:
     if len(sizes) != 1:
         return math.nan
     return sizes.pop()
+
+
+def parse_params(text: str) -> float:
+    """``7e9``, ``7000000000``, ``7B``, ``0.5B``, ``350M`` -> a number.
+
+    >>> parse_params("0.5B"), parse_params("7e9"), parse_params("350M")
+    (500000000.0, 7000000000.0, 350000000.0)
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = params_from_name(text.strip())
+    if math.isnan(value) or math.isinf(value) or value <= 0:
+        raise EntropyLawError(f"--params {text!r}: expected a positive parameter count such as 7e9, 7B or 350M")
+    return value

@@ -26,6 +26,11 @@ class IngestReport:
     rows_kept: int = 0
     dropped: Counter = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
+    skipped: str | None = None  # the whole source was left out (``--skip-bad``): why
+    format: str = ""  # the reader that read it (``verl_console``, ``trl`` ...)
+
+    def skip(self, reason: str) -> None:
+        self.skipped = reason
 
     def read(self, n: int = 1) -> None:
         self.rows_read += n
@@ -47,12 +52,29 @@ class IngestReport:
     def balanced(self) -> bool:
         return self.rows_read == self.rows_kept + self.rows_dropped
 
+    def drop_line(self) -> str | None:
+        """One line for the user when anything was lost from this source, else None."""
+        if self.skipped:
+            return f"{self.source}: skipped ({self.skipped})"
+        if not self.rows_dropped:
+            return None
+        reasons = ", ".join(f"{k}: {v}" for k, v in sorted(self.dropped.items()))
+        return f"{self.source}: dropped {self.rows_dropped} of {self.rows_read} rows ({reasons})"
+
     def line(self) -> str:
+        if self.skipped:
+            return f"{self.source}: skipped ({self.skipped})"
         text = f"{self.source}: read {self.rows_read} rows, kept {self.rows_kept}, dropped {self.rows_dropped}"
         if self.dropped:
             reasons = ", ".join(f"{k}: {v}" for k, v in sorted(self.dropped.items()))
             text += f" ({reasons})"
         return text
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "IngestReport":
+        """Inverse of :meth:`to_dict` (the accounts travel in ``df.attrs`` as dicts)."""
+        return cls(d["source"], d["rows_read"], d["rows_kept"], Counter(d.get("dropped", {})),
+                   list(d.get("notes", [])), d.get("skipped"), d.get("format", ""))
 
     def to_dict(self) -> dict:
         return {
@@ -62,4 +84,6 @@ class IngestReport:
             "rows_dropped": self.rows_dropped,
             "dropped": dict(self.dropped),
             "notes": list(self.notes),
+            "skipped": self.skipped,
+            "format": self.format,
         }

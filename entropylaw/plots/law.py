@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.collections import PathCollection
 
+from entropylaw.fit import law as law_mod
 from entropylaw.plots.style import ENTROPY_LABEL, STEP_LABEL, color as palette, fmt, new_axes, numbers_box
 
 
@@ -104,9 +105,12 @@ def plot_law(H, R, fit, ax=None, label=None, color=None, numbers=True, bands="bo
     ax.set_xlabel(ENTROPY_LABEL)
     ax.set_ylabel(score_label(fit))
     if numbers:
-        numbers_box(ax, {"a": _ci_text(fit.a_, fit.a_ci_), "b": _ci_text(fit.b_, fit.b_ci_),
-                         "ceiling": _ci_text(fit.ceiling_, fit.ceiling_ci_), "R²": fit.r2_,
-                         "n": str(fit.n_)}, loc="lower left")
+        box = {"a": _ci_text(fit.a_, fit.a_ci_), "b": _ci_text(fit.b_, fit.b_ci_),
+               "ceiling": _ci_text(fit.ceiling_, fit.ceiling_ci_), "R²": fit.r2_, "n": str(fit.n_)}
+        trust = getattr(fit, "trust_", None)
+        if trust and trust != "good fit":  # the verdict sits next to the number it qualifies
+            box["trust"] = trust
+        numbers_box(ax, box, loc="lower left")
         ax.legend(loc="upper right", fontsize=7.5, frameon=False)
     return ax
 
@@ -118,6 +122,15 @@ def plot_fit(fit, ax=None, label=None, color=None, steps=None):
     if run and ax.get_title() == "":
         ax.set_title(f"{run}: R = -a·exp(H) + b" if fit.form == "exp" else f"{run}: {fit.form} form", fontsize=9)
     return ax.figure
+
+
+def draw_fit(fit, ax=None, **kwargs):
+    """:meth:`EntropyLawFit.plot`: :func:`plot_fit` on ``ax``, returning the axes."""
+    fig = plot_fit(fit, ax=ax, **kwargs)
+    return ax if ax is not None else fig.axes[0]
+
+
+law_mod.PLOTTER = draw_fit
 
 
 def plot_early(pairs, early, ax=None, label=None, color=None):

@@ -1,0 +1,169 @@
+"""The Python API: what the CLI does, in a notebook, in five lines.
+
+>>> import entropylaw as el
+>>> df = el.load("data/real")                                         # doctest: +SKIP
+>>> f = el.fit(df, run="verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512_verl-data")  # doctest: +SKIP
+>>> print(f)                         # a, b, ceiling with intervals, R², trust flag  # doctest: +SKIP
+>>> f.plot()                                                          # doctest: +SKIP
+
+Everything here is the same code the CLI, the report and ``make figures`` run: one
+score-choice rule, one minimum number of points, one trust rule
+(:mod:`entropylaw.fit.run`).
+
+- :func:`load` reads logs, tables, directories, ``wandb://`` URIs into the tidy run table;
+  the row accounts are in ``df.attrs["row_accounts"]`` and any loss is warned about.
+- :func:`fit` fits one run (or a pooled family) -> :class:`EntropyLawFit`;
+  :func:`fit_all` every run.
+- :func:`predict`: the paper's early-prediction protocol (observed later entropy).
+- :func:`forecast`: a true forecast from the first steps (no later information).
+- :func:`scale`: a, b and the ceiling vs model size; :func:`algorithms`: one law for
+  several algorithms, or one each; :func:`summary`: what was read.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from entropylaw import table
+from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning
+from entropylaw.fit.algorithms import AlgorithmTest
+from entropylaw.fit.early import EarlyPrediction
+from entropylaw.fit.law import EntropyLawFit
+from entropylaw.fit.pairing import check_pairs, pair
+from entropylaw.fit.run import fit_run, fit_runs, fits_frame
+from entropylaw.fit.scaling import SizeLaw
+from entropylaw.ingest.common import KeyOptions
+from entropylaw.ingest.dispatch import load as _load_sources
+from entropylaw.ingest.model_size import parse_params
+from entropylaw.plots import law as _plots_law  # noqa: F401  (gives EntropyLawFit.plot its drawer)
+from entropylaw.summary import summarize
+
+ACCOUNTS = "row_accounts"
+
+__all__ = ["load", "fit", "fit_all", "predict", "forecast", "scale", "algorithms", "summary",
+           "row_accounts", "EntropyLawFit", "fits_frame"]
+
+
+def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, algorithm=None,
+         dataset=None, params=None, run_id=None, logging_steps=None, skip_bad=False, warn=True) -> pd.DataFrame:
+    """Read logs / tables / directories / ``wandb://`` URIs into one tidy run table.
+
+    Keyword arguments are the CLI's source options (``--entropy-key`` ...). The row
+    account of every source (rows read, kept, dropped by reason, notes) is in
+    ``df.attrs["row_accounts"]``; when anything was dropped or skipped a
+    :class:`~entropylaw.errors.RowsDroppedWarning` says so (``warn=False`` to silence).
+    """
+    if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
+        paths = tuple(paths[0])
+    if not paths:
+        raise EntropyLawError("load: give at least one path (a log file, a run table, a directory or a wandb:// URI)")
+    if isinstance(val_keys, str):
+        val_keys = [val_keys]
+    opts = KeyOptions(entropy_key=entropy_key, score_key=score_key, val_keys=val_keys, model=model,
+                      algorithm=algorithm, dataset=dataset, run_id=run_id)
+    if logging_steps is not None:
+        opts.logging_steps = logging_steps
+    if params is not None:
+        opts.n_params = float(params) if not isinstance(params, str) else parse_params(params)
+    df, reports = _load_sources([os.fspath(p) for p in paths], opts, skip_bad=skip_bad)
+    df.attrs[ACCOUNTS] = [r.to_dict() for r in reports]
+    if warn:
+        for r in reports:
+            line = r.drop_line()
+            if line:
+                warnings.warn(line, RowsDroppedWarning, stacklevel=2)
+    return df
+
+
+def row_accounts(df: pd.DataFrame) -> list[dict]:
+    """The row accounts :func:`load` attached to ``df`` ([] for a table built otherwise)."""
+    return list(df.attrs.get(ACCOUNTS, []))
+
+
+def _runs(df: pd.DataFrame) -> list[str]:
+    if not table.is_table(df):
+        raise EntropyLawError("expected the tidy run table from entropylaw.load (columns run_id, step, metric, value)")
+    return table.run_ids(df)
+
+
+def _one_run(df: pd.DataFrame, run: str | None) -> str:
+    ids = _runs(df)
+    if run is None:
+        if len(ids) == 1:
+            return ids[0]
+        raise EntropyLawError(f"the table holds {len(ids)} runs: choose one with run=... "
+                              f"({', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''}), or use fit_all")
+    if run not in ids:
+        raise EntropyLawError(f"no run {run!r} in the table (runs: {', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''})")
+    return run
+
+
+def fit(df: pd.DataFrame, run: str | None = None, *, pool: bool | list = False, **options) -> EntropyLawFit:
+    """Fit R = -a*exp(H) + b to one run (``pool=True``: all runs, or a list of runs, as one family).
+
+    ``options``: ``y`` (score metric), ``x``, ``pairing``, ``form``, ``interval``, ``conf``,
+    ``robust``, ``errors_in_variables``, ``score_range``, ``n_boot``, ``seed``.
+    """
+    if pool:
+        ids = _runs(df) if pool is True else [_one_run(df, r) for r in pool]
+        return fit_runs(df, ids, pool=True, **options)[0]
+    return fit_run(df, _one_run(df, run), **options)
+
+
+def fit_all(df: pd.DataFrame, runs=None, *, skip_errors: bool = False, **options) -> list[EntropyLawFit]:
+    """:func:`fit` on every run (or ``runs``); ``fits_frame(fits)`` tabulates them."""
+    return fit_runs(df, runs if runs is not None else _runs(df), skip_errors=skip_errors, **options)
+
+
+def predict(df: pd.DataFrame, run: str | None = None, *, fit_frac=None, fit_steps=None, predict_steps=None,
+            y=None, x=table.ENTROPY, pairing="nearest-earlier", conf=0.95, score_range=None) -> EarlyPrediction:
+    """The paper's protocol (Fig. 5): fit on the first steps, predict each later score from its
+    *observed* entropy. Not a forecast (it uses later entropy): see :func:`forecast`."""
+    p = pair(df, _one_run(df, run), x=x, y=y, mode=pairing)
+    return EarlyPrediction(fit_steps=fit_steps, fit_frac=fit_frac, conf=conf, score_range=score_range,
+                           predict_steps=predict_steps).fit(p)
+
+
+def forecast(df: pd.DataFrame, run: str | None = None, **options):
+    """Forecast a run's score from its first steps, using no later information (see
+    :mod:`entropylaw.fit.forecast`)."""
+    from entropylaw.fit.forecast import forecast_table
+
+    return forecast_table(df, _one_run(df, run), **options)
+
+
+def scale(df: pd.DataFrame, runs=None, *, conf=0.95, **options) -> SizeLaw:
+    """a, b and the ceiling linear in log10(non-embedding parameters) over runs of several sizes."""
+    ids = list(runs) if runs is not None else _runs(df)
+    meta = table.runs(df).set_index("run_id")
+    sizes = meta.loc[ids, "n_params_nonembedding"].to_numpy(dtype=float)
+    total = meta.loc[ids, "n_params"].to_numpy(dtype=float)
+    fallback = ~np.isfinite(sizes) & np.isfinite(total)
+    if fallback.any():
+        warnings.warn(f"{int(fallback.sum())} run(s) have no non-embedding parameter count; using total parameters "
+                      "(give --config config.json for exact counts)", EntropyLawWarning, stacklevel=2)
+        sizes = np.where(fallback, total, sizes)
+    fits = fit_runs(df, ids, conf=conf, compare=False, **options)
+    return SizeLaw(conf=conf).fit(sizes, [f.a_ for f in fits], [f.b_ for f in fits], labels=ids)
+
+
+def algorithms(df: pd.DataFrame, runs=None, *, conf=0.95, y=None, x=table.ENTROPY, pairing="nearest-earlier",
+               score_range=None) -> AlgorithmTest:
+    """One shared (a, b) for several algorithms against one per algorithm (F-test, AIC)."""
+    ids = list(runs) if runs is not None else _runs(df)
+    meta = table.runs(df).set_index("run_id")
+    pairs = {}
+    for r in ids:
+        p = pair(df, r, x=x, y=y, mode=pairing)
+        check_pairs(p["H"], p["R"], where=f"run {r!r}", score_range=score_range)
+        pairs[r] = p
+    return AlgorithmTest(conf=conf).fit(pairs, {r: meta.loc[r, "algorithm"] for r in pairs})
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per run: steps, the keys read, first/last entropy, score and validation."""
+    return summarize(df)

@@ -1,0 +1,28 @@
+"""``entropylaw summary INPUT...``: one line per run of what was read (see :mod:`entropylaw.summary`)."""
+
+from __future__ import annotations
+
+from entropylaw.cli.sources import add_source_arguments, load_from_args, with_accounts
+from entropylaw.summary import format_summary, summarize
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("summary", help="per-run summary of logs or run tables",
+                              description="Read any logs / tables / directories / wandb:// URIs and print one "
+                                          "line per run: steps, keys used, first/last entropy, score, validation.")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="log file, run table, directory or wandb:// URI")
+    add_source_arguments(p)
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    df = load_from_args(args, args.inputs)
+    summary = summarize(df)
+    if args.json:
+        from entropylaw.fileio import dumps
+
+        print(dumps(with_accounts({"runs": summary.to_dict(orient="records")}, df), indent=1))
+    else:
+        print(format_summary(summary))
+    return 0

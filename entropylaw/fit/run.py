@@ -1,0 +1,153 @@
+"""The one fit pipeline: a run of the tidy table -> a fitted, judged :class:`EntropyLawFit`.
+
+The CLI (``fit``, ``summary``), the report, the figures, the analysis scripts and the
+Python API all fit through :func:`fit_run` / :func:`fit_runs`, so one rule decides which
+score is fitted (:func:`entropylaw.fit.pairing.score_key`), one constant the minimum
+number of points (:data:`MIN_POINTS`), and one function whether a fit can be trusted
+(:func:`judge`).
+
+Each fit carries, besides its estimates: the keys it used, whether the score is a
+validation score or the training reward (``score_kind``), the functional form AIC and
+BIC prefer (never a form whose shape parameter sits at its bound), and a trust flag:
+
+- ``good fit``: a > 0 and distinguishable from 0, R² >= 0.5, enough points;
+- ``weak fit``: usable with care (the reasons say why);
+- ``law does not apply``: a <= 0, entropy rising over the run, a degenerate score.
+
+>>> import numpy as np
+>>> from entropylaw import table
+>>> steps = np.arange(1, 41)
+>>> H = 0.05 + np.exp(-steps / 10)
+>>> R = 0.8 - 0.2 * np.exp(H) + 0.005 * np.sin(steps)
+>>> t = table.concat([table.from_records([(int(s), "entropy", h) for s, h in zip(steps, H)], run_id="r"),
+...                   table.from_records([(int(s), "val/gsm8k", r) for s, r in zip(steps, R)], run_id="r")])
+>>> f = fit_run(t, "r")
+>>> round(f.ceiling_, 2), f.trust_, f.meta_["score_kind"]
+(0.6, 'good fit', 'validation')
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from entropylaw import table
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.fit import forms as forms_mod
+from entropylaw.fit.applicability import law_applies
+from entropylaw.fit.law import EntropyLawFit, fit_family, fit_pairs
+from entropylaw.fit.pairing import MIN_POINTS, MODES, pair  # noqa: F401  (MIN_POINTS: re-exported)
+GOOD, WEAK, NOT_APPLICABLE = "good fit", "weak fit", "law does not apply"
+TRUST_LEVELS = (GOOD, WEAK, NOT_APPLICABLE)
+MIN_R2_GOOD = 0.5
+MIN_N_GOOD = 10
+
+
+def score_kind(y_key: str) -> str:
+    """``validation`` for ``val/*`` scores, ``training score`` for the rollouts' own reward."""
+    return "validation" if str(y_key).startswith(table.VAL_PREFIX) else "training score"
+
+
+def judge(fit: EntropyLawFit, extra_reasons: tuple[tuple[str, str], ...] = ()) -> tuple[str, list[str]]:
+    """The trust flag of a fit and its reasons (worst level wins).
+
+    ``extra_reasons`` are (level, reason) pairs found outside the fit itself, e.g. an
+    entropy that rises over the run.
+    """
+    reasons: list[tuple[str, str]] = list(extra_reasons)
+    if fit.a_ <= 0:
+        reasons.append((NOT_APPLICABLE, f"a = {fit.a_:.3g} <= 0: the score does not rise as entropy falls"))
+    elif fit.a_stderr_ > 0 and fit.a_ / fit.a_stderr_ < 2:
+        reasons.append((WEAK, f"a = {fit.a_:.3g} ± {fit.a_stderr_:.2g} is not distinguishable from 0"))
+    if np.isfinite(fit.r2_) and fit.r2_ < MIN_R2_GOOD:
+        reasons.append((WEAK, f"R² = {fit.r2_:.2f} < {MIN_R2_GOOD}: the law explains little of the score"))
+    if fit.n_ < MIN_N_GOOD:
+        reasons.append((WEAK, f"only {fit.n_} points"))
+    lo, hi = fit.ceiling_ci_
+    if fit.score_range is not None:
+        s_lo, s_hi = fit.score_range
+        if lo < s_lo or hi > s_hi:
+            reasons.append((WEAK, f"ceiling interval [{lo:.3g}, {hi:.3g}] leaves the score range "
+                                  f"[{s_lo:g}, {s_hi:g}]"))
+    elif 0 <= fit.R_.min() and fit.R_.max() <= 1 and (hi > 1 or lo < 0):
+        reasons.append((WEAK, f"ceiling interval [{lo:.3g}, {hi:.3g}] leaves [0, 1], the range of a fraction"))
+    if not reasons:
+        return GOOD, []
+    level = max((lvl for lvl, _ in reasons), key=TRUST_LEVELS.index)
+    return level, [r for _, r in reasons]
+
+
+def _compare(fit: EntropyLawFit) -> None:
+    comp = forms_mod.compare_forms(fit.H_, fit.R_, fit.w_)
+    best = forms_mod.winner(comp)
+    fit.forms_ = comp
+    fit.best_form_aic_, fit.best_form_bic_ = best["aic"], best["bic"]
+
+
+def _attach(fit: EntropyLawFit, df: pd.DataFrame, run_ids: list[str], y_key: str, compare: bool) -> EntropyLawFit:
+    meta = table.runs(df[df["run_id"].isin(run_ids)])
+    fit.meta_["score_kind"] = score_kind(y_key)
+    fit.meta_["source"] = ", ".join(sorted({str(s) for s in meta["source"]}))
+    extra = []
+    if fit.meta_["score_kind"] != "validation":
+        fit.meta_["note"] = "fitted on the training score: the run logs no validation score"
+    for run_id in run_ids:
+        h = table.series(df, run_id, fit.meta_.get("x_key") or table.ENTROPY)
+        r = table.series(df, run_id, y_key)
+        # an accuracy lives in [0, 1]; a training reward (a sum of reward functions) need not
+        rng = fit.score_range or ((0.0, 1.0) if fit.meta_["score_kind"] == "validation" else None)
+        verdict, why = law_applies(h.index.to_numpy(), h.to_numpy(), r.to_numpy(), score_range=rng,
+                                   score_steps=r.index.to_numpy())
+        if verdict != "applies":
+            extra += [(NOT_APPLICABLE, f"{run_id}: {w}" if len(run_ids) > 1 else w) for w in why]
+    if compare:
+        _compare(fit)
+    fit.trust_, fit.trust_reasons_ = judge(fit, tuple(extra))
+    if extra and fit.warn:  # the fit's own warnings already said what it saw (a <= 0 ...)
+        warnings.warn(f"{fit.where_}: the law does not apply ({'; '.join(r for _, r in extra)}); "
+                      "its ceiling is not a forecast", EntropyLawWarning, stacklevel=3)
+    return fit
+
+
+def fit_run(df: pd.DataFrame, run_id: str, *, y: str | None = None, x: str = table.ENTROPY,
+            pairing: str = "nearest-earlier", compare: bool = True, **options) -> EntropyLawFit:
+    """Fit one run of a tidy table. ``options`` go to :class:`EntropyLawFit` (form, interval, conf ...)."""
+    if pairing not in MODES:
+        raise EntropyLawError(f"unknown pairing {pairing!r} (expected one of {', '.join(MODES)})")
+    p = pair(df, run_id, x=x, y=y, mode=pairing)
+    fit = fit_pairs(p, **options)
+    return _attach(fit, df, [run_id], p.attrs["y_key"], compare)
+
+
+def fit_runs(df: pd.DataFrame, run_ids=None, *, pool: bool = False, y: str | None = None,
+             x: str = table.ENTROPY, pairing: str = "nearest-earlier", compare: bool = True,
+             skip_errors: bool = False, **options) -> list[EntropyLawFit]:
+    """Fit every run (or ``run_ids``); ``pool=True`` fits them as one family (one a, b).
+
+    With ``skip_errors`` a run that cannot be fitted is left out with a warning saying why
+    (the figures and the report do this); otherwise its one-line error is raised.
+    """
+    ids = list(run_ids) if run_ids is not None else table.run_ids(df)
+    if not ids:
+        raise EntropyLawError("no runs to fit")
+    if pool:
+        pairs = [pair(df, r, x=x, y=y, mode=pairing) for r in ids]
+        fit = fit_family(pairs, **options)
+        ykeys = {p.attrs["y_key"] for p in pairs}
+        return [_attach(fit, df, ids, sorted(ykeys)[0], compare)]
+    fits = []
+    for run_id in ids:
+        try:
+            fits.append(fit_run(df, run_id, y=y, x=x, pairing=pairing, compare=compare, **options))
+        except EntropyLawError as err:
+            if not skip_errors:
+                raise
+            warnings.warn(f"run {run_id!r} not fitted: {err}", EntropyLawWarning, stacklevel=2)
+    return fits
+
+
+def fits_frame(fits: list[EntropyLawFit]) -> pd.DataFrame:
+    """One row of :meth:`EntropyLawFit.to_dict` per fit."""
+    return pd.DataFrame([f.to_dict() for f in fits])

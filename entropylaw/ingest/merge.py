@@ -1,0 +1,120 @@
+"""One run read from several files: resumed segments and one run's logs in several formats.
+
+Two tables from different sources with the same run id are one run when either
+
+- the later one *resumes* the earlier (it starts at a later step): its rows win from
+  its first step on, and every row of the earlier segment at or after that step is
+  dropped as ``superseded by resumed segment`` (counted in the earlier source's account);
+- they come in *different formats* and *agree* wherever both logged the same (step,
+  metric) (TRL's trainer_state.json, TensorBoard events and W&B run of one training
+  run): the union is kept, and each repeated (step, metric) is dropped from the later
+  source as ``also in <source>``. (Two files of one format with the same name that start
+  at the same step are two runs, even with equal values: a copied log is not a resume.)
+
+Otherwise they are two runs and the second gets a new id (``id-2``), as before.
+
+>>> from entropylaw import table
+>>> from entropylaw.ingest.report import IngestReport
+>>> a = table.from_records([(s, "entropy", 1.0 / s) for s in range(1, 6)], run_id="r", source="a.log")
+>>> b = table.from_records([(s, "entropy", 2.0 / s) for s in range(4, 9)], run_id="r", source="b.log")
+>>> ra, rb = IngestReport("a.log"), IngestReport("b.log")
+>>> ra.read(5); ra.keep(5); rb.read(5); rb.keep(5)
+>>> (df, _), (empty, _) = merge_same_runs([(a, ra), (b, rb)])
+>>> table.series(df, "r", "entropy").index.tolist(), len(empty), ra.line()
+([1, 2, 3, 4, 5, 6, 7, 8], 0, 'a.log: read 5 rows, kept 3, dropped 2 (superseded by resumed segment: 2)')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from entropylaw import table
+from entropylaw.ingest.report import IngestReport
+
+SUPERSEDED = "superseded by resumed segment"
+AGREE_RTOL = 1e-5  # float32 event files against float64 JSON
+
+
+def _first_step(df: pd.DataFrame) -> int:
+    return int(df["step"].min())
+
+
+def _agree(a: pd.DataFrame, b: pd.DataFrame) -> tuple[bool, int]:
+    """Do the common (step, metric) cells of two one-run tables hold the same values?"""
+    m = a[["step", "metric", "value"]].astype({"metric": str}).merge(
+        b[["step", "metric", "value"]].astype({"metric": str}), on=["step", "metric"])
+    if m.empty:
+        return False, 0
+    ok = np.isclose(m["value_x"], m["value_y"], rtol=AGREE_RTOL, atol=1e-9)
+    return bool(ok.all()), len(m)
+
+
+def _merge_pair(kept: pd.DataFrame, kept_report: IngestReport, new: pd.DataFrame,
+                new_report: IngestReport) -> pd.DataFrame | None:
+    """``kept`` and ``new`` as one run, or None when they are two runs."""
+    same, n_common = _agree(kept, new) if kept_report.format != new_report.format else (False, 0)
+    if same:
+        key = pd.MultiIndex.from_frame(new[["step", "metric"]].astype({"metric": str}))
+        have = pd.MultiIndex.from_frame(kept[["step", "metric"]].astype({"metric": str}))
+        dup = key.isin(have)
+        if dup.any():
+            _move(new_report, f"also in {kept_report.source}", int(dup.sum()))
+        new_report.note(f"same run as {kept_report.source} (values agree at {n_common} common points): merged")
+        return pd.concat([kept, new[~dup]], ignore_index=True)
+    start = _first_step(new)
+    if start > _first_step(kept):
+        old = kept["step"].to_numpy() >= start
+        if old.any():
+            _move(kept_report, SUPERSEDED, int(old.sum()))
+        kept_report.note(f"resumed at step {start} in {new_report.source}: kept the later segment "
+                         f"from there on, dropped {int(old.sum())} earlier rows")
+        return pd.concat([kept[~old], new], ignore_index=True)
+    return None
+
+
+def _move(report: IngestReport, reason: str, n: int) -> None:
+    """Rows a reader kept that the merge drops: kept -> dropped, so read = kept + dropped holds."""
+    report.rows_kept -= n
+    report.drop(reason, n)
+
+
+def merge_same_runs(pieces: list[tuple[pd.DataFrame, IngestReport]]) -> list[tuple[pd.DataFrame, IngestReport]]:
+    """Merge pieces (one table per source, from :func:`entropylaw.ingest.dispatch.load`) that are one run.
+
+    Only single-run pieces from different sources are merged; the merged run keeps the
+    earliest piece's metadata and lists every source.
+    """
+    groups: dict[str, list[int]] = {}
+    for i, (df, _) in enumerate(pieces):
+        ids = pd.unique(df["run_id"]) if len(df) else []
+        if len(ids) == 1:
+            groups.setdefault(str(ids[0]), []).append(i)
+    merged_into: dict[int, int] = {}
+    frames = {i: df for i, (df, _) in enumerate(pieces)}
+    for run_id, members in groups.items():
+        if len(members) < 2:
+            continue
+        members = sorted(members, key=lambda i: (_first_step(pieces[i][0]), i))
+        head = members[0]
+        for i in members[1:]:
+            if pieces[i][1].source == pieces[head][1].source:
+                continue
+            out = _merge_pair(frames[head], pieces[head][1], frames[i], pieces[i][1])
+            if out is None:
+                continue
+            frames[head] = out
+            merged_into[i] = head
+    result = []
+    for i, (_, report) in enumerate(pieces):
+        if i in merged_into:
+            result.append((frames[i].iloc[0:0], report))
+            continue
+        df = frames[i]
+        sources = [pieces[j][1].source for j, h in merged_into.items() if h == i]
+        if sources:
+            df = df.sort_values(["step"], kind="stable").reset_index(drop=True)
+            table.set_text(df, "source", ", ".join([pieces[i][1].source] + sources))
+            df = table.conform(df)
+        result.append((df, report))
+    return result
