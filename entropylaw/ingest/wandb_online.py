@@ -43,7 +43,7 @@ from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import atomic_write, write_json
 from entropylaw.ingest.common import RawRun
-from entropylaw.ingest.keys import ENTROPY_KEYS, RESPONSE_LENGTH_KEYS, SCORE_KEYS, _VAL_PATTERNS
+from entropylaw.ingest.keys import is_candidate
 from entropylaw.ingest.wandb_offline import NON_NUMERIC, meta_from_config
 
 DEFAULT_CACHE = Path("~/.cache/entropylaw/wandb")
@@ -200,9 +200,10 @@ def needed_keys(available: Iterable[str]) -> list[str]:
 
     >>> needed_keys(["actor/entropy", "actor/pg_loss", "critic/score/mean", "val-core/gsm8k/acc/mean@1", "_step"])
     ['actor/entropy', 'critic/score/mean', 'val-core/gsm8k/acc/mean@1']
+    >>> needed_keys(["train/reward", "train/rewards/accuracy_reward/mean", "eval/rewards/accuracy_reward/mean"])
+    ['train/reward', 'train/rewards/accuracy_reward/mean', 'eval/rewards/accuracy_reward/mean']
     """
-    wanted = set(ENTROPY_KEYS) | set(SCORE_KEYS) | set(RESPONSE_LENGTH_KEYS)
-    return [k for k in available if k in wanted or any(p.match(k) for p, _rank in _VAL_PATTERNS)]
+    return [k for k in available if is_candidate(k)]
 
 
 def _download(client: _Client, run, spec, uri: str) -> pd.DataFrame:
