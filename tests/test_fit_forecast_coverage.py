@@ -33,8 +33,8 @@ def _sim(kind, rng):
     return RunData.from_arrays(steps, y, **extra)
 
 
-@pytest.mark.parametrize("kind, n_sims, n_boot", [("exp-saturation", 200, 40), ("power", 200, 40),
-                                                  ("law+entropy", 100, 30)])
+@pytest.mark.parametrize("kind, n_sims, n_boot", [("exp-saturation", 200, 40), ("power", 150, 40),
+                                                  ("law+entropy", 80, 30)])
 def test_ninety_percent_intervals_cover_in_simulation(kind, n_sims, n_boot):
     rng = np.random.default_rng(2024)
     covered, widths = [], []
