@@ -24,6 +24,7 @@ Select rows with your mask (``out["logp"][mask]``) or use ``torch.nanmean``.
 The vocabulary is split across programs (``splits``) when there are few row blocks, so a
 short batch still fills the GPU; the per-split moments are merged in float32 by
 :func:`_combine`. A vocabulary that is not a multiple of the tile is masked per column.
+Gradients, masking and checks live in the wrapper :func:`fused_token_stats`.
 
 Backward: not fused. When ``hidden`` or ``weight`` requires grad, ``logp`` and ``entropy``
 are differentiable: their values come from the kernel, their gradients from the torch
@@ -68,6 +69,9 @@ except ImportError:  # pragma: no cover - exercised when triton is absent
 IGNORE_INDEX = -100
 STATS = ("logp", "entropy", "lse", "sum_p2")
 _INPUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
+# (block_n, block_v, block_d, num_warps, num_stages): 16-bit inputs use sm_90 wgmma tiles (186 registers,
+# no spills, by ptxas -v offline); IEEE fp32 products need smaller tiles (128x128 spilled ~10 KB)
+_DEFAULT_BLOCKS = {True: (64, 64, 32, 8, 2), False: (128, 128, 64, 8, 3)}
 
 
 def interpreting() -> bool:
@@ -194,10 +198,10 @@ def _launch(h, W, y, temperature, interp, splits, block_n, block_v, block_d, num
     fp32 = h.dtype == torch.float32
     grid = (triton.cdiv(n, block_n), splits)
     _kernel(interp)[grid](h, W, y, part, n, V, d, h.stride(0), h.stride(1), W.stride(0), W.stride(1),
-                    1.0 / temperature, per_split, BLOCK_N=block_n, BLOCK_V=block_v, BLOCK_D=block_d,
-                    # fp32 inputs: IEEE products (TF32 would cost ~1e-3 relative); 16-bit: the default
-                    PRECISION="ieee" if fp32 else None, UPCAST=interp and not fp32,
-                    num_warps=num_warps, num_stages=num_stages)
+                          1.0 / temperature, per_split, BLOCK_N=block_n, BLOCK_V=block_v, BLOCK_D=block_d,
+                          # fp32 inputs: IEEE products (TF32 would cost ~1e-3 relative); 16-bit: the default
+                          PRECISION="ieee" if fp32 else None, UPCAST=interp and not fp32,
+                          num_warps=num_warps, num_stages=num_stages)
     return _combine(part)
 
 
@@ -259,19 +263,23 @@ def _shape(t):
 
 def fused_token_stats(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor,
                       mask: torch.Tensor | None = None, temperature: float = 1.0, *,
-                      ignore_index: int = IGNORE_INDEX, splits: int | None = None, block_n: int = 128,
-                      block_v: int = 128, block_d: int = 64, num_warps: int = 8, num_stages: int = 3) -> dict:
+                      ignore_index: int = IGNORE_INDEX, splits: int | None = None, block_n: int | None = None,
+                      block_v: int | None = None, block_d: int | None = None, num_warps: int | None = None,
+                      num_stages: int | None = None) -> dict:
     """Per-row ``logp``, ``entropy``, ``lse``, ``sum_p2`` (float32 [N]; NaN where masked).
 
     ``mask`` (bool [N], True = real token) and ``targets == ignore_index`` both mark padding.
     ``splits`` (vocabulary splits per row block) defaults to filling 2 waves of the GPU's SMs.
-    Block sizes must be powers of two >= 16.
+    Block sizes must be powers of two >= 16; unset ones take the defaults for the input dtype.
     """
     if triton is None:
         raise EntropyLawError("fused_token_stats: triton is not installed (pip install triton); "
                               "use entropylaw.probe.stream instead")
     interpret = interpreting()
     _check(hidden, weight, targets, mask, temperature, interpret)
+    given = (block_n, block_v, block_d, num_warps, num_stages)
+    block_n, block_v, block_d, num_warps, num_stages = (
+        b if b is not None else dflt for b, dflt in zip(given, _DEFAULT_BLOCKS[hidden.dtype == torch.float32]))
     for name, b in (("block_n", block_n), ("block_v", block_v), ("block_d", block_d)):
         if b < 16 or b & (b - 1):
             raise EntropyLawError(f"fused_token_stats: {name} must be a power of two >= 16, got {b}")
