@@ -42,6 +42,8 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
+from entropylaw.errors import EntropyLawError
+
 TERMINATED_EXIT = 128 + signal.SIGTERM  # what a shell reports for a process ended by SIGTERM
 
 
@@ -114,8 +116,6 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     that were not rewritten are kept (``--out`` may be a directory the user shares).
     On any exception, or SIGTERM, the temporary directory is removed.
     """
-    from entropylaw.errors import EntropyLawError
-
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise EntropyLawError(f"{path}: exists and is not a directory")

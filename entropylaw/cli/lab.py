@@ -14,7 +14,15 @@ import argparse
 import json
 import sys
 
+from entropylaw import table
 from entropylaw._optional import require
+from entropylaw.errors import EntropyLawError
+from entropylaw.lab.config import RunConfig
+from entropylaw.lab.export import sweep_table
+from entropylaw.lab.loggers import parse_loggers
+from entropylaw.lab.models import PRESETS, nonembedding_params, total_params
+from entropylaw.lab.sweep import load_sweep, run_sweep as sweep
+from entropylaw.lab.tokenizer import CharTokenizer
 
 
 def add_parser(subparsers) -> None:
@@ -68,8 +76,6 @@ def _quiet_transformers() -> None:
 
 
 def _parse_sets(items: list[str]) -> dict:
-    from entropylaw.errors import EntropyLawError
-
     out = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -89,9 +95,7 @@ def _require_torch(purpose: str) -> None:
 
 def run_one(args) -> int:
     _require_torch("entropylaw lab run")
-    from entropylaw.lab.config import RunConfig
-    from entropylaw.lab.loggers import parse_loggers
-    from entropylaw.lab.trainer import LabRun
+    from entropylaw.lab.trainer import LabRun  # torch
 
     spec = {"size": args.size, "algo": args.algo, "intervention": args.intervention, "steps": args.steps,
             "seed": args.seed, **_parse_sets(args.set)}
@@ -109,9 +113,6 @@ def run_one(args) -> int:
 
 def run_sweep(args) -> int:
     _require_torch("entropylaw lab sweep")
-    from entropylaw.lab.loggers import parse_loggers
-    from entropylaw.lab.sweep import load_sweep, run_sweep as sweep
-
     configs, loggers = load_sweep(args.config)
     if args.check:
         for cfg in configs:
@@ -127,9 +128,6 @@ def run_sweep(args) -> int:
 
 
 def run_export(args) -> int:
-    from entropylaw import table
-    from entropylaw.lab.export import sweep_table
-
     t = sweep_table(args.sweep_dir, finished_only=not args.include_unfinished)
     table.write(t, args.to)
     print(f"wrote {args.to}: {t['run_id'].nunique()} runs, {len(t)} rows")
@@ -137,9 +135,6 @@ def run_export(args) -> int:
 
 
 def run_sizes(args) -> int:
-    from entropylaw.lab.models import PRESETS, nonembedding_params, total_params
-    from entropylaw.lab.tokenizer import CharTokenizer
-
     vocab = CharTokenizer().vocab_size
     print(f"{'size':<5} {'d_model':>7} {'layers':>6} {'heads':>5} {'d_ff':>5} {'non-embedding':>14} {'total':>10}")
     for spec in PRESETS.values():

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from entropylaw.errors import EntropyLawError
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("probe", help="token covariance, interventions and the entropy-change ladder",
@@ -50,8 +52,6 @@ def add_parser(subparsers) -> None:
 
 
 def _parse_sets(items):
-    from entropylaw.errors import EntropyLawError
-
     out = {}
     for item in items:
         if "=" not in item:
@@ -68,7 +68,6 @@ def load_inputs(args):
     """Model, tokenizer and checked sequences (every user error raised before any output)."""
     from transformers import AutoTokenizer
 
-    from entropylaw.errors import EntropyLawError
     from entropylaw.probe import model as M
     from entropylaw.probe.rollouts import encode, read_rollouts
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import argparse
 
+from entropylaw import table
+from entropylaw.errors import EntropyLawError
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("probe-checkpoints", help="policy entropy / accuracy of saved checkpoints",
@@ -31,9 +34,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from entropylaw import table
-    from entropylaw.errors import EntropyLawError
-    from entropylaw.probe.checkpoints import probe_checkpoints
+    from entropylaw.probe.checkpoints import probe_checkpoints  # torch
 
     if args.samples < 1:
         raise EntropyLawError("--samples must be >= 1")

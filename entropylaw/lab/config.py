@@ -15,6 +15,7 @@ import difflib
 from dataclasses import asdict, dataclass, field, fields
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.lab.models import size_spec
 
 ALGORITHMS = ("grpo", "rloo", "reinforce++", "reinforce")
 
@@ -49,8 +50,7 @@ class RunConfig:
     intervention_args: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        from entropylaw.lab.models import size_spec
-        from entropylaw.probe.interventions import INTERVENTIONS
+        from entropylaw.probe.interventions import INTERVENTIONS  # torch
 
         size_spec(self.size)  # raises for an unknown size
         if self.algo not in ALGORITHMS:

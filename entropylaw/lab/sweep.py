@@ -40,6 +40,7 @@ from pathlib import Path
 from entropylaw.errors import EntropyLawError
 from entropylaw.lab.config import RunConfig, _did_you_mean
 from entropylaw.lab.loggers import parse_loggers
+from entropylaw.lab.models import nonembedding_params
 
 LIST_KEYS = {"sizes": "size", "algos": "algo", "interventions": "intervention", "seeds": "seed"}
 
@@ -152,8 +153,6 @@ def run_sweep(path: str | Path, out_dir: str | Path, device: str | None = None, 
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
-
-        from entropylaw.lab.models import nonembedding_params
 
         todo.sort(key=lambda lab: -nonembedding_params(lab.spec))  # longest first packs the workers best
         ctx = multiprocessing.get_context("spawn")

@@ -36,6 +36,10 @@ from entropylaw.lab.export import run_meta
 from entropylaw.lab.loggers import MultiLogger, truncate_after
 from entropylaw.lab.metrics import (covariance_summary, response_level_covariance, seq_mean_token_mean,
                                     token_mean)
+from entropylaw.lab.models import build_model, check_fits, size_spec
+from entropylaw.lab.task import SumTask, prompt_lines
+from entropylaw.lab.tokenizer import CharTokenizer
+from entropylaw.lab.warmstart import WarmStartConfig, load_or_train
 from entropylaw.runformat import DONE_JSON, RUN_JSON, read_run_json, write_run_json
 
 DONE = DONE_JSON
@@ -70,10 +74,6 @@ class LabRun:
 
     def __init__(self, cfg: RunConfig, out_dir, loggers=("jsonl", "csv"), device: str | None = None,
                  warmstart_dir=None, progress: bool = True):
-        from entropylaw.lab.models import check_fits, size_spec
-        from entropylaw.lab.task import SumTask
-        from entropylaw.lab.tokenizer import CharTokenizer
-
         self.cfg = cfg
         self.out_dir = Path(out_dir)
         self.loggers = list(loggers)
@@ -102,22 +102,16 @@ class LabRun:
                                   f"({self.out_dir / RUN_JSON}); choose another --out or delete it")
         if theirs is None or "meta" not in theirs:  # new, or written before run.json carried meta
             write_run_json(self.out_dir, mine["config"], mine["task"], run_meta(mine["config"]))
-        from entropylaw.lab.task import prompt_lines
-
         # the validation prompts, for `entropylaw probe-checkpoints --prompts`
         (self.out_dir / "val_prompts.jsonl").write_text(
             "".join(line + "\n" for line in prompt_lines(self.task, self.task.val_set(self.cfg.val_size), self.tok)))
 
     def _build(self):
-        from entropylaw.lab.models import build_model
-
         return build_model(self.spec, self.tok.vocab_size, self.tok.pad_id, self.tok.bos_id,
                            self.tok.eos_id, self.task.prompt_len + 1 + self.max_new)
 
     def warm_start(self):
         """(model, path): the cached warm start for this size and seed (trained if absent)."""
-        from entropylaw.lab.warmstart import WarmStartConfig, load_or_train
-
         ws_cfg = WarmStartConfig(sft_steps=self.cfg.sft_steps, error_rate=self.cfg.sft_error_rate)
         return load_or_train(self.warmstart_dir, self.cfg.size, self.cfg.seed, self.task, self.tok, ws_cfg,
                              self._build, self.device)

@@ -15,7 +15,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from entropylaw import table
 from entropylaw.errors import EntropyLawError
+from entropylaw.probe import model as M
+from entropylaw.probe.forward import collect_stats
+from entropylaw.probe.generate import read_prompts, sample
+from entropylaw.probe.rewards import load_reward
 
 _STEP = re.compile(r"(?:checkpoint|global_step|step)[-_]?(\d+)", re.IGNORECASE)
 
@@ -42,12 +47,6 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
                       run_id: str | None = None, device: str = "auto", dtype: str = "auto",
                       chunk_size: int = 8192, seed: int = 0, tokenizer_path: str | None = None):
     """Run table (entropylaw.table schema) with one row per checkpoint and metric."""
-    from entropylaw import table
-    from entropylaw.probe import model as M
-    from entropylaw.probe.forward import collect_stats
-    from entropylaw.probe.generate import read_prompts, sample
-    from entropylaw.probe.rewards import load_reward
-
     reward_fn = load_reward(reward) if reward else None
     metric = metric or f"val/{Path(prompts_path).stem}"
     if not (metric == "score" or metric.startswith("val/")):
