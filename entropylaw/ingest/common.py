@@ -37,6 +37,7 @@ import pandas as pd
 from entropylaw import table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.ingest.keys import KeyMap, detect_keys
+from entropylaw.ingest.model_size import params_from_name
 from entropylaw.ingest.report import IngestReport
 
 NON_FINITE = "non-finite value"
@@ -279,8 +280,6 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
         meta["n_params_nonembedding"] = opts.n_params_nonembedding
     meta = {k: v for k, v in meta.items() if k in table.META_DEFAULTS}
     if meta.get("model") and not np.isfinite(float(meta.get("n_params", np.nan))):
-        from entropylaw.ingest.model_size import params_from_name
-
         meta["n_params"] = params_from_name(meta["model"])
     meta.update(source=raw.source, entropy_key=km.entropy, score_key=km.score,
                 val_keys=json.dumps(km.val, sort_keys=True))
@@ -343,8 +342,6 @@ def model_from_filename(path) -> str:
     import math
     import re
     from pathlib import PurePath
-
-    from entropylaw.ingest.model_size import params_from_name
 
     stem = _stem(PurePath(str(path)).name)
     hits = [part for part in re.split(r"[_\s]+", stem)

@@ -49,6 +49,7 @@ import numpy as np
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
+from entropylaw.ingest.keys import detect_keys
 from entropylaw.ingest.verl_echo import EchoCollector, echo_rows
 
 NON_NUMERIC = "non-numeric value"
@@ -319,8 +320,6 @@ def _dataset_from_files(text: str) -> str:
 
 def dataset_from_val_keys(keys) -> str:
     """Dataset names from validation keys (``val/test_score/openai/gsm8k`` -> ``gsm8k``)."""
-    from entropylaw.ingest.keys import detect_keys
-
     names = []
     for canon in detect_keys(keys).val:
         bench = canon.removeprefix("val/").rsplit("/", 1)[-1].lower()
