@@ -32,6 +32,7 @@ from entropylaw import table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning
 from entropylaw.fit.algorithms import AlgorithmTest
 from entropylaw.fit.early import EarlyPrediction
+from entropylaw.fit.forecast import Forecast, forecast_table
 from entropylaw.fit.law import EntropyLawFit
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.run import fit_run, fit_runs, fits_frame
@@ -39,17 +40,19 @@ from entropylaw.fit.scaling import SizeLaw
 from entropylaw.ingest.common import KeyOptions
 from entropylaw.ingest.dispatch import load as _load_sources
 from entropylaw.ingest.model_size import parse_params
+from entropylaw.plots import forecast as _plots_forecast  # noqa: F401  (gives Forecast.plot its drawer)
 from entropylaw.plots import law as _plots_law  # noqa: F401  (gives EntropyLawFit.plot its drawer)
 from entropylaw.summary import summarize
 
 ACCOUNTS = "row_accounts"
 
 __all__ = ["load", "fit", "fit_all", "predict", "forecast", "scale", "algorithms", "summary",
-           "row_accounts", "EntropyLawFit", "fits_frame"]
+           "row_accounts", "EntropyLawFit", "Forecast", "fits_frame"]
 
 
 def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, algorithm=None,
-         dataset=None, params=None, run_id=None, logging_steps=None, skip_bad=False, warn=True) -> pd.DataFrame:
+         dataset=None, params=None, run_id=None, logging_steps=None, reward_func=None, skip_bad=False,
+         warn=True) -> pd.DataFrame:
     """Read logs / tables / directories / ``wandb://`` URIs into one tidy run table.
 
     Keyword arguments are the CLI's source options (``--entropy-key`` ...). The row
@@ -67,6 +70,8 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
                       algorithm=algorithm, dataset=dataset, run_id=run_id)
     if logging_steps is not None:
         opts.logging_steps = logging_steps
+    if reward_func is not None:
+        opts.reward_func = reward_func
     if params is not None:
         opts.n_params = float(params) if not isinstance(params, str) else parse_params(params)
     df, reports = _load_sources([os.fspath(p) for p in paths], opts, skip_bad=skip_bad)
@@ -128,12 +133,17 @@ def predict(df: pd.DataFrame, run: str | None = None, *, fit_frac=None, fit_step
                            predict_steps=predict_steps).fit(p)
 
 
-def forecast(df: pd.DataFrame, run: str | None = None, **options):
-    """Forecast a run's score from its first steps, using no later information (see
-    :mod:`entropylaw.fit.forecast`)."""
-    from entropylaw.fit.forecast import forecast_table
+def forecast(df: pd.DataFrame, run: str | None = None, *, prior: pd.DataFrame | None = None,
+             **options) -> Forecast:
+    """Forecast a run's score from its first steps, using no later information.
 
-    return forecast_table(df, _one_run(df, run), **options)
+    ``options``: ``fit_frac`` (backtests) or ``fit_steps`` (default: everything logged so
+    far), ``at_steps``, ``methods`` (default all; the recommended one is
+    ``Forecast.default``), ``conf`` (0.9), ``y_key``, ``n_boot``, ``seed``; ``prior``: a
+    table of finished runs of the same family. See :mod:`entropylaw.fit.forecast`.
+    """
+    rid = _one_run(df, run)
+    return forecast_table(df, [rid], prior=prior, **options)[rid]
 
 
 def scale(df: pd.DataFrame, runs=None, *, conf=0.95, **options) -> SizeLaw:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 
+from entropylaw.cli.sources import add_source_arguments, load_from_args
 from entropylaw.errors import EntropyLawError
 
 NAMES = ["law", "consumption", "early", "algorithms", "scaling", "covariance", "interventions", "table1", "ladder"]
@@ -19,8 +20,6 @@ NAMES = ["law", "consumption", "early", "algorithms", "scaling", "covariance", "
 
 def add_common(p) -> None:
     """Arguments shared by ``figures`` and ``report``."""
-    from entropylaw.cli.ingest import add_source_arguments
-
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="log file, run table, directory or wandb:// URI")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory (created)")
     p.add_argument("--probe", action="append", default=[], metavar="SUMMARY.json",
@@ -40,9 +39,7 @@ def load_inputs(args):
         raise EntropyLawError(f"--fit-frac {args.fit_frac}: expected a fraction between 0 and 1")
     t = None
     if args.inputs:
-        from entropylaw.cli.ingest import load_from_args
-
-        t, _reports = load_from_args(args, args.inputs)
+        t = load_from_args(args, args.inputs)
     probes = [read_probe_summary(p) for p in args.probe]
     return t, probes, list(args.inputs) + list(args.probe)
 

@@ -48,6 +48,8 @@ def add_source_arguments(parser) -> None:
     g.add_argument("--run-id", metavar="ID", help="run id (with several runs: ID, ID-2, ...)")
     g.add_argument("--logging-steps", metavar="N", type=positive_int,
                    help="steps between logged records, for logs without step numbers (HF Trainer console)")
+    g.add_argument("--reward-func", metavar="NAME",
+                   help="TRL: the reward function whose rewards/<NAME>/mean is the score (default: the 0/1 one)")
     g.add_argument("--skip-bad", action="store_true",
                    help="leave out an unreadable or corrupt file (reported with its reason) and read the rest")
     g.add_argument("-q", "--quiet", action="store_true", help="do not print the row account of dropped rows")
@@ -61,6 +63,7 @@ def load_from_args(args, sources) -> pd.DataFrame:
               model=getattr(args, "model", None), algorithm=getattr(args, "algorithm", None),
               dataset=getattr(args, "dataset", None), params=getattr(args, "params", None),
               run_id=getattr(args, "run_id", None), logging_steps=getattr(args, "logging_steps", None),
+              reward_func=getattr(args, "reward_func", None),
               skip_bad=getattr(args, "skip_bad", False), warn=False)
     if getattr(args, "config", None):
         _apply_config(df, args.config, keep_total=getattr(args, "params", None) is not None)

@@ -247,6 +247,10 @@ class MethodResult:
         return out
 
 
+# Draws a forecast (set by entropylaw.plots.forecast: plots/ sits above fit/).
+PLOTTER = None
+
+
 @dataclass
 class Forecast:
     """Every method's forecast of one run from one window (see :func:`forecast`)."""
@@ -263,6 +267,8 @@ class Forecast:
     methods: dict
     note: str | None = None
     default: str = DEFAULT_METHOD
+    # the target series as logged, for plots and backtests only (later points are never fitted)
+    observed: pd.DataFrame | None = None
 
     def table(self, step=None) -> pd.DataFrame:
         """One row per method: forecast and interval at ``step`` (default: the last requested)."""
@@ -276,6 +282,42 @@ class Forecast:
                 row.update(step=float(f["step"]), forecast=float(f["forecast"]), lo=float(f["lo"]), hi=float(f["hi"]))
             rows.append(row)
         return pd.DataFrame(rows)
+
+    def report(self, step=None) -> str:
+        """Plain-text report: every method's forecast at ``step`` (default: the last requested),
+        its plateau and the step by which 90 % of the remaining change is made."""
+        t = self.table(step)
+        step = self.at_steps[-1] if step is None else step
+        pct = f"{100 * self.conf:g} %"
+        lines = [f"[[Forecast]] {self.run_id}: {self.target_key} ({self.target_kind}), {pct} intervals",
+                 f"    log starts at step {self.origin:g}; window up to step {self.window_end:g} "
+                 f"({self.n_window} points); nothing after it is used",
+                 f"    recommended method: {self.default} (wins the backtest, analysis/bench_forecast.py)",
+                 f"    {'method':<16}{'score at ' + format(step, 'g'):>22}{'plateau':>26}{'90 % of gain by':>22}"]
+
+        def ci(v, c):
+            return "-" if v is None or not np.isfinite(v) else \
+                f"{v:.3f} [{c[0]:.3f}, {c[1]:.3f}]" if c is not None else f"{v:.3f}"
+        for row in t.itertuples(index=False):
+            mark = "*" if row.method == self.default else " "
+            if not row.ok:
+                lines.append(f"  {mark} {row.method:<16}cannot run: {row.reason}")
+                continue
+            t90 = "-" if row.t90 is None or not np.isfinite(row.t90) else f"step {row.t90:.0f}"
+            lines.append(f"  {mark} {row.method:<16}{ci(row.forecast, (row.lo, row.hi)):>22}"
+                         f"{ci(row.plateau, row.plateau_ci):>26}{t90:>22}")
+        if self.note:
+            lines.append(f"    note: {self.note}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.report()
+
+    def plot(self, ax=None, methods=None):
+        """Draw the window, the forecasts and their bands; returns the axes."""
+        if PLOTTER is None:
+            raise EntropyLawError("plotting is not loaded: `import entropylaw` (it loads entropylaw.plots)")
+        return PLOTTER(self, ax=ax, methods=methods)
 
     def to_dict(self) -> dict:
         return {"run_id": self.run_id, "target_key": self.target_key, "target_kind": self.target_kind,
@@ -348,8 +390,9 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
     if run.target_kind != "validation":
         note = (f"no validation score in run {run.run_id!r}: forecasting the training score "
                 f"({run.target_key}) instead")
+    observed = pd.DataFrame({"step": run.target.steps, "value": run.target.values})
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
-                    at_steps, results, note)
+                    at_steps, results, note, observed=observed)
 
 
 def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", prior=None, **kwargs) -> dict:

@@ -118,6 +118,7 @@ def fit_run(df: pd.DataFrame, run_id: str, *, y: str | None = None, x: str = tab
         raise EntropyLawError(f"unknown pairing {pairing!r} (expected one of {', '.join(MODES)})")
     p = pair(df, run_id, x=x, y=y, mode=pairing)
     fit = fit_pairs(p, **options)
+    fit.pairs_ = p
     return _attach(fit, df, [run_id], p.attrs["y_key"], compare)
 
 

@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from entropylaw import table as tt
+from entropylaw.fit.pairing import fitted_score_key
 from entropylaw.errors import EntropyLawError
 from entropylaw.plots.style import save
 
@@ -42,15 +43,9 @@ class Built:
 
 
 def performance_metric(t: pd.DataFrame, run_id: str) -> str | None:
-    """The score the law is fitted to: ``val/mean``, else the one ``val/<bench>``, else ``score``."""
-    vals = tt.val_metrics(t, run_id)
-    if "val/mean" in vals:
-        return "val/mean"
-    benches = [v for v in vals if v != "val/mean"]
-    if benches:
-        return benches[0]
-    rows = t[t["run_id"] == run_id]
-    return "score" if (rows["metric"] == "score").any() else None
+    """The score the law is fitted to (the fit's own rule, :func:`entropylaw.fit.pairing.score_key`),
+    or None when the run has none."""
+    return fitted_score_key(t, run_id) or None
 
 
 def metric_label(metric: str) -> str:

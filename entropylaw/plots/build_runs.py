@@ -23,25 +23,17 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.consumption import consumption
 from entropylaw.fit.early import EarlyPrediction
-from entropylaw.fit.law import fit_family, fit_pairs
+from entropylaw.fit.law import fit_family
 from entropylaw.fit.pairing import pair
+from entropylaw.fit.run import fit_run
 from entropylaw.plots.build_base import Built, Skipped, capture, metric_label, performance_metric, tag, usable_runs
 from entropylaw.plots.consumption import plot_consumption
 from entropylaw.plots.law import plot_early, plot_law
 from entropylaw.plots.style import color, fmt, new_axes, new_grid
 
-MIN_POINTS = 4  # fewer paired points than this and a two-parameter fit says nothing
-
-
 def run_points(t: pd.DataFrame, run_id: str, y: str | None = None) -> pd.DataFrame:
     """Paired (step, H, R) of one run through :func:`entropylaw.fit.pairing.pair`."""
-    y = y or performance_metric(t, run_id)
-    return pair(t, run_id, x="entropy", y=y)
-
-
-def fit_points(pts: pd.DataFrame):
-    """An :class:`entropylaw.fit.law.EntropyLawFit` fitted to one run's paired points."""
-    return fit_pairs(pts)
+    return pair(t, run_id, x="entropy", y=y or performance_metric(t, run_id))
 
 
 def fit_pooled(pts_list: list[pd.DataFrame]):
@@ -50,25 +42,19 @@ def fit_pooled(pts_list: list[pd.DataFrame]):
 
 
 def fitted_runs(t: pd.DataFrame, run_ids=None):
-    """``{run_id: (points, fit)}`` for the runs that can be fitted, and the warnings raised."""
+    """``{run_id: (points, fit)}`` for the runs that can be fitted (the one fit pipeline,
+    :func:`entropylaw.fit.run.fit_run`), and the warnings raised."""
     out, notes = {}, []
     for run_id in run_ids or usable_runs(t):
         try:
-            (pts, fit), caught = capture(lambda: _pts_and_fit(t, run_id))
+            fit, caught = capture(lambda: fit_run(t, run_id))
         except EntropyLawError as err:
             notes.append(f"{run_id}: not fitted ({err})")
             continue
         # the fit both warns and keeps its warnings in warnings_: show each once
         notes += tag(run_id, caught or list(getattr(fit, "warnings_", [])))
-        out[run_id] = (pts, fit)
+        out[run_id] = (fit.pairs_, fit)
     return out, notes
-
-
-def _pts_and_fit(t, run_id):
-    pts = run_points(t, run_id)
-    if len(pts) < MIN_POINTS:
-        raise EntropyLawError(f"{len(pts)} paired (entropy, score) points, need {MIN_POINTS}")
-    return pts, fit_points(pts)
 
 
 def fit_dict(fit) -> dict:
