@@ -95,7 +95,7 @@ def test_nan_reward(workdir, tmp_path, capsys):
 
 
 def test_missing_model_path(workdir, tmp_path, capsys):
-    _bad(workdir, tmp_path, capsys, model=tmp_path / "nope", expect="no such directory")
+    _bad(workdir, tmp_path, capsys, model=tmp_path / "nope", expect="no such file or directory")
 
 
 def test_cuda_without_gpu(workdir, tmp_path, capsys):

@@ -16,7 +16,8 @@ from entropylaw.errors import EntropyLawError
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("probe", help="token covariance, interventions and the entropy-change ladder",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", required=True, help="transformers model directory")
+    p.add_argument("--model", required=True, help="transformers model directory, or a .gguf file (dequantised to "
+                   "--dtype; auto = float32)")
     p.add_argument("--rollouts", help="JSONL/parquet: prompt_id, prompt|prompt_ids, response|response_ids, "
                    "reward, optional old_logprobs")
     p.add_argument("--out", required=True, help="output directory")
@@ -47,6 +48,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--prompts", help="prompt file for --generate")
     p.add_argument("--reward", default="numeric_answer", help="module:function scoring (response, answer)")
     p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument("--chat-template", action=argparse.BooleanOptionalAction, default=None,
+                   help="put text prompts through the tokenizer's chat template (default: --prompts text when the "
+                   "tokenizer has one; --rollouts text only when asked, as rollouts hold what the policy saw)")
+    p.add_argument("--save-rollouts", metavar="FILE", help="write the probed batch (generated or read) as a "
+                   "rollout file (.jsonl or .parquet) that --rollouts reads back")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
     p.set_defaults(func=run)
 
@@ -68,15 +74,27 @@ def load_inputs(args):
     """Model, tokenizer and checked sequences (every user error raised before any output)."""
     from transformers import AutoTokenizer
 
+    from entropylaw.probe import dist
     from entropylaw.probe import model as M
-    from entropylaw.probe.rollouts import encode, read_rollouts
+    from entropylaw.probe.rollouts import check_rollouts_path, encode, read_prompts_frame, read_rollouts, \
+        write_rollouts
 
     if args.generate <= 0 and not args.rollouts:
         raise EntropyLawError("probe: give --rollouts FILE, or --generate G with --prompts FILE")
+    if args.generate > 0 and not args.prompts:
+        raise EntropyLawError("--generate needs --prompts FILE")
+    if args.save_rollouts:
+        check_rollouts_path(args.save_rollouts)
+    reward_fn = None
+    if args.generate > 0:
+        from entropylaw.probe.rewards import load_reward
+
+        read_prompts_frame(args.prompts)  # a missing or malformed prompt file fails before the model loads
+        reward_fn = load_reward(args.reward)
     # rollouts are parsed before the (slow) model load, so a typo fails in a second
     rollouts = None if args.generate > 0 else read_rollouts(args.rollouts)
     device = M.resolve_device(args.device)
-    model, tokenizer = M.load_model(args.model, str(device), args.dtype, args.device_map)
+    model, tokenizer = M.load_model(args.model, str(device), args.dtype, args.device_map, progress=args.progress)
     if args.tokenizer:
         try:
             tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
@@ -86,17 +104,17 @@ def load_inputs(args):
     V = M.vocab_size(model)
     if args.generate > 0:
         from entropylaw.probe.generate import read_prompts, sample
-        from entropylaw.probe.rewards import load_reward
 
-        if not args.prompts:
-            raise EntropyLawError("--generate needs --prompts FILE")
-        reward_fn = load_reward(args.reward)
-        seqs = sample(model, read_prompts(args.prompts, tokenizer, V), args.generate, args.temperature,
-                      args.max_new_tokens, seed=args.seed, tokenizer=tokenizer, reward_fn=reward_fn)
+        prompts = read_prompts(args.prompts, tokenizer, V, args.chat_template)
+        seqs = sample(model, prompts, args.generate, args.temperature, args.max_new_tokens, seed=args.seed,
+                      tokenizer=tokenizer, reward_fn=reward_fn)
         if not seqs:
             raise EntropyLawError(f"{args.prompts}: generation produced no non-empty responses")
     else:
-        seqs = encode(rollouts, args.rollouts, V, tokenizer, M.context_length(model))
+        seqs = encode(rollouts, args.rollouts, V, tokenizer, M.context_length(model), bool(args.chat_template))
+    if args.save_rollouts and dist.rank() == 0:
+        write_rollouts(seqs, args.save_rollouts, tokenizer)
+        print(f"wrote {args.save_rollouts} ({len(seqs)} responses)")
     return model, seqs
 
 
@@ -160,8 +178,9 @@ def run(args) -> int:
                               whatif=whatif, seed=args.seed)
     dist.init(resolve_device(args.device))
     try:
-        model, seqs = load_inputs(args)
         progress = sys.stderr.isatty() if args.progress is None else args.progress
+        args.progress = progress
+        model, seqs = load_inputs(args)
         frame, summary = run_probe(model, seqs, cfg, ladder, progress=progress)
         if dist.rank() == 0:
             summary["model"] = str(args.model)

@@ -12,21 +12,20 @@ import torch
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.probe.model import input_device
-from entropylaw.probe.rollouts import Sequence, _ids, read_prompts_frame
+from entropylaw.probe.rollouts import Sequence, _ids, prompt_ids, read_prompts_frame
 
 
-def read_prompts(path, tokenizer, vocab_size: int) -> list:
-    """[(prompt_id, prompt_ids, answer)] from a prompt file."""
+def read_prompts(path, tokenizer, vocab_size: int, chat_template: bool | None = None) -> list:
+    """[(prompt_id, prompt_ids, answer)] from a prompt file (text prompts: see :func:`prompt_ids`)."""
     df = read_prompts_frame(path)
     out = []
     for i, row in enumerate(df.to_dict("records")):
         line = i + 1
+        prompt = row.get("prompt")
         if row.get("prompt_ids") is not None and not (isinstance(row.get("prompt_ids"), float)):
             ids = _ids(row["prompt_ids"], path, line, "prompt_ids", vocab_size)
-        elif isinstance(row.get("prompt"), str):
-            if tokenizer is None:
-                raise EntropyLawError(f"{path}:{line}: prompt is text but the model has no tokenizer")
-            ids = _ids(tokenizer(row["prompt"], add_special_tokens=False)["input_ids"], path, line, "prompt",
+        elif isinstance(prompt, str) or (prompt is not None and not isinstance(prompt, float)):
+            ids = _ids(prompt_ids(prompt, tokenizer, chat_template, f"{path}:{line}"), path, line, "prompt",
                        vocab_size)
         else:
             raise EntropyLawError(f"{path}:{line}: no prompt or prompt_ids")
@@ -66,5 +65,5 @@ def sample(model, prompts: list, n: int, temperature: float = 1.0, max_new_token
                 text = tokenizer.decode(resp, skip_special_tokens=True) if tokenizer is not None else \
                     " ".join(map(str, resp))
                 reward = float(reward_fn(text, answer))
-            seqs.append(Sequence(pid, j, list(ids), resp, reward))
+            seqs.append(Sequence(pid, j, list(ids), resp, reward, extra={"answer": answer}))
     return seqs

@@ -12,6 +12,8 @@ torch.Size([64, 16])
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from pathlib import Path
 
 import torch
@@ -46,39 +48,80 @@ def tiny_model(kind: str = "llama", vocab: int = 128, hidden: int = 32, layers: 
     return model
 
 
-def load_model(path: str, device: str | None = "auto", dtype: str = "auto", device_map: str | None = None):
-    """Load a causal LM and (when the directory has one) its tokenizer; errors name the path."""
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "float64": torch.float64}
+
+
+def _torch_dtype(dtype: str, gguf: bool):
+    if dtype == "auto":
+        # GGUF weights are dequantised: float32 unless asked otherwise (their own type is quantised)
+        return torch.float32 if gguf else "auto"
+    if dtype not in DTYPES:
+        raise EntropyLawError(f"--dtype {dtype}: expected auto, float32, float64, bfloat16 or float16")
+    return DTYPES[dtype]
+
+
+@contextlib.contextmanager
+def _quiet_gguf_bar(show: bool):
+    """transformers draws GGUF dequantisation with a bare tqdm that its logging switch misses."""
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+
+    original = gguf_utils.tqdm
+    if not show:
+        gguf_utils.tqdm = functools.partial(original, disable=True)
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = original
+
+
+def load_model(path: str, device: str | None = "auto", dtype: str = "auto", device_map: str | None = None,
+               progress: bool = False):
+    """Load a causal LM and (when there is one) its tokenizer; errors name the path.
+
+    ``path`` is a transformers model directory or a ``.gguf`` file; a GGUF file is checked
+    first (:func:`entropylaw.probe.gguf_file.inspect_gguf`) and its weights dequantised to
+    ``dtype`` (``auto``: float32). Its tokenizer, when the file carries one, comes with it.
+    """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from entropylaw.probe.gguf_file import inspect_gguf, is_gguf
+
     p = Path(path)
+    gguf = p.is_file() and is_gguf(p)
     if not p.exists():
-        raise EntropyLawError(f"--model {path}: no such directory (expected a transformers model directory)")
-    if not (p / "config.json").exists():
+        raise EntropyLawError(f"--model {path}: no such file or directory (expected a transformers model "
+                              "directory or a .gguf file)")
+    if p.is_file() and not gguf:
+        raise EntropyLawError(f"--model {path}: a file that is not a .gguf (expected a transformers model "
+                              "directory or a .gguf file)")
+    info = inspect_gguf(p) if gguf else None
+    if not gguf and not (p / "config.json").exists():
         raise EntropyLawError(f"--model {path}: no config.json (expected a transformers model directory)")
     dev = resolve_device(device) if device_map is None else None
-    torch_dtype = {"auto": "auto", "float32": torch.float32, "bfloat16": torch.bfloat16,
-                   "float16": torch.float16, "float64": torch.float64}.get(dtype)
-    if torch_dtype is None:
-        raise EntropyLawError(f"--dtype {dtype}: expected auto, float32, float64, bfloat16 or float16")
+    torch_dtype = _torch_dtype(dtype, gguf)
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
     kwargs = {"dtype": torch_dtype}
     if device_map is not None:
         kwargs["device_map"] = device_map
+    where, source = (str(p.parent), {"gguf_file": p.name}) if gguf else (str(p), {})
     try:
-        model = AutoModelForCausalLM.from_pretrained(str(p), **kwargs)
-    except (OSError, ValueError, KeyError) as err:
+        with _quiet_gguf_bar(progress) if gguf else contextlib.nullcontext():
+            model = AutoModelForCausalLM.from_pretrained(where, **source, **kwargs)
+    except (OSError, ValueError, KeyError, RuntimeError, TypeError) as err:
         raise EntropyLawError(f"--model {path}: cannot load ({type(err).__name__}: {str(err).splitlines()[0]})") \
             from None
     if dev is not None:
         model.to(dev)
     model.eval()
     tokenizer = None
-    if any((p / f).exists() for f in ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")):
+    has_tokenizer = info["has_tokenizer"] if gguf else \
+        any((p / f).exists() for f in ("tokenizer.json", "tokenizer_config.json", "tokenizer.model"))
+    if has_tokenizer:
         try:
-            tokenizer = AutoTokenizer.from_pretrained(str(p))
-        except (OSError, ValueError) as err:
+            tokenizer = AutoTokenizer.from_pretrained(where, **source)
+        except (OSError, ValueError, KeyError, TypeError) as err:
             raise EntropyLawError(f"--model {path}: cannot load its tokenizer ({type(err).__name__})") from None
     return model, tokenizer
 

@@ -107,13 +107,52 @@ def _ids(value, path, line, column, vocab_size):
     return ids
 
 
+def uses_chat_template(tokenizer, chat_template: bool | None) -> bool:
+    """``chat_template`` None (auto): when the tokenizer has one; True without one is a user error."""
+    has = tokenizer is not None and bool(getattr(tokenizer, "chat_template", None))
+    if chat_template and not has:
+        raise EntropyLawError("--chat-template: the tokenizer has no chat template (use --no-chat-template)")
+    return has if chat_template is None else bool(chat_template)
+
+
+def prompt_ids(prompt, tokenizer, chat_template: bool | None, where: str) -> list:
+    """Token ids of a text prompt or a list of chat messages ({"role", "content"}).
+
+    Text goes through the tokenizer's chat template as one user turn, with the assistant's
+    generation prompt after it, when :func:`uses_chat_template` says so; else it is tokenised
+    as it is (no special tokens added).
+    """
+    if tokenizer is None:
+        raise EntropyLawError(f"{where}: prompt is text but the model has no tokenizer (give prompt_ids, "
+                              "or --tokenizer DIR)")
+    if isinstance(prompt, str):
+        if not uses_chat_template(tokenizer, chat_template):
+            return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+        messages = [{"role": "user", "content": prompt}]
+    else:
+        messages = list(prompt)
+        if not all(isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+                   for m in messages):
+            raise EntropyLawError(f"{where}: prompt must be text or a list of {{\"role\", \"content\"}} messages")
+        if not uses_chat_template(tokenizer, True if chat_template is None else chat_template):
+            raise EntropyLawError(f"{where}: chat messages need a chat template (not --no-chat-template)")
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
 def _present(row, column):
     v = row.get(column)
     return v is not None and not (isinstance(v, float) and math.isnan(v))
 
 
-def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: int | None = None) -> list:
-    """Check every row and turn it into a :class:`Sequence` (text through ``tokenizer``)."""
+def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: int | None = None,
+           chat_template: bool | None = False) -> list:
+    """Check every row and turn it into a :class:`Sequence` (text through ``tokenizer``).
+
+    A text ``prompt`` goes through the chat template as :func:`prompt_ids` says
+    (``chat_template`` False by default here: rollout files usually hold the prompt as the
+    policy saw it); ``*_ids`` columns are used as they are.
+    """
     path = str(path)
     line_offset = 1  # rows are reported 1-based (JSONL line of a file without blank lines)
     seqs, counts = [], {}
@@ -128,9 +167,15 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
                     raise EntropyLawError(f"{path}:{line}: {part} is text but the model has no tokenizer "
                                           f"(give {part}_ids or --tokenizer)")
                 text = row[part]
+                if part == "prompt" and not isinstance(text, str) and hasattr(text, "__len__"):
+                    ids[part] = _ids(prompt_ids(text, tokenizer, chat_template, f"{path}:{line}"), path, line,
+                                     part, vocab_size)
+                    continue
                 if not isinstance(text, str):
                     raise EntropyLawError(f"{path}:{line}: {part} must be a string")
-                ids[part] = _ids(tokenizer(text, add_special_tokens=False)["input_ids"], path, line, part, vocab_size)
+                tokens = prompt_ids(text, tokenizer, chat_template, f"{path}:{line}") if part == "prompt" else \
+                    tokenizer(text, add_special_tokens=False)["input_ids"]
+                ids[part] = _ids(tokens, path, line, part, vocab_size)
             else:
                 raise EntropyLawError(f"{path}:{line}: no {part} or {part}_ids")
         if len(ids["response"]) == 0:
@@ -183,3 +228,45 @@ def microbatches(seqs: list, token_budget: int) -> list:
         ids.append(current)
         used += n
     return ids
+
+
+def check_rollouts_path(path) -> Path:
+    """A writable rollout file name (checked before any slow work)."""
+    path = Path(path)
+    if path.is_dir():
+        raise EntropyLawError(f"--save-rollouts {path}: is a directory (expected a .jsonl or .parquet file name)")
+    if path.suffix not in (".jsonl", ".parquet"):
+        raise EntropyLawError(f"--save-rollouts {path}: expected a .jsonl or .parquet file name")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise EntropyLawError(f"--save-rollouts {path}: {path.parent} is not a directory")
+    return path
+
+
+def write_rollouts(seqs: list, path, tokenizer=None) -> Path:
+    """Write sequences as a rollout file that :func:`read_rollouts` and :func:`encode` read back.
+
+    One JSON object per response, in order: ``prompt_id``, ``response_index``, ``prompt_ids``,
+    ``response_ids``, ``reward``, and ``answer`` / ``prompt`` / ``response`` text when known
+    (the ids are what the probe uses; the text is for people). Written atomically.
+    """
+    from entropylaw.fileio import atomic_write, dumps
+
+    path = check_rollouts_path(path)
+    rows = []
+    for s in seqs:
+        row = {"prompt_id": s.prompt_id, "response_index": s.response_index, "prompt_ids": list(s.prompt_ids),
+               "response_ids": list(s.response_ids), "reward": float(s.reward)}
+        if s.old_logprobs is not None:
+            row["old_logprobs"] = list(s.old_logprobs)
+        if s.extra.get("answer") is not None:
+            row["answer"] = str(s.extra["answer"])
+        if tokenizer is not None:
+            row["prompt"] = tokenizer.decode(s.prompt_ids, skip_special_tokens=False)
+            row["response"] = tokenizer.decode(s.response_ids, skip_special_tokens=False)
+        rows.append(row)
+    with atomic_write(path) as tmp:
+        if path.suffix == ".parquet":
+            pd.DataFrame(rows).to_parquet(tmp, index=False)
+        else:
+            tmp.write_text("".join(dumps(r) + "\n" for r in rows))
+    return path
