@@ -31,6 +31,8 @@ import pandas as pd
 from entropylaw import table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning
 from entropylaw.fit.algorithms import AlgorithmTest
+from entropylaw.fit import forecast as _forecast
+from entropylaw.fit import law as _law
 from entropylaw.fit.early import EarlyPrediction
 from entropylaw.fit.forecast import Forecast, forecast_table
 from entropylaw.fit.law import EntropyLawFit
@@ -40,11 +42,27 @@ from entropylaw.fit.scaling import SizeLaw
 from entropylaw.ingest.common import KeyOptions
 from entropylaw.ingest.dispatch import load as _load_sources
 from entropylaw.ingest.model_size import parse_params
-from entropylaw.plots import forecast as _plots_forecast  # noqa: F401  (gives Forecast.plot its drawer)
-from entropylaw.plots import law as _plots_law  # noqa: F401  (gives EntropyLawFit.plot its drawer)
 from entropylaw.summary import summarize
 
 ACCOUNTS = "row_accounts"
+
+
+# fit/ sits below plots/, so results get their drawers from here, the top layer. The drawers
+# import matplotlib: they are loaded on the first .plot(), not on `import entropylaw`.
+def _draw_fit(fit, ax=None, **kwargs):
+    from entropylaw.plots.law import draw_fit
+
+    return draw_fit(fit, ax=ax, **kwargs)
+
+
+def _draw_forecast(fc, ax=None, methods=None):
+    from entropylaw.plots.forecast import plot_forecast
+
+    return plot_forecast(fc, ax=ax, methods=methods)
+
+
+_law.PLOTTER = _draw_fit
+_forecast.PLOTTER = _draw_forecast
 
 __all__ = ["load", "fit", "fit_all", "predict", "forecast", "scale", "algorithms", "summary",
            "row_accounts", "EntropyLawFit", "Forecast", "fits_frame"]

@@ -247,7 +247,7 @@ class MethodResult:
         return out
 
 
-# Draws a forecast (set by entropylaw.plots.forecast: plots/ sits above fit/).
+# Draws a forecast: set by entropylaw.api (plots/ sits above fit/).
 PLOTTER = None
 
 

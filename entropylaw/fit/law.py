@@ -38,7 +38,7 @@ from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.robust import odr_fit, robust_fit
 
-# Draws a fit (set by entropylaw.plots.law, which sits above fit/ and may not be imported here).
+# Draws a fit: set by entropylaw.api (plots/ sits above fit/ and may not be imported here).
 PLOTTER = None
 
 INTERVALS = ("ar1", "block-bootstrap", "run-bootstrap", "iid")

@@ -46,6 +46,7 @@ import re
 from array import array
 
 import numpy as np
+import pandas as pd
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
@@ -249,8 +250,9 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     counts = np.frombuffer(parser.line_counts, dtype=np.int64)
     raw.steps = np.repeat(np.frombuffer(parser.line_steps, dtype=np.int64), counts)
     raw.lines = np.repeat(np.frombuffer(parser.line_numbers, dtype=np.int64), counts)
-    names = np.array(parser.key_names + [""], dtype=object)
-    raw.keys = names[np.frombuffer(parser.codes, dtype=np.int32)] if len(parser.codes) else names[:0]
+    # keys as a Categorical straight from the parser's codes: no per-row strings
+    raw.keys = pd.Categorical.from_codes(np.frombuffer(parser.codes, dtype=np.int32) if len(parser.codes)
+                                         else np.zeros(0, np.int32), categories=list(parser.key_names))
     raw.values = np.frombuffer(parser.values, dtype=np.float64) if len(parser.values) else np.zeros(0)
     raw.meta = infer_header_meta(header, parser.key_names)
     if not raw.meta.get("model"):

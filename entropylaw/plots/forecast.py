@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from entropylaw.fit import forecast as forecast_mod
 from entropylaw.plots.style import STEP_LABEL, color as palette, new_axes
 
 
@@ -53,5 +52,3 @@ def plot_forecast(fc, ax=None, methods=None):
         ax.figure.set_figwidth(ax.figure.get_figwidth() + 2.6)
     return ax
 
-
-forecast_mod.PLOTTER = plot_forecast

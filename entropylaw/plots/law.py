@@ -20,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.collections import PathCollection
 
-from entropylaw.fit import law as law_mod
 from entropylaw.plots.style import ENTROPY_LABEL, STEP_LABEL, color as palette, fmt, new_axes, numbers_box
 
 
@@ -129,8 +128,6 @@ def draw_fit(fit, ax=None, **kwargs):
     fig = plot_fit(fit, ax=ax, **kwargs)
     return ax if ax is not None else fig.axes[0]
 
-
-law_mod.PLOTTER = draw_fit
 
 
 def plot_early(pairs, early, ax=None, label=None, color=None):
