@@ -32,9 +32,11 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -77,6 +79,63 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _naming(err: OSError, target: Path, temporary: str) -> OSError:
+    """``err`` naming ``target`` where it named our temporary file or directory (the user
+    never typed that name) or nothing at all; its errno is recovered from the text where
+    a library dropped it (pyarrow writes ``[errno 28]`` into its message).
+    """
+    name = err.filename2 if err.filename2 is not None else err.filename
+    if name is not None and temporary not in os.fsdecode(name):
+        return err
+    code = err.errno
+    if code is None:
+        found = re.search(r"\[errno (\d+)\]", str(err), re.IGNORECASE)
+        code = int(found.group(1)) if found else None
+    return err if code is None else OSError(code, os.strerror(code), str(target))
+
+
+def _check_target(path: Path, want_dir: bool) -> None:
+    """Refuse before any work: an output whose parent is a file, or a file where a
+    directory is (and the other way round)."""
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(parent))
+            break
+    if not want_dir and path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+
+
+def check_writable(path: str | os.PathLike, directory: bool = False) -> Path:
+    """Fail now, before the work, when ``path`` cannot be written (an output option).
+
+    Catches a parent that is a file, a directory where a file goes (or a file where a
+    directory goes), a read-only file system and a missing permission, by creating and
+    removing a temporary file in the nearest existing parent (nothing is created there
+    otherwise). A full disk shows only when writing: :func:`atomic_write` reports it.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> check_writable(d / "new" / "runs.parquet") == d / "new" / "runs.parquet", sorted(d.iterdir())
+    (True, [])
+    >>> check_writable(d)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    IsADirectoryError: [Errno 21] Is a directory: '...'
+    """
+    path = Path(path)
+    if directory and path.exists() and not path.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+    _check_target(path, want_dir=directory)
+    parent = next((p for p in ([path] if directory else []) + list(path.parents) if p.exists()), Path("."))
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".check", dir=parent)
+    except OSError as err:
+        raise OSError(err.errno, err.strerror, str(path)) from None
+    os.close(fd)
+    os.unlink(name)
+    return path
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, fsync: bool = False) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` when the block succeeds.
@@ -84,27 +143,33 @@ def atomic_write(path: str | os.PathLike, fsync: bool = False) -> Iterator[Path]
     The temporary name keeps ``path``'s suffix (``.a.parquet.x1y2.tmp.parquet``), so writers
     that choose the format from the extension (matplotlib, pandas) still do the right thing.
     The file gets ordinary permissions (0666 less the umask). ``fsync=True`` also flushes
-    the file and the directory entry to disk before returning.
+    the file and the directory entry to disk before returning. An OS error about the
+    temporary file (no space, read-only file system) is re-raised naming ``path``.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _sigterm_as_exit():
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
-        os.close(fd)
-        tmp = Path(name)
-        try:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600
-            yield tmp
-            if fsync:
-                with open(tmp, "rb+") as fh:
-                    os.fsync(fh.fileno())
-            os.replace(tmp, path)
-            if fsync:
-                _fsync_dir(path.parent)
-        finally:
-            tmp.unlink(missing_ok=True)
+    _check_target(path, want_dir=False)
+    prefix = f".{path.name}."
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _sigterm_as_exit():
+            fd, name = tempfile.mkstemp(prefix=prefix, suffix=f".tmp{path.suffix}", dir=path.parent)
+            os.close(fd)
+            tmp = Path(name)
+            try:
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600
+                yield tmp
+                if fsync:
+                    with open(tmp, "rb+") as fh:
+                        os.fsync(fh.fileno())
+                os.replace(tmp, path)
+                if fsync:
+                    _fsync_dir(path.parent)
+            finally:
+                tmp.unlink(missing_ok=True)
+    except OSError as err:
+        raise _naming(err, path, os.sep + prefix) from None
 
 
 @contextlib.contextmanager
@@ -119,6 +184,18 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise EntropyLawError(f"{path}: exists and is not a directory")
+    _check_target(path, want_dir=True)
+    try:
+        yield from _atomic_dir(path)
+    except OSError as err:
+        # a file inside our temporary directory is named as it will be inside ``path``
+        name = os.fsdecode(err.filename) if err.filename is not None else ""
+        inner = [i for i, part in enumerate(Path(name).parts) if part.startswith(f".{path.name}.")]
+        target = path.joinpath(*Path(name).parts[inner[-1] + 1:]) if inner else path
+        raise _naming(err, target, os.sep + f".{path.name}.") from None
+
+
+def _atomic_dir(path: Path) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with _sigterm_as_exit():
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))

@@ -13,13 +13,19 @@ TABLE = str(ROOT / "data" / "real" / "verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp5
 
 
 @pytest.mark.parametrize("args", [["--score-range", "1,0"], ["--score-range", "abc"], ["--conf", "1.5"],
-                                  ["--conf", "0"], ["--n-boot", "0"], ["--n-boot", "-5"], ["--n-boot", "x"]])
-def test_bad_fit_options_one_line_exit_2(cli, args):
-    out = cli("fit", TABLE, *args)
-    assert out.returncode == 2
-    assert "Traceback" not in out.stderr
-    last = out.stderr.strip().splitlines()[-1]  # argparse: usage block, then one error line
-    assert last.startswith("entropylaw fit: error: argument " + args[0])
+                                  ["--conf", "0"], ["--n-boot", "0"], ["--n-boot", "-5"], ["--n-boot", "x"],
+                                  ["--seed", "-1", "--interval", "block-bootstrap"], ["--seed", "1.5"]])
+def test_bad_fit_options_one_line_exit_2(capsys, args):
+    from entropylaw.cli.main import main
+
+    with pytest.raises(SystemExit) as stop:  # argparse refuses before any input is read
+        main(["fit", TABLE, *args])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "usage:" not in err
+    # one line, the same prefix as every other error
+    assert err.strip().splitlines() == [err.strip()]
+    assert err.startswith(f"entropylaw: error: fit: argument {args[0]}: ")
 
 
 @pytest.mark.parametrize("kw", [{"conf": 1.5}, {"conf": 0.0}, {"n_boot": 1, "interval": "block-bootstrap"}])

@@ -9,7 +9,7 @@ import pandas as pd
 
 from entropylaw.cli.sources import add_source_arguments, load_from_args
 from entropylaw.errors import EntropyLawError
-from entropylaw.fileio import dumps
+from entropylaw.fileio import check_writable, dumps
 
 
 def add_fit_arguments(p, plot=True) -> None:
@@ -28,7 +28,7 @@ def add_fit_arguments(p, plot=True) -> None:
                    help="interval method (default ar1: AR(1)-aware least-squares covariance)")
     g.add_argument("--conf", type=parse_conf, default=0.95, help="interval level, 0 < CONF < 1 (default 0.95)")
     g.add_argument("--n-boot", type=parse_n_boot, default=1000, help="bootstrap resamples, >= 2 (default 1000)")
-    g.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    g.add_argument("--seed", type=parse_seed, default=0, help="bootstrap seed, >= 0 (default 0)")
     g.add_argument("--json", action="store_true", help="print JSON (one object per run) instead of a table")
     if plot:
         g.add_argument("--plot", metavar="FILE", help="draw the figure(s) to FILE (.png and .pdf; "
@@ -72,13 +72,32 @@ def parse_n_boot(text: str) -> int:
     return _whole_number(text, 2, 1000, "a bootstrap needs at least 2 resamples")
 
 
+def parse_seed(text: str) -> int:
+    """argparse type of --seed: a whole number >= 0 (numpy's generators take no negative seed)."""
+    return _whole_number(text, 0, 0, "a seed must be 0 or more")
+
+
+def parse_fraction(text: str) -> float:
+    """argparse type of a fraction of a run such as --fit-frac: 0 < F < 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number such as 0.15") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must lie strictly between 0 and 1")
+    return value
+
+
 def parse_positive_int(text: str) -> int:
     """argparse type of a step count such as --predict-steps: a whole number >= 1."""
     return _whole_number(text, 1, 200, "must be at least 1")
 
 
 def load_inputs(args) -> pd.DataFrame:
-    """Read INPUTs (row accounts printed, see :mod:`entropylaw.cli.sources`) and keep ``--only`` runs."""
+    """Read INPUTs (row accounts printed, see :mod:`entropylaw.cli.sources`) and keep ``--only`` runs.
+    A ``--plot`` that cannot be written fails first, before the reading and fitting."""
+    if getattr(args, "plot", None):
+        check_writable(plot_path(args.plot, "x", False))
     df = load_from_args(args, args.inputs)
     if args.only:
         known = set(str(r) for r in pd.unique(df["run_id"]))

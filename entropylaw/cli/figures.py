@@ -14,6 +14,7 @@ import sys
 
 from entropylaw.cli.sources import add_source_arguments, load_from_args
 from entropylaw.errors import EntropyLawError
+from entropylaw.fileio import check_writable
 
 NAMES = ["law", "consumption", "early", "algorithms", "scaling", "covariance", "interventions", "table1", "ladder"]
 
@@ -37,6 +38,7 @@ def load_inputs(args):
         raise EntropyLawError("no input given (expected logs / run tables, or --probe SUMMARY.json)")
     if not 0 < args.fit_frac < 1:
         raise EntropyLawError(f"--fit-frac {args.fit_frac}: expected a fraction between 0 and 1")
+    check_writable(args.out, directory=True)  # before the reading and drawing
     t = None
     if args.inputs:
         t = load_from_args(args, args.inputs)

@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from entropylaw.cli._fitargs import dump_json, fmt_table, parse_conf, parse_n_boot
+from entropylaw.cli._fitargs import dump_json, fmt_table, parse_conf, parse_n_boot, parse_seed
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 
 
@@ -87,7 +87,7 @@ def add_parser(subparsers) -> None:
     g.add_argument("--x-key", default="entropy", metavar="METRIC", help="entropy metric (default: entropy)")
     g.add_argument("--conf", type=parse_conf, default=0.9, help="interval level, 0 < CONF < 1 (default 0.9)")
     g.add_argument("--n-boot", type=parse_n_boot, default=200, help="bootstrap draws, >= 2 (default 200)")
-    g.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    g.add_argument("--seed", type=parse_seed, default=0, help="bootstrap seed, >= 0 (default 0)")
     g.add_argument("--json", action="store_true", help="print JSON (one object per run)")
     try:
         from entropylaw.cli.sources import add_source_arguments

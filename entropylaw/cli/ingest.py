@@ -11,7 +11,7 @@ from __future__ import annotations
 from entropylaw import table
 from entropylaw.cli.sources import add_source_arguments, load_from_args, row_reports
 from entropylaw.errors import EntropyLawError
-from entropylaw.fileio import dumps
+from entropylaw.fileio import check_writable, dumps
 from entropylaw.summary import format_summary, summarize
 
 
@@ -30,6 +30,8 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     if args.output and not str(args.output).endswith((".parquet", ".csv")):
         raise EntropyLawError(f"-o {args.output}: expected a .parquet or .csv path")
+    if args.output:
+        check_writable(args.output)  # a read-only or mistyped -o fails before the reading
     df = load_from_args(args, args.sources)
     reports = row_reports(df)
     if args.output:

@@ -4,12 +4,30 @@ Each sub-command lives in its own module ``entropylaw.cli.<module>`` exposing
 ``add_parser(subparsers)``, which adds its parser and sets ``func=run`` where
 ``run(args) -> int``. Modules import heavy dependencies (torch, transformers) inside
 ``run`` only, so ``entropylaw fit`` starts fast.
+
+One error path (:func:`main`), so every failure is one line on stderr:
+
+- a user mistake (:class:`~entropylaw.errors.EntropyLawError`), a bad option value
+  (argparse, same prefix) or an OS error on an input or output (permission, read-only
+  file system, no space, is a directory, ...) prints ``entropylaw: error: ...`` and
+  exits 2; an OS error reads ``<path>: <what> (<errno name>)``;
+- anything else is a bug in entropylaw: one "please report" line, exit 1, and the
+  traceback only with ``--debug`` (anywhere on the command line) or ``ENTROPYLAW_DEBUG=1``.
+
+>>> os_error_line(PermissionError(13, "Permission denied", "runs/a.log"))
+'runs/a.log: Permission denied (EACCES)'
+>>> os_error_line(OSError("Error writing bytes to file. Detail: [errno 28] No space left on device"))
+'Error writing bytes to file. Detail: [errno 28] No space left on device (ENOSPC)'
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
+import os
+import re
 import sys
+import traceback
 import warnings
 
 from entropylaw import __version__
@@ -20,13 +38,29 @@ from entropylaw.errors import EntropyLawError, EntropyLawWarning
 # sub-command modules, in the order --help lists them
 COMMANDS = [ingest, summary, fit, predict, forecast, scale, algorithms, probe, probe_checkpoints, lab, figures,
             report]
+DEBUG_FLAG = "--debug"
+USER_ERROR, INTERNAL_ERROR, INTERRUPTED = 2, 1, 130
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with our one error line: ``entropylaw: error: <command>: <message>``, exit 2.
+
+    argparse's own format (usage block, then ``prog: error: message``) would be a second
+    format beside ours; the usage is one ``--help`` away, and the line says so.
+    """
+
+    def error(self, message):
+        where = self.prog.removeprefix("entropylaw").strip()
+        prefix = f"{where}: " if where else ""
+        self.exit(USER_ERROR, f"entropylaw: error: {prefix}{message} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="entropylaw",
         description="Entropy collapse in RL for reasoning LLMs: ingest logs, fit R = -a*exp(H) + b, "
         "predict the ceiling, probe token covariance.",
+        epilog=f"{DEBUG_FLAG} (anywhere): show the traceback of an internal error.",
     )
     parser.add_argument("--version", action="version", version=f"entropylaw {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -42,23 +76,69 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
         print(warnings.formatwarning(message, category, filename, lineno, line), file=sys.stderr, end="")
 
 
+def os_error_line(err: OSError) -> str:
+    """``<path>: <what> (<errno name>)`` for an OS error; libraries that drop ``errno``
+    (pyarrow writes ``[errno 28]`` into its text) still get the name."""
+    code = err.errno
+    if code is None:
+        found = re.search(r"\[errno (\d+)\]", str(err), re.IGNORECASE)
+        code = int(found.group(1)) if found else None
+    name = errno.errorcode.get(code, "") if code is not None else ""
+    what = err.strerror or (str(err) if str(err) else type(err).__name__)
+    what = what.splitlines()[0] if what.splitlines() else what
+    path = err.filename if err.filename is not None else ""
+    if err.filename2 is not None:
+        path = f"{err.filename2}"  # a rename/link: the target is what the user named
+    text = f"{os.fsdecode(path)}: {what}" if path != "" else what
+    return f"{text} ({name})" if name and f"({name})" not in text else text
+
+
+def _internal_error(err: BaseException, debug: bool) -> None:
+    if debug:
+        traceback.print_exception(err)
+    first = (str(err).splitlines() or [""])[0][:300]
+    hint = "" if debug else f"; rerun with {DEBUG_FLAG} for the traceback"
+    print(f"entropylaw: internal error: {type(err).__name__}: {first} (a bug in entropylaw {__version__}: "
+          f"please report it with the command you ran{hint})", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = DEBUG_FLAG in argv or os.environ.get("ENTROPYLAW_DEBUG", "") not in ("", "0")
+    argv = [a for a in argv if a != DEBUG_FLAG]
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return USER_ERROR
     warnings.showwarning = _show_warning
     try:
         return int(args.func(args) or 0)
     except EntropyLawError as err:
         print(f"entropylaw: error: {err}", file=sys.stderr)
-        return 2
+        return USER_ERROR
     except KeyboardInterrupt:
         print("entropylaw: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except BrokenPipeError:
+        _quiet_stdout()
         return 0
+    except OSError as err:  # the environment (a file, a disk, a device), not a bug: say where and what
+        print(f"entropylaw: error: {os_error_line(err)}", file=sys.stderr)
+        return USER_ERROR
+    except Exception as err:  # noqa: BLE001 -- the one place a bug becomes a one-line report
+        _internal_error(err, debug)
+        return INTERNAL_ERROR
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe (``entropylaw summary ... | head``), stop Python's exit-time
+    flush from failing on stdout again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ from __future__ import annotations
 from entropylaw import table
 from entropylaw.api import predict
 from entropylaw.cli.sources import with_accounts
-from entropylaw.cli._fitargs import (add_fit_arguments, dump_json, fmt_table, load_inputs, parse_positive_int,
-                                     plot_path)
+from entropylaw.cli._fitargs import (add_fit_arguments, dump_json, fmt_table, load_inputs, parse_fraction,
+                                     parse_positive_int, plot_path)
 
 COLUMNS = [("run", "run_id"), ("fit_n", "fit_n"), ("fit_to_step", "fit_last_step"), ("n_pred", "n_predicted"),
            ("rmse_pred", "rmse_predicted"), ("final_obs", "final_observed"), ("final_pred", "final_predicted"),
@@ -26,8 +26,8 @@ def add_parser(subparsers) -> None:
                                           "first K steps or fraction F of each run and predict every later point.")
     add_fit_arguments(p)
     w = p.add_mutually_exclusive_group(required=True)
-    w.add_argument("--fit-steps", type=int, metavar="K", help="fit on paired points with training step <= K")
-    w.add_argument("--fit-frac", type=float, metavar="F", help="fit on steps <= F * last step (0 < F < 1)")
+    w.add_argument("--fit-steps", type=parse_positive_int, metavar="K", help="fit on paired points with training step <= K")
+    w.add_argument("--fit-frac", type=parse_fraction, metavar="F", help="fit on steps <= F * last step (0 < F < 1)")
     p.add_argument("--predict-steps", type=parse_positive_int, metavar="N",
                    help="score only the points within N steps after the fit window (the paper: 200); "
                         "default: every later point")

@@ -11,6 +11,7 @@ import argparse
 import json
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.fileio import check_writable
 
 
 def add_parser(subparsers) -> None:
@@ -37,8 +38,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--dtype", default="auto", help="auto, float32, float64 (precise ladder on CPU), bfloat16, float16")
     p.add_argument("--device-map", default=None, help='e.g. "auto" to spread a big model over GPUs')
     p.add_argument("--no-ladder", action="store_true", help="skip the update and the entropy-change ladder")
-    p.add_argument("--lr", type=float, default=None, help="ladder step size (default: rel-step x |theta|/|grad|)")
-    p.add_argument("--rel-step", type=float, default=1e-3)
+    p.add_argument("--lr", type=float, default=None, help="fix the ladder's step (eta, eta/2, eta/4) instead of "
+                   "searching for a first-order one")
+    p.add_argument("--rel-step", type=float, default=1e-3, help="first step of the search, as a fraction of "
+                   "|theta|/|grad| (halved until Lemma 1's error falls as eta^2)")
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
     p.add_argument("--scope", default="batch", choices=["batch", "microbatch"],
                    help="covariance scope of the what-if selections")
@@ -137,17 +140,21 @@ def print_report(summary: dict) -> None:
           f"{st['mean_abs_weight_change']:.4g}")
     if "ladder" in summary:
         lad = summary["ladder"]
-        print(f"Entropy-change ladder (one {lad['config']['optimizer']} step, eta {lad['eta']:.4g}; "
+        chk = lad["eta_squared_check"]
+        how = (f"chosen by halving {len(chk['search'])} times from {chk['search'][0]['eta']:.3g}"
+               if chk.get("search") else "fixed by --lr")
+        print(f"Entropy-change ladder (one {lad['config']['optimizer']} step, eta {lad['eta']:.4g} {how}; "
               f"measured batch-mean dH {lad['estimators']['lemma1']['measured_mean']:.4g})")
         print(f"  {'estimator':<18}{'pearson':>9}{'spearman':>9}{'sign':>7}{'slope':>10}{'pred mean':>12}")
         fmt = lambda v, f: "n/a" if v is None else format(v, f)  # noqa: E731
         for name, r in lad["estimators"].items():
             print(f"  {name:<18}{fmt(r['pearson'], '.3f'):>9}{fmt(r['spearman'], '.3f'):>9}"
                   f"{fmt(r['sign_agreement'], '.2f'):>7}{fmt(r['slope'], '.3g'):>10}{fmt(r['predicted_mean'], '.3g'):>12}")
-        chk = lad["eta_squared_check"]
-        print("  Lemma 1 |error| at eta x " + ", ".join(f"{s:g}" for s in lad["config"]["scales"]) + ": "
+        etas = chk["etas"]
+        print("  Lemma 1 |error| at eta x " + ", ".join(f"{e / etas[0]:g}" for e in etas) + ": "
               + ", ".join(f"{e:.3g}" for e in chk["lemma1_mean_abs_error"])
-              + (f"  (log-log slope {chk['loglog_slope']:.2f}; 2 = first-order exact)" if "loglog_slope" in chk else ""))
+              + (f"  (log-log slope {chk['loglog_slope']:.2f}; 2 = first-order exact)" if "loglog_slope" in chk else "")
+              + ("  first order: yes" if chk["first_order"] else "  NOT FIRST ORDER (see the warning)"))
         print("What-if (batch-mean dH after one step): measured / Lemma 1 / sampled-token")
         for name, r in summary["whatif"].items():
             print(f"  {name:<14}{r['measured_mean_dH']:>12.4g}{r['lemma1_mean_dH']:>12.4g}{r['sampled_token_mean_dH']:>12.4g}")
@@ -163,6 +170,9 @@ def run(args) -> int:
     from entropylaw.probe.model import resolve_device
     from entropylaw.probe.runner import run_probe, write_outputs
 
+    check_writable(args.out, directory=True)  # before loading a model
+    if args.save_rollouts:
+        check_writable(args.save_rollouts)
     overrides = _parse_sets(args.set)
     InterventionConfig.from_dict({"name": "none", **overrides})  # validate names/values early
     cfg = ProbeConfig(args.temperature, args.estimator, args.eps, args.chunk_size, args.batch_tokens,

@@ -11,6 +11,7 @@ import argparse
 
 from entropylaw import table
 from entropylaw.errors import EntropyLawError
+from entropylaw.fileio import check_writable
 
 
 def add_parser(subparsers) -> None:
@@ -38,6 +39,7 @@ def run(args) -> int:
 
     if args.samples < 1:
         raise EntropyLawError("--samples must be >= 1")
+    check_writable(args.out)  # before loading checkpoints
     t = probe_checkpoints(args.checkpoints, args.prompts, args.samples, args.temperature, args.max_new_tokens,
                           args.reward, args.metric, args.run_id, args.device, args.dtype, args.chunk_size,
                           args.seed, args.tokenizer)

@@ -18,7 +18,7 @@ def add_parser(subparsers) -> None:
                               description="Coefficients vs model size: a, b, ceiling linear in log10 of the "
                                           "non-embedding parameter count, with prediction intervals.")
     add_fit_arguments(p, plot=False)
-    p.add_argument("--predict", metavar="N", action="append", help="predict a, b, ceiling at this size (7e9, 32B)")
+    p.add_argument("--predict", metavar="N", action="append", type=size_arg, help="predict a, b, ceiling at this size (7e9, 32B)")
     p.set_defaults(func=run)
 
 
@@ -34,8 +34,18 @@ def parse_size(text: str) -> float:
     return value
 
 
+def size_arg(text: str) -> float:
+    """argparse type of --predict: a bad size is refused before any input is read."""
+    import argparse
+
+    try:
+        return parse_size(text)
+    except EntropyLawError as err:
+        raise argparse.ArgumentTypeError(str(err).split(": ", 1)[-1]) from None
+
+
 def run(args) -> int:
-    sizes = [parse_size(n) for n in (args.predict or [])]  # a bad --predict fails before any work
+    sizes = list(args.predict or [])
     df = load_inputs(args)
     opts = fit_options(args)
     law = scale(df, conf=opts.pop("conf"), **{k: v for k, v in opts.items() if k not in ("n_boot", "seed")})
