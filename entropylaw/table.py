@@ -161,7 +161,9 @@ def _categorical(col: pd.Series) -> pd.Series:
             if "" not in col.cat.categories:
                 col = col.cat.add_categories([""])
             col = col.fillna("")
-        if len(col.cat.categories) > col.nunique():
+        codes = col.cat.codes.to_numpy()
+        used = np.bincount(codes[codes >= 0], minlength=len(col.cat.categories)) > 0
+        if not used.all():
             col = col.cat.remove_unused_categories()
         if not col.cat.categories.is_monotonic_increasing:  # one canonical encoding per content
             col = col.cat.reorder_categories(sorted(col.cat.categories))

@@ -262,11 +262,13 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     _note_validation_only(df, set(km.val.values()) | set(km.val_aliases), report)
     renames = _with_clashes_renamed(km, pd.unique(df["key"]) if len(df) else [], report)
     df = df.rename(columns={"key": "metric"})[["step", "metric", "value"]]
+    n_before = df["metric"].cat.categories.size
     if renames:
         df["metric"] = _renamed(df["metric"], renames)
-    before = len(df)
-    df = df.drop_duplicates(["step", "metric"], keep="last")
-    report.drop(DUPLICATE, before - len(df))
+    if df["metric"].cat.categories.size < n_before:  # two source keys became one metric: may repeat a step
+        before = len(df)
+        df = df.drop_duplicates(["step", "metric"], keep="last")
+        report.drop(DUPLICATE, before - len(df))
     report.keep(len(df))
     df = add_val_mean(df, sorted(km.val))  # derived rows: not counted as read
 

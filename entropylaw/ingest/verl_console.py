@@ -51,7 +51,7 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
 from entropylaw.ingest.keys import detect_keys
-from entropylaw.ingest.verl_echo import EchoCollector, echo_rows
+from entropylaw.ingest.verl_echo import MARK, EchoCollector, echo_rows
 
 NON_NUMERIC = "non-numeric value"
 MALFORMED = "malformed key:value pair"
@@ -235,8 +235,10 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     echoes = EchoCollector()
     lineno = 0
     with open(path, "rb", buffering=1 << 20) as f:
+        pending, mark = echoes.pending, MARK
         for lineno, line in enumerate(f, 1):
-            echoes.feed(line, lineno)
+            if pending or mark in line:  # most lines: one substring test, no call
+                echoes.feed(line, lineno)
             if b"step:" in line:
                 parser.line(line.rstrip(b"\r\n"), lineno)
             elif not parser.step_lines and lineno <= HEADER_SCAN_LINES:

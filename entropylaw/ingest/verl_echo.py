@@ -66,6 +66,7 @@ class EchoCollector:
     def __init__(self):
         self.echoes: list[tuple[int, str, dict[str, float]]] = []
         self._lines: list[bytes] = []
+        self.pending = self._lines  # the same list, never rebound: callers may skip feed() while it is empty
         self._start = 0
         self._wrapped = False
 
@@ -79,13 +80,13 @@ class EchoCollector:
         # a wrapped echo can only end on a line ending in ")": parse only then (no quadratic work)
         if self._wrapped and not _clean(line).rstrip().endswith(")"):
             if len(self._lines) >= MAX_LINES:
-                self._lines = []
+                self._lines.clear()
             return
         parsed = parse_echo(self._lines)
         if parsed is not None:
             self.echoes.append((self._start, *parsed))
         if parsed is not None or not self._wrapped or len(self._lines) >= MAX_LINES:
-            self._lines = []
+            self._lines.clear()
 
 
 def echo_rows(echo_line: int, kind: str, values: dict[str, float], line_steps, line_numbers,
