@@ -6,7 +6,9 @@
 >>> RunConfig.from_dict({"size": "xs", "stesp": 5})
 Traceback (most recent call last):
 ...
-entropylaw.errors.EntropyLawError: run settings: unknown key 'stesp' (did you mean 'steps'?); valid keys: size, algo, intervention, steps, seed, n_terms, digits, prompts_per_step, group_size, ppo_epochs, minibatches, lr, temperature, filter_groups, val_every, val_size, val_samples, ckpt_every, sft_steps, sft_error_rate, intervention_args
+entropylaw.errors.EntropyLawError: run settings: unknown key 'stesp' (did you mean 'steps'?); valid keys: size, algo, intervention, steps, seed, n_terms, digits, prompts_per_step, group_size, ppo_epochs, minibatches, lr, temperature, filter_groups, val_every, val_size, val_samples, ckpt_every, sft_steps, sft_error_rate, intervention_args, optimizer, max_grad_norm, ppo_clip, tag
+>>> RunConfig(size="xs", optimizer="sgd", ppo_clip=False, tag="theory").run_name
+'xs-grpo-none-theory-s0'
 """
 
 from __future__ import annotations
@@ -18,11 +20,17 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.lab.models import size_spec
 
 ALGORITHMS = ("grpo", "rloo", "reinforce++", "reinforce")
+OPTIMIZERS = ("adam", "sgd")
 
 
 def _did_you_mean(name: str, options) -> str:
     close = difflib.get_close_matches(name, list(options), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def run_name(size: str, algo: str, intervention: str, seed: int, tag: str = "") -> str:
+    """``<size>-<algo>-<intervention>[-<tag>]-s<seed>``: a run's name and its table ``run_id``."""
+    return f"{size}-{algo}-{intervention}{'-' + tag if tag else ''}-s{seed}"
 
 
 @dataclass
@@ -48,6 +56,11 @@ class RunConfig:
     sft_steps: int = 300
     sft_error_rate: float = 0.5
     intervention_args: dict = field(default_factory=dict)
+    # the update rule, so a run can match the theorems (sgd, one minibatch, no clipping)
+    optimizer: str = "adam"
+    max_grad_norm: float = 1.0    # 0 turns gradient-norm clipping off
+    ppo_clip: bool = True         # False: the loss is -A r with no PPO (or dual) clip
+    tag: str = ""                 # appended to the run's name: s-grpo-none-<tag>-s0
 
     def __post_init__(self):
         from entropylaw.probe.interventions import INTERVENTIONS  # torch
@@ -71,13 +84,21 @@ class RunConfig:
                                   f"is not divisible by minibatches={self.minibatches}")
         if not (self.lr > 0 and self.temperature > 0):
             raise EntropyLawError("run settings: lr and temperature must be > 0")
+        if self.optimizer not in OPTIMIZERS:
+            raise EntropyLawError(f"run setting optimizer={self.optimizer!r}: expected one of {', '.join(OPTIMIZERS)}"
+                                  f"{_did_you_mean(self.optimizer, OPTIMIZERS)}")
+        if not self.max_grad_norm >= 0:
+            raise EntropyLawError(f"run setting max_grad_norm={self.max_grad_norm}: expected >= 0 (0 = no clipping)")
+        if self.tag and not all(c.isalnum() or c in "._+-" for c in self.tag):
+            raise EntropyLawError(f"run setting tag={self.tag!r}: use letters, digits and . _ + - "
+                                  "(it becomes part of a directory name)")
         if self.sft_steps < 0 or not 0 <= self.sft_error_rate <= 1:
             raise EntropyLawError("run settings: sft_steps must be >= 0 and sft_error_rate in [0, 1]")
         self.intervention_config()  # validates intervention_args
 
     @property
     def run_name(self) -> str:
-        return f"{self.size}-{self.algo}-{self.intervention}-s{self.seed}"
+        return run_name(self.size, self.algo, self.intervention, self.seed, self.tag)
 
     @property
     def algorithm_label(self) -> str:

@@ -27,7 +27,7 @@ from entropylaw import table
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.common import RawRun, finalize
 from entropylaw.ingest.lab_run import read_lab_run
-from entropylaw.lab.config import RunConfig
+from entropylaw.lab.config import RunConfig, run_name
 from entropylaw.lab.models import nonembedding_params, size_spec, total_params
 from entropylaw.lab.task import SumTask
 from entropylaw.lab.tokenizer import CharTokenizer
@@ -41,7 +41,7 @@ def run_meta(config: dict) -> dict:
     cfg.update({k: v for k, v in config.items() if k in cfg})
     spec = size_spec(cfg["size"])
     intervention = cfg["intervention"]
-    return {"run_id": f"{cfg['size']}-{cfg['algo']}-{intervention}-s{cfg['seed']}",
+    return {"run_id": run_name(cfg["size"], cfg["algo"], intervention, cfg["seed"], cfg["tag"]),
             "model": f"lab-{cfg['size']}",
             "n_params": float(total_params(spec, CharTokenizer().vocab_size)),
             "n_params_nonembedding": float(nonembedding_params(spec)),

@@ -3,8 +3,8 @@
 A config has optional ``[defaults]`` (any :class:`~entropylaw.lab.config.RunConfig`
 setting, plus ``loggers``) and one or more ``[[group]]`` tables. In a group, the list
 keys ``sizes``, ``algos``, ``interventions``, ``seeds`` are crossed (each defaults to
-the single value of ``size``/``algo``/``intervention``/``seed`` from the group or the
-defaults) and any other key overrides a default for that group. Runs are named
+the single value of ``size``/``algo``/``intervention``/``seed`` from the group, else to
+the list or the single value in ``[defaults]``) and any other key overrides a default for that group. Runs are named
 ``<size>-<algo>-<intervention>-s<seed>`` and live in ``OUT/runs/<name>/``; a name that
 two groups both produce is run once. Warm starts are shared in ``OUT/warmstart/``.
 
@@ -62,7 +62,11 @@ def parse_sweep(text: str, where: str) -> tuple[list[RunConfig], list[str]]:
     if not isinstance(groups, list) or not groups:
         raise EntropyLawError(f"{where}: no [[group]] tables (each names the runs to make)")
     settings = [f.name for f in fields(RunConfig)]
-    _check_keys(defaults, settings, f"{where}: [defaults]")
+    _check_keys(defaults, settings + list(LIST_KEYS), f"{where}: [defaults]")
+    default_lists = {single: defaults.pop(plural) for plural, single in LIST_KEYS.items() if plural in defaults}
+    for single in default_lists:
+        if single in defaults:
+            raise EntropyLawError(f"{where}: [defaults]: give {single}s or {single}, not both")
     configs: dict[str, RunConfig] = {}
     for number, group in enumerate(groups, start=1):
         label = f"{where}: [[group]] {number}"
@@ -73,6 +77,8 @@ def parse_sweep(text: str, where: str) -> tuple[list[RunConfig], list[str]]:
             if plural in group and single in group:
                 raise EntropyLawError(f"{label}: give {plural} or {single}, not both")
             values = group.pop(plural, None)
+            if values is None and single not in group and single in default_lists:
+                values = default_lists[single]
             if values is None:
                 values = [group.pop(single, defaults.get(single, getattr(RunConfig, single)))]
             if not isinstance(values, list) or not values:

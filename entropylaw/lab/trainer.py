@@ -38,6 +38,7 @@ from entropylaw.lab.metrics import (covariance_summary, response_level_covarianc
                                     token_mean)
 from entropylaw.lab.models import build_model, check_fits, size_spec
 from entropylaw.lab.task import SumTask, prompt_lines
+from entropylaw.lab.theory import THEORY_KEYS, batch_predictions
 from entropylaw.lab.tokenizer import CharTokenizer
 from entropylaw.lab.warmstart import WarmStartConfig, load_or_train
 from entropylaw.runformat import DONE_JSON, RUN_JSON, read_run_json, write_run_json
@@ -54,7 +55,8 @@ def metric_keys(cfg: RunConfig, task_name: str) -> list[str]:
             "intervention/mean_weight", "intervention/aent_coef", "batch/groups_kept",
             "batch/groups_all_correct", "batch/groups_all_wrong",
             f"val-core/{task_name}/acc/mean@{cfg.val_samples}", f"val-aux/{task_name}/acc/greedy",
-            f"val-aux/{task_name}/entropy", f"val-aux/{task_name}/response_length", "timing_s/step"]
+            f"val-aux/{task_name}/entropy", f"val-aux/{task_name}/response_length", *THEORY_KEYS,
+            "timing_s/step"]
 
 
 def default_device() -> str:
@@ -97,6 +99,8 @@ class LabRun:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         mine = {"config": self.cfg.to_dict(), "task": self.task.config()}
         theirs = read_run_json(self.out_dir) if (self.out_dir / RUN_JSON).exists() else None
+        if theirs is not None:  # settings added since that run was written take their defaults
+            theirs = {**theirs, "config": {**RunConfig().to_dict(), **theirs["config"]}}
         if theirs is not None and {k: theirs.get(k) for k in mine} != mine:
             raise EntropyLawError(f"{self.out_dir}: holds a lab run with other settings "
                                   f"({self.out_dir / RUN_JSON}); choose another --out or delete it")
@@ -140,7 +144,10 @@ class LabRun:
             self.model = AutoModelForCausalLM.from_pretrained(str(ckpt), attn_implementation="eager")
             self.model.to(self.device)
             self.warmstart_path = None
-        self.opt = torch.optim.Adam(self.model.parameters(), lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8)
+        if cfg.optimizer == "sgd":  # plain SGD: the update the theorems describe
+            self.opt = torch.optim.SGD(self.model.parameters(), lr=cfg.lr)
+        else:
+            self.opt = torch.optim.Adam(self.model.parameters(), lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8)
         if ckpt is not None:
             state = torch.load(ckpt / "trainer_state.pt", weights_only=False)
             self.opt.load_state_dict(state["optimizer"])
@@ -185,7 +192,7 @@ class LabRun:
         with torch.no_grad():
             old_logp_all, old_ent_all, logits = score(self.model, ro, cfg.temperature)
             h_clamped = float(token_mean(clamped_entropy(logits / cfg.temperature, self.icfg.aent_clamp_p), valid_all))
-        del logits
+        logits_before = logits
         m = {"actor/entropy": float(token_mean(old_ent_all, valid_all)),
              "actor/entropy_seq_mean": float(seq_mean_token_mean(old_ent_all, valid_all)),
              "actor/clamped_entropy": h_clamped,
@@ -209,6 +216,8 @@ class LabRun:
         m["cov/response_level"] = response_level_covariance(old_logp_all, valid_all, adv_all, group)
         rows = torch.as_tensor(np.nonzero(keep_groups[group])[0], device=self.device)
         icfg = replace(self.icfg, aent_coef=self.aent.coef_) if cfg.intervention == "aent" else self.icfg
+        if not cfg.ppo_clip:  # -A r: the ratio's gradient at r = 1 is vanilla policy gradient's
+            icfg = replace(icfg, clip_low=float("inf"), clip_high=float("inf"), dual_clip_c=None)
         infos = []
         if len(rows):
             self.model.train()
@@ -224,7 +233,8 @@ class LabRun:
                                              generator=self.select_gen)
                     self.opt.zero_grad(set_to_none=True)
                     loss.backward()
-                    info["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0))
+                    info["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(
+                        self.model.parameters(), cfg.max_grad_norm if cfg.max_grad_norm > 0 else float("inf")))
                     self.opt.step()
                     infos.append(info)
             self.model.eval()
@@ -236,9 +246,11 @@ class LabRun:
                   "intervention/n_selected": float(sum(i["n_selected"] for i in infos)),
                   "intervention/mean_weight": mean("mean_weight") if infos else 1.0})
         with torch.no_grad():
-            _, new_ent, _ = score(self.model, ro, cfg.temperature)
+            _, new_ent, logits_after = score(self.model, ro, cfg.temperature)
         m["actor/entropy_after"] = float(token_mean(new_ent, valid_all))
         m["actor/entropy_delta"] = m["actor/entropy_after"] - m["actor/entropy"]
+        m.update(batch_predictions(logits_before, logits_after, ro.responses, adv_all, valid_all, cfg.temperature,
+                                   cfg.lr * len(infos)))
         return m
 
     def validate(self, step: int) -> dict:
