@@ -14,9 +14,11 @@ Layout (learned from the wandb SDK's writer and checked against files it writes)
   Go source); a real file's first chunk matches zlib.crc32 and not CRC-32C (tested).
 
 A crashed run leaves a truncated file; a bad disk leaves garbage. :func:`iter_records`
-yields every record whose chunks are all intact, and on a bad chunk skips to the next
-block boundary (chunks never cross one, so framing is regained there), recording each
-damaged region in a :class:`Damage` instead of raising.
+yields every record whose chunks are all intact. A chunk failing its checksum costs only
+its record when its length leads to an intact chunk; otherwise reading resumes at the
+next offset of the block where an intact chunk starts (or at the next block boundary:
+chunks never cross one). Each damaged region is recorded in a :class:`Damage`, with the
+number of intact records before it, instead of raising.
 
 >>> import io
 >>> data = write_log([b"hello", b"x" * 40000])
@@ -61,11 +63,15 @@ TRUNCATED = "truncated record at end of file"
 
 @dataclass
 class DamageEvent:
-    """One damaged region: where it starts, why, how many bytes were skipped."""
+    """One damaged region: where it starts, why, how many bytes were skipped, how many
+    intact records came before it, and (when the region is exactly one whole-record
+    chunk) the damaged record's bytes, for the reader to look into."""
 
     offset: int
     reason: str
     bytes_lost: int
+    records_before: int = 0
+    payload: bytes | None = None
 
 
 @dataclass
@@ -74,8 +80,9 @@ class Damage:
 
     events: list[DamageEvent] = field(default_factory=list)
 
-    def add(self, offset: int, reason: str, bytes_lost: int) -> None:
-        self.events.append(DamageEvent(offset, reason, bytes_lost))
+    def add(self, offset: int, reason: str, bytes_lost: int, records_before: int = 0,
+            payload: bytes | None = None) -> None:
+        self.events.append(DamageEvent(offset, reason, bytes_lost, records_before, payload))
 
     @property
     def bytes_lost(self) -> int:
@@ -98,12 +105,48 @@ def check_header(head: bytes, where: str) -> int:
     return version
 
 
+def _chunk_end(block: bytes, pos: int) -> int:
+    """End of an intact chunk starting at ``pos`` in ``block``, or -1."""
+    if pos + CHUNK_HEADER > len(block):
+        return -1
+    crc, length, kind = _CHUNK.unpack_from(block, pos)
+    seed = _SEED.get(kind)
+    end = pos + CHUNK_HEADER + length
+    if seed is None or end > len(block) or zlib.crc32(block[pos + CHUNK_HEADER:end], seed) != crc:
+        return -1
+    return end
+
+
+def _clean_after(block: bytes, end: int) -> bool:
+    """True when a chunk ending at ``end`` is followed by an intact chunk, zero padding, the
+    end of the file, or (in a file's last, short block) a chunk the file's end cuts."""
+    rest = block[end:]
+    if not rest.strip(b"\0") or _chunk_end(block, end) >= 0:
+        return True
+    if len(block) < BLOCK_SIZE and len(rest) >= CHUNK_HEADER:
+        _crc, length, kind = _CHUNK.unpack_from(block, end)
+        return kind in _SEED and end + CHUNK_HEADER + length > len(block)
+    return False
+
+
+def _resync(block: bytes, pos: int) -> int:
+    """The next offset after ``pos`` in ``block`` where an intact chunk starts (len(block) if none)."""
+    for candidate in range(pos + 1, len(block) - CHUNK_HEADER + 1):
+        if block[candidate + 6] in _SEED and _chunk_end(block, candidate) >= 0:
+            return candidate
+        if not block[candidate:].strip(b"\0"):
+            break
+    return len(block)
+
+
 def iter_records(stream: BinaryIO, damage: Damage, where: str = "<stream>") -> Iterator[tuple[int, bytes]]:
     """Yield ``(offset, payload)`` for each intact record of a ``.wandb`` stream, reading block by block.
 
     ``offset`` is where the record's first chunk starts. The header is checked first
     (:func:`check_header`). Damage is appended to ``damage``; nothing is raised after
-    the header.
+    the header. A chunk failing its checksum costs its own record only when its length
+    still leads to an intact chunk; otherwise reading resumes at the next offset in the
+    block where an intact chunk starts (chunks never cross a block boundary).
     """
     block = stream.read(BLOCK_SIZE)
     check_header(block, where)
@@ -111,14 +154,16 @@ def iter_records(stream: BinaryIO, damage: Damage, where: str = "<stream>") -> I
     pending: list[bytes] | None = None   # chunks of a record started with FIRST
     pending_start = 0
     skipping = False                     # after damage: orphan fragments belong to it
+    yielded = 0
     unpack, crc32 = _CHUNK.unpack_from, zlib.crc32
 
-    def lose(offset: int, reason: str, nbytes: int) -> None:
+    def lose(offset: int, reason: str, nbytes: int, payload: bytes | None = None) -> None:
         nonlocal skipping
         if skipping and damage.events and reason == ORPHAN:
             damage.events[-1].bytes_lost += nbytes
+            damage.events[-1].payload = None
         else:
-            damage.add(offset, reason, nbytes)
+            damage.add(offset, reason, nbytes, yielded, payload)
         skipping = True
 
     while block:
@@ -129,26 +174,31 @@ def iter_records(stream: BinaryIO, damage: Damage, where: str = "<stream>") -> I
                 pos = size
                 break
             end = pos + CHUNK_HEADER + length
-            if end > size:
-                if size < BLOCK_SIZE:                    # the file ends inside this chunk
-                    break
-                lose(block_start + pos, BAD_LENGTH, size - pos + _pending_bytes(pending))
-                pending = None
-                pos = size
-                break
+            if end > size and size < BLOCK_SIZE and _SEED.get(kind) is not None:
+                break                                    # the file ends inside this chunk
             seed = _SEED.get(kind)
-            if seed is None or crc32(block[pos + CHUNK_HEADER:end], seed) != crc:
-                reason = BAD_TYPE if seed is None else BAD_CHECKSUM
-                lose(block_start + pos, reason, size - pos + _pending_bytes(pending))
+            if seed is None or end > size or crc32(block[pos + CHUNK_HEADER:end], seed) != crc:
+                reason = BAD_TYPE if seed is None else BAD_LENGTH if end > size else BAD_CHECKSUM
+                lost = _pending_bytes(pending)
+                start = pending_start if pending is not None else block_start + pos
+                if seed is not None and end <= size and _clean_after(block, end):
+                    # only this chunk is bad: its record is lost, framing goes on after it
+                    whole = kind == FULL and pending is None
+                    lose(start, reason, lost + end - pos, block[pos + CHUNK_HEADER:end] if whole else None)
+                    nxt = end
+                else:
+                    nxt = _resync(block, pos)
+                    lose(start, reason, lost + nxt - pos)
                 pending = None
-                pos = size
-                break
+                pos = nxt
+                continue
             data = block[pos + CHUNK_HEADER:end]
             if kind == FULL or kind == FIRST:
                 if pending is not None:
                     lose(pending_start, INTERRUPTED, _pending_bytes(pending))
                 skipping = False
                 if kind == FULL:
+                    yielded += 1
                     yield block_start + pos, data
                     pending = None
                 else:
@@ -159,6 +209,7 @@ def iter_records(stream: BinaryIO, damage: Damage, where: str = "<stream>") -> I
                 pending.append(data)
             else:
                 pending.append(data)
+                yielded += 1
                 yield pending_start, b"".join(pending)
                 pending = None
             pos = end
@@ -166,13 +217,17 @@ def iter_records(stream: BinaryIO, damage: Damage, where: str = "<stream>") -> I
             tail = block[pos:]
             if tail.strip(b"\0") or pending is not None:  # a cut chunk or an unfinished record
                 start = pending_start if pending is not None else block_start + pos
-                damage.add(start, TRUNCATED, _pending_bytes(pending) + len(tail))
+                # what is left of the cut record, for the reader to look into
+                partial = b"".join(pending) if pending is not None else None
+                if len(tail) > CHUNK_HEADER and (pending is not None or tail[6] in (FULL, FIRST)):
+                    partial = (partial or b"") + tail[CHUNK_HEADER:]
+                damage.add(start, TRUNCATED, _pending_bytes(pending) + len(tail), yielded, partial)
             return
         block_start += size
         pos = 0
         block = stream.read(BLOCK_SIZE)
     if pending is not None:  # the file ends exactly on a block boundary inside a record
-        damage.add(pending_start, TRUNCATED, _pending_bytes(pending))
+        damage.add(pending_start, TRUNCATED, _pending_bytes(pending), yielded, b"".join(pending))
 
 
 def _pending_bytes(pending: list[bytes] | None) -> int:

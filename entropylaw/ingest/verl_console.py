@@ -115,9 +115,11 @@ class _Parser:
         if n <= MAX_NOTES_PER_KIND:
             self.report.note(message)
 
-    def line(self, raw: bytes, lineno: int) -> None:
-        """Parse one physical line that contains ``step:``."""
-        cut = len(raw) == CUT_LINE_BYTES
+    def line(self, raw: bytes, lineno: int, unterminated: bool = False) -> None:
+        """Parse one physical line that contains ``step:``. ``unterminated``: the file's last
+        line, with no newline (the log was cut while being written): its last pair may be a
+        cut number (``0.7`` of ``0.707``) unless the line ends after a separator."""
+        cut = len(raw) == CUT_LINE_BYTES or (unterminated and not raw.rstrip().endswith(b"-"))
         if b"\x1b" in raw:
             raw = _ANSI.sub(b"", raw)
         if b"\x00" in raw:
@@ -134,8 +136,9 @@ class _Parser:
                 rest = rest[:rest.rindex(b" - ")]
                 self.report.read(1)
                 self.report.drop(CUT)
-                self._note(CUT, f"line {lineno} is {CUT_LINE_BYTES} bytes long, cut by the logger: its last "
-                                "key:value pair dropped")
+                why = f"is {CUT_LINE_BYTES} bytes long, cut by the logger" if len(raw) == CUT_LINE_BYTES else \
+                    "is the last and has no newline (cut while being written)"
+                self._note(CUT, f"line {lineno} {why}: its last key:value pair dropped")
             self._pairs(int(m.group(1)), rest, lineno)
 
     def _pairs(self, step: int, rest: bytes, lineno: int) -> None:
@@ -240,7 +243,7 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
             if pending or mark in line:  # most lines: one substring test, no call
                 echoes.feed(line, lineno)
             if b"step:" in line:
-                parser.line(line.rstrip(b"\r\n"), lineno)
+                parser.line(line.rstrip(b"\r\n"), lineno, unterminated=not line.endswith(b"\n"))
             elif not parser.step_lines and lineno <= HEADER_SCAN_LINES:
                 header.append(line)
     parser.finish_notes()

@@ -2,7 +2,9 @@
 
 Flat objects (``{"step": n, "actor/entropy": 0.5}``) and ``_step`` / ``global_step`` are
 accepted too; nested dicts are flattened with ``/``. A line that is not JSON, or has no
-integer step, is dropped and counted (one row per line, reason ``unparseable line``);
+integer step, is dropped and counted (as many rows as the ``"key":`` values it still shows,
+reason ``unparseable line``; the file's last line cut while being written, with no newline,
+counts what the line before it held, reason ``cut-off last line``);
 a value that is not a number (string, list, bool, null) is dropped and counted as
 ``non-numeric value``; ``NaN``/``Infinity`` tokens reach :func:`finalize` which drops them.
 
@@ -22,12 +24,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
 
 STEP_FIELDS = ("step", "_step", "global_step")
 UNPARSEABLE = "unparseable line"
+CUT_LAST = "cut-off last line"
 NON_NUMERIC = "non-numeric value"
 MAX_NOTES = 5
 
@@ -61,8 +65,10 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None) -> list[
         if notes[kind] <= MAX_NOTES:
             report.note(message)
 
+    last_count = 0  # values of the last good line: what a cut last line probably held
     with open(path, encoding="utf-8", errors="replace") as f:
         for lineno, line in enumerate(f, 1):
+            unterminated = not line.endswith("\n")
             line = line.strip().replace("\x00", "")
             if not line:
                 continue
@@ -74,13 +80,22 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None) -> list[
                     raise ValueError
                 step = int(step)
             except (ValueError, TypeError, KeyError, AttributeError, OverflowError):
-                report.read(1)
-                report.drop(UNPARSEABLE)
-                note(UNPARSEABLE, f"line {lineno}: not a JSON object with an integer step (dropped)")
+                n = values_in_broken_line(line)
+                if unterminated:  # the writer was cut off mid-line: it held what the lines before held
+                    n = max(n, last_count)
+                    report.read(n)
+                    report.drop(CUT_LAST, n)
+                    note(UNPARSEABLE, f"line {lineno}: the last line, cut while being written ({n} value(s) lost)")
+                    continue
+                report.read(n)
+                report.drop(UNPARSEABLE, n)
+                note(UNPARSEABLE, f"line {lineno}: not a JSON object with an integer step ({n} value(s) dropped)")
                 continue
             data = obj["data"] if isinstance(obj.get("data"), dict) else \
                 {k: v for k, v in obj.items() if k != step_field}
+            last_count = 0
             for key, value in _flatten(data):
+                last_count += 1
                 report.read(1)
                 number = _numeric(value)
                 if number is None:
@@ -101,6 +116,26 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None) -> list[
     if "critic/vf_loss" in set(keys):
         raw.meta["algorithm"] = "ppo"
     return [raw]
+
+
+_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(\{)?')
+_OPEN_KEY = re.compile(r'[,{]\s*"(?:[^"\\]|\\.)*$')
+
+
+def values_in_broken_line(line: str) -> int:
+    """Values a line that is not valid JSON held, from the ``"key":`` it still shows (not the
+    step, not a ``{``-opening container), a key cut before its colon counting too; at least 1.
+
+    >>> values_in_broken_line('{"step": 7, "data": {"actor/entropy": 0.5, "critic/score/mean": 0.7')
+    2
+    >>> values_in_broken_line('{"step": 7, "data": {"actor/entropy": 0.5, "critic/sc')
+    2
+    >>> values_in_broken_line("garbage")
+    1
+    """
+    n = sum(1 for m in _KEY.finditer(line) if m.group(2) is None and m.group(1) not in STEP_FIELDS)
+    n += bool(_OPEN_KEY.search(line))
+    return max(n, 1)
 
 
 def looks_like_jsonl(head: bytes) -> bool:

@@ -23,9 +23,11 @@ record is a ``wandb.proto.wandb_internal_pb2.Record``:
   ``step=``; those get the previous step + 1, as the W&B backend numbers them.
 - ``run`` and ``config`` records give the metadata (:func:`meta_from_config`).
 
-Damage (a crashed run's cut tail, a bad block) is never fatal: every intact record is
-read and each damaged region is counted in the report (one dropped row per region, as
-its size in rows is unknowable) with a note saying how many bytes were lost.
+Damage (a crashed run's cut tail, flipped bits) is never fatal: every intact record is
+read, and each damaged region is counted in the report with the rows it cost: the steps
+each key is missing around it (:mod:`entropylaw.ingest.damage`), or the history items its
+bytes still show; one row "(rows unknown)" only when neither tells (a cut tail inside a
+history record), with a note saying how many bytes were lost.
 
 >>> import tempfile, pathlib
 >>> from entropylaw.ingest.leveldb_log import write_log
@@ -48,16 +50,18 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from array import array
 from pathlib import Path, PurePosixPath
 
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.ingest.common import RawRun, unique_run_ids
+from entropylaw.ingest.damage import Region, charge, nearest_record_rows, rows_lost_in_gaps
 from entropylaw.ingest.leveldb_log import Damage, iter_records
 from entropylaw.ingest.wandb_history import (  # noqa: F401 (NON_NUMERIC is re-exported)
-    HISTORY_TAG, NON_NUMERIC, SKIPPED_TAGS, FastHistory, HistoryReader, first_tag)
+    HISTORY_TAG, NON_NUMERIC, SKIPPED_TAGS, FastHistory, HistoryReader, _lite_record_class, first_tag)
 
-DAMAGED = "damaged .wandb region (rows unknown)"
+DAMAGED = "damaged .wandb record"
 
 
 def read_wandb_offline(path: str | Path, step_key: str | None = None) -> list[RawRun]:
@@ -112,15 +116,18 @@ def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
     unparsed = 0
     new_record = pb.Record
     fast = FastHistory(pb.HistoryItem)
+    positions = array("q")  # index of the record each numeric row came from (for damage counts)
     with open(path, "rb") as stream:
-        for _offset, payload in iter_records(stream, damage, where=source):
+        for index, (_offset, payload) in enumerate(iter_records(stream, damage, where=source)):
             tag = first_tag(payload)
             if tag in SKIPPED_TAGS:
                 continue
             if tag == HISTORY_TAG:
+                before = len(reader.values)
                 decoded = fast.decode(payload)
                 if decoded is not None:
                     reader.add_row(*decoded)
+                    positions.extend([index] * (len(reader.values) - before))
                     continue
             try:
                 record = new_record()  # reusing one message would grow its upb arena without bound
@@ -130,7 +137,9 @@ def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
                 continue
             kind = record.WhichOneof("record_type")
             if kind == "history":
+                before = len(reader.values)
                 reader.add_row(*reader.decode(record.history))
+                positions.extend([index] * (len(reader.values) - before))
             elif kind == "config":
                 _apply_config(config, record.config)
             elif kind == "metric":
@@ -145,16 +154,16 @@ def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
     raw.meta.update({f"wandb_{k}": v for k, v in run_info.items()})
     report = raw.report
     if damage.events:
-        report.read(len(damage.events))
-        for event in damage.events:
-            report.drop(f"{DAMAGED}: {event.reason}", 1)
-        where = ", ".join(f"byte {e.offset} ({e.reason})" for e in damage.events[:5])
-        more = f" and {len(damage.events) - 5} more" if len(damage.events) > 5 else ""
-        report.note(f"damaged file: {damage.bytes_lost} bytes unreadable in {len(damage.events)} "
-                    f"region(s) at {where}{more}; every intact record before and after was read")
+        regions = [Region(e.offset, e.reason, e.bytes_lost, e.records_before, e.payload,
+                          seen=rows_in_damaged_record(e.payload, pb.HistoryItem)) for e in damage.events]
+        for region in regions:  # a cut history record: as many rows as the record before it
+            if region.seen is None and region.payload and first_tag(region.payload) == HISTORY_TAG:
+                region.estimate = nearest_record_rows(positions, region.position)
+        gaps = rows_lost_in_gaps(raw.steps, raw.keys, positions, [r.position for r in regions])
+        charge(report, regions, gaps, ".wandb record")
     if unparsed:
         report.read(unparsed)
-        report.drop(f"{DAMAGED}: record is not a valid protobuf", unparsed)
+        report.drop(f"{DAMAGED}: intact checksum but not a valid protobuf (rows unknown)", unparsed)
         report.note(f"{unparsed} record(s) passed their checksum but could not be decoded")
     if len(raw.steps) == 0:
         what = "no numeric history"
@@ -162,6 +171,35 @@ def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
             what += f" (damaged: {damage.events[0].reason} at byte {damage.events[0].offset})"
         raise EntropyLawError(f"{source}: {what}; nothing to read from this W&B run")
     return raw
+
+
+# first tag bytes of Record fields that are not history (single-byte tags, length-delimited);
+# a first byte with the high bit set is a field number >= 16: not history either
+_OTHER_TAGS = frozenset({0x1a, 0x22, 0x2a, 0x32, 0x3a, 0x42, 0x4a, 0x52, 0x5a, 0x62, 0x6a, 0x72, 0x7a})
+
+
+def rows_in_damaged_record(payload: bytes | None, item_class) -> int | None:
+    """Rows a damaged record's bytes still show: its history items (``_`` keys are not rows),
+    0 for another kind of record, None when the bytes say nothing reliable."""
+    if not payload:
+        return None
+    tag = first_tag(payload)
+    if tag in _OTHER_TAGS or (tag >= 0 and tag & 0x80):
+        return 0
+    if tag != HISTORY_TAG:
+        return None
+    record = _lite_record_class()()
+    try:
+        record.ParseFromString(payload)
+        rows = 0
+        for raw_item in record.history.item:
+            item = item_class()
+            item.ParseFromString(raw_item)
+            key = ".".join(item.nested_key) if item.nested_key else item.key
+            rows += not key.startswith("_")
+    except Exception:  # noqa: BLE001 -- damaged bytes: protobuf's DecodeError or anything else
+        return None
+    return rows
 
 
 def _apply_config(config: dict, record) -> None:
