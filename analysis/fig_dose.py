@@ -1,0 +1,80 @@
+"""Intervention dose-response in the lab (figures/fig_lab_dose.*): final entropy and final
+validation accuracy against the dose of each method, mean over seeds with the seed range,
+the baseline's seed range shaded; from data/lab/dose/lab_dose.parquet and the settings in
+analysis/lab_dose.toml. Numbers: ``python analysis/lab_dose.py data/lab/dose/lab_dose.parquet``.
+"""
+
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "analysis"))
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+from entropylaw import table  # noqa: E402
+from entropylaw.plots.build_base import Built, Skipped, script  # noqa: E402
+from lab_dose import run_outcomes, summarise  # noqa: E402
+
+OUT = ROOT / "figures"
+DATA = ROOT / "data/lab/dose/lab_dose.parquet"
+TOML = ROOT / "analysis/lab_dose.toml"
+COLUMNS = 4
+
+
+def make():
+    if not DATA.exists():
+        raise Skipped(f"no {DATA.relative_to(ROOT)}")
+    from entropylaw.lab.sweep import load_sweep
+
+    configs, _ = load_sweep(TOML)
+    runs = run_outcomes(table.read(DATA), {c.run_name: c.to_dict() for c in configs})
+    if runs.empty:
+        raise Skipped(f"{DATA}: none of the runs of {TOML}")
+    summary = summarise(runs)
+    bases = summary[summary["axis"] == "baseline"].set_index("minibatches")
+    axes_names = [a for a in dict.fromkeys(summary["axis"]) if a != "baseline"]
+    if not axes_names or bases.empty:
+        raise Skipped("no intervention doses or no baseline yet")
+    blocks = math.ceil(len(axes_names) / COLUMNS)
+    fig, grid = plt.subplots(2 * blocks, COLUMNS, figsize=(2.6 * COLUMNS, 2.1 * 2 * blocks), squeeze=False)
+    for k in range(len(axes_names), blocks * COLUMNS):
+        for r in (0, 1):
+            grid[2 * (k // COLUMNS) + r, k % COLUMNS].set_visible(False)
+    for k, axis in enumerate(axes_names):
+        rows = summary[summary["axis"] == axis].sort_values("dose")
+        updates_axis = axis.startswith("KL-Cov updates")
+        for r, (col, lo, hi, ylabel) in enumerate((("H_end", "H_min", "H_max", "final entropy (nats)"),
+                                                   ("acc_end", "acc_min", "acc_max", "final val accuracy"))):
+            ax = grid[2 * (k // COLUMNS) + r, k % COLUMNS]
+            if updates_axis:  # the baseline depends on the minibatches: draw it per dose
+                b = bases.reindex(rows["minibatches"])
+                ax.errorbar(rows["dose"], b[col], yerr=[b[col] - b[lo], b[hi] - b[col]], fmt="s--",
+                            color="0.5", ms=3, capsize=2, lw=0.8, label="baseline")
+            elif 4 in bases.index:
+                b = bases.loc[4]
+                ax.axhspan(b[lo], b[hi], color="0.85", lw=0)
+                ax.axhline(b[col], color="0.5", lw=0.8, label="baseline")
+            ax.errorbar(rows["dose"], rows[col], yerr=[rows[col] - rows[lo], rows[hi] - rows[col]], fmt="o-",
+                        color="C0", ms=3, capsize=2, lw=1, label="intervention")
+            if (rows["dose"] > 0).all() and rows["dose"].max() / rows["dose"].min() > 8:
+                ax.set_xscale("log")
+            ax.tick_params(labelsize=6)
+            if k % COLUMNS == 0:
+                ax.set_ylabel(ylabel, fontsize=7)
+            if r == 0:
+                ax.set_title(axis, fontsize=8)
+            else:
+                ax.set_xlabel("minibatches per rollout" if updates_axis else "dose", fontsize=7)
+    grid[0, 0].legend(fontsize=6, frameon=False)
+    title = "Lab intervention dose-response: final entropy and accuracy vs dose"
+    fig.suptitle(title, fontsize=9)
+    caption = (f"{title}. Mean over seeds, bars: seed range (min..max); grey band: the baseline's seed "
+               "range. Entropy: mean of the last 10 steps; accuracy: sampled mean@4, last 3 evaluations.")
+    return [Built("fig_lab_dose", fig, caption)]
+
+
+if __name__ == "__main__":
+    sys.exit(script("fig_dose", make, OUT))
