@@ -296,6 +296,10 @@ def existing_file(path, expected: str) -> Path:
     """
     path = Path(path)
     if not path.is_file():
+        if path.is_dir():
+            raise EntropyLawError(f"{path}: is a directory (expected a file of {expected})")
+        if path.exists():  # /dev/null, a pipe, a socket: nothing a log is
+            raise EntropyLawError(f"{path}: not a regular file (expected {expected})")
         raise EntropyLawError(f"{path}: no such file")
     if path.stat().st_size == 0:
         raise EntropyLawError(f"{path}: empty file (expected {expected})")

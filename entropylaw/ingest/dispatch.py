@@ -81,6 +81,10 @@ def _table_kind_quick(path: Path) -> str:
             columns = pq.read_schema(path).names
         else:
             columns = list(pd.read_csv(path, nrows=0, sep="\t" if path.suffix.lower() == ".tsv" else ",").columns)
+    except OSError as err:
+        if err.errno is not None:  # permission, I/O: the CLI says it as the OS error it is
+            raise
+        raise EntropyLawError(f"{path}: cannot read as a table ({type(err).__name__}: {err})") from None
     except Exception as err:  # unreadable: let the reader raise its one-line error
         if path.stat().st_size == 0:
             raise EntropyLawError(f"{path}: empty file (expected a table with a step column)") from None
@@ -167,6 +171,9 @@ def detect_format(path_or_uri: str | os.PathLike) -> str:
     s = Source(str(path_or_uri))
     if not s.uri and not s.path.exists():
         raise EntropyLawError(f"{s.path}: no such file or directory")
+    if not s.uri and not s.is_dir and not s.path.is_file():  # a device or a pipe would block or be empty
+        raise EntropyLawError(f"{s.path}: not a regular file or directory (expected a log file, a run table, "
+                              "a directory of them or a wandb:// URI)")
     return next(f.name for f in FORMATS if f.detect(s))
 
 
@@ -231,7 +238,13 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0,
         report.format = fmt
         if opts.run_id and df["run_id"].nunique() == 1:
             table.set_text(df, "run_id", opts.run_id)
-        return [(_apply_meta_overrides(df, opts), report)]
+        # the losses counted when the table was made (`ingest -o x.parquet` stores the row
+        # accounts with it) travel on: every command reading the table says them again
+        carried = [IngestReport.from_dict(d) for d in df.attrs.pop("row_accounts", [])
+                   if d.get("rows_dropped") or d.get("skipped")]
+        for r in carried:
+            r.source = f"{r.source} (read into {source})"
+        return [(_apply_meta_overrides(df, opts), report)] + [(table.empty(), r) for r in carried]
     out = []
     raws = read_raw(source, fmt, opts)
     for raw in raws:

@@ -63,6 +63,10 @@ def read_frame(path: str | os.PathLike) -> pd.DataFrame:
             return pd.read_parquet(path)
         return pd.read_csv(path, dtype=str, keep_default_na=False, sep=None if path.suffix.lower() == ".tsv" else ",",
                            engine="python" if path.suffix.lower() == ".tsv" else "c")
+    except OSError as err:
+        if err.errno is not None:  # permission, I/O: the CLI says it as the OS error it is
+            raise
+        raise EntropyLawError(f"{path}: cannot read as a table ({type(err).__name__}: {err})") from None
     except Exception as err:  # pandas/pyarrow raise many types for a bad file
         raise EntropyLawError(f"{path}: cannot read as a table ({type(err).__name__}: {err})") from None
 
@@ -90,13 +94,51 @@ def table_kind(df: pd.DataFrame) -> str:
 
 
 def read_tidy(path: str | os.PathLike) -> tuple[pd.DataFrame, IngestReport]:
-    """entropylaw's own table, validated; every row counts as read and kept."""
-    df = table.read(path)
+    """entropylaw's own table, validated. A ``value`` that is not a finite number (text in a
+    hand-edited CSV, NaN) is dropped and counted with its line, as the other readers do;
+    the rest is read as it is."""
+    path = existing_file(path, "a run table")
     report = IngestReport(str(path))
+    try:
+        if path.suffix.lower() in (".csv", ".tsv"):
+            df = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",")
+        else:
+            df = table._read_parquet(path)  # its dictionaries as categoricals
+    except OSError as err:
+        if err.errno is not None:  # the file system's error: said by the CLI as such
+            raise
+        raise EntropyLawError(f"{path}: cannot read as a run table ({type(err).__name__}: {err})") from None
+    except Exception as err:  # pandas/pyarrow raise many types for a bad file
+        raise EntropyLawError(f"{path}: cannot read as a run table ({type(err).__name__}: {err})") from None
     report.read(len(df))
+    if "value" in df.columns:
+        df = _drop_bad_values(df, report, csv=path.suffix.lower() != ".parquet")
+    df = table.validate(df, where=str(path))
     report.keep(len(df))
     report.note(f"tidy run table with {df['run_id'].nunique()} run(s)")
     return df, report
+
+
+def _drop_bad_values(df: pd.DataFrame, report: IngestReport, csv: bool) -> pd.DataFrame:
+    """Rows of a tidy table whose value is text or not finite: dropped, counted, located."""
+    attrs = dict(df.attrs)
+    values = pd.to_numeric(df["value"], errors="coerce").to_numpy(dtype=np.float64)
+    present = df["value"].notna().to_numpy()
+    text = present & np.isnan(values) & ~df["value"].astype(str).str.strip().str.lower().isin(
+        ["nan", "-nan", "+nan"]).to_numpy()
+    non_finite = ~np.isfinite(values) & ~text
+    where = "line" if csv else "row"
+    for mask, reason in ((text, NON_NUMERIC), (non_finite, "non-finite value")):
+        if mask.any():
+            rows = np.nonzero(mask)[0]
+            shown = ", ".join(str(int(r) + (2 if csv else 1)) for r in rows[:5])
+            more = f", ... ({len(rows) - 5} more)" if len(rows) > 5 else ""
+            report.drop(reason, len(rows))
+            report.note(f"{reason} in column 'value' at {where} {shown}{more} (dropped)")
+    keep = ~(text | non_finite)
+    out = df[keep].assign(value=values[keep])
+    out.attrs.update(attrs)
+    return out
 
 
 def _numbers(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
