@@ -1,0 +1,97 @@
+"""The lab's analysis scripts (theory ladder, dose-response) on synthetic run tables."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "analysis"))
+
+import lab_dose  # noqa: E402
+import lab_theory  # noqa: E402
+
+from entropylaw import table  # noqa: E402
+from entropylaw.lab.sweep import parse_sweep  # noqa: E402
+
+
+def test_agreement_matches_scipy():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=50)
+    y = 0.7 * x + rng.normal(scale=0.5, size=50)
+    got = lab_theory.agreement(x, y)
+    ref = stats.linregress(x, y)
+    assert got["r"] == pytest.approx(ref.rvalue, rel=1e-12)
+    assert got["slope"] == pytest.approx(ref.slope, rel=1e-12)
+    assert got["sign"] == pytest.approx(np.mean(np.sign(x) == np.sign(y)))
+
+
+SWEEP = """
+[defaults]
+size = "xs"
+seeds = [0, 1, 2]
+[[group]]
+tag = "base"
+[[group]]
+intervention = "entropy_bonus"
+tag = "c0.01"
+intervention_args = { entropy_coef = 0.01 }
+[[group]]
+intervention = "entropy_bonus"
+tag = "c0.1"
+intervention_args = { entropy_coef = 0.1 }
+"""
+
+
+def _table(configs, effect):
+    """A run table with the canonical names: entropy falls to an end value that depends on
+    the run's dose (``effect``) and its seed; accuracy fixed per run."""
+    parts = []
+    for cfg in configs:
+        d = cfg.to_dict()
+        end = 0.2 + effect(d) + 0.01 * cfg.seed
+        recs = [(s, "entropy", 0.6 - (0.6 - end) * s / 30) for s in range(1, 31)]
+        recs += [(s, "val/sum4x1", 0.5 + 0.01 * cfg.seed) for s in range(0, 31, 10)]
+        parts.append(table.from_records(recs, run_id=cfg.run_name, model="lab-xs"))
+    return table.concat(parts)
+
+
+def test_dose_table_flags_only_effects_beyond_the_seed_spread():
+    configs, _ = parse_sweep(SWEEP, "t.toml")
+    # c0.01: +0.01 (inside the 0.02 seed range), c0.1: +0.2 (far beyond)
+    effect = lambda d: {0.01: 0.01, 0.1: 0.2}.get(d["intervention_args"].get("entropy_coef"), 0.0)  # noqa: E731
+    runs = lab_dose.run_outcomes(_table(configs, effect), {c.run_name: c.to_dict() for c in configs})
+    assert len(runs) == 9
+    base = runs[runs["axis"] == "baseline"]
+    # last 10 steps of a linear fall from 0.6 to the end value: mean of steps 21..30
+    expect = np.mean([0.6 - (0.6 - 0.2) * s / 30 for s in range(21, 31)])
+    assert base[base["seed"] == 0]["H_end"].iloc[0] == pytest.approx(expect)
+    axes = lab_dose.axis_table(lab_dose.summarise(runs))
+    flags = dict(zip(axes["dose"], axes["H_beyond"]))
+    assert flags == {0.01: "", 0.1: "+"}
+    assert lab_dose.weakest_beyond(axes, "H_beyond") == {"entropy bonus coef": "0.1 (+)"}
+    assert lab_dose.weakest_beyond(axes, "acc_beyond") == {"entropy bonus coef": "none"}
+
+
+def test_steer_is_stronger_at_smaller_w_min():
+    axes = pd.DataFrame({"axis": ["STEER w_min"] * 3, "dose": [0.8, 0.5, 0.2], "H_beyond": ["", "+", "+"]})
+    assert lab_dose.weakest_beyond(axes, "H_beyond") == {"STEER w_min": "0.5 (+)"}
+
+
+def test_every_group_of_the_shipped_dose_sweep_has_a_dose_axis():
+    from entropylaw.lab.sweep import load_sweep
+
+    configs, _ = load_sweep(ROOT / "analysis/lab_dose.toml")
+    axes = {}
+    for c in configs:
+        axis = lab_dose.dose_of(c.to_dict())
+        if axis:
+            axes.setdefault(axis[0], set()).add(axis[1])
+    assert all(len(doses) >= 3 for doses in axes.values())
+    assert sum(len(d) >= 4 for d in axes.values()) >= 7  # 6 methods + KL-Cov's coefficient
+    assert {c.seed for c in configs} == {0, 1, 2}
