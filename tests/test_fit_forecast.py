@@ -292,7 +292,7 @@ def test_resumed_run_windows_start_at_the_first_logged_step():
         ep = EarlyPrediction(fit_steps=60, origin=101, warn=False).fit(pair(df, rid))
         ep_default = EarlyPrediction(fit_frac=0.15, warn=False).fit(pair(df, rid))
     assert ep.window_end_ == 161 and ep.fit_n_ == 6
-    assert ep_default.origin_ == 110  # without origin: the first paired step, never step 0
+    assert ep_default.origin_ == 101  # pair() records where the log starts: the first logged step, never 0
     with pytest.raises(EntropyLawError, match="the log starts at step 101"):
         EarlyPrediction(fit_steps=15, origin=101, warn=False).fit(pair(df, rid))
 
