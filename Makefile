@@ -35,7 +35,7 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(CORE)
 	$(EL) summary data/real
 	$(EL) fit data/real
-	$(EL) predict data/real --fit-frac 0.15
+	$(EL) forecast data/real --fit-frac 0.15 --quiet
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 --dist loadfile
