@@ -8,8 +8,12 @@ machines (with the row accounts), ``--plot FILE`` for the figure.
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, fmt_table, load_inputs, plot_path
 from entropylaw.cli.sources import with_accounts
+from entropylaw.errors import EntropyLawWarning
 from entropylaw.fit.run import fit_runs
 
 COLUMNS = [("run", "run_id"), ("n", "n"), ("a", "a"), ("a_se", "a_stderr"), ("b", "b"), ("b_se", "b_stderr"),
@@ -33,8 +37,13 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     df = load_inputs(args)
-    fits = fit_runs(df, pool=args.pool, form=args.form, robust=args.robust, errors_in_variables=args.eiv,
-                    **fit_options(args))
+    with warnings.catch_warnings(record=True) as caught:  # said once, grouped, after the table
+        warnings.simplefilter("always", EntropyLawWarning)
+        fits = fit_runs(df, pool=args.pool, form=args.form, robust=args.robust, errors_in_variables=args.eiv,
+                        **fit_options(args))
+    for w in caught:
+        if not issubclass(w.category, EntropyLawWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     rows = [f.to_dict() for f in fits]
     if args.plot:
         from entropylaw.plots.law import plot_fit
@@ -49,14 +58,32 @@ def run(args) -> int:
         return 0
     print(f"R = -a*exp(H) + b ({args.form}); {rows[0]['interval_method']}; {args.conf * 100:g} % intervals")
     print(fmt_table(rows, COLUMNS))
-    for d in rows:
-        if d.get("trust") != "good fit" and d.get("trust_reasons"):
-            print(f"{d['run_id']}: {d['trust']}: {'; '.join(d['trust_reasons'])}")
-        if d.get("note"):
-            print(f"{d['run_id']}: {d['note']}")
-        if d.get("dropped"):
-            print(f"{d['run_id']}: dropped scores: " + ", ".join(f"{k}: {v}" for k, v in d["dropped"].items()))
+    print_notes(rows, [str(w.message) for w in caught if issubclass(w.category, EntropyLawWarning)])
     return 0
+
+
+def print_notes(rows: list[dict], messages: list[str]) -> None:
+    """Per run, what qualifies its numbers (trust reasons, warnings not already in them), then
+    the runs fitted on the training score, in one line."""
+    training = [d["run_id"] for d in rows if d.get("score_kind") == "training score"]
+    for d in rows:
+        rid, lines = d["run_id"], []
+        if d.get("trust") != "good fit" and d.get("trust_reasons"):
+            lines.append(f"{d['trust']}: {'; '.join(d['trust_reasons'])}")
+        said = " ".join(lines)
+        for w in d.get("warnings", []):
+            if not (w.startswith(("fitted a =", "a = ", "only ")) and said):  # the trust line has it
+                lines.append(w)
+        if d.get("dropped"):
+            lines.append("dropped scores: " + ", ".join(f"{k}: {v}" for k, v in d["dropped"].items()))
+        for line in lines:
+            print(f"{rid}: {line}")
+    if training:
+        print(f"fitted on the training score (no validation score logged): {', '.join(training)}")
+    fit_said = {w for d in rows for w in d.get("warnings", [])}
+    for m in dict.fromkeys(messages):
+        if not any(w in m for w in fit_said) and "no validation score" not in m and "does not apply" not in m:
+            print(f"entropylaw: warning: {m}", file=sys.stderr)
 
 
 def _steps(df, fit):
