@@ -101,7 +101,7 @@ def conform(df: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in METRIC_COLUMNS if c not in df.columns]
     if missing:
         raise EntropyLawError(f"run table lacks columns {missing} (expected at least {METRIC_COLUMNS})")
-    out = df.copy()
+    out = df.copy(deep=False)  # pandas copy-on-write: assigning columns below never touches df
     for col, default in META_DEFAULTS.items():
         if col not in out.columns:
             out[col] = default

@@ -134,7 +134,9 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
     if df.empty:
         return df
     if "line" in df.columns:
-        df = df.iloc[np.argsort(df["line"].to_numpy(), kind="stable")]
+        lines = df["line"].to_numpy()
+        if len(lines) > 1 and (np.diff(lines) < 0).any():  # most readers already give line order
+            df = df.iloc[np.argsort(lines, kind="stable")]
     steps = df["step"].to_numpy()
     n = len(steps)
     restart = np.zeros(n, dtype=bool)
