@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 
+from entropylaw.cli._fitargs import parse_fraction
 from entropylaw.cli.sources import add_source_arguments, load_from_args
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import check_writable
@@ -25,7 +26,7 @@ def add_common(p) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="output directory (created)")
     p.add_argument("--probe", action="append", default=[], metavar="SUMMARY.json",
                    help="probe summary JSON for Table 1 and the ladder (repeatable)")
-    p.add_argument("--fit-frac", type=float, default=0.15, metavar="F",
+    p.add_argument("--fit-frac", type=parse_fraction, default=0.15, metavar="F",
                    help="early prediction: fit on this first fraction of each run (default 0.15)")
     add_source_arguments(p)
 

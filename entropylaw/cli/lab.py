@@ -17,6 +17,7 @@ import sys
 from entropylaw import table
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError
+from entropylaw.fileio import check_writable
 from entropylaw.lab.config import RunConfig
 from entropylaw.lab.export import sweep_table
 from entropylaw.lab.loggers import parse_loggers
@@ -128,6 +129,7 @@ def run_sweep(args) -> int:
 
 
 def run_export(args) -> int:
+    check_writable(args.to)  # before reading the sweep
     t = sweep_table(args.sweep_dir, finished_only=not args.include_unfinished)
     table.write(t, args.to)
     print(f"wrote {args.to}: {t['run_id'].nunique()} runs, {len(t)} rows")

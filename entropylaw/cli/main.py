@@ -13,30 +13,23 @@ One error path (:func:`main`), so every failure is one line on stderr:
   exits 2; an OS error reads ``<path>: <what> (<errno name>)``;
 - anything else is a bug in entropylaw: one "please report" line, exit 1, and the
   traceback only with ``--debug`` (anywhere on the command line) or ``ENTROPYLAW_DEBUG=1``.
-
->>> os_error_line(PermissionError(13, "Permission denied", "runs/a.log"))
-'runs/a.log: Permission denied (EACCES)'
->>> os_error_line(OSError("Error writing bytes to file. Detail: [errno 28] No space left on device"))
-'Error writing bytes to file. Detail: [errno 28] No space left on device (ENOSPC)'
 """
 
 from __future__ import annotations
 
 import argparse
-import errno
 import os
-import re
 import sys
 import traceback
 import warnings
 
 from entropylaw import __version__
 from entropylaw.cli import (algorithms, figures, fit, forecast, ingest, lab, predict, probe, probe_checkpoints,
-                            report, scale, summary)
-from entropylaw.errors import EntropyLawError, EntropyLawWarning
+                            report, scale, summary, watch)
+from entropylaw.errors import EntropyLawError, EntropyLawWarning, describe_os_error
 
 # sub-command modules, in the order --help lists them
-COMMANDS = [ingest, summary, fit, predict, forecast, scale, algorithms, probe, probe_checkpoints, lab, figures,
+COMMANDS = [ingest, summary, fit, predict, forecast, scale, algorithms, watch, probe, probe_checkpoints, lab, figures,
             report]
 DEBUG_FLAG = "--debug"
 USER_ERROR, INTERNAL_ERROR, INTERRUPTED = 2, 1, 130
@@ -76,21 +69,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
         print(warnings.formatwarning(message, category, filename, lineno, line), file=sys.stderr, end="")
 
 
-def os_error_line(err: OSError) -> str:
-    """``<path>: <what> (<errno name>)`` for an OS error; libraries that drop ``errno``
-    (pyarrow writes ``[errno 28]`` into its text) still get the name."""
-    code = err.errno
-    if code is None:
-        found = re.search(r"\[errno (\d+)\]", str(err), re.IGNORECASE)
-        code = int(found.group(1)) if found else None
-    name = errno.errorcode.get(code, "") if code is not None else ""
-    what = err.strerror or (str(err) if str(err) else type(err).__name__)
-    what = what.splitlines()[0] if what.splitlines() else what
-    path = err.filename if err.filename is not None else ""
-    if err.filename2 is not None:
-        path = f"{err.filename2}"  # a rename/link: the target is what the user named
-    text = f"{os.fsdecode(path)}: {what}" if path != "" else what
-    return f"{text} ({name})" if name and f"({name})" not in text else text
+os_error_line = describe_os_error  # the one line of an OS error (entropylaw.errors)
 
 
 def _internal_error(err: BaseException, debug: bool) -> None:

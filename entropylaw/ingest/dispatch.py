@@ -39,7 +39,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -47,7 +46,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from entropylaw import table
-from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.errors import EntropyLawError, describe_os_error
 from entropylaw.ingest import tabular
 from entropylaw.ingest.common import KeyOptions, RawRun, finalize
 from entropylaw.ingest.hf_console import looks_like_hf_console, read_hf_console
@@ -170,7 +169,11 @@ def detect_format(path_or_uri: str | os.PathLike) -> str:
     """Name the format of a source (see the module table); errors for a missing path."""
     s = Source(str(path_or_uri))
     if not s.uri and not s.path.exists():
-        raise EntropyLawError(f"{s.path}: no such file or directory")
+        try:
+            os.stat(s.path)
+        except FileNotFoundError:
+            raise EntropyLawError(f"{s.path}: no such file or directory") from None
+        # anything else (a parent that is a file, a loop of links) is said as the OS says it
     if not s.uri and not s.is_dir and not s.path.is_file():  # a device or a pipe would block or be empty
         raise EntropyLawError(f"{s.path}: not a regular file or directory (expected a log file, a run table, "
                               "a directory of them or a wandb:// URI)")
@@ -209,10 +212,14 @@ def _apply_meta_overrides(df: pd.DataFrame, opts: KeyOptions) -> pd.DataFrame:
     return df
 
 
+def _as_user_error(err: Exception) -> EntropyLawError:
+    """An unreadable file (permission, I/O error) is left out like a corrupt one (``--skip-bad``)."""
+    return EntropyLawError(describe_os_error(err)) if isinstance(err, OSError) else err
+
+
 def _skipped(source: str, err: EntropyLawError) -> tuple[pd.DataFrame, IngestReport]:
     report = IngestReport(source)
-    report.skip(str(err))
-    warnings.warn(f"skipped {err}", EntropyLawWarning, stacklevel=4)
+    report.skip(str(err))  # said once, by the row account (entropylaw.load, the CLI)
     return table.empty(), report
 
 
@@ -228,10 +235,10 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0,
         for member in members:
             try:
                 out.extend(_load_one(member, opts, depth + 1))
-            except EntropyLawError as err:
+            except (EntropyLawError, OSError) as err:
                 if not skip_bad:
                     raise
-                out.append(_skipped(member, err))
+                out.append(_skipped(member, _as_user_error(err)))
         return out
     if fmt == "table":
         df, report = tabular.read_tidy(source)
@@ -278,10 +285,10 @@ def load(sources: list[str], options: KeyOptions | None = None,
     for source in sources:
         try:
             pieces.extend(_load_one(str(source), opts, skip_bad=skip_bad))
-        except EntropyLawError as err:
+        except (EntropyLawError, OSError) as err:
             if not skip_bad:
                 raise
-            pieces.append(_skipped(str(source), err))
+            pieces.append(_skipped(str(source), _as_user_error(err)))
     pieces = merge_same_runs(pieces)
     used: set[str] = set()
     tables = []

@@ -1,0 +1,427 @@
+"""The bad-input corpus: every command and reader, fed what a hostile user (or a full disk) feeds it.
+
+For each case (inputs from :mod:`badinput.build`, run in-process through the CLI's
+``main``): the exit code; exactly one ``entropylaw: error:`` line, naming the file and
+the problem, and nothing on stderr that is not ours; no traceback; no temporary file
+left; nothing in the work tree changed (inputs, and any existing output); and, for
+damaged inputs that are read, the exact number of rows lost, the account balanced, and
+every kept value equal to the one the builder wrote.
+
+Permission cases run with the effective uid of ``nobody`` (root reads anything);
+read-only and full file systems are small tmpfs mounts (skipped where mounting is not
+allowed); an ``RLIMIT_FSIZE`` limit gives a write that fails part-way. Signals are sent
+to a subprocess in :mod:`test_badinput_signals`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from badinput.build import base_rows, build
+
+NOBODY = 65534
+TEMP_NAME = re.compile(r"^\..*\.(tmp(\..*)?|check)$")
+
+
+# ---- the work area ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def area():
+    """A world-traversable directory with the corpus (``nobody`` must reach it), removed after."""
+    root = Path(tempfile.mkdtemp(prefix="entropylaw-badinput-", dir="/tmp"))
+    os.chmod(root, 0o755)
+    corpus = build(root / "in")
+    for p in [root / "in", *(root / "in").rglob("*")]:
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    (root / "out").mkdir()
+    os.chmod(root / "out", 0o777)
+    os.mkfifo(root / "in" / "a.fifo")
+    _write_existing_outputs(root / "out")
+    mounts = _Mounts(root)
+    yield _Area(root, corpus, mounts)
+    mounts.release()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _write_existing_outputs(out: Path) -> None:
+    """An output that exists before a failing command: it must come out unchanged."""
+    (out / "existing.csv").write_text("run_id,step,metric,value\nold,1,entropy,0.5\n")
+    (out / "adir.csv").mkdir()
+    (out / "report_file").write_text("a file where a directory is asked for\n")
+
+
+class _Mounts:
+    """A read-only and a full tmpfs under the area, when this process may mount."""
+
+    def __init__(self, root: Path):
+        self.root, self.done, self.ok = root, [], None
+
+    def get(self, kind: str) -> Path:
+        path = self.root / kind
+        if path in self.done:
+            return path
+        path.mkdir(exist_ok=True)
+        opts = "ro,size=64k" if kind == "ro" else "size=32k"
+        ok = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(path)],
+                            capture_output=True).returncode == 0 if shutil.which("mount") else False
+        if not ok:
+            pytest.skip(f"cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN): no {kind} file system")
+        self.done.append(path)
+        if kind == "full":  # fill it: the next write of any size fails with ENOSPC
+            with contextlib.suppress(OSError):
+                with open(path / "filler", "wb") as f:
+                    while True:
+                        f.write(b"\0" * 4096)
+        return path
+
+    def release(self) -> None:
+        for path in self.done:
+            subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+@dataclass
+class _Area:
+    root: Path
+    corpus: object
+    mounts: _Mounts
+
+    def paths(self, case_id: str) -> dict[str, str]:
+        d = {k: str(v.path) for k, v in self.corpus.inputs.items()}
+        d.update(out=str(self.root / "out" / case_id), outdir=str(self.root / "out"),
+                 fifo=str(self.root / "in" / "a.fifo"), missing=str(self.root / "in" / "missing.log"),
+                 indir=str(self.root / "in"))
+        return d
+
+
+def _snapshot(root: Path) -> dict[str, tuple]:
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        if rel.split(os.sep)[0] in ("ro", "full"):
+            continue
+        if p.is_file():
+            out[rel] = (p.stat().st_size, hashlib.sha256(p.read_bytes()).hexdigest())
+        elif p.is_dir():
+            out[rel] = ("dir",)
+    return out
+
+
+def _temp_files(root: Path) -> list[str]:
+    return [str(p) for p in root.rglob("*") if TEMP_NAME.match(p.name)]
+
+
+# ---- running one command in-process ---------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    code: int
+    out: str
+    err: str
+    errors: list[str] = field(default_factory=list)
+
+
+def run_main(argv: list[str], capsys) -> Outcome:
+    from entropylaw.cli.main import main
+
+    try:
+        code = main(argv)
+    except SystemExit as stop:  # argparse
+        code = stop.code
+    cap = capsys.readouterr()
+    errors = [line for line in cap.err.splitlines() if line.startswith("entropylaw: error:")]
+    return Outcome(code, cap.out, cap.err, errors)
+
+
+@contextlib.contextmanager
+def as_nobody():
+    """Effective uid nobody: permission bits apply (root's bypass is gone), restored after."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to switch to nobody")
+    os.setegid(NOBODY)
+    os.seteuid(NOBODY)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+        os.setegid(0)
+
+
+@contextlib.contextmanager
+def file_size_limit(nbytes: int):
+    """Writes past ``nbytes`` fail with EFBIG (SIGXFSZ ignored), as on a disk that fills up."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    old = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, old)
+
+
+# ---- the cases -------------------------------------------------------------------------------------
+
+@dataclass
+class Case:
+    id: str
+    argv: str                      # with {placeholders} from _Area.paths
+    problem: str                   # regex the error line must match (after the path)
+    names: str | None = None       # placeholder of the path the error line must name
+    code: int = 2
+    setup: str | None = None       # nobody | fsize | ro | full
+    prepare: str | None = None     # chmod000 | chmod000dir | unreadable_member
+
+
+C = Case
+CASES = [
+    # option values, refused at parse time in our one format
+    C("fit-seed-negative", "fit {verl} --seed -1 --interval block-bootstrap", r"argument --seed: '-1': a seed must be 0"),
+    C("fit-seed-float", "fit {verl} --seed 1.5", r"argument --seed: '1.5': expected a whole number"),
+    C("fit-conf", "fit {verl} --conf 2", r"argument --conf: '2': the interval level"),
+    C("fit-nboot", "fit {verl} --n-boot 1", r"argument --n-boot: '1'"),
+    C("fit-interval-choice", "fit {verl} --interval nonsense", r"argument --interval: invalid choice"),
+    C("fit-score-range", "fit {verl} --score-range 1,0", r"argument --score-range: '1,0': LO must be below HI"),
+    C("fit-no-input", "fit", r"the following arguments are required: INPUT"),
+    C("predict-frac", "predict {verl} --fit-frac 1.5", r"argument --fit-frac: '1.5': must lie strictly between"),
+    C("predict-steps", "predict {verl} --fit-steps 0", r"argument --fit-steps: '0': must be at least 1"),
+    C("scale-predict", "scale {verl} --predict=-7B", r"argument --predict: .*positive"),
+    C("summary-params-negative", "summary {verl} --params=-7B", r"argument --params: expected a positive"),
+    C("ingest-logging-steps", "ingest {verl} --logging-steps 0", r"argument --logging-steps: '0': must be at least 1"),
+    C("forecast-seed", "forecast {verl} --seed -3", r"argument --seed: '-3'"),
+    C("probe-temperature", "probe --model {model_corrupt} --rollouts {rollouts} --out {out} --temperature abc",
+      r"argument --temperature: invalid float value"),
+    C("figures-fit-frac", "figures {verl} --out {out} --fit-frac 2", r"argument --fit-frac: '2': must lie strictly"),
+    C("unknown-command", "frobnicate {verl}", r"invalid choice: 'frobnicate'"),
+    C("ingest-o-suffix", "ingest {verl} -o {out}.txt", r"expected a \.parquet or \.csv path", names="out"),
+    # inputs that are missing, not files, empty, garbage, or unreadable
+    C("missing", "summary {missing}", r"no such file or directory", names="missing"),
+    C("dev-null", "summary /dev/null", r"not a regular file"),
+    C("fifo", "summary {fifo}", r"not a regular file", names="fifo"),
+    C("empty", "summary {empty}", r"empty file", names="empty"),
+    C("garbage", "summary {garbage}", r"no veRL step lines", names="garbage"),
+    C("nul-bytes", "summary {nul}", r"no veRL step lines", names="nul"),
+    C("under-a-file", "summary {afile}/x.log", r"Not a directory \(ENOTDIR\)", names="afile"),
+    C("corrupt-parquet", "fit {corrupt_parquet}", r"cannot read as a table", names="corrupt_parquet"),
+    C("broken-trainer-state", "summary {state_broken}", r"", names="state_broken"),
+    C("wandb-bad-header", "summary {wandb_header}", r"bad header", names="wandb_header"),
+    C("tb-garbage", "summary {tb_garbage}", r"no scalars", names="tb_garbage"),
+    C("config-string", "summary {verl} --config {cfg_bad}", r"hidden_size = 'big'", names="cfg_bad"),
+    C("config-missing", "summary {verl} --config {missing}", r"", names="missing"),
+    C("wandb-online-no-key", "summary wandb://ent/proj/run1", r"W&B API key missing or rejected"),
+    C("probe-corrupt-safetensors", "probe --model {model_corrupt} --rollouts {rollouts} --out {out} --no-ladder",
+      r"cannot load \(SafetensorError", names="model_corrupt"),
+    C("probe-rollouts-missing", "probe --model {model_corrupt} --rollouts {missing} --out {out} --no-ladder",
+      r"", names="missing"),
+    C("lab-export-missing", "lab export {missing} --to {out}.parquet", r"no runs/ directory", names="missing"),
+    C("algorithms-no-algorithm", "algorithms {verl}", r"unknown algorithm"),
+    C("unreadable-file", "summary {verl}", r"Permission denied \(EACCES\)", names="verl", setup="nobody",
+      prepare="chmod000"),
+    C("unreadable-dir", "summary {indir}/tb", r"Permission denied \(EACCES\)", names="indir", setup="nobody",
+      prepare="chmod000dir"),
+    C("unreadable-member", "ingest {indir}/mixed", r"Permission denied \(EACCES\)", names="indir", setup="nobody",
+      prepare="unreadable_member"),
+    # outputs that cannot be written: refused before the work, nothing written, nothing left
+    C("ingest-o-readonly", "ingest {verl} -o {ro}/x.parquet", r"Read-only file system \(EROFS\)", names="ro",
+      setup="ro"),
+    C("ingest-o-full", "ingest {verl} -o {full}/x.csv", r"No space left on device \(ENOSPC\)", names="full",
+      setup="full"),
+    C("ingest-o-too-big", "ingest {verl} -o {outdir}/existing.csv", r"File too large \(EFBIG\)",
+      names="outdir", setup="fsize"),
+    C("ingest-o-directory", "ingest {verl} -o {outdir}/adir.csv", r"Is a directory \(EISDIR\)", names="outdir"),
+    C("ingest-o-under-file", "ingest {verl} -o {afile}/x.csv", r"Not a directory \(ENOTDIR\)", names="afile"),
+    C("ingest-o-no-permission", "ingest {verl} -o {indir}/x.parquet", r"Permission denied \(EACCES\)",
+      names="indir", setup="nobody"),
+    C("fit-plot-readonly", "fit {verl} --plot {ro}/f.png", r"Read-only file system \(EROFS\)", names="ro", setup="ro"),
+    C("fit-plot-under-file", "fit {verl} --plot {afile}/f.png", r"Not a directory \(ENOTDIR\)", names="afile"),
+    C("predict-plot-readonly", "predict {verl} --fit-frac 0.5 --plot {ro}/p.png", r"Read-only file system \(EROFS\)",
+      names="ro", setup="ro"),
+    C("report-out-file", "report {verl} --out {outdir}/report_file", r"Not a directory \(ENOTDIR\)",
+      names="outdir"),
+    C("report-out-readonly", "report {verl} --out {ro}/rep", r"Read-only file system \(EROFS\)", names="ro",
+      setup="ro"),
+    C("report-out-full", "report {verl} --out {full}/rep", r"No space left on device \(ENOSPC\)", names="full",
+      setup="full"),
+    C("figures-out-under-file", "figures {verl} --out {afile}/figs", r"Not a directory \(ENOTDIR\)", names="afile"),
+    C("probe-out-readonly", "probe --model {model_corrupt} --rollouts {rollouts} --out {ro}/p --no-ladder",
+      r"Read-only file system \(EROFS\)", names="ro", setup="ro"),
+    C("probe-checkpoints-out-readonly", "probe-checkpoints {model_corrupt} --prompts {rollouts} --out {ro}/t.parquet",
+      r"Read-only file system \(EROFS\)", names="ro", setup="ro"),
+    C("lab-export-to-readonly", "lab export {indir} --to {ro}/t.parquet", r"Read-only file system \(EROFS\)",
+      names="ro", setup="ro"),
+]
+
+
+def _prepare(kind: str | None, area: _Area):
+    """Make the unreadable things for a permission case; returns an undo function."""
+    corpus = area.corpus
+    if kind == "chmod000":
+        path = corpus["verl"]
+        os.chmod(path, 0)
+        return lambda: os.chmod(path, 0o644)
+    if kind == "chmod000dir":
+        path = corpus["tb"].parent
+        os.chmod(path, 0)
+        return lambda: os.chmod(path, 0o755)
+    if kind == "unreadable_member":
+        mixed = area.root / "in" / "mixed"
+        mixed.mkdir(exist_ok=True)
+        os.chmod(mixed, 0o755)
+        shutil.copy(corpus["verl"], mixed / "a.log")
+        shutil.copy(corpus["jsonl"], mixed / "b.jsonl")
+        os.chmod(mixed / "a.log", 0o644)
+        os.chmod(mixed / "b.jsonl", 0)
+        return lambda: shutil.rmtree(mixed)
+    return lambda: None
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input_is_one_clear_line(area, capsys, case):
+    paths = area.paths(case.id)
+    if case.setup in ("ro", "full"):
+        paths[case.setup] = str(area.mounts.get(case.setup))
+    if "{ro}" in case.argv and "ro" not in paths or "{full}" in case.argv and "full" not in paths:
+        pytest.fail("case uses a mount it does not set up")
+    if case.id.startswith(("probe", "wandb-online")):
+        pytest.importorskip("torch" if case.id.startswith("probe") else "wandb")
+    argv = case.argv.format(**paths).split()
+    before = _snapshot(area.root)
+    undo = _prepare(case.prepare, area)
+    try:
+        if case.setup == "nobody":
+            with as_nobody():
+                outcome = run_main(argv, capsys)
+        elif case.setup == "fsize":
+            with file_size_limit(600):
+                outcome = run_main(argv, capsys)
+        else:
+            outcome = run_main(argv, capsys)
+    finally:
+        undo()
+    after = _snapshot(area.root)
+    assert outcome.code == case.code, outcome.err
+    assert "Traceback" not in outcome.err and "Traceback" not in outcome.out
+    assert len(outcome.errors) == 1, outcome.err
+    line = outcome.errors[0]
+    assert re.search(case.problem, line), line
+    if case.names:
+        assert paths[case.names] in line, line
+    strays = [x for x in outcome.err.splitlines() if not x.startswith("entropylaw: ")]
+    assert not strays, outcome.err
+    assert not _temp_files(area.root), _temp_files(area.root)
+    assert after == before  # no output, no temporary file, the existing output and the inputs unchanged
+
+
+# ---- damaged inputs that are read: the exact loss, the account, the kept values ------------------------
+
+DAMAGED = ["verl_cut", "verl_nan", "verl_resume", "jsonl_cut", "jsonl_garbled", "tidy_abc", "wandb_csv",
+           "tb_flip", "tb_badlen", "tb_cut", "wandb_bit", "wandb_64"]
+BASE_METRICS = {"entropy": 1, "score": 2, "val/gsm8k": 3}
+
+
+def _truth() -> dict[tuple[int, str], float]:
+    out = {}
+    for row in base_rows():
+        for metric, i in BASE_METRICS.items():
+            if row[i] is not None:
+                out[(row[0], metric)] = row[i]
+    return out
+
+
+@pytest.mark.parametrize("name", DAMAGED)
+def test_damaged_input_costs_exactly_its_rows(area, capsys, name):
+    item = area.corpus.inputs[name]
+    if name.startswith("tb"):
+        pytest.importorskip("tensorboard")
+    if name.startswith("wandb_") and name != "wandb_csv":
+        pytest.importorskip("wandb")
+    out = area.root / "out" / f"{name}.parquet"
+    outcome = run_main(["ingest", str(item.path), "-o", str(out), "--json"], capsys)
+    assert outcome.code == 0, outcome.err
+    assert "Traceback" not in outcome.err and not outcome.errors
+    [report] = json.loads(outcome.out)["reports"]
+    assert report["rows_read"] == report["rows_kept"] + report["rows_dropped"]
+    lost = sum(n for reason, n in report["dropped"].items() if item.reason in reason)
+    assert lost == item.lost, report
+    assert report["rows_dropped"] == item.lost, report  # nothing else lost
+    # the account is printed once, as a warning naming the file
+    warnings = [x for x in outcome.err.splitlines() if "dropped" in x]
+    assert len(warnings) == 1 and str(item.path) in warnings[0] and f"dropped {item.lost} of" in warnings[0]
+    assert not _temp_files(area.root)
+    kept = pd.read_parquet(out)
+    truth = _truth()
+    float32 = name.startswith("tb")
+    checked = 0
+    for step, metric, value in kept[["step", "metric", "value"]].itertuples(index=False):
+        expected = truth.get((int(step), str(metric)))
+        if expected is None:
+            continue
+        if float32:
+            assert np.float32(value) == np.float32(expected), (step, metric)
+        else:
+            assert value == expected, (step, metric, value, expected)
+        checked += 1
+    assert checked == report["rows_kept"] or name in ("wandb_csv",)  # every kept value is one we wrote
+    if name == "verl_cut":  # the issue: score_last must not be the cut 0.7
+        assert kept[(kept["metric"] == "score")]["step"].max() == 59
+
+
+@pytest.mark.parametrize("command", ["summary", "fit", "predict", "forecast"])
+def test_every_reading_command_says_what_was_dropped(area, capsys, command):
+    path = area.corpus["verl_nan"]
+    extra = ["--fit-frac", "0.5"] if command == "predict" else []
+    outcome = run_main([command, str(path), *extra], capsys)
+    assert outcome.code == 0, outcome.err
+    lines = [x for x in outcome.err.splitlines() if "dropped" in x]
+    assert lines == [f"entropylaw: warning: {path}: dropped 2 of 126 rows (non-finite value: 2)"], outcome.err
+
+
+def test_losses_travel_with_the_table(area, capsys):
+    table = area.root / "out" / "carried.parquet"
+    assert run_main(["ingest", str(area.corpus["tb_flip"]), "-o", str(table), "-q"], capsys).code == 0
+    outcome = run_main(["fit", str(table)], capsys)
+    assert outcome.code == 0, outcome.err
+    assert any(f"(read into {table}): dropped 1 of 120 rows" in x for x in outcome.err.splitlines()), outcome.err
+
+
+# ---- internal errors: one "please report" line, the traceback only with --debug -----------------------
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_internal_error_is_reported_not_shown(area, capsys, monkeypatch, debug):
+    import entropylaw.cli.summary as summary_cli
+
+    def broken(df):
+        raise ZeroDivisionError("a bug")
+    monkeypatch.setattr(summary_cli, "summarize", broken)
+    argv = ["summary", str(area.corpus["verl"])] + (["--debug"] if debug else [])
+    outcome = run_main(argv, capsys)
+    assert outcome.code == 1
+    assert ("Traceback" in outcome.err) == debug
+    report = [x for x in outcome.err.splitlines() if x.startswith("entropylaw: internal error:")]
+    assert len(report) == 1 and "ZeroDivisionError: a bug" in report[0] and "please report" in report[0]
+
+
+def test_skip_bad_leaves_out_an_unreadable_file(area, capsys):
+    undo = _prepare("unreadable_member", area)
+    try:
+        with as_nobody():
+            outcome = run_main(["summary", str(area.root / "in" / "mixed"), "--skip-bad"], capsys)
+    finally:
+        undo()
+    assert outcome.code == 0, outcome.err
+    skipped = [x for x in outcome.err.splitlines() if "skipped" in x]
+    assert len(skipped) == 1 and "b.jsonl: Permission denied (EACCES)" in skipped[0], outcome.err
