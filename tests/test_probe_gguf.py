@@ -15,15 +15,13 @@ import torch
 pytest.importorskip("gguf", reason="the [real] extra (gguf) is not installed")
 
 from _tiny_gguf import write_llama_gguf  # noqa: E402
+from _tiny_lm import CHARS, TEMPLATE, char_tokenizer as _char_tokenizer  # noqa: E402
 
 from entropylaw.cli.main import main  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
 from entropylaw.probe.model import load_model, tiny_model  # noqa: E402
 
 V = 120
-CHARS = [chr(c) for c in range(32, 127)] + ["\n"]
-TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-            "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
 
 
 @pytest.fixture(scope="module")
@@ -47,21 +45,6 @@ def files(tmp_path_factory):
     _write(d / "q.jsonl", [{"prompt_id": "a", "prompt": "What is 2+3?", "answer": "5"},
                            {"prompt_id": "b", "prompt": "1+1=", "answer": "2"}])
     return d, model, rows
-
-
-def _char_tokenizer(template):
-    """One token per printable character, two special tokens: 98 < V tokens."""
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {c: i for i, c in enumerate(CHARS)}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token=" "))
-    tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), "isolated")
-    tok.decoder = decoders.Fuse()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>")
-    fast.add_special_tokens({"additional_special_tokens": ["<|im_start|>"]})
-    fast.chat_template = template
-    return fast
 
 
 def _write(path, rows):

@@ -6,22 +6,39 @@ step g / (|g| + eps); the entropy at every valid position is measured again on t
 inputs, and theta0 restored. Each estimator's per-position prediction is compared with the
 measured change dH (SPEC section 4). The token weight w_t = -dL/dlog p(y_t) of the loss
 actually used comes from autograd, so masked / reweighted tokens enter every estimator.
+
+The step is chosen so that the comparison is first order (:func:`first_order`): starting
+at ``rel_step * |theta| / |d|`` the step is halved until, over three consecutive rungs
+(eta, eta/2, eta/4), Lemma 1's error falls as eta^2 (log-log slope in ``slope_range``) and
+the per-token dH/eta agrees between rungs to ``linearity_tol`` (dH linear in eta). The
+largest such eta is reported. A step that is too large is not first order (a real LM at the
+lab's default step: Pearson 0.08); one that is too small drowns in rounding. ``lr`` fixes
+the ladder (eta, eta/2, eta/4) instead; either way a ladder outside the regime is marked.
+
+>>> first_order([1e-2, 5e-3, 2.5e-3], [4e-6, 1e-6, 2.5e-7], [0.01, 0.005])["ok"]
+True
+>>> round(first_order([1.0, 0.5, 0.25], [0.3, 0.2, 0.13], [0.4, 0.2])["slope"], 2)
+0.6
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
 from scipy import stats as sstats
 
+from entropylaw.errors import EntropyLawWarning
 from entropylaw.probe import dist, dynamics, stream
 from entropylaw.probe.forward import batches, differentiable_stats, hidden_at_valid
 from entropylaw.probe.losses import InterventionConfig, policy_loss
 from entropylaw.probe.model import lm_head_weight
 
+SLOPE_RANGE = (1.8, 2.2)   # Lemma 1 error ~ eta^slope: 2 = first order
+LINEARITY_TOL = 0.05       # max relative change of per-token dH/eta between rungs (Pearson ~0.99 on the lab models)
 ESTIMATORS = ("lemma1", "theorem1_sampled", "theorem2", "steer_paper", "steer_code", "response_cov")
 
 
@@ -32,6 +49,9 @@ class LadderConfig:
     optimizer: str = "sgd"           # or "adam" (first Adam step: g / (|g| + eps))
     adam_eps: float = 1e-8
     scales: tuple = (1.0, 0.5, 0.25)  # eta multiples for the eta^2 check of Lemma 1
+    max_rungs: int = 18               # halvings tried by the automatic step (2^-17 of the first eta)
+    slope_range: tuple = SLOPE_RANGE
+    linearity_tol: float = LINEARITY_TOL
     scope: str = "batch"              # covariance scope of the interventions' selections
     whatif: tuple = ("none", "clip_cov", "kl_cov", "steer", "aent", "entropy_bonus")
     seed: int = 0
@@ -95,25 +115,91 @@ def global_norm(tensors) -> float:
     return math.sqrt(sum(float(t.double().pow(2).sum()) for t in tensors))
 
 
+def first_order(etas, errors, nonlinearity, slope_range=SLOPE_RANGE, linearity_tol=LINEARITY_TOL) -> dict:
+    """Is a ladder first order? Log-log slope of Lemma 1's error on eta, and dH linear in eta.
+
+    ``nonlinearity``: relative change of per-token dH/eta between consecutive rungs.
+    """
+    res = {"slope": None, "nonlinearity": max(nonlinearity) if len(nonlinearity) else None, "ok": False}
+    if len(errors) >= 2 and all(np.isfinite(e) and e > 0 for e in errors):
+        res["slope"] = float(np.polyfit(np.log(etas), np.log(errors), 1)[0])
+        res["ok"] = bool(slope_range[0] <= res["slope"] <= slope_range[1] and res["nonlinearity"] is not None
+                         and res["nonlinearity"] <= linearity_tol)
+    return res
+
+
+def _global_sums(values, device) -> list:
+    t = torch.tensor(values, dtype=torch.float64, device=device)
+    if dist.active():
+        torch.distributed.all_reduce(t)
+    return t.cpu().tolist()
+
+
+def _rung_sums(dH, L1, eta, prev):
+    """Local sums: |Lemma 1 - dH|, tokens, and (with the previous rung) |dH/eta - dH'/eta'|^2, |dH'/eta'|^2."""
+    err = float((L1.double() - dH.double()).abs().sum())
+    if prev is None:
+        return [err, float(len(dH)), 0.0, 0.0]
+    r, r_prev = dH.double() / eta, prev[0].double() / prev[1]
+    return [err, float(len(dH)), float((r - r_prev).pow(2).sum()), float(r_prev.pow(2).sum())]
+
+
 def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None):
-    """Apply one update per eta from the probed weights, measure, restore. Local (shard) results."""
+    """Apply one update per eta from the probed weights, measure, restore. Local (shard) results.
+
+    ``etas`` None: ``lcfg.lr`` x scales, or (no lr) the automatic first-order search, whose
+    rungs are returned under ``search``.
+    """
     params = _params(model)
     theta0 = [p.detach().clone() for p in params]
     W0 = lm_head_weight(model).detach().clone()
     out = {}
+
+    def measure(eta):
+        with torch.no_grad():
+            for p, t0, g in zip(params, theta0, d):
+                p.copy_(t0 - eta * g)
+        H1, L1 = _measure(model, seqs, stats["hidden"], W0, pcfg)
+        return H1 - stats["entropy"], L1
+
     try:
         d, w = _direction(model, seqs, tok, iv_cfg, n_total, pcfg, lcfg)
-        if etas is None:
-            base = lcfg.lr if lcfg.lr is not None else lcfg.rel_step * global_norm(theta0) / max(global_norm(d), 1e-30)
-            etas = [base * s for s in lcfg.scales]
-        out["etas"], out["w"] = list(etas), w
-        for k, eta in enumerate(etas):
-            with torch.no_grad():
-                for p, t0, g in zip(params, theta0, d):
-                    p.copy_(t0 - eta * g)
-            H1, L1 = _measure(model, seqs, stats["hidden"], W0, pcfg)
-            out[f"dH_{k}"] = H1 - stats["entropy"]
-            out[f"lemma1_{k}"] = L1
+        out["w"] = w
+        if etas is None and lcfg.lr is not None:
+            etas = [lcfg.lr * s for s in lcfg.scales]
+        if etas is not None:
+            out["etas"] = list(etas)
+            for k, eta in enumerate(etas):
+                out[f"dH_{k}"], out[f"lemma1_{k}"] = measure(eta)
+            return out
+        base = lcfg.rel_step * global_norm(theta0) / max(global_norm(d), 1e-30)
+        rungs, search, chosen = [], [], None
+        for k in range(lcfg.max_rungs):
+            eta = base * 0.5 ** k
+            dH, L1 = measure(eta)
+            prev = (rungs[-1][1], rungs[-1][0]) if rungs else None
+            err, n, diff2, ref2 = _global_sums(_rung_sums(dH, L1, eta, prev), W0.device)
+            rungs.append((eta, dH, L1))
+            search.append({"eta": eta, "lemma1_mean_abs_error": err / max(n, 1.0),
+                           "nonlinearity": math.sqrt(diff2 / ref2) if prev is not None and ref2 > 0 else None})
+            if err == 0.0:
+                break  # below rounding: nothing more to learn from smaller steps
+            if k >= 2:
+                win = search[k - 2:k + 1]
+                check = first_order([r["eta"] for r in win], [r["lemma1_mean_abs_error"] for r in win],
+                                    [r["nonlinearity"] for r in win[1:]], lcfg.slope_range, lcfg.linearity_tol)
+                win[0]["window_slope"] = check["slope"]
+                if check["ok"]:
+                    chosen = k - 2
+                    break
+        if chosen is None:  # never first order: the window whose slope came closest to 2
+            scored = [(abs(r["window_slope"] - 2.0), i) for i, r in enumerate(search) if r.get("window_slope")]
+            chosen = min(scored)[1] if scored else 0
+        window = rungs[chosen:chosen + 3]
+        out["etas"] = [r[0] for r in window]
+        out["search"] = search
+        for k, (_, dH, L1) in enumerate(window):
+            out[f"dH_{k}"], out[f"lemma1_{k}"] = dH, L1
     finally:
         with torch.no_grad():
             for p, t0 in zip(params, theta0):
@@ -164,8 +250,9 @@ def compare(pred: np.ndarray, meas: np.ndarray) -> dict:
     return res
 
 
-def ladder_report(tok: dict, res: dict, seq_of, groups) -> dict:
-    """Estimator -> comparison with the measured dH at the first eta, plus the eta^2 check."""
+def ladder_report(tok: dict, res: dict, seq_of, groups, slope_range=SLOPE_RANGE,
+                  linearity_tol=LINEARITY_TOL) -> dict:
+    """Estimator -> comparison with the measured dH at the first eta, plus the first-order check."""
     eta = res["etas"][0]
     meas = res["dH_0"].double().numpy()
     report = {"lemma1": compare(res["lemma1_0"].numpy(), meas)}
@@ -183,11 +270,28 @@ def ladder_report(tok: dict, res: dict, seq_of, groups) -> dict:
     pred_g = [-eta * sizes[g] / n_tok * covs[g] for g in gids]
     report["response_cov"] = compare(np.array(pred_g), np.array([np.mean(meas_g[g]) for g in gids]))
     report["response_cov"]["unit"] = "prompt group"
+    n_rungs = len(res["etas"])
     errors = [float(np.mean(np.abs(res[f"lemma1_{k}"].double().numpy() - res[f"dH_{k}"].double().numpy())))
-              for k in range(len(res["etas"]))]
-    check = {"etas": res["etas"], "lemma1_mean_abs_error": errors}
-    if len(errors) >= 2 and all(e > 0 for e in errors):
-        check["loglog_slope"] = float(np.polyfit(np.log(res["etas"]), np.log(errors), 1)[0])
+              for k in range(n_rungs)]
+    ratios = [res[f"dH_{k}"].double().numpy() / res["etas"][k] for k in range(n_rungs)]
+    nonlin = [float(np.linalg.norm(ratios[k] - ratios[k - 1]) / np.linalg.norm(ratios[k - 1]))
+              if np.linalg.norm(ratios[k - 1]) > 0 else float("inf") for k in range(1, n_rungs)]
+    regime = first_order(res["etas"], errors, nonlin, slope_range, linearity_tol)
+    check = {"etas": res["etas"], "lemma1_mean_abs_error": errors, "dH_nonlinearity": nonlin,
+             "first_order": regime["ok"], "chosen": "search" if res.get("search") else "fixed"}
+    if regime["slope"] is not None:
+        check["loglog_slope"] = regime["slope"]
+    if res.get("search"):
+        check["search"] = res["search"]
+    if not regime["ok"]:
+        slope = "n/a" if regime["slope"] is None else f"{regime['slope']:.2f}"
+        how = (f"the step search tried {len(res['search'])} halvings" if res.get("search") else
+               "--lr fixed the step")
+        warnings.warn(f"probe ladder: not first order at eta {eta:.4g} (Lemma 1 error log-log slope {slope}, "
+                      f"expected {slope_range[0]}-{slope_range[1]}; dH/eta varies by "
+                      f"{max(nonlin) if nonlin else float('nan'):.2g} between rungs); {how}: the estimator "
+                      "comparisons below are not first-order (try --dtype float64, or another --lr)",
+                      EntropyLawWarning, stacklevel=2)
     return {"eta": eta, "estimators": report, "eta_squared_check": check}
 
 

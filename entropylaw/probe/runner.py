@@ -81,13 +81,15 @@ def run_probe(model, seqs: list, cfg: ProbeConfig, ladder: LadderConfig | None =
                        etas=None if name == "none" else etas[:1])
         if name == "none":
             etas = res["etas"]
-        results[name] = {"etas": res.pop("etas"), **(dist.gather_dict(res) or {})}
+        meta = {k: res.pop(k) for k in ("etas", "search") if k in res}  # plain values, not per-token tensors
+        results[name] = {**meta, **(dist.gather_dict(res) or {})}
     if etas is None:
         raise ValueError("the ladder needs 'none' among the what-ifs (it sets the step size)")
     if dist.rank() != 0:
         return None, None
     groups = [s.prompt_id for s in seqs]
-    summary["ladder"] = ladder_report(tok_all, results["none"], tok_all["seq_of"], groups)
+    summary["ladder"] = ladder_report(tok_all, results["none"], tok_all["seq_of"], groups, ladder.slope_range,
+                                      ladder.linearity_tol)
     summary["ladder"]["config"] = {**ladder.to_dict(), "optimizer": ladder.optimizer}
     summary["whatif"] = {name: whatif_row(r, tok_all) for name, r in results.items()}
     frame["dH_measured"] = results["none"]["dH_0"].numpy()
