@@ -1,0 +1,253 @@
+"""``entropylaw watch LOG|DIR``: follow a run's log as it grows; refit the law and the forecast.
+
+Every ``--interval`` seconds the log (a file, or a directory: a TRL output directory, an
+offline W&B run, a TensorBoard directory ...) is checked; when it changed, it is read again
+with the same reader as ``entropylaw fit`` and the law and the forecast are refitted. A
+terminal gets a live display (``rich``, when installed); a pipe or a file gets one plain
+block per refresh. A log caught half-written, truncated or rotated (a new file under the
+same name) is said in one line and read again at the next change; the last good fit stays
+on show. Ctrl-C ends watching (exit 0).
+
+Example: ``entropylaw watch outputs/grpo-run --interval 10``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from entropylaw.cli.sources import add_source_arguments
+from entropylaw.errors import EntropyLawError
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds such as 5") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be more than 0 seconds")
+    return value
+
+
+def add_parser(subparsers) -> None:
+    from entropylaw.fit.forecast import ALL_METHODS, DEFAULT_METHOD
+
+    p = subparsers.add_parser("watch", help="follow a growing log; refit the law and the forecast as it grows",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("path", metavar="LOG|DIR", help="log file, JSONL, trainer_state.json, TRL output directory, "
+                   "offline W&B run directory ...")
+    g = p.add_argument_group("watching")
+    g.add_argument("--interval", type=_seconds, default=5.0, help="seconds between checks (default 5)")
+    g.add_argument("--run", metavar="ID", help="the run to show when the log holds several (default: the last)")
+    g.add_argument("--method", action="append", choices=[m for m in ALL_METHODS if m != "prior"],
+                   help=f"forecast method(s) to show (default: {DEFAULT_METHOD} and law+entropy)")
+    g.add_argument("--horizon", type=_seconds, metavar="N", help="forecast N steps past the last logged step "
+                   "(default: as many steps as are logged)")
+    g.add_argument("--n-boot", type=int, default=100, help="bootstrap draws of the forecast (default 100)")
+    g.add_argument("--plain", action="store_true", help="plain text blocks even on a terminal")
+    g.add_argument("--exit-idle", type=_seconds, metavar="S", help="stop once the log has not changed for S seconds")
+    g.add_argument("--max-refreshes", type=int, metavar="N", help="stop after N refreshes (scripts, tests)")
+    add_source_arguments(p)
+    p.set_defaults(func=run)
+
+
+@dataclass
+class Signature:
+    """What tells a changed log: inode and size of each file (a file, or every file under a directory)."""
+
+    files: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, path: Path) -> "Signature":
+        files = {}
+        paths = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()) \
+            if path.is_dir() else []
+        for p in paths:
+            try:
+                st = p.stat()
+            except OSError:  # removed between listing and stat: a rotation in progress
+                continue
+            files[str(p)] = (st.st_ino, st.st_size, st.st_mtime_ns)
+        return cls(files)
+
+    def shrunk(self, old: "Signature") -> list:
+        """Files truncated (smaller) or rotated (another inode, or gone) since ``old``."""
+        out = []
+        for name, (ino, size, _) in old.files.items():
+            now = self.files.get(name)
+            if now is None:
+                out.append((name, "rotated (removed)"))
+            elif now[0] != ino:
+                out.append((name, "rotated (a new file)"))
+            elif now[1] < size:
+                out.append((name, "truncated"))
+        return out
+
+
+def snapshot(args, path: Path) -> dict:
+    """Read the log and fit it: the fields of one refresh (raises EntropyLawError)."""
+    import numpy as np
+
+    from entropylaw import table
+    from entropylaw.cli.sources import load_from_args
+    from entropylaw.fit.forecast import DEFAULT_METHOD, forecast_table
+    from entropylaw.fit.run import fit_run
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        quiet = argparse.Namespace(**{**vars(args), "quiet": True})
+        df = load_from_args(quiet, [str(path)])
+        ids = table.run_ids(df)
+        if not ids:
+            raise EntropyLawError(f"{path}: no runs yet")
+        if args.run and args.run not in ids:
+            raise EntropyLawError(f"--run {args.run}: not in {path} (runs: {', '.join(ids[:8])})")
+        rid = args.run or ids[-1]
+        out = {"run_id": rid, "n_runs": len(ids), "rows": int((df["run_id"] == rid).sum())}
+        ent = table.series(df, rid, table.ENTROPY) if table.ENTROPY in set(df["metric"]) else None
+        out["last_step"] = int(df.loc[df["run_id"] == rid, "step"].max())
+        out["entropy_now"] = None if ent is None or not len(ent) else float(ent.iloc[-1])
+        out["entropy_points"] = 0 if ent is None else int(len(ent))
+        try:
+            fit = fit_run(df, rid, compare=False, warn=False)
+        except EntropyLawError as err:
+            out["fit_error"] = str(err)
+            fit = None
+        if fit is not None:
+            y_key = fit.meta_.get("y_key")
+            score = table.series(df, rid, y_key)
+            out.update(a=fit.a_, b=fit.b_, ceiling=fit.ceiling_, ceiling_ci=tuple(fit.ceiling_ci_), r2=fit.r2_,
+                       trust=fit.trust_, reasons=list(fit.trust_reasons_), points=int(fit.n_), y_key=y_key,
+                       score_kind=fit.meta_.get("score_kind"), score_now=float(score.iloc[-1]))
+            methods = args.method or [DEFAULT_METHOD, "law+entropy"]
+            horizon = args.horizon or max(out["last_step"] - float(score.index.min()), 1.0)
+            try:
+                fc = forecast_table(df, [rid], y_key=y_key, methods=methods, n_boot=max(args.n_boot, 2),
+                                    at_steps=np.array([out["last_step"] + horizon]))[rid]
+                rows = fc.table()
+                out["forecast_step"] = out["last_step"] + horizon
+                out["forecast"] = [(r.method, r.forecast if r.ok else None, (r.lo, r.hi) if r.ok else None,
+                                    r.reason) for r in rows.itertuples(index=False)]
+            except EntropyLawError as err:
+                out["forecast_error"] = str(err)
+    del caught  # the reader's row accounts: a growing log cut mid-line is normal here
+    return out
+
+
+def _num(v, fmt=".4g"):
+    return "-" if v is None else format(v, fmt)
+
+
+def render_plain(snap: dict, notes: list, when: str) -> str:
+    lines = [f"[{when}] {snap['run_id']}: step {snap['last_step']}, {snap['entropy_points']} entropy points, "
+             f"entropy now {_num(snap['entropy_now'])}"]
+    if "a" in snap:
+        lo, hi = snap["ceiling_ci"]
+        lines.append(f"  law     R = -{snap['a']:.4g} exp(H) + {snap['b']:.4g}   ceiling {snap['ceiling']:.4g} "
+                     f"[{lo:.4g}, {hi:.4g}]   R² {snap['r2']:.3f}   points {snap['points']}   {snap['trust']}")
+        lines.append(f"  score   {snap['y_key']} ({snap['score_kind']}) now {snap['score_now']:.4g}")
+        for reason in snap["reasons"][:3]:
+            lines.append(f"          {reason}")
+    else:
+        lines.append(f"  law     not fitted yet: {snap.get('fit_error', '')}")
+    if snap.get("forecast"):
+        cells = [f"{m} {_num(v)}" + (f" [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else f" ({why})")
+                 for m, v, ci, why in snap["forecast"]]
+        lines.append(f"  forecast at step {snap['forecast_step']:g}: " + ";  ".join(cells))
+    elif snap.get("forecast_error"):
+        lines.append(f"  forecast: {snap['forecast_error']}")
+    lines += [f"  note: {n}" for n in notes]
+    return "\n".join(lines)
+
+
+def render_rich(snap: dict | None, notes: list, when: str, path: Path):
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    if snap is None:
+        return Panel(Text("\n".join(notes) or "waiting for the log ..."), title=f"entropylaw watch {path}")
+    t = Table.grid(padding=(0, 2))
+    t.add_column(style="bold")
+    t.add_column()
+    t.add_row("run", f"{snap['run_id']}  step {snap['last_step']}  ({snap['entropy_points']} entropy points)")
+    t.add_row("entropy now", _num(snap["entropy_now"]))
+    if "a" in snap:
+        lo, hi = snap["ceiling_ci"]
+        colour = {"good fit": "green", "weak fit": "yellow"}.get(snap["trust"], "red")
+        t.add_row("law", f"R = -{snap['a']:.4g} exp(H) + {snap['b']:.4g}   R² {snap['r2']:.3f}   "
+                         f"points {snap['points']}")
+        t.add_row("ceiling", f"{snap['ceiling']:.4g}  [{lo:.4g}, {hi:.4g}]")
+        t.add_row("trust", Text(snap["trust"] + ("; " + "; ".join(snap["reasons"][:2]) if snap["reasons"] else ""),
+                                style=colour))
+        t.add_row("score", f"{snap['y_key']} ({snap['score_kind']}) now {snap['score_now']:.4g}")
+    else:
+        t.add_row("law", f"not fitted yet: {snap.get('fit_error', '')}")
+    for m, v, ci, why in snap.get("forecast") or []:
+        t.add_row(f"forecast {m}", f"step {snap['forecast_step']:g}: {_num(v)}" +
+                  (f"  [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else f"  ({why})"))
+    if snap.get("forecast_error"):
+        t.add_row("forecast", snap["forecast_error"])
+    body = Group(t, Text("\n".join(notes), style="dim")) if notes else t
+    return Panel(body, title=f"entropylaw watch {path}", subtitle=f"refreshed {when}")
+
+
+def run(args) -> int:
+    path = Path(args.path)
+    if not path.exists():
+        raise EntropyLawError(f"{path}: no such file or directory (watch waits for a log that exists)")
+    if args.max_refreshes is not None and args.max_refreshes < 1:
+        raise EntropyLawError("--max-refreshes must be at least 1")
+    live = None
+    if not args.plain and sys.stdout.isatty():
+        try:
+            from rich.live import Live
+
+            live = Live(render_rich(None, [], "", path), refresh_per_second=4, transient=False)
+        except ImportError:
+            live = None
+    last_sig, last_change, snap, refreshes, notes = None, time.monotonic(), None, 0, []
+    try:
+        if live is not None:
+            live.start()
+        while True:
+            sig = Signature.of(path)
+            if sig != last_sig:
+                if last_sig is not None:
+                    for name, what in sig.shrunk(last_sig):
+                        notes.append(f"{time.strftime('%H:%M:%S')} {name} was {what}: read again from the start")
+                last_change = time.monotonic()
+                when = time.strftime("%H:%M:%S")
+                ok = False
+                try:
+                    snap, ok = snapshot(args, path), True
+                    notes = notes[-3:]
+                except (EntropyLawError, OSError, ValueError) as err:
+                    notes.append(f"{when} waiting: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
+                    notes = notes[-4:]
+                refreshes += 1
+                if live is not None:
+                    live.update(render_rich(snap, notes, when, path))
+                else:
+                    print(render_plain(snap, notes, when) if ok else "\n".join(notes), flush=True)
+                    notes = []
+                last_sig = sig
+                if args.max_refreshes is not None and refreshes >= args.max_refreshes:
+                    break
+            if args.exit_idle is not None and time.monotonic() - last_change >= args.exit_idle:
+                break
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if live is not None:
+            live.stop()
+    print(f"stopped watching {path} after {refreshes} refresh{'es' if refreshes != 1 else ''}", file=sys.stderr)
+    return 0

@@ -1,0 +1,1 @@
+"""entropylaw inside other tools' training loops (:mod:`entropylaw.integrations.trl`)."""

@@ -1,0 +1,203 @@
+"""``EntropyLawCallback``: the law refitted while a transformers / TRL trainer trains.
+
+At every log event of the trainer (training logs and evaluations alike) the callback
+reads the trainer's own log history through the same reader as ``entropylaw fit`` on a
+``trainer_state.json`` (so the same score is chosen: the accuracy-like evaluation reward
+when there is one, else the training reward, and it says which), fits R = -a exp(H) + b
+with the one fit pipeline (:func:`entropylaw.fit.run.fit_run`), and adds to the log:
+
+=============================  ===============================================================
+``entropylaw/a``, ``/b``       the law's coefficients
+``entropylaw/ceiling``         b - a: the score at zero entropy; ``/ceiling_lo``, ``/ceiling_hi``
+                               its interval
+``entropylaw/r2``              the fit's R²
+``entropylaw/trust``           2 good fit, 1 weak fit, 0 the law does not apply
+``entropylaw/on_validation``   1 when the fitted score is the evaluation score, 0 the train reward
+``entropylaw/points``          (entropy, score) pairs fitted
+``entropylaw/gain_hi``         upper bound of the predicted remaining gain: ceiling_hi minus the
+                               law's score at the latest entropy
+=============================  ===============================================================
+
+Keys added to the log reach TensorBoard, W&B ... through the trainer's own reporting
+callbacks when this callback runs before them: add it with :meth:`EntropyLawCallback.attach`
+(``trainer.add_callback`` and ``callbacks=[...]`` put it after them; it still writes its keys
+into ``trainer.state.log_history``, so ``trainer_state.json`` has them). With ``min_gain``
+it stops training once a trusted fit's ``gain_hi`` falls below it. It never stops a run by
+failing: a log without entropy, too few points, a fit that fails are each one warning
+(:class:`~entropylaw.errors.EntropyLawWarning`, once per reason) and training goes on.
+
+>>> cb = EntropyLawCallback(min_gain=0.01)
+>>> cb.min_gain
+0.01
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from entropylaw._optional import require
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
+
+TrainerCallback = require("transformers", extra="probe", purpose="entropylaw.integrations.trl").TrainerCallback
+
+PREFIX = "entropylaw/"
+TRUST_CODE = {"good fit": 2.0, "weak fit": 1.0, "law does not apply": 0.0}
+
+
+class EntropyLawCallback(TrainerCallback):
+    """Refit the entropy law at every log; optionally stop when little gain is left.
+
+    ``min_gain``: stop when a good fit's upper bound of the remaining gain is below it.
+    ``min_points``: fit only from this many (entropy, score) pairs on (the fit's own
+    minimum is 3). ``every``: refit at every ``every``-th log event. ``score_key`` /
+    ``val_keys`` / ``reward_func`` / ``entropy_key``: as ``entropylaw fit``'s options.
+    """
+
+    def __init__(self, min_gain: float | None = None, min_points: int = 5, every: int = 1, run_id: str | None = None,
+                 entropy_key: str | None = None, score_key: str | None = None, val_keys=None,
+                 reward_func: str | None = None, conf: float = 0.95):
+        if min_gain is not None and not (isinstance(min_gain, (int, float)) and math.isfinite(min_gain)):
+            raise EntropyLawError(f"EntropyLawCallback: min_gain={min_gain!r} (expected a finite number)")
+        if int(min_points) < 3 or int(every) < 1:
+            raise EntropyLawError("EntropyLawCallback: min_points must be >= 3 and every >= 1")
+        self.min_gain, self.min_points, self.every = min_gain, int(min_points), int(every)
+        self.run_id, self.conf = run_id, conf
+        self.load_options = {"entropy_key": entropy_key, "score_key": score_key, "val_keys": val_keys,
+                             "reward_func": reward_func}
+        self.last: dict = {}          # the latest metrics logged
+        self.fit = None               # the latest EntropyLawFit
+        self.stopped_at: int | None = None
+        self._events = 0
+        self._said: set = set()
+
+    @classmethod
+    def attach(cls, trainer, **kwargs) -> "EntropyLawCallback":
+        """Create the callback and put it before the trainer's reporting callbacks."""
+        cb = cls(**kwargs)
+        trainer.callback_handler.callbacks.insert(0, cb)
+        return cb
+
+    # -- transformers.TrainerCallback -------------------------------------------------
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not state.is_world_process_zero:
+            return control
+        self._events += 1
+        if self._events % self.every:
+            return control
+        try:
+            metrics = self.refit(state.log_history, self.run_id or _run_name(args))
+        except Exception as err:  # never crash the run: say it once, go on
+            reason = str(err).splitlines()[0] if isinstance(err, EntropyLawError) else f"{type(err).__name__}: {err}"
+            self._warn(f"no fit at step {state.global_step}: {reason}", key=_reason_key(reason))
+            return control
+        if not metrics:
+            return control
+        self.last = metrics
+        if logs is not None:
+            logs.update(metrics)
+        if state.log_history and state.log_history[-1].get("step") == state.global_step:
+            state.log_history[-1].update(metrics)
+        gain = metrics.get(PREFIX + "gain_hi")
+        if (self.min_gain is not None and gain is not None and metrics[PREFIX + "trust"] == 2.0
+                and gain < self.min_gain):
+            self.stopped_at = state.global_step
+            self._warn(f"stopping at step {state.global_step}: the predicted remaining gain is at most "
+                       f"{gain:.4g} < min_gain {self.min_gain:g} (ceiling {metrics[PREFIX + 'ceiling']:.4g} "
+                       f"[{metrics[PREFIX + 'ceiling_lo']:.4g}, {metrics[PREFIX + 'ceiling_hi']:.4g}])", key="stop")
+            control.should_training_stop = True
+        return control
+
+    # -- the fit ------------------------------------------------------------------------
+    def refit(self, log_history: list, run_id: str) -> dict:
+        """Fit the law to a trainer's log history; the metrics to log ({} before enough points)."""
+        from entropylaw import api, table
+        from entropylaw.fit.run import fit_run
+
+        records = [{k: v for k, v in entry.items() if not str(k).startswith(PREFIX)} for entry in log_history]
+        with tempfile.TemporaryDirectory(prefix="entropylaw-cb-") as tmp:
+            path = Path(tmp) / "log_history.json"
+            path.write_text(json.dumps(records, default=_number))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                df = api.load(str(path), run_id=run_id, warn=False, **self.load_options)
+        for w in caught:  # what the reader wants the user to know (a sum fitted, a flagged entropy)
+            if issubclass(w.category, EntropyLawWarning):
+                self._warn(str(w.message), key=str(w.message))
+        metrics = set(df["metric"].unique()) if len(df) else set()
+        if table.ENTROPY not in metrics:
+            raise EntropyLawError("the trainer logs no entropy (TRL's GRPOTrainer logs `entropy` from version "
+                                  "0.20 on; older versions do not): the law cannot be fitted")
+        n_entropy = int((df["metric"] == table.ENTROPY).sum())
+        if n_entropy < self.min_points:
+            raise EntropyLawError(f"only {n_entropy} entropy point(s) so far; the callback fits from "
+                                  f"{self.min_points}")
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            fit = fit_run(df, run_id, compare=False, conf=self.conf, warn=False)
+        self.fit = fit
+        kind = fit.meta_.get("score_kind")
+        y_key = fit.meta_.get("y_key")
+        self._note_score(y_key, kind, df)
+        lo, hi = (float(v) for v in fit.ceiling_ci_)
+        h_now = float(table.series(df, run_id, table.ENTROPY).iloc[-1])  # the policy's entropy now
+        r_now = float(np.asarray(fit.predict(np.array([h_now])))[0])
+        out = {PREFIX + "a": fit.a_, PREFIX + "b": fit.b_, PREFIX + "ceiling": fit.ceiling_,
+               PREFIX + "ceiling_lo": lo, PREFIX + "ceiling_hi": hi, PREFIX + "r2": fit.r2_,
+               PREFIX + "trust": TRUST_CODE.get(fit.trust_, 0.0),
+               PREFIX + "on_validation": 1.0 if kind == "validation" else 0.0,
+               PREFIX + "points": float(fit.n_), PREFIX + "gain_hi": hi - r_now}
+        return {k: float(v) for k, v in out.items() if v is not None and math.isfinite(float(v))}
+
+    def _note_score(self, y_key, kind, df):
+        if kind == "validation":
+            source = _source_key(df, y_key)
+            self._info(f"fitting the evaluation score {y_key} ({source})", key="score:" + str(y_key))
+        else:
+            source = str(df["score_key"].iloc[0]) if "score_key" in df and str(df["score_key"].iloc[0]) else y_key
+            self._warn(f"fitting the training reward {source}: the trainer logs no evaluation score yet "
+                       "(an eval set with eval_strategy gives a validation score)", key="score:" + str(y_key))
+
+    def _warn(self, message: str, key: str) -> None:
+        if key in self._said:
+            return
+        self._said.add(key)
+        warnings.warn(f"EntropyLawCallback: {message}", EntropyLawWarning, stacklevel=3)
+
+    def _info(self, message: str, key: str) -> None:
+        if key in self._said:
+            return
+        self._said.add(key)
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.get_logger("entropylaw").info(f"EntropyLawCallback: {message}")
+
+
+def _run_name(args) -> str:
+    name = getattr(args, "run_name", None) or Path(getattr(args, "output_dir", "") or "run").name
+    return str(name) or "run"
+
+
+def _source_key(df, y_key) -> str:
+    try:
+        val_keys = json.loads(str(df["val_keys"].iloc[0]))
+    except (KeyError, IndexError, ValueError):
+        return str(y_key)
+    return str(val_keys.get(y_key, y_key))
+
+
+def _reason_key(reason: str) -> str:
+    # one warning per kind of failure, not per step ("only 2 points", "only 3 points" ...)
+    return "".join(c for c in reason if not c.isdigit())
+
+
+def _number(obj):
+    try:
+        return float(obj)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,136 @@
+"""``entropylaw watch``: a log that grows while it is read, one truncated and one rotated, Ctrl-C.
+
+The final fit each watch shows is checked against numpy least squares on the rows the file
+holds at the end; the counts it shows along the way must only grow while the file only grows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from entropylaw.cli.main import main
+
+POINTS = re.compile(r"points (\d+)")
+LAW = re.compile(r"R = -([-\d.e+]+) exp\(H\) \+ ([-\d.e+]+)")
+
+
+def _rows(n, a=0.3, b=0.8, start=1, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for s in range(start, start + n):
+        H = 0.1 + np.exp(-s / 15)
+        row = {"step": s, "actor/entropy": H, "critic/score/mean": b - a * np.exp(H) + rng.normal(0, 0.02)}
+        if s % 2 == 0:
+            row["val-core/gsm8k/acc/mean@1"] = b - a * np.exp(H) + rng.normal(0, 0.005)
+        out.append(row)
+    return out
+
+
+def _line(row):
+    return json.dumps(row) + "\n"
+
+
+def _lstsq(rows):
+    val = [(r["actor/entropy"], r["val-core/gsm8k/acc/mean@1"]) for r in rows if "val-core/gsm8k/acc/mean@1" in r]
+    H, R = np.array(val).T
+    a, b = np.linalg.lstsq(np.column_stack([-np.exp(H), np.ones_like(H)]), R, rcond=None)[0]
+    return a, b, len(val)
+
+
+def _watch(path, capsys, *extra):
+    code = main(["watch", str(path), "--interval", "0.05", "--plain", "--n-boot", "10", *extra])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _final_law(out):
+    a, b = (float(v) for v in LAW.findall(out)[-1])
+    return a, b
+
+
+def test_watch_follows_a_file_that_grows_while_it_reads(tmp_path, capsys):
+    path = tmp_path / "metrics.jsonl"
+    rows = _rows(40)
+    path.write_text("".join(_line(r) for r in rows[:8]))
+
+    def writer():
+        for k in range(8, 40, 4):
+            time.sleep(0.4)
+            text = "".join(_line(r) for r in rows[k:k + 4])
+            with open(path, "a") as f:  # half a line first: the reader must cope with a line being written
+                f.write(text[:len(text) // 2])
+                f.flush()
+                time.sleep(0.15)
+                f.write(text[len(text) // 2:])
+    t = threading.Thread(target=writer)
+    t.start()
+    code, out, err = _watch(path, capsys, "--exit-idle", "2.5")
+    t.join()
+    assert code == 0, err
+    counts = [int(c) for c in POINTS.findall(out)]
+    assert len(set(counts)) >= 3, out  # it refreshed while the file grew
+    assert counts == sorted(counts)
+    a, b, n = _lstsq(rows)
+    assert counts[-1] == n == 20
+    fa, fb = _final_law(out)
+    assert fa == pytest.approx(a, rel=1e-3) and fb == pytest.approx(b, rel=1e-3)  # shown to 4 digits
+    assert "stopped watching" in err and "Traceback" not in err
+
+
+def test_watch_survives_truncation_and_rotation(tmp_path, capsys):
+    path = tmp_path / "metrics.jsonl"
+    first, second, third = _rows(30, seed=1), _rows(16, a=0.5, b=0.9, seed=2), _rows(24, a=0.2, b=0.6, seed=3)
+    path.write_text("".join(_line(r) for r in first))
+
+    def writer():
+        time.sleep(1.0)
+        with open(path, "r+") as f:  # truncated in place (same inode), then rewritten shorter
+            f.truncate(0)
+        time.sleep(0.3)
+        with open(path, "a") as f:
+            f.write("".join(_line(r) for r in second))
+        time.sleep(1.0)
+        os.rename(path, tmp_path / "metrics.jsonl.1")  # rotated: a new file under the same name
+        time.sleep(0.3)
+        path.write_text("".join(_line(r) for r in third))
+    t = threading.Thread(target=writer)
+    t.start()
+    code, out, err = _watch(path, capsys, "--exit-idle", "2.5")
+    t.join()
+    assert code == 0, err
+    assert "was truncated: read again from the start" in out
+    assert "was rotated" in out
+    a, b, n = _lstsq(third)
+    fa, fb = _final_law(out)
+    assert fa == pytest.approx(a, rel=1e-3) and fb == pytest.approx(b, rel=1e-3)
+    assert int(POINTS.findall(out)[-1]) == n
+
+
+def test_watch_on_a_missing_path_is_one_line(tmp_path, capsys):
+    code, out, err = _watch(tmp_path / "nope.jsonl", capsys)
+    assert code == 2 and err.strip().count("\n") == 0 and "no such file or directory" in err
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_watching_cleanly(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(_line(r) for r in _rows(20)))
+    proc = subprocess.Popen([sys.executable, "-m", "entropylaw", "watch", str(path), "--interval", "0.2", "--plain",
+                             "--n-boot", "10"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = proc.stdout.readline()  # the first refresh is on screen: the watch is running
+    assert "step 20" in first, first
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "stopped watching" in err and "Traceback" not in err
