@@ -183,6 +183,21 @@ def build(root: str | Path) -> Corpus:
     export = "Step,wb - actor/entropy,wb - critic/score/mean\n" + "".join(
         f"{s},{h},{'oops' if s == 7 else r}\n" for s, h, r, _v in rows)
     c.add("wandb_csv", _write(root / "wandb_export.csv", export), lost=1, reason="non-numeric")
+    long = "step,key,value\n" + "".join(f"{s},{k},{'n/a' if (s, k) == (9, 'actor/entropy') else v}\n"
+                                         for s, h, r, _v in rows
+                                         for k, v in (("actor/entropy", h), ("critic/score/mean", r)))
+    c.add("long_csv", _write(root / "long.csv", long), lost=1, reason="non-numeric")
+    hf = "".join("{'loss': 0.5, 'grad_norm': 1.0, 'learning_rate': 1e-06, 'entropy': %s, 'reward': %s, "
+                 "'epoch': %.4f}\n" % (h, r, s / N_STEPS) for s, h, r, _v in rows)
+    c.add("hf", _write(root / "hf_console.log", hf))
+    c.add("hf_cut", _write(root / "hf_cut.log", hf[:hf.rindex("'reward'") + 4]), lost=6, reason="",
+          note="the last record held 6 values; the cut leaves 4 whole and the start of a fifth")
+    c.add("state_nohist", _write(root / "state" / "trainer_state.json", '{"global_step": 3}'))
+    lab = root / "labrun"
+    lab.mkdir(exist_ok=True)
+    _write(lab / "run.json", '{"config": {"steps": 3}, "meta": ')
+    _write(lab / "metrics.jsonl", "".join(jsonl_line(s, h, r) + "\n" for s, h, r, _v in rows))
+    c.add("labrun_broken", lab)
     c.add("corrupt_parquet", _write_bytes(root / "corrupt.parquet", b"PAR1" + bytes(range(256)) * 4))
     c.add("state_broken", _write(root / "trainer_state.json", '{"log_history": [{"step": 1, "loss": 0.5},'))
     c.add("cfg_bad", _write(root / "config_bad.json", json.dumps(
@@ -268,6 +283,7 @@ def _build_wandb(c: Corpus, rows) -> None:
 
 
 def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
 

@@ -219,6 +219,9 @@ CASES = [
     C("corrupt-parquet", "fit {corrupt_parquet}", r"cannot read as a table", names="corrupt_parquet"),
     C("broken-trainer-state", "summary {state_broken}", r"", names="state_broken"),
     C("wandb-bad-header", "summary {wandb_header}", r"bad header", names="wandb_header"),
+    C("trl-no-history", "summary {state_nohist}", r"no 'log_history' list", names="state_nohist"),
+    C("trl-dir-no-history", "fit {indir}/state", r"no 'log_history' list", names="indir"),
+    C("lab-run-broken-json", "summary {labrun_broken}", r"run.json: not valid JSON", names="labrun_broken"),
     C("tb-garbage", "summary {tb_garbage}", r"no scalars", names="tb_garbage"),
     C("config-string", "summary {verl} --config {cfg_bad}", r"hidden_size = 'big'", names="cfg_bad"),
     C("config-missing", "summary {verl} --config {missing}", r"", names="missing"),
@@ -248,6 +251,11 @@ CASES = [
       names="indir", setup="nobody"),
     C("fit-plot-readonly", "fit {verl} --plot {ro}/f.png", r"Read-only file system \(EROFS\)", names="ro", setup="ro"),
     C("fit-plot-under-file", "fit {verl} --plot {afile}/f.png", r"Not a directory \(ENOTDIR\)", names="afile"),
+    pytest.param(C("fit-plot-too-big", "fit {verl} --plot {outdir}/f.png", r"File too large \(EFBIG\)",
+                   names="outdir", setup="fsize"),
+                 marks=pytest.mark.xfail(strict=True, reason="plots/style.save writes the figure in place, not "
+                                                             "through fileio.atomic_write: a partial f.png is left and "
+                                                             "the error names no file")),
     C("predict-plot-readonly", "predict {verl} --fit-frac 0.5 --plot {ro}/p.png", r"Read-only file system \(EROFS\)",
       names="ro", setup="ro"),
     C("report-out-file", "report {verl} --out {outdir}/report_file", r"Not a directory \(ENOTDIR\)",
@@ -289,7 +297,11 @@ def _prepare(kind: str | None, area: _Area):
     return lambda: None
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def _case_id(case) -> str:
+    return case.values[0].id if hasattr(case, "values") else case.id
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
 def test_bad_input_is_one_clear_line(area, capsys, case):
     paths = area.paths(case.id)
     if case.setup in ("ro", "full"):
@@ -329,7 +341,10 @@ def test_bad_input_is_one_clear_line(area, capsys, case):
 # ---- damaged inputs that are read: the exact loss, the account, the kept values ------------------------
 
 DAMAGED = ["verl_cut", "verl_nan", "verl_resume", "jsonl_cut", "jsonl_garbled", "tidy_abc", "wandb_csv",
-           "tb_flip", "tb_badlen", "tb_cut", "wandb_bit", "wandb_64"]
+           "long_csv", "tb_flip", "tb_badlen", "tb_cut", "wandb_bit", "wandb_64",
+           pytest.param("hf_cut", marks=pytest.mark.xfail(
+               strict=True, reason="ingest/hf_console counts the 4 whole keys left of a cut record, not the 6 it "
+                                   "held (its owner: count a cut last record as the record before it)"))]
 BASE_METRICS = {"entropy": 1, "score": 2, "val/gsm8k": 3}
 
 
