@@ -39,7 +39,8 @@ def make():
     if not axes_names or bases.empty:
         raise Skipped("no intervention doses or no baseline yet")
     blocks = math.ceil(len(axes_names) / COLUMNS)
-    fig, grid = plt.subplots(2 * blocks, COLUMNS, figsize=(2.6 * COLUMNS, 2.1 * 2 * blocks), squeeze=False)
+    fig, grid = plt.subplots(2 * blocks, COLUMNS, figsize=(2.6 * COLUMNS, 2.1 * 2 * blocks + 0.4), squeeze=False,
+                             layout="constrained")
     for k in range(len(axes_names), blocks * COLUMNS):
         for r in (0, 1):
             grid[2 * (k // COLUMNS) + r, k % COLUMNS].set_visible(False)

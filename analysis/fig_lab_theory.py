@@ -26,7 +26,7 @@ TOML = ROOT / "analysis/lab_theory.toml"
 COLUMNS = 5
 
 
-def panels(t, settings, key: str, name: str, title: str) -> Built:
+def panels(t, settings, key: str, name: str, title: str, identity: bool) -> Built:
     by_setting: dict[str, list[str]] = {}
     ids = set(table.run_ids(t))
     for run_id, cfg in settings.items():
@@ -37,7 +37,8 @@ def panels(t, settings, key: str, name: str, title: str) -> Built:
     if not order:
         raise Skipped(f"{DATA}: none of the runs of {TOML}")
     rows = math.ceil(len(order) / COLUMNS)
-    fig, axes = plt.subplots(rows, COLUMNS, figsize=(2.3 * COLUMNS, 2.3 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, COLUMNS, figsize=(2.3 * COLUMNS, 2.4 * rows + 0.5), squeeze=False,
+                             layout="constrained")
     for ax in axes.flat[len(order):]:
         ax.set_visible(False)
     for ax, label in zip(axes.flat, order):
@@ -48,19 +49,28 @@ def panels(t, settings, key: str, name: str, title: str) -> Built:
             xs.append(w[key].to_numpy())
             ys.append(w[MEASURED].to_numpy())
         x, y = np.concatenate(xs), np.concatenate(ys)
-        lim = float(np.nanmax(np.abs(np.concatenate([x, y])))) * 1.05 or 1.0
-        ax.plot([-lim, lim], [-lim, lim], color="0.6", lw=0.8, ls="--")
         stats = agreement(x, y)
+        xlim = float(np.nanmax(np.abs(x))) * 1.1 or 1.0
+        ylim = float(np.nanmax(np.abs(y))) * 1.1 or 1.0
+        if identity:  # Lemma 1 is a prediction in the measured units: y = x
+            ax.plot([-xlim, xlim], [-xlim, xlim], color="0.6", lw=0.8, ls="--")
+        elif stats["slope"] == stats["slope"]:  # the tabular forms hold up to a scale: the fitted line
+            ax.plot([-xlim, xlim], [-xlim * stats["slope"], xlim * stats["slope"]], color="0.6", lw=0.8, ls="--")
+        ax.set_xlim(-xlim, xlim)
+        ax.set_ylim(-ylim, ylim)
         ax.set_title(f"{label}\nr={stats['r']:.2f}, slope={stats['slope']:.2g}", fontsize=8)
         ax.tick_params(labelsize=6)
+        ax.locator_params(nbins=4)
+        ax.ticklabel_format(axis="both", style="sci", scilimits=(-2, 2))
+        ax.xaxis.get_offset_text().set_fontsize(6)
+        ax.yaxis.get_offset_text().set_fontsize(6)
         ax.axhline(0, color="0.85", lw=0.5)
         ax.axvline(0, color="0.85", lw=0.5)
-    for ax in axes[:, 0]:
-        ax.set_ylabel("measured dH", fontsize=7)
-    for ax in axes[-1, :]:
-        ax.set_xlabel(f"predicted dH ({PREDICTIONS[key]})", fontsize=7)
+    fig.supylabel("measured entropy change of the batch (nats)", fontsize=8)
+    fig.supxlabel(f"predicted entropy change ({PREDICTIONS[key]})", fontsize=8)
     fig.suptitle(title, fontsize=9)
-    caption = (f"{title}. One point per training step and run (colour: seed), size xs; dashed: y = x. "
+    line = "y = x" if identity else "least-squares line"
+    caption = (f"{title}. One point per training step and run (colour: seed), size xs; dashed: {line}. "
                "r and slope (measured on predicted) pool the seeds' steps.")
     return Built(name, fig, caption)
 
@@ -71,9 +81,9 @@ def make():
     t = table.read(DATA)
     settings = run_settings(TOML)
     return [panels(t, settings, "theory/dH_lemma1", "fig_lab_theory_lemma1",
-                   "Lab theory mode: Lemma 1 with the actual logit change vs measured entropy change"),
+                   "Lab theory mode: Lemma 1 with the actual logit change vs measured entropy change", True),
             panels(t, settings, "theory/dH_thm1_sampled", "fig_lab_theory_thm1",
-                   "Lab theory mode: Theorem 1 (sampled-token batch form) vs measured entropy change")]
+                   "Lab theory mode: Theorem 1 (sampled-token batch form) vs measured entropy change", False)]
 
 
 if __name__ == "__main__":

@@ -62,8 +62,9 @@ def run_table(run_dir: str | Path) -> pd.DataFrame:
     return finalize(run_raw(run_dir))
 
 
-def sweep_table(sweep_dir: str | Path, finished_only: bool = True) -> pd.DataFrame:
-    """All runs of a sweep directory (``OUT/runs/*``), finished ones only by default."""
+def sweep_table(sweep_dir: str | Path, finished_only: bool = True, metrics=None) -> pd.DataFrame:
+    """All runs of a sweep directory (``OUT/runs/*``), finished ones only by default;
+    ``metrics`` (canonical names) keeps only those rows, for a small shipped table."""
     runs_dir = Path(sweep_dir) / "runs"
     if not runs_dir.is_dir():
         raise EntropyLawError(f"{sweep_dir}: no runs/ directory (expected the --out of `entropylaw lab sweep`)")
@@ -71,4 +72,8 @@ def sweep_table(sweep_dir: str | Path, finished_only: bool = True) -> pd.DataFra
                   and (not finished_only or (d / DONE_JSON).exists()))
     if not dirs:
         raise EntropyLawError(f"{runs_dir}: no {'finished ' if finished_only else ''}runs to export")
-    return table.concat(run_table(d) for d in dirs)
+    tables = (run_table(d) for d in dirs)
+    if metrics is not None:
+        keep = set(metrics)
+        tables = (t[t["metric"].astype(str).isin(keep)] for t in tables)
+    return table.concat(tables)
