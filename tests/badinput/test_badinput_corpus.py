@@ -15,163 +15,18 @@ to a subprocess in :mod:`test_badinput_signals`.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import os
 import re
-import resource
 import shutil
-import signal
-import subprocess
-import tempfile
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from badinput.build import base_rows, build
-
-NOBODY = 65534
-TEMP_NAME = re.compile(r"^\..*\.(tmp(\..*)?|check)$")
-
-
-# ---- the work area ------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def area():
-    """A world-traversable directory with the corpus (``nobody`` must reach it), removed after."""
-    root = Path(tempfile.mkdtemp(prefix="entropylaw-badinput-", dir="/tmp"))
-    os.chmod(root, 0o755)
-    corpus = build(root / "in")
-    for p in [root / "in", *(root / "in").rglob("*")]:
-        os.chmod(p, 0o755 if p.is_dir() else 0o644)
-    (root / "out").mkdir()
-    os.chmod(root / "out", 0o777)
-    os.mkfifo(root / "in" / "a.fifo")
-    _write_existing_outputs(root / "out")
-    mounts = _Mounts(root)
-    yield _Area(root, corpus, mounts)
-    mounts.release()
-    shutil.rmtree(root, ignore_errors=True)
-
-
-def _write_existing_outputs(out: Path) -> None:
-    """An output that exists before a failing command: it must come out unchanged."""
-    (out / "existing.csv").write_text("run_id,step,metric,value\nold,1,entropy,0.5\n")
-    (out / "adir.csv").mkdir()
-    (out / "report_file").write_text("a file where a directory is asked for\n")
-
-
-class _Mounts:
-    """A read-only and a full tmpfs under the area, when this process may mount."""
-
-    def __init__(self, root: Path):
-        self.root, self.done, self.ok = root, [], None
-
-    def get(self, kind: str) -> Path:
-        path = self.root / kind
-        if path in self.done:
-            return path
-        path.mkdir(exist_ok=True)
-        opts = "ro,size=64k" if kind == "ro" else "size=32k"
-        ok = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(path)],
-                            capture_output=True).returncode == 0 if shutil.which("mount") else False
-        if not ok:
-            pytest.skip(f"cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN): no {kind} file system")
-        self.done.append(path)
-        if kind == "full":  # fill it: the next write of any size fails with ENOSPC
-            with contextlib.suppress(OSError):
-                with open(path / "filler", "wb") as f:
-                    while True:
-                        f.write(b"\0" * 4096)
-        return path
-
-    def release(self) -> None:
-        for path in self.done:
-            subprocess.run(["umount", "-l", str(path)], capture_output=True)
-
-
-@dataclass
-class _Area:
-    root: Path
-    corpus: object
-    mounts: _Mounts
-
-    def paths(self, case_id: str) -> dict[str, str]:
-        d = {k: str(v.path) for k, v in self.corpus.inputs.items()}
-        d.update(out=str(self.root / "out" / case_id), outdir=str(self.root / "out"),
-                 fifo=str(self.root / "in" / "a.fifo"), missing=str(self.root / "in" / "missing.log"),
-                 indir=str(self.root / "in"))
-        return d
-
-
-def _snapshot(root: Path) -> dict[str, tuple]:
-    out = {}
-    for p in sorted(root.rglob("*")):
-        rel = str(p.relative_to(root))
-        if rel.split(os.sep)[0] in ("ro", "full"):
-            continue
-        if p.is_file():
-            out[rel] = (p.stat().st_size, hashlib.sha256(p.read_bytes()).hexdigest())
-        elif p.is_dir():
-            out[rel] = ("dir",)
-    return out
-
-
-def _temp_files(root: Path) -> list[str]:
-    return [str(p) for p in root.rglob("*") if TEMP_NAME.match(p.name)]
-
-
-# ---- running one command in-process ---------------------------------------------------------------
-
-@dataclass
-class Outcome:
-    code: int
-    out: str
-    err: str
-    errors: list[str] = field(default_factory=list)
-
-
-def run_main(argv: list[str], capsys) -> Outcome:
-    from entropylaw.cli.main import main
-
-    try:
-        code = main(argv)
-    except SystemExit as stop:  # argparse
-        code = stop.code
-    cap = capsys.readouterr()
-    errors = [line for line in cap.err.splitlines() if line.startswith("entropylaw: error:")]
-    return Outcome(code, cap.out, cap.err, errors)
-
-
-@contextlib.contextmanager
-def as_nobody():
-    """Effective uid nobody: permission bits apply (root's bypass is gone), restored after."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root to switch to nobody")
-    os.setegid(NOBODY)
-    os.seteuid(NOBODY)
-    try:
-        yield
-    finally:
-        os.seteuid(0)
-        os.setegid(0)
-
-
-@contextlib.contextmanager
-def file_size_limit(nbytes: int):
-    """Writes past ``nbytes`` fail with EFBIG (SIGXFSZ ignored), as on a disk that fills up."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    old = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        signal.signal(signal.SIGXFSZ, old)
+from badinput.build import base_rows
+from badinput.harness import Area, as_nobody, file_size_limit, run_main, snapshot, temp_files
 
 
 # ---- the cases -------------------------------------------------------------------------------------
@@ -179,7 +34,7 @@ def file_size_limit(nbytes: int):
 @dataclass
 class Case:
     id: str
-    argv: str                      # with {placeholders} from _Area.paths
+    argv: str                      # with {placeholders} from Area.paths
     problem: str                   # regex the error line must match (after the path)
     names: str | None = None       # placeholder of the path the error line must name
     code: int = 2
@@ -274,7 +129,7 @@ CASES = [
 ]
 
 
-def _prepare(kind: str | None, area: _Area):
+def _prepare(kind: str | None, area: Area):
     """Make the unreadable things for a permission case; returns an undo function."""
     corpus = area.corpus
     if kind == "chmod000":
@@ -311,7 +166,7 @@ def test_bad_input_is_one_clear_line(area, capsys, case):
     if case.id.startswith(("probe", "wandb-online")):
         pytest.importorskip("torch" if case.id.startswith("probe") else "wandb")
     argv = case.argv.format(**paths).split()
-    before = _snapshot(area.root)
+    before = snapshot(area.root)
     undo = _prepare(case.prepare, area)
     try:
         if case.setup == "nobody":
@@ -324,7 +179,7 @@ def test_bad_input_is_one_clear_line(area, capsys, case):
             outcome = run_main(argv, capsys)
     finally:
         undo()
-    after = _snapshot(area.root)
+    after = snapshot(area.root)
     assert outcome.code == case.code, outcome.err
     assert "Traceback" not in outcome.err and "Traceback" not in outcome.out
     assert len(outcome.errors) == 1, outcome.err
@@ -334,7 +189,7 @@ def test_bad_input_is_one_clear_line(area, capsys, case):
         assert paths[case.names] in line, line
     strays = [x for x in outcome.err.splitlines() if not x.startswith("entropylaw: ")]
     assert not strays, outcome.err
-    assert not _temp_files(area.root), _temp_files(area.root)
+    assert not temp_files(area.root), temp_files(area.root)
     assert after == before  # no output, no temporary file, the existing output and the inputs unchanged
 
 
@@ -376,7 +231,7 @@ def test_damaged_input_costs_exactly_its_rows(area, capsys, name):
     # the account is printed once, as a warning naming the file
     warnings = [x for x in outcome.err.splitlines() if "dropped" in x]
     assert len(warnings) == 1 and str(item.path) in warnings[0] and f"dropped {item.lost} of" in warnings[0]
-    assert not _temp_files(area.root)
+    assert not temp_files(area.root)
     kept = pd.read_parquet(out)
     truth = _truth()
     float32 = name.startswith("tb")
