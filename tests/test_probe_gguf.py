@@ -75,6 +75,11 @@ def test_gguf_dequantised_model_has_the_written_models_logits(files):
     x = torch.randint(0, V, (3, 9), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
         assert torch.equal(loaded(x).logits, model(x).logits)
+    # dequantised, it is a plain model: it saves (a trainer's checkpoints) and reloads as it was
+    loaded.save_pretrained(d / "resaved")
+    again, _ = load_model(str(d / "resaved"), "cpu", "float32")
+    with torch.no_grad():
+        assert torch.equal(again(x).logits, model(x).logits)
     as64, _ = load_model(str(d / "tiny.gguf"), "cpu", "float64")
     assert as64.dtype == torch.float64
     with torch.no_grad():
@@ -173,7 +178,7 @@ def test_chat_template_asked_for_but_absent(files, tmp_path, capsys):
                "--chat-template: the tokenizer has no chat template", [tmp_path / "o"])
 
 
-@pytest.mark.parametrize("target, expect", [("dir", "is a directory"), ("x.csv", "expected a .jsonl or .parquet")])
+@pytest.mark.parametrize("target, expect", [("dir", "Is a directory"), ("x.csv", "expected a .jsonl or .parquet")])
 def test_bad_save_rollouts_path_fails_before_the_model_loads(files, tmp_path, capsys, target, expect):
     d, _, _ = files
     path = tmp_path / target

@@ -112,6 +112,8 @@ def load_model(path: str, device: str | None = "auto", dtype: str = "auto", devi
     except Exception as err:  # noqa: BLE001 -- the boundary: safetensors, huggingface_hub validation, torch
         text = " ".join(str(err).split())[:240]  # one line, whatever the library's layout
         raise EntropyLawError(f"--model {path}: cannot load ({type(err).__name__}: {text})") from None
+    if gguf:
+        _drop_gguf_quantizer(model, path)
     if dev is not None:
         model.to(dev)
     model.eval()
@@ -124,6 +126,22 @@ def load_model(path: str, device: str | None = "auto", dtype: str = "auto", devi
         except Exception as err:  # noqa: BLE001 -- the boundary: tokenizers, sentencepiece, json
             raise EntropyLawError(f"--model {path}: cannot load its tokenizer ({type(err).__name__})") from None
     return model, tokenizer
+
+
+def _drop_gguf_quantizer(model, path) -> None:
+    """A GGUF model whose weights were all dequantised is a plain model: let it be trained and saved.
+
+    transformers keeps its GGUF "quantizer" on the model even when it unpacked every block to
+    floating point, which makes ``save_pretrained`` (and so a Trainer's checkpoints) refuse it.
+    """
+    quantizer = getattr(model, "hf_quantizer", None)
+    if quantizer is None:
+        return
+    tensors = list(model.parameters()) + list(model.buffers())
+    if not all(t.is_floating_point() or t.dtype in (torch.int64, torch.bool) for t in tensors):
+        raise EntropyLawError(f"--model {path}: transformers kept GGUF blocks packed; the probe needs them "
+                              "dequantised (update transformers, or convert the file to a model directory)")
+    quantizer.remove_quantization_config(model)
 
 
 def lm_head_weight(model) -> torch.Tensor:

