@@ -116,10 +116,19 @@ def fit_run(df: pd.DataFrame, run_id: str, *, y: str | None = None, x: str = tab
     """Fit one run of a tidy table. ``options`` go to :class:`EntropyLawFit` (form, interval, conf ...)."""
     if pairing not in MODES:
         raise EntropyLawError(f"unknown pairing {pairing!r} (expected one of {', '.join(MODES)})")
-    p = pair(df, run_id, x=x, y=y, mode=pairing)
-    fit = fit_pairs(p, **options)
+    try:
+        p = pair(df, run_id, x=x, y=y, mode=pairing)
+        fit = fit_pairs(p, **options)
+    except EntropyLawError as err:  # name the file the run came from, not only the run
+        src = _source(df, run_id)
+        raise EntropyLawError(f"{src}: {err}" if src and src not in str(err) else str(err)) from None
     fit.pairs_ = p
     return _attach(fit, df, [run_id], p.attrs["y_key"], compare)
+
+
+def _source(df: pd.DataFrame, run_id: str) -> str:
+    rows = df["source"][df["run_id"] == run_id]
+    return str(rows.iloc[0]) if len(rows) else ""
 
 
 def fit_runs(df: pd.DataFrame, run_ids=None, *, pool: bool = False, y: str | None = None,
