@@ -233,6 +233,11 @@ def read_hf_console(path: str | os.PathLike, run_id: str | None = None,
     steps = _steps(scan, logging_steps, raw.report)
     add_records(raw, ((step, record, f"line {line}") for step, (record, line) in zip(steps, scan.records)))
     for line, n in scan.broken:
+        # a record cut off mid-way held as many values as the record logged before it (the
+        # Trainer logs the same keys each time); the keys still visible are a floor
+        before = [r for r, at in scan.records if at < line and _kind(r) == "train"]
+        if before:
+            n = max(n, sum(isinstance(v, (int, float)) and not isinstance(v, bool) for v in before[-1].values()))
         raw.report.read(n)
         raw.report.drop(UNPARSEABLE, n)
         raw.report.note(f"line {line}: a log record that does not parse (cut off?): about {n} values dropped")

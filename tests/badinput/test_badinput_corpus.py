@@ -197,9 +197,7 @@ def test_bad_input_is_one_clear_line(area, capsys, case):
 
 DAMAGED = ["verl_cut", "verl_nan", "verl_resume", "jsonl_cut", "jsonl_garbled", "tidy_abc", "wandb_csv",
            "long_csv", "tb_flip", "tb_badlen", "tb_cut", "wandb_bit", "wandb_64",
-           pytest.param("hf_cut", marks=pytest.mark.xfail(
-               strict=True, reason="ingest/hf_console counts the 4 whole keys left of a cut record, not the 6 it "
-                                   "held (its owner: count a cut last record as the record before it)"))]
+           "hf_cut"]
 BASE_METRICS = {"entropy": 1, "score": 2, "val/gsm8k": 3}
 
 
@@ -245,7 +243,8 @@ def test_damaged_input_costs_exactly_its_rows(area, capsys, name):
         else:
             assert value == expected, (step, metric, value, expected)
         checked += 1
-    assert checked == report["rows_kept"] or name in ("wandb_csv",)  # every kept value is one we wrote
+    # every kept value is one we wrote (the Trainer console log also holds loss, epoch ...: not in the truth map)
+    assert checked == report["rows_kept"] or name in ("wandb_csv", "hf_cut")
     if name == "verl_cut":  # the issue: score_last must not be the cut 0.7
         assert kept[(kept["metric"] == "score")]["step"].max() == 59
 
