@@ -134,3 +134,28 @@ def test_ctrl_c_ends_watching_cleanly(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert "stopped watching" in err and "Traceback" not in err
+
+
+def test_rich_display_shows_the_same_fit(tmp_path):
+    rich = pytest.importorskip("rich")
+    import argparse
+    import io
+
+    from rich.console import Console
+
+    from entropylaw.cli import watch
+
+    path = tmp_path / "metrics.jsonl"
+    rows = _rows(30)
+    path.write_text("".join(_line(r) for r in rows))
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    watch.add_parser(sub)
+    args = parser.parse_args(["watch", str(path), "--n-boot", "10"])
+    snap = watch.snapshot(args, path)
+    a, b, n = _lstsq(rows)
+    assert snap["a"] == pytest.approx(a, rel=1e-9) and snap["b"] == pytest.approx(b, rel=1e-9) and snap["points"] == n
+    console = Console(file=io.StringIO(), width=140, record=True)
+    console.print(watch.render_rich(snap, ["a note"], "12:00:00", path))
+    text = console.export_text()
+    assert f"{snap['ceiling']:.4g}" in text and "a note" in text and "good fit" in text and rich
