@@ -1,7 +1,7 @@
 """Theory mode and its degradation ladder: how well each batch-level prediction tracks the
 measured entropy change across steps (data/lab/README.md quotes this output).
 
-    python analysis/lab_theory.py data/lab/theory/lab_theory.parquet [analysis/lab_theory.toml]
+    python analysis/lab_theory.py data/lab/theory/lab_theory.parquet [analysis/lab_theory.toml] [--long]
 
 For every setting (the sweep's ``tag``) and every prediction (``theory/dH_*``, see
 :mod:`entropylaw.lab.theory`), across the steps of each run: the Pearson correlation with
@@ -115,7 +115,8 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     t = table.read(argv[0])
-    toml_path = argv[1] if len(argv) > 1 else ROOT / "analysis/lab_theory.toml"
+    rest = [a for a in argv[1:] if a != "--long"]
+    toml_path = rest[0] if rest else ROOT / "analysis/lab_theory.toml"
     settings = run_settings(toml_path)
     runs = per_run(t, settings)
     if runs.empty:
@@ -127,6 +128,23 @@ def main(argv: list[str]) -> int:
         desc.setdefault(cfg["tag"] + ("" if cfg["intervention"] == "none" else f"+{cfg['intervention']}"),
                         describe(cfg))
     s = summary(runs, order)
+    print("| setting | update | seeds | mean abs dH | Lemma 1: r (min..max), slope | Thm 1 sampled: r (min..max), "
+          "sign | Thm 1 -eta Cov(log p, pA): r | -eta Cov(log p, A): r, sign |")
+    print("|---|---|---:|---:|---|---|---:|---|")
+    for setting in [x for x in order if x in set(s["setting"])]:
+        rows = s[s["setting"] == setting].set_index("prediction")
+        l1, ts = rows.loc["theory/dH_lemma1"], rows.loc["theory/dH_thm1_sampled"]
+        bc, cv = rows.loc["theory/dH_thm1_batchcov"], rows.loc["theory/dH_cov"]
+        print(f"| {setting} | {desc.get(setting, '')} | {l1.seeds} | {l1.mean_abs_dH:.1e} "
+              f"| {l1.r:.3f} ({l1.r_min:.2f}..{l1.r_max:.2f}), {l1.slope:.2f} "
+              f"| {ts.r:.2f} ({ts.r_min:.2f}..{ts.r_max:.2f}), {ts.sign:.2f} | {bc.r:.2f} | {cv.r:.2f}, {cv.sign:.2f} |")
+    if "--long" not in argv:
+        lines = kl_cov_identity(t, settings)
+        if lines:
+            print("\nKL-Cov in theory mode against the plain theory runs:")
+            print("\n".join(lines))
+        return 0
+    print()
     print("| setting | update | prediction | seeds | steps | mean abs dH | Pearson r (min..max) "
           "| slope (min..max) | sign agree |")
     print("|---|---|---|---:|---:|---:|---|---|---:|")
