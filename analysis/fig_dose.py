@@ -13,6 +13,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "analysis"))
 
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from entropylaw import table  # noqa: E402
 from entropylaw.plots.build_base import Built, Skipped, script  # noqa: E402
@@ -62,6 +63,7 @@ def make():
                         color="C0", ms=3, capsize=2, lw=1, label="intervention")
             if (rows["dose"] > 0).all() and rows["dose"].max() / rows["dose"].min() > 8:
                 ax.set_xscale("log")
+                ax.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide on short spans
             ax.tick_params(labelsize=6)
             if k % COLUMNS == 0:
                 ax.set_ylabel(ylabel, fontsize=7)
