@@ -1,6 +1,7 @@
-"""Paper Fig. 6: runs of different algorithms on one model with a shared fit. The real
-deepseek-llm-7b-chat GSM8K runs (GRPO and PPO) and, when present, the lab's algorithm
-runs. Writes figures/fig06_algorithms*.*.
+"""Paper Fig. 6: runs of different algorithms on one model with a shared fit: the real
+deepseek-llm-7b-chat GSM8K runs (GRPO and PPO) and the lab's algorithm runs (GRPO, RLOO,
+REINFORCE++; interventions such as grpo+clip_cov are not algorithms and are left out).
+Writes figures/algorithms_one_curve_{real,lab}.* (screen) and figures/paper/.
 """
 
 import sys
@@ -23,7 +24,7 @@ def make():
             reasons.append(f"no {pattern}")
             continue
         try:
-            built += [b.renamed(b.name + ("" if name == "real" else "_lab")) for b in build("algorithms", t)]
+            built += [b.renamed(f"{b.name}_{name}") for b in build("algorithms", t)]
         except Skipped as why:
             reasons.append(f"{name}: {why}")
     for r in reasons:

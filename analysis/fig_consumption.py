@@ -1,6 +1,7 @@
-"""Paper Fig. 2: normalised entropy consumption and performance gain vs training step,
-for the real veRL runs (data/real/); writes figures/fig02_consumption.* (and
-fig02_consumption_lab.* from data/lab/ when present).
+"""Paper Fig. 2: entropy consumed and score gained over the fraction of each run's
+training, read at 1/12 and 1/3 of training (the paper's step 200 and 800 of 2400), for the
+real runs and the lab sweep: figures/consumption_entropy_and_gain_{real,lab}.* (screen)
+and figures/paper/.
 """
 
 import sys
@@ -18,7 +19,7 @@ def make():
     real = read_tables(ROOT / "data/real/*.parquet")
     if real is None:
         raise Skipped("no data/real/*.parquet")
-    built = build("consumption", real)
+    built = [b.renamed(b.name + "_real") for b in build("consumption", real)]
     lab = read_tables(ROOT / "data/lab/*.parquet")
     if lab is not None:
         try:

@@ -1,8 +1,8 @@
 """Paper Table 1 (covariance of the top tokens) and the entropy-change ladder (per-token
 agreement of each estimator, Lemma 1's batch-mean dH vs the measured one, Lemma 1's error
 vs the step size), from the probe's summary JSON (the first of
-data/probe/**/summary.json, data/**/summary.json). Writes figures/table1_covariance.* and
-figures/ladder_entropy_change.*.
+data/probe/**/summary.json, data/**/summary.json). Writes figures/table1_covariance_top_tokens.* and
+figures/ladder_entropy_change.* (screen; paper style in figures/paper/).
 """
 
 import sys

@@ -1,7 +1,8 @@
 """Paper Fig. 7: coefficients a and b vs model size with the log-linear size law, its
 prediction band and the largest size held out. Every run (each seed) is fitted on its own
 and is one point of the size law. Needs several model sizes: the lab sweep
-(data/lab/*.parquet). Writes figures/fig07_scaling.*.
+(data/lab/*.parquet). Writes figures/scaling_coefficients_vs_size_lab.* (screen) and
+figures/paper/.
 """
 
 import sys
@@ -19,7 +20,7 @@ def make():
     lab = read_tables(ROOT / "data/lab/*.parquet")
     if lab is None:
         raise Skipped("no data/lab/*.parquet (the lab sweep over model sizes has not been run)")
-    return build("scaling", lab)
+    return [b.renamed(b.name + "_lab") for b in build("scaling", lab)]
 
 
 if __name__ == "__main__":

@@ -46,18 +46,19 @@ def test_scaling_fits_every_run_and_holds_out_the_largest_size():
     runs.append(law_run("s0-bonus", 0.3, 0.9, n_params=1e8, model="m0", algorithm="grpo+entropy_bonus"))
     t = table.concat(runs)
     [built] = B.build("scaling", t)
-    assert built.name == "fig07_scaling" and len(built.fig.axes) == 3
+    assert built.name == "scaling_coefficients_vs_size" and len(built.fig.axes) == 3
     ax_a = built.fig.axes[0]
     fitted, held = [c.lines[0] for c in ax_a.containers]
     # every run is a point: 8 runs, the 2 of the largest size held out
     assert len(fitted.get_xdata()) == 6 and len(held.get_xdata()) == 2
     np.testing.assert_allclose(np.asarray(held.get_xdata(), float), [6.4e9, 6.4e9])
-    assert "6 runs, 4 dof" in next(x.get_text() for x in ax_a.texts if x.get_text().startswith("slope"))
+    numbers = ax_a.get_legend().get_title().get_text()  # under the panel
+    assert "6 runs, 4 dof" in numbers
     # the size law is ordinary least squares of the plotted per-run a on log10 N
     slope, icpt = np.polyfit(np.log10(np.asarray(fitted.get_xdata(), float)), np.asarray(fitted.get_ydata(), float), 1)
-    note = next(x.get_text() for x in ax_a.texts if x.get_text().startswith("observed"))
+    note = numbers.split("held out: ")[1]
     observed = float(note.split("\n")[0].split()[1])
-    predicted = float(note.split("\n")[1].split()[-1])
+    predicted = float(note.split("\n")[1].split(",")[0].split()[-1])
     assert observed == pytest.approx(np.mean(held.get_ydata()), abs=1e-3)
     assert predicted == pytest.approx(slope * np.log10(6.4e9) + icpt, abs=1e-3)
     # the law is exact in log10 N: the held-out a is predicted to fitting noise
@@ -84,10 +85,21 @@ def test_algorithms_draws_the_shared_fit_for_grpo_and_rloo():
     pytest.importorskip("entropylaw.fit.algorithms")
     t = table.concat([law_run("g", 0.2, 0.8), law_run("r", 0.2, 0.8, algorithm="rloo", tau=80)])
     [built] = B.build("algorithms", t)
+    assert built.name == "algorithms_one_curve"
     ax = built.fig.axes[0]
-    box = ax.texts[0].get_text()
-    assert "a (shared) = 0.200" in box and "b (shared) = 0.800" in box
-    assert len(ax.collections) == 2
+    numbers = built.fig.legends[0].get_title().get_text()  # under the plot, where it covers no point
+    assert "a = 0.200, b = 0.800, ceiling b-a = 0.600" in numbers and "F = " in numbers
+    assert len(ax.collections) == 2 and not ax.texts
+
+
+def test_algorithms_leaves_interventions_out():
+    t = table.concat([law_run("g", 0.2, 0.8), law_run("r", 0.2, 0.8, algorithm="reinforce++", tau=80),
+                      law_run("c", 0.2, 0.8, algorithm="grpo+clip_cov", tau=60)])
+    [built] = B.build("algorithms", t)
+    names = [x.get_text() for x in built.fig.legends[0].get_texts()]
+    assert any("reinforce++" in n for n in names) and not any("clip_cov" in n for n in names)
+    with pytest.raises(B.Skipped, match="interventions"):
+        B.build("algorithms", table.concat([law_run("g", 0.2, 0.8), law_run("c", 0.2, 0.8, algorithm="grpo+kl_cov")]))
 
 
 def lab_run():
@@ -109,7 +121,8 @@ def test_covariance_uses_the_measured_entropy_change_and_difficulty_groups():
     left = built.fig.axes[0]
     r = stats.pearsonr(cov, -delta).statistic
     assert f"Pearson r = {r:.3f} over 40 steps" in left.get_legend().get_title().get_text()
-    groups = [a for a in built.fig.axes if a.get_title().endswith("covariance by prompt accuracy")][0]
+    assert built.name == "covariance_vs_entropy_change_lab-grpo"
+    groups = [a for a in built.fig.axes if a.get_title() == "By prompt accuracy"][0]
     assert sorted(l.get_label().split(" ")[0] for l in groups.get_lines() if not l.get_label().startswith("_")) \
         == ["easy", "hard"]
     assert "measured" in built.caption

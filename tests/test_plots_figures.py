@@ -17,7 +17,7 @@ import pytest  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from entropylaw import table  # noqa: E402
-from entropylaw.plots import algorithms, consumption, covariance, interventions, probe_tables, scaling, style  # noqa: E402
+from entropylaw.plots import algorithms, consumption, covariance, interventions, probe_tables, scaling, style  # noqa: E402,E501
 
 
 @pytest.fixture(autouse=True)
@@ -41,32 +41,37 @@ def exp_run(steps, tau_h, tau_r):
     return pd.DataFrame({"step": steps, "entropy_consumed": e / e[-1], "performance_gain": g / g[-1]})
 
 
+def _legend_title(ax) -> str:
+    leg = ax.get_legend() or (ax.figure.legends[0] if ax.figure.legends else None)
+    return leg.get_title().get_text() if leg else ""
+
+
 def test_consumption_single_run_marks_show_the_interpolated_shares():
     steps = np.arange(0, 1001, 10)
     run = exp_run(steps, 100, 150)
-    ax = consumption.plot_consumption({"r1": run}, marks=(200, 800))
-    assert ax.get_xlabel() == style.STEP_LABEL
-    assert "(%)" in ax.get_ylabel()
+    ax = consumption.plot_consumption({"r1": run}, marks=(0.2, 0.8))
+    assert ax.get_xlabel() == consumption.X_LABEL and "(%)" in ax.get_ylabel()
     assert len(ax.get_lines()) == 2 + 2  # two curves + two mark lines
-    # step 200 is on the grid: the share is the closed form itself
+    # 20 % of training is step 200 (on the grid): the share is the closed form itself
     e200 = (1 - np.exp(-2)) / (1 - np.exp(-10))
     g200 = (1 - np.exp(-200 / 150)) / (1 - np.exp(-1000 / 150))
-    box = next(t for t in texts(ax) if t.startswith("step 200"))
-    assert f"entropy {100 * e200:.0f} %" in box and f"gain {100 * g200:.0f} %" in box
-    assert legend_labels(ax) == ["entropy consumed (r1)", "performance gained (r1)"]
+    text = _legend_title(ax)
+    assert f"at 20 % of training: entropy {100 * e200:.0f} %, gain {100 * g200:.0f} %" in text
+    assert "by construction" in text  # the trivially-true end is explained, not read
+    labels = [t.get_text() for t in ax.figure.legends[0].get_texts()]
+    assert labels == ["entropy consumed (r1)", "performance gained (r1)"]
 
 
-def test_consumption_several_runs_draw_the_mean_and_skip_marks_outside():
-    steps = np.arange(0, 301, 10)
-    runs = {"a": exp_run(steps, 50, 60), "b": exp_run(steps, 80, 90)}
-    ax = consumption.plot_consumption(runs, marks=(100, 5000))
-    # 2 runs x 2 columns thin + 2 means + 1 mark (5000 is past the end)
-    assert len(ax.get_lines()) == 4 + 2 + 1
-    assert all("mean of 2 runs" in label for label in legend_labels(ax))
-    mean_e = np.mean([runs[k].set_index("step").loc[100, "entropy_consumed"] for k in runs])
-    box = next(t for t in texts(ax) if t.startswith("step 100"))
-    assert f"entropy {100 * mean_e:.0f} %" in box
-    assert not any(t.startswith("step 5000") for t in texts(ax))
+def test_consumption_several_runs_share_the_fraction_axis_to_the_end():
+    # runs of different lengths: on the fraction axis both reach 100 % of training
+    runs = {"a": exp_run(np.arange(0, 301, 10), 50, 60), "b": exp_run(np.arange(0, 1201, 10), 200, 240)}
+    ax = consumption.plot_consumption(runs, marks=(1 / 12, 1 / 3))
+    mean = [ln for ln in ax.get_lines() if "median of 2 runs" in ln.get_label()]
+    assert len(mean) == 2 and max(mean[0].get_xdata()) == pytest.approx(100)
+    # the median of two runs is their mean; 1/12 of training: step 25 of 300 and step 100 of 1200
+    e = np.mean([(1 - np.exp(-25 / 50)) / (1 - np.exp(-300 / 50)), (1 - np.exp(-100 / 200)) / (1 - np.exp(-6))])
+    text = _legend_title(ax)
+    assert f"at 8 % of training: entropy {100 * e:.0f} %" in text and "paper, step 200 of 2400: 73 %, 76 %" in text
 
 
 def test_algorithms_shared_curve_and_test_numbers():
@@ -80,11 +85,16 @@ def test_algorithms_shared_curve_and_test_numbers():
     np.testing.assert_allclose(shared.get_ydata(), 0.9 - 0.2 * np.exp(x))
     assert len(ax.collections) == 3  # one scatter per run
     colors = [tuple(c.get_facecolor()[0]) for c in ax.collections]
-    assert colors[0] == colors[2] != colors[1]  # colour follows the algorithm
-    box = texts(ax)[0]
-    assert "F = 2.500" in box and "p = 0.091" in box and "ceiling b-a = 0.700" in box and "one curve" in box
-    assert ax.get_xlabel() == style.ENTROPY_LABEL and "fraction" in ax.get_ylabel()
-    assert sum("alone" in label for label in legend_labels(ax)) == 1
+    assert colors[0] == colors[2] != colors[1]  # without run colours: one colour per algorithm
+    markers = [c.get_paths()[0].vertices.tobytes() for c in ax.collections]
+    assert markers[0] == markers[2] != markers[1]  # and the marker follows the algorithm
+    numbers = ax.figure.legends[0].get_title().get_text()
+    assert "F = 2.500" in numbers and "p = 0.091" in numbers and "ceiling b-a = 0.700" in numbers
+    assert "one curve" in numbers and ax.get_xlabel() == style.ENTROPY_LABEL and "fraction" in ax.get_ylabel()
+    assert sum("alone" in t.get_text() for t in ax.figure.legends[0].get_texts()) == 1
+    # with run colours (the report's), each run keeps its own colour
+    ax = algorithms.plot_algorithms(pts, alg, {"a": 0.2, "b": 0.9}, run_colors={"run0": "#111111", "run2": "#222222"})
+    assert [matplotlib.colors.to_hex(c.get_facecolor()[0]) for c in ax.collections][::2] == ["#111111", "#222222"]
 
 
 def test_scaling_held_out_prediction_is_written():
@@ -99,7 +109,7 @@ def test_scaling_held_out_prediction_is_written():
     fig = scaling.plot_size_law(sizes, curve, equation={"a": (slope, icpt)}, coefs=["a"])
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and "parameters" in ax.get_xlabel() and ax.get_ylabel().startswith("coefficient a")
-    note = next(t for t in texts(ax) if t.startswith("observed"))
+    note = ax.get_legend().get_title().get_text()  # under the panel, where it covers no point
     predicted = slope * np.log(3e9) + icpt
     assert f"predicted {predicted:.3f}" in note and "error -0.020" in note
     labels = legend_labels(ax)
@@ -137,10 +147,10 @@ def test_scaling_per_run_points_and_ylim_clip_a_wide_band():
     span = max(shown) - min(shown)
     assert hi - lo == pytest.approx(1.3 * span)  # padded 15 % each side
     assert hi - lo < curve["a_hi"].max() - curve["a_lo"].min()
-    assert "95 % prediction band (clipped by the axes)" in legend_labels(ax)
-    box = next(t for t in texts(ax) if t.startswith("slope"))
+    assert "95 % prediction band (cut)" in legend_labels(ax)
+    box = ax.get_legend().get_title().get_text()  # the numbers head the legend under the panel
     assert f"slope {slope:.3f} per decade" in box and "6 runs, 4 dof" in box
-    note = next(t for t in texts(ax) if t.startswith("observed"))
+    note = box.split("held out: ")[1]
     observed = sizes.loc[sizes["held_out"], "a"].mean()
     predicted = slope * np.log10(3e9) + icpt
     assert f"observed {observed:.3f} (mean of 2)" in note and f"error {predicted - observed:.3f}" in note
@@ -162,7 +172,7 @@ def test_covariance_correlation_and_twin_axis():
     dh = -0.3 * cov + rng.normal(0, 0.05, 30)
     ax = covariance.plot_cov_vs_entropy_change(steps, cov, dh)
     r = stats.pearsonr(cov, -dh).statistic
-    title = ax.get_legend().get_title().get_text()
+    title = _legend_title(ax)
     assert f"Pearson r = {r:.3f} over 30 steps" in title
     assert f"Cov > 0 at {100 * np.mean(cov > 0):.0f} %" in title
     twin = [a for a in ax.figure.axes if a is not ax][0]
@@ -172,6 +182,22 @@ def test_covariance_correlation_and_twin_axis():
     f1 = -ax.get_ylim()[0] / np.ptp(ax.get_ylim())
     f2 = -twin.get_ylim()[0] / np.ptp(twin.get_ylim())
     assert f1 == pytest.approx(f2)
+    # and neither curve is squeezed into a strip: each spans most of its own axis
+    for axis, y in ((ax, cov), (twin, -dh)):
+        assert np.ptp(y) / np.ptp(axis.get_ylim()) > 0.6
+
+
+def test_align_zero_gives_a_small_curve_its_axis():
+    # the case: Cov all positive, -ΔH 20x smaller and partly negative
+    fig, left = style.new_axes()
+    right = left.twinx()
+    cov, neg = np.array([0.03, 0.28, 0.1]), np.array([-0.006, 0.015, 0.004])
+    covariance.align_zero(left, right, cov, neg)
+    (l0, l1), (r0, r1) = left.get_ylim(), right.get_ylim()
+    assert -l0 / (l1 - l0) == pytest.approx(-r0 / (r1 - r0))  # zero at the same height
+    # both fill most of their axis (with zero in view): the old rule left -ΔH 12 % of its axis
+    spans = [(max(y.max(), 0) - min(y.min(), 0)) / (hi - lo) for y, (lo, hi) in ((cov, (l0, l1)), (neg, (r0, r1)))]
+    assert min(spans) > 0.65
 
 
 def test_entropy_change_matches_numpy_diff():
@@ -184,7 +210,7 @@ def test_entropy_change_matches_numpy_diff():
 def test_cov_by_difficulty_one_line_per_group_with_means():
     groups = {"hard": pd.Series([0.1, 0.2, 0.3]), "easy": pd.Series([1.0, 2.0])}
     ax = covariance.plot_cov_by_difficulty(groups)
-    labels = legend_labels(ax)
+    labels = [t.get_text() for t in ax.figure.legends[0].get_texts()]
     assert labels == ["hard (mean 0.200)", "easy (mean 1.500)"]
 
 
@@ -229,12 +255,15 @@ def test_end_labels_do_not_overlap():
 
 def test_table1_bars_and_numbers():
     ours = {"0.0002": 4.0, "0.002": 2.0, "0.02": 1.0, "0.2": 0.3, "0.5": 0.1, "all": 0.002}
-    ax = probe_tables.plot_table1(ours)
+    ax = probe_tables.plot_table1(ours, n_tokens=1426)
     assert len(ax.patches) == 12  # ours + paper, six fractions each
     labels = [t.get_text() for t in ax.get_xticklabels()]
-    assert labels == ["top 0.02 %", "top 0.2 %", "top 2 %", "top 20 %", "top 50 %", "all"]
+    # each fraction says how many of the 1426 tokens it holds: max(1, floor(f * 1426))
+    assert labels == ["0.02 %\n1 tok.", "0.2 %\n2 tok.", "2 %\n28 tok.", "20 %\n285 tok.", "50 %\n713 tok.",
+                      "all\n1426 tok."]
     assert "5.65" in texts(ax) and "0.002" in texts(ax) and "4" in texts(ax)
-    assert ax.get_yscale() == "log" and legend_labels(ax) == ["this probe", "paper, Qwen2.5-7B step 1"]
+    legend = [t.get_text() for t in ax.figure.legends[0].get_texts()]
+    assert ax.get_yscale() == "log" and legend == ["this probe", "paper, Qwen2.5-7B step 1"]
 
 
 def test_parse_fraction_forms():
@@ -263,22 +292,20 @@ def test_ladder_draws_only_lemma1_against_the_measured_change():
     assert "-0.0100" in measured_text
     # predicted - measured = -0.0012, 12 % of |measured|
     assert "-0.0112" in lemma_text and "error -0.0012" in lemma_text and "-12 %" in lemma_text
-    note = next(t for t in texts(right) if t.startswith("The tabular estimators"))
-    assert "theorem2" in note and "correlation and sign only" in note
     assert "nats" in right.get_xlabel()
 
 
-def test_ladder_small_values_get_few_ticks_with_a_shared_offset():
+def test_ladder_small_values_get_few_ticks_in_a_named_unit():
     fig = probe_tables.plot_ladder({"lemma1": {"predicted_mean": -0.00337}}, measured=-0.00276)
     right = fig.axes[1]
     fig.canvas.draw()
     labels = [t.get_text() for t in right.get_xticklabels() if t.get_text()]
     lo, hi = right.get_xlim()
     assert sum(lo <= x <= hi for x in right.get_xticks()) <= 5
-    # the 10^-3 goes into the offset text, so each tick label is a short number
-    assert right.xaxis.get_offset_text().get_text() != ""
-    numbers = [label.replace("$\\mathdefault{", "").replace("}$", "").replace("−", "-") for label in labels]
-    assert all(len(n) <= 4 for n in numbers), labels
+    # the 10^-3 goes into the axis label (no offset text to collide with it): short tick numbers
+    assert "10⁻³ nats" in right.get_xlabel() and right.xaxis.get_offset_text().get_text() == ""
+    assert [float(t.replace("−", "-")) for t in labels] == pytest.approx([x * 1e3 for x in right.get_xticks()])
+    assert all(len(t) <= 4 for t in labels), labels
 
 
 def test_ladder_eta_check_panel_shows_the_loglog_slope():
@@ -294,7 +321,7 @@ def test_ladder_eta_check_panel_shows_the_loglog_slope():
     np.testing.assert_allclose(points.get_xdata(), etas)
     np.testing.assert_allclose(points.get_ydata(), errors)
     assert f"fitted slope {slope:.2f}" in legend_labels(ax)
-    assert any(f"log-log slope {slope:.2f}" in t for t in texts(ax))
+    assert f"log-log slope {slope:.2f}" in ax.get_legend().get_title().get_text()
     # a check with fewer than two usable points draws no third panel
     bad = {"etas": [0.01, 0.005], "lemma1_mean_abs_error": [1e-4, 0.0]}
     assert len(probe_tables.plot_ladder(LADDER, measured=-0.01, eta_check=bad).axes) == 2

@@ -1,15 +1,19 @@
-"""The HTML report: content, self-containment, the CLI, and a headless-browser load.
+"""The HTML report: content, trust flags, forecast, grouped warnings, self-containment, the
+CLI, and what a reader sees in headless Chromium at 1280 px (layout measured after load).
 
-The browser test needs Debian's chromium (``apt-get install -y chromium``); it skips
-cleanly when chromium is not installed.
+The browser tests need Debian's chromium (``apt-get install -y chromium``); they skip
+cleanly when chromium is not installed. ``ENTROPYLAW_SCREENSHOT`` (a PNG path) keeps the
+screenshot of the data/real report's first screen.
 """
 
 from __future__ import annotations
 
 import base64
+import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import matplotlib
 
@@ -23,6 +27,7 @@ from entropylaw import table  # noqa: E402
 from entropylaw.plots import report, style  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def small_figure(k=0):
@@ -32,70 +37,95 @@ def small_figure(k=0):
     return fig
 
 
+def law_run(run_id, a, b, k=0, model="m", algorithm="grpo", rising=False):
+    """A run following R = b - a exp(H) with a small deterministic wiggle (entropy rising if asked)."""
+    steps = np.arange(0, 300, 10)
+    H = 1.0 * np.exp(-steps / (60 + 20 * k)) + 0.1
+    if rising:
+        H = H[::-1]
+    R = b - a * np.exp(H) + 0.004 * np.sin(steps)
+    recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
+    recs += [(int(s), "val/mean", float(r)) for s, r in zip(steps, R)]
+    return table.from_records(recs, run_id=run_id, model=model, algorithm=algorithm)
+
+
 def two_runs():
-    """Two runs following the law exactly plus a little deterministic wiggle."""
-    parts = []
-    for k, (a, b) in enumerate([(0.2, 0.8), (0.1, 0.6)]):
-        steps = np.arange(0, 300, 10)
-        H = 1.0 * np.exp(-steps / (60 + 20 * k)) + 0.1
-        R = b - a * np.exp(H) + 0.004 * np.sin(steps)
-        recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
-        recs += [(int(s), "val/mean", float(r)) for s, r in zip(steps, R)]
-        parts.append(table.from_records(recs, run_id=f"run{k}", model="m", algorithm=["grpo", "rloo"][k]))
-    return table.concat(parts)
+    return table.concat([law_run("run0", 0.2, 0.8, 0), law_run("run1", 0.1, 0.6, 1, algorithm="rloo")])
 
 
-def test_page_has_rows_warnings_images_and_escapes_text():
-    rows = [{"run_id": "<b>r1</b>", "model": "Qwen2.5-7B", "algorithm": "grpo", "n": 12, "a": 0.2, "a_stderr": 0.01,
-             "b": 0.9, "b_stderr": 0.02, "ceiling": 0.7, "ceiling_ci": (0.66, 0.74), "r2": 0.98, "rmse": 0.004,
-             "final_observed": 0.69, "final_predicted": 0.68, "predicted_from": "fit on first 15 %"},
-            {"run_id": "r2"}]
+def test_page_has_rows_flags_warnings_images_and_escapes_text():
+    rows = [{"run_id": "<b>r1</b>", "label": "<b>r1</b>", "number": 1, "model": "Qwen2.5-7B", "algorithm": "grpo",
+             "n": 12, "a": 0.2, "a_stderr": 0.01, "b": 0.9, "b_stderr": 0.02, "ceiling": 0.7,
+             "ceiling_ci": (0.66, 0.74), "r2": 0.98, "rmse": 0.004, "final_observed": 0.69, "trust": "good fit",
+             "trust_reasons": []},
+            {"run_id": "r2", "number": 2, "ceiling": 0.685, "ceiling_ci": (0.677, 0.692), "final_observed": 0.68,
+             "trust": "law does not apply", "trust_reasons": ["a = -0.1 <= 0: the score does not rise"]},
+            {"run_id": "r3", "number": 3, "ceiling": 0.95, "ceiling_ci": (0.8, 1.1), "trust": "weak fit",
+             "trust_reasons": ["ceiling interval leaves [0, 1]"]}]
     figs = [report.ReportFigure(f"figure {k}", report.figure_png(small_figure(k)), f"caption {k}") for k in range(2)]
-    html = report.render_html("My runs", rows, figs, warnings=["r1: only 5 points", "r2: a < 0 & odd"])
+    warnings = ["r1: only 5 points", "r2: only 7 points", "r2: a < 0 & odd"]
+    html = report.render_html("My runs", rows, figs, warnings=warnings)
     assert "<b>r1</b>" not in html and "&lt;b&gt;r1&lt;/b&gt;" in html
-    assert "0.200 ± 0.010" in html and "0.700 [0.660, 0.740]" in html and "0.680 (fit on first 15 %)" in html
-    assert html.count("<tr>") == 3  # header + two runs
-    assert "n/a" in html  # the second run has no numbers
-    assert "Warnings (2)" in html and "a &lt; 0 &amp; odd" in html
+    # every row carries its flag; the ceiling of a run the law does not describe is greyed
+    assert html.count('class="flag good"') == 2 and html.count('class="flag na"') == 2  # summary + details
+    assert '<span class="void" title="not a forecast' in html and "(0.685 [0.677, 0.692])" in html
+    assert "0.950 [0.800, 1.100]" in html and 'class="dagger"' in html  # the interval leaves [0, 1]
+    assert "0.200 ± 0.010" in html and "0.700 [0.660, 0.740]" in html  # the coefficients
+    # warnings of one kind are grouped: "only # points" twice, then the odd one
+    assert "2 runs: only # points" in html and "a &lt; 0 &amp; odd" in html
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
     assert len(images) == 2 and all(base64.b64decode(i).startswith(PNG_MAGIC) for i in images)
-    # self-contained: nothing is fetched from elsewhere
-    assert not re.search(r'(src|href)="(?!data:)', html) and "http" not in html.lower().replace("http-equiv", "")
+    # self-contained: nothing is fetched from elsewhere (links are anchors on the page)
+    assert not re.search(r'(src|href)="(?!data:|#)', html) and "http" not in html.lower().replace("http-equiv", "")
+
+
+def test_numbers_keep_their_column_decimals():
+    assert report.decimals([0.69, 0.71, 0.05]) == 3 and report.decimals([120.0, 300.0]) == 0
+    assert report.interval(0.5, (0.4, 0.6), 3) == "0.500 [0.400, 0.600]"
+    assert report.interval(0.9, (0.8, 1.02), 3) == "0.900 [0.800, 1.020]†"
+    assert report.interval(2.0, (1.5, 2.5), 2, fraction=False) == "2.00 [1.50, 2.50]"
 
 
 def test_figure_png_is_reproducible():
     assert report.figure_png(small_figure(1)) == report.figure_png(small_figure(1))
 
 
-def test_report_from_a_table_fits_each_run():
-    pytest.importorskip("entropylaw.fit.law")
+def test_report_from_a_table_fits_flags_and_forecasts_each_run():
     from entropylaw.plots.build_report import report_html, run_rows
 
-    t = two_runs()
+    t = table.concat([two_runs(), law_run("up", 0.2, 0.8, rising=True, model="other")])
     rows, notes = run_rows(t)
-    assert [r["run_id"] for r in rows] == ["run0", "run1"]
+    by_id = {r["run_id"]: r for r in rows}
     # the law is recovered (wiggle 0.004): independent of the plotting code
-    assert rows[0]["a"] == pytest.approx(0.2, abs=0.02) and rows[1]["b"] == pytest.approx(0.6, abs=0.02)
-    assert rows[0]["ceiling"] == pytest.approx(0.6, abs=0.02)
-    html, built, skipped = report_html(t, title="two runs")
-    assert html.count("<tr>") == 3 and "<title>two runs</title>" in html
-    assert html.count("<img ") == len(built) >= 1
-    assert any(s.startswith("table1:") for s in skipped) and "Not drawn: table1" in html
+    assert by_id["run0"]["a"] == pytest.approx(0.2, abs=0.02) and by_id["run1"]["b"] == pytest.approx(0.6, abs=0.02)
+    assert by_id["run0"]["ceiling"] == pytest.approx(0.6, abs=0.02)
+    assert by_id["run0"]["trust"] == "good fit" and by_id["up"]["trust"] == "law does not apply"
+    html, built, skipped = report_html(t, title="three runs", which=["ceilings", "forecast", "law"])
+    assert "<title>three runs</title>" in html and html.count("<img ") == len(built) >= 3
+    assert "law does not apply" in html and "entropy rises" in html
+    # the forecast section: last-value carries the window's last score forward
+    steps = np.arange(0, 300, 10)
+    window_end = 0.15 * (steps[-1] - steps[0])
+    H = 1.0 * np.exp(-steps / 60) + 0.1
+    last_in_window = (0.8 - 0.2 * np.exp(H) + 0.004 * np.sin(steps))[steps <= window_end][-1]
+    section = html.split('id="forecast"')[1].split("</section>")[0]
+    assert f"{last_in_window:.3f} [" in section and "last-value" in section
     plt.close("all")
 
 
 def test_cli_report_and_figures(tmp_path, cli):
-    pytest.importorskip("entropylaw.ingest.dispatch")
     src = table.write(two_runs(), tmp_path / "runs.parquet")
     out = tmp_path / "rep"
     res = cli("report", str(src), "--out", str(out))
     assert res.returncode == 0, res.stderr
     page = (out / "report.html").read_text()
-    assert "run0" in page and "run1" in page and "Traceback" not in res.stderr
-    res = cli("figures", str(src), "--out", str(tmp_path / "figs"), "--which", "interventions")
+    assert "run0" in page and "run1" in page and "Traceback" not in res.stderr and "good fit" in page
+    res = cli("figures", str(src), "--out", str(tmp_path / "figs"), "--which", "interventions", "--style", "paper")
     assert res.returncode == 0, res.stderr
-    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["fig09_interventions.pdf",
-                                                                     "fig09_interventions.png"]
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["runs_over_training.pdf",
+                                                                     "runs_over_training.png"]
+    pdf = (tmp_path / "figs" / "runs_over_training.pdf").read_bytes()
+    assert b"/FontFile2" in pdf and b"/Subtype /Type3" not in pdf  # TrueType (Type 42), not Type 3
 
 
 def test_cli_bad_inputs_give_one_line_errors(tmp_path, cli):
@@ -103,7 +133,7 @@ def test_cli_bad_inputs_give_one_line_errors(tmp_path, cli):
     assert res.returncode == 2 and res.stderr.strip().startswith("entropylaw: error: no input given")
     bad = tmp_path / "probe.json"
     bad.write_text("{not json")
-    res = cli("report", "--probe", str(bad), "--out", str(tmp_path))
+    res = cli("report", "--probe", str(bad), "--out", str(tmp_path / "r"))
     assert res.returncode == 2 and "probe.json: not a JSON file" in res.stderr
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
@@ -116,26 +146,93 @@ def test_cli_probe_only_draws_table1_and_ladder(tmp_path, cli):
     res = cli("figures", "--probe", str(summary), "--out", str(tmp_path / "f"), "--format", "png")
     assert res.returncode == 0, res.stderr
     assert sorted(p.name for p in (tmp_path / "f").iterdir()) == ["ladder_entropy_change.png",
-                                                                  "table1_covariance.png"]
+                                                                  "table1_covariance_top_tokens.png"]
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None,
+                                    reason="chromium not installed (Debian: apt-get install -y chromium)")
+
+# measured after load, written on <body> for --dump-dom: the viewport, the widest element's
+# right edge, the first table's box and tallest row, and whether a click on a figure opens it
+MEASURE = """<script>
+window.addEventListener('load', function(){
+  var d = document.body.dataset, vw = window.innerWidth, right = 0, widest = '';
+  var all = document.body.getElementsByTagName('*');
+  for (var i = 0; i < all.length; i++) {
+    var r = all[i].getBoundingClientRect();
+    if ((r.width || r.height) && r.right > right) { right = r.right; widest = all[i].tagName + '.' + all[i].className; }
+  }
+  var table = document.querySelector('table.runs'), t = table.getBoundingClientRect(), tallest = 0;
+  var rows = table.querySelectorAll('tbody tr');
+  for (var j = 0; j < rows.length; j++) { tallest = Math.max(tallest, rows[j].getBoundingClientRect().height); }
+  var flags = table.querySelectorAll('tbody tr .flag').length, runs = rows.length - table.querySelectorAll('tr.family').length;
+  var img = document.querySelector('figure img'); img.click();
+  var big = document.getElementById('zoom-img');
+  d.vw = vw; d.vh = window.innerHeight; d.scrollW = document.documentElement.scrollWidth; d.right = Math.ceil(right);
+  d.widest = widest; d.tableBottom = Math.ceil(t.bottom); d.tallestRow = Math.ceil(tallest);
+  d.flags = flags; d.runs = runs;
+  d.zoom = getComputedStyle(document.getElementById('zoom')).display + ':' + (big && big.src === img.src ? 'same' : 'no');
+});
+</script></body>"""
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (Debian: apt-get install -y chromium)")
-def test_report_opens_in_headless_chromium(tmp_path):
-    figs = [report.ReportFigure(f"figure {k}", report.figure_png(small_figure(k)), "c") for k in range(3)]
-    html = report.render_html("browser check", [{"run_id": "r1", "a": 0.1, "b": 0.5}], figs, ["w"])
-    page = report.write_report(html, tmp_path / "out")
-    res = subprocess.run(
+def _chromium(tmp_path, page: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
-         "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri()],
+         "--window-size=1280,900", "--hide-scrollbars", *extra, page.as_uri()],
         capture_output=True, text=True, timeout=120)
+
+
+def _measure(tmp_path, html: str) -> dict:
+    page = tmp_path / "measure.html"
+    page.write_text(html.replace("</body>", MEASURE, 1) if "</body>" in html else html)
+    res = _chromium(tmp_path, page, "--enable-logging=stderr", "--v=0", "--dump-dom")
     assert res.returncode == 0, res.stderr[-2000:]
     body = re.search(r"<body([^>]*)>", res.stdout)
     assert body, res.stdout[:500]
-    attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body.group(1)))
-    assert attrs == {"images-loaded": "3", "images-failed": "0", "js-errors": "0"}
     console = [line for line in res.stderr.splitlines() if ":CONSOLE" in line]
     assert console == []
+    return dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body.group(1)))
+
+
+def _check_first_screen(m: dict, n_runs: int) -> None:
+    assert m["images-failed"] == "0" and m["js-errors"] == "0", m
+    assert int(m["vw"]) == 1280 and int(m["scroll-w"]) <= 1280, m  # no horizontal scrolling
+    assert int(m["right"]) <= 1280, f"an element reaches past the window: {m}"
+    assert int(m["flags"]) == int(m["runs"]) == n_runs, m  # every row carries its trust flag
+    assert int(m["tallest-row"]) <= 32, m  # one line per run
+    assert m["zoom"] == "block:same", m  # a click opens the figure at full size
+
+
+@needs_chromium
+def test_small_report_first_table_fits_one_screen_in_chromium(tmp_path):
+    from entropylaw.plots.build_report import report_html
+
+    runs = [law_run(f"family-{k // 4}__run{k}", 0.1 + 0.02 * k, 0.7 + 0.01 * k, k % 3, model=f"m{k // 4}")
+            for k in range(10)]
+    html, _built, _ = report_html(table.concat(runs), which=["ceilings", "forecast"])
+    m = _measure(tmp_path, html)
+    _check_first_screen(m, 10)
+    assert int(m["table-bottom"]) <= int(m["vh"]), m  # ten runs: the first table within one screen
+    plt.close("all")
+
+
+@needs_chromium
+@pytest.mark.skipif(not (ROOT / "data" / "real").is_dir(), reason="no data/real")
+def test_data_real_report_in_chromium_and_its_screenshot(tmp_path):
+    from entropylaw.plots.build import read_tables
+    from entropylaw.plots.build_report import report_html
+
+    t = read_tables(ROOT / "data/real/*.parquet")
+    html, _built, _ = report_html(t, title="entropylaw report: data/real", sources=["data/real"],
+                                  which=["ceilings", "forecast"])
+    m = _measure(tmp_path, html)
+    _check_first_screen(m, len(table.run_ids(t)))
+    page = tmp_path / "report.html"
+    page.write_text(html)
+    shot = Path(os.environ.get("ENTROPYLAW_SCREENSHOT") or tmp_path / "first_screen.png")
+    res = _chromium(tmp_path, page, f"--screenshot={shot}")
+    assert res.returncode == 0 and shot.read_bytes().startswith(PNG_MAGIC), res.stderr[-1000:]
+    plt.close("all")

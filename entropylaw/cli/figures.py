@@ -1,11 +1,13 @@
 """``entropylaw figures INPUT... --out DIR``: the Entropy Mechanism paper's figures for your runs.
 
 Reads any inputs ``entropylaw ingest`` reads (logs, run tables, directories, wandb://)
-and writes one PNG + PDF per figure into DIR: the law per run (Figs. 1, 3, 4),
-consumption (Fig. 2), early prediction (Fig. 5), algorithms (Fig. 6), model size
-(Fig. 7), covariance (Fig. 8), entropy/accuracy per run (Figs. 9-13) and, from a probe
-summary (``--probe``), Table 1 and the entropy-change ladder. A figure the inputs
-cannot give is skipped with the reason; no figure at all is an error.
+and writes one PNG + PDF per figure into DIR, named by what it shows: each run's ceiling
+with its interval and trust flag, the forecast of each final score, the law per family
+and per run (Figs. 1, 3, 4), early prediction (Fig. 5), consumption (Fig. 2), algorithms
+(Fig. 6), model size (Fig. 7), covariance (Fig. 8), entropy/score over training (Figs.
+9-13) and, from a probe summary (``--probe``), Table 1 and the entropy-change ladder.
+``--style paper`` sizes them for a journal column. A figure the inputs cannot give is
+skipped with the reason; no figure at all is an error.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from entropylaw.cli.sources import add_source_arguments, load_from_args
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import check_writable
 
-NAMES = ["law", "consumption", "early", "algorithms", "scaling", "covariance", "interventions", "table1", "ladder"]
+NAMES = ["ceilings", "forecast", "law", "early", "consumption", "algorithms", "scaling", "covariance", "interventions",
+         "table1", "ladder"]
 
 
 def add_common(p) -> None:
@@ -55,6 +58,9 @@ def add_parser(subparsers) -> None:
                    help=f"only these figures ({', '.join(NAMES)})")
     p.add_argument("--format", nargs="+", default=["png", "pdf"], choices=["png", "pdf", "svg"],
                    help="file formats (default png pdf)")
+    p.add_argument("--style", default="screen", choices=["screen", "paper"],
+                   help="screen (default) or paper: one column 3.5 in / two columns 7 in wide, fonts of 7 pt "
+                        "and more, TrueType (Type 42) fonts in PDF, PNG at 300 dpi")
     p.set_defaults(func=run)
 
 
@@ -62,18 +68,19 @@ def run(args) -> int:
     import matplotlib.pyplot as plt
 
     from entropylaw.plots.build_report import build_all
-    from entropylaw.plots.style import save
+    from entropylaw.plots.style import save, using
 
     t, probes, _sources = load_inputs(args)
-    built, skipped = build_all(t, probes, which=args.which, fit_frac=args.fit_frac)
-    for line in skipped:
-        print(f"entropylaw: skipped {line}", file=sys.stderr)
-    if not built:
-        raise EntropyLawError("no figure could be drawn from these inputs (" + "; ".join(skipped) + ")")
-    for b in built:
-        for path in save(b.fig, f"{args.out}/{b.name}", formats=tuple(args.format)):
-            print(path)
-        for w in b.warnings:
-            print(f"entropylaw: warning: {w}", file=sys.stderr)
-        plt.close(b.fig)
+    with using(args.style):
+        built, skipped = build_all(t, probes, which=args.which, fit_frac=args.fit_frac)
+        for line in skipped:
+            print(f"entropylaw: skipped {line}", file=sys.stderr)
+        if not built:
+            raise EntropyLawError("no figure could be drawn from these inputs (" + "; ".join(skipped) + ")")
+        for b in built:
+            for path in save(b.fig, f"{args.out}/{b.name}", formats=tuple(args.format)):
+                print(path)
+            for w in b.warnings:
+                print(f"entropylaw: warning: {w}", file=sys.stderr)
+            plt.close(b.fig)
     return 0

@@ -1,8 +1,11 @@
 """``entropylaw report INPUT... --out DIR``: one self-contained HTML page per set of runs.
 
-The page (``DIR/report.html``; images embedded, no network needed) has the per-run
-table (a, b, ceiling with its 95 % interval, R², RMSE, observed and predicted final
-score), every figure the inputs allow, and the warnings the fits raised.
+The page (``DIR/report.html``; images embedded, no network needed) opens on where each
+run saturates: one line per run with the law's ceiling and its 95 % interval, the final
+score, R² and the fit's trust flag with its reason, beside the ceiling figure. Then the
+forecast of each final score from the run's first steps (``--fit-frac``), the fitted
+coefficients, every figure the inputs allow (a click opens one at full size), and the
+fits' warnings grouped by kind.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from entropylaw.cli.figures import add_common, load_inputs
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("report", help="one HTML page: per-run fits, figures, warnings",
+    p = subparsers.add_parser("report", help="one HTML page: where each run saturates, forecast, figures",
                               description=__doc__.split("\n\n", 1)[1])
     add_common(p)
     p.add_argument("--title", default="entropylaw report", help="page title")

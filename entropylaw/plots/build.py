@@ -26,17 +26,20 @@ from typing import Callable
 import pandas as pd
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.plots import build_lab, build_models, build_runs
+from entropylaw.plots import build_lab, build_models, build_progress, build_runs
 from entropylaw.plots.build_base import (Built, Skipped, capture, metric_label, performance_metric,  # noqa: F401
                                          read_probe_summary, read_tables, script, tag, usable_runs,
                                          write_figures)
+from entropylaw.plots.style import using
 
 
 def _registry() -> dict[str, Callable]:
     return {
+        "ceilings": build_runs.ceilings_figure,
         "law": build_runs.law_figures,
-        "consumption": build_runs.consumption_figure,
-        "early": build_runs.early_figures,
+        "forecast": build_progress.forecast_figure,
+        "consumption": build_progress.consumption_figure,
+        "early": build_progress.early_figures,
         "algorithms": build_models.algorithms_figure,
         "scaling": build_models.scaling_figure,
         "covariance": build_lab.covariance_figure,
@@ -44,7 +47,8 @@ def _registry() -> dict[str, Callable]:
     }
 
 
-BUILDERS = ["law", "consumption", "early", "algorithms", "scaling", "covariance", "interventions"]
+BUILDERS = ["ceilings", "forecast", "law", "early", "consumption", "algorithms", "scaling", "covariance",
+            "interventions"]
 PROBE_BUILDERS = ["table1", "ladder"]
 
 
@@ -53,8 +57,10 @@ def build(figure: str, t: pd.DataFrame, **options) -> list[Built]:
     registry = _registry()
     if figure not in registry:
         raise EntropyLawError(f"unknown figure {figure!r} (expected one of {', '.join(BUILDERS + PROBE_BUILDERS)})")
-    return registry[figure](t, **options)
+    with using():  # the current style's fonts and sizes for every artist the builder makes
+        return registry[figure](t, **options)
 
 
 def build_probe(name: str, summary: dict, **options) -> list[Built]:
-    return {"table1": build_lab.table1_figure, "ladder": build_lab.ladder_figure}[name](summary, **options)
+    with using():
+        return {"table1": build_lab.table1_figure, "ladder": build_lab.ladder_figure}[name](summary, **options)

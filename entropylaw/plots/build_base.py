@@ -22,7 +22,8 @@ import pandas as pd
 from entropylaw import table as tt
 from entropylaw.fit.pairing import fitted_score_key
 from entropylaw.errors import EntropyLawError
-from entropylaw.plots.style import save
+from entropylaw.plots.placement import settle
+from entropylaw.plots.style import RunStyles, save, using
 
 
 class Skipped(Exception):
@@ -31,15 +32,23 @@ class Skipped(Exception):
 
 @dataclass
 class Built:
-    """A finished figure: file stem, the matplotlib Figure, a caption, warnings raised."""
+    """A finished figure: file stem, the matplotlib Figure, a caption, warnings raised, and
+    a title that says what it shows (the report's heading). Laid out and its boxes placed
+    (:func:`entropylaw.plots.placement.settle`) as it is made."""
 
     name: str
     fig: object
     caption: str
     warnings: list[str] = field(default_factory=list)
+    title: str = ""
+
+    def __post_init__(self):
+        settle(self.fig)
+        if not self.title:
+            self.title = self.caption.split(". ")[0].rstrip(".")
 
     def renamed(self, name: str) -> "Built":
-        return Built(name, self.fig, self.caption, list(self.warnings))
+        return Built(name, self.fig, self.caption, list(self.warnings), self.title)
 
 
 def performance_metric(t: pd.DataFrame, run_id: str) -> str | None:
@@ -49,23 +58,34 @@ def performance_metric(t: pd.DataFrame, run_id: str) -> str | None:
 
 
 def metric_label(metric: str) -> str:
+    """A short axis label with its unit (short: it must fit along a small panel)."""
     if metric == "score":
-        return "training score (fraction correct)"
+        return "training score (reward)"
     if metric == "val/mean":
-        return "validation accuracy, mean over benchmarks (fraction)"
+        return "val. accuracy, mean (fraction)"
     if metric.startswith("val/"):
-        return f"validation accuracy {metric[4:]} (fraction)"
+        return f"accuracy {metric[4:].split('/')[-1]} (fraction)"
     return metric
+
+
+def run_styles(t: pd.DataFrame) -> RunStyles:
+    """One look per run of the table (colour, then line style and marker past 8 runs)."""
+    return RunStyles(tt.run_ids(t))
+
+
+_USABLE: list = []  # [(table, runs)]: the last few tables asked about (held, so ids stay unique)
 
 
 def usable_runs(t: pd.DataFrame) -> list[str]:
     """Runs with an entropy series and a score to pair it with."""
-    out = []
-    for run_id in tt.run_ids(t):
-        rows = t[t["run_id"] == run_id]
-        if (rows["metric"] == "entropy").any() and performance_metric(t, run_id):
-            out.append(run_id)
-    return out
+    for table, runs in _USABLE:
+        if table is t and len(table) == len(t):
+            return list(runs)
+    with_entropy = set(t.loc[t["metric"] == "entropy", "run_id"])
+    out = [r for r in tt.run_ids(t) if r in with_entropy and performance_metric(t, r)]
+    _USABLE.insert(0, (t, out))
+    del _USABLE[4:]
+    return list(out)
 
 
 def capture(fn: Callable, *args, **kwargs):
@@ -96,12 +116,22 @@ def tag(run_id: str, messages) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+_TABLES: dict = {}
+
+
 def read_tables(*patterns: str | Path) -> pd.DataFrame | None:
-    """Concatenate the run tables matching glob ``patterns`` (sorted); None when none match."""
+    """Concatenate the run tables matching glob ``patterns`` (sorted); None when none match.
+    The same files unchanged (paths, sizes, times) are read once per process: the table
+    returned is shared, so callers must not modify it in place."""
     paths = sorted({p for pattern in patterns for p in glob.glob(str(pattern))})
     if not paths:
         return None
-    return tt.concat([tt.read(p) for p in paths])
+    key = tuple((p, Path(p).stat().st_mtime_ns, Path(p).stat().st_size) for p in paths)
+    if key not in _TABLES:
+        while len(_TABLES) >= 4:  # a few sets at a time: they can be large
+            _TABLES.pop(next(iter(_TABLES)))
+        _TABLES[key] = tt.concat([tt.read(p) for p in paths])
+    return _TABLES[key]
 
 
 def write_figures(built: list[Built], out_dir: str | Path, formats=("png", "pdf")) -> list[Path]:
@@ -113,16 +143,23 @@ def write_figures(built: list[Built], out_dir: str | Path, formats=("png", "pdf"
     return written
 
 
-def script(name: str, make: Callable[[], list[Built]], out_dir: str | Path) -> int:
-    """Body of an ``analysis/fig_*.py`` script: build, save, say what happened; never crash on a skip."""
-    try:
-        built = make()
-    except Skipped as why:
-        print(f"{name}: SKIPPED: {why}")
-        return 0
-    for path in write_figures(built, out_dir):
-        print(f"{name}: wrote {path}")
-    for b in built:
-        for w in b.warnings:
-            print(f"{name}: warning: {w}")
+STYLE_DIRS = {"screen": "", "paper": "paper"}  # figures/ and figures/paper/
+
+
+def script(name: str, make: Callable[[], list[Built]], out_dir: str | Path, styles=("screen", "paper")) -> int:
+    """Body of an ``analysis/fig_*.py`` script: build and save each figure in each style
+    (screen: ``out_dir``; paper: ``out_dir/paper``), say what happened; never crash on a skip."""
+    for style in styles:
+        with using(style):
+            try:
+                built = make()
+            except Skipped as why:
+                print(f"{name}: SKIPPED: {why}")
+                return 0
+            for path in write_figures(built, Path(out_dir) / STYLE_DIRS[style]):
+                print(f"{name}: wrote {path}")
+        if style == styles[0]:
+            for b in built:
+                for w in b.warnings:
+                    print(f"{name}: warning: {w}")
     return 0

@@ -13,7 +13,7 @@ logged entropy).
 >>> recs += [(s, "cov/response_level", 0.1 / (s + 1) ** 2) for s in range(10)]
 >>> t = table.from_records(recs, run_id="lab")
 >>> [b.name for b in covariance_figure(t)]
-['fig08_covariance_lab']
+['covariance_vs_entropy_change_lab']
 """
 
 from __future__ import annotations
@@ -21,64 +21,121 @@ from __future__ import annotations
 import pandas as pd
 
 from entropylaw import table as tt
-from entropylaw.plots.build_base import Built, Skipped, metric_label, performance_metric
-from entropylaw.plots.covariance import entropy_change, plot_cov_by_difficulty, plot_cov_vs_entropy_change
+import numpy as np
+
+from entropylaw.plots.build_base import Built, Skipped, metric_label, performance_metric, run_styles
+from entropylaw.plots.covariance import (correlation, entropy_change, plot_correlations, plot_cov_by_difficulty,
+                                         plot_cov_scatter, plot_cov_vs_entropy_change)
+from entropylaw.plots.build_models import is_intervention
+from entropylaw.plots.labels import run_labels
 from entropylaw.plots.interventions import plot_interventions
 from entropylaw.plots.probe_tables import ON_SCALE, PAPER_TABLE1, plot_ladder, plot_table1
-from entropylaw.plots.style import new_grid
+from entropylaw.plots.style import fs, new_grid
 
 COV = "cov/response_level"
 DELTA = "actor/entropy_delta"
 
 
-def covariance_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
-    """Fig. 8 for every run (or each of ``run_ids``) that logs the response-level covariance."""
-    runs = [r for r in (run_ids or tt.run_ids(t)) if len(tt.series(t, r, COV))]
+def covariance_figure(t: pd.DataFrame, run_ids=None, max_detail: int = 2, **_) -> list[Built]:
+    """Fig. 8: for up to ``max_detail`` runs (baseline runs first) the covariance against
+    the entropy change over steps and per step; with more runs, one more figure with every
+    run's correlation (small multiples in one row each, not one figure per run)."""
+    candidates = list(run_ids or tt.run_ids(t))
+    runs = [r for r in candidates if len(tt.series(t, r, COV))]
     if not runs:
         raise Skipped(f"covariance: no run logs {COV!r} (the lab's response-level covariance)")
-    built = []
+    meta = tt.runs(t).set_index("run_id")
+    # baseline runs first: Fig. 8 is about the unregularised dynamics
+    runs = sorted(runs, key=lambda r: (is_intervention(meta.at[r, "algorithm"]) if r in meta.index else True, r))
+    styles = run_styles(t)
+    pairs, notes = {}, []
     for run_id in runs:
         cov = tt.series(t, run_id, COV)
         measured = tt.series(t, run_id, DELTA)
         if len(measured):
-            delta, how = measured, "measured entropy change of the step's update"
+            delta, how = measured, "measured"
         else:
-            delta, how = entropy_change(tt.series(t, run_id, "entropy")), "H_{k+1} - H_k of the logged entropy"
+            delta, how = entropy_change(tt.series(t, run_id, "entropy")), "logged"
         both = pd.concat([cov.rename("cov"), delta.rename("dh")], axis=1).dropna()
         if len(both) < 3:
+            notes.append(f"{run_id}: fewer than 3 steps with both {COV} and an entropy change")
             continue
-        groups = {m.split("/")[-1]: tt.series(t, run_id, m) for m in sorted(pd.unique(t["metric"]))
-                  if m.startswith(COV + "/") and len(tt.series(t, run_id, m))}
-        fig, axes = new_grid(1, 2 if groups else 1, figsize=(11.5 if groups else 6.4, 4.4))
-        plot_cov_vs_entropy_change(both.index, both["cov"], both["dh"], ax=axes[0, 0],
-                                   title=f"{run_id}: Cov(log p, A) vs -ΔH",
-                                   delta_label="-ΔH (measured)" if len(measured) else "-ΔH = -(H_{k+1} - H_k)")
-        if groups:
-            plot_cov_by_difficulty(groups, ax=axes[0, 1], title=f"{run_id}: covariance by prompt accuracy")
-        built.append(Built(f"fig08_covariance_{_slug(run_id)}", fig,
-                           f"{run_id}: response-level covariance between length-normalised log-probability and "
-                           f"advantage, per step, against minus the entropy change ({how}); Theorem 1 predicts they "
-                           "move together." + (" Right: the covariance per prompt-difficulty group." if groups else "")))
-    if not built:
+        pairs[run_id] = (both, how)
+    if not pairs:
         raise Skipped(f"covariance: fewer than 3 steps with both {COV!r} and an entropy change")
+    built = [_covariance_detail(t, run_id, both, how, styles.color(run_id))
+             for run_id, (both, how) in list(pairs.items())[:max_detail]]
+    if len(pairs) > max_detail:
+        built.append(_covariance_all(t, pairs, styles))
     return built
 
 
-def interventions_figure(t: pd.DataFrame, run_ids=None, labels=None, name: str = "fig09_interventions",
+def _covariance_detail(t, run_id, both, how, c) -> Built:
+    groups = {m.split("/")[-1]: tt.series(t, run_id, m) for m in sorted(pd.unique(t["metric"]))
+              if str(m).startswith(COV + "/") and len(tt.series(t, run_id, m))}
+    ncols = 3 if groups else 2
+    fig, axes = new_grid(1, ncols, columns=2, panel_aspect=0.95 if ncols == 2 else 1.1, extra_height=1.0)
+    label = "-ΔH (measured)" if how == "measured" else "-ΔH = -(H_{k+1} - H_k)"
+    plot_cov_vs_entropy_change(both.index, both["cov"], both["dh"], ax=axes[0, 0], title="Over training",
+                               delta_label=label)
+    plot_cov_scatter(both["cov"], both["dh"], ax=axes[0, 1], title="Per step", c=c)
+    if groups:
+        plot_cov_by_difficulty(groups, ax=axes[0, 2], title="By prompt accuracy")
+    fig.suptitle(f"{run_id}: covariance of log-probability and advantage vs the entropy change",
+                 fontsize=fs("title"))
+    what = "the measured entropy change of the step's update" if how == "measured" else \
+        "H_{k+1} - H_k of the logged entropy"
+    return Built(f"covariance_vs_entropy_change_{_slug(run_id)}", fig,
+                 f"{run_id}: response-level covariance between length-normalised log-probability and advantage, "
+                 f"per step, against minus the entropy change ({what}); Theorem 1 predicts they move together "
+                 "(-ΔH ≈ η·Cov). Left: over training, each on its own axis with zero aligned; middle: per step, with "
+                 "the least-squares line and Pearson r with its 95 % interval (steps treated as independent)"
+                 + ("; right: the covariance per prompt-difficulty group." if groups else
+                    ". The covariance by prompt difficulty (paper Fig. 8, right) needs "
+                    f"'{COV}/<group>' metrics, which this run does not log.") + " Paper Fig. 8.",
+                 title=f"Covariance vs entropy change, {run_id}")
+
+
+def _covariance_all(t, pairs, styles) -> Built:
+    groups, labels = run_labels(t, list(pairs))
+    rows = []
+    for family, members in groups.items():
+        for r in members:
+            both, _ = pairs[r]
+            rows.append({"label": labels[r], "family": family, "color": styles.color(r), "n": len(both),
+                         "r": correlation(both["cov"], -both["dh"]), "positive": float(np.mean(both["cov"] > 0))})
+    ax = plot_correlations(rows, title="Cov(log p, A) vs -ΔH: correlation per run")
+    return Built("covariance_vs_entropy_change_all_runs", ax.figure,
+                 f"For each of {len(rows)} runs, the Pearson correlation between the response-level covariance and "
+                 "minus the entropy change over its steps, with a 95 % interval (Fisher z, steps treated as "
+                 "independent), and the share of steps where the covariance is positive. Theorem 1 predicts a "
+                 "positive correlation.", title="Does the covariance track the entropy change? Every run")
+
+
+def interventions_figure(t: pd.DataFrame, run_ids=None, labels=None, name: str = "runs_over_training",
                          title: str | None = None, smooth: int = 5, **_) -> list[Built]:
-    """Figs. 9-13: entropy, accuracy (and response length) vs step, one line per run."""
+    """Figs. 9-13: entropy, score (and response length) vs step, one line per run, one row
+    of panels per family of runs (by model) when there are several."""
     candidates = run_ids or tt.run_ids(t)
     runs = [r for r in candidates if len(tt.series(t, r, "entropy")) and performance_metric(t, r)]
     if not runs:
         raise Skipped("interventions: no run logs both entropy and a validation or training score")
-    metrics = {performance_metric(t, r) for r in runs}
+    metric_of = {r: performance_metric(t, r) for r in runs}
+    metrics = set(metric_of.values())
     metric = metrics.pop() if len(metrics) == 1 else "score"
-    if metric == "score" and not all(len(tt.series(t, r, "score")) for r in runs):
-        raise Skipped("interventions: the runs share no score metric to compare")
-    fig = plot_interventions(t, metric, run_ids=runs, labels=labels, title=title, smooth=smooth,
-                             accuracy_label=metric_label(metric))
-    return [Built(name, fig, f"Policy entropy and {metric_label(metric)} over training for {len(runs)} runs; "
-                             "final values written at the end of each line.")]
+    groups, short = run_labels(t, runs)
+    if labels:
+        short = {r: labels.get(r, short[r]) for r in runs}
+    styles = run_styles(t)
+    looks = {r: styles.line(r) for r in runs}
+    fig = plot_interventions(t, metric, run_ids=runs, labels=short, title=title, smooth=smooth,
+                             accuracy_label=metric_label(metric) if len(set(metric_of.values())) == 1 else None,
+                             groups=groups if len(groups) > 1 else None, looks=looks, metric_of=metric_of)
+    return [Built(name, fig, f"Policy entropy and score over training for {len(runs)} runs"
+                             + (f", one row per model ({len(groups)} rows)" if len(groups) > 1 else "")
+                             + "; final values at the end of each line and in the legend; each run in its colour "
+                               "and line style (the same in every figure). Paper Figs. 9-13 (interventions).",
+                  title=title or f"Entropy and score over training, {len(runs)} runs")]
 
 
 def table1_figure(summary: dict, **_) -> list[Built]:
@@ -86,10 +143,12 @@ def table1_figure(summary: dict, **_) -> list[Built]:
     if not summary.get("table1"):
         raise Skipped("table1: the probe summary has no 'table1'")
     ax = plot_table1(summary["table1"], label=summary.get("label", "this probe (whole batch)"),
-                     reference=summary.get("table1_paper") or PAPER_TABLE1)
-    return [Built("table1_covariance", ax.figure,
+                     reference=summary.get("table1_paper") or PAPER_TABLE1, n_tokens=summary.get("n_tokens"))
+    return [Built("table1_covariance_top_tokens", ax.figure,
                   "Mean token covariance over the top fraction of tokens ranked by covariance (paper Table 1): "
-                  "a few tokens carry most of it.")]
+                  "a few tokens carry most of it. Under each fraction, how many tokens it holds in this batch "
+                  "(max(1, floor(fraction × tokens))): in a small batch the smallest fractions are one or two "
+                  "tokens, not a tail average.", title="Table 1: covariance of the top tokens, next to the paper's")]
 
 
 def ladder_figure(summary: dict, **_) -> list[Built]:

@@ -5,13 +5,15 @@ Runs are grouped by their metadata: same ``model`` and ``dataset`` with differen
 (``n_params_nonembedding``, else ``n_params``) for Fig. 7.
 
 >>> import pandas as pd
->>> meta = pd.DataFrame({"run_id": ["a", "b", "c"], "model": ["m", "m", "m"], "dataset": ["d"] * 3,
-...                      "algorithm": ["grpo", "rloo", "grpo"]})
+>>> meta = pd.DataFrame({"run_id": ["a", "b", "c", "e"], "model": ["m"] * 4, "dataset": ["d"] * 4,
+...                      "algorithm": ["grpo", "rloo", "grpo", "grpo+clip_cov"]})
 >>> algorithm_groups(meta)
 {('m', 'd'): ['a', 'b', 'c']}
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pandas as pd
@@ -20,14 +22,27 @@ from entropylaw import table as tt
 from entropylaw.fit.algorithms import AlgorithmTest
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.plots.algorithms import plot_algorithms
-from entropylaw.plots.build_base import Built, Skipped, capture, usable_runs
+from entropylaw.plots.build_base import Built, Skipped, capture, run_styles, usable_runs
 from entropylaw.plots.build_runs import fit_dict, fit_pooled, fitted_runs
+from entropylaw.plots.labels import run_labels
 from entropylaw.plots.scaling import plot_size_law
 
 
+def is_intervention(algorithm: str) -> bool:
+    """``grpo+clip_cov``: an intervention on an algorithm (Figs. 9-13), not an algorithm (Fig. 6);
+    ``reinforce++`` is an algorithm.
+
+    >>> is_intervention("grpo+clip_cov"), is_intervention("reinforce++"), is_intervention("grpo")
+    (True, False, False)
+    """
+    return re.search(r"\+[A-Za-z0-9_]", str(algorithm or "")) is not None
+
+
 def algorithm_groups(meta: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
-    """(model, dataset) -> run ids, for groups whose runs used two or more algorithms."""
+    """(model, dataset) -> run ids, for groups whose runs used two or more algorithms
+    (interventions such as ``grpo+clip_cov`` left out: they are not algorithms)."""
     out = {}
+    meta = meta[[not is_intervention(a) for a in meta["algorithm"]]]
     for key, rows in meta.groupby(["model", "dataset"], sort=False):
         algs = {a for a in rows["algorithm"] if a}
         if len(algs) >= 2:
@@ -35,13 +50,16 @@ def algorithm_groups(meta: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
     return out
 
 
-def algorithms_figure(t: pd.DataFrame, **_) -> list[Built]:
+def algorithms_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
     """Fig. 6: runs of different algorithms on one model, one shared fitted curve."""
     meta = tt.runs(t)
-    meta = meta[meta["run_id"].isin(usable_runs(t))]
+    meta = meta[meta["run_id"].isin(run_ids or usable_runs(t))]
     groups = algorithm_groups(meta)
     if not groups:
-        raise Skipped("algorithms: no model was trained with two or more algorithms (check the 'algorithm' metadata)")
+        raise Skipped("algorithms: no model was trained with two or more algorithms (interventions such as "
+                      "grpo+clip_cov do not count; check the 'algorithm' metadata)")
+    styles = run_styles(t)
+    _, labels = run_labels(t, list(meta["run_id"]))
     built = []
     for k, ((model, dataset), run_ids) in enumerate(groups.items()):
         fitted, notes = fitted_runs(t, run_ids)
@@ -57,12 +75,18 @@ def algorithms_figure(t: pd.DataFrame, **_) -> list[Built]:
             per_alg[alg] = fit_dict(fit_pooled([p for r, p in points.items() if alg_of[r] == alg]))
         numbers = {"f_stat": getattr(test, "f_stat_", np.nan), "p_value": getattr(test, "p_value_", np.nan),
                    "verdict": getattr(test, "verdict_", "")}
+        kinds = {fitted[r][1].meta_.get("score_kind") for r in points}
         ax = plot_algorithms(points, alg_of, shared, per_algorithm=per_alg, test=numbers,
-                             title=f"{model or 'model'}{' on ' + dataset if dataset else ''}: one curve per algorithm?")
-        built.append(Built(f"fig06_algorithms{'' if k == 0 else f'_{k + 1}'}", ax.figure,
-                           f"Runs of {', '.join(per_alg)} on {model or 'one model'}: points by algorithm, the shared fit "
-                           f"(black) and each algorithm's own fit (dashed); F test of one curve vs one per algorithm.",
-                           notes))
+                             title=f"{model or 'model'}: one curve for {', '.join(per_alg)}?",
+                             run_colors={r: styles.color(r) for r in points}, labels=labels,
+                             score_label="validation accuracy" if kinds == {"validation"} else "score")
+        suffix = "" if len(groups) == 1 else "_" + _slug(model or f"group{k + 1}")
+        built.append(Built(f"algorithms_one_curve{suffix}", ax.figure,
+                           f"Runs of {', '.join(per_alg)} on {model or 'one model'}"
+                           f"{' (' + dataset + ')' if dataset else ''}: each run in its colour, marker by algorithm, "
+                           "the shared fit (black) and each algorithm's own fit (grey); F test of one curve against one "
+                           "per algorithm. Paper Fig. 6.", notes,
+                           title=f"Do the algorithms share one curve? {model or ''}".strip()))
     if not built:
         raise Skipped("algorithms: the runs of each model could not be fitted for two algorithms")
     return built
@@ -118,11 +142,12 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
                         title=f"Law coefficients vs model size ({algorithm or 'one algorithm'}"
                               f"{', ' + dataset if dataset else ''}; size law fitted on {len(train)} runs of "
                               f"{train['n_params'].nunique()} sizes, {held_label or 'largest size'} held out)")
-    return [Built("fig07_scaling", fig,
+    return [Built("scaling_coefficients_vs_size", fig,
                   f"a, b and the ceiling b - a of {len(runs)} runs ({runs['n_params'].nunique()} model sizes), each run "
                   f"fitted on its own; the log-linear size law is fitted on the {len(train)} runs below the largest "
                   "size (95 % prediction band shaded, clipped by the axes when wider than the data), and the "
-                  "largest size's mean is compared with its prediction.", notes)]
+                  "largest size's mean is compared with its prediction. Paper Fig. 7.", notes,
+                  title="Law coefficients a, b and the ceiling vs model size")]
 
 
 def size_curve(law, grid) -> pd.DataFrame:
@@ -137,3 +162,7 @@ def size_equation(law) -> dict:
     """``{coef: (slope, intercept)}`` of ``coef = slope * log10 N + intercept``."""
     lines = getattr(law, "lines_", {})
     return {k: (float(v["slope"]), float(v["intercept"])) for k, v in lines.items() if k in ("a", "b", "ceiling")}
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(text))

@@ -1,4 +1,5 @@
-"""Assemble the HTML report: per-run numbers, every figure that can be drawn, warnings.
+"""Assemble the HTML report: the per-run table with trust flags and the ceiling figure, the
+forecast, the coefficients, every other figure that can be drawn, the warnings.
 
 >>> import numpy as np
 >>> from entropylaw import table
@@ -7,50 +8,29 @@
 >>> recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
 >>> recs += [(int(s), "val/mean", float(0.8 - 0.2 * np.exp(h))) for s, h in zip(steps, H)]
 >>> rows, notes = run_rows(table.from_records(recs, run_id="r1"))
->>> round(rows[0]["a"], 3), round(rows[0]["ceiling"], 3), rows[0]["n"]
-(0.2, 0.6, 20)
+>>> round(rows[0]["a"], 3), round(rows[0]["ceiling"], 3), rows[0]["n"], rows[0]["trust"]
+(0.2, 0.6, 20, 'good fit')
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
+import matplotlib.pyplot as plt
 import pandas as pd
 
-from entropylaw import table as tt
-from entropylaw.errors import EntropyLawError
-from entropylaw.fit.early import EarlyPrediction
 from entropylaw.plots import build as B
-from entropylaw.plots.build_runs import fit_dict, fitted_runs
 from entropylaw.plots.report import ReportFigure, figure_png, render_html
+from entropylaw.plots.rows import forecast_rows, summary_rows
+from entropylaw.plots.style import using
+
+LEAD = "law_ceilings_per_run"  # the figure beside the first table
+FORECAST = "forecast_final_score"  # the figure beside the forecast table
 
 
 def run_rows(t: pd.DataFrame, fit_frac: float = 0.15) -> tuple[list[dict], list[str]]:
-    """One report row per fittable run, and the warnings the fits raised."""
-    fitted, notes = fitted_runs(t)
-    meta = tt.runs(t).set_index("run_id")
-    rows = []
-    for run_id, (pts, fit) in fitted.items():
-        d = fit_dict(fit)
-        row = {"run_id": run_id, "model": meta.at[run_id, "model"], "algorithm": meta.at[run_id, "algorithm"],
-               **{k: d.get(k) for k in ("n", "a", "a_stderr", "b", "b_stderr", "ceiling", "ceiling_stderr",
-                                         "ceiling_ci", "r2", "rmse")},
-               "final_observed": float(pts["R"].iloc[-1])}
-        row.update(_final_prediction(pts, fit, fit_frac, notes, run_id))
-        rows.append(row)
-    return rows, notes
-
-
-def _final_prediction(pts, fit, fit_frac, notes, run_id) -> dict:
-    """The final score predicted from the early part of the run (else the full fit, said so)."""
-    try:
-        # its warnings are the early-prediction figure's, reported there once
-        pred, _caught = B.capture(lambda: EarlyPrediction(fit_frac=fit_frac).fit(pts))
-        return {"final_predicted": float(pred.final_predicted_),
-                "predicted_from": f"fit on first {100 * fit_frac:.0f} %"}
-    except EntropyLawError as why:
-        return {"final_predicted": float(fit.predict([pts["H"].iloc[-1]])[0]),
-                "predicted_from": f"full fit, in-sample; {why}"}
+    """One report row per run with an entropy and a score (fitted or not), and the fits' warnings."""
+    return summary_rows(t)
 
 
 def build_all(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), which: Sequence[str] | None = None,
@@ -75,14 +55,30 @@ def build_all(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), whic
     return built, skipped
 
 
+def _figure(b: B.Built) -> ReportFigure:
+    return ReportFigure(b.title or b.name.replace("_", " "), figure_png(b.fig), b.caption, b.name)
+
+
 def report_html(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), title: str = "entropylaw report",
-                sources: Sequence[str] = (), fit_frac: float = 0.15) -> tuple[str, list[B.Built], list[str]]:
-    """The page, the figures on it, and the skipped-figure lines (also shown on the page)."""
-    rows, fit_notes = run_rows(t, fit_frac) if t is not None and len(t) else ([], [])
-    built, skipped = build_all(t, probe_summaries, fit_frac=fit_frac)
-    warnings = list(dict.fromkeys(fit_notes + [w for b in built for w in b.warnings]))
-    figures = [ReportFigure(b.name.replace("_", " "), figure_png(b.fig), b.caption) for b in built]
-    notes = ["Predicted final score: the law fitted on the first part of the run, evaluated at the run's last "
-             "entropy; the ceiling is what the law gives when entropy reaches zero."]
-    notes += [f"Not drawn: {s}" for s in skipped]
-    return render_html(title, rows, figures, warnings, notes, sources), built, skipped
+                sources: Sequence[str] = (), fit_frac: float = 0.15,
+                which: Sequence[str] | None = None) -> tuple[str, list[B.Built], list[str]]:
+    """The page, the figures on it, and the skipped-figure lines (also shown on the page).
+
+    Drawn in the screen style, whatever style is current; ``which`` limits the figures
+    (names of :data:`entropylaw.plots.build.BUILDERS`), the tables are always there."""
+    with using("screen"):
+        has_table = t is not None and len(t)
+        rows, fit_notes = run_rows(t, fit_frac) if has_table else ([], [])
+        forecasts, forecast_notes = forecast_rows(t, rows, fit_frac=fit_frac) if rows else ([], [])
+        built, skipped = build_all(t, probe_summaries, which=which, fit_frac=fit_frac)
+        warnings = list(dict.fromkeys(fit_notes + forecast_notes + [w for b in built for w in b.warnings]))
+        lead = next((b for b in built if b.name == LEAD), None)
+        fc = next((b for b in built if b.name == FORECAST), None)
+        figures = [_figure(b) for b in built if b is not lead and b is not fc]
+        lead_fig = _figure(lead) if lead else None
+        fc_fig = _figure(fc) if fc else None
+    plt.close("all")
+    notes = [f"Not drawn: {s}" for s in skipped]
+    html = render_html(title, rows, figures, warnings, notes, sources, forecasts=forecasts, lead=lead_fig,
+                       forecast_figure=fc_fig, fit_frac=fit_frac)
+    return html, built, skipped

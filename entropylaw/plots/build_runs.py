@@ -1,8 +1,11 @@
-"""Builders for the figures made from run logs: the law (Figs. 1, 3, 4), consumption
-(Fig. 2), early prediction (Fig. 5), algorithms (Fig. 6) and model size (Fig. 7).
+"""Builders for the figures of the law: where each run saturates (its ceiling, the
+report's first figure), score vs entropy with the fitted law per family of runs (paper
+Figs. 1, 4) and one panel per run (Fig. 3).
 
-They call :mod:`entropylaw.fit` for every number; the drawing is in the plot modules.
-A run that cannot be fitted is left out with a warning, never silently.
+They call :mod:`entropylaw.fit` for every number (through :mod:`entropylaw.plots.rows`,
+which fits each run once); the drawing is in the plot modules. A run that cannot be
+fitted is left out with a warning, never silently; a run the law does not describe
+(trust flag "law does not apply") is drawn as hollow points with no curve and no ceiling.
 
 >>> import numpy as np
 >>> from entropylaw import table
@@ -13,23 +16,32 @@ A run that cannot be fitted is left out with a warning, never silently.
 >>> t = table.from_records(recs, run_id="r1", model="m")
 >>> run_points(t, "r1")[["step", "H", "R"]].shape
 (12, 3)
+>>> [b.name for b in law_figures(t)]
+['law_score_vs_entropy', 'law_per_run']
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.collections import PathCollection
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
-from entropylaw.errors import EntropyLawError
-from entropylaw.fit.consumption import consumption
-from entropylaw.fit.early import EarlyPrediction
 from entropylaw.fit.law import fit_family
 from entropylaw.fit.pairing import pair
-from entropylaw.fit.run import fit_run
-from entropylaw.plots.build_base import Built, Skipped, capture, metric_label, performance_metric, tag, usable_runs
-from entropylaw.plots.consumption import plot_consumption
-from entropylaw.plots.law import plot_early, plot_law
-from entropylaw.plots.style import color, fmt, new_axes, new_grid
+from entropylaw.plots.build_base import Built, Skipped, performance_metric
+from entropylaw.plots.law import ceiling_text, is_fraction, plot_law, score_ylim
+from entropylaw.plots.rows import fit_dict, fitted_runs, summary_rows  # noqa: F401  (re-exported)
+from entropylaw.plots.style import (ENTROPY_LABEL, TRUST_COLORS, current, few_ticks, fig_width, fit_text, fmt, fs,
+                                    legend_under, new_grid, text_width)
+from entropylaw.plots.summary import plot_ceilings
+
+NOT_APPLICABLE = "law does not apply"
+SHORT_TRUST = {"good fit": "good", "weak fit": "weak", NOT_APPLICABLE: "law n/a"}
+MAX_PER_PANEL = 8  # runs drawn on one axes; a larger family is split over panels
+CLIPPED_NOTE = "▲▼◀▶ beyond the axes"
+
 
 def run_points(t: pd.DataFrame, run_id: str, y: str | None = None) -> pd.DataFrame:
     """Paired (step, H, R) of one run through :func:`entropylaw.fit.pairing.pair`."""
@@ -41,150 +53,164 @@ def fit_pooled(pts_list: list[pd.DataFrame]):
     return fit_family(pts_list)
 
 
-def fitted_runs(t: pd.DataFrame, run_ids=None):
-    """``{run_id: (points, fit)}`` for the runs that can be fitted (the one fit pipeline,
-    :func:`entropylaw.fit.run.fit_run`), and the warnings raised."""
-    out, notes = {}, []
-    for run_id in run_ids or usable_runs(t):
-        try:
-            fit, caught = capture(lambda: fit_run(t, run_id))
-        except EntropyLawError as err:
-            notes.append(f"{run_id}: not fitted ({err})")
-            continue
-        # the fit both warns and keeps its warnings in warnings_: show each once
-        notes += tag(run_id, caught or list(getattr(fit, "warnings_", [])))
-        out[run_id] = (fit.pairs_, fit)
-    return out, notes
+def _score_axis_label(rows) -> str:
+    kinds = {r.get("score_kind") for r in rows if r.get("score_kind")}
+    if kinds == {"validation"}:
+        return "validation score (fraction)"
+    if kinds == {"training score"}:
+        return "training score (reward)"
+    return "score (fraction)"
 
 
-def fit_dict(fit) -> dict:
-    """The fit's numbers as plain floats (its ``to_dict()`` when it has one)."""
-    d = dict(fit.to_dict()) if hasattr(fit, "to_dict") else {}
-    for key in ("a", "b", "ceiling", "r2", "rmse", "n"):
-        attr = f"{key}_"
-        if key not in d and hasattr(fit, attr):
-            d[key] = getattr(fit, attr)
-    return d
-
-
-def law_figures(t: pd.DataFrame, **_) -> list[Built]:
-    """Figs. 1/3/4: score vs entropy with the fitted law, bands and ceiling, all runs."""
-    fitted, notes = fitted_runs(t)
+def ceilings_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
+    """Where each run saturates: ceiling with its interval, final score, trust flag."""
+    rows, notes = summary_rows(t, run_ids)
+    fitted = [r for r in rows if r.get("ceiling") is not None]
     if not fitted:
+        raise Skipped("ceilings: no run has enough paired entropy/score points to fit" + _why(notes))
+    ax = plot_ceilings(rows, score_label=_score_axis_label(fitted))
+    n_bad = sum(r["trust"] == NOT_APPLICABLE for r in rows)
+    return [Built("law_ceilings_per_run", ax.figure,
+                  f"Where each of {len(rows)} runs saturates: the ceiling b - a of the law R = -a·exp(H) + b fitted "
+                  "to the whole run (the score the law gives when the entropy is used up), with its 95 % interval, "
+                  "beside the final observed score, and the fit's trust flag"
+                  + (f"; {n_bad} run(s) marked 'law does not apply' have no ceiling worth reading (hollow grey)"
+                     if n_bad else "") + ". Triangles at the edge: intervals beyond the axes.", notes,
+                  title="Where each run saturates, with its interval and trust flag")]
+
+
+def _panels(rows):
+    """Family panels of at most MAX_PER_PANEL runs: ``[(title, rows)]``."""
+    panels, families = [], {}
+    for r in rows:
+        families.setdefault(r["family"], []).append(r)
+    for family, members in families.items():
+        chunks = [members[i:i + MAX_PER_PANEL] for i in range(0, len(members), MAX_PER_PANEL)]
+        for k, chunk in enumerate(chunks):
+            title = family if len(chunks) == 1 else f"{family} ({k + 1}/{len(chunks)})"
+            panels.append((title, chunk))
+    return panels
+
+
+def _view(ax, rows, fitted) -> None:
+    """Axes limits from the runs the law describes (others may leave them, marked at the edge)."""
+    good = [r for r in rows if r["trust"] != NOT_APPLICABLE] or rows
+    H = np.concatenate([fitted[r["run_id"]][0]["H"].to_numpy(float) for r in good])
+    R = np.concatenate([fitted[r["run_id"]][0]["R"].to_numpy(float) for r in good])
+    curves = [[r["ceiling"]] for r in good if r["trust"] != NOT_APPLICABLE]
+    ax.set_xlim(-0.02 * H.max(), 1.06 * H.max())
+    ax.set_ylim(*score_ylim(R, np.concatenate(curves) if curves else ()))
+
+
+def _legend_name(r) -> str:
+    if r["trust"] == NOT_APPLICABLE:
+        return f"{r['label']}: law does not apply"
+    ceiling = ceiling_text(r["ceiling"], r["ceiling_ci"], r.get("fraction", True))
+    return f"{r['label']}: {ceiling}, {r['trust']}"
+
+
+def law_figures(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
+    """Paper Figs. 1, 3, 4: score vs entropy with each run's fitted law, per family and per run."""
+    rows, notes = summary_rows(t, run_ids)
+    fitted, _ = fitted_runs(t, [r["run_id"] for r in rows])
+    rows = [r for r in rows if r["run_id"] in fitted]
+    if not rows:
         raise Skipped("law: no run has enough paired entropy/score points to fit" + _why(notes))
-    draw = _draw_law
-    fig, ax = new_axes(figsize=(7.6, 5.4 + 0.4 * len(fitted)))
-    handles, names = [], []
-    for i, (run_id, (pts, fit)) in enumerate(fitted.items()):
-        n_before = len(ax.collections)
-        # several runs share the axes: confidence bands only (prediction bands are in fig03's panels)
-        draw(pts, fit, ax=ax, label=run_id, color=color(i), numbers=False,
-             bands="confidence" if len(fitted) > 1 else "both")
-        handles.append(ax.collections[n_before])  # the run's scatter of paired points
-        d = fit_dict(fit)
-        lo, hi = d.get("ceiling_ci") or (float("nan"), float("nan"))
-        names.append(f"{run_id}\na = {fmt(d['a'])}, b = {fmt(d['b'])}, ceiling = {fmt(d['ceiling'])} "
-                     f"[{fmt(lo)}, {fmt(hi)}], R² = {fmt(d.get('r2', float('nan')))}, n = {d.get('n')}")
-    leg = ax.get_legend()
-    if leg is not None:
-        leg.remove()
-    fig.legend(handles, names, loc="outside lower center", ncol=1, fontsize=7.5)
-    focus_ylim(ax, [pts["R"] for pts, _ in fitted.values()] + [[fit_dict(f)["ceiling"]] for _, f in fitted.values()])
-    shaded = ("95 % confidence bands (prediction bands: one panel per run, fig03)" if len(fitted) > 1
-              else "95 % confidence (dark) and prediction (light) bands")
-    ax.text(0.01, 0.01, "line: fit · dashed: extrapolation to H = 0 · dotted: ceiling b - a\n"
-            f"shaded: {shaded}",
-            transform=ax.transAxes, ha="left", va="bottom", fontsize=7.5, color="0.3")
-    metrics = {performance_metric(t, r) for r in fitted}
-    ax.set_ylabel(metric_label(metrics.pop()) if len(metrics) == 1 else "validation score (fraction correct)")
-    ax.set_title("Performance vs policy entropy: R = -a·exp(H) + b per run")
-    built = [Built("fig01_law_all_runs", fig,
-                   "Paired validation score vs policy entropy, one colour per run, with each run's fitted law, "
-                   "95 % confidence and prediction bands and its ceiling b - a.", notes)]
-    if len(fitted) > 1:
-        n = len(fitted)
-        ncols = min(3, n)
-        grid, axes = new_grid((n + ncols - 1) // ncols, ncols)
-        for i, (run_id, (pts, fit)) in enumerate(fitted.items()):
-            ax = axes.flat[i]
-            draw(pts, fit, ax=ax, label=run_id, color=color(i))
-            focus_ylim(ax, [pts["R"], [fit_dict(fit)["ceiling"]]])
-            ax.set_title(run_id, fontsize=9)
-        for ax in list(axes.flat)[n:]:
-            ax.set_visible(False)
-        grid.suptitle("One panel per run (paper Figs. 3-4)")
-        built.append(Built("fig03_law_per_run", grid, "The same fits, one panel per run.", []))
-    return built
+    return [_family_figure(rows, fitted, notes), _per_run_figure(rows, fitted)]
 
 
-def _draw_law(pts, fit, ax, label, color, numbers=True, bands="both"):
-    """:func:`entropylaw.plots.law.plot_law` of one run's paired points and fit."""
-    return plot_law(pts["H"].to_numpy(float), pts["R"].to_numpy(float), fit, ax=ax, label=label, color=color,
-                    numbers=numbers, bands=bands)
+def _family_figure(rows, fitted, notes) -> Built:
+    panels = _panels(rows)
+    # as many columns as the legends under the panels allow side by side
+    widest = max(text_width(_legend_name(r), fs("small")) for r in rows) + 30
+    ncols = max(1, min(len(panels), 3, int(fig_width(2) * 72 // widest)))
+    nrows = (len(panels) + ncols - 1) // ncols
+    legend_lines = max(len(p) for _, p in panels)
+    fig, axes = new_grid(nrows, ncols, columns=1 if ncols == 1 else 2, panel_aspect=0.8,
+                         extra_height=0.6 + nrows * legend_lines * fs("small") / 72 * 1.45)
+    for ax, (title, members) in zip(axes.flat, panels):
+        for r in members:
+            pts, fit = fitted[r["run_id"]]
+            # runs differ by colour and marker here: a dashed line means extrapolation
+            plot_law(pts["H"], pts["R"], fit, ax=ax, label=_legend_name(r), color=r["color"], marker=r["marker"],
+                     numbers=False, bands="confidence", curve=r["trust"] != NOT_APPLICABLE)
+        _view(ax, members, fitted)
+        ax.set_title(title, fontsize=fs("normal"))
+        ax.set_xlabel(ENTROPY_LABEL if len(panels) == 1 else "entropy H (nats)")
+        ax.set_ylabel(_score_axis_label(members))
+        handles = [h for h in ax.collections if isinstance(h, PathCollection)
+                   and h.get_label() and not h.get_label().startswith("_")]
+        legend_under(ax, handles, [h.get_label() for h in handles], handletextpad=0.3)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle("Score vs policy entropy, fitted law R = -a·exp(H) + b per run", fontsize=fs("title"))
+    n_bad = sum(r["trust"] == NOT_APPLICABLE for r in rows)
+    return Built("law_score_vs_entropy", fig,
+                 f"Paired score vs policy entropy for {len(rows)} runs in {len(panels)} panel(s) by model, each run "
+                 "in its own colour and marker (the same in every figure), its fitted law (solid; dashed: "
+                 "extrapolation to H = 0), 95 % confidence band, and its ceiling b - a at H = 0 with the 95 % "
+                 "interval; the legend gives ceiling [interval] and the trust flag. "
+                 + (f"{n_bad} run(s) the law does not describe: hollow points, no curve, and the axes are set by the "
+                    "other runs. " if n_bad else "")
+                 + "Triangles at the edges mark points and intervals beyond the axes; † an interval that leaves "
+                   "[0, 1]. Paper Figs. 1 and 4.", notes,
+                 title="Score vs entropy with the fitted law, runs of one model together")
 
 
-def consumption_figure(t: pd.DataFrame, marks=(200, 800), **_) -> list[Built]:
-    """Fig. 2: normalised entropy consumption and performance gain vs step."""
-    runs, notes = {}, []
-    for run_id in usable_runs(t):
-        try:
-            frame, caught = capture(consumption, t, run_id)
-        except EntropyLawError as err:
-            notes.append(f"{run_id}: no consumption curve ({err})")
-            continue
-        notes += tag(run_id, caught)
-        if len(frame):
-            runs[run_id] = frame
-    if not runs:
-        raise Skipped("consumption: no run has both entropy and score over steps" + _why(notes))
-    stop = min(float(f["step"].max()) for f in runs.values())
-    marks = [m for m in marks if m <= stop] or [round(stop / 12), round(stop / 3)]
-    ax = plot_consumption(runs, marks=marks)
-    return [Built("fig02_consumption", ax.figure,
-                  f"Share of each run's total entropy drop and score gain reached by each step ({len(runs)} runs); "
-                  "the paper reports 73 % / 76 % by step 200 and 94 % / 93 % by step 800 of 2400.", notes)]
-
-
-def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None = None, **_) -> list[Built]:
-    """Fig. 5: fit on the early steps, predict the rest; RMSE on the plot."""
-    results, notes = {}, []
-    for run_id in usable_runs(t):
-        try:
-            pts = run_points(t, run_id)
-            kwargs = {"fit_steps": fit_steps} if fit_steps else {"fit_frac": fit_frac}
-            pred, caught = capture(lambda: EarlyPrediction(**kwargs).fit(pts))
-        except EntropyLawError as err:
-            notes.append(f"{run_id}: no early prediction ({err})")
-            continue
-        notes += tag(run_id, caught)
-        results[run_id] = (pts, pred)
-    if not results:
-        raise Skipped("early: no run has enough points for an early-stage prediction" + _why(notes))
-    n = len(results)
-    ncols = min(3, n)
-    fig, axes = new_grid((n + ncols - 1) // ncols, ncols)
-    handles = []
-    for i, (run_id, (pts, pred)) in enumerate(results.items()):
-        ax = axes.flat[i]
-        plot_early(pts, pred, ax=ax, label=run_id, color=color(i))
-        focus_ylim(ax, [pts["R"], [getattr(pred, "ceiling_", np.nan)]])
-        window = f"fit on {getattr(pred, 'fit_n_', '?')} points, steps <= {getattr(pred, 'fit_last_step_', '?')}"
-        ax.set_title(f"{run_id}\n({window})", fontsize=8.5)
-        if i == 0 and ax.get_legend() is not None:
-            handles = ax.get_legend().legend_handles
-        if ax.get_legend() is not None:
-            ax.get_legend().remove()
+def _per_run_figure(rows, fitted) -> Built:
+    n = len(rows)
+    ncols = 1 if n == 1 else 2 if n <= 4 else 3 if n <= 9 else 4
+    nrows = (n + ncols - 1) // ncols
+    fig, axes = new_grid(nrows, ncols, columns=1 if ncols == 1 else 2, panel_aspect=0.78,
+                         extra_height=0.9 + nrows * 2.4 * fs("small") / 72)
+    width = fig_width(1 if ncols == 1 else 2) / ncols * 72  # a panel's width in points
+    for ax, r in zip(axes.flat, rows):
+        pts, fit = fitted[r["run_id"]]
+        applies = r["trust"] != NOT_APPLICABLE
+        plot_law(pts["H"], pts["R"], fit, ax=ax, label=r["label"], color=r["color"], marker=r["marker"],
+                 numbers=False, bands="both", curve=applies)
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+        paper = current().name == "paper"  # narrow panels: 2 digits and the flag's first word
+        ceiling = ceiling_text(r["ceiling"], r["ceiling_ci"], r.get("fraction", True), 2 if paper else 3) \
+            if applies else "no ceiling"
+        trust = SHORT_TRUST.get(r["trust"], r["trust"]) if paper else r["trust"]
+        panel_title(ax, r["label"], "val" if r.get("score_kind") == "validation" else "train",
+                    f"{ceiling} {trust}" if paper else f"{ceiling} · {trust}", TRUST_COLORS.get(r["trust"], "0.3"),
+                    width)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    if handles:
-        generic = ["fit window", "95 % prediction band", "predicted from entropy", "observed (in the fit window)",
-                   "observed (predicted)", "predicted ceiling b - a"]
-        fig.legend(handles, generic[:len(handles)], loc="outside lower center", ncol=3, fontsize=8)
-    what = f"the first {fit_steps} steps" if fit_steps else f"the first {100 * fit_frac:.0f} % of each run"
-    fig.suptitle(f"Early-stage prediction: fit on {what}, predict the rest")
-    return [Built("fig05_early_prediction", fig,
-                  f"The law fitted on {what} (shaded) predicts the later scores; RMSE over the predicted steps "
-                  "and the final-step error are written on each panel (paper: 0.9 % and 0.5 % for math).", notes)]
+    fig.supxlabel(ENTROPY_LABEL, fontsize=fs("normal"))
+    fig.supylabel("score: validation (fraction correct) or training (mean reward)", fontsize=fs("normal"))
+    handles = [Line2D([], [], marker="o", color="0.3", ls="none", label="paired points"),
+               Line2D([], [], color="0.3", label="fitted law"),
+               Line2D([], [], color="0.3", ls="--", label="extrapolation to H = 0"),
+               Patch(color="0.3", alpha=0.35, label="95 % confidence band"),
+               Patch(color="0.3", alpha=0.12, label="95 % prediction band"),
+               Line2D([], [], marker="D", color="0.3", label="ceiling b - a, 95 % interval"),
+               Line2D([], [], marker="o", mfc="none", mec="0.3", ls="none", label="law does not apply: points only"),
+               Line2D([], [], marker="^", mfc="white", mec="0.3", ls="none", label=CLIPPED_NOTE)]
+    # no suptitle: the legend heads the figure (the report's heading and the caption say what it is)
+    fig.legend(handles=handles, loc="outside upper center", ncol=4, fontsize=fs("small"))
+    return Built("law_per_run", fig,
+                 "The same fits, one panel per run: paired points, fitted law with 95 % confidence (dark) and "
+                 "prediction (light) bands, cut by the axes where they are wider than the data; above each panel "
+                 "the ceiling b - a [95 % interval] and the trust flag (paper style: 'law n/a' = the law does not apply; "
+                 "† an interval that leaves [0, 1]). "
+                 "Paper Fig. 3.", [], title="The fitted law, one panel per run")
+
+
+def panel_title(ax, label: str, kind: str, numbers: str, color: str, width_pt: float) -> None:
+    """Two lines above a small panel: the run's label and its kind, then the numbers in the
+    trust flag's colour, each cut to the panel's width (less its tick labels)."""
+    few_ticks(ax)
+    room = width_pt - (2.5 * fs("small") + 22)  # the y tick labels and the spacing left of the axes
+    size = fs("small")
+    ax.set_title(fit_text(label, room - text_width(f" · {kind}", size), size) + f" · {kind}", fontsize=size,
+                 loc="left", pad=size * 1.45 + 3)
+    # in the title's second line: kept out of the layout, which would otherwise shrink the panel
+    ax.text(0.0, 1.015, fit_text(numbers, room, size), transform=ax.transAxes, fontsize=size, ha="left",
+            va="bottom", color=color).set_in_layout(False)
 
 
 def focus_ylim(ax, value_lists, pad: float = 0.25) -> None:
@@ -204,3 +230,7 @@ def focus_ylim(ax, value_lists, pad: float = 0.25) -> None:
 
 def _why(notes) -> str:
     return f" ({'; '.join(notes[:3])})" if notes else ""
+
+
+__all__ = ["run_points", "fit_pooled", "fitted_runs", "fit_dict", "ceilings_figure", "law_figures", "focus_ylim",
+           "is_fraction", "fmt"]

@@ -51,10 +51,11 @@ def as_curves(data, metric: str | None = None, labels: Mapping[str, str] | None 
     return out
 
 
-def label_end(ax, x: float, y: float, text: str, color: str, dx_points: float = 4, dy_points: float = 0):
+def label_end(ax, x: float, y: float, text: str, color: str, dx_points: float = 4, dy_points: float = 0,
+              fontsize: float = 8):
     """Write ``text`` just right of the point (x, y), in the line's colour."""
     return ax.annotate(text, (x, y), xytext=(dx_points, dy_points), textcoords="offset points",
-                       va="center", ha="left", fontsize=8, color=color)
+                       va="center", ha="left", fontsize=fontsize, color=color)
 
 
 def pm(value: float, err: float | None, digits: int = 3) -> str:

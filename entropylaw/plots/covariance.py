@@ -1,29 +1,37 @@
 """Paper Fig. 8: response-level covariance tracks the step-wise entropy change.
 
-Left: per step, the response-level covariance Cov_i(mean_t log p(y_i,t), A_i) averaged
-over prompts (SPEC section 4, paper Eq. 9), and minus the entropy change of that step,
--(H_{k+1} - H_k). Theorem 1 says the second is about eta times the first, so the two
-curves have their own y axes; their Pearson correlation is written on the plot.
-Right: the covariance per prompt-difficulty group (groups by the prompt's accuracy).
+:func:`plot_cov_vs_entropy_change`: per step, the response-level covariance
+Cov_i(mean_t log p(y_i,t), A_i) averaged over prompts (SPEC section 4, paper Eq. 9), and
+minus the entropy change of that step, -(H_{k+1} - H_k). Theorem 1 says the second is
+about eta times the first, so the two curves have their own y axes, zero at the same
+height, each scaled to use as much of its axis as the other (neither is squeezed into a
+strip); their Pearson correlation is in the legend.
+:func:`plot_cov_scatter`: the same pairs against each other, with the least-squares line.
+:func:`plot_cov_by_difficulty`: the covariance per prompt-difficulty group.
+:func:`plot_correlations`: one row per run, Pearson r with its 95 % interval (Fisher z),
+for a family of runs (the report draws this, not one figure per run).
 
 >>> import numpy as np
 >>> steps = np.arange(20)
 >>> cov = np.exp(-steps / 5)
 >>> ax = plot_cov_vs_entropy_change(steps, cov, -0.1 * cov)
 >>> ax.get_ylabel()
-'response-level Cov(log p, A)'
+'Cov(log p, A) (nats × adv.)'
 >>> round(correlation(cov, 0.1 * cov), 6)
 1.0
+>>> [round(v, 3) for v in correlation_ci(0.5, 103)]
+[0.339, 0.632]
 """
 
 from __future__ import annotations
-
 
 import numpy as np
 import pandas as pd
 
 from entropylaw.plots.common import as_curves, pct
-from entropylaw.plots.style import STEP_LABEL, color, fmt, new_axes
+from entropylaw.plots.style import STEP_LABEL, color, fmt, fs, legend_below, new_axes
+
+COV_LABEL = "Cov(log p, A) (nats × adv.)"
 
 
 def correlation(x, y) -> float:
@@ -35,41 +43,82 @@ def correlation(x, y) -> float:
     return float(np.corrcoef(x[ok], y[ok])[0, 1])
 
 
+def correlation_ci(r: float, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """95 % interval of a Pearson r from n independent pairs (Fisher's z); NaN with n < 4."""
+    if not np.isfinite(r) or n < 4:
+        return float("nan"), float("nan")
+    centre, half = np.arctanh(np.clip(r, -0.999999, 0.999999)), z / np.sqrt(n - 3)
+    return float(np.tanh(centre - half)), float(np.tanh(centre + half))
+
+
 def plot_cov_vs_entropy_change(steps, cov, delta_h, ax=None, title: str | None = None,
                                delta_label: str = "-ΔH = -(H_{k+1} - H_k)"):
     """Covariance (left axis) and minus the entropy change (right axis) per step."""
     fig, ax = new_axes(ax)
     steps, cov, delta_h = (np.asarray(v, float) for v in (steps, cov, delta_h))
     neg = -delta_h
-    line_cov, = ax.plot(steps, cov, color=color(0), lw=1.8, label="Cov(log p, A), response level")
+    line_cov, = ax.plot(steps, cov, color=color(0), lw=1.3, label="Cov(log p, A), response level")
     ax.axhline(0, color="0.5", lw=0.8)
     ax.set_xlabel(STEP_LABEL)
-    ax.set_ylabel("response-level Cov(log p, A)")
+    ax.set_ylabel(COV_LABEL)
     ax.tick_params(axis="y", colors=color(0))
     right = ax.twinx()
     right.spines["top"].set_visible(False)
-    line_dh, = right.plot(steps, neg, color=color(1), lw=1.4, ls="--", label=delta_label)
+    right.grid(False)
+    line_dh, = right.plot(steps, neg, color=color(1), lw=1.1, ls="--", label=delta_label)
     right.set_ylabel(f"{delta_label} (nats)")
-    right.tick_params(axis="y", colors=color(1), labelsize=9)
-    _align_zero(ax, right)
+    right.tick_params(axis="y", colors=color(1), labelsize=fs("small"))
+    align_zero(ax, right, cov, neg)
     r = correlation(cov, neg)
     finite = cov[np.isfinite(cov)]
     positive = pct(float(np.mean(finite > 0))) if len(finite) else "n/a"
-    ax.legend(handles=[line_cov, line_dh], loc="upper right", title_fontsize=8.5,
-              title=f"Pearson r = {fmt(r)} over {len(finite)} steps\nCov > 0 at {positive} of steps")
-    ax.set_title(title or "Covariance vs entropy change per step")
+    legend_below(ax, [line_cov, line_dh], ncol=1,
+                 title=f"Pearson r = {fmt(r)} over {len(finite)} steps; Cov > 0 at {positive} of steps")
+    ax.set_title(title or "Covariance vs entropy change per step", fontsize=fs("title"))
     return ax
 
 
-def _align_zero(left, right) -> None:
-    """Put zero at the same height on both axes so signs compare at a glance."""
-    lo1, hi1 = left.get_ylim()
-    lo2, hi2 = right.get_ylim()
-    frac = max(hi1 / (hi1 - lo1) if hi1 > 0 else 0, hi2 / (hi2 - lo2) if hi2 > 0 else 0, 0.05)
-    frac = min(frac, 0.95)
-    for axis, lo, hi in ((left, lo1, hi1), (right, lo2, hi2)):
-        span = max(hi / frac if hi > 0 else 0, -lo / (1 - frac) if lo < 0 else 0, 1e-12)
+def align_zero(left, right, y_left, y_right, pad: float = 0.06) -> None:
+    """y limits with zero at the same height on both axes, chosen so that the curve that
+    fills its axis least still fills as much as it can (no curve squeezed into a strip)."""
+    ranges = []
+    for y in (y_left, y_right):
+        y = np.asarray(y, float)
+        y = y[np.isfinite(y)]
+        lo, hi = (min(float(y.min()), 0.0), max(float(y.max()), 0.0)) if len(y) else (-1.0, 1.0)
+        span = hi - lo or 1.0
+        ranges.append((lo - pad * span * (lo < 0), hi + pad * span))
+    best = None
+    for frac in np.linspace(0.02, 0.98, 97):  # share of the axis above zero
+        spans = [max(hi / frac, -lo / (1 - frac), 1e-12) for lo, hi in ranges]
+        fill = min((hi - lo) / s for (lo, hi), s in zip(ranges, spans))
+        if best is None or fill > best[0] + 1e-9:
+            best = (fill, frac, spans)
+    _, frac, spans = best
+    for axis, span in zip((left, right), spans):
         axis.set_ylim(-(1 - frac) * span, frac * span)
+
+
+def plot_cov_scatter(cov, delta_h, ax=None, title: str | None = None, c: str | None = None):
+    """-ΔH against the covariance, one point per step, with the least-squares line."""
+    fig, ax = new_axes(ax)
+    x, y = np.asarray(cov, float), -np.asarray(delta_h, float)
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    ax.scatter(x, y, s=9, color=c or color(0), alpha=0.6, zorder=3, label=f"one step ({len(x)} steps)")
+    if len(x) >= 3 and np.std(x) > 0:
+        slope, icpt = np.polyfit(x, y, 1)
+        grid = np.linspace(x.min(), x.max(), 2)
+        ax.plot(grid, slope * grid + icpt, color="black", lw=1.2,
+                label=f"least squares: slope {fmt(slope)} (η in Theorem 1)")
+    ax.axhline(0, color="0.5", lw=0.8)
+    ax.set_xlabel(COV_LABEL)
+    ax.set_ylabel("-ΔH of the step (nats)")
+    r = correlation(x, y)
+    lo, hi = correlation_ci(r, len(x))
+    legend_below(ax, ncol=1, title=f"Pearson r = {fmt(r)} [{fmt(lo)}, {fmt(hi)}]")
+    ax.set_title(title or "Entropy change vs covariance, per step", fontsize=fs("title"))
+    return ax
 
 
 def plot_cov_by_difficulty(groups, ax=None, title: str | None = None, metric: str | None = None):
@@ -77,12 +126,33 @@ def plot_cov_by_difficulty(groups, ax=None, title: str | None = None, metric: st
     fig, ax = new_axes(ax)
     curves = as_curves(groups, metric)
     for i, (label, s) in enumerate(curves.items()):
-        ax.plot(s.index, s.to_numpy(), color=color(i), lw=1.6, label=f"{label} (mean {fmt(float(s.mean()))})")
+        ax.plot(s.index, s.to_numpy(), color=color(i), lw=1.4, label=f"{label} (mean {fmt(float(s.mean()))})")
     ax.axhline(0, color="0.5", lw=0.8)
     ax.set_xlabel(STEP_LABEL)
-    ax.set_ylabel("response-level Cov(log p, A)")
-    ax.legend(loc="upper right", title="prompt accuracy group")
-    ax.set_title(title or "Covariance by prompt difficulty")
+    ax.set_ylabel(COV_LABEL)
+    legend_below(ax, ncol=2, title="prompt accuracy group")
+    ax.set_title(title or "Covariance by prompt difficulty", fontsize=fs("title"))
+    return ax
+
+
+def plot_correlations(rows, ax=None, title: str | None = None):
+    """One row per run (``label``, ``family``, ``color``, ``r``, ``n``, ``positive``): Pearson r
+    of the covariance and -ΔH with its 95 % interval, the share of steps with Cov > 0 at the right."""
+    from entropylaw.plots.summary import _axes
+
+    ax, ys = _axes(rows, ax, extra_lines=1)
+    for y, row in zip(ys, rows):
+        r, n = float(row.get("r", np.nan)), int(row.get("n", 0))
+        lo, hi = correlation_ci(r, n)
+        if np.isfinite(r):
+            ax.errorbar([r], [y], xerr=[[r - lo], [hi - r]] if np.isfinite(lo) else None, fmt="o",
+                        color=row.get("color", "0.2"), ms=4.5, capsize=2.5, lw=1.1, zorder=3)
+        ax.text(1.03, y, f"Cov > 0: {pct(row.get('positive', np.nan))}", transform=ax.get_yaxis_transform(),
+                ha="left", va="center", fontsize=fs("small"), color="0.3")
+    ax.axvline(0, color="0.5", lw=0.8)
+    ax.set_xlim(-1.02, 1.02)
+    ax.set_xlabel("Pearson r of Cov(log p, A) and -ΔH per step (unitless)")
+    ax.set_title(title or "Does the covariance track the entropy change?", fontsize=fs("title"))
     return ax
 
 

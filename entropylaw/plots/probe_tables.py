@@ -24,9 +24,9 @@ import re
 from typing import Mapping, Sequence
 
 import numpy as np
-from matplotlib.ticker import MaxNLocator, NullFormatter, ScalarFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
-from entropylaw.plots.style import color, fmt, new_axes, new_grid
+from entropylaw.plots.style import color, current, fmt, fs, legend_below, legend_under, new_axes, new_grid
 
 # SPEC section 5: paper Table 1 (Qwen2.5-7B, training step 1), mean cov of the top fraction
 PAPER_TABLE1 = {0.0002: 5.654, 0.002: 3.112, 0.02: 1.385, 0.2: 0.351, 0.5: 0.152, 1.0: 0.003}
@@ -62,10 +62,23 @@ def fraction_label(fraction: float) -> str:
     return f"top {100 * fraction:g} %"
 
 
+def top_count(fraction: float, n_tokens: int) -> int:
+    """Tokens in the top ``fraction`` of ``n_tokens``: ``max(1, floor(fraction * n))``, the probe's rule.
+
+    >>> top_count(0.0002, 1426), top_count(0.02, 1426), top_count(1.0, 1426)
+    (1, 28, 1426)
+    """
+    return n_tokens if fraction >= 1.0 else max(1, int(fraction * n_tokens))
+
+
 def plot_table1(table1: Mapping, ax=None, reference: Mapping | None = PAPER_TABLE1,
-                reference_label: str = "paper, Qwen2.5-7B step 1", label: str = "this probe", title: str | None = None):
-    """Grouped bars: mean covariance of the top-fraction tokens, with values written on them."""
-    fig, ax = new_axes(ax)
+                reference_label: str = "paper, Qwen2.5-7B step 1", label: str = "this probe", title: str | None = None,
+                n_tokens: int | None = None):
+    """Grouped bars: mean covariance of the top-fraction tokens, with values written on them.
+
+    With ``n_tokens`` (the batch's token count) each fraction says how many tokens it holds:
+    in a small batch the top 0.02 % is one token, not a tail average."""
+    fig, ax = new_axes(ax, columns=1, aspect=0.85)
     ours = parse_table1(table1)
     ref = parse_table1(reference) if reference else {}
     fractions = sorted(set(ours) | set(ref))
@@ -77,17 +90,20 @@ def plot_table1(table1: Mapping, ax=None, reference: Mapping | None = PAPER_TABL
         pos = x + (j - (len(series) - 1) / 2) * width
         ax.bar(pos, np.where(heights > 0, heights, np.nan), width, color=c, label=name)
         for p, h in zip(pos, heights):
-            if h == h:
+            if h == h:  # upright numbers: side by side bars are narrow
                 ax.annotate(f"{h:.3g}", (p, h if h > 0 else 0), xytext=(0, 2), textcoords="offset points",
-                            ha="center", va="bottom", fontsize=7.5)
+                            ha="center", va="bottom", fontsize=fs("small"), rotation=90)
     ax.set_yscale("log")
-    ax.set_xticks(x, [fraction_label(f) for f in fractions])
-    ax.set_xlabel("tokens ranked by covariance (top fraction of the batch)")
-    ax.set_ylabel("mean token Cov(log p, A) (nats × advantage, log scale)")
+    names = [fraction_label(f).replace("top ", "") for f in fractions]
+    if n_tokens:
+        names = [f"{n}\n{top_count(f, int(n_tokens))} tok." for n, f in zip(names, fractions)]
+    ax.set_xticks(x, names)
+    ax.set_xlabel("top fraction of tokens by covariance" + (f" (of {int(n_tokens)})" if n_tokens else " (%)"))
+    ax.set_ylabel("mean token Cov (nats × adv., log)")
     lo, hi = ax.get_ylim()
-    ax.set_ylim(lo, hi * 4)  # room for the numbers above the bars
-    ax.legend(loc="upper right")
-    ax.set_title(title or "Table 1: covariance is concentrated in few tokens")
+    ax.set_ylim(lo, hi * 12)  # room for the numbers above the bars and the legend
+    legend_below(ax, ncol=1)
+    ax.set_title(title or "Table 1: covariance sits in few tokens", fontsize=fs("title"))
     return ax
 
 
@@ -105,11 +121,17 @@ def plot_ladder(ladder: Mapping[str, Mapping[str, float]], measured: float | Non
     """
     names = list(ladder)
     check = _eta_check(eta_check)
-    ncols = 3 if check else 2
-    fig, axes = new_grid(1, ncols, figsize=(5.6 * ncols, max(0.5 * len(names) + 3.2, 4.6)),
-                         gridspec_kw={"width_ratios": [1.35] + [1] * (ncols - 1)})
-    _plot_agreement(axes[0, 0], ladder, names)
-    ax = axes[0, 1]
+    n_panels = 3 if check else 2
+    # a row of panels on screen; two per row in the paper style, where three would be too narrow
+    ncols = 2 if current().name == "paper" else n_panels
+    nrows = -(-n_panels // ncols)
+    fig, axes = new_grid(nrows, ncols, columns=2, panel_aspect=max(0.9, 0.16 * len(names) + 0.3),
+                         extra_height=0.4 + nrows * 5 * fs("small") / 72)
+    panels = list(axes.flat)
+    for extra in panels[n_panels:]:
+        extra.set_visible(False)
+    _plot_agreement(panels[0], ladder, names)
+    ax = panels[1]
     rows = [("measured", measured, "black")] + [(n, _num(ladder[n].get("predicted_mean")), color(i))
                                                 for i, n in enumerate(names) if n in on_scale]
     y = np.arange(len(rows))
@@ -124,27 +146,22 @@ def plot_ladder(ladder: Mapping[str, Mapping[str, float]], measured: float | Non
         if name != "measured" and v == v and measured is not None and measured == measured:
             text += f"\n(error {fmt(v - measured, 4)}, {100 * (v - measured) / abs(measured):+.0f} %)"
         if v == v and abs(v) > 0.45 * span:  # long bar: write inside it, centred
-            ax.annotate(text, (v / 2, p), ha="center", va="center", fontsize=8, color="white", weight="bold")
+            ax.annotate(text, (v / 2, p), ha="center", va="center", fontsize=fs("small"), color="white",
+                        weight="bold")
         else:  # short bar: just past its tip
             side = -1 if (v == v and v < 0) else 1
             ax.annotate(text, (v if v == v else 0, p), xytext=(4 * side, 0), textcoords="offset points",
-                        ha="right" if side < 0 else "left", va="center", fontsize=8)
+                        ha="right" if side < 0 else "left", va="center", fontsize=fs("small"))
     ax.set_xlim(lo - 0.08 * span, hi + 0.08 * span)
     ax.set_yticks(y, [name for name, _, _ in rows])
     ax.invert_yaxis()
     ax.axvline(0, color="0.5", lw=0.8)
-    _few_ticks(ax.xaxis)
-    ax.set_xlabel("batch-mean ΔH (nats)")
-    ax.set_title("Measured vs Lemma 1 (batch mean)")
-    tabular = [n for n in names if n not in on_scale]
-    if tabular:
-        ax.text(0.5, -0.2, "The tabular estimators (" + ", ".join(tabular) + ") take η as a step on the\n"
-                "logits, not the network's parameters: their ΔH is not on the measured\n"
-                "scale, so they are compared by correlation and sign only (left).",
-                transform=ax.transAxes, ha="center", va="top", fontsize=7.5, color="0.25")
+    ax.set_xlabel(f"batch-mean ΔH ({_scaled_ticks(ax.xaxis, finite)}nats)")
+    ax.set_title("Batch mean: measured, Lemma 1")
+    # the tabular estimators (η a step on the logits) are not on this scale: the caption says so
     if check:
-        _plot_eta_check(axes[0, 2], check)
-    fig.suptitle(title or "Entropy-change ladder: first-order estimates vs measurement")
+        _plot_eta_check(panels[2], check)
+    fig.suptitle(title or "Entropy-change ladder: first-order estimates vs measurement", fontsize=fs("title"))
     return fig
 
 
@@ -159,13 +176,13 @@ def _plot_agreement(ax, ladder, names):
         for p, v in zip(pos, values):
             if v == v:
                 ax.annotate(fmt(v, 2), (max(v, 0), p), xytext=(2, 0), textcoords="offset points",
-                            va="center", fontsize=7)
+                            va="center", fontsize=fs("small"))
     ax.set_yticks(y, names)
     ax.invert_yaxis()
     ax.set_xlim(min(-0.05, ax.get_xlim()[0]), 1.15)
     ax.axvline(0, color="0.5", lw=0.8)
     ax.set_xlabel("agreement with the measured per-token ΔH (unitless)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3)
+    legend_under(ax, *ax.get_legend_handles_labels(), ncol=1)
     ax.set_title("Per-token agreement")
 
 
@@ -183,11 +200,10 @@ def _plot_eta_check(ax, check):
     ax.set_xticks(etas, [f"{e:.2g}" for e in etas])
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("step size η (scaled parameter update)")
-    ax.set_ylabel("mean |Lemma 1 − measured ΔH| per token (nats)")
+    ax.set_ylabel("|Lemma 1 − measured| (nats/token)")
     ax.set_title("Lemma 1 error vs step size")
-    ax.legend(loc="upper left", fontsize=7.5)
-    ax.text(0.97, 0.04, f"log-log slope {slope:.2f}\n2 = Lemma 1 exact to first order", transform=ax.transAxes,
-            ha="right", va="bottom", fontsize=8, bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="0.7"))
+    legend_under(ax, *ax.get_legend_handles_labels(), ncol=1,
+                 title=f"log-log slope {slope:.2f}; 2 = Lemma 1 exact to first order")
 
 
 def _eta_check(check) -> dict | None:
@@ -204,12 +220,18 @@ def _eta_check(check) -> dict | None:
     return {"etas": etas[ok], "errors": errors[ok]}
 
 
-def _few_ticks(axis) -> None:
-    """At most 4 ticks, scientific with a shared offset (×10⁻³) so small values do not overlap."""
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _scaled_ticks(axis, values) -> str:
+    """At most 4 ticks; values below 0.01 written in units of 10^k (returned as "10⁻³ ", for
+    the axis label), so each tick label is a short number and no offset text is needed."""
     axis.set_major_locator(MaxNLocator(4))
-    formatter = ScalarFormatter(useMathText=True)
-    formatter.set_powerlimits((-2, 3))
-    axis.set_major_formatter(formatter)
+    v = np.abs(np.asarray(values, float))
+    v = v[np.isfinite(v) & (v > 0)]
+    k = int(np.floor(np.log10(v.max()))) if len(v) and v.max() < 0.01 else 0
+    axis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / 10 ** k:g}".replace("-", "−")))
+    return f"10{str(k).translate(SUPERSCRIPT)} " if k else ""
 
 
 def _num(value) -> float:

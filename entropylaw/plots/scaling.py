@@ -20,7 +20,7 @@ so it is clipped by the axes and its legend entry says so.
 ...                       "held_out": [False, False, False, False, True]})
 >>> ax = plot_coefficient(sizes, "a", equation={"a": (-0.036, 0.96)})
 >>> ax.get_xscale(), ax.get_xlabel()
-('log', 'non-embedding parameters N (log scale)')
+('log', 'parameters N (non-embedding, log)')
 >>> lo, hi = ax.get_ylim()
 >>> bool(lo < 0.20 and hi > 0.31 and hi - lo < 0.2)
 True
@@ -33,7 +33,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from entropylaw.plots.style import color, fmt, new_axes, new_grid
+from entropylaw.plots.style import color, fit_text, fmt, fs, legend_under, new_axes, new_grid
 
 NAMES = {"a": "coefficient a (score per e^H)", "b": "coefficient b (score)",
          "ceiling": "ceiling b - a (score at H = 0)"}
@@ -82,14 +82,14 @@ def plot_coefficient(sizes: pd.DataFrame, coef: str, curve: pd.DataFrame | None 
                                    alpha=0.15, lw=0, label="95 % prediction band")
     n_sizes = used["n_params"].nunique()
     ax.errorbar(used["n_params"], used[coef], yerr=_errors(used, err), fmt="o", color=c, ms=5.5, capsize=3,
-                alpha=0.9, label=f"fitted per run ({len(used)} runs, {n_sizes} sizes)", zorder=3)
+                alpha=0.9, label=f"per run ({len(used)} runs, {n_sizes} sizes)", zorder=3)
     if "label" in used:
         for (size, name), rows in used.groupby(["n_params", "label"], sort=True):
             if name:
                 ax.annotate(str(name), (size, rows[coef].max()), xytext=(5, 4), textcoords="offset points",
-                            fontsize=7.5, color="0.3")
+                            fontsize=fs("small"), color="0.3")
     summary = held_out_summary(sizes, coef, curve)
-    predicted_label = "size law's prediction for the held-out size"
+    predicted_label = "prediction for the held-out size"
     if len(out):
         name = summary[0]["label"] if len(summary) == 1 else ""
         ax.errorbar(out["n_params"], out[coef], yerr=_errors(out, err), fmt="*", color="black", ms=12,
@@ -102,26 +102,26 @@ def plot_coefficient(sizes: pd.DataFrame, coef: str, curve: pd.DataFrame | None 
         ax.plot([row["n_params"]], [row["predicted"]], marker="D", color=c, ms=6, ls="none", zorder=4,
                 label=predicted_label)
         predicted_label = None  # one legend entry however many held-out sizes
-        ax.annotate(f"observed {fmt(row['observed'])}" + (f" (mean of {row['n_runs']})" if row["n_runs"] > 1 else "")
-                    + f"\npredicted {fmt(row['predicted'])}\nerror {fmt(row['error'])}",
-                    (row["n_params"], row["observed"]), xytext=(-10, 0), textcoords="offset points", ha="right",
-                    va="center", fontsize=8, bbox=dict(boxstyle="round,pad=0.25", fc="white", ec="0.8"))
     lo, hi = data_ylim(ys)
     ax.set_ylim(lo, hi)
     if band is not None and (curve[f"{coef}_lo"].min() < lo or curve[f"{coef}_hi"].max() > hi):
-        band.set_label("95 % prediction band (clipped by the axes)")
+        band.set_label("95 % prediction band (cut)")
     ax.set_xscale("log")
-    ax.set_xlabel("non-embedding parameters N (log scale)")
+    ax.set_xlabel("parameters N (non-embedding, log)")
     ax.set_ylabel(NAMES.get(coef, coef))
-    # below the panel: inside, it would cover the held-out note or the points
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=7.5, ncol=2)
+    # below the panel, headed by the size law's numbers: inside, they would cover the points
+    lines = []
     if equation and coef in equation:
         slope, intercept = equation[coef]
         lines = [f"slope {fmt(slope)} per decade of N", f"intercept {fmt(intercept)} (at N = 1)",
                  f"fit: {len(used)} runs, {len(used) - 2} dof"]
-        lines += [f"held-out error {fmt(r['error'])}" for r in summary if "error" in r]
-        ax.text(0.98, 0.03, "\n".join(lines), transform=ax.transAxes, ha="right", va="bottom", fontsize=7.5,
-                family="monospace", bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="0.7", alpha=0.9))
+    for row in summary:
+        if "predicted" in row:
+            lines.append(f"held out: observed {fmt(row['observed'])}"
+                         + (f" (mean of {row['n_runs']})" if row["n_runs"] > 1 else ""))
+            lines.append(f"predicted {fmt(row['predicted'])}, error {fmt(row['error'])}")
+    handles, labels = ax.get_legend_handles_labels()
+    legend_under(ax, handles, labels, ncol=1, title="\n".join(lines) or None, alignment="left")
     return ax
 
 
@@ -139,10 +139,11 @@ def plot_size_law(sizes: pd.DataFrame, curve: pd.DataFrame | None = None,
                   title: str | None = None):
     """A figure with one panel per coefficient (a, b and, when given, the ceiling)."""
     coefs = list(coefs or [c for c in ("a", "b", "ceiling") if c in sizes])
-    fig, axes = new_grid(1, len(coefs), figsize=(5.2 * len(coefs), 5.4))
+    fig, axes = new_grid(1, len(coefs), columns=2, panel_aspect=0.95, extra_height=0.5 + 16 * 1.3 * fs("small") / 72)
     for i, coef in enumerate(coefs):
         plot_coefficient(sizes, coef, curve=curve, equation=equation, ax=axes[0, i], i_color=i)
-    fig.suptitle(title or "Law coefficients vs model size")
+    fig.suptitle(fit_text(title or "Law coefficients vs model size", fig.get_figwidth() * 72 - 20, fs("title")),
+                 fontsize=fs("title"))
     return fig
 
 

@@ -1,0 +1,57 @@
+"""Every figure ``make figures`` draws, in both styles, read as a reader would
+(:mod:`figure_checks`): no legend or text box over data, no text outside the figure or
+over another text, every axis labelled with its unit, and no text under 7 pt in the paper
+style. Drawn here from data/ with the analysis scripts' own ``make()``, without saving.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from entropylaw.plots.build import Skipped  # noqa: E402
+from entropylaw.plots.style import using  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from figure_checks import problems  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script(name):
+    spec = importlib.util.spec_from_file_location(f"analysis_{name}", ROOT / "analysis" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _scripts():
+    return _script("make_figures").SCRIPTS
+
+
+@pytest.mark.skipif(not (ROOT / "data" / "real").is_dir(), reason="no data/real")
+@pytest.mark.parametrize("style", ["screen", "paper"])
+def test_every_make_figures_figure_reads_cleanly(style, capsys):
+    found, names = {}, []
+    for name in _scripts():
+        with using(style):
+            try:
+                built = _script(name).make()
+            except Skipped:
+                continue
+            for b in built:
+                names.append(b.name)
+                bad = problems(b.fig, paper=style == "paper")
+                if bad:
+                    found[b.name] = bad
+                plt.close(b.fig)
+    assert len(names) >= 10, names
+    assert not found, "\n".join(f"{name}: {p}" for name, ps in found.items() for p in ps[:8])
