@@ -230,6 +230,7 @@ def test_data_real_report_in_chromium_and_its_screenshot(tmp_path):
                                   which=["ceilings", "forecast"])
     m = _measure(tmp_path, html)
     _check_first_screen(m, len(table.run_ids(t)))
+    assert int(m["table-bottom"]) <= 900, m  # 20 runs: the first table within a 1280 x 900 screen
     page = tmp_path / "report.html"
     page.write_text(html)
     shot = Path(os.environ.get("ENTROPYLAW_SCREENSHOT") or tmp_path / "first_screen.png")

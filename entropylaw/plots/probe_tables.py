@@ -125,7 +125,7 @@ def plot_ladder(ladder: Mapping[str, Mapping[str, float]], measured: float | Non
     # a row of panels on screen; two per row in the paper style, where three would be too narrow
     ncols = 2 if current().name == "paper" else n_panels
     nrows = -(-n_panels // ncols)
-    fig, axes = new_grid(nrows, ncols, columns=2, panel_aspect=max(0.9, 0.16 * len(names) + 0.3),
+    fig, axes = new_grid(nrows, ncols, columns=2, panel_aspect=max(0.75, 0.11 * len(names) + 0.2),
                          extra_height=0.4 + nrows * 5 * fs("small") / 72)
     panels = list(axes.flat)
     for extra in panels[n_panels:]:

@@ -213,22 +213,22 @@ def forecast_table(rows: Sequence[Mapping]) -> str:
     method = next((r.get("method") for r in rows if r.get("method")), "last-value")
     pct = next((f"{100 * float(r['conf']):g} %" for r in rows if r.get("conf")), "90 %")
     head = ('<tr><th></th><th class="num">#</th><th class="l">run</th>'
-            '<th title="the forecast sees only these steps">window</th>'
-            f'<th>final step</th><th title="{_e(method)}: uses the score logged in the window">'
+            '<th title="the forecast sees only these steps: up to this step, this many scores">window ≤ step · n</th>'
+            f'<th title="{_e(method)}: uses the score logged in the window">'
             f'forecast [{pct}]</th><th title="the level the {_e(method)} method expects the score to settle at">'
             f'plateau [{pct}]</th><th title="b − a of the law fitted to the window\'s (entropy, score) pairs">'
-            f'law ceiling [{pct}]</th><th>observed</th><th title="observed final score inside the forecast\'s '
-            'interval">in?</th></tr>')
+            f'law ceiling [{pct}]</th><th title="the score at the run\'s last step (hover a value: the step)">'
+            'observed</th><th title="observed final score inside the forecast\'s interval">in?</th></tr>')
     body = []
-    for heading, r in _family_rows(rows, 10):
+    for heading, r in _family_rows(rows, 9):
         if heading:
             body.append(heading)
         frac = bool(r.get("fraction", True))
         if r.get("reason") and _num(r, "forecast") != _num(r, "forecast"):
             body.append(f"<tr><td>{swatch(r)}</td>{_run_cells(r)}"
-                        f'<td class="why" colspan="7" title="{_e(r["reason"])}">no forecast: {_e(r["reason"])}</td></tr>')
+                        f'<td class="why" colspan="6" title="{_e(r["reason"])}">no forecast: {_e(r["reason"])}</td></tr>')
             continue
-        window = f"≤ {r.get('window_end', float('nan')):g} ({r.get('n_window', '?')} pts)"
+        window = f"≤ {r.get('window_end', float('nan')):.0f} · {r.get('n_window', '?')}"
         f, obs = _num(r, "forecast"), _num(r, "final_observed")
         ci = r.get("forecast_ci")
         inside = "" if ci is None or obs != obs else ("✓" if ci[0] <= obs <= ci[1] else "✗")
@@ -236,10 +236,9 @@ def forecast_table(rows: Sequence[Mapping]) -> str:
         law_cell = (f'<td title="{_e(r.get("law_reason", ""))}" class="void">n/a</td>' if law == "n/a"
                     else f"<td>{law}</td>")
         body.append(
-            f"<tr><td>{swatch(r)}</td>{_run_cells(r)}<td>{_e(window)}</td>"
-            f"<td>{cell(_num(r, 'final_step'), 0)}</td><td>{interval(f, ci, d, frac)}</td>"
+            f"<tr><td>{swatch(r)}</td>{_run_cells(r)}<td>{_e(window)}</td><td>{interval(f, ci, d, frac)}</td>"
             f"<td>{interval(_num(r, 'plateau'), r.get('plateau_ci'), d, frac)}</td>{law_cell}"
-            f"<td>{cell(obs, d)}</td><td>{inside}</td></tr>")
+            f'<td title="step {cell(_num(r, "final_step"), 0)}">{cell(obs, d)}</td><td>{inside}</td></tr>')
     return f'<table class="runs"><thead>{head}</thead><tbody>{"".join(body).replace("†", "<span class=dagger>†</span>")}</tbody></table>'
 
 

@@ -23,10 +23,10 @@ nav{font-size:.82rem;margin:.3rem 0 .2rem} nav a{margin-right:.9rem;color:#0969d
 @media (max-width:1100px){.first{grid-template-columns:minmax(0,1fr)}}
 .tablebox{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;font-size:.8rem;font-variant-numeric:tabular-nums}
-th,td{padding:.16rem .4rem;border-bottom:1px solid #eaeef2;text-align:right;white-space:nowrap;vertical-align:middle}
+th,td{padding:.1rem .4rem;border-bottom:1px solid #eaeef2;text-align:right;white-space:nowrap;vertical-align:middle}
 th{background:#f6f8fa;font-weight:600;font-size:.76rem} th.l,td.l{text-align:left}
-td.run{max-width:12.5rem;overflow:hidden;text-overflow:ellipsis} th.num,td.num{color:#6e7781;padding-right:.15rem}
-td.why{max-width:15rem;overflow:hidden;text-overflow:ellipsis;color:#57606a;text-align:left}
+td.run{max-width:11rem;overflow:hidden;text-overflow:ellipsis} th.num,td.num{color:#6e7781;padding-right:.15rem}
+td.why{max-width:12rem;overflow:hidden;text-overflow:ellipsis;color:#57606a;text-align:left}
 tr.family td{background:#fbfbfc;font-weight:600;text-align:left;color:#24292f;font-size:.76rem;padding-top:.35rem}
 .flag{display:inline-block;padding:0 .35rem;border-radius:.6rem;font-size:.72rem;font-weight:600;color:#fff}
 .flag.good{background:#1a7f37} .flag.weak{background:#b35c00} .flag.na{background:#b3261e}
@@ -39,7 +39,7 @@ figure.side{margin:0} figure.side img{width:100%}
 figcaption{font-size:.8rem;color:#424a53;max-width:62rem}
 ol.ids{columns:2;column-gap:2rem;font-size:.72rem;color:#57606a;margin:.4rem 0 0;padding-left:1.6rem}
 ol.ids li{break-inside:avoid;overflow-wrap:anywhere}
-.key{font-size:.74rem;color:#57606a;margin:.3rem 0}
+.key{font-size:.74rem;color:#57606a;margin:.3rem 0;width:0;min-width:100%}
 ul.warn{padding-left:1.2rem;font-size:.82rem} ul.warn li{color:#7d4e00;margin:.15rem 0;overflow-wrap:anywhere}
 details summary{cursor:pointer} .scroll{overflow-x:auto;max-width:100%}
 table.details{width:100%} table.details td{white-space:normal} table.details td.id{overflow-wrap:anywhere;
