@@ -26,7 +26,8 @@ from typing import Mapping, Sequence
 import numpy as np
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
-from entropylaw.plots.style import color, current, fmt, fs, legend_below, legend_under, new_axes, new_grid
+from entropylaw.plots.style import (color, current, fig_width, fmt, fs, legend_below, legend_under, new_axes,
+                                    new_grid)
 
 # SPEC section 5: paper Table 1 (Qwen2.5-7B, training step 1), mean cov of the top fraction
 PAPER_TABLE1 = {0.0002: 5.654, 0.002: 3.112, 0.02: 1.385, 0.2: 0.351, 0.5: 0.152, 1.0: 0.003}
@@ -125,7 +126,9 @@ def plot_ladder(ladder: Mapping[str, Mapping[str, float]], measured: float | Non
     # a row of panels on screen; two per row in the paper style, where three would be too narrow
     ncols = 2 if current().name == "paper" else n_panels
     nrows = -(-n_panels // ncols)
-    fig, axes = new_grid(nrows, ncols, columns=2, panel_aspect=max(0.75, 0.11 * len(names) + 0.2),
+    # tall enough that the three bars of every estimator keep their numbers apart
+    need = (3 * len(names) * 1.25 * fs("small") / 72 + 1.8) / (fig_width(2) / ncols)  # + title, labels, legend
+    fig, axes = new_grid(nrows, ncols, columns=2, panel_aspect=max(0.75, need),
                          extra_height=0.4 + nrows * 5 * fs("small") / 72)
     panels = list(axes.flat)
     for extra in panels[n_panels:]:
