@@ -26,6 +26,16 @@ from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.lines import Line2D
 from matplotlib.transforms import Bbox
 
+# where a number box goes in axes coordinates: (x, y, ha, va)
+BOX_POSITIONS = {
+    "lower right": (0.98, 0.03, "right", "bottom"),
+    "lower left": (0.02, 0.03, "left", "bottom"),
+    "upper right": (0.98, 0.97, "right", "top"),
+    "upper left": (0.02, 0.97, "left", "top"),
+    # outside the axes, right of the plot (constrained layout makes room)
+    "outside right": (1.03, 1.0, "left", "top"),
+}
+
 AUTO_BOX = "auto-box"  # gid of number boxes placed by place_box
 CLIP_MARK = "clip-mark"  # gid of the triangles that mark points beyond the axes
 CORNERS = ("upper left", "upper right", "lower left", "lower right")
@@ -97,7 +107,6 @@ def place_box(ax, text, candidates=CORNERS) -> str:
     """Move ``text`` (an axes-fraction text box) to the candidate corner covering the fewest
     data points, or outside the axes on the right when every corner covers some. Returns
     where it went. Tags the text so :func:`settle` checks it again after the layout."""
-    from entropylaw.plots.style import BOX_POSITIONS
 
     text.set_gid(AUTO_BOX)
     fig = ax.figure

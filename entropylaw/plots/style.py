@@ -47,6 +47,9 @@ if not os.environ.get("DISPLAY") and "MPLBACKEND" not in os.environ:
 import matplotlib.pyplot as plt  # noqa: E402
 
 from entropylaw.errors import EntropyLawError  # noqa: E402
+from entropylaw.fileio import atomic_write  # noqa: E402
+from entropylaw.plots.labels import shorten  # noqa: E402
+from entropylaw.plots.placement import BOX_POSITIONS, place_box, settle  # noqa: E402, F401
 
 # colour-blind-safe palette (Okabe & Ito), in the order runs get them; their yellow
 # (#F0E442) is replaced by Tol's olive, which stays visible on white
@@ -209,7 +212,6 @@ def text_width(text: str, fontsize: float) -> float:
 
 def fit_text(text: str, width_pt: float, fontsize: float) -> str:
     """``text`` cut in the middle (…) until it is at most ``width_pt`` points wide."""
-    from entropylaw.plots.labels import shorten
 
     n = len(text)
     while n > 4 and text_width(shorten(text, n), fontsize) > width_pt:
@@ -269,14 +271,6 @@ def fmt(value: float, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-BOX_POSITIONS = {
-    "lower right": (0.98, 0.03, "right", "bottom"),
-    "lower left": (0.02, 0.03, "left", "bottom"),
-    "upper right": (0.98, 0.97, "right", "top"),
-    "upper left": (0.02, 0.97, "left", "top"),
-    # outside the axes, right of the plot (constrained layout makes room)
-    "outside right": (1.03, 1.0, "left", "top"),
-}
 
 
 def numbers_box(ax, numbers: Mapping[str, float | str], loc: str = "best", digits: int = 3):
@@ -293,7 +287,6 @@ def numbers_box(ax, numbers: Mapping[str, float | str], loc: str = "best", digit
                    family="monospace", bbox=dict(boxstyle="round,pad=0.35", fc="white", ec="0.7", alpha=0.95),
                    zorder=6)
     if loc == "best":
-        from entropylaw.plots.placement import place_box
 
         place_box(ax, text)
     return text
@@ -301,7 +294,6 @@ def numbers_box(ax, numbers: Mapping[str, float | str], loc: str = "best", digit
 
 def save(fig, path: str | os.PathLike, formats=("png", "pdf")) -> list[Path]:
     """Save ``fig`` as ``path`` with each suffix in ``formats``; no timestamps, so reproducible."""
-    from entropylaw.plots.placement import settle
 
     settle(fig)  # boxes placed, clipped points marked (once per figure)
     path = Path(path)
@@ -314,7 +306,7 @@ def save(fig, path: str | os.PathLike, formats=("png", "pdf")) -> list[Path]:
         metadata = {"Software": None} if ext == "png" else {"CreationDate": None, "ModDate": None, "Producer": None}
         if ext == "svg":
             metadata = {"Date": None}
-        with plt.rc_context(rc()):
-            fig.savefig(out, metadata=metadata)
+        with plt.rc_context(rc()), atomic_write(out) as tmp:  # a full disk leaves no partial figure
+            fig.savefig(tmp, format=ext, metadata=metadata)
         written.append(out)
     return written

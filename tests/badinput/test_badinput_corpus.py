@@ -106,11 +106,8 @@ CASES = [
       names="indir", setup="nobody"),
     C("fit-plot-readonly", "fit {verl} --plot {ro}/f.png", r"Read-only file system \(EROFS\)", names="ro", setup="ro"),
     C("fit-plot-under-file", "fit {verl} --plot {afile}/f.png", r"Not a directory \(ENOTDIR\)", names="afile"),
-    pytest.param(C("fit-plot-too-big", "fit {verl} --plot {outdir}/f.png", r"File too large \(EFBIG\)",
-                   names="outdir", setup="fsize"),
-                 marks=pytest.mark.xfail(strict=True, reason="plots/style.save writes the figure in place, not "
-                                                             "through fileio.atomic_write: a partial f.png is left and "
-                                                             "the error names no file")),
+    C("fit-plot-too-big", "fit {verl} --plot {outdir}/f.png", r"File too large \(EFBIG\)",
+      names="outdir", setup="fsize"),
     C("predict-plot-readonly", "predict {verl} --fit-frac 0.5 --plot {ro}/p.png", r"Read-only file system \(EROFS\)",
       names="ro", setup="ro"),
     C("report-out-file", "report {verl} --out {outdir}/report_file", r"Not a directory \(ENOTDIR\)",
