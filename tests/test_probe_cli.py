@@ -155,3 +155,35 @@ def test_generation_path_samples_and_scores(workdir, tmp_path, capsys):
     frame = pd.read_parquet(tmp_path / "o" / "tokens.parquet")
     assert set(frame["prompt_id"]) == {"a", "b"} and frame.groupby("prompt_id")["response_index"].nunique().max() == 3
     assert (frame.groupby(["prompt_id", "response_index"]).size() <= 6).all()
+
+
+def test_probe_checkpoints_table1_equals_the_probe_on_the_same_samples(tmp_path, capsys):
+    from entropylaw import table
+
+    tiny_model("llama", vocab=V, hidden=16, layers=1, seed=7).save_pretrained(tmp_path / "checkpoint-5")
+    _write(tmp_path / "q.jsonl", [{"prompt_id": str(i), "prompt_ids": [3 + i, 4, 5], "answer": str(i % 3)}
+                                  for i in range(4)])
+    reward = "tests_reward_mod:parity"
+    (tmp_path / "tests_reward_mod.py").write_text("def parity(text, answer):\n    return float(len(text) % 2)\n")
+    import sys
+    sys.path.insert(0, str(tmp_path))
+    try:
+        code, out, err = _run(capsys, "probe-checkpoints", str(tmp_path / "checkpoint-5"), "--prompts",
+                              str(tmp_path / "q.jsonl"), "--out", str(tmp_path / "t.parquet"), "--reward", reward,
+                              "--samples", "4", "--max-new-tokens", "6", "--table1")
+        assert code == 0, err
+        code, out, err = _run(capsys, "probe", "--model", str(tmp_path / "checkpoint-5"), "--generate", "4",
+                              "--prompts", str(tmp_path / "q.jsonl"), "--reward", reward, "--max-new-tokens", "6",
+                              "--out", str(tmp_path / "p"), "--no-ladder", "--no-progress")
+        assert code == 0, err
+    finally:
+        sys.path.remove(str(tmp_path))
+    t = table.read(tmp_path / "t.parquet")
+    summary = json.loads((tmp_path / "p" / "summary.json").read_text())
+    rid = table.run_ids(t)[0]
+    assert table.series(t, rid, "cov_all").iloc[0] == pytest.approx(summary["table1"]["all"], rel=1e-12)
+    assert table.series(t, rid, "cov_top_20%").iloc[0] == pytest.approx(summary["table1"]["0.2"], rel=1e-12)
+    assert summary["table1"]["all"] != 0
+    code, out, err = _run(capsys, "probe-checkpoints", str(tmp_path / "checkpoint-5"), "--prompts",
+                          str(tmp_path / "q.jsonl"), "--out", str(tmp_path / "t2.parquet"), "--table1")
+    assert code == 2 and "--table1 needs --reward" in err and not (tmp_path / "t2.parquet").exists()

@@ -17,7 +17,7 @@ from entropylaw.fileio import check_writable
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("probe-checkpoints", help="policy entropy / accuracy of saved checkpoints",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("checkpoints", nargs="+", metavar="CKPT", help="checkpoint directories")
+    p.add_argument("checkpoints", nargs="+", metavar="CKPT", help="checkpoint directories (or .gguf files)")
     p.add_argument("--prompts", required=True, help="JSONL/parquet with prompt or prompt_ids, optional answer")
     p.add_argument("--out", required=True, help="run table to write (.parquet or .csv)")
     p.add_argument("--reward", default=None, help="module:function or numeric_answer / math_verify")
@@ -31,6 +31,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--dtype", default="auto")
     p.add_argument("--chunk-size", type=int, default=8192)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--table1", action="store_true", help="also the token covariance of each checkpoint's samples "
+                   "(cov_top_<p>%%: the paper's Table 1; needs --reward)")
+    p.add_argument("--chat-template", action=argparse.BooleanOptionalAction, default=None,
+                   help="text prompts through the tokenizer's chat template (default: when it has one)")
     p.set_defaults(func=run)
 
 
@@ -42,7 +46,7 @@ def run(args) -> int:
     check_writable(args.out)  # before loading checkpoints
     t = probe_checkpoints(args.checkpoints, args.prompts, args.samples, args.temperature, args.max_new_tokens,
                           args.reward, args.metric, args.run_id, args.device, args.dtype, args.chunk_size,
-                          args.seed, args.tokenizer)
+                          args.seed, args.tokenizer, table1=args.table1, chat_template=args.chat_template)
     table.write(t, args.out)
     wide = table.wide(t, table.run_ids(t)[0])
     print(wide.to_string(float_format=lambda v: f"{v:.4f}"))

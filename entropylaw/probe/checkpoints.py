@@ -45,8 +45,16 @@ def model_dir(path: str) -> str:
 def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperature: float = 1.0,
                       max_new_tokens: int = 256, reward: str | None = None, metric: str | None = None,
                       run_id: str | None = None, device: str = "auto", dtype: str = "auto",
-                      chunk_size: int = 8192, seed: int = 0, tokenizer_path: str | None = None):
-    """Run table (entropylaw.table schema) with one row per checkpoint and metric."""
+                      chunk_size: int = 8192, seed: int = 0, tokenizer_path: str | None = None,
+                      table1: bool = False, chat_template: bool | None = None):
+    """Run table (entropylaw.table schema) with one row per checkpoint and metric.
+
+    ``table1``: also the token covariance of each checkpoint's own samples (GRPO advantages
+    from the rewards), as ``cov_top_<p>%`` (mean over the top p % of tokens, the paper's
+    Table 1) and ``cov_all``.
+    """
+    if table1 and not reward:
+        raise EntropyLawError("--table1 needs --reward (the covariance is with the advantage, from the rewards)")
     reward_fn = load_reward(reward) if reward else None
     metric = metric or f"val/{Path(prompts_path).stem}"
     if not (metric == "score" or metric.startswith("val/")):
@@ -65,13 +73,19 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
         model, tokenizer = M.load_model(model_dir(path), device, dtype)
         tokenizer = tokenizer_override or tokenizer
         M.check_tokenizer(model, tokenizer, path)
-        prompts = read_prompts(prompts_path, tokenizer, M.vocab_size(model))
+        prompts = read_prompts(prompts_path, tokenizer, M.vocab_size(model), chat_template)
         seqs = sample(model, prompts, samples, temperature, max_new_tokens, seed=seed, tokenizer=tokenizer,
                       reward_fn=reward_fn)
         if not seqs:
             raise EntropyLawError(f"{path}: generation produced no non-empty responses")
-        stats = collect_stats(model, seqs, temperature, chunk_size, clamp_p=None)
+        stats = collect_stats(model, seqs, temperature, chunk_size, clamp_p=0.3 if table1 else None)
         records.append((step, "entropy", float(stats["entropy"].double().mean())))
+        if table1:
+            from entropylaw.probe.core import ProbeConfig, analyse
+
+            _, summary = analyse(seqs, stats, ProbeConfig(temperature=temperature, chunk_size=chunk_size))
+            for key, value in summary["table1"].items():
+                records.append((step, "cov_all" if key == "all" else f"cov_top_{float(key) * 100:g}%", value))
         records.append((step, "response_length", float(sum(len(s.response_ids) for s in seqs) / len(seqs))))
         if reward_fn is not None:
             records.append((step, metric, sum(s.reward for s in seqs) / len(seqs)))
