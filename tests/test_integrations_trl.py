@@ -108,6 +108,16 @@ def test_no_entropy_and_too_few_points_are_one_warning_each_and_never_stop(tmp_p
     _, control, said = _replay(cb, _history(n=8), tmp_path)
     assert not control.should_training_stop and cb.last == {}
     assert len([m for m in said if "the callback fits from 50" in m]) == 1
+    # too few pairs for the fit itself: one warning, whatever step, and no temporary file named in it
+    cb = EntropyLawCallback(min_points=3)
+    sparse = _history(n=12, eval_every=6)
+    _, control, said = _replay(cb, sparse, tmp_path)
+    pairs = [m for m in said if "paired (entropy, score)" in m]
+    assert len(pairs) == 1 and "entropylaw-cb-" not in pairs[0] and "log_history.json" not in pairs[0]
+    # an evaluation before any training log (eval_on_start) is not "no entropy"
+    cb = EntropyLawCallback()
+    _, _, said = _replay(cb, [{"eval_reward": 0.1, "step": 0}], tmp_path)
+    assert said == [] and cb.last == {}
 
 
 def test_a_fit_that_raises_is_a_warning(tmp_path, monkeypatch):

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tempfile
 import warnings
 from pathlib import Path
@@ -94,6 +95,7 @@ class EntropyLawCallback(TrainerCallback):
             metrics = self.refit(state.log_history, self.run_id or _run_name(args))
         except Exception as err:  # never crash the run: say it once, go on
             reason = str(err).splitlines()[0] if isinstance(err, EntropyLawError) else f"{type(err).__name__}: {err}"
+            reason = _TEMP_FILE.sub("", reason)  # the log is read from a temporary copy: not the user's file
             self._warn(f"no fit at step {state.global_step}: {reason}", key=_reason_key(reason))
             return control
         if not metrics:
@@ -130,6 +132,8 @@ class EntropyLawCallback(TrainerCallback):
             if issubclass(w.category, EntropyLawWarning):
                 self._warn(str(w.message), key=str(w.message))
         metrics = set(df["metric"].unique()) if len(df) else set()
+        if not any(_is_training_log(entry) for entry in records):
+            return {}  # only an evaluation so far (eval_on_start): nothing to fit yet, nothing wrong
         if table.ENTROPY not in metrics:
             raise EntropyLawError("the trainer logs no entropy (TRL's GRPOTrainer logs `entropy` from version "
                                   "0.20 on; older versions do not): the law cannot be fitted")
@@ -176,6 +180,13 @@ class EntropyLawCallback(TrainerCallback):
         from transformers.utils import logging as hf_logging
 
         hf_logging.get_logger("entropylaw").info(f"EntropyLawCallback: {message}")
+
+
+_TEMP_FILE = re.compile(r"\S*entropylaw-cb-[^/\s]+/log_history\.json:?\s*")
+
+
+def _is_training_log(entry: dict) -> bool:
+    return any(k in entry for k in ("loss", "reward", "entropy", "grad_norm"))
 
 
 def _run_name(args) -> str:
