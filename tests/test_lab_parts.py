@@ -150,3 +150,26 @@ def test_covariance_summary_and_response_level_against_numpy():
                     for g in (0, 1)])
     assert response_level_covariance(logp, valid, adv, groups) == pytest.approx(want)
     assert float(seq_mean_token_mean(logp, valid)) == pytest.approx(seq.mean())
+
+
+def test_covariance_by_difficulty_against_numpy():
+    from entropylaw.lab.metrics import covariance_by_difficulty
+
+    rng = np.random.default_rng(11)
+    G, n_groups = 8, 6
+    logp = torch.tensor(-rng.exponential(size=(G * n_groups, 5)))
+    valid = torch.tensor(rng.random((G * n_groups, 5)) < 0.85)
+    valid[:, 0] = True
+    adv = torch.tensor(rng.normal(size=(G * n_groups, 1)))
+    acc = np.repeat([1 / 8, 2 / 8, 4 / 8, 7 / 8, 0.0, 1.0], G)  # two hard, one medium, one easy, two excluded
+    groups = np.repeat(np.arange(n_groups), G)
+    seq = np.array([logp.numpy()[i][valid.numpy()[i]].mean() for i in range(G * n_groups)])
+    a = adv.numpy()[:, 0]
+    cov = [np.cov(seq[g * G:(g + 1) * G], a[g * G:(g + 1) * G], bias=True)[0, 1] for g in range(n_groups)]
+    got = covariance_by_difficulty(logp, valid, adv, groups, acc)
+    assert set(got) == {"hard", "medium", "easy"}
+    assert got["hard"] == pytest.approx((cov[0] + cov[1]) / 2)
+    assert got["medium"] == pytest.approx(cov[2])
+    assert got["easy"] == pytest.approx(cov[3])
+    # a step with only all-right / all-wrong groups logs no bin at all
+    assert covariance_by_difficulty(logp[-16:], valid[-16:], adv[-16:], groups[-16:], acc[-16:]) == {}

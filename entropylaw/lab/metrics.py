@@ -6,6 +6,9 @@
   tokens, as in the paper's Table 1.
 - :func:`response_level_covariance`: per prompt group Cov_i(mean_t log p(y_i,t), A_i)
   (population covariance over the G responses), averaged over the groups (paper Eq. 8-9).
+- :func:`covariance_by_difficulty`: the same per-group covariance averaged within three
+  difficulty bins of the group's accuracy (paper Fig. 8, right); groups whose responses are
+  all right or all wrong carry no advantage and are left out, as the paper filters them.
 
 >>> import torch
 >>> x = torch.tensor([[1.0, 3.0], [2.0, 0.0]]); valid = torch.tensor([[1, 1], [1, 0]]).bool()
@@ -14,6 +17,8 @@
 >>> lp = torch.tensor([[-1.0], [-3.0], [-2.0], [-2.0]]); adv = torch.tensor([1.0, -1.0, 0.5, -0.5])
 >>> round(response_level_covariance(lp, torch.ones(4, 1).bool(), adv, [0, 0, 1, 1]), 6)
 0.5
+>>> covariance_by_difficulty(lp, torch.ones(4, 1).bool(), adv, [0, 0, 1, 1], [0.5, 0.5, 0.5, 0.5])
+{'medium': 0.5}
 """
 
 from __future__ import annotations
@@ -58,3 +63,35 @@ def response_level_covariance(logp: torch.Tensor, valid: torch.Tensor, adv: torc
         x, a = seq_logp[idx], adv[idx]
         covs.append(float(((x - x.mean()) * (a - a.mean())).mean()))
     return sum(covs) / len(covs) if covs else 0.0
+
+
+# accuracy bins of a prompt group (lower accuracy = harder), the paper's three groups
+DIFFICULTY_BINS = {"hard": (0.0, 1 / 3), "medium": (1 / 3, 2 / 3), "easy": (2 / 3, 1.0)}
+
+
+def difficulty_of(acc: float) -> str | None:
+    """The bin of a group accuracy in (0, 1): hard below 1/3, easy above 2/3; None at 0 or 1."""
+    if not 0.0 < acc < 1.0:
+        return None
+    return "hard" if acc < 1 / 3 else "easy" if acc > 2 / 3 else "medium"
+
+
+def covariance_by_difficulty(logp: torch.Tensor, valid: torch.Tensor, adv: torch.Tensor, group_ids,
+                             group_acc) -> dict[str, float]:
+    """``{bin: mean over the bin's groups of Cov_i(mean_t log p(y_i,t), A_i)}`` for the bins
+    that hold at least one group this step; ``group_acc`` is each response's group accuracy."""
+    v = valid.to(torch.float64)
+    seq_logp = (logp.double() * v).sum(dim=1) / v.sum(dim=1).clamp(min=1)
+    adv = torch.as_tensor(adv, dtype=torch.float64).reshape(-1).cpu()
+    seq_logp = seq_logp.cpu()
+    gid = torch.as_tensor(group_ids).reshape(-1)
+    acc = torch.as_tensor(group_acc, dtype=torch.float64).reshape(-1)
+    per_bin: dict[str, list[float]] = {}
+    for g in torch.unique(gid):
+        idx = gid == g
+        name = difficulty_of(float(acc[idx][0]))
+        if name is None:
+            continue
+        x, a = seq_logp[idx], adv[idx]
+        per_bin.setdefault(name, []).append(float(((x - x.mean()) * (a - a.mean())).mean()))
+    return {name: sum(c) / len(c) for name in DIFFICULTY_BINS if (c := per_bin.get(name))}

@@ -34,8 +34,8 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.lab.config import RunConfig
 from entropylaw.lab.export import run_meta
 from entropylaw.lab.loggers import MultiLogger, truncate_after
-from entropylaw.lab.metrics import (covariance_summary, response_level_covariance, seq_mean_token_mean,
-                                    token_mean)
+from entropylaw.lab.metrics import (DIFFICULTY_BINS, covariance_by_difficulty, covariance_summary,
+                                    response_level_covariance, seq_mean_token_mean, token_mean)
 from entropylaw.lab.models import build_model, check_fits, size_spec
 from entropylaw.lab.task import SumTask, prompt_lines
 from entropylaw.lab.theory import THEORY_KEYS, batch_predictions
@@ -51,7 +51,8 @@ def metric_keys(cfg: RunConfig, task_name: str) -> list[str]:
             "actor/clamped_entropy", "critic/score/mean", "response_length/mean", "response_length/max",
             "actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/grad_norm", "actor/lr",
             "cov/token_mean", "cov/top0.2pct_mean", "cov/top2pct_mean", "cov/top20pct_mean",
-            "cov/top50pct_mean", "cov/response_level", "intervention/n_selected",
+            "cov/top50pct_mean", "cov/response_level",
+            *(f"cov/response_level/{name}" for name in DIFFICULTY_BINS), "intervention/n_selected",
             "intervention/mean_weight", "intervention/aent_coef", "batch/groups_kept",
             "batch/groups_all_correct", "batch/groups_all_wrong",
             f"val-core/{task_name}/acc/mean@{cfg.val_samples}", f"val-aux/{task_name}/acc/greedy",
@@ -214,6 +215,8 @@ class LabRun:
         cov = token_covariance(old_logp_all, adv_all, valid_all)
         m.update(covariance_summary(cov, valid_all))
         m["cov/response_level"] = response_level_covariance(old_logp_all, valid_all, adv_all, group)
+        for name, c in covariance_by_difficulty(old_logp_all, valid_all, adv_all, group, group_mean[group]).items():
+            m[f"cov/response_level/{name}"] = c
         rows = torch.as_tensor(np.nonzero(keep_groups[group])[0], device=self.device)
         icfg = replace(self.icfg, aent_coef=self.aent.coef_) if cfg.intervention == "aent" else self.icfg
         if not cfg.ppo_clip:  # -A r: the ratio's gradient at r = 1 is vanilla policy gradient's

@@ -121,16 +121,27 @@ def plot_cov_scatter(cov, delta_h, ax=None, title: str | None = None, c: str | N
     return ax
 
 
+# the lab's bins of a prompt group's accuracy (entropylaw.lab.metrics.DIFFICULTY_BINS)
+DIFFICULTY_LABELS = {"hard": "hard: acc < 1/3", "medium": "medium", "easy": "easy: acc > 2/3"}
+
+
 def plot_cov_by_difficulty(groups, ax=None, title: str | None = None, metric: str | None = None):
     """One covariance curve per prompt-difficulty group (``label -> Series(step -> cov)``)."""
     fig, ax = new_axes(ax)
     curves = as_curves(groups, metric)
-    for i, (label, s) in enumerate(curves.items()):
-        ax.plot(s.index, s.to_numpy(), color=color(i), lw=1.4, label=f"{label} (mean {fmt(float(s.mean()))})")
+    order = [k for k in DIFFICULTY_LABELS if k in curves] + [k for k in curves if k not in DIFFICULTY_LABELS]
+    smooth = max(len(s) for s in curves.values()) > 30 if curves else False
+    for i, key in enumerate(order):
+        s = curves[key].sort_index()
+        label = f"{DIFFICULTY_LABELS.get(key, key)} (mean {fmt(float(s.mean()))})"
+        if smooth:  # a bin holds few groups per step: the raw series is noise around the trend
+            ax.plot(s.index, s.to_numpy(), color=color(i), lw=0.6, alpha=0.3)
+            s = s.rolling(10, center=True, min_periods=3).mean()
+        ax.plot(s.index, s.to_numpy(), color=color(i), lw=1.4, label=label)
     ax.axhline(0, color="0.5", lw=0.8)
     ax.set_xlabel(STEP_LABEL)
     ax.set_ylabel(COV_LABEL)
-    legend_below(ax, ncol=2, title="prompt accuracy group")
+    legend_below(ax, ncol=2, title="prompt accuracy group" + (" (thin: per step, thick: 10-step mean)" if smooth else ""))
     ax.set_title(title or "Covariance by prompt difficulty", fontsize=fs("title"))
     return ax
 
