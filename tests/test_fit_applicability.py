@@ -39,6 +39,22 @@ def test_entropy_explodes_then_collapses():
     assert reasons == [f"entropy explodes ({first:.3g} -> peak 8.23 nats at step 55)"]
 
 
+def test_entropy_that_starts_high_and_collapses_at_once_does_not_explode():
+    """The maximum at the very start is where the run began, not an explosion (SmolLM2 under
+    TRL at 4x batch: 2.11 nats at step 1, 0.4 nats by step 10 of 200)."""
+    steps = np.arange(1, 201)
+    H = 0.05 + 2.0 * np.exp(-(steps - 1) / 4.0)
+    R = 0.9 - 0.1 * np.exp(H)  # 0.12 .. 0.79
+    assert float(np.median(H[:20])) < H[0] / 3  # the start level is far below the first point
+    assert law_applies(steps, H, R) == (APPLIES, [])
+    # the same start with a later burst above it still explodes
+    H2 = H.copy()
+    H2[100:104] = 3.0
+    verdict, reasons = law_applies(steps, H2, R)
+    assert verdict == DOES_NOT_APPLY and reasons[0].startswith("entropy explodes (") \
+        and reasons[0].endswith("-> peak 3 nats at step 101)")
+
+
 def test_entropy_rises_and_does_not_fall():
     R = np.linspace(0.9, 0.6, len(STEPS))
     H = np.r_[np.full(20, 0.1), np.full(20, 0.4)]
