@@ -17,7 +17,7 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from entropylaw import table  # noqa: E402
 from entropylaw.plots.build_base import Built, Skipped, script  # noqa: E402
-from lab_dose import run_outcomes, summarise  # noqa: E402
+from lab_dose import control_of, run_outcomes, summarise  # noqa: E402
 
 OUT = ROOT / "figures"
 DATA = ROOT / "data/lab/dose/lab_dose.parquet"
@@ -46,7 +46,10 @@ def make():
         for r in (0, 1):
             grid[2 * (k // COLUMNS) + r, k % COLUMNS].set_visible(False)
     for k, axis in enumerate(axes_names):
+        ctrl = control_of(axis, summary)
         rows = summary[summary["axis"] == axis].sort_values("dose")
+        if ctrl is not None:  # the control is drawn as a band, not as dose 0 on a log axis
+            rows = rows[rows["dose"] > 0]
         updates_axis = axis.startswith("KL-Cov updates")
         for r, (col, lo, hi, ylabel) in enumerate((("H_end", "H_min", "H_max", "final entropy (nats)"),
                                                    ("acc_end", "acc_min", "acc_max", "final val accuracy"))):
@@ -59,6 +62,9 @@ def make():
                 b = bases.loc[4]
                 ax.axhspan(b[lo], b[hi], color="0.85", lw=0)
                 ax.axhline(b[col], color="0.5", lw=0.8, label="baseline")
+            if ctrl is not None:
+                ax.axhspan(ctrl[lo], ctrl[hi], color="C1", alpha=0.15, lw=0)
+                ax.axhline(ctrl[col], color="C1", lw=0.8, ls="--", label="method's recipe, selection off")
             ax.errorbar(rows["dose"], rows[col], yerr=[rows[col] - rows[lo], rows[hi] - rows[col]], fmt="o-",
                         color="C0", ms=3, capsize=2, lw=1, label="intervention")
             if (rows["dose"] > 0).all() and rows["dose"].max() / rows["dose"].min() > 8:
@@ -71,11 +77,18 @@ def make():
                 ax.set_title(axis, fontsize=8)
             else:
                 ax.set_xlabel("minibatches per rollout" if updates_axis else "dose", fontsize=7)
-    grid[0, 0].legend(fontsize=6, frameon=False)
+    handles = {}
+    for ax in grid.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=len(handles), fontsize=7,
+               frameon=False)
     title = "Lab intervention dose-response: final entropy and accuracy vs dose"
     fig.suptitle(title, fontsize=9)
     caption = (f"{title}. Mean over seeds, bars: seed range (min..max); grey band: the baseline's seed "
-               "range. Entropy: mean of the last 10 steps; accuracy: sampled mean@4, last 3 evaluations.")
+               "range; orange dashed line and band: the covariance method's own PPO recipe with its token selection "
+               "switched off (Clip-Cov: clip 1.0/1.0, no token eligible; KL-Cov: no PPO clip, beta 0). Entropy: mean "
+               "of the last 10 steps; accuracy: sampled mean@4, last 3 evaluations.")
     return [Built("fig_lab_dose", fig, caption)]
 
 

@@ -45,6 +45,8 @@ def dose_of(cfg: dict) -> tuple[str, float] | None:
     name, args, mb = cfg["intervention"], cfg.get("intervention_args", {}), cfg["minibatches"]
     if name == "none":
         return None
+    if name == "clip_cov" and args.get("clip_cov_lb", 1.0) >= 1e8:  # the control: no token eligible
+        return DOSE_KEYS["clip_cov"][0], 0.0
     if name == "kl_cov" and mb != DEFAULT_MINIBATCHES:
         return f"KL-Cov updates per rollout (ratio {args['kl_cov_ratio']:g})", float(mb)
     if name == "kl_cov" and "kl_cov_beta" in args:
@@ -83,6 +85,20 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
                  acc_max=("acc_end", "max"), drop_pct=("drop_pct", "mean")).reset_index()
 
 
+# the recipe control of an axis (the method's PPO settings, selection off): axis -> (axis, dose)
+CONTROLS = {"Clip-Cov ratio": ("Clip-Cov ratio", 0.0)}
+
+
+def control_of(axis: str, summary: pd.DataFrame):
+    """The control row for ``axis`` (KL-Cov: beta 0, any ratio), or None."""
+    key = CONTROLS.get(axis) or ((next((a for a in summary["axis"].unique() if a.startswith("KL-Cov beta")), None), 0.0)
+                                 if axis.startswith("KL-Cov") and "updates" not in axis else None)
+    if not key or key[0] is None:
+        return None
+    hit = summary[(summary["axis"] == key[0]) & (summary["dose"] == key[1])]
+    return hit.iloc[0] if len(hit) else None
+
+
 def exceeds(row, base, lo: str, hi: str) -> str:
     """'+' above / '-' below the baseline's seed range (no overlap), '' when they overlap."""
     if row[lo] > base[hi]:
@@ -99,15 +115,22 @@ def axis_table(summary: pd.DataFrame) -> pd.DataFrame:
         if row["minibatches"] not in bases.index:
             continue
         base = bases.loc[row["minibatches"]]
+        ctrl = control_of(row["axis"], summary)
+        is_ctrl = ctrl is not None and row["dose"] == 0
         rows.append({**row.to_dict(), "base_H": base["H_end"], "base_acc": base["acc_end"],
                      "H_effect": row["H_end"] - base["H_end"], "acc_effect": row["acc_end"] - base["acc_end"],
                      "H_beyond": exceeds(row, base, "H_min", "H_max"),
-                     "acc_beyond": exceeds(row, base, "acc_min", "acc_max")})
+                     "acc_beyond": exceeds(row, base, "acc_min", "acc_max"),
+                     "H_beyond_ctrl": exceeds(row, ctrl, "H_min", "H_max") if ctrl is not None and not is_ctrl else "",
+                     "acc_beyond_ctrl": (exceeds(row, ctrl, "acc_min", "acc_max")
+                                         if ctrl is not None and not is_ctrl else ""),
+                     "has_ctrl": ctrl is not None, "is_ctrl": is_ctrl})
     return pd.DataFrame(rows)
 
 
 def weakest_beyond(axes: pd.DataFrame, column: str) -> dict[str, str]:
     out = {}
+    axes = axes[~axes["is_ctrl"]]
     for axis, rows in axes.groupby("axis"):
         stronger_when_larger = not axis.startswith("STEER")
         rows = rows.sort_values("dose", ascending=stronger_when_larger)
@@ -138,17 +161,22 @@ def main(argv: list[str]) -> int:
     if axes.empty:
         return 0
     print("\n| method axis | dose | seeds | H end (min..max) | dH vs base | beyond | acc end (min..max) "
-          "| dacc vs base | beyond |")
-    print("|---|---:|---:|---|---:|:-:|---|---:|:-:|")
+          "| dacc vs base | beyond | beyond control (H / acc) |")
+    print("|---|---:|---:|---|---:|:-:|---|---:|:-:|:-:|")
     for _, r in axes.sort_values(["axis", "dose"]).iterrows():
-        print(f"| {r.axis} | {r.dose:g} | {r.seeds} | {r.H_end:.3f} ({r.H_min:.3f}..{r.H_max:.3f}) "
+        dose = "0 (control)" if r.is_ctrl else f"{r.dose:g}"
+        vs_ctrl = f"{r.H_beyond_ctrl or '·'} / {r.acc_beyond_ctrl or '·'}" if r.has_ctrl and not r.is_ctrl else ""
+        print(f"| {r.axis} | {dose} | {r.seeds} | {r.H_end:.3f} ({r.H_min:.3f}..{r.H_max:.3f}) "
               f"| {r.H_effect:+.3f} | {r.H_beyond} | {r.acc_end:.3f} ({r.acc_min:.3f}..{r.acc_max:.3f}) "
-              f"| {r.acc_effect:+.3f} | {r.acc_beyond} |")
+              f"| {r.acc_effect:+.3f} | {r.acc_beyond} | {vs_ctrl} |")
     h, a = weakest_beyond(axes, "H_beyond"), weakest_beyond(axes, "acc_beyond")
-    print("\n| method axis | weakest dose beyond the seed spread: entropy | accuracy |")
-    print("|---|---|---|")
+    with_ctrl = axes[axes["has_ctrl"]]
+    hc, ac = weakest_beyond(with_ctrl, "H_beyond_ctrl"), weakest_beyond(with_ctrl, "acc_beyond_ctrl")
+    print("\n| method axis | weakest dose beyond the seed spread: entropy | accuracy "
+          "| vs the recipe control: entropy | accuracy |")
+    print("|---|---|---|---|---|")
     for axis in h:
-        print(f"| {axis} | {h[axis]} | {a[axis]} |")
+        print(f"| {axis} | {h[axis]} | {a[axis]} | {hc.get(axis, 'n/a')} | {ac.get(axis, 'n/a')} |")
     return 0
 
 

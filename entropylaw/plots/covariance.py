@@ -73,7 +73,7 @@ def plot_cov_vs_entropy_change(steps, cov, delta_h, ax=None, title: str | None =
     finite = cov[np.isfinite(cov)]
     positive = pct(float(np.mean(finite > 0))) if len(finite) else "n/a"
     legend_below(ax, [line_cov, line_dh], ncol=1,
-                 title=f"Pearson r = {fmt(r)} over {len(finite)} steps; Cov > 0 at {positive} of steps")
+                 title=f"Pearson r = {fmt(r)} over {len(finite)} steps\nCov > 0 at {positive} of steps")
     ax.set_title(title or "Covariance vs entropy change per step", fontsize=fs("title"))
     return ax
 
@@ -133,7 +133,7 @@ def plot_cov_by_difficulty(groups, ax=None, title: str | None = None, metric: st
     smooth = max(len(s) for s in curves.values()) > 30 if curves else False
     for i, key in enumerate(order):
         s = curves[key].sort_index()
-        label = f"{DIFFICULTY_LABELS.get(key, key)} (mean {fmt(float(s.mean()))})"
+        label = f"{DIFFICULTY_LABELS.get(key, key)}, mean {fmt(float(s.mean()))}"
         if smooth:  # a bin holds few groups per step: the raw series is noise around the trend
             ax.plot(s.index, s.to_numpy(), color=color(i), lw=0.6, alpha=0.3)
             s = s.rolling(10, center=True, min_periods=3).mean()
@@ -141,7 +141,7 @@ def plot_cov_by_difficulty(groups, ax=None, title: str | None = None, metric: st
     ax.axhline(0, color="0.5", lw=0.8)
     ax.set_xlabel(STEP_LABEL)
     ax.set_ylabel(COV_LABEL)
-    legend_below(ax, ncol=2, title="prompt accuracy group" + (" (thin: per step, thick: 10-step mean)" if smooth else ""))
+    legend_below(ax, ncol=1, title="prompt accuracy bin" + ("\n(thin: per step, thick: 10-step mean)" if smooth else ""))
     ax.set_title(title or "Covariance by prompt difficulty", fontsize=fs("title"))
     return ax
 
