@@ -17,12 +17,22 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from entropylaw import table  # noqa: E402
 from entropylaw.plots.build_base import Built, Skipped, script  # noqa: E402
+from entropylaw.plots.style import fs, new_grid  # noqa: E402
 from lab_dose import control_of, run_outcomes, summarise  # noqa: E402
 
 OUT = ROOT / "figures"
 DATA = ROOT / "data/lab/dose/lab_dose.parquet"
 TOML = ROOT / "analysis/lab_dose.toml"
 COLUMNS = 4
+# the dose's x label, with its unit, by the start of the axis name
+DOSE_LABELS = {"AEnt": "c0 (loss weight)", "Clip-Cov ratio": "ratio (fraction of tokens)",
+               "KL-Cov ratio": "ratio (fraction of tokens)", "KL-Cov beta": "beta (loss weight)",
+               "KL-Cov updates": "minibatches per rollout (count)", "STEER": "w_min (token weight)",
+               "clip-higher": "eps_high (ratio bound)", "entropy bonus": "coef (loss weight)"}
+
+
+def dose_label(axis: str) -> str:
+    return next((v for k, v in DOSE_LABELS.items() if axis.startswith(k)), "dose (setting)")
 
 
 def make():
@@ -40,8 +50,7 @@ def make():
     if not axes_names or bases.empty:
         raise Skipped("no intervention doses or no baseline yet")
     blocks = math.ceil(len(axes_names) / COLUMNS)
-    fig, grid = plt.subplots(2 * blocks, COLUMNS, figsize=(2.6 * COLUMNS, 2.1 * 2 * blocks + 0.4), squeeze=False,
-                             layout="constrained")
+    fig, grid = new_grid(2 * blocks, COLUMNS, columns=2, panel_aspect=0.8, extra_height=0.6)
     for k in range(len(axes_names), blocks * COLUMNS):
         for r in (0, 1):
             grid[2 * (k // COLUMNS) + r, k % COLUMNS].set_visible(False)
@@ -52,7 +61,7 @@ def make():
             rows = rows[rows["dose"] > 0]
         updates_axis = axis.startswith("KL-Cov updates")
         for r, (col, lo, hi, ylabel) in enumerate((("H_end", "H_min", "H_max", "final entropy (nats)"),
-                                                   ("acc_end", "acc_min", "acc_max", "final val accuracy"))):
+                                                   ("acc_end", "acc_min", "acc_max", "final val acc (fraction)"))):
             ax = grid[2 * (k // COLUMNS) + r, k % COLUMNS]
             if updates_axis:  # the baseline depends on the minibatches: draw it per dose
                 b = bases.reindex(rows["minibatches"])
@@ -70,21 +79,19 @@ def make():
             if (rows["dose"] > 0).all() and rows["dose"].max() / rows["dose"].min() > 8:
                 ax.set_xscale("log")
                 ax.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide on short spans
-            ax.tick_params(labelsize=6)
-            if k % COLUMNS == 0:
-                ax.set_ylabel(ylabel, fontsize=7)
+            ax.tick_params(labelsize=fs("small"))
+            ax.set_ylabel(ylabel, fontsize=fs("small"))
+            ax.set_xlabel(dose_label(axis), fontsize=fs("small"))
             if r == 0:
-                ax.set_title(axis, fontsize=8)
-            else:
-                ax.set_xlabel("minibatches per rollout" if updates_axis else "dose", fontsize=7)
+                ax.set_title(axis.replace(" per rollout", ""), fontsize=fs("normal"))
     handles = {}
     for ax in grid.flat:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lab, h)
-    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=len(handles), fontsize=7,
+    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=len(handles), fontsize=fs("small"),
                frameon=False)
     title = "Lab intervention dose-response: final entropy and accuracy vs dose"
-    fig.suptitle(title, fontsize=9)
+    fig.suptitle(title, fontsize=fs("title"))
     caption = (f"{title}. Mean over seeds, bars: seed range (min..max); grey band: the baseline's seed "
                "range; orange dashed line and band: the covariance method's own PPO recipe with its token selection "
                "switched off (Clip-Cov: clip 1.0/1.0, no token eligible; KL-Cov: no PPO clip, beta 0). Entropy: mean "
