@@ -113,3 +113,26 @@ def test_every_real_log_in_shared(capsys, real_logs):
         code, out, err = _cli(capsys, log, "--fit-frac", "0.15", "--method", "exp-saturation", "--n-boot", "10", "-q")
         assert code == 0, f"{log.name}: {err}"
         assert "forecasting" in out
+
+
+def test_law_verdict_on_the_window_is_printed_and_uses_no_later_steps(capsys, tmp_path):
+    """An exploding run: the header says the law does not apply, with the reason; the verdict
+    is taken on the window alone (a run that only explodes after the window gets none)."""
+    s = np.arange(1, 201)
+    rising = [(int(i), "entropy", 0.2 + i / 50) for i in s] + [(int(i), "score", max(0.0, 0.8 - i / 150)) for i in s]
+    path = _write(tmp_path, "explode.parquet", rising, "explode")
+    code, out, err = _cli(capsys, path, "--fit-frac", "0.3")
+    assert code == 0, err
+    verdict = [line for line in out.splitlines() if line.startswith("law: does not apply")]
+    assert len(verdict) == 1 and "up to 60" in verdict[0] and "entropy rises" in verdict[0], out
+    code, out, err = _cli(capsys, path, "--fit-frac", "0.3", "--json")
+    assert json.loads(out)["law_on_window"] == verdict[0]
+    # falling entropy and rising score inside the window, an explosion only after it: no verdict
+    late = [(int(i), "entropy", 1.0 - i / 150 if i < 100 else 0.33 + (i - 100) / 20) for i in s]
+    late += [(int(i), "score", 0.3 + i / 300 if i < 100 else 0.63 - (i - 100) / 200) for i in s]
+    path = _write(tmp_path, "late.parquet", late, "late")
+    code, out, err = _cli(capsys, path, "--fit-frac", "0.3")
+    assert code == 0, err
+    assert "law: does not apply" not in out
+    code, out, err = _cli(capsys, path, "--fit-frac", "0.9")
+    assert "law: does not apply" in out

@@ -154,7 +154,8 @@ def run(args) -> int:
     if not outputs:
         raise EntropyLawError("no run could be forecast (see the warnings above)")
     if args.json:
-        docs = [_with_observed(rd, fc.to_dict()) for rd, fc in outputs]
+        docs = [{**_with_observed(rd, fc.to_dict()), "law_on_window": _law_verdict(rd, fc.window_end) or "applies"}
+                for rd, fc in outputs]
         print(dump_json(docs if len(docs) > 1 else docs[0]))
         return 0
     for i, (rd, fc) in enumerate(outputs):
@@ -191,7 +192,25 @@ def _header(rd, fc, args) -> str:
              f"{fc.conf:.0%} intervals; no information after step {fc.window_end:g} is used"]
     if fc.note:
         lines.append(f"note: {fc.note}")
+    verdict = _law_verdict(rd, fc.window_end)
+    if verdict:
+        lines.append(verdict)
     return "\n".join(lines)
+
+
+def _law_verdict(rd, end: float) -> str | None:
+    """The law's verdict on the forecast window alone (no later information), when it does not
+    apply: the curve methods' plateaus then describe a trend, not the law's ceiling."""
+    from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
+
+    if rd.entropy is None:
+        return None
+    h_in, y_in = rd.entropy.steps <= end, rd.target.steps <= end
+    verdict, reasons = law_applies(rd.entropy.steps[h_in], rd.entropy.values[h_in], rd.target.values[y_in],
+                                   score_range=rd.bounds, score_steps=rd.target.steps[y_in])
+    if verdict != DOES_NOT_APPLY:
+        return None
+    return f"law: does not apply to steps up to {end:g} ({'; '.join(reasons)}): read the plateau as a trend, not a ceiling"
 
 
 def _rows(rd, fc):
