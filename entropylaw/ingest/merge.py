@@ -10,6 +10,10 @@ Two tables from different sources with the same run id are one run when either
   run): the union is kept, and each repeated (step, metric) is dropped from the later
   source as ``also in <source>``. (Two files of one format with the same name that start
   at the same step are two runs, even with equal values: a copied log is not a resume.)
+  Wall-clock timings (``step_time``, ``eval_runtime``, ``*_per_second``, TRL's
+  ``profiling/Time taken: ...``) are left out of the comparison: a run resumed from a
+  checkpoint repeats the steps after it with the same values but new timings, and the
+  file that recorded the first execution (TRL's first W&B segment) is still that run.
 
 Otherwise they are two runs and the second gets a new id (``id-2``), as before.
 
@@ -26,6 +30,8 @@ Otherwise they are two runs and the second gets a new id (``id-2``), as before.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -34,6 +40,8 @@ from entropylaw.ingest.report import IngestReport
 
 SUPERSEDED = "superseded by resumed segment"
 AGREE_RTOL = 1e-5  # float32 event files against float64 JSON
+# how long something took, not what the run computed: differs between two executions of a step
+TIMING = re.compile(r"runtime|step_time|_per_second|time taken|timing|(?:^|/)time(?:_|/|$)", re.IGNORECASE)
 
 
 def _first_step(df: pd.DataFrame) -> int:
@@ -41,9 +49,10 @@ def _first_step(df: pd.DataFrame) -> int:
 
 
 def _agree(a: pd.DataFrame, b: pd.DataFrame) -> tuple[bool, int]:
-    """Do the common (step, metric) cells of two one-run tables hold the same values?"""
+    """Do the common (step, metric) cells of two one-run tables hold the same values (timings aside)?"""
     m = a[["step", "metric", "value"]].astype({"metric": str}).merge(
         b[["step", "metric", "value"]].astype({"metric": str}), on=["step", "metric"])
+    m = m[~m["metric"].str.contains(TIMING)]
     if m.empty:
         return False, 0
     ok = np.isclose(m["value_x"], m["value_y"], rtol=AGREE_RTOL, atol=1e-9)

@@ -1,0 +1,57 @@
+"""A TRL run resumed from a checkpoint: its first W&B segment recorded steps past the checkpoint
+that the resumed run repeated with the same values but new timings. It is still the same run
+(merged with trainer_state.json); a real difference in a value keeps two runs."""
+
+from __future__ import annotations
+
+from entropylaw import table
+from entropylaw.ingest.merge import merge_same_runs
+from entropylaw.ingest.report import IngestReport
+
+
+def _piece(records, source, fmt):
+    df = table.from_records(records, run_id="r", source=source)
+    report = IngestReport(source, format=fmt)
+    report.read(len(df))
+    report.keep(len(df))
+    return df, report
+
+
+def _runs(pieces):
+    return [(df, rep) for df, rep in merge_same_runs(pieces) if len(df)]
+
+
+def _records(steps, time_offset=0.0, entropy_at=None):
+    out = []
+    for s in steps:
+        h = 1.0 / (s + 1) if entropy_at is None or s != entropy_at else 0.123
+        out += [(s, "entropy", h), (s, "step_time", 10.0 + s + time_offset),
+                (s, "profiling/Time taken: GRPOTrainer.compute_loss", 0.5 + time_offset)]
+    return out
+
+
+def test_first_segment_with_other_timings_merges():
+    state = _piece(_records(range(0, 21)), "trainer_state.json", "trl")  # steps 0..20, the resumed values
+    # first W&B segment: steps 0..12, run stopped at 12 and resumed from checkpoint 10: steps 11, 12
+    # were executed twice; their values agree, their timings do not
+    first = _records(range(0, 11)) + _records(range(11, 13), time_offset=3.0)
+    wandb = _piece(first, "run-1.wandb", "wandb_offline")
+    [(df, rep)] = _runs([state, wandb])
+    assert table.series(df, "r", "entropy").index.tolist() == list(range(21))
+    # the kept timings at the repeated steps are trainer_state's (the later execution)
+    assert table.series(df, "r", "step_time").loc[12] == 22.0
+    w = wandb[1]
+    assert w.rows_kept == 0 and w.rows_dropped == 13 * 3  # every W&B cell is also in trainer_state.json
+    assert any("values agree at 13 common points" in n for n in w.notes)  # the entropy; timings not compared
+
+
+def test_a_value_that_differs_keeps_two_runs():
+    state = _piece(_records(range(0, 21)), "trainer_state.json", "trl")
+    other = _piece(_records(range(0, 13), entropy_at=11), "run-1.wandb", "wandb_offline")
+    assert len(_runs([state, other])) == 2
+
+
+def test_timings_alone_are_no_evidence_of_one_run():
+    state = _piece([(s, "step_time", 1.0) for s in range(5)], "trainer_state.json", "trl")
+    other = _piece([(s, "step_time", 1.0) for s in range(5)], "run-1.wandb", "wandb_offline")
+    assert len(_runs([state, other])) == 2
