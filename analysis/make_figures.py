@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ["fig_law", "fig_forecast", "fig_consumption", "fig_early", "fig_algorithms", "fig_scaling",
-           "fig_covariance", "fig_interventions", "fig_probe", "fig_lab_theory", "fig_dose"]
+           "fig_covariance", "fig_interventions", "fig_probe", "fig_lab_theory", "fig_dose", "fig_trl"]
 
 
 def main(argv: list[str]) -> int:

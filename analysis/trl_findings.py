@@ -7,7 +7,8 @@ Reads the tidy table that ``trl_run.py --export`` wrote from TRL's own files and
 step; ``fig_trl_law.png``: accuracy against entropy with the fitted law; ``fig_trl_early.png``:
 the ceiling fitted from the first K steps against K, with the accuracy finally reached).
 Every fit is the one pipeline (:func:`entropylaw.fit.run.fit_run`); a cut-off K uses only
-the rows at steps <= K.
+the rows at steps <= K. ``fit_eval_entropy`` is the same law with the entropy of the held-out
+completions themselves (TRL's ``eval_entropy``) in place of the training entropy.
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ from entropylaw.fit.run import fit_run  # noqa: E402
 TABLE = ROOT / "data" / "trl" / "smollm2_grpo.parquet"
 
 
-def _fit(df, run_id):
+def _fit(df, run_id, **options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return fit_run(df, run_id, warn=False)
+        return fit_run(df, run_id, warn=False, **options)
 
 
 def summarise_fit(fit) -> dict:
@@ -68,6 +69,14 @@ def findings(df, run_id: str, cutoffs=None) -> dict:
         except EntropyLawError as err:
             row["error"] = str(err)
         out["early"].append(row)
+    if len(table.series(df, run_id, "eval_entropy")):
+        # the law on the held-out samples alone: each evaluation's accuracy against the entropy of
+        # the same completions, so the base model's evaluation (step 0, before any training
+        # entropy is logged) is a point too
+        try:
+            out["fit_eval_entropy"] = summarise_fit(_fit(df, run_id, x="eval_entropy"))
+        except EntropyLawError as err:
+            out["fit_eval_entropy"] = {"error": str(err)}
     live = "entropylaw/ceiling"
     if live in set(df.loc[df["run_id"] == run_id, "metric"]):  # what EntropyLawCallback said during training
         s = table.series(df, run_id, live)
@@ -155,10 +164,16 @@ def main(argv=None) -> int:
           f"{res['score_first']:.3f} -> {res['score_last3_mean']:.3f}; law a={f['a']:.4g} b={f['b']:.4g} "
           f"ceiling {f['ceiling']:.3f} [{f['ceiling_ci'][0]:.3f}, {f['ceiling_ci'][1]:.3f}] R² {f['r2']:.3f} "
           f"({f['trust']})")
+    g = res.get("fit_eval_entropy", {})
+    if "ceiling" in g:
+        print(f"held-out samples' own entropy (eval_entropy, step 0 included): a={g['a']:.4g} b={g['b']:.4g} "
+              f"ceiling {g['ceiling']:.3f} [{g['ceiling_ci'][0]:.3f}, {g['ceiling_ci'][1]:.3f}] R² {g['r2']:.3f} "
+              f"n {g['n']} ({g['trust']})")
     for r in res["early"]:
         if "ceiling" in r:
-            print(f"  K={r['cutoff']:>4}: ceiling {r['ceiling']:.3f} [{r['ceiling_ci'][0]:.3f}, {r['ceiling_ci'][1]:.3f}]"
-                  f"  vs reached {res['score_last3_mean']:.3f}  ({r['trust']})")
+            lo, hi = r["ceiling_ci"]
+            print(f"  K={r['cutoff']:>4}: ceiling {r['ceiling']:.3f} [{lo:.3f}, {hi:.3f}]  vs reached "
+                  f"{res['score_last3_mean']:.3f}  ({r['trust']})")
         else:
             print(f"  K={r['cutoff']:>4}: {r['error']}")
     print(json.dumps({"wrote": str(out / "findings.json")}))

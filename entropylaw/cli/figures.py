@@ -5,7 +5,8 @@ and writes one PNG + PDF per figure into DIR, named by what it shows: each run's
 with its interval and trust flag, the forecast of each final score, the law per family
 and per run (Figs. 1, 3, 4), early prediction (Fig. 5), consumption (Fig. 2), algorithms
 (Fig. 6), model size (Fig. 7), covariance (Fig. 8), entropy/score over training (Figs.
-9-13) and, from a probe summary (``--probe``), Table 1 and the entropy-change ladder.
+9-13), Table 1 across training from a ``probe-checkpoints --table1`` table and, from a
+probe summary (``--probe``), Table 1 and the entropy-change ladder.
 ``--style paper`` sizes them for a journal column. A figure the inputs cannot give is
 skipped with the reason; no figure at all is an error.
 """
@@ -20,7 +21,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import check_writable
 
 NAMES = ["ceilings", "forecast", "law", "early", "consumption", "algorithms", "scaling", "covariance", "interventions",
-         "table1", "ladder"]
+         "checkpoints", "table1", "ladder"]
 
 
 def add_common(p) -> None:

@@ -26,7 +26,7 @@ from typing import Callable
 import pandas as pd
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.plots import build_lab, build_models, build_progress, build_runs
+from entropylaw.plots import build_lab, build_models, build_progress, build_runs, checkpoints
 from entropylaw.plots.build_base import (Built, Skipped, capture, metric_label, performance_metric,  # noqa: F401
                                          read_probe_summary, read_tables, script, tag, usable_runs,
                                          write_figures)
@@ -44,11 +44,13 @@ def _registry() -> dict[str, Callable]:
         "scaling": build_models.scaling_figure,
         "covariance": build_lab.covariance_figure,
         "interventions": build_lab.interventions_figure,
+        "checkpoints": checkpoints.checkpoints_figure,
     }
 
 
+# "checkpoints" (probe-checkpoints --table1 tables) last: the report shows it beside the probe's figures
 BUILDERS = ["ceilings", "forecast", "law", "early", "consumption", "algorithms", "scaling", "covariance",
-            "interventions"]
+            "interventions", "checkpoints"]
 PROBE_BUILDERS = ["table1", "ladder"]
 
 

@@ -143,7 +143,10 @@ def _family_figure(rows, fitted, notes) -> Built:
         legend_under(ax, handles, [h.get_label() for h in handles], handletextpad=0.3)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
-    fig.suptitle("Score vs policy entropy, fitted law R = -a·exp(H) + b per run", fontsize=fs("title"))
+    title = "Score vs policy entropy, fitted law R = -a·exp(H) + b per run"
+    if text_width(title, fs("title")) > 0.95 * fig.get_figwidth() * 72:  # one narrow column: two lines
+        title = title.replace(", fitted", ",\nfitted")
+    fig.suptitle(title, fontsize=fs("title"))
     n_bad = sum(r["trust"] == NOT_APPLICABLE for r in rows)
     return Built("law_score_vs_entropy", fig,
                  f"Paired score vs policy entropy for {len(rows)} runs in {len(panels)} panel(s) by model, each run "
