@@ -29,7 +29,7 @@ import pandas as pd
 from entropylaw import table as tt
 from entropylaw.plots.build_base import Built, Skipped, metric_label, performance_metric
 from entropylaw.plots.probe_tables import PAPER_TABLE1, fraction_label
-from entropylaw.plots.style import few_ticks, fmt, fs, legend_under, new_grid
+from entropylaw.plots.style import few_ticks, fmt, fs, legend_under, new_grid, text_width
 
 COV_TOP = re.compile(r"^cov_top_([0-9.eE+-]+)%$")
 COV_ALL = "cov_all"
@@ -56,12 +56,22 @@ def checkpoints_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
 
 
 def _end_labels(ax, s: pd.Series, digits: int = 3) -> None:
-    """The first and the last value written beside their points (inside the axes)."""
-    for k, (ha, dx) in ((0, ("left", 4)), (-1, ("right", -4))):
-        ax.annotate(fmt(float(s.iloc[k]), digits), (s.index[k], s.iloc[k]), xytext=(dx, 5),
-                    textcoords="offset points", ha=ha, va="bottom", fontsize=fs("small"))
+    """The first and the last value written beside their points (inside the axes), on the side
+    away from the line: below a point whose neighbour is higher, else above."""
+    for k, j, ha, dx in ((0, 1, "left", 4), (-1, -2, "right", -4)):
+        below = len(s) > 1 and s.iloc[j] > s.iloc[k]
+        ax.annotate(fmt(float(s.iloc[k]), digits), (s.index[k], s.iloc[k]), xytext=(dx, -5 if below else 5),
+                    textcoords="offset points", ha=ha, va="top" if below else "bottom", fontsize=fs("small"))
     lo, hi = ax.get_ylim()
-    ax.set_ylim(lo, hi + 0.15 * (hi - lo))  # room for the numbers above the line
+    ax.set_ylim(lo - 0.15 * (hi - lo), hi + 0.15 * (hi - lo))  # room for the numbers
+
+
+def _step_ticks(ax) -> None:
+    """Ticks at round steps (checkpoints come every 25, 50 or 100 steps), few of them."""
+    from matplotlib.ticker import MaxNLocator
+
+    few_ticks(ax)
+    ax.xaxis.set_major_locator(MaxNLocator(5, steps=[1, 2.5, 5, 10], integer=True))
 
 
 def _figure(t: pd.DataFrame, run_id: str) -> Built:
@@ -95,9 +105,9 @@ def _figure(t: pd.DataFrame, run_id: str) -> Built:
         ax.plot(s_all.index, s_all.values, "o-", ms=3, color="C0", label="all tokens")
         _end_labels(ax, s_all, digits=4)
     ax.set_xlabel("training step")
-    ax.set_ylabel("mean Cov over all tokens (nats × adv.)")
+    ax.set_ylabel("mean Cov, all tokens (nats × adv.)")
     ax.set_title("Covariance across training (all tokens)", fontsize=fs("normal"))
-    few_ticks(ax)
+    _step_ticks(ax)
 
     ax = axes[1, 0]
     ent = tt.series(t, run_id, "entropy")
@@ -107,7 +117,7 @@ def _figure(t: pd.DataFrame, run_id: str) -> Built:
     ax.set_xlabel("training step")
     ax.set_ylabel("entropy of the samples (nats)")
     ax.set_title("Entropy on the fixed batch", fontsize=fs("normal"))
-    few_ticks(ax)
+    _step_ticks(ax)
 
     ax = axes[1, 1]
     metric = performance_metric(t, run_id)
@@ -120,8 +130,11 @@ def _figure(t: pd.DataFrame, run_id: str) -> Built:
         ax.set_ylabel("accuracy (fraction)")
     ax.set_xlabel("training step")
     ax.set_title("Accuracy on the fixed batch", fontsize=fs("normal"))
-    few_ticks(ax)
-    fig.suptitle(f"{run_id}: token covariance of every checkpoint on one fixed prompt batch", fontsize=fs("title"))
+    _step_ticks(ax)
+    title = f"{run_id}: token covariance of every checkpoint on one fixed prompt batch"
+    if text_width(title, fs("title")) > 0.9 * fig.get_figwidth() * 72:  # a narrow figure: the run id on its own line
+        title = title.replace(": ", ":\n", 1)
+    fig.suptitle(title, fontsize=fs("title"))
     n_steps = len(steps)
     return Built(f"covariance_across_checkpoints_{_slug(run_id)}", fig,
                  f"{run_id}: each of {n_steps} checkpoints sampled on the same prompts and probed on its own samples "
