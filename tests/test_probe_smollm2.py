@@ -55,3 +55,33 @@ def test_model_tokenizer_and_chat_template(smollm2):
     assert tok.decode(ids) == ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
                                "Face<|im_end|>\n<|im_start|>user\nWhat is 2 + 2?<|im_end|>\n<|im_start|>assistant\n")
     assert prompt_ids("What is 2 + 2?", tok, False, "test") == tok("What is 2 + 2?")["input_ids"]
+
+
+def test_default_ladder_is_first_order_on_smollm2(smollm2):
+    """The issue's acceptance on the real model: with the default ladder settings (no --lr,
+    rel-step 1e-3, which on SmolLM2 is far outside the first-order regime) the automatic step
+    lands where Lemma 1's error falls as eta^2 and it predicts the per-token entropy change.
+    A small batch (2 prompts x 4 sampled answers, <= 12 tokens) keeps it cheap; the rewards
+    alternate within each group so every response has a non-zero GRPO advantage (the ladder
+    is about the model's first-order regime, not about what is rewarded)."""
+    import dataclasses
+
+    from entropylaw.probe.core import ProbeConfig
+    from entropylaw.probe.generate import sample
+    from entropylaw.probe.ladder import LadderConfig
+    from entropylaw.probe.rollouts import prompt_ids
+    from entropylaw.probe.runner import run_probe
+
+    _, model, tok = smollm2
+    prompts = [(f"q{i}", prompt_ids(q, tok, None, "test"), None)
+               for i, q in enumerate(["What is 7 + 5? Answer with the number only.",
+                                      "What is 13 - 4? Answer with the number only."])]
+    seqs = sample(model, prompts, 4, max_new_tokens=12, seed=0, tokenizer=tok)
+    seqs = [dataclasses.replace(s, reward=float(s.response_index % 2)) for s in seqs]
+    _, summary = run_probe(model, seqs, ProbeConfig(), LadderConfig(whatif=("none",)))
+    check = summary["ladder"]["eta_squared_check"]
+    assert check["first_order"] and 1.8 <= check["loglog_slope"] <= 2.2, check
+    assert len(check["search"]) > 3  # it had to shrink the default step: the default alone is not first order
+    assert summary["ladder"]["estimators"]["lemma1"]["pearson"] > 0.9
+    print(f"tokens {sum(len(s.response_ids) for s in seqs)}, rungs {len(check['search'])}, slope {check['loglog_slope']:.3f}, "
+          f"pearson {summary['ladder']['estimators']['lemma1']['pearson']:.4f}, etas {check['etas']}")
