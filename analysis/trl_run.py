@@ -160,6 +160,13 @@ def train(args) -> None:
     os.environ.update(WANDB_MODE="offline", WANDB_DIR=str(out), WANDB_PROJECT="entropylaw-trl",
                       WANDB_RUN_ID=run_id_file.read_text().strip(), WANDB_RESUME="allow", WANDB_SILENT="true",
                       TENSORBOARD_LOGGING_DIR=str(out / "tb"), HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    if "wandb" in args.report_to:
+        import wandb
+
+        # W&B reads WANDB_* once per process, when first set up: in a process that used it
+        # before (a test session, a notebook) the run would go to the old directory under a
+        # new id, not OUT/wandb under OUT/wandb_run_id
+        wandb.teardown()
     (out / "command.txt").write_text(" ".join([sys.executable, *sys.argv]) + "\n")
     resume = any(out.glob("checkpoint-*/trainer_state.json"))
     trainer = make_trainer(args, out, resume)  # a fresh run evaluates the base model first (step 0)

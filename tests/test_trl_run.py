@@ -41,6 +41,9 @@ def test_problems_are_split_without_overlap_and_answers_are_right():
 @pytest.mark.slow
 def test_tiny_run_trains_resumes_and_reads_as_one_run(tmp_path):
     mod = _module()
+    import wandb  # W&B already set up in this process (another test, a notebook): the run still lands in OUT
+
+    wandb.init(dir=str(tmp_path), project="other", mode="offline", reinit="create_new").finish()
     out = tmp_path / "run"
     common = ["--out", str(out), "--tiny", "--eval-every", "2", "--save-every", "2", "--eval-prompts", "4",
               "--batch", "4", "--generations", "2", "--eval-batch", "4", "--eval-generations", "2",
