@@ -130,7 +130,8 @@ def axis_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 def weakest_beyond(axes: pd.DataFrame, column: str) -> dict[str, str]:
     out = {}
-    axes = axes[~axes["is_ctrl"]]
+    if "is_ctrl" in axes:  # a control is no dose of its axis
+        axes = axes[~axes["is_ctrl"].astype(bool)]
     for axis, rows in axes.groupby("axis"):
         stronger_when_larger = not axis.startswith("STEER")
         rows = rows.sort_values("dose", ascending=stronger_when_larger)

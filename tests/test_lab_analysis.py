@@ -95,3 +95,30 @@ def test_every_group_of_the_shipped_dose_sweep_has_a_dose_axis():
     assert all(len(doses) >= 3 for doses in axes.values())
     assert sum(len(d) >= 4 for d in axes.values()) >= 7  # 6 methods + KL-Cov's coefficient
     assert {c.seed for c in configs} == {0, 1, 2}
+
+
+def test_recipe_controls_are_dose_zero_and_compared_against():
+    """Clip-Cov with no eligible token and KL-Cov with beta 0 are their axes' controls: shown as
+    dose 0, never "the weakest dose", and each dose is also compared with the control's seed range."""
+    assert lab_dose.dose_of({"intervention": "clip_cov", "minibatches": 4, "intervention_args":
+                             {"clip_cov_ratio": 0.003, "clip_cov_lb": 1e9, "clip_cov_ub": 2e9}}) == ("Clip-Cov ratio", 0.0)
+    assert lab_dose.dose_of({"intervention": "kl_cov", "minibatches": 4, "intervention_args":
+                             {"kl_cov_ratio": 0.03, "kl_cov_beta": 0.0}}) == ("KL-Cov beta (ratio 0.03)", 0.0)
+    rows = [("baseline", np.nan, 0.18, 0.22, 0.30, 0.36),
+            ("Clip-Cov ratio", 0.0, 0.15, 0.20, 0.05, 0.09),     # the control: accuracy lost, entropy kept
+            ("Clip-Cov ratio", 0.003, 0.30, 0.35, 0.06, 0.10),   # entropy beyond both; accuracy only vs baseline
+            ("KL-Cov beta (ratio 0.03)", 0.0, 0.20, 0.24, 0.05, 0.08),
+            ("KL-Cov ratio", 0.03, 0.24, 0.28, 0.25, 0.33)]      # accuracy above the control, inside the baseline
+    summary = pd.DataFrame([{"axis": a, "dose": d, "minibatches": 4, "seeds": 3, "H_min": h0, "H_max": h1,
+                             "H_end": (h0 + h1) / 2, "acc_min": c0, "acc_max": c1, "acc_end": (c0 + c1) / 2,
+                             "drop_pct": 50.0} for a, d, h0, h1, c0, c1 in rows])
+    axes = lab_dose.axis_table(summary).set_index(["axis", "dose"])
+    ctrl = axes.loc[("Clip-Cov ratio", 0.0)]
+    assert ctrl["is_ctrl"] and ctrl["H_beyond_ctrl"] == "" and ctrl["acc_beyond"] == "-"
+    dose = axes.loc[("Clip-Cov ratio", 0.003)]
+    assert (dose["H_beyond"], dose["H_beyond_ctrl"], dose["acc_beyond"], dose["acc_beyond_ctrl"]) == ("+", "+", "-", "")
+    kl = axes.loc[("KL-Cov ratio", 0.03)]
+    assert (kl["acc_beyond"], kl["acc_beyond_ctrl"]) == ("", "+")
+    flat = axes.reset_index()
+    assert lab_dose.weakest_beyond(flat, "H_beyond")["Clip-Cov ratio"] == "0.003 (+)"
+    assert lab_dose.weakest_beyond(flat[flat["has_ctrl"]], "acc_beyond_ctrl")["KL-Cov ratio"] == "0.03 (+)"

@@ -208,10 +208,11 @@ def test_entropy_change_matches_numpy_diff():
 
 
 def test_cov_by_difficulty_one_line_per_group_with_means():
-    groups = {"hard": pd.Series([0.1, 0.2, 0.3]), "easy": pd.Series([1.0, 2.0])}
+    groups = {"easy": pd.Series([1.0, 2.0]), "other": pd.Series([5.0, 7.0]), "hard": pd.Series([0.1, 0.2, 0.3])}
     ax = covariance.plot_cov_by_difficulty(groups)
     labels = [t.get_text() for t in ax.figure.legends[0].get_texts()]
-    assert labels == ["hard (mean 0.200)", "easy (mean 1.500)"]
+    # hard first, then easy (the paper's order), unknown groups after, each with its mean
+    assert labels == ["hard: acc < 1/3, mean 0.200", "easy: acc > 2/3, mean 1.500", "other, mean 6.000"]
 
 
 def _runs_table(with_length=True):
