@@ -39,7 +39,7 @@ def test_ingest_json_and_resume_note(cli, tmp_path):
     res = cli("ingest", str(log), "--json")
     assert res.returncode == 0, res.stderr
     [rep] = json.loads(res.stdout)["reports"]
-    assert (rep["rows_read"], rep["rows_kept"], rep["dropped"]) == (3, 2, {"superseded by resumed segment": 1})
+    assert (rep["rows_read"], rep["rows_kept"], rep["dropped"]) == (3, 2, {"logged twice at the same step (the last kept)": 1})
     assert any("logged twice at the same step" in n for n in rep["notes"])
 
 

@@ -42,6 +42,7 @@ from entropylaw.ingest.report import IngestReport
 
 NON_FINITE = "non-finite value"
 SUPERSEDED = "superseded by resumed segment"
+REPEATED = "logged twice at the same step (the last kept)"
 DUPLICATE = "duplicate (step, metric)"
 
 
@@ -157,20 +158,20 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
     codes = pd.factorize(df["key"])[0] if not isinstance(df["key"].dtype, pd.CategoricalDtype) \
         else df["key"].cat.codes.to_numpy()
     pair = pd.Series(steps).astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
-    keep &= ~pair.duplicated(keep="last").to_numpy()
-    n_drop = int((~keep).sum())
-    if n_drop:
-        report.drop(SUPERSEDED, n_drop)
-        where = ""
-        if "line" in df.columns:
-            where = f" (first superseded row at line {df['line'].to_numpy()[~keep].min()})"
-        if restart_steps:
-            at = ", ".join(str(s) for s in restart_steps[:10]) + (", ..." if len(restart_steps) > 10 else "")
-            report.note(f"steps restart at {at} (resumed run): kept the later segment, "
-                        f"dropped {n_drop} earlier rows{where}")
-        else:
-            report.note(f"{n_drop} value(s) logged twice at the same step: kept the last{where}")
-    return df[keep]
+    repeated = keep & pair.duplicated(keep="last").to_numpy()  # within one segment: not a resume
+    n_resumed, n_repeated = int((~keep).sum()), int(repeated.sum())
+    lines = df["line"].to_numpy() if "line" in df.columns else None
+    if n_resumed:
+        report.drop(SUPERSEDED, n_resumed)
+        where = f" (first superseded row at line {lines[~keep].min()})" if lines is not None else ""
+        at = ", ".join(str(s) for s in restart_steps[:10]) + (", ..." if len(restart_steps) > 10 else "")
+        report.note(f"steps restart at {at} (resumed run): kept the later segment, "
+                    f"dropped {n_resumed} earlier rows{where}")
+    if n_repeated:
+        report.drop(REPEATED, n_repeated)
+        where = f" (first at line {lines[repeated].min()})" if lines is not None else ""
+        report.note(f"{n_repeated} value(s) logged twice at the same step: kept the last{where}")
+    return df[keep & ~repeated]
 
 
 def _per_key_resumes(df: pd.DataFrame, steps: np.ndarray) -> tuple[np.ndarray, list[int]]:
