@@ -62,6 +62,13 @@ def test_tiny_run_trains_resumes_and_reads_as_one_run(tmp_path):
     logged = {e["step"]: e["entropy"] for e in state["log_history"] if "entropy" in e}
     np.testing.assert_allclose(ent.loc[list(logged)].to_numpy(), list(logged.values()), rtol=1e-6)
     assert len(mod.sources(out)) == 3
+    # the HF loggers' train/<key> and eval/<key> are the trainer_state's <key> and eval_<key>: kept once
+    metrics = set(map(str, df["metric"].unique()))
+    logged_keys = {k for e in state["log_history"] for k in e}
+    twice = {m for m in metrics if (m.startswith("train/") and m[6:] in logged_keys)
+             or (m.startswith("eval/") and "eval_" + m[5:] in logged_keys)}
+    assert not twice, sorted(twice)
+    assert "loss" in metrics and "eval_loss" in metrics
     # resumed from checkpoint-2: the step counter goes on, no base-model evaluation again
     assert mod.main([*common, "--steps", "3"]) == 0
     state = json.loads((out / "trainer_state.json").read_text())

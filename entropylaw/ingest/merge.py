@@ -16,6 +16,10 @@ Two tables from different sources with the same run id are one run when either
   file that recorded the first execution (TRL's first W&B segment) is still that run.
 
 Otherwise they are two runs and the second gets a new id (``id-2``), as before.
+The Hugging Face Trainer's TensorBoard and W&B loggers rename its keys (``loss`` ->
+``train/loss``, ``eval_loss`` -> ``eval/loss``); where the other file logs the plain name,
+those names are read as its own (the values must still agree), so one value is not kept
+twice under two names.
 
 >>> from entropylaw import table
 >>> from entropylaw.ingest.report import IngestReport
@@ -59,9 +63,36 @@ def _agree(a: pd.DataFrame, b: pd.DataFrame) -> tuple[bool, int]:
     return bool(ok.all()), len(m)
 
 
+def _hf_names(df: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the HF Trainer loggers' ``train/X`` and ``eval/X`` read as ``X`` and ``eval_X``
+    where ``other`` logs those names.
+
+    >>> from entropylaw import table
+    >>> tb = table.from_records([(1, "train/loss", 0.5), (1, "train/global_step", 1.0), (1, "eval/loss", 0.7)], "r")
+    >>> js = table.from_records([(1, "loss", 0.5), (1, "eval_loss", 0.7)], "r")
+    >>> sorted(map(str, _hf_names(tb, js)["metric"]))
+    ['eval_loss', 'loss', 'train/global_step']
+    """
+    names = set(map(str, pd.unique(df["metric"])))
+    others = set(map(str, pd.unique(other["metric"])))
+    rename = {}
+    for m in names:
+        if m.startswith("train/") and m[len("train/"):] in others:
+            rename[m] = m[len("train/"):]
+        elif m.startswith("eval/") and "eval_" + m[len("eval/"):] in others:
+            rename[m] = "eval_" + m[len("eval/"):]
+    if not rename:
+        return df
+    out = df.copy()
+    out["metric"] = out["metric"].astype(str).replace(rename)
+    return table.conform(out)
+
+
 def _merge_pair(kept: pd.DataFrame, kept_report: IngestReport, new: pd.DataFrame,
                 new_report: IngestReport) -> pd.DataFrame | None:
     """``kept`` and ``new`` as one run, or None when they are two runs."""
+    if kept_report.format != new_report.format:
+        new, kept = _hf_names(new, kept), _hf_names(kept, new)
     same, n_common = _agree(kept, new) if kept_report.format != new_report.format else (False, 0)
     if same:
         key = pd.MultiIndex.from_frame(new[["step", "metric"]].astype({"metric": str}))
