@@ -55,3 +55,26 @@ def test_timings_alone_are_no_evidence_of_one_run():
     state = _piece([(s, "step_time", 1.0) for s in range(5)], "trainer_state.json", "trl")
     other = _piece([(s, "step_time", 1.0) for s in range(5)], "run-1.wandb", "wandb_offline")
     assert len(_runs([state, other])) == 2
+
+
+def test_identical_bookkeeping_repeats_are_not_counted_other_repeats_are():
+    """HF's W&B rows repeat train/global_step and train/epoch with the same value: not data, not
+    counted; a bookkeeping key at a new value, or any other key twice, is a counted drop."""
+    import pandas as pd
+
+    from entropylaw.ingest.common import REPEATED, resolve_resumes
+    from entropylaw.ingest.report import IngestReport
+
+    rows = [(1, "train/global_step", 1.0), (1, "loss", 0.5), (1, "train/global_step", 1.0),  # identical: uncounted
+            (1, "train/epoch", 0.1), (1, "train/epoch", 0.1), (1, "epoch", 0.1), (1, "epoch", 0.1),
+            (2, "train/epoch", 0.2), (2, "train/epoch", 0.25),  # a new value: counted
+            (2, "loss", 0.4), (2, "loss", 0.4)]  # not bookkeeping: counted even when equal
+    df = pd.DataFrame(rows, columns=["step", "key", "value"])
+    report = IngestReport("w.wandb")
+    report.read(len(rows))
+    out = resolve_resumes(df, report)
+    report.keep(len(out))
+    assert out.values.tolist() == [[1, "loss", 0.5], [1, "train/global_step", 1.0], [1, "train/epoch", 0.1],
+                                   [1, "epoch", 0.1], [2, "train/epoch", 0.25], [2, "loss", 0.4]]
+    assert report.rows_read == len(rows) - 3 and dict(report.dropped) == {REPEATED: 2} and report.balanced()
+    assert any("not counted as rows: epoch x1, train/epoch x1, train/global_step x1" in n for n in report.notes)

@@ -43,6 +43,17 @@ from entropylaw.ingest.report import IngestReport
 NON_FINITE = "non-finite value"
 SUPERSEDED = "superseded by resumed segment"
 REPEATED = "logged twice at the same step (the last kept)"
+# Trainer bookkeeping, repeated in eval and final entries (and in every row the HF loggers
+# send to W&B): a second identical copy at the same step is not data and is not counted
+BOOKKEEPING = frozenset({"epoch", "total_flos", "train_runtime", "train_samples_per_second",
+                         "train_steps_per_second", "train_loss", "step_time", "learning_rate",
+                         "num_input_tokens_seen", "num_tokens", "eval_runtime", "eval_samples_per_second",
+                         "eval_steps_per_second", "global_step"})
+
+
+def is_bookkeeping(key: str) -> bool:
+    """``epoch``, ``train/epoch``, ``train/global_step``, ... (the HF loggers prefix train/)."""
+    return key in BOOKKEEPING or (key.startswith("train/") and key[len("train/"):] in BOOKKEEPING)
 DUPLICATE = "duplicate (step, metric)"
 
 
@@ -159,6 +170,18 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
         else df["key"].cat.codes.to_numpy()
     pair = pd.Series(steps).astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
     repeated = keep & pair.duplicated(keep="last").to_numpy()  # within one segment: not a resume
+    uncounted = np.zeros(n, dtype=bool)
+    if repeated.any():  # an identical copy of a bookkeeping key: not data, not counted
+        values = df["value"].to_numpy()
+        last_value = pd.Series(values).groupby(pair.to_numpy()).transform("last").to_numpy()
+        keys = np.asarray(df["key"].astype(str))
+        uncounted = repeated & (values == last_value) & np.array([is_bookkeeping(k) for k in keys])
+        if uncounted.any():
+            report.rows_read -= int(uncounted.sum())
+            counts = pd.Series(keys[uncounted]).value_counts()
+            report.note("bookkeeping key(s) repeated with the same value at the same step, not counted as rows: "
+                        + ", ".join(f"{k} x{c}" for k, c in sorted(counts.items())))
+            repeated &= ~uncounted
     n_resumed, n_repeated = int((~keep).sum()), int(repeated.sum())
     lines = df["line"].to_numpy() if "line" in df.columns else None
     if n_resumed:
@@ -171,7 +194,7 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
         report.drop(REPEATED, n_repeated)
         where = f" (first at line {lines[repeated].min()})" if lines is not None else ""
         report.note(f"{n_repeated} value(s) logged twice at the same step: kept the last{where}")
-    return df[keep & ~repeated]
+    return df[keep & ~repeated & ~uncounted]
 
 
 def _per_key_resumes(df: pd.DataFrame, steps: np.ndarray) -> tuple[np.ndarray, list[int]]:

@@ -40,15 +40,10 @@ from pathlib import Path
 from typing import Iterable
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import RawRun, model_from_filename, run_id_from_path
+from entropylaw.ingest.common import BOOKKEEPING, RawRun, model_from_filename, run_id_from_path
 
 STATE_FILE = "trainer_state.json"
 REPEATED = "repeated at the same step"
-# Trainer bookkeeping, repeated in eval and final entries: not metrics of the policy
-BOOKKEEPING = frozenset({"epoch", "total_flos", "train_runtime", "train_samples_per_second",
-                         "train_steps_per_second", "train_loss", "step_time", "learning_rate",
-                         "num_input_tokens_seen", "num_tokens", "eval_runtime", "eval_samples_per_second",
-                         "eval_steps_per_second"})
 NON_NUMERIC = "non-numeric value"
 NO_STEP = "entry without a step"
 
