@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning
 from entropylaw.fit.algorithms import AlgorithmTest
 from entropylaw.fit import forecast as _forecast

@@ -20,7 +20,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.fit.pairing import fitted_score_key
 
 COLUMNS = ["run_id", "steps", "entropy_key", "score_key", "val_keys", "entropy_first", "entropy_last",

@@ -6,7 +6,7 @@ fitted curve does not depend on the RL algorithm). Algorithms come from the run 
 
 from __future__ import annotations
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.api import algorithms
 from entropylaw.cli._fitargs import add_fit_arguments, dump_json, load_inputs
 from entropylaw.cli.sources import with_accounts

@@ -116,7 +116,7 @@ def _load(args, sources, only=None):
 
 
 def run(args) -> int:
-    from entropylaw import table
+    import entropylaw.table as table
     from entropylaw.fit.forecast import ALL_METHODS, DEFAULT_METHOD, PRIOR, forecast
     from entropylaw.fit.forecast_data import RunData
 

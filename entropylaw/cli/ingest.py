@@ -8,7 +8,7 @@ was read.
 
 from __future__ import annotations
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.cli.sources import add_source_arguments, load_from_args, row_reports
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import check_writable, dumps

@@ -14,7 +14,7 @@ import argparse
 import json
 import sys
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import check_writable

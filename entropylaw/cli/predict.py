@@ -9,7 +9,7 @@ interval, and (``--curve``) the error for every window size.
 
 from __future__ import annotations
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.api import predict
 from entropylaw.cli.sources import with_accounts
 from entropylaw.cli._fitargs import (add_fit_arguments, dump_json, fmt_table, load_inputs, parse_fraction,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import check_writable
 

@@ -94,7 +94,7 @@ def snapshot(args, path: Path) -> dict:
     """Read the log and fit it: the fields of one refresh (raises EntropyLawError)."""
     import numpy as np
 
-    from entropylaw import table
+    import entropylaw.table as table
     from entropylaw.cli.sources import load_from_args
     from entropylaw.fit.forecast import DEFAULT_METHOD, forecast_table
     from entropylaw.fit.run import fit_run

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.pairing import score_key
 

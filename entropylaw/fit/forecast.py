@@ -408,7 +408,7 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     >>> round(out["r"].methods["exp-saturation"].plateau, 3)
     0.7
     """
-    from entropylaw import table
+    import entropylaw.table as table
 
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
     prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)

@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 
 TOKEN_KEYS = ("perf/total_num_tokens", "total_num_tokens", "num_tokens")

@@ -341,7 +341,7 @@ def fit_table(df: pd.DataFrame, run_ids=None, y=None, mode="nearest-earlier", x=
 
     ``pool=True`` fits all the runs as one family (one shared a, b) instead.
     """
-    from entropylaw import table
+    import entropylaw.table as table
 
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
     pairs = [pair(df, r, x=x, y=y, mode=mode) for r in ids]

@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 
 MODES = ("nearest-earlier", "same")

@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fit import forms as forms_mod
 from entropylaw.fit.applicability import law_applies

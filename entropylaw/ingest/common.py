@@ -34,7 +34,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.ingest.keys import KeyMap, detect_keys
 from entropylaw.ingest.model_size import params_from_name

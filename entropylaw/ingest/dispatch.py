@@ -45,7 +45,7 @@ from typing import Callable
 import pandas as pd
 import pyarrow.parquet as pq
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, describe_os_error
 from entropylaw.ingest import tabular
 from entropylaw.ingest.common import KeyOptions, RawRun, finalize

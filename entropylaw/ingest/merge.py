@@ -39,7 +39,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.ingest.report import IngestReport
 
 SUPERSEDED = "superseded by resumed segment"

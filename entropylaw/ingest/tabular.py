@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
 from entropylaw.ingest.report import IngestReport

@@ -118,7 +118,8 @@ class EntropyLawCallback(TrainerCallback):
     # -- the fit ------------------------------------------------------------------------
     def refit(self, log_history: list, run_id: str) -> dict:
         """Fit the law to a trainer's log history; the metrics to log ({} before enough points)."""
-        from entropylaw import api, table
+        import entropylaw.api as api
+        import entropylaw.table as table
         from entropylaw.fit.run import fit_run
 
         records = [{k: v for k, v in entry.items() if not str(k).startswith(PREFIX)} for entry in log_history]

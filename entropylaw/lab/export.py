@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.common import RawRun, finalize
 from entropylaw.ingest.lab_run import read_lab_run

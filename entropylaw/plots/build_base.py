@@ -19,7 +19,7 @@ from typing import Callable
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from entropylaw import table as tt
+import entropylaw.table as tt
 from entropylaw.fit.pairing import fitted_score_key
 from entropylaw.errors import EntropyLawError
 from entropylaw.plots.placement import settle

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from entropylaw import table as tt
+import entropylaw.table as tt
 import numpy as np
 
 from entropylaw.plots.build_base import Built, Skipped, metric_label, performance_metric, run_styles

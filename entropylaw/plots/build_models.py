@@ -18,7 +18,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from entropylaw import table as tt
+import entropylaw.table as tt
 from entropylaw.fit.algorithms import AlgorithmTest
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.plots.algorithms import plot_algorithms

@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from entropylaw import table as tt
+import entropylaw.table as tt
 from entropylaw.plots.build_base import Built, Skipped, metric_label, performance_metric
 from entropylaw.plots.probe_tables import PAPER_TABLE1, fraction_label
 from entropylaw.plots.style import few_ticks, fmt, fs, legend_under, new_grid, text_width

@@ -20,7 +20,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from entropylaw import table as tt
+import entropylaw.table as tt
 from entropylaw.plots.style import fmt
 
 

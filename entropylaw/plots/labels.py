@@ -81,7 +81,7 @@ def short_labels(groups: Mapping[str, Sequence[str]], max_len: int = 28) -> dict
 
 def run_labels(t, run_ids: Sequence[str] | None = None, max_len: int = 28):
     """``(families, labels)`` for the runs of a tidy table (all of them, or ``run_ids``)."""
-    from entropylaw import table as tt
+    import entropylaw.table as tt
 
     meta = tt.runs(t).set_index("run_id")
     ids = list(run_ids) if run_ids is not None else list(meta.index)

@@ -25,7 +25,7 @@ from collections import OrderedDict
 import numpy as np
 import pandas as pd
 
-from entropylaw import table as tt
+import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast import DEFAULT_METHOD, forecast
 from entropylaw.fit.forecast_data import RunData

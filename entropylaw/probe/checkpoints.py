@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from entropylaw import table
+import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.probe import model as M
 from entropylaw.probe.forward import collect_stats
