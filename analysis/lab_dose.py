@@ -85,17 +85,15 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
                  acc_max=("acc_end", "max"), drop_pct=("drop_pct", "mean")).reset_index()
 
 
-# the recipe control of an axis (the method's PPO settings, selection off): axis -> (axis, dose)
-CONTROLS = {"Clip-Cov ratio": ("Clip-Cov ratio", 0.0)}
-
-
 def control_of(axis: str, summary: pd.DataFrame):
-    """The control row for ``axis`` (KL-Cov: beta 0, any ratio), or None."""
-    key = CONTROLS.get(axis) or ((next((a for a in summary["axis"].unique() if a.startswith("KL-Cov beta")), None), 0.0)
-                                 if axis.startswith("KL-Cov") and "updates" not in axis else None)
-    if not key or key[0] is None:
+    """The row of ``axis``'s recipe control (the method's PPO settings, selection off), or None:
+    Clip-Cov's is its own dose 0; every KL-Cov ratio or beta axis shares the beta-0 runs."""
+    if axis.startswith("KL-Cov") and "updates" not in axis:
+        hit = summary[summary["axis"].str.startswith("KL-Cov beta") & (summary["dose"] == 0)]
+    elif axis.startswith("Clip-Cov"):
+        hit = summary[(summary["axis"] == axis) & (summary["dose"] == 0)]
+    else:
         return None
-    hit = summary[(summary["axis"] == key[0]) & (summary["dose"] == key[1])]
     return hit.iloc[0] if len(hit) else None
 
 

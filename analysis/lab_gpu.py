@@ -14,7 +14,6 @@ import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,10 +45,8 @@ def describe(path: str, batch: str, sizes=("s", "l")) -> pd.DataFrame:
     runs = runs.join(fits, on="run_id")
     runs["size"] = runs["run_id"].str.split("-").str[0]
     runs["batch"] = batch
-    for name in BINS:
-        runs[f"cov_{name}"] = [float(table.series(t, r, f"cov/response_level/{name}").mean())
-                               if len(table.series(t, r, f"cov/response_level/{name}")) else np.nan
-                               for r in runs["run_id"]]
+    for name in BINS:  # the mean of an empty series is NaN: a run that does not log the bin
+        runs[f"cov_{name}"] = [float(table.series(t, r, f"cov/response_level/{name}").mean()) for r in runs["run_id"]]
     return runs
 
 

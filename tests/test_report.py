@@ -91,10 +91,11 @@ def test_figure_png_is_reproducible():
 
 
 def test_report_from_a_table_fits_flags_and_forecasts_each_run():
-    from entropylaw.plots.build_report import report_html, run_rows
+    from entropylaw.plots.build_report import report_html
+    from entropylaw.plots.rows import summary_rows
 
     t = table.concat([two_runs(), law_run("up", 0.2, 0.8, rising=True, model="other")])
-    rows, notes = run_rows(t)
+    rows, notes = summary_rows(t)
     by_id = {r["run_id"]: r for r in rows}
     # the law is recovered (wiggle 0.004): independent of the plotting code
     assert by_id["run0"]["a"] == pytest.approx(0.2, abs=0.02) and by_id["run1"]["b"] == pytest.approx(0.6, abs=0.02)

@@ -166,19 +166,21 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
         keep &= steps < after
         restart_steps = sorted({int(s) for s in steps[restart]})
     # the same key twice at one step (a re-logged value): the last one stands
-    codes = pd.factorize(df["key"])[0] if not isinstance(df["key"].dtype, pd.CategoricalDtype) \
-        else df["key"].cat.codes.to_numpy()
+    if isinstance(df["key"].dtype, pd.CategoricalDtype):
+        codes, names = df["key"].cat.codes.to_numpy(), df["key"].cat.categories
+    else:
+        codes, names = pd.factorize(df["key"])
     pair = pd.Series(steps).astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
     repeated = keep & pair.duplicated(keep="last").to_numpy()  # within one segment: not a resume
     uncounted = np.zeros(n, dtype=bool)
     if repeated.any():  # an identical copy of a bookkeeping key: not data, not counted
         values = df["value"].to_numpy()
         last_value = pd.Series(values).groupby(pair.to_numpy()).transform("last").to_numpy()
-        keys = np.asarray(df["key"].astype(str))
-        uncounted = repeated & (values == last_value) & np.array([is_bookkeeping(k) for k in keys])
+        book = np.array([is_bookkeeping(str(k)) for k in names], dtype=bool)[codes]  # per key, not per row
+        uncounted = repeated & (values == last_value) & book
         if uncounted.any():
             report.rows_read -= int(uncounted.sum())
-            counts = pd.Series(keys[uncounted]).value_counts()
+            counts = pd.Series(np.asarray(names, dtype=object)[codes[uncounted]]).astype(str).value_counts()
             report.note("bookkeeping key(s) repeated with the same value at the same step, not counted as rows: "
                         + ", ".join(f"{k} x{c}" for k, c in sorted(counts.items())))
             repeated &= ~uncounted

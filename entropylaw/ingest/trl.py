@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Iterable
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import BOOKKEEPING, RawRun, model_from_filename, run_id_from_path
+from entropylaw.ingest.common import RawRun, is_bookkeeping, model_from_filename, run_id_from_path
 
 STATE_FILE = "trainer_state.json"
 REPEATED = "repeated at the same step"
@@ -95,7 +95,7 @@ def add_records(raw: RawRun, records: Iterable[tuple[int | None, dict, str]]) ->
         for key, value in items:
             numeric = not isinstance(value, bool) and isinstance(value, (int, float))
             if numeric and last.get(key) == (step, float(value)):
-                if key in BOOKKEEPING:
+                if is_bookkeeping(key):
                     bookkeeping[key] = bookkeeping.get(key, 0) + 1
                     continue
                 report.read(1)

@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 TOP_FRACTIONS = {"top0.2pct": 0.002, "top2pct": 0.02, "top20pct": 0.2, "top50pct": 0.5}
@@ -51,22 +52,28 @@ def covariance_summary(cov: torch.Tensor, valid: torch.Tensor) -> dict[str, floa
     return out
 
 
-def response_level_covariance(logp: torch.Tensor, valid: torch.Tensor, adv: torch.Tensor, group_ids) -> float:
-    """Mean over prompt groups of Cov_i(mean_t log p(y_i,t), A_i)."""
+def group_covariances(logp: torch.Tensor, valid: torch.Tensor, adv: torch.Tensor, group_ids) -> dict:
+    """``{group id: Cov_i(mean_t log p(y_i,t), A_i)}``, the population covariance over each group's responses."""
     v = valid.to(torch.float64)
-    seq_logp = (logp.double() * v).sum(dim=1) / v.sum(dim=1).clamp(min=1)
-    adv = torch.as_tensor(adv, dtype=torch.float64).reshape(-1)
+    seq_logp = ((logp.double() * v).sum(dim=1) / v.sum(dim=1).clamp(min=1)).cpu()
+    adv = torch.as_tensor(adv, dtype=torch.float64).reshape(-1).cpu()
     gid = torch.as_tensor(group_ids).reshape(-1)
-    covs = []
+    out = {}
     for g in torch.unique(gid):
         idx = gid == g
         x, a = seq_logp[idx], adv[idx]
-        covs.append(float(((x - x.mean()) * (a - a.mean())).mean()))
+        out[int(g)] = float(((x - x.mean()) * (a - a.mean())).mean())
+    return out
+
+
+def response_level_covariance(logp: torch.Tensor, valid: torch.Tensor, adv: torch.Tensor, group_ids) -> float:
+    """Mean over prompt groups of Cov_i(mean_t log p(y_i,t), A_i)."""
+    covs = list(group_covariances(logp, valid, adv, group_ids).values())
     return sum(covs) / len(covs) if covs else 0.0
 
 
-# accuracy bins of a prompt group (lower accuracy = harder), the paper's three groups
-DIFFICULTY_BINS = {"hard": (0.0, 1 / 3), "medium": (1 / 3, 2 / 3), "easy": (2 / 3, 1.0)}
+# the paper's three groups of prompt accuracy (lower accuracy = harder), in that order
+DIFFICULTY_BINS = ("hard", "medium", "easy")
 
 
 def difficulty_of(acc: float) -> str | None:
@@ -80,18 +87,11 @@ def covariance_by_difficulty(logp: torch.Tensor, valid: torch.Tensor, adv: torch
                              group_acc) -> dict[str, float]:
     """``{bin: mean over the bin's groups of Cov_i(mean_t log p(y_i,t), A_i)}`` for the bins
     that hold at least one group this step; ``group_acc`` is each response's group accuracy."""
-    v = valid.to(torch.float64)
-    seq_logp = (logp.double() * v).sum(dim=1) / v.sum(dim=1).clamp(min=1)
-    adv = torch.as_tensor(adv, dtype=torch.float64).reshape(-1).cpu()
-    seq_logp = seq_logp.cpu()
-    gid = torch.as_tensor(group_ids).reshape(-1)
-    acc = torch.as_tensor(group_acc, dtype=torch.float64).reshape(-1)
+    gid = np.asarray(group_ids).reshape(-1)
+    acc = np.asarray(group_acc, dtype=float).reshape(-1)
     per_bin: dict[str, list[float]] = {}
-    for g in torch.unique(gid):
-        idx = gid == g
-        name = difficulty_of(float(acc[idx][0]))
-        if name is None:
-            continue
-        x, a = seq_logp[idx], adv[idx]
-        per_bin.setdefault(name, []).append(float(((x - x.mean()) * (a - a.mean())).mean()))
+    for g, c in group_covariances(logp, valid, adv, gid).items():
+        name = difficulty_of(float(acc[gid == g][0]))
+        if name is not None:
+            per_bin.setdefault(name, []).append(c)
     return {name: sum(c) / len(c) for name in DIFFICULTY_BINS if (c := per_bin.get(name))}

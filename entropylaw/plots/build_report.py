@@ -7,9 +7,9 @@ forecast, the coefficients, every other figure that can be drawn, the warnings.
 >>> H = 1.0 * np.exp(-steps / 60) + 0.1
 >>> recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
 >>> recs += [(int(s), "val/mean", float(0.8 - 0.2 * np.exp(h))) for s, h in zip(steps, H)]
->>> rows, notes = run_rows(table.from_records(recs, run_id="r1"))
->>> round(rows[0]["a"], 3), round(rows[0]["ceiling"], 3), rows[0]["n"], rows[0]["trust"]
-(0.2, 0.6, 20, 'good fit')
+>>> html, built, skipped = report_html(table.from_records(recs, run_id="r1"), which=["ceilings"])
+>>> "<title>entropylaw report</title>" in html, "good fit" in html, [b.name for b in built]
+(True, True, ['law_ceilings_per_run'])
 """
 
 from __future__ import annotations
@@ -26,11 +26,6 @@ from entropylaw.plots.style import using
 
 LEAD = "law_ceilings_per_run"  # the figure beside the first table
 FORECAST = "forecast_final_score"  # the figure beside the forecast table
-
-
-def run_rows(t: pd.DataFrame, fit_frac: float = 0.15) -> tuple[list[dict], list[str]]:
-    """One report row per run with an entropy and a score (fitted or not), and the fits' warnings."""
-    return summary_rows(t)
 
 
 def build_all(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), which: Sequence[str] | None = None,
@@ -68,7 +63,7 @@ def report_html(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), ti
     (names of :data:`entropylaw.plots.build.BUILDERS`), the tables are always there."""
     with using("screen"):
         has_table = t is not None and len(t)
-        rows, fit_notes = run_rows(t, fit_frac) if has_table else ([], [])
+        rows, fit_notes = summary_rows(t) if has_table else ([], [])
         forecasts, forecast_notes = forecast_rows(t, rows, fit_frac=fit_frac) if rows else ([], [])
         built, skipped = build_all(t, probe_summaries, which=which, fit_frac=fit_frac)
         warnings = list(dict.fromkeys(fit_notes + forecast_notes + [w for b in built for w in b.warnings]))
