@@ -148,7 +148,9 @@ def load_inputs(args):
                        "why": why, "notes": list(rollouts.attrs.get("notes", []))}
     from entropylaw.probe.signal import NoSignal, no_signal_message, signal_report, with_advantages
 
-    signal = signal_report(with_advantages(seqs, args.estimator, args.eps))
+    trainer = bool(seqs) and all(s.advantage is not None for s in seqs)
+    signal = signal_report(with_advantages(seqs, args.estimator, args.eps),
+                           "the trainer's (kept)" if trainer else f"computed ({args.estimator})")
     if signal["informative_groups"] == 0:  # before anything is written
         raise NoSignal(no_signal_message(signal, str(args.rollouts or args.prompts), args.generate > 0))
     if args.save_rollouts and dist.rank() == 0:

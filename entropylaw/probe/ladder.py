@@ -141,6 +141,8 @@ def step_too_large(dH, H0, dlogp, max_dh_frac: float) -> str | None:
     >>> step_too_large(torch.tensor([-0.1]), torch.tensor([1.0]), torch.tensor([0.0]), 0.5) is None
     True
     """
+    if not (bool(torch.isfinite(dH).all()) and bool(torch.isfinite(dlogp).all())):
+        return "makes the entropy or a log-probability non-finite"
     frac = float(dH.double().abs().mean() / max(float(H0.double().mean()), 1e-12))
     if frac > max_dh_frac:
         return f"moves entropy by {frac:.2g} of H (bound {max_dh_frac:g})"

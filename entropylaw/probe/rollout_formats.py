@@ -199,6 +199,16 @@ def _wandb_table(path: Path, step, steps) -> pd.DataFrame:
     return _trl_frame(df, path, step, steps)
 
 
+def _table_step(path: Path) -> int | None:
+    """The trainer step in a W&B completions table (its ``step`` column), None when unreadable."""
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+        col = obj["columns"].index("step")
+        return int(obj["data"][0][col])
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, ValueError, IndexError, TypeError):
+        return None
+
+
 def _steps_in(directory: Path) -> tuple:
     """(kind, {step: file}) of a directory of veRL dumps, TRL parquet logs or W&B completion tables."""
     verl = {int(p.stem): p for p in directory.glob("*.jsonl") if p.stem.isdigit()}
@@ -211,9 +221,10 @@ def _steps_in(directory: Path) -> tuple:
     tables = {}
     for sub in (directory, directory / "files" / "media" / "table", directory / "media" / "table"):
         for p in sub.glob("completions_*.table.json"):
-            m = _WANDB_TABLE.match(p.name)
-            if m:
-                tables[int(m.group(1))] = p
+            if _WANDB_TABLE.match(p.name):
+                step = _table_step(p)  # the name carries W&B's own step counter, not the trainer's
+                if step is not None:
+                    tables[step] = p
     if not tables:  # a wandb/ directory of runs: the newest run that logged completions
         for run in sorted(directory.glob("*run-*"), reverse=True):
             kind, found = _steps_in(run) if run.is_dir() else (None, {})
@@ -236,9 +247,9 @@ def read_any(path, step: int | None = None) -> pd.DataFrame | None:
         reader = {"verl": _verl_frame, "trl": _trl_parquet, "wandb": _wandb_table}[kind]
         return reader(file, k, sorted(steps))
     name = path.name
-    if (m := _TRL_FILE.match(name)) or (m := _WANDB_TABLE.match(name)):
-        file_step = int(m.group(1))
-        if step is not None and step != file_step:
+    if (m := _TRL_FILE.match(name)) or _WANDB_TABLE.match(name):
+        file_step = int(m.group(1)) if m else _table_step(path)
+        if step is not None and file_step is not None and step != file_step:
             raise EntropyLawError(f"{path}: holds step {file_step}, not --step {step}")
         return (_trl_parquet if name.endswith(".parquet") else _wandb_table)(path, file_step, [file_step])
     if path.suffix == ".parquet":
