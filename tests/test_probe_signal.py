@@ -223,3 +223,26 @@ def test_the_gguf_cache_loads_the_same_model(tmp_path, monkeypatch):
         assert n1 == n2 and torch.equal(p1, p2)
     monkeypatch.setenv("ENTROPYLAW_CACHE", "off")
     assert gguf_cache_dir(tmp_path / "t.gguf") is None
+
+
+def test_a_run_the_machine_cannot_hold_is_refused_before_the_model_loads(tmp_path, capsys, monkeypatch):
+    import entropylaw.probe.memory as memory
+    from entropylaw.probe.memory import budget, check
+
+    tiny_model("llama", vocab=V, hidden=16, seed=1).save_pretrained(tmp_path / "m")
+    est = check(tmp_path / "m", "auto", 4096, True, available=10 ** 12)
+    n_params = sum(p.numel() for p in tiny_model("llama", vocab=V, hidden=16, seed=1).parameters())
+    assert est["weights"] == pytest.approx(n_params * 4 / 2 ** 30, rel=0.1)  # the safetensors file (+ its header)
+    assert est["ladder"] == pytest.approx(4 * est["weights"], rel=1e-6)
+    assert check(tmp_path / "m", "auto", 4096, False, available=10 ** 12)["ladder"] == 0
+    assert budget(1e9, 2, 10, 100, 1000, True)["total"] > budget(1e9, 2, 10, 100, 10, True)["total"]
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1024)
+    with open(tmp_path / "r.jsonl", "w") as f:
+        for s in _seqs([(0, 1)]):
+            print(json.dumps({"prompt_id": s.prompt_id, "prompt_ids": s.prompt_ids, "response_ids": s.response_ids,
+                              "reward": s.reward}), file=f)
+    code = main(["probe", "--model", str(tmp_path / "m"), "--rollouts", str(tmp_path / "r.jsonl"),
+                 "--out", str(tmp_path / "o"), "--no-progress"])
+    err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("entropylaw:")]
+    assert code == 2 and len(err) == 1, err
+    assert "the probe needs about" in err[0] and "GiB available: try --no-ladder, a smaller --batch-tokens" in err[0]

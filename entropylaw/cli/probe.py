@@ -113,6 +113,9 @@ def load_inputs(args):
         raise EntropyLawError("--min-informative must be >= 0 and --max-rounds >= 1")
     rollouts = None if args.generate > 0 else read_rollouts(args.rollouts, args.step)
     device = M.resolve_device(args.device)
+    from entropylaw.probe.memory import check as check_memory
+
+    args.memory = check_memory(args.model, args.dtype, args.batch_tokens, not args.no_ladder)  # before the load
     model, tokenizer = M.load_model(args.model, str(device), args.dtype, args.device_map, progress=args.progress)
     if args.tokenizer:
         try:
@@ -260,6 +263,11 @@ def run(args) -> int:
             head = {"source": args.source}
             if getattr(args, "sampling", None):
                 head["sampling"] = args.sampling
+            import resource
+
+            if getattr(args, "memory", None):  # the estimate beside this process's measured peak
+                head["memory_gib"] = {"estimate": args.memory, "peak_rss": round(
+                    resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20, 3)}
             top = {k: summary.pop(k) for k in ("signal", "checks")}
             summary = {**head, **top, **summary, "model": str(args.model),
                        "rollouts": str(args.rollouts or args.prompts)}
