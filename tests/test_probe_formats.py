@@ -120,11 +120,48 @@ def test_probe_of_a_trl_run_at_a_chosen_step(trl_run, tmp_path, capsys):
     assert "no rollouts for --step 9 (steps present: 1, 2, 3" in capsys.readouterr().err
 
 
+def _verl_writer():
+    """veRL's own dump writer, ``RayPPOTrainer._write_generations`` (verl 0.9.1), taken from its source.
+
+    veRL pins an older transformers and needs ray to import its trainer module, so the package is
+    installed without its dependencies and the one static method is compiled from the file as it is
+    (it uses only json and os). Without the package, the writer is the documented layout itself.
+    """
+    import ast
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("verl")
+    if spec is None:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "trainer" / "ppo" / "ray_trainer.py"
+    tree = ast.parse(path.read_text())
+    [fn] = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_write_generations"]
+    fn.decorator_list = []
+    namespace = {"json": json, "os": os}
+    exec(compile(ast.Module(body=[fn], type_ignores=[]), str(path), "exec"), namespace)
+    return namespace["_write_generations"]
+
+
 def _verl_dump(directory, step, rows):
-    """What RayPPOTrainer._dump_generations writes: one JSON object per line, ensure_ascii=False."""
+    """Write a step's rollouts as veRL does (its own writer when the verl package is installed)."""
+    write = _verl_writer()
+    extra_keys = [k for k in rows[0] if k not in ("input", "output", "gts", "score", "step")]
+    if write is not None:
+        write([r["input"] for r in rows], [r["output"] for r in rows], [r.get("gts") for r in rows],
+              [r["score"] for r in rows], {k: [r[k] for r in rows] for k in extra_keys}, str(directory), step)
+        return
     base = {k: [r[k] for r in rows] for k in rows[0]}
     lines = [json.dumps({k: v[i] for k, v in base.items()}, ensure_ascii=False) for i in range(len(rows))]
     (directory / f"{step}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_the_verl_writer_is_verls_own():
+    write = _verl_writer()
+    if write is None:
+        pytest.skip("the verl package is not installed (make test installs it, --no-deps)")
+    import inspect
+    assert "def _write_generations(inputs, outputs, gts, scores, reward_extra_infos_dict" in inspect.getsource(write)
 
 
 @pytest.fixture
