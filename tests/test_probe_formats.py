@@ -54,12 +54,13 @@ def trl_run(tmp_path_factory):
                       max_completion_length=6, max_steps=3, logging_steps=1, report_to=["wandb"], use_cpu=True,
                       seed=0, save_strategy="no", learning_rate=5e-3, beta=0.0, disable_tqdm=True,
                       log_completions=True, temperature=1.0)
+    import wandb
+    wandb.teardown()  # a W&B set up by an earlier test in this process would ignore WANDB_DIR
     trainer = GRPOTrainer(model=model, reward_funcs=[digit_count, has_plus], args=args,
                           train_dataset=Dataset.from_list(rows), processing_class=tok)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         trainer.train()
-    import wandb
     wandb.finish()
     trainer.save_model(str(d / "model"))
     tok.save_pretrained(str(d / "model"))
