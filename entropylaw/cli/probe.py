@@ -41,7 +41,13 @@ def add_parser(subparsers) -> None:
                    help="intervention setting, e.g. clip_cov_ratio=0.001 (repeatable)")
     p.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto")
     p.add_argument("--dtype", default="auto", help="auto, float32, float64 (precise ladder on CPU), bfloat16, float16")
-    p.add_argument("--device-map", default=None, help='e.g. "auto" to spread a big model over GPUs')
+    p.add_argument("--device-map", default=None, help='e.g. "auto": one model spread over the devices of one '
+                   'process (accelerate; with max memory per device from --max-memory)')
+    p.add_argument("--max-memory", action="append", default=[], metavar="DEVICE=SIZE",
+                   help='with --device-map: e.g. 0=20GiB, cpu=60GiB (repeatable)')
+    p.add_argument("--shard", action="store_true", help="FSDP2: shard each decoder layer's weights across the "
+                   "torchrun processes (for a policy that does not fit one device); every process runs every "
+                   "sequence, so the result is the one-process result")
     p.add_argument("--no-ladder", action="store_true", help="skip the update and the entropy-change ladder")
     p.add_argument("--lr", type=float, default=None, help="fix the ladder's step (eta, eta/2, eta/4) instead of "
                    "searching for a first-order one")
@@ -83,6 +89,16 @@ def _parse_sets(items):
     return out
 
 
+def _max_memory(items) -> dict | None:
+    out = {}
+    for item in items:
+        key, sep, size = item.partition("=")
+        if not sep or not size:
+            raise EntropyLawError(f"--max-memory {item}: expected DEVICE=SIZE, e.g. 0=20GiB or cpu=60GiB")
+        out[int(key) if key.isdigit() else key] = size
+    return out or None
+
+
 def load_inputs(args):
     """Model, tokenizer and checked sequences (every user error raised before any output)."""
     from transformers import AutoTokenizer
@@ -116,7 +132,13 @@ def load_inputs(args):
     from entropylaw.probe.memory import check as check_memory
 
     args.memory = check_memory(args.model, args.dtype, args.batch_tokens, not args.no_ladder)  # before the load
-    model, tokenizer = M.load_model(args.model, str(device), args.dtype, args.device_map, progress=args.progress)
+    if args.shard and args.device_map:
+        raise EntropyLawError("--shard and --device-map: choose one (FSDP across processes, or one process "
+                              "over several devices)")
+    model, tokenizer = M.load_model(args.model, str(device), args.dtype, args.device_map, progress=args.progress,
+                                    max_memory=_max_memory(args.max_memory))
+    if args.shard:
+        dist.shard_model(model)
     if args.tokenizer:
         try:
             tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)

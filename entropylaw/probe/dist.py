@@ -26,8 +26,57 @@ def init(device: torch.device) -> bool:
     return True
 
 
+_SHARDED = [False]
+
+
 def active() -> bool:
     return dist.is_available() and dist.is_initialized()
+
+
+def shard_model(model) -> None:
+    """FSDP2: each decoder layer's weights sharded across the ranks (``--shard``).
+
+    Embeddings, the final norm and the lm_head stay whole on every rank (the streamed head
+    needs the full vocabulary matrix). FSDP's forward is collective, so with sharded weights
+    every rank runs every sequence, in the same order: the ranks split the weights, not the
+    rollouts, and the result is the one-process result. Gradients of the sharded layers are
+    reduce-scattered (the mean over ranks of identical gradients: the gradient itself).
+    """
+    from torch.distributed.fsdp import fully_shard
+
+    if not active():
+        from entropylaw.errors import EntropyLawError
+
+        raise EntropyLawError("--shard: the weights are sharded across processes; launch with torchrun "
+                              "--nproc_per_node K -m entropylaw probe ... --shard")
+    layers = getattr(model.get_decoder(), "layers", None)
+    if layers is None:
+        from entropylaw.errors import EntropyLawError
+
+        raise EntropyLawError(f"--shard: {type(model).__name__} has no decoder .layers to shard")
+    for layer in layers:
+        fully_shard(layer)
+    _SHARDED[0] = True
+
+
+def reshard(model) -> None:
+    """Register every FSDP module's sharded weights again (a forward may leave freed unsharded ones)."""
+    if not sharded():
+        return
+    from torch.distributed.fsdp import FSDPModule
+
+    for m in model.modules():
+        if isinstance(m, FSDPModule):
+            m.reshard()
+
+
+def sharded() -> bool:
+    return _SHARDED[0]
+
+
+def data_parallel() -> bool:
+    """Ranks hold different rollouts (torchrun without --shard)."""
+    return active() and not _SHARDED[0]
 
 
 def rank() -> int:
@@ -54,6 +103,8 @@ def group_shard_bounds(keys: list, r: int | None = None, w: int | None = None) -
     >>> [group_shard_bounds(list("aaabbc"), r, 2) for r in range(2)]
     [(0, 3), (3, 6)]
     """
+    if sharded():
+        return 0, len(keys)
     r = rank() if r is None else r
     w = world() if w is None else w
     starts = [i for i in range(len(keys)) if i == 0 or keys[i] != keys[i - 1]] + [len(keys)]
@@ -69,6 +120,8 @@ def gather_dict(local: dict) -> dict | None:
     """Concatenate dicts of CPU tensors from all ranks (rank order) on rank 0; None elsewhere."""
     if not active():
         return local
+    if sharded():  # every rank computed everything
+        return local if rank() == 0 else None
     parts = [None] * world() if rank() == 0 else None
     dist.gather_object({k: v.cpu() for k, v in local.items()}, parts, dst=0)
     if rank() != 0:
@@ -86,7 +139,8 @@ def broadcast(obj):
 
 
 def all_reduce_grads(params) -> None:
-    if not active():
+    """Sum the ranks' gradients (data parallel); with --shard FSDP has reduced the sharded ones."""
+    if not data_parallel():
         return
     for p in params:
         if p.grad is not None:
@@ -94,6 +148,7 @@ def all_reduce_grads(params) -> None:
 
 
 def finish() -> None:
+    _SHARDED[0] = False
     if active():
         dist.barrier()
         dist.destroy_process_group()

@@ -36,7 +36,7 @@ from entropylaw.probe import dist, dynamics, stream
 from entropylaw.probe.forward import batches, differentiable_stats, hidden_at_valid
 from entropylaw.probe.losses import InterventionConfig, policy_loss
 from entropylaw.probe.model import lm_head_weight
-from entropylaw.probe.update import from_plain_update, global_norm, global_sums, too_large_everywhere, \
+from entropylaw.probe.update import from_plain_update, global_norm, global_sums, set_params, too_large_everywhere, \
     trainable_params
 
 SLOPE_RANGE = (1.8, 2.2)   # Lemma 1 error ~ eta^slope: 2 = first order
@@ -148,9 +148,7 @@ def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None, ba
 
     def measure(eta, n_seq=None):
         """dH, Lemma 1, why the step is too large; ``n_seq``: on the first sequences only (a quick look)."""
-        with torch.no_grad():
-            for p, t0, g in zip(params, theta0, d):
-                p.copy_(t0 - eta * g)
+        set_params(params, theta0, d, eta)
         part = seqs if n_seq is None else seqs[:n_seq]
         n_tok = sum(len(s.response_ids) for s in part)
         H1, L1, P1 = _measure(model, part, stats["hidden"][:n_tok], W0, pcfg)
@@ -234,9 +232,7 @@ def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None, ba
         for k, (_, dH, L1) in enumerate(window):
             out[f"dH_{k}"], out[f"lemma1_{k}"] = dH, L1
     finally:
-        with torch.no_grad():
-            for p, t0 in zip(params, theta0):
-                p.copy_(t0)
+        set_params(params, theta0, None, 0.0)
     return out
 
 

@@ -119,7 +119,7 @@ def _cache_gguf(model, tokenizer, cache: Path) -> None:
 
 
 def load_model(path: str, device: str | None = "auto", dtype: str = "auto", device_map: str | None = None,
-               progress: bool = False):
+               progress: bool = False, max_memory: dict | None = None):
     """Load a causal LM and (when there is one) its tokenizer; errors name the path.
 
     ``path`` is a transformers model directory or a ``.gguf`` file; a GGUF file is checked
@@ -135,7 +135,8 @@ def load_model(path: str, device: str | None = "auto", dtype: str = "auto", devi
     cache = gguf_cache_dir(p) if gguf else None
     if cache is not None and (cache / "entropylaw-complete").is_file():
         try:
-            return load_model(str(cache), device, "float32" if dtype == "auto" else dtype, device_map, progress)
+            return load_model(str(cache), device, "float32" if dtype == "auto" else dtype, device_map, progress,
+                              max_memory)
         except EntropyLawError:
             pass  # a damaged cache: load the GGUF file again, and rewrite the cache
     if not p.exists():
@@ -155,6 +156,8 @@ def load_model(path: str, device: str | None = "auto", dtype: str = "auto", devi
     kwargs = {"dtype": torch_dtype}
     if device_map is not None:
         kwargs["device_map"] = device_map
+        if max_memory:
+            kwargs["max_memory"] = max_memory
     where, source = (str(p.parent), {"gguf_file": p.name}) if gguf else (str(p), {})
     try:
         with _quiet_gguf_bar(progress) if gguf else contextlib.nullcontext():

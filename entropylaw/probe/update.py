@@ -20,12 +20,14 @@ from entropylaw.probe.model import lm_head_weight
 
 
 def trainable_params(model):
+    """The weights the update moves; with --shard, FSDP's sharded ones (never freed unsharded copies)."""
+    dist.reshard(model)
     return [p for p in model.parameters() if p.requires_grad]
 
 
 def too_large_everywhere(dH, H0, dlogp, max_dh_frac, device) -> str | None:
     """:func:`step_too_large` over every rank's tokens."""
-    if not dist.active():
+    if not dist.data_parallel():
         return step_too_large(dH, H0, dlogp, max_dh_frac)
     t = torch.tensor([float(dH.double().abs().sum()), float(H0.double().sum()), float(len(dH))],
                      dtype=torch.float64, device=device)
@@ -59,13 +61,40 @@ def step_too_large(dH, H0, dlogp, max_dh_frac: float) -> str | None:
     return None
 
 
+@torch.no_grad()
+def set_params(params, theta0, direction, eta: float) -> None:
+    """theta = theta0 - eta * direction in place (direction None: theta0). FSDP-sharded weights
+    (DTensor) are written shard by shard: every rank updates its own slice."""
+    for i, (p, t0) in enumerate(zip(params, theta0)):
+        local = p.to_local() if hasattr(p, "to_local") else p
+        base = t0.to_local() if hasattr(t0, "to_local") else t0
+        if direction is None:
+            local.copy_(base)
+        else:
+            g = direction[i].to_local() if hasattr(direction[i], "to_local") else direction[i]
+            local.copy_(base - eta * g)
+
+
 def global_norm(tensors) -> float:
-    return math.sqrt(sum(float(t.double().pow(2).sum()) for t in tensors))
+    """Euclidean norm of a list of tensors; FSDP-sharded ones (DTensor) summed over their shards."""
+    whole, shards, any_shard = 0.0, 0.0, False
+    for t in tensors:
+        if hasattr(t, "to_local"):
+            any_shard = True
+            shards += float(t.to_local().double().pow(2).sum())
+        else:
+            whole += float(t.double().pow(2).sum())
+    if any_shard and dist.active():  # the same on every rank: all hold the same kinds of tensors
+        t = torch.tensor([shards], dtype=torch.float64,
+                         device="cuda" if torch.distributed.get_backend() == "nccl" else "cpu")
+        torch.distributed.all_reduce(t)
+        shards = float(t)
+    return math.sqrt(whole + shards)
 
 
 def global_sums(values, device) -> list:
     t = torch.tensor(values, dtype=torch.float64, device=device)
-    if dist.active():
+    if dist.data_parallel():
         torch.distributed.all_reduce(t)
     return t.cpu().tolist()
 
