@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 import torch
 
@@ -49,3 +50,92 @@ def test_torchrun_two_processes_match_one(tmp_path):
     for name, row in a["whatif"].items():
         for k, v in row.items():
             assert v == pytest.approx(b["whatif"][name][k], rel=1e-6, abs=1e-12), (name, k)
+
+
+def _rollouts(path, V, groups=5):
+    g = torch.Generator().manual_seed(1)
+    with open(path, "w") as f:
+        for p in range(groups):
+            prompt = torch.randint(2, V, (4,), generator=g).tolist()
+            for i in range(3):
+                resp = torch.randint(2, V, (int(torch.randint(3, 10, (1,), generator=g)),), generator=g).tolist()
+                print(json.dumps({"prompt_id": p, "prompt_ids": prompt, "response_ids": resp,
+                                  "reward": float((p + i) % 2)}), file=f)
+
+
+def _same(a, b, rel):
+    """Every number of two summaries agrees (recursively), to ``rel``."""
+    if isinstance(a, dict):
+        assert set(a) == set(b)
+        for k in a:
+            if k not in ("model", "rollouts", "memory_gib", "source"):
+                _same(a[k], b[k], rel)
+    elif isinstance(a, list):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y, rel)
+    elif isinstance(a, float):
+        assert a == pytest.approx(b, rel=rel, abs=1e-15)
+    else:
+        assert a == b
+
+
+@pytest.mark.parametrize("ladder", [["--lr", "0.05"], []], ids=["fixed-step", "searched-step"])
+def test_fsdp2_sharded_weights_give_the_one_process_result(tmp_path, ladder):
+    """--shard: FSDP2 fully_shard of every decoder layer over 2 gloo processes on the CPU."""
+    V = 100
+    tiny_model("llama", vocab=V, hidden=16, layers=2, seed=4).save_pretrained(tmp_path / "model")
+    _rollouts(tmp_path / "r.jsonl", V)
+    common = ["probe", "--model", str(tmp_path / "model"), "--rollouts", str(tmp_path / "r.jsonl"), "--dtype",
+              "float64", "--device", "cpu", "--whatif", "none,clip_cov,steer,entropy_bonus", "--no-progress",
+              *ladder]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    from entropylaw.cli.main import main
+
+    assert main([*common, "--out", str(tmp_path / "one")]) == 0
+    two = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                          "-m", "entropylaw", *common, "--shard", "--out", str(tmp_path / "two")],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert two.returncode == 0, two.stderr[-3000:]
+    a = json.loads((tmp_path / "one" / "summary.json").read_text())
+    b = json.loads((tmp_path / "two" / "summary.json").read_text())
+    _same(a, b, 1e-5)
+    ta, tb = pd.read_parquet(tmp_path / "one" / "tokens.parquet"), pd.read_parquet(tmp_path / "two" / "tokens.parquet")
+    pd.testing.assert_frame_equal(ta, tb, rtol=1e-5)
+
+
+def test_shard_without_torchrun_is_one_line(tmp_path, capsys):
+    from entropylaw.cli.main import main
+
+    tiny_model("llama", vocab=50, hidden=16, seed=4).save_pretrained(tmp_path / "model")
+    _rollouts(tmp_path / "r.jsonl", 50, groups=2)
+    code = main(["probe", "--model", str(tmp_path / "model"), "--rollouts", str(tmp_path / "r.jsonl"), "--out",
+                 str(tmp_path / "o"), "--shard", "--no-progress"])
+    err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("entropylaw:")]
+    assert code == 2 and len(err) == 1 and "launch with torchrun --nproc_per_node K" in err[0]
+
+
+def test_device_map_over_memory_capped_places_equals_one_device(tmp_path, capsys):
+    """--device-map auto with a memory cap that cannot hold the model: accelerate splits it between
+    the CPU and disk offload; the statistics are the undispatched model's, and the ladder, which
+    updates weights in place, is refused in one line."""
+    pytest.importorskip("accelerate")
+    from entropylaw.cli.main import main
+    from entropylaw.probe.model import load_model
+
+    V = 100
+    tiny_model("llama", vocab=V, hidden=16, layers=4, seed=4).save_pretrained(tmp_path / "model")
+    _rollouts(tmp_path / "r.jsonl", V)
+    model, _ = load_model(str(tmp_path / "model"), device_map="auto", max_memory={"cpu": "30KB"})
+    places = set(model.hf_device_map.values())
+    assert len(places) > 1, model.hf_device_map  # really split
+    common = ["probe", "--model", str(tmp_path / "model"), "--rollouts", str(tmp_path / "r.jsonl"), "--no-progress",
+              "--no-ladder"]
+    assert main([*common, "--out", str(tmp_path / "one")]) == 0
+    assert main([*common, "--device-map", "auto", "--max-memory", "cpu=30KB", "--out", str(tmp_path / "split")]) == 0
+    a, b = pd.read_parquet(tmp_path / "one" / "tokens.parquet"), pd.read_parquet(tmp_path / "split" / "tokens.parquet")
+    pd.testing.assert_frame_equal(a, b, rtol=1e-5, atol=1e-6)
+    capsys.readouterr()
+    code = main([*common[:-1], "--device-map", "auto", "--max-memory", "cpu=30KB", "--out", str(tmp_path / "x")])
+    err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("entropylaw:")]
+    assert code == 2 and len(err) == 1 and "offloaded past every device's memory" in err[0]

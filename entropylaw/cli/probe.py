@@ -139,6 +139,10 @@ def load_inputs(args):
                                     max_memory=_max_memory(args.max_memory))
     if args.shard:
         dist.shard_model(model)
+    if not args.no_ladder and M.offloaded(model):
+        raise EntropyLawError(f"--device-map {args.device_map}: some weights were offloaded past every device's "
+                              "memory (to disk), and the ladder updates weights in place: use --no-ladder, more "
+                              "--max-memory, or --shard across processes")
     if args.tokenizer:
         try:
             tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)

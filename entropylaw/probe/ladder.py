@@ -148,7 +148,7 @@ def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None, ba
 
     def measure(eta, n_seq=None):
         """dH, Lemma 1, why the step is too large; ``n_seq``: on the first sequences only (a quick look)."""
-        set_params(params, theta0, d, eta)
+        set_params(model, params, theta0, d, eta)
         part = seqs if n_seq is None else seqs[:n_seq]
         n_tok = sum(len(s.response_ids) for s in part)
         H1, L1, P1 = _measure(model, part, stats["hidden"][:n_tok], W0, pcfg)
@@ -232,7 +232,7 @@ def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None, ba
         for k, (_, dH, L1) in enumerate(window):
             out[f"dH_{k}"], out[f"lemma1_{k}"] = dH, L1
     finally:
-        set_params(params, theta0, None, 0.0)
+        set_params(model, params, theta0, None, 0.0)
     return out
 
 

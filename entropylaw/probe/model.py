@@ -155,7 +155,10 @@ def load_model(path: str, device: str | None = "auto", dtype: str = "auto", devi
     hf_logging.disable_progress_bar()
     kwargs = {"dtype": torch_dtype}
     if device_map is not None:
+        import tempfile
+
         kwargs["device_map"] = device_map
+        kwargs["offload_folder"] = tempfile.mkdtemp(prefix="entropylaw-offload-")  # weights past every device
         if max_memory:
             kwargs["max_memory"] = max_memory
     where, source = (str(p.parent), {"gguf_file": p.name}) if gguf else (str(p), {})
@@ -199,10 +202,26 @@ def _drop_gguf_quantizer(model, path) -> None:
     quantizer.remove_quantization_config(model)
 
 
+def _offloaded(module, name: str):
+    """A weight accelerate offloaded (``--device-map`` past every device's memory), on its execution device."""
+    hook = getattr(module, "_hf_hook", None)
+    weights = getattr(hook, "weights_map", None)
+    if weights is None:
+        raise EntropyLawError(f"{type(module).__name__}.{name} is on the meta device and no offload hook holds it")
+    return weights[name].to(getattr(hook, "execution_device", None) or "cpu")
+
+
+def offloaded(model) -> bool:
+    """Some weights live on disk/meta (accelerate offload): readable for a forward, not updatable in place."""
+    return any(p.device.type == "meta" for p in model.parameters())
+
+
 def lm_head_weight(model) -> torch.Tensor:
     head = model.get_output_embeddings()
     if head is None or not hasattr(head, "weight"):
         raise EntropyLawError(f"{type(model).__name__}: no output embedding (lm_head) to stream over")
+    if head.weight.device.type == "meta":
+        return _offloaded(head, "weight")
     if getattr(head, "bias", None) is not None:
         raise EntropyLawError(f"{type(model).__name__}: lm_head has a bias, which the streamed probe does not support")
     for attr in ("final_logit_softcapping", "logit_scale", "output_multiplier_scale"):
@@ -242,4 +261,7 @@ def final_hidden(model, input_ids: torch.Tensor, attention_mask: torch.Tensor) -
 
 
 def input_device(model) -> torch.device:
-    return model.get_input_embeddings().weight.device
+    emb = model.get_input_embeddings()
+    if emb.weight.device.type == "meta":  # offloaded: the hook runs it on its execution device
+        return torch.device(getattr(getattr(emb, "_hf_hook", None), "execution_device", None) or "cpu")
+    return emb.weight.device

@@ -62,9 +62,11 @@ def step_too_large(dH, H0, dlogp, max_dh_frac: float) -> str | None:
 
 
 @torch.no_grad()
-def set_params(params, theta0, direction, eta: float) -> None:
+def set_params(model, params, theta0, direction, eta: float) -> None:
     """theta = theta0 - eta * direction in place (direction None: theta0). FSDP-sharded weights
-    (DTensor) are written shard by shard: every rank updates its own slice."""
+    (DTensor) are written shard by shard: every rank updates its own slice, and every FSDP module
+    is resharded first, so that the next forward gathers the new weights, not a kept copy."""
+    dist.reshard(model)
     for i, (p, t0) in enumerate(zip(params, theta0)):
         local = p.to_local() if hasattr(p, "to_local") else p
         base = t0.to_local() if hasattr(t0, "to_local") else t0
