@@ -94,8 +94,10 @@ def test_each_convention_is_the_trainers_masked_tensor_formula(tiny):
         "no-temperature": (_padded(t.response_t1)[0] * m).sum() / m.sum(),
         "trl-padding-included": torch.cat([torch.as_tensor(np.concatenate([r, p])) for r, p in
                                            zip(t.response, t.padding)]).mean(),  # the whole [B, R] block
-        "trl-sft-prompt-included": torch.as_tensor(np.concatenate(list(t.prompt) + list(t.response))).mean(),
-        "trl-sft-shifted-by-one": (_padded(t.shifted)[0] * m).sum() / m.sum(),
+        "prompt-included": torch.as_tensor(np.concatenate(list(t.prompt) + list(t.response))).mean(),
+        "shifted-by-one": (_padded(t.shifted)[0] * m).sum() / m.sum(),
+        "trl-sft-attention-mask": torch.as_tensor(np.concatenate(list(t.prompt) + list(t.response) +
+                                                                 [s[-1:] for s in t.shifted])).mean(),
     }
     # PR #1943: rows in packed order, the mask in sample order; unpadded rows re-padded with zeros
     packed = E[torch.as_tensor(t.packed_order)]

@@ -98,15 +98,23 @@ def padding_included(t: Tokens) -> float:
 
 
 def prompt_included(t: Tokens) -> float:
-    """Token mean over prompt and response positions: TRL SFTTrainer before PR #5620
-    (entropy over every position of the sequence, not only the completion)."""
+    """Token mean over the positions predicting every token after the first, prompt tokens
+    included (a completion-only mask forgotten)."""
     return float(_pool(list(t.prompt) + list(t.response)).mean())
 
 
 def shifted_by_one(t: Tokens) -> float:
-    """Token mean with the mask one position off: the distribution at each response token's
-    own position (which predicts the next token), TRL SFTTrainer before PR #5620."""
+    """Token mean with the response mask one position off: the distribution at each response
+    token's own position (which predicts the next token) instead of the one before it."""
     return float(_pool(t.shifted).mean())
+
+
+def sft_attention_mask(t: Tokens) -> float:
+    """TRL SFTTrainer.compute_loss before PR #5620: ``entropy_from_logits(outputs.logits)``
+    averaged under the *attention* mask, i.e. every position of the sequence (prompt tokens
+    in, and the mask not shifted: the last position, which predicts past the end, counts too).
+    """
+    return float(_pool(list(t.prompt) + list(t.response) + [s[-1:] for s in t.shifted]).mean())
 
 
 def dynamic_batch_unreordered(t: Tokens) -> float:

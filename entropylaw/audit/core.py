@@ -51,9 +51,11 @@ def conventions_of(t, micro_groups: list | None = None, horizon: int | None = No
     if t.padding is not None and any(len(p) for p in t.padding):
         out["trl-padding-included"] = conv.padding_included(t)
     if t.prompt is not None:
-        out["trl-sft-prompt-included"] = conv.prompt_included(t)
+        out["prompt-included"] = conv.prompt_included(t)
     if t.shifted is not None:
-        out["trl-sft-shifted-by-one"] = conv.shifted_by_one(t)
+        out["shifted-by-one"] = conv.shifted_by_one(t)
+    if t.prompt is not None and t.shifted is not None:
+        out["trl-sft-attention-mask"] = conv.sft_attention_mask(t)
     if t.packed_order is not None and list(t.packed_order) != list(range(len(t.response))):
         out["verl-dynbsz-unreordered"] = conv.dynamic_batch_unreordered(t)
     return out
@@ -100,6 +102,32 @@ def read_sequences(rollouts: str, step: int | None, vocab_size: int, tokenizer, 
     return encode(df, rollouts, vocab_size, tokenizer=tokenizer, max_length=max_length, chat_template=chat_template)
 
 
+def recompute(model, seqs: list, temperature: float = 1.0, groups: list | None = None, horizon: int | None = None,
+              tolerance: float | None = None, pad_id: int = 0, batch_size: int = 8) -> tuple:
+    """(Tokens, convention -> value, relative tolerance) of ``seqs`` under a loaded float32 ``model``.
+
+    Without ``tolerance`` the response entropies are recomputed in bfloat16 (on a copy of the
+    model) and the tolerance is :func:`entropylaw.audit.verdict.tolerance` of the two.
+    """
+    import copy
+
+    import torch
+
+    from entropylaw.audit.forward import token_entropies
+
+    t = token_entropies(model, seqs, temperature, pad_id=pad_id, batch_size=batch_size)
+    t.packed_order = packed_order([len(s.prompt_ids) + len(s.response_ids) for s in seqs])
+    values = conventions_of(t, groups, horizon, temperature)
+    if tolerance is not None:
+        return t, values, float(tolerance)
+    half = token_entropies(copy.deepcopy(model).to(torch.bfloat16), seqs, temperature, pad_id=pad_id,
+                           batch_size=batch_size, parts=("response",))
+    keys = ("token-mean", "seq-mean-token-mean")
+    rel = verdict.tolerance({k: values[k] for k in keys},
+                            {"token-mean": conv.token_mean(half), "seq-mean-token-mean": conv.seq_mean_token_mean(half)})
+    return t, values, rel
+
+
 def audit(model: str, rollouts: str, log: str | None = None, step: int | None = None, logged: float | None = None,
           temperature: float = 1.0, micro_batch_size: int | None = None, token_budget: int | None = None,
           horizon: int | None = None, tolerance: float | None = None, entropy_key: str | None = None,
@@ -117,32 +145,19 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
     elif logged is not None:
         value, source = check_logged(float(logged), "--logged"), "--logged"
 
-    import torch
-
-    from entropylaw.audit.forward import token_entropies
     from entropylaw.probe.model import check_tokenizer, context_length, load_model, vocab_size
     from entropylaw.probe.rollouts import microbatches
 
     m, tok = load_model(model, device=device, dtype="float32", progress=False)
     check_tokenizer(m, tok)
     seqs = read_sequences(rollouts, step, vocab_size(m), tok, context_length(m), chat_template)
-    pad = (getattr(tok, "pad_token_id", None) if tok is not None else None) or 0
-    t = token_entropies(m, seqs, temperature, pad_id=pad, batch_size=batch_size)
-    t.packed_order = packed_order([len(s.prompt_ids) + len(s.response_ids) for s in seqs])
     groups = None
     if micro_batch_size:
         groups = [i // micro_batch_size for i in range(len(seqs))]
     elif token_budget:
         groups = microbatches(seqs, token_budget)
-    values = conventions_of(t, groups, horizon, temperature)
-    if tolerance is None:  # the same batch again in bf16: the noise a bf16 trainer's number carries
-        half = token_entropies(m.to(torch.bfloat16), seqs, temperature, pad_id=pad, batch_size=batch_size,
-                               parts=("response",))
-        rel = verdict.tolerance({k: values[k] for k in ("token-mean", "seq-mean-token-mean")},
-                                {"token-mean": conv.token_mean(half), "seq-mean-token-mean":
-                                 conv.seq_mean_token_mean(half)})
-    else:
-        rel = float(tolerance)
+    pad = (getattr(tok, "pad_token_id", None) if tok is not None else None) or 0
+    t, values, rel = recompute(m, seqs, temperature, groups, horizon, tolerance, pad, batch_size)
     out = {"step": step, "n_rollouts": len(seqs), "n_tokens": int(t.lengths().sum()),
            "temperature": temperature, "source": source}
     if value is None:

@@ -28,7 +28,8 @@ EXACT_MAPPINGS = {
     "seq-mean-token-sum": "token-mean = logged / mean response length (response_length)",
     "seq-mean-token-sum-norm": "token-mean = logged * horizon / mean response length",
 }
-BUGS = {"verl-dynbsz-unreordered", "trl-padding-included", "trl-sft-prompt-included", "trl-sft-shifted-by-one"}
+BUGS = {"verl-dynbsz-unreordered", "trl-padding-included", "trl-sft-attention-mask", "prompt-included",
+        "shifted-by-one"}
 
 
 def tolerance(fp32: dict, bf16: dict) -> float:
