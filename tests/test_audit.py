@@ -235,3 +235,18 @@ def test_bad_input_is_one_line_and_exit_2(work, capsys, case, argv, problem):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("entropylaw: error: "), err
     assert re.search(problem, lines[0]), lines[0]
+
+
+def test_out_writes_summary_json_that_the_report_shows(work, capsys, tmp_path):
+    d, logs, truth = work
+    code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--log", logs["good"],
+                          "--step", 2, "--tolerance", 1e-7, "--out", tmp_path / "a")
+    assert code == 0, err
+    assert "verdict: matches seq-mean-token-mean" in out and "correction: token-mean = " in out
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())["audit"]
+    assert summary["matched"] == "seq-mean-token-mean"
+    assert {"logged", "conventions", "matched", "tolerance", "correction", "verdict"} <= set(summary)
+    assert main(["report", "--probe", str(tmp_path / "a" / "summary.json"), "--out", str(tmp_path / "rep")]) == 0
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "Audit of the logged entropy" in page and "<b>seq-mean-token-mean</b>" in page
+    assert f"{truth['seq-mean-token-mean']:.6g}" in page

@@ -41,6 +41,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--chat-template", action=argparse.BooleanOptionalAction, default=False,
                    help="put text prompts through the tokenizer's chat template")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--out", metavar="DIR", help="also write DIR/summary.json ({\"audit\": ...}); 'entropylaw report "
+                   "--probe DIR/summary.json' adds its section to the report")
     p.set_defaults(func=run)
 
 
@@ -75,15 +77,22 @@ def print_audit(r: dict) -> None:
 
 def run(args) -> int:
     import entropylaw.api as api
-    from entropylaw.fileio import dumps
+    from entropylaw.fileio import atomic_dir, check_writable, dumps
 
     _check(args)
+    if args.out:
+        check_writable(args.out, directory=True)  # before the slow part
     r = api.audit(args.model, args.rollouts, args.log, args.step, logged=args.logged, temperature=args.temperature,
                   micro_batch_size=args.micro_batch_size, token_budget=args.token_budget, horizon=args.horizon,
                   tolerance=args.tolerance, entropy_key=args.entropy_key, device=args.device,
                   chat_template=args.chat_template)
+    if args.out:  # the directory appears whole or not at all
+        with atomic_dir(args.out) as tmp:
+            (tmp / "summary.json").write_text(dumps({"audit": r}, indent=1) + "\n")
     if args.json:
         print(dumps(r, indent=1))
     else:
         print_audit(r)
+        if args.out:
+            print(f"wrote {args.out}/summary.json")
     return 0
