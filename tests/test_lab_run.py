@@ -154,11 +154,23 @@ def test_probe_runs_on_a_lab_checkpoint(micro_run, tmp_path):
 
     out, _ = micro_run
     ckpt = out / "checkpoints" / "global_step_4"
+    rows = [json.loads(x) for x in (ckpt / "rollouts.jsonl").read_text().splitlines() if x.strip()]
+    groups = {}
+    for r in rows:
+        groups.setdefault(r["prompt_id"], set()).add(r["reward"])
+    mixed = sum(len(v) > 1 for v in groups.values())
     rc = main(["probe", "--model", str(ckpt), "--rollouts", str(ckpt / "rollouts.jsonl"), "--out",
                str(tmp_path / "probe"), "--device", "cpu", "--no-progress", "--whatif", "none,clip_cov"])
+    assert rc == (0 if mixed else 2)  # a batch whose groups all agree has no signal: refused, said
+    # the same checkpoint with rewards that vary inside every group: the ladder runs on it
+    with open(tmp_path / "mixed.jsonl", "w") as f:
+        for i, r in enumerate(rows):
+            print(json.dumps({**r, "reward": float(i % 2)}), file=f)
+    rc = main(["probe", "--model", str(ckpt), "--rollouts", str(tmp_path / "mixed.jsonl"), "--out",
+               str(tmp_path / "probe2"), "--device", "cpu", "--no-progress", "--whatif", "none,clip_cov"])
     assert rc == 0
-    summary = json.loads((tmp_path / "probe" / "summary.json").read_text())
-    assert "ladder" in summary
+    summary = json.loads((tmp_path / "probe2" / "summary.json").read_text())
+    assert "ladder" in summary and summary["signal"]["informative_groups"] == len(groups)
 
 
 def _main(capsys, *args) -> tuple[int, str]:

@@ -144,17 +144,27 @@ def test_probe_checkpoints_writes_a_run_table(tmp_path, capsys):
     assert ((acc >= 0) & (acc <= 1)).all()
 
 
-def test_generation_path_samples_and_scores(workdir, tmp_path, capsys):
+def test_generation_path_samples_and_scores(workdir, tmp_path, capsys, monkeypatch):
     d, _ = workdir
+    (tmp_path / "last_even.py").write_text("def reward(text, answer):\n    return float(int(text.split()[-1]) % 2 == 0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
     _write(tmp_path / "q.jsonl", [{"prompt_id": "a", "prompt_ids": [3, 4, 5], "answer": "2"},
                                   {"prompt_id": "b", "prompt_ids": [7, 8], "answer": "3"}])
     code, out, err = _run(capsys, "probe", "--model", str(d / "model"), "--generate", "3", "--prompts",
-                          str(tmp_path / "q.jsonl"), "--reward", "numeric_answer", "--max-new-tokens", "6",
-                          "--out", str(tmp_path / "o"), "--no-ladder")
+                          str(tmp_path / "q.jsonl"), "--reward", "last_even:reward", "--max-new-tokens", "6",
+                          "--out", str(tmp_path / "o"), "--no-ladder", "--save-rollouts", str(tmp_path / "r.jsonl"))
     assert code == 0, err
     frame = pd.read_parquet(tmp_path / "o" / "tokens.parquet")
-    assert set(frame["prompt_id"]) == {"a", "b"} and frame.groupby("prompt_id")["response_index"].nunique().max() == 3
+    saved = pd.read_json(tmp_path / "r.jsonl", lines=True)
+    assert len(saved) == 6 and (saved.groupby("prompt_id").size() == 3).all()
+    # the reward is what the function says of each response's text
+    assert (saved["reward"] == [float(r[-1] % 2 == 0) for r in saved["response_ids"]]).all()
+    mixed = {p for p, g in saved.groupby("prompt_id") if g["reward"].nunique() > 1}
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["signal"]["informative_groups"] == len(mixed) >= 1
+    assert set(frame["prompt_id"]) == mixed and frame.groupby("prompt_id")["response_index"].nunique().max() == 3
     assert (frame.groupby(["prompt_id", "response_index"]).size() <= 6).all()
+    assert f"signal: {len(mixed)} of 2 prompt groups informative" in out
 
 
 def test_probe_checkpoints_table1_equals_the_probe_on_the_same_samples(tmp_path, capsys):

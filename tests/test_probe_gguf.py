@@ -132,12 +132,16 @@ def test_text_prompts_without_a_tokenizer(files, tmp_path, capsys, model):
                "q.jsonl:1: prompt is text but the model has no tokenizer", [tmp_path / "o", tmp_path / "r.jsonl"])
 
 
-def test_chat_template_applied_to_text_prompts_and_rollouts_saved(files, tmp_path, capsys):
+def test_chat_template_applied_to_text_prompts_and_rollouts_saved(files, tmp_path, capsys, monkeypatch):
     d, _, _ = files
     saved = tmp_path / "gen.jsonl"
+    # a reward that varies inside each group, so that the probe has a learning signal to probe
+    (tmp_path / "by_index.py").write_text("calls = [0]\ndef reward(text, answer):\n    calls[0] += 1\n"
+                                          "    return float(calls[0] % 2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
     code, out, err = _run(capsys, "probe", "--model", d / "chat", "--generate", "3", "--prompts", d / "q.jsonl",
                           "--max-new-tokens", "5", "--out", tmp_path / "o", "--save-rollouts", saved,
-                          "--no-ladder", "--no-progress", "--dtype", "float64")
+                          "--no-ladder", "--no-progress", "--dtype", "float64", "--reward", "by_index:reward")
     assert code == 0, err
     rows = [json.loads(x) for x in saved.read_text().splitlines()]
     assert [r["prompt_id"] for r in rows] == ["a"] * 3 + ["b"] * 3
@@ -162,7 +166,8 @@ def test_chat_template_applied_to_text_prompts_and_rollouts_saved(files, tmp_pat
     # --no-chat-template: the text as it is
     code, out, err = _run(capsys, "probe", "--model", d / "chat", "--generate", "1", "--prompts", d / "q.jsonl",
                           "--max-new-tokens", "2", "--out", tmp_path / "o3", "--save-rollouts",
-                          tmp_path / "plain.jsonl", "--no-ladder", "--no-progress", "--no-chat-template")
+                          tmp_path / "plain.jsonl", "--no-ladder", "--no-progress", "--no-chat-template",
+                          "--estimator", "reinforce", "--reward", "by_index:reward")  # one response: A = r
     assert code == 0, err
     first = json.loads((tmp_path / "plain.jsonl").read_text().splitlines()[0])
     assert first["prompt_ids"] == [ids(c) for c in "What is 2+3?"]

@@ -7,7 +7,10 @@ against gguf-py's own dequantisation of the same tensors, read straight from the
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 import numpy as np
 import pytest
@@ -85,3 +88,46 @@ def test_default_ladder_is_first_order_on_smollm2(smollm2):
     assert summary["ladder"]["estimators"]["lemma1"]["pearson"] > 0.9
     print(f"tokens {sum(len(s.response_ids) for s in seqs)}, rungs {len(check['search'])}, slope {check['loglog_slope']:.3f}, "
           f"pearson {summary['ladder']['estimators']['lemma1']['pearson']:.4f}, etas {check['etas']}")
+
+
+def _arithmetic_prompts(path, n=8, answer=None):
+    rows = [json.loads(x) for x in (ROOT / "data" / "trl" / "probe_prompts.jsonl").read_text().splitlines()[:n]]
+    with open(path, "w") as f:
+        for r in rows:
+            print(json.dumps(r if answer is None else {**r, "answer": answer}), file=f)
+    return path
+
+
+@pytest.mark.slow
+def test_the_issue_command_on_smollm2_mixed_rewards_give_a_first_order_ladder(smollm2, tmp_path, capsys):
+    """The new user's command of issue 20, on prompts the model gets right only sometimes: the
+    no-signal groups are left out (and counted), the ladder is first order on the others."""
+    from entropylaw.cli.main import main
+
+    path = smollm2[0]
+    code = main(["probe", "--model", str(path), "--generate", "4", "--prompts",
+                 str(_arithmetic_prompts(tmp_path / "q.jsonl")), "--reward", "numeric_answer", "--max-new-tokens", "24", "--min-informative", "2",
+                 "--whatif", "none", "--out", str(tmp_path / "o"), "--no-progress"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    sig, chk = s["signal"], s["ladder"]["eta_squared_check"]
+    assert 2 <= sig["informative_groups"] < sig["groups"] == 8  # some groups all wrong: counted, left out
+    assert s["n_prompts"] == sig["informative_groups"] and sum(sig["zero_variance_groups"].values()) > 0
+    assert chk["first_order"] and 1.8 <= chk["loglog_slope"] <= 2.2, chk
+    assert s["ladder"]["estimators"]["lemma1"]["pearson"] > 0.9
+    assert s["checks"]["lemma1_ladder"]["enough_signal"]
+    assert f"signal: {sig['informative_groups']} of 8 prompt groups informative" in out.out
+
+
+@pytest.mark.slow
+def test_the_issue_command_on_smollm2_all_equal_rewards_stop_with_one_line(smollm2, tmp_path, capsys):
+    from entropylaw.cli.main import main
+
+    code = main(["probe", "--model", str(smollm2[0]), "--generate", "4", "--prompts",
+                 str(_arithmetic_prompts(tmp_path / "q.jsonl", 4, answer="-99")), "--reward", "numeric_answer",
+                 "--max-new-tokens", "24", "--out", str(tmp_path / "o"), "--no-progress"])
+    err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("entropylaw:")]
+    assert code == 2 and len(err) == 1, err
+    assert "no learning signal: none of the 4 prompt groups has a non-zero advantage (4 all equal, reward 0" in err[0]
+    assert "--min-informative" in err[0] and not (tmp_path / "o").exists()

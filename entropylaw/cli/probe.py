@@ -19,8 +19,13 @@ def add_parser(subparsers) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, help="transformers model directory, or a .gguf file (dequantised to "
                    "--dtype; auto = float32)")
-    p.add_argument("--rollouts", help="JSONL/parquet: prompt_id, prompt|prompt_ids, response|response_ids, "
-                   "reward, optional old_logprobs")
+    p.add_argument("--rollouts", help="what training produced, the format recognised: a veRL rollout dump "
+                   "(trainer.rollout_data_dir: a directory of <step>.jsonl, or one of them), a TRL completions log "
+                   "(OUTPUT_DIR/completions/, one completions_<step>.parquet, a W&B run with a completions table), "
+                   "or the project's JSONL/parquet (prompt_id, prompt|prompt_ids, response|response_ids, reward, "
+                   "optional advantage, old_logprobs)")
+    p.add_argument("--step", type=int, default=None, help="the training step whose rollouts to probe (default: "
+                   "the last one the dump or log holds)")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--tokenizer", help="tokenizer directory (default: the model's)")
     p.add_argument("--temperature", type=float, default=1.0)
@@ -51,6 +56,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--prompts", help="prompt file for --generate")
     p.add_argument("--reward", default="numeric_answer", help="module:function scoring (response, answer)")
     p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument("--min-informative", type=int, default=0, metavar="K",
+                   help="with --generate: keep sampling (DAPO-style) the groups with no learning signal until K "
+                   "groups have one, at most --max-rounds rounds")
+    p.add_argument("--max-rounds", type=int, default=4, help="budget of --min-informative: rounds of G responses "
+                   "per prompt (default 4)")
     p.add_argument("--chat-template", action=argparse.BooleanOptionalAction, default=None,
                    help="put text prompts through the tokenizer's chat template (default: --prompts text when the "
                    "tokenizer has one; --rollouts text only when asked, as rollouts hold what the policy saw)")
@@ -95,8 +105,17 @@ def load_inputs(args):
         read_prompts_frame(args.prompts)  # a missing or malformed prompt file fails before the model loads
         reward_fn = load_reward(args.reward)
     # rollouts are parsed before the (slow) model load, so a typo fails in a second
-    rollouts = None if args.generate > 0 else read_rollouts(args.rollouts)
+    if args.step is not None and args.generate > 0:
+        raise EntropyLawError("--step chooses among rollouts a trainer wrote (--rollouts), not --generate")
+    if args.min_informative and args.generate <= 0:
+        raise EntropyLawError("--min-informative keeps sampling: it needs --generate G with --prompts FILE")
+    if args.min_informative < 0 or args.max_rounds < 1:
+        raise EntropyLawError("--min-informative must be >= 0 and --max-rounds >= 1")
+    rollouts = None if args.generate > 0 else read_rollouts(args.rollouts, args.step)
     device = M.resolve_device(args.device)
+    from entropylaw.probe.memory import check as check_memory
+
+    args.memory = check_memory(args.model, args.dtype, args.batch_tokens, not args.no_ladder)  # before the load
     model, tokenizer = M.load_model(args.model, str(device), args.dtype, args.device_map, progress=args.progress)
     if args.tokenizer:
         try:
@@ -106,22 +125,65 @@ def load_inputs(args):
     M.check_tokenizer(model, tokenizer, "--tokenizer" if args.tokenizer else "--model")
     V = M.vocab_size(model)
     if args.generate > 0:
-        from entropylaw.probe.generate import read_prompts, sample
+        from entropylaw.probe.generate import read_prompts, sample, sample_informative
 
         prompts = read_prompts(args.prompts, tokenizer, V, args.chat_template)
-        seqs = sample(model, prompts, args.generate, args.temperature, args.max_new_tokens, seed=args.seed,
-                      tokenizer=tokenizer, reward_fn=reward_fn)
+        kw = dict(temperature=args.temperature, max_new_tokens=args.max_new_tokens, tokenizer=tokenizer,
+                  reward_fn=reward_fn, batch_tokens=args.batch_tokens, progress=args.progress)
+        if args.min_informative:
+            seqs, args.sampling = sample_informative(model, prompts, args.generate, args.min_informative,
+                                                     args.max_rounds, args.estimator, args.eps, seed=args.seed, **kw)
+        else:
+            seqs = sample(model, prompts, args.generate, seed=args.seed, **kw)
         if not seqs:
             raise EntropyLawError(f"{args.prompts}: generation produced no non-empty responses")
+        args.source = {"format": "generated", "step": None, "why": f"{args.generate} fresh responses per prompt "
+                       f"of {args.prompts} at temperature {args.temperature:g}"}
     else:
-        seqs = encode(rollouts, args.rollouts, V, tokenizer, M.context_length(model), bool(args.chat_template))
+        fmt = rollouts.attrs.get("format", "entropylaw")
+        chat = args.chat_template if fmt in ("verl-dump", "trl-completions") else bool(args.chat_template)
+        seqs = encode(rollouts, args.rollouts, V, tokenizer, M.context_length(model), chat)
+        step, steps = rollouts.attrs.get("step"), rollouts.attrs.get("steps") or []
+        why = ("one batch" if step is None else f"--step {step}" if args.step is not None else
+               f"the last of {len(steps)} steps ({steps[0]}..{steps[-1]}; --step to choose)" if len(steps) > 1
+               else f"the only step ({step})")
+        args.source = {"format": fmt, "file": rollouts.attrs.get("source", str(args.rollouts)), "step": step,
+                       "why": why, "notes": list(rollouts.attrs.get("notes", []))}
+    from entropylaw.probe.signal import NoSignal, no_signal_message, signal_report, with_advantages
+
+    trainer = bool(seqs) and all(s.advantage is not None for s in seqs)
+    signal = signal_report(with_advantages(seqs, args.estimator, args.eps),
+                           "the trainer's (kept)" if trainer else f"computed ({args.estimator})")
+    if signal["informative_groups"] == 0:  # before anything is written
+        raise NoSignal(no_signal_message(signal, str(args.rollouts or args.prompts), args.generate > 0))
     if args.save_rollouts and dist.rank() == 0:
         write_rollouts(seqs, args.save_rollouts, tokenizer)
         print(f"wrote {args.save_rollouts} ({len(seqs)} responses)")
     return model, seqs
 
 
+def print_signal(summary: dict) -> None:
+    """The first lines: what was probed, and how much of it carried a learning signal."""
+    src, sig = summary.get("source", {}), summary["signal"]
+    step = "" if src.get("step") is None else f" step {src['step']} ({src['why']})"
+    print(f"rollouts: {src.get('format', '?')}{step}" + (f" from {src['file']}" if src.get("file") else
+                                                           f" ({src.get('why', '')})"))
+    for note in src.get("notes", []):
+        print(f"  note: {note}")
+    zero = ", ".join(f"{n} {k}" for k, n in sig["zero_variance_groups"].items())
+    print(f"signal: {sig['informative_groups']} of {sig['groups']} prompt groups informative"
+          + (f" (left out: {zero})" if zero else "") + f"; {sig['tokens_with_signal']} of {sig['tokens']} "
+          f"response tokens carry a non-zero advantage; advantages {sig['advantages']}")
+    if "sampling" in summary:
+        sm = summary["sampling"]
+        print(f"sampling: {sm['rounds']} of at most {sm['max_rounds']} rounds, {sm['responses_generated']} "
+              f"responses generated, {sm['informative_groups']} informative groups (asked {sm['min_informative']})")
+    for name, c in summary.get("checks", {}).items():
+        print(f"check {name}: {'enough signal' if c['enough_signal'] else 'NOT ENOUGH SIGNAL'} ({c['why']})")
+
+
 def print_report(summary: dict) -> None:
+    print_signal(summary)
     t, paper = summary["table1"], summary["table1_paper"]
     print(f"tokens {summary['n_tokens']}  responses {summary['n_responses']}  prompts {summary['n_prompts']}  "
           f"micro-batches {summary['n_microbatches']}  entropy (token-mean) {summary['entropy_token_mean']:.4f}")
@@ -145,6 +207,10 @@ def print_report(summary: dict) -> None:
                if chk.get("search") else "fixed by --lr")
         print(f"Entropy-change ladder (one {lad['config']['optimizer']} step, eta {lad['eta']:.4g} {how}; "
               f"measured batch-mean dH {lad['estimators']['lemma1']['measured_mean']:.4g})")
+        if chk.get("bound"):
+            print(f"  the step search hit its bound: {chk['bound']}")
+        for r in chk.get("too_large", []) + [r for r in chk.get("search", []) if "too_large" in r][:3]:
+            print(f"  eta {r['eta']:.3g} is not a step: {r['too_large']}")
         print(f"  {'estimator':<18}{'pearson':>9}{'spearman':>9}{'sign':>7}{'slope':>10}{'pred mean':>12}")
         fmt = lambda v, f: "n/a" if v is None else format(v, f)  # noqa: E731
         for name, r in lad["estimators"].items():
@@ -191,10 +257,20 @@ def run(args) -> int:
         progress = sys.stderr.isatty() if args.progress is None else args.progress
         args.progress = progress
         model, seqs = load_inputs(args)
-        frame, summary = run_probe(model, seqs, cfg, ladder, progress=progress)
+        frame, summary = run_probe(model, seqs, cfg, ladder, progress=progress,
+                                   where=str(args.rollouts or args.prompts), generated=args.generate > 0)
         if dist.rank() == 0:
-            summary["model"] = str(args.model)
-            summary["rollouts"] = str(args.rollouts or args.prompts)
+            head = {"source": args.source}
+            if getattr(args, "sampling", None):
+                head["sampling"] = args.sampling
+            import resource
+
+            if getattr(args, "memory", None):  # the estimate beside this process's measured peak
+                head["memory_gib"] = {"estimate": args.memory, "peak_rss": round(
+                    resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20, 3)}
+            top = {k: summary.pop(k) for k in ("signal", "checks")}
+            summary = {**head, **top, **summary, "model": str(args.model),
+                       "rollouts": str(args.rollouts or args.prompts)}
             write_outputs(args.out, frame, summary)
             print_report(summary)
             print(f"wrote {args.out}/tokens.parquet and {args.out}/summary.json")

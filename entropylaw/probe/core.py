@@ -60,6 +60,21 @@ def table1(cov: torch.Tensor) -> dict:
     return out
 
 
+def cluster_se(values: torch.Tensor, groups) -> float | None:
+    """Standard error of the mean of per-token values, clustered by prompt group (None below 2 groups).
+
+    >>> round(cluster_se(torch.tensor([1., 1., 3., 3.]), ["a", "a", "b", "b"]), 6)
+    1.0
+    """
+    v = values.double().numpy()
+    labels, inv = np.unique(np.asarray(groups), return_inverse=True)
+    G = len(labels)
+    if G < 2:
+        return None
+    resid = np.bincount(inv, weights=v - v.mean(), minlength=G)
+    return float(np.sqrt(G / (G - 1) * np.sum(resid ** 2)) / len(v))
+
+
 def _overlap(a: torch.Tensor, b: torch.Tensor) -> dict:
     inter, union = int((a & b).sum()), int((a | b).sum())
     return {"whole_batch": int(a.sum()), "micro_batch": int(b.sum()), "both": inter,
@@ -68,7 +83,11 @@ def _overlap(a: torch.Tensor, b: torch.Tensor) -> dict:
 
 def analyse(seqs: list, stats: dict, cfg: ProbeConfig) -> tuple:
     """Per-token frame and summary dict from gathered stats (keys logp, entropy, ...)."""
-    adv_resp = advantages(torch.tensor([s.reward for s in seqs]), [s.prompt_id for s in seqs], cfg.estimator, cfg.eps)
+    if all(s.advantage is not None for s in seqs):  # the trainer's, or computed on the whole batch
+        adv_resp = torch.tensor([s.advantage for s in seqs], dtype=torch.float64)
+    else:
+        adv_resp = advantages(torch.tensor([s.reward for s in seqs]), [s.prompt_id for s in seqs], cfg.estimator,
+                              cfg.eps)
     lengths = torch.tensor([len(s.response_ids) for s in seqs])
     seq_of = torch.repeat_interleave(torch.arange(len(seqs)), lengths)
     adv = adv_resp[seq_of].float()
@@ -128,7 +147,8 @@ def analyse(seqs: list, stats: dict, cfg: ProbeConfig) -> tuple:
         "singleton_groups": sum(1 for n in sizes.values() if n < 2),
         "entropy_token_mean": float(stats["entropy"].double().mean()),
         "entropy_seq_mean_token_mean": float(per_response.mean()),
-        "table1": table1(cov), "table1_microbatch": table1(cov_mb), "table1_paper": PAPER_TABLE1,
+        "table1": table1(cov), "table1_all_se": cluster_se(cov, frame["prompt_id"].to_numpy()),
+        "table1_microbatch": table1(cov_mb), "table1_paper": PAPER_TABLE1,
         "selection": selection, "config": cfg.to_dict(),
     }
     return frame, summary

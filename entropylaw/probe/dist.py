@@ -45,6 +45,26 @@ def shard_bounds(n: int, r: int | None = None, w: int | None = None) -> tuple:
     return n * r // w, n * (r + 1) // w
 
 
+def group_shard_bounds(keys: list, r: int | None = None, w: int | None = None) -> tuple:
+    """[start, stop) of rank r's share of items, cut only where ``keys`` changes.
+
+    Responses to one prompt stay on one rank, so the prompt's forward is shared there
+    (probe/forward.py) and every rank computes a group exactly as one process does.
+
+    >>> [group_shard_bounds(list("aaabbc"), r, 2) for r in range(2)]
+    [(0, 3), (3, 6)]
+    """
+    r = rank() if r is None else r
+    w = world() if w is None else w
+    starts = [i for i in range(len(keys)) if i == 0 or keys[i] != keys[i - 1]] + [len(keys)]
+
+    def cut(k):  # the group start nearest the even split point k * n / w
+        target = len(keys) * k // w
+        return min(starts, key=lambda s: (abs(s - target), s))
+
+    return cut(r), cut(r + 1) if r + 1 < w else len(keys)
+
+
 def gather_dict(local: dict) -> dict | None:
     """Concatenate dicts of CPU tensors from all ranks (rank order) on rank 0; None elsewhere."""
     if not active():

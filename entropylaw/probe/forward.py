@@ -28,27 +28,89 @@ def batches(seqs: list, batch_tokens: int) -> list:
     return out
 
 
-def hidden_at_valid(model, seqs: list, index: list) -> tuple:
-    """Hidden states [n, d] predicting each response token of ``seqs[index]`` and the targets [n]."""
+def _prompt_groups(seqs: list, index: list) -> list:
+    """Positions in ``index`` grouped by identical prompt (first-seen order)."""
+    groups: dict = {}
+    for k, i in enumerate(index):
+        groups.setdefault(tuple(seqs[i].prompt_ids), []).append(k)
+    return list(groups.values())
+
+
+def _padded(rows: list, dev) -> tuple:
+    L = max(len(r) for r in rows)
+    ids = torch.zeros(len(rows), L, dtype=torch.long)
+    mask = torch.zeros(len(rows), L, dtype=torch.long)
+    for b, r in enumerate(rows):
+        ids[b, :len(r)] = torch.tensor(r)
+        mask[b, :len(r)] = 1
+    return ids.to(dev), mask.to(dev)
+
+
+def _cache_kwarg(decoder) -> str:
+    """transformers >= 5.24 names the cache argument ``cache`` (``past_key_values`` before)."""
+    import inspect
+
+    params = inspect.signature(decoder.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def _shared_prefix(model, prompt: list, responses: list, dev) -> list:
+    """Hidden states predicting each response's tokens, the prompt run once for the group.
+
+    The prompt's keys and values are computed once and repeated for the G responses
+    (``DynamicCache.batch_repeat_interleave``), so a group costs P + G x R token positions
+    instead of G x (P + R): the same numbers up to float rounding (tested against the
+    unshared forward), and differentiable.
+    """
+    from transformers import DynamicCache
+
+    decoder = model.get_decoder()
+    p = torch.tensor([prompt], device=dev)
+    cache = DynamicCache(config=model.config)
+    kw = _cache_kwarg(decoder)
+    out = decoder(input_ids=p, attention_mask=torch.ones_like(p), use_cache=True, **{kw: cache})
+    h_prompt = (out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0])[0, -1]
+    rest = [r[:-1] for r in responses]  # the last response token predicts nothing we need
+    if max(len(r) for r in rest) == 0:
+        return [h_prompt[None] for _ in responses]
+    cache.batch_repeat_interleave(len(responses))
+    ids, mask = _padded([r if r else [0] for r in rest], dev)
+    for b, r in enumerate(rest):
+        if not r:
+            mask[b] = 0
+    full_mask = torch.cat([torch.ones(len(rest), len(prompt), dtype=mask.dtype, device=dev), mask], 1)
+    out = decoder(input_ids=ids, attention_mask=full_mask, use_cache=True, **{kw: cache})
+    h = out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
+    return [torch.cat([h_prompt[None], h[b, :len(r)]]) for b, r in enumerate(rest)]
+
+
+def hidden_at_valid(model, seqs: list, index: list, share_prefix: bool = True) -> tuple:
+    """Hidden states [n, d] predicting each response token of ``seqs[index]`` and the targets [n].
+
+    Responses to one prompt share its forward (:func:`_shared_prefix`); the other sequences
+    are right-padded into one batch.
+    """
     dev = input_device(model)
-    lengths = [len(seqs[i].prompt_ids) + len(seqs[i].response_ids) for i in index]
-    L = max(lengths)
-    ids = torch.zeros(len(index), L, dtype=torch.long)
-    mask = torch.zeros(len(index), L, dtype=torch.long)
-    rows, cols, targets = [], [], []
-    for b, i in enumerate(index):
-        s = seqs[i]
-        full = s.prompt_ids + s.response_ids
-        ids[b, :len(full)] = torch.tensor(full)
-        mask[b, :len(full)] = 1
-        P = len(s.prompt_ids)
-        rows += [b] * len(s.response_ids)
-        cols += list(range(P - 1, P - 1 + len(s.response_ids)))
-        targets += s.response_ids
-    h = final_hidden(model, ids.to(dev), mask.to(dev))
     W = lm_head_weight(model)
-    h = h[torch.tensor(rows, device=h.device), torch.tensor(cols, device=h.device)].to(W.device)
-    return h, torch.tensor(targets, device=W.device)
+    per_seq: list = [None] * len(index)
+    singles = []
+    for members in _prompt_groups(seqs, index):
+        if share_prefix and len(members) > 1:
+            hs = _shared_prefix(model, seqs[index[members[0]]].prompt_ids,
+                                [seqs[index[k]].response_ids for k in members], dev)
+            for k, h in zip(members, hs):
+                per_seq[k] = h
+        else:
+            singles += members
+    if singles:
+        ids, mask = _padded([seqs[index[k]].prompt_ids + seqs[index[k]].response_ids for k in singles], dev)
+        h = final_hidden(model, ids, mask)
+        for b, k in enumerate(singles):
+            s = seqs[index[k]]
+            P = len(s.prompt_ids)
+            per_seq[k] = h[b, P - 1:P - 1 + len(s.response_ids)]
+    targets = [t for i in index for t in seqs[i].response_ids]
+    return torch.cat(per_seq).to(W.device), torch.tensor(targets, device=W.device)
 
 
 @torch.no_grad()

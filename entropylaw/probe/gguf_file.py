@@ -79,5 +79,9 @@ def inspect_gguf(path, where: str = "--model") -> dict:
     if arch not in supported:
         raise EntropyLawError(f"{where} {path}: GGUF architecture {arch!r} cannot be loaded by transformers "
                               f"(it loads {', '.join(supported)})")
+    layers, hidden = _field(reader, f"{arch}.block_count"), _field(reader, f"{arch}.embedding_length")
     return {"architecture": arch, "has_tokenizer": _field(reader, "tokenizer.ggml.model") is not None,
-            "chat_template": _field(reader, "tokenizer.chat_template"), "n_tensors": len(reader.tensors)}
+            "chat_template": _field(reader, "tokenizer.chat_template"), "n_tensors": len(reader.tensors),
+            "n_params": sum(int(t.n_elements) for t in reader.tensors),
+            "n_layers": int(layers) if isinstance(layers, (int, float)) else None,
+            "hidden": int(hidden) if isinstance(hidden, (int, float)) else None}

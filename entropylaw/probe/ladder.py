@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from scipy import stats as sstats
 
-from entropylaw.errors import EntropyLawWarning
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.probe import dist, dynamics, stream
 from entropylaw.probe.forward import batches, differentiable_stats, hidden_at_valid
 from entropylaw.probe.losses import InterventionConfig, policy_loss
@@ -50,6 +50,8 @@ class LadderConfig:
     adam_eps: float = 1e-8
     scales: tuple = (1.0, 0.5, 0.25)  # eta multiples for the eta^2 check of Lemma 1
     max_rungs: int = 18               # halvings tried by the automatic step (2^-17 of the first eta)
+    max_dh_frac: float = 0.5          # a step moving mean |dH| past this fraction of H is not a step
+    shrink: float = 16.0              # factor of the search's cuts while the step is too large
     slope_range: tuple = SLOPE_RANGE
     linearity_tol: float = LINEARITY_TOL
     scope: str = "batch"              # covariance scope of the interventions' selections
@@ -101,14 +103,52 @@ def _direction(model, seqs, tok, iv_cfg, n_total, pcfg, lcfg):
 def _measure(model, seqs, h0, W0, pcfg):
     """Entropy after the update and Lemma 1 with the actual logit change, per valid token."""
     W1 = lm_head_weight(model)
-    H1, L1 = [], []
+    H1, L1, P1 = [], [], []
     offsets = np.cumsum([0] + [len(s.response_ids) for s in seqs])
     for index in batches(seqs, pcfg.batch_tokens):
         h1, y = hidden_at_valid(model, seqs, index)
         a, b = int(offsets[index[0]]), int(offsets[index[-1] + 1])
-        H1.append(stream.token_stats(h1, W1, y, pcfg.temperature, pcfg.chunk_size)["entropy"].cpu())
-        L1.append(stream.lemma1(h0[a:b].to(h1.device), W0, h1, W1, pcfg.temperature, pcfg.chunk_size).cpu())
-    return torch.cat(H1), torch.cat(L1)
+        lem, st = stream.lemma1(h0[a:b].to(h1.device), W0, h1, W1, pcfg.temperature, pcfg.chunk_size, targets=y)
+        H1.append(st["entropy"].cpu())
+        P1.append(st["logp"].cpu())
+        L1.append(lem.cpu())
+    return torch.cat(H1), torch.cat(L1), torch.cat(P1)
+
+
+def _too_large(dH, H0, dlogp, max_dh_frac, device) -> str | None:
+    """:func:`step_too_large` over every rank's tokens."""
+    if not dist.active():
+        return step_too_large(dH, H0, dlogp, max_dh_frac)
+    t = torch.tensor([float(dH.double().abs().sum()), float(H0.double().sum()), float(len(dH))],
+                     dtype=torch.float64, device=device)
+    m = torch.tensor([float(dlogp.max()) if len(dlogp) else float("-inf")], dtype=torch.float64, device=device)
+    torch.distributed.all_reduce(t)
+    torch.distributed.all_reduce(m, op=torch.distributed.ReduceOp.MAX)
+    n = max(float(t[2]), 1.0)
+    return step_too_large(torch.tensor([float(t[0]) / n]), torch.tensor([float(t[1]) / n]), m, max_dh_frac)
+
+
+def step_too_large(dH, H0, dlogp, max_dh_frac: float) -> str | None:
+    """Why a measured update is not a step (None when it is one).
+
+    It is not when it moves the batch's entropy by more than ``max_dh_frac`` of H (mean
+    |dH| over mean H), or some sampled token's probability by more than its own mass
+    (p grows past 2p: d log p > log 2).
+
+    >>> import torch
+    >>> step_too_large(torch.tensor([-0.6]), torch.tensor([1.0]), torch.tensor([0.0]), 0.5)
+    'moves entropy by 0.6 of H (bound 0.5)'
+    >>> step_too_large(torch.tensor([-0.1]), torch.tensor([1.0]), torch.tensor([0.0]), 0.5) is None
+    True
+    """
+    if not (bool(torch.isfinite(dH).all()) and bool(torch.isfinite(dlogp).all())):
+        return "makes the entropy or a log-probability non-finite"
+    frac = float(dH.double().abs().mean() / max(float(H0.double().mean()), 1e-12))
+    if frac > max_dh_frac:
+        return f"moves entropy by {frac:.2g} of H (bound {max_dh_frac:g})"
+    if len(dlogp) and float(dlogp.max()) > math.log(2.0):
+        return f"moves a token's probability by {math.expm1(float(dlogp.max())):.3g}x its mass (bound 1)"
+    return None
 
 
 def global_norm(tensors) -> float:
@@ -144,7 +184,81 @@ def _rung_sums(dH, L1, eta, prev):
     return [err, float(len(dH)), float((r - r_prev).pow(2).sum()), float(r_prev.pow(2).sum())]
 
 
-def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None):
+def token_partials(stats, tok, iv_cfg, n_total, pcfg):
+    """dL/dlog p, dL/dH, dL/dH_clamped per token of the shard's loss (autograd on the [N] values, no model).
+
+    The model's gradient is sum_t of these times the gradients of log p_t, H_t and the
+    clamped H_t: when the entropy partials are 0 the update is J^T w with w = -dL/dlog p.
+    """
+    lp = stats["logp"].detach().double().requires_grad_()
+    H = stats["entropy"].detach().double().requires_grad_()
+    hc = stats["clamped_entropy"].detach().double().requires_grad_() if "clamped_entropy" in stats else None
+    t = {k: v.double() if v.is_floating_point() else v for k, v in tok.items()}
+    loss, _ = policy_loss(lp, t["old"], t["adv"], torch.ones_like(lp, dtype=torch.bool), iv_cfg, entropy=H,
+                          clamped_entropy=hc if iv_cfg.name == "aent" else None, old_entropy=t["entropy0"],
+                          selected=t.get("selected"), weights=t.get("weights"), normaliser=float(n_total))
+    leaves = [lp, H] + ([hc] if hc is not None else [])
+    grads = torch.autograd.grad(loss, leaves, allow_unused=True)
+    zero = torch.zeros_like(lp)
+    return [zero if g is None else g.detach() for g in grads]
+
+
+def _correction(model, seqs, delta, pcfg):
+    """sum_t delta_t grad log p_t over the sequences where delta is non-zero (all ranks reduce)."""
+    params = _params(model)
+    for p in params:
+        p.grad = None
+    offsets = np.cumsum([0] + [len(s.response_ids) for s in seqs])
+    touched = [i for i in range(len(seqs)) if bool((delta[offsets[i]:offsets[i + 1]] != 0).any())]
+    if touched:
+        sub = [seqs[i] for i in touched]
+        sub_delta = torch.cat([delta[offsets[i]:offsets[i + 1]] for i in touched])
+        sub_off = np.cumsum([0] + [len(s.response_ids) for s in sub])
+        with torch.enable_grad():
+            for index, lp, _, _ in differentiable_stats(model, sub, pcfg.temperature, pcfg.chunk_size, None,
+                                                        pcfg.batch_tokens):
+                a, b = int(sub_off[index[0]]), int(sub_off[index[-1] + 1])
+                (lp * sub_delta[a:b].to(lp.device, lp.dtype)).sum().backward()
+    for p in params:
+        if p.grad is None:
+            p.grad = torch.zeros_like(p)
+    dist.all_reduce_grads(params)
+    grads = [p.grad.detach().clone() for p in params]
+    for p in params:
+        p.grad = None
+    return grads, len(touched)
+
+
+def _from_base(model, seqs, stats, tok, iv_cfg, n_total, pcfg, base, etas):
+    """A what-if's SGD direction from the plain update's, when its loss differs only in token weights.
+
+    Then g = g_none + sum_t (dL/dlog p_t - dL_none/dlog p_t) grad log p_t, back-propagated
+    through the sequences whose weights changed only (Clip-Cov detaches a few tokens); an
+    unchanged loss (KL-Cov on-policy: its penalty's gradient is 0 at ratio 1) is the plain
+    update itself, and its measurement is the plain one's. Returns (direction or None, w, out).
+    """
+    g_lp, g_H, *rest = token_partials(stats, tok, iv_cfg, n_total, pcfg)
+    w = (-g_lp).float()
+    entropy_terms = _global_sums([float(g_H.abs().sum()) + sum(float(r.abs().sum()) for r in rest)],
+                                 lcfg_device(model))[0]
+    if entropy_terms != 0.0:
+        return None, w, {}
+    delta = (g_lp - base["partials"]).float()  # dL/dlogp - dL_none/dlogp, both from token_partials
+    changed = _global_sums([float((delta != 0).sum())], lcfg_device(model))[0]
+    if changed == 0.0 and list(etas) == list(base["etas"][:len(etas)]):
+        out = {"w": w, "etas": list(etas), "same_update_as": "none"}
+        for k in range(len(etas)):
+            out[f"dH_{k}"], out[f"lemma1_{k}"] = base[f"dH_{k}"], base[f"lemma1_{k}"]
+        return base["direction"], w, out
+    corr, n_seq = _correction(model, seqs, delta, pcfg)
+    return [g0 + c for g0, c in zip(base["direction"], corr)], w, {"reweighted_sequences": n_seq}
+
+
+def lcfg_device(model):
+    return lm_head_weight(model).device
+
+
+def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None, bar=None, base=None):
     """Apply one update per eta from the probed weights, measure, restore. Local (shard) results.
 
     ``etas`` None: ``lcfg.lr`` x scales, or (no lr) the automatic first-order search, whose
@@ -155,49 +269,91 @@ def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None):
     W0 = lm_head_weight(model).detach().clone()
     out = {}
 
-    def measure(eta):
+    def measure(eta, n_seq=None):
+        """dH, Lemma 1, why the step is too large; ``n_seq``: on the first sequences only (a quick look)."""
         with torch.no_grad():
             for p, t0, g in zip(params, theta0, d):
                 p.copy_(t0 - eta * g)
-        H1, L1 = _measure(model, seqs, stats["hidden"], W0, pcfg)
-        return H1 - stats["entropy"], L1
+        part = seqs if n_seq is None else seqs[:n_seq]
+        n_tok = sum(len(s.response_ids) for s in part)
+        H1, L1, P1 = _measure(model, part, stats["hidden"][:n_tok], W0, pcfg)
+        if bar is not None:
+            bar.update(1)
+        dH = H1 - stats["entropy"][:n_tok]
+        why = _too_large(dH, stats["entropy"][:n_tok], P1 - stats["logp"][:n_tok], lcfg.max_dh_frac, W0.device)
+        return dH, L1, why
 
     try:
-        d, w = _direction(model, seqs, tok, iv_cfg, n_total, pcfg, lcfg)
+        d = None
+        if base is not None and lcfg.optimizer == "sgd" and etas is not None:
+            d, w, out = _from_base(model, seqs, stats, tok, iv_cfg, n_total, pcfg, base, etas)
+            if "dH_0" in out:
+                return out
+        if d is None:
+            d, w = _direction(model, seqs, tok, iv_cfg, n_total, pcfg, lcfg)
         out["w"] = w
+        out["direction"] = d
         if etas is None and lcfg.lr is not None:
             etas = [lcfg.lr * s for s in lcfg.scales]
         if etas is not None:
             out["etas"] = list(etas)
+            too_large = []
             for k, eta in enumerate(etas):
-                out[f"dH_{k}"], out[f"lemma1_{k}"] = measure(eta)
+                out[f"dH_{k}"], out[f"lemma1_{k}"], why = measure(eta)
+                if why:
+                    too_large.append({"eta": eta, "too_large": why})
+            if too_large:
+                out["too_large"] = too_large
             return out
-        base = lcfg.rel_step * global_norm(theta0) / max(global_norm(d), 1e-30)
-        rungs, search, chosen = [], [], None
+        dnorm = global_norm(d)
+        if dnorm == 0.0:
+            raise EntropyLawError("probe ladder: the policy-gradient direction is exactly 0 (no token carries a "
+                                  "non-zero weight): there is no update to measure")
+        eta = lcfg.rel_step * global_norm(theta0) / dnorm
+        search, rungs, valid, chosen, bound = [], [], [], None, None
+        quick = max(1, len(seqs) // 4)  # every rank takes the same path (collectives)
         for k in range(lcfg.max_rungs):
-            eta = base * 0.5 ** k
-            dH, L1 = measure(eta)
+            why = measure(eta, quick)[2] if not rungs and quick else None  # too large already on a quarter?
+            if not why:
+                dH, L1, why = measure(eta)
+            if why and not rungs:  # not a step yet: cut hard until it is one
+                search.append({"eta": eta, "too_large": why})
+                eta /= lcfg.shrink
+                continue
             prev = (rungs[-1][1], rungs[-1][0]) if rungs else None
             err, n, diff2, ref2 = _global_sums(_rung_sums(dH, L1, eta, prev), W0.device)
             rungs.append((eta, dH, L1))
-            search.append({"eta": eta, "lemma1_mean_abs_error": err / max(n, 1.0),
-                           "nonlinearity": math.sqrt(diff2 / ref2) if prev is not None and ref2 > 0 else None})
+            entry = {"eta": eta, "lemma1_mean_abs_error": err / max(n, 1.0),
+                     "nonlinearity": math.sqrt(diff2 / ref2) if prev is not None and ref2 > 0 else None}
+            if why:
+                entry["too_large"] = why
+            search.append(entry)
+            valid.append(entry)
+            eta *= 0.5
             if err == 0.0:
-                break  # below rounding: nothing more to learn from smaller steps
-            if k >= 2:
-                win = search[k - 2:k + 1]
+                bound = "rounding floor: Lemma 1's error is exactly 0, the step is below float rounding"
+                break
+            if len(valid) >= 3:
+                win = valid[-3:]
                 check = first_order([r["eta"] for r in win], [r["lemma1_mean_abs_error"] for r in win],
                                     [r["nonlinearity"] for r in win[1:]], lcfg.slope_range, lcfg.linearity_tol)
                 win[0]["window_slope"] = check["slope"]
-                if check["ok"]:
-                    chosen = k - 2
+                if check["ok"] and not any("too_large" in r for r in win):
+                    chosen = len(valid) - 3
                     break
+        if not rungs:
+            raise EntropyLawError(f"probe ladder: every step tried was too large ({search[-1]['too_large']}) "
+                                  f"down to eta {search[-1]['eta']:.3g} after {len(search)} cuts: the step "
+                                  "search hit its bound (give --lr, or --rel-step smaller)")
         if chosen is None:  # never first order: the window whose slope came closest to 2
-            scored = [(abs(r["window_slope"] - 2.0), i) for i, r in enumerate(search) if r.get("window_slope")]
+            bound = bound or f"max halvings: {lcfg.max_rungs} rungs without a first-order window"
+            scored = [(abs(r["window_slope"] - 2.0), i) for i, r in enumerate(valid) if r.get("window_slope")]
             chosen = min(scored)[1] if scored else 0
         window = rungs[chosen:chosen + 3]
         out["etas"] = [r[0] for r in window]
         out["search"] = search
+        if bound:
+            out["bound"] = bound
         for k, (_, dH, L1) in enumerate(window):
             out[f"dH_{k}"], out[f"lemma1_{k}"] = dH, L1
     finally:
@@ -283,6 +439,12 @@ def ladder_report(tok: dict, res: dict, seq_of, groups, slope_range=SLOPE_RANGE,
         check["loglog_slope"] = regime["slope"]
     if res.get("search"):
         check["search"] = res["search"]
+    for key in ("bound", "too_large"):
+        if res.get(key):
+            check[key] = res[key]
+    if res.get("bound"):
+        warnings.warn(f"probe ladder: the step search hit its bound ({res['bound']})", EntropyLawWarning,
+                      stacklevel=2)
     if not regime["ok"]:
         slope = "n/a" if regime["slope"] is None else f"{regime['slope']:.2f}"
         how = (f"the step search tried {len(res['search'])} halvings" if res.get("search") else

@@ -36,14 +36,29 @@ class Sequence:
     reward: float
     old_logprobs: list | None = None
     row: int = 0
+    advantage: float | None = None  # the trainer's, when its log has one (kept, not recomputed)
     extra: dict = field(default_factory=dict)
 
 
-def read_rollouts(path: str | Path) -> pd.DataFrame:
-    """Read a JSONL or parquet rollout file into a frame (rows keep file order)."""
+def read_rollouts(path: str | Path, step: int | None = None) -> pd.DataFrame:
+    """Read rollouts into a frame (rows keep file order); the format is recognised.
+
+    A veRL rollout dump (a directory of ``<step>.jsonl`` or one of them), a TRL completions
+    log (parquet files or a W&B completions table) or the project's JSONL/parquet file
+    (:mod:`entropylaw.probe.rollout_formats`). ``df.attrs``: ``format``, ``step``, ``steps``,
+    ``source``, ``notes``.
+    """
+    from entropylaw.probe.rollout_formats import read_any
+
     path = Path(path)
     if not path.exists():
-        raise EntropyLawError(f"{path}: no such rollout file")
+        raise EntropyLawError(f"{path}: no such rollout file or directory")
+    found = read_any(path, step)
+    if found is not None:
+        return found
+    if path.is_dir():
+        raise EntropyLawError(f"{path}: a directory with no rollouts (expected veRL <step>.jsonl dumps, TRL "
+                              "completions_<step>.parquet, or the project's rollout file)")
     if path.suffix == ".parquet":
         try:
             df = pd.read_parquet(path)
@@ -64,6 +79,16 @@ def read_rollouts(path: str | Path) -> pd.DataFrame:
         df = pd.DataFrame(rows)
     if len(df) == 0:
         raise EntropyLawError(f"{path}: no rollouts")
+    if step is not None:
+        if "step" not in df.columns:
+            raise EntropyLawError(f"{path}: --step {step}, but the file has no step column (one batch)")
+        steps = sorted(int(v) for v in df["step"].dropna().unique())
+        df = df[df["step"] == step].reset_index(drop=True)
+        if len(df) == 0:
+            raise EntropyLawError(f"{path}: no rollouts for --step {step} (steps present: "
+                                  f"{', '.join(map(str, steps[:5]))}{' ...' if len(steps) > 5 else ''})")
+    df.attrs.update(format="entropylaw", step=step, source=str(path), notes=[],
+                    steps=sorted(int(v) for v in df["step"].dropna().unique()) if "step" in df.columns else [])
     for need in (("prompt_id",), ("prompt", "prompt_ids"), ("response", "response_ids"), ("reward",)):
         if not any(c in df.columns for c in need):
             raise EntropyLawError(f"{path}: no column {' or '.join(need)} (columns: prompt_id, prompt or "
@@ -140,6 +165,32 @@ def prompt_ids(prompt, tokenizer, chat_template: bool | None, where: str) -> lis
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
+_SENTINEL = "<<entropylaw-sentinel>>"  # plain ASCII: it survives any tokenizer's round trip
+
+
+def verl_prompt_ids(text: str, tokenizer) -> tuple:
+    """(ids, how) of a prompt veRL dumped with ``skip_special_tokens=True``.
+
+    When the text is the tokenizer's chat template around one user turn with its special
+    tokens stripped, the user turn is cut out and the template applied again: the ids the
+    policy saw (checked: they decode to the dumped text). Otherwise the text is tokenised as
+    it is, and ``how`` says so.
+    """
+    if tokenizer is not None and getattr(tokenizer, "chat_template", None):
+        rendered = tokenizer.apply_chat_template([{"role": "user", "content": _SENTINEL}], tokenize=False,
+                                                 add_generation_prompt=True)
+        skeleton = tokenizer.decode(tokenizer(rendered, add_special_tokens=False)["input_ids"],
+                                    skip_special_tokens=True)
+        if skeleton.count(_SENTINEL) == 1:
+            head, tail = skeleton.split(_SENTINEL)
+            if text.startswith(head) and text.endswith(tail) and len(text) >= len(head) + len(tail):
+                content = text[len(head):len(text) - len(tail)]
+                ids = prompt_ids(content, tokenizer, True, "veRL prompt")
+                if tokenizer.decode(ids, skip_special_tokens=True) == text:
+                    return ids, "chat template rebuilt"
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"]), "tokenised as dumped (no chat template matched)"
+
+
 def _present(row, column):
     v = row.get(column)
     return v is not None and not (isinstance(v, float) and math.isnan(v))
@@ -153,9 +204,10 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
     (``chat_template`` False by default here: rollout files usually hold the prompt as the
     policy saw it); ``*_ids`` columns are used as they are.
     """
-    path = str(path)
+    verl = df.attrs.get("format") == "verl-dump"
+    path = str(df.attrs.get("source", path))
     line_offset = 1  # rows are reported 1-based (JSONL line of a file without blank lines)
-    seqs, counts = [], {}
+    seqs, counts, hows = [], {}, {}
     for i, row in enumerate(df.to_dict("records")):
         line = i + line_offset
         ids = {}
@@ -173,6 +225,11 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
                     continue
                 if not isinstance(text, str):
                     raise EntropyLawError(f"{path}:{line}: {part} must be a string")
+                if verl and part == "prompt" and chat_template is not False:
+                    tokens, how = verl_prompt_ids(text, tokenizer)
+                    ids[part] = _ids(tokens, path, line, part, vocab_size)
+                    hows[how] = hows.get(how, 0) + 1
+                    continue
                 tokens = prompt_ids(text, tokenizer, chat_template, f"{path}:{line}") if part == "prompt" else \
                     tokenizer(text, add_special_tokens=False)["input_ids"]
                 ids[part] = _ids(tokens, path, line, part, vocab_size)
@@ -203,7 +260,21 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
         pid = str(row["prompt_id"])
         index = counts.get(pid, 0)
         counts[pid] = index + 1
-        seqs.append(Sequence(pid, index, ids["prompt"], ids["response"], reward, old, row=line))
+        adv = None
+        if _present(row, "advantage"):
+            try:
+                adv = float(row["advantage"])
+            except (TypeError, ValueError):
+                raise EntropyLawError(f"{path}:{line}: advantage {row['advantage']!r} is not a number") from None
+            if not math.isfinite(adv):
+                raise EntropyLawError(f"{path}:{line}: advantage is {adv} (expected a finite number)")
+        seqs.append(Sequence(pid, index, ids["prompt"], ids["response"], reward, old, row=line, advantage=adv,
+                             extra={"answer": row.get("answer")} if _present(row, "answer") else {}))
+    if hows:
+        df.attrs.setdefault("notes", []).append("prompts: " + ", ".join(f"{n} {h}" for h, n in hows.items()))
+    if any(s.advantage is not None for s in seqs) and not all(s.advantage is not None for s in seqs):
+        raise EntropyLawError(f"{path}: advantage is given for some responses and not others "
+                              "(give it for all, or for none to have it computed)")
     return seqs
 
 
@@ -258,6 +329,8 @@ def write_rollouts(seqs: list, path, tokenizer=None) -> Path:
                "response_ids": list(s.response_ids), "reward": float(s.reward)}
         if s.old_logprobs is not None:
             row["old_logprobs"] = list(s.old_logprobs)
+        if s.advantage is not None:
+            row["advantage"] = float(s.advantage)
         if s.extra.get("answer") is not None:
             row["answer"] = str(s.extra["answer"])
         if tokenizer is not None:

@@ -20,7 +20,9 @@ from entropylaw.fileio import atomic_dir, dumps
 from entropylaw.probe import dist
 from entropylaw.probe.core import ProbeConfig, analyse
 from entropylaw.probe.forward import collect_stats
-from entropylaw.probe.ladder import LadderConfig, ladder_report, one_step, whatif_row
+from entropylaw.probe.ladder import LadderConfig, ladder_report, one_step, token_partials, whatif_row
+from entropylaw.probe.signal import NoSignal, informative, no_signal_message, signal_checks, signal_report, \
+    with_advantages
 
 
 def _progress(total: int, enabled: bool):
@@ -38,9 +40,23 @@ def _tok_arrays(frame_cols: dict, stats: dict) -> dict:
             "sum_p2": stats["sum_p2"]}
 
 
-def run_probe(model, seqs: list, cfg: ProbeConfig, ladder: LadderConfig | None = None, progress: bool = False):
-    """Returns (per-token frame, summary) on rank 0, (None, None) on other ranks."""
-    a, b = dist.shard_bounds(len(seqs))
+def run_probe(model, seqs: list, cfg: ProbeConfig, ladder: LadderConfig | None = None, progress: bool = False,
+              where: str = "probe", generated: bool = False):
+    """Returns (per-token frame, summary) on rank 0, (None, None) on other ranks.
+
+    Only the prompt groups that carry a learning signal are probed (:mod:`entropylaw.probe.signal`);
+    a batch with none raises :class:`~entropylaw.probe.signal.NoSignal` naming ``where``.
+    """
+    trainer = bool(seqs) and all(s.advantage is not None for s in seqs)
+    seqs = with_advantages(seqs, cfg.estimator, cfg.eps)
+    signal = signal_report(seqs, "the trainer's (kept)" if trainer else f"computed ({cfg.estimator})")
+    if signal["informative_groups"] == 0:
+        raise NoSignal(no_signal_message(signal, where, generated))
+    seqs = informative(seqs)
+    if dist.world() > signal["informative_groups"]:
+        raise EntropyLawError(f"{where}: {dist.world()} processes for {signal['informative_groups']} informative "
+                              "prompt groups: use at most as many processes as groups")
+    a, b = dist.group_shard_bounds([tuple(s.prompt_ids) for s in seqs])
     local = seqs[a:b]
     bar = _progress(sum(len(s.response_ids) for s in local), progress and dist.rank() == 0)
     stats_local = collect_stats(model, local, cfg.temperature, cfg.chunk_size, cfg.clamp_p, cfg.batch_tokens,
@@ -52,6 +68,7 @@ def run_probe(model, seqs: list, cfg: ProbeConfig, ladder: LadderConfig | None =
     frame = summary = tok_all = None
     if dist.rank() == 0:
         frame, summary = analyse(seqs, stats, cfg)
+        summary = {"signal": signal, **summary}
         cols = {c: torch.tensor(frame[c].to_numpy()) for c in ("advantage", "old_logprob", "logprob")}
         tok_all = _tok_arrays(cols, stats)
         tok_all["seq_of"] = torch.repeat_interleave(torch.arange(len(seqs)),
@@ -61,6 +78,8 @@ def run_probe(model, seqs: list, cfg: ProbeConfig, ladder: LadderConfig | None =
         tok_all["sel_kl_cov"] = torch.tensor(frame["kl_cov" + scope].to_numpy())
         tok_all["w_steer"] = torch.tensor(frame["steer_weight" + scope].to_numpy())
     if ladder is None:
+        if summary is not None:
+            summary["checks"] = signal_checks(signal, summary["table1"]["all"], summary["table1_all_se"], None)
         return frame, summary
     tok_all = dist.broadcast(tok_all)
     n_total = len(tok_all["adv"])
@@ -69,7 +88,11 @@ def run_probe(model, seqs: list, cfg: ProbeConfig, ladder: LadderConfig | None =
     tok = {k: v[ta:tb] for k, v in tok_all.items()}
     stats_local["hidden"] = hidden
     results = {}
-    etas = None
+    etas = base = None
+    lbar = None
+    if progress and dist.rank() == 0:
+        from tqdm import tqdm
+        lbar = tqdm(unit="rung", desc="ladder", leave=False)
     for name in ladder.whatif:
         iv_cfg = cfg.intervention(name)
         sub = {k: tok[k] for k in ("adv", "old", "entropy0")}
@@ -77,12 +100,19 @@ def run_probe(model, seqs: list, cfg: ProbeConfig, ladder: LadderConfig | None =
             sub["selected"] = tok["sel_" + name]
         if name == "steer":
             sub["weights"] = tok["w_steer"]
+        if lbar is not None:
+            lbar.set_postfix_str(name)
         res = one_step(model, local, stats_local, sub, iv_cfg, n_total, cfg, ladder,
-                       etas=None if name == "none" else etas[:1])
+                       etas=None if name == "none" else etas[:1], bar=lbar, base=base)
         if name == "none":
+            base = {**res, "partials": token_partials(stats_local, sub, iv_cfg, n_total, cfg)[0]}
             etas = res["etas"]
-        meta = {k: res.pop(k) for k in ("etas", "search") if k in res}  # plain values, not per-token tensors
+        meta = {k: res.pop(k) for k in ("etas", "search", "bound", "too_large", "same_update_as",
+                                         "reweighted_sequences") if k in res}
+        res = {k: v for k, v in res.items() if k != "direction"}  # plain values, not per-token tensors
         results[name] = {**meta, **(dist.gather_dict(res) or {})}
+    if lbar is not None:
+        lbar.close()
     if etas is None:
         raise ValueError("the ladder needs 'none' among the what-ifs (it sets the step size)")
     if dist.rank() != 0:
@@ -92,6 +122,7 @@ def run_probe(model, seqs: list, cfg: ProbeConfig, ladder: LadderConfig | None =
                                       ladder.linearity_tol)
     summary["ladder"]["config"] = {**ladder.to_dict(), "optimizer": ladder.optimizer}
     summary["whatif"] = {name: whatif_row(r, tok_all) for name, r in results.items()}
+    summary["checks"] = signal_checks(signal, summary["table1"]["all"], summary["table1_all_se"], summary["ladder"])
     frame["dH_measured"] = results["none"]["dH_0"].numpy()
     frame["dH_lemma1"] = results["none"]["lemma1_0"].numpy()
     frame["loss_weight"] = results["none"]["w"].numpy()

@@ -176,23 +176,45 @@ def token_stats(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tenso
 
 @torch.no_grad()
 def lemma1(hidden0, weight0, hidden1, weight1, temperature: float = 1.0, chunk_size: int = DEFAULT_CHUNK,
-           tile: int = DEFAULT_TILE) -> torch.Tensor:
-    """Lemma 1's first-order entropy change -Cov_{p0}(z0, z1 - z0) per row, streamed."""
+           tile: int = DEFAULT_TILE, targets: torch.Tensor | None = None):
+    """Lemma 1's first-order entropy change -Cov_{p0}(z0, z1 - z0) per row, streamed.
+
+    With ``targets`` it returns ``(lemma1, {"entropy", "logp"})``, the statistics of the
+    updated logits z1 from the same tiles (one matmul fewer than a separate
+    :func:`token_stats`).
+    """
     n, V = hidden0.shape[0], weight0.shape[0]
     dt = _acc_dtype(weight0)
     out = torch.empty(n, device=hidden0.device, dtype=dt)
+    if targets is not None:
+        targets = targets.long()
+        H1 = torch.empty(n, device=hidden0.device, dtype=dt)
+        lp1 = torch.empty(n, device=hidden0.device, dtype=dt)
     chunk = max(1, min(chunk_size, V))
     rb = _row_block(n, chunk, tile)
     for r0 in range(0, n, rb):
         r1 = min(n, r0 + rb)
         acc = _Acc(r1 - r0, hidden0.device, delta=True, dtype=dt)
+        acc1 = _Acc(r1 - r0, hidden0.device, dtype=dt) if targets is not None else None
+        zy = torch.empty(r1 - r0, device=hidden0.device, dtype=dt)
         for c0 in range(0, V, chunk):
             c1 = min(V, c0 + chunk)
             z0 = _tile(hidden0[r0:r1], weight0, c0, c1, temperature)
-            dz = _tile(hidden1[r0:r1], weight1, c0, c1, temperature) - z0
-            acc.add(z0, dz=dz)
+            z1 = _tile(hidden1[r0:r1], weight1, c0, c1, temperature)
+            acc.add(z0, dz=z1 - z0)
+            if acc1 is not None:
+                acc1.add(z1)
+                y = targets[r0:r1]
+                inside = (y >= c0) & (y < c1)
+                if inside.any():
+                    rows = inside.nonzero(as_tuple=True)[0]
+                    zy[rows] = z1[rows, y[rows] - c0]
         out[r0:r1] = -(acc.d1 / acc.s0 - (acc.s1 / acc.s0) * (acc.d0 / acc.s0))
-    return out
+        if acc1 is not None:
+            log_s0 = acc1.s0.log()
+            H1[r0:r1] = log_s0 - acc1.s1 / acc1.s0
+            lp1[r0:r1] = zy - (acc1.m + log_s0)
+    return out if targets is None else (out, {"entropy": H1, "logp": lp1})
 
 
 class _LogProbEntropy(torch.autograd.Function):
