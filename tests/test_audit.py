@@ -250,3 +250,19 @@ def test_out_writes_summary_json_that_the_report_shows(work, capsys, tmp_path):
     page = (tmp_path / "rep" / "report.html").read_text()
     assert "Audit of the logged entropy" in page and "<b>seq-mean-token-mean</b>" in page
     assert f"{truth['seq-mean-token-mean']:.6g}" in page
+
+
+def test_trl_completions_with_sampled_ids_are_scored_as_sampled(tmp_path):
+    import pandas as pd
+
+    from entropylaw.probe.rollouts import read_rollouts
+
+    d = tmp_path / "completions"
+    d.mkdir()
+    pd.DataFrame({"step": [3, 3], "prompt": ["Q", "Q"], "completion": ["a b", "c"], "accuracy": [1.0, 0.0],
+                  "advantage": [0.5, -0.5], "completion_ids": [[5, 6, 1], [7, 1]]}).to_parquet(
+        d / "completions_00003.parquet")
+    df = read_rollouts(d, step=3)
+    assert df["response_ids"].tolist() == [[5, 6, 1], [7, 1]]  # the eos kept, nothing re-tokenised
+    with pytest.raises(Exception, match="holds step 3's rollouts, not step 2's|no step 2|step 2"):
+        core.read_sequences(str(d / "completions_00003.parquet"), 2, V, None, None, False)

@@ -131,3 +131,13 @@ def test_trl_logged_entropy_at_step_1_is_token_mean(capsys):
     assert abs(r["logged"] - 1.9107295274734497) < 1e-12
     assert abs(r["conventions"]["token-mean"] - r["logged"]) <= r["tolerance"]
     assert r["correction"]["factor"] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_trls_own_completions_directory_reads_the_same(capsys):
+    # TRL's completions_<step>.parquet (with the sampled ids logged beside the text), read by step
+    code = main(["audit", "--model", str(_gguf()), "--rollouts", str(RUN / "completions"), "--log",
+                 str(RUN / "trainer_state.json"), "--step", "1", "--tolerance", "0.0048", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["matched"] == "token-mean" and r["n_tokens"] == 288  # 16 x TRL's completions/mean_length 18.0

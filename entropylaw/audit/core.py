@@ -17,8 +17,8 @@ of :func:`entropylaw.audit.verdict.decide` with ``step``, ``n_rollouts``, ``n_to
 
 from __future__ import annotations
 
-import inspect
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -96,9 +96,12 @@ def check_logged(value: float, where: str) -> float:
 def read_sequences(rollouts: str, step: int | None, vocab_size: int, tokenizer, max_length, chat_template):
     from entropylaw.probe.rollouts import encode, read_rollouts
 
-    # the rollout readers learn veRL/TRL dumps (one file per step): pass the step when they take it
-    takes_step = "step" in inspect.signature(read_rollouts).parameters
-    df = read_rollouts(rollouts, step=step) if takes_step else read_rollouts(rollouts)
+    # a veRL / TRL dump directory holds one file per step: pick step K's; a file is one step's batch
+    df = read_rollouts(rollouts, step=step) if Path(rollouts).is_dir() else read_rollouts(rollouts)
+    if df.attrs.get("format") == "trl-completions" and chat_template is False:
+        chat_template = None  # TRL's conversational prompts are messages: through the chat template, as TRL did
+    if step is not None and df.attrs.get("step") not in (None, step):
+        raise EntropyLawError(f"{rollouts}: holds step {df.attrs['step']}'s rollouts, not step {step}'s")
     return encode(df, rollouts, vocab_size, tokenizer=tokenizer, max_length=max_length, chat_template=chat_template)
 
 
