@@ -265,10 +265,10 @@ def run(args) -> int:
                 head["sampling"] = args.sampling
             import resource
 
-            if getattr(args, "memory", None):  # the estimate beside this process's measured peak
-                head["memory_gib"] = {"estimate": args.memory, "peak_rss": round(
-                    resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20, 3)}
             top = {k: summary.pop(k) for k in ("signal", "checks")}
+            if getattr(args, "memory", None):  # the estimate beside this process's measured peak
+                top["memory_gib"] = {"estimate": args.memory, "peak_rss": round(
+                    resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20, 3)}
             summary = {**head, **top, **summary, "model": str(args.model),
                        "rollouts": str(args.rollouts or args.prompts)}
             write_outputs(args.out, frame, summary)
