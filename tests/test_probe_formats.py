@@ -101,8 +101,9 @@ def test_probe_of_a_trl_run_at_a_chosen_step(trl_run, tmp_path, capsys):
     assert code == 0, text.err
     summary = json.loads((out / "summary.json").read_text())
     assert summary["source"]["format"] == "trl-completions" and summary["source"]["step"] == 2
-    assert list(summary)[:4] == ["source", "signal", "checks", "n_responses"]
+    assert list(summary)[:4] == ["source", "signal", "checks", "memory_gib"]
     assert summary["signal"]["advantages"] == "the trainer's (kept)"
+    assert summary["memory_gib"]["estimate"]["total"] > summary["memory_gib"]["estimate"]["weights"] > 0
     raw = pd.read_parquet(trl_run / "out" / "completions" / "completions_00002.parquet")
     frame = pd.read_parquet(out / "tokens.parquet")
     # every kept response carries its logged advantage on each of its tokens
