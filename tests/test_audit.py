@@ -266,3 +266,13 @@ def test_trl_completions_with_sampled_ids_are_scored_as_sampled(tmp_path):
     assert df["response_ids"].tolist() == [[5, 6, 1], [7, 1]]  # the eos kept, nothing re-tokenised
     with pytest.raises(Exception, match="holds step 3's rollouts, not step 2's|no step 2|step 2"):
         core.read_sequences(str(d / "completions_00003.parquet"), 2, V, None, None, False)
+
+
+def test_el_audit_is_the_api_whatever_was_imported(work):
+    import entropylaw as el
+    import entropylaw.audit.core  # noqa: F401  (makes the attribute entropylaw.audit the package)
+
+    d, _logs, truth = work
+    r = el.audit(d / "model", d / "r.jsonl", logged=truth["token-mean"], tolerance=1e-7)
+    assert r["matched"] == "token-mean"
+    assert {k: r["conventions"][k] for k in truth} == pytest.approx(truth)

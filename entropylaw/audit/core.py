@@ -18,6 +18,7 @@ of :func:`entropylaw.audit.verdict.decide` with ``step``, ``n_rollouts``, ``n_to
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -136,6 +137,10 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
           horizon: int | None = None, tolerance: float | None = None, entropy_key: str | None = None,
           device: str = "cpu", chat_template: bool | None = False, batch_size: int = 8) -> dict:
     """Audit the logged entropy of ``step`` (see the module docstring; ``tolerance`` relative)."""
+    from entropylaw._optional import require
+
+    require("torch", "probe", "entropylaw audit")
+    model, rollouts, log = os.fspath(model), os.fspath(rollouts), None if log is None else os.fspath(log)
     if log is not None and step is None:
         raise EntropyLawError("--log needs --step K (the step whose rollouts and checkpoint are given)")
     if log is not None and logged is not None:
