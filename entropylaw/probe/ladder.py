@@ -36,6 +36,8 @@ from entropylaw.probe import dist, dynamics, stream
 from entropylaw.probe.forward import batches, differentiable_stats, hidden_at_valid
 from entropylaw.probe.losses import InterventionConfig, policy_loss
 from entropylaw.probe.model import lm_head_weight
+from entropylaw.probe.update import from_plain_update, global_norm, global_sums, too_large_everywhere, \
+    trainable_params
 
 SLOPE_RANGE = (1.8, 2.2)   # Lemma 1 error ~ eta^slope: 2 = first order
 LINEARITY_TOL = 0.05       # max relative change of per-token dH/eta between rungs (Pearson ~0.99 on the lab models)
@@ -63,13 +65,9 @@ class LadderConfig:
         return asdict(self)
 
 
-def _params(model):
-    return [p for p in model.parameters() if p.requires_grad]
-
-
 def _direction(model, seqs, tok, iv_cfg, n_total, pcfg, lcfg):
     """Back-propagate the shard's part of the batch loss; return (direction, per-token w)."""
-    params = _params(model)
+    params = trainable_params(model)
     for p in params:
         p.grad = None
     clamp = pcfg.clamp_p if iv_cfg.name == "aent" else None
@@ -115,46 +113,6 @@ def _measure(model, seqs, h0, W0, pcfg):
     return torch.cat(H1), torch.cat(L1), torch.cat(P1)
 
 
-def _too_large(dH, H0, dlogp, max_dh_frac, device) -> str | None:
-    """:func:`step_too_large` over every rank's tokens."""
-    if not dist.active():
-        return step_too_large(dH, H0, dlogp, max_dh_frac)
-    t = torch.tensor([float(dH.double().abs().sum()), float(H0.double().sum()), float(len(dH))],
-                     dtype=torch.float64, device=device)
-    m = torch.tensor([float(dlogp.max()) if len(dlogp) else float("-inf")], dtype=torch.float64, device=device)
-    torch.distributed.all_reduce(t)
-    torch.distributed.all_reduce(m, op=torch.distributed.ReduceOp.MAX)
-    n = max(float(t[2]), 1.0)
-    return step_too_large(torch.tensor([float(t[0]) / n]), torch.tensor([float(t[1]) / n]), m, max_dh_frac)
-
-
-def step_too_large(dH, H0, dlogp, max_dh_frac: float) -> str | None:
-    """Why a measured update is not a step (None when it is one).
-
-    It is not when it moves the batch's entropy by more than ``max_dh_frac`` of H (mean
-    |dH| over mean H), or some sampled token's probability by more than its own mass
-    (p grows past 2p: d log p > log 2).
-
-    >>> import torch
-    >>> step_too_large(torch.tensor([-0.6]), torch.tensor([1.0]), torch.tensor([0.0]), 0.5)
-    'moves entropy by 0.6 of H (bound 0.5)'
-    >>> step_too_large(torch.tensor([-0.1]), torch.tensor([1.0]), torch.tensor([0.0]), 0.5) is None
-    True
-    """
-    if not (bool(torch.isfinite(dH).all()) and bool(torch.isfinite(dlogp).all())):
-        return "makes the entropy or a log-probability non-finite"
-    frac = float(dH.double().abs().mean() / max(float(H0.double().mean()), 1e-12))
-    if frac > max_dh_frac:
-        return f"moves entropy by {frac:.2g} of H (bound {max_dh_frac:g})"
-    if len(dlogp) and float(dlogp.max()) > math.log(2.0):
-        return f"moves a token's probability by {math.expm1(float(dlogp.max())):.3g}x its mass (bound 1)"
-    return None
-
-
-def global_norm(tensors) -> float:
-    return math.sqrt(sum(float(t.double().pow(2).sum()) for t in tensors))
-
-
 def first_order(etas, errors, nonlinearity, slope_range=SLOPE_RANGE, linearity_tol=LINEARITY_TOL) -> dict:
     """Is a ladder first order? Log-log slope of Lemma 1's error on eta, and dH linear in eta.
 
@@ -168,13 +126,6 @@ def first_order(etas, errors, nonlinearity, slope_range=SLOPE_RANGE, linearity_t
     return res
 
 
-def _global_sums(values, device) -> list:
-    t = torch.tensor(values, dtype=torch.float64, device=device)
-    if dist.active():
-        torch.distributed.all_reduce(t)
-    return t.cpu().tolist()
-
-
 def _rung_sums(dH, L1, eta, prev):
     """Local sums: |Lemma 1 - dH|, tokens, and (with the previous rung) |dH/eta - dH'/eta'|^2, |dH'/eta'|^2."""
     err = float((L1.double() - dH.double()).abs().sum())
@@ -184,87 +135,13 @@ def _rung_sums(dH, L1, eta, prev):
     return [err, float(len(dH)), float((r - r_prev).pow(2).sum()), float(r_prev.pow(2).sum())]
 
 
-def token_partials(stats, tok, iv_cfg, n_total, pcfg):
-    """dL/dlog p, dL/dH, dL/dH_clamped per token of the shard's loss (autograd on the [N] values, no model).
-
-    The model's gradient is sum_t of these times the gradients of log p_t, H_t and the
-    clamped H_t: when the entropy partials are 0 the update is J^T w with w = -dL/dlog p.
-    """
-    lp = stats["logp"].detach().double().requires_grad_()
-    H = stats["entropy"].detach().double().requires_grad_()
-    hc = stats["clamped_entropy"].detach().double().requires_grad_() if "clamped_entropy" in stats else None
-    t = {k: v.double() if v.is_floating_point() else v for k, v in tok.items()}
-    loss, _ = policy_loss(lp, t["old"], t["adv"], torch.ones_like(lp, dtype=torch.bool), iv_cfg, entropy=H,
-                          clamped_entropy=hc if iv_cfg.name == "aent" else None, old_entropy=t["entropy0"],
-                          selected=t.get("selected"), weights=t.get("weights"), normaliser=float(n_total))
-    leaves = [lp, H] + ([hc] if hc is not None else [])
-    grads = torch.autograd.grad(loss, leaves, allow_unused=True)
-    zero = torch.zeros_like(lp)
-    return [zero if g is None else g.detach() for g in grads]
-
-
-def _correction(model, seqs, delta, pcfg):
-    """sum_t delta_t grad log p_t over the sequences where delta is non-zero (all ranks reduce)."""
-    params = _params(model)
-    for p in params:
-        p.grad = None
-    offsets = np.cumsum([0] + [len(s.response_ids) for s in seqs])
-    touched = [i for i in range(len(seqs)) if bool((delta[offsets[i]:offsets[i + 1]] != 0).any())]
-    if touched:
-        sub = [seqs[i] for i in touched]
-        sub_delta = torch.cat([delta[offsets[i]:offsets[i + 1]] for i in touched])
-        sub_off = np.cumsum([0] + [len(s.response_ids) for s in sub])
-        with torch.enable_grad():
-            for index, lp, _, _ in differentiable_stats(model, sub, pcfg.temperature, pcfg.chunk_size, None,
-                                                        pcfg.batch_tokens):
-                a, b = int(sub_off[index[0]]), int(sub_off[index[-1] + 1])
-                (lp * sub_delta[a:b].to(lp.device, lp.dtype)).sum().backward()
-    for p in params:
-        if p.grad is None:
-            p.grad = torch.zeros_like(p)
-    dist.all_reduce_grads(params)
-    grads = [p.grad.detach().clone() for p in params]
-    for p in params:
-        p.grad = None
-    return grads, len(touched)
-
-
-def _from_base(model, seqs, stats, tok, iv_cfg, n_total, pcfg, base, etas):
-    """A what-if's SGD direction from the plain update's, when its loss differs only in token weights.
-
-    Then g = g_none + sum_t (dL/dlog p_t - dL_none/dlog p_t) grad log p_t, back-propagated
-    through the sequences whose weights changed only (Clip-Cov detaches a few tokens); an
-    unchanged loss (KL-Cov on-policy: its penalty's gradient is 0 at ratio 1) is the plain
-    update itself, and its measurement is the plain one's. Returns (direction or None, w, out).
-    """
-    g_lp, g_H, *rest = token_partials(stats, tok, iv_cfg, n_total, pcfg)
-    w = (-g_lp).float()
-    entropy_terms = _global_sums([float(g_H.abs().sum()) + sum(float(r.abs().sum()) for r in rest)],
-                                 lcfg_device(model))[0]
-    if entropy_terms != 0.0:
-        return None, w, {}
-    delta = (g_lp - base["partials"]).float()  # dL/dlogp - dL_none/dlogp, both from token_partials
-    changed = _global_sums([float((delta != 0).sum())], lcfg_device(model))[0]
-    if changed == 0.0 and list(etas) == list(base["etas"][:len(etas)]):
-        out = {"w": w, "etas": list(etas), "same_update_as": "none"}
-        for k in range(len(etas)):
-            out[f"dH_{k}"], out[f"lemma1_{k}"] = base[f"dH_{k}"], base[f"lemma1_{k}"]
-        return base["direction"], w, out
-    corr, n_seq = _correction(model, seqs, delta, pcfg)
-    return [g0 + c for g0, c in zip(base["direction"], corr)], w, {"reweighted_sequences": n_seq}
-
-
-def lcfg_device(model):
-    return lm_head_weight(model).device
-
-
 def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None, bar=None, base=None):
     """Apply one update per eta from the probed weights, measure, restore. Local (shard) results.
 
     ``etas`` None: ``lcfg.lr`` x scales, or (no lr) the automatic first-order search, whose
     rungs are returned under ``search``.
     """
-    params = _params(model)
+    params = trainable_params(model)
     theta0 = [p.detach().clone() for p in params]
     W0 = lm_head_weight(model).detach().clone()
     out = {}
@@ -280,13 +157,13 @@ def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None, ba
         if bar is not None:
             bar.update(1)
         dH = H1 - stats["entropy"][:n_tok]
-        why = _too_large(dH, stats["entropy"][:n_tok], P1 - stats["logp"][:n_tok], lcfg.max_dh_frac, W0.device)
+        why = too_large_everywhere(dH, stats["entropy"][:n_tok], P1 - stats["logp"][:n_tok], lcfg.max_dh_frac, W0.device)
         return dH, L1, why
 
     try:
         d = None
         if base is not None and lcfg.optimizer == "sgd" and etas is not None:
-            d, w, out = _from_base(model, seqs, stats, tok, iv_cfg, n_total, pcfg, base, etas)
+            d, w, out = from_plain_update(model, seqs, stats, tok, iv_cfg, n_total, pcfg, base, etas)
             if "dH_0" in out:
                 return out
         if d is None:
@@ -321,7 +198,7 @@ def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None, ba
                 eta /= lcfg.shrink
                 continue
             prev = (rungs[-1][1], rungs[-1][0]) if rungs else None
-            err, n, diff2, ref2 = _global_sums(_rung_sums(dH, L1, eta, prev), W0.device)
+            err, n, diff2, ref2 = global_sums(_rung_sums(dH, L1, eta, prev), W0.device)
             rungs.append((eta, dH, L1))
             entry = {"eta": eta, "lemma1_mean_abs_error": err / max(n, 1.0),
                      "nonlinearity": math.sqrt(diff2 / ref2) if prev is not None and ref2 > 0 else None}

@@ -20,7 +20,8 @@ from entropylaw.fileio import atomic_dir, dumps
 from entropylaw.probe import dist
 from entropylaw.probe.core import ProbeConfig, analyse
 from entropylaw.probe.forward import collect_stats
-from entropylaw.probe.ladder import LadderConfig, ladder_report, one_step, token_partials, whatif_row
+from entropylaw.probe.ladder import LadderConfig, ladder_report, one_step, whatif_row
+from entropylaw.probe.update import token_partials
 from entropylaw.probe.signal import NoSignal, informative, no_signal_message, signal_checks, signal_report, \
     with_advantages
 
