@@ -81,6 +81,11 @@ def accuracy(completions, answer, **kwargs) -> list[float]:
     from entropylaw.probe.rewards import numeric_answer
 
     texts = [c[0]["content"] if isinstance(c, list) else str(c) for c in completions]
+    log_extra, ids = kwargs.get("log_extra"), kwargs.get("completion_ids")
+    if log_extra is not None and ids is not None:
+        # the sampled token ids beside TRL's completion text (with log_completions=True they land in
+        # OUT/completions/*.parquet): `entropylaw audit` scores exactly these tokens, not a re-encoding
+        log_extra("completion_ids", [list(map(int, i)) for i in ids])
     return [numeric_answer(t, a) for t, a in zip(texts, answer)]
 
 
@@ -134,12 +139,14 @@ def make_trainer(args, out: Path, resume: bool):
         per_device_train_batch_size=args.batch, num_generations=args.generations,
         num_generations_eval=args.eval_generations, per_device_eval_batch_size=args.eval_batch,
         max_completion_length=args.max_completion, temperature=1.0, learning_rate=args.lr, beta=0.0,
-        logging_steps=1, eval_strategy="steps", eval_steps=args.eval_every, eval_on_start=not resume,
+        logging_steps=1, eval_strategy="steps" if args.eval_every else "no", eval_steps=args.eval_every or None,
+        eval_on_start=not resume and bool(args.eval_every), log_completions=args.log_completions,
         save_strategy="steps",
         save_steps=args.save_every, report_to=args.report_to.split(","), use_cpu=not cuda, bf16=False, tf32=cuda,
         disable_tqdm=not sys.stderr.isatty(), dataloader_num_workers=0)
     trainer = GRPOTrainer(model=model, reward_funcs=accuracy, args=config, processing_class=tok,
-                          train_dataset=Dataset.from_list(train), eval_dataset=Dataset.from_list(held_out))
+                          train_dataset=Dataset.from_list(train),
+                          eval_dataset=Dataset.from_list(held_out) if args.eval_every else None)
     EntropyLawCallback.attach(trainer, min_points=5)
     return trainer
 
@@ -231,7 +238,9 @@ def main(argv=None) -> int:
     p.add_argument("--max-operand", type=int, default=20, help="a, b in 1..N (2 N^2 problems in all)")
     p.add_argument("--train-prompts", type=int, default=None, help="at most this many (default: all not held out)")
     p.add_argument("--eval-prompts", type=int, default=32)
-    p.add_argument("--eval-every", type=int, default=10)
+    p.add_argument("--eval-every", type=int, default=10, help="0: no evaluation")
+    p.add_argument("--log-completions", action="store_true",
+                   help="TRL's log_completions: OUT/completions/completions_<step>.parquet (with token ids)")
     p.add_argument("--save-every", type=int, default=25)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: a shared machine)")

@@ -14,9 +14,11 @@ __version__ = "0.1.0"
 
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning  # noqa: E402
 from entropylaw.api import (  # noqa: E402
-    EntropyLawFit, Forecast, algorithms, fit, fit_all, fits_frame, forecast, load, predict, row_accounts, scale, summary,
+    EntropyLawFit, Forecast, algorithms, audit, fit, fit_all, fits_frame, forecast, load, predict, row_accounts, scale,
+    summary,
 )
 
 __all__ = ["load", "fit", "fit_all", "fits_frame", "predict", "forecast", "scale", "algorithms", "summary",
-           "row_accounts", "EntropyLawFit", "Forecast", "EntropyLawError", "EntropyLawWarning", "RowsDroppedWarning",
+           "row_accounts", "audit", "EntropyLawFit", "Forecast", "EntropyLawError", "EntropyLawWarning",
+           "RowsDroppedWarning",
            "__version__"]

@@ -195,3 +195,27 @@ def algorithms(df: pd.DataFrame, runs=None, *, conf=0.95, y=None, x=table.ENTROP
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """One row per run: steps, the keys read, first/last entropy, score and validation."""
     return summarize(df)
+
+
+
+def audit(model, rollouts, log=None, step=None, *, logged=None, temperature=1.0, micro_batch_size=None,
+          token_budget=None, horizon=None, tolerance=None, entropy_key=None, device="cpu",
+          chat_template=False) -> dict:
+    """Is the entropy a trainer logged at ``step`` the entropy of its policy? (``entropylaw audit``)
+
+    Recomputes the per-token entropy of ``model`` (the checkpoint that produced step
+    ``step``) on that step's ``rollouts``, aggregates it under every trainer convention, and
+    compares each with the value ``log`` recorded (or ``logged``). Returns a dict: ``logged``,
+    ``conventions`` (name -> value), ``matched`` (name or None), ``tolerance`` (absolute),
+    ``correction`` and ``verdict`` (one line). Needs torch (the ``probe`` extra).
+
+    >>> r = el.audit("ckpt-0", "data/trl/audit/rollouts_step1.jsonl", "data/trl/audit/trainer_state.json",
+    ...              step=1)                                           # doctest: +SKIP
+    >>> r["matched"], r["conventions"]["token-mean"]                   # doctest: +SKIP
+    ('token-mean', 1.9107298...)
+    """
+    from entropylaw.audit.core import audit as _audit
+
+    return _audit(model, rollouts, log, step, logged=logged, temperature=temperature,
+                  micro_batch_size=micro_batch_size, token_budget=token_budget, horizon=horizon,
+                  tolerance=tolerance, entropy_key=entropy_key, device=device, chat_template=chat_template)

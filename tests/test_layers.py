@@ -23,8 +23,8 @@ import entropylaw
 
 PACKAGE = Path(entropylaw.__file__).parent
 LOWER = ("entropylaw.ingest", "entropylaw.fit", "entropylaw.table", "entropylaw.runformat", "entropylaw.fileio",
-         "entropylaw.errors", "entropylaw._optional")
-UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.cli", "entropylaw.plots", "entropylaw.api")
+         "entropylaw.errors", "entropylaw._optional", "entropylaw.entropy_convention")
+UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.audit", "entropylaw.cli", "entropylaw.plots", "entropylaw.api")
 
 
 def _name(path: Path) -> str:

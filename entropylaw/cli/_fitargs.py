@@ -30,10 +30,17 @@ def add_fit_arguments(p, plot=True) -> None:
     g.add_argument("--n-boot", type=parse_n_boot, default=1000, help="bootstrap resamples, >= 2 (default 1000)")
     g.add_argument("--seed", type=parse_seed, default=0, help="bootstrap seed, >= 0 (default 0)")
     g.add_argument("--json", action="store_true", help="print JSON (one object per run) instead of a table")
+    add_entropy_convention(g)
     if plot:
         g.add_argument("--plot", metavar="FILE", help="draw the figure(s) to FILE (.png and .pdf; "
                                                       "several runs: FILE-<run>.png)")
     add_source_arguments(p)
+
+
+def add_entropy_convention(g) -> None:
+    g.add_argument("--entropy-convention", metavar="NAME", help="the logged entropy's aggregation (see 'entropylaw "
+                   "audit'), converted to token-mean before fitting: token-mean, seq-mean-token-sum, "
+                   "seq-mean-token-sum-norm:T")
 
 
 def parse_range(text: str):
@@ -98,7 +105,16 @@ def load_inputs(args) -> pd.DataFrame:
     A ``--plot`` that cannot be written fails first, before the reading and fitting."""
     if getattr(args, "plot", None):
         check_writable(plot_path(args.plot, "x", False))
+    convention = getattr(args, "entropy_convention", None)
+    if convention:
+        from entropylaw.entropy_convention import parse
+
+        parse(convention)  # a bad name fails before anything is read
     df = load_from_args(args, args.inputs)
+    if convention:
+        from entropylaw.entropy_convention import to_token_mean
+
+        df = to_token_mean(df, convention, getattr(args, "x_key", None) or "entropy")
     if args.only:
         known = set(str(r) for r in pd.unique(df["run_id"]))
         unknown = [r for r in args.only if r not in known]

@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from entropylaw.cli._fitargs import dump_json, fmt_table, parse_conf, parse_n_boot, parse_seed
+from entropylaw.cli._fitargs import add_entropy_convention, dump_json, fmt_table, parse_conf, parse_n_boot, parse_seed
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 
 
@@ -89,6 +89,7 @@ def add_parser(subparsers) -> None:
     g.add_argument("--n-boot", type=parse_n_boot, default=200, help="bootstrap draws, >= 2 (default 200)")
     g.add_argument("--seed", type=parse_seed, default=0, help="bootstrap seed, >= 0 (default 0)")
     g.add_argument("--json", action="store_true", help="print JSON (one object per run)")
+    add_entropy_convention(g)
     try:
         from entropylaw.cli.sources import add_source_arguments
     except ImportError:

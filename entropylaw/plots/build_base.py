@@ -105,8 +105,9 @@ def read_probe_summary(path: str | Path) -> dict:
         raise EntropyLawError(f"{path}: no such file (expected the probe's summary JSON)") from None
     except (OSError, ValueError) as err:
         raise EntropyLawError(f"{path}: not a JSON file ({err})") from None
-    if not isinstance(data, dict) or not ({"table1", "ladder"} & set(data)):
-        raise EntropyLawError(f"{path}: expected a JSON object with 'table1' and/or 'ladder' (the probe summary)")
+    if not isinstance(data, dict) or not ({"table1", "ladder", "audit"} & set(data)):
+        raise EntropyLawError(f"{path}: expected a JSON object with 'table1' and/or 'ladder' (the probe summary), "
+                              "or 'audit' (entropylaw audit --out)")
     return data
 
 

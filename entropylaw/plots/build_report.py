@@ -65,6 +65,8 @@ def report_html(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), ti
         has_table = t is not None and len(t)
         rows, fit_notes = summary_rows(t) if has_table else ([], [])
         forecasts, forecast_notes = forecast_rows(t, rows, fit_frac=fit_frac) if rows else ([], [])
+        audits = [p["audit"] for p in probe_summaries if "audit" in p]
+        probe_summaries = [p for p in probe_summaries if {"table1", "ladder"} & set(p)]
         built, skipped = build_all(t, probe_summaries, which=which, fit_frac=fit_frac)
         warnings = list(dict.fromkeys(fit_notes + forecast_notes + [w for b in built for w in b.warnings]))
         lead = next((b for b in built if b.name == LEAD), None)
@@ -75,5 +77,5 @@ def report_html(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), ti
     plt.close("all")
     notes = [f"Not drawn: {s}" for s in skipped]
     html = render_html(title, rows, figures, warnings, notes, sources, forecasts=forecasts, lead=lead_fig,
-                       forecast_figure=fc_fig, fit_frac=fit_frac)
+                       forecast_figure=fc_fig, fit_frac=fit_frac, audits=audits)
     return html, built, skipped

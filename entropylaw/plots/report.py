@@ -47,6 +47,7 @@ from entropylaw.fileio import atomic_dir
 from entropylaw.plots.placement import settle
 from entropylaw.plots.report_assets import CHECK_SCRIPT, CSS, ZOOM_SCRIPT
 from entropylaw.plots.style import rc
+from entropylaw.plots.report_audit import audit_section
 
 FLAG_CLASS = {"good fit": "good", "weak fit": "weak", "law does not apply": "na"}
 NOT_APPLICABLE = "law does not apply"
@@ -312,8 +313,9 @@ KEY = ("<b>good fit</b>: a &gt; 0 and distinguishable from 0, R² ≥ 0.5, ≥ 1
 def render_html(title: str, runs: Sequence[Mapping], figures: Sequence[ReportFigure],
                 warnings: Sequence[str] = (), notes: Sequence[str] = (), sources: Sequence[str] = (),
                 forecasts: Sequence[Mapping] = (), lead: ReportFigure | None = None,
-                forecast_figure: ReportFigure | None = None, fit_frac: float = 0.15) -> str:
-    """The page as one string (UTF-8, no external references)."""
+                forecast_figure: ReportFigure | None = None, fit_frac: float = 0.15,
+                audits: Sequence[Mapping] = ()) -> str:
+    """The page as one string (UTF-8, no external references); ``audits``: ``entropylaw audit`` results."""
     n = len(runs)
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -365,6 +367,7 @@ def render_html(title: str, runs: Sequence[Mapping], figures: Sequence[ReportFig
         parts.append("<p>No further figure could be drawn from these inputs.</p>")
     parts += [figure_html(f) for f in figures]
     parts.append("</section>")
+    parts.append(audit_section(audits))
     parts.append(f'<section id="warnings"><h2>Warnings from the fits ({len(warnings)}, grouped by kind)</h2>')
     parts.append(warnings_html(warnings))
     parts.append("</section>")

@@ -170,11 +170,15 @@ def _trl_frame(df: pd.DataFrame, path, step, steps) -> pd.DataFrame:
                         "reward": df[rewards].astype(float).sum(axis=1, min_count=1)})
     if "advantage" in df.columns:
         out["advantage"] = df["advantage"].astype(float)
+    exact = "completion_ids" in df.columns  # logged beside the text via log_extra (analysis/trl_run.py)
+    if exact:
+        out["response_ids"] = [list(map(int, ids)) for ids in df["completion_ids"]]
     for c in rewards:
         out[f"reward/{c}"] = df[c].astype(float)
     if "step" in df.columns and len(df) and pd.notna(df["step"].iloc[0]):
         step = int(df["step"].iloc[0])
-    notes = ["TRL decodes completions with skip_special_tokens=True: they are re-tokenised and a final eos is "
+    notes = ["the sampled token ids (completion_ids) are used as they are" if exact else
+             "TRL decodes completions with skip_special_tokens=True: they are re-tokenised and a final eos is "
              "not known"]
     if len(rewards) > 1:
         notes.append(f"reward = sum of {', '.join(rewards)} (TRL's default weights of 1)")

@@ -122,7 +122,23 @@ CASES = [
     C("probe-checkpoints-out-readonly", "probe-checkpoints {model_corrupt} --prompts {rollouts} --out {ro}/t.parquet",
       r"Read-only file system \(EROFS\)", names="ro", setup="ro"),
     C("lab-export-to-readonly", "lab export {indir} --to {ro}/t.parquet", r"Read-only file system \(EROFS\)",
-      names="ro", setup="ro"),
+      names="ro", setup="ro"),    # audit (issue #21): the log is checked before the model is loaded
+    C("audit-no-entropy-at-step", "audit --model {model_corrupt} --rollouts {rollouts} --log {verl_nan} --step 10",
+      r"no entropy at step 10 \(logged at 59 steps in 1..60; rows dropped: .*non-finite", names="verl_nan"),
+    C("audit-no-such-step", "audit --model {model_corrupt} --rollouts {rollouts} --log {verl} --step 999",
+      r"no step 999 \(entropy logged at steps 1..60\)", names="verl"),
+    C("audit-log-without-step", "audit --model {model_corrupt} --rollouts {rollouts} --log {verl}",
+      r"--log needs --step K"),
+    C("audit-logged-negative", "audit --model {model_corrupt} --rollouts {rollouts} --logged=-0.3",
+      r"--logged: logged entropy is -0.3, negative"),
+    C("audit-logged-nan", "audit --model {model_corrupt} --rollouts {rollouts} --logged nan",
+      r"--logged: logged entropy is nan"),
+    C("audit-corrupt-model", "audit --model {model_corrupt} --rollouts {rollouts} --logged 1",
+      r"cannot load \(SafetensorError", names="model_corrupt"),
+    C("audit-empty-log", "audit --model {model_corrupt} --rollouts {rollouts} --log {empty} --step 1",
+      r"empty file", names="empty"),
+    C("audit-out-readonly", "audit --model {model_corrupt} --rollouts {rollouts} --logged 1 --out {ro}/a",
+      r"Read-only file system \(EROFS\)", names="ro", setup="ro"),
 ]
 
 

@@ -1,0 +1,62 @@
+"""Per-token entropy at every position a trainer might have averaged over (torch).
+
+One forward per batch of right-padded sequences ``prompt + response + pad``, padded to the
+longest response of the step (the block a PPO-style trainer holds), and the exact
+entropy of the next-token distribution at each position from
+:func:`entropylaw.probe.stream.token_stats` (streamed over the vocabulary). Position
+``P + t - 1`` predicts response token ``t`` (``response``); ``P + t`` is the same mask one
+to the right (``shifted``); ``1 .. P - 1`` predict prompt tokens (``prompt``); the
+positions past a sequence's end, inside the padded block, are ``padding``: they see pad
+tokens that the attention mask hides, as in a batched HF forward of a right-padded batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from entropylaw.audit.conventions import Tokens
+from entropylaw.probe import stream
+from entropylaw.probe.model import final_hidden, input_device, lm_head_weight
+
+
+def _entropy(h, W, temperature):
+    y = torch.zeros(h.shape[0], dtype=torch.long, device=W.device)  # the target is not needed for H
+    return stream.token_stats(h.to(W.device), W, y, temperature, stream.DEFAULT_CHUNK)["entropy"].double().cpu()
+
+
+@torch.no_grad()
+def token_entropies(model, seqs: list, temperature: float = 1.0, pad_id: int = 0, batch_size: int = 8,
+                    parts=("response", "response_t1", "prompt", "shifted", "padding")) -> Tokens:
+    """:class:`Tokens` of ``seqs`` (probe.rollouts.Sequence) under ``model``.
+
+    >>> from entropylaw.probe.model import tiny_model
+    >>> from entropylaw.probe.rollouts import Sequence
+    >>> m = tiny_model(vocab=16)
+    >>> t = token_entropies(m, [Sequence("p", 0, [1, 2], [3, 4, 5], 0.0), Sequence("p", 1, [1], [6], 1.0)])
+    >>> [len(x) for x in t.response], [len(x) for x in t.prompt], [len(x) for x in t.padding]
+    ([3, 1], [1, 0], [0, 2])
+    """
+    dev = input_device(model)
+    W = lm_head_weight(model)
+    R = max(len(s.response_ids) for s in seqs)
+    out = {k: [] for k in parts}
+    for b0 in range(0, len(seqs), batch_size):
+        chunk = seqs[b0:b0 + batch_size]
+        L = max(len(s.prompt_ids) for s in chunk) + R
+        ids = torch.full((len(chunk), L), pad_id, dtype=torch.long)
+        mask = torch.zeros(len(chunk), L, dtype=torch.long)
+        for b, s in enumerate(chunk):
+            full = s.prompt_ids + s.response_ids
+            ids[b, :len(full)] = torch.tensor(full)
+            mask[b, :len(full)] = 1
+        h = final_hidden(model, ids.to(dev), mask.to(dev))
+        for b, s in enumerate(chunk):
+            P, n = len(s.prompt_ids), len(s.response_ids)
+            spans = {"response": (P - 1, P - 1 + n), "response_t1": (P - 1, P - 1 + n), "prompt": (0, P - 1),
+                     "shifted": (P, P + n), "padding": (P - 1 + n, P - 1 + R)}
+            for k in parts:
+                a, e = spans[k]
+                T = 1.0 if k == "response_t1" else temperature
+                out[k].append(_entropy(h[b, a:e], W, T).numpy() if e > a else np.zeros(0))
+    return Tokens(**out)

@@ -1,0 +1,74 @@
+"""Which convention produced the logged entropy, within what tolerance, and the correction.
+
+The tolerance is relative: ``NOISE_FACTOR`` times the largest relative difference between
+the token-mean and seq-mean-token-mean entropies recomputed in bfloat16 and in float32 on
+the same batch (a trainer running in bf16 logs a number that far from our float32 one),
+and never below ``FLOOR`` (float32 summation order). A logged value matches a convention
+when ``|logged - value| <= tolerance * |logged|``.
+
+>>> v = decide(1.0, {"token-mean": 1.0004, "seq-mean-token-mean": 1.2}, 1e-3)
+>>> v["matched"], v["correction"]["factor"]
+('token-mean', 1.0)
+>>> decide(1.0, {"token-mean": 1.0004, "seq-mean-token-mean": 0.9999}, 1e-3)["matched"] is None
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+NOISE_FACTOR = 2.0
+FLOOR = 1e-5
+TARGET = "token-mean"  # the paper's law is fitted on the token mean over the step's response tokens
+
+# Conventions with a mapping to token-mean from logged per-step quantities alone (no model):
+# seq-mean-token-sum = total / n and token-mean = total / (n * mean length).
+EXACT_MAPPINGS = {
+    "token-mean": "token-mean = logged",
+    "seq-mean-token-sum": "token-mean = logged / mean response length (response_length)",
+    "seq-mean-token-sum-norm": "token-mean = logged * horizon / mean response length",
+}
+BUGS = {"verl-dynbsz-unreordered", "trl-padding-included", "trl-sft-attention-mask", "prompt-included",
+        "shifted-by-one"}
+
+
+def tolerance(fp32: dict, bf16: dict) -> float:
+    """Relative tolerance from the bf16-vs-fp32 recomputation of the same conventions.
+
+    >>> round(tolerance({"token-mean": 2.0}, {"token-mean": 2.002}), 12)
+    0.002
+    """
+    rel = [abs(bf16[k] - fp32[k]) / abs(fp32[k]) for k in bf16 if k in fp32 and fp32[k] != 0]
+    return max(FLOOR, NOISE_FACTOR * max(rel, default=0.0))
+
+
+def decide(logged: float, values: dict, rel_tol: float) -> dict:
+    """The verdict dictionary: matched (or None), within, tolerance (absolute), correction, verdict text."""
+    tol = rel_tol * abs(logged)
+    gaps = {k: v - logged for k, v in values.items()}
+    within = sorted((k for k, g in gaps.items() if abs(g) <= tol), key=lambda k: abs(gaps[k]))
+    matched = within[0] if len(within) == 1 else None
+    if len(within) > 1:
+        verdict = (f"cannot tell apart: {', '.join(within)} all give the logged {logged:.6g} within "
+                   f"{tol:.2g} on this batch (audit another step or more rollouts)")
+    elif matched is None:
+        nearest = min(gaps, key=lambda k: abs(gaps[k]))
+        verdict = (f"no convention matches: the logged {logged:.6g} is not any standard aggregation of this "
+                   f"policy's entropy (nearest {nearest} = {values[nearest]:.6g}, off by {gaps[nearest]:+.3g}, "
+                   f"tolerance {tol:.2g}); do not trust a fit on this entropy")
+    elif matched in BUGS:
+        verdict = (f"matches {matched} (off by {gaps[matched]:+.2g}): a known trainer bug, not the policy's "
+                   f"entropy; the token-mean is {values.get(TARGET, math.nan):.6g}")
+    else:
+        verdict = f"matches {matched} (off by {gaps[matched]:+.2g}, tolerance {tol:.2g})"
+    return {"logged": logged, "conventions": values, "matched": matched, "within": within,
+            "gaps": gaps, "tolerance": tol, "relative_tolerance": rel_tol,
+            "correction": correction(matched, values), "verdict": verdict}
+
+
+def correction(matched: str | None, values: dict) -> dict | None:
+    """token-mean / matched on this batch, and the per-step mapping when one exists without a model."""
+    if matched is None or TARGET not in values or values[matched] == 0:
+        return None
+    return {"from": matched, "to": TARGET, "factor": values[TARGET] / values[matched],
+            "mapping": EXACT_MAPPINGS.get(matched)}

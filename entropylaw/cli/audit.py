@@ -1,0 +1,98 @@
+"""``entropylaw audit``: is the entropy your trainer logged the entropy of your policy?
+
+Recomputes, from the checkpoint that produced step K and that step's rollouts, the exact
+per-token entropy of the policy (with the sampling temperature) and aggregates it under
+every convention trainers use (token-mean, seq-mean-token-mean, sums, micro-batch means,
+padding or prompt tokens included, the mask shifted by one, veRL's dynamic-batch
+reordering bug); compares each with the value the log recorded at step K and says which
+matches within the bf16-recomputation tolerance, or that none does. The checkpoint of step
+K: in TRL GRPO (and veRL) the entropy logged at step K comes from the policy before step
+K's update, the checkpoint after K - 1 steps (the base model at step 1).
+
+``--json`` prints one object: logged, conventions, matched, tolerance, correction (and
+step, n_rollouts, n_tokens, temperature, within, gaps, verdict).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("audit", help="check the logged entropy against the policy's own",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", required=True, help="the checkpoint that produced step K (transformers directory "
+                   "or .gguf)")
+    p.add_argument("--rollouts", required=True, help="step K's rollouts (JSONL/parquet: prompt_id, "
+                   "prompt|prompt_ids, response|response_ids, reward)")
+    p.add_argument("--log", help="the run's log (any format entropylaw reads)")
+    p.add_argument("--step", type=int, help="the step K audited (with --log)")
+    p.add_argument("--logged", type=float, help="the logged entropy itself, instead of --log")
+    p.add_argument("--entropy-key", help="the log's entropy key (default: detected)")
+    p.add_argument("--temperature", type=float, default=1.0, help="the trainer's sampling temperature")
+    p.add_argument("--micro-batch-size", type=int, help="sequences per micro-batch (adds microbatch-mean)")
+    p.add_argument("--token-budget", type=int, help="tokens per micro-batch, veRL dynamic batch size "
+                   "(adds microbatch-mean)")
+    p.add_argument("--horizon", type=int, help="padded response length of seq-mean-token-sum-norm (veRL "
+                   "max_response_length; default the longest response)")
+    p.add_argument("--tolerance", type=float, help="relative tolerance (default: measured, twice the "
+                   "bf16-vs-fp32 recomputation difference)")
+    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N")
+    p.add_argument("--chat-template", action=argparse.BooleanOptionalAction, default=False,
+                   help="put text prompts through the tokenizer's chat template")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--out", metavar="DIR", help="also write DIR/summary.json ({\"audit\": ...}); 'entropylaw report "
+                   "--probe DIR/summary.json' adds its section to the report")
+    p.set_defaults(func=run)
+
+
+def _check(args) -> None:
+    from entropylaw.errors import EntropyLawError
+
+    for name in ("micro_batch_size", "token_budget", "horizon"):
+        v = getattr(args, name)
+        if v is not None and v < 1:
+            raise EntropyLawError(f"--{name.replace('_', '-')} {v}: expected a positive integer")
+    if args.tolerance is not None and not 0 < args.tolerance < 1:
+        raise EntropyLawError(f"--tolerance {args.tolerance}: expected a relative tolerance in (0, 1)")
+
+
+def print_audit(r: dict) -> None:
+    print(f"audit: step {r['step']}, {r['n_rollouts']} rollouts, {r['n_tokens']} response tokens, "
+          f"temperature {r['temperature']:g}")
+    if r["logged"] is not None:
+        print(f"logged entropy: {r['logged']:.6g} ({r['source']})")
+    for name, v in r["conventions"].items():
+        gap = "" if r["logged"] is None else f"{v - r['logged']:+11.3g}"
+        mark = "  <- match" if name == r["matched"] else ("  <- within" if name in r.get("within", []) else "")
+        print(f"  {name:<26}{v:>12.6g}{gap}{mark}")
+    if r["tolerance"] is not None:
+        print(f"tolerance: {r['tolerance']:.2g} (relative {r['relative_tolerance']:.2g})")
+    print(f"verdict: {r['verdict']}")
+    c = r["correction"]
+    if c is not None:
+        mapping = c["mapping"] or "no mapping without the model: recompute (this audit) at other steps"
+        print(f"correction: token-mean = {c['factor']:.6g} x logged on this batch; {mapping}")
+
+
+def run(args) -> int:
+    import entropylaw.api as api
+    from entropylaw.fileio import atomic_dir, check_writable, dumps
+
+    _check(args)
+    if args.out:
+        check_writable(args.out, directory=True)  # before the slow part
+    r = api.audit(args.model, args.rollouts, args.log, args.step, logged=args.logged, temperature=args.temperature,
+                  micro_batch_size=args.micro_batch_size, token_budget=args.token_budget, horizon=args.horizon,
+                  tolerance=args.tolerance, entropy_key=args.entropy_key, device=args.device,
+                  chat_template=args.chat_template)
+    if args.out:  # the directory appears whole or not at all
+        with atomic_dir(args.out) as tmp:
+            (tmp / "summary.json").write_text(dumps({"audit": r}, indent=1) + "\n")
+    if args.json:
+        print(dumps(r, indent=1))
+    else:
+        print_audit(r)
+        if args.out:
+            print(f"wrote {args.out}/summary.json")
+    return 0

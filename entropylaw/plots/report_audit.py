@@ -1,0 +1,50 @@
+"""The report's "Audit of the logged entropy" section, from ``entropylaw audit --out DIR``'s summary.json.
+
+>>> a = {"step": 1, "logged": 1.91, "conventions": {"token-mean": 1.91, "seq-mean-token-mean": 1.84},
+...      "matched": "token-mean", "tolerance": 0.009, "verdict": "matches token-mean",
+...      "correction": {"from": "token-mean", "to": "token-mean", "factor": 1.0, "mapping": "token-mean = logged"}}
+>>> html = audit_section([a])
+>>> "Audit of the logged entropy" in html and "<b>token-mean</b>" in html
+True
+>>> audit_section([])
+''
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+from typing import Mapping, Sequence
+
+
+def _e(value) -> str:
+    return html_lib.escape(str(value))
+
+
+def _num(v) -> str:
+    return "-" if v is None else f"{v:.6g}"
+
+
+def audit_section(audits: Sequence[Mapping]) -> str:
+    """One table per audit: each convention's recomputed value and gap, the verdict and the correction."""
+    if not audits:
+        return ""
+    parts = ['<section id="audit"><h2>Audit of the logged entropy: is it the entropy of the policy?</h2>',
+             '<p class="muted">The policy\'s per-token entropy recomputed from the checkpoint and the step\'s '
+             "rollouts, aggregated as each trainer does; the matching convention is the one within the tolerance "
+             "(twice the bf16-vs-fp32 recomputation noise). The law is fitted on <b>token-mean</b>.</p>"]
+    for a in audits:
+        logged = a.get("logged")
+        rows = []
+        for name, v in a.get("conventions", {}).items():
+            gap = "" if logged is None else f"{v - logged:+.3g}"
+            label = f"<b>{_e(name)}</b>" if name == a.get("matched") else _e(name)
+            rows.append(f"<tr><td>{label}</td><td>{_num(v)}</td><td>{gap}</td></tr>")
+        c = a.get("correction")
+        corr = ("none possible" if not c else
+                f"token-mean = {c['factor']:.6g} × logged on this batch" + (f"; {_e(c['mapping'])}" if c.get("mapping")
+                                                                           else ""))
+        parts.append(f"<h3>Step {_e(a.get('step'))}: logged {_num(logged)}, tolerance {_num(a.get('tolerance'))}</h3>"
+                     "<table><tr><th>convention</th><th>recomputed</th><th>− logged</th></tr>" + "".join(rows)
+                     + f"</table><p><b>Verdict:</b> {_e(a.get('verdict', ''))}<br><b>Correction:</b> {corr}</p>")
+    parts.append("</section>")
+    return "\n".join(parts)
