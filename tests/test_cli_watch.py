@@ -122,11 +122,15 @@ def test_watch_on_a_missing_path_is_one_line(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_ctrl_c_ends_watching_cleanly(tmp_path):
+@pytest.mark.parametrize("start", [signal.SIG_DFL, signal.SIG_IGN], ids=["sigint-default", "sigint-ignored"])
+def test_ctrl_c_ends_watching_cleanly(tmp_path, start):
+    """However the child was started (SIGINT ignored by a background shell, nohup, a CI runner), the
+    CLI takes Ctrl-C back and ends the watch cleanly."""
     path = tmp_path / "metrics.jsonl"
     path.write_text("".join(_line(r) for r in _rows(20)))
     proc = subprocess.Popen([sys.executable, "-m", "entropylaw", "watch", str(path), "--interval", "0.2", "--plain",
-                             "--n-boot", "10"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--n-boot", "10"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, start))
     first = proc.stdout.readline()  # the first refresh is on screen: the watch is running
     assert "step 20" in first, first
     time.sleep(0.5)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import traceback
 import warnings
@@ -81,7 +82,19 @@ def _internal_error(err: BaseException, debug: bool) -> None:
           f"please report it with the command you ran{hint})", file=sys.stderr)
 
 
+def _restore_sigint() -> None:
+    """Ctrl-C (SIGINT) stops a command cleanly (``KeyboardInterrupt``: ``watch`` ends, a write is
+    rolled back) even when the shell that started it ignores SIGINT, as a background job, a
+    non-interactive script or some CI runners do: Python keeps an inherited ``SIG_IGN``."""
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread (an embedding application): leave its signals alone
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    _restore_sigint()
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = DEBUG_FLAG in argv or os.environ.get("ENTROPYLAW_DEBUG", "") not in ("", "0")
     argv = [a for a in argv if a != DEBUG_FLAG]

@@ -34,6 +34,11 @@ def _temp_files(d: Path) -> list[Path]:
     return [p for p in d.iterdir() if p.name.startswith(".") and ".tmp" in p.name]
 
 
+def _default_sigint():
+    """The child starts with SIGINT's default disposition, however the suite was started (nohup, &)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 def test_signal_during_write_leaves_nothing_half_written(tmp_path):
     log = tmp_path / "big.log"
@@ -45,7 +50,7 @@ def test_signal_during_write_leaves_nothing_half_written(tmp_path):
         (out / "big.csv").write_text(OLD)
         procs[sig] = (out, subprocess.Popen([sys.executable, "-m", "entropylaw", "ingest", str(log), "-o",
                                              str(out / "big.csv"), "-q"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.PIPE, text=True))
+                                            stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint))
     sent = {}
     deadline = time.monotonic() + 300
     while len(sent) < len(procs) and time.monotonic() < deadline:
