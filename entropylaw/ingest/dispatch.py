@@ -8,6 +8,7 @@ into one tidy run table (:mod:`entropylaw.table`) plus one
 format                    recognised by
 ========================  ===============================================================
 ``wandb_online``          ``wandb://entity/project[/run_id]``
+``mlflow``                ``mlflow://host:port/experiment[/run]``, an ``mlruns/`` directory, an MLflow SQLite ``.db``
 ``table``                 ``.parquet``/``.csv`` with ``run_id, step, metric, value``
 ``wandb_csv``             ``.csv`` with ``Step`` and ``<run> - <key>`` columns
 ``long`` / ``wide``       other ``.csv``/``.tsv``/``.parquet`` with a step column
@@ -47,7 +48,8 @@ import pyarrow.parquet as pq
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, describe_os_error
-from entropylaw.ingest import tabular
+from entropylaw.ingest import mlflow_store, tabular
+from entropylaw.ingest.compressed import inner_suffix, read_head, strip_compression
 from entropylaw.ingest.common import KeyOptions, RawRun, finalize
 from entropylaw.ingest.hf_console import looks_like_hf_console, read_hf_console
 from entropylaw.ingest.lab_run import read_lab_run
@@ -76,10 +78,10 @@ def _wandb_dir(path: Path) -> bool:
 def _table_kind_quick(path: Path) -> str:
     """Kind of a CSV/parquet table from its header only."""
     try:
-        if path.suffix.lower() == ".parquet":
+        if inner_suffix(path) == ".parquet":
             columns = pq.read_schema(path).names
         else:
-            columns = list(pd.read_csv(path, nrows=0, sep="\t" if path.suffix.lower() == ".tsv" else ",").columns)
+            columns = list(pd.read_csv(path, nrows=0, sep="\t" if inner_suffix(path) == ".tsv" else ",").columns)
     except OSError as err:
         if err.errno is not None:  # permission, I/O: the CLI says it as the OS error it is
             raise
@@ -97,15 +99,14 @@ class Source:
 
     def __init__(self, text: str):
         self.text = text
-        self.uri = text.startswith(WANDB_SCHEME)
+        self.uri = text.startswith((WANDB_SCHEME, mlflow_store.SCHEME))
         self.path = Path(text)
         self.is_dir = not self.uri and self.path.is_dir()
-        self.name, self.suffix = self.path.name, self.path.suffix.lower()
+        self.name, self.suffix = strip_compression(self.path.name), inner_suffix(self.path)
 
     @functools.cached_property
     def head(self) -> bytes:
-        with open(self.path, "rb") as f:
-            return f.read(SNIFF_BYTES)
+        return read_head(self.path, SNIFF_BYTES)
 
     @functools.cached_property
     def table_kind(self) -> str | None:
@@ -136,7 +137,10 @@ def _trl_json(s: Source) -> bool:
 # The first entry whose detector says yes names the source. To add a format, add one
 # line above the entry it must win over (a reader takes the path and the KeyOptions).
 FORMATS: list[Format] = [
-    Format("wandb_online", lambda s: s.uri, lambda src, o: read_wandb_online(src)),
+    Format("wandb_online", lambda s: s.text.startswith(WANDB_SCHEME), lambda src, o: read_wandb_online(src)),
+    Format("mlflow", lambda s: s.text.startswith(mlflow_store.SCHEME) or (s.is_dir and mlflow_store.is_file_store(s.path))
+           or (s.is_file(".db", ".sqlite", ".sqlite3") and mlflow_store.is_sql_store(s.path)),
+           lambda src, o: mlflow_store.read_mlflow(src)),
     # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run, read once
     Format("lab_run", lambda s: s.is_dir and is_run_dir(s.path), lambda src, o: read_lab_run(src)),
     Format("wandb_offline", lambda s: (s.is_dir and _wandb_dir(s.path)) or s.is_file(".wandb"),
@@ -193,7 +197,7 @@ def _directory_members(path: Path) -> list[str]:
     for child in sorted(path.iterdir()):
         if child.name.startswith("."):
             continue
-        if child.is_file() and (child.suffix.lower() in TABLE_SUFFIXES | TEXT_SUFFIXES
+        if child.is_file() and (inner_suffix(child) in TABLE_SUFFIXES | TEXT_SUFFIXES
                                 or child.name.startswith("events.out.tfevents.")):
             members.append(str(child))
         elif child.is_dir() and detect_format(child) != "directory":
