@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import numpy as np
 import pytest
 
 mlflow = pytest.importorskip("mlflow")
+from mlflow.entities import Metric, Param  # noqa: E402
 
 import entropylaw.table as table  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
@@ -53,16 +55,16 @@ def write_verl_runs(client, experiment: str) -> dict[str, dict]:
             metrics = {"actor/entropy": _entropy(s) + shift, "critic/score/mean": _score(s) + shift}
             if s % VAL_EVERY == 0:  # validation at another cadence, '@' as veRL renames it
                 metrics["val-core/gsm8k/acc/mean_at_1"] = round(_score(s) - 0.05, 6)
+            stamp = int(time.time() * 1000)
+            client.log_batch(run_id, metrics=[Metric(k, v, stamp, s) for k, v in metrics.items()])
             for k, v in metrics.items():
-                client.log_metric(run_id, k, v, step=s, timestamp=int(time.time() * 1000))
                 logged.setdefault(name, {}).setdefault(k, {})[s] = v
             time.sleep(0.002)  # distinct timestamps: the resume is ordered by them
 
     run = client.create_run(exp_id, run_name="grpo-qwen2.5-0.5b")
-    for k, v in {"actor_rollout_ref/model/path": "/ckpt/Qwen2.5-0.5B-Instruct", "algorithm/adv_estimator": "grpo",
+    client.log_batch(run.info.run_id, params=[Param(k, v) for k, v in {"actor_rollout_ref/model/path": "/ckpt/Qwen2.5-0.5B-Instruct", "algorithm/adv_estimator": "grpo",
                  "data/train_files/list_len": "1", "data/train_files/0": "~/data/gsm8k/train.parquet",
-                 "data/seed": "7"}.items():
-        client.log_param(run.info.run_id, k, v)
+                 "data/seed": "7"}.items()])
     log(run.info.run_id, "grpo-qwen2.5-0.5b", range(1, STEPS + 1))
     client.set_terminated(run.info.run_id)
 
@@ -73,8 +75,9 @@ def write_verl_runs(client, experiment: str) -> dict[str, dict]:
 
     trl = client.create_run(exp_id, run_name="trl-grpo")
     for s in range(1, STEPS + 1):  # HF's MLflowCallback logs the Trainer's keys as they are
-        for k, v in {"entropy": _entropy(s), "reward": _score(s)}.items():
-            client.log_metric(trl.info.run_id, k, v, step=s)
+        metrics = {"entropy": _entropy(s), "reward": _score(s)}
+        client.log_batch(trl.info.run_id, metrics=[Metric(k, v, int(time.time() * 1000), s) for k, v in metrics.items()])
+        for k, v in metrics.items():
             logged.setdefault("trl-grpo", {}).setdefault(k, {})[s] = v
 
     gone = client.create_run(exp_id, run_name="deleted-run")
@@ -108,11 +111,12 @@ def server(tmp_path_factory):
         logged = write_verl_runs(client, "verl-gsm8k")
         yield {"port": port, "db": db, "logged": logged, "url": url}
     finally:
-        proc.terminate()
+        os.killpg(proc.pid, signal.SIGTERM)  # the server and its uvicorn worker
         try:
-            proc.wait(10)
+            proc.wait(5)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def _expected(logged: dict, name: str) -> dict[str, dict]:
