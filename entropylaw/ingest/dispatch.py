@@ -9,6 +9,7 @@ format                    recognised by
 ========================  ===============================================================
 ``wandb_online``          ``wandb://entity/project[/run_id]``
 ``mlflow``                ``mlflow://host:port/experiment[/run]``, an ``mlruns/`` directory, an MLflow SQLite ``.db``
+``trackio``               a Trackio project database ``<project>.db`` (under ``TRACKIO_DIR``)
 ``table``                 ``.parquet``/``.csv`` with ``run_id, step, metric, value``
 ``wandb_csv``             ``.csv`` with ``Step`` and ``<run> - <key>`` columns
 ``long`` / ``wide``       other ``.csv``/``.tsv``/``.parquet`` with a step column
@@ -48,7 +49,7 @@ import pyarrow.parquet as pq
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, describe_os_error
-from entropylaw.ingest import mlflow_store, tabular
+from entropylaw.ingest import mlflow_store, tabular, trackio_db
 from entropylaw.ingest.compressed import inner_suffix, read_head, strip_compression
 from entropylaw.ingest.common import KeyOptions, RawRun, finalize
 from entropylaw.ingest.hf_console import looks_like_hf_console, read_hf_console
@@ -129,6 +130,25 @@ class Format:
     read: Callable[[str, KeyOptions], list[RawRun]] | None
 
 
+DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+def _unknown_database(source: str) -> list[RawRun]:
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=2)
+        try:
+            tables = sorted(r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'"))
+        finally:
+            con.close()
+    except sqlite3.Error as err:
+        raise EntropyLawError(f"{source}: cannot read the database ({err}; expected an intact, unlocked MLflow "
+                              "or Trackio SQLite database)") from None
+    raise EntropyLawError(f"{source}: a SQLite database with tables {', '.join(tables[:6]) or '(none)'}; expected "
+                          "an MLflow store (experiments, runs, metrics) or a Trackio project (metrics, configs)")
+
+
 def _trl_json(s: Source) -> bool:
     # trainer_state.json, or TRL's JSON list of log records ([{"loss": ..., "step": 5}, ...])
     return s.name == "trainer_state.json" or b'"log_history"' in s.head or s.head.lstrip().startswith(b"[")
@@ -141,6 +161,10 @@ FORMATS: list[Format] = [
     Format("mlflow", lambda s: s.text.startswith(mlflow_store.SCHEME) or (s.is_dir and mlflow_store.is_file_store(s.path))
            or (s.is_file(".db", ".sqlite", ".sqlite3") and mlflow_store.is_sql_store(s.path)),
            lambda src, o: mlflow_store.read_mlflow(src)),
+    Format("trackio", lambda s: s.is_file(*DB_SUFFIXES) and trackio_db.is_trackio_db(mlflow_store.sqlite_tables(s.path)),
+           lambda src, o: trackio_db.read_trackio(src)),
+    # a database neither tracker wrote, or one locked or damaged past its table list
+    Format("database", lambda s: s.is_file(*DB_SUFFIXES), lambda src, o: _unknown_database(src)),
     # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run, read once
     Format("lab_run", lambda s: s.is_dir and is_run_dir(s.path), lambda src, o: read_lab_run(src)),
     Format("wandb_offline", lambda s: (s.is_dir and _wandb_dir(s.path)) or s.is_file(".wandb"),
