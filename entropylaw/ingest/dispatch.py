@@ -10,6 +10,7 @@ format                    recognised by
 ``wandb_online``          ``wandb://entity/project[/run_id]``
 ``mlflow``                ``mlflow://host:port/experiment[/run]``, an ``mlruns/`` directory, an MLflow SQLite ``.db``
 ``trackio``               a Trackio project database ``<project>.db`` (under ``TRACKIO_DIR``)
+``swanlab``               a ``swanlog/`` directory, one ``run-*`` directory of it, or a ``.swanlab`` file
 ``table``                 ``.parquet``/``.csv`` with ``run_id, step, metric, value``
 ``wandb_csv``             ``.csv`` with ``Step`` and ``<run> - <key>`` columns
 ``long`` / ``wide``       other ``.csv``/``.tsv``/``.parquet`` with a step column
@@ -49,7 +50,7 @@ import pyarrow.parquet as pq
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, describe_os_error
-from entropylaw.ingest import mlflow_store, tabular, trackio_db
+from entropylaw.ingest import mlflow_store, swanlab_log, tabular, trackio_db
 from entropylaw.ingest.compressed import inner_suffix, read_head, strip_compression
 from entropylaw.ingest.common import KeyOptions, RawRun, finalize
 from entropylaw.ingest.hf_console import looks_like_hf_console, read_hf_console
@@ -163,6 +164,8 @@ FORMATS: list[Format] = [
            lambda src, o: mlflow_store.read_mlflow(src)),
     Format("trackio", lambda s: s.is_file(*DB_SUFFIXES) and trackio_db.is_trackio_db(mlflow_store.sqlite_tables(s.path)),
            lambda src, o: trackio_db.read_trackio(src)),
+    Format("swanlab", lambda s: (s.is_dir and bool(swanlab_log.run_files(s.path))) or s.is_file(".swanlab"),
+           lambda src, o: swanlab_log.read_swanlab(src)),
     # a database neither tracker wrote, or one locked or damaged past its table list
     Format("database", lambda s: s.is_file(*DB_SUFFIXES), lambda src, o: _unknown_database(src)),
     # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run, read once
