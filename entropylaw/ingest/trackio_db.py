@@ -39,6 +39,8 @@ def is_trackio_db(tables: set[str]) -> bool:
 
 
 def _decode(blob) -> dict:
+    if not isinstance(blob, (bytes, bytearray, str)):
+        raise ValueError(f"a {type(blob).__name__}, not JSON")
     data = json.loads(blob.decode("utf-8") if isinstance(blob, (bytes, bytearray)) else blob)
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
@@ -86,11 +88,14 @@ def read_trackio(path) -> list[RawRun]:
     by_run: dict[str, RawRun] = {}
     bad: dict[str, int] = {}
     for row_id, run_name, step, blob in rows:
+        run_name = str(run_name)  # a damaged page can hold anything
         raw = by_run.get(run_name)
         if raw is None:
             raw = by_run[run_name] = RawRun(run_name, f"{path}#{run_name}", steps=[], keys=[], values=[],
                                             lines=[], ordered=True)
         try:
+            if not isinstance(step, int) or isinstance(step, bool):
+                raise ValueError("step is not an integer")
             data = _decode(blob)
         except (ValueError, UnicodeDecodeError):
             raw.report.read(1)
