@@ -195,6 +195,19 @@ def test_file_store_round_trip(tmp_path, monkeypatch):
     got = _read_back(df, "grpo-qwen2.5-0.5b")
     got = {("val-core/gsm8k/acc/mean@1" if k == "val/gsm8k" else k): v for k, v in got.items()}
     assert got == _expected(logged, "grpo-qwen2.5-0.5b")
+    # the whole store read in a process pool, one run per piece: the same table
+    from entropylaw.ingest.pool import load_parallel, pieces
+
+    assert len(pieces(str(store))) == 3
+    par, par_reports = load_parallel([str(store)], workers=2)
+    cols = ["run_id", "step", "metric", "value"]
+    key = cols[:3]
+    assert par[cols].sort_values(key).reset_index(drop=True).astype(str).equals(
+        df[cols].sort_values(key).reset_index(drop=True).astype(str))
+    def accounts(reps):  # the same accounts (sources name the run directory instead of the store)
+        return sorted((r.source.rsplit("#", 1)[1], r.rows_read, r.rows_kept, dict(r.dropped)) for r in reps)
+
+    assert accounts(par_reports) == accounts(reports)
     # one run directory of the store is that run alone
     run_dir = next(p.parent for p in store.glob("*/*/meta.yaml") if (p.parent / "tags" / "mlflow.runName")
                    .read_text() == "trl-grpo")

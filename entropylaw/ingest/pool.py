@@ -44,7 +44,9 @@ def pieces(source: str) -> list[str]:
         runs = sorted(p for p in path.iterdir() if p.is_dir() and not p.is_symlink() and any(p.glob("*.wandb")))
         return [str(p) for p in runs] or [source]
     if fmt == "mlflow" and not (path / "meta.yaml").is_file():
-        runs = sorted(p.parent for p in path.glob("*/*/meta.yaml") if (p.parent / "metrics").is_dir())
+        # a deleted run stays in place until `mlflow gc`; its meta.yaml says so
+        runs = sorted(p.parent for p in path.glob("*/*/meta.yaml") if (p.parent / "metrics").is_dir()
+                      and "lifecycle_stage: deleted" not in p.read_text(errors="replace"))
         return [str(p) for p in runs] or [source]
     if fmt == "directory":
         return dispatch._directory_members(path)
