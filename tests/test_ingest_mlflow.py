@@ -315,3 +315,20 @@ def test_not_an_mlflow_db(tmp_path):
     db = tmp_path / "other.db"
     sqlite3.connect(db).execute("CREATE TABLE t (x)").connection.commit()
     assert detect_format(db) != "mlflow"
+
+
+def test_file_store_garbage_metric_line_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    store = tmp_path / "mlruns"
+    client = mlflow.tracking.MlflowClient(tracking_uri=store.as_uri())
+    exp = client.create_experiment("e")
+    run = client.create_run(exp, run_name="r")
+    client.log_batch(run.info.run_id, metrics=[Metric("actor/entropy", 0.5, 1, s) for s in (1, 2)])
+    metric_file = store / exp / run.info.run_id / "metrics" / "actor" / "entropy"
+    with open(metric_file, "a") as f:
+        f.write("this is not a metric line\n")
+    with pytest.raises(EntropyLawError) as err:
+        load([str(store)])
+    message = str(err.value)
+    assert message.startswith(f"{store}: MLflow request failed") and "\n" not in message
+    assert "Metric" in message and "expected an intact MLflow store" in message

@@ -104,12 +104,13 @@ def _env_defaults() -> None:
     os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
 
 
-def _failure(where: str, err: Exception) -> EntropyLawError:
+def _failure(where: str, err: Exception, server: bool = True) -> EntropyLawError:
     text = " ".join(str(err).split())
     if len(text) > 300:
         text = text[:300] + " ..."
-    return EntropyLawError(f"{where}: MLflow request failed ({type(err).__name__}: {text}; "
-                           "expected a reachable MLflow tracking store with this experiment and run)")
+    expected = ("a reachable MLflow tracking server with this experiment and run" if server
+                else "an intact MLflow store (mlruns/ or its SQLite file)")
+    return EntropyLawError(f"{where}: MLflow request failed ({type(err).__name__}: {text}; expected {expected})")
 
 
 class _Store:
@@ -118,7 +119,7 @@ class _Store:
     def __init__(self, tracking_uri: str, where: str, workers: int = 1):
         mlflow_client = require("mlflow.tracking", extra="mlflow", purpose=f"reading {where}")
         _env_defaults()
-        self.where, self.workers = where, workers
+        self.where, self.workers, self.server = where, workers, tracking_uri.startswith("http")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.client = self._call(lambda: mlflow_client.MlflowClient(tracking_uri=tracking_uri))
@@ -131,9 +132,9 @@ class _Store:
         except EntropyLawError:
             raise
         except (MlflowException, OSError, ValueError, TypeError, KeyError) as err:
-            raise _failure(f"{self.where}{what}", err) from None
+            raise _failure(f"{self.where}{what}", err, self.server) from None
         except Exception as err:  # noqa: BLE001 -- requests/sqlalchemy raise their own types
-            raise _failure(f"{self.where}{what}", err) from None
+            raise _failure(f"{self.where}{what}", err, self.server) from None
 
     def experiments(self, name: str | None) -> list:
         if name is None:
