@@ -11,6 +11,7 @@ format                    recognised by
 ``mlflow``                ``mlflow://host:port/experiment[/run]``, an ``mlruns/`` directory, an MLflow SQLite ``.db``
 ``trackio``               a Trackio project database ``<project>.db`` (under ``TRACKIO_DIR``)
 ``swanlab``               a ``swanlog/`` directory, one ``run-*`` directory of it, or a ``.swanlab`` file
+``comet``                 a ``.zip`` written by Comet's ``OfflineExperiment``
 ``table``                 ``.parquet``/``.csv`` with ``run_id, step, metric, value``
 ``wandb_csv``             ``.csv`` with ``Step`` and ``<run> - <key>`` columns
 ``long`` / ``wide``       other ``.csv``/``.tsv``/``.parquet`` with a step column
@@ -50,7 +51,7 @@ import pyarrow.parquet as pq
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, describe_os_error
-from entropylaw.ingest import mlflow_store, swanlab_log, tabular, trackio_db
+from entropylaw.ingest import comet_offline, mlflow_store, swanlab_log, tabular, trackio_db
 from entropylaw.ingest.compressed import inner_suffix, read_head, strip_compression
 from entropylaw.ingest.common import KeyOptions, RawRun, finalize
 from entropylaw.ingest.hf_console import looks_like_hf_console, read_hf_console
@@ -166,6 +167,7 @@ FORMATS: list[Format] = [
            lambda src, o: trackio_db.read_trackio(src)),
     Format("swanlab", lambda s: (s.is_dir and bool(swanlab_log.run_files(s.path))) or s.is_file(".swanlab"),
            lambda src, o: swanlab_log.read_swanlab(src)),
+    Format("comet", lambda s: s.is_file(".zip"), lambda src, o: comet_offline.read_comet_offline(src)),
     # a database neither tracker wrote, or one locked or damaged past its table list
     Format("database", lambda s: s.is_file(*DB_SUFFIXES), lambda src, o: _unknown_database(src)),
     # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run, read once
