@@ -22,7 +22,7 @@ import html as _html
 import math
 from typing import Mapping, Sequence
 
-MANY_RUNS = 12
+MANY_RUNS = 30  # up to here the per-run table fits the first screen (data/real: 20 runs in 900 px)
 TOP = 5
 GOOD = "good fit"
 
@@ -48,6 +48,8 @@ CSS = """
 #project ol{margin:.3em 0 0 1.2em;padding:0}#project li{margin:.15em 0}
 table.sortable th{cursor:pointer;white-space:nowrap}table.sortable th:after{content:' \\2195';color:#999}
 #project .allruns{max-height:32em;overflow:auto;margin-top:1em}
+table.projecttable{border-collapse:collapse;font-size:.9em}table.projecttable td,table.projecttable th{padding:.2em .6em;
+border-bottom:1px solid #ddd;text-align:right}table.projecttable td:nth-child(-n+4){text-align:left}
 """
 
 
@@ -109,7 +111,7 @@ def overview_html(rows: Sequence[Mapping], forecasts: Sequence[Mapping]) -> str:
             f"<div><h3>Worst collapse (lowest ceiling, trusted fits)</h3><ol>{worst_html or '<li>none</li>'}</ol></div>"
             f"<div><h3>Fits not to trust ({n_untrusted})</h3><ol>{untrusted_html or '<li>none</li>'}</ol>{more}</div>"
             "</div>"
-            f'<div class="allruns"><table class="sortable runs"><thead><tr>{head}</tr></thead>'
+            f'<div class="allruns"><table class="sortable projecttable"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table></div>'
             '<p class="muted">Click a column header to sort. Each run\'s details follow below.</p>'
             f"<script>{SORT_SCRIPT}</script></section>")
