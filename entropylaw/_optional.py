@@ -26,6 +26,7 @@ EXTRAS = {
     "tbparse": "tensorboard", "tensorboard": "tensorboard",
     "torch": "probe", "transformers": "probe", "tokenizers": "probe", "safetensors": "probe",
     "math_verify": "probe", "triton": "gpu",
+    "mlflow": "mlflow", "swanlab": "swanlab", "trackio": "trackio", "zstandard": "zstd",
 }
 
 

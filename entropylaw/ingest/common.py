@@ -36,6 +36,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.ingest.compressed import strip_compression
 from entropylaw.ingest.keys import KeyMap, detect_keys
 from entropylaw.ingest.model_size import params_from_name
 from entropylaw.ingest.report import IngestReport
@@ -388,6 +389,7 @@ _SUFFIXES = (".log", ".txt", ".out", ".err", ".jsonl", ".json", ".csv", ".tsv", 
 
 def _stem(name: str) -> str:
     """File name without a known extension (``qwen2.5-7b`` keeps its dot)."""
+    name = strip_compression(name)
     lower = name.lower()
     for suffix in _SUFFIXES:
         if lower.endswith(suffix):

@@ -8,6 +8,10 @@ into one tidy run table (:mod:`entropylaw.table`) plus one
 format                    recognised by
 ========================  ===============================================================
 ``wandb_online``          ``wandb://entity/project[/run_id]``
+``mlflow``                ``mlflow://host:port/experiment[/run]``, an ``mlruns/`` directory, an MLflow SQLite ``.db``
+``trackio``               a Trackio project database ``<project>.db`` (under ``TRACKIO_DIR``)
+``swanlab``               a ``swanlog/`` directory, one ``run-*`` directory of it, or a ``.swanlab`` file
+``comet``                 a ``.zip`` written by Comet's ``OfflineExperiment``
 ``table``                 ``.parquet``/``.csv`` with ``run_id, step, metric, value``
 ``wandb_csv``             ``.csv`` with ``Step`` and ``<run> - <key>`` columns
 ``long`` / ``wide``       other ``.csv``/``.tsv``/``.parquet`` with a step column
@@ -47,7 +51,8 @@ import pyarrow.parquet as pq
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, describe_os_error
-from entropylaw.ingest import tabular
+from entropylaw.ingest import comet_offline, mlflow_store, swanlab_log, tabular, trackio_db
+from entropylaw.ingest.compressed import inner_suffix, read_head, strip_compression
 from entropylaw.ingest.common import KeyOptions, RawRun, finalize
 from entropylaw.ingest.hf_console import looks_like_hf_console, read_hf_console
 from entropylaw.ingest.lab_run import read_lab_run
@@ -76,10 +81,10 @@ def _wandb_dir(path: Path) -> bool:
 def _table_kind_quick(path: Path) -> str:
     """Kind of a CSV/parquet table from its header only."""
     try:
-        if path.suffix.lower() == ".parquet":
+        if inner_suffix(path) == ".parquet":
             columns = pq.read_schema(path).names
         else:
-            columns = list(pd.read_csv(path, nrows=0, sep="\t" if path.suffix.lower() == ".tsv" else ",").columns)
+            columns = list(pd.read_csv(path, nrows=0, sep="\t" if inner_suffix(path) == ".tsv" else ",").columns)
     except OSError as err:
         if err.errno is not None:  # permission, I/O: the CLI says it as the OS error it is
             raise
@@ -97,15 +102,14 @@ class Source:
 
     def __init__(self, text: str):
         self.text = text
-        self.uri = text.startswith(WANDB_SCHEME)
+        self.uri = text.startswith((WANDB_SCHEME, mlflow_store.SCHEME))
         self.path = Path(text)
         self.is_dir = not self.uri and self.path.is_dir()
-        self.name, self.suffix = self.path.name, self.path.suffix.lower()
+        self.name, self.suffix = strip_compression(self.path.name), inner_suffix(self.path)
 
     @functools.cached_property
     def head(self) -> bytes:
-        with open(self.path, "rb") as f:
-            return f.read(SNIFF_BYTES)
+        return read_head(self.path, SNIFF_BYTES)
 
     @functools.cached_property
     def table_kind(self) -> str | None:
@@ -128,6 +132,25 @@ class Format:
     read: Callable[[str, KeyOptions], list[RawRun]] | None
 
 
+DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+def _unknown_database(source: str) -> list[RawRun]:
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=2)
+        try:
+            tables = sorted(r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'"))
+        finally:
+            con.close()
+    except sqlite3.Error as err:
+        raise EntropyLawError(f"{source}: cannot read the database ({err}; expected an intact, unlocked MLflow "
+                              "or Trackio SQLite database)") from None
+    raise EntropyLawError(f"{source}: a SQLite database with tables {', '.join(tables[:6]) or '(none)'}; expected "
+                          "an MLflow store (experiments, runs, metrics) or a Trackio project (metrics, configs)")
+
+
 def _trl_json(s: Source) -> bool:
     # trainer_state.json, or TRL's JSON list of log records ([{"loss": ..., "step": 5}, ...])
     return s.name == "trainer_state.json" or b'"log_history"' in s.head or s.head.lstrip().startswith(b"[")
@@ -136,7 +159,17 @@ def _trl_json(s: Source) -> bool:
 # The first entry whose detector says yes names the source. To add a format, add one
 # line above the entry it must win over (a reader takes the path and the KeyOptions).
 FORMATS: list[Format] = [
-    Format("wandb_online", lambda s: s.uri, lambda src, o: read_wandb_online(src)),
+    Format("wandb_online", lambda s: s.text.startswith(WANDB_SCHEME), lambda src, o: read_wandb_online(src)),
+    Format("mlflow", lambda s: s.text.startswith(mlflow_store.SCHEME) or (s.is_dir and mlflow_store.is_file_store(s.path))
+           or (s.is_file(".db", ".sqlite", ".sqlite3") and mlflow_store.is_sql_store(s.path)),
+           lambda src, o: mlflow_store.read_mlflow(src)),
+    Format("trackio", lambda s: s.is_file(*DB_SUFFIXES) and trackio_db.is_trackio_db(mlflow_store.sqlite_tables(s.path)),
+           lambda src, o: trackio_db.read_trackio(src)),
+    Format("swanlab", lambda s: (s.is_dir and bool(swanlab_log.run_files(s.path))) or s.is_file(".swanlab"),
+           lambda src, o: swanlab_log.read_swanlab(src)),
+    Format("comet", lambda s: s.is_file(".zip"), lambda src, o: comet_offline.read_comet_offline(src)),
+    # a database neither tracker wrote, or one locked or damaged past its table list
+    Format("database", lambda s: s.is_file(*DB_SUFFIXES), lambda src, o: _unknown_database(src)),
     # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run, read once
     Format("lab_run", lambda s: s.is_dir and is_run_dir(s.path), lambda src, o: read_lab_run(src)),
     Format("wandb_offline", lambda s: (s.is_dir and _wandb_dir(s.path)) or s.is_file(".wandb"),
@@ -193,7 +226,7 @@ def _directory_members(path: Path) -> list[str]:
     for child in sorted(path.iterdir()):
         if child.name.startswith("."):
             continue
-        if child.is_file() and (child.suffix.lower() in TABLE_SUFFIXES | TEXT_SUFFIXES
+        if child.is_file() and (inner_suffix(child) in TABLE_SUFFIXES | TEXT_SUFFIXES
                                 or child.name.startswith("events.out.tfevents.")):
             members.append(str(child))
         elif child.is_dir() and detect_format(child) != "directory":

@@ -43,6 +43,7 @@ import re
 from collections import Counter
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.ingest.compressed import open_log
 from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
 from entropylaw.ingest.trl import add_records
 
@@ -62,7 +63,7 @@ _BARE = re.compile(r"(?<=[:\[,(]\s)(-?(?:nan|inf))(?=\s*[,}\])])")
 def looks_like_hf_console(path: str | os.PathLike) -> bool:
     """True when a Trainer log dict comes before any veRL ``step:N - `` line."""
     read = 0
-    with open(path, "rb") as f:
+    with open_log(path) as f:
         for line in f:
             read += len(line)
             if b"step:" in line and _VERL_STEP.search(line):
@@ -219,7 +220,7 @@ def read_hf_console(path: str | os.PathLike, run_id: str | None = None,
         raise EntropyLawError(f"--logging-steps {logging_steps!r}: expected a whole number >= 1")
     scan = _Scan()
     lineno = 0
-    with open(path, "rb", buffering=1 << 20) as f:
+    with open_log(path) as f:
         for lineno, line in enumerate(f, 1):
             pieces = line.rstrip(b"\n").split(b"\r")
             for i, piece in enumerate(pieces):

@@ -41,6 +41,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
+from entropylaw.ingest.compressed import inner_suffix
 from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
 from entropylaw.ingest.report import IngestReport
 
@@ -59,10 +60,10 @@ def read_frame(path: str | os.PathLike) -> pd.DataFrame:
     """The file as a frame; CSV cells stay text (so empty and non-numeric are told apart)."""
     path = existing_file(path, "a table with a step column")
     try:
-        if path.suffix.lower() == ".parquet":
+        if inner_suffix(path) == ".parquet":
             return pd.read_parquet(path)
-        return pd.read_csv(path, dtype=str, keep_default_na=False, sep=None if path.suffix.lower() == ".tsv" else ",",
-                           engine="python" if path.suffix.lower() == ".tsv" else "c")
+        return pd.read_csv(path, dtype=str, keep_default_na=False, sep=None if inner_suffix(path) == ".tsv" else ",",
+                           engine="python" if inner_suffix(path) == ".tsv" else "c")
     except OSError as err:
         if err.errno is not None:  # permission, I/O: the CLI says it as the OS error it is
             raise
@@ -100,8 +101,8 @@ def read_tidy(path: str | os.PathLike) -> tuple[pd.DataFrame, IngestReport]:
     path = existing_file(path, "a run table")
     report = IngestReport(str(path))
     try:
-        if path.suffix.lower() in (".csv", ".tsv"):
-            df = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",")
+        if inner_suffix(path) in (".csv", ".tsv"):
+            df = pd.read_csv(path, sep="\t" if inner_suffix(path) == ".tsv" else ",")
         else:
             df = table._read_parquet(path)  # its dictionaries as categoricals
     except OSError as err:
@@ -112,7 +113,7 @@ def read_tidy(path: str | os.PathLike) -> tuple[pd.DataFrame, IngestReport]:
         raise EntropyLawError(f"{path}: cannot read as a run table ({type(err).__name__}: {err})") from None
     report.read(len(df))
     if "value" in df.columns:
-        df = _drop_bad_values(df, report, csv=path.suffix.lower() != ".parquet")
+        df = _drop_bad_values(df, report, csv=inner_suffix(path) != ".parquet")
     df = table.validate(df, where=str(path))
     report.keep(len(df))
     report.note(f"tidy run table with {df['run_id'].nunique()} run(s)")
@@ -228,7 +229,7 @@ def read_tabular(path: str | os.PathLike, run_id: str | None = None) -> list[Raw
     if df.empty:
         raise EntropyLawError(f"{path}: table has a header but no rows")
     steps = _steps(df, step_col)
-    first_line = 2 if path.suffix.lower() != ".parquet" else 0  # CSV: header is line 1
+    first_line = 2 if inner_suffix(path) != ".parquet" else 0  # CSV: header is line 1
     if kind == "wandb_csv":
         return _wandb_csv(path, df, step_col, steps, first_line)
     if kind == "long":

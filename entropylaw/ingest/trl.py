@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Iterable
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.ingest.compressed import open_log, strip_compression
 from entropylaw.ingest.common import RawRun, is_bookkeeping, model_from_filename, run_id_from_path
 
 STATE_FILE = "trainer_state.json"
@@ -52,7 +53,7 @@ def find_state(path: str | os.PathLike) -> Path | None:
     """The trainer_state.json that ``path`` stands for, or None."""
     path = Path(path)
     if path.is_file():
-        return path if path.name.endswith(".json") else None
+        return path if strip_compression(path.name).endswith(".json") else None
     if (path / STATE_FILE).is_file():
         return path / STATE_FILE
     checkpoints = [(int(m.group(1)), p) for p in path.glob("checkpoint-*/" + STATE_FILE)
@@ -127,7 +128,8 @@ def read_trl(path: str | os.PathLike, run_id: str | None = None) -> list[RawRun]
     if state_path.stat().st_size == 0:
         raise EntropyLawError(f"{state_path}: empty file (expected a Trainer state with log_history)")
     try:
-        state = json.loads(state_path.read_text(encoding="utf-8"))
+        with open_log(state_path, text=True) as f:
+            state = json.load(f)
     except ValueError as err:
         raise EntropyLawError(f"{state_path}: not valid JSON ({err})") from None
     if isinstance(state, list):  # TRL's own list of log records, each with its step

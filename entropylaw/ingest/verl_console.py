@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.ingest.compressed import open_log
 from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
 from entropylaw.ingest.keys import detect_keys
 from entropylaw.ingest.verl_echo import MARK, EchoCollector, echo_rows
@@ -237,7 +238,7 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     header: list[bytes] = []
     echoes = EchoCollector()
     lineno = 0
-    with open(path, "rb", buffering=1 << 20) as f:
+    with open_log(path) as f:
         pending, mark = echoes.pending, MARK
         for lineno, line in enumerate(f, 1):
             if pending or mark in line:  # most lines: one substring test, no call

@@ -27,6 +27,7 @@ import os
 import re
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.ingest.compressed import open_log
 from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
 
 STEP_FIELDS = ("step", "_step", "global_step")
@@ -66,7 +67,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None) -> list[
             report.note(message)
 
     last_count = 0  # values of the last good line: what a cut last line probably held
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
             unterminated = not line.endswith("\n")
             line = line.strip().replace("\x00", "")

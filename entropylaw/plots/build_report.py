@@ -21,6 +21,7 @@ import pandas as pd
 
 from entropylaw.plots import build as B
 from entropylaw.plots.report import ReportFigure, figure_png, render_html
+from entropylaw.plots.report_project import with_overview
 from entropylaw.plots.rows import forecast_rows, summary_rows
 from entropylaw.plots.style import using
 
@@ -78,4 +79,5 @@ def report_html(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), ti
     notes = [f"Not drawn: {s}" for s in skipped]
     html = render_html(title, rows, figures, warnings, notes, sources, forecasts=forecasts, lead=lead_fig,
                        forecast_figure=fc_fig, fit_frac=fit_frac, audits=audits)
+    html = with_overview(html, rows, forecasts)  # a project of many runs: the ones that matter first
     return html, built, skipped

@@ -217,7 +217,58 @@ def build(root: str | Path) -> Corpus:
 
     _build_tensorboard(c, rows)
     _build_wandb(c, rows)
+    _build_trackers(c, rows)
     return c
+
+
+def trackio_db(path: Path, rows, version: int = 2) -> Path:
+    """A Trackio project database in trackio's documented layout (metrics, configs tables;
+    ``PRAGMA user_version``), one ``metrics`` row per step."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE metrics (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, timestamp TEXT "
+                "NOT NULL, run_name TEXT NOT NULL, step INTEGER NOT NULL, metrics TEXT NOT NULL)")
+    con.execute("CREATE TABLE configs (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, run_name TEXT "
+                "NOT NULL, config TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE(run_id))")
+    for step, h, r, val in rows:
+        metrics = {"actor/entropy": h, "critic/score/mean": r}
+        if val is not None:
+            metrics["val-core/gsm8k/acc/mean@1"] = val
+        con.execute("INSERT INTO metrics (run_id, timestamp, run_name, step, metrics) VALUES (?, ?, ?, ?, ?)",
+                    ("r1", "2026-01-01T00:00:00", "grpo-run", step, json.dumps(metrics).encode()))
+    con.execute(f"PRAGMA user_version = {version}")
+    con.commit()
+    con.close()
+    return path
+
+
+def _build_trackers(c: Corpus, rows) -> None:
+    """Compressed logs, and the tracker stores' damaged files (issue 23)."""
+    import bz2
+    import gzip
+    import lzma
+
+    root = c.root
+    log = verl_log(rows).encode()
+    c.add("verl_gz", _write_bytes(root / "verl_grpo.log.gz", gzip.compress(log, mtime=0)))
+    cut_text = c["verl_cut"].read_bytes()
+    c.add("verl_cut_gz", _write_bytes(root / "cut_mid_number.log.gz", gzip.compress(cut_text, mtime=0)),
+          lost=1, reason="cut-off pair", intact=c["verl"])
+    c.add("verl_nan_bz2", _write_bytes(root / "nan_inf.log.bz2", bz2.compress(c["verl_nan"].read_bytes())),
+          lost=2, reason="non-finite", intact=c["verl"])
+    c.add("jsonl_cut_xz", _write_bytes(root / "cut.jsonl.xz", lzma.compress(c["jsonl_cut"].read_bytes())),
+          lost=2, reason="cut-off last line", intact=c["jsonl"])
+    whole = gzip.compress(log, mtime=0)
+    c.add("gz_cut", _write_bytes(root / "copied_while_writing.log.gz", whole[: len(whole) // 2]))
+    c.add("zst_fake", _write_bytes(root / "not_zstd.log.zst", log))
+    c.add("bz2_garbage", _write_bytes(root / "garbage.log.bz2", b"BZh9" + bytes(range(256)) * 8))
+    db = trackio_db(root / "trackio_newer.db", rows, version=99)
+    c.add("trackio_newer", db)
+    intact = trackio_db(root / "trackio_intact.db", rows).read_bytes()
+    c.add("trackio_cut", _write_bytes(root / "trackio_cut.db", intact[: len(intact) // 2]))
+    (root / "run-bad").mkdir(exist_ok=True)
+    c.add("swanlab_bad", _write_bytes(root / "run-bad" / "run-bad.swanlab", b":SWL\x00\x00\x09" + b"\xff" * 64))
 
 
 def _build_tensorboard(c: Corpus, rows) -> None:

@@ -85,6 +85,15 @@ CASES = [
       r"cannot load \(SafetensorError", names="model_corrupt"),
     C("probe-rollouts-missing", "probe --model {model_corrupt} --rollouts {missing} --out {out} --no-ladder",
       r"", names="missing"),
+    # compressed logs and tracker stores (issue 23)
+    C("gz-cut", "summary {gz_cut}", r"gzip stream cut short", names="gz_cut"),
+    C("zst-not-zstd", "summary {zst_fake}", r"not a zstd file", names="zst_fake"),
+    C("bz2-garbage", "summary {bz2_garbage}", r"not a valid bzip2 stream", names="bz2_garbage"),
+    C("trackio-newer-schema", "summary {trackio_newer}", r"schema version 99, newer", names="trackio_newer"),
+    C("trackio-cut", "summary {trackio_cut}", r"cannot read the (Trackio )?database", names="trackio_cut"),
+    C("swanlab-garbage", "summary {swanlab_bad}", r"not a SwanLab run file", names="swanlab_bad"),
+    C("mlflow-server-down", "summary mlflow://127.0.0.1:9/verl-gsm8k", r"MLflow request failed"),
+    C("mlflow-bad-uri", "summary mlflow://127.0.0.1:9", r"expected mlflow://HOST:PORT/EXPERIMENT"),
     C("lab-export-missing", "lab export {missing} --to {out}.parquet", r"no runs/ directory", names="missing"),
     C("algorithms-no-algorithm", "algorithms {verl}", r"unknown algorithm"),
     C("unreadable-file", "summary {verl}", r"Permission denied \(EACCES\)", names="verl", setup="nobody",
@@ -210,7 +219,7 @@ def test_bad_input_is_one_clear_line(area, capsys, case):
 
 DAMAGED = ["verl_cut", "verl_nan", "verl_resume", "jsonl_cut", "jsonl_garbled", "tidy_abc", "wandb_csv",
            "long_csv", "tb_flip", "tb_badlen", "tb_cut", "wandb_bit", "wandb_64",
-           "hf_cut"]
+           "hf_cut", "verl_cut_gz", "verl_nan_bz2", "jsonl_cut_xz"]
 BASE_METRICS = {"entropy": 1, "score": 2, "val/gsm8k": 3}
 
 
