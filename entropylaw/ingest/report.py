@@ -6,6 +6,9 @@
 True
 >>> r.line()
 'run.log: read 5 rows, kept 3, dropped 2 (non-finite value: 2)'
+>>> cut = IngestReport("run.wandb"); cut.note("damaged file: 61 bytes unreadable in 1 region(s) (truncated)")
+>>> cut.drop_line()  # no row lost, but the file is damaged: still said
+'run.wandb: damaged file: 61 bytes unreadable in 1 region(s) (truncated)'
 """
 
 from __future__ import annotations
@@ -56,10 +59,19 @@ class IngestReport:
         """One line for the user when anything was lost from this source, else None."""
         if self.skipped:
             return f"{self.source}: skipped ({self.skipped})"
-        if not self.rows_dropped:
+        damage = self.damage()
+        if not self.rows_dropped and not damage:
             return None
-        reasons = ", ".join(f"{k}: {v}" for k, v in sorted(self.dropped.items()))
-        return f"{self.source}: dropped {self.rows_dropped} of {self.rows_read} rows ({reasons})"
+        parts = []
+        if self.rows_dropped:
+            reasons = ", ".join(f"{k}: {v}" for k, v in sorted(self.dropped.items()))
+            parts.append(f"dropped {self.rows_dropped} of {self.rows_read} rows ({reasons})")
+        return f"{self.source}: " + "; ".join(parts + damage)
+
+    def damage(self) -> list[str]:
+        """The damaged regions a reader found (a file can lose bytes without losing a counted row:
+        a record cut at the end), in the words the reader noted them."""
+        return [n for n in self.notes if n.startswith("damaged file")]
 
     def line(self) -> str:
         if self.skipped:
