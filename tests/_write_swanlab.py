@@ -2,22 +2,28 @@
 
 import sys
 
-import swanlab
 
-sys.path.insert(0, sys.argv[1])
-from _tracker_runs import runs  # noqa: E402
+def main() -> None:
+    import swanlab
 
-CONFIG = {"actor_rollout_ref": {"model": {"path": "/ckpt/Qwen2.5-0.5B-Instruct"}}, "algorithm": {"adv_estimator": "grpo"}}
+    sys.path.insert(0, sys.argv[1])
+    from _tracker_runs import runs  # noqa: E402
 
-for name, logged in runs():
-    run = swanlab.init(project="verl-gsm8k", experiment_name=name, config=CONFIG, logdir=sys.argv[2], mode="offline")
-    last = 0
-    for step, metrics in logged:
-        if step < last:  # the job died; a new process resumes the same run from its checkpoint
-            run_id = swanlab.get_run().id if hasattr(swanlab, "get_run") else None
-            swanlab.finish()
-            swanlab.init(project="verl-gsm8k", experiment_name=name, config=CONFIG, logdir=sys.argv[2],
-                         mode="offline", resume="must", id=run_id)
-        swanlab.log(metrics, step=step)
-        last = step
-    swanlab.finish()
+    config = {"actor_rollout_ref": {"model": {"path": "/ckpt/Qwen2.5-0.5B-Instruct"}}, "algorithm": {"adv_estimator": "grpo"}}
+
+    for name, logged in runs():
+        run = swanlab.init(project="verl-gsm8k", experiment_name=name, config=config, logdir=sys.argv[2], mode="offline")
+        last = 0
+        for step, metrics in logged:
+            if step < last:  # the job died; a new process resumes the same run from its checkpoint
+                run_id = swanlab.get_run().id if hasattr(swanlab, "get_run") else None
+                swanlab.finish()
+                swanlab.init(project="verl-gsm8k", experiment_name=name, config=config, logdir=sys.argv[2],
+                             mode="offline", resume="must", id=run_id)
+            swanlab.log(metrics, step=step)
+            last = step
+        swanlab.finish()
+
+
+if __name__ == "__main__":
+    main()
