@@ -110,6 +110,10 @@ def snapshot(args, path: Path) -> dict:
             raise EntropyLawError(f"--run {args.run}: not in {path} (runs: {', '.join(ids[:8])})")
         rid = args.run or ids[-1]
         out = {"run_id": rid, "n_runs": len(ids), "rows": int((df["run_id"] == rid).sum())}
+        from entropylaw.cli.sources import row_reports
+
+        # a growing log's cut last line is normal here; a damaged region is not: said at each refresh
+        out["damaged"] = [f"{r.source}: {d}" for r in row_reports(df) for d in r.damage()]
         ent = table.series(df, rid, table.ENTROPY) if table.ENTROPY in set(df["metric"]) else None
         out["last_step"] = int(df.loc[df["run_id"] == rid, "step"].max())
         out["entropy_now"] = None if ent is None or not len(ent) else float(ent.iloc[-1])
@@ -162,6 +166,7 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
         lines.append(f"  forecast at step {snap['forecast_step']:g}: " + ";  ".join(cells))
     elif snap.get("forecast_error"):
         lines.append(f"  forecast: {snap['forecast_error']}")
+    lines += [f"  damaged: {d}" for d in snap.get("damaged", [])]
     lines += [f"  note: {n}" for n in notes]
     return "\n".join(lines)
 

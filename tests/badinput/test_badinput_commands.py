@@ -59,3 +59,10 @@ def test_the_json_account_carries_the_damage(damaged, capsys, command):
     assert outcome.code == 0, outcome.err
     accounts = json.loads(outcome.out)["row_accounts"]
     assert any(any(n.startswith("damaged file") for n in a.get("notes", [])) for a in accounts), accounts
+
+
+def test_watch_says_the_damage_at_each_refresh(damaged, capsys):
+    outcome = run_main(["watch", str(damaged["cut"]), "--plain", "--max-refreshes", "1", "--interval", "0.1",
+                        "--n-boot", "4"], capsys)
+    assert outcome.code == 0, outcome.err
+    assert "damaged: " in outcome.out and "truncated record at end of file" in outcome.out, outcome.out
