@@ -64,7 +64,8 @@ def test_at_step_before_the_window_end_is_one_line(capsys):
     code, out, err = _cli(capsys, GRPO, "--fit-steps", "100", "--at-step", "50")
     assert code == 2 and out == ""
     assert err.strip().count("\n") == 0
-    assert "--at-step 50 is not after the window's end (step 101)" in err and "starts at step 1" in err
+    # the first 100 steps of a log starting at step 1: steps 1 .. 100
+    assert "--at-step 50 is not after the window's end (step 100)" in err and "starts at step 1" in err
 
 
 @pytest.mark.parametrize("args, msg", [(["--fit-frac", "1.5"], "strictly between 0 and 1"),

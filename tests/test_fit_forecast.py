@@ -246,7 +246,7 @@ def test_no_validation_forecasts_the_training_score_and_says_so():
 
 def test_at_step_inside_the_window_is_one_clear_error():
     run = _run(lambda s: 0.8 - 0.5 * np.exp(-s / 80))
-    with pytest.raises(EntropyLawError, match=r"--at-step 50 is not after the window's end \(step 100\).*starts at step 0"):
+    with pytest.raises(EntropyLawError, match=r"--at-step 50 is not after the window's end \(step 99\).*starts at step 0"):
         forecast(run, fit_steps=100, at_steps=[50])
 
 
@@ -281,7 +281,7 @@ def test_resumed_run_windows_start_at_the_first_logged_step():
     run = RunData.from_table(df, rid)
     assert run.origin == 101
     assert window_end(run, fit_frac=0.15) == pytest.approx(101 + 0.15 * (1120 - 101))
-    assert window_end(run, fit_steps=60) == 161
+    assert window_end(run, fit_steps=60) == 160  # the first 60 steps: 101 .. 160
     fc = forecast(run, fit_frac=0.15, n_boot=20, methods=["last-value", "exp-saturation", "law+entropy"])
     assert fc.n_window == 15 and all(r.ok for r in fc.methods.values())
     # the paper's protocol on the same log: its window starts at the first logged step too
@@ -291,10 +291,28 @@ def test_resumed_run_windows_start_at_the_first_logged_step():
         warnings.simplefilter("ignore")
         ep = EarlyPrediction(fit_steps=60, origin=101, warn=False).fit(pair(df, rid))
         ep_default = EarlyPrediction(fit_frac=0.15, warn=False).fit(pair(df, rid))
-    assert ep.window_end_ == 161 and ep.fit_n_ == 6
+    assert ep.window_end_ == 160 and ep.fit_n_ == 6
     assert ep_default.origin_ == 101  # pair() records where the log starts: the first logged step, never 0
     with pytest.raises(EntropyLawError, match="the log starts at step 101"):
         EarlyPrediction(fit_steps=15, origin=101, warn=False).fit(pair(df, rid))
+
+
+@pytest.mark.parametrize("first", [0, 1, 101])
+def test_fit_steps_k_is_exactly_the_first_k_steps(first):
+    """--fit-steps K fits the first K logged steps (``predict --fit-steps 168`` fitted 169)."""
+    steps = np.arange(first, first + 200, dtype=float)
+    H = 0.05 + np.exp(-(steps - first) / 60)
+    pairs = pd.DataFrame({"step": steps, "H": H, "R": 0.8 - 0.2 * np.exp(H)})
+    for k in (3, 168, 199):
+        ep = EarlyPrediction(fit_steps=k, warn=False).fit(pairs)
+        assert ep.fit_n_ == k and ep.window_end_ == first + k - 1
+    with pytest.raises(EntropyLawError, match="not smaller than the run"):
+        EarlyPrediction(fit_steps=200, warn=False).fit(pairs)  # all 200 steps: nothing left to predict
+    run = RunData.from_arrays(steps, pairs["R"].to_numpy(), steps, H)
+    assert window_end(run, fit_steps=168) == first + 167
+    assert window_end(run, fit_steps=200) == first + 199  # the whole log is a window (live use)
+    with pytest.raises(EntropyLawError, match="reaches past the log"):
+        window_end(run, fit_steps=201)
 
 
 def test_cumulative_tokens_from_per_step_and_running_totals():

@@ -2,7 +2,7 @@
 
 Windows are measured from the first logged step ``s0`` (a run resumed from a checkpoint
 may start at step 101): the fit window holds the paired points whose training step is
-``<= s0 + K`` (``fit_steps=K``) or ``<= s0 + F * (last - s0)`` (``fit_frac=F``, ``last``
+``<= s0 + K - 1`` (``fit_steps=K``: the first K steps, s0 .. s0 + K - 1) or ``<= s0 + F * (last - s0)`` (``fit_frac=F``, ``last``
 the last paired step). ``s0`` is ``origin`` when given, else ``pairs.attrs["first_step"]``
 (set by :func:`entropylaw.fit.pairing.pair`), else the first paired step. Every
 later point is predicted from its entropy with the window's fit; ``predict_steps=N`` scores
@@ -16,9 +16,9 @@ enough), computed for every window from 3 points up in one vectorised pass.
 >>> steps = np.arange(0, 300, 10)
 >>> H = 0.05 + np.exp(-steps / 60)
 >>> pairs = pd.DataFrame({"step": steps, "H": H, "R": 0.8 - 0.2 * np.exp(H)})
->>> ep = EarlyPrediction(fit_steps=60).fit(pairs)
+>>> ep = EarlyPrediction(fit_steps=60).fit(pairs)   # the first 60 steps: 0 .. 59
 >>> ep.fit_n_, round(ep.rmse_predicted_, 6), round(ep.final_predicted_, 3)
-(7, 0.0, 0.588)
+(6, 0.0, 0.588)
 """
 
 from __future__ import annotations
@@ -55,10 +55,11 @@ class EarlyPrediction:
         if self.fit_steps is not None:
             if self.fit_steps <= 0:
                 raise EntropyLawError(f"--fit-steps must be positive (got {self.fit_steps})")
-            if self.fit_steps >= last - origin:
+            end = origin + float(self.fit_steps) - 1.0  # the first K steps: origin .. origin + K - 1
+            if end >= last:
                 raise EntropyLawError(f"--fit-steps {self.fit_steps} is not smaller than the run (the log starts "
                                       f"at step {origin:g}, last paired step {last:g}): nothing left to predict")
-            return origin + float(self.fit_steps)
+            return end
         if not 0 < self.fit_frac < 1:
             raise EntropyLawError(f"--fit-frac must lie strictly between 0 and 1 (got {self.fit_frac})")
         return origin + self.fit_frac * (last - origin)

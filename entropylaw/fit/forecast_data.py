@@ -13,7 +13,7 @@ entropy, training score). A run resumed from a checkpoint whose log starts at st
 - ``fit_frac=F`` (backtests): steps ``origin .. origin + F * (last - origin)``. The final
   step ``last`` is future information while a run is still going: a fraction of the whole
   run exists only once the run has finished, so ``F`` is for backtests of finished runs.
-- ``fit_steps=K``: steps ``origin .. origin + K``; usable live and in backtests.
+- ``fit_steps=K``: the first K steps, ``origin .. origin + K - 1``; usable live and in backtests.
 - neither (live use): everything logged so far; the horizon is the user's (a step to
   forecast, or a number of steps ahead).
 
@@ -176,8 +176,8 @@ def window_end(run: RunData, fit_frac: float | None = None, fit_steps: float | N
     if fit_steps is not None:
         if fit_steps <= 0:
             raise EntropyLawError(f"--fit-steps must be positive (got {fit_steps:g})")
-        if fit_steps > span:
+        if fit_steps > span + 1:
             raise EntropyLawError(f"--fit-steps {fit_steps:g} reaches past the log: {run.describe_start()} "
-                                  f"({span:g} steps)")
-        return run.origin + fit_steps
+                                  f"({span + 1:g} steps)")
+        return run.origin + fit_steps - 1  # the first K steps: origin .. origin + K - 1
     return run.last
