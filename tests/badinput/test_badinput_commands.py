@@ -36,11 +36,15 @@ def _commands(src: Path, out: Path) -> dict:
         "ingest": ["ingest", str(src), "-o", str(out / "t.parquet")],
         "figures": ["figures", str(src), "--out", str(out / "fig")],
         "report": ["report", str(src), "--out", str(out / "rep")],
+        # one run cannot give a size or algorithm law (exit 2, said): the read account comes first
+        "scale": ["scale", str(src), "--params", "7B"],
+        "algorithms": ["algorithms", str(src), "--algorithm", "grpo"],
     }
 
 
 @pytest.mark.parametrize("which", ["bit", "cut", "run_dir"])
-@pytest.mark.parametrize("command", ["fit", "predict", "forecast", "summary", "ingest", "figures", "report"])
+@pytest.mark.parametrize("command", ["fit", "predict", "forecast", "summary", "ingest", "figures", "report", "scale",
+                                     "algorithms"])
 def test_every_reading_command_says_what_the_damage_cost(damaged, tmp_path, capsys, command, which):
     src = damaged[which]
     outcome = run_main(_commands(src, tmp_path)[command], capsys)
