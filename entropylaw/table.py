@@ -195,6 +195,27 @@ def set_text(df: pd.DataFrame, column: str, value: str, rows=None) -> pd.DataFra
     return df
 
 
+def unique_runs(df: pd.DataFrame, used: set) -> pd.DataFrame:
+    """``df`` with every run id not yet in ``used`` kept, and the others renamed ID-2, ID-3 ...;
+    ``used`` grows by the ids given out (several sources read into one table).
+
+    >>> t = pd.DataFrame({"run_id": ["a", "a", "b"], "step": [1, 2, 1], "metric": "x", "value": 0.0})
+    >>> used = {"a"}
+    >>> list(unique_runs(t, used)["run_id"]), sorted(used)
+    (['a-2', 'a-2', 'b'], ['a', 'a-2', 'b'])
+    """
+    renames = {}
+    for run_id in pd.unique(df["run_id"]):
+        new, n = run_id, 1
+        while new in used:
+            n += 1
+            new = f"{run_id}-{n}"
+        used.add(new)
+        if new != run_id:
+            renames[run_id] = new
+    return rename_runs(df, renames)
+
+
 def rename_runs(df: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
     """A copy of ``df`` with run ids renamed (renaming a category: no per-row work)."""
     if not mapping:

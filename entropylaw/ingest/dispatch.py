@@ -328,17 +328,7 @@ def load(sources: list[str], options: KeyOptions | None = None,
     for df, _report in pieces:
         if df.empty:
             continue
-        renames = {}
-        for run_id in pd.unique(df["run_id"]):
-            new, n = run_id, 1
-            while new in used:
-                n += 1
-                new = f"{run_id}-{n}"
-            used.add(new)
-            if new != run_id:
-                renames[run_id] = new
-        df = table.rename_runs(df, renames)
-        tables.append(df)
+        tables.append(table.unique_runs(df, used))
     reports = [r for _, r in pieces]
     if not tables:
         raise EntropyLawError(f"{', '.join(map(str, sources))}: nothing usable read")

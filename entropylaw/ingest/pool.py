@@ -80,15 +80,6 @@ def load_parallel(sources: list[str], options: KeyOptions | None = None, workers
     tables, reports = [], []
     used: set[str] = set()
     for df, reps in results:
-        renames = {}
-        for run_id in df["run_id"].unique():
-            new, n = run_id, 1
-            while new in used:
-                n += 1
-                new = f"{run_id}-{n}"
-            used.add(new)
-            if new != run_id:
-                renames[run_id] = new
-        tables.append(table.rename_runs(df, renames) if renames else df)
+        tables.append(table.unique_runs(df, used))
         reports.extend(reps)
     return table.stack(tables), reports
