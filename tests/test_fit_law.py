@@ -164,6 +164,7 @@ def test_bootstrap_intervals():
     ([0.5, np.nan, 0.3], [0.1, 0.2, 0.3], "non-finite entropy"),
     ([0.5, 0.4, 0.3], [0.1, np.inf, 0.3], "non-finite score"),
     ([0.5, -0.1, 0.3], [0.1, 0.2, 0.3], "negative entropy"),
+    ([31.0, 24.5, 18.2], [0.1, 0.2, 0.3], "above any per-token entropy"),  # a sum over responses
 ])
 def test_bad_input_is_one_line_error(H, R, msg):
     with pytest.raises(EntropyLawError, match=msg) as err:

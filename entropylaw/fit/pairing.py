@@ -117,6 +117,10 @@ def pair(df: pd.DataFrame, run_id: str, x: str = table.ENTROPY, y: str | None = 
     return out
 
 
+# ln of the largest vocabulary in use (Gemma's 262,144 tokens): no per-token entropy is above it
+MAX_TOKEN_ENTROPY = float(np.log(262_144))
+
+
 def check_pairs(H, R, where: str = "run", score_range: tuple[float, float] | None = None,
                 min_points: int = MIN_POINTS):
     """Validate arrays for a fit; raise a one-line :class:`EntropyLawError` for bad input."""
@@ -135,6 +139,11 @@ def check_pairs(H, R, where: str = "run", score_range: tuple[float, float] | Non
     if (H < 0).any():
         raise EntropyLawError(f"{where}: negative entropy {H.min():.4g} at point {int(np.argmin(H))} "
                               "(entropy in nats is >= 0; is this a loss with the sign flipped?)")
+    if H.max() > MAX_TOKEN_ENTROPY:
+        raise EntropyLawError(f"{where}: entropy up to {H.max():.4g} nats at point {int(np.argmax(H))} is above any "
+                              f"per-token entropy (at most ln V: {MAX_TOKEN_ENTROPY:.2f} nats for a 262,144-token "
+                              "vocabulary): a sum over each response rather than a token mean? check the entropy "
+                              "key, or convert it with --entropy-convention (`entropylaw audit` tells which)")
     if np.ptp(H) <= 1e-12 * max(1.0, abs(H).max()):
         raise EntropyLawError(f"{where}: entropy is constant ({H[0]:.4g}) over all {len(H)} points; "
                               "a and b cannot be separated (degenerate design)")
