@@ -128,7 +128,8 @@ def paper_protocol(df, run: RunData, end, conf):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             p = pair(df, run.run_id, y=run.target_key)
-            ep = EarlyPrediction(fit_steps=end - run.origin, origin=run.origin, conf=conf, warn=False).fit(p)
+            # the window holds the steps origin .. end: the first end - origin + 1 steps
+            ep = EarlyPrediction(fit_steps=end - run.origin + 1, origin=run.origin, conf=conf, warn=False).fit(p)
     except EntropyLawError as err:
         return None, str(err)
     t = ep.predicted_

@@ -84,7 +84,7 @@ def test_early_axis_ignores_the_band_and_marks_the_horizon():
     p = _early_run()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ep = EarlyPrediction(fit_steps=30, predict_steps=100, warn=False).fit(p)
+        ep = EarlyPrediction(fit_steps=31, predict_steps=100, warn=False).fit(p)  # the first 31 steps: 0 .. 30
     assert ep.predicted_["pred_lo"].min() < -0.05  # an early window: the band runs far below 0
     fig, ax = plt.subplots()
     plot_early(p, ep, ax=ax)

@@ -2,7 +2,7 @@
 
 Windows are measured from the first logged step ``s0`` (a run resumed from a checkpoint
 may start at step 101): the fit window holds the paired points whose training step is
-``<= s0 + K - 1`` (``fit_steps=K``: the first K steps, s0 .. s0 + K - 1) or ``<= s0 + F * (last - s0)`` (``fit_frac=F``, ``last``
+``<= s0 + K - 1`` (``fit_steps=K``: the first K steps) or ``<= s0 + F * (last - s0)`` (``fit_frac=F``, ``last``
 the last paired step). ``s0`` is ``origin`` when given, else ``pairs.attrs["first_step"]``
 (set by :func:`entropylaw.fit.pairing.pair`), else the first paired step. Every
 later point is predicted from its entropy with the window's fit; ``predict_steps=N`` scores
