@@ -42,9 +42,8 @@ from entropylaw.fit.scaling import SizeLaw
 from entropylaw.ingest.common import KeyOptions
 from entropylaw.ingest.dispatch import load as _load_sources
 from entropylaw.ingest.model_size import parse_params
+from entropylaw.ingest.report import ACCOUNTS
 from entropylaw.summary import summarize
-
-ACCOUNTS = "row_accounts"
 
 
 # fit/ sits below plots/, so results get their drawers from here, the top layer. The drawers

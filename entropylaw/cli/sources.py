@@ -11,7 +11,7 @@ import pandas as pd
 
 from entropylaw.api import ACCOUNTS, load
 from entropylaw.ingest.model_size import parse_params
-from entropylaw.ingest.report import IngestReport
+from entropylaw.ingest.report import IngestReport, loss_lines
 
 
 def positive_int(text: str) -> int:
@@ -68,10 +68,8 @@ def load_from_args(args, sources) -> pd.DataFrame:
     if getattr(args, "config", None):
         _apply_config(df, args.config, keep_total=getattr(args, "params", None) is not None)
     if not getattr(args, "quiet", False):
-        for report in row_reports(df):
-            line = report.drop_line()
-            if line:
-                print(f"entropylaw: warning: {line}", file=sys.stderr)
+        for line in loss_lines(df.attrs):
+            print(f"entropylaw: warning: {line}", file=sys.stderr)
     return df
 
 

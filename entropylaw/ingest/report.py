@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+ACCOUNTS = "row_accounts"  # the table's attrs key holding every source's account (as dicts)
+
 
 @dataclass
 class IngestReport:
@@ -99,3 +101,8 @@ class IngestReport:
             "skipped": self.skipped,
             "format": self.format,
         }
+
+
+def loss_lines(attrs: dict) -> list[str]:
+    """One line per source of a table that lost rows or bytes (its ``attrs``), as every command prints."""
+    return [line for d in attrs.get(ACCOUNTS, []) if (line := IngestReport.from_dict(d).drop_line())]

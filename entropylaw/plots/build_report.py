@@ -19,6 +19,8 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from entropylaw.ingest.report import loss_lines
+
 from entropylaw.plots import build as B
 from entropylaw.plots.report import ReportFigure, figure_png, render_html
 from entropylaw.plots.report_project import with_overview
@@ -69,7 +71,8 @@ def report_html(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), ti
         audits = [p["audit"] for p in probe_summaries if "audit" in p]
         probe_summaries = [p for p in probe_summaries if {"table1", "ladder"} & set(p)]
         built, skipped = build_all(t, probe_summaries, which=which, fit_frac=fit_frac)
-        warnings = list(dict.fromkeys(fit_notes + forecast_notes + [w for b in built for w in b.warnings]))
+        read = [f"Read: {line}" for line in loss_lines(t.attrs)] if t is not None else []  # what the inputs lost
+        warnings = list(dict.fromkeys(read + fit_notes + forecast_notes + [w for b in built for w in b.warnings]))
         lead = next((b for b in built if b.name == LEAD), None)
         fc = next((b for b in built if b.name == FORECAST), None)
         figures = [_figure(b) for b in built if b is not lead and b is not fc]

@@ -70,3 +70,10 @@ def test_watch_says_the_damage_at_each_refresh(damaged, capsys):
                         "--n-boot", "4"], capsys)
     assert outcome.code == 0, outcome.err
     assert "damaged: " in outcome.out and "truncated record at end of file" in outcome.out, outcome.out
+
+
+def test_the_report_lists_the_damage_among_its_warnings(damaged, tmp_path, capsys):
+    outcome = run_main(["report", str(damaged["cut"]), "--out", str(tmp_path / "rep")], capsys)
+    assert outcome.code == 0, outcome.err
+    page = next((tmp_path / "rep").glob("*.html")).read_text()
+    assert "Read: " in page and "truncated record at end of file" in page
