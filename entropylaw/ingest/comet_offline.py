@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import RawRun
+from entropylaw.ingest.common import RawRun, nest
 from entropylaw.ingest.wandb_offline import meta_from_config
 
 NO_STEP = "metric without a step (system metric)"
@@ -51,18 +51,7 @@ def is_comet_zip(path: Path) -> bool:
 
 
 def _params(params: dict[str, object]) -> dict:
-    tree: dict = {}
-    for key, value in params.items():
-        node = tree
-        parts = key.split("|")
-        for part in parts[:-1]:
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                break
-            node = child
-        else:
-            node[parts[-1]] = value
-    return tree
+    return nest((key.split("|"), value) for key, value in params.items())
 
 
 def read_comet_offline(path) -> list[RawRun]:

@@ -395,3 +395,23 @@ def _stem(name: str) -> str:
         if lower.endswith(suffix):
             return name[: -len(suffix)]
     return name
+
+
+def nest(items) -> dict:
+    """A nested dict from ``(path parts, value)`` pairs (flattened config keys: veRL, MLflow, Comet);
+    a path through a key already holding a value is left out.
+
+    >>> nest([(["a", "b"], 1), (["a", "c"], 2), (["a", "b", "x"], 3)])
+    {'a': {'b': 1, 'c': 2}}
+    """
+    tree: dict = {}
+    for parts, value in items:
+        node = tree
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                break
+            node = child
+        else:
+            node[parts[-1]] = value
+    return tree

@@ -42,7 +42,7 @@ import numpy as np
 
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import RawRun, unique_run_ids
+from entropylaw.ingest.common import RawRun, nest, unique_run_ids
 from entropylaw.ingest.wandb_offline import meta_from_config
 
 SCHEME = "mlflow://"
@@ -214,17 +214,8 @@ def params_config(params: dict[str, str]) -> dict:
     ...                "data/train_files/0": "~/data/gsm8k/train.parquet", "seed": "7"})
     {'algorithm': {'adv_estimator': 'grpo'}, 'data': {'train_files': ['~/data/gsm8k/train.parquet']}, 'seed': 7}
     """
-    tree: dict = {}
-    for key, text in params.items():
-        node = tree
-        parts = key.replace(".", "/").split("/") if "/" in key else key.split(".")
-        for part in parts[:-1]:
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                break
-            node = child
-        else:
-            node[parts[-1]] = _number(text)
+    tree = nest(((key.replace(".", "/").split("/") if "/" in key else key.split(".")), _number(text))
+                for key, text in params.items())
     return _lists(tree)
 
 
