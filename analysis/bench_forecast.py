@@ -8,7 +8,7 @@ Sources default to ``data/real`` and, when present, every log under
 ``../shared/data/real-logs`` (runs already read from ``data/real`` are not read twice;
 a log that cannot be read is listed as skipped). For each run and each K (% of the run's
 steps, measured from its first logged step) every method forecasts from the window alone
-(:func:`entropylaw.fit.forecast.forecast`); it is scored on the run's later target points:
+(:func:`entropylaw.fit.forecast.core.forecast`); it is scored on the run's later target points:
 
 - final: |forecast - observed| at the last target point, in points (score x 100);
 - last 10 %: |mean forecast - mean observed| over the run's last 10 % of target points;
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import json
 import sys
 import time
 import warnings
@@ -45,8 +44,8 @@ sys.path.insert(0, str(ROOT))
 
 from entropylaw import table  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
-from entropylaw.fit.forecast import ALL_METHODS, forecast  # noqa: E402
-from entropylaw.fit.forecast_data import RunData, window_end  # noqa: E402
+from entropylaw.fit.forecast.core import ALL_METHODS, forecast  # noqa: E402
+from entropylaw.fit.forecast.data import RunData, window_end  # noqa: E402
 
 PAPER = "paper (observed H)"
 # test-split sizes (number of problems) of the benchmarks in the real logs
@@ -203,7 +202,7 @@ def md_table(frame: pd.DataFrame, first="method") -> str:
 
 def decide(res, k=15):
     """The winner at K: lowest median final error among the methods that ran on every run of a kind."""
-    from entropylaw.fit.forecast import DEFAULT_METHOD
+    from entropylaw.fit.forecast.core import DEFAULT_METHOD
 
     lines = []
     for kind in ("validation", "training score", "all"):

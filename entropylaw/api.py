@@ -31,10 +31,10 @@ import pandas as pd
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning
 from entropylaw.fit.algorithms import AlgorithmTest
-from entropylaw.fit import forecast as _forecast
+from entropylaw.fit.forecast import core as _forecast
 from entropylaw.fit import law as _law
 from entropylaw.fit.early import EarlyPrediction
-from entropylaw.fit.forecast import Forecast, forecast_table
+from entropylaw.fit.forecast.core import Forecast, forecast_table
 from entropylaw.fit.law import EntropyLawFit
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.run import fit_run, fit_runs, fits_frame
@@ -157,7 +157,7 @@ def forecast(df: pd.DataFrame, run: str | None = None, *, prior: pd.DataFrame | 
     ``options``: ``fit_frac`` (backtests) or ``fit_steps`` (default: everything logged so
     far), ``at_steps``, ``methods`` (default all; the recommended one is
     ``Forecast.default``), ``conf`` (0.9), ``y_key``, ``n_boot``, ``seed``; ``prior``: a
-    table of finished runs of the same family. See :mod:`entropylaw.fit.forecast`.
+    table of finished runs of the same family. See :mod:`entropylaw.fit.forecast.core`.
     """
     rid = _one_run(df, run)
     return forecast_table(df, [rid], prior=prior, **options)[rid]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from entropylaw import table
-from entropylaw.fit.forecast_data import RunData
+from entropylaw.fit.forecast.data import RunData
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("bench_forecast", ROOT / "analysis" / "bench_forecast.py")

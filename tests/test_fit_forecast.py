@@ -12,8 +12,8 @@ from scipy import optimize
 from entropylaw import table
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.early import EarlyPrediction
-from entropylaw.fit.forecast import METHODS, Ensemble, PriorMethod, forecast
-from entropylaw.fit.forecast_data import RunData, cumulative, window_end
+from entropylaw.fit.forecast.core import METHODS, Ensemble, PriorMethod, forecast
+from entropylaw.fit.forecast.data import RunData, cumulative, window_end
 
 ROOT = Path(__file__).resolve().parents[1]
 

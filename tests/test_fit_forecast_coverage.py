@@ -6,8 +6,8 @@ in at least 80 % of the simulations, and must not buy that with useless width.""
 import numpy as np
 import pytest
 
-from entropylaw.fit.forecast import METHODS
-from entropylaw.fit.forecast_data import RunData
+from entropylaw.fit.forecast.core import METHODS
+from entropylaw.fit.forecast.data import RunData
 
 NOISE = 0.015
 

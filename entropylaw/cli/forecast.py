@@ -2,7 +2,7 @@
 
 For each run: the score at a future step, the plateau, and the step by which 90 % of the
 remaining change is made, each with an interval, using no information past the window
-(:mod:`entropylaw.fit.forecast`). Windows are measured from the first logged step:
+(:mod:`entropylaw.fit.forecast.core`). Windows are measured from the first logged step:
 
 - live (default): everything logged so far; ``--at-step S`` or ``--horizon N`` (steps after
   the last logged one) says where to forecast, else as far ahead as the log is long;
@@ -57,7 +57,7 @@ def _step(text: str) -> float:
 
 
 def add_parser(subparsers) -> None:
-    from entropylaw.fit.forecast import ALL_METHODS, DEFAULT_METHOD, METHODS
+    from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT_METHOD, METHODS
 
     p = subparsers.add_parser("forecast", help="forecast a run's score, plateau and 90 %% step from its first steps",
                               description=__doc__.split("\n\n")[0].split(": ", 1)[1],
@@ -118,8 +118,8 @@ def _load(args, sources, only=None):
 
 def run(args) -> int:
     import entropylaw.table as table
-    from entropylaw.fit.forecast import ALL_METHODS, DEFAULT_METHOD, PRIOR, forecast
-    from entropylaw.fit.forecast_data import RunData
+    from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT_METHOD, PRIOR, forecast
+    from entropylaw.fit.forecast.data import RunData
 
     _check(args)
     df = _load(args, args.inputs, args.run)
@@ -135,7 +135,7 @@ def run(args) -> int:
             run_data = RunData.from_table(df, rid, y_key=args.y_key, x_key=args.x_key)
             end = run_data.last
             if args.fit_frac is not None or args.fit_steps is not None:
-                from entropylaw.fit.forecast_data import window_end
+                from entropylaw.fit.forecast.data import window_end
 
                 end = window_end(run_data, args.fit_frac, args.fit_steps)
             at = None

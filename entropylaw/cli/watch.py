@@ -36,7 +36,7 @@ def _seconds(text: str) -> float:
 
 
 def add_parser(subparsers) -> None:
-    from entropylaw.fit.forecast import ALL_METHODS, DEFAULT_METHOD
+    from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT_METHOD
 
     p = subparsers.add_parser("watch", help="follow a growing log; refit the law and the forecast as it grows",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -96,7 +96,7 @@ def snapshot(args, path: Path) -> dict:
 
     import entropylaw.table as table
     from entropylaw.cli.sources import load_from_args
-    from entropylaw.fit.forecast import DEFAULT_METHOD, forecast_table
+    from entropylaw.fit.forecast.core import DEFAULT_METHOD, forecast_table
     from entropylaw.fit.run import fit_run
 
     with warnings.catch_warnings(record=True) as caught:

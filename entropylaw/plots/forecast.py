@@ -2,8 +2,8 @@
 window's end, and (in a backtest) the later scores the forecast never saw, hollow.
 
 >>> import numpy as np
->>> from entropylaw.fit.forecast import forecast
->>> from entropylaw.fit.forecast_data import RunData
+>>> from entropylaw.fit.forecast.core import forecast
+>>> from entropylaw.fit.forecast.data import RunData
 >>> steps = np.arange(0, 300, 10.0)
 >>> run = RunData.from_arrays(steps, 0.8 - 0.4 * np.exp(-steps / 60))
 >>> ax = plot_forecast(forecast(run, fit_frac=0.4, methods=["exp-saturation", "last-value"], n_boot=20))
@@ -19,7 +19,7 @@ from entropylaw.plots.style import STEP_LABEL, color as palette, new_axes
 
 
 def plot_forecast(fc, ax=None, methods=None):
-    """Draw :class:`entropylaw.fit.forecast.Forecast` ``fc``; ``methods`` default: the
+    """Draw :class:`entropylaw.fit.forecast.core.Forecast` ``fc``; ``methods`` default: the
     recommended one (with its band), the ensemble and the law with forecast entropy (lines
     only, so that no band hides another). Returns the axes."""
     fig, ax = new_axes(ax)

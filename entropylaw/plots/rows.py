@@ -5,7 +5,7 @@
 so the report's table and each figure that needs the fit do not fit again.
 :func:`summary_rows` gives each run (fitted or not) its label, family, look and fitted
 numbers with the trust flag; :func:`forecast_rows` adds, per run, the forecast of its
-final score from its first steps (:func:`entropylaw.fit.forecast.forecast`).
+final score from its first steps (:func:`entropylaw.fit.forecast.core.forecast`).
 
 >>> import numpy as np
 >>> from entropylaw import table
@@ -27,8 +27,8 @@ import pandas as pd
 
 import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
-from entropylaw.fit.forecast import DEFAULT_METHOD, forecast
-from entropylaw.fit.forecast_data import RunData
+from entropylaw.fit.forecast.core import DEFAULT_METHOD, forecast
+from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.run import fit_run
 from entropylaw.plots.build_base import capture, run_styles, tag, usable_runs
 from entropylaw.plots.labels import run_labels

@@ -1,7 +1,7 @@
 """Forecast methods behind one interface (scikit-learn style: configuration in ``__init__``,
 ``fit(run)`` returns ``self``, learned attributes end in ``_``).
 
-Every method, fitted on a :class:`~entropylaw.fit.forecast_data.RunData` cut at the window
+Every method, fitted on a :class:`~entropylaw.fit.forecast.data.RunData` cut at the window
 end, gives the score at future steps, the plateau and the step by which 90 % of the
 remaining change (from the fitted level at the window end to the plateau) is made, each
 with an interval. A method that cannot run says why (``ok_ = False``, ``reason_``).
@@ -20,7 +20,7 @@ Intervals combine three parts, each a draw per bootstrap replicate:
 Forecasts and intervals are clipped to [0, 1] when every observed target value lies there.
 
 >>> import numpy as np
->>> from entropylaw.fit.forecast_data import RunData
+>>> from entropylaw.fit.forecast.data import RunData
 >>> steps = np.arange(0, 200, 5.0)
 >>> run = RunData.from_arrays(steps, 0.8 - 0.5 * np.exp(-steps / 40))
 >>> m = ExpSaturation().fit(run.window(100))
@@ -36,8 +36,8 @@ import numpy as np
 import pandas as pd
 from scipy import special  # ndtri = normal quantile (scipy.stats costs ~1.5 s to import)
 
-from entropylaw.fit import forecast_curves as fc
-from entropylaw.fit.forecast_data import RunData
+from entropylaw.fit.forecast import curves as fc
+from entropylaw.fit.forecast.data import RunData
 
 
 class CannotRun(Exception):

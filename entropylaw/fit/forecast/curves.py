@@ -1,4 +1,4 @@
-"""Curve families and the profile least-squares engine behind :mod:`entropylaw.fit.forecast`.
+"""Curve families and the profile least-squares engine behind :mod:`entropylaw.fit.forecast.core`.
 
 Every curve here is linear in its coefficients once its shape (a time constant, an
 exponent, a midpoint) is fixed: ``y = X(shape) @ beta``. The engine therefore

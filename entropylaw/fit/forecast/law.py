@@ -12,7 +12,7 @@ The law does not apply, and both methods say so instead of forecasting, when ent
 over the window, or when the fitted ``a <= 0`` (the score does not rise as entropy falls).
 
 >>> import numpy as np
->>> from entropylaw.fit.forecast_data import RunData
+>>> from entropylaw.fit.forecast.data import RunData
 >>> s = np.arange(1, 301.0)
 >>> H = 0.05 + 0.6 * np.exp(-s / 50)
 >>> v = np.arange(10, 301.0, 10)
@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from entropylaw.fit import forecast_curves as fc
-from entropylaw.fit.forecast_data import RunData
-from entropylaw.fit.forecast_methods import CannotRun, ForecastMethod, bound_warnings, z_of
+from entropylaw.fit.forecast import curves as fc
+from entropylaw.fit.forecast.data import RunData
+from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod, bound_warnings, z_of
 
 
 def paired(run: RunData):
