@@ -87,7 +87,7 @@ def test_law_entropy_recovers_law_and_entropy_decay():
                               s, H + 0.002 * rng.standard_normal(len(s)))
     w = run.window(150)
     m = METHODS["law+entropy"](n_boot=0).fit(w)
-    assert m.decay_ == "exp-decay"
+    assert m.form_ == "exp-decay"
     # the law part is ordinary least squares of the window's pairs: independent lstsq
     Hp = np.interp(w.target.steps, w.entropy.steps, w.entropy.values)
     (a_ref, b_ref), *_ = np.linalg.lstsq(np.column_stack([-np.exp(Hp), np.ones(len(Hp))]), w.target.values, rcond=None)

@@ -3,10 +3,10 @@ combinations (:mod:`entropylaw.fit.forecast.combine`)."""
 
 from __future__ import annotations
 
-from entropylaw.fit.forecast.law import LawCeiling, LawEntropy
+from entropylaw.fit.forecast.law import LawCeiling, LawEntropy, LawTrain
 from entropylaw.fit.forecast.methods import ExpSaturation, Joint, LastValue, PowerLaw, Sigmoid, SigmoidTokens
 
-METHODS = {m.name: m for m in (LastValue, LawCeiling, LawEntropy, ExpSaturation, PowerLaw, Sigmoid, SigmoidTokens,
+METHODS = {m.name: m for m in (LastValue, LawCeiling, LawEntropy, LawTrain, ExpSaturation, PowerLaw, Sigmoid, SigmoidTokens,
                                Joint)}
 ENSEMBLE, PRIOR = "ensemble", "prior"
 ALL_METHODS = [*METHODS, PRIOR, ENSEMBLE]

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.catalog import ENSEMBLE, METHODS, PRIOR
 from entropylaw.fit.forecast.data import RunData
@@ -40,7 +41,7 @@ class PriorMethod(ForecastMethod):
         plain._fit(run, n_boot)
         if not hasattr(plain, "components_") or not plain.components_:
             raise CannotRun(f"the base method {self.base} has no parameters a prior could act on")
-        fixed = {"decay": plain.decay_} if isinstance(plain, LawEntropy) else {}
+        fixed = {"form": plain.form_} if isinstance(plain, LawEntropy) else {}
         fitted, used = [], []
         for r in self.prior_runs:
             if r.run_id == run.run_id:
@@ -157,11 +158,13 @@ class Ensemble:
         counts = rng.multinomial(max(self.n_boot, 1), w)
         return np.concatenate([d[rng.integers(0, len(d), c)] for d, c in zip(draws, counts) if c])
 
-    def predictive(self, steps, n_draws=None):
+    def predictive(self, steps, n_draws=None, calibrated=True):
         w = np.array([self.weights_[m.name] for m in self.members_])
-        outs = [m.predictive(steps) for m in self.members_]
+        outs = [m.predictive(steps, calibrated=False) for m in self.members_]
         mid = sum(wi * o[0] for wi, o in zip(w, outs))
-        return mid, self._mixture([o[1] for o in outs], w)
+        draws = self._mixture([o[1] for o in outs], w)
+        c = cal.method_factor(self.name) if calibrated else 1.0
+        return mid, cal.rescale(mid, draws, self.bounds_, c)
 
     def predict(self, steps) -> pd.DataFrame:
         mid, draws = self.predictive(steps)

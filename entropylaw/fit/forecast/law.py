@@ -1,12 +1,13 @@
-"""The entropy law as a forecast: ``law-ceiling`` (the paper's ``b - a``) and ``law+entropy``
+"""The entropy law as a forecast: ``law-ceiling`` (the paper's ``b - a``), ``law+entropy``
 (the law fitted on the window's (entropy, score) pairs, applied to a forecast of the
-entropy trajectory itself, so no later entropy is needed).
+entropy trajectory itself, so no later entropy is needed) and ``law+train`` (the law's
+slope from the dense per-step training pairs, :class:`LawTrain`).
 
-The entropy trajectory is fitted as an exponential decay to a floor,
-``H = H_f + D exp(-t / tau)``, or a power decay, ``H = H_f + B (t + 1)^(-c)`` (``H_f >= 0``),
-chosen by the error on the last 30 % of the window's entropy points when fitted on the
-first 70 % (``decay="auto"``). The score is then ``R(t) = b - a exp(H(t))``; the plateau
-``b - a exp(H_f)``; the 90 % step solves ``exp(H(t)) - exp(H_f) = 0.1 (exp(H(end)) - exp(H_f))``.
+The entropy trajectory's form (exponential or power decay to a floor, or a power law to 0)
+is chosen by its own backtest on the window's entropy series
+(:mod:`entropylaw.fit.forecast.entropy`). The score is then ``R(t) = b - a exp(H(t))``; the
+plateau ``b - a exp(H_f)``; the 90 % step solves
+``exp(H(t)) - exp(H_f) = 0.1 (exp(H(end)) - exp(H_f))``.
 
 The law does not apply, and both methods say so instead of forecasting, when entropy rises
 over the window, or when the fitted ``a <= 0`` (the score does not rise as entropy falls).
@@ -18,7 +19,7 @@ over the window, or when the fitted ``a <= 0`` (the score does not rise as entro
 >>> v = np.arange(10, 301.0, 10)
 >>> run = RunData.from_arrays(v, 0.9 - 0.3 * np.exp(0.05 + 0.6 * np.exp(-v / 50)), s, H)
 >>> m = LawEntropy(n_boot=0).fit(run.window(120))
->>> m.decay_, round(m.plateau_, 4), round(float(m.predict([300])["forecast"][0]), 4)
+>>> m.form_, round(m.plateau_, 4), round(float(m.predict([300])["forecast"][0]), 4)
 ('exp-decay', 0.5846, 0.5841)
 """
 
@@ -28,6 +29,7 @@ import numpy as np
 
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.data import RunData
+from entropylaw.fit.forecast.entropy import EntropyPath
 from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod, bound_warnings, z_of
 
 
@@ -114,82 +116,140 @@ class LawEntropy(ForecastMethod):
 
     name = "law+entropy"
     description = "the law on the window's pairs, applied to a forecast of the entropy trajectory"
-    DECAYS = {"exp-decay": fc.entropy_exp_decay, "power-decay": fc.entropy_power_decay}
 
-    def __init__(self, conf=0.9, n_boot=200, seed=0, holdout=0.3, growth=1.0, decay="auto"):
+    def __init__(self, conf=0.9, n_boot=200, seed=0, holdout=0.3, growth=1.0, form="auto"):
         super().__init__(conf, n_boot, seed, holdout, growth)
-        self.decay = decay
+        self.form = form
 
-    def choose_decay(self, run) -> tuple[str, dict]:
-        """The decay with the smaller error on the last 30 % of the window's entropy points."""
-        if self.decay != "auto":
-            return self.decay, {}
-        es, ev = run.entropy.steps - run.origin, run.entropy.values
-        n_fit = int(np.floor(0.7 * len(es)))
-        L = max(run.end - run.origin, 1.0)
-        errors = {}
-        for name, make in self.DECAYS.items():
-            try:
-                f = fc.fit_profile(make(L), es[:n_fit], ev[:n_fit])
-                errors[name] = float(np.sqrt(np.mean((f.predict(es[n_fit:]) - ev[n_fit:]) ** 2)))
-            except fc.TooFewPoints:
-                errors[name] = np.inf
-        return min(errors, key=errors.get), errors
+    def _law_fit(self, run, n_boot, priors, sigma2):
+        return _law(run, n_boot, self.seed, priors.get("law"), sigma2.get("law"))
 
     def _fit(self, run, n_boot, priors=None, sigma2=None):
         check_entropy(run)
         priors, sigma2 = priors or {}, sigma2 or {}
-        self.law_ = _law(run, n_boot, self.seed, priors.get("law"), sigma2.get("law"))
-        self.decay_, self.decay_errors_ = self.choose_decay(run)
-        L = max(run.end - run.origin, 1.0)
+        self.law_ = self._law_fit(run, n_boot, priors, sigma2)
         es = run.entropy.steps - run.origin
-        self.entropy_ = fc.fit_profile(self.DECAYS[self.decay_](L), es, run.entropy.values,
-                                       prior=priors.get("entropy"), sigma2=sigma2.get("entropy"),
-                                       n_boot=n_boot, seed=self.seed + 3)
+        self.path_ = EntropyPath(self.form, n_boot, self.seed + 3).fit(es, run.entropy.values,
+                                                                       prior=priors.get("entropy"),
+                                                                       sigma2=sigma2.get("entropy"))
+        self.form_, self.form_errors_ = self.path_.form_, self.path_.errors_
+        self.entropy_ = self.path_.fit_
         self.components_ = {"law": self.law_, "entropy": self.entropy_}
         self.sigma_ = self.law_.sigma
-        self.warnings_ += bound_warnings(self.entropy_, f"the entropy {self.decay_}'s ")
-        if n_boot:
-            self._law_draws = self.law_.beta_draws
-            self._h_shape, self._h_beta = self.entropy_.shape_draws, self.entropy_.beta_draws
-        else:
-            self._law_draws = self.law_.beta[None, :]
-            self._h_shape, self._h_beta = self.entropy_.shape[None, :], self.entropy_.beta[None, :]
+        self.warnings_ += bound_warnings(self.entropy_, f"the entropy {self.form_}'s ")
+        self._law_draws = self.law_.beta_draws if n_boot else self.law_.beta[None, :]
         a, b = self.law_.beta
-        floor, amp = self.entropy_.beta
-        shape = float(np.exp(self.entropy_.shape[0]))
-        params = {"a": float(a), "b": float(b), "entropy_decay": self.decay_, "entropy_floor": float(floor),
-                  "entropy_amplitude": float(amp), ("entropy_tau" if self.decay_ == "exp-decay" else "entropy_c"): shape}
-        plateau = self._plateau(self.law_.beta[None, :], self.entropy_.beta[None, :])[0]
-        t90 = self._t90(self.entropy_.shape[None, :], self.entropy_.beta[None, :])[0]
-        self._finish(plateau, self._plateau(self._law_draws, self._h_beta), t90,
-                     self._t90(self._h_shape, self._h_beta), params)
+        params = {"a": float(a), "b": float(b), **self.path_.params()}
+        plateau = self._level(self.law_.beta[None, :], np.array([self.path_.floor_]))[0]
+        k = min(len(self._law_draws), len(self.path_.beta_draws_))
+        t90, t90_draws = self._t90s(k)
+        self._finish(plateau, self._level(self._law_draws[:k], self.path_.floor_draws()[:k]), t90, t90_draws, params)
 
-    def _plateau(self, law, hb):
-        return law[:, 1] - law[:, 0] * np.exp(hb[:, 0])
+    def _level(self, law, H):
+        """The score at entropy ``H`` (one value per parameter row)."""
+        return law[:, 1] - law[:, 0] * np.exp(H)
 
-    def _t90(self, hs, hb):
-        floor, amp = hb[:, 0], hb[:, 1]
+    def _t90s(self, k):
+        """The step by which exp(H) has made 90 % of its remaining fall to exp(floor), point and draws."""
         t_end = self.end_ - self.origin_
-        h_end = fc.curve(self.entropy_.family, hs, hb, [t_end])[:, 0]
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            gap = np.log1p(0.1 * np.expm1(h_end - floor))  # H(t90) - floor
-            if self.decay_ == "exp-decay":
-                t = np.exp(hs[:, 0]) * np.log(amp / gap)
-            else:
-                t = (amp / gap) ** (1 / np.exp(hs[:, 0])) - 1
-        t = np.where((amp > 0) & (gap > 0), t, np.nan)
-        return self.origin_ + t
+        pts = np.r_[t_end, t_end + np.geomspace(1.0, 1e4 * max(t_end, 1.0), 400)]
+
+        def first(H, floor):
+            gap = np.exp(H) - np.exp(floor)[:, None]
+            done = gap <= 0.1 * gap[:, :1]
+            t = np.where(done.any(axis=1), pts[np.argmax(done, axis=1)], np.inf)
+            return np.where(gap[:, 0] > 0, t, np.nan)
+
+        point = first(self.path_.predict(pts)[None, :], np.array([self.path_.floor_]))[0]
+        draws = first(self.path_.draws(pts)[:k], self.path_.floor_draws()[:k])
+        return self.origin_ + point, self.origin_ + draws
 
     def entropy_forecast(self, steps) -> np.ndarray:
-        return self.entropy_.predict(np.asarray(steps, float) - self.origin_)
+        return self.path_.predict(np.asarray(steps, float) - self.origin_)
 
     def _mid(self, steps):
         a, b = self.law_.beta
         return b - a * np.exp(self.entropy_forecast(steps))
 
     def _draws(self, steps):
-        H = fc.curve(self.entropy_.family, self._h_shape, self._h_beta, np.asarray(steps, float) - self.origin_)
+        H = self.path_.draws(np.asarray(steps, float) - self.origin_)
         law = self._law_draws
         k = min(len(H), len(law))
         return law[:k, 1:2] - law[:k, 0:1] * np.exp(H[:k])
+
+
+class LawTrain(LawEntropy):
+    """The law's slope from the dense per-step (entropy, training score) pairs of the late
+    half of the window, its level from the target's own last points.
+
+    Validation is logged every few steps (3-6 points at 15 % of a run), the training score
+    and entropy at every step (30+). The slope ``a`` is fitted where it applies now (the late
+    half: early steps hold the format-learning jump, which the law does not describe); the
+    forecast is ``level + (R_train(H(t)) - R_train(H(end)))``, the level the mean over the
+    last 30 % of target points of ``target - (R_train(H_obs) - R_train(H(end)))``. The
+    validation gain is taken equal to the training gain (same units: both a score per
+    problem); when the two series are not on the same scale the method says so and the
+    others go on."""
+
+    name = "law+train"
+    description = "the law's slope from the per-step training pairs (late half), level from the target"
+
+    def _law_fit(self, run, n_boot, priors, sigma2):
+        if run.score is None or len(run.score) < 8:
+            raise CannotRun("needs the per-step training score (8 points or more) beside the entropy")
+        es, ev = run.entropy.steps, run.entropy.values
+        ss, sv = run.score.steps, run.score.values
+        late = ss >= run.origin + (run.end - run.origin) / 2
+        i = np.searchsorted(es, ss[late], side="right") - 1
+        ok = i >= 0
+        if ok.sum() < 5:
+            raise fc.TooFewPoints(f"{int(ok.sum())} (entropy, training score) pair(s) in the late half (needs 5)")
+        H, R = ev[i[ok]], sv[late][ok]
+        if np.ptp(H) <= 0:
+            raise CannotRun("entropy is constant over the late half of the window: the law's slope is undefined")
+        if run.target_kind == "validation" and run.bounds is not None:
+            lo, hi = float(np.min(run.score.values)), float(np.max(run.score.values))
+            if lo < -1e-9 or hi > 1 + 1e-9:
+                raise CannotRun("the training score is not on the validation score's [0, 1] scale: its gain "
+                                "cannot be carried over")
+        fit = fc.fit_profile(fc.LAW, H, R, prior=priors.get("law"), sigma2=sigma2.get("law"), n_boot=n_boot,
+                             seed=self.seed)
+        if fit.beta[0] <= 0:
+            raise CannotRun(f"fitted a = {fit.beta[0]:.3g} <= 0 on the late half of the window: the training "
+                            "score does not rise as entropy falls, the law does not apply")
+        self._run = run
+        return fit
+
+    def _fit(self, run, n_boot, priors=None, sigma2=None):
+        super()._fit(run, n_boot, priors, sigma2)
+        a = self.law_.beta[0]
+        h_end = self.path_.predict([run.end - run.origin])[0]
+        y = run.target
+        es, ev = run.entropy.steps, run.entropy.values
+        i = np.maximum(np.searchsorted(es, y.steps, side="right") - 1, 0)
+        gain = -a * (np.exp(ev[i]) - np.exp(h_end))
+        k = max(2, int(np.ceil(0.3 * len(y))))
+        if len(y) < 2:
+            raise fc.TooFewPoints(f"{len(y)} {run.target_kind} point(s); the level needs 2")
+        resid = (y.values - gain)[-k:]
+        self.level_ = float(np.mean(resid))
+        noise = float(np.sqrt(np.mean(np.diff(y.values) ** 2) / 2)) if len(y) > 2 else float(np.std(resid))
+        self.sigma_ = noise
+        self._h_end = h_end
+        rng = np.random.default_rng(self.seed + 11)
+        self._level_draws = self.level_ + noise / np.sqrt(k) * rng.standard_normal(len(self._law_draws))
+        # the plateau and its draws in the level's frame
+        shift = self.level_ - self._level(self.law_.beta[None, :], np.array([h_end]))[0]
+        self.plateau_ = float(self._clip(self.plateau_ + shift))
+        self._plateau_draws = self._plateau_draws + shift
+        self.params_.update(level=self.level_, level_points=k)
+
+    def _mid(self, steps):
+        a = self.law_.beta[0]
+        return self.level_ - a * (np.exp(self.entropy_forecast(steps)) - np.exp(self._h_end))
+
+    def _draws(self, steps):
+        H = self.path_.draws(np.asarray(steps, float) - self.origin_)
+        law = self._law_draws
+        k = min(len(H), len(law))
+        return self._level_draws[:k, None] - law[:k, 0:1] * (np.exp(H[:k]) - np.exp(self._h_end))

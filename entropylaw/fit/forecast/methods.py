@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import special  # ndtri = normal quantile (scipy.stats costs ~1.5 s to import)
 
+from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.data import RunData
 
@@ -116,8 +117,10 @@ class ForecastMethod:
         """(n_boot, m) curve draws (parameter uncertainty only)."""
         raise NotImplementedError
 
-    def predictive(self, steps, n_draws=None):
-        """Point forecast (m,) and predictive draws (B, m) at ``steps``."""
+    def predictive(self, steps, n_draws=None, calibrated=True):
+        """Point forecast (m,) and predictive draws (B, m) at ``steps``; the draws on the
+        score's bounded scale, scaled by the method's calibration factor
+        (:mod:`entropylaw.fit.forecast.calibrate`; ``calibrated=False``: factor 1)."""
         steps = np.asarray(steps, float)
         mid = self._mid(steps)
         draws = self._draws(steps)
@@ -126,7 +129,24 @@ class ForecastMethod:
         h = np.maximum(steps - self.end_, 0.0) / max(self.end_ - self.origin_, 1.0)
         sd = np.sqrt(self.sigma_**2 + self.q_ * h**self.growth)
         draws = draws + np.random.default_rng(self.seed + 1).standard_normal(draws.shape) * sd
-        return self._clip(mid), self._clip(draws)
+        mid = self._bounded(mid, steps)
+        c = cal.method_factor(self.name) if calibrated else 1.0
+        return mid, cal.scale_draws(mid, draws, self.bounds_, c)
+
+    def _bounded(self, mid, steps):
+        """The point forecast inside the score's bounds; crossing one is said, once."""
+        if self.bounds_ is None:
+            return mid
+        lo, hi = self.bounds_
+        out = (mid < lo) | (mid > hi)
+        if out.any() and not getattr(self, "_said_bound", False):
+            self._said_bound = True
+            first = float(np.asarray(steps)[out][0])
+            side = hi if mid[out][0] > hi else lo
+            self.warnings_.append(f"the forecast reaches the bound {side:g} at step {first:g} "
+                                  f"({float(mid[out][0]):.3f} before clipping): it is shown at the bound; "
+                                  "the method extrapolates past what the score can reach")
+        return np.clip(mid, lo, hi)
 
     def predict(self, steps) -> pd.DataFrame:
         """``DataFrame[step, forecast, lo, hi]``: the ``conf`` interval of a new observation."""
@@ -146,6 +166,9 @@ class ForecastMethod:
         return np.clip(v, *self.bounds_)
 
     def _finish(self, plateau, plateau_draws, t90, t90_draws, params):
+        if plateau is not None and self.bounds_ is not None and not self.bounds_[0] <= plateau <= self.bounds_[1]:
+            self.warnings_.append(f"the plateau {plateau:.3f} lies beyond the score's bounds {list(self.bounds_)}: "
+                                  "it is shown at the bound")
         self.plateau_ = None if plateau is None else float(self._clip(plateau))
         self._plateau_draws = plateau_draws
         # beyond 10,000 window lengths a 90 % step means "never" in practice
