@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import sys
 import time
 import warnings
@@ -44,13 +45,14 @@ sys.path.insert(0, str(ROOT))
 
 from entropylaw import table  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
+from entropylaw.fit.forecast import calibrate as cal  # noqa: E402
+from entropylaw.fit.forecast import decide as dc  # noqa: E402
 from entropylaw.fit.forecast.core import ALL_METHODS, forecast  # noqa: E402
 from entropylaw.fit.forecast.data import RunData, window_end  # noqa: E402
 
 PAPER = "paper (observed H)"
 # test-split sizes (number of problems) of the benchmarks in the real logs
-PROBLEMS = {"openai/gsm8k": 1319, "gsm8k": 1319, "DigitalLearningGmbH/MATH-lighteval": 5000, "math": 5000,
-            "aime_2024": 30, "aime24": 30}
+PROBLEMS = dict(dc.PROBLEMS)  # one table of benchmark sizes: entropylaw.fit.forecast.decide
 PROBLEMS_SOURCE = ("GSM8K test split 1,319 problems; MATH (lighteval) test split 5,000; AIME 2024: 30; "
                    "or --n-problems")
 
@@ -115,7 +117,10 @@ def score(pred_steps, pred, lo, hi, run: RunData, end):
     tail = ys[ok] >= run.target.steps[-n10]
     out = {"final": 100 * abs(f[-1] - y[-1]), "last10": 100 * abs(f[tail].mean() - y[tail].mean()),
            "rmse": 100 * float(np.sqrt(np.mean((f - y) ** 2)))}
-    out["covered"] = None if lo is None else bool(lo[idx[ok]][-1] <= y[-1] <= hi[idx[ok]][-1])
+    if lo is not None:  # the raw interval; calibrated leave-one-run-out in calibrate_cases
+        a, b = lo[idx[ok]][-1], hi[idx[ok]][-1]
+        out.update(y=y[-1], mid=f[-1], lo=a, hi=b, raw_covered=bool(a <= y[-1] <= b),
+                   e=float(cal.normalized_error(y[-1], f[-1], a, b, run.bounds)))
     return out
 
 
@@ -149,7 +154,7 @@ def backtest(frames, ks, conf, n_boot, problems):
         floors[run.run_id] = noise_floor(df, run, problems)
         for k in ks:
             end = window_end(run, fit_frac=k / 100)
-            base = {"run": run.run_id, "kind": run.target_kind, "K": k}
+            base = {"run": run.run_id, "kind": run.target_kind, "K": k, "bounded": run.bounds is not None}
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -183,6 +188,8 @@ def pivot(res, value, agg="median", fmt="{:.1f}"):
     if agg == "coverage":
         t = ok.groupby(["method", "K"])[value].apply(lambda v: 100 * np.mean(v.astype(float)))
         fmt = "{:.0f} %"
+    elif agg == "max":
+        t = ok.groupby(["method", "K"])[value].max()
     else:
         t = ok.groupby(["method", "K"])[value].median()
     n = ok.groupby(["method", "K"])[value].size()
@@ -200,28 +207,57 @@ def md_table(frame: pd.DataFrame, first="method") -> str:
     return "\n".join(lines)
 
 
-def decide(res, k=15):
-    """The winner at K: lowest median final error among the methods that ran on every run of a kind."""
-    from entropylaw.fit.forecast.core import DEFAULT_METHOD
+# The rule that picks the default, fixed before the numbers it is applied to (issue 22):
+RULE_K = 15
+RULE = (f"the lowest median |error| of the final validation score at K = {RULE_K} % of the run, among the methods "
+        "that ran on every validation run; a method within 0.1 points of the lowest counts as tied, and a tie "
+        "goes to the simpler method (order: " + ", ".join(["last-value", "exp-saturation", "power", "law-ceiling",
+                                                           "law+entropy", "law+train", "sigmoid", "joint",
+                                                           "sigmoid-tokens", "prior", "ensemble"]) + ")")
+SIMPLER = ["last-value", "exp-saturation", "power", "law-ceiling", "law+entropy", "law+train", "sigmoid", "joint",
+           "sigmoid-tokens", "prior", "ensemble"]
 
-    lines = []
-    for kind in ("validation", "training score", "all"):
-        sub = res[(res["K"] == k) & ((res["kind"] == kind) | (kind == "all")) & res["ran"] & res["final"].notna()
-                  & (res["method"] != PAPER)]
-        if sub.empty:
-            continue
-        med = sub.groupby("method")["final"].median().sort_values()
-        cov = sub.groupby("method")["covered"].apply(lambda v: 100 * np.mean(v.astype(float)))
-        n = sub.groupby("method")["final"].size()
-        full = n[n == n.max()].index  # methods that ran on every case of this kind
-        best = med[med.index.isin(full)].index[0]
-        lv = med.get("last-value", np.nan)
-        lines.append(f"- {kind} runs, K = {k} %: lowest median final error among methods that ran on all "
-                     f"{n.max()} runs: **{best}** {med[best]:.2f} points (last-value {lv:.2f}); its 90 % "
-                     f"interval covers the final score on {cov[best]:.0f} % of runs; ensemble {med.get('ensemble', np.nan):.2f} "
-                     f"points, coverage {cov.get('ensemble', np.nan):.0f} %.")
-    lines.append(f"- default method in entropylaw.fit.forecast: **{DEFAULT_METHOD}**")
-    return lines
+
+def calibrate_cases(res, conf):
+    """Per method, each case's interval scaled by the factor calibrated on the other runs
+    (leave one run out): calibrated coverage and width (points); and the factor on all runs."""
+    res = res.copy()
+    res["covered"], res["width"], factors = np.nan, np.nan, {}
+    for (kind, m), sub in res[res["ran"] & res["e"].notna()].groupby(["kind", "method"]):
+        c = cal.leave_one_run_out(sub["run"].to_numpy(), sub["e"].to_numpy(), conf)
+        res.loc[sub.index, "covered"] = (sub["e"].to_numpy() <= c).astype(float)
+        widths = []
+        for (i, row), ci in zip(sub.iterrows(), c):
+            bounds = (0.0, 1.0) if row["bounded"] else None
+            lo, hi = cal.widen(np.array([row["mid"]]), np.array([row["lo"]]), np.array([row["hi"]]), bounds, ci)
+            widths.append(100 * float(hi[0] - lo[0]))
+        res.loc[sub.index, "width"] = widths
+        factors.setdefault(kind, {})[m] = {"factor": cal.factor(sub["e"].to_numpy(), conf), "cases": int(len(sub)),
+                                           "runs": int(sub["run"].nunique())}
+    return res, factors
+
+
+def decide(res):
+    """The default by RULE, and the lines that say how it was reached."""
+    sub = res[(res["K"] == RULE_K) & (res["kind"] == "validation") & res["ran"] & res["final"].notna()
+              & (res["method"] != PAPER)]
+    if sub.empty:
+        return None, ["- no validation run: the rule cannot be applied"]
+    med = sub.groupby("method")["final"].median()
+    n = sub.groupby("method")["final"].size()
+    full = med[n == n.max()]
+    best = full.min()
+    tied = [m for m in SIMPLER if m in full.index and full[m] <= best + 0.1]
+    choice = tied[0]
+    curves = full.drop("last-value", errors="ignore")
+    curve = next((m for m in SIMPLER if m in curves.index and curves[m] <= curves.min() + 0.1), None)
+    lines = [f"- rule: {RULE}.",
+             f"- at K = {RULE_K} % on the {n.max()} validation runs: " + ", ".join(f"{m} {v:.2f}"
+                                                                             for m, v in full.sort_values().items()),
+             f"- default: **{choice}** (lowest {best:.2f} points; tied within 0.1: {', '.join(tied)})",
+             f"- the stop-paying and target steps read a curve that can change: the same rule without last-value "
+             f"gives **{curve}**"]
+    return (choice, curve), lines
 
 
 def figure(res, floors, path):
@@ -268,6 +304,8 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "analysis" / "out" / "bench_forecast.md"))
     ap.add_argument("--figure", default=str(ROOT / "figures" / "forecast_backtest.png"))
     ap.add_argument("--csv", help="also write every (run, K, method) row here")
+    ap.add_argument("--no-write-calibration", dest="write_calibration", action="store_false",
+                    help="do not store the default method and the calibration factors in the package")
     args = ap.parse_args(argv)
     problems = dict(PROBLEMS)
     for item in args.n_problems:
@@ -277,7 +315,10 @@ def main(argv=None):
     ks = [int(k) for k in args.ks.split(",")]
     t0 = time.time()
     frames, skipped = load_runs(sources)
+    cal.ENABLED = False  # raw intervals: the calibration is measured here, leave one run out
     res, floors, runs = backtest(frames, ks, args.conf, args.n_boot, problems)
+    res, factors = calibrate_cases(res, args.conf)
+    default, decision = decide(res)
     secs = time.time() - t0
     cmd = "python analysis/bench_forecast.py " + " ".join(argv if argv is not None else sys.argv[1:])
     lines = [f"# Forecast backtest ({len(runs)} real runs, {secs:.0f} s)", "",
@@ -298,10 +339,15 @@ def main(argv=None):
         for title, value, agg in (("|error| of the final score", "final", "median"),
                                   ("|error| of the mean of the last 10 % of points", "last10", "median"),
                                   ("RMSE over every later point", "rmse", "median"),
-                                  ("90 % interval covers the final score", "covered", "coverage"),
+                                  ("worst |error| of the final score (any run)", "final", "max"),
+                                  ("90 % interval covers the final score (calibrated, leave one run out)",
+                                   "covered", "coverage"),
+                                  ("median width of the calibrated 90 % interval (points)", "width", "median"),
                                   ("median rank by final error", "rank", "median")):
             lines += [f"### {title}", "", md_table(pivot(sub, value, agg)), ""]
-    lines += ["## Decision", "", *decide(res), ""]
+    lines += ["## Decision", "", *decision, "",
+              *[f"Calibration factors, {kind} (interval half-width multipliers on the bounded scale, on all runs): "
+                + ", ".join(f"{m} {f['factor']:.2f}" for m, f in fs.items()) for kind, fs in factors.items()], ""]
     per_run = res[(res["K"] == 15) & res["ran"]].pivot_table(index="run", columns="method", values="final")
     per_run = per_run[[m for m in [*ALL_METHODS, PAPER] if m in per_run.columns]].round(1)
     lines += ["## Per run at K = 15 % (|error| of the final score, points)", "",
@@ -321,6 +367,12 @@ def main(argv=None):
     Path(args.out).write_text(text + "\n")
     if args.csv:
         res.to_csv(args.csv, index=False)
+    if args.write_calibration:
+        doc = {"default_method": default[0] if default else "last-value",
+               "decision_method": default[1] if default and default[1] else "power", "rule": RULE, "conf": args.conf, "factors": factors,
+               "command": cmd.strip(), "runs": len(runs), "ks": ks}
+        cal.PATH.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {cal.PATH}", file=sys.stderr)
     figure(res, floors, args.figure)
     print(f"\nwrote {args.out} and {args.figure}", file=sys.stderr)
     return 0

@@ -35,6 +35,6 @@ def test_scores_of_a_forecast():
     pred = y[steps > 45] + 0.02
     s = bench.score(later, pred, pred - 0.01, pred + 0.01, run, 45)
     assert s["final"] == pytest.approx(2.0) and s["last10"] == pytest.approx(2.0) and s["rmse"] == pytest.approx(2.0)
-    assert s["covered"] is False
+    assert s["raw_covered"] is False and s["e"] > 1
     s = bench.score(later, pred, pred - 0.03, pred + 0.03, run, 45)
-    assert s["covered"] is True
+    assert s["raw_covered"] is True and s["e"] < 1

@@ -4,6 +4,8 @@ root finding), no information past the window, bad input, resumed runs."""
 import warnings
 from pathlib import Path
 
+import statistics
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -128,7 +130,12 @@ def test_joint_shares_the_time_constant_and_pins_it_with_the_training_score():
 def test_last_value_and_its_noise():
     y = np.array([0.1, 0.3, 0.2, 0.4, 0.35])
     m = METHODS["last-value"](n_boot=10).fit(RunData.from_arrays(np.arange(5.0) * 10, y))
-    assert m.last_ == 0.35 and m.sigma_ == pytest.approx(np.sqrt(np.mean(np.diff(y) ** 2) / 2))
+    # the noise of one point from the median absolute successive difference (robust to a take-off jump)
+    diffs = sorted(abs(b - a) for a, b in zip(y[:-1], y[1:]))  # 0.2, 0.2, 0.1, 0.05 -> median 0.15
+    assert m.last_ == 0.35 and m.sigma_ == pytest.approx(1.4826 * 0.15 / np.sqrt(2))
+    assert statistics.median(diffs) == pytest.approx(0.15)
+    jump = np.array([0.0, 0.01, 0.6, 0.61, 0.6, 0.62])
+    assert METHODS["last-value"](n_boot=10).fit(RunData.from_arrays(np.arange(6.0), jump)).sigma_ < 0.03
     assert m.t90_ is None
 
 

@@ -6,6 +6,7 @@ in at least 80 % of the simulations, and must not buy that with useless width.""
 import numpy as np
 import pytest
 
+from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.core import METHODS
 from entropylaw.fit.forecast.data import RunData
 
@@ -35,7 +36,10 @@ def _sim(kind, rng):
 
 @pytest.mark.parametrize("kind, n_sims, n_boot", [("exp-saturation", 200, 40), ("power", 150, 40),
                                                   ("law+entropy", 80, 30)])
-def test_ninety_percent_intervals_cover_in_simulation(kind, n_sims, n_boot):
+def test_ninety_percent_intervals_cover_in_simulation(kind, n_sims, n_boot, monkeypatch):
+    # the model's own intervals: the calibration factor measured on real runs is off here
+    # (it corrects for what the closed forms miss on real runs, which simulations do not have)
+    monkeypatch.setattr(cal, "ENABLED", False)
     rng = np.random.default_rng(2024)
     covered, widths = [], []
     for i in range(n_sims):

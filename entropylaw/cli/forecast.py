@@ -56,6 +56,16 @@ def _step(text: str) -> float:
     return v
 
 
+def _score(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a score such as 0.85") from None
+    if not np.isfinite(v):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite score")
+    return v
+
+
 def add_parser(subparsers) -> None:
     from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT_METHOD, METHODS
 
@@ -89,6 +99,16 @@ def add_parser(subparsers) -> None:
     g.add_argument("--n-boot", type=parse_n_boot, default=200, help="bootstrap draws, >= 2 (default 200)")
     g.add_argument("--seed", type=parse_seed, default=0, help="bootstrap seed, >= 0 (default 0)")
     g.add_argument("--json", action="store_true", help="print JSON (one object per run)")
+    d = p.add_argument_group("can I stop it? will it get there?")
+    d.add_argument("--target", type=_score, metavar="SCORE", help="the step at which the forecast reaches SCORE "
+                                                                 "(e.g. 0.85), with its interval")
+    d.add_argument("--n-problems", type=_steps, metavar="N", help="validation set size: the stop-paying threshold "
+                   "is one binomial standard error of N problems (default: known benchmarks by name, else the "
+                   "window's noise)")
+    d.add_argument("--threshold", type=_score, metavar="GAIN", help="stop paying when the expected gain over the "
+                                                                   "next 10 %% of the run is below GAIN")
+    d.add_argument("--total-steps", type=_steps, metavar="N", help="the run's planned last step (its 10 %% is the "
+                                                                  "look-ahead; default: the last forecast step)")
     add_entropy_convention(g)
     try:
         from entropylaw.cli.sources import add_source_arguments
@@ -118,7 +138,7 @@ def _load(args, sources, only=None):
 
 def run(args) -> int:
     import entropylaw.table as table
-    from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT_METHOD, PRIOR, forecast
+    from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT_METHOD, PRIOR, decision_lines, forecast
     from entropylaw.fit.forecast.data import RunData
 
     _check(args)
@@ -145,7 +165,8 @@ def run(args) -> int:
                 at = [end + args.horizon]
             fc = forecast(run_data, fit_frac=args.fit_frac, fit_steps=args.fit_steps, at_steps=at, methods=methods,
                           conf=args.conf, prior_runs=prior_runs, prior_base=args.prior_base, n_boot=args.n_boot,
-                          seed=args.seed)
+                          seed=args.seed, target=args.target, threshold=args.threshold,
+                          n_problems=args.n_problems, total_steps=args.total_steps)
         except EntropyLawError as err:
             if len(ids) == 1:
                 raise
@@ -167,10 +188,13 @@ def run(args) -> int:
         for r in fc.methods.values():
             for w in r.warnings:
                 print(f"  {r.method}: {w}")
+        for line in decision_lines(fc.decision):
+            print(line[2:])
     if not args.compare and args.method == DEFAULT_METHOD:
-        print(f"\n(default method {DEFAULT_METHOD}: it has the lowest median error in the backtest of the real runs "
-              "at 15 % of the steps, see analysis/bench_forecast.py; --compare shows every method, with the "
-              "plateau and the 90 % step of the curve methods)")
+        print(f"\n(default method {DEFAULT_METHOD}: chosen by a rule fixed in advance, the lowest median error of the "
+              "final validation score at 15 % of the steps in the backtest of the real runs, see "
+              "analysis/bench_forecast.py; --compare shows every method, with the plateau and the 90 % step of "
+              "the curve methods)")
     return 0
 
 

@@ -27,7 +27,7 @@ import pandas as pd
 
 import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
-from entropylaw.fit.forecast.core import DEFAULT_METHOD, forecast
+from entropylaw.fit.forecast.core import DECISION_METHOD, DEFAULT_METHOD, forecast
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.run import fit_run
 from entropylaw.plots.build_base import capture, run_styles, tag, usable_runs
@@ -131,7 +131,7 @@ def forecast_result(t: pd.DataFrame, run_id: str, fit_frac: float, n_boot: int, 
     if key not in _CACHE:
         try:
             run = RunData.from_table(t, run_id)
-            fc, caught = capture(lambda: forecast(run, fit_frac=fit_frac, methods=[DEFAULT_METHOD, LAW_METHOD],
+            fc, caught = capture(lambda: forecast(run, fit_frac=fit_frac, methods=list(dict.fromkeys([DECISION_METHOD, DEFAULT_METHOD, LAW_METHOD])),
                                                   conf=conf, n_boot=n_boot, seed=0))
             _CACHE[key] = (run, fc, caught, None)
         except EntropyLawError as err:
@@ -171,6 +171,12 @@ def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_b
                      plateau=_float(d["plateau"]), plateau_ci=_pair(d["plateau_ci"]))
         else:
             f["reason"] = str(d["reason"])
+        dec = fc.decision or {}
+        if dec:
+            f.update(stop_method=dec.get("method"), stop_step=dec.get("stop_step"), stop_step_ci=dec.get("stop_step_ci"),
+                     stop_now=bool(dec.get("stop_note", "").startswith("already")),
+                     stop_searched_to=dec.get("searched_to"), stop_threshold=dec.get("threshold"),
+                     stop_source=dec.get("threshold_source"), lookahead=dec.get("lookahead_steps"))
         law = table.loc[LAW_METHOD]
         if law["ok"]:
             f.update(law_ceiling=_float(law["plateau"]), law_ceiling_ci=_pair(law["plateau_ci"]))

@@ -10,7 +10,7 @@ a bound as a binomial proportion's does. Other scores use ``m + c (d - m)``.
 (``analysis/bench_forecast.py``) measures, for every (run, window, method), the error at
 the final step in units of the uncalibrated interval's half-width on that scale
 (:func:`normalized_error`), and takes the ``conf`` quantile of those errors
-(:func:`factor`); the factors it finds are stored in ``calibration.json`` beside this
+(:func:`factor`), separately for validation scores and training scores; the factors it finds are stored in ``calibration.json`` beside this
 module with the rule that chose the default method. Coverage is reported leave-one-run-out
 (each run's interval calibrated on the others).
 
@@ -98,11 +98,25 @@ def stored() -> dict:
     return json.loads(PATH.read_text()) if PATH.exists() else {}
 
 
-def method_factor(method: str) -> float:
-    """The stored factor of ``method`` (1: uncalibrated) unless calibration is switched off."""
+def method_factor(method: str, kind: str) -> float:
+    """The stored factor of ``method`` for targets of ``kind`` ("validation" or "training
+    score": their noise differs) -- 1 (uncalibrated) when none is stored or calibration is off."""
     if not ENABLED:
         return 1.0
-    return float(stored().get("factors", {}).get(method, {}).get("factor", 1.0))
+    return float(stored().get("factors", {}).get(kind, {}).get(method, {}).get("factor", 1.0))
 
 
 ENABLED = True  # the backtest switches it off to measure the raw errors it calibrates on
+
+
+def leave_one_run_out(runs, errors, conf: float = 0.9) -> np.ndarray:
+    """Each case's factor calibrated on the other runs' cases (``runs``: a run label per case).
+
+    A run whose cases are the only ones gets factor 1 (nothing to calibrate on)."""
+    runs, errors = np.asarray(runs), np.asarray(errors, float)
+    out = np.ones(len(errors))
+    for r in np.unique(runs):
+        mine = runs == r
+        if (~mine).any():
+            out[mine] = factor(errors[~mine], conf)
+    return out

@@ -158,12 +158,17 @@ class Ensemble:
         counts = rng.multinomial(max(self.n_boot, 1), w)
         return np.concatenate([d[rng.integers(0, len(d), c)] for d, c in zip(draws, counts) if c])
 
+    def curve(self, steps):
+        w = np.array([self.weights_[m.name] for m in self.members_])
+        outs = [m.curve(steps) for m in self.members_]
+        return sum(wi * o[0] for wi, o in zip(w, outs)), self._mixture([o[1] for o in outs], w)
+
     def predictive(self, steps, n_draws=None, calibrated=True):
         w = np.array([self.weights_[m.name] for m in self.members_])
         outs = [m.predictive(steps, calibrated=False) for m in self.members_]
         mid = sum(wi * o[0] for wi, o in zip(w, outs))
         draws = self._mixture([o[1] for o in outs], w)
-        c = cal.method_factor(self.name) if calibrated else 1.0
+        c = cal.method_factor(self.name, self.target_kind_) if calibrated else 1.0
         return mid, cal.rescale(mid, draws, self.bounds_, c)
 
     def predict(self, steps) -> pd.DataFrame:

@@ -47,14 +47,17 @@ import pandas as pd
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit import uncertainty as unc
+from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.catalog import ALL_METHODS, ENSEMBLE, METHODS, PRIOR  # noqa: F401 (re-exported names)
 from entropylaw.fit.forecast.combine import Ensemble, PriorMethod
 from entropylaw.fit.forecast.data import RunData, window_end
-# The backtest (analysis/bench_forecast.py, 20 real runs) decides: at K = 15 % of the steps
-# the last value carried forward has the lowest median error of the final score, on the
-# validation runs and on all runs; the curve methods and the ensemble win only later
-# (ensemble at 50 %) or on some runs. So the default is the honest baseline.
-DEFAULT_METHOD = "last-value"
+# The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the
+# lowest median error of the final validation score at 15 % of the run, ties to the simpler
+# method), recomputed by every backtest and stored beside the calibration factors.
+DEFAULT_METHOD = cal.stored().get("default_method", "last-value")
+# "Can I stop?" needs a curve that can change: last-value answers "now" by construction. The
+# same rule among the methods that model change picks the curve the decision reads.
+DECISION_METHOD = cal.stored().get("decision_method", "power")
 
 
 @dataclass
@@ -99,6 +102,8 @@ class Forecast:
     methods: dict
     note: str | None = None
     default: str = DEFAULT_METHOD
+    # stop-paying and target steps of one method's curve (entropylaw.fit.forecast.decide)
+    decision: dict | None = None
     # the target series as logged, for plots and backtests only (later points are never fitted)
     observed: pd.DataFrame | None = None
 
@@ -140,6 +145,7 @@ class Forecast:
                          f"{ci(row.plateau, row.plateau_ci):>26}{t90:>22}")
         if self.note:
             lines.append(f"    note: {self.note}")
+        lines += decision_lines(self.decision)
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -156,7 +162,7 @@ class Forecast:
                 "note": self.note, "log_starts_at": self.origin, "window_end": self.window_end,
                 "last_logged_step": self.last_logged, "n_window_points": self.n_window, "conf": self.conf,
                 "at_steps": [float(s) for s in self.at_steps], "default_method": self.default,
-                "methods": {k: v.to_dict() for k, v in self.methods.items()}}
+                "methods": {k: v.to_dict() for k, v in self.methods.items()}, "decision": self.decision}
 
 
 def _result(m, steps) -> MethodResult:
@@ -170,13 +176,22 @@ def _result(m, steps) -> MethodResult:
 
 
 def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods=None, conf=0.9,
-             prior_runs=(), prior_base="law+entropy", n_boot=200, seed=0) -> Forecast:
+             prior_runs=(), prior_base="law+entropy", n_boot=200, seed=0, target=None, threshold=None,
+             n_problems=None, total_steps=None) -> Forecast:
     """Forecast ``run`` from its window (see :mod:`entropylaw.fit.forecast.data` for windows).
 
     ``at_steps``: steps to forecast (after the window). Default: the run's later target steps
     when the window ends before the run does (a backtest), else as far ahead as the window
     is long. ``methods``: names from :data:`ALL_METHODS` (default: all; ``prior`` only with
-    ``prior_runs``)."""
+    ``prior_runs``).
+
+    The forecast's ``decision`` answers "can I stop?" and "will it reach ``target``?" from
+    the curve of the one method asked for (unless it is last-value, which never changes),
+    else of :data:`DECISION_METHOD`, else the default method's, else the first method that
+    ran (:mod:`.decide`):
+    ``threshold`` (default: one binomial SE of ``n_problems``, or of the benchmark the
+    target key names, else the window's noise), the run's planned length ``total_steps``
+    (default: the last forecast step) whose 10 % is the look-ahead."""
     unc.check_conf(conf)
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
         raise EntropyLawError(f"n_boot = {n_boot!r}: expected a whole number >= 2")
@@ -223,8 +238,61 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
         note = (f"no validation score in run {run.run_id!r}: forecasting the training score "
                 f"({run.target_key}) instead")
     observed = pd.DataFrame({"step": run.target.steps, "value": run.target.values})
+    decided = {**fitted, **({ENSEMBLE: ens} if ENSEMBLE in names else {})}
+    if DECISION_METHOD not in decided and DECISION_METHOD in METHODS:  # fitted for the decision only
+        decided[DECISION_METHOD] = METHODS[DECISION_METHOD](conf=conf, n_boot=n_boot, seed=seed).fit(win)
+    own = [n for n in names if n != "last-value"]
+    first = own[0] if len(names) == 1 and own else DECISION_METHOD  # one method asked for: its own curve
+    decision = _decision(run, end, at_steps, decided, conf, target, threshold, n_problems, total_steps, first)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
-                    at_steps, results, note, observed=observed)
+                    at_steps, results, note, observed=observed, decision=decision)
+
+
+def _decision(run, end, at_steps, fitted, conf, target, threshold, n_problems, total_steps, first):
+    from entropylaw.fit.forecast import decide as dc
+
+    if target is not None and not np.isfinite(target):
+        raise EntropyLawError(f"--target {target!r}: expected a finite score")
+    if total_steps is not None and total_steps <= end:
+        raise EntropyLawError(f"--total-steps {total_steps:g} is not after the window's end (step {end:g})")
+    order = [first, DECISION_METHOD, DEFAULT_METHOD, *fitted]
+    m = next((fitted[n] for n in order if n in fitted and fitted[n].ok_), None)
+    if m is None:
+        return None
+    run_end = float(total_steps if total_steps is not None else max(at_steps))
+    lookahead = 0.1 * max(run_end - run.origin, 1.0)
+    far = max(run.origin + 20 * max(end - run.origin, 1.0), run_end + lookahead)
+    steps = np.linspace(end, far, 600)
+    mid, draws = m.curve(steps)
+    if threshold is None:
+        threshold, source = dc.threshold_for(mid[0], m.sigma_, run.target_key, run.target_kind, n_problems,
+                                             run.bounds is not None)
+    else:
+        source = "given (--threshold)"
+    out = dc.decide(steps, mid, draws, lookahead, threshold, target, conf)
+    return {"method": m.name, "threshold_source": source, **out}
+
+
+def decision_lines(d) -> list[str]:
+    """The decision as report lines (shared by the text report and the CLI)."""
+    if not d:
+        return []
+
+    def ci(c):
+        return "" if c is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in c) + "]"
+    stop = "-" if d["stop_step"] is None else f"step {d['stop_step']:.0f}{ci(d['stop_step_ci'])}"
+    lines = [f"    stop paying ({d['method']}): {stop}: the expected gain over the next {d['lookahead_steps']:g} steps "
+             f"falls below {d['threshold']:.4f}, {d['threshold_source']}"]
+    if d.get("stop_note"):
+        lines.append(f"      {d['stop_note']}")
+    if "target" in d:
+        at = "not reached" if d["target_step"] is None else f"step {d['target_step']:.0f}{ci(d['target_step_ci'])}"
+        p = "" if d.get("p_reach") is None else f" (reached in {100 * d['p_reach']:.0f} % of draws by step " \
+                                                f"{d['target_searched_to']:g})"
+        lines.append(f"    target {d['target']:g} ({d['method']}): {at}{p}")
+        if d.get("target_note"):
+            lines.append(f"      {d['target_note']}")
+    return lines
 
 
 def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", prior=None, **kwargs) -> dict:

@@ -130,7 +130,7 @@ class ForecastMethod:
         sd = np.sqrt(self.sigma_**2 + self.q_ * h**self.growth)
         draws = draws + np.random.default_rng(self.seed + 1).standard_normal(draws.shape) * sd
         mid = self._bounded(mid, steps)
-        c = cal.method_factor(self.name) if calibrated else 1.0
+        c = cal.method_factor(self.name, self.target_kind_) if calibrated else 1.0
         return mid, cal.scale_draws(mid, draws, self.bounds_, c)
 
     def _bounded(self, mid, steps):
@@ -147,6 +147,11 @@ class ForecastMethod:
                                   f"({float(mid[out][0]):.3f} before clipping): it is shown at the bound; "
                                   "the method extrapolates past what the score can reach")
         return np.clip(mid, lo, hi)
+
+    def curve(self, steps):
+        """The expected score (m,) and its parameter draws (B, m) at ``steps``, inside the bounds."""
+        steps = np.asarray(steps, float)
+        return self._clip(self._mid(steps)), self._clip(self._draws(steps))
 
     def predict(self, steps) -> pd.DataFrame:
         """``DataFrame[step, forecast, lo, hi]``: the ``conf`` interval of a new observation."""
@@ -206,11 +211,20 @@ class LastValue(ForecastMethod):
         if len(y) < 2:
             raise CannotRun(f"needs 2 {run.target_kind} points in the window (to size the noise); has {len(y)}")
         self.last_ = float(y[-1])
-        self.sigma_ = float(np.sqrt(np.mean(np.diff(y) ** 2) / 2))
+        # the score's own noise: the median absolute successive difference (a take-off jump in
+        # the window is a trend, not noise), as the SD of one point (1.4826 MAD / sqrt 2)
+        self.sigma_ = float(1.4826 * np.median(np.abs(np.diff(y))) / np.sqrt(2))
         z = np.random.default_rng(self.seed).standard_normal(max(n_boot, 1))
         self._level = self.last_ + self.sigma_ * z
         self._finish(self.last_, self._level, None, None, {"last": self.last_, "sigma": self.sigma_})
         self.t90_note_ = "last-value assumes no further change"
+
+    def _calibrate(self, run):
+        """No model-error term: the interval is the score's own noise, widened only by the
+        calibration factor the backtest measured (issue 22: not the late window's drift). The
+        late-window error is still measured: the ensemble weighs by it."""
+        super()._calibrate(run)
+        self.q_ = 0.0
 
     def _mid(self, steps):
         return np.full(len(steps), self.last_)

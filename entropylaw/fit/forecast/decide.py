@@ -1,0 +1,103 @@
+"""The two questions a person with a running job asks: "can I stop it?" and "will it get there?".
+
+From one method's forecast curve (the expected score, parameter draws for its interval):
+
+- **stop-paying step**: the first step after which the expected gain over the next 10 % of
+  the run (``lookahead``) is below ``threshold``; by default one binomial standard error
+  ``sqrt(p (1 - p) / n)`` of the validation set (``n`` problems, ``p`` the score at the
+  window's end), else the window's own noise (successive differences), said which;
+- **target step**: the first step at which the expected score is at or above ``target``
+  (a score is better higher), with the share of draws that reach it within the searched
+  range.
+
+Each comes with an interval from the same draws (an end is None: never, within the range).
+
+>>> import numpy as np
+>>> steps = np.linspace(100, 2000, 400)
+>>> curve = lambda s: 0.8 - 0.4 * np.exp(-s / 200)
+>>> out = decide(steps, curve(steps), curve(steps)[None, :] + np.zeros((3, 1)), lookahead=100, threshold=0.01,
+...              target=0.75)
+>>> exact = 200 * np.log(0.4 * (1 - np.exp(-0.5)) / 0.01)          # closed form: 551.3
+>>> bool(0 <= out["stop_step"] - exact <= steps[1] - steps[0])          # the first grid step past it
+True
+>>> exact = -200 * np.log(0.05 / 0.4)                                   # 415.9
+>>> bool(0 <= out["target_step"] - exact <= steps[1] - steps[0])
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Test-split sizes (number of problems) of common benchmarks: the binomial noise of a score.
+PROBLEMS = {"gsm8k": 1319, "math-lighteval": 5000, "math": 5000, "math500": 500, "math-500": 500,
+            "aime_2024": 30, "aime24": 30, "aime_2025": 30, "aime25": 30, "amc23": 40, "amc": 83}
+
+
+def problems_of(target_key: str) -> tuple[int | None, str | None]:
+    """(n, benchmark) for a validation key naming a known benchmark, else (None, None)."""
+    key = target_key.lower().replace("digitallearninggmbh/", "")
+    for name in sorted(PROBLEMS, key=len, reverse=True):
+        if name in key:
+            return PROBLEMS[name], name
+    return None, None
+
+
+def threshold_for(level: float, noise: float, target_key: str, target_kind: str, n_problems=None,
+                  bounded=True) -> tuple[float, str]:
+    """The default threshold and where it comes from (module docstring)."""
+    n, bench = (n_problems, "--n-problems") if n_problems else problems_of(target_key)
+    if n and target_kind == "validation" and bounded:
+        p = float(np.clip(level, 0.0, 1.0))
+        se = float(np.sqrt(max(p * (1 - p), 1e-12) / n))
+        return se, f"one binomial standard error of the validation set ({n:g} problems, {bench}; p = {p:.3f})"
+    return float(noise), "the window's noise (successive differences of the score; give --n-problems N " \
+                         "for the binomial standard error of an N-problem validation set)"
+
+
+def _first(mask, steps):
+    """First step where ``mask`` (B, m) holds, per row; inf where it never does."""
+    hit = mask.any(axis=1)
+    return np.where(hit, steps[np.argmax(mask, axis=1)], np.inf)
+
+
+def decide(steps, mid, draws, lookahead: float, threshold: float, target: float | None = None,
+           conf: float = 0.9) -> dict:
+    """Stop-paying and target steps on the grid ``steps`` (from the window's end) of the
+    expected curve ``mid`` (m,) and its draws (B, m)."""
+    steps = np.asarray(steps, float)
+    curves = np.vstack([np.asarray(mid, float)[None, :], np.asarray(draws, float)])
+    ahead = np.array([np.interp(steps + lookahead, steps, c, right=np.nan) for c in curves])
+    gain = ahead - curves
+    inside = np.isfinite(gain[0])
+    stops = _first((gain < threshold) & inside[None, :], steps)
+    out = {"lookahead_steps": float(lookahead), "threshold": float(threshold),
+           "searched_to": float(steps[inside][-1]) if inside.any() else float(steps[0]),
+           "stop_step": _finite(stops[0]), "stop_step_ci": _ci(stops[1:], conf)}
+    if stops[0] == steps[0]:
+        out["stop_note"] = "already: the expected gain is below the threshold at the window's end"
+    elif not np.isfinite(stops[0]):
+        out["stop_note"] = f"still paying at step {out['searched_to']:g}, the end of the searched range"
+    if target is not None:
+        at = _first(curves >= target, steps)
+        out.update(target=float(target), target_searched_to=float(steps[-1]), target_step=_finite(at[0]),
+                   target_step_ci=_ci(at[1:], conf),
+                   p_reach=float(np.mean(np.isfinite(at[1:]))) if len(at) > 1 else None)
+        if at[0] == steps[0]:
+            out["target_note"] = "already reached at the window's end"
+        elif not np.isfinite(at[0]):
+            out["target_note"] = (f"not reached by step {steps[-1]:g}: the expected score levels off at "
+                                  f"{curves[0, -1]:.3f}")
+    return out
+
+
+def _finite(v):
+    return float(v) if np.isfinite(v) else None
+
+
+def _ci(draws, conf):
+    if len(draws) == 0:
+        return None
+    d = np.sort(draws)
+    i_lo, i_hi = (int(np.clip(np.round(q * (len(d) - 1)), 0, len(d) - 1)) for q in ((1 - conf) / 2, (1 + conf) / 2))
+    return [_finite(d[i_lo]), _finite(d[i_hi])]
