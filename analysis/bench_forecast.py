@@ -260,6 +260,54 @@ def decide(res):
     return (choice, curve), lines
 
 
+def entropy_forms(runs, ks):
+    """The entropy's forms backtested on the entropy series of every run: |error| (nats) of the
+    mean entropy over the run's last 10 % of logged steps, from the first K % of the run;
+    ``auto`` is the within-window choice the forecast uses (entropylaw.fit.forecast.entropy)."""
+    from entropylaw.fit.forecast import curves as fcurves
+    from entropylaw.fit.forecast.entropy import EntropyPath
+
+    rows = []
+    for _, run in runs:
+        if run.entropy is None or len(run.entropy) < 10:
+            continue
+        n10 = max(1, int(np.ceil(0.1 * len(run.entropy))))
+        t_late, h_late = run.entropy.steps[-n10:] - run.origin, float(run.entropy.values[-n10:].mean())
+        for k in ks:
+            w = run.window(window_end(run, fit_frac=k / 100))
+            for form in ("auto", "exp-decay", "power-decay", "power"):
+                try:
+                    path = EntropyPath(form).fit(w.entropy.steps - run.origin, w.entropy.values)
+                    err = abs(float(path.predict(t_late).mean()) - h_late)
+                except (fcurves.TooFewPoints, AttributeError, TypeError):
+                    err = np.nan
+                rows.append({"run": run.run_id, "K": k, "form": form, "error": err})
+    t = pd.DataFrame(rows)
+    if t.empty:
+        return []
+    med = t.groupby(["form", "K"])["error"].median().unstack("K").map(lambda v: f"{v:.3f}")
+    n = t[t["error"].notna()].groupby(["form", "K"])["error"].size().unstack("K").fillna(0).astype(int)
+    cells = med.astype(str) + " (" + n.astype(str) + ")"
+    return ["## The entropy's form, backtested on the entropy series", "",
+            f"Median |error| (nats) of the mean entropy over the last 10 % of each run's steps, forecast from the "
+            f"first K % ({t['run'].nunique()} runs with entropy; in brackets the runs the form could be fitted on). "
+            "`auto` is the form chosen inside the window by its own held-out error, what law+entropy and "
+            "law+train use.", "", md_table(cells, first="form"), ""]
+
+
+def summary(res, kind):
+    """method x K: median | worst |error| of the final score, calibrated coverage, median width."""
+    ok = res[(res["kind"] == kind) & res["ran"] & res["final"].notna()]
+    g = ok.groupby(["method", "K"])
+    t = pd.DataFrame({"med": g["final"].median(), "max": g["final"].max(),
+                      "cov": g["covered"].apply(lambda v: 100 * np.nanmean(v.astype(float))),
+                      "width": g["width"].median(), "n": g["final"].size()})
+    cells = t.apply(lambda r: f"{r['med']:.1f} / {r['max']:.1f} / {r['cov']:.0f} % / {r['width']:.1f} ({r['n']:.0f})",
+                    axis=1).unstack("K")
+    order = [m for m in [*ALL_METHODS, PAPER] if m in cells.index]
+    return md_table(cells.loc[order].fillna("-"))
+
+
 def figure(res, floors, path):
     import matplotlib
 
@@ -345,6 +393,11 @@ def main(argv=None):
                                   ("median width of the calibrated 90 % interval (points)", "width", "median"),
                                   ("median rank by final error", "rank", "median")):
             lines += [f"### {title}", "", md_table(pivot(sub, value, agg)), ""]
+    for kind in ("validation", "training score"):
+        if (res["kind"] == kind).any():
+            lines += [f"## Summary, {kind} runs: median / worst |error| of the final score (points) / calibrated 90 % "
+                      "coverage (leave one run out) / median interval width (points) (runs)", "", summary(res, kind), ""]
+    lines += entropy_forms(runs, ks)
     lines += ["## Decision", "", *decision, "",
               *[f"Calibration factors, {kind} (interval half-width multipliers on the bounded scale, on all runs): "
                 + ", ".join(f"{m} {f['factor']:.2f}" for m, f in fs.items()) for kind, fs in factors.items()], ""]

@@ -157,7 +157,18 @@ def forecast(df: pd.DataFrame, run: str | None = None, *, prior: pd.DataFrame | 
     ``options``: ``fit_frac`` (backtests) or ``fit_steps`` (default: everything logged so
     far), ``at_steps``, ``methods`` (default all; the recommended one is
     ``Forecast.default``), ``conf`` (0.9), ``y_key``, ``n_boot``, ``seed``; ``prior``: a
-    table of finished runs of the same family. See :mod:`entropylaw.fit.forecast.core`.
+    table of finished runs of the same family. "Can I stop?" and "will it get there?" are in
+    ``Forecast.decision`` (the stop-paying step and, with ``target=0.85``, the step that
+    reaches it, each with an interval; ``n_problems``, ``threshold``, ``total_steps``). See
+    :mod:`entropylaw.fit.forecast.core`.
+
+    >>> import numpy as np, entropylaw as el
+    >>> recs = [(s, "val/gsm8k", 0.8 - 0.4 * np.exp(-s / 80)) for s in range(0, 500, 10)]
+    >>> fc = el.forecast(el.table.from_records(recs, run_id="r"), fit_frac=0.4, methods=["exp-saturation"],
+    ...                  target=0.79, n_boot=20)
+    >>> d = fc.decision                                # 0.8 - 0.4 exp(-s/80) = 0.79 at s = 295.1
+    >>> d["method"], bool(abs(d["target_step"] - 80 * np.log(0.4 / 0.01)) < 10)
+    ('exp-saturation', True)
     """
     rid = _one_run(df, run)
     return forecast_table(df, [rid], prior=prior, **options)[rid]
