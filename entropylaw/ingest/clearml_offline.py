@@ -48,6 +48,7 @@ the scalars and ``task.connect`` parameters need nothing.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import json
 import warnings
@@ -89,7 +90,7 @@ def _zip_names(path: Path) -> set[str] | None:
     try:
         with zipfile.ZipFile(path) as z:
             return set(z.namelist())
-    except (zipfile.BadZipFile, OSError):
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError):
         return None
 
 
@@ -120,7 +121,9 @@ def _session(path: Path):
 
 
 def _damaged(path: Path, err: Exception) -> EntropyLawError:
-    return EntropyLawError(f"{path}: not a readable ClearML offline session ({type(err).__name__}: {err}; {EXPECTED})")
+    what = "zlib error" if isinstance(err, zlib.error) else type(err).__name__
+    detail = f"{what}: {err}" if str(err) else what
+    return EntropyLawError(f"{path}: not a readable ClearML offline session ({detail}; {EXPECTED})")
 
 
 def _param_value(item: dict):
@@ -253,8 +256,10 @@ def read_clearml_offline(path) -> list[RawRun]:
                     for lineno, line in enumerate(text, 1):
                         if line.strip():
                             scalars.line(lineno, line)
-    except (zipfile.BadZipFile, EOFError, OSError, zipfile.LargeZipFile, zlib.error) as err:
-        if isinstance(err, OSError) and err.errno is not None:
+    except (zipfile.BadZipFile, EOFError, OSError, zipfile.LargeZipFile, zlib.error, NotImplementedError) as err:
+        # a permission or I/O error is said as the OS says it; EINVAL is a seek to an offset
+        # a damaged header gave, like NotImplementedError for a method or version byte flipped
+        if isinstance(err, OSError) and err.errno not in (None, errno.EINVAL):
             raise
         raise _damaged(path, err) from None
     if not raw.report.rows_read:

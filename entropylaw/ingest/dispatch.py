@@ -158,7 +158,7 @@ def _zip_lists(path: Path) -> bool:
     try:
         with zipfile.ZipFile(path):
             return True
-    except (zipfile.BadZipFile, OSError):
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError):
         return False
 
 
