@@ -128,6 +128,23 @@ def test_a_garbled_events_line_costs_its_scalars(sessions, tmp_path):
     assert report.rows_read == intact[0].rows_read and report.rows_kept == intact[0].rows_kept - scalars
 
 
+def test_monitor_and_model_scalars_are_counted_not_kept(sessions, tmp_path):
+    src = _named(sessions, "grpo-qwen2.5-0.5b")
+    task_id = json.loads(zipfile.ZipFile(src).read("task.json"))["id"]
+    extra = [{"type": "training_stats_scalar", "task": task_id, "metric": ":monitor:machine",
+              "variant": "cpu_usage", "value": 12.0, "iter": 3},
+             {"type": "training_stats_scalar", "task": "model-1", "metric": "actor", "variant": "entropy",
+              "value": 9.0, "iter": 3, "model_event": True},
+             {"type": "plot", "task": task_id, "metric": "table", "variant": "t", "plot_str": "{}", "iter": 3}]
+    out = _rewrite(src, tmp_path / "extra.zip",
+                   lambda item, data: data + (json.dumps(extra) + "\n").encode() if item == "metrics.jsonl" else data)
+    df, [report] = load([str(out)])
+    assert runs.read_back(df, "grpo-qwen2.5-0.5b") == runs.expected("grpo-qwen2.5-0.5b")
+    assert dict(report.dropped) == {"system metric (ClearML resource monitor)": 1,
+                                    "scalar of an output model, not the task": 1}
+    assert report.balanced()
+
+
 @pytest.mark.parametrize("damage, problem", [
     ("cut", "not a readable ClearML offline session (BadZipFile"),
     ("no-task", "a zip archive holding metrics.jsonl, notes.txt; expected a ClearML offline session"),

@@ -21,10 +21,11 @@ reports ``actor/entropy`` as ``("actor", "entropy")`` and ``val-core/openai/gsm8
 as ``("val-core", "openai/gsm8k/reward/mean@1")`` (``key.split("/", 1)``), the Trainer's
 callback ``entropy`` as ``("train", "entropy")``: ``title/series`` gives back the names the
 W&B loggers write. The resource monitor's ``:monitor:machine``/``:monitor:gpu`` scalars are
-system metrics (W&B keeps them out of the history): counted as dropped. ``Logger.report_single_value`` stores its value at iteration ``-2**31``:
-no step, counted as dropped. ClearML itself writes a NaN as 0 (``Logger.set_reporting_nan_value``),
-so a NaN cannot be told from a 0 in a session. A line that is not JSON (a session copied
-while being written) loses the scalars in it, counted from the event types it still shows.
+system metrics (W&B keeps them out of the history): counted as dropped. So is a
+``Logger.report_single_value``, stored at iteration ``-2**31``: it has no step. ClearML itself
+writes a NaN as 0 (``Logger.set_reporting_nan_value``), so a NaN cannot be told from a 0.
+A line that is not JSON (a session copied while being written) loses the scalars in it,
+counted from the event types it still shows.
 
 The HOCON configuration text is parsed with clearml's own reader (``text_to_config_dict``,
 ``clearml/utilities/config.py``), so a session holding one needs ``entropylaw[clearml]``;
