@@ -77,6 +77,17 @@ def test_round_trip_from_the_session_folders(sessions):
     assert len(reports) == 4
 
 
+def test_a_directory_of_session_zips(sessions, tmp_path):
+    copies = tmp_path / "runs"
+    copies.mkdir()
+    for z in _zips(sessions):
+        (copies / z.name).write_bytes(z.read_bytes())
+    (copies / "photos.zip").write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip: not a run file
+    df, reports = load([str(copies)])
+    _check(df, reports)
+    assert sorted(Path(r.source).name for r in reports) == sorted(z.name for z in _zips(sessions))
+
+
 def test_the_verl_runs_went_through_verls_own_logger(sessions):
     import importlib.util
 

@@ -257,7 +257,18 @@ def _directory_members(path: Path) -> list[str]:
             members.append(str(child))
         elif child.is_dir() and detect_format(child) != "directory":
             members.append(str(child))
+        elif child.is_file() and child.suffix == ".zip" and _tracker_zip(child):
+            members.append(str(child))
     return members
+
+
+def _tracker_zip(path: Path) -> bool:
+    """A ClearML or Comet offline zip among a directory's files (other zips are not run files).
+    ClearML's cache keeps each session twice, ``offline-<id>/`` and ``offline-<id>.zip``: the
+    folder is read, not its zip."""
+    if clearml_offline.is_session_dir(path.with_suffix("")):
+        return False
+    return clearml_offline.is_clearml_zip(path, read_head(path, SNIFF_BYTES)) or comet_offline.is_comet_zip(path)
 
 
 def _apply_meta_overrides(df: pd.DataFrame, opts: KeyOptions) -> pd.DataFrame:
