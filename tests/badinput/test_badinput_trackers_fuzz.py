@@ -1,5 +1,5 @@
-"""Property test for the inputs of issue 23: compressed logs and Trackio databases cut or
-flipped anywhere. Each either reads with a balanced account and only values that were
+"""Property test for the inputs of issue 23: compressed logs, Trackio databases and ClearML
+offline session zips cut or flipped anywhere. Each either reads with a balanced account and only values that were
 written, or stops with one :class:`EntropyLawError` line naming the file; never another
 exception, never a silent partial read of a damaged stream. (A flipped byte inside a Trackio
 database's page carries no checksum: such flips are held to the first properties only.)"""
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from badinput.build import base_rows, trackio_db, verl_log
+from badinput.build import base_rows, clearml_events, clearml_zip, trackio_db, verl_log
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.common import KeyOptions
 from entropylaw.ingest.dispatch import load
@@ -98,3 +98,18 @@ def test_damaged_trackio_database(frac, flip):
         path.write_bytes(bytes(data))
         # SQLite pages carry no checksum: a flipped digit in a stored value is unknowable
         _check(path, intact=False, values=not flip)
+
+
+@PROFILE
+@given(frac=st.floats(0, 1), flip=st.booleans())
+def test_damaged_clearml_session(frac, flip):
+    with tempfile.TemporaryDirectory() as d:
+        path = clearml_zip(Path(d) / "offline-fuzz.zip", clearml_events(base_rows()))
+        data = bytearray(path.read_bytes())
+        at = min(int(frac * len(data)), len(data) - 1)
+        if flip:
+            data[at] ^= 0x5A
+        else:
+            data = data[:at]
+        path.write_bytes(bytes(data))
+        _check(path, intact=False)  # every member carries a CRC-32: a flip read through is caught
