@@ -19,14 +19,14 @@ h1{font-size:1.35rem;margin:.2rem 0} h2{font-size:1.08rem;margin:1.6rem 0 .5rem;
      border-bottom:1px solid #d0d7de} h3{font-size:.95rem;margin:1rem 0 .3rem}
 p{margin:.35rem 0} .sub,.muted{color:#57606a;font-size:.82rem}
 nav{font-size:.82rem;margin:.3rem 0 .2rem} nav a{margin-right:.9rem;color:#0969da;text-decoration:none}
-.first{display:grid;grid-template-columns:minmax(0,max-content) minmax(300px,1fr);gap:1rem;align-items:start}
+.first{display:grid;grid-template-columns:minmax(0,max-content) minmax(240px,1fr);gap:1rem;align-items:start}
 @media (max-width:1100px){.first{grid-template-columns:minmax(0,1fr)}}
 .tablebox{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;font-size:.8rem;font-variant-numeric:tabular-nums}
 th,td{padding:.1rem .4rem;border-bottom:1px solid #eaeef2;text-align:right;white-space:nowrap;vertical-align:middle}
 th{background:#f6f8fa;font-weight:600;font-size:.76rem} th.l,td.l{text-align:left}
 td.run{max-width:11rem;overflow:hidden;text-overflow:ellipsis} th.num,td.num{color:#6e7781;padding-right:.15rem}
-td.why{max-width:12rem;overflow:hidden;text-overflow:ellipsis;color:#57606a;text-align:left}
+td.why{max-width:9rem;overflow:hidden;text-overflow:ellipsis;color:#57606a;text-align:left}
 tr.family td{background:#fbfbfc;font-weight:600;text-align:left;color:#24292f;font-size:.76rem;padding-top:.35rem}
 .flag{display:inline-block;padding:0 .35rem;border-radius:.6rem;font-size:.72rem;font-weight:600;color:#fff}
 .flag.good{background:#1a7f37} .flag.weak{background:#b35c00} .flag.na{background:#b3261e}
