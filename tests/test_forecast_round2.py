@@ -219,3 +219,16 @@ def test_report_first_table_has_forecast_and_stop_step():
     html = summary_table(runs, fcs)
     assert "stop paying" in html and ">412<" in html and "0.66" in html and "never" in html
     assert "stop paying" not in summary_table(runs)
+
+
+def test_watch_shows_the_decision(tmp_path):
+    from entropylaw import table
+
+    recs = [(s, "val/gsm8k", 0.75 - 0.35 * np.exp(-s / 90)) for s in range(0, 300, 10)]
+    recs += [(s, "entropy", 0.05 + 0.5 * np.exp(-s / 90)) for s in range(0, 300)]
+    path = tmp_path / "run.csv"
+    table.from_records(recs, run_id="r").to_csv(path, index=False)
+    out = subprocess.run([sys.executable, "-m", "entropylaw", "watch", str(path), "--plain", "--max-refreshes", "1",
+                          "--target", "0.74", "--n-boot", "20"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "stop paying (" in out.stdout and "target 0.74 (" in out.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 import numpy as np
 import pandas as pd
@@ -77,6 +78,17 @@ def _whole_number(text: str, minimum: int, example: int, too_small: str) -> int:
 def parse_n_boot(text: str) -> int:
     """argparse type of --n-boot: a whole number >= 2."""
     return _whole_number(text, 2, 1000, "a bootstrap needs at least 2 resamples")
+
+
+def parse_score(text: str) -> float:
+    """A finite score such as 0.85 (``--target``, ``--threshold``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a score such as 0.85") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite score")
+    return value
 
 
 def parse_seed(text: str) -> int:

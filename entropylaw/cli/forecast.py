@@ -22,7 +22,8 @@ import warnings
 
 import numpy as np
 
-from entropylaw.cli._fitargs import add_entropy_convention, dump_json, fmt_table, parse_conf, parse_n_boot, parse_seed
+from entropylaw.cli._fitargs import (add_entropy_convention, dump_json, fmt_table, parse_conf, parse_n_boot,
+                                      parse_score, parse_seed)
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 
 
@@ -53,16 +54,6 @@ def _step(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a training step such as 500") from None
     if not np.isfinite(v):
         raise argparse.ArgumentTypeError(f"{text!r}: expected a finite training step")
-    return v
-
-
-def _score(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a score such as 0.85") from None
-    if not np.isfinite(v):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite score")
     return v
 
 
@@ -100,12 +91,12 @@ def add_parser(subparsers) -> None:
     g.add_argument("--seed", type=parse_seed, default=0, help="bootstrap seed, >= 0 (default 0)")
     g.add_argument("--json", action="store_true", help="print JSON (one object per run)")
     d = p.add_argument_group("can I stop it? will it get there?")
-    d.add_argument("--target", type=_score, metavar="SCORE", help="the step at which the forecast reaches SCORE "
+    d.add_argument("--target", type=parse_score, metavar="SCORE", help="the step at which the forecast reaches SCORE "
                                                                  "(e.g. 0.85), with its interval")
     d.add_argument("--n-problems", type=_steps, metavar="N", help="validation set size: the stop-paying threshold "
                    "is one binomial standard error of N problems (default: known benchmarks by name, else the "
                    "window's noise)")
-    d.add_argument("--threshold", type=_score, metavar="GAIN", help="stop paying when the expected gain over the "
+    d.add_argument("--threshold", type=parse_score, metavar="GAIN", help="stop paying when the expected gain over the "
                                                                    "next 10 %% of the run is below GAIN")
     d.add_argument("--total-steps", type=_steps, metavar="N", help="the run's planned last step (its 10 %% is the "
                                                                   "look-ahead; default: the last forecast step)")

@@ -14,13 +14,13 @@ Example: ``entropylaw watch outputs/grpo-run --interval 10``
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from entropylaw.cli._fitargs import parse_score
 from entropylaw.cli.sources import add_source_arguments
 from entropylaw.errors import EntropyLawError
 
@@ -50,6 +50,9 @@ def add_parser(subparsers) -> None:
     g.add_argument("--horizon", type=_seconds, metavar="N", help="forecast N steps past the last logged step "
                    "(default: as many steps as are logged)")
     g.add_argument("--n-boot", type=int, default=100, help="bootstrap draws of the forecast (default 100)")
+    g.add_argument("--target", type=parse_score, metavar="SCORE", help="show the step at which the forecast reaches SCORE")
+    g.add_argument("--total-steps", type=_seconds, metavar="N", help="the run's planned last step: its 10 %% is the "
+                   "stop-paying look-ahead (default: the forecast step)")
     g.add_argument("--plain", action="store_true", help="plain text blocks even on a terminal")
     g.add_argument("--exit-idle", type=_seconds, metavar="S", help="stop once the log has not changed for S seconds")
     g.add_argument("--max-refreshes", type=int, metavar="N", help="stop after N refreshes (scripts, tests)")
@@ -133,7 +136,9 @@ def snapshot(args, path: Path) -> dict:
             horizon = args.horizon or max(out["last_step"] - float(score.index.min()), 1.0)
             try:
                 fc = forecast_table(df, [rid], y_key=y_key, methods=methods, n_boot=max(args.n_boot, 2),
-                                    at_steps=np.array([out["last_step"] + horizon]))[rid]
+                                    at_steps=np.array([out["last_step"] + horizon]), target=args.target,
+                                    total_steps=args.total_steps)[rid]
+                out["decision"] = fc.decision
                 rows = fc.table()
                 out["forecast_step"] = out["last_step"] + horizon
                 out["forecast"] = [(r.method, r.forecast if r.ok else None, (r.lo, r.hi) if r.ok else None,
@@ -146,6 +151,12 @@ def snapshot(args, path: Path) -> dict:
 
 def _num(v, fmt=".4g"):
     return "-" if v is None else format(v, fmt)
+
+
+def decision_lines(d) -> list:
+    from entropylaw.fit.forecast.core import decision_lines as lines
+
+    return lines(d)
 
 
 def render_plain(snap: dict, notes: list, when: str) -> str:
@@ -166,6 +177,7 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
         lines.append(f"  forecast at step {snap['forecast_step']:g}: " + ";  ".join(cells))
     elif snap.get("forecast_error"):
         lines.append(f"  forecast: {snap['forecast_error']}")
+    lines += [line[2:] for line in decision_lines(snap.get("decision"))]
     lines += [f"  damaged: {d}" for d in snap.get("damaged", [])]
     lines += [f"  note: {n}" for n in notes]
     return "\n".join(lines)
@@ -200,6 +212,9 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
                   (f"  [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else f"  ({why})"))
     if snap.get("forecast_error"):
         t.add_row("forecast", snap["forecast_error"])
+    for line in decision_lines(snap.get("decision")):
+        head, _, rest = line.strip().partition(": ")
+        t.add_row(head if not line.startswith("      ") else "", rest if not line.startswith("      ") else line.strip())
     body = Group(t, Text("\n".join(notes), style="dim")) if notes else t
     return Panel(body, title=f"entropylaw watch {path}", subtitle=f"refreshed {when}")
 
