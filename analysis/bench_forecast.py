@@ -88,7 +88,7 @@ def load_runs(sources):
 
 def noise_floor(df, run: RunData, problems) -> float | None:
     """Binomial SE (points) of the final target value; None when n is unknown."""
-    if run.target_kind != "validation" or run.bounds is None:  # a reward, not an accuracy: no binomial floor
+    if run.target_kind != "validation" or run.bounds != (0.0, 1.0):  # a reward, not an accuracy: no binomial floor
         return None
     keys = [run.target_key]
     if run.target_key == table.VAL_MEAN:
@@ -154,7 +154,7 @@ def backtest(frames, ks, conf, n_boot, problems):
         floors[run.run_id] = noise_floor(df, run, problems)
         for k in ks:
             end = window_end(run, fit_frac=k / 100)
-            base = {"run": run.run_id, "kind": run.target_kind, "K": k, "bounded": run.bounds is not None}
+            base = {"run": run.run_id, "kind": run.target_kind, "K": k, "bounds": run.bounds}
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -164,7 +164,8 @@ def backtest(frames, ks, conf, n_boot, problems):
                 fc = None
             if fc is not None:
                 for name, r in fc.methods.items():
-                    row = {**base, "method": name, "ran": r.ok, "reason": r.reason}
+                    row = {**base, "method": name, "ran": r.ok, "reason": r.reason,
+                           "bound_said": any("bound" in w and "search range" not in w for w in r.warnings)}
                     if r.ok:
                         f = r.forecast
                         s = score(f["step"].to_numpy(), f["forecast"].to_numpy(), f["lo"].to_numpy(),
@@ -226,12 +227,15 @@ def calibrate_cases(res, conf):
     for (kind, m), sub in res[res["ran"] & res["e"].notna()].groupby(["kind", "method"]):
         c = cal.leave_one_run_out(sub["run"].to_numpy(), sub["e"].to_numpy(), conf)
         res.loc[sub.index, "covered"] = (sub["e"].to_numpy() <= c).astype(float)
-        widths = []
+        widths, outside = [], []
         for (i, row), ci in zip(sub.iterrows(), c):
-            bounds = (0.0, 1.0) if row["bounded"] else None
+            bounds = row["bounds"] if isinstance(row["bounds"], tuple) else None
             lo, hi = cal.widen(np.array([row["mid"]]), np.array([row["lo"]]), np.array([row["hi"]]), bounds, ci)
             widths.append(100 * float(hi[0] - lo[0]))
+            outside.append(bounds is not None and (lo[0] < bounds[0] - 1e-12 or hi[0] > bounds[1] + 1e-12
+                                                   or not bounds[0] <= row["mid"] <= bounds[1]))
         res.loc[sub.index, "width"] = widths
+        res.loc[sub.index, "outside"] = outside
         factors.setdefault(kind, {})[m] = {"factor": cal.factor(sub["e"].to_numpy(), conf), "cases": int(len(sub)),
                                            "runs": int(sub["run"].nunique())}
     return res, factors
@@ -293,6 +297,22 @@ def entropy_forms(runs, ks):
             f"first K % ({t['run'].nunique()} runs with entropy; in brackets the runs the form could be fitted on). "
             "`auto` is the form chosen inside the window by its own held-out error, what law+entropy and "
             "law+train use.", "", md_table(cells, first="form"), ""]
+
+
+def bound_checks(res):
+    """Per method, over every (run, K): forecasts whose point reached the score's bound (said in
+    a warning, shown at the bound) and calibrated intervals that leave the score's range."""
+    ok = res[res["ran"] & res["e"].notna() & (res["method"] != PAPER)]
+    bounded = ok[ok["bounds"].apply(lambda b: isinstance(b, tuple))]
+    g = bounded.groupby("method")
+    t = pd.DataFrame({"cases on a bounded score": g.size(), "reached a bound (said)": g["bound_said"].sum(),
+                      "interval or point outside the range": g["outside"].sum()}).astype(int)
+    order = [m for m in ALL_METHODS if m in t.index]
+    return ["## Bound checks (every K)", "",
+            "Scores in [0, 1] (accuracies) or [-1, 1] (rewards with a format penalty) get their interval on the "
+            "logit scale of that range, so no interval can leave it; a point forecast that runs past a bound is "
+            "shown at the bound and said so in the method's warnings (never a silent clamp).", "",
+            md_table(t.loc[order]), ""]
 
 
 def summary(res, kind):
@@ -398,6 +418,7 @@ def main(argv=None):
             lines += [f"## Summary, {kind} runs: median / worst |error| of the final score (points) / calibrated 90 % "
                       "coverage (leave one run out) / median interval width (points) (runs)", "", summary(res, kind), ""]
     lines += entropy_forms(runs, ks)
+    lines += bound_checks(res)
     lines += ["## Decision", "", *decision, "",
               *[f"Calibration factors, {kind} (interval half-width multipliers on the bounded scale, on all runs): "
                 + ", ".join(f"{m} {f['factor']:.2f}" for m, f in fs.items()) for kind, fs in factors.items()], ""]

@@ -232,3 +232,17 @@ def test_watch_shows_the_decision(tmp_path):
                           "--target", "0.74", "--n-boot", "20"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "stop paying (" in out.stdout and "target 0.74 (" in out.stdout
+
+
+def test_a_reward_in_minus_one_to_one_keeps_its_interval_inside():
+    """The issue's degenerate run: a score stuck near -1 (veRL's format penalty) got an
+    interval reaching -1.95; on the logit scale of [-1, 1] it cannot leave the range."""
+    steps = np.arange(0, 300, 10.0)
+    y = np.r_[0.01, np.full(len(steps) - 1, -1.0)]
+    y[5] = -0.97
+    run = RunData.from_arrays(steps, y)
+    assert run.bounds == (-1.0, 1.0)
+    f = forecast(run, fit_frac=0.3, methods=["last-value", "exp-saturation"], n_boot=50)
+    for r in f.methods.values():
+        if r.ok:
+            assert r.forecast["lo"].min() >= -1.0 and r.forecast["hi"].max() <= 1.0

@@ -266,7 +266,7 @@ def _decision(run, end, at_steps, fitted, conf, target, threshold, n_problems, t
     mid, draws = m.curve(steps)
     if threshold is None:
         threshold, source = dc.threshold_for(mid[0], m.sigma_, run.target_key, run.target_kind, n_problems,
-                                             run.bounds is not None)
+                                             run.bounds == (0.0, 1.0))
     else:
         source = "given (--threshold)"
     out = dc.decide(steps, mid, draws, lookahead, threshold, target, conf)

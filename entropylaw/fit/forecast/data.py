@@ -88,7 +88,7 @@ class RunData:
     last: float = 0.0
     end: float = 0.0
     family: str = ""
-    bounds: tuple | None = None  # (0, 1) when every observed target value lies there
+    bounds: tuple | None = None  # (0, 1) or (-1, 1) when every observed target value lies there (score_bounds)
 
     @classmethod
     def from_arrays(cls, target_steps, target_values, entropy_steps=None, entropy_values=None,
@@ -107,9 +107,8 @@ class RunData:
             raise EntropyLawError(f"run {run_id!r}: no {target_key} values to forecast")
         first = min(float(s.steps[0]) for s in parts) if origin is None else float(origin)
         last = max(float(s.steps[-1]) for s in parts)
-        bounded = bool(np.all((target.values >= 0) & (target.values <= 1)))
         return cls(run_id, target, target_key, target_kind, entropy, score, tokens, first, last, last,
-                   family, (0.0, 1.0) if bounded else None)
+                   family, score_bounds(target.values))
 
     @classmethod
     def from_table(cls, df: pd.DataFrame, run_id: str, y_key: str | None = None, x_key: str = table.ENTROPY,
@@ -148,6 +147,21 @@ class RunData:
 
     def describe_start(self) -> str:
         return f"the log of run {self.run_id!r} starts at step {self.origin:g} and ends at step {self.last:g}"
+
+
+def score_bounds(values) -> tuple | None:
+    """The range a score lives in, from its values: (0, 1) for an accuracy or pass rate,
+    (-1, 1) for a reward with a penalty (veRL's -1 for a wrong format), None otherwise.
+
+    >>> score_bounds([0.2, 0.9]), score_bounds([-1.0, -0.97, 0.01]), score_bounds([0.5, 3.0])
+    ((0.0, 1.0), (-1.0, 1.0), None)
+    """
+    v = np.asarray(values, float)
+    if np.all((v >= 0) & (v <= 1)):
+        return (0.0, 1.0)
+    if np.all((v >= -1) & (v <= 1)):
+        return (-1.0, 1.0)
+    return None
 
 
 def cumulative(tokens: Series, is_cumulative: bool | None = None) -> Series:

@@ -209,9 +209,9 @@ class LawTrain(LawEntropy):
             raise CannotRun("entropy is constant over the late half of the window: the law's slope is undefined")
         if run.target_kind == "validation" and run.bounds is not None:
             lo, hi = float(np.min(run.score.values)), float(np.max(run.score.values))
-            if lo < -1e-9 or hi > 1 + 1e-9:
-                raise CannotRun("the training score is not on the validation score's [0, 1] scale: its gain "
-                                "cannot be carried over")
+            if lo < run.bounds[0] - 1e-9 or hi > run.bounds[1] + 1e-9:
+                raise CannotRun(f"the training score is not on the validation score's {list(run.bounds)} scale: "
+                                "its gain cannot be carried over")
         fit = fc.fit_profile(fc.LAW, H, R, prior=priors.get("law"), sigma2=sigma2.get("law"), n_boot=n_boot,
                              seed=self.seed)
         if fit.beta[0] <= 0:
