@@ -31,9 +31,7 @@ True
 from __future__ import annotations
 
 import base64
-import html as html_lib
 import io
-import math
 import os
 import re
 from dataclasses import dataclass
@@ -48,9 +46,10 @@ from entropylaw.plots.placement import settle
 from entropylaw.plots.report_assets import CHECK_SCRIPT, CSS, ZOOM_SCRIPT
 from entropylaw.plots.style import rc
 from entropylaw.plots.report_audit import audit_section
+from entropylaw.plots.report_cells import (NOT_APPLICABLE, _e, _family_rows, _mixed_within_families, _num,
+                                           _run_cells, cell, decimals, flag, interval, pm, swatch)
+from entropylaw.plots.report_forecast import _forecast_cells, forecast_table
 
-FLAG_CLASS = {"good fit": "good", "weak fit": "weak", "law does not apply": "na"}
-NOT_APPLICABLE = "law does not apply"
 
 
 @dataclass
@@ -72,139 +71,6 @@ def figure_png(fig, close: bool = True) -> bytes:
     if close:
         plt.close(fig)
     return buf.getvalue()
-
-
-def _e(value) -> str:
-    return html_lib.escape(str(value), quote=True)
-
-
-def _num(row: Mapping, key: str) -> float:
-    try:
-        return float(row.get(key))
-    except (TypeError, ValueError):
-        return float("nan")
-
-
-def decimals(values, significant: int = 3, most: int = 4) -> int:
-    """Decimals that give the column's typical value ``significant`` digits (same for the column).
-
-    >>> decimals([0.69, 0.71, 0.05]), decimals([12.5, 30.1]), decimals([])
-    (3, 1, 3)
-    """
-    v = sorted(abs(x) for x in values if x is not None and x == x and x != 0 and math.isfinite(x))
-    if not v:
-        return significant
-    typical = v[len(v) // 2]
-    return max(0, min(most, significant - 1 - math.floor(math.log10(typical))))
-
-
-def cell(value: float, d: int) -> str:
-    return "n/a" if value != value else f"{value:.{d}f}"
-
-
-def interval(value: float, ci, d: int, fraction: bool = True) -> str:
-    """``0.699 [0.695, 0.703]``, with a dagger when a fraction's interval leaves [0, 1]."""
-    if value != value:
-        return "n/a"
-    if ci is None or len(ci) != 2:
-        return cell(value, d)
-    out = f"{value:.{d}f} [{float(ci[0]):.{d}f}, {float(ci[1]):.{d}f}]"
-    if fraction and (ci[0] < 0 or ci[1] > 1):
-        out += "†"
-    return out
-
-
-def pm(value: float, err: float, d: int) -> str:
-    if value != value:
-        return "n/a"
-    return cell(value, d) if err != err else f"{value:.{d}f} ± {err:.{d}f}"
-
-
-def swatch(row: Mapping) -> str:
-    """A small line and marker in the run's colour: the key to the run in every figure."""
-    c = _e(row.get("color") or "#888")
-    dash = {"--": ' stroke-dasharray="4 2"', ":": ' stroke-dasharray="1.5 2"', "-.": ' stroke-dasharray="4 2 1 2"'}
-    ls = dash.get(row.get("linestyle") or "-", "")
-    shape = {"s": f'<rect x="8" y="2" width="6" height="6" fill="{c}"/>',
-             "^": f'<polygon points="11,1.5 15,8.5 7,8.5" fill="{c}"/>',
-             "D": f'<polygon points="11,1 15,5 11,9 7,5" fill="{c}"/>'}.get(
-        row.get("marker") or "o", f'<circle cx="11" cy="5" r="3.2" fill="{c}"/>')
-    return (f'<svg class="swatch" width="22" height="10" viewBox="0 0 22 10" aria-hidden="true">'
-            f'<line x1="0" y1="5" x2="22" y2="5" stroke="{c}" stroke-width="1.6"{ls}/>{shape}</svg>')
-
-
-def flag(trust: str) -> str:
-    return f'<span class="flag {FLAG_CLASS.get(trust, "none")}">{_e(trust or "no fit")}</span>'
-
-
-def _run_cells(row: Mapping, mixed_kinds: bool = False) -> str:
-    """The run's number (its line in the list of full ids) and its short label (full id on hover)."""
-    full = row.get("run_id", "")
-    label = row.get("label") or full
-    tag = ""
-    if mixed_kinds and row.get("score_kind") == "training score":
-        tag = ' <span class="void" title="fitted to the training score: the run logs no validation">train</span>'
-    return (f'<td class="num">{row.get("number", "")}</td>'
-            f'<td class="l run" title="{_e(full)}">{_e(label)}{tag}</td>')
-
-
-def _kinds(rows) -> set:
-    return {r.get("score_kind") for r in rows if r.get("score_kind")}
-
-
-def _family_rows(rows, ncols):
-    """Yield ``(family heading or None, row)``: a heading where the family changes (several
-    families only), saying which score its runs were fitted to when they agree."""
-    families = [r.get("family") for r in rows]
-    several = len(set(families)) > 1
-    for i, row in enumerate(rows):
-        fam = families[i]
-        if several and fam and (i == 0 or fam != families[i - 1]):
-            members = [r for r in rows if r.get("family") == fam]
-            kinds = _kinds(members)
-            kind = {"validation": " · validation score", "training score": " · training score (no validation "
-                    "logged)"}.get(next(iter(kinds)), "") if len(kinds) == 1 else ""
-            n = len(members)
-            yield (f'<tr class="family"><td colspan="{ncols}">{_e(fam)} · {n} run{"s" if n > 1 else ""}{_e(kind)}'
-                   "</td></tr>"), row
-        else:
-            yield None, row
-
-
-def _mixed_within_families(rows) -> bool:
-    fams = {}
-    for r in rows:
-        fams.setdefault(r.get("family"), []).append(r)
-    return any(len(_kinds(m)) > 1 for m in fams.values()) or (len(fams) == 1 and len(_kinds(rows)) > 1)
-
-
-def stop_cell(f: Mapping) -> str:
-    """The stop-paying step of one forecast row, with its interval in the tooltip."""
-    if f.get("stop_now"):
-        text = "now"
-    elif f.get("stop_step") is not None:
-        text = f"{f['stop_step']:.0f}"
-    elif f.get("stop_searched_to") is not None:
-        text = f"> {f['stop_searched_to']:.0f}"
-    else:
-        return '<td class="void">n/a</td>'
-    ci = f.get("stop_step_ci")
-    span = "" if ci is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in ci) + "]"
-    tip = (f"step after which the expected gain over the next {f.get('lookahead', 0):.0f} steps is below "
-           f"{f.get('stop_threshold', 0):.4f} ({f.get('stop_source', '')}); interval{span}")
-    return f'<td title="{_e(tip)}">{_e(text)}</td>'
-
-
-def _forecast_cells(f: Mapping | None, d: int, common: str) -> str:
-    if not f or _num(f, "forecast") != _num(f, "forecast"):
-        why = (f or {}).get("reason", "no forecast")
-        return f'<td class="void" colspan="2" title="{_e(why)}">n/a</td>'
-    frac = bool(f.get("fraction", True))
-    value = interval(_num(f, "forecast"), f.get("forecast_ci"), d, frac)
-    tip = f"{f.get('method', '')} from steps ≤ {f.get('window_end', float('nan')):.0f}, final step " \
-          f"{f.get('final_step', float('nan')):.0f}"
-    tag = "" if f.get("method") == common else f' <span class="muted">{_e(f.get("method", ""))}</span>'
-    return f'<td title="{_e(tip)}">{value}{tag}</td>{stop_cell(f)}'
 
 
 def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = ()) -> str:
@@ -247,42 +113,6 @@ def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = ()) ->
             f"<td>{cell(_num(r, 'final_observed'), d)}</td>{'' if forecasts else '<td>' + cell(_num(r, 'r2'), 2) + '</td>'}"
             f'<td class="l">{flag(trust)}</td><td class="why" title="{_e(tip)}">{_e(why + more)}</td></tr>')
     return f'<table class="runs"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
-
-
-def forecast_table(rows: Sequence[Mapping]) -> str:
-    """Per run: the default method's forecast of the final score and its plateau, the law's
-    ceiling from the same window, and the final score then observed."""
-    d = decimals([_num(r, "final_observed") for r in rows])
-    method = next((r.get("method") for r in rows if r.get("method")), "last-value")
-    pct = next((f"{100 * float(r['conf']):g} %" for r in rows if r.get("conf")), "90 %")
-    head = ('<tr><th></th><th class="num">#</th><th class="l">run</th>'
-            '<th title="the forecast sees only these steps: up to this step, this many scores">window ≤ step · n</th>'
-            f'<th title="{_e(method)}: uses the score logged in the window">'
-            f'forecast [{pct}]</th><th title="the level the {_e(method)} method expects the score to settle at">'
-            f'plateau [{pct}]</th><th title="b − a of the law fitted to the window\'s (entropy, score) pairs">'
-            f'law ceiling [{pct}]</th><th title="the score at the run\'s last step (hover a value: the step)">'
-            'observed</th><th title="observed final score inside the forecast\'s interval">in?</th></tr>')
-    body = []
-    for heading, r in _family_rows(rows, 9):
-        if heading:
-            body.append(heading)
-        frac = bool(r.get("fraction", True))
-        if r.get("reason") and _num(r, "forecast") != _num(r, "forecast"):
-            body.append(f"<tr><td>{swatch(r)}</td>{_run_cells(r)}"
-                        f'<td class="why" colspan="6" title="{_e(r["reason"])}">no forecast: {_e(r["reason"])}</td></tr>')
-            continue
-        window = f"≤ {r.get('window_end', float('nan')):.0f} · {r.get('n_window', '?')}"
-        f, obs = _num(r, "forecast"), _num(r, "final_observed")
-        ci = r.get("forecast_ci")
-        inside = "" if ci is None or obs != obs else ("✓" if ci[0] <= obs <= ci[1] else "✗")
-        law = interval(_num(r, "law_ceiling"), r.get("law_ceiling_ci"), d, frac)
-        law_cell = (f'<td title="{_e(r.get("law_reason", ""))}" class="void">n/a</td>' if law == "n/a"
-                    else f"<td>{law}</td>")
-        body.append(
-            f"<tr><td>{swatch(r)}</td>{_run_cells(r)}<td>{_e(window)}</td><td>{interval(f, ci, d, frac)}</td>"
-            f"<td>{interval(_num(r, 'plateau'), r.get('plateau_ci'), d, frac)}</td>{law_cell}"
-            f'<td title="step {cell(_num(r, "final_step"), 0)}">{cell(obs, d)}</td><td>{inside}</td></tr>')
-    return f'<table class="runs"><thead>{head}</thead><tbody>{"".join(body).replace("†", "<span class=dagger>†</span>")}</tbody></table>'
 
 
 def details_table(rows: Sequence[Mapping]) -> str:

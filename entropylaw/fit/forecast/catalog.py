@@ -4,7 +4,8 @@ combinations (:mod:`entropylaw.fit.forecast.combine`)."""
 from __future__ import annotations
 
 from entropylaw.fit.forecast.law import LawCeiling, LawEntropy, LawTrain
-from entropylaw.fit.forecast.methods import ExpSaturation, Joint, LastValue, PowerLaw, Sigmoid, SigmoidTokens
+from entropylaw.fit.forecast.curve_methods import ExpSaturation, Joint, PowerLaw, Sigmoid, SigmoidTokens
+from entropylaw.fit.forecast.methods import LastValue
 
 METHODS = {m.name: m for m in (LastValue, LawCeiling, LawEntropy, LawTrain, ExpSaturation, PowerLaw, Sigmoid, SigmoidTokens,
                                Joint)}

@@ -1,0 +1,77 @@
+"""The report's forecast cells and table: each run's forecast of its final score from its
+first steps, its interval, and the step after which it stops paying (:mod:`.report`).
+
+>>> stop_cell({"stop_now": True})
+'<td title="step after which the expected gain over the next 0 steps is below 0.0000 (); interval">now</td>'
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from entropylaw.plots.report_cells import _e, _family_rows, _num, _run_cells, cell, decimals, interval, swatch
+
+
+def stop_cell(f: Mapping) -> str:
+    """The stop-paying step of one forecast row, with its interval in the tooltip."""
+    if f.get("stop_now"):
+        text = "now"
+    elif f.get("stop_step") is not None:
+        text = f"{f['stop_step']:.0f}"
+    elif f.get("stop_searched_to") is not None:
+        text = f"> {f['stop_searched_to']:.0f}"
+    else:
+        return '<td class="void">n/a</td>'
+    ci = f.get("stop_step_ci")
+    span = "" if ci is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in ci) + "]"
+    tip = (f"step after which the expected gain over the next {f.get('lookahead', 0):.0f} steps is below "
+           f"{f.get('stop_threshold', 0):.4f} ({f.get('stop_source', '')}); interval{span}")
+    return f'<td title="{_e(tip)}">{_e(text)}</td>'
+
+
+def _forecast_cells(f: Mapping | None, d: int, common: str) -> str:
+    if not f or _num(f, "forecast") != _num(f, "forecast"):
+        why = (f or {}).get("reason", "no forecast")
+        return f'<td class="void" colspan="2" title="{_e(why)}">n/a</td>'
+    frac = bool(f.get("fraction", True))
+    value = interval(_num(f, "forecast"), f.get("forecast_ci"), d, frac)
+    tip = f"{f.get('method', '')} from steps ≤ {f.get('window_end', float('nan')):.0f}, final step " \
+          f"{f.get('final_step', float('nan')):.0f}"
+    tag = "" if f.get("method") == common else f' <span class="muted">{_e(f.get("method", ""))}</span>'
+    return f'<td title="{_e(tip)}">{value}{tag}</td>{stop_cell(f)}'
+
+
+def forecast_table(rows: Sequence[Mapping]) -> str:
+    """Per run: the default method's forecast of the final score and its plateau, the law's
+    ceiling from the same window, and the final score then observed."""
+    d = decimals([_num(r, "final_observed") for r in rows])
+    method = next((r.get("method") for r in rows if r.get("method")), "last-value")
+    pct = next((f"{100 * float(r['conf']):g} %" for r in rows if r.get("conf")), "90 %")
+    head = ('<tr><th></th><th class="num">#</th><th class="l">run</th>'
+            '<th title="the forecast sees only these steps: up to this step, this many scores">window ≤ step · n</th>'
+            f'<th title="{_e(method)}: uses the score logged in the window">'
+            f'forecast [{pct}]</th><th title="the level the {_e(method)} method expects the score to settle at">'
+            f'plateau [{pct}]</th><th title="b − a of the law fitted to the window\'s (entropy, score) pairs">'
+            f'law ceiling [{pct}]</th><th title="the score at the run\'s last step (hover a value: the step)">'
+            'observed</th><th title="observed final score inside the forecast\'s interval">in?</th></tr>')
+    body = []
+    for heading, r in _family_rows(rows, 9):
+        if heading:
+            body.append(heading)
+        frac = bool(r.get("fraction", True))
+        if r.get("reason") and _num(r, "forecast") != _num(r, "forecast"):
+            body.append(f"<tr><td>{swatch(r)}</td>{_run_cells(r)}"
+                        f'<td class="why" colspan="6" title="{_e(r["reason"])}">no forecast: {_e(r["reason"])}</td></tr>')
+            continue
+        window = f"≤ {r.get('window_end', float('nan')):.0f} · {r.get('n_window', '?')}"
+        f, obs = _num(r, "forecast"), _num(r, "final_observed")
+        ci = r.get("forecast_ci")
+        inside = "" if ci is None or obs != obs else ("✓" if ci[0] <= obs <= ci[1] else "✗")
+        law = interval(_num(r, "law_ceiling"), r.get("law_ceiling_ci"), d, frac)
+        law_cell = (f'<td title="{_e(r.get("law_reason", ""))}" class="void">n/a</td>' if law == "n/a"
+                    else f"<td>{law}</td>")
+        body.append(
+            f"<tr><td>{swatch(r)}</td>{_run_cells(r)}<td>{_e(window)}</td><td>{interval(f, ci, d, frac)}</td>"
+            f"<td>{interval(_num(r, 'plateau'), r.get('plateau_ci'), d, frac)}</td>{law_cell}"
+            f'<td title="step {cell(_num(r, "final_step"), 0)}">{cell(obs, d)}</td><td>{inside}</td></tr>')
+    return f'<table class="runs"><thead>{head}</thead><tbody>{"".join(body).replace("†", "<span class=dagger>†</span>")}</tbody></table>'
