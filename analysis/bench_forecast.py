@@ -197,13 +197,23 @@ SIMPLER = ["last-value", "exp-saturation", "power", "law-ceiling", "law+entropy"
            "sigmoid-tokens", "prior", "ensemble"]
 
 
+def degenerate(sub) -> np.ndarray:
+    """Cases whose raw interval has no width (a point on a bound)."""
+    rng = sub["bounds"].apply(lambda b: b[1] - b[0] if isinstance(b, tuple) else 1.0).to_numpy()
+    return (sub["hi"].to_numpy() - sub["lo"].to_numpy()) <= 1e-6 * rng
+
+
 def calibrate_cases(res, conf):
     """Per method, each case's interval scaled by the factor calibrated on the other runs
     (leave one run out): calibrated coverage and width (points); and the factor on all runs."""
     res = res.copy()
     res["covered"], res["width"], factors = np.nan, np.nan, {}
     for (kind, m), sub in res[res["ran"] & res["e"].notna()].groupby(["kind", "method"]):
-        c = cal.leave_one_run_out(sub["run"].to_numpy(), sub["e"].to_numpy(), conf)
+        # a forecast sitting on a bound with the score staying there is right at no width:
+        # it says nothing about how wide the other intervals must be, so it is left out of
+        # the factor (its own coverage still counts)
+        e_fit = np.where(degenerate(sub), np.nan, sub["e"].to_numpy())
+        c = cal.leave_one_run_out(sub["run"].to_numpy(), e_fit, conf)
         res.loc[sub.index, "covered"] = (sub["e"].to_numpy() <= c).astype(float)
         widths, outside = [], []
         for (i, row), ci in zip(sub.iterrows(), c):
@@ -214,7 +224,7 @@ def calibrate_cases(res, conf):
                                                    or not bounds[0] <= row["mid"] <= bounds[1]))
         res.loc[sub.index, "width"] = widths
         res.loc[sub.index, "outside"] = outside
-        factors.setdefault(kind, {})[m] = {"factor": cal.factor(sub["e"].to_numpy(), conf), "cases": int(len(sub)),
+        factors.setdefault(kind, {})[m] = {"factor": cal.factor(e_fit, conf), "cases": int(np.sum(~np.isnan(e_fit))),
                                            "runs": int(sub["run"].nunique())}
     return res, factors
 

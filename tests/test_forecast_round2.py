@@ -88,15 +88,26 @@ def test_law_train_refuses_a_training_score_on_another_scale_and_too_few_points(
 # ---------------------------------------------------------------- bounded, calibrated intervals
 def test_bounded_draws_stay_inside_and_match_the_delta_method():
     mid = np.array([0.95, 0.5, 0.02])
-    draws = mid + np.random.default_rng(0).normal(0, 0.2, (4000, 3))
+    draws = mid + np.random.default_rng(0).normal(0, 0.01, (4000, 3))
     out = cal.scale_draws(mid, draws, (0.0, 1.0), 1.0)
     assert np.all((out > 0) & (out < 1))
-    # near 0.5 the logit scale is almost linear: the SD on the score scale is kept
-    assert abs(np.std(out[:, 1]) - 0.2) < 0.03
-    # doubling c doubles the spread on the logit scale (independent: scipy's logit)
+    # small noise: the delta method reproduces the score-scale spread (independent: the raw draws' SD)
+    assert np.allclose(np.std(out, axis=0), np.std(draws, axis=0), rtol=0.25)
+    # doubling c doubles the spread on the logit scale where the slope is taken at the mid
     wide = cal.scale_draws(mid, draws, (0.0, 1.0), 2.0)
-    ratio = np.std(special.logit(wide[:, 0])) / np.std(special.logit(out[:, 0]))
+    ratio = np.std(special.logit(wide[:, 1])) / np.std(special.logit(out[:, 1]))
     assert abs(ratio - 2.0) < 1e-6
+
+
+@pytest.mark.parametrize("mid", [1.0, 0.999, 0.0])
+def test_an_interval_at_a_bound_is_not_the_whole_range(mid):
+    """The review's case: a point at (or just inside) a bound with a spread of 0.02 used to
+    give [0, 1]: the slope 1/(p(1-p)) at p = 1e-4 turned 0.01 into 100 logit units."""
+    draws = mid + np.random.default_rng(2).normal(0, 0.02, (4000, 1))
+    out = cal.scale_draws(np.array([mid]), draws, (0.0, 1.0), 1.0)
+    lo, hi = np.quantile(out, [0.05, 0.95])
+    assert hi - lo < 0.1
+    assert lo <= mid + 1e-3 and hi >= mid - 1e-3
 
 
 def test_normalized_error_is_at_most_one_exactly_inside_the_interval():
@@ -153,13 +164,16 @@ def test_a_forecast_past_the_bound_says_so():
 
 # ---------------------------------------------------------------- stop paying, target
 def test_threshold_is_one_binomial_standard_error():
-    thr, why = dc.threshold_for(0.7, 0.05, "val/openai/gsm8k", "validation")
+    vals = [0.60, 0.62, 0.61, 0.65, 0.64]  # |diffs| 0.02, 0.01, 0.04, 0.01: median 0.015
+    thr, why = dc.threshold_for(0.7, vals, "val/openai/gsm8k", "validation")
     assert thr == pytest.approx(np.sqrt(0.7 * 0.3 / 1319))
     assert "1319" in why
-    thr, why = dc.threshold_for(0.7, 0.05, "val/my_bench", "validation")
-    assert thr == 0.05 and "noise" in why
-    thr, _ = dc.threshold_for(0.7, 0.05, "val/my_bench", "validation", n_problems=100)
+    thr, why = dc.threshold_for(0.7, vals, "val/my_bench", "validation")
+    assert thr == pytest.approx(1.4826 * 0.015 / np.sqrt(2)) and "successive difference" in why
+    thr, _ = dc.threshold_for(0.7, vals, "val/my_bench", "validation", n_problems=100)
     assert thr == pytest.approx(np.sqrt(0.21 / 100))
+    thr, why = dc.threshold_for(0.7, vals, "train/reward", "training score", n_problems=100)
+    assert thr == pytest.approx(1.4826 * 0.015 / np.sqrt(2)) and "applies to a validation score" in why
 
 
 def test_stop_and_target_hostile_cases():
@@ -246,3 +260,88 @@ def test_a_reward_in_minus_one_to_one_keeps_its_interval_inside():
     for r in f.methods.values():
         if r.ok:
             assert r.forecast["lo"].min() >= -1.0 and r.forecast["hi"].max() <= 1.0
+
+
+def test_nothing_after_the_window_moves_the_forecast_its_interval_or_the_decision():
+    """The review's leak: the score's range and the token series' kind were read off the
+    whole run. Change only values after the window (out of [0, 1], a token count that
+    turns the series cumulative-looking): nothing computed from the window may move."""
+    rng = np.random.default_rng(4)
+    s = np.arange(1, 401.0)
+    v = np.arange(10, 401.0, 10)
+    H = 0.05 + 0.5 * np.exp(-s / 100)
+    val = 0.8 - 0.3 * np.exp(H[v.astype(int) - 1]) + 0.01 * rng.standard_normal(len(v))
+    tok = 1000 + 50 * rng.standard_normal(len(s))
+    base = dict(entropy_steps=s, entropy_values=H, score_steps=s, score_values=0.8 - 0.3 * np.exp(H),
+                token_steps=s, token_values=tok)
+    a = RunData.from_arrays(v, val, **base)
+    val2, tok2 = val.copy(), tok.copy()
+    val2[v > 150] = 1.2
+    tok2[s > 150] = np.cumsum(tok2[s > 150]) * 10
+    b = RunData.from_arrays(v, val2, **{**base, "token_values": tok2})
+    fa = forecast(a, fit_steps=150, at_steps=[400.0], n_boot=30, target=0.6)
+    fb = forecast(b, fit_steps=150, at_steps=[400.0], n_boot=30, target=0.6)
+    for name, ra in fa.methods.items():
+        rb = fb.methods[name]
+        assert ra.ok == rb.ok, name
+        if ra.ok:
+            assert ra.forecast[["forecast", "lo", "hi"]].equals(rb.forecast[["forecast", "lo", "hi"]]), name
+    assert fa.decision == fb.decision
+
+
+def test_decision_never_reads_a_curve_that_cannot_change():
+    """The review's case: with power unable to run, the decision fell back to last-value and
+    answered "stop now" on a rising run. Without any method that models change it says so."""
+    steps = np.arange(0, 400, 10.0)
+    y = 0.8 - 0.4 * np.exp(-steps / 150)
+    run = RunData.from_arrays(steps, y)
+    f = forecast(run, fit_frac=0.3, methods=["last-value", "exp-saturation"], n_boot=20)
+    assert f.decision["method"] == "exp-saturation"
+    f = forecast(run, fit_frac=0.3, methods=["last-value"], n_boot=20)
+    assert f.decision["method"] in ("power", None)
+    few = RunData.from_arrays(steps[:3], y[:3])  # 2 points in the window: power cannot run
+    f = forecast(few, fit_steps=15, at_steps=[400.0], methods=["last-value"], n_boot=20)
+    assert f.decision["method"] is None and "no method that models change" in f.decision["reason"]
+    assert "cannot say" in f.report()
+
+
+def test_stop_step_is_where_the_gain_stays_below():
+    """A sigmoid: the gain is small at first, then large, then small. "Already" at the
+    start would be wrong; the stop step is after the rise."""
+    steps = np.linspace(0, 1000, 501)
+    curve = 0.2 + 0.6 / (1 + np.exp(-(steps - 500) / 40))
+    out = dc.decide(steps, curve, curve[None, :], lookahead=50, threshold=0.01)
+    gain = np.interp(steps + 50, steps, curve) - curve
+    last_above = steps[(gain >= 0.01) & (steps + 50 <= 1000)][-1]
+    assert last_above < out["stop_step"] <= last_above + 2
+
+
+def test_lawtrain_refuses_a_stuck_training_score_whatever_the_rounding():
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        s = np.arange(1, 201.0)
+        H = 0.05 + 0.5 * np.exp(-s / 60) + 1e-4 * rng.standard_normal(len(s))
+        v = np.arange(10, 201.0, 10)
+        run = RunData.from_arrays(v, 0.5 + 0.01 * rng.standard_normal(len(v)), s, H, s, np.ones(len(s)))
+        m = LawTrain(n_boot=0).fit(run.window(100))
+        assert not m.ok_ and "constant" in m.reason_
+
+
+def test_lawtrain_plateau_is_the_shifted_law_clipped_once():
+    run, _ = _dense_run(a=0.8, b=1.9, offset=-0.35)  # the training law's own plateau is above 1
+    m = LawTrain(n_boot=0).fit(run.window(100))
+    far = float(m._mid(np.array([1e7]))[0])
+    assert m.plateau_ == pytest.approx(min(far, 1.0), abs=1e-6)
+
+
+def test_watch_goes_on_when_the_run_passes_its_planned_length(tmp_path):
+    from entropylaw import table
+
+    recs = [(s, "val/gsm8k", 0.75 - 0.35 * np.exp(-s / 90)) for s in range(0, 300, 10)]
+    recs += [(s, "entropy", 0.05 + 0.5 * np.exp(-s / 90)) for s in range(0, 300)]
+    path = tmp_path / "run.csv"
+    table.from_records(recs, run_id="r").to_csv(path, index=False)
+    out = subprocess.run([sys.executable, "-m", "entropylaw", "watch", str(path), "--plain", "--max-refreshes", "1",
+                          "--total-steps", "100", "--n-boot", "20"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "forecast at step" in out.stdout and "has passed" in out.stdout and "stop paying (" in out.stdout

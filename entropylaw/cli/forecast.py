@@ -57,6 +57,23 @@ def _step(text: str) -> float:
     return v
 
 
+def _problems(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of problems such as 1319") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected 1 problem or more")
+    return v
+
+
+def _gain(text: str) -> float:
+    v = parse_score(text)
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a gain above 0 such as 0.01")
+    return v
+
+
 def add_parser(subparsers) -> None:
     from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT_METHOD, METHODS
 
@@ -93,10 +110,10 @@ def add_parser(subparsers) -> None:
     d = p.add_argument_group("can I stop it? will it get there?")
     d.add_argument("--target", type=parse_score, metavar="SCORE", help="the step at which the forecast reaches SCORE "
                                                                  "(e.g. 0.85), with its interval")
-    d.add_argument("--n-problems", type=_steps, metavar="N", help="validation set size: the stop-paying threshold "
+    d.add_argument("--n-problems", type=_problems, metavar="N", help="validation set size: the stop-paying threshold "
                    "is one binomial standard error of N problems (default: known benchmarks by name, else the "
                    "window's noise)")
-    d.add_argument("--threshold", type=parse_score, metavar="GAIN", help="stop paying when the expected gain over the "
+    d.add_argument("--threshold", type=_gain, metavar="GAIN", help="stop paying when the expected gain over the "
                                                                    "next 10 %% of the run is below GAIN")
     d.add_argument("--total-steps", type=_steps, metavar="N", help="the run's planned last step (its 10 %% is the "
                                                                   "look-ahead; default: the last forecast step)")

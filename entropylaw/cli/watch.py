@@ -135,9 +135,14 @@ def snapshot(args, path: Path) -> dict:
             methods = args.method or [DEFAULT_METHOD, "law+entropy"]
             horizon = args.horizon or max(out["last_step"] - float(score.index.min()), 1.0)
             try:
+                total = args.total_steps
+                if total is not None and total <= out["last_step"]:  # the run went past its plan: go on
+                    out["total_note"] = (f"--total-steps {total:g} has passed (step {out['last_step']}): the "
+                                         "stop-paying look-ahead is 10 % of the forecast horizon instead")
+                    total = None
                 fc = forecast_table(df, [rid], y_key=y_key, methods=methods, n_boot=max(args.n_boot, 2),
                                     at_steps=np.array([out["last_step"] + horizon]), target=args.target,
-                                    total_steps=args.total_steps)[rid]
+                                    total_steps=total)[rid]
                 out["decision"] = fc.decision
                 rows = fc.table()
                 out["forecast_step"] = out["last_step"] + horizon
@@ -178,6 +183,7 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
     elif snap.get("forecast_error"):
         lines.append(f"  forecast: {snap['forecast_error']}")
     lines += [line[2:] for line in decision_lines(snap.get("decision"))]
+    lines += [f"  note: {snap['total_note']}"] if snap.get("total_note") else []
     lines += [f"  damaged: {d}" for d in snap.get("damaged", [])]
     lines += [f"  note: {n}" for n in notes]
     return "\n".join(lines)

@@ -109,7 +109,7 @@ def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = ()) ->
         tip = "; ".join(reasons + ([f"{int(n)} paired points, score {r.get('score_key', '')}"] if n else []))
         body.append(
             f"<tr><td>{swatch(r)}</td>{_run_cells(r, mixed)}"
-            f"<td>{ceiling}</td>{_forecast_cells(by_id.get(r.get('run_id')), d, common) if forecasts else ''}"
+            f"<td>{ceiling}</td>{_forecast_cells(by_id.get(r.get('run_id')), d, common, stop_by) if forecasts else ''}"
             f"<td>{cell(_num(r, 'final_observed'), d)}</td>{'' if forecasts else '<td>' + cell(_num(r, 'r2'), 2) + '</td>'}"
             f'<td class="l">{flag(trust)}</td><td class="why" title="{_e(tip)}">{_e(why + more)}</td></tr>')
     return f'<table class="runs"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'

@@ -1,8 +1,8 @@
 """The report's forecast cells and table: each run's forecast of its final score from its
 first steps, its interval, and the step after which it stops paying (:mod:`.report`).
 
->>> stop_cell({"stop_now": True})
-'<td title="step after which the expected gain over the next 0 steps is below 0.0000 (); interval">now</td>'
+>>> stop_cell({"stop_now": True, "stop_method": "power"}, "power")
+'<td title="power: step after which the expected gain over the next 0 steps stays below 0.0000 (); interval">now</td>'
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from typing import Mapping, Sequence
 from entropylaw.plots.report_cells import _e, _family_rows, _num, _run_cells, cell, decimals, interval, swatch
 
 
-def stop_cell(f: Mapping) -> str:
-    """The stop-paying step of one forecast row, with its interval in the tooltip."""
+def stop_cell(f: Mapping, common: str | None = None) -> str:
+    """The stop-paying step of one forecast row, with its interval in the tooltip; the method
+    is named in the cell when it is not the column's (``common``)."""
     if f.get("stop_now"):
         text = "now"
     elif f.get("stop_step") is not None:
@@ -21,15 +22,17 @@ def stop_cell(f: Mapping) -> str:
     elif f.get("stop_searched_to") is not None:
         text = f"> {f['stop_searched_to']:.0f}"
     else:
-        return '<td class="void">n/a</td>'
+        return f'<td class="void" title="{_e(f.get("stop_reason", "no forecast"))}">n/a</td>'
     ci = f.get("stop_step_ci")
     span = "" if ci is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in ci) + "]"
-    tip = (f"step after which the expected gain over the next {f.get('lookahead', 0):.0f} steps is below "
-           f"{f.get('stop_threshold', 0):.4f} ({f.get('stop_source', '')}); interval{span}")
-    return f'<td title="{_e(tip)}">{_e(text)}</td>'
+    tip = (f"{f.get('stop_method', '')}: step after which the expected gain over the next {f.get('lookahead', 0):.0f} "
+           f"steps stays below {f.get('stop_threshold', 0):.4f} ({f.get('stop_source', '')}); interval{span}")
+    tag = "" if common is None or f.get("stop_method") == common else \
+        f' <span class="muted">{_e(f.get("stop_method", ""))}</span>'
+    return f'<td title="{_e(tip)}">{_e(text)}{tag}</td>'
 
 
-def _forecast_cells(f: Mapping | None, d: int, common: str) -> str:
+def _forecast_cells(f: Mapping | None, d: int, common: str, stop_by: str | None = None) -> str:
     if not f or _num(f, "forecast") != _num(f, "forecast"):
         why = (f or {}).get("reason", "no forecast")
         return f'<td class="void" colspan="2" title="{_e(why)}">n/a</td>'
@@ -38,7 +41,7 @@ def _forecast_cells(f: Mapping | None, d: int, common: str) -> str:
     tip = f"{f.get('method', '')} from steps ≤ {f.get('window_end', float('nan')):.0f}, final step " \
           f"{f.get('final_step', float('nan')):.0f}"
     tag = "" if f.get("method") == common else f' <span class="muted">{_e(f.get("method", ""))}</span>'
-    return f'<td title="{_e(tip)}">{value}{tag}</td>{stop_cell(f)}'
+    return f'<td title="{_e(tip)}">{value}{tag}</td>{stop_cell(f, stop_by)}'
 
 
 def forecast_table(rows: Sequence[Mapping]) -> str:

@@ -172,7 +172,9 @@ def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_b
         else:
             f["reason"] = str(d["reason"])
         dec = fc.decision or {}
-        if dec:
+        if dec.get("method") is None and dec:
+            f.update(stop_method=None, stop_reason=dec.get("reason"))
+        elif dec:
             f.update(stop_method=dec.get("method"), stop_step=dec.get("stop_step"), stop_step_ci=dec.get("stop_step_ci"),
                      stop_now=bool(dec.get("stop_note", "").startswith("already")),
                      stop_searched_to=dec.get("searched_to"), stop_threshold=dec.get("threshold"),

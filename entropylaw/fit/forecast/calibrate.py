@@ -1,10 +1,12 @@
 """Intervals on the score's own scale, calibrated on real runs.
 
-A score that lives in [0, 1] (an accuracy, a pass rate) gets its interval on the logit
-scale: a predictive draw ``d`` around the point forecast ``m`` becomes
-``logit(m) + c (d - m) / (m (1 - m))`` (the delta method), mapped back with the logistic
-function. The interval therefore stays inside [0, 1] without clipping, and narrows near
-a bound as a binomial proportion's does. Other scores use ``m + c (d - m)``.
+A score that lives in [0, 1] (an accuracy, a pass rate; [-1, 1] is mapped onto it) gets its
+interval on the logit scale: a predictive draw ``d`` around the point forecast ``m`` becomes
+``logit(m) + c (d - m) / (q (1 - q))`` (the delta method), mapped back with the logistic
+function, with ``q`` = ``m`` or, within the draws' own spread of a bound, the end of that
+spread (linearising at ``m`` itself there would blow a small spread up to the whole range).
+The interval therefore stays inside the range without clipping. Other scores use
+``m + c (d - m)``.
 
 ``c`` is the method's calibration factor: the backtest on real runs
 (``analysis/bench_forecast.py``) measures, for every (run, window, method), the error at
@@ -57,8 +59,14 @@ def scale_draws(mid, draws, bounds, c: float = 1.0):
         return mid + c * (draws - mid)
     lo, hi = bounds
     p = np.clip((mid - lo) / (hi - lo), EPS, 1 - EPS)
-    slope = 1.0 / (p * (1 - p) * (hi - lo))  # d logit / d score at the point forecast
-    return _back(special.logit(p) + c * (draws - mid) * slope, bounds)
+    dev = c * (draws - mid) / (hi - lo)
+    # The delta method linearises the logit at p; within its spread of a bound that slope
+    # (1 / p(1-p)) blows a small spread up to the whole range. The slope is taken no
+    # steeper than where the spread itself ends (its 95th percentile).
+    reach = np.quantile(np.abs(dev), 0.95, axis=0) if np.ndim(dev) > 1 else np.abs(dev)
+    q = np.clip(np.maximum(np.minimum(p, 1 - p), reach), EPS, 0.5)
+    slope = 1.0 / (q * (1 - q))  # d logit / d (unit score)
+    return _back(special.logit(p) + dev * slope, bounds)
 
 
 def rescale(mid, draws, bounds, c: float):
@@ -85,7 +93,8 @@ def normalized_error(y, mid, lo, hi, bounds):
 def factor(errors, conf: float = 0.9) -> float:
     """The calibration factor: the finite-sample ``conf`` quantile of normalized errors
     (the ``ceil((n + 1) conf)``-th smallest, as split-conformal prediction takes it)."""
-    e = np.sort(np.asarray(errors, float))
+    e = np.asarray(errors, float)
+    e = np.sort(e[~np.isnan(e)])  # nan: a case left out of the calibration (degenerate)
     if len(e) == 0:
         return 1.0
     k = int(np.ceil((len(e) + 1) * conf)) - 1
@@ -117,6 +126,6 @@ def leave_one_run_out(runs, errors, conf: float = 0.9) -> np.ndarray:
     out = np.ones(len(errors))
     for r in np.unique(runs):
         mine = runs == r
-        if (~mine).any():
+        if (~mine & ~np.isnan(errors)).any():
             out[mine] = factor(errors[~mine], conf)
     return out

@@ -186,9 +186,9 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
     ``prior_runs``).
 
     The forecast's ``decision`` answers "can I stop?" and "will it reach ``target``?" from
-    the curve of the one method asked for (unless it is last-value, which never changes),
-    else of :data:`DECISION_METHOD`, else the default method's, else the first method that
-    ran (:mod:`.decide`):
+    the curve of the one method asked for that models change (not last-value or
+    law-ceiling), else of :data:`DECISION_METHOD`, else of any other that ran; none: it says
+    so (:mod:`.decide`):
     ``threshold`` (default: one binomial SE of ``n_problems``, or of the benchmark the
     target key names, else the window's noise), the run's planned length ``total_steps``
     (default: the last forecast step) whose 10 % is the look-ahead."""
@@ -241,11 +241,15 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
     decided = {**fitted, **({ENSEMBLE: ens} if ENSEMBLE in names else {})}
     if DECISION_METHOD not in decided and DECISION_METHOD in METHODS:  # fitted for the decision only
         decided[DECISION_METHOD] = METHODS[DECISION_METHOD](conf=conf, n_boot=n_boot, seed=seed).fit(win)
-    own = [n for n in names if n != "last-value"]
-    first = own[0] if len(names) == 1 and own else DECISION_METHOD  # one method asked for: its own curve
+    own = [n for n in names if n not in NO_CURVE]
+    first = own[0] if len(own) == 1 else DECISION_METHOD  # one curve asked for: its own
     decision = _decision(run, end, at_steps, decided, conf, target, threshold, n_problems, total_steps, first)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
                     at_steps, results, note, observed=observed, decision=decision)
+
+
+# last-value never changes and law-ceiling is a level, not a curve: "now" by construction
+NO_CURVE = ("last-value", "law-ceiling")
 
 
 def _decision(run, end, at_steps, fitted, conf, target, threshold, n_problems, total_steps, first):
@@ -253,30 +257,43 @@ def _decision(run, end, at_steps, fitted, conf, target, threshold, n_problems, t
 
     if target is not None and not np.isfinite(target):
         raise EntropyLawError(f"--target {target!r}: expected a finite score")
+    if threshold is not None and not threshold > 0:
+        raise EntropyLawError(f"--threshold {threshold!r}: expected a gain above 0")
+    if n_problems is not None and (n_problems < 1 or n_problems != int(n_problems)):
+        raise EntropyLawError(f"--n-problems {n_problems!r}: expected a whole number of problems, 1 or more")
     if total_steps is not None and total_steps <= end:
         raise EntropyLawError(f"--total-steps {total_steps:g} is not after the window's end (step {end:g})")
-    order = [first, DECISION_METHOD, DEFAULT_METHOD, *fitted]
-    m = next((fitted[n] for n in order if n in fitted and fitted[n].ok_), None)
+    order = [first, DECISION_METHOD, *fitted]
+    m = next((fitted[n] for n in order if n in fitted and n not in NO_CURVE and fitted[n].ok_), None)
     if m is None:
-        return None
+        return {"method": None, "reason": "no method that models change could run on this window "
+                                          "(last-value and law-ceiling answer 'now' by construction)"}
     run_end = float(total_steps if total_steps is not None else max(at_steps))
     lookahead = 0.1 * max(run_end - run.origin, 1.0)
     far = max(run.origin + 20 * max(end - run.origin, 1.0), run_end + lookahead)
     steps = np.linspace(end, far, 600)
     mid, draws = m.curve(steps)
+    window_values = run.window(end).target.values
     if threshold is None:
-        threshold, source = dc.threshold_for(mid[0], m.sigma_, run.target_key, run.target_kind, n_problems,
-                                             run.bounds == (0.0, 1.0))
+        threshold, source = dc.threshold_for(mid[0], window_values, run.target_key, run.target_kind, n_problems,
+                                             run.window(end).bounds == (0.0, 1.0))
     else:
         source = "given (--threshold)"
-    out = dc.decide(steps, mid, draws, lookahead, threshold, target, conf)
-    return {"method": m.name, "threshold_source": source, **out}
+    out = {"method": m.name, "threshold_source": source, **dc.decide(steps, mid, draws, lookahead, threshold,
+                                                                       target, conf)}
+    bounds = run.window(end).bounds
+    if target is not None and bounds is not None and not bounds[0] <= target <= bounds[1]:
+        out["target_note"] = (f"the target {target:g} lies outside the score's range {list(bounds)}: "
+                              "it cannot be reached")
+    return out
 
 
 def decision_lines(d) -> list[str]:
     """The decision as report lines (shared by the text report and the CLI)."""
     if not d:
         return []
+    if d.get("method") is None:
+        return [f"    stop paying: cannot say: {d.get('reason', 'no curve')}"]
 
     def ci(c):
         return "" if c is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in c) + "]"

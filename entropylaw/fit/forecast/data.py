@@ -89,6 +89,8 @@ class RunData:
     end: float = 0.0
     family: str = ""
     bounds: tuple | None = None  # (0, 1) or (-1, 1) when every observed target value lies there (score_bounds)
+    tokens_raw: Series | None = None  # tokens as logged: cumulated per window (no later value decides how)
+    tokens_cumulative: bool | None = None
 
     @classmethod
     def from_arrays(cls, target_steps, target_values, entropy_steps=None, entropy_values=None,
@@ -99,16 +101,17 @@ class RunData:
         target = Series.of(target_steps, target_values)
         entropy = None if entropy_steps is None else Series.of(entropy_steps, entropy_values)
         score = None if score_steps is None else Series.of(score_steps, score_values)
-        tokens = None
+        tokens = raw = None
         if token_steps is not None:
-            tokens = cumulative(Series.of(token_steps, token_values), cumulative_tokens)
+            raw = Series.of(token_steps, token_values)
+            tokens = cumulative(raw, cumulative_tokens)
         parts = [s for s in (target, entropy, score) if s is not None and len(s)]
         if not len(target):
             raise EntropyLawError(f"run {run_id!r}: no {target_key} values to forecast")
         first = min(float(s.steps[0]) for s in parts) if origin is None else float(origin)
         last = max(float(s.steps[-1]) for s in parts)
         return cls(run_id, target, target_key, target_kind, entropy, score, tokens, first, last, last,
-                   family, score_bounds(target.values))
+                   family, score_bounds(target.values), raw, cumulative_tokens)
 
     @classmethod
     def from_table(cls, df: pd.DataFrame, run_id: str, y_key: str | None = None, x_key: str = table.ENTROPY,
@@ -140,10 +143,13 @@ class RunData:
                                target_key=key, target_kind=kind, family=family)
 
     def window(self, end: float) -> "RunData":
-        """The run as seen at step ``end``: every series cut there."""
+        """The run as seen at step ``end``: every series cut there, and what is read off a
+        series (the score's range, whether tokens are logged cumulated) read off the cut."""
         cut = {name: (None if getattr(self, name) is None else getattr(self, name).upto(end))
-               for name in ("target", "entropy", "score", "tokens")}
-        return replace(self, **cut, end=float(end), last=float(min(self.last, end)))
+               for name in ("target", "entropy", "score", "tokens_raw")}
+        tokens = None if cut["tokens_raw"] is None else cumulative(cut["tokens_raw"], self.tokens_cumulative)
+        bounds = score_bounds(cut["target"].values) if len(cut["target"]) else None
+        return replace(self, **cut, tokens=tokens, bounds=bounds, end=float(end), last=float(min(self.last, end)))
 
     def describe_start(self) -> str:
         return f"the log of run {self.run_id!r} starts at step {self.origin:g} and ends at step {self.last:g}"

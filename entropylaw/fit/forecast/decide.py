@@ -2,8 +2,9 @@
 
 From one method's forecast curve (the expected score, parameter draws for its interval):
 
-- **stop-paying step**: the first step after which the expected gain over the next 10 % of
-  the run (``lookahead``) is below ``threshold``; by default one binomial standard error
+- **stop-paying step**: the step after which the expected gain over the next 10 % of the
+  run (``lookahead``) stays below ``threshold`` for good (interpolated between grid
+  steps); by default one binomial standard error
   ``sqrt(p (1 - p) / n)`` of the validation set (``n`` problems, ``p`` the score at the
   window's end), else the window's own noise (successive differences), said which;
 - **target step**: the first step at which the expected score is at or above ``target``
@@ -17,12 +18,10 @@ Each comes with an interval from the same draws (an end is None: never, within t
 >>> curve = lambda s: 0.8 - 0.4 * np.exp(-s / 200)
 >>> out = decide(steps, curve(steps), curve(steps)[None, :] + np.zeros((3, 1)), lookahead=100, threshold=0.01,
 ...              target=0.75)
->>> exact = 200 * np.log(0.4 * (1 - np.exp(-0.5)) / 0.01)          # closed form: 551.3
->>> bool(0 <= out["stop_step"] - exact <= steps[1] - steps[0])          # the first grid step past it
-True
->>> exact = -200 * np.log(0.05 / 0.4)                                   # 415.9
->>> bool(0 <= out["target_step"] - exact <= steps[1] - steps[0])
-True
+>>> round(out["stop_step"]), round(float(200 * np.log(0.4 * (1 - np.exp(-0.5)) / 0.01)))   # closed form
+(551, 551)
+>>> round(out["target_step"]), round(float(-200 * np.log(0.05 / 0.4)))
+(416, 416)
 """
 
 from __future__ import annotations
@@ -43,22 +42,63 @@ def problems_of(target_key: str) -> tuple[int | None, str | None]:
     return None, None
 
 
-def threshold_for(level: float, noise: float, target_key: str, target_kind: str, n_problems=None,
+def window_noise(values) -> float:
+    """The SD of one score from the window's successive differences, robustly (1.4826 times the
+    median absolute difference over sqrt 2: a take-off jump is a trend, not noise)."""
+    d = np.abs(np.diff(np.asarray(values, float)))
+    return float(1.4826 * np.median(d) / np.sqrt(2)) if len(d) else 0.0
+
+
+def threshold_for(level: float, values, target_key: str, target_kind: str, n_problems=None,
                   bounded=True) -> tuple[float, str]:
-    """The default threshold and where it comes from (module docstring)."""
+    """The default threshold and where it comes from (module docstring); ``values``: the
+    window's target values (its noise is the fallback)."""
     n, bench = (n_problems, "--n-problems") if n_problems else problems_of(target_key)
     if n and target_kind == "validation" and bounded:
         p = float(np.clip(level, 0.0, 1.0))
         se = float(np.sqrt(max(p * (1 - p), 1e-12) / n))
         return se, f"one binomial standard error of the validation set ({n:g} problems, {bench}; p = {p:.3f})"
-    return float(noise), "the window's noise (successive differences of the score; give --n-problems N " \
-                         "for the binomial standard error of an N-problem validation set)"
+    why = "the window's noise (median absolute successive difference of the score)"
+    if n_problems and target_kind != "validation":
+        why += f"; --n-problems applies to a validation score, and this run's target is its {target_kind}"
+    elif n_problems and not bounded:
+        why += "; --n-problems applies to a score in [0, 1], and this one is not"
+    else:
+        why += "; give --n-problems N for the binomial standard error of an N-problem validation set"
+    return window_noise(values), why
 
 
-def _first(mask, steps):
-    """First step where ``mask`` (B, m) holds, per row; inf where it never does."""
-    hit = mask.any(axis=1)
-    return np.where(hit, steps[np.argmax(mask, axis=1)], np.inf)
+def _stays_below(gain, steps, threshold):
+    """Per row: the step after which ``gain`` stays below ``threshold`` for good (interpolated
+    at its last crossing from above); ``steps[0]`` when it never reaches it, inf when it is
+    still at or above it at the last finite point."""
+    out = np.empty(len(gain))
+    for i, g in enumerate(gain):
+        ok = np.isfinite(g)
+        s, g = steps[ok], g[ok]
+        above = np.nonzero(g >= threshold)[0]
+        if len(s) == 0 or len(above) == 0:
+            out[i] = steps[0]
+        elif above[-1] == len(g) - 1:
+            out[i] = np.inf
+        else:
+            j = above[-1]
+            out[i] = s[j] + (g[j] - threshold) / (g[j] - g[j + 1]) * (s[j + 1] - s[j])
+    return out
+
+
+def _first_at_or_above(curves, steps, level):
+    """Per row: the first step at which the curve is at or above ``level`` (interpolated), inf if never."""
+    out = np.full(len(curves), np.inf)
+    for i, c in enumerate(curves):
+        ok = np.isfinite(c)
+        s, c = steps[ok], c[ok]
+        hit = np.nonzero(c >= level)[0]
+        if len(hit) == 0:
+            continue
+        j = hit[0]
+        out[i] = s[0] if j == 0 else s[j - 1] + (level - c[j - 1]) / (c[j] - c[j - 1]) * (s[j] - s[j - 1])
+    return out
 
 
 def decide(steps, mid, draws, lookahead: float, threshold: float, target: float | None = None,
@@ -70,24 +110,25 @@ def decide(steps, mid, draws, lookahead: float, threshold: float, target: float 
     ahead = np.array([np.interp(steps + lookahead, steps, c, right=np.nan) for c in curves])
     gain = ahead - curves
     inside = np.isfinite(gain[0])
-    stops = _first((gain < threshold) & inside[None, :], steps)
+    stops = _stays_below(gain, steps, threshold)
     out = {"lookahead_steps": float(lookahead), "threshold": float(threshold),
            "searched_to": float(steps[inside][-1]) if inside.any() else float(steps[0]),
            "stop_step": _finite(stops[0]), "stop_step_ci": _ci(stops[1:], conf)}
     if stops[0] == steps[0]:
-        out["stop_note"] = "already: the expected gain is below the threshold at the window's end"
+        out["stop_note"] = "already: the expected gain stays below the threshold from the window's end on"
     elif not np.isfinite(stops[0]):
         out["stop_note"] = f"still paying at step {out['searched_to']:g}, the end of the searched range"
     if target is not None:
-        at = _first(curves >= target, steps)
+        at = _first_at_or_above(curves, steps, target)
         out.update(target=float(target), target_searched_to=float(steps[-1]), target_step=_finite(at[0]),
                    target_step_ci=_ci(at[1:], conf),
                    p_reach=float(np.mean(np.isfinite(at[1:]))) if len(at) > 1 else None)
         if at[0] == steps[0]:
             out["target_note"] = "already reached at the window's end"
         elif not np.isfinite(at[0]):
-            out["target_note"] = (f"not reached by step {steps[-1]:g}: the expected score levels off at "
-                                  f"{curves[0, -1]:.3f}")
+            finite = curves[0][np.isfinite(curves[0])]
+            level = f"levels off at {finite[-1]:.3f}" if len(finite) else "is not defined there"
+            out["target_note"] = f"not reached by step {steps[-1]:g}: the expected score {level}"
     return out
 
 

@@ -63,6 +63,22 @@ def check_entropy(run: RunData) -> None:
                         "entropy being consumed, it does not apply to this run")
 
 
+def check_slope(H, R, a: float, where: str) -> None:
+    """Raise CannotRun unless the score varies and ``a`` is positive by more than 2 standard
+    errors (its sign is not left to rounding: a score stuck at 1 gives a = +-1e-15)."""
+    if np.ptp(R) <= 1e-12 * max(1.0, float(np.max(np.abs(R)))):
+        raise CannotRun(f"the score is constant {where}: the law's slope a is not defined, the law does not apply")
+    X = np.c_[-np.exp(H), np.ones_like(H)]
+    beta, *_ = np.linalg.lstsq(X, R, rcond=None)
+    dof = max(len(R) - 2, 1)
+    s2 = float(np.sum((R - X @ beta) ** 2)) / dof
+    cov = s2 * np.linalg.pinv(X.T @ X)
+    se = float(np.sqrt(max(cov[0, 0], 0.0)))
+    if a <= 0 or a < 2 * se:
+        raise CannotRun(f"fitted a = {a:.3g} (standard error {se:.2g}) {where}: the score does not measurably rise "
+                        "as entropy falls, the law does not apply")
+
+
 def _law(run, n_boot, seed, prior=None, sigma2=None):
     H, R, _ = paired(run)
     if len(H) < 3:
@@ -72,6 +88,8 @@ def _law(run, n_boot, seed, prior=None, sigma2=None):
     if fit.beta[0] <= 0:
         raise CannotRun(f"fitted a = {fit.beta[0]:.3g} <= 0: the score does not rise as entropy falls, "
                         "the law does not apply")
+    if np.ptp(R) <= 0:
+        raise CannotRun("the score is constant over the window's pairs: the law's slope a is not defined")
     return fit
 
 
@@ -140,10 +158,15 @@ class LawEntropy(ForecastMethod):
         self._law_draws = self.law_.beta_draws if n_boot else self.law_.beta[None, :]
         a, b = self.law_.beta
         params = {"a": float(a), "b": float(b), **self.path_.params()}
-        plateau = self._level(self.law_.beta[None, :], np.array([self.path_.floor_]))[0]
+        shift = self._shift(run)  # law+train: the law's curve moved to the target's level
+        plateau = self._level(self.law_.beta[None, :], np.array([self.path_.floor_]))[0] + shift
         k = min(len(self._law_draws), len(self.path_.beta_draws_))
         t90, t90_draws = self._t90s(k)
-        self._finish(plateau, self._level(self._law_draws[:k], self.path_.floor_draws()[:k]), t90, t90_draws, params)
+        plateau_draws = self._level(self._law_draws[:k], self.path_.floor_draws()[:k]) + shift
+        self._finish(plateau, plateau_draws, t90, t90_draws, {**params, **getattr(self, "_extra_params", {})})
+
+    def _shift(self, run) -> float:
+        return 0.0
 
     def _level(self, law, H):
         """The score at entropy ``H`` (one value per parameter row)."""
@@ -214,23 +237,20 @@ class LawTrain(LawEntropy):
                                 "its gain cannot be carried over")
         fit = fc.fit_profile(fc.LAW, H, R, prior=priors.get("law"), sigma2=sigma2.get("law"), n_boot=n_boot,
                              seed=self.seed)
-        if fit.beta[0] <= 0:
-            raise CannotRun(f"fitted a = {fit.beta[0]:.3g} <= 0 on the late half of the window: the training "
-                            "score does not rise as entropy falls, the law does not apply")
-        self._run = run
+        check_slope(H, R, float(fit.beta[0]), "on the late half of the window's training score")
         return fit
 
-    def _fit(self, run, n_boot, priors=None, sigma2=None):
-        super()._fit(run, n_boot, priors, sigma2)
+    def _shift(self, run) -> float:
+        """Set the level from the target's last points; return how far it moves the law's curve."""
         a = self.law_.beta[0]
         h_end = self.path_.predict([run.end - run.origin])[0]
         y = run.target
+        if len(y) < 2:
+            raise fc.TooFewPoints(f"{len(y)} {run.target_kind} point(s); the level needs 2")
         es, ev = run.entropy.steps, run.entropy.values
         i = np.maximum(np.searchsorted(es, y.steps, side="right") - 1, 0)
         gain = -a * (np.exp(ev[i]) - np.exp(h_end))
         k = max(2, int(np.ceil(0.3 * len(y))))
-        if len(y) < 2:
-            raise fc.TooFewPoints(f"{len(y)} {run.target_kind} point(s); the level needs 2")
         resid = (y.values - gain)[-k:]
         self.level_ = float(np.mean(resid))
         noise = float(np.sqrt(np.mean(np.diff(y.values) ** 2) / 2)) if len(y) > 2 else float(np.std(resid))
@@ -238,11 +258,8 @@ class LawTrain(LawEntropy):
         self._h_end = h_end
         rng = np.random.default_rng(self.seed + 11)
         self._level_draws = self.level_ + noise / np.sqrt(k) * rng.standard_normal(len(self._law_draws))
-        # the plateau and its draws in the level's frame
-        shift = self.level_ - self._level(self.law_.beta[None, :], np.array([h_end]))[0]
-        self.plateau_ = float(self._clip(self.plateau_ + shift))
-        self._plateau_draws = self._plateau_draws + shift
-        self.params_.update(level=self.level_, level_points=k)
+        self._extra_params = {"level": self.level_, "level_points": k}
+        return self.level_ - self._level(self.law_.beta[None, :], np.array([h_end]))[0]
 
     def _mid(self, steps):
         a = self.law_.beta[0]

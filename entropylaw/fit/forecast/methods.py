@@ -128,9 +128,11 @@ class ForecastMethod:
         h = np.maximum(steps - self.end_, 0.0) / max(self.end_ - self.origin_, 1.0)
         sd = np.sqrt(self.sigma_**2 + self.q_ * h**self.growth)
         draws = draws + np.random.default_rng(self.seed + 1).standard_normal(draws.shape) * sd
-        mid = self._bounded(mid, steps)
         c = cal.method_factor(self.name, self.target_kind_) if calibrated else 1.0
-        return mid, cal.scale_draws(mid, draws, self.bounds_, c)
+        # the draws spread around the unclipped forecast; the interval is centred where it is shown
+        spread = draws - mid
+        mid = self._bounded(mid, steps)
+        return mid, cal.scale_draws(mid, mid + spread, self.bounds_, c)
 
     def _bounded(self, mid, steps):
         """The point forecast inside the score's bounds; crossing one is said, once."""
