@@ -282,6 +282,11 @@ def _decision(run, end, at_steps, fitted, conf, target, threshold, n_problems, t
     out = {"method": m.name, "threshold_source": source, **dc.decide(steps, mid, draws, lookahead, threshold,
                                                                        target, conf)}
     bounds = run.window(end).bounds
+    raw = m._mid(steps) if hasattr(m, "_mid") else mid
+    if bounds is not None and ((raw < bounds[0]) | (raw > bounds[1])).any():
+        i = int(np.argmax((raw < bounds[0]) | (raw > bounds[1])))
+        out["curve_note"] = (f"the {m.name} curve reaches the score's bound at step {steps[i]:.0f} "
+                             f"({raw[i]:.3f} before clipping): read on past it, it is held at the bound")
     if target is not None and bounds is not None and not bounds[0] <= target <= bounds[1]:
         out["target_note"] = (f"the target {target:g} lies outside the score's range {list(bounds)}: "
                               "it cannot be reached")
@@ -299,9 +304,11 @@ def decision_lines(d) -> list[str]:
         return "" if c is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in c) + "]"
     stop = "-" if d["stop_step"] is None else f"step {d['stop_step']:.0f}{ci(d['stop_step_ci'])}"
     lines = [f"    stop paying ({d['method']}): {stop}: the expected gain over the next {d['lookahead_steps']:g} steps "
-             f"falls below {d['threshold']:.4f}, {d['threshold_source']}"]
+             f"stays below {d['threshold']:.4f}, {d['threshold_source']}"]
     if d.get("stop_note"):
         lines.append(f"      {d['stop_note']}")
+    if d.get("curve_note"):
+        lines.append(f"      {d['curve_note']}")
     if "target" in d:
         at = "not reached" if d["target_step"] is None else f"step {d['target_step']:.0f}{ci(d['target_step_ci'])}"
         p = "" if d.get("p_reach") is None else f" (reached in {100 * d['p_reach']:.0f} % of draws by step " \
