@@ -94,7 +94,8 @@ def add_parser(subparsers) -> None:
     window.add_argument("--fit-steps", type=_steps, metavar="K", help="fit on the first K steps from the first "
                                                                      "logged step (default: everything logged)")
     g.add_argument("--method", choices=ALL_METHODS, default=DEFAULT_METHOD,
-                   help=f"forecast method (default {DEFAULT_METHOD}: it wins the backtest, see the README)")
+                   help=f"forecast method (default {DEFAULT_METHOD}: chosen by a rule fixed in advance on the "
+                        "backtest of real runs, see the README)")
     g.add_argument("--compare", action="store_true", help="report every method side by side")
     g.add_argument("--prior", nargs="+", metavar="RUNS", help="finished runs of the same family (files, as INPUT) "
                                                               "for the empirical-Bayes prior method")

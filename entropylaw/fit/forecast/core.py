@@ -13,6 +13,7 @@ Methods (:data:`METHODS`; :mod:`entropylaw.fit.forecast.methods`, :mod:`~.law`):
 ``last-value``    the last observed value carried forward
 ``law-ceiling``   the law's ceiling ``b - a`` (the paper's forecast)
 ``law+entropy``   the law applied to a forecast of the entropy trajectory
+``law+train``     the law's slope from the dense training pairs, level from the target
 ``exp-saturation`` ``A - (A - R0) exp(-t / tau)`` in steps
 ``power``         ``A - B (t + 1)^(-c)`` in steps
 ``sigmoid``       ScaleRL's sigmoid in steps; ``sigmoid-tokens`` in cumulative tokens
@@ -22,8 +23,10 @@ Methods (:data:`METHODS`; :mod:`entropylaw.fit.forecast.methods`, :mod:`~.law`):
 ================  ===========================================================================
 
 Runs with no validation score are forecast on their training score (``target_kind``).
-The default method is the one that wins the backtest (``analysis/bench_forecast.py``):
-``last-value`` (see :data:`DEFAULT_METHOD`).
+The default method is chosen by a rule fixed in advance and applied by the backtest of the
+real runs (``analysis/bench_forecast.py``, stored in ``calibration.json``; see
+:data:`DEFAULT_METHOD`). Every forecast also answers "can I stop?" and "will it reach a
+target?" (``Forecast.decision``, :mod:`.decide`).
 
 >>> import numpy as np
 >>> from entropylaw.fit.forecast.data import RunData
@@ -129,7 +132,8 @@ class Forecast:
         lines = [f"[[Forecast]] {self.run_id}: {self.target_key} ({self.target_kind}), {pct} intervals",
                  f"    log starts at step {self.origin:g}; window up to step {self.window_end:g} "
                  f"({self.n_window} points); nothing after it is used",
-                 f"    recommended method: {self.default} (wins the backtest, analysis/bench_forecast.py)",
+                 f"    recommended method: {self.default} (chosen by a rule fixed in advance on the backtest of "
+                 "real runs, analysis/bench_forecast.py)",
                  f"    {'method':<16}{'score at ' + format(step, 'g'):>22}{'plateau':>26}{'90 % of gain by':>22}"]
 
         def ci(v, c):
