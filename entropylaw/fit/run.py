@@ -148,9 +148,11 @@ def fit_runs(df: pd.DataFrame, run_ids=None, *, pool: bool = False, y: str | Non
         ykeys = {p.attrs["y_key"] for p in pairs}
         return [_attach(fit, df, ids, sorted(ykeys)[0], compare)]
     fits = []
+    parts = table.split_runs(df, ids)  # each run sliced once, not the whole table masked per run
     for run_id in ids:
         try:
-            fits.append(fit_run(df, run_id, y=y, x=x, pairing=pairing, compare=compare, **options))
+            fits.append(fit_run(parts.get(run_id, df), run_id, y=y, x=x, pairing=pairing, compare=compare,
+                                **options))
         except EntropyLawError as err:
             if not skip_errors:
                 raise

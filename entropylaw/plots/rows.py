@@ -20,6 +20,8 @@ final score from its first steps (:func:`entropylaw.fit.forecast.forecast`).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import OrderedDict
 
 import numpy as np
@@ -32,14 +34,40 @@ from entropylaw.fit.forecast_data import RunData
 from entropylaw.fit.run import fit_run
 from entropylaw.plots.build_base import capture, run_styles, tag, usable_runs
 from entropylaw.plots.labels import run_labels
+from entropylaw.plots.report_project import MANY_RUNS, focus
 
 NOT_FITTED = "not fitted"
 LAW_METHOD = "law-ceiling"
 _CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
-_CACHE_SIZE = 256
+_KEYS: "OrderedDict[tuple, tuple]" = OrderedDict()
+_CACHE_SIZE = 1024  # a fit and a forecast per run: those of a 200-run project stay cached
 
 
 def _key(t: pd.DataFrame, run_id: str) -> tuple:
+    """The run's content (its steps, metrics and values, in table order) as a cache key."""
+    ids, metric = t["run_id"], t["metric"]
+    if isinstance(ids.dtype, pd.CategoricalDtype) and isinstance(metric.dtype, pd.CategoricalDtype) and len(t) \
+            and run_id in ids.cat.categories:
+        if not (ids.cat.codes.to_numpy() == ids.cat.categories.get_loc(run_id)).all():  # not one run's own rows
+            t = t[ids == run_id]
+            metric = t["metric"]
+        columns = (t["step"].to_numpy(np.int64), t["value"].to_numpy(np.float64), metric.array.codes,
+                   metric.cat.categories)
+        # asked once per run and per figure: the same rows (the same memory, held below so that
+        # no other rows can take its place) are hashed once
+        where = (run_id, len(t)) + tuple(c.__array_interface__["data"][0] for c in columns[:3]) + (id(columns[3]),)
+        if where in _KEYS:
+            _KEYS.move_to_end(where)
+            return _KEYS[where][0]
+        digest = hashlib.blake2b(digest_size=16)  # the bytes: a tenth of pandas' per-row hash
+        for column in columns[:3]:
+            digest.update(np.ascontiguousarray(column).tobytes())
+        digest.update(json.dumps([str(c) for c in columns[3]]).encode())
+        key = (run_id, len(t), digest.hexdigest())
+        _KEYS[where] = (key, columns)
+        while len(_KEYS) > _CACHE_SIZE:
+            _KEYS.popitem(last=False)
+        return key
     rows = t.loc[t["run_id"] == run_id, ["step", "metric", "value"]]
     return run_id, len(rows), int(pd.util.hash_pandas_object(rows, index=False).sum())
 
@@ -62,8 +90,10 @@ def fitted_runs(t: pd.DataFrame, run_ids=None):
     """``{run_id: (points, fit)}`` for the runs that can be fitted, and the warnings raised
     (a run that cannot be fitted is one ``run: not fitted (why)`` line)."""
     out, notes = {}, []
-    for run_id in run_ids or usable_runs(t):
-        fit, caught, err = fit_result(t, run_id)
+    ids = list(run_ids or usable_runs(t))
+    parts = tt.split_runs(t, ids)  # a run's rows sliced once: no mask of the whole table per run
+    for run_id in ids:
+        fit, caught, err = fit_result(parts.get(run_id, t), run_id)
         if err is not None:
             notes.append(f"{run_id}: not fitted ({err})")
             continue
@@ -150,11 +180,12 @@ def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_b
     (with ``conf`` intervals) from the first ``fit_frac`` of the run, and the law's
     ceiling from the same steps; rows that cannot be forecast say why."""
     out, notes = [], []
+    parts = tt.split_runs(t, [row["run_id"] for row in rows])
     for row in rows:
         f = {k: row.get(k) for k in ("run_id", "number", "label", "family", "color", "marker", "linestyle")}
         f.update(method=DEFAULT_METHOD, conf=conf)
         try:
-            run, fc, caught = forecast_result(t, row["run_id"], fit_frac, n_boot, conf)
+            run, fc, caught = forecast_result(parts.get(row["run_id"], t), row["run_id"], fit_frac, n_boot, conf)
         except EntropyLawError as err:
             f["reason"] = str(err)
             out.append(f)
@@ -178,6 +209,21 @@ def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_b
             f["law_reason"] = str(law["reason"])
         out.append(f)
     return out, notes
+
+
+def project_focus(t: pd.DataFrame, run_ids=None, fit_frac: float = 0.15) -> tuple[list[str] | None, str]:
+    """``(run ids, caption note)`` for a figure of one panel or line per run: ``run_ids`` as
+    given, or all runs (None) up to :data:`~entropylaw.plots.report_project.MANY_RUNS`;
+    past that, the runs the report's first screen lists, and a note saying so."""
+    if run_ids is not None:
+        return run_ids, ""
+    ids = usable_runs(t)
+    if len(ids) <= MANY_RUNS:
+        return None, ""
+    rows, _ = summary_rows(t, ids)
+    chosen = focus(rows, forecast_rows(t, rows, fit_frac=fit_frac)[0])
+    return chosen, (f" Drawn for {len(chosen)} of the {len(ids)} runs: those the report's first screen lists (best "
+                    "forecasts, worst collapses, fits not to trust); every run's numbers are in its tables.")
 
 
 def _float(value) -> float:
