@@ -7,7 +7,7 @@ steps, 40 M Python objects, minutes of CPU. Here the runs are listed by MLflow's
 ``FileStore`` without their metrics (run info, params and tags, as ``search_runs`` gives
 them, in its order: start time descending, then run id), and a run's metric files, in
 the store's documented layout (one line ``timestamp value step`` per logged value), are
-parsed in one pass by pandas' C parser (``round_trip``: the same doubles as Python's
+parsed in one pass by pandas' C parser (correctly rounded: the same doubles as Python's
 ``float``).
 
 Anything the fast parse is not sure of (a file that is empty, has a line of 2 or 5
@@ -79,6 +79,9 @@ def list_runs(root: Path, experiment_ids: list[str], run: str | None = None) -> 
     return out
 
 
+# pandas before 3.1 parses floats correctly rounded (as Python's float does) only when asked;
+# from 3.1 on every mode is, and asking is deprecated
+_ROUND_TRIP = {"float_precision": "round_trip"} if tuple(int(x) for x in pd.__version__.split(".")[:2]) < (3, 1) else {}
 _OTHER_BREAKS = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
 
 
@@ -99,7 +102,7 @@ def read_metrics(run: StoreRun) -> list[tuple[str, np.ndarray, np.ndarray, np.nd
     try:
         frame = pd.read_csv(io.BytesIO(b"".join(chunks)), sep=" ", header=None, names=["ts", "value", "step"],
                             dtype={"ts": np.int64, "value": np.float64, "step": np.int64}, na_filter=False,
-                            skip_blank_lines=False, float_precision="round_trip", engine="c")
+                            skip_blank_lines=False, engine="c", **_ROUND_TRIP)
     except (ValueError, pd.errors.ParserError) as err:  # a line MLflow's parser must judge
         raise Irregular(str(err)) from None
     if len(frame) != sum(counts):
