@@ -16,7 +16,8 @@ Each path runs in a fresh subprocess: the project path (the runs read in a proce
 the fit table, the HTML report as ``entropylaw report`` writes it, figures and all) and,
 as the baseline measured in the same run, the single-process path (the same with
 :func:`entropylaw.ingest.dispatch.load`). Per phase: its time and the peak resident memory
-of the process tree (main process and pool workers, sampled every 50 ms); the ratio of
+of the process tree (main process and pool workers, sampled every 50 ms; shared pages
+counted once); the ratio of
 the two paths; whether their fit tables and reports are byte for byte the same.
 
     .venv/bin/python analysis/bench_project.py [--runs 200 --steps 1000 --metrics 100] [--format wandb mlflow]
@@ -186,7 +187,9 @@ print(json.dumps(dict(marks=marks, rows=int(sum(r.rows_read for r in reports)), 
 
 
 def _tree_rss_mb(pid: int) -> float:
-    """Resident memory of a process and all its descendants (the pool's workers), MB."""
+    """Memory of a process and all its descendants (the pool's workers), MB: their
+    proportional set size (a page shared by forked workers counted once, split among them),
+    or their resident size where the kernel does not give it."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -197,12 +200,15 @@ def _tree_rss_mb(pid: int) -> float:
     total, todo = 0, [pid]
     while todo:
         p = todo.pop()
-        try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            pass
+        for name, field in (("smaps_rollup", "Pss:"), ("status", "VmRSS:")):
+            try:
+                lines = Path(f"/proc/{p}/{name}").read_text().splitlines()
+            except OSError:
+                continue
+            found = [int(line.split()[1]) for line in lines if line.startswith(field)]
+            if found:
+                total += found[0]
+                break
         todo += children.get(p, [])
     return total / 1024
 
@@ -244,7 +250,7 @@ def _line(fmt: str, label: str, r: dict) -> str:
     return (f"[{fmt}] {label}: read {ph['read']['s']:.1f} s ({ph['read']['tree_peak_mb']:.0f} MB), fit table "
             f"{ph['fit']['s']:.1f} s ({ph['fit']['tree_peak_mb']:.0f} MB), report {ph['report']['s']:.1f} s "
             f"({ph['report']['tree_peak_mb']:.0f} MB, {len(r['figures'])} figures); total {r['total_s']:.1f} s, "
-            f"peak {r['tree_peak_mb']:.0f} MB (main + workers; main alone {ph['report']['main_peak_mb']:.0f} MB, "
+            f"peak {r["tree_peak_mb"]:.0f} MB (main + workers, shared pages once; main alone {ph['report']['main_peak_mb']:.0f} MB, "
             f"largest worker {r['worker_peak_mb']:.0f} MB)")
 
 

@@ -20,6 +20,7 @@ final score from its first steps (:func:`entropylaw.fit.forecast.forecast`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections import OrderedDict
@@ -27,6 +28,7 @@ from collections import OrderedDict
 import numpy as np
 import pandas as pd
 
+import entropylaw.runmap as runmap
 import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast import DEFAULT_METHOD, forecast
@@ -72,17 +74,36 @@ def _key(t: pd.DataFrame, run_id: str) -> tuple:
     return run_id, len(rows), int(pd.util.hash_pandas_object(rows, index=False).sum())
 
 
+def _store(key: tuple, value: tuple) -> None:
+    _CACHE[key] = value
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+
+
+def _fit_entry(t: pd.DataFrame, run_id: str) -> tuple:
+    """``(cache key, (fit or None, [warnings], error or None))`` of one run."""
+    try:
+        fit, caught = capture(lambda: fit_run(t, run_id))
+        return _key(t, run_id), (fit, caught, None)
+    except EntropyLawError as err:
+        return _key(t, run_id), (None, [], err)
+
+
+def _prime(entry, t: pd.DataFrame, run_ids, prefix: tuple = ()) -> None:
+    """Compute the cache entries ``entry`` gives for the runs not cached yet, a project's in
+    forked processes (:func:`entropylaw.runmap.map_runs`): the same values, on all cores."""
+    parts = tt.split_runs(t, run_ids)
+    missing = [r for r in run_ids if prefix + _key(parts.get(r, t), r) not in _CACHE]
+    if len(missing) >= runmap.MIN_RUNS:
+        for key, value in runmap.map_runs(entry, t, missing):
+            _store(key, value)
+
+
 def fit_result(t: pd.DataFrame, run_id: str):
     """``(fit or None, [warnings], error or None)`` of one run, fitted once per content."""
     key = _key(t, run_id)
     if key not in _CACHE:
-        try:
-            fit, caught = capture(lambda: fit_run(t, run_id))
-            _CACHE[key] = (fit, caught, None)
-        except EntropyLawError as err:
-            _CACHE[key] = (None, [], err)
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        _store(*_fit_entry(t, run_id))
     return _CACHE[key]
 
 
@@ -91,6 +112,7 @@ def fitted_runs(t: pd.DataFrame, run_ids=None):
     (a run that cannot be fitted is one ``run: not fitted (why)`` line)."""
     out, notes = {}, []
     ids = list(run_ids or usable_runs(t))
+    _prime(_fit_entry, t, ids)
     parts = tt.split_runs(t, ids)  # a run's rows sliced once: no mask of the whole table per run
     for run_id in ids:
         fit, caught, err = fit_result(parts.get(run_id, t), run_id)
@@ -159,19 +181,23 @@ def forecast_result(t: pd.DataFrame, run_id: str, fit_frac: float, n_boot: int, 
     method and the law's ceiling), computed once per content; raises the forecast's error."""
     key = ("forecast", fit_frac, n_boot, conf) + _key(t, run_id)
     if key not in _CACHE:
-        try:
-            run = RunData.from_table(t, run_id)
-            fc, caught = capture(lambda: forecast(run, fit_frac=fit_frac, methods=[DEFAULT_METHOD, LAW_METHOD],
-                                                  conf=conf, n_boot=n_boot, seed=0))
-            _CACHE[key] = (run, fc, caught, None)
-        except EntropyLawError as err:
-            _CACHE[key] = (None, None, [], err)
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        _store(*_forecast_entry(t, run_id, fit_frac, n_boot, conf))
     run, fc, caught, err = _CACHE[key]
     if err is not None:
         raise err
     return run, fc, caught
+
+
+def _forecast_entry(t: pd.DataFrame, run_id: str, fit_frac: float, n_boot: int, conf: float) -> tuple:
+    """``(cache key, (run, forecast, [warnings], error))`` of one run's forecast."""
+    key = ("forecast", fit_frac, n_boot, conf) + _key(t, run_id)
+    try:
+        run = RunData.from_table(t, run_id)
+        fc, caught = capture(lambda: forecast(run, fit_frac=fit_frac, methods=[DEFAULT_METHOD, LAW_METHOD],
+                                              conf=conf, n_boot=n_boot, seed=0))
+        return key, (run, fc, caught, None)
+    except EntropyLawError as err:
+        return key, (None, None, [], err)
 
 
 def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_boot: int = 200,
@@ -180,7 +206,10 @@ def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_b
     (with ``conf`` intervals) from the first ``fit_frac`` of the run, and the law's
     ceiling from the same steps; rows that cannot be forecast say why."""
     out, notes = [], []
-    parts = tt.split_runs(t, [row["run_id"] for row in rows])
+    ids = [row["run_id"] for row in rows]
+    _prime(functools.partial(_forecast_entry, fit_frac=fit_frac, n_boot=n_boot, conf=conf), t, ids,
+           ("forecast", fit_frac, n_boot, conf))
+    parts = tt.split_runs(t, ids)
     for row in rows:
         f = {k: row.get(k) for k in ("run_id", "number", "label", "family", "color", "marker", "linestyle")}
         f.update(method=DEFAULT_METHOD, conf=conf)
