@@ -250,7 +250,7 @@ def _line(fmt: str, label: str, r: dict) -> str:
     return (f"[{fmt}] {label}: read {ph['read']['s']:.1f} s ({ph['read']['tree_peak_mb']:.0f} MB), fit table "
             f"{ph['fit']['s']:.1f} s ({ph['fit']['tree_peak_mb']:.0f} MB), report {ph['report']['s']:.1f} s "
             f"({ph['report']['tree_peak_mb']:.0f} MB, {len(r['figures'])} figures); total {r['total_s']:.1f} s, "
-            f"peak {r["tree_peak_mb"]:.0f} MB (main + workers, shared pages once; main alone {ph['report']['main_peak_mb']:.0f} MB, "
+            f"peak {r['tree_peak_mb']:.0f} MB (main + workers, shared pages once; main alone {ph['report']['main_peak_mb']:.0f} MB, "
             f"largest worker {r['worker_peak_mb']:.0f} MB)")
 
 
