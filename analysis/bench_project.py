@@ -15,7 +15,8 @@ follow R = -a exp(H) + b with noise; validation every 10 steps; the other metric
 Each path runs in a fresh subprocess: the project path (the runs read in a process pool,
 the fit table, the HTML report as ``entropylaw report`` writes it, figures and all) and,
 as the baseline measured in the same run, the single-process path (the same with
-:func:`entropylaw.ingest.dispatch.load`). Per phase: its time and the peak resident memory
+:func:`entropylaw.ingest.dispatch.load`, and the per-run fits and forecasts in the one
+process: ``ENTROPYLAW_WORKERS=1``). Per phase: its time and the peak resident memory
 of the process tree (main process and pool workers, sampled every 50 ms; shared pages
 counted once); the ratio of
 the two paths; whether their fit tables and reports are byte for byte the same.
@@ -220,7 +221,9 @@ def run_path(path: str, source: Path, workers: int, out: Path) -> dict:
     sampled every 50 ms, and each process's own peak (ru_maxrss)."""
     out.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen([sys.executable, "-c", PHASE, str(ROOT), path, str(source), str(workers), str(out)],
-                            stdout=subprocess.PIPE, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+                            stdout=subprocess.PIPE, text=True,
+                            # the single-process path fits and reports in its one process too
+                            env=dict(os.environ, OMP_NUM_THREADS="1", ENTROPYLAW_WORKERS=str(workers)))
     samples = []
 
     def sample():
@@ -251,7 +254,7 @@ def _line(fmt: str, label: str, r: dict) -> str:
             f"{ph['fit']['s']:.1f} s ({ph['fit']['tree_peak_mb']:.0f} MB), report {ph['report']['s']:.1f} s "
             f"({ph['report']['tree_peak_mb']:.0f} MB, {len(r['figures'])} figures); total {r['total_s']:.1f} s, "
             f"peak {r['tree_peak_mb']:.0f} MB (main + workers, shared pages once; main alone {ph['report']['main_peak_mb']:.0f} MB, "
-            f"largest worker {r['worker_peak_mb']:.0f} MB)")
+            f"largest worker {r['worker_peak_mb']:.0f} MB resident, its shared pages included)")
 
 
 def device() -> str:

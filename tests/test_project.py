@@ -4,12 +4,17 @@ nothing."""
 
 from __future__ import annotations
 
+import os
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import entropylaw.api as api
+import entropylaw.runmap as runmap
 import entropylaw.table as table
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.ingest.common import KeyOptions
 from entropylaw.ingest.dispatch import load
 from entropylaw.ingest.pool import load_parallel, pieces
@@ -101,3 +106,37 @@ def test_packed_tables_stack_to_the_same_table():
     got = stack_packed([pack(t) for t in tables])
     pd.testing.assert_frame_equal(got, table.stack(tables), check_exact=True)
     assert got["value"].to_numpy()[1].tobytes() == np.float64(-0.0).tobytes()
+
+
+def _probe(rows, run_id):
+    if run_id in ("r07", "r31"):
+        warnings.warn(f"{run_id}: odd", EntropyLawWarning)
+    if run_id == "r33":
+        raise EntropyLawError(f"{run_id}: bad")
+    return os.getpid(), len(rows), float(rows["value"].sum())
+
+
+def test_map_runs_in_workers_gives_what_one_process_gives(monkeypatch):
+    t = table.stack([table.from_records([(s, "entropy", 0.1 * s) for s in range(k + 1)], run_id=f"r{k:02d}")
+                     for k in range(40)])
+
+    def run(ids):
+        out, seen = [], []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                for value in runmap.map_runs(_probe, t, ids, workers=2):
+                    out.append(value)
+                    seen.append(len(caught))  # warnings said before each result, as in a loop
+            except EntropyLawError as err:
+                out.append(str(err))
+        return out, seen, [str(w.message) for w in caught]
+
+    ids = table.run_ids(t)
+    parallel = run(ids)
+    assert {pid for pid, *_ in parallel[0][:-1]} != {os.getpid()}  # done in the workers
+    assert parallel[0][-1] == "r33: bad" and len(parallel[0]) == 34
+    monkeypatch.setattr(runmap, "MIN_RUNS", 10**6)
+    single = run(ids)
+    strip = lambda r: ([v[1:] if isinstance(v, tuple) else v for v in r[0]], r[1], r[2])  # noqa: E731
+    assert strip(parallel) == strip(single) and single[2] == ["r07: odd", "r31: odd"]

@@ -22,11 +22,11 @@ joined here: pass such a run's pieces together to :func:`dispatch.load`.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable
 
+import entropylaw.runmap as runmap
 import entropylaw.table as table
 import entropylaw.table_pack as table_pack
 from entropylaw.ingest import dispatch, mlflow_store
@@ -60,11 +60,11 @@ def _read(args):
 
 def load_parallel(sources: list[str], options: KeyOptions | None = None, workers: int | None = None,
                   progress: Callable[[int, int], None] | None = None):
-    """Like :func:`dispatch.load`, its pieces read in ``workers`` processes (default: the
-    CPU count); ``progress(done, total)`` is called as pieces finish."""
+    """Like :func:`dispatch.load`, its pieces read in ``workers`` processes (default:
+    :func:`entropylaw.runmap.cores`); ``progress(done, total)`` is called as pieces finish."""
     options = options or KeyOptions()
     todo = [p for s in sources for p in pieces(str(s))]
-    workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+    workers = max(1, min(workers or runmap.cores(), len(todo)))
     results = []
     if workers == 1:
         for i, piece in enumerate(todo, 1):
