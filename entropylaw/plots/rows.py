@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -55,23 +56,35 @@ def _key(t: pd.DataFrame, run_id: str) -> tuple:
             metric = t["metric"]
         columns = (t["step"].to_numpy(np.int64), t["value"].to_numpy(np.float64), metric.array.codes,
                    metric.cat.categories)
-        # asked once per run and per figure: the same rows (the same memory, held below so that
-        # no other rows can take its place) are hashed once
-        where = (run_id, len(t)) + tuple(c.__array_interface__["data"][0] for c in columns[:3]) + (id(columns[3]),)
-        if where in _KEYS:
+        # asked once per run and per figure: the same memory, while the arrays owning it live
+        # (no other rows can be there then), is hashed once
+        where = (run_id, len(t), id(columns[3])) + tuple((c.__array_interface__["data"][0], c.strides)
+                                                         for c in columns[:3])
+        hit = _KEYS.get(where)
+        if hit is not None and all(ref() is not None for ref in hit[1]) and hit[2] is columns[3]:
             _KEYS.move_to_end(where)
-            return _KEYS[where][0]
+            return hit[0]
         digest = hashlib.blake2b(digest_size=16)  # the bytes: a tenth of pandas' per-row hash
         for column in columns[:3]:
             digest.update(np.ascontiguousarray(column).tobytes())
         digest.update(json.dumps([str(c) for c in columns[3]]).encode())
         key = (run_id, len(t), digest.hexdigest())
-        _KEYS[where] = (key, columns)
+        try:  # weak: a run's copied rows are not kept alive by this memo
+            _KEYS[where] = (key, [weakref.ref(_owner(c)) for c in columns[:3]], columns[3])
+        except TypeError:  # memory no ndarray owns: not remembered
+            return key
         while len(_KEYS) > _CACHE_SIZE:
             _KEYS.popitem(last=False)
         return key
     rows = t.loc[t["run_id"] == run_id, ["step", "metric", "value"]]
     return run_id, len(rows), int(pd.util.hash_pandas_object(rows, index=False).sum())
+
+
+def _owner(array: np.ndarray) -> np.ndarray:
+    """The array that owns a view's memory."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
 
 
 def _store(key: tuple, value: tuple) -> None:
