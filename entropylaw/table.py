@@ -303,25 +303,53 @@ def runs(df: pd.DataFrame) -> pd.DataFrame:
         meta = df.groupby("run_id", sort=False)[META_COLUMNS].first()
         meta["n_steps"] = df.groupby("run_id", sort=False)["step"].nunique()
         return meta.reset_index()
-    # the same frame from each run's own rows: a groupby of 20 M rows costs seconds, and
-    # the report asks for this once per figure
-    parts = split_runs(df)
-    cols = {"run_id": pd.Categorical(list(parts), dtype=df["run_id"].dtype)}
+    # the same frame from each run's rows: a groupby of 20 M rows costs seconds, and the
+    # report asks for this once per figure
+    cats = df["run_id"].cat.categories
+    blocks = _blocks(df["run_id"].cat.codes.to_numpy())
+    columns = META_COLUMNS + ["step"]
+    if blocks is not None:  # each run one block: views of its rows
+        block_codes, starts, ends = blocks
+        spans = list(zip(starts.tolist(), ends.tolist()))
+        pieces = {col: [values[i:j] for i, j in spans] for col in columns for values in [_raw(df[col])]}
+    else:  # runs interleaved: each run's rows taken
+        parts = split_runs(df)
+        block_codes = np.array([cats.get_loc(r) for r in parts], dtype=np.int64)
+        pieces = {col: [_raw(p[col]) for p in parts.values()] for col in columns}
+    cols = {"run_id": pd.Categorical.from_codes(block_codes, dtype=df["run_id"].dtype)}
     for col in META_COLUMNS:
-        firsts = [_first_valid(p[col]) for p in parts.values()]
-        dtype = df[col].dtype
-        cols[col] = pd.Categorical(firsts, dtype=dtype) if isinstance(dtype, pd.CategoricalDtype) \
-            else np.array(firsts, dtype=dtype)
-    cols["n_steps"] = np.array([p["step"].nunique() for p in parts.values()], dtype=np.int64)
+        cols[col] = _firsts(pieces[col], df[col].dtype)
+    cols["n_steps"] = np.array([len(pd.unique(steps)) for steps in pieces["step"]], dtype=np.int64)
     return pd.DataFrame(cols)
 
 
-def _first_valid(col: pd.Series):
-    first = col.iloc[0]
-    if not pd.isna(first):
-        return first
-    valid = col.notna().to_numpy()
-    return col.iloc[int(valid.argmax())] if valid.any() else first
+def _raw(col: pd.Series) -> np.ndarray:
+    return col.array.codes if isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy()
+
+
+def _firsts(blocks: list[np.ndarray], dtype) -> pd.Categorical | np.ndarray:
+    """Each block's first non-missing value (groupby's ``first``), as a column of ``dtype``."""
+    text = isinstance(dtype, pd.CategoricalDtype)
+    out = []
+    for block in blocks:
+        value = block[0]
+        if value < 0 if text else np.isnan(value):  # missing in the run's first row: its first row that has it
+            value = block[int(np.argmin(block < 0 if text else np.isnan(block)))]
+        out.append(value)
+    if text:
+        return pd.Categorical.from_codes(np.array(out, dtype=np.int64), dtype=dtype)
+    return np.array(out, dtype=dtype)
+
+
+def _blocks(codes: np.ndarray):
+    """``(code of each block, its start, its end)`` when each code's rows are one block, else None."""
+    if not len(codes):
+        return np.zeros(0, codes.dtype), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts = np.concatenate([[0], np.flatnonzero(codes[1:] != codes[:-1]) + 1])
+    block_codes = codes[starts]
+    if len(np.unique(block_codes)) != len(block_codes):
+        return None
+    return block_codes, starts, np.append(starts[1:], len(codes))
 
 
 def run_ids(df: pd.DataFrame) -> list[str]:
@@ -355,13 +383,10 @@ def split_runs(df: pd.DataFrame, run_ids: Iterable[str] | None = None) -> dict[s
     else:
         codes, names = pd.factorize(col.to_numpy(), use_na_sentinel=True)
     wanted = None if run_ids is None else {str(r) for r in run_ids}
-    starts = np.flatnonzero(codes[1:] != codes[:-1]) + 1 if len(codes) else np.zeros(0, np.int64)
-    starts = np.concatenate([[0], starts]) if len(codes) else starts
-    block_codes = codes[starts]
     parts: dict[str, pd.DataFrame] = {}
-    if len(np.unique(block_codes)) == len(block_codes):  # one block per run: slices
-        ends = np.append(starts[1:], len(codes))
-        for code, start, end in zip(block_codes.tolist(), starts.tolist(), ends.tolist()):
+    blocks = _blocks(codes)
+    if blocks is not None:  # one block per run: slices
+        for code, start, end in zip(*(b.tolist() for b in blocks)):
             if code < 0:
                 continue
             name = str(names[code])
