@@ -56,7 +56,9 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+import entropylaw.runrows as runrows
 from entropylaw.errors import EntropyLawError
+from entropylaw.runrows import split_runs  # noqa: F401  (the table's API; one pass over its rows)
 from entropylaw.fileio import atomic_write
 
 ENTROPY = "entropy"
@@ -306,50 +308,22 @@ def runs(df: pd.DataFrame) -> pd.DataFrame:
     # the same frame from each run's rows: a groupby of 20 M rows costs seconds, and the
     # report asks for this once per figure
     cats = df["run_id"].cat.categories
-    blocks = _blocks(df["run_id"].cat.codes.to_numpy())
+    blocks = runrows.blocks(df["run_id"].cat.codes.to_numpy())
     columns = META_COLUMNS + ["step"]
     if blocks is not None:  # each run one block: views of its rows
         block_codes, starts, ends = blocks
         spans = list(zip(starts.tolist(), ends.tolist()))
-        pieces = {col: [values[i:j] for i, j in spans] for col in columns for values in [_raw(df[col])]}
+        pieces = {col: [values[i:j] for i, j in spans]
+                  for col in columns for values in [runrows.column_values(df[col])]}
     else:  # runs interleaved: each run's rows taken
         parts = split_runs(df)
         block_codes = np.array([cats.get_loc(r) for r in parts], dtype=np.int64)
-        pieces = {col: [_raw(p[col]) for p in parts.values()] for col in columns}
+        pieces = {col: [runrows.column_values(p[col]) for p in parts.values()] for col in columns}
     cols = {"run_id": pd.Categorical.from_codes(block_codes, dtype=df["run_id"].dtype)}
     for col in META_COLUMNS:
-        cols[col] = _firsts(pieces[col], df[col].dtype)
+        cols[col] = runrows.first_values(pieces[col], df[col].dtype)
     cols["n_steps"] = np.array([len(pd.unique(steps)) for steps in pieces["step"]], dtype=np.int64)
     return pd.DataFrame(cols)
-
-
-def _raw(col: pd.Series) -> np.ndarray:
-    return col.array.codes if isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy()
-
-
-def _firsts(blocks: list[np.ndarray], dtype) -> pd.Categorical | np.ndarray:
-    """Each block's first non-missing value (groupby's ``first``), as a column of ``dtype``."""
-    text = isinstance(dtype, pd.CategoricalDtype)
-    out = []
-    for block in blocks:
-        value = block[0]
-        if value < 0 if text else np.isnan(value):  # missing in the run's first row: its first row that has it
-            value = block[int(np.argmin(block < 0 if text else np.isnan(block)))]
-        out.append(value)
-    if text:
-        return pd.Categorical.from_codes(np.array(out, dtype=np.int64), dtype=dtype)
-    return np.array(out, dtype=dtype)
-
-
-def _blocks(codes: np.ndarray):
-    """``(code of each block, its start, its end)`` when each code's rows are one block, else None."""
-    if not len(codes):
-        return np.zeros(0, codes.dtype), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    starts = np.concatenate([[0], np.flatnonzero(codes[1:] != codes[:-1]) + 1])
-    block_codes = codes[starts]
-    if len(np.unique(block_codes)) != len(block_codes):
-        return None
-    return block_codes, starts, np.append(starts[1:], len(codes))
 
 
 def run_ids(df: pd.DataFrame) -> list[str]:
@@ -361,49 +335,6 @@ def run_ids(df: pd.DataFrame) -> list[str]:
             starts = np.concatenate([[0], np.flatnonzero(codes[1:] != codes[:-1]) + 1])
             return [col.cat.categories[c] for c in pd.unique(codes[starts])]
     return list(pd.unique(col))
-
-
-def split_runs(df: pd.DataFrame, run_ids: Iterable[str] | None = None) -> dict[str, pd.DataFrame]:
-    """Each run's rows (of ``run_ids``, default all) as a table of its own, found in one pass.
-
-    What a per-run loop should slice from instead of masking the whole table once per run
-    (200 runs of 100,000 rows: 200 masks of 20 M rows each). Every part has the columns,
-    dtypes, row order and index labels ``df[df["run_id"] == run_id]`` would have, so any
-    per-run computation gives the same result on it. Where a run's rows are contiguous (as
-    :func:`stack` and :func:`entropylaw.ingest.dispatch.load` leave them) the part is a
-    slice of ``df`` (no copy); otherwise it is taken.
-
-    >>> t = pd.DataFrame({"run_id": ["a", "a", "b", "a"], "step": [1, 2, 1, 3], "metric": "x", "value": 0.0})
-    >>> {k: v["step"].tolist() for k, v in split_runs(t).items()}
-    {'a': [1, 2, 3], 'b': [1]}
-    """
-    col = df["run_id"]
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        codes, names = col.cat.codes.to_numpy(), col.cat.categories
-    else:
-        codes, names = pd.factorize(col.to_numpy(), use_na_sentinel=True)
-    wanted = None if run_ids is None else {str(r) for r in run_ids}
-    parts: dict[str, pd.DataFrame] = {}
-    blocks = _blocks(codes)
-    if blocks is not None:  # one block per run: slices
-        for code, start, end in zip(*(b.tolist() for b in blocks)):
-            if code < 0:
-                continue
-            name = str(names[code])
-            if wanted is None or name in wanted:
-                parts[name] = df.iloc[start:end]
-        return parts
-    order = np.argsort(codes, kind="stable")  # rows of each run together, in table order
-    sorted_codes = codes[order]
-    bounds = np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1
-    first_seen = {}
-    for idx in np.split(order, bounds):
-        code = int(codes[idx[0]])
-        if code >= 0 and (wanted is None or str(names[code]) in wanted):
-            first_seen[int(idx[0])] = (str(names[code]), idx)
-    for _, (name, idx) in sorted(first_seen.items()):  # runs in first-seen order, as run_ids() gives them
-        parts[name] = df.take(idx)
-    return parts
 
 
 def series(df: pd.DataFrame, run_id: str, metric: str) -> pd.Series:
