@@ -1,8 +1,8 @@
 """Benchmark: a whole project at once (issue 23): N runs x S steps x M metrics from a
 directory of W&B offline runs or an MLflow file store, to the fit table and the HTML
-report, with a progress bar; time and peak memory, and the ratio of the parallel read
-(a process pool, :func:`entropylaw.ingest.pool.load_parallel`) against the
-single-process read (:func:`entropylaw.ingest.dispatch.load`) measured in the same run.
+report, with a progress bar: time and peak memory per phase, for the project path (a
+process pool, :func:`entropylaw.ingest.pool.load_parallel`) and, as the baseline measured
+in the same run, the single-process path (:func:`entropylaw.ingest.dispatch.load`).
 
 The runs are generated, not written through the SDKs (wandb.init and mlflow.log_batch
 for 20 M values take tens of minutes): the W&B runs are ``wandb_internal_pb2`` records
@@ -12,8 +12,14 @@ client, cloned with new numbers in its file store layout (``metrics/<key>`` line
 ``timestamp value step``, ``meta.yaml`` with the run's id and name). Entropy and score
 follow R = -a exp(H) + b with noise; validation every 10 steps; the other metrics are noise.
 
-Each phase runs in a fresh subprocess; its peak memory is that process's ru_maxrss plus
-its pool workers' (RUSAGE_CHILDREN, the largest child).
+Each path runs in a fresh subprocess: the project path (the runs read in a process pool,
+the fit table, the HTML report as ``entropylaw report`` writes it, figures and all) and,
+as the baseline measured in the same run, the single-process path (the same with
+:func:`entropylaw.ingest.dispatch.load`, and the per-run fits and forecasts in the one
+process: ``ENTROPYLAW_WORKERS=1``). Per phase: its time and the peak resident memory
+of the process tree (main process and pool workers, sampled every 50 ms; shared pages
+counted once); the ratio of
+the two paths; whether their fit tables and reports are byte for byte the same.
 
     .venv/bin/python analysis/bench_project.py [--runs 200 --steps 1000 --metrics 100] [--format wandb mlflow]
 """
@@ -28,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -140,63 +147,125 @@ def generate(fmt: str, root: Path, runs: int, steps: int, n_metrics: int, worker
         return root / "mlruns"
 
 
-# ---- the phases, each in a fresh process ---------------------------------------------------------
+# ---- the pipeline, each path in a fresh process ---------------------------------------------------
 
 PHASE = r"""
-import json, resource, sys, time, warnings
+import json, os, resource, sys, time, warnings
 warnings.simplefilter("ignore")  # per-run fit warnings: 200 of them would bury the numbers
 sys.path.insert(0, sys.argv[1])
+path, source, workers, out = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+import entropylaw.api as api
+from entropylaw.fit.run import fits_frame
+from entropylaw.ingest.common import KeyOptions
 from entropylaw.ingest.dispatch import load
 from entropylaw.ingest.pool import load_parallel
-from entropylaw.ingest.common import KeyOptions
-import entropylaw.api as api
-phase, source, workers, out, figures = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
+from entropylaw.plots.build_report import report_html
+from entropylaw.plots.report import write_report
 opts = KeyOptions(entropy_key="actor/entropy", score_key="critic/score/mean")
+marks = []
+def mark(name):  # the phase boundaries, for the memory sampler outside; each phase's peak so far
+    marks.append((name, time.time(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
 def bar(done, total):
-    width = 40
-    fill = width * done // total
-    sys.stderr.write(f"\r  reading [{'#' * fill}{'.' * (width - fill)}] {done}/{total} runs")
-    if done == total:
-        sys.stderr.write("\n")
+    fill = 40 * done // total
+    sys.stderr.write(f"\r  reading [{'#' * fill}{'.' * (40 - fill)}] {done}/{total} runs" + ("\n" if done == total else ""))
     sys.stderr.flush()
-times = {}
-t0 = time.perf_counter()
-if phase == "single":
+mark("start")
+if path == "single":
     df, reports = load([source], opts)
 else:
     df, reports = load_parallel([source], opts, workers=workers, progress=bar)
-times["read_s"] = time.perf_counter() - t0
-rows = int(sum(r.rows_read for r in reports))
-if phase == "full":
-    from entropylaw.fit.run import fits_frame
-    t1 = time.perf_counter()
-    fits = api.fit_all(df, skip_errors=True)
-    frame = fits_frame(fits)
-    frame.to_csv(out + "/fits.csv", index=False)
-    times["fit_s"] = time.perf_counter() - t1
-    t2 = time.perf_counter()
-    from entropylaw.plots.build_report import report_html
-    from entropylaw.plots.report import write_report
-    # the report's tables read entropy, score and validation only: 3 of the 100 metrics
-    # (the report filters the table per run, so 97 unused metrics cost it 30x the time)
-    slim = df[df["metric"].isin(["entropy", "score"]) | df["metric"].astype(str).str.startswith("val")]
-    html, built, skipped = report_html(slim, which=None if figures == "all" else [])
-    write_report(html, out + "/report")
-    times["report_s"] = time.perf_counter() - t2
-    times["fits"] = len(frame)
-self_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-child_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-print(json.dumps(dict(times, rows=rows, runs=int(df["run_id"].nunique()), total_s=time.perf_counter() - t0,
-                      peak_mb=self_mb, worker_peak_mb=child_mb)))
+mark("read")
+frame = fits_frame(api.fit_all(df, skip_errors=True))
+frame.to_csv(out + "/fits.csv", index=False)
+mark("fit")
+html, built, skipped = report_html(df, sources=[source])  # the report `entropylaw report` writes, figures and all
+write_report(html, out + "/report")
+mark("report")
+print(json.dumps(dict(marks=marks, rows=int(sum(r.rows_read for r in reports)), runs=int(df["run_id"].nunique()),
+                      fits=len(frame), figures=[b.name for b in built],
+                      worker_peak_mb=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)))
 """
 
 
-def phase(name: str, source: Path, workers: int, out: Path, figures: str = "none") -> dict:
-    res = subprocess.run([sys.executable, "-c", PHASE, str(ROOT), name, str(source), str(workers), str(out), figures],
-                         stdout=subprocess.PIPE, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
-    if res.returncode:
-        raise SystemExit(f"phase {name} failed ({res.returncode})")
-    return json.loads(res.stdout.strip().splitlines()[-1])
+def _tree_rss_mb(pid: int) -> float:
+    """Memory of a process and all its descendants (the pool's workers), MB: their
+    proportional set size (a page shared by forked workers counted once, split among them),
+    or their resident size where the kernel does not give it."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        for name, field in (("smaps_rollup", "Pss:"), ("status", "VmRSS:")):
+            try:
+                lines = Path(f"/proc/{p}/{name}").read_text().splitlines()
+            except OSError:
+                continue
+            found = [int(line.split()[1]) for line in lines if line.startswith(field)]
+            if found:
+                total += found[0]
+                break
+        todo += children.get(p, [])
+    return total / 1024
+
+
+def run_path(path: str, source: Path, workers: int, out: Path) -> dict:
+    """One path (``pool`` or ``single``) in a fresh process: times and memory per phase.
+
+    Memory is the process tree's resident size (main process and pool workers together)
+    sampled every 50 ms, and each process's own peak (ru_maxrss)."""
+    out.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen([sys.executable, "-c", PHASE, str(ROOT), path, str(source), str(workers), str(out)],
+                            stdout=subprocess.PIPE, text=True,
+                            # the single-process path fits and reports in its one process too
+                            env=dict(os.environ, OMP_NUM_THREADS="1", ENTROPYLAW_WORKERS=str(workers)))
+    samples = []
+
+    def sample():
+        while proc.poll() is None:
+            samples.append((time.time(), _tree_rss_mb(proc.pid)))
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stdout, _ = proc.communicate()
+    sampler.join()
+    if proc.returncode:
+        raise SystemExit(f"{path} path failed ({proc.returncode})")
+    res = json.loads(stdout.strip().splitlines()[-1])
+    marks = res.pop("marks")
+    res["phases"] = {}
+    for (_, t0, _), (name, t1, own_peak) in zip(marks, marks[1:]):
+        tree = [mb for t, mb in samples if t0 <= t <= t1]
+        res["phases"][name] = dict(s=t1 - t0, tree_peak_mb=max(tree, default=float("nan")), main_peak_mb=own_peak)
+    res["total_s"] = marks[-1][1] - marks[0][1]
+    res["tree_peak_mb"] = max((mb for _, mb in samples), default=float("nan"))
+    return res
+
+
+def _line(fmt: str, label: str, r: dict) -> str:
+    ph = r["phases"]
+    return (f"[{fmt}] {label}: read {ph['read']['s']:.1f} s ({ph['read']['tree_peak_mb']:.0f} MB), fit table "
+            f"{ph['fit']['s']:.1f} s ({ph['fit']['tree_peak_mb']:.0f} MB), report {ph['report']['s']:.1f} s "
+            f"({ph['report']['tree_peak_mb']:.0f} MB, {len(r['figures'])} figures); total {r['total_s']:.1f} s, "
+            f"peak {r['tree_peak_mb']:.0f} MB (main + workers, shared pages once; main alone {ph['report']['main_peak_mb']:.0f} MB, "
+            f"largest worker {r['worker_peak_mb']:.0f} MB resident, its shared pages included)")
+
+
+def device() -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        model = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                     if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"CPU only: {model}, {usable} usable cores of {os.cpu_count()}, Python {platform.python_version()}"
 
 
 def main() -> None:
@@ -207,14 +276,11 @@ def main() -> None:
     parser.add_argument("--format", nargs="+", default=["wandb", "mlflow"], choices=["wandb", "mlflow"])
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "entropylaw-bench-project")
-    parser.add_argument("--no-baseline", action="store_true", help="skip the single-process read")
-    parser.add_argument("--report-figures", choices=["none", "all"], default="none",
-                        help="the report's figures: none (its tables: overview, per-run, forecasts, coefficients) "
-                             "or all (every figure per run: minutes at 200 runs)")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the single-process path")
     parser.add_argument("--reuse", action="store_true", help="read the runs generated by an earlier call")
     args = parser.parse_args()
-    print(f"device: CPU only ({platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}); {args.runs} runs x {args.steps} steps x {args.metrics} metrics")
+    print(f"device: {device()}; {args.runs} runs x {args.steps} steps x {args.metrics} metrics; "
+          f"load average at start {os.getloadavg()[0]:.2f}", flush=True)
     for fmt in args.format:
         t0 = time.perf_counter()
         if args.reuse and (args.dir / fmt).exists():
@@ -222,17 +288,21 @@ def main() -> None:
         else:
             source = generate(fmt, args.dir / fmt, args.runs, args.steps, args.metrics, args.workers)
             print(f"[{fmt}] generated {source} in {time.perf_counter() - t0:.1f} s", flush=True)
-        out = args.dir / f"{fmt}-out"
-        out.mkdir(exist_ok=True)
-        full = phase("full", source, args.workers, out, args.report_figures)
-        print(f"[{fmt}] parallel ({args.workers} workers): read {full['rows']:,} values of {full['runs']} runs in "
-              f"{full['read_s']:.1f} s, fit table ({full['fits']} runs) {full['fit_s']:.1f} s, "
-              f"report {full['report_s']:.1f} s; total {full['total_s']:.1f} s; peak memory "
-              f"{full['peak_mb']:.0f} MB (main) / {full['worker_peak_mb']:.0f} MB (largest worker)", flush=True)
-        if not args.no_baseline:
-            single = phase("single", source, 1, out)
-            print(f"[{fmt}] single-process read: {single['read_s']:.1f} s, peak {single['peak_mb']:.0f} MB; "
-                  f"parallel/single read time ratio {full['read_s'] / single['read_s']:.2f}", flush=True)
+        pool = run_path("pool", source, args.workers, args.dir / f"{fmt}-out-pool")
+        print(f"[{fmt}] {pool['rows']:,} values of {pool['runs']} runs, {pool['fits']} fits; figures: "
+              f"{', '.join(pool['figures'])}", flush=True)
+        print(_line(fmt, f"project path ({args.workers}-process pool)", pool), flush=True)
+        if args.no_baseline:
+            continue
+        single = run_path("single", source, 1, args.dir / f"{fmt}-out-single")
+        print(_line(fmt, "single-process path", single), flush=True)
+        same = all((args.dir / f"{fmt}-out-pool" / f).read_bytes() == (args.dir / f"{fmt}-out-single" / f).read_bytes()
+                   for f in ("fits.csv", "report/report.html"))
+        ratios = ", ".join(f"{name} {pool['phases'][name]['s'] / single['phases'][name]['s']:.2f}"
+                           for name in ("read", "fit", "report"))
+        print(f"[{fmt}] pool / single time: {ratios}; total {pool['total_s'] / single['total_s']:.2f}; peak memory "
+              f"{pool['tree_peak_mb'] / single['tree_peak_mb']:.2f}; fit table and report identical: {same}", flush=True)
+    print(f"load average at end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

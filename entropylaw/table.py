@@ -56,7 +56,9 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+import entropylaw.runrows as runrows
 from entropylaw.errors import EntropyLawError
+from entropylaw.runrows import split_runs  # noqa: F401  (the table's API; one pass over its rows)
 from entropylaw.fileio import atomic_write
 
 ENTROPY = "entropy"
@@ -80,8 +82,9 @@ META_DEFAULTS: dict[str, object] = {
 }
 META_COLUMNS = list(META_DEFAULTS)
 COLUMNS = METRIC_COLUMNS + META_COLUMNS
-_STRING_COLUMNS = ["run_id", "metric", "model", "algorithm", "dataset", "source",
-                   "entropy_key", "score_key", "val_keys"]
+TEXT_COLUMNS = ["run_id", "metric", "model", "algorithm", "dataset", "source",
+                "entropy_key", "score_key", "val_keys"]
+_STRING_COLUMNS = TEXT_COLUMNS
 _FLOAT_COLUMNS = ["value", "n_params", "n_params_nonembedding", "seed"]
 
 
@@ -112,6 +115,19 @@ def conform(df: pd.DataFrame) -> pd.DataFrame:
         out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
     out["step"] = pd.to_numeric(out["step"], errors="raise").astype("int64")
     return out.reset_index(drop=True)
+
+
+def is_conformed(df: pd.DataFrame) -> bool:
+    """``df`` already has what :func:`conform` would give it: the columns in order, text as
+    categoricals with sorted categories, numbers in their dtypes (no per-row check)."""
+    if list(df.columns) != COLUMNS:
+        return False
+    for col in _STRING_COLUMNS:
+        dtype = df[col].dtype
+        if not isinstance(dtype, pd.CategoricalDtype) or not pd.api.types.is_string_dtype(dtype.categories) \
+                or not dtype.categories.is_monotonic_increasing:
+            return False
+    return all(df[c].dtype == np.float64 for c in _FLOAT_COLUMNS) and df["step"].dtype == np.int64
 
 
 def from_records(records: Iterable[tuple[int, str, float]], run_id: str, **meta) -> pd.DataFrame:
@@ -204,8 +220,13 @@ def unique_runs(df: pd.DataFrame, used: set) -> pd.DataFrame:
     >>> list(unique_runs(t, used)["run_id"]), sorted(used)
     (['a-2', 'a-2', 'b'], ['a', 'a-2', 'b'])
     """
+    return rename_runs(df, unique_names(pd.unique(df["run_id"]), used))
+
+
+def unique_names(run_ids: Iterable[str], used: set) -> dict[str, str]:
+    """The renames :func:`unique_runs` makes for these run ids (first-seen order); ``used`` grows."""
     renames = {}
-    for run_id in pd.unique(df["run_id"]):
+    for run_id in run_ids:
         new, n = run_id, 1
         while new in used:
             n += 1
@@ -213,7 +234,7 @@ def unique_runs(df: pd.DataFrame, used: set) -> pd.DataFrame:
         used.add(new)
         if new != run_id:
             renames[run_id] = new
-    return rename_runs(df, renames)
+    return renames
 
 
 def rename_runs(df: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
@@ -278,14 +299,42 @@ def validate(df: pd.DataFrame, where: str = "run table") -> pd.DataFrame:
 
 
 def runs(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per run with its metadata and its number of steps, in first-seen order."""
-    meta = df.groupby("run_id", sort=False)[META_COLUMNS].first()
-    meta["n_steps"] = df.groupby("run_id", sort=False)["step"].nunique()
-    return meta.reset_index()
+    """One row per run with its metadata (each column's first non-missing value) and its
+    number of steps, in first-seen order."""
+    if not len(df) or not is_conformed(df) or df["run_id"].cat.codes.min() < 0:
+        meta = df.groupby("run_id", sort=False)[META_COLUMNS].first()
+        meta["n_steps"] = df.groupby("run_id", sort=False)["step"].nunique()
+        return meta.reset_index()
+    # the same frame from each run's rows: a groupby of 20 M rows costs seconds, and the
+    # report asks for this once per figure
+    cats = df["run_id"].cat.categories
+    blocks = runrows.blocks(df["run_id"].cat.codes.to_numpy())
+    columns = META_COLUMNS + ["step"]
+    if blocks is not None:  # each run one block: views of its rows
+        block_codes, starts, ends = blocks
+        spans = list(zip(starts.tolist(), ends.tolist()))
+        pieces = {col: [values[i:j] for i, j in spans]
+                  for col in columns for values in [runrows.column_values(df[col])]}
+    else:  # runs interleaved: each run's rows taken
+        parts = split_runs(df)
+        block_codes = np.array([cats.get_loc(r) for r in parts], dtype=np.int64)
+        pieces = {col: [runrows.column_values(p[col]) for p in parts.values()] for col in columns}
+    cols = {"run_id": pd.Categorical.from_codes(block_codes, dtype=df["run_id"].dtype)}
+    for col in META_COLUMNS:
+        cols[col] = runrows.first_values(pieces[col], df[col].dtype)
+    cols["n_steps"] = np.array([len(pd.unique(steps)) for steps in pieces["step"]], dtype=np.int64)
+    return pd.DataFrame(cols)
 
 
 def run_ids(df: pd.DataFrame) -> list[str]:
-    return list(pd.unique(df["run_id"]))
+    """The run ids in first-seen order."""
+    col = df["run_id"]
+    if isinstance(col.dtype, pd.CategoricalDtype) and len(col):
+        codes = col.cat.codes.to_numpy()
+        if codes.min() >= 0:  # the code of each block of equal codes, then unique: no 20 M-row hashing
+            starts = np.concatenate([[0], np.flatnonzero(codes[1:] != codes[:-1]) + 1])
+            return [col.cat.categories[c] for c in pd.unique(codes[starts])]
+    return list(pd.unique(col))
 
 
 def series(df: pd.DataFrame, run_id: str, metric: str) -> pd.Series:

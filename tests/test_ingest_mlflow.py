@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 mlflow = pytest.importorskip("mlflow")
@@ -200,20 +201,67 @@ def test_file_store_round_trip(tmp_path, monkeypatch):
 
     assert len(pieces(str(store))) == 3
     par, par_reports = load_parallel([str(store)], workers=2)
-    cols = ["run_id", "step", "metric", "value"]
-    key = cols[:3]
-    assert par[cols].sort_values(key).reset_index(drop=True).astype(str).equals(
-        df[cols].sort_values(key).reset_index(drop=True).astype(str))
-    def accounts(reps):  # the same accounts (sources name the run directory instead of the store)
-        return sorted((r.source.rsplit("#", 1)[1], r.rows_read, r.rows_kept, dict(r.dropped)) for r in reps)
-
-    assert accounts(par_reports) == accounts(reports)
+    pd.testing.assert_frame_equal(par, df, check_exact=True)  # the same table, row for row
+    assert [r.to_dict() for r in par_reports] == [r.to_dict() for r in reports]
+    assert set(df["source"]) == {str(p) for p in pieces(str(store))}  # each run's source: its directory
     # one run directory of the store is that run alone
     run_dir = next(p.parent for p in store.glob("*/*/meta.yaml") if (p.parent / "tags" / "mlflow.runName")
                    .read_text() == "trl-grpo")
     df1, _ = load([str(run_dir)])
     assert list(df1["run_id"].unique()) == ["trl-grpo"]
     assert table.series(df1, "trl-grpo", "entropy").to_dict() == logged["trl-grpo"]["entropy"]
+
+
+
+def _client_path(monkeypatch):
+    """Make the file store's fast parse give up, so MLflow's own client reads every run."""
+    from entropylaw.ingest import mlflow_files
+
+    def irregular(run):
+        raise mlflow_files.Irregular("test")
+
+    monkeypatch.setattr(mlflow_files, "read_metrics", irregular)
+
+
+def test_file_store_fast_parse_equals_mlflow_client(tmp_path, monkeypatch):
+    """The metric files parsed directly give the table MlflowClient's metric history gives,
+    value for value, with the same row accounts; so does a process pool of the runs."""
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    store = tmp_path / "mlruns"
+    client = mlflow.tracking.MlflowClient(tracking_uri=store.as_uri())
+    write_verl_runs(client, "verl-gsm8k")
+    run = client.create_run(client.create_experiment("awkward"), run_name="awkward-values")
+    awkward = [0.1, 1 / 3, 2.2250738585072014e-308, 5e-324, 1.7976931348623157e308, -0.0, 123456789.123456789,
+               float("nan"), float("inf"), 0.30000000000000004]  # rounding cases, and two non-finite drops
+    client.log_batch(run.info.run_id, metrics=[Metric("actor/entropy", v, 1000 + i, i) for i, v in enumerate(awkward)]
+                     + [Metric("critic/score/mean", 0.5, 1000 + i, i) for i in range(len(awkward))])
+    fast, fast_reports = load([str(store)])
+    from entropylaw.ingest.pool import load_parallel
+
+    pooled, pooled_reports = load_parallel([str(store)], workers=2)
+    _client_path(monkeypatch)
+    slow, slow_reports = load([str(store)])
+    pd.testing.assert_frame_equal(fast, slow, check_exact=True)
+    pd.testing.assert_frame_equal(pooled, slow, check_exact=True)
+    assert [r.to_dict() for r in fast_reports] == [r.to_dict() for r in slow_reports] \
+        == [r.to_dict() for r in pooled_reports]
+    got = table.series(fast, "awkward-values", "entropy").to_numpy()
+    assert got.tobytes() == np.array([v for v in awkward if np.isfinite(v)]).tobytes()  # bit for bit
+
+
+def test_file_store_line_only_mlflow_parses_is_left_to_mlflow(tmp_path, monkeypatch):
+    """A metric line of MLflow's old two-field format (no step: step 0) is read by MLflow's
+    own parser, not guessed at."""
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    store = tmp_path / "mlruns"
+    client = mlflow.tracking.MlflowClient(tracking_uri=store.as_uri())
+    run = client.create_run(client.create_experiment("old"), run_name="old-format")
+    client.log_batch(run.info.run_id, metrics=[Metric(k, 0.5 - 0.01 * s, 1000 + s, s) for s in range(1, 6)
+                                               for k in ("actor/entropy", "critic/score/mean")])
+    metric_file = next(store.glob("*/*/metrics/actor/entropy"))
+    metric_file.write_text("999 0.75\n" + metric_file.read_text())  # logged first, step 0
+    df, _ = load([str(store)])
+    assert table.series(df, "old-format", "entropy").to_dict()[0] == 0.75
 
 
 # ---- a misbehaving server: a proxy in front of the real one -------------------------------------

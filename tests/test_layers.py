@@ -23,7 +23,8 @@ import entropylaw
 
 PACKAGE = Path(entropylaw.__file__).parent
 LOWER = ("entropylaw.ingest", "entropylaw.fit", "entropylaw.table", "entropylaw.runformat", "entropylaw.fileio",
-         "entropylaw.errors", "entropylaw._optional", "entropylaw.entropy_convention")
+         "entropylaw.errors", "entropylaw._optional", "entropylaw.entropy_convention", "entropylaw.table_pack",
+         "entropylaw.runmap", "entropylaw.runrows")
 UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.audit", "entropylaw.cli", "entropylaw.plots", "entropylaw.api")
 
 

@@ -51,3 +51,21 @@ def test_report_of_many_runs_opens_on_the_overview():
 def test_few_runs_page_unchanged():
     html, _built, _skipped = report_html(_project(3), which=[])
     assert 'id="project"' not in html
+
+
+def test_project_per_run_figures_draw_the_first_screen_runs():
+    from entropylaw.plots.build_runs import law_figures
+    from entropylaw.plots.report_project import focus
+    from entropylaw.plots.rows import forecast_rows
+
+    t = _project(MANY_RUNS + 3)
+    rows, _notes = summary_rows(t)
+    chosen = focus(rows, forecast_rows(t, rows)[0])
+    assert 3 <= len(chosen) <= 15 and "run-00" in chosen and "run-01" in chosen  # untrusted, worst collapse
+    _family, per_run = law_figures(t)
+    panels = [ax for ax in per_run.fig.axes if ax.get_visible() and ax.get_title(loc="left")]
+    assert sorted(ax.get_title(loc="left").split(" · ")[0] for ax in panels) == sorted(
+        r["label"] for r in rows if r["run_id"] in chosen)
+    assert f"Drawn for {len(chosen)} of the {MANY_RUNS + 3} runs" in per_run.caption
+    small = _project(3)
+    assert "Drawn for" not in law_figures(small)[1].caption  # a few runs: every one drawn

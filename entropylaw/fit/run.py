@@ -28,11 +28,13 @@ BIC prefer (never a form whose shape parameter sits at its bound), and a trust f
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
 import pandas as pd
 
+import entropylaw.runmap as runmap
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fit import forms as forms_mod
@@ -148,14 +150,24 @@ def fit_runs(df: pd.DataFrame, run_ids=None, *, pool: bool = False, y: str | Non
         ykeys = {p.attrs["y_key"] for p in pairs}
         return [_attach(fit, df, ids, sorted(ykeys)[0], compare)]
     fits = []
-    for run_id in ids:
-        try:
-            fits.append(fit_run(df, run_id, y=y, x=x, pairing=pairing, compare=compare, **options))
-        except EntropyLawError as err:
+    # each run on its own rows (sliced once, not the whole table masked per run); a project's
+    # runs in forked processes, their warnings and errors said here in run order
+    one = functools.partial(_fit_or_error, y=y, x=x, pairing=pairing, compare=compare, **options)
+    for run_id, (fit, err) in zip(ids, runmap.map_runs(one, df, ids)):
+        if err is not None:
             if not skip_errors:
-                raise
+                raise err
             warnings.warn(f"run {run_id!r} not fitted: {err}", EntropyLawWarning, stacklevel=2)
+            continue
+        fits.append(fit)
     return fits
+
+
+def _fit_or_error(rows: pd.DataFrame, run_id: str, **options) -> tuple:
+    try:
+        return fit_run(rows, run_id, **options), None
+    except EntropyLawError as err:
+        return None, err
 
 
 def fits_frame(fits: list[EntropyLawFit]) -> pd.DataFrame:

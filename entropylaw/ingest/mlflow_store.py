@@ -42,6 +42,7 @@ import numpy as np
 
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError
+from entropylaw.ingest import mlflow_files
 from entropylaw.ingest.common import RawRun, nest, unique_run_ids
 from entropylaw.ingest.wandb_offline import meta_from_config
 
@@ -120,6 +121,7 @@ class _Store:
         mlflow_client = require("mlflow.tracking", extra="mlflow", purpose=f"reading {where}")
         _env_defaults()
         self.where, self.workers, self.server = where, workers, tracking_uri.startswith("http")
+        self.files = None  # a file store: (its root, the directory the input named)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.client = self._call(lambda: mlflow_client.MlflowClient(tracking_uri=tracking_uri))
@@ -129,7 +131,7 @@ class _Store:
 
         try:
             return fn()
-        except EntropyLawError:
+        except (EntropyLawError, mlflow_files.Irregular):
             raise
         except (MlflowException, OSError, ValueError, TypeError, KeyError) as err:
             raise _failure(f"{self.where}{what}", err, self.server) from None
@@ -182,28 +184,70 @@ class _Store:
         for (r, key), hist in zip(jobs, histories):
             by_run.setdefault(r.info.run_id, []).append((key, hist))
         names = unique_run_ids([r.info.run_name or r.info.run_id for r in runs])
-        return [_raw_run(r, name, by_run.get(r.info.run_id, []), self.where) for r, name in zip(runs, names)]
+        return [_raw_run(name, self.source_of(r.info), r.data.params,
+                         [_arrays(key, hist) for key, hist in by_run.get(r.info.run_id, [])])
+                for r, name in zip(runs, names)]
+
+    def source_of(self, info) -> str:
+        """A run's source: its directory in a file store (as the input named the store), else
+        the store or URI and the run id."""
+        if self.files is None:
+            return f"{self.where}#{info.run_id}"
+        root, given = self.files
+        run_dir = Path(root, info.experiment_id, info.run_id)
+        return str(Path(given) / run_dir.relative_to(Path(given).resolve()))
 
 
-def _raw_run(run, name: str, histories: list, where: str) -> RawRun:
-    steps, keys, values, stamps = [], [], [], []
-    for key, hist in histories:
-        restored = restore_key(key)
-        for m in hist:
-            steps.append(int(m.step))
-            keys.append(restored)
-            values.append(float(m.value))
-            stamps.append(int(m.timestamp))
-    order = np.lexsort((np.arange(len(stamps)), np.asarray(stamps, dtype=np.int64))) if stamps else np.zeros(0, int)
-    raw = RawRun(name, f"{where}#{run.info.run_id}", steps=np.asarray(steps, dtype=np.int64)[order],
-                 keys=np.asarray(keys, dtype=object)[order], values=np.asarray(values, dtype=np.float64)[order])
+def _arrays(key: str, hist: list) -> tuple:
+    """One metric's history as (key, steps, values, timestamps) arrays."""
+    return (key, np.fromiter((int(m.step) for m in hist), np.int64, len(hist)),
+            np.fromiter((float(m.value) for m in hist), np.float64, len(hist)),
+            np.fromiter((int(m.timestamp) for m in hist), np.int64, len(hist)))
+
+
+def _raw_run(name: str, source: str, params: dict, histories: list) -> RawRun:
+    """``histories``: ``[(key, steps, values, timestamps)]``; rows in timestamp order (stable)."""
+    keys = [restore_key(key) for key, *_ in histories]
+    counts = [len(h[1]) for h in histories]
+    steps = np.concatenate([h[1] for h in histories]) if histories else np.zeros(0, np.int64)
+    values = np.concatenate([h[2] for h in histories]) if histories else np.zeros(0, np.float64)
+    stamps = np.concatenate([h[3] for h in histories]) if histories else np.zeros(0, np.int64)
+    order = np.lexsort((np.arange(len(stamps)), stamps)) if len(stamps) else np.zeros(0, int)
+    raw = RawRun(name, source, steps=steps[order], keys=np.repeat(np.array(keys, dtype=object), counts)[order],
+                 values=values[order])
     raw.report.read(len(order))
-    renamed = sorted({k for k, _ in histories if restore_key(k) != k})
+    renamed = sorted({key for key, *_ in histories if restore_key(key) != key})
     if renamed:
         raw.report.note(f"MLflow key(s) {', '.join(renamed[:3])}{' ...' if len(renamed) > 3 else ''} read with "
                         "'@' for '_at_' (veRL's MLflow logger renames '@')")
-    raw.meta = meta_from_config(params_config(run.data.params))
+    raw.meta = meta_from_config(params_config(params))
     return raw
+
+
+def run_directories(source: str) -> list[str]:
+    """A file store's active runs as directories (each a source of its own), in the order
+    :func:`read_mlflow` reads them; [] when there are none or the store is irregular."""
+    path = Path(source)
+    root, exp_id, run = _file_store_target(path.resolve())
+    store = _Store(root.as_uri(), source)
+    store.files = (root, source)
+    exps = [exp_id] if exp_id else [e.experiment_id for e in store.experiments(None)]
+    try:
+        return [store.source_of(r.info) for r in store._call(lambda: mlflow_files.list_runs(root, exps, run))]
+    except mlflow_files.Irregular:
+        return []
+
+
+def _read_files(store: _Store, experiment_ids: list[str], run: str | None) -> list[RawRun]:
+    """A file store's runs, its metric files parsed directly (:mod:`entropylaw.ingest.mlflow_files`)."""
+    root = store.files[0]
+    runs = store._call(lambda: mlflow_files.list_runs(root, experiment_ids, run))
+    if not runs:
+        raise mlflow_files.Irregular("no run listed")  # the client path says why (deleted, not found)
+    names = unique_run_ids([r.name or r.info.run_id for r in runs])
+    return [_raw_run(name, store.source_of(r.info), r.params,
+                     store._call(lambda: mlflow_files.read_metrics(r), f" (run {r.info.run_id})"))
+            for r, name in zip(runs, names)]
 
 
 def params_config(params: dict[str, str]) -> dict:
@@ -258,7 +302,12 @@ def read_mlflow(source: str, workers: int | None = None) -> list[RawRun]:
         if path.is_dir():
             root, exp_id, run = _file_store_target(path.resolve())
             store = _Store(root.as_uri(), source)
+            store.files = (root, source)
             exps = [store._call(lambda: store.client.get_experiment(exp_id))] if exp_id else store.experiments(None)
+            try:
+                return _read_files(store, [e.experiment_id for e in exps], run)
+            except mlflow_files.Irregular:
+                pass  # MLflow's own parser reads it, and says what is wrong with it
         else:
             if not is_sql_store(path):
                 raise EntropyLawError(f"{path}: not an MLflow SQLite store (expected tables {sorted(_MLFLOW_TABLES)})")

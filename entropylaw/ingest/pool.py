@@ -22,18 +22,19 @@ joined here: pass such a run's pieces together to :func:`dispatch.load`.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable
 
+import entropylaw.runmap as runmap
 import entropylaw.table as table
+import entropylaw.table_pack as table_pack
 from entropylaw.ingest import dispatch, mlflow_store
 from entropylaw.ingest.common import KeyOptions
 
 
 def pieces(source: str) -> list[str]:
-    """The parts of ``source`` that can be read independently, in name order."""
+    """The parts of ``source`` that can be read independently, in the order its reader reads them."""
     if source.startswith(("wandb://", mlflow_store.SCHEME)):
         return [source]
     path = Path(source)
@@ -44,10 +45,8 @@ def pieces(source: str) -> list[str]:
         runs = sorted(p for p in path.iterdir() if p.is_dir() and not p.is_symlink() and any(p.glob("*.wandb")))
         return [str(p) for p in runs] or [source]
     if fmt == "mlflow" and not (path / "meta.yaml").is_file():
-        # a deleted run stays in place until `mlflow gc`; its meta.yaml says so
-        runs = sorted(p.parent for p in path.glob("*/*/meta.yaml") if (p.parent / "metrics").is_dir()
-                      and "lifecycle_stage: deleted" not in p.read_text(errors="replace"))
-        return [str(p) for p in runs] or [source]
+        # the active runs (a deleted one stays in place until `mlflow gc`), in the reader's order
+        return mlflow_store.run_directories(source) or [source]
     if fmt == "directory":
         return dispatch._directory_members(path)
     return [source]
@@ -55,16 +54,17 @@ def pieces(source: str) -> list[str]:
 
 def _read(args):
     piece, options = args
-    return dispatch.load([piece], options)
+    df, reports = dispatch.load([piece], options)
+    return table_pack.pack(df), reports  # a few arrays, not a DataFrame: see entropylaw.table_pack
 
 
 def load_parallel(sources: list[str], options: KeyOptions | None = None, workers: int | None = None,
                   progress: Callable[[int, int], None] | None = None):
-    """Like :func:`dispatch.load`, its pieces read in ``workers`` processes (default: the
-    CPU count); ``progress(done, total)`` is called as pieces finish."""
+    """Like :func:`dispatch.load`, its pieces read in ``workers`` processes (default:
+    :func:`entropylaw.runmap.cores`); ``progress(done, total)`` is called as pieces finish."""
     options = options or KeyOptions()
     todo = [p for s in sources for p in pieces(str(s))]
-    workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+    workers = max(1, min(workers or runmap.cores(), len(todo)))
     results = []
     if workers == 1:
         for i, piece in enumerate(todo, 1):
@@ -77,9 +77,11 @@ def load_parallel(sources: list[str], options: KeyOptions | None = None, workers
                 results.append(result)
                 if progress:
                     progress(i, len(todo))
-    tables, reports = [], []
+    packs, reports = [], []
     used: set[str] = set()
-    for df, reps in results:
-        tables.append(table.unique_runs(df, used))
+    for packed, reps in results:
+        packed.rename_runs(table.unique_names(packed.run_ids(), used))
+        packs.append(packed)
         reports.extend(reps)
-    return table.stack(tables), reports
+    del results
+    return table_pack.stack_packed(packs), reports

@@ -82,7 +82,8 @@ def usable_runs(t: pd.DataFrame) -> list[str]:
         if table is t and len(table) == len(t):
             return list(runs)
     with_entropy = set(t.loc[t["metric"] == "entropy", "run_id"])
-    out = [r for r in tt.run_ids(t) if r in with_entropy and performance_metric(t, r)]
+    parts = tt.split_runs(t, with_entropy)  # the score rule on each run's own rows, not the whole table's
+    out = [r for r in tt.run_ids(t) if r in with_entropy and performance_metric(parts.get(r, t), r)]
     _USABLE.insert(0, (t, out))
     del _USABLE[4:]
     return list(out)

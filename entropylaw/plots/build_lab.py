@@ -28,6 +28,7 @@ from entropylaw.plots.covariance import (correlation, entropy_change, plot_corre
                                          plot_cov_scatter, plot_cov_vs_entropy_change)
 from entropylaw.plots.build_models import is_intervention
 from entropylaw.plots.labels import run_labels
+from entropylaw.plots.rows import project_focus
 from entropylaw.plots.interventions import plot_interventions
 from entropylaw.plots.probe_tables import ON_SCALE, PAPER_TABLE1, plot_ladder, plot_table1
 from entropylaw.plots.style import fs, new_grid
@@ -41,7 +42,8 @@ def covariance_figure(t: pd.DataFrame, run_ids=None, max_detail: int = 2, **_) -
     the entropy change over steps and per step; with more runs, one more figure with every
     run's correlation (small multiples in one row each, not one figure per run)."""
     candidates = list(run_ids or tt.run_ids(t))
-    runs = [r for r in candidates if len(tt.series(t, r, COV))]
+    parts = tt.split_runs(t, candidates)
+    runs = [r for r in candidates if r in parts and len(tt.series(parts[r], r, COV))]
     if not runs:
         raise Skipped(f"covariance: no run logs {COV!r} (the lab's response-level covariance)")
     meta = tt.runs(t).set_index("run_id")
@@ -113,11 +115,14 @@ def _covariance_all(t, pairs, styles) -> Built:
 
 
 def interventions_figure(t: pd.DataFrame, run_ids=None, labels=None, name: str = "runs_over_training",
-                         title: str | None = None, smooth: int = 5, **_) -> list[Built]:
+                         title: str | None = None, smooth: int = 5, fit_frac: float = 0.15, **_) -> list[Built]:
     """Figs. 9-13: entropy, score (and response length) vs step, one line per run, one row
     of panels per family of runs (by model) when there are several."""
+    run_ids, focus_note = project_focus(t, run_ids, fit_frac)
     candidates = run_ids or tt.run_ids(t)
-    runs = [r for r in candidates if len(tt.series(t, r, "entropy")) and performance_metric(t, r)]
+    parts = tt.split_runs(t, candidates)  # each run's rows sliced once, not the whole table masked per run
+    runs = [r for r in candidates if r in parts and len(tt.series(parts[r], r, "entropy"))
+            and performance_metric(parts[r], r)]
     if not runs:
         raise Skipped("interventions: no run logs both entropy and a validation or training score")
     metric_of = {r: performance_metric(t, r) for r in runs}
@@ -134,7 +139,8 @@ def interventions_figure(t: pd.DataFrame, run_ids=None, labels=None, name: str =
     return [Built(name, fig, f"Policy entropy and score over training for {len(runs)} runs"
                              + (f", one row per model ({len(groups)} rows)" if len(groups) > 1 else "")
                              + "; final values at the end of each line and in the legend; each run in its colour "
-                               "and line style (the same in every figure). Paper Figs. 9-13 (interventions).",
+                               "and line style (the same in every figure). Paper Figs. 9-13 (interventions)."
+                             + focus_note,
                   title=title or f"Entropy and score over training, {len(runs)} runs")]
 
 

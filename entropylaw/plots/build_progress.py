@@ -20,13 +20,14 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.consumption import consumption
 from entropylaw.fit.early import EarlyPrediction
 from entropylaw.plots.build_base import Built, Skipped, capture, tag
 from entropylaw.plots.build_runs import panel_title, run_points
 from entropylaw.plots.law import ceiling_text, is_fraction, plot_early
-from entropylaw.plots.rows import forecast_rows, summary_rows
+from entropylaw.plots.rows import forecast_rows, project_focus, summary_rows
 from entropylaw.plots.style import STEP_LABEL, fig_width, fmt, fs, new_grid
 from entropylaw.plots.summary import plot_forecasts
 
@@ -54,16 +55,19 @@ def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boo
 
 def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None = None, run_ids=None,
                   **_) -> list[Built]:
-    """Fig. 5: fit on the early steps, predict the rest from the later entropy; one panel per run."""
+    """Fig. 5: fit on the early steps, predict the rest from the later entropy; one panel per run
+    (in a project of many runs, the runs its report's first screen lists)."""
+    run_ids, focus_note = project_focus(t, run_ids, fit_frac)
     rows, _ = summary_rows(t, run_ids)
     results, notes = {}, []
     left_out = []
+    parts = tt.split_runs(t, [r["run_id"] for r in rows])
     for r in rows:
         if r["trust"] in ("not fitted", NOT_APPLICABLE):
             left_out.append(r["label"])
             continue
         try:
-            pts = run_points(t, r["run_id"])
+            pts = run_points(parts.get(r["run_id"], t), r["run_id"])
             kwargs = {"fit_steps": fit_steps} if fit_steps else {"fit_frac": fit_frac}
             pred, caught = capture(lambda: EarlyPrediction(**kwargs).fit(pts))
         except EntropyLawError as err:
@@ -104,7 +108,7 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
                   "window). RMSE over the predicted steps and the final score observed vs predicted above each panel "
                   "(paper: 0.9 % and 0.5 % for math)."
                   + (f" Left out ({len(left_out)}): runs the law does not describe." if left_out else "")
-                  + " Paper Fig. 5.", notes,
+                  + " Paper Fig. 5." + focus_note, notes,
                   title=f"Early-stage prediction of the later scores from the later entropy (fit on {what})")]
 
 
@@ -114,12 +118,13 @@ def consumption_figure(t: pd.DataFrame, marks=None, run_ids=None, **_) -> list[B
 
     rows, _ = summary_rows(t, run_ids)
     runs, notes, left_out = {}, [], []
+    parts = tt.split_runs(t, [r["run_id"] for r in rows])
     for r in rows:
         if r["trust"] == NOT_APPLICABLE:
             left_out.append(r["label"])
             continue
         try:
-            frame, caught = capture(consumption, t, r["run_id"])
+            frame, caught = capture(consumption, parts.get(r["run_id"], t), r["run_id"])
         except EntropyLawError as err:
             notes.append(f"{r['run_id']}: no consumption curve ({err})")
             continue

@@ -32,7 +32,7 @@ from entropylaw.fit.law import fit_family
 from entropylaw.fit.pairing import pair
 from entropylaw.plots.build_base import Built, Skipped, performance_metric
 from entropylaw.plots.law import ceiling_text, is_fraction, plot_law, score_ylim
-from entropylaw.plots.rows import fit_dict, fitted_runs, summary_rows  # noqa: F401  (re-exported)
+from entropylaw.plots.rows import fit_dict, fitted_runs, project_focus, summary_rows  # noqa: F401  (re-exported)
 from entropylaw.plots.style import (ENTROPY_LABEL, TRUST_COLORS, current, few_ticks, fig_width, fit_text, fmt, fs,
                                     legend_under, new_grid, text_width)
 from entropylaw.plots.summary import plot_ceilings
@@ -109,14 +109,21 @@ def _legend_name(r) -> str:
     return f"{r['label']}: {ceiling}, {r['trust']}"
 
 
-def law_figures(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
-    """Paper Figs. 1, 3, 4: score vs entropy with each run's fitted law, per family and per run."""
+def law_figures(t: pd.DataFrame, run_ids=None, fit_frac: float = 0.15, **_) -> list[Built]:
+    """Paper Figs. 1, 3, 4: score vs entropy with each run's fitted law, per family and per run
+    (in a project of many runs, the runs its report's first screen lists)."""
+    run_ids, note = project_focus(t, run_ids, fit_frac)
     rows, notes = summary_rows(t, run_ids)
     fitted, _ = fitted_runs(t, [r["run_id"] for r in rows])
     rows = [r for r in rows if r["run_id"] in fitted]
     if not rows:
         raise Skipped("law: no run has enough paired entropy/score points to fit" + _why(notes))
-    return [_family_figure(rows, fitted, notes), _per_run_figure(rows, fitted)]
+    return [_noted(_family_figure(rows, fitted, notes), note), _noted(_per_run_figure(rows, fitted), note)]
+
+
+def _noted(built: Built, note: str) -> Built:
+    built.caption += note
+    return built
 
 
 def _family_figure(rows, fitted, notes) -> Built:

@@ -49,10 +49,12 @@ def covariance_series(t: pd.DataFrame, run_id: str) -> dict[float, pd.Series]:
 
 def checkpoints_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
     """One figure per run with ``cov_top_<p>%`` metrics (``probe-checkpoints --table1``)."""
-    runs = [r for r in (run_ids or tt.run_ids(t)) if len(covariance_series(t, r)) >= 2]
+    ids = list(run_ids or tt.run_ids(t))
+    parts = tt.split_runs(t, ids)  # each run's rows sliced once, not the whole table masked per run
+    runs = [r for r in ids if len(covariance_series(parts.get(r, t), r)) >= 2]
     if not runs:
         raise Skipped("checkpoints: no run logs cov_top_<p>% and cov_all (entropylaw probe-checkpoints --table1)")
-    return [_figure(t, r) for r in runs]
+    return [_figure(parts.get(r, t), r) for r in runs]
 
 
 def _end_labels(ax, s: pd.Series, digits: int = 3) -> None:

@@ -79,12 +79,26 @@ def _pick(rows, key, reverse: bool) -> list:
     return sorted(usable, key=lambda r: _f(r[key]), reverse=reverse)[:TOP]
 
 
-def overview_html(rows: Sequence[Mapping], forecasts: Sequence[Mapping]) -> str:
-    """The project's first screen (see module docstring)."""
-    fc = {f["run_id"]: f for f in forecasts}
+def picks(rows: Sequence[Mapping], forecasts: Sequence[Mapping]) -> tuple[list, list, list]:
+    """The first screen's three lists: best forecasts, worst collapses (lowest ceilings of
+    trusted fits), fits not to trust; at most :data:`TOP` rows each."""
     best = _pick(forecasts, "forecast", reverse=True)
     worst = _pick([r for r in rows if r.get("trust") == GOOD], "ceiling", reverse=False)
     untrusted = [r for r in rows if r.get("trust") != GOOD][:TOP]
+    return best, worst, untrusted
+
+
+def focus(rows: Sequence[Mapping], forecasts: Sequence[Mapping]) -> list[str]:
+    """The run ids the first screen lists, once each, in the order of ``rows``: the runs a
+    project's per-run figures draw (200 panels would be read by no one)."""
+    listed = {r["run_id"] for group in picks(rows, forecasts) for r in group}
+    return [r["run_id"] for r in rows if r["run_id"] in listed]
+
+
+def overview_html(rows: Sequence[Mapping], forecasts: Sequence[Mapping]) -> str:
+    """The project's first screen (see module docstring)."""
+    fc = {f["run_id"]: f for f in forecasts}
+    best, worst, untrusted = picks(rows, forecasts)
     n_untrusted = sum(r.get("trust") != GOOD for r in rows)
 
     def item(r, text):

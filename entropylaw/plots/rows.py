@@ -20,11 +20,16 @@ final score from its first steps (:func:`entropylaw.fit.forecast.core.forecast`)
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
+import weakref
 from collections import OrderedDict
 
 import numpy as np
 import pandas as pd
 
+import entropylaw.runmap as runmap
 import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.core import DECISION_METHOD, DEFAULT_METHOD, forecast
@@ -32,29 +37,86 @@ from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.run import fit_run
 from entropylaw.plots.build_base import capture, run_styles, tag, usable_runs
 from entropylaw.plots.labels import run_labels
+from entropylaw.plots.report_project import MANY_RUNS, focus
 
 NOT_FITTED = "not fitted"
 LAW_METHOD = "law-ceiling"
 _CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
-_CACHE_SIZE = 256
+_KEYS: "OrderedDict[tuple, tuple]" = OrderedDict()
+_CACHE_SIZE = 1024  # a fit and a forecast per run: those of a 200-run project stay cached
 
 
 def _key(t: pd.DataFrame, run_id: str) -> tuple:
+    """The run's content (its steps, metrics and values, in table order) as a cache key."""
+    ids, metric = t["run_id"], t["metric"]
+    if isinstance(ids.dtype, pd.CategoricalDtype) and isinstance(metric.dtype, pd.CategoricalDtype) and len(t) \
+            and run_id in ids.cat.categories:
+        if not (ids.cat.codes.to_numpy() == ids.cat.categories.get_loc(run_id)).all():  # not one run's own rows
+            t = t[ids == run_id]
+            metric = t["metric"]
+        columns = (t["step"].to_numpy(np.int64), t["value"].to_numpy(np.float64), metric.array.codes,
+                   metric.cat.categories)
+        # asked once per run and per figure: the same memory, while the arrays owning it live
+        # (no other rows can be there then), is hashed once
+        where = (run_id, len(t), id(columns[3])) + tuple((c.__array_interface__["data"][0], c.strides)
+                                                         for c in columns[:3])
+        hit = _KEYS.get(where)
+        if hit is not None and all(ref() is not None for ref in hit[1]) and hit[2] is columns[3]:
+            _KEYS.move_to_end(where)
+            return hit[0]
+        digest = hashlib.blake2b(digest_size=16)  # the bytes: a tenth of pandas' per-row hash
+        for column in columns[:3]:
+            digest.update(np.ascontiguousarray(column).tobytes())
+        digest.update(json.dumps([str(c) for c in columns[3]]).encode())
+        key = (run_id, len(t), digest.hexdigest())
+        try:  # weak: a run's copied rows are not kept alive by this memo
+            _KEYS[where] = (key, [weakref.ref(_owner(c)) for c in columns[:3]], columns[3])
+        except TypeError:  # memory no ndarray owns: not remembered
+            return key
+        while len(_KEYS) > _CACHE_SIZE:
+            _KEYS.popitem(last=False)
+        return key
     rows = t.loc[t["run_id"] == run_id, ["step", "metric", "value"]]
     return run_id, len(rows), int(pd.util.hash_pandas_object(rows, index=False).sum())
+
+
+def _owner(array: np.ndarray) -> np.ndarray:
+    """The array that owns a view's memory."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def _store(key: tuple, value: tuple) -> None:
+    _CACHE[key] = value
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+
+
+def _fit_entry(t: pd.DataFrame, run_id: str) -> tuple:
+    """``(cache key, (fit or None, [warnings], error or None))`` of one run."""
+    try:
+        fit, caught = capture(lambda: fit_run(t, run_id))
+        return _key(t, run_id), (fit, caught, None)
+    except EntropyLawError as err:
+        return _key(t, run_id), (None, [], err)
+
+
+def _prime(entry, t: pd.DataFrame, run_ids, prefix: tuple = ()) -> None:
+    """Compute the cache entries ``entry`` gives for the runs not cached yet, a project's in
+    forked processes (:func:`entropylaw.runmap.map_runs`): the same values, on all cores."""
+    parts = tt.split_runs(t, run_ids)
+    missing = [r for r in run_ids if prefix + _key(parts.get(r, t), r) not in _CACHE]
+    if len(missing) >= runmap.MIN_RUNS:
+        for key, value in runmap.map_runs(entry, t, missing):
+            _store(key, value)
 
 
 def fit_result(t: pd.DataFrame, run_id: str):
     """``(fit or None, [warnings], error or None)`` of one run, fitted once per content."""
     key = _key(t, run_id)
     if key not in _CACHE:
-        try:
-            fit, caught = capture(lambda: fit_run(t, run_id))
-            _CACHE[key] = (fit, caught, None)
-        except EntropyLawError as err:
-            _CACHE[key] = (None, [], err)
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        _store(*_fit_entry(t, run_id))
     return _CACHE[key]
 
 
@@ -62,8 +124,11 @@ def fitted_runs(t: pd.DataFrame, run_ids=None):
     """``{run_id: (points, fit)}`` for the runs that can be fitted, and the warnings raised
     (a run that cannot be fitted is one ``run: not fitted (why)`` line)."""
     out, notes = {}, []
-    for run_id in run_ids or usable_runs(t):
-        fit, caught, err = fit_result(t, run_id)
+    ids = list(run_ids or usable_runs(t))
+    _prime(_fit_entry, t, ids)
+    parts = tt.split_runs(t, ids)  # a run's rows sliced once: no mask of the whole table per run
+    for run_id in ids:
+        fit, caught, err = fit_result(parts.get(run_id, t), run_id)
         if err is not None:
             notes.append(f"{run_id}: not fitted ({err})")
             continue
@@ -129,19 +194,24 @@ def forecast_result(t: pd.DataFrame, run_id: str, fit_frac: float, n_boot: int, 
     method and the law's ceiling), computed once per content; raises the forecast's error."""
     key = ("forecast", fit_frac, n_boot, conf) + _key(t, run_id)
     if key not in _CACHE:
-        try:
-            run = RunData.from_table(t, run_id)
-            fc, caught = capture(lambda: forecast(run, fit_frac=fit_frac, methods=list(dict.fromkeys([DECISION_METHOD, DEFAULT_METHOD, LAW_METHOD])),
-                                                  conf=conf, n_boot=n_boot, seed=0))
-            _CACHE[key] = (run, fc, caught, None)
-        except EntropyLawError as err:
-            _CACHE[key] = (None, None, [], err)
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        _store(*_forecast_entry(t, run_id, fit_frac, n_boot, conf))
     run, fc, caught, err = _CACHE[key]
     if err is not None:
         raise err
     return run, fc, caught
+
+
+def _forecast_entry(t: pd.DataFrame, run_id: str, fit_frac: float, n_boot: int, conf: float) -> tuple:
+    """``(cache key, (run, forecast, [warnings], error))`` of one run's forecast."""
+    key = ("forecast", fit_frac, n_boot, conf) + _key(t, run_id)
+    try:
+        run = RunData.from_table(t, run_id)
+        methods = list(dict.fromkeys([DECISION_METHOD, DEFAULT_METHOD, LAW_METHOD]))
+        fc, caught = capture(lambda: forecast(run, fit_frac=fit_frac, methods=methods, conf=conf, n_boot=n_boot,
+                                              seed=0))
+        return key, (run, fc, caught, None)
+    except EntropyLawError as err:
+        return key, (None, None, [], err)
 
 
 def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_boot: int = 200,
@@ -150,11 +220,15 @@ def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_b
     (with ``conf`` intervals) from the first ``fit_frac`` of the run, and the law's
     ceiling from the same steps; rows that cannot be forecast say why."""
     out, notes = [], []
+    ids = [row["run_id"] for row in rows]
+    _prime(functools.partial(_forecast_entry, fit_frac=fit_frac, n_boot=n_boot, conf=conf), t, ids,
+           ("forecast", fit_frac, n_boot, conf))
+    parts = tt.split_runs(t, ids)
     for row in rows:
         f = {k: row.get(k) for k in ("run_id", "number", "label", "family", "color", "marker", "linestyle")}
         f.update(method=DEFAULT_METHOD, conf=conf)
         try:
-            run, fc, caught = forecast_result(t, row["run_id"], fit_frac, n_boot, conf)
+            run, fc, caught = forecast_result(parts.get(row["run_id"], t), row["run_id"], fit_frac, n_boot, conf)
         except EntropyLawError as err:
             f["reason"] = str(err)
             out.append(f)
@@ -186,6 +260,21 @@ def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_b
             f["law_reason"] = str(law["reason"])
         out.append(f)
     return out, notes
+
+
+def project_focus(t: pd.DataFrame, run_ids=None, fit_frac: float = 0.15) -> tuple[list[str] | None, str]:
+    """``(run ids, caption note)`` for a figure of one panel or line per run: ``run_ids`` as
+    given, or all runs (None) up to :data:`~entropylaw.plots.report_project.MANY_RUNS`;
+    past that, the runs the report's first screen lists, and a note saying so."""
+    if run_ids is not None:
+        return run_ids, ""
+    ids = usable_runs(t)
+    if len(ids) <= MANY_RUNS:
+        return None, ""
+    rows, _ = summary_rows(t, ids)
+    chosen = focus(rows, forecast_rows(t, rows, fit_frac=fit_frac)[0])
+    return chosen, (f" Drawn for {len(chosen)} of the {len(ids)} runs: those the report's first screen lists (best "
+                    "forecasts, worst collapses, fits not to trust); every run's numbers are in its tables.")
 
 
 def _float(value) -> float:
