@@ -345,3 +345,4 @@ def test_watch_goes_on_when_the_run_passes_its_planned_length(tmp_path):
                           "--total-steps", "100", "--n-boot", "20"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "forecast at step" in out.stdout and "has passed" in out.stdout and "stop paying (" in out.stdout
+

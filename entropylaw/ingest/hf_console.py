@@ -44,7 +44,8 @@ from collections import Counter
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.compressed import open_log
-from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
+from entropylaw.ingest.common import RawRun, existing_file
+from entropylaw.ingest.names import model_from_filename, run_id_from_path
 from entropylaw.ingest.trl import add_records
 
 UNPARSEABLE = "unparseable log record"

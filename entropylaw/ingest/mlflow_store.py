@@ -43,7 +43,8 @@ import numpy as np
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest import mlflow_files
-from entropylaw.ingest.common import RawRun, nest, unique_run_ids
+from entropylaw.ingest.common import RawRun, nest
+from entropylaw.ingest.names import unique_run_ids
 from entropylaw.ingest.wandb_offline import meta_from_config
 
 SCHEME = "mlflow://"

@@ -24,7 +24,8 @@ import numpy as np
 
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import RawRun, unique_run_ids
+from entropylaw.ingest.common import RawRun
+from entropylaw.ingest.names import unique_run_ids
 from entropylaw.ingest.wandb_offline import meta_from_config
 
 DAMAGED = "damaged SwanLab record (rest of file unreadable)"

@@ -42,7 +42,8 @@ import pandas as pd
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.compressed import inner_suffix
-from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
+from entropylaw.ingest.common import RawRun, existing_file
+from entropylaw.ingest.names import model_from_filename, run_id_from_path
 from entropylaw.ingest.report import IngestReport
 
 STEP_COLUMNS = ["step", "_step", "global_step", "Step", "trainer/global_step", "train/global_step",

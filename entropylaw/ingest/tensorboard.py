@@ -35,7 +35,8 @@ import numpy as np
 
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import RawRun, model_from_filename
+from entropylaw.ingest.common import RawRun
+from entropylaw.ingest.names import model_from_filename
 from entropylaw.ingest.damage import charge, nearest_record_rows, rows_lost_in_gaps
 from entropylaw.ingest.tfrecord import read_records
 

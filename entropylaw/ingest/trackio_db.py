@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import RawRun, unique_run_ids
+from entropylaw.ingest.common import RawRun
+from entropylaw.ingest.names import unique_run_ids
 from entropylaw.ingest.wandb_offline import meta_from_config
 
 KNOWN_SCHEMA = 2  # trackio 0.43's SQLiteStorage.SCHEMA_VERSION

@@ -41,7 +41,8 @@ from typing import Iterable
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.compressed import open_log, strip_compression
-from entropylaw.ingest.common import RawRun, is_bookkeeping, model_from_filename, run_id_from_path
+from entropylaw.ingest.common import RawRun, is_bookkeeping
+from entropylaw.ingest.names import model_from_filename, run_id_from_path
 
 STATE_FILE = "trainer_state.json"
 REPEATED = "repeated at the same step"

@@ -50,7 +50,8 @@ import pandas as pd
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.compressed import open_log
-from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
+from entropylaw.ingest.common import RawRun, existing_file
+from entropylaw.ingest.names import model_from_filename, run_id_from_path
 from entropylaw.ingest.keys import detect_keys
 from entropylaw.ingest.verl_echo import MARK, EchoCollector, echo_rows
 

@@ -28,7 +28,8 @@ import re
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.compressed import open_log
-from entropylaw.ingest.common import RawRun, existing_file, model_from_filename, run_id_from_path
+from entropylaw.ingest.common import RawRun, existing_file
+from entropylaw.ingest.names import model_from_filename, run_id_from_path
 
 STEP_FIELDS = ("step", "_step", "global_step")
 UNPARSEABLE = "unparseable line"

@@ -55,7 +55,8 @@ from pathlib import Path, PurePosixPath
 
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
-from entropylaw.ingest.common import RawRun, unique_run_ids
+from entropylaw.ingest.common import RawRun
+from entropylaw.ingest.names import unique_run_ids
 from entropylaw.ingest.damage import Region, charge, nearest_record_rows, rows_lost_in_gaps
 from entropylaw.ingest.leveldb_log import Damage, iter_records
 from entropylaw.ingest.wandb_history import (  # noqa: F401 (NON_NUMERIC is re-exported)
