@@ -238,3 +238,11 @@ def test_data_real_report_in_chromium_and_its_screenshot(tmp_path):
     res = _chromium(tmp_path, page, f"--screenshot={shot}")
     assert res.returncode == 0 and shot.read_bytes().startswith(PNG_MAGIC), res.stderr[-1000:]
     plt.close("all")
+
+
+def test_build_all_with_no_figure_asked_for_draws_none():
+    """`which=[]` used to mean every figure (found by the project helper)."""
+    from entropylaw.plots.build_report import build_all
+
+    built, skipped = build_all(None, which=[])
+    assert built == [] and skipped == []

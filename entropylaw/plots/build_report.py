@@ -33,9 +33,10 @@ FORECAST = "forecast_final_score"  # the figure beside the forecast table
 
 def build_all(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), which: Sequence[str] | None = None,
               **options) -> tuple[list[B.Built], list[str]]:
-    """Every figure that can be drawn, and a ``name: reason`` line per skipped one."""
+    """Every figure that can be drawn (``which``: these only; ``[]``: none), and a
+    ``name: reason`` line per skipped one."""
     built, skipped = [], []
-    names = list(which or (B.BUILDERS + B.PROBE_BUILDERS))
+    names = list(B.BUILDERS + B.PROBE_BUILDERS) if which is None else list(which)
     for name in names:
         try:
             if name in B.PROBE_BUILDERS:
