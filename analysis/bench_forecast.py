@@ -209,10 +209,10 @@ def calibrate_cases(res, conf):
     res = res.copy()
     res["covered"], res["width"], factors = np.nan, np.nan, {}
     for (kind, m), sub in res[res["ran"] & res["e"].notna()].groupby(["kind", "method"]):
-        # a forecast sitting on a bound with the score staying there is right at no width:
-        # it says nothing about how wide the other intervals must be, so it is left out of
-        # the factor (its own coverage still counts)
-        e_fit = np.where(degenerate(sub), np.nan, sub["e"].to_numpy())
+        # a forecast sitting on a bound with the score staying there (no width, no error) says
+        # nothing about how wide the other intervals must be: left out of the factor (its own
+        # coverage still counts); a zero-width miss stays in
+        e_fit = np.where(degenerate(sub) & (sub["e"].to_numpy() == 0), np.nan, sub["e"].to_numpy())
         c = cal.leave_one_run_out(sub["run"].to_numpy(), e_fit, conf)
         res.loc[sub.index, "covered"] = (sub["e"].to_numpy() <= c).astype(float)
         widths, outside = [], []

@@ -137,9 +137,10 @@ def snapshot(args, path: Path) -> dict:
             try:
                 total = args.total_steps
                 if total is not None and total <= out["last_step"]:  # the run went past its plan: go on
-                    out["total_note"] = (f"--total-steps {total:g} has passed (step {out['last_step']}): the "
-                                         "stop-paying look-ahead is 10 % of the forecast horizon instead")
-                    total = None
+                    total = out["last_step"] + horizon
+                    out["total_note"] = (f"--total-steps {args.total_steps:g} has passed (step {out['last_step']}): "
+                                         f"the stop-paying look-ahead is 10 % of the run up to the forecast step "
+                                         f"{total:g} instead")
                 fc = forecast_table(df, [rid], y_key=y_key, methods=methods, n_boot=max(args.n_boot, 2),
                                     at_steps=np.array([out["last_step"] + horizon]), target=args.target,
                                     total_steps=total)[rid]

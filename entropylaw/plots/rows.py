@@ -249,9 +249,11 @@ def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_b
         if dec.get("method") is None and dec:
             f.update(stop_method=None, stop_reason=dec.get("reason"))
         elif dec:
+            note = dec.get("stop_note", "")
             f.update(stop_method=dec.get("method"), stop_step=dec.get("stop_step"), stop_step_ci=dec.get("stop_step_ci"),
-                     stop_now=bool(dec.get("stop_note", "").startswith("already")),
-                     stop_searched_to=dec.get("searched_to"), stop_threshold=dec.get("threshold"),
+                     stop_now=note.startswith("already"),
+                     stop_searched_to=None if note.startswith("cannot say") else dec.get("searched_to"),
+                     stop_reason=note, stop_threshold=dec.get("threshold"),
                      stop_source=dec.get("threshold_source"), lookahead=dec.get("lookahead_steps"))
         law = table.loc[LAW_METHOD]
         if law["ok"]:

@@ -2,11 +2,11 @@
 
 A score that lives in [0, 1] (an accuracy, a pass rate; [-1, 1] is mapped onto it) gets its
 interval on the logit scale: a predictive draw ``d`` around the point forecast ``m`` becomes
-``logit(m) + c (d - m) / (q (1 - q))`` (the delta method), mapped back with the logistic
-function, with ``q`` = ``m`` or, within the draws' own spread of a bound, the end of that
-spread (linearising at ``m`` itself there would blow a small spread up to the whole range).
-The interval therefore stays inside the range without clipping. Other scores use
-``m + c (d - m)``.
+``logit(m) + c (d - m) / (m (1 - m))`` (the delta method), mapped back with the logistic
+function, so it stays inside the range. Where the draws' spread crosses a bound the logit
+is no guide (its slope there turns a small spread into the whole range, or into a sliver
+beside the bound): the draws are scaled by ``c`` around ``m`` and censored at the bound,
+the interval then holds the bound. Other scores use ``m + c (d - m)``.
 
 ``c`` is the method's calibration factor: the backtest on real runs
 (``analysis/bench_forecast.py``) measures, for every (run, window, method), the error at
@@ -52,42 +52,72 @@ def _back(v, bounds):
     return lo + (hi - lo) * special.expit(v)
 
 
+def _touches(lo, hi, bounds):
+    """Per column: an interval that reaches a bound (there it is censored, not logit-scaled)."""
+    lo_b, hi_b = bounds
+    tol = 1e-9 * (hi_b - lo_b)
+    return (np.asarray(lo, float) <= lo_b + tol) | (np.asarray(hi, float) >= hi_b - tol)
+
+
 def scale_draws(mid, draws, bounds, c: float = 1.0):
-    """Predictive ``draws`` (B, m) around ``mid`` (m,), moved to the bounded scale and scaled by ``c``."""
+    """Predictive ``draws`` (B, m) around ``mid`` (m,), moved to the bounded scale and scaled by ``c``.
+
+    Where the draws' 90 % spread stays inside the range: the delta method at ``mid``
+    (``logit(p) + c (d - mid) / (p (1 - p))``). Where it crosses a bound: the draws scaled
+    around ``mid`` and censored at the bound (the score cannot pass it; the interval then
+    holds the bound), because the logit's slope there would turn a small spread into the
+    whole range, or into a sliver beside the bound."""
     mid = np.asarray(mid, float)
+    draws = np.asarray(draws, float)
     if bounds is None:
         return mid + c * (draws - mid)
     lo, hi = bounds
+    q = np.quantile(draws, [0.05, 0.95], axis=0) if draws.ndim > 1 else np.stack([draws, draws])
+    near = _touches(q[0], q[1], bounds) | (mid <= lo) | (mid >= hi)
+    censored = np.clip(mid + c * (draws - mid), lo, hi)
     p = np.clip((mid - lo) / (hi - lo), EPS, 1 - EPS)
-    dev = c * (draws - mid) / (hi - lo)
-    # The delta method linearises the logit at p; within its spread of a bound that slope
-    # (1 / p(1-p)) blows a small spread up to the whole range. The slope is taken no
-    # steeper than where the spread itself ends (its 95th percentile).
-    reach = np.quantile(np.abs(dev), 0.95, axis=0) if np.ndim(dev) > 1 else np.abs(dev)
-    q = np.clip(np.maximum(np.minimum(p, 1 - p), reach), EPS, 0.5)
-    slope = 1.0 / (q * (1 - q))  # d logit / d (unit score)
-    return _back(special.logit(p) + dev * slope, bounds)
+    slope = 1.0 / (p * (1 - p) * (hi - lo))  # d logit / d score at the point forecast
+    with np.errstate(over="ignore"):
+        delta = _back(special.logit(p) + c * (draws - mid) * slope, bounds)
+    return np.where(near, censored, delta)
 
 
 def rescale(mid, draws, bounds, c: float):
-    """Draws already on the score's scale, moved ``c`` times further from ``mid`` on the bounded scale."""
+    """Draws already on the score's scale, moved ``c`` times further from ``mid`` on the
+    bounded scale (censored at a bound their spread reaches, as :func:`scale_draws`)."""
+    if bounds is None:
+        return mid + c * (np.asarray(draws, float) - mid)
+    q = np.quantile(draws, [0.05, 0.95], axis=0)
+    near = _touches(q[0], q[1], bounds)
     m = _to(mid, bounds)
-    return _back(m + c * (_to(draws, bounds) - m), bounds)
+    return np.where(near, np.clip(mid + c * (draws - mid), *bounds), _back(m + c * (_to(draws, bounds) - m), bounds))
 
 
 def widen(mid, lo, hi, bounds, c: float):
-    """An interval ``[lo, hi]`` around ``mid`` scaled by ``c`` on the bounded scale."""
+    """An interval ``[lo, hi]`` (drawn with factor 1) around ``mid`` as :func:`scale_draws`
+    draws it with factor ``c``: logit-scaled, or scaled and censored where it reaches a bound."""
+    mid, lo, hi = (np.asarray(v, float) for v in (mid, lo, hi))
+    if bounds is None:
+        return mid - c * (mid - lo), mid + c * (hi - mid)
     m, a, b = _to(mid, bounds), _to(lo, bounds), _to(hi, bounds)
-    return _back(m - c * (m - a), bounds), _back(m + c * (b - m), bounds)
+    near = _touches(lo, hi, bounds)
+    lin = np.clip(mid - c * (mid - lo), *bounds), np.clip(mid + c * (hi - mid), *bounds)
+    log = _back(m - c * (m - a), bounds), _back(m + c * (b - m), bounds)
+    return np.where(near, lin[0], log[0]), np.where(near, lin[1], log[1])
 
 
 def normalized_error(y, mid, lo, hi, bounds):
-    """``|y - mid|`` in units of the interval's half-width on its side, on the bounded scale
-    (<= 1: the interval holds ``y``)."""
-    y, m, a, b = _to(y, bounds), _to(mid, bounds), _to(lo, bounds), _to(hi, bounds)
+    """``|y - mid|`` in units of the interval's half-width on its side, on the scale
+    :func:`widen` scales it on (<= 1: the interval holds ``y``)."""
+    y, mid, lo, hi = (np.asarray(v, float) for v in (y, mid, lo, hi))
+    if bounds is None:
+        yy, m, a, b = y, mid, lo, hi
+    else:
+        near = _touches(lo, hi, bounds)
+        yy, m, a, b = (np.where(near, v, _to(v, bounds)) for v in (y, mid, lo, hi))
     with np.errstate(divide="ignore", invalid="ignore"):
-        e = np.where(y >= m, (y - m) / (b - m), (m - y) / (m - a))
-    return np.where(np.isclose(y, m), 0.0, np.where(np.isfinite(e), e, np.inf))
+        e = np.where(yy >= m, (yy - m) / (b - m), (m - yy) / (m - a))
+    return np.where(np.isclose(yy, m), 0.0, np.where(np.isfinite(e), e, np.inf))
 
 
 def factor(errors, conf: float = 0.9) -> float:

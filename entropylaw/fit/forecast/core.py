@@ -291,9 +291,11 @@ def _decision(run, end, at_steps, fitted, conf, target, threshold, n_problems, t
         i = int(np.argmax((raw < bounds[0]) | (raw > bounds[1])))
         out["curve_note"] = (f"the {m.name} curve reaches the score's bound at step {steps[i]:.0f} "
                              f"({raw[i]:.3f} before clipping): read on past it, it is held at the bound")
-    if target is not None and bounds is not None and not bounds[0] <= target <= bounds[1]:
-        out["target_note"] = (f"the target {target:g} lies outside the score's range {list(bounds)}: "
-                              "it cannot be reached")
+    if target is not None and bounds is not None and target > bounds[1]:
+        out.update(target_step=None, target_step_ci=None, p_reach=0.0,
+                   target_note=f"the target {target:g} lies above the score's range {list(bounds)}: it cannot be reached")
+    elif target is not None and bounds is not None and target < bounds[0]:
+        out["target_note"] = f"the target {target:g} lies below the score's range {list(bounds)}: it is met already"
     return out
 
 

@@ -77,7 +77,9 @@ def _stays_below(gain, steps, threshold):
         ok = np.isfinite(g)
         s, g = steps[ok], g[ok]
         above = np.nonzero(g >= threshold)[0]
-        if len(s) == 0 or len(above) == 0:
+        if len(s) == 0:
+            out[i] = np.nan  # no finite gain: nothing to say
+        elif len(above) == 0:
             out[i] = steps[0]
         elif above[-1] == len(g) - 1:
             out[i] = np.inf
@@ -114,7 +116,9 @@ def decide(steps, mid, draws, lookahead: float, threshold: float, target: float 
     out = {"lookahead_steps": float(lookahead), "threshold": float(threshold),
            "searched_to": float(steps[inside][-1]) if inside.any() else float(steps[0]),
            "stop_step": _finite(stops[0]), "stop_step_ci": _ci(stops[1:], conf)}
-    if stops[0] == steps[0]:
+    if np.isnan(stops[0]):
+        out["stop_note"] = "cannot say: the forecast curve has no finite value in the searched range"
+    elif stops[0] == steps[0]:
         out["stop_note"] = "already: the expected gain stays below the threshold from the window's end on"
     elif not np.isfinite(stops[0]):
         out["stop_note"] = f"still paying at step {out['searched_to']:g}, the end of the searched range"
@@ -133,12 +137,13 @@ def decide(steps, mid, draws, lookahead: float, threshold: float, target: float 
 
 
 def _finite(v):
-    return float(v) if np.isfinite(v) else None
+    return float(v) if np.isfinite(v) else None  # inf: never within the range; nan: cannot say
 
 
 def _ci(draws, conf):
-    if len(draws) == 0:
+    d = np.asarray(draws, float)
+    d = np.sort(d[~np.isnan(d)])  # a draw with no finite curve says nothing either way
+    if len(d) == 0:
         return None
-    d = np.sort(draws)
     i_lo, i_hi = (int(np.clip(np.round(q * (len(d) - 1)), 0, len(d) - 1)) for q in ((1 - conf) / 2, (1 + conf) / 2))
     return [_finite(d[i_lo]), _finite(d[i_hi])]
