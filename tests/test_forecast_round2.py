@@ -242,13 +242,19 @@ def test_forecast_carries_the_decision():
 
 
 # ---------------------------------------------------------------- where it is shown
-def test_cli_target_json_and_text(tmp_path):
+def _run_csv(tmp_path, last_step: int):
+    """A saturating validation score on a decaying entropy, as a CSV run table."""
     from entropylaw import table
 
-    recs = [(s, "val/gsm8k", 0.75 - 0.35 * np.exp(-s / 90)) for s in range(0, 600, 10)]
-    recs += [(s, "entropy", 0.05 + 0.5 * np.exp(-s / 90)) for s in range(0, 600)]
+    recs = [(s, "val/gsm8k", 0.75 - 0.35 * np.exp(-s / 90)) for s in range(0, last_step, 10)]
+    recs += [(s, "entropy", 0.05 + 0.5 * np.exp(-s / 90)) for s in range(0, last_step)]
     path = tmp_path / "run.csv"
     table.from_records(recs, run_id="r").to_csv(path, index=False)
+    return path
+
+
+def test_cli_target_json_and_text(tmp_path):
+    path = _run_csv(tmp_path, last_step=600)
     cmd = [sys.executable, "-m", "entropylaw", "forecast", str(path), "--fit-frac", "0.3", "--target", "0.7",
            "--n-boot", "30"]
     out = subprocess.run(cmd + ["--json"], capture_output=True, text=True)
@@ -259,6 +265,11 @@ def test_cli_target_json_and_text(tmp_path):
     assert "stop paying" in text.stdout and "target 0.7" in text.stdout
     bad = subprocess.run(cmd[:-4] + ["--target", "high"], capture_output=True, text=True)
     assert bad.returncode == 2 and "expected a score" in bad.stderr and "Traceback" not in bad.stderr
+    for option, value, says in (("--n-problems", "0", "1 problem or more"), ("--n-problems", "2.5", "whole number"),
+                                ("--threshold", "0", "above 0"), ("--total-steps", "50", "not after the window")):
+        bad = subprocess.run(cmd + [option, value], capture_output=True, text=True)
+        assert bad.returncode == 2 and says in bad.stderr and "Traceback" not in bad.stderr, (option, bad.stderr)
+        assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
 
 
 def test_report_first_table_has_forecast_and_stop_step():
@@ -274,12 +285,7 @@ def test_report_first_table_has_forecast_and_stop_step():
 
 
 def test_watch_shows_the_decision(tmp_path):
-    from entropylaw import table
-
-    recs = [(s, "val/gsm8k", 0.75 - 0.35 * np.exp(-s / 90)) for s in range(0, 300, 10)]
-    recs += [(s, "entropy", 0.05 + 0.5 * np.exp(-s / 90)) for s in range(0, 300)]
-    path = tmp_path / "run.csv"
-    table.from_records(recs, run_id="r").to_csv(path, index=False)
+    path = _run_csv(tmp_path, last_step=300)
     out = subprocess.run([sys.executable, "-m", "entropylaw", "watch", str(path), "--plain", "--max-refreshes", "1",
                           "--target", "0.74", "--n-boot", "20"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -373,17 +379,11 @@ def test_lawtrain_plateau_is_the_shifted_law_clipped_once():
 
 
 def test_watch_goes_on_when_the_run_passes_its_planned_length(tmp_path):
-    from entropylaw import table
-
-    recs = [(s, "val/gsm8k", 0.75 - 0.35 * np.exp(-s / 90)) for s in range(0, 300, 10)]
-    recs += [(s, "entropy", 0.05 + 0.5 * np.exp(-s / 90)) for s in range(0, 300)]
-    path = tmp_path / "run.csv"
-    table.from_records(recs, run_id="r").to_csv(path, index=False)
+    path = _run_csv(tmp_path, last_step=300)
     out = subprocess.run([sys.executable, "-m", "entropylaw", "watch", str(path), "--plain", "--max-refreshes", "1",
                           "--total-steps", "100", "--n-boot", "20"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "forecast at step" in out.stdout and "has passed" in out.stdout and "stop paying (" in out.stdout
-
 
 
 def test_target_outside_the_range_and_a_curve_with_no_finite_value():

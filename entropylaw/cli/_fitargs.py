@@ -65,7 +65,8 @@ def parse_conf(text: str) -> float:
     return conf
 
 
-def _whole_number(text: str, minimum: int, example: int, too_small: str) -> int:
+def whole_number(text: str, minimum: int, example: int, too_small: str) -> int:
+    """argparse type body: a whole number >= ``minimum`` (``example`` in the message)."""
     try:
         n = int(text)
     except ValueError:
@@ -77,7 +78,7 @@ def _whole_number(text: str, minimum: int, example: int, too_small: str) -> int:
 
 def parse_n_boot(text: str) -> int:
     """argparse type of --n-boot: a whole number >= 2."""
-    return _whole_number(text, 2, 1000, "a bootstrap needs at least 2 resamples")
+    return whole_number(text, 2, 1000, "a bootstrap needs at least 2 resamples")
 
 
 def parse_score(text: str) -> float:
@@ -93,7 +94,7 @@ def parse_score(text: str) -> float:
 
 def parse_seed(text: str) -> int:
     """argparse type of --seed: a whole number >= 0 (numpy's generators take no negative seed)."""
-    return _whole_number(text, 0, 0, "a seed must be 0 or more")
+    return whole_number(text, 0, 0, "a seed must be 0 or more")
 
 
 def parse_fraction(text: str) -> float:
@@ -109,7 +110,7 @@ def parse_fraction(text: str) -> float:
 
 def parse_positive_int(text: str) -> int:
     """argparse type of a step count such as --predict-steps: a whole number >= 1."""
-    return _whole_number(text, 1, 200, "must be at least 1")
+    return whole_number(text, 1, 200, "must be at least 1")
 
 
 def load_inputs(args) -> pd.DataFrame:

@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 
 from entropylaw.cli._fitargs import (add_entropy_convention, dump_json, fmt_table, parse_conf, parse_n_boot,
-                                      parse_score, parse_seed)
+                                      parse_score, parse_seed, whole_number)
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 
 
@@ -58,13 +58,7 @@ def _step(text: str) -> float:
 
 
 def _problems(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of problems such as 1319") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected 1 problem or more")
-    return v
+    return whole_number(text, 1, 1319, "expected 1 problem or more")
 
 
 def _gain(text: str) -> float:

@@ -159,12 +159,6 @@ def _num(v, fmt=".4g"):
     return "-" if v is None else format(v, fmt)
 
 
-def decision_lines(d) -> list:
-    from entropylaw.fit.forecast.core import decision_lines as lines
-
-    return lines(d)
-
-
 def render_plain(snap: dict, notes: list, when: str) -> str:
     lines = [f"[{when}] {snap['run_id']}: step {snap['last_step']}, {snap['entropy_points']} entropy points, "
              f"entropy now {_num(snap['entropy_now'])}"]
@@ -183,6 +177,8 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
         lines.append(f"  forecast at step {snap['forecast_step']:g}: " + ";  ".join(cells))
     elif snap.get("forecast_error"):
         lines.append(f"  forecast: {snap['forecast_error']}")
+    from entropylaw.fit.forecast.core import decision_lines
+
     lines += [line[2:] for line in decision_lines(snap.get("decision"))]
     lines += [f"  note: {snap['total_note']}"] if snap.get("total_note") else []
     lines += [f"  damaged: {d}" for d in snap.get("damaged", [])]
@@ -219,6 +215,8 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
                   (f"  [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else f"  ({why})"))
     if snap.get("forecast_error"):
         t.add_row("forecast", snap["forecast_error"])
+    from entropylaw.fit.forecast.core import decision_lines
+
     for line in decision_lines(snap.get("decision")):
         head, _, rest = line.strip().partition(": ")
         t.add_row(head if not line.startswith("      ") else "", rest if not line.startswith("      ") else line.strip())

@@ -114,13 +114,11 @@ def available_memory(device: str) -> float:
         import torch
 
         return float(torch.cuda.mem_get_info()[0])
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return float(line.split()[1]) * 1024
-    except OSError:
-        pass
+    from entropylaw.probe.memory import available_bytes
+
+    have = available_bytes()
+    if have is not None:
+        return float(have)
     import os
 
     return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))

@@ -246,7 +246,7 @@ def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_b
         else:
             f["reason"] = str(d["reason"])
         dec = fc.decision or {}
-        if dec.get("method") is None and dec:
+        if dec and dec.get("method") is None:  # no curve that models change could run
             f.update(stop_method=None, stop_reason=dec.get("reason"))
         elif dec:
             note = dec.get("stop_note", "")

@@ -196,6 +196,17 @@ def _present(row, column):
     return v is not None and not (isinstance(v, float) and math.isnan(v))
 
 
+def _finite_number(row, column, path, line) -> float:
+    """``row[column]`` as a finite float, or one line naming the file, the row and the value."""
+    try:
+        v = float(row[column])
+    except (TypeError, ValueError):
+        raise EntropyLawError(f"{path}:{line}: {column} {row[column]!r} is not a number") from None
+    if not math.isfinite(v):
+        raise EntropyLawError(f"{path}:{line}: {column} is {v} (expected a finite number)")
+    return v
+
+
 def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: int | None = None,
            chat_template: bool | None = False) -> list:
     """Check every row and turn it into a :class:`Sequence` (text through ``tokenizer``).
@@ -243,12 +254,7 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
         if max_length is not None and total > max_length:
             raise EntropyLawError(f"{path}:{line}: prompt + response is {total} tokens, longer than the model's "
                                   f"context of {max_length}")
-        try:
-            reward = float(row["reward"])
-        except (TypeError, ValueError):
-            raise EntropyLawError(f"{path}:{line}: reward {row['reward']!r} is not a number") from None
-        if not math.isfinite(reward):
-            raise EntropyLawError(f"{path}:{line}: reward is {reward} (expected a finite number)")
+        reward = _finite_number(row, "reward", path, line)
         old = None
         if _present(row, "old_logprobs"):
             old = [float(v) for v in list(row["old_logprobs"])]
@@ -262,12 +268,7 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
         counts[pid] = index + 1
         adv = None
         if _present(row, "advantage"):
-            try:
-                adv = float(row["advantage"])
-            except (TypeError, ValueError):
-                raise EntropyLawError(f"{path}:{line}: advantage {row['advantage']!r} is not a number") from None
-            if not math.isfinite(adv):
-                raise EntropyLawError(f"{path}:{line}: advantage is {adv} (expected a finite number)")
+            adv = _finite_number(row, "advantage", path, line)
         seqs.append(Sequence(pid, index, ids["prompt"], ids["response"], reward, old, row=line, advantage=adv,
                              extra={"answer": row.get("answer")} if _present(row, "answer") else {}))
     if hows:

@@ -204,6 +204,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
     if unknown:
         raise EntropyLawError(f"unknown method {unknown[0]!r} (expected one of {', '.join(ALL_METHODS)})")
     end = window_end(run, fit_frac, fit_steps)
+    _check_decision_args(target, threshold, n_problems, total_steps, end)  # before any fitting
     win = run.window(end)
     if len(win.target) == 0:
         raise EntropyLawError(f"run {run.run_id!r}: the window (steps {run.origin:g}..{end:g}) holds no "
@@ -247,7 +248,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
         decided[DECISION_METHOD] = METHODS[DECISION_METHOD](conf=conf, n_boot=n_boot, seed=seed).fit(win)
     own = [n for n in names if n not in NO_CURVE]
     first = own[0] if len(own) == 1 else DECISION_METHOD  # one curve asked for: its own
-    decision = _decision(run, end, at_steps, decided, conf, target, threshold, n_problems, total_steps, first)
+    decision = _decision(win, at_steps, decided, conf, target, threshold, n_problems, total_steps, first)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
                     at_steps, results, note, observed=observed, decision=decision)
 
@@ -256,9 +257,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
 NO_CURVE = ("last-value", "law-ceiling")
 
 
-def _decision(run, end, at_steps, fitted, conf, target, threshold, n_problems, total_steps, first):
-    from entropylaw.fit.forecast import decide as dc
-
+def _check_decision_args(target, threshold, n_problems, total_steps, end) -> None:
     if target is not None and not np.isfinite(target):
         raise EntropyLawError(f"--target {target!r}: expected a finite score")
     if threshold is not None and not threshold > 0:
@@ -267,25 +266,30 @@ def _decision(run, end, at_steps, fitted, conf, target, threshold, n_problems, t
         raise EntropyLawError(f"--n-problems {n_problems!r}: expected a whole number of problems, 1 or more")
     if total_steps is not None and total_steps <= end:
         raise EntropyLawError(f"--total-steps {total_steps:g} is not after the window's end (step {end:g})")
+
+
+def _decision(win, at_steps, fitted, conf, target, threshold, n_problems, total_steps, first):
+    """The decision on ``win`` (the run cut at the window's end) from the first curve in order."""
+    from entropylaw.fit.forecast import decide as dc
+
     order = [first, DECISION_METHOD, *fitted]
     m = next((fitted[n] for n in order if n in fitted and n not in NO_CURVE and fitted[n].ok_), None)
     if m is None:
         return {"method": None, "reason": "no method that models change could run on this window "
                                           "(last-value and law-ceiling answer 'now' by construction)"}
+    end, bounds = win.end, win.bounds
     run_end = float(total_steps if total_steps is not None else max(at_steps))
-    lookahead = 0.1 * max(run_end - run.origin, 1.0)
-    far = max(run.origin + 20 * max(end - run.origin, 1.0), run_end + lookahead)
+    lookahead = 0.1 * max(run_end - win.origin, 1.0)
+    far = max(win.origin + 20 * max(end - win.origin, 1.0), run_end + lookahead)
     steps = np.linspace(end, far, 600)
     mid, draws = m.curve(steps)
-    window_values = run.window(end).target.values
     if threshold is None:
-        threshold, source = dc.threshold_for(mid[0], window_values, run.target_key, run.target_kind, n_problems,
-                                             run.window(end).bounds == (0.0, 1.0))
+        threshold, source = dc.threshold_for(mid[0], win.target.values, win.target_key, win.target_kind, n_problems,
+                                             bounds == (0.0, 1.0))
     else:
         source = "given (--threshold)"
     out = {"method": m.name, "threshold_source": source, **dc.decide(steps, mid, draws, lookahead, threshold,
                                                                        target, conf)}
-    bounds = run.window(end).bounds
     raw = m._mid(steps) if hasattr(m, "_mid") else mid
     if bounds is not None and ((raw < bounds[0]) | (raw > bounds[1])).any():
         i = int(np.argmax((raw < bounds[0]) | (raw > bounds[1])))

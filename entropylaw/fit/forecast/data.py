@@ -155,6 +155,17 @@ class RunData:
         return f"the log of run {self.run_id!r} starts at step {self.origin:g} and ends at step {self.last:g}"
 
 
+def robust_noise(values) -> float:
+    """The SD of one score from its successive differences, robustly: 1.4826 times the median
+    absolute difference over sqrt 2 (a take-off jump in the window is a trend, not noise).
+
+    >>> round(robust_noise([0.0, 0.01, 0.6, 0.61, 0.6, 0.62]), 4)   # |diffs| .01 .59 .01 .01 .02
+    0.0105
+    """
+    d = np.abs(np.diff(np.asarray(values, float)))
+    return float(1.4826 * np.median(d) / np.sqrt(2)) if len(d) else 0.0
+
+
 def score_bounds(values) -> tuple | None:
     """The range a score lives in, from its values: (0, 1) for an accuracy or pass rate,
     (-1, 1) for a reward with a penalty (veRL's -1 for a wrong format), None otherwise.

@@ -28,25 +28,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from entropylaw.fit.forecast.data import robust_noise
+
 # Test-split sizes (number of problems) of common benchmarks: the binomial noise of a score.
 PROBLEMS = {"gsm8k": 1319, "math-lighteval": 5000, "math": 5000, "math500": 500, "math-500": 500,
             "aime_2024": 30, "aime24": 30, "aime_2025": 30, "aime25": 30, "amc23": 40, "amc": 83}
 
 
-def problems_of(target_key: str) -> tuple[int | None, str | None]:
-    """(n, benchmark) for a validation key naming a known benchmark, else (None, None)."""
+def problems_of(target_key: str, problems: dict | None = None) -> tuple[int | None, str | None]:
+    """(n, benchmark) for a key naming a benchmark of ``problems`` (default :data:`PROBLEMS`;
+    the longest name found in the key wins), else (None, None)."""
+    problems = PROBLEMS if problems is None else problems
     key = target_key.lower().replace("digitallearninggmbh/", "")
-    for name in sorted(PROBLEMS, key=len, reverse=True):
-        if name in key:
-            return PROBLEMS[name], name
+    for name in sorted(problems, key=len, reverse=True):
+        if name.lower().replace("digitallearninggmbh/", "") in key:
+            return problems[name], name
     return None, None
-
-
-def window_noise(values) -> float:
-    """The SD of one score from the window's successive differences, robustly (1.4826 times the
-    median absolute difference over sqrt 2: a take-off jump is a trend, not noise)."""
-    d = np.abs(np.diff(np.asarray(values, float)))
-    return float(1.4826 * np.median(d) / np.sqrt(2)) if len(d) else 0.0
 
 
 def threshold_for(level: float, values, target_key: str, target_kind: str, n_problems=None,
@@ -65,7 +62,7 @@ def threshold_for(level: float, values, target_key: str, target_kind: str, n_pro
         why += "; --n-problems applies to a score in [0, 1], and this one is not"
     else:
         why += "; give --n-problems N for the binomial standard error of an N-problem validation set"
-    return window_noise(values), why
+    return robust_noise(values), why
 
 
 def _stays_below(gain, steps, threshold):

@@ -30,7 +30,7 @@ import numpy as np
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.entropy import EntropyPath
-from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod, bound_warnings, z_of
+from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod, _diff_sd, bound_warnings, z_of
 
 
 def paired(run: RunData):
@@ -158,15 +158,16 @@ class LawEntropy(ForecastMethod):
         self._law_draws = self.law_.beta_draws if n_boot else self.law_.beta[None, :]
         a, b = self.law_.beta
         params = {"a": float(a), "b": float(b), **self.path_.params()}
-        shift = self._shift(run)  # law+train: the law's curve moved to the target's level
+        shift, extra = self._shift(run)  # law+train: the law's curve moved to the target's level
         plateau = self._level(self.law_.beta[None, :], np.array([self.path_.floor_]))[0] + shift
         k = min(len(self._law_draws), len(self.path_.beta_draws_))
         t90, t90_draws = self._t90s(k)
         plateau_draws = self._level(self._law_draws[:k], self.path_.floor_draws()[:k]) + shift
-        self._finish(plateau, plateau_draws, t90, t90_draws, {**params, **getattr(self, "_extra_params", {})})
+        self._finish(plateau, plateau_draws, t90, t90_draws, {**params, **extra})
 
-    def _shift(self, run) -> float:
-        return 0.0
+    def _shift(self, run) -> tuple[float, dict]:
+        """How far the law's curve is moved, and the parameters that say why (none here)."""
+        return 0.0, {}
 
     def _level(self, law, H):
         """The score at entropy ``H`` (one value per parameter row)."""
@@ -240,7 +241,7 @@ class LawTrain(LawEntropy):
         check_slope(H, R, float(fit.beta[0]), "on the late half of the window's training score")
         return fit
 
-    def _shift(self, run) -> float:
+    def _shift(self, run) -> tuple[float, dict]:
         """Set the level from the target's last points; return how far it moves the law's curve."""
         a = self.law_.beta[0]
         h_end = self.path_.predict([run.end - run.origin])[0]
@@ -253,13 +254,13 @@ class LawTrain(LawEntropy):
         k = max(2, int(np.ceil(0.3 * len(y))))
         resid = (y.values - gain)[-k:]
         self.level_ = float(np.mean(resid))
-        noise = float(np.sqrt(np.mean(np.diff(y.values) ** 2) / 2)) if len(y) > 2 else float(np.std(resid))
+        noise = _diff_sd(y.values) if len(y) > 2 else float(np.std(resid))
         self.sigma_ = noise
         self._h_end = h_end
         rng = np.random.default_rng(self.seed + 11)
         self._level_draws = self.level_ + noise / np.sqrt(k) * rng.standard_normal(len(self._law_draws))
-        self._extra_params = {"level": self.level_, "level_points": k}
-        return self.level_ - self._level(self.law_.beta[None, :], np.array([h_end]))[0]
+        shift = self.level_ - self._level(self.law_.beta[None, :], np.array([h_end]))[0]
+        return shift, {"level": self.level_, "level_points": k}
 
     def _mid(self, steps):
         a = self.law_.beta[0]

@@ -37,7 +37,7 @@ from scipy import special  # ndtri = normal quantile (scipy.stats costs ~1.5 s t
 
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast import curves as fc
-from entropylaw.fit.forecast.data import RunData
+from entropylaw.fit.forecast.data import RunData, robust_noise
 
 
 class CannotRun(Exception):
@@ -212,9 +212,7 @@ class LastValue(ForecastMethod):
         if len(y) < 2:
             raise CannotRun(f"needs 2 {run.target_kind} points in the window (to size the noise); has {len(y)}")
         self.last_ = float(y[-1])
-        # the score's own noise: the median absolute successive difference (a take-off jump in
-        # the window is a trend, not noise), as the SD of one point (1.4826 MAD / sqrt 2)
-        self.sigma_ = float(1.4826 * np.median(np.abs(np.diff(y))) / np.sqrt(2))
+        self.sigma_ = robust_noise(y)  # the score's own noise, robust to a take-off jump
         z = np.random.default_rng(self.seed).standard_normal(max(n_boot, 1))
         self._level = self.last_ + self.sigma_ * z
         self._finish(self.last_, self._level, None, None, {"last": self.last_, "sigma": self.sigma_})
