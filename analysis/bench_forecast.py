@@ -97,8 +97,7 @@ def noise_floor(df, run: RunData, problems) -> float | None:
         keys = [m for m in table.val_metrics(df, run.run_id) if m != table.VAL_MEAN]
     var = []
     for k in keys:
-        bench = k[len(table.VAL_PREFIX):]
-        n = problems.get(bench) or next((v for name, v in problems.items() if name in bench), None)
+        n, _ = dc.problems_of(k[len(table.VAL_PREFIX):], problems)
         if n is None:
             return None
         p = float(np.clip(table.series(df, run.run_id, k).iloc[-1], 0, 1))

@@ -38,3 +38,12 @@ def test_scores_of_a_forecast():
     assert s["raw_covered"] is False and s["e"] > 1
     s = bench.score(later, pred, pred - 0.03, pred + 0.03, run, 45)
     assert s["raw_covered"] is True and s["e"] < 1
+
+
+def test_noise_floor_reads_the_benchmark_whatever_the_case_of_its_key():
+    """veRL names MATH 'DigitalLearningGmbH/MATH-lighteval': a case-sensitive lookup lost its
+    5,000 problems and the floor of the GSM8K + MATH run (it said 'n unknown')."""
+    key = "val/DigitalLearningGmbH/MATH-lighteval"
+    df = table.from_records([(s, key, 0.4) for s in (0, 10)], run_id="r")
+    run = RunData.from_table(df, "r", y_key=key)
+    assert bench.noise_floor(df, run, bench.PROBLEMS) == pytest.approx(100 * np.sqrt(0.4 * 0.6 / 5000))
