@@ -38,7 +38,8 @@ from entropylaw.fit.forecast.core import Forecast, forecast_table
 from entropylaw.fit.law import EntropyLawFit
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.run import fit_run, fit_runs, fits_frame
-from entropylaw.fit.scaling import SizeLaw
+from entropylaw.fit.scaling import SizeLaw  # noqa: F401 (re-exported)
+from entropylaw.fit.size_series import ScaleResult
 from entropylaw.ingest.common import KeyOptions
 from entropylaw.ingest.dispatch import load as _load_sources
 from entropylaw.ingest.model_size import parse_params
@@ -174,8 +175,20 @@ def forecast(df: pd.DataFrame, run: str | None = None, *, prior: pd.DataFrame | 
     return forecast_table(df, [rid], prior=prior, **options)[rid]
 
 
-def scale(df: pd.DataFrame, runs=None, *, conf=0.95, **options) -> SizeLaw:
-    """a, b and the ceiling linear in log10(non-embedding parameters) over runs of several sizes."""
+def scale(df: pd.DataFrame, runs=None, *, conf=0.9, **options) -> ScaleResult:
+    """One recipe at several model sizes: the final-score law (what will a larger size reach?)
+    and the paper's coefficient law (a, b, ceiling linear in log10 N) over the runs whose fit
+    the law describes (:mod:`entropylaw.fit.size_series`). ``options`` go to the law fits.
+
+    N is the non-embedding parameter count (a family's published count, a config.json, or
+    ``--params``); total parameters, with a warning, where only those are known.
+
+    >>> res = el.scale(el.load("data/real-sizes"))                       # doctest: +SKIP
+    >>> res.predict(32e9)["final_score"]                                 # doctest: +SKIP
+    """
+    from entropylaw.fit.pairing import score_key
+    from entropylaw.fit.size_series import final_point, scale_series
+
     ids = list(runs) if runs is not None else _runs(df)
     meta = table.runs(df).set_index("run_id")
     sizes = meta.loc[ids, "n_params_nonembedding"].to_numpy(dtype=float)
@@ -185,8 +198,27 @@ def scale(df: pd.DataFrame, runs=None, *, conf=0.95, **options) -> SizeLaw:
         warnings.warn(f"{int(fallback.sum())} run(s) have no non-embedding parameter count; using total parameters "
                       "(give --config config.json for exact counts)", EntropyLawWarning, stacklevel=2)
         sizes = np.where(fallback, total, sizes)
-    fits = fit_runs(df, ids, conf=conf, compare=False, **options)
-    return SizeLaw(conf=conf).fit(sizes, [f.a_ for f in fits], [f.b_ for f in fits], labels=ids)
+    rows = []
+    y = options.get("y")
+    for rid, n in zip(ids, sizes):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EntropyLawWarning)
+            key = score_key(df, rid, y)
+        s = table.series(df, rid, key)
+        last = float(df.loc[df["run_id"] == rid, "step"].max())
+        final, step, plateau, note = final_point(s.index.to_numpy(), s.to_numpy(), last)
+        row = {"run_id": rid, "n_params": float(n), "target_key": key, "final_score": final, "final_step": step,
+               "plateau": plateau, "lo": float(np.nanmin(s.to_numpy())), "hi": float(np.nanmax(s.to_numpy())),
+               "note": None if note is None else f"{rid}: {note}", "trust": "not fitted", "a": np.nan, "b": np.nan,
+               "ceiling": np.nan}
+        try:
+            f = fit_run(df, rid, conf=conf, compare=False, **options)
+            row.update(trust=f.trust_, a=f.a_, b=f.b_, ceiling=f.ceiling_)
+        except EntropyLawError as err:
+            row["trust"] = "cannot fit"
+            row["note"] = f"{rid}: the law cannot be fitted: {err}"
+        rows.append(row)
+    return scale_series(pd.DataFrame(rows), conf=conf)
 
 
 def algorithms(df: pd.DataFrame, runs=None, *, conf=0.95, y=None, x=table.ENTROPY, pairing="nearest-earlier",

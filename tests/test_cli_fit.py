@@ -82,7 +82,8 @@ def test_scale_and_algorithms(inproc, tmp_path):
     out = cli("scale", str(path), "--predict", "7B", "--json")
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
-    assert res["predictions"][0]["n_params"] == 7e9 and "leave_one_out" in res
+    assert res["predictions"][0]["n_params"] == 7e9 and "predictions" in res
+    assert "leave_one_out" in res["coefficient_law"] or "refused" in res["coefficient_law"]
     alg = cli("algorithms", str(path), "--json")
     assert alg.returncode == 0, alg.stderr
     assert json.loads(alg.stdout)["algorithms"] == ["grpo", "rloo"]

@@ -1,14 +1,17 @@
-"""``entropylaw scale INPUT... [--predict N]``: a and b vs model size (paper Fig. 7).
+"""``entropylaw scale INPUT... [--predict N]``: one recipe at several model sizes.
 
-Fits the law per run, then a, b and the ceiling each linear in log10 N (N: non-embedding
-parameters from the run metadata; total parameters with a warning when unknown), with
-t prediction intervals, leave-one-size-out validation and ``--predict N`` for an unseen size.
+What will a larger size reach? The final validation score (and the plateau) against log10 N
+in forms that keep it in the score's range, chosen by leave-one-size-out error, with 90 %
+intervals; and the paper's coefficient law (a, b, ceiling linear in log10 N, Fig. 7) over
+the runs whose fit the law describes, or why not (:mod:`entropylaw.fit.size_series`).
+N: non-embedding parameters (published counts, a config.json, --params); total parameters
+with a warning when unknown.
 """
 
 from __future__ import annotations
 
 from entropylaw.api import scale
-from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, fmt_table, load_inputs
+from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, load_inputs
 from entropylaw.cli.sources import with_accounts
 from entropylaw.errors import EntropyLawError
 
@@ -18,8 +21,9 @@ def add_parser(subparsers) -> None:
                               description="Coefficients vs model size: a, b, ceiling linear in log10 of the "
                                           "non-embedding parameter count, with prediction intervals.")
     add_fit_arguments(p, plot=False)
-    p.add_argument("--predict", metavar="N", action="append", type=size_arg, help="predict a, b, ceiling at this size (7e9, 32B)")
-    p.set_defaults(func=run)
+    p.add_argument("--predict", metavar="N", action="append", type=size_arg,
+                   help="predict the final score (and a, b, ceiling) at this size (7e9, 32B; repeatable)")
+    p.set_defaults(func=run, conf=0.9)
 
 
 def parse_size(text: str) -> float:
@@ -48,24 +52,9 @@ def run(args) -> int:
     sizes = list(args.predict or [])
     df = load_inputs(args)
     opts = fit_options(args)
-    law = scale(df, conf=opts.pop("conf"), **{k: v for k, v in opts.items() if k not in ("n_boot", "seed")})
-    preds = [law.predict(n) for n in sizes]
-    v = law.values_
-    out = {"runs": [{"run_id": r, "n_params": float(n), "a": a, "b": b, "ceiling": c}
-                    for r, n, a, b, c in zip(law.labels_, law.n_params_, v["a"], v["b"], v["ceiling"])],
-           **law.to_dict(), "predictions": preds}
+    res = scale(df, conf=opts.pop("conf"), **{k: v for k, v in opts.items() if k not in ("n_boot", "seed")})
     if args.json:
-        print(dump_json(with_accounts(out, df)))
+        print(dump_json(with_accounts(res.to_dict(predict=sizes), df)))
         return 0
-    print(fmt_table(out["runs"], [("run", "run_id"), ("N", "n_params"), ("a", "a"), ("b", "b"),
-                                  ("ceiling", "ceiling")]))
-    print("\nper decade of N (log10):")
-    for k, ln in law.lines_.items():
-        print(f"  {k:8s} = {ln['intercept']:+.4f} {ln['slope']:+.4f} * log10(N)   (residual sd {ln['s']:.4f})")
-    if law.leave_one_out_ is not None:
-        print("\nleave one size out:")
-        print(law.leave_one_out_.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    for p in preds:
-        print(f"\nN = {p['n_params']:.3g}: " + ", ".join(
-            f"{k} = {p[k]:.4f} [{p[k + '_lo']:.4f}, {p[k + '_hi']:.4f}]" for k in ("a", "b", "ceiling")))
+    print(res.report(predict=sizes))
     return 0

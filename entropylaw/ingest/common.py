@@ -36,7 +36,7 @@ import pandas as pd
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.ingest.keys import KeyMap, detect_keys
-from entropylaw.ingest.model_size import params_from_name
+from entropylaw.ingest.model_size import params_from_name, published_nonembedding
 from entropylaw.ingest.report import IngestReport
 
 NON_FINITE = "non-finite value"
@@ -310,6 +310,8 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     meta = {k: v for k, v in meta.items() if k in table.META_DEFAULTS}
     if meta.get("model") and not np.isfinite(float(meta.get("n_params", np.nan))):
         meta["n_params"] = params_from_name(meta["model"])
+    if meta.get("model") and not np.isfinite(float(meta.get("n_params_nonembedding", np.nan))):
+        meta["n_params_nonembedding"] = published_nonembedding(meta["model"])
     meta.update(source=raw.source, entropy_key=km.entropy, score_key=km.score,
                 val_keys=json.dumps(km.val, sort_keys=True))
     run_id = opts.run_id or raw.run_id

@@ -9,6 +9,8 @@ The exact non-embedding count from a Hugging Face ``config.json`` is
 7000000000.0
 >>> params_from_name("Mixtral-8x7B")  # the total is not 7B: unknown rather than wrong
 nan
+>>> published_nonembedding("Qwen/Qwen2.5-7B-Instruct")  # the model card's non-embedding count
+6530000000.0
 """
 
 from __future__ import annotations
@@ -31,6 +33,26 @@ def params_from_name(name: str) -> float:
     if len(sizes) != 1:
         return math.nan
     return sizes.pop()
+
+
+# Non-embedding parameter counts as each family's model cards publish them (the size law's N,
+# paper Fig. 7). Qwen2.5 (base, -Instruct and the same-architecture -Math/-Coder cards list
+# their own; only the general models are here): "Number of Parameters (Non-Embedding)".
+PUBLISHED_NONEMBEDDING = {
+    "qwen2.5": {0.5e9: 0.36e9, 1.5e9: 1.31e9, 3e9: 2.77e9, 7e9: 6.53e9, 14e9: 13.1e9, 32e9: 31.0e9, 72e9: 70.0e9},
+}
+_FAMILY = re.compile(r"(?<![A-Za-z0-9])(qwen2\.5)(?![.\d])[-_]", re.IGNORECASE)
+_VARIANT = re.compile(r"(?i)(math|coder|vl|omni|audio)")
+
+
+def published_nonembedding(name: str) -> float:
+    """The non-embedding parameter count a family's model card publishes for ``name``
+    (:data:`PUBLISHED_NONEMBEDDING`), or NaN for a family or size not listed."""
+    base = str(name or "").rsplit("/", 1)[-1]
+    m = _FAMILY.search(base)
+    if not m or _VARIANT.search(base):
+        return math.nan
+    return PUBLISHED_NONEMBEDDING[m.group(1).lower()].get(params_from_name(base), math.nan)
 
 
 def parse_params(text: str) -> float:

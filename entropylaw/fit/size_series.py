@@ -1,0 +1,202 @@
+"""One recipe at several model sizes: the paper's coefficient law and the final-score law.
+
+:func:`scale_series` takes each run's size, its law fit (with the trust flag of
+:mod:`entropylaw.fit.run`) and its final score, and fits
+
+- **the coefficient law** (paper Fig. 7, :class:`~entropylaw.fit.scaling.SizeLaw`): a, b and
+  the ceiling linear in ``log10 N``, over the runs whose fit the law describes (trust flag
+  ``good fit`` or ``weak fit``; a run where the law does not apply has no a and b to scale).
+  With fewer than 3 such sizes it is refused, naming the sizes and why. The ceiling's
+  prediction is held inside the score's range (its interval is clipped there, said);
+- **the final-score law** (:class:`~entropylaw.fit.size_scores.FinalScoreLaw`): the final
+  validation score (and the plateau: the mean of the last 20 % of the target points)
+  against ``log10 N``, in forms that respect the score's bound, chosen by leave-one-size-out
+  error. It needs no entropy, so it holds where the law does not.
+
+The final score is the run's last target point (its step is given; a run whose last
+validation lies well before its last step is said so). All runs must be scored on one
+benchmark: sizes on different benchmarks are refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from entropylaw.errors import EntropyLawError
+from entropylaw.fit.forecast.data import score_bounds
+from entropylaw.fit.scaling import SizeLaw
+from entropylaw.fit.size_scores import FinalScoreLaw, _size_text
+
+DESCRIBED = ("good fit", "weak fit")
+MIN_COEF_SIZES = 3
+PLATEAU_FRAC = 0.2
+
+
+@dataclass
+class ScaleResult:
+    """What ``entropylaw scale`` prints: per-run rows, the two laws (or why not), predictions."""
+
+    runs: pd.DataFrame
+    coefficient_law: SizeLaw | None
+    coefficient_refused: str | None
+    score_law: FinalScoreLaw | None
+    plateau_law: FinalScoreLaw | None
+    score_refused: str | None
+    target_key: str | None
+    conf: float
+    notes: list = field(default_factory=list)
+
+    def predict(self, n_params) -> dict:
+        """``{"size", "n_params", "final_score", "final_score_lo", "final_score_hi", "plateau", ...,
+        "ceiling", ...}`` at ``n_params`` (None where a law is refused)."""
+        N = float(n_params)
+        out = {"size": _size_text(N), "n_params": N}
+        if self.score_law is not None:
+            p = self.score_law.predict(N)
+            out.update({k: p[k] for k in ("final_score", "final_score_lo", "final_score_hi")}, form=p["form"],
+                       note=p["note"])
+            q = self.plateau_law.predict(N)
+            out.update({k: q[k] for k in ("plateau", "plateau_lo", "plateau_hi")})
+        else:
+            out.update(final_score=None, final_score_lo=None, final_score_hi=None, plateau=None, plateau_lo=None,
+                       plateau_hi=None, note=self.score_refused)
+        if self.coefficient_law is not None:
+            c = self.coefficient_law.predict(N)
+            lo, hi = self.bounds
+            clipped = c["ceiling_lo"] < lo or c["ceiling_hi"] > hi or not lo <= c["ceiling"] <= hi
+            out.update(a=c["a"], b=c["b"], ceiling=float(np.clip(c["ceiling"], lo, hi)),
+                       ceiling_lo=float(np.clip(c["ceiling_lo"], lo, hi)),
+                       ceiling_hi=float(np.clip(c["ceiling_hi"], lo, hi)))
+            if clipped:
+                out["ceiling_note"] = (f"the coefficient law's ceiling {c['ceiling']:.3f} "
+                                       f"[{c['ceiling_lo']:.3f}, {c['ceiling_hi']:.3f}] leaves the score's range "
+                                       f"{list(self.bounds)}: shown clipped to it")
+        else:
+            out.update(ceiling=None, ceiling_lo=None, ceiling_hi=None)
+        return out
+
+    @property
+    def bounds(self) -> tuple:
+        return self.score_law.bounds_ if self.score_law is not None else (0.0, 1.0)
+
+    def to_dict(self, predict=()) -> dict:
+        coef = {"refused": self.coefficient_refused} if self.coefficient_law is None else {
+            **self.coefficient_law.to_dict(), "runs_used": list(self.coefficient_law.labels_),
+            "rule": f"runs whose law fit is {' or '.join(DESCRIBED)}; at least {MIN_COEF_SIZES} sizes"}
+        score = {"refused": self.score_refused} if self.score_law is None else {
+            **self.score_law.to_dict(), "plateau": self.plateau_law.to_dict()}
+        runs = self.runs.replace({np.nan: None}).to_dict(orient="records")
+        return {"target_key": self.target_key, "conf": self.conf, "runs": runs, "coefficient_law": coef,
+                "final_score_law": score, "predictions": [self.predict(n) for n in predict], "notes": self.notes}
+
+    def report(self, predict=()) -> str:
+        pct = f"{100 * self.conf:g} %"
+        lines = [f"[[Scale]] {len(self.runs)} runs, {self.runs['n_params'].nunique()} sizes; score: "
+                 f"{self.target_key} ({pct} intervals)",
+                 f"  {'run':<44}{'size':>8}{'final score':>13}{'at step':>9}{'law fit':>22}{'ceiling':>9}"]
+        for r in self.runs.itertuples(index=False):
+            ceil = "-" if r.ceiling is None or not np.isfinite(r.ceiling) else f"{r.ceiling:.3f}"
+            final = "-" if not np.isfinite(r.final_score) else f"{r.final_score:.3f}"
+            lines.append(f"  {str(r.run_id)[:43]:<44}{_size_text(r.n_params):>8}{final:>13}"
+                         f"{r.final_step:>9g}{str(r.trust):>22}{ceil:>9}")
+        lines.append("")
+        if self.score_law is None:
+            lines.append(f"final-score law: refused: {self.score_refused}")
+        else:
+            lines.append(self.score_law.report())
+        if self.coefficient_law is None:
+            lines.append(f"coefficient law (a, b, ceiling vs log10 N): refused: {self.coefficient_refused}")
+        else:
+            lines.append(f"coefficient law over {len(self.coefficient_law.labels_)} runs whose fit the law describes:")
+            for k, ln in self.coefficient_law.lines_.items():
+                lines.append(f"  {k:8s} = {ln['intercept']:+.4f} {ln['slope']:+.4f} * log10(N)   "
+                             f"(residual sd {ln['s']:.4f})")
+        for n in predict:
+            p = self.predict(n)
+            head = f"  {p['size']:>7}: "
+            if p["final_score"] is None:
+                lines.append(head + f"final score: cannot say ({p['note']})")
+            else:
+                iv = ("" if p["final_score_lo"] is None
+                      else f" [{p['final_score_lo']:.3f}, {p['final_score_hi']:.3f}]")
+                pl = ("" if p["plateau_lo"] is None else f" [{p['plateau_lo']:.3f}, {p['plateau_hi']:.3f}]")
+                lines.append(head + f"final score {p['final_score']:.3f}{iv}, plateau {p['plateau']:.3f}{pl}"
+                             + (f"  ({p['note']})" if p["note"] else ""))
+            if p.get("ceiling") is not None:
+                lines.append(f"           law ceiling {p['ceiling']:.3f} [{p['ceiling_lo']:.3f}, {p['ceiling_hi']:.3f}]"
+                             + (f"  ({p['ceiling_note']})" if p.get("ceiling_note") else ""))
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.report()
+
+    def plot(self, ax=None, predict=()):
+        from entropylaw.plots.scaling import plot_final_score
+
+        return plot_final_score(self, ax=ax, predict=predict)
+
+
+def final_point(steps, values, last_step) -> tuple[float, float, float, str | None]:
+    """(final score, its step, plateau, note) of one run's target series."""
+    steps, values = np.asarray(steps, float), np.asarray(values, float)
+    keep = np.isfinite(values)
+    steps, values = steps[keep], values[keep]
+    if not len(values):
+        return np.nan, np.nan, np.nan, "no finite score"
+    k = max(1, int(np.ceil(PLATEAU_FRAC * len(values))))
+    note = None
+    span = last_step - steps[0]
+    if span > 0 and last_step - steps[-1] > 0.1 * span:
+        note = (f"its last score is at step {steps[-1]:g}, {last_step - steps[-1]:g} steps before its last "
+                f"logged step {last_step:g}")
+    return float(values[-1]), float(steps[-1]), float(values[-k:].mean()), note
+
+
+def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95) -> ScaleResult:
+    """``rows``: one per run with ``run_id, n_params, target_key, final_score, final_step, plateau,
+    trust, a, b, ceiling`` (a/b/ceiling NaN where the law could not be fitted) and the run's
+    score values' range (``lo``, ``hi``). Returns the :class:`ScaleResult` (module docstring)."""
+    rows = rows.sort_values(["n_params", "run_id"]).reset_index(drop=True)
+    notes = [n for n in rows.get("note", pd.Series(dtype=object)).dropna()]
+    unknown = rows[~np.isfinite(rows["n_params"].astype(float))]
+    if len(unknown):
+        raise EntropyLawError(f"run {unknown['run_id'].iloc[0]!r}: no model size in its name or config (give it "
+                              "with --params N, e.g. --params 7B)")
+    keys = sorted(set(rows["target_key"]))
+    score_law = plateau_law = None
+    score_refused = None
+    bounds = score_bounds(np.r_[rows["lo"].to_numpy(float), rows["hi"].to_numpy(float)]) or None
+    if len(keys) > 1:
+        by = "; ".join(f"{k}: {', '.join(rows.loc[rows['target_key'] == k, 'run_id'])}" for k in keys)
+        score_refused = f"the runs are scored on different benchmarks ({by}): one law needs one benchmark"
+    elif bounds is None:
+        score_refused = (f"{keys[0]} takes values outside [0, 1] and [-1, 1]: the final-score law needs a "
+                         "bounded score")
+    else:
+        try:
+            score_law = FinalScoreLaw(conf).fit(rows["n_params"], rows["final_score"], list(rows["run_id"]), bounds)
+            plateau_law = FinalScoreLaw(conf).fit(rows["n_params"], rows["plateau"], list(rows["run_id"]), bounds,
+                                                  what="plateau")
+        except EntropyLawError as err:
+            score_refused = str(err)
+    described = rows[rows["trust"].isin(DESCRIBED) & np.isfinite(rows["a"].astype(float))]
+    coef_law, coef_refused = None, None
+    sizes = described["n_params"].nunique()
+    if sizes < MIN_COEF_SIZES:
+        left = rows[~rows["run_id"].isin(described["run_id"])]
+        why = "; ".join(f"{_size_text(r.n_params)} ({r.trust})" for r in left.itertuples())
+        have = ", ".join(_size_text(n) for n in sorted(described["n_params"].unique())) or "none"
+        coef_refused = (f"the law describes {sizes} size(s) ({have}); the coefficient law needs {MIN_COEF_SIZES}. "
+                        f"Left out: {why}")
+    else:
+        coef_law = SizeLaw(conf=coef_conf).fit(described["n_params"], described["a"], described["b"],
+                                                labels=list(described["run_id"]))
+        if len(described) < len(rows):
+            left = rows[~rows["run_id"].isin(described["run_id"])]
+            notes.append("coefficient law without " + ", ".join(f"{r.run_id} ({r.trust})" for r in left.itertuples()))
+    return ScaleResult(rows, coef_law, coef_refused, score_law, plateau_law, score_refused,
+                       keys[0] if len(keys) == 1 else None, conf, notes)

@@ -1,0 +1,128 @@
+"""The final-score size law and `entropylaw scale` on a size series (issue 30, items 1-2)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import special
+
+from entropylaw import table
+from entropylaw.errors import EntropyLawError
+from entropylaw.fit.size_scores import FinalScoreLaw
+from entropylaw.fit.size_series import scale_series
+
+ROOT = Path(__file__).resolve().parents[1]
+SIZES = ROOT / "data" / "real-sizes"
+N5 = np.array([0.5e9, 1.5e9, 3e9, 7e9, 14e9])
+
+
+def test_logit_linear_recovered_and_inside_range():
+    u = np.log10(N5)
+    y = special.expit(-12.0 + 1.4 * u)
+    law = FinalScoreLaw().fit(N5, y)
+    assert law.form_ == "logit-linear"
+    assert law.params_["beta"] == pytest.approx(1.4, rel=1e-6)
+    p = law.predict(72e9)
+    assert p["final_score"] == pytest.approx(float(special.expit(-12.0 + 1.4 * np.log10(72e9))), abs=1e-9)
+    assert 0 <= p["final_score_lo"] <= p["final_score"] <= p["final_score_hi"] <= 1
+
+
+def test_saturating_chosen_when_the_series_saturates():
+    y = 0.9 - 40.0 * N5 ** -0.2  # a ceiling of 0.9, well below 1
+    law = FinalScoreLaw().fit(N5, y)
+    assert law.form_ == "saturating"
+    assert law.params_["C"] == pytest.approx(0.9, abs=2e-3)
+    assert law.predict(70e9)["final_score"] == pytest.approx(0.9 - 40.0 * 70e9 ** -0.2, abs=2e-3)
+
+
+def test_interval_coverage_by_simulation():
+    """Binomial noise on a logit-linear truth: the 90 % interval at a held-out larger size
+    covers the truth in roughly 90 % of series (small series: at least 75 %)."""
+    rng = np.random.default_rng(0)
+    sizes = np.array([0.5e9, 1e9, 2e9, 4e9, 8e9, 16e9])
+    truth = lambda n: special.expit(-10.0 + 1.2 * np.log10(n))  # noqa: E731
+    hits = []
+    for _ in range(200):
+        y = rng.binomial(1319, truth(sizes)) / 1319
+        p = FinalScoreLaw().fit(sizes, y).predict(32e9)
+        hits.append(p["final_score_lo"] <= truth(32e9) <= p["final_score_hi"])
+    assert 0.75 <= np.mean(hits) <= 1.0
+
+
+def test_hostile_sizes():
+    with pytest.raises(EntropyLawError, match="at least 2 model sizes"):
+        FinalScoreLaw().fit([7e9, 7e9], [0.9, 0.91])
+    two = FinalScoreLaw().fit([1e9, 7e9], [0.6, 0.9])
+    p = two.predict(32e9)
+    assert p["final_score_lo"] is None and "no interval" in p["note"]
+    same = FinalScoreLaw().fit([1e9, 1e9, 3e9, 7e9], [0.6, 0.62, 0.8, 0.9])  # replicates of one size
+    assert len(same.sizes_) == 3 and same.scores_[0] == pytest.approx(0.61)
+    assert "extrapolation downward" in same.predict(0.1e9)["note"]
+    with pytest.raises(EntropyLawError, match="parameter count"):
+        FinalScoreLaw().fit([1e9, np.nan, 3e9], [0.6, 0.7, 0.8])
+
+
+def _rows(**change):
+    base = {"run_id": ["s", "m", "l", "xl"], "n_params": [0.5e9, 1.5e9, 3e9, 7e9], "target_key": ["val/g"] * 4,
+            "final_score": [0.5, 0.7, 0.8, 0.9], "final_step": [100.0] * 4, "plateau": [0.5, 0.7, 0.8, 0.9],
+            "lo": [0.0] * 4, "hi": [0.5, 0.7, 0.8, 0.9], "note": [None] * 4,
+            "trust": ["good fit", "weak fit", "law does not apply", "law does not apply"],
+            "a": [0.3, 0.2, -0.1, -0.2], "b": [0.9, 1.0, 0.7, 0.8], "ceiling": [0.6, 0.8, 0.8, 1.0]}
+    base.update(change)
+    return pd.DataFrame(base)
+
+
+def test_coefficient_law_refused_below_three_described_sizes():
+    res = scale_series(_rows())
+    assert res.coefficient_law is None
+    assert "describes 2 size(s)" in res.coefficient_refused and "3B (law does not apply)" in res.coefficient_refused
+    assert res.to_dict()["coefficient_law"] == {"refused": res.coefficient_refused}
+    ok = scale_series(_rows(trust=["good fit", "weak fit", "good fit", "law does not apply"]))
+    assert ok.coefficient_law is not None and "xl" not in ok.coefficient_law.labels_
+    c = ok.predict(72e9)
+    assert 0 <= c["ceiling_lo"] <= c["ceiling_hi"] <= 1  # held inside the score's range
+
+
+def test_different_benchmarks_and_rewards():
+    res = scale_series(_rows(target_key=["val/g", "val/g", "val/math", "val/g"]))
+    assert res.score_law is None and "different benchmarks" in res.score_refused
+    assert res.predict(32e9)["final_score"] is None
+    neg = scale_series(_rows(final_score=[-0.5, 0.1, 0.5, 0.8], plateau=[-0.5, 0.1, 0.5, 0.8],
+                             lo=[-1.0] * 4, hi=[-0.5, 0.1, 0.5, 0.8]))
+    assert neg.bounds == (-1.0, 1.0)
+    p = neg.predict(72e9)
+    assert -1 <= p["final_score_lo"] <= p["final_score"] <= p["final_score_hi"] <= 1
+    with pytest.raises(EntropyLawError, match="no model size"):
+        scale_series(_rows(n_params=[0.5e9, np.nan, 3e9, 7e9]))
+
+
+def test_published_nonembedding_and_size_order_from_the_shipped_series():
+    import entropylaw as el
+
+    df = el.load([str(SIZES)])
+    meta = table.runs(df).set_index("model")
+    assert meta.loc["qwen2.5-7b-instruct", "n_params_nonembedding"] == pytest.approx(6.53e9)
+    with pytest.warns(Warning):
+        res = el.scale(df)
+    assert list(res.runs["n_params"]) == sorted(res.runs["n_params"])
+    assert res.coefficient_law is None and "3 " not in res.coefficient_refused.split(";")[0][:5]
+
+
+def test_cli_scale_json_predictions():
+    out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "scale", str(SIZES), "--predict", "32B",
+                          "--predict", "72B", "--json"], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert [p["size"] for p in doc["predictions"]] == ["32B", "72B"]
+    for p in doc["predictions"]:
+        assert p["n_params"] > 0 and 0 <= p["final_score_lo"] <= p["final_score"] <= p["final_score_hi"] <= 1
+    assert set(doc["coefficient_law"]) == {"refused"}
+    one = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "scale",
+                          str(SIZES / "qwen2.5-7b-instruct_grpo-lora_gsm8k.csv"), "--predict", "32B"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert one.returncode == 0 and "refused: the final-score law needs at least 2 model sizes" in one.stdout
+    assert "Traceback" not in one.stderr
