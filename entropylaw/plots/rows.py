@@ -239,7 +239,8 @@ def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_b
                  final_observed=float(run.target.values[-1]),
                  fraction=_is_fraction(run.target.values))
         table = fc.table().set_index("method")
-        d = table.loc[DEFAULT_METHOD]
+        f["method"] = fc.default  # the default, or last-value where the default cannot run (said in fc.note)
+        d = table.loc[fc.default]
         if d["ok"]:
             f.update(forecast=float(d["forecast"]), forecast_ci=(float(d["lo"]), float(d["hi"])),
                      plateau=_float(d["plateau"]), plateau_ci=_pair(d["plateau_ci"]))

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from entropylaw.fit.forecast.law import LawCeiling, LawEntropy, LawTrain
 from entropylaw.fit.forecast.curve_methods import ExpSaturation, Joint, PowerLaw, Sigmoid, SigmoidTokens
+from entropylaw.fit.forecast.drift import LogitDrift
 from entropylaw.fit.forecast.methods import LastValue
 
 METHODS = {m.name: m for m in (LastValue, LawCeiling, LawEntropy, LawTrain, ExpSaturation, PowerLaw, Sigmoid, SigmoidTokens,
-                               Joint)}
+                               Joint, LogitDrift)}
 ENSEMBLE, PRIOR = "ensemble", "prior"
 ALL_METHODS = [*METHODS, PRIOR, ENSEMBLE]

@@ -54,6 +54,7 @@ from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.catalog import ALL_METHODS, ENSEMBLE, METHODS, PRIOR  # noqa: F401 (re-exported names)
 from entropylaw.fit.forecast.combine import Ensemble, PriorMethod
 from entropylaw.fit.forecast.data import RunData, window_end
+from entropylaw.fit.forecast.drift import LogitDrift, learn_prior
 # The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the
 # lowest median error of the final validation score at 15 % of the run, ties to the simpler
 # method), recomputed by every backtest and stored beside the calibration factors.
@@ -181,7 +182,7 @@ def _result(m, steps) -> MethodResult:
 
 def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods=None, conf=0.9,
              prior_runs=(), prior_base="law+entropy", n_boot=200, seed=0, target=None, threshold=None,
-             n_problems=None, total_steps=None) -> Forecast:
+             n_problems=None, total_steps=None, shape_prior=None) -> Forecast:
     """Forecast ``run`` from its window (see :mod:`entropylaw.fit.forecast.data` for windows).
 
     ``at_steps``: steps to forecast (after the window). Default: the run's later target steps
@@ -200,6 +201,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
         raise EntropyLawError(f"n_boot = {n_boot!r}: expected a whole number >= 2")
     names = list(methods) if methods else [n for n in ALL_METHODS if n != PRIOR or prior_runs]
+    if DEFAULT_METHOD in names and FALLBACK not in names:  # where the default cannot run, the fallback is shown
+        names.append(FALLBACK)
     unknown = [n for n in names if n not in ALL_METHODS]
     if unknown:
         raise EntropyLawError(f"unknown method {unknown[0]!r} (expected one of {', '.join(ALL_METHODS)})")
@@ -218,12 +221,14 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
         bad = float(at_steps[at_steps <= end][0])
         raise EntropyLawError(f"--at-step {bad:g} is not after the window's end (step {end:g}); "
                               f"{run.describe_start()}: forecast a later step")
-    fitted = {}
+    fitted, drift_notes = {}, []
     for name in names:
         if name == ENSEMBLE:
             continue
         if name == PRIOR:
             m = PriorMethod(conf, n_boot, seed, base=prior_base, prior_runs=tuple(prior_runs))
+        elif name == LogitDrift.name:
+            m = LogitDrift(conf, n_boot, seed, prior=shape_prior or _drift_prior(run, prior_runs, drift_notes))
         else:
             m = METHODS[name](conf=conf, n_boot=n_boot, seed=seed)
         fitted[name] = m.fit(win)
@@ -238,10 +243,17 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
         why = "; ".join(f"{r.method}: {r.reason}" for r in results.values())
         raise EntropyLawError(f"run {run.run_id!r}: no method can forecast from the window "
                               f"(steps {run.origin:g}..{end:g}, {len(win.target)} {run.target_kind} point(s)): {why}")
-    note = None
+    notes = list(drift_notes)
     if run.target_kind != "validation":
-        note = (f"no validation score in run {run.run_id!r}: forecasting the training score "
-                f"({run.target_key}) instead")
+        notes.insert(0, f"no validation score in run {run.run_id!r}: forecasting the training score "
+                        f"({run.target_key}) instead")
+    default = DEFAULT_METHOD
+    if DEFAULT_METHOD in results and not results[DEFAULT_METHOD].ok and results.get(FALLBACK) \
+            and results[FALLBACK].ok:
+        default = FALLBACK
+        notes.append(f"the default method {DEFAULT_METHOD} cannot run on this window "
+                     f"({results[DEFAULT_METHOD].reason}): {FALLBACK} is recommended instead")
+    note = "; ".join(notes) or None
     observed = pd.DataFrame({"step": run.target.steps, "value": run.target.values})
     decided = {**fitted, **({ENSEMBLE: ens} if ENSEMBLE in names else {})}
     if DECISION_METHOD not in decided and DECISION_METHOD in METHODS:  # fitted for the decision only
@@ -250,7 +262,28 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
     first = own[0] if len(own) == 1 else DECISION_METHOD  # one curve asked for: its own
     decision = _decision(win, at_steps, decided, conf, target, threshold, n_problems, total_steps, first)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
-                    at_steps, results, note, observed=observed, decision=decision)
+                    at_steps, results, note, default=default, observed=observed, decision=decision)
+
+
+FALLBACK = "last-value"
+
+
+def _drift_prior(run, prior_runs, notes):
+    """logit-drift's prior from ``prior_runs`` (same benchmark, not the run itself; the model
+    size as a covariate), or None (the stored prior) with the reason in ``notes``."""
+    if not prior_runs:
+        return None
+    others = [r for r in prior_runs if r.run_id != run.run_id]
+    same = [r for r in others if r.target_key == run.target_key]
+    if len(same) < len(others):
+        keys = sorted({r.target_key for r in others if r.target_key != run.target_key})
+        notes.append(f"logit-drift: {len(others) - len(same)} prior run(s) scored on another benchmark "
+                     f"({', '.join(keys)}) left out of its prior")
+    prior = learn_prior(same, size=run.size, sizes=[r.size for r in same])
+    if prior is None:
+        notes.append(f"logit-drift: {len(same)} usable prior run(s) on {run.target_key}; a prior needs 2 to "
+                     "measure how runs differ: the stored prior is used")
+    return prior
 
 
 # last-value never changes and law-ceiling is a level, not a curve: "now" by construction

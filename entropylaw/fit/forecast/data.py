@@ -91,6 +91,7 @@ class RunData:
     bounds: tuple | None = None  # (0, 1) or (-1, 1) when every observed target value lies there (score_bounds)
     tokens_raw: Series | None = None  # tokens as logged: cumulated per window (no later value decides how)
     tokens_cumulative: bool | None = None
+    size: float = float("nan")  # parameters (non-embedding where known): the prior's size covariate
 
     @classmethod
     def from_arrays(cls, target_steps, target_values, entropy_steps=None, entropy_values=None,
@@ -139,8 +140,10 @@ class RunData:
         tok = tokens_key or next((k for k in TOKEN_KEYS if k in metrics), None)
         meta = rows.iloc[0]
         family = "/".join(str(meta[c]) for c in ("model", "dataset") if str(meta[c]))
-        return cls.from_arrays(*get(key), *get(x_key), *get(table.SCORE), *get(tok), run_id=run_id,
-                               target_key=key, target_kind=kind, family=family)
+        size = float(meta["n_params_nonembedding"])
+        size = size if size == size else float(meta["n_params"])
+        return replace(cls.from_arrays(*get(key), *get(x_key), *get(table.SCORE), *get(tok), run_id=run_id,
+                                       target_key=key, target_kind=kind, family=family), size=size)
 
     def window(self, end: float) -> "RunData":
         """The run as seen at step ``end``: every series cut there, and what is read off a

@@ -1,0 +1,218 @@
+"""``logit-drift``: the slow climb after the take-off, on the logit scale, its rate shrunk toward
+the rate of finished runs.
+
+Real RL runs on a verifiable score share one shape: a fast take-off (the format is learned;
+the score leaves its floor within tens of steps), then a slow climb that goes on for the rest
+of the run. On the logit scale ``z = logit(y)`` the slow part is close to linear in log steps:
+
+    z(t) = A + c ln(1 + t),      t = step - origin,
+
+fitted to the **late half of the window's points** (the take-off, if the window holds one,
+is left out: its knee is no part of the climb). The gain from the window's end ``e`` to step
+``T`` is ``c ln((1 + T) / (1 + e))``, the same for a run of 100 steps or 1,000 at the same
+fraction. A window of 15 % sees the rate only faintly: it is **shrunk toward the rate of
+finished runs**, a Gaussian prior on ``c`` whose mean and spread are those of finished runs,
+each fitted the same way on its own late half (:func:`learn_prior`; median and scaled median
+absolute deviation, so one run that collapses does not set it). The default prior is learned
+by the backtest from the real runs in ``data/`` (each run's own forecast leaves it out) and
+stored in ``calibration.json``; ``forecast --prior RUNS`` learns it from the runs given, with
+the model size as a covariate where they hold 3 sizes or more (``c`` regressed on ``log10 N``,
+the new run's size giving its prior mean).
+
+Each point is weighted by the binomial precision of its logit, ``n p (1 - p)`` (``n``: the
+benchmark's number of problems, :data:`~.decide.PROBLEMS`, else the window's noise), with an
+over-dispersion factor from the fit's own scatter. The model is linear, so the posterior of
+``(A, c)`` is Gaussian and exact; draws come from it. Forecasts live in the score's range by
+construction. A window whose own rate lies more than 3 SD above the prior's (data and prior
+together) is still in its take-off: the method refuses rather than shrink a take-off into a
+drift. A window whose last points sit on a bound cannot say how far past it the run
+is: the method refuses (last-value carries it). The drift has no plateau: read the forecast
+at the run's last step.
+
+>>> import numpy as np
+>>> from entropylaw.fit.forecast.data import RunData
+>>> steps = np.arange(0.0, 120.0, 5.0)
+>>> z = 1.0 - 3.0 * np.exp(-steps / 4) + 0.12 * np.log1p(steps)
+>>> run = RunData.from_arrays(steps, 1 / (1 + np.exp(-z)), target_key="val/openai/gsm8k")
+>>> m = LogitDrift(n_boot=50, prior={"c": [0.12, 0.05], "runs": 4}).fit(run.window(60))
+>>> round(float(m.predict([115.0])["forecast"].iloc[0]), 3), round(float(1 / (1 + np.exp(-z[-1]))), 3)
+(0.828, 0.828)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+from entropylaw.fit.forecast import calibrate as cal
+from entropylaw.fit.forecast import curves as fc
+from entropylaw.fit.forecast.data import robust_noise
+from entropylaw.fit.forecast.decide import problems_of
+from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod
+
+EPS = 1e-4
+# used where no prior is stored and none is given: broad, and said in the method's warnings
+FALLBACK_PRIOR = {"c": [0.1, 0.15], "runs": 0}
+MIN_SD = 0.02
+MIN_LATE = 2
+CONFLICT = 3.0  # SDs between the window's own rate and the prior's: the window is still in its take-off
+
+
+def to_logit(y, bounds, n=None):
+    lo, hi = bounds
+    e = EPS if n is None else 0.5 / n
+    return special.logit(np.clip((np.asarray(y, float) - lo) / (hi - lo), e, 1 - e))
+
+
+def from_logit(z, bounds):
+    lo, hi = bounds
+    return lo + (hi - lo) * special.expit(z)
+
+
+def logit_weights(values, bounds, target_key, noise=None):
+    """Binomial precision of each point's logit, ``n p (1 - p)``, and ``n``: the benchmark's
+    size, else the ``n`` whose binomial noise matches the window's (``noise``: its SD)."""
+    lo, hi = bounds
+    p = (np.asarray(values, float) - lo) / (hi - lo)
+    n, _ = problems_of(target_key)
+    if n is None:
+        sd = noise if noise and noise > 0 else 0.01
+        pm = float(np.clip(np.median(p), 0.05, 0.95))
+        n = float(np.clip(pm * (1 - pm) / (sd / (hi - lo)) ** 2, 20.0, 1e5))
+    p = np.clip(p, 0.5 / n, 1 - 0.5 / n)
+    return n * p * (1 - p), float(n)
+
+
+def late(series):
+    """The late half of a series' points (at least :data:`MIN_LATE`)."""
+    k = max(MIN_LATE, len(series) // 2)
+    return series.steps[-k:], series.values[-k:]
+
+
+def posterior(t, z, w, prior_c=None):
+    """Mean (2,) and covariance (2, 2) of ``(A, c)`` given ``z = A + c ln(1 + t)`` with
+    precisions ``w`` (scaled by the over-dispersion) and a Gaussian prior ``(mean, sd)`` on c;
+    and the over-dispersion factor."""
+    X = np.stack([np.ones_like(t), np.log1p(t)], axis=1)
+    P0 = np.zeros((2, 2))
+    m0 = np.zeros(2)
+    if prior_c is not None:
+        P0[1, 1] = 1.0 / prior_c[1] ** 2
+        m0[1] = prior_c[0]
+    XtW = X.T * w
+    mean = np.linalg.solve(XtW @ X + P0, XtW @ z + P0 @ m0)
+    resid = z - X @ mean
+    phi = float(max(1.0, np.sum(w * resid**2) / max(len(z) - 2, 1))) if len(z) > 2 else 1.0
+    cov = np.linalg.inv(XtW @ X / phi + P0)
+    mean = cov @ (XtW @ z / phi + P0 @ m0)
+    return mean, cov, phi
+
+
+def fit_full(run, bounds=None):
+    """The drift rate ``c`` of a finished run, fitted on the late half of its points with no
+    prior, or None (an unbounded score, too few points, a score on a bound)."""
+    bounds = bounds or run.bounds
+    y = run.target
+    if bounds is None or len(y) < 2 * MIN_LATE:
+        return None
+    s, v = late(y)
+    w, n = logit_weights(v, bounds, run.target_key, robust_noise(y.values))
+    if _on_bound(v, bounds, n):
+        return None
+    mean, _, _ = posterior(s - run.origin, to_logit(v, bounds, n), w)
+    return float(mean[1])
+
+
+def _on_bound(values, bounds, n) -> bool:
+    tol = (bounds[1] - bounds[0]) * 0.5 / n
+    return bool(np.all((values[-2:] <= bounds[0] + tol) | (values[-2:] >= bounds[1] - tol)))
+
+
+def learn_prior(runs, size=None, sizes=None) -> dict | None:
+    """The prior on ``c`` from finished ``runs`` (:class:`~.data.RunData`): the median and
+    1.4826 x the median absolute deviation of their rates; with ``size`` (the new run's
+    parameter count) and ``sizes`` (one per run) spanning 3 sizes or more, ``c`` regressed on
+    ``log10 N`` gives the prior's mean at ``size`` (its spread: the residuals', widened with
+    the distance from the sizes seen). Fewer than 2 usable runs: None."""
+    cs, used, ns = [], [], []
+    for i, r in enumerate(runs):
+        c = fit_full(r)
+        if c is not None:
+            cs.append(c)
+            used.append(r.run_id)
+            ns.append(np.nan if sizes is None else sizes[i])
+    if len(cs) < 2:
+        return None
+    cs, ns = np.array(cs), np.asarray(ns, float)
+    med = float(np.median(cs))
+    out = {"runs": len(cs), "run_ids": used, "c": [med, float(max(1.4826 * np.median(np.abs(cs - med)), MIN_SD))]}
+    if size is not None and np.isfinite(size) and np.isfinite(ns).all() and len(np.unique(ns)) >= 3:
+        u, u0 = np.log10(ns), np.log10(size)
+        slope, icpt = np.polyfit(u, cs, 1)
+        resid = cs - (icpt + slope * u)
+        sd = float(np.sqrt(np.sum(resid**2) / max(len(u) - 2, 1)))
+        lev = 1 + 1 / len(u) + (u0 - u.mean()) ** 2 / np.sum((u - u.mean()) ** 2)
+        out["c"] = [float(icpt + slope * u0), float(max(sd * np.sqrt(lev), MIN_SD))]
+        out["size_covariate"] = {"size": float(size), "sizes": sorted(set(map(float, ns))),
+                                 "slope_per_decade": float(slope)}
+    return out
+
+
+class LogitDrift(ForecastMethod):
+    name = "logit-drift"
+    description = "logit = A + c ln(1 + t) on the late half of the window, c shrunk toward finished runs' rate"
+
+    def __init__(self, conf=0.9, n_boot=200, seed=0, holdout=0.3, growth=1.0, prior=None):
+        super().__init__(conf, n_boot, seed, holdout, growth)
+        self.prior = prior
+
+    def _fit(self, run, n_boot):
+        if run.bounds is None:
+            raise CannotRun(f"{run.target_key} is not a bounded score (an accuracy in [0, 1] or a reward in "
+                            "[-1, 1]): the logit scale needs one")
+        y = run.target
+        if len(y) < MIN_LATE:
+            raise fc.TooFewPoints(f"{len(y)} point(s); the drift needs {MIN_LATE}")
+        prior = self.prior
+        if prior is None:
+            prior = cal.stored().get("shape_prior", {}).get(run.target_kind) or FALLBACK_PRIOR
+            if prior is FALLBACK_PRIOR:
+                self.warnings_.append("no prior learned from finished runs is stored: a broad fallback prior")
+        self.prior_ = prior
+        s, v = late(y)
+        w, self.n_eff_ = logit_weights(v, run.bounds, run.target_key, robust_noise(y.values))
+        if _on_bound(v, run.bounds, self.n_eff_):
+            raise CannotRun("the window's last points sit on the score's bound: the logit scale cannot say how far "
+                            "past it the run is (last-value carries it)")
+        t, z = s - run.origin, to_logit(v, run.bounds, self.n_eff_)
+        own, own_cov, _ = posterior(t, z, w)  # the window alone: is it still taking off?
+        gap = (own[1] - prior["c"][0]) / np.sqrt(own_cov[1, 1] + prior["c"][1] ** 2)
+        if gap > CONFLICT:
+            raise CannotRun(f"the window ends inside the take-off: its late points climb at {own[1]:.2f} per log "
+                            f"step, {gap:.1f} SD above the drift of finished runs ({prior['c'][0]:.2f}); where the "
+                            "take-off stops is not in the window")
+        self.mean_, self.cov_, self.phi_ = posterior(t, z, w, prior["c"])
+        p_end = float(np.clip(from_logit(self.mean_[0] + self.mean_[1] * np.log1p(s[-1] - run.origin), (0, 1)),
+                              1e-4, 1 - 1e-4))
+        lo, hi = run.bounds
+        self.sigma_ = float((hi - lo) * np.sqrt(self.phi_ * p_end * (1 - p_end) / self.n_eff_))
+        rng = np.random.default_rng(self.seed)
+        self._coef_draws = (rng.multivariate_normal(self.mean_, self.cov_, size=n_boot) if n_boot
+                            else self.mean_[None, :])
+        params = {"A": float(self.mean_[0]), "c": float(self.mean_[1]), "c_sd": float(np.sqrt(self.cov_[1, 1])),
+                  "points": int(len(s)), "n_eff": self.n_eff_, "overdispersion": self.phi_,
+                  "prior_c": list(prior["c"]), "prior_runs": int(prior.get("runs", 0))}
+        if prior.get("size_covariate"):
+            params["size_covariate"] = prior["size_covariate"]
+        self._finish(None, None, None, None, params)
+        self.t90_note_ = "the drift in log steps has no plateau: read the forecast at the run's last step"
+
+    def _z(self, coefs, steps):
+        x = np.log1p(np.maximum(np.asarray(steps, float) - self.origin_, 0.0))
+        return coefs[:, :1] + coefs[:, 1:2] * x[None, :]
+
+    def _mid(self, steps):
+        return from_logit(self._z(self.mean_[None, :], steps)[0], self.bounds_)
+
+    def _draws(self, steps):
+        return from_logit(self._z(self._coef_draws, steps), self.bounds_)

@@ -1,0 +1,129 @@
+"""logit-drift (issue 30, item 3): its posterior against an independent optimiser, coverage by
+simulation, the learned prior (with the size covariate), and its refusals."""
+
+import numpy as np
+import pytest
+from scipy import optimize, special
+
+from entropylaw import table
+from entropylaw.fit.forecast import calibrate as cal
+from entropylaw.fit.forecast.core import forecast
+from entropylaw.fit.forecast.data import RunData
+from entropylaw.fit.forecast.drift import LogitDrift, learn_prior, posterior
+
+PRIOR = {"c": [0.1, 0.05], "runs": 5}
+
+
+def _run(c=0.1, A=0.5, steps=np.arange(0.0, 200.0, 10.0), n=1319, seed=0, key="val/openai/gsm8k", run_id="r",
+         takeoff=True):
+    rng = np.random.default_rng(seed)
+    z = A + c * np.log1p(steps) - (4.0 * np.exp(-steps / 8.0) if takeoff else 0.0)
+    p = special.expit(z)
+    y = rng.binomial(n, p) / n
+    return RunData.from_arrays(steps, y, target_key=key, run_id=run_id), p
+
+
+def test_posterior_equals_a_direct_minimisation():
+    rng = np.random.default_rng(1)
+    t = np.array([20.0, 40.0, 60.0, 80.0])
+    z = 0.3 + 0.2 * np.log1p(t) + 0.05 * rng.standard_normal(4)
+    w = np.array([300.0, 280.0, 260.0, 250.0])
+    mean, cov, phi = posterior(t, z, w, [0.1, 0.05])
+
+    def nlp(b):  # the negative log posterior at the over-dispersion the closed form found
+        r = z - b[0] - b[1] * np.log1p(t)
+        return 0.5 * np.sum(w * r**2) / phi + 0.5 * (b[1] - 0.1) ** 2 / 0.05**2
+
+    res = optimize.minimize(nlp, [0.0, 0.0], method="BFGS", options={"gtol": 1e-10})
+    assert np.allclose(mean, res.x, atol=1e-5)
+    assert np.allclose(cov, res.hess_inv, rtol=0.05)  # BFGS's inverse Hessian: the posterior covariance
+
+
+def test_interval_coverage_by_simulation(monkeypatch):
+    """Runs drawn from the model (their rate from the prior): the uncalibrated 90 % interval of
+    the final score holds the final observation in roughly 90 % of them."""
+    monkeypatch.setattr(cal, "ENABLED", False)
+    rng = np.random.default_rng(0)
+    hits = []
+    for seed in range(120):
+        c = rng.normal(0.1, 0.05)
+        run, _ = _run(c=c, seed=seed, takeoff=False)
+        m = LogitDrift(n_boot=300, seed=seed, prior=PRIOR).fit(run.window(60))
+        f = m.predict([190.0]).iloc[0]
+        hits.append(f["lo"] <= run.target.values[-1] <= f["hi"])
+    assert 0.8 <= np.mean(hits) <= 0.99
+
+
+def test_forecast_recovers_the_drift():
+    run, p = _run(c=0.12, seed=3)
+    m = LogitDrift(n_boot=200, prior={"c": [0.12, 0.05], "runs": 5}).fit(run.window(100))
+    f = m.predict([190.0]).iloc[0]
+    assert abs(f["forecast"] - p[-1]) < 0.02 and f["lo"] <= p[-1] <= f["hi"]
+    assert m.plateau_ is None and "no plateau" in m.t90_note_
+
+
+def test_refusals_are_reasons_not_tracebacks():
+    steps = np.arange(0.0, 100.0, 10.0)
+    stuck = RunData.from_arrays(steps, np.r_[0.3, np.full(9, 0.0)], target_key="val/aime_2024")
+    m = LogitDrift(n_boot=20, prior=PRIOR).fit(stuck.window(60))
+    assert not m.ok_ and "bound" in m.reason_
+    rising = RunData.from_arrays(steps, special.expit(-6 + 0.08 * steps), target_key="val/openai/gsm8k")
+    m = LogitDrift(n_boot=20, prior=PRIOR).fit(rising.window(40))
+    assert not m.ok_ and "take-off" in m.reason_
+    loose = RunData.from_arrays(steps, 3.0 + 0.01 * steps, target_key="val/x")
+    m = LogitDrift(n_boot=20, prior=PRIOR).fit(loose.window(60))
+    assert not m.ok_ and "bounded score" in m.reason_
+    one = RunData.from_arrays([0.0, 10.0], [0.4, 0.5], target_key="val/openai/gsm8k")
+    m = LogitDrift(n_boot=20, prior=PRIOR).fit(one.window(5))
+    assert not m.ok_ and "point" in m.reason_
+
+
+def test_reward_in_minus_one_one_stays_inside():
+    steps = np.arange(0.0, 200.0, 10.0)
+    y = 2 * special.expit(-1.5 + 0.1 * np.log1p(steps)) - 1 + 0.01 * np.cos(steps)
+    run = RunData.from_arrays(steps, y, target_key="val/reward")
+    f = LogitDrift(n_boot=100, prior=PRIOR).fit(run.window(80)).predict([1e6]).iloc[0]
+    assert run.window(80).bounds == (-1.0, 1.0) and -1 <= f["lo"] <= f["forecast"] <= f["hi"] <= 1
+
+
+def test_default_falls_back_to_last_value_where_it_cannot_run(monkeypatch):
+    from entropylaw.fit.forecast import core
+
+    monkeypatch.setattr(core, "DEFAULT_METHOD", "logit-drift")
+    steps = np.arange(0.0, 100.0, 10.0)
+    stuck = RunData.from_arrays(steps, np.r_[0.3, np.full(9, 0.0)], target_key="val/aime_2024")
+    fc = forecast(stuck, fit_frac=0.6, methods=["logit-drift"], n_boot=20)
+    assert fc.default == "last-value" and "cannot run" in fc.note and fc.methods["last-value"].ok
+
+
+def _table(runs):
+    return table.concat([table.from_records([(int(s), r.target_key, float(v)) for s, v in
+                                             zip(r.target.steps, r.target.values)], run_id=r.run_id)
+                         for r in runs])
+
+
+def test_prior_from_runs_notes_and_size_covariate():
+    from dataclasses import replace
+
+    sizes = [0.5e9, 1.5e9, 3e9, 7e9]
+    finished = [replace(_run(c=0.25 - 0.05 * np.log2(n / 0.5e9), seed=i, run_id=f"s{i}")[0], size=n)
+                for i, n in enumerate(sizes)]
+    prior = learn_prior(finished, size=14e9, sizes=sizes)
+    assert "size_covariate" in prior and prior["c"][0] < np.median([0.25, 0.2, 0.15, 0.1])
+    new = replace(_run(c=0.05, seed=9, run_id="new")[0], size=14e9)
+    fc = forecast(new, fit_frac=0.4, methods=["logit-drift"], n_boot=20, prior_runs=finished)
+    assert "size_covariate" in fc.methods["logit-drift"].params
+    alone = forecast(new, fit_frac=0.4, methods=["logit-drift"], n_boot=20, prior_runs=finished[:1])
+    assert "a prior needs 2" in alone.note
+    other = [replace(r, target_key="val/math") for r in finished]
+    elsewhere = forecast(new, fit_frac=0.4, methods=["logit-drift"], n_boot=20, prior_runs=other)
+    assert "another benchmark" in elsewhere.note
+
+
+def test_nothing_after_the_window_moves_the_forecast():
+    run, _ = _run(seed=4)
+    later = RunData.from_arrays(run.target.steps, np.where(run.target.steps > 100, 0.01, run.target.values),
+                                target_key=run.target_key)
+    a = forecast(run, fit_frac=0.5, methods=["logit-drift"], n_boot=50, at_steps=[190.0])
+    b = forecast(later, fit_frac=0.5, methods=["logit-drift"], n_boot=50, at_steps=[190.0])
+    assert a.methods["logit-drift"].forecast.equals(b.methods["logit-drift"].forecast)
