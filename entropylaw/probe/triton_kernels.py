@@ -36,10 +36,11 @@ N_KEY_CAP = 4096  # N above this shares one autotuning (the grid fills the GPU e
 ALIGN = 256  # split width multiple: the widest BLOCK_V of the autotuned configs
 # (block_n, block_v, block_d, num_warps, num_stages, flatten) for bf16/fp16 inputs on CUDA;
 # flatten=True asks Triton to pipeline the (vocabulary tile, k) loop nest as one loop
-CONFIGS_16 = [(128, 128, 64, 8, 3, False), (128, 128, 64, 8, 4, False), (128, 128, 64, 4, 3, False),
+# (ptxas for sm_90a, Triton 3.9: 195 registers and no spills at 128x128x64/8 warps/3 stages; the
+# 256-wide and 4-warp 128x128 tiles spill ~100 bytes; analysis/kernel_resources.py prints them all)
+CONFIGS_16 = [(128, 128, 64, 8, 3, False), (128, 128, 64, 8, 4, False), (64, 128, 64, 4, 4, False),
               (128, 256, 64, 8, 3, False), (64, 256, 64, 4, 3, False), (256, 128, 64, 8, 3, False),
-              (64, 128, 64, 4, 4, False), (128, 128, 128, 8, 3, False),
-              (128, 128, 64, 8, 3, True), (128, 256, 64, 8, 3, True)]
+              (128, 128, 128, 8, 3, False), (128, 128, 64, 8, 3, True), (128, 256, 64, 8, 3, True)]
 # IEEE fp32 products (no tensor cores): small tiles, the 128x128 one spilled ~10 KB
 CONFIGS_32 = [(64, 64, 32, 8, 2, False), (64, 128, 32, 4, 2, False), (32, 64, 32, 4, 2, False)]
 CONFIG_INTERP = (16, 64, 32, 1, 1, False)
@@ -57,6 +58,8 @@ def _stats_kernel(h_ptr, w_ptr, y_ptr, part_ptr, N, V, D, stride_hn, stride_hd, 
     rows_ld = tl.minimum(rows, N - 1).to(tl.int64)  # clamped: loads need no row mask, stores have one
     y = tl.load(y_ptr + rows_ld)
     ks = tl.arange(0, BLOCK_D)
+    # pointer tensors built once and offset by a scalar per k step: carried (incremented) pointer
+    # tensors cost ~60 more registers per thread (255 vs 195 at 128x128, 8 warps; ptxas, sm_90a)
     a_base = h_ptr + rows_ld[:, None] * stride_hn + ks[None, :] * stride_hd
     m = tl.full([BLOCK_N], float("-inf"), tl.float32)
     s0 = tl.zeros([BLOCK_N], tl.float32)
@@ -69,19 +72,16 @@ def _stats_kernel(h_ptr, w_ptr, y_ptr, part_ptr, N, V, D, stride_hn, stride_hd, 
     for v0 in tl.range(v_begin, v_end, BLOCK_V, flatten=FLATTEN):
         cols = v0 + tl.arange(0, BLOCK_V)
         cols_ld = tl.minimum(cols, V - 1).to(tl.int64)
-        a_ptrs = a_base
-        b_ptrs = w_ptr + cols_ld[None, :] * stride_wv + ks[:, None] * stride_wd
+        b_base = w_ptr + cols_ld[None, :] * stride_wv + ks[:, None] * stride_wd
         acc = tl.zeros([BLOCK_N, BLOCK_V], tl.float32)
         for k0 in range(0, D, BLOCK_D):
             k_ok = ks < D - k0
-            a = tl.load(a_ptrs, mask=k_ok[None, :], other=0.0)
-            b = tl.load(b_ptrs, mask=k_ok[:, None], other=0.0)
+            a = tl.load(a_base + k0 * stride_hd, mask=k_ok[None, :], other=0.0)
+            b = tl.load(b_base + k0 * stride_wd, mask=k_ok[:, None], other=0.0)
             if UPCAST:  # the interpreter's numpy matmul has no bf16; bf16 -> fp32 is exact
                 a = a.to(tl.float32)
                 b = b.to(tl.float32)
             acc = tl.dot(a, b, acc, input_precision=PRECISION)
-            a_ptrs += BLOCK_D * stride_hd
-            b_ptrs += BLOCK_D * stride_wd
         # columns past the split get -1e30 (a [BLOCK_V] bias, not a per-element select, which cost
         # ~70 registers on sm_90): e^(z - m) underflows to 0 and (z - m) e stays 0, no inf * 0
         z = acc * inv_temp + tl.where(cols < v_end, 0.0, -1.0e30)[None, :]
@@ -101,7 +101,7 @@ def _stats_kernel(h_ptr, w_ptr, y_ptr, part_ptr, N, V, D, stride_hn, stride_hd, 
         zy += tl.sum(tl.where(cols[None, :] == y[:, None], z, 0.0), 1)
         m = m_new
     out = part_ptr + pid_s.to(tl.int64) * N + rows
-    plane = S.to(tl.int64) * N
+    plane = tl.cast(S, tl.int64) * N  # tl.cast: S == 1 arrives as a constexpr (no .to)
     tl.store(out, m, mask=row_ok)
     tl.store(out + plane, s0, mask=row_ok)
     tl.store(out + 2 * plane, s1, mask=row_ok)
@@ -114,7 +114,7 @@ def _merge_kernel(part_ptr, logp_ptr, ent_ptr, lse_ptr, p2_ptr, N, S, BLOCK: tl.
     """Online log-sum-exp merge of the S splits' moments [6, S, N] into the four statistics."""
     rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     ok = rows < N
-    plane = S.to(tl.int64) * N
+    plane = tl.cast(S, tl.int64) * N  # tl.cast: S == 1 arrives as a constexpr (no .to)
     M = tl.full([BLOCK], float("-inf"), tl.float32)
     for s in range(0, S):
         M = tl.maximum(M, tl.load(part_ptr + s * N + rows, mask=ok, other=0.0))
