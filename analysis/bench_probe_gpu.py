@@ -35,6 +35,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -54,7 +55,7 @@ def _parse(argv):
     ap.add_argument("--seconds", type=float, default=400.0, help="budget; later cells are 'not run (budget)'")
     ap.add_argument("--check-rows", type=int, default=64, help="rows compared with the float64 reference")
     ap.add_argument("--logit-std", type=float, default=3.0)
-    ap.add_argument("--out", default=os.environ.get("OUT") or os.path.join(os.path.dirname(__file__), "out"))
+    ap.add_argument("--out", default=None, help="default $OUT, else analysis/out (--smoke: a temporary folder)")
     ap.add_argument("--smoke", action="store_true", help="CPU, Triton interpreter, tiny shapes: every code path")
     return ap.parse_args(argv)
 
@@ -302,6 +303,9 @@ def main(argv=None) -> int:
         return 0
     else:
         dev, name = torch.device("cuda"), torch.cuda.get_device_name()
+    if args.out is None:
+        args.out = os.environ.get("OUT") or (os.path.join(tempfile.gettempdir(), "bench_probe_gpu_smoke") if args.smoke
+                                             else os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
     t_start = time.monotonic()
     meta = {"device": name, "gpus": gpu_list() if dev.type == "cuda" else "no GPU", "versions": versions(),
             "datasheet_tflops": DATASHEET_TFLOPS, "check_rows": args.check_rows, "seconds_budget": args.seconds}
@@ -311,9 +315,11 @@ def main(argv=None) -> int:
           " TF/s (8192^3 matmul)", flush=True)
     paths = make_paths(args.paths)
     rows = []
-    for d in args.hidden:
-        for V in args.vocab:
-            for n in args.tokens:
+    # token counts outermost: every shape's 4k cell (where its autotuning happens) and 16k cell run
+    # before any 64k cell, so a budget cut costs the largest cells first
+    for n in args.tokens:
+        for d in args.hidden:
+            for V in args.vocab:
                 base = {"d": d, "V": V, "N": n}
                 if time.monotonic() - t_start > args.seconds:
                     rows += [{**base, "path": p, "status": "not run (budget)"} for p in paths]
