@@ -143,6 +143,8 @@ def make_liger():
         from liger_kernel.transformers.fused_linear_cross_entropy import LigerFusedLinearCrossEntropyLoss
     except ImportError as err:
         return f"not installed ({err})"
+    except Exception as err:  # an import-time failure of another kind (a version mismatch) ends only this path
+        return f"error importing liger_kernel: {type(err).__name__}: {str(err)[:120]}"
     loss = LigerFusedLinearCrossEntropyLoss(ignore_index=-100, reduction="none")
     return lambda h, W, y: {"logp": -loss(W, h, y).float()}  # Liger takes (weight, input, target)
 
