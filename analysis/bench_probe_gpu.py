@@ -1,23 +1,30 @@
-"""GPU benchmark of the per-token statistics: fused Triton kernel vs torch stream vs materialised
-logits vs Liger-Kernel's fused linear cross-entropy, side by side in one process.
+"""GPU benchmark of the per-token statistics at the shapes of real policies, one run, four paths.
 
-For each N (tokens) at d = 3584, V = 152064 (Qwen2.5-7B's lm_head), bf16 inputs, it reports
-per method: median time, TF/s counting the lm_head matmul as 2 N d V FLOPs (the floor every
-method pays), the fraction of the device's dense bf16 peak, peak memory above the inputs
-(torch.cuda.max_memory_allocated), and the max error against a float64 reference computed
-from the same bf16 inputs on a subset of rows. ``max logp`` over all rows must be <= 0.
+Shapes: hidden d in 896 / 3584 / 8192 (Qwen2.5-0.5B, Qwen2.5-7B, Llama-3-70B) x vocabulary V in
+151,936 / 128,256 (Qwen2.5, Llama 3) x N in 4k / 16k / 64k tokens; bf16 inputs, hidden ~ N(0, 1),
+the weight scaled so that the logits have sd ~3 (never zeros). Paths, forward only, no gradient:
 
-What each method computes (all forward, no gradient):
-- ``triton``: entropylaw.probe.triton_stats.fused_token_stats: logp, entropy, lse, sum_p2 (fp32)
-- ``stream``: entropylaw.probe.stream.token_stats(second_moment=True): the same four (fp32)
-- ``materialised``: bf16 logits -> fp32 [N x V] -> log_softmax; logp and entropy only
-- ``liger``: LigerFusedLinearCrossEntropyLoss(reduction="none"): -logp only (some Liger versions
-  also compute the input gradient inside the forward; its version is printed)
+- ``triton``: entropylaw's fused kernel (fused_token_stats): logp, entropy, lse, sum_p2 in fp32,
+  the logits never materialised; tile sizes autotuned per shape (the chosen config is reported)
+- ``liger``: Liger Kernel's fused linear cross-entropy (LigerFusedLinearCrossEntropyLoss,
+  reduction="none") on the same bf16 inputs; its per-token loss is -logp (bf16 logits per chunk)
+- ``materialised``: the [N x V] fp32 logits (a bf16 matmul with fp32 output where torch has it),
+  log_softmax, then entropy and sum_p2 from them; skipped when the logits would not fit
+- ``compile``: torch.compile of the same statistics over chunks of 2,048 tokens (bf16 matmul,
+  fp32 reductions fused by Inductor), dynamic shapes so that it compiles once
 
-    python analysis/bench_probe_gpu.py [--tokens 4096 16384 65536] [--peak-tflops 989]
-    python analysis/bench_probe_gpu.py --interpret-smoke   # CPU, Triton interpreter, tiny size
+Reported per cell: median ms (triton.testing.do_bench), TF/s counting one matrix product
+(2 N d V), its fraction of the datasheet dense bf16 peak (989 TF/s for H100 SXM / H200) and of
+the peak measured at the start (an 8192^3 bf16 matmul on random data), peak memory above the
+inputs (torch.cuda.max_memory_allocated of one call), and relative errors ||x - ref|| / ||ref||
+against float64 statistics of the same bf16 inputs on a subsample of rows. An OOM or error ends
+only its cell. After ``--seconds`` the remaining cells are "not run (budget)". A markdown table
+and a JSON file are rewritten in $OUT (default analysis/out) after every cell.
 
-Without CUDA (and without --interpret-smoke) it prints one line and exits 0.
+    python analysis/bench_probe_gpu.py [--seconds 400] [--paths triton liger materialised compile]
+    python analysis/bench_probe_gpu.py --smoke   # CPU: Triton interpreter, tiny shapes, every path
+
+Without CUDA (and without --smoke) it prints one line and exits 0.
 """
 
 from __future__ import annotations
@@ -26,42 +33,159 @@ import argparse
 import json
 import math
 import os
-import statistics
+import subprocess
 import sys
+import tempfile
+import time
 
 import torch
 
-# dense (non-sparse) bf16 tensor-core peaks, TFLOP/s, from NVIDIA's datasheets
-PEAKS = (("H200", 989.0), ("H100 PCIe", 756.0), ("H100", 989.0), ("A100", 312.0))
-
-
-def peak_for(name: str, override: float | None) -> float | None:
-    if override:
-        return override
-    for key, tflops in PEAKS:
-        if key in name:
-            return tflops
-    return None
+DATASHEET_TFLOPS = 989.0  # H100 SXM / H200 dense bf16 (NVIDIA datasheets)
+PATHS = ("triton", "liger", "materialised", "compile")
+STATS = ("logp", "entropy", "lse", "sum_p2")
+COMPILE_CHUNK = 2048
 
 
 def _parse(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hidden", type=int, nargs="+", default=[896, 3584, 8192])
+    ap.add_argument("--vocab", type=int, nargs="+", default=[151936, 128256])
     ap.add_argument("--tokens", type=int, nargs="+", default=[4096, 16384, 65536])
-    ap.add_argument("--hidden", type=int, default=3584)
-    ap.add_argument("--vocab", type=int, default=152064)
-    ap.add_argument("--logit-std", type=float, default=3.0, help="standard deviation of the random logits")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--check-rows", type=int, default=128, help="rows compared with the float64 reference")
-    ap.add_argument("--peak-tflops", type=float, default=None, help="device dense bf16 peak (default: by name)")
-    ap.add_argument("--methods", nargs="+", default=["triton", "stream", "materialised", "liger"],
-                    choices=["triton", "stream", "materialised", "liger"])
-    ap.add_argument("--configs", nargs="+", default=None,
-                    help="Triton block_n,block_v,block_d,num_warps,num_stages, one row each "
-                         "(default 128,128,64,8,3; 16,128,32,4,1 in the smoke test)")
-    ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
-    ap.add_argument("--interpret-smoke", action="store_true",
-                    help="check the script on CPU under Triton's interpreter at a tiny size")
+    ap.add_argument("--paths", nargs="+", default=list(PATHS), choices=PATHS + ("stream",))
+    ap.add_argument("--seconds", type=float, default=400.0, help="budget; later cells are 'not run (budget)'")
+    ap.add_argument("--check-rows", type=int, default=64, help="rows compared with the float64 reference")
+    ap.add_argument("--logit-std", type=float, default=3.0)
+    ap.add_argument("--out", default=None, help="default $OUT, else analysis/out (--smoke: a temporary folder)")
+    ap.add_argument("--smoke", action="store_true", help="CPU, Triton interpreter, tiny shapes: every code path")
     return ap.parse_args(argv)
+
+
+def versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in ("torch", "triton", "liger-kernel", "transformers"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def gpu_list() -> str:
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "nvidia-smi not available"
+
+
+def measured_peak(dev) -> float | None:
+    """TF/s of an 8192^3 bf16 matmul on random data (median of do_bench)."""
+    if dev.type != "cuda":
+        return None
+    import triton.testing
+
+    a = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+    b = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+    ms = triton.testing.do_bench(lambda: a @ b, warmup=50, rep=300, return_mode="median")
+    return 2 * 8192 ** 3 / (ms * 1e-3) / 1e12
+
+
+# ---- the paths: each fn(h, W, y) -> dict of float32 [N] tensors (a subset of STATS) ----
+
+def _mm_fp32(h, W):
+    """[n, V] fp32 logits; bf16 products with fp32 output where torch has it (CUDA), else cast."""
+    if h.device.type == "cuda":
+        try:
+            return torch.mm(h, W.t(), out_dtype=torch.float32)
+        except (TypeError, RuntimeError):
+            pass
+    return (h @ W.t()).float()
+
+
+def materialised(h, W, y):
+    logp_all = torch.log_softmax(_mm_fp32(h, W), -1)  # the logits are freed once this exists
+    p = logp_all.exp()
+    H = -(p * logp_all).sum(-1)
+    logp = logp_all.gather(1, y[:, None].long())[:, 0]
+    p.mul_(p).mul_(logp_all.add_(H[:, None]))  # p^2 (log p + H), in place: no more [N x V] buffers
+    return {"logp": logp, "entropy": H, "sum_p2": p.sum(-1)}
+
+
+def _chunk_stats(h, W, y):
+    """Online-softmax statistics of one token chunk (compiled by torch.compile)."""
+    z = (h @ W.t()).float()
+    m = z.amax(-1, keepdim=True)
+    zc = z - m
+    e = zc.exp()
+    s0, s1 = e.sum(-1), (e * zc).sum(-1)
+    e2 = e * e
+    q0, q1 = e2.sum(-1), (e2 * zc).sum(-1)
+    zy = z.gather(1, y[:, None].long())[:, 0]
+    log_s0 = s0.log()
+    H = log_s0 - s1 / s0
+    m = m[:, 0]
+    return zy - m - log_s0, H, m + log_s0, (q1 + (H - log_s0) * q0) / (s0 * s0)
+
+
+def make_compiled():
+    fn = torch.compile(_chunk_stats, dynamic=True)
+
+    def compiled(h, W, y):
+        parts = [fn(h[i:i + COMPILE_CHUNK], W, y[i:i + COMPILE_CHUNK]) for i in range(0, h.shape[0], COMPILE_CHUNK)]
+        return {k: torch.cat([p[j] for p in parts]) for j, k in enumerate(STATS)}
+    return compiled
+
+
+def make_liger():
+    """Liger's fused linear cross-entropy, per-token loss; or a string saying why not."""
+    try:
+        from liger_kernel.transformers.fused_linear_cross_entropy import LigerFusedLinearCrossEntropyLoss
+    except ImportError as err:
+        return f"not installed ({err})"
+    except Exception as err:  # an import-time failure of another kind (a version mismatch) ends only this path
+        return f"error importing liger_kernel: {type(err).__name__}: {str(err)[:120]}"
+    loss = LigerFusedLinearCrossEntropyLoss(ignore_index=-100, reduction="none")
+    return lambda h, W, y: {"logp": -loss(W, h, y).float()}  # Liger takes (weight, input, target)
+
+
+def make_paths(names):
+    from entropylaw.probe import stream
+    from entropylaw.probe.triton_stats import fused_token_stats, triton_available
+
+    out = {}
+    for name in names:
+        if name == "triton":
+            out[name] = fused_token_stats if triton_available() else "triton not available"
+        elif name == "liger":
+            out[name] = make_liger()
+        elif name == "materialised":
+            out[name] = materialised
+        elif name == "compile":
+            out[name] = make_compiled()
+        elif name == "stream":
+            out[name] = lambda h, W, y: stream.token_stats(h, W, y, second_moment=True)
+    return out
+
+
+# ---- one cell ----
+
+def inputs(n, d, V, dev, std, seed):
+    g = torch.Generator(device=dev).manual_seed(seed)
+    h = torch.randn(n, d, device=dev, generator=g).to(torch.bfloat16)
+    W = torch.randn(V, d, device=dev, generator=g).mul_(std / math.sqrt(d)).to(torch.bfloat16)
+    y = torch.randint(0, V, (n,), device=dev, generator=g)
+    return h, W, y
+
+
+def reference(h, W, y, rows):
+    """float64 statistics of the sampled rows (the bf16 values upcast exactly)."""
+    z = h[rows].double() @ W.double().T
+    logp = torch.log_softmax(z, -1)
+    H = torch.distributions.Categorical(logits=z).entropy()
+    p = logp.exp()
+    return {"logp": logp.gather(1, y[rows, None])[:, 0], "entropy": H, "lse": torch.logsumexp(z, -1),
+            "sum_p2": (p * p * (logp + H[:, None])).sum(-1)}
 
 
 def _sync(dev):
@@ -69,160 +193,188 @@ def _sync(dev):
         torch.cuda.synchronize()
 
 
-def measure(fn, dev, repeats):
-    """(median seconds, peak bytes above what was allocated before, last output)."""
-    out = fn()  # warm-up: compilation, autotuning, allocator
-    del out
+def _timed(fn, dev):
+    """(seconds of one call, its output)."""
     _sync(dev)
-    if dev.type == "cuda":
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-        base = torch.cuda.memory_allocated()
-    times = []
-    for _ in range(repeats):
-        if dev.type == "cuda":
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            out = fn()
-            end.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(end) / 1e3)
-        else:
-            import time
-            t0 = time.perf_counter()
-            out = fn()
-            times.append(time.perf_counter() - t0)
-        if len(times) < repeats:
-            del out
-    peak = torch.cuda.max_memory_allocated() - base if dev.type == "cuda" else None
-    return statistics.median(times), peak, out
+    t0 = time.perf_counter()
+    out = fn()
+    _sync(dev)
+    return time.perf_counter() - t0, out
 
 
-def reference(h, W, y, rows):
-    """float64 logp, entropy, sum_p2 of the given rows (same bf16 values, upcast)."""
-    z = h[rows].double() @ W.double().T
-    logp = torch.log_softmax(z, -1)
-    H = torch.distributions.Categorical(logits=z).entropy()
-    p = logp.exp()
-    return {"logp": logp.gather(1, y[rows, None])[:, 0], "entropy": H,
-            "sum_p2": (p * p * (logp + H[:, None])).sum(-1)}
-
-
-def methods(args, dev):
-    """name -> callable(h, W, y) returning a dict of [N] tensors, or a string saying why it cannot run."""
-    from entropylaw.probe import stream
-    from entropylaw.probe.triton_stats import fused_token_stats, triton_available
-
-    found = {}
-    if "triton" in args.methods:
-        for cfg in args.configs:
-            bn, bv, bd, nw, ns = (int(x) for x in cfg.split(","))
-            kw = dict(block_n=bn, block_v=bv, block_d=bd, num_warps=nw, num_stages=ns)
-            found[f"triton {cfg}"] = ((lambda h, W, y, kw=kw: fused_token_stats(h, W, y, **kw))
-                                      if triton_available() else "triton not available")
-    if "stream" in args.methods:
-        found["stream"] = lambda h, W, y: stream.token_stats(h, W, y, second_moment=True)
-    if "materialised" in args.methods:
-        def materialised(h, W, y):
-            logp = torch.log_softmax((h @ W.T).float(), -1)
-            return {"logp": logp.gather(1, y[:, None])[:, 0], "entropy": -(logp.exp() * logp).sum(-1)}
-        found["materialised"] = materialised
-    if "liger" in args.methods:
-        found["liger"] = _liger(dev)
-    return found
-
-
-def _liger(dev):
-    try:
-        import liger_kernel
-        from liger_kernel.transformers.fused_linear_cross_entropy import LigerFusedLinearCrossEntropyLoss
-    except ImportError:
-        return "not installed (pip install liger-kernel)"
-    if dev.type != "cuda":
-        return "needs CUDA"
-    loss = LigerFusedLinearCrossEntropyLoss(ignore_index=-100, reduction="none")
-    version = getattr(liger_kernel, "__version__", None)
-    if version is None:
-        from importlib.metadata import version as dist_version
-        version = dist_version("liger-kernel")
-    print(f"liger-kernel {version}")
-    return lambda h, W, y: {"logp": -loss(W, h, y).float()}
-
-
-def run_size(args, dev, peak, n):
-    g = torch.Generator(device="cpu").manual_seed(n)
-    d, V = args.hidden, args.vocab
-    h = torch.randn(n, d, generator=g).to(dev, torch.bfloat16)
-    W = (torch.randn(V, d, generator=g) * (args.logit_std / math.sqrt(d))).to(dev, torch.bfloat16)
-    y = torch.randint(0, V, (n,), generator=g).to(dev)
-    rows = torch.linspace(0, n - 1, min(args.check_rows, n)).long().to(dev)
-    ref = reference(h, W, y, rows)
-    flops = 2.0 * n * d * V
-    print(f"\nN={n} tokens, d={d}, V={V}, bf16 inputs; lm_head matmul {flops / 1e12:.1f} TFLOP"
-          + (f" = {flops / (peak * 1e12) * 1e3:.1f} ms at {peak:.0f} TF/s" if peak else ""))
-    print(f"  {'method':<26}{'ms':>9}{'TF/s':>8}{'%peak':>7}{'peak GiB':>10}"
-          f"{'err logp':>10}{'err H':>10}{'err sum_p2':>11}{'max logp':>11}")
-    out_rows = []
-    for label, fn in methods(args, dev).items():
-        if isinstance(fn, str):
-            print(f"  {label:<26}{fn}")
-            out_rows.append({"n": n, "method": label, "status": fn})
-            continue
-        try:
-            with torch.no_grad():
-                t, mem, out = measure(lambda: fn(h, W, y), dev, args.repeats)
-        except Exception as err:  # one method failing (OOM, a config that does not compile) ends only its row
-            status = "out of memory" if isinstance(err, torch.cuda.OutOfMemoryError) else \
-                f"error: {type(err).__name__}: {str(err).splitlines()[0][:120] if str(err) else ''}"
-            if dev.type == "cuda":
-                torch.cuda.empty_cache()
-            print(f"  {label:<26}{status}")
-            out_rows.append({"n": n, "method": label, "status": status})
-            continue
-        errs = {k: float((out[k][rows].double() - ref[k]).abs().max()) if k in out else None for k in ref}
-        max_lp = float(out["logp"].max())
+def run_cell(name, fn, h, W, y, rows, ref, dev):
+    """One path at one shape: a dict of results (or a status)."""
+    n, V = h.shape[0], W.shape[0]
+    if name == "materialised" and dev.type == "cuda":
+        need = n * V * 16  # fp32 logits, log-probs, probs and one temporary
+        free = torch.cuda.mem_get_info()[0]
+        if need > 0.85 * free:
+            return {"status": f"skipped: logits {n * V * 4 / 1e9:.0f} GB fp32 (~{need / 1e9:.0f} GB in all, "
+                              f"{free / 1e9:.0f} GB free)"}
+    call = lambda: fn(h, W, y)  # noqa: E731
+    with torch.no_grad():
+        first, out = _timed(call, dev)  # compilation, autotuning, allocator
         del out
-        tfs = flops / t / 1e12
-        frac = tfs / peak if peak else None
-        fmt = lambda v, w, f: f"{v:>{w}{f}}" if v is not None else f"{'n/a':>{w}}"  # noqa: E731
-        print(f"  {label:<26}{t * 1e3:>9.2f}{tfs:>8.1f}" + fmt(frac and frac * 100, 7, ".1f")
-              + fmt(mem and mem / 2 ** 30, 10, ".2f") + fmt(errs["logp"], 10, ".1e") + fmt(errs["entropy"], 10, ".1e")
-              + fmt(errs["sum_p2"], 11, ".1e") + f"{max_lp:>11.2e}")
-        out_rows.append({"n": n, "method": label, "seconds": t, "tflops": tfs, "peak_fraction": frac,
-                         "peak_mem_bytes": mem, "max_abs_err": errs, "max_logp": max_lp})
         if dev.type == "cuda":
             torch.cuda.empty_cache()
-    return out_rows
+            torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated() if dev.type == "cuda" else 0
+        once, out = _timed(call, dev)
+        peak = torch.cuda.max_memory_allocated() - base if dev.type == "cuda" else None
+        res = {"first_call_s": first, "peak_mem_gib": peak / 2 ** 30 if peak is not None else None,
+               "rel_err": {}, "max_abs_err": {}}
+        for k in STATS:
+            if k in out:
+                got = out[k][rows].double()
+                res["rel_err"][k] = float((got - ref[k]).norm() / ref[k].norm())
+                res["max_abs_err"][k] = float((got - ref[k]).abs().max())
+        res["nan"] = any(bool(v.isnan().any()) for v in out.values())
+        res["max_logp"] = float(out["logp"].max())
+        del out
+        if dev.type == "cuda":
+            import triton.testing
+
+            ms_once = once * 1e3
+            res["ms"] = triton.testing.do_bench(call, warmup=max(10.0, ms_once), rep=max(50.0, 3 * ms_once),
+                                                return_mode="median")
+            torch.cuda.empty_cache()
+        else:
+            res["ms"] = once * 1e3
+    res["status"] = "ok"
+    return res
+
+
+# ---- output ----
+
+def _fmt(v, f):
+    return format(v, f) if isinstance(v, (int, float)) and v is not None else "n/a"
+
+
+def write(out_dir, meta, rows):
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "bench_probe_gpu.json.tmp"), "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    os.replace(os.path.join(out_dir, "bench_probe_gpu.json.tmp"), os.path.join(out_dir, "bench_probe_gpu.json"))
+    lines = [f"# analysis/bench_probe_gpu.py on {meta['device']}", "",
+             f"{meta['gpus']}; versions {meta['versions']}; dense bf16 peak: datasheet {DATASHEET_TFLOPS:.0f} TF/s, "
+             f"measured {_fmt(meta['measured_tflops'], '.0f')} TF/s (8192^3 bf16 matmul, random data). "
+             f"TF/s counts one matrix product, 2 N d V. Errors: ||x - ref|| / ||ref|| over {meta['check_rows']} rows "
+             "against float64 statistics of the same bf16 inputs.", "",
+             "| d | V | N | path | ms | TF/s | % datasheet | % measured | peak GiB | rel err logp | rel err H "
+             "| rel err sum p² | first call s | config / status |",
+             "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        head = f"| {r['d']} | {r['V']:,} | {r['N']:,} | {r['path']} "
+        if r["status"] != "ok":
+            lines.append(head + "| " + " | ".join([""] * 12) + f" | {r['status']} |")
+            continue
+        e = r["rel_err"]
+        lines.append(head + f"| {r['ms']:.2f} | {r['tflops']:.0f} | {_fmt(r['pct_datasheet'], '.1f')} "
+                     f"| {_fmt(r['pct_measured'], '.1f')} | {_fmt(r['peak_mem_gib'], '.2f')} "
+                     f"| {_fmt(e.get('logp'), '.1e')} | {_fmt(e.get('entropy'), '.1e')} "
+                     f"| {_fmt(e.get('sum_p2'), '.1e')} | {r['first_call_s']:.1f} | {r.get('config') or ''} |")
+    with open(os.path.join(out_dir, "bench_probe_gpu.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def summary(rows):
+    print(f"\n{'d':>5} {'V':>7} {'N':>6} {'path':<13}{'ms':>9}{'TF/s':>7}{'%989':>6}{'GiB':>7}{'err lp':>9}  status")
+    for r in rows:
+        if r["status"] == "ok":
+            print(f"{r['d']:>5} {r['V']:>7} {r['N']:>6} {r['path']:<13}{r['ms']:>9.2f}{r['tflops']:>7.0f}"
+                  f"{_fmt(r['pct_datasheet'], '.1f'):>6}{_fmt(r['peak_mem_gib'], '.1f'):>7}"
+                  f"{_fmt(r['rel_err'].get('logp'), '.1e'):>9}  ok")
+        else:
+            print(f"{r['d']:>5} {r['V']:>7} {r['N']:>6} {r['path']:<13}{'':>38}  {r['status'][:60]}")
 
 
 def main(argv=None) -> int:
     args = _parse(argv)
-    if args.interpret_smoke:
+    if args.smoke:
         if "triton" not in sys.modules:
             os.environ["TRITON_INTERPRET"] = "1"  # must precede triton's import
         from entropylaw.probe.triton_stats import interpreting
         if not interpreting():
             print("bench_probe_gpu: triton was imported before TRITON_INTERPRET=1 could be set")
             return 1
-        args.tokens, args.hidden, args.vocab, args.repeats, args.check_rows = [64], 64, 1000, 1, 16
-        args.configs = args.configs or ["16,128,32,4,1"]
-        dev, name = torch.device("cpu"), "CPU (Triton interpreter smoke test: times are meaningless)"
+        args.hidden, args.vocab, args.tokens, args.check_rows = [32, 48], [300, 257], [1, 64], 16
+        dev = torch.device("cpu")
+        name = "CPU (smoke test under the Triton interpreter: times are meaningless)"
     elif not torch.cuda.is_available():
-        print("bench_probe_gpu: needs a CUDA GPU (none here); --interpret-smoke checks the script on CPU")
+        print("bench_probe_gpu: needs a CUDA GPU (none here); --smoke checks the script on CPU")
         return 0
     else:
         dev, name = torch.device("cuda"), torch.cuda.get_device_name()
-        args.configs = args.configs or ["128,128,64,8,3"]
-    peak = peak_for(name, args.peak_tflops) if dev.type == "cuda" else None
-    print(f"device: {name}; torch {torch.__version__}; dense bf16 peak "
-          + (f"{peak:.0f} TF/s" if peak else "unknown (pass --peak-tflops)"))
+    if args.out is None:
+        args.out = os.environ.get("OUT") or (os.path.join(tempfile.gettempdir(), "bench_probe_gpu_smoke") if args.smoke
+                                             else os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
+    t_start = time.monotonic()
+    meta = {"device": name, "gpus": gpu_list() if dev.type == "cuda" else "no GPU", "versions": versions(),
+            "datasheet_tflops": DATASHEET_TFLOPS, "check_rows": args.check_rows, "seconds_budget": args.seconds}
+    print(f"device: {name}\n{meta['gpus']}\nversions: {meta['versions']}", flush=True)
+    meta["measured_tflops"] = measured_peak(dev)
+    print(f"dense bf16 peak: datasheet {DATASHEET_TFLOPS:.0f} TF/s, measured {_fmt(meta['measured_tflops'], '.0f')}"
+          " TF/s (8192^3 matmul)", flush=True)
+    paths = make_paths(args.paths)
     rows = []
+    # token counts outermost: every shape's 4k cell (where its autotuning happens) and 16k cell run
+    # before any 64k cell, so a budget cut costs the largest cells first
     for n in args.tokens:
-        rows += run_size(args, dev, peak, n)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": name, "peak_tflops": peak, "rows": rows}, f, indent=1)
+        for d in args.hidden:
+            for V in args.vocab:
+                base = {"d": d, "V": V, "N": n}
+                if time.monotonic() - t_start > args.seconds:
+                    rows += [{**base, "path": p, "status": "not run (budget)"} for p in paths]
+                    continue
+                try:
+                    h, W, y = inputs(n, d, V, dev, args.logit_std, seed=d * 7 + V * 3 + n)
+                    rows_ck = torch.linspace(0, n - 1, min(args.check_rows, n), device=dev).long()
+                    ref = reference(h, W, y, rows_ck)
+                except torch.cuda.OutOfMemoryError:
+                    rows += [{**base, "path": p, "status": "OOM (inputs)"} for p in paths]
+                    continue
+                flops = 2.0 * n * d * V
+                for p, fn in paths.items():
+                    row = {**base, "path": p}
+                    if isinstance(fn, str):
+                        row["status"] = fn
+                    elif time.monotonic() - t_start > args.seconds:
+                        row["status"] = "not run (budget)"
+                    else:
+                        try:
+                            row.update(run_cell(p, fn, h, W, y, rows_ck, ref, dev))
+                        except torch.cuda.OutOfMemoryError:
+                            row["status"] = "OOM"
+                        except Exception as err:  # one path failing ends only its cell
+                            msg = str(err).strip().splitlines()[0][:160] if str(err).strip() else ""
+                            row["status"] = f"error: {type(err).__name__}: {msg}"
+                        if dev.type == "cuda":
+                            torch.cuda.empty_cache()
+                    if row.get("status") == "ok":
+                        row["tflops"] = flops / (row["ms"] * 1e-3) / 1e12
+                        row["pct_datasheet"] = 100 * row["tflops"] / DATASHEET_TFLOPS if dev.type == "cuda" else None
+                        mt = meta["measured_tflops"]
+                        row["pct_measured"] = 100 * row["tflops"] / mt if mt else None
+                        if p == "triton":
+                            row["config"] = _triton_config(h, W)
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+                    meta["elapsed_s"] = time.monotonic() - t_start
+                    write(args.out, meta, rows)
+                del h, W, y, ref
+    summary(rows)
+    print(f"\nwrote {args.out}/bench_probe_gpu.md and .json in {time.monotonic() - t_start:.0f} s")
     return 0
+
+
+def _triton_config(h, W):
+    """The autotuned config of this shape, as Triton prints it (None when not autotuned)."""
+    from entropylaw.probe import triton_kernels as tk
+
+    for key, cfg in tk.tuned_configs().items():
+        if len(key) >= 3 and key[1] == W.shape[0] and key[2] == h.shape[1]:
+            return cfg
+    return None
 
 
 if __name__ == "__main__":

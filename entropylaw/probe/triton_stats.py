@@ -21,10 +21,12 @@ before the kernel runs (they cost nothing and cannot leak into any sum) and come
 NaN in every output, so an unmasked mean over padding is NaN instead of silently biased.
 Select rows with your mask (``out["logp"][mask]``) or use ``torch.nanmean``.
 
-The vocabulary is split across programs (``splits``) when there are few row blocks, so a
-short batch still fills the GPU; the per-split moments are merged in float32 by
-:func:`_combine`. A vocabulary that is not a multiple of the tile is masked per column.
-Gradients, masking and checks live in the wrapper :func:`fused_token_stats`.
+The vocabulary is split across programs (``splits``): each (row block, split) program writes
+its partial moments and a small merge kernel combines them with an online log-sum-exp in
+float32 (:mod:`entropylaw.probe.triton_kernels`, which also explains the launch order). Tile
+sizes are autotuned per (d, V, dtype) on CUDA unless given. A vocabulary that is not a multiple
+of the tile is masked per column. Gradients, masking and checks live in the wrapper
+:func:`fused_token_stats`.
 
 Backward: not fused. When ``hidden`` or ``weight`` requires grad, ``logp`` and ``entropy``
 are differentiable: their values come from the kernel, their gradients from the torch
@@ -60,17 +62,15 @@ import torch
 
 from entropylaw.errors import EntropyLawError
 
-try:  # triton is optional: CUDA builds of torch ship it, CPU installs usually do not
-    import triton
-    import triton.language as tl
-except ImportError:  # pragma: no cover - exercised when triton is absent
-    triton = tl = None
+from entropylaw.probe import triton_kernels as _tk
+
+triton, tl = _tk.triton, _tk.tl  # None when triton is not installed (CPU installs usually lack it)
 
 IGNORE_INDEX = -100
 STATS = ("logp", "entropy", "lse", "sum_p2")
 _INPUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
-# (block_n, block_v, block_d, num_warps, num_stages): 16-bit inputs use sm_90 wgmma tiles (186 registers,
-# no spills, by ptxas -v offline); IEEE fp32 products need smaller tiles (128x128 spilled ~10 KB)
+# (block_n, block_v, block_d, num_warps, num_stages) filling in block sizes given only in part (all
+# unset: autotuned); 16-bit: sm_90 wgmma tiles; IEEE fp32 products need smaller tiles (128x128 spilled)
 _DEFAULT_BLOCKS = {True: (64, 64, 32, 8, 2), False: (128, 128, 64, 8, 3)}
 
 
@@ -85,124 +85,19 @@ def triton_available() -> bool:
     return triton is not None and (interpreting() or torch.cuda.is_available())
 
 
-def _token_stats_kernel(h_ptr, w_ptr, y_ptr, part_ptr, N, V, D, stride_hn, stride_hd, stride_wv, stride_wd,
-                        inv_temp, tiles_per_split, BLOCK_N: tl.constexpr, BLOCK_V: tl.constexpr,
-                        BLOCK_D: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr):
-    """One program: BLOCK_N rows x one vocabulary split; writes 6 partial moments per row."""
-    pid_n = tl.program_id(0)
-    pid_s = tl.program_id(1)
-    rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    row_ok = rows < N
-    rows64 = rows.to(tl.int64)
-    y = tl.load(y_ptr + rows64, mask=row_ok, other=-1)
-    m = tl.full([BLOCK_N], float("-inf"), tl.float32)
-    s0 = tl.zeros([BLOCK_N], tl.float32)
-    s1 = tl.zeros([BLOCK_N], tl.float32)
-    q0 = tl.zeros([BLOCK_N], tl.float32)
-    q1 = tl.zeros([BLOCK_N], tl.float32)
-    zy = tl.zeros([BLOCK_N], tl.float32)
-    v_begin = pid_s * tiles_per_split * BLOCK_V
-    v_end = tl.minimum(V, v_begin + tiles_per_split * BLOCK_V)
-    for v0 in range(v_begin, v_end, BLOCK_V):
-        cols = v0 + tl.arange(0, BLOCK_V)
-        col_ok = cols < v_end
-        cols64 = cols.to(tl.int64)
-        acc = tl.zeros([BLOCK_N, BLOCK_V], tl.float32)
-        for k0 in range(0, D, BLOCK_D):
-            ks = k0 + tl.arange(0, BLOCK_D)
-            k_ok = ks < D
-            a = tl.load(h_ptr + rows64[:, None] * stride_hn + ks[None, :] * stride_hd,
-                        mask=row_ok[:, None] & k_ok[None, :], other=0.0)
-            b = tl.load(w_ptr + cols64[None, :] * stride_wv + ks[:, None] * stride_wd,
-                        mask=col_ok[None, :] & k_ok[:, None], other=0.0)
-            if UPCAST:  # the interpreter's numpy matmul has no bf16; bf16 -> fp32 is exact
-                a = a.to(tl.float32)
-                b = b.to(tl.float32)
-            acc = tl.dot(a, b, acc, input_precision=PRECISION)
-        # columns past the vocabulary get -1e30 (a [BLOCK_V] bias, not a per-element select, which cost
-        # ~70 registers on sm_90): e^(z - m) underflows to 0 and (z - m) e stays 0, no inf * 0
-        z = acc * inv_temp + tl.where(col_ok, 0.0, -1.0e30)[None, :]
-        m_new = tl.maximum(m, tl.max(z, 1))
-        # shift = m_old - m_new <= 0; zero on the first tile, where m_old = -inf and s0 = 0
-        shift = tl.where(m > float("-inf"), m - m_new, 0.0)
-        alpha = tl.exp(shift)
-        zc = z - m_new[:, None]
-        e = tl.exp(zc)
-        ez = e * zc
-        s1 = alpha * (s1 + shift * s0) + tl.sum(ez, 1)
-        s0 = alpha * s0 + tl.sum(e, 1)
-        a2 = alpha * alpha
-        q1 = a2 * (q1 + shift * q0) + tl.sum(e * ez, 1)
-        q0 = a2 * q0 + tl.sum(e * e, 1)
-        # the target's logit is read from the same register tile that fed the max: z_y <= m exactly
-        zy += tl.sum(tl.where(cols[None, :] == y[:, None], z, 0.0), 1)
-        m = m_new
-    out = part_ptr + pid_s.to(tl.int64) * N + rows64
-    plane = tl.num_programs(1).to(tl.int64) * N
-    tl.store(out, m, mask=row_ok)
-    tl.store(out + plane, s0, mask=row_ok)
-    tl.store(out + 2 * plane, s1, mask=row_ok)
-    tl.store(out + 3 * plane, q0, mask=row_ok)
-    tl.store(out + 4 * plane, q1, mask=row_ok)
-    tl.store(out + 5 * plane, zy, mask=row_ok)
-
-
-_COMPILED: dict = {}
-
-
-def _kernel(interpret: bool):
-    """The kernel, decorated on first use in the mode triton's own library was imported in."""
-    if interpret not in _COMPILED:
-        if interpret:  # explicit classes: triton.jit would re-read TRITON_INTERPRET, which may have changed
-            from triton.runtime.interpreter import InterpretedFunction as wrap
-        else:
-            from triton.runtime.jit import JITFunction as wrap
-        _COMPILED[interpret] = wrap(_token_stats_kernel)
-    return _COMPILED[interpret]
-
-
-def _combine(part: torch.Tensor) -> dict:
-    """Merge per-split moments [6, S, n] (m, s0, s1, q0, q1, z_y) into the statistics, float32."""
-    m, s0, s1, q0, q1, zy = part
-    M = m.max(0).values
-    shift = m - M  # every split holds at least one column, so m is finite
-    a = shift.exp()
-    S0 = (a * s0).sum(0)  # >= 1: the split holding the max has a = 1 and s0 >= 1
-    S1 = (a * (s1 + shift * s0)).sum(0)
-    a2 = a * a
-    Q0 = (a2 * q0).sum(0)
-    Q1 = (a2 * (q1 + shift * q0)).sum(0)
-    log_s0 = S0.log()
-    H = log_s0 - S1 / S0
-    return {"logp": (zy.sum(0) - M) - log_s0,  # exactly one split holds z_y, the others add 0.0
-            "entropy": H,
-            "lse": M + log_s0,
-            "sum_p2": (Q1 + (H - log_s0) * Q0) / (S0 * S0)}
-
-
-def _default_splits(n_rows, n_tiles, block_n, device):
+def _default_splits(n_rows, d, device):
+    """Vocabulary splits per row block: at least 16 (32 for d >= 4096) so that the programs resident
+    together share few h blocks (see triton_kernels), and enough to fill 2 waves of SMs."""
     if device.type != "cuda":
         return 1
     sms = torch.cuda.get_device_properties(device).multi_processor_count
-    return max(1, min(n_tiles, math.ceil(2 * sms / triton.cdiv(n_rows, block_n))))
+    return max(16 if d < 4096 else 32, math.ceil(2 * sms / triton.cdiv(n_rows, 128)))
 
 
-def _launch(h, W, y, temperature, interp, splits, block_n, block_v, block_d, num_warps, num_stages):
-    n, d = h.shape
-    V = W.shape[0]
-    n_tiles = triton.cdiv(V, block_v)
-    splits = _default_splits(n, n_tiles, block_n, h.device) if splits is None else max(1, min(int(splits), n_tiles))
-    per_split = triton.cdiv(n_tiles, splits)
-    splits = triton.cdiv(n_tiles, per_split)  # no empty split
-    part = torch.empty((6, splits, n), device=h.device, dtype=torch.float32)
-    fp32 = h.dtype == torch.float32
-    grid = (triton.cdiv(n, block_n), splits)
-    _kernel(interp)[grid](h, W, y, part, n, V, d, h.stride(0), h.stride(1), W.stride(0), W.stride(1),
-                          1.0 / temperature, per_split, BLOCK_N=block_n, BLOCK_V=block_v, BLOCK_D=block_d,
-                          # fp32 inputs: IEEE products (TF32 would cost ~1e-3 relative); 16-bit: the default
-                          PRECISION="ieee" if fp32 else None, UPCAST=interp and not fp32,
-                          num_warps=num_warps, num_stages=num_stages)
-    return _combine(part)
+def _launch(h, W, y, temperature, interp, splits, meta):
+    splits = _default_splits(h.shape[0], h.shape[1], h.device) if splits is None else splits
+    align = meta["BLOCK_V"] if meta else (_tk.CONFIG_INTERP[1] if interp else _tk.ALIGN)
+    return dict(zip(STATS, _tk.launch(h, W, y, 1.0 / temperature, interp, splits, align, meta)))
 
 
 class _FusedLogpEntropy(torch.autograd.Function):
@@ -269,8 +164,10 @@ def fused_token_stats(hidden: torch.Tensor, weight: torch.Tensor, targets: torch
     """Per-row ``logp``, ``entropy``, ``lse``, ``sum_p2`` (float32 [N]; NaN where masked).
 
     ``mask`` (bool [N], True = real token) and ``targets == ignore_index`` both mark padding.
-    ``splits`` (vocabulary splits per row block) defaults to filling 2 waves of the GPU's SMs.
-    Block sizes must be powers of two >= 16; unset ones take the defaults for the input dtype.
+    ``splits`` (vocabulary splits per row block) defaults to at least 16 (32 for d >= 4096) and
+    enough to fill 2 waves of the GPU's SMs. With no block size, warp or stage count given, the
+    kernel is autotuned per (d, V, dtype); given ones must be powers of two >= 16, and unset ones
+    among them take the defaults for the input dtype.
     """
     if triton is None:
         raise EntropyLawError("fused_token_stats: triton is not installed (pip install triton); "
@@ -278,11 +175,15 @@ def fused_token_stats(hidden: torch.Tensor, weight: torch.Tensor, targets: torch
     interpret = interpreting()
     _check(hidden, weight, targets, mask, temperature, interpret)
     given = (block_n, block_v, block_d, num_warps, num_stages)
-    block_n, block_v, block_d, num_warps, num_stages = (
-        b if b is not None else dflt for b, dflt in zip(given, _DEFAULT_BLOCKS[hidden.dtype == torch.float32]))
-    for name, b in (("block_n", block_n), ("block_v", block_v), ("block_d", block_d)):
-        if b < 16 or b & (b - 1):
-            raise EntropyLawError(f"fused_token_stats: {name} must be a power of two >= 16, got {b}")
+    meta = None
+    if any(b is not None for b in given):
+        block_n, block_v, block_d, num_warps, num_stages = (
+            b if b is not None else dflt for b, dflt in zip(given, _DEFAULT_BLOCKS[hidden.dtype == torch.float32]))
+        for name, b in (("block_n", block_n), ("block_v", block_v), ("block_d", block_d)):
+            if b < 16 or b & (b - 1):
+                raise EntropyLawError(f"fused_token_stats: {name} must be a power of two >= 16, got {b}")
+        meta = dict(BLOCK_N=block_n, BLOCK_V=block_v, BLOCK_D=block_d, FLATTEN=False, num_warps=num_warps,
+                    num_stages=num_stages)
     n, V = hidden.shape[0], weight.shape[0]
     valid = targets != ignore_index
     if mask is not None:
@@ -297,7 +198,7 @@ def fused_token_stats(hidden: torch.Tensor, weight: torch.Tensor, targets: torch
         raise EntropyLawError(f"fused_token_stats: targets[{first}] = {int(targets[first])} is outside the "
                               f"vocabulary [0, {V}) and is not ignore_index={ignore_index}")
     y = y.to(torch.int32).contiguous()
-    cfg = (interpret, splits, block_n, block_v, block_d, num_warps, num_stages)
+    cfg = (interpret, splits, meta)
     if idx.numel() == 0:
         vals = {k: hidden.new_empty(0, dtype=torch.float32) for k in STATS}
     elif torch.is_grad_enabled() and (hidden.requires_grad or weight.requires_grad):
