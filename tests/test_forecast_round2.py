@@ -342,8 +342,8 @@ def test_decision_never_reads_a_curve_that_cannot_change():
     f = forecast(run, fit_frac=0.3, methods=["last-value", "exp-saturation"], n_boot=20)
     assert f.decision["method"] == "exp-saturation"
     f = forecast(run, fit_frac=0.3, methods=["last-value"], n_boot=20)
-    assert f.decision["method"] in ("power", None)
-    few = RunData.from_arrays(steps[:3], y[:3])  # 2 points in the window: power cannot run
+    assert f.decision["method"] in ("logit-drift", "power", "exp-saturation", None)
+    few = RunData.from_arrays(steps[:3], y[:3] + 5)  # 2 points of an unbounded score: no curve can run
     f = forecast(few, fit_steps=15, at_steps=[400.0], methods=["last-value"], n_boot=20)
     assert f.decision["method"] is None and "no method that models change" in f.decision["reason"]
     assert "cannot say" in f.report()

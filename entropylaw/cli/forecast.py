@@ -194,8 +194,8 @@ def run(args) -> int:
         for line in decision_lines(fc.decision):
             print(line[2:])
     if not args.compare and args.method == DEFAULT_METHOD:
-        print(f"\n(default method {DEFAULT_METHOD}: chosen by a rule fixed in advance, the lowest median error of the "
-              "final validation score at 15 % of the steps in the backtest of the real runs, see "
+        print(f"\n(default method {DEFAULT_METHOD}: chosen by a rule fixed in advance on the backtest of the real "
+              "runs at 15 % of their steps, which bounds the worst run's error as well as the median's, see "
               "analysis/bench_forecast.py; --compare shows every method, with the plateau and the 90 % step of "
               "the curve methods)")
     return 0

@@ -25,12 +25,13 @@ import traceback
 import warnings
 
 from entropylaw import __version__
-from entropylaw.cli import (algorithms, audit, figures, fit, forecast, ingest, lab, predict, probe, probe_checkpoints,
+from entropylaw.cli import (algorithms, audit, demo, figures, fit, forecast, ingest, lab, predict, probe,
+                            probe_checkpoints,
                             report, scale, summary, watch)
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, describe_os_error
 
 # sub-command modules, in the order --help lists them
-COMMANDS = [ingest, summary, fit, predict, forecast, scale, algorithms, watch, probe, probe_checkpoints, audit, lab,
+COMMANDS = [demo, ingest, summary, fit, predict, forecast, scale, algorithms, watch, probe, probe_checkpoints, audit, lab,
             figures, report]
 DEBUG_FLAG = "--debug"
 USER_ERROR, INTERNAL_ERROR, INTERRUPTED = 2, 1, 130

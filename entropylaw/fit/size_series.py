@@ -134,11 +134,6 @@ class ScaleResult:
     def __str__(self) -> str:
         return self.report()
 
-    def plot(self, ax=None, predict=()):
-        from entropylaw.plots.scaling import plot_final_score
-
-        return plot_final_score(self, ax=ax, predict=predict)
-
 
 def final_point(steps, values, last_step) -> tuple[float, float, float, str | None]:
     """(final score, its step, plateau, note) of one run's target series."""

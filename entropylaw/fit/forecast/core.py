@@ -56,7 +56,7 @@ from entropylaw.fit.forecast.combine import Ensemble, PriorMethod
 from entropylaw.fit.forecast.data import RunData, window_end
 from entropylaw.fit.forecast.drift import LogitDrift, learn_prior
 # The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the
-# lowest median error of the final validation score at 15 % of the run, ties to the simpler
+# lowest max(median / 1 point, worst / 5 points) of the final validation score at 15 % of the run, then the other, ties to the simpler
 # method), recomputed by every backtest and stored beside the calibration factors.
 DEFAULT_METHOD = cal.stored().get("default_method", "last-value")
 # "Can I stop?" needs a curve that can change: last-value answers "now" by construction. The
@@ -256,8 +256,13 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
     note = "; ".join(notes) or None
     observed = pd.DataFrame({"step": run.target.steps, "value": run.target.values})
     decided = {**fitted, **({ENSEMBLE: ens} if ENSEMBLE in names else {})}
-    if DECISION_METHOD not in decided and DECISION_METHOD in METHODS:  # fitted for the decision only
-        decided[DECISION_METHOD] = METHODS[DECISION_METHOD](conf=conf, n_boot=n_boot, seed=seed).fit(win)
+    for backup in (DECISION_METHOD, *DECISION_BACKUPS):  # fitted for the decision only, until one runs
+        if any(m.ok_ for n, m in decided.items() if n not in NO_CURVE):
+            break
+        if backup not in decided and backup in METHODS:
+            decided[backup] = (LogitDrift(conf, n_boot, seed, prior=shape_prior or _drift_prior(run, prior_runs, []))
+                               if backup == LogitDrift.name else METHODS[backup](conf=conf, n_boot=n_boot, seed=seed))
+            decided[backup].fit(win)
     own = [n for n in names if n not in NO_CURVE]
     first = own[0] if len(own) == 1 else DECISION_METHOD  # one curve asked for: its own
     decision = _decision(win, at_steps, decided, conf, target, threshold, n_problems, total_steps, first)
@@ -288,6 +293,8 @@ def _drift_prior(run, prior_runs, notes):
 
 # last-value never changes and law-ceiling is a level, not a curve: "now" by construction
 NO_CURVE = ("last-value", "law-ceiling")
+# where the decision's curve cannot run on a window, the next that models change is tried
+DECISION_BACKUPS = ("power", "exp-saturation")
 
 
 def _check_decision_args(target, threshold, n_problems, total_steps, end) -> None:

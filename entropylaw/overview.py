@@ -1,0 +1,151 @@
+"""One screen that answers the tool's questions for a set of runs (``entropylaw demo``).
+
+For every run: what was read, where it saturates by the law and whether to trust that, where
+its score is heading (the default forecast from its first ``fit_frac`` of steps, with the
+score it then reached), and when it stops paying. Then the size law where the runs hold a
+size series, where the HTML report was written, and the next commands to try. At most
+60 lines, none over 120 characters (:data:`MAX_LINES`, :data:`WIDTH`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+import entropylaw.table as table
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
+
+MAX_LINES, WIDTH = 60, 120
+TRUST_SHORT = {"good fit": "good", "weak fit": "weak", "law does not apply": "n/a"}
+
+
+@dataclass
+class Overview:
+    sources: list
+    rows: pd.DataFrame
+    kept: int
+    dropped: dict
+    fit_frac: float
+    size_lines: list = field(default_factory=list)
+    report: str | None = None
+    problems: list = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        drop = ", ".join(f"{k}: {v}" for k, v in self.dropped.items()) or "none"
+        out = [f"Read {len(self.rows)} runs from {', '.join(self.sources)}: {self.kept:,} values kept, dropped: {drop}.",
+               "",
+               f"Where each run saturates (law R = -a exp(H) + b, ceiling b - a) and where it is heading: the forecast",
+               f"of its final score from its first {self.fit_frac:.0%} of steps (90 % interval; later steps unseen), "
+               "the score it then reached,",
+               "and the step after which the expected gain stays below the noise (stop paying).",
+               f"{'#':>2} {'run':<34}{'steps':>6}{'ceiling':>9} {'law':<5}{'forecast [90 %]':>22}{'reached':>8}"
+               f"{'stop paying':>13}"]
+        for i, r in enumerate(self.rows.itertuples(index=False), 1):
+            ceil = "-" if not np.isfinite(r.ceiling) else f"{r.ceiling:.3f}"
+            fc = "-" if not np.isfinite(r.forecast) else f"{r.forecast:.3f} [{r.lo:.2f}, {r.hi:.2f}]"
+            fc += "*" if r.fallback else " "
+            reached = "-" if not np.isfinite(r.reached) else f"{r.reached:.3f}"
+            stop = "-" if not np.isfinite(r.stop) else f"step {r.stop:.0f}"
+            out.append(f"{i:>2} {_short(r.run_id, 33):<34}{r.steps:>6.0f}{ceil:>9} {TRUST_SHORT.get(r.trust, '?'):<5}"
+                       f"{fc:>23}{reached:>7}{stop:>13}")
+        out.append("law: good / weak fit / n/a = the law does not describe the run (its ceiling is no forecast); "
+                   "* = the default")
+        out.append("  could not run there and last-value is shown; a train-score run forecasts its training reward.")
+        out += self.size_lines
+        for p in self.problems[:3]:
+            out.append(_clip(f"note: {p}"))
+        out.append("")
+        if self.report:
+            out.append(f"Report (every figure, the fits, the forecasts): {self.report}")
+            out.append(f"  open it: python3 -m webbrowser {self.report}")
+        out += ["Next, on your own logs (veRL/TRL console logs, W&B, TensorBoard, MLflow, CSV ...):",
+                "  entropylaw summary run.log                              what was read",
+                "  entropylaw fit run.log --plot fit.png                   the law, its ceiling and trust flag",
+                "  entropylaw forecast run.log --total-steps 1000 --target 0.85   where it ends, when to stop",
+                "  entropylaw scale runs/ --predict 32B                     what a larger model will reach",
+                "  entropylaw report runs/ --out report/                    this page for your runs",
+                "The full tables: entropylaw demo --full"]
+        return [_clip(line) for line in out][:MAX_LINES]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+def _short(text, n) -> str:
+    text = str(text)
+    return text if len(text) <= n else text[: n - 1] + "~"
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= WIDTH else line[: WIDTH - 1] + "~"
+
+
+def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int = 100) -> Overview:
+    """The :class:`Overview` of every run of ``df`` (``entropylaw demo`` adds where it wrote the report)."""
+    from entropylaw.fit.forecast.core import DEFAULT_METHOD, FALLBACK, forecast
+    from entropylaw.fit.forecast.data import RunData
+    from entropylaw.fit.run import fit_run
+
+    rows, problems = [], []
+    for rid in table.run_ids(df):
+        steps = df.loc[df["run_id"] == rid, "step"]
+        row = {"run_id": rid, "steps": float(steps.max() - steps.min() + 1), "ceiling": np.nan, "trust": "?",
+               "forecast": np.nan, "lo": np.nan, "hi": np.nan, "reached": np.nan, "stop": np.nan, "fallback": False}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EntropyLawWarning)
+            try:
+                f = fit_run(df, rid, compare=False)
+                row.update(ceiling=f.ceiling_, trust=f.trust_)
+            except EntropyLawError as err:
+                problems.append(f"{rid}: no law fit: {err}")
+            try:
+                run = RunData.from_table(df, rid)
+                fc = forecast(run, fit_frac=fit_frac, methods=[DEFAULT_METHOD], n_boot=n_boot)
+                m = fc.methods[fc.default].forecast.iloc[-1]
+                row.update(forecast=float(m["forecast"]), lo=float(m["lo"]), hi=float(m["hi"]),
+                           reached=float(run.target.values[-1]), fallback=fc.default == FALLBACK != DEFAULT_METHOD,
+                           stop=float((fc.decision or {}).get("stop_step") or np.nan))
+            except EntropyLawError as err:
+                problems.append(f"{rid}: no forecast: {err}")
+        rows.append(row)
+    accounts = df.attrs.get("row_accounts", [])
+    kept = int(sum(a.get("rows_kept", 0) for a in accounts)) if accounts else len(df)
+    dropped: dict = {}
+    for a in accounts:
+        for k, v in (a.get("dropped") or {}).items():
+            dropped[k] = dropped.get(k, 0) + int(v)
+    ov = Overview(list(sources), pd.DataFrame(rows), kept, dropped, fit_frac, problems=problems)
+    ov.size_lines = _size_lines(df)
+    return ov
+
+
+def _size_lines(df) -> list[str]:
+    """The final-score size law of the largest size series among the runs (3 sizes or more)."""
+    from entropylaw.api import scale
+
+    meta = table.runs(df)
+    size = meta["n_params_nonembedding"].fillna(meta["n_params"])
+    groups = meta.assign(size=size, recipe=[str(m).split("-")[0] + "|" + str(s).rsplit("/", 1)[0]
+                                            for m, s in zip(meta["model"], meta["source"])])
+    best = None
+    for _, g in groups.groupby("recipe"):
+        if g["size"].nunique() >= 3 and (best is None or g["size"].nunique() > best["size"].nunique()):
+            best = g
+    if best is None:
+        return []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = scale(df[df["run_id"].isin(best["run_id"])])
+    if res.score_law is None:
+        return [f"Sizes: final-score law refused: {res.score_refused}"]
+    law = res.score_law
+    p = [res.predict(n) for n in (32e9, 72e9)]
+    return ["",
+            f"One recipe at {len(law.sizes_)} sizes ({', '.join(res.runs['run_id'].str.split('_').str[0])}): "
+            f"final score vs size, {law.form_} (chosen by leave-one-size-out);",
+            "  predicted: " + "; ".join(f"{q['size']} {q['final_score']:.3f} [{q['final_score_lo']:.3f}, "
+                                        f"{q['final_score_hi']:.3f}]" for q in p)
+            + ("" if res.coefficient_law is not None else "; paper's a,b-vs-size law refused (law n/a)")]
