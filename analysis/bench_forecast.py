@@ -197,7 +197,7 @@ def backtest(frames, ks, conf, n_boot, problems):
 RULE_K = 15
 GOAL_MEDIAN, GOAL_WORST = 1.0, 5.0
 SIMPLER = ["last-value", "logit-drift", "exp-saturation", "power", "law-ceiling", "law+entropy", "law+train",
-           "sigmoid", "joint", "sigmoid-tokens", "prior", "ensemble"]
+           "sigmoid", "joint", "sigmoid-tokens", "prior", "ensemble", "curve-ensemble"]
 RULE = (f"at K = {RULE_K} % of the run, on every validation run, each method scored on what it shows as the default "
         "(its forecast where it runs, last-value's where it refuses): the lowest max(median |error| / "
         f"{GOAL_MEDIAN:g} point, worst |error| / {GOAL_WORST:g} points) wins (both goals at once), then, among "

@@ -39,6 +39,7 @@ from entropylaw.fit.law import EntropyLawFit
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.run import fit_run, fit_runs, fits_frame
 from entropylaw.fit.scaling import SizeLaw  # noqa: F401 (re-exported)
+from entropylaw.fit import size_series as _size_series
 from entropylaw.fit.size_series import ScaleResult
 from entropylaw.ingest.common import KeyOptions
 from entropylaw.ingest.dispatch import load as _load_sources
@@ -61,8 +62,15 @@ def _draw_forecast(fc, ax=None, methods=None):
     return plot_forecast(fc, ax=ax, methods=methods)
 
 
+def _draw_scale(res, ax=None, predict=()):
+    from entropylaw.plots.scaling import plot_final_score
+
+    return plot_final_score(res, ax=ax, predict=predict)
+
+
 _law.PLOTTER = _draw_fit
 _forecast.PLOTTER = _draw_forecast
+_size_series.PLOTTER = _draw_scale
 
 __all__ = ["load", "fit", "fit_all", "predict", "forecast", "scale", "algorithms", "summary",
            "row_accounts", "EntropyLawFit", "Forecast", "fits_frame"]
@@ -179,6 +187,7 @@ def scale(df: pd.DataFrame, runs=None, *, conf=0.9, **options) -> ScaleResult:
     """One recipe at several model sizes: the final-score law (what will a larger size reach?)
     and the paper's coefficient law (a, b, ceiling linear in log10 N) over the runs whose fit
     the law describes (:mod:`entropylaw.fit.size_series`). ``options`` go to the law fits.
+    ``str(result)`` is what ``entropylaw scale`` prints; ``result.plot(predict=[32e9])`` draws it.
 
     N is the non-embedding parameter count (a family's published count, a config.json, or
     ``--params``); total parameters, with a warning, where only those are known.
@@ -186,39 +195,9 @@ def scale(df: pd.DataFrame, runs=None, *, conf=0.9, **options) -> ScaleResult:
     >>> res = el.scale(el.load("data/real-sizes"))                       # doctest: +SKIP
     >>> res.predict(32e9)["final_score"]                                 # doctest: +SKIP
     """
-    from entropylaw.fit.pairing import score_key
-    from entropylaw.fit.size_series import final_point, scale_series
+    from entropylaw.fit.size_series import scale_runs
 
-    ids = list(runs) if runs is not None else _runs(df)
-    meta = table.runs(df).set_index("run_id")
-    sizes = meta.loc[ids, "n_params_nonembedding"].to_numpy(dtype=float)
-    total = meta.loc[ids, "n_params"].to_numpy(dtype=float)
-    fallback = ~np.isfinite(sizes) & np.isfinite(total)
-    if fallback.any():
-        warnings.warn(f"{int(fallback.sum())} run(s) have no non-embedding parameter count; using total parameters "
-                      "(give --config config.json for exact counts)", EntropyLawWarning, stacklevel=2)
-        sizes = np.where(fallback, total, sizes)
-    rows = []
-    y = options.get("y")
-    for rid, n in zip(ids, sizes):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", EntropyLawWarning)
-            key = score_key(df, rid, y)
-        s = table.series(df, rid, key)
-        last = float(df.loc[df["run_id"] == rid, "step"].max())
-        final, step, plateau, note = final_point(s.index.to_numpy(), s.to_numpy(), last)
-        row = {"run_id": rid, "n_params": float(n), "target_key": key, "final_score": final, "final_step": step,
-               "plateau": plateau, "lo": float(np.nanmin(s.to_numpy())), "hi": float(np.nanmax(s.to_numpy())),
-               "note": None if note is None else f"{rid}: {note}", "trust": "not fitted", "a": np.nan, "b": np.nan,
-               "ceiling": np.nan}
-        try:
-            f = fit_run(df, rid, conf=conf, compare=False, **options)
-            row.update(trust=f.trust_, a=f.a_, b=f.b_, ceiling=f.ceiling_)
-        except EntropyLawError as err:
-            row["trust"] = "cannot fit"
-            row["note"] = f"{rid}: the law cannot be fitted: {err}"
-        rows.append(row)
-    return scale_series(pd.DataFrame(rows), conf=conf)
+    return scale_runs(df, list(runs) if runs is not None else _runs(df), conf=conf, **options)
 
 
 def algorithms(df: pd.DataFrame, runs=None, *, conf=0.95, y=None, x=table.ENTROPY, pairing="nearest-earlier",

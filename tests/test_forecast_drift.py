@@ -127,3 +127,25 @@ def test_nothing_after_the_window_moves_the_forecast():
     a = forecast(run, fit_frac=0.5, methods=["logit-drift"], n_boot=50, at_steps=[190.0])
     b = forecast(later, fit_frac=0.5, methods=["logit-drift"], n_boot=50, at_steps=[190.0])
     assert a.methods["logit-drift"].forecast.equals(b.methods["logit-drift"].forecast)
+
+
+def test_curve_ensemble_weights_are_the_bic_softmax():
+    """The weights recomputed by hand from each family's own residuals on the window."""
+    from entropylaw.fit.forecast.catalog import METHODS
+    from entropylaw.fit.forecast.combine import CurveEnsemble
+
+    steps = np.arange(0, 300, 5.0)
+    y = 0.8 - 0.5 * np.exp(-steps / 60) + 0.01 * np.sin(steps / 3)
+    win = RunData.from_arrays(steps, y).window(150)
+    e = CurveEnsemble(n_boot=30).fit(win)
+    bic = {}
+    for name in e.weights_:
+        m = METHODS[name](n_boot=0).fit(win)
+        r = win.target.values - m._mid(win.target.steps)
+        n = len(r)
+        bic[name] = n * np.log(np.sum(r**2) / n) + m.fit_.family.n_params * np.log(n)
+    b = np.array(list(bic.values()))
+    w = np.exp(-(b - b.min()) / 2)
+    assert np.allclose(list(e.weights_.values()), w / w.sum(), atol=1e-6)
+    fc = forecast(win, methods=["curve-ensemble"], n_boot=30, at_steps=[295.0])
+    assert fc.methods["curve-ensemble"].ok

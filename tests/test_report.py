@@ -104,13 +104,15 @@ def test_report_from_a_table_fits_flags_and_forecasts_each_run():
     html, built, skipped = report_html(t, title="three runs", which=["ceilings", "forecast", "law"])
     assert "<title>three runs</title>" in html and html.count("<img ") == len(built) >= 3
     assert "law does not apply" in html and "entropy rises" in html
-    # the forecast section: last-value carries the window's last score forward
-    steps = np.arange(0, 300, 10)
-    window_end = 0.15 * (steps[-1] - steps[0])
-    H = 1.0 * np.exp(-steps / 60) + 0.1
-    last_in_window = (0.8 - 0.2 * np.exp(H) + 0.004 * np.sin(steps))[steps <= window_end][-1]
+    # the forecast section shows each run's recommended forecast (the default, or last-value
+    # where it cannot run), the same number the API gives
+    from entropylaw.api import forecast as api_forecast
+    from entropylaw.fit.forecast.core import DEFAULT_METHOD
+
     section = html.split('id="forecast"')[1].split("</section>")[0]
-    assert f"{last_in_window:.3f} [" in section and "last-value" in section
+    fc = api_forecast(t, run="run0", fit_frac=0.15, methods=[DEFAULT_METHOD], n_boot=200, seed=0)
+    value = float(fc.methods[fc.default].forecast["forecast"].iloc[-1])
+    assert f"{value:.3f} [" in section and fc.default in section
     plt.close("all")
 
 

@@ -134,6 +134,57 @@ class ScaleResult:
     def __str__(self) -> str:
         return self.report()
 
+    def plot(self, ax=None, predict=(32e9, 72e9)):
+        """The final score vs size: runs, the law with its band, the predicted sizes."""
+        if PLOTTER is None:
+            raise EntropyLawError("plotting is not loaded: `import entropylaw` (it loads entropylaw.plots)")
+        return PLOTTER(self, ax=ax, predict=predict)
+
+
+# Draws a result: set by entropylaw.api (plots/ sits above fit/).
+PLOTTER = None
+
+
+def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, **options) -> ScaleResult:
+    """:func:`scale_series` on runs ``ids`` of a tidy table: each run's size (non-embedding
+    parameters, else total with a warning), score key, final score and plateau, law fit and
+    trust flag (a run the law cannot be fitted to keeps its final score)."""
+    import warnings
+
+    import entropylaw.table as table
+    from entropylaw.errors import EntropyLawWarning
+    from entropylaw.fit.pairing import score_key
+    from entropylaw.fit.run import fit_run
+
+    meta = table.runs(df).set_index("run_id")
+    sizes = meta.loc[ids, "n_params_nonembedding"].to_numpy(dtype=float)
+    total = meta.loc[ids, "n_params"].to_numpy(dtype=float)
+    fallback = ~np.isfinite(sizes) & np.isfinite(total)
+    if fallback.any():
+        warnings.warn(f"{int(fallback.sum())} run(s) have no non-embedding parameter count; using total parameters "
+                      "(give --config config.json for exact counts)", EntropyLawWarning, stacklevel=3)
+        sizes = np.where(fallback, total, sizes)
+    rows = []
+    for rid, n in zip(ids, sizes):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EntropyLawWarning)
+            key = score_key(df, rid, options.get("y"))
+        s = table.series(df, rid, key)
+        last = float(df.loc[df["run_id"] == rid, "step"].max())
+        final, step, plateau, note = final_point(s.index.to_numpy(), s.to_numpy(), last)
+        row = {"run_id": rid, "n_params": float(n), "target_key": key, "final_score": final, "final_step": step,
+               "plateau": plateau, "lo": float(np.nanmin(s.to_numpy())), "hi": float(np.nanmax(s.to_numpy())),
+               "note": None if note is None else f"{rid}: {note}", "trust": "not fitted", "a": np.nan, "b": np.nan,
+               "ceiling": np.nan}
+        try:
+            f = fit_run(df, rid, conf=conf, compare=False, **options)
+            row.update(trust=f.trust_, a=f.a_, b=f.b_, ceiling=f.ceiling_)
+        except EntropyLawError as err:
+            row["trust"] = "cannot fit"
+            row["note"] = f"{rid}: the law cannot be fitted: {err}"
+        rows.append(row)
+    return scale_series(pd.DataFrame(rows), conf=conf)
+
 
 def final_point(steps, values, last_step) -> tuple[float, float, float, str | None]:
     """(final score, its step, plateau, note) of one run's target series."""

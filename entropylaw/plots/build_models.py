@@ -98,24 +98,56 @@ def size_of(meta_row) -> float:
 
 
 def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
-    """Fig. 7: a and b of every run vs its model size, the log-linear size law fitted on the
-    runs of all but the largest size, and the largest size's runs compared with the prediction.
+    """What a larger model will reach, and Fig. 7: one recipe's runs at several sizes.
 
-    Each run is fitted on its own and enters the size law as one point (seeds of a size are
-    replicates), so the law has (runs - 2) degrees of freedom rather than (sizes - 2).
+    The largest group of runs of one dataset and algorithm spanning 2 sizes or more gives the
+    final-score law's figure (:func:`entropylaw.fit.size_series.scale_runs`: final score vs
+    size, its band, 32B and 72B predicted). The paper's coefficient figure (a and b vs size,
+    the law fitted on all but the largest size and the largest compared with its prediction)
+    is drawn only over runs whose fit the law describes, from 3 such sizes; otherwise the
+    final-score figure says it was refused and why.
     """
-    meta = tt.runs(t)
-    meta = meta[meta["run_id"].isin(usable_runs(t))].copy()
+    from entropylaw.fit.size_series import scale_runs
+
+    meta = tt.runs(t).copy()
     meta["size"] = [size_of(row) for _, row in meta.iterrows()]
     meta = meta[np.isfinite(meta["size"])]
     best = None
     for key, rows in meta.groupby(["dataset", "algorithm"], sort=False):
-        if rows["size"].nunique() >= 3 and (best is None or rows["size"].nunique() > best[1]["size"].nunique()):
+        if rows["size"].nunique() >= 2 and (best is None or rows["size"].nunique() > best[1]["size"].nunique()):
             best = (key, rows)
     if best is None:
-        raise Skipped("scaling: fewer than 3 model sizes trained on one dataset with one algorithm")
+        raise Skipped("scaling: fewer than 2 model sizes trained on one dataset with one algorithm")
     (dataset, algorithm), rows = best
-    fitted, notes = fitted_runs(t, list(rows["run_id"]))
+    ids = list(rows.sort_values(["size", "run_id"])["run_id"])
+    res, notes = capture(lambda: scale_runs(t, ids))
+    out = []
+    if res.score_law is not None:
+        from entropylaw.plots.scaling import plot_final_score
+
+        ax = plot_final_score(res, styles=run_styles(t))
+        out.append(Built("scaling_final_score_vs_size", ax.figure,
+                         f"The final validation score of {len(ids)} runs of one recipe ({algorithm or 'one algorithm'}"
+                         f"{', ' + dataset if dataset else ''}) at {res.runs['n_params'].nunique()} sizes, the "
+                         f"final-score law ({res.score_law.form_}, chosen by leave-one-size-out error) with its "
+                         "90 % prediction band, and the score it predicts at 32B and 72B. The paper's coefficient "
+                         "law: " + ("fitted (next figure)." if res.coefficient_law is not None else
+                                    f"refused: {res.coefficient_refused}."), notes + res.notes,
+                         title="What will a larger model reach? The final score vs model size"))
+    else:
+        notes.append(f"final-score law refused: {res.score_refused}")
+    if res.coefficient_law is None:
+        if not out:
+            raise Skipped(f"scaling: {res.score_refused}; coefficient law refused: {res.coefficient_refused}")
+        return out
+    described = set(res.coefficient_law.labels_)
+    return out + _coefficient_figure(t, meta[meta["run_id"].isin(described)], dataset, algorithm, notes)
+
+
+def _coefficient_figure(t, rows, dataset, algorithm, notes) -> list[Built]:
+    """Fig. 7 over ``rows`` (runs the law describes): a and b vs size, the largest size held out."""
+    fitted, more = fitted_runs(t, list(rows["run_id"]))
+    notes = notes + more
     runs = []
     for _, row in rows.sort_values(["size", "run_id"]).iterrows():
         if row["run_id"] not in fitted:
@@ -126,14 +158,13 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
                      "b_err": d.get("b_stderr", np.nan), "ceiling_err": d.get("ceiling_stderr", np.nan)})
     runs = pd.DataFrame(runs)
     if len(runs) == 0 or runs["n_params"].nunique() < 3:
-        raise Skipped(f"scaling: only {0 if len(runs) == 0 else runs['n_params'].nunique()} model sizes "
-                      "could be fitted (need 3)")
+        return []
     runs["held_out"] = runs["n_params"] == runs["n_params"].max()
     train = runs[~runs["held_out"]]
     if len(train) < 3:
-        raise Skipped(f"scaling: only {len(train)} runs below the largest size could be fitted (need 3)")
+        return []
     law, caught = capture(lambda: SizeLaw().fit(train["n_params"].to_numpy(float), train["a"].to_numpy(float),
-                                                         train["b"].to_numpy(float), labels=list(train["run_id"])))
+                                                train["b"].to_numpy(float), labels=list(train["run_id"])))
     notes += caught
     grid = np.geomspace(runs["n_params"].min() / 1.5, runs["n_params"].max() * 1.5, 60)
     curve = size_curve(law, grid)
@@ -143,11 +174,11 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
                               f"{', ' + dataset if dataset else ''}; size law fitted on {len(train)} runs of "
                               f"{train['n_params'].nunique()} sizes, {held_label or 'largest size'} held out)")
     return [Built("scaling_coefficients_vs_size", fig,
-                  f"a, b and the ceiling b - a of {len(runs)} runs ({runs['n_params'].nunique()} model sizes), each run "
-                  f"fitted on its own; the log-linear size law is fitted on the {len(train)} runs below the largest "
-                  "size (95 % prediction band shaded, clipped by the axes when wider than the data), and the "
-                  "largest size's mean is compared with its prediction. Paper Fig. 7.", notes,
-                  title="Law coefficients a, b and the ceiling vs model size")]
+                  f"a, b and the ceiling b - a of {len(runs)} runs ({runs['n_params'].nunique()} model sizes) whose "
+                  "fit the law describes, each fitted on its own; the log-linear size law is fitted on the "
+                  f"{len(train)} runs below the largest size (95 % prediction band shaded, clipped by the axes "
+                  "when wider than the data), and the largest size's mean is compared with its prediction. "
+                  "Paper Fig. 7.", notes, title="Law coefficients a, b and the ceiling vs model size")]
 
 
 def size_curve(law, grid) -> pd.DataFrame:

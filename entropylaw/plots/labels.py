@@ -26,10 +26,25 @@ from typing import Mapping, Sequence
 OTHER = "other runs"
 
 
+def natural_key(text: str) -> list:
+    """Sort key that reads the numbers in a name as numbers: a size series runs 0.5b, 1.5b,
+    3b, 7b, 14b, 72b (not 0.5b, 1.5b, 14b, 3b ...).
+
+    >>> sorted(["q-14b", "q-0.5b", "q-3b", "q-72b", "q-1.5b"], key=natural_key)
+    ['q-0.5b', 'q-1.5b', 'q-3b', 'q-14b', 'q-72b']
+    >>> sorted(["rho1.00", "rho0.10", "rho0.7"], key=natural_key)
+    ['rho0.10', 'rho0.7', 'rho1.00']
+    """
+    return [(0, float(p), "") if re.fullmatch(r"\d+(?:\.\d+)?", p) else (1, 0.0, p)
+            for p in re.split(r"(\d+(?:\.\d+)?)", str(text)) if p]
+
+
 def families(run_ids: Sequence[str], models: Sequence[str] | None = None) -> dict[str, list[str]]:
-    """``family name -> run ids`` (runs in the given order; families by size, then name;
-    single-run models pooled last as :data:`OTHER`)."""
+    """``family name -> run ids`` (runs in natural order, :func:`natural_key`; families by
+    size, then name; single-run models pooled last as :data:`OTHER`)."""
     models = list(models) if models is not None else [""] * len(run_ids)
+    order = sorted(range(len(run_ids)), key=lambda i: natural_key(run_ids[i]))
+    run_ids, models = [run_ids[i] for i in order], [models[i] for i in order]
     groups: dict[str, list[str]] = {}
     for run_id, model in zip(run_ids, models):
         key = str(model) if model and model == model else ""

@@ -158,3 +158,59 @@ def _errors(rows: pd.DataFrame, err: str):
         return None
     e = rows[err].astype(float).to_numpy()
     return np.where(np.isfinite(e), e, 0.0) if np.isfinite(e).any() else None
+
+
+def plot_final_score(res, ax=None, predict: Sequence[float] = (32e9, 72e9), styles=None):
+    """What will a larger size reach? Each size's final score (its runs' mean; every run a
+    point), the final-score law with its 90 % band over the sizes and the predictions, the
+    predicted sizes with their intervals, and the numbers under the panel."""
+    import textwrap
+
+    fig, ax = new_axes(ax, columns=2, aspect=0.5)
+    law = res.score_law
+    runs = res.runs
+    lo_b, hi_b = res.bounds
+    for i, r in enumerate(runs.itertuples(index=False)):
+        c = styles.color(r.run_id) if styles is not None else color(i)
+        ax.plot([r.n_params], [r.final_score], "o", color=c, ms=6.5, zorder=3,
+                label=f"{r.run_id} ({r.final_score:.3f})")
+    lines = []
+    if law is None:
+        lines.append(f"final-score law refused: {res.score_refused}")
+    else:
+        top = max([*law.sizes_, *predict]) * 1.3
+        grid = np.geomspace(min(law.sizes_.min(), *predict) / 1.3, top, 80)
+        cv = law.curve(grid)
+        ax.plot(cv["n_params"], cv[law.what], color="0.2", lw=1.6, label=f"final-score law ({law.form_})")
+        if np.isfinite(cv[f"{law.what}_lo"]).any():
+            ax.fill_between(cv["n_params"], cv[f"{law.what}_lo"], cv[f"{law.what}_hi"], color="0.2", alpha=0.12,
+                            lw=0, label=f"{100 * law.conf:g} % prediction band")
+        pred_label = "predicted"
+        for k, n in enumerate(predict):
+            p = law.predict(n)
+            y = p[law.what]
+            err = None if p[f"{law.what}_lo"] is None else [[y - p[f"{law.what}_lo"]], [p[f"{law.what}_hi"] - y]]
+            ax.errorbar([n], [y], yerr=err, fmt="D", color="black", mfc="white", ms=7, capsize=4, zorder=4,
+                        label=pred_label)
+            pred_label = None
+            iv = "" if err is None else f" [{p[law.what + '_lo']:.3f}, {p[law.what + '_hi']:.3f}]"
+            ax.annotate(f"{n / 1e9:.3g}B: {y:.3f}{iv}", (n, y), xytext=(-10, -16 - 14 * k), textcoords="offset points",
+                        ha="right", va="top", fontsize=fs("small"),
+                        arrowprops=dict(arrowstyle="-", color="0.5", lw=0.6))
+            lines.append(f"{n / 1e9:.3g}B: {y:.3f}{iv}" + (f" ({p['note']})" if p.get("note") else ""))
+        for f, e in law.loso_error_.items():
+            lines.append(f"leave one size out, {f}: mean |error| {100 * e:.2f} points"
+                         + (" (chosen)" if f == law.form_ else ""))
+    lines.append("coefficient law (a, b vs log10 N): " + ("fitted" if res.coefficient_law is not None
+                                                          else f"refused: {res.coefficient_refused}"))
+    ax.set_xscale("log")
+    span = hi_b - lo_b
+    ax.set_ylim(max(lo_b - 0.01 * span, runs["final_score"].min() - 0.15 * span), hi_b + 0.01 * span)
+    ax.set_xlabel("parameters N (non-embedding, log scale)")
+    ax.set_ylabel("final validation score")
+    ax.set_title(f"What will a larger model reach? Final {res.target_key} vs model size", fontsize=fs("title"))
+    ax.grid(alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
+    wrapped = [w for t in lines for w in textwrap.wrap(t, 110, subsequent_indent="    ")]
+    legend_under(ax, handles, labels, ncol=2, alignment="left", title="\n".join(wrapped))
+    return ax

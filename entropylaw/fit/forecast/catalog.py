@@ -10,5 +10,5 @@ from entropylaw.fit.forecast.methods import LastValue
 
 METHODS = {m.name: m for m in (LastValue, LawCeiling, LawEntropy, LawTrain, ExpSaturation, PowerLaw, Sigmoid, SigmoidTokens,
                                Joint, LogitDrift)}
-ENSEMBLE, PRIOR = "ensemble", "prior"
-ALL_METHODS = [*METHODS, PRIOR, ENSEMBLE]
+ENSEMBLE, PRIOR, CURVE_ENSEMBLE = "ensemble", "prior", "curve-ensemble"
+ALL_METHODS = [*METHODS, PRIOR, ENSEMBLE, CURVE_ENSEMBLE]

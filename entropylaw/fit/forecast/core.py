@@ -20,6 +20,9 @@ Methods (:data:`METHODS`; :mod:`entropylaw.fit.forecast.methods`, :mod:`~.law`):
 ``joint``         exp-saturation sharing its time constant with the per-step training score
 ``prior``         a base method with an empirical-Bayes prior from finished runs of the family
 ``ensemble``      the methods weighted by their error on the late part of the window
+``logit-drift``   the climb after the take-off, linear in log steps on the logit scale, its
+                  rate shrunk toward finished runs' (the default; :mod:`.drift`)
+``curve-ensemble`` saturating families weighted by their fit (BIC), Domhan et al. 2015
 ================  ===========================================================================
 
 Runs with no validation score are forecast on their training score (``target_kind``).
@@ -51,8 +54,8 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.forecast import calibrate as cal
-from entropylaw.fit.forecast.catalog import ALL_METHODS, ENSEMBLE, METHODS, PRIOR  # noqa: F401 (re-exported names)
-from entropylaw.fit.forecast.combine import Ensemble, PriorMethod
+from entropylaw.fit.forecast.catalog import ALL_METHODS, CURVE_ENSEMBLE, ENSEMBLE, METHODS, PRIOR  # noqa: F401 (re-exported names)
+from entropylaw.fit.forecast.combine import CurveEnsemble, Ensemble, PriorMethod
 from entropylaw.fit.forecast.data import RunData, window_end
 from entropylaw.fit.forecast.drift import LogitDrift, learn_prior
 # The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the
@@ -223,7 +226,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
                               f"{run.describe_start()}: forecast a later step")
     fitted, drift_notes = {}, []
     for name in names:
-        if name == ENSEMBLE:
+        if name in (ENSEMBLE, CURVE_ENSEMBLE):
             continue
         if name == PRIOR:
             m = PriorMethod(conf, n_boot, seed, base=prior_base, prior_runs=tuple(prior_runs))
@@ -239,6 +242,10 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
             members = [METHODS[n](conf=conf, n_boot=n_boot, seed=seed).fit(win) for n in METHODS]
         ens = Ensemble(conf=conf, n_boot=n_boot, seed=seed).fit(win, fitted=members)
         results[ENSEMBLE] = _result(ens, at_steps)
+    if CURVE_ENSEMBLE in names:
+        fitted[CURVE_ENSEMBLE] = CurveEnsemble(conf=conf, n_boot=n_boot, seed=seed).fit(win,
+                                                                                       fitted=list(fitted.values()))
+        results[CURVE_ENSEMBLE] = _result(fitted[CURVE_ENSEMBLE], at_steps)
     if not any(r.ok for r in results.values()):
         why = "; ".join(f"{r.method}: {r.reason}" for r in results.values())
         raise EntropyLawError(f"run {run.run_id!r}: no method can forecast from the window "
