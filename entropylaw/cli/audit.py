@@ -40,8 +40,8 @@ def add_parser(subparsers) -> None:
                    "(adds microbatch-mean)")
     p.add_argument("--horizon", type=int, help="padded response length of seq-mean-token-sum-norm (veRL "
                    "max_response_length; default the longest response)")
-    p.add_argument("--trainer-precision", choices=PRECISIONS, default="bf16", help="what the trainer computed "
-                   "its logits and entropy in: the tolerance models its rounding (default bf16)")
+    p.add_argument("--trainer-precision", default="bf16", metavar="|".join(PRECISIONS), help="what the trainer "
+                   "computed its logits and entropy in: the tolerance models its rounding (default bf16)")
     p.add_argument("--tolerance", type=float, help="relative tolerance (default: the --trainer-precision model)")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N")
     p.add_argument("--chat-template", action=argparse.BooleanOptionalAction, default=False,
@@ -59,6 +59,8 @@ def _check(args) -> None:
         v = getattr(args, name)
         if v is not None and v < 1:
             raise EntropyLawError(f"--{name.replace('_', '-')} {v}: expected a positive integer")
+    if args.trainer_precision not in PRECISIONS:
+        raise EntropyLawError(f"--trainer-precision {args.trainer_precision}: expected one of {', '.join(PRECISIONS)}")
     if args.tolerance is not None and not 0 < args.tolerance < 1:
         raise EntropyLawError(f"--tolerance {args.tolerance}: expected a relative tolerance in (0, 1)")
 
