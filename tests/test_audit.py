@@ -308,7 +308,7 @@ def test_audit_names_the_convention_of_a_logged_value(work, capsys):
     assert code == 0, err
     r32 = json.loads(out)
     assert r32["relative_tolerance"] == numerics.FLOOR
-    assert "fp32 trainer's rounding" in r32["tolerance_model"]["assumes"]
+    assert "trainer computing in fp32" in r32["tolerance_model"]["assumes"]
     assert "seq-mean-token-mean" in r32["within"] and set(r32["within"]) <= set(r["within"])
     # float32 on both sides (no bf16 trainer): a tight tolerance names it
     code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--log", logs["good"],

@@ -78,9 +78,9 @@ def tolerance(t, values: dict, precision: str = "bf16", logged: float | None = N
     rounded = logged is not None and precision != "fp32" and representable(float(logged), precision)
     relative = max(FLOOR, max(rel.values(), default=0.0) + (u if rounded else 0.0))
     scale = float(np.mean(np.concatenate([np.asarray(s, dtype=np.float64) for s in scales]))) if n else 0.0
-    text = (f"{SIGMAS:g} sigma of a {precision} trainer's rounding (u = 2^{round(math.log2(u))}: logits and "
-            f"entropy arithmetic, error scale {scale:.3g} nats per unit relative error per token, independent "
-            "across tokens)" + (f", plus u: the logged value is a {precision} number" if rounded else "")
+    text = (f"{SIGMAS:g} sigma of the rounding of a trainer computing in {precision} (u = 2^{round(math.log2(u))}: "
+            f"logits and entropy arithmetic, error scale {scale:.3g} nats per unit relative error per token, "
+            "independent across tokens)" + (f", plus u: the logged value is a {precision} number" if rounded else "")
             + (f", at least {FLOOR:g}" if relative == FLOOR else ""))
     return {"relative": relative, "source": "model", "trainer_precision": precision, "unit_roundoff": u,
             "sigmas": SIGMAS, "error_scale": scale, "logged_rounding": rounded, "assumes": text}
