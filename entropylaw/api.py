@@ -221,14 +221,16 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 def audit(model, rollouts, log=None, step=None, *, logged=None, temperature=1.0, micro_batch_size=None,
           token_budget=None, horizon=None, tolerance=None, entropy_key=None, device="cpu",
-          chat_template=False) -> dict:
+          chat_template=False, trainer_precision="bf16") -> dict:
     """Is the entropy a trainer logged at ``step`` the entropy of its policy? (``entropylaw audit``)
 
     Recomputes the per-token entropy of ``model`` (the checkpoint that produced step
     ``step``) on that step's ``rollouts``, aggregates it under every trainer convention, and
     compares each with the value ``log`` recorded (or ``logged``). Returns a dict: ``logged``,
     ``conventions`` (name -> value), ``matched`` (name or None), ``tolerance`` (absolute),
-    ``correction`` and ``verdict`` (one line). Needs torch (the ``probe`` extra).
+    ``correction`` and ``verdict`` (one line), and ``tolerance_model``: what the tolerance assumes
+    (``trainer_precision``: what the trainer computed in, bf16 by default). Needs torch (the
+    ``probe`` extra).
 
     >>> r = el.audit("ckpt-0", "data/trl/audit/rollouts_step1.jsonl", "data/trl/audit/trainer_state.json",
     ...              step=1)                                           # doctest: +SKIP
@@ -239,4 +241,5 @@ def audit(model, rollouts, log=None, step=None, *, logged=None, temperature=1.0,
 
     return _audit(model, rollouts, log, step, logged=logged, temperature=temperature,
                   micro_batch_size=micro_batch_size, token_budget=token_budget, horizon=horizon,
-                  tolerance=tolerance, entropy_key=entropy_key, device=device, chat_template=chat_template)
+                  tolerance=tolerance, entropy_key=entropy_key, device=device, chat_template=chat_template,
+                  trainer_precision=trainer_precision)

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import entropylaw.audit.core as core
+import entropylaw.audit.numerics as numerics
 import entropylaw.audit.verdict as verdict
 from entropylaw.audit.forward import token_entropies
 from entropylaw.cli.main import main
@@ -135,9 +136,118 @@ def test_verdict_names_none_and_flags_bugs():
     assert verdict.decide(1.0011, values, 1e-3)["matched"] is None
 
 
-def test_tolerance_is_twice_the_bf16_difference_with_a_floor():
-    assert verdict.tolerance({"token-mean": 1.0}, {"token-mean": 1.01}) == pytest.approx(0.02)
-    assert verdict.tolerance({"token-mean": 1.0}, {"token-mean": 1.0}) == verdict.FLOOR
+# ---- the tolerance: a model of the trainer's rounding, checked against rounding done here ---------
+
+def _rnd(x, bits=8):
+    """Round float64 to ``bits`` significant bits (bf16: 8), to nearest even: a bf16 unit, exactly."""
+    m, e = np.frexp(x)
+    return np.ldexp(np.round(m * 2.0 ** bits) / 2.0 ** bits, e)
+
+
+def _scale(z):
+    """S + A of numerics, from float64 logits [n, V] (independent of the library's torch code)."""
+    lse = np.logaddexp.reduce(z, axis=-1)
+    logp = z - lse[:, None]
+    p = np.exp(logp)
+    H = -(p * logp).sum(-1)
+    return (p * np.abs(logp + H[:, None]) * np.abs(z)).sum(-1) + np.abs(lse) + (p * np.abs(z)).sum(-1), H
+
+
+def test_error_scale_is_computed_from_the_full_logits(tiny):
+    model, seqs = tiny
+    t = token_entropies(model, seqs, temperature=0.7, pad_id=0, error_scale=True)
+    for b, s in enumerate(seqs):
+        ids = torch.tensor([s.prompt_ids + s.response_ids])
+        with torch.no_grad():
+            z = model(input_ids=ids).logits[0].double().numpy() / 0.7
+        P, n = len(s.prompt_ids), len(s.response_ids)
+        np.testing.assert_allclose(t.extra["error_scale"][b], _scale(z[P - 1:P - 1 + n])[0], rtol=1e-4)
+
+
+def _llm_like_logits(rng, n, V=3000):
+    """Logits of an LLM's shape: an offset, a spread, and a few likely tokens per position."""
+    z = 12.0 + 2.5 * rng.standard_normal((n, V))
+    top = rng.integers(0, V, (n, 3))
+    np.put_along_axis(z, top, z.max(-1, keepdims=True) + rng.uniform(-2, 6, (n, 3)), -1)
+    return z
+
+
+def test_the_model_covers_a_bf16_trainer_rounding_logits_and_entropy():
+    # 40 seeded batches; each trainer's entropy from logits rounded to bf16, with logsumexp, p and
+    # sum_v p_v z_v rounded to bf16 (veRL's entropy_from_logits in bf16, the widest of the trainers' forms),
+    # emulated exactly in float64: the token-mean and seq-mean-token-mean it logs stay within the tolerance,
+    # and the model's sigma is not smaller than the spread observed over the seeds
+    from entropylaw.audit.conventions import Tokens
+
+    z_scores = []
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        lengths = rng.integers(2, 30, 8)
+        z = _llm_like_logits(rng, int(lengths.sum()))
+        S, H = _scale(z)
+        zb = _rnd(z)
+        lse = _rnd(np.logaddexp.reduce(zb, axis=-1))
+        p = _rnd(np.exp(zb - np.logaddexp.reduce(zb, axis=-1)[:, None]))
+        Hb = _rnd(lse - _rnd((p * zb).sum(-1)))
+        cut = np.cumsum(lengths)[:-1]
+        t = Tokens(response=np.split(H, cut), extra={"error_scale": np.split(S, cut)})
+        tb = Tokens(response=np.split(Hb, cut))
+        values = core.conventions_of(t)
+        tol = numerics.tolerance(t, values, "bf16")
+        for k in ("token-mean", "seq-mean-token-mean"):
+            logged = core.conventions_of(tb)[k]
+            assert abs(logged - values[k]) <= tol["relative"] * values[k], (seed, k, logged, values[k], tol)
+        sigma = tol["relative"] * values["token-mean"] / numerics.SIGMAS  # token-mean's or larger
+        z_scores.append((core.conventions_of(tb)["token-mean"] - values["token-mean"]) / sigma)
+    assert np.sqrt(np.mean(np.square(z_scores))) < 1.0, z_scores
+    assert np.max(np.abs(z_scores)) > 0.02  # the emulated rounding is not vacuous
+
+
+def test_one_tokens_worst_case_over_the_vocabulary_is_the_first_order_bound():
+    # |dz_v| <= e |z_v| moves a token's entropy by at most e S (S: the first term of the error scale) to
+    # first order, and the adversarial sign attains it; at bf16's e = 2^-8 the second order adds < 10 %
+    rng = np.random.default_rng(1)
+    z = _llm_like_logits(rng, 5, V=500)
+    lse = np.logaddexp.reduce(z, axis=-1)
+    logp = z - lse[:, None]
+    p = np.exp(logp)
+    H = -(p * logp).sum(-1)
+    S = (p * np.abs(logp + H[:, None]) * np.abs(z)).sum(-1)
+    ent = lambda x: -(np.exp(x - np.logaddexp.reduce(x, axis=-1)[:, None]) *  # noqa: E731
+                      (x - np.logaddexp.reduce(x, axis=-1)[:, None])).sum(-1)
+    for e, slack in ((2.0 ** -8, 1.1), (2.0 ** -16, 1.001)):
+        for seed in range(20):
+            dz = e * np.abs(z) * np.random.default_rng(seed).uniform(-1, 1, z.shape)
+            assert np.all(np.abs(ent(z + dz) - H) <= e * S * slack)
+        worst = -e * np.abs(z) * np.sign(logp + H[:, None])  # dH = -sum p (log p + H) dz
+        assert np.all(np.abs(ent(z + worst) - H) <= e * S * slack)
+        assert np.all(ent(z + worst) - H >= e * S / slack)
+
+
+def test_tolerance_states_its_assumptions():
+    from entropylaw.audit.conventions import Tokens
+    from entropylaw.cli.audit import PRECISIONS
+
+    assert PRECISIONS == numerics.PRECISIONS
+    t = Tokens(response=[np.full(10, 2.0)], extra={"error_scale": [np.full(10, 50.0)]})
+    v = {"token-mean": 2.0, "seq-mean-token-mean": 2.0}
+    bf16 = numerics.tolerance(t, v, "bf16")
+    assert bf16["relative"] == pytest.approx(3 * 2 ** -8 / np.sqrt(3) * 50 / np.sqrt(10) / 2)
+    assert "bf16" in bf16["assumes"] and "3 sigma" in bf16["assumes"] and not bf16["logged_rounding"]
+    # a logged value that is itself a bf16 number was rounded by the trainer: u more
+    rounded = numerics.tolerance(t, v, "bf16", logged=2.015625)
+    assert rounded["logged_rounding"] and rounded["relative"] == pytest.approx(bf16["relative"] + 2 ** -8)
+    assert "logged value is a bf16 number" in rounded["assumes"]
+    assert not numerics.tolerance(t, v, "bf16", logged=2.0156).get("logged_rounding")
+    fp16 = numerics.tolerance(t, v, "fp16")["relative"]
+    assert fp16 == pytest.approx(bf16["relative"] / 8)
+    assert numerics.tolerance(t, v, "fp32")["relative"] == numerics.FLOOR
+    with pytest.raises(ValueError, match="trainer precision 'fp8'"):
+        numerics.tolerance(t, v, "fp8")
+    # two conventions closer than the tolerance: the verdict names both and picks neither
+    close = {"token-mean": 2.0, "microbatch-mean": 2.0 * (1 + bf16["relative"] / 2)}
+    d = verdict.decide(2.0, close, bf16["relative"])
+    assert d["matched"] is None and "token-mean" in d["verdict"] and "microbatch-mean" in d["verdict"]
 
 
 # ---- the command, end to end, and its bad inputs -------------------------------------------------
@@ -181,16 +291,25 @@ def _run(capsys, *argv):
 
 def test_audit_names_the_convention_of_a_logged_value(work, capsys):
     d, logs, truth = work
-    # the measured tolerance (bf16 recomputation noise, at least the float32 floor) holds the true one;
-    # should it span several conventions, the audit must say it cannot tell them apart
+    # the tolerance of a bf16 trainer's rounding holds the true one; should it span several conventions,
+    # the audit must say it cannot tell them apart
     code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--log", logs["good"],
                           "--step", 2, "--json")
     assert code == 0, err
     r = json.loads(out)
-    assert r["relative_tolerance"] >= verdict.FLOOR
+    assert r["relative_tolerance"] >= numerics.FLOOR
+    assert r["tolerance_model"]["trainer_precision"] == "bf16" and r["tolerance_model"]["source"] == "model"
     if len(r["within"]) > 1:
         assert r["matched"] is None and "cannot tell apart" in r["verdict"]
     assert "seq-mean-token-mean" in r["within"]
+    # a float32 trainer: the float32 floor (1e-5), stated in the output
+    code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--log", logs["good"],
+                          "--step", 2, "--trainer-precision", "fp32", "--json")
+    assert code == 0, err
+    r32 = json.loads(out)
+    assert r32["relative_tolerance"] == numerics.FLOOR
+    assert "trainer computing in fp32" in r32["tolerance_model"]["assumes"]
+    assert "seq-mean-token-mean" in r32["within"] and set(r32["within"]) <= set(r["within"])
     # float32 on both sides (no bf16 trainer): a tight tolerance names it
     code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--log", logs["good"],
                           "--step", 2, "--json", "--tolerance", 1e-7)
@@ -215,6 +334,7 @@ def test_audit_names_the_convention_of_a_logged_value(work, capsys):
     ("empty dump", ["--logged", "1", "--rollouts-override", "{empty}"], r"empty.jsonl: no rollouts"),
     ("wrong tokenizer", ["--logged", "1", "--rollouts-override", "{bigvocab}"], r"outside the vocabulary \[0, 40\)"),
     ("bad micro-batch", ["--logged", "1", "--micro-batch-size", "0"], r"--micro-batch-size 0: expected a positive"),
+    ("bad precision", ["--logged", "1", "--trainer-precision", "fp8"], r"--trainer-precision.*fp8"),
 ])
 def test_bad_input_is_one_line_and_exit_2(work, capsys, case, argv, problem):
     import re

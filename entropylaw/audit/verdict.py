@@ -1,10 +1,8 @@
 """Which convention produced the logged entropy, within what tolerance, and the correction.
 
-The tolerance is relative: ``NOISE_FACTOR`` times the largest relative difference between
-the token-mean and seq-mean-token-mean entropies recomputed in bfloat16 and in float32 on
-the same batch (a trainer running in bf16 logs a number that far from our float32 one),
-and never below ``FLOOR`` (float32 summation order). A logged value matches a convention
-when ``|logged - value| <= tolerance * |logged|``.
+The tolerance is relative, from :mod:`entropylaw.audit.numerics` (a model of the trainer's
+rounding) or given. A logged value matches a convention when
+``|logged - value| <= tolerance * |logged|``; when several do, the verdict names them all.
 
 >>> v = decide(1.0, {"token-mean": 1.0004, "seq-mean-token-mean": 1.2}, 1e-3)
 >>> v["matched"], v["correction"]["factor"]
@@ -17,8 +15,6 @@ from __future__ import annotations
 
 import math
 
-NOISE_FACTOR = 2.0
-FLOOR = 1e-5
 TARGET = "token-mean"  # the paper's law is fitted on the token mean over the step's response tokens
 
 # Conventions with a mapping to token-mean from logged per-step quantities alone (no model):
@@ -30,16 +26,6 @@ EXACT_MAPPINGS = {
 }
 BUGS = {"verl-dynbsz-unreordered", "trl-padding-included", "trl-sft-attention-mask", "prompt-included",
         "shifted-by-one"}
-
-
-def tolerance(fp32: dict, bf16: dict) -> float:
-    """Relative tolerance from the bf16-vs-fp32 recomputation of the same conventions.
-
-    >>> round(tolerance({"token-mean": 2.0}, {"token-mean": 2.002}), 12)
-    0.002
-    """
-    rel = [abs(bf16[k] - fp32[k]) / abs(fp32[k]) for k in bf16 if k in fp32 and fp32[k] != 0]
-    return max(FLOOR, NOISE_FACTOR * max(rel, default=0.0))
 
 
 def decide(logged: float, values: dict, rel_tol: float) -> dict:

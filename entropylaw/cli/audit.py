@@ -5,17 +5,22 @@ per-token entropy of the policy (with the sampling temperature) and aggregates i
 every convention trainers use (token-mean, seq-mean-token-mean, sums, micro-batch means,
 padding or prompt tokens included, the mask shifted by one, veRL's dynamic-batch
 reordering bug); compares each with the value the log recorded at step K and says which
-matches within the bf16-recomputation tolerance, or that none does. The checkpoint of step
+matches within the tolerance, or that none does. The tolerance is a model of the trainer's
+rounding (``--trainer-precision``, bf16 by default: logits and entropy arithmetic rounded to
+2^-8, sized from the float32 recomputation; see entropylaw.audit.numerics), stated in the output. The checkpoint of step
 K: in TRL GRPO (and veRL) the entropy logged at step K comes from the policy before step
 K's update, the checkpoint after K - 1 steps (the base model at step 1).
 
 ``--json`` prints one object: logged, conventions, matched, tolerance, correction (and
-step, n_rollouts, n_tokens, temperature, within, gaps, verdict).
+step, n_rollouts, n_tokens, temperature, within, gaps, verdict, relative_tolerance and
+tolerance_model: what the tolerance assumes).
 """
 
 from __future__ import annotations
 
 import argparse
+
+PRECISIONS = ("bf16", "fp16", "tf32", "fp32")  # entropylaw.audit.numerics.PRECISIONS (a test checks)
 
 
 def add_parser(subparsers) -> None:
@@ -35,8 +40,9 @@ def add_parser(subparsers) -> None:
                    "(adds microbatch-mean)")
     p.add_argument("--horizon", type=int, help="padded response length of seq-mean-token-sum-norm (veRL "
                    "max_response_length; default the longest response)")
-    p.add_argument("--tolerance", type=float, help="relative tolerance (default: measured, twice the "
-                   "bf16-vs-fp32 recomputation difference)")
+    p.add_argument("--trainer-precision", default="bf16", metavar="|".join(PRECISIONS), help="what the trainer "
+                   "computed its logits and entropy in: the tolerance models its rounding (default bf16)")
+    p.add_argument("--tolerance", type=float, help="relative tolerance (default: the --trainer-precision model)")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N")
     p.add_argument("--chat-template", action=argparse.BooleanOptionalAction, default=False,
                    help="put text prompts through the tokenizer's chat template")
@@ -53,6 +59,8 @@ def _check(args) -> None:
         v = getattr(args, name)
         if v is not None and v < 1:
             raise EntropyLawError(f"--{name.replace('_', '-')} {v}: expected a positive integer")
+    if args.trainer_precision not in PRECISIONS:
+        raise EntropyLawError(f"--trainer-precision {args.trainer_precision}: expected one of {', '.join(PRECISIONS)}")
     if args.tolerance is not None and not 0 < args.tolerance < 1:
         raise EntropyLawError(f"--tolerance {args.tolerance}: expected a relative tolerance in (0, 1)")
 
@@ -67,7 +75,8 @@ def print_audit(r: dict) -> None:
         mark = "  <- match" if name == r["matched"] else ("  <- within" if name in r.get("within", []) else "")
         print(f"  {name:<26}{v:>12.6g}{gap}{mark}")
     if r["tolerance"] is not None:
-        print(f"tolerance: {r['tolerance']:.2g} (relative {r['relative_tolerance']:.2g})")
+        print(f"tolerance: {r['tolerance']:.2g} (relative {r['relative_tolerance']:.2g}): "
+              f"{r['tolerance_model']['assumes']}")
     print(f"verdict: {r['verdict']}")
     c = r["correction"]
     if c is not None:
@@ -85,7 +94,7 @@ def run(args) -> int:
     r = api.audit(args.model, args.rollouts, args.log, args.step, logged=args.logged, temperature=args.temperature,
                   micro_batch_size=args.micro_batch_size, token_budget=args.token_budget, horizon=args.horizon,
                   tolerance=args.tolerance, entropy_key=args.entropy_key, device=args.device,
-                  chat_template=args.chat_template)
+                  chat_template=args.chat_template, trainer_precision=args.trainer_precision)
     if args.out:  # the directory appears whole or not at all
         with atomic_dir(args.out) as tmp:
             (tmp / "summary.json").write_text(dumps({"audit": r}, indent=1) + "\n")

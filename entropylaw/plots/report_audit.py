@@ -31,7 +31,7 @@ def audit_section(audits: Sequence[Mapping]) -> str:
     parts = ['<section id="audit"><h2>Audit of the logged entropy: is it the entropy of the policy?</h2>',
              '<p class="muted">The policy\'s per-token entropy recomputed from the checkpoint and the step\'s '
              "rollouts, aggregated as each trainer does; the matching convention is the one within the tolerance "
-             "(twice the bf16-vs-fp32 recomputation noise). The law is fitted on <b>token-mean</b>.</p>"]
+             "(a model of the trainer's rounding, stated under each step). The law is fitted on <b>token-mean</b>.</p>"]
     for a in audits:
         logged = a.get("logged")
         rows = []
@@ -45,6 +45,7 @@ def audit_section(audits: Sequence[Mapping]) -> str:
                                                                            else ""))
         parts.append(f"<h3>Step {_e(a.get('step'))}: logged {_num(logged)}, tolerance {_num(a.get('tolerance'))}</h3>"
                      "<table><tr><th>convention</th><th>recomputed</th><th>− logged</th></tr>" + "".join(rows)
-                     + f"</table><p><b>Verdict:</b> {_e(a.get('verdict', ''))}<br><b>Correction:</b> {corr}</p>")
+                     + f"</table><p><b>Tolerance:</b> {_e((a.get('tolerance_model') or {}).get('assumes', '-'))}<br>"
+                     f"<b>Verdict:</b> {_e(a.get('verdict', ''))}<br><b>Correction:</b> {corr}</p>")
     parts.append("</section>")
     return "\n".join(parts)
