@@ -182,8 +182,8 @@ def fused_token_stats(hidden: torch.Tensor, weight: torch.Tensor, targets: torch
         for name, b in (("block_n", block_n), ("block_v", block_v), ("block_d", block_d)):
             if b < 16 or b & (b - 1):
                 raise EntropyLawError(f"fused_token_stats: {name} must be a power of two >= 16, got {b}")
-        meta = dict(BLOCK_N=block_n, BLOCK_V=block_v, BLOCK_D=block_d, FLATTEN=False, num_warps=num_warps,
-                    num_stages=num_stages)
+        meta = dict(BLOCK_N=block_n, BLOCK_V=block_v, BLOCK_D=block_d, FLATTEN=False, GROUP_N=1, USE_TMA=True,
+                    num_warps=num_warps, num_stages=num_stages)  # TMA where the inputs allow it
     n, V = hidden.shape[0], weight.shape[0]
     valid = targets != ignore_index
     if mask is not None:
