@@ -368,7 +368,11 @@ def main(argv=None) -> int:
                 row["status"] = "not run (budget)"
             else:
                 try:
+                    token = _tuning_token()
                     row.update(run_cell(p, fn, h, W, y, rows_ck, ref, dev))
+                    if p == "triton" and _tuning_token() != token:  # this cell tuned: every config's time
+                        from entropylaw.probe import triton_kernels as tk
+                        row["tuning_ms"] = tk.last_tuning()[1]
                 except torch.cuda.OutOfMemoryError:
                     row["status"] = "OOM"
                 except Exception as err:  # one path failing ends only its cell
@@ -394,6 +398,14 @@ def main(argv=None) -> int:
     summary(rows)
     print(f"\nwrote {args.out}/bench_probe_gpu.md and .json in {time.monotonic() - t_start:.0f} s")
     return 0
+
+
+def _tuning_token():
+    try:
+        from entropylaw.probe import triton_kernels as tk
+    except ImportError:
+        return None
+    return tk.last_tuning()[0] if tk.triton is not None else None
 
 
 def _triton_config(h, W):

@@ -283,6 +283,16 @@ def tuned_configs() -> dict:
     return out
 
 
+def last_tuning():
+    """(token, {config: median ms}) of the autotuner's latest benchmark; the token changes with each new
+    tuning (None before any), so a caller can tell whether a call tuned."""
+    for (interp, _), (_, tuned, _) in _CACHE.items():
+        timings = getattr(tuned, "configs_timings", None)
+        if timings and not interp:
+            return id(timings), {str(c): (t[0] if isinstance(t, (list, tuple)) else t) for c, t in timings.items()}
+    return None, {}
+
+
 def _tma_ok(h, W) -> bool:
     """Whether h and W can be read through TMA descriptors: 16-bit, unit last stride, 16-byte aligned."""
     return (h.element_size() == 2 and h.stride(1) == 1 and W.stride(1) == 1
