@@ -5,7 +5,7 @@
 # ROUND1_META, a same-run baseline) and Liger's fused linear cross-entropy; then the kernel tests
 # compiled for the GPU. No network there: liger-kernel comes as a wheel in .whl/ (carry it).
 # $OUT gets bench_probe_gpu.md/.json (rewritten after every cell), bench.log, round2_summary.md and
-# tests.log; the summary and the test tail also end stdout.
+# tests.log, smi.csv (SM clock, power, temperature every 0.5 s); the summary and the test tail also end stdout.
 #
 #   bash analysis/gpu_bench_round2.sh     # from the repository root; BUDGET=230 by default
 #   DRY=1 bash analysis/gpu_bench_round2.sh   # CPU: the same steps at smoke size (interpreter)
@@ -29,12 +29,28 @@ CELLS="8192,151936,16384 8192,128256,16384 3584,151936,16384 3584,128256,16384 8
 8192,151936,65536 3584,151936,65536 8192,128256,65536 3584,128256,65536"
 SMOKE=""
 [ -n "${DRY:-}" ] && SMOKE="--smoke"
+# SM clock, power and temperature every 0.5 s (is the 16k -> 64k drop of round 1 a power / clock effect?)
+SMI_PID=""
+trap '[ -n "$SMI_PID" ] && kill "$SMI_PID" 2>/dev/null' EXIT
+if [ -z "${DRY:-}" ]; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv -lms 500 > "$OUT/smi.csv" 2>&1 &
+  SMI_PID=$!
+  sleep 1
+  if ! kill -0 "$SMI_PID" 2>/dev/null; then  # a driver without that field: the basic ones
+    nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 500 > "$OUT/smi.csv" 2>&1 &
+    SMI_PID=$!
+  fi
+fi
 # 1. the bench: its own budget stops new paths (a 64k-token d = 8192 path takes <= ~25 s with tuning);
 #    the timeout is the hard stop; ~45 s stay for the tests
 B1=$(( $(left) - 45 ))
 timeout --signal=INT --kill-after=5 "$B1" $PY analysis/bench_probe_gpu.py $SMOKE --out "$OUT" \
   --seconds $((B1 - 30)) --paths triton triton_r1 liger --cells $CELLS > "$OUT/bench.log" 2>&1
 echo "bench_probe_gpu exit $? after ${SECONDS} s"
+[ -n "$SMI_PID" ] && kill "$SMI_PID" 2>/dev/null
+[ -f "$OUT/smi.csv" ] && awk -F', ' 'NR > 1 && $2 + 0 > 0 {n++; c += $2; if (min == "" || $2 + 0 < min) min = $2 + 0}
+  END {if (n) printf "SM clock during the bench: mean %.0f MHz, min %d MHz over %d samples\n", c / n, min, n}' "$OUT/smi.csv"
 # 2. same-run comparison per cell: round 2 vs round 1 vs Liger
 $PY - "$OUT" <<'EOF' | tee "$OUT/round2_summary.md"
 import json, os, sys

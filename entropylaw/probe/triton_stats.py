@@ -24,8 +24,9 @@ Select rows with your mask (``out["logp"][mask]``) or use ``torch.nanmean``.
 The vocabulary is split across programs (``splits``): each (row block, split) program writes
 its partial moments and a small merge kernel combines them with an online log-sum-exp in
 float32 (:mod:`entropylaw.probe.triton_kernels`, which also explains the launch order). Tile
-sizes are autotuned per (d, V, dtype) on CUDA unless given. A vocabulary that is not a multiple
-of the tile is masked per column. Gradients, masking and checks live in the wrapper
+sizes are autotuned per (d, V, dtype, N bucket) on CUDA unless given; 16-bit inputs load their
+tiles through TMA where they allow it. A vocabulary that is not a multiple of the tile is masked
+per column. Gradients, masking and checks live in the wrapper
 :func:`fused_token_stats`.
 
 Backward: not fused. When ``hidden`` or ``weight`` requires grad, ``logp`` and ``entropy``
