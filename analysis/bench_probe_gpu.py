@@ -12,6 +12,9 @@ the weight scaled so that the logits have sd ~3 (never zeros). Paths, forward on
   log_softmax, then entropy and sum_p2 from them; skipped when the logits would not fit
 - ``compile``: torch.compile of the same statistics over chunks of 2,048 tokens (bf16 matmul,
   fp32 reductions fused by Inductor), dynamic shapes so that it compiles once
+- ``triton_r1`` (on request): the round-1 kernel as its H100 run chose it for every shape (pointer
+  loads, 256x128x64 tiles, 8 warps, 3 stages, split-fastest order; ``ROUND1_META``), for a
+  same-run baseline of the current kernel
 
 Reported per cell: median ms (triton.testing.do_bench), TF/s counting one matrix product
 (2 N d V), its fraction of the datasheet dense bf16 peak (989 TF/s for H100 SXM / H200) and of
@@ -23,6 +26,7 @@ and a JSON file are rewritten in $OUT (default analysis/out) after every cell.
 
     python analysis/bench_probe_gpu.py [--seconds 400] [--paths triton liger materialised compile]
     python analysis/bench_probe_gpu.py --smoke   # CPU: Triton interpreter, tiny shapes, every path
+    python analysis/bench_probe_gpu.py --paths triton triton_r1 liger --cells 896,151936,16384 8192,128256,65536
 
 Without CUDA (and without --smoke) it prints one line and exits 0.
 """
@@ -41,7 +45,7 @@ import time
 import torch
 
 DATASHEET_TFLOPS = 989.0  # H100 SXM / H200 dense bf16 (NVIDIA datasheets)
-PATHS = ("triton", "liger", "materialised", "compile")
+PATHS = ("triton", "liger", "materialised", "compile", "triton_r1")
 STATS = ("logp", "entropy", "lse", "sum_p2")
 COMPILE_CHUNK = 2048
 
@@ -51,7 +55,9 @@ def _parse(argv):
     ap.add_argument("--hidden", type=int, nargs="+", default=[896, 3584, 8192])
     ap.add_argument("--vocab", type=int, nargs="+", default=[151936, 128256])
     ap.add_argument("--tokens", type=int, nargs="+", default=[4096, 16384, 65536])
-    ap.add_argument("--paths", nargs="+", default=list(PATHS), choices=PATHS + ("stream",))
+    ap.add_argument("--paths", nargs="+", default=list(PATHS[:4]), choices=PATHS + ("stream",))
+    ap.add_argument("--cells", nargs="+", default=None, metavar="d,V,N",
+                    help="explicit cells, run in the order given (instead of --hidden x --vocab x --tokens)")
     ap.add_argument("--seconds", type=float, default=400.0, help="budget; later cells are 'not run (budget)'")
     ap.add_argument("--check-rows", type=int, default=64, help="rows compared with the float64 reference")
     ap.add_argument("--logit-std", type=float, default=3.0)
@@ -163,9 +169,24 @@ def make_paths(names):
             out[name] = materialised
         elif name == "compile":
             out[name] = make_compiled()
+        elif name == "triton_r1":
+            out[name] = round1 if triton_available() else "triton not available"
         elif name == "stream":
             out[name] = lambda h, W, y: stream.token_stats(h, W, y, second_moment=True)
     return out
+
+
+def round1(h, W, y):
+    """The round-1 kernel (ROUND1_META: pointer loads, split-fastest order, one fixed config)."""
+    from entropylaw.probe import triton_kernels as tk
+    from entropylaw.probe.triton_stats import STATS as names, _default_splits, interpreting
+
+    interp = interpreting()
+    meta = dict(tk.ROUND1_META, BLOCK_N=16, BLOCK_V=64, BLOCK_D=32, num_warps=1, num_stages=1) if interp \
+        else tk.ROUND1_META
+    outs = tk.launch(h, W, y.to(torch.int32), 1.0, interp, _default_splits(h.shape[0], h.shape[1], h.device),
+                     meta["BLOCK_V"], meta)
+    return dict(zip(names, outs))
 
 
 # ---- one cell ----
@@ -298,6 +319,9 @@ def main(argv=None) -> int:
             print("bench_probe_gpu: triton was imported before TRITON_INTERPRET=1 could be set")
             return 1
         args.hidden, args.vocab, args.tokens, args.check_rows = [32, 48], [300, 257], [1, 64], 16
+        if args.cells:  # the same cells at smoke size
+            args.cells = [f"{32 if int(c.split(',')[0]) < 4096 else 48},{300 if i % 2 else 257},{64 if i % 3 else 1}"
+                          for i, c in enumerate(args.cells)]
         dev = torch.device("cpu")
         name = "CPU (smoke test under the Triton interpreter: times are meaningless)"
     elif not torch.cuda.is_available():
@@ -319,60 +343,78 @@ def main(argv=None) -> int:
     rows = []
     # token counts outermost: every shape's 4k cell (where its autotuning happens) and 16k cell run
     # before any 64k cell, so a budget cut costs the largest cells first
-    for n in args.tokens:
-        for d in args.hidden:
-            for V in args.vocab:
-                base = {"d": d, "V": V, "N": n}
-                if time.monotonic() - t_start > args.seconds:
-                    rows += [{**base, "path": p, "status": "not run (budget)"} for p in paths]
-                    continue
+    if args.cells:
+        cells = [tuple(int(x) for x in c.split(",")) for c in args.cells]
+    else:
+        cells = [(d, V, n) for n in args.tokens for d in args.hidden for V in args.vocab]
+    for d, V, n in cells:
+        base = {"d": d, "V": V, "N": n}
+        if time.monotonic() - t_start > args.seconds:
+            rows += [{**base, "path": p, "status": "not run (budget)"} for p in paths]
+            continue
+        try:
+            h, W, y = inputs(n, d, V, dev, args.logit_std, seed=d * 7 + V * 3 + n)
+            rows_ck = torch.linspace(0, n - 1, min(args.check_rows, n), device=dev).long()
+            ref = reference(h, W, y, rows_ck)
+        except torch.cuda.OutOfMemoryError:
+            rows += [{**base, "path": p, "status": "OOM (inputs)"} for p in paths]
+            continue
+        flops = 2.0 * n * d * V
+        for p, fn in paths.items():
+            row = {**base, "path": p}
+            if isinstance(fn, str):
+                row["status"] = fn
+            elif time.monotonic() - t_start > args.seconds:
+                row["status"] = "not run (budget)"
+            else:
                 try:
-                    h, W, y = inputs(n, d, V, dev, args.logit_std, seed=d * 7 + V * 3 + n)
-                    rows_ck = torch.linspace(0, n - 1, min(args.check_rows, n), device=dev).long()
-                    ref = reference(h, W, y, rows_ck)
+                    token = _tuning_token()
+                    row.update(run_cell(p, fn, h, W, y, rows_ck, ref, dev))
+                    if p == "triton" and _tuning_token() != token:  # this cell tuned: every config's time
+                        from entropylaw.probe import triton_kernels as tk
+                        row["tuning_ms"] = tk.last_tuning()[1]
                 except torch.cuda.OutOfMemoryError:
-                    rows += [{**base, "path": p, "status": "OOM (inputs)"} for p in paths]
-                    continue
-                flops = 2.0 * n * d * V
-                for p, fn in paths.items():
-                    row = {**base, "path": p}
-                    if isinstance(fn, str):
-                        row["status"] = fn
-                    elif time.monotonic() - t_start > args.seconds:
-                        row["status"] = "not run (budget)"
-                    else:
-                        try:
-                            row.update(run_cell(p, fn, h, W, y, rows_ck, ref, dev))
-                        except torch.cuda.OutOfMemoryError:
-                            row["status"] = "OOM"
-                        except Exception as err:  # one path failing ends only its cell
-                            msg = str(err).strip().splitlines()[0][:160] if str(err).strip() else ""
-                            row["status"] = f"error: {type(err).__name__}: {msg}"
-                        if dev.type == "cuda":
-                            torch.cuda.empty_cache()
-                    if row.get("status") == "ok":
-                        row["tflops"] = flops / (row["ms"] * 1e-3) / 1e12
-                        row["pct_datasheet"] = 100 * row["tflops"] / DATASHEET_TFLOPS if dev.type == "cuda" else None
-                        mt = meta["measured_tflops"]
-                        row["pct_measured"] = 100 * row["tflops"] / mt if mt else None
-                        if p == "triton":
-                            row["config"] = _triton_config(h, W)
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-                    meta["elapsed_s"] = time.monotonic() - t_start
-                    write(args.out, meta, rows)
-                del h, W, y, ref
+                    row["status"] = "OOM"
+                except Exception as err:  # one path failing ends only its cell
+                    msg = str(err).strip().splitlines()[0][:160] if str(err).strip() else ""
+                    row["status"] = f"error: {type(err).__name__}: {msg}"
+                if dev.type == "cuda":
+                    torch.cuda.empty_cache()
+            if row.get("status") == "ok":
+                row["tflops"] = flops / (row["ms"] * 1e-3) / 1e12
+                row["pct_datasheet"] = 100 * row["tflops"] / DATASHEET_TFLOPS if dev.type == "cuda" else None
+                mt = meta["measured_tflops"]
+                row["pct_measured"] = 100 * row["tflops"] / mt if mt else None
+                if p == "triton":
+                    row["config"] = _triton_config(h, W)
+                elif p == "triton_r1":
+                    from entropylaw.probe import triton_kernels as tk
+                    row["config"] = "round 1: " + ", ".join(f"{k}: {v}" for k, v in tk.ROUND1_META.items())
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            meta["elapsed_s"] = time.monotonic() - t_start
+            write(args.out, meta, rows)
+        del h, W, y, ref
     summary(rows)
     print(f"\nwrote {args.out}/bench_probe_gpu.md and .json in {time.monotonic() - t_start:.0f} s")
     return 0
+
+
+def _tuning_token():
+    try:
+        from entropylaw.probe import triton_kernels as tk
+    except ImportError:
+        return None
+    return tk.last_tuning()[0] if tk.triton is not None else None
 
 
 def _triton_config(h, W):
     """The autotuned config of this shape, as Triton prints it (None when not autotuned)."""
     from entropylaw.probe import triton_kernels as tk
 
+    nk = tk.n_key(h.shape[0])
     for key, cfg in tk.tuned_configs().items():
-        if len(key) >= 3 and key[1] == W.shape[0] and key[2] == h.shape[1]:
+        if len(key) >= 3 and key[0] == nk and key[1] == W.shape[0] and key[2] == h.shape[1]:
             return cfg
     return None
 

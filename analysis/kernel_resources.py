@@ -43,25 +43,34 @@ def main(argv=None) -> int:
     ty = "*bf16" if args.dtype == "bf16" else "*fp32"
     sig = {n: "i32" for n in fn.arg_names}
     sig.update(h_ptr=ty, w_ptr=ty, y_ptr="*i32", part_ptr="*fp32", inv_temp="fp32")
-    consts = ("stride_hd", "stride_wd", "BLOCK_N", "BLOCK_V", "BLOCK_D", "FLATTEN", "PRECISION", "UPCAST")
+    consts = ("stride_hd", "stride_wd", "BLOCK_N", "BLOCK_V", "BLOCK_D", "FLATTEN", "GROUP_N", "USE_TMA",
+              "PRECISION", "UPCAST", "TMA_OK")
     sig.update({n: "constexpr" for n in consts})
     div = [["tt.divisibility", 16]]
     attrs = {(i,): div for i, n in enumerate(fn.arg_names)
              if n in ("h_ptr", "w_ptr", "y_ptr", "part_ptr", "N", "V", "D", "stride_hn", "stride_wv", "chunk")}
-    configs = tk.CONFIGS_16 if args.dtype == "bf16" else tk.CONFIGS_32
+    configs = (list(dict.fromkeys(tk.CONFIGS_16 + tk.CONFIGS_16_LARGE_D)) if args.dtype == "bf16"
+               else tk.CONFIGS_32)
     print(f"triton {triton.__version__}, target sm_90a, {args.dtype} inputs, ptxas {ptxas or 'not found'}")
-    print(f"{'block_n,v,d warps stages flatten':<34}{'regs':>6}{'spill B':>9}{'smem KB':>9}  ptx")
+    print(f"{'block_n,v,d warps stages flatten group tma':<44}{'regs':>6}{'spill B':>9}{'smem KB':>9}  ptx")
     with tempfile.TemporaryDirectory() as tmp:
-        for bn, bv, bd, nw, ns, flat in configs:
-            const = dict(stride_hd=1, stride_wd=1, BLOCK_N=bn, BLOCK_V=bv, BLOCK_D=bd, FLATTEN=flat,
-                         PRECISION=None if args.dtype == "bf16" else "ieee", UPCAST=False)
-            label = f"{bn},{bv},{bd} {nw} {ns} {flat}"
+        for bn, bv, bd, nw, ns, flat, group, tma in configs:
+            const = dict(stride_hd=1, stride_wd=1, BLOCK_N=bn, BLOCK_V=bv, BLOCK_D=bd, FLATTEN=flat, GROUP_N=group,
+                         USE_TMA=tma, PRECISION=None if args.dtype == "bf16" else "ieee", UPCAST=False,
+                         TMA_OK=int(tma))
+            s = dict(sig)
+            if tma:
+                s.update(h_desc=f"tensordesc<bf16[{bn},{bd}]>", w_desc=f"tensordesc<bf16[{bv},{bd}]>")
+            else:
+                s.update(h_desc="constexpr", w_desc="constexpr")
+                const.update(h_desc=None, w_desc=None)
+            label = f"{bn},{bv},{bd} {nw} {ns} {flat} {group} {tma}"
             t0 = time.time()
             try:
-                k = triton.compile(ASTSource(fn, sig, const, attrs), target=GPUTarget("cuda", 90, 32),
+                k = triton.compile(ASTSource(fn, s, const, attrs), target=GPUTarget("cuda", 90, 32),
                                    options={"num_warps": nw, "num_stages": ns})
             except Exception as err:  # report and go on: one config failing is itself the finding
-                print(f"{label:<34}compile failed: {type(err).__name__}: {str(err).splitlines()[0][:100]}")
+                print(f"{label:<44}compile failed: {type(err).__name__}: {str(err).splitlines()[0][:100]}")
                 continue
             ptx = k.asm["ptx"]
             regs = spill = "?"
@@ -76,8 +85,8 @@ def main(argv=None) -> int:
                         regs = line.split("Used")[1].split("registers")[0].strip()
                     if "spill stores" in line:
                         spill = line.split("bytes spill stores")[0].split(",")[-1].strip()
-            feats = " ".join(f for f in ("wgmma", "cp.async") if f in ptx)
-            print(f"{label:<34}{regs:>6}{spill:>9}{k.metadata.shared / 1024:>9.0f}  {feats} "
+            feats = " ".join(f for f in ("wgmma", "cp.async", "cp.async.bulk.tensor") if f in ptx)
+            print(f"{label:<44}{regs:>6}{spill:>9}{k.metadata.shared / 1024:>9.0f}  {feats} "
                   f"({time.time() - t0:.1f} s)")
     return 0
 

@@ -301,3 +301,23 @@ def test_e2e_benchmark_script_runs_its_smoke_test(tmp_path):
     res = json.loads((tmp_path / "bench_probe_e2e_gpu.json").read_text())
     assert set(res["heads"]) == {"fused", "stream"} and res["tokens_per_batch"] == 2 * 32
     assert max(res["fused_vs_stream_rel_diff"].values()) < 1e-3
+
+
+@needs_kernel
+@pytest.mark.parametrize("group_n,tma,splits", [(1, False, 3), (1, True, 3), (4, True, 3), (3, False, 2),
+                                                (8, True, 1)])
+def test_launch_orders_and_loads(group_n, tma, splits):
+    """Grouped launch order (a ragged last group: 7 row blocks in groups of 3, 4, 8) and TMA vs pointer
+    loads give the float64 statistics; rows, columns and k past the tensors are zeros under TMA."""
+    from entropylaw.probe import triton_kernels as tk
+
+    n, d, V = 100, 48, 700  # 7 row blocks of 16; d not a multiple of BLOCK_D (32); V ragged
+    h, W, y = _inputs(n, d, V, torch.bfloat16, seed=group_n + 10 * splits, scale=2.0)
+    y[-1] = V - 1
+    meta = dict(BLOCK_N=16, BLOCK_V=64, BLOCK_D=32, FLATTEN=False, GROUP_N=group_n, USE_TMA=tma, num_warps=4,
+                num_stages=2)
+    outs = tk.launch(h.to(DEV), W.to(DEV), y.to(torch.int32).to(DEV), 1.0, interpreting(), splits, 64, meta)
+    ref, _ = _reference(h, W, y)
+    for k, got in zip(("logp", "entropy", "lse", "sum_p2"), outs):
+        _assert_rel(got.cpu(), ref[k], 1e-3, scale=1e-3, what=f"{k} group={group_n} tma={tma}")
+    assert tk.n_key(4096) == 4096 and tk.n_key(4097) == 16384 and tk.n_key(70000) == 65536

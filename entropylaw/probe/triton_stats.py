@@ -24,8 +24,9 @@ Select rows with your mask (``out["logp"][mask]``) or use ``torch.nanmean``.
 The vocabulary is split across programs (``splits``): each (row block, split) program writes
 its partial moments and a small merge kernel combines them with an online log-sum-exp in
 float32 (:mod:`entropylaw.probe.triton_kernels`, which also explains the launch order). Tile
-sizes are autotuned per (d, V, dtype) on CUDA unless given. A vocabulary that is not a multiple
-of the tile is masked per column. Gradients, masking and checks live in the wrapper
+sizes are autotuned per (d, V, dtype, N bucket) on CUDA unless given; 16-bit inputs load their
+tiles through TMA where they allow it. A vocabulary that is not a multiple of the tile is masked
+per column. Gradients, masking and checks live in the wrapper
 :func:`fused_token_stats`.
 
 Backward: not fused. When ``hidden`` or ``weight`` requires grad, ``logp`` and ``entropy``
@@ -182,8 +183,8 @@ def fused_token_stats(hidden: torch.Tensor, weight: torch.Tensor, targets: torch
         for name, b in (("block_n", block_n), ("block_v", block_v), ("block_d", block_d)):
             if b < 16 or b & (b - 1):
                 raise EntropyLawError(f"fused_token_stats: {name} must be a power of two >= 16, got {b}")
-        meta = dict(BLOCK_N=block_n, BLOCK_V=block_v, BLOCK_D=block_d, FLATTEN=False, num_warps=num_warps,
-                    num_stages=num_stages)
+        meta = dict(BLOCK_N=block_n, BLOCK_V=block_v, BLOCK_D=block_d, FLATTEN=False, GROUP_N=1, USE_TMA=True,
+                    num_warps=num_warps, num_stages=num_stages)  # TMA where the inputs allow it
     n, V = hidden.shape[0], weight.shape[0]
     valid = targets != ignore_index
     if mask is not None:
