@@ -30,6 +30,7 @@ split sizes), combined over benchmarks for ``val/mean``.
 from __future__ import annotations
 
 import argparse
+import os
 import glob
 import json
 import sys
@@ -52,7 +53,7 @@ from entropylaw.fit.forecast.core import ALL_METHODS, forecast  # noqa: E402
 from entropylaw.fit.forecast.data import RunData, window_end  # noqa: E402
 from entropylaw.fit.forecast.drift import learn_prior  # noqa: E402
 
-from bench_forecast_tables import PAPER, bound_checks, entropy_forms, md_table, pivot, summary  # noqa: E402
+from bench_forecast_tables import PAPER, SIZES_PRIOR, bound_checks, entropy_forms, md_table, pivot, summary  # noqa: E402
 
 # test-split sizes (number of problems) of the benchmarks in the real logs
 PROBLEMS = dict(dc.PROBLEMS)  # one table of benchmark sizes: entropylaw.fit.forecast.decide
@@ -152,7 +153,12 @@ def backtest(frames, ks, conf, n_boot, problems):
             except EntropyLawError as err:
                 print(f"skipped run {rid}: {err}", file=sys.stderr)
     rows, floors, priors = [], {}, {}
+    folder = {run.run_id: str(Path(str(table.runs(df).set_index("run_id").at[run.run_id, "source"])).parent)
+              for df, run in runs}
     for df, run in runs:
+        # a recipe run at other sizes (same folder, same score, a known other size): the prior with size
+        peers = [r for _, r in runs if folder[r.run_id] == folder[run.run_id] and r.run_id != run.run_id
+                 and r.target_key == run.target_key and np.isfinite(r.size) and r.size != run.size]
         family = [r for _, r in runs if r.family == run.family and r.run_id != run.run_id] if run.family else []
         # logit-drift's prior, learned from the other runs of the same kind (leave one run out)
         priors[run.run_id] = learn_prior([r for _, r in runs if r.target_kind == run.target_kind
@@ -179,6 +185,21 @@ def backtest(frames, ks, conf, n_boot, problems):
                                   f["hi"].to_numpy(), run, end)
                         row.update(s or {"ran": False, "reason": "no later point scored"})
                     rows.append(row)
+            if len({r.size for r in peers}) >= 2 and np.isfinite(run.size):
+                row = {**base, "method": SIZES_PRIOR}
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        sp = forecast(run, fit_frac=k / 100, conf=conf, n_boot=n_boot, prior_runs=peers,
+                                      methods=["logit-drift"]).methods["logit-drift"]
+                    row.update(ran=sp.ok, reason=sp.reason)
+                    if sp.ok:
+                        f = sp.forecast
+                        row.update(score(f["step"].to_numpy(), f["forecast"].to_numpy(), f["lo"].to_numpy(),
+                                         f["hi"].to_numpy(), run, end) or {"ran": False, "reason": "no later point"})
+                except EntropyLawError as err:
+                    row.update(ran=False, reason=str(err))
+                rows.append(row)
             pp, why = paper_protocol(df, run, end, conf)
             row = {**base, "method": PAPER, "ran": pp is not None, "reason": why}
             if pp is not None:
@@ -250,7 +271,7 @@ def as_default(sub):
 
 def decide(res):
     """The default by RULE, and the lines that say how it was reached."""
-    sub = res[(res["K"] == RULE_K) & (res["kind"] == "validation") & (res["method"] != PAPER)]
+    sub = res[(res["K"] == RULE_K) & (res["kind"] == "validation") & ~res["method"].isin([PAPER, SIZES_PRIOR])]
     if sub.empty or not (sub["method"] == "last-value").any():
         return None, ["- no validation run: the rule cannot be applied"]
     errs = as_default(sub)
@@ -276,6 +297,36 @@ def decide(res):
              f"- the stop-paying and target steps read a curve that can change: the same rule without last-value "
              f"and law-ceiling gives **{curve}**"]
     return (choice, curve), lines
+
+
+def size_law_tables(frames) -> list[str]:
+    """Leave one size out, per size series (a folder of validation runs at 3 sizes or more)."""
+    from entropylaw.fit.size_series import scale_runs
+
+    t = table.concat(frames)
+    meta = table.runs(t)
+    meta["folder"] = [os.path.relpath(Path(str(s)).parent, ROOT) for s in meta["source"]]
+    meta["size"] = meta["n_params_nonembedding"].fillna(meta["n_params"])
+    out = []
+    for folder, g in meta.groupby("folder"):
+        if g["size"].nunique() < 3:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = scale_runs(t, list(g["run_id"]))
+        law = res.score_law
+        if law is None:
+            out += [f"## Final score vs model size: {folder}", "", f"Refused: {res.score_refused}", ""]
+            continue
+        rows = [f"| {n / 1e9:.3g}B | {100 * y:.1f} | " + " | ".join(
+            f"{100 * law.loso_[f]['predicted'][i]:.1f} ({100 * law.loso_[f]['error'][i]:+.1f})" for f in law.loso_)
+            + " |" for i, (n, y) in enumerate(zip(law.sizes_, law.scores_))]
+        out += [f"## Final score vs model size, leave one size out: {folder}", "",
+                f"Rule: {law.to_dict()['rule']}. Chosen: **{law.form_}**; mean |error| "
+                + ", ".join(f"{f} {100 * e:.2f}" for f, e in law.loso_error_.items()) + " points.", "",
+                "| size (non-embedding) | final score | " + " | ".join(f"{f}: predicted (error)" for f in law.loso_)
+                + " |", "|---|---|" + "---|" * len(law.loso_), *rows, ""]
+    return out
 
 
 def figure(res, floors, path):
@@ -367,6 +418,7 @@ def main(argv=None):
         if (res["kind"] == kind).any():
             lines += [f"## Summary, {kind} runs: median / worst |error| of the final score (points) / calibrated 90 % "
                       "coverage (leave one run out) / median interval width (points) (runs)", "", summary(res, kind), ""]
+    lines += size_law_tables(frames)
     lines += entropy_forms(runs, ks)
     lines += bound_checks(res)
     lines += ["## Decision", "", *decision, "",

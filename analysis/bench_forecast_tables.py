@@ -11,6 +11,7 @@ from entropylaw.fit.forecast.catalog import ALL_METHODS
 from entropylaw.fit.forecast.data import window_end
 
 PAPER = "paper (observed H)"
+SIZES_PRIOR = "logit-drift, prior: other sizes"  # logit-drift with --prior = the recipe's other sizes
 
 
 def pivot(res, value, agg="median", fmt="{:.1f}"):
@@ -24,7 +25,7 @@ def pivot(res, value, agg="median", fmt="{:.1f}"):
         t = ok.groupby(["method", "K"])[value].median()
     n = ok.groupby(["method", "K"])[value].size()
     wide = t.unstack("K")
-    order = [m for m in [*ALL_METHODS, PAPER] if m in wide.index]
+    order = [m for m in [*ALL_METHODS, SIZES_PRIOR, PAPER] if m in wide.index]
     cells = wide.loc[order].map(lambda v: "-" if pd.isna(v) else fmt.format(v))
     counts = n.unstack("K").loc[order]
     return cells.astype(str) + " (" + counts.fillna(0).astype(int).astype(str) + ")"
@@ -97,5 +98,5 @@ def summary(res, kind):
                       "width": g["width"].median(), "n": g["final"].size()})
     cells = t.apply(lambda r: f"{r['med']:.1f} / {r['max']:.1f} / {r['cov']:.0f} % / {r['width']:.1f} ({r['n']:.0f})",
                     axis=1).unstack("K")
-    order = [m for m in [*ALL_METHODS, PAPER] if m in cells.index]
+    order = [m for m in [*ALL_METHODS, SIZES_PRIOR, PAPER] if m in cells.index]
     return md_table(cells.loc[order].fillna("-"))

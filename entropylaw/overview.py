@@ -41,42 +41,48 @@ class Overview:
                f"of its final score from its first {self.fit_frac:.0%} of steps (90 % interval; later steps unseen), "
                "the score it then reached,",
                "and the step after which the expected gain stays below the noise (stop paying).",
-               f"{'#':>2} {'run':<34}{'steps':>6}{'ceiling':>9} {'law':<5}{'forecast [90 %]':>22}{'reached':>8}"
-               f"{'stop paying':>13}"]
+               f"{'#':>2} {'run':<32}{'score':>6}{'steps':>6}{'ceiling':>8} {'law':<5}{'forecast [90 %]':>22}"
+               f"{'reached':>8}{'stop paying':>13}"]
         for i, r in enumerate(self.rows.itertuples(index=False), 1):
             ceil = "-" if not np.isfinite(r.ceiling) else f"{r.ceiling:.3f}"
             fc = "-" if not np.isfinite(r.forecast) else f"{r.forecast:.3f} [{r.lo:.2f}, {r.hi:.2f}]"
             fc += "*" if r.fallback else " "
             reached = "-" if not np.isfinite(r.reached) else f"{r.reached:.3f}"
             stop = "-" if not np.isfinite(r.stop) else f"step {r.stop:.0f}"
-            out.append(f"{i:>2} {_short(r.run_id, 33):<34}{r.steps:>6.0f}{ceil:>9} {TRUST_SHORT.get(r.trust, '?'):<5}"
-                       f"{fc:>23}{reached:>7}{stop:>13}")
-        out.append("law: good / weak fit / n/a = the law does not describe the run (its ceiling is no forecast); "
-                   "* = the default")
-        out.append("  could not run there and last-value is shown; a train-score run forecasts its training reward.")
+            out.append(f"{i:>2} {_short(r.run_id, 31):<32}{r.kind:>6}{r.steps:>6.0f}{ceil:>8} "
+                       f"{TRUST_SHORT.get(r.trust, '?'):<5}{fc:>23}{reached:>7}{stop:>13}")
+        out.append("score: val = validation, train = the training reward (no validation logged). law: good / weak fit,")
+        out.append("  n/a = the law does not describe the run (its ceiling is no forecast). *: last-value (the default "
+                   "cannot run).")
         out += self.size_lines
         for p in self.problems[:3]:
             out.append(_clip(f"note: {p}"))
         out.append("")
+        paths = []
         if self.report:
-            out.append(f"Report (every figure, the fits, the forecasts): {self.report}")
-            out.append(f"  open it: python3 -m webbrowser {self.report}")
-        out += ["Next, on your own logs (veRL/TRL console logs, W&B, TensorBoard, MLflow, CSV ...):",
-                "  entropylaw summary run.log                              what was read",
-                "  entropylaw fit run.log --plot fit.png                   the law, its ceiling and trust flag",
-                "  entropylaw forecast run.log --total-steps 1000 --target 0.85   where it ends, when to stop",
-                "  entropylaw scale runs/ --predict 32B                     what a larger model will reach",
-                "  entropylaw report runs/ --out report/                    this page for your runs",
-                "The full tables: entropylaw demo --full"]
-        return [_clip(line) for line in out][:MAX_LINES]
+            out.append("The report (every figure, fit and forecast):")
+            paths = [f"  {self.report}", f"  open it: python3 -m webbrowser {self.report}"]
+        nxt = [("entropylaw summary run.log", "what was read"),
+               ("entropylaw fit run.log --plot fit.png", "the law, its ceiling and trust flag"),
+               ("entropylaw forecast run.log --total-steps 1000 --target 0.85", "where it ends, when to stop"),
+               ("entropylaw scale runs/ --predict 32B", "what a larger model will reach"),
+               ("entropylaw report runs/ --out report/", "this page for your runs")]
+        tail = ["Next, on your own logs (veRL/TRL console logs, W&B, TensorBoard, MLflow, CSV ...):",
+                *(f"  {cmd:<62}{what}" for cmd, what in nxt), "The full tables: entropylaw demo --full"]
+        # a path is never cut: it is the user's to choose short
+        return ([_clip(line) for line in out] + paths + [_clip(line) for line in tail])[:MAX_LINES]
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
 
 
 def _short(text, n) -> str:
+    """Cut in the middle: runs of one recipe differ at their ends (resp256 / resp512)."""
     text = str(text)
-    return text if len(text) <= n else text[: n - 1] + "~"
+    if len(text) <= n:
+        return text
+    head = (n - 1) // 2
+    return text[:head] + "~" + text[-(n - 1 - head):]
 
 
 def _clip(line: str) -> str:
@@ -92,7 +98,8 @@ def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int =
     rows, problems = [], []
     for rid in table.run_ids(df):
         steps = df.loc[df["run_id"] == rid, "step"]
-        row = {"run_id": rid, "steps": float(steps.max() - steps.min() + 1), "ceiling": np.nan, "trust": "?",
+        row = {"run_id": rid, "kind": "?", "steps": float(steps.max() - steps.min() + 1), "ceiling": np.nan,
+               "trust": "?",
                "forecast": np.nan, "lo": np.nan, "hi": np.nan, "reached": np.nan, "stop": np.nan, "fallback": False}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EntropyLawWarning)
@@ -103,6 +110,7 @@ def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int =
                 problems.append(f"{rid}: no law fit: {err}")
             try:
                 run = RunData.from_table(df, rid)
+                row["kind"] = "val" if run.target_kind == "validation" else "train"
                 fc = forecast(run, fit_frac=fit_frac, methods=[DEFAULT_METHOD], n_boot=n_boot)
                 m = fc.methods[fc.default].forecast.iloc[-1]
                 row.update(forecast=float(m["forecast"]), lo=float(m["lo"]), hi=float(m["hi"]),
@@ -117,7 +125,9 @@ def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int =
     for a in accounts:
         for k, v in (a.get("dropped") or {}).items():
             dropped[k] = dropped.get(k, 0) + int(v)
-    ov = Overview(list(sources), pd.DataFrame(rows), kept, dropped, fit_frac, problems=problems)
+    frame = pd.DataFrame(rows)
+    frame = frame.sort_values("kind", key=lambda k: k != "val", kind="stable").reset_index(drop=True)  # validation first
+    ov = Overview(list(sources), frame, kept, dropped, fit_frac, problems=problems)
     ov.size_lines = _size_lines(df)
     return ov
 
@@ -143,9 +153,9 @@ def _size_lines(df) -> list[str]:
         return [f"Sizes: final-score law refused: {res.score_refused}"]
     law = res.score_law
     p = [res.predict(n) for n in (32e9, 72e9)]
+    sizes = ", ".join(f"{n / 1e9:.3g}B" for n in law.sizes_)
     return ["",
-            f"One recipe at {len(law.sizes_)} sizes ({', '.join(res.runs['run_id'].str.split('_').str[0])}): "
-            f"final score vs size, {law.form_} (chosen by leave-one-size-out);",
-            "  predicted: " + "; ".join(f"{q['size']} {q['final_score']:.3f} [{q['final_score_lo']:.3f}, "
-                                        f"{q['final_score_hi']:.3f}]" for q in p)
-            + ("" if res.coefficient_law is not None else "; paper's a,b-vs-size law refused (law n/a)")]
+            f"One recipe at {len(law.sizes_)} sizes ({sizes} non-embedding): final score vs size is {law.form_};",
+            "  predicted final score: " + "; ".join(f"{q['size']} {q['final_score']:.3f} [{q['final_score_lo']:.3f}, "
+                                                    f"{q['final_score_hi']:.3f}]" for q in p)
+            + ("" if res.coefficient_law is not None else "; a, b vs size: refused")]

@@ -126,3 +126,24 @@ def test_cli_scale_json_predictions():
                          capture_output=True, text=True, cwd=ROOT)
     assert one.returncode == 0 and "refused: the final-score law needs at least 2 model sizes" in one.stdout
     assert "Traceback" not in one.stderr
+
+
+def test_final_point_says_when_the_last_validation_is_early():
+    from entropylaw.fit.size_series import final_point
+
+    final, step, plateau, note = final_point([0, 10, 20, 30], [0.2, 0.5, 0.6, 0.62], last_step=100)
+    assert (final, step) == (0.62, 30.0) and "70 steps before its last logged step 100" in note
+    assert final_point([0, 10, 20, 30], [0.2, 0.5, 0.6, 0.62], last_step=31)[3] is None
+
+
+def test_cli_unknown_size_is_one_line(tmp_path):
+    recs = []
+    for run, top in (("alpha", 0.6), ("beta", 0.8)):
+        recs += [(s, "val/gsm8k", top - 0.3 * np.exp(-s / 30)) for s in range(0, 200, 10)]
+        recs += [(s, "entropy", 0.1 + np.exp(-s / 40)) for s in range(0, 200)]
+        table.from_records(recs, run_id=run).to_csv(tmp_path / f"{run}.csv", index=False)
+        recs = []
+    out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "scale", str(tmp_path)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 2 and "no model size" in out.stderr and "--params" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr

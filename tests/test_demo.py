@@ -1,0 +1,32 @@
+"""`entropylaw demo` (what `make demo` runs): one screen on the shipped runs (issue 29)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_demo_is_one_screen_and_writes_the_report(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "demo", str(ROOT / "data" / "real"),
+                          str(ROOT / "data" / "real-sizes"), "--out", "report"], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) <= 60 and max(map(len, lines)) <= 120
+    assert not any(line.endswith("~") for line in lines)  # nothing cut at the edge
+    report = tmp_path / "report" / "report.html"
+    assert report.is_file() and "report/report.html" in out.stdout and "python3 -m webbrowser" in out.stdout
+    text = out.stdout
+    assert "Read 25 runs" in text and "stop paying" in text and "entropylaw forecast" in text
+    assert "32B" in text and "refused" in text  # the size series: the law's coefficients are refused
+    rows = [ln for ln in lines if ln[:2].strip().isdigit()]
+    assert len(rows) == 25 and all(" val " in r for r in rows[:11]) and all(" train " in r for r in rows[11:])
+    assert out.stderr == ""
+
+
+def test_demo_full_tables():
+    out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "demo", "--full", "data/real-sizes"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("[[Forecast]]") == 5
