@@ -219,7 +219,8 @@ RULE_K = 15
 GOAL_MEDIAN, GOAL_WORST = 1.0, 5.0
 SIMPLER = ["last-value", "logit-drift", "exp-saturation", "power", "law-ceiling", "law+entropy", "law+train",
            "sigmoid", "joint", "sigmoid-tokens", "prior", "ensemble", "curve-ensemble"]
-RULE = (f"at K = {RULE_K} % of the run, on every validation run, each method scored on what it shows as the default "
+RULE = (f"at K = {RULE_K} % of the run, on every run of one kind (validation scores and training scores apart), "
+        "each method scored on what it shows as the default "
         "(its forecast where it runs, last-value's where it refuses): the lowest max(median |error| / "
         f"{GOAL_MEDIAN:g} point, worst |error| / {GOAL_WORST:g} points) wins (both goals at once), then, among "
         "those within 0.05 of it, the lowest other ratio (the worst run is often one no method forecasts, "
@@ -269,11 +270,11 @@ def as_default(sub):
     return out
 
 
-def decide(res):
-    """The default by RULE, and the lines that say how it was reached."""
-    sub = res[(res["K"] == RULE_K) & (res["kind"] == "validation") & ~res["method"].isin([PAPER, SIZES_PRIOR])]
+def decide(res, kind="validation"):
+    """The default by RULE for runs of ``kind``, and the lines that say how it was reached."""
+    sub = res[(res["K"] == RULE_K) & (res["kind"] == kind) & ~res["method"].isin([PAPER, SIZES_PRIOR])]
     if sub.empty or not (sub["method"] == "last-value").any():
-        return None, ["- no validation run: the rule cannot be applied"]
+        return None, [f"- no {kind} run: the rule cannot be applied"]
     errs = as_default(sub)
     ratios = {m: sorted([e.median() / GOAL_MEDIAN, e.max() / GOAL_WORST], reverse=True)
               for m, e in errs.items() if len(e)}
@@ -290,7 +291,7 @@ def decide(res):
     curves = [m for m in ratios if m not in ("last-value", "law-ceiling")]
     curve = pick(curves)[0][0] if curves else None
     lines = [f"- rule: {RULE}.",
-             f"- at K = {RULE_K} % on the {sub['run'].nunique()} validation runs (score; median / worst |error|, "
+             f"- at K = {RULE_K} % on the {sub['run'].nunique()} {kind} runs (score; median / worst |error|, "
              "points): " + ", ".join(f"{m} {v:.2f} ({errs[m].median():.2f} / {errs[m].max():.1f})"
                                      for m, v in score.sort_values().items()),
              f"- default: **{choice}** (lowest {best:.2f}, then {second:.2f}; tied within 0.05: {', '.join(tied)})",
@@ -388,6 +389,8 @@ def main(argv=None):
     res, floors, runs = backtest(frames, ks, args.conf, args.n_boot, problems)
     res, factors = calibrate_cases(res, args.conf)
     default, decision = decide(res)
+    train_default, train_decision = decide(res, "training score")
+    decision += ["", "Training-score runs (the rule applied to them alone):", *train_decision]
     secs = time.time() - t0
     cmd = "python analysis/bench_forecast.py " + " ".join(argv if argv is not None else sys.argv[1:])
     lines = [f"# Forecast backtest ({len(runs)} real runs, {secs:.0f} s)", "",
@@ -447,6 +450,11 @@ def main(argv=None):
         shape_prior = {kind: learn_prior([r for _, r in runs if r.target_kind == kind])
                        for kind in ("validation", "training score")}
         doc = {"default_method": default[0] if default else "last-value", "shape_prior": shape_prior,
+               "default_method_by_kind": {"validation": default[0] if default else "last-value",
+                                          "training score": train_default[0] if train_default else "last-value"},
+               "decision_method_by_kind": {"validation": default[1] if default and default[1] else "power",
+                                           "training score": train_default[1] if train_default and train_default[1]
+                                           else "power"},
                "decision_method": default[1] if default and default[1] else "power", "rule": RULE, "conf": args.conf, "factors": factors,
                "command": cmd.strip(), "runs": len(runs), "ks": ks}
         cal.PATH.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")

@@ -11,7 +11,10 @@ from entropylaw.fit.forecast.catalog import ALL_METHODS
 from entropylaw.fit.forecast.data import window_end
 
 PAPER = "paper (observed H)"
-SIZES_PRIOR = "logit-drift, prior: other sizes"  # logit-drift with --prior = the recipe's other sizes
+from entropylaw.fit.forecast.names import GIVEN_PRIOR
+
+# logit-drift with --prior = the recipe's other sizes: calibrated under the name the product reads
+SIZES_PRIOR = GIVEN_PRIOR
 
 
 def pivot(res, value, agg="median", fmt="{:.1f}"):

@@ -62,7 +62,7 @@ def _draw_forecast(fc, ax=None, methods=None):
     return plot_forecast(fc, ax=ax, methods=methods)
 
 
-def _draw_scale(res, ax=None, predict=()):
+def _draw_scale(res, ax=None, predict=None):
     from entropylaw.plots.scaling import plot_final_score
 
     return plot_final_score(res, ax=ax, predict=predict)

@@ -45,15 +45,17 @@ class Overview:
                f"{'reached':>8}{'stop paying':>13}"]
         for i, r in enumerate(self.rows.itertuples(index=False), 1):
             ceil = "-" if not np.isfinite(r.ceiling) else f"{r.ceiling:.3f}"
+            if np.isfinite(r.ceiling) and r.bounds and not r.bounds[0] <= r.ceiling <= r.bounds[1]:
+                ceil += "!"  # beyond what the score can reach
             fc = "-" if not np.isfinite(r.forecast) else f"{r.forecast:.3f} [{r.lo:.2f}, {r.hi:.2f}]"
             fc += "*" if r.fallback else " "
             reached = "-" if not np.isfinite(r.reached) else f"{r.reached:.3f}"
-            stop = "-" if not np.isfinite(r.stop) else f"step {r.stop:.0f}"
+            stop = "now" if r.stop_now else "-" if not np.isfinite(r.stop) else f"step {r.stop:.0f}"
             out.append(f"{i:>2} {_short(r.run_id, 31):<32}{r.kind:>6}{r.steps:>6.0f}{ceil:>8} "
                        f"{TRUST_SHORT.get(r.trust, '?'):<5}{fc:>23}{reached:>7}{stop:>13}")
         out.append("score: val = validation, train = the training reward (no validation logged). law: good / weak fit,")
-        out.append("  n/a = the law does not describe the run (its ceiling is no forecast). *: last-value (the default "
-                   "cannot run).")
+        out.append("  n/a = the law does not describe the run (its ceiling is no forecast); ! = beyond the score's range.")
+        out.append("*: last-value (the default cannot run there). stop paying: now = the gain already stays below it.")
         out += self.size_lines
         for p in self.problems[:3]:
             out.append(_clip(f"note: {p}"))
@@ -91,7 +93,7 @@ def _clip(line: str) -> str:
 
 def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int = 100) -> Overview:
     """The :class:`Overview` of every run of ``df`` (``entropylaw demo`` adds where it wrote the report)."""
-    from entropylaw.fit.forecast.core import DEFAULT_METHOD, FALLBACK, forecast
+    from entropylaw.fit.forecast.core import DEFAULT, FALLBACK, default_method, forecast
     from entropylaw.fit.forecast.data import RunData
     from entropylaw.fit.run import fit_run
 
@@ -100,7 +102,8 @@ def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int =
         steps = df.loc[df["run_id"] == rid, "step"]
         row = {"run_id": rid, "kind": "?", "steps": float(steps.max() - steps.min() + 1), "ceiling": np.nan,
                "trust": "?",
-               "forecast": np.nan, "lo": np.nan, "hi": np.nan, "reached": np.nan, "stop": np.nan, "fallback": False}
+               "forecast": np.nan, "lo": np.nan, "hi": np.nan, "reached": np.nan, "stop": np.nan, "fallback": False,
+               "stop_now": False, "bounds": None}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EntropyLawWarning)
             try:
@@ -111,11 +114,13 @@ def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int =
             try:
                 run = RunData.from_table(df, rid)
                 row["kind"] = "val" if run.target_kind == "validation" else "train"
-                fc = forecast(run, fit_frac=fit_frac, methods=[DEFAULT_METHOD], n_boot=n_boot)
+                fc = forecast(run, fit_frac=fit_frac, methods=[DEFAULT], n_boot=n_boot)
                 m = fc.methods[fc.default].forecast.iloc[-1]
                 row.update(forecast=float(m["forecast"]), lo=float(m["lo"]), hi=float(m["hi"]),
-                           reached=float(run.target.values[-1]), fallback=fc.default == FALLBACK != DEFAULT_METHOD,
-                           stop=float((fc.decision or {}).get("stop_step") or np.nan))
+                           reached=float(run.target.values[-1]), fallback=fc.default == FALLBACK != default_method(run.target_kind),
+                           stop=float((fc.decision or {}).get("stop_step") or np.nan),
+                           stop_now=str((fc.decision or {}).get("stop_note", "")).startswith("already"),
+                           bounds=run.bounds)
             except EntropyLawError as err:
                 problems.append(f"{rid}: no forecast: {err}")
         rows.append(row)
@@ -156,6 +161,6 @@ def _size_lines(df) -> list[str]:
     sizes = ", ".join(f"{n / 1e9:.3g}B" for n in law.sizes_)
     return ["",
             f"One recipe at {len(law.sizes_)} sizes ({sizes} non-embedding): final score vs size is {law.form_};",
-            "  predicted final score: " + "; ".join(f"{q['size']} {q['final_score']:.3f} [{q['final_score_lo']:.3f}, "
+            "  predicted (extrapolations): " + "; ".join(f"{q['size']} {q['final_score']:.3f} [{q['final_score_lo']:.3f}, "
                                                     f"{q['final_score_hi']:.3f}]" for q in p)
             + ("" if res.coefficient_law is not None else "; a, b vs size: refused")]

@@ -149,3 +149,45 @@ def test_curve_ensemble_weights_are_the_bic_softmax():
     assert np.allclose(list(e.weights_.values()), w / w.sum(), atol=1e-6)
     fc = forecast(win, methods=["curve-ensemble"], n_boot=30, at_steps=[295.0])
     assert fc.methods["curve-ensemble"].ok
+
+
+def test_size_prior_is_robust_and_widened_for_few_sizes():
+    from entropylaw.fit.forecast.drift import theil_sen
+
+    sizes = np.array([0.5e9, 1.5e9, 3e9, 7e9, 14e9])
+    u = np.log10(sizes)
+    c = 0.2 - 0.1 * (u - u[0])
+    slope, icpt = theil_sen(u, np.r_[c[:3], -0.6, c[4]])  # one run that collapsed
+    assert slope == pytest.approx(-0.1, abs=0.02)
+    # three sizes on a line: the spread is floored, then widened by t(1 dof) over the normal's
+    from dataclasses import replace
+    runs = [replace(_run(c=0.3 - 0.1 * np.log10(n / 0.5e9), seed=i, run_id=f"r{i}", takeoff=False)[0], size=n)
+            for i, n in enumerate(sizes[:3])]
+    p = learn_prior(runs, size=70e9, sizes=list(sizes[:3]))
+    assert p["c"][1] > 0.1  # not the 0.02 floor: 1 degree of freedom and far from the sizes seen
+    no_size = learn_prior(runs, size=70e9, sizes=[0.5e9, np.nan, 3e9])
+    assert "size_note" in no_size and "size_covariate" not in no_size
+
+
+def test_given_prior_has_its_own_calibration_and_training_runs_their_own_default():
+    from entropylaw.fit.forecast.core import default_method
+    from entropylaw.fit.forecast.names import GIVEN_PRIOR
+
+    assert LogitDrift(given=True).calibration_key == GIVEN_PRIOR and LogitDrift().calibration_key == "logit-drift"
+    stored = cal.stored()["factors"]["validation"]
+    assert GIVEN_PRIOR in stored  # measured by the backtest, read by the product
+    steps = np.arange(0.0, 200.0, 1.0)
+    run = RunData.from_arrays(steps, 0.5 + 0.1 * np.sin(steps), target_kind="training score", target_key="score")
+    fc = forecast(run, fit_frac=0.3, methods=["default"], n_boot=20)
+    assert default_method("training score") in fc.methods or fc.default == "last-value"
+
+
+def test_the_drift_clock_is_the_training_step():
+    """A log resumed at step 2,000 forecasts what the whole log forecasts (noiseless)."""
+    steps = np.arange(0.0, 3001.0, 50.0)
+    y = special.expit(0.2 + 0.1 * np.log1p(steps))
+    whole = RunData.from_arrays(steps, y, target_key="val/openai/gsm8k")
+    resumed = RunData.from_arrays(steps[steps >= 2000], y[steps >= 2000], target_key="val/openai/gsm8k")
+    a = LogitDrift(n_boot=10, prior=PRIOR).fit(whole.window(2300)).predict([3000.0]).iloc[0]["forecast"]
+    b = LogitDrift(n_boot=10, prior=PRIOR).fit(resumed.window(2300)).predict([3000.0]).iloc[0]["forecast"]
+    assert a == pytest.approx(float(y[-1]), abs=2e-3) and b == pytest.approx(float(y[-1]), abs=2e-3)

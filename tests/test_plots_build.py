@@ -45,8 +45,10 @@ def test_scaling_fits_every_run_and_holds_out_the_largest_size():
     # an intervention run of the same sizes is another algorithm: not in the size law
     runs.append(law_run("s0-bonus", 0.3, 0.9, n_params=1e8, model="m0", algorithm="grpo+entropy_bonus"))
     t = table.concat(runs)
-    [built] = B.build("scaling", t)
-    assert built.name == "scaling_coefficients_vs_size" and len(built.fig.axes) == 3
+    built = {b.name: b for b in B.build("scaling", t)}
+    assert set(built) == {"scaling_final_score_vs_size", "scaling_coefficients_vs_size"}
+    built = built["scaling_coefficients_vs_size"]
+    assert len(built.fig.axes) == 3
     ax_a = built.fig.axes[0]
     fitted, held = [c.lines[0] for c in ax_a.containers]
     # every run is a point: 8 runs, the 2 of the largest size held out
@@ -69,10 +71,14 @@ def test_scaling_fits_every_run_and_holds_out_the_largest_size():
     assert any("prediction band" in x.get_text() for x in ax_a.get_legend().get_texts())
 
 
-def test_scaling_needs_three_sizes():
+def test_scaling_needs_three_sizes_for_the_coefficients():
+    """Two sizes: the final-score figure (no interval), the coefficient law refused and said so;
+    one size: no figure."""
     t = table.concat([law_run("s0", 0.1, 0.7, n_params=1e8), law_run("s1", 0.12, 0.72, n_params=1e9)])
-    with pytest.raises(B.Skipped, match="fewer than 3 model sizes"):
-        B.build("scaling", t)
+    [built] = B.build("scaling", t)
+    assert built.name == "scaling_final_score_vs_size" and "refused" in built.caption
+    with pytest.raises(B.Skipped, match="fewer than 2 model sizes"):
+        B.build("scaling", law_run("s0", 0.1, 0.7, n_params=1e8))
 
 
 def test_algorithms_needs_two_algorithms_on_one_model():

@@ -69,7 +69,7 @@ def _gain(text: str) -> float:
 
 
 def add_parser(subparsers) -> None:
-    from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT_METHOD, METHODS
+    from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT, DEFAULT_BY_KIND, METHODS
 
     p = subparsers.add_parser("forecast", help="forecast a run's score, plateau and 90 %% step from its first steps",
                               description=__doc__.split("\n\n")[0].split(": ", 1)[1],
@@ -87,12 +87,15 @@ def add_parser(subparsers) -> None:
                         help="backtest a finished run: fit on its first fraction F (from the first logged step)")
     window.add_argument("--fit-steps", type=_steps, metavar="K", help="fit on the first K steps from the first "
                                                                      "logged step (default: everything logged)")
-    g.add_argument("--method", choices=ALL_METHODS, default=DEFAULT_METHOD,
-                   help=f"forecast method (default {DEFAULT_METHOD}: chosen by a rule fixed in advance on the "
-                        "backtest of real runs, see the README)")
+    g.add_argument("--method", choices=[DEFAULT, *ALL_METHODS], default=DEFAULT,
+                   help="forecast method (default: the one chosen by a rule fixed in advance on the backtest of "
+                        "real runs, for the run's kind of score: "
+                        + ", ".join(f"{k} {v}" for k, v in DEFAULT_BY_KIND.items()) + "; see the README)")
     g.add_argument("--compare", action="store_true", help="report every method side by side")
-    g.add_argument("--prior", nargs="+", metavar="RUNS", help="finished runs of the same family (files, as INPUT) "
-                                                              "for the empirical-Bayes prior method")
+    g.add_argument("--prior", nargs="+", metavar="RUNS",
+                   help="finished runs of the same recipe (files, as INPUT): logit-drift learns its prior on the "
+                        "climb's rate from them (with the model size as a covariate from 3 sizes), and the 'prior' "
+                        "method its empirical-Bayes prior")
     g.add_argument("--prior-base", choices=list(METHODS), default="law+entropy",
                    help="the method the prior acts on (default law+entropy: priors on a, b and the entropy decay)")
     g.add_argument("--y-key", metavar="METRIC", help="score to forecast (default: val/mean, else the single "
@@ -141,7 +144,7 @@ def _load(args, sources, only=None):
 
 def run(args) -> int:
     import entropylaw.table as table
-    from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT_METHOD, PRIOR, decision_lines, forecast
+    from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT, PRIOR, decision_lines, forecast
     from entropylaw.fit.forecast.data import RunData
 
     _check(args)
@@ -193,8 +196,8 @@ def run(args) -> int:
                 print(f"  {r.method}: {w}")
         for line in decision_lines(fc.decision):
             print(line[2:])
-    if not args.compare and args.method == DEFAULT_METHOD:
-        print(f"\n(default method {DEFAULT_METHOD}: chosen by a rule fixed in advance on the backtest of the real "
+    if not args.compare and args.method == DEFAULT:
+        print(f"\n(default method {outputs[0][1].default}: chosen by a rule fixed in advance on the backtest of the real "
               "runs at 15 % of their steps, which bounds the worst run's error as well as the median's, see "
               "analysis/bench_forecast.py; --compare shows every method, with the plateau and the 90 % step of "
               "the curve methods)")

@@ -36,7 +36,7 @@ def _seconds(text: str) -> float:
 
 
 def add_parser(subparsers) -> None:
-    from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT_METHOD
+    from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT
 
     p = subparsers.add_parser("watch", help="follow a growing log; refit the law and the forecast as it grows",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -45,8 +45,9 @@ def add_parser(subparsers) -> None:
     g = p.add_argument_group("watching")
     g.add_argument("--interval", type=_seconds, default=5.0, help="seconds between checks (default 5)")
     g.add_argument("--run", metavar="ID", help="the run to show when the log holds several (default: the last)")
-    g.add_argument("--method", action="append", choices=[m for m in ALL_METHODS if m != "prior"],
-                   help=f"forecast method(s) to show (default: {DEFAULT_METHOD} and law+entropy)")
+    g.add_argument("--method", action="append", choices=[DEFAULT, *(m for m in ALL_METHODS if m != "prior")],
+                   help="forecast method(s) to show (default: the default method for the run's score, and "
+                        "law+entropy)")
     g.add_argument("--horizon", type=_seconds, metavar="N", help="forecast N steps past the last logged step "
                    "(default: as many steps as are logged)")
     g.add_argument("--n-boot", type=int, default=100, help="bootstrap draws of the forecast (default 100)")
@@ -99,7 +100,7 @@ def snapshot(args, path: Path) -> dict:
 
     import entropylaw.table as table
     from entropylaw.cli.sources import load_from_args
-    from entropylaw.fit.forecast.core import DEFAULT_METHOD, forecast_table
+    from entropylaw.fit.forecast.core import DEFAULT, forecast_table
     from entropylaw.fit.run import fit_run
 
     with warnings.catch_warnings(record=True) as caught:
@@ -132,7 +133,7 @@ def snapshot(args, path: Path) -> dict:
             out.update(a=fit.a_, b=fit.b_, ceiling=fit.ceiling_, ceiling_ci=tuple(fit.ceiling_ci_), r2=fit.r2_,
                        trust=fit.trust_, reasons=list(fit.trust_reasons_), points=int(fit.n_), y_key=y_key,
                        score_kind=fit.meta_.get("score_kind"), score_now=float(score.iloc[-1]))
-            methods = args.method or [DEFAULT_METHOD, "law+entropy"]
+            methods = args.method or [DEFAULT, "law+entropy"]
             horizon = args.horizon or max(out["last_step"] - float(score.index.min()), 1.0)
             try:
                 total = args.total_steps

@@ -62,11 +62,14 @@ def _fit_form(form, u, y, bounds):
             raise EntropyLawError("needs 2 sizes")
         slope, icpt = np.polyfit(u, z, 1)
         return {"alpha": float(icpt), "beta": float(slope)}
-    # saturating: y = C - B 10^(-gamma u); C <= top, B > 0, gamma > 0. Profile over gamma.
+    # saturating: y = C - B 10^(-gamma u); C <= top, B > 0, gamma > 0. Profile over gamma, the
+    # column measured from the sizes' mean (10^(-gamma u) itself underflows lstsq's rank test
+    # once gamma u passes ~15: it would drop the column and return B = 0)
     top = bounds[1]
+    ubar = float(np.mean(u))
 
     def solve(gamma):
-        x = 10 ** (-gamma * u)
+        x = 10 ** (-gamma * (u - ubar))
         X = np.stack([np.ones_like(x), -x], axis=1)
         (C, B), *_ = np.linalg.lstsq(X, y, rcond=None)
         if C > top:  # the ceiling at the range's top: B alone
@@ -80,7 +83,7 @@ def _fit_form(form, u, y, bounds):
     res = optimize.minimize_scalar(lambda g: solve(g)[2], bounds=(max(0.01, g0 - 0.03), g0 + 0.03), method="bounded")
     gamma = float(res.x if res.fun <= solve(g0)[2] else g0)
     C, B, _ = solve(gamma)
-    return {"C": float(C), "B": float(B), "gamma": gamma}
+    return {"C": float(C), "B": float(B * 10 ** (gamma * ubar)), "gamma": gamma}
 
 
 def _eval(form, p, u, bounds):

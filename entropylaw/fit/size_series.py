@@ -95,7 +95,7 @@ class ScaleResult:
     def report(self, predict=()) -> str:
         pct = f"{100 * self.conf:g} %"
         lines = [f"[[Scale]] {len(self.runs)} runs, {self.runs['n_params'].nunique()} sizes; score: "
-                 f"{self.target_key} ({pct} intervals)",
+                 f"{self.target_key or 'different benchmarks'} ({pct} intervals)",
                  f"  {'run':<44}{'size':>8}{'final score':>13}{'at step':>9}{'law fit':>22}{'ceiling':>9}"]
         for r in self.runs.itertuples(index=False):
             ceil = "-" if r.ceiling is None or not np.isfinite(r.ceiling) else f"{r.ceiling:.3f}"
@@ -134,7 +134,7 @@ class ScaleResult:
     def __str__(self) -> str:
         return self.report()
 
-    def plot(self, ax=None, predict=(32e9, 72e9)):
+    def plot(self, ax=None, predict=None):
         """The final score vs size: runs, the law with its band, the predicted sizes."""
         if PLOTTER is None:
             raise EntropyLawError("plotting is not loaded: `import entropylaw` (it loads entropylaw.plots)")
@@ -164,12 +164,18 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, **options) -> ScaleResu
         warnings.warn(f"{int(fallback.sum())} run(s) have no non-embedding parameter count; using total parameters "
                       "(give --config config.json for exact counts)", EntropyLawWarning, stacklevel=3)
         sizes = np.where(fallback, total, sizes)
-    rows = []
-    for rid, n in zip(ids, sizes):
+    rows, series = [], {}
+    for rid in ids:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EntropyLawWarning)
             key = score_key(df, rid, options.get("y"))
-        s = table.series(df, rid, key)
+        series[rid] = (key, table.series(df, rid, key))
+    # a reward in [-1, 1] (a format penalty) is a bounded score too: its law fits are judged on that range
+    every = np.concatenate([s.to_numpy(float) for _, s in series.values()]) if series else np.array([])
+    if options.get("score_range") is None and score_bounds(every[np.isfinite(every)]) == (-1.0, 1.0):
+        options = {**options, "score_range": (-1.0, 1.0)}
+    for rid, n in zip(ids, sizes):
+        key, s = series[rid]
         last = float(df.loc[df["run_id"] == rid, "step"].max())
         final, step, plateau, note = final_point(s.index.to_numpy(), s.to_numpy(), last)
         row = {"run_id": rid, "n_params": float(n), "target_key": key, "final_score": final, "final_step": step,
@@ -187,7 +193,9 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, **options) -> ScaleResu
 
 
 def final_point(steps, values, last_step) -> tuple[float, float, float, str | None]:
-    """(final score, its step, plateau, note) of one run's target series."""
+    """(final score, its step, plateau, note) of one run's target series; the note says when the
+    last score lies more than 10 % of the run before its last logged step (such a run's last
+    score is not its final one: :func:`scale_series` leaves it out of the final-score law)."""
     steps, values = np.asarray(steps, float), np.asarray(values, float)
     keep = np.isfinite(values)
     steps, values = steps[keep], values[keep]
@@ -223,18 +231,25 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95)
         score_refused = (f"{keys[0]} takes values outside [0, 1] and [-1, 1]: the final-score law needs a "
                          "bounded score")
     else:
+        early = rows["note"].fillna("").str.contains("before its last logged step")
+        scored = rows[~early]
+        if early.any():
+            notes.append("left out of the final-score law, their last score is not their final one: "
+                         + ", ".join(rows.loc[early, "run_id"]))
         try:
-            score_law = FinalScoreLaw(conf).fit(rows["n_params"], rows["final_score"], list(rows["run_id"]), bounds)
-            plateau_law = FinalScoreLaw(conf).fit(rows["n_params"], rows["plateau"], list(rows["run_id"]), bounds,
-                                                  what="plateau")
+            score_law = FinalScoreLaw(conf).fit(scored["n_params"], scored["final_score"], list(scored["run_id"]),
+                                                bounds)
+            plateau_law = FinalScoreLaw(conf).fit(scored["n_params"], scored["plateau"], list(scored["run_id"]),
+                                                  bounds, what="plateau")
         except EntropyLawError as err:
-            score_refused = str(err)
+            score_refused = str(err) + (" (after leaving out the runs whose last score is early)" if early.any()
+                                        else "")
     described = rows[rows["trust"].isin(DESCRIBED) & np.isfinite(rows["a"].astype(float))]
     coef_law, coef_refused = None, None
     sizes = described["n_params"].nunique()
     if sizes < MIN_COEF_SIZES:
         left = rows[~rows["run_id"].isin(described["run_id"])]
-        why = "; ".join(f"{_size_text(r.n_params)} ({r.trust})" for r in left.itertuples())
+        why = "; ".join(dict.fromkeys(f"{_size_text(r.n_params)} ({r.trust})" for r in left.itertuples()))
         have = ", ".join(_size_text(n) for n in sorted(described["n_params"].unique())) or "none"
         coef_refused = (f"the law describes {sizes} size(s) ({have}); the coefficient law needs {MIN_COEF_SIZES}. "
                         f"Left out: {why}")

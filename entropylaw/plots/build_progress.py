@@ -24,6 +24,7 @@ import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.consumption import consumption
 from entropylaw.fit.early import EarlyPrediction
+from entropylaw.fit.forecast.catalog import METHODS
 from entropylaw.plots.build_base import Built, Skipped, capture, tag
 from entropylaw.plots.build_runs import panel_title, run_points
 from entropylaw.plots.law import ceiling_text, is_fraction, plot_early
@@ -42,12 +43,19 @@ def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boo
     if not any(np.isfinite(r.get("forecast", np.nan)) for r in frows):
         raise Skipped("forecast: no run could be forecast from its first steps" +
                       (f" ({frows[0].get('reason')})" if frows else ""))
-    method = frows[0]["method"]
-    ax = plot_forecasts(frows, method=method, title=f"Final score from the first {100 * fit_frac:.0f} %")
+    from collections import Counter
+
+    method = Counter(r["method"] for r in frows if r.get("method")).most_common(1)[0][0]
+    fallback = sorted({r["run_id"] for r in frows if r.get("method") not in (None, method)})
+    ax = plot_forecasts(frows, method=method + (" (or the one its row names)" if fallback else ""),
+                        title=f"Final score from the first {100 * fit_frac:.0f} %")
     return [Built("forecast_final_score", ax.figure,
                   f"For each run, the final score forecast from its first {100 * fit_frac:.0f} % of steps: the "
-                  f"default method ({method}: the last score of that window carried forward, which won the "
-                  "backtest at this window) with its 90 % interval, the law's ceiling b - a fitted on the same "
+                  f"default method ({method}: {METHODS[method].description}; chosen by a rule fixed in advance on "
+                  "the backtest of the real runs)"
+                  + (f", or another where it cannot run or the score is a training score ({', '.join(fallback)})"
+                     if fallback else "")
+                  + " with its 90 % interval, the law's ceiling b - a fitted on the same "
                   "window's (entropy, score) pairs with its 90 % interval, and the final score the run reached. "
                   "Nothing after the window is used by either forecast.", notes + fnotes,
                   title=f"Forecast of the final score from the first {100 * fit_frac:.0f} % of each run")]

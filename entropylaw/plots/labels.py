@@ -53,13 +53,13 @@ def families(run_ids: Sequence[str], models: Sequence[str] | None = None) -> dic
         ((key, members),) = groups.items()
         return {key or "all runs": members}
     out, other = {}, []
-    for key, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+    for key, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), natural_key(kv[0]))):
         if len(members) > 1 and key:
             out[key] = members
         else:
             other += members
     if other:
-        out[OTHER] = other
+        out[OTHER] = sorted(other, key=natural_key)
     return out
 
 

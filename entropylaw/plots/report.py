@@ -80,8 +80,13 @@ def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = ()) ->
     mixed = _mixed_within_families(rows)
     by_id = {f.get("run_id"): f for f in forecasts}
     pct = next((f"{100 * float(f['conf']):g} %" for f in forecasts if f.get("conf")), "90 %")
-    common = next((f.get("method") for f in forecasts if f.get("method")), "")
-    stop_by = next((f.get("stop_method") for f in forecasts if f.get("stop_method")), common)
+    from collections import Counter
+
+    # the method most rows show (the default; last-value is named in the rows where it cannot run)
+    counts = Counter(f.get("method") for f in forecasts if f.get("method"))
+    common = counts.most_common(1)[0][0] if counts else ""
+    stops = Counter(f.get("stop_method") for f in forecasts if f.get("stop_method"))
+    stop_by = stops.most_common(1)[0][0] if stops else common
     fc_head = ("" if not forecasts else
                f'<th title="the final score forecast from the run\'s first steps only, {pct} interval, by {_e(common)}">'
                f'forecast [{pct}]<br><span class="muted">{_e(common)}</span></th><th title="the step after which '
@@ -218,13 +223,19 @@ def render_html(title: str, runs: Sequence[Mapping], figures: Sequence[ReportFig
     parts.append(f'<section id="forecast"><h2>Forecast of each final score from the first {100 * fit_frac:.0f} % '
                  "of the run</h2>")
     if forecasts:
-        method = next((r.get("method") for r in forecasts if r.get("method")), "last-value")
+        from collections import Counter
+
+        from entropylaw.fit.forecast.catalog import METHODS
+
+        method = Counter(f.get("method") for f in forecasts if f.get("method")).most_common(1)[0][0]
+
         parts.append(f'<p class="muted">Each forecast sees only the run\'s first {100 * fit_frac:.0f} % of steps. '
-                     f"<b>{_e(method)}</b> (the default method, chosen by a rule fixed in advance: the lowest median "
-                     "error of the final validation score at 15 % of the run in the backtest on the real runs) uses the "
-                     "score in that window; the <b>law ceiling</b> "
-                     "uses the window's (entropy, score) pairs and is where the score would settle once the entropy "
-                     "is used up. ✓: the final score observed later lies in the forecast's interval.</p>")
+                     f"<b>{_e(method)}</b> ({_e(METHODS[method].description)}) is the default method, chosen by a "
+                     "rule fixed in advance on the backtest of the real runs that bounds the worst run's error as "
+                     "well as the median's (for training scores its own rule's choice); where it cannot run, last-value is shown and named in its row. The "
+                     "<b>law ceiling</b> uses the window's (entropy, score) pairs and is where the score would "
+                     "settle once the entropy is used up. ✓: the final score observed later lies in the forecast's "
+                     "interval.</p>")
         parts.append('<div class="first"><div class="tablebox">' + forecast_table(forecasts) + "</div>"
                      + (figure_html(forecast_figure, side=True, heading=False) if forecast_figure else "") + "</div>")
     else:

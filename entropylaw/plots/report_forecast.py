@@ -48,7 +48,11 @@ def forecast_table(rows: Sequence[Mapping]) -> str:
     """Per run: the default method's forecast of the final score and its plateau, the law's
     ceiling from the same window, and the final score then observed."""
     d = decimals([_num(r, "final_observed") for r in rows])
-    method = next((r.get("method") for r in rows if r.get("method")), "last-value")
+    from collections import Counter
+
+    counts = Counter(r.get("method") for r in rows if r.get("method"))
+    method = counts.most_common(1)[0][0] if counts else "last-value"
+
     pct = next((f"{100 * float(r['conf']):g} %" for r in rows if r.get("conf")), "90 %")
     head = ('<tr><th></th><th class="num">#</th><th class="l">run</th>'
             '<th title="the forecast sees only these steps: up to this step, this many scores">window ≤ step · n</th>'
@@ -74,7 +78,9 @@ def forecast_table(rows: Sequence[Mapping]) -> str:
         law_cell = (f'<td title="{_e(r.get("law_reason", ""))}" class="void">n/a</td>' if law == "n/a"
                     else f"<td>{law}</td>")
         body.append(
-            f"<tr><td>{swatch(r)}</td>{_run_cells(r)}<td>{_e(window)}</td><td>{interval(f, ci, d, frac)}</td>"
+            f"<tr><td>{swatch(r)}</td>{_run_cells(r)}<td>{_e(window)}</td><td>{interval(f, ci, d, frac)}"
+            + ("" if r.get("method") in (None, method) else f' <span class="muted">{_e(r["method"])}</span>')
+            + "</td>"
             f"<td>{interval(_num(r, 'plateau'), r.get('plateau_ci'), d, frac)}</td>{law_cell}"
             f'<td title="step {cell(_num(r, "final_step"), 0)}">{cell(obs, d)}</td><td>{inside}</td></tr>')
     return f'<table class="runs"><thead>{head}</thead><tbody>{"".join(body).replace("†", "<span class=dagger>†</span>")}</tbody></table>'

@@ -32,7 +32,7 @@ import pandas as pd
 import entropylaw.runmap as runmap
 import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
-from entropylaw.fit.forecast.core import DECISION_METHOD, DEFAULT_METHOD, forecast
+from entropylaw.fit.forecast.core import DEFAULT, forecast
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.run import fit_run
 from entropylaw.plots.build_base import capture, run_styles, tag, usable_runs
@@ -206,7 +206,7 @@ def _forecast_entry(t: pd.DataFrame, run_id: str, fit_frac: float, n_boot: int, 
     key = ("forecast", fit_frac, n_boot, conf) + _key(t, run_id)
     try:
         run = RunData.from_table(t, run_id)
-        methods = list(dict.fromkeys([DECISION_METHOD, DEFAULT_METHOD, LAW_METHOD]))
+        methods = [DEFAULT, LAW_METHOD]  # the decision's curve is fitted by forecast() itself
         fc, caught = capture(lambda: forecast(run, fit_frac=fit_frac, methods=methods, conf=conf, n_boot=n_boot,
                                               seed=0))
         return key, (run, fc, caught, None)
@@ -226,7 +226,7 @@ def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_b
     parts = tt.split_runs(t, ids)
     for row in rows:
         f = {k: row.get(k) for k in ("run_id", "number", "label", "family", "color", "marker", "linestyle")}
-        f.update(method=DEFAULT_METHOD, conf=conf)
+        f.update(method=None, conf=conf)
         try:
             run, fc, caught = forecast_result(parts.get(row["run_id"], t), row["run_id"], fit_frac, n_boot, conf)
         except EntropyLawError as err:

@@ -160,7 +160,19 @@ def _errors(rows: pd.DataFrame, err: str):
     return np.where(np.isfinite(e), e, 0.0) if np.isfinite(e).any() else None
 
 
-def plot_final_score(res, ax=None, predict: Sequence[float] = (32e9, 72e9), styles=None):
+def _size_name(n: float) -> str:
+    return f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"
+
+
+def default_predictions(sizes) -> list[float]:
+    """Sizes to predict on a figure: 32B and 72B (the sizes users ask about) where they lie
+    above the series and within 10 times its largest size; else 2.5 and 5 times the largest."""
+    top = float(np.max(sizes))
+    canon = [n for n in (32e9, 72e9) if top < n <= 10 * top]
+    return canon if len(canon) == 2 else [2.5 * top, 5 * top]
+
+
+def plot_final_score(res, ax=None, predict: Sequence[float] | None = None, styles=None):
     """What will a larger size reach? Each size's final score (its runs' mean; every run a
     point), the final-score law with its 90 % band over the sizes and the predictions, the
     predicted sizes with their intervals, and the numbers under the panel."""
@@ -175,6 +187,8 @@ def plot_final_score(res, ax=None, predict: Sequence[float] = (32e9, 72e9), styl
         ax.plot([r.n_params], [r.final_score], "o", color=c, ms=6.5, zorder=3,
                 label=f"{r.run_id} ({r.final_score:.3f})")
     lines = []
+    if predict is None:
+        predict = default_predictions(runs["n_params"])
     if law is None:
         lines.append(f"final-score law refused: {res.score_refused}")
     else:
@@ -194,10 +208,9 @@ def plot_final_score(res, ax=None, predict: Sequence[float] = (32e9, 72e9), styl
                         label=pred_label)
             pred_label = None
             iv = "" if err is None else f" [{p[law.what + '_lo']:.3f}, {p[law.what + '_hi']:.3f}]"
-            ax.annotate(f"{n / 1e9:.3g}B: {y:.3f}{iv}", (n, y), xytext=(-10, -16 - 14 * k), textcoords="offset points",
-                        ha="right", va="top", fontsize=fs("small"),
-                        arrowprops=dict(arrowstyle="-", color="0.5", lw=0.6))
-            lines.append(f"{n / 1e9:.3g}B: {y:.3f}{iv}" + (f" ({p['note']})" if p.get("note") else ""))
+            ax.annotate(_size_name(n), (n, y), xytext=(0, 9), textcoords="offset points", ha="center",
+                        va="bottom", fontsize=fs("small"))
+            lines.append(f"{_size_name(n)}: {y:.3f}{iv}" + (f" ({p['note']})" if p.get("note") else ""))
         for f, e in law.loso_error_.items():
             lines.append(f"leave one size out, {f}: mean |error| {100 * e:.2f} points"
                          + (" (chosen)" if f == law.form_ else ""))
@@ -207,7 +220,7 @@ def plot_final_score(res, ax=None, predict: Sequence[float] = (32e9, 72e9), styl
     span = hi_b - lo_b
     ax.set_ylim(max(lo_b - 0.01 * span, runs["final_score"].min() - 0.15 * span), hi_b + 0.01 * span)
     ax.set_xlabel("parameters N (non-embedding, log scale)")
-    ax.set_ylabel("final validation score")
+    ax.set_ylabel("final score (fraction)" if (lo_b, hi_b) == (0.0, 1.0) else "final score (reward)")
     ax.set_title(f"What will a larger model reach? Final {res.target_key} vs model size", fontsize=fs("title"))
     ax.grid(alpha=0.3)
     handles, labels = ax.get_legend_handles_labels()

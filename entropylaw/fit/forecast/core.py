@@ -54,17 +54,28 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.forecast import calibrate as cal
-from entropylaw.fit.forecast.catalog import ALL_METHODS, CURVE_ENSEMBLE, ENSEMBLE, METHODS, PRIOR  # noqa: F401 (re-exported names)
+from entropylaw.fit.forecast.catalog import (ALL_METHODS, CURVE_ENSEMBLE, DEFAULT, ENSEMBLE, METHODS,  # noqa: F401
+                                             PRIOR)
 from entropylaw.fit.forecast.combine import CurveEnsemble, Ensemble, PriorMethod
 from entropylaw.fit.forecast.data import RunData, window_end
+from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
+from entropylaw.fit.forecast.decide import decision_lines  # noqa: F401 (re-exported: the CLI's)
 from entropylaw.fit.forecast.drift import LogitDrift, learn_prior
-# The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the
-# lowest max(median / 1 point, worst / 5 points) of the final validation score at 15 % of the run, then the other, ties to the simpler
-# method), recomputed by every backtest and stored beside the calibration factors.
-DEFAULT_METHOD = cal.stored().get("default_method", "last-value")
+# The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the lowest
+# max(median / 1 point, worst / 5 points) of the final score at 15 % of the run, then the other
+# ratio, ties to the simpler method), for validation scores and for training scores apart,
+# recomputed by every backtest and stored beside the calibration factors.
+DEFAULT_METHOD = cal.stored().get("default_method", "last-value")  # validation scores
+DEFAULT_BY_KIND = {"validation": DEFAULT_METHOD, **cal.stored().get("default_method_by_kind", {})}
+
+
+def default_method(kind: str) -> str:
+    """The default method for a run's kind of score ("validation" or "training score")."""
+    return DEFAULT_BY_KIND.get(kind, DEFAULT_METHOD)
 # "Can I stop?" needs a curve that can change: last-value answers "now" by construction. The
 # same rule among the methods that model change picks the curve the decision reads.
 DECISION_METHOD = cal.stored().get("decision_method", "power")
+DECISION_BY_KIND = {"validation": DECISION_METHOD, **cal.stored().get("decision_method_by_kind", {})}
 
 
 @dataclass
@@ -203,12 +214,14 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
     unc.check_conf(conf)
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
         raise EntropyLawError(f"n_boot = {n_boot!r}: expected a whole number >= 2")
+    chosen = default_method(run.target_kind)
     names = list(methods) if methods else [n for n in ALL_METHODS if n != PRIOR or prior_runs]
-    if DEFAULT_METHOD in names and FALLBACK not in names:  # where the default cannot run, the fallback is shown
+    names = list(dict.fromkeys(chosen if n == DEFAULT else n for n in names))
+    if chosen in names and FALLBACK not in names:  # where the default cannot run, the fallback is shown
         names.append(FALLBACK)
     unknown = [n for n in names if n not in ALL_METHODS]
     if unknown:
-        raise EntropyLawError(f"unknown method {unknown[0]!r} (expected one of {', '.join(ALL_METHODS)})")
+        raise EntropyLawError(f"unknown method {unknown[0]!r} (expected one of {', '.join([DEFAULT, *ALL_METHODS])})")
     end = window_end(run, fit_frac, fit_steps)
     _check_decision_args(target, threshold, n_problems, total_steps, end)  # before any fitting
     win = run.window(end)
@@ -231,7 +244,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
         if name == PRIOR:
             m = PriorMethod(conf, n_boot, seed, base=prior_base, prior_runs=tuple(prior_runs))
         elif name == LogitDrift.name:
-            m = LogitDrift(conf, n_boot, seed, prior=shape_prior or _drift_prior(run, prior_runs, drift_notes))
+            given = None if shape_prior else _drift_prior(run, prior_runs, drift_notes)
+            m = LogitDrift(conf, n_boot, seed, prior=shape_prior or given, given=given is not None)
         else:
             m = METHODS[name](conf=conf, n_boot=n_boot, seed=seed)
         fitted[name] = m.fit(win)
@@ -254,25 +268,26 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
     if run.target_kind != "validation":
         notes.insert(0, f"no validation score in run {run.run_id!r}: forecasting the training score "
                         f"({run.target_key}) instead")
-    default = DEFAULT_METHOD
-    if DEFAULT_METHOD in results and not results[DEFAULT_METHOD].ok and results.get(FALLBACK) \
+    default = chosen
+    if chosen in results and not results[chosen].ok and results.get(FALLBACK) \
             and results[FALLBACK].ok:
         default = FALLBACK
-        notes.append(f"the default method {DEFAULT_METHOD} cannot run on this window "
-                     f"({results[DEFAULT_METHOD].reason}): {FALLBACK} is recommended instead")
+        notes.append(f"the default method {chosen} cannot run on this window "
+                     f"({results[chosen].reason}): {FALLBACK} is recommended instead")
     note = "; ".join(notes) or None
     observed = pd.DataFrame({"step": run.target.steps, "value": run.target.values})
     decided = {**fitted, **({ENSEMBLE: ens} if ENSEMBLE in names else {})}
-    for backup in (DECISION_METHOD, *DECISION_BACKUPS):  # fitted for the decision only, until one runs
-        if any(m.ok_ for n, m in decided.items() if n not in NO_CURVE):
+    curve = DECISION_BY_KIND.get(run.target_kind, DECISION_METHOD)
+    for i, backup in enumerate((curve, *DECISION_BACKUPS)):  # fitted for the decision only, until one runs
+        if i and any(m.ok_ for n, m in decided.items() if n not in NO_CURVE):
             break
         if backup not in decided and backup in METHODS:
             decided[backup] = (LogitDrift(conf, n_boot, seed, prior=shape_prior or _drift_prior(run, prior_runs, []))
                                if backup == LogitDrift.name else METHODS[backup](conf=conf, n_boot=n_boot, seed=seed))
             decided[backup].fit(win)
     own = [n for n in names if n not in NO_CURVE]
-    first = own[0] if len(own) == 1 else DECISION_METHOD  # one curve asked for: its own
-    decision = _decision(win, at_steps, decided, conf, target, threshold, n_problems, total_steps, first)
+    first = own[0] if len(own) == 1 else curve  # one curve asked for: its own
+    decision = _decision(win, at_steps, decided, conf, target, threshold, n_problems, total_steps, first, curve)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
                     at_steps, results, note, default=default, observed=observed, decision=decision)
 
@@ -304,22 +319,11 @@ NO_CURVE = ("last-value", "law-ceiling")
 DECISION_BACKUPS = ("power", "exp-saturation")
 
 
-def _check_decision_args(target, threshold, n_problems, total_steps, end) -> None:
-    if target is not None and not np.isfinite(target):
-        raise EntropyLawError(f"--target {target!r}: expected a finite score")
-    if threshold is not None and not threshold > 0:
-        raise EntropyLawError(f"--threshold {threshold!r}: expected a gain above 0")
-    if n_problems is not None and (n_problems < 1 or n_problems != int(n_problems)):
-        raise EntropyLawError(f"--n-problems {n_problems!r}: expected a whole number of problems, 1 or more")
-    if total_steps is not None and total_steps <= end:
-        raise EntropyLawError(f"--total-steps {total_steps:g} is not after the window's end (step {end:g})")
-
-
-def _decision(win, at_steps, fitted, conf, target, threshold, n_problems, total_steps, first):
+def _decision(win, at_steps, fitted, conf, target, threshold, n_problems, total_steps, first, curve):
     """The decision on ``win`` (the run cut at the window's end) from the first curve in order."""
     from entropylaw.fit.forecast import decide as dc
 
-    order = [first, DECISION_METHOD, *fitted]
+    order = [first, curve, *fitted]
     m = next((fitted[n] for n in order if n in fitted and n not in NO_CURVE and fitted[n].ok_), None)
     if m is None:
         return {"method": None, "reason": "no method that models change could run on this window "
@@ -348,32 +352,6 @@ def _decision(win, at_steps, fitted, conf, target, threshold, n_problems, total_
     elif target is not None and bounds is not None and target < bounds[0]:
         out["target_note"] = f"the target {target:g} lies below the score's range {list(bounds)}: it is met already"
     return out
-
-
-def decision_lines(d) -> list[str]:
-    """The decision as report lines (shared by the text report and the CLI)."""
-    if not d:
-        return []
-    if d.get("method") is None:
-        return [f"    stop paying: cannot say: {d.get('reason', 'no curve')}"]
-
-    def ci(c):
-        return "" if c is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in c) + "]"
-    stop = "-" if d["stop_step"] is None else f"step {d['stop_step']:.0f}{ci(d['stop_step_ci'])}"
-    lines = [f"    stop paying ({d['method']}): {stop}: the expected gain over the next {d['lookahead_steps']:g} steps "
-             f"stays below {d['threshold']:.4f}, {d['threshold_source']}"]
-    if d.get("stop_note"):
-        lines.append(f"      {d['stop_note']}")
-    if d.get("curve_note"):
-        lines.append(f"      {d['curve_note']}")
-    if "target" in d:
-        at = "not reached" if d["target_step"] is None else f"step {d['target_step']:.0f}{ci(d['target_step_ci'])}"
-        p = "" if d.get("p_reach") is None else f" (reached in {100 * d['p_reach']:.0f} % of draws by step " \
-                                                f"{d['target_searched_to']:g})"
-        lines.append(f"    target {d['target']:g} ({d['method']}): {at}{p}")
-        if d.get("target_note"):
-            lines.append(f"      {d['target_note']}")
-    return lines
 
 
 def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", prior=None, **kwargs) -> dict:

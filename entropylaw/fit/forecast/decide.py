@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import robust_noise
 
 # Test-split sizes (number of problems) of common benchmarks: the binomial noise of a score.
@@ -144,3 +145,40 @@ def _ci(draws, conf):
         return None
     i_lo, i_hi = (int(np.clip(np.round(q * (len(d) - 1)), 0, len(d) - 1)) for q in ((1 - conf) / 2, (1 + conf) / 2))
     return [_finite(d[i_lo]), _finite(d[i_hi])]
+
+
+def check_decision_args(target, threshold, n_problems, total_steps, end) -> None:
+    if target is not None and not np.isfinite(target):
+        raise EntropyLawError(f"--target {target!r}: expected a finite score")
+    if threshold is not None and not threshold > 0:
+        raise EntropyLawError(f"--threshold {threshold!r}: expected a gain above 0")
+    if n_problems is not None and (n_problems < 1 or n_problems != int(n_problems)):
+        raise EntropyLawError(f"--n-problems {n_problems!r}: expected a whole number of problems, 1 or more")
+    if total_steps is not None and total_steps <= end:
+        raise EntropyLawError(f"--total-steps {total_steps:g} is not after the window's end (step {end:g})")
+
+
+def decision_lines(d) -> list[str]:
+    """The decision as report lines (shared by the text report and the CLI)."""
+    if not d:
+        return []
+    if d.get("method") is None:
+        return [f"    stop paying: cannot say: {d.get('reason', 'no curve')}"]
+
+    def ci(c):
+        return "" if c is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in c) + "]"
+    stop = "-" if d["stop_step"] is None else f"step {d['stop_step']:.0f}{ci(d['stop_step_ci'])}"
+    lines = [f"    stop paying ({d['method']}): {stop}: the expected gain over the next {d['lookahead_steps']:g} steps "
+             f"stays below {d['threshold']:.4f}, {d['threshold_source']}"]
+    if d.get("stop_note"):
+        lines.append(f"      {d['stop_note']}")
+    if d.get("curve_note"):
+        lines.append(f"      {d['curve_note']}")
+    if "target" in d:
+        at = "not reached" if d["target_step"] is None else f"step {d['target_step']:.0f}{ci(d['target_step_ci'])}"
+        p = "" if d.get("p_reach") is None else f" (reached in {100 * d['p_reach']:.0f} % of draws by step " \
+                                                f"{d['target_searched_to']:g})"
+        lines.append(f"    target {d['target']:g} ({d['method']}): {at}{p}")
+        if d.get("target_note"):
+            lines.append(f"      {d['target_note']}")
+    return lines

@@ -5,9 +5,10 @@ Real RL runs on a verifiable score share one shape: a fast take-off (the format 
 the score leaves its floor within tens of steps), then a slow climb that goes on for the rest
 of the run. On the logit scale ``z = logit(y)`` the slow part is close to linear in log steps:
 
-    z(t) = A + c ln(1 + t),      t = step - origin,
+    z(t) = A + c ln(1 + t),      t = the training step,
 
-fitted to the **late half of the window's points** (the take-off, if the window holds one,
+the clock being the step itself, not the step since the log's first line (a log resumed at
+step 2,000 is 2,000 steps into its climb), fitted to the **late half of the window's points** (the take-off, if the window holds one,
 is left out: its knee is no part of the climb). The gain from the window's end ``e`` to step
 ``T`` is ``c ln((1 + T) / (1 + e))``, the same for a run of 100 steps or 1,000 at the same
 fraction. A window of 15 % sees the rate only faintly: it is **shrunk toward the rate of
@@ -47,6 +48,7 @@ from scipy import special
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.data import robust_noise
+from entropylaw.fit.forecast.names import GIVEN_PRIOR
 from entropylaw.fit.forecast.decide import problems_of
 from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod
 
@@ -119,7 +121,7 @@ def fit_full(run, bounds=None):
     w, n = logit_weights(v, bounds, run.target_key, robust_noise(y.values))
     if _on_bound(v, bounds, n):
         return None
-    mean, _, _ = posterior(s - run.origin, to_logit(v, bounds, n), w)
+    mean, _, _ = posterior(np.maximum(s, 0.0), to_logit(v, bounds, n), w)
     return float(mean[1])
 
 
@@ -146,25 +148,56 @@ def learn_prior(runs, size=None, sizes=None) -> dict | None:
     cs, ns = np.array(cs), np.asarray(ns, float)
     med = float(np.median(cs))
     out = {"runs": len(cs), "run_ids": used, "c": [med, float(max(1.4826 * np.median(np.abs(cs - med)), MIN_SD))]}
-    if size is not None and np.isfinite(size) and np.isfinite(ns).all() and len(np.unique(ns)) >= 3:
-        u, u0 = np.log10(ns), np.log10(size)
-        slope, icpt = np.polyfit(u, cs, 1)
-        resid = cs - (icpt + slope * u)
-        sd = float(np.sqrt(np.sum(resid**2) / max(len(u) - 2, 1)))
-        lev = 1 + 1 / len(u) + (u0 - u.mean()) ** 2 / np.sum((u - u.mean()) ** 2)
-        out["c"] = [float(icpt + slope * u0), float(max(sd * np.sqrt(lev), MIN_SD))]
-        out["size_covariate"] = {"size": float(size), "sizes": sorted(set(map(float, ns))),
-                                 "slope_per_decade": float(slope)}
+    if size is None or not np.isfinite(size):
+        return out
+    known = np.isfinite(ns)
+    if len(np.unique(ns[known])) < 3:
+        out["size_note"] = (f"the prior runs hold {len(np.unique(ns[known]))} known size(s): the size covariate needs "
+                            "3; the prior is the runs' median rate")
+        return out
+    if not known.all():
+        out["size_note"] = (f"{int((~known).sum())} prior run(s) have no known size: left out of the size "
+                            "regression")
+    u, y, u0 = np.log10(ns[known]), cs[known], np.log10(size)
+    slope, icpt = theil_sen(u, y)
+    resid = y - (icpt + slope * u)
+    # a robust spread, floored before it is widened (for the distance from the sizes seen, and
+    # for the few degrees of freedom: t's quantile over the normal's)
+    sd = max(1.4826 * float(np.median(np.abs(resid - np.median(resid)))), MIN_SD)
+    lev = 1 + 1 / len(u) + (u0 - u.mean()) ** 2 / np.sum((u - u.mean()) ** 2)
+    widen = float(special.stdtrit(max(len(u) - 2, 1), 0.95) / special.ndtri(0.95))
+    out["c"] = [float(icpt + slope * u0), float(sd * np.sqrt(lev) * widen)]
+    out["size_covariate"] = {"size": float(size), "sizes": sorted(set(map(float, ns[known]))),
+                             "slope_per_decade": float(slope)}
     return out
+
+
+def theil_sen(x, y) -> tuple[float, float]:
+    """(slope, intercept): the median of the pairwise slopes, the median of ``y - slope x``
+    (robust: one run of a few that collapses moves neither).
+
+    >>> theil_sen([0.0, 1.0, 2.0, 3.0, 4.0], [0.0, 1.0, 2.0, -9.0, 4.0])
+    (1.0, 0.0)
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    i, j = np.triu_indices(len(x), 1)
+    keep = x[j] != x[i]
+    slope = float(np.median((y[j] - y[i])[keep] / (x[j] - x[i])[keep])) if keep.any() else 0.0
+    return slope, float(np.median(y - slope * x))
 
 
 class LogitDrift(ForecastMethod):
     name = "logit-drift"
     description = "logit = A + c ln(1 + t) on the late half of the window, c shrunk toward finished runs' rate"
 
-    def __init__(self, conf=0.9, n_boot=200, seed=0, holdout=0.3, growth=1.0, prior=None):
+    def __init__(self, conf=0.9, n_boot=200, seed=0, holdout=0.3, growth=1.0, prior=None, given=False):
         super().__init__(conf, n_boot, seed, holdout, growth)
         self.prior = prior
+        self.given = given  # the prior was learned from runs the user gave (--prior): its own calibration
+
+    @property
+    def calibration_key(self) -> str:
+        return GIVEN_PRIOR if self.given else self.name
 
     def _fit(self, run, n_boot):
         if run.bounds is None:
@@ -184,7 +217,7 @@ class LogitDrift(ForecastMethod):
         if _on_bound(v, run.bounds, self.n_eff_):
             raise CannotRun("the window's last points sit on the score's bound: the logit scale cannot say how far "
                             "past it the run is (last-value carries it)")
-        t, z = s - run.origin, to_logit(v, run.bounds, self.n_eff_)
+        t, z = np.maximum(s, 0.0), to_logit(v, run.bounds, self.n_eff_)
         own, own_cov, _ = posterior(t, z, w)  # the window alone: is it still taking off?
         gap = (own[1] - prior["c"][0]) / np.sqrt(own_cov[1, 1] + prior["c"][1] ** 2)
         if gap > CONFLICT:
@@ -192,7 +225,7 @@ class LogitDrift(ForecastMethod):
                             f"step, {gap:.1f} SD above the drift of finished runs ({prior['c'][0]:.2f}); where the "
                             "take-off stops is not in the window")
         self.mean_, self.cov_, self.phi_ = posterior(t, z, w, prior["c"])
-        p_end = float(np.clip(from_logit(self.mean_[0] + self.mean_[1] * np.log1p(s[-1] - run.origin), (0, 1)),
+        p_end = float(np.clip(from_logit(self.mean_[0] + self.mean_[1] * np.log1p(max(s[-1], 0.0)), (0, 1)),
                               1e-4, 1 - 1e-4))
         lo, hi = run.bounds
         self.sigma_ = float((hi - lo) * np.sqrt(self.phi_ * p_end * (1 - p_end) / self.n_eff_))
@@ -204,11 +237,13 @@ class LogitDrift(ForecastMethod):
                   "prior_c": list(prior["c"]), "prior_runs": int(prior.get("runs", 0))}
         if prior.get("size_covariate"):
             params["size_covariate"] = prior["size_covariate"]
+        if prior.get("size_note"):
+            self.warnings_.append(prior["size_note"])
         self._finish(None, None, None, None, params)
         self.t90_note_ = "the drift in log steps has no plateau: read the forecast at the run's last step"
 
     def _z(self, coefs, steps):
-        x = np.log1p(np.maximum(np.asarray(steps, float) - self.origin_, 0.0))
+        x = np.log1p(np.maximum(np.asarray(steps, float), 0.0))
         return coefs[:, :1] + coefs[:, 1:2] * x[None, :]
 
     def _mid(self, steps):

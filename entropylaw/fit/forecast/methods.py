@@ -48,6 +48,11 @@ class ForecastMethod:
     name = "?"
     description = ""
 
+    @property
+    def calibration_key(self) -> str:
+        """The name its calibration factor is stored under (a variant may have its own)."""
+        return self.name
+
     def __init__(self, conf=0.9, n_boot=200, seed=0, holdout=0.3, growth=1.0):
         self.conf = conf
         self.n_boot = n_boot
@@ -128,7 +133,7 @@ class ForecastMethod:
         h = np.maximum(steps - self.end_, 0.0) / max(self.end_ - self.origin_, 1.0)
         sd = np.sqrt(self.sigma_**2 + self.q_ * h**self.growth)
         draws = draws + np.random.default_rng(self.seed + 1).standard_normal(draws.shape) * sd
-        c = cal.method_factor(self.name, self.target_kind_) if calibrated else 1.0
+        c = cal.method_factor(self.calibration_key, self.target_kind_) if calibrated else 1.0
         # the draws spread around the unclipped forecast; the interval is centred where it is shown
         spread = draws - mid
         mid = self._bounded(mid, steps)
