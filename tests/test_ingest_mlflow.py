@@ -93,10 +93,13 @@ def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("mlflow")
     db = root / "mlflow.db"
     port = _free_port()
+    # MLflow's usage telemetry would try to reach the internet (none here) and, under load, has
+    # failed a request with a KeyError of its session id: off in the server and in this process
+    os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
     proc = subprocess.Popen([sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
                              "--backend-store-uri", f"sqlite:///{db}", "--default-artifact-root", str(root / "art"),
                              "--workers", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+                            start_new_session=True, env=dict(os.environ, MLFLOW_DISABLE_TELEMETRY="true"))
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 90

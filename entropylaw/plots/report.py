@@ -226,8 +226,10 @@ def render_html(title: str, runs: Sequence[Mapping], figures: Sequence[ReportFig
         from collections import Counter
 
         from entropylaw.fit.forecast.catalog import METHODS
+        from entropylaw.fit.forecast.core import DEFAULT_METHOD
 
-        method = Counter(f.get("method") for f in forecasts if f.get("method")).most_common(1)[0][0]
+        shown = Counter(f.get("method") for f in forecasts if f.get("method")).most_common(1)
+        method = shown[0][0] if shown else DEFAULT_METHOD  # no run could be forecast: the default, named
 
         parts.append(f'<p class="muted">Each forecast sees only the run\'s first {100 * fit_frac:.0f} % of steps. '
                      f"<b>{_e(method)}</b> ({_e(METHODS[method].description)}) is the default method, chosen by a "
