@@ -80,19 +80,21 @@ def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = ()) ->
     mixed = _mixed_within_families(rows)
     by_id = {f.get("run_id"): f for f in forecasts}
     pct = next((f"{100 * float(f['conf']):g} %" for f in forecasts if f.get("conf")), "90 %")
-    from collections import Counter
+    from entropylaw.fit.forecast.core import DECISION_BY_KIND, default_method
 
-    # the method most rows show (the default; last-value is named in the rows where it cannot run)
-    counts = Counter(f.get("method") for f in forecasts if f.get("method"))
-    common = counts.most_common(1)[0][0] if counts else ""
-    stops = Counter(f.get("stop_method") for f in forecasts if f.get("stop_method"))
-    stop_by = stops.most_common(1)[0][0] if stops else common
+    # each row's method is its kind of score's default; a row that shows another (last-value
+    # where the default cannot run) names it. The header names the default when there is one
+    kinds = sorted({f.get("target_kind") for f in forecasts if f.get("target_kind")})
+    defaults = sorted({default_method(k) for k in kinds})
+    curves = sorted({DECISION_BY_KIND.get(k, "") for k in kinds})
+    common = defaults[0] if len(defaults) == 1 else "default"
+    stop_by = curves[0] if len(curves) == 1 else ""
     fc_head = ("" if not forecasts else
                f'<th title="the final score forecast from the run\'s first steps only, {pct} interval, by {_e(common)}">'
                f'forecast [{pct}]<br><span class="muted">{_e(common)}</span></th><th title="the step after which '
                'the expected gain over the next 10 % of the run is below one binomial standard error of the '
-               'validation set (or the window\'s noise)">stop paying<br><span class="muted">step, '
-               f'{_e(stop_by)}</span></th>')
+               'validation set (or the window\'s noise)">stop paying<br><span class="muted">step'
+               + (f", {_e(stop_by)}" if stop_by else "") + '</span></th>')
     r2_head = "" if forecasts else '<th title="R² of the fit">R²</th>'
     head = ('<tr><th></th><th class="num">#</th><th class="l">run</th>'
             '<th title="ceiling b − a of the law fitted to the whole run, 95 % interval">ceiling b−a [95 % CI]</th>'
@@ -187,6 +189,18 @@ KEY = ("<b>good fit</b>: a &gt; 0 and distinguishable from 0, R² ≥ 0.5, ≥ 1
        "score: its ceiling (greyed) is not a forecast · <span class=\"dagger\">†</span> the interval leaves [0, 1]")
 
 
+def forecast_key(forecasts: Sequence[Mapping]) -> str:
+    """Which method forecasts each kind of score (the defaults of the backtest's rule)."""
+    from entropylaw.fit.forecast.core import DECISION_BY_KIND, default_method
+
+    kinds = sorted({f.get("target_kind") for f in forecasts if f.get("target_kind")})
+    if not kinds:
+        return ""
+    said = "; ".join(f"{_e(k)}: {_e(default_method(k))} (stop paying: {_e(DECISION_BY_KIND.get(k, ''))})"
+                     for k in kinds)
+    return f" · forecast by the default for the score, {said}; a row that shows another names it"
+
+
 def render_html(title: str, runs: Sequence[Mapping], figures: Sequence[ReportFigure],
                 warnings: Sequence[str] = (), notes: Sequence[str] = (), sources: Sequence[str] = (),
                 forecasts: Sequence[Mapping] = (), lead: ReportFigure | None = None,
@@ -210,7 +224,7 @@ def render_html(title: str, runs: Sequence[Mapping], figures: Sequence[ReportFig
              "and whether to trust the fit</h2>"]
     if runs:
         parts.append('<div class="first"><div class="tablebox">' + summary_table(runs, forecasts)
-                     + f'<p class="key">{KEY}</p></div>'
+                     + f'<p class="key">{KEY}{forecast_key(forecasts)}</p></div>'
                      + (figure_html(lead, side=True, heading=False) if lead else "") + "</div>")
         ids = "".join(f'<li value="{r.get("number", i + 1)}">{_e(r.get("run_id", ""))}'
                       + (f" — {_e(r['model'])}" if r.get("model") else "")

@@ -27,7 +27,10 @@ def stop_cell(f: Mapping, common: str | None = None) -> str:
     span = "" if ci is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in ci) + "]"
     tip = (f"{f.get('stop_method', '')}: step after which the expected gain over the next {f.get('lookahead', 0):.0f} "
            f"steps stays below {f.get('stop_threshold', 0):.4f} ({f.get('stop_source', '')}); interval{span}")
-    tag = "" if common is None or f.get("stop_method") == common else \
+    from entropylaw.fit.forecast.core import DECISION_BY_KIND
+
+    expected = DECISION_BY_KIND.get(f.get("target_kind"), common)
+    tag = "" if common is None or f.get("stop_method") == expected else \
         f' <span class="muted">{_e(f.get("stop_method", ""))}</span>'
     return f'<td title="{_e(tip)}">{_e(text)}{tag}</td>'
 
@@ -40,7 +43,10 @@ def _forecast_cells(f: Mapping | None, d: int, common: str, stop_by: str | None 
     value = interval(_num(f, "forecast"), f.get("forecast_ci"), d, frac)
     tip = f"{f.get('method', '')} from steps ≤ {f.get('window_end', float('nan')):.0f}, final step " \
           f"{f.get('final_step', float('nan')):.0f}"
-    tag = "" if f.get("method") == common else f' <span class="muted">{_e(f.get("method", ""))}</span>'
+    from entropylaw.fit.forecast.core import default_method
+
+    expected = default_method(f["target_kind"]) if f.get("target_kind") else common
+    tag = "" if f.get("method") == expected else f' <span class="muted">{_e(f.get("method", ""))}</span>'
     return f'<td title="{_e(tip)}">{value}{tag}</td>{stop_cell(f, stop_by)}'
 
 
