@@ -135,15 +135,19 @@ class Ensemble:
             self.reason_ = "no method could be scored on the late part of the window (too few points)"
             return self
         inv = np.array([1.0 / (m.late_rmse_**2 + 1e-6) for m in self.members_])
-        self.weights_ = {m.name: float(w) for m, w in zip(self.members_, inv / inv.sum())}
+        self._weigh(inv / inv.sum())
+        self.params_ = {"weights": self.weights_}
+        return self
+
+    def _weigh(self, w):
+        """Set the members' weights ``w`` (summing to 1) and the mixture's plateau, 90 % step, noise."""
+        self.weights_ = {m.name: float(x) for m, x in zip(self.members_, w)}
         self.sigma_ = float(sum(self.weights_[m.name] * m.sigma_ for m in self.members_))
         w = np.array(list(self.weights_.values()))
         self.plateau_, self._plateau_draws = self._combine([m.plateau_ for m in self.members_],
                                                            [m._plateau_draws for m in self.members_], w)
         self.t90_, self._t90_draws = self._combine([m.t90_ for m in self.members_],
                                                    [m._t90_draws for m in self.members_], w)
-        self.params_ = {"weights": self.weights_}
-        return self
 
     def _combine(self, points, draws, w):
         keep = [i for i, p in enumerate(points) if p is not None and draws[i] is not None]
@@ -220,12 +224,6 @@ class CurveEnsemble(Ensemble):
             bic.append(n * np.log(max(m.fit_.rss, 1e-12) / n) + k * np.log(n))
         bic = np.array(bic)
         w = np.exp(-(bic - bic.min()) / 2)
-        self.weights_ = {m.name: float(x) for m, x in zip(self.members_, w / w.sum())}
-        self.sigma_ = float(sum(self.weights_[m.name] * m.sigma_ for m in self.members_))
-        w = np.array(list(self.weights_.values()))
-        self.plateau_, self._plateau_draws = self._combine([m.plateau_ for m in self.members_],
-                                                           [m._plateau_draws for m in self.members_], w)
-        self.t90_, self._t90_draws = self._combine([m.t90_ for m in self.members_],
-                                                   [m._t90_draws for m in self.members_], w)
+        self._weigh(w / w.sum())
         self.params_ = {"weights": self.weights_, "bic": dict(zip(self.weights_, map(float, bic)))}
         return self
