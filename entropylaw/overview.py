@@ -45,7 +45,7 @@ class Overview:
                f"{'reached':>8}{'stop paying':>13}"]
         for i, r in enumerate(self.rows.itertuples(index=False), 1):
             ceil = "-" if not np.isfinite(r.ceiling) else f"{r.ceiling:.3f}"
-            if np.isfinite(r.ceiling) and r.bounds and not r.bounds[0] <= r.ceiling <= r.bounds[1]:
+            if np.isfinite(r.ceiling) and r.bounds and not r.bounds[0] - 5e-4 <= r.ceiling <= r.bounds[1] + 5e-4:  # as printed
                 ceil += "!"  # beyond what the score can reach
             fc = "-" if not np.isfinite(r.forecast) else f"{r.forecast:.3f} [{r.lo:.2f}, {r.hi:.2f}]"
             fc += "*" if r.fallback else " "
