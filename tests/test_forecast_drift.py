@@ -191,3 +191,10 @@ def test_the_drift_clock_is_the_training_step():
     a = LogitDrift(n_boot=10, prior=PRIOR).fit(whole.window(2300)).predict([3000.0]).iloc[0]["forecast"]
     b = LogitDrift(n_boot=10, prior=PRIOR).fit(resumed.window(2300)).predict([3000.0]).iloc[0]["forecast"]
     assert a == pytest.approx(float(y[-1]), abs=2e-3) and b == pytest.approx(float(y[-1]), abs=2e-3)
+
+
+def test_a_falling_window_is_refused_not_pulled_up():
+    steps = np.arange(0.0, 200.0, 5.0)
+    falling = RunData.from_arrays(steps, special.expit(2.0 - 0.6 * np.log1p(steps)), target_key="val/openai/gsm8k")
+    m = LogitDrift(n_boot=20, prior=PRIOR).fit(falling.window(150))
+    assert not m.ok_ and "fall" in m.reason_

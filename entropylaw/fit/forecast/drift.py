@@ -25,8 +25,8 @@ benchmark's number of problems, :data:`~.decide.PROBLEMS`, else the window's noi
 over-dispersion factor from the fit's own scatter. The model is linear, so the posterior of
 ``(A, c)`` is Gaussian and exact; draws come from it. Forecasts live in the score's range by
 construction. A window whose own rate lies more than 3 SD above the prior's (data and prior
-together) is still in its take-off: the method refuses rather than shrink a take-off into a
-drift. A window whose last points sit on a bound cannot say how far past it the run
+together) is still in its take-off, one more than 3 SD below it is falling: either way the
+method refuses rather than shrink the window into the climb it models. A window whose last points sit on a bound cannot say how far past it the run
 is: the method refuses (last-value carries it). The drift has no plateau: read the forecast
 at the run's last step.
 
@@ -224,6 +224,9 @@ class LogitDrift(ForecastMethod):
             raise CannotRun(f"the window ends inside the take-off: its late points climb at {own[1]:.2f} per log "
                             f"step, {gap:.1f} SD above the drift of finished runs ({prior['c'][0]:.2f}); where the "
                             "take-off stops is not in the window")
+        if gap < -CONFLICT:
+            raise CannotRun(f"the window's late points fall at {own[1]:.2f} per log step, {-gap:.1f} SD below the "
+                            f"drift of finished runs ({prior['c'][0]:.2f}): the climb this method models is not there")
         self.mean_, self.cov_, self.phi_ = posterior(t, z, w, prior["c"])
         p_end = float(np.clip(from_logit(self.mean_[0] + self.mean_[1] * np.log1p(max(s[-1], 0.0)), (0, 1)),
                               1e-4, 1 - 1e-4))
