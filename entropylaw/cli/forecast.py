@@ -144,7 +144,7 @@ def _load(args, sources, only=None):
 
 def run(args) -> int:
     import entropylaw.table as table
-    from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT, PRIOR, decision_lines, forecast
+    from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT, PRIOR, decision_lines, default_method, forecast
     from entropylaw.fit.forecast.data import RunData
 
     _check(args)
@@ -197,11 +197,16 @@ def run(args) -> int:
         for line in decision_lines(fc.decision):
             print(line[2:])
     if not args.compare and args.method == DEFAULT:
-        print(f"\n(default method {outputs[0][1].default}: chosen by a rule fixed in advance on the backtest of the real "
-              "runs at 15 % of their steps, which bounds the worst run's error as well as the median's, see "
-              "analysis/bench_forecast.py; --compare shows every method, with the plateau and the 90 % step of "
-              "the curve methods)")
+        kinds = sorted({fc.target_kind for _, fc in outputs})
+        said = ", ".join(f"{default_method(k)} for {KIND_PLURAL.get(k, k)}" for k in kinds)
+        print(f"\n(default method {said}, last-value where "
+              "it cannot run: chosen by a rule fixed in advance on the backtest of the real runs at 15 % of their "
+              "steps, which bounds the worst run's error as well as the median's, see analysis/bench_forecast.py; "
+              "--compare shows every method, with the plateau and the 90 % step of the curve methods)")
     return 0
+
+
+KIND_PLURAL = {"validation": "validation scores", "training score": "training scores"}
 
 
 def _observed(rd, step):
