@@ -1,0 +1,71 @@
+"""Golden outputs of the commands users read (issue 31, item 6: recorded before the layout
+moves, equal after it). Numbers are compared with a tolerance far above floating-point noise
+and far below a printed digit; everything else must be equal to the letter.
+
+Regenerate only for a deliberate change of behaviour:
+    ENTROPYLAW_GOLDEN=write .venv/bin/python -m pytest tests/test_golden.py
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "golden"
+SIZES = "data/real-sizes"
+RUN = "data/real-sizes/qwen2.5-1.5b-instruct_grpo-lora_gsm8k.csv"
+COMMANDS = {
+    "demo.txt": ["demo", "--no-report"],
+    "forecast.json": ["forecast", RUN, "--fit-frac", "0.15", "--json"],
+    "forecast_compare.txt": ["forecast", RUN, "--fit-frac", "0.25", "--compare"],
+    "scale.json": ["scale", SIZES, "--predict", "32B", "--predict", "72B", "--json"],
+    "scale.txt": ["scale", SIZES, "--predict", "32B", "--predict", "72B"],
+}
+NUMBER = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?")
+
+
+def _run(args):
+    out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", *args], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def _same_json(a, b, path="$"):
+    if isinstance(a, dict) and isinstance(b, dict):
+        assert sorted(a) == sorted(b), f"{path}: keys {sorted(set(a) ^ set(b))}"
+        for k in a:
+            _same_json(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list) and isinstance(b, list):
+        assert len(a) == len(b), f"{path}: {len(a)} items, golden {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same_json(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) or isinstance(b, float):
+        assert a == pytest.approx(b, rel=1e-6, abs=1e-9), f"{path}: {a} != golden {b}"
+    else:
+        assert a == b, f"{path}: {a!r} != golden {b!r}"
+
+
+def _same_text(a, b):
+    assert NUMBER.sub("#", a) == NUMBER.sub("#", b), "the text around the numbers changed"
+    for x, y in zip(NUMBER.findall(a), NUMBER.findall(b)):
+        digits = len(y.split(".")[1].split("e")[0])
+        assert abs(float(x) - float(y)) <= 1.01 * 10 ** -digits, f"{x} != golden {y}"  # at most the last digit
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_output_equals_its_golden(name):
+    out = _run(COMMANDS[name])
+    path = GOLDEN / name
+    if os.environ.get("ENTROPYLAW_GOLDEN") == "write":
+        path.write_text(out)
+    golden = path.read_text()
+    if name.endswith(".json"):
+        _same_json(json.loads(out), json.loads(golden))
+    else:
+        _same_text(out, golden)
