@@ -87,6 +87,11 @@ def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = ()) ->
     kinds = sorted({f.get("target_kind") for f in forecasts if f.get("target_kind")})
     defaults = sorted({default_method(k) for k in kinds})
     curves = sorted({DECISION_BY_KIND.get(k, "") for k in kinds})
+    if not kinds:  # rows that do not say their kind: the column names the method most of them show
+        from collections import Counter
+
+        defaults = [m for m, _ in Counter(f.get("method") for f in forecasts if f.get("method")).most_common(1)]
+        curves = [m for m, _ in Counter(f.get("stop_method") for f in forecasts if f.get("stop_method")).most_common(1)]
     common = defaults[0] if len(defaults) == 1 else "default"
     stop_by = curves[0] if len(curves) == 1 else ""
     fc_head = ("" if not forecasts else

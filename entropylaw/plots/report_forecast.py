@@ -29,7 +29,9 @@ def stop_cell(f: Mapping, common: str | None = None) -> str:
            f"steps stays below {f.get('stop_threshold', 0):.4f} ({f.get('stop_source', '')}); interval{span}")
     from entropylaw.fit.forecast.core import DECISION_BY_KIND
 
-    expected = DECISION_BY_KIND.get(f.get("target_kind"), common)
+    # a row of a known kind is tagged where it differs from that kind's curve; else from the column's
+    kind = f.get("target_kind")
+    expected = DECISION_BY_KIND.get(kind, common) if kind else (common or f.get("stop_method"))
     tag = "" if common is None or f.get("stop_method") == expected else \
         f' <span class="muted">{_e(f.get("stop_method", ""))}</span>'
     return f'<td title="{_e(tip)}">{_e(text)}{tag}</td>'
@@ -45,7 +47,7 @@ def _forecast_cells(f: Mapping | None, d: int, common: str, stop_by: str | None 
           f"{f.get('final_step', float('nan')):.0f}"
     from entropylaw.fit.forecast.core import default_method
 
-    expected = default_method(f["target_kind"]) if f.get("target_kind") else common
+    expected = default_method(f["target_kind"]) if f.get("target_kind") else (common or f.get("method"))
     tag = "" if f.get("method") == expected else f' <span class="muted">{_e(f.get("method", ""))}</span>'
     return f'<td title="{_e(tip)}">{value}{tag}</td>{stop_cell(f, stop_by)}'
 
