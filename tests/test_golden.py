@@ -1,5 +1,5 @@
-"""Golden outputs of the commands users read (issue 31, item 6: recorded before the layout
-moves, equal after it). Numbers are compared with a tolerance far above floating-point noise
+"""Golden outputs of the commands users read, the report page's text included (issue 31,
+item 6: recorded before the layout moves, equal after it). Numbers are compared with a tolerance far above floating-point noise
 and far below a printed digit; everything else must be equal to the letter.
 
 Regenerate only for a deliberate change of behaviour:
@@ -56,6 +56,23 @@ def _same_text(a, b):
     for x, y in zip(NUMBER.findall(a), NUMBER.findall(b)):
         digits = len(y.split(".")[1].split("e")[0])
         assert abs(float(x) - float(y)) <= 1.01 * 10 ** -digits, f"{x} != golden {y}"  # at most the last digit
+
+
+def page_text(html: str) -> str:
+    """What a reader reads on the report page: its text, each figure as [img] (the pictures'
+    bytes depend on matplotlib's version; their numbers are in the text around them)."""
+    html = re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", html, flags=re.S)
+    html = re.sub(r"<img[^>]*>", "[img]", html)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
+
+
+def test_report_page_equals_its_golden(tmp_path):
+    _run(["report", SIZES, "--out", str(tmp_path)])
+    out = page_text((tmp_path / "report.html").read_text())
+    path = GOLDEN / "report_sizes.txt"
+    if os.environ.get("ENTROPYLAW_GOLDEN") == "write":
+        path.write_text(out + "\n")
+    _same_text(out, path.read_text().rstrip("\n"))
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
