@@ -153,8 +153,10 @@ def backtest(frames, ks, conf, n_boot, problems):
             except EntropyLawError as err:
                 print(f"skipped run {rid}: {err}", file=sys.stderr)
     rows, floors, priors = [], {}, {}
-    folder = {run.run_id: str(Path(str(table.runs(df).set_index("run_id").at[run.run_id, "source"])).parent)
-              for df, run in runs}
+    folder = {}  # each run's source folder: the table's run metadata read once per frame
+    for df in frames:
+        meta = table.runs(df)
+        folder.update({r: str(Path(str(s)).parent) for r, s in zip(meta["run_id"], meta["source"])})
     for df, run in runs:
         # a recipe run at other sizes (same folder, same score, a known other size): the prior with size
         peers = [r for _, r in runs if folder[r.run_id] == folder[run.run_id] and r.run_id != run.run_id

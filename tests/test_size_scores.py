@@ -50,7 +50,7 @@ def test_interval_coverage_by_simulation():
         y = rng.binomial(1319, truth(sizes)) / 1319
         p = FinalScoreLaw().fit(sizes, y).predict(32e9)
         hits.append(p["final_score_lo"] <= truth(32e9) <= p["final_score_hi"])
-    assert 0.75 <= np.mean(hits) <= 1.0
+    assert 0.75 <= np.mean(hits) <= 0.99  # nominal 0.9; 0.95 measured (the interval is conservative)
 
 
 def test_hostile_sizes():

@@ -37,27 +37,17 @@ import numpy as np
 from scipy import optimize, special
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.fit.forecast.calibrate import from_logit, to_logit
 
 FORMS = ("logit-linear", "saturating")  # simpler first: a tie goes to the earlier one
 MIN_SIZES = {"logit-linear": 2, "saturating": 4}
 TIE_POINTS = 0.5  # points (score x 100): closer than this, the simpler form is kept
-EPS = 1e-4
-
-
-def _logit(y, bounds):
-    lo, hi = bounds
-    return special.logit(np.clip((np.asarray(y, float) - lo) / (hi - lo), EPS, 1 - EPS))
-
-
-def _expit(z, bounds):
-    lo, hi = bounds
-    return lo + (hi - lo) * special.expit(z)
 
 
 def _fit_form(form, u, y, bounds):
     """Parameters of ``form`` fitted to sizes ``u = log10 N`` and scores ``y``."""
     if form == "logit-linear":
-        z = _logit(y, bounds)
+        z = to_logit(y, bounds)
         if len(np.unique(u)) < 2:
             raise EntropyLawError("needs 2 sizes")
         slope, icpt = np.polyfit(u, z, 1)
@@ -89,7 +79,7 @@ def _fit_form(form, u, y, bounds):
 def _eval(form, p, u, bounds):
     u = np.asarray(u, float)
     if form == "logit-linear":
-        return _expit(p["alpha"] + p["beta"] * u, bounds)
+        return from_logit(p["alpha"] + p["beta"] * u, bounds)
     return np.clip(p["C"] - p["B"] * 10 ** (-p["gamma"] * u), *bounds)
 
 
@@ -146,7 +136,7 @@ class FinalScoreLaw:
             yhat = float(_eval(form, p, self.u_[i], self.bounds_))
             pred.append(yhat)
             err.append(yhat - self.scores_[i])
-            zerr.append(float(_logit(yhat, self.bounds_) - _logit(self.scores_[i], self.bounds_)))
+            zerr.append(float(to_logit(yhat, self.bounds_) - to_logit(self.scores_[i], self.bounds_)))
         return {"predicted": np.array(pred), "error": np.array(err), "logit_error": np.array(zerr)}
 
     def predict(self, n_params) -> dict:
@@ -160,9 +150,9 @@ class FinalScoreLaw:
             sxx = float(np.sum((self.u_ - self.u_.mean()) ** 2))
             half = float(special.stdtrit(n - 1, 0.5 + self.conf / 2) * self.rmse_logit_
                          * np.sqrt(1 + 1 / n + (u0 - self.u_.mean()) ** 2 / sxx))
-            z = _logit(mid, self.bounds_)
-            out[f"{self.what}_lo"] = float(_expit(z - half, self.bounds_))
-            out[f"{self.what}_hi"] = float(_expit(z + half, self.bounds_))
+            z = to_logit(mid, self.bounds_)
+            out[f"{self.what}_lo"] = float(from_logit(z - half, self.bounds_))
+            out[f"{self.what}_hi"] = float(from_logit(z + half, self.bounds_))
         notes = []
         if N < self.sizes_.min():
             notes.append(f"below the smallest size fitted ({_size_text(self.sizes_.min())}): an extrapolation downward")

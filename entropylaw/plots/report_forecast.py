@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from entropylaw.fit.forecast.core import DECISION_BY_KIND, default_method
 from entropylaw.plots.report_cells import _e, _family_rows, _num, _run_cells, cell, decimals, interval, swatch
 
 
@@ -27,8 +28,6 @@ def stop_cell(f: Mapping, common: str | None = None) -> str:
     span = "" if ci is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in ci) + "]"
     tip = (f"{f.get('stop_method', '')}: step after which the expected gain over the next {f.get('lookahead', 0):.0f} "
            f"steps stays below {f.get('stop_threshold', 0):.4f} ({f.get('stop_source', '')}); interval{span}")
-    from entropylaw.fit.forecast.core import DECISION_BY_KIND
-
     # a row of a known kind is tagged where it differs from that kind's curve; else from the column's
     kind = f.get("target_kind")
     expected = DECISION_BY_KIND.get(kind, common) if kind else (common or f.get("stop_method"))
@@ -45,8 +44,6 @@ def _forecast_cells(f: Mapping | None, d: int, common: str, stop_by: str | None 
     value = interval(_num(f, "forecast"), f.get("forecast_ci"), d, frac)
     tip = f"{f.get('method', '')} from steps ≤ {f.get('window_end', float('nan')):.0f}, final step " \
           f"{f.get('final_step', float('nan')):.0f}"
-    from entropylaw.fit.forecast.core import default_method
-
     expected = default_method(f["target_kind"]) if f.get("target_kind") else (common or f.get("method"))
     tag = "" if f.get("method") == expected else f' <span class="muted">{_e(f.get("method", ""))}</span>'
     return f'<td title="{_e(tip)}">{value}{tag}</td>{stop_cell(f, stop_by)}'

@@ -37,15 +37,18 @@ PATH = Path(__file__).with_name("calibration.json")
 EPS = 1e-4  # a score of exactly 0 or 1 sits at logit(1e-4) = -9.2: finite, and far out
 
 
-def _to(v, bounds):
+def to_logit(v, bounds, eps: float = EPS):
+    """The logit of a score in ``bounds`` (mapped onto [0, 1], clipped ``eps`` from its ends);
+    a score with no bounds unchanged. The one bounded scale of the forecasts and the size law."""
     v = np.asarray(v, float)
     if bounds is None:
         return v
     lo, hi = bounds
-    return special.logit(np.clip((v - lo) / (hi - lo), EPS, 1 - EPS))
+    return special.logit(np.clip((v - lo) / (hi - lo), eps, 1 - eps))
 
 
-def _back(v, bounds):
+def from_logit(v, bounds):
+    """The inverse of :func:`to_logit`."""
     if bounds is None:
         return v
     lo, hi = bounds
@@ -78,7 +81,7 @@ def scale_draws(mid, draws, bounds, c: float = 1.0):
     p = np.clip((mid - lo) / (hi - lo), EPS, 1 - EPS)
     slope = 1.0 / (p * (1 - p) * (hi - lo))  # d logit / d score at the point forecast
     with np.errstate(over="ignore"):
-        delta = _back(special.logit(p) + c * (draws - mid) * slope, bounds)
+        delta = from_logit(special.logit(p) + c * (draws - mid) * slope, bounds)
     return np.where(near, censored, delta)
 
 
@@ -89,8 +92,8 @@ def rescale(mid, draws, bounds, c: float):
         return mid + c * (np.asarray(draws, float) - mid)
     q = np.quantile(draws, [0.05, 0.95], axis=0)
     near = _touches(q[0], q[1], bounds)
-    m = _to(mid, bounds)
-    return np.where(near, np.clip(mid + c * (draws - mid), *bounds), _back(m + c * (_to(draws, bounds) - m), bounds))
+    m = to_logit(mid, bounds)
+    return np.where(near, np.clip(mid + c * (draws - mid), *bounds), from_logit(m + c * (to_logit(draws, bounds) - m), bounds))
 
 
 def widen(mid, lo, hi, bounds, c: float):
@@ -99,10 +102,10 @@ def widen(mid, lo, hi, bounds, c: float):
     mid, lo, hi = (np.asarray(v, float) for v in (mid, lo, hi))
     if bounds is None:
         return mid - c * (mid - lo), mid + c * (hi - mid)
-    m, a, b = _to(mid, bounds), _to(lo, bounds), _to(hi, bounds)
+    m, a, b = to_logit(mid, bounds), to_logit(lo, bounds), to_logit(hi, bounds)
     near = _touches(lo, hi, bounds)
     lin = np.clip(mid - c * (mid - lo), *bounds), np.clip(mid + c * (hi - mid), *bounds)
-    log = _back(m - c * (m - a), bounds), _back(m + c * (b - m), bounds)
+    log = from_logit(m - c * (m - a), bounds), from_logit(m + c * (b - m), bounds)
     return np.where(near, lin[0], log[0]), np.where(near, lin[1], log[1])
 
 
@@ -114,7 +117,7 @@ def normalized_error(y, mid, lo, hi, bounds):
         yy, m, a, b = y, mid, lo, hi
     else:
         near = _touches(lo, hi, bounds)
-        yy, m, a, b = (np.where(near, v, _to(v, bounds)) for v in (y, mid, lo, hi))
+        yy, m, a, b = (np.where(near, v, to_logit(v, bounds)) for v in (y, mid, lo, hi))
     with np.errstate(divide="ignore", invalid="ignore"):
         e = np.where(yy >= m, (yy - m) / (b - m), (m - yy) / (m - a))
     return np.where(np.isclose(yy, m), 0.0, np.where(np.isfinite(e), e, np.inf))

@@ -244,8 +244,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
         if name == PRIOR:
             m = PriorMethod(conf, n_boot, seed, base=prior_base, prior_runs=tuple(prior_runs))
         elif name == LogitDrift.name:
-            given = None if shape_prior else _drift_prior(run, prior_runs, drift_notes)
-            m = LogitDrift(conf, n_boot, seed, prior=shape_prior or given, given=given is not None)
+            m = _drift(run, prior_runs, shape_prior, conf, n_boot, seed, drift_notes)
         else:
             m = METHODS[name](conf=conf, n_boot=n_boot, seed=seed)
         fitted[name] = m.fit(win)
@@ -282,7 +281,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
         if i and any(m.ok_ for n, m in decided.items() if n not in NO_CURVE):
             break
         if backup not in decided and backup in METHODS:
-            decided[backup] = (LogitDrift(conf, n_boot, seed, prior=shape_prior or _drift_prior(run, prior_runs, []))
+            decided[backup] = (_drift(run, prior_runs, shape_prior, conf, n_boot, seed, [])
                                if backup == LogitDrift.name else METHODS[backup](conf=conf, n_boot=n_boot, seed=seed))
             decided[backup].fit(win)
     own = [n for n in names if n not in NO_CURVE]
@@ -293,6 +292,13 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
 
 
 FALLBACK = "last-value"
+
+
+def _drift(run, prior_runs, shape_prior, conf, n_boot, seed, notes) -> LogitDrift:
+    """logit-drift with the prior given (the backtest's), else learned from ``prior_runs`` (then
+    calibrated as such), else the stored one."""
+    given = None if shape_prior else _drift_prior(run, prior_runs, notes)
+    return LogitDrift(conf, n_boot, seed, prior=shape_prior or given, given=given is not None)
 
 
 def _drift_prior(run, prior_runs, notes):

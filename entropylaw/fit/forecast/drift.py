@@ -46,29 +46,18 @@ import numpy as np
 from scipy import special
 
 from entropylaw.fit.forecast import calibrate as cal
+from entropylaw.fit.forecast.calibrate import from_logit, to_logit
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.data import robust_noise
 from entropylaw.fit.forecast.names import GIVEN_PRIOR
 from entropylaw.fit.forecast.decide import problems_of
 from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod
 
-EPS = 1e-4
 # used where no prior is stored and none is given: broad, and said in the method's warnings
 FALLBACK_PRIOR = {"c": [0.1, 0.15], "runs": 0}
 MIN_SD = 0.02
 MIN_LATE = 2
 CONFLICT = 3.0  # SDs between the window's own rate and the prior's: the window is still in its take-off
-
-
-def to_logit(y, bounds, n=None):
-    lo, hi = bounds
-    e = EPS if n is None else 0.5 / n
-    return special.logit(np.clip((np.asarray(y, float) - lo) / (hi - lo), e, 1 - e))
-
-
-def from_logit(z, bounds):
-    lo, hi = bounds
-    return lo + (hi - lo) * special.expit(z)
 
 
 def logit_weights(values, bounds, target_key, noise=None):
@@ -121,7 +110,7 @@ def fit_full(run, bounds=None):
     w, n = logit_weights(v, bounds, run.target_key, robust_noise(y.values))
     if _on_bound(v, bounds, n):
         return None
-    mean, _, _ = posterior(np.maximum(s, 0.0), to_logit(v, bounds, n), w)
+    mean, _, _ = posterior(np.maximum(s, 0.0), to_logit(v, bounds, 0.5 / n), w)
     return float(mean[1])
 
 
@@ -217,7 +206,7 @@ class LogitDrift(ForecastMethod):
         if _on_bound(v, run.bounds, self.n_eff_):
             raise CannotRun("the window's last points sit on the score's bound: the logit scale cannot say how far "
                             "past it the run is (last-value carries it)")
-        t, z = np.maximum(s, 0.0), to_logit(v, run.bounds, self.n_eff_)
+        t, z = np.maximum(s, 0.0), to_logit(v, run.bounds, 0.5 / self.n_eff_)
         own, own_cov, _ = posterior(t, z, w)  # the window alone: is it still taking off?
         gap = (own[1] - prior["c"][0]) / np.sqrt(own_cov[1, 1] + prior["c"][1] ** 2)
         if gap > CONFLICT:
