@@ -86,3 +86,39 @@ def test_output_equals_its_golden(name):
         _same_json(json.loads(out), json.loads(golden))
     else:
         _same_text(out, golden)
+
+
+def _probe_inputs(d: Path) -> None:
+    """A tiny random policy and twelve rollouts, fixed by their seeds (the probe's CLI test's inputs)."""
+    import torch
+
+    from entropylaw.probe.model import tiny_model
+
+    vocab = 120
+    tiny_model("qwen2", vocab=vocab, hidden=16, layers=1, seed=0).save_pretrained(d / "model")
+    g = torch.Generator().manual_seed(0)
+    with open(d / "roll.jsonl", "w") as f:
+        for p in range(4):
+            prompt = torch.randint(2, vocab, (4,), generator=g).tolist()
+            for i in range(3):
+                n = int(torch.randint(3, 9, (1,), generator=g))
+                print(json.dumps({"prompt_id": f"p{p}", "prompt_ids": prompt, "reward": float((i + p) % 2),
+                                  "response_ids": torch.randint(2, vocab, (n,), generator=g).tolist()}), file=f)
+
+
+def test_probe_summary_equals_its_golden(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    _probe_inputs(tmp_path)
+    out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "probe", "--model", "model", "--rollouts",
+                          "roll.jsonl", "--out", "out", "--dtype", "float64", "--whatif", "none,steer,clip_cov",
+                          "--no-progress"], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    summary.pop("memory_gib")  # this process's measured peak: not a result
+    path = GOLDEN / "probe_summary.json"
+    if os.environ.get("ENTROPYLAW_GOLDEN") == "write":
+        path.write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+        (GOLDEN / "probe.txt").write_text(out.stdout)
+    _same_json(summary, json.loads(path.read_text()))
+    _same_text(out.stdout, (GOLDEN / "probe.txt").read_text())
