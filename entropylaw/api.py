@@ -44,8 +44,8 @@ from entropylaw.fit.size_series import ScaleResult
 from entropylaw.ingest.common import KeyOptions
 from entropylaw.ingest.dispatch import load as _load_sources
 from entropylaw.ingest.model_size import parse_params
-from entropylaw.ingest.report import ACCOUNTS
-from entropylaw.summary import summarize
+from entropylaw.ingest.accounts import ACCOUNTS
+from entropylaw.fit.run_summary import summarize
 
 
 # fit/ sits below plots/, so results get their drawers from here, the top layer. The drawers

@@ -9,7 +9,7 @@ import pytest
 
 import entropylaw.table as table
 from entropylaw.cli.main import main
-from entropylaw.entropy_convention import to_token_mean
+from entropylaw.table.convention import to_token_mean
 from entropylaw.errors import EntropyLawError
 
 

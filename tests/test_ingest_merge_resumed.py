@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from entropylaw import table
 from entropylaw.ingest.merge import merge_same_runs
-from entropylaw.ingest.report import IngestReport
+from entropylaw.ingest.accounts import IngestReport
 
 
 def _piece(records, source, fmt):
@@ -63,7 +63,7 @@ def test_identical_bookkeeping_repeats_are_not_counted_other_repeats_are():
     import pandas as pd
 
     from entropylaw.ingest.common import REPEATED, resolve_resumes
-    from entropylaw.ingest.report import IngestReport
+    from entropylaw.ingest.accounts import IngestReport
 
     rows = [(1, "train/global_step", 1.0), (1, "loss", 0.5), (1, "train/global_step", 1.0),  # identical: uncounted
             (1, "train/epoch", 0.1), (1, "train/epoch", 0.1), (1, "epoch", 0.1), (1, "epoch", 0.1),

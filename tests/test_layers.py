@@ -1,6 +1,6 @@
 """The package's layers, read from the code itself.
 
-- ``ingest/``, ``fit/`` and the shared bottom modules (``table``, ``runformat``, ``fileio``,
+- ``ingest/``, ``fit/`` and the shared bottom modules (``table``, ``fileio``,
   ``errors``, ``_optional``) never import ``lab/``, ``probe/``, ``cli/`` or ``plots/``: not at
   module level, not inside a function (a static walk of every import statement).
 - No import cycle: the graph of every import statement between the package's modules
@@ -22,9 +22,9 @@ from pathlib import Path
 import entropylaw
 
 PACKAGE = Path(entropylaw.__file__).parent
-LOWER = ("entropylaw.ingest", "entropylaw.fit", "entropylaw.table", "entropylaw.runformat", "entropylaw.fileio",
-         "entropylaw.errors", "entropylaw._optional", "entropylaw.entropy_convention", "entropylaw.table_pack",
-         "entropylaw.runmap", "entropylaw.runrows")
+LOWER = ("entropylaw.ingest", "entropylaw.fit", "entropylaw.table", "entropylaw.ingest.lab_rundir", "entropylaw.fileio",
+         "entropylaw.errors", "entropylaw._optional", "entropylaw.table.convention", "entropylaw.table.pack",
+         "entropylaw.table.parallel", "entropylaw.table.blocks")
 UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.audit", "entropylaw.cli", "entropylaw.plots", "entropylaw.api")
 
 
@@ -158,7 +158,7 @@ HEAVY = ("torch", "transformers", "wandb", "tbparse", "tensorboard", "triton")
 
 def _lab_run_dir(path: Path) -> Path:
     """A lab run directory written through the run format (no torch, no training)."""
-    from entropylaw.runformat import METRICS_JSONL, write_run_json
+    from entropylaw.ingest.lab_rundir import METRICS_JSONL, write_run_json
 
     meta = {"run_id": "xs-grpo-none-s0", "model": "lab-xs", "n_params": 31000.0, "n_params_nonembedding": 27792.0,
             "algorithm": "grpo", "dataset": "sum4x1", "seed": 0.0}

@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 import entropylaw.api as api
-import entropylaw.runmap as runmap
+from entropylaw.table import parallel as per_run
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.ingest.common import KeyOptions
 from entropylaw.ingest.dispatch import load
 from entropylaw.ingest.pool import load_parallel, pieces
-from entropylaw.table_pack import pack, stack_packed
+from entropylaw.table.pack import pack, stack_packed
 
 KEYS = KeyOptions(entropy_key="actor/entropy", score_key="critic/score/mean")
 
@@ -125,7 +125,7 @@ def test_map_runs_in_workers_gives_what_one_process_gives(monkeypatch):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                for value in runmap.map_runs(_probe, t, ids, workers=2):
+                for value in per_run.map_runs(_probe, t, ids, workers=2):
                     out.append(value)
                     seen.append(len(caught))  # warnings said before each result, as in a loop
             except EntropyLawError as err:
@@ -136,7 +136,7 @@ def test_map_runs_in_workers_gives_what_one_process_gives(monkeypatch):
     parallel = run(ids)
     assert {pid for pid, *_ in parallel[0][:-1]} != {os.getpid()}  # done in the workers
     assert parallel[0][-1] == "r33: bad" and len(parallel[0]) == 34
-    monkeypatch.setattr(runmap, "MIN_RUNS", 10**6)
+    monkeypatch.setattr(per_run, "MIN_RUNS", 10**6)
     single = run(ids)
     strip = lambda r: ([v[1:] if isinstance(v, tuple) else v for v in r[0]], r[1], r[2])  # noqa: E731
     assert strip(parallel) == strip(single) and single[2] == ["r07: odd", "r31: odd"]

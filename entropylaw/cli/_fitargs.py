@@ -120,12 +120,12 @@ def load_inputs(args) -> pd.DataFrame:
         check_writable(plot_path(args.plot, "x", False))
     convention = getattr(args, "entropy_convention", None)
     if convention:
-        from entropylaw.entropy_convention import parse
+        from entropylaw.table.convention import parse
 
         parse(convention)  # a bad name fails before anything is read
     df = load_from_args(args, args.inputs)
     if convention:
-        from entropylaw.entropy_convention import to_token_mean
+        from entropylaw.table.convention import to_token_mean
 
         df = to_token_mean(df, convention, getattr(args, "x_key", None) or "entropy")
     if args.only:

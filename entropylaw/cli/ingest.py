@@ -12,7 +12,7 @@ import entropylaw.table as table
 from entropylaw.cli.sources import add_source_arguments, load_from_args, row_reports
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import check_writable, dumps
-from entropylaw.summary import format_summary, summarize
+from entropylaw.fit.run_summary import format_summary, summarize
 
 
 def add_parser(subparsers) -> None:

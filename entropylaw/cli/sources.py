@@ -11,7 +11,7 @@ import pandas as pd
 
 from entropylaw.api import ACCOUNTS, load
 from entropylaw.ingest.model_size import parse_params
-from entropylaw.ingest.report import IngestReport, loss_lines
+from entropylaw.ingest.accounts import IngestReport, loss_lines
 
 
 def positive_int(text: str) -> int:

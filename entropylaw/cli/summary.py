@@ -1,9 +1,9 @@
-"""``entropylaw summary INPUT...``: one line per run of what was read (see :mod:`entropylaw.summary`)."""
+"""``entropylaw summary INPUT...``: one line per run of what was read (see :mod:`entropylaw.fit.run_summary`)."""
 
 from __future__ import annotations
 
 from entropylaw.cli.sources import add_source_arguments, load_from_args, with_accounts
-from entropylaw.summary import format_summary, summarize
+from entropylaw.fit.run_summary import format_summary, summarize
 
 
 def add_parser(subparsers) -> None:

@@ -34,7 +34,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-import entropylaw.runmap as runmap
+from entropylaw.table import parallel
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fit import forms as forms_mod
@@ -153,7 +153,7 @@ def fit_runs(df: pd.DataFrame, run_ids=None, *, pool: bool = False, y: str | Non
     # each run on its own rows (sliced once, not the whole table masked per run); a project's
     # runs in forked processes, their warnings and errors said here in run order
     one = functools.partial(_fit_or_error, y=y, x=x, pairing=pairing, compare=compare, **options)
-    for run_id, (fit, err) in zip(ids, runmap.map_runs(one, df, ids)):
+    for run_id, (fit, err) in zip(ids, parallel.map_runs(one, df, ids)):
         if err is not None:
             if not skip_errors:
                 raise err

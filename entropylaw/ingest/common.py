@@ -37,7 +37,7 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.ingest.keys import KeyMap, detect_keys
 from entropylaw.ingest.model_size import params_from_name, published_nonembedding
-from entropylaw.ingest.report import IngestReport
+from entropylaw.ingest.accounts import IngestReport
 
 NON_FINITE = "non-finite value"
 SUPERSEDED = "superseded by resumed segment"

@@ -2,7 +2,7 @@
 
 :func:`detect_format` names what a path or URI is; :func:`load` reads any mix of them
 into one tidy run table (:mod:`entropylaw.table`) plus one
-:class:`~entropylaw.ingest.report.IngestReport` per source read.
+:class:`~entropylaw.ingest.accounts.IngestReport` per source read.
 
 ========================  ===============================================================
 format                    recognised by
@@ -66,8 +66,8 @@ from entropylaw.ingest.verl_jsonl import looks_like_jsonl, read_verl_jsonl
 from entropylaw.ingest.wandb_offline import read_wandb_offline
 from entropylaw.ingest.wandb_online import read_wandb_online
 from entropylaw.ingest.merge import merge_same_runs
-from entropylaw.ingest.report import IngestReport
-from entropylaw.runformat import is_run_dir
+from entropylaw.ingest.accounts import IngestReport
+from entropylaw.ingest.lab_rundir import is_run_dir
 
 WANDB_SCHEME = "wandb://"
 TABLE_SUFFIXES = {".parquet", ".csv", ".tsv"}

@@ -1,4 +1,4 @@
-"""Read one ``entropylaw lab run`` directory as one run (the layout is :mod:`entropylaw.runformat`).
+"""Read one ``entropylaw lab run`` directory as one run (the layout is :mod:`entropylaw.ingest.lab_rundir`).
 
 ``metrics.jsonl`` is read by the veRL JSONL reader (its ``metrics.csv`` copy and the W&B
 log hold the same run and are not read again); the run's metadata (model, exact
@@ -14,7 +14,7 @@ from pathlib import Path
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.common import RawRun
 from entropylaw.ingest.verl_jsonl import read_verl_jsonl
-from entropylaw.runformat import METRICS_JSONL, RUN_JSON, read_run_json
+from entropylaw.ingest.lab_rundir import METRICS_JSONL, RUN_JSON, read_run_json
 
 
 def read_lab_run(run_dir: str | os.PathLike, meta: dict | None = None) -> list[RawRun]:

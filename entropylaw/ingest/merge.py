@@ -22,7 +22,7 @@ those names are read as its own (the values must still agree), so one value is n
 twice under two names.
 
 >>> from entropylaw import table
->>> from entropylaw.ingest.report import IngestReport
+>>> from entropylaw.ingest.accounts import IngestReport
 >>> a = table.from_records([(s, "entropy", 1.0 / s) for s in range(1, 6)], run_id="r", source="a.log")
 >>> b = table.from_records([(s, "entropy", 2.0 / s) for s in range(4, 9)], run_id="r", source="b.log")
 >>> ra, rb = IngestReport("a.log"), IngestReport("b.log")
@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as table
-from entropylaw.ingest.report import IngestReport
+from entropylaw.ingest.accounts import IngestReport
 
 SUPERSEDED = "superseded by resumed segment"
 AGREE_RTOL = 1e-5  # float32 event files against float64 JSON

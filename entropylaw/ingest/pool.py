@@ -26,9 +26,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable
 
-import entropylaw.runmap as runmap
+from entropylaw.table import parallel
 import entropylaw.table as table
-import entropylaw.table_pack as table_pack
+from entropylaw.table import pack
 from entropylaw.ingest import dispatch, mlflow_store
 from entropylaw.ingest.common import KeyOptions
 
@@ -55,16 +55,16 @@ def pieces(source: str) -> list[str]:
 def _read(args):
     piece, options = args
     df, reports = dispatch.load([piece], options)
-    return table_pack.pack(df), reports  # a few arrays, not a DataFrame: see entropylaw.table_pack
+    return pack.pack(df), reports  # a few arrays, not a DataFrame: see entropylaw.table.pack
 
 
 def load_parallel(sources: list[str], options: KeyOptions | None = None, workers: int | None = None,
                   progress: Callable[[int, int], None] | None = None):
     """Like :func:`dispatch.load`, its pieces read in ``workers`` processes (default:
-    :func:`entropylaw.runmap.cores`); ``progress(done, total)`` is called as pieces finish."""
+    :func:`entropylaw.table.parallel.cores`); ``progress(done, total)`` is called as pieces finish."""
     options = options or KeyOptions()
     todo = [p for s in sources for p in pieces(str(s))]
-    workers = max(1, min(workers or runmap.cores(), len(todo)))
+    workers = max(1, min(workers or parallel.cores(), len(todo)))
     results = []
     if workers == 1:
         for i, piece in enumerate(todo, 1):
@@ -84,4 +84,4 @@ def load_parallel(sources: list[str], options: KeyOptions | None = None, workers
         packs.append(packed)
         reports.extend(reps)
     del results
-    return table_pack.stack_packed(packs), reports
+    return pack.stack_packed(packs), reports

@@ -44,7 +44,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.compressed import inner_suffix
 from entropylaw.ingest.common import RawRun, existing_file
 from entropylaw.ingest.names import model_from_filename, run_id_from_path
-from entropylaw.ingest.report import IngestReport
+from entropylaw.ingest.accounts import IngestReport
 
 STEP_COLUMNS = ["step", "_step", "global_step", "Step", "trainer/global_step", "train/global_step",
                 "train/step", "steps", "iteration"]

@@ -1,6 +1,6 @@
 """Turn a lab sweep's run directories into one tidy run table (see :mod:`entropylaw.table`).
 
-Each run directory (layout: :mod:`entropylaw.runformat`) is read by the same reader
+Each run directory (layout: :mod:`entropylaw.ingest.lab_rundir`) is read by the same reader
 ``entropylaw ingest RUN_DIR`` uses (:func:`entropylaw.ingest.lab_run.read_lab_run`) and
 finalised by the shared :func:`entropylaw.ingest.common.finalize`, so canonical names come
 from the standard key detection: ``actor/entropy`` -> ``entropy`` (token-mean),
@@ -31,7 +31,7 @@ from entropylaw.lab.config import RunConfig, run_name
 from entropylaw.lab.models import nonembedding_params, size_spec, total_params
 from entropylaw.lab.task import SumTask
 from entropylaw.lab.tokenizer import CharTokenizer
-from entropylaw.runformat import DONE_JSON, METRICS_JSONL, read_run_json
+from entropylaw.ingest.lab_rundir import DONE_JSON, METRICS_JSONL, read_run_json
 
 
 def run_meta(config: dict) -> dict:

@@ -19,7 +19,7 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from entropylaw.ingest.report import loss_lines
+from entropylaw.ingest.accounts import loss_lines
 
 from entropylaw.plots import build as B
 from entropylaw.plots.report import ReportFigure, figure_png, render_html

@@ -29,7 +29,7 @@ from collections import OrderedDict
 import numpy as np
 import pandas as pd
 
-import entropylaw.runmap as runmap
+from entropylaw.table import parallel
 import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.core import DEFAULT, forecast
@@ -104,11 +104,11 @@ def _fit_entry(t: pd.DataFrame, run_id: str) -> tuple:
 
 def _prime(entry, t: pd.DataFrame, run_ids, prefix: tuple = ()) -> None:
     """Compute the cache entries ``entry`` gives for the runs not cached yet, a project's in
-    forked processes (:func:`entropylaw.runmap.map_runs`): the same values, on all cores."""
+    forked processes (:func:`entropylaw.table.parallel.map_runs`): the same values, on all cores."""
     parts = tt.split_runs(t, run_ids)
     missing = [r for r in run_ids if prefix + _key(parts.get(r, t), r) not in _CACHE]
-    if len(missing) >= runmap.MIN_RUNS:
-        for key, value in runmap.map_runs(entry, t, missing):
+    if len(missing) >= parallel.MIN_RUNS:
+        for key, value in parallel.map_runs(entry, t, missing):
             _store(key, value)
 
 

@@ -56,9 +56,9 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-import entropylaw.runrows as runrows
+from entropylaw.table import blocks as _blocks
 from entropylaw.errors import EntropyLawError
-from entropylaw.runrows import split_runs  # noqa: F401  (the table's API; one pass over its rows)
+from entropylaw.table.blocks import split_runs  # noqa: F401  (the table's API; one pass over its rows)
 from entropylaw.fileio import atomic_write
 
 ENTROPY = "entropy"
@@ -308,20 +308,20 @@ def runs(df: pd.DataFrame) -> pd.DataFrame:
     # the same frame from each run's rows: a groupby of 20 M rows costs seconds, and the
     # report asks for this once per figure
     cats = df["run_id"].cat.categories
-    blocks = runrows.blocks(df["run_id"].cat.codes.to_numpy())
+    blocks = _blocks.blocks(df["run_id"].cat.codes.to_numpy())
     columns = META_COLUMNS + ["step"]
     if blocks is not None:  # each run one block: views of its rows
         block_codes, starts, ends = blocks
         spans = list(zip(starts.tolist(), ends.tolist()))
         pieces = {col: [values[i:j] for i, j in spans]
-                  for col in columns for values in [runrows.column_values(df[col])]}
+                  for col in columns for values in [_blocks.column_values(df[col])]}
     else:  # runs interleaved: each run's rows taken
         parts = split_runs(df)
         block_codes = np.array([cats.get_loc(r) for r in parts], dtype=np.int64)
-        pieces = {col: [runrows.column_values(p[col]) for p in parts.values()] for col in columns}
+        pieces = {col: [_blocks.column_values(p[col]) for p in parts.values()] for col in columns}
     cols = {"run_id": pd.Categorical.from_codes(block_codes, dtype=df["run_id"].dtype)}
     for col in META_COLUMNS:
-        cols[col] = runrows.first_values(pieces[col], df[col].dtype)
+        cols[col] = _blocks.first_values(pieces[col], df[col].dtype)
     cols["n_steps"] = np.array([len(pd.unique(steps)) for steps in pieces["step"]], dtype=np.int64)
     return pd.DataFrame(cols)
 

@@ -1,4 +1,4 @@
-"""What was read: one line per run (``entropylaw summary``, :func:`entropylaw.summary`).
+"""What was read: one line per run (``entropylaw summary``, :func:`entropylaw.fit.run_summary`).
 
 Columns: run id, number of steps, the source keys that became entropy / score /
 validation, and the first and last value of entropy, score and the validation score the
