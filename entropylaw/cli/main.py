@@ -28,6 +28,7 @@ from entropylaw import __version__
 from entropylaw.cli import (algorithms, audit, demo, figures, fit, forecast, ingest, lab, predict, probe,
                             probe_checkpoints,
                             report, scale, summary, watch)
+from entropylaw.cli.terms import in_flags
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, describe_os_error
 
 # sub-command modules, in the order --help lists them
@@ -64,9 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None):
+def _show_warning(message, category, filename, lineno, file=None, line=None, parser=None):
     if issubclass(category, EntropyLawWarning):
-        print(f"entropylaw: warning: {message}", file=sys.stderr)
+        print(f"entropylaw: warning: {in_flags(message, parser)}", file=sys.stderr)
     else:
         print(warnings.formatwarning(message, category, filename, lineno, line), file=sys.stderr, end="")
 
@@ -104,11 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return USER_ERROR
-    warnings.showwarning = _show_warning
+    command = command_parser(parser, args)
+    warnings.showwarning = lambda *a, **k: _show_warning(*a, **k, parser=command)
+    args.flags = lambda text: in_flags(text, command)  # a result's text in the CLI's words
     try:
         return int(args.func(args) or 0)
     except EntropyLawError as err:
-        print(f"entropylaw: error: {err}", file=sys.stderr)
+        print(f"entropylaw: error: {in_flags(err, command)}", file=sys.stderr)
         return USER_ERROR
     except KeyboardInterrupt:
         print("entropylaw: interrupted", file=sys.stderr)
@@ -122,6 +125,14 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:  # noqa: BLE001 -- the one place a bug becomes a one-line report
         _internal_error(err, debug)
         return INTERNAL_ERROR
+
+
+def command_parser(parser, args):
+    """The sub-command's own parser (its options are the flags a message may name)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices.get(args.command, parser)
+    return parser
 
 
 def _quiet_stdout() -> None:

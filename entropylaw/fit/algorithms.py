@@ -57,7 +57,7 @@ class AlgorithmTest:
         names = list(pairs_by_run)
         missing = [r for r in names if not algorithm_of_run.get(r)]
         if missing:
-            raise EntropyLawError(f"run {missing[0]!r}: unknown algorithm (give it with ingest --algorithm)")
+            raise EntropyLawError(f"run {missing[0]!r}: unknown algorithm (give it with `algorithm` when reading the run)")
         algs = sorted({algorithm_of_run[r] for r in names})
         if len(algs) < 2:
             raise EntropyLawError(f"the algorithm test needs runs of at least 2 algorithms (got {algs})")

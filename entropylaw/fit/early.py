@@ -31,6 +31,7 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.law import EntropyLawFit
+from entropylaw.fit.window import window_end
 
 
 class EarlyPrediction:
@@ -47,29 +48,18 @@ class EarlyPrediction:
         self.warn = warn
 
     def window_end(self, steps, origin=None) -> float:
-        """Last training step inside the fit window, measured from ``origin`` (the first logged step)."""
-        last = float(np.max(steps))
+        """Last training step inside the fit window, measured from ``origin`` (the first logged
+        step): :func:`entropylaw.fit.window.window_end`, the one rule, with a window required and
+        something left after it to predict."""
         origin = float(np.min(steps)) if origin is None else float(origin)
-        if (self.fit_steps is None) == (self.fit_frac is None):
-            raise EntropyLawError("give exactly one of --fit-steps K or --fit-frac F")
-        if self.fit_steps is not None:
-            if self.fit_steps <= 0:
-                raise EntropyLawError(f"--fit-steps must be positive (got {self.fit_steps})")
-            end = origin + float(self.fit_steps) - 1.0  # the first K steps: origin .. origin + K - 1
-            if end >= last:
-                raise EntropyLawError(f"--fit-steps {self.fit_steps} is not smaller than the run (the log starts "
-                                      f"at step {origin:g}, last paired step {last:g}): nothing left to predict")
-            return end
-        if not 0 < self.fit_frac < 1:
-            raise EntropyLawError(f"--fit-frac must lie strictly between 0 and 1 (got {self.fit_frac})")
-        return origin + self.fit_frac * (last - origin)
+        return window_end(origin, float(np.max(steps)), self.fit_frac, self.fit_steps, required=True, leave_some=True)
 
     def fit(self, pairs: pd.DataFrame):
         """``pairs``: DataFrame[step, H, R] (e.g. from :func:`entropylaw.fit.pairing.pair`)."""
         where = f"run {pairs.attrs.get('run_id', '?')!r}"
         unc.check_conf(self.conf)
         if self.predict_steps is not None and not self.predict_steps > 0:
-            raise EntropyLawError(f"--predict-steps must be positive (got {self.predict_steps})")
+            raise EntropyLawError(f"`predict_steps` must be positive (got {self.predict_steps})")
         pairs = pairs.sort_values("step").reset_index(drop=True)
         steps, H, R = (pairs[c].to_numpy() for c in ("step", "H", "R"))
         origin = self.origin if self.origin is not None else pairs.attrs.get("first_step")
@@ -80,14 +70,14 @@ class EarlyPrediction:
         if k < 3:
             raise EntropyLawError(f"{where}: the fit window (steps {origin:g}..{end:g}) holds {k} paired point(s); "
                                   f"the log starts at step {origin:g} and its first paired point is at step "
-                                  f"{steps.min():g}; the fit needs at least 3 (choose a larger --fit-steps/--fit-frac)")
+                                  f"{steps.min():g}; the fit needs at least 3 (choose a larger `fit_steps`/`fit_frac`)")
         if k == len(steps):
             raise EntropyLawError(f"{where}: the fit window (steps <= {end:g}) holds every point; nothing to predict")
         horizon = np.inf if self.predict_steps is None else end + self.predict_steps
         scored = ~in_fit & (steps <= horizon)
         if not scored.any():
             raise EntropyLawError(f"{where}: no paired point within {self.predict_steps} steps after the fit "
-                                  f"window (steps <= {end:g}); choose a larger --predict-steps")
+                                  f"window (steps <= {end:g}); choose a larger `predict_steps`")
         self.fit_ = EntropyLawFit(conf=self.conf, score_range=self.score_range, warn=self.warn).fit(
             H[in_fit], R[in_fit], where=f"{where} (first {k} points)")
         pred = self.fit_.predict(H)

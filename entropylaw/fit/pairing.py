@@ -60,7 +60,7 @@ def score_key(df: pd.DataFrame, run_id: str, y: str | None = None, warn: bool = 
         best = sorted(vals, key=lambda v: (-int(counts.get(v, 0)), v))[0]
         if warn:
             warnings.warn(f"run {run_id!r}: several validation metrics and no val/mean; fitting {best} "
-                          f"(most points); others: {', '.join(v for v in vals if v != best)} (choose with --y-key)",
+                          f"(most points); others: {', '.join(v for v in vals if v != best)} (choose with `y`)",
                           EntropyLawWarning, stacklevel=3)
         return best
     if table.SCORE in present:
@@ -69,7 +69,7 @@ def score_key(df: pd.DataFrame, run_id: str, y: str | None = None, warn: bool = 
                           f"(the rollouts' own reward)", EntropyLawWarning, stacklevel=3)
         return table.SCORE
     raise EntropyLawError(f"run {run_id!r}: no score key (expected val/<bench>, val/mean or score; "
-                          f"has {_listing(present)}); give one with --y-key")
+                          f"has {_listing(present)}); give one with `y`")
 
 
 def fitted_score_key(df: pd.DataFrame, run_id: str) -> str:
@@ -143,7 +143,7 @@ def check_pairs(H, R, where: str = "run", score_range: tuple[float, float] | Non
         raise EntropyLawError(f"{where}: entropy up to {H.max():.4g} nats at point {int(np.argmax(H))} is above any "
                               f"per-token entropy (at most ln V: {MAX_TOKEN_ENTROPY:.2f} nats for a 262,144-token "
                               "vocabulary): a sum over each response rather than a token mean? check the entropy "
-                              "key, or convert it with --entropy-convention (`entropylaw audit` tells which)")
+                              "key, or convert it with `entropy_convention` (`entropylaw audit` tells which)")
     if np.ptp(H) <= 1e-12 * max(1.0, abs(H).max()):
         raise EntropyLawError(f"{where}: entropy is constant ({H[0]:.4g}) over all {len(H)} points; "
                               "a and b cannot be separated (degenerate design)")
@@ -152,5 +152,5 @@ def check_pairs(H, R, where: str = "run", score_range: tuple[float, float] | Non
         out = (R < lo) | (R > hi)
         if out.any():
             i = int(np.argmax(out))
-            raise EntropyLawError(f"{where}: score {R[i]:.4g} at point {i} outside --score-range {lo:g},{hi:g}")
+            raise EntropyLawError(f"{where}: score {R[i]:.4g} at point {i} outside `score_range` {lo:g},{hi:g}")
     return H, R

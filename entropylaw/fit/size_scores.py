@@ -96,7 +96,7 @@ class FinalScoreLaw:
         if N.shape != y.shape or not len(N):
             raise EntropyLawError("one parameter count and one score per run")
         if not (np.isfinite(N).all() and (N > 0).all()):
-            raise EntropyLawError("a run has no known parameter count (give it with --params N, or a model "
+            raise EntropyLawError("a run has no known parameter count (give it with `params` N, or a model "
                                   "name with a size such as 7B)")
         if not np.isfinite(y).all():
             raise EntropyLawError("a run has no finite final score")

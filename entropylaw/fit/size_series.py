@@ -162,7 +162,7 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, **options) -> ScaleResu
     fallback = ~np.isfinite(sizes) & np.isfinite(total)
     if fallback.any():
         warnings.warn(f"{int(fallback.sum())} run(s) have no non-embedding parameter count; using total parameters "
-                      "(give --config config.json for exact counts)", EntropyLawWarning, stacklevel=3)
+                      "(give `config` config.json for exact counts)", EntropyLawWarning, stacklevel=3)
         sizes = np.where(fallback, total, sizes)
     rows, series = [], {}
     for rid in ids:
@@ -219,7 +219,7 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95)
     unknown = rows[~np.isfinite(rows["n_params"].astype(float))]
     if len(unknown):
         raise EntropyLawError(f"run {unknown['run_id'].iloc[0]!r}: no model size in its name or config (give it "
-                              "with --params N, e.g. --params 7B)")
+                              "with `params` N, e.g. 7B)")
     keys = sorted(set(rows["target_key"]))
     score_law = plateau_law = None
     score_refused = None

@@ -67,5 +67,5 @@ def parse_params(text: str) -> float:
         # a sign is not part of a size written in a name ("-7B" is not 7B)
         value = -1.0 if text.strip().startswith("-") else params_from_name(text.strip())
     if math.isnan(value) or math.isinf(value) or value <= 0:
-        raise EntropyLawError(f"--params {text!r}: expected a positive parameter count such as 7e9, 7B or 350M")
+        raise EntropyLawError(f"`params` {text!r}: expected a positive parameter count such as 7e9, 7B or 350M")
     return value

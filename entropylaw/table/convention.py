@@ -37,23 +37,23 @@ def parse(text: str) -> tuple[str, float | None]:
     """``NAME`` or ``seq-mean-token-sum-norm:T`` -> (name, T)."""
     name, _, horizon = text.partition(":")
     if name in NO_MAPPING:
-        raise EntropyLawError(f"--entropy-convention {name}: no mapping to token-mean from the logged values alone "
+        raise EntropyLawError(f"`entropy_convention` {name}: no mapping to token-mean from the logged values alone "
                               "(it needs per-sequence lengths or the model); run 'entropylaw audit' at a few steps "
                               "and use the factor it reports")
     if name not in ("token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm"):
-        raise EntropyLawError(f"--entropy-convention {text}: unknown (convertible: {', '.join(CONVERTIBLE)}; "
+        raise EntropyLawError(f"`entropy_convention` {text}: unknown (convertible: {', '.join(CONVERTIBLE)}; "
                               f"not convertible: {', '.join(NO_MAPPING)})")
     if name == "seq-mean-token-sum-norm":
         try:
             T = float(horizon)
         except ValueError:
-            raise EntropyLawError(f"--entropy-convention {text}: give the padded response length, "
+            raise EntropyLawError(f"`entropy_convention` {text}: give the padded response length, "
                                   "e.g. seq-mean-token-sum-norm:1024") from None
         if not T >= 1:
-            raise EntropyLawError(f"--entropy-convention {text}: the response length must be at least 1")
+            raise EntropyLawError(f"`entropy_convention` {text}: the response length must be at least 1")
         return name, T
     if horizon:
-        raise EntropyLawError(f"--entropy-convention {text}: only seq-mean-token-sum-norm takes :T")
+        raise EntropyLawError(f"`entropy_convention` {text}: only seq-mean-token-sum-norm takes :T")
     return name, None
 
 
@@ -70,7 +70,7 @@ def to_token_mean(df: pd.DataFrame, convention: str, x: str = table.ENTROPY) -> 
         steps = out.loc[rows, "step"]
         missing = ~steps.isin(lengths.index)
         if lengths.empty or missing.any():
-            raise EntropyLawError(f"--entropy-convention {name}: run {run!r} has no response_length at "
+            raise EntropyLawError(f"`entropy_convention` {name}: run {run!r} has no response_length at "
                                   f"{int(missing.sum())} of its {len(steps)} {x} steps (needed to convert)")
         scale = (T or 1.0) / lengths.reindex(steps.to_numpy()).to_numpy()
         out.loc[rows, "value"] = out.loc[rows, "value"].to_numpy() * scale

@@ -59,7 +59,8 @@ from entropylaw.fit.forecast.catalog import (ALL_METHODS, CURVE_ENSEMBLE, DEFAUL
 from entropylaw.fit.forecast.combine import CurveEnsemble, Ensemble, PriorMethod
 from entropylaw.fit.forecast.data import RunData, window_end
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
-from entropylaw.fit.forecast.decide import decision_lines  # noqa: F401 (re-exported: the CLI's)
+from entropylaw.fit.forecast.decide import NO_CURVE, decision_lines, decision_on
+from entropylaw.fit.forecast import text as _text
 from entropylaw.fit.forecast.drift import LogitDrift, learn_prior
 # The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the lowest
 # max(median / 1 point, worst / 5 points) of the final score at 15 % of the run, then the other
@@ -124,6 +125,9 @@ class Forecast:
     decision: dict | None = None
     # the target series as logged, for plots and backtests only (later points are never fitted)
     observed: pd.DataFrame | None = None
+    fit_frac: float | None = None  # the window as a share of the run (a backtest), when given so
+    run_last: float | None = None  # the run's last logged step
+    law_verdict: str | None = None  # the law's verdict on the window, where it does not apply
 
     def table(self, step=None) -> pd.DataFrame:
         """One row per method: forecast and interval at ``step`` (default: the last requested)."""
@@ -168,7 +172,8 @@ class Forecast:
         return "\n".join(lines)
 
     def __str__(self) -> str:
-        return self.report()
+        """What ``entropylaw forecast`` prints: the window, every method's row, the decision."""
+        return _text.forecast_text(self)
 
     def plot(self, ax=None, methods=None):
         """Draw the window, the forecasts and their bands; returns the axes."""
@@ -181,7 +186,9 @@ class Forecast:
                 "note": self.note, "log_starts_at": self.origin, "window_end": self.window_end,
                 "last_logged_step": self.last_logged, "n_window_points": self.n_window, "conf": self.conf,
                 "at_steps": [float(s) for s in self.at_steps], "default_method": self.default,
-                "methods": {k: v.to_dict() for k, v in self.methods.items()}, "decision": self.decision}
+                "methods": {k: v.to_dict() for k, v in self.methods.items()}, "decision": self.decision,
+                "observed": {str(s): v for s in self.at_steps if (v := _text.observed_at(self, s)) is not None},
+                "law_on_window": self.law_verdict or "applies"}
 
 
 def _result(m, steps) -> MethodResult:
@@ -194,14 +201,14 @@ def _result(m, steps) -> MethodResult:
                         list(m.warnings_), m.late_rmse_, getattr(m, "t90_note_", None))
 
 
-def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods=None, conf=0.9,
+def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon=None, methods=None, conf=0.9,
              prior_runs=(), prior_base="law+entropy", n_boot=200, seed=0, target=None, threshold=None,
              n_problems=None, total_steps=None, shape_prior=None) -> Forecast:
     """Forecast ``run`` from its window (see :mod:`entropylaw.fit.forecast.data` for windows).
 
-    ``at_steps``: steps to forecast (after the window). Default: the run's later target steps
-    when the window ends before the run does (a backtest), else as far ahead as the window
-    is long. ``methods``: names from :data:`ALL_METHODS` (default: all; ``prior`` only with
+    ``at_steps``: steps to forecast (after the window), or ``horizon``: N steps after the
+    window's end. Default: the run's later target steps when the window ends before the run
+    does (a backtest), else as far ahead as the window is long. ``methods``: names from :data:`ALL_METHODS` (default: all; ``prior`` only with
     ``prior_runs``).
 
     The forecast's ``decision`` answers "can I stop?" and "will it reach ``target``?" from
@@ -228,14 +235,18 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
     if len(win.target) == 0:
         raise EntropyLawError(f"run {run.run_id!r}: the window (steps {run.origin:g}..{end:g}) holds no "
                               f"{run.target_kind} point; {run.describe_start()}, its first {run.target_key} "
-                              f"is at step {run.target.steps[0]:g}: choose a larger --fit-frac/--fit-steps")
+                              f"is at step {run.target.steps[0]:g}: choose a larger `fit_frac`/`fit_steps`")
+    if horizon is not None:
+        if at_steps is not None:
+            raise EntropyLawError("give at most one of `at_steps` and `horizon`")
+        at_steps = [end + horizon]
     if at_steps is None:
         later = run.target.steps[run.target.steps > end]
         at_steps = later if len(later) else np.array([end + max(end - run.origin, 1.0)])
     at_steps = np.atleast_1d(np.asarray(at_steps, float))
     if (at_steps <= end).any():
         bad = float(at_steps[at_steps <= end][0])
-        raise EntropyLawError(f"--at-step {bad:g} is not after the window's end (step {end:g}); "
+        raise EntropyLawError(f"`at_steps` {bad:g} is not after the window's end (step {end:g}); "
                               f"{run.describe_start()}: forecast a later step")
     fitted, drift_notes = {}, []
     for name in names:
@@ -286,9 +297,10 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, methods
             decided[backup].fit(win)
     own = [n for n in names if n not in NO_CURVE]
     first = own[0] if len(own) == 1 else curve  # one curve asked for: its own
-    decision = _decision(win, at_steps, decided, conf, target, threshold, n_problems, total_steps, first, curve)
+    decision = decision_on(win, at_steps, decided, conf, target, threshold, n_problems, total_steps, first, curve)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
-                    at_steps, results, note, default=default, observed=observed, decision=decision)
+                    at_steps, results, note, default=default, observed=observed, decision=decision,
+                    fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end))
 
 
 FALLBACK = "last-value"
@@ -319,52 +331,18 @@ def _drift_prior(run, prior_runs, notes):
     return prior
 
 
-# last-value never changes and law-ceiling is a level, not a curve: "now" by construction
-NO_CURVE = ("last-value", "law-ceiling")
 # where the decision's curve cannot run on a window, the next that models change is tried
 DECISION_BACKUPS = ("power", "exp-saturation")
 
 
-def _decision(win, at_steps, fitted, conf, target, threshold, n_problems, total_steps, first, curve):
-    """The decision on ``win`` (the run cut at the window's end) from the first curve in order."""
-    from entropylaw.fit.forecast import decide as dc
+def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", prior=None, **kwargs) -> _text.Forecasts:
+    """:func:`forecast` for every run (or ``run_ids``) of a tidy table: ``{run_id: Forecast}``
+    (:class:`~entropylaw.fit.forecast.text.Forecasts`; ``str()`` is what ``entropylaw forecast`` prints).
 
-    order = [first, curve, *fitted]
-    m = next((fitted[n] for n in order if n in fitted and n not in NO_CURVE and fitted[n].ok_), None)
-    if m is None:
-        return {"method": None, "reason": "no method that models change could run on this window "
-                                          "(last-value and law-ceiling answer 'now' by construction)"}
-    end, bounds = win.end, win.bounds
-    run_end = float(total_steps if total_steps is not None else max(at_steps))
-    lookahead = 0.1 * max(run_end - win.origin, 1.0)
-    far = max(win.origin + 20 * max(end - win.origin, 1.0), run_end + lookahead)
-    steps = np.linspace(end, far, 600)
-    mid, draws = m.curve(steps)
-    if threshold is None:
-        threshold, source = dc.threshold_for(mid[0], win.target.values, win.target_key, win.target_kind, n_problems,
-                                             bounds == (0.0, 1.0))
-    else:
-        source = "given (--threshold)"
-    out = {"method": m.name, "threshold_source": source, **dc.decide(steps, mid, draws, lookahead, threshold,
-                                                                       target, conf)}
-    raw = m._mid(steps) if hasattr(m, "_mid") else mid
-    if bounds is not None and ((raw < bounds[0]) | (raw > bounds[1])).any():
-        i = int(np.argmax((raw < bounds[0]) | (raw > bounds[1])))
-        out["curve_note"] = (f"the {m.name} curve reaches the score's bound at step {steps[i]:.0f} "
-                             f"({raw[i]:.3f} before clipping): read on past it, it is held at the bound")
-    if target is not None and bounds is not None and target > bounds[1]:
-        out.update(target_step=None, target_step_ci=None, p_reach=0.0,
-                   target_note=f"the target {target:g} lies above the score's range {list(bounds)}: it cannot be reached")
-    elif target is not None and bounds is not None and target < bounds[0]:
-        out["target_note"] = f"the target {target:g} lies below the score's range {list(bounds)}: it is met already"
-    return out
-
-
-def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", prior=None, **kwargs) -> dict:
-    """:func:`forecast` for every run (or ``run_ids``) of a tidy table: ``{run_id: Forecast}``.
-
-    ``prior``: a tidy table of finished runs for the ``prior`` method (the run itself is left
-    out of its own prior). Other keywords go to :func:`forecast`.
+    With several runs, a run that cannot be forecast is left out with its reason (a warning;
+    ``.left_out``). ``prior``: a tidy table of finished runs for logit-drift's prior and the
+    ``prior`` method (the run itself is left out of its own prior). Other keywords go to
+    :func:`forecast`.
 
     >>> import numpy as np
     >>> from entropylaw import table
@@ -378,5 +356,10 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
     prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)
                                                 for r in table.run_ids(prior))
-    return {rid: forecast(RunData.from_table(df, rid, y_key=y_key, x_key=x_key), prior_runs=prior_runs, **kwargs)
-            for rid in ids}
+    out, left_out = _text.forecast_runs(lambda rid: forecast(RunData.from_table(df, rid, y_key=y_key, x_key=x_key),
+                                                             prior_runs=prior_runs, **kwargs), ids)
+    said = None
+    if list(kwargs.get("methods") or []) == [DEFAULT]:
+        kinds = sorted({fc.target_kind for fc in out.values()})
+        said = ", ".join(f"{default_method(k)} for {_text.KIND_PLURAL.get(k, k)}" for k in kinds)
+    return _text.Forecasts(out, left_out, said)

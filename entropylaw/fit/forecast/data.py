@@ -43,6 +43,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.fit.window import window_end as _window_end
 
 TOKEN_KEYS = ("perf/total_num_tokens", "total_num_tokens", "num_tokens")
 
@@ -199,19 +200,5 @@ def cumulative(tokens: Series, is_cumulative: bool | None = None) -> Series:
 
 
 def window_end(run: RunData, fit_frac: float | None = None, fit_steps: float | None = None) -> float:
-    """The window's last step, measured from the first logged step (module docstring)."""
-    if fit_frac is not None and fit_steps is not None:
-        raise EntropyLawError("give at most one of --fit-frac F and --fit-steps K")
-    span = run.last - run.origin
-    if fit_frac is not None:
-        if not 0 < fit_frac < 1:
-            raise EntropyLawError(f"--fit-frac must lie strictly between 0 and 1 (got {fit_frac:g})")
-        return run.origin + fit_frac * span
-    if fit_steps is not None:
-        if fit_steps <= 0:
-            raise EntropyLawError(f"--fit-steps must be positive (got {fit_steps:g})")
-        if fit_steps > span + 1:
-            raise EntropyLawError(f"--fit-steps {fit_steps:g} reaches past the log: {run.describe_start()} "
-                                  f"({span + 1:g} steps)")
-        return run.origin + fit_steps - 1  # the first K steps: origin .. origin + K - 1
-    return run.last
+    """The window's last step on ``run``: :func:`entropylaw.fit.window.window_end`, the one rule."""
+    return _window_end(run.origin, run.last, fit_frac, fit_steps, start=run.describe_start())

@@ -51,18 +51,18 @@ def threshold_for(level: float, values, target_key: str, target_kind: str, n_pro
                   bounded=True) -> tuple[float, str]:
     """The default threshold and where it comes from (module docstring); ``values``: the
     window's target values (its noise is the fallback)."""
-    n, bench = (n_problems, "--n-problems") if n_problems else problems_of(target_key)
+    n, bench = (n_problems, "`n_problems`") if n_problems else problems_of(target_key)
     if n and target_kind == "validation" and bounded:
         p = float(np.clip(level, 0.0, 1.0))
         se = float(np.sqrt(max(p * (1 - p), 1e-12) / n))
         return se, f"one binomial standard error of the validation set ({n:g} problems, {bench}; p = {p:.3f})"
     why = "the window's noise (median absolute successive difference of the score)"
     if n_problems and target_kind != "validation":
-        why += f"; --n-problems applies to a validation score, and this run's target is its {target_kind}"
+        why += f"; `n_problems` applies to a validation score, and this run's target is its {target_kind}"
     elif n_problems and not bounded:
-        why += "; --n-problems applies to a score in [0, 1], and this one is not"
+        why += "; `n_problems` applies to a score in [0, 1], and this one is not"
     else:
-        why += "; give --n-problems N for the binomial standard error of an N-problem validation set"
+        why += "; give `n_problems` N for the binomial standard error of an N-problem validation set"
     return robust_noise(values), why
 
 
@@ -149,13 +149,13 @@ def _ci(draws, conf):
 
 def check_decision_args(target, threshold, n_problems, total_steps, end) -> None:
     if target is not None and not np.isfinite(target):
-        raise EntropyLawError(f"--target {target!r}: expected a finite score")
+        raise EntropyLawError(f"`target` {target!r}: expected a finite score")
     if threshold is not None and not threshold > 0:
-        raise EntropyLawError(f"--threshold {threshold!r}: expected a gain above 0")
+        raise EntropyLawError(f"`threshold` {threshold!r}: expected a gain above 0")
     if n_problems is not None and (n_problems < 1 or n_problems != int(n_problems)):
-        raise EntropyLawError(f"--n-problems {n_problems!r}: expected a whole number of problems, 1 or more")
+        raise EntropyLawError(f"`n_problems` {n_problems!r}: expected a whole number of problems, 1 or more")
     if total_steps is not None and total_steps <= end:
-        raise EntropyLawError(f"--total-steps {total_steps:g} is not after the window's end (step {end:g})")
+        raise EntropyLawError(f"`total_steps` {total_steps:g} is not after the window's end (step {end:g})")
 
 
 def decision_lines(d) -> list[str]:
@@ -182,3 +182,40 @@ def decision_lines(d) -> list[str]:
         if d.get("target_note"):
             lines.append(f"      {d['target_note']}")
     return lines
+
+
+# last-value never changes and law-ceiling is a level, not a curve: "now" by construction
+NO_CURVE = ("last-value", "law-ceiling")
+
+
+def decision_on(win, at_steps, fitted, conf, target, threshold, n_problems, total_steps, first, curve):
+    """The decision on ``win`` (the run cut at the window's end) from the first curve in order."""
+    order = [first, curve, *fitted]
+    m = next((fitted[n] for n in order if n in fitted and n not in NO_CURVE and fitted[n].ok_), None)
+    if m is None:
+        return {"method": None, "reason": "no method that models change could run on this window "
+                                          "(last-value and law-ceiling answer 'now' by construction)"}
+    end, bounds = win.end, win.bounds
+    run_end = float(total_steps if total_steps is not None else max(at_steps))
+    lookahead = 0.1 * max(run_end - win.origin, 1.0)
+    far = max(win.origin + 20 * max(end - win.origin, 1.0), run_end + lookahead)
+    steps = np.linspace(end, far, 600)
+    mid, draws = m.curve(steps)
+    if threshold is None:
+        threshold, source = threshold_for(mid[0], win.target.values, win.target_key, win.target_kind, n_problems,
+                                             bounds == (0.0, 1.0))
+    else:
+        source = "given (`threshold`)"
+    out = {"method": m.name, "threshold_source": source, **decide(steps, mid, draws, lookahead, threshold,
+                                                                       target, conf)}
+    raw = m._mid(steps) if hasattr(m, "_mid") else mid
+    if bounds is not None and ((raw < bounds[0]) | (raw > bounds[1])).any():
+        i = int(np.argmax((raw < bounds[0]) | (raw > bounds[1])))
+        out["curve_note"] = (f"the {m.name} curve reaches the score's bound at step {steps[i]:.0f} "
+                             f"({raw[i]:.3f} before clipping): read on past it, it is held at the bound")
+    if target is not None and bounds is not None and target > bounds[1]:
+        out.update(target_step=None, target_step_ci=None, p_reach=0.0,
+                   target_note=f"the target {target:g} lies above the score's range {list(bounds)}: it cannot be reached")
+    elif target is not None and bounds is not None and target < bounds[0]:
+        out["target_note"] = f"the target {target:g} lies below the score's range {list(bounds)}: it is met already"
+    return out
