@@ -21,7 +21,7 @@ with warnings.catch_warnings():
     fit = el.fit(df, run="verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512_verl-data")
     print(fit)                                    # a, b, ceiling with intervals, R², trust flag
     fc = el.forecast(df, run=fit.run_id_, fit_frac=0.15, n_boot=100)
-    print(fc)                                     # every method, the recommended one marked *
+    print(fc)                                     # what `entropylaw forecast` prints: the window, every method, the decision
     print(el.fits_frame(el.fit_all(df, skip_errors=True))[["run_id", "ceiling", "trust"]].to_string(index=False))
 
 fit.plot().figure.savefig(out / "quickstart_fit.png", dpi=100, bbox_inches="tight")

@@ -253,7 +253,7 @@ def test_no_validation_forecasts_the_training_score_and_says_so():
 
 def test_at_step_inside_the_window_is_one_clear_error():
     run = _run(lambda s: 0.8 - 0.5 * np.exp(-s / 80))
-    with pytest.raises(EntropyLawError, match=r"--at-step 50 is not after the window's end \(step 99\).*starts at step 0"):
+    with pytest.raises(EntropyLawError, match=r"`at_steps` 50 is not after the window's end \(step 99\).*starts at step 0"):
         forecast(run, fit_steps=100, at_steps=[50])
 
 

@@ -60,18 +60,19 @@ def test_level_changes_the_interval_as_the_t_quantile_says():
 
 @pytest.mark.parametrize("steps", [0, -10])
 def test_horizon_must_be_positive(steps):
-    with pytest.raises(EntropyLawError, match="--predict-steps must be positive"):
+    with pytest.raises(EntropyLawError, match="`predict_steps` must be positive"):
         EarlyPrediction(fit_steps=60, predict_steps=steps, warn=False).fit(_run())
 
 
-def test_size_law_error_names_the_real_ingest_flags():
+def test_size_law_error_names_the_api_parameters_and_the_cli_its_flags():
     from entropylaw.cli.main import build_parser
+    from entropylaw.cli.terms import in_flags
 
     with pytest.raises(EntropyLawError) as err:
         SizeLaw().fit([1e9, np.nan, 7e9], [0.1, 0.2, 0.3], [0.8, 0.9, 1.0], labels=["a", "b", "c"])
     msg = str(err.value)
-    assert "run b" in msg and "--n-params" not in msg and "--params N" in msg and "--config config.json" in msg
-    # the flags the message names are real options of `entropylaw ingest`
+    assert "run b" in msg and "`params` N" in msg and "`config` config.json" in msg  # the API's words
+    # on the command line, the same message names real options of `entropylaw ingest`
     ingest = build_parser()._subparsers._group_actions[0].choices["ingest"]
-    flags = {s for a in ingest._actions for s in a.option_strings}
-    assert {"--params", "--config"} <= flags and "--n-params" not in flags
+    said = in_flags(msg, ingest)
+    assert "--params N" in said and "--config config.json" in said and "`" not in said

@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import math
 
-import numpy as np
 import pandas as pd
 
+from entropylaw import api
 from entropylaw.cli.sources import add_source_arguments, load_from_args
 from entropylaw.errors import EntropyLawError
-from entropylaw.fileio import check_writable, dumps
 
 
 def add_fit_arguments(p, plot=True) -> None:
@@ -98,13 +97,15 @@ def parse_seed(text: str) -> int:
 
 
 def parse_fraction(text: str) -> float:
-    """argparse type of a fraction of a run such as --fit-frac: 0 < F < 1."""
+    """argparse type of a fraction of a run such as --fit-frac: 0 < F < 1 (the window's own rule)."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number such as 0.15") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: must lie strictly between 0 and 1")
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a fraction such as 0.15") from None
+    try:
+        api.check_window(fit_frac=value)
+    except EntropyLawError:
+        raise argparse.ArgumentTypeError(f"{text!r}: must lie strictly between 0 and 1") from None
     return value
 
 
@@ -117,26 +118,9 @@ def load_inputs(args) -> pd.DataFrame:
     """Read INPUTs (row accounts printed, see :mod:`entropylaw.cli.sources`) and keep ``--only`` runs.
     A ``--plot`` that cannot be written fails first, before the reading and fitting."""
     if getattr(args, "plot", None):
-        check_writable(plot_path(args.plot, "x", False))
-    convention = getattr(args, "entropy_convention", None)
-    if convention:
-        from entropylaw.table.convention import parse
-
-        parse(convention)  # a bad name fails before anything is read
-    df = load_from_args(args, args.inputs)
-    if convention:
-        from entropylaw.table.convention import to_token_mean
-
-        df = to_token_mean(df, convention, getattr(args, "x_key", None) or "entropy")
-    if args.only:
-        known = set(str(r) for r in pd.unique(df["run_id"]))
-        unknown = [r for r in args.only if r not in known]
-        if unknown:
-            raise EntropyLawError(f"--only {unknown[0]!r}: no such run (runs: {', '.join(sorted(known))})")
-        attrs = dict(df.attrs)
-        df = df[df["run_id"].isin(args.only)]
-        df.attrs.update(attrs)
-    return df
+        api.check_writable(plot_path(args.plot, "x", False))
+    return load_from_args(args, args.inputs, entropy_convention=getattr(args, "entropy_convention", None),
+                          x_key=getattr(args, "x_key", None) or "entropy", only=getattr(args, "only", None))
 
 
 def fit_options(args) -> dict:
@@ -154,23 +138,9 @@ def plot_path(base: str, run_id: str, many: bool) -> str:
     return str(stem) + (f"-{run_id}" if many else "") + ".png"
 
 
-def fmt_table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
-    """Plain text table: ``columns`` are (header, key); floats to 4 significant decimals."""
-    def cell(v):
-        if v is None or (isinstance(v, float) and not np.isfinite(v)):
-            return "-"
-        if isinstance(v, float):
-            return f"{v:.4f}"
-        if isinstance(v, (list, tuple)) and len(v) == 2:
-            return f"[{cell(v[0])}, {cell(v[1])}]"
-        return str(v)
-    body = [[cell(r.get(k)) for _, k in columns] for r in rows]
-    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, (h, _) in enumerate(columns)]
-    lines = ["  ".join(h.ljust(w) for (h, _), w in zip(columns, widths))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
-    return "\n".join(lines)
+fmt_table = api.fmt_table  # the plain-text table every command prints
 
 
 def dump_json(obj) -> str:
     """Strict JSON (NaN/inf as null, numpy numbers as plain ones), one level of indent."""
-    return dumps(obj, indent=1)
+    return api.dumps(obj, indent=1)

@@ -33,7 +33,7 @@ def run(args) -> int:
             print(api.fits_frame(api.fit_all(df, skip_errors=True)).to_string(index=False))
         for rid in api.table.run_ids(df):
             try:
-                print(api.forecast(df, run=rid, fit_frac=args.fit_frac))
+                print(api.forecast(df, run=rid, fit_frac=args.fit_frac).report())
             except api.EntropyLawError as err:
                 print(f"{rid}: no forecast: {err}")
         return 0

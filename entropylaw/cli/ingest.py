@@ -8,11 +8,10 @@ was read.
 
 from __future__ import annotations
 
-import entropylaw.table as table
-from entropylaw.cli.sources import add_source_arguments, load_from_args, row_reports
-from entropylaw.errors import EntropyLawError
-from entropylaw.fileio import check_writable, dumps
-from entropylaw.fit.run_summary import format_summary, summarize
+import sys
+
+from entropylaw import api
+from entropylaw.cli.sources import add_source_arguments, source_options
 
 
 def add_parser(subparsers) -> None:
@@ -28,28 +27,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    if args.output and not str(args.output).endswith((".parquet", ".csv")):
-        raise EntropyLawError(f"-o {args.output}: expected a .parquet or .csv path")
-    if args.output:
-        check_writable(args.output)  # a read-only or mistyped -o fails before the reading
-    df = load_from_args(args, args.sources)
-    reports = row_reports(df)
-    if args.output:
-        table.write(df, args.output)
-    summary = summarize(df)
-    for report in reports:
-        if not report.balanced():  # a reader bug, not a user mistake: say so loudly
-            raise RuntimeError(f"row account does not balance: {report.line()}")
-    if args.json:
-        print(dumps({"output": args.output, "reports": [r.to_dict() for r in reports],
-                     "runs": summary.to_dict(orient="records")}, indent=1))
-        return 0
-    for report in reports:
-        print(report.line())
-        for note in report.notes:
-            print(f"  - {note}")
-    print()
-    print(format_summary(summary))
-    if args.output:
-        print(f"\nwrote {args.output}: {len(df)} rows, {df['run_id'].nunique()} run(s)")
+    res = api.ingest(*args.sources, output=args.output, **source_options(args))
+    if not args.quiet:
+        for line in api.loss_lines(res.table):
+            print(f"entropylaw: warning: {line}", file=sys.stderr)
+    print(api.dumps(res.to_dict(), indent=1) if args.json else res)
     return 0

@@ -9,9 +9,8 @@ import sys
 
 import pandas as pd
 
-from entropylaw.api import ACCOUNTS, load
-from entropylaw.ingest.model_size import parse_params
-from entropylaw.ingest.accounts import IngestReport, loss_lines
+from entropylaw import api
+from entropylaw.errors import EntropyLawError
 
 
 def positive_int(text: str) -> int:
@@ -25,10 +24,8 @@ def positive_int(text: str) -> int:
 
 
 def params_arg(text: str) -> float:
-    from entropylaw.errors import EntropyLawError
-
     try:
-        return parse_params(text)
+        return api.parse_params(text)
     except EntropyLawError as err:
         raise argparse.ArgumentTypeError(str(err).split(": ", 1)[-1]) from None
 
@@ -55,39 +52,27 @@ def add_source_arguments(parser) -> None:
     g.add_argument("-q", "--quiet", action="store_true", help="do not print the row account of dropped rows")
 
 
-def load_from_args(args, sources) -> pd.DataFrame:
-    """:func:`entropylaw.load` with the options of :func:`add_source_arguments`; prints the
-    row account of every source that lost rows (to stderr) unless ``--quiet``."""
-    df = load(list(sources), entropy_key=getattr(args, "entropy_key", None),
-              score_key=getattr(args, "score_key", None), val_keys=getattr(args, "val_key", None),
-              model=getattr(args, "model", None), algorithm=getattr(args, "algorithm", None),
-              dataset=getattr(args, "dataset", None), params=getattr(args, "params", None),
-              run_id=getattr(args, "run_id", None), logging_steps=getattr(args, "logging_steps", None),
-              reward_func=getattr(args, "reward_func", None),
-              skip_bad=getattr(args, "skip_bad", False), warn=False)
-    if getattr(args, "config", None):
-        _apply_config(df, args.config, keep_total=getattr(args, "params", None) is not None)
+def load_from_args(args, sources, **more) -> pd.DataFrame:
+    """:func:`entropylaw.load` with the options of :func:`add_source_arguments` (and ``more``);
+    prints the row account of every source that lost rows (to stderr) unless ``--quiet``."""
+    df = api.load(list(sources), **source_options(args), **more, warn=False)
     if not getattr(args, "quiet", False):
-        for line in loss_lines(df.attrs):
+        for line in api.loss_lines(df):
             print(f"entropylaw: warning: {line}", file=sys.stderr)
     return df
 
 
-def _apply_config(df: pd.DataFrame, config: str, keep_total: bool) -> None:
-    """``--config``: exact parameter counts from a Hugging Face config.json (no weights)."""
-    from entropylaw.ingest.hf_config import params_from_config  # closed form: no torch, no transformers
-
-    total, non_embedding = params_from_config(config)
-    df["n_params_nonembedding"] = float(non_embedding)
-    if not keep_total:
-        df["n_params"] = float(total)
+SOURCE_OPTIONS = ("entropy_key", "score_key", "model", "algorithm", "dataset", "params", "config", "run_id",
+                  "logging_steps", "reward_func")
 
 
-def row_reports(df: pd.DataFrame) -> list[IngestReport]:
-    return [IngestReport.from_dict(d) for d in df.attrs.get(ACCOUNTS, [])]
+def source_options(args) -> dict:
+    """:func:`entropylaw.load`'s keywords from the parsed source options."""
+    out = {k: getattr(args, k, None) for k in SOURCE_OPTIONS}
+    out.update(val_keys=getattr(args, "val_key", None), skip_bad=getattr(args, "skip_bad", False))
+    return out
 
 
 def with_accounts(obj: dict, df: pd.DataFrame) -> dict:
     """``obj`` with the row accounts of the sources ``df`` was read from (for ``--json``)."""
-    return {**obj, "row_accounts": df.attrs.get(ACCOUNTS, [])}
-
+    return api.with_accounts(obj, df)

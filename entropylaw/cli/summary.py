@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from entropylaw.cli.sources import add_source_arguments, load_from_args, with_accounts
-from entropylaw.fit.run_summary import format_summary, summarize
+from entropylaw import api
 
 
 def add_parser(subparsers) -> None:
@@ -18,11 +18,9 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     df = load_from_args(args, args.inputs)
-    summary = summarize(df)
+    summary = api.summary(df)
     if args.json:
-        from entropylaw.fileio import dumps
-
-        print(dumps(with_accounts({"runs": summary.to_dict(orient="records")}, df), indent=1))
+        print(api.dumps(with_accounts({"runs": summary.to_dict(orient="records")}, df), indent=1))
     else:
-        print(format_summary(summary))
+        print(api.format_summary(summary))
     return 0

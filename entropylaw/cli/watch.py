@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from entropylaw.cli._fitargs import parse_score
-from entropylaw.cli.sources import add_source_arguments
+from entropylaw import api
+from entropylaw.cli.sources import add_source_arguments, source_options
 from entropylaw.errors import EntropyLawError
 
 
@@ -36,7 +37,6 @@ def _seconds(text: str) -> float:
 
 
 def add_parser(subparsers) -> None:
-    from entropylaw.fit.forecast.core import ALL_METHODS, DEFAULT
 
     p = subparsers.add_parser("watch", help="follow a growing log; refit the law and the forecast as it grows",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -45,7 +45,7 @@ def add_parser(subparsers) -> None:
     g = p.add_argument_group("watching")
     g.add_argument("--interval", type=_seconds, default=5.0, help="seconds between checks (default 5)")
     g.add_argument("--run", metavar="ID", help="the run to show when the log holds several (default: the last)")
-    g.add_argument("--method", action="append", choices=[DEFAULT, *(m for m in ALL_METHODS if m != "prior")],
+    g.add_argument("--method", action="append", choices=[api.DEFAULT, *(m for m in api.FORECAST_METHODS if m != "prior")],
                    help="forecast method(s) to show (default: the default method for the run's score, and "
                         "law+entropy)")
     g.add_argument("--horizon", type=_seconds, metavar="N", help="forecast N steps past the last logged step "
@@ -95,65 +95,11 @@ class Signature:
 
 
 def snapshot(args, path: Path) -> dict:
-    """Read the log and fit it: the fields of one refresh (raises EntropyLawError)."""
-    import numpy as np
-
-    import entropylaw.table as table
-    from entropylaw.cli.sources import load_from_args
-    from entropylaw.fit.forecast.core import DEFAULT, forecast_table
-    from entropylaw.fit.run import fit_run
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        quiet = argparse.Namespace(**{**vars(args), "quiet": True})
-        df = load_from_args(quiet, [str(path)])
-        ids = table.run_ids(df)
-        if not ids:
-            raise EntropyLawError(f"{path}: no runs yet")
-        if args.run and args.run not in ids:
-            raise EntropyLawError(f"--run {args.run}: not in {path} (runs: {', '.join(ids[:8])})")
-        rid = args.run or ids[-1]
-        out = {"run_id": rid, "n_runs": len(ids), "rows": int((df["run_id"] == rid).sum())}
-        from entropylaw.cli.sources import row_reports
-
-        # a growing log's cut last line is normal here; a damaged region is not: said at each refresh
-        out["damaged"] = [f"{r.source}: {d}" for r in row_reports(df) for d in r.damage()]
-        ent = table.series(df, rid, table.ENTROPY) if table.ENTROPY in set(df["metric"]) else None
-        out["last_step"] = int(df.loc[df["run_id"] == rid, "step"].max())
-        out["entropy_now"] = None if ent is None or not len(ent) else float(ent.iloc[-1])
-        out["entropy_points"] = 0 if ent is None else int(len(ent))
-        try:
-            fit = fit_run(df, rid, compare=False, warn=False)
-        except EntropyLawError as err:
-            out["fit_error"] = str(err)
-            fit = None
-        if fit is not None:
-            y_key = fit.meta_.get("y_key")
-            score = table.series(df, rid, y_key)
-            out.update(a=fit.a_, b=fit.b_, ceiling=fit.ceiling_, ceiling_ci=tuple(fit.ceiling_ci_), r2=fit.r2_,
-                       trust=fit.trust_, reasons=list(fit.trust_reasons_), points=int(fit.n_), y_key=y_key,
-                       score_kind=fit.meta_.get("score_kind"), score_now=float(score.iloc[-1]))
-            methods = args.method or [DEFAULT, "law+entropy"]
-            horizon = args.horizon or max(out["last_step"] - float(score.index.min()), 1.0)
-            try:
-                total = args.total_steps
-                if total is not None and total <= out["last_step"]:  # the run went past its plan: go on
-                    total = out["last_step"] + horizon
-                    out["total_note"] = (f"--total-steps {args.total_steps:g} has passed (step {out['last_step']}): "
-                                         f"the stop-paying look-ahead is 10 % of the run up to the forecast step "
-                                         f"{total:g} instead")
-                fc = forecast_table(df, [rid], y_key=y_key, methods=methods, n_boot=max(args.n_boot, 2),
-                                    at_steps=np.array([out["last_step"] + horizon]), target=args.target,
-                                    total_steps=total)[rid]
-                out["decision"] = fc.decision
-                rows = fc.table()
-                out["forecast_step"] = out["last_step"] + horizon
-                out["forecast"] = [(r.method, r.forecast if r.ok else None, (r.lo, r.hi) if r.ok else None,
-                                    r.reason) for r in rows.itertuples(index=False)]
-            except EntropyLawError as err:
-                out["forecast_error"] = str(err)
-    del caught  # the reader's row accounts: a growing log cut mid-line is normal here
-    return out
+    """One refresh (:func:`entropylaw.snapshot`) with the command's options."""
+    snap = api.snapshot(path, run=args.run, methods=args.method, horizon=args.horizon, total_steps=args.total_steps,
+                        target=args.target, n_boot=args.n_boot, **source_options(args))
+    flags = getattr(args, "flags", str)
+    return {k: flags(v) if k in ("total_note", "fit_error", "forecast_error") else v for k, v in snap.items()}
 
 
 def _num(v, fmt=".4g"):
@@ -178,9 +124,7 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
         lines.append(f"  forecast at step {snap['forecast_step']:g}: " + ";  ".join(cells))
     elif snap.get("forecast_error"):
         lines.append(f"  forecast: {snap['forecast_error']}")
-    from entropylaw.fit.forecast.core import decision_lines
-
-    lines += [line[2:] for line in decision_lines(snap.get("decision"))]
+    lines += [line[2:] for line in api.decision_lines(snap.get("decision"))]
     lines += [f"  note: {snap['total_note']}"] if snap.get("total_note") else []
     lines += [f"  damaged: {d}" for d in snap.get("damaged", [])]
     lines += [f"  note: {n}" for n in notes]
@@ -216,9 +160,7 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
                   (f"  [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else f"  ({why})"))
     if snap.get("forecast_error"):
         t.add_row("forecast", snap["forecast_error"])
-    from entropylaw.fit.forecast.core import decision_lines
-
-    for line in decision_lines(snap.get("decision")):
+    for line in api.decision_lines(snap.get("decision")):
         head, _, rest = line.strip().partition(": ")
         t.add_row(head if not line.startswith("      ") else "", rest if not line.startswith("      ") else line.strip())
     body = Group(t, Text("\n".join(notes), style="dim")) if notes else t
@@ -256,7 +198,8 @@ def run(args) -> int:
                     snap, ok = snapshot(args, path), True
                     notes = notes[-3:]
                 except (EntropyLawError, OSError, ValueError) as err:
-                    notes.append(f"{when} waiting: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
+                    said = getattr(args, "flags", str)(str(err))
+                    notes.append(f"{when} waiting: {said.splitlines()[0] if said else type(err).__name__}")
                     notes = notes[-4:]
                 refreshes += 1
                 if live is not None:

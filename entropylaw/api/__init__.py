@@ -35,17 +35,22 @@ from entropylaw.fit.forecast import core as _forecast
 from entropylaw.fit import law as _law
 from entropylaw.fit.early import EarlyPrediction
 from entropylaw.fit.forecast.core import Forecast, forecast_table
+from entropylaw.fit.forecast.core import ALL_METHODS as FORECAST_METHODS, DEFAULT, DEFAULT_BY_KIND  # noqa: F401
+from entropylaw.fit.forecast.core import METHODS as _CURVE_METHODS
 from entropylaw.fit.law import EntropyLawFit
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.run import fit_run, fit_runs, fits_frame
 from entropylaw.fit.scaling import SizeLaw  # noqa: F401 (re-exported)
 from entropylaw.fit import size_series as _size_series
 from entropylaw.fit.size_series import ScaleResult
-from entropylaw.ingest.common import KeyOptions
-from entropylaw.ingest.dispatch import load as _load_sources
-from entropylaw.ingest.model_size import parse_params
-from entropylaw.ingest.accounts import ACCOUNTS
-from entropylaw.fit.run_summary import summarize
+from entropylaw.ingest.accounts import ACCOUNTS  # noqa: F401 (re-exported)
+from entropylaw.fit.run_summary import format_summary, summarize  # noqa: F401 (re-exported)
+from entropylaw.fit.text_table import fmt_table  # noqa: F401 (the commands' plain tables)
+from entropylaw.fit.window import check_window  # noqa: F401 (the window's own bounds)
+from entropylaw.fit.forecast.decide import decision_lines  # noqa: F401 (the decision as text lines)
+from entropylaw.api.watching import snapshot  # noqa: F401
+from entropylaw.api.reading import (Ingested, atomic_dir, check_writable, dumps, ingest, load, loss_lines,  # noqa: F401
+                                    parse_params, row_accounts, with_accounts)
 
 
 # fit/ sits below plots/, so results get their drawers from here, the top layer. The drawers
@@ -72,47 +77,10 @@ _law.PLOTTER = _draw_fit
 _forecast.PLOTTER = _draw_forecast
 _size_series.PLOTTER = _draw_scale
 
-__all__ = ["load", "fit", "fit_all", "predict", "forecast", "scale", "algorithms", "summary",
+PRIOR_BASES = tuple(_CURVE_METHODS)  # what the `prior` method may act on
+
+__all__ = ["load", "ingest", "forecast_all", "fit", "fit_all", "predict", "forecast", "scale", "algorithms", "summary",
            "row_accounts", "EntropyLawFit", "Forecast", "fits_frame"]
-
-
-def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, algorithm=None,
-         dataset=None, params=None, run_id=None, logging_steps=None, reward_func=None, skip_bad=False,
-         warn=True) -> pd.DataFrame:
-    """Read logs / tables / directories / ``wandb://`` URIs into one tidy run table.
-
-    Keyword arguments are the CLI's source options (``--entropy-key`` ...). The row
-    account of every source (rows read, kept, dropped by reason, notes) is in
-    ``df.attrs["row_accounts"]``; when anything was dropped or skipped a
-    :class:`~entropylaw.errors.RowsDroppedWarning` says so (``warn=False`` to silence).
-    """
-    if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
-        paths = tuple(paths[0])
-    if not paths:
-        raise EntropyLawError("load: give at least one path (a log file, a run table, a directory or a wandb:// URI)")
-    if isinstance(val_keys, str):
-        val_keys = [val_keys]
-    opts = KeyOptions(entropy_key=entropy_key, score_key=score_key, val_keys=val_keys, model=model,
-                      algorithm=algorithm, dataset=dataset, run_id=run_id)
-    if logging_steps is not None:
-        opts.logging_steps = logging_steps
-    if reward_func is not None:
-        opts.reward_func = reward_func
-    if params is not None:
-        opts.n_params = float(params) if not isinstance(params, str) else parse_params(params)
-    df, reports = _load_sources([os.fspath(p) for p in paths], opts, skip_bad=skip_bad)
-    df.attrs[ACCOUNTS] = [r.to_dict() for r in reports]
-    if warn:
-        for r in reports:
-            line = r.drop_line()
-            if line:
-                warnings.warn(line, RowsDroppedWarning, stacklevel=2)
-    return df
-
-
-def row_accounts(df: pd.DataFrame) -> list[dict]:
-    """The row accounts :func:`load` attached to ``df`` ([] for a table built otherwise)."""
-    return list(df.attrs.get(ACCOUNTS, []))
 
 
 def _runs(df: pd.DataFrame) -> list[str]:
@@ -181,6 +149,14 @@ def forecast(df: pd.DataFrame, run: str | None = None, *, prior: pd.DataFrame | 
     """
     rid = _one_run(df, run)
     return forecast_table(df, [rid], prior=prior, **options)[rid]
+
+
+def forecast_all(df: pd.DataFrame, runs=None, *, prior: pd.DataFrame | None = None, **options):
+    """:func:`forecast` for every run (or ``runs``): ``{run_id: Forecast}`` whose ``str()`` is what
+    ``entropylaw forecast`` prints. With several runs, one that cannot be forecast is left out
+    with a warning (``.left_out``: run -> why); none left is an error. ``options`` and ``prior``
+    as for :func:`forecast` (``methods=["default"]``: the recommended method only)."""
+    return forecast_table(df, list(runs) if runs is not None else _runs(df), prior=prior, **options)
 
 
 def scale(df: pd.DataFrame, runs=None, *, conf=0.9, **options) -> ScaleResult:

@@ -1,0 +1,145 @@
+"""Reading runs for the API and every command: the tidy run table with its row accounts, and
+``entropylaw ingest`` as one call (:func:`ingest`), plus the file checks commands make first.
+
+>>> import entropylaw as el
+>>> res = el.ingest("data/real-sizes")                                  # doctest: +SKIP
+>>> print(res)            # each source's row account, then one line per run  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import pandas as pd
+
+import entropylaw.table as table
+from entropylaw.errors import EntropyLawError, RowsDroppedWarning
+from entropylaw.fileio import atomic_dir, check_writable, dumps  # noqa: F401 (the commands' file checks)
+from entropylaw.fit.run_summary import format_summary, summarize
+from entropylaw.ingest.accounts import ACCOUNTS, IngestReport, loss_lines as _loss_lines
+from entropylaw.ingest.common import KeyOptions
+from entropylaw.ingest.dispatch import load as _load_sources
+from entropylaw.ingest.model_size import parse_params
+from entropylaw.table import convention as _convention
+
+
+def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, algorithm=None,
+         dataset=None, params=None, config=None, run_id=None, logging_steps=None, reward_func=None,
+         skip_bad=False, entropy_convention=None, x_key="entropy", only=None, warn=True) -> pd.DataFrame:
+    """Read logs / tables / directories / ``wandb://`` URIs into one tidy run table.
+
+    Keyword arguments are the CLI's source options (``--entropy-key`` ...): ``config`` a
+    Hugging Face config.json whose exact parameter counts the runs take (``params`` keeps the
+    total given), ``entropy_convention`` the logged entropy's aggregation, converted to the
+    token mean (metric ``x_key``), ``only`` the runs to keep. The row account of every source
+    (rows read, kept, dropped by reason, notes) is in ``df.attrs["row_accounts"]``; when
+    anything was dropped or skipped a :class:`~entropylaw.errors.RowsDroppedWarning` says so
+    (``warn=False`` to silence).
+    """
+    if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
+        paths = tuple(paths[0])
+    if not paths:
+        raise EntropyLawError("load: give at least one path (a log file, a run table, a directory or a wandb:// URI)")
+    if entropy_convention:
+        _convention.parse(entropy_convention)  # a bad name fails before anything is read
+    if isinstance(val_keys, str):
+        val_keys = [val_keys]
+    opts = KeyOptions(entropy_key=entropy_key, score_key=score_key, val_keys=val_keys, model=model,
+                      algorithm=algorithm, dataset=dataset, run_id=run_id)
+    if logging_steps is not None:
+        opts.logging_steps = logging_steps
+    if reward_func is not None:
+        opts.reward_func = reward_func
+    if params is not None:
+        opts.n_params = float(params) if not isinstance(params, str) else parse_params(params)
+    df, reports = _load_sources([os.fspath(p) for p in paths], opts, skip_bad=skip_bad)
+    df.attrs[ACCOUNTS] = [r.to_dict() for r in reports]
+    if config:
+        _apply_config(df, config, keep_total=params is not None)
+    if entropy_convention:
+        df = _convention.to_token_mean(df, entropy_convention, x_key or "entropy")
+    if only:
+        df = _keep(df, list(only))
+    if warn:
+        for r in reports:
+            line = r.drop_line()
+            if line:
+                warnings.warn(line, RowsDroppedWarning, stacklevel=2)
+    return df
+
+
+def _apply_config(df: pd.DataFrame, config: str, keep_total: bool) -> None:
+    """Exact parameter counts from a Hugging Face config.json (closed form: no weights, no torch)."""
+    from entropylaw.ingest.hf_config import params_from_config
+
+    total, non_embedding = params_from_config(config)
+    df["n_params_nonembedding"] = float(non_embedding)
+    if not keep_total:
+        df["n_params"] = float(total)
+
+
+def _keep(df: pd.DataFrame, only: list) -> pd.DataFrame:
+    known = set(str(r) for r in pd.unique(df["run_id"]))
+    unknown = [r for r in only if r not in known]
+    if unknown:
+        raise EntropyLawError(f"`only` {unknown[0]!r}: no such run (runs: {', '.join(sorted(known))})")
+    attrs = dict(df.attrs)
+    df = df[df["run_id"].isin(only)]
+    df.attrs.update(attrs)
+    return df
+
+
+def row_accounts(df: pd.DataFrame) -> list[dict]:
+    """The row accounts :func:`load` attached to ``df`` ([] for a table built otherwise)."""
+    return list(df.attrs.get(ACCOUNTS, []))
+
+
+def loss_lines(df: pd.DataFrame) -> list[str]:
+    """One line per source of ``df`` that lost rows or bytes, as every command prints them."""
+    return _loss_lines(df.attrs)
+
+
+def with_accounts(obj: dict, df: pd.DataFrame) -> dict:
+    """``obj`` with the row accounts of the sources ``df`` was read from (the commands' ``--json``)."""
+    return {**obj, "row_accounts": row_accounts(df)}
+
+
+class Ingested:
+    """What ``entropylaw ingest`` says: each source's row account, then one line per run.
+    ``table`` is the tidy run table, ``summary`` one row per run, ``output`` the file written."""
+
+    def __init__(self, df: pd.DataFrame, output=None):
+        self.table, self.output = df, output
+        self.reports = [IngestReport.from_dict(d) for d in row_accounts(df)]
+        self.summary = summarize(df)
+        for report in self.reports:
+            if not report.balanced():  # a reader bug, not a user mistake: say so loudly
+                raise RuntimeError(f"row account does not balance: {report.line()}")
+
+    def to_dict(self) -> dict:
+        return {"output": self.output, "reports": [r.to_dict() for r in self.reports],
+                "runs": self.summary.to_dict(orient="records")}
+
+    def __str__(self) -> str:
+        lines = []
+        for report in self.reports:
+            lines.append(report.line())
+            lines += [f"  - {note}" for note in report.notes]
+        lines += ["", format_summary(self.summary)]
+        if self.output:
+            lines.append(f"\nwrote {self.output}: {len(self.table)} rows, {self.table['run_id'].nunique()} run(s)")
+        return "\n".join(lines)
+
+
+def ingest(*sources, output=None, **options) -> Ingested:
+    """Read ``sources`` (as :func:`load`, ``options`` its keywords) and write the run table to
+    ``output`` (.parquet or .csv; checked writable before anything is read)."""
+    if output and not str(output).endswith((".parquet", ".csv")):
+        raise EntropyLawError(f"`output` {output}: expected a .parquet or .csv path")
+    if output:
+        check_writable(output)  # a read-only or mistyped path fails before the reading
+    df = load(*sources, warn=False, **options)
+    if output:
+        table.write(df, output)
+    return Ingested(df, None if output is None else str(output))
