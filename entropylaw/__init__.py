@@ -10,7 +10,7 @@ tokens that drive the collapse (``entropylaw.probe``; torch only there and in ``
 >>> print(fit)                                                  # doctest: +SKIP
 """
 
-__version__ = "0.1.0"
+from entropylaw._version import __version__  # noqa: E402
 
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning  # noqa: E402
 from entropylaw.api import (  # noqa: E402

@@ -139,7 +139,7 @@ def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int =
 
 def _size_lines(df) -> list[str]:
     """The final-score size law of the largest size series among the runs (3 sizes or more)."""
-    from entropylaw.api import scale
+    from entropylaw.fit.size_series import scale_runs
 
     meta = table.runs(df)
     size = meta["n_params_nonembedding"].fillna(meta["n_params"])
@@ -153,7 +153,8 @@ def _size_lines(df) -> list[str]:
         return []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = scale(df[df["run_id"].isin(best["run_id"])])
+        series = df[df["run_id"].isin(best["run_id"])]
+        res = scale_runs(series, table.run_ids(series), conf=0.9)
     if res.score_law is None:
         return [f"Sizes: final-score law refused: {res.score_refused}"]
     law = res.score_law

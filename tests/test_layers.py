@@ -125,8 +125,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_walk_sees_function_level_imports():
     """The static walk finds imports inside functions (so the layer rule covers them)."""
-    found = dict((t, line) for line, t in _imports("entropylaw.cli.probe"))
-    assert "entropylaw.probe.runner" in found     # imported inside run(): torch
+    found = dict((t, line) for line, t in _imports("entropylaw.api.tools"))
+    assert "entropylaw.probe.session" in found     # imported inside probe(): torch
     assert _own("entropylaw.ingest.dispatch.load") == "entropylaw.ingest.dispatch"
 
 
@@ -222,3 +222,25 @@ print(json.dumps(out))
         "entropylaw: error: entropylaw lab run: needs torch; pip install 'entropylaw[lab]'"]
     assert got["wandb"][0] == 2 and got["wandb"][2] == [
         "entropylaw: error: reading wandb://team/project: needs wandb; pip install 'entropylaw[wandb]'"]
+
+
+CLI_MAY_IMPORT = ("entropylaw.api", "entropylaw.errors", "entropylaw._optional", "entropylaw.cli")
+
+
+def test_the_cli_is_a_shell_over_the_api():
+    """Every command reaches the package through ``entropylaw.api`` only (issue 31): what the CLI
+    does, a notebook does with the same calls."""
+    bad = [f"{m}:{line} imports {target}" for m in MODULES if _within(m, ("entropylaw.cli",))
+           for line, target in _imports(m) if target.startswith("entropylaw")
+           and not _within(_own(target) or target, CLI_MAY_IMPORT)]
+    assert not bad, "the CLI reaches past the API:\n" + "\n".join(bad)
+
+
+def test_the_shell_rule_catches_a_reach_past_the_api(tmp_path, monkeypatch):
+    """The rule above is not vacuous: a command importing a lower module directly is caught."""
+    fake = PACKAGE / "cli" / "_reach_test.py"
+    assert not fake.exists()
+    monkeypatch.setitem(MODULES, "entropylaw.cli._reach_test", tmp_path / "reach.py")
+    (tmp_path / "reach.py").write_text("def f():\n    from entropylaw.fit.run import fit_runs\n")
+    found = [t for _line, t in _imports("entropylaw.cli._reach_test")]
+    assert found and not _within(_own(found[0]), CLI_MAY_IMPORT)

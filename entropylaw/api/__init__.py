@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as table
+from entropylaw._version import __version__  # noqa: F401
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning
 from entropylaw.fit.algorithms import AlgorithmTest
 from entropylaw.fit.forecast import core as _forecast
@@ -49,6 +50,10 @@ from entropylaw.fit.text_table import fmt_table  # noqa: F401 (the commands' pla
 from entropylaw.fit.window import check_window  # noqa: F401 (the window's own bounds)
 from entropylaw.fit.forecast.decide import decision_lines  # noqa: F401 (the decision as text lines)
 from entropylaw.api.watching import snapshot  # noqa: F401
+from entropylaw.api.outputs import (FIGURES, Figures, Report, figures, overview, plot_path, read_probe_summary,  # noqa: F401
+                                    report, save_early_figure, save_fit_figures)
+from entropylaw.api.tools import PRECISIONS, PROBE_WHATIF, audit, audit_text, probe, probe_checkpoints  # noqa: F401
+from entropylaw.api.lab import lab_export, lab_run, lab_sizes, lab_sweep, lab_sweep_runs  # noqa: F401
 from entropylaw.api.reading import (Ingested, atomic_dir, check_writable, dumps, ingest, load, loss_lines,  # noqa: F401
                                     parse_params, row_accounts, with_accounts)
 
@@ -79,7 +84,7 @@ _size_series.PLOTTER = _draw_scale
 
 PRIOR_BASES = tuple(_CURVE_METHODS)  # what the `prior` method may act on
 
-__all__ = ["load", "ingest", "forecast_all", "fit", "fit_all", "predict", "forecast", "scale", "algorithms", "summary",
+__all__ = ["load", "ingest", "forecast_all", "probe", "report", "figures", "audit", "overview", "snapshot", "fit", "fit_all", "predict", "forecast", "scale", "algorithms", "summary",
            "row_accounts", "EntropyLawFit", "Forecast", "fits_frame"]
 
 
@@ -113,9 +118,19 @@ def fit(df: pd.DataFrame, run: str | None = None, *, pool: bool | list = False, 
     return fit_run(df, _one_run(df, run), **options)
 
 
-def fit_all(df: pd.DataFrame, runs=None, *, skip_errors: bool = False, **options) -> list[EntropyLawFit]:
-    """:func:`fit` on every run (or ``runs``); ``fits_frame(fits)`` tabulates them."""
-    return fit_runs(df, runs if runs is not None else _runs(df), skip_errors=skip_errors, **options)
+def fit_all(df: pd.DataFrame, runs=None, *, pool: bool = False, skip_errors: bool = False,
+            **options) -> list[EntropyLawFit]:
+    """:func:`fit` on every run (or ``runs``; ``pool=True``: all of them as one family, one fit);
+    ``fits_frame(fits)`` tabulates them."""
+    return fit_runs(df, runs if runs is not None else _runs(df), pool=pool, skip_errors=skip_errors, **options)
+
+
+wide = table.wide  # one run's metrics as columns, one row per step
+
+
+def run_ids(df: pd.DataFrame) -> list[str]:
+    """The runs of a tidy run table, in order."""
+    return _runs(df)
 
 
 def predict(df: pd.DataFrame, run: str | None = None, *, fit_frac=None, fit_steps=None, predict_steps=None,
@@ -192,30 +207,3 @@ def algorithms(df: pd.DataFrame, runs=None, *, conf=0.95, y=None, x=table.ENTROP
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """One row per run: steps, the keys read, first/last entropy, score and validation."""
     return summarize(df)
-
-
-
-def audit(model, rollouts, log=None, step=None, *, logged=None, temperature=1.0, micro_batch_size=None,
-          token_budget=None, horizon=None, tolerance=None, entropy_key=None, device="cpu",
-          chat_template=False, trainer_precision="bf16") -> dict:
-    """Is the entropy a trainer logged at ``step`` the entropy of its policy? (``entropylaw audit``)
-
-    Recomputes the per-token entropy of ``model`` (the checkpoint that produced step
-    ``step``) on that step's ``rollouts``, aggregates it under every trainer convention, and
-    compares each with the value ``log`` recorded (or ``logged``). Returns a dict: ``logged``,
-    ``conventions`` (name -> value), ``matched`` (name or None), ``tolerance`` (absolute),
-    ``correction`` and ``verdict`` (one line), and ``tolerance_model``: what the tolerance assumes
-    (``trainer_precision``: what the trainer computed in, bf16 by default). Needs torch (the
-    ``probe`` extra).
-
-    >>> r = el.audit("ckpt-0", "data/trl/audit/rollouts_step1.jsonl", "data/trl/audit/trainer_state.json",
-    ...              step=1)                                           # doctest: +SKIP
-    >>> r["matched"], r["conventions"]["token-mean"]                   # doctest: +SKIP
-    ('token-mean', 1.9107298...)
-    """
-    from entropylaw.audit.core import audit as _audit
-
-    return _audit(model, rollouts, log, step, logged=logged, temperature=temperature,
-                  micro_batch_size=micro_batch_size, token_budget=token_budget, horizon=horizon,
-                  tolerance=tolerance, entropy_key=entropy_key, device=device, chat_template=chat_template,
-                  trainer_precision=trainer_precision)

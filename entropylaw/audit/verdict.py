@@ -58,3 +58,26 @@ def correction(matched: str | None, values: dict) -> dict | None:
         return None
     return {"from": matched, "to": TARGET, "factor": values[TARGET] / values[matched],
             "mapping": EXACT_MAPPINGS.get(matched)}
+
+
+def audit_text(r: dict) -> str:
+    """What ``entropylaw audit`` prints of an audit's result (:func:`entropylaw.audit`)."""
+    out = []
+    add = out.append
+    add(f"audit: step {r['step']}, {r['n_rollouts']} rollouts, {r['n_tokens']} response tokens, "
+          f"temperature {r['temperature']:g}")
+    if r["logged"] is not None:
+        add(f"logged entropy: {r['logged']:.6g} ({r['source']})")
+    for name, v in r["conventions"].items():
+        gap = "" if r["logged"] is None else f"{v - r['logged']:+11.3g}"
+        mark = "  <- match" if name == r["matched"] else ("  <- within" if name in r.get("within", []) else "")
+        add(f"  {name:<26}{v:>12.6g}{gap}{mark}")
+    if r["tolerance"] is not None:
+        add(f"tolerance: {r['tolerance']:.2g} (relative {r['relative_tolerance']:.2g}): "
+              f"{r['tolerance_model']['assumes']}")
+    add(f"verdict: {r['verdict']}")
+    c = r["correction"]
+    if c is not None:
+        mapping = c["mapping"] or "no mapping without the model: recompute (this audit) at other steps"
+        add(f"correction: token-mean = {c['factor']:.6g} x logged on this batch; {mapping}")
+    return "\n".join(out)

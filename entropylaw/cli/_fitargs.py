@@ -129,13 +129,7 @@ def fit_options(args) -> dict:
                 conf=args.conf, seed=args.seed, score_range=args.score_range)
 
 
-def plot_path(base: str, run_id: str, many: bool) -> str:
-    """FILE for one run, FILE-<run> when several runs share one --plot."""
-    from pathlib import Path
-
-    p = Path(base)
-    stem = p.with_suffix("") if p.suffix in (".png", ".pdf", ".svg") else p
-    return str(stem) + (f"-{run_id}" if many else "") + ".png"
+plot_path = api.plot_path  # FILE for one run, FILE-<run> when several runs share one --plot
 
 
 fmt_table = api.fmt_table  # the plain-text table every command prints

@@ -6,8 +6,7 @@ fitted curve does not depend on the RL algorithm). Algorithms come from the run 
 
 from __future__ import annotations
 
-import entropylaw.table as table
-from entropylaw.api import algorithms
+from entropylaw import api
 from entropylaw.cli._fitargs import add_fit_arguments, dump_json, load_inputs
 from entropylaw.cli.sources import with_accounts
 
@@ -21,12 +20,12 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     df = load_inputs(args)
-    test = algorithms(df, conf=args.conf, y=args.y_key, x=args.x_key, pairing=args.pairing,
+    test = api.algorithms(df, conf=args.conf, y=args.y_key, x=args.x_key, pairing=args.pairing,
                       score_range=args.score_range)
     if args.json:
         print(dump_json(with_accounts(test.to_dict(), df)))
     else:
-        print(f"algorithms: {', '.join(test.algorithms_)}; {len(table.run_ids(df))} runs, {test.n_} points, "
+        print(f"algorithms: {', '.join(test.algorithms_)}; {len(api.run_ids(df))} runs, {test.n_} points, "
               f"AR(1) phi = {test.phi_:.2f}")
         print(f"AIC shared = {test.aic_shared_:.1f}, separate = {test.aic_separate_:.1f}")
         print(test.verdict_)

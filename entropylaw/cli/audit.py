@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 
-PRECISIONS = ("bf16", "fp16", "tf32", "fp32")  # entropylaw.audit.numerics.PRECISIONS (a test checks)
+from entropylaw import api
+
+PRECISIONS = api.PRECISIONS
 
 
 def add_parser(subparsers) -> None:
@@ -52,56 +54,15 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _check(args) -> None:
-    from entropylaw.errors import EntropyLawError
-
-    for name in ("micro_batch_size", "token_budget", "horizon"):
-        v = getattr(args, name)
-        if v is not None and v < 1:
-            raise EntropyLawError(f"--{name.replace('_', '-')} {v}: expected a positive integer")
-    if args.trainer_precision not in PRECISIONS:
-        raise EntropyLawError(f"--trainer-precision {args.trainer_precision}: expected one of {', '.join(PRECISIONS)}")
-    if args.tolerance is not None and not 0 < args.tolerance < 1:
-        raise EntropyLawError(f"--tolerance {args.tolerance}: expected a relative tolerance in (0, 1)")
-
-
-def print_audit(r: dict) -> None:
-    print(f"audit: step {r['step']}, {r['n_rollouts']} rollouts, {r['n_tokens']} response tokens, "
-          f"temperature {r['temperature']:g}")
-    if r["logged"] is not None:
-        print(f"logged entropy: {r['logged']:.6g} ({r['source']})")
-    for name, v in r["conventions"].items():
-        gap = "" if r["logged"] is None else f"{v - r['logged']:+11.3g}"
-        mark = "  <- match" if name == r["matched"] else ("  <- within" if name in r.get("within", []) else "")
-        print(f"  {name:<26}{v:>12.6g}{gap}{mark}")
-    if r["tolerance"] is not None:
-        print(f"tolerance: {r['tolerance']:.2g} (relative {r['relative_tolerance']:.2g}): "
-              f"{r['tolerance_model']['assumes']}")
-    print(f"verdict: {r['verdict']}")
-    c = r["correction"]
-    if c is not None:
-        mapping = c["mapping"] or "no mapping without the model: recompute (this audit) at other steps"
-        print(f"correction: token-mean = {c['factor']:.6g} x logged on this batch; {mapping}")
-
-
 def run(args) -> int:
-    import entropylaw.api as api
-    from entropylaw.fileio import atomic_dir, check_writable, dumps
-
-    _check(args)
-    if args.out:
-        check_writable(args.out, directory=True)  # before the slow part
     r = api.audit(args.model, args.rollouts, args.log, args.step, logged=args.logged, temperature=args.temperature,
                   micro_batch_size=args.micro_batch_size, token_budget=args.token_budget, horizon=args.horizon,
                   tolerance=args.tolerance, entropy_key=args.entropy_key, device=args.device,
-                  chat_template=args.chat_template, trainer_precision=args.trainer_precision)
-    if args.out:  # the directory appears whole or not at all
-        with atomic_dir(args.out) as tmp:
-            (tmp / "summary.json").write_text(dumps({"audit": r}, indent=1) + "\n")
+                  chat_template=args.chat_template, trainer_precision=args.trainer_precision, out=args.out)
     if args.json:
-        print(dumps(r, indent=1))
+        print(api.dumps(r, indent=1))
     else:
-        print_audit(r)
+        print(api.audit_text(r))
         if args.out:
             print(f"wrote {args.out}/summary.json")
     return 0

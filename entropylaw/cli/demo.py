@@ -31,24 +31,11 @@ def run(args) -> int:
         with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_rows", 500):
             print(api.summary(df).to_string(index=False))
             print(api.fits_frame(api.fit_all(df, skip_errors=True)).to_string(index=False))
-        for rid in api.table.run_ids(df):
+        for rid in api.run_ids(df):
             try:
                 print(api.forecast(df, run=rid, fit_frac=args.fit_frac).report())
             except api.EntropyLawError as err:
                 print(f"{rid}: no forecast: {err}")
         return 0
-    import warnings
-
-    from entropylaw.overview import overview
-
-    ov = overview(df, sources=inputs, fit_frac=args.fit_frac)
-    if not args.no_report:
-        from entropylaw.plots.build_report import report_html
-        from entropylaw.plots.report import write_report
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            html, _, _ = report_html(df, (), title="entropylaw demo", sources=list(inputs), fit_frac=args.fit_frac)
-        ov.report = str(write_report(html, args.out))
-    print(ov)
+    print(api.overview(df, sources=inputs, fit_frac=args.fit_frac, report_to=None if args.no_report else args.out))
     return 0

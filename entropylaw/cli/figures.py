@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import sys
 
+from entropylaw import api
 from entropylaw.cli._fitargs import parse_fraction
 from entropylaw.cli.sources import add_source_arguments, load_from_args
 from entropylaw.errors import EntropyLawError
-from entropylaw.fileio import check_writable
 
-NAMES = ["ceilings", "forecast", "law", "early", "consumption", "algorithms", "scaling", "covariance", "interventions",
-         "checkpoints", "table1", "ladder"]
+NAMES = api.FIGURES
 
 
 def add_common(p) -> None:
@@ -36,18 +35,12 @@ def add_common(p) -> None:
 
 
 def load_inputs(args):
-    """``(table or None, [probe summaries], [source names])`` from the parsed arguments."""
-    from entropylaw.plots.build import read_probe_summary
-
+    """The runs (or None) and the probe summaries; what cannot be read or written fails first."""
     if not args.inputs and not args.probe:
         raise EntropyLawError("no input given (expected logs / run tables, or --probe SUMMARY.json)")
-    if not 0 < args.fit_frac < 1:
-        raise EntropyLawError(f"--fit-frac {args.fit_frac}: expected a fraction between 0 and 1")
-    check_writable(args.out, directory=True)  # before the reading and drawing
-    t = None
-    if args.inputs:
-        t = load_from_args(args, args.inputs)
-    probes = [read_probe_summary(p) for p in args.probe]
+    api.check_writable(args.out, directory=True)  # before the reading and drawing
+    t = load_from_args(args, args.inputs) if args.inputs else None
+    probes = [api.read_probe_summary(p) for p in args.probe]
     return t, probes, list(args.inputs) + list(args.probe)
 
 
@@ -66,22 +59,12 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    import matplotlib.pyplot as plt
-
-    from entropylaw.plots.build_report import build_all
-    from entropylaw.plots.style import save, using
-
     t, probes, _sources = load_inputs(args)
-    with using(args.style):
-        built, skipped = build_all(t, probes, which=args.which, fit_frac=args.fit_frac)
-        for line in skipped:
-            print(f"entropylaw: skipped {line}", file=sys.stderr)
-        if not built:
-            raise EntropyLawError("no figure could be drawn from these inputs (" + "; ".join(skipped) + ")")
-        for b in built:
-            for path in save(b.fig, f"{args.out}/{b.name}", formats=tuple(args.format)):
-                print(path)
-            for w in b.warnings:
-                print(f"entropylaw: warning: {w}", file=sys.stderr)
-            plt.close(b.fig)
+    res = api.figures(t, probes, out=args.out, which=args.which, formats=args.format, style=args.style,
+                      fit_frac=args.fit_frac)
+    for line in res.skipped:
+        print(f"entropylaw: skipped {line}", file=sys.stderr)
+    print(res)
+    for w in res.warnings:
+        print(f"entropylaw: warning: {w}", file=sys.stderr)
     return 0

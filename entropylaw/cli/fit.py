@@ -11,10 +11,10 @@ from __future__ import annotations
 import sys
 import warnings
 
-from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, fmt_table, load_inputs, plot_path
+from entropylaw import api
+from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, fmt_table, load_inputs
 from entropylaw.cli.sources import with_accounts
 from entropylaw.errors import EntropyLawWarning
-from entropylaw.fit.run import fit_runs
 
 COLUMNS = [("run", "run_id"), ("n", "n"), ("a", "a"), ("a_se", "a_stderr"), ("b", "b"), ("b_se", "b_stderr"),
            ("ceiling", "ceiling"), ("ceiling_ci", "ceiling_ci"), ("trust", "trust"), ("r2", "r2"),
@@ -39,19 +39,14 @@ def run(args) -> int:
     df = load_inputs(args)
     with warnings.catch_warnings(record=True) as caught:  # said once, grouped, after the table
         warnings.simplefilter("always", EntropyLawWarning)
-        fits = fit_runs(df, pool=args.pool, form=args.form, robust=args.robust, errors_in_variables=args.eiv,
+        fits = api.fit_all(df, pool=args.pool, form=args.form, robust=args.robust, errors_in_variables=args.eiv,
                         **fit_options(args))
     for w in caught:
         if not issubclass(w.category, EntropyLawWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     rows = [f.to_dict() for f in fits]
     if args.plot:
-        from entropylaw.plots.law import plot_fit
-        from entropylaw.plots.style import save
-
-        for fit, d in zip(fits, rows):
-            steps = None if args.pool else _steps(df, fit)
-            save(plot_fit(fit, steps=steps), plot_path(args.plot, d["run_id"], len(fits) > 1))
+        api.save_fit_figures(df, fits, args.plot, pooled=args.pool)
     if args.json:
         out = rows if len(rows) > 1 else rows[0]
         print(dump_json(with_accounts({"fits": rows}, df) if len(rows) > 1 else with_accounts(out, df)))
@@ -84,10 +79,3 @@ def print_notes(rows: list[dict], messages: list[str]) -> None:
     for m in dict.fromkeys(messages):
         if not any(w in m for w in fit_said) and "no validation score" not in m and "does not apply" not in m:
             print(f"entropylaw: warning: {m}", file=sys.stderr)
-
-
-def _steps(df, fit):
-    from entropylaw.fit.pairing import pair
-
-    meta = fit.meta_
-    return pair(df, fit.run_id_, x=meta["x_key"], y=meta["y_key"], mode=meta["pairing"])["step"].to_numpy()

@@ -14,16 +14,8 @@ import argparse
 import json
 import sys
 
-import entropylaw.table as table
-from entropylaw._optional import require
+from entropylaw import api
 from entropylaw.errors import EntropyLawError
-from entropylaw.fileio import check_writable
-from entropylaw.lab.config import RunConfig
-from entropylaw.lab.export import sweep_table
-from entropylaw.lab.loggers import parse_loggers
-from entropylaw.lab.models import PRESETS, nonembedding_params, total_params
-from entropylaw.lab.sweep import load_sweep, run_sweep as sweep
-from entropylaw.lab.tokenizer import CharTokenizer
 
 
 def add_parser(subparsers) -> None:
@@ -69,13 +61,6 @@ def _common(p) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def _quiet_transformers() -> None:
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
-
-
 def _parse_sets(items: list[str]) -> dict:
     out = {}
     for item in items:
@@ -89,57 +74,40 @@ def _parse_sets(items: list[str]) -> dict:
     return out
 
 
-def _require_torch(purpose: str) -> None:
-    for module in ("torch", "transformers"):
-        require(module, extra="lab", purpose=purpose)
-
-
 def run_one(args) -> int:
-    _require_torch("entropylaw lab run")
-    from entropylaw.lab.trainer import LabRun  # torch
-
     spec = {"size": args.size, "algo": args.algo, "intervention": args.intervention, "steps": args.steps,
             "seed": args.seed, **_parse_sets(args.set)}
-    cfg = RunConfig.from_dict(spec, where="lab run")
-    loggers = parse_loggers(args.loggers or "jsonl,csv")
-    lab = LabRun(cfg, args.out, loggers, args.device, progress=not args.no_progress)
-    _quiet_transformers()
-    summary = lab.run()
+    summary = api.lab_run(spec, args.out, loggers=args.loggers, device=args.device, progress=not args.no_progress)
     final = summary.get("final", {})
-    print(f"{cfg.run_name}: {summary.get('steps')} steps on {summary.get('device')} in "
+    print(f"{summary['run_name']}: {summary.get('steps')} steps on {summary.get('device')} in "
           f"{summary.get('wall_s', 0):.1f} s; entropy {final.get('actor/entropy', float('nan')):.3f}, "
           f"score {final.get('critic/score/mean', float('nan')):.3f}; logs in {args.out}")
     return 0
 
 
 def run_sweep(args) -> int:
-    _require_torch("entropylaw lab sweep")
-    configs, loggers = load_sweep(args.config)
     if args.check:
-        for cfg in configs:
-            print(cfg.run_name)
-        print(f"{len(configs)} runs, loggers {','.join(loggers)}")
+        names, loggers = api.lab_sweep_runs(args.config)
+        for name in names:
+            print(name)
+        print(f"{len(names)} runs, loggers {','.join(loggers)}")
         return 0
-    _quiet_transformers()
-    chosen = parse_loggers(args.loggers) if args.loggers else None
-    summaries = sweep(args.config, args.out, args.device, not args.no_progress, chosen,
-                      echo=lambda line: print(line, file=sys.stderr, flush=True), jobs=max(1, args.jobs))
+    summaries = api.lab_sweep(args.config, args.out, loggers=args.loggers, device=args.device,
+                              progress=not args.no_progress, jobs=args.jobs,
+                              echo=lambda line: print(line, file=sys.stderr, flush=True))
     print(f"sweep finished: {len(summaries)} runs in {args.out}/runs")
     return 0
 
 
 def run_export(args) -> int:
-    check_writable(args.to)  # before reading the sweep
-    t = sweep_table(args.sweep_dir, finished_only=not args.include_unfinished)
-    table.write(t, args.to)
+    t = api.lab_export(args.sweep_dir, args.to, finished_only=not args.include_unfinished)
     print(f"wrote {args.to}: {t['run_id'].nunique()} runs, {len(t)} rows")
     return 0
 
 
 def run_sizes(args) -> int:
-    vocab = CharTokenizer().vocab_size
     print(f"{'size':<5} {'d_model':>7} {'layers':>6} {'heads':>5} {'d_ff':>5} {'non-embedding':>14} {'total':>10}")
-    for spec in PRESETS.values():
-        print(f"{spec.name:<5} {spec.d_model:>7} {spec.n_layers:>6} {spec.n_heads:>5} {spec.d_ff:>5} "
-              f"{nonembedding_params(spec):>14,} {total_params(spec, vocab):>10,}")
+    for r in api.lab_sizes():
+        print(f"{r['size']:<5} {r['d_model']:>7} {r['layers']:>6} {r['heads']:>5} {r['d_ff']:>5} "
+              f"{r['non_embedding']:>14,} {r['total']:>10,}")
     return 0

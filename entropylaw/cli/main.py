@@ -24,7 +24,7 @@ import sys
 import traceback
 import warnings
 
-from entropylaw import __version__
+from entropylaw import api
 from entropylaw.cli import (algorithms, audit, demo, figures, fit, forecast, ingest, lab, predict, probe,
                             probe_checkpoints,
                             report, scale, summary, watch)
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         "predict the ceiling, probe token covariance.",
         epilog=f"{DEBUG_FLAG} (anywhere): show the traceback of an internal error.",
     )
-    parser.add_argument("--version", action="version", version=f"entropylaw {__version__}")
+    parser.add_argument("--version", action="version", version=f"entropylaw {api.__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS:
         module.add_parser(subparsers)
@@ -80,7 +80,7 @@ def _internal_error(err: BaseException, debug: bool) -> None:
         traceback.print_exception(err)
     first = (str(err).splitlines() or [""])[0][:300]
     hint = "" if debug else f"; rerun with {DEBUG_FLAG} for the traceback"
-    print(f"entropylaw: internal error: {type(err).__name__}: {first} (a bug in entropylaw {__version__}: "
+    print(f"entropylaw: internal error: {type(err).__name__}: {first} (a bug in entropylaw {api.__version__}: "
           f"please report it with the command you ran{hint})", file=sys.stderr)
 
 

@@ -9,11 +9,9 @@ interval, and (``--curve``) the error for every window size.
 
 from __future__ import annotations
 
-import entropylaw.table as table
-from entropylaw.api import predict
+from entropylaw import api
 from entropylaw.cli.sources import with_accounts
-from entropylaw.cli._fitargs import (add_fit_arguments, dump_json, fmt_table, load_inputs, parse_fraction,
-                                     parse_positive_int, plot_path)
+from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fmt_table, load_inputs, parse_fraction, parse_positive_int
 
 COLUMNS = [("run", "run_id"), ("fit_n", "fit_n"), ("fit_to_step", "fit_last_step"), ("n_pred", "n_predicted"),
            ("rmse_pred", "rmse_predicted"), ("final_obs", "final_observed"), ("final_pred", "final_predicted"),
@@ -26,8 +24,8 @@ def add_parser(subparsers) -> None:
                                           "first K steps or fraction F of each run and predict every later point.")
     add_fit_arguments(p)
     w = p.add_mutually_exclusive_group(required=True)
-    w.add_argument("--fit-steps", type=parse_positive_int, metavar="K", help="fit on paired points with training step <= K")
-    w.add_argument("--fit-frac", type=parse_fraction, metavar="F", help="fit on steps <= F * last step (0 < F < 1)")
+    w.add_argument("--fit-steps", type=parse_positive_int, metavar="K", help="fit on the first K steps from the first logged step (steps <= first + K - 1)")
+    w.add_argument("--fit-frac", type=parse_fraction, metavar="F", help="fit on the first fraction F of each run, measured from its first logged step: steps <= first + F * (last - first), 0 < F < 1")
     p.add_argument("--predict-steps", type=parse_positive_int, metavar="N",
                    help="score only the points within N steps after the fit window (the paper: 200); "
                         "default: every later point")
@@ -37,10 +35,10 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     df = load_inputs(args)
-    ids = table.run_ids(df)
+    ids = api.run_ids(df)
     rows, curves = [], {}
     for rid in ids:
-        ep = predict(df, rid, fit_steps=args.fit_steps, fit_frac=args.fit_frac, predict_steps=args.predict_steps,
+        ep = api.predict(df, rid, fit_steps=args.fit_steps, fit_frac=args.fit_frac, predict_steps=args.predict_steps,
                      y=args.y_key, x=args.x_key, pairing=args.pairing, conf=args.conf,
                      score_range=args.score_range)
         p = ep.pairs_
@@ -52,10 +50,7 @@ def run(args) -> int:
             d["error_vs_k"] = ep.error_vs_k_.to_dict(orient="records")
         rows.append(d)
         if args.plot:
-            from entropylaw.plots.law import plot_early
-            from entropylaw.plots.style import save
-
-            save(plot_early(p, ep, label=rid), plot_path(args.plot, rid, len(ids) > 1))
+            api.save_early_figure(ep, args.plot, rid, many=len(ids) > 1)
     if args.json:
         print(dump_json(with_accounts({"predictions": rows}, df) if len(rows) > 1 else with_accounts(rows[0], df)))
         return 0

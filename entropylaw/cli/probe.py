@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from entropylaw import api
 from entropylaw.errors import EntropyLawError
-from entropylaw.fileio import check_writable
 
 
 def add_parser(subparsers) -> None:
@@ -56,7 +56,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
     p.add_argument("--scope", default="batch", choices=["batch", "microbatch"],
                    help="covariance scope of the what-if selections")
-    p.add_argument("--whatif", default="none,clip_cov,kl_cov,steer,aent,entropy_bonus")
+    p.add_argument("--whatif", default=api.PROBE_WHATIF)
     p.add_argument("--generate", type=int, default=0, metavar="G", help="sample G responses per prompt instead "
                    "of reading --rollouts (needs --prompts)")
     p.add_argument("--prompts", help="prompt file for --generate")
@@ -99,207 +99,17 @@ def _max_memory(items) -> dict | None:
     return out or None
 
 
-def load_inputs(args):
-    """Model, tokenizer and checked sequences (every user error raised before any output)."""
-    from transformers import AutoTokenizer
-
-    from entropylaw.probe import dist
-    from entropylaw.probe import model as M
-    from entropylaw.probe.rollouts import check_rollouts_path, encode, read_prompts_frame, read_rollouts, \
-        write_rollouts
-
-    if args.generate <= 0 and not args.rollouts:
-        raise EntropyLawError("probe: give --rollouts FILE, or --generate G with --prompts FILE")
-    if args.generate > 0 and not args.prompts:
-        raise EntropyLawError("--generate needs --prompts FILE")
-    if args.save_rollouts:
-        check_rollouts_path(args.save_rollouts)
-    reward_fn = None
-    if args.generate > 0:
-        from entropylaw.probe.rewards import load_reward
-
-        read_prompts_frame(args.prompts)  # a missing or malformed prompt file fails before the model loads
-        reward_fn = load_reward(args.reward)
-    # rollouts are parsed before the (slow) model load, so a typo fails in a second
-    if args.step is not None and args.generate > 0:
-        raise EntropyLawError("--step chooses among rollouts a trainer wrote (--rollouts), not --generate")
-    if args.min_informative and args.generate <= 0:
-        raise EntropyLawError("--min-informative keeps sampling: it needs --generate G with --prompts FILE")
-    if args.min_informative < 0 or args.max_rounds < 1:
-        raise EntropyLawError("--min-informative must be >= 0 and --max-rounds >= 1")
-    rollouts = None if args.generate > 0 else read_rollouts(args.rollouts, args.step)
-    device = M.resolve_device(args.device)
-    from entropylaw.probe.memory import check as check_memory
-
-    args.memory = check_memory(args.model, args.dtype, args.batch_tokens, not args.no_ladder)  # before the load
-    if args.shard and args.device_map:
-        raise EntropyLawError("--shard and --device-map: choose one (FSDP across processes, or one process "
-                              "over several devices)")
-    model, tokenizer = M.load_model(args.model, str(device), args.dtype, args.device_map, progress=args.progress,
-                                    max_memory=_max_memory(args.max_memory))
-    if args.shard:
-        dist.shard_model(model)
-    if not args.no_ladder and M.offloaded(model):
-        raise EntropyLawError(f"--device-map {args.device_map}: some weights were offloaded past every device's "
-                              "memory (to disk), and the ladder updates weights in place: use --no-ladder, more "
-                              "--max-memory, or --shard across processes")
-    if args.tokenizer:
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-        except (OSError, ValueError) as err:
-            raise EntropyLawError(f"--tokenizer {args.tokenizer}: cannot load ({type(err).__name__})") from None
-    M.check_tokenizer(model, tokenizer, "--tokenizer" if args.tokenizer else "--model")
-    V = M.vocab_size(model)
-    if args.generate > 0:
-        from entropylaw.probe.generate import read_prompts, sample, sample_informative
-
-        prompts = read_prompts(args.prompts, tokenizer, V, args.chat_template)
-        kw = dict(temperature=args.temperature, max_new_tokens=args.max_new_tokens, tokenizer=tokenizer,
-                  reward_fn=reward_fn, batch_tokens=args.batch_tokens, progress=args.progress)
-        if args.min_informative:
-            seqs, args.sampling = sample_informative(model, prompts, args.generate, args.min_informative,
-                                                     args.max_rounds, args.estimator, args.eps, seed=args.seed, **kw)
-        else:
-            seqs = sample(model, prompts, args.generate, seed=args.seed, **kw)
-        if not seqs:
-            raise EntropyLawError(f"{args.prompts}: generation produced no non-empty responses")
-        args.source = {"format": "generated", "step": None, "why": f"{args.generate} fresh responses per prompt "
-                       f"of {args.prompts} at temperature {args.temperature:g}"}
-    else:
-        fmt = rollouts.attrs.get("format", "entropylaw")
-        chat = args.chat_template if fmt in ("verl-dump", "trl-completions") else bool(args.chat_template)
-        seqs = encode(rollouts, args.rollouts, V, tokenizer, M.context_length(model), chat)
-        step, steps = rollouts.attrs.get("step"), rollouts.attrs.get("steps") or []
-        why = ("one batch" if step is None else f"--step {step}" if args.step is not None else
-               f"the last of {len(steps)} steps ({steps[0]}..{steps[-1]}; --step to choose)" if len(steps) > 1
-               else f"the only step ({step})")
-        args.source = {"format": fmt, "file": rollouts.attrs.get("source", str(args.rollouts)), "step": step,
-                       "why": why, "notes": list(rollouts.attrs.get("notes", []))}
-    from entropylaw.probe.signal import NoSignal, no_signal_message, signal_report, with_advantages
-
-    trainer = bool(seqs) and all(s.advantage is not None for s in seqs)
-    signal = signal_report(with_advantages(seqs, args.estimator, args.eps),
-                           "the trainer's (kept)" if trainer else f"computed ({args.estimator})")
-    if signal["informative_groups"] == 0:  # before anything is written
-        raise NoSignal(no_signal_message(signal, str(args.rollouts or args.prompts), args.generate > 0))
-    if args.save_rollouts and dist.rank() == 0:
-        write_rollouts(seqs, args.save_rollouts, tokenizer)
-        print(f"wrote {args.save_rollouts} ({len(seqs)} responses)")
-    return model, seqs
-
-
-def print_signal(summary: dict) -> None:
-    """The first lines: what was probed, and how much of it carried a learning signal."""
-    src, sig = summary.get("source", {}), summary["signal"]
-    step = "" if src.get("step") is None else f" step {src['step']} ({src['why']})"
-    print(f"rollouts: {src.get('format', '?')}{step}" + (f" from {src['file']}" if src.get("file") else
-                                                           f" ({src.get('why', '')})"))
-    for note in src.get("notes", []):
-        print(f"  note: {note}")
-    zero = ", ".join(f"{n} {k}" for k, n in sig["zero_variance_groups"].items())
-    print(f"signal: {sig['informative_groups']} of {sig['groups']} prompt groups informative"
-          + (f" (left out: {zero})" if zero else "") + f"; {sig['tokens_with_signal']} of {sig['tokens']} "
-          f"response tokens carry a non-zero advantage; advantages {sig['advantages']}")
-    if "sampling" in summary:
-        sm = summary["sampling"]
-        print(f"sampling: {sm['rounds']} of at most {sm['max_rounds']} rounds, {sm['responses_generated']} "
-              f"responses generated, {sm['informative_groups']} informative groups (asked {sm['min_informative']})")
-    for name, c in summary.get("checks", {}).items():
-        print(f"check {name}: {'enough signal' if c['enough_signal'] else 'NOT ENOUGH SIGNAL'} ({c['why']})")
-
-
-def print_report(summary: dict) -> None:
-    print_signal(summary)
-    t, paper = summary["table1"], summary["table1_paper"]
-    print(f"tokens {summary['n_tokens']}  responses {summary['n_responses']}  prompts {summary['n_prompts']}  "
-          f"micro-batches {summary['n_microbatches']}  entropy (token-mean) {summary['entropy_token_mean']:.4f}")
-    print("Table 1: mean covariance over the top fraction of tokens")
-    print(f"  {'group':<10}{'whole batch':>14}{'micro-batch':>14}{'paper 7B':>10}")
-    for key in t:
-        label = "all" if key == "all" else f"top {float(key) * 100:g}%"
-        print(f"  {label:<10}{t[key]:>14.5g}{summary['table1_microbatch'][key]:>14.5g}{paper[key]:>10}")
-    sel = summary["selection"]
-    for name in ("clip_cov", "kl_cov"):
-        s = sel[name]
-        print(f"  {name}: selects {s['whole_batch']} (whole batch) / {s['micro_batch']} (micro-batch), "
-              f"{s['both']} in both, jaccard {s['jaccard']:.3f}")
-    st = sel["steer"]
-    print(f"  steer: mean weight {st['mean_weight']:.4f} / {st['mean_weight_mb']:.4f}, mean |change| "
-          f"{st['mean_abs_weight_change']:.4g}")
-    if "ladder" in summary:
-        lad = summary["ladder"]
-        chk = lad["eta_squared_check"]
-        how = (f"chosen by halving {len(chk['search'])} times from {chk['search'][0]['eta']:.3g}"
-               if chk.get("search") else "fixed by --lr")
-        print(f"Entropy-change ladder (one {lad['config']['optimizer']} step, eta {lad['eta']:.4g} {how}; "
-              f"measured batch-mean dH {lad['estimators']['lemma1']['measured_mean']:.4g})")
-        if chk.get("bound"):
-            print(f"  the step search hit its bound: {chk['bound']}")
-        for r in chk.get("too_large", []) + [r for r in chk.get("search", []) if "too_large" in r][:3]:
-            print(f"  eta {r['eta']:.3g} is not a step: {r['too_large']}")
-        print(f"  {'estimator':<18}{'pearson':>9}{'spearman':>9}{'sign':>7}{'slope':>10}{'pred mean':>12}")
-        fmt = lambda v, f: "n/a" if v is None else format(v, f)  # noqa: E731
-        for name, r in lad["estimators"].items():
-            print(f"  {name:<18}{fmt(r['pearson'], '.3f'):>9}{fmt(r['spearman'], '.3f'):>9}"
-                  f"{fmt(r['sign_agreement'], '.2f'):>7}{fmt(r['slope'], '.3g'):>10}{fmt(r['predicted_mean'], '.3g'):>12}")
-        etas = chk["etas"]
-        print("  Lemma 1 |error| at eta x " + ", ".join(f"{e / etas[0]:g}" for e in etas) + ": "
-              + ", ".join(f"{e:.3g}" for e in chk["lemma1_mean_abs_error"])
-              + (f"  (log-log slope {chk['loglog_slope']:.2f}; 2 = first-order exact)" if "loglog_slope" in chk else "")
-              + ("  first order: yes" if chk["first_order"] else "  NOT FIRST ORDER (see the warning)"))
-        print("What-if (batch-mean dH after one step): measured / Lemma 1 / sampled-token")
-        for name, r in summary["whatif"].items():
-            print(f"  {name:<14}{r['measured_mean_dH']:>12.4g}{r['lemma1_mean_dH']:>12.4g}{r['sampled_token_mean_dH']:>12.4g}")
-
-
 def run(args) -> int:
-    import sys
-
-    from entropylaw.probe import dist
-    from entropylaw.probe.core import ProbeConfig
-    from entropylaw.probe.ladder import LadderConfig
-    from entropylaw.probe.losses import InterventionConfig
-    from entropylaw.probe.model import resolve_device
-    from entropylaw.probe.runner import run_probe, write_outputs
-
-    check_writable(args.out, directory=True)  # before loading a model
-    if args.save_rollouts:
-        check_writable(args.save_rollouts)
-    overrides = _parse_sets(args.set)
-    InterventionConfig.from_dict({"name": "none", **overrides})  # validate names/values early
-    cfg = ProbeConfig(args.temperature, args.estimator, args.eps, args.chunk_size, args.batch_tokens,
-                      args.microbatch_tokens, args.clamp_p, args.seed, overrides)
-    ladder = None
-    if not args.no_ladder:
-        whatif = tuple(w.strip() for w in args.whatif.split(",") if w.strip())
-        if "none" not in whatif:
-            whatif = ("none",) + whatif
-        for w in whatif:
-            InterventionConfig(w)
-        ladder = LadderConfig(lr=args.lr, rel_step=args.rel_step, optimizer=args.optimizer, scope=args.scope,
-                              whatif=whatif, seed=args.seed)
-    dist.init(resolve_device(args.device))
-    try:
-        progress = sys.stderr.isatty() if args.progress is None else args.progress
-        args.progress = progress
-        model, seqs = load_inputs(args)
-        frame, summary = run_probe(model, seqs, cfg, ladder, progress=progress,
-                                   where=str(args.rollouts or args.prompts), generated=args.generate > 0)
-        if dist.rank() == 0:
-            head = {"source": args.source}
-            if getattr(args, "sampling", None):
-                head["sampling"] = args.sampling
-            import resource
-
-            top = {k: summary.pop(k) for k in ("signal", "checks")}
-            if getattr(args, "memory", None):  # the estimate beside this process's measured peak
-                top["memory_gib"] = {"estimate": args.memory, "peak_rss": round(
-                    resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20, 3)}
-            summary = {**head, **top, **summary, "model": str(args.model),
-                       "rollouts": str(args.rollouts or args.prompts)}
-            write_outputs(args.out, frame, summary)
-            print_report(summary)
-            print(f"wrote {args.out}/tokens.parquet and {args.out}/summary.json")
-    finally:
-        dist.finish()
+    res = api.probe(args.model, args.rollouts, out=args.out, step=args.step, tokenizer=args.tokenizer,
+                    temperature=args.temperature, estimator=args.estimator, eps=args.eps, chunk_size=args.chunk_size,
+                    batch_tokens=args.batch_tokens, microbatch_tokens=args.microbatch_tokens, clamp_p=args.clamp_p,
+                    seed=args.seed, settings=_parse_sets(args.set), device=args.device, dtype=args.dtype,
+                    device_map=args.device_map, max_memory=_max_memory(args.max_memory), shard=args.shard,
+                    no_ladder=args.no_ladder, lr=args.lr, rel_step=args.rel_step, optimizer=args.optimizer,
+                    scope=args.scope, whatif=args.whatif, generate=args.generate, prompts=args.prompts,
+                    reward=args.reward, max_new_tokens=args.max_new_tokens, min_informative=args.min_informative,
+                    max_rounds=args.max_rounds, chat_template=args.chat_template, save_rollouts=args.save_rollouts,
+                    progress=args.progress)
+    if str(res):
+        print(res)
     return 0

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-import entropylaw.table as table
-from entropylaw.errors import EntropyLawError
-from entropylaw.fileio import check_writable
+from entropylaw import api
 
 
 def add_parser(subparsers) -> None:
@@ -39,16 +37,11 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from entropylaw.probe.checkpoints import probe_checkpoints  # torch
-
-    if args.samples < 1:
-        raise EntropyLawError("--samples must be >= 1")
-    check_writable(args.out)  # before loading checkpoints
-    t = probe_checkpoints(args.checkpoints, args.prompts, args.samples, args.temperature, args.max_new_tokens,
-                          args.reward, args.metric, args.run_id, args.device, args.dtype, args.chunk_size,
-                          args.seed, args.tokenizer, table1=args.table1, chat_template=args.chat_template)
-    table.write(t, args.out)
-    wide = table.wide(t, table.run_ids(t)[0])
-    print(wide.to_string(float_format=lambda v: f"{v:.4f}"))
+    t = api.probe_checkpoints(args.checkpoints, args.prompts, out=args.out, samples=args.samples,
+                              temperature=args.temperature, max_new_tokens=args.max_new_tokens, reward=args.reward,
+                              metric=args.metric, run_id=args.run_id, device=args.device, dtype=args.dtype,
+                              chunk_size=args.chunk_size, seed=args.seed, tokenizer_path=args.tokenizer,
+                              table1=args.table1, chat_template=args.chat_template)
+    print(api.wide(t, api.run_ids(t)[0]).to_string(float_format=lambda v: f"{v:.4f}"))
     print(f"wrote {args.out} ({len(t)} rows)")
     return 0

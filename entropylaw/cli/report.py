@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 
+from entropylaw import api
 from entropylaw.cli.figures import add_common, load_inputs
 
 
@@ -24,13 +25,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from entropylaw.plots.build_report import report_html
-    from entropylaw.plots.report import write_report
-
     t, probes, sources = load_inputs(args)
-    html, built, skipped = report_html(t, probes, title=args.title, sources=sources, fit_frac=args.fit_frac)
-    for line in skipped:
+    res = api.report(t, probes, out=args.out, title=args.title, sources=sources, fit_frac=args.fit_frac)
+    for line in res.skipped:
         print(f"entropylaw: skipped {line}", file=sys.stderr)
-    path = write_report(html, args.out)
-    print(f"{path} ({len(built)} figures, {len(html) // 1024} KiB)")
+    print(res)
     return 0

@@ -10,7 +10,7 @@ with a warning when unknown.
 
 from __future__ import annotations
 
-from entropylaw.api import scale
+from entropylaw import api
 from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, load_inputs
 from entropylaw.cli.sources import with_accounts
 from entropylaw.errors import EntropyLawError
@@ -52,7 +52,7 @@ def run(args) -> int:
     sizes = list(args.predict or [])
     df = load_inputs(args)
     opts = fit_options(args)
-    res = scale(df, conf=opts.pop("conf"), **{k: v for k, v in opts.items() if k not in ("n_boot", "seed")})
+    res = api.scale(df, conf=opts.pop("conf"), **{k: v for k, v in opts.items() if k not in ("n_boot", "seed")})
     if args.json:
         print(dump_json(with_accounts(res.to_dict(predict=sizes), df)))
         return 0

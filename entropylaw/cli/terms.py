@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 # API parameter -> the CLI's option dest, where the two names differ
-ALIASES = {"at_steps": "at_step", "y": "y_key", "x": "x_key", "val_keys": "val_key", "runs": "run"}
+ALIASES = {"at_steps": "at_step", "y": "y_key", "x": "x_key", "val_keys": "val_key", "runs": "run", "settings": "set"}
 _NAME = re.compile(r"`([a-z][a-z0-9_]*)`")
 
 

@@ -40,7 +40,7 @@ from typing import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 
-from entropylaw import __version__
+from entropylaw._version import __version__
 from entropylaw.fileio import atomic_dir
 from entropylaw.plots.placement import settle
 from entropylaw.plots.report_assets import CHECK_SCRIPT, CSS, ZOOM_SCRIPT

@@ -1,0 +1,70 @@
+"""The lab: small RL runs of tiny models that show the collapse under control (``entropylaw lab``).
+torch and transformers are imported only by the functions that train.
+
+>>> el.lab_sizes()[0]["size"]                                        # doctest: +SKIP
+'xs'
+"""
+
+from __future__ import annotations
+
+import entropylaw.table as table
+from entropylaw._optional import require
+from entropylaw.fileio import check_writable
+from entropylaw.lab.config import RunConfig
+from entropylaw.lab.export import sweep_table
+from entropylaw.lab.loggers import parse_loggers
+from entropylaw.lab.models import PRESETS, nonembedding_params, total_params
+from entropylaw.lab.sweep import load_sweep
+from entropylaw.lab.tokenizer import CharTokenizer
+
+
+def _train_ready(purpose: str) -> None:
+    for module in ("torch", "transformers"):
+        require(module, extra="lab", purpose=purpose)
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # the lab's own progress bar says it
+    hf_logging.set_verbosity_error()
+
+
+def lab_run(spec: dict, out, *, loggers="jsonl,csv", device=None, progress=True) -> dict:
+    """One run of the lab from ``spec`` (size, algo, intervention, steps, seed and any RunConfig
+    field) into the directory ``out``; returns its summary, with ``run_name``."""
+    _train_ready("entropylaw lab run")
+    cfg = RunConfig.from_dict(spec, where="lab run")
+    names = parse_loggers(loggers or "jsonl,csv")
+    from entropylaw.lab.trainer import LabRun  # torch
+
+    summary = LabRun(cfg, out, names, device, progress=progress).run()
+    return {"run_name": cfg.run_name, **summary}
+
+
+def lab_sweep_runs(config) -> tuple[list[str], list[str]]:
+    """The run names a sweep config holds and its loggers (nothing is run)."""
+    configs, loggers = load_sweep(config)
+    return [c.run_name for c in configs], list(loggers)
+
+
+def lab_sweep(config, out, *, loggers=None, device=None, progress=True, echo=print, jobs=1) -> list[dict]:
+    """Every run of the sweep ``config`` that is not finished, into ``out/runs``; their summaries."""
+    load_sweep(config)  # a bad config fails before torch loads
+    chosen = parse_loggers(loggers) if loggers else None
+    _train_ready("entropylaw lab sweep")
+    from entropylaw.lab.sweep import run_sweep
+
+    return run_sweep(config, out, device, progress, chosen, echo=echo, jobs=max(1, jobs))
+
+
+def lab_export(sweep_dir, to, *, finished_only=True):
+    """A sweep's runs as one tidy run table, written to ``to`` (checked writable first)."""
+    check_writable(to)  # before reading the sweep
+    t = sweep_table(sweep_dir, finished_only=finished_only)
+    table.write(t, to)
+    return t
+
+
+def lab_sizes() -> list[dict]:
+    """The lab's model sizes: shape and parameter counts."""
+    vocab = CharTokenizer().vocab_size
+    return [{"size": s.name, "d_model": s.d_model, "layers": s.n_layers, "heads": s.n_heads, "d_ff": s.d_ff,
+             "non_embedding": nonembedding_params(s), "total": total_params(s, vocab)} for s in PRESETS.values()]

@@ -1,0 +1,145 @@
+"""What the commands draw and write: the HTML report (:func:`report`), the paper's figures
+(:func:`figures`), one run's figures beside a fit or a prediction, and the demo's first screen
+(:func:`overview`). matplotlib is imported here only when something is drawn.
+
+>>> res = el.report(el.load("data/real-sizes"), out="report")        # doctest: +SKIP
+>>> print(res)                       # report/report.html (7 figures, 900 KiB)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from entropylaw.errors import EntropyLawError
+from entropylaw.fileio import check_writable
+
+FIGURES = ["ceilings", "forecast", "law", "early", "consumption", "algorithms", "scaling", "covariance",
+           "interventions", "checkpoints", "table1", "ladder"]
+
+
+def read_probe_summary(path) -> dict:
+    """A probe's ``summary.json`` (``entropylaw probe --out DIR``), checked, for the report and figures."""
+    from entropylaw.plots.build import read_probe_summary as read
+
+    return read(path)
+
+
+def _inputs(df, probes, out, fit_frac):
+    if df is None and not probes:
+        raise EntropyLawError("no input given (expected logs / run tables, or `probe` SUMMARY.json)")
+    if not 0 < fit_frac < 1:
+        raise EntropyLawError(f"`fit_frac` {fit_frac}: expected a fraction between 0 and 1")
+    check_writable(out, directory=True)  # before the reading and drawing
+    return [p if isinstance(p, dict) else read_probe_summary(p) for p in probes]
+
+
+@dataclass
+class Report:
+    """The page written (``path``), its figures' names, the skipped figures with why."""
+
+    path: Path
+    figures: list
+    skipped: list
+    size: int
+
+    def __str__(self) -> str:
+        return f"{self.path} ({len(self.figures)} figures, {self.size // 1024} KiB)"
+
+
+def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entropylaw report", sources=(),
+           fit_frac: float = 0.15) -> Report:
+    """Write the HTML report of the runs of ``df`` (and probe summaries: dicts or paths) into the
+    directory ``out`` (it appears whole or not at all); ``fit_frac`` the forecasts' window."""
+    from entropylaw.plots.build_report import report_html
+    from entropylaw.plots.report import write_report
+
+    probes = _inputs(df, probes, out, fit_frac)
+    html, built, skipped = report_html(df, probes, title=title, sources=list(sources), fit_frac=fit_frac)
+    return Report(write_report(html, out), [b.name for b in built], list(skipped), len(html))
+
+
+@dataclass
+class Figures:
+    """The files written, the skipped figures with why, and the figures' warnings."""
+
+    paths: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return "\n".join(map(str, self.paths))
+
+
+def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, formats=("png", "pdf"), style="screen",
+            fit_frac: float = 0.15) -> Figures:
+    """Draw every figure the inputs allow (``which``: these names of :data:`FIGURES`) into ``out``
+    in ``formats``; ``style`` "screen" or "paper". No figure at all is an error."""
+    import matplotlib.pyplot as plt
+
+    from entropylaw.plots.build_report import build_all
+    from entropylaw.plots.style import save, using
+
+    probes = _inputs(df, probes, out, fit_frac)
+    res = Figures()
+    with using(style):
+        built, res.skipped = build_all(df, probes, which=which, fit_frac=fit_frac)
+        if not built:
+            raise EntropyLawError("no figure could be drawn from these inputs (" + "; ".join(res.skipped) + ")")
+        for b in built:
+            res.paths += save(b.fig, f"{out}/{b.name}", formats=tuple(formats))
+            res.warnings += list(b.warnings)
+            plt.close(b.fig)
+    return res
+
+
+def plot_path(base: str, run_id: str, many: bool) -> str:
+    """FILE for one run, FILE-<run> when several runs share one file name."""
+    p = Path(base)
+    stem = p.with_suffix("") if p.suffix in (".png", ".pdf", ".svg") else p
+    return str(stem) + (f"-{run_id}" if many else "") + ".png"
+
+
+def save_fit_figures(df: pd.DataFrame, fits: list, path: str, pooled: bool = False) -> list:
+    """Each fit's figure (score vs entropy, coloured by step) to ``path`` (``path-<run>`` for several)."""
+    from entropylaw.fit.pairing import pair
+    from entropylaw.plots.law import plot_fit
+    from entropylaw.plots.style import save
+
+    out = []
+    for fit in fits:
+        steps = None
+        if not pooled:
+            meta = fit.meta_
+            steps = pair(df, fit.run_id_, x=meta["x_key"], y=meta["y_key"], mode=meta["pairing"])["step"].to_numpy()
+        out += save(plot_fit(fit, steps=steps), plot_path(path, getattr(fit, "run_id_", None), len(fits) > 1))
+    return out
+
+
+def save_early_figure(prediction, path: str, label: str, many: bool = False) -> list:
+    """An early prediction's figure (paper Fig. 5) to ``path`` (``path-<label>`` when ``many``)."""
+    from entropylaw.plots.law import plot_early
+    from entropylaw.plots.style import save
+
+    return save(plot_early(prediction.pairs_, prediction, label=label), plot_path(path, label, many))
+
+
+def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, report_to=None):
+    """The demo's first screen for the runs of ``df`` (``str()`` prints it); with ``report_to``
+    a directory, the HTML report is written there too and the screen says where."""
+    import warnings
+
+    from entropylaw.overview import overview as first_screen
+
+    ov = first_screen(df, sources=sources, fit_frac=fit_frac)
+    if report_to is not None:
+        from entropylaw.plots.build_report import report_html
+        from entropylaw.plots.report import write_report
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            html, _, _ = report_html(df, (), title="entropylaw demo", sources=list(sources), fit_frac=fit_frac)
+        ov.report = str(write_report(html, report_to))
+    return ov

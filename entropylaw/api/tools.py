@@ -1,0 +1,92 @@
+"""The commands that run a model (torch, the ``probe`` extra): the probe, the audit of a logged
+entropy, and Table 1 across checkpoints; and the lab's small RL runs. torch is imported inside
+each function, so ``import entropylaw`` stays light.
+"""
+
+from __future__ import annotations
+
+import entropylaw.table as table
+from entropylaw.errors import EntropyLawError
+from entropylaw.fileio import atomic_dir, check_writable, dumps
+
+PROBE_WHATIF = "none,clip_cov,kl_cov,steer,aent,entropy_bonus"  # the what-if interventions by default
+PRECISIONS = ("bf16", "fp16", "tf32", "fp32")  # entropylaw.audit.numerics.PRECISIONS (a test checks)
+
+
+def probe(model, rollouts=None, *, out=None, **options):
+    """Token covariance, intervention targeting and the entropy-change ladder on ``model``
+    (``entropylaw probe``): :func:`entropylaw.probe.session.probe`. ``str(result)`` is what the
+    command prints.
+
+    >>> res = el.probe("ckpt", "rollouts.jsonl", out="probe_out", no_ladder=True)  # doctest: +SKIP
+    >>> res.summary["table1"]["0.002"]                                  # doctest: +SKIP
+    """
+    from entropylaw.probe.session import probe as run
+
+    return run(model, rollouts, out=out, **options)
+
+
+def probe_checkpoints(checkpoints, prompts, *, out=None, samples=4, **options) -> "pd.DataFrame":
+    """Entropy (and Table 1 with ``table1=True``) across training checkpoints, sampled fresh on
+    ``prompts``: a tidy run table, written to ``out`` when given (``entropylaw probe-checkpoints``)."""
+    if samples < 1:
+        raise EntropyLawError("`samples` must be >= 1")
+    if out is not None:
+        check_writable(out)  # before loading checkpoints
+    from entropylaw.probe.checkpoints import probe_checkpoints as run  # torch
+
+    t = run(checkpoints, prompts, samples, **options)
+    if out is not None:
+        table.write(t, out)
+    return t
+
+
+def audit_text(r: dict) -> str:
+    """What ``entropylaw audit`` prints of :func:`audit`'s result."""
+    # imported here: entropylaw.audit is a package the name el.audit (a function) must not shadow at import
+    from entropylaw.audit.verdict import audit_text as text
+
+    return text(r)
+
+
+def _check_audit(micro_batch_size, token_budget, horizon, tolerance, trainer_precision) -> None:
+    for name, v in (("micro_batch_size", micro_batch_size), ("token_budget", token_budget), ("horizon", horizon)):
+        if v is not None and v < 1:
+            raise EntropyLawError(f"`{name}` {v}: expected a positive integer")
+    if trainer_precision not in PRECISIONS:
+        raise EntropyLawError(f"`trainer_precision` {trainer_precision}: expected one of {', '.join(PRECISIONS)}")
+    if tolerance is not None and not 0 < tolerance < 1:
+        raise EntropyLawError(f"`tolerance` {tolerance}: expected a relative tolerance in (0, 1)")
+
+
+def audit(model, rollouts, log=None, step=None, *, logged=None, temperature=1.0, micro_batch_size=None,
+          token_budget=None, horizon=None, tolerance=None, entropy_key=None, device="cpu",
+          chat_template=False, trainer_precision="bf16", out=None) -> dict:
+    """Is the entropy a trainer logged at ``step`` the entropy of its policy? (``entropylaw audit``)
+
+    Recomputes the per-token entropy of ``model`` (the checkpoint that produced step
+    ``step``) on that step's ``rollouts``, aggregates it under every trainer convention, and
+    compares each with the value ``log`` recorded (or ``logged``). Returns a dict: ``logged``,
+    ``conventions`` (name -> value), ``matched`` (name or None), ``tolerance`` (absolute),
+    ``correction`` and ``verdict`` (one line), and ``tolerance_model``: what the tolerance assumes
+    (``trainer_precision``: what the trainer computed in, bf16 by default); with ``out``, also
+    ``out/summary.json`` (``{"audit": ...}``, what the report reads). Needs torch (the ``probe`` extra).
+
+    >>> r = el.audit("ckpt-0", "data/trl/audit/rollouts_step1.jsonl", "data/trl/audit/trainer_state.json",
+    ...              step=1)                                           # doctest: +SKIP
+    >>> r["matched"], r["conventions"]["token-mean"]                   # doctest: +SKIP
+    ('token-mean', 1.9107298...)
+    """
+    _check_audit(micro_batch_size, token_budget, horizon, tolerance, trainer_precision)
+    if out is not None:
+        check_writable(out, directory=True)  # before the slow part
+    from entropylaw.audit.core import audit as _audit
+
+    r = _audit(model, rollouts, log, step, logged=logged, temperature=temperature,
+                  micro_batch_size=micro_batch_size, token_budget=token_budget, horizon=horizon,
+                  tolerance=tolerance, entropy_key=entropy_key, device=device, chat_template=chat_template,
+                  trainer_precision=trainer_precision)
+    if out is not None:  # the directory appears whole or not at all
+        with atomic_dir(out) as tmp:
+            (tmp / "summary.json").write_text(dumps({"audit": r}, indent=1) + "\n")
+    return r
