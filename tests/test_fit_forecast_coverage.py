@@ -6,6 +6,8 @@ in at least 80 % of the simulations, and must not buy that with useless width.""
 import numpy as np
 import pytest
 
+from entropylaw.fit.forecast.methods import ForecastMethod
+
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.core import METHODS
 from entropylaw.fit.forecast.data import RunData
@@ -39,7 +41,7 @@ def _sim(kind, rng):
 def test_ninety_percent_intervals_cover_in_simulation(kind, n_sims, n_boot, monkeypatch):
     # the model's own intervals: the calibration factor measured on real runs is off here
     # (it corrects for what the closed forms miss on real runs, which simulations do not have)
-    monkeypatch.setattr(cal, "ENABLED", False)
+    monkeypatch.setattr(ForecastMethod, "calibrated", False)
     rng = np.random.default_rng(2024)
     covered, widths = [], []
     for i in range(n_sims):

@@ -3,6 +3,8 @@ simulation, the learned prior (with the size covariate), and its refusals."""
 
 import numpy as np
 import pytest
+
+from entropylaw.fit.forecast.methods import ForecastMethod
 from scipy import optimize, special
 
 from entropylaw import table
@@ -42,7 +44,7 @@ def test_posterior_equals_a_direct_minimisation():
 def test_interval_coverage_by_simulation(monkeypatch):
     """Runs drawn from the model (their rate from the prior): the uncalibrated 90 % interval of
     the final score holds the final observation in roughly 90 % of them."""
-    monkeypatch.setattr(cal, "ENABLED", False)
+    monkeypatch.setattr(ForecastMethod, "calibrated", False)
     rng = np.random.default_rng(0)
     hits = []
     for seed in range(120):
@@ -89,7 +91,7 @@ def test_reward_in_minus_one_one_stays_inside():
 def test_default_falls_back_to_last_value_where_it_cannot_run(monkeypatch):
     from entropylaw.fit.forecast import core
 
-    monkeypatch.setattr(core, "DEFAULT_METHOD", "logit-drift")
+    monkeypatch.setattr(core, "defaults_by_kind", lambda: {"validation": "logit-drift"})
     steps = np.arange(0.0, 100.0, 10.0)
     stuck = RunData.from_arrays(steps, np.r_[0.3, np.full(9, 0.0)], target_key="val/aime_2024")
     fc = forecast(stuck, fit_frac=0.6, methods=["logit-drift"], n_boot=20)

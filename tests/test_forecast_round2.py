@@ -173,18 +173,15 @@ def test_calibrated_intervals_cover_at_their_level_on_simulated_runs():
     about 90 % coverage on the other half (the procedure the backtest uses)."""
     rng = np.random.default_rng(7)
     errors, runs = [], []
-    cal.ENABLED = False
-    try:
-        for i in range(60):
-            tau = rng.uniform(30, 150)
-            steps = np.arange(0, 400, 10.0)
-            y = 0.75 - 0.35 * np.exp(-steps / tau) + 0.01 * rng.standard_normal(len(steps))
-            f = forecast(RunData.from_arrays(steps, y), fit_frac=0.3, methods=["exp-saturation"], n_boot=50)
-            r = f.methods["exp-saturation"].forecast.iloc[-1]
-            errors.append(float(cal.normalized_error(y[-1], r["forecast"], r["lo"], r["hi"], (0.0, 1.0))))
-            runs.append(i)
-    finally:
-        cal.ENABLED = True
+    for i in range(60):
+        tau = rng.uniform(30, 150)
+        steps = np.arange(0, 400, 10.0)
+        y = 0.75 - 0.35 * np.exp(-steps / tau) + 0.01 * rng.standard_normal(len(steps))
+        f = forecast(RunData.from_arrays(steps, y), fit_frac=0.3, methods=["exp-saturation"], n_boot=50,
+                     calibrated=False)
+        r = f.methods["exp-saturation"].forecast.iloc[-1]
+        errors.append(float(cal.normalized_error(y[-1], r["forecast"], r["lo"], r["hi"], (0.0, 1.0))))
+        runs.append(i)
     errors = np.array(errors)
     c = cal.factor(errors[:30])
     cover = np.mean(errors[30:] <= c)

@@ -107,10 +107,10 @@ def test_report_from_a_table_fits_flags_and_forecasts_each_run():
     # the forecast section shows each run's recommended forecast (the default, or last-value
     # where it cannot run), the same number the API gives
     from entropylaw.api import forecast as api_forecast
-    from entropylaw.fit.forecast.core import DEFAULT_METHOD
+    from entropylaw.fit.forecast.core import default_method
 
     section = html.split('id="forecast"')[1].split("</section>")[0]
-    fc = api_forecast(t, run="run0", fit_frac=0.15, methods=[DEFAULT_METHOD], n_boot=200, seed=0)
+    fc = api_forecast(t, run="run0", fit_frac=0.15, methods=[default_method()], n_boot=200, seed=0)
     value = float(fc.methods[fc.default].forecast["forecast"].iloc[-1])
     assert f"{value:.3f} [" in section and fc.default in section
     plt.close("all")

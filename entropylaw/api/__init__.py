@@ -36,7 +36,7 @@ from entropylaw.fit.forecast import core as _forecast
 from entropylaw.fit import law as _law
 from entropylaw.fit.early import EarlyPrediction
 from entropylaw.fit.forecast.core import Forecast, forecast_table
-from entropylaw.fit.forecast.core import ALL_METHODS as FORECAST_METHODS, DEFAULT, DEFAULT_BY_KIND  # noqa: F401
+from entropylaw.fit.forecast.core import ALL_METHODS as FORECAST_METHODS, DEFAULT, defaults_by_kind  # noqa: F401
 from entropylaw.fit.forecast.core import METHODS as _CURVE_METHODS
 from entropylaw.fit.law import EntropyLawFit
 from entropylaw.fit.pairing import check_pairs, pair

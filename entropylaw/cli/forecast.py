@@ -79,7 +79,7 @@ def add_parser(subparsers) -> None:
     g.add_argument("--method", choices=[api.DEFAULT, *api.FORECAST_METHODS], default=api.DEFAULT,
                    help="forecast method (default: the one chosen by a rule fixed in advance on the backtest of "
                         "real runs, for the run's kind of score: "
-                        + ", ".join(f"{k} {v}" for k, v in api.DEFAULT_BY_KIND.items()) + "; see the README)")
+                        + ", ".join(f"{k} {v}" for k, v in api.defaults_by_kind().items()) + "; see the README)")
     g.add_argument("--compare", action="store_true", help="report every method side by side")
     g.add_argument("--prior", nargs="+", metavar="RUNS",
                    help="finished runs of the same recipe (files, as INPUT): logit-drift learns its prior on the "

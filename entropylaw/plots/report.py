@@ -80,13 +80,13 @@ def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = ()) ->
     mixed = _mixed_within_families(rows)
     by_id = {f.get("run_id"): f for f in forecasts}
     pct = next((f"{100 * float(f['conf']):g} %" for f in forecasts if f.get("conf")), "90 %")
-    from entropylaw.fit.forecast.core import DECISION_BY_KIND, default_method
+    from entropylaw.fit.forecast.core import decision_method, default_method
 
     # each row's method is its kind of score's default; a row that shows another (last-value
     # where the default cannot run) names it. The header names the default when there is one
     kinds = sorted({f.get("target_kind") for f in forecasts if f.get("target_kind")})
     defaults = sorted({default_method(k) for k in kinds})
-    curves = sorted({DECISION_BY_KIND.get(k, "") for k in kinds})
+    curves = sorted({decision_method(k) for k in kinds})
     if not kinds:  # rows that do not say their kind: the column names the method most of them show
         from collections import Counter
 
@@ -196,12 +196,12 @@ KEY = ("<b>good fit</b>: a &gt; 0 and distinguishable from 0, R² ≥ 0.5, ≥ 1
 
 def forecast_key(forecasts: Sequence[Mapping]) -> str:
     """Which method forecasts each kind of score (the defaults of the backtest's rule)."""
-    from entropylaw.fit.forecast.core import DECISION_BY_KIND, default_method
+    from entropylaw.fit.forecast.core import decision_method, default_method
 
     kinds = sorted({f.get("target_kind") for f in forecasts if f.get("target_kind")})
     if not kinds:
         return ""
-    said = "; ".join(f"{_e(k)}: {_e(default_method(k))} (stop paying: {_e(DECISION_BY_KIND.get(k, ''))})"
+    said = "; ".join(f"{_e(k)}: {_e(default_method(k))} (stop paying: {_e(decision_method(k))})"
                      for k in kinds)
     return f" · forecast by the default for the score, {said}; a row that shows another names it"
 
@@ -245,10 +245,10 @@ def render_html(title: str, runs: Sequence[Mapping], figures: Sequence[ReportFig
         from collections import Counter
 
         from entropylaw.fit.forecast.catalog import METHODS
-        from entropylaw.fit.forecast.core import DEFAULT_METHOD
+        from entropylaw.fit.forecast.core import default_method
 
         shown = Counter(f.get("method") for f in forecasts if f.get("method")).most_common(1)
-        method = shown[0][0] if shown else DEFAULT_METHOD  # no run could be forecast: the default, named
+        method = shown[0][0] if shown else default_method()  # no run could be forecast: the default, named
 
         parts.append(f'<p class="muted">Each forecast sees only the run\'s first {100 * fit_frac:.0f} % of steps. '
                      f"<b>{_e(method)}</b> ({_e(METHODS[method].description)}) is the default method, chosen by a "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from entropylaw.fit.forecast.core import DECISION_BY_KIND, default_method
+from entropylaw.fit.forecast.core import decision_method, default_method
 from entropylaw.plots.report_cells import _e, _family_rows, _num, _run_cells, cell, decimals, interval, swatch
 
 
@@ -30,7 +30,7 @@ def stop_cell(f: Mapping, common: str | None = None) -> str:
            f"steps stays below {f.get('stop_threshold', 0):.4f} ({f.get('stop_source', '')}); interval{span}")
     # a row of a known kind is tagged where it differs from that kind's curve; else from the column's
     kind = f.get("target_kind")
-    expected = DECISION_BY_KIND.get(kind, common) if kind else (common or f.get("stop_method"))
+    expected = decision_method(kind) if kind else (common or f.get("stop_method"))
     tag = "" if common is None or f.get("stop_method") == expected else \
         f' <span class="muted">{_e(f.get("stop_method", ""))}</span>'
     return f'<td title="{_e(tip)}">{_e(text)}{tag}</td>'

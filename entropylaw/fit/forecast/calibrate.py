@@ -142,13 +142,8 @@ def stored() -> dict:
 
 def method_factor(method: str, kind: str) -> float:
     """The stored factor of ``method`` for targets of ``kind`` ("validation" or "training
-    score": their noise differs) -- 1 (uncalibrated) when none is stored or calibration is off."""
-    if not ENABLED:
-        return 1.0
+    score": their noise differs) -- 1 (uncalibrated) when none is stored."""
     return float(stored().get("factors", {}).get(kind, {}).get(method, {}).get("factor", 1.0))
-
-
-ENABLED = True  # the backtest switches it off to measure the raw errors it calibrates on
 
 
 def leave_one_run_out(runs, errors, conf: float = 0.9) -> np.ndarray:

@@ -167,7 +167,10 @@ class Ensemble:
         outs = [m.curve(steps) for m in self.members_]
         return sum(wi * o[0] for wi, o in zip(w, outs)), self._mixture([o[1] for o in outs], w)
 
-    def predictive(self, steps, n_draws=None, calibrated=True):
+    calibrated = True  # as the members' (entropylaw.fit.forecast.methods.ForecastMethod.calibrated)
+
+    def predictive(self, steps, n_draws=None, calibrated=None):
+        calibrated = self.calibrated if calibrated is None else calibrated
         w = np.array([self.weights_[m.name] for m in self.members_])
         outs = [m.predictive(steps, calibrated=False) for m in self.members_]
         mid = sum(wi * o[0] for wi, o in zip(w, outs))

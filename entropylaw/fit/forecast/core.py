@@ -28,7 +28,7 @@ Methods (:data:`METHODS`; :mod:`entropylaw.fit.forecast.methods`, :mod:`~.law`):
 Runs with no validation score are forecast on their training score (``target_kind``).
 The default method is chosen by a rule fixed in advance and applied by the backtest of the
 real runs (``analysis/bench_forecast.py``, stored in ``calibration.json``; see
-:data:`DEFAULT_METHOD`). Every forecast also answers "can I stop?" and "will it reach a
+:func:`default_method`). Every forecast also answers "can I stop?" and "will it reach a
 target?" (``Forecast.decision``, :mod:`.decide`).
 
 >>> import numpy as np
@@ -66,17 +66,26 @@ from entropylaw.fit.forecast.drift import LogitDrift, learn_prior
 # max(median / 1 point, worst / 5 points) of the final score at 15 % of the run, then the other
 # ratio, ties to the simpler method), for validation scores and for training scores apart,
 # recomputed by every backtest and stored beside the calibration factors.
-DEFAULT_METHOD = cal.stored().get("default_method", "last-value")  # validation scores
-DEFAULT_BY_KIND = {"validation": DEFAULT_METHOD, **cal.stored().get("default_method_by_kind", {})}
+# The stored choices are read when first asked for, not at import.
+def defaults_by_kind() -> dict:
+    """The default method for each kind of score ("validation", "training score")."""
+    stored = cal.stored()
+    return {"validation": stored.get("default_method", FALLBACK), **stored.get("default_method_by_kind", {})}
 
 
-def default_method(kind: str) -> str:
+def default_method(kind: str = "validation") -> str:
     """The default method for a run's kind of score ("validation" or "training score")."""
-    return DEFAULT_BY_KIND.get(kind, DEFAULT_METHOD)
+    by_kind = defaults_by_kind()
+    return by_kind.get(kind, by_kind["validation"])
+
+
 # "Can I stop?" needs a curve that can change: last-value answers "now" by construction. The
 # same rule among the methods that model change picks the curve the decision reads.
-DECISION_METHOD = cal.stored().get("decision_method", "power")
-DECISION_BY_KIND = {"validation": DECISION_METHOD, **cal.stored().get("decision_method_by_kind", {})}
+def decision_method(kind: str = "validation") -> str:
+    """The curve the decision reads for a run's kind of score."""
+    stored = cal.stored()
+    by_kind = {"validation": stored.get("decision_method", "power"), **stored.get("decision_method_by_kind", {})}
+    return by_kind.get(kind, by_kind["validation"])
 
 
 @dataclass
@@ -120,7 +129,7 @@ class Forecast:
     at_steps: np.ndarray
     methods: dict
     note: str | None = None
-    default: str = DEFAULT_METHOD
+    default: str = "last-value"
     # stop-paying and target steps of one method's curve (entropylaw.fit.forecast.decide)
     decision: dict | None = None
     # the target series as logged, for plots and backtests only (later points are never fitted)
@@ -203,7 +212,7 @@ def _result(m, steps) -> MethodResult:
 
 def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon=None, methods=None, conf=0.9,
              prior_runs=(), prior_base="law+entropy", n_boot=200, seed=0, target=None, threshold=None,
-             n_problems=None, total_steps=None, shape_prior=None) -> Forecast:
+             n_problems=None, total_steps=None, shape_prior=None, calibrated=True) -> Forecast:
     """Forecast ``run`` from its window (see :mod:`entropylaw.fit.forecast.data` for windows).
 
     ``at_steps``: steps to forecast (after the window), or ``horizon``: N steps after the
@@ -213,11 +222,12 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
 
     The forecast's ``decision`` answers "can I stop?" and "will it reach ``target``?" from
     the curve of the one method asked for that models change (not last-value or
-    law-ceiling), else of :data:`DECISION_METHOD`, else of any other that ran; none: it says
+    law-ceiling), else of :func:`decision_method`, else of any other that ran; none: it says
     so (:mod:`.decide`):
     ``threshold`` (default: one binomial SE of ``n_problems``, or of the benchmark the
     target key names, else the window's noise), the run's planned length ``total_steps``
-    (default: the last forecast step) whose 10 % is the look-ahead."""
+    (default: the last forecast step) whose 10 % is the look-ahead. ``calibrated=False``: the
+    methods' raw intervals, without the factors the backtest stored (the backtest measures them so)."""
     unc.check_conf(conf)
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
         raise EntropyLawError(f"n_boot = {n_boot!r}: expected a whole number >= 2")
@@ -258,6 +268,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
             m = _drift(run, prior_runs, shape_prior, conf, n_boot, seed, drift_notes)
         else:
             m = METHODS[name](conf=conf, n_boot=n_boot, seed=seed)
+        m.calibrated = calibrated
         fitted[name] = m.fit(win)
     results = {name: _result(m, at_steps) for name, m in fitted.items()}
     if ENSEMBLE in names:
@@ -265,10 +276,12 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         if not members:  # only the ensemble asked for: it needs its members
             members = [METHODS[n](conf=conf, n_boot=n_boot, seed=seed).fit(win) for n in METHODS]
         ens = Ensemble(conf=conf, n_boot=n_boot, seed=seed).fit(win, fitted=members)
+        ens.calibrated = calibrated
         results[ENSEMBLE] = _result(ens, at_steps)
     if CURVE_ENSEMBLE in names:
         fitted[CURVE_ENSEMBLE] = CurveEnsemble(conf=conf, n_boot=n_boot, seed=seed).fit(win,
                                                                                        fitted=list(fitted.values()))
+        fitted[CURVE_ENSEMBLE].calibrated = calibrated
         results[CURVE_ENSEMBLE] = _result(fitted[CURVE_ENSEMBLE], at_steps)
     if not any(r.ok for r in results.values()):
         why = "; ".join(f"{r.method}: {r.reason}" for r in results.values())
@@ -287,7 +300,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     note = "; ".join(notes) or None
     observed = pd.DataFrame({"step": run.target.steps, "value": run.target.values})
     decided = {**fitted, **({ENSEMBLE: ens} if ENSEMBLE in names else {})}
-    curve = DECISION_BY_KIND.get(run.target_kind, DECISION_METHOD)
+    curve = decision_method(run.target_kind)
     for i, backup in enumerate((curve, *DECISION_BACKUPS)):  # fitted for the decision only, until one runs
         if i and any(m.ok_ for n, m in decided.items() if n not in NO_CURVE):
             break

@@ -121,10 +121,15 @@ class ForecastMethod:
         """(n_boot, m) curve draws (parameter uncertainty only)."""
         raise NotImplementedError
 
-    def predictive(self, steps, n_draws=None, calibrated=True):
+    # the stored calibration scales the intervals; the backtest that measures it sets False
+    calibrated = True
+
+    def predictive(self, steps, n_draws=None, calibrated=None):
         """Point forecast (m,) and predictive draws (B, m) at ``steps``; the draws on the
         score's bounded scale, scaled by the method's calibration factor
-        (:mod:`entropylaw.fit.forecast.calibrate`; ``calibrated=False``: factor 1)."""
+        (:mod:`entropylaw.fit.forecast.calibrate`; ``calibrated=False``: factor 1; None: the
+        method's own ``calibrated``)."""
+        calibrated = self.calibrated if calibrated is None else calibrated
         steps = np.asarray(steps, float)
         mid = self._mid(steps)
         draws = self._draws(steps)
