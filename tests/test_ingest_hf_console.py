@@ -135,5 +135,5 @@ def test_bad_console_input(tmp_path, content, message):
 def test_bad_logging_steps(tmp_path):
     path = tmp_path / "nohup.out"
     path.write_text(json.dumps({"x": 1}).replace('"', "'") + "\n" + str({"loss": 0.1, "entropy": 0.2}) + "\n")
-    with pytest.raises(EntropyLawError, match=r"--logging-steps 0: expected a whole number >= 1"):
+    with pytest.raises(EntropyLawError, match=r"`logging_steps` 0: expected a whole number >= 1"):
         read_hf_console(path, logging_steps=0)

@@ -125,7 +125,7 @@ def test_reward_func_and_forced_sum_are_said(tmp_path):
     df, _ = load([str(root)], KeyOptions(reward_func="format_reward"))
     assert df.iloc[0].score_key == "rewards/format_reward/mean"
     assert json.loads(df.iloc[0].val_keys) == {"val/format_reward": "eval_rewards/format_reward/mean"}
-    with pytest.raises(EntropyLawError, match="--reward-func 'style'.*accuracy_reward"):
+    with pytest.raises(EntropyLawError, match="`reward_func` 'style'.*accuracy_reward"):
         load([str(root)], KeyOptions(reward_func="style"))
     with pytest.warns(EntropyLawWarning, match="'reward' ranges .* sum of 2 reward functions"):
         df, [report] = load([str(root)], KeyOptions(score_key="reward"))

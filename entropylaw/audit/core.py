@@ -73,7 +73,7 @@ def logged_entropy(log: str, step: int, entropy_key: str | None = None) -> float
         raise EntropyLawError(f"{log}: holds {df['run_id'].nunique()} runs (give one run's log)")
     h = df[df["metric"] == "entropy"]
     if len(h) == 0:
-        raise EntropyLawError(f"{log}: no entropy metric (give --entropy-key KEY, or --logged VALUE)")
+        raise EntropyLawError(f"{log}: no entropy metric (give `entropy_key` KEY, or `logged` VALUE)")
     at = h[h["step"] == step]
     if len(at) == 0:
         steps = sorted(set(h["step"].tolist()))
@@ -139,13 +139,13 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
     require("torch", "probe", "entropylaw audit")
     model, rollouts, log = os.fspath(model), os.fspath(rollouts), None if log is None else os.fspath(log)
     if log is not None and step is None:
-        raise EntropyLawError("--log needs --step K (the step whose rollouts and checkpoint are given)")
+        raise EntropyLawError("`log` needs `step` K (the step whose rollouts and checkpoint are given)")
     if log is not None and logged is not None:
-        raise EntropyLawError("--log and --logged: give one")
+        raise EntropyLawError("`log` and `logged`: give one")
     if not temperature > 0 or not math.isfinite(temperature):
-        raise EntropyLawError(f"--temperature {temperature}: expected a positive number")
+        raise EntropyLawError(f"`temperature` {temperature}: expected a positive number")
     if trainer_precision not in numerics.PRECISIONS:
-        raise EntropyLawError(f"--trainer-precision {trainer_precision}: expected one of "
+        raise EntropyLawError(f"`trainer_precision` {trainer_precision}: expected one of "
                               f"{', '.join(numerics.PRECISIONS)}")
     value, source = None, None
     if log is not None:  # read the log before the (slow) model

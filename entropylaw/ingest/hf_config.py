@@ -130,7 +130,7 @@ def params_from_config(source: str | os.PathLike | dict) -> tuple[int, int]:
         raise EntropyLawError(f"{where}: no 'model_type' (expected a Hugging Face model config)")
     if model_type not in SUPPORTED:
         raise EntropyLawError(f"{where}: model_type {model_type!r} is not one this counts "
-                              f"({', '.join(SUPPORTED)}); give the size with --params instead")
+                              f"({', '.join(SUPPORTED)}); give the size with `params` instead")
     c = _Config(data, where)
     if model_type in LLAMA_LIKE:
         non_embedding = _llama_like(c, model_type)

@@ -218,7 +218,7 @@ def read_hf_console(path: str | os.PathLike, run_id: str | None = None,
     path = existing_file(path, "Hugging Face Trainer console output with log dicts {'loss': ...}")
     if logging_steps is not None and (isinstance(logging_steps, bool) or not isinstance(logging_steps, int)
                                       or logging_steps < 1):
-        raise EntropyLawError(f"--logging-steps {logging_steps!r}: expected a whole number >= 1")
+        raise EntropyLawError(f"`logging_steps` {logging_steps!r}: expected a whole number >= 1")
     scan = _Scan()
     lineno = 0
     with open_log(path) as f:

@@ -201,7 +201,7 @@ def _reward_functions(keys: list[str], km: KeyMap, prefix: str, ranges, reward_f
     funcs = list(dict.fromkeys([*train, *evals]))
     if reward_func is not None:
         if reward_func not in funcs:
-            raise EntropyLawError(f"{prefix}--reward-func {reward_func!r} not found; reward functions logged: "
+            raise EntropyLawError(f"{prefix}`reward_func` {reward_func!r} not found; reward functions logged: "
                                   f"{', '.join(funcs) or 'none (no rewards/<func>/mean keys)'}")
         chosen, why = reward_func, "named by --reward-func"
     elif len(funcs) >= 2:

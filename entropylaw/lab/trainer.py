@@ -104,7 +104,7 @@ class LabRun:
             theirs = {**theirs, "config": {**RunConfig().to_dict(), **theirs["config"]}}
         if theirs is not None and {k: theirs.get(k) for k in mine} != mine:
             raise EntropyLawError(f"{self.out_dir}: holds a lab run with other settings "
-                                  f"({self.out_dir / RUN_JSON}); choose another --out or delete it")
+                                  f"({self.out_dir / RUN_JSON}); choose another `out` or delete it")
         if theirs is None or "meta" not in theirs:  # new, or written before run.json carried meta
             write_run_json(self.out_dir, mine["config"], mine["task"], run_meta(mine["config"]))
         # the validation prompts, for `entropylaw probe-checkpoints --prompts`

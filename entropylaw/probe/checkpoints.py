@@ -54,11 +54,11 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
     Table 1) and ``cov_all``.
     """
     if table1 and not reward:
-        raise EntropyLawError("--table1 needs --reward (the covariance is with the advantage, from the rewards)")
+        raise EntropyLawError("`table1` needs `reward` (the covariance is with the advantage, from the rewards)")
     reward_fn = load_reward(reward) if reward else None
     metric = metric or f"val/{Path(prompts_path).stem}"
     if not (metric == "score" or metric.startswith("val/")):
-        raise EntropyLawError(f"--metric {metric}: expected score or val/<name>")
+        raise EntropyLawError(f"`metric` {metric}: expected score or val/<name>")
     steps = [step_from_name(p) for p in paths]
     if any(s is None for s in steps):
         steps = list(range(len(paths)))

@@ -47,13 +47,13 @@ def shard_model(model) -> None:
     if not active():
         from entropylaw.errors import EntropyLawError
 
-        raise EntropyLawError("--shard: the weights are sharded across processes; launch with torchrun "
+        raise EntropyLawError("`shard`: the weights are sharded across processes; launch with torchrun "
                               "--nproc_per_node K -m entropylaw probe ... --shard")
     layers = getattr(model.get_decoder(), "layers", None)
     if layers is None:
         from entropylaw.errors import EntropyLawError
 
-        raise EntropyLawError(f"--shard: {type(model).__name__} has no decoder .layers to shard")
+        raise EntropyLawError(f"`shard`: {type(model).__name__} has no decoder .layers to shard")
     for layer in layers:
         fully_shard(layer)
     _SHARDED[0] = True

@@ -100,11 +100,11 @@ def check(path, dtype: str, batch_tokens: int, ladder: bool, available: int | No
     out = {k: round(v / 2 ** 30, 6) for k, v in parts.items()}
     out["available"] = None if avail is None else round(avail / 2 ** 30, 6)
     if avail is not None and parts["total"] > 0.9 * avail and os.environ.get("ENTROPYLAW_MEMORY_CHECK") != "off":
-        fixes = "--no-ladder, " if ladder else ""
+        fixes = "`no_ladder`, " if ladder else ""
         raise EntropyLawError(
-            f"--model {path}: the probe needs about {out['total']:.1f} GiB (weights {out['weights']:.1f}, the "
-            f"ladder's copies {out['ladder']:.1f}, activations at --batch-tokens {batch_tokens} "
+            f"`model` {path}: the probe needs about {out['total']:.1f} GiB (weights {out['weights']:.1f}, the "
+            f"ladder's copies {out['ladder']:.1f}, activations at `batch_tokens` {batch_tokens} "
             f"{out['activations']:.1f}) and this machine has {out['available']:.1f} GiB available: try "
-            f"{fixes}a smaller --batch-tokens, --dtype bfloat16, or --shard / --device-map over more devices "
+            f"{fixes}a smaller `batch_tokens`, `dtype` bfloat16, or `shard` / `device_map` over more devices "
             "(ENTROPYLAW_MEMORY_CHECK=off to try anyway)")
     return out

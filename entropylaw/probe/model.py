@@ -26,11 +26,11 @@ def resolve_device(device: str | None) -> torch.device:
     if device in (None, "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise EntropyLawError(f"--device {device}: no CUDA GPU is available on this machine (use --device cpu)")
+        raise EntropyLawError(f"`device` {device}: no CUDA GPU is available on this machine (use `device` cpu)")
     try:
         return torch.device(device)
     except RuntimeError:
-        raise EntropyLawError(f"--device {device}: not a torch device (expected cpu, cuda, cuda:N or auto)") from None
+        raise EntropyLawError(f"`device` {device}: not a torch device (expected cpu, cuda, cuda:N or auto)") from None
 
 
 def tiny_model(kind: str = "llama", vocab: int = 128, hidden: int = 32, layers: int = 1, seed: int = 0,
@@ -56,7 +56,7 @@ def _torch_dtype(dtype: str, gguf: bool):
         # GGUF weights are dequantised: float32 unless asked otherwise (their own type is quantised)
         return torch.float32 if gguf else "auto"
     if dtype not in DTYPES:
-        raise EntropyLawError(f"--dtype {dtype}: expected auto, float32, float64, bfloat16 or float16")
+        raise EntropyLawError(f"`dtype` {dtype}: expected auto, float32, float64, bfloat16 or float16")
     return DTYPES[dtype]
 
 
@@ -140,14 +140,14 @@ def load_model(path: str, device: str | None = "auto", dtype: str = "auto", devi
         except EntropyLawError:
             pass  # a damaged cache: load the GGUF file again, and rewrite the cache
     if not p.exists():
-        raise EntropyLawError(f"--model {path}: no such file or directory (expected a transformers model "
+        raise EntropyLawError(f"`model` {path}: no such file or directory (expected a transformers model "
                               "directory or a .gguf file)")
     if p.is_file() and not gguf:
-        raise EntropyLawError(f"--model {path}: a file that is not a .gguf (expected a transformers model "
+        raise EntropyLawError(f"`model` {path}: a file that is not a .gguf (expected a transformers model "
                               "directory or a .gguf file)")
     info = inspect_gguf(p) if gguf else None
     if not gguf and not (p / "config.json").exists():
-        raise EntropyLawError(f"--model {path}: no config.json (expected a transformers model directory)")
+        raise EntropyLawError(f"`model` {path}: no config.json (expected a transformers model directory)")
     dev = resolve_device(device) if device_map is None else None
     torch_dtype = _torch_dtype(dtype, gguf)
     from transformers.utils import logging as hf_logging
@@ -167,7 +167,7 @@ def load_model(path: str, device: str | None = "auto", dtype: str = "auto", devi
             model = AutoModelForCausalLM.from_pretrained(where, **source, **kwargs)
     except Exception as err:  # noqa: BLE001 -- the boundary: safetensors, huggingface_hub validation, torch
         text = " ".join(str(err).split())[:240]  # one line, whatever the library's layout
-        raise EntropyLawError(f"--model {path}: cannot load ({type(err).__name__}: {text})") from None
+        raise EntropyLawError(f"`model` {path}: cannot load ({type(err).__name__}: {text})") from None
     if gguf:
         _drop_gguf_quantizer(model, path)
     if dev is not None:
@@ -180,7 +180,7 @@ def load_model(path: str, device: str | None = "auto", dtype: str = "auto", devi
         try:
             tokenizer = AutoTokenizer.from_pretrained(where, **source)
         except Exception as err:  # noqa: BLE001 -- the boundary: tokenizers, sentencepiece, json
-            raise EntropyLawError(f"--model {path}: cannot load its tokenizer ({type(err).__name__})") from None
+            raise EntropyLawError(f"`model` {path}: cannot load its tokenizer ({type(err).__name__})") from None
     if cache is not None and all(t.dtype == torch.float32 for t in model.parameters()):
         _cache_gguf(model, tokenizer, cache)
     return model, tokenizer
@@ -197,7 +197,7 @@ def _drop_gguf_quantizer(model, path) -> None:
         return
     tensors = list(model.parameters()) + list(model.buffers())
     if not all(t.is_floating_point() or t.dtype in (torch.int64, torch.bool) for t in tensors):
-        raise EntropyLawError(f"--model {path}: transformers kept GGUF blocks packed; the probe needs them "
+        raise EntropyLawError(f"`model` {path}: transformers kept GGUF blocks packed; the probe needs them "
                               "dequantised (update transformers, or convert the file to a model directory)")
     quantizer.remove_quantization_config(model)
 

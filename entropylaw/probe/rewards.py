@@ -58,13 +58,13 @@ def load_reward(spec: str):
     if spec in ("numeric_answer", "math_verify"):
         return globals()[spec]
     if ":" not in spec:
-        raise EntropyLawError(f"--reward {spec}: expected module:function or a built-in (numeric_answer, math_verify)")
+        raise EntropyLawError(f"`reward` {spec}: expected module:function or a built-in (numeric_answer, math_verify)")
     module_name, func_name = spec.split(":", 1)
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
-        raise EntropyLawError(f"--reward {spec}: cannot import {module_name} ({err})") from None
+        raise EntropyLawError(f"`reward` {spec}: cannot import {module_name} ({err})") from None
     fn = getattr(module, func_name, None)
     if not callable(fn):
-        raise EntropyLawError(f"--reward {spec}: {module_name} has no function {func_name}")
+        raise EntropyLawError(f"`reward` {spec}: {module_name} has no function {func_name}")
     return fn

@@ -134,7 +134,7 @@ def write_outputs(out_dir: str | Path, frame, summary: dict) -> Path:
     """Write tokens.parquet and summary.json; both appear together or not at all."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise EntropyLawError(f"--out {out}: exists and is not a directory")
+        raise EntropyLawError(f"`out` {out}: exists and is not a directory")
     with atomic_dir(out) as tmp:
         frame.to_parquet(tmp / "tokens.parquet", index=False)
         (tmp / "summary.json").write_text(dumps(summary, indent=2) + "\n")

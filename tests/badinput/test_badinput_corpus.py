@@ -299,11 +299,11 @@ def test_losses_travel_with_the_table(area, capsys):
 
 @pytest.mark.parametrize("debug", [False, True])
 def test_internal_error_is_reported_not_shown(area, capsys, monkeypatch, debug):
-    import entropylaw.cli.summary as summary_cli
+    from entropylaw import api
 
     def broken(df):
         raise ZeroDivisionError("a bug")
-    monkeypatch.setattr(summary_cli, "summarize", broken)
+    monkeypatch.setattr(api, "summary", broken)
     argv = ["summary", str(area.corpus["verl"])] + (["--debug"] if debug else [])
     outcome = run_main(argv, capsys)
     assert outcome.code == 1
