@@ -114,7 +114,7 @@ def parse_positive_int(text: str) -> int:
     return whole_number(text, 1, 200, "must be at least 1")
 
 
-def load_inputs(args) -> pd.DataFrame:
+def read_runs(args) -> pd.DataFrame:
     """Read INPUTs (row accounts printed, see :mod:`entropylaw.cli.sources`) and keep ``--only`` runs.
     A ``--plot`` that cannot be written fails first, before the reading and fitting."""
     if getattr(args, "plot", None):

@@ -7,7 +7,7 @@ fitted curve does not depend on the RL algorithm). Algorithms come from the run 
 from __future__ import annotations
 
 from entropylaw import api
-from entropylaw.cli._fitargs import add_fit_arguments, dump_json, load_inputs
+from entropylaw.cli._fitargs import add_fit_arguments, dump_json, read_runs
 from entropylaw.cli.sources import with_accounts
 
 
@@ -19,7 +19,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    df = load_inputs(args)
+    df = read_runs(args)
     test = api.algorithms(df, conf=args.conf, y=args.y_key, x=args.x_key, pairing=args.pairing,
                       score_range=args.score_range)
     if args.json:

@@ -34,7 +34,7 @@ def add_common(p) -> None:
     add_source_arguments(p)
 
 
-def load_inputs(args):
+def read_figure_inputs(args):
     """The runs (or None) and the probe summaries; what cannot be read or written fails first."""
     if not args.inputs and not args.probe:
         raise EntropyLawError("no input given (expected logs / run tables, or --probe SUMMARY.json)")
@@ -59,7 +59,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    t, probes, _sources = load_inputs(args)
+    t, probes, _sources = read_figure_inputs(args)
     res = api.figures(t, probes, out=args.out, which=args.which, formats=args.format, style=args.style,
                       fit_frac=args.fit_frac)
     for line in res.skipped:

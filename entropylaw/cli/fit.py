@@ -12,7 +12,7 @@ import sys
 import warnings
 
 from entropylaw import api
-from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, fmt_table, load_inputs
+from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, fmt_table, read_runs
 from entropylaw.cli.sources import with_accounts
 from entropylaw.errors import EntropyLawWarning
 
@@ -36,7 +36,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    df = load_inputs(args)
+    df = read_runs(args)
     with warnings.catch_warnings(record=True) as caught:  # said once, grouped, after the table
         warnings.simplefilter("always", EntropyLawWarning)
         fits = api.fit_all(df, pool=args.pool, form=args.form, robust=args.robust, errors_in_variables=args.eiv,

@@ -22,7 +22,7 @@ import argparse
 import numpy as np
 
 from entropylaw import api
-from entropylaw.cli._fitargs import (add_entropy_convention, dump_json, load_inputs, parse_conf, parse_fraction,
+from entropylaw.cli._fitargs import (add_entropy_convention, dump_json, read_runs, parse_conf, parse_fraction,
                                      parse_n_boot, parse_score, parse_seed, whole_number)
 from entropylaw.cli.sources import add_source_arguments
 from entropylaw.errors import EntropyLawError
@@ -116,7 +116,7 @@ def _check(args) -> None:
 
 
 def _load(args, sources, only=None):
-    return load_inputs(argparse.Namespace(**{**vars(args), "inputs": list(sources), "only": only}))
+    return read_runs(argparse.Namespace(**{**vars(args), "inputs": list(sources), "only": only}))
 
 
 def run(args) -> int:

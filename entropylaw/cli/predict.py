@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from entropylaw import api
 from entropylaw.cli.sources import with_accounts
-from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fmt_table, load_inputs, parse_fraction, parse_positive_int
+from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fmt_table, read_runs, parse_fraction, parse_positive_int
 
 COLUMNS = [("run", "run_id"), ("fit_n", "fit_n"), ("fit_to_step", "fit_last_step"), ("n_pred", "n_predicted"),
            ("rmse_pred", "rmse_predicted"), ("final_obs", "final_observed"), ("final_pred", "final_predicted"),
@@ -34,7 +34,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    df = load_inputs(args)
+    df = read_runs(args)
     ids = api.run_ids(df)
     rows, curves = [], {}
     for rid in ids:

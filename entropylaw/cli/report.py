@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 
 from entropylaw import api
-from entropylaw.cli.figures import add_common, load_inputs
+from entropylaw.cli.figures import add_common, read_figure_inputs
 
 
 def add_parser(subparsers) -> None:
@@ -25,7 +25,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    t, probes, sources = load_inputs(args)
+    t, probes, sources = read_figure_inputs(args)
     res = api.report(t, probes, out=args.out, title=args.title, sources=sources, fit_frac=args.fit_frac)
     for line in res.skipped:
         print(f"entropylaw: skipped {line}", file=sys.stderr)

@@ -11,7 +11,7 @@ with a warning when unknown.
 from __future__ import annotations
 
 from entropylaw import api
-from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, load_inputs
+from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, read_runs
 from entropylaw.cli.sources import with_accounts
 from entropylaw.errors import EntropyLawError
 
@@ -50,7 +50,7 @@ def size_arg(text: str) -> float:
 
 def run(args) -> int:
     sizes = list(args.predict or [])
-    df = load_inputs(args)
+    df = read_runs(args)
     opts = fit_options(args)
     res = api.scale(df, conf=opts.pop("conf"), **{k: v for k, v in opts.items() if k not in ("n_boot", "seed")})
     if args.json:
