@@ -80,15 +80,20 @@ def parse_n_boot(text: str) -> int:
     return whole_number(text, 2, 1000, "a bootstrap needs at least 2 resamples")
 
 
-def parse_score(text: str) -> float:
-    """A finite score such as 0.85 (``--target``, ``--threshold``)."""
+def finite(text: str, noun: str, example: str) -> float:
+    """argparse type body: a finite number (``noun`` and ``example`` say which in the message)."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a score such as 0.85") from None
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a {noun} such as {example}") from None
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite score")
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite {noun}")
     return value
+
+
+def parse_score(text: str) -> float:
+    """A finite score such as 0.85 (``--target``, ``--threshold``)."""
+    return finite(text, "score", "0.85")
 
 
 def parse_seed(text: str) -> int:

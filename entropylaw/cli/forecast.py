@@ -19,33 +19,23 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
 
 from entropylaw import api
-from entropylaw.cli._fitargs import (add_entropy_convention, dump_json, read_runs, parse_conf, parse_fraction,
+from entropylaw.cli._fitargs import (add_entropy_convention, dump_json, finite, read_runs, parse_conf, parse_fraction,
                                      parse_n_boot, parse_score, parse_seed, whole_number)
 from entropylaw.cli.sources import add_source_arguments
 from entropylaw.errors import EntropyLawError
 
 
 def _steps(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of steps such as 100") from None
-    if not np.isfinite(v) or v <= 0:
+    v = finite(text, "number of steps", "100")
+    if v <= 0:
         raise argparse.ArgumentTypeError(f"{text!r}: must be a positive number of steps")
     return v
 
 
 def _step(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a training step such as 500") from None
-    if not np.isfinite(v):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite training step")
-    return v
+    return finite(text, "training step", "500")
 
 
 def _problems(text: str) -> int:

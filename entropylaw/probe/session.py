@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import resource
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import check_writable
@@ -33,19 +33,12 @@ WHATIF = "none,clip_cov,kl_cov,steer,aent,entropy_bonus"
 
 @dataclass
 class ProbeOptions:
-    """Everything a probe can be told (the command's options, by the same names)."""
+    """What a probe can be told besides the measurement's own settings (:class:`ProbeConfig`:
+    temperature, estimator, eps, chunk_size, batch_tokens, microbatch_tokens, clamp_p, seed,
+    and ``settings`` for its interventions); the command's options, by the same names."""
 
     step: int | None = None  # the training step whose rollouts to probe (default: the last)
     tokenizer: str | None = None
-    temperature: float = 1.0
-    estimator: str = "grpo"
-    eps: float = 1e-6
-    chunk_size: int = 8192
-    batch_tokens: int = 4096
-    microbatch_tokens: int = 16384
-    clamp_p: float = 0.3
-    seed: int = 0
-    settings: dict = field(default_factory=dict)  # intervention settings, e.g. {"clip_cov_ratio": 0.001}
     device: str = "auto"
     dtype: str = "auto"
     device_map: str | None = None
@@ -88,12 +81,18 @@ class ProbeResult:
         return "\n".join(lines)
 
 
-def _options(options: dict) -> ProbeOptions:
-    known = {f.name for f in dataclasses.fields(ProbeOptions)}
-    unknown = sorted(set(options) - known)
+def _options(options: dict) -> tuple[ProbeOptions, ProbeConfig]:
+    options = dict(options)
+    settings = options.pop("settings", None) or {}
+    InterventionConfig.from_dict({"name": "none", **settings})  # names and values checked early
+    mine = {f.name for f in dataclasses.fields(ProbeOptions)}
+    measured = {f.name for f in dataclasses.fields(ProbeConfig)} - {"overrides"}
+    unknown = sorted(set(options) - mine - measured)
     if unknown:
-        raise EntropyLawError(f"probe: unknown option {unknown[0]!r} (expected one of {', '.join(sorted(known))})")
-    return ProbeOptions(**options)
+        raise EntropyLawError(f"probe: unknown option {unknown[0]!r} (expected one of "
+                              f"{', '.join(sorted(mine | measured | {'settings'}))})")
+    cfg = ProbeConfig(**{k: v for k, v in options.items() if k in measured}, overrides=dict(settings))
+    return ProbeOptions(**{k: v for k, v in options.items() if k in mine}), cfg
 
 
 def _check(o: ProbeOptions, rollouts) -> None:
@@ -113,20 +112,16 @@ def _check(o: ProbeOptions, rollouts) -> None:
                               "over several devices)")
 
 
-def _configs(o: ProbeOptions):
-    InterventionConfig.from_dict({"name": "none", **o.settings})  # names and values checked early
-    cfg = ProbeConfig(o.temperature, o.estimator, o.eps, o.chunk_size, o.batch_tokens, o.microbatch_tokens,
-                      o.clamp_p, o.seed, dict(o.settings))
+def _ladder(o: ProbeOptions, seed: int) -> LadderConfig | None:
     if o.no_ladder:
-        return cfg, None
+        return None
     whatif = o.whatif.split(",") if isinstance(o.whatif, str) else list(o.whatif)
     whatif = tuple(w.strip() for w in whatif if w.strip())
     if "none" not in whatif:
         whatif = ("none",) + whatif
     for w in whatif:
         InterventionConfig(w)
-    return cfg, LadderConfig(lr=o.lr, rel_step=o.rel_step, optimizer=o.optimizer, scope=o.scope, whatif=whatif,
-                             seed=o.seed)
+    return LadderConfig(lr=o.lr, rel_step=o.rel_step, optimizer=o.optimizer, scope=o.scope, whatif=whatif, seed=seed)
 
 
 def _load_model(model_path: str, o: ProbeOptions):
@@ -149,22 +144,22 @@ def _load_model(model_path: str, o: ProbeOptions):
     return model, tokenizer
 
 
-def _sample(model, tokenizer, o: ProbeOptions, reward_fn):
+def _sample(model, tokenizer, o: ProbeOptions, cfg: ProbeConfig, reward_fn):
     from entropylaw.probe.generate import read_prompts, sample, sample_informative
 
     prompts = read_prompts(o.prompts, tokenizer, M.vocab_size(model), o.chat_template)
-    kw = dict(temperature=o.temperature, max_new_tokens=o.max_new_tokens, tokenizer=tokenizer, reward_fn=reward_fn,
-              batch_tokens=o.batch_tokens, progress=o.progress)
+    kw = dict(temperature=cfg.temperature, max_new_tokens=o.max_new_tokens, tokenizer=tokenizer, reward_fn=reward_fn,
+              batch_tokens=cfg.batch_tokens, progress=o.progress)
     sampling = None
     if o.min_informative:
         seqs, sampling = sample_informative(model, prompts, o.generate, o.min_informative, o.max_rounds,
-                                            o.estimator, o.eps, seed=o.seed, **kw)
+                                            cfg.estimator, cfg.eps, seed=cfg.seed, **kw)
     else:
-        seqs = sample(model, prompts, o.generate, seed=o.seed, **kw)
+        seqs = sample(model, prompts, o.generate, seed=cfg.seed, **kw)
     if not seqs:
         raise EntropyLawError(f"{o.prompts}: generation produced no non-empty responses")
     source = {"format": "generated", "step": None, "why": f"{o.generate} fresh responses per prompt of {o.prompts} "
-              f"at temperature {o.temperature:g}"}
+              f"at temperature {cfg.temperature:g}"}
     return seqs, source, sampling
 
 
@@ -180,7 +175,7 @@ def _encoded(rollouts, frame, model, tokenizer, o: ProbeOptions):
                   "notes": list(frame.attrs.get("notes", []))}
 
 
-def _inputs(model_path, rollouts, o: ProbeOptions):
+def _inputs(model_path, rollouts, o: ProbeOptions, cfg: ProbeConfig):
     """Model and checked sequences (every user error raised before any output), what was probed
     (``source``), the sampling account, the memory estimate, the rollouts saved."""
     from entropylaw.probe.memory import check as check_memory
@@ -194,16 +189,16 @@ def _inputs(model_path, rollouts, o: ProbeOptions):
         read_prompts_frame(o.prompts)  # a missing or malformed prompt file fails before the model loads
         reward_fn = load_reward(o.reward)
     frame = None if o.generate > 0 else read_rollouts(rollouts, o.step)  # parsed before the (slow) model load
-    memory = check_memory(model_path, o.dtype, o.batch_tokens, not o.no_ladder)  # before the load
+    memory = check_memory(model_path, o.dtype, cfg.batch_tokens, not o.no_ladder)  # before the load
     model, tokenizer = _load_model(model_path, o)
     sampling = None
     if o.generate > 0:
-        seqs, source, sampling = _sample(model, tokenizer, o, reward_fn)
+        seqs, source, sampling = _sample(model, tokenizer, o, cfg, reward_fn)
     else:
         seqs, source = _encoded(rollouts, frame, model, tokenizer, o)
     trainer = bool(seqs) and all(s.advantage is not None for s in seqs)
-    signal = signal_report(with_advantages(seqs, o.estimator, o.eps),
-                           "the trainer's (kept)" if trainer else f"computed ({o.estimator})")
+    signal = signal_report(with_advantages(seqs, cfg.estimator, cfg.eps),
+                           "the trainer's (kept)" if trainer else f"computed ({cfg.estimator})")
     if signal["informative_groups"] == 0:  # before anything is written
         raise NoSignal(no_signal_message(signal, str(rollouts or o.prompts), o.generate > 0))
     saved = 0
@@ -216,19 +211,20 @@ def _inputs(model_path, rollouts, o: ProbeOptions):
 def probe(model: str, rollouts=None, *, out=None, **options) -> ProbeResult:
     """Probe ``model`` (a transformers directory or a .gguf file) on ``rollouts`` (a veRL dump, a
     TRL completions log, or the project's JSONL/parquet) or on fresh samples (``generate=G``,
-    ``prompts=FILE``); write ``out`` when given. ``options``: the fields of :class:`ProbeOptions`."""
-    o = _options(options)
+    ``prompts=FILE``); write ``out`` when given. ``options``: the fields of :class:`ProbeOptions`
+    and of :class:`~entropylaw.probe.core.ProbeConfig` (``settings``: its interventions' settings)."""
+    o, cfg = _options(options)
     path = str(model)
     _check(o, rollouts)
     if out is not None:
         check_writable(out, directory=True)  # before loading a model
     if o.save_rollouts:
         check_writable(o.save_rollouts)
-    cfg, ladder = _configs(o)
+    ladder = _ladder(o, cfg.seed)
     dist.init(M.resolve_device(o.device))
     try:
         o.progress = sys.stderr.isatty() if o.progress is None else o.progress
-        policy, seqs, source, sampling, memory, saved = _inputs(path, rollouts, o)
+        policy, seqs, source, sampling, memory, saved = _inputs(path, rollouts, o, cfg)
         frame, summary = run_probe(policy, seqs, cfg, ladder, progress=o.progress,
                                    where=str(rollouts or o.prompts), generated=o.generate > 0)
         result = ProbeResult(saved=o.save_rollouts if saved else None, n_saved=saved)
