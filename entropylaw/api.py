@@ -48,22 +48,22 @@ from entropylaw.ingest.accounts import ACCOUNTS
 from entropylaw.fit.run_summary import summarize
 
 
-# fit/ sits below plots/, so results get their drawers from here, the top layer. The drawers
+# fit/ sits below figures/, so results get their drawers from here, the top layer. The drawers
 # import matplotlib: they are loaded on the first .plot(), not on `import entropylaw`.
 def _draw_fit(fit, ax=None, **kwargs):
-    from entropylaw.plots.law import draw_fit
+    from entropylaw.figures.law_plot import draw_fit
 
     return draw_fit(fit, ax=ax, **kwargs)
 
 
 def _draw_forecast(fc, ax=None, methods=None):
-    from entropylaw.plots.forecast import plot_forecast
+    from entropylaw.figures.forecast_plot import plot_forecast
 
     return plot_forecast(fc, ax=ax, methods=methods)
 
 
 def _draw_scale(res, ax=None, predict=None):
-    from entropylaw.plots.scaling import plot_final_score
+    from entropylaw.figures.size_plot import plot_final_score
 
     return plot_final_score(res, ax=ax, predict=predict)
 

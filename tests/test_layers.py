@@ -1,7 +1,8 @@
 """The package's layers, read from the code itself.
 
 - ``ingest/``, ``fit/`` and the shared bottom modules (``table``, ``fileio``,
-  ``errors``, ``_optional``) never import ``lab/``, ``probe/``, ``cli/`` or ``plots/``: not at
+  ``errors``, ``_optional``) never import ``lab/``, ``probe/``, ``cli/``, ``results/``,
+  ``figures/`` or ``report/``: not at
   module level, not inside a function (a static walk of every import statement).
 - No import cycle: the graph of every import statement between the package's modules
   (function-level ones too) has no loop.
@@ -25,7 +26,8 @@ PACKAGE = Path(entropylaw.__file__).parent
 LOWER = ("entropylaw.ingest", "entropylaw.fit", "entropylaw.table", "entropylaw.ingest.lab_rundir", "entropylaw.fileio",
          "entropylaw.errors", "entropylaw._optional", "entropylaw.table.convention", "entropylaw.table.pack",
          "entropylaw.table.parallel", "entropylaw.table.blocks")
-UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.audit", "entropylaw.cli", "entropylaw.plots", "entropylaw.api")
+UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.audit", "entropylaw.cli", "entropylaw.results",
+         "entropylaw.figures", "entropylaw.report", "entropylaw.api")
 
 
 def _name(path: Path) -> str:

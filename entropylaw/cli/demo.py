@@ -43,8 +43,7 @@ def run(args) -> int:
 
     ov = overview(df, sources=inputs, fit_frac=args.fit_frac)
     if not args.no_report:
-        from entropylaw.plots.build_report import report_html
-        from entropylaw.plots.report import write_report
+        from entropylaw.report.assemble import report_html, write_report
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -37,7 +37,7 @@ def add_common(p) -> None:
 
 def load_inputs(args):
     """``(table or None, [probe summaries], [source names])`` from the parsed arguments."""
-    from entropylaw.plots.build import read_probe_summary
+    from entropylaw.figures.build import read_probe_summary
 
     if not args.inputs and not args.probe:
         raise EntropyLawError("no input given (expected logs / run tables, or --probe SUMMARY.json)")
@@ -68,8 +68,8 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     import matplotlib.pyplot as plt
 
-    from entropylaw.plots.build_report import build_all
-    from entropylaw.plots.style import save, using
+    from entropylaw.figures.build import build_all
+    from entropylaw.figures.style import save, using
 
     t, probes, _sources = load_inputs(args)
     with using(args.style):

@@ -46,8 +46,8 @@ def run(args) -> int:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     rows = [f.to_dict() for f in fits]
     if args.plot:
-        from entropylaw.plots.law import plot_fit
-        from entropylaw.plots.style import save
+        from entropylaw.figures.law_plot import plot_fit
+        from entropylaw.figures.style import save
 
         for fit, d in zip(fits, rows):
             steps = None if args.pool else _steps(df, fit)

@@ -52,8 +52,8 @@ def run(args) -> int:
             d["error_vs_k"] = ep.error_vs_k_.to_dict(orient="records")
         rows.append(d)
         if args.plot:
-            from entropylaw.plots.law import plot_early
-            from entropylaw.plots.style import save
+            from entropylaw.figures.law_plot import plot_early
+            from entropylaw.figures.style import save
 
             save(plot_early(p, ep, label=rid), plot_path(args.plot, rid, len(ids) > 1))
     if args.json:

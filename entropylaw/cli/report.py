@@ -24,8 +24,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from entropylaw.plots.build_report import report_html
-    from entropylaw.plots.report import write_report
+    from entropylaw.report.assemble import report_html, write_report
 
     t, probes, sources = load_inputs(args)
     html, built, skipped = report_html(t, probes, title=args.title, sources=sources, fit_frac=args.fit_frac)

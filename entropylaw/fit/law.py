@@ -38,7 +38,7 @@ from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.robust import odr_fit, robust_fit
 
-# Draws a fit: set by entropylaw.api (plots/ sits above fit/ and may not be imported here).
+# Draws a fit: set by entropylaw.api (figures/ sits above fit/ and may not be imported here).
 PLOTTER = None
 
 INTERVALS = ("ar1", "block-bootstrap", "run-bootstrap", "iid")
@@ -241,7 +241,7 @@ class EntropyLawFit:
     def plot(self, ax=None, **kwargs):
         """Draw the paired points, the fit, its bands and the ceiling on ``ax``; returns the axes."""
         if PLOTTER is None:
-            raise EntropyLawError("plotting is not loaded: `import entropylaw` (it loads entropylaw.plots)")
+            raise EntropyLawError("plotting is not loaded: `import entropylaw` (it loads the figures' drawers)")
         return PLOTTER(self, ax=ax, **kwargs)
 
     def fit_report(self) -> str:

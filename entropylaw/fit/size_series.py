@@ -137,11 +137,11 @@ class ScaleResult:
     def plot(self, ax=None, predict=None):
         """The final score vs size: runs, the law with its band, the predicted sizes."""
         if PLOTTER is None:
-            raise EntropyLawError("plotting is not loaded: `import entropylaw` (it loads entropylaw.plots)")
+            raise EntropyLawError("plotting is not loaded: `import entropylaw` (it loads the figures' drawers)")
         return PLOTTER(self, ax=ax, predict=predict)
 
 
-# Draws a result: set by entropylaw.api (plots/ sits above fit/).
+# Draws a result: set by entropylaw.api (figures/ sits above fit/).
 PLOTTER = None
 
 

@@ -100,7 +100,7 @@ class MethodResult:
         return out
 
 
-# Draws a forecast: set by entropylaw.api (plots/ sits above fit/).
+# Draws a forecast: set by entropylaw.api (figures/ sits above fit/).
 PLOTTER = None
 
 
@@ -173,7 +173,7 @@ class Forecast:
     def plot(self, ax=None, methods=None):
         """Draw the window, the forecasts and their bands; returns the axes."""
         if PLOTTER is None:
-            raise EntropyLawError("plotting is not loaded: `import entropylaw` (it loads entropylaw.plots)")
+            raise EntropyLawError("plotting is not loaded: `import entropylaw` (it loads the figures' drawers)")
         return PLOTTER(self, ax=ax, methods=methods)
 
     def to_dict(self) -> dict:
