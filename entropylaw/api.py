@@ -31,15 +31,12 @@ import pandas as pd
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning
 from entropylaw.fit.algorithms import AlgorithmTest
-from entropylaw.fit.forecast import core as _forecast
-from entropylaw.fit import law as _law
 from entropylaw.fit.early import EarlyPrediction
 from entropylaw.fit.forecast.core import Forecast, forecast_table
 from entropylaw.fit.law import EntropyLawFit
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.run import fit_run, fit_runs, fits_frame
 from entropylaw.fit.scaling import SizeLaw  # noqa: F401 (re-exported)
-from entropylaw.fit import size_series as _size_series
 from entropylaw.fit.size_series import ScaleResult
 from entropylaw.ingest.common import KeyOptions
 from entropylaw.ingest.dispatch import load as _load_sources
@@ -47,30 +44,6 @@ from entropylaw.ingest.model_size import parse_params
 from entropylaw.ingest.accounts import ACCOUNTS
 from entropylaw.fit.run_summary import summarize
 
-
-# fit/ sits below figures/, so results get their drawers from here, the top layer. The drawers
-# import matplotlib: they are loaded on the first .plot(), not on `import entropylaw`.
-def _draw_fit(fit, ax=None, **kwargs):
-    from entropylaw.figures.law_plot import draw_fit
-
-    return draw_fit(fit, ax=ax, **kwargs)
-
-
-def _draw_forecast(fc, ax=None, methods=None):
-    from entropylaw.figures.forecast_plot import plot_forecast
-
-    return plot_forecast(fc, ax=ax, methods=methods)
-
-
-def _draw_scale(res, ax=None, predict=None):
-    from entropylaw.figures.size_plot import plot_final_score
-
-    return plot_final_score(res, ax=ax, predict=predict)
-
-
-_law.PLOTTER = _draw_fit
-_forecast.PLOTTER = _draw_forecast
-_size_series.PLOTTER = _draw_scale
 
 __all__ = ["load", "fit", "fit_all", "predict", "forecast", "scale", "algorithms", "summary",
            "row_accounts", "EntropyLawFit", "Forecast", "fits_frame"]
