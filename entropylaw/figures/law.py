@@ -3,9 +3,10 @@ runs (paper Figs. 1, 4), one panel per run (Fig. 3), and the early prediction of
 scores (Fig. 5).
 
 They call :mod:`entropylaw.fit` for every number (through :mod:`entropylaw.results.rows`,
-which fits each run once); the drawing is in :mod:`entropylaw.figures.law_plot`. A run that cannot be
-fitted is left out with a warning, never silently; a run the law does not describe
-(trust flag "law does not apply") is drawn as hollow points with no curve and no ceiling.
+which fits each run once); the drawing is in :mod:`entropylaw.figures.law_plot`. A run
+that cannot be fitted is left out with a warning, never silently; a run the law does not
+describe (trust flag "law does not apply") is drawn as hollow points with no curve and no
+ceiling.
 
 >>> import numpy as np
 >>> from entropylaw import table
