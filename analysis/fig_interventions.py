@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from entropylaw import table  # noqa: E402
-from entropylaw.plots.build import Skipped, build, read_tables, script  # noqa: E402
+from entropylaw.figures.base import Skipped, read_tables, script  # noqa: E402
+from entropylaw.figures.build import build  # noqa: E402
 
 OUT = ROOT / "figures"
 

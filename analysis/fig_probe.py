@@ -11,11 +11,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from entropylaw.plots.build import Skipped, script  # noqa: E402
+from entropylaw.figures.base import Skipped, script  # noqa: E402
 
 OUT = ROOT / "figures"
 
-from entropylaw.plots.build import build_probe, read_probe_summary  # noqa: E402
+from entropylaw.figures.build import build_probe, read_probe_summary  # noqa: E402
 
 
 def find_summary():

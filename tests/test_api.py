@@ -149,7 +149,7 @@ def test_skip_bad(tmp_path, capsys):
 
 
 def test_several_benchmarks_without_mean_one_rule_everywhere():
-    from entropylaw.plots.build_base import performance_metric
+    from entropylaw.results.runs import performance_metric
     from entropylaw.fit.run_summary import summarize
 
     steps = np.arange(1, 41)

@@ -17,8 +17,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from entropylaw.plots.build import Skipped  # noqa: E402
-from entropylaw.plots.style import using  # noqa: E402
+from entropylaw.figures.base import Skipped  # noqa: E402
+from entropylaw.figures.style import using  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from figure_checks import problems  # noqa: E402

@@ -1,12 +1,18 @@
 """The package's layers, read from the code itself.
 
 - ``ingest/``, ``fit/`` and the shared bottom modules (``table``, ``fileio``,
-  ``errors``, ``_optional``) never import ``lab/``, ``probe/``, ``cli/`` or ``plots/``: not at
-  module level, not inside a function (a static walk of every import statement).
+  ``errors``, ``_optional``) never import ``lab/``, ``probe/``, ``audit/``, ``cli/``,
+  ``results/``, ``figures/``, ``report/`` or ``api``: not at module level, not inside a
+  function (a static walk of every import statement). One exception: a result's ``plot``
+  method imports its drawer (one of :data:`DRAWERS`) inside itself, so that matplotlib is
+  loaded on the first plot only.
+- The drawers import no ``fit/`` module, directly or through what they import: the
+  ``plot`` methods' imports close no loop.
+- ``results/`` (the per-run numbers) never imports ``figures/``, ``report/`` or matplotlib.
 - No import cycle: the graph of every import statement between the package's modules
   (function-level ones too) has no loop.
-- ``import entropylaw`` and reading a lab run directory do not import torch (a fresh
-  interpreter, then ``sys.modules``).
+- ``import entropylaw`` and reading a lab run directory do not import torch, and
+  ``import entropylaw`` does not import matplotlib (a fresh interpreter, then ``sys.modules``).
 
 What the project's modules import of each other is drawn by ``farm-studio look``.
 """
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +32,12 @@ PACKAGE = Path(entropylaw.__file__).parent
 LOWER = ("entropylaw.ingest", "entropylaw.fit", "entropylaw.table", "entropylaw.ingest.lab_rundir", "entropylaw.fileio",
          "entropylaw.errors", "entropylaw._optional", "entropylaw.table.convention", "entropylaw.table.pack",
          "entropylaw.table.parallel", "entropylaw.table.blocks")
-UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.audit", "entropylaw.cli", "entropylaw.plots", "entropylaw.api")
+UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.audit", "entropylaw.cli", "entropylaw.results",
+         "entropylaw.figures", "entropylaw.report", "entropylaw.api")
+# what EntropyLawFit.plot, Forecast.plot and ScaleResult.plot draw with (matplotlib, numpy, the style)
+DRAWERS = ("entropylaw.figures.law_plot", "entropylaw.figures.forecast_plot", "entropylaw.figures.size_plot")
+RESULTS = ("entropylaw.results",)
+ABOVE_RESULTS = ("entropylaw.figures", "entropylaw.report", "matplotlib")
 
 
 def _name(path: Path) -> str:
@@ -45,12 +57,20 @@ def _imports(module: str) -> list[tuple[int, str]]:
 
     ``from a.b import c`` names ``a.b.c`` when that is a module of the package, else ``a.b``.
     """
-    path = MODULES[module]
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    return [(line, target) for line, target, _ in _import_sites(module)]
+
+
+def _import_sites(module: str, source: str | None = None) -> list[tuple[int, str, str | None]]:
+    """(line, imported module, name of the innermost function around it or None) for every
+    import statement of ``module`` (its file, or ``source`` read as that module's text)."""
+    path = MODULES.get(module)
+    package = module if path is not None and path.name == "__init__.py" else module.rpartition(".")[0]
+    tree = ast.parse(source if source is not None else path.read_text(encoding="utf-8"))
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+
+    def visit(node, function):
         if isinstance(node, ast.Import):
-            out += [(node.lineno, a.name) for a in node.names]
+            out.extend((node.lineno, a.name, function) for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -58,8 +78,20 @@ def _imports(module: str) -> list[tuple[int, str]]:
                 base = ".".join(anchor + ([node.module] if node.module else []))
             for a in node.names:
                 full = f"{base}.{a.name}"
-                out.append((node.lineno, full if full in MODULES else base))
-    return out
+                out.append((node.lineno, full if full in MODULES else base, function))
+        for child in ast.iter_child_nodes(node):
+            visit(child, node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else function)
+
+    visit(tree, None)
+    return sorted(out)
+
+
+def _reaching_up(module: str, source: str | None = None) -> list[str]:
+    """The import statements of a lower-layer module that reach an upper layer, but for a
+    drawer imported right inside a function named ``plot`` (a result's ``plot`` method)."""
+    return [f"{module}:{line} imports {target}" + (f" (in {function}())" if function else "")
+            for line, target, function in _import_sites(module, source)
+            if _within(target, UPPER) and not (_own(target) in DRAWERS and function == "plot")]
 
 
 def _own(target: str) -> str | None:
@@ -136,9 +168,57 @@ def test_cycle_finder_finds_a_known_loop():
 
 
 def test_lower_layers_never_import_upper_ones():
-    bad = [f"{m}:{line} imports {target}" for m in MODULES if _within(m, LOWER)
-           for line, target in _imports(m) if _within(target, UPPER)]
+    bad = [line for m in MODULES if _within(m, LOWER) for line in _reaching_up(m)]
     assert not bad, "lower layers reach up:\n" + "\n".join(bad)
+
+
+def test_the_results_plot_methods_import_their_drawers_inside_plot_only():
+    sites = {m: [(target, function) for _, target, function in _import_sites(m) if _within(target, DRAWERS)]
+             for m in ("entropylaw.fit.law", "entropylaw.fit.forecast.core", "entropylaw.fit.size_series")}
+    assert sites == {"entropylaw.fit.law": [("entropylaw.figures.law_plot", "plot")],
+                     "entropylaw.fit.forecast.core": [("entropylaw.figures.forecast_plot", "plot")],
+                     "entropylaw.fit.size_series": [("entropylaw.figures.size_plot", "plot")]}
+
+
+def test_the_layer_rule_catches_a_lower_module_reaching_up():
+    """The rule is real: a drawer at module level, in another function or in a function nested
+    in ``plot``, or anything else of an upper layer inside ``plot``, is reported."""
+    source = """
+from entropylaw.figures.law_plot import draw_fit
+def draw(self):
+    from entropylaw.figures.law_plot import draw_fit
+def plot(self):
+    from entropylaw.figures.law import law_figures
+    import entropylaw.report.page
+class Result:
+    def plot(self, ax=None):
+        from entropylaw.figures import forecast_plot
+        from entropylaw.figures.size_plot import plot_final_score
+        def inner():
+            from entropylaw.figures.size_plot import plot_final_score
+        return inner
+"""
+    bad = _reaching_up("entropylaw.fit.made_up", source)
+    assert [b.split(" imports ")[0] for b in bad] == [f"entropylaw.fit.made_up:{n}" for n in (2, 4, 6, 7, 13)], bad
+    assert "entropylaw.figures.law_plot (in draw())" in bad[1] and "(in inner())" in bad[4]
+
+
+def test_the_drawers_never_import_fit():
+    """Not directly, not at any depth, not through what they import: ``plot`` closes no loop."""
+    graph = _graph()
+    for drawer in DRAWERS:
+        seen, todo = set(), [drawer]
+        while todo:
+            for child in graph[todo.pop()] - seen:
+                seen.add(child)
+                todo.append(child)
+        assert not [m for m in seen if _within(m, ("entropylaw.fit",))], (drawer, sorted(seen))
+
+
+def test_results_never_import_figures_report_or_matplotlib():
+    bad = [f"{m}:{line} imports {target}" for m in MODULES if _within(m, RESULTS)
+           for line, target in _imports(m) if _within(target, ABOVE_RESULTS)]
+    assert not bad, "results reach up:\n" + "\n".join(bad)
 
 
 def test_no_import_cycle():
@@ -191,6 +271,23 @@ print(json.dumps({{"import": after_import, "parser": after_parser, "read": heavy
     # 6 entropy + 6 score + 3 validation values, read once from metrics.jsonl with run.json's metadata
     assert {k: got[k] for k in ("fmt", "runs", "model", "n", "rows")} == \
         {"fmt": "lab_run", "runs": ["xs-grpo-none-s0"], "model": "lab-xs", "n": 27792.0, "rows": 15}
+
+
+def test_import_does_not_load_matplotlib_until_the_first_plot():
+    code = """
+import json, sys
+import numpy as np
+import entropylaw
+after_import = "matplotlib" in sys.modules
+H = 0.05 + np.exp(-np.arange(30) / 8)
+fit = entropylaw.EntropyLawFit().fit(H, 0.8 - 0.2 * np.exp(H))
+after_fit = "matplotlib" in sys.modules
+ax = fit.plot()
+print(json.dumps({"import": after_import, "fit": after_fit, "plot": "matplotlib" in sys.modules,
+                  "xlabel": ax.get_xlabel()}))
+"""
+    got = _fresh(code, env=dict(os.environ, MPLBACKEND="Agg"))
+    assert got == {"import": False, "fit": False, "plot": True, "xlabel": "policy entropy H (nats, token mean)"}
 
 
 def test_core_commands_run_without_the_extras(tmp_path):

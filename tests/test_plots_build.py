@@ -13,8 +13,8 @@ import pytest  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from entropylaw import table  # noqa: E402
-from entropylaw.plots import build as B  # noqa: E402
-from entropylaw.plots.build_lab import ladder_parts  # noqa: E402
+from entropylaw.figures import build as B  # noqa: E402
+from entropylaw.figures.probe_tables import ladder_parts  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,7 @@ import pytest  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from entropylaw import table  # noqa: E402
-from entropylaw.plots import algorithms, consumption, covariance, interventions, probe_tables, scaling, style  # noqa: E402,E501
+from entropylaw.figures import comparisons, consumption, covariance, interventions, probe_tables, size_plot, style  # noqa: E402,E501
 
 
 @pytest.fixture(autouse=True)
@@ -78,7 +78,7 @@ def test_algorithms_shared_curve_and_test_numbers():
     H = np.linspace(0.1, 1.0, 10)
     pts = {f"run{i}": pd.DataFrame({"H": H, "R": -0.2 * np.exp(H) + 0.9}) for i in range(3)}
     alg = {"run0": "grpo", "run1": "rloo", "run2": "grpo"}
-    ax = algorithms.plot_algorithms(pts, alg, {"a": 0.2, "b": 0.9}, per_algorithm={"grpo": {"a": 0.21, "b": 0.91}},
+    ax = comparisons.plot_algorithms(pts, alg, {"a": 0.2, "b": 0.9}, per_algorithm={"grpo": {"a": 0.21, "b": 0.91}},
                                     test={"f_stat": 2.5, "p_value": 0.091, "verdict": "one curve"})
     shared = ax.get_lines()[0]
     x = np.asarray(shared.get_xdata())
@@ -93,7 +93,7 @@ def test_algorithms_shared_curve_and_test_numbers():
     assert "one curve" in numbers and ax.get_xlabel() == style.ENTROPY_LABEL and "fraction" in ax.get_ylabel()
     assert sum("alone" in t.get_text() for t in ax.figure.legends[0].get_texts()) == 1
     # with run colours (the report's), each run keeps its own colour
-    ax = algorithms.plot_algorithms(pts, alg, {"a": 0.2, "b": 0.9}, run_colors={"run0": "#111111", "run2": "#222222"})
+    ax = comparisons.plot_algorithms(pts, alg, {"a": 0.2, "b": 0.9}, run_colors={"run0": "#111111", "run2": "#222222"})
     assert [matplotlib.colors.to_hex(c.get_facecolor()[0]) for c in ax.collections][::2] == ["#111111", "#222222"]
 
 
@@ -106,7 +106,7 @@ def test_scaling_held_out_prediction_is_written():
     grid = np.geomspace(5e7, 6e9, 40)
     curve = pd.DataFrame({"n_params": grid, "a": slope * np.log(grid) + icpt})
     curve["a_lo"], curve["a_hi"] = curve["a"] - 0.01, curve["a"] + 0.01
-    fig = scaling.plot_size_law(sizes, curve, equation={"a": (slope, icpt)}, coefs=["a"])
+    fig = size_plot.plot_size_law(sizes, curve, equation={"a": (slope, icpt)}, coefs=["a"])
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and "parameters" in ax.get_xlabel() and ax.get_ylabel().startswith("coefficient a")
     note = ax.get_legend().get_title().get_text()  # under the panel, where it covers no point
@@ -138,7 +138,7 @@ def _band_curve(sizes, half):
 def test_scaling_per_run_points_and_ylim_clip_a_wide_band():
     sizes = _scaling_runs(0.01)
     curve, slope, icpt = _band_curve(sizes, half=5.0)  # a t band with few dof: far wider than the data
-    ax = scaling.plot_coefficient(sizes, "a", curve=curve, equation={"a": (slope, icpt)})
+    ax = size_plot.plot_coefficient(sizes, "a", curve=curve, equation={"a": (slope, icpt)})
     fitted, held = [c.lines[0] for c in ax.containers]
     assert len(fitted.get_xdata()) == 6 and len(held.get_xdata()) == 2
     lo, hi = ax.get_ylim()
@@ -159,7 +159,7 @@ def test_scaling_per_run_points_and_ylim_clip_a_wide_band():
 def test_scaling_narrow_band_is_not_called_clipped():
     sizes = _scaling_runs(0.01)
     curve, slope, icpt = _band_curve(sizes, half=0.005)
-    ax = scaling.plot_coefficient(sizes, "a", curve=curve, equation={"a": (slope, icpt)})
+    ax = size_plot.plot_coefficient(sizes, "a", curve=curve, equation={"a": (slope, icpt)})
     assert "95 % prediction band" in legend_labels(ax)
     lo, hi = ax.get_ylim()
     assert lo < curve["a_lo"].min() and hi > curve["a_hi"].max()

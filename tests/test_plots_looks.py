@@ -16,8 +16,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from entropylaw import table  # noqa: E402
-from entropylaw.plots import build as B  # noqa: E402
-from entropylaw.plots import labels, placement, style  # noqa: E402
+from entropylaw.figures import build as B  # noqa: E402
+from entropylaw.figures import placement, style  # noqa: E402
+from entropylaw.figures.base import write_figures  # noqa: E402
+from entropylaw.results import labels  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -117,7 +119,7 @@ def test_paper_style_sizes_fonts_and_truetype_pdf(tmp_path):
     t = table.concat([_law_run("r0", 0.1, 0.8), _law_run("r1", 0.12, 0.82, tau=70)])
     with style.using("paper"):
         [b] = B.build("ceilings", t)
-        paths = B.write_figures([b], tmp_path, formats=("pdf", "png"))
+        paths = write_figures([b], tmp_path, formats=("pdf", "png"))
     w, _ = b.fig.get_size_inches()
     assert w == pytest.approx(3.5)  # one journal column
     fonts = [x.get_fontsize() for x in b.fig.findobj(matplotlib.text.Text) if x.get_text().strip()]

@@ -145,19 +145,19 @@ def test_map_runs_in_workers_gives_what_one_process_gives(monkeypatch):
 def test_report_cache_key_follows_content_not_memory():
     import gc
 
-    import entropylaw.plots.rows as rows
+    import entropylaw.results.cache as cache
 
     t = _scrambled()
     contiguous = table.stack([t]).sort_values("run_id", kind="stable").reset_index(drop=True)
     parts = table.split_runs(contiguous)
-    key = rows._key(parts["r1"], "r1")
-    assert rows._key(contiguous, "r1") == key == rows._key(t, "r1")  # the same rows: one key, however reached
+    key = cache._key(parts["r1"], "r1")
+    assert cache._key(contiguous, "r1") == key == cache._key(t, "r1")  # the same rows: one key, however reached
     changed = contiguous.copy()
     changed.loc[changed.index[-1], "value"] += 1e-12
-    assert rows._key(table.split_runs(changed)["r2"], "r2") != rows._key(parts["r2"], "r2")
+    assert cache._key(table.split_runs(changed)["r2"], "r2") != cache._key(parts["r2"], "r2")
     copy = t[t["run_id"] == "r0"].copy()
-    rows._key(copy, "r0")
-    owners = [entry[1] for entry in rows._KEYS.values()]
+    cache._key(copy, "r0")
+    owners = [entry[1] for entry in cache._KEYS.values()]
     del copy
     gc.collect()
     assert sum(all(ref() is not None for ref in refs) for refs in owners) < len(owners)  # the copy is not held

@@ -24,7 +24,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from entropylaw import table  # noqa: E402
-from entropylaw.plots import report, style  # noqa: E402
+from entropylaw.figures import style  # noqa: E402
+from entropylaw.report.assemble import figure_png  # noqa: E402
+from entropylaw.report.cells import decimals, interval  # noqa: E402
+from entropylaw.report.page import ReportFigure, render_html  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,9 +65,9 @@ def test_page_has_rows_flags_warnings_images_and_escapes_text():
              "trust": "law does not apply", "trust_reasons": ["a = -0.1 <= 0: the score does not rise"]},
             {"run_id": "r3", "number": 3, "ceiling": 0.95, "ceiling_ci": (0.8, 1.1), "trust": "weak fit",
              "trust_reasons": ["ceiling interval leaves [0, 1]"]}]
-    figs = [report.ReportFigure(f"figure {k}", report.figure_png(small_figure(k)), f"caption {k}") for k in range(2)]
+    figs = [ReportFigure(f"figure {k}", figure_png(small_figure(k)), f"caption {k}") for k in range(2)]
     warnings = ["r1: only 5 points", "r2: only 7 points", "r2: a < 0 & odd"]
-    html = report.render_html("My runs", rows, figs, warnings=warnings)
+    html = render_html("My runs", rows, figs, warnings=warnings)
     assert "<b>r1</b>" not in html and "&lt;b&gt;r1&lt;/b&gt;" in html
     # every row carries its flag; the ceiling of a run the law does not describe is greyed
     assert html.count('class="flag good"') == 2 and html.count('class="flag na"') == 2  # summary + details
@@ -80,19 +83,19 @@ def test_page_has_rows_flags_warnings_images_and_escapes_text():
 
 
 def test_numbers_keep_their_column_decimals():
-    assert report.decimals([0.69, 0.71, 0.05]) == 3 and report.decimals([120.0, 300.0]) == 0
-    assert report.interval(0.5, (0.4, 0.6), 3) == "0.500 [0.400, 0.600]"
-    assert report.interval(0.9, (0.8, 1.02), 3) == "0.900 [0.800, 1.020]†"
-    assert report.interval(2.0, (1.5, 2.5), 2, fraction=False) == "2.00 [1.50, 2.50]"
+    assert decimals([0.69, 0.71, 0.05]) == 3 and decimals([120.0, 300.0]) == 0
+    assert interval(0.5, (0.4, 0.6), 3) == "0.500 [0.400, 0.600]"
+    assert interval(0.9, (0.8, 1.02), 3) == "0.900 [0.800, 1.020]†"
+    assert interval(2.0, (1.5, 2.5), 2, fraction=False) == "2.00 [1.50, 2.50]"
 
 
 def test_figure_png_is_reproducible():
-    assert report.figure_png(small_figure(1)) == report.figure_png(small_figure(1))
+    assert figure_png(small_figure(1)) == figure_png(small_figure(1))
 
 
 def test_report_from_a_table_fits_flags_and_forecasts_each_run():
-    from entropylaw.plots.build_report import report_html
-    from entropylaw.plots.rows import summary_rows
+    from entropylaw.report.assemble import report_html
+    from entropylaw.results.rows import summary_rows
 
     t = table.concat([two_runs(), law_run("up", 0.2, 0.8, rising=True, model="other")])
     rows, notes = summary_rows(t)
@@ -211,7 +214,7 @@ def _check_first_screen(m: dict, n_runs: int) -> None:
 
 @needs_chromium
 def test_small_report_first_table_fits_one_screen_in_chromium(tmp_path):
-    from entropylaw.plots.build_report import report_html
+    from entropylaw.report.assemble import report_html
 
     runs = [law_run(f"family-{k // 4}__run{k}", 0.1 + 0.02 * k, 0.7 + 0.01 * k, k % 3, model=f"m{k // 4}")
             for k in range(10)]
@@ -225,8 +228,8 @@ def test_small_report_first_table_fits_one_screen_in_chromium(tmp_path):
 @needs_chromium
 @pytest.mark.skipif(not (ROOT / "data" / "real").is_dir(), reason="no data/real")
 def test_data_real_report_in_chromium_and_its_screenshot(tmp_path):
-    from entropylaw.plots.build import read_tables
-    from entropylaw.plots.build_report import report_html
+    from entropylaw.figures.base import read_tables
+    from entropylaw.report.assemble import report_html
 
     t = read_tables(ROOT / "data/real/*.parquet")
     html, _built, _ = report_html(t, title="entropylaw report: data/real", sources=["data/real"],
@@ -244,7 +247,7 @@ def test_data_real_report_in_chromium_and_its_screenshot(tmp_path):
 
 def test_build_all_with_no_figure_asked_for_draws_none():
     """`which=[]` used to mean every figure (found by the project helper)."""
-    from entropylaw.plots.build_report import build_all
+    from entropylaw.figures.build import build_all
 
     built, skipped = build_all(None, which=[])
     assert built == [] and skipped == []

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import entropylaw.table as table
-from entropylaw.plots.build_report import report_html
-from entropylaw.plots.report_project import MANY_RUNS, overview_html
-from entropylaw.plots.rows import summary_rows
+from entropylaw.report.assemble import report_html
+from entropylaw.report.project import overview_html
+from entropylaw.results.focus import MANY_RUNS
+from entropylaw.results.rows import summary_rows
 
 
 def _project(n_runs: int):
@@ -54,9 +55,9 @@ def test_few_runs_page_unchanged():
 
 
 def test_project_per_run_figures_draw_the_first_screen_runs():
-    from entropylaw.plots.build_runs import law_figures
-    from entropylaw.plots.report_project import focus
-    from entropylaw.plots.rows import forecast_rows
+    from entropylaw.figures.law import law_figures
+    from entropylaw.results.focus import focus
+    from entropylaw.results.rows import forecast_rows
 
     t = _project(MANY_RUNS + 3)
     rows, _notes = summary_rows(t)

@@ -32,8 +32,6 @@ import entropylaw.table as table
 from entropylaw._version import __version__  # noqa: F401
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning
 from entropylaw.fit.algorithms import AlgorithmTest
-from entropylaw.fit.forecast import core as _forecast
-from entropylaw.fit import law as _law
 from entropylaw.fit.early import EarlyPrediction
 from entropylaw.fit.forecast.core import Forecast, forecast_table
 from entropylaw.fit.forecast.core import ALL_METHODS as FORECAST_METHODS, DEFAULT, defaults_by_kind  # noqa: F401
@@ -42,7 +40,6 @@ from entropylaw.fit.law import EntropyLawFit
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.run import fit_run, fit_runs, fits_frame
 from entropylaw.fit.scaling import SizeLaw  # noqa: F401 (re-exported)
-from entropylaw.fit import size_series as _size_series
 from entropylaw.fit.size_series import ScaleResult
 from entropylaw.ingest.accounts import ACCOUNTS  # noqa: F401 (re-exported)
 from entropylaw.fit.run_summary import format_summary, summarize  # noqa: F401 (re-exported)
@@ -57,30 +54,6 @@ from entropylaw.api.lab import lab_export, lab_run, lab_sizes, lab_sweep, lab_sw
 from entropylaw.api.reading import (Ingested, atomic_dir, check_writable, dumps, ingest, load, loss_lines,  # noqa: F401
                                     parse_params, row_accounts, with_accounts)
 
-
-# fit/ sits below plots/, so results get their drawers from here, the top layer. The drawers
-# import matplotlib: they are loaded on the first .plot(), not on `import entropylaw`.
-def _draw_fit(fit, ax=None, **kwargs):
-    from entropylaw.plots.law import draw_fit
-
-    return draw_fit(fit, ax=ax, **kwargs)
-
-
-def _draw_forecast(fc, ax=None, methods=None):
-    from entropylaw.plots.forecast import plot_forecast
-
-    return plot_forecast(fc, ax=ax, methods=methods)
-
-
-def _draw_scale(res, ax=None, predict=None):
-    from entropylaw.plots.scaling import plot_final_score
-
-    return plot_final_score(res, ax=ax, predict=predict)
-
-
-_law.PLOTTER = _draw_fit
-_forecast.PLOTTER = _draw_forecast
-_size_series.PLOTTER = _draw_scale
 
 PRIOR_BASES = tuple(_CURVE_METHODS)  # what the `prior` method may act on
 

@@ -22,7 +22,7 @@ FIGURES = ["ceilings", "forecast", "law", "early", "consumption", "algorithms", 
 
 def read_probe_summary(path) -> dict:
     """A probe's ``summary.json`` (``entropylaw probe --out DIR``), checked, for the report and figures."""
-    from entropylaw.plots.build import read_probe_summary as read
+    from entropylaw.figures.build import read_probe_summary as read
 
     return read(path)
 
@@ -53,8 +53,8 @@ def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entr
            fit_frac: float = 0.15) -> Report:
     """Write the HTML report of the runs of ``df`` (and probe summaries: dicts or paths) into the
     directory ``out`` (it appears whole or not at all); ``fit_frac`` the forecasts' window."""
-    from entropylaw.plots.build_report import report_html
-    from entropylaw.plots.report import write_report
+    from entropylaw.report.assemble import report_html
+    from entropylaw.report.assemble import write_report
 
     probes = _inputs(df, probes, out, fit_frac)
     html, built, skipped = report_html(df, probes, title=title, sources=list(sources), fit_frac=fit_frac)
@@ -79,8 +79,8 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
     in ``formats``; ``style`` "screen" or "paper". No figure at all is an error."""
     import matplotlib.pyplot as plt
 
-    from entropylaw.plots.build_report import build_all
-    from entropylaw.plots.style import save, using
+    from entropylaw.figures.build import build_all
+    from entropylaw.figures.style import save, using
 
     probes = _inputs(df, probes, out, fit_frac)
     res = Figures()
@@ -105,8 +105,8 @@ def plot_path(base: str, run_id: str, many: bool) -> str:
 def save_fit_figures(df: pd.DataFrame, fits: list, path: str, pooled: bool = False) -> list:
     """Each fit's figure (score vs entropy, coloured by step) to ``path`` (``path-<run>`` for several)."""
     from entropylaw.fit.pairing import pair
-    from entropylaw.plots.law import plot_fit
-    from entropylaw.plots.style import save
+    from entropylaw.figures.law_plot import plot_fit
+    from entropylaw.figures.style import save
 
     out = []
     for fit in fits:
@@ -120,8 +120,8 @@ def save_fit_figures(df: pd.DataFrame, fits: list, path: str, pooled: bool = Fal
 
 def save_early_figure(prediction, path: str, label: str, many: bool = False) -> list:
     """An early prediction's figure (paper Fig. 5) to ``path`` (``path-<label>`` when ``many``)."""
-    from entropylaw.plots.law import plot_early
-    from entropylaw.plots.style import save
+    from entropylaw.figures.law_plot import plot_early
+    from entropylaw.figures.style import save
 
     return save(plot_early(prediction.pairs_, prediction, label=label), plot_path(path, label, many))
 
@@ -135,8 +135,8 @@ def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, report_to=Non
 
     ov = first_screen(df, sources=sources, fit_frac=fit_frac)
     if report_to is not None:
-        from entropylaw.plots.build_report import report_html
-        from entropylaw.plots.report import write_report
+        from entropylaw.report.assemble import report_html
+        from entropylaw.report.assemble import write_report
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -38,9 +38,6 @@ from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.robust import odr_fit, robust_fit
 
-# Draws a fit: set by entropylaw.api (plots/ sits above fit/ and may not be imported here).
-PLOTTER = None
-
 INTERVALS = ("ar1", "block-bootstrap", "run-bootstrap", "iid")
 INTERVAL_TEXT = {
     "ar1": "t interval, least-squares covariance under AR(1) residuals (REML, phi averaged)",
@@ -240,9 +237,9 @@ class EntropyLawFit:
 
     def plot(self, ax=None, **kwargs):
         """Draw the paired points, the fit, its bands and the ceiling on ``ax``; returns the axes."""
-        if PLOTTER is None:
-            raise EntropyLawError("plotting is not loaded: `import entropylaw` (it loads entropylaw.plots)")
-        return PLOTTER(self, ax=ax, **kwargs)
+        from entropylaw.figures.law_plot import draw_fit  # matplotlib: loaded on the first plot
+
+        return draw_fit(self, ax=ax, **kwargs)
 
     def fit_report(self) -> str:
         """A plain-text report, like ``lmfit``'s: estimates, intervals, fit quality, trust, warnings."""

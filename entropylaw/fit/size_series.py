@@ -136,13 +136,9 @@ class ScaleResult:
 
     def plot(self, ax=None, predict=None):
         """The final score vs size: runs, the law with its band, the predicted sizes."""
-        if PLOTTER is None:
-            raise EntropyLawError("plotting is not loaded: `import entropylaw` (it loads entropylaw.plots)")
-        return PLOTTER(self, ax=ax, predict=predict)
+        from entropylaw.figures.size_plot import plot_final_score  # matplotlib: loaded on the first plot
 
-
-# Draws a result: set by entropylaw.api (plots/ sits above fit/).
-PLOTTER = None
+        return plot_final_score(self, ax=ax, predict=predict)
 
 
 def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, **options) -> ScaleResult:

@@ -110,10 +110,6 @@ class MethodResult:
         return out
 
 
-# Draws a forecast: set by entropylaw.api (plots/ sits above fit/).
-PLOTTER = None
-
-
 @dataclass
 class Forecast:
     """Every method's forecast of one run from one window (see :func:`forecast`)."""
@@ -186,9 +182,9 @@ class Forecast:
 
     def plot(self, ax=None, methods=None):
         """Draw the window, the forecasts and their bands; returns the axes."""
-        if PLOTTER is None:
-            raise EntropyLawError("plotting is not loaded: `import entropylaw` (it loads entropylaw.plots)")
-        return PLOTTER(self, ax=ax, methods=methods)
+        from entropylaw.figures.forecast_plot import plot_forecast  # matplotlib: loaded on the first plot
+
+        return plot_forecast(self, ax=ax, methods=methods)
 
     def to_dict(self) -> dict:
         return {"run_id": self.run_id, "target_key": self.target_key, "target_kind": self.target_kind,

@@ -1,0 +1,107 @@
+"""Build every figure: from a tidy run table (and the probe's summaries) to finished figures,
+the entry the CLI, the report and ``analysis/`` share.
+
+Each builder (in the module of its figure) takes a table (and options), picks the runs it
+can use, calls the fitting code, and returns :class:`~entropylaw.figures.base.Built`
+figures; when the inputs cannot give that figure it raises
+:class:`~entropylaw.figures.base.Skipped` with the reason (``entropylaw figures`` prints it
+and goes on). :data:`BUILDERS` names them all, in paper order; :func:`build_all` runs them.
+
+>>> from entropylaw import table
+>>> t = table.from_records([(0, "entropy", 0.5)], run_id="r1")
+>>> try:
+...     build("interventions", t)
+... except Skipped as why:
+...     print(why)
+interventions: no run logs both entropy and a validation or training score
+>>> built, skipped = build_all(t, which=["ceilings", "table1"])
+>>> built, skipped[1]
+([], 'table1: no probe summary given (--probe SUMMARY.json)')
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable, Sequence
+
+import pandas as pd
+
+from entropylaw.errors import EntropyLawError
+from entropylaw.figures import ceilings, checkpoints, comparisons, consumption, covariance, interventions, law
+from entropylaw.figures import probe_tables
+from entropylaw.figures.base import Built, Skipped
+from entropylaw.figures.style import using
+
+
+def _registry() -> dict[str, Callable]:
+    return {
+        "ceilings": ceilings.ceilings_figure,
+        "law": law.law_figures,
+        "forecast": ceilings.forecast_figure,
+        "consumption": consumption.consumption_figure,
+        "early": law.early_figures,
+        "algorithms": comparisons.algorithms_figure,
+        "scaling": comparisons.scaling_figure,
+        "covariance": covariance.covariance_figure,
+        "interventions": interventions.interventions_figure,
+        "checkpoints": checkpoints.checkpoints_figure,
+    }
+
+
+# "checkpoints" (probe-checkpoints --table1 tables) last: the report shows it beside the probe's figures
+BUILDERS = ["ceilings", "forecast", "law", "early", "consumption", "algorithms", "scaling", "covariance",
+            "interventions", "checkpoints"]
+PROBE_BUILDERS = ["table1", "ladder"]
+
+
+def build(figure: str, t: pd.DataFrame, **options) -> list[Built]:
+    """Run one table builder by name; raises :class:`Skipped` when it cannot."""
+    registry = _registry()
+    if figure not in registry:
+        raise EntropyLawError(f"unknown figure {figure!r} (expected one of {', '.join(BUILDERS + PROBE_BUILDERS)})")
+    with using():  # the current style's fonts and sizes for every artist the builder makes
+        return registry[figure](t, **options)
+
+
+def build_probe(name: str, summary: dict, **options) -> list[Built]:
+    with using():
+        return {"table1": probe_tables.table1_figure, "ladder": probe_tables.ladder_figure}[name](summary, **options)
+
+
+def build_all(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), which: Sequence[str] | None = None,
+              **options) -> tuple[list[Built], list[str]]:
+    """Every figure that can be drawn (``which``: these only; ``[]``: none), and a
+    ``name: reason`` line per skipped one."""
+    built, skipped = [], []
+    names = list(BUILDERS + PROBE_BUILDERS) if which is None else list(which)
+    for name in names:
+        try:
+            if name in PROBE_BUILDERS:
+                if not probe_summaries:
+                    raise Skipped(f"{name}: no probe summary given (--probe SUMMARY.json)")
+                for summary in probe_summaries:
+                    built += build_probe(name, summary)
+            elif t is None or not len(t):
+                raise Skipped(f"{name}: no run table given")
+            else:
+                built += build(name, t, **options)
+        except Skipped as why:
+            text = str(why)
+            skipped.append(text if text.startswith(f"{name}:") else f"{name}: {text}")
+    return built, skipped
+
+
+def read_probe_summary(path: str | Path) -> dict:
+    """The probe's summary JSON (``table1``, ``ladder`` ...); one-line error when unreadable."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise EntropyLawError(f"{path}: no such file (expected the probe's summary JSON)") from None
+    except (OSError, ValueError) as err:
+        raise EntropyLawError(f"{path}: not a JSON file ({err})") from None
+    if not isinstance(data, dict) or not ({"table1", "ladder", "audit"} & set(data)):
+        raise EntropyLawError(f"{path}: expected a JSON object with 'table1' and/or 'ladder' (the probe summary), "
+                              "or 'audit' (entropylaw audit --out)")
+    return data

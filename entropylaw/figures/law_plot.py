@@ -1,0 +1,226 @@
+"""Figures of the fitted law: score vs entropy (paper Figs. 1, 3, 4) and early prediction (Fig. 5).
+
+:func:`plot_law` draws the paired points, the fitted curve (dashed where it extrapolates
+towards H = 0), its confidence band (the mean curve) and prediction band (a new score),
+the ceiling b - a with its interval, and a box with a, b, the ceiling, R², n and the fit's
+trust flag, in the corner with the fewest points. A ceiling interval that leaves [0, 1]
+for a score that is a fraction is flagged with a dagger (†).
+:func:`plot_early` draws score vs training step: the fit window shaded, observed scores,
+the prediction from the window's fit with its prediction band, RMSE on the plot.
+:meth:`entropylaw.fit.law.EntropyLawFit.plot` draws with :func:`draw_fit`: this module
+imports matplotlib, numpy and the figure style only, never :mod:`entropylaw.fit` (the
+builders that fit are in :mod:`entropylaw.figures.law`).
+
+>>> import numpy as np
+>>> from entropylaw.fit.law import EntropyLawFit
+>>> H = 0.05 + np.exp(-np.arange(40) / 8)
+>>> R = 0.8 - 0.2 * np.exp(H) + 0.01 * np.sin(np.arange(40))
+>>> ax = plot_law(H, R, EntropyLawFit().fit(H, R))
+>>> ax.get_xlabel()
+'policy entropy H (nats, token mean)'
+>>> ceiling_text(0.9, (0.8, 1.02), fraction=True)
+'0.900 [0.800, 1.020]†'
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.collections import PathCollection
+
+from entropylaw.figures.style import ENTROPY_LABEL, STEP_LABEL, color as palette, fmt, fs, new_axes, numbers_box
+
+OUT_OF_RANGE = "†"  # marks an interval that leaves [0, 1], the range of a fraction
+
+
+def score_label(fit=None) -> str:
+    meta = getattr(fit, "meta_", {}) if fit is not None else {}
+    key = meta.get("y_key")
+    if not key:
+        return "validation score (fraction correct)"
+    if meta.get("score_kind") == "training score":
+        return f"training score: {key} (mean reward)"
+    return f"score: {key} (fraction correct)"
+
+
+def score_axis_label(rows) -> str:
+    """The score axis of several runs' rows (``score_kind``): validation, training or either."""
+    kinds = {r.get("score_kind") for r in rows if r.get("score_kind")}
+    if kinds == {"validation"}:
+        return "validation score (fraction)"
+    if kinds == {"training score"}:
+        return "training score (reward)"
+    return "score (fraction)"
+
+
+def _ci_text(value, ci, digits: int = 3) -> str:
+    return f"{fmt(value, digits)} [{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
+
+
+def leaves_fraction(ci) -> bool:
+    """An interval that reaches below 0 or above 1."""
+    return bool(ci is not None and len(ci) == 2 and (ci[0] < 0 or ci[1] > 1))
+
+
+def ceiling_text(value, ci, fraction: bool = True, digits: int = 3) -> str:
+    """``value [lo, hi]``, with † when the score is a fraction and the interval leaves [0, 1]."""
+    return _ci_text(value, ci, digits) + (OUT_OF_RANGE if fraction and leaves_fraction(ci) else "")
+
+
+def is_fraction(R) -> bool:
+    R = np.asarray(R, float)
+    R = R[np.isfinite(R)]
+    return bool(len(R)) and R.min() >= 0.0 and R.max() <= 1.0
+
+
+FRACTION_LIMITS = (-0.05, 1.05)
+
+
+def score_ylim(data, curve=(), pad=0.05):
+    """y limits for a score axis: the observed scores and the fitted values, padded.
+
+    Bands are left out on purpose: an early window or a short noisy run has a band far
+    wider than its data, which would squash the points into a thin strip (the band is
+    still drawn, only cut at the axes). A score whose observed values all lie in [0, 1]
+    reads as a fraction: padded by ``pad`` and kept within [-0.05, 1.05]. Any other
+    score is padded by ``pad`` times its range.
+
+    >>> [round(v, 3) for v in score_ylim([0.6, 0.7], curve=[0.65, 1.4])]
+    [0.55, 1.05]
+    >>> [round(v, 3) for v in score_ylim([2.0, 4.0])]
+    [1.9, 4.1]
+    """
+    data = np.asarray(data, float).ravel()
+    data = data[np.isfinite(data)]
+    both = np.concatenate([data, np.asarray(curve, float).ravel()])
+    both = both[np.isfinite(both)]
+    if not len(both):
+        return FRACTION_LIMITS
+    lo, hi = float(both.min()), float(both.max())
+    fraction = len(data) > 0 and data.min() >= 0.0 and data.max() <= 1.0
+    if fraction:
+        return max(lo - pad, FRACTION_LIMITS[0]), min(hi + pad, FRACTION_LIMITS[1])
+    margin = pad * max(hi - lo, 1e-3 * max(abs(lo), abs(hi), 1.0))
+    return lo - margin, hi + margin
+
+
+def plot_law(H, R, fit, ax=None, label=None, color=None, numbers=True, bands="both", marker="o", ls="-",
+             curve=True):
+    """Score vs entropy with the fit, its bands and the ceiling; returns the axes.
+
+    ``bands``: "both" (confidence and prediction), "confidence" (for several runs on one
+    axes, where a wide prediction band would hide the others) or "none". ``curve=False``
+    draws the points only (a run the law does not describe: no curve, no ceiling).
+    """
+    if bands not in ("both", "confidence", "none"):
+        raise ValueError(f"bands must be 'both', 'confidence' or 'none' (got {bands!r})")
+    fig, ax = new_axes(ax)
+    c = color or palette(0)
+    H, R = np.asarray(H, float), np.asarray(R, float)
+    pct = int(round(100 * fit.conf))
+    ax.scatter(H, R, s=14, color=c if curve else "none", edgecolors=c, linewidths=0.8, marker=marker, alpha=0.85,
+               zorder=3, label=label or "paired points")
+    grid = np.linspace(0.0, H.max() * 1.04, 200)
+    inside = grid >= H.min()
+    mean = fit.predict(grid)
+    if curve:
+        plo, phi = fit.prediction_band(grid)
+        clo, chi = fit.confidence_band(grid)
+        if bands == "both":
+            ax.fill_between(grid, plo, phi, color=c, alpha=0.10, lw=0, label=f"{pct} % prediction band")
+        if bands != "none":
+            ax.fill_between(grid, clo, chi, color=c, alpha=0.30 if bands == "both" else 0.18, lw=0,
+                            label=f"{pct} % confidence band")
+        ax.plot(grid[inside], mean[inside], color=c, lw=1.6, ls=ls,
+                label="fit R = -a exp(H) + b" if fit.form == "exp" else f"fit ({fit.form})")
+        ax.plot(grid[~inside], mean[~inside], color=c, lw=1.2, ls="--", label="extrapolation to H = 0")
+        ax.axhline(fit.ceiling_, color=c, lw=0.8, ls=":", label=f"ceiling b - a = {fmt(fit.ceiling_)}")
+        lo, hi = fit.ceiling_ci_
+        ax.errorbar([0.0], [fit.ceiling_], yerr=[[fit.ceiling_ - lo], [hi - fit.ceiling_]], fmt="D", color=c,
+                    ms=4.5, capsize=3, zorder=4)
+    # several runs may share the axes: span every scattered point, not just this run's
+    # (set_xlim freezes autoscaling, so later runs would otherwise fall off the right edge)
+    points = [o.get_offsets() for o in ax.collections if isinstance(o, PathCollection) and len(o.get_offsets())]
+    hmax = max([H.max()] + [float(np.nanmax(o[:, 0])) for o in points])
+    ax.set_xlim(-0.02 * hmax, 1.04 * hmax)
+    # y: every run's points, fitted curves and ceilings on these axes (not the bands)
+    if curve:
+        ax._entropylaw_curves = getattr(ax, "_entropylaw_curves", []) + [mean, [fit.ceiling_]]
+    curves = getattr(ax, "_entropylaw_curves", [])
+    ax.set_ylim(*score_ylim(np.concatenate([o[:, 1] for o in points]),
+                            np.concatenate(curves) if curves else ()))
+    ax.set_xlabel(ENTROPY_LABEL)
+    ax.set_ylabel(score_label(fit))
+    if numbers:
+        ceiling = ceiling_text(fit.ceiling_, fit.ceiling_ci_, is_fraction(R))
+        box = {"a": _ci_text(fit.a_, fit.a_ci_), "b": _ci_text(fit.b_, fit.b_ci_), "ceiling": ceiling,
+               "R²": fit.r2_, "n": str(fit.n_)}
+        trust = getattr(fit, "trust_", None)
+        if trust:  # the verdict sits next to the number it qualifies
+            box["trust"] = trust
+        if ceiling.endswith(OUT_OF_RANGE):
+            box[OUT_OF_RANGE] = "interval leaves [0, 1]"
+        numbers_box(ax, box, loc="best")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=fs("small"), frameon=False)
+    return ax
+
+
+def plot_fit(fit, ax=None, label=None, color=None, steps=None):
+    """:func:`plot_law` of the points the fit was made on; returns the figure."""
+    ax = plot_law(fit.H_, fit.R_, fit, ax=ax, label=label or "paired scores", color=color)
+    run = getattr(fit, "run_id_", None)
+    if run and ax.get_title() == "":
+        ax.set_title(f"{run}: R = -a·exp(H) + b" if fit.form == "exp" else f"{run}: {fit.form} form",
+                     fontsize=fs("normal"))
+    return ax.figure
+
+
+def draw_fit(fit, ax=None, **kwargs):
+    """:meth:`EntropyLawFit.plot`: :func:`plot_fit` on ``ax``, returning the axes."""
+    fig = plot_fit(fit, ax=ax, **kwargs)
+    return ax if ax is not None else fig.axes[0]
+
+
+def plot_early(pairs, early, ax=None, label=None, color=None, numbers=True, legend=True, marker="o"):
+    """Early-stage prediction vs step; ``pairs`` may be None (uses ``early.predicted_``). Returns the figure.
+
+    ``numbers=False`` leaves out the box (RMSE, final scores, ceiling): small multiples
+    write them in each panel's title; ``legend=False`` leaves the legend to the caller.
+    """
+    fig, ax = new_axes(ax)
+    c = color or palette(0)
+    p = early.predicted_
+    fit_pts, later = p[p["in_fit"]], p[~p["in_fit"]]
+    first = float(p["step"].min())
+    ax.axvspan(first, early.window_end_, color="0.85", alpha=0.6, lw=0,
+               label=f"fit window (steps <= {early.fit_last_step_}, {early.fit_n_} points)")
+    ax.fill_between(p["step"], p["pred_lo"], p["pred_hi"], color=c, alpha=0.15, lw=0,
+                    label=f"{int(round(100 * early.conf))} % prediction band")
+    ax.plot(p["step"], p["R_pred"], color=c, lw=1.4, label="predicted from entropy")
+    ax.scatter(fit_pts["step"], fit_pts["R"], s=12, color=c, marker=marker, zorder=3, label="observed (fitted)")
+    scored = later[later["scored"]] if "scored" in later else later
+    ax.scatter(scored["step"], scored["R"], s=12, facecolors="white", edgecolors=c, marker=marker, zorder=3,
+               label="observed (predicted)")
+    horizon = getattr(early, "predict_steps", None)
+    if horizon is not None:  # points past the horizon are drawn but not scored
+        beyond = later[~later["scored"]]
+        if len(beyond):
+            ax.scatter(beyond["step"], beyond["R"], s=10, facecolors="white", edgecolors="0.6", zorder=2,
+                       label="observed (after the horizon, not scored)")
+        ax.axvline(early.window_end_ + horizon, color="0.4", lw=0.9, ls="--",
+                   label=f"horizon: {horizon} steps after the window")
+    ax.axhline(early.ceiling_, color=c, lw=0.9, ls=":", label=f"predicted ceiling {fmt(early.ceiling_)}")
+    ax.set_xlabel(STEP_LABEL)
+    ax.set_ylabel(score_label(early.fit_) if not hasattr(pairs, "attrs") else
+                  f"score: {pairs.attrs.get('y_key', 'validation')} (fraction correct)")
+    # keep the points readable when an early window gives a very wide band
+    ax.set_ylim(*score_ylim(p["R"], np.append(p["R_pred"].to_numpy(), early.ceiling_)))
+    if numbers:
+        numbers_box(ax, {"RMSE (predicted)": early.rmse_predicted_, "final observed": early.final_observed_,
+                         "final predicted": early.final_predicted_,
+                         "ceiling": ceiling_text(early.ceiling_, early.ceiling_ci_, is_fraction(p["R"]))},
+                    loc="best")
+    if legend:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=fs("small"), frameon=False)
+    if label and ax.get_title() == "":
+        ax.set_title(str(label), fontsize=fs("normal"))
+    return fig

@@ -1,0 +1,270 @@
+"""One look for every entropylaw figure, in two styles, and byte-identical saving.
+
+Two styles (:data:`STYLES`): ``screen`` (the report, figures/ PNGs) and ``paper``:
+figures one journal column (3.5 in) or two columns (7 in) wide, no font below 7 pt at
+that size, TrueType (Type 42) fonts in PDFs. Builders ask for a width in columns
+(:func:`fig_width`) and font sizes by role (:func:`fs`), never for inches or points, so
+one drawing serves both. :func:`using` switches the style for a block.
+
+Every run keeps one look in every figure of a report: :class:`RunStyles` gives each run
+id a colour, and past the 8 colours a line style and marker, from its place among all
+run ids of the table (:mod:`entropylaw.results.looks`).
+
+:func:`save` writes PNG and PDF with no timestamps in their metadata: the same data gives
+the same bytes (``make figures`` twice changes nothing).
+
+>>> import matplotlib
+>>> matplotlib.use("Agg")
+>>> fig, ax = new_axes()
+>>> _ = ax.plot([0, 1], [0, 1], color=color(0), label="run")
+>>> text = numbers_box(ax, {"a": 0.5123, "ceiling": 0.731})
+>>> text.get_text()
+'a = 0.512\\nceiling = 0.731'
+>>> import tempfile, pathlib
+>>> [p.name for p in save(fig, pathlib.Path(tempfile.mkdtemp()) / "qwen2.5-0.5b")]
+['qwen2.5-0.5b.png', 'qwen2.5-0.5b.pdf']
+>>> with using("paper"):
+...     fig_width(1), fs("small") >= 7
+(3.5, True)
+>>> s = RunStyles(["r%02d" % i for i in range(10)])
+>>> s.color("r00") == s.color("r08"), s.linestyle("r00") != s.linestyle("r08")
+(True, True)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import matplotlib
+
+if not os.environ.get("DISPLAY") and "MPLBACKEND" not in os.environ:
+    matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+from entropylaw.errors import EntropyLawError  # noqa: E402
+from entropylaw.fileio import atomic_write  # noqa: E402
+from entropylaw.figures.placement import BOX_POSITIONS, place_box, settle  # noqa: E402, F401
+from entropylaw.results.labels import shorten  # noqa: E402
+# each run's colour, line style and marker (the report's tables use them too)
+from entropylaw.results.looks import LINESTYLES, MARKERS, PALETTE, RunStyles, color  # noqa: E402, F401
+
+# trust flags (entropylaw.fit.run.TRUST_LEVELS) and the colour they are shown in
+TRUST_COLORS = {"good fit": "#1a7f37", "weak fit": "#b35c00", "law does not apply": "#b3261e"}
+
+
+@dataclass(frozen=True)
+class Style:
+    name: str
+    one_column: float  # inches
+    two_columns: float
+    font: float  # axis labels, titles (points)
+    small: float  # ticks, legends, boxes
+    title: float
+    dpi: int  # PNG resolution
+
+    def rc(self) -> dict:
+        return {
+            "figure.dpi": 100, "savefig.dpi": self.dpi, "font.size": self.font,
+            "axes.titlesize": self.title, "axes.labelsize": self.font, "figure.titlesize": self.title,
+            "legend.fontsize": self.small, "legend.title_fontsize": self.small,
+            "xtick.labelsize": self.small, "ytick.labelsize": self.small,
+            "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
+            "legend.frameon": False, "svg.hashsalt": "entropylaw", "pdf.compression": 6,
+            # TrueType fonts in PDF and PS: some venues reject Type 3
+            "pdf.fonttype": 42, "ps.fonttype": 42,
+            "lines.linewidth": 1.5 if self.name == "screen" else 1.1,
+            "lines.markersize": 5 if self.name == "screen" else 3.5,
+            "axes.linewidth": 0.8 if self.name == "screen" else 0.6,
+        }
+
+
+STYLES = {
+    "screen": Style("screen", one_column=5.2, two_columns=10.4, font=10, small=8.5, title=10.5, dpi=110),
+    "paper": Style("paper", one_column=3.5, two_columns=7.0, font=8, small=7, title=8.5, dpi=300),
+}
+_current = ["screen"]
+
+# kept for callers that styled with it: the screen style's settings
+RC = {"figure.figsize": (6.4, 4.4), **STYLES["screen"].rc()}
+
+ENTROPY_LABEL = "policy entropy H (nats, token mean)"
+STEP_LABEL = "training step"
+
+
+def current() -> Style:
+    return STYLES[_current[0]]
+
+
+def set_style(name: str) -> None:
+    """Make ``name`` (``screen`` or ``paper``) the style of the figures drawn from now on."""
+    if name not in STYLES:
+        raise EntropyLawError(f"--style {name!r}: expected one of {', '.join(STYLES)}")
+    _current[0] = name
+
+
+@contextlib.contextmanager
+def using(name: str | None = None):
+    """Draw in style ``name`` (default: the current one) within the block, rcParams included."""
+    before = _current[0]
+    set_style(name or before)
+    try:
+        with plt.rc_context(current().rc()):
+            yield current()
+    finally:
+        _current[0] = before
+
+
+def rc() -> dict:
+    return current().rc()
+
+
+def fs(role: str = "small") -> float:
+    """Font size in points for a role: ``normal``, ``small`` (ticks, legends, boxes), ``title``."""
+    s = current()
+    return {"normal": s.font, "small": s.small, "title": s.title}[role]
+
+
+def fig_width(columns: float = 1) -> float:
+    """Figure width in inches: ``1`` one column, ``2`` two columns (paper: 3.5 and 7 in)."""
+    s = current()
+    return s.one_column if columns <= 1 else s.two_columns
+
+
+def new_axes(ax=None, figsize=None, columns: float = 1, aspect: float = 0.75):
+    """Return ``(fig, ax)``: the given axes' figure, or a new styled figure ``columns`` wide."""
+    if ax is not None:
+        return ax.figure, ax
+    w = fig_width(columns)
+    with plt.rc_context(rc()):
+        fig, ax = plt.subplots(figsize=figsize or (w, w * aspect), layout="constrained")
+    _style_axes(ax)
+    return fig, ax
+
+
+def new_grid(nrows: int, ncols: int, figsize=None, columns: float = 2, panel_aspect: float = 0.75,
+             extra_height: float = 0.0, **kwargs):
+    """A styled grid of axes (``plt.subplots`` arguments), ``columns`` wide, each panel
+    ``panel_aspect`` as tall as wide, plus ``extra_height`` inches (titles, legends)."""
+    w = fig_width(columns)
+    size = figsize or (w, nrows * (w / ncols) * panel_aspect + extra_height)
+    with plt.rc_context(rc()):
+        fig, axes = plt.subplots(nrows, ncols, figsize=size, layout="constrained", squeeze=False, **kwargs)
+    for ax in axes.flat:
+        _style_axes(ax)
+    return fig, axes
+
+
+def text_width(text: str, fontsize: float) -> float:
+    """Width of ``text`` in points at ``fontsize`` (the default font; no drawing needed)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    width, _, _ = TextToPath().get_text_width_height_descent(text, FontProperties(size=fontsize), ismath=False)
+    return float(width)
+
+
+def fit_text(text: str, width_pt: float, fontsize: float) -> str:
+    """``text`` cut in the middle (…) until it is at most ``width_pt`` points wide."""
+
+    n = len(text)
+    while n > 4 and text_width(shorten(text, n), fontsize) > width_pt:
+        n -= 1
+    return shorten(text, n)
+
+
+def few_ticks(ax, nx: int = 4, ny: int = 5) -> None:
+    """At most ``nx`` / ``ny`` ticks: small panels stay legible (and lay out faster)."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(nx))
+    ax.yaxis.set_major_locator(MaxNLocator(ny))
+
+
+def _style_axes(ax) -> None:
+    ax.grid(True, alpha=0.3)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.tick_params(labelsize=fs("small"))
+
+
+def legend_below(ax, handles=None, labels=None, ncol: int = 1, **kwargs):
+    """A legend under the plot, where it covers no data: the figure's (constrained layout
+    makes room) when ``ax`` is the figure's only axes, else under ``ax`` below its x label."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    elif labels is None:
+        labels = [h.get_label() for h in handles]
+    kwargs.setdefault("fontsize", fs("small"))
+    kwargs.setdefault("frameon", False)
+    others = [a for a in ax.figure.axes if a is not ax and a.get_visible() and a.bbox.bounds != ax.bbox.bounds]
+    if not others:
+        return ax.figure.legend(handles, labels, loc="outside lower center", ncol=ncol, **kwargs)
+    return legend_under(ax, handles, labels, ncol=ncol, **kwargs)
+
+
+def legend_under(ax, handles, labels, ncol: int = 1, **kwargs):
+    """The axes' legend under its tick labels and x label (a fixed drop in points, so it
+    stays clear of them at any panel size; constrained layout makes room)."""
+    from matplotlib.transforms import ScaledTranslation
+
+    kwargs.setdefault("fontsize", fs("small"))
+    kwargs.setdefault("frameon", False)
+    drop = (1.5 * fs("small") + 1.5 * fs("normal") + 8) / 72
+    below = ax.transAxes + ScaledTranslation(0, -drop, ax.figure.dpi_scale_trans)
+    return ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=below,
+                     borderaxespad=0.0, ncol=ncol, **kwargs)
+
+
+def fmt(value: float, digits: int = 3) -> str:
+    """Numbers on figures: fixed digits, scientific for very small/large magnitudes."""
+    if value is None or value != value:  # NaN
+        return "n/a"
+    if value != 0 and (abs(value) < 10 ** -(digits - 1) or abs(value) >= 1e5):
+        return f"{value:.{max(digits - 1, 1)}e}"
+    return f"{value:.{digits}f}"
+
+
+
+
+def numbers_box(ax, numbers: Mapping[str, float | str], loc: str = "best", digits: int = 3):
+    """Write ``name = value`` lines in a box; returns the Text artist.
+
+    ``loc="best"``: the corner of the axes with the fewest data points under the box
+    (:func:`entropylaw.figures.placement.place_box`), or right of the axes when every corner
+    covers points. It is placed for the axes as they are now: call it after the data and
+    the limits are drawn.
+    """
+    lines = [f"{k} = {v if isinstance(v, str) else fmt(v, digits)}" for k, v in numbers.items()]
+    x, y, ha, va = BOX_POSITIONS["upper left" if loc == "best" else loc]
+    text = ax.text(x, y, "\n".join(lines), transform=ax.transAxes, ha=ha, va=va, fontsize=fs("small"),
+                   family="monospace", bbox=dict(boxstyle="round,pad=0.35", fc="white", ec="0.7", alpha=0.95),
+                   zorder=6)
+    if loc == "best":
+
+        place_box(ax, text)
+    return text
+
+
+def save(fig, path: str | os.PathLike, formats=("png", "pdf")) -> list[Path]:
+    """Save ``fig`` as ``path`` with each suffix in ``formats``; no timestamps, so reproducible."""
+
+    settle(fig)  # boxes placed, clipped points marked (once per figure)
+    path = Path(path)
+    # strip only a known image suffix: run ids like "qwen2.5-0.5b" contain dots
+    stem = path.with_suffix("") if path.suffix.lower() in {".png", ".pdf", ".svg"} else path
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    written = []
+    for ext in formats:
+        out = stem.parent / f"{stem.name}.{ext}"
+        metadata = {"Software": None} if ext == "png" else {"CreationDate": None, "ModDate": None, "Producer": None}
+        if ext == "svg":
+            metadata = {"Date": None}
+        with plt.rc_context(rc()), atomic_write(out) as tmp:  # a full disk leaves no partial figure
+            fig.savefig(tmp, format=ext, metadata=metadata)
+        written.append(out)
+    return written

@@ -1,1 +1,0 @@
-"""entropylaw.plots"""

@@ -1,0 +1,116 @@
+"""Families of runs, short run labels, and which runs are interventions, for tables and
+figures with many runs.
+
+A family is the runs of one model (the table's ``model`` metadata); models with a
+single run are pooled as "other runs". Within a family a run is labelled by what sets it
+apart: the parts of its id (split at ``_`` and ``-``) that not every member shares, cut
+in the middle to ``max_len`` characters. The full id stays available (hover, footnote).
+
+>>> ids = ["qwen2.5-7b__exp1a__rho0.10_seed43", "qwen2.5-7b__exp1a__rho1.00_seed42",
+...        "verl_ppo_deepseek-llm-7b-chat_gsm8k", "verl_grpo_deepseek-llm-7b-chat_gsm8k", "lone-run"]
+>>> models = ["Qwen2.5-7B", "Qwen2.5-7B", "deepseek", "deepseek", "other-model"]
+>>> fam = families(ids, models)
+>>> list(fam)
+['Qwen2.5-7B', 'deepseek', 'other runs']
+>>> labels = short_labels(fam)
+>>> labels["qwen2.5-7b__exp1a__rho0.10_seed43"], labels["verl_grpo_deepseek-llm-7b-chat_gsm8k"]
+('rho0.10 seed43', 'grpo')
+>>> shorten("a-very-long-run-identifier-that-goes-on", 16)
+'a-very-l…goes-on'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping, Sequence
+
+OTHER = "other runs"
+
+
+def natural_key(text: str) -> list:
+    """Sort key that reads the numbers in a name as numbers: a size series runs 0.5b, 1.5b,
+    3b, 7b, 14b, 72b (not 0.5b, 1.5b, 14b, 3b ...).
+
+    >>> sorted(["q-14b", "q-0.5b", "q-3b", "q-72b", "q-1.5b"], key=natural_key)
+    ['q-0.5b', 'q-1.5b', 'q-3b', 'q-14b', 'q-72b']
+    >>> sorted(["rho1.00", "rho0.10", "rho0.7"], key=natural_key)
+    ['rho0.10', 'rho0.7', 'rho1.00']
+    """
+    return [(0, float(p), "") if re.fullmatch(r"\d+(?:\.\d+)?", p) else (1, 0.0, p)
+            for p in re.split(r"(\d+(?:\.\d+)?)", str(text)) if p]
+
+
+def families(run_ids: Sequence[str], models: Sequence[str] | None = None) -> dict[str, list[str]]:
+    """``family name -> run ids`` (runs in natural order, :func:`natural_key`; families by
+    size, then name; single-run models pooled last as :data:`OTHER`)."""
+    models = list(models) if models is not None else [""] * len(run_ids)
+    order = sorted(range(len(run_ids)), key=lambda i: natural_key(run_ids[i]))
+    run_ids, models = [run_ids[i] for i in order], [models[i] for i in order]
+    groups: dict[str, list[str]] = {}
+    for run_id, model in zip(run_ids, models):
+        key = str(model) if model and model == model else ""
+        groups.setdefault(key, []).append(run_id)
+    if len(groups) == 1:
+        ((key, members),) = groups.items()
+        return {key or "all runs": members}
+    out, other = {}, []
+    for key, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), natural_key(kv[0]))):
+        if len(members) > 1 and key:
+            out[key] = members
+        else:
+            other += members
+    if other:
+        out[OTHER] = sorted(other, key=natural_key)
+    return out
+
+
+def _tokens(run_id: str) -> list[str]:
+    return [t for t in re.split(r"[_\-\s]+", str(run_id)) if t]
+
+
+def shorten(text: str, max_len: int) -> str:
+    """Cut ``text`` in the middle to ``max_len`` characters (an ellipsis marks the cut)."""
+    if len(text) <= max_len:
+        return text
+    head = (max_len - 1) // 2 + (max_len - 1) % 2
+    tail = max_len - 1 - head
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
+def short_labels(groups: Mapping[str, Sequence[str]], max_len: int = 28) -> dict[str, str]:
+    """``run_id -> short label``, unique within each family (the full id when the parts
+    that tell members apart are not unique)."""
+    out = {}
+    for members in groups.values():
+        tokens = {r: _tokens(r) for r in members}
+        common = set.intersection(*(set(t) for t in tokens.values())) if len(members) > 1 else set()
+        labels = {}
+        for r in members:
+            kept = [t for t in tokens[r] if t not in common] or tokens[r]
+            labels[r] = " ".join(kept)
+        if len(set(labels.values())) < len(labels):
+            labels = {r: r for r in members}
+        cut = {r: shorten(v, max_len) for r, v in labels.items()}
+        out.update(cut if len(set(cut.values())) == len(cut) else labels)
+    return out
+
+
+def run_labels(t, run_ids: Sequence[str] | None = None, max_len: int = 28):
+    """``(families, labels)`` for the runs of a tidy table (all of them, or ``run_ids``)."""
+    import entropylaw.table as tt
+
+    meta = tt.runs(t).set_index("run_id")
+    ids = list(run_ids) if run_ids is not None else list(meta.index)
+    models = [meta.at[r, "model"] if r in meta.index and "model" in meta else "" for r in ids]
+    groups = families(ids, models)
+    return groups, short_labels(groups, max_len)
+
+
+def is_intervention(algorithm: str) -> bool:
+    """``grpo+clip_cov``: an intervention on an algorithm (Figs. 9-13), not an algorithm (Fig. 6);
+    ``reinforce++`` is an algorithm.
+
+    >>> is_intervention("grpo+clip_cov"), is_intervention("reinforce++"), is_intervention("grpo")
+    (True, False, False)
+    """
+    return re.search(r"\+[A-Za-z0-9_]", str(algorithm or "")) is not None

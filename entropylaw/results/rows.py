@@ -1,0 +1,157 @@
+"""One row of numbers per run, shared by the report's tables and the summary figures.
+
+:func:`summary_rows` gives each run (fitted or not) its label, family, look and fitted
+numbers with the trust flag; :func:`forecast_rows` adds, per run, the forecast of its
+final score from its first steps (:func:`entropylaw.fit.forecast.core.forecast`). Each run
+is fitted and forecast once per content (:mod:`entropylaw.results.cache`), so the report's
+table and each figure that needs the fit do not fit again.
+
+>>> import numpy as np
+>>> from entropylaw import table
+>>> steps = np.arange(0, 200, 10)
+>>> H = 1.0 * np.exp(-steps / 60) + 0.1
+>>> recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
+>>> recs += [(int(s), "val/mean", float(0.8 - 0.2 * np.exp(h))) for s, h in zip(steps, H)]
+>>> rows, notes = summary_rows(table.from_records(recs, run_id="r1"))
+>>> round(rows[0]["a"], 3), round(rows[0]["ceiling"], 3), rows[0]["n"], rows[0]["trust"]
+(0.2, 0.6, 20, 'good fit')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+import entropylaw.table as tt
+from entropylaw.errors import EntropyLawError
+from entropylaw.results.cache import LAW_METHOD, fit_result, forecast_result, prime_fits, prime_forecasts
+from entropylaw.results.labels import run_labels
+from entropylaw.results.runs import run_styles, tag, usable_runs
+from entropylaw.results.values import as_float
+
+NOT_FITTED = "not fitted"
+
+
+def fitted_runs(t: pd.DataFrame, run_ids=None):
+    """``{run_id: (points, fit)}`` for the runs that can be fitted, and the warnings raised
+    (a run that cannot be fitted is one ``run: not fitted (why)`` line)."""
+    out, notes = {}, []
+    ids = list(run_ids or usable_runs(t))
+    prime_fits(t, ids)
+    parts = tt.split_runs(t, ids)  # a run's rows sliced once: no mask of the whole table per run
+    for run_id in ids:
+        fit, caught, err = fit_result(parts.get(run_id, t), run_id)
+        if err is not None:
+            notes.append(f"{run_id}: not fitted ({err})")
+            continue
+        # the fit both warns and keeps its warnings in warnings_: show each once
+        notes += tag(run_id, caught or list(getattr(fit, "warnings_", [])))
+        out[run_id] = (fit.pairs_, fit)
+    return out, notes
+
+
+def fit_dict(fit) -> dict:
+    """The fit's numbers as plain floats (its ``to_dict()`` when it has one)."""
+    d = dict(fit.to_dict()) if hasattr(fit, "to_dict") else {}
+    for key in ("a", "b", "ceiling", "r2", "rmse", "n"):
+        attr = f"{key}_"
+        if key not in d and hasattr(fit, attr):
+            d[key] = getattr(fit, attr)
+    return d
+
+
+def _is_fraction(values) -> bool:
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    return bool(len(v)) and v.min() >= 0 and v.max() <= 1
+
+
+def summary_rows(t: pd.DataFrame, run_ids=None) -> tuple[list[dict], list[str]]:
+    """One row per run with an entropy and a score (or each of ``run_ids``), grouped by
+    family, and the warnings the fits raised."""
+    ids = list(run_ids) if run_ids is not None else usable_runs(t)
+    groups, labels = run_labels(t, ids)
+    styles = run_styles(t)
+    meta = tt.runs(t).set_index("run_id")
+    fitted, notes = fitted_runs(t, ids)
+    rows, number = [], 0
+    for family, members in groups.items():
+        for run_id in members:
+            number += 1
+            row = {"run_id": run_id, "number": number, "label": labels[run_id], "family": family,
+                   "color": styles.color(run_id), "marker": styles.marker(run_id),
+                   "linestyle": styles.linestyle(run_id),
+                   "model": meta.at[run_id, "model"] if run_id in meta.index else "",
+                   "algorithm": meta.at[run_id, "algorithm"] if run_id in meta.index else ""}
+            if run_id not in fitted:
+                why = next((n.split("not fitted (", 1)[1].rstrip(")") for n in notes
+                            if n.startswith(f"{run_id}: not fitted")), "no fit")
+                row.update(trust=NOT_FITTED, trust_reasons=[why])
+                rows.append(row)
+                continue
+            pts, fit = fitted[run_id]
+            d = fit_dict(fit)
+            row.update({k: d.get(k) for k in ("n", "a", "a_stderr", "b", "b_stderr", "ceiling", "ceiling_stderr",
+                                               "ceiling_ci", "r2", "rmse")})
+            row.update(score_key=fit.meta_.get("y_key", ""), score_kind=fit.meta_.get("score_kind", ""),
+                       final_observed=float(pts["R"].iloc[-1]), final_step=float(pts["step"].iloc[-1]),
+                       trust=getattr(fit, "trust_", ""), trust_reasons=list(getattr(fit, "trust_reasons_", [])),
+                       best_form=getattr(fit, "best_form_aic_", ""), fraction=_is_fraction(pts["R"]))
+            rows.append(row)
+    return rows, notes
+
+
+def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_boot: int = 200,
+                  conf: float = 0.9) -> tuple[list[dict], list[str]]:
+    """Per summary row: the default method's forecast of the final score and its plateau
+    (with ``conf`` intervals) from the first ``fit_frac`` of the run, and the law's
+    ceiling from the same steps; rows that cannot be forecast say why."""
+    out, notes = [], []
+    ids = [row["run_id"] for row in rows]
+    prime_forecasts(t, ids, fit_frac, n_boot, conf)
+    parts = tt.split_runs(t, ids)
+    for row in rows:
+        f = {k: row.get(k) for k in ("run_id", "number", "label", "family", "color", "marker", "linestyle")}
+        f.update(method=None, conf=conf)
+        try:
+            run, fc, caught = forecast_result(parts.get(row["run_id"], t), row["run_id"], fit_frac, n_boot, conf)
+        except EntropyLawError as err:
+            f["reason"] = str(err)
+            out.append(f)
+            continue
+        notes += tag(row["run_id"], caught)
+        f.update(window_end=float(fc.window_end), n_window=int(fc.n_window), target_key=fc.target_key,
+                 target_kind=fc.target_kind, final_step=float(fc.at_steps[-1]),
+                 final_observed=float(run.target.values[-1]),
+                 fraction=_is_fraction(run.target.values))
+        table = fc.table().set_index("method")
+        f["method"] = fc.default  # the default, or last-value where the default cannot run (said in fc.note)
+        d = table.loc[fc.default]
+        if d["ok"]:
+            f.update(forecast=float(d["forecast"]), forecast_ci=(float(d["lo"]), float(d["hi"])),
+                     plateau=as_float(d["plateau"]), plateau_ci=_pair(d["plateau_ci"]))
+        else:
+            f["reason"] = str(d["reason"])
+        dec = fc.decision or {}
+        if dec and dec.get("method") is None:  # no curve that models change could run
+            f.update(stop_method=None, stop_reason=dec.get("reason"))
+        elif dec:
+            note = dec.get("stop_note", "")
+            f.update(stop_method=dec.get("method"), stop_step=dec.get("stop_step"), stop_step_ci=dec.get("stop_step_ci"),
+                     stop_now=note.startswith("already"),
+                     stop_searched_to=None if note.startswith("cannot say") else dec.get("searched_to"),
+                     stop_reason=note, stop_threshold=dec.get("threshold"),
+                     stop_source=dec.get("threshold_source"), lookahead=dec.get("lookahead_steps"))
+        law = table.loc[LAW_METHOD]
+        if law["ok"]:
+            f.update(law_ceiling=as_float(law["plateau"]), law_ceiling_ci=_pair(law["plateau_ci"]))
+        else:
+            f["law_reason"] = str(law["reason"])
+        out.append(f)
+    return out, notes
+
+
+def _pair(value):
+    if value is None or len(value) != 2:
+        return None
+    return float(value[0]), float(value[1])

@@ -1,0 +1,62 @@
+"""Which runs can be used, the score each is fitted to, each run's look, and the warnings
+a computation raises, each tagged with its run.
+
+>>> from entropylaw import table
+>>> t = table.from_records([(0, "entropy", 0.5), (0, "score", 0.1)], run_id="r1")
+>>> performance_metric(t, "r1"), usable_runs(t)
+('score', ['r1'])
+>>> tag("r1", ["only 4 points", "r1: a < 0", "only 4 points"])
+['r1: only 4 points', 'r1: a < 0']
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Callable
+
+import pandas as pd
+
+import entropylaw.table as tt
+from entropylaw.fit.pairing import fitted_score_key
+from entropylaw.results.looks import RunStyles
+
+
+def performance_metric(t: pd.DataFrame, run_id: str) -> str | None:
+    """The score the law is fitted to (the fit's own rule, :func:`entropylaw.fit.pairing.score_key`),
+    or None when the run has none."""
+    return fitted_score_key(t, run_id) or None
+
+
+def run_styles(t: pd.DataFrame) -> RunStyles:
+    """One look per run of the table (colour, then line style and marker past 8 runs)."""
+    return RunStyles(tt.run_ids(t))
+
+
+_USABLE: list = []  # [(table, runs)]: the last few tables asked about (held, so ids stay unique)
+
+
+def usable_runs(t: pd.DataFrame) -> list[str]:
+    """Runs with an entropy series and a score to pair it with."""
+    for table, runs in _USABLE:
+        if table is t and len(table) == len(t):
+            return list(runs)
+    with_entropy = set(t.loc[t["metric"] == "entropy", "run_id"])
+    parts = tt.split_runs(t, with_entropy)  # the score rule on each run's own rows, not the whole table's
+    out = [r for r in tt.run_ids(t) if r in with_entropy and performance_metric(parts.get(r, t), r)]
+    _USABLE.insert(0, (t, out))
+    del _USABLE[4:]
+    return list(out)
+
+
+def capture(fn: Callable, *args, **kwargs):
+    """Call ``fn`` and return ``(result, [warning messages])`` (all warning categories)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(*args, **kwargs)
+    return result, [str(w.message) for w in caught]
+
+
+def tag(run_id: str, messages) -> list[str]:
+    """Prefix each message with its run unless it already names it; drop repeats."""
+    out = [m if f"'{run_id}'" in m or m.startswith(f"{run_id}:") else f"{run_id}: {m}" for m in messages]
+    return list(dict.fromkeys(out))
