@@ -16,7 +16,7 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from entropylaw import table  # noqa: E402
 from entropylaw.figures.base import Built, Skipped, script  # noqa: E402
-from entropylaw.figures.style import fs, new_grid  # noqa: E402
+from entropylaw.draw.style import fs, new_grid  # noqa: E402
 from lab_dose import control_of, run_outcomes, summarise  # noqa: E402
 
 OUT = ROOT / "figures"

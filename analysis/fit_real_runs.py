@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT))
 import entropylaw as el  # noqa: E402
 from entropylaw import table  # noqa: E402
 from entropylaw.errors import EntropyLawError, EntropyLawWarning  # noqa: E402
-from entropylaw.figures.law_plot import plot_early, plot_law  # noqa: E402
-from entropylaw.figures.style import new_grid, save  # noqa: E402
+from entropylaw.draw.law import plot_early, plot_law  # noqa: E402
+from entropylaw.draw.style import new_grid, save  # noqa: E402
 
 
 def main(argv=None) -> int:

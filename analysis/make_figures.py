@@ -5,7 +5,7 @@ failure in one does not stop the others); each script draws its figures twice: t
 screen style into figures/ (PNG + PDF) and the paper style (3.5 / 7 in wide, fonts of
 7 pt and more, TrueType fonts in the PDF) into figures/paper/. Prints what each wrote or
 why it skipped a figure, and exits non-zero only when a script crashed. Output is
-deterministic: the same data gives the same bytes (``entropylaw.figures.style.save``
+deterministic: the same data gives the same bytes (``entropylaw.draw.style.save``
 strips timestamps).
 
     .venv/bin/python analysis/make_figures.py [fig_law fig_early ...]

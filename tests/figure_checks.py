@@ -1,6 +1,6 @@
 """What a reader of a figure would object to, measured on the drawn figure (window extents).
 
-Written apart from :mod:`entropylaw.figures.placement` (which places the boxes): this is
+Written apart from :mod:`entropylaw.draw.placement` (which places the boxes): this is
 the test's own reading of the result, not the placing code run a second time.
 
 - a legend or a text box (a text with a frame) covering a data point: scatter points,

@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from entropylaw.figures.base import Skipped  # noqa: E402
-from entropylaw.figures.style import using  # noqa: E402
+from entropylaw.draw.style import using  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from figure_checks import problems  # noqa: E402

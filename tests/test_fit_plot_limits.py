@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 
 from entropylaw.fit.early import EarlyPrediction  # noqa: E402
 from entropylaw.fit.law import EntropyLawFit  # noqa: E402
-from entropylaw.figures.law_plot import plot_early, plot_law  # noqa: E402
+from entropylaw.draw.law import plot_early, plot_law  # noqa: E402
 
 # five scattered points over a short entropy range: the ceiling's interval runs from
 # below 0 to above 2, so does the prediction band near H = 0

@@ -2,10 +2,10 @@
 
 - ``ingest/``, ``fit/`` and the shared bottom modules (``table``, ``fileio``,
   ``errors``, ``_optional``) never import ``lab/``, ``probe/``, ``audit/``, ``cli/``,
-  ``results/``, ``figures/``, ``report/`` or ``api``: not at module level, not inside a
+  ``results/``, ``figures/``, ``report/``, ``draw/`` or ``api``: not at module level, not inside a
   function (a static walk of every import statement). One exception: a result's ``plot``
-  method imports its drawer (one of :data:`DRAWERS`) inside itself, so that matplotlib is
-  loaded on the first plot only.
+  method imports its drawer (one of :data:`DRAWERS`, in ``draw/``, which imports nothing of
+  ``fit/``) inside itself, so that matplotlib is loaded on the first plot only.
 - The drawers import no ``fit/`` module, directly or through what they import: the
   ``plot`` methods' imports close no loop.
 - ``results/`` (the per-run numbers) never imports ``figures/``, ``report/`` or matplotlib.
@@ -32,10 +32,12 @@ PACKAGE = Path(entropylaw.__file__).parent
 LOWER = ("entropylaw.ingest", "entropylaw.fit", "entropylaw.table", "entropylaw.ingest.lab_rundir", "entropylaw.fileio",
          "entropylaw.errors", "entropylaw._optional", "entropylaw.table.convention", "entropylaw.table.pack",
          "entropylaw.table.parallel", "entropylaw.table.blocks")
+# draw/ sits below fit/ (it imports none of it) but loads matplotlib: the lower layers reach it
+# only through a result's plot method, so it is listed with the layers they may not import
 UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.audit", "entropylaw.cli", "entropylaw.results",
-         "entropylaw.figures", "entropylaw.report", "entropylaw.api")
+         "entropylaw.figures", "entropylaw.report", "entropylaw.api", "entropylaw.draw")
 # what EntropyLawFit.plot, Forecast.plot and ScaleResult.plot draw with (matplotlib, numpy, the style)
-DRAWERS = ("entropylaw.figures.law_plot", "entropylaw.figures.forecast_plot", "entropylaw.figures.size_plot")
+DRAWERS = ("entropylaw.draw.law", "entropylaw.draw.forecast", "entropylaw.draw.sizes")
 RESULTS = ("entropylaw.results",)
 ABOVE_RESULTS = ("entropylaw.figures", "entropylaw.report", "matplotlib")
 
@@ -175,32 +177,32 @@ def test_lower_layers_never_import_upper_ones():
 def test_the_results_plot_methods_import_their_drawers_inside_plot_only():
     sites = {m: [(target, function) for _, target, function in _import_sites(m) if _within(target, DRAWERS)]
              for m in ("entropylaw.fit.law", "entropylaw.fit.forecast.core", "entropylaw.fit.size_series")}
-    assert sites == {"entropylaw.fit.law": [("entropylaw.figures.law_plot", "plot")],
-                     "entropylaw.fit.forecast.core": [("entropylaw.figures.forecast_plot", "plot")],
-                     "entropylaw.fit.size_series": [("entropylaw.figures.size_plot", "plot")]}
+    assert sites == {"entropylaw.fit.law": [("entropylaw.draw.law", "plot")],
+                     "entropylaw.fit.forecast.core": [("entropylaw.draw.forecast", "plot")],
+                     "entropylaw.fit.size_series": [("entropylaw.draw.sizes", "plot")]}
 
 
 def test_the_layer_rule_catches_a_lower_module_reaching_up():
     """The rule is real: a drawer at module level, in another function or in a function nested
     in ``plot``, or anything else of an upper layer inside ``plot``, is reported."""
     source = """
-from entropylaw.figures.law_plot import draw_fit
+from entropylaw.draw.law import draw_fit
 def draw(self):
-    from entropylaw.figures.law_plot import draw_fit
+    from entropylaw.draw.law import draw_fit
 def plot(self):
     from entropylaw.figures.law import law_figures
     import entropylaw.report.page
 class Result:
     def plot(self, ax=None):
-        from entropylaw.figures import forecast_plot
-        from entropylaw.figures.size_plot import plot_final_score
+        from entropylaw.draw import forecast
+        from entropylaw.draw.sizes import plot_final_score
         def inner():
-            from entropylaw.figures.size_plot import plot_final_score
+            from entropylaw.draw.sizes import plot_final_score
         return inner
 """
     bad = _reaching_up("entropylaw.fit.made_up", source)
     assert [b.split(" imports ")[0] for b in bad] == [f"entropylaw.fit.made_up:{n}" for n in (2, 4, 6, 7, 13)], bad
-    assert "entropylaw.figures.law_plot (in draw())" in bad[1] and "(in inner())" in bad[4]
+    assert "entropylaw.draw.law (in draw())" in bad[1] and "(in inner())" in bad[4]
 
 
 def test_the_drawers_never_import_fit():

@@ -16,7 +16,7 @@ import pytest  # noqa: E402
 
 from entropylaw import table  # noqa: E402
 from entropylaw.figures.build import Skipped, build  # noqa: E402
-from entropylaw.figures.style import using  # noqa: E402
+from entropylaw.draw.style import using  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from figure_checks import problems  # noqa: E402

@@ -17,7 +17,8 @@ import pytest  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from entropylaw import table  # noqa: E402
-from entropylaw.figures import comparisons, consumption, covariance, interventions, probe_tables, size_plot, style  # noqa: E402,E501
+from entropylaw.figures import comparisons, consumption, covariance, interventions, probe_tables  # noqa: E402
+from entropylaw.draw import sizes as size_plot, style  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from entropylaw.fit.law import EntropyLawFit
-from entropylaw.figures.law_plot import plot_law
+from entropylaw.draw.law import plot_law
 
 
 def _fit():

@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from entropylaw import table  # noqa: E402
-from entropylaw.figures import style  # noqa: E402
+from entropylaw.draw import style  # noqa: E402
 from entropylaw.report.assemble import figure_png  # noqa: E402
 from entropylaw.report.cells import decimals, interval  # noqa: E402
 from entropylaw.report.page import ReportFigure, render_html  # noqa: E402

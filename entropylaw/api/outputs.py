@@ -80,7 +80,7 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
     import matplotlib.pyplot as plt
 
     from entropylaw.figures.build import build_all
-    from entropylaw.figures.style import save, using
+    from entropylaw.draw.style import save, using
 
     probes = _inputs(df, probes, out, fit_frac)
     res = Figures()
@@ -105,8 +105,8 @@ def plot_path(base: str, run_id: str, many: bool) -> str:
 def save_fit_figures(df: pd.DataFrame, fits: list, path: str, pooled: bool = False) -> list:
     """Each fit's figure (score vs entropy, coloured by step) to ``path`` (``path-<run>`` for several)."""
     from entropylaw.fit.pairing import pair
-    from entropylaw.figures.law_plot import plot_fit
-    from entropylaw.figures.style import save
+    from entropylaw.draw.law import plot_fit
+    from entropylaw.draw.style import save
 
     out = []
     for fit in fits:
@@ -120,8 +120,8 @@ def save_fit_figures(df: pd.DataFrame, fits: list, path: str, pooled: bool = Fal
 
 def save_early_figure(prediction, path: str, label: str, many: bool = False) -> list:
     """An early prediction's figure (paper Fig. 5) to ``path`` (``path-<label>`` when ``many``)."""
-    from entropylaw.figures.law_plot import plot_early
-    from entropylaw.figures.style import save
+    from entropylaw.draw.law import plot_early
+    from entropylaw.draw.style import save
 
     return save(plot_early(prediction.pairs_, prediction, label=label), plot_path(path, label, many))
 

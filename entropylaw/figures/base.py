@@ -17,8 +17,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 import entropylaw.table as tt
-from entropylaw.figures.placement import settle
-from entropylaw.figures.style import save, using
+from entropylaw.draw.placement import settle
+from entropylaw.draw.style import save, using
 
 
 class Skipped(Exception):
@@ -29,7 +29,7 @@ class Skipped(Exception):
 class Built:
     """A finished figure: file stem, the matplotlib Figure, a caption, warnings raised, and
     a title that says what it shows (the report's heading). Laid out and its boxes placed
-    (:func:`entropylaw.figures.placement.settle`) as it is made."""
+    (:func:`entropylaw.draw.placement.settle`) as it is made."""
 
     name: str
     fig: object

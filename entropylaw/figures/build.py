@@ -31,7 +31,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.figures import ceilings, checkpoints, comparisons, consumption, covariance, interventions, law
 from entropylaw.figures import probe_tables
 from entropylaw.figures.base import Built, Skipped
-from entropylaw.figures.style import using
+from entropylaw.draw.style import using
 
 
 def _registry() -> dict[str, Callable]:

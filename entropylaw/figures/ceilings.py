@@ -37,8 +37,8 @@ from matplotlib.lines import Line2D
 from entropylaw.fit.forecast.catalog import METHODS
 from entropylaw.figures.base import Built, Skipped, first_reasons
 from entropylaw.figures.common import forest_axes
-from entropylaw.figures.law_plot import OUT_OF_RANGE, leaves_fraction, score_axis_label
-from entropylaw.figures.style import TRUST_COLORS, fs, legend_below
+from entropylaw.draw.law import OUT_OF_RANGE, leaves_fraction, score_axis_label
+from entropylaw.draw.style import TRUST_COLORS, fs, legend_below
 from entropylaw.results.rows import forecast_rows, summary_rows
 from entropylaw.results.values import row_float
 

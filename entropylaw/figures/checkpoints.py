@@ -29,7 +29,7 @@ import pandas as pd
 import entropylaw.table as tt
 from entropylaw.figures.base import Built, Skipped, metric_label, slug
 from entropylaw.figures.probe_tables import PAPER_TABLE1, fraction_label
-from entropylaw.figures.style import few_ticks, fmt, fs, legend_under, new_grid, text_width
+from entropylaw.draw.style import few_ticks, fmt, fs, legend_under, new_grid, text_width
 from entropylaw.results.runs import performance_metric
 
 COV_TOP = re.compile(r"^cov_top_([0-9.eE+-]+)%$")

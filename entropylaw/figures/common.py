@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as tt
-from entropylaw.figures.style import current, fig_width, fmt, fs, new_axes
+from entropylaw.draw.style import current, fig_width, fmt, fs, new_axes
 
 
 def law(H, a: float, b: float):
@@ -71,7 +71,7 @@ def pm(value: float, err: float | None, digits: int = 3) -> str:
 
 
 def num(value: float, digits: int = 3) -> str:
-    """Like :func:`~entropylaw.figures.style.fmt`, but whole numbers from 100 up (token counts).
+    """Like :func:`~entropylaw.draw.style.fmt`, but whole numbers from 100 up (token counts).
 
     >>> num(512.25), num(0.4567)
     ('512', '0.457')

@@ -4,7 +4,7 @@ what a larger model will reach), and their builders.
 Runs are grouped by their metadata: same ``model`` and ``dataset`` with different
 ``algorithm`` for Fig. 6; same ``dataset`` and ``algorithm`` with different model sizes
 (``n_params_nonembedding``, else ``n_params``) for Fig. 7. The size figures are drawn by
-:mod:`entropylaw.figures.size_plot` (which :meth:`ScaleResult.plot` uses too).
+:mod:`entropylaw.draw.sizes` (which :meth:`ScaleResult.plot` uses too).
 
 :func:`plot_algorithms` takes the paired points of each run (``H``, ``R`` columns, as
 :func:`entropylaw.fit.pairing.pair` gives), which algorithm each run used, the shared
@@ -45,9 +45,9 @@ from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_series import scale_runs
 from entropylaw.figures.base import Built, Skipped, slug
 from entropylaw.figures.common import law
-from entropylaw.figures.size_plot import plot_final_score, plot_size_law
-from entropylaw.figures.style import ENTROPY_LABEL, color, fig_width, fit_text, fmt, fs, legend_below, new_axes
-from entropylaw.results.labels import is_intervention, run_labels
+from entropylaw.draw.sizes import plot_final_score, plot_size_law
+from entropylaw.draw.style import ENTROPY_LABEL, color, fig_width, fit_text, fmt, fs, legend_below, new_axes
+from entropylaw.draw.labels import is_intervention, run_labels
 from entropylaw.results.rows import fit_dict, fitted_runs
 from entropylaw.results.runs import capture, run_styles, usable_runs
 

@@ -38,7 +38,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.consumption import consumption
 from entropylaw.figures.base import Built, Skipped, first_reasons
 from entropylaw.figures.common import pct
-from entropylaw.figures.style import color, fig_width, fs, legend_below, new_axes
+from entropylaw.draw.style import color, fig_width, fs, legend_below, new_axes
 from entropylaw.results.rows import summary_rows
 from entropylaw.results.runs import capture, tag
 

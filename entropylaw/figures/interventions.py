@@ -25,9 +25,9 @@ import pandas as pd
 import entropylaw.table as tt
 from entropylaw.figures.base import Built, Skipped, metric_label
 from entropylaw.figures.common import as_curves, label_end, num
-from entropylaw.figures.style import ENTROPY_LABEL, STEP_LABEL, color, current, fs, new_axes, new_grid, text_width
+from entropylaw.draw.style import ENTROPY_LABEL, STEP_LABEL, color, current, fs, new_axes, new_grid, text_width
 from entropylaw.results.focus import project_focus
-from entropylaw.results.labels import run_labels
+from entropylaw.draw.labels import run_labels
 from entropylaw.results.runs import performance_metric, run_styles
 
 END_LABEL = "end-label"
@@ -132,7 +132,7 @@ def plot_interventions(table: pd.DataFrame, accuracy_metric: str, run_ids: Seque
     # a subfigure so that its legend has room of its own
     under_rows = len(rows) > 1 and current().name == "paper"
     if under_rows:
-        from entropylaw.figures.style import fig_width
+        from entropylaw.draw.style import fig_width
 
         # legend columns per row: two when two entries fit side by side
         sample = {k: max(text_width(f"{labels.get(r, r)}: final H 0.000, final score 0.000", fs("small"))
@@ -201,7 +201,7 @@ def _row_figures(rows, ncols, title, legend_cols):
     """A figure of one subfigure per family, each a row of ``ncols`` panels, sized for its legend."""
     import matplotlib.pyplot as plt
 
-    from entropylaw.figures.style import _style_axes, fig_width, rc
+    from entropylaw.draw.style import _style_axes, fig_width, rc
 
     w = fig_width(2)
     panel = w / ncols * 0.62

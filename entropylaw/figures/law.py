@@ -3,7 +3,7 @@ runs (paper Figs. 1, 4), one panel per run (Fig. 3), and the early prediction of
 scores (Fig. 5).
 
 They call :mod:`entropylaw.fit` for every number (through :mod:`entropylaw.results.rows`,
-which fits each run once); the drawing is in :mod:`entropylaw.figures.law_plot`. A run
+which fits each run once); the drawing is in :mod:`entropylaw.draw.law`. A run
 that cannot be fitted is left out with a warning, never silently; a run the law does not
 describe (trust flag "law does not apply") is drawn as hollow points with no curve and no
 ceiling.
@@ -34,8 +34,8 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.early import EarlyPrediction
 from entropylaw.fit.pairing import pair
 from entropylaw.figures.base import Built, Skipped, first_reasons
-from entropylaw.figures.law_plot import ceiling_text, plot_early, plot_law, score_axis_label, score_ylim
-from entropylaw.figures.style import (ENTROPY_LABEL, STEP_LABEL, TRUST_COLORS, current, few_ticks, fig_width,
+from entropylaw.draw.law import ceiling_text, plot_early, plot_law, score_axis_label, score_ylim
+from entropylaw.draw.style import (ENTROPY_LABEL, STEP_LABEL, TRUST_COLORS, current, few_ticks, fig_width,
                                       fit_text, fmt, fs, legend_under, new_grid, text_width)
 from entropylaw.results.focus import project_focus
 from entropylaw.results.rows import fitted_runs, summary_rows

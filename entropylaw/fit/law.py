@@ -237,7 +237,7 @@ class EntropyLawFit:
 
     def plot(self, ax=None, **kwargs):
         """Draw the paired points, the fit, its bands and the ceiling on ``ax``; returns the axes."""
-        from entropylaw.figures.law_plot import draw_fit  # matplotlib: loaded on the first plot
+        from entropylaw.draw.law import draw_fit  # matplotlib: loaded on the first plot
 
         return draw_fit(self, ax=ax, **kwargs)
 

@@ -136,7 +136,7 @@ class ScaleResult:
 
     def plot(self, ax=None, predict=None):
         """The final score vs size: runs, the law with its band, the predicted sizes."""
-        from entropylaw.figures.size_plot import plot_final_score  # matplotlib: loaded on the first plot
+        from entropylaw.draw.sizes import plot_final_score  # matplotlib: loaded on the first plot
 
         return plot_final_score(self, ax=ax, predict=predict)
 

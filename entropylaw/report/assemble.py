@@ -25,8 +25,8 @@ import pandas as pd
 from entropylaw.fileio import atomic_dir
 from entropylaw.figures.base import Built
 from entropylaw.figures.build import build_all
-from entropylaw.figures.placement import settle
-from entropylaw.figures.style import rc, using
+from entropylaw.draw.placement import settle
+from entropylaw.draw.style import rc, using
 from entropylaw.ingest.accounts import loss_lines
 from entropylaw.report.page import ReportFigure, render_html
 from entropylaw.report.project import with_overview

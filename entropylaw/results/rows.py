@@ -25,7 +25,7 @@ import pandas as pd
 import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
 from entropylaw.results.cache import LAW_METHOD, fit_result, forecast_result, prime_fits, prime_forecasts
-from entropylaw.results.labels import run_labels
+from entropylaw.draw.labels import run_labels
 from entropylaw.results.runs import run_styles, tag, usable_runs
 from entropylaw.results.values import as_float
 

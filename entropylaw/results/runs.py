@@ -18,7 +18,7 @@ import pandas as pd
 
 import entropylaw.table as tt
 from entropylaw.fit.pairing import fitted_score_key
-from entropylaw.results.looks import RunStyles
+from entropylaw.draw.looks import RunStyles
 
 
 def performance_metric(t: pd.DataFrame, run_id: str) -> str | None:

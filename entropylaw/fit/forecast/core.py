@@ -182,7 +182,7 @@ class Forecast:
 
     def plot(self, ax=None, methods=None):
         """Draw the window, the forecasts and their bands; returns the axes."""
-        from entropylaw.figures.forecast_plot import plot_forecast  # matplotlib: loaded on the first plot
+        from entropylaw.draw.forecast import plot_forecast  # matplotlib: loaded on the first plot
 
         return plot_forecast(self, ax=ax, methods=methods)
 

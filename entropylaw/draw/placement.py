@@ -9,7 +9,7 @@ the axes cut off with a hollow triangle at the edge (▲ above, ▼ below, ◀ �
 
 >>> import matplotlib
 >>> matplotlib.use("Agg")
->>> from entropylaw.figures.style import new_axes, numbers_box
+>>> from entropylaw.draw.style import new_axes, numbers_box
 >>> fig, ax = new_axes()
 >>> _ = ax.scatter([0.1, 0.2, 0.9], [0.1, 0.15, 2.0])
 >>> ax.set_ylim(0, 1)

@@ -8,7 +8,7 @@ one drawing serves both. :func:`using` switches the style for a block.
 
 Every run keeps one look in every figure of a report: :class:`RunStyles` gives each run
 id a colour, and past the 8 colours a line style and marker, from its place among all
-run ids of the table (:mod:`entropylaw.results.looks`).
+run ids of the table (:mod:`entropylaw.draw.looks`).
 
 :func:`save` writes PNG and PDF with no timestamps in their metadata: the same data gives
 the same bytes (``make figures`` twice changes nothing).
@@ -48,10 +48,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from entropylaw.errors import EntropyLawError  # noqa: E402
 from entropylaw.fileio import atomic_write  # noqa: E402
-from entropylaw.figures.placement import BOX_POSITIONS, place_box, settle  # noqa: E402, F401
-from entropylaw.results.labels import shorten  # noqa: E402
+from entropylaw.draw.placement import BOX_POSITIONS, place_box, settle  # noqa: E402, F401
+from entropylaw.draw.labels import shorten  # noqa: E402
 # each run's colour, line style and marker (the report's tables use them too)
-from entropylaw.results.looks import LINESTYLES, MARKERS, PALETTE, RunStyles, color  # noqa: E402, F401
+from entropylaw.draw.looks import LINESTYLES, MARKERS, PALETTE, RunStyles, color  # noqa: E402, F401
 
 # trust flags (entropylaw.fit.run.TRUST_LEVELS) and the colour they are shown in
 TRUST_COLORS = {"good fit": "#1a7f37", "weak fit": "#b35c00", "law does not apply": "#b3261e"}
@@ -235,7 +235,7 @@ def numbers_box(ax, numbers: Mapping[str, float | str], loc: str = "best", digit
     """Write ``name = value`` lines in a box; returns the Text artist.
 
     ``loc="best"``: the corner of the axes with the fewest data points under the box
-    (:func:`entropylaw.figures.placement.place_box`), or right of the axes when every corner
+    (:func:`entropylaw.draw.placement.place_box`), or right of the axes when every corner
     covers points. It is placed for the axes as they are now: call it after the data and
     the limits are drawn.
     """

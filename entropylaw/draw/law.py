@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.collections import PathCollection
 
-from entropylaw.figures.style import ENTROPY_LABEL, STEP_LABEL, color as palette, fmt, fs, new_axes, numbers_box
+from entropylaw.draw.style import ENTROPY_LABEL, STEP_LABEL, color as palette, fmt, fs, new_axes, numbers_box
 
 OUT_OF_RANGE = "†"  # marks an interval that leaves [0, 1], the range of a fraction
 

@@ -38,7 +38,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from entropylaw.figures.style import color, fit_text, fmt, fs, legend_under, new_axes, new_grid
+from entropylaw.draw.style import color, fit_text, fmt, fs, legend_under, new_axes, new_grid
 
 NAMES = {"a": "coefficient a (score per e^H)", "b": "coefficient b (score)",
          "ceiling": "ceiling b - a (score at H = 0)"}

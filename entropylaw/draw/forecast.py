@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from entropylaw.figures.style import STEP_LABEL, color as palette, new_axes
+from entropylaw.draw.style import STEP_LABEL, color as palette, new_axes
 
 
 def plot_forecast(fc, ax=None, methods=None):
