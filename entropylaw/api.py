@@ -221,7 +221,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 def audit(model, rollouts, log=None, step=None, *, logged=None, temperature=1.0, micro_batch_size=None,
           token_budget=None, horizon=None, tolerance=None, entropy_key=None, device="cpu",
-          chat_template=False, trainer_precision="bf16") -> dict:
+          chat_template=None, trainer_precision="bf16") -> dict:
     """Is the entropy a trainer logged at ``step`` the entropy of its policy? (``entropylaw audit``)
 
     Recomputes the per-token entropy of ``model`` (the checkpoint that produced step

@@ -103,10 +103,12 @@ def load_inputs(args):
     """Model, tokenizer and checked sequences (every user error raised before any output)."""
     from transformers import AutoTokenizer
 
+    from entropylaw.ingest.rollouts.encode import chat_template_for, encode
+    from entropylaw.ingest.rollouts.formats import read_rollouts
+    from entropylaw.ingest.rollouts.own import read_prompts_frame
+    from entropylaw.ingest.rollouts.write import check_rollouts_path, write_rollouts
     from entropylaw.probe import dist
     from entropylaw.probe import model as M
-    from entropylaw.probe.rollouts import check_rollouts_path, encode, read_prompts_frame, read_rollouts, \
-        write_rollouts
 
     if args.generate <= 0 and not args.rollouts:
         raise EntropyLawError("probe: give --rollouts FILE, or --generate G with --prompts FILE")
@@ -167,7 +169,7 @@ def load_inputs(args):
                        f"of {args.prompts} at temperature {args.temperature:g}"}
     else:
         fmt = rollouts.attrs.get("format", "entropylaw")
-        chat = args.chat_template if fmt in ("verl-dump", "trl-completions") else bool(args.chat_template)
+        chat = chat_template_for(fmt, args.chat_template)
         seqs = encode(rollouts, args.rollouts, V, tokenizer, M.context_length(model), chat)
         step, steps = rollouts.attrs.get("step"), rollouts.attrs.get("steps") or []
         why = ("one batch" if step is None else f"--step {step}" if args.step is not None else
