@@ -28,6 +28,8 @@ from entropylaw.errors import EntropyLawError
 
 @dataclass
 class Sequence:
+    """One response and its prompt as token ids (``row``: the 1-based row it was read from)."""
+
     prompt_id: str
     response_index: int
     prompt_ids: list
