@@ -24,8 +24,9 @@ import torch
 import entropylaw.audit.conventions as conv
 import entropylaw.audit.numerics as numerics
 from entropylaw.audit.forward import token_entropies
+from entropylaw.ingest.rollouts.encode import encode
+from entropylaw.ingest.rollouts.formats import read_rollouts
 from entropylaw.probe.model import final_hidden, lm_head_weight, load_model, vocab_size
-from entropylaw.probe.rollouts import encode, read_rollouts
 
 RUN = Path(__file__).resolve().parents[1] / "data" / "trl" / "audit" / "rollouts_step1.jsonl"
 

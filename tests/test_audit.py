@@ -15,8 +15,8 @@ import entropylaw.audit.numerics as numerics
 import entropylaw.audit.verdict as verdict
 from entropylaw.audit.forward import token_entropies
 from entropylaw.cli.main import main
+from entropylaw.ingest.rollouts.encode import Sequence
 from entropylaw.probe.model import tiny_model
-from entropylaw.probe.rollouts import Sequence
 
 V = 40
 
@@ -375,7 +375,7 @@ def test_out_writes_summary_json_that_the_report_shows(work, capsys, tmp_path):
 def test_trl_completions_with_sampled_ids_are_scored_as_sampled(tmp_path):
     import pandas as pd
 
-    from entropylaw.probe.rollouts import read_rollouts
+    from entropylaw.ingest.rollouts.formats import read_rollouts
 
     d = tmp_path / "completions"
     d.mkdir()
@@ -396,3 +396,46 @@ def test_el_audit_is_the_api_whatever_was_imported(work):
     r = el.audit(d / "model", d / "r.jsonl", logged=truth["token-mean"], tolerance=1e-7)
     assert r["matched"] == "token-mean"
     assert {k: r["conventions"][k] for k in truth} == pytest.approx(truth)
+
+
+
+def test_audit_encodes_prompts_by_the_probes_chat_template_rule(tmp_path, capsys):
+    """One rule (ingest.rollouts.encode.chat_template_for) for probe and audit. What changed for the
+    audit, which had its own (default False; a TRL log's False read as None): a veRL dump audited
+    without --chat-template now has its prompts' chat template rebuilt, as the probe does (they were
+    tokenised as dumped); --no-chat-template on a TRL log is now honoured (it was overridden)."""
+    import pandas as pd
+
+    from _tiny_lm import char_tokenizer
+    from entropylaw.ingest.rollouts.encode import chat_template_for
+
+    assert [chat_template_for(f, a) for f in ("verl-dump", "trl-completions", "entropylaw")
+            for a in (None, True, False)] == [None, True, False, None, True, False, False, True, False]
+    tok = char_tokenizer()
+    chat = lambda text: tok(tok.apply_chat_template([{"role": "user", "content": text}], tokenize=False,  # noqa: E731
+                                                    add_generation_prompt=True), add_special_tokens=False)["input_ids"]
+    plain = lambda text: tok(text, add_special_tokens=False)["input_ids"]  # noqa: E731
+    shown = tok.decode(chat("What is 2+3?"), skip_special_tokens=True)  # what veRL dumps
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    (dump / "4.jsonl").write_text("".join(json.dumps({"input": shown, "output": o, "score": float(i), "step": 4})
+                                          + "\n" for i, o in enumerate(["5", "16"])))
+    V_tok = len(tok)
+    assert core.read_sequences(str(dump), 4, V_tok, tok, None, None)[0].prompt_ids == chat("What is 2+3?")
+    assert core.read_sequences(str(dump), 4, V_tok, tok, None, False)[0].prompt_ids == plain(shown)
+    model = tmp_path / "model"
+    tiny_model(vocab=V_tok, seed=2).save_pretrained(model)
+    tok.save_pretrained(model)
+    got = {}
+    for flag in ([], ["--chat-template"], ["--no-chat-template"]):
+        code, out, err = _run(capsys, "--model", model, "--rollouts", dump, "--step", 4, "--logged", 1.0, "--json",
+                              *flag)
+        assert code == 0, err
+        got[tuple(flag)] = json.loads(out)["conventions"]["prompt-included"]
+    assert got[()] == got[("--chat-template",)] != got[("--no-chat-template",)]  # the default was the last
+    trl = tmp_path / "completions"
+    trl.mkdir()
+    pd.DataFrame({"step": [3, 3], "prompt": ["Q?", "Q?"], "completion": ["1", "2"], "accuracy": [1.0, 0.0]}
+                 ).to_parquet(trl / "completions_00003.parquet")
+    assert core.read_sequences(str(trl), 3, V_tok, tok, None, None)[0].prompt_ids == chat("Q?")
+    assert core.read_sequences(str(trl), 3, V_tok, tok, None, False)[0].prompt_ids == plain("Q?")  # was chat("Q?")

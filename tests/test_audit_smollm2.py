@@ -49,8 +49,9 @@ def _gguf() -> Path:
 
 @pytest.fixture(scope="module")
 def step1():
+    from entropylaw.ingest.rollouts.encode import encode
+    from entropylaw.ingest.rollouts.formats import read_rollouts
     from entropylaw.probe.model import load_model, vocab_size
-    from entropylaw.probe.rollouts import encode, read_rollouts
 
     torch.manual_seed(0)
     model, tok = load_model(str(_gguf()), "cpu", "float32", progress=False)
@@ -60,7 +61,7 @@ def step1():
 
 @pytest.fixture(scope="module")
 def smollm2(step1):
-    from entropylaw.probe.rollouts import Sequence
+    from entropylaw.ingest.rollouts.encode import Sequence
 
     model, tok, rollouts = step1
     seqs = []

@@ -292,6 +292,26 @@ print(json.dumps({"import": after_import, "fit": after_fit, "plot": "matplotlib"
     assert got == {"import": False, "fit": False, "plot": True, "xlabel": "policy entropy H (nats, token mean)"}
 
 
+
+def test_reading_and_encoding_rollouts_do_not_import_torch(tmp_path):
+    """The rollout family of ingest reads every format and encodes ids without torch or transformers."""
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    (dump / "3.jsonl").write_text("".join(json.dumps({"input": "Q", "output": o, "score": 1.0, "step": 3}) + "\n"
+                                          for o in ("a", "b")))
+    own = tmp_path / "r.jsonl"
+    own.write_text(json.dumps({"prompt_id": "p", "prompt_ids": [1, 2], "response_ids": [3], "reward": 1.0}) + "\n")
+    code = f"""
+import json, sys
+from entropylaw.ingest.rollouts.encode import encode
+from entropylaw.ingest.rollouts.formats import read_rollouts
+verl = read_rollouts({str(dump)!r})
+seqs = encode(read_rollouts({str(own)!r}), "r", vocab_size=8)
+print(json.dumps({{"fmt": verl.attrs["format"], "ids": seqs[0].response_ids,
+                  "heavy": sorted(m for m in {HEAVY!r} if m in sys.modules)}}))
+"""
+    assert _fresh(code) == {"fmt": "verl-dump", "ids": [3], "heavy": []}
+
 def test_core_commands_run_without_the_extras(tmp_path):
     """With every extra made unimportable, reading and summarising work, and a command that
     needs an extra says, in one line, which one to install."""

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
+from entropylaw.ingest.rollouts.encode import Sequence
 from entropylaw.probe.core import ProbeConfig, table1
 from entropylaw.probe.ladder import LadderConfig, compare
 from entropylaw.probe.model import tiny_model
-from entropylaw.probe.rollouts import Sequence
 
 
 def _seqs(vocab=150, n_prompts=5, G=4, seed=0):

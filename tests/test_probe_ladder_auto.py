@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from entropylaw.errors import EntropyLawWarning
+from entropylaw.ingest.rollouts.encode import Sequence
 from entropylaw.probe.core import ProbeConfig
 from entropylaw.probe.ladder import LadderConfig, first_order
 from entropylaw.probe.model import tiny_model
-from entropylaw.probe.rollouts import Sequence
 from entropylaw.probe.runner import run_probe
 
 V = 90

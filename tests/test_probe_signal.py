@@ -12,12 +12,12 @@ import torch
 
 from entropylaw.cli.main import main
 from entropylaw.errors import EntropyLawError
+from entropylaw.ingest.rollouts.encode import Sequence
 from entropylaw.probe.core import ProbeConfig
 from entropylaw.probe.forward import hidden_at_valid
 from entropylaw.probe.generate import sample
 from entropylaw.probe.ladder import LadderConfig
 from entropylaw.probe.model import tiny_model
-from entropylaw.probe.rollouts import Sequence
 from entropylaw.probe.runner import run_probe
 from entropylaw.probe.signal import NoSignal, informative, signal_report, with_advantages
 

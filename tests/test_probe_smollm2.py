@@ -48,8 +48,8 @@ def test_dequantised_weights_are_gguf_pys_dequantisation(smollm2):
 
 
 def test_model_tokenizer_and_chat_template(smollm2):
+    from entropylaw.ingest.rollouts.encode import prompt_ids
     from entropylaw.probe.model import vocab_size
-    from entropylaw.probe.rollouts import prompt_ids
 
     _, model, tok = smollm2
     assert type(model).__name__ == "LlamaForCausalLM" and vocab_size(model) == len(tok) == 49152
@@ -69,10 +69,10 @@ def test_default_ladder_is_first_order_on_smollm2(smollm2):
     is about the model's first-order regime, not about what is rewarded)."""
     import dataclasses
 
+    from entropylaw.ingest.rollouts.encode import prompt_ids
     from entropylaw.probe.core import ProbeConfig
     from entropylaw.probe.generate import sample
     from entropylaw.probe.ladder import LadderConfig
-    from entropylaw.probe.rollouts import prompt_ids
     from entropylaw.probe.runner import run_probe
 
     _, model, tok = smollm2

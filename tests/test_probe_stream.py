@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
+from entropylaw.ingest.rollouts.encode import Sequence
 from entropylaw.probe import dynamics, stream
 from entropylaw.probe.forward import collect_stats, hidden_at_valid
 from entropylaw.probe.interventions import clamped_entropy
 from entropylaw.probe.model import lm_head_weight, tiny_model
-from entropylaw.probe.rollouts import Sequence
 
 
 def _seqs(vocab, n=5, seed=0):

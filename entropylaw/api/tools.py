@@ -61,7 +61,7 @@ def _check_audit(micro_batch_size, token_budget, horizon, tolerance, trainer_pre
 
 def audit(model, rollouts, log=None, step=None, *, logged=None, temperature=1.0, micro_batch_size=None,
           token_budget=None, horizon=None, tolerance=None, entropy_key=None, device="cpu",
-          chat_template=False, trainer_precision="bf16", out=None) -> dict:
+          chat_template=None, trainer_precision="bf16", out=None) -> dict:
     """Is the entropy a trainer logged at ``step`` the entropy of its policy? (``entropylaw audit``)
 
     Recomputes the per-token entropy of ``model`` (the checkpoint that produced step

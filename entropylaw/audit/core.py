@@ -96,15 +96,17 @@ def check_logged(value: float, where: str) -> float:
 
 
 def read_sequences(rollouts: str, step: int | None, vocab_size: int, tokenizer, max_length, chat_template):
-    from entropylaw.probe.rollouts import encode, read_rollouts
+    """Step ``step``'s rollouts encoded; ``chat_template`` as asked (None: not said), turned into what
+    the encoding does by the probe's rule (:func:`entropylaw.ingest.rollouts.encode.chat_template_for`)."""
+    from entropylaw.ingest.rollouts.encode import chat_template_for, encode
+    from entropylaw.ingest.rollouts.formats import read_rollouts
 
     # a veRL / TRL dump directory holds one file per step: pick step K's; a file is one step's batch
     df = read_rollouts(rollouts, step=step) if Path(rollouts).is_dir() else read_rollouts(rollouts)
-    if df.attrs.get("format") == "trl-completions" and chat_template is False:
-        chat_template = None  # TRL's conversational prompts are messages: through the chat template, as TRL did
     if step is not None and df.attrs.get("step") not in (None, step):
         raise EntropyLawError(f"{rollouts}: holds step {df.attrs['step']}'s rollouts, not step {step}'s")
-    return encode(df, rollouts, vocab_size, tokenizer=tokenizer, max_length=max_length, chat_template=chat_template)
+    return encode(df, rollouts, vocab_size, tokenizer=tokenizer, max_length=max_length,
+                  chat_template=chat_template_for(df.attrs.get("format", "entropylaw"), chat_template))
 
 
 def recompute(model, seqs: list, temperature: float = 1.0, groups: list | None = None, horizon: int | None = None,
@@ -130,10 +132,11 @@ def recompute(model, seqs: list, temperature: float = 1.0, groups: list | None =
 def audit(model: str, rollouts: str, log: str | None = None, step: int | None = None, logged: float | None = None,
           temperature: float = 1.0, micro_batch_size: int | None = None, token_budget: int | None = None,
           horizon: int | None = None, tolerance: float | None = None, entropy_key: str | None = None,
-          device: str = "cpu", chat_template: bool | None = False, batch_size: int = 8,
+          device: str = "cpu", chat_template: bool | None = None, batch_size: int = 8,
           trainer_precision: str = "bf16") -> dict:
     """Audit the logged entropy of ``step`` (see the module docstring; ``tolerance`` relative;
-    ``trainer_precision``: what the trainer computed in, the tolerance's assumption)."""
+    ``trainer_precision``: what the trainer computed in, the tolerance's assumption; ``chat_template``:
+    True, False or None, not said, as ``entropylaw probe`` reads it)."""
     from entropylaw._optional import require
 
     require("torch", "probe", "entropylaw audit")
@@ -153,8 +156,8 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
     elif logged is not None:
         value, source = check_logged(float(logged), "--logged"), "--logged"
 
+    from entropylaw.ingest.rollouts.encode import microbatches
     from entropylaw.probe.model import check_tokenizer, context_length, load_model, vocab_size
-    from entropylaw.probe.rollouts import microbatches
 
     m, tok = load_model(model, device=device, dtype="float32", progress=False)
     check_tokenizer(m, tok)

@@ -48,10 +48,10 @@ def _error_scale(h, W, temperature):
 def token_entropies(model, seqs: list, temperature: float = 1.0, pad_id: int = 0, batch_size: int = 8,
                     parts=("response", "response_t1", "prompt", "shifted", "padding"),
                     error_scale: bool = False) -> Tokens:
-    """:class:`Tokens` of ``seqs`` (probe.rollouts.Sequence) under ``model`` (``error_scale``: also S + A).
+    """:class:`Tokens` of ``seqs`` (ingest.rollouts.encode.Sequence) under ``model`` (``error_scale``: also S + A).
 
+    >>> from entropylaw.ingest.rollouts.encode import Sequence
     >>> from entropylaw.probe.model import tiny_model
-    >>> from entropylaw.probe.rollouts import Sequence
     >>> m = tiny_model(vocab=16)
     >>> t = token_entropies(m, [Sequence("p", 0, [1, 2], [3, 4, 5], 0.0), Sequence("p", 1, [1], [6], 1.0)])
     >>> [len(x) for x in t.response], [len(x) for x in t.prompt], [len(x) for x in t.padding]

@@ -46,8 +46,9 @@ def add_parser(subparsers) -> None:
                    "computed its logits and entropy in: the tolerance models its rounding (default bf16)")
     p.add_argument("--tolerance", type=float, help="relative tolerance (default: the --trainer-precision model)")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N")
-    p.add_argument("--chat-template", action=argparse.BooleanOptionalAction, default=False,
-                   help="put text prompts through the tokenizer's chat template")
+    p.add_argument("--chat-template", action=argparse.BooleanOptionalAction, default=None,
+                   help="put text prompts through the tokenizer's chat template (default, as entropylaw probe: a "
+                   "veRL dump's or TRL log's prompts as the trainer templated them, the project's file as it is)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--out", metavar="DIR", help="also write DIR/summary.json ({\"audit\": ...}); 'entropylaw report "
                    "--probe DIR/summary.json' adds its section to the report")

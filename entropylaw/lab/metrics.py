@@ -1,6 +1,7 @@
 """Per-step statistics the lab logs (SPEC sections 2, 4, 5).
 
-- :func:`token_mean` / :func:`seq_mean_token_mean`: the two entropy aggregations.
+- :func:`seq_mean_token_mean`: the mean of the responses' token means (the other entropy
+  aggregation, the token mean, is the probe's :func:`entropylaw.probe.losses.token_mean`).
 - :func:`covariance_summary`: mean of the token covariance (shared
   :func:`entropylaw.probe.interventions.token_covariance`) over the top fractions of
   tokens, as in the paper's Table 1.
@@ -12,8 +13,8 @@
 
 >>> import torch
 >>> x = torch.tensor([[1.0, 3.0], [2.0, 0.0]]); valid = torch.tensor([[1, 1], [1, 0]]).bool()
->>> float(token_mean(x, valid)), float(seq_mean_token_mean(x, valid))
-(2.0, 2.0)
+>>> float(seq_mean_token_mean(x, valid))
+2.0
 >>> lp = torch.tensor([[-1.0], [-3.0], [-2.0], [-2.0]]); adv = torch.tensor([1.0, -1.0, 0.5, -0.5])
 >>> round(response_level_covariance(lp, torch.ones(4, 1).bool(), adv, [0, 0, 1, 1]), 6)
 0.5
@@ -27,11 +28,6 @@ import numpy as np
 import torch
 
 TOP_FRACTIONS = {"top0.2pct": 0.002, "top2pct": 0.02, "top20pct": 0.2, "top50pct": 0.5}
-
-
-def token_mean(x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-    v = valid.to(x.dtype)
-    return (x * v).sum() / v.sum().clamp(min=1)
 
 
 def seq_mean_token_mean(x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:

@@ -35,7 +35,7 @@ from entropylaw.lab.config import RunConfig
 from entropylaw.lab.export import run_meta
 from entropylaw.lab.loggers import MultiLogger, truncate_after
 from entropylaw.lab.metrics import (DIFFICULTY_BINS, covariance_by_difficulty, covariance_summary,
-                                    response_level_covariance, seq_mean_token_mean, token_mean)
+                                    response_level_covariance, seq_mean_token_mean)
 from entropylaw.lab.models import build_model, check_fits, size_spec
 from entropylaw.lab.task import SumTask, prompt_lines
 from entropylaw.lab.theory import THEORY_KEYS, batch_predictions
@@ -178,7 +178,7 @@ class LabRun:
         from entropylaw.lab.rollout import Rollout, generate, score
         from entropylaw.probe.advantages import advantages
         from entropylaw.probe.interventions import clamped_entropy, token_covariance
-        from entropylaw.probe.losses import policy_loss
+        from entropylaw.probe.losses import policy_loss, token_mean
 
         cfg, G = self.cfg, self.cfg.group_size
         terms = np.repeat(self.task.sample(cfg.prompts_per_step, self.np_rng), G, axis=0)
@@ -260,6 +260,7 @@ class LabRun:
         import torch
 
         from entropylaw.lab.rollout import generate, score
+        from entropylaw.probe.losses import token_mean
 
         cfg, name = self.cfg, self.task.name
         terms = self.task.val_set(cfg.val_size)

@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+from entropylaw.ingest.rollouts.encode import group_sizes, microbatches
 from entropylaw.probe import interventions as iv
 from entropylaw.probe.advantages import advantages
 from entropylaw.probe.losses import InterventionConfig, ppo_token_losses
-from entropylaw.probe.rollouts import group_sizes, microbatches
 
 TABLE1_FRACTIONS = (0.0002, 0.002, 0.02, 0.2, 0.5)
 PAPER_TABLE1 = {"0.0002": 5.654, "0.002": 3.112, "0.02": 1.385, "0.2": 0.351, "0.5": 0.152, "all": 0.003}

@@ -11,8 +11,9 @@ import math
 import torch
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.ingest.rollouts.encode import Sequence, checked_ids, prompt_ids
+from entropylaw.ingest.rollouts.own import read_prompts_frame
 from entropylaw.probe.model import input_device
-from entropylaw.probe.rollouts import Sequence, _ids, prompt_ids, read_prompts_frame
 
 
 def read_prompts(path, tokenizer, vocab_size: int, chat_template: bool | None = None) -> list:
@@ -23,10 +24,10 @@ def read_prompts(path, tokenizer, vocab_size: int, chat_template: bool | None = 
         line = i + 1
         prompt = row.get("prompt")
         if row.get("prompt_ids") is not None and not (isinstance(row.get("prompt_ids"), float)):
-            ids = _ids(row["prompt_ids"], path, line, "prompt_ids", vocab_size)
+            ids = checked_ids(row["prompt_ids"], path, line, "prompt_ids", vocab_size)
         elif isinstance(prompt, str) or (prompt is not None and not isinstance(prompt, float)):
-            ids = _ids(prompt_ids(prompt, tokenizer, chat_template, f"{path}:{line}"), path, line, "prompt",
-                       vocab_size)
+            ids = checked_ids(prompt_ids(prompt, tokenizer, chat_template, f"{path}:{line}"), path, line,
+                              "prompt", vocab_size)
         else:
             raise EntropyLawError(f"{path}:{line}: no prompt or prompt_ids")
         if not ids:

@@ -1,7 +1,7 @@
 """One probe run end to end: forward, analysis, ladder, what-ifs, outputs (rank 0 writes).
 
+>>> from entropylaw.ingest.rollouts.encode import Sequence
 >>> from entropylaw.probe.model import tiny_model
->>> from entropylaw.probe.rollouts import Sequence
 >>> m = tiny_model(vocab=32, hidden=16, seed=1)
 >>> seqs = [Sequence("p", i, [2, 3], [4 + i, 5, 6], float(i % 2)) for i in range(4)]
 >>> frame, summary = run_probe(m, seqs, ProbeConfig(), None)

@@ -23,7 +23,10 @@ from entropylaw.probe import model as M
 from entropylaw.probe.core import ProbeConfig
 from entropylaw.probe.ladder import LadderConfig
 from entropylaw.probe.losses import InterventionConfig
-from entropylaw.probe.rollouts import check_rollouts_path, encode, read_prompts_frame, read_rollouts, write_rollouts
+from entropylaw.ingest.rollouts.encode import chat_template_for, encode
+from entropylaw.ingest.rollouts.formats import read_rollouts
+from entropylaw.ingest.rollouts.own import read_prompts_frame
+from entropylaw.ingest.rollouts.write import check_rollouts_path, write_rollouts
 from entropylaw.probe.runner import run_probe, write_outputs
 from entropylaw.probe.signal import NoSignal, no_signal_message, signal_report, with_advantages
 from entropylaw.probe.text import report_text
@@ -165,7 +168,7 @@ def _sample(model, tokenizer, o: ProbeOptions, cfg: ProbeConfig, reward_fn):
 
 def _encoded(rollouts, frame, model, tokenizer, o: ProbeOptions):
     fmt = frame.attrs.get("format", "entropylaw")
-    chat = o.chat_template if fmt in ("verl-dump", "trl-completions") else bool(o.chat_template)
+    chat = chat_template_for(fmt, o.chat_template)
     seqs = encode(frame, rollouts, M.vocab_size(model), tokenizer, M.context_length(model), chat)
     step, steps = frame.attrs.get("step"), frame.attrs.get("steps") or []
     why = ("one batch" if step is None else f"--step {step}" if o.step is not None else

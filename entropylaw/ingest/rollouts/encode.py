@@ -1,11 +1,12 @@
-"""Rollout files: reading, checking and tokenising (JSONL or parquet).
+"""Rollout rows to token ids: :class:`Sequence`, the chat-template rule, micro-batches.
 
-Columns: ``prompt_id``; ``prompt`` (text) or ``prompt_ids`` (token ids); ``response`` or
-``response_ids``; ``reward`` (finite number); optional ``old_logprobs`` (one per response
-token). Responses of one ``prompt_id`` form a group; ``response_index`` is a response's
-order inside its group. Every problem is an :class:`EntropyLawError` naming file and row.
+The tokenizer is any object with the transformers tokenizer calls (``__call__``,
+``decode``, ``apply_chat_template``, ``chat_template``): nothing here imports transformers
+or torch. :func:`chat_template_for` is the one rule, shared by ``probe`` and ``audit``, of
+whether a text prompt goes through the tokenizer's chat template.
 
 >>> import json, tempfile, os
+>>> from entropylaw.ingest.rollouts.formats import read_rollouts
 >>> path = os.path.join(tempfile.mkdtemp(), "r.jsonl")
 >>> with open(path, "w") as f:
 ...     for i, r in enumerate([1, 0]):
@@ -17,10 +18,8 @@ order inside its group. Every problem is an :class:`EntropyLawError` naming file
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
@@ -29,6 +28,8 @@ from entropylaw.errors import EntropyLawError
 
 @dataclass
 class Sequence:
+    """One response and its prompt as token ids (``row``: the 1-based row it was read from)."""
+
     prompt_id: str
     response_index: int
     prompt_ids: list
@@ -40,85 +41,9 @@ class Sequence:
     extra: dict = field(default_factory=dict)
 
 
-def read_rollouts(path: str | Path, step: int | None = None) -> pd.DataFrame:
-    """Read rollouts into a frame (rows keep file order); the format is recognised.
-
-    A veRL rollout dump (a directory of ``<step>.jsonl`` or one of them), a TRL completions
-    log (parquet files or a W&B completions table) or the project's JSONL/parquet file
-    (:mod:`entropylaw.probe.rollout_formats`). ``df.attrs``: ``format``, ``step``, ``steps``,
-    ``source``, ``notes``.
-    """
-    from entropylaw.probe.rollout_formats import read_any
-
-    path = Path(path)
-    if not path.exists():
-        raise EntropyLawError(f"{path}: no such rollout file or directory")
-    found = read_any(path, step)
-    if found is not None:
-        return found
-    if path.is_dir():
-        raise EntropyLawError(f"{path}: a directory with no rollouts (expected veRL <step>.jsonl dumps, TRL "
-                              "completions_<step>.parquet, or the project's rollout file)")
-    if path.suffix == ".parquet":
-        try:
-            df = pd.read_parquet(path)
-        except Exception as err:  # pyarrow raises many types
-            raise EntropyLawError(f"{path}: cannot read as parquet ({type(err).__name__})") from None
-    else:
-        rows = []
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as err:
-                    raise EntropyLawError(f"{path}:{n}: not a JSON object ({err.msg})") from None
-                if not isinstance(rows[-1], dict):
-                    raise EntropyLawError(f"{path}:{n}: expected a JSON object per line")
-        df = pd.DataFrame(rows)
-    if len(df) == 0:
-        raise EntropyLawError(f"{path}: no rollouts")
-    if step is not None:
-        if "step" not in df.columns:
-            raise EntropyLawError(f"{path}: --step {step}, but the file has no step column (one batch)")
-        steps = sorted(int(v) for v in df["step"].dropna().unique())
-        df = df[df["step"] == step].reset_index(drop=True)
-        if len(df) == 0:
-            raise EntropyLawError(f"{path}: no rollouts for --step {step} (steps present: "
-                                  f"{', '.join(map(str, steps[:5]))}{' ...' if len(steps) > 5 else ''})")
-    df.attrs.update(format="entropylaw", step=step, source=str(path), notes=[],
-                    steps=sorted(int(v) for v in df["step"].dropna().unique()) if "step" in df.columns else [])
-    for need in (("prompt_id",), ("prompt", "prompt_ids"), ("response", "response_ids"), ("reward",)):
-        if not any(c in df.columns for c in need):
-            raise EntropyLawError(f"{path}: no column {' or '.join(need)} (columns: prompt_id, prompt or "
-                                  "prompt_ids, response or response_ids, reward, optional old_logprobs)")
-    return df
-
-
-def read_prompts_frame(path: str | Path) -> pd.DataFrame:
-    """Read a prompt file (JSONL or parquet) with prompt or prompt_ids."""
-    path = Path(path)
-    if not path.exists():
-        raise EntropyLawError(f"{path}: no such prompt file")
-    if path.suffix == ".parquet":
-        df = pd.read_parquet(path)
-    else:
-        rows = []
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                if line.strip():
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError as err:
-                        raise EntropyLawError(f"{path}:{n}: not a JSON object ({err.msg})") from None
-        df = pd.DataFrame(rows)
-    if len(df) == 0 or not any(c in df.columns for c in ("prompt", "prompt_ids")):
-        raise EntropyLawError(f"{path}: no prompts (expected JSONL rows with prompt or prompt_ids)")
-    return df
-
-
-def _ids(value, path, line, column, vocab_size):
+def checked_ids(value, path, line, column, vocab_size):
+    """``value`` as a list of token ids inside ``[0, vocab_size)`` (None when missing), or one
+    error naming the file, the row and the column."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     try:
@@ -130,6 +55,23 @@ def _ids(value, path, line, column, vocab_size):
         raise EntropyLawError(f"{path}:{line}: {column} has token id {bad[0]} outside the vocabulary "
                               f"[0, {vocab_size})")
     return ids
+
+
+def chat_template_for(fmt: str | None, asked: bool | None) -> bool | None:
+    """The ``chat_template`` to :func:`encode` rollouts of format ``fmt`` with, from what the user
+    asked (``--chat-template`` True, ``--no-chat-template`` False, not said None).
+
+    A trainer's own log (``verl-dump``, ``trl-completions``) keeps None, automatic: veRL's
+    prompt is matched against the template and rebuilt (:func:`verl_prompt_ids`), TRL's
+    prompts go through the template when the tokenizer has one, as TRL did. The project's
+    file (or any other) holds the prompt as the policy saw it: the template only when asked.
+
+    >>> [chat_template_for(f, None) for f in ("verl-dump", "trl-completions", "entropylaw")]
+    [None, None, False]
+    >>> chat_template_for("trl-completions", False), chat_template_for("entropylaw", True)
+    (False, True)
+    """
+    return asked if fmt in ("verl-dump", "trl-completions") else bool(asked)
 
 
 def uses_chat_template(tokenizer, chat_template: bool | None) -> bool:
@@ -224,26 +166,26 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
         ids = {}
         for part in ("prompt", "response"):
             if _present(row, f"{part}_ids"):
-                ids[part] = _ids(row[f"{part}_ids"], path, line, f"{part}_ids", vocab_size)
+                ids[part] = checked_ids(row[f"{part}_ids"], path, line, f"{part}_ids", vocab_size)
             elif _present(row, part):
                 if tokenizer is None:
                     raise EntropyLawError(f"{path}:{line}: {part} is text but the model has no tokenizer "
                                           f"(give {part}_ids or --tokenizer)")
                 text = row[part]
                 if part == "prompt" and not isinstance(text, str) and hasattr(text, "__len__"):
-                    ids[part] = _ids(prompt_ids(text, tokenizer, chat_template, f"{path}:{line}"), path, line,
+                    ids[part] = checked_ids(prompt_ids(text, tokenizer, chat_template, f"{path}:{line}"), path, line,
                                      part, vocab_size)
                     continue
                 if not isinstance(text, str):
                     raise EntropyLawError(f"{path}:{line}: {part} must be a string")
                 if verl and part == "prompt" and chat_template is not False:
                     tokens, how = verl_prompt_ids(text, tokenizer)
-                    ids[part] = _ids(tokens, path, line, part, vocab_size)
+                    ids[part] = checked_ids(tokens, path, line, part, vocab_size)
                     hows[how] = hows.get(how, 0) + 1
                     continue
                 tokens = prompt_ids(text, tokenizer, chat_template, f"{path}:{line}") if part == "prompt" else \
                     tokenizer(text, add_special_tokens=False)["input_ids"]
-                ids[part] = _ids(tokens, path, line, part, vocab_size)
+                ids[part] = checked_ids(tokens, path, line, part, vocab_size)
             else:
                 raise EntropyLawError(f"{path}:{line}: no {part} or {part}_ids")
         if len(ids["response"]) == 0:
@@ -300,47 +242,3 @@ def microbatches(seqs: list, token_budget: int) -> list:
         ids.append(current)
         used += n
     return ids
-
-
-def check_rollouts_path(path) -> Path:
-    """A writable rollout file name (checked before any slow work)."""
-    path = Path(path)
-    if path.is_dir():
-        raise EntropyLawError(f"--save-rollouts {path}: is a directory (expected a .jsonl or .parquet file name)")
-    if path.suffix not in (".jsonl", ".parquet"):
-        raise EntropyLawError(f"--save-rollouts {path}: expected a .jsonl or .parquet file name")
-    if path.parent.exists() and not path.parent.is_dir():
-        raise EntropyLawError(f"--save-rollouts {path}: {path.parent} is not a directory")
-    return path
-
-
-def write_rollouts(seqs: list, path, tokenizer=None) -> Path:
-    """Write sequences as a rollout file that :func:`read_rollouts` and :func:`encode` read back.
-
-    One JSON object per response, in order: ``prompt_id``, ``response_index``, ``prompt_ids``,
-    ``response_ids``, ``reward``, and ``answer`` / ``prompt`` / ``response`` text when known
-    (the ids are what the probe uses; the text is for people). Written atomically.
-    """
-    from entropylaw.fileio import atomic_write, dumps
-
-    path = check_rollouts_path(path)
-    rows = []
-    for s in seqs:
-        row = {"prompt_id": s.prompt_id, "response_index": s.response_index, "prompt_ids": list(s.prompt_ids),
-               "response_ids": list(s.response_ids), "reward": float(s.reward)}
-        if s.old_logprobs is not None:
-            row["old_logprobs"] = list(s.old_logprobs)
-        if s.advantage is not None:
-            row["advantage"] = float(s.advantage)
-        if s.extra.get("answer") is not None:
-            row["answer"] = str(s.extra["answer"])
-        if tokenizer is not None:
-            row["prompt"] = tokenizer.decode(s.prompt_ids, skip_special_tokens=False)
-            row["response"] = tokenizer.decode(s.response_ids, skip_special_tokens=False)
-        rows.append(row)
-    with atomic_write(path) as tmp:
-        if path.suffix == ".parquet":
-            pd.DataFrame(rows).to_parquet(tmp, index=False)
-        else:
-            tmp.write_text("".join(dumps(r) + "\n" for r in rows))
-    return path
