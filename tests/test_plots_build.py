@@ -171,3 +171,10 @@ def test_unknown_figure_name_is_a_user_error():
 
     with pytest.raises(EntropyLawError, match="unknown figure 'fig99'"):
         B.build("fig99", law_run("r", 0.1, 0.7))
+
+
+def test_the_api_names_every_figure_the_builders_draw():
+    """``el.FIGURES`` (the CLI's --which choices, known without importing matplotlib) is the builders' list."""
+    from entropylaw import api
+
+    assert list(api.FIGURES) == list(B.BUILDERS) + list(B.PROBE_BUILDERS)
