@@ -18,6 +18,13 @@ score-choice rule, one minimum number of points, one trust rule
 - :func:`forecast`: a true forecast from the first steps (no later information).
 - :func:`scale`: a, b and the ceiling vs model size; :func:`algorithms`: one law for
   several algorithms, or one each; :func:`summary`: what was read.
+
+Every command of the CLI is one call here (the CLI parses its flags and prints the result):
+:func:`ingest`, :func:`forecast_all` (``str()`` is what ``entropylaw forecast`` prints),
+:func:`snapshot` (``watch``), :func:`report`, :func:`figures`, :func:`overview` (``demo``),
+:func:`probe`, :func:`probe_checkpoints`, :func:`audit`, and the lab's :func:`lab_run`,
+:func:`lab_sweep`, :func:`lab_export`, :func:`lab_sizes`. A message names a parameter in
+backticks (`` `fit_frac` ``); the CLI puts its flag (``--fit-frac``) there.
 """
 
 from __future__ import annotations
