@@ -53,5 +53,5 @@ def test_error_vs_k_respects_the_horizon():
 
 def test_horizon_with_no_points_is_a_user_error():
     pairs = _run()
-    with pytest.raises(EntropyLawError, match="predict-steps"):
+    with pytest.raises(EntropyLawError, match="`predict_steps`"):
         EarlyPrediction(fit_steps=36, predict_steps=3, warn=False).fit(pairs)

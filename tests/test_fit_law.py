@@ -173,7 +173,7 @@ def test_bad_input_is_one_line_error(H, R, msg):
 
 
 def test_score_range():
-    with pytest.raises(EntropyLawError, match="outside --score-range"):
+    with pytest.raises(EntropyLawError, match="outside `score_range`"):
         EntropyLawFit(score_range=(0, 1)).fit(np.array([0.5, 0.4, 0.3]), np.array([0.1, 1.2, 0.3]))
 
 

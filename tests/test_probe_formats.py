@@ -202,7 +202,7 @@ def test_verl_dump_directory_file_and_step(verl):
                                        add_generation_prompt=True), add_special_tokens=False)["input_ids"]
     assert seqs[0].prompt_ids == list(want)
     assert any("chat template rebuilt" in n for n in df.attrs["notes"])
-    with pytest.raises(EntropyLawError, match="no rollouts for --step 15 \\(steps present: 10, 20"):
+    with pytest.raises(EntropyLawError, match="no rollouts for `step` 15 \\(steps present: 10, 20"):
         read_rollouts(d / "rollout_data", 15)
 
 
@@ -253,7 +253,7 @@ def test_project_jsonl_with_a_step_column(tmp_path):
             for s in (1, 2) for i in range(2)]
     (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert len(read_rollouts(tmp_path / "r.jsonl", 2)) == 2
-    with pytest.raises(EntropyLawError, match="no rollouts for --step 5"):
+    with pytest.raises(EntropyLawError, match="no rollouts for `step` 5"):
         read_rollouts(tmp_path / "r.jsonl", 5)
     (tmp_path / "n.jsonl").write_text(json.dumps(rows[0] | {"advantage": 1.0}) + "\n" + json.dumps(rows[1]) + "\n")
     with pytest.raises(EntropyLawError, match="advantage is given for some responses and not others"):

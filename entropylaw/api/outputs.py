@@ -87,7 +87,9 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
     with using(style):
         built, res.skipped = build_all(df, probes, which=which, fit_frac=fit_frac)
         if not built:
-            raise EntropyLawError("no figure could be drawn from these inputs (" + "; ".join(res.skipped) + ")")
+            err = EntropyLawError("no figure could be drawn from these inputs (" + "; ".join(res.skipped) + ")")
+            err.skipped = list(res.skipped)  # the command says each before the error, as for drawn figures
+            raise err
         for b in built:
             res.paths += save(b.fig, f"{out}/{b.name}", formats=tuple(formats))
             res.warnings += list(b.warnings)

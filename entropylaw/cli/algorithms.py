@@ -23,7 +23,7 @@ def run(args) -> int:
     test = api.algorithms(df, conf=args.conf, y=args.y_key, x=args.x_key, pairing=args.pairing,
                       score_range=args.score_range)
     if args.json:
-        print(dump_json(with_accounts(test.to_dict(), df)))
+        print(args.flags(dump_json(with_accounts(test.to_dict(), df))))
     else:
         print(f"algorithms: {', '.join(test.algorithms_)}; {len(api.run_ids(df))} runs, {test.n_} points, "
               f"AR(1) phi = {test.phi_:.2f}")

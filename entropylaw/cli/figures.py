@@ -60,8 +60,13 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     t, probes, _sources = read_figure_inputs(args)
-    res = api.figures(t, probes, out=args.out, which=args.which, formats=args.format, style=args.style,
-                      fit_frac=args.fit_frac)
+    try:
+        res = api.figures(t, probes, out=args.out, which=args.which, formats=args.format, style=args.style,
+                          fit_frac=args.fit_frac)
+    except EntropyLawError as err:
+        for line in getattr(err, "skipped", []):
+            print(f"entropylaw: skipped {line}", file=sys.stderr)
+        raise
     for line in res.skipped:
         print(f"entropylaw: skipped {line}", file=sys.stderr)
     print(res)

@@ -49,15 +49,15 @@ def run(args) -> int:
         api.save_fit_figures(df, fits, args.plot, pooled=args.pool)
     if args.json:
         out = rows if len(rows) > 1 else rows[0]
-        print(dump_json(with_accounts({"fits": rows}, df) if len(rows) > 1 else with_accounts(out, df)))
+        print(args.flags(dump_json(with_accounts({"fits": rows}, df) if len(rows) > 1 else with_accounts(out, df))))
         return 0
     print(f"R = -a*exp(H) + b ({args.form}); {rows[0]['interval_method']}; {args.conf * 100:g} % intervals")
     print(fmt_table(rows, COLUMNS))
-    print_notes(rows, [str(w.message) for w in caught if issubclass(w.category, EntropyLawWarning)])
+    print_notes(rows, [str(w.message) for w in caught if issubclass(w.category, EntropyLawWarning)], args.flags)
     return 0
 
 
-def print_notes(rows: list[dict], messages: list[str]) -> None:
+def print_notes(rows: list[dict], messages: list[str], flags=str) -> None:
     """Per run, what qualifies its numbers (trust reasons, warnings not already in them), then
     the runs fitted on the training score, in one line."""
     training = [d["run_id"] for d in rows if d.get("score_kind") == "training score"]
@@ -72,10 +72,10 @@ def print_notes(rows: list[dict], messages: list[str]) -> None:
         if d.get("dropped"):
             lines.append("dropped scores: " + ", ".join(f"{k}: {v}" for k, v in d["dropped"].items()))
         for line in lines:
-            print(f"{rid}: {line}")
+            print(flags(f"{rid}: {line}"))
     if training:
         print(f"fitted on the training score (no validation score logged): {', '.join(training)}")
     fit_said = {w for d in rows for w in d.get("warnings", [])}
     for m in dict.fromkeys(messages):
         if not any(w in m for w in fit_said) and "no validation score" not in m and "does not apply" not in m:
-            print(f"entropylaw: warning: {m}", file=sys.stderr)
+            print(f"entropylaw: warning: {flags(m)}", file=sys.stderr)

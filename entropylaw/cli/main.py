@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except EntropyLawError as err:
-        print(f"entropylaw: error: {in_flags(err, command)}", file=sys.stderr)
+        print(f"entropylaw: error: {in_flags(err, command, plain=True)}", file=sys.stderr)
         return USER_ERROR
     except KeyboardInterrupt:
         print("entropylaw: interrupted", file=sys.stderr)
@@ -128,10 +128,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def command_parser(parser, args):
-    """The sub-command's own parser (its options are the flags a message may name)."""
+    """The sub-command's own parser, down to a nested one (``lab run``): its options are the
+    flags a message may name."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return action.choices.get(args.command, parser)
+            chosen = getattr(args, action.dest, None)
+            if chosen in action.choices:
+                return command_parser(action.choices[chosen], args)
     return parser
 
 

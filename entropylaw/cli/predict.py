@@ -52,7 +52,8 @@ def run(args) -> int:
         if args.plot:
             api.save_early_figure(ep, args.plot, rid, many=len(ids) > 1)
     if args.json:
-        print(dump_json(with_accounts({"predictions": rows}, df) if len(rows) > 1 else with_accounts(rows[0], df)))
+        print(args.flags(dump_json(with_accounts({"predictions": rows}, df) if len(rows) > 1
+                               else with_accounts(rows[0], df))))
         return 0
     window = f"first {args.fit_steps} steps" if args.fit_steps else f"first {args.fit_frac:g} of each run"
     horizon = f"the next {args.predict_steps} steps" if args.predict_steps else "the rest"

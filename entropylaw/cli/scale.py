@@ -54,7 +54,7 @@ def run(args) -> int:
     opts = fit_options(args)
     res = api.scale(df, conf=opts.pop("conf"), **{k: v for k, v in opts.items() if k not in ("n_boot", "seed")})
     if args.json:
-        print(dump_json(with_accounts(res.to_dict(predict=sizes), df)))
+        print(args.flags(dump_json(with_accounts(res.to_dict(predict=sizes), df))))
         return 0
-    print(res.report(predict=sizes))
+    print(args.flags(res.report(predict=sizes)))
     return 0

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 
 # API parameter -> the CLI's option dest, where the two names differ
-ALIASES = {"at_steps": "at_step", "y": "y_key", "x": "x_key", "val_keys": "val_key", "runs": "run", "settings": "set"}
+ALIASES = {"at_steps": "at_step", "y": "y_key", "x": "x_key", "val_keys": "val_key", "runs": "run", "settings": "set",
+           "only": "run"}
 _NAME = re.compile(r"`([a-z][a-z0-9_]*)`")
 
 
@@ -26,12 +27,13 @@ def flags_of(parser) -> dict:
     return out
 
 
-def in_flags(text: str, parser) -> str:
-    """``text`` with each backticked API parameter that ``parser`` has an option for as that option."""
+def in_flags(text: str, parser, plain: bool = False) -> str:
+    """``text`` with each backticked API parameter that ``parser`` has an option for as that
+    option; ``plain``: the others without their backticks (an error line names no code)."""
     known = flags_of(parser)
 
     def swap(m):
         name = m.group(1)
         flag = known.get(ALIASES.get(name, name)) or known.get(name)
-        return flag or m.group(0)
+        return flag or (name if plain else m.group(0))
     return _NAME.sub(swap, str(text))

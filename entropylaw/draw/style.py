@@ -103,7 +103,7 @@ def current() -> Style:
 def set_style(name: str) -> None:
     """Make ``name`` (``screen`` or ``paper``) the style of the figures drawn from now on."""
     if name not in STYLES:
-        raise EntropyLawError(f"--style {name!r}: expected one of {', '.join(STYLES)}")
+        raise EntropyLawError(f"`style` {name!r}: expected one of {', '.join(STYLES)}")
     _current[0] = name
 
 

@@ -1,8 +1,8 @@
 """A plain-text table of result rows, as every command prints them.
 
->>> print(fmt_table([{"run": "r1", "ceiling": 0.81234, "ci": (0.8, 0.83)}], [("run", "run"), ("ceiling", "ceiling"), ("ceiling_ci", "ci")]))
-run  ceiling  ceiling_ci
-r1   0.8123   [0.8000, 0.8300]
+>>> rows = [{"run": "r1", "ceiling": 0.81234, "ci": (0.8, 0.83)}]
+>>> fmt_table(rows, [("run", "run"), ("ceiling", "ceiling"), ("ceiling_ci", "ci")]).splitlines()
+['run  ceiling  ceiling_ci      ', 'r1   0.8123   [0.8000, 0.8300]']
 """
 
 from __future__ import annotations

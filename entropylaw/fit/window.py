@@ -27,10 +27,10 @@ from entropylaw.errors import EntropyLawError
 
 def check_window(fit_frac: float | None = None, fit_steps: float | None = None, required: bool = False) -> None:
     """The window's own bounds, before any run is read (the CLI checks its flags with this too)."""
+    if required and (fit_frac is None) == (fit_steps is None):
+        raise EntropyLawError("give exactly one of `fit_steps` K or `fit_frac` F")
     if fit_frac is not None and fit_steps is not None:
         raise EntropyLawError("give at most one of `fit_frac` F and `fit_steps` K")
-    if required and fit_frac is None and fit_steps is None:
-        raise EntropyLawError("give one of `fit_steps` K or `fit_frac` F")
     if fit_frac is not None and not 0 < fit_frac < 1:
         raise EntropyLawError(f"`fit_frac` must lie strictly between 0 and 1 (got {fit_frac:g})")
     if fit_steps is not None and not fit_steps > 0:

@@ -68,7 +68,7 @@ def group_ids(prompts: list) -> list:
 def check_file_step(path: Path, file_step: int | None, step: int | None) -> None:
     """A file that holds one step, asked for another: one error."""
     if step is not None and file_step is not None and step != file_step:
-        raise EntropyLawError(f"{path}: holds step {file_step}, not --step {step}")
+        raise EntropyLawError(f"{path}: holds step {file_step}, not `step` {step}")
 
 
 def steps_list(steps) -> str:

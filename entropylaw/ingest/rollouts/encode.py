@@ -78,7 +78,7 @@ def uses_chat_template(tokenizer, chat_template: bool | None) -> bool:
     """``chat_template`` None (auto): when the tokenizer has one; True without one is a user error."""
     has = tokenizer is not None and bool(getattr(tokenizer, "chat_template", None))
     if chat_template and not has:
-        raise EntropyLawError("--chat-template: the tokenizer has no chat template (use --no-chat-template)")
+        raise EntropyLawError("`chat_template`: the tokenizer has no chat template (leave `chat_template` off)")
     return has if chat_template is None else bool(chat_template)
 
 
@@ -102,7 +102,7 @@ def prompt_ids(prompt, tokenizer, chat_template: bool | None, where: str) -> lis
                    for m in messages):
             raise EntropyLawError(f"{where}: prompt must be text or a list of {{\"role\", \"content\"}} messages")
         if not uses_chat_template(tokenizer, True if chat_template is None else chat_template):
-            raise EntropyLawError(f"{where}: chat messages need a chat template (not --no-chat-template)")
+            raise EntropyLawError(f"{where}: chat messages need a chat template (`chat_template` is off)")
     text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 

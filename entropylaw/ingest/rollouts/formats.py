@@ -88,7 +88,7 @@ def _pick(steps: dict, step: int | None, where) -> tuple:
     if step is None:
         step = max(steps)
     elif step not in steps:
-        raise EntropyLawError(f"{where}: no rollouts for --step {step} (steps present: {steps_list(steps)}; "
+        raise EntropyLawError(f"{where}: no rollouts for `step` {step} (steps present: {steps_list(steps)}; "
                               f"{len(steps)} in all)")
     return step, steps[step]
 

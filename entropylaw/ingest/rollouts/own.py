@@ -47,11 +47,11 @@ def read_own(path: Path, step: int | None, steps: list | None = None) -> pd.Data
         raise EntropyLawError(f"{path}: no rollouts")
     if step is not None:
         if "step" not in df.columns:
-            raise EntropyLawError(f"{path}: --step {step}, but the file has no step column (one batch)")
+            raise EntropyLawError(f"{path}: `step` {step}, but the file has no step column (one batch)")
         present = sorted(int(v) for v in df["step"].dropna().unique())
         df = df[df["step"] == step].reset_index(drop=True)
         if len(df) == 0:
-            raise EntropyLawError(f"{path}: no rollouts for --step {step} (steps present: {steps_list(present)})")
+            raise EntropyLawError(f"{path}: no rollouts for `step` {step} (steps present: {steps_list(present)})")
     df.attrs.update(format="entropylaw", step=step, source=str(path), notes=[],
                     steps=sorted(int(v) for v in df["step"].dropna().unique()) if "step" in df.columns else [])
     for need in (("prompt_id",), ("prompt", "prompt_ids"), ("response", "response_ids"), ("reward",)):

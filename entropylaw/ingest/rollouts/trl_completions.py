@@ -85,7 +85,10 @@ def read_trl_parquet(path: Path, step, steps) -> pd.DataFrame:
         df = pd.read_parquet(path)
     except Exception as err:  # noqa: BLE001 -- pyarrow raises many types for a damaged file
         raise EntropyLawError(f"{path}: cannot read as parquet ({type(err).__name__})") from None
-    return _trl_frame(df, path, step, steps)
+    try:
+        return _trl_frame(df, path, step, steps)
+    except UnicodeDecodeError:  # arrow decodes text lazily: a damaged page shows up here
+        raise EntropyLawError(f"{path}: a text column is not valid UTF-8 (a damaged file?)") from None
 
 
 def read_wandb_table(path: Path, step, steps) -> pd.DataFrame:

@@ -13,11 +13,11 @@ def check_rollouts_path(path) -> Path:
     """A writable rollout file name (checked before any slow work)."""
     path = Path(path)
     if path.is_dir():
-        raise EntropyLawError(f"--save-rollouts {path}: is a directory (expected a .jsonl or .parquet file name)")
+        raise EntropyLawError(f"`save_rollouts` {path}: is a directory (expected a .jsonl or .parquet file name)")
     if path.suffix not in (".jsonl", ".parquet"):
-        raise EntropyLawError(f"--save-rollouts {path}: expected a .jsonl or .parquet file name")
+        raise EntropyLawError(f"`save_rollouts` {path}: expected a .jsonl or .parquet file name")
     if path.parent.exists() and not path.parent.is_dir():
-        raise EntropyLawError(f"--save-rollouts {path}: {path.parent} is not a directory")
+        raise EntropyLawError(f"`save_rollouts` {path}: {path.parent} is not a directory")
     return path
 
 
