@@ -14,11 +14,15 @@ from entropylaw._version import __version__  # noqa: E402
 
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning  # noqa: E402
 from entropylaw.api import (  # noqa: E402
-    EntropyLawFit, Forecast, algorithms, audit, fit, fit_all, fits_frame, forecast, load, predict, row_accounts, scale,
-    summary,
+    FIGURES, EntropyLawFit, Forecast, algorithms, audit, figures, fit, fit_all, fits_frame, forecast, forecast_all, lab_export,
+    lab_run, lab_sizes, lab_sweep, load, overview, predict, probe, probe_checkpoints, report, row_accounts, run_ids,
+    scale, snapshot, summary,
 )
 
-__all__ = ["load", "fit", "fit_all", "fits_frame", "predict", "forecast", "scale", "algorithms", "summary",
-           "row_accounts", "audit", "EntropyLawFit", "Forecast", "EntropyLawError", "EntropyLawWarning",
-           "RowsDroppedWarning",
-           "__version__"]
+# el.ingest, el.probe, el.report, el.figures and el.audit share their names with subpackages: each
+# package is callable as its function (entropylaw._callable), so either is the same call. ingest is
+# imported with the API, so its name is the package's from the start.
+__all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "forecast", "forecast_all", "scale",
+           "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "FIGURES", "overview", "snapshot",
+           "probe", "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes",
+           "EntropyLawFit", "Forecast", "EntropyLawError", "EntropyLawWarning", "RowsDroppedWarning", "__version__"]

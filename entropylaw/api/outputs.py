@@ -15,6 +15,7 @@ import pandas as pd
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import check_writable
+from entropylaw.fit.window import check_window
 
 FIGURES = ["ceilings", "forecast", "law", "early", "consumption", "algorithms", "scaling", "covariance",
            "interventions", "checkpoints", "table1", "ladder"]
@@ -30,8 +31,7 @@ def read_probe_summary(path) -> dict:
 def _inputs(df, probes, out, fit_frac):
     if df is None and not probes:
         raise EntropyLawError("no input given (expected logs / run tables, or `probe` SUMMARY.json)")
-    if not 0 < fit_frac < 1:
-        raise EntropyLawError(f"`fit_frac` {fit_frac}: expected a fraction between 0 and 1")
+    check_window(fit_frac=fit_frac)  # the window's own bounds, the one rule
     check_writable(out, directory=True)  # before the reading and drawing
     return [p if isinstance(p, dict) else read_probe_summary(p) for p in probes]
 

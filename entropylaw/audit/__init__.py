@@ -9,19 +9,6 @@ Beside :mod:`entropylaw.probe` (it may import probe and ingest; nothing below im
 - :mod:`entropylaw.audit.core`: reads model, rollouts and log, and puts them together.
 """
 
-import sys
-import types
+from entropylaw._callable import calls
 
-
-class _CallablePackage(types.ModuleType):
-    """``el.audit(...)`` is :func:`entropylaw.api.audit`; but importing any ``entropylaw.audit.*``
-    module sets the attribute ``entropylaw.audit`` to this package, so the package itself must
-    call the same function whichever Python finds."""
-
-    def __call__(self, *args, **kwargs):
-        from entropylaw.audit.core import audit
-
-        return audit(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallablePackage
+calls(__name__, "entropylaw.api.tools", "audit")  # el.audit is this package too

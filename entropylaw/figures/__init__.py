@@ -1,6 +1,9 @@
-"""entropylaw.figures: one module per figure topic with its builder, the shared style and
-placement, and :mod:`.build` (every figure at once).
+"""entropylaw.figures: one module per figure topic with its builder, the pieces they share
+(:mod:`.common`, :mod:`.base`), and :mod:`.build` (every figure at once).
 
-Drawing modules that :mod:`entropylaw.fit` results use for ``.plot()`` (:mod:`.law_plot`,
-:mod:`.forecast_plot`, :mod:`.size_plot`) import matplotlib, numpy and the style only.
+The style and the drawers a result's ``.plot()`` uses are in :mod:`entropylaw.draw`.
 """
+
+from entropylaw._callable import calls  # noqa: E402
+
+calls(__name__, "entropylaw.api.outputs", "figures")  # el.figures is this package too
