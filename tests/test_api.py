@@ -4,6 +4,7 @@ per run, one run from several files, the lean table, --skip-bad."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import warnings
@@ -227,12 +228,13 @@ import entropylaw.ingest.dispatch as dispatch
 import entropylaw.figures.build as build
 res = el.ingest("data/real-sizes")
 print(json.dumps({{"before": callable(before), "after": callable(el.report), "is_pkg": el.report is sys.modules["entropylaw.report"],
-                  "written": out.endswith("figures, " + out.split("figures, ")[-1]), "ingest": len(res.summary),
+                  "written": out, "ingest": len(res.summary),
                   "probe": callable(el.probe), "audit": callable(el.audit), "figures": callable(el.figures)}}))
 """
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     got = json.loads(res.stdout.strip().splitlines()[-1])
-    assert got == {"before": True, "after": True, "is_pkg": True, "written": True, "ingest": 5, "probe": True,
-                   "audit": True, "figures": True}
+    assert re.fullmatch(r".*/r/report\.html \(\d+ figures, \d+ KiB\)", got.pop("written")), got
+    assert got == {"before": True, "after": True, "is_pkg": True, "ingest": 5, "probe": True, "audit": True,
+                   "figures": True}
     assert (tmp_path / "r" / "report.html").stat().st_size > 10_000

@@ -90,20 +90,12 @@ def test_output_equals_its_golden(name):
 
 def _probe_inputs(d: Path) -> None:
     """A tiny random policy and twelve rollouts, fixed by their seeds (the probe's CLI test's inputs)."""
-    import torch
+    from _probe_inputs import rollout_rows, write_jsonl
 
     from entropylaw.probe.model import tiny_model
 
-    vocab = 120
-    tiny_model("qwen2", vocab=vocab, hidden=16, layers=1, seed=0).save_pretrained(d / "model")
-    g = torch.Generator().manual_seed(0)
-    with open(d / "roll.jsonl", "w") as f:
-        for p in range(4):
-            prompt = torch.randint(2, vocab, (4,), generator=g).tolist()
-            for i in range(3):
-                n = int(torch.randint(3, 9, (1,), generator=g))
-                print(json.dumps({"prompt_id": f"p{p}", "prompt_ids": prompt, "reward": float((i + p) % 2),
-                                  "response_ids": torch.randint(2, vocab, (n,), generator=g).tolist()}), file=f)
+    tiny_model("qwen2", vocab=120, hidden=16, layers=1, seed=0).save_pretrained(d / "model")
+    write_jsonl(d / "roll.jsonl", rollout_rows(120))
 
 
 def test_probe_summary_equals_its_golden(tmp_path):

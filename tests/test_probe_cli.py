@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 import torch
 
+from _probe_inputs import rollout_rows, write_jsonl
+
 from entropylaw.cli.main import main
 from entropylaw.probe.model import tiny_model
 
@@ -18,23 +20,12 @@ V = 120
 def workdir(tmp_path_factory):
     d = tmp_path_factory.mktemp("probe")
     tiny_model("qwen2", vocab=V, hidden=16, layers=1, seed=0).save_pretrained(d / "model")
-    g = torch.Generator().manual_seed(0)
-    rows = []
-    for p in range(4):
-        prompt = torch.randint(2, V, (4,), generator=g).tolist()
-        for i in range(3):
-            rows.append({"prompt_id": f"p{p}", "prompt_ids": prompt, "reward": float((i + p) % 2),
-                         "response_ids": torch.randint(2, V, (int(torch.randint(3, 9, (1,), generator=g)),),
-                                                       generator=g).tolist()})
+    rows = rollout_rows(V)
     _write(d / "roll.jsonl", rows)
     return d, rows
 
 
-def _write(path, rows):
-    with open(path, "w") as f:
-        for r in rows:
-            print(json.dumps(r), file=f)
-    return path
+_write = write_jsonl
 
 
 def _run(capsys, *argv):

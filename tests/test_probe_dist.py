@@ -11,6 +11,8 @@ import pandas as pd
 import pytest
 import torch
 
+from _probe_inputs import rollout_rows, write_jsonl
+
 from entropylaw.probe.model import tiny_model
 
 
@@ -18,14 +20,7 @@ from entropylaw.probe.model import tiny_model
 def test_torchrun_two_processes_match_one(tmp_path):
     V = 100
     tiny_model("llama", vocab=V, hidden=16, layers=1, seed=4).save_pretrained(tmp_path / "model")
-    g = torch.Generator().manual_seed(1)
-    with open(tmp_path / "r.jsonl", "w") as f:
-        for p in range(5):
-            prompt = torch.randint(2, V, (4,), generator=g).tolist()
-            for i in range(3):
-                resp = torch.randint(2, V, (int(torch.randint(3, 10, (1,), generator=g)),), generator=g).tolist()
-                print(json.dumps({"prompt_id": p, "prompt_ids": prompt, "response_ids": resp,
-                                  "reward": float((p + i) % 2)}), file=f)
+    write_jsonl(tmp_path / "r.jsonl", rollout_rows(V, n_prompts=5, lengths=(3, 10), seed=1, prompt_id=int))
     common = ["probe", "--model", str(tmp_path / "model"), "--rollouts", str(tmp_path / "r.jsonl"), "--dtype",
               "float64", "--device", "cpu", "--whatif", "none,clip_cov,steer", "--set", "clip_cov_lb=0.01",
               "--microbatch-tokens", "40", "--no-progress"]

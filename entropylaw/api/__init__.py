@@ -29,15 +29,11 @@ backticks (`` `fit_frac` ``); the CLI puts its flag (``--fit-frac``) there.
 
 from __future__ import annotations
 
-import os
-import warnings
-
-import numpy as np
 import pandas as pd
 
 import entropylaw.table as table
 from entropylaw._version import __version__  # noqa: F401
-from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning
+from entropylaw.errors import EntropyLawError
 from entropylaw.fit.algorithms import AlgorithmTest
 from entropylaw.fit.early import EarlyPrediction
 from entropylaw.fit.forecast.core import Forecast, forecast_table
@@ -54,8 +50,8 @@ from entropylaw.fit.text_table import fmt_table  # noqa: F401 (the commands' pla
 from entropylaw.fit.window import check_window  # noqa: F401 (the window's own bounds)
 from entropylaw.fit.forecast.decide import decision_lines  # noqa: F401 (the decision as text lines)
 from entropylaw.api.watching import snapshot  # noqa: F401
-from entropylaw.api.outputs import (FIGURES, Figures, Report, figures, overview, plot_path, read_probe_summary,  # noqa: F401
-                                    report, save_early_figure, save_fit_figures)
+from entropylaw.api.outputs import (FIGURES, Figures, Report, check_outputs, figures, overview, plot_path,  # noqa: F401
+                                    read_probe_summary, report, save_early_figure, save_fit_figures)
 from entropylaw.api.tools import PRECISIONS, PROBE_WHATIF, audit, audit_text, probe, probe_checkpoints  # noqa: F401
 from entropylaw.api.lab import lab_export, lab_run, lab_sizes, lab_sweep, lab_sweep_runs  # noqa: F401
 from entropylaw.api.reading import (Ingested, atomic_dir, check_writable, dumps, ingest, load, loss_lines,  # noqa: F401
@@ -64,18 +60,20 @@ from entropylaw.api.reading import (Ingested, atomic_dir, check_writable, dumps,
 
 PRIOR_BASES = tuple(_CURVE_METHODS)  # what the `prior` method may act on
 
-__all__ = ["load", "ingest", "forecast_all", "probe", "report", "figures", "audit", "overview", "snapshot", "fit", "fit_all", "predict", "forecast", "scale", "algorithms", "summary",
-           "row_accounts", "EntropyLawFit", "Forecast", "fits_frame"]
+__all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "forecast", "forecast_all", "scale",
+           "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "overview", "snapshot", "probe",
+           "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes", "EntropyLawFit", "Forecast"]
 
 
-def _runs(df: pd.DataFrame) -> list[str]:
+def run_ids(df: pd.DataFrame) -> list[str]:
+    """The runs of a tidy run table, in order (a table built otherwise is one clear error)."""
     if not table.is_table(df):
         raise EntropyLawError("expected the tidy run table from entropylaw.load (columns run_id, step, metric, value)")
     return table.run_ids(df)
 
 
 def _one_run(df: pd.DataFrame, run: str | None) -> str:
-    ids = _runs(df)
+    ids = run_ids(df)
     if run is None:
         if len(ids) == 1:
             return ids[0]
@@ -93,7 +91,7 @@ def fit(df: pd.DataFrame, run: str | None = None, *, pool: bool | list = False, 
     ``robust``, ``errors_in_variables``, ``score_range``, ``n_boot``, ``seed``.
     """
     if pool:
-        ids = _runs(df) if pool is True else [_one_run(df, r) for r in pool]
+        ids = run_ids(df) if pool is True else [_one_run(df, r) for r in pool]
         return fit_runs(df, ids, pool=True, **options)[0]
     return fit_run(df, _one_run(df, run), **options)
 
@@ -102,15 +100,10 @@ def fit_all(df: pd.DataFrame, runs=None, *, pool: bool = False, skip_errors: boo
             **options) -> list[EntropyLawFit]:
     """:func:`fit` on every run (or ``runs``; ``pool=True``: all of them as one family, one fit);
     ``fits_frame(fits)`` tabulates them."""
-    return fit_runs(df, runs if runs is not None else _runs(df), pool=pool, skip_errors=skip_errors, **options)
+    return fit_runs(df, runs if runs is not None else run_ids(df), pool=pool, skip_errors=skip_errors, **options)
 
 
 wide = table.wide  # one run's metrics as columns, one row per step
-
-
-def run_ids(df: pd.DataFrame) -> list[str]:
-    """The runs of a tidy run table, in order."""
-    return _runs(df)
 
 
 def predict(df: pd.DataFrame, run: str | None = None, *, fit_frac=None, fit_steps=None, predict_steps=None,
@@ -151,7 +144,7 @@ def forecast_all(df: pd.DataFrame, runs=None, *, prior: pd.DataFrame | None = No
     ``entropylaw forecast`` prints. With several runs, one that cannot be forecast is left out
     with a warning (``.left_out``: run -> why); none left is an error. ``options`` and ``prior``
     as for :func:`forecast` (``methods=["default"]``: the recommended method only)."""
-    return forecast_table(df, list(runs) if runs is not None else _runs(df), prior=prior, **options)
+    return forecast_table(df, list(runs) if runs is not None else run_ids(df), prior=prior, **options)
 
 
 def scale(df: pd.DataFrame, runs=None, *, conf=0.9, **options) -> ScaleResult:
@@ -168,13 +161,13 @@ def scale(df: pd.DataFrame, runs=None, *, conf=0.9, **options) -> ScaleResult:
     """
     from entropylaw.fit.size_series import scale_runs
 
-    return scale_runs(df, list(runs) if runs is not None else _runs(df), conf=conf, **options)
+    return scale_runs(df, list(runs) if runs is not None else run_ids(df), conf=conf, **options)
 
 
 def algorithms(df: pd.DataFrame, runs=None, *, conf=0.95, y=None, x=table.ENTROPY, pairing="nearest-earlier",
                score_range=None) -> AlgorithmTest:
     """One shared (a, b) for several algorithms against one per algorithm (F-test, AIC)."""
-    ids = list(runs) if runs is not None else _runs(df)
+    ids = list(runs) if runs is not None else run_ids(df)
     meta = table.runs(df).set_index("run_id")
     pairs = {}
     for r in ids:

@@ -28,11 +28,17 @@ def read_probe_summary(path) -> dict:
     return read(path)
 
 
-def _inputs(df, probes, out, fit_frac):
-    if df is None and not probes:
+def check_outputs(has_runs: bool, probes, out, fit_frac: float = 0.15) -> None:
+    """What :func:`report` and :func:`figures` need, checked before anything is read or drawn:
+    some input, a window inside the run, a writable ``out``."""
+    if not has_runs and not probes:
         raise EntropyLawError("no input given (expected logs / run tables, or `probe` SUMMARY.json)")
     check_window(fit_frac=fit_frac)  # the window's own bounds, the one rule
-    check_writable(out, directory=True)  # before the reading and drawing
+    check_writable(out, directory=True)
+
+
+def _inputs(df, probes, out, fit_frac):
+    check_outputs(df is not None, probes, out, fit_frac)
     return [p if isinstance(p, dict) else read_probe_summary(p) for p in probes]
 
 
@@ -137,11 +143,7 @@ def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, report_to=Non
 
     ov = first_screen(df, sources=sources, fit_frac=fit_frac)
     if report_to is not None:
-        from entropylaw.report.assemble import report_html
-        from entropylaw.report.assemble import write_report
-
-        with warnings.catch_warnings():
+        with warnings.catch_warnings():  # the screen has said what the fits warn about
             warnings.simplefilter("ignore")
-            html, _, _ = report_html(df, (), title="entropylaw demo", sources=list(sources), fit_frac=fit_frac)
-        ov.report = str(write_report(html, report_to))
+            ov.report = str(report(df, out=report_to, title="entropylaw demo", sources=sources, fit_frac=fit_frac).path)
     return ov

@@ -5,6 +5,8 @@ each function, so ``import entropylaw`` stays light.
 
 from __future__ import annotations
 
+import pandas as pd
+
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import atomic_dir, check_writable, dumps
@@ -26,7 +28,7 @@ def probe(model, rollouts=None, *, out=None, **options):
     return run(model, rollouts, out=out, **options)
 
 
-def probe_checkpoints(checkpoints, prompts, *, out=None, samples=4, **options) -> "pd.DataFrame":
+def probe_checkpoints(checkpoints, prompts, *, out=None, samples=4, **options) -> pd.DataFrame:
     """Entropy (and Table 1 with ``table1=True``) across training checkpoints, sampled fresh on
     ``prompts``: a tidy run table, written to ``out`` when given (``entropylaw probe-checkpoints``)."""
     if samples < 1:

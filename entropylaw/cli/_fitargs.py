@@ -123,7 +123,7 @@ def read_runs(args) -> pd.DataFrame:
     """Read INPUTs (row accounts printed, see :mod:`entropylaw.cli.sources`) and keep ``--only`` runs.
     A ``--plot`` that cannot be written fails first, before the reading and fitting."""
     if getattr(args, "plot", None):
-        api.check_writable(plot_path(args.plot, "x", False))
+        api.check_writable(api.plot_path(args.plot, "x", False))
     return load_from_args(args, args.inputs, entropy_convention=getattr(args, "entropy_convention", None),
                           x_key=getattr(args, "x_key", None) or "entropy", only=getattr(args, "only", None))
 
@@ -132,12 +132,6 @@ def fit_options(args) -> dict:
     """The fit pipeline's options from the shared arguments (:func:`entropylaw.fit.run.fit_runs`)."""
     return dict(y=args.y_key, x=args.x_key, pairing=args.pairing, interval=args.interval, n_boot=args.n_boot,
                 conf=args.conf, seed=args.seed, score_range=args.score_range)
-
-
-plot_path = api.plot_path  # FILE for one run, FILE-<run> when several runs share one --plot
-
-
-fmt_table = api.fmt_table  # the plain-text table every command prints
 
 
 def dump_json(obj) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from entropylaw import api
 from entropylaw.cli._fitargs import add_fit_arguments, dump_json, read_runs
-from entropylaw.cli.sources import with_accounts
 
 
 def add_parser(subparsers) -> None:
@@ -23,7 +22,7 @@ def run(args) -> int:
     test = api.algorithms(df, conf=args.conf, y=args.y_key, x=args.x_key, pairing=args.pairing,
                       score_range=args.score_range)
     if args.json:
-        print(args.flags(dump_json(with_accounts(test.to_dict(), df))))
+        print(args.flags(dump_json(api.with_accounts(test.to_dict(), df))))
     else:
         print(f"algorithms: {', '.join(test.algorithms_)}; {len(api.run_ids(df))} runs, {test.n_} points, "
               f"AR(1) phi = {test.phi_:.2f}")

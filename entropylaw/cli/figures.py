@@ -36,9 +36,7 @@ def add_common(p) -> None:
 
 def read_figure_inputs(args):
     """The runs (or None) and the probe summaries; what cannot be read or written fails first."""
-    if not args.inputs and not args.probe:
-        raise EntropyLawError("no input given (expected logs / run tables, or --probe SUMMARY.json)")
-    api.check_writable(args.out, directory=True)  # before the reading and drawing
+    api.check_outputs(bool(args.inputs), args.probe, args.out, args.fit_frac)  # before the reading and drawing
     t = load_from_args(args, args.inputs) if args.inputs else None
     probes = [api.read_probe_summary(p) for p in args.probe]
     return t, probes, list(args.inputs) + list(args.probe)

@@ -12,8 +12,7 @@ import sys
 import warnings
 
 from entropylaw import api
-from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, fmt_table, read_runs
-from entropylaw.cli.sources import with_accounts
+from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, read_runs
 from entropylaw.errors import EntropyLawWarning
 
 COLUMNS = [("run", "run_id"), ("n", "n"), ("a", "a"), ("a_se", "a_stderr"), ("b", "b"), ("b_se", "b_stderr"),
@@ -49,10 +48,10 @@ def run(args) -> int:
         api.save_fit_figures(df, fits, args.plot, pooled=args.pool)
     if args.json:
         out = rows if len(rows) > 1 else rows[0]
-        print(args.flags(dump_json(with_accounts({"fits": rows}, df) if len(rows) > 1 else with_accounts(out, df))))
+        print(args.flags(dump_json(api.with_accounts({"fits": rows}, df) if len(rows) > 1 else api.with_accounts(out, df))))
         return 0
     print(f"R = -a*exp(H) + b ({args.form}); {rows[0]['interval_method']}; {args.conf * 100:g} % intervals")
-    print(fmt_table(rows, COLUMNS))
+    print(api.fmt_table(rows, COLUMNS))
     print_notes(rows, [str(w.message) for w in caught if issubclass(w.category, EntropyLawWarning)], args.flags)
     return 0
 

@@ -10,8 +10,7 @@ interval, and (``--curve``) the error for every window size.
 from __future__ import annotations
 
 from entropylaw import api
-from entropylaw.cli.sources import with_accounts
-from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fmt_table, read_runs, parse_fraction, parse_positive_int
+from entropylaw.cli._fitargs import add_fit_arguments, dump_json, read_runs, parse_fraction, parse_positive_int
 
 COLUMNS = [("run", "run_id"), ("fit_n", "fit_n"), ("fit_to_step", "fit_last_step"), ("n_pred", "n_predicted"),
            ("rmse_pred", "rmse_predicted"), ("final_obs", "final_observed"), ("final_pred", "final_predicted"),
@@ -52,14 +51,14 @@ def run(args) -> int:
         if args.plot:
             api.save_early_figure(ep, args.plot, rid, many=len(ids) > 1)
     if args.json:
-        print(args.flags(dump_json(with_accounts({"predictions": rows}, df) if len(rows) > 1
-                               else with_accounts(rows[0], df))))
+        print(args.flags(dump_json(api.with_accounts({"predictions": rows}, df) if len(rows) > 1
+                               else api.with_accounts(rows[0], df))))
         return 0
     window = f"first {args.fit_steps} steps" if args.fit_steps else f"first {args.fit_frac:g} of each run"
     horizon = f"the next {args.predict_steps} steps" if args.predict_steps else "the rest"
     print(f"paper protocol: fit on the {window}, predict {horizon} from the observed entropy "
           f"(uses later entropy: for a true forecast see `entropylaw forecast`); {args.conf * 100:g} % ceiling intervals")
-    print(fmt_table(rows, COLUMNS))
+    print(api.fmt_table(rows, COLUMNS))
     for rid, curve in curves.items():
         print(f"\n{rid}: error vs fit window")
         print(curve.to_string(index=False, float_format=lambda v: f"{v:.4f}"))

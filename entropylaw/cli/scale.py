@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from entropylaw import api
 from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, read_runs
-from entropylaw.cli.sources import with_accounts
 from entropylaw.errors import EntropyLawError
 
 
@@ -54,7 +53,7 @@ def run(args) -> int:
     opts = fit_options(args)
     res = api.scale(df, conf=opts.pop("conf"), **{k: v for k, v in opts.items() if k not in ("n_boot", "seed")})
     if args.json:
-        print(args.flags(dump_json(with_accounts(res.to_dict(predict=sizes), df))))
+        print(args.flags(dump_json(api.with_accounts(res.to_dict(predict=sizes), df))))
         return 0
     print(args.flags(res.report(predict=sizes)))
     return 0

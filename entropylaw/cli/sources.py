@@ -71,8 +71,3 @@ def source_options(args) -> dict:
     out = {k: getattr(args, k, None) for k in SOURCE_OPTIONS}
     out.update(val_keys=getattr(args, "val_key", None), skip_bad=getattr(args, "skip_bad", False))
     return out
-
-
-def with_accounts(obj: dict, df: pd.DataFrame) -> dict:
-    """``obj`` with the row accounts of the sources ``df`` was read from (for ``--json``)."""
-    return api.with_accounts(obj, df)

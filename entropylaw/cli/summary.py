@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from entropylaw.cli.sources import add_source_arguments, load_from_args, with_accounts
+from entropylaw.cli.sources import add_source_arguments, load_from_args
 from entropylaw import api
 
 
@@ -20,7 +20,7 @@ def run(args) -> int:
     df = load_from_args(args, args.inputs)
     summary = api.summary(df)
     if args.json:
-        print(api.dumps(with_accounts({"runs": summary.to_dict(orient="records")}, df), indent=1))
+        print(api.dumps(api.with_accounts({"runs": summary.to_dict(orient="records")}, df), indent=1))
     else:
         print(api.format_summary(summary))
     return 0

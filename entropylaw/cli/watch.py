@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -37,7 +37,7 @@ class Overview:
         drop = ", ".join(f"{k}: {v}" for k, v in self.dropped.items()) or "none"
         out = [f"Read {len(self.rows)} runs from {', '.join(self.sources)}: {self.kept:,} values kept, dropped: {drop}.",
                "",
-               f"Where each run saturates (law R = -a exp(H) + b, ceiling b - a) and where it is heading: the forecast",
+               "Where each run saturates (law R = -a exp(H) + b, ceiling b - a) and where it is heading: the forecast",
                f"of its final score from its first {self.fit_frac:.0%} of steps (90 % interval; later steps unseen), "
                "the score it then reached,",
                "and the step after which the expected gain stays below the noise (stop paying).",

@@ -46,12 +46,13 @@ target?" (``Forecast.decision``, :mod:`.decide`).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from entropylaw.errors import EntropyLawError
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.catalog import (ALL_METHODS, CURVE_ENSEMBLE, DEFAULT, ENSEMBLE, METHODS,  # noqa: F401
@@ -365,10 +366,27 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
     prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)
                                                 for r in table.run_ids(prior))
-    out, left_out = _text.forecast_runs(lambda rid: forecast(RunData.from_table(df, rid, y_key=y_key, x_key=x_key),
+    out, left_out = _each_run(lambda rid: forecast(RunData.from_table(df, rid, y_key=y_key, x_key=x_key),
                                                              prior_runs=prior_runs, **kwargs), ids)
     said = None
     if list(kwargs.get("methods") or []) == [DEFAULT]:
         kinds = sorted({fc.target_kind for fc in out.values()})
         said = ", ".join(f"{default_method(k)} for {_text.KIND_PLURAL.get(k, k)}" for k in kinds)
     return _text.Forecasts(out, left_out, said)
+
+
+def _each_run(one, run_ids: list) -> tuple[dict, dict]:
+    """``one(run_id)`` for each run; with several runs, a run that cannot be forecast is left
+    out with its reason (a warning), and none left is an error."""
+    out, left_out = {}, {}
+    for rid in run_ids:
+        try:
+            out[rid] = one(rid)
+        except EntropyLawError as err:
+            if len(run_ids) == 1:
+                raise
+            warnings.warn(f"run {rid!r} left out: {err}", EntropyLawWarning, stacklevel=3)
+            left_out[rid] = str(err)
+    if not out:
+        raise EntropyLawError("no run could be forecast (see the warnings above)")
+    return out, left_out

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from entropylaw.errors import EntropyLawError
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
 from entropylaw.fit.forecast.decide import decision_lines
 from entropylaw.fit.text_table import fmt_table
@@ -108,24 +107,3 @@ class Forecasts(dict):
                      "steps, which bounds the worst run's error as well as the median's, see analysis/bench_forecast.py; "
                      "`compare` shows every method, with the plateau and the 90 % step of the curve methods)")
         return text
-
-
-def forecast_runs(one, run_ids: list) -> dict:
-    """``one(run_id)`` for each run; with several runs, a run that cannot be forecast is left
-    out with its reason (a warning), and none left is an error."""
-    import warnings
-
-    from entropylaw.errors import EntropyLawWarning
-
-    out, left_out = {}, {}
-    for rid in run_ids:
-        try:
-            out[rid] = one(rid)
-        except EntropyLawError as err:
-            if len(run_ids) == 1:
-                raise
-            warnings.warn(f"run {rid!r} left out: {err}", EntropyLawWarning, stacklevel=3)
-            left_out[rid] = str(err)
-    if not out:
-        raise EntropyLawError("no run could be forecast (see the warnings above)")
-    return out, left_out

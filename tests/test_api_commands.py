@@ -1,0 +1,91 @@
+"""The API under the commands, on the cases an issue does not show: one rule for the fit window at
+its bounds, forecasts of several runs when one cannot be forecast, and each command's checks made
+before anything slow (issue 31)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import entropylaw as el
+from entropylaw import api, table
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.fit.early import EarlyPrediction
+from entropylaw.fit.forecast.data import RunData
+from entropylaw.fit.forecast.data import window_end as forecast_window
+from entropylaw.fit.window import window_end
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(fit_frac=0.5, fit_steps=10), "at most one"),
+    (dict(fit_frac=0.0), "strictly between 0 and 1"),
+    (dict(fit_frac=1.0), "strictly between 0 and 1"),
+    (dict(fit_steps=0), "must be positive"),
+    (dict(fit_steps=102), "reaches past the log"),            # 101 steps logged: 100 .. 200
+    (dict(required=True), "exactly one"),
+    (dict(fit_frac=0.5, fit_steps=10, required=True), "exactly one"),
+    (dict(fit_steps=101, leave_some=True), "nothing left to predict"),
+])
+def test_the_window_rule_refuses_each_bad_window_with_the_api_name(kwargs, match):
+    with pytest.raises(EntropyLawError, match=match) as err:
+        window_end(100, 200, **kwargs)
+    assert "--" not in str(err.value)  # API words; the CLI says its flags
+
+
+def test_the_window_rule_at_its_edges_and_from_a_resumed_log():
+    assert window_end(100, 200) == 200                      # live: everything logged
+    assert window_end(100, 200, fit_steps=101) == 200       # the whole log is a window ...
+    assert window_end(100, 200, fit_steps=1) == 100         # ... and so is its first step
+    assert window_end(100, 200, fit_frac=0.25) == 125       # measured from where the log starts
+
+
+def test_the_forecast_and_the_early_prediction_use_the_same_window():
+    steps = np.arange(101, 301, 1.0)
+    run = RunData.from_arrays(steps, 0.8 - 0.3 * np.exp(-(steps - 101) / 40))
+    for frac in (0.1, 0.15, 0.5):
+        assert EarlyPrediction(fit_frac=frac).window_end(steps) == forecast_window(run, fit_frac=frac)
+    assert EarlyPrediction(fit_steps=30).window_end(steps) == forecast_window(run, fit_steps=30) == 130
+
+
+def _run(name="ok"):
+    steps = np.arange(0, 200, 10)
+    return table.from_records([(int(s), "val/gsm8k", float(0.8 - 0.4 * np.exp(-s / 50))) for s in steps], run_id=name)
+
+
+def test_forecasts_of_several_runs_leave_out_the_one_that_cannot_be_forecast():
+    df = table.stack([_run("ok"), table.from_records([(0, "val/gsm8k", 0.3)], run_id="one-point")])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fcs = el.forecast_all(df, fit_frac=0.3, methods=["exp-saturation"], n_boot=20)
+    assert list(fcs) == ["ok"] and list(fcs.left_out) == ["one-point"]
+    assert any(issubclass(w.category, EntropyLawWarning) and "one-point" in str(w.message) for w in caught)
+    assert "run ok: forecasting val/gsm8k" in str(fcs) and isinstance(fcs.to_dict(), dict)
+    with pytest.raises(EntropyLawError):                    # the same run alone: its own error, not a warning
+        el.forecast_all(table.from_records([(0, "val/gsm8k", 0.3)], run_id="one-point"), fit_frac=0.3)
+
+
+def test_a_forecast_takes_a_horizon_or_steps_not_both():
+    df = _run("ok")
+    fc = el.forecast(df, fit_steps=60, horizon=40, methods=["exp-saturation"], n_boot=20)
+    assert list(fc.at_steps) == [99.0]                      # the window ends at step 59
+    with pytest.raises(EntropyLawError, match="at most one of `at_steps` and `horizon`"):
+        el.forecast(df, fit_steps=60, horizon=40, at_steps=[150], n_boot=20)
+
+
+def test_each_command_checks_its_arguments_before_anything_slow(tmp_path):
+    with pytest.raises(EntropyLawError, match="`output`"):
+        el.ingest("data/real-sizes", output=tmp_path / "runs.txt")
+    assert not (tmp_path / "runs.txt").exists()
+    with pytest.raises(EntropyLawError, match="unknown option 'no_such'"):
+        el.probe("no-such-model", "no-such.jsonl", no_such=1)
+    with pytest.raises(EntropyLawError, match="`samples`"):
+        api.probe_checkpoints(["no-such-ckpt"], "no-such-prompts", samples=0)
+    with pytest.raises(EntropyLawError, match="`micro_batch_size` 0"):  # before the missing model is opened
+        el.audit("no-such-model", "no-such.jsonl", logged=1.0, micro_batch_size=0)
+    with pytest.raises(EntropyLawError, match="no input given"):
+        el.report(None, (), out=tmp_path / "r")
+    with pytest.raises(EntropyLawError, match="`fit_frac`"):
+        el.figures(_run("ok"), out=tmp_path / "f", fit_frac=1.0)
+    assert not (tmp_path / "r").exists() and not (tmp_path / "f").exists()
