@@ -51,9 +51,11 @@ from entropylaw.fit.forecast import calibrate as cal  # noqa: E402
 from entropylaw.fit.forecast import decide as dc  # noqa: E402
 from entropylaw.fit.forecast.core import ALL_METHODS, forecast  # noqa: E402
 from entropylaw.fit.forecast.data import RunData, window_end  # noqa: E402
-from entropylaw.fit.forecast.drift import learn_prior  # noqa: E402
+from entropylaw.fit.forecast.drift import learn_task_priors  # noqa: E402
+from entropylaw.fit.forecast.names import NEW_TASK  # noqa: E402
 
-from bench_forecast_tables import PAPER, SIZES_PRIOR, bound_checks, entropy_forms, md_table, pivot, summary  # noqa: E402
+from bench_forecast_tables import (PAPER, SIZES_PRIOR, bound_checks, entropy_forms, known_task_table,  # noqa: E402
+                                   md_table, pivot, shown, summary, task_table)
 
 # test-split sizes (number of problems) of the benchmarks in the real logs
 PROBLEMS = dict(dc.PROBLEMS)  # one table of benchmark sizes: entropylaw.fit.forecast.decide
@@ -128,6 +130,16 @@ def score(pred_steps, pred, lo, hi, run: RunData, end):
     return out
 
 
+def final_score(s, final, observed, run: RunData):
+    """A training score's case scored on its final score, the mean over the run's last 5 % of
+    steps (:mod:`entropylaw.fit.forecast.final`), not one batch's reward; a validation case as is."""
+    if s is None or run.target_kind == "validation" or not final or observed is None:
+        return s
+    y, mid, lo, hi = observed, final["forecast"], final["lo"], final["hi"]
+    return {**s, "final": 100 * abs(mid - y), "y": y, "mid": mid, "lo": lo, "hi": hi,
+            "raw_covered": bool(lo <= y <= hi), "e": float(cal.normalized_error(y, mid, lo, hi, run.bounds))}
+
+
 def paper_protocol(df, run: RunData, end, conf):
     from entropylaw.fit.early import EarlyPrediction
     from entropylaw.fit.pairing import pair
@@ -144,7 +156,31 @@ def paper_protocol(df, run: RunData, end, conf):
     return (t["step"].to_numpy(float), t["R_pred"].to_numpy(), t["pred_lo"].to_numpy(), t["pred_hi"].to_numpy()), None
 
 
+def _cases(fc, base, run, end):
+    """One row per method of a forecast, scored on the run's later points."""
+    rows = []
+    base = {**base, "h": (float(fc.at_steps[-1]) - end) / max(end - run.origin, 1.0)}
+    for name, r in fc.methods.items():
+        row = {**base, "method": name, "ran": r.ok, "reason": r.reason,
+               "bound_said": any("bound" in w and "search range" not in w for w in r.warnings),
+               "prior_kind": (r.params or {}).get("prior_kind")}
+        if r.ok:
+            f = r.forecast
+            s = score(f["step"].to_numpy(), f["forecast"].to_numpy(), f["lo"].to_numpy(), f["hi"].to_numpy(), run, end)
+            row.update(final_score(s, r.final, fc.final_observed, run) or
+                       {"ran": False, "reason": "no later point scored"})
+        rows.append(row)
+    return rows
+
+
 def backtest(frames, ks, conf, n_boot, problems):
+    """Every method on every run and window, in two protocols (column ``mode``):
+
+    - ``loto`` (leave one task out): logit-drift's prior learned from the runs of *other* tasks
+      only, as a run of a task never seen gets it; every method runs;
+    - ``loro`` (leave one run out): the prior learned from every other run, as the product
+      forecasts a run of a task it knows; only logit-drift (and its fallback) runs.
+    """
     runs = []
     for df in frames:
         for rid in table.run_ids(df):
@@ -152,7 +188,7 @@ def backtest(frames, ks, conf, n_boot, problems):
                 runs.append((df, RunData.from_table(df, rid)))
             except EntropyLawError as err:
                 print(f"skipped run {rid}: {err}", file=sys.stderr)
-    rows, floors, priors = [], {}, {}
+    rows, floors = [], {}
     folder = {}  # each run's source folder: the table's run metadata read once per frame
     for df in frames:
         meta = table.runs(df)
@@ -162,33 +198,26 @@ def backtest(frames, ks, conf, n_boot, problems):
         peers = [r for _, r in runs if folder[r.run_id] == folder[run.run_id] and r.run_id != run.run_id
                  and r.target_key == run.target_key and np.isfinite(r.size) and r.size != run.size]
         family = [r for _, r in runs if r.family == run.family and r.run_id != run.run_id] if run.family else []
-        # logit-drift's prior, learned from the other runs of the same kind (leave one run out)
-        priors[run.run_id] = learn_prior([r for _, r in runs if r.target_kind == run.target_kind
-                                          and r.run_id != run.run_id])
+        kin = [r for _, r in runs if r.target_kind == run.target_kind and r.run_id != run.run_id]
+        priors = {"loto": learn_task_priors([r for r in kin if r.task != run.task]),
+                  "loro": learn_task_priors(kin)}
         floors[run.run_id] = noise_floor(df, run, problems)
         for k in ks:
             end = window_end(run, fit_frac=k / 100)
-            base = {"run": run.run_id, "kind": run.target_kind, "K": k, "bounds": run.bounds}
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    fc = forecast(run, fit_frac=k / 100, conf=conf, n_boot=n_boot, prior_runs=family,
-                                  shape_prior=priors[run.run_id], calibrated=False)
-            except EntropyLawError as err:
-                rows += [{**base, "method": m, "ran": False, "reason": str(err)} for m in ALL_METHODS]
-                fc = None
-            if fc is not None:
-                for name, r in fc.methods.items():
-                    row = {**base, "method": name, "ran": r.ok, "reason": r.reason,
-                           "bound_said": any("bound" in w and "search range" not in w for w in r.warnings)}
-                    if r.ok:
-                        f = r.forecast
-                        s = score(f["step"].to_numpy(), f["forecast"].to_numpy(), f["lo"].to_numpy(),
-                                  f["hi"].to_numpy(), run, end)
-                        row.update(s or {"ran": False, "reason": "no later point scored"})
-                    rows.append(row)
+            base = {"run": run.run_id, "task": run.task, "kind": run.target_kind, "K": k, "bounds": run.bounds}
+            for mode, prior in priors.items():
+                methods = None if mode == "loto" else ["logit-drift"]
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        fc = forecast(run, fit_frac=k / 100, conf=conf, n_boot=n_boot, prior_runs=family,
+                                      methods=methods, shape_prior=prior, calibrated=False)
+                    rows += _cases(fc, {**base, "mode": mode}, run, end)
+                except EntropyLawError as err:
+                    rows += [{**base, "mode": mode, "method": m, "ran": False, "reason": str(err)}
+                             for m in (methods or ALL_METHODS)]
             if len({r.size for r in peers}) >= 2 and np.isfinite(run.size):
-                row = {**base, "method": SIZES_PRIOR}
+                row = {**base, "mode": "given", "method": SIZES_PRIOR}
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
@@ -203,14 +232,14 @@ def backtest(frames, ks, conf, n_boot, problems):
                     row.update(ran=False, reason=str(err))
                 rows.append(row)
             pp, why = paper_protocol(df, run, end, conf)
-            row = {**base, "method": PAPER, "ran": pp is not None, "reason": why}
+            row = {**base, "mode": "loto", "method": PAPER, "ran": pp is not None, "reason": why}
             if pp is not None:
                 row.update(score(*pp, run, end) or {"ran": False, "reason": "no later point scored"})
             rows.append(row)
     out = pd.DataFrame(rows)
     ran = out[out["ran"] & out["final"].notna()].copy()
-    ran["rank"] = ran.groupby(["run", "K"])["final"].rank(method="average")
-    out = out.merge(ran[["run", "K", "method", "rank"]], on=["run", "K", "method"], how="left")
+    ran["rank"] = ran.groupby(["run", "K", "mode"])["final"].rank(method="average")
+    out = out.merge(ran[["run", "K", "mode", "method", "rank"]], on=["run", "K", "mode", "method"], how="left")
     return out, floors, runs
 
 
@@ -236,17 +265,49 @@ def degenerate(sub) -> np.ndarray:
     return (sub["hi"].to_numpy() - sub["lo"].to_numpy()) <= 1e-6 * rng
 
 
+def calibration_name(method, prior_kind) -> str:
+    """The name a case's factor is stored under: logit-drift on a task its prior did not know
+    has its own (:data:`~entropylaw.fit.forecast.names.NEW_TASK`)."""
+    return NEW_TASK if method == "logit-drift" and prior_kind == "new task" else method
+
+
 def calibrate_cases(res, conf):
-    """Per method, each case's interval scaled by the factor calibrated on the other runs
-    (leave one run out): calibrated coverage and width (points); and the factor on all runs."""
+    """Per method, each case's interval scaled by a factor calibrated on other cases: leaving
+    out the run's whole task for the ``loto`` protocol (each task weighs the same), leaving out
+    the run for logit-drift on a task it knows (``loro``); calibrated coverage and width
+    (points); and each name's factor on all its cases."""
     res = res.copy()
-    res["covered"], res["width"], factors = np.nan, np.nan, {}
-    for (kind, m), sub in res[res["ran"] & res["e"].notna()].groupby(["kind", "method"]):
+    res["covered"], res["width"], res["outside"], factors = np.nan, np.nan, False, {}
+    res["cal_name"] = [calibration_name(m, p) for m, p in zip(res["method"], res.get("prior_kind", [None] * len(res)))]
+    usable = res["ran"] & res["e"].notna()
+    known_drift = (res["mode"] == "loro") & (res["cal_name"] == "logit-drift")
+    chosen = usable & ((res["mode"] == "loto") | known_drift | (res["mode"] == "given"))
+    for (mode, kind, m), sub in res[chosen].groupby(["mode", "kind", "cal_name"]):
         # a forecast sitting on a bound with the score staying there (no width, no error) says
         # nothing about how wide the other intervals must be: left out of the factor (its own
         # coverage still counts); a zero-width miss stays in
         e_fit = np.where(degenerate(sub) & (sub["e"].to_numpy() == 0), np.nan, sub["e"].to_numpy())
-        c = cal.leave_one_run_out(sub["run"].to_numpy(), e_fit, conf)
+        # one task alone cannot be left out of its own calibration: then leave one run out (said)
+        by_task = mode == "loto" and sub["task"].nunique() >= 2
+        held = sub["task"].to_numpy() if by_task else sub["run"].to_numpy()
+        groups = sub["task"].to_numpy() if by_task else None
+        # factors measured on other tasks never narrow a method's own interval: how a new task's
+        # errors differ from the known tasks' is unmeasured with this few tasks (FLOOR_NOTE)
+        floor = 1.0 if mode == "loto" else 0.0
+        # calibrated per band of relative horizon (calibrate.HORIZON_BANDS), as the product reads them
+        band = cal.horizon_band(sub["h"].to_numpy()) if "h" in sub else np.zeros(len(sub), int)
+        band = np.where(np.isfinite(sub["h"].to_numpy(float)), band, 0) if "h" in sub else band
+        c = np.ones(len(sub))
+        by_horizon = []
+        for b in range(len(cal.HORIZON_BANDS) + 1):
+            mine = band == b
+            if not mine.any() or np.all(np.isnan(e_fit[mine])):
+                by_horizon.append(None)
+                continue
+            c[mine] = np.maximum(cal.leave_one_run_out(held[mine], e_fit[mine], conf, groups=None if groups is None
+                                                       else groups[mine]), floor)
+            by_horizon.append({"factor": max(cal.factor(e_fit[mine], conf, None if groups is None else groups[mine]),
+                                             floor), "cases": int(np.sum(~np.isnan(e_fit[mine])))})
         res.loc[sub.index, "covered"] = (sub["e"].to_numpy() <= c).astype(float)
         widths, outside = [], []
         for (i, row), ci in zip(sub.iterrows(), c):
@@ -257,8 +318,10 @@ def calibrate_cases(res, conf):
                                                    or not bounds[0] <= row["mid"] <= bounds[1]))
         res.loc[sub.index, "width"] = widths
         res.loc[sub.index, "outside"] = outside
-        factors.setdefault(kind, {})[m] = {"factor": cal.factor(e_fit, conf), "cases": int(np.sum(~np.isnan(e_fit))),
-                                           "runs": int(sub["run"].nunique())}
+        factors.setdefault(kind, {})[m] = {"factor": max(cal.factor(e_fit, conf, groups), floor),
+                                           "cases": int(np.sum(~np.isnan(e_fit))),
+                                           "runs": int(sub["run"].nunique()), "tasks": int(sub["task"].nunique()),
+                                           "held_out": "task" if by_task else "run", "by_horizon": by_horizon}
     return res, factors
 
 
@@ -300,6 +363,23 @@ def decide(res, kind="validation"):
              f"- the stop-paying and target steps read a curve that can change: the same rule without last-value "
              f"and law-ceiling gives **{curve}**"]
     return (choice, curve), lines
+
+
+def loto_rule(res) -> list[str]:
+    """The default rule itself left one task out: per validation task, the method the rule picks
+    on the other tasks, and its errors on the task left out (K = RULE_K)."""
+    out = ["", "The rule left one task out (validation; the default picked without the task, then scored on it at "
+           f"K = {RULE_K} %):"]
+    val = res[res["kind"] == "validation"]
+    for task in sorted(val["task"].unique()):
+        pick, _ = decide(val[val["task"] != task])
+        if not pick:
+            out.append(f"- {task}: no other task to pick on")
+            continue
+        e = shown(val[(val["task"] == task) & (val["K"] == RULE_K)], pick[0])["final"]
+        out.append(f"- {task}: picks {pick[0]}; on {task}: median {e.median():.1f}, worst {e.max():.1f} points "
+                   f"({len(e)} runs)")
+    return out
 
 
 def size_law_tables(frames) -> list[str]:
@@ -383,15 +463,18 @@ def main(argv=None):
     for item in args.n_problems:
         bench, _, n = item.partition("=")
         problems[bench] = int(n)
-    sources = args.sources or [str(ROOT / "data" / "real"), str(ROOT / "data" / "real-sizes"), *glob.glob(str(ROOT.parent / "shared/data/real-logs"))]
+    sources = args.sources or [*(str(ROOT / "data" / d) for d in ("real", "real-sizes", "real-codegen", "real-tasks")
+                                 if (ROOT / "data" / d).is_dir()), *glob.glob(str(ROOT.parent / "shared/data/real-logs"))]
     ks = [int(k) for k in args.ks.split(",")]
     t0 = time.time()
     frames, skipped = load_runs(sources)
     # raw intervals (forecast(..., calibrated=False)): the calibration is measured here, leave one run out
     res, floors, runs = backtest(frames, ks, args.conf, args.n_boot, problems)
     res, factors = calibrate_cases(res, args.conf)
+    everything, res = res, res[res["mode"] != "loro"]  # the tables below: every task left out of its own forecast
     default, decision = decide(res)
     train_default, train_decision = decide(res, "training score")
+    decision += loto_rule(res)
     decision += ["", "Training-score runs (the rule applied to them alone):", *train_decision]
     secs = time.time() - t0
     cmd = "python analysis/bench_forecast.py " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -419,6 +502,20 @@ def main(argv=None):
                                   ("median width of the calibrated 90 % interval (points)", "width", "median"),
                                   ("median rank by final error", "rank", "median")):
             lines += [f"### {title}", "", md_table(pivot(sub, value, agg)), ""]
+    tasks = everything.groupby(["kind", "task"])["run"].nunique()
+    lines += ["## Leave one task out", "",
+              "Each run is forecast as a run of a task never seen: logit-drift's prior comes from the runs of other "
+              "tasks only (the new-task prior where its own task is left out), and every calibration factor is "
+              "measured on the other tasks' cases, each task weighing the same. Tasks (runs): "
+              + "; ".join(f"{k}: " + ", ".join(f"{t} ({n})" for t, n in g.droplevel(0).items())
+                          for k, g in tasks.groupby(level=0)) + ".", ""]
+    for kind, d in (("validation", default), ("training score", train_default)):
+        if d and (res["kind"] == kind).any():
+            lines += [f"### {kind}: the default ({d[0]}) per task and window: median / worst |error| (points) / "
+                      "calibrated 90 % coverage / median width (points) (runs)", "", task_table(res, d[0], kind), ""]
+    known = [t for t, n in tasks.get("validation", pd.Series(dtype=int)).items() if n >= 3]
+    lines += ["### A task the prior knows (leave one run out): logit-drift as the default on "
+              + ", ".join(known), "", known_task_table(everything, known), ""]
     for kind in ("validation", "training score"):
         if (res["kind"] == kind).any():
             lines += [f"## Summary, {kind} runs: median / worst |error| of the final score (points) / calibrated 90 % "
@@ -447,9 +544,9 @@ def main(argv=None):
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text + "\n")
     if args.csv:
-        res.to_csv(args.csv, index=False)
+        everything.to_csv(args.csv, index=False)
     if args.write_calibration:
-        shape_prior = {kind: learn_prior([r for _, r in runs if r.target_kind == kind])
+        shape_prior = {kind: learn_task_priors([r for _, r in runs if r.target_kind == kind])
                        for kind in ("validation", "training score")}
         doc = {"default_method": default[0] if default else "last-value", "shape_prior": shape_prior,
                "default_method_by_kind": {"validation": default[0] if default else "last-value",

@@ -103,3 +103,41 @@ def summary(res, kind):
                     axis=1).unstack("K")
     order = [m for m in [*ALL_METHODS, SIZES_PRIOR, PAPER] if m in cells.index]
     return md_table(cells.loc[order].fillna("-"))
+
+
+def shown(res, method):
+    """Per (run, K): the case of ``method`` where it ran, else last-value's (what the product
+    shows with ``method`` as its default)."""
+    ok = res[res["ran"] & res["final"].notna()]
+    own = ok[ok["method"] == method].set_index(["run", "K"])
+    lv = ok[ok["method"] == "last-value"].set_index(["run", "K"])
+    return pd.concat([own, lv[~lv.index.isin(own.index)]]).reset_index()
+
+
+def _cells(g):
+    cov = g["covered"].dropna()
+    return (f"{g['final'].median():.1f} / {g['final'].max():.1f} / "
+            + (f"{100 * cov.mean():.0f} % / {g['width'].median():.1f}" if len(cov) else "- / -") + f" ({g['run'].nunique()})")
+
+
+def task_table(res, method, kind="validation"):
+    """task x K: median / worst |error|, calibrated coverage, median width, for ``method`` as the
+    default (last-value where it does not run), each task's cases forecast and calibrated
+    without any run of that task (leave one task out)."""
+    sub = shown(res[(res["kind"] == kind) & (res["mode"] == "loto")], method)
+    if sub.empty:
+        return "(no case)"
+    t = sub.groupby(["task", "K"]).apply(_cells, include_groups=False).unstack("K")
+    allrow = sub.groupby("K").apply(_cells, include_groups=False)
+    t.loc["all tasks"] = allrow
+    return md_table(t.fillna("-"), first="task")
+
+
+def known_task_table(res, tasks, kind="validation"):
+    """logit-drift as the default on runs of a task the prior knows (leave one run out)."""
+    sub = res[(res["kind"] == kind) & (res["mode"] == "loro") & res["task"].isin(tasks)]
+    sub = shown(sub[(sub["prior_kind"] == "task") | (sub["method"] == "last-value")], "logit-drift")
+    if sub.empty:
+        return "(no case)"
+    t = sub.groupby(["task", "K"]).apply(_cells, include_groups=False).unstack("K")
+    return md_table(t.fillna("-"), first="task")

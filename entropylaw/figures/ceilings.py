@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from entropylaw.fit.forecast.catalog import METHODS
+from entropylaw.fit.forecast.core import describe_method
 from entropylaw.figures.base import Built, Skipped, first_reasons
 from entropylaw.figures.common import forest_axes
 from entropylaw.draw.law import OUT_OF_RANGE, leaves_fraction, score_axis_label
@@ -195,7 +195,7 @@ def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boo
                         title=f"Final score from the first {100 * fit_frac:.0f} %")
     return [Built("forecast_final_score", ax.figure,
                   f"For each run, the final score forecast from its first {100 * fit_frac:.0f} % of steps: the "
-                  f"default method ({method}: {METHODS[method].description}; chosen by a rule fixed in advance on "
+                  f"default method ({method}: {describe_method(method)}; chosen by a rule fixed in advance on "
                   "the backtest of the real runs)"
                   + (f", or another where it cannot run or the score is a training score ({', '.join(fallback)})"
                      if fallback else "")

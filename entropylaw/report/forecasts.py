@@ -66,7 +66,7 @@ def forecast_table_html(rows: Sequence[Mapping]) -> str:
             f'<th title="{esc(method)}: uses the score logged in the window">'
             f'forecast [{pct}]</th><th title="the level the {esc(method)} method expects the score to settle at">'
             f'plateau [{pct}]</th><th title="b − a of the law fitted to the window\'s (entropy, score) pairs">'
-            f'law ceiling [{pct}]</th><th title="the score at the run\'s last step (hover a value: the step)">'
+            f'law ceiling [{pct}]</th><th title="the final score: a validation score at the run\'s last step, a training score\'s mean over the last 5 % of steps (hover a value)">'
             'observed</th><th title="observed final score inside the forecast\'s interval">in?</th></tr>')
     body = []
     for heading, r in _family_rows(rows, 9):
@@ -89,5 +89,5 @@ def forecast_table_html(rows: Sequence[Mapping]) -> str:
             + ("" if r.get("method") in (None, method) else f' <span class="muted">{esc(r["method"])}</span>')
             + "</td>"
             f"<td>{interval(row_float(r, 'plateau'), r.get('plateau_ci'), d, frac)}</td>{law_cell}"
-            f'<td title="step {cell(row_float(r, "final_step"), 0)}">{cell(obs, d)}</td><td>{inside}</td></tr>')
+            f'<td title="{esc(r.get("final_what", ""))}">{cell(obs, d)}</td><td>{inside}</td></tr>')
     return f'<table class="runs"><thead>{head}</thead><tbody>{"".join(body).replace("†", "<span class=dagger>†</span>")}</tbody></table>'

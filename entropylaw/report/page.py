@@ -227,14 +227,14 @@ def render_html(title: str, runs: Sequence[Mapping], figures: Sequence[ReportFig
     if forecasts:
         from collections import Counter
 
-        from entropylaw.fit.forecast.catalog import METHODS
+        from entropylaw.fit.forecast.core import describe_method
         from entropylaw.fit.forecast.core import default_method
 
         shown = Counter(f.get("method") for f in forecasts if f.get("method")).most_common(1)
         method = shown[0][0] if shown else default_method()  # no run could be forecast: the default, named
 
         parts.append(f'<p class="muted">Each forecast sees only the run\'s first {100 * fit_frac:.0f} % of steps. '
-                     f"<b>{esc(method)}</b> ({esc(METHODS[method].description)}) is the default method, chosen by a "
+                     f"<b>{esc(method)}</b> ({esc(describe_method(method))}) is the default method, chosen by a "
                      "rule fixed in advance on the backtest of the real runs that bounds the worst run's error as "
                      "well as the median's (for training scores its own rule's choice); where it cannot run, last-value is shown and named in its row. The "
                      "<b>law ceiling</b> uses the window's (entropy, score) pairs and is where the score would "

@@ -17,6 +17,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.fit.forecast.final import FINAL_SHARE, NO_FORECAST_WIDTH
 
 MAX_LINES, WIDTH = 60, 120
 TRUST_SHORT = {"good fit": "good", "weak fit": "weak", "law does not apply": "n/a"}
@@ -47,7 +48,8 @@ class Overview:
             ceil = "-" if not np.isfinite(r.ceiling) else f"{r.ceiling:.3f}"
             if np.isfinite(r.ceiling) and r.bounds and not r.bounds[0] - 5e-4 <= r.ceiling <= r.bounds[1] + 5e-4:  # as printed
                 ceil += "!"  # beyond what the score can reach
-            fc = "-" if not np.isfinite(r.forecast) else f"{r.forecast:.3f} [{r.lo:.2f}, {r.hi:.2f}]"
+            fc = "no forecast" if isinstance(r.no_forecast, str) else "-" if not np.isfinite(r.forecast) \
+                else f"{r.forecast:.3f} [{r.lo:.2f}, {r.hi:.2f}]"
             fc += "*" if r.fallback else " "
             reached = "-" if not np.isfinite(r.reached) else f"{r.reached:.3f}"
             stop = "now" if r.stop_now else "-" if not np.isfinite(r.stop) else f"step {r.stop:.0f}"
@@ -56,6 +58,11 @@ class Overview:
         out.append("score: val = validation, train = the training reward (no validation logged). law: good / weak fit,")
         out.append("  n/a = the law does not describe the run (its ceiling is no forecast); ! = beyond the score's range.")
         out.append("*: last-value (the default cannot run there). stop paying: now = the gain already stays below it.")
+        if (self.rows["kind"] == "train").any():
+            out.append(f"train: forecast and reached are the mean of the run's last {FINAL_SHARE:.0%} of steps "
+                       "(one batch is too noisy).")
+        if self.rows["no_forecast"].map(lambda v: isinstance(v, str)).any():
+            out.append(f"no forecast: its 90 % interval would span over {NO_FORECAST_WIDTH:.0%} of the score's range.")
         out += self.size_lines
         for p in self.problems[:3]:
             out.append(_clip(f"note: {p}"))
@@ -103,7 +110,7 @@ def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int =
         row = {"run_id": rid, "kind": "?", "steps": float(steps.max() - steps.min() + 1), "ceiling": np.nan,
                "trust": "?",
                "forecast": np.nan, "lo": np.nan, "hi": np.nan, "reached": np.nan, "stop": np.nan, "fallback": False,
-               "stop_now": False, "bounds": None}
+               "stop_now": False, "bounds": None, "no_forecast": None}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EntropyLawWarning)
             try:
@@ -115,9 +122,12 @@ def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int =
                 run = RunData.from_table(df, rid)
                 row["kind"] = "val" if run.target_kind == "validation" else "train"
                 fc = forecast(run, fit_frac=fit_frac, methods=[DEFAULT], n_boot=n_boot)
-                m = fc.methods[fc.default].forecast.iloc[-1]
-                row.update(forecast=float(m["forecast"]), lo=float(m["lo"]), hi=float(m["hi"]),
-                           reached=float(run.target.values[-1]), fallback=fc.default == FALLBACK != default_method(run.target_kind),
+                m = fc.methods[fc.default].final
+                reached = fc.final_observed
+                row.update(reached=np.nan if reached is None else reached, no_forecast=m["no_forecast"])
+                if not m["no_forecast"]:
+                    row.update(forecast=m["forecast"], lo=m["lo"], hi=m["hi"])
+                row.update(fallback=fc.default == FALLBACK != default_method(run.target_kind),
                            stop=float((fc.decision or {}).get("stop_step") or np.nan),
                            stop_now=str((fc.decision or {}).get("stop_note", "")).startswith("already"),
                            bounds=run.bounds)

@@ -24,6 +24,7 @@ import pandas as pd
 
 import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
+from entropylaw.fit.forecast.final import describe
 from entropylaw.results.cache import LAW_METHOD, fit_result, forecast_result, prime_fits, prime_forecasts
 from entropylaw.draw.labels import run_labels
 from entropylaw.results.runs import run_styles, tag, usable_runs
@@ -120,15 +121,20 @@ def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_b
             out.append(f)
             continue
         notes += tag(row["run_id"], caught)
+        observed = fc.final_observed
         f.update(window_end=float(fc.window_end), n_window=int(fc.n_window), target_key=fc.target_key,
                  target_kind=fc.target_kind, final_step=float(fc.at_steps[-1]),
-                 final_observed=float(run.target.values[-1]),
+                 final_observed=float("nan") if observed is None else observed,
+                 final_what=describe(fc.target_kind, fc.final_steps),
                  fraction=_is_fraction(run.target.values))
         table = fc.table().set_index("method")
         f["method"] = fc.default  # the default, or last-value where the default cannot run (said in fc.note)
         d = table.loc[fc.default]
-        if d["ok"]:
-            f.update(forecast=float(d["forecast"]), forecast_ci=(float(d["lo"]), float(d["hi"])),
+        fin = fc.methods[fc.default].final
+        if d["ok"] and fin and fin["no_forecast"]:
+            f["reason"] = fin["no_forecast"]
+        elif d["ok"]:
+            f.update(forecast=fin["forecast"], forecast_ci=(fin["lo"], fin["hi"]),
                      plateau=as_float(d["plateau"]), plateau_ci=_pair(d["plateau_ci"]))
         else:
             f["reason"] = str(d["reason"])

@@ -123,14 +123,34 @@ def normalized_error(y, mid, lo, hi, bounds):
     return np.where(np.isclose(yy, m), 0.0, np.where(np.isfinite(e), e, np.inf))
 
 
-def factor(errors, conf: float = 0.9) -> float:
+def factor(errors, conf: float = 0.9, groups=None) -> float:
     """The calibration factor: the finite-sample ``conf`` quantile of normalized errors
-    (the ``ceil((n + 1) conf)``-th smallest, as split-conformal prediction takes it)."""
+    (the ``ceil((n + 1) conf)``-th smallest, as split-conformal prediction takes it).
+
+    ``groups`` (a label per error, e.g. the task): each group weighs the same, however many
+    cases it holds (nine runs of one task must not outvote one run of another), and ``n`` is
+    the effective number of cases of those weights.
+
+    >>> factor([1.0, 2.0, 3.0, 4.0], 0.5), factor([1.0, 1.0, 1.0, 4.0], 0.5, groups=["a", "a", "a", "b"])
+    (3.0, 4.0)
+    """
     e = np.asarray(errors, float)
-    e = np.sort(e[~np.isnan(e)])  # nan: a case left out of the calibration (degenerate)
-    if len(e) == 0:
+    keep = ~np.isnan(e)  # nan: a case left out of the calibration (degenerate)
+    if not keep.any():
         return 1.0
-    k = int(np.ceil((len(e) + 1) * conf)) - 1
+    if groups is None:
+        e = np.sort(e[keep])
+        k = int(np.ceil((len(e) + 1) * conf)) - 1
+        return float(e[min(k, len(e) - 1)])
+    g = np.asarray(groups)[keep]
+    e = e[keep]
+    labels, inverse, counts = np.unique(g, return_inverse=True, return_counts=True)
+    w = 1.0 / counts[inverse]
+    order = np.argsort(e, kind="stable")
+    e, w = e[order], w[order] / w.sum()
+    n_eff = 1.0 / float(np.sum(w**2))
+    level = min(1.0, conf * (1 + 1 / n_eff))
+    k = int(np.searchsorted(np.cumsum(w), level - 1e-12))
     return float(e[min(k, len(e) - 1)])
 
 
@@ -140,14 +160,37 @@ def stored() -> dict:
     return json.loads(PATH.read_text()) if PATH.exists() else {}
 
 
-def method_factor(method: str, kind: str) -> float:
+# Relative horizons ``h = (step - window end) / (window end - first step)`` whose errors are
+# calibrated apart: a forecast from half a run (h <= 2) and one from a tenth of it (h ~ 9)
+# miss by different multiples of their own interval. The forecast knows h live, too.
+HORIZON_BANDS = (2.0, 5.0)
+
+
+def horizon_band(h) -> np.ndarray:
+    """The band (0, 1, 2) of relative horizons ``h`` (:data:`HORIZON_BANDS`).
+
+    >>> horizon_band([1.0, 3.0, 9.0]).tolist()
+    [0, 1, 2]
+    """
+    return np.searchsorted(np.asarray(HORIZON_BANDS), np.asarray(h, float), side="left")
+
+
+def method_factor(method: str, kind: str, horizon=None):
     """The stored factor of ``method`` for targets of ``kind`` ("validation" or "training
-    score": their noise differs) -- 1 (uncalibrated) when none is stored."""
-    return float(stored().get("factors", {}).get(kind, {}).get(method, {}).get("factor", 1.0))
+    score": their noise differs) -- 1 (uncalibrated) when none is stored. With ``horizon``
+    (relative horizons, one per step) and factors stored per band: one factor per step."""
+    entry = stored().get("factors", {}).get(kind, {}).get(method, {})
+    pooled = float(entry.get("factor", 1.0))
+    bands = entry.get("by_horizon")
+    if horizon is None or not bands:
+        return pooled
+    per_band = np.array([b.get("factor", pooled) if b else pooled for b in bands], float)
+    return per_band[np.minimum(horizon_band(horizon), len(per_band) - 1)]
 
 
-def leave_one_run_out(runs, errors, conf: float = 0.9) -> np.ndarray:
-    """Each case's factor calibrated on the other runs' cases (``runs``: a run label per case).
+def leave_one_run_out(runs, errors, conf: float = 0.9, groups=None) -> np.ndarray:
+    """Each case's factor calibrated on the other runs' cases (``runs``: a run label per case;
+    a task label leaves whole tasks out). ``groups``: weigh each group the same (:func:`factor`).
 
     A run whose cases are the only ones gets factor 1 (nothing to calibrate on)."""
     runs, errors = np.asarray(runs), np.asarray(errors, float)
@@ -155,5 +198,5 @@ def leave_one_run_out(runs, errors, conf: float = 0.9) -> np.ndarray:
     for r in np.unique(runs):
         mine = runs == r
         if (~mine & ~np.isnan(errors)).any():
-            out[mine] = factor(errors[~mine], conf)
+            out[mine] = factor(errors[~mine], conf, None if groups is None else np.asarray(groups)[~mine])
     return out

@@ -169,19 +169,27 @@ class Ensemble:
 
     calibrated = True  # as the members' (entropylaw.fit.forecast.methods.ForecastMethod.calibrated)
 
-    def predictive(self, steps, n_draws=None, calibrated=None):
+    def predictive(self, steps, n_draws=None, calibrated=None, average=False):
         calibrated = self.calibrated if calibrated is None else calibrated
         w = np.array([self.weights_[m.name] for m in self.members_])
-        outs = [m.predictive(steps, calibrated=False) for m in self.members_]
+        outs = [m.predictive(steps, calibrated=False, average=average) for m in self.members_]
         mid = sum(wi * o[0] for wi, o in zip(w, outs))
         draws = self._mixture([o[1] for o in outs], w)
-        c = cal.method_factor(self.name, self.target_kind_) if calibrated else 1.0
+        steps = np.asarray(steps, float)
+        first = min(m.origin_ for m in self.members_)
+        h = np.maximum(steps[-1:] if average else steps, self.end_) - self.end_
+        c = cal.method_factor(self.name, self.target_kind_, h / max(self.end_ - first, 1.0)) if calibrated else 1.0
         return mid, cal.rescale(mid, draws, self.bounds_, c)
 
     def predict(self, steps) -> pd.DataFrame:
         mid, draws = self.predictive(steps)
         lo, hi = _quantiles(draws, self.conf)
         return pd.DataFrame({"step": np.asarray(steps, float), "forecast": mid, "lo": lo, "hi": hi})
+
+    def predict_mean(self, steps) -> tuple[float, float, float]:
+        mid, draws = self.predictive(steps, average=True)
+        lo, hi = _quantiles(draws, self.conf)
+        return float(mid[0]), float(lo[0]), float(hi[0])
 
     def plateau_ci(self):
         d = self._plateau_draws

@@ -63,6 +63,7 @@ from entropylaw.fit.forecast.decide import check_decision_args as _check_decisio
 from entropylaw.fit.forecast.decide import NO_CURVE, decision_lines, decision_on
 from entropylaw.fit.forecast import text as _text
 from entropylaw.fit.forecast.drift import LogitDrift, learn_prior
+from entropylaw.fit.forecast.final import describe, final_of, final_steps, observed_final
 # The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the lowest
 # max(median / 1 point, worst / 5 points) of the final score at 15 % of the run, then the other
 # ratio, ties to the simpler method), for validation scores and for training scores apart,
@@ -103,10 +104,11 @@ class MethodResult:
     warnings: list = field(default_factory=list)
     late_rmse: float | None = None
     note: str | None = None
+    final: dict | None = None  # the final score's forecast (entropylaw.fit.forecast.final)
 
     def to_dict(self) -> dict:
         out = {k: getattr(self, k) for k in ("method", "ok", "reason", "plateau", "plateau_ci", "t90", "t90_ci",
-                                             "params", "warnings", "late_rmse", "note")}
+                                             "params", "warnings", "late_rmse", "note", "final")}
         out["forecast"] = None if self.forecast is None else self.forecast.to_dict(orient="records")
         return out
 
@@ -134,6 +136,15 @@ class Forecast:
     fit_frac: float | None = None  # the window as a share of the run (a backtest), when given so
     run_last: float | None = None  # the run's last logged step
     law_verdict: str | None = None  # the law's verdict on the window, where it does not apply
+    final_steps: np.ndarray | None = None  # the steps whose score makes the final score
+
+    @property
+    def final_observed(self) -> float | None:
+        """The final score as logged (a backtest), by the rule of :mod:`.final`."""
+        if self.observed is None or self.final_steps is None:
+            return None
+        return observed_final(self.target_kind, self.observed["step"], self.observed["value"],
+                              (self.final_steps[0], self.final_steps[-1]))
 
     def table(self, step=None) -> pd.DataFrame:
         """One row per method: forecast and interval at ``step`` (default: the last requested)."""
@@ -194,17 +205,20 @@ class Forecast:
                 "at_steps": [float(s) for s in self.at_steps], "default_method": self.default,
                 "methods": {k: v.to_dict() for k, v in self.methods.items()}, "decision": self.decision,
                 "observed": {str(s): v for s in self.at_steps if (v := _text.observed_at(self, s)) is not None},
+                "final": {"what": describe(self.target_kind, self.final_steps), "observed": self.final_observed},
                 "law_on_window": self.law_verdict or "applies"}
 
 
-def _result(m, steps) -> MethodResult:
+def _result(m, steps, final=None) -> MethodResult:
+    """``m``'s result at ``steps``; ``final``: (kind, steps, bounds) of the final score."""
     if not m.ok_:
         return MethodResult(m.name, False, m.reason_, warnings=list(getattr(m, "warnings_", [])))
     f = m.predict(steps)
     if isinstance(m, PriorMethod):
         f["prior_shift"] = m.shift(steps)
     return MethodResult(m.name, True, None, f, m.plateau_, m.plateau_ci(), m.t90_, m.t90_ci(), m.params_,
-                        list(m.warnings_), m.late_rmse_, getattr(m, "t90_note_", None))
+                        list(m.warnings_), m.late_rmse_, getattr(m, "t90_note_", None),
+                        None if final is None else final_of(m, *final, forecast=f))
 
 
 def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon=None, methods=None, conf=0.9,
@@ -267,19 +281,22 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
             m = METHODS[name](conf=conf, n_boot=n_boot, seed=seed)
         m.calibrated = calibrated
         fitted[name] = m.fit(win)
-    results = {name: _result(m, at_steps) for name, m in fitted.items()}
+    spacing = float(np.median(np.diff(win.target.steps))) if len(win.target) > 1 else 1.0
+    fin_steps = final_steps(run.target_kind, run.origin, float(at_steps[-1]), spacing)
+    final = (run.target_kind, fin_steps, win.bounds)
+    results = {name: _result(m, at_steps, final) for name, m in fitted.items()}
     if ENSEMBLE in names:
         members = [m for n, m in fitted.items()]
         if not members:  # only the ensemble asked for: it needs its members
             members = [METHODS[n](conf=conf, n_boot=n_boot, seed=seed).fit(win) for n in METHODS]
         ens = Ensemble(conf=conf, n_boot=n_boot, seed=seed).fit(win, fitted=members)
         ens.calibrated = calibrated
-        results[ENSEMBLE] = _result(ens, at_steps)
+        results[ENSEMBLE] = _result(ens, at_steps, final)
     if CURVE_ENSEMBLE in names:
         fitted[CURVE_ENSEMBLE] = CurveEnsemble(conf=conf, n_boot=n_boot, seed=seed).fit(win,
                                                                                        fitted=list(fitted.values()))
         fitted[CURVE_ENSEMBLE].calibrated = calibrated
-        results[CURVE_ENSEMBLE] = _result(fitted[CURVE_ENSEMBLE], at_steps)
+        results[CURVE_ENSEMBLE] = _result(fitted[CURVE_ENSEMBLE], at_steps, final)
     if not any(r.ok for r in results.values()):
         why = "; ".join(f"{r.method}: {r.reason}" for r in results.values())
         raise EntropyLawError(f"run {run.run_id!r}: no method can forecast from the window "
@@ -310,10 +327,16 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     decision = decision_on(win, at_steps, decided, conf, target, threshold, n_problems, total_steps, first, curve)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
                     at_steps, results, note, default=default, observed=observed, decision=decision,
-                    fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end))
+                    fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end), final_steps=fin_steps)
 
 
 FALLBACK = "last-value"
+
+
+def describe_method(name: str) -> str:
+    """One line on what a method (a combination included) does."""
+    combos = {PRIOR: PriorMethod, ENSEMBLE: Ensemble, CURVE_ENSEMBLE: CurveEnsemble}
+    return getattr(METHODS.get(name) or combos.get(name), "description", name)
 
 
 def _drift(run, prior_runs, shape_prior, conf, n_boot, seed, notes) -> LogitDrift:

@@ -43,6 +43,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.fit.forecast.tasks import task_of
 from entropylaw.fit.window import window_end as _window_end
 
 TOKEN_KEYS = ("perf/total_num_tokens", "total_num_tokens", "num_tokens")
@@ -93,6 +94,7 @@ class RunData:
     tokens_raw: Series | None = None  # tokens as logged: cumulated per window (no later value decides how)
     tokens_cumulative: bool | None = None
     size: float = float("nan")  # parameters (non-embedding where known): the prior's size covariate
+    task: str = ""  # the benchmark behind the score (entropylaw.fit.forecast.tasks.task_of)
 
     @classmethod
     def from_arrays(cls, target_steps, target_values, entropy_steps=None, entropy_values=None,
@@ -113,7 +115,8 @@ class RunData:
         first = min(float(s.steps[0]) for s in parts) if origin is None else float(origin)
         last = max(float(s.steps[-1]) for s in parts)
         return cls(run_id, target, target_key, target_kind, entropy, score, tokens, first, last, last,
-                   family, score_bounds(target.values), raw, cumulative_tokens)
+                   family, score_bounds(target.values), raw, cumulative_tokens,
+                   task=task_of(target_key) if str(target_key).startswith("val/") else "")
 
     @classmethod
     def from_table(cls, df: pd.DataFrame, run_id: str, y_key: str | None = None, x_key: str = table.ENTROPY,
@@ -144,7 +147,8 @@ class RunData:
         size = float(meta["n_params_nonembedding"])
         size = size if size == size else float(meta["n_params"])
         return replace(cls.from_arrays(*get(key), *get(x_key), *get(table.SCORE), *get(tok), run_id=run_id,
-                                       target_key=key, target_kind=kind, family=family), size=size)
+                                       target_key=key, target_kind=kind, family=family), size=size,
+                       task=task_of(key, str(meta["dataset"])))
 
     def window(self, end: float) -> "RunData":
         """The run as seen at step ``end``: every series cut there, and what is read off a

@@ -49,9 +49,10 @@ from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.calibrate import from_logit, to_logit
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.data import robust_noise
-from entropylaw.fit.forecast.names import GIVEN_PRIOR
+from entropylaw.fit.forecast.names import GIVEN_PRIOR, NEW_TASK
 from entropylaw.fit.forecast.decide import problems_of
 from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod
+from entropylaw.fit.forecast.tasks import prior_for, task_priors
 
 # used where no prior is stored and none is given: broad, and said in the method's warnings
 FALLBACK_PRIOR = {"c": [0.1, 0.15], "runs": 0}
@@ -97,6 +98,34 @@ def posterior(t, z, w, prior_c=None):
     cov = np.linalg.inv(XtW @ X / phi + P0)
     mean = cov @ (XtW @ z / phi + P0 @ m0)
     return mean, cov, phi
+
+
+def t_posterior(t, z, w, prior, n_draws, seed):
+    """As :func:`posterior`, with a Student-t prior on ``c`` (``prior["c"] = [loc, scale]``,
+    ``prior["nu"]`` degrees of freedom) and a flat one on ``A``: given ``c`` the model is
+    Gaussian, so ``c``'s posterior is the window's Gaussian likelihood times the t density,
+    computed on a grid; ``A | c`` is Gaussian. Returns the posterior median of ``(A, c)``,
+    the covariance of the draws, the over-dispersion and ``n_draws`` joint draws."""
+    own, own_cov, phi = posterior(t, z, w)
+    sd_own = float(np.sqrt(own_cov[1, 1]))
+    loc, scale = prior["c"]
+    nu = float(prior.get("nu", 3.0))
+    grid = np.linspace(min(own[1] - 12 * sd_own, loc - 60 * scale), max(own[1] + 12 * sd_own, loc + 60 * scale), 20001)
+    logp = -0.5 * ((grid - own[1]) / sd_own) ** 2 - 0.5 * (nu + 1) * np.log1p(((grid - loc) / scale) ** 2 / nu)
+    p = np.exp(logp - logp.max())
+    cdf = np.cumsum(p)
+    cdf /= cdf[-1]
+    x = np.log1p(t)
+    sw = float(np.sum(w))
+
+    def a_of(c):  # A's posterior mean given c (flat prior on A)
+        return (np.sum(w * z) - c * np.sum(w * x)) / sw
+    c_med = float(np.interp(0.5, cdf, grid))
+    rng = np.random.default_rng(seed)
+    c = np.interp(rng.uniform(size=max(n_draws, 1)), cdf, grid)
+    a = a_of(c) + rng.standard_normal(len(c)) * np.sqrt(phi / sw)
+    draws = np.stack([a, c], axis=1)
+    return np.array([a_of(c_med), c_med]), np.cov(draws.T) if len(c) > 2 else own_cov, phi, draws
 
 
 def fit_full(run, bounds=None):
@@ -161,6 +190,12 @@ def learn_prior(runs, size=None, sizes=None) -> dict | None:
     return out
 
 
+def learn_task_priors(runs) -> dict:
+    """The per-task prior of finished ``runs`` (:func:`entropylaw.fit.forecast.tasks.task_priors`):
+    what the backtest stores and :class:`LogitDrift` reads by the run's task."""
+    return task_priors(runs, learn_prior, fit_full)
+
+
 def theil_sen(x, y) -> tuple[float, float]:
     """(slope, intercept): the median of the pairwise slopes, the median of ``y - slope x``
     (robust: one run of a few that collapses moves neither).
@@ -186,7 +221,9 @@ class LogitDrift(ForecastMethod):
 
     @property
     def calibration_key(self) -> str:
-        return GIVEN_PRIOR if self.given else self.name
+        if self.given:
+            return GIVEN_PRIOR
+        return NEW_TASK if getattr(self, "new_task_", False) else self.name
 
     def _fit(self, run, n_boot):
         if run.bounds is None:
@@ -200,7 +237,13 @@ class LogitDrift(ForecastMethod):
             prior = cal.stored().get("shape_prior", {}).get(run.target_kind) or FALLBACK_PRIOR
             if prior is FALLBACK_PRIOR:
                 self.warnings_.append("no prior learned from finished runs is stored: a broad fallback prior")
+        if "new_task" in prior:  # a per-task prior (entropylaw.fit.forecast.tasks): this run's task's part
+            prior, why = prior_for(prior, run.task)
+            if why:
+                self.warnings_.append(why)
+            prior = prior or FALLBACK_PRIOR
         self.prior_ = prior
+        self.new_task_ = prior.get("kind") == "new task"
         s, v = late(y)
         w, self.n_eff_ = logit_weights(v, run.bounds, run.target_key, robust_noise(y.values))
         if _on_bound(v, run.bounds, self.n_eff_):
@@ -216,17 +259,25 @@ class LogitDrift(ForecastMethod):
         if gap < -CONFLICT:
             raise CannotRun(f"the window's late points fall at {own[1]:.2f} per log step, {-gap:.1f} SD below the "
                             f"drift of finished runs ({prior['c'][0]:.2f}): the climb this method models is not there")
-        self.mean_, self.cov_, self.phi_ = posterior(t, z, w, prior["c"])
+        if self.new_task_:
+            self.mean_, self.cov_, self.phi_, c_draws = t_posterior(t, z, w, prior, n_boot, self.seed)
+        else:
+            self.mean_, self.cov_, self.phi_ = posterior(t, z, w, prior["c"])
         p_end = float(np.clip(from_logit(self.mean_[0] + self.mean_[1] * np.log1p(max(s[-1], 0.0)), (0, 1)),
                               1e-4, 1 - 1e-4))
         lo, hi = run.bounds
         self.sigma_ = float((hi - lo) * np.sqrt(self.phi_ * p_end * (1 - p_end) / self.n_eff_))
         rng = np.random.default_rng(self.seed)
-        self._coef_draws = (rng.multivariate_normal(self.mean_, self.cov_, size=n_boot) if n_boot
-                            else self.mean_[None, :])
+        if self.new_task_:
+            self._coef_draws = c_draws if n_boot else self.mean_[None, :]
+        else:
+            self._coef_draws = (rng.multivariate_normal(self.mean_, self.cov_, size=n_boot) if n_boot
+                                else self.mean_[None, :])
         params = {"A": float(self.mean_[0]), "c": float(self.mean_[1]), "c_sd": float(np.sqrt(self.cov_[1, 1])),
                   "points": int(len(s)), "n_eff": self.n_eff_, "overdispersion": self.phi_,
-                  "prior_c": list(prior["c"]), "prior_runs": int(prior.get("runs", 0))}
+                  "prior_c": list(prior["c"]), "prior_runs": int(prior.get("runs", 0)),
+                  "prior_kind": "new task" if self.new_task_ else "task" if prior.get("task") else "runs",
+                  "prior_tasks": prior.get("tasks") or ([prior["task"]] if prior.get("task") else None)}
         if prior.get("size_covariate"):
             params["size_covariate"] = prior["size_covariate"]
         if prior.get("size_note"):

@@ -124,11 +124,15 @@ class ForecastMethod:
     # the stored calibration scales the intervals; the backtest that measures it sets False
     calibrated = True
 
-    def predictive(self, steps, n_draws=None, calibrated=None):
+    def predictive(self, steps, n_draws=None, calibrated=None, average=False):
         """Point forecast (m,) and predictive draws (B, m) at ``steps``; the draws on the
         score's bounded scale, scaled by the method's calibration factor
         (:mod:`entropylaw.fit.forecast.calibrate`; ``calibrated=False``: factor 1; None: the
-        method's own ``calibrated``)."""
+        method's own ``calibrated``).
+
+        ``average=True``: the forecast of the *mean* over ``steps`` (shape (1,) and (B, 1)):
+        the noise of one observation shrinks with the number of steps averaged, the model
+        error does not (it moves every step of the curve together)."""
         calibrated = self.calibrated if calibrated is None else calibrated
         steps = np.asarray(steps, float)
         mid = self._mid(steps)
@@ -137,8 +141,12 @@ class ForecastMethod:
             draws = draws[np.random.default_rng(self.seed + 7).integers(0, len(draws), n_draws)]
         h = np.maximum(steps - self.end_, 0.0) / max(self.end_ - self.origin_, 1.0)
         sd = np.sqrt(self.sigma_**2 + self.q_ * h**self.growth)
+        if average:
+            mid, draws = mid.mean(keepdims=True), draws.mean(axis=1, keepdims=True)
+            sd = np.sqrt(self.sigma_**2 / len(steps) + self.q_ * float(np.mean(h**self.growth)))[None]
+            steps = steps[-1:]
         draws = draws + np.random.default_rng(self.seed + 1).standard_normal(draws.shape) * sd
-        c = cal.method_factor(self.calibration_key, self.target_kind_) if calibrated else 1.0
+        c = cal.method_factor(self.calibration_key, self.target_kind_, h[-1:] if average else h) if calibrated else 1.0
         # the draws spread around the unclipped forecast; the interval is centred where it is shown
         spread = draws - mid
         mid = self._bounded(mid, steps)
@@ -169,6 +177,12 @@ class ForecastMethod:
         mid, draws = self.predictive(steps)
         lo, hi = _quantiles(draws, self.conf)
         return pd.DataFrame({"step": np.asarray(steps, float), "forecast": mid, "lo": lo, "hi": hi})
+
+    def predict_mean(self, steps) -> tuple[float, float, float]:
+        """The forecast of the score's mean over ``steps`` and its ``conf`` interval."""
+        mid, draws = self.predictive(steps, average=True)
+        lo, hi = _quantiles(draws, self.conf)
+        return float(mid[0]), float(lo[0]), float(hi[0])
 
     def plateau_ci(self):
         return _ci(self._clip(self._plateau_draws), self.conf)
@@ -211,8 +225,12 @@ def _ci(draws, conf):
     return [float(lo) if np.isfinite(lo) else None, float(hi) if np.isfinite(hi) else None]
 
 
+LAST_POINTS = 5  # a training score's last level: the mean of the window's last 5 points
+
+
 class LastValue(ForecastMethod):
-    """The last observed value carried forward (the naive baseline)."""
+    """The last observed value carried forward (the naive baseline); for a training score,
+    the mean of the window's last :data:`LAST_POINTS` points."""
 
     name = "last-value"
     description = "the last observed value carried forward"
@@ -221,11 +239,14 @@ class LastValue(ForecastMethod):
         y = run.target.values
         if len(y) < 2:
             raise CannotRun(f"needs 2 {run.target_kind} points in the window (to size the noise); has {len(y)}")
-        self.last_ = float(y[-1])
         self.sigma_ = robust_noise(y)  # the score's own noise, robust to a take-off jump
+        # a training score is one batch's reward, far noisier than a validation pass: its last
+        # level is the mean of the window's last few points, not the last batch alone
+        k = min(LAST_POINTS, len(y)) if run.target_kind == "training score" else 1
+        self.last_ = float(np.mean(y[-k:]))
         z = np.random.default_rng(self.seed).standard_normal(max(n_boot, 1))
-        self._level = self.last_ + self.sigma_ * z
-        self._finish(self.last_, self._level, None, None, {"last": self.last_, "sigma": self.sigma_})
+        self._level = self.last_ + self.sigma_ / np.sqrt(k) * z
+        self._finish(self.last_, self._level, None, None, {"last": self.last_, "sigma": self.sigma_, "points": k})
         self.t90_note_ = "last-value assumes no further change"
 
     def _calibrate(self, run):

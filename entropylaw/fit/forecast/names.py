@@ -6,3 +6,6 @@ ENSEMBLE, PRIOR, CURVE_ENSEMBLE = "ensemble", "prior", "curve-ensemble"
 DEFAULT = "default"
 # logit-drift whose prior comes from runs the user gives (--prior): calibrated on its own
 GIVEN_PRIOR = "logit-drift, prior: given runs"
+# logit-drift on a task its stored prior was not learned on (the heavy-tailed new-task prior):
+# calibrated on cases that left out whole tasks
+NEW_TASK = "logit-drift, new task"

@@ -11,6 +11,7 @@ import numpy as np
 
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
 from entropylaw.fit.forecast.decide import decision_lines
+from entropylaw.fit.forecast.final import describe
 from entropylaw.fit.text_table import fmt_table
 
 COLUMNS = [("method", "method"), ("step", "step"), ("forecast", "forecast"), ("interval", "interval"),
@@ -48,6 +49,8 @@ def header(fc) -> str:
              f"{fc.conf:.0%} intervals; no information after step {fc.window_end:g} is used"]
     if fc.note:
         lines.append(f"note: {fc.note}")
+    if fc.target_kind != "validation" and fc.final_steps is not None:
+        lines.append(f"final score: {describe(fc.target_kind, fc.final_steps)}")
     if fc.law_verdict:
         lines.append(fc.law_verdict)
     return "\n".join(lines)
@@ -69,11 +72,18 @@ def rows(fc) -> list[dict]:
             row["note"] = f"cannot run: {r.reason}"
         else:
             f = r.forecast.iloc[-1]
-            row.update(step=f"{f['step']:g}", forecast=float(f["forecast"]), interval=[float(f["lo"]), float(f["hi"])],
-                       observed=observed_at(fc, step), plateau=r.plateau, plateau_ci=r.plateau_ci,
-                       t90=None if r.t90 is None else f"{r.t90:.0f}", t90_ci=_steps_ci(r.t90_ci), note=r.note)
+            fin = r.final or {}
+            steps = fin.get("steps") or [step, step]
+            row.update(step=f"{f['step']:g}" if steps[0] == steps[-1] else f"{steps[0]:g}..{steps[-1]:g}",
+                       forecast=float(fin.get("forecast", f["forecast"])),
+                       interval=[float(fin.get("lo", f["lo"])), float(fin.get("hi", f["hi"]))],
+                       observed=fc.final_observed if r.final else observed_at(fc, step), plateau=r.plateau,
+                       plateau_ci=r.plateau_ci, t90=None if r.t90 is None else f"{r.t90:.0f}",
+                       t90_ci=_steps_ci(r.t90_ci), note=r.note)
             if "prior_shift" in r.forecast:
                 row["note"] = f"prior moved the forecast by {float(f['prior_shift']):+.4f}"
+            if fin.get("no_forecast"):
+                row["note"] = fin["no_forecast"]
         out.append(row)
     return out
 

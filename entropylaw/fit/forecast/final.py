@@ -1,0 +1,86 @@
+"""What a forecast calls a run's *final score*: one rule for every command and the backtest.
+
+- A **validation score** is one pass over a fixed set of problems: its final score is its
+  value at the run's last step.
+- A **training score** is the reward of one step's batch of prompts (a few dozen problems,
+  new ones every step): one step's value swings by tens of points and says little about
+  where the run ended. Its final score is the **mean over the run's last 5 % of steps**
+  (:data:`FINAL_SHARE`), forecast as a mean (:meth:`~.methods.ForecastMethod.predict_mean`:
+  the batch noise shrinks with the steps averaged, the model error does not).
+
+A 90 % interval that spans more than half the score's range (:data:`NO_FORECAST_WIDTH`)
+says nothing about where the run ends: it is reported as **no forecast**, with its reason,
+and its numbers stay in the JSON.
+
+>>> import numpy as np
+>>> final_steps("training score", origin=0.0, last=200.0, spacing=5.0)
+array([190., 195., 200.])
+>>> final_steps("validation", origin=0.0, last=200.0, spacing=5.0)
+array([200.])
+>>> round(observed_final("training score", np.arange(0, 201, 5.0), np.r_[np.zeros(38), 0.5, 1.0, 0.9], [190.0, 200.0]), 6)
+0.8
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+FINAL_SHARE = 0.05
+NO_FORECAST_WIDTH = 0.5  # of the score's range
+
+
+def final_steps(kind: str, origin: float, last: float, spacing: float) -> np.ndarray:
+    """The steps whose score makes the final score: the last one for a validation score; for a
+    training score the last :data:`FINAL_SHARE` of ``origin .. last``, every ``spacing`` steps
+    (the window's own logging interval), back from ``last``."""
+    if kind == "validation":
+        return np.array([float(last)])
+    start = last - FINAL_SHARE * (last - origin)
+    spacing = max(float(spacing), 1.0)
+    return np.arange(float(last), start - 1e-9, -spacing)[::-1]
+
+
+def describe(kind: str, steps) -> str:
+    """What the final score is, in words."""
+    steps = np.asarray(steps, float)
+    if kind == "validation" or len(steps) == 0:
+        return f"the validation score at step {steps[-1]:g}" if len(steps) else "the validation score at the last step"
+    return (f"the mean training score over steps {steps[0]:g}..{steps[-1]:g} (the run's last "
+            f"{FINAL_SHARE:.0%}: one step's batch reward is too noisy to call final)")
+
+
+def observed_final(kind: str, steps, values, span) -> float | None:
+    """The final score as logged: the value at the last step for a validation score, the mean
+    over ``span = (first, last)`` steps for a training score (None where nothing was logged there)."""
+    steps, values = np.asarray(steps, float), np.asarray(values, float)
+    lo, hi = float(span[0]), float(span[-1])
+    if kind == "validation":
+        hit = np.nonzero(steps == hi)[0]
+        return float(values[hit[-1]]) if len(hit) else None
+    inside = (steps >= lo - 1e-9) & (steps <= hi + 1e-9)
+    return float(np.mean(values[inside])) if inside.any() else None
+
+
+def no_forecast_reason(lo: float, hi: float, bounds) -> str | None:
+    """Why an interval is no forecast (wider than :data:`NO_FORECAST_WIDTH` of the range), or None."""
+    if bounds is None or not (np.isfinite(lo) and np.isfinite(hi)):
+        return None
+    share = (hi - lo) / (bounds[1] - bounds[0])
+    if share <= NO_FORECAST_WIDTH:
+        return None
+    return (f"no forecast: the interval [{lo:.2f}, {hi:.2f}] spans {share:.0%} of the score's range; the window "
+            "does not say where the run ends")
+
+
+def final_of(method, kind: str, steps, bounds, forecast=None) -> dict:
+    """``method``'s forecast of the final score over ``steps``: forecast, lo, hi, the steps, and
+    ``no_forecast`` (the reason) where the interval says nothing. ``forecast``: the method's
+    forecast table already drawn, whose last row is a validation score's final score."""
+    steps = np.asarray(steps, float)
+    if kind == "validation":
+        f = (method.predict(steps[-1:]) if forecast is None else forecast).iloc[-1]
+        mid, lo, hi = float(f["forecast"]), float(f["lo"]), float(f["hi"])
+    else:
+        mid, lo, hi = method.predict_mean(steps)
+    return {"forecast": mid, "lo": lo, "hi": hi, "steps": [float(steps[0]), float(steps[-1])],
+            "what": describe(kind, steps), "no_forecast": no_forecast_reason(lo, hi, bounds)}
