@@ -206,7 +206,7 @@ def backtest(frames, ks, conf, n_boot, problems):
             end = window_end(run, fit_frac=k / 100)
             base = {"run": run.run_id, "task": run.task, "kind": run.target_kind, "K": k, "bounds": run.bounds}
             for mode, prior in priors.items():
-                methods = None if mode == "loto" else ["logit-drift"]
+                methods = None if mode == "loto" else ["logit-drift", "logit-drift+train"]
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
@@ -248,7 +248,7 @@ def backtest(frames, ks, conf, n_boot, problems):
 # when it is the default: its own forecast where it runs, last-value's where it refuses.
 RULE_K = 15
 GOAL_MEDIAN, GOAL_WORST = 1.0, 5.0
-SIMPLER = ["last-value", "logit-drift", "exp-saturation", "power", "law-ceiling", "law+entropy", "law+train",
+SIMPLER = ["last-value", "logit-drift", "logit-drift+train", "exp-saturation", "power", "law-ceiling", "law+entropy", "law+train",
            "sigmoid", "joint", "sigmoid-tokens", "prior", "ensemble", "curve-ensemble"]
 RULE = (f"at K = {RULE_K} % of the run, on every run of one kind (validation scores and training scores apart), "
         "each method scored on what it shows as the default "
@@ -268,7 +268,9 @@ def degenerate(sub) -> np.ndarray:
 def calibration_name(method, prior_kind) -> str:
     """The name a case's factor is stored under: logit-drift on a task its prior did not know
     has its own (:data:`~entropylaw.fit.forecast.names.NEW_TASK`)."""
-    return NEW_TASK if method == "logit-drift" and prior_kind == "new task" else method
+    if prior_kind == "new task" and method in ("logit-drift", "logit-drift+train"):
+        return NEW_TASK if method == "logit-drift" else method + ", new task"
+    return method
 
 
 def calibrate_cases(res, conf):
@@ -280,7 +282,7 @@ def calibrate_cases(res, conf):
     res["covered"], res["width"], res["outside"], factors = np.nan, np.nan, False, {}
     res["cal_name"] = [calibration_name(m, p) for m, p in zip(res["method"], res.get("prior_kind", [None] * len(res)))]
     usable = res["ran"] & res["e"].notna()
-    known_drift = (res["mode"] == "loro") & (res["cal_name"] == "logit-drift")
+    known_drift = (res["mode"] == "loro") & res["cal_name"].isin(["logit-drift", "logit-drift+train"])
     chosen = usable & ((res["mode"] == "loto") | known_drift | (res["mode"] == "given"))
     for (mode, kind, m), sub in res[chosen].groupby(["mode", "kind", "cal_name"]):
         # a forecast sitting on a bound with the score staying there (no width, no error) says

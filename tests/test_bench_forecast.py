@@ -9,6 +9,9 @@ import pytest
 from entropylaw import table
 from entropylaw.fit.forecast.data import RunData
 
+# prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
+pytestmark = pytest.mark.printed
+
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("bench_forecast", ROOT / "analysis" / "bench_forecast.py")
 bench = importlib.util.module_from_spec(spec)

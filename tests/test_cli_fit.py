@@ -10,6 +10,9 @@ import pytest
 from entropylaw import table
 from entropylaw.cli.main import main
 
+# prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
+pytestmark = pytest.mark.printed
+
 
 class Result:
     def __init__(self, code, captured):

@@ -10,6 +10,9 @@ import pytest
 from entropylaw import table
 from entropylaw.cli.main import main
 
+# prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
+pytestmark = pytest.mark.printed
+
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / "data" / "real"
 GRPO = REAL / "verl_grpo_deepseek-llm-7b-chat_gsm8k_mi300.parquet"

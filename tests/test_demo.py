@@ -3,6 +3,10 @@
 import subprocess
 import sys
 from pathlib import Path
+import pytest
+
+# prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
+pytestmark = pytest.mark.printed
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,6 +17,9 @@ from entropylaw.fit.early import EarlyPrediction
 from entropylaw.fit.forecast.core import METHODS, Ensemble, PriorMethod, forecast
 from entropylaw.fit.forecast.data import RunData, cumulative, window_end
 
+# prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
+pytestmark = pytest.mark.printed
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

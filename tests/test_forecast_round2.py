@@ -19,6 +19,9 @@ from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.entropy import EntropyPath, choose
 from entropylaw.fit.forecast.law import LawTrain
 
+# prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
+pytestmark = pytest.mark.printed
+
 
 # ---------------------------------------------------------------- the entropy's form
 @pytest.mark.parametrize("form,make", [

@@ -20,6 +20,9 @@ from pathlib import Path
 
 import pytest
 
+# prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
+pytestmark = pytest.mark.printed
+
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"
 SIZES = "data/real-sizes"

@@ -16,6 +16,9 @@ from entropylaw import table  # noqa: E402
 from entropylaw.figures import build as B  # noqa: E402
 from entropylaw.figures.probe_tables import ladder_parts  # noqa: E402
 
+# prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
+pytestmark = pytest.mark.printed
+
 
 @pytest.fixture(autouse=True)
 def _close():

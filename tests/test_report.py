@@ -29,6 +29,9 @@ from entropylaw.report.assemble import figure_png  # noqa: E402
 from entropylaw.report.cells import decimals, interval  # noqa: E402
 from entropylaw.report.page import ReportFigure, render_html  # noqa: E402
 
+# prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
+pytestmark = pytest.mark.printed
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ROOT = Path(__file__).resolve().parents[1]
 

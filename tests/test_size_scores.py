@@ -15,6 +15,9 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.size_scores import FinalScoreLaw
 from entropylaw.fit.size_series import scale_series
 
+# prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
+pytestmark = pytest.mark.printed
+
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = ROOT / "data" / "real-sizes"
 N5 = np.array([0.5e9, 1.5e9, 3e9, 7e9, 14e9])

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from entropylaw.fit.forecast.law import LawCeiling, LawEntropy, LawTrain
 from entropylaw.fit.forecast.curve_methods import ExpSaturation, Joint, PowerLaw, Sigmoid, SigmoidTokens
-from entropylaw.fit.forecast.drift import LogitDrift
+from entropylaw.fit.forecast.drift import DriftTrain, LogitDrift
 from entropylaw.fit.forecast.methods import LastValue
 from entropylaw.fit.forecast.names import CURVE_ENSEMBLE, DEFAULT, ENSEMBLE, GIVEN_PRIOR, PRIOR  # noqa: F401
 
 METHODS = {m.name: m for m in (LastValue, LawCeiling, LawEntropy, LawTrain, ExpSaturation, PowerLaw, Sigmoid, SigmoidTokens,
-                               Joint, LogitDrift)}
+                               Joint, LogitDrift, DriftTrain)}
 ALL_METHODS = [*METHODS, PRIOR, ENSEMBLE, CURVE_ENSEMBLE]

@@ -62,7 +62,7 @@ from entropylaw.fit.forecast.data import RunData, window_end
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
 from entropylaw.fit.forecast.decide import NO_CURVE, decision_lines, decision_on
 from entropylaw.fit.forecast import text as _text
-from entropylaw.fit.forecast.drift import LogitDrift, learn_prior
+from entropylaw.fit.forecast.drift import DriftTrain, LogitDrift, learn_prior
 from entropylaw.fit.forecast.final import describe, final_of, final_steps, observed_final
 # The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the lowest
 # max(median / 1 point, worst / 5 points) of the final score at 15 % of the run, then the other
@@ -275,8 +275,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
             continue
         if name == PRIOR:
             m = PriorMethod(conf, n_boot, seed, base=prior_base, prior_runs=tuple(prior_runs))
-        elif name == LogitDrift.name:
-            m = _drift(run, prior_runs, shape_prior, conf, n_boot, seed, drift_notes)
+        elif name in (LogitDrift.name, DriftTrain.name):
+            m = _drift(run, prior_runs, shape_prior, conf, n_boot, seed, drift_notes, METHODS[name])
         else:
             m = METHODS[name](conf=conf, n_boot=n_boot, seed=seed)
         m.calibrated = calibrated
@@ -339,11 +339,11 @@ def describe_method(name: str) -> str:
     return getattr(METHODS.get(name) or combos.get(name), "description", name)
 
 
-def _drift(run, prior_runs, shape_prior, conf, n_boot, seed, notes) -> LogitDrift:
-    """logit-drift with the prior given (the backtest's), else learned from ``prior_runs`` (then
-    calibrated as such), else the stored one."""
+def _drift(run, prior_runs, shape_prior, conf, n_boot, seed, notes, cls=LogitDrift) -> LogitDrift:
+    """logit-drift (or ``cls``, a variant) with the prior given (the backtest's), else learned
+    from ``prior_runs`` (then calibrated as such), else the stored one."""
     given = None if shape_prior else _drift_prior(run, prior_runs, notes)
-    return LogitDrift(conf, n_boot, seed, prior=shape_prior or given, given=given is not None)
+    return cls(conf, n_boot, seed, prior=shape_prior or given, given=given is not None)
 
 
 def _drift_prior(run, prior_runs, notes):

@@ -100,7 +100,7 @@ def posterior(t, z, w, prior_c=None):
     return mean, cov, phi
 
 
-def t_posterior(t, z, w, prior, n_draws, seed):
+def t_posterior(t, z, w, prior, n_draws, seed, extra=None):
     """As :func:`posterior`, with a Student-t prior on ``c`` (``prior["c"] = [loc, scale]``,
     ``prior["nu"]`` degrees of freedom) and a flat one on ``A``: given ``c`` the model is
     Gaussian, so ``c``'s posterior is the window's Gaussian likelihood times the t density,
@@ -112,6 +112,8 @@ def t_posterior(t, z, w, prior, n_draws, seed):
     nu = float(prior.get("nu", 3.0))
     grid = np.linspace(min(own[1] - 12 * sd_own, loc - 60 * scale), max(own[1] + 12 * sd_own, loc + 60 * scale), 20001)
     logp = -0.5 * ((grid - own[1]) / sd_own) ** 2 - 0.5 * (nu + 1) * np.log1p(((grid - loc) / scale) ** 2 / nu)
+    if extra is not None:  # one more Gaussian measurement of c (the training score's climb)
+        logp = logp - 0.5 * ((grid - extra[0]) / extra[1]) ** 2
     p = np.exp(logp - logp.max())
     cdf = np.cumsum(p)
     cdf /= cdf[-1]
@@ -193,7 +195,7 @@ def learn_prior(runs, size=None, sizes=None) -> dict | None:
 def learn_task_priors(runs) -> dict:
     """The per-task prior of finished ``runs`` (:func:`entropylaw.fit.forecast.tasks.task_priors`):
     what the backtest stores and :class:`LogitDrift` reads by the run's task."""
-    return task_priors(runs, learn_prior, fit_full)
+    return {**task_priors(runs, learn_prior, fit_full), "train_link": learn_train_link(runs)}
 
 
 def theil_sen(x, y) -> tuple[float, float]:
@@ -237,6 +239,7 @@ class LogitDrift(ForecastMethod):
             prior = cal.stored().get("shape_prior", {}).get(run.target_kind) or FALLBACK_PRIOR
             if prior is FALLBACK_PRIOR:
                 self.warnings_.append("no prior learned from finished runs is stored: a broad fallback prior")
+        self.prior_all_ = prior
         if "new_task" in prior:  # a per-task prior (entropylaw.fit.forecast.tasks): this run's task's part
             prior, why = prior_for(prior, run.task)
             if why:
@@ -259,10 +262,15 @@ class LogitDrift(ForecastMethod):
         if gap < -CONFLICT:
             raise CannotRun(f"the window's late points fall at {own[1]:.2f} per log step, {-gap:.1f} SD below the "
                             f"drift of finished runs ({prior['c'][0]:.2f}): the climb this method models is not there")
+        extra = self._train_term(run)
         if self.new_task_:
-            self.mean_, self.cov_, self.phi_, c_draws = t_posterior(t, z, w, prior, n_boot, self.seed)
+            self.mean_, self.cov_, self.phi_, c_draws = t_posterior(t, z, w, prior, n_boot, self.seed, extra)
         else:
-            self.mean_, self.cov_, self.phi_ = posterior(t, z, w, prior["c"])
+            pc = prior["c"]
+            if extra is not None:  # two Gaussian measurements of c: their product
+                prec = 1 / pc[1] ** 2 + 1 / extra[1] ** 2
+                pc = [(pc[0] / pc[1] ** 2 + extra[0] / extra[1] ** 2) / prec, float(np.sqrt(1 / prec))]
+            self.mean_, self.cov_, self.phi_ = posterior(t, z, w, pc)
         p_end = float(np.clip(from_logit(self.mean_[0] + self.mean_[1] * np.log1p(max(s[-1], 0.0)), (0, 1)),
                               1e-4, 1 - 1e-4))
         lo, hi = run.bounds
@@ -285,6 +293,10 @@ class LogitDrift(ForecastMethod):
         self._finish(None, None, None, None, params)
         self.t90_note_ = "the drift in log steps has no plateau: read the forecast at the run's last step"
 
+    def _train_term(self, run):
+        """Nothing: the plain drift reads the validation score alone (:class:`DriftTrain` reads more)."""
+        return None
+
     def _z(self, coefs, steps):
         x = np.log1p(np.maximum(np.asarray(steps, float), 0.0))
         return coefs[:, :1] + coefs[:, 1:2] * x[None, :]
@@ -294,3 +306,60 @@ class LogitDrift(ForecastMethod):
 
     def _draws(self, steps):
         return from_logit(self._z(self._coef_draws, steps), self.bounds_)
+
+
+class DriftTrain(LogitDrift):
+    """logit-drift that also reads the training score's climb in the window.
+
+    The training score is logged every step (17 points where validation has 3 or 4), and on
+    finished runs its late-half rate ``c_train`` tracks the validation rate: ``c_val ~ k
+    c_train`` with a spread ``s`` (:func:`learn_train_link`, stored by the backtest). The
+    window's ``c_train`` (with its standard error ``se``) is then one more Gaussian
+    measurement of ``c``: mean ``k c_train``, SD ``sqrt(k^2 se^2 + s^2)``. Beware a training
+    set read in order (not shuffled): its reward then follows the data, not the policy."""
+
+    name = "logit-drift+train"
+    description = "logit-drift that also reads the training score's climb (its link to validation learned on finished runs)"
+
+    @property
+    def calibration_key(self) -> str:
+        return self.name + (", new task" if getattr(self, "new_task_", False) else "")
+
+    def _train_term(self, run):
+        link = self.prior_all_.get("train_link")
+        if not link:
+            raise CannotRun("no link between the training score's climb and validation's is stored")
+        got = train_rate(run)
+        if got is None:
+            raise CannotRun("the window holds too few training-score points in [0, 1] to measure its climb")
+        c, se = got
+        return link["slope"] * c, float(np.sqrt((link["slope"] * se) ** 2 + link["sd"] ** 2))
+
+
+def train_rate(run):
+    """The training score's late-half climb ``(c, se)`` on the logit scale, or None."""
+    sc = run.score
+    if sc is None or len(sc) < 2 * MIN_LATE or not np.all((sc.values >= 0) & (sc.values <= 1)):
+        return None
+    s, v = late(sc)
+    w, n = logit_weights(v, (0.0, 1.0), "score", robust_noise(sc.values))
+    mean, cov, _ = posterior(np.maximum(s, 0.0), to_logit(v, (0.0, 1.0), 0.5 / n), w)
+    return float(mean[1]), float(np.sqrt(cov[1, 1]))
+
+
+def learn_train_link(runs) -> dict | None:
+    """``c_val ~ k c_train`` over finished runs with both (whole-run late halves): ``k`` the
+    median ratio over runs whose training climb is clear (``|c_train| > 0.02``), ``s`` the
+    robust spread of ``c_val - k c_train``; None with fewer than 3 such runs."""
+    pairs = []
+    for r in runs:
+        cv, ct = fit_full(r), train_rate(r)
+        if cv is not None and ct is not None and abs(ct[0]) > 0.02:
+            pairs.append((cv, ct[0], r.task))
+    if len(pairs) < 3:
+        return None
+    cv, ct = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    k = float(np.median(cv / ct))
+    resid = cv - k * ct
+    return {"slope": k, "sd": float(max(1.4826 * np.median(np.abs(resid - np.median(resid))), MIN_SD)),
+            "runs": len(pairs), "tasks": sorted({p[2] for p in pairs})}
