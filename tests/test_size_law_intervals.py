@@ -40,9 +40,9 @@ def test_interval_coverage_at_held_out_larger_sizes(kind):
     """Five sizes 0.5B-14B scored on 500 questions (binomial noise); the 90 % interval at 32B and
     72B should hold the score observed there (also scored on 500 questions). Measured over 80
     series per form (seed 0): logit-linear 0.96, saturating below 1 0.99, logit-ceiling 0.98,
-    logit-saturating 0.99. The intervals are conservative on smooth truths by design: the floor
-    per decade stands for the bends real series show beyond their data, and forms the held-out
-    sizes cannot tell apart are all kept. Tolerance: at least 0.85 (nominal 0.9 less two
+    logit-saturating 1.00 (median widths 15-24 points). The intervals are conservative on smooth
+    truths by design: the floor per decade stands for the bends real series show beyond their
+    data, and forms the held-out sizes cannot tell apart are all kept. Tolerance: at least 0.85 (nominal 0.9 less two
     binomial standard errors of 160 draws), and a median width below 30 points."""
     rng = np.random.default_rng(0)
     hits, widths = [], []
@@ -108,9 +108,10 @@ def test_a_score_at_the_bound():
     law = FinalScoreLaw().fit(SIZES, [0.6, 0.8, 0.9, 0.97, 1.0])
     assert "logit-ceiling" not in law.combined_ and "top of the range" in law.excluded_["logit-ceiling"]
     p = law.predict(72e9)
-    # the score at 1.0 sits at logit(1 - 1e-4): far off the line, so the noise and the interval are wide
+    # the score at 1.0 is fitted 0.5 % inside the range: a finite logit that the data, not a constant, sets
+    # (near the top, logit errors are large: the interval is wide but stays in the range)
     assert 0.0 <= p["final_score_lo"] <= p["final_score"] <= p["final_score_hi"] <= 1.0
-    assert p["final_score"] >= 0.97 and p["forms"]["saturating"]["final_score"] == pytest.approx(1.0, abs=1e-3)
+    assert p["final_score"] >= 0.97 and "at the range's end" in p["note"]
     assert "logit-ceiling: a score at the top" in law.report()
 
 

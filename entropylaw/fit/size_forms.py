@@ -86,7 +86,7 @@ def _fit_logit_ceiling(u, y, bounds):
     # in the gap above the largest score, where the fit is most sensitive to c
     lo, top = bounds
     ymax = float(np.max(y))
-    if ymax >= top - 1e-6 * (top - lo):
+    if ymax >= top - 0.005 * (top - lo):  # within the size law's EDGE of the top: no room below it
         raise EntropyLawError("a score at the top of the range leaves no room for a ceiling below it")
     z = to_logit(y, bounds)
     um = u.mean()

@@ -40,6 +40,7 @@ from entropylaw.fit.size_text import law_dict, law_report, size_text
 # kept importable under their former names
 _fit_form, _eval, _size_text = fit_form, eval_form, size_text
 MIN_INTERVAL_SIZES = 3
+EDGE = 0.005  # a score within 0.5 % of the range's ends is fitted as if there
 
 
 class FinalScoreLaw:
@@ -69,6 +70,10 @@ class FinalScoreLaw:
         # the runs of one size are replicates of one point
         self.sizes_ = sizes
         self.scores_ = np.array([y[N == s].mean() for s in sizes])
+        # a score at a bound has no logit of its own (the clipping constant would set it): held EDGE inside
+        lo, hi = self.bounds_
+        fit_y = np.clip(self.scores_, lo + EDGE * (hi - lo), hi - EDGE * (hi - lo))
+        self.at_bound_ = int(np.sum(fit_y != self.scores_))
         self.n_runs_ = np.array([int((N == s).sum()) for s in sizes])
         self.u_ = np.log10(sizes)
         n = len(sizes)
@@ -79,16 +84,16 @@ class FinalScoreLaw:
                 self.excluded_[form] = f"needs {need} sizes ({need - 1} to fit, one to test it on)"
                 continue
             try:
-                self.params_[form], self.leverage_[form] = fitted(form, self.u_, self.scores_, self.bounds_)
+                self.params_[form], self.leverage_[form] = fitted(form, self.u_, fit_y, self.bounds_)
             except EntropyLawError as err:
                 self.excluded_[form] = str(err)
         self.combined_ = [f for f in self.forms if f in self.params_]
         if not self.combined_:
             raise EntropyLawError(f"no size-law form fits these scores ({'; '.join(self.excluded_.values())})")
         self.interval_ = n >= MIN_INTERVAL_SIZES
-        self.forward_ = forward_chain(self.combined_, self.u_, self.scores_, self.bounds_) if self.interval_ else []
+        self.forward_ = forward_chain(self.combined_, self.u_, fit_y, self.bounds_) if self.interval_ else []
         self.df_ = max(2, n - 2)
-        self.noise_ = noise_sd(self.u_, self.scores_, self.bounds_) if self.interval_ else None
+        self.noise_ = noise_sd(self.u_, fit_y, self.bounds_) if self.interval_ else None
         self.per_decade_measured_ = ({f: measured_per_decade(self.forward_, f, self.noise_) for f in self.combined_}
                                      if self.interval_ else {})
         self.per_decade_ = {f: max(self.floor, self.per_decade_measured_.get(f) or 0.0) for f in self.combined_}
@@ -134,6 +139,8 @@ class FinalScoreLaw:
         elif N > self.sizes_.max():
             notes.append(f"{N / self.sizes_.max():.2g}x the largest size fitted ({size_text(self.sizes_.max())}), "
                          f"{d:.2f} decades: an extrapolation")
+        if self.at_bound_:
+            notes.append(f"{self.at_bound_} size(s) score(s) at the range's end, fitted as {100 * EDGE:g} % inside it")
         if self.params_.get("logit-linear", {}).get("beta", 0.0) < 0:
             notes.append("the score falls as the size grows")
         if not self.interval_:
