@@ -385,7 +385,8 @@ def loto_rule(res) -> list[str]:
 
 
 def size_law_tables(frames) -> list[str]:
-    """Leave one size out, per size series (a folder of validation runs at 3 sizes or more)."""
+    """Forward chaining, per size series (a folder of validation runs at 3 sizes or more): each
+    form fitted to the smaller sizes predicts the larger ones, and the whole rule's interval."""
     from entropylaw.fit.size_series import scale_runs
 
     t = table.concat(frames)
@@ -403,14 +404,21 @@ def size_law_tables(frames) -> list[str]:
         if law is None:
             out += [f"## Final score vs model size: {folder}", "", f"Refused: {res.score_refused}", ""]
             continue
-        rows = [f"| {n / 1e9:.3g}B | {100 * y:.1f} | " + " | ".join(
-            f"{100 * law.loso_[f]['predicted'][i]:.1f} ({100 * law.loso_[f]['error'][i]:+.1f})" for f in law.loso_)
-            + " |" for i, (n, y) in enumerate(zip(law.sizes_, law.scores_))]
-        out += [f"## Final score vs model size, leave one size out: {folder}", "",
-                f"Rule: {law.to_dict()['rule']}. Chosen: **{law.form_}**; mean |error| "
-                + ", ".join(f"{f} {100 * e:.2f}" for f, e in law.loso_error_.items()) + " points.", "",
-                "| size (non-embedding) | final score | " + " | ".join(f"{f}: predicted (error)" for f in law.loso_)
-                + " |", "|---|---|" + "---|" * len(law.loso_), *rows, ""]
+        back = {(r["fitted"], r["target"]): r for r in law.backtest()}
+        err = {(r["form"], r["fitted"], r["target"]): r["logit_error"] for r in law.forward_}
+        rows = []
+        for k, j in sorted({(r["fitted"], r["target"]) for r in law.forward_} | set(back)):
+            b = back.get((k, j))
+            rows.append(f"| {law.sizes_[0] / 1e9:.3g}B-{law.sizes_[k - 1] / 1e9:.3g}B | {law.sizes_[j] / 1e9:.3g}B | "
+                        f"{law.u_[j] - law.u_[k - 1]:.2f} | "
+                        + " | ".join(f"{err[(f, k, j)]:+.3f}" if (f, k, j) in err else "-" for f in law.combined_)
+                        + (" | - | - |" if b is None else f" | {100 * b['predicted']:.1f} [{100 * b['lo']:.1f}, "
+                           f"{100 * b['hi']:.1f}] | {100 * b['observed']:.1f} {'yes' if b['covered'] else 'NO'} |"))
+        out += [f"## Final score vs model size, forward chaining: {folder}", "",
+                f"Rule: {law.rule()}.", "", f"Forms combined: {law.combination()}.", "",
+                "| fitted | predicts | decades | " + " | ".join(f"{f}: logit error" for f in law.combined_)
+                + " | this rule [90 %] | observed, inside? |", "|---|---|---|" + "---|" * len(law.combined_) + "---|---|",
+                *rows, ""]
     return out
 
 

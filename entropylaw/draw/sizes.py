@@ -200,7 +200,7 @@ def plot_final_score(res, ax=None, predict: Sequence[float] | None = None, style
         top = max([*law.sizes_, *predict]) * 1.3
         grid = np.geomspace(min(law.sizes_.min(), *predict) / 1.3, top, 80)
         cv = law.curve(grid)
-        ax.plot(cv["n_params"], cv[law.what], color="0.2", lw=1.6, label=f"final-score law ({law.form_})")
+        ax.plot(cv["n_params"], cv[law.what], color="0.2", lw=1.6, label=f"final-score law ({law.combination()})")
         if np.isfinite(cv[f"{law.what}_lo"]).any():
             ax.fill_between(cv["n_params"], cv[f"{law.what}_lo"], cv[f"{law.what}_hi"], color="0.2", alpha=0.12,
                             lw=0, label=f"{100 * law.conf:g} % prediction band")
@@ -216,9 +216,12 @@ def plot_final_score(res, ax=None, predict: Sequence[float] | None = None, style
             ax.annotate(_size_name(n), (n, y), xytext=(0, 9), textcoords="offset points", ha="center",
                         va="bottom", fontsize=fs("small"))
             lines.append(f"{_size_name(n)}: {y:.3f}{iv}" + (f" ({p['note']})" if p.get("note") else ""))
-        for f, e in law.loso_error_.items():
-            lines.append(f"leave one size out, {f}: mean |error| {100 * e:.2f} points"
-                         + (" (chosen)" if f == law.form_ else ""))
+        lines.append(f"forms combined: {law.combination()}; the band widens with the decades beyond the largest "
+                     "size fitted (forward-chained error, floored)")
+        back = law.backtest()
+        if back:
+            lines.append(f"forward chaining (fit the smaller sizes, predict the larger): {sum(b['covered'] for b in back)}"
+                         f" of {len(back)} held-out sizes inside the {100 * law.conf:g} % interval")
     lines.append("coefficient law (a, b vs log10 N): " + ("fitted" if res.coefficient_law is not None
                                                           else f"refused: {res.coefficient_refused}"))
     ax.set_xscale("log")

@@ -184,8 +184,9 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
         out.append(Built("scaling_final_score_vs_size", ax.figure,
                          f"The final validation score of {len(ids)} runs of one recipe ({algorithm or 'one algorithm'}"
                          f"{', ' + dataset if dataset else ''}) at {res.runs['n_params'].nunique()} sizes, the "
-                         f"final-score law ({res.score_law.form_}, chosen by leave-one-size-out error) with its "
-                         "90 % prediction band, and the score it predicts at 32B and 72B. The paper's coefficient "
+                         f"final-score law ({res.score_law.combination()}: forms weighted by their forward-chained "
+                         "extrapolation error) with its 90 % prediction band, widening with the distance beyond the "
+                         "largest size, and the score it predicts at 32B and 72B. The paper's coefficient "
                          "law: " + ("fitted (next figure)." if res.coefficient_law is not None else
                                     f"refused: {res.coefficient_refused}."), notes + res.notes,
                          title="What will a larger model reach? The final score vs model size"))

@@ -2,30 +2,25 @@
 
 One recipe run at several sizes gives one final validation score per size (the runs of one
 size are averaged: seeds are replicates). The score lives in a bounded range (an accuracy in
-[0, 1]; a reward in [-1, 1] is mapped onto it), so every form is fitted where the bound
-cannot be crossed:
+[0, 1]; a reward in [-1, 1] is mapped onto it), and every form is fitted where the bound
+cannot be crossed (:mod:`entropylaw.fit.size_forms`: logit-linear, saturating, logit-ceiling).
 
-- ``logit-linear``: ``logit(y) = alpha + beta * log10 N`` (2 parameters, >= 3 sizes);
-- ``saturating``: ``y = C - B * N^-gamma`` with ``C`` at most the range's top, ``B, gamma > 0``
-  (3 parameters, >= 4 sizes): the score approaches a ceiling of its own.
-
-**The rule, fixed in advance:** each form is refitted without each size in turn and predicts
-it (leave one size out); the form with the lowest mean absolute error on the score's scale
-wins, and a form within 0.5 points of it that is simpler wins instead.
-
-**Intervals:** on the logit scale, ``t(0.95, n - 1) * rmse_loso * sqrt(1 + 1/n + (u - mean u)^2 / Sxx)``
-around the prediction, ``u = log10 N``: the leave-one-size-out error measures how far the
-form misses a size it has not seen, and the last factor widens it the further the size lies
-from the fitted ones, as a regression's prediction interval does. Mapped back, the interval
-stays inside the score's range. With fewer than 3 sizes there is no held-out error and no
-interval (said).
+**No form is chosen.** Five sizes cannot tell a score that keeps climbing from one that
+bends towards a ceiling, and the choice is what decides a prediction two or five times
+beyond the data. Every form with at least one held-out extrapolation (logit-linear from 3
+sizes, the 3-parameter forms from 5) is combined, weighted by how well it predicted the
+larger sizes from the smaller ones (forward chaining), and the interval is the mixture of
+their predictive distributions, with a spread that grows with the distance beyond the
+largest size fitted (:mod:`entropylaw.fit.size_spread`). With 3 sizes nothing is held out:
+logit-linear alone, with the stated floor per decade. With 2 sizes: the line through them,
+no interval (said).
 
 >>> import numpy as np
 >>> N = np.array([0.5e9, 1.5e9, 3e9, 7e9, 14e9])
 >>> y = 1 / (1 + np.exp(-(0.4 + 1.2 * np.log10(N / 1e9)))) + np.array([0.004, -0.003, 0.0, 0.002, -0.002])
 >>> law = FinalScoreLaw().fit(N, y)
->>> law.form_
-'logit-linear'
+>>> sorted(law.weights_)
+['logit-ceiling', 'logit-linear', 'saturating']
 >>> p = law.predict(72e9)
 >>> 0.0 < p["final_score_lo"] < p["final_score"] < p["final_score_hi"] < 1.0
 True
@@ -34,61 +29,27 @@ True
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize, special
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.calibrate import from_logit, to_logit
+from entropylaw.fit.size_forms import FORMS, eval_form, fit_form
+from entropylaw.fit.size_spread import (FLOOR_PER_DECADE, FLOOR_SOURCE, MIN_FIT, form_weights, forward_chain,
+                                        fitted, measured_per_decade, mixture_quantile, noise_sd, spread)
+from entropylaw.fit.size_text import law_dict, law_report, size_text
 
-FORMS = ("logit-linear", "saturating")  # simpler first: a tie goes to the earlier one
-MIN_SIZES = {"logit-linear": 2, "saturating": 4}
-TIE_POINTS = 0.5  # points (score x 100): closer than this, the simpler form is kept
-
-
-def _fit_form(form, u, y, bounds):
-    """Parameters of ``form`` fitted to sizes ``u = log10 N`` and scores ``y``."""
-    if form == "logit-linear":
-        z = to_logit(y, bounds)
-        if len(np.unique(u)) < 2:
-            raise EntropyLawError("needs 2 sizes")
-        slope, icpt = np.polyfit(u, z, 1)
-        return {"alpha": float(icpt), "beta": float(slope)}
-    # saturating: y = C - B 10^(-gamma u); C <= top, B > 0, gamma > 0. Profile over gamma, the
-    # column measured from the sizes' mean (10^(-gamma u) itself underflows lstsq's rank test
-    # once gamma u passes ~15: it would drop the column and return B = 0)
-    top = bounds[1]
-    ubar = float(np.mean(u))
-
-    def solve(gamma):
-        x = 10 ** (-gamma * (u - ubar))
-        X = np.stack([np.ones_like(x), -x], axis=1)
-        (C, B), *_ = np.linalg.lstsq(X, y, rcond=None)
-        if C > top:  # the ceiling at the range's top: B alone
-            C = top
-            B = float(np.dot(x, top - y) / max(np.dot(x, x), 1e-300))
-        B = max(B, 0.0)
-        return C, B, float(np.sum((y - (C - B * x)) ** 2))
-
-    grid = np.linspace(0.02, 3.0, 150)
-    g0 = grid[int(np.argmin([solve(g)[2] for g in grid]))]
-    res = optimize.minimize_scalar(lambda g: solve(g)[2], bounds=(max(0.01, g0 - 0.03), g0 + 0.03), method="bounded")
-    gamma = float(res.x if res.fun <= solve(g0)[2] else g0)
-    C, B, _ = solve(gamma)
-    return {"C": float(C), "B": float(B * 10 ** (gamma * ubar)), "gamma": gamma}
-
-
-def _eval(form, p, u, bounds):
-    u = np.asarray(u, float)
-    if form == "logit-linear":
-        return from_logit(p["alpha"] + p["beta"] * u, bounds)
-    return np.clip(p["C"] - p["B"] * 10 ** (-p["gamma"] * u), *bounds)
+# kept importable under their former names
+_fit_form, _eval, _size_text = fit_form, eval_form, size_text
+MIN_INTERVAL_SIZES = 3
+EDGE = 0.005  # a score within 0.5 % of the range's ends is fitted as if there
 
 
 class FinalScoreLaw:
     """The final score as a function of ``log10 N`` (module docstring), scikit-learn style."""
 
-    def __init__(self, conf=0.9, forms=FORMS):
+    def __init__(self, conf=0.9, forms=FORMS, floor=FLOOR_PER_DECADE):
         self.conf = conf
         self.forms = tuple(forms)
+        self.floor = float(floor)
 
     def fit(self, n_params, scores, labels=None, bounds=(0.0, 1.0), what="final_score"):
         N = np.asarray(n_params, float)
@@ -105,62 +66,86 @@ class FinalScoreLaw:
         sizes = np.unique(N)
         if len(sizes) < 2:
             raise EntropyLawError(f"the final-score law needs at least 2 model sizes; the runs have "
-                                  f"{len(sizes)} ({_size_text(sizes[0])})")
+                                  f"{len(sizes)} ({size_text(sizes[0])})")
         # the runs of one size are replicates of one point
         self.sizes_ = sizes
         self.scores_ = np.array([y[N == s].mean() for s in sizes])
+        # a score at a bound has no logit of its own (the clipping constant would set it): held EDGE inside
+        lo, hi = self.bounds_
+        fit_y = np.clip(self.scores_, lo + EDGE * (hi - lo), hi - EDGE * (hi - lo))
+        self.at_bound_ = int(np.sum(fit_y != self.scores_))
         self.n_runs_ = np.array([int((N == s).sum()) for s in sizes])
         self.u_ = np.log10(sizes)
-        self.loso_ = {}
+        n = len(sizes)
+        self.params_, self.excluded_, self.leverage_ = {}, {}, {}
         for form in self.forms:
-            if len(sizes) < MIN_SIZES[form] + 1:  # leave one out still needs enough to fit
+            need = MIN_FIT[form] + 1 if form != "logit-linear" else 2
+            if n < need:
+                self.excluded_[form] = f"needs {need} sizes ({need - 1} to fit, one to test it on)"
                 continue
-            self.loso_[form] = self._loso(form)
-        if self.loso_:
-            err = {f: float(np.mean(np.abs(v["error"]))) for f, v in self.loso_.items()}
-            best = min(err.values())
-            self.form_ = next(f for f in self.forms if f in err and err[f] <= best + TIE_POINTS / 100)
-            self.loso_error_ = err
-        else:  # 2 sizes: the line through them, no held-out error
-            self.form_, self.loso_error_ = "logit-linear", {}
-        self.params_ = _fit_form(self.form_, self.u_, self.scores_, self.bounds_)
-        self.rmse_logit_ = (float(np.sqrt(np.mean(self.loso_[self.form_]["logit_error"] ** 2)))
-                            if self.form_ in self.loso_ else None)
+            try:
+                self.params_[form], self.leverage_[form] = fitted(form, self.u_, fit_y, self.bounds_)
+            except EntropyLawError as err:
+                self.excluded_[form] = str(err)
+        self.combined_ = [f for f in self.forms if f in self.params_]
+        if not self.combined_:
+            raise EntropyLawError(f"no size-law form fits these scores ({'; '.join(self.excluded_.values())})")
+        self.interval_ = n >= MIN_INTERVAL_SIZES
+        self.forward_ = forward_chain(self.combined_, self.u_, fit_y, self.bounds_) if self.interval_ else []
+        self.df_ = max(2, n - 2)
+        self.noise_ = noise_sd(self.u_, fit_y, self.bounds_) if self.interval_ else None
+        self.per_decade_measured_ = ({f: measured_per_decade(self.forward_, f, self.noise_) for f in self.combined_}
+                                     if self.interval_ else {})
+        self.per_decade_ = {f: max(self.floor, self.per_decade_measured_.get(f) or 0.0) for f in self.combined_}
+        if self.interval_:
+            self.weights_, self.scored_pairs_ = form_weights(self.forward_, self.combined_, self.noise_,
+                                                             self.per_decade_, self.df_)
+        else:
+            self.weights_, self.scored_pairs_ = {f: 1.0 / len(self.combined_) for f in self.combined_}, []
+        self.form_ = self.combined_[0] if len(self.combined_) == 1 else "mixture"
+        self._backtest = None
         return self
 
-    def _loso(self, form):
-        pred, err, zerr = [], [], []
-        for i in range(len(self.sizes_)):
-            keep = np.arange(len(self.sizes_)) != i
-            p = _fit_form(form, self.u_[keep], self.scores_[keep], self.bounds_)
-            yhat = float(_eval(form, p, self.u_[i], self.bounds_))
-            pred.append(yhat)
-            err.append(yhat - self.scores_[i])
-            zerr.append(float(to_logit(yhat, self.bounds_) - to_logit(self.scores_[i], self.bounds_)))
-        return {"predicted": np.array(pred), "error": np.array(err), "logit_error": np.array(zerr)}
+    def distance(self, n_params) -> float:
+        """Decades beyond the sizes fitted (above the largest or below the smallest; 0 inside)."""
+        u0 = float(np.log10(float(n_params)))
+        return float(max(u0 - self.u_.max(), self.u_.min() - u0, 0.0))
 
     def predict(self, n_params) -> dict:
         """The score at size ``n_params`` with its ``conf`` interval (None without one)."""
         N = float(n_params)
         u0 = float(np.log10(N))
-        mid = float(_eval(self.form_, self.params_, u0, self.bounds_))
-        out = {"n_params": N, self.what: mid, f"{self.what}_lo": None, f"{self.what}_hi": None, "form": self.form_}
-        if self.rmse_logit_ is not None:
-            n = len(self.u_)
-            sxx = float(np.sum((self.u_ - self.u_.mean()) ** 2))
-            half = float(special.stdtrit(n - 1, 0.5 + self.conf / 2) * self.rmse_logit_
-                         * np.sqrt(1 + 1 / n + (u0 - self.u_.mean()) ** 2 / sxx))
-            z = to_logit(mid, self.bounds_)
-            out[f"{self.what}_lo"] = float(from_logit(z - half, self.bounds_))
-            out[f"{self.what}_hi"] = float(from_logit(z + half, self.bounds_))
+        d = self.distance(N)
+        by_form = {f: float(eval_form(f, self.params_[f], u0, self.bounds_)) for f in self.combined_}
+        z = np.array([to_logit(v, self.bounds_) for v in by_form.values()], float)
+        w = np.array([self.weights_[f] for f in by_form])
+        what = self.what
+        out = {"n_params": N, what: None, f"{what}_lo": None, f"{what}_hi": None, "form": self.form_,
+               "distance_decades": d, "spread_logit": None,
+               "forms": {f: {"weight": self.weights_[f], what: v} for f, v in by_form.items()}}
+        if self.interval_:
+            sd = np.array([spread(d, self.noise_, self.per_decade_[f], self.leverage_[f](u0)) for f in by_form])
+            lo_q, hi_q = (1 - self.conf) / 2, (1 + self.conf) / 2
+            out[what] = float(from_logit(mixture_quantile(z, w, sd, self.df_, 0.5), self.bounds_))
+            out[f"{what}_lo"] = float(from_logit(mixture_quantile(z, w, sd, self.df_, lo_q), self.bounds_))
+            out[f"{what}_hi"] = float(from_logit(mixture_quantile(z, w, sd, self.df_, hi_q), self.bounds_))
+            out["spread_logit"] = {f: float(v) for f, v in zip(by_form, sd)}
+        else:
+            out[what] = float(from_logit(float(np.dot(w, z)), self.bounds_))
         notes = []
         if N < self.sizes_.min():
-            notes.append(f"below the smallest size fitted ({_size_text(self.sizes_.min())}): an extrapolation downward")
+            notes.append(f"{d:.2f} decades below the smallest size fitted ({size_text(self.sizes_.min())}): "
+                         "an extrapolation downward")
         elif N > self.sizes_.max():
-            notes.append(f"{N / self.sizes_.max():.2g}x the largest size fitted ({_size_text(self.sizes_.max())}): "
-                         "an extrapolation")
-        if self.rmse_logit_ is None:
-            notes.append(f"no interval: {len(self.sizes_)} sizes leave none out to measure the error (needs 3)")
+            notes.append(f"{N / self.sizes_.max():.2g}x the largest size fitted ({size_text(self.sizes_.max())}), "
+                         f"{d:.2f} decades: an extrapolation")
+        if self.at_bound_:
+            notes.append(f"{self.at_bound_} size(s) score(s) at the range's end, fitted as {100 * EDGE:g} % inside it")
+        if self.params_.get("logit-linear", {}).get("beta", 0.0) < 0:
+            notes.append("the score falls as the size grows")
+        if not self.interval_:
+            notes.append(f"no interval: {len(self.sizes_)} sizes leave no noise to measure (needs "
+                         f"{MIN_INTERVAL_SIZES})")
         out["note"] = "; ".join(notes) or None
         return out
 
@@ -170,29 +155,48 @@ class FinalScoreLaw:
         return {k: np.array([np.nan if r[k] is None else r[k] for r in rows], float)
                 for k in ("n_params", self.what, f"{self.what}_lo", f"{self.what}_hi")}
 
+    def backtest(self) -> list[dict]:
+        """The whole rule run on the smallest ``k`` sizes (``k`` >= 3), predicting each larger one:
+        ``{"fitted", "target", "n_params", "distance", "predicted", "lo", "hi", "observed", "covered"}``."""
+        if self._backtest is None:
+            rows = []
+            for k in range(MIN_INTERVAL_SIZES, len(self.sizes_)):
+                sub = FinalScoreLaw(self.conf, self.forms, self.floor).fit(
+                    self.sizes_[:k], self.scores_[:k], bounds=self.bounds_, what=self.what)
+                for j in range(k, len(self.sizes_)):
+                    p = sub.predict(self.sizes_[j])
+                    lo, hi = p[f"{self.what}_lo"], p[f"{self.what}_hi"]
+                    rows.append({"fitted": k, "target": j, "n_params": float(self.sizes_[j]),
+                                 "distance": p["distance_decades"], "predicted": p[self.what], "lo": lo, "hi": hi,
+                                 "observed": float(self.scores_[j]), "covered": bool(lo <= self.scores_[j] <= hi)})
+            self._backtest = rows
+        return self._backtest
+
+    def combination(self) -> str:
+        """The forms and their weights in a few words: ``logit-linear 20 %, saturating 58 %, ...``."""
+        if len(self.combined_) == 1:
+            return f"{self.combined_[0]} alone"
+        return ", ".join(f"{f} {100 * self.weights_[f]:.0f} %" for f in self.combined_)
+
+    def rule(self) -> str:
+        """How the forms were combined and the spread made, in one paragraph."""
+        if not self.interval_:
+            return (f"{len(self.sizes_)} sizes: the logit-linear line through them; no interval "
+                    f"(needs {MIN_INTERVAL_SIZES} sizes)")
+        how = ("weighted by their t predictive density at the sizes forward chaining held out"
+               if self.scored_pairs_ else "one form: nothing to weigh" if len(self.combined_) == 1
+               else "equal weights: no size held out that every form predicted")
+        per = "; ".join(f"{f} {self.per_decade_[f]:.3f}" + (" (the floor)" if self.per_decade_[f] == self.floor else "")
+                        for f in self.combined_)
+        return (f"forms {', '.join(self.combined_)} combined, {how}; interval: the mixture of their t "
+                f"distributions ({self.df_} df), each with sd(d) = sqrt(s0^2 (1 + leverage) + (s1 d)^2) on the logit "
+                f"scale, d = decades beyond the sizes fitted, s0 = {self.noise_:.3f} (the logit-linear residual sd), "
+                f"leverage: how much the form's fit moves at that size per unit of noise; s1 per decade, measured by "
+                f"forward chaining and never below {self.floor:g} ({FLOOR_SOURCE}): {per}")
+
     def to_dict(self) -> dict:
-        return {"what": self.what, "form": self.form_, "params": self.params_, "conf": self.conf,
-                "bounds": list(self.bounds_), "rule": RULE,
-                "sizes": [{"n_params": float(s), "score": float(v), "runs": int(k),
-                           **{f"loso_{f}": float(d["predicted"][i]) for f, d in self.loso_.items()}}
-                          for i, (s, v, k) in enumerate(zip(self.sizes_, self.scores_, self.n_runs_))],
-                "loso_mean_abs_error": self.loso_error_}
+        return law_dict(self)
 
     def report(self) -> str:
-        lines = [f"{self.what.replace('_', ' ')} vs size: {self.form_} over {len(self.sizes_)} sizes "
-                 f"({', '.join(_size_text(s) for s in self.sizes_)})"]
-        for f, e in self.loso_error_.items():
-            lines.append(f"  leave one size out, {f}: mean |error| {100 * e:.2f} points"
-                         + ("  <- chosen" if f == self.form_ else ""))
-        if not self.loso_error_:
-            lines.append("  2 sizes: the line through them; no held-out error, no interval")
-        return "\n".join(lines)
+        return law_report(self)
 
-
-RULE = ("leave one size out; the lowest mean |error| on the score's scale wins, a simpler form within "
-        f"{TIE_POINTS:g} points of it wins instead (order: {', '.join(FORMS)})")
-
-
-def _size_text(n) -> str:
-    n = float(n)
-    return f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"

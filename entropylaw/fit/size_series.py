@@ -10,8 +10,9 @@
   prediction is held inside the score's range (its interval is clipped there, said);
 - **the final-score law** (:class:`~entropylaw.fit.size_scores.FinalScoreLaw`): the final
   validation score (and the plateau: the mean of the last 20 % of the target points)
-  against ``log10 N``, in forms that respect the score's bound, chosen by leave-one-size-out
-  error. It needs no entropy, so it holds where the law does not.
+  against ``log10 N``: every form that respects the score's bound and the sizes can test,
+  weighted by its forward-chained extrapolation error, with an interval that widens with
+  the distance beyond the largest size. It needs no entropy, so it holds where the law does not.
 
 The final score is the run's last target point (its step is given; a run whose last
 validation lies well before its last step is said so). All runs must be scored on one
@@ -28,7 +29,8 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import score_bounds
 from entropylaw.fit.scaling import SizeLaw
-from entropylaw.fit.size_scores import FinalScoreLaw, _size_text
+from entropylaw.fit.size_scores import FinalScoreLaw
+from entropylaw.fit.size_text import size_text as _size_text
 
 DESCRIBED = ("good fit", "weak fit")
 MIN_COEF_SIZES = 3
@@ -57,12 +59,13 @@ class ScaleResult:
         if self.score_law is not None:
             p = self.score_law.predict(N)
             out.update({k: p[k] for k in ("final_score", "final_score_lo", "final_score_hi")}, form=p["form"],
+                       forms=p["forms"], distance_decades=p["distance_decades"], spread_logit=p["spread_logit"],
                        note=p["note"])
             q = self.plateau_law.predict(N)
             out.update({k: q[k] for k in ("plateau", "plateau_lo", "plateau_hi")})
         else:
             out.update(final_score=None, final_score_lo=None, final_score_hi=None, plateau=None, plateau_lo=None,
-                       plateau_hi=None, note=self.score_refused)
+                       plateau_hi=None, distance_decades=None, note=self.score_refused)
         if self.coefficient_law is not None:
             c = self.coefficient_law.predict(N)
             lo, hi = self.bounds

@@ -171,7 +171,8 @@ def _size_lines(df) -> list[str]:
     p = [res.predict(n) for n in (32e9, 72e9)]
     sizes = ", ".join(f"{n / 1e9:.3g}B" for n in law.sizes_)
     return ["",
-            f"One recipe at {len(law.sizes_)} sizes ({sizes} non-embedding): final score vs size is {law.form_};",
+            f"One recipe at {len(law.sizes_)} sizes ({sizes} non-embedding): final score vs size from forms",
+            f"  {law.combination()} (weighted by forward-chained extrapolation error);",
             "  predicted (extrapolations): " + "; ".join(f"{q['size']} {q['final_score']:.3f} [{q['final_score_lo']:.3f}, "
                                                     f"{q['final_score_hi']:.3f}]" for q in p)
             + ("" if res.coefficient_law is not None else "; a, b vs size: refused")]

@@ -1,0 +1,85 @@
+"""The size law's words and numbers: its report text and its JSON (one source for both)."""
+
+from __future__ import annotations
+
+from entropylaw.fit.size_forms import WHAT
+from entropylaw.fit.size_spread import FLOOR_SOURCE
+
+
+def size_text(n) -> str:
+    n = float(n)
+    return f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"
+
+
+def _span(law, k) -> str:
+    return f"{size_text(law.sizes_[0])}-{size_text(law.sizes_[k - 1])}"
+
+
+def law_dict(law) -> dict:
+    """The JSON of a fitted :class:`~entropylaw.fit.size_scores.FinalScoreLaw`."""
+    spread = None
+    if law.interval_:
+        spread = {"formula": "sd(d) = sqrt(noise^2 (1 + leverage) + (per_decade * d)^2) on the logit scale, "
+                             "d = decades beyond the sizes fitted",
+                  "noise_logit": law.noise_, "per_decade": dict(law.per_decade_),
+                  "per_decade_measured": dict(law.per_decade_measured_), "per_decade_floor": law.floor,
+                  "floor_source": FLOOR_SOURCE, "t_df": law.df_}
+    return {"what": law.what, "form": law.form_, "conf": law.conf, "bounds": list(law.bounds_), "rule": law.rule(),
+            "forms": [{"form": f, "equation": WHAT[f], "weight": law.weights_[f], "params": law.params_[f]}
+                      for f in law.combined_],
+            "not_combined": dict(law.excluded_),
+            "weights_scored_on": [{"fitted": _span(law, k), "predicted": size_text(law.sizes_[j])}
+                                  for k, j in law.scored_pairs_],
+            "spread": spread,
+            "sizes": [{"n_params": float(s), "score": float(v), "runs": int(k)}
+                      for s, v, k in zip(law.sizes_, law.scores_, law.n_runs_)],
+            "forward_chaining": [{"form": r["form"], "fitted": _span(law, r["fitted"]),
+                                  "predicted_size": size_text(law.sizes_[r["target"]]),
+                                  "n_params": float(law.sizes_[r["target"]]), "distance_decades": r["distance"],
+                                  "predicted": r["predicted"], "observed": float(law.scores_[r["target"]]),
+                                  "logit_error": r["logit_error"]} for r in law.forward_],
+            "backtest": [{"fitted": _span(law, r["fitted"]), "predicted_size": size_text(r["n_params"]),
+                          "n_params": r["n_params"], "distance_decades": r["distance"], "predicted": r["predicted"],
+                          "lo": r["lo"], "hi": r["hi"], "observed": r["observed"], "covered": r["covered"]}
+                         for r in law.backtest()]}
+
+
+def law_report(law) -> str:
+    """The text of a fitted law: its forward-chaining table, the forms combined, the spread."""
+    head = (f"{law.what.replace('_', ' ')} vs size over {len(law.sizes_)} sizes "
+            f"({', '.join(size_text(s) for s in law.sizes_)})")
+    if not law.interval_:
+        return head + f": {law.rule()}"
+    lines = [head + ":"]
+    forms = law.combined_
+    pct = f"{100 * law.conf:g} %"
+    if law.forward_ or law.backtest():
+        lines.append("  forward chaining: fit the smaller sizes, predict the larger ones (each form's error on the "
+                     f"logit scale; this rule's {pct} interval from the same sizes)")
+        lines.append(f"    {'fitted':<14}{'predicts':>9}{'decades':>9}" + "".join(f"{f:>15}" for f in forms)
+                     + f"{'this rule [' + pct + ']':>27}{'observed':>10}{'in?':>5}")
+        err = {(r["form"], r["fitted"], r["target"]): r["logit_error"] for r in law.forward_}
+        back = {(r["fitted"], r["target"]): r for r in law.backtest()}
+        for k, j in sorted({(r["fitted"], r["target"]) for r in law.forward_} | set(back)):
+            cells = "".join(f"{err[(f, k, j)]:>+15.3f}" if (f, k, j) in err else f"{'-':>15}" for f in forms)
+            b = back.get((k, j))
+            rule = "-" if b is None else f"{b['predicted']:.3f} [{b['lo']:.3f}, {b['hi']:.3f}]"
+            lines.append(f"    {_span(law, k):<14}{size_text(law.sizes_[j]):>9}"
+                         f"{law.u_[j] - law.u_[k - 1]:>9.2f}{cells}{rule:>27}{law.scores_[j]:>10.3f}"
+                         f"{'-' if b is None else ('yes' if b['covered'] else 'NO'):>5}")
+    else:
+        lines.append(f"  forward chaining: {len(law.sizes_)} sizes hold none out (needs 4): the extrapolation error "
+                     "cannot be measured; the floor per decade is used")
+    how = ("weighted by their held-out errors at " + ", ".join(
+        f"{size_text(law.sizes_[j])} from {_span(law, k)}" for k, j in law.scored_pairs_)) if law.scored_pairs_ \
+        else "nothing held out that every form predicted: equal weights" if len(forms) > 1 else "one form"
+    lines.append(f"  forms combined ({how}): " + ", ".join(f"{f} {100 * law.weights_[f]:.0f} %" for f in forms))
+    for f, why in law.excluded_.items():
+        lines.append(f"  not combined: {f}: {why}")
+    per = ", ".join(f"{f} {law.per_decade_[f]:.3f}" + (" (floor)" if law.per_decade_measured_.get(f) is None
+                                                      or law.per_decade_measured_[f] < law.floor else "")
+                    for f in forms)
+    lines.append(f"  spread (logit scale): each form's sd(d) = sqrt({law.noise_:.3f}^2 (1 + leverage) + (s1 d)^2), "
+                 f"d = decades beyond the sizes fitted; the mixture of the forms' t ({law.df_} df)")
+    lines.append(f"    s1 per decade, forward-chained, at least {law.floor:g} (published extrapolation errors): {per}")
+    return "\n".join(lines)
