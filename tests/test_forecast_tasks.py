@@ -1,0 +1,162 @@
+"""Forecasts on a task the prior never saw: the per-task prior, the heavy-tailed new-task prior
+against an independent computation, calibration that leaves whole tasks out, and a training
+score's final score (the mean over the run's last 5 % of steps)."""
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from entropylaw.fit.forecast import calibrate as cal
+from entropylaw.fit.forecast.core import forecast
+from entropylaw.fit.forecast.data import RunData
+from entropylaw.fit.forecast.drift import DriftTrain, LogitDrift, learn_task_priors, t_posterior
+from entropylaw.fit.forecast.final import final_steps, no_forecast_reason, observed_final
+from entropylaw.fit.forecast.methods import ForecastMethod
+from entropylaw.fit.forecast.tasks import MIN_TASKS, NU, TAU0, new_task_prior, prior_for, task_of
+
+pytestmark = pytest.mark.printed
+
+
+def _run(c=0.1, A=0.5, steps=np.arange(0.0, 200.0, 10.0), n=1319, seed=0, key="val/openai/gsm8k", run_id="r"):
+    rng = np.random.default_rng(seed)
+    p = special.expit(A + c * np.log1p(steps))
+    return RunData.from_arrays(steps, rng.binomial(n, p) / n, target_key=key, run_id=run_id)
+
+
+def test_the_task_is_the_benchmark_behind_the_score():
+    assert task_of("val/openai/gsm8k") == "gsm8k" == _run().task
+    assert task_of("val/mean", "GSM8K+MATH") == "gsm8k+math"
+    assert task_of("score", "") == "unknown (training reward)"
+    assert RunData.from_arrays([0.0, 1.0], [0.1, 0.2], target_key="val").task == ""  # nothing says which task
+
+
+def test_t_posterior_against_importance_sampling():
+    """The grid posterior of c (t prior x the window's Gaussian likelihood) against draws from
+    the t prior weighted by the likelihood: an independent Monte Carlo computation."""
+    t = np.array([10.0, 15.0, 20.0])
+    z = np.array([0.1, 0.25, 0.3])
+    w = np.array([900.0, 900.0, 900.0])
+    prior = {"c": [0.07, 0.15], "nu": 3.0}
+    mean, _, phi, draws = t_posterior(t, z, w, prior, 4000, seed=1)
+    x = np.log1p(t)
+    sxx = np.sum(w * (x - np.average(x, weights=w)) ** 2)
+    c_hat = np.sum(w * (x - np.average(x, weights=w)) * z) / sxx
+    rng = np.random.default_rng(2)
+    c = 0.07 + 0.15 * rng.standard_t(3.0, 400_000)
+    lw = -0.5 * (c - c_hat) ** 2 * sxx / phi
+    wts = np.exp(lw - lw.max())
+    order = np.argsort(c)
+    cdf = np.cumsum(wts[order]) / wts.sum()
+    q = [float(c[order][np.searchsorted(cdf, p)]) for p in (0.05, 0.5, 0.95)]
+    assert mean[1] == pytest.approx(q[1], abs=0.01)
+    assert np.quantile(draws[:, 1], [0.05, 0.95]) == pytest.approx([q[0], q[2]], abs=0.02)
+
+
+def test_a_heavy_tailed_prior_lets_a_clear_window_speak_and_a_faint_one_not():
+    t = np.array([40.0, 80.0, 120.0, 160.0])
+    prior = {"c": [0.07, 0.15], "nu": NU}
+    clear = t_posterior(t, 0.5 + 0.4 * np.log1p(t), np.full(4, 5000.0), prior, 500, 0)[0][1]
+    assert clear == pytest.approx(0.4, abs=0.02)  # a Gaussian prior of the same scale would pull it to ~0.3
+    faint = t_posterior(t[:2], 0.5 + 0.4 * np.log1p(t[:2]), np.full(2, 20.0), prior, 500, 0)[0][1]
+    assert 0.07 < faint < 0.3
+
+
+def test_new_task_prior_is_stated_below_three_tasks_and_measured_from_three():
+    two = new_task_prior({"a": 0.05, "b": 0.1})
+    assert two["c"][1] == TAU0 and "weakly informative" in two["scale_from"] and two["nu"] == NU
+    spread = {f"t{i}": v for i, v in enumerate([-0.8, 0.0, 0.1, 0.9])}
+    many = new_task_prior(spread)
+    assert len(spread) >= MIN_TASKS and many["c"][1] > TAU0 and "spread of 4 tasks" in many["scale_from"]
+    assert new_task_prior({})["c"] == [0.1, TAU0]  # nothing known: the stated prior alone
+
+
+def test_a_known_task_gets_its_own_prior_and_any_other_the_new_task_prior():
+    runs = [_run(c=0.1 + 0.01 * i, seed=i, run_id=f"g{i}") for i in range(3)]
+    runs += [_run(c=0.3, seed=9, key="val/humaneval", run_id="h")]
+    stored = learn_task_priors(runs)
+    own, why = prior_for(stored, "gsm8k")
+    assert why is None and own["task"] == "gsm8k" and own["runs"] == 3
+    new, why = prior_for(stored, "math")
+    assert new["kind"] == "new task" and "not among the tasks" in why and "gsm8k (3 runs)" in why
+    _, why = prior_for(stored, "humaneval")
+    assert "has 1 finished run" in why  # seen once: no prior of its own, said so
+
+
+def test_forecast_says_which_tasks_its_prior_came_from_and_widens_for_a_new_one():
+    runs = [_run(c=0.08 + 0.01 * i, seed=i, run_id=f"g{i}") for i in range(4)]
+    stored = learn_task_priors(runs)
+    known = LogitDrift(n_boot=400, prior=stored).fit(_run(c=0.1, seed=7).window(60))
+    new = LogitDrift(n_boot=400, prior=stored).fit(_run(c=0.1, seed=7, key="val/math").window(60))
+    assert known.ok_ and new.ok_ and not known.new_task_ and new.new_task_
+    assert any("'math' is not among" in w for w in new.warnings_) and not known.warnings_[:0]
+    assert new.params_["prior_tasks"] == ["gsm8k"] and new.calibration_key == "logit-drift, new task"
+    width = [float(np.diff(m.predict([190.0])[["lo", "hi"]].to_numpy()[0])[0]) for m in (known, new)]
+    assert width[1] > width[0]
+
+
+def test_new_task_intervals_cover_runs_whose_rate_the_prior_did_not_see(monkeypatch):
+    """Runs of a task climbing 3x faster than the known one: the new-task prior's raw 90 %
+    interval still holds their final score in most runs (the known task's prior would not)."""
+    monkeypatch.setattr(ForecastMethod, "calibrated", False)
+    stored = learn_task_priors([_run(c=0.06 + 0.01 * i, seed=i, run_id=f"g{i}") for i in range(4)])
+    rng = np.random.default_rng(5)
+    hits = []
+    for seed in range(60):
+        run = _run(c=rng.normal(0.25, 0.05), A=-0.5, seed=100 + seed, key="val/math", n=5000)
+        m = LogitDrift(n_boot=300, seed=seed, prior=stored).fit(run.window(60))
+        f = m.predict([190.0]).iloc[0]
+        hits.append(f["lo"] <= run.target.values[-1] <= f["hi"])
+    assert np.mean(hits) >= 0.8
+
+
+def test_factor_weighs_each_task_the_same():
+    e = np.array([0.2] * 9 + [3.0])
+    assert cal.factor(e, 0.9) == pytest.approx(3.0)  # the 10th of 10: (n + 1) 0.9 rounds up to it
+    assert cal.factor(e[:9], 0.5) == pytest.approx(0.2)
+    # nine cases of one task against one of another: each task half the weight
+    assert cal.factor(e, 0.5, groups=["a"] * 9 + ["b"]) == pytest.approx(3.0)
+    assert cal.factor([0.5, np.nan], 0.9, groups=["a", "b"]) == 0.5  # nan cases left out
+    held = cal.leave_one_run_out(["a", "a", "b"], [0.5, 0.7, 2.0], 0.9)
+    assert held.tolist() == [2.0, 2.0, 0.7]
+
+
+def test_method_factor_reads_the_band_of_the_horizon(monkeypatch):
+    doc = {"factors": {"validation": {"m": {"factor": 1.5, "by_horizon": [{"factor": 1.0}, None, {"factor": 3.0}]}}}}
+    monkeypatch.setattr(cal, "stored", lambda: doc)
+    assert cal.method_factor("m", "validation") == 1.5
+    assert cal.method_factor("m", "validation", [1.0, 3.0, 9.0]).tolist() == [1.0, 1.5, 3.0]
+    assert cal.method_factor("other", "validation", [9.0]) == 1.0
+
+
+def test_a_training_score_is_forecast_as_its_mean_over_the_last_5_percent():
+    steps = np.arange(1.0, 401.0)
+    rng = np.random.default_rng(0)
+    p = 0.4 + 0.3 * (1 - np.exp(-steps / 60))
+    y = rng.binomial(32, p) / 32  # one batch of 32 prompts a step: a noisy reward
+    run = RunData.from_arrays(steps, y, steps, 1.0 - steps / 1000, steps, y, target_key="score",
+                              target_kind="training score")
+    fc = forecast(run, fit_frac=0.5, methods=["exp-saturation"], n_boot=200, calibrated=False)
+    fin = fc.methods["exp-saturation"].final
+    assert fin["steps"] == [381.0, 400.0] and fc.final_steps[0] == 381.0
+    assert fc.final_observed == pytest.approx(float(np.mean(y[380:])))
+    assert fin["lo"] <= float(np.mean(p[380:])) <= fin["hi"]
+    one = fc.methods["exp-saturation"].forecast.iloc[-1]
+    assert fin["hi"] - fin["lo"] < 0.6 * (one["hi"] - one["lo"])  # 20 steps averaged: the batch noise shrinks
+    assert "last 5%" in str(fc) and "381..400" in str(fc)
+
+
+def test_final_rules_at_their_edges():
+    assert final_steps("training score", 0.0, 10.0, 5.0).tolist() == [10.0]  # shorter than the spacing: one step
+    assert observed_final("validation", [0.0, 10.0], [0.1, 0.2], [10.0, 10.0]) == 0.2
+    assert observed_final("validation", [0.0, 10.0], [0.1, 0.2], [12.0, 12.0]) is None  # never logged there
+    assert observed_final("training score", [0.0, 10.0], [0.1, 0.2], [11.0, 12.0]) is None
+    assert no_forecast_reason(0.2, 0.6, (0.0, 1.0)) is None
+    why = no_forecast_reason(0.0, 0.9, (0.0, 1.0))
+    assert why.startswith("no forecast:") and "90%" in why
+    assert no_forecast_reason(-5.0, 5.0, None) is None  # an unbounded score has no range to compare with
+
+
+def test_the_training_link_needs_three_runs_and_refuses_without_it():
+    runs = [_run(c=0.1, seed=i, run_id=f"g{i}") for i in range(2)]
+    m = DriftTrain(n_boot=50, prior=learn_task_priors(runs)).fit(runs[0].window(60))
+    assert not m.ok_ and "no link" in m.reason_
