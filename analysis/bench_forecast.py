@@ -173,6 +173,65 @@ def _cases(fc, base, run, end):
     return rows
 
 
+SIZE_LAW, WITH_SIZES = "size law alone", "logit-drift + smaller sizes"
+
+
+def larger_model_cases(run, smaller, k, end, conf, n_boot, base):
+    """A larger model from its own first steps plus the smaller sizes of its recipe: the size
+    law alone (the smaller sizes' final scores), and logit-drift with those runs as its prior
+    (the size law's prediction anchoring its final step); the forecast alone is the ``loro`` row."""
+    from entropylaw.fit.size_scores import FinalScoreLaw
+
+    out = []
+    y = float(run.target.values[-1])
+    law = FinalScoreLaw().fit([r.size for r in smaller], [float(r.target.values[-1]) for r in smaller],
+                              bounds=run.bounds or (0.0, 1.0)).predict(run.size)
+    lo, hi = law["final_score_lo"], law["final_score_hi"]
+    out.append({**base, "mode": "sizes", "method": SIZE_LAW, "ran": lo is not None, "final": 100 * abs(law["final_score"] - y),
+                "in90": float(lo <= y <= hi) if lo is not None else np.nan,
+                "w90": 100 * (hi - lo) if lo is not None else np.nan})
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = forecast(run, fit_frac=k / 100, conf=conf, n_boot=n_boot, prior_runs=smaller,
+                         methods=["logit-drift"]).methods["logit-drift"]
+        if r.ok:
+            f = r.final
+            out.append({**base, "mode": "sizes", "method": WITH_SIZES, "ran": True, "final": 100 * abs(f["forecast"] - y),
+                        "in90": float(f["lo"] <= y <= f["hi"]), "w90": 100 * (f["hi"] - f["lo"])})
+        else:
+            out.append({**base, "mode": "sizes", "method": WITH_SIZES, "ran": False, "reason": r.reason})
+    except EntropyLawError as err:
+        out.append({**base, "mode": "sizes", "method": WITH_SIZES, "ran": False, "reason": str(err)})
+    return out
+
+
+def larger_model_table(everything) -> list[str]:
+    """The size law alone, the forecast alone (logit-drift, leave one run out) and both together,
+    on the runs that have 3 smaller sizes of their recipe (the calibrated intervals)."""
+    sizes = everything[everything["mode"] == "sizes"]
+    if sizes.empty:
+        return []
+    runs = sorted(sizes["run"].unique())
+    alone = everything[(everything["mode"] == "loro") & (everything["method"] == "logit-drift")
+                       & everything["run"].isin(runs)]
+    rows = []
+    alone = alone.assign(in90=alone["covered"], w90=alone["width"])
+    for (run, k), g in pd.concat([sizes, alone]).groupby(["run", "K"]):
+        cells = []
+        for m in (SIZE_LAW, "logit-drift", WITH_SIZES):
+            c = g[(g["method"] == m) & g["ran"].astype(bool)]
+            cells.append("-" if c.empty else f"{c['final'].iloc[0]:.1f} ({'in' if c['in90'].iloc[0] == 1 else 'out'}, "
+                         f"{c['w90'].iloc[0]:.1f} wide)")
+        rows.append(f"| {run} | {k} % | " + " | ".join(cells) + " |")
+    return ["## A larger model from its own first steps plus the smaller sizes", "",
+            "|error| of the final score (points), whether the 90 % interval holds it, and its width: the size law fitted "
+            "to the smaller sizes' final scores alone; the forecast alone (logit-drift, its prior from the other runs, "
+            "calibrated); and `forecast RUN --prior SMALLER_RUNS` (logit-drift, its rate's prior from the smaller "
+            "sizes with size as a covariate, the size law's prediction anchoring its final step).", "",
+            f"| run | window | {SIZE_LAW} | forecast alone | {WITH_SIZES} |", "|---|---|---|---|---|", *rows, ""]
+
+
 def backtest(frames, ks, conf, n_boot, problems):
     """Every method on every run and window, in two protocols (column ``mode``):
 
@@ -231,6 +290,9 @@ def backtest(frames, ks, conf, n_boot, problems):
                 except EntropyLawError as err:
                     row.update(ran=False, reason=str(err))
                 rows.append(row)
+            smaller = [r for r in peers if r.size < run.size]
+            if len({r.size for r in smaller}) >= 3:
+                rows += larger_model_cases(run, smaller, k, end, conf, n_boot, base)
             pp, why = paper_protocol(df, run, end, conf)
             row = {**base, "mode": "loto", "method": PAPER, "ran": pp is not None, "reason": why}
             if pp is not None:
@@ -531,6 +593,7 @@ def main(argv=None):
             lines += [f"## Summary, {kind} runs: median / worst |error| of the final score (points) / calibrated 90 % "
                       "coverage (leave one run out) / median interval width (points) (runs)", "", summary(res, kind), ""]
     lines += size_law_tables(frames)
+    lines += larger_model_table(everything)
     lines += entropy_forms(runs, ks)
     lines += bound_checks(res)
     lines += ["## Decision", "", *decision, "",

@@ -160,3 +160,36 @@ def test_the_training_link_needs_three_runs_and_refuses_without_it():
     runs = [_run(c=0.1, seed=i, run_id=f"g{i}") for i in range(2)]
     m = DriftTrain(n_boot=50, prior=learn_task_priors(runs)).fit(runs[0].window(60))
     assert not m.ok_ and "no link" in m.reason_
+
+
+def test_an_anchor_is_one_more_gaussian_term_of_the_posterior():
+    from scipy import optimize
+
+    from entropylaw.fit.forecast.drift import posterior
+
+    t = np.array([20.0, 40.0, 60.0])
+    z = np.array([0.5, 0.62, 0.66])
+    w = np.array([400.0, 380.0, 390.0])
+    mean, _, phi = posterior(t, z, w, [0.1, 0.05], anchor=(200.0, 1.2, 0.1))
+
+    def nlp(b):
+        r = z - b[0] - b[1] * np.log1p(t)
+        end = b[0] + b[1] * np.log1p(200.0)
+        return 0.5 * np.sum(w * r**2) / phi + 0.5 * (b[1] - 0.1) ** 2 / 0.05**2 + 0.5 * (end - 1.2) ** 2 / 0.1**2
+
+    assert np.allclose(mean, optimize.minimize(nlp, [0.0, 0.0], method="BFGS", options={"gtol": 1e-10}).x, atol=1e-5)
+
+
+def test_smaller_sizes_anchor_a_larger_models_forecast_and_larger_ones_do_not():
+    from dataclasses import replace
+
+    sizes = [0.5e9, 1.5e9, 3e9, 7e9]
+    runs = [replace(_run(c=0.05, A=0.3 + 0.6 * np.log10(n / 1e9), seed=i, run_id=f"s{i}"), size=n)
+            for i, n in enumerate(sizes)]
+    big = replace(_run(c=0.05, A=0.3 + 0.6 * np.log10(14), seed=9, run_id="big"), size=14e9)
+    fc = forecast(big, fit_frac=0.3, methods=["logit-drift"], prior_runs=tuple(runs), n_boot=100)
+    said = " ".join(fc.methods["logit-drift"].warnings)
+    assert "size law over the prior runs' 4 sizes predicts" in said
+    mid = replace(runs[2], run_id="mid")  # 3B: the prior holds a larger size, so no size series below it
+    fc = forecast(mid, fit_frac=0.3, methods=["logit-drift"], prior_runs=tuple(runs[:2] + runs[3:]), n_boot=100)
+    assert "size law" not in " ".join(fc.methods["logit-drift"].warnings)

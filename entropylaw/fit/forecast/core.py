@@ -62,7 +62,8 @@ from entropylaw.fit.forecast.data import RunData, window_end
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
 from entropylaw.fit.forecast.decide import NO_CURVE, decision_lines, decision_on
 from entropylaw.fit.forecast import text as _text
-from entropylaw.fit.forecast.drift import DriftTrain, LogitDrift, learn_prior
+from entropylaw.fit.forecast.drift import DriftTrain, LogitDrift
+from entropylaw.fit.forecast.given import drift_method
 from entropylaw.fit.forecast.final import describe, final_of, final_steps, observed_final
 # The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the lowest
 # max(median / 1 point, worst / 5 points) of the final score at 15 % of the run, then the other
@@ -276,7 +277,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         if name == PRIOR:
             m = PriorMethod(conf, n_boot, seed, base=prior_base, prior_runs=tuple(prior_runs))
         elif name in (LogitDrift.name, DriftTrain.name):
-            m = _drift(run, prior_runs, shape_prior, conf, n_boot, seed, drift_notes, METHODS[name])
+            m = drift_method(run, prior_runs, shape_prior, conf, n_boot, seed, drift_notes, METHODS[name],
+                       final_step=float(at_steps[-1]))
         else:
             m = METHODS[name](conf=conf, n_boot=n_boot, seed=seed)
         m.calibrated = calibrated
@@ -319,7 +321,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         if i and any(m.ok_ for n, m in decided.items() if n not in NO_CURVE):
             break
         if backup not in decided and backup in METHODS:
-            decided[backup] = (_drift(run, prior_runs, shape_prior, conf, n_boot, seed, [])
+            decided[backup] = (drift_method(run, prior_runs, shape_prior, conf, n_boot, seed, [])
                                if backup == LogitDrift.name else METHODS[backup](conf=conf, n_boot=n_boot, seed=seed))
             decided[backup].fit(win)
     own = [n for n in names if n not in NO_CURVE]
@@ -337,31 +339,6 @@ def describe_method(name: str) -> str:
     """One line on what a method (a combination included) does."""
     combos = {PRIOR: PriorMethod, ENSEMBLE: Ensemble, CURVE_ENSEMBLE: CurveEnsemble}
     return getattr(METHODS.get(name) or combos.get(name), "description", name)
-
-
-def _drift(run, prior_runs, shape_prior, conf, n_boot, seed, notes, cls=LogitDrift) -> LogitDrift:
-    """logit-drift (or ``cls``, a variant) with the prior given (the backtest's), else learned
-    from ``prior_runs`` (then calibrated as such), else the stored one."""
-    given = None if shape_prior else _drift_prior(run, prior_runs, notes)
-    return cls(conf, n_boot, seed, prior=shape_prior or given, given=given is not None)
-
-
-def _drift_prior(run, prior_runs, notes):
-    """logit-drift's prior from ``prior_runs`` (same benchmark, not the run itself; the model
-    size as a covariate), or None (the stored prior) with the reason in ``notes``."""
-    if not prior_runs:
-        return None
-    others = [r for r in prior_runs if r.run_id != run.run_id]
-    same = [r for r in others if r.target_key == run.target_key]
-    if len(same) < len(others):
-        keys = sorted({r.target_key for r in others if r.target_key != run.target_key})
-        notes.append(f"logit-drift: {len(others) - len(same)} prior run(s) scored on another benchmark "
-                     f"({', '.join(keys)}) left out of its prior")
-    prior = learn_prior(same, size=run.size, sizes=[r.size for r in same])
-    if prior is None:
-        notes.append(f"logit-drift: {len(same)} usable prior run(s) on {run.target_key}; a prior needs 2 to "
-                     "measure how runs differ: the stored prior is used")
-    return prior
 
 
 # where the decision's curve cannot run on a window, the next that models change is tried

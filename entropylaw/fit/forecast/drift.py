@@ -81,22 +81,28 @@ def late(series):
     return series.steps[-k:], series.values[-k:]
 
 
-def posterior(t, z, w, prior_c=None):
+def posterior(t, z, w, prior_c=None, anchor=None):
     """Mean (2,) and covariance (2, 2) of ``(A, c)`` given ``z = A + c ln(1 + t)`` with
     precisions ``w`` (scaled by the over-dispersion) and a Gaussian prior ``(mean, sd)`` on c;
-    and the over-dispersion factor."""
+    and the over-dispersion factor. ``anchor = (T, mean, sd)``: a Gaussian prior on the logit
+    at step ``T`` (the final score the size law predicts for this size), a linear constraint
+    on ``(A, c)``."""
     X = np.stack([np.ones_like(t), np.log1p(t)], axis=1)
     P0 = np.zeros((2, 2))
-    m0 = np.zeros(2)
+    b0 = np.zeros(2)  # P0 times the prior's mean
     if prior_c is not None:
         P0[1, 1] = 1.0 / prior_c[1] ** 2
-        m0[1] = prior_c[0]
+        b0[1] = prior_c[0] / prior_c[1] ** 2
+    if anchor is not None:
+        x = np.array([1.0, np.log1p(anchor[0])])
+        P0 = P0 + np.outer(x, x) / anchor[2] ** 2
+        b0 = b0 + x * anchor[1] / anchor[2] ** 2
     XtW = X.T * w
-    mean = np.linalg.solve(XtW @ X + P0, XtW @ z + P0 @ m0)
+    mean = np.linalg.solve(XtW @ X + P0, XtW @ z + b0)
     resid = z - X @ mean
     phi = float(max(1.0, np.sum(w * resid**2) / max(len(z) - 2, 1))) if len(z) > 2 else 1.0
     cov = np.linalg.inv(XtW @ X / phi + P0)
-    mean = cov @ (XtW @ z / phi + P0 @ m0)
+    mean = cov @ (XtW @ z / phi + b0)
     return mean, cov, phi
 
 
@@ -270,7 +276,11 @@ class LogitDrift(ForecastMethod):
             if extra is not None:  # two Gaussian measurements of c: their product
                 prec = 1 / pc[1] ** 2 + 1 / extra[1] ** 2
                 pc = [(pc[0] / pc[1] ** 2 + extra[0] / extra[1] ** 2) / prec, float(np.sqrt(1 / prec))]
-            self.mean_, self.cov_, self.phi_ = posterior(t, z, w, pc)
+            anchor = prior.get("anchor")
+            self.mean_, self.cov_, self.phi_ = posterior(t, z, w, pc, None if anchor is None else
+                                                         (anchor["step"], anchor["logit"], anchor["logit_sd"]))
+            if anchor is not None:
+                self.warnings_.append(anchor["note"])
         p_end = float(np.clip(from_logit(self.mean_[0] + self.mean_[1] * np.log1p(max(s[-1], 0.0)), (0, 1)),
                               1e-4, 1 - 1e-4))
         lo, hi = run.bounds
