@@ -22,6 +22,7 @@ joined here: pass such a run's pieces together to :func:`dispatch.load`.
 
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable
@@ -63,6 +64,7 @@ def load_parallel(sources: list[str], options: KeyOptions | None = None, workers
     """Like :func:`dispatch.load`, its pieces read in ``workers`` processes (default:
     :func:`entropylaw.table.parallel.cores`); ``progress(done, total)`` is called as pieces finish."""
     options = options or KeyOptions()
+    run_id, options = options.run_id, dataclasses.replace(options, run_id=None)  # named once all are read
     todo = [p for s in sources for p in pieces(str(s))]
     workers = max(1, min(workers or parallel.cores(), len(todo)))
     results = []
@@ -84,4 +86,4 @@ def load_parallel(sources: list[str], options: KeyOptions | None = None, workers
         packs.append(packed)
         reports.extend(reps)
     del results
-    return pack.stack_packed(packs), reports
+    return dispatch.name_runs(pack.stack_packed(packs), run_id), reports
