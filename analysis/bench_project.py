@@ -133,11 +133,43 @@ def write_mlflow_run(args) -> None:
         file.write_text("\n".join(lines) + "\n")
 
 
+# ---- a directory of files: veRL console logs, veRL JSONL, wide CSV, tidy parquet tables ----------
+
+def write_file_run(args) -> None:
+    root, fmt, i, steps, n_metrics = args
+    import pandas as pd
+
+    values = run_values(i, steps, n_metrics)
+    wide = pd.DataFrame({"step": np.arange(1, steps + 1), **values})
+    wide[VAL_KEY] = np.where(wide["step"] % 10 == 0, values["critic/score/mean"], np.nan)
+    name = f"grpo-qwen2.5-7b-{i:03d}"
+    path = Path(root) / f"{name}.{fmt}"
+    if fmt == "csv":
+        wide.to_csv(path, index=False)
+    elif fmt == "parquet":
+        long = wide.melt(id_vars="step", var_name="metric", value_name="value").dropna()
+        long.insert(0, "run_id", name)
+        long.to_parquet(path, index=False)
+    else:
+        rows = [{k: v for k, v in r.items() if v == v} for r in wide.to_dict("records")]
+        with open(path, "w") as f:
+            for r in rows:
+                r["step"] = int(r["step"])
+                f.write(json.dumps(r) + "\n" if fmt == "jsonl" else
+                        " - ".join(f"{k}:{v}" for k, v in r.items()) + "\n")
+
+
+FILE_FORMATS = ["log", "jsonl", "csv", "parquet"]
+
+
 def generate(fmt: str, root: Path, runs: int, steps: int, n_metrics: int, workers: int) -> Path:
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
     with ProcessPoolExecutor(workers) as pool:
+        if fmt in FILE_FORMATS:
+            list(pool.map(write_file_run, [(str(root), fmt, i, steps, n_metrics) for i in range(runs)]))
+            return root
         if fmt == "wandb":
             list(pool.map(write_wandb_run, [(str(root), i, steps, n_metrics) for i in range(runs)]))
             return root
@@ -168,9 +200,14 @@ def bar(done, total):
     fill = 40 * done // total
     sys.stderr.write(f"\r  reading [{'#' * fill}{'.' * (40 - fill)}] {done}/{total} runs" + ("\n" if done == total else ""))
     sys.stderr.flush()
+chosen = ""
 mark("start")
 if path == "single":
     df, reports = load([source], opts)
+elif path == "chosen":  # what load_parallel and the fits choose by themselves (entropylaw.ingest.pool.plan)
+    from entropylaw.ingest.pool import plan
+    chosen = str(plan([source]))
+    df, reports = load_parallel([source], opts, progress=bar)
 else:
     df, reports = load_parallel([source], opts, workers=workers, progress=bar)
 mark("read")
@@ -180,7 +217,7 @@ mark("fit")
 html, built, skipped = report_html(df, sources=[source])  # the report `entropylaw report` writes, figures and all
 write_report(html, out + "/report")
 mark("report")
-print(json.dumps(dict(marks=marks, rows=int(sum(r.rows_read for r in reports)), runs=int(df["run_id"].nunique()),
+print(json.dumps(dict(marks=marks, chosen=chosen, rows=int(sum(r.rows_read for r in reports)), runs=int(df["run_id"].nunique()),
                       fits=len(frame), figures=[b.name for b in built],
                       worker_peak_mb=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)))
 """
@@ -219,10 +256,13 @@ def run_path(path: str, source: Path, workers: int, out: Path) -> dict:
     Memory is the process tree's resident size (main process and pool workers together)
     sampled every 50 ms, and each process's own peak (ru_maxrss)."""
     out.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, OMP_NUM_THREADS="1", ENTROPYLAW_WORKERS=str(workers))
+    if path == "chosen":  # the fits choose their processes too (entropylaw.table.parallel.map_runs)
+        env.pop("ENTROPYLAW_WORKERS")
     proc = subprocess.Popen([sys.executable, "-c", PHASE, str(ROOT), path, str(source), str(workers), str(out)],
                             stdout=subprocess.PIPE, text=True,
                             # the single-process path fits and reports in its one process too
-                            env=dict(os.environ, OMP_NUM_THREADS="1", ENTROPYLAW_WORKERS=str(workers)))
+                            env=env)
     samples = []
 
     def sample():
@@ -267,16 +307,40 @@ def device() -> str:
     return f"CPU only: {model}, {usable} usable cores of {os.cpu_count()}, Python {platform.python_version()}"
 
 
+def costs(fmt: str, source: Path) -> None:
+    """``--costs``: each piece read in this process (CPU time, which another program's load does
+    not enter), against :func:`entropylaw.ingest.pool.piece_seconds`' estimate for it."""
+    from entropylaw.ingest import pool
+    from entropylaw.ingest.common import KeyOptions
+
+    opts = KeyOptions(entropy_key="actor/entropy", score_key="critic/score/mean")
+    todo = pool.pieces(str(source))
+    pool._read((todo[0], opts))  # the readers' imports, once
+    spent, megabytes, guessed = [], [], []
+    for piece in todo:
+        fmt_, size = pool._format_and_size(piece)
+        t = time.process_time()
+        pool._read((piece, opts))
+        spent.append(time.process_time() - t)
+        megabytes.append(size / 1e6)
+        guessed.append(pool.piece_seconds(fmt_, size / 1e6))
+    print(f"[{fmt}] costs: {len(todo)} pieces ({fmt_}), {sum(megabytes):.1f} MB: CPU {sum(spent):.2f} s in one process "
+          f"({1e3 * sum(spent) / len(todo):.1f} ms a piece, {1e3 * sum(spent) / max(sum(megabytes), 1e-9):.0f} ms/MB); "
+          f"estimated {sum(guessed):.2f} s (ratio {sum(guessed) / sum(spent):.2f})", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--metrics", type=int, default=100)
-    parser.add_argument("--format", nargs="+", default=["wandb", "mlflow"], choices=["wandb", "mlflow"])
+    parser.add_argument("--format", nargs="+", default=["wandb", "mlflow"], choices=["wandb", "mlflow", *FILE_FORMATS])
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "entropylaw-bench-project")
-    parser.add_argument("--no-baseline", action="store_true", help="skip the single-process path")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the single-process and chosen paths")
     parser.add_argument("--reuse", action="store_true", help="read the runs generated by an earlier call")
+    parser.add_argument("--costs", action="store_true",
+                        help="only measure each piece's CPU in one process against the pool's estimate")
     args = parser.parse_args()
     print(f"device: {device()}; {args.runs} runs x {args.steps} steps x {args.metrics} metrics; "
           f"load average at start {os.getloadavg()[0]:.2f}", flush=True)
@@ -287,20 +351,30 @@ def main() -> None:
         else:
             source = generate(fmt, args.dir / fmt, args.runs, args.steps, args.metrics, args.workers)
             print(f"[{fmt}] generated {source} in {time.perf_counter() - t0:.1f} s", flush=True)
-        pool = run_path("pool", source, args.workers, args.dir / f"{fmt}-out-pool")
+        if args.costs:
+            costs(fmt, source)
+            continue
+        paths = {"pool": run_path("pool", source, args.workers, args.dir / f"{fmt}-out-pool")}
+        pool = paths["pool"]
         print(f"[{fmt}] {pool['rows']:,} values of {pool['runs']} runs, {pool['fits']} fits; figures: "
               f"{', '.join(pool['figures'])}", flush=True)
         print(_line(fmt, f"project path ({args.workers}-process pool)", pool), flush=True)
         if args.no_baseline:
             continue
-        single = run_path("single", source, 1, args.dir / f"{fmt}-out-single")
-        print(_line(fmt, "single-process path", single), flush=True)
-        same = all((args.dir / f"{fmt}-out-pool" / f).read_bytes() == (args.dir / f"{fmt}-out-single" / f).read_bytes()
-                   for f in ("fits.csv", "report/report.html"))
-        ratios = ", ".join(f"{name} {pool['phases'][name]['s'] / single['phases'][name]['s']:.2f}"
-                           for name in ("read", "fit", "report"))
-        print(f"[{fmt}] pool / single time: {ratios}; total {pool['total_s'] / single['total_s']:.2f}; peak memory "
-              f"{pool['tree_peak_mb'] / single['tree_peak_mb']:.2f}; fit table and report identical: {same}", flush=True)
+        for path in ("single", "chosen"):
+            paths[path] = run_path(path, source, 1, args.dir / f"{fmt}-out-{path}")
+            label = "single-process path" if path == "single" else f"chosen path ({paths[path]['chosen']})"
+            print(_line(fmt, label, paths[path]), flush=True)
+        single = paths["single"]
+        same = all((args.dir / f"{fmt}-out-{p}" / f).read_bytes() == (args.dir / f"{fmt}-out-single" / f).read_bytes()
+                   for p in ("pool", "chosen") for f in ("fits.csv", "report/report.html"))
+        for path in ("pool", "chosen"):
+            r = paths[path]
+            ratios = ", ".join(f"{name} {r['phases'][name]['s'] / single['phases'][name]['s']:.2f}"
+                               for name in ("read", "fit", "report"))
+            print(f"[{fmt}] {path} / single time: {ratios}; total {r['total_s'] / single['total_s']:.2f}; peak memory "
+                  f"{r['tree_peak_mb'] / single['tree_peak_mb']:.2f}", flush=True)
+        print(f"[{fmt}] fit tables and reports of the three paths identical: {same}", flush=True)
     print(f"load average at end {os.getloadavg()[0]:.2f}")
 
 

@@ -32,7 +32,8 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
     Keyword arguments are the CLI's source options (``--entropy-key`` ...): ``config`` a
     Hugging Face config.json whose exact parameter counts the runs take (``params`` keeps the
     total given), ``entropy_convention`` the logged entropy's aggregation, converted to the
-    token mean (metric ``x_key``), ``only`` the runs to keep. The row account of every source
+    token mean (metric ``x_key``), ``run_id`` the runs' names (``run_id``, ``run_id-2``, ... in the
+    order read; runs are told apart first, by their own names), ``only`` the runs to keep. The row account of every source
     (rows read, kept, dropped by reason, notes) is in ``df.attrs["row_accounts"]``; when
     anything was dropped or skipped a :class:`~entropylaw.errors.RowsDroppedWarning` says so
     (``warn=False`` to silence).
@@ -114,7 +115,7 @@ class Ingested:
         self.reports = [IngestReport.from_dict(d) for d in row_accounts(df)]
         self.summary = summarize(df)
         for report in self.reports:
-            if not report.balanced():  # a reader bug, not a user mistake: say so loudly
+            if not (report.balanced() and report.holds()):  # a reader bug, not a user mistake: say so loudly
                 raise RuntimeError(f"row account does not balance: {report.line()}")
 
     def to_dict(self) -> dict:

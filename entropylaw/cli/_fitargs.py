@@ -91,6 +91,14 @@ def finite(text: str, noun: str, example: str) -> float:
     return value
 
 
+def parse_steps(text: str) -> float:
+    """A positive number of training steps (``--horizon``, ``--total-steps``, ``--fit-steps``)."""
+    value = finite(text, "number of steps", "100")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive number of steps")
+    return value
+
+
 def parse_score(text: str) -> float:
     """A finite score such as 0.85 (``--target``, ``--threshold``)."""
     return finite(text, "score", "0.85")

@@ -22,16 +22,9 @@ import argparse
 
 from entropylaw import api
 from entropylaw.cli._fitargs import (add_entropy_convention, dump_json, finite, read_runs, parse_conf, parse_fraction,
-                                     parse_n_boot, parse_score, parse_seed, whole_number)
+                                     parse_n_boot, parse_score, parse_seed, parse_steps, whole_number)
 from entropylaw.cli.sources import add_source_arguments
 from entropylaw.errors import EntropyLawError
-
-
-def _steps(text: str) -> float:
-    v = finite(text, "number of steps", "100")
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive number of steps")
-    return v
 
 
 def _step(text: str) -> float:
@@ -60,11 +53,11 @@ def add_parser(subparsers) -> None:
     g.add_argument("--run", metavar="ID", action="append", help="forecast only this run (repeatable)")
     where = g.add_mutually_exclusive_group()
     where.add_argument("--at-step", type=_step, metavar="S", help="forecast the score at training step S")
-    where.add_argument("--horizon", type=_steps, metavar="N", help="forecast N steps after the window's end")
+    where.add_argument("--horizon", type=parse_steps, metavar="N", help="forecast N steps after the window's end")
     window = g.add_mutually_exclusive_group()
     window.add_argument("--fit-frac", type=parse_fraction, metavar="F",
                         help="backtest a finished run: fit on its first fraction F (from the first logged step)")
-    window.add_argument("--fit-steps", type=_steps, metavar="K", help="fit on the first K steps from the first "
+    window.add_argument("--fit-steps", type=parse_steps, metavar="K", help="fit on the first K steps from the first "
                                                                      "logged step (default: everything logged)")
     g.add_argument("--method", choices=[api.DEFAULT, *api.FORECAST_METHODS], default=api.DEFAULT,
                    help="forecast method (default: the one chosen by a rule fixed in advance on the backtest of "
@@ -92,7 +85,7 @@ def add_parser(subparsers) -> None:
                    "window's noise)")
     d.add_argument("--threshold", type=_gain, metavar="GAIN", help="stop paying when the expected gain over the "
                                                                    "next 10 %% of the run is below GAIN")
-    d.add_argument("--total-steps", type=_steps, metavar="N", help="the run's planned last step (its 10 %% is the "
+    d.add_argument("--total-steps", type=parse_steps, metavar="N", help="the run's planned last step (its 10 %% is the "
                                                                   "look-ahead; default: the last forecast step)")
     add_entropy_convention(g)
     add_source_arguments(p)

@@ -18,7 +18,9 @@ One error path (:func:`main`), so every failure is one line on stderr:
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 import signal
 import sys
 import traceback
@@ -35,6 +37,7 @@ from entropylaw.errors import EntropyLawError, EntropyLawWarning, describe_os_er
 COMMANDS = [demo, ingest, summary, fit, predict, forecast, scale, algorithms, watch, probe, probe_checkpoints, audit, lab,
             figures, report]
 DEBUG_FLAG = "--debug"
+REQUIRED = ("the following arguments are required", "one of the arguments")  # argparse's words
 USER_ERROR, INTERNAL_ERROR, INTERRUPTED = 2, 1, 130
 
 
@@ -43,9 +46,36 @@ class Parser(argparse.ArgumentParser):
 
     argparse's own format (usage block, then ``prog: error: message``) would be a second
     format beside ours; the usage is one ``--help`` away, and the line says so.
+
+    Options are never abbreviated (``allow_abbrev=False``, inherited by every sub-parser):
+    argparse's prefix matching read ``fit --run X`` (``forecast``'s way to pick a run) as
+    ``--run-id X`` and renamed every run read. An unknown option is refused by the
+    sub-command's own parser, naming the options the user may have meant.
     """
 
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def parse_args(self, args=None, namespace=None):
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = command_parser(self, parsed)
+            command.error(unknown_arguments(command, extras))
+        return parsed
+
+    def parse_known_args(self, args=None, namespace=None):
+        self.given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
+        if message.startswith(REQUIRED):  # `predict IN --fit-step 5`: the misspelt option is the news
+            given = getattr(self, "given", [])
+            given = given[:given.index("--")] if "--" in given else given
+            options = {s for a in self._actions for s in a.option_strings}
+            unknown = [t for t in given if t.startswith("--") and t.split("=", 1)[0] not in options]
+            if unknown:
+                message = unknown_arguments(self, unknown)
         where = self.prog.removeprefix("entropylaw").strip()
         prefix = f"{where}: " if where else ""
         self.exit(USER_ERROR, f"entropylaw: error: {prefix}{message} (see '{self.prog} --help')\n")
@@ -136,6 +166,34 @@ def command_parser(parser, args):
             if chosen in action.choices:
                 return command_parser(action.choices[chosen], args)
     return parser
+
+
+RUN_PICKERS = ("--run", "--runs", "--only", "--run-name", "--select")  # what users type to pick runs
+
+
+def unknown_arguments(parser, extras: list[str]) -> str:
+    """The message for arguments ``parser`` does not take: the first unknown option with the
+    options it may have meant (those it begins, close spellings, and the command's way to pick
+    runs when it looks like one), each with the start of its help; else argparse's words."""
+    options = {s: a for a in parser._actions for s in a.option_strings if s.startswith("--")}
+    unknown = next((t.split("=", 1)[0] for t in extras if t.startswith("--") and len(t) > 2), None)
+    if unknown is None:
+        return f"unrecognized arguments: {' '.join(extras)}"
+    meant = [o for o in options if o.startswith(unknown)]
+    if unknown in RUN_PICKERS:
+        picker = options.get("--run") or options.get("--only")
+        if picker is not None:
+            meant.insert(0, next(s for s in picker.option_strings if s.startswith("--")))
+    meant = list(dict.fromkeys(meant or difflib.get_close_matches(unknown, list(options), n=2, cutoff=0.75)))[:3]
+    if unknown in meant:  # the option exists, but not where it was given (after a sub-command's own)
+        return f"unrecognized arguments: {' '.join(extras)}"
+    said = " or ".join(f"{o} ({_gist(options[o].help)})" if options[o].help else o for o in meant)
+    return f"unknown option {unknown} (options are not abbreviated)" + (f"; did you mean {said}?" if said else "")
+
+
+def _gist(help_text: str) -> str:
+    """The start of an option's help: up to its first parenthesis or semicolon."""
+    return re.split(r" \(|;", help_text.replace("%%", "%"), maxsplit=1)[0].strip()
 
 
 def _quiet_stdout() -> None:

@@ -42,7 +42,8 @@ def add_source_arguments(parser) -> None:
     g.add_argument("--params", metavar="N", type=params_arg, help="total parameter count (7e9, 7B)")
     g.add_argument("--config", metavar="config.json",
                    help="Hugging Face config.json: exact total and non-embedding parameter counts")
-    g.add_argument("--run-id", metavar="ID", help="run id (with several runs: ID, ID-2, ...)")
+    g.add_argument("--run-id", metavar="ID", help="name the runs read ID (several runs: ID, ID-2, ... in the order read; "
+                   "runs are never merged for sharing it)")
     g.add_argument("--logging-steps", metavar="N", type=positive_int,
                    help="steps between logged records, for logs without step numbers (HF Trainer console)")
     g.add_argument("--reward-func", metavar="NAME",

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from entropylaw.cli._fitargs import parse_score
+from entropylaw.cli._fitargs import parse_score, parse_steps
 from entropylaw import api
 from entropylaw.cli.sources import add_source_arguments, source_options
 from entropylaw.errors import EntropyLawError
@@ -47,11 +47,11 @@ def add_parser(subparsers) -> None:
     g.add_argument("--method", action="append", choices=[api.DEFAULT, *(m for m in api.FORECAST_METHODS if m != "prior")],
                    help="forecast method(s) to show (default: the default method for the run's score, and "
                         "law+entropy)")
-    g.add_argument("--horizon", type=_seconds, metavar="N", help="forecast N steps past the last logged step "
+    g.add_argument("--horizon", type=parse_steps, metavar="N", help="forecast N steps past the last logged step "
                    "(default: as many steps as are logged)")
     g.add_argument("--n-boot", type=int, default=100, help="bootstrap draws of the forecast (default 100)")
     g.add_argument("--target", type=parse_score, metavar="SCORE", help="show the step at which the forecast reaches SCORE")
-    g.add_argument("--total-steps", type=_seconds, metavar="N", help="the run's planned last step: its 10 %% is the "
+    g.add_argument("--total-steps", type=parse_steps, metavar="N", help="the run's planned last step: its 10 %% is the "
                    "stop-paying look-ahead (default: the forecast step)")
     g.add_argument("--plain", action="store_true", help="plain text blocks even on a terminal")
     g.add_argument("--exit-idle", type=_seconds, metavar="S", help="stop once the log has not changed for S seconds")

@@ -6,6 +6,9 @@
 True
 >>> r.line()
 'run.log: read 5 rows, kept 3, dropped 2 (non-finite value: 2)'
+>>> bad = IngestReport("x.log"); bad.read(3); bad.drop("duplicate", 5)
+>>> bad.holds()
+False
 >>> cut = IngestReport("run.wandb"); cut.note("damaged file: 61 bytes unreadable in 1 region(s) (truncated)")
 >>> cut.drop_line()  # no row lost, but the file is damaged: still said
 'run.wandb: damaged file: 61 bytes unreadable in 1 region(s) (truncated)'
@@ -57,10 +60,22 @@ class IngestReport:
     def balanced(self) -> bool:
         return self.rows_read == self.rows_kept + self.rows_dropped
 
+    def holds(self) -> bool:
+        """No count below zero and no more rows dropped than read: what a file can have lost."""
+        return self.rows_kept >= 0 and 0 <= self.rows_dropped <= self.rows_read
+
+    def _check(self) -> None:
+        # an account that says "dropped 148734 of 11312 rows" is a bug in the counting, not
+        # news about the file: refuse to say it rather than mislead
+        if not self.holds():
+            raise RuntimeError(f"row account of {self.source} does not hold: read {self.rows_read}, "
+                               f"kept {self.rows_kept}, dropped {self.rows_dropped}")
+
     def drop_line(self) -> str | None:
         """One line for the user when anything was lost from this source, else None."""
         if self.skipped:
             return f"{self.source}: skipped ({self.skipped})"
+        self._check()
         damage = self.damage()
         if not self.rows_dropped and not damage:
             return None
@@ -78,6 +93,7 @@ class IngestReport:
     def line(self) -> str:
         if self.skipped:
             return f"{self.source}: skipped ({self.skipped})"
+        self._check()
         text = f"{self.source}: read {self.rows_read} rows, kept {self.rows_kept}, dropped {self.rows_dropped}"
         if self.dropped:
             reasons = ", ".join(f"{k}: {v}" for k, v in sorted(self.dropped.items()))

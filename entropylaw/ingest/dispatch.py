@@ -313,8 +313,6 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0,
     if fmt == "table":
         df, report = tabular.read_tidy(source)
         report.format = fmt
-        if opts.run_id and df["run_id"].nunique() == 1:
-            table.set_text(df, "run_id", opts.run_id)
         # the losses counted when the table was made (`ingest -o x.parquet` stores the row
         # accounts with it) travel on: every command reading the table says them again
         carried = [IngestReport.from_dict(d) for d in df.attrs.pop("row_accounts", [])
@@ -346,7 +344,7 @@ def load(sources: list[str], options: KeyOptions | None = None,
     split over several files (a resume, or TRL's state, events and W&B files of one run)
     becomes one run (:mod:`entropylaw.ingest.merge`).
     """
-    opts = options or KeyOptions()
+    opts = dataclasses.replace(options or KeyOptions(), run_id=None)  # named after the merge: name_runs
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
     if not sources:
@@ -370,4 +368,21 @@ def load(sources: list[str], options: KeyOptions | None = None,
     if not tables:
         raise EntropyLawError(f"{', '.join(map(str, sources))}: nothing usable read")
     out = table.stack(tables)
-    return out, reports
+    return name_runs(out, options.run_id if options else None), reports
+
+
+def name_runs(df: pd.DataFrame, run_id: str | None) -> pd.DataFrame:
+    """``df`` with its runs named ``run_id``, ``run_id-2``, ... in the order read (``--run-id``).
+
+    Applied once the runs are told apart: a name the user gives says nothing about which files
+    hold one run, so it must not make twenty runs "resumed segments" of one (which the merge of
+    same-named runs would, dropping all but the last segment's rows).
+
+    >>> t = table.stack([table.from_records([(1, "entropy", 0.5)], run_id=r) for r in ("b", "a", "c")])
+    >>> table.run_ids(name_runs(t, "mine"))
+    ['mine', 'mine-2', 'mine-3']
+    """
+    if not run_id:
+        return df
+    return table.rename_runs(df, {old: run_id if k == 0 else f"{run_id}-{k + 1}"
+                                  for k, old in enumerate(table.run_ids(df))})

@@ -88,33 +88,45 @@ def _hf_names(df: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     return table.conform(out)
 
 
-def _merge_pair(kept: pd.DataFrame, kept_report: IngestReport, new: pd.DataFrame,
-                new_report: IngestReport) -> pd.DataFrame | None:
-    """``kept`` and ``new`` as one run, or None when they are two runs."""
-    if kept_report.format != new_report.format:
+def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, new_at: int,
+                reports: list[IngestReport], head_report: IngestReport) -> tuple[pd.DataFrame, np.ndarray] | None:
+    """``kept`` and ``new`` as one run with, per row, the piece it came from; None when they are
+    two runs. ``kept`` may already hold several pieces (``kept_from`` says which piece each row
+    came from): a row dropped is counted against the source that held it, never against the
+    first one, so no account drops more rows than its file held."""
+    new_report = reports[new_at]
+    if head_report.format != new_report.format:
         new, kept = _hf_names(new, kept), _hf_names(kept, new)
-    same, n_common = _agree(kept, new) if kept_report.format != new_report.format else (False, 0)
+    same, n_common = _agree(kept, new) if head_report.format != new_report.format else (False, 0)
     if same:
         key = pd.MultiIndex.from_frame(new[["step", "metric"]].astype({"metric": str}))
         have = pd.MultiIndex.from_frame(kept[["step", "metric"]].astype({"metric": str}))
         dup = key.isin(have)
         if dup.any():
-            _move(new_report, f"also in {kept_report.source}", int(dup.sum()))
-        new_report.note(f"same run as {kept_report.source} (values agree at {n_common} common points): merged")
-        return pd.concat([kept, new[~dup]], ignore_index=True)
+            _move(new_report, f"also in {head_report.source}", int(dup.sum()))
+        new_report.note(f"same run as {head_report.source} (values agree at {n_common} common points): merged")
+        return (pd.concat([kept, new[~dup]], ignore_index=True),
+                np.concatenate([kept_from, np.full(int((~dup).sum()), new_at)]))
     start = _first_step(new)
     if start > _first_step(kept):
         old = kept["step"].to_numpy() >= start
-        if old.any():
-            _move(kept_report, SUPERSEDED, int(old.sum()))
-        kept_report.note(f"resumed at step {start} in {new_report.source}: kept the later segment "
-                         f"from there on, dropped {int(old.sum())} earlier rows")
-        return pd.concat([kept[~old], new], ignore_index=True)
+        losers, counts = np.unique(kept_from[old], return_counts=True)
+        for i, n in zip(losers.tolist(), counts.tolist()):
+            _move(reports[i], SUPERSEDED, n)
+        for report, n in [(reports[i], n) for i, n in zip(losers.tolist(), counts.tolist())] or [(head_report, 0)]:
+            report.note(f"resumed at step {start} in {new_report.source}: kept the later segment "
+                        f"from there on, dropped {n} earlier rows")
+        return (pd.concat([kept[~old], new], ignore_index=True),
+                np.concatenate([kept_from[~old], np.full(len(new), new_at)]))
     return None
 
 
 def _move(report: IngestReport, reason: str, n: int) -> None:
-    """Rows a reader kept that the merge drops: kept -> dropped, so read = kept + dropped holds."""
+    """Rows a reader kept that the merge drops: kept -> dropped, so read = kept + dropped holds.
+    Moving more than the source kept would be a bug in the merge: refused, not counted."""
+    if n > report.rows_kept:
+        raise RuntimeError(f"row account of {report.source}: cannot drop {n} rows as {reason!r}, "
+                           f"it kept {report.rows_kept}")
     report.rows_kept -= n
     report.drop(reason, n)
 
@@ -132,18 +144,20 @@ def merge_same_runs(pieces: list[tuple[pd.DataFrame, IngestReport]]) -> list[tup
             groups.setdefault(str(ids[0]), []).append(i)
     merged_into: dict[int, int] = {}
     frames = {i: df for i, (df, _) in enumerate(pieces)}
+    reports = [report for _, report in pieces]
     for run_id, members in groups.items():
         if len(members) < 2:
             continue
         members = sorted(members, key=lambda i: (_first_step(pieces[i][0]), i))
         head = members[0]
+        came_from = np.full(len(frames[head]), head)
         for i in members[1:]:
-            if pieces[i][1].source == pieces[head][1].source:
+            if reports[i].source == reports[head].source:
                 continue
-            out = _merge_pair(frames[head], pieces[head][1], frames[i], pieces[i][1])
+            out = _merge_pair(frames[head], came_from, frames[i], i, reports, reports[head])
             if out is None:
                 continue
-            frames[head] = out
+            frames[head], came_from = out
             merged_into[i] = head
     result = []
     for i, (_, report) in enumerate(pieces):

@@ -1,0 +1,128 @@
+"""Options are never abbreviated: argparse's prefix matching read ``fit data/real --run X``
+(``forecast``'s way to pick a run) as ``--run-id X`` and renamed, then merged, every run read.
+An unknown option is refused in one line naming what the user may have meant, exit 2."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from entropylaw.cli.main import build_parser, main, unknown_arguments
+
+
+def _commands(parser=None, name=()):
+    """(name, parser) of the top-level parser and every sub-parser, nested ones (``lab run``) too."""
+    parser = parser or build_parser()
+    out = [(" ".join(name) or "entropylaw", parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub, p in action.choices.items():
+                out += _commands(p, name + (sub,))
+    return out
+
+
+COMMANDS = _commands()
+
+
+def _long_options(parser) -> list[str]:
+    return [s for a in parser._actions for s in a.option_strings if s.startswith("--") and s != "--help"]
+
+
+def _minimal_argv(name: str, parser) -> list[str]:
+    """The command and a value for each argument it requires, so parsing reaches the unknown option."""
+    argv = [] if name == "entropylaw" else name.split()
+    for a in parser._actions:
+        if isinstance(a, (argparse._SubParsersAction, argparse._HelpAction)):
+            continue
+        value = str(a.choices[0]) if a.choices else "x"
+        if not a.option_strings and a.nargs not in ("?", "*"):
+            argv.append(value)
+        elif a.option_strings and a.required:
+            argv += [a.option_strings[0], value]
+    return argv
+
+
+def _refused(argv, capsys) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("entropylaw: error: ") and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("name, parser", COMMANDS, ids=[n for n, _ in COMMANDS])
+def test_no_parser_abbreviates_an_option(name, parser):
+    assert parser.allow_abbrev is False
+
+
+PREFIXES = [(name, opt, opt[:-1]) for name, parser in COMMANDS for opt in _long_options(parser)
+            if len(opt) > 3 and opt[:-1] not in _long_options(parser)]
+
+
+@pytest.mark.parametrize("name, option, prefix", PREFIXES, ids=[f"{n}:{p}" for n, _, p in PREFIXES])
+def test_an_option_cut_short_is_refused_in_one_line(name, option, prefix, capsys):
+    parser = dict(COMMANDS)[name]
+    value = [] if name == "entropylaw" else ["v"]  # at the top a value would be read as the command
+    line = _refused(_minimal_argv(name, parser) + [prefix] + value, capsys)
+    assert f"unknown option {prefix} (options are not abbreviated); did you mean" in line, line
+    assert option in line  # the option it began, named
+
+
+RUN_ID_COMMANDS = [name for name, parser in COMMANDS if "--run-id" in _long_options(parser)]
+
+
+@pytest.mark.parametrize("name", RUN_ID_COMMANDS)
+def test_run_is_never_read_as_run_id(name, capsys):
+    parser = dict(COMMANDS)[name]
+    line = _refused(_minimal_argv(name, parser) + ["--run-", "v"], capsys)
+    assert "unknown option --run-" in line and "--run-id" in line
+    if "--run" not in _long_options(parser):
+        line = _refused(_minimal_argv(name, parser) + ["--run", "v"], capsys)
+        assert "unknown option --run " in line and "--run-id" in line
+
+
+def test_a_misspelt_option_is_said_before_a_missing_required_one(capsys):
+    line = _refused(["predict", "data/real", "--fit-step", "10"], capsys)  # not "--fit-steps is required"
+    assert "unknown option --fit-step (options are not abbreviated); did you mean --fit-steps" in line
+    line = _refused(["predict", "data/real", "--", "--fit-step"], capsys)  # after --: an input, not an option
+    assert "one of the arguments --fit-steps --fit-frac is required" in line
+
+
+def test_fit_run_names_the_option_that_picks_runs_and_the_one_that_names_them(capsys):
+    line = _refused(["fit", "data/real", "--run", "X"], capsys)
+    assert line == ("entropylaw: error: fit: unknown option --run (options are not abbreviated); did you mean "
+                    "--only (fit only this run) or --run-id (name the runs read ID)? (see 'entropylaw fit --help')")
+    assert "--run-id" in _refused(["fit", "data/real", "--run=X"], capsys)  # the = form too
+
+
+def test_forecast_only_is_pointed_to_its_run(capsys):
+    line = _refused(["forecast", "data/real", "--only", "X"], capsys)
+    assert "unknown option --only" in line and "did you mean --run (" in line
+
+
+def test_a_full_option_still_parses():
+    args = build_parser().parse_args(["fit", "data/real", "--run-id", "X", "--only", "X"])
+    assert (args.run_id, args.only) == ("X", ["X"])
+
+
+def test_unknown_option_message_hostile_cases():
+    p = argparse.ArgumentParser(prog="entropylaw t", allow_abbrev=False)
+    p.add_argument("--alpha", help="the first %% (of three)")
+    p.add_argument("--" + "x" * 300, help="long")
+    assert unknown_arguments(p, ["stray"]) == "unrecognized arguments: stray"  # no option: argparse's words
+    assert unknown_arguments(p, ["--"]) == "unrecognized arguments: --"
+    assert unknown_arguments(p, ["--zzz"]) == "unknown option --zzz (options are not abbreviated)"  # nothing close
+    assert unknown_arguments(p, ["--alph"]).endswith("did you mean --alpha (the first %)?")
+    assert unknown_arguments(p, ["--alpha"]) == "unrecognized arguments: --alpha"  # known, but not here
+    assert "did you mean --" + "x" * 300 + " (long)?" in unknown_arguments(p, ["--" + "x" * 200])
+    assert unknown_arguments(p, ["--run", "X"]) == "unknown option --run (options are not abbreviated)"  # no picker
+
+
+def test_watch_horizon_is_a_number_of_steps(capsys):
+    line = _refused(["watch", "x.log", "--horizon", "abc"], capsys)
+    assert "--horizon: 'abc': expected a number of steps such as 100" in line and "seconds" not in line
+    assert "positive number of steps" in _refused(["watch", "x.log", "--total-steps", "0"], capsys)
+    assert "number of seconds" in _refused(["watch", "x.log", "--interval", "abc"], capsys)
