@@ -487,7 +487,7 @@ def size_law_tables(frames) -> list[str]:
     return out
 
 
-def figure(res, floors, path):
+def figure(res, floors, path, defaults=None):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -502,15 +502,17 @@ def figure(res, floors, path):
         sub = res[(res["kind"] == kind) & res["ran"] & res["final"].notna()]
         med = sub.groupby(["method", "K"])["final"].median().unstack("K")
         for m in [x for x in names if x in med.index]:
-            style = dict(lw=2.6, color="k") if m == "ensemble" else dict(lw=1.4, color=colors[m],
-                                                                         ls="--" if m == PAPER else "-")
-            ax.plot(med.columns, med.loc[m], marker="o", ms=3, label=m, **style)
+            chosen = (defaults or {}).get(kind)
+            style = dict(lw=2.8, color="k") if m == chosen else dict(lw=1.3, color=colors[m],
+                                                                     ls="--" if m == PAPER else "-")
+            ax.plot(med.columns, med.loc[m], marker="o", ms=3, label=m + (" (default)" if m == chosen else ""), **style)
         fl = [v for r, v in floors.items() if v is not None and r in set(sub["run"])]
         if fl:
             ax.axhline(np.median(fl), color="grey", ls=":", lw=2, label=f"noise floor (median {np.median(fl):.1f})")
-        n = sub["run"].nunique()
+        n, k = sub["run"].nunique(), sub["task"].nunique()
         ax.set(xlabel="fit window, % of the run's steps", ylabel="median |error| of the final score (points)",
-               title=f"{kind} ({n} runs)", yscale="log")
+               title=f"{kind}: {n} runs, " + (f"{k} tasks, each left out" if k > 1 else "1 task, each run left out"),
+               yscale="log")
         ax.grid(alpha=0.3)
     handles = {}
     for ax in axes[0]:
@@ -635,7 +637,8 @@ def main(argv=None):
                "command": cmd.strip(), "runs": len(runs), "ks": ks}
         cal.PATH.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
         print(f"wrote {cal.PATH}", file=sys.stderr)
-    figure(res, floors, args.figure)
+    figure(res, floors, args.figure, {"validation": default[0] if default else None,
+                                      "training score": train_default[0] if train_default else None})
     print(f"\nwrote {args.out} and {args.figure}", file=sys.stderr)
     return 0
 
