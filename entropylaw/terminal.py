@@ -48,23 +48,27 @@ def pieces(word: str) -> list[str]:
     return [p for p in SEPARATOR.split(word) if p]
 
 
-def wrap_words(text: str, width: int) -> list[str]:
-    """``text`` (one line) in lines of at most ``width``: at spaces, then inside a word longer
-    than a line at its separators, then folded. No line ends in a space."""
+def wrap_words(text: str, width: int, then: int | None = None) -> list[str]:
+    """``text`` (one line) in lines of at most ``width`` (``then`` after the first): at spaces,
+    then inside a word longer than a line at its separators, then folded. No line ends in a space."""
     width = max(1, width)
+    then = width if then is None else max(1, then)
     tokens: list[tuple[str, bool]] = []  # (text, a space before it)
     for word in text.split():
-        if len(word) <= width:
+        if len(word) <= then:
             tokens.append((word, True))
             continue
         for i, piece in enumerate(pieces(word)):
-            chunks = [piece[k:k + width] for k in range(0, len(piece), width)]
+            chunks = [piece[k:k + then] for k in range(0, len(piece), then)]
             tokens += [(c, i == 0 and j == 0) for j, c in enumerate(chunks)]
     lines, line = [], ""
     for tok, space in tokens:
         joined = f"{line} {tok}" if space and line else line + tok
-        if len(joined) <= width:
+        if len(joined) <= (then if lines else width):
             line = joined
+        elif not line:  # a chunk wider than the first line: the first line takes what fits
+            lines.append(tok[:width])
+            line = tok[width:]
         else:
             lines.append(line)
             line = tok
@@ -85,10 +89,9 @@ def wrap(text: str, width: int | None = None) -> str:
             continue
         lead = len(line) - len(line.lstrip(" "))
         lead = lead if lead <= width // 2 else 0
-        first, *rest = wrap_words(line, width - lead)
         marker = MARKER.match(line, lead)
         hang = " " * min(lead + (len(marker.group(0)) if marker else 2), width // 2)
-        more = wrap_words(" ".join(rest), width - len(hang)) if rest else []
+        first, *more = wrap_words(line, width - lead, width - len(hang))
         out += [" " * lead + first] + [hang + m for m in more]
     return "\n".join(out)
 
