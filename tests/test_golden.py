@@ -62,6 +62,7 @@ def page_text(html: str) -> str:
     """What a reader reads on the report page: its text, each figure as [img] (the pictures'
     bytes depend on matplotlib's version; their numbers are in the text around them)."""
     html = re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", html, flags=re.S)
+    html = html.replace("<wbr>", "")  # a place a long name may break: no space in the text
     html = re.sub(r"<img[^>]*>", "[img]", html)
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
 
