@@ -51,6 +51,12 @@ def _same_json(a, b, path="$"):
         assert a == b, f"{path}: {a!r} != golden {b!r}"
 
 
+def _fits(text, limit=120):
+    """A command's text, piped: no line over 120 characters, none ending in spaces."""
+    assert all(len(ln) <= limit and ln == ln.rstrip() for ln in text.splitlines()), \
+        [ln for ln in text.splitlines() if len(ln) > limit or ln != ln.rstrip()][:2]
+
+
 def _same_text(a, b):
     assert NUMBER.sub("#", a) == NUMBER.sub("#", b), "the text around the numbers changed"
     for x, y in zip(NUMBER.findall(a), NUMBER.findall(b)):
@@ -86,6 +92,7 @@ def test_output_equals_its_golden(name):
     if name.endswith(".json"):
         _same_json(json.loads(out), json.loads(golden))
     else:
+        _fits(out)
         _same_text(out, golden)
 
 
@@ -114,4 +121,5 @@ def test_probe_summary_equals_its_golden(tmp_path):
         path.write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
         (GOLDEN / "probe.txt").write_text(out.stdout)
     _same_json(summary, json.loads(path.read_text()))
+    _fits(out.stdout)
     _same_text(out.stdout, (GOLDEN / "probe.txt").read_text())
