@@ -196,3 +196,23 @@ def test_progress_on_a_terminal_is_a_live_bar():
         bar.set_postfix_str("clip_cov")
         assert bar.live is not None
     assert bar.live is None and "(10 %)" not in screen.getvalue()
+
+
+def test_the_audits_printed_report_fits():
+    """``entropylaw audit``'s text (its numbers come from a model: a tiny result here, with the
+    longest source and verdict the command writes)."""
+    from entropylaw.audit.verdict import audit_text
+
+    r = {"step": 2, "n_rollouts": 16, "n_tokens": 812, "temperature": 1.0, "logged": 2.18557,
+         "source": "data/trl/audit/trainer_state.json (actor/entropy at step 2 of qwen2.5-14b-instruct_grpo-lora_math)",
+         "conventions": {"token-mean": 2.18557, "seq-mean-token-sum-norm:T": 2.3, "trl-sft-attention-mask": 1.97},
+         "matched": "token-mean", "within": ["seq-mean-token-sum-norm:T"], "tolerance": 0.044,
+         "relative_tolerance": 0.023, "tolerance_model": {"assumes": "a bf16 trainer: its logits rounded to bf16 "
+                                                                     "(relative 2^-8) and its entropy summed in fp32, "
+                                                                     "the logged value a bf16 number too"},
+         "verdict": "token-mean and seq-mean-token-sum-norm:T both lie within the tolerance: this batch cannot tell "
+                    "them apart; rerun with --trainer-precision fp32 or a longer batch",
+         "correction": {"factor": 1.0, "mapping": None}}
+    out = audit_text(r)
+    check_fits(out)
+    assert "verdict: token-mean" in out and out.count("\n") > 6
