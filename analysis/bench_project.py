@@ -196,10 +196,14 @@ opts = KeyOptions(entropy_key="actor/entropy", score_key="critic/score/mean")
 marks = []
 def mark(name):  # the phase boundaries, for the memory sampler outside; each phase's peak so far
     marks.append((name, time.time(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+from entropylaw.terminal import Progress
+reading = []  # a bar on a terminal; in a log, a line per 10 % of the runs
 def bar(done, total):
-    fill = 40 * done // total
-    sys.stderr.write(f"\r  reading [{'#' * fill}{'.' * (40 - fill)}] {done}/{total} runs" + ("\n" if done == total else ""))
-    sys.stderr.flush()
+    if not reading:
+        reading.append(Progress(total, "  reading", "runs"))
+    reading[0].update(done - reading[0].done)
+    if done == total:
+        reading[0].close()
 chosen = ""
 mark("start")
 if path == "single":

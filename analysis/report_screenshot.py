@@ -1,7 +1,8 @@
 """The first screen of ``entropylaw report data/real`` as a reader sees it: headless Chromium
 at 1280 x 900 px, saved as figures/report_screenshot.png (the README shows it), with the
-layout measured after load: the page's scroll width, the first table's bottom edge and the
-number of runs and of trust flags in it.
+layout measured after load: the page's scroll width, every table box that scrolls sideways
+inside the page (its own scroll width past its width, which the page's scroll width does not
+see), the first table's bottom edge and the number of runs and of trust flags in it.
 
     .venv/bin/python analysis/report_screenshot.py [--out figures/report_screenshot.png]
 
@@ -30,6 +31,11 @@ window.addEventListener('load', function(){
   var d = document.body.dataset, t = document.querySelector('table.runs');
   d.viewport = window.innerWidth + 'x' + window.innerHeight;
   d.scrollWidth = document.documentElement.scrollWidth;
+  var boxes = document.querySelectorAll('.tablebox, .scroll'), over = [];
+  for (var k = 0; k < boxes.length; k++) {
+    if (boxes[k].scrollWidth > boxes[k].clientWidth) { over.push(boxes[k].scrollWidth + '>' + boxes[k].clientWidth); }
+  }
+  d.tablesScrolling = over.join(' ') || 'none';
   d.tableBottom = Math.ceil(t.getBoundingClientRect().bottom);
   d.flags = t.querySelectorAll('tbody .flag').length;
   d.runs = t.querySelectorAll('tbody tr').length - t.querySelectorAll('tr.family').length;

@@ -26,6 +26,15 @@ if "ENTROPYLAW_CACHE" not in os.environ:
     os.environ["ENTROPYLAW_CACHE"] = tempfile.mkdtemp(prefix="entropylaw-test-cache-")
 
 
+@pytest.fixture(autouse=True)
+def _piped_width():
+    """The commands a test runs print at the width of a pipe (120), not at the width of the
+    terminal pytest runs in: something in the test process exports COLUMNS to the C
+    environment (not to os.environ), so it is unset there too (a test that wants a width sets it)."""
+    os.environ.pop("COLUMNS", None)
+    os.unsetenv("COLUMNS")
+
+
 @pytest.fixture
 def real_logs() -> Path:
     """The directory of real veRL logs in ../shared; skips when absent."""

@@ -31,7 +31,7 @@ import entropylaw
 PACKAGE = Path(entropylaw.__file__).parent
 LOWER = ("entropylaw.ingest", "entropylaw.fit", "entropylaw.table", "entropylaw.ingest.lab_rundir", "entropylaw.fileio",
          "entropylaw.errors", "entropylaw._optional", "entropylaw.table.convention", "entropylaw.table.pack",
-         "entropylaw.table.parallel", "entropylaw.table.blocks")
+         "entropylaw.table.parallel", "entropylaw.table.blocks", "entropylaw.terminal")
 # draw/ sits below fit/ (it imports none of it) but loads matplotlib: the lower layers reach it
 # only through a result's plot method, so it is listed with the layers they may not import
 UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.audit", "entropylaw.cli", "entropylaw.results",

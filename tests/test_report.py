@@ -167,7 +167,9 @@ needs_chromium = pytest.mark.skipif(CHROMIUM is None,
                                     reason="chromium not installed (Debian: apt-get install -y chromium)")
 
 # measured after load, written on <body> for --dump-dom: the viewport, the widest element's
-# right edge, the first table's box and tallest row, and whether a click on a figure opens it
+# right edge, the first table's box and tallest row, every table box that scrolls sideways
+# (its own scroll width past its width: the page's scroll width does not see it), the
+# coefficients table's tallest row, and whether a click on a figure opens it
 MEASURE = """<script>
 window.addEventListener('load', function(){
   var d = document.body.dataset, vw = window.innerWidth, right = 0, widest = '';
@@ -180,6 +182,13 @@ window.addEventListener('load', function(){
   var rows = table.querySelectorAll('tbody tr');
   for (var j = 0; j < rows.length; j++) { tallest = Math.max(tallest, rows[j].getBoundingClientRect().height); }
   var flags = table.querySelectorAll('tbody tr .flag').length, runs = rows.length - table.querySelectorAll('tr.family').length;
+  var boxes = document.querySelectorAll('.tablebox, .scroll'), over = [];
+  for (var k = 0; k < boxes.length; k++) {
+    if (boxes[k].scrollWidth > boxes[k].clientWidth) { over.push(k + ':' + boxes[k].scrollWidth + '>' + boxes[k].clientWidth); }
+  }
+  var coef = document.querySelectorAll('table.details tbody tr'), tallCoef = 0;
+  for (var c = 0; c < coef.length; c++) { tallCoef = Math.max(tallCoef, coef[c].getBoundingClientRect().height); }
+  d.overflow = over.join(' '); d.tables = boxes.length; d.tallestCoef = Math.ceil(tallCoef);
   var img = document.querySelector('figure img'); img.click();
   var big = document.getElementById('zoom-img');
   d.vw = vw; d.vh = window.innerHeight; d.scrollW = document.documentElement.scrollWidth; d.right = Math.ceil(right);
@@ -190,18 +199,18 @@ window.addEventListener('load', function(){
 </script></body>"""
 
 
-def _chromium(tmp_path, page: Path, *extra: str) -> subprocess.CompletedProcess:
+def _chromium(tmp_path, page: Path, *extra: str, width: int = 1280) -> subprocess.CompletedProcess:
     return subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
-         "--window-size=1280,900", "--hide-scrollbars", *extra, page.as_uri()],
+         f"--window-size={width},900", "--hide-scrollbars", *extra, page.as_uri()],
         capture_output=True, text=True, timeout=120)
 
 
-def _measure(tmp_path, html: str) -> dict:
+def _measure(tmp_path, html: str, width: int = 1280) -> dict:
     page = tmp_path / "measure.html"
     page.write_text(html.replace("</body>", MEASURE, 1) if "</body>" in html else html)
-    res = _chromium(tmp_path, page, "--enable-logging=stderr", "--v=0", "--dump-dom")
+    res = _chromium(tmp_path, page, "--enable-logging=stderr", "--v=0", "--dump-dom", width=width)
     assert res.returncode == 0, res.stderr[-2000:]
     body = re.search(r"<body([^>]*)>", res.stdout)
     assert body, res.stdout[:500]
@@ -213,6 +222,7 @@ def _measure(tmp_path, html: str) -> dict:
 def _check_first_screen(m: dict, n_runs: int) -> None:
     assert m["images-failed"] == "0" and m["js-errors"] == "0", m
     assert int(m["vw"]) == 1280 and int(m["scroll-w"]) <= 1280, m  # no horizontal scrolling
+    assert int(m["tables"]) >= 2 and m["overflow"] == "", m  # nor any table inside its own box
     assert int(m["right"]) <= 1280, f"an element reaches past the window: {m}"
     assert int(m["flags"]) == int(m["runs"]) == n_runs, m  # every row carries its trust flag
     assert int(m["tallest-row"]) <= 32, m  # one line per run
@@ -244,11 +254,42 @@ def test_data_real_report_in_chromium_and_its_screenshot(tmp_path):
     m = _measure(tmp_path, html)
     _check_first_screen(m, len(table.run_ids(t)))
     assert int(m["table-bottom"]) <= 900, m  # 20 runs: the first table within a 1280 x 900 screen
+    narrow = _measure(tmp_path, html, width=800)  # below 1100 px the tables reflow: no box scrolls sideways
+    assert int(narrow["vw"]) == 800 and narrow["overflow"] == "" and int(narrow["scroll-w"]) <= 800, narrow
     page = tmp_path / "report.html"
     page.write_text(html)
     shot = Path(os.environ.get("ENTROPYLAW_SCREENSHOT") or tmp_path / "first_screen.png")
     res = _chromium(tmp_path, page, f"--screenshot={shot}")
     assert res.returncode == 0 and shot.read_bytes().startswith(PNG_MAGIC), res.stderr[-1000:]
+    plt.close("all")
+
+
+LONG_NAMES = ["qwen2.5-14b-instruct_grpo-lora_math", "qwen2.5-7b-instruct_grpo-lora_math",
+              "qwen2.5-3b-instruct_grpo-lora_math", "qwen2.5-1.5b-instruct_grpo-lora_math",
+              "deepseek-llm-7b-chat_grpo-full_math", "llama-3.1-8b-instruct_rloo-lora_math",
+              "mistral-7b-instruct-v0.3_ppo-full_math"]
+
+
+@needs_chromium
+def test_long_run_names_and_score_key_break_at_their_separators_in_chromium(tmp_path):
+    """Seven runs with long names and a long score key: the coefficients table breaks them at
+    `_`, `-`, `/` (its rows a few lines tall, not a letter or two a line), and no table scrolls."""
+    from entropylaw.report.assemble import report_html
+
+    key = "val/DigitalLearningGmbH/MATH-lighteval"
+    runs = []
+    for k, name in enumerate(LONG_NAMES):
+        run = law_run(name, 0.1 + 0.02 * k, 0.7 + 0.01 * k, k % 3, model=name.split("_")[0])
+        run["metric"] = run["metric"].astype(str).replace("val/mean", key)
+        runs.append(run)
+    html, _built, _ = report_html(table.concat(runs), which=["ceilings", "forecast"])
+    assert "qwen2.5-<wbr>14b-<wbr>instruct_<wbr>grpo-<wbr>lora_<wbr>math" in html
+    assert "val/<wbr>DigitalLearningGmbH/<wbr>MATH-<wbr>lighteval" in html
+    for width in (1280, 800):
+        m = _measure(tmp_path, html, width=width)
+        assert m["overflow"] == "", m
+        # three lines at most at 1280 px (it was eight: a letter or two a line); reflowed at 800
+        assert 0 < int(m["tallest-coef"]) <= (64 if width == 1280 else 120), m
     plt.close("all")
 
 

@@ -47,6 +47,7 @@ from entropylaw.fit.size_series import ScaleResult
 from entropylaw.ingest.accounts import ACCOUNTS  # noqa: F401 (re-exported)
 from entropylaw.fit.run_summary import format_summary, summarize  # noqa: F401 (re-exported)
 from entropylaw.fit.text_table import fmt_table  # noqa: F401 (the commands' plain tables)
+from entropylaw.terminal import Progress, wrap  # noqa: F401 (text that fits the width; progress on a terminal)
 from entropylaw.fit.window import check_window  # noqa: F401 (the window's own bounds)
 from entropylaw.fit.forecast.decide import decision_lines  # noqa: F401 (the decision as text lines)
 from entropylaw.api.watching import snapshot  # noqa: F401

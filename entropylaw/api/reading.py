@@ -22,6 +22,7 @@ from entropylaw.ingest.common import KeyOptions
 from entropylaw.ingest.dispatch import load as _load_sources
 from entropylaw.ingest.model_size import parse_params
 from entropylaw.table import convention as _convention
+from entropylaw.terminal import wrap
 
 
 def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, algorithm=None,
@@ -130,7 +131,7 @@ class Ingested:
         lines += ["", format_summary(self.summary)]
         if self.output:
             lines.append(f"\nwrote {self.output}: {len(self.table)} rows, {self.table['run_id'].nunique()} run(s)")
-        return "\n".join(lines)
+        return wrap("\n".join(lines))
 
 
 def ingest(*sources, output=None, **options) -> Ingested:

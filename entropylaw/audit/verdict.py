@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+from entropylaw.terminal import wrap
+
 TARGET = "token-mean"  # the paper's law is fitted on the token mean over the step's response tokens
 
 # Conventions with a mapping to token-mean from logged per-step quantities alone (no model):
@@ -80,4 +82,4 @@ def audit_text(r: dict) -> str:
     if c is not None:
         mapping = c["mapping"] or "no mapping without the model: recompute (this audit) at other steps"
         add(f"correction: token-mean = {c['factor']:.6g} x logged on this batch; {mapping}")
-    return "\n".join(out)
+    return wrap("\n".join(out))

@@ -24,8 +24,7 @@ def run(args) -> int:
     if args.json:
         print(args.flags(dump_json(api.with_accounts(test.to_dict(), df))))
     else:
-        print(f"algorithms: {', '.join(test.algorithms_)}; {len(api.run_ids(df))} runs, {test.n_} points, "
-              f"AR(1) phi = {test.phi_:.2f}")
-        print(f"AIC shared = {test.aic_shared_:.1f}, separate = {test.aic_separate_:.1f}")
-        print(test.verdict_)
+        print(api.wrap(f"algorithms: {', '.join(test.algorithms_)}; {len(api.run_ids(df))} runs, {test.n_} points, "
+                       f"AR(1) phi = {test.phi_:.2f}\n"
+                       f"AIC shared = {test.aic_shared_:.1f}, separate = {test.aic_separate_:.1f}\n{test.verdict_}"))
     return 0

@@ -18,6 +18,8 @@ from entropylaw.errors import EntropyLawWarning
 COLUMNS = [("run", "run_id"), ("n", "n"), ("a", "a"), ("a_se", "a_stderr"), ("b", "b"), ("b_se", "b_stderr"),
            ("ceiling", "ceiling"), ("ceiling_ci", "ceiling_ci"), ("trust", "trust"), ("r2", "r2"),
            ("rmse", "rmse"), ("resid_ac1", "residual_autocorr"), ("best_form", "best_form_aic"), ("y_key", "y_key")]
+# what a narrow terminal leaves out first (--json has every column)
+OPTIONAL = ("rmse", "resid_ac1", "best_form", "y_key", "r2", "n", "a_se", "b_se")
 
 
 def add_parser(subparsers) -> None:
@@ -50,8 +52,8 @@ def run(args) -> int:
         out = rows if len(rows) > 1 else rows[0]
         print(args.flags(dump_json(api.with_accounts({"fits": rows}, df) if len(rows) > 1 else api.with_accounts(out, df))))
         return 0
-    print(f"R = -a*exp(H) + b ({args.form}); {rows[0]['interval_method']}; {args.conf * 100:g} % intervals")
-    print(api.fmt_table(rows, COLUMNS))
+    print(api.wrap(f"R = -a*exp(H) + b ({args.form}); {rows[0]['interval_method']}; {args.conf * 100:g} % intervals"))
+    print(api.fmt_table(rows, COLUMNS, optional=OPTIONAL))
     print_notes(rows, [str(w.message) for w in caught if issubclass(w.category, EntropyLawWarning)], args.flags)
     return 0
 
@@ -71,9 +73,9 @@ def print_notes(rows: list[dict], messages: list[str], flags=str) -> None:
         if d.get("dropped"):
             lines.append("dropped scores: " + ", ".join(f"{k}: {v}" for k, v in d["dropped"].items()))
         for line in lines:
-            print(flags(f"{rid}: {line}"))
+            print(api.wrap(flags(f"{rid}: {line}")))
     if training:
-        print(f"fitted on the training score (no validation score logged): {', '.join(training)}")
+        print(api.wrap(f"fitted on the training score (no validation score logged): {', '.join(training)}"))
     fit_said = {w for d in rows for w in d.get("warnings", [])}
     for m in dict.fromkeys(messages):
         if not any(w in m for w in fit_said) and "no validation score" not in m and "does not apply" not in m:

@@ -15,6 +15,7 @@ from entropylaw.cli._fitargs import add_fit_arguments, dump_json, read_runs, par
 COLUMNS = [("run", "run_id"), ("fit_n", "fit_n"), ("fit_to_step", "fit_last_step"), ("n_pred", "n_predicted"),
            ("rmse_pred", "rmse_predicted"), ("final_obs", "final_observed"), ("final_pred", "final_predicted"),
            ("final_step", "final_step"), ("final_err", "final_error"), ("ceiling", "ceiling"), ("ceiling_ci", "ceiling_ci")]
+OPTIONAL = ("fit_to_step", "final_step", "n_pred", "fit_n")  # what a narrow terminal leaves out first
 
 
 def add_parser(subparsers) -> None:
@@ -56,10 +57,11 @@ def run(args) -> int:
         return 0
     window = f"first {args.fit_steps} steps" if args.fit_steps else f"first {args.fit_frac:g} of each run"
     horizon = f"the next {args.predict_steps} steps" if args.predict_steps else "the rest"
-    print(f"paper protocol: fit on the {window}, predict {horizon} from the observed entropy "
-          f"(uses later entropy: for a true forecast see `entropylaw forecast`); {args.conf * 100:g} % ceiling intervals")
-    print(api.fmt_table(rows, COLUMNS))
+    print(api.wrap(f"paper protocol: fit on the {window}, predict {horizon} from the observed entropy "
+                   f"(uses later entropy: for a true forecast see `entropylaw forecast`); "
+                   f"{args.conf * 100:g} % ceiling intervals"))
+    print(api.fmt_table(rows, COLUMNS, optional=OPTIONAL))
     for rid, curve in curves.items():
-        print(f"\n{rid}: error vs fit window")
-        print(curve.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        print(api.wrap(f"\n{rid}: error vs fit window"))
+        print(api.fmt_table(curve.to_dict(orient="records"), [(c, c) for c in curve.columns]))
     return 0

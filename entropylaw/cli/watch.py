@@ -127,7 +127,7 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
     lines += [f"  note: {snap['total_note']}"] if snap.get("total_note") else []
     lines += [f"  damaged: {d}" for d in snap.get("damaged", [])]
     lines += [f"  note: {n}" for n in notes]
-    return "\n".join(lines)
+    return api.wrap("\n".join(lines))
 
 
 def render_rich(snap: dict | None, notes: list, when: str, path: Path):

@@ -37,6 +37,7 @@ from entropylaw.fit import forms as forms_mod
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.robust import odr_fit, robust_fit
+from entropylaw.terminal import wrap
 
 INTERVALS = ("ar1", "block-bootstrap", "run-bootstrap", "iid")
 INTERVAL_TEXT = {
@@ -272,7 +273,7 @@ class EntropyLawFit:
             lines.append(f"    note        {meta['note']}")
         for w in self.warnings_:
             lines.append(f"    warning     {w}")
-        return "\n".join(lines)
+        return wrap("\n".join(lines))
 
     def __str__(self) -> str:
         return self.fit_report()

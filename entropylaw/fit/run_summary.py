@@ -22,6 +22,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.fit.pairing import fitted_score_key
+from entropylaw.fit.text_table import fmt_table
 
 COLUMNS = ["run_id", "steps", "entropy_key", "score_key", "val_keys", "entropy_first", "entropy_last",
            "score_first", "score_last", "val", "val_first", "val_last"]
@@ -50,11 +51,18 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def format_summary(summary: pd.DataFrame) -> str:
-    """Plain-text table, numbers to 4 decimals, empty cells as '-'."""
-    shown = summary.copy()
-    for col in shown.columns:
-        if shown[col].dtype == float:
-            shown[col] = shown[col].map(lambda x: "-" if np.isnan(x) else f"{x:.4f}")
-    shown = shown.replace("", "-")
-    return shown.to_string(index=False)
+# the text table's headers (two lines where a number is narrower than its name) and what a
+# narrow terminal leaves out first; the frame and the JSON keep every column
+SHOWN = [("run", "run_id"), ("steps", "steps"), ("entropy\nkey", "entropy_key"), ("score\nkey", "score_key"),
+         ("validation keys", "val_keys"), ("entropy\nfirst", "entropy_first"), ("entropy\nlast", "entropy_last"),
+         ("score\nfirst", "score_first"), ("score\nlast", "score_last"), ("val", "val"), ("val\nfirst", "val_first"),
+         ("val\nlast", "val_last")]
+OPTIONAL = ("validation keys", "score\nkey", "entropy\nkey", "score\nfirst", "entropy\nfirst", "val\nfirst")
+
+
+def format_summary(summary: pd.DataFrame, width: int | None = None) -> str:
+    """Plain-text table that fits ``width`` (the terminal's, else 120), numbers to 4 decimals,
+    empty cells as '-'."""
+    rows = summary.replace("", "-").to_dict(orient="records")
+    return fmt_table(rows, SHOWN, width=width, optional=OPTIONAL,
+                     wraps=("run", "entropy\nkey", "score\nkey", "validation keys", "val"))

@@ -31,10 +31,14 @@ from entropylaw.fit.forecast.data import score_bounds
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_scores import FinalScoreLaw
 from entropylaw.fit.size_text import size_text as _size_text
+from entropylaw.fit.text_table import fmt_table
+from entropylaw.terminal import wrap
 
 DESCRIBED = ("good fit", "weak fit")
 MIN_COEF_SIZES = 3
 PLATEAU_FRAC = 0.2
+TABLE = [("run", "run"), ("size", "size"), ("final score", "final"), ("at step", "step"), ("law fit", "trust"),
+         ("ceiling", "ceiling")]
 
 
 @dataclass
@@ -98,13 +102,13 @@ class ScaleResult:
     def report(self, predict=()) -> str:
         pct = f"{100 * self.conf:g} %"
         lines = [f"[[Scale]] {len(self.runs)} runs, {self.runs['n_params'].nunique()} sizes; score: "
-                 f"{self.target_key or 'different benchmarks'} ({pct} intervals)",
-                 f"  {'run':<44}{'size':>8}{'final score':>13}{'at step':>9}{'law fit':>22}{'ceiling':>9}"]
-        for r in self.runs.itertuples(index=False):
-            ceil = "-" if r.ceiling is None or not np.isfinite(r.ceiling) else f"{r.ceiling:.3f}"
-            final = "-" if not np.isfinite(r.final_score) else f"{r.final_score:.3f}"
-            lines.append(f"  {str(r.run_id)[:43]:<44}{_size_text(r.n_params):>8}{final:>13}"
-                         f"{r.final_step:>9g}{str(r.trust):>22}{ceil:>9}")
+                 f"{self.target_key or 'different benchmarks'} ({pct} intervals)"]
+        rows = [{"run": str(r.run_id), "size": _size_text(r.n_params),
+                 "final": "-" if not np.isfinite(r.final_score) else f"{r.final_score:.3f}",
+                 "step": f"{r.final_step:g}", "trust": str(r.trust),
+                 "ceiling": "-" if r.ceiling is None or not np.isfinite(r.ceiling) else f"{r.ceiling:.3f}"}
+                for r in self.runs.itertuples(index=False)]
+        lines.append(fmt_table(rows, TABLE, indent=2, right=("size", "final score", "at step", "ceiling")))
         lines.append("")
         if self.score_law is None:
             lines.append(f"final-score law: refused: {self.score_refused}")
@@ -132,7 +136,7 @@ class ScaleResult:
                 lines.append(f"           law ceiling {p['ceiling']:.3f} [{p['ceiling_lo']:.3f}, {p['ceiling_hi']:.3f}]"
                              + (f"  ({p['ceiling_note']})" if p.get("ceiling_note") else ""))
         lines += [f"  note: {n}" for n in self.notes]
-        return "\n".join(lines)
+        return wrap("\n".join(lines))
 
     def __str__(self) -> str:
         return self.report()

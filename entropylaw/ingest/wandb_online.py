@@ -286,9 +286,13 @@ def _from_index(index_path: Path, uri: str, err: _Offline) -> list[RawRun]:
 
 
 def _progress(runs: list, uri: str):
-    from tqdm.auto import tqdm
+    """The runs, with a progress display on a terminal (a line per 10 % elsewhere) from two runs on."""
+    from entropylaw.terminal import Progress
 
-    return tqdm(runs, desc=f"W&B {uri}", unit="run", disable=len(runs) < 2 or None, leave=False)
+    with Progress(len(runs), f"W&B {uri}", "runs", enabled=len(runs) >= 2) as bar:
+        for run in runs:
+            yield run
+            bar.update()
 
 
 def _slug(text: str) -> str:

@@ -328,7 +328,7 @@ class LabRun:
     def run(self, stop_after: int | None = None) -> dict:
         """Train to ``cfg.steps`` (resuming if a checkpoint exists). ``stop_after`` ends the
         process-equivalent early without finishing (what an interruption leaves behind)."""
-        from tqdm.auto import tqdm
+        from entropylaw.terminal import Progress
 
         done = self.out_dir / DONE
         self._check_out_dir()
@@ -344,8 +344,7 @@ class LabRun:
             log.log(0, self.validate(0))
             self.save_checkpoint(0)
             log.flush()
-        bar = tqdm(total=self.cfg.steps, initial=self.step, desc=self.cfg.run_name, disable=not self.progress,
-                   leave=False, dynamic_ncols=True)
+        bar = Progress(self.cfg.steps, self.cfg.run_name, "steps", initial=self.step, enabled=self.progress)
         last: dict = {}
         try:
             while self.step < self.cfg.steps:

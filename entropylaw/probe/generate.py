@@ -71,8 +71,9 @@ def sample(model, prompts: list, n: int, temperature: float = 1.0, max_new_token
     chunks = _chunks(prompts, n, max_new_tokens, batch_tokens)
     bar = None
     if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=len(prompts) * n, unit="resp", desc="generate", leave=False)
+        from entropylaw.terminal import Progress
+
+        bar = Progress(len(prompts) * n, "generate", "resp")
     for chunk in chunks:
         L = max(len(ids) for _, ids, _ in chunk)
         inp = torch.full((len(chunk), L), pad, dtype=torch.long)

@@ -18,6 +18,7 @@ import torch
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import atomic_dir, dumps
 from entropylaw.probe import dist
+from entropylaw.terminal import Progress
 from entropylaw.probe.core import ProbeConfig, analyse
 from entropylaw.probe.forward import collect_stats
 from entropylaw.probe.ladder import LadderConfig, ladder_report, one_step, whatif_row
@@ -29,8 +30,7 @@ from entropylaw.probe.signal import NoSignal, informative, no_signal_message, si
 def _progress(total: int, enabled: bool):
     if not enabled:
         return None
-    from tqdm import tqdm
-    return tqdm(total=total, unit="tok", desc="probe", leave=False)
+    return Progress(total, "probe", "tok")
 
 
 def _tok_arrays(frame_cols: dict, stats: dict) -> dict:
@@ -92,8 +92,7 @@ def run_probe(model, seqs: list, cfg: ProbeConfig, ladder: LadderConfig | None =
     etas = base = None
     lbar = None
     if progress and dist.rank() == 0:
-        from tqdm import tqdm
-        lbar = tqdm(unit="rung", desc="ladder", leave=False)
+        lbar = Progress(None, "ladder", "rung")
     for name in ladder.whatif:
         iv_cfg = cfg.intervention(name)
         sub = {k: tok[k] for k in ("adv", "old", "entropy0")}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from entropylaw.terminal import wrap
+
 
 def signal_lines(summary: dict) -> list[str]:
     """The first lines: what was probed, and how much of it carried a learning signal."""
@@ -70,4 +72,4 @@ def report_text(summary: dict) -> str:
         add("What-if (batch-mean dH after one step): measured / Lemma 1 / sampled-token")
         for name, r in summary["whatif"].items():
             add(f"  {name:<14}{r['measured_mean_dH']:>12.4g}{r['lemma1_mean_dH']:>12.4g}{r['sampled_token_mean_dH']:>12.4g}")
-    return "\n".join(out)
+    return wrap("\n".join(out))

@@ -1,9 +1,11 @@
 """The report page's style sheet and its two small scripts (inline: the page fetches nothing).
 
-- The style puts the first table and the ceiling figure side by side from 1100 px of
-  width (one above the other below that), keeps every row on one line (a long reason is
-  cut with an ellipsis; the whole text is in its tooltip) and never lets an element grow
-  wider than the window (wide tables scroll inside their own box).
+- The style puts the first table and the ceiling figure side by side where both fit (the
+  figure moves under the table where they do not), keeps every row of the first table on
+  one line from 1100 px of width (a long reason is cut with an ellipsis; the whole text is in
+  its tooltip), lets its cells wrap below that so that the table reflows instead of
+  scrolling, and never lets an element grow wider than the window. Long names (run ids,
+  score keys) break at their separators (``<wbr>``), never inside a word.
 - ``CHECK_SCRIPT`` records, once the page has loaded, that every image decoded and that
   no script error happened, on ``<body>`` as ``data-images-loaded``,
   ``data-images-failed`` and ``data-js-errors`` (a headless browser test reads them).
@@ -19,8 +21,8 @@ h1{font-size:1.35rem;margin:.2rem 0} h2{font-size:1.08rem;margin:1.6rem 0 .5rem;
      border-bottom:1px solid #d0d7de} h3{font-size:.95rem;margin:1rem 0 .3rem}
 p{margin:.35rem 0} .sub,.muted{color:#57606a;font-size:.82rem}
 nav{font-size:.82rem;margin:.3rem 0 .2rem} nav a{margin-right:.9rem;color:#0969da;text-decoration:none}
-.first{display:grid;grid-template-columns:minmax(0,max-content) minmax(240px,1fr);gap:1rem;align-items:start}
-@media (max-width:1100px){.first{grid-template-columns:minmax(0,1fr)}}
+.first{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start}
+.first>.tablebox{flex:0 1 auto;min-width:0} .first>figure.side{flex:1 1 240px;max-width:45rem}
 .tablebox{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;font-size:.8rem;font-variant-numeric:tabular-nums}
 th,td{padding:.1rem .4rem;border-bottom:1px solid #eaeef2;text-align:right;white-space:nowrap;vertical-align:middle}
@@ -42,8 +44,10 @@ ol.ids li{break-inside:avoid;overflow-wrap:anywhere}
 .key{font-size:.74rem;color:#57606a;margin:.3rem 0;width:0;min-width:100%}
 ul.warn{padding-left:1.2rem;font-size:.82rem} ul.warn li{color:#7d4e00;margin:.15rem 0;overflow-wrap:anywhere}
 details summary{cursor:pointer} .scroll{overflow-x:auto;max-width:100%}
-table.details{width:100%} table.details td{white-space:normal} table.details td.id{overflow-wrap:anywhere;
+table.details{width:100%} table.details td{white-space:normal} table.details td.id{overflow-wrap:break-word;
      max-width:13rem} table.details td.nums{white-space:nowrap}
+@media (max-width:1100px){table.runs th,table.runs td{white-space:normal} table.runs td.run,table.runs td.why{
+     max-width:none} table.details th,table.details td.nums{white-space:normal}}
 #zoom{display:none;position:fixed;inset:0;background:rgba(20,20,20,.86);overflow:auto;z-index:10;cursor:zoom-out}
 #zoom.open{display:block} #zoom img{display:block;margin:1rem auto;background:#fff;max-width:none}
 """

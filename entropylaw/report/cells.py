@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import html as html_lib
 import math
+import re
 from typing import Mapping
+
+from entropylaw.terminal import pieces
 
 FLAG_CLASS = {"good fit": "good", "weak fit": "weak", "law does not apply": "na"}
 NOT_APPLICABLE = "law does not apply"
@@ -19,6 +22,13 @@ NOT_APPLICABLE = "law does not apply"
 def esc(value) -> str:
     """``value`` as text safe in HTML, in an element or an attribute."""
     return html_lib.escape(str(value), quote=True)
+
+
+def breakable(value) -> str:
+    """``value`` as HTML text whose long name may break at its separators (``_``, ``-``, ``/``)
+    and nowhere else: a narrow column then wraps it by its parts, not by letters."""
+    return "".join("<wbr>".join(esc(p) for p in pieces(word)) + sep
+                   for word, sep in re.findall(r"(\S+)(\s*)", str(value)))
 
 
 def decimals(values, significant: int = 3, most: int = 4) -> int:

@@ -40,8 +40,8 @@ from typing import Mapping, Sequence
 from entropylaw._version import __version__
 from entropylaw.report.assets import CHECK_SCRIPT, CSS, ZOOM_SCRIPT
 from entropylaw.report.audit_section import audit_section
-from entropylaw.report.cells import (NOT_APPLICABLE, _family_rows, _mixed_within_families, _run_cells, cell,
-                                     decimals, esc, flag, interval, pm, swatch)
+from entropylaw.report.cells import (NOT_APPLICABLE, _family_rows, _mixed_within_families, _run_cells, breakable,
+                                     cell, decimals, esc, flag, interval, pm, swatch)
 from entropylaw.report.forecasts import _forecast_cells, forecast_table_html
 from entropylaw.results.values import row_float
 
@@ -124,9 +124,9 @@ def details_table(rows: Sequence[Mapping]) -> str:
         reasons = "; ".join(str(x) for x in r.get("trust_reasons") or []) or "—"
         n = r.get("n")
         body.append(
-            f"<tr><td>{r.get('number', '')}</td><td class=\"l id\">{esc(r.get('run_id', ''))}</td>"
+            f"<tr><td>{r.get('number', '')}</td><td class=\"l id\">{breakable(r.get('run_id', ''))}</td>"
             f"<td class=\"l\">{esc(r.get('model') or '—')}<br>{esc(r.get('algorithm') or '—')}</td>"
-            f"<td class=\"l id\">{esc(r.get('score_key') or '—')}</td><td>{'n/a' if n is None else int(n)}</td>"
+            f"<td class=\"l id\">{breakable(r.get('score_key') or '—')}</td><td>{'n/a' if n is None else int(n)}</td>"
             f"<td class=\"nums\">{pm(row_float(r, 'a'), row_float(r, 'a_stderr'), d)}</td>"
             f"<td class=\"nums\">{pm(row_float(r, 'b'), row_float(r, 'b_stderr'), d)}</td>"
             f"<td class=\"nums\">{interval(row_float(r, 'ceiling'), r.get('ceiling_ci'), dc, bool(r.get('fraction', True)))}</td>"

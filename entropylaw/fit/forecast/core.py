@@ -65,6 +65,8 @@ from entropylaw.fit.forecast import text as _text
 from entropylaw.fit.forecast.drift import DriftTrain, LogitDrift
 from entropylaw.fit.forecast.given import drift_method
 from entropylaw.fit.forecast.final import describe, final_of, final_steps, observed_final
+from entropylaw.fit.text_table import fmt_table
+from entropylaw.terminal import wrap
 # The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the lowest
 # max(median / 1 point, worst / 5 points) of the final score at 15 % of the run, then the other
 # ratio, ties to the simpler method), for validation scores and for training scores apart,
@@ -171,23 +173,25 @@ class Forecast:
                  f"({self.n_window} points); nothing after it is used",
                  f"    recommended method: {self.default} (chosen by a rule fixed in advance on the backtest of "
                  "real runs, analysis/bench_forecast.py)",
-                 f"    {'method':<16}{'score at ' + format(step, 'g'):>22}{'plateau':>26}{'90 % of gain by':>22}"]
+                 ]
 
         def ci(v, c):
             return "-" if v is None or not np.isfinite(v) else \
                 f"{v:.3f} [{c[0]:.3f}, {c[1]:.3f}]" if c is not None else f"{v:.3f}"
-        for row in t.itertuples(index=False):
-            mark = "*" if row.method == self.default else " "
-            if not row.ok:
-                lines.append(f"  {mark} {row.method:<16}cannot run: {row.reason}")
-                continue
-            t90 = "-" if row.t90 is None or not np.isfinite(row.t90) else f"step {row.t90:.0f}"
-            lines.append(f"  {mark} {row.method:<16}{ci(row.forecast, (row.lo, row.hi)):>22}"
-                         f"{ci(row.plateau, row.plateau_ci):>26}{t90:>22}")
+        score = "score at " + format(step, "g")
+        rows = [{"mark": "*" if row.method == self.default else "", "method": row.method,
+                 **({"note": f"cannot run: {row.reason}"} if not row.ok else
+                    {score: ci(row.forecast, (row.lo, row.hi)), "plateau": ci(row.plateau, row.plateau_ci),
+                     "t90": "-" if row.t90 is None or not np.isfinite(row.t90) else f"step {row.t90:.0f}"})}
+                for row in t.itertuples(index=False)]
+        columns = [("", "mark"), ("method", "method"), (score, score), ("plateau", "plateau"),
+                   ("90 % of gain by", "t90"), ("note", "note")]
+        lines.append(fmt_table(rows, columns, indent=2, note="note", right=(score, "plateau", "90 % of gain by"),
+                               wraps=("method", "note")))
         if self.note:
             lines.append(f"    note: {self.note}")
         lines += decision_lines(self.decision)
-        return "\n".join(lines)
+        return wrap("\n".join(lines))
 
     def __str__(self) -> str:
         """What ``entropylaw forecast`` prints: the window, every method's row, the decision."""

@@ -13,10 +13,13 @@ from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
 from entropylaw.fit.forecast.decide import decision_lines
 from entropylaw.fit.forecast.final import describe
 from entropylaw.fit.text_table import fmt_table
+from entropylaw.terminal import wrap
 
 COLUMNS = [("method", "method"), ("step", "step"), ("forecast", "forecast"), ("interval", "interval"),
            ("observed", "observed"), ("plateau", "plateau"), ("plateau_ci", "plateau_ci"), ("90%_step", "t90"),
            ("90%_step_ci", "t90_ci"), ("note", "note")]
+# what a narrow terminal leaves out first (the JSON output has every column)
+OPTIONAL = ("90%_step_ci", "plateau_ci", "observed", "step")
 KIND_PLURAL = {"validation": "validation scores", "training score": "training scores"}
 
 
@@ -89,10 +92,10 @@ def rows(fc) -> list[dict]:
 
 
 def forecast_text(fc) -> str:
-    lines = [header(fc), fmt_table(rows(fc), COLUMNS)]
+    lines = [wrap(header(fc)), fmt_table(rows(fc), COLUMNS, note="note", optional=OPTIONAL)]
     lines += [f"  {r.method}: {w}" for r in fc.methods.values() for w in r.warnings]
     lines += [line[2:] for line in decision_lines(fc.decision)]
-    return "\n".join(lines)
+    return wrap("\n".join(lines))
 
 
 class Forecasts(dict):
@@ -116,4 +119,4 @@ class Forecasts(dict):
                      "it cannot run: chosen by a rule fixed in advance on the backtest of the real runs at 15 % of their "
                      "steps, which bounds the worst run's error as well as the median's, see analysis/bench_forecast.py; "
                      "`compare` shows every method, with the plateau and the 90 % step of the curve methods)")
-        return text
+        return wrap(text)
