@@ -54,18 +54,19 @@ def law_report(law) -> str:
     forms = law.combined_
     pct = f"{100 * law.conf:g} %"
     if law.forward_ or law.backtest():
-        lines.append("  forward chaining: fit the smaller sizes, predict the larger ones (each form's error on the "
-                     f"logit scale; this rule's {pct} interval from the same sizes)")
-        lines.append(f"    {'fitted':<14}{'predicts':>9}{'decades':>9}" + "".join(f"{f:>15}" for f in forms)
-                     + f"{'this rule [' + pct + ']':>27}{'observed':>10}{'in?':>5}")
+        lines.append("  forward chaining: fit the smaller sizes, predict the larger ones (each form's logit error; "
+                     "this rule's interval)")
+        # at most 3 forms: 113 columns, inside a pipe's 120 (a wrapped row would lose its alignment)
+        lines.append(f"    {'fitted':<12}{'predicts':>9}{'decades':>8}" + "".join(f"{f:>14}" for f in forms)
+                     + f"{'this rule [' + pct + ']':>24}{'observed':>9}{'in?':>5}")
         err = {(r["form"], r["fitted"], r["target"]): r["logit_error"] for r in law.forward_}
         back = {(r["fitted"], r["target"]): r for r in law.backtest()}
         for k, j in sorted({(r["fitted"], r["target"]) for r in law.forward_} | set(back)):
-            cells = "".join(f"{err[(f, k, j)]:>+15.3f}" if (f, k, j) in err else f"{'-':>15}" for f in forms)
+            cells = "".join(f"{err[(f, k, j)]:>+14.3f}" if (f, k, j) in err else f"{'-':>14}" for f in forms)
             b = back.get((k, j))
             rule = "-" if b is None else f"{b['predicted']:.3f} [{b['lo']:.3f}, {b['hi']:.3f}]"
-            lines.append(f"    {_span(law, k):<14}{size_text(law.sizes_[j]):>9}"
-                         f"{law.u_[j] - law.u_[k - 1]:>9.2f}{cells}{rule:>27}{law.scores_[j]:>10.3f}"
+            lines.append(f"    {_span(law, k):<12}{size_text(law.sizes_[j]):>9}"
+                         f"{law.u_[j] - law.u_[k - 1]:>8.2f}{cells}{rule:>24}{law.scores_[j]:>9.3f}"
                          f"{'-' if b is None else ('yes' if b['covered'] else 'NO'):>5}")
     else:
         lines.append(f"  forward chaining: {len(law.sizes_)} sizes hold none out (needs 4): the extrapolation error "

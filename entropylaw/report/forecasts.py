@@ -75,7 +75,9 @@ def forecast_table_html(rows: Sequence[Mapping]) -> str:
         frac = bool(r.get("fraction", True))
         if r.get("reason") and row_float(r, "forecast") != row_float(r, "forecast"):
             body.append(f"<tr><td>{swatch(r)}</td>{_run_cells(r)}"
-                        f'<td class="why" colspan="6" title="{esc(r["reason"])}">no forecast: {esc(r["reason"])}</td></tr>')
+                        f'<td class="why" colspan="6" title="{esc(r["reason"])}">'
+                        f'{esc(r["reason"] if r["reason"].startswith("no forecast") else "no forecast: " + r["reason"])}'
+                        '</td></tr>')
             continue
         window = f"≤ {r.get('window_end', float('nan')):.0f} · {r.get('n_window', '?')}"
         f, obs = row_float(r, "forecast"), row_float(r, "final_observed")
