@@ -212,7 +212,7 @@ def export(run_dir: Path, dest: Path, run_id: str = RUN_NAME, config: str | None
     from entropylaw.ingest.hf_config import params_from_config
 
     total, _ = params_from_config(Path(config or run_dir / "base-model" / "config.json"))  # closed form
-    df = el.load(*sources(run_dir), run_id=run_id, model="SmolLM2-135M-Instruct", algorithm="grpo",
+    df = el.load(*sources(run_dir), run_id=run_id, one_run=True, model="SmolLM2-135M-Instruct", algorithm="grpo",
                  dataset="arithmetic", params=total)
     for account in el.row_accounts(df):
         print(json.dumps(account))

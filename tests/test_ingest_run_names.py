@@ -83,7 +83,23 @@ def test_cli_run_id_over_a_directory_is_numbered_not_merged(cli, tmp_path):
         _log(tmp_path / "runs" / f"{name}.log", 1, 20)
     res = cli("summary", str(tmp_path / "runs"), "--run-id", "X")
     assert res.returncode == 0 and res.stderr == "", res.stderr
-    assert [line.split()[0] for line in res.stdout.splitlines()[1:]] == ["X", "X-2"]
+    names = [line.split()[0] for line in res.stdout.splitlines()[1:] if line.strip()]
+    assert [n for n in names if n.startswith("X")] == ["X", "X-2"]
+
+
+def test_one_run_merges_the_pieces_of_one_run_under_its_name(cli, tmp_path):
+    """Resumed segments (or one run's records from several loggers) named once and merged."""
+    _log(tmp_path / "a.log", 1, 20)
+    _log(tmp_path / "b.log", 21, 40)
+    single, _ = load([str(tmp_path / "a.log"), str(tmp_path / "b.log")], KeyOptions(run_id="mine", one_run=True))
+    pooled, _ = load_parallel([str(tmp_path / "a.log"), str(tmp_path / "b.log")],
+                              KeyOptions(run_id="mine", one_run=True), workers=2)
+    assert table.run_ids(single) == table.run_ids(pooled) == ["mine"]
+    assert sorted(single["step"].unique()) == list(range(1, 41))
+    numbered, _ = load([str(tmp_path / "a.log"), str(tmp_path / "b.log")], KeyOptions(run_id="mine"))
+    assert table.run_ids(numbered) == ["mine", "mine-2"]
+    res = cli("summary", str(tmp_path / "a.log"), "--one-run")
+    assert res.returncode != 0 and res.stderr.count("\n") == 1 and "--one-run needs --run-id" in res.stderr
 
 
 # ---- row accounts --------------------------------------------------------------------------------

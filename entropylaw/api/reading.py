@@ -27,14 +27,15 @@ from entropylaw.terminal import wrap
 
 def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, algorithm=None,
          dataset=None, params=None, config=None, run_id=None, logging_steps=None, reward_func=None,
-         skip_bad=False, entropy_convention=None, x_key="entropy", only=None, warn=True) -> pd.DataFrame:
+         skip_bad=False, one_run=False, entropy_convention=None, x_key="entropy", only=None, warn=True) -> pd.DataFrame:
     """Read logs / tables / directories / ``wandb://`` URIs into one tidy run table.
 
     Keyword arguments are the CLI's source options (``--entropy-key`` ...): ``config`` a
     Hugging Face config.json whose exact parameter counts the runs take (``params`` keeps the
     total given), ``entropy_convention`` the logged entropy's aggregation, converted to the
     token mean (metric ``x_key``), ``run_id`` the runs' names (``run_id``, ``run_id-2``, ... in the
-    order read; runs are told apart first, by their own names), ``only`` the runs to keep. The row account of every source
+    order read; runs are told apart first, by their own names; with ``one_run=True`` the sources
+    are pieces of one run, named ``run_id`` and merged as one), ``only`` the runs to keep. The row account of every source
     (rows read, kept, dropped by reason, notes) is in ``df.attrs["row_accounts"]``; when
     anything was dropped or skipped a :class:`~entropylaw.errors.RowsDroppedWarning` says so
     (``warn=False`` to silence).
@@ -48,7 +49,7 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
     if isinstance(val_keys, str):
         val_keys = [val_keys]
     opts = KeyOptions(entropy_key=entropy_key, score_key=score_key, val_keys=val_keys, model=model,
-                      algorithm=algorithm, dataset=dataset, run_id=run_id)
+                      algorithm=algorithm, dataset=dataset, run_id=run_id, one_run=bool(one_run))
     if logging_steps is not None:
         opts.logging_steps = logging_steps
     if reward_func is not None:

@@ -44,6 +44,9 @@ def add_source_arguments(parser) -> None:
                    help="Hugging Face config.json: exact total and non-embedding parameter counts")
     g.add_argument("--run-id", metavar="ID", help="name the runs read ID (several runs: ID, ID-2, ... in the order read; "
                    "runs are never merged for sharing it)")
+    g.add_argument("--one-run", action="store_true",
+                   help="with --run-id: the inputs are pieces of one run (resumed segments, or one run's records "
+                        "from several loggers), merged as one")
     g.add_argument("--logging-steps", metavar="N", type=positive_int,
                    help="steps between logged records, for logs without step numbers (HF Trainer console)")
     g.add_argument("--reward-func", metavar="NAME",
@@ -64,11 +67,13 @@ def load_from_args(args, sources, **more) -> pd.DataFrame:
 
 
 SOURCE_OPTIONS = ("entropy_key", "score_key", "model", "algorithm", "dataset", "params", "config", "run_id",
-                  "logging_steps", "reward_func")
+                  "one_run", "logging_steps", "reward_func")
 
 
 def source_options(args) -> dict:
     """:func:`entropylaw.load`'s keywords from the parsed source options."""
     out = {k: getattr(args, k, None) for k in SOURCE_OPTIONS}
+    if out.get("one_run") and not out.get("run_id"):
+        raise EntropyLawError("--one-run needs --run-id: the name the pieces of the one run take")
     out.update(val_keys=getattr(args, "val_key", None), skip_bad=getattr(args, "skip_bad", False))
     return out

@@ -213,8 +213,9 @@ def plot_final_score(res, ax=None, predict: Sequence[float] | None = None, style
                         label=pred_label)
             pred_label = None
             iv = "" if err is None else f" [{p[law.what + '_lo']:.3f}, {p[law.what + '_hi']:.3f}]"
-            ax.annotate(_size_name(n), (n, y), xytext=(0, 9), textcoords="offset points", ha="center",
-                        va="bottom", fontsize=fs("small"))
+            # beside the marker, not above it: a score near the top would put the name over the title
+            ax.annotate(_size_name(n), (n, y), xytext=(7, -2), textcoords="offset points", ha="left",
+                        va="top", fontsize=fs("small"))
             lines.append(f"{_size_name(n)}: {y:.3f}{iv}" + (f" ({p['note']})" if p.get("note") else ""))
         lines.append(f"forms combined: {law.combination()}; the band widens with the decades beyond the largest "
                      "size fitted (forward-chained error, floored)")

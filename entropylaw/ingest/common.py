@@ -68,6 +68,9 @@ class KeyOptions:
     dataset: str | None = None
     n_params: float | None = None
     run_id: str | None = None
+    # the sources are pieces of one run (resumed segments, one run's records from several
+    # loggers): ``run_id`` names them before the merge, which joins them as one run
+    one_run: bool = False
     n_params_nonembedding: float | None = None
     reward_func: str | None = None  # TRL reward function to fit (``--reward-func``)
     logging_steps: int | None = None  # steps between logged records (``--logging-steps``)

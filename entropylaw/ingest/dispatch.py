@@ -344,7 +344,9 @@ def load(sources: list[str], options: KeyOptions | None = None,
     split over several files (a resume, or TRL's state, events and W&B files of one run)
     becomes one run (:mod:`entropylaw.ingest.merge`).
     """
-    opts = dataclasses.replace(options or KeyOptions(), run_id=None)  # named after the merge: name_runs
+    one = bool(options and options.one_run and options.run_id)  # pieces of one run: named before the merge
+    opts = options or KeyOptions()
+    opts = opts if one else dataclasses.replace(opts, run_id=None)  # named after the merge: name_runs
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
     if not sources:
@@ -368,7 +370,7 @@ def load(sources: list[str], options: KeyOptions | None = None,
     if not tables:
         raise EntropyLawError(f"{', '.join(map(str, sources))}: nothing usable read")
     out = table.stack(tables)
-    return name_runs(out, options.run_id if options else None), reports
+    return (out if one else name_runs(out, options.run_id if options else None)), reports
 
 
 def name_runs(df: pd.DataFrame, run_id: str | None) -> pd.DataFrame:

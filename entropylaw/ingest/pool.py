@@ -169,6 +169,8 @@ def load_parallel(sources: list[str], options: KeyOptions | None = None, workers
     :func:`plan` chooses, which is one where a pool would not win); ``progress(done, total)`` is
     called as pieces finish."""
     options = options or KeyOptions()
+    if options.one_run and options.run_id:  # pieces of one run: named before the merge, as dispatch.load does
+        return dispatch.load(sources, options)
     run_id, options = options.run_id, dataclasses.replace(options, run_id=None)  # named once all are read
     if workers is None:
         chosen = plan(sources)
