@@ -194,7 +194,7 @@ def larger_model_cases(run, smaller, k, end, conf, n_boot, base):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r = forecast(run, fit_frac=k / 100, conf=conf, n_boot=n_boot, prior_runs=smaller,
-                         methods=["logit-drift"]).methods["logit-drift"]
+                         methods=["logit-drift"], calibrated=False).methods["logit-drift"]
         if r.ok:
             f = r.final
             out.append({**base, "mode": "sizes", "method": WITH_SIZES, "ran": True, "final": 100 * abs(f["forecast"] - y),
@@ -226,9 +226,11 @@ def larger_model_table(everything) -> list[str]:
         rows.append(f"| {run} | {k} % | " + " | ".join(cells) + " |")
     return ["## A larger model from its own first steps plus the smaller sizes", "",
             "|error| of the final score (points), whether the 90 % interval holds it, and its width: the size law fitted "
-            "to the smaller sizes' final scores alone; the forecast alone (logit-drift, its prior from the other runs, "
-            "calibrated); and `forecast RUN --prior SMALLER_RUNS` (logit-drift, its rate's prior from the smaller "
-            "sizes with size as a covariate, the size law's prediction anchoring its final step).", "",
+            "to the smaller sizes' final scores alone (its own interval); the forecast alone (logit-drift, its prior "
+            "from the other runs, calibrated leaving each run out); and `forecast RUN --prior SMALLER_RUNS` "
+            "(logit-drift, its rate's prior from the smaller sizes with size as a covariate, the size law's "
+            "prediction anchoring its final step; its raw interval: no factor is measured for it without these "
+            "same runs).", "",
             f"| run | window | {SIZE_LAW} | forecast alone | {WITH_SIZES} |", "|---|---|---|---|---|", *rows, ""]
 
 
@@ -266,10 +268,11 @@ def backtest(frames, ks, conf, n_boot, problems):
             base = {"run": run.run_id, "task": run.task, "kind": run.target_kind, "K": k, "bounds": run.bounds}
             for mode, prior in priors.items():
                 methods = None if mode == "loto" else ["logit-drift", "logit-drift+train"]
+                kin_family = [r for r in family if r.task != run.task] if mode == "loto" else family
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        fc = forecast(run, fit_frac=k / 100, conf=conf, n_boot=n_boot, prior_runs=family,
+                        fc = forecast(run, fit_frac=k / 100, conf=conf, n_boot=n_boot, prior_runs=kin_family,
                                       methods=methods, shape_prior=prior, calibrated=False)
                     rows += _cases(fc, {**base, "mode": mode}, run, end)
                 except EntropyLawError as err:
@@ -545,7 +548,7 @@ def main(argv=None):
     ks = [int(k) for k in args.ks.split(",")]
     t0 = time.time()
     frames, skipped = load_runs(sources)
-    # raw intervals (forecast(..., calibrated=False)): the calibration is measured here, leave one run out
+    # raw intervals (forecast(..., calibrated=False)): the calibration is measured here, leaving each task out (or each run, for a task known to the prior)
     res, floors, runs = backtest(frames, ks, args.conf, args.n_boot, problems)
     res, factors = calibrate_cases(res, args.conf)
     # the tables below: every task left out of its own forecast (and the given-prior variant)
@@ -575,7 +578,7 @@ def main(argv=None):
                                   ("|error| of the mean of the last 10 % of points", "last10", "median"),
                                   ("RMSE over every later point", "rmse", "median"),
                                   ("worst |error| of the final score (any run)", "final", "max"),
-                                  ("90 % interval covers the final score (calibrated, leave one run out)",
+                                  ("90 % interval covers the final score (calibrated leaving each task out; one task alone: each run)",
                                    "covered", "coverage"),
                                   ("median width of the calibrated 90 % interval (points)", "width", "median"),
                                   ("median rank by final error", "rank", "median")):
@@ -584,7 +587,8 @@ def main(argv=None):
     lines += ["## Leave one task out", "",
               "Each run is forecast as a run of a task never seen: logit-drift's prior comes from the runs of other "
               "tasks only (the new-task prior where its own task is left out), and every calibration factor is "
-              "measured on the other tasks' cases, each task weighing the same. Tasks (runs): "
+              "measured on the other tasks' cases, each task weighing the same, never below 1 (a kind of score with "
+              "one task alone, the training scores here, is calibrated leaving each run out instead). Tasks (runs): "
               + "; ".join(f"{k}: " + ", ".join(f"{t} ({n})" for t, n in g.droplevel(0).items())
                           for k, g in tasks.groupby(level=0)) + ".", ""]
     for kind, d in (("validation", default), ("training score", train_default)):
@@ -597,7 +601,7 @@ def main(argv=None):
     for kind in ("validation", "training score"):
         if (res["kind"] == kind).any():
             lines += [f"## Summary, {kind} runs: median / worst |error| of the final score (points) / calibrated 90 % "
-                      "coverage (leave one run out) / median interval width (points) (runs)", "", summary(res, kind), ""]
+                      "coverage (each task left out; one task alone: each run) / median interval width (points) (runs)", "", summary(res, kind), ""]
     lines += size_law_tables(frames)
     lines += larger_model_table(everything)
     lines += entropy_forms(runs, ks)

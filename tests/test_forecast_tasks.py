@@ -193,3 +193,58 @@ def test_smaller_sizes_anchor_a_larger_models_forecast_and_larger_ones_do_not():
     mid = replace(runs[2], run_id="mid")  # 3B: the prior holds a larger size, so no size series below it
     fc = forecast(mid, fit_frac=0.3, methods=["logit-drift"], prior_runs=tuple(runs[:2] + runs[3:]), n_boot=100)
     assert "size law" not in " ".join(fc.methods["logit-drift"].warnings)
+
+
+def test_one_calibration_band_per_forecast_so_the_interval_never_narrows_with_the_horizon(monkeypatch):
+    doc = {"factors": {"validation": {"logit-drift": {"factor": 1.0, "by_horizon": [{"factor": 2.0}, {"factor": 0.5},
+                                                                                    {"factor": 0.7}]}}}}
+    monkeypatch.setattr(cal, "stored", lambda: doc)
+    m = LogitDrift(n_boot=400, prior={"c": [0.1, 0.05], "runs": 5}).fit(_run(c=0.1, seed=4).window(30))
+    f = m.predict(np.arange(40.0, 200.0, 10.0))
+    width = (f["hi"] - f["lo"]).to_numpy()
+    # one factor, the furthest step's band: the width grows with the horizon, up to the draws' noise (a
+    # factor per step would quarter it where the band changes from 2.0 to 0.5, at step 90)
+    assert np.min(width[1:] / width[:-1]) > 0.85 and width[-1] > 2 * width[0]
+
+
+def test_the_training_link_is_for_validation_targets_only():
+    steps = np.arange(0.0, 100.0)
+    y = special.expit(0.1 + 0.1 * np.log1p(steps))
+    run = RunData.from_arrays(steps, y, steps, 1 - steps / 200, steps, y, target_key="score",
+                              target_kind="training score")
+    assert run.task == "unknown (training reward)"
+    stored = {"tasks": {}, "new_task": new_task_prior({}), "train_link": {"slope": 1.0, "sd": 0.02}}
+    m = DriftTrain(n_boot=20, prior=stored).fit(run.window(40))
+    assert not m.ok_ and "training score itself" in m.reason_
+
+
+def test_a_clear_climb_on_a_new_task_is_believed_not_refused_as_a_take_off():
+    stored = learn_task_priors([_run(c=0.06 + 0.01 * i, seed=i, run_id=f"g{i}") for i in range(4)])
+    run = _run(c=0.6, A=-2.5, seed=3, key="val/math", n=5000)  # a steady climb, no take-off
+    m = LogitDrift(n_boot=200, prior=stored).fit(run.window(100))
+    assert m.ok_, m.reason_
+    assert m.params_["c"] > 0.4
+
+
+def test_a_shipped_run_is_left_out_of_its_own_stored_prior():
+    runs = [_run(c=0.05 + 0.02 * i, seed=i, run_id=f"g{i}") for i in range(4)]
+    stored = learn_task_priors(runs)
+    m = LogitDrift(n_boot=50, prior=stored).fit(runs[3].window(60))
+    assert m.prior_["runs"] == 3 and "g3" not in m.prior_["run_ids"]
+    assert any("left out of its own prior" in w for w in m.warnings_)
+    assert LogitDrift(n_boot=50, prior={"tasks": {}}).fit(runs[0].window(60)).ok_  # no new-task part: no crash
+
+
+def test_the_size_anchor_sits_at_the_planned_or_the_recipes_last_step():
+    from dataclasses import replace
+
+    sizes = [0.5e9, 1.5e9, 3e9, 7e9]
+    runs = tuple(replace(_run(c=0.05, A=0.3 + 0.6 * np.log10(n / 1e9), seed=i, run_id=f"s{i}"), size=n)
+                 for i, n in enumerate(sizes))
+    big = replace(_run(c=0.05, A=0.3 + 0.6 * np.log10(14), seed=9, run_id="big"), size=14e9)
+    live = big.window(60)  # a run still going: its own last step is 60
+    said = " ".join(forecast(live, methods=["logit-drift"], prior_runs=runs, n_boot=50).methods["logit-drift"].warnings)
+    assert "final step 190 (the prior runs' last step)" in said
+    said = " ".join(forecast(live, methods=["logit-drift"], prior_runs=runs, n_boot=50,
+                             total_steps=300).methods["logit-drift"].warnings)
+    assert "final step 300 (the planned length" in said

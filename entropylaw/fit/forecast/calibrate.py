@@ -177,15 +177,16 @@ def horizon_band(h) -> np.ndarray:
 
 def method_factor(method: str, kind: str, horizon=None):
     """The stored factor of ``method`` for targets of ``kind`` ("validation" or "training
-    score": their noise differs) -- 1 (uncalibrated) when none is stored. With ``horizon``
-    (relative horizons, one per step) and factors stored per band: one factor per step."""
+    score": their noise differs) -- 1 (uncalibrated) when none is stored. With ``horizon`` (the
+    relative horizon of a forecast's furthest step) and factors stored per band: that band's."""
     entry = stored().get("factors", {}).get(kind, {}).get(method, {})
     pooled = float(entry.get("factor", 1.0))
     bands = entry.get("by_horizon")
     if horizon is None or not bands:
         return pooled
     per_band = np.array([b.get("factor", pooled) if b else pooled for b in bands], float)
-    return per_band[np.minimum(horizon_band(horizon), len(per_band) - 1)]
+    out = per_band[np.minimum(horizon_band(horizon), len(per_band) - 1)]
+    return float(out) if np.ndim(out) == 0 else out
 
 
 def leave_one_run_out(runs, errors, conf: float = 0.9, groups=None) -> np.ndarray:

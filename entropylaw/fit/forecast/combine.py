@@ -177,8 +177,8 @@ class Ensemble:
         draws = self._mixture([o[1] for o in outs], w)
         steps = np.asarray(steps, float)
         first = min(m.origin_ for m in self.members_)
-        h = np.maximum(steps[-1:] if average else steps, self.end_) - self.end_
-        c = cal.method_factor(self.name, self.target_kind_, h / max(self.end_ - first, 1.0)) if calibrated else 1.0
+        h = (max(float(steps.max()), self.end_) - self.end_) / max(self.end_ - first, 1.0)  # the furthest step's band
+        c = cal.method_factor(self.name, self.target_kind_, h) if calibrated else 1.0
         return mid, cal.rescale(mid, draws, self.bounds_, c)
 
     def predict(self, steps) -> pd.DataFrame:

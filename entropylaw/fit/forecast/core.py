@@ -282,7 +282,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
             m = PriorMethod(conf, n_boot, seed, base=prior_base, prior_runs=tuple(prior_runs))
         elif name in (LogitDrift.name, DriftTrain.name):
             m = drift_method(run, prior_runs, shape_prior, conf, n_boot, seed, drift_notes, METHODS[name],
-                       final_step=float(at_steps[-1]))
+                             total_steps=total_steps)
         else:
             m = METHODS[name](conf=conf, n_boot=n_boot, seed=seed)
         m.calibrated = calibrated

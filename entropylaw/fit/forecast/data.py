@@ -116,7 +116,8 @@ class RunData:
         last = max(float(s.steps[-1]) for s in parts)
         return cls(run_id, target, target_key, target_kind, entropy, score, tokens, first, last, last,
                    family, score_bounds(target.values), raw, cumulative_tokens,
-                   task=task_of(target_key) if str(target_key).startswith("val/") else "")
+                   task=task_of(target_key) if str(target_key).startswith("val/") or target_kind != "validation"
+                   else "")
 
     @classmethod
     def from_table(cls, df: pd.DataFrame, run_id: str, y_key: str | None = None, x_key: str = table.ENTROPY,

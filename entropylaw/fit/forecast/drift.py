@@ -173,7 +173,8 @@ def learn_prior(runs, size=None, sizes=None) -> dict | None:
         return None
     cs, ns = np.array(cs), np.asarray(ns, float)
     med = float(np.median(cs))
-    out = {"runs": len(cs), "run_ids": used, "c": [med, float(max(1.4826 * np.median(np.abs(cs - med)), MIN_SD))]}
+    out = {"runs": len(cs), "run_ids": used, "rates": [float(c) for c in cs],
+           "c": [med, float(max(1.4826 * np.median(np.abs(cs - med)), MIN_SD))]}
     if size is None or not np.isfinite(size):
         return out
     known = np.isfinite(ns)
@@ -246,8 +247,8 @@ class LogitDrift(ForecastMethod):
             if prior is FALLBACK_PRIOR:
                 self.warnings_.append("no prior learned from finished runs is stored: a broad fallback prior")
         self.prior_all_ = prior
-        if "new_task" in prior:  # a per-task prior (entropylaw.fit.forecast.tasks): this run's task's part
-            prior, why = prior_for(prior, run.task)
+        if "new_task" in prior or "tasks" in prior:  # a per-task prior (entropylaw.fit.forecast.tasks): this run's task's part
+            prior, why = prior_for(prior, run.task, run.run_id, MIN_SD)
             if why:
                 self.warnings_.append(why)
             prior = prior or FALLBACK_PRIOR
@@ -260,7 +261,9 @@ class LogitDrift(ForecastMethod):
                             "past it the run is (last-value carries it)")
         t, z = np.maximum(s, 0.0), to_logit(v, run.bounds, 0.5 / self.n_eff_)
         own, own_cov, _ = posterior(t, z, w)  # the window alone: is it still taking off?
-        gap = (own[1] - prior["c"][0]) / np.sqrt(own_cov[1, 1] + prior["c"][1] ** 2)
+        nu = float(prior.get("nu", np.inf))
+        prior_sd = prior["c"][1] * (np.sqrt(nu / (nu - 2)) if self.new_task_ and nu > 2 else 1.0)  # a t's SD
+        gap = (own[1] - prior["c"][0]) / np.sqrt(own_cov[1, 1] + prior_sd ** 2)
         if gap > CONFLICT:
             raise CannotRun(f"the window ends inside the take-off: its late points climb at {own[1]:.2f} per log "
                             f"step, {gap:.1f} SD above the drift of finished runs ({prior['c'][0]:.2f}); where the "
@@ -336,6 +339,8 @@ class DriftTrain(LogitDrift):
         return self.name + (", new task" if getattr(self, "new_task_", False) else "")
 
     def _train_term(self, run):
+        if run.target_kind != "validation":
+            raise CannotRun("the target is the training score itself: its climb is already the window's own")
         link = self.prior_all_.get("train_link")
         if not link:
             raise CannotRun("no link between the training score's climb and validation's is stored")
@@ -363,6 +368,8 @@ def learn_train_link(runs) -> dict | None:
     robust spread of ``c_val - k c_train``; None with fewer than 3 such runs."""
     pairs = []
     for r in runs:
+        if r.target_kind != "validation":  # a training-score target would be linked to itself
+            continue
         cv, ct = fit_full(r), train_rate(r)
         if cv is not None and ct is not None and abs(ct[0]) > 0.02:
             pairs.append((cv, ct[0], r.task))

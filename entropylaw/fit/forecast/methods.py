@@ -146,7 +146,9 @@ class ForecastMethod:
             sd = np.sqrt(self.sigma_**2 / len(steps) + self.q_ * float(np.mean(h**self.growth)))[None]
             steps = steps[-1:]
         draws = draws + np.random.default_rng(self.seed + 1).standard_normal(draws.shape) * sd
-        c = cal.method_factor(self.calibration_key, self.target_kind_, h[-1:] if average else h) if calibrated else 1.0
+        # one factor for the whole curve, the band of its furthest step (the backtest measures the
+        # factors there): a factor per step would narrow the interval as the horizon grows
+        c = cal.method_factor(self.calibration_key, self.target_kind_, float(h.max())) if calibrated else 1.0
         # the draws spread around the unclipped forecast; the interval is centred where it is shown
         spread = draws - mid
         mid = self._bounded(mid, steps)

@@ -82,21 +82,34 @@ def task_priors(runs, learn, rate) -> dict:
     return {"tasks": tasks, "new_task": new_task_prior(rates)}
 
 
-def prior_for(stored: dict, task: str) -> tuple[dict | None, str | None]:
+def prior_for(stored: dict, task: str, run_id: str | None = None, min_sd: float = 0.02) -> tuple[dict | None, str | None]:
     """The prior a run of ``task`` gets from a stored per-task prior, and a warning when the
-    task is not among those it was learned on."""
+    task is not among those it was learned on. A run that is itself one of the prior's runs
+    (a run shipped in ``data/``) is left out of its own prior, and that is said."""
     tasks = stored.get("tasks") or {}
     own = (tasks.get(task) or {}).get("prior")
+    if own and run_id is not None and run_id in (own.get("run_ids") or []) and own.get("rates"):
+        keep = [(r, c) for r, c in zip(own["run_ids"], own["rates"]) if r != run_id]
+        cs = np.array([c for _, c in keep])
+        if len(cs) >= MIN_TASK_RUNS:
+            med = float(np.median(cs))
+            sd = float(max(1.4826 * np.median(np.abs(cs - med)), min_sd))
+            return ({**own, "c": [med, sd], "runs": len(cs), "run_ids": [r for r, _ in keep],
+                     "rates": cs.tolist(), "task": task},
+                    f"run {run_id!r} is one of the {task} runs the stored prior was learned on: left out of its own "
+                    f"prior ({len(cs)} runs remain)")
+        own = None  # too few left: the task is as good as new
     if own:
         return {**own, "task": task}, None
     new = stored.get("new_task")
     if not new:
         return None, None
     known = ", ".join(f"{t} ({v['runs']} run{'s' if v['runs'] > 1 else ''})" for t, v in tasks.items()) or "none"
-    seen = (tasks.get(task) or {}).get("runs", 0)
+    seen = (tasks.get(task) or {}).get("runs", 0) - int(run_id is not None and run_id in
+                                                        ((tasks.get(task) or {}).get("prior") or {}).get("run_ids", []))
     where = (f"has {seen} finished run in the prior, and a task's own prior needs {MIN_TASK_RUNS}" if seen
              else "is not among the tasks the prior was learned on")
     return new, (f"task {task!r} {where} (tasks: {known}): its climb rate "
                  f"gets a heavy-tailed new-task prior (Student-t, {new['nu']:g} d.o.f., scale {new['c'][1]:.2f}: "
-                 f"{new['scale_from']}) and its own calibration factor, measured leaving out whole tasks; "
-                 "the interval is wider for it")
+                 f"{new['scale_from']}) and its own calibration factor (measured leaving out whole tasks where "
+                 "there are several, never below 1)")
