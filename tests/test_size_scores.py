@@ -179,3 +179,19 @@ def test_a_run_whose_last_score_is_early_is_left_out():
     res = scale_series(_rows(note=[None, None, None, "xl: its last score is at step 40, 60 steps before its last "
                                                       "logged step 100"]))
     assert "xl" not in res.score_law.labels_ and any("not their final one: xl" in n for n in res.notes)
+
+
+def test_a_size_asked_as_a_total_is_read_as_the_familys_non_embedding_count():
+    """The Qwen2.5 series is fitted on the model cards' non-embedding counts (0.36B for 0.5B):
+    32B is then 31.0B, and the figure, the text and the JSON say and use the same."""
+    import entropylaw as el
+
+    res = el.scale(el.load(Path(__file__).resolve().parents[1] / "data" / "real-sizes", warn=False))
+    assert res.family == "qwen2.5"
+    p = res.predict(32e9)
+    assert p["n_params"] == pytest.approx(31.0e9) and p["size"] == "32B" and "31B non-embedding" in p["size_note"]
+    other = res.predict(50e9)
+    assert other["n_params"] == 50e9 and "taken as one too" in other["size_note"]
+    assert "read as 31B non-embedding" in res.report(predict=[32e9])
+    runs = res.runs.assign(run_id=[f"r{i}" for i in range(len(res.runs))])
+    assert scale_series(runs).family is None  # sizes of no known family: nothing is read differently

@@ -206,17 +206,18 @@ def plot_final_score(res, ax=None, predict: Sequence[float] | None = None, style
                             lw=0, label=f"{100 * law.conf:g} % prediction band")
         pred_label = "predicted"
         for k, n in enumerate(predict):
-            p = law.predict(n)
-            y = p[law.what]
-            err = None if p[f"{law.what}_lo"] is None else [[y - p[f"{law.what}_lo"]], [p[f"{law.what}_hi"] - y]]
-            ax.errorbar([n], [y], yerr=err, fmt="D", color="black", mfc="white", ms=7, capsize=4, zorder=4,
+            p = res.predict(n)  # the result's own reading of the size (a family's non-embedding count)
+            y, x = p["final_score"], p["n_params"]
+            err = None if p["final_score_lo"] is None else [[y - p["final_score_lo"]], [p["final_score_hi"] - y]]
+            ax.errorbar([x], [y], yerr=err, fmt="D", color="black", mfc="white", ms=7, capsize=4, zorder=4,
                         label=pred_label)
             pred_label = None
-            iv = "" if err is None else f" [{p[law.what + '_lo']:.3f}, {p[law.what + '_hi']:.3f}]"
+            iv = "" if err is None else f" [{p['final_score_lo']:.3f}, {p['final_score_hi']:.3f}]"
             # beside the marker, not above it: a score near the top would put the name over the title
-            ax.annotate(_size_name(n), (n, y), xytext=(7, -2), textcoords="offset points", ha="left",
+            ax.annotate(_size_name(n), (x, y), xytext=(7, -2), textcoords="offset points", ha="left",
                         va="top", fontsize=fs("small"))
-            lines.append(f"{_size_name(n)}: {y:.3f}{iv}" + (f" ({p['note']})" if p.get("note") else ""))
+            said = "; ".join(x for x in (p.get("size_note"), p.get("note")) if x)
+            lines.append(f"{_size_name(n)}: {y:.3f}{iv}" + (f" ({said})" if said else ""))
         lines.append(f"forms combined: {law.combination()}; the band widens with the decades beyond the largest "
                      "size fitted (forward-chained error, floored)")
         back = law.backtest()

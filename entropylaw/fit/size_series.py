@@ -30,6 +30,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import score_bounds
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_scores import FinalScoreLaw
+from entropylaw.ingest.model_size import PUBLISHED_NONEMBEDDING, family_of, published_nonembedding
 from entropylaw.fit.size_text import size_text as _size_text
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.terminal import wrap
@@ -54,12 +55,27 @@ class ScaleResult:
     target_key: str | None
     conf: float
     notes: list = field(default_factory=list)
+    # the model family whose published non-embedding counts the runs' sizes are (a size asked
+    # for as a total, 32B, is then read the same way: 31.0B), or None
+    family: str | None = None
 
     def predict(self, n_params) -> dict:
         """``{"size", "n_params", "final_score", "final_score_lo", "final_score_hi", "plateau", ...,
-        "ceiling", ...}`` at ``n_params`` (None where a law is refused)."""
+        "ceiling", ...}`` at ``n_params`` (None where a law is refused). Where the runs' sizes are
+        a family's published non-embedding counts, a total size of that family (32B) is read as
+        its non-embedding count (31.0B), as the fitted sizes were, and ``size_note`` says so."""
         N = float(n_params)
-        out = {"size": _size_text(N), "n_params": N}
+        size_note = None
+        table_ne = PUBLISHED_NONEMBEDDING.get(self.family or "", {})
+        match = [ne for total, ne in table_ne.items() if abs(total - N) <= 1e-6 * total]
+        if match:
+            size_note = (f"{_size_text(N)} read as {_size_text(match[0])} non-embedding parameters ({self.family}'s "
+                         "model card), the count the sizes were fitted on")
+            N = float(match[0])
+        elif self.family:
+            size_note = (f"the fitted sizes are {self.family}'s non-embedding counts; {_size_text(N)} is taken as "
+                         "one too")
+        out = {"size": _size_text(float(n_params)), "n_params": N, "size_note": size_note}
         if self.score_law is not None:
             p = self.score_law.predict(N)
             out.update({k: p[k] for k in ("final_score", "final_score_lo", "final_score_hi")}, form=p["form"],
@@ -130,8 +146,9 @@ class ScaleResult:
                 iv = ("" if p["final_score_lo"] is None
                       else f" [{p['final_score_lo']:.3f}, {p['final_score_hi']:.3f}]")
                 pl = ("" if p["plateau_lo"] is None else f" [{p['plateau_lo']:.3f}, {p['plateau_hi']:.3f}]")
+                said = "; ".join(x for x in (p.get("size_note"), p["note"]) if x)
                 lines.append(head + f"final score {p['final_score']:.3f}{iv}, plateau {p['plateau']:.3f}{pl}"
-                             + (f"  ({p['note']})" if p["note"] else ""))
+                             + (f"  ({said})" if said else ""))
             if p.get("ceiling") is not None:
                 lines.append(f"           law ceiling {p['ceiling']:.3f} [{p['ceiling_lo']:.3f}, {p['ceiling_hi']:.3f}]"
                              + (f"  ({p['ceiling_note']})" if p.get("ceiling_note") else ""))
@@ -192,7 +209,14 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, **options) -> ScaleResu
             row["trust"] = "cannot fit"
             row["note"] = f"{rid}: the law cannot be fitted: {err}"
         rows.append(row)
-    return scale_series(pd.DataFrame(rows), conf=conf)
+    res = scale_series(pd.DataFrame(rows), conf=conf)
+    # sizes that are one family's published non-embedding counts: a size asked for is read the same way
+    models = meta.loc[ids, "model"].astype(str).tolist()
+    published = [published_nonembedding(m) for m in models]
+    families = {f.lower() for m in models for f in [family_of(m)] if f}
+    if len(families) == 1 and all(np.isfinite(p) and abs(p - s) <= 1e-6 * p for p, s in zip(published, sizes)):
+        res.family = families.pop()
+    return res
 
 
 def final_point(steps, values, last_step) -> tuple[float, float, float, str | None]:

@@ -45,6 +45,17 @@ _FAMILY = re.compile(r"(?<![A-Za-z0-9])(qwen2\.5)(?![.\d])[-_]", re.IGNORECASE)
 _VARIANT = re.compile(r"(?i)(math|coder|vl|omni|audio)")
 
 
+def family_of(name: str) -> str | None:
+    """The family of :data:`PUBLISHED_NONEMBEDDING` a model name belongs to (lower case), or None.
+
+    >>> family_of("Qwen2.5-14B-Instruct"), family_of("Qwen2.5-Math-7B"), family_of("llama-3-8b")
+    ('qwen2.5', None, None)
+    """
+    base = str(name or "").rsplit("/", 1)[-1]
+    m = _FAMILY.search(base)
+    return None if not m or _VARIANT.search(base) else m.group(1).lower()
+
+
 def published_nonembedding(name: str) -> float:
     """The non-embedding parameter count a family's model card publishes for ``name``
     (:data:`PUBLISHED_NONEMBEDDING`), or NaN for a family or size not listed."""
