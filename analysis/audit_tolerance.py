@@ -1,4 +1,4 @@
-"""The audit's bf16 tolerance model against this machine's bf16, on TRL's step-1 batch (README, audit).
+"""The audit's bf16 tolerance model against this machine's bf16, on TRL's step-1 batch (docs/guide/audit.md).
 
 For each temperature: the token-mean entropy of SmolLM2-135M-Instruct on data/trl/audit's step-1
 rollouts in float32, from a bf16 copy of the model (entropy in float64 of its bf16 logits), and

@@ -1,4 +1,4 @@
-"""Backtest of every forecast method on every real run (issue 16).
+"""Backtest of every forecast method on every real run.
 
     .venv/bin/python analysis/bench_forecast.py [SOURCE...] [--ks 5,10,15,25,50]
         [--out analysis/out/bench_forecast.md] [--figure figures/forecast_backtest.png]
@@ -308,7 +308,7 @@ def backtest(frames, ks, conf, n_boot, problems):
     return out, floors, runs
 
 
-# The rule that picks the default, fixed before the numbers it is applied to (issue 30: it
+# The rule that picks the default, fixed before the numbers it is applied to (it
 # bounds the worst run as well as the median). A method is scored on what the product shows
 # when it is the default: its own forecast where it runs, last-value's where it refuses.
 RULE_K = 15

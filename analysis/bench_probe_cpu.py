@@ -1,13 +1,13 @@
-"""Benchmark: the probe of SmolLM2-135M-Instruct end to end on the CPU, against an earlier version.
+"""Benchmark: the probe of SmolLM2-135M-Instruct end to end on the CPU, against a baseline commit.
 
-The issue-20 workload: 8 arithmetic prompts (data/trl/probe_prompts.jsonl) x 4 generations x 64
+A new user's workload: 8 arithmetic prompts (data/trl/probe_prompts.jsonl) x 4 generations x 64
 new tokens, numeric_answer reward, the ladder and the default what-ifs, as a user types it:
 
     entropylaw probe --model SmolLM2.gguf --generate 4 --prompts p.jsonl --max-new-tokens 64 --out o
 
 Each case runs the CLI in a fresh process (wall time, peak resident memory of the process
 tree). The baseline is the same command with an earlier commit of entropylaw (``--baseline
-REF``, default cc6fb7f, the version before the probe's speed-ups), checked out in a temporary
+REF``, default cc6fb7f, a commit without the probe's speed-ups), checked out in a temporary
 git worktree and run in the same benchmark, on the same machine, at the same time: the ratio
 is printed. Cases: the GGUF cache cold and warm (the cache keeps the dequantised model), the
 ladder alone (``--whatif none``).

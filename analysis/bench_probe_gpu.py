@@ -12,7 +12,7 @@ the weight scaled so that the logits have sd ~3 (never zeros). Paths, forward on
   log_softmax, then entropy and sum_p2 from them; skipped when the logits would not fit
 - ``compile``: torch.compile of the same statistics over chunks of 2,048 tokens (bf16 matmul,
   fp32 reductions fused by Inductor), dynamic shapes so that it compiles once
-- ``triton_r1`` (on request): the round-1 kernel as its H100 run chose it for every shape (pointer
+- ``triton_r1`` (on request): the pointer-load kernel as its H100 run chose it for every shape (pointer
   loads, 256x128x64 tiles, 8 warps, 3 stages, split-fastest order; ``ROUND1_META``), for a
   same-run baseline of the current kernel
 
@@ -170,14 +170,14 @@ def make_paths(names):
         elif name == "compile":
             out[name] = make_compiled()
         elif name == "triton_r1":
-            out[name] = round1 if triton_available() else "triton not available"
+            out[name] = pointer_loads if triton_available() else "triton not available"
         elif name == "stream":
             out[name] = lambda h, W, y: stream.token_stats(h, W, y, second_moment=True)
     return out
 
 
-def round1(h, W, y):
-    """The round-1 kernel (ROUND1_META: pointer loads, split-fastest order, one fixed config)."""
+def pointer_loads(h, W, y):
+    """The pointer-load kernel (ROUND1_META: pointer loads, split-fastest order, one fixed config)."""
     from entropylaw.probe import triton_kernels as tk
     from entropylaw.probe.triton_stats import STATS as names, _default_splits, interpreting
 
@@ -389,7 +389,7 @@ def main(argv=None) -> int:
                     row["config"] = _triton_config(h, W)
                 elif p == "triton_r1":
                     from entropylaw.probe import triton_kernels as tk
-                    row["config"] = "round 1: " + ", ".join(f"{k}: {v}" for k, v in tk.ROUND1_META.items())
+                    row["config"] = "pointer loads: " + ", ".join(f"{k}: {v}" for k, v in tk.ROUND1_META.items())
             rows.append(row)
             print(json.dumps(row), flush=True)
             meta["elapsed_s"] = time.monotonic() - t_start

@@ -1,4 +1,4 @@
-"""Benchmark: a whole project at once (issue 23): N runs x S steps x M metrics from a
+"""Benchmark: a whole project at once: N runs x S steps x M metrics from a
 directory of W&B offline runs or an MLflow file store, to the fit table and the HTML
 report, with a progress bar: time and peak memory per phase, for the project path (a
 process pool, :func:`entropylaw.ingest.pool.load_parallel`) and, as the baseline measured

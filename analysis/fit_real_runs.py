@@ -1,4 +1,4 @@
-"""The README table for the real runs in data/real, and one figure per run in figures/real/.
+"""The table of the real runs in data/real (docs/results.md quotes it), and one figure per run in figures/real/.
 
     .venv/bin/python analysis/fit_real_runs.py [data/real] [--out figures/real] [--fit-frac 0.15]
 

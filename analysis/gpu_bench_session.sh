@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #32 on a lent GPU, in one call (~540 s): the head benchmark, the 7B end-to-end probe
+# The probe's head on a lent GPU, in one call (~540 s): the head benchmark, the 7B end-to-end probe
 # throughput, then the kernel's tests on CUDA. No network there: liger-kernel comes as a wheel
 # in .whl/ (carry it). Everything lands in $OUT (6 files), the tables also at the end of stdout.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the lent GPU machine ran for issues #11 and #14 (a bare machine with python3, torch,
+# What the lent GPU machine ran for the lab's dose-response and 4x-batch sweeps (a bare machine with python3, torch,
 # transformers, accelerate and tensorboard; no network). One call of at most ~10 minutes;
 # call it again and everything resumes from /tmp, which lives as long as the machine does:
 #   - the lab's dose-response sweep (analysis/lab_dose.toml) on the machine's CPU cores,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The issue-14 lab sweeps, in order (theory ladder, collapse at every size, dose-response),
+# The lab's sweeps, in order (theory ladder, collapse at every size, dose-response),
 # each resumable: rerun this script after an interruption and finished runs are skipped.
 # After each sweep its finished runs are exported to data/lab/<name>/lab_<name>.parquet
 # (the collapse and dose tables keep only the metrics their analyses and figures read).

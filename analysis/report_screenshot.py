@@ -1,5 +1,5 @@
 """The first screen of ``entropylaw report data/real`` as a reader sees it: headless Chromium
-at 1280 x 900 px, saved as figures/report_screenshot.png (the README shows it), with the
+at 1280 x 900 px, saved as figures/report_screenshot.png (docs/results.md shows it), with the
 layout measured after load: the page's scroll width, every table box that scrolls sideways
 inside the page (its own scroll width past its width, which the page's scroll width does not
 see), the first table's bottom edge and the number of runs and of trust flags in it.

@@ -1,6 +1,6 @@
-"""The API under the commands, on the cases an issue does not show: one rule for the fit window at
-its bounds, forecasts of several runs when one cannot be forecast, and each command's checks made
-before anything slow (issue 31)."""
+"""The API under the commands, on its hostile cases: one rule for the fit window at its bounds,
+forecasts of several runs when one cannot be forecast, and each command's checks made before
+anything slow."""
 
 from __future__ import annotations
 

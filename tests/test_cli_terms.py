@@ -1,4 +1,4 @@
-"""The CLI says its flags where the API's messages name parameters (issue 31: core messages in API terms)."""
+"""The CLI says its flags where the API's messages name parameters (core messages are in API terms)."""
 
 from __future__ import annotations
 

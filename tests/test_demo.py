@@ -1,4 +1,4 @@
-"""`entropylaw demo` (what `make demo` runs): one screen on the shipped runs (issue 29)."""
+"""`entropylaw demo` (what `make demo` runs): one screen on the shipped runs."""
 
 import subprocess
 import sys

@@ -1,5 +1,5 @@
 """A functional form whose shape sits at its bound, or with absurd coefficients, is flagged
-and never the winner (issue 16)."""
+and never the winner."""
 
 import numpy as np
 import pytest

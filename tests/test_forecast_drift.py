@@ -1,4 +1,4 @@
-"""logit-drift (issue 30, item 3): its posterior against an independent optimiser, coverage by
+"""logit-drift: its posterior against an independent optimiser, coverage by
 simulation, the learned prior (with the size covariate), and its refusals."""
 
 import numpy as np

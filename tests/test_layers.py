@@ -353,7 +353,7 @@ def _cli_reaches_past_the_api(module: str, source: str | None = None) -> list[st
 
 
 def test_the_cli_is_a_shell_over_the_api():
-    """Every command reaches the package through ``entropylaw.api`` only (issue 31): what the CLI
+    """Every command reaches the package through ``entropylaw.api`` only: what the CLI
     does, a notebook does with the same calls."""
     bad = [line for m in MODULES if _within(m, ("entropylaw.cli",)) for line in _cli_reaches_past_the_api(m)]
     assert not bad, "the CLI reaches past the API:\n" + "\n".join(bad)

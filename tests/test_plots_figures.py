@@ -192,7 +192,7 @@ def test_covariance_correlation_and_twin_axis():
 
 
 def test_align_zero_gives_a_small_curve_its_axis():
-    # the case: Cov all positive, -ΔH 20x smaller and partly negative
+    # a real probe's case: Cov all positive, -ΔH 20x smaller and partly negative
     fig, left = style.new_axes()
     right = left.twinx()
     cov, neg = np.array([0.03, 0.28, 0.1]), np.array([-0.006, 0.015, 0.004])

@@ -61,7 +61,7 @@ def test_model_tokenizer_and_chat_template(smollm2):
 
 
 def test_default_ladder_is_first_order_on_smollm2(smollm2):
-    """The issue's acceptance on the real model: with the default ladder settings (no --lr,
+    """On the real model, with the default ladder settings (no --lr,
     rel-step 1e-3, which on SmolLM2 is far outside the first-order regime) the automatic step
     lands where Lemma 1's error falls as eta^2 and it predicts the per-token entropy change.
     A small batch (2 prompts x 4 sampled answers, <= 12 tokens) keeps it cheap; the rewards
@@ -99,8 +99,8 @@ def _arithmetic_prompts(path, n=8, answer=None):
 
 
 @pytest.mark.slow
-def test_the_issue_command_on_smollm2_mixed_rewards_give_a_first_order_ladder(smollm2, tmp_path, capsys):
-    """The new user's command of issue 20, on prompts the model gets right only sometimes: the
+def test_a_new_users_command_on_smollm2_mixed_rewards_give_a_first_order_ladder(smollm2, tmp_path, capsys):
+    """A new user's first command, on prompts the model gets right only sometimes: the
     no-signal groups are left out (and counted), the ladder is first order on the others."""
     from entropylaw.cli.main import main
 
@@ -121,7 +121,7 @@ def test_the_issue_command_on_smollm2_mixed_rewards_give_a_first_order_ladder(sm
 
 
 @pytest.mark.slow
-def test_the_issue_command_on_smollm2_all_equal_rewards_stop_with_one_line(smollm2, tmp_path, capsys):
+def test_a_new_users_command_on_smollm2_all_equal_rewards_stop_with_one_line(smollm2, tmp_path, capsys):
     from entropylaw.cli.main import main
 
     code = main(["probe", "--model", str(smollm2[0]), "--generate", "4", "--prompts",

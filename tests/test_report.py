@@ -294,7 +294,7 @@ def test_long_run_names_and_score_key_break_at_their_separators_in_chromium(tmp_
 
 
 def test_build_all_with_no_figure_asked_for_draws_none():
-    """`which=[]` used to mean every figure (found by the project helper)."""
+    """`which=[]` draws no figure (it must not mean every figure)."""
     from entropylaw.figures.build import build_all
 
     built, skipped = build_all(None, which=[])

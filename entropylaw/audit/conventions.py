@@ -93,7 +93,7 @@ def without_temperature(t: Tokens) -> float:
 
 def padding_included(t: Tokens) -> float:
     """Token mean over the right-padded response block, padding positions included:
-    TRL PPOTrainer before PR #6121, OnlineDPOTrainer (issue #6803), open-instruct (#756)."""
+    TRL PPOTrainer before PR #6121, OnlineDPOTrainer (TRL issue #6803), open-instruct (#756)."""
     return float(_pool(list(t.response) + list(t.padding)).mean())
 
 

@@ -190,7 +190,7 @@ FORMATS: list[Format] = [
     Format("clearml", lambda s: (s.is_dir and clearml_offline.is_session_dir(s.path))
            or (s.is_file(".zip") and clearml_offline.is_clearml_zip(s.path, s.head)),
            lambda src, o: clearml_offline.read_clearml_offline(src)),
-    # a zip too damaged to list is Comet's to describe (as before ClearML sessions were read)
+    # a zip too damaged to list is Comet's to describe (ClearML's are recognised by their listing)
     Format("comet", lambda s: s.is_file(".zip") and (comet_offline.is_comet_zip(s.path) or not _zip_lists(s.path)),
            lambda src, o: comet_offline.read_comet_offline(src)),
     Format("zip", lambda s: s.is_file(".zip"), lambda src, o: _unknown_zip(src)),

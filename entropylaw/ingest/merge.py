@@ -15,7 +15,7 @@ Two tables from different sources with the same run id are one run when either
   checkpoint repeats the steps after it with the same values but new timings, and the
   file that recorded the first execution (TRL's first W&B segment) is still that run.
 
-Otherwise they are two runs and the second gets a new id (``id-2``), as before.
+Otherwise they are two runs and the second gets a new id (``id-2``).
 The Hugging Face Trainer's TensorBoard and W&B loggers rename its keys (``loss`` ->
 ``train/loss``, ``eval_loss`` -> ``eval/loss``); where the other file logs the plain name,
 those names are read as its own (the values must still agree), so one value is not kept

@@ -133,7 +133,7 @@ class LabRun:
         self.np_rng = np.random.default_rng([cfg.seed, 2])
         self.gen = torch.Generator(device=self.device).manual_seed(cfg.seed + 7919)
         # Clip-Cov draws its tokens with torch.randperm on the CPU: on an accelerator it needs
-        # a CPU generator of its own (on CPU the one stream serves both, as before)
+        # a CPU generator of its own (on CPU the one stream serves both)
         cpu = torch.device(self.device).type == "cpu"
         self.select_gen = self.gen if cpu else torch.Generator().manual_seed(cfg.seed + 7927)
         ckpt = latest_checkpoint(self.out_dir)

@@ -12,17 +12,17 @@ log-sum-exp merge) and writes the four statistics. The [N x V] logits never exis
 Launch order: the grid is 1-D with the split index fastest, so the programs resident together
 are all splits of a few row blocks. They read the same few h blocks (kept in L2) and, at a
 given moment, the tiles of S different vocabulary splits, each shared by the row blocks that are
-resident together. The earlier grid ran one split of ~132 different row blocks at once: every
-vocabulary tile re-read ~132 h blocks (~120 MB at d = 3584, over the 50 MB of L2), so h came
+resident together. With a grid that runs one split of ~132 different row blocks at once, every
+vocabulary tile re-reads ~132 h blocks (~120 MB at d = 3584, over the 50 MB of L2), so h comes
 from DRAM once per tile (about 128 FLOP per byte, a 430 TF/s ceiling at 3.35 TB/s), which fits
-the 283 TF/s measured at 16k tokens on an H100.
+the 283 TF/s such a grid measured at 16k tokens on an H100.
 
-Round 2 (issue #32): 16-bit inputs load their tiles with TMA (host tensor descriptors; rows past
+16-bit inputs load their tiles with TMA (host tensor descriptors; rows past
 N, columns past V and k past d arrive as zeros, so the loads carry no masks and no pointer
 tensors), an optional grouped order (GROUP_N row blocks fastest inside a group, then the
 splits: fewer h blocks and W tiles live in L2 per tile period at large N), and configs with
-4 stages, 128-deep k steps and a flattened loop nest for d >= 2048. The round-1 kernel is the
-same function with USE_TMA=False, GROUP_N=1 (``ROUND1_META``, kept for same-run baselines).
+4 stages, 128-deep k steps and a flattened loop nest for d >= 2048. The pointer-load kernel is
+the same function with USE_TMA=False, GROUP_N=1 (``ROUND1_META``, kept as a same-run baseline).
 
 Tile sizes are autotuned on CUDA (``triton.autotune``, keyed on d, V, the input dtype, whether TMA
 applies, and an N bucket: the next power of two up to 4,096, then 16,384 and 65,536, since the
@@ -47,7 +47,7 @@ ALIGN = 256  # split width multiple: the widest BLOCK_V of the autotuned configs
 # flatten=True asks Triton to pipeline the (vocabulary tile, k) loop nest as one loop; group_n > 1: grouped
 # launch order; tma: tiles loaded through tensor descriptors. analysis/kernel_resources.py prints registers,
 # spills and shared memory of each (sm_90a, offline).
-# d < 2048: the round-1 list (pointer loads) plus its winner and two neighbours with TMA
+# d < 2048: the pointer-load list plus its winner and two neighbours with TMA
 CONFIGS_16 = [(128, 128, 64, 8, 3, False, 1, False), (128, 128, 64, 8, 4, False, 1, False),
               (64, 128, 64, 4, 4, False, 1, False), (128, 256, 64, 8, 3, False, 1, False),
               (64, 256, 64, 4, 3, False, 1, False), (256, 128, 64, 8, 3, False, 1, False),
@@ -55,7 +55,7 @@ CONFIGS_16 = [(128, 128, 64, 8, 3, False, 1, False), (128, 128, 64, 8, 4, False,
               (128, 256, 64, 8, 3, True, 1, False),
               (256, 128, 64, 8, 3, False, 1, True), (256, 128, 64, 8, 4, False, 1, True),
               (128, 128, 64, 8, 4, False, 1, True)]
-# d >= 2048 (MMA-bound; round 1 lost to cuBLAS-based Liger at 16k-64k tokens): deeper pipelines, TMA
+# d >= 2048 (MMA-bound; pointer loads lose to cuBLAS-based Liger at 16k-64k tokens): deeper pipelines, TMA
 CONFIGS_16_LARGE_D = [(256, 128, 64, 8, 3, False, 1, False), (256, 128, 64, 8, 3, False, 1, True),
                       (256, 128, 64, 8, 4, False, 1, True), (256, 128, 64, 8, 4, False, 8, True),
                       (128, 256, 64, 8, 4, False, 1, True), (256, 128, 128, 8, 2, False, 1, True),
@@ -65,7 +65,7 @@ LARGE_D = 2048
 CONFIGS_32 = [(64, 64, 32, 8, 2, False, 1, False), (64, 128, 32, 4, 2, False, 1, False),
               (32, 64, 32, 4, 2, False, 1, False)]
 CONFIG_INTERP = (16, 64, 32, 1, 1, False, 1, True)  # tma only where the inputs allow it (16-bit)
-# the round-1 kernel as the H100 run of analysis/out/bench_probe_gpu.md chose it for every shape
+# the pointer-load kernel as the H100 run of analysis/out/bench_probe_gpu.md chose it for every shape
 ROUND1_META = dict(BLOCK_N=256, BLOCK_V=128, BLOCK_D=64, FLATTEN=False, GROUP_N=1, USE_TMA=False,
                    num_warps=8, num_stages=3)
 
@@ -90,7 +90,7 @@ def _stats_kernel(h_ptr, w_ptr, y_ptr, part_ptr, h_desc, w_desc, N, V, D, stride
         local = pid % per_group
         pid_n = first + local % size
         pid_s = local // size
-    else:  # the splits of one row block are neighbours in launch order (round 1)
+    else:  # the splits of one row block are neighbours in launch order (split-fastest)
         pid_s = pid % S
         pid_n = pid // S
     row0 = pid_n * BLOCK_N

@@ -9,7 +9,7 @@ readers under test.
 
 The base run: ``N_STEPS`` steps of entropy ``H`` falling and score ``R = -a exp(H) + b``
 with a small deterministic wobble, validation every 10 steps; the last score is 0.707
-(the issue's ``critic/score/mean:0.707`` cut to ``0.7``).
+(a log cut mid-line leaves ``critic/score/mean:0.707`` as ``0.7``).
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ def trackio_db(path: Path, rows, version: int = 2) -> Path:
 
 
 def _build_trackers(c: Corpus, rows) -> None:
-    """Compressed logs, and the tracker stores' damaged files (issue 23)."""
+    """Compressed logs, and the tracker stores' damaged files."""
     import bz2
     import gzip
     import lzma

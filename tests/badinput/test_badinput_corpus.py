@@ -85,7 +85,7 @@ CASES = [
       r"cannot load \(SafetensorError", names="model_corrupt"),
     C("probe-rollouts-missing", "probe --model {model_corrupt} --rollouts {missing} --out {out} --no-ladder",
       r"", names="missing"),
-    # compressed logs and tracker stores (issue 23)
+    # compressed logs and tracker stores
     C("gz-cut", "summary {gz_cut}", r"gzip stream cut short", names="gz_cut"),
     C("zst-not-zstd", "summary {zst_fake}", r"not a zstd file", names="zst_fake"),
     C("bz2-garbage", "summary {bz2_garbage}", r"not a valid bzip2 stream", names="bz2_garbage"),
@@ -137,7 +137,7 @@ CASES = [
     C("probe-checkpoints-out-readonly", "probe-checkpoints {model_corrupt} --prompts {rollouts} --out {ro}/t.parquet",
       r"Read-only file system \(EROFS\)", names="ro", setup="ro"),
     C("lab-export-to-readonly", "lab export {indir} --to {ro}/t.parquet", r"Read-only file system \(EROFS\)",
-      names="ro", setup="ro"),    # audit (issue #21): the log is checked before the model is loaded
+      names="ro", setup="ro"),    # audit: the log is checked before the model is loaded
     C("audit-no-entropy-at-step", "audit --model {model_corrupt} --rollouts {rollouts} --log {verl_nan} --step 10",
       r"no entropy at step 10 \(logged at 59 steps in 1..60; rows dropped: .*non-finite", names="verl_nan"),
     C("audit-no-such-step", "audit --model {model_corrupt} --rollouts {rollouts} --log {verl} --step 999",
@@ -273,7 +273,7 @@ def test_damaged_input_costs_exactly_its_rows(area, capsys, name):
         checked += 1
     # every kept value is one we wrote (the Trainer console log also holds loss, epoch ...: not in the truth map)
     assert checked == report["rows_kept"] or name in ("wandb_csv", "hf_cut")
-    if name == "verl_cut":  # the issue: score_last must not be the cut 0.7
+    if name == "verl_cut":  # score_last must not be the cut 0.7
         assert kept[(kept["metric"] == "score")]["step"].max() == 59
 
 

@@ -1,4 +1,4 @@
-"""Property test for the inputs of issue 23: compressed logs, Trackio databases and ClearML
+"""Property test for compressed logs, Trackio databases and ClearML
 offline session zips cut or flipped anywhere. Each either reads with a balanced account and only values that were
 written, or stops with one :class:`EntropyLawError` line naming the file; never another
 exception, never a silent partial read of a damaged stream. (A flipped byte inside a Trackio

@@ -253,7 +253,7 @@ class LastValue(ForecastMethod):
 
     def _calibrate(self, run):
         """No model-error term: the interval is the score's own noise, widened only by the
-        calibration factor the backtest measured (issue 22: not the late window's drift). The
+        calibration factor the backtest measured (not the late window's drift). The
         late-window error is still measured: the ensemble weighs by it."""
         super()._calibrate(run)
         self.q_ = 0.0

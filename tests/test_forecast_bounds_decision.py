@@ -1,5 +1,5 @@
-"""Forecast round 2 (issue 22): the entropy's form, law+train, bounded calibrated intervals,
-the stop-paying and target steps, and where they are shown."""
+"""Forecasts: the entropy's form, law+train, bounded calibrated intervals, the stop-paying
+and target steps, and where they are shown."""
 
 from __future__ import annotations
 
@@ -104,8 +104,8 @@ def test_bounded_draws_stay_inside_and_match_the_delta_method():
 
 @pytest.mark.parametrize("mid,sd", [(1.0, 0.02), (0.999, 0.02), (0.0, 0.05), (0.99, 0.005), (0.97, 0.03)])
 def test_an_interval_near_a_bound_holds_the_point_and_the_bound_and_widens_with_c(mid, sd):
-    """Both reviews' cases: at a bound the interval was the whole range, then a sliver
-    beside the bound that left out the point itself, and c no longer widened it."""
+    """At a bound the interval is neither the whole range nor a sliver beside the bound that
+    leaves out the point itself, and the calibration factor c still widens it."""
     draws = mid + np.random.default_rng(2).normal(0, sd, (4000, 1))
     widths = []
     for c in (1.0, 2.0):
@@ -120,8 +120,7 @@ def test_an_interval_near_a_bound_holds_the_point_and_the_bound_and_widens_with_
 
 def test_widen_reproduces_the_shipped_interval():
     """The backtest scales each raw interval by its leave-one-run-out factor with widen();
-    the product scales the draws in scale_draws(). They must agree (the second review
-    found they did not near a bound)."""
+    the product scales the draws in scale_draws(). They must agree, near a bound too."""
     rng = np.random.default_rng(5)
     for mid, sd in [(0.5, 0.05), (0.9, 0.03), (0.995, 0.01), (1.0, 0.02), (0.02, 0.03)]:
         draws = mid + rng.normal(0, sd, (20000, 1))
@@ -293,8 +292,8 @@ def test_watch_shows_the_decision(tmp_path):
 
 
 def test_a_reward_in_minus_one_to_one_keeps_its_interval_inside():
-    """The issue's degenerate run: a score stuck near -1 (veRL's format penalty) got an
-    interval reaching -1.95; on the logit scale of [-1, 1] it cannot leave the range."""
+    """A degenerate run: a score stuck near -1 (veRL's format penalty) must not get an interval
+    reaching past -1 (such as -1.95); on the logit scale of [-1, 1] it cannot leave the range."""
     steps = np.arange(0, 300, 10.0)
     y = np.r_[0.01, np.full(len(steps) - 1, -1.0)]
     y[5] = -0.97
@@ -307,8 +306,8 @@ def test_a_reward_in_minus_one_to_one_keeps_its_interval_inside():
 
 
 def test_nothing_after_the_window_moves_the_forecast_its_interval_or_the_decision():
-    """The review's leak: the score's range and the token series' kind were read off the
-    whole run. Change only values after the window (out of [0, 1], a token count that
+    """The score's range and the token series' kind are read off the window alone, never
+    the whole run. Change only values after the window (out of [0, 1], a token count that
     turns the series cumulative-looking): nothing computed from the window may move."""
     rng = np.random.default_rng(4)
     s = np.arange(1, 401.0)
@@ -334,8 +333,8 @@ def test_nothing_after_the_window_moves_the_forecast_its_interval_or_the_decisio
 
 
 def test_decision_never_reads_a_curve_that_cannot_change():
-    """The review's case: with power unable to run, the decision fell back to last-value and
-    answered "stop now" on a rising run. Without any method that models change it says so."""
+    """With power unable to run, the decision must not fall back to last-value (which would
+    answer "stop now" on a rising run). Without any method that models change it says so."""
     steps = np.arange(0, 400, 10.0)
     y = 0.8 - 0.4 * np.exp(-steps / 150)
     run = RunData.from_arrays(steps, y)

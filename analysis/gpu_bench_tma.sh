@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Issue #32, round 2, in one short device call (<= 230 s, ~150 s expected): the cells round 1 lost
-# (d = 3584 / 8192 at 16k and 64k tokens) plus d = 896 at 16k as a control, each with three paths in
-# the same run: the round-2 kernel (autotuned per N bucket), the round-1 kernel (triton_r1:
-# ROUND1_META, a same-run baseline) and Liger's fused linear cross-entropy; then the kernel tests
+# The TMA kernel on a lent GPU, in one short device call (<= 230 s, ~150 s expected): the cells the
+# pointer-load kernel lost to Liger (d = 3584 / 8192 at 16k and 64k tokens) plus d = 896 at 16k as a
+# control, each with three paths in the same run: the TMA kernel (autotuned per N bucket), the
+# pointer-load kernel (triton_r1: ROUND1_META, a same-run baseline) and Liger's fused linear
+# cross-entropy; then the kernel tests
 # compiled for the GPU. No network there: liger-kernel comes as a wheel in .whl/ (carry it).
-# $OUT gets bench_probe_gpu.md/.json (rewritten after every cell), bench.log, round2_summary.md and
+# $OUT gets bench_probe_gpu.md/.json (rewritten after every cell), bench.log, tma_summary.md and
 # tests.log, smi.csv (SM clock, power, temperature every 0.5 s); the summary and the test tail also end stdout.
 #
-#   bash analysis/gpu_bench_round2.sh     # from the repository root; BUDGET=230 by default
-#   DRY=1 bash analysis/gpu_bench_round2.sh   # CPU: the same steps at smoke size (interpreter)
+#   bash analysis/gpu_bench_tma.sh     # from the repository root; BUDGET=230 by default
+#   DRY=1 bash analysis/gpu_bench_tma.sh   # CPU: the same steps at smoke size (interpreter)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUDGET=${BUDGET:-230}
@@ -29,7 +30,7 @@ CELLS="8192,151936,16384 8192,128256,16384 3584,151936,16384 3584,128256,16384 8
 8192,151936,65536 3584,151936,65536 8192,128256,65536 3584,128256,65536"
 SMOKE=""
 [ -n "${DRY:-}" ] && SMOKE="--smoke"
-# SM clock, power and temperature every 0.5 s (is the 16k -> 64k drop of round 1 a power / clock effect?)
+# SM clock, power and temperature every 0.5 s (is the pointer-load kernel's 16k -> 64k drop a power / clock effect?)
 SMI_PID=""
 trap '[ -n "$SMI_PID" ] && kill "$SMI_PID" 2>/dev/null' EXIT
 if [ -z "${DRY:-}" ]; then
@@ -51,14 +52,14 @@ echo "bench_probe_gpu exit $? after ${SECONDS} s"
 [ -n "$SMI_PID" ] && kill "$SMI_PID" 2>/dev/null
 [ -f "$OUT/smi.csv" ] && awk -F', ' 'NR > 1 && $2 + 0 > 0 {n++; c += $2; if (min == "" || $2 + 0 < min) min = $2 + 0}
   END {if (n) printf "SM clock during the bench: mean %.0f MHz, min %d MHz over %d samples\n", c / n, min, n}' "$OUT/smi.csv"
-# 2. same-run comparison per cell: round 2 vs round 1 vs Liger
-$PY - "$OUT" <<'EOF' | tee "$OUT/round2_summary.md"
+# 2. same-run comparison per cell: TMA vs pointer loads vs Liger
+$PY - "$OUT" <<'EOF' | tee "$OUT/tma_summary.md"
 import json, os, sys
 rows = json.load(open(os.path.join(sys.argv[1], "bench_probe_gpu.json")))["rows"]
 cells = {}
 for r in rows:
     cells.setdefault((r["d"], r["V"], r["N"]), {})[r["path"]] = r
-print("| d | V | N | round 2 ms | TF/s | % 989 | round 1 ms | Liger ms | r2 / r1 | r2 / Liger | round-2 config |")
+print("| d | V | N | TMA ms | TF/s | % 989 | pointer-load ms | Liger ms | TMA / pointer | TMA / Liger | TMA config |")
 print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 ms = lambda r: r["ms"] if r and r.get("status") == "ok" else None
 f = lambda x, fmt: format(x, fmt) if x is not None else (("n/a"))

@@ -1,0 +1,55 @@
+"""MkDocs hook: docstrings show their doctest examples as Python code.
+
+The package's docstrings are reST-flavoured and hold doctest blocks (``>>> ...`` up to the
+next blank line). Rendered as Markdown those lines would be nested block quotes, and a
+subscript such as ``res.summary["table1"]["0.002"]`` would read as a reference link that
+``mkdocs build --strict`` refuses. This hook turns each doctest block outside a fence into a
+fenced ``pycon`` block, and each Sphinx role into the code it names, for the pages and for
+the docstrings mkdocstrings renders.
+"""
+
+from __future__ import annotations
+
+import re
+
+from markdown import Extension
+from markdown.preprocessors import Preprocessor
+from mkdocs.plugins import event_priority
+
+FENCE = re.compile(r"^\s*(```|~~~)")
+# a Sphinx role (:func:`load`, :class:`~.core.Forecast`) is shown as the code it names
+ROLE = re.compile(r":(?:func|class|mod|meth|attr|data|exc|obj):`~?\.?([^`]+)`")
+
+
+class DoctestBlocks(Preprocessor):
+    def run(self, lines: list[str]) -> list[str]:
+        out: list[str] = []
+        fence = None
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            mark = FENCE.match(line)
+            if mark:
+                fence = None if fence == mark.group(1) else (fence or mark.group(1))
+            if fence is None and line.lstrip().startswith(">>>"):
+                indent = line[: len(line) - len(line.lstrip())]
+                block = []
+                while i < len(lines) and lines[i].strip():
+                    block.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i].lstrip())
+                    i += 1
+                out += ["", f"{indent}```pycon", *(indent + b for b in block), f"{indent}```", ""]
+                continue
+            out.append(line if fence else ROLE.sub(r"`\1`", line))
+            i += 1
+        return out
+
+
+class DoctestExtension(Extension):
+    def extendMarkdown(self, md):  # noqa: N802 (Python-Markdown's name)
+        md.preprocessors.register(DoctestBlocks(md), "doctest_blocks", 40)
+
+
+@event_priority(100)  # before mkdocstrings reads the Markdown extensions
+def on_config(config):
+    config.markdown_extensions.append(DoctestExtension())
+    return config
