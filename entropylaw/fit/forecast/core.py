@@ -107,7 +107,7 @@ class Forecast:
     at_steps: np.ndarray
     methods: dict
     note: str | None = None
-    default: str = "last-value"
+    default: str = FALLBACK
     # stop-paying and target steps of one method's curve (entropylaw.fit.forecast.decide)
     decision: dict | None = None
     # the target series as logged, for plots and backtests only (later points are never fitted)
@@ -192,13 +192,13 @@ class Forecast:
 
 def _build(method, conf, n_boot, seed, given, fitted):
     """``method`` built with what it needs of ``given``; ``members``: the methods in
-    ``fitted`` that are not combinations."""
-    given = {**given, "members": [m for m in fitted.values() if not m.combines()]}
+    ``fitted`` that are not made of members themselves."""
+    given = {**given, "members": [m for m in fitted.values() if "members" not in m.needs]}
     return method.build(conf, n_boot, seed, **{k: given[k] for k in method.needs})
 
 
 def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon=None, methods=None, conf=0.9,
-             prior_runs=(), prior_base="law+entropy", n_boot=200, seed=0, target=None, threshold=None,
+             prior_runs=(), prior_base=None, n_boot=200, seed=0, target=None, threshold=None,
              n_problems=None, total_steps=None, shape_prior=None, calibrated=True) -> Forecast:
     """Forecast ``run`` from its window (see :mod:`entropylaw.fit.forecast.data` for windows).
 
@@ -249,9 +249,9 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         bad = float(at_steps[at_steps <= end][0])
         raise EntropyLawError(f"`at_steps` {bad:g} is not after the window's end (step {end:g}); "
                               f"{run.describe_start()}: forecast a later step")
-    # a combination is fitted after the methods it is made of, in the catalog's order
-    order = [n for n in names if not REGISTRY[n].combines()] + [n for n in REGISTRY if n in names
-                                                                 and REGISTRY[n].combines()]
+    # a method made of the others fitted here comes after them, in the catalog's order
+    order = [n for n in names if "members" not in REGISTRY[n].needs] + [n for n in REGISTRY if n in names
+                                                                         and "members" in REGISTRY[n].needs]
     fitted = {}
     for name in order:
         fitted[name] = _build(REGISTRY[name], conf, n_boot, seed, given, fitted)

@@ -34,12 +34,12 @@ class CannotRun(Exception):
 INPUTS = {
     "run": "the whole run as logged: its name, benchmark, size and bounds (never its later values)",
     "prior_runs": "finished runs the caller gives (forecast --prior)",
-    "prior_base": "the name of the method a prior acts on",
+    "prior_base": "the name of the method a prior acts on (None: the prior's own default)",
     "shape_prior": "logit-drift's prior on its rate, given directly (the backtest's)",
     "total_steps": "the run's planned length",
     "notes": "a list the method may append lines to, printed under the forecast",
     "methods": "every method that fits one curve, by name (what a combination builds on)",
-    "members": "the methods fitted on this window before it, that are not combinations themselves",
+    "members": "the methods fitted on this window before it (those not made of members themselves)",
 }
 # What a method can read of the window (RunData's series)
 SERIES = {"target": "the validation score, or the training score where the run logs none",

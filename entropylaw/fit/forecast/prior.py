@@ -34,7 +34,8 @@ class PriorMethod(ForecastMethod):
 
     @classmethod
     def build(cls, conf, n_boot, seed, prior_runs, prior_base, methods) -> "PriorMethod":
-        return cls(conf, n_boot, seed, base=prior_base, prior_runs=tuple(prior_runs), methods=methods)
+        return cls(conf, n_boot, seed, base=LawEntropy if prior_base is None else prior_base,
+                   prior_runs=tuple(prior_runs), methods=methods)
 
     def _base(self):
         if not isinstance(self.base, str):
