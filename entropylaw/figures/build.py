@@ -5,7 +5,7 @@ Each builder (in the module of its figure) takes a table (and options), picks th
 can use, calls the fitting code, and returns :class:`~entropylaw.figures.base.Built`
 figures; when the inputs cannot give that figure it raises
 :class:`~entropylaw.figures.base.Skipped` with the reason (``entropylaw figures`` prints it
-and goes on). :data:`BUILDERS` names them all, in paper order; :func:`build_all` runs them.
+and goes on). :mod:`.catalog` declares them all, in paper order; :func:`build_all` runs them.
 
 >>> from entropylaw import table
 >>> t = table.from_records([(0, "entropy", 0.5)], run_id="r1")
@@ -23,50 +23,33 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import pandas as pd
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.figures import ceilings, checkpoints, comparisons, consumption, covariance, interventions, law
-from entropylaw.figures import probe_tables
+from entropylaw.figures import catalog
 from entropylaw.figures.base import Built, Skipped
 from entropylaw.draw.style import using
 
-
-def _registry() -> dict[str, Callable]:
-    return {
-        "ceilings": ceilings.ceilings_figure,
-        "law": law.law_figures,
-        "forecast": ceilings.forecast_figure,
-        "consumption": consumption.consumption_figure,
-        "early": law.early_figures,
-        "algorithms": comparisons.algorithms_figure,
-        "scaling": comparisons.scaling_figure,
-        "covariance": covariance.covariance_figure,
-        "interventions": interventions.interventions_figure,
-        "checkpoints": checkpoints.checkpoints_figure,
-    }
-
-
-# "checkpoints" (probe-checkpoints --table1 tables) last: the report shows it beside the probe's figures
-BUILDERS = ["ceilings", "forecast", "law", "early", "consumption", "algorithms", "scaling", "covariance",
-            "interventions", "checkpoints"]
-PROBE_BUILDERS = ["table1", "ladder"]
+# the names of the figures built from the run table, and from a probe's summary
+BUILDERS = catalog.names(catalog.TABLE)
+PROBE_BUILDERS = catalog.names(catalog.PROBE)
 
 
 def build(figure: str, t: pd.DataFrame, **options) -> list[Built]:
     """Run one table builder by name; raises :class:`Skipped` when it cannot."""
-    registry = _registry()
-    if figure not in registry:
-        raise EntropyLawError(f"unknown figure {figure!r} (expected one of {', '.join(BUILDERS + PROBE_BUILDERS)})")
+    if figure not in BUILDERS:
+        raise EntropyLawError(f"unknown figure {figure!r} (expected one of {', '.join(catalog.names())})")
     with using():  # the current style's fonts and sizes for every artist the builder makes
-        return registry[figure](t, **options)
+        return catalog.by_name(figure).build_function()(t, **options)
 
 
 def build_probe(name: str, summary: dict, **options) -> list[Built]:
+    if name not in PROBE_BUILDERS:
+        raise EntropyLawError(f"unknown probe figure {name!r} (expected one of {', '.join(PROBE_BUILDERS)})")
     with using():
-        return {"table1": probe_tables.table1_figure, "ladder": probe_tables.ladder_figure}[name](summary, **options)
+        return catalog.by_name(name).build_function()(summary, **options)
 
 
 def build_all(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), which: Sequence[str] | None = None,
@@ -74,7 +57,7 @@ def build_all(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), whic
     """Every figure that can be drawn (``which``: these only; ``[]``: none), and a
     ``name: reason`` line per skipped one."""
     built, skipped = [], []
-    names = list(BUILDERS + PROBE_BUILDERS) if which is None else list(which)
+    names = catalog.names() if which is None else list(which)
     for name in names:
         try:
             if name in PROBE_BUILDERS:
