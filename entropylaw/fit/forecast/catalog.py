@@ -14,7 +14,6 @@ from entropylaw.fit.forecast.drift import DriftTrain, LogitDrift
 from entropylaw.fit.forecast.ensemble import CurveEnsemble, Ensemble
 from entropylaw.fit.forecast.last_value import LastValue
 from entropylaw.fit.forecast.law import LawCeiling, LawEntropy, LawTrain
-from entropylaw.fit.forecast.names import DEFAULT  # noqa: F401  (the name that stands for the default method)
 from entropylaw.fit.forecast.prior import PriorMethod
 
 REGISTRY = {m.name: m for m in (

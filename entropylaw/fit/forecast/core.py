@@ -7,7 +7,7 @@ default), or the reason the method cannot run. Unlike :mod:`entropylaw.fit.early
 paper's protocol, which reads later scores off the *observed* later entropy), nothing here
 sees a value logged after the window: the methods receive the run cut at the window's end.
 
-Methods (:data:`METHODS`; :mod:`entropylaw.fit.forecast.methods`, :mod:`~.law`):
+Methods (listed once in :data:`~.catalog.REGISTRY`, their interface in :mod:`~.methods`):
 
 ================  ===========================================================================
 ``last-value``    the last observed value carried forward
@@ -47,7 +47,7 @@ target?" (``Forecast.decision``, :mod:`.decide`).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -55,13 +55,13 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.forecast import calibrate as cal
-from entropylaw.fit.forecast.catalog import (ALL_METHODS, DECISION_BACKUPS, DEFAULT, FALLBACK,  # noqa: F401
-                                             METHODS, REGISTRY)
+from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY
 from entropylaw.fit.forecast.data import RunData, window_end
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
 from entropylaw.fit.forecast.decide import decision_lines, decision_on
 from entropylaw.fit.forecast import text as _text
 from entropylaw.fit.forecast.final import describe, final_steps, observed_final
+from entropylaw.fit.forecast.names import DEFAULT
 from entropylaw.fit.forecast.result import MethodResult  # noqa: F401  (what Forecast.methods holds)
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.terminal import wrap
@@ -204,8 +204,11 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
 
     ``at_steps``: steps to forecast (after the window), or ``horizon``: N steps after the
     window's end. Default: the run's later target steps when the window ends before the run
-    does (a backtest), else as far ahead as the window is long. ``methods``: names from :data:`ALL_METHODS` (default: all; ``prior`` only with
-    ``prior_runs``).
+    does (a backtest), else as far ahead as the window is long. ``methods``: names from
+    :data:`ALL_METHODS` (default: all whose required inputs are given: ``prior`` only with
+    ``prior_runs``). Each method is handed what it declares it needs of ``prior_runs``,
+    ``prior_base`` (the method a prior acts on; None: law+entropy), ``shape_prior`` and
+    ``total_steps``; a method made of others is fitted after them.
 
     The forecast's ``decision`` answers "can I stop?" and "will it reach ``target``?" from
     the curve of the one method asked for that models change (not last-value or

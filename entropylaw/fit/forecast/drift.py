@@ -51,7 +51,7 @@ from entropylaw.fit.forecast.data import robust_noise
 from entropylaw.fit.forecast.drift_fit import (MIN_LATE, MIN_SD, late, logit_weights, on_bound, posterior, t_posterior,
                                                train_rate)
 from entropylaw.fit.forecast.drift_prior import given_prior
-from entropylaw.fit.forecast.drift_prior import learn_task_priors  # noqa: F401  (analysis/bench_forecast.py reads it here)
+from entropylaw.fit.forecast.drift_prior import learn_task_priors  # noqa: F401  (read here by analysis/)
 from entropylaw.fit.forecast.names import GIVEN_PRIOR, NEW_TASK
 from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod
 from entropylaw.fit.forecast.tasks import prior_for
