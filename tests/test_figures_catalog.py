@@ -1,4 +1,4 @@
-"""The figures are declared once (``entropylaw/figures/catalog.py``): the API's names, the
+"""The figures are declared once (``entropylaw/figure_catalog.py``): the API's names, the
 builders :mod:`entropylaw.figures.build` runs and the drawers all come from that list, and it
 holds every builder of the package."""
 
@@ -18,9 +18,9 @@ import entropylaw.api as api  # noqa: E402
 from entropylaw import table  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
 from entropylaw.figures import build as B  # noqa: E402
-from entropylaw.figures import catalog  # noqa: E402
+from entropylaw import figure_catalog as catalog  # noqa: E402
 
-FIGURES_DIR = Path(catalog.__file__).parent
+FIGURES_DIR = Path(B.__file__).parent
 
 
 def test_one_list_feeds_the_api_and_the_builders():
@@ -32,7 +32,7 @@ def test_one_list_feeds_the_api_and_the_builders():
 
 @pytest.mark.parametrize("figure", catalog.FIGURES, ids=lambda f: f.name)
 def test_each_builder_and_drawer_exists(figure):
-    build, draw = figure.build_function(), figure.draw_function()
+    build, draw = B.builder(figure.name), B.drawer(figure.name)
     assert callable(build) and callable(draw)
     assert build.__module__.startswith("entropylaw.figures.")
     assert draw.__module__.startswith(("entropylaw.figures.", "entropylaw.draw."))
@@ -54,8 +54,9 @@ def test_every_builder_of_the_package_is_declared_once():
 
 
 def test_reading_the_names_loads_no_matplotlib():
-    code = ("import sys; from entropylaw.figures import catalog; catalog.names(); "
-            "assert 'matplotlib' not in sys.modules and 'entropylaw.figures.law' not in sys.modules")
+    code = ("import sys; import entropylaw as el; from entropylaw import figure_catalog; figure_catalog.names(); "
+            "assert 'matplotlib' not in sys.modules and 'entropylaw.figures' not in sys.modules; "
+            "assert el.FIGURES == figure_catalog.names()")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -69,3 +70,5 @@ def test_unknown_names_are_one_clear_error():
         B.build_all(t, which=["x" * 200])
     assert B.build_all(t, which=[]) == ([], [])
     assert catalog.by_name("nope") is None
+    with pytest.raises(EntropyLawError, match="unknown figure 'nope'"):
+        B.drawer("nope")

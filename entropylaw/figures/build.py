@@ -5,7 +5,8 @@ Each builder (in the module of its figure) takes a table (and options), picks th
 can use, calls the fitting code, and returns :class:`~entropylaw.figures.base.Built`
 figures; when the inputs cannot give that figure it raises
 :class:`~entropylaw.figures.base.Skipped` with the reason (``entropylaw figures`` prints it
-and goes on). :mod:`.catalog` declares them all, in paper order; :func:`build_all` runs them.
+and goes on). :mod:`entropylaw.figure_catalog` declares them all, in paper order;
+:func:`build_all` runs them.
 
 >>> from entropylaw import table
 >>> t = table.from_records([(0, "entropy", 0.5)], run_id="r1")
@@ -21,14 +22,15 @@ interventions: no run logs both entropy and a validation or training score
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pandas as pd
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.figures import catalog
+from entropylaw import figure_catalog as catalog
 from entropylaw.figures.base import Built, Skipped
 from entropylaw.draw.style import using
 
@@ -37,19 +39,42 @@ BUILDERS = catalog.names(catalog.TABLE)
 PROBE_BUILDERS = catalog.names(catalog.PROBE)
 
 
+def builder(name: str) -> Callable:
+    """The function that builds the figure ``name`` (its module loaded now)."""
+    return _load(_figure(name).builder)
+
+
+def drawer(name: str) -> Callable:
+    """The function that draws the figure ``name`` on matplotlib axes."""
+    return _load(_figure(name).drawer)
+
+
+def _figure(name: str) -> catalog.Figure:
+    figure = catalog.by_name(name)
+    if figure is None:
+        raise EntropyLawError(f"unknown figure {name!r} (expected one of {', '.join(catalog.names())})")
+    return figure
+
+
+def _load(path: str) -> Callable:
+    # the catalog names its functions, so that reading it loads no figure module (nor matplotlib)
+    module, function = path.split(":")
+    return getattr(importlib.import_module(f"entropylaw.{module}"), function)
+
+
 def build(figure: str, t: pd.DataFrame, **options) -> list[Built]:
     """Run one table builder by name; raises :class:`Skipped` when it cannot."""
     if figure not in BUILDERS:
         raise EntropyLawError(f"unknown figure {figure!r} (expected one of {', '.join(catalog.names())})")
     with using():  # the current style's fonts and sizes for every artist the builder makes
-        return catalog.by_name(figure).build_function()(t, **options)
+        return builder(figure)(t, **options)
 
 
 def build_probe(name: str, summary: dict, **options) -> list[Built]:
     if name not in PROBE_BUILDERS:
         raise EntropyLawError(f"unknown probe figure {name!r} (expected one of {', '.join(PROBE_BUILDERS)})")
     with using():
-        return catalog.by_name(name).build_function()(summary, **options)
+        return builder(name)(summary, **options)
 
 
 def build_all(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), which: Sequence[str] | None = None,

@@ -4,8 +4,10 @@ built from (the run table or a probe's summary), its builder (from that input to
 with the reason) and its drawer (the function that draws it on matplotlib axes, for use on
 its own). The order is the paper's, and the report's.
 
-This module loads neither matplotlib nor the figures' modules: the API and the CLI read the
-names from it at import; :mod:`.build` loads a builder's module when its figure is built.
+Plain data, importing nothing of the package: ``import entropylaw`` reads the names for the
+API and the CLI without loading matplotlib or the figures' modules (which
+:mod:`entropylaw.figures.build` loads when a figure is built), and without importing the
+``entropylaw.figures`` package, whose name ``entropylaw`` binds to the API function.
 
 To add a figure: its builder and drawer in a module of ``entropylaw/figures/`` (or the
 drawer in ``entropylaw/draw/``), and one line below.
@@ -16,9 +18,7 @@ drawer in ``entropylaw/draw/``), and one line below.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from typing import Callable
 
 TABLE, PROBE = "table", "probe summary"
 
@@ -26,15 +26,9 @@ TABLE, PROBE = "table", "probe summary"
 @dataclass(frozen=True)
 class Figure:
     name: str
-    builder: str  # "module:function", the module under entropylaw/
+    builder: str  # "module:function", the module's path under entropylaw/
     drawer: str  # "module:function"
     source: str = TABLE
-
-    def build_function(self) -> Callable:
-        return _resolve(self.builder)
-
-    def draw_function(self) -> Callable:
-        return _resolve(self.drawer)
 
 
 FIGURES = (
@@ -61,9 +55,3 @@ def names(source: str | None = None) -> list[str]:
 
 def by_name(name: str) -> Figure | None:
     return next((f for f in FIGURES if f.name == name), None)
-
-
-def _resolve(path: str) -> Callable:
-    # by name, so that reading the list loads no figure module (and no matplotlib)
-    module, function = path.split(":")
-    return getattr(importlib.import_module(f"entropylaw.{module}"), function)
