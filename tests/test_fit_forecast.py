@@ -14,7 +14,9 @@ from scipy import optimize
 from entropylaw import table
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.early import EarlyPrediction
-from entropylaw.fit.forecast.core import METHODS, Ensemble, PriorMethod, forecast
+from entropylaw.fit.forecast.core import METHODS, forecast
+from entropylaw.fit.forecast.ensemble import Ensemble
+from entropylaw.fit.forecast.prior import PriorMethod
 from entropylaw.fit.forecast.data import RunData, cumulative, window_end
 
 # prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
@@ -146,7 +148,7 @@ def test_ensemble_weights_are_inverse_late_errors():
     run = _run(lambda s: 0.8 - 0.5 * np.exp(-s / 80), noise=0.01, seed=6)
     w = run.window(200)
     members = [METHODS[n](n_boot=30).fit(w) for n in ("last-value", "exp-saturation", "power")]
-    ens = Ensemble(n_boot=30).fit(w, fitted=members)
+    ens = Ensemble(n_boot=30, members=members).fit(w)
     inv = np.array([1 / (m.late_rmse_**2 + 1e-6) for m in members])
     assert list(ens.weights_.values()) == pytest.approx(list(inv / inv.sum()))
     mid = sum(ens.weights_[m.name] * m.predict([390])["forecast"][0] for m in members)
@@ -168,7 +170,7 @@ def test_prior_pulls_a_short_window_toward_the_family():
     fam = _family(5)
     target = _run(lambda s: 0.75 - 0.5 * np.exp(-s / 60), noise=0.03, seed=99)
     w = target.window(60)  # 7 noisy points: the window alone barely fixes the plateau
-    m = PriorMethod(n_boot=50, base="exp-saturation", prior_runs=tuple(fam)).fit(w)
+    m = PriorMethod(n_boot=50, base=METHODS["exp-saturation"], prior_runs=tuple(fam)).fit(w)
     assert m.ok_ and m.prior_used_ and len(m.prior_runs_used_) == 5
     plain = METHODS["exp-saturation"](n_boot=50).fit(w)
     assert abs(m.plateau_ - 0.75) <= abs(plain.plateau_ - 0.75) + 1e-9
@@ -179,7 +181,7 @@ def test_prior_pulls_a_short_window_toward_the_family():
 def test_prior_from_one_run_warns_and_falls_back():
     fam = _family(1)
     w = _run(lambda s: 0.75 - 0.5 * np.exp(-s / 60), noise=0.01, seed=7).window(150)
-    m = PriorMethod(n_boot=20, base="exp-saturation", prior_runs=tuple(fam)).fit(w)
+    m = PriorMethod(n_boot=20, base=METHODS["exp-saturation"], prior_runs=tuple(fam)).fit(w)
     assert m.ok_ and not m.prior_used_
     assert any("at least 2" in x for x in m.warnings_)
     assert m.prior_shift_["plateau"] == 0.0

@@ -11,7 +11,9 @@ from entropylaw import table
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.core import forecast
 from entropylaw.fit.forecast.data import RunData
-from entropylaw.fit.forecast.drift import LogitDrift, learn_prior, posterior
+from entropylaw.fit.forecast.drift import LogitDrift
+from entropylaw.fit.forecast.drift_fit import posterior
+from entropylaw.fit.forecast.drift_prior import learn_prior
 
 PRIOR = {"c": [0.1, 0.05], "runs": 5}
 
@@ -134,7 +136,7 @@ def test_nothing_after_the_window_moves_the_forecast():
 def test_curve_ensemble_weights_are_the_bic_softmax():
     """The weights recomputed by hand from each family's own residuals on the window."""
     from entropylaw.fit.forecast.catalog import METHODS
-    from entropylaw.fit.forecast.combine import CurveEnsemble
+    from entropylaw.fit.forecast.ensemble import CurveEnsemble
 
     steps = np.arange(0, 300, 5.0)
     y = 0.8 - 0.5 * np.exp(-steps / 60) + 0.01 * np.sin(steps / 3)
@@ -154,7 +156,7 @@ def test_curve_ensemble_weights_are_the_bic_softmax():
 
 
 def test_size_prior_is_robust_and_widened_for_few_sizes():
-    from entropylaw.fit.forecast.drift import theil_sen
+    from entropylaw.fit.forecast.drift_prior import theil_sen
 
     sizes = np.array([0.5e9, 1.5e9, 3e9, 7e9, 14e9])
     u = np.log10(sizes)

@@ -9,7 +9,9 @@ from scipy import special, stats
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.core import forecast
 from entropylaw.fit.forecast.data import RunData
-from entropylaw.fit.forecast.drift import DriftTrain, LogitDrift, learn_task_priors, t_posterior
+from entropylaw.fit.forecast.drift import DriftTrain, LogitDrift
+from entropylaw.fit.forecast.drift_fit import t_posterior
+from entropylaw.fit.forecast.drift_prior import learn_task_priors
 from entropylaw.fit.forecast.final import final_steps, no_forecast_reason, observed_final
 from entropylaw.fit.forecast.methods import ForecastMethod
 from entropylaw.fit.forecast.tasks import MIN_TASKS, NU, TAU0, new_task_prior, prior_for, task_of
@@ -165,7 +167,7 @@ def test_the_training_link_needs_three_runs_and_refuses_without_it():
 def test_an_anchor_is_one_more_gaussian_term_of_the_posterior():
     from scipy import optimize
 
-    from entropylaw.fit.forecast.drift import posterior
+    from entropylaw.fit.forecast.drift_fit import posterior
 
     t = np.array([20.0, 40.0, 60.0])
     z = np.array([0.5, 0.62, 0.66])

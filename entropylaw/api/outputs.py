@@ -15,10 +15,10 @@ import pandas as pd
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import check_writable
+from entropylaw import figure_catalog as _figure_catalog
 from entropylaw.fit.window import check_window
 
-FIGURES = ["ceilings", "forecast", "law", "early", "consumption", "algorithms", "scaling", "covariance",
-           "interventions", "checkpoints", "table1", "ladder"]
+FIGURES = _figure_catalog.names()  # every figure's name, in order (declared in entropylaw/figure_catalog.py)
 
 
 def read_probe_summary(path) -> dict:

@@ -5,7 +5,8 @@ Each builder (in the module of its figure) takes a table (and options), picks th
 can use, calls the fitting code, and returns :class:`~entropylaw.figures.base.Built`
 figures; when the inputs cannot give that figure it raises
 :class:`~entropylaw.figures.base.Skipped` with the reason (``entropylaw figures`` prints it
-and goes on). :data:`BUILDERS` names them all, in paper order; :func:`build_all` runs them.
+and goes on). :mod:`entropylaw.figure_catalog` declares them all, in paper order;
+:func:`build_all` runs them.
 
 >>> from entropylaw import table
 >>> t = table.from_records([(0, "entropy", 0.5)], run_id="r1")
@@ -21,6 +22,7 @@ interventions: no run logs both entropy and a validation or training score
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Callable, Sequence
@@ -28,45 +30,51 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.figures import ceilings, checkpoints, comparisons, consumption, covariance, interventions, law
-from entropylaw.figures import probe_tables
+from entropylaw import figure_catalog as catalog
 from entropylaw.figures.base import Built, Skipped
 from entropylaw.draw.style import using
 
-
-def _registry() -> dict[str, Callable]:
-    return {
-        "ceilings": ceilings.ceilings_figure,
-        "law": law.law_figures,
-        "forecast": ceilings.forecast_figure,
-        "consumption": consumption.consumption_figure,
-        "early": law.early_figures,
-        "algorithms": comparisons.algorithms_figure,
-        "scaling": comparisons.scaling_figure,
-        "covariance": covariance.covariance_figure,
-        "interventions": interventions.interventions_figure,
-        "checkpoints": checkpoints.checkpoints_figure,
-    }
+# the names of the figures built from the run table, and from a probe's summary
+BUILDERS = catalog.names(catalog.TABLE)
+PROBE_BUILDERS = catalog.names(catalog.PROBE)
 
 
-# "checkpoints" (probe-checkpoints --table1 tables) last: the report shows it beside the probe's figures
-BUILDERS = ["ceilings", "forecast", "law", "early", "consumption", "algorithms", "scaling", "covariance",
-            "interventions", "checkpoints"]
-PROBE_BUILDERS = ["table1", "ladder"]
+def builder(name: str) -> Callable:
+    """The function that builds the figure ``name`` (its module loaded now)."""
+    return _load(_figure(name).builder)
+
+
+def drawer(name: str) -> Callable:
+    """The function that draws the figure ``name`` on matplotlib axes."""
+    return _load(_figure(name).drawer)
+
+
+def _figure(name: str) -> catalog.Figure:
+    figure = catalog.by_name(name)
+    if figure is None:
+        raise EntropyLawError(f"unknown figure {name!r} (expected one of {', '.join(catalog.names())})")
+    return figure
+
+
+def _load(path: str) -> Callable:
+    # the catalog names its functions, so that reading it loads no figure module (nor matplotlib)
+    module, function = path.split(":")
+    return getattr(importlib.import_module(f"entropylaw.{module}"), function)
 
 
 def build(figure: str, t: pd.DataFrame, **options) -> list[Built]:
     """Run one table builder by name; raises :class:`Skipped` when it cannot."""
-    registry = _registry()
-    if figure not in registry:
-        raise EntropyLawError(f"unknown figure {figure!r} (expected one of {', '.join(BUILDERS + PROBE_BUILDERS)})")
+    if figure not in BUILDERS:
+        raise EntropyLawError(f"unknown figure {figure!r} (expected one of {', '.join(catalog.names())})")
     with using():  # the current style's fonts and sizes for every artist the builder makes
-        return registry[figure](t, **options)
+        return builder(figure)(t, **options)
 
 
 def build_probe(name: str, summary: dict, **options) -> list[Built]:
+    if name not in PROBE_BUILDERS:
+        raise EntropyLawError(f"unknown probe figure {name!r} (expected one of {', '.join(PROBE_BUILDERS)})")
     with using():
-        return {"table1": probe_tables.table1_figure, "ladder": probe_tables.ladder_figure}[name](summary, **options)
+        return builder(name)(summary, **options)
 
 
 def build_all(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), which: Sequence[str] | None = None,
@@ -74,7 +82,7 @@ def build_all(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), whic
     """Every figure that can be drawn (``which``: these only; ``[]``: none), and a
     ``name: reason`` line per skipped one."""
     built, skipped = [], []
-    names = list(BUILDERS + PROBE_BUILDERS) if which is None else list(which)
+    names = catalog.names() if which is None else list(which)
     for name in names:
         try:
             if name in PROBE_BUILDERS:

@@ -55,7 +55,7 @@ def checkpoints_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
     runs = [r for r in ids if len(covariance_series(parts.get(r, t), r)) >= 2]
     if not runs:
         raise Skipped("checkpoints: no run logs cov_top_<p>% and cov_all (entropylaw probe-checkpoints --table1)")
-    return [_figure(parts.get(r, t), r) for r in runs]
+    return [plot_checkpoints(parts.get(r, t), r) for r in runs]
 
 
 def _end_labels(ax, s: pd.Series, digits: int = 3) -> None:
@@ -77,7 +77,8 @@ def _step_ticks(ax) -> None:
     ax.xaxis.set_major_locator(MaxNLocator(5, steps=[1, 2.5, 5, 10], integer=True))
 
 
-def _figure(t: pd.DataFrame, run_id: str) -> Built:
+def plot_checkpoints(t: pd.DataFrame, run_id: str) -> Built:
+    """One run's checkpoints: Table 1 at each, the covariance over all tokens, entropy and accuracy."""
     cov = covariance_series(t, run_id)
     top = {f: s for f, s in cov.items() if f < 1.0}
     steps = sorted(set().union(*(s.index for s in cov.values())))

@@ -1,14 +1,30 @@
-"""The forecast methods by name: one registry for the CLI, the API, the backtest and the
-combinations (:mod:`entropylaw.fit.forecast.combine`)."""
+"""Every forecast method, listed once: the CLI's choices, the API's, the backtest's and
+:func:`~entropylaw.fit.forecast.core.forecast`'s all come from :data:`REGISTRY`.
+
+To add a method: write its class in a module of its own (a subclass of
+:class:`~.methods.ForecastMethod`, or of :class:`~.methods.Method` for a combination), saying
+what it reads and needs, and add it to :data:`REGISTRY` below. Its place in the list is its
+place in every table.
+"""
 
 from __future__ import annotations
 
-from entropylaw.fit.forecast.law import LawCeiling, LawEntropy, LawTrain
 from entropylaw.fit.forecast.curve_methods import ExpSaturation, Joint, PowerLaw, Sigmoid, SigmoidTokens
 from entropylaw.fit.forecast.drift import DriftTrain, LogitDrift
-from entropylaw.fit.forecast.methods import LastValue
-from entropylaw.fit.forecast.names import CURVE_ENSEMBLE, DEFAULT, ENSEMBLE, GIVEN_PRIOR, PRIOR  # noqa: F401
+from entropylaw.fit.forecast.ensemble import CurveEnsemble, Ensemble
+from entropylaw.fit.forecast.last_value import LastValue
+from entropylaw.fit.forecast.law import LawCeiling, LawEntropy, LawTrain
+from entropylaw.fit.forecast.prior import PriorMethod
 
-METHODS = {m.name: m for m in (LastValue, LawCeiling, LawEntropy, LawTrain, ExpSaturation, PowerLaw, Sigmoid, SigmoidTokens,
-                               Joint, LogitDrift, DriftTrain)}
-ALL_METHODS = [*METHODS, PRIOR, ENSEMBLE, CURVE_ENSEMBLE]
+REGISTRY = {m.name: m for m in (
+    LastValue, LawCeiling, LawEntropy, LawTrain, ExpSaturation, PowerLaw, Sigmoid, SigmoidTokens, Joint, LogitDrift,
+    DriftTrain, PriorMethod, Ensemble, CurveEnsemble,
+)}
+ALL_METHODS = list(REGISTRY)
+# the methods that fit one curve (not made of other methods): what a prior or an ensemble builds on
+METHODS = {name: m for name, m in REGISTRY.items() if not m.combines()}
+
+# where the default method cannot run on a window, this one is recommended instead
+FALLBACK = LastValue.name
+# where the decision's curve cannot run on a window, the next that models change is tried
+DECISION_BACKUPS = (PowerLaw.name, ExpSaturation.name)

@@ -7,7 +7,7 @@ default), or the reason the method cannot run. Unlike :mod:`entropylaw.fit.early
 paper's protocol, which reads later scores off the *observed* later entropy), nothing here
 sees a value logged after the window: the methods receive the run cut at the window's end.
 
-Methods (:data:`METHODS`; :mod:`entropylaw.fit.forecast.methods`, :mod:`~.law`):
+Methods (listed once in :data:`~.catalog.REGISTRY`, their interface in :mod:`~.methods`):
 
 ================  ===========================================================================
 ``last-value``    the last observed value carried forward
@@ -47,7 +47,7 @@ target?" (``Forecast.decision``, :mod:`.decide`).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -55,16 +55,14 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.forecast import calibrate as cal
-from entropylaw.fit.forecast.catalog import (ALL_METHODS, CURVE_ENSEMBLE, DEFAULT, ENSEMBLE, METHODS,  # noqa: F401
-                                             PRIOR)
-from entropylaw.fit.forecast.combine import CurveEnsemble, Ensemble, PriorMethod
+from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY
 from entropylaw.fit.forecast.data import RunData, window_end
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
-from entropylaw.fit.forecast.decide import NO_CURVE, decision_lines, decision_on
+from entropylaw.fit.forecast.decide import decision_lines, decision_on
 from entropylaw.fit.forecast import text as _text
-from entropylaw.fit.forecast.drift import DriftTrain, LogitDrift
-from entropylaw.fit.forecast.given import drift_method
-from entropylaw.fit.forecast.final import describe, final_of, final_steps, observed_final
+from entropylaw.fit.forecast.final import describe, final_steps, observed_final
+from entropylaw.fit.forecast.names import DEFAULT
+from entropylaw.fit.forecast.result import MethodResult  # noqa: F401  (what Forecast.methods holds)
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.terminal import wrap
 # The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the lowest
@@ -89,31 +87,9 @@ def default_method(kind: str = "validation") -> str:
 def decision_method(kind: str = "validation") -> str:
     """The curve the decision reads for a run's kind of score."""
     stored = cal.stored()
-    by_kind = {"validation": stored.get("decision_method", "power"), **stored.get("decision_method_by_kind", {})}
+    by_kind = {"validation": stored.get("decision_method", DECISION_BACKUPS[0]),
+               **stored.get("decision_method_by_kind", {})}
     return by_kind.get(kind, by_kind["validation"])
-
-
-@dataclass
-class MethodResult:
-    method: str
-    ok: bool
-    reason: str | None = None
-    forecast: pd.DataFrame | None = None  # step, forecast, lo, hi (and prior_shift)
-    plateau: float | None = None
-    plateau_ci: list | None = None
-    t90: float | None = None
-    t90_ci: list | None = None
-    params: dict = field(default_factory=dict)
-    warnings: list = field(default_factory=list)
-    late_rmse: float | None = None
-    note: str | None = None
-    final: dict | None = None  # the final score's forecast (entropylaw.fit.forecast.final)
-
-    def to_dict(self) -> dict:
-        out = {k: getattr(self, k) for k in ("method", "ok", "reason", "plateau", "plateau_ci", "t90", "t90_ci",
-                                             "params", "warnings", "late_rmse", "note", "final")}
-        out["forecast"] = None if self.forecast is None else self.forecast.to_dict(orient="records")
-        return out
 
 
 @dataclass
@@ -131,7 +107,7 @@ class Forecast:
     at_steps: np.ndarray
     methods: dict
     note: str | None = None
-    default: str = "last-value"
+    default: str = FALLBACK
     # stop-paying and target steps of one method's curve (entropylaw.fit.forecast.decide)
     decision: dict | None = None
     # the target series as logged, for plots and backtests only (later points are never fitted)
@@ -214,27 +190,25 @@ class Forecast:
                 "law_on_window": self.law_verdict or "applies"}
 
 
-def _result(m, steps, final=None) -> MethodResult:
-    """``m``'s result at ``steps``; ``final``: (kind, steps, bounds) of the final score."""
-    if not m.ok_:
-        return MethodResult(m.name, False, m.reason_, warnings=list(getattr(m, "warnings_", [])))
-    f = m.predict(steps)
-    if isinstance(m, PriorMethod):
-        f["prior_shift"] = m.shift(steps)
-    return MethodResult(m.name, True, None, f, m.plateau_, m.plateau_ci(), m.t90_, m.t90_ci(), m.params_,
-                        list(m.warnings_), m.late_rmse_, getattr(m, "t90_note_", None),
-                        None if final is None else final_of(m, *final, forecast=f))
+def _build(method, conf, n_boot, seed, given, fitted):
+    """``method`` built with what it needs of ``given``; ``members``: the methods in
+    ``fitted`` that are not made of members themselves."""
+    given = {**given, "members": [m for m in fitted.values() if "members" not in m.needs]}
+    return method.build(conf, n_boot, seed, **{k: given[k] for k in method.needs})
 
 
 def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon=None, methods=None, conf=0.9,
-             prior_runs=(), prior_base="law+entropy", n_boot=200, seed=0, target=None, threshold=None,
+             prior_runs=(), prior_base=None, n_boot=200, seed=0, target=None, threshold=None,
              n_problems=None, total_steps=None, shape_prior=None, calibrated=True) -> Forecast:
     """Forecast ``run`` from its window (see :mod:`entropylaw.fit.forecast.data` for windows).
 
     ``at_steps``: steps to forecast (after the window), or ``horizon``: N steps after the
     window's end. Default: the run's later target steps when the window ends before the run
-    does (a backtest), else as far ahead as the window is long. ``methods``: names from :data:`ALL_METHODS` (default: all; ``prior`` only with
-    ``prior_runs``).
+    does (a backtest), else as far ahead as the window is long. ``methods``: names from
+    :data:`ALL_METHODS` (default: all whose required inputs are given: ``prior`` only with
+    ``prior_runs``). Each method is handed what it declares it needs of ``prior_runs``,
+    ``prior_base`` (the method a prior acts on; None: law+entropy), ``shape_prior`` and
+    ``total_steps``; a method made of others is fitted after them.
 
     The forecast's ``decision`` answers "can I stop?" and "will it reach ``target``?" from
     the curve of the one method asked for that models change (not last-value or
@@ -247,12 +221,16 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     unc.check_conf(conf)
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
         raise EntropyLawError(f"n_boot = {n_boot!r}: expected a whole number >= 2")
+    # what a method may ask to be handed (entropylaw.fit.forecast.methods.INPUTS); the notes are
+    # the methods' lines printed under the forecast
+    given = {"run": run, "prior_runs": tuple(prior_runs), "prior_base": prior_base, "shape_prior": shape_prior,
+             "total_steps": total_steps, "notes": [], "methods": METHODS}
     chosen = default_method(run.target_kind)
-    names = list(methods) if methods else [n for n in ALL_METHODS if n != PRIOR or prior_runs]
+    names = list(methods) if methods else [n for n, m in REGISTRY.items() if all(given[k] for k in m.requires)]
     names = list(dict.fromkeys(chosen if n == DEFAULT else n for n in names))
     if chosen in names and FALLBACK not in names:  # where the default cannot run, the fallback is shown
         names.append(FALLBACK)
-    unknown = [n for n in names if n not in ALL_METHODS]
+    unknown = [n for n in names if n not in REGISTRY]
     if unknown:
         raise EntropyLawError(f"unknown method {unknown[0]!r} (expected one of {', '.join([DEFAULT, *ALL_METHODS])})")
     end = window_end(run, fit_frac, fit_steps)
@@ -274,40 +252,22 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         bad = float(at_steps[at_steps <= end][0])
         raise EntropyLawError(f"`at_steps` {bad:g} is not after the window's end (step {end:g}); "
                               f"{run.describe_start()}: forecast a later step")
-    fitted, drift_notes = {}, []
-    for name in names:
-        if name in (ENSEMBLE, CURVE_ENSEMBLE):
-            continue
-        if name == PRIOR:
-            m = PriorMethod(conf, n_boot, seed, base=prior_base, prior_runs=tuple(prior_runs))
-        elif name in (LogitDrift.name, DriftTrain.name):
-            m = drift_method(run, prior_runs, shape_prior, conf, n_boot, seed, drift_notes, METHODS[name],
-                             total_steps=total_steps)
-        else:
-            m = METHODS[name](conf=conf, n_boot=n_boot, seed=seed)
-        m.calibrated = calibrated
-        fitted[name] = m.fit(win)
+    # a method made of the others fitted here comes after them, in the catalog's order
+    order = [n for n in names if "members" not in REGISTRY[n].needs] + [n for n in REGISTRY if n in names
+                                                                         and "members" in REGISTRY[n].needs]
+    fitted = {}
+    for name in order:
+        fitted[name] = _build(REGISTRY[name], conf, n_boot, seed, given, fitted)
+        fitted[name].calibrated = calibrated
+        fitted[name].fit(win)
     spacing = float(np.median(np.diff(win.target.steps))) if len(win.target) > 1 else 1.0
     fin_steps = final_steps(run.target_kind, run.origin, float(at_steps[-1]), spacing)
-    final = (run.target_kind, fin_steps, win.bounds)
-    results = {name: _result(m, at_steps, final) for name, m in fitted.items()}
-    if ENSEMBLE in names:
-        members = [m for n, m in fitted.items()]
-        if not members:  # only the ensemble asked for: it needs its members
-            members = [METHODS[n](conf=conf, n_boot=n_boot, seed=seed).fit(win) for n in METHODS]
-        ens = Ensemble(conf=conf, n_boot=n_boot, seed=seed).fit(win, fitted=members)
-        ens.calibrated = calibrated
-        results[ENSEMBLE] = _result(ens, at_steps, final)
-    if CURVE_ENSEMBLE in names:
-        fitted[CURVE_ENSEMBLE] = CurveEnsemble(conf=conf, n_boot=n_boot, seed=seed).fit(win,
-                                                                                       fitted=list(fitted.values()))
-        fitted[CURVE_ENSEMBLE].calibrated = calibrated
-        results[CURVE_ENSEMBLE] = _result(fitted[CURVE_ENSEMBLE], at_steps, final)
+    results = {name: m.result(at_steps, (run.target_kind, fin_steps, win.bounds)) for name, m in fitted.items()}
     if not any(r.ok for r in results.values()):
         why = "; ".join(f"{r.method}: {r.reason}" for r in results.values())
         raise EntropyLawError(f"run {run.run_id!r}: no method can forecast from the window "
                               f"(steps {run.origin:g}..{end:g}, {len(win.target)} {run.target_kind} point(s)): {why}")
-    notes = list(drift_notes)
+    notes = list(given["notes"])
     if run.target_kind != "validation":
         notes.insert(0, f"no validation score in run {run.run_id!r}: forecasting the training score "
                         f"({run.target_key}) instead")
@@ -319,16 +279,14 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
                      f"({results[chosen].reason}): {FALLBACK} is recommended instead")
     note = "; ".join(notes) or None
     observed = pd.DataFrame({"step": run.target.steps, "value": run.target.values})
-    decided = {**fitted, **({ENSEMBLE: ens} if ENSEMBLE in names else {})}
+    decided = dict(fitted)
     curve = decision_method(run.target_kind)
     for i, backup in enumerate((curve, *DECISION_BACKUPS)):  # fitted for the decision only, until one runs
-        if i and any(m.ok_ for n, m in decided.items() if n not in NO_CURVE):
+        if i and any(m.ok_ for m in decided.values() if m.models_change):
             break
-        if backup not in decided and backup in METHODS:
-            decided[backup] = (drift_method(run, prior_runs, shape_prior, conf, n_boot, seed, [])
-                               if backup == LogitDrift.name else METHODS[backup](conf=conf, n_boot=n_boot, seed=seed))
-            decided[backup].fit(win)
-    own = [n for n in names if n not in NO_CURVE]
+        if backup not in decided and backup in METHODS:  # a combination is not fitted for the decision alone
+            decided[backup] = _build(METHODS[backup], conf, n_boot, seed, {**given, "notes": []}, {}).fit(win)
+    own = [n for n in names if REGISTRY[n].models_change]
     first = own[0] if len(own) == 1 else curve  # one curve asked for: its own
     decision = decision_on(win, at_steps, decided, conf, target, threshold, n_problems, total_steps, first, curve)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
@@ -336,17 +294,9 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
                     fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end), final_steps=fin_steps)
 
 
-FALLBACK = "last-value"
-
-
 def describe_method(name: str) -> str:
     """One line on what a method (a combination included) does."""
-    combos = {PRIOR: PriorMethod, ENSEMBLE: Ensemble, CURVE_ENSEMBLE: CurveEnsemble}
-    return getattr(METHODS.get(name) or combos.get(name), "description", name)
-
-
-# where the decision's curve cannot run on a window, the next that models change is tried
-DECISION_BACKUPS = ("power", "exp-saturation")
+    return getattr(REGISTRY.get(name), "description", name)
 
 
 def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", prior=None, **kwargs) -> _text.Forecasts:

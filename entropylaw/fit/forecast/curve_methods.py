@@ -125,6 +125,7 @@ class SigmoidTokens(Sigmoid):
 
     name = "sigmoid-tokens"
     description = "ScaleRL sigmoid in cumulative tokens (counted from the log start)"
+    reads = frozenset({"target", "tokens"})
     axis = "tokens"
 
     def _setup_axis(self, run):
@@ -161,6 +162,7 @@ class Joint(ExpSaturation):
 
     name = "joint"
     description = "exp-saturation with a time constant shared by validation and the training score"
+    reads = frozenset({"target", "score"})
 
     def _fit(self, run, n_boot, priors=None, sigma2=None):
         self.origin_, self.end_ = run.origin, run.end

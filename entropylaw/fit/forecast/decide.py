@@ -184,14 +184,11 @@ def decision_lines(d) -> list[str]:
     return lines
 
 
-# last-value never changes and law-ceiling is a level, not a curve: "now" by construction
-NO_CURVE = ("last-value", "law-ceiling")
-
-
+# a method whose curve cannot change (models_change False) answers "now" by construction: skipped
 def decision_on(win, at_steps, fitted, conf, target, threshold, n_problems, total_steps, first, curve):
     """The decision on ``win`` (the run cut at the window's end) from the first curve in order."""
     order = [first, curve, *fitted]
-    m = next((fitted[n] for n in order if n in fitted and n not in NO_CURVE and fitted[n].ok_), None)
+    m = next((fitted[n] for n in order if n in fitted and fitted[n].models_change and fitted[n].ok_), None)
     if m is None:
         return {"method": None, "reason": "no method that models change could run on this window "
                                           "(last-value and law-ceiling answer 'now' by construction)"}

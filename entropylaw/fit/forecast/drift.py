@@ -43,190 +43,40 @@ at the run's last step.
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.calibrate import from_logit, to_logit
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.data import robust_noise
+from entropylaw.fit.forecast.drift_fit import (MIN_LATE, MIN_SD, late, logit_weights, on_bound, posterior, t_posterior,
+                                               train_rate)
+from entropylaw.fit.forecast.drift_prior import given_prior
+from entropylaw.fit.forecast.drift_prior import learn_task_priors  # noqa: F401  (read here by analysis/)
 from entropylaw.fit.forecast.names import GIVEN_PRIOR, NEW_TASK
-from entropylaw.fit.forecast.decide import problems_of
 from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod
-from entropylaw.fit.forecast.tasks import prior_for, task_priors
+from entropylaw.fit.forecast.tasks import prior_for
 
 # used where no prior is stored and none is given: broad, and said in the method's warnings
 FALLBACK_PRIOR = {"c": [0.1, 0.15], "runs": 0}
-MIN_SD = 0.02
-MIN_LATE = 2
 CONFLICT = 3.0  # SDs between the window's own rate and the prior's: the window is still in its take-off
-
-
-def logit_weights(values, bounds, target_key, noise=None):
-    """Binomial precision of each point's logit, ``n p (1 - p)``, and ``n``: the benchmark's
-    size, else the ``n`` whose binomial noise matches the window's (``noise``: its SD)."""
-    lo, hi = bounds
-    p = (np.asarray(values, float) - lo) / (hi - lo)
-    n, _ = problems_of(target_key)
-    if n is None:
-        sd = noise if noise and noise > 0 else 0.01
-        pm = float(np.clip(np.median(p), 0.05, 0.95))
-        n = float(np.clip(pm * (1 - pm) / (sd / (hi - lo)) ** 2, 20.0, 1e5))
-    p = np.clip(p, 0.5 / n, 1 - 0.5 / n)
-    return n * p * (1 - p), float(n)
-
-
-def late(series):
-    """The late half of a series' points (at least :data:`MIN_LATE`)."""
-    k = max(MIN_LATE, len(series) // 2)
-    return series.steps[-k:], series.values[-k:]
-
-
-def posterior(t, z, w, prior_c=None, anchor=None):
-    """Mean (2,) and covariance (2, 2) of ``(A, c)`` given ``z = A + c ln(1 + t)`` with
-    precisions ``w`` (scaled by the over-dispersion) and a Gaussian prior ``(mean, sd)`` on c;
-    and the over-dispersion factor. ``anchor = (T, mean, sd)``: a Gaussian prior on the logit
-    at step ``T`` (the final score the size law predicts for this size), a linear constraint
-    on ``(A, c)``."""
-    X = np.stack([np.ones_like(t), np.log1p(t)], axis=1)
-    P0 = np.zeros((2, 2))
-    b0 = np.zeros(2)  # P0 times the prior's mean
-    if prior_c is not None:
-        P0[1, 1] = 1.0 / prior_c[1] ** 2
-        b0[1] = prior_c[0] / prior_c[1] ** 2
-    if anchor is not None:
-        x = np.array([1.0, np.log1p(anchor[0])])
-        P0 = P0 + np.outer(x, x) / anchor[2] ** 2
-        b0 = b0 + x * anchor[1] / anchor[2] ** 2
-    XtW = X.T * w
-    mean = np.linalg.solve(XtW @ X + P0, XtW @ z + b0)
-    resid = z - X @ mean
-    phi = float(max(1.0, np.sum(w * resid**2) / max(len(z) - 2, 1))) if len(z) > 2 else 1.0
-    cov = np.linalg.inv(XtW @ X / phi + P0)
-    mean = cov @ (XtW @ z / phi + b0)
-    return mean, cov, phi
-
-
-def t_posterior(t, z, w, prior, n_draws, seed, extra=None):
-    """As :func:`posterior`, with a Student-t prior on ``c`` (``prior["c"] = [loc, scale]``,
-    ``prior["nu"]`` degrees of freedom) and a flat one on ``A``: given ``c`` the model is
-    Gaussian, so ``c``'s posterior is the window's Gaussian likelihood times the t density,
-    computed on a grid; ``A | c`` is Gaussian. Returns the posterior median of ``(A, c)``,
-    the covariance of the draws, the over-dispersion and ``n_draws`` joint draws."""
-    own, own_cov, phi = posterior(t, z, w)
-    sd_own = float(np.sqrt(own_cov[1, 1]))
-    loc, scale = prior["c"]
-    nu = float(prior.get("nu", 3.0))
-    grid = np.linspace(min(own[1] - 12 * sd_own, loc - 60 * scale), max(own[1] + 12 * sd_own, loc + 60 * scale), 20001)
-    logp = -0.5 * ((grid - own[1]) / sd_own) ** 2 - 0.5 * (nu + 1) * np.log1p(((grid - loc) / scale) ** 2 / nu)
-    if extra is not None:  # one more Gaussian measurement of c (the training score's climb)
-        logp = logp - 0.5 * ((grid - extra[0]) / extra[1]) ** 2
-    p = np.exp(logp - logp.max())
-    cdf = np.cumsum(p)
-    cdf /= cdf[-1]
-    x = np.log1p(t)
-    sw = float(np.sum(w))
-
-    def a_of(c):  # A's posterior mean given c (flat prior on A)
-        return (np.sum(w * z) - c * np.sum(w * x)) / sw
-    c_med = float(np.interp(0.5, cdf, grid))
-    rng = np.random.default_rng(seed)
-    c = np.interp(rng.uniform(size=max(n_draws, 1)), cdf, grid)
-    a = a_of(c) + rng.standard_normal(len(c)) * np.sqrt(phi / sw)
-    draws = np.stack([a, c], axis=1)
-    return np.array([a_of(c_med), c_med]), np.cov(draws.T) if len(c) > 2 else own_cov, phi, draws
-
-
-def fit_full(run, bounds=None):
-    """The drift rate ``c`` of a finished run, fitted on the late half of its points with no
-    prior, or None (an unbounded score, too few points, a score on a bound)."""
-    bounds = bounds or run.bounds
-    y = run.target
-    if bounds is None or len(y) < 2 * MIN_LATE:
-        return None
-    s, v = late(y)
-    w, n = logit_weights(v, bounds, run.target_key, robust_noise(y.values))
-    if _on_bound(v, bounds, n):
-        return None
-    mean, _, _ = posterior(np.maximum(s, 0.0), to_logit(v, bounds, 0.5 / n), w)
-    return float(mean[1])
-
-
-def _on_bound(values, bounds, n) -> bool:
-    tol = (bounds[1] - bounds[0]) * 0.5 / n
-    return bool(np.all((values[-2:] <= bounds[0] + tol) | (values[-2:] >= bounds[1] - tol)))
-
-
-def learn_prior(runs, size=None, sizes=None) -> dict | None:
-    """The prior on ``c`` from finished ``runs`` (:class:`~.data.RunData`): the median and
-    1.4826 x the median absolute deviation of their rates; with ``size`` (the new run's
-    parameter count) and ``sizes`` (one per run) spanning 3 sizes or more, ``c`` regressed on
-    ``log10 N`` gives the prior's mean at ``size`` (its spread: the residuals', widened with
-    the distance from the sizes seen). Fewer than 2 usable runs: None."""
-    cs, used, ns = [], [], []
-    for i, r in enumerate(runs):
-        c = fit_full(r)
-        if c is not None:
-            cs.append(c)
-            used.append(r.run_id)
-            ns.append(np.nan if sizes is None else sizes[i])
-    if len(cs) < 2:
-        return None
-    cs, ns = np.array(cs), np.asarray(ns, float)
-    med = float(np.median(cs))
-    out = {"runs": len(cs), "run_ids": used, "rates": [float(c) for c in cs],
-           "c": [med, float(max(1.4826 * np.median(np.abs(cs - med)), MIN_SD))]}
-    if size is None or not np.isfinite(size):
-        return out
-    known = np.isfinite(ns)
-    if len(np.unique(ns[known])) < 3:
-        out["size_note"] = (f"the prior runs hold {len(np.unique(ns[known]))} known size(s): the size covariate needs "
-                            "3; the prior is the runs' median rate")
-        return out
-    if not known.all():
-        out["size_note"] = (f"{int((~known).sum())} prior run(s) have no known size: left out of the size "
-                            "regression")
-    u, y, u0 = np.log10(ns[known]), cs[known], np.log10(size)
-    slope, icpt = theil_sen(u, y)
-    resid = y - (icpt + slope * u)
-    # a robust spread, floored before it is widened (for the distance from the sizes seen, and
-    # for the few degrees of freedom: t's quantile over the normal's)
-    sd = max(1.4826 * float(np.median(np.abs(resid - np.median(resid)))), MIN_SD)
-    lev = 1 + 1 / len(u) + (u0 - u.mean()) ** 2 / np.sum((u - u.mean()) ** 2)
-    widen = float(special.stdtrit(max(len(u) - 2, 1), 0.95) / special.ndtri(0.95))
-    out["c"] = [float(icpt + slope * u0), float(sd * np.sqrt(lev) * widen)]
-    out["size_covariate"] = {"size": float(size), "sizes": sorted(set(map(float, ns[known]))),
-                             "slope_per_decade": float(slope)}
-    return out
-
-
-def learn_task_priors(runs) -> dict:
-    """The per-task prior of finished ``runs`` (:func:`entropylaw.fit.forecast.tasks.task_priors`):
-    what the backtest stores and :class:`LogitDrift` reads by the run's task."""
-    return {**task_priors(runs, learn_prior, fit_full), "train_link": learn_train_link(runs)}
-
-
-def theil_sen(x, y) -> tuple[float, float]:
-    """(slope, intercept): the median of the pairwise slopes, the median of ``y - slope x``
-    (robust: one run of a few that collapses moves neither).
-
-    >>> theil_sen([0.0, 1.0, 2.0, 3.0, 4.0], [0.0, 1.0, 2.0, -9.0, 4.0])
-    (1.0, 0.0)
-    """
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    i, j = np.triu_indices(len(x), 1)
-    keep = x[j] != x[i]
-    slope = float(np.median((y[j] - y[i])[keep] / (x[j] - x[i])[keep])) if keep.any() else 0.0
-    return slope, float(np.median(y - slope * x))
 
 
 class LogitDrift(ForecastMethod):
     name = "logit-drift"
     description = "logit = A + c ln(1 + t) on the late half of the window, c shrunk toward finished runs' rate"
+    needs = frozenset({"run", "prior_runs", "shape_prior", "total_steps", "notes"})
 
     def __init__(self, conf=0.9, n_boot=200, seed=0, holdout=0.3, growth=1.0, prior=None, given=False):
         super().__init__(conf, n_boot, seed, holdout, growth)
         self.prior = prior
         self.given = given  # the prior was learned from runs the user gave (--prior): its own calibration
+
+    @classmethod
+    def build(cls, conf, n_boot, seed, run, prior_runs, shape_prior, total_steps, notes) -> "LogitDrift":
+        """With the prior given (the backtest's), else learned from ``prior_runs`` (then
+        calibrated as such, :func:`~.drift_prior.given_prior`), else the stored one."""
+        given = None if shape_prior else given_prior(run, prior_runs, notes, total_steps)
+        return cls(conf, n_boot, seed, prior=shape_prior or given, given=given is not None)
 
     @property
     def calibration_key(self) -> str:
@@ -256,7 +106,7 @@ class LogitDrift(ForecastMethod):
         self.new_task_ = prior.get("kind") == "new task"
         s, v = late(y)
         w, self.n_eff_ = logit_weights(v, run.bounds, run.target_key, robust_noise(y.values))
-        if _on_bound(v, run.bounds, self.n_eff_):
+        if on_bound(v, run.bounds, self.n_eff_):
             raise CannotRun("the window's last points sit on the score's bound: the logit scale cannot say how far "
                             "past it the run is (last-value carries it)")
         t, z = np.maximum(s, 0.0), to_logit(v, run.bounds, 0.5 / self.n_eff_)
@@ -333,6 +183,7 @@ class DriftTrain(LogitDrift):
 
     name = "logit-drift+train"
     description = "logit-drift that also reads the training score's climb (its link to validation learned on finished runs)"
+    reads = frozenset({"target", "score"})
 
     @property
     def calibration_key(self) -> str:
@@ -349,34 +200,3 @@ class DriftTrain(LogitDrift):
             raise CannotRun("the window holds too few training-score points in [0, 1] to measure its climb")
         c, se = got
         return link["slope"] * c, float(np.sqrt((link["slope"] * se) ** 2 + link["sd"] ** 2))
-
-
-def train_rate(run):
-    """The training score's late-half climb ``(c, se)`` on the logit scale, or None."""
-    sc = run.score
-    if sc is None or len(sc) < 2 * MIN_LATE or not np.all((sc.values >= 0) & (sc.values <= 1)):
-        return None
-    s, v = late(sc)
-    w, n = logit_weights(v, (0.0, 1.0), "score", robust_noise(sc.values))
-    mean, cov, _ = posterior(np.maximum(s, 0.0), to_logit(v, (0.0, 1.0), 0.5 / n), w)
-    return float(mean[1]), float(np.sqrt(cov[1, 1]))
-
-
-def learn_train_link(runs) -> dict | None:
-    """``c_val ~ k c_train`` over finished runs with both (whole-run late halves): ``k`` the
-    median ratio over runs whose training climb is clear (``|c_train| > 0.02``), ``s`` the
-    robust spread of ``c_val - k c_train``; None with fewer than 3 such runs."""
-    pairs = []
-    for r in runs:
-        if r.target_kind != "validation":  # a training-score target would be linked to itself
-            continue
-        cv, ct = fit_full(r), train_rate(r)
-        if cv is not None and ct is not None and abs(ct[0]) > 0.02:
-            pairs.append((cv, ct[0], r.task))
-    if len(pairs) < 3:
-        return None
-    cv, ct = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
-    k = float(np.median(cv / ct))
-    resid = cv - k * ct
-    return {"slope": k, "sd": float(max(1.4826 * np.median(np.abs(resid - np.median(resid))), MIN_SD)),
-            "runs": len(pairs), "tasks": sorted({p[2] for p in pairs})}

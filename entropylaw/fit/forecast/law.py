@@ -100,6 +100,8 @@ class LawCeiling(ForecastMethod):
 
     name = "law-ceiling"
     description = "the law's ceiling b - a (score at H = 0), the paper's forecast"
+    reads = frozenset({"target", "entropy"})
+    models_change = False  # the ceiling: one level, no path to it
 
     def _fit(self, run, n_boot):
         from entropylaw.fit.law import EntropyLawFit
@@ -134,6 +136,7 @@ class LawEntropy(ForecastMethod):
 
     name = "law+entropy"
     description = "the law on the window's pairs, applied to a forecast of the entropy trajectory"
+    reads = frozenset({"target", "entropy"})
 
     def __init__(self, conf=0.9, n_boot=200, seed=0, holdout=0.3, growth=1.0, form="auto"):
         super().__init__(conf, n_boot, seed, holdout, growth)
@@ -217,6 +220,7 @@ class LawTrain(LawEntropy):
 
     name = "law+train"
     description = "the law's slope from the per-step training pairs (late half), level from the target"
+    reads = frozenset({"target", "entropy", "score"})
 
     def _law_fit(self, run, n_boot, priors, sigma2):
         if run.score is None or len(run.score) < 8:

@@ -1,30 +1,14 @@
-"""Forecast methods behind one interface (scikit-learn style: configuration in ``__init__``,
-``fit(run)`` returns ``self``, learned attributes end in ``_``).
+"""The interface every forecast method shares (:class:`Method`), and the base of the methods
+that fit one curve to the window (:class:`ForecastMethod`; scikit-learn style: configuration in
+``__init__``, ``fit(window)`` returns ``self``, learned attributes end in ``_``).
 
-Every method, fitted on a :class:`~entropylaw.fit.forecast.data.RunData` cut at the window
-end, gives the score at future steps, the plateau and the step by which 90 % of the
-remaining change (from the fitted level at the window end to the plateau) is made, each
-with an interval. A method that cannot run says why (``ok_ = False``, ``reason_``).
-
-Intervals combine three parts, each a draw per bootstrap replicate:
-
-1. parameter uncertainty: moving-block residual bootstrap, refitted (curve draws);
-2. the noise of one new observation: ``sigma_``, the method's in-window residual SD;
-3. model error growing with the horizon: the method is refitted on the window without its
-   last 30 % of target points and scored on them (``late_rmse_``); the excess of that
-   error over the noise, per unit of relative horizon ``h = (step - end) / (end - origin)``,
-   gives a variance ``q_ * h`` (a random-walk growth; ``growth`` changes the power).
-   With too few points for that, ``q_ = sigma_^2`` (the model error at ``h = 1`` is taken
-   as large as the noise), and ``late_rmse_`` is None.
-
-Forecasts and intervals are clipped to [0, 1] when every observed target value lies there.
-
->>> import numpy as np
->>> from entropylaw.fit.forecast.data import RunData
->>> steps = np.arange(0, 200, 5.0)
->>> m = LastValue(n_boot=50).fit(RunData.from_arrays(steps, 0.8 - 0.5 * np.exp(-steps / 40)).window(100))
->>> round(m.plateau_, 3), m.t90_          # the last value, 0.8 - 0.5 exp(-100/40)
-(0.759, None)
+A method says what it reads of the window and what :func:`~.core.forecast` must hand it
+(:attr:`Method.reads`, :attr:`Method.needs`); it is built by :meth:`Method.build`, fitted on a
+:class:`~entropylaw.fit.forecast.data.RunData` cut at the window's end by ``fit``, and gives
+its :class:`~.result.MethodResult` by :meth:`Method.result`: the score at future steps, the
+plateau and the step by which 90 % of the remaining change (from the fitted level at the
+window end to the plateau) is made, each with an interval. A method that cannot run says why
+(``ok_ = False``, ``reason_``). Every method is listed once, in :mod:`.catalog`.
 """
 
 from __future__ import annotations
@@ -37,16 +21,102 @@ from scipy import special  # ndtri = normal quantile (scipy.stats costs ~1.5 s t
 
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast import curves as fc
-from entropylaw.fit.forecast.data import RunData, robust_noise
+from entropylaw.fit.forecast.data import RunData
+from entropylaw.fit.forecast.final import final_of
+from entropylaw.fit.forecast.result import MethodResult
 
 
 class CannotRun(Exception):
     """The method does not apply to this window (the message says why)."""
 
 
-class ForecastMethod:
+# What forecast() can hand a method's build(), by the name the method lists in its `needs`
+INPUTS = {
+    "run": "the whole run as logged: its name, benchmark, size and bounds (never its later values)",
+    "prior_runs": "finished runs the caller gives (forecast --prior)",
+    "prior_base": "the name of the method a prior acts on (None: the prior's own default)",
+    "shape_prior": "logit-drift's prior on its rate, given directly (the backtest's)",
+    "total_steps": "the run's planned length",
+    "notes": "a list the method may append lines to, printed under the forecast",
+    "methods": "every method that fits one curve, by name (what a combination builds on)",
+    "members": "the methods fitted on this window before it (those not made of members themselves)",
+}
+# What a method can read of the window (RunData's series)
+SERIES = {"target": "the validation score, or the training score where the run logs none",
+          "entropy": "the policy's entropy", "score": "the training score beside a validation target",
+          "tokens": "the cumulative tokens"}
+
+
+class Method:
+    """What :func:`~.core.forecast` knows of a method, and all it knows.
+
+    - ``name``, ``description``: its name in :mod:`.catalog` and one line on what it does;
+    - ``reads``: the window's series it fits (:data:`SERIES`); where one is missing, it
+      cannot run and says why;
+    - ``needs``: what ``forecast()`` hands :meth:`build` besides ``conf``, ``n_boot`` and
+      ``seed`` (:data:`INPUTS`), by keyword; ``requires``: those of them without which it is
+      left out of the default set (it still runs when named);
+    - ``models_change``: False where its curve is flat by construction (the decision "can I
+      stop?" does not read it);
+    - ``build(conf, n_boot, seed, **given)``, then ``fit(window)`` (returns the method, with
+      ``ok_`` and ``reason_``), then ``result(steps, final)``.
+    """
+
     name = "?"
     description = ""
+    reads: frozenset = frozenset({"target"})
+    needs: frozenset = frozenset()
+    requires: frozenset = frozenset()
+    models_change = True
+    # the stored calibration scales the intervals; the backtest that measures it sets False
+    calibrated = True
+
+    @classmethod
+    def combines(cls) -> bool:
+        """Made of other methods: it needs them handed (``members`` or ``methods``)."""
+        return bool(cls.needs & {"members", "methods"})
+
+    @classmethod
+    def build(cls, conf, n_boot, seed, **given) -> "Method":
+        """The method as ``forecast()`` makes it, ``given`` what it :attr:`needs`."""
+        return cls(conf=conf, n_boot=n_boot, seed=seed, **given)
+
+    def fit(self, run: RunData) -> "Method":
+        raise NotImplementedError
+
+    def columns(self, steps) -> dict:
+        """The method's own columns beside its forecast at ``steps`` (none by default)."""
+        return {}
+
+    def result(self, steps, final=None) -> MethodResult:
+        """The fitted method's result at ``steps``; ``final``: (kind, steps, bounds) of the
+        final score (:func:`~.final.final_of`)."""
+        if not self.ok_:
+            return MethodResult(self.name, False, self.reason_, warnings=list(getattr(self, "warnings_", [])))
+        f = self.predict(steps)
+        for column, values in self.columns(steps).items():
+            f[column] = values
+        return MethodResult(self.name, True, None, f, self.plateau_, self.plateau_ci(), self.t90_, self.t90_ci(),
+                            self.params_, list(self.warnings_), self.late_rmse_, getattr(self, "t90_note_", None),
+                            None if final is None else final_of(self, *final, forecast=f))
+
+
+class ForecastMethod(Method):
+    """A method that fits one curve to the window.
+
+    Intervals combine three parts, each a draw per bootstrap replicate:
+
+    1. parameter uncertainty: moving-block residual bootstrap, refitted (curve draws);
+    2. the noise of one new observation: ``sigma_``, the method's in-window residual SD;
+    3. model error growing with the horizon: the method is refitted on the window without its
+       last 30 % of target points and scored on them (``late_rmse_``); the excess of that
+       error over the noise, per unit of relative horizon ``h = (step - end) / (end - origin)``,
+       gives a variance ``q_ * h`` (a random-walk growth; ``growth`` changes the power).
+       With too few points for that, ``q_ = sigma_^2`` (the model error at ``h = 1`` is taken
+       as large as the noise), and ``late_rmse_`` is None.
+
+    Forecasts and intervals are clipped to [0, 1] when every observed target value lies there.
+    """
 
     @property
     def calibration_key(self) -> str:
@@ -120,9 +190,6 @@ class ForecastMethod:
     def _draws(self, steps) -> np.ndarray:
         """(n_boot, m) curve draws (parameter uncertainty only)."""
         raise NotImplementedError
-
-    # the stored calibration scales the intervals; the backtest that measures it sets False
-    calibrated = True
 
     def predictive(self, steps, n_draws=None, calibrated=None, average=False):
         """Point forecast (m,) and predictive draws (B, m) at ``steps``; the draws on the
@@ -225,44 +292,6 @@ def _ci(draws, conf):
     i_lo, i_hi = (int(np.clip(np.round(q * (len(d) - 1)), 0, len(d) - 1)) for q in ((1 - conf) / 2, (1 + conf) / 2))
     lo, hi = d[i_lo], d[i_hi]
     return [float(lo) if np.isfinite(lo) else None, float(hi) if np.isfinite(hi) else None]
-
-
-LAST_POINTS = 5  # a training score's last level: the mean of the window's last 5 points
-
-
-class LastValue(ForecastMethod):
-    """The last observed value carried forward (the naive baseline); for a training score,
-    the mean of the window's last :data:`LAST_POINTS` points."""
-
-    name = "last-value"
-    description = "the last observed value carried forward"
-
-    def _fit(self, run, n_boot):
-        y = run.target.values
-        if len(y) < 2:
-            raise CannotRun(f"needs 2 {run.target_kind} points in the window (to size the noise); has {len(y)}")
-        self.sigma_ = robust_noise(y)  # the score's own noise, robust to a take-off jump
-        # a training score is one batch's reward, far noisier than a validation pass: its last
-        # level is the mean of the window's last few points, not the last batch alone
-        k = min(LAST_POINTS, len(y)) if run.target_kind == "training score" else 1
-        self.last_ = float(np.mean(y[-k:]))
-        z = np.random.default_rng(self.seed).standard_normal(max(n_boot, 1))
-        self._level = self.last_ + self.sigma_ / np.sqrt(k) * z
-        self._finish(self.last_, self._level, None, None, {"last": self.last_, "sigma": self.sigma_, "points": k})
-        self.t90_note_ = "last-value assumes no further change"
-
-    def _calibrate(self, run):
-        """No model-error term: the interval is the score's own noise, widened only by the
-        calibration factor the backtest measured (not the late window's drift). The
-        late-window error is still measured: the ensemble weighs by it."""
-        super()._calibrate(run)
-        self.q_ = 0.0
-
-    def _mid(self, steps):
-        return np.full(len(steps), self.last_)
-
-    def _draws(self, steps):
-        return np.repeat(self._level[:, None], len(steps), axis=1)
 
 
 def bound_warnings(fit: fc.ProfileFit, what: str = "") -> list[str]:

@@ -1,7 +1,7 @@
-"""Names of the forecast methods that are not one class of :data:`~.catalog.METHODS`, shared by
-the catalog, the methods and the backtest without importing each other."""
+"""Names beside the methods' own (:data:`~.catalog.REGISTRY`): the word for the default method,
+and the calibration keys of logit-drift's variants, shared by the methods, the calibration and
+the backtest without importing each other."""
 
-ENSEMBLE, PRIOR, CURVE_ENSEMBLE = "ensemble", "prior", "curve-ensemble"
 # the default for the run's kind of score (validation or training score), resolved by forecast()
 DEFAULT = "default"
 # logit-drift whose prior comes from runs the user gives (--prior): calibrated on its own
