@@ -147,4 +147,4 @@ def test_cli_resumed_run_warnings_stay_within_each_file(cli, tmp_path):
     assert warned == [
         f"entropylaw: warning: {tmp_path}/d1/run.log: dropped 12 of 20 rows (superseded by resumed segment: 12)",
         f"entropylaw: warning: {tmp_path}/d2/run.log: dropped 102 of 192 rows (superseded by resumed segment: 102)"]
-    assert api.Ingested(api.load(str(tmp_path / "out.parquet"), warn=False)).reports  # stored accounts hold
+    assert api.reading.Ingested(api.load(str(tmp_path / "out.parquet"), warn=False)).reports  # stored accounts hold

@@ -154,7 +154,7 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
     if log is not None:  # read the log before the (slow) model
         value, source = check_logged(logged_entropy(log, step, entropy_key), f"{log} step {step}"), log
     elif logged is not None:
-        value, source = check_logged(float(logged), "--logged"), "--logged"
+        value, source = check_logged(float(logged), "`logged`"), "`logged`"
 
     from entropylaw.ingest.rollouts.encode import microbatches
     from entropylaw.probe.model import check_tokenizer, context_length, load_model, vocab_size
@@ -175,7 +175,7 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
            "temperature": temperature, "source": source, "tolerance_model": tol}
     if value is None:
         out.update(logged=None, conventions=values, matched=None, tolerance=None, relative_tolerance=rel,
-                   correction=None, verdict="no logged value given (--log LOG --step K, or --logged VALUE)")
+                   correction=None, verdict="no logged value given (`log` and `step` K, or `logged` VALUE)")
         return out
     out.update(verdict.decide(value, values, rel))
     return out

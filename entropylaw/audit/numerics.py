@@ -88,4 +88,4 @@ def tolerance(t, values: dict, precision: str = "bf16", logged: float | None = N
 
 def given(relative: float) -> dict:
     """The tolerance dict of an explicit ``--tolerance``."""
-    return {"relative": float(relative), "source": "given", "assumes": "given (--tolerance)"}
+    return {"relative": float(relative), "source": "given", "assumes": "given (`tolerance`)"}

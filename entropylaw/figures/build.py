@@ -16,7 +16,7 @@ and goes on). :data:`BUILDERS` names them all, in paper order; :func:`build_all`
 interventions: no run logs both entropy and a validation or training score
 >>> built, skipped = build_all(t, which=["ceilings", "table1"])
 >>> built, skipped[1]
-([], 'table1: no probe summary given (--probe SUMMARY.json)')
+([], 'table1: no probe summary given (`probes`)')
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def build_all(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), whic
         try:
             if name in PROBE_BUILDERS:
                 if not probe_summaries:
-                    raise Skipped(f"{name}: no probe summary given (--probe SUMMARY.json)")
+                    raise Skipped(f"{name}: no probe summary given (`probes`)")
                 for summary in probe_summaries:
                     built += build_probe(name, summary)
             elif t is None or not len(t):
@@ -103,5 +103,5 @@ def read_probe_summary(path: str | Path) -> dict:
         raise EntropyLawError(f"{path}: not a JSON file ({err})") from None
     if not isinstance(data, dict) or not ({"table1", "ladder", "audit"} & set(data)):
         raise EntropyLawError(f"{path}: expected a JSON object with 'table1' and/or 'ladder' (the probe summary), "
-                              "or 'audit' (entropylaw audit --out)")
+                              "or 'audit' (an audit's summary.json)")
     return data

@@ -257,7 +257,7 @@ def _with_clashes_renamed(km: KeyMap, keys, report: IngestReport) -> dict[str, s
         renames[key] = f"raw/{key}"
     if clashes:
         report.note(f"source key(s) {', '.join(clashes)} clash with canonical names taken from other keys; "
-                    f"kept as {', '.join('raw/' + k for k in clashes)} (choose with --entropy-key/--score-key)")
+                    f"kept as {', '.join('raw/' + k for k in clashes)} (choose with `entropy_key`/`score_key`)")
     return renames
 
 

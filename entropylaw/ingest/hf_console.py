@@ -194,7 +194,7 @@ def _numbered(records: list[dict], first: int, stride: int) -> list[int]:
 def _steps(scan: _Scan, logging_steps: int | None, report) -> list[int]:
     records = [r for r, _ in scan.records]
     if logging_steps is not None:
-        report.note(f"step numbers from --logging-steps {logging_steps}: training record k is step "
+        report.note(f"step numbers from `logging_steps` {logging_steps}: training record k is step "
                     f"{logging_steps}*k")
         return _numbered(records, logging_steps, logging_steps)
     if all(isinstance(r.get("step"), int) and not isinstance(r.get("step"), bool) for r in records):
@@ -208,7 +208,7 @@ def _steps(scan: _Scan, logging_steps: int | None, report) -> list[int]:
     why = (f"{len(clears)} progress-bar clears for {len(records)} records" if clears
            else "no progress bar to take them from")
     report.note(f"step numbers are record indices 1, 2, 3 ..., not training steps ({why}); "
-                "give --logging-steps N for the real steps")
+                "give `logging_steps` N for the real steps")
     return _numbered(records, 1, 1)
 
 

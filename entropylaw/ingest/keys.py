@@ -203,7 +203,7 @@ def _reward_functions(keys: list[str], km: KeyMap, prefix: str, ranges, reward_f
         if reward_func not in funcs:
             raise EntropyLawError(f"{prefix}`reward_func` {reward_func!r} not found; reward functions logged: "
                                   f"{', '.join(funcs) or 'none (no rewards/<func>/mean keys)'}")
-        chosen, why = reward_func, "named by --reward-func"
+        chosen, why = reward_func, "named by `reward_func`"
     elif len(funcs) >= 2:
         def rank(item):
             order, func = item
@@ -215,7 +215,7 @@ def _reward_functions(keys: list[str], km: KeyMap, prefix: str, ranges, reward_f
         others = [f for f in funcs if f != chosen and not _format_like(f) and not _accuracy_like(f)]
         if not _accuracy_like(chosen) and others:
             km.warnings.append(f"{len(funcs)} reward functions ({', '.join(funcs)}) and none is named like an "
-                               f"accuracy: fitting {chosen!r}; name the right one with --reward-func")
+                               f"accuracy: fitting {chosen!r}; name the right one with `reward_func`")
     else:
         return
     summed = [k for k in (*_SUM_TRAIN, *_SUM_EVAL) if k in keys]
@@ -229,7 +229,7 @@ def _reward_functions(keys: list[str], km: KeyMap, prefix: str, ranges, reward_f
             km.val[f"val/{chosen}"] = evals[chosen]
         elif summed and any(k in _SUM_EVAL for k in summed) and len(funcs) >= 2:
             km.warnings.append(f"no eval_rewards/{chosen}/mean: the eval series is the sum of {len(funcs)} reward "
-                               "functions and is not used as validation (pass --val-key eval_reward to fit the sum)")
+                               "functions and is not used as validation (pass `val_keys` eval_reward to fit the sum)")
     km.notes.append(f"{len(funcs)} reward function(s) ({', '.join(funcs)}): score and validation are {chosen!r} "
                     f"({why}); {' and '.join(repr(k) for k in summed) or 'reward'} would be their weighted sum")
 

@@ -49,7 +49,7 @@ def _field(reader, key):
         return None
 
 
-def inspect_gguf(path, where: str = "--model") -> dict:
+def inspect_gguf(path, where: str = "`model`") -> dict:
     """Header facts of a GGUF file: ``architecture``, ``has_tokenizer``, ``chat_template``, ``n_tensors``."""
     p = Path(path)
     if not p.is_file():

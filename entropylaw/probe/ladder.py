@@ -219,7 +219,7 @@ def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None, ba
         if not rungs:
             raise EntropyLawError(f"probe ladder: every step tried was too large ({search[-1]['too_large']}) "
                                   f"down to eta {search[-1]['eta']:.3g} after {len(search)} cuts: the step "
-                                  "search hit its bound (give --lr, or --rel-step smaller)")
+                                  "search hit its bound (give `lr`, or a smaller `rel_step`)")
         if chosen is None:  # never first order: the window whose slope came closest to 2
             bound = bound or f"max halvings: {lcfg.max_rungs} rungs without a first-order window"
             scored = [(abs(r["window_slope"] - 2.0), i) for i, r in enumerate(valid) if r.get("window_slope")]
@@ -321,11 +321,11 @@ def ladder_report(tok: dict, res: dict, seq_of, groups, slope_range=SLOPE_RANGE,
     if not regime["ok"]:
         slope = "n/a" if regime["slope"] is None else f"{regime['slope']:.2f}"
         how = (f"the step search tried {len(res['search'])} halvings" if res.get("search") else
-               "--lr fixed the step")
+               "`lr` fixed the step")
         warnings.warn(f"probe ladder: not first order at eta {eta:.4g} (Lemma 1 error log-log slope {slope}, "
                       f"expected {slope_range[0]}-{slope_range[1]}; dH/eta varies by "
                       f"{max(nonlin) if nonlin else float('nan'):.2g} between rungs); {how}: the estimator "
-                      "comparisons below are not first-order (try --dtype float64, or another --lr)",
+                      "comparisons below are not first-order (try `dtype` float64, or another `lr`)",
                       EntropyLawWarning, stacklevel=2)
     return {"eta": eta, "estimators": report, "eta_squared_check": check}
 

@@ -243,7 +243,7 @@ def context_length(model) -> int | None:
     return None
 
 
-def check_tokenizer(model, tokenizer, where: str = "--model") -> None:
+def check_tokenizer(model, tokenizer, where: str = "`model`") -> None:
     """A tokenizer with more tokens than the lm_head rows, or under half of them, is not this model's."""
     if tokenizer is None:
         return

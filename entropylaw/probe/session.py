@@ -171,8 +171,8 @@ def _encoded(rollouts, frame, model, tokenizer, o: ProbeOptions):
     chat = chat_template_for(fmt, o.chat_template)
     seqs = encode(frame, rollouts, M.vocab_size(model), tokenizer, M.context_length(model), chat)
     step, steps = frame.attrs.get("step"), frame.attrs.get("steps") or []
-    why = ("one batch" if step is None else f"--step {step}" if o.step is not None else
-           f"the last of {len(steps)} steps ({steps[0]}..{steps[-1]}; --step to choose)" if len(steps) > 1
+    why = ("one batch" if step is None else f"`step` {step}" if o.step is not None else
+           f"the last of {len(steps)} steps ({steps[0]}..{steps[-1]}; `step` to choose)" if len(steps) > 1
            else f"the only step ({step})")
     return seqs, {"format": fmt, "file": frame.attrs.get("source", str(rollouts)), "step": step, "why": why,
                   "notes": list(frame.attrs.get("notes", []))}

@@ -80,9 +80,9 @@ def no_signal_message(report: dict, where: str, generated: bool) -> str:
     """The one line for a batch whose groups all have zero advantage."""
     kinds = ", ".join(f"{n} {k}" for k, n in report["zero_variance_groups"].items()) or "no group varies"
     sizes = report["responses"] / max(report["groups"], 1)
-    fix = ("more generations per prompt (--generate), prompts the model gets right only sometimes, a higher "
-           "--temperature, or --min-informative K to keep sampling" if generated else
-           "another --step, or rollouts of prompts the policy gets right only sometimes")
+    fix = ("more generations per prompt (`generate`), prompts the model gets right only sometimes, a higher "
+           "`temperature`, or `min_informative` K to keep sampling" if generated else
+           "another `step`, or rollouts of prompts the policy gets right only sometimes")
     return (f"{where}: no learning signal: none of the {report['groups']} prompt groups has a non-zero advantage "
             f"({kinds}; {sizes:g} responses per group; advantages {report['advantages']}), so the policy "
             f"gradient is 0 and there is nothing to probe; try {fix}")

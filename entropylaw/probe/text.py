@@ -52,7 +52,7 @@ def report_text(summary: dict) -> str:
         lad = summary["ladder"]
         chk = lad["eta_squared_check"]
         how = (f"chosen by halving {len(chk['search'])} times from {chk['search'][0]['eta']:.3g}"
-               if chk.get("search") else "fixed by --lr")
+               if chk.get("search") else "fixed by `lr`")
         add(f"Entropy-change ladder (one {lad['config']['optimizer']} step, eta {lad['eta']:.4g} {how}; "
               f"measured batch-mean dH {lad['estimators']['lemma1']['measured_mean']:.4g})")
         if chk.get("bound"):

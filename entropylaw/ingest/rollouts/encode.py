@@ -91,7 +91,7 @@ def prompt_ids(prompt, tokenizer, chat_template: bool | None, where: str) -> lis
     """
     if tokenizer is None:
         raise EntropyLawError(f"{where}: prompt is text but the model has no tokenizer (give prompt_ids, "
-                              "or --tokenizer DIR)")
+                              "or `tokenizer` DIR)")
     if isinstance(prompt, str):
         if not uses_chat_template(tokenizer, chat_template):
             return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
@@ -170,7 +170,7 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
             elif _present(row, part):
                 if tokenizer is None:
                     raise EntropyLawError(f"{path}:{line}: {part} is text but the model has no tokenizer "
-                                          f"(give {part}_ids or --tokenizer)")
+                                          f"(give {part}_ids or `tokenizer`)")
                 text = row[part]
                 if part == "prompt" and not isinstance(text, str) and hasattr(text, "__len__"):
                     ids[part] = checked_ids(prompt_ids(text, tokenizer, chat_template, f"{path}:{line}"), path, line,
