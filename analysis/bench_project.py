@@ -191,7 +191,7 @@ from entropylaw.fit.run import fits_frame
 from entropylaw.ingest.common import KeyOptions
 from entropylaw.ingest.dispatch import load
 from entropylaw.ingest.pool import load_parallel
-from entropylaw.report.assemble import report_html, write_report
+from entropylaw.page.assemble import report_html, write_report
 opts = KeyOptions(entropy_key="actor/entropy", score_key="critic/score/mean")
 marks = []
 def mark(name):  # the phase boundaries, for the memory sampler outside; each phase's peak so far

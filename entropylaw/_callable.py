@@ -2,7 +2,7 @@
 ``el.figures``, ``el.audit``).
 
 ``entropylaw`` exports those functions, and it has subpackages of the same names: importing any
-``entropylaw.report.*`` module sets the attribute ``entropylaw.report`` to the package. So the
+``entropylaw.page.*`` module sets the attribute ``entropylaw.page`` to the package. So the
 package itself calls the function, and ``el.report(...)`` works whichever Python finds.
 """
 

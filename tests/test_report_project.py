@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import entropylaw.table as table
-from entropylaw.report.assemble import report_html
-from entropylaw.report.project import overview_html
+from entropylaw.page.assemble import report_html
+from entropylaw.page.project import overview_html
 from entropylaw.results.focus import MANY_RUNS
 from entropylaw.results.rows import summary_rows
 

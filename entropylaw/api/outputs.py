@@ -59,8 +59,8 @@ def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entr
            fit_frac: float = 0.15) -> Report:
     """Write the HTML report of the runs of ``df`` (and probe summaries: dicts or paths) into the
     directory ``out`` (it appears whole or not at all); ``fit_frac`` the forecasts' window."""
-    from entropylaw.report.assemble import report_html
-    from entropylaw.report.assemble import write_report
+    from entropylaw.page.assemble import report_html
+    from entropylaw.page.assemble import write_report
 
     probes = _inputs(df, probes, out, fit_frac)
     html, built, skipped = report_html(df, probes, title=title, sources=list(sources), fit_frac=fit_frac)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
-from entropylaw.report.cells import esc
+from entropylaw.page.cells import esc
 from entropylaw.results.focus import GOOD, MANY_RUNS, TOP, picks
 from entropylaw.results.values import as_float
 

@@ -10,7 +10,7 @@ full size), and the fits' warnings grouped by kind.
 
 Images are PNGs embedded as base64 ``data:`` URIs, styles and scripts are inline, and
 nothing is fetched from the network, so the file can be mailed or attached to a review.
-The page is text only (no drawing here): :mod:`entropylaw.report.assemble` draws the
+The page is text only (no drawing here): :mod:`entropylaw.page.assemble` draws the
 figures, makes the rows and writes the page out.
 
 A run row is a mapping (:func:`entropylaw.results.rows.summary_rows` makes them) with any
@@ -38,11 +38,11 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from entropylaw._version import __version__
-from entropylaw.report.assets import CHECK_SCRIPT, CSS, ZOOM_SCRIPT
-from entropylaw.report.audit_section import audit_section
-from entropylaw.report.cells import (NOT_APPLICABLE, _family_rows, _mixed_within_families, _run_cells, breakable,
+from entropylaw.page.assets import CHECK_SCRIPT, CSS, ZOOM_SCRIPT
+from entropylaw.page.audit_section import audit_section
+from entropylaw.page.cells import (NOT_APPLICABLE, _family_rows, _mixed_within_families, _run_cells, breakable,
                                      cell, decimals, esc, flag, interval, pm, swatch)
-from entropylaw.report.forecasts import _forecast_cells, forecast_table_html
+from entropylaw.page.forecasts import _forecast_cells, forecast_table_html
 from entropylaw.results.values import row_float
 
 

@@ -28,8 +28,8 @@ from entropylaw.figures.build import build_all
 from entropylaw.draw.placement import settle
 from entropylaw.draw.style import rc, using
 from entropylaw.ingest.accounts import loss_lines
-from entropylaw.report.page import ReportFigure, render_html
-from entropylaw.report.project import with_overview
+from entropylaw.page.page import ReportFigure, render_html
+from entropylaw.page.project import with_overview
 from entropylaw.results.rows import forecast_rows, summary_rows
 
 LEAD = "law_ceilings_per_run"  # the figure beside the first table

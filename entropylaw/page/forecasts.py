@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from entropylaw.fit.forecast.core import decision_method, default_method
-from entropylaw.report.cells import _family_rows, _run_cells, cell, decimals, esc, interval, swatch
+from entropylaw.page.cells import _family_rows, _run_cells, cell, decimals, esc, interval, swatch
 from entropylaw.results.values import row_float
 
 

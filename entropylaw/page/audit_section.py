@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from entropylaw.report.cells import esc
+from entropylaw.page.cells import esc
 
 
 def _six_digits(v) -> str:
