@@ -225,7 +225,7 @@ before = el.report
 out = str(el.report(el.load("data/real-sizes", warn=False), out={str(tmp_path / "r")!r}))
 import entropylaw.page.page as page                      # the attribute is the package now
 import entropylaw.ingest.dispatch as dispatch
-import entropylaw.figures.build as build
+import entropylaw.figure_sets.build as build
 res = el.ingest("data/real-sizes")
 print(json.dumps({{"before": callable(before), "after": callable(el.report), "is_pkg": el.report is sys.modules["entropylaw.page"],
                   "written": out, "ingest": len(res.summary),

@@ -35,11 +35,11 @@ LOWER = ("entropylaw.ingest", "entropylaw.fit", "entropylaw.table", "entropylaw.
 # draw/ sits below fit/ (it imports none of it) but loads matplotlib: the lower layers reach it
 # only through a result's plot method, so it is listed with the layers they may not import
 UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.audit", "entropylaw.cli", "entropylaw.results",
-         "entropylaw.figures", "entropylaw.page", "entropylaw.api", "entropylaw.draw")
+         "entropylaw.figure_sets", "entropylaw.page", "entropylaw.api", "entropylaw.draw")
 # what EntropyLawFit.plot, Forecast.plot and ScaleResult.plot draw with (matplotlib, numpy, the style)
 DRAWERS = ("entropylaw.draw.law", "entropylaw.draw.forecast", "entropylaw.draw.sizes")
 RESULTS = ("entropylaw.results",)
-ABOVE_RESULTS = ("entropylaw.figures", "entropylaw.page", "matplotlib")
+ABOVE_RESULTS = ("entropylaw.figure_sets", "entropylaw.page", "matplotlib")
 
 
 def _name(path: Path) -> str:
@@ -190,7 +190,7 @@ from entropylaw.draw.law import draw_fit
 def draw(self):
     from entropylaw.draw.law import draw_fit
 def plot(self):
-    from entropylaw.figures.law import law_figures
+    from entropylaw.figure_sets.law import law_figures
     import entropylaw.page.page
 class Result:
     def plot(self, ax=None):

@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from entropylaw import table  # noqa: E402
-from entropylaw.figures.build import Skipped, build  # noqa: E402
+from entropylaw.figure_sets.build import Skipped, build  # noqa: E402
 from entropylaw.draw.style import using  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))

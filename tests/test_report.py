@@ -245,7 +245,7 @@ def test_small_report_first_table_fits_one_screen_in_chromium(tmp_path):
 @needs_chromium
 @pytest.mark.skipif(not (ROOT / "data" / "real").is_dir(), reason="no data/real")
 def test_data_real_report_in_chromium_and_its_screenshot(tmp_path):
-    from entropylaw.figures.base import read_tables
+    from entropylaw.figure_sets.base import read_tables
     from entropylaw.page.assemble import report_html
 
     t = read_tables(ROOT / "data/real/*.parquet")
@@ -295,7 +295,7 @@ def test_long_run_names_and_score_key_break_at_their_separators_in_chromium(tmp_
 
 def test_build_all_with_no_figure_asked_for_draws_none():
     """`which=[]` used to mean every figure (found by the project helper)."""
-    from entropylaw.figures.build import build_all
+    from entropylaw.figure_sets.build import build_all
 
     built, skipped = build_all(None, which=[])
     assert built == [] and skipped == []

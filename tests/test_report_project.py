@@ -55,7 +55,7 @@ def test_few_runs_page_unchanged():
 
 
 def test_project_per_run_figures_draw_the_first_screen_runs():
-    from entropylaw.figures.law import law_figures
+    from entropylaw.figure_sets.law import law_figures
     from entropylaw.results.focus import focus
     from entropylaw.results.rows import forecast_rows
 

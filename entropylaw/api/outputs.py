@@ -23,7 +23,7 @@ FIGURES = ["ceilings", "forecast", "law", "early", "consumption", "algorithms", 
 
 def read_probe_summary(path) -> dict:
     """A probe's ``summary.json`` (``entropylaw probe --out DIR``), checked, for the report and figures."""
-    from entropylaw.figures.build import read_probe_summary as read
+    from entropylaw.figure_sets.build import read_probe_summary as read
 
     return read(path)
 
@@ -85,7 +85,7 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
     in ``formats``; ``style`` "screen" or "paper". No figure at all is an error."""
     import matplotlib.pyplot as plt
 
-    from entropylaw.figures.build import build_all
+    from entropylaw.figure_sets.build import build_all
     from entropylaw.draw.style import save, using
 
     probes = _inputs(df, probes, out, fit_frac)

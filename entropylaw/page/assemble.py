@@ -23,8 +23,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from entropylaw.fileio import atomic_dir
-from entropylaw.figures.base import Built
-from entropylaw.figures.build import build_all
+from entropylaw.figure_sets.base import Built
+from entropylaw.figure_sets.build import build_all
 from entropylaw.draw.placement import settle
 from entropylaw.draw.style import rc, using
 from entropylaw.ingest.accounts import loss_lines
@@ -57,7 +57,7 @@ def report_html(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), ti
     """The page, the figures on it, and the skipped-figure lines (also shown on the page).
 
     Drawn in the screen style, whatever style is current; ``which`` limits the figures
-    (names of :data:`entropylaw.figures.build.BUILDERS`), the tables are always there."""
+    (names of :data:`entropylaw.figure_sets.build.BUILDERS`), the tables are always there."""
     with using("screen"):
         has_table = t is not None and len(t)
         rows, fit_notes = summary_rows(t) if has_table else ([], [])

@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as tt
-from entropylaw.figures.base import Built, Skipped, slug
-from entropylaw.figures.common import as_curves, forest_axes, pct
+from entropylaw.figure_sets.base import Built, Skipped, slug
+from entropylaw.figure_sets.common import as_curves, forest_axes, pct
 from entropylaw.draw.style import STEP_LABEL, color, fmt, fs, legend_below, new_axes, new_grid
 from entropylaw.draw.labels import is_intervention, run_labels
 from entropylaw.results.runs import run_styles

@@ -2,9 +2,9 @@
 the entry the CLI, the report and ``analysis/`` share.
 
 Each builder (in the module of its figure) takes a table (and options), picks the runs it
-can use, calls the fitting code, and returns :class:`~entropylaw.figures.base.Built`
+can use, calls the fitting code, and returns :class:`~entropylaw.figure_sets.base.Built`
 figures; when the inputs cannot give that figure it raises
-:class:`~entropylaw.figures.base.Skipped` with the reason (``entropylaw figures`` prints it
+:class:`~entropylaw.figure_sets.base.Skipped` with the reason (``entropylaw figures`` prints it
 and goes on). :data:`BUILDERS` names them all, in paper order; :func:`build_all` runs them.
 
 >>> from entropylaw import table
@@ -28,9 +28,9 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.figures import ceilings, checkpoints, comparisons, consumption, covariance, interventions, law
-from entropylaw.figures import probe_tables
-from entropylaw.figures.base import Built, Skipped
+from entropylaw.figure_sets import ceilings, checkpoints, comparisons, consumption, covariance, interventions, law
+from entropylaw.figure_sets import probe_tables
+from entropylaw.figure_sets.base import Built, Skipped
 from entropylaw.draw.style import using
 
 

@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 import numpy as np
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
-from entropylaw.figures.base import Built, Skipped
+from entropylaw.figure_sets.base import Built, Skipped
 from entropylaw.draw.style import (color, current, fig_width, fmt, fs, legend_below, legend_under, new_axes,
                                       new_grid)
 from entropylaw.results.values import as_float

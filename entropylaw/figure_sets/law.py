@@ -33,7 +33,7 @@ import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.early import EarlyPrediction
 from entropylaw.fit.pairing import pair
-from entropylaw.figures.base import Built, Skipped, first_reasons
+from entropylaw.figure_sets.base import Built, Skipped, first_reasons
 from entropylaw.draw.law import ceiling_text, plot_early, plot_law, score_axis_label, score_ylim
 from entropylaw.draw.style import (ENTROPY_LABEL, STEP_LABEL, TRUST_COLORS, current, few_ticks, fig_width,
                                       fit_text, fmt, fs, legend_under, new_grid, text_width)

@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as tt
-from entropylaw.figures.base import Built, Skipped, metric_label
-from entropylaw.figures.common import as_curves, label_end, num
+from entropylaw.figure_sets.base import Built, Skipped, metric_label
+from entropylaw.figure_sets.common import as_curves, label_end, num
 from entropylaw.draw.style import ENTROPY_LABEL, STEP_LABEL, color, current, fs, new_axes, new_grid, text_width
 from entropylaw.results.focus import project_focus
 from entropylaw.draw.labels import run_labels

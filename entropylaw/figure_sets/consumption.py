@@ -36,8 +36,8 @@ import pandas as pd
 import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.consumption import consumption
-from entropylaw.figures.base import Built, Skipped, first_reasons
-from entropylaw.figures.common import pct
+from entropylaw.figure_sets.base import Built, Skipped, first_reasons
+from entropylaw.figure_sets.common import pct
 from entropylaw.draw.style import color, fig_width, fs, legend_below, new_axes
 from entropylaw.results.rows import summary_rows
 from entropylaw.results.runs import capture, tag

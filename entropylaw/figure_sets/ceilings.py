@@ -35,8 +35,8 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from entropylaw.fit.forecast.core import describe_method
-from entropylaw.figures.base import Built, Skipped, first_reasons
-from entropylaw.figures.common import forest_axes
+from entropylaw.figure_sets.base import Built, Skipped, first_reasons
+from entropylaw.figure_sets.common import forest_axes
 from entropylaw.draw.law import OUT_OF_RANGE, leaves_fraction, score_axis_label
 from entropylaw.draw.style import TRUST_COLORS, fs, legend_below
 from entropylaw.results.rows import forecast_rows, summary_rows

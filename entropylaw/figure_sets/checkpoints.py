@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as tt
-from entropylaw.figures.base import Built, Skipped, metric_label, slug
-from entropylaw.figures.probe_tables import PAPER_TABLE1, fraction_label
+from entropylaw.figure_sets.base import Built, Skipped, metric_label, slug
+from entropylaw.figure_sets.probe_tables import PAPER_TABLE1, fraction_label
 from entropylaw.draw.style import few_ticks, fmt, fs, legend_under, new_grid, text_width
 from entropylaw.results.runs import performance_metric
 

@@ -43,8 +43,8 @@ from entropylaw.fit.algorithms import AlgorithmTest
 from entropylaw.fit.law import fit_family
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_series import scale_runs
-from entropylaw.figures.base import Built, Skipped, slug
-from entropylaw.figures.common import law
+from entropylaw.figure_sets.base import Built, Skipped, slug
+from entropylaw.figure_sets.common import law
 from entropylaw.draw.sizes import plot_final_score, plot_size_law
 from entropylaw.draw.style import ENTROPY_LABEL, color, fig_width, fit_text, fmt, fs, legend_below, new_axes
 from entropylaw.draw.labels import is_intervention, run_labels
