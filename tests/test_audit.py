@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-import entropylaw.audit.core as core
-import entropylaw.audit.numerics as numerics
-import entropylaw.audit.verdict as verdict
-from entropylaw.audit.forward import token_entropies
+import entropylaw.auditing.core as core
+import entropylaw.auditing.numerics as numerics
+import entropylaw.auditing.verdict as verdict
+from entropylaw.auditing.forward import token_entropies
 from entropylaw.cli.main import main
 from entropylaw.ingest.rollouts.encode import Sequence
 from entropylaw.probe.model import tiny_model
@@ -110,7 +110,7 @@ def test_each_convention_is_the_trainers_masked_tensor_formula(tiny):
 
 
 def test_conventions_a_batch_cannot_tell_apart_are_left_out_or_flagged():
-    from entropylaw.audit.conventions import Tokens
+    from entropylaw.auditing.conventions import Tokens
 
     same = Tokens(response=[np.array([1.0, 2.0]), np.array([3.0, 4.0])], response_t1=[np.ones(2), np.ones(2)],
                   packed_order=[0, 1])
@@ -177,7 +177,7 @@ def test_the_model_covers_a_bf16_trainer_rounding_logits_and_entropy():
     # sum_v p_v z_v rounded to bf16 (veRL's entropy_from_logits in bf16, the widest of the trainers' forms),
     # emulated exactly in float64: the token-mean and seq-mean-token-mean it logs stay within the tolerance,
     # and the model's sigma is not smaller than the spread observed over the seeds
-    from entropylaw.audit.conventions import Tokens
+    from entropylaw.auditing.conventions import Tokens
 
     z_scores = []
     for seed in range(40):
@@ -225,7 +225,7 @@ def test_one_tokens_worst_case_over_the_vocabulary_is_the_first_order_bound():
 
 
 def test_tolerance_states_its_assumptions():
-    from entropylaw.audit.conventions import Tokens
+    from entropylaw.auditing.conventions import Tokens
     from entropylaw.cli.audit import PRECISIONS
 
     assert PRECISIONS == numerics.PRECISIONS
@@ -393,7 +393,7 @@ def test_trl_completions_with_sampled_ids_are_scored_as_sampled(tmp_path):
 
 def test_el_audit_is_the_api_whatever_was_imported(work):
     import entropylaw as el
-    import entropylaw.audit.core  # noqa: F401  (makes the attribute entropylaw.audit the package)
+    import entropylaw.auditing.core  # noqa: F401  (makes the attribute entropylaw.auditing the package)
 
     d, _logs, truth = work
     r = el.audit(d / "model", d / "r.jsonl", logged=truth["token-mean"], tolerance=1e-7)

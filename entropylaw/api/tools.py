@@ -12,7 +12,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import atomic_dir, check_writable, dumps
 
 PROBE_WHATIF = "none,clip_cov,kl_cov,steer,aent,entropy_bonus"  # the what-if interventions by default
-PRECISIONS = ("bf16", "fp16", "tf32", "fp32")  # entropylaw.audit.numerics.PRECISIONS (a test checks)
+PRECISIONS = ("bf16", "fp16", "tf32", "fp32")  # entropylaw.auditing.numerics.PRECISIONS (a test checks)
 
 
 def probe(model, rollouts=None, *, out=None, **options):
@@ -45,8 +45,8 @@ def probe_checkpoints(checkpoints, prompts, *, out=None, samples=4, **options) -
 
 def audit_text(r: dict) -> str:
     """What ``entropylaw audit`` prints of :func:`audit`'s result."""
-    # imported here: entropylaw.audit is a package the name el.audit (a function) must not shadow at import
-    from entropylaw.audit.verdict import audit_text as text
+    # imported here: entropylaw.auditing is a package the name el.audit (a function) must not shadow at import
+    from entropylaw.auditing.verdict import audit_text as text
 
     return text(r)
 
@@ -82,7 +82,7 @@ def audit(model, rollouts, log=None, step=None, *, logged=None, temperature=1.0,
     _check_audit(micro_batch_size, token_budget, horizon, tolerance, trainer_precision)
     if out is not None:
         check_writable(out, directory=True)  # before the slow part
-    from entropylaw.audit.core import audit as _audit
+    from entropylaw.auditing.core import audit as _audit
 
     r = _audit(model, rollouts, log, step, logged=logged, temperature=temperature,
                   micro_batch_size=micro_batch_size, token_budget=token_budget, horizon=horizon,

@@ -21,7 +21,7 @@ Everything is a function of the float32 recomputation and the stated precision: 
 give the same tolerance to float32 rounding.
 
 >>> import numpy as np
->>> from entropylaw.audit.conventions import Tokens
+>>> from entropylaw.auditing.conventions import Tokens
 >>> t = Tokens(response=[np.full(4, 2.0), np.full(4, 2.0)], extra={"error_scale": [np.full(4, 40.0)] * 2})
 >>> r = tolerance(t, {"token-mean": 2.0, "seq-mean-token-mean": 2.0}, "bf16")
 >>> round(r["relative"], 6)  # 3 * 2^-8 / sqrt(3) * 40 / sqrt(8) / 2
@@ -63,7 +63,7 @@ def tolerance(t, values: dict, precision: str = "bf16", logged: float | None = N
     """The relative tolerance of the model above and what it assumes (a dict; ``relative`` is the number).
 
     ``t.extra["error_scale"]``: per response token, ``S + A`` (nats per unit relative error),
-    from :func:`entropylaw.audit.forward.token_entropies`.
+    from :func:`entropylaw.auditing.forward.token_entropies`.
     """
     if precision not in UNIT_ROUNDOFF:
         raise ValueError(f"trainer precision {precision!r}: expected one of {', '.join(PRECISIONS)}")

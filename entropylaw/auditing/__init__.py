@@ -2,11 +2,11 @@
 
 Beside :mod:`entropylaw.probe` (it may import probe and ingest; nothing below imports it):
 
-- :mod:`entropylaw.audit.conventions`: the trainers' aggregations of per-token entropy
+- :mod:`entropylaw.auditing.conventions`: the trainers' aggregations of per-token entropy
   (pure arithmetic on per-token arrays, one function per convention);
-- :mod:`entropylaw.audit.forward`: the model forward giving the per-token arrays;
-- :mod:`entropylaw.audit.verdict`: tolerance, match, correction;
-- :mod:`entropylaw.audit.core`: reads model, rollouts and log, and puts them together.
+- :mod:`entropylaw.auditing.forward`: the model forward giving the per-token arrays;
+- :mod:`entropylaw.auditing.verdict`: tolerance, match, correction;
+- :mod:`entropylaw.auditing.core`: reads model, rollouts and log, and puts them together.
 """
 
 from entropylaw._callable import calls

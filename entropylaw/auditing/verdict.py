@@ -1,6 +1,6 @@
 """Which convention produced the logged entropy, within what tolerance, and the correction.
 
-The tolerance is relative, from :mod:`entropylaw.audit.numerics` (a model of the trainer's
+The tolerance is relative, from :mod:`entropylaw.auditing.numerics` (a model of the trainer's
 rounding) or given. A logged value matches a convention when
 ``|logged - value| <= tolerance * |logged|``; when several do, the verdict names them all.
 
@@ -63,7 +63,7 @@ def correction(matched: str | None, values: dict) -> dict | None:
 
 
 def audit_text(r: dict) -> str:
-    """What ``entropylaw audit`` prints of an audit's result (:func:`entropylaw.audit`)."""
+    """What ``entropylaw audit`` prints of an audit's result (:func:`entropylaw.auditing`)."""
     out = []
     add = out.append
     add(f"audit: step {r['step']}, {r['n_rollouts']} rollouts, {r['n_tokens']} response tokens, "

@@ -2,11 +2,11 @@
 
 :func:`conventions_of` is the arithmetic (per-token arrays -> convention name -> value);
 :func:`audit` reads a model, a rollout dump and a log, and returns the verdict dictionary
-of :func:`entropylaw.audit.verdict.decide` with ``step``, ``n_rollouts``, ``n_tokens``,
+of :func:`entropylaw.auditing.verdict.decide` with ``step``, ``n_rollouts``, ``n_tokens``,
 ``temperature`` and where the logged value came from.
 
 >>> import numpy as np
->>> from entropylaw.audit.conventions import Tokens
+>>> from entropylaw.auditing.conventions import Tokens
 >>> t = Tokens(response=[np.array([1.0, 3.0]), np.array([2.0])], prompt=[np.array([0.5]), np.array([])],
 ...            shifted=[np.array([1.0, 1.0]), np.array([1.0])], padding=[np.array([]), np.array([0.0])],
 ...            packed_order=[0, 1])
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-import entropylaw.audit.conventions as conv
-import entropylaw.audit.numerics as numerics
-import entropylaw.audit.verdict as verdict
+import entropylaw.auditing.conventions as conv
+import entropylaw.auditing.numerics as numerics
+import entropylaw.auditing.verdict as verdict
 from entropylaw.errors import EntropyLawError
 
 
@@ -114,11 +114,11 @@ def recompute(model, seqs: list, temperature: float = 1.0, groups: list | None =
               logged: float | None = None) -> tuple:
     """(Tokens, convention -> value, tolerance dict) of ``seqs`` under a loaded float32 ``model``.
 
-    Without ``tolerance`` (relative) the tolerance is :func:`entropylaw.audit.numerics.tolerance`:
+    Without ``tolerance`` (relative) the tolerance is :func:`entropylaw.auditing.numerics.tolerance`:
     a model of a ``trainer_precision`` trainer's rounding, sized from this float32 recomputation
     (``logged``: the logged value, whose own rounding it counts when it is a number of that precision).
     """
-    from entropylaw.audit.forward import token_entropies
+    from entropylaw.auditing.forward import token_entropies
 
     t = token_entropies(model, seqs, temperature, pad_id=pad_id, batch_size=batch_size,
                         error_scale=tolerance is None)

@@ -9,7 +9,7 @@ to the right (``shifted``); ``1 .. P - 1`` predict prompt tokens (``prompt``); t
 positions past a sequence's end, inside the padded block, are ``padding``: they see pad
 tokens that the attention mask hides, as in a batched HF forward of a right-padded batch.
 ``error_scale`` (in ``Tokens.extra``): per response token, ``S + A`` of
-:mod:`entropylaw.audit.numerics` from the float32 logits (row blocks of the full vocabulary).
+:mod:`entropylaw.auditing.numerics` from the float32 logits (row blocks of the full vocabulary).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from entropylaw.audit.conventions import Tokens
+from entropylaw.auditing.conventions import Tokens
 from entropylaw.probe import stream
 from entropylaw.probe.model import final_hidden, input_device, lm_head_weight
 
