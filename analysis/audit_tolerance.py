@@ -26,7 +26,7 @@ import entropylaw.auditing.numerics as numerics
 from entropylaw.auditing.forward import token_entropies
 from entropylaw.ingest.rollouts.encode import encode
 from entropylaw.ingest.rollouts.formats import read_rollouts
-from entropylaw.probe.model import final_hidden, lm_head_weight, load_model, vocab_size
+from entropylaw.probing.model import final_hidden, lm_head_weight, load_model, vocab_size
 
 RUN = Path(__file__).resolve().parents[1] / "data" / "trl" / "audit" / "rollouts_step1.jsonl"
 

@@ -2,7 +2,7 @@
 
 Read a run's logs into one tidy table, fit the entropy-performance law
 R = -a*exp(H) + b, forecast where accuracy saturates, and look inside a model at the
-tokens that drive the collapse (``entropylaw.probe``; torch only there and in ``lab``).
+tokens that drive the collapse (``entropylaw.probing``; torch only there and in ``lab``).
 
 >>> import entropylaw as el
 >>> df = el.load("data/real")                                   # doctest: +SKIP

@@ -16,7 +16,7 @@ import entropylaw.auditing.verdict as verdict
 from entropylaw.auditing.forward import token_entropies
 from entropylaw.cli.main import main
 from entropylaw.ingest.rollouts.encode import Sequence
-from entropylaw.probe.model import tiny_model
+from entropylaw.probing.model import tiny_model
 
 V = 40
 

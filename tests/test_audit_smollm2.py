@@ -51,7 +51,7 @@ def _gguf() -> Path:
 def step1():
     from entropylaw.ingest.rollouts.encode import encode
     from entropylaw.ingest.rollouts.formats import read_rollouts
-    from entropylaw.probe.model import load_model, vocab_size
+    from entropylaw.probing.model import load_model, vocab_size
 
     torch.manual_seed(0)
     model, tok = load_model(str(_gguf()), "cpu", "float32", progress=False)

@@ -34,7 +34,7 @@ LOWER = ("entropylaw.ingest", "entropylaw.fit", "entropylaw.table", "entropylaw.
          "entropylaw.table.parallel", "entropylaw.table.blocks", "entropylaw.terminal")
 # draw/ sits below fit/ (it imports none of it) but loads matplotlib: the lower layers reach it
 # only through a result's plot method, so it is listed with the layers they may not import
-UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.auditing", "entropylaw.cli", "entropylaw.results",
+UPPER = ("entropylaw.lab", "entropylaw.probing", "entropylaw.auditing", "entropylaw.cli", "entropylaw.results",
          "entropylaw.figure_sets", "entropylaw.page", "entropylaw.api", "entropylaw.draw")
 # what EntropyLawFit.plot, Forecast.plot and ScaleResult.plot draw with (matplotlib, numpy, the style)
 DRAWERS = ("entropylaw.draw.law", "entropylaw.draw.forecast", "entropylaw.draw.sizes")
@@ -160,7 +160,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_walk_sees_function_level_imports():
     """The static walk finds imports inside functions (so the layer rule covers them)."""
     found = dict((t, line) for line, t in _imports("entropylaw.api.tools"))
-    assert "entropylaw.probe.session" in found     # imported inside probe(): torch
+    assert "entropylaw.probing.session" in found     # imported inside probe(): torch
     assert _own("entropylaw.ingest.dispatch.load") == "entropylaw.ingest.dispatch"
 
 

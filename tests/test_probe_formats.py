@@ -235,7 +235,7 @@ def test_probe_of_a_verl_dump(verl, tmp_path, capsys):
 ])
 def test_bad_verl_dumps_are_one_line(tmp_path, capsys, content, expect):
     tiny = tmp_path / "m"
-    from entropylaw.probe.model import tiny_model
+    from entropylaw.probing.model import tiny_model
     tiny_model(vocab=40).save_pretrained(tiny)
     dump = tmp_path / "dump"
     dump.mkdir()

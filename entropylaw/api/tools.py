@@ -17,13 +17,13 @@ PRECISIONS = ("bf16", "fp16", "tf32", "fp32")  # entropylaw.auditing.numerics.PR
 
 def probe(model, rollouts=None, *, out=None, **options):
     """Token covariance, intervention targeting and the entropy-change ladder on ``model``
-    (``entropylaw probe``): :func:`entropylaw.probe.session.probe`. ``str(result)`` is what the
+    (``entropylaw probe``): :func:`entropylaw.probing.session.probe`. ``str(result)`` is what the
     command prints.
 
     >>> res = el.probe("ckpt", "rollouts.jsonl", out="probe_out", no_ladder=True)  # doctest: +SKIP
     >>> res.summary["table1"]["0.002"]                                  # doctest: +SKIP
     """
-    from entropylaw.probe.session import probe as run
+    from entropylaw.probing.session import probe as run
 
     return run(model, rollouts, out=out, **options)
 
@@ -35,7 +35,7 @@ def probe_checkpoints(checkpoints, prompts, *, out=None, samples=4, **options) -
         raise EntropyLawError("`samples` must be >= 1")
     if out is not None:
         check_writable(out)  # before loading checkpoints
-    from entropylaw.probe.checkpoints import probe_checkpoints as run  # torch
+    from entropylaw.probing.checkpoints import probe_checkpoints as run  # torch
 
     t = run(checkpoints, prompts, samples, **options)
     if out is not None:

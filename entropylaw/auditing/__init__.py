@@ -1,6 +1,6 @@
 """``entropylaw audit``: is the entropy a trainer logged the entropy of its policy?
 
-Beside :mod:`entropylaw.probe` (it may import probe and ingest; nothing below imports it):
+Beside :mod:`entropylaw.probing` (it may import probe and ingest; nothing below imports it):
 
 - :mod:`entropylaw.auditing.conventions`: the trainers' aggregations of per-token entropy
   (pure arithmetic on per-token arrays, one function per convention);

@@ -157,7 +157,7 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
         value, source = check_logged(float(logged), "`logged`"), "`logged`"
 
     from entropylaw.ingest.rollouts.encode import microbatches
-    from entropylaw.probe.model import check_tokenizer, context_length, load_model, vocab_size
+    from entropylaw.probing.model import check_tokenizer, context_length, load_model, vocab_size
 
     m, tok = load_model(model, device=device, dtype="float32", progress=False)
     check_tokenizer(m, tok)

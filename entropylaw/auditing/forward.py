@@ -3,7 +3,7 @@
 One forward per batch of right-padded sequences ``prompt + response + pad``, padded to the
 longest response of the step (the block a PPO-style trainer holds), and the exact
 entropy of the next-token distribution at each position from
-:func:`entropylaw.probe.stream.token_stats` (streamed over the vocabulary). Position
+:func:`entropylaw.probing.stream.token_stats` (streamed over the vocabulary). Position
 ``P + t - 1`` predicts response token ``t`` (``response``); ``P + t`` is the same mask one
 to the right (``shifted``); ``1 .. P - 1`` predict prompt tokens (``prompt``); the
 positions past a sequence's end, inside the padded block, are ``padding``: they see pad
@@ -18,8 +18,8 @@ import numpy as np
 import torch
 
 from entropylaw.auditing.conventions import Tokens
-from entropylaw.probe import stream
-from entropylaw.probe.model import final_hidden, input_device, lm_head_weight
+from entropylaw.probing import stream
+from entropylaw.probing.model import final_hidden, input_device, lm_head_weight
 
 
 def _entropy(h, W, temperature):
@@ -51,7 +51,7 @@ def token_entropies(model, seqs: list, temperature: float = 1.0, pad_id: int = 0
     """:class:`Tokens` of ``seqs`` (ingest.rollouts.encode.Sequence) under ``model`` (``error_scale``: also S + A).
 
     >>> from entropylaw.ingest.rollouts.encode import Sequence
-    >>> from entropylaw.probe.model import tiny_model
+    >>> from entropylaw.probing.model import tiny_model
     >>> m = tiny_model(vocab=16)
     >>> t = token_entropies(m, [Sequence("p", 0, [1, 2], [3, 4, 5], 0.0), Sequence("p", 1, [1], [6], 1.0)])
     >>> [len(x) for x in t.response], [len(x) for x in t.prompt], [len(x) for x in t.padding]

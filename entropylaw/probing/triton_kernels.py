@@ -1,4 +1,4 @@
-"""The Triton kernels behind :func:`entropylaw.probe.triton_stats.fused_token_stats`.
+"""The Triton kernels behind :func:`entropylaw.probing.triton_stats.fused_token_stats`.
 
 Work split: one program = one block of BLOCK_N rows x one vocabulary split (a contiguous run of
 ``chunk`` columns, a multiple of every candidate BLOCK_V). The program loops over its split's

@@ -1,4 +1,4 @@
-"""entropylaw.probe: token-level covariance, entropy interventions and the entropy-change ladder.
+"""entropylaw.probing: token-level covariance, entropy interventions and the entropy-change ladder.
 
 Modules (torch and transformers are imported only inside this package):
 
@@ -16,5 +16,5 @@ Modules (torch and transformers are imported only inside this package):
 from entropylaw._callable import calls
 from entropylaw._optional import require
 
-require("torch", extra="probe", purpose="entropylaw.probe")  # one line naming the extra, not a traceback
+require("torch", extra="probe", purpose="entropylaw.probing")  # one line naming the extra, not a traceback
 calls(__name__, "entropylaw.api.tools", "probe")  # el.probe is this package too

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
-from entropylaw.probe import model as M
-from entropylaw.probe.forward import collect_stats
-from entropylaw.probe.generate import read_prompts, sample
-from entropylaw.probe.rewards import load_reward
+from entropylaw.probing import model as M
+from entropylaw.probing.forward import collect_stats
+from entropylaw.probing.generate import read_prompts, sample
+from entropylaw.probing.rewards import load_reward
 
 _STEP = re.compile(r"(?:checkpoint|global_step|step)[-_]?(\d+)", re.IGNORECASE)
 
@@ -81,7 +81,7 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
         stats = collect_stats(model, seqs, temperature, chunk_size, clamp_p=0.3 if table1 else None)
         records.append((step, "entropy", float(stats["entropy"].double().mean())))
         if table1:
-            from entropylaw.probe.core import ProbeConfig, analyse
+            from entropylaw.probing.core import ProbeConfig, analyse
 
             _, summary = analyse(seqs, stats, ProbeConfig(temperature=temperature, chunk_size=chunk_size))
             for key, value in summary["table1"].items():

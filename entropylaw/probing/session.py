@@ -18,18 +18,18 @@ from dataclasses import dataclass
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import check_writable
-from entropylaw.probe import dist
-from entropylaw.probe import model as M
-from entropylaw.probe.core import ProbeConfig
-from entropylaw.probe.ladder import LadderConfig
-from entropylaw.probe.losses import InterventionConfig
+from entropylaw.probing import dist
+from entropylaw.probing import model as M
+from entropylaw.probing.core import ProbeConfig
+from entropylaw.probing.ladder import LadderConfig
+from entropylaw.probing.losses import InterventionConfig
 from entropylaw.ingest.rollouts.encode import chat_template_for, encode
 from entropylaw.ingest.rollouts.formats import read_rollouts
 from entropylaw.ingest.rollouts.own import read_prompts_frame
 from entropylaw.ingest.rollouts.write import check_rollouts_path, write_rollouts
-from entropylaw.probe.runner import run_probe, write_outputs
-from entropylaw.probe.signal import NoSignal, no_signal_message, signal_report, with_advantages
-from entropylaw.probe.text import report_text
+from entropylaw.probing.runner import run_probe, write_outputs
+from entropylaw.probing.signal import NoSignal, no_signal_message, signal_report, with_advantages
+from entropylaw.probing.text import report_text
 
 WHATIF = "none,clip_cov,kl_cov,steer,aent,entropy_bonus"
 
@@ -148,7 +148,7 @@ def _load_model(model_path: str, o: ProbeOptions):
 
 
 def _sample(model, tokenizer, o: ProbeOptions, cfg: ProbeConfig, reward_fn):
-    from entropylaw.probe.generate import read_prompts, sample, sample_informative
+    from entropylaw.probing.generate import read_prompts, sample, sample_informative
 
     prompts = read_prompts(o.prompts, tokenizer, M.vocab_size(model), o.chat_template)
     kw = dict(temperature=cfg.temperature, max_new_tokens=o.max_new_tokens, tokenizer=tokenizer, reward_fn=reward_fn,
@@ -181,13 +181,13 @@ def _encoded(rollouts, frame, model, tokenizer, o: ProbeOptions):
 def _inputs(model_path, rollouts, o: ProbeOptions, cfg: ProbeConfig):
     """Model and checked sequences (every user error raised before any output), what was probed
     (``source``), the sampling account, the memory estimate, the rollouts saved."""
-    from entropylaw.probe.memory import check as check_memory
+    from entropylaw.probing.memory import check as check_memory
 
     if o.save_rollouts:
         check_rollouts_path(o.save_rollouts)
     reward_fn = None
     if o.generate > 0:
-        from entropylaw.probe.rewards import load_reward
+        from entropylaw.probing.rewards import load_reward
 
         read_prompts_frame(o.prompts)  # a missing or malformed prompt file fails before the model loads
         reward_fn = load_reward(o.reward)
@@ -215,7 +215,7 @@ def probe(model: str, rollouts=None, *, out=None, **options) -> ProbeResult:
     """Probe ``model`` (a transformers directory or a .gguf file) on ``rollouts`` (a veRL dump, a
     TRL completions log, or the project's JSONL/parquet) or on fresh samples (``generate=G``,
     ``prompts=FILE``); write ``out`` when given. ``options``: the fields of :class:`ProbeOptions`
-    and of :class:`~entropylaw.probe.core.ProbeConfig` (``settings``: its interventions' settings)."""
+    and of :class:`~entropylaw.probing.core.ProbeConfig` (``settings``: its interventions' settings)."""
     o, cfg = _options(options)
     path = str(model)
     _check(o, rollouts)

@@ -77,8 +77,8 @@ def model_shape(path, dtype: str) -> dict | None:
         return {"n_params": n_params, "bytes_per_value": BYTES.get(dtype, BYTES.get(str(stored), 4)),
                 "n_layers": layers, "hidden": hidden}
     if p.is_file() and p.suffix.lower() == ".gguf":
-        from entropylaw.probe.gguf_file import inspect_gguf
-        from entropylaw.probe.model import gguf_cache_dir
+        from entropylaw.probing.gguf_file import inspect_gguf
+        from entropylaw.probing.model import gguf_cache_dir
 
         cache = gguf_cache_dir(p)
         if cache is not None and (cache / "entropylaw-complete").is_file():

@@ -18,9 +18,9 @@ import pandas as pd
 import torch
 
 from entropylaw.ingest.rollouts.encode import group_sizes, microbatches
-from entropylaw.probe import interventions as iv
-from entropylaw.probe.advantages import advantages
-from entropylaw.probe.losses import InterventionConfig, ppo_token_losses
+from entropylaw.probing import interventions as iv
+from entropylaw.probing.advantages import advantages
+from entropylaw.probing.losses import InterventionConfig, ppo_token_losses
 
 TABLE1_FRACTIONS = (0.0002, 0.002, 0.02, 0.2, 0.5)
 PAPER_TABLE1 = {"0.0002": 5.654, "0.002": 3.112, "0.02": 1.385, "0.2": 0.351, "0.5": 0.152, "all": 0.003}

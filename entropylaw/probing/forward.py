@@ -2,15 +2,15 @@
 
 Sequences are right-padded into batches of at most ``batch_tokens`` padded tokens. The
 response token at absolute position P + t is predicted by the hidden state at P + t - 1;
-only those hidden states reach :mod:`entropylaw.probe.stream`.
+only those hidden states reach :mod:`entropylaw.probing.stream`.
 """
 
 from __future__ import annotations
 
 import torch
 
-from entropylaw.probe import stream
-from entropylaw.probe.model import final_hidden, input_device, lm_head_weight
+from entropylaw.probing import stream
+from entropylaw.probing.model import final_hidden, input_device, lm_head_weight
 
 
 def batches(seqs: list, batch_tokens: int) -> list:

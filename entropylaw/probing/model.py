@@ -2,9 +2,9 @@
 
 The probe never calls the model's own lm_head: it takes the decoder's last hidden state
 (after the final norm) and the lm_head weight, and streams over the vocabulary
-(:mod:`entropylaw.probe.stream`).
+(:mod:`entropylaw.probing.stream`).
 
->>> from entropylaw.probe.model import tiny_model
+>>> from entropylaw.probing.model import tiny_model
 >>> m = tiny_model("qwen2", vocab=64, hidden=16, seed=0)
 >>> lm_head_weight(m).shape
 torch.Size([64, 16])
@@ -123,12 +123,12 @@ def load_model(path: str, device: str | None = "auto", dtype: str = "auto", devi
     """Load a causal LM and (when there is one) its tokenizer; errors name the path.
 
     ``path`` is a transformers model directory or a ``.gguf`` file; a GGUF file is checked
-    first (:func:`entropylaw.probe.gguf_file.inspect_gguf`) and its weights dequantised to
+    first (:func:`entropylaw.probing.gguf_file.inspect_gguf`) and its weights dequantised to
     ``dtype`` (``auto``: float32). Its tokenizer, when the file carries one, comes with it.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from entropylaw.probe.gguf_file import inspect_gguf, is_gguf
+    from entropylaw.probing.gguf_file import inspect_gguf, is_gguf
 
     p = Path(path)
     gguf = p.is_file() and is_gguf(p)

@@ -1,7 +1,7 @@
 """One probe run end to end: forward, analysis, ladder, what-ifs, outputs (rank 0 writes).
 
 >>> from entropylaw.ingest.rollouts.encode import Sequence
->>> from entropylaw.probe.model import tiny_model
+>>> from entropylaw.probing.model import tiny_model
 >>> m = tiny_model(vocab=32, hidden=16, seed=1)
 >>> seqs = [Sequence("p", i, [2, 3], [4 + i, 5, 6], float(i % 2)) for i in range(4)]
 >>> frame, summary = run_probe(m, seqs, ProbeConfig(), None)
@@ -17,13 +17,13 @@ import torch
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import atomic_dir, dumps
-from entropylaw.probe import dist
+from entropylaw.probing import dist
 from entropylaw.terminal import Progress
-from entropylaw.probe.core import ProbeConfig, analyse
-from entropylaw.probe.forward import collect_stats
-from entropylaw.probe.ladder import LadderConfig, ladder_report, one_step, whatif_row
-from entropylaw.probe.update import token_partials
-from entropylaw.probe.signal import NoSignal, informative, no_signal_message, signal_checks, signal_report, \
+from entropylaw.probing.core import ProbeConfig, analyse
+from entropylaw.probing.forward import collect_stats
+from entropylaw.probing.ladder import LadderConfig, ladder_report, one_step, whatif_row
+from entropylaw.probing.update import token_partials
+from entropylaw.probing.signal import NoSignal, informative, no_signal_message, signal_checks, signal_report, \
     with_advantages
 
 
@@ -45,8 +45,8 @@ def run_probe(model, seqs: list, cfg: ProbeConfig, ladder: LadderConfig | None =
               where: str = "probe", generated: bool = False):
     """Returns (per-token frame, summary) on rank 0, (None, None) on other ranks.
 
-    Only the prompt groups that carry a learning signal are probed (:mod:`entropylaw.probe.signal`);
-    a batch with none raises :class:`~entropylaw.probe.signal.NoSignal` naming ``where``.
+    Only the prompt groups that carry a learning signal are probed (:mod:`entropylaw.probing.signal`);
+    a batch with none raises :class:`~entropylaw.probing.signal.NoSignal` naming ``where``.
     """
     trainer = bool(seqs) and all(s.advantage is not None for s in seqs)
     seqs = with_advantages(seqs, cfg.estimator, cfg.eps)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import torch
 
-from entropylaw.probe.interventions import clamp_count
+from entropylaw.probing.interventions import clamp_count
 
 DEFAULT_CHUNK = 8192
 DEFAULT_TILE = 1 << 21  # elements of one float32 logits tile (8 MiB)
@@ -284,7 +284,7 @@ def logprob_entropy(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.T
 
 def materialised_stats(hidden, weight, targets, temperature: float = 1.0, clamp_p: float | None = None) -> dict:
     """Reference (and benchmark baseline): full [N x V] float32 logits, log_softmax, Categorical."""
-    from entropylaw.probe.interventions import clamped_entropy
+    from entropylaw.probing.interventions import clamped_entropy
 
     z = (hidden @ weight.T).float() / temperature
     logp_all = torch.log_softmax(z, -1)

@@ -1,4 +1,4 @@
-"""Fused Triton kernel for the streamed per-token statistics of :mod:`entropylaw.probe.stream`.
+"""Fused Triton kernel for the streamed per-token statistics of :mod:`entropylaw.probing.stream`.
 
 From final hidden states ``h`` [N, d] and the lm_head weight ``W`` [V, d], one pass over
 (row block x vocabulary tile) computes the tempered logits ``z = h W^T / T`` in registers
@@ -23,7 +23,7 @@ Select rows with your mask (``out["logp"][mask]``) or use ``torch.nanmean``.
 
 The vocabulary is split across programs (``splits``): each (row block, split) program writes
 its partial moments and a small merge kernel combines them with an online log-sum-exp in
-float32 (:mod:`entropylaw.probe.triton_kernels`, which also explains the launch order). Tile
+float32 (:mod:`entropylaw.probing.triton_kernels`, which also explains the launch order). Tile
 sizes are autotuned per (d, V, dtype, N bucket) on CUDA unless given; 16-bit inputs load their
 tiles through TMA where they allow it. A vocabulary that is not a multiple of the tile is masked
 per column. Gradients, masking and checks live in the wrapper
@@ -31,7 +31,7 @@ per column. Gradients, masking and checks live in the wrapper
 
 Backward: not fused. When ``hidden`` or ``weight`` requires grad, ``logp`` and ``entropy``
 are differentiable: their values come from the kernel, their gradients from the torch
-stream (:func:`entropylaw.probe.stream.logprob_entropy`, recomputed tile by tile in the
+stream (:func:`entropylaw.probing.stream.logprob_entropy`, recomputed tile by tile in the
 backward pass, logits in the weight's dtype). ``lse`` and ``sum_p2`` are returned detached.
 
 On CPU the kernel runs only under Triton's interpreter (slow, for tests): set
@@ -63,7 +63,7 @@ import torch
 
 from entropylaw.errors import EntropyLawError
 
-from entropylaw.probe import triton_kernels as _tk
+from entropylaw.probing import triton_kernels as _tk
 
 triton, tl = _tk.triton, _tk.tl  # None when triton is not installed (CPU installs usually lack it)
 
@@ -114,7 +114,7 @@ class _FusedLogpEntropy(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, g_lp, g_h, _g_lse, _g_p2):
-        from entropylaw.probe.stream import logprob_entropy
+        from entropylaw.probing.stream import logprob_entropy
 
         h, W, y = ctx.saved_tensors
         with torch.enable_grad():
@@ -148,7 +148,7 @@ def _check(hidden, weight, targets, mask, temperature, interpret):
                               f"got {sorted(map(str, devices))}")
     if not interpret and hidden.device.type != "cuda":
         raise EntropyLawError(f"fused_token_stats: tensors on {hidden.device} need CUDA, or TRITON_INTERPRET=1 set "
-                              f"before triton is imported (slow interpreter); on CPU use entropylaw.probe.stream")
+                              f"before triton is imported (slow interpreter); on CPU use entropylaw.probing.stream")
     if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature > 0):
         raise EntropyLawError(f"fused_token_stats: temperature must be a finite number > 0, got {temperature!r}")
 
@@ -172,7 +172,7 @@ def fused_token_stats(hidden: torch.Tensor, weight: torch.Tensor, targets: torch
     """
     if triton is None:
         raise EntropyLawError("fused_token_stats: triton is not installed (pip install triton); "
-                              "use entropylaw.probe.stream instead")
+                              "use entropylaw.probing.stream instead")
     interpret = interpreting()
     _check(hidden, weight, targets, mask, temperature, interpret)
     given = (block_n, block_v, block_d, num_warps, num_stages)

@@ -13,7 +13,7 @@ import torch
 from entropylaw.errors import EntropyLawError
 from entropylaw.ingest.rollouts.encode import Sequence, checked_ids, prompt_ids
 from entropylaw.ingest.rollouts.own import read_prompts_frame
-from entropylaw.probe.model import input_device
+from entropylaw.probing.model import input_device
 
 
 def read_prompts(path, tokenizer, vocab_size: int, chat_template: bool | None = None) -> list:
@@ -115,7 +115,7 @@ def sample_informative(model, prompts: list, n: int, min_informative: int, max_r
     again), at most ``max_rounds`` rounds in all: the budget is max_rounds x prompts x G
     responses. Returns (sequences, {"rounds", "responses_generated", "informative_groups"}).
     """
-    from entropylaw.probe.signal import with_advantages
+    from entropylaw.probing.signal import with_advantages
 
     def informative_ids(seqs):
         groups: dict = {}

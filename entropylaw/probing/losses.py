@@ -30,8 +30,8 @@ from dataclasses import asdict, dataclass, fields
 import torch
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.probe import interventions as iv
-from entropylaw.probe.interventions import INTERVENTIONS
+from entropylaw.probing import interventions as iv
+from entropylaw.probing.interventions import INTERVENTIONS
 
 _DEFAULT_CLIP = {"clip_higher": (0.2, 0.28), "clip_cov": (1.0, 1.0)}
 

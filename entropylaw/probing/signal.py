@@ -23,7 +23,7 @@ import dataclasses
 import torch
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.probe.advantages import advantages
+from entropylaw.probing.advantages import advantages
 
 
 class NoSignal(EntropyLawError):

@@ -32,11 +32,11 @@ import torch
 from scipy import stats as sstats
 
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
-from entropylaw.probe import dist, dynamics, stream
-from entropylaw.probe.forward import batches, differentiable_stats, hidden_at_valid
-from entropylaw.probe.losses import InterventionConfig, policy_loss
-from entropylaw.probe.model import lm_head_weight
-from entropylaw.probe.update import from_plain_update, global_norm, global_sums, set_params, too_large_everywhere, \
+from entropylaw.probing import dist, dynamics, stream
+from entropylaw.probing.forward import batches, differentiable_stats, hidden_at_valid
+from entropylaw.probing.losses import InterventionConfig, policy_loss
+from entropylaw.probing.model import lm_head_weight
+from entropylaw.probing.update import from_plain_update, global_norm, global_sums, set_params, too_large_everywhere, \
     trainable_params
 
 SLOPE_RANGE = (1.8, 2.2)   # Lemma 1 error ~ eta^slope: 2 = first order

@@ -13,10 +13,10 @@ import math
 import numpy as np
 import torch
 
-from entropylaw.probe import dist
-from entropylaw.probe.forward import differentiable_stats
-from entropylaw.probe.losses import policy_loss
-from entropylaw.probe.model import lm_head_weight
+from entropylaw.probing import dist
+from entropylaw.probing.forward import differentiable_stats
+from entropylaw.probing.losses import policy_loss
+from entropylaw.probing.model import lm_head_weight
 
 
 def trainable_params(model):
