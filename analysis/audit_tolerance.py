@@ -24,8 +24,8 @@ import torch
 import entropylaw.auditing.conventions as conv
 import entropylaw.auditing.numerics as numerics
 from entropylaw.auditing.forward import token_entropies
-from entropylaw.ingest.rollouts.encode import encode
-from entropylaw.ingest.rollouts.formats import read_rollouts
+from entropylaw.readers.rollouts.encode import encode
+from entropylaw.readers.rollouts.formats import read_rollouts
 from entropylaw.probing.model import final_hidden, lm_head_weight, load_model, vocab_size
 
 RUN = Path(__file__).resolve().parents[1] / "data" / "trl" / "audit" / "rollouts_step1.jsonl"

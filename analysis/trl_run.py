@@ -209,7 +209,7 @@ def export(run_dir: Path, dest: Path, run_id: str = RUN_NAME, config: str | None
     import entropylaw as el
     from entropylaw import table
 
-    from entropylaw.ingest.hf_config import params_from_config
+    from entropylaw.readers.hf_config import params_from_config
 
     total, _ = params_from_config(Path(config or run_dir / "base-model" / "config.json"))  # closed form
     df = el.load(*sources(run_dir), run_id=run_id, one_run=True, model="SmolLM2-135M-Instruct", algorithm="grpo",

@@ -224,7 +224,7 @@ import entropylaw as el
 before = el.report
 out = str(el.report(el.load("data/real-sizes", warn=False), out={str(tmp_path / "r")!r}))
 import entropylaw.page.page as page                      # the attribute is the package now
-import entropylaw.ingest.dispatch as dispatch
+import entropylaw.readers.dispatch as dispatch
 import entropylaw.figure_sets.build as build
 res = el.ingest("data/real-sizes")
 print(json.dumps({{"before": callable(before), "after": callable(el.report), "is_pkg": el.report is sys.modules["entropylaw.page"],

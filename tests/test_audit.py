@@ -15,7 +15,7 @@ import entropylaw.auditing.numerics as numerics
 import entropylaw.auditing.verdict as verdict
 from entropylaw.auditing.forward import token_entropies
 from entropylaw.cli.main import main
-from entropylaw.ingest.rollouts.encode import Sequence
+from entropylaw.readers.rollouts.encode import Sequence
 from entropylaw.probing.model import tiny_model
 
 V = 40
@@ -378,7 +378,7 @@ def test_out_writes_summary_json_that_the_report_shows(work, capsys, tmp_path):
 def test_trl_completions_with_sampled_ids_are_scored_as_sampled(tmp_path):
     import pandas as pd
 
-    from entropylaw.ingest.rollouts.formats import read_rollouts
+    from entropylaw.readers.rollouts.formats import read_rollouts
 
     d = tmp_path / "completions"
     d.mkdir()
@@ -410,7 +410,7 @@ def test_audit_encodes_prompts_by_the_probes_chat_template_rule(tmp_path, capsys
     import pandas as pd
 
     from _tiny_lm import char_tokenizer
-    from entropylaw.ingest.rollouts.encode import chat_template_for
+    from entropylaw.readers.rollouts.encode import chat_template_for
 
     assert [chat_template_for(f, a) for f in ("verl-dump", "trl-completions", "entropylaw")
             for a in (None, True, False)] == [None, True, False, None, True, False, False, True, False]

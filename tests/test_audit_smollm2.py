@@ -49,8 +49,8 @@ def _gguf() -> Path:
 
 @pytest.fixture(scope="module")
 def step1():
-    from entropylaw.ingest.rollouts.encode import encode
-    from entropylaw.ingest.rollouts.formats import read_rollouts
+    from entropylaw.readers.rollouts.encode import encode
+    from entropylaw.readers.rollouts.formats import read_rollouts
     from entropylaw.probing.model import load_model, vocab_size
 
     torch.manual_seed(0)
@@ -61,7 +61,7 @@ def step1():
 
 @pytest.fixture(scope="module")
 def smollm2(step1):
-    from entropylaw.ingest.rollouts.encode import Sequence
+    from entropylaw.readers.rollouts.encode import Sequence
 
     model, tok, rollouts = step1
     seqs = []

@@ -10,9 +10,9 @@ import pytest
 
 from entropylaw import table
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import KeyOptions
-from entropylaw.ingest.dispatch import detect_format, load
-from entropylaw.ingest.hf_console import looks_like_hf_console, read_hf_console
+from entropylaw.readers.common import KeyOptions
+from entropylaw.readers.dispatch import detect_format, load
+from entropylaw.readers.hf_console import looks_like_hf_console, read_hf_console
 
 
 def independent_records(path) -> list[dict]:

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from entropylaw import api, table
-from entropylaw.ingest.accounts import IngestReport
-from entropylaw.ingest.common import KeyOptions
-from entropylaw.ingest.dispatch import load, name_runs
-from entropylaw.ingest.merge import SUPERSEDED, _move
-from entropylaw.ingest.pool import load_parallel
+from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.common import KeyOptions
+from entropylaw.readers.dispatch import load, name_runs
+from entropylaw.readers.merge import SUPERSEDED, _move
+from entropylaw.readers.pool import load_parallel
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real"
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import entropylaw
 
 PACKAGE = Path(entropylaw.__file__).parent
-LOWER = ("entropylaw.ingest", "entropylaw.fit", "entropylaw.table", "entropylaw.ingest.lab_rundir", "entropylaw.fileio",
+LOWER = ("entropylaw.readers", "entropylaw.fit", "entropylaw.table", "entropylaw.readers.lab_rundir", "entropylaw.fileio",
          "entropylaw.errors", "entropylaw._optional", "entropylaw.table.convention", "entropylaw.table.pack",
          "entropylaw.table.parallel", "entropylaw.table.blocks", "entropylaw.terminal")
 # draw/ sits below fit/ (it imports none of it) but loads matplotlib: the lower layers reach it
@@ -161,7 +161,7 @@ def test_the_walk_sees_function_level_imports():
     """The static walk finds imports inside functions (so the layer rule covers them)."""
     found = dict((t, line) for line, t in _imports("entropylaw.api.tools"))
     assert "entropylaw.probing.session" in found     # imported inside probe(): torch
-    assert _own("entropylaw.ingest.dispatch.load") == "entropylaw.ingest.dispatch"
+    assert _own("entropylaw.readers.dispatch.load") == "entropylaw.readers.dispatch"
 
 
 def test_cycle_finder_finds_a_known_loop():
@@ -240,7 +240,7 @@ HEAVY = ("torch", "transformers", "wandb", "tbparse", "tensorboard", "triton")
 
 def _lab_run_dir(path: Path) -> Path:
     """A lab run directory written through the run format (no torch, no training)."""
-    from entropylaw.ingest.lab_rundir import METRICS_JSONL, write_run_json
+    from entropylaw.readers.lab_rundir import METRICS_JSONL, write_run_json
 
     meta = {"run_id": "xs-grpo-none-s0", "model": "lab-xs", "n_params": 31000.0, "n_params_nonembedding": 27792.0,
             "algorithm": "grpo", "dataset": "sum4x1", "seed": 0.0}
@@ -262,7 +262,7 @@ after_import = heavy()
 from entropylaw.cli.main import build_parser
 build_parser()
 after_parser = heavy()
-from entropylaw.ingest.dispatch import detect_format, load
+from entropylaw.readers.dispatch import detect_format, load
 df, reports = load([{str(run)!r}])
 print(json.dumps({{"import": after_import, "parser": after_parser, "read": heavy(),
                   "fmt": detect_format({str(run)!r}), "runs": sorted(map(str, df.run_id.unique())),
@@ -303,8 +303,8 @@ def test_reading_and_encoding_rollouts_do_not_import_torch(tmp_path):
     own.write_text(json.dumps({"prompt_id": "p", "prompt_ids": [1, 2], "response_ids": [3], "reward": 1.0}) + "\n")
     code = f"""
 import json, sys
-from entropylaw.ingest.rollouts.encode import encode
-from entropylaw.ingest.rollouts.formats import read_rollouts
+from entropylaw.readers.rollouts.encode import encode
+from entropylaw.readers.rollouts.formats import read_rollouts
 verl = read_rollouts({str(dump)!r})
 seqs = encode(read_rollouts({str(own)!r}), "r", vocab_size=8)
 print(json.dumps({{"fmt": verl.attrs["format"], "ids": seqs[0].response_ids,

@@ -15,8 +15,8 @@ import torch
 from _tiny_lm import TEMPLATE, char_tokenizer
 from entropylaw.cli.main import main
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.rollouts.encode import encode
-from entropylaw.ingest.rollouts.formats import read_rollouts
+from entropylaw.readers.rollouts.encode import encode
+from entropylaw.readers.rollouts.formats import read_rollouts
 
 
 def _tiny_llama(tok, seed=0):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from entropylaw.ingest.rollouts.encode import Sequence
+from entropylaw.readers.rollouts.encode import Sequence
 from entropylaw.probing.core import ProbeConfig, table1
 from entropylaw.probing.ladder import LadderConfig, compare
 from entropylaw.probing.model import tiny_model

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from entropylaw.errors import EntropyLawWarning
-from entropylaw.ingest.rollouts.encode import Sequence
+from entropylaw.readers.rollouts.encode import Sequence
 from entropylaw.probing.core import ProbeConfig
 from entropylaw.probing.ladder import LadderConfig, first_order
 from entropylaw.probing.model import tiny_model

@@ -12,7 +12,7 @@ import torch
 
 from entropylaw.cli.main import main
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.rollouts.encode import Sequence
+from entropylaw.readers.rollouts.encode import Sequence
 from entropylaw.probing.core import ProbeConfig
 from entropylaw.probing.forward import hidden_at_valid
 from entropylaw.probing.generate import sample

@@ -48,7 +48,7 @@ def test_dequantised_weights_are_gguf_pys_dequantisation(smollm2):
 
 
 def test_model_tokenizer_and_chat_template(smollm2):
-    from entropylaw.ingest.rollouts.encode import prompt_ids
+    from entropylaw.readers.rollouts.encode import prompt_ids
     from entropylaw.probing.model import vocab_size
 
     _, model, tok = smollm2
@@ -69,7 +69,7 @@ def test_default_ladder_is_first_order_on_smollm2(smollm2):
     is about the model's first-order regime, not about what is rewarded)."""
     import dataclasses
 
-    from entropylaw.ingest.rollouts.encode import prompt_ids
+    from entropylaw.readers.rollouts.encode import prompt_ids
     from entropylaw.probing.core import ProbeConfig
     from entropylaw.probing.generate import sample
     from entropylaw.probing.ladder import LadderConfig

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from entropylaw.ingest.rollouts.encode import Sequence
+from entropylaw.readers.rollouts.encode import Sequence
 from entropylaw.probing import dynamics, stream
 from entropylaw.probing.forward import collect_stats, hidden_at_valid
 from entropylaw.probing.interventions import clamped_entropy

@@ -17,10 +17,10 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, RowsDroppedWarning
 from entropylaw.fileio import atomic_dir, check_writable, dumps  # noqa: F401 (the commands' file checks)
 from entropylaw.fit.run_summary import format_summary, summarize
-from entropylaw.ingest.accounts import ACCOUNTS, IngestReport, loss_lines as _loss_lines
-from entropylaw.ingest.common import KeyOptions
-from entropylaw.ingest.dispatch import load as _load_sources
-from entropylaw.ingest.model_size import parse_params
+from entropylaw.readers.accounts import ACCOUNTS, IngestReport, loss_lines as _loss_lines
+from entropylaw.readers.common import KeyOptions
+from entropylaw.readers.dispatch import load as _load_sources
+from entropylaw.readers.model_size import parse_params
 from entropylaw.table import convention as _convention
 from entropylaw.terminal import wrap
 
@@ -74,7 +74,7 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
 
 def _apply_config(df: pd.DataFrame, config: str, keep_total: bool) -> None:
     """Exact parameter counts from a Hugging Face config.json (closed form: no weights, no torch)."""
-    from entropylaw.ingest.hf_config import params_from_config
+    from entropylaw.readers.hf_config import params_from_config
 
     total, non_embedding = params_from_config(config)
     df["n_params_nonembedding"] = float(non_embedding)

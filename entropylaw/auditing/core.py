@@ -65,8 +65,8 @@ def conventions_of(t, micro_groups: list | None = None, horizon: int | None = No
 
 def logged_entropy(log: str, step: int, entropy_key: str | None = None) -> float:
     """The entropy a log (anything entropylaw reads) recorded at ``step``: one clear error otherwise."""
-    from entropylaw.ingest.common import KeyOptions
-    from entropylaw.ingest.dispatch import load
+    from entropylaw.readers.common import KeyOptions
+    from entropylaw.readers.dispatch import load
 
     df, reports = load([log], KeyOptions(entropy_key=entropy_key))
     if df["run_id"].nunique() > 1:
@@ -97,9 +97,9 @@ def check_logged(value: float, where: str) -> float:
 
 def read_sequences(rollouts: str, step: int | None, vocab_size: int, tokenizer, max_length, chat_template):
     """Step ``step``'s rollouts encoded; ``chat_template`` as asked (None: not said), turned into what
-    the encoding does by the probe's rule (:func:`entropylaw.ingest.rollouts.encode.chat_template_for`)."""
-    from entropylaw.ingest.rollouts.encode import chat_template_for, encode
-    from entropylaw.ingest.rollouts.formats import read_rollouts
+    the encoding does by the probe's rule (:func:`entropylaw.readers.rollouts.encode.chat_template_for`)."""
+    from entropylaw.readers.rollouts.encode import chat_template_for, encode
+    from entropylaw.readers.rollouts.formats import read_rollouts
 
     # a veRL / TRL dump directory holds one file per step: pick step K's; a file is one step's batch
     df = read_rollouts(rollouts, step=step) if Path(rollouts).is_dir() else read_rollouts(rollouts)
@@ -156,7 +156,7 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
     elif logged is not None:
         value, source = check_logged(float(logged), "`logged`"), "`logged`"
 
-    from entropylaw.ingest.rollouts.encode import microbatches
+    from entropylaw.readers.rollouts.encode import microbatches
     from entropylaw.probing.model import check_tokenizer, context_length, load_model, vocab_size
 
     m, tok = load_model(model, device=device, dtype="float32", progress=False)

@@ -50,7 +50,7 @@ def token_entropies(model, seqs: list, temperature: float = 1.0, pad_id: int = 0
                     error_scale: bool = False) -> Tokens:
     """:class:`Tokens` of ``seqs`` (ingest.rollouts.encode.Sequence) under ``model`` (``error_scale``: also S + A).
 
-    >>> from entropylaw.ingest.rollouts.encode import Sequence
+    >>> from entropylaw.readers.rollouts.encode import Sequence
     >>> from entropylaw.probing.model import tiny_model
     >>> m = tiny_model(vocab=16)
     >>> t = token_entropies(m, [Sequence("p", 0, [1, 2], [3, 4, 5], 0.0), Sequence("p", 1, [1], [6], 1.0)])

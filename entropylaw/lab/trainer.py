@@ -41,7 +41,7 @@ from entropylaw.lab.task import SumTask, prompt_lines
 from entropylaw.lab.theory import THEORY_KEYS, batch_predictions
 from entropylaw.lab.tokenizer import CharTokenizer
 from entropylaw.lab.warmstart import WarmStartConfig, load_or_train
-from entropylaw.ingest.lab_rundir import DONE_JSON, RUN_JSON, read_run_json, write_run_json
+from entropylaw.readers.lab_rundir import DONE_JSON, RUN_JSON, read_run_json, write_run_json
 
 DONE = DONE_JSON
 

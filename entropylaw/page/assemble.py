@@ -27,7 +27,7 @@ from entropylaw.figure_sets.base import Built
 from entropylaw.figure_sets.build import build_all
 from entropylaw.draw.placement import settle
 from entropylaw.draw.style import rc, using
-from entropylaw.ingest.accounts import loss_lines
+from entropylaw.readers.accounts import loss_lines
 from entropylaw.page.page import ReportFigure, render_html
 from entropylaw.page.project import with_overview
 from entropylaw.results.rows import forecast_rows, summary_rows

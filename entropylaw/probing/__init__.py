@@ -9,7 +9,7 @@ Modules (torch and transformers are imported only inside this package):
 - ``stream``: log-prob, entropy, clamped entropy and Lemma 1 streamed over vocabulary chunks
 - ``dynamics``: Lemma 1, Theorems 1-2 and the per-position forms (SPEC section 4)
 - ``model``, ``forward``, ``generate``, ``rewards``: inputs (rollout files are read and
-  encoded by :mod:`entropylaw.ingest.rollouts`, torch-free)
+  encoded by :mod:`entropylaw.readers.rollouts`, torch-free)
 - ``core``, ``ladder``, ``runner``, ``dist``, ``checkpoints``: the probe itself
 """
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from entropylaw.ingest.rollouts.encode import group_sizes, microbatches
+from entropylaw.readers.rollouts.encode import group_sizes, microbatches
 from entropylaw.probing import interventions as iv
 from entropylaw.probing.advantages import advantages
 from entropylaw.probing.losses import InterventionConfig, ppo_token_losses

@@ -11,8 +11,8 @@ import math
 import torch
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.rollouts.encode import Sequence, checked_ids, prompt_ids
-from entropylaw.ingest.rollouts.own import read_prompts_frame
+from entropylaw.readers.rollouts.encode import Sequence, checked_ids, prompt_ids
+from entropylaw.readers.rollouts.own import read_prompts_frame
 from entropylaw.probing.model import input_device
 
 

@@ -1,6 +1,6 @@
 """One probe run end to end: forward, analysis, ladder, what-ifs, outputs (rank 0 writes).
 
->>> from entropylaw.ingest.rollouts.encode import Sequence
+>>> from entropylaw.readers.rollouts.encode import Sequence
 >>> from entropylaw.probing.model import tiny_model
 >>> m = tiny_model(vocab=32, hidden=16, seed=1)
 >>> seqs = [Sequence("p", i, [2, 3], [4 + i, 5, 6], float(i % 2)) for i in range(4)]

@@ -23,10 +23,10 @@ from entropylaw.probing import model as M
 from entropylaw.probing.core import ProbeConfig
 from entropylaw.probing.ladder import LadderConfig
 from entropylaw.probing.losses import InterventionConfig
-from entropylaw.ingest.rollouts.encode import chat_template_for, encode
-from entropylaw.ingest.rollouts.formats import read_rollouts
-from entropylaw.ingest.rollouts.own import read_prompts_frame
-from entropylaw.ingest.rollouts.write import check_rollouts_path, write_rollouts
+from entropylaw.readers.rollouts.encode import chat_template_for, encode
+from entropylaw.readers.rollouts.formats import read_rollouts
+from entropylaw.readers.rollouts.own import read_prompts_frame
+from entropylaw.readers.rollouts.write import check_rollouts_path, write_rollouts
 from entropylaw.probing.runner import run_probe, write_outputs
 from entropylaw.probing.signal import NoSignal, no_signal_message, signal_report, with_advantages
 from entropylaw.probing.text import report_text

@@ -6,7 +6,7 @@ covariance of Theorem 2 or to the ladder's update. The probe counts such groups,
 on the informative ones only, and refuses a batch with none (:class:`NoSignal`), naming
 what to change. The trainer's advantages are kept when its log has them.
 
->>> from entropylaw.ingest.rollouts.encode import Sequence
+>>> from entropylaw.readers.rollouts.encode import Sequence
 >>> seqs = [Sequence(p, i, [1], [2, 3], r) for p, rs in (("a", (1, 0)), ("b", (1, 1))) for i, r in enumerate(rs)]
 >>> seqs = with_advantages(seqs, "grpo")
 >>> rep = signal_report(seqs)
