@@ -8,7 +8,3 @@ Beside :mod:`entropylaw.probing` (it may import probe and ingest; nothing below 
 - :mod:`entropylaw.auditing.verdict`: tolerance, match, correction;
 - :mod:`entropylaw.auditing.core`: reads model, rollouts and log, and puts them together.
 """
-
-from entropylaw._callable import calls
-
-calls(__name__, "entropylaw.api.tools", "audit")  # el.audit is this package too

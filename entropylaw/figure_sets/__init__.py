@@ -3,7 +3,3 @@
 
 The style and the drawers a result's ``.plot()`` uses are in :mod:`entropylaw.draw`.
 """
-
-from entropylaw._callable import calls  # noqa: E402
-
-calls(__name__, "entropylaw.api.outputs", "figures")  # el.figures is this package too

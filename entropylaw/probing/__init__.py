@@ -13,8 +13,6 @@ Modules (torch and transformers are imported only inside this package):
 - ``core``, ``ladder``, ``runner``, ``dist``, ``checkpoints``: the probe itself
 """
 
-from entropylaw._callable import calls
 from entropylaw._optional import require
 
 require("torch", extra="probe", purpose="entropylaw.probing")  # one line naming the extra, not a traceback
-calls(__name__, "entropylaw.api.tools", "probe")  # el.probe is this package too
