@@ -45,7 +45,6 @@ def probe_checkpoints(checkpoints, prompts, *, out=None, samples=4, **options) -
 
 def audit_text(r: dict) -> str:
     """What ``entropylaw audit`` prints of :func:`audit`'s result."""
-    # imported here: entropylaw.auditing is a package the name el.audit (a function) must not shadow at import
     from entropylaw.auditing.verdict import audit_text as text
 
     return text(r)
