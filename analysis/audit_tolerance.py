@@ -4,7 +4,7 @@ For each temperature: the token-mean entropy of SmolLM2-135M-Instruct on data/tr
 rollouts in float32, from a bf16 copy of the model (entropy in float64 of its bf16 logits), and
 from the same bf16 logits with the entropy arithmetic in bf16 too (veRL's entropy_from_logits:
 logsumexp(z) - sum softmax(z) z); each difference as a fraction of token-mean and in units of the
-model's sigma (entropylaw.audit.numerics), beside the model's tolerance. The differences are this
+model's sigma (entropylaw.auditing.numerics), beside the model's tolerance. The differences are this
 machine's; the tolerance is not.
 
     .venv/bin/python analysis/audit_tolerance.py [--temperatures 0.7 1 1.3]
@@ -21,12 +21,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-import entropylaw.audit.conventions as conv
-import entropylaw.audit.numerics as numerics
-from entropylaw.audit.forward import token_entropies
-from entropylaw.ingest.rollouts.encode import encode
-from entropylaw.ingest.rollouts.formats import read_rollouts
-from entropylaw.probe.model import final_hidden, lm_head_weight, load_model, vocab_size
+import entropylaw.auditing.conventions as conv
+import entropylaw.auditing.numerics as numerics
+from entropylaw.auditing.forward import token_entropies
+from entropylaw.readers.rollouts.encode import encode
+from entropylaw.readers.rollouts.formats import read_rollouts
+from entropylaw.probing.model import final_hidden, lm_head_weight, load_model, vocab_size
 
 RUN = Path(__file__).resolve().parents[1] / "data" / "trl" / "audit" / "rollouts_step1.jsonl"
 

@@ -64,7 +64,7 @@ PROBLEMS_SOURCE = ("GSM8K test split 1,319 problems; MATH (lighteval) test split
 
 
 def load_runs(sources):
-    from entropylaw.ingest.dispatch import load
+    from entropylaw.readers.dispatch import load
 
     frames, seen, skipped = [], set(), []
     files = []

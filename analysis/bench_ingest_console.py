@@ -75,14 +75,14 @@ CHILD = textwrap.dedent("""
     import json, re, resource, sys, time
     import pandas as pd
     method, path = sys.argv[1], sys.argv[2]
-    import entropylaw.ingest.dispatch, entropylaw.ingest.verl_console
+    import entropylaw.readers.dispatch, entropylaw.readers.verl_console
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0, c0 = time.perf_counter(), time.process_time()
     if method == "reader":
-        from entropylaw.ingest.verl_console import read_verl_console
+        from entropylaw.readers.verl_console import read_verl_console
         [raw] = read_verl_console(path); rows = len(raw.values)
     elif method == "load":
-        from entropylaw.ingest.dispatch import load
+        from entropylaw.readers.dispatch import load
         df, _ = load([path]); rows = len(df)
     else:  # naive: whole file in memory, one regex, python tuples, a DataFrame
         text = open(path, "rb").read().decode("utf-8", "replace")

@@ -44,7 +44,7 @@ def write_file(path: Path, steps: int) -> None:
 
     from wandb.proto import wandb_internal_pb2 as pb
 
-    from entropylaw.ingest.leveldb_log import write_log
+    from entropylaw.readers.leveldb_log import write_log
 
     rng = random.Random(0)
     payloads = [pb.Record(run=pb.RunRecord(run_id="bench", display_name="bench")).SerializeToString()]
@@ -65,7 +65,7 @@ def write_file(path: Path, steps: int) -> None:
 
 
 STREAMING = """
-from entropylaw.ingest.wandb_offline import read_wandb_offline
+from entropylaw.readers.wandb_offline import read_wandb_offline
 [raw] = read_wandb_offline(PATH)
 rows = len(raw.values)
 """
@@ -75,7 +75,7 @@ import io, json
 import pandas as pd
 from google.protobuf.json_format import MessageToDict
 from wandb.proto import wandb_internal_pb2 as pb
-from entropylaw.ingest.leveldb_log import Damage, iter_records
+from entropylaw.readers.leveldb_log import Damage, iter_records
 data = open(PATH, "rb").read()
 records = []
 for _, payload in iter_records(io.BytesIO(data), Damage()):
@@ -92,7 +92,7 @@ rows = len(long) - 2 * len(df)   # _timestamp and _runtime are not metrics
 
 RUNNER = """
 import resource, sys, time
-import numpy, pandas, wandb.proto.wandb_internal_pb2, entropylaw.ingest.wandb_offline
+import numpy, pandas, wandb.proto.wandb_internal_pb2, entropylaw.readers.wandb_offline
 PATH = sys.argv[1]
 def rss_now():
     with open("/proc/self/statm") as f:

@@ -17,7 +17,7 @@ import time
 
 import torch
 
-from entropylaw.probe import stream
+from entropylaw.probing import stream
 
 
 def _status(field: str) -> int:

@@ -3,11 +3,11 @@
 Builds a Qwen2.5-7B-shaped Qwen2ForCausalLM from its config (hidden 3584, 28 layers, MLP 18944,
 28 heads, 4 KV heads, vocabulary 152,064) with random bf16 weights initialised directly on the
 GPU, then times what the probe does per batch of rollouts: the trunk (the decoder stack to the
-final hidden states, entropylaw.probe.model.final_hidden) and the head statistics from those
+final hidden states, entropylaw.probing.model.final_hidden) and the head statistics from those
 hidden states and the lm_head weight, by
-- ``fused``: entropylaw.probe.triton_stats.fused_token_stats (logp, entropy, lse, sum_p2), and
-- ``stream``: entropylaw.probe.stream.token_stats(second_moment=True), the torch stream that
-  entropylaw.probe.forward.collect_stats calls (without its clamped entropy).
+- ``fused``: entropylaw.probing.triton_stats.fused_token_stats (logp, entropy, lse, sum_p2), and
+- ``stream``: entropylaw.probing.stream.token_stats(second_moment=True), the torch stream that
+  entropylaw.probing.forward.collect_stats calls (without its clamped entropy).
 Reports tokens/s of trunk + head and the head's share of the time, medians of ``--reps`` timed
 batches after one warm-up, plus the largest relative difference of the two heads' statistics.
 
@@ -84,9 +84,9 @@ def main(argv=None) -> int:
         return 0
     else:
         shape, dev = QWEN25_7B, torch.device("cuda")
-    from entropylaw.probe import stream
-    from entropylaw.probe.model import final_hidden, lm_head_weight
-    from entropylaw.probe.triton_stats import fused_token_stats, triton_available
+    from entropylaw.probing import stream
+    from entropylaw.probing.model import final_hidden, lm_head_weight
+    from entropylaw.probing.triton_stats import fused_token_stats, triton_available
 
     if args.out is None:
         args.out = os.environ.get("OUT") or (os.path.join(tempfile.gettempdir(), "bench_probe_e2e_smoke") if args.smoke

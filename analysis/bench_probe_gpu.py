@@ -156,8 +156,8 @@ def make_liger():
 
 
 def make_paths(names):
-    from entropylaw.probe import stream
-    from entropylaw.probe.triton_stats import fused_token_stats, triton_available
+    from entropylaw.probing import stream
+    from entropylaw.probing.triton_stats import fused_token_stats, triton_available
 
     out = {}
     for name in names:
@@ -178,8 +178,8 @@ def make_paths(names):
 
 def pointer_loads(h, W, y):
     """The pointer-load kernel (ROUND1_META: pointer loads, split-fastest order, one fixed config)."""
-    from entropylaw.probe import triton_kernels as tk
-    from entropylaw.probe.triton_stats import STATS as names, _default_splits, interpreting
+    from entropylaw.probing import triton_kernels as tk
+    from entropylaw.probing.triton_stats import STATS as names, _default_splits, interpreting
 
     interp = interpreting()
     meta = dict(tk.ROUND1_META, BLOCK_N=16, BLOCK_V=64, BLOCK_D=32, num_warps=1, num_stages=1) if interp \
@@ -314,7 +314,7 @@ def main(argv=None) -> int:
     if args.smoke:
         if "triton" not in sys.modules:
             os.environ["TRITON_INTERPRET"] = "1"  # must precede triton's import
-        from entropylaw.probe.triton_stats import interpreting
+        from entropylaw.probing.triton_stats import interpreting
         if not interpreting():
             print("bench_probe_gpu: triton was imported before TRITON_INTERPRET=1 could be set")
             return 1
@@ -371,7 +371,7 @@ def main(argv=None) -> int:
                     token = _tuning_token()
                     row.update(run_cell(p, fn, h, W, y, rows_ck, ref, dev))
                     if p == "triton" and _tuning_token() != token:  # this cell tuned: every config's time
-                        from entropylaw.probe import triton_kernels as tk
+                        from entropylaw.probing import triton_kernels as tk
                         row["tuning_ms"] = tk.last_tuning()[1]
                 except torch.cuda.OutOfMemoryError:
                     row["status"] = "OOM"
@@ -388,7 +388,7 @@ def main(argv=None) -> int:
                 if p == "triton":
                     row["config"] = _triton_config(h, W)
                 elif p == "triton_r1":
-                    from entropylaw.probe import triton_kernels as tk
+                    from entropylaw.probing import triton_kernels as tk
                     row["config"] = "pointer loads: " + ", ".join(f"{k}: {v}" for k, v in tk.ROUND1_META.items())
             rows.append(row)
             print(json.dumps(row), flush=True)
@@ -402,7 +402,7 @@ def main(argv=None) -> int:
 
 def _tuning_token():
     try:
-        from entropylaw.probe import triton_kernels as tk
+        from entropylaw.probing import triton_kernels as tk
     except ImportError:
         return None
     return tk.last_tuning()[0] if tk.triton is not None else None
@@ -410,7 +410,7 @@ def _tuning_token():
 
 def _triton_config(h, W):
     """The autotuned config of this shape, as Triton prints it (None when not autotuned)."""
-    from entropylaw.probe import triton_kernels as tk
+    from entropylaw.probing import triton_kernels as tk
 
     nk = tk.n_key(h.shape[0])
     for key, cfg in tk.tuned_configs().items():

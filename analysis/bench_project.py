@@ -1,8 +1,8 @@
 """Benchmark: a whole project at once: N runs x S steps x M metrics from a
 directory of W&B offline runs or an MLflow file store, to the fit table and the HTML
 report, with a progress bar: time and peak memory per phase, for the project path (a
-process pool, :func:`entropylaw.ingest.pool.load_parallel`) and, as the baseline measured
-in the same run, the single-process path (:func:`entropylaw.ingest.dispatch.load`).
+process pool, :func:`entropylaw.readers.pool.load_parallel`) and, as the baseline measured
+in the same run, the single-process path (:func:`entropylaw.readers.dispatch.load`).
 
 The runs are generated, not written through the SDKs (wandb.init and mlflow.log_batch
 for 20 M values take tens of minutes): the W&B runs are ``wandb_internal_pb2`` records
@@ -15,7 +15,7 @@ follow R = -a exp(H) + b with noise; validation every 10 steps; the other metric
 Each path runs in a fresh subprocess: the project path (the runs read in a process pool,
 the fit table, the HTML report as ``entropylaw report`` writes it, figures and all) and,
 as the baseline measured in the same run, the single-process path (the same with
-:func:`entropylaw.ingest.dispatch.load`, and the per-run fits and forecasts in the one
+:func:`entropylaw.readers.dispatch.load`, and the per-run fits and forecasts in the one
 process: ``ENTROPYLAW_WORKERS=1``). Per phase: its time and the peak resident memory
 of the process tree (main process and pool workers, sampled every 50 ms; shared pages
 counted once); the ratio of
@@ -75,7 +75,7 @@ def write_wandb_run(args) -> None:
     root, i, steps, n_metrics = args
     from wandb.proto import wandb_internal_pb2 as pb
 
-    from entropylaw.ingest.leveldb_log import write_log
+    from entropylaw.readers.leveldb_log import write_log
 
     values = run_values(i, steps, n_metrics)
     names = list(values)
@@ -188,10 +188,10 @@ sys.path.insert(0, sys.argv[1])
 path, source, workers, out = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 import entropylaw.api as api
 from entropylaw.fit.run import fits_frame
-from entropylaw.ingest.common import KeyOptions
-from entropylaw.ingest.dispatch import load
-from entropylaw.ingest.pool import load_parallel
-from entropylaw.report.assemble import report_html, write_report
+from entropylaw.readers.common import KeyOptions
+from entropylaw.readers.dispatch import load
+from entropylaw.readers.pool import load_parallel
+from entropylaw.page.assemble import report_html, write_report
 opts = KeyOptions(entropy_key="actor/entropy", score_key="critic/score/mean")
 marks = []
 def mark(name):  # the phase boundaries, for the memory sampler outside; each phase's peak so far
@@ -208,8 +208,8 @@ chosen = ""
 mark("start")
 if path == "single":
     df, reports = load([source], opts)
-elif path == "chosen":  # what load_parallel and the fits choose by themselves (entropylaw.ingest.pool.plan)
-    from entropylaw.ingest.pool import plan
+elif path == "chosen":  # what load_parallel and the fits choose by themselves (entropylaw.readers.pool.plan)
+    from entropylaw.readers.pool import plan
     chosen = str(plan([source]))
     df, reports = load_parallel([source], opts, progress=bar)
 else:
@@ -313,9 +313,9 @@ def device() -> str:
 
 def costs(fmt: str, source: Path) -> None:
     """``--costs``: each piece read in this process (CPU time, which another program's load does
-    not enter), against :func:`entropylaw.ingest.pool.piece_seconds`' estimate for it."""
-    from entropylaw.ingest import pool
-    from entropylaw.ingest.common import KeyOptions
+    not enter), against :func:`entropylaw.readers.pool.piece_seconds`' estimate for it."""
+    from entropylaw.readers import pool
+    from entropylaw.readers.common import KeyOptions
 
     opts = KeyOptions(entropy_key="actor/entropy", score_key="critic/score/mean")
     todo = pool.pieces(str(source))

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from entropylaw import table  # noqa: E402
-from entropylaw.ingest.common import KeyOptions  # noqa: E402
-from entropylaw.ingest.dispatch import load  # noqa: E402
+from entropylaw.readers.common import KeyOptions  # noqa: E402
+from entropylaw.readers.dispatch import load  # noqa: E402
 
 LOGS = ROOT.parent / "shared" / "data" / "real-logs"
 OUT = ROOT / "data" / "real"

@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT / "analysis"))
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from entropylaw import table  # noqa: E402
-from entropylaw.figures.base import Built, Skipped, script  # noqa: E402
+from entropylaw.figure_sets.base import Built, Skipped, script  # noqa: E402
 from entropylaw.draw.style import fs, new_grid  # noqa: E402
 from lab_dose import control_of, run_outcomes, summarise  # noqa: E402
 

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from entropylaw import table  # noqa: E402
-from entropylaw.figures.base import Built, Skipped, script  # noqa: E402
+from entropylaw.figure_sets.base import Built, Skipped, script  # noqa: E402
 from lab_theory import MEASURED, PREDICTIONS, agreement, run_settings, setting_order, steps_frame  # noqa: E402
 
 OUT = ROOT / "figures"

@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from entropylaw import table  # noqa: E402
-from entropylaw.figures.base import Skipped, read_tables, script  # noqa: E402
-from entropylaw.figures.build import build  # noqa: E402
+from entropylaw.figure_sets.base import Skipped, read_tables, script  # noqa: E402
+from entropylaw.figure_sets.build import build  # noqa: E402
 
 OUT = ROOT / "figures"
 

@@ -11,11 +11,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from entropylaw.figures.base import Skipped, script  # noqa: E402
+from entropylaw.figure_sets.base import Skipped, script  # noqa: E402
 
 OUT = ROOT / "figures"
 
-from entropylaw.figures.build import build_probe, read_probe_summary  # noqa: E402
+from entropylaw.figure_sets.build import build_probe, read_probe_summary  # noqa: E402
 
 
 def find_summary():

@@ -1,6 +1,6 @@
 """Offline resource report of the fused statistics kernel for sm_90a (H100/H200), no GPU needed.
 
-Compiles every autotune config of entropylaw.probe.triton_kernels with the local Triton for a
+Compiles every autotune config of entropylaw.probing.triton_kernels with the local Triton for a
 Hopper target, runs the bundled ptxas with -v on the PTX, and prints per config: registers,
 spill bytes, shared memory, and whether wgmma (Hopper's async tensor-core MMA) and cp.async are in
 the PTX. The local Triton may differ from the device's (CPU CI: 3.9; the lent H100: 3.6), so the
@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     except ImportError:
         print("kernel_resources: needs triton")
         return 0
-    from entropylaw.probe import triton_kernels as tk
+    from entropylaw.probing import triton_kernels as tk
 
     bindir = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
     ptxas = next((os.path.join(bindir, p) for p in ("ptxas-blackwell", "ptxas")

@@ -28,7 +28,7 @@ from entropylaw import table  # noqa: E402
 def scale_json(path: str, run_ids: list[str], predict: float | None = None) -> dict:
     args = [sys.executable, "-m", "entropylaw", "scale", path, "--json"]
     for r in run_ids:
-        args += ["--only", r]
+        args += ["--run", r]
     if predict is not None:
         args += ["--predict", repr(predict)]
     res = subprocess.run(args, capture_output=True, text=True, cwd=ROOT)

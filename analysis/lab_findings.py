@@ -92,7 +92,7 @@ def main(path: str) -> None:
         c2 = np.corrcoef(w["cov/token_mean"], w["actor/entropy_delta"])[0, 1]
         print(f"| {r} | {c1:+.2f} | {c2:+.2f} |")
     print("\n## Coefficients vs size (entropylaw scale over the GRPO baselines)\n")
-    args = ["scale", path] + [x for r in base for x in ("--only", r)]
+    args = ["scale", path] + [x for r in base for x in ("--run", r)]
     sc = cli_json(*args)
     if "error" in sc:
         print(f"scale failed: {sc['error']}")

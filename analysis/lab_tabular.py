@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "analysis"))
 
 from entropylaw.lab.theory import batch_predictions  # noqa: E402
-from entropylaw.probe import dynamics  # noqa: E402
+from entropylaw.probing import dynamics  # noqa: E402
 from lab_theory import agreement  # noqa: E402
 
 V = 18  # the lab's vocabulary size

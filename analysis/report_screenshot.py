@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from entropylaw.figures.base import read_tables  # noqa: E402
-from entropylaw.report.assemble import report_html  # noqa: E402
+from entropylaw.figure_sets.base import read_tables  # noqa: E402
+from entropylaw.page.assemble import report_html  # noqa: E402
 
 LAYOUT = """<script>
 window.addEventListener('load', function(){

@@ -78,7 +78,7 @@ def problems(max_operand: int, n_eval: int, seed: int, n_train: int | None = Non
 
 def accuracy(completions, answer, **kwargs) -> list[float]:
     """TRL reward function: 1.0 when the completion's last number is the answer."""
-    from entropylaw.probe.rewards import numeric_answer
+    from entropylaw.probing.rewards import numeric_answer
 
     texts = [c[0]["content"] if isinstance(c, list) else str(c) for c in completions]
     log_extra, ids = kwargs.get("log_extra"), kwargs.get("completion_ids")
@@ -109,7 +109,7 @@ def base_model(out: Path, tiny: bool, dtype, gguf: str | None = None):
                                              max_position_embeddings=256, bos_token_id=None,
                                              eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id))
     else:
-        from entropylaw.probe.model import load_model
+        from entropylaw.probing.model import load_model
 
         model, tok = load_model(str(gguf_path(gguf)), device="cpu", dtype="float32", progress=False)
     model.save_pretrained(base)
@@ -209,7 +209,7 @@ def export(run_dir: Path, dest: Path, run_id: str = RUN_NAME, config: str | None
     import entropylaw as el
     from entropylaw import table
 
-    from entropylaw.ingest.hf_config import params_from_config
+    from entropylaw.readers.hf_config import params_from_config
 
     total, _ = params_from_config(Path(config or run_dir / "base-model" / "config.json"))  # closed form
     df = el.load(*sources(run_dir), run_id=run_id, one_run=True, model="SmolLM2-135M-Instruct", algorithm="grpo",

@@ -2,7 +2,7 @@
 
 Read a run's logs into one tidy table, fit the entropy-performance law
 R = -a*exp(H) + b, forecast where accuracy saturates, and look inside a model at the
-tokens that drive the collapse (``entropylaw.probe``; torch only there and in ``lab``).
+tokens that drive the collapse (``entropylaw.probing``; torch only there and in ``lab``).
 
 >>> import entropylaw as el
 >>> df = el.load("data/real")                                   # doctest: +SKIP
@@ -14,14 +14,13 @@ from entropylaw._version import __version__  # noqa: E402
 
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning  # noqa: E402
 from entropylaw.api import (  # noqa: E402
-    FIGURES, EntropyLawFit, Forecast, algorithms, audit, figures, fit, fit_all, fits_frame, forecast, forecast_all, lab_export,
-    lab_run, lab_sizes, lab_sweep, load, overview, predict, probe, probe_checkpoints, report, row_accounts, run_ids,
-    scale, snapshot, summary,
+    FIGURES, EntropyLawFit, Forecast, algorithms, audit, figures, fit, fit_all, fits_frame, forecast, forecast_all,
+    ingest, lab_export, lab_run, lab_sizes, lab_sweep, load, overview, predict, probe, probe_checkpoints, report,
+    row_accounts, run_ids, scale, snapshot, summary,
 )
 
-# el.ingest, el.probe, el.report, el.figures and el.audit share their names with subpackages: each
-# package is callable as its function (entropylaw._callable), so either is the same call. ingest is
-# imported with the API, so its name is the package's from the start.
+# each name is a function or a package, never both: the packages are named for what they hold
+# (readers, probing, auditing, figure_sets, page), the API's functions for what they do
 __all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "forecast", "forecast_all", "scale",
            "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "FIGURES", "overview", "snapshot",
            "probe", "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes",

@@ -19,7 +19,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # two xdist workers on two cores: one BLAS/OpenMP thread each avoids oversubscription
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
-# dequantised GGUF models are cached (entropylaw/probe/model.py gguf_cache_dir): never in the user's ~/.cache
+# dequantised GGUF models are cached (entropylaw/probing/model.py gguf_cache_dir): never in the user's ~/.cache
 if "ENTROPYLAW_CACHE" not in os.environ:
     import tempfile
 

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 import torch
 
-import entropylaw.audit.core as core
-import entropylaw.audit.numerics as numerics
-import entropylaw.audit.verdict as verdict
-from entropylaw.audit.forward import token_entropies
+import entropylaw.auditing.core as core
+import entropylaw.auditing.numerics as numerics
+import entropylaw.auditing.verdict as verdict
+from entropylaw.auditing.forward import token_entropies
 from entropylaw.cli.main import main
-from entropylaw.ingest.rollouts.encode import Sequence
-from entropylaw.probe.model import tiny_model
+from entropylaw.readers.rollouts.encode import Sequence
+from entropylaw.probing.model import tiny_model
 
 V = 40
 
@@ -110,7 +110,7 @@ def test_each_convention_is_the_trainers_masked_tensor_formula(tiny):
 
 
 def test_conventions_a_batch_cannot_tell_apart_are_left_out_or_flagged():
-    from entropylaw.audit.conventions import Tokens
+    from entropylaw.auditing.conventions import Tokens
 
     same = Tokens(response=[np.array([1.0, 2.0]), np.array([3.0, 4.0])], response_t1=[np.ones(2), np.ones(2)],
                   packed_order=[0, 1])
@@ -177,7 +177,7 @@ def test_the_model_covers_a_bf16_trainer_rounding_logits_and_entropy():
     # sum_v p_v z_v rounded to bf16 (veRL's entropy_from_logits in bf16, the widest of the trainers' forms),
     # emulated exactly in float64: the token-mean and seq-mean-token-mean it logs stay within the tolerance,
     # and the model's sigma is not smaller than the spread observed over the seeds
-    from entropylaw.audit.conventions import Tokens
+    from entropylaw.auditing.conventions import Tokens
 
     z_scores = []
     for seed in range(40):
@@ -225,7 +225,7 @@ def test_one_tokens_worst_case_over_the_vocabulary_is_the_first_order_bound():
 
 
 def test_tolerance_states_its_assumptions():
-    from entropylaw.audit.conventions import Tokens
+    from entropylaw.auditing.conventions import Tokens
     from entropylaw.cli.audit import PRECISIONS
 
     assert PRECISIONS == numerics.PRECISIONS
@@ -284,7 +284,10 @@ def work(tmp_path_factory, tiny):
 
 
 def _run(capsys, *argv):
-    code = main(["audit", *map(str, argv)])
+    try:
+        code = main(["audit", *map(str, argv)])
+    except SystemExit as stop:  # a value the option's type refuses: argparse's exit, after its one line
+        code = stop.code
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -330,10 +333,10 @@ def test_audit_names_the_convention_of_a_logged_value(work, capsys):
     ("no such step", ["--log", "{good}", "--step", "9"], r"good/trainer_state.json: no step 9 \(entropy logged at "
      r"steps 1..3\)"),
     ("log without step", ["--log", "{good}"], r"--log needs --step K"),
-    ("nan --logged", ["--logged", "nan"], r"--logged: logged entropy is nan"),
+    ("nan --logged", ["--logged", "nan"], r"argument --logged: 'nan': expected a finite number"),
     ("empty dump", ["--logged", "1", "--rollouts-override", "{empty}"], r"empty.jsonl: no rollouts"),
     ("wrong tokenizer", ["--logged", "1", "--rollouts-override", "{bigvocab}"], r"outside the vocabulary \[0, 40\)"),
-    ("bad micro-batch", ["--logged", "1", "--micro-batch-size", "0"], r"--micro-batch-size 0: expected a positive"),
+    ("bad micro-batch", ["--logged", "1", "--micro-batch-size", "0"], r"argument --micro-batch-size: '0': must be at least 1"),
     ("bad precision", ["--logged", "1", "--trainer-precision", "fp8"], r"--trainer-precision.*fp8"),
 ])
 def test_bad_input_is_one_line_and_exit_2(work, capsys, case, argv, problem):
@@ -375,7 +378,7 @@ def test_out_writes_summary_json_that_the_report_shows(work, capsys, tmp_path):
 def test_trl_completions_with_sampled_ids_are_scored_as_sampled(tmp_path):
     import pandas as pd
 
-    from entropylaw.ingest.rollouts.formats import read_rollouts
+    from entropylaw.readers.rollouts.formats import read_rollouts
 
     d = tmp_path / "completions"
     d.mkdir()
@@ -390,7 +393,7 @@ def test_trl_completions_with_sampled_ids_are_scored_as_sampled(tmp_path):
 
 def test_el_audit_is_the_api_whatever_was_imported(work):
     import entropylaw as el
-    import entropylaw.audit.core  # noqa: F401  (makes the attribute entropylaw.audit the package)
+    import entropylaw.auditing.core  # noqa: F401  (makes the attribute entropylaw.auditing the package)
 
     d, _logs, truth = work
     r = el.audit(d / "model", d / "r.jsonl", logged=truth["token-mean"], tolerance=1e-7)
@@ -407,7 +410,7 @@ def test_audit_encodes_prompts_by_the_probes_chat_template_rule(tmp_path, capsys
     import pandas as pd
 
     from _tiny_lm import char_tokenizer
-    from entropylaw.ingest.rollouts.encode import chat_template_for
+    from entropylaw.readers.rollouts.encode import chat_template_for
 
     assert [chat_template_for(f, a) for f in ("verl-dump", "trl-completions", "entropylaw")
             for a in (None, True, False)] == [None, True, False, None, True, False, False, True, False]

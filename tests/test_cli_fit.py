@@ -66,7 +66,7 @@ def test_fit_json_and_plot(cli, tmp_path):
 def test_fit_human_table_pool_and_predict(inproc, tmp_path):
     cli = inproc
     path = write_runs(tmp_path)
-    out = cli("fit", str(path), "--only", "r1")
+    out = cli("fit", str(path), "--run", "r1")
     assert out.returncode == 0 and "ceiling" in out.stdout and "r1" in out.stdout
     pooled = cli("fit", str(path), "--pool", "--json", "--interval", "run-bootstrap", "--n-boot", "200")
     assert pooled.returncode == 0, pooled.stderr
@@ -171,7 +171,7 @@ def test_bad_predict_steps(capsys, tmp_path, value):
 
 def test_good_option_values_still_parse(inproc, tmp_path):
     path = write_runs(tmp_path)
-    out = inproc("fit", str(path), "--only", "r1", "--json", "--interval", "block-bootstrap", "--n-boot", "2",
+    out = inproc("fit", str(path), "--run", "r1", "--json", "--interval", "block-bootstrap", "--n-boot", "2",
                  "--conf", "0.9", "--score-range", "0,1")
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
@@ -181,7 +181,7 @@ def test_good_option_values_still_parse(inproc, tmp_path):
 # ---------------------------------------------------------------- the paper's horizon through the CLI
 def test_predict_steps_horizon_in_json_and_table(inproc, tmp_path):
     path = write_runs(tmp_path)
-    out = inproc("predict", str(path), "--only", "r1", "--fit-steps", "36", "--predict-steps", "100", "--json")
+    out = inproc("predict", str(path), "--run", "r1", "--fit-steps", "36", "--predict-steps", "100", "--json")
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
     # independent recomputation from the table: least squares on steps <= 36, score 36 < step <= 136
@@ -199,7 +199,7 @@ def test_predict_steps_horizon_in_json_and_table(inproc, tmp_path):
     assert res["final_step"] == 130 and res["final_observed"] == pytest.approx(R.loc[130])
     assert res["final_predicted"] == pytest.approx(b - a * np.exp(H.loc[130]), rel=1e-9)
     assert res["rmse_predicted"] == pytest.approx(np.sqrt(np.mean(err**2)), rel=1e-9)
-    every = json.loads(inproc("predict", str(path), "--only", "r1", "--fit-steps", "36", "--json").stdout)
+    every = json.loads(inproc("predict", str(path), "--run", "r1", "--fit-steps", "36", "--json").stdout)
     assert every["predict_steps"] is None and every["final_step"] == 300 and every["n_predicted"] == 27
-    human = inproc("predict", str(path), "--only", "r1", "--fit-steps", "36", "--predict-steps", "100")
+    human = inproc("predict", str(path), "--run", "r1", "--fit-steps", "36", "--predict-steps", "100")
     assert human.returncode == 0 and "predict the next 100 steps" in human.stdout.splitlines()[0]

@@ -91,21 +91,18 @@ def test_a_misspelt_option_is_said_before_a_missing_required_one(capsys):
     assert "one of the arguments --fit-steps --fit-frac is required" in line
 
 
-def test_fit_run_names_the_option_that_picks_runs_and_the_one_that_names_them(capsys):
-    line = _refused(["fit", "data/real", "--run", "X"], capsys)
-    assert line == ("entropylaw: error: fit: unknown option --run (options are not abbreviated); did you mean "
-                    "--only (fit only this run) or --run-id (name the runs read ID)? (see 'entropylaw fit --help')")
-    assert "--run-id" in _refused(["fit", "data/real", "--run=X"], capsys)  # the = form too
-
-
-def test_forecast_only_is_pointed_to_its_run(capsys):
-    line = _refused(["forecast", "data/real", "--only", "X"], capsys)
-    assert "unknown option --only" in line and "did you mean --run (" in line
+def test_run_picks_runs_in_every_command_and_a_guess_is_pointed_to_it(capsys):
+    for argv in (["fit", "data/real"], ["forecast", "data/real"], ["summary", "data/real"], ["demo"]):
+        assert build_parser().parse_args([*argv, "--run", "X", "--run", "Y"]).run == ["X", "Y"]
+    line = _refused(["fit", "data/real", "--only", "X"], capsys)
+    assert line.startswith("entropylaw: error: fit: unknown option --only (options are not abbreviated); did you mean "
+                           "--run (keep only this run)")
+    assert "did you mean --run (" in _refused(["forecast", "data/real", "--runs=X"], capsys)  # the = form too
 
 
 def test_a_full_option_still_parses():
-    args = build_parser().parse_args(["fit", "data/real", "--run-id", "X", "--only", "X"])
-    assert (args.run_id, args.only) == ("X", ["X"])
+    args = build_parser().parse_args(["fit", "data/real", "--run-id", "X", "--run", "X"])
+    assert (args.run_id, args.run) == ("X", ["X"])
 
 
 def test_unknown_option_message_hostile_cases():

@@ -1,5 +1,5 @@
-"""The figures are declared once (``entropylaw/figure_catalog.py``): the API's names, the
-builders :mod:`entropylaw.figures.build` runs and the drawers all come from that list, and it
+"""The figures are declared once (``entropylaw/figure_sets/catalog.py``): the API's names, the
+builders :mod:`entropylaw.figure_sets.build` runs and the drawers all come from that list, and it
 holds every builder of the package."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ pytest.importorskip("matplotlib")
 import entropylaw.api as api  # noqa: E402
 from entropylaw import table  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
-from entropylaw.figures import build as B  # noqa: E402
-from entropylaw import figure_catalog as catalog  # noqa: E402
+from entropylaw.figure_sets import build as B  # noqa: E402
+from entropylaw.figure_sets import catalog  # noqa: E402
 
 FIGURES_DIR = Path(B.__file__).parent
 
@@ -34,8 +34,8 @@ def test_one_list_feeds_the_api_and_the_builders():
 def test_each_builder_and_drawer_exists(figure):
     build, draw = B.builder(figure.name), B.drawer(figure.name)
     assert callable(build) and callable(draw)
-    assert build.__module__.startswith("entropylaw.figures.")
-    assert draw.__module__.startswith(("entropylaw.figures.", "entropylaw.draw."))
+    assert build.__module__.startswith("entropylaw.figure_sets.")
+    assert draw.__module__.startswith(("entropylaw.figure_sets.", "entropylaw.draw."))
     first = next(iter(inspect.signature(build).parameters))
     assert first == ("summary" if figure.source == catalog.PROBE else "t")
 
@@ -48,15 +48,16 @@ def test_every_builder_of_the_package_is_declared_once():
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.FunctionDef) and not node.name.startswith("_") and node.returns is not None \
                     and ast.unparse(node.returns) == "list[Built]" and path.stem != "build":
-                found.append(f"figures.{path.stem}:{node.name}")
-    declared = [f.builder for f in catalog.FIGURES]
+                found.append(f"entropylaw.figure_sets.{path.stem}:{node.name}")
+    declared = [f"{catalog.function(f.builder).__module__}:{f.builder[1]}" for f in catalog.FIGURES]
     assert sorted(found) == sorted(declared) and len(set(declared)) == len(declared)
 
 
 def test_reading_the_names_loads_no_matplotlib():
-    code = ("import sys; import entropylaw as el; from entropylaw import figure_catalog; figure_catalog.names(); "
-            "assert 'matplotlib' not in sys.modules and 'entropylaw.figures' not in sys.modules; "
-            "assert el.FIGURES == figure_catalog.names()")
+    code = ("import sys; import entropylaw as el; from entropylaw.figure_sets import catalog; catalog.names(); "
+            "assert 'matplotlib' not in sys.modules and 'entropylaw.figure_sets.build' not in sys.modules; "
+            "assert not [m for m in sys.modules if m.startswith('entropylaw.draw')]; "
+            "assert el.FIGURES == catalog.names()")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

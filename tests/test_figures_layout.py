@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from entropylaw.figures.base import Skipped  # noqa: E402
+from entropylaw.figure_sets.base import Skipped  # noqa: E402
 from entropylaw.draw.style import using  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -272,7 +272,7 @@ def test_cli_target_json_and_text(tmp_path):
 
 
 def test_report_first_table_has_forecast_and_stop_step():
-    from entropylaw.report.page import summary_table
+    from entropylaw.page.page import summary_table
 
     runs = [{"run_id": "r", "number": 1, "label": "r", "ceiling": 0.7, "ceiling_ci": (0.6, 0.8), "trust": "good fit"}]
     fcs = [{"run_id": "r", "method": "last-value", "conf": 0.9, "forecast": 0.66, "forecast_ci": (0.6, 0.7),

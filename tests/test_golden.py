@@ -117,7 +117,7 @@ def _probe_inputs(d: Path) -> None:
     """A tiny random policy and twelve rollouts, fixed by their seeds (the probe's CLI test's inputs)."""
     from _probe_inputs import rollout_rows, write_jsonl
 
-    from entropylaw.probe.model import tiny_model
+    from entropylaw.probing.model import tiny_model
 
     tiny_model("qwen2", vocab=120, hidden=16, layers=1, seed=0).save_pretrained(d / "model")
     write_jsonl(d / "roll.jsonl", rollout_rows(120))

@@ -18,7 +18,7 @@ pytest.importorskip("clearml")
 import _tracker_runs as runs  # noqa: E402
 from entropylaw.cli.main import main  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
-from entropylaw.ingest.dispatch import detect_format, load  # noqa: E402
+from entropylaw.readers.dispatch import detect_format, load  # noqa: E402
 
 HERE = Path(__file__).parent
 NAMES = ["grpo-qwen2.5-0.5b", "ppo-resumed", "trl-grpo"]

@@ -4,8 +4,8 @@ import json
 
 import pandas as pd
 
-from entropylaw.ingest.common import RawRun, finalize
-from entropylaw.ingest.dispatch import load
+from entropylaw.readers.common import RawRun, finalize
+from entropylaw.readers.dispatch import load
 
 
 def test_key_named_entropy_is_kept_as_raw_and_counted(tmp_path):
@@ -27,7 +27,7 @@ def test_override_selects_the_plain_key_and_keeps_the_other():
     raw = RawRun("r", "x.csv", steps=[1, 2, 1, 2], keys=["actor/entropy", "actor/entropy", "entropy", "entropy"],
                  values=[0.5, 0.4, 9.0, 8.0])
     raw.report.read(4)
-    from entropylaw.ingest.common import KeyOptions
+    from entropylaw.readers.common import KeyOptions
 
     t = finalize(raw, KeyOptions(entropy_key="entropy"))
     by = {m: g.sort_values("step")["value"].tolist() for m, g in t.groupby("metric")}

@@ -9,8 +9,8 @@ import lzma
 
 import pytest
 
-from entropylaw.ingest.compressed import open_log
-from entropylaw.ingest.dispatch import detect_format, load
+from entropylaw.readers.compressed import open_log
+from entropylaw.readers.dispatch import detect_format, load
 
 CSV = "step,actor/entropy,critic/score/mean\n1,0.5,0.1\n2,0.4,0.2\n3,0.3,0.25\n"
 JSONL = "".join(f'{{"step": {s}, "data": {{"actor/entropy": {0.5 - s / 10}, "critic/score/mean": {s / 10}}}}}\n'

@@ -8,8 +8,8 @@ import pytest
 
 from entropylaw import table
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import KeyOptions
-from entropylaw.ingest.dispatch import detect_format, load
+from entropylaw.readers.common import KeyOptions
+from entropylaw.readers.dispatch import detect_format, load
 
 LOG = "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=rloo\nstep:1 - actor/entropy:0.5 - x:1\n" \
       "step:2 - actor/entropy:0.4 - x:2\n"
@@ -79,7 +79,7 @@ def test_nothing_usable(tmp_path):
 
 
 def test_wandb_sources_route_to_the_wandb_readers(tmp_path, monkeypatch):
-    from entropylaw.ingest import dispatch
+    from entropylaw.readers import dispatch
 
     calls = []
     for module in ("wandb_online", "wandb_offline"):

@@ -10,9 +10,9 @@ import pytest
 
 from entropylaw import table
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import KeyOptions
-from entropylaw.ingest.dispatch import detect_format, load
-from entropylaw.ingest.hf_console import looks_like_hf_console, read_hf_console
+from entropylaw.readers.common import KeyOptions
+from entropylaw.readers.dispatch import detect_format, load
+from entropylaw.readers.hf_console import looks_like_hf_console, read_hf_console
 
 
 def independent_records(path) -> list[dict]:
@@ -95,7 +95,7 @@ def test_step_numbers_without_bars(tmp_path):
     path = tmp_path / "myrun.log"
     path.write_text("\n".join(lines) + "\n")
     [raw] = read_hf_console(path)
-    assert any("record indices" in n and "--logging-steps" in n for n in raw.report.notes)
+    assert any("record indices" in n and "`logging_steps`" in n for n in raw.report.notes)
     df, _ = load([str(path)])
     run = "myrun"
     assert table.series(df, run, "entropy").index.tolist() == [1, 2, 3]

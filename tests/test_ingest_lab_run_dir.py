@@ -2,7 +2,7 @@
 
 import json
 
-from entropylaw.ingest.dispatch import detect_format, load
+from entropylaw.readers.dispatch import detect_format, load
 
 
 def test_lab_run_dir_reads_as_one_run_with_lab_metadata(tmp_path, cli):

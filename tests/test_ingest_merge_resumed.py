@@ -5,8 +5,8 @@ that the resumed run repeated with the same values but new timings. It is still 
 from __future__ import annotations
 
 from entropylaw import table
-from entropylaw.ingest.merge import merge_same_runs
-from entropylaw.ingest.accounts import IngestReport
+from entropylaw.readers.merge import merge_same_runs
+from entropylaw.readers.accounts import IngestReport
 
 
 def _piece(records, source, fmt):
@@ -62,8 +62,8 @@ def test_identical_bookkeeping_repeats_are_not_counted_other_repeats_are():
     counted; a bookkeeping key at a new value, or any other key twice, is a counted drop."""
     import pandas as pd
 
-    from entropylaw.ingest.common import REPEATED, resolve_resumes
-    from entropylaw.ingest.accounts import IngestReport
+    from entropylaw.readers.common import REPEATED, resolve_resumes
+    from entropylaw.readers.accounts import IngestReport
 
     rows = [(1, "train/global_step", 1.0), (1, "loss", 0.5), (1, "train/global_step", 1.0),  # identical: uncounted
             (1, "train/epoch", 0.1), (1, "train/epoch", 0.1), (1, "epoch", 0.1), (1, "epoch", 0.1),

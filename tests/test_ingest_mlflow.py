@@ -25,7 +25,7 @@ from mlflow.entities import Metric, Param  # noqa: E402
 
 import entropylaw.table as table  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
-from entropylaw.ingest.dispatch import detect_format, load  # noqa: E402
+from entropylaw.readers.dispatch import detect_format, load  # noqa: E402
 
 STEPS = 12
 VAL_EVERY = 4
@@ -200,7 +200,7 @@ def test_file_store_round_trip(tmp_path, monkeypatch):
     got = {("val-core/gsm8k/acc/mean@1" if k == "val/gsm8k" else k): v for k, v in got.items()}
     assert got == _expected(logged, "grpo-qwen2.5-0.5b")
     # the whole store read in a process pool, one run per piece: the same table
-    from entropylaw.ingest.pool import load_parallel, pieces
+    from entropylaw.readers.pool import load_parallel, pieces
 
     assert len(pieces(str(store))) == 3
     par, par_reports = load_parallel([str(store)], workers=2)
@@ -218,7 +218,7 @@ def test_file_store_round_trip(tmp_path, monkeypatch):
 
 def _client_path(monkeypatch):
     """Make the file store's fast parse give up, so MLflow's own client reads every run."""
-    from entropylaw.ingest import mlflow_files
+    from entropylaw.readers import mlflow_files
 
     def irregular(run):
         raise mlflow_files.Irregular("test")
@@ -239,7 +239,7 @@ def test_file_store_fast_parse_equals_mlflow_client(tmp_path, monkeypatch):
     client.log_batch(run.info.run_id, metrics=[Metric("actor/entropy", v, 1000 + i, i) for i, v in enumerate(awkward)]
                      + [Metric("critic/score/mean", 0.5, 1000 + i, i) for i in range(len(awkward))])
     fast, fast_reports = load([str(store)])
-    from entropylaw.ingest.pool import load_parallel
+    from entropylaw.readers.pool import load_parallel
 
     pooled, pooled_reports = load_parallel([str(store)], workers=2)
     _client_path(monkeypatch)

@@ -1,6 +1,6 @@
 """Run names within one source: unique, and never a suffix onto a name another run has."""
 
-from entropylaw.ingest.names import unique_run_ids
+from entropylaw.readers.names import unique_run_ids
 
 
 def test_a_suffix_never_lands_on_a_name_already_taken():

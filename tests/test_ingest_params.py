@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.hf_config import params_from_config
+from entropylaw.readers.hf_config import params_from_config
 
 SMALL = dict(vocab_size=320, hidden_size=32, intermediate_size=72, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, max_position_embeddings=64)
@@ -69,7 +69,7 @@ def test_llama_block_by_hand(family):
 
 def test_reading_a_config_needs_no_torch_or_transformers(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "qwen2", **SMALL}))
-    code = ("import sys; from entropylaw.ingest.hf_config import params_from_config; "
+    code = ("import sys; from entropylaw.readers.hf_config import params_from_config; "
             f"print(params_from_config({str(tmp_path)!r})); "
             "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

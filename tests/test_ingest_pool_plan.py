@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from entropylaw.ingest.pool import (MARGIN, PER_MB_S, PIECE_S, UNMEASURED_MB_S, WORKER_START_S, _format_and_size,
+from entropylaw.readers.pool import (MARGIN, PER_MB_S, PIECE_S, UNMEASURED_MB_S, WORKER_START_S, _format_and_size,
                                     choose_workers, load_parallel, piece_seconds, plan, pool_seconds)
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real"

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from entropylaw import api, table
-from entropylaw.ingest.accounts import IngestReport
-from entropylaw.ingest.common import KeyOptions
-from entropylaw.ingest.dispatch import load, name_runs
-from entropylaw.ingest.merge import SUPERSEDED, _move
-from entropylaw.ingest.pool import load_parallel
+from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.common import KeyOptions
+from entropylaw.readers.dispatch import load, name_runs
+from entropylaw.readers.merge import SUPERSEDED, _move
+from entropylaw.readers.pool import load_parallel
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real"
 
@@ -147,4 +147,4 @@ def test_cli_resumed_run_warnings_stay_within_each_file(cli, tmp_path):
     assert warned == [
         f"entropylaw: warning: {tmp_path}/d1/run.log: dropped 12 of 20 rows (superseded by resumed segment: 12)",
         f"entropylaw: warning: {tmp_path}/d2/run.log: dropped 102 of 192 rows (superseded by resumed segment: 102)"]
-    assert api.Ingested(api.load(str(tmp_path / "out.parquet"), warn=False)).reports  # stored accounts hold
+    assert api.reading.Ingested(api.load(str(tmp_path / "out.parquet"), warn=False)).reports  # stored accounts hold

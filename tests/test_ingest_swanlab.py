@@ -14,8 +14,8 @@ pytest.importorskip("swanlab")
 
 import _tracker_runs as runs  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
-from entropylaw.ingest.dispatch import detect_format, load  # noqa: E402
-from entropylaw.ingest.swanlab_log import DAMAGED  # noqa: E402
+from entropylaw.readers.dispatch import detect_format, load  # noqa: E402
+from entropylaw.readers.swanlab_log import DAMAGED  # noqa: E402
 
 HERE = Path(__file__).parent
 

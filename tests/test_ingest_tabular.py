@@ -11,10 +11,10 @@ import pytest
 
 from entropylaw import table
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import finalize
-from entropylaw.ingest.dispatch import detect_format, load
-from entropylaw.ingest.tabular import read_tabular
-from entropylaw.ingest.verl_jsonl import read_verl_jsonl
+from entropylaw.readers.common import finalize
+from entropylaw.readers.dispatch import detect_format, load
+from entropylaw.readers.tabular import read_tabular
+from entropylaw.readers.verl_jsonl import read_verl_jsonl
 
 rng = np.random.default_rng(0)
 

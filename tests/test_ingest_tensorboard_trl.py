@@ -9,7 +9,7 @@ import pytest
 
 from entropylaw import table
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.dispatch import detect_format, load
+from entropylaw.readers.dispatch import detect_format, load
 
 rng = np.random.default_rng(1)
 

@@ -16,7 +16,7 @@ pytest.importorskip("trackio")
 
 import _tracker_runs as runs  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
-from entropylaw.ingest.dispatch import detect_format, load  # noqa: E402
+from entropylaw.readers.dispatch import detect_format, load  # noqa: E402
 
 HERE = Path(__file__).parent
 

@@ -11,9 +11,9 @@ import pytest
 from entropylaw import table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fit.pairing import pair
-from entropylaw.ingest.common import KeyOptions
-from entropylaw.ingest.dispatch import detect_format, load
-from entropylaw.ingest.keys import detect_keys
+from entropylaw.readers.common import KeyOptions
+from entropylaw.readers.dispatch import detect_format, load
+from entropylaw.readers.keys import detect_keys
 
 BOOKKEEPING_FINAL = ("train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos", "train_loss")
 

@@ -12,9 +12,9 @@ import pytest
 
 from entropylaw import table
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import KeyOptions, finalize
-from entropylaw.ingest.dispatch import load
-from entropylaw.ingest.verl_console import read_verl_console
+from entropylaw.readers.common import KeyOptions, finalize
+from entropylaw.readers.dispatch import load
+from entropylaw.readers.verl_console import read_verl_console
 
 REAL = {
     "verl_gpg_qwen2-7b-instruct_gsm8k+math_fsdp": ("Qwen2-7B-Instruct", "gpg", "gsm8k+math", 7e9),

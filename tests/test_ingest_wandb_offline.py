@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import finalize
-from entropylaw.ingest.leveldb_log import BLOCK_SIZE
-from entropylaw.ingest.wandb_offline import meta_from_config, read_wandb_offline
+from entropylaw.readers.common import finalize
+from entropylaw.readers.leveldb_log import BLOCK_SIZE
+from entropylaw.readers.wandb_offline import meta_from_config, read_wandb_offline
 
 pb = pytest.importorskip("wandb.proto.wandb_internal_pb2")
 

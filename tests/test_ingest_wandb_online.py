@@ -16,9 +16,9 @@ import pytest
 import requests
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest import wandb_online
-from entropylaw.ingest.common import finalize
-from entropylaw.ingest.wandb_online import read_wandb_online
+from entropylaw.readers import wandb_online
+from entropylaw.readers.common import finalize
+from entropylaw.readers.wandb_online import read_wandb_online
 
 FAKE_KEY = "fakekey" + "0123456789abcdef" * 2 + "01234567"   # 40 characters, like a real key
 
@@ -225,7 +225,7 @@ def test_no_network_real_sdk_one_line_no_key(tmp_path):
     script = textwrap.dedent(f"""
         import sys
         from entropylaw.errors import EntropyLawError
-        from entropylaw.ingest import wandb_online
+        from entropylaw.readers import wandb_online
         wandb_online.TIMEOUT_S = 1
         try:
             wandb_online.read_wandb_online("wandb://e/p", cache_dir={str(tmp_path)!r})

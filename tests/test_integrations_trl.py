@@ -149,7 +149,7 @@ def test_callback_in_a_real_tiny_grpo_run_logs_through_tensorboard(tmp_path):
     from trl import GRPOConfig, GRPOTrainer
 
     from _tiny_lm import char_tokenizer
-    from entropylaw.ingest.tensorboard import read_tensorboard
+    from entropylaw.readers.tensorboard import read_tensorboard
 
     os.environ["HF_HUB_OFFLINE"] = "1"
     tok = char_tokenizer()

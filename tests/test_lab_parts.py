@@ -135,7 +135,7 @@ def test_covariance_summary_and_response_level_against_numpy():
     logp = torch.tensor(-rng.exponential(size=(8, 6)))
     valid = torch.tensor(rng.random((8, 6)) < 0.8)
     adv = torch.tensor(rng.normal(size=(8, 1)))
-    from entropylaw.probe.interventions import token_covariance
+    from entropylaw.probing.interventions import token_covariance
 
     cov = token_covariance(logp, adv, valid)
     summary = covariance_summary(cov, valid)

@@ -98,10 +98,10 @@ def test_logs_read_back_through_ingest(micro_run, cli, tmp_path):
 
 @pytest.mark.slow
 def test_wandb_offline_file_reads_back(micro_run):
-    if importlib.util.find_spec("entropylaw.ingest.wandb_offline") is None:
-        pytest.skip("entropylaw.ingest.wandb_offline is not in this tree")
-    from entropylaw.ingest.common import finalize
-    from entropylaw.ingest.wandb_offline import read_wandb_offline
+    if importlib.util.find_spec("entropylaw.readers.wandb_offline") is None:
+        pytest.skip("entropylaw.readers.wandb_offline is not in this tree")
+    from entropylaw.readers.common import finalize
+    from entropylaw.readers.wandb_offline import read_wandb_offline
 
     out, _ = micro_run
     [raw] = read_wandb_offline(next(out.glob("wandb/offline-run-*")))

@@ -18,7 +18,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.lab.config import RunConfig
 from entropylaw.lab.sweep import parse_sweep
 from entropylaw.lab.theory import batch_predictions
-from entropylaw.probe import dynamics
+from entropylaw.probing import dynamics
 
 S, V = 64, 7
 

@@ -1,20 +1,22 @@
 """The package's layers, read from the code itself.
 
-- ``ingest/``, ``fit/`` and the shared bottom modules (``table``, ``fileio``,
-  ``errors``, ``_optional``) never import ``lab/``, ``probe/``, ``audit/``, ``cli/``,
-  ``results/``, ``figures/``, ``report/``, ``draw/`` or ``api``: not at module level, not inside a
-  function (a static walk of every import statement). One exception: a result's ``plot``
+- ``readers/``, ``fit/`` and the shared bottom modules (``table``, ``fileio``,
+  ``errors``, ``_optional``) never import ``lab/``, ``probing/``, ``auditing/``, ``cli/``,
+  ``results/``, ``figure_sets/``, ``page/``, ``draw/`` or ``api``: not at module level, not inside a
+  function, not through a string given to ``importlib.import_module`` or ``__import__`` (a
+  static walk of every import statement and of every such call). One exception: a result's ``plot``
   method imports its drawer (one of :data:`DRAWERS`, in ``draw/``, which imports nothing of
   ``fit/``) inside itself, so that matplotlib is loaded on the first plot only.
+- No module below ``api`` names it in any form: not in an import, not in a string.
+- A public name of the package is a function or a package, never both; ``entropylaw.api``
+  exports its ``__all__`` only.
 - The drawers import no ``fit/`` module, directly or through what they import: the
   ``plot`` methods' imports close no loop.
-- ``results/`` (the per-run numbers) never imports ``figures/``, ``report/`` or matplotlib.
+- ``results/`` (the per-run numbers) never imports ``figure_sets/``, ``page/`` or matplotlib.
 - No import cycle: the graph of every import statement between the package's modules
   (function-level ones too) has no loop.
 - ``import entropylaw`` and reading a lab run directory do not import torch, and
   ``import entropylaw`` does not import matplotlib (a fresh interpreter, then ``sys.modules``).
-
-What the project's modules import of each other is drawn by ``farm-studio look``.
 """
 
 from __future__ import annotations
@@ -29,17 +31,17 @@ from pathlib import Path
 import entropylaw
 
 PACKAGE = Path(entropylaw.__file__).parent
-LOWER = ("entropylaw.ingest", "entropylaw.fit", "entropylaw.table", "entropylaw.ingest.lab_rundir", "entropylaw.fileio",
+LOWER = ("entropylaw.readers", "entropylaw.fit", "entropylaw.table", "entropylaw.readers.lab_rundir", "entropylaw.fileio",
          "entropylaw.errors", "entropylaw._optional", "entropylaw.table.convention", "entropylaw.table.pack",
          "entropylaw.table.parallel", "entropylaw.table.blocks", "entropylaw.terminal")
 # draw/ sits below fit/ (it imports none of it) but loads matplotlib: the lower layers reach it
 # only through a result's plot method, so it is listed with the layers they may not import
-UPPER = ("entropylaw.lab", "entropylaw.probe", "entropylaw.audit", "entropylaw.cli", "entropylaw.results",
-         "entropylaw.figures", "entropylaw.report", "entropylaw.api", "entropylaw.draw")
+UPPER = ("entropylaw.lab", "entropylaw.probing", "entropylaw.auditing", "entropylaw.cli", "entropylaw.results",
+         "entropylaw.figure_sets", "entropylaw.page", "entropylaw.api", "entropylaw.draw")
 # what EntropyLawFit.plot, Forecast.plot and ScaleResult.plot draw with (matplotlib, numpy, the style)
 DRAWERS = ("entropylaw.draw.law", "entropylaw.draw.forecast", "entropylaw.draw.sizes")
 RESULTS = ("entropylaw.results",)
-ABOVE_RESULTS = ("entropylaw.figures", "entropylaw.report", "matplotlib")
+ABOVE_RESULTS = ("entropylaw.figure_sets", "entropylaw.page", "matplotlib")
 
 
 def _name(path: Path) -> str:
@@ -81,11 +83,30 @@ def _import_sites(module: str, source: str | None = None) -> list[tuple[int, str
             for a in node.names:
                 full = f"{base}.{a.name}"
                 out.append((node.lineno, full if full in MODULES else base, function))
+        elif isinstance(node, ast.Call) and _loads_by_name(node.func) and node.args:
+            name = _text_start(node.args[0])
+            if name:  # importlib.import_module("a.b") / __import__("a.b"): an import the graph must see
+                out.append((node.lineno, name, function))
         for child in ast.iter_child_nodes(node):
             visit(child, node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else function)
 
     visit(tree, None)
     return sorted(out)
+
+
+def _loads_by_name(func) -> bool:
+    """A call that imports the module its first argument names."""
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in ("import_module", "__import__")
+
+
+def _text_start(node) -> str | None:
+    """A string argument's text, or the constant start of an f-string (``f"entropylaw.{x}"``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+        return str(node.values[0].value)
+    return None
 
 
 def _reaching_up(module: str, source: str | None = None) -> list[str]:
@@ -160,8 +181,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_walk_sees_function_level_imports():
     """The static walk finds imports inside functions (so the layer rule covers them)."""
     found = dict((t, line) for line, t in _imports("entropylaw.api.tools"))
-    assert "entropylaw.probe.session" in found     # imported inside probe(): torch
-    assert _own("entropylaw.ingest.dispatch.load") == "entropylaw.ingest.dispatch"
+    assert "entropylaw.probing.session" in found     # imported inside probe(): torch
+    assert _own("entropylaw.readers.dispatch.load") == "entropylaw.readers.dispatch"
 
 
 def test_cycle_finder_finds_a_known_loop():
@@ -190,8 +211,8 @@ from entropylaw.draw.law import draw_fit
 def draw(self):
     from entropylaw.draw.law import draw_fit
 def plot(self):
-    from entropylaw.figures.law import law_figures
-    import entropylaw.report.page
+    from entropylaw.figure_sets.law import law_figures
+    import entropylaw.page.page
 class Result:
     def plot(self, ax=None):
         from entropylaw.draw import forecast
@@ -240,7 +261,7 @@ HEAVY = ("torch", "transformers", "wandb", "tbparse", "tensorboard", "triton")
 
 def _lab_run_dir(path: Path) -> Path:
     """A lab run directory written through the run format (no torch, no training)."""
-    from entropylaw.ingest.lab_rundir import METRICS_JSONL, write_run_json
+    from entropylaw.readers.lab_rundir import METRICS_JSONL, write_run_json
 
     meta = {"run_id": "xs-grpo-none-s0", "model": "lab-xs", "n_params": 31000.0, "n_params_nonembedding": 27792.0,
             "algorithm": "grpo", "dataset": "sum4x1", "seed": 0.0}
@@ -262,7 +283,7 @@ after_import = heavy()
 from entropylaw.cli.main import build_parser
 build_parser()
 after_parser = heavy()
-from entropylaw.ingest.dispatch import detect_format, load
+from entropylaw.readers.dispatch import detect_format, load
 df, reports = load([{str(run)!r}])
 print(json.dumps({{"import": after_import, "parser": after_parser, "read": heavy(),
                   "fmt": detect_format({str(run)!r}), "runs": sorted(map(str, df.run_id.unique())),
@@ -303,8 +324,8 @@ def test_reading_and_encoding_rollouts_do_not_import_torch(tmp_path):
     own.write_text(json.dumps({"prompt_id": "p", "prompt_ids": [1, 2], "response_ids": [3], "reward": 1.0}) + "\n")
     code = f"""
 import json, sys
-from entropylaw.ingest.rollouts.encode import encode
-from entropylaw.ingest.rollouts.formats import read_rollouts
+from entropylaw.readers.rollouts.encode import encode
+from entropylaw.readers.rollouts.formats import read_rollouts
 verl = read_rollouts({str(dump)!r})
 seqs = encode(read_rollouts({str(own)!r}), "r", vocab_size=8)
 print(json.dumps({{"fmt": verl.attrs["format"], "ids": seqs[0].response_ids,
@@ -372,3 +393,79 @@ def run(args):
 """
     bad = _cli_reaches_past_the_api("entropylaw.cli.made_up", source)
     assert [b.split(" imports ")[0] for b in bad] == ["entropylaw.cli.made_up:5", "entropylaw.cli.made_up:7"], bad
+
+ABOVE_THE_API = ("entropylaw.api", "entropylaw.cli", "entropylaw.integrations", "entropylaw.__main__")
+API = "entropylaw.api"
+
+
+def _names_the_api(module: str, source: str | None = None) -> list[str]:
+    """Where a module below the API names it: an import statement, a string given to
+    ``importlib.import_module`` or ``__import__``, or any other string (a docstring aside) that
+    spells its module name, as a string handed on to an importer would."""
+    path = MODULES.get(module)
+    text = source if source is not None else path.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    found = [f"{module}:{line} imports {target}" for line, target, _ in _import_sites(module, text)
+             if _within(target, (API,))]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "entropylaw" and any(a.name == "api" for a in node.names):
+            found.append(f"{module}:{node.lineno} imports {API}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and API in node.value \
+                and id(node) not in docs:
+            found.append(f"{module}:{node.lineno} names {API} in a string")
+    return sorted(set(found))
+
+
+def test_no_module_below_the_api_names_it():
+    """Not in an import, not in a string a module hands to importlib (the graph cannot see those)."""
+    below = [m for m in MODULES if m != "entropylaw" and not _within(m, ABOVE_THE_API)]
+    bad = [line for m in below for line in _names_the_api(m)]
+    assert not bad, "modules below the API name it:\n" + "\n".join(bad)
+
+
+def test_the_api_rule_catches_every_form_of_naming_it():
+    source = """
+import importlib
+from entropylaw import api
+import entropylaw.api.tools
+def later():
+    return importlib.import_module("entropylaw.api.outputs")
+def dunder():
+    return __import__("entropylaw.api")
+def indirect(module="entropylaw.api.reading"):
+    return getattr(importlib.import_module(module), "ingest")
+def built(part):
+    return importlib.import_module(f"entropylaw.api.{part}")
+"""
+    bad = _names_the_api("entropylaw.fit.made_up", source)
+    lines = sorted({int(b.split(":")[1].split()[0]) for b in bad})
+    assert lines == [3, 4, 6, 8, 9, 12], bad
+    assert _names_the_api("entropylaw.fit.made_up", "import importlib\nimportlib.import_module('json')\n") == []
+
+
+def test_a_string_import_is_an_import_of_the_layer_rules():
+    """``importlib.import_module("entropylaw.page.page")`` in a lower module reaches up like an import."""
+    source = "import importlib\ndef f():\n    return importlib.import_module('entropylaw.cli.main')\n"
+    assert _reaching_up("entropylaw.fit.made_up", source) == ["entropylaw.fit.made_up:3 imports entropylaw.cli.main (in f())"]
+
+
+def test_each_public_name_of_the_package_is_a_function_or_a_package_not_both():
+    """``el.report`` is the API's function whichever modules were imported before it (no module
+    swaps its class to be callable), and ``entropylaw.api`` exports its ``__all__`` only."""
+    code = """
+import importlib, json, types
+import entropylaw as el, entropylaw.api as api
+for m in ("entropylaw.page.page", "entropylaw.readers.dispatch", "entropylaw.auditing.core",
+          "entropylaw.figure_sets.build"):
+    importlib.import_module(m)
+public = [n for n in dir(api) if not n.startswith("_") and not isinstance(getattr(api, n), types.ModuleType)]
+print(json.dumps({"functions": {n: type(getattr(el, n)).__name__ for n in ("report", "figures", "probe", "audit", "ingest")},
+                  "extra": sorted(set(public) - set(api.__all__)), "missing": sorted(set(api.__all__) - set(public)),
+                  "face": sorted(set(el.__all__) - set(dir(el)))}))
+"""
+    got = _fresh(code)
+    assert got == {"functions": dict.fromkeys(("report", "figures", "probe", "audit", "ingest"), "function"),
+                   "extra": [], "missing": [], "face": []}

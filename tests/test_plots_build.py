@@ -13,8 +13,8 @@ import pytest  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from entropylaw import table  # noqa: E402
-from entropylaw.figures import build as B  # noqa: E402
-from entropylaw.figures.probe_tables import ladder_parts  # noqa: E402
+from entropylaw.figure_sets import build as B  # noqa: E402
+from entropylaw.figure_sets.probe_tables import ladder_parts  # noqa: E402
 
 # prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
 pytestmark = pytest.mark.printed

@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from entropylaw import table  # noqa: E402
-from entropylaw.figures.build import Skipped, build  # noqa: E402
+from entropylaw.figure_sets.build import Skipped, build  # noqa: E402
 from entropylaw.draw.style import using  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -66,5 +66,5 @@ def test_reads_cleanly(style):
 
 def test_a_table_without_covariance_skips_with_the_reason():
     t = table.from_records([(s, "entropy", 1.0) for s in STEPS], run_id="r")
-    with pytest.raises(Skipped, match="probe-checkpoints --table1"):
+    with pytest.raises(Skipped, match="probe_checkpoints with `table1`"):
         build("checkpoints", t)

@@ -17,7 +17,7 @@ import pytest  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from entropylaw import table  # noqa: E402
-from entropylaw.figures import comparisons, consumption, covariance, interventions, probe_tables  # noqa: E402
+from entropylaw.figure_sets import comparisons, consumption, covariance, interventions, probe_tables  # noqa: E402
 from entropylaw.draw import sizes as size_plot, style  # noqa: E402
 
 # prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)

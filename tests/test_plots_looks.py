@@ -16,9 +16,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from entropylaw import table  # noqa: E402
-from entropylaw.figures import build as B  # noqa: E402
+from entropylaw.figure_sets import build as B  # noqa: E402
 from entropylaw.draw import placement, style  # noqa: E402
-from entropylaw.figures.base import write_figures  # noqa: E402
+from entropylaw.figure_sets.base import write_figures  # noqa: E402
 from entropylaw.draw import labels  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

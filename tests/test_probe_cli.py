@@ -11,7 +11,7 @@ import torch
 from _probe_inputs import rollout_rows, write_jsonl
 
 from entropylaw.cli.main import main
-from entropylaw.probe.model import tiny_model
+from entropylaw.probing.model import tiny_model
 
 V = 120
 
@@ -121,7 +121,7 @@ def test_probe_checkpoints_writes_a_run_table(tmp_path, capsys):
     for i, step in enumerate((20, 10)):
         tiny_model("llama", vocab=V, hidden=16, layers=1, seed=i).save_pretrained(tmp_path / f"checkpoint-{step}")
     _write(tmp_path / "math.jsonl", [{"prompt_ids": [3, 4, 5], "answer": "7"}, {"prompt_ids": [6, 7], "answer": "1"}])
-    sys_path_reward = "entropylaw.probe.rewards:numeric_answer"
+    sys_path_reward = "entropylaw.probing.rewards:numeric_answer"
     code, out, err = _run(capsys, "probe-checkpoints", str(tmp_path / "checkpoint-20"), str(tmp_path / "checkpoint-10"),
                           "--prompts", str(tmp_path / "math.jsonl"), "--out", str(tmp_path / "t.parquet"),
                           "--reward", sys_path_reward, "--samples", "2", "--max-new-tokens", "5")

@@ -13,7 +13,7 @@ import torch
 
 from _probe_inputs import rollout_rows, write_jsonl
 
-from entropylaw.probe.model import tiny_model
+from entropylaw.probing.model import tiny_model
 
 
 @pytest.mark.slow
@@ -116,7 +116,7 @@ def test_device_map_over_memory_capped_places_equals_one_device(tmp_path, capsys
     updates weights in place, is refused in one line."""
     pytest.importorskip("accelerate")
     from entropylaw.cli.main import main
-    from entropylaw.probe.model import load_model
+    from entropylaw.probing.model import load_model
 
     V = 100
     tiny_model("llama", vocab=V, hidden=16, layers=4, seed=4).save_pretrained(tmp_path / "model")

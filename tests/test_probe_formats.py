@@ -15,8 +15,8 @@ import torch
 from _tiny_lm import TEMPLATE, char_tokenizer
 from entropylaw.cli.main import main
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.rollouts.encode import encode
-from entropylaw.ingest.rollouts.formats import read_rollouts
+from entropylaw.readers.rollouts.encode import encode
+from entropylaw.readers.rollouts.formats import read_rollouts
 
 
 def _tiny_llama(tok, seed=0):
@@ -235,7 +235,7 @@ def test_probe_of_a_verl_dump(verl, tmp_path, capsys):
 ])
 def test_bad_verl_dumps_are_one_line(tmp_path, capsys, content, expect):
     tiny = tmp_path / "m"
-    from entropylaw.probe.model import tiny_model
+    from entropylaw.probing.model import tiny_model
     tiny_model(vocab=40).save_pretrained(tiny)
     dump = tmp_path / "dump"
     dump.mkdir()

@@ -19,7 +19,7 @@ from _tiny_lm import CHARS, TEMPLATE, char_tokenizer as _char_tokenizer  # noqa:
 
 from entropylaw.cli.main import main  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
-from entropylaw.probe.model import load_model, tiny_model  # noqa: E402
+from entropylaw.probing.model import load_model, tiny_model  # noqa: E402
 
 V = 120
 

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
-from entropylaw.probe import interventions as iv
-from entropylaw.probe.advantages import advantages
-from entropylaw.probe.losses import InterventionConfig, policy_loss
+from entropylaw.probing import interventions as iv
+from entropylaw.probing.advantages import advantages
+from entropylaw.probing.losses import InterventionConfig, policy_loss
 
 
 # ---------------------------------------------------------------- advantages

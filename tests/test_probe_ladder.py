@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from entropylaw.ingest.rollouts.encode import Sequence
-from entropylaw.probe.core import ProbeConfig, table1
-from entropylaw.probe.ladder import LadderConfig, compare
-from entropylaw.probe.model import tiny_model
+from entropylaw.readers.rollouts.encode import Sequence
+from entropylaw.probing.core import ProbeConfig, table1
+from entropylaw.probing.ladder import LadderConfig, compare
+from entropylaw.probing.model import tiny_model
 
 
 def _seqs(vocab=150, n_prompts=5, G=4, seed=0):
@@ -26,7 +26,7 @@ def _seqs(vocab=150, n_prompts=5, G=4, seed=0):
 
 @pytest.fixture(scope="module")
 def probed():
-    from entropylaw.probe.runner import run_probe
+    from entropylaw.probing.runner import run_probe
 
     model = tiny_model("llama", vocab=150, hidden=24, layers=2, seed=2, dtype=torch.float64)
     before = [p.detach().clone() for p in model.parameters()]

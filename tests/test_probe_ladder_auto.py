@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from entropylaw.errors import EntropyLawWarning
-from entropylaw.ingest.rollouts.encode import Sequence
-from entropylaw.probe.core import ProbeConfig
-from entropylaw.probe.ladder import LadderConfig, first_order
-from entropylaw.probe.model import tiny_model
-from entropylaw.probe.runner import run_probe
+from entropylaw.readers.rollouts.encode import Sequence
+from entropylaw.probing.core import ProbeConfig
+from entropylaw.probing.ladder import LadderConfig, first_order
+from entropylaw.probing.model import tiny_model
+from entropylaw.probing.runner import run_probe
 
 V = 90
 

@@ -12,14 +12,14 @@ import torch
 
 from entropylaw.cli.main import main
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.rollouts.encode import Sequence
-from entropylaw.probe.core import ProbeConfig
-from entropylaw.probe.forward import hidden_at_valid
-from entropylaw.probe.generate import sample
-from entropylaw.probe.ladder import LadderConfig
-from entropylaw.probe.model import tiny_model
-from entropylaw.probe.runner import run_probe
-from entropylaw.probe.signal import NoSignal, informative, signal_report, with_advantages
+from entropylaw.readers.rollouts.encode import Sequence
+from entropylaw.probing.core import ProbeConfig
+from entropylaw.probing.forward import hidden_at_valid
+from entropylaw.probing.generate import sample
+from entropylaw.probing.ladder import LadderConfig
+from entropylaw.probing.model import tiny_model
+from entropylaw.probing.runner import run_probe
+from entropylaw.probing.signal import NoSignal, informative, signal_report, with_advantages
 
 V = 60
 
@@ -140,7 +140,7 @@ def test_shared_prompt_prefix_equals_the_full_forward_and_its_gradient(kind):
 def test_whatifs_from_the_plain_update_equal_their_own_backward(monkeypatch):
     """Clip-Cov and KL-Cov differ from the plain loss only in token weights: their direction is
     built from the plain update's; forcing every what-if through its own backward gives the same."""
-    import entropylaw.probe.ladder as ladder_mod
+    import entropylaw.probing.ladder as ladder_mod
 
     lad = LadderConfig(lr=0.05, whatif=("none", "clip_cov", "kl_cov", "steer"))
     cfg = ProbeConfig(overrides={"clip_cov_ratio": 0.2, "clip_cov_lb": -10, "clip_cov_ub": 10, "kl_cov_ratio": 0.2})
@@ -183,7 +183,7 @@ def test_batched_generation_left_pads_without_changing_the_next_token_distributi
 
 
 def test_dynamic_sampling_resamples_until_enough_groups_have_signal(tmp_path, capsys, monkeypatch):
-    from entropylaw.probe.generate import sample_informative
+    from entropylaw.probing.generate import sample_informative
 
     model = tiny_model("llama", vocab=V, hidden=16, seed=0)
     prompts = [(f"q{i}", [3 + i, 4, 5], None) for i in range(4)]
@@ -210,7 +210,7 @@ def test_dynamic_sampling_resamples_until_enough_groups_have_signal(tmp_path, ca
 def test_the_gguf_cache_loads_the_same_model(tmp_path, monkeypatch):
     pytest.importorskip("gguf")
     from _tiny_gguf import write_llama_gguf
-    from entropylaw.probe.model import gguf_cache_dir, load_model
+    from entropylaw.probing.model import gguf_cache_dir, load_model
 
     model = tiny_model("llama", vocab=V, hidden=16, layers=1, seed=3)
     write_llama_gguf(model, tmp_path / "t.gguf")
@@ -226,8 +226,8 @@ def test_the_gguf_cache_loads_the_same_model(tmp_path, monkeypatch):
 
 
 def test_a_run_the_machine_cannot_hold_is_refused_before_the_model_loads(tmp_path, capsys, monkeypatch):
-    import entropylaw.probe.memory as memory
-    from entropylaw.probe.memory import budget, check
+    import entropylaw.probing.memory as memory
+    from entropylaw.probing.memory import budget, check
 
     tiny_model("llama", vocab=V, hidden=16, seed=1).save_pretrained(tmp_path / "m")
     est = check(tmp_path / "m", "auto", 4096, True, available=10 ** 12)

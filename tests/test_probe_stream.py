@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from entropylaw.ingest.rollouts.encode import Sequence
-from entropylaw.probe import dynamics, stream
-from entropylaw.probe.forward import collect_stats, hidden_at_valid
-from entropylaw.probe.interventions import clamped_entropy
-from entropylaw.probe.model import lm_head_weight, tiny_model
+from entropylaw.readers.rollouts.encode import Sequence
+from entropylaw.probing import dynamics, stream
+from entropylaw.probing.forward import collect_stats, hidden_at_valid
+from entropylaw.probing.interventions import clamped_entropy
+from entropylaw.probing.model import lm_head_weight, tiny_model
 
 
 def _seqs(vocab, n=5, seed=0):

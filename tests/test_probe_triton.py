@@ -1,4 +1,4 @@
-"""The fused Triton kernel (entropylaw.probe.triton_stats) against an independent float64 reference.
+"""The fused Triton kernel (entropylaw.probing.triton_stats) against an independent float64 reference.
 
 Reference: logits in float64 from the same (bf16-rounded, when bf16) inputs, torch.log_softmax,
 torch.distributions.Categorical(...).entropy() and torch.logsumexp; sum_p2 = sum p^2 (log p + H)
@@ -24,8 +24,8 @@ if not CUDA and "triton" not in sys.modules:
 pytest.importorskip("triton", reason="triton is not installed (pip install triton)")
 
 from entropylaw.errors import EntropyLawError  # noqa: E402
-from entropylaw.probe import stream  # noqa: E402
-from entropylaw.probe.triton_stats import fused_token_stats, interpreting, triton_available  # noqa: E402
+from entropylaw.probing import stream  # noqa: E402
+from entropylaw.probing.triton_stats import fused_token_stats, interpreting, triton_available  # noqa: E402
 
 DEV = "cuda" if CUDA else "cpu"
 RUNNABLE = CUDA or interpreting()
@@ -309,7 +309,7 @@ def test_e2e_benchmark_script_runs_its_smoke_test(tmp_path):
 def test_launch_orders_and_loads(group_n, tma, splits):
     """Grouped launch order (a ragged last group: 7 row blocks in groups of 3, 4, 8) and TMA vs pointer
     loads give the float64 statistics; rows, columns and k past the tensors are zeros under TMA."""
-    from entropylaw.probe import triton_kernels as tk
+    from entropylaw.probing import triton_kernels as tk
 
     n, d, V = 100, 48, 700  # 7 row blocks of 16; d not a multiple of BLOCK_D (32); V ragged
     h, W, y = _inputs(n, d, V, torch.bfloat16, seed=group_n + 10 * splits, scale=2.0)

@@ -15,9 +15,9 @@ import entropylaw.api as api
 from entropylaw.table import parallel as per_run
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
-from entropylaw.ingest.common import KeyOptions
-from entropylaw.ingest.dispatch import load
-from entropylaw.ingest.pool import load_parallel, pieces
+from entropylaw.readers.common import KeyOptions
+from entropylaw.readers.dispatch import load
+from entropylaw.readers.pool import load_parallel, pieces
 from entropylaw.table.pack import pack, stack_packed
 
 KEYS = KeyOptions(entropy_key="actor/entropy", score_key="critic/score/mean")
@@ -27,7 +27,7 @@ def _wandb_project(root, n_runs=4, steps=40):
     """W&B offline runs framed as the SDK frames them: the law with noise, validation every
     5 steps, a noise metric, one run resumed (its step counter goes back), two with one name."""
     pb = pytest.importorskip("wandb.proto.wandb_internal_pb2")
-    from entropylaw.ingest.leveldb_log import write_log
+    from entropylaw.readers.leveldb_log import write_log
 
     rng = np.random.default_rng(0)
     for i in range(n_runs):

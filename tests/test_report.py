@@ -25,9 +25,9 @@ import pytest  # noqa: E402
 
 from entropylaw import table  # noqa: E402
 from entropylaw.draw import style  # noqa: E402
-from entropylaw.report.assemble import figure_png  # noqa: E402
-from entropylaw.report.cells import decimals, interval  # noqa: E402
-from entropylaw.report.page import ReportFigure, render_html  # noqa: E402
+from entropylaw.page.assemble import figure_png  # noqa: E402
+from entropylaw.page.cells import decimals, interval  # noqa: E402
+from entropylaw.page.page import ReportFigure, render_html  # noqa: E402
 
 # prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
 pytestmark = pytest.mark.printed
@@ -97,7 +97,7 @@ def test_figure_png_is_reproducible():
 
 
 def test_report_from_a_table_fits_flags_and_forecasts_each_run():
-    from entropylaw.report.assemble import report_html
+    from entropylaw.page.assemble import report_html
     from entropylaw.results.rows import summary_rows
 
     t = table.concat([two_runs(), law_run("up", 0.2, 0.8, rising=True, model="other")])
@@ -231,7 +231,7 @@ def _check_first_screen(m: dict, n_runs: int) -> None:
 
 @needs_chromium
 def test_small_report_first_table_fits_one_screen_in_chromium(tmp_path):
-    from entropylaw.report.assemble import report_html
+    from entropylaw.page.assemble import report_html
 
     runs = [law_run(f"family-{k // 4}__run{k}", 0.1 + 0.02 * k, 0.7 + 0.01 * k, k % 3, model=f"m{k // 4}")
             for k in range(10)]
@@ -245,8 +245,8 @@ def test_small_report_first_table_fits_one_screen_in_chromium(tmp_path):
 @needs_chromium
 @pytest.mark.skipif(not (ROOT / "data" / "real").is_dir(), reason="no data/real")
 def test_data_real_report_in_chromium_and_its_screenshot(tmp_path):
-    from entropylaw.figures.base import read_tables
-    from entropylaw.report.assemble import report_html
+    from entropylaw.figure_sets.base import read_tables
+    from entropylaw.page.assemble import report_html
 
     t = read_tables(ROOT / "data/real/*.parquet")
     html, _built, _ = report_html(t, title="entropylaw report: data/real", sources=["data/real"],
@@ -274,7 +274,7 @@ LONG_NAMES = ["qwen2.5-14b-instruct_grpo-lora_math", "qwen2.5-7b-instruct_grpo-l
 def test_long_run_names_and_score_key_break_at_their_separators_in_chromium(tmp_path):
     """Seven runs with long names and a long score key: the coefficients table breaks them at
     `_`, `-`, `/` (its rows a few lines tall, not a letter or two a line), and no table scrolls."""
-    from entropylaw.report.assemble import report_html
+    from entropylaw.page.assemble import report_html
 
     key = "val/DigitalLearningGmbH/MATH-lighteval"
     runs = []
@@ -295,7 +295,7 @@ def test_long_run_names_and_score_key_break_at_their_separators_in_chromium(tmp_
 
 def test_build_all_with_no_figure_asked_for_draws_none():
     """`which=[]` draws no figure (it must not mean every figure)."""
-    from entropylaw.figures.build import build_all
+    from entropylaw.figure_sets.build import build_all
 
     built, skipped = build_all(None, which=[])
     assert built == [] and skipped == []

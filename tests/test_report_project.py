@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import entropylaw.table as table
-from entropylaw.report.assemble import report_html
-from entropylaw.report.project import overview_html
+from entropylaw.page.assemble import report_html
+from entropylaw.page.project import overview_html
 from entropylaw.results.focus import MANY_RUNS
 from entropylaw.results.rows import summary_rows
 
@@ -55,7 +55,7 @@ def test_few_runs_page_unchanged():
 
 
 def test_project_per_run_figures_draw_the_first_screen_runs():
-    from entropylaw.figures.law import law_figures
+    from entropylaw.figure_sets.law import law_figures
     from entropylaw.results.focus import focus
     from entropylaw.results.rows import forecast_rows
 

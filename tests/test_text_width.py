@@ -201,7 +201,7 @@ def test_progress_on_a_terminal_is_a_live_bar():
 def test_the_audits_printed_report_fits():
     """``entropylaw audit``'s text (its numbers come from a model: a tiny result here, with the
     longest source and verdict the command writes)."""
-    from entropylaw.audit.verdict import audit_text
+    from entropylaw.auditing.verdict import audit_text
 
     r = {"step": 2, "n_rollouts": 16, "n_tokens": 812, "temperature": 1.0, "logged": 2.18557,
          "source": "data/trl/audit/trainer_state.json (actor/entropy at step 2 of qwen2.5-14b-instruct_grpo-lora_math)",

@@ -27,65 +27,54 @@ Every command of the CLI is one call here (the CLI parses its flags and prints t
 backticks (`` `fit_frac` ``); the CLI puts its flag (``--fit-frac``) there.
 """
 
-from __future__ import annotations
 
-import pandas as pd
+import pandas as _pd
 
-import entropylaw.table as table
+import entropylaw.table as _table
 from entropylaw._version import __version__  # noqa: F401
-from entropylaw.errors import EntropyLawError
-from entropylaw.fit.algorithms import AlgorithmTest
-from entropylaw.fit.early import EarlyPrediction
-from entropylaw.fit.forecast.core import Forecast, forecast_table
-from entropylaw.fit.forecast.core import ALL_METHODS as FORECAST_METHODS, DEFAULT, defaults_by_kind  # noqa: F401
-from entropylaw.fit.forecast.core import METHODS as _CURVE_METHODS
+from entropylaw.errors import EntropyLawError as _Error
+from entropylaw.fit.algorithms import AlgorithmTest as _AlgorithmTest
+from entropylaw.fit.early import EarlyPrediction as _EarlyPrediction
+from entropylaw.fit.forecast.core import Forecast, forecast_table as _forecast_table
 from entropylaw.fit.law import EntropyLawFit
-from entropylaw.fit.pairing import check_pairs, pair
-from entropylaw.fit.run import fit_run, fit_runs, fits_frame
-from entropylaw.fit.scaling import SizeLaw  # noqa: F401 (re-exported)
-from entropylaw.fit.size_series import ScaleResult
-from entropylaw.ingest.accounts import ACCOUNTS  # noqa: F401 (re-exported)
-from entropylaw.fit.run_summary import format_summary, summarize  # noqa: F401 (re-exported)
-from entropylaw.fit.text_table import fmt_table  # noqa: F401 (the commands' plain tables)
-from entropylaw.terminal import Progress, wrap  # noqa: F401 (text that fits the width; progress on a terminal)
-from entropylaw.fit.window import check_window  # noqa: F401 (the window's own bounds)
-from entropylaw.fit.forecast.decide import decision_lines  # noqa: F401 (the decision as text lines)
-from entropylaw.api.watching import snapshot  # noqa: F401
-from entropylaw.api.outputs import (FIGURES, Figures, Report, check_outputs, figures, overview, plot_path,  # noqa: F401
-                                    read_probe_summary, report, save_early_figure, save_fit_figures)
-from entropylaw.api.tools import PRECISIONS, PROBE_WHATIF, audit, audit_text, probe, probe_checkpoints  # noqa: F401
-from entropylaw.api.lab import lab_export, lab_run, lab_sizes, lab_sweep, lab_sweep_runs  # noqa: F401
-from entropylaw.api.reading import (Ingested, atomic_dir, check_writable, dumps, ingest, load, loss_lines,  # noqa: F401
-                                    parse_params, row_accounts, with_accounts)
+from entropylaw.fit.pairing import check_pairs as _check_pairs, pair as _pair
+from entropylaw.fit.run import fit_run as _fit_run, fit_runs as _fit_runs, fits_frame
+from entropylaw.fit.run_summary import summarize as _summarize
+from entropylaw.fit.size_series import ScaleResult as _ScaleResult
+from entropylaw.api.watching import snapshot
+from entropylaw.api.outputs import FIGURES, figures, overview, report
+from entropylaw.api.tools import audit, probe, probe_checkpoints
+from entropylaw.api.lab import lab_export, lab_run, lab_sizes, lab_sweep
+from entropylaw.api.reading import ingest, load, row_accounts
 
-
-PRIOR_BASES = tuple(_CURVE_METHODS)  # what the `prior` method may act on
-
+# the API: everything else of the package (the readers, the fits' parts, the commands' plumbing in
+# entropylaw.api.plumbing) is reached through its own module
 __all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "forecast", "forecast_all", "scale",
-           "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "overview", "snapshot", "probe",
-           "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes", "EntropyLawFit", "Forecast"]
+           "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "FIGURES", "overview", "snapshot",
+           "probe", "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes", "EntropyLawFit",
+           "Forecast"]
 
 
-def run_ids(df: pd.DataFrame) -> list[str]:
+def run_ids(df: _pd.DataFrame) -> list[str]:
     """The runs of a tidy run table, in order (a table built otherwise is one clear error)."""
-    if not table.is_table(df):
-        raise EntropyLawError("expected the tidy run table from entropylaw.load (columns run_id, step, metric, value)")
-    return table.run_ids(df)
+    if not _table.is_table(df):
+        raise _Error("expected the tidy run table from entropylaw.load (columns run_id, step, metric, value)")
+    return _table.run_ids(df)
 
 
-def _one_run(df: pd.DataFrame, run: str | None) -> str:
+def _one_run(df: _pd.DataFrame, run: str | None) -> str:
     ids = run_ids(df)
     if run is None:
         if len(ids) == 1:
             return ids[0]
-        raise EntropyLawError(f"the table holds {len(ids)} runs: choose one with run=... "
+        raise _Error(f"the table holds {len(ids)} runs: choose one with run=... "
                               f"({', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''}), or use fit_all")
     if run not in ids:
-        raise EntropyLawError(f"no run {run!r} in the table (runs: {', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''})")
+        raise _Error(f"no run {run!r} in the table (runs: {', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''})")
     return run
 
 
-def fit(df: pd.DataFrame, run: str | None = None, *, pool: bool | list = False, **options) -> EntropyLawFit:
+def fit(df: _pd.DataFrame, run: str | None = None, *, pool: bool | list = False, **options) -> EntropyLawFit:
     """Fit R = -a*exp(H) + b to one run (``pool=True``: all runs, or a list of runs, as one family).
 
     ``options``: ``y`` (score metric), ``x``, ``pairing``, ``form``, ``interval``, ``conf``,
@@ -93,30 +82,28 @@ def fit(df: pd.DataFrame, run: str | None = None, *, pool: bool | list = False, 
     """
     if pool:
         ids = run_ids(df) if pool is True else [_one_run(df, r) for r in pool]
-        return fit_runs(df, ids, pool=True, **options)[0]
-    return fit_run(df, _one_run(df, run), **options)
+        return _fit_runs(df, ids, pool=True, **options)[0]
+    return _fit_run(df, _one_run(df, run), **options)
 
 
-def fit_all(df: pd.DataFrame, runs=None, *, pool: bool = False, skip_errors: bool = False,
+def fit_all(df: _pd.DataFrame, runs=None, *, pool: bool = False, skip_errors: bool = False,
             **options) -> list[EntropyLawFit]:
     """:func:`fit` on every run (or ``runs``; ``pool=True``: all of them as one family, one fit);
     ``fits_frame(fits)`` tabulates them."""
-    return fit_runs(df, runs if runs is not None else run_ids(df), pool=pool, skip_errors=skip_errors, **options)
+    return _fit_runs(df, runs if runs is not None else run_ids(df), pool=pool, skip_errors=skip_errors, **options)
 
 
-wide = table.wide  # one run's metrics as columns, one row per step
 
-
-def predict(df: pd.DataFrame, run: str | None = None, *, fit_frac=None, fit_steps=None, predict_steps=None,
-            y=None, x=table.ENTROPY, pairing="nearest-earlier", conf=0.95, score_range=None) -> EarlyPrediction:
+def predict(df: _pd.DataFrame, run: str | None = None, *, fit_frac=None, fit_steps=None, predict_steps=None,
+            y=None, x=_table.ENTROPY, pairing="nearest-earlier", conf=0.95, score_range=None) -> _EarlyPrediction:
     """The paper's protocol (Fig. 5): fit on the first steps, predict each later score from its
     *observed* entropy. Not a forecast (it uses later entropy): see :func:`forecast`."""
-    p = pair(df, _one_run(df, run), x=x, y=y, mode=pairing)
-    return EarlyPrediction(fit_steps=fit_steps, fit_frac=fit_frac, conf=conf, score_range=score_range,
+    p = _pair(df, _one_run(df, run), x=x, y=y, mode=pairing)
+    return _EarlyPrediction(fit_steps=fit_steps, fit_frac=fit_frac, conf=conf, score_range=score_range,
                            predict_steps=predict_steps).fit(p)
 
 
-def forecast(df: pd.DataFrame, run: str | None = None, *, prior: pd.DataFrame | None = None,
+def forecast(df: _pd.DataFrame, run: str | None = None, *, prior: _pd.DataFrame | None = None,
              **options) -> Forecast:
     """Forecast a run's score from its first steps, using no later information.
 
@@ -137,18 +124,18 @@ def forecast(df: pd.DataFrame, run: str | None = None, *, prior: pd.DataFrame | 
     ('exp-saturation', True)
     """
     rid = _one_run(df, run)
-    return forecast_table(df, [rid], prior=prior, **options)[rid]
+    return _forecast_table(df, [rid], prior=prior, **options)[rid]
 
 
-def forecast_all(df: pd.DataFrame, runs=None, *, prior: pd.DataFrame | None = None, **options):
+def forecast_all(df: _pd.DataFrame, runs=None, *, prior: _pd.DataFrame | None = None, **options):
     """:func:`forecast` for every run (or ``runs``): ``{run_id: Forecast}`` whose ``str()`` is what
     ``entropylaw forecast`` prints. With several runs, one that cannot be forecast is left out
     with a warning (``.left_out``: run -> why); none left is an error. ``options`` and ``prior``
     as for :func:`forecast` (``methods=["default"]``: the recommended method only)."""
-    return forecast_table(df, list(runs) if runs is not None else run_ids(df), prior=prior, **options)
+    return _forecast_table(df, list(runs) if runs is not None else run_ids(df), prior=prior, **options)
 
 
-def scale(df: pd.DataFrame, runs=None, *, conf=0.9, **options) -> ScaleResult:
+def scale(df: _pd.DataFrame, runs=None, *, conf=0.9, **options) -> _ScaleResult:
     """One recipe at several model sizes: the final-score law (what will a larger size reach?)
     and the paper's coefficient law (a, b, ceiling linear in log10 N) over the runs whose fit
     the law describes (:mod:`entropylaw.fit.size_series`). ``options`` go to the law fits.
@@ -165,19 +152,19 @@ def scale(df: pd.DataFrame, runs=None, *, conf=0.9, **options) -> ScaleResult:
     return scale_runs(df, list(runs) if runs is not None else run_ids(df), conf=conf, **options)
 
 
-def algorithms(df: pd.DataFrame, runs=None, *, conf=0.95, y=None, x=table.ENTROPY, pairing="nearest-earlier",
-               score_range=None) -> AlgorithmTest:
+def algorithms(df: _pd.DataFrame, runs=None, *, conf=0.95, y=None, x=_table.ENTROPY, pairing="nearest-earlier",
+               score_range=None) -> _AlgorithmTest:
     """One shared (a, b) for several algorithms against one per algorithm (F-test, AIC)."""
     ids = list(runs) if runs is not None else run_ids(df)
-    meta = table.runs(df).set_index("run_id")
+    meta = _table.runs(df).set_index("run_id")
     pairs = {}
     for r in ids:
-        p = pair(df, r, x=x, y=y, mode=pairing)
-        check_pairs(p["H"], p["R"], where=f"run {r!r}", score_range=score_range)
+        p = _pair(df, r, x=x, y=y, mode=pairing)
+        _check_pairs(p["H"], p["R"], where=f"run {r!r}", score_range=score_range)
         pairs[r] = p
-    return AlgorithmTest(conf=conf).fit(pairs, {r: meta.loc[r, "algorithm"] for r in pairs})
+    return _AlgorithmTest(conf=conf).fit(pairs, {r: meta.loc[r, "algorithm"] for r in pairs})
 
 
-def summary(df: pd.DataFrame) -> pd.DataFrame:
+def summary(df: _pd.DataFrame) -> _pd.DataFrame:
     """One row per run: steps, the keys read, first/last entropy, score and validation."""
-    return summarize(df)
+    return _summarize(df)

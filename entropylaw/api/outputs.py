@@ -15,15 +15,15 @@ import pandas as pd
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import check_writable
-from entropylaw import figure_catalog as _figure_catalog
+from entropylaw.figure_sets.catalog import names as _figure_names
 from entropylaw.fit.window import check_window
 
-FIGURES = _figure_catalog.names()  # every figure's name, in order (declared in entropylaw/figure_catalog.py)
+FIGURES = _figure_names()  # every figure's name, in order (declared in entropylaw/figure_sets/catalog.py)
 
 
 def read_probe_summary(path) -> dict:
     """A probe's ``summary.json`` (``entropylaw probe --out DIR``), checked, for the report and figures."""
-    from entropylaw.figures.build import read_probe_summary as read
+    from entropylaw.figure_sets.build import read_probe_summary as read
 
     return read(path)
 
@@ -59,8 +59,8 @@ def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entr
            fit_frac: float = 0.15) -> Report:
     """Write the HTML report of the runs of ``df`` (and probe summaries: dicts or paths) into the
     directory ``out`` (it appears whole or not at all); ``fit_frac`` the forecasts' window."""
-    from entropylaw.report.assemble import report_html
-    from entropylaw.report.assemble import write_report
+    from entropylaw.page.assemble import report_html
+    from entropylaw.page.assemble import write_report
 
     probes = _inputs(df, probes, out, fit_frac)
     html, built, skipped = report_html(df, probes, title=title, sources=list(sources), fit_frac=fit_frac)
@@ -85,7 +85,7 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
     in ``formats``; ``style`` "screen" or "paper". No figure at all is an error."""
     import matplotlib.pyplot as plt
 
-    from entropylaw.figures.build import build_all
+    from entropylaw.figure_sets.build import build_all
     from entropylaw.draw.style import save, using
 
     probes = _inputs(df, probes, out, fit_frac)

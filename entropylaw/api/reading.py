@@ -17,17 +17,17 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, RowsDroppedWarning
 from entropylaw.fileio import atomic_dir, check_writable, dumps  # noqa: F401 (the commands' file checks)
 from entropylaw.fit.run_summary import format_summary, summarize
-from entropylaw.ingest.accounts import ACCOUNTS, IngestReport, loss_lines as _loss_lines
-from entropylaw.ingest.common import KeyOptions
-from entropylaw.ingest.dispatch import load as _load_sources
-from entropylaw.ingest.model_size import parse_params
+from entropylaw.readers.accounts import ACCOUNTS, IngestReport, loss_lines as _loss_lines
+from entropylaw.readers.common import KeyOptions
+from entropylaw.readers.dispatch import load as _load_sources
+from entropylaw.readers.model_size import parse_params
 from entropylaw.table import convention as _convention
 from entropylaw.terminal import wrap
 
 
 def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, algorithm=None,
          dataset=None, params=None, config=None, run_id=None, logging_steps=None, reward_func=None,
-         skip_bad=False, one_run=False, entropy_convention=None, x_key="entropy", only=None, warn=True) -> pd.DataFrame:
+         skip_bad=False, one_run=False, entropy_convention=None, x_key="entropy", runs=None, warn=True) -> pd.DataFrame:
     """Read logs / tables / directories / ``wandb://`` URIs into one tidy run table.
 
     Keyword arguments are the CLI's source options (``--entropy-key`` ...): ``config`` a
@@ -35,7 +35,7 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
     total given), ``entropy_convention`` the logged entropy's aggregation, converted to the
     token mean (metric ``x_key``), ``run_id`` the runs' names (``run_id``, ``run_id-2``, ... in the
     order read; runs are told apart first, by their own names; with ``one_run=True`` the sources
-    are pieces of one run, named ``run_id`` and merged as one), ``only`` the runs to keep. The row account of every source
+    are pieces of one run, named ``run_id`` and merged as one), ``runs`` the runs to keep. The row account of every source
     (rows read, kept, dropped by reason, notes) is in ``df.attrs["row_accounts"]``; when
     anything was dropped or skipped a :class:`~entropylaw.errors.RowsDroppedWarning` says so
     (``warn=False`` to silence).
@@ -62,8 +62,8 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
         _apply_config(df, config, keep_total=params is not None)
     if entropy_convention:
         df = _convention.to_token_mean(df, entropy_convention, x_key or "entropy")
-    if only:
-        df = _keep(df, list(only))
+    if runs:
+        df = _keep(df, [runs] if isinstance(runs, str) else list(runs))
     if warn:
         for r in reports:
             line = r.drop_line()
@@ -74,7 +74,7 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
 
 def _apply_config(df: pd.DataFrame, config: str, keep_total: bool) -> None:
     """Exact parameter counts from a Hugging Face config.json (closed form: no weights, no torch)."""
-    from entropylaw.ingest.hf_config import params_from_config
+    from entropylaw.readers.hf_config import params_from_config
 
     total, non_embedding = params_from_config(config)
     df["n_params_nonembedding"] = float(non_embedding)
@@ -82,13 +82,13 @@ def _apply_config(df: pd.DataFrame, config: str, keep_total: bool) -> None:
         df["n_params"] = float(total)
 
 
-def _keep(df: pd.DataFrame, only: list) -> pd.DataFrame:
+def _keep(df: pd.DataFrame, runs: list) -> pd.DataFrame:
     known = set(str(r) for r in pd.unique(df["run_id"]))
-    unknown = [r for r in only if r not in known]
+    unknown = [r for r in runs if r not in known]
     if unknown:
-        raise EntropyLawError(f"`only` {unknown[0]!r}: no such run (runs: {', '.join(sorted(known))})")
+        raise EntropyLawError(f"`runs` {unknown[0]!r}: no such run (runs: {', '.join(sorted(known))})")
     attrs = dict(df.attrs)
-    df = df[df["run_id"].isin(only)]
+    df = df[df["run_id"].isin(runs)]
     df.attrs.update(attrs)
     return df
 

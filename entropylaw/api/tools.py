@@ -12,18 +12,18 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import atomic_dir, check_writable, dumps
 
 PROBE_WHATIF = "none,clip_cov,kl_cov,steer,aent,entropy_bonus"  # the what-if interventions by default
-PRECISIONS = ("bf16", "fp16", "tf32", "fp32")  # entropylaw.audit.numerics.PRECISIONS (a test checks)
+PRECISIONS = ("bf16", "fp16", "tf32", "fp32")  # entropylaw.auditing.numerics.PRECISIONS (a test checks)
 
 
 def probe(model, rollouts=None, *, out=None, **options):
     """Token covariance, intervention targeting and the entropy-change ladder on ``model``
-    (``entropylaw probe``): :func:`entropylaw.probe.session.probe`. ``str(result)`` is what the
+    (``entropylaw probe``): :func:`entropylaw.probing.session.probe`. ``str(result)`` is what the
     command prints.
 
     >>> res = el.probe("ckpt", "rollouts.jsonl", out="probe_out", no_ladder=True)  # doctest: +SKIP
     >>> res.summary["table1"]["0.002"]                                  # doctest: +SKIP
     """
-    from entropylaw.probe.session import probe as run
+    from entropylaw.probing.session import probe as run
 
     return run(model, rollouts, out=out, **options)
 
@@ -35,7 +35,7 @@ def probe_checkpoints(checkpoints, prompts, *, out=None, samples=4, **options) -
         raise EntropyLawError("`samples` must be >= 1")
     if out is not None:
         check_writable(out)  # before loading checkpoints
-    from entropylaw.probe.checkpoints import probe_checkpoints as run  # torch
+    from entropylaw.probing.checkpoints import probe_checkpoints as run  # torch
 
     t = run(checkpoints, prompts, samples, **options)
     if out is not None:
@@ -45,8 +45,7 @@ def probe_checkpoints(checkpoints, prompts, *, out=None, samples=4, **options) -
 
 def audit_text(r: dict) -> str:
     """What ``entropylaw audit`` prints of :func:`audit`'s result."""
-    # imported here: entropylaw.audit is a package the name el.audit (a function) must not shadow at import
-    from entropylaw.audit.verdict import audit_text as text
+    from entropylaw.auditing.verdict import audit_text as text
 
     return text(r)
 
@@ -82,7 +81,7 @@ def audit(model, rollouts, log=None, step=None, *, logged=None, temperature=1.0,
     _check_audit(micro_batch_size, token_budget, horizon, tolerance, trainer_precision)
     if out is not None:
         check_writable(out, directory=True)  # before the slow part
-    from entropylaw.audit.core import audit as _audit
+    from entropylaw.auditing.core import audit as _audit
 
     r = _audit(model, rollouts, log, step, logged=logged, temperature=temperature,
                   micro_batch_size=micro_batch_size, token_budget=token_budget, horizon=horizon,

@@ -15,7 +15,7 @@ from entropylaw.api.reading import load, row_accounts
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.core import DEFAULT, forecast_table
 from entropylaw.fit.run import fit_run
-from entropylaw.ingest.accounts import IngestReport
+from entropylaw.readers.accounts import IngestReport
 
 
 def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, target=None, n_boot=200,

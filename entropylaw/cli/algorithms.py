@@ -7,7 +7,9 @@ fitted curve does not depend on the RL algorithm). Algorithms come from the run 
 from __future__ import annotations
 
 from entropylaw import api
-from entropylaw.cli._fitargs import add_fit_arguments, dump_json, read_runs
+from entropylaw.api import plumbing
+from entropylaw.cli.options import add_fit_arguments
+from entropylaw.cli.sources import dump_json, read_runs
 
 
 def add_parser(subparsers) -> None:
@@ -22,9 +24,9 @@ def run(args) -> int:
     test = api.algorithms(df, conf=args.conf, y=args.y_key, x=args.x_key, pairing=args.pairing,
                       score_range=args.score_range)
     if args.json:
-        print(args.flags(dump_json(api.with_accounts(test.to_dict(), df))))
+        print(args.flags(dump_json(plumbing.with_accounts(test.to_dict(), df))))
     else:
-        print(api.wrap(f"algorithms: {', '.join(test.algorithms_)}; {len(api.run_ids(df))} runs, {test.n_} points, "
+        print(plumbing.wrap(f"algorithms: {', '.join(test.algorithms_)}; {len(api.run_ids(df))} runs, {test.n_} points, "
                        f"AR(1) phi = {test.phi_:.2f}\n"
                        f"AIC shared = {test.aic_shared_:.1f}, separate = {test.aic_separate_:.1f}\n{test.verdict_}"))
     return 0

@@ -9,6 +9,17 @@ prints the full summary, fit and forecast tables instead.
 from __future__ import annotations
 
 from entropylaw import api
+from entropylaw.cli.options import FRACTION, add_run_selection
+from entropylaw.errors import EntropyLawError
+
+NEXT = [("entropylaw summary run.log", "what was read"),
+        ("entropylaw fit run.log --plot fit.png", "the law, its ceiling and trust flag"),
+        ("entropylaw forecast run.log --total-steps 1000 --target 0.85", "where it ends, when to stop"),
+        ("entropylaw scale runs/ --predict 32B", "what a larger model will reach"),
+        ("entropylaw report runs/ --out report/", "this page for your runs")]
+# the screen's last lines: what to type next (the command line's words, so said here)
+TAIL = ["Next, on your own logs (veRL/TRL console logs, W&B, TensorBoard, MLflow, CSV ...):",
+        *(f"  {cmd:<62}{what}" for cmd, what in NEXT), "The full tables: entropylaw demo --full"]
 
 
 def add_parser(subparsers) -> None:
@@ -16,15 +27,16 @@ def add_parser(subparsers) -> None:
                               description=__doc__.split("\n\n", 1)[1])
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="runs (default: data/real data/real-sizes)")
     p.add_argument("--out", default="report", help="where the HTML report goes (default: report/)")
-    p.add_argument("--fit-frac", type=float, default=0.15, help="forecast from this share of each run (default 0.15)")
+    p.add_argument("--fit-frac", type=FRACTION, default=0.15, help="forecast from this share of each run (default 0.15)")
     p.add_argument("--no-report", action="store_true", help="do not write the report")
     p.add_argument("--full", action="store_true", help="the full summary, fit and forecast tables")
+    add_run_selection(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     inputs = args.inputs or ["data/real", "data/real-sizes"]
-    df = api.load(*inputs, warn=False)
+    df = api.load(*inputs, runs=args.run, warn=False)
     if args.full:
         import pandas as pd
 
@@ -34,8 +46,9 @@ def run(args) -> int:
         for rid in api.run_ids(df):
             try:
                 print(api.forecast(df, run=rid, fit_frac=args.fit_frac).report())
-            except api.EntropyLawError as err:
+            except EntropyLawError as err:
                 print(f"{rid}: no forecast: {err}")
         return 0
-    print(api.overview(df, sources=inputs, fit_frac=args.fit_frac, report_to=None if args.no_report else args.out))
+    screen = api.overview(df, sources=inputs, fit_frac=args.fit_frac, report_to=None if args.no_report else args.out)
+    print("\n".join(screen.lines(tail=TAIL)))
     return 0

@@ -16,8 +16,9 @@ from __future__ import annotations
 import sys
 
 from entropylaw import api
-from entropylaw.cli._fitargs import parse_fraction
-from entropylaw.cli.sources import add_source_arguments, load_from_args
+from entropylaw.api import plumbing
+from entropylaw.cli.options import FRACTION, add_source_arguments
+from entropylaw.cli.sources import load_from_args
 from entropylaw.errors import EntropyLawError
 
 NAMES = api.FIGURES
@@ -29,16 +30,16 @@ def add_common(p) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="output directory (created)")
     p.add_argument("--probe", action="append", default=[], metavar="SUMMARY.json",
                    help="probe summary JSON for Table 1 and the ladder (repeatable)")
-    p.add_argument("--fit-frac", type=parse_fraction, default=0.15, metavar="F",
+    p.add_argument("--fit-frac", type=FRACTION, default=0.15, metavar="F",
                    help="early prediction: fit on this first fraction of each run (default 0.15)")
     add_source_arguments(p)
 
 
 def read_figure_inputs(args):
     """The runs (or None) and the probe summaries; what cannot be read or written fails first."""
-    api.check_outputs(bool(args.inputs), args.probe, args.out, args.fit_frac)  # before the reading and drawing
+    plumbing.check_outputs(bool(args.inputs), args.probe, args.out, args.fit_frac)  # before the reading and drawing
     t = load_from_args(args, args.inputs) if args.inputs else None
-    probes = [api.read_probe_summary(p) for p in args.probe]
+    probes = [plumbing.read_probe_summary(p) for p in args.probe]
     return t, probes, list(args.inputs) + list(args.probe)
 
 

@@ -12,7 +12,9 @@ import sys
 import warnings
 
 from entropylaw import api
-from entropylaw.cli._fitargs import add_fit_arguments, dump_json, fit_options, read_runs
+from entropylaw.api import plumbing
+from entropylaw.cli.options import add_fit_arguments
+from entropylaw.cli.sources import dump_json, fit_options, read_runs
 from entropylaw.errors import EntropyLawWarning
 
 COLUMNS = [("run", "run_id"), ("n", "n"), ("a", "a"), ("a_se", "a_stderr"), ("b", "b"), ("b_se", "b_stderr"),
@@ -47,13 +49,13 @@ def run(args) -> int:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     rows = [f.to_dict() for f in fits]
     if args.plot:
-        api.save_fit_figures(df, fits, args.plot, pooled=args.pool)
+        plumbing.save_fit_figures(df, fits, args.plot, pooled=args.pool)
     if args.json:
         out = rows if len(rows) > 1 else rows[0]
-        print(args.flags(dump_json(api.with_accounts({"fits": rows}, df) if len(rows) > 1 else api.with_accounts(out, df))))
+        print(args.flags(dump_json(plumbing.with_accounts({"fits": rows}, df) if len(rows) > 1 else plumbing.with_accounts(out, df))))
         return 0
-    print(api.wrap(f"R = -a*exp(H) + b ({args.form}); {rows[0]['interval_method']}; {args.conf * 100:g} % intervals"))
-    print(api.fmt_table(rows, COLUMNS, optional=OPTIONAL))
+    print(plumbing.wrap(f"R = -a*exp(H) + b ({args.form}); {rows[0]['interval_method']}; {args.conf * 100:g} % intervals"))
+    print(plumbing.fmt_table(rows, COLUMNS, optional=OPTIONAL))
     print_notes(rows, [str(w.message) for w in caught if issubclass(w.category, EntropyLawWarning)], args.flags)
     return 0
 
@@ -73,9 +75,9 @@ def print_notes(rows: list[dict], messages: list[str], flags=str) -> None:
         if d.get("dropped"):
             lines.append("dropped scores: " + ", ".join(f"{k}: {v}" for k, v in d["dropped"].items()))
         for line in lines:
-            print(api.wrap(flags(f"{rid}: {line}")))
+            print(plumbing.wrap(flags(f"{rid}: {line}")))
     if training:
-        print(api.wrap(f"fitted on the training score (no validation score logged): {', '.join(training)}"))
+        print(plumbing.wrap(f"fitted on the training score (no validation score logged): {', '.join(training)}"))
     fit_said = {w for d in rows for w in d.get("warnings", [])}
     for m in dict.fromkeys(messages):
         if not any(w in m for w in fit_said) and "no validation score" not in m and "does not apply" not in m:

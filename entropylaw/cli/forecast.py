@@ -21,25 +21,11 @@ import argparse
 
 
 from entropylaw import api
-from entropylaw.cli._fitargs import (add_entropy_convention, dump_json, finite, read_runs, parse_conf, parse_fraction,
-                                     parse_n_boot, parse_score, parse_seed, parse_steps, whole_number)
-from entropylaw.cli.sources import add_source_arguments
+from entropylaw.api import plumbing
+from entropylaw.cli.options import (CONF, FRACTION, GAIN, N_BOOT, PROBLEMS, SCORE, SEED, STEP, STEPS,
+                                    add_entropy_convention, add_source_arguments)
+from entropylaw.cli.sources import dump_json, read_runs
 from entropylaw.errors import EntropyLawError
-
-
-def _step(text: str) -> float:
-    return finite(text, "training step", "500")
-
-
-def _problems(text: str) -> int:
-    return whole_number(text, 1, 1319, "expected 1 problem or more")
-
-
-def _gain(text: str) -> float:
-    v = parse_score(text)
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a gain above 0 such as 0.01")
-    return v
 
 
 def add_parser(subparsers) -> None:
@@ -50,42 +36,41 @@ def add_parser(subparsers) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="run table (.parquet/.csv), log file, directory of them, or anything `ingest` reads")
     g = p.add_argument_group("forecast")
-    g.add_argument("--run", metavar="ID", action="append", help="forecast only this run (repeatable)")
     where = g.add_mutually_exclusive_group()
-    where.add_argument("--at-step", type=_step, metavar="S", help="forecast the score at training step S")
-    where.add_argument("--horizon", type=parse_steps, metavar="N", help="forecast N steps after the window's end")
+    where.add_argument("--at-step", type=STEP, metavar="S", help="forecast the score at training step S")
+    where.add_argument("--horizon", type=STEPS, metavar="N", help="forecast N steps after the window's end")
     window = g.add_mutually_exclusive_group()
-    window.add_argument("--fit-frac", type=parse_fraction, metavar="F",
+    window.add_argument("--fit-frac", type=FRACTION, metavar="F",
                         help="backtest a finished run: fit on its first fraction F (from the first logged step)")
-    window.add_argument("--fit-steps", type=parse_steps, metavar="K", help="fit on the first K steps from the first "
+    window.add_argument("--fit-steps", type=STEPS, metavar="K", help="fit on the first K steps from the first "
                                                                      "logged step (default: everything logged)")
-    g.add_argument("--method", choices=[api.DEFAULT, *api.FORECAST_METHODS], default=api.DEFAULT,
+    g.add_argument("--method", choices=[plumbing.DEFAULT, *plumbing.FORECAST_METHODS], default=plumbing.DEFAULT,
                    help="forecast method (default: the one chosen by a rule fixed in advance on the backtest of "
                         "real runs, for the run's kind of score: "
-                        + ", ".join(f"{k} {v}" for k, v in api.defaults_by_kind().items()) + "; see the README)")
+                        + ", ".join(f"{k} {v}" for k, v in plumbing.defaults_by_kind().items()) + "; see the README)")
     g.add_argument("--compare", action="store_true", help="report every method side by side")
     g.add_argument("--prior", nargs="+", metavar="RUNS",
                    help="finished runs of the same recipe (files, as INPUT): logit-drift learns its prior on the "
                         "climb's rate from them (with the model size as a covariate from 3 sizes), and the 'prior' "
                         "method its empirical-Bayes prior")
-    g.add_argument("--prior-base", choices=list(api.PRIOR_BASES), default="law+entropy",
+    g.add_argument("--prior-base", choices=list(plumbing.PRIOR_BASES), default="law+entropy",
                    help="the method the prior acts on (default law+entropy: priors on a, b and the entropy decay)")
     g.add_argument("--y-key", metavar="METRIC", help="score to forecast (default: val/mean, else the single "
                                                      "val/<bench>, else the training score)")
     g.add_argument("--x-key", default="entropy", metavar="METRIC", help="entropy metric (default: entropy)")
-    g.add_argument("--conf", type=parse_conf, default=0.9, help="interval level, 0 < CONF < 1 (default 0.9)")
-    g.add_argument("--n-boot", type=parse_n_boot, default=200, help="bootstrap draws, >= 2 (default 200)")
-    g.add_argument("--seed", type=parse_seed, default=0, help="bootstrap seed, >= 0 (default 0)")
+    g.add_argument("--conf", type=CONF, default=0.9, help="interval level, 0 < CONF < 1 (default 0.9)")
+    g.add_argument("--n-boot", type=N_BOOT, default=200, help="bootstrap draws, >= 2 (default 200)")
+    g.add_argument("--seed", type=SEED, default=0, help="bootstrap seed, >= 0 (default 0)")
     g.add_argument("--json", action="store_true", help="print JSON (one object per run)")
     d = p.add_argument_group("can I stop it? will it get there?")
-    d.add_argument("--target", type=parse_score, metavar="SCORE", help="the step at which the forecast reaches SCORE "
+    d.add_argument("--target", type=SCORE, metavar="SCORE", help="the step at which the forecast reaches SCORE "
                                                                  "(e.g. 0.85), with its interval")
-    d.add_argument("--n-problems", type=_problems, metavar="N", help="validation set size: the stop-paying threshold "
+    d.add_argument("--n-problems", type=PROBLEMS, metavar="N", help="validation set size: the stop-paying threshold "
                    "is one binomial standard error of N problems (default: known benchmarks by name, else the "
                    "window's noise)")
-    d.add_argument("--threshold", type=_gain, metavar="GAIN", help="stop paying when the expected gain over the "
+    d.add_argument("--threshold", type=GAIN, metavar="GAIN", help="stop paying when the expected gain over the "
                                                                    "next 10 %% of the run is below GAIN")
-    d.add_argument("--total-steps", type=parse_steps, metavar="N", help="the run's planned last step (its 10 %% is the "
+    d.add_argument("--total-steps", type=STEPS, metavar="N", help="the run's planned last step (its 10 %% is the "
                                                                   "look-ahead; default: the last forecast step)")
     add_entropy_convention(g)
     add_source_arguments(p)
@@ -98,19 +83,16 @@ def _check(args) -> None:
         raise EntropyLawError("--method prior needs --prior RUNS (finished runs of the same family)")
 
 
-def _load(args, sources, only=None):
-    return read_runs(argparse.Namespace(**{**vars(args), "inputs": list(sources), "only": only}))
-
-
 def run(args) -> int:
     _check(args)
-    df = _load(args, args.inputs, args.run)
-    prior = _load(args, args.prior) if args.prior else None
+    df = read_runs(args)
+    prior = read_runs(args, args.prior, keep_runs=False) if args.prior else None
     forecasts = api.forecast_all(
         df, prior=prior, y_key=args.y_key, x_key=args.x_key, fit_frac=args.fit_frac, fit_steps=args.fit_steps,
         at_steps=None if args.at_step is None else [args.at_step], horizon=args.horizon,
         methods=None if args.compare else [args.method], conf=args.conf, prior_base=args.prior_base,
         n_boot=args.n_boot, seed=args.seed, target=args.target, threshold=args.threshold,
         n_problems=args.n_problems, total_steps=args.total_steps)
-    print(args.flags(dump_json(forecasts.to_dict()) if args.json else forecasts))
+    print(args.flags(dump_json(forecasts.to_dict()) if args.json else
+                     forecasts.report(every_method="--compare shows every method")))
     return 0

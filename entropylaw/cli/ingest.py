@@ -11,7 +11,9 @@ from __future__ import annotations
 import sys
 
 from entropylaw import api
-from entropylaw.cli.sources import add_source_arguments, source_options
+from entropylaw.api import plumbing
+from entropylaw.cli.options import add_source_arguments
+from entropylaw.cli.sources import source_options
 
 
 def add_parser(subparsers) -> None:
@@ -29,7 +31,7 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     res = api.ingest(*args.sources, output=args.output, **source_options(args))
     if not args.quiet:
-        for line in api.loss_lines(res.table):
+        for line in plumbing.loss_lines(res.table):
             print(f"entropylaw: warning: {line}", file=sys.stderr)
-    print(api.dumps(res.to_dict(), indent=1) if args.json else res)
+    print(plumbing.dumps(res.to_dict(), indent=1) if args.json else res)
     return 0

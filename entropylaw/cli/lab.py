@@ -11,11 +11,11 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from entropylaw import api
-from entropylaw.errors import EntropyLawError
+from entropylaw.api import plumbing
+from entropylaw.cli.options import COUNT, SEED, settings
 
 
 def add_parser(subparsers) -> None:
@@ -28,8 +28,8 @@ def add_parser(subparsers) -> None:
     r.add_argument("--algo", default="grpo", help="grpo, rloo, reinforce++, reinforce (default grpo)")
     r.add_argument("--intervention", default="none",
                    help="none, entropy_bonus, clip_higher, clip_cov, kl_cov, steer, aent (default none)")
-    r.add_argument("--steps", type=int, default=100)
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--steps", type=COUNT, default=100)
+    r.add_argument("--seed", type=SEED, default=0)
     r.add_argument("--out", required=True, help="run directory (logs, checkpoints, warm start)")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="any other run setting, e.g. --set lr=1e-4 --set filter_groups=true (JSON values)")
@@ -40,7 +40,7 @@ def add_parser(subparsers) -> None:
     s.add_argument("config", help="sweep config (.toml)")
     s.add_argument("--out", required=True, help="sweep directory (runs/<name>/, warmstart/)")
     s.add_argument("--check", action="store_true", help="only validate the config and list its runs")
-    s.add_argument("--jobs", type=int, default=1, help="runs at once, one thread each (default 1)")
+    s.add_argument("--jobs", type=COUNT, default=1, help="runs at once, one thread each (default 1)")
     _common(s)
     s.set_defaults(func=run_sweep)
 
@@ -61,22 +61,9 @@ def _common(p) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def _parse_sets(items: list[str]) -> dict:
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise EntropyLawError(f"--set {item!r}: expected KEY=VALUE")
-        try:
-            out[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key.strip()] = value
-    return out
-
-
 def run_one(args) -> int:
     spec = {"size": args.size, "algo": args.algo, "intervention": args.intervention, "steps": args.steps,
-            "seed": args.seed, **_parse_sets(args.set)}
+            "seed": args.seed, **settings(args.set)}
     summary = api.lab_run(spec, args.out, loggers=args.loggers, device=args.device, progress=not args.no_progress)
     final = summary.get("final", {})
     print(f"{summary['run_name']}: {summary.get('steps')} steps on {summary.get('device')} in "
@@ -87,7 +74,7 @@ def run_one(args) -> int:
 
 def run_sweep(args) -> int:
     if args.check:
-        names, loggers = api.lab_sweep_runs(args.config)
+        names, loggers = plumbing.lab_sweep_runs(args.config)
         for name in names:
             print(name)
         print(f"{len(names)} runs, loggers {','.join(loggers)}")

@@ -30,7 +30,7 @@ from entropylaw import api
 from entropylaw.cli import (algorithms, audit, demo, figures, fit, forecast, ingest, lab, predict, probe,
                             probe_checkpoints,
                             report, scale, summary, watch)
-from entropylaw.cli.terms import in_flags
+from entropylaw.cli.options import in_flags
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, describe_os_error
 
 # sub-command modules, in the order --help lists them
@@ -181,9 +181,8 @@ def unknown_arguments(parser, extras: list[str]) -> str:
         return f"unrecognized arguments: {' '.join(extras)}"
     meant = [o for o in options if o.startswith(unknown)]
     if unknown in RUN_PICKERS:
-        picker = options.get("--run") or options.get("--only")
-        if picker is not None:
-            meant.insert(0, next(s for s in picker.option_strings if s.startswith("--")))
+        if "--run" in options:
+            meant.insert(0, "--run")
     meant = list(dict.fromkeys(meant or difflib.get_close_matches(unknown, list(options), n=2, cutoff=0.75)))[:3]
     if unknown in meant:  # the option exists, but not where it was given (after a sub-command's own)
         return f"unrecognized arguments: {' '.join(extras)}"

@@ -10,7 +10,9 @@ interval, and (``--curve``) the error for every window size.
 from __future__ import annotations
 
 from entropylaw import api
-from entropylaw.cli._fitargs import add_fit_arguments, dump_json, read_runs, parse_fraction, parse_positive_int
+from entropylaw.api import plumbing
+from entropylaw.cli.options import COUNT, FRACTION, add_fit_arguments
+from entropylaw.cli.sources import dump_json, read_runs
 
 COLUMNS = [("run", "run_id"), ("fit_n", "fit_n"), ("fit_to_step", "fit_last_step"), ("n_pred", "n_predicted"),
            ("rmse_pred", "rmse_predicted"), ("final_obs", "final_observed"), ("final_pred", "final_predicted"),
@@ -24,9 +26,9 @@ def add_parser(subparsers) -> None:
                                           "first K steps or fraction F of each run and predict every later point.")
     add_fit_arguments(p)
     w = p.add_mutually_exclusive_group(required=True)
-    w.add_argument("--fit-steps", type=parse_positive_int, metavar="K", help="fit on the first K steps from the first logged step (steps <= first + K - 1)")
-    w.add_argument("--fit-frac", type=parse_fraction, metavar="F", help="fit on the first fraction F of each run, measured from its first logged step: steps <= first + F * (last - first), 0 < F < 1")
-    p.add_argument("--predict-steps", type=parse_positive_int, metavar="N",
+    w.add_argument("--fit-steps", type=COUNT, metavar="K", help="fit on the first K steps from the first logged step (steps <= first + K - 1)")
+    w.add_argument("--fit-frac", type=FRACTION, metavar="F", help="fit on the first fraction F of each run, measured from its first logged step: steps <= first + F * (last - first), 0 < F < 1")
+    p.add_argument("--predict-steps", type=COUNT, metavar="N",
                    help="score only the points within N steps after the fit window (the paper: 200); "
                         "default: every later point")
     p.add_argument("--curve", action="store_true", help="also print the error-vs-window curve")
@@ -50,18 +52,18 @@ def run(args) -> int:
             d["error_vs_k"] = ep.error_vs_k_.to_dict(orient="records")
         rows.append(d)
         if args.plot:
-            api.save_early_figure(ep, args.plot, rid, many=len(ids) > 1)
+            plumbing.save_early_figure(ep, args.plot, rid, many=len(ids) > 1)
     if args.json:
-        print(args.flags(dump_json(api.with_accounts({"predictions": rows}, df) if len(rows) > 1
-                               else api.with_accounts(rows[0], df))))
+        print(args.flags(dump_json(plumbing.with_accounts({"predictions": rows}, df) if len(rows) > 1
+                               else plumbing.with_accounts(rows[0], df))))
         return 0
     window = f"first {args.fit_steps} steps" if args.fit_steps else f"first {args.fit_frac:g} of each run"
     horizon = f"the next {args.predict_steps} steps" if args.predict_steps else "the rest"
-    print(api.wrap(f"paper protocol: fit on the {window}, predict {horizon} from the observed entropy "
+    print(plumbing.wrap(f"paper protocol: fit on the {window}, predict {horizon} from the observed entropy "
                    f"(uses later entropy: for a true forecast see `entropylaw forecast`); "
                    f"{args.conf * 100:g} % ceiling intervals"))
-    print(api.fmt_table(rows, COLUMNS, optional=OPTIONAL))
+    print(plumbing.fmt_table(rows, COLUMNS, optional=OPTIONAL))
     for rid, curve in curves.items():
-        print(api.wrap(f"\n{rid}: error vs fit window"))
-        print(api.fmt_table(curve.to_dict(orient="records"), [(c, c) for c in curve.columns]))
+        print(plumbing.wrap(f"\n{rid}: error vs fit window"))
+        print(plumbing.fmt_table(curve.to_dict(orient="records"), [(c, c) for c in curve.columns]))
     return 0

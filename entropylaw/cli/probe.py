@@ -8,9 +8,10 @@ Multi-process: ``torchrun --nproc_per_node K -m entropylaw probe ...``.
 from __future__ import annotations
 
 import argparse
-import json
 
 from entropylaw import api
+from entropylaw.api import plumbing
+from entropylaw.cli.options import COUNT, REAL, SEED, TEMPERATURE, positive, settings, whole
 from entropylaw.errors import EntropyLawError
 
 
@@ -24,19 +25,19 @@ def add_parser(subparsers) -> None:
                    "(OUTPUT_DIR/completions/, one completions_<step>.parquet, a W&B run with a completions table), "
                    "or the project's JSONL/parquet (prompt_id, prompt|prompt_ids, response|response_ids, reward, "
                    "optional advantage, old_logprobs)")
-    p.add_argument("--step", type=int, default=None, help="the training step whose rollouts to probe (default: "
+    p.add_argument("--step", type=whole(0, "100"), default=None, help="the training step whose rollouts to probe (default: "
                    "the last one the dump or log holds)")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--tokenizer", help="tokenizer directory (default: the model's)")
-    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--temperature", type=TEMPERATURE, default=1.0)
     p.add_argument("--estimator", default="grpo", choices=["grpo", "rloo", "reinforce++", "reinforce"])
-    p.add_argument("--eps", type=float, default=1e-6, help="advantage std epsilon")
-    p.add_argument("--chunk-size", type=int, default=8192, help="vocabulary chunk of the streamed statistics")
-    p.add_argument("--batch-tokens", type=int, default=4096, help="padded tokens per forward batch")
-    p.add_argument("--microbatch-tokens", type=int, default=16384,
+    p.add_argument("--eps", type=positive(), default=1e-6, help="advantage std epsilon")
+    p.add_argument("--chunk-size", type=COUNT, default=8192, help="vocabulary chunk of the streamed statistics")
+    p.add_argument("--batch-tokens", type=COUNT, default=4096, help="padded tokens per forward batch")
+    p.add_argument("--microbatch-tokens", type=COUNT, default=16384,
                    help="token budget of a micro-batch (per-micro-batch covariance scope)")
-    p.add_argument("--clamp-p", type=float, default=0.3, help="AEnt clamp fraction")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--clamp-p", type=REAL, default=0.3, help="AEnt clamp fraction")
+    p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="intervention setting, e.g. clip_cov_ratio=0.001 (repeatable)")
     p.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto")
@@ -49,23 +50,23 @@ def add_parser(subparsers) -> None:
                    "torchrun processes (for a policy that does not fit one device); every process runs every "
                    "sequence, so the result is the one-process result")
     p.add_argument("--no-ladder", action="store_true", help="skip the update and the entropy-change ladder")
-    p.add_argument("--lr", type=float, default=None, help="fix the ladder's step (eta, eta/2, eta/4) instead of "
+    p.add_argument("--lr", type=positive(), default=None, help="fix the ladder's step (eta, eta/2, eta/4) instead of "
                    "searching for a first-order one")
-    p.add_argument("--rel-step", type=float, default=1e-3, help="first step of the search, as a fraction of "
+    p.add_argument("--rel-step", type=positive(), default=1e-3, help="first step of the search, as a fraction of "
                    "|theta|/|grad| (halved until Lemma 1's error falls as eta^2)")
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
     p.add_argument("--scope", default="batch", choices=["batch", "microbatch"],
                    help="covariance scope of the what-if selections")
-    p.add_argument("--whatif", default=api.PROBE_WHATIF)
-    p.add_argument("--generate", type=int, default=0, metavar="G", help="sample G responses per prompt instead "
+    p.add_argument("--whatif", default=plumbing.PROBE_WHATIF)
+    p.add_argument("--generate", type=whole(0, "8"), default=0, metavar="G", help="sample G responses per prompt instead "
                    "of reading --rollouts (needs --prompts)")
     p.add_argument("--prompts", help="prompt file for --generate")
     p.add_argument("--reward", default="numeric_answer", help="module:function scoring (response, answer)")
-    p.add_argument("--max-new-tokens", type=int, default=256)
-    p.add_argument("--min-informative", type=int, default=0, metavar="K",
+    p.add_argument("--max-new-tokens", type=COUNT, default=256)
+    p.add_argument("--min-informative", type=whole(0, "4"), default=0, metavar="K",
                    help="with --generate: keep sampling (DAPO-style) the groups with no learning signal until K "
                    "groups have one, at most --max-rounds rounds")
-    p.add_argument("--max-rounds", type=int, default=4, help="budget of --min-informative: rounds of G responses "
+    p.add_argument("--max-rounds", type=COUNT, default=4, help="budget of --min-informative: rounds of G responses "
                    "per prompt (default 4)")
     p.add_argument("--chat-template", action=argparse.BooleanOptionalAction, default=None,
                    help="put text prompts through the tokenizer's chat template (default: --prompts text when the "
@@ -76,34 +77,18 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _parse_sets(items):
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise EntropyLawError(f"--set {item}: expected KEY=VALUE")
-        key, value = item.split("=", 1)
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
-
-
 def _max_memory(items) -> dict | None:
-    out = {}
-    for item in items:
-        key, sep, size = item.partition("=")
-        if not sep or not size:
-            raise EntropyLawError(f"--max-memory {item}: expected DEVICE=SIZE, e.g. 0=20GiB or cpu=60GiB")
-        out[int(key) if key.isdigit() else key] = size
-    return out or None
+    out = settings(items, "--max-memory", json_values=False)
+    if any(not size for size in out.values()):
+        raise EntropyLawError(f"--max-memory {' '.join(items)}: expected DEVICE=SIZE, e.g. 0=20GiB or cpu=60GiB")
+    return {int(key) if key.isdigit() else key: size for key, size in out.items()} or None
 
 
 def run(args) -> int:
     res = api.probe(args.model, args.rollouts, out=args.out, step=args.step, tokenizer=args.tokenizer,
                     temperature=args.temperature, estimator=args.estimator, eps=args.eps, chunk_size=args.chunk_size,
                     batch_tokens=args.batch_tokens, microbatch_tokens=args.microbatch_tokens, clamp_p=args.clamp_p,
-                    seed=args.seed, settings=_parse_sets(args.set), device=args.device, dtype=args.dtype,
+                    seed=args.seed, settings=settings(args.set), device=args.device, dtype=args.dtype,
                     device_map=args.device_map, max_memory=_max_memory(args.max_memory), shard=args.shard,
                     no_ladder=args.no_ladder, lr=args.lr, rel_step=args.rel_step, optimizer=args.optimizer,
                     scope=args.scope, whatif=args.whatif, generate=args.generate, prompts=args.prompts,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 
 from entropylaw import api
+from entropylaw.api import plumbing
+from entropylaw.cli.options import COUNT, SEED, TEMPERATURE
 
 
 def add_parser(subparsers) -> None:
@@ -20,15 +22,15 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", required=True, help="run table to write (.parquet or .csv)")
     p.add_argument("--reward", default=None, help="module:function or numeric_answer / math_verify")
     p.add_argument("--metric", default=None, help="score or val/<name> (default val/<prompt file stem>)")
-    p.add_argument("--samples", type=int, default=4, help="responses per prompt")
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument("--samples", type=COUNT, default=4, help="responses per prompt")
+    p.add_argument("--temperature", type=TEMPERATURE, default=1.0)
+    p.add_argument("--max-new-tokens", type=COUNT, default=256)
     p.add_argument("--run-id", default=None)
     p.add_argument("--tokenizer", default=None)
     p.add_argument("--device", default="auto")
     p.add_argument("--dtype", default="auto")
-    p.add_argument("--chunk-size", type=int, default=8192)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--chunk-size", type=COUNT, default=8192)
+    p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--table1", action="store_true", help="also the token covariance of each checkpoint's samples "
                    "(cov_top_<p>%%: the paper's Table 1; needs --reward)")
     p.add_argument("--chat-template", action=argparse.BooleanOptionalAction, default=None,
@@ -42,6 +44,6 @@ def run(args) -> int:
                               metric=args.metric, run_id=args.run_id, device=args.device, dtype=args.dtype,
                               chunk_size=args.chunk_size, seed=args.seed, tokenizer_path=args.tokenizer,
                               table1=args.table1, chat_template=args.chat_template)
-    print(api.wide(t, api.run_ids(t)[0]).to_string(float_format=lambda v: f"{v:.4f}"))
+    print(plumbing.wide(t, api.run_ids(t)[0]).to_string(float_format=lambda v: f"{v:.4f}"))
     print(f"wrote {args.out} ({len(t)} rows)")
     return 0

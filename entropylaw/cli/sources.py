@@ -1,67 +1,28 @@
-"""Reading INPUTs on the command line: the source options every reading command shares,
-and the row account each prints (one line per source that lost rows; ``--quiet`` hides it,
+"""Reading INPUTs on the command line with the shared source options (:mod:`entropylaw.cli.options`),
+and the row account each command prints (one line per source that lost rows; ``--quiet`` hides it,
 ``--json`` outputs carry it as ``row_accounts``)."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import pandas as pd
 
 from entropylaw import api
+from entropylaw.api import plumbing
 from entropylaw.errors import EntropyLawError
 
 
-def positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number such as 10") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
-    return n
-
-
-def params_arg(text: str) -> float:
-    try:
-        return api.parse_params(text)
-    except EntropyLawError as err:
-        raise argparse.ArgumentTypeError(str(err).split(": ", 1)[-1]) from None
-
-
-def add_source_arguments(parser) -> None:
-    """The key and metadata options shared by every command that reads runs."""
-    g = parser.add_argument_group("reading sources")
-    g.add_argument("--entropy-key", metavar="K", help="source key that is the policy entropy")
-    g.add_argument("--score-key", metavar="K", help="source key that is the training score")
-    g.add_argument("--val-key", metavar="K", action="append", help="validation key (repeatable)")
-    g.add_argument("--model", metavar="M", help="model name (else read from the log or file name)")
-    g.add_argument("--algorithm", metavar="A", help="algorithm, e.g. grpo, ppo, rloo")
-    g.add_argument("--dataset", metavar="D", help="training data, e.g. gsm8k")
-    g.add_argument("--params", metavar="N", type=params_arg, help="total parameter count (7e9, 7B)")
-    g.add_argument("--config", metavar="config.json",
-                   help="Hugging Face config.json: exact total and non-embedding parameter counts")
-    g.add_argument("--run-id", metavar="ID", help="name the runs read ID (several runs: ID, ID-2, ... in the order read; "
-                   "runs are never merged for sharing it)")
-    g.add_argument("--one-run", action="store_true",
-                   help="with --run-id: the inputs are pieces of one run (resumed segments, or one run's records "
-                        "from several loggers), merged as one")
-    g.add_argument("--logging-steps", metavar="N", type=positive_int,
-                   help="steps between logged records, for logs without step numbers (HF Trainer console)")
-    g.add_argument("--reward-func", metavar="NAME",
-                   help="TRL: the reward function whose rewards/<NAME>/mean is the score (default: the 0/1 one)")
-    g.add_argument("--skip-bad", action="store_true",
-                   help="leave out an unreadable or corrupt file (reported with its reason) and read the rest")
-    g.add_argument("-q", "--quiet", action="store_true", help="do not print the row account of dropped rows")
-
-
-def load_from_args(args, sources, **more) -> pd.DataFrame:
-    """:func:`entropylaw.load` with the options of :func:`add_source_arguments` (and ``more``);
-    prints the row account of every source that lost rows (to stderr) unless ``--quiet``."""
-    df = api.load(list(sources), **source_options(args), **more, warn=False)
+def load_from_args(args, sources, keep_runs: bool = True, **more) -> pd.DataFrame:
+    """:func:`entropylaw.load` with the source options (and ``more``); prints the row account of
+    every source that lost rows (to stderr) unless ``--quiet``. ``keep_runs=False``: every run
+    read, whatever ``--run`` says (a forecast's prior runs)."""
+    options = source_options(args)
+    if not keep_runs:
+        options.pop("runs")
+    df = api.load(list(sources), **options, **more, warn=False)
     if not getattr(args, "quiet", False):
-        for line in api.loss_lines(df):
+        for line in plumbing.loss_lines(df):
             print(f"entropylaw: warning: {line}", file=sys.stderr)
     return df
 
@@ -75,5 +36,27 @@ def source_options(args) -> dict:
     out = {k: getattr(args, k, None) for k in SOURCE_OPTIONS}
     if out.get("one_run") and not out.get("run_id"):
         raise EntropyLawError("--one-run needs --run-id: the name the pieces of the one run take")
-    out.update(val_keys=getattr(args, "val_key", None), skip_bad=getattr(args, "skip_bad", False))
+    out.update(val_keys=getattr(args, "val_key", None), skip_bad=getattr(args, "skip_bad", False),
+               runs=getattr(args, "run", None))
     return out
+
+
+def read_runs(args, sources=None, keep_runs: bool = True) -> pd.DataFrame:
+    """Read INPUTs (or ``sources``) with the entropy options of the fitting commands. A ``--plot``
+    that cannot be written fails first, before the reading and fitting."""
+    if getattr(args, "plot", None):
+        plumbing.check_writable(plumbing.plot_path(args.plot, "x", False))
+    return load_from_args(args, args.inputs if sources is None else sources, keep_runs=keep_runs,
+                          entropy_convention=getattr(args, "entropy_convention", None),
+                          x_key=getattr(args, "x_key", None) or "entropy")
+
+
+def fit_options(args) -> dict:
+    """The fit pipeline's options from the shared arguments (:func:`entropylaw.fit.run.fit_runs`)."""
+    return dict(y=args.y_key, x=args.x_key, pairing=args.pairing, interval=args.interval, n_boot=args.n_boot,
+                conf=args.conf, seed=args.seed, score_range=args.score_range)
+
+
+def dump_json(obj) -> str:
+    """Strict JSON (NaN/inf as null, numpy numbers as plain ones), one level of indent."""
+    return plumbing.dumps(obj, indent=1)

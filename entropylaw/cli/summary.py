@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from entropylaw.cli.sources import add_source_arguments, load_from_args
+from entropylaw.cli.options import add_source_arguments
+from entropylaw.cli.sources import load_from_args
 from entropylaw import api
+from entropylaw.api import plumbing
 
 
 def add_parser(subparsers) -> None:
@@ -20,7 +22,7 @@ def run(args) -> int:
     df = load_from_args(args, args.inputs)
     summary = api.summary(df)
     if args.json:
-        print(api.dumps(api.with_accounts({"runs": summary.to_dict(orient="records")}, df), indent=1))
+        print(plumbing.dumps(plumbing.with_accounts({"runs": summary.to_dict(orient="records")}, df), indent=1))
     else:
-        print(api.format_summary(summary))
+        print(plumbing.format_summary(summary))
     return 0

@@ -19,20 +19,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from entropylaw.cli._fitargs import parse_score, parse_steps
 from entropylaw import api
-from entropylaw.cli.sources import add_source_arguments, source_options
+from entropylaw.api import plumbing
+from entropylaw.cli.options import COUNT, N_BOOT, SCORE, SECONDS, STEPS, add_source_arguments
+from entropylaw.cli.sources import source_options
 from entropylaw.errors import EntropyLawError
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of seconds such as 5") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be more than 0 seconds")
-    return value
 
 
 def add_parser(subparsers) -> None:
@@ -42,20 +33,19 @@ def add_parser(subparsers) -> None:
     p.add_argument("path", metavar="LOG|DIR", help="log file, JSONL, trainer_state.json, TRL output directory, "
                    "offline W&B run directory ...")
     g = p.add_argument_group("watching")
-    g.add_argument("--interval", type=_seconds, default=5.0, help="seconds between checks (default 5)")
-    g.add_argument("--run", metavar="ID", help="the run to show when the log holds several (default: the last)")
-    g.add_argument("--method", action="append", choices=[api.DEFAULT, *(m for m in api.FORECAST_METHODS if m != "prior")],
+    g.add_argument("--interval", type=SECONDS, default=5.0, help="seconds between checks (default 5)")
+    g.add_argument("--method", action="append", choices=[plumbing.DEFAULT, *(m for m in plumbing.FORECAST_METHODS if m != "prior")],
                    help="forecast method(s) to show (default: the default method for the run's score, and "
                         "law+entropy)")
-    g.add_argument("--horizon", type=parse_steps, metavar="N", help="forecast N steps past the last logged step "
+    g.add_argument("--horizon", type=STEPS, metavar="N", help="forecast N steps past the last logged step "
                    "(default: as many steps as are logged)")
-    g.add_argument("--n-boot", type=int, default=100, help="bootstrap draws of the forecast (default 100)")
-    g.add_argument("--target", type=parse_score, metavar="SCORE", help="show the step at which the forecast reaches SCORE")
-    g.add_argument("--total-steps", type=parse_steps, metavar="N", help="the run's planned last step: its 10 %% is the "
+    g.add_argument("--n-boot", type=N_BOOT, default=100, help="bootstrap draws of the forecast (default 100)")
+    g.add_argument("--target", type=SCORE, metavar="SCORE", help="show the step at which the forecast reaches SCORE")
+    g.add_argument("--total-steps", type=STEPS, metavar="N", help="the run's planned last step: its 10 %% is the "
                    "stop-paying look-ahead (default: the forecast step)")
     g.add_argument("--plain", action="store_true", help="plain text blocks even on a terminal")
-    g.add_argument("--exit-idle", type=_seconds, metavar="S", help="stop once the log has not changed for S seconds")
-    g.add_argument("--max-refreshes", type=int, metavar="N", help="stop after N refreshes (scripts, tests)")
+    g.add_argument("--exit-idle", type=SECONDS, metavar="S", help="stop once the log has not changed for S seconds")
+    g.add_argument("--max-refreshes", type=COUNT, metavar="N", help="stop after N refreshes (scripts, tests)")
     add_source_arguments(p)
     p.set_defaults(func=run)
 
@@ -95,7 +85,7 @@ class Signature:
 
 def snapshot(args, path: Path) -> dict:
     """One refresh (:func:`entropylaw.snapshot`) with the command's options."""
-    snap = api.snapshot(path, run=args.run, methods=args.method, horizon=args.horizon, total_steps=args.total_steps,
+    snap = api.snapshot(path, run=args.run[-1] if args.run else None, methods=args.method, horizon=args.horizon, total_steps=args.total_steps,
                         target=args.target, n_boot=args.n_boot, **source_options(args))
     flags = getattr(args, "flags", str)
     return {k: flags(v) if k in ("total_note", "fit_error", "forecast_error") else v for k, v in snap.items()}
@@ -123,11 +113,11 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
         lines.append(f"  forecast at step {snap['forecast_step']:g}: " + ";  ".join(cells))
     elif snap.get("forecast_error"):
         lines.append(f"  forecast: {snap['forecast_error']}")
-    lines += [line[2:] for line in api.decision_lines(snap.get("decision"))]
+    lines += [line[2:] for line in plumbing.decision_lines(snap.get("decision"))]
     lines += [f"  note: {snap['total_note']}"] if snap.get("total_note") else []
     lines += [f"  damaged: {d}" for d in snap.get("damaged", [])]
     lines += [f"  note: {n}" for n in notes]
-    return api.wrap("\n".join(lines))
+    return plumbing.wrap("\n".join(lines))
 
 
 def render_rich(snap: dict | None, notes: list, when: str, path: Path):
@@ -159,7 +149,7 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
                   (f"  [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else f"  ({why})"))
     if snap.get("forecast_error"):
         t.add_row("forecast", snap["forecast_error"])
-    for line in api.decision_lines(snap.get("decision")):
+    for line in plumbing.decision_lines(snap.get("decision")):
         head, _, rest = line.strip().partition(": ")
         t.add_row(head if not line.startswith("      ") else "", rest if not line.startswith("      ") else line.strip())
     body = Group(t, Text("\n".join(notes), style="dim")) if notes else t
@@ -170,8 +160,6 @@ def run(args) -> int:
     path = Path(args.path)
     if not path.exists():
         raise EntropyLawError(f"{path}: no such file or directory (watch waits for a log that exists)")
-    if args.max_refreshes is not None and args.max_refreshes < 1:
-        raise EntropyLawError("--max-refreshes must be at least 1")
     live = None
     if not args.plain and sys.stdout.isatty():
         try:

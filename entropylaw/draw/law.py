@@ -9,7 +9,7 @@ for a score that is a fraction is flagged with a dagger (†).
 the prediction from the window's fit with its prediction band, RMSE on the plot.
 :meth:`entropylaw.fit.law.EntropyLawFit.plot` draws with :func:`draw_fit`: this module
 imports matplotlib, numpy and the figure style only, never :mod:`entropylaw.fit` (the
-builders that fit are in :mod:`entropylaw.figures.law`).
+builders that fit are in :mod:`entropylaw.figure_sets.law`).
 
 >>> import numpy as np
 >>> from entropylaw.fit.law import EntropyLawFit

@@ -1,7 +1,7 @@
 """Where boxes and legends go, and what the axes cut off: the last pass over a figure.
 
 :func:`settle` runs once per figure, after it is drawn and before it is saved (``save``,
-``figure_png`` and :class:`~entropylaw.figures.base.Built` call it): it lays the
+``figure_png`` and :class:`~entropylaw.figure_sets.base.Built` call it): it lays the
 figure out, puts each number box made with ``loc="best"`` in the corner of its axes
 with the fewest data points under it (else outside the axes, on the right), moves an
 axes legend that covers data outside too, and marks every data point and interval bar

@@ -18,7 +18,7 @@ so it is clipped by the axes and its legend entry says so.
 What a larger model will reach: :func:`plot_final_score`, which
 :meth:`entropylaw.fit.size_series.ScaleResult.plot` draws with. This module imports
 matplotlib, numpy, pandas and the figure style only, never :mod:`entropylaw.fit` (the
-builders that fit are in :mod:`entropylaw.figures.comparisons`).
+builders that fit are in :mod:`entropylaw.figure_sets.comparisons`).
 
 >>> import numpy as np, pandas as pd
 >>> sizes = pd.DataFrame({"n_params": [1e8, 1e8, 4e8, 4e8, 1.6e9], "a": [0.30, 0.31, 0.25, 0.26, 0.20],

@@ -30,7 +30,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import score_bounds
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_scores import FinalScoreLaw
-from entropylaw.ingest.model_size import PUBLISHED_NONEMBEDDING, family_of, published_nonembedding
+from entropylaw.readers.model_size import PUBLISHED_NONEMBEDDING, family_of, published_nonembedding
 from entropylaw.fit.size_text import size_text as _size_text
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.terminal import wrap

@@ -63,7 +63,7 @@ class RunConfig:
     tag: str = ""                 # appended to the run's name: s-grpo-none-<tag>-s0
 
     def __post_init__(self):
-        from entropylaw.probe.interventions import INTERVENTIONS  # torch
+        from entropylaw.probing.interventions import INTERVENTIONS  # torch
 
         size_spec(self.size)  # raises for an unknown size
         if self.algo not in ALGORITHMS:
@@ -106,7 +106,7 @@ class RunConfig:
         return self.algo if self.intervention == "none" else f"{self.algo}+{self.intervention}"
 
     def intervention_config(self):
-        from entropylaw.probe.losses import InterventionConfig
+        from entropylaw.probing.losses import InterventionConfig
 
         args = dict(self.intervention_args)
         if "name" in args:

@@ -1,8 +1,8 @@
 """Turn a lab sweep's run directories into one tidy run table (see :mod:`entropylaw.table`).
 
-Each run directory (layout: :mod:`entropylaw.ingest.lab_rundir`) is read by the same reader
-``entropylaw ingest RUN_DIR`` uses (:func:`entropylaw.ingest.lab_run.read_lab_run`) and
-finalised by the shared :func:`entropylaw.ingest.common.finalize`, so canonical names come
+Each run directory (layout: :mod:`entropylaw.readers.lab_rundir`) is read by the same reader
+``entropylaw ingest RUN_DIR`` uses (:func:`entropylaw.readers.lab_run.read_lab_run`) and
+finalised by the shared :func:`entropylaw.readers.common.finalize`, so canonical names come
 from the standard key detection: ``actor/entropy`` -> ``entropy`` (token-mean),
 ``critic/score/mean`` -> ``score``, sampled ``val-core/<task>/acc/mean@k`` -> ``val/<task>``;
 the greedy accuracy ``val-aux/<task>/acc/greedy`` keeps its own name. The metadata is
@@ -25,13 +25,13 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import RawRun, finalize
-from entropylaw.ingest.lab_run import read_lab_run
+from entropylaw.readers.common import RawRun, finalize
+from entropylaw.readers.lab_run import read_lab_run
 from entropylaw.lab.config import RunConfig, run_name
 from entropylaw.lab.models import nonembedding_params, size_spec, total_params
 from entropylaw.lab.task import SumTask
 from entropylaw.lab.tokenizer import CharTokenizer
-from entropylaw.ingest.lab_rundir import DONE_JSON, METRICS_JSONL, read_run_json
+from entropylaw.readers.lab_rundir import DONE_JSON, METRICS_JSONL, read_run_json
 
 
 def run_meta(config: dict) -> dict:
@@ -50,7 +50,7 @@ def run_meta(config: dict) -> dict:
 
 
 def run_raw(run_dir: str | Path) -> RawRun:
-    """One lab run directory as a :class:`~entropylaw.ingest.common.RawRun` with its metadata;
+    """One lab run directory as a :class:`~entropylaw.readers.common.RawRun` with its metadata;
     a ``run.json`` written before it carried ``meta`` gets it from its settings."""
     info = read_run_json(run_dir)
     [raw] = read_lab_run(run_dir, meta=info.get("meta") or run_meta(info["config"]))

@@ -35,10 +35,10 @@ from pathlib import Path
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import write_text
-from entropylaw.ingest.lab_rundir import METRICS_CSV, METRICS_JSONL
+from entropylaw.readers.lab_rundir import METRICS_CSV, METRICS_JSONL
 
 LOGGERS = ("jsonl", "csv", "wandb")
-JSONL_NAME = METRICS_JSONL  # the run directory's layout: entropylaw.ingest.lab_rundir
+JSONL_NAME = METRICS_JSONL  # the run directory's layout: entropylaw.readers.lab_rundir
 CSV_NAME = METRICS_CSV
 
 

@@ -1,9 +1,9 @@
 """Per-step statistics the lab logs (SPEC sections 2, 4, 5).
 
 - :func:`seq_mean_token_mean`: the mean of the responses' token means (the other entropy
-  aggregation, the token mean, is the probe's :func:`entropylaw.probe.losses.token_mean`).
+  aggregation, the token mean, is the probe's :func:`entropylaw.probing.losses.token_mean`).
 - :func:`covariance_summary`: mean of the token covariance (shared
-  :func:`entropylaw.probe.interventions.token_covariance`) over the top fractions of
+  :func:`entropylaw.probing.interventions.token_covariance`) over the top fractions of
   tokens, as in the paper's Table 1.
 - :func:`response_level_covariance`: per prompt group Cov_i(mean_t log p(y_i,t), A_i)
   (population covariance over the G responses), averaged over the groups (paper Eq. 8-9).

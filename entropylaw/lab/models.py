@@ -114,7 +114,7 @@ def available_memory(device: str) -> float:
         import torch
 
         return float(torch.cuda.mem_get_info()[0])
-    from entropylaw.probe.memory import available_bytes
+    from entropylaw.probing.memory import available_bytes
 
     have = available_bytes()
     if have is not None:

@@ -30,7 +30,7 @@ not 1; the across-step correlation is the test.
 >>> z0 = torch.tensor([[[2.0, 0.5, -1.0]]]); dz = torch.tensor([[[0.0, 1e-4, 0.0]]])
 >>> valid = torch.ones(1, 1, dtype=torch.bool)
 >>> out = batch_predictions(z0, z0 + dz, torch.tensor([[1]]), torch.tensor([[1.0]]), valid, 1.0, 0.1)
->>> from entropylaw.probe.dynamics import entropy
+>>> from entropylaw.probing.dynamics import entropy
 >>> exact = float(entropy(z0 + dz).sum() - entropy(z0).sum())
 >>> abs(out["theory/dH_lemma1"] - exact) < 1e-9
 True
@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import torch
 
-from entropylaw.probe import dynamics
+from entropylaw.probing import dynamics
 
 
 def _masked_mean(x: torch.Tensor, valid: torch.Tensor) -> float:

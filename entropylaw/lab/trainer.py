@@ -3,10 +3,10 @@
 One step (veRL's order): sample ``prompts_per_step`` training prompts, ``group_size``
 responses each at temperature T; reward them exactly; optionally drop the groups that are
 all correct or all wrong; advantages from the shared estimator
-(:func:`entropylaw.probe.advantages.advantages`); score the batch under the rollout policy
+(:func:`entropylaw.probing.advantages.advantages`); score the batch under the rollout policy
 (old log-probs, token entropies: ``actor/entropy`` is their token-mean); then
 ``ppo_epochs`` passes over ``minibatches`` shuffled minibatches, each one optimiser step on
-the shared :func:`entropylaw.probe.losses.policy_loss` with the run's intervention; finally
+the shared :func:`entropylaw.probing.losses.policy_loss` with the run's intervention; finally
 re-score the same batch to log the measured entropy change ``actor/entropy_delta``.
 Validation runs at step 0 and every ``val_every`` steps, after that step's update, on a
 fixed validation set: ``val-core/<task>/acc/mean@k`` is the accuracy of ``val_samples``
@@ -41,7 +41,7 @@ from entropylaw.lab.task import SumTask, prompt_lines
 from entropylaw.lab.theory import THEORY_KEYS, batch_predictions
 from entropylaw.lab.tokenizer import CharTokenizer
 from entropylaw.lab.warmstart import WarmStartConfig, load_or_train
-from entropylaw.ingest.lab_rundir import DONE_JSON, RUN_JSON, read_run_json, write_run_json
+from entropylaw.readers.lab_rundir import DONE_JSON, RUN_JSON, read_run_json, write_run_json
 
 DONE = DONE_JSON
 
@@ -125,7 +125,7 @@ class LabRun:
         import torch
         from transformers import AutoModelForCausalLM
 
-        from entropylaw.probe.interventions import AEntCoefficient
+        from entropylaw.probing.interventions import AEntCoefficient
 
         cfg = self.cfg
         self.icfg = cfg.intervention_config()
@@ -176,9 +176,9 @@ class LabRun:
         import torch
 
         from entropylaw.lab.rollout import Rollout, generate, score
-        from entropylaw.probe.advantages import advantages
-        from entropylaw.probe.interventions import clamped_entropy, token_covariance
-        from entropylaw.probe.losses import policy_loss, token_mean
+        from entropylaw.probing.advantages import advantages
+        from entropylaw.probing.interventions import clamped_entropy, token_covariance
+        from entropylaw.probing.losses import policy_loss, token_mean
 
         cfg, G = self.cfg, self.cfg.group_size
         terms = np.repeat(self.task.sample(cfg.prompts_per_step, self.np_rng), G, axis=0)
@@ -260,7 +260,7 @@ class LabRun:
         import torch
 
         from entropylaw.lab.rollout import generate, score
-        from entropylaw.probe.losses import token_mean
+        from entropylaw.probing.losses import token_mean
 
         cfg, name = self.cfg, self.task.name
         terms = self.task.val_set(cfg.val_size)

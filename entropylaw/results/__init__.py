@@ -4,5 +4,5 @@ One row of numbers per run (:mod:`.rows`), each run fitted and forecast once per
 (:mod:`.cache`, a project's runs in forked processes), which runs a project's figures draw
 (:mod:`.focus`), and the one screen ``entropylaw demo`` prints (:mod:`.overview`). A run's
 family, short label and look are in :mod:`entropylaw.draw` (``labels``, ``looks``).
-No drawing here: nothing imports matplotlib, ``entropylaw.figures`` or ``entropylaw.report``.
+No drawing here: nothing imports matplotlib, ``entropylaw.figure_sets`` or ``entropylaw.page``.
 """

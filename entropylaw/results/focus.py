@@ -3,7 +3,7 @@
 With 200 runs a reader first wants the few runs that matter: the best forecasts, the
 worst collapses (the lowest ceilings: where the entropy runs out at the lowest score) and
 the fits not to trust (:func:`picks`). The report's first screen lists them
-(:mod:`entropylaw.report.project`), and a figure of one panel or line per run draws them
+(:mod:`entropylaw.page.project`), and a figure of one panel or line per run draws them
 (:func:`project_focus`).
 
 >>> rows = [{"run_id": f"r{i}", "ceiling": 0.5 + i / 100, "trust": "good fit" if i % 5 else "weak fit"}

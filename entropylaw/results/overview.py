@@ -34,7 +34,8 @@ class Overview:
     report: str | None = None
     problems: list = field(default_factory=list)
 
-    def lines(self) -> list[str]:
+    def lines(self, tail=()) -> list[str]:
+        """The screen's lines, at most MAX_LINES, ending with ``tail`` (a caller's own closing lines)."""
         drop = ", ".join(f"{k}: {v}" for k, v in self.dropped.items()) or "none"
         out = [f"Read {len(self.rows)} runs from {', '.join(self.sources)}: {self.kept:,} values kept, dropped: {drop}.",
                "",
@@ -71,13 +72,6 @@ class Overview:
         if self.report:
             out.append("The report (every figure, fit and forecast):")
             paths = [f"  {self.report}", f"  open it: python3 -m webbrowser {self.report}"]
-        nxt = [("entropylaw summary run.log", "what was read"),
-               ("entropylaw fit run.log --plot fit.png", "the law, its ceiling and trust flag"),
-               ("entropylaw forecast run.log --total-steps 1000 --target 0.85", "where it ends, when to stop"),
-               ("entropylaw scale runs/ --predict 32B", "what a larger model will reach"),
-               ("entropylaw report runs/ --out report/", "this page for your runs")]
-        tail = ["Next, on your own logs (veRL/TRL console logs, W&B, TensorBoard, MLflow, CSV ...):",
-                *(f"  {cmd:<62}{what}" for cmd, what in nxt), "The full tables: entropylaw demo --full"]
         # a path is never cut: it is the user's to choose short
         return ([_clip(line) for line in out] + paths + [_clip(line) for line in tail])[:MAX_LINES]
 

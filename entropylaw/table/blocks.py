@@ -51,7 +51,7 @@ def split_runs(df: pd.DataFrame, run_ids: Iterable[str] | None = None) -> dict[s
     (200 runs of 100,000 rows: 200 masks of 20 M rows each). Every part has the columns,
     dtypes, row order and index labels ``df[df["run_id"] == run_id]`` would have, so any
     per-run computation gives the same result on it. Where a run's rows are contiguous (as
-    :func:`stack` and :func:`entropylaw.ingest.dispatch.load` leave them) the part is a
+    :func:`stack` and :func:`entropylaw.readers.dispatch.load` leave them) the part is a
     slice of ``df`` (no copy); otherwise it is taken.
 
     >>> t = pd.DataFrame({"run_id": ["a", "a", "b", "a"], "step": [1, 2, 1, 3], "metric": "x", "value": 0.0})

@@ -102,7 +102,7 @@ def tb_payloads(rows) -> list[tuple[bytes, int]]:
 
 
 def tfrecord(payload: bytes) -> bytes:
-    from entropylaw.ingest.tfrecord import masked_crc32c
+    from entropylaw.readers.tfrecord import masked_crc32c
 
     head = struct.pack("<Q", len(payload))
     return head + struct.pack("<I", masked_crc32c(head)) + payload + struct.pack("<I", masked_crc32c(payload))
@@ -358,7 +358,7 @@ def _build_wandb(c: Corpus, rows) -> None:
         payloads = wandb_payloads(rows)
     except ImportError:
         return
-    from entropylaw.ingest.leveldb_log import BLOCK_SIZE, write_log
+    from entropylaw.readers.leveldb_log import BLOCK_SIZE, write_log
 
     data = write_log([p for p, _n in payloads])
     assert len(data) < BLOCK_SIZE  # one block: every record is a single FULL chunk

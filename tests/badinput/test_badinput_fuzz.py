@@ -1,6 +1,6 @@
 """Property test: cut and flip bytes of real veRL logs, JSONL, ``.wandb`` and TensorBoard files.
 
-Whatever the damage, reading it through :func:`entropylaw.ingest.dispatch.load` either
+Whatever the damage, reading it through :func:`entropylaw.readers.dispatch.load` either
 gives a table or raises one :class:`EntropyLawError` line (no other exception: no
 traceback), and every source's account balances (rows read = kept + dropped). Where the
 damage can be recognised, every kept value equals the original's:
@@ -27,8 +27,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from badinput.build import base_rows, jsonl_line, tb_payloads, tfrecord, verl_log, wandb_payloads
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import KeyOptions
-from entropylaw.ingest.dispatch import load
+from entropylaw.readers.common import KeyOptions
+from entropylaw.readers.dispatch import load
 
 REAL_LOG = Path(__file__).resolve().parents[3] / "shared" / "data" / "real-logs" / \
     "verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp256_verl-data.log"
@@ -53,7 +53,7 @@ def _tb() -> bytes:
 
 
 def _wandb() -> bytes:
-    from entropylaw.ingest.leveldb_log import write_log
+    from entropylaw.readers.leveldb_log import write_log
 
     return write_log([p for p, _n in wandb_payloads(base_rows())])
 

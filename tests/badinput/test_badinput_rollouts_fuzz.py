@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.rollouts.encode import encode
-from entropylaw.ingest.rollouts.formats import read_rollouts
+from entropylaw.readers.rollouts.encode import encode
+from entropylaw.readers.rollouts.formats import read_rollouts
 
 ROWS = [{"input": f"user\nWhat is {q}+1?\nassistant\n", "output": f"{q + 1} é", "gts": str(q + 1),
          "score": float(i % 2), "step": 7, "acc": bool(i % 2)} for q in range(3) for i in range(4)]

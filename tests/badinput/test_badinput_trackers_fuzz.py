@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from badinput.build import base_rows, clearml_events, clearml_zip, trackio_db, verl_log
 from entropylaw.errors import EntropyLawError
-from entropylaw.ingest.common import KeyOptions
-from entropylaw.ingest.dispatch import load
+from entropylaw.readers.common import KeyOptions
+from entropylaw.readers.dispatch import load
 
 KEYS = KeyOptions(entropy_key="actor/entropy", score_key="critic/score/mean")
 PROFILE = settings(max_examples=25, derandomize=True, deadline=None, database=None, print_blob=True,

@@ -148,7 +148,7 @@ class Forecast:
                  f"    log starts at step {self.origin:g}; window up to step {self.window_end:g} "
                  f"({self.n_window} points); nothing after it is used",
                  f"    recommended method: {self.default} (chosen by a rule fixed in advance on the backtest of "
-                 "real runs, analysis/bench_forecast.py)",
+                 "real runs)",
                  ]
 
         def ci(v, c):

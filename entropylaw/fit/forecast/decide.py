@@ -51,18 +51,18 @@ def threshold_for(level: float, values, target_key: str, target_kind: str, n_pro
                   bounded=True) -> tuple[float, str]:
     """The default threshold and where it comes from (module docstring); ``values``: the
     window's target values (its noise is the fallback)."""
-    n, bench = (n_problems, "--n-problems") if n_problems else problems_of(target_key)
+    n, bench = (n_problems, "`n_problems`") if n_problems else problems_of(target_key)
     if n and target_kind == "validation" and bounded:
         p = float(np.clip(level, 0.0, 1.0))
         se = float(np.sqrt(max(p * (1 - p), 1e-12) / n))
         return se, f"one binomial standard error of the validation set ({n:g} problems, {bench}; p = {p:.3f})"
     why = "the window's noise (median absolute successive difference of the score)"
     if n_problems and target_kind != "validation":
-        why += f"; --n-problems applies to a validation score, and this run's target is its {target_kind}"
+        why += f"; `n_problems` applies to a validation score, and this run's target is its {target_kind}"
     elif n_problems and not bounded:
-        why += "; --n-problems applies to a score in [0, 1], and this one is not"
+        why += "; `n_problems` applies to a score in [0, 1], and this one is not"
     else:
-        why += "; give --n-problems N for the binomial standard error of an N-problem validation set"
+        why += "; give `n_problems` N for the binomial standard error of an N-problem validation set"
     return robust_noise(values), why
 
 
@@ -202,7 +202,7 @@ def decision_on(win, at_steps, fitted, conf, target, threshold, n_problems, tota
         threshold, source = threshold_for(mid[0], win.target.values, win.target_key, win.target_kind, n_problems,
                                              bounds == (0.0, 1.0))
     else:
-        source = "given (--threshold)"
+        source = "given (`threshold`)"
     out = {"method": m.name, "threshold_source": source, **decide(steps, mid, draws, lookahead, threshold,
                                                                        target, conf)}
     raw = m._mid(steps) if hasattr(m, "_mid") else mid

@@ -112,11 +112,15 @@ class Forecasts(dict):
         docs = [fc.to_dict() for fc in self.values()]
         return docs if len(docs) > 1 else docs[0]
 
-    def __str__(self) -> str:
+    def report(self, every_method: str = "`methods` None gives every method") -> str:
+        """The forecasts as text; ``every_method`` says how to ask for every method (a caller's own words)."""
         text = "\n\n".join(forecast_text(fc) for fc in self.values())
         if self.default_said:
             text += (f"\n\n(default method {self.default_said}, last-value where "
                      "it cannot run: chosen by a rule fixed in advance on the backtest of the real runs at 15 % of their "
-                     "steps, which bounds the worst run's error as well as the median's, see analysis/bench_forecast.py; "
-                     "`compare` shows every method, with the plateau and the 90 % step of the curve methods)")
+                     f"steps, which bounds the worst run's error as well as the median's; {every_method}, with the "
+                     "plateau and the 90 % step of the curve methods)")
         return wrap(text)
+
+    def __str__(self) -> str:
+        return self.report()

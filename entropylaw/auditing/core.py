@@ -1,0 +1,189 @@
+"""The audit: recompute the step's entropy under every convention and judge the logged value.
+
+:func:`conventions_of` is the arithmetic (per-token arrays -> convention name -> value);
+:func:`audit` reads a model, a rollout dump and a log, and returns the verdict dictionary
+of :func:`entropylaw.auditing.verdict.decide` with ``step``, ``n_rollouts``, ``n_tokens``,
+``temperature`` and where the logged value came from.
+
+>>> import numpy as np
+>>> from entropylaw.auditing.conventions import Tokens
+>>> t = Tokens(response=[np.array([1.0, 3.0]), np.array([2.0])], prompt=[np.array([0.5]), np.array([])],
+...            shifted=[np.array([1.0, 1.0]), np.array([1.0])], padding=[np.array([]), np.array([0.0])],
+...            packed_order=[0, 1])
+>>> v = conventions_of(t)
+>>> v["token-mean"], v["seq-mean-token-mean"], v["trl-padding-included"]
+(2.0, 2.0, 1.5)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+import entropylaw.auditing.conventions as conv
+import entropylaw.auditing.numerics as numerics
+import entropylaw.auditing.verdict as verdict
+from entropylaw.errors import EntropyLawError
+
+
+def packed_order(lengths: list) -> list:
+    """Sequence order of veRL's dynamic-batch packing (seqlen_balancing.rearrange_micro_batches
+    balances total lengths across micro-batches; longest first is the order its partitioner
+    visits them): the permutation the PR #1943 bug failed to undo. An approximation of the
+    exact partition, which depends on the data-parallel size and the token budget."""
+    return sorted(range(len(lengths)), key=lambda i: -lengths[i])
+
+
+def conventions_of(t, micro_groups: list | None = None, horizon: int | None = None,
+                   temperature: float = 1.0) -> dict:
+    """Convention name -> recomputed value (only the conventions this batch can tell apart)."""
+    out = {
+        "token-mean": conv.token_mean(t),
+        "seq-mean-token-mean": conv.seq_mean_token_mean(t),
+        "seq-mean-token-sum": conv.seq_mean_token_sum(t),
+        "seq-mean-token-sum-norm": conv.seq_mean_token_sum_norm(t, horizon),
+    }
+    if micro_groups is not None and len(set(micro_groups)) > 1:
+        out["microbatch-mean"] = conv.microbatch_mean(t, micro_groups)
+    if t.response_t1 is not None and temperature != 1.0:
+        out["no-temperature"] = conv.without_temperature(t)
+    if t.padding is not None and any(len(p) for p in t.padding):
+        out["trl-padding-included"] = conv.padding_included(t)
+    if t.prompt is not None:
+        out["prompt-included"] = conv.prompt_included(t)
+    if t.shifted is not None:
+        out["shifted-by-one"] = conv.shifted_by_one(t)
+    if t.prompt is not None and t.shifted is not None:
+        out["trl-sft-attention-mask"] = conv.sft_attention_mask(t)
+    if t.packed_order is not None and list(t.packed_order) != list(range(len(t.response))):
+        out["verl-dynbsz-unreordered"] = conv.dynamic_batch_unreordered(t)
+    return out
+
+
+def logged_entropy(log: str, step: int, entropy_key: str | None = None) -> float:
+    """The entropy a log (anything entropylaw reads) recorded at ``step``: one clear error otherwise."""
+    from entropylaw.readers.common import KeyOptions
+    from entropylaw.readers.dispatch import load
+
+    df, reports = load([log], KeyOptions(entropy_key=entropy_key))
+    if df["run_id"].nunique() > 1:
+        raise EntropyLawError(f"{log}: holds {df['run_id'].nunique()} runs (give one run's log)")
+    h = df[df["metric"] == "entropy"]
+    if len(h) == 0:
+        raise EntropyLawError(f"{log}: no entropy metric (give `entropy_key` KEY, or `logged` VALUE)")
+    at = h[h["step"] == step]
+    if len(at) == 0:
+        steps = sorted(set(h["step"].tolist()))
+        dropped = [reason for r in reports for reason in dict(r.dropped)]
+        why = f"; rows dropped: {', '.join(map(str, dropped))}" if dropped else ""
+        if step < steps[0] or step > steps[-1]:
+            raise EntropyLawError(f"{log}: no step {step} (entropy logged at steps {steps[0]}..{steps[-1]})")
+        raise EntropyLawError(f"{log}: no entropy at step {step} (logged at {len(steps)} steps in "
+                              f"{steps[0]}..{steps[-1]}{why})")
+    return float(at["value"].iloc[-1])
+
+
+def check_logged(value: float, where: str) -> float:
+    if not math.isfinite(value):
+        raise EntropyLawError(f"{where}: logged entropy is {value} (expected a finite number of nats)")
+    if value < 0:
+        raise EntropyLawError(f"{where}: logged entropy is {value:g}, negative (an entropy is >= 0: the trainer "
+                              "summed something that is not an entropy, e.g. padding positions; TRL PR #6121)")
+    return value
+
+
+def read_sequences(rollouts: str, step: int | None, vocab_size: int, tokenizer, max_length, chat_template):
+    """Step ``step``'s rollouts encoded; ``chat_template`` as asked (None: not said), turned into what
+    the encoding does by the probe's rule (:func:`entropylaw.readers.rollouts.encode.chat_template_for`)."""
+    from entropylaw.readers.rollouts.encode import chat_template_for, encode
+    from entropylaw.readers.rollouts.formats import read_rollouts
+
+    # a veRL / TRL dump directory holds one file per step: pick step K's; a file is one step's batch
+    df = read_rollouts(rollouts, step=step) if Path(rollouts).is_dir() else read_rollouts(rollouts)
+    if step is not None and df.attrs.get("step") not in (None, step):
+        raise EntropyLawError(f"{rollouts}: holds step {df.attrs['step']}'s rollouts, not step {step}'s")
+    return encode(df, rollouts, vocab_size, tokenizer=tokenizer, max_length=max_length,
+                  chat_template=chat_template_for(df.attrs.get("format", "entropylaw"), chat_template))
+
+
+def recompute(model, seqs: list, temperature: float = 1.0, groups: list | None = None, horizon: int | None = None,
+              tolerance: float | None = None, pad_id: int = 0, batch_size: int = 8, trainer_precision: str = "bf16",
+              logged: float | None = None) -> tuple:
+    """(Tokens, convention -> value, tolerance dict) of ``seqs`` under a loaded float32 ``model``.
+
+    Without ``tolerance`` (relative) the tolerance is :func:`entropylaw.auditing.numerics.tolerance`:
+    a model of a ``trainer_precision`` trainer's rounding, sized from this float32 recomputation
+    (``logged``: the logged value, whose own rounding it counts when it is a number of that precision).
+    """
+    from entropylaw.auditing.forward import token_entropies
+
+    t = token_entropies(model, seqs, temperature, pad_id=pad_id, batch_size=batch_size,
+                        error_scale=tolerance is None)
+    t.packed_order = packed_order([len(s.prompt_ids) + len(s.response_ids) for s in seqs])
+    values = conventions_of(t, groups, horizon, temperature)
+    if tolerance is not None:
+        return t, values, numerics.given(tolerance)
+    return t, values, numerics.tolerance(t, values, trainer_precision, logged)
+
+
+def audit(model: str, rollouts: str, log: str | None = None, step: int | None = None, logged: float | None = None,
+          temperature: float = 1.0, micro_batch_size: int | None = None, token_budget: int | None = None,
+          horizon: int | None = None, tolerance: float | None = None, entropy_key: str | None = None,
+          device: str = "cpu", chat_template: bool | None = None, batch_size: int = 8,
+          trainer_precision: str = "bf16") -> dict:
+    """Audit the logged entropy of ``step`` (see the module docstring; ``tolerance`` relative;
+    ``trainer_precision``: what the trainer computed in, the tolerance's assumption; ``chat_template``:
+    True, False or None, not said, as ``entropylaw probe`` reads it)."""
+    from entropylaw._optional import require
+
+    require("torch", "probe", "entropylaw audit")
+    model, rollouts, log = os.fspath(model), os.fspath(rollouts), None if log is None else os.fspath(log)
+    if log is not None and step is None:
+        raise EntropyLawError("`log` needs `step` K (the step whose rollouts and checkpoint are given)")
+    if log is not None and logged is not None:
+        raise EntropyLawError("`log` and `logged`: give one")
+    if not temperature > 0 or not math.isfinite(temperature):
+        raise EntropyLawError(f"`temperature` {temperature}: expected a positive number")
+    if trainer_precision not in numerics.PRECISIONS:
+        raise EntropyLawError(f"`trainer_precision` {trainer_precision}: expected one of "
+                              f"{', '.join(numerics.PRECISIONS)}")
+    value, source = None, None
+    if log is not None:  # read the log before the (slow) model
+        value, source = check_logged(logged_entropy(log, step, entropy_key), f"{log} step {step}"), log
+    elif logged is not None:
+        value, source = check_logged(float(logged), "`logged`"), "`logged`"
+
+    from entropylaw.readers.rollouts.encode import microbatches
+    from entropylaw.probing.model import check_tokenizer, context_length, load_model, vocab_size
+
+    m, tok = load_model(model, device=device, dtype="float32", progress=False)
+    check_tokenizer(m, tok)
+    seqs = read_sequences(rollouts, step, vocab_size(m), tok, context_length(m), chat_template)
+    groups = None
+    if micro_batch_size:
+        groups = [i // micro_batch_size for i in range(len(seqs))]
+    elif token_budget:
+        groups = microbatches(seqs, token_budget)
+    pad = (getattr(tok, "pad_token_id", None) if tok is not None else None) or 0
+    t, values, tol = recompute(m, seqs, temperature, groups, horizon, tolerance, pad, batch_size, trainer_precision,
+                               value)
+    rel = tol["relative"]
+    out = {"step": step, "n_rollouts": len(seqs), "n_tokens": int(t.lengths().sum()),
+           "temperature": temperature, "source": source, "tolerance_model": tol}
+    if value is None:
+        out.update(logged=None, conventions=values, matched=None, tolerance=None, relative_tolerance=rel,
+                   correction=None, verdict="no logged value given (`log` and `step` K, or `logged` VALUE)")
+        return out
+    out.update(verdict.decide(value, values, rel))
+    return out
+
+
+def separation(values: dict) -> float:
+    """Smallest relative gap between two conventions' values on a batch (how far apart they are)."""
+    v = np.array(sorted(values.values()))
+    if len(v) < 2:
+        return math.inf
+    return float(np.min(np.diff(v) / np.maximum(np.abs(v[1:]), 1e-12)))

@@ -1,0 +1,213 @@
+"""The command line's options, in one place: the argument types, the option groups every command
+that reads runs shares, and how a command names an API parameter (its flag).
+
+One parser reads every number (:func:`number`), size (:func:`size`), fraction (:data:`FRACTION`)
+and set of ``KEY=VALUE`` settings (:func:`settings`), so a bad value gets the same kind of line
+whichever command it was given to. A flag means the same in every command: ``--run ID`` keeps
+that run (repeatable), ``--run-id ID`` names the runs read, ``--seed``, ``--n-boot``, ``--conf``,
+``--fit-frac`` take the same values everywhere.
+
+>>> STEPS("100"), FRACTION("0.15"), size("32B"), size("7e9"), settings(["a=1", "b=x"])
+(100.0, 0.15, 32000000000.0, 7000000000.0, {'a': 1, 'b': 'x'})
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from entropylaw.errors import EntropyLawError
+
+
+def number(noun: str = "number", example: str = "1", *, whole: bool = False, least: float | None = None,
+           above: float | None = None, below: float | None = None, why: str | None = None):
+    """An argparse type: a finite number (``whole``: an integer) with the bounds given, ``least``
+    inclusive, ``above`` and ``below`` strict; ``why`` is what a value out of bounds is told."""
+
+    def parse(text: str):
+        try:
+            value = int(text) if whole else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a {noun} such as {example}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a finite {noun}")
+        out = ((least is not None and value < least) or (above is not None and not value > above)
+               or (below is not None and not value < below))
+        if out:
+            raise argparse.ArgumentTypeError(f"{text!r}: {why or _bounds(least, above, below)}")
+        return value
+
+    parse.__name__ = noun  # argparse names the type in its own messages
+    return parse
+
+
+def _bounds(least, above, below) -> str:
+    if above is not None and below is not None:
+        return f"must lie strictly between {above:g} and {below:g}"
+    if least is not None:
+        return f"must be at least {least:g}"
+    if above is not None:
+        return "must be positive" if above == 0 else f"must be more than {above:g}"
+    return f"must be below {below:g}"
+
+
+def whole(least: int = 1, example: str = "200", why: str | None = None):
+    """A whole number, at least ``least``."""
+    return number("whole number", example, whole=True, least=least, why=why)
+
+
+def positive(noun: str = "number", example: str = "1"):
+    """A finite number above 0."""
+    return number(noun, example, above=0, why=f"must be a positive {noun}" if noun != "number" else None)
+
+
+COUNT = whole(1)
+SEED = whole(0, "0", "a seed must be 0 or more")  # numpy's generators take no negative seed
+N_BOOT = whole(2, "1000", "a bootstrap needs at least 2 resamples")
+PROBLEMS = whole(1, "1319", "expected 1 problem or more")
+STEPS = positive("number of steps", "100")
+STEP = number("training step", "500")
+SCORE = number("score", "0.85")
+GAIN = number("gain", "0.01", above=0, why="expected a gain above 0 such as 0.01")
+SECONDS = number("number of seconds", "5", above=0, why="must be more than 0 seconds")
+REAL = number()
+TEMPERATURE = positive("temperature", "1.0")
+FRACTION = number("fraction", "0.15", above=0, below=1)  # the fit window's own rule: 0 < F < 1
+CONF = number("number", "0.95", above=0, below=1, why="the interval level must lie strictly between 0 and 1")
+SUFFIXES = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
+
+
+def size(text: str) -> float:
+    """A parameter count: ``7e9``, ``7000000000``, ``7B``, ``0.5B``, ``350M``, ``1T``."""
+    t = str(text).strip().upper()
+    mult = SUFFIXES.get(t[-1:], 1.0)
+    try:
+        value = float(t[:-1] if mult != 1.0 else t) * mult
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive parameter count such as 7e9, 7B or 350M")
+    return value
+
+
+def score_range(text: str) -> tuple[float, float]:
+    """``LO,HI`` with LO below HI."""
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected LO,HI such as 0,1") from None
+    if not lo < hi:
+        raise argparse.ArgumentTypeError(f"{text!r}: LO must be below HI")
+    return lo, hi
+
+
+def settings(items, flag: str = "--set", json_values: bool = True) -> dict:
+    """``KEY=VALUE`` items as a dict; a value is read as JSON where it is JSON (``1``, ``true``,
+    ``[1, 2]``), else kept as text. ``json_values=False`` keeps every value as text."""
+    out = {}
+    for item in items or []:
+        key, sep, value = str(item).partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise EntropyLawError(f"{flag} {item!r}: expected KEY=VALUE")
+        try:
+            out[key] = json.loads(value) if json_values else value
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+# The flag of each API parameter whose flag is not its name with dashes: what a command prints
+# where the API's text names a parameter (`fit_frac` -> --fit-frac, `runs` -> --run).
+FLAG_NAMES = {"runs": "--run", "run": "--run", "at_steps": "--at-step", "y": "--y-key", "x": "--x-key",
+              "val_keys": "--val-key", "settings": "--set", "probes": "--probe", "output": "--output"}
+
+
+def flag_of(parameter: str, parser) -> str | None:
+    """The command's flag for an API parameter, or None when the command has none."""
+    options = {s for a in getattr(parser, "_actions", []) for s in a.option_strings}
+    for flag in (FLAG_NAMES.get(parameter), "--" + parameter.replace("_", "-")):
+        if flag in options:
+            return flag
+    return None
+
+
+def in_flags(text: str, parser, plain: bool = False) -> str:
+    """``text`` in the command's words: each API parameter it names (written `name`, the API's
+    convention) as the command's flag; ``plain``: the others without their backticks (an
+    error line names no code)."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: not the convention, leave the text alone
+        return str(text)
+    for i in range(1, len(parts), 2):
+        name = parts[i]
+        if name.isidentifier() and name == name.lower():
+            flag = flag_of(name, parser)
+            parts[i] = flag or (name if plain else f"`{name}`")
+        else:
+            parts[i] = f"`{name}`"
+    return "".join(parts)
+
+
+def add_run_selection(group) -> None:
+    """``--run ID``: keep that run (repeatable), the same in every command that reads runs."""
+    group.add_argument("--run", metavar="ID", action="append", help="keep only this run (repeatable)")
+
+
+def add_source_arguments(parser) -> None:
+    """The key, metadata and run-selection options shared by every command that reads runs."""
+    g = parser.add_argument_group("reading sources")
+    add_run_selection(g)
+    g.add_argument("--entropy-key", metavar="K", help="source key that is the policy entropy")
+    g.add_argument("--score-key", metavar="K", help="source key that is the training score")
+    g.add_argument("--val-key", metavar="K", action="append", help="validation key (repeatable)")
+    g.add_argument("--model", metavar="M", help="model name (else read from the log or file name)")
+    g.add_argument("--algorithm", metavar="A", help="algorithm, e.g. grpo, ppo, rloo")
+    g.add_argument("--dataset", metavar="D", help="training data, e.g. gsm8k")
+    g.add_argument("--params", metavar="N", type=size, help="total parameter count (7e9, 7B)")
+    g.add_argument("--config", metavar="config.json",
+                   help="Hugging Face config.json: exact total and non-embedding parameter counts")
+    g.add_argument("--run-id", metavar="ID", help="name the runs read ID (several runs: ID, ID-2, ... in the order read; "
+                   "runs are never merged for sharing it)")
+    g.add_argument("--one-run", action="store_true",
+                   help="with --run-id: the inputs are pieces of one run (resumed segments, or one run's records "
+                        "from several loggers), merged as one")
+    g.add_argument("--logging-steps", metavar="N", type=COUNT,
+                   help="steps between logged records, for logs without step numbers (HF Trainer console)")
+    g.add_argument("--reward-func", metavar="NAME",
+                   help="TRL: the reward function whose rewards/<NAME>/mean is the score (default: the 0/1 one)")
+    g.add_argument("--skip-bad", action="store_true",
+                   help="leave out an unreadable or corrupt file (reported with its reason) and read the rest")
+    g.add_argument("-q", "--quiet", action="store_true", help="do not print the row account of dropped rows")
+
+
+def add_entropy_convention(g) -> None:
+    g.add_argument("--entropy-convention", metavar="NAME", help="the logged entropy's aggregation (see 'entropylaw "
+                   "audit'), converted to token-mean before fitting: token-mean, seq-mean-token-sum, "
+                   "seq-mean-token-sum-norm:T")
+
+
+def add_fit_arguments(p, plot=True) -> None:
+    """The options of the commands that fit the law (``fit``, ``predict``, ``scale``, ``algorithms``)."""
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="run table (.parquet/.csv), log file, directory of them, or anything `ingest` reads")
+    g = p.add_argument_group("fitting")
+    g.add_argument("--x-key", default="entropy", metavar="METRIC", help="entropy metric (default: entropy)")
+    g.add_argument("--y-key", metavar="METRIC",
+                   help="score metric (default: val/mean, else the single val/<bench>, else score)")
+    g.add_argument("--pairing", choices=["nearest-earlier", "same"], default="nearest-earlier",
+                   help="pair a score with entropy at the same step or the nearest earlier one (default)")
+    g.add_argument("--score-range", metavar="LO,HI", type=score_range,
+                   help="reject scores outside this range, e.g. 0,1")
+    g.add_argument("--interval", choices=["ar1", "block-bootstrap", "run-bootstrap", "iid"], default="ar1",
+                   help="interval method (default ar1: AR(1)-aware least-squares covariance)")
+    g.add_argument("--conf", type=CONF, default=0.95, help="interval level, 0 < CONF < 1 (default 0.95)")
+    g.add_argument("--n-boot", type=N_BOOT, default=1000, help="bootstrap resamples, >= 2 (default 1000)")
+    g.add_argument("--seed", type=SEED, default=0, help="bootstrap seed, >= 0 (default 0)")
+    g.add_argument("--json", action="store_true", help="print JSON (one object per run) instead of a table")
+    add_entropy_convention(g)
+    if plot:
+        g.add_argument("--plot", metavar="FILE", help="draw the figure(s) to FILE (.png and .pdf; "
+                                                      "several runs: FILE-<run>.png)")
+    add_source_arguments(p)

@@ -1,0 +1,142 @@
+"""Sampling G responses per prompt with ``model.generate`` and scoring them.
+
+Prompt files are JSONL (or parquet) with ``prompt`` (text) or ``prompt_ids``, optional
+``prompt_id`` and ``answer``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from entropylaw.errors import EntropyLawError
+from entropylaw.readers.rollouts.encode import Sequence, checked_ids, prompt_ids
+from entropylaw.readers.rollouts.own import read_prompts_frame
+from entropylaw.probing.model import input_device
+
+
+def read_prompts(path, tokenizer, vocab_size: int, chat_template: bool | None = None) -> list:
+    """[(prompt_id, prompt_ids, answer)] from a prompt file (text prompts: see :func:`prompt_ids`)."""
+    df = read_prompts_frame(path)
+    out = []
+    for i, row in enumerate(df.to_dict("records")):
+        line = i + 1
+        prompt = row.get("prompt")
+        if row.get("prompt_ids") is not None and not (isinstance(row.get("prompt_ids"), float)):
+            ids = checked_ids(row["prompt_ids"], path, line, "prompt_ids", vocab_size)
+        elif isinstance(prompt, str) or (prompt is not None and not isinstance(prompt, float)):
+            ids = checked_ids(prompt_ids(prompt, tokenizer, chat_template, f"{path}:{line}"), path, line,
+                              "prompt", vocab_size)
+        else:
+            raise EntropyLawError(f"{path}:{line}: no prompt or prompt_ids")
+        if not ids:
+            raise EntropyLawError(f"{path}:{line}: empty prompt")
+        answer = row.get("answer")
+        if isinstance(answer, float) and math.isnan(answer):
+            answer = None
+        out.append((str(row.get("prompt_id", i)), ids, answer))
+    return out
+
+
+def _chunks(prompts: list, n: int, max_new_tokens: int, batch_tokens: int) -> list:
+    """Prompt chunks whose n x (longest prompt + max_new_tokens) stays within batch_tokens."""
+    out, cur, longest = [], [], 0
+    for p in prompts:
+        L = max(longest, len(p[1]))
+        if cur and (len(cur) + 1) * n * (L + max_new_tokens) > batch_tokens:
+            out.append(cur)
+            cur, L = [], len(p[1])
+        cur.append(p)
+        longest = L
+    return out + ([cur] if cur else [])
+
+
+@torch.no_grad()
+def sample(model, prompts: list, n: int, temperature: float = 1.0, max_new_tokens: int = 256,
+           eos_token_id=None, seed: int = 0, tokenizer=None, reward_fn=None, batch_tokens: int = 4096,
+           progress: bool = False) -> list:
+    """G sampled responses per prompt as :class:`Sequence` with rewards (0 without reward_fn).
+
+    Prompts are left-padded into batches (``batch_tokens`` bounds rows x (prompt + new
+    tokens)) and decoded together with the KV cache; a response ends at its first eos
+    (kept: it was sampled).
+    """
+    torch.manual_seed(seed)
+    dev = input_device(model)
+    eos = eos_token_id if eos_token_id is not None else getattr(model.generation_config, "eos_token_id", None)
+    eos_set = set(eos if isinstance(eos, (list, tuple)) else ([eos] if eos is not None else []))
+    pad = next(iter(eos_set), 0)
+    seqs = []
+    chunks = _chunks(prompts, n, max_new_tokens, batch_tokens)
+    bar = None
+    if progress:
+        from entropylaw.terminal import Progress
+
+        bar = Progress(len(prompts) * n, "generate", "resp")
+    for chunk in chunks:
+        L = max(len(ids) for _, ids, _ in chunk)
+        inp = torch.full((len(chunk), L), pad, dtype=torch.long)
+        mask = torch.zeros((len(chunk), L), dtype=torch.long)
+        for b, (_, ids, _) in enumerate(chunk):
+            inp[b, L - len(ids):] = torch.tensor(ids)
+            mask[b, L - len(ids):] = 1
+        out = model.generate(inp.to(dev), attention_mask=mask.to(dev), do_sample=True, temperature=temperature,
+                             top_p=1.0, top_k=0, max_new_tokens=max_new_tokens, num_return_sequences=n,
+                             pad_token_id=pad, eos_token_id=list(eos_set) or None)
+        for b, (pid, ids, answer) in enumerate(chunk):
+            for j in range(n):
+                resp = out[b * n + j, L:].tolist()
+                for k, t in enumerate(resp):  # cut after the first eos
+                    if t in eos_set:
+                        resp = resp[:k + 1]
+                        break
+                if not resp:
+                    continue
+                reward = 0.0
+                if reward_fn is not None:
+                    text = tokenizer.decode(resp, skip_special_tokens=True) if tokenizer is not None else \
+                        " ".join(map(str, resp))
+                    reward = float(reward_fn(text, answer))
+                seqs.append(Sequence(pid, j, list(ids), resp, reward, extra={"answer": answer}))
+        if bar is not None:
+            bar.update(len(chunk) * n)
+    if bar is not None:
+        bar.close()
+    return seqs
+
+
+def sample_informative(model, prompts: list, n: int, min_informative: int, max_rounds: int, estimator: str = "grpo",
+                       eps: float = 1e-6, seed: int = 0, **kwargs) -> tuple:
+    """DAPO-style dynamic sampling: resample the groups with no signal until ``min_informative`` have one.
+
+    Round r draws G new responses (seed + r) for every prompt whose group still has a zero
+    advantage on every response, replacing that group (DAPO discards such groups and draws
+    again), at most ``max_rounds`` rounds in all: the budget is max_rounds x prompts x G
+    responses. Returns (sequences, {"rounds", "responses_generated", "informative_groups"}).
+    """
+    from entropylaw.probing.signal import with_advantages
+
+    def informative_ids(seqs):
+        groups: dict = {}
+        for s in with_advantages(seqs, estimator, eps):
+            groups[s.prompt_id] = groups.get(s.prompt_id, False) or s.advantage != 0.0
+        return {pid for pid, ok in groups.items() if ok}
+
+    seqs = sample(model, prompts, n, seed=seed, **kwargs)
+    generated, rounds = len(seqs), 1
+    good = informative_ids(seqs)
+    while len(good) < min_informative and rounds < max_rounds:
+        redo = [p for p in prompts if p[0] not in good]
+        if not redo:
+            break
+        fresh = sample(model, redo, n, seed=seed + rounds, **kwargs)
+        generated += len(fresh)
+        rounds += 1
+        redo_ids = {p[0] for p in redo}
+        seqs = [s for s in seqs if s.prompt_id not in redo_ids] + fresh
+        good = informative_ids(seqs)
+    order = {p[0]: i for i, p in enumerate(prompts)}
+    seqs.sort(key=lambda s: (order[s.prompt_id], s.response_index))
+    return seqs, {"rounds": rounds, "max_rounds": max_rounds, "responses_generated": generated,
+                  "informative_groups": len(good), "min_informative": min_informative}

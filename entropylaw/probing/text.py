@@ -1,0 +1,75 @@
+"""The probe's summary as the command prints it (``str(ProbeResult)``)."""
+
+from __future__ import annotations
+
+from entropylaw.terminal import wrap
+
+
+def signal_lines(summary: dict) -> list[str]:
+    """The first lines: what was probed, and how much of it carried a learning signal."""
+    out = []
+    add = out.append
+    src, sig = summary.get("source", {}), summary["signal"]
+    step = "" if src.get("step") is None else f" step {src['step']} ({src['why']})"
+    add(f"rollouts: {src.get('format', '?')}{step}" + (f" from {src['file']}" if src.get("file") else
+                                                           f" ({src.get('why', '')})"))
+    for note in src.get("notes", []):
+        add(f"  note: {note}")
+    zero = ", ".join(f"{n} {k}" for k, n in sig["zero_variance_groups"].items())
+    add(f"signal: {sig['informative_groups']} of {sig['groups']} prompt groups informative"
+          + (f" (left out: {zero})" if zero else "") + f"; {sig['tokens_with_signal']} of {sig['tokens']} "
+          f"response tokens carry a non-zero advantage; advantages {sig['advantages']}")
+    if "sampling" in summary:
+        sm = summary["sampling"]
+        add(f"sampling: {sm['rounds']} of at most {sm['max_rounds']} rounds, {sm['responses_generated']} "
+              f"responses generated, {sm['informative_groups']} informative groups (asked {sm['min_informative']})")
+    for name, c in summary.get("checks", {}).items():
+        add(f"check {name}: {'enough signal' if c['enough_signal'] else 'NOT ENOUGH SIGNAL'} ({c['why']})")
+    return out
+
+
+def report_text(summary: dict) -> str:
+    """What ``entropylaw probe`` prints of a summary: the signal, Table 1, the ladder, the what-ifs."""
+    out = signal_lines(summary)
+    add = out.append
+    t, paper = summary["table1"], summary["table1_paper"]
+    add(f"tokens {summary['n_tokens']}  responses {summary['n_responses']}  prompts {summary['n_prompts']}  "
+          f"micro-batches {summary['n_microbatches']}  entropy (token-mean) {summary['entropy_token_mean']:.4f}")
+    add("Table 1: mean covariance over the top fraction of tokens")
+    add(f"  {'group':<10}{'whole batch':>14}{'micro-batch':>14}{'paper 7B':>10}")
+    for key in t:
+        label = "all" if key == "all" else f"top {float(key) * 100:g}%"
+        add(f"  {label:<10}{t[key]:>14.5g}{summary['table1_microbatch'][key]:>14.5g}{paper[key]:>10}")
+    sel = summary["selection"]
+    for name in ("clip_cov", "kl_cov"):
+        s = sel[name]
+        add(f"  {name}: selects {s['whole_batch']} (whole batch) / {s['micro_batch']} (micro-batch), "
+              f"{s['both']} in both, jaccard {s['jaccard']:.3f}")
+    st = sel["steer"]
+    add(f"  steer: mean weight {st['mean_weight']:.4f} / {st['mean_weight_mb']:.4f}, mean |change| "
+          f"{st['mean_abs_weight_change']:.4g}")
+    if "ladder" in summary:
+        lad = summary["ladder"]
+        chk = lad["eta_squared_check"]
+        how = (f"chosen by halving {len(chk['search'])} times from {chk['search'][0]['eta']:.3g}"
+               if chk.get("search") else "fixed by `lr`")
+        add(f"Entropy-change ladder (one {lad['config']['optimizer']} step, eta {lad['eta']:.4g} {how}; "
+              f"measured batch-mean dH {lad['estimators']['lemma1']['measured_mean']:.4g})")
+        if chk.get("bound"):
+            add(f"  the step search hit its bound: {chk['bound']}")
+        for r in chk.get("too_large", []) + [r for r in chk.get("search", []) if "too_large" in r][:3]:
+            add(f"  eta {r['eta']:.3g} is not a step: {r['too_large']}")
+        add(f"  {'estimator':<18}{'pearson':>9}{'spearman':>9}{'sign':>7}{'slope':>10}{'pred mean':>12}")
+        fmt = lambda v, f: "n/a" if v is None else format(v, f)  # noqa: E731
+        for name, r in lad["estimators"].items():
+            add(f"  {name:<18}{fmt(r['pearson'], '.3f'):>9}{fmt(r['spearman'], '.3f'):>9}"
+                  f"{fmt(r['sign_agreement'], '.2f'):>7}{fmt(r['slope'], '.3g'):>10}{fmt(r['predicted_mean'], '.3g'):>12}")
+        etas = chk["etas"]
+        add("  Lemma 1 |error| at eta x " + ", ".join(f"{e / etas[0]:g}" for e in etas) + ": "
+              + ", ".join(f"{e:.3g}" for e in chk["lemma1_mean_abs_error"])
+              + (f"  (log-log slope {chk['loglog_slope']:.2f}; 2 = first-order exact)" if "loglog_slope" in chk else "")
+              + ("  first order: yes" if chk["first_order"] else "  NOT FIRST ORDER (see the warning)"))
+        add("What-if (batch-mean dH after one step): measured / Lemma 1 / sampled-token")
+        for name, r in summary["whatif"].items():
+            add(f"  {name:<14}{r['measured_mean_dH']:>12.4g}{r['lemma1_mean_dH']:>12.4g}{r['sampled_token_mean_dH']:>12.4g}")
+    return wrap("\n".join(out))

@@ -1,0 +1,358 @@
+"""Shared last mile of every reader: raw (step, key, value) rows -> tidy run table.
+
+A reader's only job is to produce a :class:`RawRun`: the numbers in source order, the
+run's metadata, and an :class:`IngestReport` with rows it could not even parse already
+counted as read and dropped. :func:`finalize` then, identically for every source,
+
+1. drops non-finite values (reason ``non-finite value``);
+2. resolves resumed runs: per key, when a step is not larger than the previous one the
+   run was restarted from a checkpoint; rows of the earlier segment at or after the
+   restart step are dropped (reason ``superseded by resumed segment``) and a note says
+   where the restart happened. The later segment is what the user's run really did;
+3. maps source keys to canonical metric names (:mod:`entropylaw.readers.keys`) and adds
+   ``val/mean`` where every benchmark was evaluated;
+4. fills metadata (model size from the model name when not given).
+
+>>> raw = RawRun("r", "x.log", steps=[1, 2, 2, 3], keys=["actor/entropy"] * 4,
+...              values=[0.5, 0.4, 0.45, float("nan")])
+>>> raw.report.read(4)
+>>> t = finalize(raw)
+>>> t[["step", "metric", "value"]].values.tolist()
+[[1, 'entropy', 0.5], [2, 'entropy', 0.45]]
+>>> raw.report.line()
+'x.log: read 4 rows, kept 2, dropped 2 (non-finite value: 1, superseded by resumed segment: 1)'
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+import entropylaw.table as table
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.readers.keys import KeyMap, detect_keys
+from entropylaw.readers.model_size import params_from_name, published_nonembedding
+from entropylaw.readers.accounts import IngestReport
+
+NON_FINITE = "non-finite value"
+SUPERSEDED = "superseded by resumed segment"
+REPEATED = "logged twice at the same step (the last kept)"
+# Trainer bookkeeping, repeated in eval and final entries (and in every row the HF loggers
+# send to W&B): a second identical copy at the same step is not data and is not counted
+BOOKKEEPING = frozenset({"epoch", "total_flos", "train_runtime", "train_samples_per_second",
+                         "train_steps_per_second", "train_loss", "step_time", "learning_rate",
+                         "num_input_tokens_seen", "num_tokens", "eval_runtime", "eval_samples_per_second",
+                         "eval_steps_per_second", "global_step"})
+
+
+def is_bookkeeping(key: str) -> bool:
+    """``epoch``, ``train/epoch``, ``train/global_step``, ... (the HF loggers prefix train/)."""
+    return key in BOOKKEEPING or (key.startswith("train/") and key[len("train/"):] in BOOKKEEPING)
+DUPLICATE = "duplicate (step, metric)"
+
+
+@dataclass
+class KeyOptions:
+    """User overrides from the CLI (``--entropy-key`` etc.)."""
+
+    entropy_key: str | None = None
+    score_key: str | None = None
+    val_keys: list[str] | None = None
+    model: str | None = None
+    algorithm: str | None = None
+    dataset: str | None = None
+    n_params: float | None = None
+    run_id: str | None = None
+    # the sources are pieces of one run (resumed segments, one run's records from several
+    # loggers): ``run_id`` names them before the merge, which joins them as one run
+    one_run: bool = False
+    n_params_nonembedding: float | None = None
+    reward_func: str | None = None  # TRL reward function to fit (``--reward-func``)
+    logging_steps: int | None = None  # steps between logged records (``--logging-steps``)
+
+
+@dataclass
+class RawRun:
+    """Numbers as a source stored them, in source order.
+
+    ``lines`` (optional) gives, per row, the line or row number in the source, so
+    notes can say where a dropped value was.
+    """
+
+    run_id: str
+    source: str
+    steps: list[int] | np.ndarray = field(default_factory=list)
+    keys: list[str] | np.ndarray = field(default_factory=list)
+    values: list[float] | np.ndarray = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+    report: IngestReport | None = None
+    lines: list[int] | np.ndarray | None = None
+    # rows are in the order they were written (a log, a history): a step counter that
+    # goes back is a resume of the whole run. False for key-by-key sources (a per-key
+    # W&B scan, TensorBoard tags), where restarts can only be seen per key.
+    ordered: bool = False
+
+    def __post_init__(self):
+        if self.report is None:
+            self.report = IngestReport(self.source)
+
+    def rows(self) -> list[tuple[int, str, float]]:
+        """The rows as plain ``(step, key, value)`` tuples (for tests and examples)."""
+        return [(int(s), str(k), float(v)) for s, k, v in zip(self.steps, self.keys, self.values)]
+
+    def frame(self) -> pd.DataFrame:
+        keys = self.keys if isinstance(self.keys, (pd.Categorical, np.ndarray)) else np.array(list(self.keys), dtype=object)
+        if not isinstance(keys, pd.Categorical):
+            codes, names = pd.factorize(keys)
+            keys = pd.Categorical.from_codes(codes, categories=pd.Index(names, dtype=object).astype(str))
+        df = pd.DataFrame({
+            "step": np.asarray(self.steps, dtype=np.int64),
+            "key": keys,
+            "value": np.asarray(self.values, dtype=np.float64),
+        })
+        if self.lines is not None:
+            df["line"] = np.asarray(self.lines, dtype=np.int64)
+        return df
+
+
+def _where(rows: pd.DataFrame, limit: int = 5) -> str:
+    """'line 12 (actor/entropy), ...' or 'step 3 (actor/entropy), ...' for notes."""
+    col = "line" if "line" in rows.columns else "step"
+    shown = ", ".join(f"{col} {getattr(r, col)} ({r.key})" for r in rows.head(limit).itertuples())
+    return shown + (f", ... ({len(rows) - limit} more)" if len(rows) > limit else "")
+
+
+def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True) -> pd.DataFrame:
+    """Keep the latest segment where the run's step counter restarts; count what is superseded.
+
+    ``df`` has columns step, key, value (and optionally line) in source order (by ``line``
+    when given: column-major readers store rows key by key). A restart is a row whose step
+    is below a step already seen *in the run*, whatever its key: it supersedes every
+    earlier row, of every key, at or after its step (a run that logged to step 40,
+    resumed from 31 and validated next at 45 loses its old validation at 35 and 40 too).
+    A key logged twice at the same step keeps its last value (counted the same way).
+
+    >>> d = pd.DataFrame({"step": [30, 35, 40, 40, 31, 45, 45],
+    ...                   "key": ["H", "H", "H", "val", "H", "H", "val"], "value": range(7)})
+    >>> r = IngestReport("x.log")
+    >>> resolve_resumes(d, r)[["step", "key"]].values.tolist()
+    [[30, 'H'], [31, 'H'], [45, 'H'], [45, 'val']]
+    >>> r.notes[0]
+    'steps restart at 31 (resumed run): kept the later segment, dropped 3 earlier rows'
+    """
+    if df.empty:
+        return df
+    if "line" in df.columns:
+        lines = df["line"].to_numpy()
+        if len(lines) > 1 and (np.diff(lines) < 0).any():  # most readers already give line order
+            df = df.iloc[np.argsort(lines, kind="stable")]
+    steps = df["step"].to_numpy()
+    n = len(steps)
+    restart = np.zeros(n, dtype=bool)
+    restart[1:] = steps[1:] < steps[:-1]  # the counter went back: a new segment starts here
+    keep = np.ones(n, dtype=bool)
+    restart_steps: list[int] = []
+    if not ordered:
+        keep, restart_steps = _per_key_resumes(df, steps)
+    elif restart.any():
+        # lowest restart step at any later position: rows at or above it were re-done
+        later = np.where(restart, steps, np.iinfo(np.int64).max)
+        later_min = np.minimum.accumulate(later[::-1])[::-1]
+        after = np.empty(n, dtype=np.int64)
+        after[:-1], after[-1] = later_min[1:], np.iinfo(np.int64).max
+        keep &= steps < after
+        restart_steps = sorted({int(s) for s in steps[restart]})
+    # the same key twice at one step (a re-logged value): the last one stands
+    if isinstance(df["key"].dtype, pd.CategoricalDtype):
+        codes, names = df["key"].cat.codes.to_numpy(), df["key"].cat.categories
+    else:
+        codes, names = pd.factorize(df["key"])
+    pair = pd.Series(steps).astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
+    repeated = keep & pair.duplicated(keep="last").to_numpy()  # within one segment: not a resume
+    uncounted = np.zeros(n, dtype=bool)
+    if repeated.any():  # an identical copy of a bookkeeping key: not data, not counted
+        values = df["value"].to_numpy()
+        last_value = pd.Series(values).groupby(pair.to_numpy()).transform("last").to_numpy()
+        book = np.array([is_bookkeeping(str(k)) for k in names], dtype=bool)[codes]  # per key, not per row
+        uncounted = repeated & (values == last_value) & book
+        if uncounted.any():
+            report.rows_read -= int(uncounted.sum())
+            counts = pd.Series(np.asarray(names, dtype=object)[codes[uncounted]]).astype(str).value_counts()
+            report.note("bookkeeping key(s) repeated with the same value at the same step, not counted as rows: "
+                        + ", ".join(f"{k} x{c}" for k, c in sorted(counts.items())))
+            repeated &= ~uncounted
+    n_resumed, n_repeated = int((~keep).sum()), int(repeated.sum())
+    lines = df["line"].to_numpy() if "line" in df.columns else None
+    if n_resumed:
+        report.drop(SUPERSEDED, n_resumed)
+        where = f" (first superseded row at line {lines[~keep].min()})" if lines is not None else ""
+        at = ", ".join(str(s) for s in restart_steps[:10]) + (", ..." if len(restart_steps) > 10 else "")
+        report.note(f"steps restart at {at} (resumed run): kept the later segment, "
+                    f"dropped {n_resumed} earlier rows{where}")
+    if n_repeated:
+        report.drop(REPEATED, n_repeated)
+        where = f" (first at line {lines[repeated].min()})" if lines is not None else ""
+        report.note(f"{n_repeated} value(s) logged twice at the same step: kept the last{where}")
+    return df[keep & ~repeated & ~uncounted]
+
+
+def _per_key_resumes(df: pd.DataFrame, steps: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """Restarts seen key by key (for sources not stored in write order)."""
+    keep = np.ones(len(steps), dtype=bool)
+    restarts: set[int] = set()
+    for _key, idx in df.groupby("key", sort=False, observed=True).indices.items():
+        s = steps[idx]
+        if len(s) < 2 or np.all(np.diff(s) > 0):
+            continue
+        later_min = np.minimum.accumulate(s[::-1])[::-1]
+        survives = np.ones(len(s), dtype=bool)
+        survives[:-1] = s[:-1] < later_min[1:]
+        keep[idx[~survives]] = False
+        restarts.update(int(s[p + 1]) for p in np.nonzero(np.diff(s) < 0)[0])
+    return keep, sorted(restarts)
+
+
+def add_val_mean(df: pd.DataFrame, val_metrics: list[str]) -> pd.DataFrame:
+    """Append ``val/mean`` rows: the mean of all benchmarks at steps that have them all."""
+    if len(val_metrics) < 2 or "val/mean" in val_metrics:
+        return df
+    vals = df[df["metric"].isin(val_metrics)].pivot(index="step", columns="metric", values="value")
+    vals = vals.dropna()
+    if vals.empty:
+        return df
+    extra = pd.DataFrame({"step": vals.index.to_numpy(), "metric": "val/mean", "value": vals.mean(axis=1).to_numpy()})
+    return pd.concat([df, extra], ignore_index=True)
+
+
+def _note_validation_only(df: pd.DataFrame, val_keys: set[str], report: IngestReport) -> None:
+    """Say which steps carry validation numbers only (veRL validates before/after training)."""
+    if not val_keys or df.empty:
+        return
+    training = (~df["key"].isin(val_keys)).groupby(df["step"]).sum()
+    only = training.index[training.to_numpy() == 0]
+    if len(only) == 0:
+        return
+    first, last = int(training.index.min()), int(training.index.max())
+    parts = []
+    for s in only[:10]:
+        why = " (validation before training)" if s == first else " (final validation)" if s == last else ""
+        parts.append(f"{s}{why}")
+    more = f", ... ({len(only) - 10} more)" if len(only) > 10 else ""
+    report.note(f"validation-only step(s), no training metrics: {', '.join(parts)}{more}")
+
+
+def _with_clashes_renamed(km: KeyMap, keys, report: IngestReport) -> dict[str, str]:
+    """The key renames, plus ``raw/<key>`` for a source key that would collide with a
+    canonical name it was not chosen for (e.g. a key literally named ``entropy`` when
+    ``actor/entropy`` is the entropy): both series are kept, neither overwrites the other."""
+    renames = km.renames()
+    targets = set(renames.values()) | ({"val/mean"} if len(km.val) >= 2 else set())
+    clashes = [k for k in keys if k in targets and k not in renames]
+    for key in clashes:
+        renames[key] = f"raw/{key}"
+    if clashes:
+        report.note(f"source key(s) {', '.join(clashes)} clash with canonical names taken from other keys; "
+                    f"kept as {', '.join('raw/' + k for k in clashes)} (choose with `entropy_key`/`score_key`)")
+    return renames
+
+
+def _renamed(col: pd.Series, renames: dict[str, str]) -> pd.Categorical:
+    """Rename categories; two source keys may become one canonical name."""
+    cats = [str(c) for c in col.cat.categories]
+    names, new_codes = np.unique([renames.get(c, c) for c in cats], return_inverse=True)
+    codes = col.cat.codes.to_numpy()
+    return pd.Categorical.from_codes(np.where(codes < 0, -1, new_codes[codes]), categories=names)
+
+
+def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
+    """Turn a :class:`RawRun` into a tidy table (see module docstring)."""
+    opts = options or KeyOptions()
+    report = raw.report
+    df = raw.frame()
+    finite = np.isfinite(df["value"].to_numpy())
+    if not finite.all():
+        report.drop(NON_FINITE, int((~finite).sum()))
+        report.note(f"non-finite values dropped at {_where(df[~finite])}")
+    df = resolve_resumes(df[finite], report, ordered=raw.ordered)
+
+    ranges = df.groupby("key", observed=True, sort=False)["value"].agg(["min", "max"]) if len(df) else None
+    km: KeyMap = detect_keys(pd.unique(df["key"]) if len(df) else [], opts.entropy_key, opts.score_key,
+                             opts.val_keys, where=raw.source, reward_func=opts.reward_func,
+                             ranges={} if ranges is None else dict(zip(ranges.index.astype(str),
+                                                                       zip(ranges["min"], ranges["max"]))))
+    for message in km.notes + km.warnings:
+        report.note(message)
+    for message in km.warnings:
+        warnings.warn(f"{raw.source}: {message}", EntropyLawWarning, stacklevel=2)
+    _note_validation_only(df, set(km.val.values()) | set(km.val_aliases), report)
+    renames = _with_clashes_renamed(km, pd.unique(df["key"]) if len(df) else [], report)
+    df = df.rename(columns={"key": "metric"})[["step", "metric", "value"]]
+    n_before = df["metric"].cat.categories.size
+    if renames:
+        df["metric"] = _renamed(df["metric"], renames)
+    if df["metric"].cat.categories.size < n_before:  # two source keys became one metric: may repeat a step
+        before = len(df)
+        df = df.drop_duplicates(["step", "metric"], keep="last")
+        report.drop(DUPLICATE, before - len(df))
+    report.keep(len(df))
+    df = add_val_mean(df, sorted(km.val))  # derived rows: not counted as read
+
+    meta = dict(raw.meta)
+    for name in ("model", "algorithm", "dataset"):
+        if getattr(opts, name):
+            meta[name] = getattr(opts, name)
+    if opts.n_params is not None:
+        meta["n_params"] = opts.n_params
+    if opts.n_params_nonembedding is not None:
+        meta["n_params_nonembedding"] = opts.n_params_nonembedding
+    meta = {k: v for k, v in meta.items() if k in table.META_DEFAULTS}
+    if meta.get("model") and not np.isfinite(float(meta.get("n_params", np.nan))):
+        meta["n_params"] = params_from_name(meta["model"])
+    if meta.get("model") and not np.isfinite(float(meta.get("n_params_nonembedding", np.nan))):
+        meta["n_params_nonembedding"] = published_nonembedding(meta["model"])
+    meta.update(source=raw.source, entropy_key=km.entropy, score_key=km.score,
+                val_keys=json.dumps(km.val, sort_keys=True))
+    run_id = opts.run_id or raw.run_id
+    return table.from_frame(df, run_id=run_id, **meta)
+
+
+def existing_file(path, expected: str) -> Path:
+    """``path`` as a Path, or the one-line error for a missing or empty file.
+
+    ``expected`` says what the file should hold, e.g. "veRL console lines 'step:N - ...'".
+    """
+    path = Path(path)
+    if not path.is_file():
+        if path.is_dir():
+            raise EntropyLawError(f"{path}: is a directory (expected a file of {expected})")
+        if path.exists():  # /dev/null, a pipe, a socket: nothing a log is
+            raise EntropyLawError(f"{path}: not a regular file (expected {expected})")
+        raise EntropyLawError(f"{path}: no such file")
+    if path.stat().st_size == 0:
+        raise EntropyLawError(f"{path}: empty file (expected {expected})")
+    return path
+
+
+def nest(items) -> dict:
+    """A nested dict from ``(path parts, value)`` pairs (flattened config keys: veRL, MLflow, Comet);
+    a path through a key already holding a value is left out.
+
+    >>> nest([(["a", "b"], 1), (["a", "c"], 2), (["a", "b", "x"], 3)])
+    {'a': {'b': 1, 'c': 2}}
+    """
+    tree: dict = {}
+    for parts, value in items:
+        node = tree
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                break
+            node = child
+        else:
+            node[parts[-1]] = value
+    return tree

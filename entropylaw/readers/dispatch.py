@@ -1,0 +1,390 @@
+"""One entry point for every source: ``load(["run.log", "data/real", "wandb://e/p"])``.
+
+:func:`detect_format` names what a path or URI is; :func:`load` reads any mix of them
+into one tidy run table (:mod:`entropylaw.table`) plus one
+:class:`~entropylaw.readers.accounts.IngestReport` per source read.
+
+========================  ===============================================================
+format                    recognised by
+========================  ===============================================================
+``wandb_online``          ``wandb://entity/project[/run_id]``
+``mlflow``                ``mlflow://host:port/experiment[/run]``, an ``mlruns/`` directory, an MLflow SQLite ``.db``
+``trackio``               a Trackio project database ``<project>.db`` (under ``TRACKIO_DIR``)
+``swanlab``               a ``swanlog/`` directory, one ``run-*`` directory of it, or a ``.swanlab`` file
+``clearml``               a ClearML offline session: its ``offline-<id>.zip`` or ``offline-<id>/`` folder
+``comet``                 a ``.zip`` written by Comet's ``OfflineExperiment``
+``zip``                   any other ``.zip`` (refused, naming what it holds)
+``table``                 ``.parquet``/``.csv`` with ``run_id, step, metric, value``
+``wandb_csv``             ``.csv`` with ``Step`` and ``<run> - <key>`` columns
+``long`` / ``wide``       other ``.csv``/``.tsv``/``.parquet`` with a step column
+``verl_jsonl``            ``.jsonl``, or a text file whose first line is ``{"step": ...``
+``trl``                   ``trainer_state.json``, a JSON list of TRL log records, or a directory
+                          with a state (or ``checkpoint-*/``)
+``tensorboard``           ``events.out.tfevents.*`` or a directory holding them
+``wandb_offline``         ``run-*.wandb``, ``offline-run-*`` or ``wandb/`` directories
+``hf_console``            a text file with Trainer log dicts (``{'loss': ...}``) and no veRL step lines
+``verl_console``          any other text file (``.log``, ``.txt``, ``.out`` ...)
+``directory``             other directories: every readable file in it (``data/real/``)
+========================  ===============================================================
+
+Run ids are made unique across sources (``-2``, ``-3`` suffixes).
+
+>>> detect_format("wandb://me/proj")
+'wandb_online'
+>>> import tempfile, os
+>>> with tempfile.TemporaryDirectory() as d:
+...     p = os.path.join(d, "grpo_qwen2.5-7b.log")
+...     _ = open(p, "w").write("step:1 - actor/entropy:0.5 - critic/score/mean:0.1\\n")
+...     df, reports = load([p, p])
+>>> sorted(df["run_id"].unique()), sorted(df["metric"].unique())
+(['grpo_qwen2.5-7b', 'grpo_qwen2.5-7b-2'], ['entropy', 'score'])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import zipfile
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+import entropylaw.table as table
+from entropylaw.errors import EntropyLawError, describe_os_error
+from entropylaw.readers import clearml_offline, comet_offline, mlflow_store, swanlab_log, tabular, trackio_db
+from entropylaw.readers.compressed import inner_suffix, read_head, strip_compression
+from entropylaw.readers.common import KeyOptions, RawRun, finalize
+from entropylaw.readers.hf_console import looks_like_hf_console, read_hf_console
+from entropylaw.readers.lab_run import read_lab_run
+from entropylaw.readers.tensorboard import has_event_files, read_tensorboard
+from entropylaw.readers.trl import find_state, read_trl
+from entropylaw.readers.verl_console import read_verl_console
+from entropylaw.readers.verl_jsonl import looks_like_jsonl, read_verl_jsonl
+from entropylaw.readers.wandb_offline import read_wandb_offline
+from entropylaw.readers.wandb_online import read_wandb_online
+from entropylaw.readers.merge import merge_same_runs
+from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.lab_rundir import is_run_dir
+
+WANDB_SCHEME = "wandb://"
+TABLE_SUFFIXES = {".parquet", ".csv", ".tsv"}
+TEXT_SUFFIXES = {".log", ".txt", ".out", ".err", ".jsonl", ".json"}
+SNIFF_BYTES = 1 << 16
+
+
+def _wandb_dir(path: Path) -> bool:
+    if path.name.startswith(("offline-run-", "run-")) and any(path.glob("*.wandb")):
+        return True
+    return any(path.glob("*.wandb")) or any(path.glob("*/*.wandb"))
+
+
+def _table_kind_quick(path: Path) -> str:
+    """Kind of a CSV/parquet table from its header only."""
+    try:
+        if inner_suffix(path) == ".parquet":
+            columns = pq.read_schema(path).names
+        else:
+            columns = list(pd.read_csv(path, nrows=0, sep="\t" if inner_suffix(path) == ".tsv" else ",").columns)
+    except OSError as err:
+        if err.errno is not None:  # permission, I/O: the CLI says it as the OS error it is
+            raise
+        raise EntropyLawError(f"{path}: cannot read as a table ({type(err).__name__}: {err})") from None
+    except Exception as err:  # unreadable: let the reader raise its one-line error
+        if path.stat().st_size == 0:
+            raise EntropyLawError(f"{path}: empty file (expected a table with a step column)") from None
+        raise EntropyLawError(f"{path}: cannot read as a table ({type(err).__name__}: {err})") from None
+    return tabular.table_kind(pd.DataFrame(columns=columns))
+
+
+class Source:
+    """What the detectors look at, each read once and only when asked: the path, whether
+    it is a directory, its first bytes, and (for a table file) the kind of table."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.uri = text.startswith((WANDB_SCHEME, mlflow_store.SCHEME))
+        self.path = Path(text)
+        self.is_dir = not self.uri and self.path.is_dir()
+        self.name, self.suffix = strip_compression(self.path.name), inner_suffix(self.path)
+
+    @functools.cached_property
+    def head(self) -> bytes:
+        return read_head(self.path, SNIFF_BYTES)
+
+    @functools.cached_property
+    def table_kind(self) -> str | None:
+        return _table_kind_quick(self.path) if not self.is_dir and self.suffix in TABLE_SUFFIXES else None
+
+    def is_file(self, *suffixes: str) -> bool:
+        return not self.uri and not self.is_dir and (not suffixes or self.suffix in suffixes)
+
+
+@dataclasses.dataclass(frozen=True)
+class Format:
+    """One kind of source: its name, how it is recognised, how it is read.
+
+    ``read(source, options)`` returns :class:`RawRun` objects; None for the two kinds
+    :func:`load` handles itself (a tidy ``table``, a ``directory`` of sources).
+    """
+
+    name: str
+    detect: Callable[[Source], bool]
+    read: Callable[[str, KeyOptions], list[RawRun]] | None
+
+
+DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+def _unknown_database(source: str) -> list[RawRun]:
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=2)
+        try:
+            tables = sorted(r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'"))
+        finally:
+            con.close()
+    except sqlite3.Error as err:
+        raise EntropyLawError(f"{source}: cannot read the database ({err}; expected an intact, unlocked MLflow "
+                              "or Trackio SQLite database)") from None
+    raise EntropyLawError(f"{source}: a SQLite database with tables {', '.join(tables[:6]) or '(none)'}; expected "
+                          "an MLflow store (experiments, runs, metrics) or a Trackio project (metrics, configs)")
+
+
+def _zip_lists(path: Path) -> bool:
+    try:
+        with zipfile.ZipFile(path):
+            return True
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError):
+        return False
+
+
+def _unknown_zip(source: str) -> list[RawRun]:
+    with zipfile.ZipFile(source) as z:
+        names = sorted(z.namelist())
+    shown = ", ".join(names[:6]) + (f" ... ({len(names)} members)" if len(names) > 6 else "")
+    raise EntropyLawError(f"{source}: a zip archive holding {shown or '(nothing)'}; expected a ClearML offline "
+                          "session (task.json, metrics.jsonl) or a Comet offline experiment "
+                          "(experiment.json, messages.json)")
+
+
+def _trl_json(s: Source) -> bool:
+    # trainer_state.json, or TRL's JSON list of log records ([{"loss": ..., "step": 5}, ...])
+    return s.name == "trainer_state.json" or b'"log_history"' in s.head or s.head.lstrip().startswith(b"[")
+
+
+# The first entry whose detector says yes names the source. To add a format, add one
+# line above the entry it must win over (a reader takes the path and the KeyOptions).
+FORMATS: list[Format] = [
+    Format("wandb_online", lambda s: s.text.startswith(WANDB_SCHEME), lambda src, o: read_wandb_online(src)),
+    Format("mlflow", lambda s: s.text.startswith(mlflow_store.SCHEME) or (s.is_dir and mlflow_store.is_file_store(s.path))
+           or (s.is_file(".db", ".sqlite", ".sqlite3") and mlflow_store.is_sql_store(s.path)),
+           lambda src, o: mlflow_store.read_mlflow(src)),
+    Format("trackio", lambda s: s.is_file(*DB_SUFFIXES) and trackio_db.is_trackio_db(mlflow_store.sqlite_tables(s.path)),
+           lambda src, o: trackio_db.read_trackio(src)),
+    Format("swanlab", lambda s: (s.is_dir and bool(swanlab_log.run_files(s.path))) or s.is_file(".swanlab"),
+           lambda src, o: swanlab_log.read_swanlab(src)),
+    Format("clearml", lambda s: (s.is_dir and clearml_offline.is_session_dir(s.path))
+           or (s.is_file(".zip") and clearml_offline.is_clearml_zip(s.path, s.head)),
+           lambda src, o: clearml_offline.read_clearml_offline(src)),
+    # a zip too damaged to list is Comet's to describe (ClearML's are recognised by their listing)
+    Format("comet", lambda s: s.is_file(".zip") and (comet_offline.is_comet_zip(s.path) or not _zip_lists(s.path)),
+           lambda src, o: comet_offline.read_comet_offline(src)),
+    Format("zip", lambda s: s.is_file(".zip"), lambda src, o: _unknown_zip(src)),
+    # a database neither tracker wrote, or one locked or damaged past its table list
+    Format("database", lambda s: s.is_file(*DB_SUFFIXES), lambda src, o: _unknown_database(src)),
+    # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run, read once
+    Format("lab_run", lambda s: s.is_dir and is_run_dir(s.path), lambda src, o: read_lab_run(src)),
+    Format("wandb_offline", lambda s: (s.is_dir and _wandb_dir(s.path)) or s.is_file(".wandb"),
+           lambda src, o: read_wandb_offline(src)),
+    Format("trl", lambda s: (s.is_dir and find_state(s.path) is not None) or (s.is_file(".json") and _trl_json(s)),
+           lambda src, o: read_trl(src)),
+    Format("tensorboard", lambda s: (s.is_dir and has_event_files(s.path)) or
+           (s.is_file() and s.name.startswith("events.out.tfevents.")), lambda src, o: read_tensorboard(src)),
+    Format("directory", lambda s: s.is_dir, None),
+    Format("table", lambda s: s.table_kind == "table", None),
+    Format("wandb_csv", lambda s: s.table_kind == "wandb_csv", lambda src, o: tabular.read_tabular(src)),
+    Format("long", lambda s: s.table_kind == "long", lambda src, o: tabular.read_tabular(src)),
+    Format("wide", lambda s: s.table_kind == "wide", lambda src, o: tabular.read_tabular(src)),
+    Format("verl_jsonl", lambda s: s.is_file(".jsonl", ".json") or looks_like_jsonl(s.head),
+           lambda src, o: read_verl_jsonl(src)),
+    Format("hf_console", lambda s: looks_like_hf_console(s.path),
+           lambda src, o: read_hf_console(src, logging_steps=o.logging_steps)),
+    Format("verl_console", lambda s: True, lambda src, o: read_verl_console(src)),
+]
+
+
+def _format(fmt: str) -> Format:
+    for f in FORMATS:
+        if f.name == fmt:
+            return f
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+def detect_format(path_or_uri: str | os.PathLike) -> str:
+    """Name the format of a source (see the module table); errors for a missing path."""
+    s = Source(str(path_or_uri))
+    if not s.uri and not s.path.exists():
+        try:
+            os.stat(s.path)
+        except FileNotFoundError:
+            raise EntropyLawError(f"{s.path}: no such file or directory") from None
+        # anything else (a parent that is a file, a loop of links) is said as the OS says it
+    if not s.uri and not s.is_dir and not s.path.is_file():  # a device or a pipe would block or be empty
+        raise EntropyLawError(f"{s.path}: not a regular file or directory (expected a log file, a run table, "
+                              "a directory of them or a wandb:// URI)")
+    return next(f.name for f in FORMATS if f.detect(s))
+
+
+def read_raw(source: str, fmt: str, options: KeyOptions | None = None) -> list[RawRun]:
+    """Run the reader for ``fmt`` on ``source``."""
+    read = _format(fmt).read
+    if read is None:
+        raise ValueError(f"format {fmt!r} is read by load(), not by a reader")
+    return read(source, options or KeyOptions())
+
+
+def _directory_members(path: Path) -> list[str]:
+    members = []
+    for child in sorted(path.iterdir()):
+        if child.name.startswith("."):
+            continue
+        if child.is_file() and (inner_suffix(child) in TABLE_SUFFIXES | TEXT_SUFFIXES
+                                or child.name.startswith("events.out.tfevents.")):
+            members.append(str(child))
+        elif child.is_dir() and detect_format(child) != "directory":
+            members.append(str(child))
+        elif child.is_file() and child.suffix == ".zip" and _tracker_zip(child):
+            members.append(str(child))
+    return members
+
+
+def _tracker_zip(path: Path) -> bool:
+    """A ClearML or Comet offline zip among a directory's files (other zips are not run files).
+    ClearML's cache keeps each session twice, ``offline-<id>/`` and ``offline-<id>.zip``: the
+    folder is read, not its zip."""
+    if clearml_offline.is_session_dir(path.with_suffix("")):
+        return False
+    return clearml_offline.is_clearml_zip(path, read_head(path, SNIFF_BYTES)) or comet_offline.is_comet_zip(path)
+
+
+def _apply_meta_overrides(df: pd.DataFrame, opts: KeyOptions) -> pd.DataFrame:
+    for name in ("model", "algorithm", "dataset", "n_params", "n_params_nonembedding"):
+        value = getattr(opts, name)
+        if value is not None and value != "":
+            if isinstance(value, str):
+                table.set_text(df, name, value)
+            else:
+                df[name] = value
+    return df
+
+
+def _as_user_error(err: Exception) -> EntropyLawError:
+    """An unreadable file (permission, I/O error) is left out like a corrupt one (``--skip-bad``)."""
+    return EntropyLawError(describe_os_error(err)) if isinstance(err, OSError) else err
+
+
+def _skipped(source: str, err: EntropyLawError) -> tuple[pd.DataFrame, IngestReport]:
+    report = IngestReport(source)
+    report.skip(str(err))  # said once, by the row account (entropylaw.load, the CLI)
+    return table.empty(), report
+
+
+def _load_one(source: str, opts: KeyOptions, depth: int = 0,
+              skip_bad: bool = False) -> list[tuple[pd.DataFrame, IngestReport]]:
+    fmt = detect_format(source)
+    if fmt == "directory":
+        members = _directory_members(Path(source))
+        if not members or depth > 0:
+            raise EntropyLawError(f"{source}: directory holds no run files (expected tidy .parquet/.csv tables, "
+                                  "veRL .log/.jsonl, trainer_state.json, TensorBoard or W&B runs)")
+        out = []
+        for member in members:
+            try:
+                out.extend(_load_one(member, opts, depth + 1))
+            except (EntropyLawError, OSError) as err:
+                if not skip_bad:
+                    raise
+                out.append(_skipped(member, _as_user_error(err)))
+        return out
+    if fmt == "table":
+        df, report = tabular.read_tidy(source)
+        report.format = fmt
+        # the losses counted when the table was made (`ingest -o x.parquet` stores the row
+        # accounts with it) travel on: every command reading the table says them again
+        carried = [IngestReport.from_dict(d) for d in df.attrs.pop("row_accounts", [])
+                   if d.get("rows_dropped") or d.get("skipped")]
+        for r in carried:
+            r.source = f"{r.source} (read into {source})"
+        return [(_apply_meta_overrides(df, opts), report)] + [(table.empty(), r) for r in carried]
+    out = []
+    raws = read_raw(source, fmt, opts)
+    for raw in raws:
+        df = finalize(raw, opts)
+        raw.report.format = fmt
+        out.append((df, raw.report))
+    if not out:
+        raise EntropyLawError(f"{source}: no runs found")
+    if not any(len(df) for df, _ in out):
+        detail = "; ".join(r.line().split(": ", 1)[1] for _, r in out)
+        raise EntropyLawError(f"{source}: no usable rows ({detail})")
+    return out
+
+
+def load(sources: list[str], options: KeyOptions | None = None,
+         skip_bad: bool = False) -> tuple[pd.DataFrame, list[IngestReport]]:
+    """Read every source into one tidy table; run ids are made unique.
+
+    Raises :class:`EntropyLawError` (one line) for a missing path, an unreadable file,
+    or a source with nothing usable in it; with ``skip_bad`` such a file (given, or inside
+    a directory) is reported as skipped, with its reason, and the rest is read. One run
+    split over several files (a resume, or TRL's state, events and W&B files of one run)
+    becomes one run (:mod:`entropylaw.readers.merge`).
+    """
+    one = bool(options and options.one_run and options.run_id)  # pieces of one run: named before the merge
+    opts = options or KeyOptions()
+    opts = opts if one else dataclasses.replace(opts, run_id=None)  # named after the merge: name_runs
+    if isinstance(sources, (str, os.PathLike)):
+        sources = [sources]
+    if not sources:
+        raise EntropyLawError("no input given (expected log files, tables, directories or wandb:// URIs)")
+    pieces: list[tuple[pd.DataFrame, IngestReport]] = []
+    for source in sources:
+        try:
+            pieces.extend(_load_one(str(source), opts, skip_bad=skip_bad))
+        except (EntropyLawError, OSError) as err:
+            if not skip_bad:
+                raise
+            pieces.append(_skipped(str(source), _as_user_error(err)))
+    pieces = merge_same_runs(pieces)
+    used: set[str] = set()
+    tables = []
+    for df, _report in pieces:
+        if df.empty:
+            continue
+        tables.append(table.unique_runs(df, used))
+    reports = [r for _, r in pieces]
+    if not tables:
+        raise EntropyLawError(f"{', '.join(map(str, sources))}: nothing usable read")
+    out = table.stack(tables)
+    return (out if one else name_runs(out, options.run_id if options else None)), reports
+
+
+def name_runs(df: pd.DataFrame, run_id: str | None) -> pd.DataFrame:
+    """``df`` with its runs named ``run_id``, ``run_id-2``, ... in the order read (``--run-id``).
+
+    Applied once the runs are told apart: a name the user gives says nothing about which files
+    hold one run, so it must not make twenty runs "resumed segments" of one (which the merge of
+    same-named runs would, dropping all but the last segment's rows).
+
+    >>> t = table.stack([table.from_records([(1, "entropy", 0.5)], run_id=r) for r in ("b", "a", "c")])
+    >>> table.run_ids(name_runs(t, "mine"))
+    ['mine', 'mine-2', 'mine-3']
+    """
+    if not run_id:
+        return df
+    return table.rename_runs(df, {old: run_id if k == 0 else f"{run_id}-{k + 1}"
+                                  for k, old in enumerate(table.run_ids(df))})

@@ -1,0 +1,248 @@
+"""Hugging Face Trainer console output (``nohup.out``): one Python dict per logging step.
+
+The Trainer prints each log record with ``tqdm.write(str(logs))``: a dict such as
+``{'loss': 0.16, 'entropy': 0.25, 'reward': 0.9, ..., 'epoch': 0.01}`` on its own line,
+with no step number, among progress bars, warnings and config echoes. The dicts are
+parsed with :func:`ast.literal_eval` (never ``eval``); ``nan``/``inf`` and wrappers
+such as ``tensor(0.5)`` are unwrapped first.
+
+Step numbers, first that applies:
+
+1. ``logging_steps`` given (``--logging-steps N``): the k-th training record is step k·N;
+2. the records carry ``step``;
+3. tqdm: each ``tqdm.write`` clears the progress bars first (``\\r``, spaces, ``\\r`` on
+   stderr; the last bar drawn before it says ``N/total``). stdout is block-buffered when
+   redirected, so the dicts arrive in clumps, away from their bars, but the k-th clear
+   still belongs to the k-th record: its bar's N is the step. Used only when there are
+   exactly as many clears as records;
+4. else 1, 2, 3 ... with a note that the step numbers are record indices.
+
+An evaluation record (only ``eval_*`` keys) takes the step of the training record before
+it, the final summary (``train_runtime`` ...) the last step. Values are counted through
+:func:`entropylaw.readers.trl.add_records`, like ``trainer_state.json``.
+
+>>> import tempfile, os
+>>> text = (" 50%|#####     | 1/2 [00:01<00:01]\\r          \\r 50%|#####     | 1/2 [00:01<00:01]\\r"
+...         "100%|##########| 2/2 [00:02<00:00]\\r          \\r100%|##########| 2/2 [00:02<00:00]\\n"
+...         "{'loss': 0.1, 'entropy': 0.5, 'reward': 0.25, 'epoch': 0.5}\\n"
+...         "{'loss': nan, 'entropy': 0.4, 'reward': 0.5, 'epoch': 1.0}\\n")
+>>> with tempfile.TemporaryDirectory() as d:
+...     p = os.path.join(d, "nohup.out")
+...     _ = open(p, "w").write(text)
+...     [raw] = read_hf_console(p)
+>>> [row for row in raw.rows() if row[1] in ("entropy", "reward")]
+[(1, 'entropy', 0.5), (1, 'reward', 0.25), (2, 'entropy', 0.4), (2, 'reward', 0.5)]
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import os
+import re
+from collections import Counter
+
+from entropylaw.errors import EntropyLawError
+from entropylaw.readers.compressed import open_log
+from entropylaw.readers.common import RawRun, existing_file
+from entropylaw.readers.names import model_from_filename, run_id_from_path
+from entropylaw.readers.trl import add_records
+
+UNPARSEABLE = "unparseable log record"
+SNIFF_LIMIT = 8 << 20  # bytes looked at to tell a Trainer console log from a veRL one
+MAX_RECORD = 1 << 20  # a log dict longer than this is not a Trainer record
+_LOG_KEYS = (b"'loss':", b"'learning_rate':", b"'train_runtime':", b"'eval_loss':", b"'reward':",
+             b"'entropy':", b"'grad_norm':")
+_VERL_STEP = re.compile(rb"(?:^|[\s)\]>|])step:-?\d+ - ")
+_BAR = re.compile(rb"(\d+)/(\d+) \[")
+_TOTAL = re.compile(rb"Total optimization steps = ([\d,]+)")
+_MODEL = re.compile(r"models--[^/\s]+--([^/\s'\"]+)")
+_WRAPPED = re.compile(r"\b(?:np\.|numpy\.|torch\.)?(?:float\d*|int\d*|tensor)\(\s*([^(),]+?)\s*(?:,[^()]*)?\)")
+_BARE = re.compile(r"(?<=[:\[,(]\s)(-?(?:nan|inf))(?=\s*[,}\])])")
+
+
+def looks_like_hf_console(path: str | os.PathLike) -> bool:
+    """True when a Trainer log dict comes before any veRL ``step:N - `` line."""
+    read = 0
+    with open_log(path) as f:
+        for line in f:
+            read += len(line)
+            if b"step:" in line and _VERL_STEP.search(line):
+                return False
+            if b"{'" in line and any(k in line for k in _LOG_KEYS) \
+                    and any(piece.lstrip().startswith(b"{'") for piece in line.split(b"\r")):
+                return True
+            if read > SNIFF_LIMIT:
+                return False
+    return False
+
+
+def parse_record(text: str) -> dict | None:
+    """A printed log dict as a dict of its values; None when it is not one.
+
+    >>> parse_record("{'loss': nan, 'grad_norm': tensor(0.5, device='cuda:0'), 'epoch': 1.0}")
+    {'loss': nan, 'grad_norm': 0.5, 'epoch': 1.0}
+    >>> parse_record("{'loss': 0.1, 'entr") is None
+    True
+    """
+    text = text.strip()
+    if not (text.startswith("{") and text.endswith("}")) or len(text) > MAX_RECORD:
+        return None
+    text = _BARE.sub(lambda m: f"'__{m.group(1)}__'", _WRAPPED.sub(r"\1", text))
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        return None
+    specials = {"__nan__": math.nan, "__-nan__": math.nan,
+                "__inf__": math.inf, "__-inf__": -math.inf}
+    return {k: specials.get(v, v) if isinstance(v, str) else v for k, v in value.items()}
+
+
+def _is_log_record(record: dict) -> bool:
+    keys = set(record)
+    return bool(keys & {"loss", "learning_rate", "grad_norm", "reward", "entropy", "train_runtime", "train_loss"}) \
+        or any(k.startswith(("eval_", "rewards/")) for k in keys)
+
+
+def _kind(record: dict) -> str:
+    keys = set(record) - {"epoch", "step"}
+    if "train_runtime" in keys:
+        return "final"
+    if keys and all(k.startswith("eval_") for k in keys):
+        return "eval"
+    return "train"
+
+
+class _Scan:
+    """One pass over the file: log records, tqdm clears, the training total, the model."""
+
+    def __init__(self):
+        self.records: list[tuple[dict, int]] = []
+        self.clears: list[tuple[int, int]] = []  # (N, total) of the bar each clear followed
+        self.total: int | None = None
+        self.model = ""
+        self.broken: list[tuple[int, int]] = []  # (line, values it seemed to hold)
+        self.other_dicts = 0
+        self._pending: tuple[bytes, int, int] | None = None  # a dict cut by buffering
+        self._bar: tuple[int, int] | None = None
+
+    def piece(self, piece: bytes, lineno: int, between_crs: bool = False) -> None:
+        """One ``\\r``-separated piece of a line; ``between_crs`` when a ``\\r`` is on both sides."""
+        if self._pending is not None and piece.strip() and not _BAR.search(piece):
+            text, start, n = self._pending
+            self._pending = None
+            if n < 8 and len(text) < MAX_RECORD:
+                self._dict(text + piece, start, n + 1)
+                return
+            self._give_up(text, start)
+        stripped = piece.strip()
+        if not stripped:
+            # tqdm clears its bars with "\r" + spaces + "\r": the last bar drawn is the step
+            if between_crs and self._bar is not None and len(piece) >= 10:
+                self.clears.append(self._bar)
+            return
+        m = _BAR.search(piece)
+        if m:
+            self._bar = (int(m.group(1)), int(m.group(2)))
+            return
+        if stripped.startswith(b"{"):
+            self._dict(stripped, lineno, 0)
+        elif self.total is None and b"Total optimization steps" in piece:
+            if (t := _TOTAL.search(piece)) is not None:
+                self.total = int(t.group(1).replace(b",", b""))
+        elif not self.model and b"models--" in piece:
+            if (mm := _MODEL.search(piece.decode("utf-8", "replace"))) is not None:
+                self.model = mm.group(1)
+
+    def _dict(self, text: bytes, lineno: int, joins: int) -> None:
+        record = parse_record(text.decode("utf-8", "replace"))
+        if record is None:
+            if text.startswith(b"{'") and not text.rstrip().endswith(b"}"):
+                self._pending = (text, lineno, joins)  # the rest may come after a progress bar
+            elif text.startswith(b"{'") and any(k in text for k in _LOG_KEYS):
+                self._give_up(text, lineno)
+            return
+        if _is_log_record(record):
+            self.records.append((record, lineno))
+        else:
+            self.other_dicts += 1
+
+    def _give_up(self, text: bytes, lineno: int) -> None:
+        if any(k in text for k in _LOG_KEYS):
+            self.broken.append((lineno, max(1, text.count(b"': "))))
+
+    def finish(self) -> None:
+        if self._pending is not None:
+            self._give_up(self._pending[0], self._pending[1])
+            self._pending = None
+
+
+def _numbered(records: list[dict], first: int, stride: int) -> list[int]:
+    """Steps for records: training records first, first+stride, ...; eval and final records
+    the step of the training record before them."""
+    steps, k, current = [], 0, first - stride
+    for record in records:
+        if _kind(record) == "train":
+            current = first + k * stride
+            k += 1
+        steps.append(max(current, 0))
+    return steps
+
+
+def _steps(scan: _Scan, logging_steps: int | None, report) -> list[int]:
+    records = [r for r, _ in scan.records]
+    if logging_steps is not None:
+        report.note(f"step numbers from `logging_steps` {logging_steps}: training record k is step "
+                    f"{logging_steps}*k")
+        return _numbered(records, logging_steps, logging_steps)
+    if all(isinstance(r.get("step"), int) and not isinstance(r.get("step"), bool) for r in records):
+        return [r["step"] for r in records]
+    totals = Counter(t for _n, t in scan.clears)
+    total = scan.total if scan.total in totals else (totals.most_common(1)[0][0] if totals else None)
+    clears = [n for n, t in scan.clears if t == total]
+    if clears and len(clears) == len(records) and all(b >= a for a, b in zip(clears, clears[1:])):
+        report.note(f"step numbers from the tqdm progress bar (N/{total}) cleared by each record's print")
+        return clears
+    why = (f"{len(clears)} progress-bar clears for {len(records)} records" if clears
+           else "no progress bar to take them from")
+    report.note(f"step numbers are record indices 1, 2, 3 ..., not training steps ({why}); "
+                "give `logging_steps` N for the real steps")
+    return _numbered(records, 1, 1)
+
+
+def read_hf_console(path: str | os.PathLike, run_id: str | None = None,
+                    logging_steps: int | None = None) -> list[RawRun]:
+    """Read one Trainer console log into a single :class:`RawRun` (see module docstring)."""
+    path = existing_file(path, "Hugging Face Trainer console output with log dicts {'loss': ...}")
+    if logging_steps is not None and (isinstance(logging_steps, bool) or not isinstance(logging_steps, int)
+                                      or logging_steps < 1):
+        raise EntropyLawError(f"`logging_steps` {logging_steps!r}: expected a whole number >= 1")
+    scan = _Scan()
+    lineno = 0
+    with open_log(path) as f:
+        for lineno, line in enumerate(f, 1):
+            pieces = line.rstrip(b"\n").split(b"\r")
+            for i, piece in enumerate(pieces):
+                scan.piece(piece, lineno, 0 < i < len(pieces) - 1)
+    scan.finish()
+    raw = RawRun(run_id or run_id_from_path(path), str(path))
+    if not scan.records:
+        detail = f" ({len(scan.broken)} cut-off record(s))" if scan.broken else ""
+        raise EntropyLawError(f"{path}: no Trainer log records in {lineno} lines{detail} "
+                              "(expected lines like {'loss': 0.1, 'entropy': 0.5, 'reward': 0.3, 'epoch': 0.1})")
+    steps = _steps(scan, logging_steps, raw.report)
+    add_records(raw, ((step, record, f"line {line}") for step, (record, line) in zip(steps, scan.records)))
+    for line, n in scan.broken:
+        # a record cut off mid-way held as many values as the record logged before it (the
+        # Trainer logs the same keys each time); the keys still visible are a floor
+        before = [r for r, at in scan.records if at < line and _kind(r) == "train"]
+        if before:
+            n = max(n, sum(isinstance(v, (int, float)) and not isinstance(v, bool) for v in before[-1].values()))
+        raw.report.read(n)
+        raw.report.drop(UNPARSEABLE, n)
+        raw.report.note(f"line {line}: a log record that does not parse (cut off?): about {n} values dropped")
+    raw.report.note(f"{len(scan.records)} log records among {lineno} lines")
+    raw.meta = {"model": scan.model or model_from_filename(path)}
+    return [raw]

@@ -1,0 +1,275 @@
+"""Which source keys are the entropy, the training score and the validation scores.
+
+Conventions (SPEC section 6), first match wins:
+
+- entropy: veRL ``actor/entropy`` (new), ``actor/entropy_loss`` (old veRL: it is the
+  entropy, not a loss), Entropy-Mechanism fork ``train_entropy/all``, TRL ``entropy``
+  (``train/entropy`` through TensorBoard/W&B), OpenRLHF ``train/entropy_loss`` (the
+  masked mean token entropy despite its name), and last TRL PPO's ``objective/entropy``,
+  read but flagged: it is the summed negative log-probability of the sampled tokens, a
+  one-sample estimate per sequence, not the token-mean entropy.
+- score: veRL ``critic/score/mean``, TRL ``reward``, ``train/reward`` (TRL through
+  TensorBoard/W&B, and OpenRLHF).
+- validation: veRL ``val-core/<bench>/acc/mean@N`` (preferred over ``reward``),
+  ``val-core/<bench>/reward/mean@N``, then ``val-aux/<bench>/{acc,score,reward}/mean@N``
+  (where the core key is missing, e.g. cut from a long line), older ``val/test_score/<bench>``, oldest
+  ``test_score/<bench>`` (older veRL echoes the validation before training under this
+  name and later ones under ``val/test_score/<bench>``: both are one series,
+  ``val/<bench>``); fork ``val/score-all``; OpenRLHF ``eval/<source>_pass1`` and
+  ``eval/pass1``; TRL ``eval_reward`` (``eval/reward``).
+- response length: ``response_length/mean``, TRL ``completions/mean_length``.
+
+TRL with several reward functions logs ``rewards/<func>/mean`` per function and
+``reward``, their weighted *sum*; ``eval_`` keys likewise. Then the score is the
+accuracy-like function's ``rewards/<func>/mean`` and the validation its
+``eval_rewards/<func>/mean`` (``val/<func>``), never the sum: the function is the one
+the user names, else the one whose name says accuracy (``acc``, ``correct`` ...), not
+format, and whose values stay in [0, 1]. Every such choice is said in ``KeyMap.notes``;
+what the user should not miss (a sum fitted, a flagged entropy) in ``KeyMap.warnings``.
+
+>>> km = detect_keys(["step", "actor/entropy_loss", "critic/score/mean",
+...                   "val/test_score/openai/gsm8k"])
+>>> km.entropy, km.score, km.val
+('actor/entropy_loss', 'critic/score/mean', {'val/openai/gsm8k': 'val/test_score/openai/gsm8k'})
+>>> km = detect_keys(["entropy", "reward", "rewards/format_reward/mean", "rewards/accuracy_reward/mean",
+...                   "eval_reward", "eval_rewards/format_reward/mean", "eval_rewards/accuracy_reward/mean"])
+>>> km.score, km.val
+('rewards/accuracy_reward/mean', {'val/accuracy_reward': 'eval_rewards/accuracy_reward/mean'})
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from entropylaw.errors import EntropyLawError
+
+ENTROPY_KEYS = ["actor/entropy", "actor/entropy_loss", "train_entropy/all", "entropy", "train/entropy",
+                "train/entropy_loss", "objective/entropy", "train/objective/entropy"]
+# keys read as the entropy only for want of a better one, and why they are not it
+NOT_QUITE_ENTROPY = {
+    key: "TRL PPO's objective/entropy is the summed negative log-probability of the sampled tokens "
+         "(one sample per position, summed over the sequence), not the token-mean policy entropy; "
+         "the law's a and b are then not comparable with other runs"
+    for key in ("objective/entropy", "train/objective/entropy")
+}
+SCORE_KEYS = ["critic/score/mean", "reward", "train/reward"]
+RESPONSE_LENGTH_KEYS = ["response_length/mean", "completions/mean_length", "train/completions/mean_length"]
+
+# (pattern, preference rank): lower rank wins when several keys name one benchmark
+_VAL_PATTERNS = [
+    (re.compile(r"^val-core/(?P<bench>.+)/acc/mean@(?P<n>\d+)$"), 0),
+    (re.compile(r"^val-core/(?P<bench>.+)/reward/mean@(?P<n>\d+)$"), 1),
+    (re.compile(r"^val-aux/(?P<bench>.+)/acc/mean@(?P<n>\d+)$"), 2),
+    (re.compile(r"^val-aux/(?P<bench>.+)/score/mean@(?P<n>\d+)$"), 3),
+    (re.compile(r"^val-aux/(?P<bench>.+)/reward/mean@(?P<n>\d+)$"), 4),
+    (re.compile(r"^val/test_score/(?P<bench>.+)$"), 5),
+    (re.compile(r"^test_score/(?P<bench>.+)$"), 6),
+    (re.compile(r"^val/score-(?P<bench>all)$"), 7),
+    (re.compile(r"^eval/(?P<bench>.+)_pass1$"), 8),
+    (re.compile(r"^eval/(?P<bench>pass1)$"), 9),
+    (re.compile(r"^eval_(?P<bench>reward)$"), 10),
+    (re.compile(r"^eval/(?P<bench>reward)$"), 11),
+]
+_AS_MEAN = {"all", "reward", "pass1"}  # an overall score across benchmarks (rank >= 7): val/mean
+_MEAN_RANK = 7
+# the same series under two names (older veRL): every one of them maps to val/<bench>
+_SAME_SERIES_RANKS = {5, 6}
+
+# TRL's per-reward-function keys (trainer_state / console: no prefix; TensorBoard/W&B: train/, eval/)
+_TRAIN_FUNC = re.compile(r"^(?:train/)?rewards/(?P<func>.+)/mean$")
+_EVAL_FUNC = re.compile(r"^eval(?:_|/)rewards/(?P<func>.+)/mean$")
+_SUM_TRAIN = ("reward", "train/reward")
+_SUM_EVAL = ("eval_reward", "eval/reward")
+_ACCURACY_WORDS = ("acc", "correct", "exact", "verif", "answer", "solve", "match", "math", "equal", "pass")
+_FORMAT_WORDS = ("format", "length", "len", "tag", "xml", "style", "repet", "cosine", "think", "count")
+_RANGE_TOL = 1e-9
+
+
+@dataclass
+class KeyMap:
+    """Source key for each canonical metric ("" / empty when absent), and what was said."""
+
+    entropy: str = ""
+    score: str = ""
+    response_length: str = ""
+    val: dict[str, str] = field(default_factory=dict)  # canonical "val/<bench>" -> source key
+    val_aliases: dict[str, str] = field(default_factory=dict)  # further source key -> canonical
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def renames(self) -> dict[str, str]:
+        """source key -> canonical name, for every key that is renamed."""
+        out = {self.entropy: "entropy", self.score: "score", self.response_length: "response_length"}
+        out.update({src: canon for canon, src in self.val.items()})
+        out.update(self.val_aliases)
+        out.pop("", None)
+        return out
+
+
+def _first(candidates: list[str], keys: set[str]) -> str:
+    return next((k for k in candidates if k in keys), "")
+
+
+def detect_keys(keys: Iterable[str], entropy_key: str | None = None, score_key: str | None = None,
+                val_keys: Iterable[str] | None = None, where: str = "",
+                ranges: Mapping[str, tuple[float, float]] | None = None,
+                reward_func: str | None = None) -> KeyMap:
+    """Map the canonical metrics to source keys, honouring explicit overrides.
+
+    ``ranges`` (source key -> (min, max) of its values), when given, lets the choice of a
+    TRL reward function prefer one whose values stay in [0, 1] and lets out-of-range
+    scores be flagged. ``reward_func`` names the TRL reward function to fit.
+
+    An override that names a key the source does not have is an error that lists the
+    keys it does have.
+    """
+    keys = list(dict.fromkeys(keys))
+    present = set(keys)
+    prefix = f"{where}: " if where else ""
+
+    def check(name: str, key: str) -> str:
+        if key not in present:
+            raise EntropyLawError(f"{prefix}--{name} {key!r} not found; available keys: {_listing(keys)}")
+        return key
+
+    km = KeyMap()
+    km.entropy = check("entropy-key", entropy_key) if entropy_key else _first(ENTROPY_KEYS, present)
+    km.score = check("score-key", score_key) if score_key else _first(SCORE_KEYS, present)
+    km.response_length = _first(RESPONSE_LENGTH_KEYS, present)
+    if val_keys:
+        for key in val_keys:
+            check("val-key", key)
+            canon = f"val/{_bench_of(key)}"
+            if canon in km.val:  # two names of one series (test_score/x and val/test_score/x)
+                km.val_aliases[key] = canon
+            else:
+                km.val[canon] = key
+    else:
+        _auto_val(keys, km)
+    _reward_functions(keys, km, prefix, ranges or {}, reward_func, score_key, val_keys)
+    if km.entropy in NOT_QUITE_ENTROPY:
+        km.warnings.append(f"entropy read from {km.entropy!r}: {NOT_QUITE_ENTROPY[km.entropy]}")
+    _flag_ranges(km, ranges or {}, keys)
+    return km
+
+
+def _auto_val(keys: list[str], km: KeyMap) -> None:
+    best: dict[str, tuple[int, int, str]] = {}
+    same_series: dict[str, list[str]] = {}
+    for order, key in enumerate(keys):
+        for pattern, rank in _VAL_PATTERNS:
+            m = pattern.match(key)
+            if m:
+                bench = "mean" if m["bench"] in _AS_MEAN and rank >= _MEAN_RANK else m["bench"]
+                cand = (rank, order, key)
+                if bench not in best or cand < best[bench]:
+                    best[bench] = cand
+                if rank in _SAME_SERIES_RANKS:
+                    same_series.setdefault(bench, []).append(key)
+                break
+    km.val = {f"val/{b}": v[2] for b, v in best.items()}
+    for bench, names in same_series.items():
+        for key in names:
+            if key != best[bench][2] and best[bench][0] in _SAME_SERIES_RANKS:
+                km.val_aliases[key] = f"val/{bench}"
+                km.notes.append(f"{key!r} and {best[bench][2]!r} are one validation series (older veRL names the "
+                                f"validation before training {key!r}): both read as 'val/{bench}'")
+
+
+def _in_unit(key: str, ranges: Mapping[str, tuple[float, float]]) -> bool:
+    lo, hi = ranges.get(key, (0.0, 1.0))
+    return lo >= -_RANGE_TOL and hi <= 1 + _RANGE_TOL
+
+
+def _accuracy_like(func: str) -> bool:
+    name = func.lower()
+    return any(w in name for w in _ACCURACY_WORDS) and not _format_like(func)
+
+
+def _format_like(func: str) -> bool:
+    name = func.lower()
+    return any(w in name for w in _FORMAT_WORDS)
+
+
+def _reward_functions(keys: list[str], km: KeyMap, prefix: str, ranges, reward_func: str | None,
+                      score_key: str | None, val_keys) -> None:
+    """TRL: with several reward functions, fit the accuracy-like one, never their sum."""
+    train = {m["func"]: k for k in keys if (m := _TRAIN_FUNC.match(k))}
+    evals = {m["func"]: k for k in keys if (m := _EVAL_FUNC.match(k))}
+    funcs = list(dict.fromkeys([*train, *evals]))
+    if reward_func is not None:
+        if reward_func not in funcs:
+            raise EntropyLawError(f"{prefix}`reward_func` {reward_func!r} not found; reward functions logged: "
+                                  f"{', '.join(funcs) or 'none (no rewards/<func>/mean keys)'}")
+        chosen, why = reward_func, "named by `reward_func`"
+    elif len(funcs) >= 2:
+        def rank(item):
+            order, func = item
+            in_unit = all(_in_unit(k, ranges) for k in (train.get(func), evals.get(func)) if k)
+            return (not _accuracy_like(func), _format_like(func), not in_unit, order)
+
+        chosen = min(enumerate(funcs), key=rank)[1]
+        why = "its name says accuracy" if _accuracy_like(chosen) else "values in [0, 1], not a format reward"
+        others = [f for f in funcs if f != chosen and not _format_like(f) and not _accuracy_like(f)]
+        if not _accuracy_like(chosen) and others:
+            km.warnings.append(f"{len(funcs)} reward functions ({', '.join(funcs)}) and none is named like an "
+                               f"accuracy: fitting {chosen!r}; name the right one with `reward_func`")
+    else:
+        return
+    summed = [k for k in (*_SUM_TRAIN, *_SUM_EVAL) if k in keys]
+    if not score_key and chosen in train:
+        km.score = train[chosen]
+    if not val_keys:
+        for canon, src in list(km.val.items()):
+            if src in _SUM_EVAL:
+                del km.val[canon]
+        if chosen in evals:
+            km.val[f"val/{chosen}"] = evals[chosen]
+        elif summed and any(k in _SUM_EVAL for k in summed) and len(funcs) >= 2:
+            km.warnings.append(f"no eval_rewards/{chosen}/mean: the eval series is the sum of {len(funcs)} reward "
+                               "functions and is not used as validation (pass `val_keys` eval_reward to fit the sum)")
+    km.notes.append(f"{len(funcs)} reward function(s) ({', '.join(funcs)}): score and validation are {chosen!r} "
+                    f"({why}); {' and '.join(repr(k) for k in summed) or 'reward'} would be their weighted sum")
+
+
+def _flag_ranges(km: KeyMap, ranges, keys: list[str]) -> None:
+    """Say when the fitted score is the training reward, or is not a [0, 1] accuracy."""
+    funcs = [m["func"] for k in keys if (m := _TRAIN_FUNC.match(k))]
+    if not km.val and km.score:
+        km.notes.append(f"no validation series: a fit uses the training reward {km.score!r} (y = 'score')")
+    for key in [km.score, *km.val.values()]:
+        if not key or key not in ranges or _in_unit(key, ranges):
+            continue
+        lo, hi = ranges[key]
+        if key in (*_SUM_TRAIN, *_SUM_EVAL) and len(funcs) >= 2:
+            km.warnings.append(f"{key!r} ranges {lo:.4g}..{hi:.4g}: it is the sum of {len(funcs)} reward functions "
+                               f"({', '.join(funcs)}), not an accuracy; a ceiling fitted on it is in those units")
+        else:
+            km.notes.append(f"{key!r} ranges {lo:.4g}..{hi:.4g}, outside [0, 1]: not a 0/1 accuracy; "
+                            "a ceiling fitted on it is in its units")
+
+
+def _bench_of(key: str) -> str:
+    m = _EVAL_FUNC.match(key)
+    if m:
+        return m["func"]
+    for pattern, rank in _VAL_PATTERNS:
+        m = pattern.match(key)
+        if m:
+            return "mean" if m["bench"] in _AS_MEAN and rank >= _MEAN_RANK else m["bench"]
+    return key.removeprefix("val/")
+
+
+def is_candidate(key: str) -> bool:
+    """True for a key entropylaw may choose as entropy, score or validation (for readers that fetch
+    only some keys, e.g. the W&B API)."""
+    return (key in ENTROPY_KEYS or key in SCORE_KEYS or key in RESPONSE_LENGTH_KEYS
+            or bool(_TRAIN_FUNC.match(key) or _EVAL_FUNC.match(key))
+            or any(p.match(key) for p, _rank in _VAL_PATTERNS))
+
+
+def _listing(keys: list[str], limit: int = 40) -> str:
+    shown = ", ".join(keys[:limit])
+    return shown + (f", ... ({len(keys) - limit} more)" if len(keys) > limit else "")

@@ -1,0 +1,174 @@
+"""One run read from several files: resumed segments and one run's logs in several formats.
+
+Two tables from different sources with the same run id are one run when either
+
+- the later one *resumes* the earlier (it starts at a later step): its rows win from
+  its first step on, and every row of the earlier segment at or after that step is
+  dropped as ``superseded by resumed segment`` (counted in the earlier source's account);
+- they come in *different formats* and *agree* wherever both logged the same (step,
+  metric) (TRL's trainer_state.json, TensorBoard events and W&B run of one training
+  run): the union is kept, and each repeated (step, metric) is dropped from the later
+  source as ``also in <source>``. (Two files of one format with the same name that start
+  at the same step are two runs, even with equal values: a copied log is not a resume.)
+  Wall-clock timings (``step_time``, ``eval_runtime``, ``*_per_second``, TRL's
+  ``profiling/Time taken: ...``) are left out of the comparison: a run resumed from a
+  checkpoint repeats the steps after it with the same values but new timings, and the
+  file that recorded the first execution (TRL's first W&B segment) is still that run.
+
+Otherwise they are two runs and the second gets a new id (``id-2``).
+The Hugging Face Trainer's TensorBoard and W&B loggers rename its keys (``loss`` ->
+``train/loss``, ``eval_loss`` -> ``eval/loss``); where the other file logs the plain name,
+those names are read as its own (the values must still agree), so one value is not kept
+twice under two names.
+
+>>> from entropylaw import table
+>>> from entropylaw.readers.accounts import IngestReport
+>>> a = table.from_records([(s, "entropy", 1.0 / s) for s in range(1, 6)], run_id="r", source="a.log")
+>>> b = table.from_records([(s, "entropy", 2.0 / s) for s in range(4, 9)], run_id="r", source="b.log")
+>>> ra, rb = IngestReport("a.log"), IngestReport("b.log")
+>>> ra.read(5); ra.keep(5); rb.read(5); rb.keep(5)
+>>> (df, _), (empty, _) = merge_same_runs([(a, ra), (b, rb)])
+>>> table.series(df, "r", "entropy").index.tolist(), len(empty), ra.line()
+([1, 2, 3, 4, 5, 6, 7, 8], 0, 'a.log: read 5 rows, kept 3, dropped 2 (superseded by resumed segment: 2)')
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+import entropylaw.table as table
+from entropylaw.readers.accounts import IngestReport
+
+SUPERSEDED = "superseded by resumed segment"
+AGREE_RTOL = 1e-5  # float32 event files against float64 JSON
+# how long something took, not what the run computed: differs between two executions of a step
+TIMING = re.compile(r"runtime|step_time|_per_second|time taken|timing|(?:^|/)time(?:_|/|$)", re.IGNORECASE)
+
+
+def _first_step(df: pd.DataFrame) -> int:
+    return int(df["step"].min())
+
+
+def _agree(a: pd.DataFrame, b: pd.DataFrame) -> tuple[bool, int]:
+    """Do the common (step, metric) cells of two one-run tables hold the same values (timings aside)?"""
+    m = a[["step", "metric", "value"]].astype({"metric": str}).merge(
+        b[["step", "metric", "value"]].astype({"metric": str}), on=["step", "metric"])
+    m = m[~m["metric"].str.contains(TIMING)]
+    if m.empty:
+        return False, 0
+    ok = np.isclose(m["value_x"], m["value_y"], rtol=AGREE_RTOL, atol=1e-9)
+    return bool(ok.all()), len(m)
+
+
+def _hf_names(df: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the HF Trainer loggers' ``train/X`` and ``eval/X`` read as ``X`` and ``eval_X``
+    where ``other`` logs those names.
+
+    >>> from entropylaw import table
+    >>> tb = table.from_records([(1, "train/loss", 0.5), (1, "train/global_step", 1.0), (1, "eval/loss", 0.7)], "r")
+    >>> js = table.from_records([(1, "loss", 0.5), (1, "eval_loss", 0.7)], "r")
+    >>> sorted(map(str, _hf_names(tb, js)["metric"]))
+    ['eval_loss', 'loss', 'train/global_step']
+    """
+    names = set(map(str, pd.unique(df["metric"])))
+    others = set(map(str, pd.unique(other["metric"])))
+    rename = {}
+    for m in names:
+        if m.startswith("train/") and m[len("train/"):] in others:
+            rename[m] = m[len("train/"):]
+        elif m.startswith("eval/") and "eval_" + m[len("eval/"):] in others:
+            rename[m] = "eval_" + m[len("eval/"):]
+    if not rename:
+        return df
+    out = df.copy()
+    out["metric"] = out["metric"].astype(str).replace(rename)
+    return table.conform(out)
+
+
+def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, new_at: int,
+                reports: list[IngestReport], head_report: IngestReport) -> tuple[pd.DataFrame, np.ndarray] | None:
+    """``kept`` and ``new`` as one run with, per row, the piece it came from; None when they are
+    two runs. ``kept`` may already hold several pieces (``kept_from`` says which piece each row
+    came from): a row dropped is counted against the source that held it, never against the
+    first one, so no account drops more rows than its file held."""
+    new_report = reports[new_at]
+    if head_report.format != new_report.format:
+        new, kept = _hf_names(new, kept), _hf_names(kept, new)
+    same, n_common = _agree(kept, new) if head_report.format != new_report.format else (False, 0)
+    if same:
+        key = pd.MultiIndex.from_frame(new[["step", "metric"]].astype({"metric": str}))
+        have = pd.MultiIndex.from_frame(kept[["step", "metric"]].astype({"metric": str}))
+        dup = key.isin(have)
+        if dup.any():
+            _move(new_report, f"also in {head_report.source}", int(dup.sum()))
+        new_report.note(f"same run as {head_report.source} (values agree at {n_common} common points): merged")
+        return (pd.concat([kept, new[~dup]], ignore_index=True),
+                np.concatenate([kept_from, np.full(int((~dup).sum()), new_at)]))
+    start = _first_step(new)
+    if start > _first_step(kept):
+        old = kept["step"].to_numpy() >= start
+        losers, counts = np.unique(kept_from[old], return_counts=True)
+        for i, n in zip(losers.tolist(), counts.tolist()):
+            _move(reports[i], SUPERSEDED, n)
+        for report, n in [(reports[i], n) for i, n in zip(losers.tolist(), counts.tolist())] or [(head_report, 0)]:
+            report.note(f"resumed at step {start} in {new_report.source}: kept the later segment "
+                        f"from there on, dropped {n} earlier rows")
+        return (pd.concat([kept[~old], new], ignore_index=True),
+                np.concatenate([kept_from[~old], np.full(len(new), new_at)]))
+    return None
+
+
+def _move(report: IngestReport, reason: str, n: int) -> None:
+    """Rows a reader kept that the merge drops: kept -> dropped, so read = kept + dropped holds.
+    Moving more than the source kept would be a bug in the merge: refused, not counted."""
+    if n > report.rows_kept:
+        raise RuntimeError(f"row account of {report.source}: cannot drop {n} rows as {reason!r}, "
+                           f"it kept {report.rows_kept}")
+    report.rows_kept -= n
+    report.drop(reason, n)
+
+
+def merge_same_runs(pieces: list[tuple[pd.DataFrame, IngestReport]]) -> list[tuple[pd.DataFrame, IngestReport]]:
+    """Merge pieces (one table per source, from :func:`entropylaw.readers.dispatch.load`) that are one run.
+
+    Only single-run pieces from different sources are merged; the merged run keeps the
+    earliest piece's metadata and lists every source.
+    """
+    groups: dict[str, list[int]] = {}
+    for i, (df, _) in enumerate(pieces):
+        ids = pd.unique(df["run_id"]) if len(df) else []
+        if len(ids) == 1:
+            groups.setdefault(str(ids[0]), []).append(i)
+    merged_into: dict[int, int] = {}
+    frames = {i: df for i, (df, _) in enumerate(pieces)}
+    reports = [report for _, report in pieces]
+    for run_id, members in groups.items():
+        if len(members) < 2:
+            continue
+        members = sorted(members, key=lambda i: (_first_step(pieces[i][0]), i))
+        head = members[0]
+        came_from = np.full(len(frames[head]), head)
+        for i in members[1:]:
+            if reports[i].source == reports[head].source:
+                continue
+            out = _merge_pair(frames[head], came_from, frames[i], i, reports, reports[head])
+            if out is None:
+                continue
+            frames[head], came_from = out
+            merged_into[i] = head
+    result = []
+    for i, (_, report) in enumerate(pieces):
+        if i in merged_into:
+            result.append((frames[i].iloc[0:0], report))
+            continue
+        df = frames[i]
+        sources = [pieces[j][1].source for j, h in merged_into.items() if h == i]
+        if sources:
+            df = df.sort_values(["step"], kind="stable").reset_index(drop=True)
+            table.set_text(df, "source", ", ".join([pieces[i][1].source] + sources))
+            df = table.conform(df)
+        result.append((df, report))
+    return result

@@ -1,0 +1,88 @@
+"""Run names: from a file's path (its stem, or the directory for generic names), the model
+named in a file name, and names made unique within one source."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from entropylaw.readers.compressed import strip_compression
+from entropylaw.readers.model_size import params_from_name
+
+
+def unique_run_ids(names: Iterable[str]) -> list[str]:
+    """Make names unique by suffixing ``-2``, ``-3``... in order, never onto a name taken.
+
+    >>> unique_run_ids(["a-2", "a", "a", "a"])
+    ['a-2', 'a', 'a-3', 'a-4']
+    """
+    names = list(names)
+    taken = set(names)
+    count: dict[str, int] = {}
+    used: set[str] = set()
+    out = []
+    for name in names:
+        if name not in used:
+            out.append(name)
+            used.add(name)
+            continue
+        n = count.get(name, 1)
+        while True:
+            n += 1
+            new = f"{name}-{n}"
+            if new not in taken and new not in used:
+                break
+        count[name] = n
+        out.append(new)
+        used.add(new)
+    return out
+
+
+def run_id_from_path(path) -> str:
+    """A readable run id from a file name: its stem, or the directory for generic names.
+
+    >>> run_id_from_path("logs/verl_grpo_deepseek-llm-7b-chat_gsm8k_mi300.log")
+    'verl_grpo_deepseek-llm-7b-chat_gsm8k_mi300'
+    >>> run_id_from_path("out/qwen-grpo/checkpoint-500/trainer_state.json")
+    'qwen-grpo'
+    """
+    from pathlib import PurePath
+
+    p = PurePath(str(path))
+    stem = _stem(p.name)
+    generic = {"trainer_state", "metrics", "log", "train", "output", "events", "history", "runs", "logs", "wandb"}
+    name = p.name.split(".tfevents")[0] if ".tfevents" in p.name else stem
+    parents = [q.name for q in p.parents if q.name]
+    while (name.lower() in generic or name.startswith(("checkpoint-", "events.out", "global_step_"))) and parents:
+        name = parents.pop(0)
+    return name or "run"
+
+
+def model_from_filename(path) -> str:
+    """The model named in a file name, when one ``_``-separated part clearly is one.
+
+    >>> model_from_filename("verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512.log")
+    'qwen2.5-0.5b-instruct'
+    >>> model_from_filename("run_7.log")
+    ''
+    """
+    import math
+    import re
+    from pathlib import PurePath
+
+    stem = _stem(PurePath(str(path)).name)
+    hits = [part for part in re.split(r"[_\s]+", stem)
+            if re.search(r"[A-Za-z]{2,}", part) and not math.isnan(params_from_name(part))]
+    return hits[0] if len(hits) == 1 else ""
+
+
+_SUFFIXES = (".log", ".txt", ".out", ".err", ".jsonl", ".json", ".csv", ".tsv", ".parquet", ".wandb")
+
+
+def _stem(name: str) -> str:
+    """File name without a known extension (``qwen2.5-7b`` keeps its dot)."""
+    name = strip_compression(name)
+    lower = name.lower()
+    for suffix in _SUFFIXES:
+        if lower.endswith(suffix):
+            return name[: -len(suffix)]
+    return name

@@ -1,0 +1,72 @@
+"""The project's own rollout file and prompt file (JSONL or parquet).
+
+A rollout file holds ``prompt_id``; ``prompt`` (text) or ``prompt_ids`` (token ids);
+``response`` or ``response_ids``; ``reward``; optional ``old_logprobs``, ``advantage``,
+``answer`` and ``step`` (several steps in one file: ``--step`` picks one). A prompt file
+holds ``prompt`` or ``prompt_ids``, optional ``prompt_id`` and ``answer``.
+
+>>> import json, tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "r.jsonl")
+>>> rows = [{"prompt_id": "p0", "prompt_ids": [3, 4], "response_ids": [5, 6], "reward": 1, "step": s} for s in (1, 2)]
+>>> _ = open(path, "w").write("".join(json.dumps(r) + "\\n" for r in rows))
+>>> df = read_own(path, 2)
+>>> len(df), df.attrs["format"], df.attrs["steps"]
+(1, 'entropylaw', [2])
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from entropylaw.errors import EntropyLawError
+from entropylaw.readers.rollouts.common import read_jsonl, steps_list
+
+
+def _frame(path: Path) -> pd.DataFrame:
+    """A parquet file, or JSON lines, as it is."""
+    if path.suffix == ".parquet":
+        try:
+            return pd.read_parquet(path)
+        except Exception as err:  # noqa: BLE001 -- pyarrow raises many types
+            raise EntropyLawError(f"{path}: cannot read as parquet ({type(err).__name__})") from None
+    return pd.DataFrame(read_jsonl(path))
+
+
+def any_file(path: Path, step: int | None) -> tuple:
+    """(step, no steps): the project's format takes any file the others did not claim."""
+    return step, []
+
+
+def read_own(path: Path, step: int | None, steps: list | None = None) -> pd.DataFrame:
+    """The project's rollout file, rows of ``step`` when given (``steps``: unused, the file says)."""
+    path = Path(path)
+    df = _frame(path)
+    if len(df) == 0:
+        raise EntropyLawError(f"{path}: no rollouts")
+    if step is not None:
+        if "step" not in df.columns:
+            raise EntropyLawError(f"{path}: `step` {step}, but the file has no step column (one batch)")
+        present = sorted(int(v) for v in df["step"].dropna().unique())
+        df = df[df["step"] == step].reset_index(drop=True)
+        if len(df) == 0:
+            raise EntropyLawError(f"{path}: no rollouts for `step` {step} (steps present: {steps_list(present)})")
+    df.attrs.update(format="entropylaw", step=step, source=str(path), notes=[],
+                    steps=sorted(int(v) for v in df["step"].dropna().unique()) if "step" in df.columns else [])
+    for need in (("prompt_id",), ("prompt", "prompt_ids"), ("response", "response_ids"), ("reward",)):
+        if not any(c in df.columns for c in need):
+            raise EntropyLawError(f"{path}: no column {' or '.join(need)} (columns: prompt_id, prompt or "
+                                  "prompt_ids, response or response_ids, reward, optional old_logprobs)")
+    return df
+
+
+def read_prompts_frame(path: str | Path) -> pd.DataFrame:
+    """Read a prompt file (JSONL or parquet) with prompt or prompt_ids."""
+    path = Path(path)
+    if not path.exists():
+        raise EntropyLawError(f"{path}: no such prompt file")
+    df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.DataFrame(read_jsonl(path))
+    if len(df) == 0 or not any(c in df.columns for c in ("prompt", "prompt_ids")):
+        raise EntropyLawError(f"{path}: no prompts (expected JSONL rows with prompt or prompt_ids)")
+    return df

@@ -1,0 +1,315 @@
+"""CSV and parquet files: entropylaw's own tidy table, W&B chart exports, generic tables.
+
+Three shapes are recognised (:func:`table_kind`):
+
+- ``table``: entropylaw's tidy run table (``run_id, step, metric, value`` ...), read
+  as it is by :func:`read_tidy`;
+- ``wandb_csv``: a W&B chart export, columns ``Step`` and ``<run> - <key>`` (W&B adds
+  ``<run> - <key>__MIN`` / ``__MAX``, the envelope of its downsampling; those numbers
+  are counted and dropped, they are not what the run logged);
+- ``long``: ``step, tag|key|metric, value`` rows (tbparse's layout), optionally with a
+  ``run`` column;
+- ``wide``: a step column (``step``, ``_step``, ``global_step``, ``Step``, ...) and one
+  column per metric, optionally a run column (``run_id``, ``run``, ``name``).
+
+In CSV files an empty cell is "not logged at this step"; a cell that is not a number is
+dropped and counted with its line number. W&B bookkeeping columns (``_runtime``,
+``_timestamp``) and text columns are skipped with a note.
+
+>>> import pandas as pd, tempfile, os
+>>> df = pd.DataFrame({"Step": [1, 2], "r1 - actor/entropy": [0.5, 0.4],
+...                    "r1 - actor/entropy__MIN": [0.5, 0.4], "r1 - actor/entropy__MAX": [0.5, 0.4]})
+>>> with tempfile.TemporaryDirectory() as d:
+...     p = os.path.join(d, "export.csv"); df.to_csv(p, index=False)
+...     print(table_kind(read_frame(p)))
+...     [raw] = read_tabular(p)
+wandb_csv
+>>> raw.run_id, raw.rows()
+('r1', [(1, 'actor/entropy', 0.5), (2, 'actor/entropy', 0.4)])
+>>> raw.report.dropped["W&B __MIN/__MAX envelope"]
+4
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import entropylaw.table as table
+from entropylaw.errors import EntropyLawError
+from entropylaw.readers.compressed import inner_suffix
+from entropylaw.readers.common import RawRun, existing_file
+from entropylaw.readers.names import model_from_filename, run_id_from_path
+from entropylaw.readers.accounts import IngestReport
+
+STEP_COLUMNS = ["step", "_step", "global_step", "Step", "trainer/global_step", "train/global_step",
+                "train/step", "steps", "iteration"]
+RUN_COLUMNS = ["run_id", "run", "run_name", "name"]
+NAME_COLUMNS = ["metric", "tag", "key"]
+BOOKKEEPING = re.compile(r"^(_runtime|_timestamp|_wandb.*|wall_time|Wall time|timestamp|Unnamed: \d+)$")
+ENVELOPE = "W&B __MIN/__MAX envelope"
+NON_NUMERIC = "non-numeric value"
+MISSING_STEP = "missing or non-integer step"
+MAX_NOTES = 5
+
+
+def read_frame(path: str | os.PathLike) -> pd.DataFrame:
+    """The file as a frame; CSV cells stay text (so empty and non-numeric are told apart)."""
+    path = existing_file(path, "a table with a step column")
+    try:
+        if inner_suffix(path) == ".parquet":
+            return pd.read_parquet(path)
+        return pd.read_csv(path, dtype=str, keep_default_na=False, sep=None if inner_suffix(path) == ".tsv" else ",",
+                           engine="python" if inner_suffix(path) == ".tsv" else "c")
+    except OSError as err:
+        if err.errno is not None:  # permission, I/O: the CLI says it as the OS error it is
+            raise
+        raise EntropyLawError(f"{path}: cannot read as a table ({type(err).__name__}: {err})") from None
+    except Exception as err:  # pandas/pyarrow raise many types for a bad file
+        raise EntropyLawError(f"{path}: cannot read as a table ({type(err).__name__}: {err})") from None
+
+
+def _find(columns, candidates) -> str | None:
+    lower = {str(c).lower(): c for c in columns}
+    for cand in candidates:
+        if cand in columns:
+            return cand
+        if cand.lower() in lower:
+            return lower[cand.lower()]
+    return None
+
+
+def table_kind(df: pd.DataFrame) -> str:
+    """``table``, ``wandb_csv``, ``long`` or ``wide`` (see module docstring)."""
+    if table.is_table(df):
+        return "table"
+    cols = [str(c) for c in df.columns]
+    if _find(cols, STEP_COLUMNS) and any(" - " in c for c in cols):
+        return "wandb_csv"
+    if _find(cols, STEP_COLUMNS) and _find(cols, NAME_COLUMNS) and "value" in cols:
+        return "long"
+    return "wide"
+
+
+def read_tidy(path: str | os.PathLike) -> tuple[pd.DataFrame, IngestReport]:
+    """entropylaw's own table, validated. A ``value`` that is not a finite number (text in a
+    hand-edited CSV, NaN) is dropped and counted with its line, as the other readers do;
+    the rest is read as it is."""
+    path = existing_file(path, "a run table")
+    report = IngestReport(str(path))
+    try:
+        if inner_suffix(path) in (".csv", ".tsv"):
+            df = pd.read_csv(path, sep="\t" if inner_suffix(path) == ".tsv" else ",")
+        else:
+            df = table._read_parquet(path)  # its dictionaries as categoricals
+    except OSError as err:
+        if err.errno is not None:  # the file system's error: said by the CLI as such
+            raise
+        raise EntropyLawError(f"{path}: cannot read as a run table ({type(err).__name__}: {err})") from None
+    except Exception as err:  # pandas/pyarrow raise many types for a bad file
+        raise EntropyLawError(f"{path}: cannot read as a run table ({type(err).__name__}: {err})") from None
+    report.read(len(df))
+    if "value" in df.columns:
+        df = _drop_bad_values(df, report, csv=inner_suffix(path) != ".parquet")
+    df = table.validate(df, where=str(path))
+    report.keep(len(df))
+    report.note(f"tidy run table with {df['run_id'].nunique()} run(s)")
+    return df, report
+
+
+def _drop_bad_values(df: pd.DataFrame, report: IngestReport, csv: bool) -> pd.DataFrame:
+    """Rows of a tidy table whose value is text or not finite: dropped, counted, located."""
+    attrs = dict(df.attrs)
+    values = pd.to_numeric(df["value"], errors="coerce").to_numpy(dtype=np.float64)
+    present = df["value"].notna().to_numpy()
+    text = present & np.isnan(values) & ~df["value"].astype(str).str.strip().str.lower().isin(
+        ["nan", "-nan", "+nan"]).to_numpy()
+    non_finite = ~np.isfinite(values) & ~text
+    where = "line" if csv else "row"
+    for mask, reason in ((text, NON_NUMERIC), (non_finite, "non-finite value")):
+        if mask.any():
+            rows = np.nonzero(mask)[0]
+            shown = ", ".join(str(int(r) + (2 if csv else 1)) for r in rows[:5])
+            more = f", ... ({len(rows) - 5} more)" if len(rows) > 5 else ""
+            report.drop(reason, len(rows))
+            report.note(f"{reason} in column 'value' at {where} {shown}{more} (dropped)")
+    keep = ~(text | non_finite)
+    out = df[keep].assign(value=values[keep])
+    out.attrs.update(attrs)
+    return out
+
+
+def _numbers(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(values, present): text cells -> floats; empty cells are absent, bad cells NaN+present."""
+    if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+        text = column.fillna("").astype(str).str.strip()
+        present = (text != "").to_numpy()
+        values = pd.to_numeric(text.where(present, None), errors="coerce").to_numpy(dtype=np.float64)
+        # literal nan / inf spellings are numbers (finalize drops them as non-finite)
+        return values, present
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    return values, ~np.isnan(values)
+
+
+def _is_text_column(column: pd.Series) -> bool:
+    if not (column.dtype == object or pd.api.types.is_string_dtype(column.dtype)):
+        return False
+    text = column.fillna("").astype(str).str.strip()
+    text = text[text != ""]
+    if text.empty:
+        return False
+    parsed = pd.to_numeric(text, errors="coerce")
+    nan_spelled = text.str.lower().isin(["nan", "-nan", "inf", "-inf", "infinity", "-infinity"])
+    return float((parsed.notna() | nan_spelled).mean()) < 0.5
+
+
+def _steps(df: pd.DataFrame, step_col: str) -> np.ndarray:
+    """Integer steps, or -1 where missing / not an integer."""
+    values, present = _numbers(df[step_col])
+    ok = present & np.isfinite(values) & (np.floor(values) == values)
+    return np.where(ok, values, -1).astype(np.int64)
+
+
+class _Collector:
+    def __init__(self, raw: RawRun, first_line: int):
+        self.raw, self.first_line = raw, first_line
+        self.steps, self.keys, self.values, self.lines = [], [], [], []
+        self.bad: list[str] = []
+
+    def column(self, key: str, steps: np.ndarray, column: pd.Series, rows: np.ndarray) -> None:
+        report = self.raw.report
+        values, present = _numbers(column)
+        values, present, steps, rows = values[rows], present[rows], steps[rows], np.nonzero(rows)[0]
+        report.read(int(present.sum()))
+        no_step = present & (steps < 0)
+        report.drop(MISSING_STEP, int(no_step.sum()))
+        bad = present & ~no_step & np.isnan(values)
+        text = column.to_numpy()[rows]
+        spelled_nan = np.array([str(t).strip().lower() in ("nan", "-nan") for t in text[bad]], dtype=bool)
+        really_bad = np.nonzero(bad)[0][~spelled_nan] if bad.any() else np.zeros(0, dtype=int)
+        report.drop(NON_NUMERIC, len(really_bad))
+        for i in really_bad[:MAX_NOTES]:
+            self.bad.append(f"line {int(rows[i]) + self.first_line}: key {key!r} has non-numeric value {str(text[i])!r:.40}")
+        use = present & ~no_step
+        use[really_bad] = False
+        self.steps.append(steps[use])
+        self.values.append(values[use])
+        self.keys.append(np.full(int(use.sum()), key, dtype=object))
+        self.lines.append(rows[use] + self.first_line)
+
+    def done(self) -> RawRun:
+        raw = self.raw
+        if self.bad:
+            for message in self.bad[:MAX_NOTES]:
+                raw.report.note(message + " (dropped)")
+        cat = (lambda parts, dt: np.concatenate(parts) if parts else np.zeros(0, dtype=dt))
+        raw.steps, raw.values = cat(self.steps, np.int64), cat(self.values, np.float64)
+        raw.keys, raw.lines = cat(self.keys, object), cat(self.lines, np.int64)
+        order = np.lexsort((raw.lines,))  # source order: row by row
+        raw.steps, raw.values, raw.keys, raw.lines = (a[order] for a in (raw.steps, raw.values, raw.keys, raw.lines))
+        return raw
+
+
+def read_tabular(path: str | os.PathLike, run_id: str | None = None) -> list[RawRun]:
+    """Read a W&B CSV export, a long table or a wide table into one RawRun per run."""
+    path = Path(path)
+    df = read_frame(path)
+    kind = table_kind(df)
+    if kind == "table":
+        raise EntropyLawError(f"{path}: is an entropylaw run table; load it with entropylaw.readers.dispatch.load")
+    cols = [str(c) for c in df.columns]
+    df.columns = cols
+    step_col = _find(cols, STEP_COLUMNS)
+    if step_col is None:
+        raise EntropyLawError(f"{path}: no step column (expected one of {', '.join(STEP_COLUMNS)}); "
+                              f"columns: {', '.join(cols[:20])}{' ...' if len(cols) > 20 else ''}")
+    if df.empty:
+        raise EntropyLawError(f"{path}: table has a header but no rows")
+    steps = _steps(df, step_col)
+    first_line = 2 if inner_suffix(path) != ".parquet" else 0  # CSV: header is line 1
+    if kind == "wandb_csv":
+        return _wandb_csv(path, df, step_col, steps, first_line)
+    if kind == "long":
+        return _long(path, df, step_col, steps, first_line, run_id)
+    return _wide(path, df, step_col, steps, first_line, run_id)
+
+
+def _new_run(name: str, path: Path, run_id_default: str) -> RawRun:
+    raw = RawRun(name or run_id_default, str(path))
+    raw.meta = {"model": model_from_filename(name) or model_from_filename(path)}
+    return raw
+
+
+def _wandb_csv(path, df, step_col, steps, first_line) -> list[RawRun]:
+    groups: dict[str, list[tuple[str, str]]] = {}
+    skipped = []
+    for col in df.columns:
+        if col == step_col:
+            continue
+        if " - " not in col:
+            skipped.append(col)
+            continue
+        run, key = col.rsplit(" - ", 1)
+        groups.setdefault(run, []).append((key, col))
+    everything = np.ones(len(df), dtype=bool)
+    out = []
+    for run, columns in groups.items():
+        raw = _new_run(run, path, run_id_from_path(path))
+        raw.ordered = True  # one row per step, in file order
+        collect = _Collector(raw, first_line)
+        for key, col in columns:
+            if key.endswith(("__MIN", "__MAX")):
+                _, present = _numbers(df[col])
+                raw.report.read(int(present.sum()))
+                raw.report.drop(ENVELOPE, int(present.sum()))
+                continue
+            collect.column(key, steps, df[col], everything)
+        if skipped:
+            raw.report.note(f"columns without '<run> - <key>' skipped: {', '.join(skipped[:5])}")
+        out.append(collect.done())
+    return out
+
+
+def _long(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
+    name_col = _find(df.columns, NAME_COLUMNS)
+    run_col = _find(df.columns, RUN_COLUMNS)
+    runs = df[run_col].astype(str).to_numpy() if run_col else np.full(len(df), "")
+    out = []
+    for run in pd.unique(runs):
+        raw = _new_run(run or run_id or "", path, run_id_from_path(path))
+        collect = _Collector(raw, first_line)
+        in_run = runs == run
+        for key in pd.unique(df.loc[in_run, name_col].astype(str)):
+            rows = in_run & (df[name_col].astype(str) == key).to_numpy()
+            collect.column(key, steps, df["value"], rows)
+        out.append(collect.done())
+    return out
+
+
+def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
+    run_col = _find(df.columns, RUN_COLUMNS)
+    other_steps = [c for c in df.columns if c != step_col and _find([c], STEP_COLUMNS)]
+    skipped_book = [c for c in df.columns if BOOKKEEPING.match(c)]
+    metric_cols, text_cols = [], []
+    for col in df.columns:
+        if col in (step_col, run_col) or col in other_steps or col in skipped_book:
+            continue
+        (text_cols if _is_text_column(df[col]) else metric_cols).append(col)
+    runs = df[run_col].astype(str).to_numpy() if run_col else np.full(len(df), "")
+    out = []
+    for run in pd.unique(runs):
+        raw = _new_run(run or run_id or "", path, run_id_from_path(path))
+        raw.ordered = True  # one row per step, in file order
+        collect = _Collector(raw, first_line)
+        rows = runs == run
+        for col in metric_cols:
+            collect.column(col, steps, df[col], rows)
+        skipped = [f"{c} (text)" for c in text_cols] + [f"{c} (bookkeeping)" for c in skipped_book + other_steps]
+        if skipped:
+            raw.report.note(f"columns skipped: {', '.join(skipped[:8])}{' ...' if len(skipped) > 8 else ''}")
+        out.append(collect.done())
+    return out

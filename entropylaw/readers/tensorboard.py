@@ -1,0 +1,155 @@
+"""TensorBoard event files (veRL ``trainer.logger=['tensorboard']``, TRL, OpenRLHF).
+
+A log directory may hold several runs: every directory that contains
+``events.out.tfevents.*`` files is one run, named by its path relative to the given
+directory (or by the directory's own name). Each file is read record by record with
+both TFRecord checksums checked (:mod:`entropylaw.readers.tfrecord`): a damaged record
+is skipped, the records after it are read, and the rows it cost are counted in the
+report (from the steps missing around it, :mod:`entropylaw.readers.damage`). A row is one
+scalar: a ``simple_value`` (PyTorch's ``SummaryWriter``, TRL) or a one-element tensor of
+the ``scalars`` plugin (TF2's ``tf.summary.scalar``). Rows are put in wall-time order so
+a resumed run (a second event file whose steps restart) is resolved by
+:func:`entropylaw.readers.common.finalize` like any other source. TensorBoard stores
+scalars as float32: values carry float32 precision.
+
+>>> import tempfile, os
+>>> from tensorboard.summary.writer.event_file_writer import EventFileWriter
+>>> from tensorboard.compat.proto import event_pb2, summary_pb2
+>>> with tempfile.TemporaryDirectory() as d:
+...     w = EventFileWriter(os.path.join(d, "grpo-run"))
+...     for step, h in [(1, 0.5), (2, 0.25)]:
+...         v = summary_pb2.Summary.Value(tag="actor/entropy", simple_value=h)
+...         w.add_event(event_pb2.Event(step=step, wall_time=step, summary=summary_pb2.Summary(value=[v])))
+...     w.close()
+...     [raw] = read_tensorboard(d)
+>>> raw.run_id, raw.rows()
+('grpo-run', [(1, 'actor/entropy', 0.5), (2, 'actor/entropy', 0.25)])
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from entropylaw._optional import require
+from entropylaw.errors import EntropyLawError
+from entropylaw.readers.common import RawRun
+from entropylaw.readers.names import model_from_filename
+from entropylaw.readers.damage import charge, nearest_record_rows, rows_lost_in_gaps
+from entropylaw.readers.tfrecord import read_records
+
+EVENT_GLOB = "events.out.tfevents.*"
+_NUMERIC_DTYPES = {1, 2, 3, 4, 5, 6, 9, 19}  # float, double, int32, uint8, int16, int8, int64, half
+
+
+def has_event_files(path: str | os.PathLike) -> bool:
+    """True when ``path`` is an event file or a directory holding some (at any depth)."""
+    path = Path(path)
+    if path.is_file():
+        return path.name.startswith("events.out.tfevents.")
+    return next(path.rglob(EVENT_GLOB), None) is not None
+
+
+def _scalars(event) -> list[tuple[str, float]]:
+    """The (tag, value) scalars of one Event."""
+    out = []
+    for v in event.summary.value:
+        kind = v.WhichOneof("value")
+        if kind == "simple_value":
+            out.append((v.tag, float(v.simple_value)))
+        elif kind == "tensor" and v.metadata.plugin_data.plugin_name == "scalars" \
+                and v.tensor.dtype in _NUMERIC_DTYPES:
+            from tensorboard.util import tensor_util
+
+            try:
+                array = tensor_util.make_ndarray(v.tensor)
+            except (ValueError, TypeError):
+                continue
+            if array.size == 1:
+                out.append((v.tag, float(array.reshape(-1)[0])))
+    return out
+
+
+class _Rows:
+    """Rows of one run (a directory of event files), with the damage found on the way."""
+
+    def __init__(self):
+        self.wall: list[float] = []
+        self.steps: list[int] = []
+        self.keys: list[str] = []
+        self.values: list[float] = []
+        self.damaged: list[tuple] = []  # (file, regions, gap rows)
+
+
+def _read_file(file: Path, rows: _Rows, event_class) -> None:
+    try:
+        data = file.read_bytes()
+    except IsADirectoryError:
+        return
+    records, regions = read_records(data)
+    positions, steps, keys = [], [], []
+    for index, (_offset, payload) in enumerate(records):
+        try:
+            event = event_class.FromString(payload)
+        except Exception:  # noqa: BLE001 -- both checksums hold but it is not an Event: not ours to read
+            continue
+        for tag, value in _scalars(event):
+            rows.wall.append(event.wall_time)
+            rows.steps.append(int(event.step))
+            rows.keys.append(tag)
+            rows.values.append(value)
+            positions.append(index)
+            steps.append(int(event.step))
+            keys.append(tag)
+    for region in regions:
+        if region.payload:
+            try:
+                region.seen = len(_scalars(event_class.FromString(region.payload)))
+            except Exception:  # noqa: BLE001 -- damaged bytes: whatever protobuf makes of them
+                region.seen = None
+        if region.seen is None:  # writers put one event per scalar: as many as the record nearby
+            region.estimate = nearest_record_rows(positions, region.position)
+    if regions:
+        gaps = rows_lost_in_gaps(steps, keys, positions, [r.position for r in regions])
+        rows.damaged.append((file, regions, gaps))
+
+
+def read_tensorboard(path: str | os.PathLike, run_id: str | None = None) -> list[RawRun]:
+    """One :class:`RawRun` per directory of event files under ``path``."""
+    path = Path(path)
+    if not path.exists():
+        raise EntropyLawError(f"{path}: no such file or directory")
+    if not has_event_files(path):
+        raise EntropyLawError(f"{path}: no TensorBoard event files (events.out.tfevents.*) found")
+    # imported here: the [tensorboard] extra
+    event_class = require("tensorboard.compat.proto.event_pb2", extra="tensorboard",
+                          purpose=f"reading {path}").Event
+    files = [path] if path.is_file() else sorted(p for p in path.rglob(EVENT_GLOB) if p.is_file())
+    by_dir: dict[str, _Rows] = {}
+    for file in files:
+        dir_name = "" if path.is_file() else str(file.parent.relative_to(path)).replace(os.sep, "/")
+        dir_name = "" if dir_name == "." else dir_name
+        _read_file(file, by_dir.setdefault(dir_name, _Rows()), event_class)
+    base = path.parent.name if path.is_file() else path.name
+    runs = []
+    for dir_name, rows in sorted(by_dir.items()):
+        if not rows.steps and not rows.damaged:  # histograms, graphs, text only: no run of ours
+            continue
+        name = run_id if run_id and len(by_dir) == 1 else (dir_name or base or "tensorboard")
+        source = str(path / dir_name) if dir_name else str(path)
+        order = np.argsort(np.asarray(rows.wall, dtype=np.float64), kind="stable")
+        raw = RawRun(name, source, steps=np.asarray(rows.steps, dtype=np.int64)[order],
+                     keys=np.asarray(rows.keys, dtype=object)[order],
+                     values=np.asarray(rows.values, dtype=np.float64)[order])
+        raw.report.read(len(order))
+        for _file, regions, gaps in rows.damaged:
+            charge(raw.report, regions, gaps, "TensorBoard record")
+        raw.meta = {"model": model_from_filename(name.replace("/", "_"))}
+        runs.append(raw)
+    if not any(len(r.steps) for r in runs):
+        damage = [reg for rows in by_dir.values() for _f, regs, _g in rows.damaged for reg in regs]
+        what = f" (damaged: {damage[0].reason} at byte {damage[0].offset})" if damage else ""
+        raise EntropyLawError(f"{path}: TensorBoard events hold no scalars{what}")
+    return runs

@@ -1,0 +1,311 @@
+"""Read W&B runs from local ``.wandb`` files (offline runs, or the local copy of online runs).
+
+``path`` may be a ``run-<id>.wandb`` file, a run directory (``offline-run-*`` or
+``run-*``) or a ``wandb/`` directory holding several runs (one :class:`RawRun` each).
+The file is streamed block by block (:mod:`entropylaw.readers.leveldb_log`) and each
+record is a ``wandb.proto.wandb_internal_pb2.Record``:
+
+- ``history`` records are the rows. A value's key is its ``nested_key`` path joined
+  with ``"."`` (``{"train": {"acc": 1}}`` becomes ``train.acc``, the name the W&B server
+  and ``Run.scan_history`` give it), or its plain ``key`` in old files; dict values from
+  old files are flattened the same way. Keys starting with ``_`` (``_step``,
+  ``_runtime``, ``_timestamp``, ``_wandb``) are W&B bookkeeping, not rows. Values that
+  are not numbers (strings, booleans, media objects) are counted as dropped rows
+  (reason ``non-numeric value``). ``summary`` records are not history and are ignored.
+- The step. veRL calls ``wandb.log(data, step=global_step)``, so W&B's ``_step`` *is*
+  the trainer step. Hugging Face (TRL) and OpenRLHF call ``wandb.log`` without ``step=``
+  (``_step`` then counts log calls, and train and eval rows get different ``_step``
+  values for the same trainer step); they log ``train/global_step`` and declare it with
+  ``define_metric("*", step_metric="train/global_step")``. The file records those
+  declarations, so a key's step is the value of its declared step metric in the same
+  row (or its last value, as W&B's ``step_sync`` does), else ``_step``. ``step_key``
+  overrides this for every key. Newer SDKs write no ``_step`` for rows logged without
+  ``step=``; those get the previous step + 1, as the W&B backend numbers them.
+- ``run`` and ``config`` records give the metadata (:func:`meta_from_config`).
+
+Damage (a crashed run's cut tail, flipped bits) is never fatal: every intact record is
+read, and each damaged region is counted in the report with the rows it cost: the steps
+each key is missing around it (:mod:`entropylaw.readers.damage`), or the history items its
+bytes still show; one row "(rows unknown)" only when neither tells (a cut tail inside a
+history record), with a note saying how many bytes were lost.
+
+>>> import tempfile, pathlib
+>>> from entropylaw.readers.leveldb_log import write_log
+>>> from wandb.proto import wandb_internal_pb2 as pb
+>>> recs = [pb.Record(run=pb.RunRecord(run_id="abc", display_name="demo"))]
+>>> for step in range(3):
+...     h = pb.Record(history=pb.HistoryRecord())
+...     _ = h.history.item.add(nested_key=["_step"], value_json=str(step))
+...     _ = h.history.item.add(nested_key=["actor/entropy"], value_json=repr(1.0 / (step + 1)))
+...     recs.append(h)
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "run-abc.wandb"
+>>> _ = path.write_bytes(write_log([r.SerializeToString() for r in recs]))
+>>> [raw] = read_wandb_offline(path)
+>>> raw.run_id, raw.steps.tolist(), raw.keys.tolist(), raw.values.tolist()
+('demo', [0, 1, 2], ['actor/entropy', 'actor/entropy', 'actor/entropy'], [1.0, 0.5, 0.3333333333333333])
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from array import array
+from pathlib import Path, PurePosixPath
+
+from entropylaw._optional import require
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.readers.common import RawRun
+from entropylaw.readers.names import unique_run_ids
+from entropylaw.readers.damage import Region, charge, nearest_record_rows, rows_lost_in_gaps
+from entropylaw.readers.leveldb_log import Damage, iter_records
+from entropylaw.readers.wandb_history import (  # noqa: F401 (NON_NUMERIC is re-exported)
+    HISTORY_TAG, NON_NUMERIC, SKIPPED_TAGS, FastHistory, HistoryReader, _lite_record_class, first_tag)
+
+DAMAGED = "damaged .wandb record"
+
+
+def read_wandb_offline(path: str | Path, step_key: str | None = None) -> list[RawRun]:
+    """All runs under ``path`` (a ``.wandb`` file, a run directory or a ``wandb/`` directory).
+
+    A single file or run without usable history raises :class:`EntropyLawError`; in a
+    directory of several runs such a run is skipped with an :class:`EntropyLawWarning`.
+    """
+    files = find_wandb_files(path)
+    if len(files) == 1:
+        return [read_wandb_file(files[0], step_key)]
+    runs = []
+    for file in files:
+        try:
+            runs.append(read_wandb_file(file, step_key))
+        except EntropyLawError as err:
+            warnings.warn(f"skipped: {err}", EntropyLawWarning, stacklevel=2)
+    if not runs:
+        raise EntropyLawError(f"{path}: none of its {len(files)} .wandb files has usable history")
+    for raw, name in zip(runs, unique_run_ids(r.run_id for r in runs)):
+        raw.run_id = name
+    return runs
+
+
+def find_wandb_files(path: str | Path) -> list[Path]:
+    """The ``.wandb`` files a path names, each once, in name order (``latest-run`` links skipped)."""
+    path = Path(path).expanduser()
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise EntropyLawError(f"{path}: no such file or directory")
+    found = sorted(path.glob("*.wandb")) or sorted(
+        p for p in path.glob("*/*.wandb") if not p.parent.is_symlink())
+    unique = list({p.resolve(): p for p in found}.values())
+    if not unique:
+        raise EntropyLawError(f"{path}: no .wandb files (expected run-<id>.wandb here or in "
+                              "offline-run-*/ or run-*/ subdirectories)")
+    return unique
+
+
+def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
+    """One ``.wandb`` file -> :class:`RawRun` (see the module docstring)."""
+    # heavy import, needed only here (the [wandb] extra)
+    pb = require("wandb.proto.wandb_internal_pb2", extra="wandb", purpose=f"reading {path}")
+
+    path = Path(path)
+    source = str(path)
+    reader = HistoryReader(step_key)
+    config: dict = {}
+    run_info: dict = {}
+    damage = Damage()
+    unparsed = 0
+    new_record = pb.Record
+    fast = FastHistory(pb.HistoryItem)
+    positions = array("q")  # index of the record each numeric row came from (for damage counts)
+    with open(path, "rb") as stream:
+        for index, (_offset, payload) in enumerate(iter_records(stream, damage, where=source)):
+            tag = first_tag(payload)
+            if tag in SKIPPED_TAGS:
+                continue
+            if tag == HISTORY_TAG:
+                before = len(reader.values)
+                decoded = fast.decode(payload)
+                if decoded is not None:
+                    reader.add_row(*decoded)
+                    positions.extend([index] * (len(reader.values) - before))
+                    continue
+            try:
+                record = new_record()  # reusing one message would grow its upb arena without bound
+                record.ParseFromString(payload)
+            except Exception:  # protobuf's DecodeError; a framing-valid but corrupt payload
+                unparsed += 1
+                continue
+            kind = record.WhichOneof("record_type")
+            if kind == "history":
+                before = len(reader.values)
+                reader.add_row(*reader.decode(record.history))
+                positions.extend([index] * (len(reader.values) - before))
+            elif kind == "config":
+                _apply_config(config, record.config)
+            elif kind == "metric":
+                reader.define(record.metric)
+            elif kind == "run":
+                run = record.run
+                run_info.update({k: v for k, v in (("run_id", run.run_id), ("name", run.display_name),
+                                                   ("project", run.project), ("entity", run.entity)) if v})
+                _apply_config(config, run.config)
+    raw = reader.to_raw(run_info.get("name") or run_info.get("run_id") or path.stem.removeprefix("run-"), source)
+    raw.meta.update(meta_from_config(config))
+    raw.meta.update({f"wandb_{k}": v for k, v in run_info.items()})
+    report = raw.report
+    if damage.events:
+        regions = [Region(e.offset, e.reason, e.bytes_lost, e.records_before, e.payload,
+                          seen=rows_in_damaged_record(e.payload, pb.HistoryItem)) for e in damage.events]
+        for region in regions:  # a cut history record: as many rows as the record before it
+            if region.seen is None and region.payload and first_tag(region.payload) == HISTORY_TAG:
+                region.estimate = nearest_record_rows(positions, region.position)
+        gaps = rows_lost_in_gaps(raw.steps, raw.keys, positions, [r.position for r in regions])
+        charge(report, regions, gaps, ".wandb record")
+    if unparsed:
+        report.read(unparsed)
+        report.drop(f"{DAMAGED}: intact checksum but not a valid protobuf (rows unknown)", unparsed)
+        report.note(f"{unparsed} record(s) passed their checksum but could not be decoded")
+    if len(raw.steps) == 0:
+        what = "no numeric history"
+        if damage.events:
+            what += f" (damaged: {damage.events[0].reason} at byte {damage.events[0].offset})"
+        raise EntropyLawError(f"{source}: {what}; nothing to read from this W&B run")
+    return raw
+
+
+# first tag bytes of Record fields that are not history (single-byte tags, length-delimited);
+# a first byte with the high bit set is a field number >= 16: not history either
+_OTHER_TAGS = frozenset({0x1a, 0x22, 0x2a, 0x32, 0x3a, 0x42, 0x4a, 0x52, 0x5a, 0x62, 0x6a, 0x72, 0x7a})
+
+
+def rows_in_damaged_record(payload: bytes | None, item_class) -> int | None:
+    """Rows a damaged record's bytes still show: its history items (``_`` keys are not rows),
+    0 for another kind of record, None when the bytes say nothing reliable."""
+    if not payload:
+        return None
+    tag = first_tag(payload)
+    if tag in _OTHER_TAGS or (tag >= 0 and tag & 0x80):
+        return 0
+    if tag != HISTORY_TAG:
+        return None
+    record = _lite_record_class()()
+    try:
+        record.ParseFromString(payload)
+        rows = 0
+        for raw_item in record.history.item:
+            item = item_class()
+            item.ParseFromString(raw_item)
+            key = ".".join(item.nested_key) if item.nested_key else item.key
+            rows += not key.startswith("_")
+    except Exception:  # noqa: BLE001 -- damaged bytes: protobuf's DecodeError or anything else
+        return None
+    return rows
+
+
+def _apply_config(config: dict, record) -> None:
+    """Apply a ConfigRecord's updates and removals to ``config`` (nested dict)."""
+    for item in record.update:
+        path = list(item.nested_key) or [item.key]
+        try:
+            value = json.loads(item.value_json)
+        except ValueError:
+            value = item.value_json
+        node = config
+        for part in path[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[path[-1]] = value
+    for item in record.remove:
+        path = list(item.nested_key) or [item.key]
+        node = config
+        for part in path[:-1]:
+            node = node.get(part, {}) if isinstance(node, dict) else {}
+        if isinstance(node, dict):
+            node.pop(path[-1], None)
+
+
+# config paths, first found wins (SPEC section 6 trainers; "a.b" also matches a flat "a.b" key)
+MODEL_KEYS = ["actor_rollout_ref.model.path", "model_name_or_path", "model_name", "model.path",
+              "model.name", "model", "pretrain"]
+ALGORITHM_KEYS = ["algorithm.adv_estimator", "adv_estimator", "algorithm"]
+SEED_KEYS = ["seed", "data.seed", "actor_rollout_ref.rollout.seed"]
+DATASET_KEYS = ["dataset", "dataset_name", "data.train_files", "prompt_data"]
+
+
+def meta_from_config(config: dict) -> dict:
+    """Run metadata (model, algorithm, seed, dataset) from a W&B run config.
+
+    Works on nested configs (veRL's ``{"actor_rollout_ref": {"model": {"path": ...}}}``)
+    and flat ones (``{"model_name_or_path": ...}``); W&B's ``{"value": ...}`` wrappers
+    (as in ``config.yaml``) are unwrapped.
+
+    >>> meta_from_config({"actor_rollout_ref": {"model": {"path": "/ckpt/Qwen2.5-7B"}},
+    ...                   "algorithm": {"adv_estimator": "GRPO"}, "data": {"seed": 1,
+    ...                   "train_files": "~/data/gsm8k/train.parquet"}})
+    {'model': 'Qwen2.5-7B', 'algorithm': 'grpo', 'seed': 1.0, 'dataset': 'gsm8k'}
+    >>> meta_from_config({"model_name_or_path": "Qwen/Qwen2.5-0.5B-Instruct", "seed": 42,
+    ...                   "dataset_name": "trl-lib/DeepMath-103K"})
+    {'model': 'Qwen/Qwen2.5-0.5B-Instruct', 'seed': 42.0, 'dataset': 'trl-lib/DeepMath-103K'}
+    """
+    meta: dict = {}
+    model = _lookup(config, MODEL_KEYS, str)
+    if model:
+        meta["model"] = _model_name(model)
+    algorithm = _lookup(config, ALGORITHM_KEYS, str)
+    if algorithm:
+        meta["algorithm"] = algorithm.lower()
+    seed = _lookup(config, SEED_KEYS, (int, float))
+    if seed is not None and not isinstance(seed, bool) and math.isfinite(seed):
+        meta["seed"] = float(seed)
+    dataset = _lookup(config, DATASET_KEYS, (str, list))
+    if dataset:
+        meta["dataset"] = _dataset_name(dataset)
+    return meta
+
+
+def _lookup(config: dict, paths: list[str], kind):
+    for path in paths:
+        for value in (_get_path(config, path.split(".")), _unwrap(config.get(path))):
+            if value is not None and isinstance(value, kind) and value != "":
+                return value
+    return None
+
+
+def _get_path(config, parts: list[str]):
+    node = config
+    for part in parts:
+        node = _unwrap(node)
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return _unwrap(node)
+
+
+def _unwrap(node):
+    if isinstance(node, dict) and set(node) <= {"value", "desc"} and "value" in node:
+        return node["value"]
+    return node
+
+
+def _model_name(model: str) -> str:
+    """A local checkpoint path becomes its last component; a hub id stays ``org/name``."""
+    if model.startswith(("/", "~", ".")) or model.count("/") > 1:
+        return PurePosixPath(model.rstrip("/")).name or model
+    return model
+
+
+def _dataset_name(dataset) -> str:
+    """``~/data/gsm8k/train.parquet`` -> ``gsm8k``; several files -> names joined with '+'."""
+    items = dataset if isinstance(dataset, list) else [dataset]
+    names = []
+    for item in items:
+        text = str(item)
+        if text.endswith((".parquet", ".json", ".jsonl", ".csv", ".arrow")):
+            p = PurePosixPath(text)
+            text = p.parent.name if p.stem in {"train", "test", "val", "validation", "data"} else p.stem
+        if text not in names:
+            names.append(text)
+    return "+".join(names)

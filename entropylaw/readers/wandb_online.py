@@ -1,0 +1,311 @@
+"""Read W&B runs from the W&B server (``wandb://entity/project[/run_id]``), with a local cache.
+
+- Only the keys the analysis needs are downloaded: the entropy / score / response-length
+  candidates and every validation-looking key (:mod:`entropylaw.readers.keys`), plus
+  ``train/global_step`` when the run has it. ``Run.scan_history(keys=...)`` returns
+  only rows that contain *all* the keys asked for, so each key is scanned on its own
+  (with ``_step``). ``keys="all"`` downloads every key in one scan; a list downloads those.
+- The step is W&B's ``_step`` (veRL logs with ``step=``), or ``train/global_step`` where
+  a row has it (Hugging Face / TRL / OpenRLHF log without ``step=`` and declare that key
+  as their step metric); see :mod:`entropylaw.readers.wandb_offline`.
+- Retries are W&B's own: its client retries every request that fails transiently
+  (connection errors, timeouts, HTTP 429 and 5xx) with exponential backoff, within
+  ``wandb.Api(timeout=TIMEOUT_S)``; tune them with W&B's settings (e.g. the environment
+  variables ``WANDB_X_GRAPHQL_RETRY_MAX``, ``WANDB_X_GRAPHQL_RETRY_WAIT_MAX_SECONDS``).
+  A failure that outlasts them means W&B cannot be reached: cached copies are used.
+- Each run's rows are cached as parquet under ``cache_dir`` (default
+  ``~/.cache/entropylaw/wandb``), written atomically, keyed by the run path, the keys
+  and the run's last heartbeat. A single-run URI whose cached run had finished is served
+  with no network at all; a project URI lists its runs (one request) and downloads only
+  runs that changed; when W&B cannot be reached, cached copies are used with a note.
+- The API key comes from W&B's own configuration (``WANDB_API_KEY``, ``~/.netrc``) and
+  is never printed, logged or written: error text is scrubbed of it.
+
+>>> parse_uri("wandb://my-team/grpo-runs/abc123")
+('my-team', 'grpo-runs', 'abc123')
+>>> parse_uri("wandb://my-team/grpo-runs")
+('my-team', 'grpo-runs', None)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from entropylaw._optional import require
+from entropylaw.errors import EntropyLawError
+from entropylaw.fileio import atomic_write, write_json
+from entropylaw.readers.common import RawRun
+from entropylaw.readers.keys import is_candidate
+from entropylaw.readers.wandb_offline import NON_NUMERIC, meta_from_config
+
+DEFAULT_CACHE = Path("~/.cache/entropylaw/wandb")
+STEP_METRIC = "train/global_step"
+TERMINAL_STATES = {"finished", "crashed", "failed", "killed"}
+TIMEOUT_S = 60      # seconds wandb.Api waits for one request, its own retries included
+_URI = re.compile(r"^wandb://(?P<entity>[^/\s]+)/(?P<project>[^/\s]+)(?:/(?:runs/)?(?P<run>[^/\s]+))?/?$")
+
+
+def parse_uri(uri: str) -> tuple[str, str, str | None]:
+    """``wandb://entity/project[/run_id]`` -> (entity, project, run_id or None)."""
+    m = _URI.match(uri.strip())
+    if not m:
+        raise EntropyLawError(f"{uri}: not a W&B URI (expected wandb://entity/project or "
+                              "wandb://entity/project/run_id)")
+    return m["entity"], m["project"], m["run"]
+
+
+def read_wandb_online(uri: str, keys: str | Iterable[str] | None = None, cache_dir: str | Path | None = None,
+                      filters: dict | None = None, api=None) -> list[RawRun]:
+    """Runs of a W&B project (or one run) as :class:`RawRun` objects (see module docstring).
+
+    ``keys``: None = the keys the analysis needs (detected per run), ``"all"`` = every
+    history key, or a list of keys. ``filters`` is passed to ``wandb.Api().runs``
+    (MongoDB-style, e.g. ``{"state": "finished"}``). ``api`` replaces ``wandb.Api()``
+    (tests inject a fake).
+    """
+    entity, project, run_id = parse_uri(uri)
+    cache = Path(cache_dir or DEFAULT_CACHE).expanduser()
+    spec = "auto" if keys is None else "all" if keys == "all" else sorted(set(keys))
+    index_path = cache / f"{_slug(uri)}-{_digest([uri, filters, spec])}.index.json"
+    client = _Client(uri, api)
+    if run_id is not None:
+        cached = _read_json(index_path)
+        if cached and cached.get("state") in TERMINAL_STATES and Path(cached["file"]).exists():
+            return [_load(Path(cached["file"]), uri)]
+        try:
+            runs = [client.call(lambda: client.api.run(f"{entity}/{project}/{run_id}"))]
+        except _Offline as err:
+            return _from_index(index_path, uri, err)
+    else:
+        try:
+            runs = client.call(lambda: list(client.api.runs(f"{entity}/{project}", filters=filters or {})))
+        except _Offline as err:
+            return _from_index(index_path, uri, err)
+        if not runs:
+            raise EntropyLawError(f"{uri}: no runs found" + (f" matching filters {filters}" if filters else ""))
+    out, entries = [], []
+    try:
+        for run in _progress(runs, uri):
+            path = cache / f"{_slug('/'.join(_run_path(run)))}-{_digest([_run_path(run), spec, _updated(run)])}.parquet"
+            if not path.exists():
+                _write_parquet(_download(client, run, spec, uri), path)
+            out.append(_load(path, uri))
+            entries.append({"file": str(path), "state": str(getattr(run, "state", ""))})
+    except _Offline as err:  # lost the connection part-way: the cached copies, else one line
+        return _from_index(index_path, uri, err)
+    write_json(index_path, entries[0] if run_id is not None else {"runs": entries})
+    return out
+
+
+class _Offline(Exception):
+    """W&B could not be reached (its client's own retries included)."""
+
+
+class _Client:
+    """Lazily created wandb.Api and key-free, one-line error text (W&B retries by itself)."""
+
+    def __init__(self, uri: str, api=None):
+        self.uri, self._api = uri, api
+
+    @property
+    def api(self):
+        if self._api is None:
+            wandb = require("wandb", extra="wandb", purpose=f"reading {self.uri}")
+            self._api = self.call(lambda: wandb.Api(timeout=TIMEOUT_S))
+        return self._api
+
+    def call(self, fn: Callable):
+        try:
+            return fn()
+        except EntropyLawError:  # already one line (wandb not installed)
+            raise
+        except Exception as err:  # wandb and requests raise many types; classified below
+            kind = _classify(err)
+            text = _scrub(f"{type(err).__name__}: {err}")
+            if kind in ("transient", "unreachable"):
+                raise _Offline(text) from None
+            if kind == "auth":
+                raise EntropyLawError(f"{self.uri}: W&B API key missing or rejected ({text}); set "
+                                      "WANDB_API_KEY or run `wandb login`") from None
+            raise EntropyLawError(f"{self.uri}: W&B request failed ({text})") from None
+
+
+def _classify(err: Exception) -> str:
+    """'transient' (retry), 'unreachable', 'auth' or 'other'."""
+    import requests  # installed with wandb
+
+    status = getattr(getattr(err, "response", None), "status_code", None)
+    text = str(err).lower()
+    if status == 429 or (isinstance(status, int) and status >= 500):
+        return "transient"
+    if isinstance(err, (requests.ConnectionError, requests.Timeout, ConnectionError, TimeoutError)):
+        return "transient"
+    if any(w in text for w in ("connection", "timed out", "timeout", "did not respond", "unreachable",
+                               "name resolution", "max retries")):
+        return "unreachable"
+    if status in (401, 403) or "api key" in text or "authentication" in text or "login" in text:
+        return "auth"
+    return "other"
+
+
+def _scrub(text: str) -> str:
+    """Remove the W&B API key (env or netrc) from text that may be shown to the user."""
+    secrets = [os.environ.get("WANDB_API_KEY", "")]
+    try:
+        import netrc
+
+        for _host, (_login, _account, password) in netrc.netrc().hosts.items():
+            secrets.append(password or "")
+    except Exception:  # no ~/.netrc, or an unreadable one: nothing to scrub from it
+        pass
+    for secret in secrets:
+        if len(secret) >= 8:
+            text = text.replace(secret, "***")
+    return text[:300]
+
+
+def _run_path(run) -> list[str]:
+    path = getattr(run, "path", None)
+    return [str(p) for p in path] if path else [str(getattr(run, "entity", "")), str(getattr(run, "project", "")),
+                                                 str(run.id)]
+
+
+def _updated(run) -> str:
+    for name in ("heartbeat_at", "heartbeatAt", "updated_at", "updatedAt"):
+        value = getattr(run, name, None)
+        if value:
+            return str(value)
+    return ""
+
+
+def _available_keys(run) -> list[str]:
+    """History keys of a run: ``historyKeys`` when the listing has it, else the summary's keys."""
+    info = getattr(run, "history_keys", None)
+    if isinstance(info, dict) and isinstance(info.get("keys"), dict):
+        return list(info["keys"])
+    summary = getattr(run, "summary_metrics", None) or getattr(run, "summary", None) or {}
+    return list(summary.keys())
+
+
+def needed_keys(available: Iterable[str]) -> list[str]:
+    """The history keys the analysis uses, among ``available``.
+
+    >>> needed_keys(["actor/entropy", "actor/pg_loss", "critic/score/mean", "val-core/gsm8k/acc/mean@1", "_step"])
+    ['actor/entropy', 'critic/score/mean', 'val-core/gsm8k/acc/mean@1']
+    >>> needed_keys(["train/reward", "train/rewards/accuracy_reward/mean", "eval/rewards/accuracy_reward/mean"])
+    ['train/reward', 'train/rewards/accuracy_reward/mean', 'eval/rewards/accuracy_reward/mean']
+    """
+    return [k for k in available if is_candidate(k)]
+
+
+def _download(client: _Client, run, spec, uri: str) -> pd.DataFrame:
+    """All (step, key, value) rows of one run for the requested keys."""
+    available = _available_keys(run)
+    step_keys = ["_step"] + ([STEP_METRIC] if STEP_METRIC in available else [])
+    if spec == "all":
+        scans = [None]
+    else:
+        wanted = needed_keys(available) if spec == "auto" else list(spec)
+        scans = [[k] + [s for s in step_keys if s != k] for k in wanted if k not in step_keys] or [None]
+    steps, keys, values, non_numeric = [], [], [], 0
+    for scan_keys in scans:
+        rows = client.call(lambda: list(run.scan_history(keys=scan_keys, page_size=10_000)))
+        only = scan_keys[0] if scan_keys else None
+        for row in rows:
+            step = row.get(STEP_METRIC, row.get("_step"))
+            if not isinstance(step, (int, float)) or isinstance(step, bool) or step != step:
+                continue
+            for key, value in row.items():
+                if key.startswith("_") or (only is not None and key != only):
+                    continue
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    steps.append(int(step))
+                    keys.append(key)
+                    values.append(float(value))
+                elif value is not None:
+                    non_numeric += 1
+    frame = pd.DataFrame({"step": np.asarray(steps, dtype=np.int64), "key": pd.Series(keys, dtype=object),
+                          "value": np.asarray(values, dtype=np.float64)})
+    config = dict(getattr(run, "config", {}) or {})
+    frame.attrs["meta"] = {"run_id": str(getattr(run, "name", "") or run.id), "wandb_run_id": str(run.id),
+                           "source": "wandb://" + "/".join(_run_path(run)),
+                           "non_numeric": non_numeric, "step_metric": STEP_METRIC if STEP_METRIC in step_keys else "_step",
+                           **meta_from_config(config)}
+    return frame
+
+
+def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
+    """Write atomically (temp file + rename) with the run's metadata in the schema."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                           b"entropylaw": json.dumps(frame.attrs["meta"]).encode()})
+    with atomic_write(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def _load(path: Path, uri: str) -> RawRun:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    meta = json.loads(table.schema.metadata[b"entropylaw"])
+    frame = table.to_pandas()
+    raw = RawRun(meta.pop("run_id"), meta.pop("source"), steps=frame["step"].to_numpy(), keys=frame["key"].to_numpy(dtype=object),
+                 values=frame["value"].to_numpy())
+    non_numeric = meta.pop("non_numeric", 0)
+    raw.report.read(len(frame) + non_numeric)
+    if non_numeric:
+        raw.report.drop(NON_NUMERIC, non_numeric)
+    if meta.get("step_metric") == STEP_METRIC:
+        raw.report.note(f"steps are {STEP_METRIC} (the trainer's step), not W&B's _step")
+    raw.meta.update(meta)
+    return raw
+
+
+def _from_index(index_path: Path, uri: str, err: _Offline) -> list[RawRun]:
+    cached = _read_json(index_path)
+    files = [cached["file"]] if cached and "file" in cached else [e["file"] for e in (cached or {}).get("runs", [])]
+    files = [Path(f) for f in files if Path(f).exists()]
+    if not files:
+        raise EntropyLawError(f"{uri}: cannot reach W&B ({err}); check the network and WANDB_BASE_URL, "
+                              "or read the run's local wandb/ directory instead") from None
+    runs = [_load(f, uri) for f in files]
+    for raw in runs:
+        raw.report.note(f"W&B unreachable ({err}); used the cached copy {raw.source}")
+    return runs
+
+
+def _progress(runs: list, uri: str):
+    """The runs, with a progress display on a terminal (a line per 10 % elsewhere) from two runs on."""
+    from entropylaw.terminal import Progress
+
+    with Progress(len(runs), f"W&B {uri}", "runs", enabled=len(runs) >= 2) as bar:
+        for run in runs:
+            yield run
+            bar.update()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text.removeprefix("wandb://"))[:80]
+
+
+def _digest(parts) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
