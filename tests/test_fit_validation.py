@@ -66,7 +66,7 @@ def test_horizon_must_be_positive(steps):
 
 def test_size_law_error_names_the_api_parameters_and_the_cli_its_flags():
     from entropylaw.cli.main import build_parser
-    from entropylaw.cli.terms import in_flags
+    from entropylaw.cli.options import in_flags
 
     with pytest.raises(EntropyLawError) as err:
         SizeLaw().fit([1e9, np.nan, 7e9], [0.1, 0.2, 0.3], [0.8, 0.9, 1.0], labels=["a", "b", "c"])

@@ -65,7 +65,7 @@ def run(args) -> int:
     if args.json:
         print(plumbing.dumps(r, indent=1))
     else:
-        print(plumbing.audit_text(r))
+        print(args.flags(plumbing.audit_text(r)))
         if args.out:
             print(f"wrote {args.out}/summary.json")
     return 0

@@ -96,5 +96,5 @@ def run(args) -> int:
                     max_rounds=args.max_rounds, chat_template=args.chat_template, save_rollouts=args.save_rollouts,
                     progress=args.progress)
     if str(res):
-        print(res)
+        print(args.flags(str(res)))
     return 0
