@@ -126,13 +126,13 @@ def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_b
                  target_kind=fc.target_kind, final_step=float(fc.at_steps[-1]),
                  final_observed=float("nan") if observed is None else observed,
                  final_what=describe(fc.target_kind, fc.final_steps),
-                 fraction=_is_fraction(run.target.values))
+                 fraction=_is_fraction(run.target.values), bounds=run.bounds)
         table = fc.table().set_index("method")
         f["method"] = fc.default  # the default, or last-value where the default cannot run (said in fc.note)
         d = table.loc[fc.default]
         fin = fc.methods[fc.default].final
         if d["ok"] and fin and fin["no_forecast"]:
-            f["reason"] = fin["no_forecast"]
+            f.update(reason=fin["no_forecast"], no_forecast=fin["no_forecast"])
         elif d["ok"]:
             f.update(forecast=fin["forecast"], forecast_ci=(fin["lo"], fin["hi"]),
                      plateau=as_float(d["plateau"]), plateau_ci=_pair(d["plateau_ci"]))
