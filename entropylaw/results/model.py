@@ -1,9 +1,10 @@
 """Each run's results, computed once: the rows the report's tables, the demo's screen and the
 summary figures read.
 
-:func:`run_results` fits every usable run (:func:`entropylaw.results.rows.summary_rows`) and
-forecasts its final score from its first steps (:func:`entropylaw.results.rows.forecast_rows`);
-what it returns is only read after that, never computed again by a renderer.
+:func:`run_results` computes in one direction: which runs can be used, their labels and
+looks, their fits (each once per content, :mod:`entropylaw.results.cache`), their rows, then
+their forecasts from their first steps and the forecast rows (:mod:`entropylaw.results.rows`).
+What it returns is only read after that, never computed again by a renderer.
 
 >>> import numpy as np
 >>> from entropylaw import table
@@ -22,7 +23,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from entropylaw.results.rows import forecast_rows, summary_rows
+import entropylaw.table as tt
+from entropylaw.draw.labels import run_labels
+from entropylaw.draw.looks import RunStyles
+from entropylaw.results.cache import fitted_runs, forecast_runs
+from entropylaw.results.rows import forecast_rows_of, summary_rows_of
+from entropylaw.results.runs import usable_runs
 
 N_BOOT = 200  # the report's bootstrap draws for a forecast's interval
 
@@ -44,10 +50,33 @@ class RunResults:
 
 
 def run_results(t: pd.DataFrame | None, fit_frac: float = 0.15, n_boot: int = N_BOOT, conf: float = 0.9,
-                run_ids=None) -> RunResults:
-    """The :class:`RunResults` of the runs of ``t`` (or of ``run_ids``); none for no table."""
+                run_ids=None, forecasts: bool = True) -> RunResults:
+    """The :class:`RunResults` of the runs of ``t`` (or of ``run_ids``); none for no table;
+    ``forecasts=False``: the fits only."""
     if t is None or not len(t):
         return RunResults(fit_frac=fit_frac)
-    rows, fit_notes = summary_rows(t, run_ids)
-    forecasts, forecast_notes = forecast_rows(t, rows, fit_frac=fit_frac, n_boot=n_boot, conf=conf)
-    return RunResults(rows, forecasts, fit_notes + forecast_notes, fit_frac)
+    ids = usable_runs(t) if run_ids is None else list(run_ids)
+    groups, labels = run_labels(t, ids)
+    styles = RunStyles(tt.run_ids(t))
+    meta = tt.runs(t).set_index("run_id")
+    fitted, notes = fitted_runs(t, ids)
+    rows = summary_rows_of(ids, groups, labels, styles, meta, fitted, notes)
+    if not forecasts or not rows:
+        return RunResults(rows, [], notes, fit_frac)
+    computed, forecast_notes = forecast_runs(t, [r["run_id"] for r in rows], fit_frac, n_boot, conf)
+    return RunResults(rows, forecast_rows_of(rows, computed, conf), notes + forecast_notes, fit_frac)
+
+
+def summary_rows(t: pd.DataFrame, run_ids=None) -> tuple[list[dict], list[str]]:
+    """One row per run with an entropy and a score (or each of ``run_ids``), grouped by
+    family, and the warnings the fits raised (no forecast: what the figures of fits need)."""
+    res = run_results(t, run_ids=run_ids, forecasts=False)
+    return res.rows, res.notes
+
+
+def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_boot: int = N_BOOT,
+                  conf: float = 0.9) -> tuple[list[dict], list[str]]:
+    """Per summary row of ``t``, its forecast row (:func:`entropylaw.results.rows.forecast_rows_of`)
+    and the warnings the forecasts raised."""
+    computed, notes = forecast_runs(t, [r["run_id"] for r in rows], fit_frac, n_boot, conf)
+    return forecast_rows_of(rows, computed, conf), notes

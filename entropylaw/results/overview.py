@@ -94,8 +94,8 @@ def _clip(line: str) -> str:
     return line if len(line) <= WIDTH else line[: WIDTH - 1] + "~"
 
 
-def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int = 100,
-             results: RunResults | None = None) -> Overview:
+def first_screen(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int = 100,
+                 results: RunResults | None = None) -> Overview:
     """The :class:`Overview` of every run of ``df`` (``entropylaw demo`` adds where it wrote the report),
     read from ``results`` (:func:`entropylaw.results.model.run_results`; computed here with
     ``n_boot`` draws when not given)."""
