@@ -27,7 +27,9 @@ from entropylaw import table  # noqa: E402
 from entropylaw.draw import style  # noqa: E402
 from entropylaw.page.assemble import figure_png  # noqa: E402
 from entropylaw.page.cells import decimals, interval  # noqa: E402
-from entropylaw.page.page import ReportFigure, render_html  # noqa: E402
+from entropylaw.page.model import PageModel, ReportFigure  # noqa: E402
+from entropylaw.page.page import render_html  # noqa: E402
+from entropylaw.results.model import RunResults  # noqa: E402
 
 # prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
 pytestmark = pytest.mark.printed
@@ -70,7 +72,7 @@ def test_page_has_rows_flags_warnings_images_and_escapes_text():
              "trust_reasons": ["ceiling interval leaves [0, 1]"]}]
     figs = [ReportFigure(f"figure {k}", figure_png(small_figure(k)), f"caption {k}") for k in range(2)]
     warnings = ["r1: only 5 points", "r2: only 7 points", "r2: a < 0 & odd"]
-    html = render_html("My runs", rows, figs, warnings=warnings)
+    html = render_html(PageModel("My runs", RunResults(rows), figs, warnings))
     assert "<b>r1</b>" not in html and "&lt;b&gt;r1&lt;/b&gt;" in html
     # every row carries its flag; the ceiling of a run the law does not describe is greyed
     assert html.count('class="flag good"') == 2 and html.count('class="flag na"') == 2  # summary + details
@@ -98,7 +100,7 @@ def test_figure_png_is_reproducible():
 
 def test_report_from_a_table_fits_flags_and_forecasts_each_run():
     from entropylaw.page.assemble import report_html
-    from entropylaw.results.rows import summary_rows
+    from entropylaw.results.model import summary_rows
 
     t = table.concat([two_runs(), law_run("up", 0.2, 0.8, rising=True, model="other")])
     rows, notes = summary_rows(t)

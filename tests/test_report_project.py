@@ -12,7 +12,7 @@ import entropylaw.table as table
 from entropylaw.page.assemble import report_html
 from entropylaw.page.project import overview_html
 from entropylaw.results.focus import MANY_RUNS
-from entropylaw.results.rows import summary_rows
+from entropylaw.results.model import summary_rows
 
 
 def _project(n_runs: int):
@@ -57,7 +57,7 @@ def test_few_runs_page_unchanged():
 def test_project_per_run_figures_draw_the_first_screen_runs():
     from entropylaw.figure_sets.law import law_figures
     from entropylaw.results.focus import focus
-    from entropylaw.results.rows import forecast_rows
+    from entropylaw.results.model import forecast_rows
 
     t = _project(MANY_RUNS + 3)
     rows, _notes = summary_rows(t)

@@ -139,7 +139,7 @@ def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, report_to=Non
     a directory, the HTML report is written there too and the screen says where."""
     import warnings
 
-    from entropylaw.results.overview import overview as first_screen
+    from entropylaw.results.overview import first_screen
 
     ov = first_screen(df, sources=sources, fit_frac=fit_frac)
     if report_to is not None:

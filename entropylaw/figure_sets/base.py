@@ -9,6 +9,7 @@ be used, their score and look are the results layer's (:mod:`entropylaw.results.
 from __future__ import annotations
 
 import glob
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -18,7 +19,7 @@ import pandas as pd
 
 import entropylaw.table as tt
 from entropylaw.draw.placement import settle
-from entropylaw.draw.style import save, using
+from entropylaw.draw.style import rc, save, using
 
 
 class Skipped(Exception):
@@ -42,8 +43,23 @@ class Built:
         if not self.title:
             self.title = self.caption.split(". ")[0].rstrip(".")
 
+    def png(self) -> bytes:
+        """The figure as PNG bytes (closed after)."""
+        return figure_png(self.fig)
+
     def renamed(self, name: str) -> "Built":
         return Built(name, self.fig, self.caption, list(self.warnings), self.title)
+
+
+def figure_png(fig, close: bool = True) -> bytes:
+    """The figure as PNG bytes without a timestamp (same figure, same bytes)."""
+    settle(fig)
+    buf = io.BytesIO()
+    with plt.rc_context(rc()):
+        fig.savefig(buf, format="png", metadata={"Software": None})
+    if close:
+        plt.close(fig)
+    return buf.getvalue()
 
 
 def metric_label(metric: str) -> str:

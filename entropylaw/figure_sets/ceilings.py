@@ -39,7 +39,7 @@ from entropylaw.figure_sets.base import Built, Skipped, first_reasons
 from entropylaw.figure_sets.common import forest_axes
 from entropylaw.draw.law import OUT_OF_RANGE, leaves_fraction, score_axis_label
 from entropylaw.draw.style import TRUST_COLORS, fs, legend_below
-from entropylaw.results.rows import forecast_rows, summary_rows
+from entropylaw.results.model import forecast_rows, summary_rows
 from entropylaw.results.values import row_float
 
 NOT_APPLICABLE = "law does not apply"

@@ -48,8 +48,10 @@ from entropylaw.figure_sets.common import law
 from entropylaw.draw.sizes import plot_final_score, plot_size_law
 from entropylaw.draw.style import ENTROPY_LABEL, color, fig_width, fit_text, fmt, fs, legend_below, new_axes
 from entropylaw.draw.labels import is_intervention, run_labels
-from entropylaw.results.rows import fit_dict, fitted_runs
-from entropylaw.results.runs import capture, run_styles, usable_runs
+from entropylaw.results.cache import fitted_runs
+from entropylaw.results.rows import fit_dict
+from entropylaw.results.notes import capture
+from entropylaw.results.runs import run_styles, usable_runs
 
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 FIT_STYLES = ["--", ":", "-.", (0, (5, 1, 1, 1))]

@@ -39,8 +39,8 @@ from entropylaw.fit.consumption import consumption
 from entropylaw.figure_sets.base import Built, Skipped, first_reasons
 from entropylaw.figure_sets.common import pct
 from entropylaw.draw.style import color, fig_width, fs, legend_below, new_axes
-from entropylaw.results.rows import summary_rows
-from entropylaw.results.runs import capture, tag
+from entropylaw.results.model import summary_rows
+from entropylaw.results.notes import capture, tag
 
 NOT_APPLICABLE = "law does not apply"
 COLUMNS = ("entropy_consumed", "performance_gain")

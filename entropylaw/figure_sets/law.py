@@ -38,8 +38,10 @@ from entropylaw.draw.law import ceiling_text, plot_early, plot_law, score_axis_l
 from entropylaw.draw.style import (ENTROPY_LABEL, STEP_LABEL, TRUST_COLORS, current, few_ticks, fig_width,
                                       fit_text, fmt, fs, legend_under, new_grid, text_width)
 from entropylaw.results.focus import project_focus
-from entropylaw.results.rows import fitted_runs, summary_rows
-from entropylaw.results.runs import capture, performance_metric, tag
+from entropylaw.results.cache import fitted_runs
+from entropylaw.results.model import summary_rows
+from entropylaw.results.notes import capture, tag
+from entropylaw.results.runs import performance_metric
 
 NOT_APPLICABLE = "law does not apply"
 SHORT_TRUST = {"good fit": "good", "weak fit": "weak", NOT_APPLICABLE: "law n/a"}

@@ -1,3 +1,3 @@
-"""entropylaw.page: the self-contained HTML page (:mod:`.page`, its cells, tables and
-sections) and its assembly from a run table (:mod:`.assemble`: ``report_html``,
-``write_report``)."""
+"""entropylaw.page: the self-contained HTML page. Its model is computed once (:mod:`.model`:
+rows per run, figures, notes), then rendered top-down (:mod:`.page`, its cells, tables and
+sections); :mod:`.assemble` joins the two (``report_html``) and writes the page (``write_report``)."""

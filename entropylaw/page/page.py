@@ -10,20 +10,21 @@ full size), and the fits' warnings grouped by kind.
 
 Images are PNGs embedded as base64 ``data:`` URIs, styles and scripts are inline, and
 nothing is fetched from the network, so the file can be mailed or attached to a review.
-The page is text only (no drawing here): :mod:`entropylaw.page.assemble` draws the
-figures, makes the rows and writes the page out.
+The page is text only (no drawing, no computing here): it renders the page's model
+(:class:`entropylaw.page.model.PageModel`: the rows, the figures as PNG bytes, the notes),
+which :mod:`entropylaw.page.model` computes once.
 
-A run row is a mapping (:func:`entropylaw.results.rows.summary_rows` makes them) with any
+A run row is a mapping (:func:`entropylaw.results.model.run_results` makes them) with any
 of ``run_id, label, family, number, color, marker, linestyle, model, algorithm,
 score_key, score_kind, n, a, a_stderr, b, b_stderr, ceiling, ceiling_ci, r2, rmse,
 final_observed, trust, trust_reasons, best_form, fraction``; missing numbers show as
 ``n/a``. A forecast row: ``window_end, n_window, final_step, final_observed, forecast,
 forecast_ci, plateau, plateau_ci, law_ceiling, law_ceiling_ci, method, conf, reason``.
 
->>> html = render_html("demo", [{"run_id": "r1", "a": 0.1, "a_stderr": 0.01, "b": 0.8,
-...                              "ceiling": 0.7, "ceiling_ci": (0.65, 0.75), "r2": 0.97,
-...                              "trust": "good fit"}],
-...                    figures=[], warnings=["r1: only 4 points"])
+>>> from entropylaw.results.model import RunResults
+>>> html = render_html(PageModel("demo", RunResults([{"run_id": "r1", "a": 0.1, "a_stderr": 0.01, "b": 0.8,
+...                                                   "ceiling": 0.7, "ceiling_ci": (0.65, 0.75), "r2": 0.97,
+...                                                   "trust": "good fit"}]), warnings=["r1: only 4 points"]))
 >>> "0.100 ± 0.010" in html and "0.700 [0.650, 0.750]" in html and "only 4 points" in html
 True
 >>> group_warnings(["r1: only 4 points", "r2: only 6 points", "r1: a < 0"])
@@ -34,7 +35,6 @@ from __future__ import annotations
 
 import base64
 import re
-from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from entropylaw._version import __version__
@@ -43,17 +43,9 @@ from entropylaw.page.audit_section import audit_section
 from entropylaw.page.cells import (NOT_APPLICABLE, _family_rows, _mixed_within_families, _run_cells, breakable,
                                      cell, decimals, esc, flag, interval, pm, swatch)
 from entropylaw.page.forecasts import _forecast_cells, forecast_table_html
+from entropylaw.page.model import PageModel, ReportFigure
+from entropylaw.page.project import MANY_RUNS, overview_html
 from entropylaw.results.values import row_float
-
-
-@dataclass
-class ReportFigure:
-    """A figure for the page: its title (what it shows), PNG bytes and a caption."""
-
-    title: str
-    png: bytes
-    caption: str = ""
-    name: str = ""
 
 
 def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = ()) -> str:
@@ -189,12 +181,11 @@ def forecast_key(forecasts: Sequence[Mapping]) -> str:
     return f" · forecast by the default for the score, {said}; a row that shows another names it"
 
 
-def render_html(title: str, runs: Sequence[Mapping], figures: Sequence[ReportFigure],
-                warnings: Sequence[str] = (), notes: Sequence[str] = (), sources: Sequence[str] = (),
-                forecasts: Sequence[Mapping] = (), lead: ReportFigure | None = None,
-                forecast_figure: ReportFigure | None = None, fit_frac: float = 0.15,
-                audits: Sequence[Mapping] = ()) -> str:
-    """The page as one string (UTF-8, no external references); ``audits``: ``entropylaw audit`` results."""
+def render_html(model: PageModel) -> str:
+    """The page of ``model`` as one string (UTF-8, no external references), top-down."""
+    title, runs, forecasts, fit_frac = model.title, model.runs.rows, model.runs.forecasts, model.fit_frac
+    warnings, notes, sources = model.warnings, model.notes, model.sources
+    figures, lead, forecast_figure = model.figures, model.lead, model.forecast_figure
     n = len(runs)
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -207,7 +198,8 @@ def render_html(title: str, runs: Sequence[Mapping], figures: Sequence[ReportFig
                f"up · H in nats · entropylaw {esc(__version__)}</p>",
              '<nav><a href="#saturation">Where runs saturate</a><a href="#forecast">Forecast</a>'
              '<a href="#details">Coefficients</a><a href="#figures">Figures</a>'
-             f'<a href="#warnings">Warnings ({len(warnings)})</a></nav>',
+             f'<a href="#warnings">Warnings ({len(warnings)})</a></nav>'
+             + (overview_html(runs, forecasts) if len(runs) > MANY_RUNS else ""),  # a project: what matters first
              '<section id="saturation"><h2>Where each run saturates (the law\'s ceiling), where it is heading, '
              "and whether to trust the fit</h2>"]
     if runs:
@@ -255,7 +247,7 @@ def render_html(title: str, runs: Sequence[Mapping], figures: Sequence[ReportFig
         parts.append("<p>No further figure could be drawn from these inputs.</p>")
     parts += [figure_html(f) for f in figures]
     parts.append("</section>")
-    parts.append(audit_section(audits))
+    parts.append(audit_section(model.audits))
     parts.append(f'<section id="warnings"><h2>Warnings from the fits ({len(warnings)}, grouped by kind)</h2>')
     parts.append(warnings_html(warnings))
     parts.append("</section>")

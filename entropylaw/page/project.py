@@ -5,8 +5,8 @@ matter: the best forecasts, the worst collapses (the lowest ceilings: where the 
 runs out at the lowest score) and the fits not to trust
 (:func:`entropylaw.results.focus.picks`). :func:`overview_html` puts those three short
 lists first, then every run in one table sortable by any column (a click on its header;
-plain JavaScript, no network). :func:`with_overview` inserts it after the
-page's navigation, so the rest of the page is unchanged.
+plain JavaScript, no network). The page shows it after its navigation
+(:func:`entropylaw.page.page.render_html`), so the rest of the page is unchanged.
 
 >>> rows = [{"run_id": f"r{i}", "number": i + 1, "ceiling": 0.5 + i / 100, "final_observed": 0.4,
 ...          "r2": 0.9, "trust": "good fit" if i % 5 else "weak fit", "trust_reasons": ["few points"]}
@@ -99,9 +99,3 @@ def overview_html(rows: Sequence[Mapping], forecasts: Sequence[Mapping]) -> str:
             '<p class="muted">Click a column header to sort. Each run\'s details follow below.</p>'
             f"<script>{SORT_SCRIPT}</script></section>")
 
-
-def with_overview(page: str, rows: Sequence[Mapping], forecasts: Sequence[Mapping]) -> str:
-    """``page`` with the project overview after its navigation, when it has many runs."""
-    if len(rows) <= MANY_RUNS or "</nav>" not in page:
-        return page
-    return page.replace("</nav>", "</nav>" + overview_html(rows, forecasts), 1)

@@ -1,6 +1,7 @@
 """entropylaw.results: the per-run numbers the figures and the report share.
 
-One row of numbers per run (:mod:`.rows`), each run fitted and forecast once per content
+Each run's results computed once, in one direction (:mod:`.model`: ``run_results``), one row
+of numbers per run (:mod:`.rows`), each run fitted and forecast once per content
 (:mod:`.cache`, a project's runs in forked processes), which runs a project's figures draw
 (:mod:`.focus`), and the one screen ``entropylaw demo`` prints (:mod:`.overview`). A run's
 family, short label and look are in :mod:`entropylaw.draw` (``labels``, ``looks``).

@@ -34,7 +34,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.core import DEFAULT, forecast
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.run import fit_run
-from entropylaw.results.runs import capture
+from entropylaw.results.notes import capture, tag
 
 LAW_METHOD = "law-ceiling"
 _CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
@@ -150,3 +150,39 @@ def prime_forecasts(t: pd.DataFrame, run_ids, fit_frac: float, n_boot: int, conf
     """Forecast the runs of ``run_ids`` not cached yet (a project's on all cores)."""
     _prime(functools.partial(_forecast_entry, fit_frac=fit_frac, n_boot=n_boot, conf=conf), t, run_ids,
            ("forecast", fit_frac, n_boot, conf))
+
+
+def fitted_runs(t: pd.DataFrame, run_ids):
+    """``{run_id: (points, fit)}`` for the runs that can be fitted, and the warnings raised
+    (a run that cannot be fitted is one ``run: not fitted (why)`` line)."""
+    out, notes = {}, []
+    ids = list(run_ids)
+    prime_fits(t, ids)
+    parts = tt.split_runs(t, ids)  # a run's rows sliced once: no mask of the whole table per run
+    for run_id in ids:
+        fit, caught, err = fit_result(parts.get(run_id, t), run_id)
+        if err is not None:
+            notes.append(f"{run_id}: not fitted ({err})")
+            continue
+        # the fit both warns and keeps its warnings in warnings_: show each once
+        notes += tag(run_id, caught or list(getattr(fit, "warnings_", [])))
+        out[run_id] = (fit.pairs_, fit)
+    return out, notes
+
+
+def forecast_runs(t: pd.DataFrame, run_ids, fit_frac: float, n_boot: int, conf: float) -> tuple[dict, list[str]]:
+    """``{run_id: (run, forecast) or the error that stopped it}`` and the warnings raised,
+    each run forecast once per content (:func:`forecast_result`)."""
+    out, notes = {}, []
+    ids = list(run_ids)
+    prime_forecasts(t, ids, fit_frac, n_boot, conf)
+    parts = tt.split_runs(t, ids)
+    for run_id in ids:
+        try:
+            run, fc, caught = forecast_result(parts.get(run_id, t), run_id, fit_frac, n_boot, conf)
+        except EntropyLawError as err:
+            out[run_id] = err
+            continue
+        notes += tag(run_id, caught)
+        out[run_id] = (run, fc)
+    return out, notes

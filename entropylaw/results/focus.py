@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from entropylaw.results.rows import forecast_rows, summary_rows
+from entropylaw.results.model import forecast_rows, summary_rows
 from entropylaw.results.runs import usable_runs
 from entropylaw.results.values import as_float
 

@@ -16,8 +16,10 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as table
-from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.errors import EntropyLawWarning
 from entropylaw.fit.forecast.final import FINAL_SHARE, NO_FORECAST_WIDTH
+from entropylaw.results.model import RunResults, run_results
+from entropylaw.results.rows import NOT_FITTED
 
 MAX_LINES, WIDTH = 60, 120
 TRUST_SHORT = {"good fit": "good", "weak fit": "weak", "law does not apply": "n/a"}
@@ -92,53 +94,63 @@ def _clip(line: str) -> str:
     return line if len(line) <= WIDTH else line[: WIDTH - 1] + "~"
 
 
-def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int = 100) -> Overview:
-    """The :class:`Overview` of every run of ``df`` (``entropylaw demo`` adds where it wrote the report)."""
-    from entropylaw.fit.forecast.core import DEFAULT, FALLBACK, default_method, forecast
-    from entropylaw.fit.forecast.data import RunData
-    from entropylaw.fit.run import fit_run
-
-    rows, problems = [], []
-    for rid in table.run_ids(df):
-        steps = df.loc[df["run_id"] == rid, "step"]
-        row = {"run_id": rid, "kind": "?", "steps": float(steps.max() - steps.min() + 1), "ceiling": np.nan,
-               "trust": "?",
-               "forecast": np.nan, "lo": np.nan, "hi": np.nan, "reached": np.nan, "stop": np.nan, "fallback": False,
-               "stop_now": False, "bounds": None, "no_forecast": None}
-        with warnings.catch_warnings():
+def first_screen(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int = 100,
+                 results: RunResults | None = None) -> Overview:
+    """The :class:`Overview` of every run of ``df`` (``entropylaw demo`` adds where it wrote the report),
+    read from ``results`` (:func:`entropylaw.results.model.run_results`; computed here with
+    ``n_boot`` draws when not given)."""
+    if results is None:
+        with warnings.catch_warnings():  # the screen lists its runs' problems itself
             warnings.simplefilter("ignore", EntropyLawWarning)
-            try:
-                f = fit_run(df, rid, compare=False)
-                row.update(ceiling=f.ceiling_, trust=f.trust_)
-            except EntropyLawError as err:
-                problems.append(f"{rid}: no law fit: {err}")
-            try:
-                run = RunData.from_table(df, rid)
-                row["kind"] = "val" if run.target_kind == "validation" else "train"
-                fc = forecast(run, fit_frac=fit_frac, methods=[DEFAULT], n_boot=n_boot)
-                m = fc.methods[fc.default].final
-                reached = fc.final_observed
-                row.update(reached=np.nan if reached is None else reached, no_forecast=m["no_forecast"])
-                if not m["no_forecast"]:
-                    row.update(forecast=m["forecast"], lo=m["lo"], hi=m["hi"])
-                row.update(fallback=fc.default == FALLBACK != default_method(run.target_kind),
-                           stop=float((fc.decision or {}).get("stop_step") or np.nan),
-                           stop_now=str((fc.decision or {}).get("stop_note", "")).startswith("already"),
-                           bounds=run.bounds)
-            except EntropyLawError as err:
-                problems.append(f"{rid}: no forecast: {err}")
-        rows.append(row)
+            results = run_results(df, fit_frac=fit_frac, n_boot=n_boot)
+    rows, problems = screen_rows(df, results)
     accounts = df.attrs.get("row_accounts", [])
     kept = int(sum(a.get("rows_kept", 0) for a in accounts)) if accounts else len(df)
     dropped: dict = {}
     for a in accounts:
         for k, v in (a.get("dropped") or {}).items():
             dropped[k] = dropped.get(k, 0) + int(v)
-    frame = pd.DataFrame(rows)
+    frame = pd.DataFrame(rows, columns=list(EMPTY_ROW))
     frame = frame.sort_values("kind", key=lambda k: k != "val", kind="stable").reset_index(drop=True)  # validation first
     ov = Overview(list(sources), frame, kept, dropped, fit_frac, problems=problems)
     ov.size_lines = _size_lines(df)
     return ov
+
+
+EMPTY_ROW = {"run_id": "", "kind": "?", "steps": np.nan, "ceiling": np.nan, "trust": "?", "forecast": np.nan,
+             "lo": np.nan, "hi": np.nan, "reached": np.nan, "stop": np.nan, "fallback": False, "stop_now": False,
+             "bounds": None, "no_forecast": None}
+
+
+def screen_rows(df: pd.DataFrame, results: RunResults) -> tuple[list[dict], list[str]]:
+    """One screen row per run of ``df``, in table order, read from ``results``; and the runs'
+    problems (no law fit, no forecast) in the same order."""
+    from entropylaw.fit.forecast.core import FALLBACK, default_method
+
+    fits = {r["run_id"]: r for r in results.rows}
+    spans = df.groupby("run_id", observed=True, sort=False)["step"].agg(["min", "max"])
+    out, problems = [], []
+    for rid in table.run_ids(df):
+        row = dict(EMPTY_ROW, run_id=rid, steps=float(spans.at[rid, "max"] - spans.at[rid, "min"] + 1))
+        fit, fc = fits.get(rid), results.forecast(rid)
+        if fit is None or fit.get("trust") == NOT_FITTED:
+            why = (fit or {}).get("trust_reasons") or ["no entropy and score to pair"]
+            problems.append(f"{rid}: no law fit: {why[0]}")
+        else:
+            row.update(ceiling=fit["ceiling"], trust=fit["trust"])
+        kind = fc.get("target_kind")
+        if kind is None:
+            problems.append(f"{rid}: no forecast: {fc.get('reason', 'no score to forecast')}")
+            out.append(row)
+            continue
+        row.update(kind="val" if kind == "validation" else "train", bounds=fc.get("bounds"),
+                   reached=fc.get("final_observed", np.nan), no_forecast=fc.get("no_forecast"),
+                   fallback=fc.get("method") == FALLBACK != default_method(kind),
+                   stop=float(fc.get("stop_step") or np.nan), stop_now=bool(fc.get("stop_now")))
+        if "forecast" in fc:
+            row.update(forecast=fc["forecast"], lo=fc["forecast_ci"][0], hi=fc["forecast_ci"][1])
+        out.append(row)
+    return out, problems
 
 
 def _size_lines(df) -> list[str]:

@@ -1,10 +1,10 @@
-"""One row of numbers per run, shared by the report's tables and the summary figures.
+"""One row of numbers per run, shared by the report's tables and the summary figures, made
+from fits and forecasts already computed (:mod:`entropylaw.results.cache`; the whole flow:
+:func:`entropylaw.results.model.run_results`).
 
-:func:`summary_rows` gives each run (fitted or not) its label, family, look and fitted
-numbers with the trust flag; :func:`forecast_rows` adds, per run, the forecast of its
-final score from its first steps (:func:`entropylaw.fit.forecast.core.forecast`). Each run
-is fitted and forecast once per content (:mod:`entropylaw.results.cache`), so the report's
-table and each figure that needs the fit do not fit again.
+:func:`summary_rows_of` gives each run (fitted or not) its label, family, look and fitted
+numbers with the trust flag; :func:`forecast_rows_of` adds, per run, the forecast of its
+final score from its first steps.
 
 >>> import numpy as np
 >>> from entropylaw import table
@@ -12,6 +12,7 @@ table and each figure that needs the fit do not fit again.
 >>> H = 1.0 * np.exp(-steps / 60) + 0.1
 >>> recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
 >>> recs += [(int(s), "val/mean", float(0.8 - 0.2 * np.exp(h))) for s, h in zip(steps, H)]
+>>> from entropylaw.results.model import summary_rows
 >>> rows, notes = summary_rows(table.from_records(recs, run_id="r1"))
 >>> round(rows[0]["a"], 3), round(rows[0]["ceiling"], 3), rows[0]["n"], rows[0]["trust"]
 (0.2, 0.6, 20, 'good fit')
@@ -22,33 +23,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-import entropylaw.table as tt
-from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.final import describe
-from entropylaw.results.cache import LAW_METHOD, fit_result, forecast_result, prime_fits, prime_forecasts
-from entropylaw.draw.labels import run_labels
-from entropylaw.results.runs import run_styles, tag, usable_runs
+from entropylaw.results.cache import LAW_METHOD
 from entropylaw.results.values import as_float
 
 NOT_FITTED = "not fitted"
-
-
-def fitted_runs(t: pd.DataFrame, run_ids=None):
-    """``{run_id: (points, fit)}`` for the runs that can be fitted, and the warnings raised
-    (a run that cannot be fitted is one ``run: not fitted (why)`` line)."""
-    out, notes = {}, []
-    ids = list(run_ids or usable_runs(t))
-    prime_fits(t, ids)
-    parts = tt.split_runs(t, ids)  # a run's rows sliced once: no mask of the whole table per run
-    for run_id in ids:
-        fit, caught, err = fit_result(parts.get(run_id, t), run_id)
-        if err is not None:
-            notes.append(f"{run_id}: not fitted ({err})")
-            continue
-        # the fit both warns and keeps its warnings in warnings_: show each once
-        notes += tag(run_id, caught or list(getattr(fit, "warnings_", [])))
-        out[run_id] = (fit.pairs_, fit)
-    return out, notes
 
 
 def fit_dict(fit) -> dict:
@@ -67,14 +46,11 @@ def _is_fraction(values) -> bool:
     return bool(len(v)) and v.min() >= 0 and v.max() <= 1
 
 
-def summary_rows(t: pd.DataFrame, run_ids=None) -> tuple[list[dict], list[str]]:
-    """One row per run with an entropy and a score (or each of ``run_ids``), grouped by
-    family, and the warnings the fits raised."""
-    ids = list(run_ids) if run_ids is not None else usable_runs(t)
-    groups, labels = run_labels(t, ids)
-    styles = run_styles(t)
-    meta = tt.runs(t).set_index("run_id")
-    fitted, notes = fitted_runs(t, ids)
+def summary_rows_of(ids, groups: dict, labels: dict, styles, meta: pd.DataFrame, fitted: dict,
+                    notes) -> list[dict]:
+    """One row per run of ``ids``, grouped by family (``groups``, ``labels``: :func:`entropylaw.draw.labels.run_labels`),
+    with its look (``styles``), model and algorithm (``meta``, by run id) and its fit (``fitted``:
+    :func:`entropylaw.results.cache.fitted_runs`; a run not fitted says why, from ``notes``)."""
     rows, number = [], 0
     for family, members in groups.items():
         for run_id in members:
@@ -99,40 +75,36 @@ def summary_rows(t: pd.DataFrame, run_ids=None) -> tuple[list[dict], list[str]]:
                        trust=getattr(fit, "trust_", ""), trust_reasons=list(getattr(fit, "trust_reasons_", [])),
                        best_form=getattr(fit, "best_form_aic_", ""), fraction=_is_fraction(pts["R"]))
             rows.append(row)
-    return rows, notes
+    return rows
 
 
-def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_boot: int = 200,
-                  conf: float = 0.9) -> tuple[list[dict], list[str]]:
+def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> list[dict]:
     """Per summary row: the default method's forecast of the final score and its plateau
-    (with ``conf`` intervals) from the first ``fit_frac`` of the run, and the law's
-    ceiling from the same steps; rows that cannot be forecast say why."""
-    out, notes = [], []
-    ids = [row["run_id"] for row in rows]
-    prime_forecasts(t, ids, fit_frac, n_boot, conf)
-    parts = tt.split_runs(t, ids)
+    (with ``conf`` intervals) from the run's first steps, and the law's ceiling from the same
+    steps (``computed``: :func:`entropylaw.results.cache.forecast_runs`); rows that cannot be
+    forecast say why."""
+    out = []
     for row in rows:
         f = {k: row.get(k) for k in ("run_id", "number", "label", "family", "color", "marker", "linestyle")}
         f.update(method=None, conf=conf)
-        try:
-            run, fc, caught = forecast_result(parts.get(row["run_id"], t), row["run_id"], fit_frac, n_boot, conf)
-        except EntropyLawError as err:
-            f["reason"] = str(err)
+        done = computed.get(row["run_id"])
+        if not isinstance(done, tuple):
+            f["reason"] = str(done)
             out.append(f)
             continue
-        notes += tag(row["run_id"], caught)
+        run, fc = done
         observed = fc.final_observed
         f.update(window_end=float(fc.window_end), n_window=int(fc.n_window), target_key=fc.target_key,
                  target_kind=fc.target_kind, final_step=float(fc.at_steps[-1]),
                  final_observed=float("nan") if observed is None else observed,
                  final_what=describe(fc.target_kind, fc.final_steps),
-                 fraction=_is_fraction(run.target.values))
+                 fraction=_is_fraction(run.target.values), bounds=run.bounds)
         table = fc.table().set_index("method")
         f["method"] = fc.default  # the default, or last-value where the default cannot run (said in fc.note)
         d = table.loc[fc.default]
         fin = fc.methods[fc.default].final
         if d["ok"] and fin and fin["no_forecast"]:
-            f["reason"] = fin["no_forecast"]
+            f.update(reason=fin["no_forecast"], no_forecast=fin["no_forecast"])
         elif d["ok"]:
             f.update(forecast=fin["forecast"], forecast_ci=(fin["lo"], fin["hi"]),
                      plateau=as_float(d["plateau"]), plateau_ci=_pair(d["plateau_ci"]))
@@ -154,7 +126,7 @@ def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_b
         else:
             f["law_reason"] = str(law["reason"])
         out.append(f)
-    return out, notes
+    return out
 
 
 def _pair(value):

@@ -1,18 +1,12 @@
-"""Which runs can be used, the score each is fitted to, each run's look, and the warnings
-a computation raises, each tagged with its run.
+"""Which runs can be used, the score each is fitted to, and each run's look.
 
 >>> from entropylaw import table
 >>> t = table.from_records([(0, "entropy", 0.5), (0, "score", 0.1)], run_id="r1")
 >>> performance_metric(t, "r1"), usable_runs(t)
 ('score', ['r1'])
->>> tag("r1", ["only 4 points", "r1: a < 0", "only 4 points"])
-['r1: only 4 points', 'r1: a < 0']
 """
 
 from __future__ import annotations
-
-import warnings
-from typing import Callable
 
 import pandas as pd
 
@@ -46,17 +40,3 @@ def usable_runs(t: pd.DataFrame) -> list[str]:
     _USABLE.insert(0, (t, out))
     del _USABLE[4:]
     return list(out)
-
-
-def capture(fn: Callable, *args, **kwargs):
-    """Call ``fn`` and return ``(result, [warning messages])`` (all warning categories)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = fn(*args, **kwargs)
-    return result, [str(w.message) for w in caught]
-
-
-def tag(run_id: str, messages) -> list[str]:
-    """Prefix each message with its run unless it already names it; drop repeats."""
-    out = [m if f"'{run_id}'" in m or m.startswith(f"{run_id}:") else f"{run_id}: {m}" for m in messages]
-    return list(dict.fromkeys(out))

@@ -1,0 +1,82 @@
+"""Each run's results, computed once: the rows the report's tables, the demo's screen and the
+summary figures read.
+
+:func:`run_results` computes in one direction: which runs can be used, their labels and
+looks, their fits (each once per content, :mod:`entropylaw.results.cache`), their rows, then
+their forecasts from their first steps and the forecast rows (:mod:`entropylaw.results.rows`).
+What it returns is only read after that, never computed again by a renderer.
+
+>>> import numpy as np
+>>> from entropylaw import table
+>>> steps = np.arange(0, 200, 10)
+>>> H = 1.0 * np.exp(-steps / 60) + 0.1
+>>> recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
+>>> recs += [(int(s), "val/mean", float(0.8 - 0.2 * np.exp(h))) for s, h in zip(steps, H)]
+>>> res = run_results(table.from_records(recs, run_id="r1"), n_boot=20)
+>>> [r["run_id"] for r in res.rows], res.forecast("r1")["target_kind"], res.forecast("nope")
+(['r1'], 'validation', {})
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+import entropylaw.table as tt
+from entropylaw.draw.labels import run_labels
+from entropylaw.draw.looks import RunStyles
+from entropylaw.results.cache import fitted_runs, forecast_runs
+from entropylaw.results.rows import forecast_rows_of, summary_rows_of
+from entropylaw.results.runs import usable_runs
+
+N_BOOT = 200  # the report's bootstrap draws for a forecast's interval
+
+
+@dataclass
+class RunResults:
+    """``rows``: one per usable run, in family order (fit numbers, trust, label, look);
+    ``forecasts``: one per row (the default forecast of its final score, or why none);
+    ``notes``: the warnings the fits and forecasts raised, each tagged with its run."""
+
+    rows: list = field(default_factory=list)
+    forecasts: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    fit_frac: float = 0.15
+
+    def forecast(self, run_id: str) -> dict:
+        """The forecast row of ``run_id`` (``{}`` when it has none)."""
+        return next((f for f in self.forecasts if f.get("run_id") == run_id), {})
+
+
+def run_results(t: pd.DataFrame | None, fit_frac: float = 0.15, n_boot: int = N_BOOT, conf: float = 0.9,
+                run_ids=None, forecasts: bool = True) -> RunResults:
+    """The :class:`RunResults` of the runs of ``t`` (or of ``run_ids``); none for no table;
+    ``forecasts=False``: the fits only."""
+    if t is None or not len(t):
+        return RunResults(fit_frac=fit_frac)
+    ids = usable_runs(t) if run_ids is None else list(run_ids)
+    groups, labels = run_labels(t, ids)
+    styles = RunStyles(tt.run_ids(t))
+    meta = tt.runs(t).set_index("run_id")
+    fitted, notes = fitted_runs(t, ids)
+    rows = summary_rows_of(ids, groups, labels, styles, meta, fitted, notes)
+    if not forecasts or not rows:
+        return RunResults(rows, [], notes, fit_frac)
+    computed, forecast_notes = forecast_runs(t, [r["run_id"] for r in rows], fit_frac, n_boot, conf)
+    return RunResults(rows, forecast_rows_of(rows, computed, conf), notes + forecast_notes, fit_frac)
+
+
+def summary_rows(t: pd.DataFrame, run_ids=None) -> tuple[list[dict], list[str]]:
+    """One row per run with an entropy and a score (or each of ``run_ids``), grouped by
+    family, and the warnings the fits raised (no forecast: what the figures of fits need)."""
+    res = run_results(t, run_ids=run_ids, forecasts=False)
+    return res.rows, res.notes
+
+
+def forecast_rows(t: pd.DataFrame, rows: list[dict], fit_frac: float = 0.15, n_boot: int = N_BOOT,
+                  conf: float = 0.9) -> tuple[list[dict], list[str]]:
+    """Per summary row of ``t``, its forecast row (:func:`entropylaw.results.rows.forecast_rows_of`)
+    and the warnings the forecasts raised."""
+    computed, notes = forecast_runs(t, [r["run_id"] for r in rows], fit_frac, n_boot, conf)
+    return forecast_rows_of(rows, computed, conf), notes

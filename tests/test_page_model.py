@@ -1,0 +1,43 @@
+"""The page's model is computed once and read by the page and the demo's screen."""
+
+import numpy as np
+
+from entropylaw import table
+from entropylaw.page.model import page_model
+from entropylaw.page.page import render_html
+from entropylaw.results.model import run_results
+from entropylaw.results.overview import first_screen
+
+
+def _run(run_id, with_score=True):
+    steps = np.arange(0, 200, 10)
+    H = np.exp(-steps / 60) + 0.1
+    recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
+    if with_score:
+        recs += [(int(s), "val/mean", float(0.8 - 0.2 * np.exp(h))) for s, h in zip(steps, H)]
+    return table.from_records(recs, run_id=run_id)
+
+
+def test_no_table_gives_an_empty_model_and_a_page_that_says_so():
+    assert run_results(None).rows == [] and run_results(None).forecasts == []
+    model, built, skipped = page_model(None, [{"audit": {"step": 1, "logged": 1.0, "conventions": {}}}], which=[])
+    html = render_html(model)
+    assert "No run had enough paired" in html and "Audit of the logged entropy" in html and built == []
+
+
+def test_the_screen_lists_a_run_without_a_score_with_its_problem():
+    t = table.concat([_run("ok"), _run("no-score-" + "x" * 80, with_score=False)])
+    res = run_results(t, n_boot=20)
+    assert [r["run_id"] for r in res.rows] == ["ok"]  # only usable runs are fitted
+    ov = first_screen(t, sources=["here"], results=res)
+    assert list(ov.rows["run_id"]) == ["ok", "no-score-" + "x" * 80]
+    assert ov.rows.loc[1, "kind"] == "?" and ov.problems and all("no-score-" in p for p in ov.problems)
+    assert all(len(line) <= 120 for line in ov.lines())
+
+
+def test_the_screen_and_the_page_read_the_same_fit():
+    t = _run("r1")
+    res = run_results(t, n_boot=20)
+    ov = first_screen(t, results=res)
+    assert ov.rows.loc[0, "ceiling"] == res.rows[0]["ceiling"] and ov.rows.loc[0, "trust"] == "good fit"
+    assert ov.rows.loc[0, "forecast"] == res.forecast("r1").get("forecast", np.nan) or "no_forecast" in res.forecast("r1")
