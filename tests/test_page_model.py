@@ -41,3 +41,10 @@ def test_the_screen_and_the_page_read_the_same_fit():
     ov = first_screen(t, results=res)
     assert ov.rows.loc[0, "ceiling"] == res.rows[0]["ceiling"] and ov.rows.loc[0, "trust"] == "good fit"
     assert ov.rows.loc[0, "forecast"] == res.forecast("r1").get("forecast", np.nan) or "no_forecast" in res.forecast("r1")
+
+
+def test_a_run_whose_forecast_fails_keeps_its_kind_of_score_on_the_screen():
+    recs = [(s, "entropy", 1.0 - s / 100) for s in range(0, 50)] + [(49, "val/gsm8k", 0.4)]  # one point: no forecast
+    screen = first_screen(table.from_records(recs, run_id="one-point"))
+    row = screen.rows.iloc[0]
+    assert row["kind"] == "val" and any("one-point: no forecast" in p for p in screen.problems)

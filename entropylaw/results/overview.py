@@ -141,6 +141,10 @@ def screen_rows(df: pd.DataFrame, results: RunResults) -> tuple[list[dict], list
         kind = fc.get("target_kind")
         if kind is None:
             problems.append(f"{rid}: no forecast: {fc.get('reason', 'no score to forecast')}")
+            # the kind of score the run logs, though its forecast failed
+            logged = set(df.loc[df["run_id"] == rid, "metric"].unique())
+            row["kind"] = ("val" if any(str(m).startswith(table.VAL_PREFIX) for m in logged)
+                           else "train" if table.SCORE in logged else "?")
             out.append(row)
             continue
         row.update(kind="val" if kind == "validation" else "train", bounds=fc.get("bounds"),
