@@ -30,7 +30,6 @@ split sizes), combined over benchmarks for ``val/mean``.
 from __future__ import annotations
 
 import argparse
-import os
 import glob
 import json
 import sys
@@ -52,10 +51,12 @@ from entropylaw.fit.forecast import decide as dc  # noqa: E402
 from entropylaw.fit.forecast.core import ALL_METHODS, forecast  # noqa: E402
 from entropylaw.fit.forecast.data import RunData, window_end  # noqa: E402
 from entropylaw.fit.forecast.drift import learn_task_priors  # noqa: E402
-from entropylaw.fit.forecast.names import NEW_TASK  # noqa: E402
 
 from bench_forecast_tables import (PAPER, SIZES_PRIOR, bound_checks, entropy_forms, known_task_table,  # noqa: E402
                                    md_table, pivot, shown, summary, task_table)
+from bench_forecast_calibration import calibrate_cases  # noqa: E402
+from bench_forecast_figure import figure  # noqa: E402
+from bench_forecast_sizes import larger_model_cases, larger_model_table, size_law_tables  # noqa: E402
 
 # test-split sizes (number of problems) of the benchmarks in the real logs
 PROBLEMS = dict(dc.PROBLEMS)  # one table of benchmark sizes: entropylaw.fit.forecast.decide
@@ -173,67 +174,6 @@ def _cases(fc, base, run, end):
     return rows
 
 
-SIZE_LAW, WITH_SIZES = "size law alone", "logit-drift + smaller sizes"
-
-
-def larger_model_cases(run, smaller, k, end, conf, n_boot, base):
-    """A larger model from its own first steps plus the smaller sizes of its recipe: the size
-    law alone (the smaller sizes' final scores), and logit-drift with those runs as its prior
-    (the size law's prediction anchoring its final step); the forecast alone is the ``loro`` row."""
-    from entropylaw.fit.size_scores import FinalScoreLaw
-
-    out = []
-    y = float(run.target.values[-1])
-    law = FinalScoreLaw().fit([r.size for r in smaller], [float(r.target.values[-1]) for r in smaller],
-                              bounds=run.bounds or (0.0, 1.0)).predict(run.size)
-    lo, hi = law["final_score_lo"], law["final_score_hi"]
-    out.append({**base, "mode": "sizes", "method": SIZE_LAW, "ran": lo is not None, "final": 100 * abs(law["final_score"] - y),
-                "in90": float(lo <= y <= hi) if lo is not None else np.nan,
-                "w90": 100 * (hi - lo) if lo is not None else np.nan})
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            r = forecast(run, fit_frac=k / 100, conf=conf, n_boot=n_boot, prior_runs=smaller,
-                         methods=["logit-drift"], calibrated=False).methods["logit-drift"]
-        if r.ok:
-            f = r.final
-            out.append({**base, "mode": "sizes", "method": WITH_SIZES, "ran": True, "final": 100 * abs(f["forecast"] - y),
-                        "in90": float(f["lo"] <= y <= f["hi"]), "w90": 100 * (f["hi"] - f["lo"])})
-        else:
-            out.append({**base, "mode": "sizes", "method": WITH_SIZES, "ran": False, "reason": r.reason})
-    except EntropyLawError as err:
-        out.append({**base, "mode": "sizes", "method": WITH_SIZES, "ran": False, "reason": str(err)})
-    return out
-
-
-def larger_model_table(everything) -> list[str]:
-    """The size law alone, the forecast alone (logit-drift, leave one run out) and both together,
-    on the runs that have 3 smaller sizes of their recipe (the calibrated intervals)."""
-    sizes = everything[everything["mode"] == "sizes"]
-    if sizes.empty:
-        return []
-    runs = sorted(sizes["run"].unique())
-    alone = everything[(everything["mode"] == "loro") & (everything["method"] == "logit-drift")
-                       & everything["run"].isin(runs)]
-    rows = []
-    alone = alone.assign(in90=alone["covered"], w90=alone["width"])
-    for (run, k), g in pd.concat([sizes, alone]).groupby(["run", "K"]):
-        cells = []
-        for m in (SIZE_LAW, "logit-drift", WITH_SIZES):
-            c = g[(g["method"] == m) & g["ran"].astype(bool)]
-            cells.append("-" if c.empty else f"{c['final'].iloc[0]:.1f} ({'in' if c['in90'].iloc[0] == 1 else 'out'}, "
-                         f"{c['w90'].iloc[0]:.1f} wide)")
-        rows.append(f"| {run} | {k} % | " + " | ".join(cells) + " |")
-    return ["## A larger model from its own first steps plus the smaller sizes", "",
-            "|error| of the final score (points), whether the 90 % interval holds it, and its width: the size law fitted "
-            "to the smaller sizes' final scores alone (its own interval); the forecast alone (logit-drift, its prior "
-            "from the other runs, calibrated leaving each run out); and `forecast RUN --prior SMALLER_RUNS` "
-            "(logit-drift, its rate's prior from the smaller sizes with size as a covariate, the size law's "
-            "prediction anchoring its final step; its raw interval: no factor is measured for it without these "
-            "same runs).", "",
-            f"| run | window | {SIZE_LAW} | forecast alone | {WITH_SIZES} |", "|---|---|---|---|---|", *rows, ""]
-
-
 def backtest(frames, ks, conf, n_boot, problems):
     """Every method on every run and window, in two protocols (column ``mode``):
 
@@ -324,74 +264,6 @@ RULE = (f"at K = {RULE_K} % of the run, on every run of one kind (validation sco
         "method (order: " + ", ".join(SIMPLER) + ")")
 
 
-def degenerate(sub) -> np.ndarray:
-    """Cases whose raw interval has no width (a point on a bound)."""
-    rng = sub["bounds"].apply(lambda b: b[1] - b[0] if isinstance(b, tuple) else 1.0).to_numpy()
-    return (sub["hi"].to_numpy() - sub["lo"].to_numpy()) <= 1e-6 * rng
-
-
-def calibration_name(method, prior_kind) -> str:
-    """The name a case's factor is stored under: logit-drift on a task its prior did not know
-    has its own (:data:`~entropylaw.fit.forecast.names.NEW_TASK`)."""
-    if prior_kind == "new task" and method in ("logit-drift", "logit-drift+train"):
-        return NEW_TASK if method == "logit-drift" else method + ", new task"
-    return method
-
-
-def calibrate_cases(res, conf):
-    """Per method, each case's interval scaled by a factor calibrated on other cases: leaving
-    out the run's whole task for the ``loto`` protocol (each task weighs the same), leaving out
-    the run for logit-drift on a task it knows (``loro``); calibrated coverage and width
-    (points); and each name's factor on all its cases."""
-    res = res.copy()
-    res["covered"], res["width"], res["outside"], factors = np.nan, np.nan, False, {}
-    res["cal_name"] = [calibration_name(m, p) for m, p in zip(res["method"], res.get("prior_kind", [None] * len(res)))]
-    usable = res["ran"] & res["e"].notna()
-    known_drift = (res["mode"] == "loro") & res["cal_name"].isin(["logit-drift", "logit-drift+train"])
-    chosen = usable & ((res["mode"] == "loto") | known_drift | (res["mode"] == "given"))
-    for (mode, kind, m), sub in res[chosen].groupby(["mode", "kind", "cal_name"]):
-        # a forecast sitting on a bound with the score staying there (no width, no error) says
-        # nothing about how wide the other intervals must be: left out of the factor (its own
-        # coverage still counts); a zero-width miss stays in
-        e_fit = np.where(degenerate(sub) & (sub["e"].to_numpy() == 0), np.nan, sub["e"].to_numpy())
-        # one task alone cannot be left out of its own calibration: then leave one run out (said)
-        by_task = mode == "loto" and sub["task"].nunique() >= 2
-        held = sub["task"].to_numpy() if by_task else sub["run"].to_numpy()
-        groups = sub["task"].to_numpy() if by_task else None
-        # factors measured on other tasks never narrow a method's own interval: how a new task's
-        # errors differ from the known tasks' is unmeasured with this few tasks (FLOOR_NOTE)
-        floor = 1.0 if mode == "loto" else 0.0
-        # calibrated per band of relative horizon (calibrate.HORIZON_BANDS), as the product reads them
-        band = cal.horizon_band(sub["h"].to_numpy()) if "h" in sub else np.zeros(len(sub), int)
-        band = np.where(np.isfinite(sub["h"].to_numpy(float)), band, 0) if "h" in sub else band
-        c = np.ones(len(sub))
-        by_horizon = []
-        for b in range(len(cal.HORIZON_BANDS) + 1):
-            mine = band == b
-            if not mine.any() or np.all(np.isnan(e_fit[mine])):
-                by_horizon.append(None)
-                continue
-            c[mine] = np.maximum(cal.leave_one_run_out(held[mine], e_fit[mine], conf, groups=None if groups is None
-                                                       else groups[mine]), floor)
-            by_horizon.append({"factor": max(cal.factor(e_fit[mine], conf, None if groups is None else groups[mine]),
-                                             floor), "cases": int(np.sum(~np.isnan(e_fit[mine])))})
-        res.loc[sub.index, "covered"] = (sub["e"].to_numpy() <= c).astype(float)
-        widths, outside = [], []
-        for (i, row), ci in zip(sub.iterrows(), c):
-            bounds = row["bounds"] if isinstance(row["bounds"], tuple) else None
-            lo, hi = cal.widen(np.array([row["mid"]]), np.array([row["lo"]]), np.array([row["hi"]]), bounds, ci)
-            widths.append(100 * float(hi[0] - lo[0]))
-            outside.append(bounds is not None and (lo[0] < bounds[0] - 1e-12 or hi[0] > bounds[1] + 1e-12
-                                                   or not bounds[0] <= row["mid"] <= bounds[1]))
-        res.loc[sub.index, "width"] = widths
-        res.loc[sub.index, "outside"] = outside
-        factors.setdefault(kind, {})[m] = {"factor": max(cal.factor(e_fit, conf, groups), floor),
-                                           "cases": int(np.sum(~np.isnan(e_fit))),
-                                           "runs": int(sub["run"].nunique()), "tasks": int(sub["task"].nunique()),
-                                           "held_out": "task" if by_task else "run", "by_horizon": by_horizon}
-    return res, factors
-
-
 def as_default(sub):
     """Per method, its final errors on every case with last-value's where it did not run."""
     lv = sub[sub["method"] == "last-value"].set_index("run")["final"]
@@ -450,80 +322,6 @@ def loto_rule(res) -> list[str]:
         out.append(f"- {task}: picks {pick[0]}; on {task}: median {e.median():.1f}, worst {e.max():.1f} points "
                    f"({len(e)} runs)")
     return out
-
-
-def size_law_tables(frames) -> list[str]:
-    """Forward chaining, per size series (a folder of validation runs at 3 sizes or more): each
-    form fitted to the smaller sizes predicts the larger ones, and the whole rule's interval."""
-    from entropylaw.fit.size_series import scale_runs
-
-    t = table.concat(frames)
-    meta = table.runs(t)
-    meta["folder"] = [os.path.relpath(Path(str(s)).parent, ROOT) for s in meta["source"]]
-    meta["size"] = meta["n_params_nonembedding"].fillna(meta["n_params"])
-    out = []
-    for folder, g in meta.groupby("folder"):
-        if g["size"].nunique() < 3:
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = scale_runs(t, list(g["run_id"]))
-        law = res.score_law
-        if law is None:
-            out += [f"## Final score vs model size: {folder}", "", f"Refused: {res.score_refused}", ""]
-            continue
-        back = {(r["fitted"], r["target"]): r for r in law.backtest()}
-        err = {(r["form"], r["fitted"], r["target"]): r["logit_error"] for r in law.forward_}
-        rows = []
-        for k, j in sorted({(r["fitted"], r["target"]) for r in law.forward_} | set(back)):
-            b = back.get((k, j))
-            rows.append(f"| {law.sizes_[0] / 1e9:.3g}B-{law.sizes_[k - 1] / 1e9:.3g}B | {law.sizes_[j] / 1e9:.3g}B | "
-                        f"{law.u_[j] - law.u_[k - 1]:.2f} | "
-                        + " | ".join(f"{err[(f, k, j)]:+.3f}" if (f, k, j) in err else "-" for f in law.combined_)
-                        + (" | - | - |" if b is None else f" | {100 * b['predicted']:.1f} [{100 * b['lo']:.1f}, "
-                           f"{100 * b['hi']:.1f}] | {100 * b['observed']:.1f} {'yes' if b['covered'] else 'NO'} |"))
-        out += [f"## Final score vs model size, forward chaining: {folder}", "",
-                f"Rule: {law.rule()}.", "", f"Forms combined: {law.combination()}.", "",
-                "| fitted | predicts | decades | " + " | ".join(f"{f}: logit error" for f in law.combined_)
-                + " | this rule [90 %] | observed, inside? |", "|---|---|---|" + "---|" * len(law.combined_) + "---|---|",
-                *rows, ""]
-    return out
-
-
-def figure(res, floors, path, defaults=None):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    kinds = [k for k in ("validation", "training score") if (res["kind"] == k).any()]
-    fig, axes = plt.subplots(1, len(kinds), figsize=(5.6 * len(kinds) + 1.8, 4.4), squeeze=False)
-    names = [*ALL_METHODS, PAPER]
-    colors = dict(zip(names, plt.get_cmap("tab20")(np.linspace(0, 1, 20))[::2].tolist()
-                      + plt.get_cmap("tab20")(np.linspace(0, 1, 20))[1::2].tolist()))
-    for ax, kind in zip(axes[0], kinds):
-        sub = res[(res["kind"] == kind) & res["ran"] & res["final"].notna()]
-        med = sub.groupby(["method", "K"])["final"].median().unstack("K")
-        for m in [x for x in names if x in med.index]:
-            chosen = (defaults or {}).get(kind)
-            style = dict(lw=2.8, color="k") if m == chosen else dict(lw=1.3, color=colors[m],
-                                                                     ls="--" if m == PAPER else "-")
-            ax.plot(med.columns, med.loc[m], marker="o", ms=3, label=m + (" (default)" if m == chosen else ""), **style)
-        fl = [v for r, v in floors.items() if v is not None and r in set(sub["run"])]
-        if fl:
-            ax.axhline(np.median(fl), color="grey", ls=":", lw=2, label=f"noise floor (median {np.median(fl):.1f})")
-        n, k = sub["run"].nunique(), sub["task"].nunique()
-        ax.set(xlabel="fit window, % of the run's steps", ylabel="median |error| of the final score (points)",
-               title=f"{kind}: {n} runs, " + (f"{k} tasks, each left out" if k > 1 else "1 task, each run left out"),
-               yscale="log")
-        ax.grid(alpha=0.3)
-    handles = {}
-    for ax in axes[0]:
-        handles.update(zip(*reversed(ax.get_legend_handles_labels())))
-    fig.legend(list(handles.values()), list(handles.keys()), fontsize=7, loc="center right")
-    fig.tight_layout(rect=(0, 0, 1 - 1.7 / fig.get_figwidth(), 1))
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
 
 
 def main(argv=None):
