@@ -1,5 +1,6 @@
 """The page's model is computed once and read by the page and the demo's screen."""
 
+import pytest
 import numpy as np
 
 from entropylaw import table
@@ -48,3 +49,13 @@ def test_a_run_whose_forecast_fails_keeps_its_kind_of_score_on_the_screen():
     screen = first_screen(table.from_records(recs, run_id="one-point"))
     row = screen.rows.iloc[0]
     assert row["kind"] == "val" and any("one-point: no forecast" in p for p in screen.problems)
+
+
+def test_a_training_scores_final_score_is_its_mean_over_the_last_5_percent():
+    from entropylaw.results.rows import final_score
+    import pandas as pd
+
+    pts = pd.DataFrame({"step": np.arange(1.0, 201.0), "R": np.r_[np.full(190, 0.5), np.full(10, 0.9)]})
+    pts.loc[199, "R"] = 0.0  # the last batch alone says 0
+    assert final_score("score", pts) == pytest.approx((9 * 0.9 + 0.0) / 10)  # steps 191..200
+    assert final_score("val/gsm8k", pts) == 0.0  # a validation score: its last value

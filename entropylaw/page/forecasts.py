@@ -41,7 +41,8 @@ def stop_cell(f: Mapping, common: str | None = None) -> str:
 def _forecast_cells(f: Mapping | None, d: int, common: str, stop_by: str | None = None) -> str:
     if not f or row_float(f, "forecast") != row_float(f, "forecast"):
         why = (f or {}).get("reason", "no forecast")
-        return f'<td class="void" colspan="2" title="{esc(why)}">n/a</td>'
+        shown = "no forecast" if str(why).startswith("no forecast") else "n/a"
+        return f'<td class="void" colspan="2" title="{esc(why)}">{shown}</td>'
     frac = bool(f.get("fraction", True))
     value = interval(row_float(f, "forecast"), f.get("forecast_ci"), d, frac)
     tip = f"{f.get('method', '')} from steps ≤ {f.get('window_end', float('nan')):.0f}, final step " \

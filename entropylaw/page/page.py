@@ -78,7 +78,7 @@ def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = ()) ->
     r2_head = "" if forecasts else '<th title="R² of the fit">R²</th>'
     head = ('<tr><th></th><th class="num">#</th><th class="l">run</th>'
             '<th title="ceiling b − a of the law fitted to the whole run, 95 % interval">ceiling b−a [95 % CI]</th>'
-            f'{fc_head}<th title="the last score logged">final score</th>{r2_head}'
+            f'{fc_head}<th title="a validation score at the run\'s last step; a training score\'s mean over the last 5 % of steps">final score</th>{r2_head}'
             '<th class="l">trust</th><th class="l">why</th></tr>')
     body = []
     for heading, r in _family_rows(rows, 9 if forecasts else 8):

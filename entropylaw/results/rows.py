@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from entropylaw.fit.forecast.final import describe
+from entropylaw.fit.forecast.final import FINAL_SHARE, describe, observed_final
 from entropylaw.results.cache import LAW_METHOD
 from entropylaw.results.values import as_float
 
@@ -71,11 +71,22 @@ def summary_rows_of(ids, groups: dict, labels: dict, styles, meta: pd.DataFrame,
             row.update({k: d.get(k) for k in ("n", "a", "a_stderr", "b", "b_stderr", "ceiling", "ceiling_stderr",
                                                "ceiling_ci", "r2", "rmse")})
             row.update(score_key=fit.meta_.get("y_key", ""), score_kind=fit.meta_.get("score_kind", ""),
-                       final_observed=float(pts["R"].iloc[-1]), final_step=float(pts["step"].iloc[-1]),
+                       final_observed=final_score(fit.meta_.get("y_key", ""), pts),
+                       final_step=float(pts["step"].iloc[-1]),
                        trust=getattr(fit, "trust_", ""), trust_reasons=list(getattr(fit, "trust_reasons_", [])),
                        best_form=getattr(fit, "best_form_aic_", ""), fraction=_is_fraction(pts["R"]))
             rows.append(row)
     return rows
+
+
+def final_score(y_key: str, pts) -> float:
+    """The run's final score by the forecasts' rule (:mod:`entropylaw.fit.forecast.final`): a
+    validation score's last value, a training score's mean over the run's last 5 % of steps."""
+    kind = "validation" if str(y_key).startswith("val/") else "training score"
+    steps, values = pts["step"].to_numpy(float), pts["R"].to_numpy(float)
+    last = float(steps[-1])
+    out = observed_final(kind, steps, values, (last - FINAL_SHARE * (last - float(steps[0])), last))
+    return float(values[-1]) if out is None else out
 
 
 def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> list[dict]:
