@@ -5,12 +5,11 @@ other methods fitted on the same window."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.curve_methods import ExpSaturation, PowerLaw, Sigmoid
 from entropylaw.fit.forecast.data import RunData
-from entropylaw.fit.forecast.methods import Method, _ci, _quantiles
+from entropylaw.fit.forecast.methods import Method, _ci
 
 
 class Ensemble(Method):
@@ -86,16 +85,6 @@ class Ensemble(Method):
         h = (max(float(steps.max()), self.end_) - self.end_) / max(self.end_ - first, 1.0)  # the furthest step's band
         c = cal.method_factor(self.name, self.target_kind_, h) if calibrated else 1.0
         return mid, cal.rescale(mid, draws, self.bounds_, c)
-
-    def predict(self, steps) -> pd.DataFrame:
-        mid, draws = self.predictive(steps)
-        lo, hi = _quantiles(draws, self.conf)
-        return pd.DataFrame({"step": np.asarray(steps, float), "forecast": mid, "lo": lo, "hi": hi})
-
-    def predict_mean(self, steps) -> tuple[float, float, float]:
-        mid, draws = self.predictive(steps, average=True)
-        lo, hi = _quantiles(draws, self.conf)
-        return float(mid[0]), float(lo[0]), float(hi[0])
 
     def plateau_ci(self):
         d = self._plateau_draws

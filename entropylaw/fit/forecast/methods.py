@@ -88,6 +88,22 @@ class Method:
         """The method's own columns beside its forecast at ``steps`` (none by default)."""
         return {}
 
+    def predictive(self, steps, n_draws=None, calibrated=None, average=False):
+        """Point forecast (m,) and predictive draws (B, m) at ``steps`` (a method's own)."""
+        raise NotImplementedError
+
+    def predict(self, steps) -> pd.DataFrame:
+        """``DataFrame[step, forecast, lo, hi]``: the ``conf`` interval of a new observation."""
+        mid, draws = self.predictive(steps)
+        lo, hi = _quantiles(draws, self.conf)
+        return pd.DataFrame({"step": np.asarray(steps, float), "forecast": mid, "lo": lo, "hi": hi})
+
+    def predict_mean(self, steps) -> tuple[float, float, float]:
+        """The forecast of the score's mean over ``steps`` and its ``conf`` interval."""
+        mid, draws = self.predictive(steps, average=True)
+        lo, hi = _quantiles(draws, self.conf)
+        return float(mid[0]), float(lo[0]), float(hi[0])
+
     def result(self, steps, final=None) -> MethodResult:
         """The fitted method's result at ``steps``; ``final``: (kind, steps, bounds) of the
         final score (:func:`~.final.final_of`)."""
@@ -240,18 +256,6 @@ class ForecastMethod(Method):
         """The expected score (m,) and its parameter draws (B, m) at ``steps``, inside the bounds."""
         steps = np.asarray(steps, float)
         return self._clip(self._mid(steps)), self._clip(self._draws(steps))
-
-    def predict(self, steps) -> pd.DataFrame:
-        """``DataFrame[step, forecast, lo, hi]``: the ``conf`` interval of a new observation."""
-        mid, draws = self.predictive(steps)
-        lo, hi = _quantiles(draws, self.conf)
-        return pd.DataFrame({"step": np.asarray(steps, float), "forecast": mid, "lo": lo, "hi": hi})
-
-    def predict_mean(self, steps) -> tuple[float, float, float]:
-        """The forecast of the score's mean over ``steps`` and its ``conf`` interval."""
-        mid, draws = self.predictive(steps, average=True)
-        lo, hi = _quantiles(draws, self.conf)
-        return float(mid[0]), float(lo[0]), float(hi[0])
 
     def plateau_ci(self):
         return _ci(self._clip(self._plateau_draws), self.conf)
