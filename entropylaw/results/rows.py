@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from entropylaw.fit.forecast.final import FINAL_SHARE, describe, observed_final
+from entropylaw.fit.forecast.final import describe, final_span, observed_final
 from entropylaw.results.cache import LAW_METHOD
 from entropylaw.results.values import as_float
 
@@ -84,8 +84,7 @@ def final_score(y_key: str, pts) -> float:
     validation score's last value, a training score's mean over the run's last 5 % of steps."""
     kind = "validation" if str(y_key).startswith("val/") else "training score"
     steps, values = pts["step"].to_numpy(float), pts["R"].to_numpy(float)
-    last = float(steps[-1])
-    out = observed_final(kind, steps, values, (last - FINAL_SHARE * (last - float(steps[0])), last))
+    out = observed_final(kind, steps, values, final_span(kind, steps[0], steps[-1]))
     return float(values[-1]) if out is None else out
 
 

@@ -12,6 +12,7 @@ from scipy import special
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.calibrate import to_logit
 from entropylaw.fit.forecast.drift_fit import MIN_SD, fit_full, train_rate
+from entropylaw.fit.robust import mad_sigma
 from entropylaw.fit.forecast.tasks import task_priors
 
 
@@ -33,7 +34,7 @@ def learn_prior(runs, size=None, sizes=None) -> dict | None:
     cs, ns = np.array(cs), np.asarray(ns, float)
     med = float(np.median(cs))
     out = {"runs": len(cs), "run_ids": used, "rates": [float(c) for c in cs],
-           "c": [med, float(max(1.4826 * np.median(np.abs(cs - med)), MIN_SD))]}
+           "c": [med, max(mad_sigma(cs), MIN_SD)]}
     if size is None or not np.isfinite(size):
         return out
     known = np.isfinite(ns)
@@ -49,7 +50,7 @@ def learn_prior(runs, size=None, sizes=None) -> dict | None:
     resid = y - (icpt + slope * u)
     # a robust spread, floored before it is widened (for the distance from the sizes seen, and
     # for the few degrees of freedom: t's quantile over the normal's)
-    sd = max(1.4826 * float(np.median(np.abs(resid - np.median(resid)))), MIN_SD)
+    sd = max(mad_sigma(resid), MIN_SD)
     lev = 1 + 1 / len(u) + (u0 - u.mean()) ** 2 / np.sum((u - u.mean()) ** 2)
     widen = float(special.stdtrit(max(len(u) - 2, 1), 0.95) / special.ndtri(0.95))
     out["c"] = [float(icpt + slope * u0), float(sd * np.sqrt(lev) * widen)]
@@ -94,7 +95,7 @@ def learn_train_link(runs) -> dict | None:
     cv, ct = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
     k = float(np.median(cv / ct))
     resid = cv - k * ct
-    return {"slope": k, "sd": float(max(1.4826 * np.median(np.abs(resid - np.median(resid))), MIN_SD)),
+    return {"slope": k, "sd": max(mad_sigma(resid), MIN_SD),
             "runs": len(pairs), "tasks": sorted({p[2] for p in pairs})}
 
 

@@ -29,13 +29,19 @@ FINAL_SHARE = 0.05
 NO_FORECAST_WIDTH = 0.5  # of the score's range
 
 
+def final_span(kind: str, origin: float, last: float) -> tuple[float, float]:
+    """``(first, last)`` step of what makes the final score: the last step alone for a
+    validation score, the last :data:`FINAL_SHARE` of ``origin .. last`` for a training score."""
+    last = float(last)
+    return (last, last) if kind == "validation" else (last - FINAL_SHARE * (last - float(origin)), last)
+
+
 def final_steps(kind: str, origin: float, last: float, spacing: float) -> np.ndarray:
-    """The steps whose score makes the final score: the last one for a validation score; for a
-    training score the last :data:`FINAL_SHARE` of ``origin .. last``, every ``spacing`` steps
-    (the window's own logging interval), back from ``last``."""
+    """The steps whose score makes the final score (:func:`final_span`): for a training score
+    every ``spacing`` steps (the window's own logging interval), back from ``last``."""
     if kind == "validation":
         return np.array([float(last)])
-    start = last - FINAL_SHARE * (last - origin)
+    start, _ = final_span(kind, origin, last)
     spacing = max(float(spacing), 1.0)
     return np.arange(float(last), start - 1e-9, -spacing)[::-1]
 

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from entropylaw.fit.robust import mad_sigma
+
 NU = 3.0  # degrees of freedom of the new-task prior: heavy tails, finite variance
 TAU0 = 0.15  # its smallest scale (logit per unit of ln(1 + t)); see the module docstring
 MIN_TASK_RUNS = 2  # a task's own prior needs 2 finished runs (how runs of it differ)
@@ -54,7 +56,7 @@ def new_task_prior(task_rates: dict) -> dict:
     rates = np.array([task_rates[t] for t in tasks], float)
     mu = float(np.median(rates)) if len(rates) else 0.1
     if len(rates) >= MIN_TASKS:
-        tau = max(1.4826 * float(np.median(np.abs(rates - mu))), TAU0)
+        tau = max(mad_sigma(rates), TAU0)
         how = f"the spread of {len(rates)} tasks' rates (at least {TAU0:g})"
     else:
         tau = TAU0
@@ -93,7 +95,7 @@ def prior_for(stored: dict, task: str, run_id: str | None = None, min_sd: float 
         cs = np.array([c for _, c in keep])
         if len(cs) >= MIN_TASK_RUNS:
             med = float(np.median(cs))
-            sd = float(max(1.4826 * np.median(np.abs(cs - med)), min_sd))
+            sd = max(mad_sigma(cs), min_sd)
             return ({**own, "c": [med, sd], "runs": len(cs), "run_ids": [r for r, _ in keep],
                      "rates": cs.tolist(), "task": task},
                     f"run {run_id!r} is one of the {task} runs the stored prior was learned on: left out of its own "
