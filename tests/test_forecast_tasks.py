@@ -146,6 +146,14 @@ def test_a_training_score_is_forecast_as_its_mean_over_the_last_5_percent():
     one = fc.methods["exp-saturation"].forecast.iloc[-1]
     assert fin["hi"] - fin["lo"] < 0.6 * (one["hi"] - one["lo"])  # 20 steps averaged: the batch noise shrinks
     assert "last 5%" in str(fc) and "381..400" in str(fc)
+    # a forecast a few steps ahead: the span holds one step, and the text says so rather than
+    # calling one step "the run's last 5 %"
+    near = forecast(run, fit_steps=100, horizon=7, methods=["exp-saturation"], n_boot=50, calibrated=False)
+    assert near.final_steps.tolist() == [102.0, 103.0, 104.0, 105.0, 106.0, 107.0]  # 5 % of steps 1..107
+    assert "steps 102..107: the last 5% of the steps up to the forecast's end" in str(near)
+    from entropylaw.fit.forecast.final import describe
+
+    assert describe("training score", [41.0]).startswith("the mean training score over step 41 (the one step logged")
 
 
 def test_final_rules_at_their_edges():

@@ -51,8 +51,9 @@ def describe(kind: str, steps) -> str:
     steps = np.asarray(steps, float)
     if kind == "validation" or len(steps) == 0:
         return f"the validation score at step {steps[-1]:g}" if len(steps) else "the validation score at the last step"
-    return (f"the mean training score over steps {steps[0]:g}..{steps[-1]:g} (the run's last "
-            f"{FINAL_SHARE:.0%}: one step's batch reward is too noisy to call final)")
+    where = f"steps {steps[0]:g}..{steps[-1]:g}" if len(steps) > 1 else f"step {steps[-1]:g} (the one step logged there)"
+    return (f"the mean training score over {where}: the last {FINAL_SHARE:.0%} of the steps up to the forecast's "
+            "end (one step's batch reward is too noisy to call final)")
 
 
 def observed_final(kind: str, steps, values, span) -> float | None:
