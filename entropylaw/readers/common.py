@@ -170,7 +170,7 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
     steps = df["step"].to_numpy()
     n = len(steps)
     if not ordered:
-        keep, restart_steps = _per_key_resumes(df, steps)
+        keep, restart_steps = _per_key_resumes(df, steps, same_step_restarts=repeats != "mean")
     elif "axis" in df.columns:  # each step axis restarts on its own (train on grpo_step, eval on eval_step)
         keep, found = np.ones(n, dtype=bool), set()
         for idx in pd.Series(range(n)).groupby(df["axis"].to_numpy(), sort=False).indices.values():
@@ -250,8 +250,10 @@ def _ordered_resumes(steps: np.ndarray) -> tuple[np.ndarray, list[int]]:
     return steps < after, sorted({int(s) for s in steps[restart]})
 
 
-def _per_key_resumes(df: pd.DataFrame, steps: np.ndarray) -> tuple[np.ndarray, list[int]]:
-    """Restarts seen key by key (for sources not stored in write order)."""
+def _per_key_resumes(df: pd.DataFrame, steps: np.ndarray,
+                     same_step_restarts: bool = True) -> tuple[np.ndarray, list[int]]:
+    """Restarts seen key by key (for sources not stored in write order); with ``same_step_restarts``
+    False, rows of a key at one step are repeats (averaged by the caller), not a restart."""
     keep = np.ones(len(steps), dtype=bool)
     restarts: set[int] = set()
     for _key, idx in df.groupby("key", sort=False, observed=True).indices.items():
@@ -260,7 +262,7 @@ def _per_key_resumes(df: pd.DataFrame, steps: np.ndarray) -> tuple[np.ndarray, l
             continue
         later_min = np.minimum.accumulate(s[::-1])[::-1]
         survives = np.ones(len(s), dtype=bool)
-        survives[:-1] = s[:-1] < later_min[1:]
+        survives[:-1] = (s[:-1] < later_min[1:]) if same_step_restarts else (s[:-1] <= later_min[1:])
         keep[idx[~survives]] = False
         restarts.update(int(s[p + 1]) for p in np.nonzero(np.diff(s) < 0)[0])
     return keep, sorted(restarts)

@@ -115,3 +115,13 @@ def by_name(keys, roles=("entropy", "score", "val")) -> tuple[str, str, dict[str
     score = score_by_name(keys, warnings) if "score" in roles else ""
     val = val_by_name(keys, warnings) if "val" in roles else {}
     return entropy, score, val, warnings
+
+
+def is_candidate(key: str) -> bool:
+    """True for a key :func:`by_name` could choose for some role (for readers that fetch only some keys).
+
+    >>> [is_candidate(k) for k in ("train/reward_mean", "eval/accuracy", "token_entropy", "train/loss")]
+    [True, True, True, False]
+    """
+    warnings: list[str] = []
+    return bool(entropy_by_name([key], warnings) or score_by_name([key], warnings) or val_by_name([key], warnings))

@@ -295,7 +295,7 @@ def is_candidate(key: str) -> bool:
     only some keys, e.g. the W&B API)."""
     return (key in ENTROPY_KEYS or key in SCORE_KEYS or key in RESPONSE_LENGTH_KEYS
             or bool(_TRAIN_FUNC.match(key) or _EVAL_FUNC.match(key))
-            or any(p.match(key) for p, _rank in _VAL_PATTERNS))
+            or any(p.match(key) for p, _rank in _VAL_PATTERNS) or key_names.is_candidate(key))
 
 
 def _listing(keys: list[str], limit: int = 40) -> str:
