@@ -121,6 +121,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     used: dict[str, int] = {}
     types: dict[str, int] = {}
     enveloped = False
+    stepless: dict[str, None] = {}  # keys of the first objects, for the error when no line has a step
 
     def note(kind: str, message: str) -> None:
         notes[kind] += 1
@@ -136,6 +137,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 continue
             try:
                 obj = json.loads(line)
+                if isinstance(obj, dict) and len(stepless) < 40:
+                    stepless.update(dict.fromkeys(k for k in obj if k not in stepless))
                 step_field = next(s for s in order if s in obj)
                 step = _integer(obj[step_field])
                 if step is None:
@@ -182,6 +185,10 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
             report.note(f"... and {n - MAX_NOTES} more {kind}s")
     if not steps and not report.rows_read:
         raise EntropyLawError(f"{source}: no JSON metric lines found")
+    if not used and stepless:
+        wanted = f"the key {step_key!r}" if step_key else "a step (step, global_step, iteration, *_step)"
+        raise EntropyLawError(f"{source}: no line has {wanted} as an integer; keys seen: "
+                              f"{', '.join(list(stepless)[:12])}; name the step with `step_key`")
     raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
     if used and set(used) != {"step"}:
         report.note("step read from " + ", ".join(f"{k!r} ({n} lines)" for k, n in sorted(used.items())))
