@@ -277,3 +277,22 @@ def test_fit_all_names_the_runs_left_out(batch):
     with pytest.warns(Warning):
         fits = el.fit_all(df, skip_errors=True)
     assert len(fits) == 1 and list(fits.left_out) == ["B"] and "no entropy metric" in fits.left_out["B"]
+
+
+@pytest.mark.parametrize("role, names", [
+    ("entropy", ["token_entropy", "entropy_avg", "entropy_mean", "mean_entropy", "avg_entropy", "policy_entropy",
+                 "entropy/mean", "train/token_entropy"]),
+    ("score", ["train_reward", "reward_avg", "reward_mean", "mean_reward", "avg_reward", "score", "reward/mean",
+               "rewards/mean", "train/reward_mean"]),
+    ("val", ["eval/accuracy", "eval/acc", "eval/answer_accuracy", "eval/pass@1", "val/correct", "test/exact_match",
+             "validation/solve_rate", "eval_acc", "val_acc", "test_accuracy", "eval/gsm8k/accuracy"]),
+])
+def test_the_docs_names_are_the_ones_recognised(role, names):
+    """docs/guide/inputs.md lists these names for each role: each alone fills it."""
+    for name in names:
+        entropy, score, val, said = by_name([name])
+        assert {"entropy": entropy, "score": score, "val": list(val.values())}[role] in (name, [name]), name
+    for name in ("eval/token_entropy", "train/reward_max", "reward_std", "eval/format_accuracy", "eval/avg_entropy"):
+        entropy, score, val, _ = by_name([name])
+        assert not (entropy or score or val), name
+    assert "token_entropy" in Path(__file__).resolve().parents[1].joinpath("docs/guide/inputs.md").read_text()
