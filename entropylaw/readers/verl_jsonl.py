@@ -219,7 +219,8 @@ def values_in_broken_line(line: str) -> int:
     >>> values_in_broken_line("garbage")
     1
     """
-    n = sum(1 for m in _KEY.finditer(line) if m.group(2) is None and not is_step_name(m.group(1)))
+    n = sum(1 for m in _KEY.finditer(line) if m.group(2) is None and not is_step_name(m.group(1))
+            and m.group(1) not in TYPE_FIELDS)
     n += bool(_OPEN_KEY.search(line))
     return max(n, 1)
 
