@@ -53,6 +53,7 @@ from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.keys import detect_keys
+from entropylaw.readers.printed import number
 from entropylaw.readers.verl_echo import MARK, EchoCollector, echo_rows
 
 NON_NUMERIC = "non-numeric value"
@@ -67,23 +68,11 @@ HEADER_SCAN_LINES = 50_000  # metadata is read from the launch command / config 
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 # step:<int> at the start of a word, then the pairs (or nothing but spaces)
 _HEAD = re.compile(rb"(?:^|(?<=[\s)\]>|]))step:(-?\d+)(?= - |\s*$)")
-_WRAPPED = re.compile(r"^[A-Za-z_][\w.]*\((.*)\)$")  # np.float64(0.5), tensor(0.5), float32(1)
 
 
 def _number(text: str) -> float | None:
     """Parse one printed value; None when it is not a number."""
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    m = _WRAPPED.match(text)
-    if m:
-        inner = m.group(1).split(",")[0].strip()  # tensor(0.5, device='cuda:0')
-        try:
-            return float(inner)
-        except ValueError:
-            return None
-    return None
+    return number(text)
 
 
 class _Parser:
