@@ -135,21 +135,29 @@ def forecast_all(df: _pd.DataFrame, runs=None, *, prior: _pd.DataFrame | None = 
     return _forecast_table(df, list(runs) if runs is not None else run_ids(df), prior=prior, **options)
 
 
-def scale(df: _pd.DataFrame, runs=None, *, conf=0.9, **options) -> _ScaleResult:
+def scale(df: _pd.DataFrame, runs=None, *, conf=0.9, predict=None, **options) -> _ScaleResult:
     """One recipe at several model sizes: the final-score law (what will a larger size reach?)
     and the paper's coefficient law (a, b, ceiling linear in log10 N) over the runs whose fit
     the law describes (:mod:`entropylaw.fit.size_series`). ``options`` go to the law fits.
-    ``str(result)`` is what ``entropylaw scale`` prints; ``result.plot(predict=[32e9])`` draws it.
+    ``predict``: sizes to predict, as the CLI's ``--predict`` takes them (``["32B", 72e9]`` or
+    ``"32B,72B"``; a size without a unit, ``"32"``, is refused). ``str(result)`` is what
+    ``entropylaw scale`` prints, with those predictions; ``result.predict("32B")`` one of
+    them; ``result.plot()`` draws them.
 
     N is the non-embedding parameter count (a family's published count, a config.json, or
     ``--params``); total parameters, with a warning, where only those are known.
 
-    >>> res = el.scale(el.load("data/real-sizes"))                       # doctest: +SKIP
-    >>> res.predict(32e9)["final_score"]                                 # doctest: +SKIP
+    >>> res = el.scale(el.load("data/real-sizes"), predict=["32B", "72B"])   # doctest: +SKIP
+    >>> print(res)                 # the table, the laws and the two predictions  # doctest: +SKIP
+    >>> res.predict("32B")["final_score"]                                # doctest: +SKIP
     """
     from entropylaw.fit.size_series import scale_runs
+    from entropylaw.readers.model_size import parse_sizes
 
-    return scale_runs(df, list(runs) if runs is not None else run_ids(df), conf=conf, **options)
+    asked = parse_sizes(predict, "`predict`")  # a bad size fails before any fitting
+    res = scale_runs(df, list(runs) if runs is not None else run_ids(df), conf=conf, **options)
+    res.predicted = asked
+    return res
 
 
 def algorithms(df: _pd.DataFrame, runs=None, *, conf=0.95, y=None, x=_table.ENTROPY, pairing="nearest-earlier",

@@ -1,5 +1,5 @@
 """What the commands share beside the API: text that fits the terminal, the plain tables, strict
-JSON, the file checks made before any reading, the figure files of ``fit --plot`` and
+JSON, the one reader of model sizes, the file checks made before any reading, the figure files of ``fit --plot`` and
 ``predict --plot``, and the names of the forecast methods. Not part of the API
 (``entropylaw.api.__all__``); the CLI reaches the package through here and the API only.
 """
@@ -16,6 +16,7 @@ from entropylaw.fit.forecast.core import defaults_by_kind
 from entropylaw.fit.forecast.decide import decision_lines
 from entropylaw.fit.run_summary import format_summary
 from entropylaw.fit.text_table import fmt_table
+from entropylaw.readers.model_size import parse_size, parse_sizes
 from entropylaw.table import wide
 from entropylaw.terminal import wrap
 
@@ -23,5 +24,5 @@ PRIOR_BASES = tuple(_CURVE_METHODS)  # what the `prior` method may act on
 
 __all__ = ["FORECAST_METHODS", "DEFAULT", "PRIOR_BASES", "PRECISIONS", "PROBE_WHATIF", "audit_text", "check_outputs",
            "check_writable", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary",
-           "lab_sweep_runs", "loss_lines", "plot_path", "read_probe_summary", "save_early_figure", "save_fit_figures",
+           "lab_sweep_runs", "loss_lines", "parse_size", "parse_sizes", "plot_path", "read_probe_summary", "save_early_figure", "save_fit_figures",
            "wide", "with_accounts", "wrap"]

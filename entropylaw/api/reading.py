@@ -20,7 +20,7 @@ from entropylaw.fit.run_summary import format_summary, summarize
 from entropylaw.readers.accounts import ACCOUNTS, IngestReport, loss_lines as _loss_lines
 from entropylaw.readers.common import KeyOptions
 from entropylaw.readers.dispatch import load as _load_sources
-from entropylaw.readers.model_size import parse_params
+from entropylaw.readers.model_size import parse_size
 from entropylaw.table import convention as _convention
 from entropylaw.terminal import wrap
 
@@ -55,7 +55,7 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
     if reward_func is not None:
         opts.reward_func = reward_func
     if params is not None:
-        opts.n_params = float(params) if not isinstance(params, str) else parse_params(params)
+        opts.n_params = parse_size(params, "`params`")
     df, reports = _load_sources([os.fspath(p) for p in paths], opts, skip_bad=skip_bad)
     df.attrs[ACCOUNTS] = [r.to_dict() for r in reports]
     if config:

@@ -18,6 +18,7 @@ import json
 import math
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.api.plumbing import parse_size as api_size, parse_sizes as api_sizes
 
 
 def number(noun: str = "number", example: str = "1", *, whole: bool = False, least: float | None = None,
@@ -75,20 +76,20 @@ REAL = number()
 TEMPERATURE = positive("temperature", "1.0")
 FRACTION = number("fraction", "0.15", above=0, below=1)  # the fit window's own rule: 0 < F < 1
 CONF = number("number", "0.95", above=0, below=1, why="the interval level must lie strictly between 0 and 1")
-SUFFIXES = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 
 
 def size(text: str) -> float:
-    """A parameter count: ``7e9``, ``7000000000``, ``7B``, ``0.5B``, ``350M``, ``1T``."""
-    t = str(text).strip().upper()
-    mult = SUFFIXES.get(t[-1:], 1.0)
+    """A parameter count, read as the API reads it (:func:`entropylaw.readers.model_size.parse_size`):
+    ``7B``, ``0.5B``, ``350M``, ``1T``, ``7e9``; ``32`` (no unit) is refused."""
+    return sizes(text, one=True)[0]
+
+
+def sizes(text: str, one: bool = False) -> list[float]:
+    """Parameter counts separated by commas (``32B,72B``), each read as :func:`size` reads one."""
     try:
-        value = float(t[:-1] if mult != 1.0 else t) * mult
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive parameter count such as 7e9, 7B or 350M")
-    return value
+        return [api_size(text)] if one else api_sizes(text)
+    except EntropyLawError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def score_range(text: str) -> tuple[float, float]:
