@@ -69,4 +69,4 @@ def test_an_error_line_drops_the_backticks_of_what_the_command_has_no_flag_for()
 def test_an_unknown_run_is_one_line_naming_the_flag(capsys):
     assert main(["summary", "data/real-sizes", "--run", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("entropylaw: error: --run 'nope': no such run (runs: ")
+    assert err[-1].startswith("entropylaw: error: --run: no run 'nope' among the 5 runs (")

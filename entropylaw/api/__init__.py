@@ -28,11 +28,14 @@ backticks (`` `fit_frac` ``); the CLI puts its flag (``--fit-frac``) there.
 """
 
 
+import contextlib as _contextlib
+import warnings as _warnings
+
 import pandas as _pd
 
 import entropylaw.table as _table
 from entropylaw._version import __version__  # noqa: F401
-from entropylaw.errors import EntropyLawError as _Error
+from entropylaw.errors import EntropyLawError as _Error, EntropyLawWarning as _Warning
 from entropylaw.fit.algorithms import AlgorithmTest as _AlgorithmTest
 from entropylaw.fit.early import EarlyPrediction as _EarlyPrediction
 from entropylaw.fit.forecast.core import Forecast, forecast_table as _forecast_table
@@ -46,6 +49,7 @@ from entropylaw.api.outputs import FIGURES, figures, overview, report
 from entropylaw.api.tools import audit, probe, probe_checkpoints
 from entropylaw.api.lab import lab_export, lab_run, lab_sizes, lab_sweep
 from entropylaw.api.reading import ingest, load, row_accounts
+from entropylaw.terminal import group_repeats as _group_repeats, not_found as _not_found
 
 # the API: everything else of the package (the readers, the fits' parts, the commands' plumbing in
 # entropylaw.api.plumbing) is reached through its own module
@@ -53,6 +57,27 @@ __all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "forecas
            "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "FIGURES", "overview", "snapshot",
            "probe", "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes", "EntropyLawFit",
            "Forecast"]
+
+
+@_contextlib.contextmanager
+def _said_once():
+    """The package's warnings of a call over many runs, each kind said once with its runs
+    counted (:func:`entropylaw.terminal.group_repeats`); each grouped warning keeps the
+    messages it stands for in ``.messages``. Other warnings pass as they came."""
+    with _warnings.catch_warnings(record=True) as caught:
+        _warnings.simplefilter("always")
+        yield
+    by_kind: dict = {}
+    for w in caught:
+        if issubclass(w.category, _Warning):
+            by_kind.setdefault(w.category, []).append(str(w.message))
+        else:
+            _warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for category, messages in by_kind.items():
+        for line, members in _group_repeats(messages):
+            said = category(line)
+            said.messages = members
+            _warnings.warn(said, stacklevel=4)
 
 
 def run_ids(df: _pd.DataFrame) -> list[str]:
@@ -70,7 +95,7 @@ def _one_run(df: _pd.DataFrame, run: str | None) -> str:
         raise _Error(f"the table holds {len(ids)} runs: choose one with run=... "
                               f"({', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''}), or use fit_all")
     if run not in ids:
-        raise _Error(f"no run {run!r} in the table (runs: {', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''})")
+        raise _Error(f"`run`: {_not_found('run', run, ids)}")
     return run
 
 
@@ -89,8 +114,11 @@ def fit(df: _pd.DataFrame, run: str | None = None, *, pool: bool | list = False,
 def fit_all(df: _pd.DataFrame, runs=None, *, pool: bool = False, skip_errors: bool = False,
             **options) -> list[EntropyLawFit]:
     """:func:`fit` on every run (or ``runs``; ``pool=True``: all of them as one family, one fit);
-    ``fits_frame(fits)`` tabulates them."""
-    return _fit_runs(df, runs if runs is not None else run_ids(df), pool=pool, skip_errors=skip_errors, **options)
+    ``fits_frame(fits)`` tabulates them. A warning that several runs share is said once, with
+    the runs counted; each fit keeps its own in ``.warnings_``."""
+    with _said_once():
+        return _fit_runs(df, runs if runs is not None else run_ids(df), pool=pool, skip_errors=skip_errors,
+                         **options)
 
 
 
@@ -155,7 +183,8 @@ def scale(df: _pd.DataFrame, runs=None, *, conf=0.9, predict=None, **options) ->
     from entropylaw.readers.model_size import parse_sizes
 
     asked = parse_sizes(predict, "`predict`")  # a bad size fails before any fitting
-    res = scale_runs(df, list(runs) if runs is not None else run_ids(df), conf=conf, **options)
+    with _said_once():
+        res = scale_runs(df, list(runs) if runs is not None else run_ids(df), conf=conf, **options)
     res.predicted = asked
     return res
 
@@ -166,11 +195,12 @@ def algorithms(df: _pd.DataFrame, runs=None, *, conf=0.95, y=None, x=_table.ENTR
     ids = list(runs) if runs is not None else run_ids(df)
     meta = _table.runs(df).set_index("run_id")
     pairs = {}
-    for r in ids:
-        p = _pair(df, r, x=x, y=y, mode=pairing)
-        _check_pairs(p["H"], p["R"], where=f"run {r!r}", score_range=score_range)
-        pairs[r] = p
-    return _AlgorithmTest(conf=conf).fit(pairs, {r: meta.loc[r, "algorithm"] for r in pairs})
+    with _said_once():
+        for r in ids:
+            p = _pair(df, r, x=x, y=y, mode=pairing)
+            _check_pairs(p["H"], p["R"], where=f"run {r!r}", score_range=score_range)
+            pairs[r] = p
+        return _AlgorithmTest(conf=conf).fit(pairs, {r: meta.loc[r, "algorithm"] for r in pairs})
 
 
 def summary(df: _pd.DataFrame) -> _pd.DataFrame:

@@ -18,11 +18,11 @@ from entropylaw.fit.run_summary import format_summary
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.readers.model_size import parse_size, parse_sizes
 from entropylaw.table import wide
-from entropylaw.terminal import wrap
+from entropylaw.terminal import group_repeats, width, wrap
 
 PRIOR_BASES = tuple(_CURVE_METHODS)  # what the `prior` method may act on
 
 __all__ = ["FORECAST_METHODS", "DEFAULT", "PRIOR_BASES", "PRECISIONS", "PROBE_WHATIF", "audit_text", "check_outputs",
-           "check_writable", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary",
+           "check_writable", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary", "group_repeats",
            "lab_sweep_runs", "loss_lines", "parse_size", "parse_sizes", "plot_path", "read_probe_summary", "save_early_figure", "save_fit_figures",
-           "wide", "with_accounts", "wrap"]
+           "wide", "width", "with_accounts", "wrap"]

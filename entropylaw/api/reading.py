@@ -22,7 +22,7 @@ from entropylaw.readers.common import KeyOptions
 from entropylaw.readers.dispatch import load as _load_sources
 from entropylaw.readers.model_size import parse_size
 from entropylaw.table import convention as _convention
-from entropylaw.terminal import wrap
+from entropylaw.terminal import not_found, wrap
 
 
 def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, algorithm=None,
@@ -86,7 +86,7 @@ def _keep(df: pd.DataFrame, runs: list) -> pd.DataFrame:
     known = set(str(r) for r in pd.unique(df["run_id"]))
     unknown = [r for r in runs if r not in known]
     if unknown:
-        raise EntropyLawError(f"`runs` {unknown[0]!r}: no such run (runs: {', '.join(sorted(known))})")
+        raise EntropyLawError(f"`runs`: {not_found('run', unknown[0], sorted(known))}")
     attrs = dict(df.attrs)
     df = df[df["run_id"].isin(runs)]
     df.attrs.update(attrs)

@@ -17,7 +17,7 @@ import sys
 
 from entropylaw import api
 from entropylaw.api import plumbing
-from entropylaw.cli.options import FRACTION, add_source_arguments
+from entropylaw.cli.options import FRACTION, add_source_arguments, print_warning
 from entropylaw.cli.sources import load_from_args
 from entropylaw.errors import EntropyLawError
 
@@ -70,5 +70,5 @@ def run(args) -> int:
         print(f"entropylaw: skipped {line}", file=sys.stderr)
     print(res)
     for w in res.warnings:
-        print(f"entropylaw: warning: {w}", file=sys.stderr)
+        print_warning(w)
     return 0

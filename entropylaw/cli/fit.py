@@ -8,12 +8,11 @@ machines (with the row accounts), ``--plot FILE`` for the figure.
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 from entropylaw import api
 from entropylaw.api import plumbing
-from entropylaw.cli.options import add_fit_arguments
+from entropylaw.cli.options import add_fit_arguments, print_warning
 from entropylaw.cli.sources import dump_json, fit_options, read_runs
 from entropylaw.errors import EntropyLawWarning
 
@@ -47,6 +46,9 @@ def run(args) -> int:
     for w in caught:
         if not issubclass(w.category, EntropyLawWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    # each run's own messages (a grouped warning keeps those it stands for)
+    messages = [m for w in caught if issubclass(w.category, EntropyLawWarning)
+                for m in getattr(w.message, "messages", [str(w.message)])]
     rows = [f.to_dict() for f in fits]
     if args.plot:
         plumbing.save_fit_figures(df, fits, args.plot, pooled=args.pool)
@@ -56,7 +58,7 @@ def run(args) -> int:
         return 0
     print(plumbing.wrap(f"R = -a*exp(H) + b ({args.form}); {rows[0]['interval_method']}; {args.conf * 100:g} % intervals"))
     print(plumbing.fmt_table(rows, COLUMNS, optional=OPTIONAL))
-    print_notes(rows, [str(w.message) for w in caught if issubclass(w.category, EntropyLawWarning)], args.flags)
+    print_notes(rows, [] if args.quiet else messages, args.flags)
     return 0
 
 
@@ -79,6 +81,7 @@ def print_notes(rows: list[dict], messages: list[str], flags=str) -> None:
     if training:
         print(plumbing.wrap(f"fitted on the training score (no validation score logged): {', '.join(training)}"))
     fit_said = {w for d in rows for w in d.get("warnings", [])}
-    for m in dict.fromkeys(messages):
-        if not any(w in m for w in fit_said) and "no validation score" not in m and "does not apply" not in m:
-            print(f"entropylaw: warning: {flags(m)}", file=sys.stderr)
+    left = [m for m in messages
+            if not any(w in m for w in fit_said) and "no validation score" not in m and "does not apply" not in m]
+    for line, _ in plumbing.group_repeats(left):
+        print_warning(flags(line))

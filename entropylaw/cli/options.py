@@ -16,9 +16,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.api.plumbing import parse_size as api_size, parse_sizes as api_sizes
+from entropylaw.api.plumbing import parse_size as api_size, parse_sizes as api_sizes, width, wrap
 
 
 def number(noun: str = "number", example: str = "1", *, whole: bool = False, least: float | None = None,
@@ -151,6 +152,12 @@ def in_flags(text: str, parser, plain: bool = False) -> str:
     return "".join(parts)
 
 
+def print_warning(text: str) -> None:
+    """``entropylaw: warning: TEXT`` on stderr, wrapped to its width (120 columns when it is
+    not a terminal, ``COLUMNS`` when set)."""
+    print(wrap(f"entropylaw: warning: {text}", width(sys.stderr)), file=sys.stderr)
+
+
 def add_run_selection(group) -> None:
     """``--run ID``: keep that run (repeatable), the same in every command that reads runs."""
     group.add_argument("--run", metavar="ID", action="append", help="keep only this run (repeatable)")
@@ -180,7 +187,8 @@ def add_source_arguments(parser) -> None:
                    help="TRL: the reward function whose rewards/<NAME>/mean is the score (default: the 0/1 one)")
     g.add_argument("--skip-bad", action="store_true",
                    help="leave out an unreadable or corrupt file (reported with its reason) and read the rest")
-    g.add_argument("-q", "--quiet", action="store_true", help="do not print the row account of dropped rows")
+    g.add_argument("-q", "--quiet", action="store_true",
+                   help="print no warnings (the row account of dropped rows, the fits' warnings)")
 
 
 def add_entropy_convention(g) -> None:
