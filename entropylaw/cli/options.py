@@ -16,10 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 
-from entropylaw.errors import EntropyLawError
+from entropylaw import api
 from entropylaw.api.plumbing import parse_size as api_size, parse_sizes as api_sizes, width, wrap
+from entropylaw.errors import EntropyLawError
 
 
 def number(noun: str = "number", example: str = "1", *, whole: bool = False, least: float | None = None,
@@ -126,6 +128,30 @@ FLAG_NAMES = {"runs": "--run", "run": "--run", "at_steps": "--at-step", "y": "--
               "val_keys": "--val-key", "settings": "--set", "probes": "--probe", "output": "--output"}
 
 
+# The command of each API function whose command is not its name with dashes (`lab_sweep` ->
+# 'entropylaw lab sweep'): a message names a parameter of another call as `lab_sweep(out)`.
+COMMAND_NAMES = {"forecast_all": "forecast", "snapshot": "watch", "overview": "demo", "lab_run": "lab run",
+                 "lab_sweep": "lab sweep", "lab_export": "lab export", "lab_sizes": "lab sizes"}
+CALL = re.compile(r"(?P<function>[a-z_]+)\((?P<parameter>[a-z_]*)\)")
+
+
+def command_of(call: str) -> str | None:
+    """``lab_sweep(out)`` in the command line's words, ``'entropylaw lab sweep --out'``; None
+    for text that is no call of an API function.
+
+    >>> command_of("lab_sweep(out)"), command_of("probe(shard)"), command_of("forecast_all()"), command_of("x(y)")
+    ("'entropylaw lab sweep --out'", "'entropylaw probe --shard'", "'entropylaw forecast'", None)
+    """
+    found = CALL.fullmatch(call)
+    if not found or found.group("function") not in api.__all__:
+        return None
+    function, parameter = found.group("function"), found.group("parameter")
+    words = f"entropylaw {COMMAND_NAMES.get(function, function.replace('_', '-'))}"
+    if parameter:
+        words += " " + FLAG_NAMES.get(parameter, "--" + parameter.replace("_", "-"))
+    return f"'{words}'"
+
+
 def flag_of(parameter: str, parser) -> str | None:
     """The command's flag for an API parameter, or None when the command has none."""
     options = {s for a in getattr(parser, "_actions", []) for s in a.option_strings}
@@ -137,8 +163,9 @@ def flag_of(parameter: str, parser) -> str | None:
 
 def in_flags(text: str, parser, plain: bool = False) -> str:
     """``text`` in the command's words: each API parameter it names (written `name`, the API's
-    convention) as the command's flag; ``plain``: the others without their backticks (an
-    error line names no code)."""
+    convention) as the command's flag, a parameter of another API function (`lab_sweep(out)`)
+    as that command's flag (:func:`command_of`); ``plain``: the others without their
+    backticks (an error line names no code)."""
     parts = str(text).split("`")
     if len(parts) % 2 == 0:  # an unpaired backtick: not the convention, leave the text alone
         return str(text)
@@ -147,6 +174,8 @@ def in_flags(text: str, parser, plain: bool = False) -> str:
         if name.isidentifier() and name == name.lower():
             flag = flag_of(name, parser)
             parts[i] = flag or (name if plain else f"`{name}`")
+        elif command_of(name):
+            parts[i] = command_of(name)
         else:
             parts[i] = f"`{name}`"
     return "".join(parts)

@@ -33,7 +33,7 @@ class CannotRun(Exception):
 # What forecast() can hand a method's build(), by the name the method lists in its `needs`
 INPUTS = {
     "run": "the whole run as logged: its name, benchmark, size and bounds (never its later values)",
-    "prior_runs": "finished runs the caller gives (forecast --prior)",
+    "prior_runs": "finished runs the caller gives (`forecast(prior)`)",
     "prior_base": "the name of the method a prior acts on (None: the prior's own default)",
     "shape_prior": "logit-drift's prior on its rate, given directly (the backtest's)",
     "total_steps": "the run's planned length",
