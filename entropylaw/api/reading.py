@@ -22,7 +22,7 @@ from entropylaw.readers.common import KeyOptions
 from entropylaw.readers.dispatch import load as _load_sources
 from entropylaw.readers.model_size import parse_size
 from entropylaw.table import convention as _convention
-from entropylaw.terminal import not_found, wrap
+from entropylaw.terminal import count, not_found, wrap
 
 
 def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, algorithm=None,
@@ -131,7 +131,7 @@ class Ingested:
             lines += [f"  - {note}" for note in report.notes]
         lines += ["", format_summary(self.summary)]
         if self.output:
-            lines.append(f"\nwrote {self.output}: {len(self.table)} rows, {self.table['run_id'].nunique()} run(s)")
+            lines.append(f"\nwrote {self.output}: {count(len(self.table), 'row')}, {count(self.table['run_id'].nunique(), 'run')}")
         return wrap("\n".join(lines))
 
 

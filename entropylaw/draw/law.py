@@ -28,8 +28,19 @@ import numpy as np
 from matplotlib.collections import PathCollection
 
 from entropylaw.draw.style import ENTROPY_LABEL, STEP_LABEL, color as palette, fmt, fs, new_axes, numbers_box
+from entropylaw.terminal import wrap_words
 
 OUT_OF_RANGE = "†"  # marks an interval that leaves [0, 1], the range of a fraction
+CHAR_WIDTH = 0.6  # a character of the figure's sans-serif font, in ems (wide enough for most letters)
+
+
+def title_lines(ax, *parts: str) -> str:
+    """``parts`` as a title that fits over ``ax``: each part on its own line(s), a long run name
+    broken at its separators (``_``, ``-``, ``/``), never cut at an edge of the figure."""
+    fig = ax.figure
+    points = ax.get_position().width * fig.get_figwidth() * 72
+    chars = max(12, int(points / (CHAR_WIDTH * fs("normal"))))
+    return "\n".join(line for part in parts if part for line in wrap_words(str(part), chars))
 
 
 def score_label(fit=None) -> str:
@@ -169,7 +180,7 @@ def plot_fit(fit, ax=None, label=None, color=None, steps=None):
     ax = plot_law(fit.H_, fit.R_, fit, ax=ax, label=label or "paired scores", color=color)
     run = getattr(fit, "run_id_", None)
     if run and ax.get_title() == "":
-        ax.set_title(f"{run}: R = -a·exp(H) + b" if fit.form == "exp" else f"{run}: {fit.form} form",
+        ax.set_title(title_lines(ax, f"{run}:", "R = -a·exp(H) + b" if fit.form == "exp" else f"{fit.form} form"),
                      fontsize=fs("normal"))
     return ax.figure
 
@@ -222,5 +233,5 @@ def plot_early(pairs, early, ax=None, label=None, color=None, numbers=True, lege
     if legend:
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=fs("small"), frameon=False)
     if label and ax.get_title() == "":
-        ax.set_title(str(label), fontsize=fs("normal"))
+        ax.set_title(title_lines(ax, str(label)), fontsize=fs("normal"))
     return fig

@@ -32,6 +32,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.law import EntropyLawFit
 from entropylaw.fit.window import window_end
+from entropylaw.terminal import count
 
 
 class EarlyPrediction:
@@ -67,17 +68,18 @@ class EarlyPrediction:
         end = self.window_end(steps, origin)
         in_fit = steps <= end
         k = int(in_fit.sum())
+        last = np.floor(end) if end - np.floor(end) > 0 else end  # training steps are whole: 151.1 -> 151
         if k < 3:
-            raise EntropyLawError(f"{where}: the fit window (steps {origin:g}..{end:g}) holds {k} paired point(s); "
+            raise EntropyLawError(f"{where}: the fit window (steps {origin:g}..{last:g}) holds {count(k, 'paired point')}; "
                                   f"the log starts at step {origin:g} and its first paired point is at step "
                                   f"{steps.min():g}; the fit needs at least 3 (choose a larger `fit_steps`/`fit_frac`)")
         if k == len(steps):
-            raise EntropyLawError(f"{where}: the fit window (steps <= {end:g}) holds every point; nothing to predict")
+            raise EntropyLawError(f"{where}: the fit window (steps <= {last:g}) holds every point; nothing to predict")
         horizon = np.inf if self.predict_steps is None else end + self.predict_steps
         scored = ~in_fit & (steps <= horizon)
         if not scored.any():
             raise EntropyLawError(f"{where}: no paired point within {self.predict_steps} steps after the fit "
-                                  f"window (steps <= {end:g}); choose a larger `predict_steps`")
+                                  f"window (steps <= {last:g}); choose a larger `predict_steps`")
         self.fit_ = EntropyLawFit(conf=self.conf, score_range=self.score_range, warn=self.warn).fit(
             H[in_fit], R[in_fit], where=f"{where} (first {k} points)")
         pred = self.fit_.predict(H)

@@ -33,7 +33,7 @@ from entropylaw.fit.size_scores import FinalScoreLaw
 from entropylaw.readers.model_size import PUBLISHED_NONEMBEDDING, family_of, parse_size, parse_sizes, published_nonembedding
 from entropylaw.fit.size_text import size_text as _size_text
 from entropylaw.fit.text_table import fmt_table
-from entropylaw.terminal import wrap
+from entropylaw.terminal import count, wrap
 
 DESCRIBED = ("good fit", "weak fit")
 MIN_COEF_SIZES = 3
@@ -125,7 +125,7 @@ class ScaleResult:
     def report(self, predict=None) -> str:
         """The text ``entropylaw scale`` prints; ``predict``: sizes (default: those asked for)."""
         pct = f"{100 * self.conf:g} %"
-        lines = [f"[[Scale]] {len(self.runs)} runs, {self.runs['n_params'].nunique()} sizes; score: "
+        lines = [f"[[Scale]] {count(len(self.runs), 'run')}, {count(self.runs['n_params'].nunique(), 'size')}; score: "
                  f"{self.target_key or 'different benchmarks'} ({pct} intervals)"]
         rows = [{"run": str(r.run_id), "size": _size_text(r.n_params),
                  "final": "-" if not np.isfinite(r.final_score) else f"{r.final_score:.3f}",
@@ -141,7 +141,7 @@ class ScaleResult:
         if self.coefficient_law is None:
             lines.append(f"coefficient law (a, b, ceiling vs log10 N): refused: {self.coefficient_refused}")
         else:
-            lines.append(f"coefficient law over {len(self.coefficient_law.labels_)} runs whose fit the law describes:")
+            lines.append(f"coefficient law over the {len(self.coefficient_law.labels_)} runs whose fit the law describes:")
             for k, ln in self.coefficient_law.lines_.items():
                 lines.append(f"  {k:8s} = {ln['intercept']:+.4f} {ln['slope']:+.4f} * log10(N)   "
                              f"(residual sd {ln['s']:.4f})")
@@ -190,7 +190,8 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, **options) -> ScaleResu
     total = meta.loc[ids, "n_params"].to_numpy(dtype=float)
     fallback = ~np.isfinite(sizes) & np.isfinite(total)
     if fallback.any():
-        warnings.warn(f"{int(fallback.sum())} run(s) have no non-embedding parameter count; using total parameters "
+        n = int(fallback.sum())
+        warnings.warn(f"{count(n, 'run')} {'has' if n == 1 else 'have'} no non-embedding parameter count; using total parameters "
                       "(give `config` config.json for exact counts)", EntropyLawWarning, stacklevel=3)
         sizes = np.where(fallback, total, sizes)
     rows, series = [], {}
@@ -287,7 +288,7 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95)
         left = rows[~rows["run_id"].isin(described["run_id"])]
         why = "; ".join(dict.fromkeys(f"{_size_text(r.n_params)} ({r.trust})" for r in left.itertuples()))
         have = ", ".join(_size_text(n) for n in sorted(described["n_params"].unique())) or "none"
-        coef_refused = (f"the law describes {sizes} size(s) ({have}); the coefficient law needs {MIN_COEF_SIZES}. "
+        coef_refused = (f"the law describes {count(sizes, 'size')} ({have}); the coefficient law needs {MIN_COEF_SIZES}. "
                         f"Left out: {why}")
     else:
         coef_law = SizeLaw(conf=coef_conf).fit(described["n_params"], described["a"], described["b"],
