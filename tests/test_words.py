@@ -66,7 +66,7 @@ def test_a_long_run_name_in_a_title_stays_inside_the_figure():
     fit.run_id_ = "verl_grpo_deepseek-llm-7b-chat_gsm8k_mi300_a-long-suffix-of-a-sweep"
     fig = plot_fit(fit)
     fig.canvas.draw()
-    title = fig.axes[0].title
+    title = fig.axes[0]._left_title
     box, page = title.get_window_extent(), fig.bbox
     assert page.x0 <= box.x0 and box.x1 <= page.x1, (box, page)
     assert fit.run_id_ == "".join(title.get_text().split("\n")[:-1]).rstrip(":")  # wrapped, not cut

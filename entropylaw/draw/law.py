@@ -27,20 +27,33 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.collections import PathCollection
 
-from entropylaw.draw.style import ENTROPY_LABEL, STEP_LABEL, color as palette, fmt, fs, new_axes, numbers_box
+from entropylaw.draw.style import (ENTROPY_LABEL, STEP_LABEL, color as palette, fmt, fs, new_axes, numbers_box,
+                                   text_width)
 from entropylaw.terminal import wrap_words
 
 OUT_OF_RANGE = "†"  # marks an interval that leaves [0, 1], the range of a fraction
-CHAR_WIDTH = 0.6  # a character of the figure's sans-serif font, in ems (wide enough for most letters)
+
+
+TITLE_MARGIN = 60  # points left of the axes (the score's label and ticks) that a title starting there lacks
+
+
+def set_title(ax, *parts: str) -> None:
+    """``parts`` as the title of ``ax``, from its left edge: each part on its own line(s), a long
+    run name broken at its separators (``_``, ``-``, ``/``) where it is wider than the figure
+    (the layout moves the axes when it places the legend: the figure is what must hold it),
+    never cut at the figure's edge."""
+    ax.set_title(title_lines(ax, *parts), fontsize=fs("normal"), loc="left")
 
 
 def title_lines(ax, *parts: str) -> str:
-    """``parts`` as a title that fits over ``ax``: each part on its own line(s), a long run name
-    broken at its separators (``_``, ``-``, ``/``), never cut at an edge of the figure."""
-    fig = ax.figure
-    points = ax.get_position().width * fig.get_figwidth() * 72
-    chars = max(12, int(points / (CHAR_WIDTH * fs("normal"))))
-    return "\n".join(line for part in parts if part for line in wrap_words(str(part), chars))
+    """The lines of :func:`set_title`."""
+    points, size = ax.figure.get_figwidth() * 72 - TITLE_MARGIN, fs("normal")
+    chars = max(len(str(p)) for p in parts if p)
+    lines = [str(p) for p in parts if p]
+    while chars > 12 and max(text_width(line, size) for line in lines) > points:
+        chars -= 2
+        lines = [line for part in parts if part for line in wrap_words(str(part), chars)]
+    return "\n".join(lines)
 
 
 def score_label(fit=None) -> str:
@@ -179,9 +192,8 @@ def plot_fit(fit, ax=None, label=None, color=None, steps=None):
     """:func:`plot_law` of the points the fit was made on; returns the figure."""
     ax = plot_law(fit.H_, fit.R_, fit, ax=ax, label=label or "paired scores", color=color)
     run = getattr(fit, "run_id_", None)
-    if run and ax.get_title() == "":
-        ax.set_title(title_lines(ax, f"{run}:", "R = -a·exp(H) + b" if fit.form == "exp" else f"{fit.form} form"),
-                     fontsize=fs("normal"))
+    if run and not (ax.get_title() or ax.get_title(loc="left")):
+        set_title(ax, f"{run}:", "R = -a·exp(H) + b" if fit.form == "exp" else f"{fit.form} form")
     return ax.figure
 
 
@@ -232,6 +244,6 @@ def plot_early(pairs, early, ax=None, label=None, color=None, numbers=True, lege
                     loc="best")
     if legend:
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=fs("small"), frameon=False)
-    if label and ax.get_title() == "":
-        ax.set_title(title_lines(ax, str(label)), fontsize=fs("normal"))
+    if label and not (ax.get_title() or ax.get_title(loc="left")):
+        set_title(ax, str(label))
     return fig
