@@ -8,13 +8,14 @@ inside a number; a word longer than the whole line is folded.
 >>> wrap("run verl_ppo_qwen2.5-0.5b-instruct_gsm8k: weak fit, R² = 0.36 < 0.5", width=24).splitlines()
 ['run verl_ppo_qwen2.5-', '  0.5b-instruct_gsm8k:', '  weak fit, R² = 0.36 <', '  0.5']
 
-Many runs' messages of one kind are said once, with the runs counted (:func:`group_repeats`);
+A result shows its text in a notebook as it prints it (:func:`as_html`). Many runs' messages of one kind are said once, with the runs counted (:func:`group_repeats`);
 a count agrees with its noun (:func:`count`).
 """
 
 from __future__ import annotations
 
 import difflib
+import html
 import os
 import re
 import shutil
@@ -98,6 +99,16 @@ def wrap(text: str, width: int | None = None) -> str:
         first, *more = wrap_words(line, width - lead, width - len(hang))
         out += [" " * lead + first] + [hang + m for m in more]
     return "\n".join(out)
+
+
+def as_html(text: str) -> str:
+    """A result's text for a notebook (``_repr_html_``): as printed, its lines wrapped to the
+    cell rather than scrolled.
+
+    >>> as_html("a < b")
+    '<pre style="white-space: pre-wrap">a &lt; b</pre>'
+    """
+    return f'<pre style="white-space: pre-wrap">{html.escape(str(text), quote=False)}</pre>'
 
 
 def count(n, noun: str, plural: str | None = None) -> str:

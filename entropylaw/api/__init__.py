@@ -14,7 +14,8 @@ score-choice rule, one minimum number of points, one trust rule
   the row accounts are in ``df.attrs["row_accounts"]`` and any loss is warned about.
 - :func:`fit` fits one run (or a pooled family) -> :class:`EntropyLawFit`;
   :func:`fit_all` every run.
-- :func:`predict`: the paper's early-prediction protocol (observed later entropy).
+- :func:`predict`: the paper's early-prediction protocol (observed later entropy);
+  :func:`predict_all` every run.
 - :func:`forecast`: a true forecast from the first steps (no later information).
 - :func:`scale`: a, b and the ceiling vs model size; :func:`algorithms`: one law for
   several algorithms, or one each; :func:`summary`: what was read.
@@ -37,7 +38,7 @@ import entropylaw.table as _table
 from entropylaw._version import __version__  # noqa: F401
 from entropylaw.errors import EntropyLawError as _Error, EntropyLawWarning as _Warning
 from entropylaw.fit.algorithms import AlgorithmTest as _AlgorithmTest
-from entropylaw.fit.early import EarlyPrediction as _EarlyPrediction
+from entropylaw.fit.early import EarlyPrediction as _EarlyPrediction, EarlyPredictions as _EarlyPredictions
 from entropylaw.fit.forecast.core import Forecast, forecast_table as _forecast_table
 from entropylaw.fit.law import EntropyLawFit
 from entropylaw.fit.pairing import check_pairs as _check_pairs, pair as _pair
@@ -53,7 +54,7 @@ from entropylaw.terminal import group_repeats as _group_repeats, not_found as _n
 
 # the API: everything else of the package (the readers, the fits' parts, the commands' plumbing in
 # entropylaw.api.plumbing) is reached through its own module
-__all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "forecast", "forecast_all", "scale",
+__all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "predict_all", "forecast", "forecast_all", "scale",
            "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "FIGURES", "overview", "snapshot",
            "probe", "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes", "EntropyLawFit",
            "Forecast"]
@@ -129,6 +130,18 @@ def predict(df: _pd.DataFrame, run: str | None = None, *, fit_frac=None, fit_ste
     p = _pair(df, _one_run(df, run), x=x, y=y, mode=pairing)
     return _EarlyPrediction(fit_steps=fit_steps, fit_frac=fit_frac, conf=conf, score_range=score_range,
                            predict_steps=predict_steps).fit(p)
+
+
+def predict_all(df: _pd.DataFrame, runs=None, **options) -> _EarlyPredictions:
+    """:func:`predict` on every run (or ``runs``), with the same ``options``:
+    ``{run_id: EarlyPrediction}`` whose ``str()`` is what ``entropylaw predict`` prints
+    (``.report(curve=True)``: each run's error vs window too). A warning several runs share
+    is said once, with the runs counted."""
+    ids = list(runs) if runs is not None else run_ids(df)
+    with _said_once():
+        done = {r: predict(df, r, **options) for r in ids}
+    return _EarlyPredictions(done, fit_steps=options.get("fit_steps"), fit_frac=options.get("fit_frac"),
+                             predict_steps=options.get("predict_steps"), conf=options.get("conf", 0.95))
 
 
 def forecast(df: _pd.DataFrame, run: str | None = None, *, prior: _pd.DataFrame | None = None,

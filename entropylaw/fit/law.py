@@ -37,7 +37,7 @@ from entropylaw.fit import forms as forms_mod
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.robust import odr_fit, robust_fit
-from entropylaw.terminal import wrap
+from entropylaw.terminal import as_html, wrap
 
 INTERVALS = ("ar1", "block-bootstrap", "run-bootstrap", "iid")
 INTERVAL_TEXT = {
@@ -277,6 +277,10 @@ class EntropyLawFit:
 
     def __str__(self) -> str:
         return self.fit_report()
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the fit as :meth:`fit_report` prints it (an unfitted one as its repr)."""
+        return as_html(self.fit_report() if hasattr(self, "a_") else repr(self))
 
     def __repr__(self) -> str:
         if not hasattr(self, "a_"):

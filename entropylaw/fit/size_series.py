@@ -33,7 +33,7 @@ from entropylaw.fit.size_scores import FinalScoreLaw
 from entropylaw.readers.model_size import PUBLISHED_NONEMBEDDING, family_of, parse_size, parse_sizes, published_nonembedding
 from entropylaw.fit.size_text import size_text as _size_text
 from entropylaw.fit.text_table import fmt_table
-from entropylaw.terminal import count, wrap
+from entropylaw.terminal import as_html, count, wrap
 
 DESCRIBED = ("good fit", "weak fit")
 MIN_COEF_SIZES = 3
@@ -165,6 +165,9 @@ class ScaleResult:
 
     def __str__(self) -> str:
         return self.report()
+
+    def _repr_html_(self) -> str:
+        return as_html(self.report())
 
     def plot(self, ax=None, predict=None):
         """The final score vs size: runs, the law with its band, the predicted sizes."""
