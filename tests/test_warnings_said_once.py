@@ -99,3 +99,10 @@ def test_warnings_on_stderr_fit_the_width_and_q_silences_them(columns):
 def test_an_unknown_run_on_the_command_line_is_one_short_line():
     out = _cli("fit", str(REAL), "--run", "X")
     assert out.returncode == 2 and out.stderr == "entropylaw: error: --run: no run 'X' among the 20 runs (none is close)\n"
+
+
+@pytest.mark.skipif(not SIZES.is_dir(), reason="no data/real-sizes")
+def test_q_silences_the_warnings_of_the_figures_too(tmp_path):
+    out = _cli("figures", str(SIZES), "--out", str(tmp_path), "--which", "law", "--format", "png", "-q")
+    assert out.returncode == 0 and "warning" not in out.stderr, out.stderr
+    assert list(tmp_path.glob("*.png"))

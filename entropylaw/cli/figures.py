@@ -49,9 +49,9 @@ def add_parser(subparsers) -> None:
     add_common(p)
     p.add_argument("--which", nargs="+", choices=NAMES, metavar="NAME",
                    help=f"only these figures ({', '.join(NAMES)})")
-    p.add_argument("--format", nargs="+", default=["png", "pdf"], choices=["png", "pdf", "svg"],
+    p.add_argument("--format", nargs="+", default=["png", "pdf"], choices=plumbing.FIGURE_FORMATS,
                    help="file formats (default png pdf)")
-    p.add_argument("--style", default="screen", choices=["screen", "paper"],
+    p.add_argument("--style", default="screen", choices=plumbing.FIGURE_STYLES,
                    help="screen (default) or paper: one column 3.5 in / two columns 7 in wide, fonts of 7 pt "
                         "and more, TrueType (Type 42) fonts in PDF, PNG at 300 dpi")
     p.set_defaults(func=run)
@@ -69,6 +69,6 @@ def run(args) -> int:
     for line in res.skipped:
         print(f"entropylaw: skipped {line}", file=sys.stderr)
     print(res)
-    for w in res.warnings:
+    for w in [] if args.quiet else res.warnings:
         print_warning(w)
     return 0

@@ -29,9 +29,9 @@ def add_parser(subparsers) -> None:
                                           "interval, goodness of fit, alternative forms by AIC/BIC.")
     add_fit_arguments(p)
     g = p.add_argument_group("model")
-    g.add_argument("--form", choices=["exp", "linear", "exp-free", "power"], default="exp",
+    g.add_argument("--form", choices=plumbing.FIT_FORMS, default="exp",
                    help="functional form fitted (default exp: the law)")
-    g.add_argument("--robust", choices=["huber", "soft_l1"], help="robust loss against outlier steps")
+    g.add_argument("--robust", choices=plumbing.ROBUST_LOSSES, help="robust loss against outlier steps")
     g.add_argument("--eiv", action="store_true", help="errors-in-variables (scipy.odr): entropy is noisy too")
     g.add_argument("--pool", action="store_true", help="fit all runs as one family (one shared a, b)")
     p.set_defaults(func=run)

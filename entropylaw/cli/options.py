@@ -20,7 +20,7 @@ import re
 import sys
 
 from entropylaw import api
-from entropylaw.api.plumbing import parse_size as api_size, parse_sizes as api_sizes, width, wrap
+from entropylaw.api.plumbing import ENTROPY_CONVENTIONS, INTERVALS, PAIRINGS, parse_size as api_size, parse_sizes as api_sizes, width, wrap
 from entropylaw.errors import EntropyLawError
 
 
@@ -222,8 +222,7 @@ def add_source_arguments(parser) -> None:
 
 def add_entropy_convention(g) -> None:
     g.add_argument("--entropy-convention", metavar="NAME", help="the logged entropy's aggregation (see 'entropylaw "
-                   "audit'), converted to token-mean before fitting: token-mean, seq-mean-token-sum, "
-                   "seq-mean-token-sum-norm:T")
+                   f"audit'), converted to token-mean before fitting: {', '.join(ENTROPY_CONVENTIONS)}")
 
 
 def add_fit_arguments(p, plot=True) -> None:
@@ -234,11 +233,11 @@ def add_fit_arguments(p, plot=True) -> None:
     g.add_argument("--x-key", default="entropy", metavar="METRIC", help="entropy metric (default: entropy)")
     g.add_argument("--y-key", metavar="METRIC",
                    help="score metric (default: val/mean, else the single val/<bench>, else score)")
-    g.add_argument("--pairing", choices=["nearest-earlier", "same"], default="nearest-earlier",
+    g.add_argument("--pairing", choices=PAIRINGS, default="nearest-earlier",
                    help="pair a score with entropy at the same step or the nearest earlier one (default)")
     g.add_argument("--score-range", metavar="LO,HI", type=score_range,
                    help="reject scores outside this range, e.g. 0,1")
-    g.add_argument("--interval", choices=["ar1", "block-bootstrap", "run-bootstrap", "iid"], default="ar1",
+    g.add_argument("--interval", choices=INTERVALS, default="ar1",
                    help="interval method (default ar1: AR(1)-aware least-squares covariance)")
     g.add_argument("--conf", type=CONF, default=0.95, help="interval level, 0 < CONF < 1 (default 0.95)")
     g.add_argument("--n-boot", type=N_BOOT, default=1000, help="bootstrap resamples, >= 2 (default 1000)")
