@@ -5,7 +5,12 @@ next blank line). Rendered as Markdown those lines would be nested block quotes,
 subscript such as ``res.summary["table1"]["0.002"]`` would read as a reference link that
 ``mkdocs build --strict`` refuses. This hook turns each doctest block outside a fence into a
 fenced ``pycon`` block, and each Sphinx role into the code it names, for the pages and for
-the docstrings mkdocstrings renders.
+the docstrings mkdocstrings renders. A doctest directive (``# doctest: +SKIP``) is for the
+test runner, not the reader: it is dropped from the page, and the spaces that aligned it. Long
+code lines wrap on the page (``docs/css/code.css``) instead of hiding behind a scroll bar.
+
+>>> DoctestBlocks(None).run(['>>> f.plot()        # doctest: +SKIP', '>>> x = 1  # one  # doctest: +SKIP'])
+['', '```pycon', '>>> f.plot()', '>>> x = 1  # one', '```', '']
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from mkdocs.plugins import event_priority
 FENCE = re.compile(r"^\s*(```|~~~)")
 # a Sphinx role (:func:`load`, :class:`~.core.Forecast`) is shown as the code it names
 ROLE = re.compile(r":(?:func|class|mod|meth|attr|data|exc|obj):`~?\.?([^`]+)`")
+# a doctest directive at the end of an example's line, with the spaces before it
+DIRECTIVE = re.compile(r"\s*#\s*doctest:\s*[+-][A-Z_]+(?:\s*,\s*[+-][A-Z_]+)*\s*$")
 
 
 class DoctestBlocks(Preprocessor):
@@ -35,7 +42,8 @@ class DoctestBlocks(Preprocessor):
                 indent = line[: len(line) - len(line.lstrip())]
                 block = []
                 while i < len(lines) and lines[i].strip():
-                    block.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i].lstrip())
+                    text = lines[i][len(indent):] if lines[i].startswith(indent) else lines[i].lstrip()
+                    block.append(DIRECTIVE.sub("", text))
                     i += 1
                 out += ["", f"{indent}```pycon", *(indent + b for b in block), f"{indent}```", ""]
                 continue

@@ -14,7 +14,7 @@ from entropylaw import table
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import KeyOptions, finalize
 from entropylaw.readers.dispatch import load
-from entropylaw.readers.verl_console import read_verl_console
+from entropylaw.readers.verl_console import CUT, read_verl_console
 
 REAL = {
     "verl_gpg_qwen2-7b-instruct_gsm8k+math_fsdp": ("Qwen2-7B-Instruct", "gpg", "gsm8k+math", 7e9),
@@ -107,7 +107,7 @@ def test_cut_lines_drop_their_last_pair(real_logs):
     cut = [n for n, line in enumerate(path.read_bytes().split(b"\n"), 1) if len(line) == 4096 and b"step:" in line]
     [raw] = read_verl_console(path)
     finalize(raw)
-    assert raw.report.dropped["cut-off pair"] == len(cut) == 27 and raw.report.balanced()
+    assert raw.report.dropped[CUT] == len(cut) == 27 and raw.report.balanced()
     kept_lines = set(np.asarray(raw.lines).tolist())
     assert set(cut) <= kept_lines
 

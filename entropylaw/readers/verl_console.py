@@ -58,7 +58,7 @@ from entropylaw.readers.verl_echo import MARK, EchoCollector, echo_rows
 
 NON_NUMERIC = "non-numeric value"
 MALFORMED = "malformed key:value pair"
-CUT = "cut-off pair"
+CUT = "value at the end of a cut-off line"
 # W&B's console capture (output.log) cuts a line at 4096 bytes: its last pair may be a
 # truncated number ("0.12" of "0.1234"), so it is dropped, never read
 CUT_LINE_BYTES = 4096

@@ -33,7 +33,7 @@ class CannotRun(Exception):
 # What forecast() can hand a method's build(), by the name the method lists in its `needs`
 INPUTS = {
     "run": "the whole run as logged: its name, benchmark, size and bounds (never its later values)",
-    "prior_runs": "finished runs the caller gives (forecast --prior)",
+    "prior_runs": "finished runs the caller gives (`forecast(prior)`)",
     "prior_base": "the name of the method a prior acts on (None: the prior's own default)",
     "shape_prior": "logit-drift's prior on its rate, given directly (the backtest's)",
     "total_steps": "the run's planned length",
@@ -183,7 +183,8 @@ class ForecastMethod(Method):
         self.q_ = self.sigma_**2
         if len(y) - n_late < 2:
             self.warnings_.append(f"too few {run.target_kind} points to score the method on the late part of the "
-                                  "window: its model-error term is a guess (as large as the noise)")
+                                  "window: how far its curve misses is not measured, so the interval assumes it misses by as much as the "
+                                  "score's noise")
             return
         cut = float(y.steps[-n_late - 1])
         early = self.clone(n_boot=0)
@@ -192,7 +193,8 @@ class ForecastMethod(Method):
         try:
             early._fit(early_run, 0)
         except (CannotRun, fc.TooFewPoints):
-            self.warnings_.append("cannot refit on the early part of the window: its model-error term is a guess")
+            self.warnings_.append("cannot refit on the early part of the window: how far its curve misses is not "
+                                  "measured, so the interval assumes it misses by as much as the score's noise")
             return
         err = early._mid(y.steps[-n_late:]) - y.values[-n_late:]
         self.late_rmse_ = float(np.sqrt(np.mean(err**2)))
