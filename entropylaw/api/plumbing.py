@@ -13,7 +13,7 @@ from entropylaw.api.tools import PRECISIONS, PROBE_WHATIF, audit_text
 from entropylaw.fileio import check_writable, dumps
 from entropylaw.fit.forecast.core import ALL_METHODS as FORECAST_METHODS, DEFAULT, METHODS as _CURVE_METHODS
 from entropylaw.fit.forecast.core import defaults_by_kind
-from entropylaw.fit.forecast.decide import decision_lines
+from entropylaw.fit.forecast.text import decision_lines
 from entropylaw.fit.run_summary import format_summary
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.table import wide
