@@ -82,7 +82,7 @@ def threshold_for(level: float, values, target_key: str, target_kind: str, n_pro
     """The default threshold and where it comes from (module docstring); ``values``: the
     window's target values (its noise is the fallback), ``bounds`` the score's range."""
     n, bench = (n_problems, "`n_problems`") if n_problems else problems_of(target_key)
-    unit = point_size(bounds)
+    unit, hint = point_size(bounds), ""
     if n and target_kind == "validation" and unit:
         scale = 100 * unit
         p = float(np.clip(level / scale, 0.0, 1.0))
@@ -92,18 +92,16 @@ def threshold_for(level: float, values, target_key: str, target_kind: str, n_pro
         se = robust_noise(values)
         why = "the window's noise (median absolute successive difference of the score)"
         if n_problems and target_kind != "validation":
-            why += f"; `n_problems` applies to a validation score, and this run's target is its {target_kind}"
+            hint = f"; `n_problems` applies to a validation score, and this run's target is its {target_kind}"
         elif n_problems and not unit:
-            why += "; `n_problems` applies to a score in [0, 1], and this one is not"
+            hint = "; `n_problems` applies to a score in [0, 1], and this one is not"
         elif target_kind == "validation":
-            why += "; give `n_problems` N for the binomial standard error of an N-problem validation set"
-    if unit is None:
-        return se, why
-    if se < POINTS_FLOOR * unit:
-        return POINTS_FLOOR * unit, f"{why}, {se / unit:.2f} points, raised to the {POINTS_FLOOR:g}-point floor"
-    if se > POINTS_CAP * unit:
-        return POINTS_CAP * unit, f"{why}, {se / unit:.1f} points, held at the {POINTS_CAP:g}-point cap"
-    return se, why
+            hint = "; give `n_problems` N for the binomial standard error of an N-problem validation set"
+    if unit is not None and se < POINTS_FLOOR * unit:
+        return POINTS_FLOOR * unit, f"{why}: {se / unit:.2f} points, raised to the {POINTS_FLOOR:g}-point floor{hint}"
+    if unit is not None and se > POINTS_CAP * unit:
+        return POINTS_CAP * unit, f"{why}: {se / unit:.1f} points, held at the {POINTS_CAP:g}-point cap{hint}"
+    return se, why + hint
 
 
 def call_of(lo: float, hi: float, threshold: float) -> str:
@@ -165,9 +163,10 @@ def cost_of(steps_left: float, step_cost=None, step_seconds=None) -> dict | None
         return {"amount": float(steps_left * step_cost), "unit": "GPU-hours", "per_step": float(step_cost),
                 "source": "given (`step_cost`, GPU-hours per step)"}
     if step_seconds is not None and np.isfinite(step_seconds) and step_seconds > 0:
-        return {"amount": float(steps_left * step_seconds / 3600), "unit": "hours", "per_step": float(step_seconds),
-                "source": f"the log's timing, median {step_seconds:.4g} s a step in the window: wall-clock hours "
-                          "(times the run's GPUs for GPU-hours; or give `step_cost`)"}
+        return {"amount": float(steps_left * step_seconds / 3600), "unit": "wall-clock hours",
+                "per_step": float(step_seconds),
+                "source": f"the log's timing, median {step_seconds:.4g} s a step in the window (times the run's GPUs "
+                          "for GPU-hours, or give `step_cost`)"}
     return None
 
 

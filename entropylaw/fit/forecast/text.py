@@ -12,8 +12,8 @@ import numpy as np
 
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
 from entropylaw.fit.forecast.final import describe
-from entropylaw.fit.text_table import fmt_table
-from entropylaw.terminal import wrap
+from entropylaw.fit.text_table import GAP, cell, fmt_table
+from entropylaw.terminal import width as text_width, wrap
 
 COLUMNS = [("method", "method"), ("step", "step"), ("forecast", "forecast"), ("interval", "interval"),
            ("observed", "observed"), ("plateau", "plateau"), ("plateau_ci", "plateau_ci"), ("90%_step", "t90"),
@@ -187,17 +187,46 @@ ONE_LINE = [("run", "run"), ("window", "window"), ("final [90 %]", "final"), ("o
             ("to step", "to"), ("gain [90 %]", "gain"), ("call", "call")]
 
 
+def short(text, n: int) -> str:
+    """``text`` cut in the middle to ``n`` characters (runs of one sweep differ at their ends)."""
+    text = str(text)
+    if len(text) <= n:
+        return text
+    head = (n - 1) // 2
+    return text[:head] + "~" + text[-(n - 1 - head):]
+
+
+def line_table(rows: list[dict], columns: list[tuple[str, str]], width: int | None = None) -> str:
+    """One line per row, the first column (a run's name) cut in the middle so that every line
+    fits ``width`` (default: the terminal's); the other columns keep their width."""
+    width = text_width() if width is None else width
+    cells = [[cell(r.get(k)) for _, k in columns] for r in rows]
+    sizes = [max([len(h)] + [len(c[i]) for c in cells]) for i, (h, _) in enumerate(columns)]
+    sizes[0] = max(12, min(sizes[0], width - sum(sizes[1:]) - GAP * (len(sizes) - 1)))
+
+    def line(values):
+        out = [short(values[0], sizes[0]).ljust(sizes[0])] + [v.ljust(w) for v, w in zip(values[1:], sizes[1:])]
+        return (" " * GAP).join(out).rstrip()
+    return "\n".join([line([h for h, _ in columns])] + [line(c) for c in cells])
+
+
 def one_line_text(forecasts) -> str:
     """The one-line-per-run table, and what its columns mean."""
     pct = next((f"{100 * fc.conf:g} %" for fc in forecasts.values()), "90 %")
+    rows = one_line_rows(forecasts)
     cols = [(h.replace("90 %", pct), k) for h, k in ONE_LINE]
-    if all(r["observed"] is None for r in one_line_rows(forecasts)):
+    if all(r["observed"] is None for r in rows):
         cols = [c for c in cols if c[1] != "observed"]
+    fracs = {fc.fit_frac for fc in forecasts.values()}
+    head = f"{len(rows)} runs, one line each"
+    if len(fracs) == 1 and None not in fracs:  # one share for every run: said once
+        cols = [c for c in cols if c[1] != "window"]
+        head += f": forecast from the first {100 * fracs.pop():g} % of each run's steps (a backtest)"
     units = {(fc.decision or {}).get("units") for fc in forecasts.values()} - {None}
     said = ("final: the default method's final score; gain: what continuing from the window's end to that step "
-            f"adds, in {' / '.join(sorted(units)) or 'points'}; call: stop / continue / undecided (the likely call "
-            "and its step) against the threshold of each run (--full: every run's forecast, threshold and reasons)")
-    return fmt_table(one_line_rows(forecasts), cols, optional=("window", "to step")) + "\n" + said
+            f"adds, in {' or '.join(sorted(units)) or 'points'}; call: stop / continue / undecided (the likely call "
+            "and its step) against each run's threshold; --full: every run's forecast, threshold and reasons")
+    return head + "\n" + line_table(rows, cols) + "\n" + said
 
 
 class Forecasts(dict):
