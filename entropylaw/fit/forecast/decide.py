@@ -269,6 +269,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
            "units": unit_name(bounds), "point": point_size(bounds),
            "cost": cost_of(to_step - end, step_cost, step_seconds)}
     lo, hi = np.quantile(fdraws, [(1 - conf) / 2, (1 + conf) / 2]) if len(fdraws) else (np.nan, np.nan)
+    out["final"] = {"step": to_step, "expected": final, "lo": float(lo), "hi": float(hi)}
     why_not = no_forecast_reason(float(lo), float(hi), bounds)
     if why_not or not np.isfinite([gain["lo"], gain["hi"]]).all():
         out.update(call=None, reason=why_not or "the forecast has no finite draws")
