@@ -237,7 +237,7 @@ def to_step_of(total_steps, planned, last, backtest: bool, at_last: float, end: 
     """The step N the gain runs to, and why (module docstring)."""
     if total_steps is not None:
         return float(total_steps), "the planned last step, `total_steps`"
-    if planned is not None and planned > end:
+    if planned is not None and planned > end and planned >= last:  # a plan the run went past is not its end
         return float(planned), "the planned last step the log states"
     if backtest:
         return float(last), "the log's last step, a backtest"
@@ -299,7 +299,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
 
 
 # what a log says of its run beyond its scores: its planned length, the time a step takes
-PLANNED_KEYS = ("total_training_steps", "max_steps", "trainer/total_training_steps")
+PLANNED_KEYS = ("total_training_steps", "trainer/total_training_steps", "max_steps", "total_steps")
 TIMING_KEYS = ("timing_s/step", "perf/time_per_step", "time_per_step", "step_time")
 
 
