@@ -57,7 +57,7 @@ from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY
 from entropylaw.fit.forecast.data import RunData, window_end
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
-from entropylaw.fit.forecast.decide import decision_on, log_facts, step_seconds_upto, to_step_of
+from entropylaw.fit.forecast.decide import decision_on, final_draws, log_facts, step_seconds_upto, to_step_of
 from entropylaw.fit.forecast import text as _text
 from entropylaw.fit.forecast.final import final_steps
 from entropylaw.fit.forecast.names import DEFAULT
@@ -195,10 +195,14 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
                     float(at_steps[-1]), end)
     decision, draws = decision_on(win, decided, conf, target, threshold, n_problems, first, curve, to, step_cost,
                                   step_seconds_upto(log.get("timing"), end))
+    point = (decision.get("final") or {}).get("expected")
+    shown = fitted.get(default)
+    if shown is not None and shown.ok_ and shown.name != decision.get("method"):  # what rank compares: the shown
+        point, draws = final_draws(shown, run.target_kind, run.origin, to[0], spacing)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
                     at_steps, results, note, default=default, observed=observed, decision=decision,
                     fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end), final_steps=fin_steps,
-                    final_draws=draws)
+                    final_draws=draws, final_point=point)
 
 
 def describe_method(name: str) -> str:

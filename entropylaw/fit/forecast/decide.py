@@ -121,14 +121,19 @@ def gain_summary(draws, expected: float, conf: float) -> dict:
     return {"expected": float(expected), "lo": float(lo), "hi": float(hi)}
 
 
-def final_and_now(m, kind: str, origin: float, end: float, to_step: float, spacing: float):
-    """``m``'s final score at ``to_step`` (as :mod:`.final` defines it) and its level at the
-    window's end: (final point, final draws (B,), now point, now draws (B,)), row by row from
-    the same parameter draw (where the method's draws do not line up, the now is its point)."""
+def final_draws(m, kind: str, origin: float, to_step: float, spacing: float) -> tuple[float, np.ndarray]:
+    """``m``'s final score at ``to_step`` as :mod:`.final` defines it: its point and draws (B,)."""
     steps = final_steps(kind, origin, to_step, spacing)
     fmid, fdraws = m.predictive(steps[-1:]) if kind == "validation" else m.predictive(steps, average=True)
+    return float(np.asarray(fmid)[-1]), np.asarray(fdraws, float)[:, -1]
+
+
+def final_and_now(m, kind: str, origin: float, end: float, to_step: float, spacing: float):
+    """``m``'s final score at ``to_step`` (:func:`final_draws`) and its level at the window's
+    end: (final point, final draws (B,), now point, now draws (B,)), row by row from the same
+    parameter draw (where the method's draws do not line up, the now is its point)."""
+    final, fdraws = final_draws(m, kind, origin, to_step, spacing)
     nmid, ndraws = m.curve(np.array([float(end)]))
-    final, fdraws = float(np.asarray(fmid)[-1]), np.asarray(fdraws, float)[:, -1]
     now = float(np.asarray(nmid)[0])
     ndraws = np.asarray(ndraws, float)[:, 0] if ndraws is not None and len(ndraws) == len(fdraws) \
         else np.full(len(fdraws), now)

@@ -34,11 +34,14 @@ PRUNE_BELOW = 0.05
 
 
 def _aligned(draws, seed: int = 0) -> np.ndarray:
-    """The runs' draws as one (runs, B) array: a run with fewer draws is resampled (its own
-    draws, with replacement) up to the most any run has."""
+    """The runs' draws as one (runs, B) array, each run's in an order of its own: every run's
+    forecast draws its noise from the same seeded stream, so draw k of two runs would share
+    it (and the runs would never cross). A run with fewer draws is resampled (its own draws,
+    with replacement) up to the most any run has."""
     n = max(len(d) for d in draws)
     rng = np.random.default_rng(seed)
-    rows = [np.asarray(d, float) if len(d) == n else np.asarray(d, float)[rng.integers(0, len(d), n)] for d in draws]
+    rows = [np.asarray(d, float)[rng.permutation(len(d))] if len(d) == n
+            else np.asarray(d, float)[rng.integers(0, len(d), n)] for d in draws]
     return np.vstack(rows)
 
 
@@ -96,6 +99,9 @@ class Ranking:
             lines.append((line + ("  " + r["note"] if r.get("note") else "")).rstrip())
         lines.append("p_best: the share of joint draws in which the run ends best; p_near: within the threshold of the "
                      "best; the final score is each run's own (its last step, or a training score's last 5 %)")
+        if any(r.get("note") == "last-value" for r in self.rows):
+            lines.append("last-value: the default method cannot run on the run's window; it is ranked on the last "
+                         "value's draws")
         if any(r.get("note") == "no forecast" for r in self.rows):
             lines.append("no forecast: the interval spans over half the score's range; the run is ranked on its wide "
                          "draws, and is rarely pruned")
@@ -124,20 +130,21 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
     p_near = share_near(draws, thr, seed) if draws else []
     rows = []
     for fc, pb, pn in zip(ranked, p_best, p_near):
-        d, conf = fc.decision, fc.conf
-        fin = d.get("final", {})
+        d, conf = fc.decision or {}, fc.conf
         lo, hi = np.quantile(fc.final_draws, [(1 - conf) / 2, (1 + conf) / 2])
-        rows.append({"run_id": fc.run_id, "expected": fin.get("expected"), "lo": float(lo), "hi": float(hi),
+        fin = fc.methods[fc.default].final if fc.default in fc.methods else None
+        note = "no forecast" if (fin or {}).get("no_forecast") else fc.default if d.get("method") != fc.default else None
+        rows.append({"run_id": fc.run_id, "expected": fc.final_point, "lo": float(lo), "hi": float(hi),
                      "p_best": float(pb), "p_near": float(pn), "prune": bool(len(ranked) > 1 and pn < PRUNE_BELOW),
-                     "to_step": fin.get("step"), "observed": _observed(fc),
-                     "note": "no forecast" if d.get("reason") else None})
+                     "to_step": (d.get("gain") or {}).get("to_step"), "observed": _observed(fc), "note": note})
     rows.sort(key=lambda r: -r["expected"])
+    notes = []
     for fc in fcs:
         if fc not in ranked:
             rows.append({"run_id": fc.run_id, "expected": None, "lo": None, "hi": None, "p_best": None,
                          "p_near": None, "prune": False, "to_step": None, "observed": _observed(fc),
-                         "note": f"not ranked: {(fc.decision or {}).get('reason', 'no draws')}"})
-    notes = []
+                         "note": "not ranked"})
+            notes.append(f"not ranked: {fc.run_id}: {(fc.decision or {}).get('reason', 'no draws')}")
     if len(ranked) == 1:
         notes.append("one run with a forecast: it is best by default, and nothing is pruned")
     if len(points) > 1:

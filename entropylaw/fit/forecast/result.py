@@ -61,8 +61,9 @@ class Forecast:
     run_last: float | None = None  # the run's last logged step
     law_verdict: str | None = None  # the law's verdict on the window, where it does not apply
     final_steps: np.ndarray | None = None  # the steps whose score makes the final score
-    # the decision method's draws of the final score at the gain's last step (what rank compares)
+    # the shown (default) method's final score at the gain's last step, its point and draws (what rank compares)
     final_draws: np.ndarray | None = None
+    final_point: float | None = None
 
     @property
     def final_observed(self) -> float | None:
