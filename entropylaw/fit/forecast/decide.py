@@ -8,9 +8,9 @@ From one method's forecast (its expected curve, its predictive draws of the fina
   the window's end: joint draws, so the gain's interval is not a difference of two intervals).
   N is the planned last step (``total_steps``), else the log's last step in a backtest,
   else the forecast's last step;
-- **the call**: ``stop`` when the upper end of the gain's interval is below the threshold,
-  ``continue`` when its lower end is above it, else ``undecided``, with the step at which the
-  call is likely made. No call without a forecast (an interval wider than half the score's
+- **the call**: ``stop`` when the gain's 90 % upper bound (its 90th percentile over the
+  draws; ``conf``) is below the threshold, ``continue`` when its 90 % lower bound (10th
+  percentile) is above it, else ``undecided``, with the step at which the call is likely made. No call without a forecast (an interval wider than half the score's
   range, :func:`~.final.no_forecast_reason`);
 - **threshold**: one binomial standard error ``sqrt(p (1 - p) / n)`` of the validation set
   (``n`` problems, ``p`` the expected score at the window's end), else the window's noise;
@@ -23,7 +23,7 @@ From one method's forecast (its expected curve, its predictive draws of the fina
 >>> import numpy as np
 >>> call_of(0.004, 0.009, threshold=0.01), call_of(0.02, 0.05, 0.01), call_of(0.0, 0.05, 0.01)
 ('stop', 'continue', 'undecided')
->>> g = gain_summary(np.array([0.01, 0.02, 0.03, 0.04, 0.05]), expected=0.03, conf=0.5)
+>>> g = gain_summary(np.array([0.01, 0.02, 0.03, 0.04, 0.05]), expected=0.03, conf=0.75)
 >>> g["expected"], g["lo"], g["hi"]
 (0.03, 0.02, 0.04)
 """
@@ -114,10 +114,12 @@ def call_of(lo: float, hi: float, threshold: float) -> str:
 
 
 def gain_summary(draws, expected: float, conf: float) -> dict:
-    """The gain's expected value and its ``conf`` interval from its per-draw values."""
+    """The gain's expected value and its one-sided ``conf`` bounds from its per-draw values:
+    ``lo`` the ``1 - conf`` quantile, ``hi`` the ``conf`` quantile (a 90 % upper bound is
+    the 90th percentile; together the two bounds make a ``2 conf - 1`` interval)."""
     d = np.asarray(draws, float)
     d = d[np.isfinite(d)]
-    lo, hi = np.quantile(d, [(1 - conf) / 2, (1 + conf) / 2]) if len(d) else (np.nan, np.nan)
+    lo, hi = np.quantile(d, [1 - conf, conf]) if len(d) else (np.nan, np.nan)
     return {"expected": float(expected), "lo": float(lo), "hi": float(hi)}
 
 
