@@ -216,7 +216,9 @@ def test_threshold_is_one_binomial_standard_error_held_between_1_and_3_points():
     thr, _ = dc.threshold_for(70.0, [60, 62, 61, 65, 64], "val/gsm8k", "validation", bounds=(0.0, 100.0))
     assert thr == pytest.approx(100 * np.sqrt(0.21 / 1319))   # a score in percent: the same SE, in percent
     thr, why = dc.threshold_for(3.0, [1.0, 3.0, 2.0, 6.0, 5.0], "val/gsm8k", "validation", bounds=None)
-    assert thr == pytest.approx(1.4826 * 1.5 / np.sqrt(2)) and "points" not in why   # no percent scale: no clamp
+    assert thr == pytest.approx(1.4826 * 1.5 / np.sqrt(2)) and "points" not in why   # no range: no clamp
+    thr, why = dc.threshold_for(-1.0, [-1.0, -1.0, -1.0], "val/aime24", "validation", bounds=(-1.0, 1.0))
+    assert thr == pytest.approx(0.02) and "raised to 1 % of the score's range" in why   # a flat reward in [-1, 1]
 
 
 def test_target_step_hostile_cases():

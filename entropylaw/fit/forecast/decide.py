@@ -15,7 +15,8 @@ From one method's forecast (its expected curve, its predictive draws of the fina
 - **threshold**: one binomial standard error ``sqrt(p (1 - p) / n)`` of the validation set
   (``n`` problems, ``p`` the expected score at the window's end), else the window's noise;
   for a score in [0, 1] (or in percent) held between 1 and 3 points (:data:`POINTS_FLOOR`,
-  :data:`POINTS_CAP`), said which; or given;
+  :data:`POINTS_CAP`), for another bounded score between 1 and 3 % of its range, said which;
+  or given;
 - **cost**: what the rest costs, from a cost per step or the log's own timing;
 - **target step**: the first step at which the expected score is at or above ``target``
   (a score is better higher), with the share of draws that reach it within the searched range.
@@ -97,6 +98,12 @@ def threshold_for(level: float, values, target_key: str, target_kind: str, n_pro
             hint = "; `n_problems` applies to a score in [0, 1], and this one is not"
         elif target_kind == "validation":
             hint = "; give `n_problems` N for the binomial standard error of an N-problem validation set"
+    if unit is None and bounds is not None:  # a bounded score without a percent scale: 1 % of its range
+        span = (float(bounds[1]) - float(bounds[0])) / 100
+        if se < POINTS_FLOOR * span:
+            return POINTS_FLOOR * span, f"{why}: {se:.3g}, raised to {POINTS_FLOOR:g} % of the score's range{hint}"
+        if se > POINTS_CAP * span:
+            return POINTS_CAP * span, f"{why}: {se:.3g}, held at {POINTS_CAP:g} % of the score's range{hint}"
     if unit is not None and se < POINTS_FLOOR * unit:
         return POINTS_FLOOR * unit, f"{why}: {se / unit:.2f} points, raised to the {POINTS_FLOOR:g}-point floor{hint}"
     if unit is not None and se > POINTS_CAP * unit:
@@ -272,7 +279,8 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
         source = "given (`threshold`)"
     gain = {"from_step": float(end), "to_step": to_step, "to_step_source": to_why,
             **gain_summary(fdraws - ndraws, final - now, conf)}
-    out = {"method": m.name, "threshold": float(threshold), "threshold_source": source, "gain": gain,
+    out = {"method": m.name, "conf": float(conf), "threshold": float(threshold), "threshold_source": source,
+           "gain": gain,
            "units": unit_name(bounds), "point": point_size(bounds),
            "cost": cost_of(to_step - end, step_cost, step_seconds)}
     lo, hi = np.quantile(fdraws, [(1 - conf) / 2, (1 + conf) / 2]) if len(fdraws) else (np.nan, np.nan)

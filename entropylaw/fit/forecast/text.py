@@ -56,7 +56,8 @@ def decision_lines(d) -> list[str]:
     cost = d.get("cost")
     spend = "" if not cost else f" for {cost['amount']:.3g} {cost['unit']}"
     lines = [f"    gain ({d['method']}): continuing from step {g['from_step']:g} to step {g['to_step']:g} adds "
-             f"{gain_text(d)} {units}{spend} (step {g['to_step']:g}: {g['to_step_source']})"]
+             f"{gain_text(d)} {units}{spend} ({100 * d.get('conf', 0.9):g} % bounds; step {g['to_step']:g}: "
+             f"{g['to_step_source']})"]
     if cost:
         lines.append(f"      cost: {cost['source']}")
     thr = f"the threshold {_gain(d['threshold'], p).lstrip('+')} {units} ({d['threshold_source']})"
@@ -184,7 +185,7 @@ def one_line_rows(forecasts) -> list[dict]:
 
 
 ONE_LINE = [("run", "run"), ("window", "window"), ("final [90 %]", "final"), ("observed", "observed"),
-            ("to step", "to"), ("gain [90 %]", "gain"), ("call", "call")]
+            ("to step", "to"), ("gain", "gain"), ("call", "call")]
 
 
 def short(text, n: int) -> str:
@@ -224,7 +225,7 @@ def one_line_text(forecasts) -> str:
         head += f": forecast from the first {100 * fracs.pop():g} % of each run's steps (a backtest)"
     units = {(fc.decision or {}).get("units") for fc in forecasts.values()} - {None}
     said = ("final: the default method's final score; gain: what continuing from the window's end to that step "
-            f"adds, in {' or '.join(sorted(units)) or 'points'}; call: stop / continue / undecided (the likely call "
+            f"adds, in {' or '.join(sorted(units)) or 'points'}, with its {pct} lower and upper bounds; call: stop / continue / undecided (the likely call "
             "and its step) against each run's threshold; --full: every run's forecast, threshold and reasons")
     return head + "\n" + line_table(rows, cols) + "\n" + said
 
