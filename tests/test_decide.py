@@ -156,3 +156,35 @@ def test_many_runs_one_line_each_and_full():
                 ".parquet", "data/real/trl_qwen2.5-7b__exp1a__rho0.30_seed42.parquet", "--fit-frac", "0.15",
                 "--n-boot", "20", "--full")
     assert full.returncode == 0 and sum(line.startswith("run ") for line in full.stdout.splitlines()) == 4
+
+
+def _bench():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_decide", ROOT / "analysis" / "bench_decide.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_backtest_scores_calls_against_what_the_run_then_did():
+    import pandas as pd
+
+    bench = _bench()
+    cases = pd.DataFrame([  # a stop whose run then gained 3 points (wrong), a right stop, a continue that lost
+        {"frac": 0.15, "call": "stop", "threshold": 0.01, "realised": 0.03, "lo": -0.01, "hi": 0.005, "point": 0.01},
+        {"frac": 0.15, "call": "stop", "threshold": 0.01, "realised": 0.0, "lo": -0.01, "hi": 0.005, "point": 0.01},
+        {"frac": 0.15, "call": "continue", "threshold": 0.01, "realised": 0.002, "lo": 0.02, "hi": 0.05, "point": 0.01},
+        {"frac": 0.15, "call": None, "threshold": None, "realised": 0.0, "lo": None, "hi": None, "point": None}])
+    row = next(line for line in bench.call_table(cases) if line.startswith("| 15 %"))
+    assert row == "| 15 % | 4 | 2 | 1 | 1 | 1 | 0 | 1 | 75 % |"
+
+
+@pytest.mark.shared
+def test_the_rasbt_runs_are_read_in_fractions():
+    path = ROOT.parent / "shared" / "data" / "real-rasbt" / "7_4_plus_clip_ratio_metrics.csv"
+    if not path.is_file():
+        pytest.skip("../shared/data/real-rasbt is absent (only CI and developers have it)")
+    df = _bench().rasbt(path)
+    val = df[df["metric"] == "val/math500"].sort_values("step")["value"].to_numpy()
+    assert val[0] == pytest.approx(0.156) and val.max() == pytest.approx(0.456) and val.max() <= 1.0
