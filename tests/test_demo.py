@@ -34,4 +34,6 @@ def test_demo_full_tables():
     out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "demo", "--full", "data/real-sizes"],
                          capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.count("[[Forecast]]") == 5
+    # each run's forecast as `entropylaw forecast` prints it (Forecast has one text: str())
+    assert sum(line.startswith("run ") and ": forecasting " in line for line in out.stdout.splitlines()) == 5
+    assert out.stdout.count("  call: ") == 5 and "stop paying" not in out.stdout
