@@ -145,3 +145,28 @@ def test_rank_reads_a_wandb_project_written_by_the_real_library(tmp_path):
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert len(doc) == 3 and max(doc, key=lambda d: d["p_best"])["run_id"] == "lr1"  # the one that tops out at 0.80
+
+
+def test_rank_reads_a_wandb_uri_through_the_same_loader(tmp_path, monkeypatch):
+    """``wandb://entity/project`` through el.load, the W&B API replaced by the online reader's
+    own fake (no network): three runs of one sweep, the best one picked."""
+    wandb = pytest.importorskip("wandb")
+    from test_ingest_wandb_online import FAKE_KEY, FakeApi, FakeRun
+
+    import entropylaw as el
+
+    def history(top):
+        rows = []
+        for s in range(0, 151):
+            row = {"_step": s, "actor/entropy": 0.05 + 0.6 * np.exp(-s / 50),
+                   "critic/score/mean": top - 0.3 * np.exp(-s / 50)}
+            if s % 10 == 0:
+                row["val-core/gsm8k/acc/mean@1"] = top - 0.35 * np.exp(-s / 50)
+            rows.append(row)
+        return rows
+    fake = FakeApi([FakeRun(f"r{i}", history(top), {"seed": i}) for i, top in enumerate((0.55, 0.80, 0.62))])
+    monkeypatch.setenv("WANDB_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("HOME", str(tmp_path))  # the reader's cache under ~/.cache
+    monkeypatch.setattr(wandb, "Api", lambda *a, **k: fake)
+    r = el.rank(el.load("wandb://ent/proj", warn=False), fit_frac=0.5, n_boot=50)
+    assert len(r.rows) == 3 and r.rows[0]["run_id"].endswith("r1") and r.rows[0]["p_best"] > 0.5
