@@ -104,7 +104,7 @@ def test_project_reads_needed_keys_one_scan_per_key(tmp_path):
                       ("actor/entropy", "critic/score/mean", "val-core/math/acc/mean@1") if k in row)
     assert _rows(got[0]) == expected            # every step of entropy, though val is every 5th
     assert sorted(map(tuple, runs[0].scans)) == sorted([("actor/entropy", "_step"), ("critic/score/mean", "_step"),
-                                                        ("val-core/math/acc/mean@1", "_step")])
+                                                        ("val-core/math/acc/mean@1", "_step")])  # no step metric: one scan a key
     assert got[0].meta["model"] == "Qwen/Qwen2.5-7B" and got[0].meta["algorithm"] == "grpo"
     assert got[0].source == "wandb://ent/proj/r1" and got[1].meta["seed"] == 9.0
     table = finalize(got[0])
@@ -117,7 +117,7 @@ def test_all_keys_and_trl_step_metric(tmp_path):
     api = FakeApi([FakeRun("t1", hist, {"model_name_or_path": "Qwen/Qwen2.5-0.5B"})])
     [raw] = read_wandb_online("wandb://ent/proj/t1", keys="all", cache_dir=tmp_path, api=api)
     expected = sorted([(row["train/global_step"], k, float(v)) for row in hist for k, v in row.items()
-                       if not k.startswith("_")])
+                       if not k.startswith("_") and k != "train/global_step"])  # the step axis is not a metric
     assert _rows(raw) == expected           # steps are the trainer's global step, not _step
     assert any("train/global_step" in n for n in raw.report.notes)
 
@@ -246,3 +246,23 @@ def test_no_network_real_sdk_one_line_no_key(tmp_path):
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert FAKE_KEY.encode() not in path.read_bytes(), path
+
+
+def test_declared_step_metrics_each_key_on_its_own_step(tmp_path):
+    """A custom GRPO trainer's define_metric layout (train/* on grpo_step, eval/* on eval_step; two
+    train/entropy rows per step): each key on its own step, the step's rows averaged, _step unused."""
+    hist, n = [], 0
+    for step in range(1, 4):
+        for micro in range(2):
+            hist.append({"_step": n, "grpo_step": step, "train/entropy": 0.5 / step + 0.1 * micro}); n += 1
+        hist.append({"_step": n, "grpo_step": step, "train/reward_mean": 0.2 * step}); n += 1
+        if step != 2:
+            hist.append({"_step": n, "eval_step": step, "eval/accuracy": 0.1 * step}); n += 1
+    api = FakeApi([FakeRun("g1", hist, {})])
+    [raw] = read_wandb_online("wandb://ent/proj/g1", cache_dir=tmp_path, api=api)
+    table = finalize(raw)
+    got = {m: dict(zip(g["step"], g["value"])) for m, g in table.groupby("metric", observed=True)}
+    assert got["entropy"] == pytest.approx({s: 0.5 / s + 0.05 for s in (1, 2, 3)})
+    assert got["score"] == pytest.approx({1: 0.2, 2: 0.4, 3: 0.6})
+    assert got["val/accuracy"] == pytest.approx({1: 0.1, 3: 0.3})
+    assert raw.report.balanced() and raw.report.dropped["averaged with its step's other rows"] == 3

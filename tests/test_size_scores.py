@@ -98,7 +98,11 @@ def test_different_benchmarks_and_rewards():
     p = neg.predict(72e9)
     assert -1 <= p["final_score_lo"] <= p["final_score"] <= p["final_score_hi"] <= 1
     with pytest.raises(EntropyLawError, match="no model size"):
-        scale_series(_rows(n_params=[0.5e9, np.nan, 3e9, 7e9]))
+        scale_series(_rows(n_params=[0.5e9, np.nan, 3e9, 7e9]), strict=True)
+    with pytest.raises(EntropyLawError, match="no model size"):
+        scale_series(_rows(n_params=[np.nan] * 4))
+    left = scale_series(_rows(n_params=[0.5e9, np.nan, 3e9, 7e9]))  # the run of unknown size is left out, said
+    assert len(left.runs) == 3 and any(n.startswith("left out (1 run)") and "no model size" in n for n in left.notes)
 
 
 def test_published_nonembedding_and_size_order_from_the_shipped_series():

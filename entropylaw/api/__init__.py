@@ -90,7 +90,8 @@ def fit(df: _pd.DataFrame, run: str | None = None, *, pool: bool | list = False,
 def fit_all(df: _pd.DataFrame, runs=None, *, pool: bool = False, skip_errors: bool = False,
             **options) -> list[EntropyLawFit]:
     """:func:`fit` on every run (or ``runs``; ``pool=True``: all of them as one family, one fit);
-    ``fits_frame(fits)`` tabulates them."""
+    ``fits_frame(fits)`` tabulates them. With ``skip_errors`` a run that cannot be fitted (no
+    entropy, no score ...) is left out with a warning and named in ``.left_out`` (run -> why)."""
     return _fit_runs(df, runs if runs is not None else run_ids(df), pool=pool, skip_errors=skip_errors, **options)
 
 

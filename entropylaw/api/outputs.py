@@ -16,6 +16,7 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import check_writable
 from entropylaw.figure_sets.catalog import names as _figure_names
+from entropylaw.fit.run import left_out_line
 from entropylaw.fit.window import check_window
 
 FIGURES = _figure_names()  # every figure's name, in order (declared in entropylaw/figure_sets/catalog.py)
@@ -50,21 +51,29 @@ class Report:
     figures: list
     skipped: list
     size: int
+    left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why (on the page too)
 
     def __str__(self) -> str:
         return f"{self.path} ({len(self.figures)} figures, {self.size // 1024} KiB)"
 
 
 def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entropylaw report", sources=(),
-           fit_frac: float = 0.15) -> Report:
+           fit_frac: float = 0.15, strict: bool = False) -> Report:
     """Write the HTML report of the runs of ``df`` (and probe summaries: dicts or paths) into the
-    directory ``out`` (it appears whole or not at all); ``fit_frac`` the forecasts' window."""
+    directory ``out`` (it appears whole or not at all); ``fit_frac`` the forecasts' window. A run
+    with no entropy or no score is left out, named on the page and in ``.left_out``; ``strict=True``
+    makes that an error, before anything is written."""
     from entropylaw.page.assemble import report_html
     from entropylaw.page.assemble import write_report
 
+    from entropylaw.results.runs import left_out_runs
+
     probes = _inputs(df, probes, out, fit_frac)
+    left_out = left_out_runs(df)
+    if strict and left_out:
+        raise EntropyLawError(left_out_line(left_out, "`strict`: a run is left out"))
     html, built, skipped = report_html(df, probes, title=title, sources=list(sources), fit_frac=fit_frac)
-    return Report(write_report(html, out), [b.name for b in built], list(skipped), len(html))
+    return Report(write_report(html, out), [b.name for b in built], list(skipped), len(html), left_out)
 
 
 @dataclass
@@ -74,13 +83,14 @@ class Figures:
     paths: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
+    left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why
 
     def __str__(self) -> str:
         return "\n".join(map(str, self.paths))
 
 
 def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, formats=("png", "pdf"), style="screen",
-            fit_frac: float = 0.15) -> Figures:
+            fit_frac: float = 0.15, strict: bool = False) -> Figures:
     """Draw every figure the inputs allow (``which``: these names of :data:`FIGURES`) into ``out``
     in ``formats``; ``style`` "screen" or "paper". No figure at all is an error."""
     import matplotlib.pyplot as plt
@@ -88,8 +98,12 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
     from entropylaw.figure_sets.build import build_all
     from entropylaw.draw.style import save, using
 
+    from entropylaw.results.runs import left_out_runs
+
     probes = _inputs(df, probes, out, fit_frac)
-    res = Figures()
+    res = Figures(left_out=left_out_runs(df))
+    if strict and res.left_out:
+        raise EntropyLawError(left_out_line(res.left_out, "`strict`: a run is left out"))
     with using(style):
         built, res.skipped = build_all(df, probes, which=which, fit_frac=fit_frac)
         if not built:

@@ -14,6 +14,7 @@ from entropylaw.fileio import check_writable, dumps
 from entropylaw.fit.forecast.core import ALL_METHODS as FORECAST_METHODS, DEFAULT, METHODS as _CURVE_METHODS
 from entropylaw.fit.forecast.core import defaults_by_kind
 from entropylaw.fit.forecast.text import decision_lines
+from entropylaw.fit.run import left_out_line
 from entropylaw.fit.run_summary import format_summary
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.table import wide
@@ -21,7 +22,7 @@ from entropylaw.terminal import wrap
 
 PRIOR_BASES = tuple(_CURVE_METHODS)  # what the `prior` method may act on
 
-__all__ = ["FORECAST_METHODS", "DEFAULT", "PRIOR_BASES", "PRECISIONS", "PROBE_WHATIF", "audit_text", "check_outputs",
+__all__ = ["FORECAST_METHODS", "DEFAULT", "left_out_line", "PRIOR_BASES", "PRECISIONS", "PROBE_WHATIF", "audit_text", "check_outputs",
            "check_writable", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary",
            "lab_sweep_runs", "loss_lines", "plot_path", "read_probe_summary", "save_early_figure", "save_fit_figures",
            "wide", "with_accounts", "wrap"]

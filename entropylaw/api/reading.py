@@ -27,7 +27,8 @@ from entropylaw.terminal import wrap
 
 def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, algorithm=None,
          dataset=None, params=None, config=None, run_id=None, logging_steps=None, reward_func=None,
-         skip_bad=False, one_run=False, entropy_convention=None, x_key="entropy", runs=None, warn=True) -> pd.DataFrame:
+         skip_bad=False, one_run=False, entropy_convention=None, x_key="entropy", runs=None, warn=True,
+         score_scale=None, step_key=None, strict=False) -> pd.DataFrame:
     """Read logs / tables / directories / ``wandb://`` URIs into one tidy run table.
 
     Keyword arguments are the CLI's source options (``--entropy-key`` ...): ``config`` a
@@ -35,7 +36,11 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
     total given), ``entropy_convention`` the logged entropy's aggregation, converted to the
     token mean (metric ``x_key``), ``run_id`` the runs' names (``run_id``, ``run_id-2``, ... in the
     order read; runs are told apart first, by their own names; with ``one_run=True`` the sources
-    are pieces of one run, named ``run_id`` and merged as one), ``runs`` the runs to keep. The row account of every source
+    are pieces of one run, named ``run_id`` and merged as one), ``runs`` the runs to keep,
+    ``score_scale`` the scores' unit (0.01 or ``"percent"``: scores logged in percent; by default a
+    percent is recognised by its values and name), ``step_key`` the key that is the training step
+    (JSON lines, tables, W&B). A run that lacks a key named here is left out with its reason (its
+    source's row account says so); ``strict=True`` makes that an error. The row account of every source
     (rows read, kept, dropped by reason, notes) is in ``df.attrs["row_accounts"]``; when
     anything was dropped or skipped a :class:`~entropylaw.errors.RowsDroppedWarning` says so
     (``warn=False`` to silence).
@@ -54,9 +59,11 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
         opts.logging_steps = logging_steps
     if reward_func is not None:
         opts.reward_func = reward_func
+    opts.score_scale = parse_score_scale(score_scale)
+    opts.step_key = step_key or None
     if params is not None:
         opts.n_params = float(params) if not isinstance(params, str) else parse_params(params)
-    df, reports = _load_sources([os.fspath(p) for p in paths], opts, skip_bad=skip_bad)
+    df, reports = _load_sources([os.fspath(p) for p in paths], opts, skip_bad=skip_bad, strict=strict)
     df.attrs[ACCOUNTS] = [r.to_dict() for r in reports]
     if config:
         _apply_config(df, config, keep_total=params is not None)
@@ -70,6 +77,27 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
             if line:
                 warnings.warn(line, RowsDroppedWarning, stacklevel=2)
     return df
+
+
+def parse_score_scale(value) -> float | None:
+    """``score_scale`` as a factor: a number, ``"percent"`` (0.01) or ``"fraction"`` (1); None stays None.
+
+    >>> parse_score_scale("percent"), parse_score_scale("0.01"), parse_score_scale(None)
+    (0.01, 0.01, None)
+    """
+    if value is None or value == "":
+        return None
+    words = {"percent": 0.01, "%": 0.01, "fraction": 1.0}
+    if isinstance(value, str) and value.strip().lower() in words:
+        return words[value.strip().lower()]
+    try:
+        factor = float(value)
+    except (TypeError, ValueError):
+        factor = float("nan")
+    if not (factor > 0 and factor < float("inf")):
+        raise EntropyLawError(f"`score_scale` {value!r}: expected a positive factor (0.01 for scores in percent), "
+                              "'percent' or 'fraction'")
+    return factor
 
 
 def _apply_config(df: pd.DataFrame, config: str, keep_total: bool) -> None:

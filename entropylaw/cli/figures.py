@@ -61,13 +61,15 @@ def run(args) -> int:
     t, probes, _sources = read_figure_inputs(args)
     try:
         res = api.figures(t, probes, out=args.out, which=args.which, formats=args.format, style=args.style,
-                          fit_frac=args.fit_frac)
+                          fit_frac=args.fit_frac, strict=getattr(args, "strict", False))
     except EntropyLawError as err:
         for line in getattr(err, "skipped", []):
             print(f"entropylaw: skipped {line}", file=sys.stderr)
         raise
     for line in res.skipped:
         print(f"entropylaw: skipped {line}", file=sys.stderr)
+    if res.left_out:
+        print(plumbing.wrap(args.flags(f"entropylaw: {plumbing.left_out_line(res.left_out)}")), file=sys.stderr)
     print(res)
     for w in res.warnings:
         print(f"entropylaw: warning: {w}", file=sys.stderr)

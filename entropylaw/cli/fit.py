@@ -15,7 +15,7 @@ from entropylaw import api
 from entropylaw.api import plumbing
 from entropylaw.cli.options import add_fit_arguments
 from entropylaw.cli.sources import dump_json, fit_options, read_runs
-from entropylaw.errors import EntropyLawWarning
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
 
 COLUMNS = [("run", "run_id"), ("n", "n"), ("a", "a"), ("a_se", "a_stderr"), ("b", "b"), ("b_se", "b_stderr"),
            ("ceiling", "ceiling"), ("ceiling_ci", "ceiling_ci"), ("trust", "trust"), ("r2", "r2"),
@@ -43,7 +43,11 @@ def run(args) -> int:
     with warnings.catch_warnings(record=True) as caught:  # said once, grouped, after the table
         warnings.simplefilter("always", EntropyLawWarning)
         fits = api.fit_all(df, pool=args.pool, form=args.form, robust=args.robust, errors_in_variables=args.eiv,
-                        **fit_options(args))
+                           skip_errors=not (args.strict or args.pool), **fit_options(args))
+    left_out = getattr(fits, "left_out", {})
+    if not fits:
+        raise EntropyLawError(plumbing.left_out_line(left_out, "nothing fitted"))
+    caught = [w for w in caught if not str(w.message).startswith(tuple(f"run {r!r} not fitted" for r in left_out))]
     for w in caught:
         if not issubclass(w.category, EntropyLawWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -51,12 +55,16 @@ def run(args) -> int:
     if args.plot:
         plumbing.save_fit_figures(df, fits, args.plot, pooled=args.pool)
     if args.json:
-        out = rows if len(rows) > 1 else rows[0]
-        print(args.flags(dump_json(plumbing.with_accounts({"fits": rows}, df) if len(rows) > 1 else plumbing.with_accounts(out, df))))
+        out = {"fits": rows} if len(rows) > 1 or left_out else rows[0]
+        if left_out:
+            out["left_out"] = left_out
+        print(args.flags(dump_json(plumbing.with_accounts(out, df))))
         return 0
     print(plumbing.wrap(f"R = -a*exp(H) + b ({args.form}); {rows[0]['interval_method']}; {args.conf * 100:g} % intervals"))
     print(plumbing.fmt_table(rows, COLUMNS, optional=OPTIONAL))
     print_notes(rows, [str(w.message) for w in caught if issubclass(w.category, EntropyLawWarning)], args.flags)
+    if left_out:
+        print(plumbing.wrap(args.flags(plumbing.left_out_line(left_out))))
     return 0
 
 

@@ -177,8 +177,15 @@ def add_source_arguments(parser) -> None:
                    help="steps between logged records, for logs without step numbers (HF Trainer console)")
     g.add_argument("--reward-func", metavar="NAME",
                    help="TRL: the reward function whose rewards/<NAME>/mean is the score (default: the 0/1 one)")
+    g.add_argument("--score-scale", metavar="F", help="the scores' unit: 'percent' (or 0.01) for scores logged in "
+                   "percent, 'fraction' for none (default: a percent is recognised by its values and its name)")
+    g.add_argument("--step-key", metavar="K", help="the key that is the training step (JSON lines, tables, W&B; "
+                   "default: step, global_step, iteration, *_step, or W&B's declared step metrics)")
     g.add_argument("--skip-bad", action="store_true",
                    help="leave out an unreadable or corrupt file (reported with its reason) and read the rest")
+    g.add_argument("--strict", action="store_true",
+                   help="fail when any run is left out (one lacking a named key, entropy or a score); by default "
+                        "the others go on and the runs left out are named")
     g.add_argument("-q", "--quiet", action="store_true", help="do not print the row account of dropped rows")
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 
 from entropylaw import api
+from entropylaw.api import plumbing
 from entropylaw.cli.figures import add_common, read_figure_inputs
 
 
@@ -26,8 +27,11 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     t, probes, sources = read_figure_inputs(args)
-    res = api.report(t, probes, out=args.out, title=args.title, sources=sources, fit_frac=args.fit_frac)
+    res = api.report(t, probes, out=args.out, title=args.title, sources=sources, fit_frac=args.fit_frac,
+                     strict=getattr(args, "strict", False))
     for line in res.skipped:
         print(f"entropylaw: skipped {line}", file=sys.stderr)
+    if res.left_out:
+        print(plumbing.wrap(args.flags(f"entropylaw: {plumbing.left_out_line(res.left_out)}")), file=sys.stderr)
     print(res)
     return 0

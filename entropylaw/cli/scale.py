@@ -30,7 +30,8 @@ def run(args) -> int:
     sizes = list(args.predict or [])
     df = read_runs(args)
     opts = fit_options(args)
-    res = api.scale(df, conf=opts.pop("conf"), **{k: v for k, v in opts.items() if k not in ("n_boot", "seed")})
+    res = api.scale(df, conf=opts.pop("conf"), strict=args.strict,
+                    **{k: v for k, v in opts.items() if k not in ("n_boot", "seed")})
     if args.json:
         print(args.flags(dump_json(plumbing.with_accounts(res.to_dict(predict=sizes), df))))
         return 0

@@ -28,7 +28,7 @@ def load_from_args(args, sources, keep_runs: bool = True, **more) -> pd.DataFram
 
 
 SOURCE_OPTIONS = ("entropy_key", "score_key", "model", "algorithm", "dataset", "params", "config", "run_id",
-                  "one_run", "logging_steps", "reward_func")
+                  "one_run", "logging_steps", "reward_func", "score_scale", "step_key", "strict")
 
 
 def source_options(args) -> dict:

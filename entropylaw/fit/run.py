@@ -139,7 +139,8 @@ def fit_runs(df: pd.DataFrame, run_ids=None, *, pool: bool = False, y: str | Non
     """Fit every run (or ``run_ids``); ``pool=True`` fits them as one family (one a, b).
 
     With ``skip_errors`` a run that cannot be fitted is left out with a warning saying why
-    (the figures and the report do this); otherwise its one-line error is raised.
+    (the figures and the report do this), and named in the result's ``left_out`` (run -> why);
+    otherwise its one-line error is raised.
     """
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
     if not ids:
@@ -148,8 +149,8 @@ def fit_runs(df: pd.DataFrame, run_ids=None, *, pool: bool = False, y: str | Non
         pairs = [pair(df, r, x=x, y=y, mode=pairing) for r in ids]
         fit = fit_family(pairs, **options)
         ykeys = {p.attrs["y_key"] for p in pairs}
-        return [_attach(fit, df, ids, sorted(ykeys)[0], compare)]
-    fits = []
+        return Fits([_attach(fit, df, ids, sorted(ykeys)[0], compare)])
+    fits = Fits()
     # each run on its own rows (sliced once, not the whole table masked per run); a project's
     # runs in forked processes, their warnings and errors said here in run order
     one = functools.partial(_fit_or_error, y=y, x=x, pairing=pairing, compare=compare, **options)
@@ -158,9 +159,33 @@ def fit_runs(df: pd.DataFrame, run_ids=None, *, pool: bool = False, y: str | Non
             if not skip_errors:
                 raise err
             warnings.warn(f"run {run_id!r} not fitted: {err}", EntropyLawWarning, stacklevel=2)
+            fits.left_out[run_id] = str(err)
             continue
         fits.append(fit)
     return fits
+
+
+class Fits(list):
+    """The fits of :func:`fit_runs`, a list, with ``left_out``: the runs that could not be fitted, with why."""
+
+    def __init__(self, fits=(), left_out: dict | None = None):
+        super().__init__(fits)
+        self.left_out: dict[str, str] = dict(left_out or {})
+
+
+def left_out_line(left_out: dict[str, str], lead: str = "") -> str:
+    """One line naming the runs left out, each with why (the first 10, then a count).
+
+    >>> left_out_line({"B": "run 'B': no entropy metric 'entropy' to pair the scores with"}, "nothing fitted")
+    "nothing fitted; left out (1 run): B (no entropy metric 'entropy' to pair the scores with)"
+    """
+    if not left_out:
+        return lead
+    shown = [f"{r} ({why.split(f'run {r!r}: ', 1)[-1]})" for r, why in list(left_out.items())[:10]]
+    more = f"; ... and {len(left_out) - 10} more" if len(left_out) > 10 else ""
+    n = len(left_out)
+    text = f"left out ({n} run{'s' if n != 1 else ''}): " + "; ".join(shown) + more
+    return f"{lead}; {text}" if lead else text
 
 
 def _fit_or_error(rows: pd.DataFrame, run_id: str, **options) -> tuple:

@@ -165,7 +165,7 @@ class ScaleResult:
         return plot_final_score(self, ax=ax, predict=predict)
 
 
-def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, **options) -> ScaleResult:
+def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, **options) -> ScaleResult:
     """:func:`scale_series` on runs ``ids`` of a tidy table: each run's size (non-embedding
     parameters, else total with a warning), score key, final score and plateau, law fit and
     trust flag (a run the law cannot be fitted to keeps its final score)."""
@@ -209,7 +209,7 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, **options) -> ScaleResu
             row["trust"] = "cannot fit"
             row["note"] = f"{rid}: the law cannot be fitted: {err}"
         rows.append(row)
-    res = scale_series(pd.DataFrame(rows), conf=conf)
+    res = scale_series(pd.DataFrame(rows), conf=conf, strict=strict)
     # sizes that are one family's published non-embedding counts: a size asked for is read the same way
     models = meta.loc[ids, "model"].astype(str).tolist()
     published = [published_nonembedding(m) for m in models]
@@ -237,16 +237,21 @@ def final_point(steps, values, last_step) -> tuple[float, float, float, str | No
     return float(values[-1]), float(steps[-1]), float(values[-k:].mean()), note
 
 
-def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95) -> ScaleResult:
+def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95, strict: bool = False) -> ScaleResult:
     """``rows``: one per run with ``run_id, n_params, target_key, final_score, final_step, plateau,
     trust, a, b, ceiling`` (a/b/ceiling NaN where the law could not be fitted) and the run's
     score values' range (``lo``, ``hi``). Returns the :class:`ScaleResult` (module docstring)."""
     rows = rows.sort_values(["n_params", "run_id"]).reset_index(drop=True)
     notes = [n for n in rows.get("note", pd.Series(dtype=object)).dropna()]
-    unknown = rows[~np.isfinite(rows["n_params"].astype(float))]
-    if len(unknown):
-        raise EntropyLawError(f"run {unknown['run_id'].iloc[0]!r}: no model size in its name or config (give it "
-                              "with `params` N, e.g. 7B)")
+    unknown = ~np.isfinite(rows["n_params"].astype(float))
+    if unknown.all() or (unknown.any() and strict):
+        raise EntropyLawError(f"run {rows.loc[unknown, 'run_id'].iloc[0]!r}: no model size in its name or config "
+                              "(give it with `params` N, e.g. 7B)")
+    if unknown.any():  # a run of unknown size is left out of the size laws, said; the others go on
+        left = ", ".join(rows.loc[unknown, "run_id"])
+        notes.append(f"left out ({int(unknown.sum())} run{'s' if unknown.sum() > 1 else ''}): {left} (no model size "
+                     "in its name or config; give it with `params` N, e.g. 7B)")
+        rows = rows[~unknown].reset_index(drop=True)
     keys = sorted(set(rows["target_key"]))
     score_law = plateau_law = None
     score_refused = None

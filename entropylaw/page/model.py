@@ -84,7 +84,8 @@ def page_model(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), tit
         shown = {b.name: ReportFigure.of(b) for b in built if b.name in (LEAD, FORECAST)}
         figures = [ReportFigure.of(b) for b in built if b.name not in (LEAD, FORECAST)]
     plt.close("all")
-    warnings = list(dict.fromkeys(read + runs.notes + [w for b in built for w in b.warnings]))
+    left = [f"Left out: run {r}: {why}" for r, why in runs.left_out.items()]  # no entropy or no score
+    warnings = list(dict.fromkeys(read + left + runs.notes + [w for b in built for w in b.warnings]))
     model = PageModel(title, runs, figures, warnings, [f"Not drawn: {s}" for s in skipped], list(sources),
                       shown.get(LEAD), shown.get(FORECAST), audits)
     return model, built, skipped

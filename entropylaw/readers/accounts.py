@@ -19,7 +19,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-ACCOUNTS = "row_accounts"  # the table's attrs key holding every source's account (as dicts)
+ACCOUNTS = "row_accounts"
+# drop reasons that lose no number: rows folded into their step's mean (readers.common.AVERAGED)
+MERGED = "averaged"  # the table's attrs key holding every source's account (as dicts)
 
 
 @dataclass
@@ -80,9 +82,14 @@ class IngestReport:
         if not self.rows_dropped and not damage:
             return None
         parts = []
-        if self.rows_dropped:
-            reasons = ", ".join(f"{k}: {v}" for k, v in sorted(self.dropped.items()))
-            parts.append(f"dropped {self.rows_dropped} of {self.rows_read} rows ({reasons})")
+        lost = {k: v for k, v in self.dropped.items() if not k.startswith(MERGED)}
+        merged = self.rows_dropped - sum(lost.values())
+        if lost:
+            reasons = ", ".join(f"{k}: {v}" for k, v in sorted(lost.items()))
+            parts.append(f"dropped {sum(lost.values())} of {self.rows_read} rows ({reasons})")
+        if merged:
+            parts.append(f"averaged {merged} of {self.rows_read} rows into their step's mean (several rows of one "
+                         "metric at one step)")
         return f"{self.source}: " + "; ".join(parts + damage)
 
     def damage(self) -> list[str]:

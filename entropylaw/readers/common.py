@@ -42,6 +42,7 @@ from entropylaw.readers.accounts import IngestReport
 NON_FINITE = "non-finite value"
 SUPERSEDED = "superseded by resumed segment"
 REPEATED = "logged twice at the same step (the last kept)"
+AVERAGED = "averaged with its step's other rows"
 # Trainer bookkeeping, repeated in eval and final entries (and in every row the HF loggers
 # send to W&B): a second identical copy at the same step is not data and is not counted
 BOOKKEEPING = frozenset({"epoch", "total_flos", "train_runtime", "train_samples_per_second",
@@ -74,6 +75,10 @@ class KeyOptions:
     n_params_nonembedding: float | None = None
     reward_func: str | None = None  # TRL reward function to fit (``--reward-func``)
     logging_steps: int | None = None  # steps between logged records (``--logging-steps``)
+    # the scores' unit: a factor (0.01 for a percent) applied to the training and validation
+    # scores (``--score-scale``); None: a percent is recognised by its values and its name
+    score_scale: float | None = None
+    step_key: str | None = None  # the key that is the training step (``--step-key``); None: found by name
 
 
 @dataclass
@@ -96,6 +101,12 @@ class RawRun:
     # goes back is a resume of the whole run. False for key-by-key sources (a per-key
     # W&B scan, TensorBoard tags), where restarts can only be seen per key.
     ordered: bool = False
+    # per row, the step axis it was logged against (W&B ``define_metric`` step metrics, a JSON
+    # line's type): a restart is a step going back *on its own axis*. None: one axis
+    axes: list[str] | np.ndarray | None = None
+    # several rows of one key at one step: "last" (a re-logged value) or "mean" (a trainer that
+    # logs a metric once per micro-batch: the step's value is their mean)
+    repeats: str = "last"
 
     def __post_init__(self):
         if self.report is None:
@@ -117,6 +128,8 @@ class RawRun:
         })
         if self.lines is not None:
             df["line"] = np.asarray(self.lines, dtype=np.int64)
+        if self.axes is not None:
+            df["axis"] = np.asarray(self.axes, dtype=object)
         return df
 
 
@@ -127,7 +140,8 @@ def _where(rows: pd.DataFrame, limit: int = 5) -> str:
     return shown + (f", ... ({len(rows) - limit} more)" if len(rows) > limit else "")
 
 
-def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True) -> pd.DataFrame:
+def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True,
+                    repeats: str = "last") -> pd.DataFrame:
     """Keep the latest segment where the run's step counter restarts; count what is superseded.
 
     ``df`` has columns step, key, value (and optionally line) in source order (by ``line``
@@ -135,7 +149,9 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
     is below a step already seen *in the run*, whatever its key: it supersedes every
     earlier row, of every key, at or after its step (a run that logged to step 40,
     resumed from 31 and validated next at 45 loses its old validation at 35 and 40 too).
-    A key logged twice at the same step keeps its last value (counted the same way).
+    A key logged twice at the same step keeps its last value (counted the same way), or with
+    ``repeats="mean"`` (a trainer logging a metric per micro-batch) the mean of the step's rows.
+    With an ``axis`` column (each row's step axis) each axis restarts on its own.
 
     >>> d = pd.DataFrame({"step": [30, 35, 40, 40, 31, 45, 45],
     ...                   "key": ["H", "H", "H", "val", "H", "H", "val"], "value": range(7)})
@@ -153,20 +169,16 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
             df = df.iloc[np.argsort(lines, kind="stable")]
     steps = df["step"].to_numpy()
     n = len(steps)
-    restart = np.zeros(n, dtype=bool)
-    restart[1:] = steps[1:] < steps[:-1]  # the counter went back: a new segment starts here
-    keep = np.ones(n, dtype=bool)
-    restart_steps: list[int] = []
     if not ordered:
-        keep, restart_steps = _per_key_resumes(df, steps)
-    elif restart.any():
-        # lowest restart step at any later position: rows at or above it were re-done
-        later = np.where(restart, steps, np.iinfo(np.int64).max)
-        later_min = np.minimum.accumulate(later[::-1])[::-1]
-        after = np.empty(n, dtype=np.int64)
-        after[:-1], after[-1] = later_min[1:], np.iinfo(np.int64).max
-        keep &= steps < after
-        restart_steps = sorted({int(s) for s in steps[restart]})
+        keep, restart_steps = _per_key_resumes(df, steps, same_step_restarts=repeats != "mean")
+    elif "axis" in df.columns:  # each step axis restarts on its own (train on grpo_step, eval on eval_step)
+        keep, found = np.ones(n, dtype=bool), set()
+        for idx in pd.Series(range(n)).groupby(df["axis"].to_numpy(), sort=False).indices.values():
+            keep[idx], axis_restarts = _ordered_resumes(steps[idx])
+            found.update(axis_restarts)
+        restart_steps = sorted(found)
+    else:
+        keep, restart_steps = _ordered_resumes(steps)
     # the same key twice at one step (a re-logged value): the last one stands
     if isinstance(df["key"].dtype, pd.CategoricalDtype):
         codes, names = df["key"].cat.codes.to_numpy(), df["key"].cat.categories
@@ -186,7 +198,10 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
             report.note("bookkeeping key(s) repeated with the same value at the same step, not counted as rows: "
                         + ", ".join(f"{k} x{c}" for k, c in sorted(counts.items())))
             repeated &= ~uncounted
-    n_resumed, n_repeated = int((~keep).sum()), int(repeated.sum())
+    if repeats == "mean" and repeated.any():
+        df = _averaged(df, pair.to_numpy(), keep & ~uncounted, repeated, names, codes, report)
+    n_resumed = int((~keep).sum())
+    n_repeated = 0 if repeats == "mean" else int(repeated.sum())
     lines = df["line"].to_numpy() if "line" in df.columns else None
     if n_resumed:
         report.drop(SUPERSEDED, n_resumed)
@@ -201,8 +216,44 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
     return df[keep & ~repeated & ~uncounted]
 
 
-def _per_key_resumes(df: pd.DataFrame, steps: np.ndarray) -> tuple[np.ndarray, list[int]]:
-    """Restarts seen key by key (for sources not stored in write order)."""
+def _averaged(df: pd.DataFrame, pair: np.ndarray, live: np.ndarray, repeated: np.ndarray, names, codes,
+              report: IngestReport) -> pd.DataFrame:
+    """``df`` with each (step, key) group of live rows holding their mean in its last row; the
+    others (``repeated``) are charged as averaged and left for the caller to drop."""
+    values = df["value"].to_numpy().astype(np.float64, copy=True)
+    means = pd.Series(values[live]).groupby(pair[live]).transform("mean").to_numpy()
+    values[live] = means
+    df = df.copy()
+    df["value"] = values
+    n = int(repeated.sum())
+    report.drop(AVERAGED, n)
+    per_key = pd.Series(np.asarray(names, dtype=object)[codes[repeated]]).astype(str).value_counts()
+    steps = pd.Series(pair[repeated]).nunique()
+    shown = ", ".join(f"{k} ({c})" for k, c in sorted(per_key.items())[:6])
+    report.note(f"several rows of one metric at one step, averaged into one value per step: {n} rows at "
+                f"{steps} step(s) ({shown}{', ...' if len(per_key) > 6 else ''})")
+    return df
+
+
+def _ordered_resumes(steps: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """Rows kept (not superseded by a later restart) and the restart steps, for rows in write order."""
+    n = len(steps)
+    restart = np.zeros(n, dtype=bool)
+    restart[1:] = steps[1:] < steps[:-1]  # the counter went back: a new segment starts here
+    if not restart.any():
+        return np.ones(n, dtype=bool), []
+    # lowest restart step at any later position: rows at or above it were re-done
+    later = np.where(restart, steps, np.iinfo(np.int64).max)
+    later_min = np.minimum.accumulate(later[::-1])[::-1]
+    after = np.empty(n, dtype=np.int64)
+    after[:-1], after[-1] = later_min[1:], np.iinfo(np.int64).max
+    return steps < after, sorted({int(s) for s in steps[restart]})
+
+
+def _per_key_resumes(df: pd.DataFrame, steps: np.ndarray,
+                     same_step_restarts: bool = True) -> tuple[np.ndarray, list[int]]:
+    """Restarts seen key by key (for sources not stored in write order); with ``same_step_restarts``
+    False, rows of a key at one step are repeats (averaged by the caller), not a restart."""
     keep = np.ones(len(steps), dtype=bool)
     restarts: set[int] = set()
     for _key, idx in df.groupby("key", sort=False, observed=True).indices.items():
@@ -211,7 +262,7 @@ def _per_key_resumes(df: pd.DataFrame, steps: np.ndarray) -> tuple[np.ndarray, l
             continue
         later_min = np.minimum.accumulate(s[::-1])[::-1]
         survives = np.ones(len(s), dtype=bool)
-        survives[:-1] = s[:-1] < later_min[1:]
+        survives[:-1] = (s[:-1] < later_min[1:]) if same_step_restarts else (s[:-1] <= later_min[1:])
         keep[idx[~survives]] = False
         restarts.update(int(s[p + 1]) for p in np.nonzero(np.diff(s) < 0)[0])
     return keep, sorted(restarts)
@@ -246,6 +297,34 @@ def _note_validation_only(df: pd.DataFrame, val_keys: set[str], report: IngestRe
     report.note(f"validation-only step(s), no training metrics: {', '.join(parts)}{more}")
 
 
+PERCENT_WORDS = ("acc", "pass", "percent", "pct", "correct")
+
+
+def score_scales(km: KeyMap, ranges: dict, score_scale: float | None) -> dict[str, tuple[float, str]]:
+    """``{key: (factor, what is said)}`` for the score keys to rescale: every one by ``score_scale``
+    when given; else a key whose values lie in [0, 100], above 1 somewhere, and whose name says
+    an accuracy (acc, pass, percent ...): a percent, read as a fraction.
+
+    >>> km = KeyMap(score="reward_avg", val={"val/acc": "eval_acc"})
+    >>> score_scales(km, {"reward_avg": (0.0, 1.0), "eval_acc": (15.6, 56.2)}, None)
+    {'eval_acc': (0.01, "'eval_acc' ranges 15.6..56.2 and its name says an accuracy: read as a percent (divided by 100)")}
+    >>> score_scales(km, {"reward_avg": (0.0, 1.0), "eval_acc": (15.6, 56.2)}, 0.5)["reward_avg"][0]
+    0.5
+    """
+    out = {}
+    for key in [km.score, *km.val.values(), *km.val_aliases]:
+        if not key or key not in ranges:
+            continue
+        lo, hi = ranges[key]
+        if score_scale is not None:
+            if score_scale != 1:
+                out[key] = (score_scale, f"{key!r} multiplied by {score_scale:g} (`score_scale`)")
+        elif 0 <= lo and 1 < hi <= 100 and any(w in key.lower() for w in PERCENT_WORDS):
+            out[key] = (0.01, f"{key!r} ranges {lo:.4g}..{hi:.4g} and its name says an accuracy: read as a "
+                              "percent (divided by 100)")
+    return out
+
+
 def _with_clashes_renamed(km: KeyMap, keys, report: IngestReport) -> dict[str, str]:
     """The key renames, plus ``raw/<key>`` for a source key that would collide with a
     canonical name it was not chosen for (e.g. a key literally named ``entropy`` when
@@ -278,13 +357,26 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     if not finite.all():
         report.drop(NON_FINITE, int((~finite).sum()))
         report.note(f"non-finite values dropped at {_where(df[~finite])}")
-    df = resolve_resumes(df[finite], report, ordered=raw.ordered)
+    df = resolve_resumes(df[finite], report, ordered=raw.ordered, repeats=raw.repeats)
+    df = df.drop(columns="axis", errors="ignore")
 
     ranges = df.groupby("key", observed=True, sort=False)["value"].agg(["min", "max"]) if len(df) else None
-    km: KeyMap = detect_keys(pd.unique(df["key"]) if len(df) else [], opts.entropy_key, opts.score_key,
-                             opts.val_keys, where=raw.source, reward_func=opts.reward_func,
-                             ranges={} if ranges is None else dict(zip(ranges.index.astype(str),
-                                                                       zip(ranges["min"], ranges["max"]))))
+    ranges = {} if ranges is None else dict(zip(ranges.index.astype(str), zip(ranges["min"], ranges["max"])))
+    keys = pd.unique(df["key"]) if len(df) else []
+
+    def detect() -> KeyMap:
+        return detect_keys(keys, opts.entropy_key, opts.score_key, opts.val_keys, where=raw.source,
+                           reward_func=opts.reward_func, ranges=ranges)
+
+    km = detect()
+    scales = score_scales(km, ranges, opts.score_scale)
+    if scales:  # scores read as fractions: the choices that look at ranges see the fractions
+        for key, (factor, why) in scales.items():
+            ranges[key] = tuple(v * factor for v in ranges[key])
+            report.note(why)
+        km = detect()
+        scaled = df["key"].astype(str).map({k: f for k, (f, _) in scales.items()}).fillna(1.0).to_numpy()
+        df = df.assign(value=df["value"].to_numpy() * scaled)
     for message in km.notes + km.warnings:
         report.note(message)
     for message in km.warnings:

@@ -57,13 +57,14 @@ from entropylaw.errors import EntropyLawError, describe_os_error
 from entropylaw.readers import clearml_offline, comet_offline, mlflow_store, swanlab_log, tabular, trackio_db
 from entropylaw.readers.compressed import inner_suffix, read_head, strip_compression
 from entropylaw.readers.common import KeyOptions, RawRun, finalize
+from entropylaw.readers.keys import MissingKeyError
 from entropylaw.readers.hf_console import looks_like_hf_console, read_hf_console
 from entropylaw.readers.lab_run import read_lab_run
 from entropylaw.readers.tensorboard import has_event_files, read_tensorboard
 from entropylaw.readers.trl import find_state, read_trl
 from entropylaw.readers.verl_console import read_verl_console
 from entropylaw.readers.verl_jsonl import looks_like_jsonl, read_verl_jsonl
-from entropylaw.readers.wandb_offline import read_wandb_offline
+from entropylaw.readers.wandb_offline import read_wandb_offline, wandb_files_in
 from entropylaw.readers.wandb_online import read_wandb_online
 from entropylaw.readers.merge import merge_same_runs
 from entropylaw.readers.accounts import IngestReport
@@ -76,9 +77,7 @@ SNIFF_BYTES = 1 << 16
 
 
 def _wandb_dir(path: Path) -> bool:
-    if path.name.startswith(("offline-run-", "run-")) and any(path.glob("*.wandb")):
-        return True
-    return any(path.glob("*.wandb")) or any(path.glob("*/*.wandb"))
+    return bool(wandb_files_in(path)) or any(wandb_files_in(d) for d in path.iterdir() if d.is_dir())
 
 
 def _table_kind_quick(path: Path) -> str:
@@ -199,7 +198,7 @@ FORMATS: list[Format] = [
     # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run, read once
     Format("lab_run", lambda s: s.is_dir and is_run_dir(s.path), lambda src, o: read_lab_run(src)),
     Format("wandb_offline", lambda s: (s.is_dir and _wandb_dir(s.path)) or s.is_file(".wandb"),
-           lambda src, o: read_wandb_offline(src)),
+           lambda src, o: read_wandb_offline(src, o.step_key)),
     Format("trl", lambda s: (s.is_dir and find_state(s.path) is not None) or (s.is_file(".json") and _trl_json(s)),
            lambda src, o: read_trl(src)),
     Format("tensorboard", lambda s: (s.is_dir and has_event_files(s.path)) or
@@ -207,10 +206,10 @@ FORMATS: list[Format] = [
     Format("directory", lambda s: s.is_dir, None),
     Format("table", lambda s: s.table_kind == "table", None),
     Format("wandb_csv", lambda s: s.table_kind == "wandb_csv", lambda src, o: tabular.read_tabular(src)),
-    Format("long", lambda s: s.table_kind == "long", lambda src, o: tabular.read_tabular(src)),
-    Format("wide", lambda s: s.table_kind == "wide", lambda src, o: tabular.read_tabular(src)),
+    Format("long", lambda s: s.table_kind == "long", lambda src, o: tabular.read_tabular(src, step_key=o.step_key)),
+    Format("wide", lambda s: s.table_kind == "wide", lambda src, o: tabular.read_tabular(src, step_key=o.step_key)),
     Format("verl_jsonl", lambda s: s.is_file(".jsonl", ".json") or looks_like_jsonl(s.head),
-           lambda src, o: read_verl_jsonl(src)),
+           lambda src, o: read_verl_jsonl(src, step_key=o.step_key)),
     Format("hf_console", lambda s: looks_like_hf_console(s.path),
            lambda src, o: read_hf_console(src, logging_steps=o.logging_steps)),
     Format("verl_console", lambda s: True, lambda src, o: read_verl_console(src)),
@@ -293,8 +292,8 @@ def _skipped(source: str, err: EntropyLawError) -> tuple[pd.DataFrame, IngestRep
     return table.empty(), report
 
 
-def _load_one(source: str, opts: KeyOptions, depth: int = 0,
-              skip_bad: bool = False) -> list[tuple[pd.DataFrame, IngestReport]]:
+def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = False,
+              strict: bool = False) -> list[tuple[pd.DataFrame, IngestReport]]:
     fmt = detect_format(source)
     if fmt == "directory":
         members = _directory_members(Path(source))
@@ -304,7 +303,7 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0,
         out = []
         for member in members:
             try:
-                out.extend(_load_one(member, opts, depth + 1))
+                out.extend(_load_one(member, opts, depth + 1, strict=strict))
             except (EntropyLawError, OSError) as err:
                 if not skip_bad:
                     raise
@@ -323,19 +322,25 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0,
     out = []
     raws = read_raw(source, fmt, opts)
     for raw in raws:
-        df = finalize(raw, opts)
         raw.report.format = fmt
-        out.append((df, raw.report))
+        try:
+            out.append((finalize(raw, opts), raw.report))
+        except MissingKeyError as err:
+            if strict:
+                raise
+            # one run lacking a key the user named is left out, its reason on its account; the rest go on
+            raw.report.skip(f"run {raw.run_id!r} left out: {str(err).removeprefix(raw.source + ': ')}")
+            out.append((table.empty(), raw.report))
     if not out:
         raise EntropyLawError(f"{source}: no runs found")
-    if not any(len(df) for df, _ in out):
+    if not any(len(df) for df, _ in out) and not all(r.skipped for _, r in out):
         detail = "; ".join(r.line().split(": ", 1)[1] for _, r in out)
         raise EntropyLawError(f"{source}: no usable rows ({detail})")
     return out
 
 
-def load(sources: list[str], options: KeyOptions | None = None,
-         skip_bad: bool = False) -> tuple[pd.DataFrame, list[IngestReport]]:
+def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool = False,
+         strict: bool = False) -> tuple[pd.DataFrame, list[IngestReport]]:
     """Read every source into one tidy table; run ids are made unique.
 
     Raises :class:`EntropyLawError` (one line) for a missing path, an unreadable file,
@@ -354,7 +359,7 @@ def load(sources: list[str], options: KeyOptions | None = None,
     pieces: list[tuple[pd.DataFrame, IngestReport]] = []
     for source in sources:
         try:
-            pieces.extend(_load_one(str(source), opts, skip_bad=skip_bad))
+            pieces.extend(_load_one(str(source), opts, skip_bad=skip_bad, strict=strict))
         except (EntropyLawError, OSError) as err:
             if not skip_bad:
                 raise
@@ -368,7 +373,10 @@ def load(sources: list[str], options: KeyOptions | None = None,
         tables.append(table.unique_runs(df, used))
     reports = [r for _, r in pieces]
     if not tables:
-        raise EntropyLawError(f"{', '.join(map(str, sources))}: nothing usable read")
+        why = [r.line() for r in reports if r.skipped][:3]
+        raise EntropyLawError(f"{', '.join(map(str, sources))}: nothing usable read"
+                              + (f" ({'; '.join(why)}{'; ...' if len(why) < sum(1 for r in reports if r.skipped) else ''})"
+                                 if why else ""))
     out = table.stack(tables)
     return (out if one else name_runs(out, options.run_id if options else None)), reports
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.readers import key_names
 
 ENTROPY_KEYS = ["actor/entropy", "actor/entropy_loss", "train_entropy/all", "entropy", "train/entropy",
                 "train/entropy_loss", "objective/entropy", "train/objective/entropy"]
@@ -85,6 +86,10 @@ _SUM_EVAL = ("eval_reward", "eval/reward")
 _ACCURACY_WORDS = ("acc", "correct", "exact", "verif", "answer", "solve", "match", "math", "equal", "pass")
 _FORMAT_WORDS = ("format", "length", "len", "tag", "xml", "style", "repet", "cosine", "think", "count")
 _RANGE_TOL = 1e-9
+
+
+class MissingKeyError(EntropyLawError):
+    """A key the user named is not in this run: the run is left out (an error with ``strict``)."""
 
 
 @dataclass
@@ -131,7 +136,7 @@ def detect_keys(keys: Iterable[str], entropy_key: str | None = None, score_key: 
 
     def check(name: str, key: str) -> str:
         if key not in present:
-            raise EntropyLawError(f"{prefix}--{name} {key!r} not found; available keys: {_listing(keys)}")
+            raise MissingKeyError(f"{prefix}--{name} {key!r} not found; available keys: {_listing(keys)}")
         return key
 
     km = KeyMap()
@@ -149,10 +154,32 @@ def detect_keys(keys: Iterable[str], entropy_key: str | None = None, score_key: 
     else:
         _auto_val(keys, km)
     _reward_functions(keys, km, prefix, ranges or {}, reward_func, score_key, val_keys)
+    _by_name(keys, km)
     if km.entropy in NOT_QUITE_ENTROPY:
         km.warnings.append(f"entropy read from {km.entropy!r}: {NOT_QUITE_ENTROPY[km.entropy]}")
     _flag_ranges(km, ranges or {}, keys)
     return km
+
+
+def _by_name(keys: list[str], km: KeyMap) -> None:
+    """Roles no key filled (by convention or by the user), from the keys' names
+    (:mod:`entropylaw.readers.key_names`); each key so chosen is said, and a role two keys
+    could fill is left empty with both named."""
+    roles = [r for r, filled in (("entropy", km.entropy), ("score", km.score), ("val", km.val)) if not filled]
+    if not roles:
+        return
+    taken = {km.entropy, km.score, *km.val.values(), *km.val_aliases}
+    entropy, score, val, said = key_names.by_name([k for k in keys if k not in taken], roles)
+    if entropy:
+        km.entropy = entropy
+        km.notes.append(f"entropy read from {entropy!r} (found by its name)")
+    if score:
+        km.score = score
+        km.notes.append(f"training score read from {score!r} (found by its name)")
+    for canon, key in val.items():
+        km.val[canon] = key
+        km.notes.append(f"validation read from {key!r} as {canon!r} (found by its name)")
+    km.warnings.extend(said)
 
 
 def _auto_val(keys: list[str], km: KeyMap) -> None:
@@ -259,7 +286,8 @@ def _bench_of(key: str) -> str:
         m = pattern.match(key)
         if m:
             return "mean" if m["bench"] in _AS_MEAN and rank >= _MEAN_RANK else m["bench"]
-    return key.removeprefix("val/")
+    m = key_names.EVAL_PREFIX.match(key)
+    return key[m.end():] if m else key.removeprefix("val/")
 
 
 def is_candidate(key: str) -> bool:
@@ -267,7 +295,7 @@ def is_candidate(key: str) -> bool:
     only some keys, e.g. the W&B API)."""
     return (key in ENTROPY_KEYS or key in SCORE_KEYS or key in RESPONSE_LENGTH_KEYS
             or bool(_TRAIN_FUNC.match(key) or _EVAL_FUNC.match(key))
-            or any(p.match(key) for p, _rank in _VAL_PATTERNS))
+            or any(p.match(key) for p, _rank in _VAL_PATTERNS) or key_names.is_candidate(key))
 
 
 def _listing(keys: list[str], limit: int = 40) -> str:

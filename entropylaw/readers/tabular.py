@@ -177,10 +177,10 @@ def _steps(df: pd.DataFrame, step_col: str) -> np.ndarray:
 class _Collector:
     def __init__(self, raw: RawRun, first_line: int):
         self.raw, self.first_line = raw, first_line
-        self.steps, self.keys, self.values, self.lines = [], [], [], []
+        self.steps, self.keys, self.values, self.lines, self.axes = [], [], [], [], []
         self.bad: list[str] = []
 
-    def column(self, key: str, steps: np.ndarray, column: pd.Series, rows: np.ndarray) -> None:
+    def column(self, key: str, steps: np.ndarray, column: pd.Series, rows: np.ndarray, axis: str = "") -> None:
         report = self.raw.report
         values, present = _numbers(column)
         values, present, steps, rows = values[rows], present[rows], steps[rows], np.nonzero(rows)[0]
@@ -200,6 +200,7 @@ class _Collector:
         self.values.append(values[use])
         self.keys.append(np.full(int(use.sum()), key, dtype=object))
         self.lines.append(rows[use] + self.first_line)
+        self.axes.append(np.full(int(use.sum()), axis, dtype=object))
 
     def done(self) -> RawRun:
         raw = self.raw
@@ -211,10 +212,13 @@ class _Collector:
         raw.keys, raw.lines = cat(self.keys, object), cat(self.lines, np.int64)
         order = np.lexsort((raw.lines,))  # source order: row by row
         raw.steps, raw.values, raw.keys, raw.lines = (a[order] for a in (raw.steps, raw.values, raw.keys, raw.lines))
+        axes = cat(self.axes, object)[order]
+        if len(set(axes)) > 1:  # metrics on their own step columns: each restarts on its own
+            raw.axes, raw.repeats = axes, "mean"
         return raw
 
 
-def read_tabular(path: str | os.PathLike, run_id: str | None = None) -> list[RawRun]:
+def read_tabular(path: str | os.PathLike, run_id: str | None = None, step_key: str | None = None) -> list[RawRun]:
     """Read a W&B CSV export, a long table or a wide table into one RawRun per run."""
     path = Path(path)
     df = read_frame(path)
@@ -224,6 +228,11 @@ def read_tabular(path: str | os.PathLike, run_id: str | None = None) -> list[Raw
     cols = [str(c) for c in df.columns]
     df.columns = cols
     step_col = _find(cols, STEP_COLUMNS)
+    if step_key:
+        if step_key not in cols:
+            raise EntropyLawError(f"{path}: `step_key` {step_key!r} is not a column; columns: "
+                                  f"{', '.join(cols[:20])}{' ...' if len(cols) > 20 else ''}")
+        step_col = step_key
     if step_col is None:
         raise EntropyLawError(f"{path}: no step column (expected one of {', '.join(STEP_COLUMNS)}); "
                               f"columns: {', '.join(cols[:20])}{' ...' if len(cols) > 20 else ''}")
@@ -290,9 +299,37 @@ def _long(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     return out
 
 
+def _own_steps(df: pd.DataFrame, step_col: str, metric_cols: list[str]) -> dict[str, tuple[str, np.ndarray]]:
+    """W&B history exports: ``_step`` counts log calls, and a trainer that declared its own step
+    metrics (``grpo_step``, ``eval_step``) logged each metric beside its step. A metric's step is
+    the ``*_step`` column present wherever the metric is (the sparsest such column when several
+    are); ``{column: (its step column, steps)}`` for the metrics that have one."""
+    if step_col != "_step":
+        return {}
+    candidates = [c for c in df.columns if c.endswith("_step") and c != "_step"]
+    if not candidates:
+        return {}
+    present = {c: _steps(df, c) >= 0 for c in candidates}
+    out = {}
+    for col in metric_cols:
+        has = _numbers(df[col])[1]
+        covering = [c for c in candidates if has.any() and present[c][has].all()]
+        if covering:
+            best = min(covering, key=lambda c: int(present[c].sum()))
+            out[col] = (best, _steps(df, best))
+    return out
+
+
+def _on_rows(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Per-row values computed on ``df[rows]``, spread back to the full table's length."""
+    out = np.full(len(rows), -1, dtype=np.int64)
+    out[rows] = values
+    return out
+
+
 def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     run_col = _find(df.columns, RUN_COLUMNS)
-    other_steps = [c for c in df.columns if c != step_col and _find([c], STEP_COLUMNS)]
+    other_steps = [c for c in df.columns if c != step_col and (_find([c], STEP_COLUMNS) or c.endswith("_step"))]
     skipped_book = [c for c in df.columns if BOOKKEEPING.match(c)]
     metric_cols, text_cols = [], []
     for col in df.columns:
@@ -306,8 +343,14 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
         raw.ordered = True  # one row per step, in file order
         collect = _Collector(raw, first_line)
         rows = runs == run
+        own = _own_steps(df[rows], step_col, metric_cols)
         for col in metric_cols:
-            collect.column(col, steps, df[col], rows)
+            axis, col_steps = own.get(col, ("", None))
+            collect.column(col, steps if col_steps is None else _on_rows(col_steps, rows), df[col], rows, axis)
+        if own:
+            raw.report.note("steps from the run's own step columns, not _step (a count of log calls): "
+                            + ", ".join(f"{c} on {a}" for c, (a, _) in list(own.items())[:8])
+                            + (" ..." if len(own) > 8 else ""))
         skipped = [f"{c} (text)" for c in text_cols] + [f"{c} (bookkeeping)" for c in skipped_book + other_steps]
         if skipped:
             raw.report.note(f"columns skipped: {', '.join(skipped[:8])}{' ...' if len(skipped) > 8 else ''}")

@@ -1,12 +1,22 @@
-"""veRL's JSONL file logger: one JSON object per line, ``{"step": n, "data": {...}}``.
+"""JSON lines: one JSON object per line. veRL's file logger (``{"step": n, "data": {...}}``) and
+any trainer's own ``metrics.jsonl``.
 
-Flat objects (``{"step": n, "actor/entropy": 0.5}``) and ``_step`` / ``global_step`` are
-accepted too; nested dicts are flattened with ``/``. A line that is not JSON, or has no
-integer step, is dropped and counted (as many rows as the ``"key":`` values it still shows,
-reason ``unparseable line``; the file's last line cut while being written, with no newline,
-counts what the line before it held, reason ``cut-off last line``);
-a value that is not a number (string, list, bool, null) is dropped and counted as
-``non-numeric value``; ``NaN``/``Infinity`` tokens reach :func:`finalize` which drops them.
+- The step. The first key of ``step``, ``global_step``, ``iteration``, ``iter``, then any
+  ``*_step`` (``grpo_step``), then ``_step``, that the file's lines carry as an integer (the
+  one most lines carry first), or the key given as ``step_key``.
+- Rows tagged by a type (``"type"``, ``"kind"``, ``"split"``, ``"mode"``, ``"phase"``:
+  ``"train"``, ``"eval"``, ``"rollout"``) are kept apart: each key is read as
+  ``<type>/<key>`` (an ``eval`` row's ``answer_accuracy`` is ``eval/answer_accuracy``, which
+  :mod:`entropylaw.readers.keys` takes as validation), and each type is its own step axis.
+- Several rows of one key at one step (an off-policy trainer writes a training row per
+  micro-step) become their mean, counted in the row account (:mod:`entropylaw.readers.common`);
+  in veRL's ``{"step", "data"}`` layout a step written twice keeps its last value (a re-logged step).
+- Nested dicts are flattened with ``/``. A line that is not JSON, or has no integer step, is
+  dropped and counted (as many rows as the ``"key":`` values it still shows, reason
+  ``unparseable line``; the file's last line cut while being written, with no newline, counts
+  what the line before it held, reason ``cut-off last line``); a value that is not a number
+  (string, list, bool, null) is dropped and counted as ``non-numeric value``; ``NaN``/``Infinity``
+  tokens reach :func:`finalize` which drops them.
 
 >>> import tempfile, os
 >>> with tempfile.TemporaryDirectory() as d:
@@ -18,6 +28,14 @@ a value that is not a number (string, list, bool, null) is dropped and counted a
 [(1, 'actor/entropy', 0.5), (2, 'actor/entropy', 0.4)]
 >>> raw.report.line().split(": ", 1)[1]
 'read 4 rows, kept 0, dropped 2 (non-numeric value: 1, unparseable line: 1)'
+>>> with tempfile.TemporaryDirectory() as d:
+...     p = os.path.join(d, "metrics.jsonl")
+...     _ = open(p, "w").write('{"type": "train", "grpo_step": 1, "token_entropy": 0.5}\\n'
+...                            '{"type": "train", "grpo_step": 1, "token_entropy": 0.3}\\n'
+...                            '{"type": "eval", "grpo_step": 1, "answer_accuracy": 0.25}\\n')
+...     [raw] = read_verl_jsonl(p)
+>>> raw.rows(), raw.repeats
+([(1, 'train/token_entropy', 0.5), (1, 'train/token_entropy', 0.3), (1, 'eval/answer_accuracy', 0.25)], 'mean')
 """
 
 from __future__ import annotations
@@ -31,7 +49,9 @@ from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 
-STEP_FIELDS = ("step", "_step", "global_step")
+STEP_FIELDS = ("step", "global_step", "iteration", "iter")  # then any *_step, then _step
+TYPE_FIELDS = ("type", "kind", "split", "mode", "phase")
+SNIFF_LINES = 200
 UNPARSEABLE = "unparseable line"
 CUT_LAST = "cut-off last line"
 NON_NUMERIC = "non-numeric value"
@@ -53,14 +73,55 @@ def _numeric(value) -> float | None:
     return float(value)
 
 
-def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None) -> list[RawRun]:
-    """Read a veRL JSONL metrics file into one :class:`RawRun`."""
-    path = existing_file(path, 'JSON lines like {"step": 1, "data": {...}}')
+def is_step_name(key: str) -> bool:
+    return key in STEP_FIELDS or key.endswith("_step")
+
+
+def _step_order(path, step_key: str | None) -> list[str]:
+    """The step keys to try on each line, best first: the user's, else the names a step has, in
+    the order of :data:`STEP_FIELDS`, then ``*_step`` keys by how many of the first lines carry them."""
+    if step_key:
+        return [step_key]
+    counts: dict[str, int] = {}
+    with open_log(path, text=True) as f:
+        for n, line in enumerate(f):
+            if n >= SNIFF_LINES:
+                break
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                for key, value in obj.items():
+                    if is_step_name(key) and _integer(value) is not None:
+                        counts[key] = counts.get(key, 0) + 1
+    named = [k for k in STEP_FIELDS if k in counts]
+    others = sorted((k for k in counts if k not in STEP_FIELDS and k != "_step"), key=lambda k: -counts[k])
+    return named + others + ["_step"]
+
+
+def _integer(value) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return int(value) if float(value).is_integer() else None
+    except (OverflowError, ValueError):
+        return None
+
+
+def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key: str | None = None) -> list[RawRun]:
+    """Read a JSON-lines metrics file into one :class:`RawRun` (see the module docstring)."""
+    path = existing_file(path, 'JSON lines, one object per line with a step: {"step": 1, ...}')
     source = str(path)
     raw = RawRun(run_id or run_id_from_path(path), source, ordered=True)
     report = raw.report
-    steps, keys, values, lines = [], [], [], []
+    steps, keys, values, lines, axes = [], [], [], [], []
     notes = {UNPARSEABLE: 0, NON_NUMERIC: 0}
+    order = _step_order(path, step_key)
+    used: dict[str, int] = {}
+    types: dict[str, int] = {}
+    enveloped = False
+    stepless: dict[str, None] = {}  # keys of the first objects, for the error when no line has a step
 
     def note(kind: str, message: str) -> None:
         notes[kind] += 1
@@ -76,12 +137,13 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None) -> list[
                 continue
             try:
                 obj = json.loads(line)
-                step_field = next((s for s in STEP_FIELDS if s in obj), None)
-                step = obj[step_field]
-                if isinstance(step, bool) or not float(step).is_integer():
+                if isinstance(obj, dict) and len(stepless) < 40:
+                    stepless.update(dict.fromkeys(k for k in obj if k not in stepless))
+                step_field = next(s for s in order if s in obj)
+                step = _integer(obj[step_field])
+                if step is None:
                     raise ValueError
-                step = int(step)
-            except (ValueError, TypeError, KeyError, AttributeError, OverflowError):
+            except (ValueError, TypeError, KeyError, AttributeError, OverflowError, StopIteration):
                 n = values_in_broken_line(line)
                 if unterminated:  # the writer was cut off mid-line: it held what the lines before held
                     n = max(n, last_count)
@@ -91,10 +153,19 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None) -> list[
                     continue
                 report.read(n)
                 report.drop(UNPARSEABLE, n)
-                note(UNPARSEABLE, f"line {lineno}: not a JSON object with an integer step ({n} value(s) dropped)")
+                expected = f"an integer {step_key!r}" if step_key else "an integer step (" + ", ".join(order[:4]) + ")"
+                note(UNPARSEABLE, f"line {lineno}: not a JSON object with {expected} ({n} value(s) dropped)")
                 continue
-            data = obj["data"] if isinstance(obj.get("data"), dict) else \
-                {k: v for k, v in obj.items() if k != step_field}
+            used[step_field] = used.get(step_field, 0) + 1
+            if isinstance(obj.get("data"), dict):
+                data, kind = obj["data"], ""
+                enveloped = True
+            else:
+                kind = next((str(obj[t]) for t in TYPE_FIELDS if isinstance(obj.get(t), str)), "")
+                data = {k: v for k, v in obj.items() if k != step_field and not (kind and k in TYPE_FIELDS
+                                                                                 and obj[k] == kind)}
+            if kind:
+                types[kind] = types.get(kind, 0) + 1
             last_count = 0
             for key, value in _flatten(data):
                 last_count += 1
@@ -105,15 +176,28 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None) -> list[
                     note(NON_NUMERIC, f"line {lineno}: key {key!r} has non-numeric value {value!r:.40} (dropped)")
                     continue
                 steps.append(step)
-                keys.append(key)
+                keys.append(f"{kind}/{key}" if kind and not key.startswith(kind + "/") else key)
                 values.append(number)
                 lines.append(lineno)
+                axes.append(kind)
     for kind, n in notes.items():
         if n > MAX_NOTES:
             report.note(f"... and {n - MAX_NOTES} more {kind}s")
     if not steps and not report.rows_read:
         raise EntropyLawError(f"{source}: no JSON metric lines found")
+    if not used and stepless:
+        wanted = f"the key {step_key!r}" if step_key else "a step (step, global_step, iteration, *_step)"
+        raise EntropyLawError(f"{source}: no line has {wanted} as an integer; keys seen: "
+                              f"{', '.join(list(stepless)[:12])}; name the step with `step_key`")
     raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
+    if used and set(used) != {"step"}:
+        report.note("step read from " + ", ".join(f"{k!r} ({n} lines)" for k, n in sorted(used.items())))
+    if types:
+        raw.axes = axes  # each type of row on its own step axis
+        report.note("rows kept apart by type, each key read as <type>/<key>: "
+                    + ", ".join(f"{k} ({n} lines)" for k, n in sorted(types.items())))
+    if not enveloped:
+        raw.repeats = "mean"  # a trainer's own log: several rows at one step are its micro-steps
     raw.meta = {"model": model_from_filename(path)}
     if "critic/vf_loss" in set(keys):
         raw.meta["algorithm"] = "ppo"
@@ -135,7 +219,8 @@ def values_in_broken_line(line: str) -> int:
     >>> values_in_broken_line("garbage")
     1
     """
-    n = sum(1 for m in _KEY.finditer(line) if m.group(2) is None and m.group(1) not in STEP_FIELDS)
+    n = sum(1 for m in _KEY.finditer(line) if m.group(2) is None and not is_step_name(m.group(1))
+            and m.group(1) not in TYPE_FIELDS)
     n += bool(_OPEN_KEY.search(line))
     return max(n, 1)
 
@@ -151,7 +236,7 @@ def looks_like_jsonl(head: bytes) -> bool:
         try:
             obj = json.loads(line)
         except ValueError:
-            return any(f'"{s}"'.encode() in line for s in STEP_FIELDS)
-        return isinstance(obj, dict) and any(s in obj for s in STEP_FIELDS)
+            return any(f'"{s}"'.encode() in line for s in (*STEP_FIELDS, "_step"))
+        return isinstance(obj, dict) and any(is_step_name(k) for k in obj)
     return False
 

@@ -29,6 +29,7 @@ import numpy as np
 from entropylaw.readers.common import RawRun
 
 NON_NUMERIC = "non-numeric value"
+UNDECLARED = "no declared step metric (W&B's _step is not a step)"
 _NUMBER_START = frozenset("-0123456789NI")  # JSON numbers plus NaN / Infinity
 
 
@@ -147,6 +148,9 @@ class HistoryReader:
         self.last: dict[str, float] = {}            # last value of each step metric (step_sync)
         self.codes: dict[str, int] = {}
         self.steps, self.key_codes, self.values = array("q"), array("i"), array("d")
+        self.axis_codes = array("i")  # per row, its step metric (index in axis_names); filled once one is declared
+        self.axis_names: dict[str | None, int] = {}
+        self.undeclared: dict[str, int] = {}  # rows of keys with no step metric in a run that declares them
         self.auto_step = -1
         self.non_numeric: dict[str, int] = {}
         self.bad_steps = 0
@@ -197,6 +201,10 @@ class HistoryReader:
         if w_step is None:  # newer SDKs: a row logged without step= is the previous step + 1
             w_step = self.auto_step + 1
         self.auto_step = w_step
+        if self.step_metrics and not self.step_key:
+            full, row = row, self._declared_only(row)
+        else:
+            full = row
         codes = self.codes
         code_list = [codes.get(key) for key in row]
         if None in code_list:
@@ -208,21 +216,46 @@ class HistoryReader:
         if not self.step_metrics:
             self.steps.extend([w_step] * len(row))
             return
-        steps = []
+        if not self.axis_codes and len(self.steps):  # rows before the first declaration: on _step
+            self.axis_codes.extend([self._axis(None)] * len(self.steps))
+        steps, axes = [], []
         for key in row:
             step = w_step
             metric = self.step_of[key] if key in self.step_of else self._step_metric(key)
             if metric is not None:
-                found = row.get(metric, self.last.get(metric))
+                found = full.get(metric, self.last.get(metric))
                 if found is not None and float(found).is_integer():
                     step = int(found)
                 elif found is not None:
                     self.bad_steps += 1
             steps.append(step)
+            axes.append(self._axis(metric))
         self.steps.extend(steps)
+        self.axis_codes.extend(axes)
         for metric in self.step_metrics:
-            if metric in row:
-                self.last[metric] = row[metric]
+            if metric in full:
+                self.last[metric] = full[metric]
+
+    def _declared_only(self, row: dict[str, float]) -> dict[str, float]:
+        """The row without keys that have no declared step metric: in a run that declares its steps,
+        W&B's ``_step`` (a count of log calls) is no step of theirs (counted, as dropped, in to_raw)."""
+        out = {}
+        for key, value in row.items():
+            metric = self.step_of[key] if key in self.step_of else self._step_metric(key)
+            if key in self.step_metrics:  # a step axis, as _step is: not a metric
+                continue
+            if metric is None:
+                self.undeclared[key] = self.undeclared.get(key, 0) + 1
+            else:
+                out[key] = value
+        return out
+
+    def _declared(self) -> dict[str, str]:
+        """Each read key's step metric (for the note)."""
+        return {k: v for k, v in self.step_of.items() if v is not None and k in self.codes}
+
+    def _axis(self, metric: str | None) -> int:
+        return self.axis_names.setdefault(metric, len(self.axis_names))
 
     def _add_json(self, row: dict[str, float], key: str, text: str) -> None:
         try:
@@ -241,13 +274,27 @@ class HistoryReader:
         raw = RawRun(run_id, source, steps=np.frombuffer(self.steps, dtype=np.int64),
                      keys=keys, values=np.frombuffer(self.values, dtype=np.float64),
                      ordered=True)  # history records in the order the run wrote them
+        if self.axis_codes:
+            # the run declared its own steps (define_metric): each metric restarts on its own axis, and
+            # several rows of a metric at one step (one per micro-batch) are that step's mean
+            axis_names = np.array([name or "_step" for name in self.axis_names], dtype=object)
+            raw.axes = axis_names[np.frombuffer(self.axis_codes, dtype=np.int32)]
+            raw.repeats = "mean"
+            raw.report.note("steps as the run declared them (define_metric): "
+                            + ", ".join(sorted({f"{k} on {v}" for k, v in self._declared().items()})))
         n_bad = sum(self.non_numeric.values())
-        raw.report.read(len(self.values) + n_bad)
+        n_und = sum(self.undeclared.values())
+        raw.report.read(len(self.values) + n_bad + n_und)
         if n_bad:
             raw.report.drop(NON_NUMERIC, n_bad)
             shown = ", ".join(sorted(self.non_numeric)[:10])
             raw.report.note(f"skipped {n_bad} non-numeric history values (keys: {shown}"
                             f"{', ...' if len(self.non_numeric) > 10 else ''})")
+        if n_und:
+            raw.report.drop(UNDECLARED, n_und)
+            raw.report.note(f"dropped {n_und} rows of key(s) with no declared step metric "
+                            f"({', '.join(sorted(self.undeclared)[:6])}{', ...' if len(self.undeclared) > 6 else ''}): "
+                            "the run declares its steps, and W&B's _step counts log calls, not steps")
         if self.bad_steps:
             raw.report.note(f"{self.bad_steps} rows had a non-integer step metric; used W&B's _step for them")
         return raw

@@ -56,6 +56,7 @@ from pathlib import Path, PurePosixPath
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.readers.common import RawRun
+from entropylaw.readers.compressed import inner_suffix, open_log, strip_compression
 from entropylaw.readers.names import unique_run_ids
 from entropylaw.readers.damage import Region, charge, nearest_record_rows, rows_lost_in_gaps
 from entropylaw.readers.leveldb_log import Damage, iter_records
@@ -94,13 +95,18 @@ def find_wandb_files(path: str | Path) -> list[Path]:
         return [path]
     if not path.is_dir():
         raise EntropyLawError(f"{path}: no such file or directory")
-    found = sorted(path.glob("*.wandb")) or sorted(
-        p for p in path.glob("*/*.wandb") if not p.parent.is_symlink())
+    found = sorted(wandb_files_in(path)) or sorted(
+        p for d in path.iterdir() if d.is_dir() and not d.is_symlink() for p in wandb_files_in(d))
     unique = list({p.resolve(): p for p in found}.values())
     if not unique:
         raise EntropyLawError(f"{path}: no .wandb files (expected run-<id>.wandb here or in "
                               "offline-run-*/ or run-*/ subdirectories)")
     return unique
+
+
+def wandb_files_in(folder: Path) -> list[Path]:
+    """The ``run-*.wandb`` files directly in ``folder``, compressed ones (``.wandb.gz``, ``.zst`` ...) too."""
+    return [p for p in folder.glob("*.wandb*") if inner_suffix(p) == ".wandb" and p.is_file()]
 
 
 def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
@@ -118,7 +124,7 @@ def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
     new_record = pb.Record
     fast = FastHistory(pb.HistoryItem)
     positions = array("q")  # index of the record each numeric row came from (for damage counts)
-    with open(path, "rb") as stream:
+    with open_log(path) as stream:  # a .wandb.gz / .zst is read as it decompresses
         for index, (_offset, payload) in enumerate(iter_records(stream, damage, where=source)):
             tag = first_tag(payload)
             if tag in SKIPPED_TAGS:
@@ -150,7 +156,7 @@ def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
                 run_info.update({k: v for k, v in (("run_id", run.run_id), ("name", run.display_name),
                                                    ("project", run.project), ("entity", run.entity)) if v})
                 _apply_config(config, run.config)
-    raw = reader.to_raw(run_info.get("name") or run_info.get("run_id") or path.stem.removeprefix("run-"), source)
+    raw = reader.to_raw(run_info.get("name") or run_info.get("run_id") or Path(strip_compression(path.name)).stem.removeprefix("run-"), source)
     raw.meta.update(meta_from_config(config))
     raw.meta.update({f"wandb_{k}": v for k, v in run_info.items()})
     report = raw.report

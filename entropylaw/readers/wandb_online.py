@@ -44,6 +44,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import atomic_write, write_json
 from entropylaw.readers.common import RawRun
 from entropylaw.readers.keys import is_candidate
+from entropylaw.readers.verl_jsonl import is_step_name
 from entropylaw.readers.wandb_offline import NON_NUMERIC, meta_from_config
 
 DEFAULT_CACHE = Path("~/.cache/entropylaw/wandb")
@@ -207,39 +208,52 @@ def needed_keys(available: Iterable[str]) -> list[str]:
 
 
 def _download(client: _Client, run, spec, uri: str) -> pd.DataFrame:
-    """All (step, key, value) rows of one run for the requested keys."""
+    """All (step, key, value) rows of one run for the requested keys, each on its own step axis."""
     available = _available_keys(run)
-    step_keys = ["_step"] + ([STEP_METRIC] if STEP_METRIC in available else [])
+    # the trainer's own step metrics (train/global_step, grpo_step, eval_step): where a key is logged
+    # beside one in every row, that is its step, not W&B's _step (a count of log calls)
+    axes = [k for k in available if k == STEP_METRIC or (k != "_step" and is_step_name(k.rsplit("/", 1)[-1]))]
     if spec == "all":
-        scans = [None]
+        wanted = [k for k in available if not k.startswith("_") and k not in axes]
     else:
-        wanted = needed_keys(available) if spec == "auto" else list(spec)
-        scans = [[k] + [s for s in step_keys if s != k] for k in wanted if k not in step_keys] or [None]
-    steps, keys, values, non_numeric = [], [], [], 0
-    for scan_keys in scans:
-        rows = client.call(lambda: list(run.scan_history(keys=scan_keys, page_size=10_000)))
-        only = scan_keys[0] if scan_keys else None
+        wanted = [k for k in (needed_keys(available) if spec == "auto" else list(spec)) if k not in axes]
+    steps, keys, values, on_axis, non_numeric = [], [], [], [], 0
+    declared = {}
+    for key in wanted:
+        rows, axis = _scan_on_axis(client, run, key, axes)
+        declared[key] = axis
         for row in rows:
-            step = row.get(STEP_METRIC, row.get("_step"))
+            step = row.get(axis)
             if not isinstance(step, (int, float)) or isinstance(step, bool) or step != step:
                 continue
-            for key, value in row.items():
-                if key.startswith("_") or (only is not None and key != only):
-                    continue
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
-                    steps.append(int(step))
-                    keys.append(key)
-                    values.append(float(value))
-                elif value is not None:
-                    non_numeric += 1
+            value = row.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                steps.append(int(step))
+                keys.append(key)
+                values.append(float(value))
+                on_axis.append(axis)
+            elif value is not None:
+                non_numeric += 1
     frame = pd.DataFrame({"step": np.asarray(steps, dtype=np.int64), "key": pd.Series(keys, dtype=object),
-                          "value": np.asarray(values, dtype=np.float64)})
+                          "value": np.asarray(values, dtype=np.float64), "axis": pd.Series(on_axis, dtype=object)})
     config = dict(getattr(run, "config", {}) or {})
+    own = sorted({a for a in declared.values() if a != "_step"})
     frame.attrs["meta"] = {"run_id": str(getattr(run, "name", "") or run.id), "wandb_run_id": str(run.id),
                            "source": "wandb://" + "/".join(_run_path(run)),
-                           "non_numeric": non_numeric, "step_metric": STEP_METRIC if STEP_METRIC in step_keys else "_step",
+                           "non_numeric": non_numeric, "step_metric": ", ".join(own) or "_step",
                            **meta_from_config(config)}
     return frame
+
+
+def _scan_on_axis(client: _Client, run, key: str, axes: list[str]) -> tuple[list[dict], str]:
+    """The rows of ``key`` with its step, and which step: the first step metric present in every
+    row that has the key (scan_history returns only rows holding all the keys asked), else _step."""
+    alone = client.call(lambda: list(run.scan_history(keys=[key, "_step"], page_size=10_000)))
+    for axis in axes:
+        rows = client.call(lambda: list(run.scan_history(keys=[key, axis], page_size=10_000)))
+        if rows and len(rows) == len(alone):
+            return rows, axis
+    return alone, "_step"
 
 
 def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
@@ -262,12 +276,16 @@ def _load(path: Path, uri: str) -> RawRun:
     frame = table.to_pandas()
     raw = RawRun(meta.pop("run_id"), meta.pop("source"), steps=frame["step"].to_numpy(), keys=frame["key"].to_numpy(dtype=object),
                  values=frame["value"].to_numpy())
+    if "axis" in frame.columns and frame["axis"].nunique() > 1 or meta.get("step_metric", "_step") != "_step":
+        # keys on the trainer's own step metrics: each restarts on its own, and rows of a key at one step
+        # (one per micro-batch) are that step's mean
+        raw.axes, raw.repeats = frame["axis"].to_numpy(dtype=object), "mean"
     non_numeric = meta.pop("non_numeric", 0)
     raw.report.read(len(frame) + non_numeric)
     if non_numeric:
         raw.report.drop(NON_NUMERIC, non_numeric)
-    if meta.get("step_metric") == STEP_METRIC:
-        raw.report.note(f"steps are {STEP_METRIC} (the trainer's step), not W&B's _step")
+    if meta.get("step_metric", "_step") != "_step":
+        raw.report.note(f"steps are {meta['step_metric']} (the trainer's own step metrics), not W&B's _step")
     raw.meta.update(meta)
     return raw
 

@@ -28,7 +28,7 @@ from entropylaw.draw.labels import run_labels
 from entropylaw.draw.looks import RunStyles
 from entropylaw.results.cache import fitted_runs, forecast_runs
 from entropylaw.results.rows import forecast_rows_of, summary_rows_of
-from entropylaw.results.runs import usable_runs
+from entropylaw.results.runs import left_out_runs, usable_runs
 
 N_BOOT = 200  # the report's bootstrap draws for a forecast's interval
 
@@ -43,6 +43,7 @@ class RunResults:
     forecasts: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     fit_frac: float = 0.15
+    left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why
 
     def forecast(self, run_id: str) -> dict:
         """The forecast row of ``run_id`` (``{}`` when it has none)."""
@@ -55,6 +56,7 @@ def run_results(t: pd.DataFrame | None, fit_frac: float = 0.15, n_boot: int = N_
     ``forecasts=False``: the fits only."""
     if t is None or not len(t):
         return RunResults(fit_frac=fit_frac)
+    left_out = left_out_runs(t) if run_ids is None else {}
     ids = usable_runs(t) if run_ids is None else list(run_ids)
     groups, labels = run_labels(t, ids)
     styles = RunStyles(tt.run_ids(t))
@@ -62,9 +64,9 @@ def run_results(t: pd.DataFrame | None, fit_frac: float = 0.15, n_boot: int = N_
     fitted, notes = fitted_runs(t, ids)
     rows = summary_rows_of(ids, groups, labels, styles, meta, fitted, notes)
     if not forecasts or not rows:
-        return RunResults(rows, [], notes, fit_frac)
+        return RunResults(rows, [], notes, fit_frac, left_out)
     computed, forecast_notes = forecast_runs(t, [r["run_id"] for r in rows], fit_frac, n_boot, conf)
-    return RunResults(rows, forecast_rows_of(rows, computed, conf), notes + forecast_notes, fit_frac)
+    return RunResults(rows, forecast_rows_of(rows, computed, conf), notes + forecast_notes, fit_frac, left_out)
 
 
 def summary_rows(t: pd.DataFrame, run_ids=None) -> tuple[list[dict], list[str]]:

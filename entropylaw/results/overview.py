@@ -19,6 +19,7 @@ import pandas as pd
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawWarning
 from entropylaw.fit.forecast.final import FINAL_SHARE, NO_FORECAST_WIDTH
+from entropylaw.fit.run import left_out_line
 from entropylaw.results.model import RunResults, run_results
 from entropylaw.results.rows import NOT_FITTED
 
@@ -36,6 +37,7 @@ class Overview:
     size_lines: list = field(default_factory=list)
     report: str | None = None
     problems: list = field(default_factory=list)
+    left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why
 
     def lines(self, tail=()) -> list[str]:
         """The screen's lines, at most MAX_LINES, ending with ``tail`` (a caller's own closing lines)."""
@@ -70,6 +72,8 @@ class Overview:
         if self.rows["no_forecast"].map(lambda v: isinstance(v, str)).any():
             out.append(f"no forecast: its 90 % interval would span over {NO_FORECAST_WIDTH:.0%} of the score's range.")
         out += self.size_lines
+        if self.left_out:
+            out.append(_clip(left_out_line(self.left_out)))
         for p in self.problems[:3]:
             out.append(_clip(f"note: {p}"))
         out.append("")
@@ -119,7 +123,7 @@ def first_screen(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: i
             dropped[k] = dropped.get(k, 0) + int(v)
     frame = pd.DataFrame(rows, columns=list(EMPTY_ROW))
     frame = frame.sort_values("kind", key=lambda k: k != "val", kind="stable").reset_index(drop=True)  # validation first
-    ov = Overview(list(sources), frame, kept, dropped, fit_frac, problems=problems)
+    ov = Overview(list(sources), frame, kept, dropped, fit_frac, problems=problems, left_out=results.left_out)
     ov.size_lines = _size_lines(df)
     return ov
 

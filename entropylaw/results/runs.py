@@ -40,3 +40,20 @@ def usable_runs(t: pd.DataFrame) -> list[str]:
     _USABLE.insert(0, (t, out))
     del _USABLE[4:]
     return list(out)
+
+
+def left_out_runs(t: pd.DataFrame | None) -> dict[str, str]:
+    """The runs of ``t`` the law's tables and figures cannot use (not in :func:`usable_runs`), with why."""
+    if t is None or not len(t):
+        return {}
+    usable = set(usable_runs(t))
+    with_entropy = set(t.loc[t["metric"] == "entropy", "run_id"])
+    out = {}
+    for r in tt.run_ids(t):
+        if r in usable:
+            continue
+        why = ("no entropy metric 'entropy' to pair the scores with" if r not in with_entropy
+               else "no score to pair the entropy with (no validation score, no training score)")
+        source = t.loc[t["run_id"] == r, "source"].iloc[0] if "source" in t.columns else ""
+        out[r] = f"{why} ({source})" if source else why
+    return out

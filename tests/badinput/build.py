@@ -14,6 +14,7 @@ with a small deterministic wobble, validation every 10 steps; the last score is 
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import random
@@ -170,6 +171,15 @@ def build(root: str | Path) -> Corpus:
     garbled[30] = garbled[30].replace('{"step"', '{"step" 31,', 1)  # not JSON, its 2 keys still visible
     c.add("jsonl_garbled", _write(root / "garbled.jsonl", "".join(line + "\n" for line in garbled)),
           lost=2, reason="unparseable", intact=c["jsonl"])
+
+    # a custom trainer's JSON lines: rows tagged by type, the step under its own name
+    typed = [json.dumps({"type": "train", "grpo_step": s, "token_entropy": h, "train_reward": r})
+             for s, h, r, _v in rows]
+    c.add("jsonl_typed", _write(root / "typed.jsonl", "".join(line + "\n" for line in typed)))
+    typed[20] = typed[20].replace('{"type"', '{"type" 21,', 1)  # not JSON, its 2 values still visible
+    c.add("jsonl_typed_garbled", _write(root / "typed_garbled.jsonl", "".join(line + "\n" for line in typed)),
+          lost=2, reason="unparseable", intact=c["jsonl_typed"])
+    c.add("jsonl_nostep", _write(root / "nostep.jsonl", '{"type": "train", "loss": 0.5, "token_entropy": 0.4}\n' * 5))
 
     # tidy tables and other CSVs
     header = "run_id,step,metric,value,model,n_params,source\n"
@@ -382,6 +392,9 @@ def _build_wandb(c: Corpus, rows) -> None:
     c.add("wandb_64", _write_bytes(c.root / "run-64.wandb", bytes(noisy)), lost=sum(payloads[i][1] for i in hit),
           reason="bad checksum", intact=c["wandb"], note=f"records {hit}")
     c.add("wandb_header", _write_bytes(c.root / "run-bad.wandb", b"hello world, not wandb" * 4))
+    c.add("wandb_bit_gz", _write_bytes(c.root / "run-bitgz.wandb.gz", gzip.compress(bytes(one_bit))),
+          lost=payloads[k][1], reason="bad checksum", intact=c["wandb"])
+    c.add("wandb_gz_cut", _write_bytes(c.root / "run-cut.wandb.gz", gzip.compress(data)[:-40]))
 
 
 def _write(path: Path, text: str) -> Path:

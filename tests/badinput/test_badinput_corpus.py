@@ -74,6 +74,9 @@ CASES = [
     C("corrupt-parquet", "fit {corrupt_parquet}", r"cannot read as a table", names="corrupt_parquet"),
     C("broken-trainer-state", "summary {state_broken}", r"", names="state_broken"),
     C("wandb-bad-header", "summary {wandb_header}", r"bad header", names="wandb_header"),
+    C("wandb-gz-cut", "summary {wandb_gz_cut}", r"cut short|not a gzip|compressed", names="wandb_gz_cut"),
+    C("jsonl-no-step", "summary {jsonl_nostep}", r"no line has a step .* keys seen: type, loss", names="jsonl_nostep"),
+    C("jsonl-step-key", "summary {jsonl_typed} --step-key it", r"no line has the key 'it'", names="jsonl_typed"),
     C("trl-no-history", "summary {state_nohist}", r"no 'log_history' list", names="state_nohist"),
     C("trl-dir-no-history", "fit {indir}/state", r"no 'log_history' list", names="indir"),
     C("lab-run-broken-json", "summary {labrun_broken}", r"run.json: not valid JSON", names="labrun_broken"),
@@ -225,7 +228,8 @@ def test_bad_input_is_one_clear_line(area, capsys, case):
 
 DAMAGED = ["verl_cut", "verl_nan", "verl_resume", "jsonl_cut", "jsonl_garbled", "tidy_abc", "wandb_csv",
            "long_csv", "tb_flip", "tb_badlen", "tb_cut", "wandb_bit", "wandb_64",
-           "hf_cut", "verl_cut_gz", "verl_nan_bz2", "jsonl_cut_xz", "clearml_garbled"]
+           "hf_cut", "verl_cut_gz", "verl_nan_bz2", "jsonl_cut_xz", "clearml_garbled", "jsonl_typed_garbled",
+           "wandb_bit_gz"]
 BASE_METRICS = {"entropy": 1, "score": 2, "val/gsm8k": 3}
 
 

@@ -1,0 +1,127 @@
+"""Keys found by their names, for trainers with no convention of their own (custom GRPO loops,
+course assignments, from-scratch implementations): the second tier of
+:mod:`entropylaw.readers.keys`, consulted for a role only when no conventional key fills it.
+
+- entropy: ``token_entropy``, ``entropy_avg``, ``mean_entropy``, ``policy_entropy``,
+  ``entropy/mean``, under no prefix or ``train/`` (``eval/...entropy`` is the entropy of the
+  validation answers, not of the policy being trained);
+- training score: ``train_reward``, ``reward_avg``, ``reward_mean``, ``mean_reward``, ``score``,
+  ``reward/mean`` ..., under no prefix or ``train/`` (never ``*_max``, ``*_min``, ``*_std``);
+- validation: under ``eval/``, ``val/``, ``test/``, ``validation/`` (or ``eval_``, ``val_``,
+  ``test_``): ``accuracy``, ``acc``, ``answer_accuracy``, ``pass@1``, ``correct``,
+  ``exact_match``, ... (then, only where none of these is logged, ``score`` / ``reward``), never
+  a format score. ``eval/<bench>/accuracy`` names its benchmark.
+
+No silent guess: where two keys could fill one role (two entropies; two accuracies of one
+benchmark), neither is taken and both are named, so the user chooses.
+
+>>> by_name(["grpo_step", "train/token_entropy", "train/train_reward", "eval/answer_accuracy",
+...          "eval/num_examples", "eval/format_accuracy"])
+('train/token_entropy', 'train/train_reward', {'val/answer_accuracy': 'eval/answer_accuracy'}, [])
+>>> by_name(["entropy_avg", "reward_avg", "eval_acc"])[:3]
+('entropy_avg', 'reward_avg', {'val/acc': 'eval_acc'})
+>>> by_name(["token_entropy", "mean_entropy"])[3]
+['entropy: 2 keys could be it (token_entropy, mean_entropy): took neither; name one with `entropy_key`']
+"""
+
+from __future__ import annotations
+
+import re
+
+EVAL_PREFIX = re.compile(r"^(?:eval|val|test|validation|evaluation)(?:/|_)", re.I)
+_TRAIN_PREFIX = re.compile(r"^(?:train|training)(?:/|_)(?=.)", re.I)
+_OTHER_PREFIX = re.compile(r"^(?:rollout|actor|policy)/", re.I)
+
+_ENTROPY = re.compile(r"^(?:(?:token|policy|mean|avg|average)_)?entropy(?:_(?:avg|mean))?$|^entropy/mean$", re.I)
+_SCORE = re.compile(r"^(?:(?:train|mean|avg|average)_)?(?:reward|rewards|score)(?:_(?:avg|mean))?$"
+                    r"|^(?:reward|rewards|score)/mean$", re.I)
+_ACCURACY = re.compile(r"^(?:(?:answer|mean|avg)_)?(?:acc|accuracy|pass@?1|pass1|correct|exact_match|solve_rate)"
+                       r"(?:_(?:mean|avg))?$", re.I)
+_VAL_SCORE = re.compile(r"^(?:(?:mean|avg)_)?(?:score|reward)(?:_(?:mean|avg))?$", re.I)
+_FORMAT = re.compile(r"format|length|len\b|tag|xml|style", re.I)
+
+
+def _strip_train(key: str) -> tuple[str, int] | None:
+    """(the key without a training prefix, its rank: 0 plain or train/, 1 rollout/actor/...), None for eval keys."""
+    if EVAL_PREFIX.match(key):
+        return None
+    rest = _TRAIN_PREFIX.sub("", key, count=1)
+    if rest != key:
+        return rest, 0
+    if _OTHER_PREFIX.match(key):
+        return _OTHER_PREFIX.sub("", key, count=1), 1
+    return key, 0
+
+
+def _one(role: str, option: str, found: list[tuple[int, str]], warnings: list[str]) -> str:
+    if not found:
+        return ""
+    best = min(rank for rank, _ in found)
+    keys = [k for rank, k in found if rank == best]
+    if len(keys) == 1:
+        return keys[0]
+    warnings.append(f"{role}: {len(keys)} keys could be it ({', '.join(keys)}): took neither; "
+                    f"name one with `{option}`")
+    return ""
+
+
+def entropy_by_name(keys: list[str], warnings: list[str]) -> str:
+    found = []
+    for key in keys:
+        stripped = _strip_train(key)
+        if stripped and _ENTROPY.match(stripped[0]):
+            found.append((stripped[1], key))
+    return _one("entropy", "entropy_key", found, warnings)
+
+
+def score_by_name(keys: list[str], warnings: list[str]) -> str:
+    found = []
+    for key in keys:
+        stripped = _strip_train(key)
+        if stripped is None:
+            continue
+        if _SCORE.match(stripped[0]):
+            found.append((stripped[1], key))
+    return _one("training score", "score_key", found, warnings)
+
+
+def val_by_name(keys: list[str], warnings: list[str]) -> dict[str, str]:
+    """``{"val/<bench>": key}``: per benchmark, its accuracy (a score or reward where no accuracy is logged)."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for key in keys:
+        m = EVAL_PREFIX.match(key)
+        if not m:
+            continue
+        rest = key[m.end():]
+        *middle, last = rest.split("/")
+        rank = 0 if _ACCURACY.match(last) else 1 if _VAL_SCORE.match(last) else None
+        if rank is None or _FORMAT.search(last):
+            continue
+        groups.setdefault("/".join(middle), []).append((rank, key))
+    out = {}
+    # keys with no benchmark in their name ("" group) are one group: two of them are two guesses at one score
+    for bench, found in groups.items():
+        key = _one(f"validation of {bench}" if bench else "validation", "val_keys", found, warnings)
+        if key:
+            out[f"val/{bench or key[EVAL_PREFIX.match(key).end():]}"] = key
+    return out
+
+
+def by_name(keys, roles=("entropy", "score", "val")) -> tuple[str, str, dict[str, str], list[str]]:
+    """(entropy, score, val, warnings) found by name, for the ``roles`` asked ("" / {} for the others)."""
+    keys = list(keys)
+    warnings: list[str] = []
+    entropy = entropy_by_name(keys, warnings) if "entropy" in roles else ""
+    score = score_by_name(keys, warnings) if "score" in roles else ""
+    val = val_by_name(keys, warnings) if "val" in roles else {}
+    return entropy, score, val, warnings
+
+
+def is_candidate(key: str) -> bool:
+    """True for a key :func:`by_name` could choose for some role (for readers that fetch only some keys).
+
+    >>> [is_candidate(k) for k in ("train/reward_mean", "eval/accuracy", "token_entropy", "train/loss")]
+    [True, True, True, False]
+    """
+    warnings: list[str] = []
+    return bool(entropy_by_name([key], warnings) or score_by_name([key], warnings) or val_by_name([key], warnings))

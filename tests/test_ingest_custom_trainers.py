@@ -1,0 +1,298 @@
+"""Runs written by trainers that are neither veRL nor TRL: a custom GRPO loop's W&B runs with their
+own step metrics (define_metric), its metrics.jsonl, a from-scratch GRPO's CSV with percent scores,
+and a batch in which one run lacks what a command needs (it is left out, the rest go on)."""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import entropylaw as el
+from entropylaw.errors import EntropyLawError
+from entropylaw.readers.key_names import by_name
+from entropylaw.readers.keys import detect_keys
+from entropylaw.readers.leveldb_log import write_log
+
+from conftest import run_cli
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+CS336 = SHARED / "real-cs336-wandb"
+RASBT = SHARED / "real-rasbt"
+needs_cs336 = pytest.mark.skipif(not CS336.is_dir(), reason="../shared/data/real-cs336-wandb is absent")
+needs_rasbt = pytest.mark.skipif(not RASBT.is_dir(), reason="../shared/data/real-rasbt is absent")
+
+
+def _series(df: pd.DataFrame, metric: str) -> pd.Series:
+    rows = df[df["metric"] == metric]
+    return pd.Series(rows["value"].to_numpy(), index=rows["step"].to_numpy())
+
+
+# --- W&B runs that declare their own steps -------------------------------------------------------
+
+@pytest.mark.shared
+@needs_cs336
+@pytest.mark.parametrize("path", sorted(glob.glob(str(CS336 / "wandb" / "*" / "*.wandb.gz"))),
+                         ids=lambda p: Path(p).name)
+def test_shared_wandb_runs_equal_their_reference_at_every_step(path):
+    """Read from .wandb.gz without flags: entropy (the mean of a step's train/entropy rows), score
+    and validation each on its own declared step, equal to the independent reader's CSV."""
+    run = Path(path).name.removeprefix("run-").split(".")[0]
+    refs = glob.glob(str(CS336 / "reference" / f"*__{run}.csv"))
+    df = el.load(path, warn=False)
+    if not refs:  # the SFT run: no reward, no train/entropy; one validation point
+        assert "entropy" not in set(df["metric"]) and "score" not in set(df["metric"])
+        return
+    ref = pd.read_csv(refs[0]).set_index("step")
+    for column, metric in (("entropy", "entropy"), ("score", "score"), ("val/math", "val/accuracy")):
+        theirs = ref[column].dropna()
+        ours = _series(df, metric).sort_index()
+        assert list(ours.index) == list(theirs.index), (column, list(ours.index)[:12])
+        np.testing.assert_allclose(ours.to_numpy(), theirs.to_numpy(), rtol=1e-12, atol=1e-12)
+    [account] = el.row_accounts(df)
+    assert account["rows_read"] == account["rows_kept"] + account["rows_dropped"]
+    assert "superseded by resumed segment" not in account["dropped"]  # _step is not the training step
+
+
+@pytest.mark.shared
+@needs_cs336
+def test_shared_wandb_directory_with_key_flags_leaves_out_only_the_run_lacking_them():
+    df = el.load(CS336, score_key="train/reward_mean", val_keys=["eval/accuracy"], warn=False)
+    assert len(el.run_ids(df)) == 3 and not any(r.startswith("sft") for r in el.run_ids(df))
+    [skipped] = [a for a in el.row_accounts(df) if a["skipped"]]
+    assert "run 'sft_run_1_train_set_128' left out" in skipped["skipped"]
+    res = run_cli("summary", str(CS336), "--score-key", "train/reward_mean", "--val-key", "eval/accuracy")
+    assert res.returncode == 0, res.stderr
+    assert "left out: --score-key 'train/reward_mean' not found" in res.stderr
+    strict = run_cli("summary", str(CS336), "--score-key", "train/reward_mean", "--strict")
+    assert strict.returncode == 2 and "train/reward_mean" in strict.stderr and "Traceback" not in strict.stderr
+
+
+def _wandb_record(pb, **kind):
+    return pb.Record(**kind).SerializeToString()
+
+
+def _custom_trainer_wandb(path: Path, compress=None) -> Path:
+    """A .wandb file in the custom trainer's layout, written with W&B's own protobuf messages:
+    define_metric(train/* on grpo_step, eval/* on eval_step), two train/entropy rows per step."""
+    pb = pytest.importorskip("wandb.proto.wandb_internal_pb2")
+    recs = [_wandb_record(pb, run=pb.RunRecord(run_id="x1", display_name="grpo_custom"))]
+    for name in ("grpo_step", "eval_step"):
+        recs.append(_wandb_record(pb, metric=pb.MetricRecord(name=name)))
+    recs.append(_wandb_record(pb, metric=pb.MetricRecord(glob_name="train/*", step_metric="grpo_step")))
+    recs.append(_wandb_record(pb, metric=pb.MetricRecord(glob_name="eval/*", step_metric="eval_step")))
+    n = 0
+
+    def history(**values):
+        nonlocal n
+        h = pb.HistoryRecord()
+        h.item.add(key="_step", value_json=str(n))
+        for key, value in values.items():
+            h.item.add(key=key.replace("__", "/"), value_json=json.dumps(value))
+        n += 1
+        return _wandb_record(pb, history=h)
+
+    for step in range(1, 11):
+        for micro in range(2):
+            recs.append(history(train__entropy=1.0 / step + 0.1 * micro, grpo_step=step))
+        recs.append(history(train__reward_mean=0.05 * step, grpo_step=step))
+        if step % 5 == 0 or step == 1:
+            recs.append(history(**{"eval/accuracy": 0.04 * step, "eval_step": step}))
+    recs.append(history(untracked=1.0))  # no declared step metric: its _step is no training step
+    data = write_log(recs)
+    if compress == "gz":
+        path = path.with_name(path.name + ".gz")
+        path.write_bytes(gzip.compress(data))
+    elif compress == "zst":
+        zstd = pytest.importorskip("zstandard")
+        path = path.with_name(path.name + ".zst")
+        path.write_bytes(zstd.ZstdCompressor().compress(data))
+    else:
+        path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize("compress", [None, "gz", "zst"])
+def test_define_metric_steps_in_a_wandb_file(tmp_path, compress):
+    path = _custom_trainer_wandb(tmp_path / "run-x1.wandb", compress)
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy").to_dict() == pytest.approx({s: 1.0 / s + 0.05 for s in range(1, 11)})
+    assert _series(df, "score").to_dict() == pytest.approx({s: 0.05 * s for s in range(1, 11)})
+    assert _series(df, "val/accuracy").to_dict() == pytest.approx({1: 0.04, 5: 0.2, 10: 0.4})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {"averaged with its step's other rows": 10,
+                                  "no declared step metric (W&B's _step is not a step)": 1}
+    assert any("averaged into one value per step" in n for n in account["notes"])
+    assert "grpo_step" not in set(df["metric"])  # a step axis is not a metric
+
+
+# --- JSON lines of a custom trainer ----------------------------------------------------------------
+
+def _metrics_jsonl(path: Path, steps: int = 60, per_step: int = 3) -> Path:
+    """The course assignment's layout: rows tagged by type; off-policy runs write several training rows a step."""
+    lines = []
+    for step in range(1, steps + 1):
+        for k in range(per_step):
+            lines.append({"type": "train", "grpo_step": step, "token_entropy": 0.9 * math.exp(-step / 20) + 0.01 * k,
+                          "train_reward": 0.1 + 0.5 * (1 - math.exp(-step / 20)), "loss": 0.01, "lr": 1e-6})
+        lines.append({"type": "rollout", "grpo_step": step, "mean_response_length": 300.0 - step, "entropy": 2.0})
+        if step % 10 == 0:
+            lines.append({"type": "eval", "grpo_step": step, "answer_accuracy": 0.5704 * step / steps,
+                          "format_accuracy": 0.95, "num_examples": 1024})
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def test_custom_jsonl_read_without_flags(tmp_path):
+    df = el.load(_metrics_jsonl(tmp_path / "metrics.jsonl"), warn=False)
+    entropy = _series(df, "entropy")
+    expected = {s: 0.9 * math.exp(-s / 20) + 0.01 for s in range(1, 61)}  # each step's mean of its 3 rows
+    assert entropy.to_dict() == pytest.approx(expected, abs=1e-12)
+    assert _series(df, "val/answer_accuracy").to_dict() == pytest.approx({s: 0.5704 * s / 60 for s in range(10, 61, 10)})
+    meta = el.summary(df).iloc[0]
+    assert meta["entropy_key"] == "train/token_entropy" and meta["score_key"] == "train/train_reward"
+    [account] = el.row_accounts(df)
+    assert account["rows_read"] == account["rows_kept"] + account["rows_dropped"]
+    assert account["dropped"] == {"averaged with its step's other rows": 60 * 2 * 4}
+    notes = " ".join(account["notes"])
+    assert "'grpo_step'" in notes and "eval (6 lines)" in notes and "found by its name" in notes
+
+
+def test_jsonl_step_key_and_per_type_restarts(tmp_path):
+    path = tmp_path / "log.jsonl.gz"
+    rows = [{"type": "train", "it": s, "n": 9, "token_entropy": 1.0 / s, "train_reward": s / 10} for s in (1, 2, 3)]
+    rows += [{"type": "eval", "it": 3, "n": 9, "answer_accuracy": 0.3}]
+    rows += [{"type": "train", "it": s, "n": 9, "token_entropy": 2.0 / s, "train_reward": s / 20} for s in (2, 3, 4)]
+    with gzip.open(path, "wt") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(EntropyLawError, match="no line has a step .* keys seen: type, it, n, .* `step_key`"):
+        el.load(path, warn=False)  # "it" is no step name, and "n" is no step either: every line refused
+    df = el.load(path, step_key="it", warn=False)
+    # the train rows restart at 2 (a resume): the later segment wins; the eval row is on its own axis
+    assert _series(df, "entropy").to_dict() == pytest.approx({1: 1.0, 2: 1.0, 3: 2 / 3, 4: 0.5})
+    assert _series(df, "val/answer_accuracy").to_dict() == {3: 0.3}
+    with pytest.raises(EntropyLawError, match="'nope'"):
+        el.load(path, step_key="nope", warn=False)
+
+
+def test_trainer_state_log_history(tmp_path):
+    history = [{"loss": 1.0 / s, "entropy": 1.0 / (1 + s / 50), "reward": 0.2 + s / 400, "step": s}
+               for s in range(10, 101, 10)]
+    history += [{"eval_accuracy": 0.3 + s / 500, "eval_loss": 0.5, "step": s} for s in (50, 100)]
+    (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 100, "log_history": history}))
+    df = el.load(tmp_path / "trainer_state.json", warn=False)
+    assert _series(df, "val/accuracy").to_dict() == pytest.approx({50: 0.4, 100: 0.5})
+
+
+# --- keys by role, by name; percent scores -------------------------------------------------------
+
+@pytest.mark.parametrize("keys, entropy, score, val", [
+    (["entropy_avg", "reward_avg", "eval_acc"], "entropy_avg", "reward_avg", {"val/acc": "eval_acc"}),
+    (["train/entropy", "train/reward_mean", "train/reward_max", "eval/accuracy", "eval/avg_entropy"],
+     "train/entropy", "train/reward_mean", {"val/accuracy": "eval/accuracy"}),
+    (["policy_entropy", "mean_reward", "val/gsm8k/accuracy", "val/math/accuracy", "val/math/format_accuracy"],
+     "policy_entropy", "mean_reward", {"val/gsm8k": "val/gsm8k/accuracy", "val/math": "val/math/accuracy"}),
+])
+def test_roles_found_by_name(keys, entropy, score, val):
+    km = detect_keys(keys)
+    assert (km.entropy, km.score, km.val) == (entropy, score, val)
+
+
+def test_two_candidates_for_one_role_take_neither_and_name_both():
+    km = detect_keys(["token_entropy", "entropy_avg", "train_reward", "eval/accuracy", "eval/answer_accuracy"])
+    assert km.entropy == "" and km.val == {} and km.score == "train_reward"
+    said = " ".join(km.warnings)
+    assert "token_entropy, entropy_avg" in said and "eval/accuracy, eval/answer_accuracy" in said
+    # an accuracy is preferred to a score or reward of the same benchmark: no guess there
+    assert by_name(["eval/reward", "eval/accuracy"])[2] == {"val/accuracy": "eval/accuracy"}
+
+
+def test_percent_read_as_fraction_only_when_the_name_says_accuracy(tmp_path):
+    csv = tmp_path / "run.csv"
+    pd.DataFrame({"step": [1, 2, 3], "entropy_avg": [0.5, 0.4, 0.3], "reward_avg": [2.0, 3.0, 4.0],
+                  "eval_acc": [15.6, 30.0, 45.5]}).to_csv(csv, index=False)
+    df = el.load(csv, warn=False)
+    assert _series(df, "val/acc").tolist() == pytest.approx([0.156, 0.30, 0.455])
+    assert _series(df, "score").tolist() == [2.0, 3.0, 4.0]  # a reward above 1: not a percent by its name
+    assert any("read as a percent" in n for n in el.row_accounts(df)[0]["notes"])
+    same = el.load(csv, score_scale="fraction", warn=False)
+    assert _series(same, "val/acc").tolist() == [15.6, 30.0, 45.5]
+    halved = el.load(csv, score_scale=0.5, warn=False)
+    assert _series(halved, "score").tolist() == [1.0, 1.5, 2.0]
+    with pytest.raises(EntropyLawError, match="score_scale"):
+        el.load(csv, score_scale="lots", warn=False)
+
+
+@pytest.mark.shared
+@needs_rasbt
+def test_rasbt_csvs_read_without_flags():
+    df = el.load(str(RASBT), warn=False)
+    s = el.summary(df).set_index("run_id")
+    assert set(s.loc[["7_4_plus_clip_ratio_metrics", "7_5_plus_kl_metrics"], "entropy_key"]) == {"entropy_avg"}
+    kl = _series(df[df["run_id"] == "7_5_plus_kl_metrics"], "val/acc")
+    assert kl[1] == pytest.approx(0.156) and kl[50] == pytest.approx(0.408) and kl[500] == 0.0
+    assert kl.max() <= 1
+    d = el.forecast(df, run="7_4_plus_clip_ratio_metrics", fit_frac=0.5).to_dict()  # a bounded score now
+    default = d["methods"][d["default_method"]]
+    assert default["ok"] and 0 <= default["final"]["forecast"] <= 1
+
+
+# --- one run lacking what a command needs --------------------------------------------------------
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "real" / "verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512_verl-data.parquet"
+
+
+@pytest.fixture
+def batch(tmp_path):
+    (tmp_path / "A.parquet").write_bytes(REAL.read_bytes())
+    pd.DataFrame({"step": [1, 2, 3], "train_reward": [0.1, 0.2, 0.3], "eval_acc": [0.2, 0.3, 0.4]}).to_csv(
+        tmp_path / "B.csv", index=False)
+    return tmp_path
+
+
+def test_fit_and_report_leave_out_the_run_without_entropy(batch, tmp_path):
+    res = run_cli("fit", str(batch / "A.parquet"), str(batch / "B.csv"))
+    assert res.returncode == 0, res.stderr
+    assert "left out (1 run): B (no entropy metric" in res.stdout.replace("\n", " ")
+    assert run_cli("fit", str(batch / "A.parquet"), str(batch / "B.csv"), "--strict").returncode == 2
+    only_b = run_cli("fit", str(batch / "B.csv"))
+    assert only_b.returncode == 2 and "nothing fitted" in only_b.stderr
+    out = tmp_path / "rep"
+    rep = run_cli("report", str(batch), "--out", str(out))
+    assert rep.returncode == 0, rep.stderr
+    assert "left out (1 run): B" in rep.stderr
+    assert "Left out: run B: no entropy metric" in (out / "report.html").read_text()
+    refused = run_cli("report", str(batch), "--out", str(tmp_path / "rep2"), "--strict")
+    assert refused.returncode == 2 and not (tmp_path / "rep2").exists()
+
+
+def test_fit_all_names_the_runs_left_out(batch):
+    df = el.load(batch, warn=False)
+    with pytest.warns(Warning):
+        fits = el.fit_all(df, skip_errors=True)
+    assert len(fits) == 1 and list(fits.left_out) == ["B"] and "no entropy metric" in fits.left_out["B"]
+
+
+@pytest.mark.parametrize("role, names", [
+    ("entropy", ["token_entropy", "entropy_avg", "entropy_mean", "mean_entropy", "avg_entropy", "policy_entropy",
+                 "entropy/mean", "train/token_entropy"]),
+    ("score", ["train_reward", "reward_avg", "reward_mean", "mean_reward", "avg_reward", "score", "reward/mean",
+               "rewards/mean", "train/reward_mean"]),
+    ("val", ["eval/accuracy", "eval/acc", "eval/answer_accuracy", "eval/pass@1", "val/correct", "test/exact_match",
+             "validation/solve_rate", "eval_acc", "val_acc", "test_accuracy", "eval/gsm8k/accuracy"]),
+])
+def test_the_docs_names_are_the_ones_recognised(role, names):
+    """docs/guide/inputs.md lists these names for each role: each alone fills it."""
+    for name in names:
+        entropy, score, val, said = by_name([name])
+        assert {"entropy": entropy, "score": score, "val": list(val.values())}[role] in (name, [name]), name
+    for name in ("eval/token_entropy", "train/reward_max", "reward_std", "eval/format_accuracy", "eval/avg_entropy"):
+        entropy, score, val, _ = by_name([name])
+        assert not (entropy or score or val), name
+    assert "token_entropy" in Path(__file__).resolve().parents[1].joinpath("docs/guide/inputs.md").read_text()
