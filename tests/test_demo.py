@@ -22,7 +22,8 @@ def test_demo_is_one_screen_and_writes_the_report(tmp_path):
     report = tmp_path / "report" / "report.html"
     assert report.is_file() and "report/report.html" in out.stdout and "python3 -m webbrowser" in out.stdout
     text = out.stdout
-    assert "Read 25 runs" in text and "stop paying" in text and "entropylaw forecast" in text
+    assert "Read 25 runs" in text and "gain to go" in text and "undecided" in text and "entropylaw forecast" in text
+    assert "stop paying" not in text and "entropylaw rank" in text
     assert "32B" in text and "refused" in text  # the size series: the law's coefficients are refused
     rows = [ln for ln in lines if ln[:2].strip().isdigit()]
     assert len(rows) == 25 and all(" val " in r for r in rows[:11]) and all(" train " in r for r in rows[11:])
@@ -33,4 +34,6 @@ def test_demo_full_tables():
     out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "demo", "--full", "data/real-sizes"],
                          capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.count("[[Forecast]]") == 5
+    # each run's forecast as `entropylaw forecast` prints it (Forecast has one text: str())
+    assert sum(line.startswith("run ") and ": forecasting " in line for line in out.stdout.splitlines()) == 5
+    assert out.stdout.count("  call: ") == 5 and "stop paying" not in out.stdout

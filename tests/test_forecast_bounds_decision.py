@@ -1,5 +1,6 @@
-"""Forecasts: the entropy's form, law+train, bounded calibrated intervals, the stop-paying
-and target steps, and where they are shown."""
+"""Forecasts: the entropy's form, law+train, bounded calibrated intervals, the threshold, the
+gain to go and the call, the target step, and where they are shown (the call's own logic:
+tests/test_decide.py)."""
 
 from __future__ import annotations
 
@@ -200,30 +201,33 @@ def test_a_forecast_past_the_bound_says_so():
 
 
 # ---------------------------------------------------------------- stop paying, target
-def test_threshold_is_one_binomial_standard_error():
+def test_threshold_is_one_binomial_standard_error_held_between_1_and_3_points():
     vals = [0.60, 0.62, 0.61, 0.65, 0.64]  # |diffs| 0.02, 0.01, 0.04, 0.01: median 0.015
     thr, why = dc.threshold_for(0.7, vals, "val/openai/gsm8k", "validation")
-    assert thr == pytest.approx(np.sqrt(0.7 * 0.3 / 1319))
-    assert "1319" in why
+    assert thr == pytest.approx(np.sqrt(0.7 * 0.3 / 1319)) and "1319" in why   # 1.26 points: inside [1, 3]
     thr, why = dc.threshold_for(0.7, vals, "val/my_bench", "validation")
-    assert thr == pytest.approx(1.4826 * 0.015 / np.sqrt(2)) and "successive difference" in why
-    thr, _ = dc.threshold_for(0.7, vals, "val/my_bench", "validation", n_problems=100)
-    assert thr == pytest.approx(np.sqrt(0.21 / 100))
+    assert thr == pytest.approx(1.4826 * 0.015 / np.sqrt(2)) and "successive difference" in why   # 1.57 points
+    thr, why = dc.threshold_for(0.7, vals, "val/my_bench", "validation", n_problems=100)
+    assert thr == pytest.approx(0.03) and "4.6 points, held at the 3-point cap" in why   # sqrt(.21/100) = 4.6 pts
+    thr, why = dc.threshold_for(0.7, vals, "val/math", "validation")
+    assert thr == pytest.approx(0.01) and "0.65 points, raised to the 1-point floor" in why   # sqrt(.21/5000)
     thr, why = dc.threshold_for(0.7, vals, "train/reward", "training score", n_problems=100)
     assert thr == pytest.approx(1.4826 * 0.015 / np.sqrt(2)) and "applies to a validation score" in why
+    thr, _ = dc.threshold_for(70.0, [60, 62, 61, 65, 64], "val/gsm8k", "validation", bounds=(0.0, 100.0))
+    assert thr == pytest.approx(100 * np.sqrt(0.21 / 1319))   # a score in percent: the same SE, in percent
+    thr, why = dc.threshold_for(3.0, [1.0, 3.0, 2.0, 6.0, 5.0], "val/gsm8k", "validation", bounds=None)
+    assert thr == pytest.approx(1.4826 * 1.5 / np.sqrt(2)) and "points" not in why   # no range: no clamp
+    thr, why = dc.threshold_for(-1.0, [-1.0, -1.0, -1.0], "val/aime24", "validation", bounds=(-1.0, 1.0))
+    assert thr == pytest.approx(0.02) and "raised to 1 % of the score's range" in why   # a flat reward in [-1, 1]
 
 
-def test_stop_and_target_hostile_cases():
+def test_target_step_hostile_cases():
     steps = np.linspace(0, 1000, 201)
     flat = np.full_like(steps, 0.6)
-    out = dc.decide(steps, flat, flat[None, :].repeat(5, 0), lookahead=100, threshold=0.01, target=0.9)
-    assert out["stop_step"] == 0 and out["stop_note"].startswith("already")
+    out = dc.target_step(steps, flat, flat[None, :].repeat(5, 0), 0.9)
     assert out["target_step"] is None and out["p_reach"] == 0.0 and "not reached" in out["target_note"]
-    out = dc.decide(steps, flat, flat[None, :], lookahead=100, threshold=0.01, target=0.5)  # below: from above
+    out = dc.target_step(steps, flat, flat[None, :], 0.5)  # below: from above
     assert out["target_step"] == 0 and out["target_note"].startswith("already")
-    rising = 0.001 * steps  # never stops paying within the range
-    out = dc.decide(steps, rising, rising[None, :], lookahead=100, threshold=0.01)
-    assert out["stop_step"] is None and "still paying" in out["stop_note"]
 
 
 def test_forecast_carries_the_decision():
@@ -233,11 +237,14 @@ def test_forecast_carries_the_decision():
                  threshold=0.005, total_steps=1000)
     d = f.decision
     assert d["method"] in ("power", "exp-saturation")
-    # closed form for the generating curve: 0.4 e^{-t/80} (1 - e^{-100/80}) < 0.005, 0.4 e^{-t/80} < 0.02
-    stop = 80 * np.log(0.4 * (1 - np.exp(-100 / 80)) / 0.005)
-    assert d["stop_step"] is not None and abs(d["stop_step"] - stop) < 60
+    # closed form for the generating curve: the score at step 1000 minus the score at the window's end
+    end = f.window_end
+    gain = 0.4 * (np.exp(-end / 80) - np.exp(-1000 / 80))
+    assert d["gain"]["to_step"] == 1000 and abs(d["gain"]["expected"] - gain) < 0.004
+    # 0.4 (e^{-195/80} - e^{-1000/80}) = 0.035, far above the threshold 0.005 on a noiseless curve: continue
+    assert d["call"] == "continue" and d["gain"]["lo"] > 0.005
     assert abs(d["target_step"] - 80 * np.log(0.4 / 0.02)) < 60
-    assert "stop paying" in f.report()
+    assert "call: continue" in str(f)
 
 
 # ---------------------------------------------------------------- where it is shown
@@ -261,26 +268,30 @@ def test_cli_target_json_and_text(tmp_path):
     d = json.loads(out.stdout)["decision"]
     assert d["target"] == 0.7 and "binomial" in d["threshold_source"]
     text = subprocess.run(cmd, capture_output=True, text=True)
-    assert "stop paying" in text.stdout and "target 0.7" in text.stdout
+    assert "call: " in text.stdout and "gain (" in text.stdout and "target 0.7" in text.stdout
+    assert set(d) >= {"call", "threshold", "gain"} and set(d["gain"]) >= {"to_step", "expected", "lo", "hi"}
     bad = subprocess.run(cmd[:-4] + ["--target", "high"], capture_output=True, text=True)
     assert bad.returncode == 2 and "expected a score" in bad.stderr and "Traceback" not in bad.stderr
     for option, value, says in (("--n-problems", "0", "1 problem or more"), ("--n-problems", "2.5", "whole number"),
-                                ("--threshold", "0", "above 0"), ("--total-steps", "50", "not after the window")):
+                                ("--threshold", "0", "above 0"), ("--total-steps", "50", "not after the window"),
+                                ("--step-cost", "0", "positive")):
         bad = subprocess.run(cmd + [option, value], capture_output=True, text=True)
         assert bad.returncode == 2 and says in bad.stderr and "Traceback" not in bad.stderr, (option, bad.stderr)
         assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
 
 
-def test_report_first_table_has_forecast_and_stop_step():
+def test_report_first_table_has_forecast_gain_and_call():
     from entropylaw.page.page import summary_table
 
     runs = [{"run_id": "r", "number": 1, "label": "r", "ceiling": 0.7, "ceiling_ci": (0.6, 0.8), "trust": "good fit"}]
     fcs = [{"run_id": "r", "method": "last-value", "conf": 0.9, "forecast": 0.66, "forecast_ci": (0.6, 0.7),
-            "stop_method": "power", "stop_step": 412.0, "stop_step_ci": [300.0, None], "lookahead": 50,
-            "stop_threshold": 0.01, "stop_source": "x", "window_end": 60, "final_step": 400}]
+            "call_method": "power", "call": "continue", "gain": 0.052, "gain_ci": (0.02, 0.08), "gain_to": 400,
+            "threshold": 0.013, "threshold_source": "x", "point": 0.01, "window_end": 60, "final_step": 400}]
     html = summary_table(runs, fcs)
-    assert "stop paying" in html and ">412<" in html and "0.66" in html and "never" in html
-    assert "stop paying" not in summary_table(runs)
+    assert "gain · call" in html and "+5.2 · continue" in html and "0.66" in html and "[+2.0, +8.0]" in html
+    assert "gain · call" not in summary_table(runs)
+    fcs[0].update(call=None, call_reason="no forecast: too wide")
+    assert ">no call<" in summary_table(runs, fcs)
 
 
 def test_watch_shows_the_decision(tmp_path):
@@ -288,7 +299,7 @@ def test_watch_shows_the_decision(tmp_path):
     out = subprocess.run([sys.executable, "-m", "entropylaw", "watch", str(path), "--plain", "--max-refreshes", "1",
                           "--target", "0.74", "--n-boot", "20"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "stop paying (" in out.stdout and "target 0.74 (" in out.stdout
+    assert "gain (" in out.stdout and "call: " in out.stdout and "target 0.74 (" in out.stdout
 
 
 def test_a_reward_in_minus_one_to_one_keeps_its_interval_inside():
@@ -345,18 +356,7 @@ def test_decision_never_reads_a_curve_that_cannot_change():
     few = RunData.from_arrays(steps[:3], y[:3] + 5)  # 2 points of an unbounded score: no curve can run
     f = forecast(few, fit_steps=15, at_steps=[400.0], methods=["last-value"], n_boot=20)
     assert f.decision["method"] is None and "no method that models change" in f.decision["reason"]
-    assert "cannot say" in f.report()
-
-
-def test_stop_step_is_where_the_gain_stays_below():
-    """A sigmoid: the gain is small at first, then large, then small. "Already" at the
-    start would be wrong; the stop step is after the rise."""
-    steps = np.linspace(0, 1000, 501)
-    curve = 0.2 + 0.6 / (1 + np.exp(-(steps - 500) / 40))
-    out = dc.decide(steps, curve, curve[None, :], lookahead=50, threshold=0.01)
-    gain = np.interp(steps + 50, steps, curve) - curve
-    last_above = steps[(gain >= 0.01) & (steps + 50 <= 1000)][-1]
-    assert last_above < out["stop_step"] <= last_above + 2
+    assert "call: none: no method that models change" in str(f) and f.decision["call"] is None
 
 
 def test_lawtrain_refuses_a_stuck_training_score_whatever_the_rounding():
@@ -382,7 +382,7 @@ def test_watch_goes_on_when_the_run_passes_its_planned_length(tmp_path):
     out = subprocess.run([sys.executable, "-m", "entropylaw", "watch", str(path), "--plain", "--max-refreshes", "1",
                           "--total-steps", "100", "--n-boot", "20"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "forecast at step" in out.stdout and "has passed" in out.stdout and "stop paying (" in out.stdout
+    assert "forecast at step" in out.stdout and "has passed" in out.stdout and "gain (" in out.stdout
 
 
 def test_target_outside_the_range_and_a_curve_with_no_finite_value():
@@ -394,6 +394,6 @@ def test_target_outside_the_range_and_a_curve_with_no_finite_value():
     assert below["target_step"] is not None and "met already" in below["target_note"]
     grid = np.linspace(0, 100, 51)
     nan = np.full_like(grid, np.nan)
-    out = dc.decide(grid, nan, np.vstack([nan, 0.5 + 0 * grid]), lookahead=10, threshold=0.01)
-    assert out["stop_step"] is None and out["stop_note"].startswith("cannot say")
-    assert out["stop_step_ci"] == [0.0, 0.0]  # the one finite draw, flat: stop at once; the nan draw left out
+    out = dc.target_step(grid, nan, np.vstack([nan, 0.5 + 0 * grid]), 0.4)
+    assert out["target_step"] is None and "not defined" in out["target_note"]
+    assert out["target_step_ci"] == [0.0, None]  # the finite draw reaches it at once, the nan one never

@@ -73,20 +73,24 @@ def test_callback_on_a_law_following_history_matches_numpy_and_stops_when_little
     assert last[PREFIX + "ceiling"] == pytest.approx(b - a, rel=1e-9)
     assert last[PREFIX + "ceiling_lo"] < b - a < last[PREFIX + "ceiling_hi"]
     assert last[PREFIX + "on_validation"] == 1.0 and last[PREFIX + "trust"] == 2.0 and last[PREFIX + "points"] == 10
-    r_now = b - a * math.exp(H[-1])
-    assert last[PREFIX + "gain_hi"] == pytest.approx(last[PREFIX + "ceiling_hi"] - r_now, rel=1e-9)
+    # the forecast's gain to go and its call, from the callback's own decision
+    d = cb.decision
+    assert last[PREFIX + "gain"] == pytest.approx(d["gain"]["expected"])
+    assert last[PREFIX + "gain_lo"] == pytest.approx(d["gain"]["lo"]) and last[PREFIX + "gain_hi"] == pytest.approx(
+        d["gain"]["hi"]) and d["gain"]["lo"] < d["gain"]["hi"]
+    assert last.get(PREFIX + "call") == {"continue": 1.0, "undecided": 0.0, "stop": -1.0, None: None}[d["call"]]
     # the keys are in the trainer's own history (trainer_state.json), on the entry they belong to
     assert state.log_history[-1][PREFIX + "ceiling"] == last[PREFIX + "ceiling"]
     assert not any("training reward" in m for m in said)
-    # early stop: a threshold above the remaining gain stops at the first trusted fit
+    # early stop: a threshold above any gain the score can make stops at the first call
     long = _history(n=40)
     stopper = EntropyLawCallback(min_points=4, min_gain=10.0)
     state, control, said = _replay(stopper, long, tmp_path)
     assert control.should_training_stop and stopper.stopped_at is not None and stopper.stopped_at < 40
-    assert stopper.last[PREFIX + "trust"] == 2.0 and stopper.last[PREFIX + "gain_hi"] < 10.0
+    assert stopper.last[PREFIX + "call"] == -1.0 and stopper.last[PREFIX + "gain_hi"] < 10.0
     assert state.global_step == stopper.stopped_at and any("stopping at step" in m for m in said)
-    # ... and only a trusted fit stops: the fits before it were not good
-    assert all(e.get(PREFIX + "trust", 0.0) < 2.0 for e in state.log_history[:-1])
+    # ... and only a call stops: the log events before it had none
+    assert all(e.get(PREFIX + "call") != -1.0 for e in state.log_history[:-1])
     patient = EntropyLawCallback(min_points=4, min_gain=1e-6, every=3)
     _, control, _ = _replay(patient, long, tmp_path)
     assert not control.should_training_stop and patient.last[PREFIX + "gain_hi"] > 1e-6

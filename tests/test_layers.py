@@ -197,9 +197,9 @@ def test_lower_layers_never_import_upper_ones():
 
 def test_the_results_plot_methods_import_their_drawers_inside_plot_only():
     sites = {m: [(target, function) for _, target, function in _import_sites(m) if _within(target, DRAWERS)]
-             for m in ("entropylaw.fit.law", "entropylaw.fit.forecast.core", "entropylaw.fit.size_series")}
+             for m in ("entropylaw.fit.law", "entropylaw.fit.forecast.result", "entropylaw.fit.size_series")}
     assert sites == {"entropylaw.fit.law": [("entropylaw.draw.law", "plot")],
-                     "entropylaw.fit.forecast.core": [("entropylaw.draw.forecast", "plot")],
+                     "entropylaw.fit.forecast.result": [("entropylaw.draw.forecast", "plot")],
                      "entropylaw.fit.size_series": [("entropylaw.draw.sizes", "plot")]}
 
 

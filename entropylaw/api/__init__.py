@@ -21,7 +21,7 @@ score-choice rule, one minimum number of points, one trust rule
   several algorithms, or one each; :func:`summary`: what was read.
 
 Every command of the CLI is one call here (the CLI parses its flags and prints the result):
-:func:`ingest`, :func:`forecast_all` (``str()`` is what ``entropylaw forecast`` prints),
+:func:`ingest`, :func:`forecast_all` (``str()`` is what ``entropylaw forecast`` prints), :func:`rank`,
 :func:`snapshot` (``watch``), :func:`report`, :func:`figures`, :func:`overview` (``demo``),
 :func:`probe`, :func:`probe_checkpoints`, :func:`audit`, and the lab's :func:`lab_run`,
 :func:`lab_sweep`, :func:`lab_export`, :func:`lab_sizes`. A message names a parameter in
@@ -46,6 +46,7 @@ from entropylaw.fit.run import fit_run as _fit_run, fit_runs as _fit_runs, fits_
 from entropylaw.fit.run_summary import summarize as _summarize
 from entropylaw.fit.size_series import ScaleResult as _ScaleResult
 from entropylaw.api.watching import snapshot
+from entropylaw.api.deciding import rank
 from entropylaw.api.outputs import FIGURES, figures, overview, report
 from entropylaw.api.tools import audit, probe, probe_checkpoints
 from entropylaw.api.lab import lab_export, lab_run, lab_sizes, lab_sweep
@@ -56,7 +57,7 @@ from entropylaw.terminal import group_repeats as _group_repeats, not_found as _n
 # entropylaw.api.plumbing) is reached through its own module
 __all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "predict_all", "forecast", "forecast_all", "scale",
            "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "FIGURES", "overview", "snapshot",
-           "probe", "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes", "EntropyLawFit",
+           "rank", "probe", "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes", "EntropyLawFit",
            "Forecast"]
 
 

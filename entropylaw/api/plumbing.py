@@ -15,7 +15,7 @@ from entropylaw.draw.looks import FORMATS as FIGURE_FORMATS, STYLES as _STYLES
 from entropylaw.fileio import check_writable, dumps
 from entropylaw.fit.forecast.core import ALL_METHODS as FORECAST_METHODS, DEFAULT, METHODS as _CURVE_METHODS
 from entropylaw.fit.forecast.core import defaults_by_kind
-from entropylaw.fit.forecast.decide import decision_lines
+from entropylaw.fit.forecast.text import decision_lines
 from entropylaw.fit.run import left_out_line
 from entropylaw.fit.run_summary import format_summary
 from entropylaw.fit.forms import FORMS as FIT_FORMS

@@ -1,7 +1,7 @@
 """One refresh of ``entropylaw watch``: read a growing log and fit and forecast its run, as plain data.
 
 >>> snap = el.snapshot("train.log")                      # doctest: +SKIP
->>> snap["ceiling"], snap["decision"]["stop_step"]        # doctest: +SKIP
+>>> snap["ceiling"], snap["decision"]["call"]             # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from entropylaw.readers.accounts import IngestReport
 
 
 def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, target=None, n_boot=200,
-             **load_options) -> dict:
+             step_cost=None, **load_options) -> dict:
     """Read ``path`` and fit it: the fields of one refresh (raises EntropyLawError). ``run``: the
     run to follow (default: the last); ``methods`` (default: the default and law+entropy),
     ``horizon`` steps ahead (default: as far as the log is long), ``total_steps`` the planned
-    length (passed: the look-ahead goes on), ``target`` a score to reach; ``load_options`` as
-    for :func:`entropylaw.load`."""
+    last step the gain runs to (passed: the forecast step instead), ``target`` a score to
+    reach, ``step_cost`` GPU-hours a step; ``load_options`` as for :func:`entropylaw.load`."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         df = load(str(path), warn=False, **load_options)
@@ -59,11 +59,10 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
                 if total is not None and total <= out["last_step"]:  # the run went past its plan: go on
                     total = out["last_step"] + horizon
                     out["total_note"] = (f"`total_steps` {total_steps:g} has passed (step {out['last_step']}): "
-                                         f"the stop-paying look-ahead is 10 % of the run up to the forecast step "
-                                         f"{total:g} instead")
+                                         f"the gain to go runs to the forecast step {total:g} instead")
                 fc = forecast_table(df, [rid], y_key=y_key, methods=methods, n_boot=max(n_boot, 2),
                                     at_steps=np.array([out["last_step"] + horizon]), target=target,
-                                    total_steps=total)[rid]
+                                    total_steps=total, step_cost=step_cost)[rid]
                 out["decision"] = fc.decision
                 rows = fc.table()
                 out["forecast_step"] = out["last_step"] + horizon

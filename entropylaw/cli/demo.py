@@ -1,7 +1,8 @@
 """``entropylaw demo [INPUT...] [--out DIR] [--full]``: one screen on the shipped runs.
 
 Reads the runs (default: ``data/real`` and ``data/real-sizes``), prints for each where it
-saturates and whether to trust that, where it is heading and when it stops paying, writes
+saturates and whether to trust that, where it is heading, what the rest of it adds and the
+call (stop / continue / undecided), writes
 the HTML report to ``DIR`` (default ``report/``) and names the next commands. ``--full``
 prints the full summary, fit and forecast tables instead.
 """
@@ -14,7 +15,8 @@ from entropylaw.errors import EntropyLawError
 
 NEXT = [("entropylaw summary run.log", "what was read"),
         ("entropylaw fit run.log --plot fit.png", "the law, its ceiling and trust flag"),
-        ("entropylaw forecast run.log --total-steps 1000 --target 0.85", "where it ends, when to stop"),
+        ("entropylaw forecast run.log --total-steps 1000 --target 0.85", "where it ends, stop or continue"),
+        ("entropylaw rank runs/ --fit-frac 0.25", "which runs of a sweep to keep"),
         ("entropylaw scale runs/ --predict 32B", "what a larger model will reach"),
         ("entropylaw report runs/ --out report/", "this page for your runs")]
 # the screen's last lines: what to type next (the command line's words, so said here)
@@ -23,7 +25,7 @@ TAIL = ["Next, on your own logs (veRL/TRL console logs, W&B, TensorBoard, MLflow
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("demo", help="one screen: read, saturate, forecast, stop paying; writes the report",
+    p = subparsers.add_parser("demo", help="one screen: read, saturate, forecast, stop or continue; writes the report",
                               description=__doc__.split("\n\n", 1)[1])
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="runs (default: data/real data/real-sizes)")
     p.add_argument("--out", default="report", help="where the HTML report goes (default: report/)")
@@ -45,7 +47,7 @@ def run(args) -> int:
             print(api.fits_frame(api.fit_all(df, skip_errors=True)).to_string(index=False))
         for rid in api.run_ids(df):
             try:
-                print(api.forecast(df, run=rid, fit_frac=args.fit_frac).report())
+                print(api.forecast(df, run=rid, fit_frac=args.fit_frac))
             except EntropyLawError as err:
                 print(f"{rid}: no forecast: {err}")
         return 0

@@ -1,4 +1,4 @@
-"""``entropylaw forecast INPUT...``: where a run will end up and when it stops paying.
+"""``entropylaw forecast INPUT...``: where a run will end up, what the rest of it adds, and whether to stop it.
 
 For each run: the score at a future step, the plateau, and the step by which 90 % of the
 remaining change is made, each with an interval, using no information past the window
@@ -9,6 +9,11 @@ remaining change is made, each with an interval, using no information past the w
 - ``--fit-steps K``: only the first K steps (live, or to check a forecast);
 - ``--fit-frac F``: a backtest of a finished run (its length is known only once it has
   finished): fit on the first fraction F, forecast the rest and show what was observed.
+
+Every forecast says what continuing to the run's planned last step adds (``--total-steps``,
+else the log's last step in a backtest) with its interval, and the call: stop (the gain's
+upper bound is below the threshold), continue (its lower bound is above it) or undecided.
+Above a few runs, one line per run; ``--full`` prints each run's own text.
 
 ``--compare`` reports every method; ``--prior RUNS`` adds the ``prior`` method from
 finished runs of the same family. ``predict`` keeps the paper's protocol (later scores read
@@ -23,9 +28,11 @@ import argparse
 from entropylaw import api
 from entropylaw.api import plumbing
 from entropylaw.cli.options import (CONF, FRACTION, GAIN, N_BOOT, PROBLEMS, SCORE, SEED, STEP, STEPS,
-                                    add_entropy_convention, add_source_arguments)
+                                    add_entropy_convention, add_source_arguments, positive)
 from entropylaw.cli.sources import dump_json, read_runs
 from entropylaw.errors import EntropyLawError
+
+STEP_COST = positive("number of GPU-hours per step", "0.5")
 
 
 def add_parser(subparsers) -> None:
@@ -62,16 +69,21 @@ def add_parser(subparsers) -> None:
     g.add_argument("--n-boot", type=N_BOOT, default=200, help="bootstrap draws, >= 2 (default 200)")
     g.add_argument("--seed", type=SEED, default=0, help="bootstrap seed, >= 0 (default 0)")
     g.add_argument("--json", action="store_true", help="print JSON (one object per run)")
-    d = p.add_argument_group("can I stop it? will it get there?")
+    g.add_argument("--full", action="store_true", help="every run's own forecast text (default above 3 runs: one "
+                                                       "line per run)")
+    d = p.add_argument_group("what does the rest add? can I stop it? will it get there?")
     d.add_argument("--target", type=SCORE, metavar="SCORE", help="the step at which the forecast reaches SCORE "
                                                                  "(e.g. 0.85), with its interval")
-    d.add_argument("--n-problems", type=PROBLEMS, metavar="N", help="validation set size: the stop-paying threshold "
+    d.add_argument("--n-problems", type=PROBLEMS, metavar="N", help="validation set size: the call's threshold "
                    "is one binomial standard error of N problems (default: known benchmarks by name, else the "
-                   "window's noise)")
-    d.add_argument("--threshold", type=GAIN, metavar="GAIN", help="stop paying when the expected gain over the "
-                                                                   "next 10 %% of the run is below GAIN")
-    d.add_argument("--total-steps", type=STEPS, metavar="N", help="the run's planned last step (its 10 %% is the "
-                                                                  "look-ahead; default: the last forecast step)")
+                   "window's noise), held between 1 and 3 points")
+    d.add_argument("--threshold", type=GAIN, metavar="GAIN", help="the gain (in the score's units, 0.01 = 1 point "
+                                                                   "of a score in [0, 1]) worth the rest of the run")
+    d.add_argument("--total-steps", type=STEPS, metavar="N", help="the run's planned last step: the gain runs to it "
+                                                                  "(default: the log's last step in a backtest, else "
+                                                                  "the last forecast step)")
+    d.add_argument("--step-cost", type=STEP_COST, metavar="H", help="GPU-hours per step: what the rest of the run costs "
+                                                               "(default: the log's timing, in wall-clock hours)")
     add_entropy_convention(g)
     add_source_arguments(p)
     p.set_defaults(func=run)
@@ -92,7 +104,7 @@ def run(args) -> int:
         at_steps=None if args.at_step is None else [args.at_step], horizon=args.horizon,
         methods=None if args.compare else [args.method], conf=args.conf, prior_base=args.prior_base,
         n_boot=args.n_boot, seed=args.seed, target=args.target, threshold=args.threshold,
-        n_problems=args.n_problems, total_steps=args.total_steps)
+        n_problems=args.n_problems, total_steps=args.total_steps, step_cost=args.step_cost)
     print(args.flags(dump_json(forecasts.to_dict()) if args.json else
-                     forecasts.report(every_method="--compare shows every method")))
+                     forecasts.report(every_method="--compare shows every method", full=True if args.full else None)))
     return 0

@@ -28,14 +28,14 @@ import warnings
 
 from entropylaw import api
 from entropylaw.cli import (algorithms, audit, demo, figures, fit, forecast, ingest, lab, predict, probe,
-                            probe_checkpoints,
+                            probe_checkpoints, rank,
                             report, scale, summary, watch)
 from entropylaw.cli.options import in_flags, print_warning
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, describe_os_error
 
 # sub-command modules, in the order --help lists them
-COMMANDS = [demo, ingest, summary, fit, predict, forecast, scale, algorithms, watch, probe, probe_checkpoints, audit, lab,
-            figures, report]
+COMMANDS = [demo, ingest, summary, fit, predict, forecast, rank, scale, algorithms, watch, probe, probe_checkpoints, audit,
+            lab, figures, report]
 DEBUG_FLAG = "--debug"
 REQUIRED = ("the following arguments are required", "one of the arguments")  # argparse's words
 USER_ERROR, INTERNAL_ERROR, INTERRUPTED = 2, 1, 130

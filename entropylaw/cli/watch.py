@@ -21,7 +21,7 @@ from pathlib import Path
 
 from entropylaw import api
 from entropylaw.api import plumbing
-from entropylaw.cli.options import COUNT, N_BOOT, SCORE, SECONDS, STEPS, add_source_arguments
+from entropylaw.cli.options import COUNT, N_BOOT, SCORE, SECONDS, STEPS, add_source_arguments, positive
 from entropylaw.cli.sources import source_options
 from entropylaw.errors import EntropyLawError
 
@@ -41,8 +41,10 @@ def add_parser(subparsers) -> None:
                    "(default: as many steps as are logged)")
     g.add_argument("--n-boot", type=N_BOOT, default=100, help="bootstrap draws of the forecast (default 100)")
     g.add_argument("--target", type=SCORE, metavar="SCORE", help="show the step at which the forecast reaches SCORE")
-    g.add_argument("--total-steps", type=STEPS, metavar="N", help="the run's planned last step: its 10 %% is the "
-                   "stop-paying look-ahead (default: the forecast step)")
+    g.add_argument("--total-steps", type=STEPS, metavar="N", help="the run's planned last step: what continuing "
+                   "to it adds, and the call (default: the forecast step)")
+    g.add_argument("--step-cost", type=positive("number of GPU-hours per step", "0.5"), metavar="H",
+                   help="GPU-hours per step: what the rest of the run costs (default: the log's timing, in hours)")
     g.add_argument("--plain", action="store_true", help="plain text blocks even on a terminal")
     g.add_argument("--exit-idle", type=SECONDS, metavar="S", help="stop once the log has not changed for S seconds")
     g.add_argument("--max-refreshes", type=COUNT, metavar="N", help="stop after N refreshes (scripts, tests)")
@@ -86,7 +88,7 @@ class Signature:
 def snapshot(args, path: Path) -> dict:
     """One refresh (:func:`entropylaw.snapshot`) with the command's options."""
     snap = api.snapshot(path, run=args.run[-1] if args.run else None, methods=args.method, horizon=args.horizon, total_steps=args.total_steps,
-                        target=args.target, n_boot=args.n_boot, **source_options(args))
+                        target=args.target, step_cost=args.step_cost, n_boot=args.n_boot, **source_options(args))
     flags = getattr(args, "flags", str)
     return {k: flags(v) if k in ("total_note", "fit_error", "forecast_error") else v for k, v in snap.items()}
 

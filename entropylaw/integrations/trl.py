@@ -14,15 +14,19 @@ with the one fit pipeline (:func:`entropylaw.fit.run.fit_run`), and adds to the 
 ``entropylaw/trust``           2 good fit, 1 weak fit, 0 the law does not apply
 ``entropylaw/on_validation``   1 when the fitted score is the evaluation score, 0 the train reward
 ``entropylaw/points``          (entropy, score) pairs fitted
-``entropylaw/gain_hi``         upper bound of the predicted remaining gain: ceiling_hi minus the
-                               law's score at the latest entropy
+``entropylaw/gain``            what continuing to the trainer's ``max_steps`` adds to the score, by
+                               the default forecast (:func:`entropylaw.forecast`); ``/gain_lo``,
+                               ``/gain_hi`` its 90 % interval
+``entropylaw/call``            the forecast's call: 1 continue, 0 undecided, -1 stop (absent where
+                               there is no forecast: no call)
 =============================  ===============================================================
 
 Keys added to the log reach TensorBoard, W&B ... through the trainer's own reporting
 callbacks when this callback runs before them: add it with :meth:`EntropyLawCallback.attach`
 (``trainer.add_callback`` and ``callbacks=[...]`` put it after them; it still writes its keys
 into ``trainer.state.log_history``, so ``trainer_state.json`` has them). With ``min_gain``
-it stops training once a trusted fit's ``gain_hi`` falls below it. It never stops a run by
+(the gain worth the rest of the run, in the score's units) it stops training once the
+forecast's call is stop: the upper end of the gain's interval is below ``min_gain``. It never stops a run by
 failing: a log without entropy, too few points, a fit that fails are each one warning
 (:class:`~entropylaw.errors.EntropyLawWarning`, once per reason) and training goes on.
 
@@ -40,7 +44,6 @@ import tempfile
 import warnings
 from pathlib import Path
 
-import numpy as np
 
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
@@ -49,12 +52,16 @@ TrainerCallback = require("transformers", extra="probe", purpose="entropylaw.int
 
 PREFIX = "entropylaw/"
 TRUST_CODE = {"good fit": 2.0, "weak fit": 1.0, "law does not apply": 0.0}
+CALL_CODE = {"continue": 1.0, "undecided": 0.0, "stop": -1.0}
 
 
 class EntropyLawCallback(TrainerCallback):
-    """Refit the entropy law at every log; optionally stop when little gain is left.
+    """Refit the entropy law and the forecast at every log; optionally stop when the rest of the
+    run is not worth it.
 
-    ``min_gain``: stop when a good fit's upper bound of the remaining gain is below it.
+    ``min_gain``: stop when the forecast's call is stop against this threshold (the upper end of
+    the gain to ``max_steps`` below it; without it the call uses the default threshold and the
+    callback never stops the run). ``n_boot``: the forecast's draws.
     ``min_points``: fit only from this many (entropy, score) pairs on (the fit's own
     minimum is 3). ``every``: refit at every ``every``-th log event. ``score_key`` /
     ``val_keys`` / ``reward_func`` / ``entropy_key``: as ``entropylaw fit``'s options.
@@ -62,13 +69,14 @@ class EntropyLawCallback(TrainerCallback):
 
     def __init__(self, min_gain: float | None = None, min_points: int = 5, every: int = 1, run_id: str | None = None,
                  entropy_key: str | None = None, score_key: str | None = None, val_keys=None,
-                 reward_func: str | None = None, conf: float = 0.95):
+                 reward_func: str | None = None, conf: float = 0.95, n_boot: int = 100):
         if min_gain is not None and not (isinstance(min_gain, (int, float)) and math.isfinite(min_gain)):
             raise EntropyLawError(f"EntropyLawCallback: min_gain={min_gain!r} (expected a finite number)")
         if int(min_points) < 3 or int(every) < 1:
             raise EntropyLawError("EntropyLawCallback: min_points must be >= 3 and every >= 1")
         self.min_gain, self.min_points, self.every = min_gain, int(min_points), int(every)
-        self.run_id, self.conf = run_id, conf
+        self.run_id, self.conf, self.n_boot = run_id, conf, int(n_boot)
+        self.decision: dict | None = None  # the latest forecast's decision (gain to go, call)
         self.load_options = {"entropy_key": entropy_key, "score_key": score_key, "val_keys": val_keys,
                              "reward_func": reward_func}
         self.last: dict = {}          # the latest metrics logged
@@ -92,7 +100,7 @@ class EntropyLawCallback(TrainerCallback):
         if self._events % self.every:
             return control
         try:
-            metrics = self.refit(state.log_history, self.run_id or _run_name(args))
+            metrics = self.refit(state.log_history, self.run_id or _run_name(args), total_steps=state.max_steps)
         except Exception as err:  # never crash the run: say it once, go on
             reason = str(err).splitlines()[0] if isinstance(err, EntropyLawError) else f"{type(err).__name__}: {err}"
             reason = _TEMP_FILE.sub("", reason)  # the log is read from a temporary copy: not the user's file
@@ -105,19 +113,19 @@ class EntropyLawCallback(TrainerCallback):
             logs.update(metrics)
         if state.log_history and state.log_history[-1].get("step") == state.global_step:
             state.log_history[-1].update(metrics)
-        gain = metrics.get(PREFIX + "gain_hi")
-        if (self.min_gain is not None and gain is not None and metrics[PREFIX + "trust"] == 2.0
-                and gain < self.min_gain):
+        if self.min_gain is not None and metrics.get(PREFIX + "call") == CALL_CODE["stop"]:
             self.stopped_at = state.global_step
-            self._warn(f"stopping at step {state.global_step}: the predicted remaining gain is at most "
-                       f"{gain:.4g} < min_gain {self.min_gain:g} (ceiling {metrics[PREFIX + 'ceiling']:.4g} "
-                       f"[{metrics[PREFIX + 'ceiling_lo']:.4g}, {metrics[PREFIX + 'ceiling_hi']:.4g}])", key="stop")
+            g = self.decision["gain"]
+            self._warn(f"stopping at step {state.global_step}: continuing to step {g['to_step']:g} adds "
+                       f"{g['expected']:+.4g} [{g['lo']:+.4g}, {g['hi']:+.4g}], below min_gain {self.min_gain:g} "
+                       f"({self.decision['method']} forecast)", key="stop")
             control.should_training_stop = True
         return control
 
     # -- the fit ------------------------------------------------------------------------
-    def refit(self, log_history: list, run_id: str) -> dict:
-        """Fit the law to a trainer's log history; the metrics to log ({} before enough points)."""
+    def refit(self, log_history: list, run_id: str, total_steps: float | None = None) -> dict:
+        """Fit the law and the forecast to a trainer's log history; the metrics to log ({} before
+        enough points). ``total_steps``: the trainer's planned last step (its ``max_steps``)."""
         import entropylaw.api as api
         import entropylaw.table as table
         from entropylaw.fit.run import fit_run
@@ -150,14 +158,37 @@ class EntropyLawCallback(TrainerCallback):
         y_key = fit.meta_.get("y_key")
         self._note_score(y_key, kind, df)
         lo, hi = (float(v) for v in fit.ceiling_ci_)
-        h_now = float(table.series(df, run_id, table.ENTROPY).iloc[-1])  # the policy's entropy now
-        r_now = float(np.asarray(fit.predict(np.array([h_now])))[0])
         out = {PREFIX + "a": fit.a_, PREFIX + "b": fit.b_, PREFIX + "ceiling": fit.ceiling_,
                PREFIX + "ceiling_lo": lo, PREFIX + "ceiling_hi": hi, PREFIX + "r2": fit.r2_,
                PREFIX + "trust": TRUST_CODE.get(fit.trust_, 0.0),
                PREFIX + "on_validation": 1.0 if kind == "validation" else 0.0,
-               PREFIX + "points": float(fit.n_), PREFIX + "gain_hi": hi - r_now}
+               PREFIX + "points": float(fit.n_)}
+        out.update(self._forecast(df, run_id, y_key, total_steps))
         return {k: float(v) for k, v in out.items() if v is not None and math.isfinite(float(v))}
+
+    def _forecast(self, df, run_id: str, y_key: str, total_steps) -> dict:
+        """The gain to go and the call of the default forecast ({} where it cannot be made: said once)."""
+        import entropylaw.api as api
+
+        last = float(df.loc[df["run_id"] == run_id, "step"].max())
+        total = float(total_steps) if total_steps and total_steps > last else None
+        try:
+            with warnings.catch_warnings(record=True):
+                warnings.simplefilter("always")
+                fc = api.forecast(df, run=run_id, y_key=y_key, methods=["default"], n_boot=max(self.n_boot, 2),
+                                  total_steps=total, threshold=self.min_gain)
+        except EntropyLawError as err:
+            self._warn(f"no forecast yet: {str(err).splitlines()[0]}", key="forecast:" + _reason_key(str(err)))
+            self.decision = None
+            return {}
+        self.decision = d = fc.decision
+        if not d or d.get("method") is None:
+            return {}
+        g = d["gain"]
+        out = {PREFIX + "gain": g["expected"], PREFIX + "gain_lo": g["lo"], PREFIX + "gain_hi": g["hi"]}
+        if d.get("call") is not None:
+            out[PREFIX + "call"] = CALL_CODE[d["call"]]
+        return out
 
     def _note_score(self, y_key, kind, df):
         if kind == "validation":

@@ -1,9 +1,10 @@
 """The report's forecast cells and table: each run's forecast of its final score from its
-first steps, its interval, and the step after which it stops paying (:mod:`.page`). The
+first steps, its interval, what the rest of the run adds and the call (:mod:`.page`). The
 forecasts themselves are computed by :mod:`entropylaw.results.rows`.
 
->>> stop_cell({"stop_now": True, "stop_method": "power"}, "power")
-'<td title="power: step after which the expected gain over the next 0 steps stays below 0.0000 (); interval">now</td>'
+>>> call_cell({"call": "undecided", "call_method": "power", "gain": 0.03, "gain_ci": (-0.01, 0.06), "point": 0.01,
+...            "gain_to": 400, "threshold": 0.012, "threshold_source": "noise"}, "power")
+'<td title="power: continuing to step 400 adds +3.0 [-1.0, +6.0] points; threshold 1.2 points (noise)">+3.0 · undecided</td>'
 """
 
 from __future__ import annotations
@@ -15,27 +16,29 @@ from entropylaw.page.cells import _family_rows, _run_cells, cell, decimals, esc,
 from entropylaw.results.values import row_float
 
 
-def stop_cell(f: Mapping, common: str | None = None) -> str:
-    """The stop-paying step of one forecast row, with its interval in the tooltip; the method
-    is named in the cell when it is not the column's (``common``)."""
-    if f.get("stop_now"):
-        text = "now"
-    elif f.get("stop_step") is not None:
-        text = f"{f['stop_step']:.0f}"
-    elif f.get("stop_searched_to") is not None:
-        text = f"> {f['stop_searched_to']:.0f}"
-    else:
-        return f'<td class="void" title="{esc(f.get("stop_reason", "no forecast"))}">n/a</td>'
-    ci = f.get("stop_step_ci")
-    span = "" if ci is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in ci) + "]"
-    tip = (f"{f.get('stop_method', '')}: step after which the expected gain over the next {f.get('lookahead', 0):.0f} "
-           f"steps stays below {f.get('stop_threshold', 0):.4f} ({f.get('stop_source', '')}); interval{span}")
+def _pts(v, point) -> str:
+    return f"{v / point:+.1f}" if point else f"{v:+.3g}"
+
+
+def call_cell(f: Mapping, common: str | None = None) -> str:
+    """The gain to go and the call of one forecast row, the gain's interval and the threshold in
+    the tooltip; the method is named in the cell when it is not the column's (``common``)."""
+    if f.get("call") is None or f.get("gain") is None:
+        return f'<td class="void" title="{esc(f.get("call_reason") or "no forecast")}">no call</td>'
+    p, (lo, hi) = f.get("point"), f["gain_ci"]
+    units = "points" if p else "(score units)"
+    tip = (f"{f.get('call_method', '')}: continuing to step {f.get('gain_to', 0):.0f} adds {_pts(f['gain'], p)} "
+           f"[{_pts(lo, p)}, {_pts(hi, p)}] {units}; threshold {_pts(f.get('threshold', 0), p).lstrip('+')} {units} "
+           f"({f.get('threshold_source', '')})")
+    likely = f.get("likely")
+    if likely:
+        tip += f"; likely {likely['call']} at step {likely['step']:.0f}"
     # a row of a known kind is tagged where it differs from that kind's curve; else from the column's
     kind = f.get("target_kind")
-    expected = decision_method(kind) if kind else (common or f.get("stop_method"))
-    tag = "" if common is None or f.get("stop_method") == expected else \
-        f' <span class="muted">{esc(f.get("stop_method", ""))}</span>'
-    return f'<td title="{esc(tip)}">{esc(text)}{tag}</td>'
+    expected = decision_method(kind) if kind else (common or f.get("call_method"))
+    tag = "" if common is None or f.get("call_method") == expected else \
+        f' <span class="muted">{esc(f.get("call_method", ""))}</span>'
+    return f'<td title="{esc(tip)}">{esc(_pts(f["gain"], p))} · {esc(f["call"])}{tag}</td>'
 
 
 def _forecast_cells(f: Mapping | None, d: int, common: str, stop_by: str | None = None) -> str:
@@ -49,7 +52,7 @@ def _forecast_cells(f: Mapping | None, d: int, common: str, stop_by: str | None 
           f"{f.get('final_step', float('nan')):.0f}"
     expected = default_method(f["target_kind"]) if f.get("target_kind") else (common or f.get("method"))
     tag = "" if f.get("method") == expected else f' <span class="muted">{esc(f.get("method", ""))}</span>'
-    return f'<td title="{esc(tip)}">{value}{tag}</td>{stop_cell(f, stop_by)}'
+    return f'<td title="{esc(tip)}">{value}{tag}</td>{call_cell(f, stop_by)}'
 
 
 def forecast_table_html(rows: Sequence[Mapping]) -> str:

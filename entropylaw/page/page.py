@@ -50,7 +50,7 @@ from entropylaw.results.values import row_float
 
 def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = ()) -> str:
     """The first table: one line per run, its trust flag and first reason beside the numbers;
-    with ``forecasts``, the forecast of the final score (interval, method) and the stop-paying step."""
+    with ``forecasts``, the forecast of the final score (interval, method), the gain to go and the call."""
     d = decimals([row_float(r, "ceiling") for r in rows] + [row_float(r, "final_observed") for r in rows])
     mixed = _mixed_within_families(rows)
     by_id = {f.get("run_id"): f for f in forecasts}
@@ -66,14 +66,15 @@ def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = ()) ->
         from collections import Counter
 
         defaults = [m for m, _ in Counter(f.get("method") for f in forecasts if f.get("method")).most_common(1)]
-        curves = [m for m, _ in Counter(f.get("stop_method") for f in forecasts if f.get("stop_method")).most_common(1)]
+        curves = [m for m, _ in Counter(f.get("call_method") for f in forecasts if f.get("call_method")).most_common(1)]
     common = defaults[0] if len(defaults) == 1 else "default"
     stop_by = curves[0] if len(curves) == 1 else ""
     fc_head = ("" if not forecasts else
                f'<th title="the final score forecast from the run\'s first steps only, {pct} interval, by {esc(common)}">'
-               f'forecast [{pct}]<br><span class="muted">{esc(common)}</span></th><th title="the step after which '
-               'the expected gain over the next 10 % of the run is below one binomial standard error of the '
-               'validation set (or the window\'s noise)">stop paying<br><span class="muted">step'
+               f'forecast [{pct}]<br><span class="muted">{esc(common)}</span></th><th title="what continuing to the '
+               'run\'s last step adds (points); the call: stop / continue where the gain\'s 90 % interval lies below / '
+               'above one binomial standard error of the validation set (or the window\'s noise), 1 to 3 points">'
+               'gain · call<br><span class="muted">points'
                + (f", {esc(stop_by)}" if stop_by else "") + '</span></th>')
     r2_head = "" if forecasts else '<th title="R² of the fit">R²</th>'
     head = ('<tr><th></th><th class="num">#</th><th class="l">run</th>'
@@ -176,7 +177,7 @@ def forecast_key(forecasts: Sequence[Mapping]) -> str:
     kinds = sorted({f.get("target_kind") for f in forecasts if f.get("target_kind")})
     if not kinds:
         return ""
-    said = "; ".join(f"{esc(k)}: {esc(default_method(k))} (stop paying: {esc(decision_method(k))})"
+    said = "; ".join(f"{esc(k)}: {esc(default_method(k))} (gain and call: {esc(decision_method(k))})"
                      for k in kinds)
     return f" · forecast by the default for the score, {said}; a row that shows another names it"
 

@@ -2,7 +2,8 @@
 
 For every run: what was read, where it saturates by the law and whether to trust that, where
 its score is heading (the default forecast from its first ``fit_frac`` of steps, with the
-score it then reached), and when it stops paying. Then the size law where the runs hold a
+score it then reached), what the rest of the run adds and the call (stop / continue /
+undecided). Then the size law where the runs hold a
 size series, where the HTML report was written, and the next commands to try. At most
 60 lines, none over 120 characters (:data:`MAX_LINES`, :data:`WIDTH`).
 """
@@ -46,9 +47,9 @@ class Overview:
                "Where each run saturates (law R = -a exp(H) + b, ceiling b - a) and where it is heading: the forecast",
                f"of its final score from its first {self.fit_frac:.0%} of steps (90 % interval; later steps unseen), "
                "the score it then reached,",
-               "and the step after which the expected gain stays below the noise (stop paying).",
-               f"{'#':>2} {'run':<32}{'score':>6}{'steps':>6}{'ceiling':>8} {'law':<5}{'forecast [90 %]':>22}"
-               f"{'reached':>8}{'stop paying':>13}"]
+               "what continuing to the run's last step adds (points, 90 %) and the call against the noise.",
+               f"{'#':>2} {'run':<28}{'score':>6}{'steps':>6}{'ceiling':>8} {'law':<5}{'forecast [90 %]':>22}"
+               f"{'reached':>8}{'gain to go':>20}  {'call'}"]
         for i, r in enumerate(self.rows.itertuples(index=False), 1):
             ceil = "-" if not np.isfinite(r.ceiling) else f"{r.ceiling:.3f}"
             if np.isfinite(r.ceiling) and r.bounds and not r.bounds[0] - 5e-4 <= r.ceiling <= r.bounds[1] + 5e-4:  # as printed
@@ -57,12 +58,14 @@ class Overview:
                 else f"{r.forecast:.3f} [{r.lo:.2f}, {r.hi:.2f}]"
             fc += "*" if r.fallback else " "
             reached = "-" if not np.isfinite(r.reached) else f"{r.reached:.3f}"
-            stop = "now" if r.stop_now else "-" if not np.isfinite(r.stop) else f"step {r.stop:.0f}"
-            out.append(f"{i:>2} {_short(r.run_id, 31):<32}{r.kind:>6}{r.steps:>6.0f}{ceil:>8} "
-                       f"{TRUST_SHORT.get(r.trust, '?'):<5}{fc:>23}{reached:>7}{stop:>13}")
+            gain = "-" if not np.isfinite(r.gain) or r.call == "no call" else \
+                f"{_pts(r.gain, r.point)} [{_pts(r.gain_lo, r.point)}, {_pts(r.gain_hi, r.point)}]"
+            out.append((f"{i:>2} {_short(r.run_id, 27):<28}{r.kind:>6}{r.steps:>6.0f}{ceil:>8} "
+                        f"{TRUST_SHORT.get(r.trust, '?'):<5}{fc:>23}{reached:>7}{gain:>21}  {r.call}").rstrip())
         out.append("score: val = validation, train = the training reward (no validation logged). law: good / weak fit,")
         out.append("  n/a = the law does not describe the run (its ceiling is no forecast); ! = beyond the score's range.")
-        out.append("*: last-value (the default cannot run there). stop paying: now = the gain already stays below it.")
+        out.append("*: last-value (the default cannot run there). call: stop / continue: the gain's interval lies "
+                   "below / above the noise.")
         if (self.rows["kind"] == "train").any():
             out.append(f"train: forecast and reached are the mean of the run's last {FINAL_SHARE:.0%} of steps "
                        "(one batch is too noisy).")
@@ -94,6 +97,10 @@ def _short(text, n) -> str:
     return text[:head] + "~" + text[-(n - 1 - head):]
 
 
+def _pts(v, point) -> str:
+    return f"{v / point:+.1f}" if point and point == point else f"{v:+.3g}"  # a frame holds None as nan
+
+
 def _clip(line: str) -> str:
     return line if len(line) <= WIDTH else line[: WIDTH - 1] + "~"
 
@@ -122,8 +129,8 @@ def first_screen(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: i
 
 
 EMPTY_ROW = {"run_id": "", "kind": "?", "steps": np.nan, "ceiling": np.nan, "trust": "?", "forecast": np.nan,
-             "lo": np.nan, "hi": np.nan, "reached": np.nan, "stop": np.nan, "fallback": False, "stop_now": False,
-             "bounds": None, "no_forecast": None}
+             "lo": np.nan, "hi": np.nan, "reached": np.nan, "gain": np.nan, "gain_lo": np.nan, "gain_hi": np.nan,
+             "point": None, "call": "-", "fallback": False, "bounds": None, "no_forecast": None}
 
 
 def screen_rows(df: pd.DataFrame, results: RunResults) -> tuple[list[dict], list[str]]:
@@ -153,8 +160,10 @@ def screen_rows(df: pd.DataFrame, results: RunResults) -> tuple[list[dict], list
             continue
         row.update(kind="val" if kind == "validation" else "train", bounds=fc.get("bounds"),
                    reached=fc.get("final_observed", np.nan), no_forecast=fc.get("no_forecast"),
-                   fallback=fc.get("method") == FALLBACK != default_method(kind),
-                   stop=float(fc.get("stop_step") or np.nan), stop_now=bool(fc.get("stop_now")))
+                   fallback=fc.get("method") == FALLBACK != default_method(kind), point=fc.get("point"),
+                   call=fc.get("call") or "no call")
+        if fc.get("gain") is not None:
+            row.update(gain=fc["gain"], gain_lo=fc["gain_ci"][0], gain_hi=fc["gain_ci"][1])
         if "forecast" in fc:
             row.update(forecast=fc["forecast"], lo=fc["forecast_ci"][0], hi=fc["forecast_ci"][1])
         out.append(row)

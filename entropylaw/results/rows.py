@@ -122,14 +122,13 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
             f["reason"] = str(d["reason"])
         dec = fc.decision or {}
         if dec and dec.get("method") is None:  # no curve that models change could run
-            f.update(stop_method=None, stop_reason=dec.get("reason"))
+            f.update(call_method=None, call=None, call_reason=dec.get("reason"))
         elif dec:
-            note = dec.get("stop_note", "")
-            f.update(stop_method=dec.get("method"), stop_step=dec.get("stop_step"), stop_step_ci=dec.get("stop_step_ci"),
-                     stop_now=note.startswith("already"),
-                     stop_searched_to=None if note.startswith("cannot say") else dec.get("searched_to"),
-                     stop_reason=note, stop_threshold=dec.get("threshold"),
-                     stop_source=dec.get("threshold_source"), lookahead=dec.get("lookahead_steps"))
+            g = dec["gain"]
+            f.update(call_method=dec.get("method"), call=dec.get("call"), call_reason=dec.get("reason"),
+                     gain=g["expected"], gain_ci=(g["lo"], g["hi"]), gain_to=g["to_step"], likely=dec.get("likely"),
+                     threshold=dec.get("threshold"), threshold_source=dec.get("threshold_source"),
+                     point=dec.get("point"))
         law = table.loc[LAW_METHOD]
         if law["ok"]:
             f.update(law_ceiling=as_float(law["plateau"]), law_ceiling_ci=_pair(law["plateau_ci"]))

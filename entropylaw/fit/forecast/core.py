@@ -47,7 +47,6 @@ target?" (``Forecast.decision``, :mod:`.decide`).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -58,13 +57,11 @@ from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY
 from entropylaw.fit.forecast.data import RunData, window_end
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
-from entropylaw.fit.forecast.decide import decision_lines, decision_on
+from entropylaw.fit.forecast.decide import decision_on, final_draws, log_facts, step_seconds_upto, to_step_of
 from entropylaw.fit.forecast import text as _text
-from entropylaw.fit.forecast.final import describe, final_steps, observed_final
+from entropylaw.fit.forecast.final import final_steps
 from entropylaw.fit.forecast.names import DEFAULT
-from entropylaw.fit.forecast.result import MethodResult  # noqa: F401  (what Forecast.methods holds)
-from entropylaw.fit.text_table import fmt_table
-from entropylaw.terminal import wrap
+from entropylaw.fit.forecast.result import Forecast, MethodResult  # noqa: F401  (what forecast() returns)
 # The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the lowest
 # max(median / 1 point, worst / 5 points) of the final score at 15 % of the run, then the other
 # ratio, ties to the simpler method), for validation scores and for training scores apart,
@@ -92,104 +89,6 @@ def decision_method(kind: str = "validation") -> str:
     return by_kind.get(kind, by_kind["validation"])
 
 
-@dataclass
-class Forecast:
-    """Every method's forecast of one run from one window (see :func:`forecast`)."""
-
-    run_id: str
-    target_key: str
-    target_kind: str
-    origin: float
-    window_end: float
-    last_logged: float
-    n_window: int
-    conf: float
-    at_steps: np.ndarray
-    methods: dict
-    note: str | None = None
-    default: str = FALLBACK
-    # stop-paying and target steps of one method's curve (entropylaw.fit.forecast.decide)
-    decision: dict | None = None
-    # the target series as logged, for plots and backtests only (later points are never fitted)
-    observed: pd.DataFrame | None = None
-    fit_frac: float | None = None  # the window as a share of the run (a backtest), when given so
-    run_last: float | None = None  # the run's last logged step
-    law_verdict: str | None = None  # the law's verdict on the window, where it does not apply
-    final_steps: np.ndarray | None = None  # the steps whose score makes the final score
-
-    @property
-    def final_observed(self) -> float | None:
-        """The final score as logged (a backtest), by the rule of :mod:`.final`."""
-        if self.observed is None or self.final_steps is None:
-            return None
-        return observed_final(self.target_kind, self.observed["step"], self.observed["value"],
-                              (self.final_steps[0], self.final_steps[-1]))
-
-    def table(self, step=None) -> pd.DataFrame:
-        """One row per method: forecast and interval at ``step`` (default: the last requested)."""
-        step = self.at_steps[-1] if step is None else step
-        rows = []
-        for name, r in self.methods.items():
-            row = {"method": name, "ok": r.ok, "reason": r.reason, "plateau": r.plateau, "plateau_ci": r.plateau_ci,
-                   "t90": r.t90, "t90_ci": r.t90_ci, "late_rmse": r.late_rmse}
-            if r.ok:
-                f = r.forecast.iloc[int(np.argmin(np.abs(r.forecast["step"].to_numpy() - step)))]
-                row.update(step=float(f["step"]), forecast=float(f["forecast"]), lo=float(f["lo"]), hi=float(f["hi"]))
-            rows.append(row)
-        return pd.DataFrame(rows)
-
-    def report(self, step=None) -> str:
-        """Plain-text report: every method's forecast at ``step`` (default: the last requested),
-        its plateau and the step by which 90 % of the remaining change is made."""
-        t = self.table(step)
-        step = self.at_steps[-1] if step is None else step
-        pct = f"{100 * self.conf:g} %"
-        lines = [f"[[Forecast]] {self.run_id}: {self.target_key} ({self.target_kind}), {pct} intervals",
-                 f"    log starts at step {self.origin:g}; window up to step {self.window_end:g} "
-                 f"({self.n_window} points); nothing after it is used",
-                 f"    recommended method: {self.default} (chosen by a rule fixed in advance on the backtest of "
-                 "real runs)",
-                 ]
-
-        def ci(v, c):
-            return "-" if v is None or not np.isfinite(v) else \
-                f"{v:.3f} [{c[0]:.3f}, {c[1]:.3f}]" if c is not None else f"{v:.3f}"
-        score = "score at " + format(step, "g")
-        rows = [{"mark": "*" if row.method == self.default else "", "method": row.method,
-                 **({"note": f"cannot run: {row.reason}"} if not row.ok else
-                    {score: ci(row.forecast, (row.lo, row.hi)), "plateau": ci(row.plateau, row.plateau_ci),
-                     "t90": "-" if row.t90 is None or not np.isfinite(row.t90) else f"step {row.t90:.0f}"})}
-                for row in t.itertuples(index=False)]
-        columns = [("", "mark"), ("method", "method"), (score, score), ("plateau", "plateau"),
-                   ("90 % of gain by", "t90"), ("note", "note")]
-        lines.append(fmt_table(rows, columns, indent=2, note="note", right=(score, "plateau", "90 % of gain by"),
-                               wraps=("method", "note")))
-        if self.note:
-            lines.append(f"    note: {self.note}")
-        lines += decision_lines(self.decision)
-        return wrap("\n".join(lines))
-
-    def __str__(self) -> str:
-        """What ``entropylaw forecast`` prints: the window, every method's row, the decision."""
-        return _text.forecast_text(self)
-
-    def plot(self, ax=None, methods=None):
-        """Draw the window, the forecasts and their bands; returns the axes."""
-        from entropylaw.draw.forecast import plot_forecast  # matplotlib: loaded on the first plot
-
-        return plot_forecast(self, ax=ax, methods=methods)
-
-    def to_dict(self) -> dict:
-        return {"run_id": self.run_id, "target_key": self.target_key, "target_kind": self.target_kind,
-                "note": self.note, "log_starts_at": self.origin, "window_end": self.window_end,
-                "last_logged_step": self.last_logged, "n_window_points": self.n_window, "conf": self.conf,
-                "at_steps": [float(s) for s in self.at_steps], "default_method": self.default,
-                "methods": {k: v.to_dict() for k, v in self.methods.items()}, "decision": self.decision,
-                "observed": {str(s): v for s in self.at_steps if (v := _text.observed_at(self, s)) is not None},
-                "final": {"what": describe(self.target_kind, self.final_steps), "observed": self.final_observed},
-                "law_on_window": self.law_verdict or "applies"}
-
-
 def _build(method, conf, n_boot, seed, given, fitted):
     """``method`` built with what it needs of ``given``; ``members``: the methods in
     ``fitted`` that are not made of members themselves."""
@@ -199,7 +98,8 @@ def _build(method, conf, n_boot, seed, given, fitted):
 
 def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon=None, methods=None, conf=0.9,
              prior_runs=(), prior_base=None, n_boot=200, seed=0, target=None, threshold=None,
-             n_problems=None, total_steps=None, shape_prior=None, calibrated=True) -> Forecast:
+             n_problems=None, total_steps=None, shape_prior=None, calibrated=True, step_cost=None,
+             log=None) -> Forecast:
     """Forecast ``run`` from its window (see :mod:`entropylaw.fit.forecast.data` for windows).
 
     ``at_steps``: steps to forecast (after the window), or ``horizon``: N steps after the
@@ -210,14 +110,16 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     ``prior_base`` (the method a prior acts on; None: law+entropy), ``shape_prior`` and
     ``total_steps``; a method made of others is fitted after them.
 
-    The forecast's ``decision`` answers "can I stop?" and "will it reach ``target``?" from
-    the curve of the one method asked for that models change (not last-value or
-    law-ceiling), else of :func:`decision_method`, else of any other that ran; none: it says
-    so (:mod:`.decide`):
-    ``threshold`` (default: one binomial SE of ``n_problems``, or of the benchmark the
-    target key names, else the window's noise), the run's planned length ``total_steps``
-    (default: the last forecast step) whose 10 % is the look-ahead. ``calibrated=False``: the
-    methods' raw intervals, without the factors the backtest stored (the backtest measures them so)."""
+    The forecast's ``decision`` says what continuing adds, stop / continue / undecided, and
+    "will it reach ``target``?", from the draws of the one method asked for that models
+    change (not last-value or law-ceiling), else of :func:`decision_method`, else of any
+    other that ran; none: it says so (:mod:`.decide`). The gain runs to ``total_steps`` (the
+    planned last step), else the planned length the log states (``log``: :func:`~.decide.log_facts`),
+    else the log's last step in a backtest, else the last forecast step; ``threshold``
+    (default: one binomial SE of ``n_problems``, or of the benchmark the target key names,
+    else the window's noise, held between 1 and 3 points); ``step_cost`` GPU-hours a step
+    (default: the log's own timing, in hours). ``calibrated=False``: the methods' raw
+    intervals, without the factors the backtest stored (the backtest measures them so)."""
     unc.check_conf(conf)
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
         raise EntropyLawError(f"n_boot = {n_boot!r}: expected a whole number >= 2")
@@ -234,7 +136,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     if unknown:
         raise EntropyLawError(f"unknown method {unknown[0]!r} (expected one of {', '.join([DEFAULT, *ALL_METHODS])})")
     end = window_end(run, fit_frac, fit_steps)
-    _check_decision_args(target, threshold, n_problems, total_steps, end)  # before any fitting
+    _check_decision_args(target, threshold, n_problems, total_steps, end, step_cost)  # before any fitting
     win = run.window(end)
     if len(win.target) == 0:
         raise EntropyLawError(f"run {run.run_id!r}: the window (steps {run.origin:g}..{end:g}) holds no "
@@ -288,10 +190,19 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
             decided[backup] = _build(METHODS[backup], conf, n_boot, seed, {**given, "notes": []}, {}).fit(win)
     own = [n for n in names if REGISTRY[n].models_change]
     first = own[0] if len(own) == 1 else curve  # one curve asked for: its own
-    decision = decision_on(win, at_steps, decided, conf, target, threshold, n_problems, total_steps, first, curve)
+    log = log or {}
+    to = to_step_of(total_steps, log.get("planned_steps"), run.last, end < run.last,
+                    float(at_steps[-1]), end)
+    decision, draws = decision_on(win, decided, conf, target, threshold, n_problems, first, curve, to, step_cost,
+                                  step_seconds_upto(log.get("timing"), end))
+    point = (decision.get("final") or {}).get("expected")
+    shown = fitted.get(default)
+    if shown is not None and shown.ok_ and shown.name != decision.get("method"):  # what rank compares: the shown
+        point, draws = final_draws(shown, run.target_kind, run.origin, to[0], spacing)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
                     at_steps, results, note, default=default, observed=observed, decision=decision,
-                    fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end), final_steps=fin_steps)
+                    fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end), final_steps=fin_steps,
+                    final_draws=draws, final_point=point)
 
 
 def describe_method(name: str) -> str:
@@ -321,7 +232,7 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)
                                                 for r in table.run_ids(prior))
     out, left_out = _each_run(lambda rid: forecast(RunData.from_table(df, rid, y_key=y_key, x_key=x_key),
-                                                             prior_runs=prior_runs, **kwargs), ids)
+                                                   prior_runs=prior_runs, log=log_facts(df, rid), **kwargs), ids)
     said = None
     if list(kwargs.get("methods") or []) == [DEFAULT]:
         kinds = sorted({fc.target_kind for fc in out.values()})

@@ -1,27 +1,32 @@
-"""The two questions a person with a running job asks: "can I stop it?" and "will it get there?".
+"""The questions a person with a running job asks: "what does the rest of the run add?",
+"can I stop it?" and "will it get there?".
 
-From one method's forecast curve (the expected score, parameter draws for its interval):
+From one method's forecast (its expected curve, its predictive draws of the final score):
 
-- **stop-paying step**: the step after which the expected gain over the next 10 % of the
-  run (``lookahead``) stays below ``threshold`` for good (interpolated between grid
-  steps); by default one binomial standard error
-  ``sqrt(p (1 - p) / n)`` of the validation set (``n`` problems, ``p`` the score at the
-  window's end), else the window's own noise (successive differences), said which;
+- **gain to go**: what continuing from the window's end to step N adds to the final score,
+  ``final - now`` per draw (the final score's predictive draw minus the same draw's curve at
+  the window's end: joint draws, so the gain's interval is not a difference of two intervals).
+  N is the planned last step (``total_steps``), else the log's last step in a backtest,
+  else the forecast's last step;
+- **the call**: ``stop`` when the gain's 90 % upper bound (its 90th percentile over the
+  draws; ``conf``) is below the threshold, ``continue`` when its 90 % lower bound (10th
+  percentile) is above it, else ``undecided``, with the step at which the call is likely made. No call without a forecast (an interval wider than half the score's
+  range, :func:`~.final.no_forecast_reason`);
+- **threshold**: one binomial standard error ``sqrt(p (1 - p) / n)`` of the validation set
+  (``n`` problems, ``p`` the expected score at the window's end), else the window's noise;
+  for a score in [0, 1] (or in percent) held between 1 and 3 points (:data:`POINTS_FLOOR`,
+  :data:`POINTS_CAP`), for another bounded score between 1 and 3 % of its range, said which;
+  or given;
+- **cost**: what the rest costs, from a cost per step or the log's own timing;
 - **target step**: the first step at which the expected score is at or above ``target``
-  (a score is better higher), with the share of draws that reach it within the searched
-  range.
-
-Each comes with an interval from the same draws (an end is None: never, within the range).
+  (a score is better higher), with the share of draws that reach it within the searched range.
 
 >>> import numpy as np
->>> steps = np.linspace(100, 2000, 400)
->>> curve = lambda s: 0.8 - 0.4 * np.exp(-s / 200)
->>> out = decide(steps, curve(steps), curve(steps)[None, :] + np.zeros((3, 1)), lookahead=100, threshold=0.01,
-...              target=0.75)
->>> round(out["stop_step"]), round(float(200 * np.log(0.4 * (1 - np.exp(-0.5)) / 0.01)))   # closed form
-(551, 551)
->>> round(out["target_step"]), round(float(-200 * np.log(0.05 / 0.4)))
-(416, 416)
+>>> call_of(0.004, 0.009, threshold=0.01), call_of(0.02, 0.05, 0.01), call_of(0.0, 0.05, 0.01)
+('stop', 'continue', 'undecided')
+>>> g = gain_summary(np.array([0.01, 0.02, 0.03, 0.04, 0.05]), expected=0.03, conf=0.75)
+>>> g["expected"], g["lo"], g["hi"]
+(0.03, 0.02, 0.04)
 """
 
 from __future__ import annotations
@@ -30,10 +35,13 @@ import numpy as np
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import robust_noise
+from entropylaw.fit.forecast.final import final_steps, no_forecast_reason
 
 # Test-split sizes (number of problems) of common benchmarks: the binomial noise of a score.
 PROBLEMS = {"gsm8k": 1319, "math-lighteval": 5000, "math": 5000, "math500": 500, "math-500": 500,
             "aime_2024": 30, "aime24": 30, "aime_2025": 30, "aime25": 30, "amc23": 40, "amc": 83}
+POINTS_FLOOR, POINTS_CAP = 1.0, 3.0  # the default threshold's range, in points of a score in [0, 1] (or %)
+CALLS = ("stop", "continue", "undecided")
 
 
 def problems_of(target_key: str, problems: dict | None = None) -> tuple[int | None, str | None]:
@@ -47,44 +55,133 @@ def problems_of(target_key: str, problems: dict | None = None) -> tuple[int | No
     return None, None
 
 
+def point_size(bounds) -> float | None:
+    """One point in the score's units: 0.01 for a score in [0, 1], 1 for one in percent, None
+    for a score with no such range (its gains are said in its own units).
+
+    >>> point_size((0.0, 1.0)), point_size((0.0, 100.0)), point_size(None)
+    (0.01, 1.0, None)
+    """
+    if bounds is None:
+        return None
+    span = float(bounds[1]) - float(bounds[0])
+    return span / 100 if span in (1.0, 100.0) and float(bounds[0]) == 0.0 else None
+
+
+def as_points(value, bounds) -> str:
+    """A gain in points (``+1.4``), or in the score's own units where it has no percent scale."""
+    unit = point_size(bounds)
+    return f"{value / unit:+.1f}" if unit else f"{value:+.4g}"
+
+
+def unit_name(bounds) -> str:
+    return "points" if point_size(bounds) else "(score units)"
+
+
 def threshold_for(level: float, values, target_key: str, target_kind: str, n_problems=None,
-                  bounded=True) -> tuple[float, str]:
+                  bounds=(0.0, 1.0)) -> tuple[float, str]:
     """The default threshold and where it comes from (module docstring); ``values``: the
-    window's target values (its noise is the fallback)."""
+    window's target values (its noise is the fallback), ``bounds`` the score's range."""
     n, bench = (n_problems, "`n_problems`") if n_problems else problems_of(target_key)
-    if n and target_kind == "validation" and bounded:
-        p = float(np.clip(level, 0.0, 1.0))
-        se = float(np.sqrt(max(p * (1 - p), 1e-12) / n))
-        return se, f"one binomial standard error of the validation set ({n:g} problems, {bench}; p = {p:.3f})"
-    why = "the window's noise (median absolute successive difference of the score)"
-    if n_problems and target_kind != "validation":
-        why += f"; `n_problems` applies to a validation score, and this run's target is its {target_kind}"
-    elif n_problems and not bounded:
-        why += "; `n_problems` applies to a score in [0, 1], and this one is not"
+    unit, hint = point_size(bounds), ""
+    if n and target_kind == "validation" and unit:
+        scale = 100 * unit
+        p = float(np.clip(level / scale, 0.0, 1.0))
+        se = scale * float(np.sqrt(max(p * (1 - p), 1e-12) / n))
+        why = f"one binomial standard error of the validation set ({n:g} problems, {bench}; p = {p:.3f})"
     else:
-        why += "; give `n_problems` N for the binomial standard error of an N-problem validation set"
-    return robust_noise(values), why
+        se = robust_noise(values)
+        why = "the window's noise (median absolute successive difference of the score)"
+        if n_problems and target_kind != "validation":
+            hint = f"; `n_problems` applies to a validation score, and this run's target is its {target_kind}"
+        elif n_problems and not unit:
+            hint = "; `n_problems` applies to a score in [0, 1], and this one is not"
+        elif target_kind == "validation":
+            hint = "; give `n_problems` N for the binomial standard error of an N-problem validation set"
+    if unit is None and bounds is not None:  # a bounded score without a percent scale: 1 % of its range
+        span = (float(bounds[1]) - float(bounds[0])) / 100
+        if se < POINTS_FLOOR * span:
+            return POINTS_FLOOR * span, f"{why}: {se:.3g}, raised to {POINTS_FLOOR:g} % of the score's range{hint}"
+        if se > POINTS_CAP * span:
+            return POINTS_CAP * span, f"{why}: {se:.3g}, held at {POINTS_CAP:g} % of the score's range{hint}"
+    if unit is not None and se < POINTS_FLOOR * unit:
+        return POINTS_FLOOR * unit, f"{why}: {se / unit:.2f} points, raised to the {POINTS_FLOOR:g}-point floor{hint}"
+    if unit is not None and se > POINTS_CAP * unit:
+        return POINTS_CAP * unit, f"{why}: {se / unit:.1f} points, held at the {POINTS_CAP:g}-point cap{hint}"
+    return se, why + hint
 
 
-def _stays_below(gain, steps, threshold):
-    """Per row: the step after which ``gain`` stays below ``threshold`` for good (interpolated
-    at its last crossing from above); ``steps[0]`` when it never reaches it, inf when it is
-    still at or above it at the last finite point."""
-    out = np.empty(len(gain))
-    for i, g in enumerate(gain):
-        ok = np.isfinite(g)
-        s, g = steps[ok], g[ok]
-        above = np.nonzero(g >= threshold)[0]
-        if len(s) == 0:
-            out[i] = np.nan  # no finite gain: nothing to say
-        elif len(above) == 0:
-            out[i] = steps[0]
-        elif above[-1] == len(g) - 1:
-            out[i] = np.inf
-        else:
-            j = above[-1]
-            out[i] = s[j] + (g[j] - threshold) / (g[j] - g[j + 1]) * (s[j + 1] - s[j])
-    return out
+def call_of(lo: float, hi: float, threshold: float) -> str:
+    """stop / continue / undecided from the gain's interval (module docstring)."""
+    if hi < threshold:
+        return "stop"
+    if lo > threshold:
+        return "continue"
+    return "undecided"
+
+
+def gain_summary(draws, expected: float, conf: float) -> dict:
+    """The gain's expected value and its one-sided ``conf`` bounds from its per-draw values:
+    ``lo`` the ``1 - conf`` quantile, ``hi`` the ``conf`` quantile (a 90 % upper bound is
+    the 90th percentile; together the two bounds make a ``2 conf - 1`` interval)."""
+    d = np.asarray(draws, float)
+    d = d[np.isfinite(d)]
+    lo, hi = np.quantile(d, [1 - conf, conf]) if len(d) else (np.nan, np.nan)
+    return {"expected": float(expected), "lo": float(lo), "hi": float(hi)}
+
+
+def final_draws(m, kind: str, origin: float, to_step: float, spacing: float) -> tuple[float, np.ndarray]:
+    """``m``'s final score at ``to_step`` as :mod:`.final` defines it: its point and draws (B,)."""
+    steps = final_steps(kind, origin, to_step, spacing)
+    fmid, fdraws = m.predictive(steps[-1:]) if kind == "validation" else m.predictive(steps, average=True)
+    return float(np.asarray(fmid)[-1]), np.asarray(fdraws, float)[:, -1]
+
+
+def final_and_now(m, kind: str, origin: float, end: float, to_step: float, spacing: float):
+    """``m``'s final score at ``to_step`` (:func:`final_draws`) and its level at the window's
+    end: (final point, final draws (B,), now point, now draws (B,)), row by row from the same
+    parameter draw (where the method's draws do not line up, the now is its point)."""
+    final, fdraws = final_draws(m, kind, origin, to_step, spacing)
+    nmid, ndraws = m.curve(np.array([float(end)]))
+    now = float(np.asarray(nmid)[0])
+    ndraws = np.asarray(ndraws, float)[:, 0] if ndraws is not None and len(ndraws) == len(fdraws) \
+        else np.full(len(fdraws), now)
+    return final, fdraws, now, ndraws
+
+
+def likely_call(steps, remaining, up: float, down: float, origin: float, threshold: float):
+    """Where an undecided call is likely made: the first step ``s`` of ``steps`` (from the
+    window's end to N) at which the expected remaining gain ``remaining[s]``, with today's
+    interval half-widths ``up``/``down`` narrowed as the square root of the relative horizon
+    ``(N - s) / (s - origin)``, falls wholly below or above ``threshold``: (step, call) or None.
+
+    >>> s = np.linspace(100, 1000, 10)
+    >>> likely_call(s, 0.05 * (1000 - s) / 900, 0.04, 0.04, 0.0, 0.02)   # remaining gain shrinks to 0
+    (700.0, 'stop')
+    """
+    steps, remaining = np.asarray(steps, float), np.asarray(remaining, float)
+    h = (steps[-1] - steps) / np.maximum(steps - origin, 1.0)
+    k = np.sqrt(h / h[0]) if h[0] > 0 else np.zeros_like(h)
+    for s, g, ki in zip(steps[1:], remaining[1:], k[1:]):
+        if g + up * ki < threshold:
+            return float(s), "stop"
+        if g - down * ki > threshold:
+            return float(s), "continue"
+    return None
+
+
+def cost_of(steps_left: float, step_cost=None, step_seconds=None) -> dict | None:
+    """What the rest of the run costs: ``step_cost`` GPU-hours a step (given), else
+    ``step_seconds`` of wall time a step (the log's timing): None without either."""
+    if step_cost is not None:
+        return {"amount": float(steps_left * step_cost), "unit": "GPU-hours", "per_step": float(step_cost),
+                "source": "given (`step_cost`, GPU-hours per step)"}
+    if step_seconds is not None and np.isfinite(step_seconds) and step_seconds > 0:
+        return {"amount": float(steps_left * step_seconds / 3600), "unit": "wall-clock hours",
+                "per_step": float(step_seconds),
+                "source": f"the log's timing, median {step_seconds:.4g} s a step in the window (times the run's GPUs "
+                          "for GPU-hours, or give `step_cost`)"}
+    return None
 
 
 def _first_at_or_above(curves, steps, level):
@@ -101,36 +198,26 @@ def _first_at_or_above(curves, steps, level):
     return out
 
 
-def decide(steps, mid, draws, lookahead: float, threshold: float, target: float | None = None,
-           conf: float = 0.9) -> dict:
-    """Stop-paying and target steps on the grid ``steps`` (from the window's end) of the
-    expected curve ``mid`` (m,) and its draws (B, m)."""
+def target_step(steps, mid, draws, target: float, conf: float = 0.9) -> dict:
+    """The step at which the expected curve ``mid`` (m,) on ``steps`` reaches ``target``, its
+    interval from the curve ``draws`` (B, m), and the share of draws that reach it.
+
+    >>> steps = np.linspace(100, 2000, 400)
+    >>> curve = 0.8 - 0.4 * np.exp(-steps / 200)
+    >>> round(target_step(steps, curve, curve[None, :], 0.75)["target_step"]), round(float(-200 * np.log(0.05 / 0.4)))
+    (416, 416)
+    """
     steps = np.asarray(steps, float)
     curves = np.vstack([np.asarray(mid, float)[None, :], np.asarray(draws, float)])
-    ahead = np.array([np.interp(steps + lookahead, steps, c, right=np.nan) for c in curves])
-    gain = ahead - curves
-    inside = np.isfinite(gain[0])
-    stops = _stays_below(gain, steps, threshold)
-    out = {"lookahead_steps": float(lookahead), "threshold": float(threshold),
-           "searched_to": float(steps[inside][-1]) if inside.any() else float(steps[0]),
-           "stop_step": _finite(stops[0]), "stop_step_ci": _ci(stops[1:], conf)}
-    if np.isnan(stops[0]):
-        out["stop_note"] = "cannot say: the forecast curve has no finite value in the searched range"
-    elif stops[0] == steps[0]:
-        out["stop_note"] = "already: the expected gain stays below the threshold from the window's end on"
-    elif not np.isfinite(stops[0]):
-        out["stop_note"] = f"still paying at step {out['searched_to']:g}, the end of the searched range"
-    if target is not None:
-        at = _first_at_or_above(curves, steps, target)
-        out.update(target=float(target), target_searched_to=float(steps[-1]), target_step=_finite(at[0]),
-                   target_step_ci=_ci(at[1:], conf),
-                   p_reach=float(np.mean(np.isfinite(at[1:]))) if len(at) > 1 else None)
-        if at[0] == steps[0]:
-            out["target_note"] = "already reached at the window's end"
-        elif not np.isfinite(at[0]):
-            finite = curves[0][np.isfinite(curves[0])]
-            level = f"levels off at {finite[-1]:.3f}" if len(finite) else "is not defined there"
-            out["target_note"] = f"not reached by step {steps[-1]:g}: the expected score {level}"
+    at = _first_at_or_above(curves, steps, target)
+    out = {"target": float(target), "target_searched_to": float(steps[-1]), "target_step": _finite(at[0]),
+           "target_step_ci": _ci(at[1:], conf), "p_reach": float(np.mean(np.isfinite(at[1:]))) if len(at) > 1 else None}
+    if at[0] == steps[0]:
+        out["target_note"] = "already reached at the window's end"
+    elif not np.isfinite(at[0]):
+        finite = curves[0][np.isfinite(curves[0])]
+        level = f"levels off at {finite[-1]:.3f}" if len(finite) else "is not defined there"
+        out["target_note"] = f"not reached by step {steps[-1]:g}: the expected score {level}"
     return out
 
 
@@ -147,7 +234,7 @@ def _ci(draws, conf):
     return [_finite(d[i_lo]), _finite(d[i_hi])]
 
 
-def check_decision_args(target, threshold, n_problems, total_steps, end) -> None:
+def check_decision_args(target, threshold, n_problems, total_steps, end, step_cost=None) -> None:
     if target is not None and not np.isfinite(target):
         raise EntropyLawError(f"`target` {target!r}: expected a finite score")
     if threshold is not None and not threshold > 0:
@@ -156,63 +243,104 @@ def check_decision_args(target, threshold, n_problems, total_steps, end) -> None
         raise EntropyLawError(f"`n_problems` {n_problems!r}: expected a whole number of problems, 1 or more")
     if total_steps is not None and total_steps <= end:
         raise EntropyLawError(f"`total_steps` {total_steps:g} is not after the window's end (step {end:g})")
+    if step_cost is not None and not (np.isfinite(step_cost) and step_cost > 0):
+        raise EntropyLawError(f"`step_cost` {step_cost!r}: expected GPU-hours per step above 0")
 
 
-def decision_lines(d) -> list[str]:
-    """The decision as report lines (shared by the text report and the CLI)."""
-    if not d:
-        return []
-    if d.get("method") is None:
-        return [f"    stop paying: cannot say: {d.get('reason', 'no curve')}"]
-
-    def ci(c):
-        return "" if c is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in c) + "]"
-    stop = "-" if d["stop_step"] is None else f"step {d['stop_step']:.0f}{ci(d['stop_step_ci'])}"
-    lines = [f"    stop paying ({d['method']}): {stop}: the expected gain over the next {d['lookahead_steps']:g} steps "
-             f"stays below {d['threshold']:.4f}, {d['threshold_source']}"]
-    if d.get("stop_note"):
-        lines.append(f"      {d['stop_note']}")
-    if d.get("curve_note"):
-        lines.append(f"      {d['curve_note']}")
-    if "target" in d:
-        at = "not reached" if d["target_step"] is None else f"step {d['target_step']:.0f}{ci(d['target_step_ci'])}"
-        p = "" if d.get("p_reach") is None else f" (reached in {100 * d['p_reach']:.0f} % of draws by step " \
-                                                f"{d['target_searched_to']:g})"
-        lines.append(f"    target {d['target']:g} ({d['method']}): {at}{p}")
-        if d.get("target_note"):
-            lines.append(f"      {d['target_note']}")
-    return lines
+def to_step_of(total_steps, planned, last, backtest: bool, at_last: float, end: float) -> tuple[float, str]:
+    """The step N the gain runs to, and why (module docstring)."""
+    if total_steps is not None:
+        return float(total_steps), "the planned last step, `total_steps`"
+    if planned is not None and planned > end and planned >= last:  # a plan the run went past is not its end
+        return float(planned), "the planned last step the log states"
+    if backtest:
+        return float(last), "the log's last step, a backtest"
+    return float(at_last), "the forecast's last step; give `total_steps`, the run's planned last step"
 
 
-# a method whose curve cannot change (models_change False) answers "now" by construction: skipped
-def decision_on(win, at_steps, fitted, conf, target, threshold, n_problems, total_steps, first, curve):
-    """The decision on ``win`` (the run cut at the window's end) from the first curve in order."""
+# a method whose curve cannot change (models_change False) has no gain by construction: skipped
+def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, to, step_cost=None,
+                step_seconds=None) -> tuple[dict, np.ndarray | None]:
+    """The decision on ``win`` (the run cut at the window's end) from the first curve in order
+    that models change, and that curve's draws of the final score at N; ``to``: (N, why) from
+    :func:`to_step_of`."""
     order = [first, curve, *fitted]
     m = next((fitted[n] for n in order if n in fitted and fitted[n].models_change and fitted[n].ok_), None)
     if m is None:
-        return {"method": None, "reason": "no method that models change could run on this window "
-                                          "(last-value and law-ceiling answer 'now' by construction)"}
-    end, bounds = win.end, win.bounds
-    run_end = float(total_steps if total_steps is not None else max(at_steps))
-    lookahead = 0.1 * max(run_end - win.origin, 1.0)
-    far = max(win.origin + 20 * max(end - win.origin, 1.0), run_end + lookahead)
-    steps = np.linspace(end, far, 600)
-    mid, draws = m.curve(steps)
+        return {"method": None, "call": None, "reason": "no method that models change could run on this window "
+                                                        "(last-value and law-ceiling have no gain by construction)"}, None
+    end, bounds, origin = win.end, win.bounds, win.origin
+    to_step, to_why = to
+    spacing = float(np.median(np.diff(win.target.steps))) if len(win.target) > 1 else 1.0
+    final, fdraws, now, ndraws = final_and_now(m, win.target_kind, origin, end, to_step, spacing)
     if threshold is None:
-        threshold, source = threshold_for(mid[0], win.target.values, win.target_key, win.target_kind, n_problems,
-                                             bounds == (0.0, 1.0))
+        threshold, source = threshold_for(now, win.target.values, win.target_key, win.target_kind, n_problems, bounds)
     else:
         source = "given (`threshold`)"
-    out = {"method": m.name, "threshold_source": source, **decide(steps, mid, draws, lookahead, threshold,
-                                                                       target, conf)}
+    gain = {"from_step": float(end), "to_step": to_step, "to_step_source": to_why,
+            **gain_summary(fdraws - ndraws, final - now, conf)}
+    out = {"method": m.name, "conf": float(conf), "threshold": float(threshold), "threshold_source": source,
+           "gain": gain,
+           "units": unit_name(bounds), "point": point_size(bounds),
+           "cost": cost_of(to_step - end, step_cost, step_seconds)}
+    lo, hi = np.quantile(fdraws, [(1 - conf) / 2, (1 + conf) / 2]) if len(fdraws) else (np.nan, np.nan)
+    out["final"] = {"step": to_step, "expected": final, "lo": float(lo), "hi": float(hi)}
+    why_not = no_forecast_reason(float(lo), float(hi), bounds)
+    if why_not or not np.isfinite([gain["lo"], gain["hi"]]).all():
+        out.update(call=None, reason=why_not or "the forecast has no finite draws")
+    else:
+        out["call"] = call_of(gain["lo"], gain["hi"], threshold)
+    steps = np.linspace(end, to_step, 200)
+    mid, draws = m.curve(steps)
+    if out["call"] == "undecided":
+        likely = likely_call(steps, final - np.asarray(mid, float), gain["hi"] - gain["expected"],
+                             gain["expected"] - gain["lo"], origin, threshold)
+        out["likely"] = None if likely is None else {"step": likely[0], "call": likely[1]}
     raw = m._mid(steps) if hasattr(m, "_mid") else mid
     if bounds is not None and ((raw < bounds[0]) | (raw > bounds[1])).any():
         i = int(np.argmax((raw < bounds[0]) | (raw > bounds[1])))
         out["curve_note"] = (f"the {m.name} curve reaches the score's bound at step {steps[i]:.0f} "
                              f"({raw[i]:.3f} before clipping): read on past it, it is held at the bound")
-    if target is not None and bounds is not None and target > bounds[1]:
-        out.update(target_step=None, target_step_ci=None, p_reach=0.0,
-                   target_note=f"the target {target:g} lies above the score's range {list(bounds)}: it cannot be reached")
-    elif target is not None and bounds is not None and target < bounds[0]:
-        out["target_note"] = f"the target {target:g} lies below the score's range {list(bounds)}: it is met already"
+    if target is not None:
+        far = np.linspace(end, max(origin + 20 * max(end - origin, 1.0), to_step), 600)
+        out.update(target_step(far, *m.curve(far), target, conf))
+        if bounds is not None and target > bounds[1]:
+            out.update(target_step=None, target_step_ci=None, p_reach=0.0,
+                       target_note=f"the target {target:g} lies above the score's range {list(bounds)}: "
+                                   "it cannot be reached")
+        elif bounds is not None and target < bounds[0]:
+            out["target_note"] = f"the target {target:g} lies below the score's range {list(bounds)}: it is met already"
+    return out, fdraws
+
+
+# what a log says of its run beyond its scores: its planned length, the time a step takes
+PLANNED_KEYS = ("total_training_steps", "trainer/total_training_steps", "max_steps", "total_steps")
+TIMING_KEYS = ("timing_s/step", "perf/time_per_step", "time_per_step", "step_time")
+
+
+def log_facts(df, run_id: str) -> dict:
+    """``planned_steps`` (the last step the log says the run will reach, where a reader kept it
+    as a metric of :data:`PLANNED_KEYS`) and ``timing`` ((steps, seconds a step) of the first
+    key of :data:`TIMING_KEYS` the run logs) of ``run_id`` in a tidy table."""
+    rows = df[df["run_id"] == run_id]
+    metrics = set(rows["metric"].unique())
+    out = {"planned_steps": None, "timing": None}
+    planned = next((k for k in PLANNED_KEYS if k in metrics), None)
+    if planned is not None:
+        v = rows.loc[rows["metric"] == planned, "value"].to_numpy(float)
+        v = v[np.isfinite(v) & (v > 0)]
+        out["planned_steps"] = float(v[-1]) if len(v) else None
+    timing = next((k for k in TIMING_KEYS if k in metrics), None)
+    if timing is not None:
+        t = rows[rows["metric"] == timing]
+        out["timing"] = (t["step"].to_numpy(float), t["value"].to_numpy(float))
     return out
+
+
+def step_seconds_upto(timing, end: float) -> float | None:
+    """The median seconds a step took over the window (steps up to ``end``), or None."""
+    if timing is None:
+        return None
+    steps, secs = (np.asarray(v, float) for v in timing)
+    keep = (steps <= end) & np.isfinite(secs) & (secs > 0)
+    return float(np.median(secs[keep])) if keep.any() else None

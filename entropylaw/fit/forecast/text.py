@@ -2,7 +2,8 @@
 
 The header says what was forecast from which window and, when the law does not describe the
 window, says so (the plateaus are then a trend, not a ceiling); then one row per method, the
-methods' warnings, and the decision ("can I stop?", "will it reach the target?").
+methods' warnings, and the decision: what continuing adds, the call, the target step.
+Above :data:`FEW` runs, one line per run (``full=True``: every run's own text).
 """
 
 from __future__ import annotations
@@ -10,10 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
-from entropylaw.fit.forecast.decide import decision_lines
 from entropylaw.fit.forecast.final import describe
-from entropylaw.fit.text_table import fmt_table
-from entropylaw.terminal import wrap
+from entropylaw.fit.text_table import GAP, cell, fmt_table
+from entropylaw.terminal import width as text_width, wrap
 
 COLUMNS = [("method", "method"), ("step", "step"), ("forecast", "forecast"), ("interval", "interval"),
            ("observed", "observed"), ("plateau", "plateau"), ("plateau_ci", "plateau_ci"), ("90%_step", "t90"),
@@ -21,6 +21,70 @@ COLUMNS = [("method", "method"), ("step", "step"), ("forecast", "forecast"), ("i
 # what a narrow terminal leaves out first (the JSON output has every column)
 OPTIONAL = ("90%_step_ci", "plateau_ci", "observed", "step")
 KIND_PLURAL = {"validation": "validation scores", "training score": "training scores"}
+FEW = 3  # above this many runs, one line per run
+
+
+def _gain(v, point) -> str:
+    """A gain in points (a score in [0, 1] or in percent), else in the score's units."""
+    return f"{v / point:+.1f}" if point else f"{v:+.4g}"
+
+
+def gain_text(d: dict) -> str:
+    """``+G [lo, hi]`` of a decision's gain, in points where the score has them."""
+    g, p = d["gain"], d.get("point")
+    return f"{_gain(g['expected'], p)} [{_gain(g['lo'], p)}, {_gain(g['hi'], p)}]"
+
+
+def call_text(d: dict) -> str:
+    """The call in a few words: stop, continue, undecided (likely: stop at step S), or none."""
+    if not d or d.get("call") is None:
+        return "no call"
+    if d["call"] == "undecided":
+        likely = d.get("likely")
+        return "undecided" + ("" if not likely else f" ({likely['call']} ~{likely['step']:.0f})")
+    return d["call"]
+
+
+def decision_lines(d) -> list[str]:
+    """The decision as report lines (the CLI's forecast and watch): the gain to go, the call,
+    the target step."""
+    if not d:
+        return []
+    if d.get("method") is None:
+        return [f"    call: none: {d.get('reason', 'no curve')}"]
+    g, p, units = d["gain"], d.get("point"), d.get("units", "points")
+    cost = d.get("cost")
+    spend = "" if not cost else f" for {cost['amount']:.3g} {cost['unit']}"
+    lines = [f"    gain ({d['method']}): continuing from step {g['from_step']:g} to step {g['to_step']:g} adds "
+             f"{gain_text(d)} {units}{spend} ({100 * d.get('conf', 0.9):g} % bounds; step {g['to_step']:g}: "
+             f"{g['to_step_source']})"]
+    if cost:
+        lines.append(f"      cost: {cost['source']}")
+    thr = f"the threshold {_gain(d['threshold'], p).lstrip('+')} {units} ({d['threshold_source']})"
+    call = d.get("call")
+    if call is None:
+        lines.append(f"    call: none: {d.get('reason')}")
+    elif call == "stop":
+        lines.append(f"    call: stop: the gain's upper bound {_gain(g['hi'], p)} is below {thr}")
+    elif call == "continue":
+        lines.append(f"    call: continue: the gain's lower bound {_gain(g['lo'], p)} is above {thr}")
+    else:
+        likely = d.get("likely")
+        when = ("; no call is likely before the run's end" if not likely else
+                f"; the call is likely made at step {likely['step']:.0f} ({likely['call']}), as the interval narrows")
+        lines.append(f"    call: undecided: the gain's interval holds {thr}{when}")
+    if d.get("curve_note"):
+        lines.append(f"      {d['curve_note']}")
+    if "target" in d:
+        def ci(c):
+            return "" if c is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in c) + "]"
+        at = "not reached" if d["target_step"] is None else f"step {d['target_step']:.0f}{ci(d['target_step_ci'])}"
+        reach = "" if d.get("p_reach") is None else f" (reached in {100 * d['p_reach']:.0f} % of draws by step " \
+                                                    f"{d['target_searched_to']:g})"
+        lines.append(f"    target {d['target']:g} ({d['method']}): {at}{reach}")
+        if d.get("target_note"):
+            lines.append(f"      {d['target_note']}")
+    return lines
 
 
 def law_verdict(run, end: float) -> str | None:
@@ -98,9 +162,78 @@ def forecast_text(fc) -> str:
     return wrap("\n".join(lines))
 
 
+def _final(fc):
+    """(forecast, lo, hi, no-forecast reason) of the default method's final score."""
+    r = fc.methods.get(fc.default)
+    fin = (r.final or {}) if r is not None and r.ok else {}
+    return fin.get("forecast"), fin.get("lo"), fin.get("hi"), fin.get("no_forecast")
+
+
+def one_line_rows(forecasts) -> list[dict]:
+    """One row per run: window, final forecast, observed final (a backtest), gain to go, call."""
+    rows = []
+    for rid, fc in forecasts.items():
+        mid, lo, hi, nofc = _final(fc)
+        d = fc.decision or {}
+        obs = fc.final_observed if fc.fit_frac is not None or fc.window_end < (fc.run_last or fc.window_end) else None
+        rows.append({"run": rid, "window": f"<= {fc.window_end:g}",
+                     "final": "-" if mid is None else "no forecast" if nofc else f"{mid:.3f} [{lo:.3f}, {hi:.3f}]",
+                     "observed": None if obs is None else f"{obs:.3f}",
+                     "to": "-" if "gain" not in d else f"{d['gain']['to_step']:g}",
+                     "gain": "-" if "gain" not in d else gain_text(d), "call": call_text(d)})
+    return rows
+
+
+ONE_LINE = [("run", "run"), ("window", "window"), ("final [90 %]", "final"), ("observed", "observed"),
+            ("to step", "to"), ("gain", "gain"), ("call", "call")]
+
+
+def short(text, n: int) -> str:
+    """``text`` cut in the middle to ``n`` characters (runs of one sweep differ at their ends)."""
+    text = str(text)
+    if len(text) <= n:
+        return text
+    head = (n - 1) // 2
+    return text[:head] + "~" + text[-(n - 1 - head):]
+
+
+def line_table(rows: list[dict], columns: list[tuple[str, str]], width: int | None = None) -> str:
+    """One line per row, the first column (a run's name) cut in the middle so that every line
+    fits ``width`` (default: the terminal's); the other columns keep their width."""
+    width = text_width() if width is None else width
+    cells = [[cell(r.get(k)) for _, k in columns] for r in rows]
+    sizes = [max([len(h)] + [len(c[i]) for c in cells]) for i, (h, _) in enumerate(columns)]
+    sizes[0] = max(12, min(sizes[0], width - sum(sizes[1:]) - GAP * (len(sizes) - 1)))
+
+    def line(values):
+        out = [short(values[0], sizes[0]).ljust(sizes[0])] + [v.ljust(w) for v, w in zip(values[1:], sizes[1:])]
+        return (" " * GAP).join(out).rstrip()
+    return "\n".join([line([h for h, _ in columns])] + [line(c) for c in cells])
+
+
+def one_line_text(forecasts) -> str:
+    """The one-line-per-run table, and what its columns mean."""
+    pct = next((f"{100 * fc.conf:g} %" for fc in forecasts.values()), "90 %")
+    rows = one_line_rows(forecasts)
+    cols = [(h.replace("90 %", pct), k) for h, k in ONE_LINE]
+    if all(r["observed"] is None for r in rows):
+        cols = [c for c in cols if c[1] != "observed"]
+    fracs = {fc.fit_frac for fc in forecasts.values()}
+    head = f"{len(rows)} runs, one line each"
+    if len(fracs) == 1 and None not in fracs:  # one share for every run: said once
+        cols = [c for c in cols if c[1] != "window"]
+        head += f": forecast from the first {100 * fracs.pop():g} % of each run's steps (a backtest)"
+    units = {(fc.decision or {}).get("units") for fc in forecasts.values()} - {None}
+    said = ("final: the default method's final score; gain: what continuing from the window's end to that step "
+            f"adds, in {' or '.join(sorted(units)) or 'points'}, with its {pct} lower and upper bounds; call: stop / continue / undecided (the likely call "
+            "and its step) against each run's threshold; --full: every run's forecast, threshold and reasons")
+    return head + "\n" + line_table(rows, cols) + "\n" + said
+
+
 class Forecasts(dict):
     """``{run_id: Forecast}`` for several runs (:func:`entropylaw.forecast_all`); ``str()`` is what
-    ``entropylaw forecast`` prints, ``left_out`` the runs that could not be forecast, with why."""
+    ``entropylaw forecast`` prints (one line per run above :data:`FEW` runs), ``left_out`` the
+    runs that could not be forecast, with why."""
 
     def __init__(self, forecasts: dict, left_out: dict | None = None, default_said: str | None = None):
         super().__init__(forecasts)
@@ -112,9 +245,13 @@ class Forecasts(dict):
         docs = [fc.to_dict() for fc in self.values()]
         return docs if len(docs) > 1 else docs[0]
 
-    def report(self, every_method: str = "`methods` None gives every method") -> str:
-        """The forecasts as text; ``every_method`` says how to ask for every method (a caller's own words)."""
-        text = "\n\n".join(forecast_text(fc) for fc in self.values())
+    def report(self, every_method: str = "`methods` None gives every method", full: bool | None = None) -> str:
+        """The forecasts as text; ``every_method`` says how to ask for every method (a caller's own
+        words); ``full``: every run's own text (default: above :data:`FEW` runs, one line per run)."""
+        full = len(self) <= FEW if full is None else full
+        text = "\n\n".join(forecast_text(fc) for fc in self.values()) if full else one_line_text(self)
+        if self.left_out:
+            text += "\n" + "\n".join(f"left out: {rid}: {why}" for rid, why in self.left_out.items())
         if self.default_said:
             text += (f"\n\n(default method {self.default_said}, last-value where "
                      "it cannot run: chosen by a rule fixed in advance on the backtest of the real runs at 15 % of their "

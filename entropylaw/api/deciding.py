@@ -1,0 +1,27 @@
+"""``entropylaw rank``: which runs of a sweep to keep, from their forecasts' joint draws.
+
+>>> r = el.rank(el.load("data/real"), fit_frac=0.25)            # doctest: +SKIP
+>>> print(r)                              # one line per run: final [90 %], p_best, prune  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+import entropylaw.table as table
+from entropylaw.fit.forecast.core import DEFAULT, forecast_table
+from entropylaw.fit.forecast.rank import Ranking, rank as rank_forecasts
+
+
+def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: int = 0, **options) -> Ranking:
+    """Rank the runs of ``df`` (or ``runs``; one sweep, each at the same share ``fit_frac`` or
+    live) by the chance that each ends best, from each run's default forecast
+    (:func:`entropylaw.forecast_all`'s ``options``); prune a run whose chance of ending within
+    ``threshold`` of the best is below 5 % (:mod:`entropylaw.fit.forecast.rank`). A run that
+    cannot be forecast is left out with a warning (``.notes`` says which)."""
+    ids = list(runs) if runs is not None else table.run_ids(df)
+    options.setdefault("methods", [DEFAULT])
+    forecasts = forecast_table(df, ids, seed=seed, **options)
+    out = rank_forecasts(forecasts, threshold=threshold, seed=seed)
+    out.notes += [f"left out: {rid}: {why}" for rid, why in forecasts.left_out.items()]
+    return out

@@ -1,0 +1,161 @@
+"""Which runs of a sweep to keep: each run's forecast final score, the probability that it
+ends best, and the runs to prune (``entropylaw rank``).
+
+Every run's final score comes as draws (the forecast's own: :attr:`~.result.Forecast.final_draws`,
+at the step its gain runs to). The runs are independent, so draw ``k`` of every run together is
+one joint outcome of the sweep:
+
+- ``p_best``: the share of joint draws in which the run ends best (a tie is shared);
+- ``p_near``: the share in which it ends within ``threshold`` of that draw's best;
+- ``prune`` where ``p_near`` is below :data:`PRUNE_BELOW` (5 %).
+
+A run without draws (no method that models change could run) is listed with its reason, not
+ranked and not pruned. A run whose interval is too wide to be a forecast keeps its draws: it is
+ranked, with "no forecast" beside it, and a wide interval is rarely pruned.
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> a, b = rng.normal(0.60, 0.02, 20000), rng.normal(0.58, 0.02, 20000)
+>>> p = share_best([a, b])
+>>> bool(abs(p[0] - 0.760) < 0.01)       # Phi(0.02 / sqrt(0.02^2 + 0.02^2)) = Phi(0.707) = 0.760
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from entropylaw.fit.forecast.text import short
+from entropylaw.terminal import width as text_width, wrap
+
+PRUNE_BELOW = 0.05
+
+
+def _aligned(draws, seed: int = 0) -> np.ndarray:
+    """The runs' draws as one (runs, B) array, each run's in an order of its own: every run's
+    forecast draws its noise from the same seeded stream, so draw k of two runs would share
+    it (and the runs would never cross). A run with fewer draws is resampled (its own draws,
+    with replacement) up to the most any run has."""
+    n = max(len(d) for d in draws)
+    rng = np.random.default_rng(seed)
+    rows = [np.asarray(d, float)[rng.permutation(len(d))] if len(d) == n
+            else np.asarray(d, float)[rng.integers(0, len(d), n)] for d in draws]
+    return np.vstack(rows)
+
+
+def share_best(draws, seed: int = 0) -> np.ndarray:
+    """Per run, the share of joint draws in which it ends best (ties shared equally)."""
+    x = _aligned(draws, seed)
+    best = x == x.max(axis=0, keepdims=True)
+    return (best / best.sum(axis=0, keepdims=True)).mean(axis=1)
+
+
+def share_near(draws, threshold: float, seed: int = 0) -> np.ndarray:
+    """Per run, the share of joint draws in which it ends within ``threshold`` of the best."""
+    x = _aligned(draws, seed)
+    return (x >= x.max(axis=0, keepdims=True) - threshold).mean(axis=1)
+
+
+@dataclass
+class Ranking:
+    """The runs of a sweep, best expected first (:func:`rank`); ``str()`` is what
+    ``entropylaw rank`` prints, ``to_dict()`` its ``--json``."""
+
+    rows: list
+    threshold: float
+    threshold_source: str
+    conf: float = 0.9
+    fit_frac: float | None = None
+    point: float | None = 0.01
+    notes: list = field(default_factory=list)
+
+    def to_dict(self) -> list:
+        keys = ("run_id", "expected", "lo", "hi", "p_best", "prune")
+        return [{**{k: r.get(k) for k in keys}, "p_near": r.get("p_near"), "to_step": r.get("to_step"),
+                 "observed": r.get("observed"), "note": r.get("note")} for r in self.rows]
+
+    def __str__(self) -> str:
+        pct = f"{100 * self.conf:g} %"
+        where = (f"from the first {100 * self.fit_frac:g} % of each run's steps (a backtest)" if self.fit_frac
+                 else "from everything logged so far")
+        thr = f"{self.threshold / self.point:.1f} points" if self.point else f"{self.threshold:.4g}"
+        lines = [f"{len(self.rows)} runs ranked by their forecast final score {where}; prune: below "
+                 f"{100 * PRUNE_BELOW:g} % chance of ending within {thr} of the best ({self.threshold_source})"]
+        backtest = any(r.get("observed") is not None for r in self.rows)
+        notes = max((len(r.get("note") or "") for r in self.rows), default=0)
+        room = text_width() - (4 + 24 + 8 + 8 + 7 + (10 if backtest else 0) + (notes + 2 if notes else 0))
+        name = max(12, min(max((len(r["run_id"]) for r in self.rows), default=12), room))
+        head = f"{'#':>2}  {'run':<{name}}  {'final [' + pct + ']':<22}  {'p_best':>6}  {'p_near':>6}  {'prune':<5}"
+        lines.append(head + ("  observed" if backtest else ""))
+        for i, r in enumerate(self.rows, 1):
+            fin = "-" if r.get("expected") is None else f"{r['expected']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]"
+            pb = "-" if r.get("p_best") is None else f"{100 * r['p_best']:.0f} %"
+            pn = "-" if r.get("p_near") is None else f"{100 * r['p_near']:.0f} %"
+            obs = "" if not backtest else "  " + ("-" if r.get("observed") is None else f"{r['observed']:.3f}").rjust(8)
+            line = (f"{i:>2}  {short(r['run_id'], name):<{name}}  {fin:<22}  {pb:>6}  {pn:>6}  "
+                    f"{'prune' if r.get('prune') else '':<5}{obs}")
+            lines.append((line + ("  " + r["note"] if r.get("note") else "")).rstrip())
+        lines.append("p_best: the share of joint draws in which the run ends best; p_near: within the threshold of the "
+                     "best; the final score is each run's own (its last step, or a training score's last 5 %)")
+        if any(r.get("note") == "last-value" for r in self.rows):
+            lines.append("last-value: the default method cannot run on the run's window; it is ranked on the last "
+                         "value's draws")
+        if any(r.get("note") == "no forecast" for r in self.rows):
+            lines.append("no forecast: the interval spans over half the score's range; the run is ranked on its wide "
+                         "draws, and is rarely pruned")
+        lines += [f"note: {n}" for n in self.notes]
+        return wrap("\n".join(lines))
+
+
+def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
+    """Rank ``forecasts`` (``{run_id: Forecast}``, each with its ``final_draws``) by p_best from
+    their joint draws; ``threshold`` (default: the largest of the runs' own thresholds, so
+    that a run is pruned only where every run's own threshold would prune it)."""
+    fcs = list(forecasts.values())
+    decisions = [fc.decision or {} for fc in fcs]
+    own = [d["threshold"] for d in decisions if d.get("threshold") is not None]
+    points = {d.get("point") for d in decisions if d.get("method")}
+    if threshold is not None:
+        thr, source = float(threshold), "given (`threshold`)"
+    elif own:
+        thr = max(own)
+        source = "the largest of the runs' own thresholds" if len(set(own)) > 1 else "the runs' threshold"
+    else:
+        thr, source = 0.01, "1 point: no run has a threshold of its own"
+    ranked = [fc for fc in fcs if fc.final_draws is not None and len(fc.final_draws)]
+    draws = [fc.final_draws for fc in ranked]
+    p_best = share_best(draws, seed) if draws else []
+    p_near = share_near(draws, thr, seed) if draws else []
+    rows = []
+    for fc, pb, pn in zip(ranked, p_best, p_near):
+        d, conf = fc.decision or {}, fc.conf
+        lo, hi = np.quantile(fc.final_draws, [(1 - conf) / 2, (1 + conf) / 2])
+        fin = fc.methods[fc.default].final if fc.default in fc.methods else None
+        note = "no forecast" if (fin or {}).get("no_forecast") else fc.default if d.get("method") != fc.default else None
+        rows.append({"run_id": fc.run_id, "expected": fc.final_point, "lo": float(lo), "hi": float(hi),
+                     "p_best": float(pb), "p_near": float(pn), "prune": bool(len(ranked) > 1 and pn < PRUNE_BELOW),
+                     "to_step": (d.get("gain") or {}).get("to_step"), "observed": _observed(fc), "note": note})
+    rows.sort(key=lambda r: -r["expected"])
+    notes = []
+    for fc in fcs:
+        if fc not in ranked:
+            rows.append({"run_id": fc.run_id, "expected": None, "lo": None, "hi": None, "p_best": None,
+                         "p_near": None, "prune": False, "to_step": None, "observed": _observed(fc),
+                         "note": "not ranked"})
+            notes.append(f"not ranked: {fc.run_id}: {(fc.decision or {}).get('reason', 'no draws')}")
+    if len(ranked) == 1:
+        notes.append("one run with a forecast: it is best by default, and nothing is pruned")
+    if len(points) > 1:
+        notes.append("the runs' scores are on different scales: rank runs of one sweep, on one score")
+    conf = fcs[0].conf if fcs else 0.9
+    return Ranking(rows, thr, source, conf, fcs[0].fit_frac if fcs else None,
+                   points.pop() if len(points) == 1 else None, notes)
+
+
+def _observed(fc) -> float | None:
+    """The final score as logged, in a backtest (the window ends before the log does)."""
+    if fc.run_last is None or fc.window_end >= fc.run_last:
+        return None
+    return fc.final_observed

@@ -1,0 +1,190 @@
+"""The decision: the gain to go from joint draws, the call and where it is likely made, the
+cost, the one-line-per-run view, and the call on a real run that kept climbing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from entropylaw.fit.forecast import decide as dc
+from entropylaw.fit.forecast.core import forecast, forecast_table
+from entropylaw.fit.forecast.data import RunData
+
+pytestmark = pytest.mark.printed
+ROOT = Path(__file__).resolve().parents[1]
+CLIMBER = ROOT / "data/real/verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512_verl-data.parquet"
+
+
+class Known:
+    """A method with given draws: the level at the window's end per draw, and the final score
+    a fixed gain above it (joint), or an independent one."""
+
+    def __init__(self, now, final):
+        self.now, self.final = np.asarray(now, float), np.asarray(final, float)
+
+    def predictive(self, steps, average=False):
+        return np.array([self.final.mean()]), self.final[:, None]
+
+    def curve(self, steps):
+        steps = np.asarray(steps, float)
+        return np.full(len(steps), self.now.mean()), np.repeat(self.now[:, None], len(steps), axis=1)
+
+
+def test_the_gain_interval_is_of_final_minus_now_per_draw_not_a_difference_of_intervals():
+    rng = np.random.default_rng(0)
+    now = rng.normal(0.5, 0.05, 2000)
+    m = Known(now, now + 0.03)  # every draw gains exactly 3 points, whatever its level
+    final, fdraws, level, ndraws = dc.final_and_now(m, "validation", 0.0, 100.0, 400.0, 10.0)
+    g = dc.gain_summary(fdraws - ndraws, final - level, 0.9)
+    assert g["lo"] == pytest.approx(0.03) and g["hi"] == pytest.approx(0.03)
+    assert dc.call_of(g["lo"], g["hi"], 0.01) == "continue"
+    # a difference of the two intervals would span [-13, +19] points: undecided, wrongly
+    lo_f, hi_f = np.quantile(fdraws, [0.05, 0.95])
+    lo_n, hi_n = np.quantile(ndraws, [0.05, 0.95])
+    assert dc.call_of(lo_f - hi_n, hi_f - lo_n, 0.01) == "undecided"
+    # independent draws: the gain's interval is the spread of a difference, sqrt(2) x 0.05 x 1.28 each side (one-sided 90 % bounds)
+    m = Known(now, rng.normal(0.53, 0.05, 2000))
+    final, fdraws, level, ndraws = dc.final_and_now(m, "validation", 0.0, 100.0, 400.0, 10.0)
+    g = dc.gain_summary(fdraws - ndraws, final - level, 0.9)
+    assert g["hi"] - g["lo"] == pytest.approx(2 * 1.2816 * 0.05 * np.sqrt(2), rel=0.08)  # 10th to 90th pct
+
+
+@pytest.mark.parametrize("lo,hi,thr,call", [(0.0, 0.009, 0.01, "stop"), (-0.2, 0.0099, 0.01, "stop"),
+                                            (0.011, 0.5, 0.01, "continue"), (0.0, 0.02, 0.01, "undecided"),
+                                            (0.01, 0.01, 0.01, "undecided")])
+def test_the_call_from_the_interval_and_the_threshold(lo, hi, thr, call):
+    assert dc.call_of(lo, hi, thr) == call
+
+
+def test_the_likely_call_is_where_the_narrowed_interval_leaves_the_threshold():
+    steps = np.linspace(100, 1000, 901)
+    remaining = 0.05 * (1000 - steps) / 900  # the expected remaining gain, linear to 0 at step 1000
+    step, call = dc.likely_call(steps, remaining, 0.04, 0.04, 0.0, 0.02)
+    # closed form: 0.05 (1000 - s) / 900 + 0.04 sqrt(h(s) / h(100)) = 0.02, h(s) = (1000 - s) / s
+    s = np.linspace(100, 1000, 90001)
+    f = 0.05 * (1000 - s) / 900 + 0.04 * np.sqrt(((1000 - s) / s) / 9.0) - 0.02
+    assert call == "stop" and step == pytest.approx(s[np.argmax(f < 0)], abs=1.01)
+    # a large sure gain is called continue once the interval narrows
+    step, call = dc.likely_call(steps, 0.3 * np.ones_like(steps), 0.4, 0.4, 0.0, 0.02)
+    assert call == "continue" and 100 < step < 1000
+
+
+def test_saturated_climbing_and_noisy_runs_get_their_calls():
+    steps = np.arange(0, 500, 10.0)
+    flat = RunData.from_arrays(steps, 0.7 - 0.3 * np.exp(-steps / 15))  # done by step 100
+    d = forecast(flat, fit_frac=0.5, methods=["exp-saturation"], n_boot=50).decision
+    assert d["call"] == "stop" and d["gain"]["hi"] < d["threshold"] and d["gain"]["to_step"] == 490
+    rising = RunData.from_arrays(steps, 0.9 - 0.7 * np.exp(-steps / 400))
+    d = forecast(rising, fit_frac=0.5, methods=["exp-saturation"], n_boot=50).decision
+    assert d["call"] == "continue" and d["gain"]["lo"] > d["threshold"]
+    true_gain = 0.7 * (np.exp(-d["gain"]["from_step"] / 400) - np.exp(-490 / 400))
+    assert d["gain"]["expected"] == pytest.approx(true_gain, abs=0.01)
+    noisy = RunData.from_arrays(steps, 0.6 - 0.1 * np.exp(-steps / 300)
+                                + 0.03 * np.random.default_rng(1).standard_normal(len(steps)))
+    d = forecast(noisy, fit_frac=0.3, methods=["exp-saturation"], n_boot=50).decision
+    assert d["call"] == "undecided" and d["gain"]["lo"] <= d["threshold"] <= d["gain"]["hi"]
+    assert d["likely"] is None or d["gain"]["from_step"] < d["likely"]["step"] <= 490
+
+
+def test_a_run_that_kept_climbing_is_not_told_to_stop():
+    """At 15 % today's rule said "stop at step 65"; the run then gained +8.5 points."""
+    import entropylaw as el
+
+    df = el.load(str(CLIMBER), warn=False)
+    fc = forecast_table(df, methods=["default"], fit_frac=0.15, n_boot=200)[el.run_ids(df)[0]]
+    d = fc.decision
+    assert fc.final_observed - 0.484 > 0.08  # what it then did (0.484 at the window's end, 0.569 at the end)
+    assert d["call"] != "stop" and d["gain"]["hi"] > 0.08 and d["gain"]["to_step"] == 434
+    assert 0.01 <= d["threshold"] <= 0.03
+
+
+def test_no_call_without_a_forecast():
+    import entropylaw as el
+
+    df = el.load(str(ROOT / "data/real/trl_qwen2.5-7b__exp1a__rho0.10_seed43.parquet"), warn=False)
+    fc = forecast_table(df, methods=["default"], fit_frac=0.15, n_boot=100)[el.run_ids(df)[0]]
+    assert fc.methods[fc.default].final["no_forecast"] and fc.decision["call"] is None
+    text = str(fc)
+    assert "call: none: no forecast" in text and "stop paying" not in text and "step 34 [34, 34]" not in text
+
+
+def test_cost_from_a_given_cost_or_the_logs_timing():
+    assert dc.cost_of(100, step_cost=0.5)["amount"] == 50.0
+    c = dc.cost_of(100, step_seconds=36.0)
+    assert c["amount"] == pytest.approx(1.0) and c["unit"] == "wall-clock hours"
+    assert dc.cost_of(100) is None and dc.cost_of(100, step_seconds=float("nan")) is None
+    assert dc.step_seconds_upto((np.arange(10.0), np.r_[np.full(5, 10.0), np.full(5, 99.0)]), 4) == 10.0
+
+
+def test_planned_last_step_from_the_log_unless_the_run_went_past_it():
+    assert dc.to_step_of(None, 300.0, 200.0, True, 200.0, 50.0)[0] == 300.0
+    assert dc.to_step_of(None, 300.0, 500.0, True, 500.0, 50.0) == (500.0, "the log's last step, a backtest")
+    assert dc.to_step_of(1000.0, 300.0, 500.0, True, 500.0, 50.0)[0] == 1000.0
+    assert "give `total_steps`" in dc.to_step_of(None, None, 100.0, False, 150.0, 100.0)[1]
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "entropylaw", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_json_schema_of_the_decision_and_the_cost():
+    out = _cli("forecast", "data/real/verl_gpg_qwen2-7b-instruct_gsm8k+math_fsdp.parquet", "--fit-frac", "0.25",
+               "--n-boot", "50", "--json")
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)["decision"]
+    assert d["call"] in ("stop", "continue", "undecided", None) and 0.01 <= d["threshold"] <= 0.03
+    assert set(d["gain"]) >= {"to_step", "expected", "lo", "hi"} and d["gain"]["to_step"] == 210
+    assert d["gain"]["lo"] <= d["gain"]["hi"] and d["cost"]["unit"] == "wall-clock hours"
+    # veRL's timing_s/step: about 220 s a step over the window
+    assert d["cost"]["per_step"] == pytest.approx(220, rel=0.1)
+    assert d["cost"]["amount"] == pytest.approx((210 - d["gain"]["from_step"]) * d["cost"]["per_step"] / 3600)
+
+
+def test_many_runs_one_line_each_and_full():
+    out = _cli("forecast", "data/real", "--fit-frac", "0.15", "--n-boot", "20")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) < 40 and max(map(len, lines)) <= 120 and "20 runs, one line each" in lines[0]
+    assert sum("no call" in line for line in lines) >= 8 and not any("stop paying" in line for line in lines)
+    full = _cli("forecast", "data/real/verl_gpg_qwen2-7b-instruct_gsm8k+math_fsdp.parquet",
+                "data/real/verl_opd_qwen3-4b_aime24_collapse.parquet", "data/real/trl_qwen2.5-7b__exp1a__rho0.10_seed43"
+                ".parquet", "data/real/trl_qwen2.5-7b__exp1a__rho0.30_seed42.parquet", "--fit-frac", "0.15",
+                "--n-boot", "20", "--full")
+    assert full.returncode == 0 and sum(line.startswith("run ") for line in full.stdout.splitlines()) == 4
+
+
+def _bench():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_decide", ROOT / "analysis" / "bench_decide.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_backtest_scores_calls_against_what_the_run_then_did():
+    import pandas as pd
+
+    bench = _bench()
+    cases = pd.DataFrame([  # a stop whose run then gained 3 points (wrong), a right stop, a continue that lost
+        {"frac": 0.15, "call": "stop", "threshold": 0.01, "realised": 0.03, "lo": -0.01, "hi": 0.005, "point": 0.01},
+        {"frac": 0.15, "call": "stop", "threshold": 0.01, "realised": 0.0, "lo": -0.01, "hi": 0.005, "point": 0.01},
+        {"frac": 0.15, "call": "continue", "threshold": 0.01, "realised": 0.002, "lo": 0.02, "hi": 0.05, "point": 0.01},
+        {"frac": 0.15, "call": None, "threshold": None, "realised": 0.0, "lo": None, "hi": None, "point": None}])
+    row = next(line for line in bench.call_table(cases) if line.startswith("| 15 %"))
+    assert row == "| 15 % | 4 | 2 | 1 | 1 | 1 | 0 | 1 | 75 % |"
+
+
+@pytest.mark.shared
+def test_the_rasbt_runs_are_read_in_fractions():
+    path = ROOT.parent / "shared" / "data" / "real-rasbt" / "7_4_plus_clip_ratio_metrics.csv"
+    if not path.is_file():
+        pytest.skip("../shared/data/real-rasbt is absent (only CI and developers have it)")
+    df = _bench().rasbt(path)
+    val = df[df["metric"] == "val/math500"].sort_values("step")["value"].to_numpy()
+    assert val[0] == pytest.approx(0.156) and val.max() == pytest.approx(0.456) and val.max() <= 1.0

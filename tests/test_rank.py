@@ -1,0 +1,172 @@
+"""``rank``: p_best from joint draws against closed forms, pruning, hostile sweeps, its CLI
+(one screen for 26 runs, JSON) and a W&B project written by the real wandb library."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from entropylaw import table
+from entropylaw.errors import EntropyLawError
+from entropylaw.fit.forecast import rank as rk
+
+pytestmark = pytest.mark.printed
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("mu1,mu2,s1,s2", [(0.60, 0.58, 0.02, 0.02), (0.70, 0.60, 0.05, 0.10), (0.5, 0.5, 0.01, 0.03)])
+def test_p_best_of_two_independent_normals_is_the_closed_form(mu1, mu2, s1, s2):
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(mu1, s1, 40000), rng.normal(mu2, s2, 40000)
+    p = rk.share_best([a, b])
+    assert p[0] == pytest.approx(stats.norm.cdf((mu1 - mu2) / np.hypot(s1, s2)), abs=0.01)
+    assert p.sum() == pytest.approx(1.0)
+
+
+def test_p_near_and_three_runs_against_numerical_integration():
+    rng = np.random.default_rng(2)
+    mus, sds = np.array([0.60, 0.57, 0.50]), np.array([0.02, 0.03, 0.01])
+    draws = [rng.normal(m, s, 60000) for m, s in zip(mus, sds)]
+    x = np.linspace(0.3, 0.8, 20001)
+    # P(run i is best) = integral of pdf_i(x) prod_{j != i} cdf_j(x) dx
+    want = [integrate.trapezoid(stats.norm.pdf(x, mus[i], sds[i]) * np.prod([stats.norm.cdf(x, mus[j], sds[j]) for j in range(3)
+                                                                   if j != i], axis=0), x) for i in range(3)]
+    assert rk.share_best(draws) == pytest.approx(want, abs=0.01)
+    near = rk.share_near(draws, 0.02)
+    assert near[0] > 0.9 and near[2] < 0.01  # 0.50 +- 0.01 is 10 points below the best: pruned
+
+
+def test_ties_are_shared_and_unequal_draw_counts_are_resampled():
+    same = np.full(100, 0.7)
+    assert rk.share_best([same, same, same]) == pytest.approx([1 / 3] * 3)
+    assert rk.share_near([same, same], 0.01) == pytest.approx([1.0, 1.0])
+    p = rk.share_best([np.full(50, 0.9), np.full(200, 0.1)])
+    assert p == pytest.approx([1.0, 0.0])
+
+
+def _sweep(n_runs=4, n_steps=200, seed=0, same=False):
+    """Runs of one recipe whose validation score saturates at different levels."""
+    rng = np.random.default_rng(seed)
+    recs = []
+    for i in range(n_runs):
+        top = 0.8 if same else 0.45 + 0.35 * i / max(n_runs - 1, 1)
+        for s in range(0, n_steps + 1, 5):
+            h = 0.05 + 0.6 * np.exp(-s / 60)
+            recs.append((s, f"run{i:02d}", "entropy", h))
+            if s % 10 == 0:
+                noise = 0.0 if same else 0.01 * rng.standard_normal()
+                recs.append((s, f"run{i:02d}", "val/gsm8k", top - 0.35 * np.exp(-s / 60) + noise))
+    import pandas as pd
+
+    frames = [table.from_records([(s, m, v) for s, r, m, v in recs if r == rid], run_id=rid)
+              for rid in sorted({r for _, r, _, _ in recs})]
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_rank_picks_the_best_run_and_prunes_the_worst():
+    import entropylaw as el
+
+    r = el.rank(_sweep(), fit_frac=0.5, n_boot=100)
+    assert [x["run_id"] for x in r.rows][0] == "run03" and r.rows[0]["p_best"] == max(x["p_best"] for x in r.rows)
+    assert r.rows[-1]["run_id"] == "run00" and r.rows[-1]["prune"] and not r.rows[0]["prune"]
+    assert sum(x["p_best"] for x in r.rows) == pytest.approx(1.0)
+    doc = r.to_dict()
+    assert [set(d) >= {"run_id", "expected", "lo", "hi", "p_best", "prune"} for d in doc] == [True] * 4
+    assert all(d["lo"] <= d["expected"] <= d["hi"] for d in doc)
+
+
+def test_hostile_sweeps_one_run_identical_runs_and_a_tiny_window():
+    import entropylaw as el
+
+    one = el.rank(_sweep(n_runs=1), fit_frac=0.5, n_boot=50)
+    assert one.rows[0]["p_best"] == 1.0 and not one.rows[0]["prune"] and "one run" in str(one)
+    same = el.rank(_sweep(n_runs=3, same=True), fit_frac=0.5, n_boot=400)
+    assert [x["expected"] for x in same.rows] == pytest.approx([same.rows[0]["expected"]] * 3, abs=1e-12)
+    assert [x["p_best"] for x in same.rows] == pytest.approx([1 / 3] * 3, abs=0.08)  # 3 SE of 400 draws
+    assert not any(x["prune"] for x in same.rows)
+    with pytest.raises(EntropyLawError, match="no run could be forecast"):
+        el.rank(_sweep(n_runs=2), fit_frac=0.01, n_boot=20)
+
+
+def test_a_run_without_draws_is_listed_not_ranked():
+    import entropylaw as el
+    from entropylaw.fit.forecast.core import forecast_table
+
+    fcs = forecast_table(_sweep(n_runs=3), methods=["default"], fit_frac=0.5, n_boot=50)
+    fcs["run01"].final_draws = None
+    fcs["run01"].decision = {"method": None, "call": None, "reason": "no method that models change could run"}
+    r = rk.rank(fcs)
+    assert r.rows[-1]["run_id"] == "run01" and r.rows[-1]["p_best"] is None and not r.rows[-1]["prune"]
+    assert "not ranked: run01: no method" in str(r)
+    assert sum(x["p_best"] for x in r.rows if x["p_best"] is not None) == pytest.approx(1.0)
+    del el
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "entropylaw", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_twenty_six_runs_fit_one_screen_and_json(tmp_path):
+    path = tmp_path / "sweep.parquet"
+    df = _sweep(n_runs=26, n_steps=120)
+    df["run_id"] = df["run_id"].astype(str).map(lambda r: f"grpo_qwen2.5-7b_lr1e-06_kl0.001_batch256_{r}")
+    table.write(df, path) if hasattr(table, "write") else df.to_parquet(path)
+    out = _cli("rank", str(path), "--fit-frac", "0.25", "--n-boot", "30")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) <= 34 and max(map(len, lines)) <= 120
+    assert sum(line.split()[0].isdigit() and "grpo_" in line for line in lines) == 26
+    doc = json.loads(_cli("rank", str(path), "--fit-frac", "0.25", "--n-boot", "30", "--json").stdout)
+    assert len(doc) == 26 and all(isinstance(d["prune"], bool) and 0 <= d["p_best"] <= 1 for d in doc)
+    bad = _cli("rank", str(path), "--fit-frac", "1.5")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_rank_reads_a_wandb_project_written_by_the_real_library(tmp_path):
+    wandb = pytest.importorskip("wandb")
+    settings = wandb.Settings(x_disable_stats=True, x_disable_meta=True, x_disable_machine_info=True,
+                              console="off", save_code=False, disable_git=True, silent=True)
+    for i, top in enumerate((0.55, 0.80, 0.62)):
+        run = wandb.init(mode="offline", dir=tmp_path, project="sweep", name=f"lr{i}", settings=settings,
+                         config={"actor_rollout_ref": {"model": {"path": "Qwen/Qwen2.5-0.5B-Instruct"}}})
+        for s in range(0, 151):
+            row = {"actor/entropy": 0.05 + 0.6 * np.exp(-s / 50), "critic/score/mean": top - 0.3 * np.exp(-s / 50)}
+            if s % 10 == 0:
+                row["val-core/gsm8k/acc/mean@1"] = top - 0.35 * np.exp(-s / 50)
+            run.log(row, step=s)
+        run.finish()
+    out = _cli("rank", str(tmp_path / "wandb"), "--fit-frac", "0.5", "--n-boot", "50", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert len(doc) == 3 and max(doc, key=lambda d: d["p_best"])["run_id"] == "lr1"  # the one that tops out at 0.80
+
+
+def test_rank_reads_a_wandb_uri_through_the_same_loader(tmp_path, monkeypatch):
+    """``wandb://entity/project`` through el.load, the W&B API replaced by the online reader's
+    own fake (no network): three runs of one sweep, the best one picked."""
+    wandb = pytest.importorskip("wandb")
+    from test_ingest_wandb_online import FAKE_KEY, FakeApi, FakeRun
+
+    import entropylaw as el
+
+    def history(top):
+        rows = []
+        for s in range(0, 151):
+            row = {"_step": s, "actor/entropy": 0.05 + 0.6 * np.exp(-s / 50),
+                   "critic/score/mean": top - 0.3 * np.exp(-s / 50)}
+            if s % 10 == 0:
+                row["val-core/gsm8k/acc/mean@1"] = top - 0.35 * np.exp(-s / 50)
+            rows.append(row)
+        return rows
+    fake = FakeApi([FakeRun(f"r{i}", history(top), {"seed": i}) for i, top in enumerate((0.55, 0.80, 0.62))])
+    monkeypatch.setenv("WANDB_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("HOME", str(tmp_path))  # the reader's cache under ~/.cache
+    monkeypatch.setattr(wandb, "Api", lambda *a, **k: fake)
+    r = el.rank(el.load("wandb://ent/proj", warn=False), fit_frac=0.5, n_boot=50)
+    assert len(r.rows) == 3 and r.rows[0]["run_id"].endswith("r1") and r.rows[0]["p_best"] > 0.5
