@@ -48,6 +48,7 @@ from entropylaw import table  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
 from entropylaw.fit.forecast import calibrate as cal  # noqa: E402
 from entropylaw.fit.forecast import decide as dc  # noqa: E402
+from entropylaw.fit.forecast.catalog import SIMPLER  # noqa: E402  (each method's rank, on its class)
 from entropylaw.fit.forecast.core import ALL_METHODS, forecast  # noqa: E402
 from entropylaw.fit.forecast.data import RunData, window_end  # noqa: E402
 from entropylaw.fit.forecast.drift import learn_task_priors  # noqa: E402
@@ -253,8 +254,6 @@ def backtest(frames, ks, conf, n_boot, problems):
 # when it is the default: its own forecast where it runs, last-value's where it refuses.
 RULE_K = 15
 GOAL_MEDIAN, GOAL_WORST = 1.0, 5.0
-SIMPLER = ["last-value", "logit-drift", "logit-drift+train", "exp-saturation", "power", "law-ceiling", "law+entropy", "law+train",
-           "sigmoid", "joint", "sigmoid-tokens", "prior", "ensemble", "curve-ensemble"]
 RULE = (f"at K = {RULE_K} % of the run, on every run of one kind (validation scores and training scores apart), "
         "each method scored on what it shows as the default "
         "(its forecast where it runs, last-value's where it refuses): the lowest max(median |error| / "

@@ -44,9 +44,13 @@ def _method_classes() -> list[type]:
 
 def test_every_method_class_is_registered_once_under_its_name():
     classes = _method_classes()
-    assert len(classes) == len(catalog.REGISTRY) == 14
+    assert len(classes) == len(catalog.REGISTRY) and classes
     for cls in classes:
         assert catalog.REGISTRY.get(cls.name) is cls, cls
+    # each its own rank from the simplest, stated on its class (the backtest's ties go to the simpler)
+    ranks = [cls.simplicity for cls in catalog.REGISTRY.values()]
+    assert len(set(ranks)) == len(ranks) and Method.simplicity not in ranks
+    assert catalog.SIMPLER[0] == catalog.FALLBACK and sorted(catalog.SIMPLER) == sorted(catalog.REGISTRY)
     assert catalog.ALL_METHODS == list(catalog.REGISTRY)
     # the single methods are the registry less the combinations, in the registry's order
     assert list(catalog.METHODS) == [n for n, m in catalog.REGISTRY.items() if not m.combines()]

@@ -21,6 +21,8 @@ REGISTRY = {m.name: m for m in (
     DriftTrain, PriorMethod, Ensemble, CurveEnsemble,
 )}
 ALL_METHODS = list(REGISTRY)
+# the methods from the simplest: a tie in the backtest's rule for the default goes to the simpler
+SIMPLER = sorted(REGISTRY, key=lambda name: REGISTRY[name].simplicity)
 # the methods that fit one curve (not made of other methods): what a prior or an ensemble builds on
 METHODS = {name: m for name, m in REGISTRY.items() if not m.combines()}
 

@@ -59,6 +59,7 @@ from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLB
 from entropylaw.fit.forecast.data import RunData, window_end
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
 from entropylaw.fit.forecast.decide import decision_lines, decision_on
+from entropylaw.fit.forecast import regimes as _regimes
 from entropylaw.fit.forecast import text as _text
 from entropylaw.fit.forecast.final import describe, final_steps, observed_final
 from entropylaw.fit.forecast.names import DEFAULT
@@ -116,6 +117,13 @@ class Forecast:
     run_last: float | None = None  # the run's last logged step
     law_verdict: str | None = None  # the law's verdict on the window, where it does not apply
     final_steps: np.ndarray | None = None  # the steps whose score makes the final score
+    regime: dict | None = None  # the window's regime (entropylaw.fit.forecast.regimes.classify)
+    warnings: list | None = None  # what the regime and the run's config make the forecast say
+
+    @property
+    def regime_name(self) -> str:
+        """take-off, instability or saturation (:mod:`.regimes`)."""
+        return (self.regime or {}).get("name", "saturation")
 
     @property
     def final_observed(self) -> float | None:
@@ -187,7 +195,9 @@ class Forecast:
                 "methods": {k: v.to_dict() for k, v in self.methods.items()}, "decision": self.decision,
                 "observed": {str(s): v for s in self.at_steps if (v := _text.observed_at(self, s)) is not None},
                 "final": {"what": describe(self.target_kind, self.final_steps), "observed": self.final_observed},
-                "law_on_window": self.law_verdict or "applies"}
+                "law_on_window": self.law_verdict or "applies",
+                "regime": self.regime_name, "regime_why": (self.regime or {}).get("why"),
+                "warnings": list(self.warnings or [])}
 
 
 def _build(method, conf, n_boot, seed, given, fitted):
@@ -199,7 +209,8 @@ def _build(method, conf, n_boot, seed, given, fitted):
 
 def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon=None, methods=None, conf=0.9,
              prior_runs=(), prior_base=None, n_boot=200, seed=0, target=None, threshold=None,
-             n_problems=None, total_steps=None, shape_prior=None, calibrated=True) -> Forecast:
+             n_problems=None, total_steps=None, shape_prior=None, calibrated=True, regime_rates=None,
+             sweep=None) -> Forecast:
     """Forecast ``run`` from its window (see :mod:`entropylaw.fit.forecast.data` for windows).
 
     ``at_steps``: steps to forecast (after the window), or ``horizon``: N steps after the
@@ -217,7 +228,14 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     ``threshold`` (default: one binomial SE of ``n_problems``, or of the benchmark the
     target key names, else the window's noise), the run's planned length ``total_steps``
     (default: the last forecast step) whose 10 % is the look-ahead. ``calibrated=False``: the
-    methods' raw intervals, without the factors the backtest stored (the backtest measures them so)."""
+    methods' raw intervals, without the factors the backtest stored (the backtest measures them so).
+
+    The window's **regime** (:mod:`.regimes`: take-off, instability, saturation) changes the
+    forecast the output recommends (the default, or its fallback) by what runs of other
+    recipes in that regime did next: ``regime_rates`` (default: those stored by the backtest).
+    ``sweep``: the climb rates of other runs of the same recipe at the same point
+    (``{"rates": [(c, se), ...], "recipe": name}``, as :func:`forecast_table` finds them): a
+    run in take-off pools its own rate with theirs."""
     unc.check_conf(conf)
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
         raise EntropyLawError(f"n_boot = {n_boot!r}: expected a whole number >= 2")
@@ -260,6 +278,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         fitted[name] = _build(REGISTRY[name], conf, n_boot, seed, given, fitted)
         fitted[name].calibrated = calibrated
         fitted[name].fit(win)
+    regime, said = _regime(win, regime_rates, sweep, [fitted.get(chosen), fitted.get(FALLBACK)])
     spacing = float(np.median(np.diff(win.target.steps))) if len(win.target) > 1 else 1.0
     fin_steps = final_steps(run.target_kind, run.origin, float(at_steps[-1]), spacing)
     results = {name: m.result(at_steps, (run.target_kind, fin_steps, win.bounds)) for name, m in fitted.items()}
@@ -268,6 +287,9 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         raise EntropyLawError(f"run {run.run_id!r}: no method can forecast from the window "
                               f"(steps {run.origin:g}..{end:g}, {len(win.target)} {run.target_kind} point(s)): {why}")
     notes = list(given["notes"])
+    if regime["name"] != "saturation" or regime.get("sweep_note"):
+        notes.append(f"regime at step {end:g}: {regime['name']}" + (f"; {regime['sweep_note']}"
+                                                                     if regime.get("sweep_note") else ""))
     if run.target_kind != "validation":
         notes.insert(0, f"no validation score in run {run.run_id!r}: forecasting the training score "
                         f"({run.target_key}) instead")
@@ -291,7 +313,23 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     decision = decision_on(win, at_steps, decided, conf, target, threshold, n_problems, total_steps, first, curve)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
                     at_steps, results, note, default=default, observed=observed, decision=decision,
-                    fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end), final_steps=fin_steps)
+                    fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end), final_steps=fin_steps,
+                    regime=regime, warnings=said)
+
+
+def _regime(win, rates, sweep, shown):
+    """The window's regime, pooled with its sweep where given, set on the methods the output
+    shows (the default and its fallback) with what it makes them say."""
+    regime = _regimes.classify(win)
+    rates = cal.stored().get("regimes", {}) if rates is None else rates
+    if sweep:
+        regime = _regimes.pool(regime, sweep)
+    said = _regimes.warnings_for(regime, rates)
+    for m in {id(m): m for m in shown}.values():
+        if m is not None and getattr(m, "ok_", False) and hasattr(m, "end_"):
+            m.regime_, m.regime_rates_ = regime, rates
+            m.warnings_.extend(said)
+    return regime, said
 
 
 def describe_method(name: str) -> str:
@@ -299,7 +337,8 @@ def describe_method(name: str) -> str:
     return getattr(REGISTRY.get(name), "description", name)
 
 
-def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", prior=None, **kwargs) -> _text.Forecasts:
+def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", prior=None, sweep=True,
+                   recipes=None, **kwargs) -> _text.Forecasts:
     """:func:`forecast` for every run (or ``run_ids``) of a tidy table: ``{run_id: Forecast}``
     (:class:`~entropylaw.fit.forecast.text.Forecasts`; ``str()`` is what ``entropylaw forecast`` prints).
 
@@ -307,6 +346,12 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     ``.left_out``). ``prior``: a tidy table of finished runs for logit-drift's prior and the
     ``prior`` method (the run itself is left out of its own prior). Other keywords go to
     :func:`forecast`.
+
+    **A sweep informs its own runs** (``sweep=True``): runs of one recipe forecast together
+    (3 or more: each then has 2 others) share their climb rates, each run's own left out of
+    the prior it is pooled with (:func:`~.regimes.pool`). One recipe is the same task and the
+    same model (and data set), as the log names them; where it names no model, the same task
+    in the same folder. ``recipes``: ``{run_id: recipe}`` to say it yourself.
 
     >>> import numpy as np
     >>> from entropylaw import table
@@ -320,13 +365,48 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
     prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)
                                                 for r in table.run_ids(prior))
+    sweeps = _sweeps(df, ids, y_key, x_key, recipes, kwargs) if sweep and len(ids) >= 3 else {}
     out, left_out = _each_run(lambda rid: forecast(RunData.from_table(df, rid, y_key=y_key, x_key=x_key),
-                                                             prior_runs=prior_runs, **kwargs), ids)
+                                                   prior_runs=prior_runs, sweep=sweeps.get(rid), **kwargs), ids)
     said = None
     if list(kwargs.get("methods") or []) == [DEFAULT]:
         kinds = sorted({fc.target_kind for fc in out.values()})
         said = ", ".join(f"{default_method(k)} for {_text.KIND_PLURAL.get(k, k)}" for k in kinds)
     return _text.Forecasts(out, left_out, said)
+
+
+def recipe_of(df: pd.DataFrame, run: RunData) -> str:
+    """A run's recipe: its task and model (and data set) as the log names them; without a
+    model, its task and the folder it was read from."""
+    import entropylaw.table as table
+
+    if run.family and "/" in run.family and run.family.split("/")[0]:
+        return f"{run.task or run.target_key}, {run.family}"
+    meta = table.runs(df[df["run_id"] == run.run_id])
+    folder = str(pd.Series(meta["source"]).iloc[0]).rsplit("/", 1)[0] if len(meta) else ""
+    return f"{run.task or run.target_key} in {folder or 'one folder'}"
+
+
+def _sweeps(df, ids, y_key, x_key, recipes, kwargs) -> dict:
+    """Per run of a recipe with 3 runs or more: the others' climb rates at the same point."""
+    stats, names = {}, {}
+    for rid in ids:
+        try:
+            run = RunData.from_table(df, rid, y_key=y_key, x_key=x_key)
+            end = window_end(run, kwargs.get("fit_frac"), kwargs.get("fit_steps"))
+        except EntropyLawError:
+            continue
+        names[rid] = (recipes or {}).get(rid) or recipe_of(df, run)
+        win = run.window(end)
+        regime = _regimes.classify(win)
+        if regime["name"] == "take-off" or regime.get("takeoff"):
+            stats[rid] = (regime["c"], regime["c_se"])
+    out = {}
+    for rid, name in names.items():
+        peers = [r for r, n in names.items() if n == name and r != rid]
+        if len(peers) >= 2:
+            out[rid] = {"recipe": name, "rates": [stats[r] for r in peers if r in stats], "runs": len(peers)}
+    return out
 
 
 def _each_run(one, run_ids: list) -> tuple[dict, dict]:

@@ -22,6 +22,7 @@ class Ensemble(Method):
     the members that give one."""
 
     name = "ensemble"
+    simplicity = 12
     description = "methods weighted by their error on the late part of the window"
     needs = frozenset({"members", "methods"})
 
@@ -111,6 +112,7 @@ class CurveEnsemble(Ensemble):
     """
 
     name = "curve-ensemble"
+    simplicity = 13
     description = "saturating families weighted by their fit (BIC), Domhan et al. 2015"
     needs = frozenset({"members"})
     FAMILIES = (ExpSaturation, PowerLaw, Sigmoid)
