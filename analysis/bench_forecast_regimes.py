@@ -8,6 +8,8 @@ forecasts a sweep (the other runs of its recipe, at the same K, pooled with it):
 
 - ``regimes``: the recommended forecast (the default, last-value where it cannot run), with the
   regime's rates learned without the run's recipe, and its sweep;
+- ``regimes, recipe known``: the same with the rates learned from every run but this one (as
+  the package forecasts a new run of a recipe its stored rates know);
 - ``today``: the same forecast without regimes or sweep (what main printed before);
 - ``last-value``: the last observed value, its interval the window's noise.
 """
@@ -27,7 +29,8 @@ from entropylaw.fit.forecast.data import RunData, window_end
 
 from bench_forecast_runs import recipe_of  # noqa: E402
 
-WAYS = ("regimes", "today", "last-value")
+WAYS = ("regimes", "regimes, recipe known", "today", "last-value")
+KNOWN = "regimes, recipe known"
 
 
 def all_runs(frames):
@@ -58,7 +61,7 @@ def regime_cases(runs, ks) -> pd.DataFrame:
             rows.append({"recipe": recipe, "run": run.run_id, "kind": run.target_kind, "K": k, "task": run.task,
                          "regime": regime["name"], "c": regime.get("c"), "c_se": regime.get("c_se"),
                          "takeoff": regime["name"] == "take-off" or bool(regime.get("takeoff")),
-                         **{key: got.get(key) for key in ("rho", "r", "collapsed")}})
+                         **{key: got.get(key) for key in ("rho", "reached", "r", "collapsed")}})
     return pd.DataFrame(rows)
 
 
@@ -69,7 +72,7 @@ def _learnable(cases) -> list[dict]:
     for c in cases.to_dict("records"):
         d = {"recipe": c["recipe"], "run": c["run"]}
         if c["rho"] is not None and np.isfinite(c["rho"]) and c["regime"] == "take-off":
-            d.update(rho=c["rho"], task=c["task"])
+            d.update(rho=c["rho"], task=c["task"], reached=c["reached"])
         if c["r"] is not None and np.isfinite(c["r"]):
             d.update(r=c["r"], collapsed=bool(c["collapsed"]))
         if len(d) > 2:
@@ -101,6 +104,7 @@ def _shown(fc, run):
 def recipe_backtest(runs, cases, ks, n_boot=200) -> pd.DataFrame:
     """Every run at every K, the three ways (module docstring), leaving its recipe out."""
     rates = loro_rates(cases)
+    known = {r: rg.learn(_learnable(cases[cases["run"] != r])) for r in cases["run"].unique()}
     rows = []
     by = {(c["run"], c["K"]): c for c in cases.to_dict("records")}
     for recipe, run in runs:
@@ -118,8 +122,9 @@ def recipe_backtest(runs, cases, ks, n_boot=200) -> pd.DataFrame:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         fc = forecast(run, fit_frac=k / 100, n_boot=n_boot,
-                                      regime_rates=rates.get(recipe, {}) if way == "regimes" else {},
-                                      sweep=sweep if way == "regimes" else None, **kw)
+                                      regime_rates=(rates.get(recipe, {}) if way == "regimes" else
+                                                    known.get(run.run_id, {}) if way == KNOWN else {}),
+                                      sweep=sweep if way.startswith("regimes") else None, **kw)
                     got = _shown(fc, run)
                 except EntropyLawError:
                     got = None

@@ -183,6 +183,7 @@ def case(win, regime, final, final_step) -> dict | None:
         span = regime["c"] * np.log((1 + final_step) / (1 + win.end))
         if span > 0:
             out["rho"] = float((to_logit(final, win.bounds) - regime["z_end"]) / span)
+            out["reached"] = float((final - lo) / (hi - lo))
     if regime["name"] == "instability":
         level = float(from_logit(regime["z_end"], win.bounds)) - lo
         if level <= 2 * regime["point_sd"]:  # already on its floor: nothing left to lose
@@ -199,13 +200,15 @@ def learn(cases) -> dict:
     out = {}
     rho = [c for c in cases if "rho" in c and np.isfinite(c["rho"])]
     if len(rho) >= MIN_CASES and len({c["recipe"] for c in rho}) >= 2:
-        out["take-off"] = {"rho": quantiles([c["rho"] for c in rho], [c["recipe"] for c in rho]), "cases": len(rho),
+        out["take-off"] = {"rho": quantiles([c["rho"] for c in rho], [c["recipe"] for c in rho]),
+                           "reached": quantiles([c["reached"] for c in rho], [c["recipe"] for c in rho]), "cases": len(rho),
                            "runs": len({c["run"] for c in rho}), "recipes": sorted({c["recipe"] for c in rho})}
         tasks = {}
         for task in sorted({c.get("task") for c in rho if c.get("task")}):
             own = [c for c in rho if c.get("task") == task]
             if len({c["run"] for c in own}) >= MIN_TASK_RUNS:  # a task the rates know: its own runs' rho
                 tasks[task] = {"rho": quantiles([c["rho"] for c in own], [c["run"] for c in own]),
+                               "reached": quantiles([c["reached"] for c in own], [c["run"] for c in own]),
                                "cases": len(own), "runs": len({c["run"] for c in own}),
                                "recipes": sorted({c["recipe"] for c in own})}
         out["take-off"]["tasks"] = tasks
@@ -239,12 +242,27 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0):
         span = c * np.log((1 + np.maximum(steps, end)) / (1 + end))
         rho = _sample(take["rho"], rng.uniform(size=(len(draws), 1)))
         mid = from_logit(regime["z_end"] + float(np.median(take["rho"])) * span, bounds)
-        draws = from_logit(regime["z_end"] + rho * span[None, :], bounds)
+        z = regime["z_end"] + rho * span[None, :]
+        # by the last step forecast, the upper end reaches what such runs reached (their 95 % point)
+        reach = to_logit(bounds[0] + (bounds[1] - bounds[0]) * take["reached"][19], bounds)
+        share = span / span[-1] if span[-1] > 0 else np.zeros_like(span)
+        q95 = np.quantile(z, 0.95, axis=0)
+        draws = from_logit(_stretch(z, np.quantile(z, 0.05, axis=0), np.maximum(q95, q95 * (1 - share) + reach * share)),
+                           bounds)
     ins = rates.get("instability") if name == "instability" else None
     if ins:
         r = _sample(ins["r"], rng.uniform(size=(len(draws), 1)))
         draws = lo + (draws - lo) * r
     return mid, draws
+
+
+def _stretch(z, lo, hi):
+    """Draws ``z`` (B, m) stretched around their median, each side apart, so that their 5 and 95 %
+    points reach ``lo`` and ``hi`` where those lie further out (never narrowed)."""
+    med, q05, q95 = (np.quantile(z, q, axis=0) for q in (0.5, 0.05, 0.95))
+    down = np.where(med - q05 > 1e-9, np.maximum((med - lo) / np.maximum(med - q05, 1e-9), 1.0), 1.0)
+    up = np.where(q95 - med > 1e-9, np.maximum((hi - med) / np.maximum(q95 - med, 1e-9), 1.0), 1.0)
+    return med + (z - med) * np.where(z < med, down, up)
 
 
 def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
