@@ -198,3 +198,13 @@ def describe_rates(rates) -> str:
                      f"{i['runs']} runs, {len(i['recipes'])} recipes), kept level r median {i['r'][10]:.2f}, "
                      f"5 % {i['r'][1]:.2f}")
     return "; ".join(parts) or "none"
+
+
+def provenance(cases, shared) -> str:
+    """Where the stored rates come from, in words (stored beside them in calibration.json)."""
+    n = cases.groupby("recipe")["run"].nunique()
+    cs336 = int(n[[r for r in n.index if r.startswith("cs336")]].sum())
+    return (f"learned by analysis/bench_forecast.py from {int(n.sum())} real runs of {len(n)} recipes at 10, 15, 25 "
+            f"and 50 % of their steps: data/ (shipped) and, from ../shared ({len(shared)} files), {cs336} CS336 runs "
+            "(no licence: only these fitted quantiles and counts are stored, never the runs) and rasbt's runs "
+            "(Apache-2.0, eval_acc read as a fraction); recipes: " + ", ".join(f"{r} ({k})" for r, k in n.items()))

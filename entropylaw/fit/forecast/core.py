@@ -321,6 +321,9 @@ def _regime(win, rates, sweep, shown):
     """The window's regime, pooled with its sweep where given, set on the methods the output
     shows (the default and its fallback) with what it makes them say."""
     regime = _regimes.classify(win)
+    switch = _regimes.data_switch(win.config)
+    if switch:
+        regime["data_switch"] = switch
     rates = cal.stored().get("regimes", {}) if rates is None else rates
     if sweep:
         regime = _regimes.pool(regime, sweep)

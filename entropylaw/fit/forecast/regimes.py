@@ -54,6 +54,7 @@ DROP_SD = 3.0  # the last point below the window's peak by more than 3 standard 
 COLLAPSED = 0.5  # a run that ends below half its window-end level (above the floor) collapsed
 MIN_CASES = 3  # a regime's rates need 3 cases from 2 recipes or more
 MIN_TASK_RUNS = 3  # a task's own take-off rates need 3 runs of it
+SWITCH_WIDEN = 2.0  # data that changes mid-run: the interval's spread on the logit scale, doubled (stated)
 
 
 def point_sd(win) -> float:
@@ -230,7 +231,7 @@ def _sample(qs, u):
 def apply(regime, rates, steps, mid, draws, end, bounds, seed=0):
     """A method's point forecast (m,) and draws (B, m) at ``steps`` in ``regime``, with the
     stored ``rates`` (see the module docstring); unchanged in saturation or without rates."""
-    if bounds is None or regime is None:
+    if bounds is None or regime is None or (regime["name"] == "saturation" and not regime.get("data_switch")):
         return mid, draws
     steps = np.asarray(steps, float)
     lo, _ = bounds
@@ -253,7 +254,25 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0):
     if ins:
         r = _sample(ins["r"], rng.uniform(size=(len(draws), 1)))
         draws = lo + (draws - lo) * r
+    if regime.get("data_switch"):  # later steps train on other data: the spread doubled on the logit scale
+        zm = to_logit(mid, bounds)
+        draws = from_logit(zm + SWITCH_WIDEN * (to_logit(draws, bounds) - zm), bounds)
     return mid, draws
+
+
+def data_switch(config) -> str | None:
+    """What the trainer's printed config says of data that changes during the run: several
+    training files read in order (``data.shuffle=False``) train the later steps on other data.
+    None where it says nothing of the kind."""
+    files = list((config or {}).get("train_files") or [])
+    if len(files) < 2 or config.get("shuffle") is not False:
+        return None
+    names = ", ".join(f.rsplit("/", 2)[-2] + "/" + f.rsplit("/", 1)[-1] if f.count("/") >= 1 else f
+                      for f in files)
+    return (f"the data changes during the run: the log's config reads {len(files)} training files in order "
+            f"(data.shuffle=False: {names}), so later steps train on other data; the forecast assumes the same data "
+            f"throughout: its interval is widened {SWITCH_WIDEN:g}x on the logit scale (a stated factor: no run "
+            "at hand measures it)")
 
 
 def _stretch(z, lo, hi):
@@ -281,9 +300,9 @@ def warnings_for(regime, rates) -> list[str]:
     """What the forecast says of its regime, in words: the regime, and for instability the
     collapse risk with the rate at which such runs collapsed."""
     name = regime["name"]
+    out = [regime["data_switch"]] if regime.get("data_switch") else []
     if name == "saturation":
-        return []
-    out = []
+        return out
     take, whose = takeoff_rates(rates, regime)
     if name == "take-off":
         if take:
