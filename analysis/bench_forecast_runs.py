@@ -50,12 +50,12 @@ def read_rasbt(path) -> pd.DataFrame:
     repeated steps keeping their later rows."""
     from entropylaw import table
 
-    d = pd.read_csv(path).drop_duplicates("step", keep="last")
+    d = pd.read_csv(path)
     recs = []
     for col, metric, scale in (("entropy_avg", table.ENTROPY, 1.0), ("reward_avg", table.SCORE, 1.0),
                                ("eval_acc", "val/math500", 0.01)):
-        if col in d:
-            s = d[["step", col]].dropna()
+        if col in d:  # a restart's repeated step: its later value (a value only the first time logged: that one)
+            s = d[["step", col]].dropna().drop_duplicates("step", keep="last")
             recs += [(int(a), metric, float(b) * scale) for a, b in zip(s["step"], s[col])]
     return table.from_records(recs, run_id=Path(path).stem.removesuffix("_metrics"), model="Qwen3-0.6B",
                               dataset="math500", source=str(path))
