@@ -161,8 +161,9 @@ def tables(res, cases, rates) -> list[str]:
     out += ["Recipes (runs): " + "; ".join(f"{r} ({n})" for r, n in recipes.items()) + ".", ""]
     val = res[res["kind"] == "validation"]
     for title, sub in (("validation scores, every recipe", val),
-                       ("the CS336 sweep (28 runs of one recipe; stand-in for a sweep of a new recipe)",
-                        val[val["recipe"].str.startswith("cs336")]),
+                       (f"the CS336 sweep ({val[val['recipe'].str.startswith('cs336')]['run'].nunique()} runs of one "
+                        "recipe forecast together; the stand-in for a sweep of a new recipe, and with `recipe "
+                        "known` for a sweep of a recipe like it)", val[val["recipe"].str.startswith("cs336")]),
                        ("validation scores of GSM8K (data/)", val[val["run"].isin(
                            cases[cases["run"].str.contains("gsm8k") & ~cases["run"].str.contains("math")]["run"])]),
                        ("training scores (TRL)", res[res["kind"] != "validation"])):
@@ -180,8 +181,9 @@ def tables(res, cases, rates) -> list[str]:
         out.append("")
     warned = res[(res["way"] == "regimes") & (res["regime"] == "instability")]
     if len(warned):
-        out += [f"Collapse risk warned on {int(warned['warned'].sum())} of {len(warned)} instability cases "
-                "(no warning where the other recipes give fewer than 3 such cases).", ""]
+        out += [f"Collapse risk warned on {int(warned['warned'].sum())} of {len(warned)} instability cases (where "
+                "the other recipes give fewer than 3 such cases, the warning says that no rates are stored and the "
+                "interval is not widened).", ""]
     out += ["Stored rates (every recipe): " + describe_rates(rates), ""]
     return out
 

@@ -171,3 +171,15 @@ def test_a_window_no_method_can_read_names_each_method_and_why():
     for name, cls in catalog.REGISTRY.items():
         if not cls.requires:
             assert f"{name}: " in text, name
+
+
+def test_the_docstring_table_of_methods_is_the_registry():
+    """core's table of methods is generated from REGISTRY: every method, its description, no other."""
+    from entropylaw.fit.forecast import core
+
+    rows = [line.split()[0].strip("`") for line in catalog.methods_table().splitlines()
+            if line.startswith("``")]
+    assert rows == list(catalog.REGISTRY)
+    assert "METHODS_TABLE" not in core.__doc__ and catalog.methods_table() in core.__doc__
+    for cls in catalog.REGISTRY.values():
+        assert cls.description.split()[0] in core.__doc__

@@ -7,26 +7,15 @@ default), or the reason the method cannot run. Unlike :mod:`entropylaw.fit.early
 paper's protocol, which reads later scores off the *observed* later entropy), nothing here
 sees a value logged after the window: the methods receive the run cut at the window's end.
 
-Methods (listed once in :data:`~.catalog.REGISTRY`, their interface in :mod:`~.methods`):
+Methods (listed once in :data:`~.catalog.REGISTRY`, their interface in :mod:`~.methods`; the
+table is generated from the registry when the module is imported):
 
-================  ===========================================================================
-``last-value``    the last observed value carried forward
-``law-ceiling``   the law's ceiling ``b - a`` (the paper's forecast)
-``law+entropy``   the law applied to a forecast of the entropy trajectory
-``law+train``     the law's slope from the dense training pairs, level from the target
-``exp-saturation`` ``A - (A - R0) exp(-t / tau)`` in steps
-``power``         ``A - B (t + 1)^(-c)`` in steps
-``sigmoid``       ScaleRL's sigmoid in steps; ``sigmoid-tokens`` in cumulative tokens
-``joint``         exp-saturation sharing its time constant with the per-step training score
-``prior``         a base method with an empirical-Bayes prior from finished runs of the family
-``ensemble``      the methods weighted by their error on the late part of the window
-``logit-drift``   the climb after the take-off, linear in log steps on the logit scale, its
-                  rate shrunk toward finished runs' (the default; :mod:`.drift`)
-``curve-ensemble`` saturating families weighted by their fit (BIC), Domhan et al. 2015
-================  ===========================================================================
+METHODS_TABLE
 
 Runs with no validation score are forecast on their training score (``target_kind``).
-The default method is chosen by a rule fixed in advance and applied by the backtest of the
+The window's regime (take-off, instability or saturation, :mod:`.regimes`) changes the
+forecast the output recommends by what runs of other recipes in that regime did next, and
+says so (``Forecast.regime``, ``Forecast.warnings``). The default method is chosen by a rule fixed in advance and applied by the backtest of the
 real runs (``analysis/bench_forecast.py``, stored in ``calibration.json``; see
 :func:`default_method`). Every forecast also answers "can I stop?" and "will it reach a
 target?" (``Forecast.decision``, :mod:`.decide`).
@@ -55,7 +44,7 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.forecast import calibrate as cal
-from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY
+from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY, methods_table
 from entropylaw.fit.forecast.data import RunData, window_end
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
 from entropylaw.fit.forecast.decide import decision_lines, decision_on
@@ -66,6 +55,8 @@ from entropylaw.fit.forecast.names import DEFAULT
 from entropylaw.fit.forecast.result import MethodResult  # noqa: F401  (what Forecast.methods holds)
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.terminal import wrap
+
+__doc__ = __doc__.replace("METHODS_TABLE", methods_table())  # every registered method, never a hand-kept list
 # The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the lowest
 # max(median / 1 point, worst / 5 points) of the final score at 15 % of the run, then the other
 # ratio, ties to the simpler method), for validation scores and for training scores apart,

@@ -42,7 +42,7 @@ import numpy as np
 from entropylaw.fit.forecast.decide import problems_of
 from entropylaw.fit.forecast.drift_fit import late, logit_weights, posterior
 from entropylaw.fit.forecast.data import robust_noise
-from entropylaw.fit.logit import from_logit, to_logit
+from entropylaw.fit.logit import EPS, from_logit, to_logit
 from entropylaw.fit.robust import mad_sigma
 
 REGIMES = ("take-off", "instability", "saturation")
@@ -260,9 +260,12 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0):
         draws = from_logit(_stretch(z, np.quantile(z, 0.05, axis=0), np.maximum(q95, q95 * (1 - share) + reach * share)),
                            bounds)
     ins = rates.get("instability") if name == "instability" else None
-    if ins:
+    if ins:  # the lower end moves to where such runs' kept levels put it; the upper end stays
         r = _sample(ins["r"], rng.uniform(size=(len(draws), 1)))
-        draws = lo + (draws - lo) * r
+        z = to_logit(draws, bounds)
+        low = to_logit(np.quantile(lo + (draws - lo) * r, 0.05, axis=0), bounds)
+        draws = from_logit(_stretch(z, low, np.quantile(z, 0.95, axis=0)), bounds)
+        draws = np.where(draws <= lo + 2 * EPS * (bounds[1] - lo), lo, draws)  # the logit's edge is the floor
     if regime.get("data_switch"):  # later steps train on other data: the spread doubled on the logit scale
         zm = to_logit(mid, bounds)
         draws = from_logit(zm + SWITCH_WIDEN * (to_logit(draws, bounds) - zm), bounds)
