@@ -49,6 +49,7 @@ from entropylaw.fit.forecast.data import RunData, window_end
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
 from entropylaw.fit.forecast.decide import decision_lines, decision_on
 from entropylaw.fit.forecast import regimes as _regimes
+from entropylaw.fit.forecast import sweep as _sweep
 from entropylaw.fit.forecast import text as _text
 from entropylaw.fit.forecast.final import describe, final_steps, observed_final
 from entropylaw.fit.forecast.names import DEFAULT
@@ -317,7 +318,7 @@ def _regime(win, rates, sweep, shown):
         regime["data_switch"] = switch
     rates = cal.stored().get("regimes", {}) if rates is None else rates
     if sweep:
-        regime = _regimes.pool(regime, sweep)
+        regime = _sweep.pool(regime, sweep)
     said = _regimes.warnings_for(regime, rates)
     for m in {id(m): m for m in shown}.values():
         if m is not None and getattr(m, "ok_", False) and hasattr(m, "end_"):
@@ -343,7 +344,7 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
 
     **A sweep informs its own runs** (``sweep=True``): runs of one recipe forecast together
     (3 or more: each then has 2 others) share their climb rates, each run's own left out of
-    the prior it is pooled with (:func:`~.regimes.pool`). One recipe is the same task and the
+    the prior it is pooled with (:func:`~.sweep.pool`). One recipe is the same task and the
     same model (and data set), as the log names them; where it names no model, the same task
     in the same folder. ``recipes``: ``{run_id: recipe}`` to say it yourself.
 
@@ -359,7 +360,7 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
     prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)
                                                 for r in table.run_ids(prior))
-    sweeps = _sweeps(df, ids, y_key, x_key, recipes, kwargs) if sweep and len(ids) >= 3 else {}
+    sweeps = _sweep.sweeps(df, ids, y_key, x_key, recipes, kwargs) if sweep and len(ids) >= 3 else {}
     out, left_out = _each_run(lambda rid: forecast(RunData.from_table(df, rid, y_key=y_key, x_key=x_key),
                                                    prior_runs=prior_runs, sweep=sweeps.get(rid), **kwargs), ids)
     said = None
@@ -367,40 +368,6 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
         kinds = sorted({fc.target_kind for fc in out.values()})
         said = ", ".join(f"{default_method(k)} for {_text.KIND_PLURAL.get(k, k)}" for k in kinds)
     return _text.Forecasts(out, left_out, said)
-
-
-def recipe_of(df: pd.DataFrame, run: RunData) -> str:
-    """A run's recipe: its task and model (and data set) as the log names them; without a
-    model, its task and the folder it was read from."""
-    import entropylaw.table as table
-
-    if run.family and "/" in run.family and run.family.split("/")[0]:
-        return f"{run.task or run.target_key}, {run.family}"
-    meta = table.runs(df[df["run_id"] == run.run_id])
-    folder = str(pd.Series(meta["source"]).iloc[0]).rsplit("/", 1)[0] if len(meta) else ""
-    return f"{run.task or run.target_key} in {folder or 'one folder'}"
-
-
-def _sweeps(df, ids, y_key, x_key, recipes, kwargs) -> dict:
-    """Per run of a recipe with 3 runs or more: the others' climb rates at the same point."""
-    stats, names = {}, {}
-    for rid in ids:
-        try:
-            run = RunData.from_table(df, rid, y_key=y_key, x_key=x_key)
-            end = window_end(run, kwargs.get("fit_frac"), kwargs.get("fit_steps"))
-        except EntropyLawError:
-            continue
-        names[rid] = (recipes or {}).get(rid) or recipe_of(df, run)
-        win = run.window(end)
-        regime = _regimes.classify(win)
-        if regime["name"] == "take-off" or regime.get("takeoff"):
-            stats[rid] = (regime["c"], regime["c_se"])
-    out = {}
-    for rid, name in names.items():
-        peers = [r for r, n in names.items() if n == name and r != rid]
-        if len(peers) >= 2:
-            out[rid] = {"recipe": name, "rates": [stats[r] for r in peers if r in stats], "runs": len(peers)}
-    return out
 
 
 def _each_run(one, run_ids: list) -> tuple[dict, dict]:

@@ -1,5 +1,5 @@
 """The regime a run is in at the window's end, read off the window alone, and what runs in that
-regime did next (rates learned from real runs of other recipes, stored by the backtest).
+regime did next (rates learned from real runs of several recipes, stored by the backtest).
 
 A forecast method extrapolates the window's shape. That holds while the run saturates; it fails
 in two other regimes, each recognised from the window:
@@ -7,18 +7,18 @@ in two other regimes, each recognised from the window:
 - **take-off**: the score started near its floor (its first point in the lower
   :data:`FLOOR` of its range) and the late half of the window still climbs fast (the
   logit rate ``c`` per unit of ``ln(1 + step)`` at least :data:`FAST`, and the climb beyond
-  the score's noise). Where the climb stops is not in the window. Runs of other recipes that
+  the score's noise). Where the climb stops is not in the window. Real runs that
   were in take-off at the same point went on at a share ``rho`` of their window's rate:
   ``logit(final) = logit(end) + rho c ln((1 + T) / (1 + end))``. The forecast takes the
   median ``rho`` of such runs, its interval their 5-95 % range: it opens upward to what such
   runs reached.
 - **instability**: the entropy rose several-fold (:data:`ENTROPY_FOLD`: its smoothed level
   late in the window over its lowest earlier level), or the score fell beyond its noise
-  after a peak (:data:`DROP_SD` standard errors of a point). Runs of other recipes in that
-  state often collapsed; the forecast keeps its centre and widens downward: each draw is
-  moved toward the score's floor by a share drawn from what such runs kept of their level
-  (``r = final / window end``, above the floor, at most 1), and it warns "collapse risk"
-  with the share of such runs that collapsed (fell below half their level).
+  after a peak (:data:`DROP_SD` standard errors of a point). Real runs in that
+  state often collapsed; the forecast keeps its centre and its upper end and moves its lower
+  end to the 5 % point of its draws each scaled toward the score's floor by what such runs
+  kept of their level (``r = final / window end``, above the floor, at most 1), and it warns
+  "collapse risk" with the share of such runs that collapsed (fell below half their level).
 - **saturation**: neither; the methods' own forecast.
 
 The rates are learned by ``analysis/bench_forecast.py`` from every real run at 10, 15, 25
@@ -43,7 +43,6 @@ from entropylaw.fit.forecast.decide import problems_of
 from entropylaw.fit.forecast.drift_fit import late, logit_weights, posterior
 from entropylaw.fit.forecast.data import robust_noise
 from entropylaw.fit.logit import EPS, from_logit, to_logit
-from entropylaw.fit.robust import mad_sigma
 
 REGIMES = ("take-off", "instability", "saturation")
 FLOOR = 0.3  # the window's first score in the lowest 30 % of its range: it starts near its floor
@@ -128,39 +127,6 @@ def classify(win, entropy_fold=ENTROPY_FOLD) -> dict:
                                             f"half, {y.values[0]:.3f} -> {y.values[-1]:.3f})")
     if signs:
         out.update(name="instability", why="; ".join(signs), takeoff=out["name"] == "take-off")
-    return out
-
-
-def pool(regime, sweep, min_sd=0.05) -> dict:
-    """Partial pooling of the climb rate with the other runs of a sweep (``sweep["rates"]``:
-    their ``(c, se)`` at the same point, the run itself left out): their median and robust
-    spread ``sd`` (at least ``min_sd``) are a Gaussian prior on this run's rate, combined with its
-    own by precision, its own standard error taken as at least ``sd``. The regime then says so
-    (``sweep_note``).
-
-    >>> r = pool({"name": "take-off", "c": 1.0, "c_se": 0.01}, {"rates": [(0.5, 0.1), (0.7, 0.1), (0.6, 0.1)]})
-    >>> round(r["pooled_c"], 3), r["sweep_runs"]
-    (0.8, 3)
-    """
-    rates = [c for c, _ in sweep.get("rates", ())]
-    out = dict(regime)
-    n, runs = len(rates), sweep.get("runs", len(rates))
-    what = f"forecast with {runs} other run{'s' if runs != 1 else ''} of this sweep ({sweep.get('recipe', 'one recipe')})"
-    if n < 2 or "c" not in regime:
-        out["sweep_note"] = what + (f": {n} of them taking off, too few to pool climb rates with" if n < 2
-                                    else ": this run's climb was not measured")
-        return out
-    m, sd = float(np.median(rates)), max(mad_sigma(np.asarray(rates)), min_sd)
-    # the window's own rate foretells the later climb no better than the sweep's spread (on the CS336
-    # sweep, its correlation with the rate the run went on at is -0.20 at 15 %, -0.04 at 25 %):
-    # it weighs at most as one more run of the sweep would
-    se = max(regime["c_se"], sd)
-    prec = 1 / se ** 2 + 1 / sd ** 2
-    pooled = (regime["c"] / se ** 2 + m / sd ** 2) / prec
-    out.update(pooled_c=float(pooled), sweep_rate=[m, sd], sweep_runs=n)
-    used = "" if regime["name"] == "take-off" or regime.get("takeoff") else " (used in a take-off only)"
-    out["sweep_note"] = (f"{what}: its climb rate {regime['c']:.2f} pooled with the {n} taking off (median "
-                         f"{m:.2f}, spread {sd:.2f}) to {pooled:.2f}{used}")
     return out
 
 
@@ -305,7 +271,7 @@ def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
     own = (take.get("tasks") or {}).get(regime.get("task"))
     if own:
         return own, f"runs of task {regime['task']!r}"
-    return take, "runs of other tasks and recipes"
+    return take, "real runs of several recipes (each weighing the same)"
 
 
 def warnings_for(regime, rates) -> list[str]:
@@ -330,9 +296,9 @@ def warnings_for(regime, rates) -> list[str]:
         ins = rates.get("instability")
         if ins:
             share = ins["collapsed"] / ins["cases"]
-            out.append(f"collapse risk: {regime['why']}; of {ins['cases']} windows of {ins['runs']} runs of other "
-                       f"recipes in this state, {ins['collapsed']} ({share:.0%}) ended below half their level "
-                       f"({ins['collapsed_runs']} runs collapsed): the interval is widened downward")
+            out.append(f"collapse risk: {regime['why']}; of {ins['cases']} windows of {ins['runs']} real runs "
+                       f"({len(ins['recipes'])} recipes) in this state, {ins['collapsed']} ({share:.0%}) ended below "
+                       f"half their level ({ins['collapsed_runs']} runs collapsed): the interval is widened downward")
         else:
             out.append(f"collapse risk: {regime['why']}; no rates learned for such runs are stored: the interval "
                        "is not widened")
