@@ -5,7 +5,9 @@ next blank line). Rendered as Markdown those lines would be nested block quotes,
 subscript such as ``res.summary["table1"]["0.002"]`` would read as a reference link that
 ``mkdocs build --strict`` refuses. This hook turns each doctest block outside a fence into a
 fenced ``pycon`` block, and each Sphinx role into the code it names, for the pages and for
-the docstrings mkdocstrings renders.
+the docstrings mkdocstrings renders. A docstring line that is a table's marker (``METHODS_TABLE``
+in ``entropylaw.fit.forecast.core``, filled from the registry when the module is imported) is
+filled here too, since mkdocstrings reads the source, not the imported module.
 """
 
 from __future__ import annotations
@@ -21,6 +23,17 @@ FENCE = re.compile(r"^\s*(```|~~~)")
 ROLE = re.compile(r":(?:func|class|mod|meth|attr|data|exc|obj):`~?\.?([^`]+)`")
 
 
+def _methods_table() -> list[str]:
+    """The forecast methods from their registry, as a Markdown table."""
+    from entropylaw.fit.forecast.catalog import REGISTRY
+
+    return ["", "| method | what it does |", "|---|---|",
+            *(f"| `{name}` | {cls.description} |" for name, cls in REGISTRY.items()), ""]
+
+
+GENERATED = {"METHODS_TABLE": _methods_table}
+
+
 class DoctestBlocks(Preprocessor):
     def run(self, lines: list[str]) -> list[str]:
         out: list[str] = []
@@ -31,6 +44,10 @@ class DoctestBlocks(Preprocessor):
             mark = FENCE.match(line)
             if mark:
                 fence = None if fence == mark.group(1) else (fence or mark.group(1))
+            if fence is None and line.strip() in GENERATED:
+                out += GENERATED[line.strip()]()
+                i += 1
+                continue
             if fence is None and line.lstrip().startswith(">>>"):
                 indent = line[: len(line) - len(line.lstrip())]
                 block = []

@@ -287,7 +287,8 @@ def warnings_for(regime, rates) -> list[str]:
             q = take["rho"]
             out.append(f"take-off: {regime['why']}; where the climb stops is not in the window: {whose} in take-off "
                        f"went on at {q[10]:.2f} (5-95 %: {q[1]:.2f} to {q[19]:.2f}) times their window's rate "
-                       f"({take['cases']} windows of {take['runs']} runs, {len(take['recipes'])} recipe(s)): the "
+                       f"({take['cases']} windows of {take['runs']} runs, {len(take['recipes'])} "
+                       f"recipe{'s' if len(take['recipes']) != 1 else ''}): the "
                        "forecast follows them and its interval opens upward to what they reached")
         else:
             out.append(f"take-off: {regime['why']}; no rates learned for runs in take-off are stored: the forecast "
