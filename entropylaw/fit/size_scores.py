@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.fit.forecast.calibrate import from_logit, to_logit
+from entropylaw.fit.logit import from_logit, to_logit
 from entropylaw.fit.size_forms import FORMS, eval_form, fit_form
 from entropylaw.fit.size_spread import (FLOOR_PER_DECADE, FLOOR_SOURCE, MIN_FIT, form_weights, forward_chain,
                                         fitted, measured_per_decade, mixture_quantile, noise_sd, spread)

@@ -21,6 +21,7 @@ from scipy import special  # ndtri = normal quantile (scipy.stats costs ~1.5 s t
 
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast import curves as fc
+from entropylaw.fit.forecast import regimes
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.final import final_of
 from entropylaw.fit.forecast.result import MethodResult
@@ -51,6 +52,8 @@ class Method:
     """What :func:`~.core.forecast` knows of a method, and all it knows.
 
     - ``name``, ``description``: its name in :mod:`.catalog` and one line on what it does;
+    - ``simplicity``: its rank from the simplest (0); a tie in the backtest's rule for the
+      default goes to the simpler method (``analysis/bench_forecast.py``);
     - ``reads``: the window's series it fits (:data:`SERIES`); where one is missing, it
       cannot run and says why;
     - ``needs``: what ``forecast()`` hands :meth:`build` besides ``conf``, ``n_boot`` and
@@ -64,6 +67,7 @@ class Method:
 
     name = "?"
     description = ""
+    simplicity = 99
     reads: frozenset = frozenset({"target"})
     needs: frozenset = frozenset()
     requires: frozenset = frozenset()
@@ -237,7 +241,13 @@ class ForecastMethod(Method):
         # the draws spread around the unclipped forecast; the interval is centred where it is shown
         spread = draws - mid
         mid = self._bounded(mid, steps)
-        return mid, cal.scale_draws(mid, mid + spread, self.bounds_, c)
+        draws = cal.scale_draws(mid, mid + spread, self.bounds_, c)
+        # the regime the window is in (set by forecast() on the method it shows): what runs in it did next
+        regime = getattr(self, "regime_", None)
+        if regime is not None:
+            mid, draws = regimes.apply(regime, self.regime_rates_, steps, mid, draws, self.end_, self.bounds_,
+                                       self.seed)
+        return mid, draws
 
     def _bounded(self, mid, steps):
         """The point forecast inside the score's bounds; crossing one is said, once."""
