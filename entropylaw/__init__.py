@@ -22,6 +22,6 @@ from entropylaw.api import (  # noqa: E402
 # each name is a function or a package, never both: the packages are named for what they hold
 # (readers, probing, auditing, figure_sets, page), the API's functions for what they do
 __all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "predict_all", "forecast", "forecast_all",
-           "scale", "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "FIGURES", "overview", "snapshot",
-           "rank", "probe", "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes",
+           "scale", "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "FIGURES", "overview",
+           "snapshot", "rank", "probe", "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes",
            "EntropyLawFit", "Forecast", "EntropyLawError", "EntropyLawWarning", "RowsDroppedWarning", "__version__"]

@@ -8,7 +8,8 @@ inside a number; a word longer than the whole line is folded.
 >>> wrap("run verl_ppo_qwen2.5-0.5b-instruct_gsm8k: weak fit, R² = 0.36 < 0.5", width=24).splitlines()
 ['run verl_ppo_qwen2.5-', '  0.5b-instruct_gsm8k:', '  weak fit, R² = 0.36 <', '  0.5']
 
-A result shows its text in a notebook as it prints it (:func:`as_html`). Many runs' messages of one kind are said once, with the runs counted (:func:`group_repeats`);
+A result shows its text in a notebook as it prints it (:func:`as_html`). Many runs' messages
+of one kind are said once, with the runs counted (:func:`group_repeats`);
 a count agrees with its noun (:func:`count`).
 """
 

@@ -98,7 +98,8 @@ def test_warnings_on_stderr_fit_the_width_and_q_silences_them(columns):
 @pytest.mark.skipif(not REAL.is_dir(), reason="no data/real")
 def test_an_unknown_run_on_the_command_line_is_one_short_line():
     out = _cli("fit", str(REAL), "--run", "X")
-    assert out.returncode == 2 and out.stderr == "entropylaw: error: --run: no run 'X' among the 20 runs (none is close)\n"
+    assert out.returncode == 2
+    assert out.stderr == "entropylaw: error: --run: no run 'X' among the 20 runs (none is close)\n"
 
 
 @pytest.mark.skipif(not SIZES.is_dir(), reason="no data/real-sizes")

@@ -55,10 +55,10 @@ from entropylaw.terminal import group_repeats as _group_repeats, not_found as _n
 
 # the API: everything else of the package (the readers, the fits' parts, the commands' plumbing in
 # entropylaw.api.plumbing) is reached through its own module
-__all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "predict_all", "forecast", "forecast_all", "scale",
-           "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "FIGURES", "overview", "snapshot",
-           "rank", "probe", "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes", "EntropyLawFit",
-           "Forecast"]
+__all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "predict_all", "forecast", "forecast_all",
+           "scale", "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "FIGURES", "overview",
+           "snapshot", "rank", "probe", "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes",
+           "EntropyLawFit", "Forecast"]
 
 
 @_contextlib.contextmanager

@@ -159,7 +159,8 @@ class Ingested:
             lines += [f"  - {note}" for note in report.notes]
         lines += ["", format_summary(self.summary)]
         if self.output:
-            lines.append(f"\nwrote {self.output}: {count(len(self.table), 'row')}, {count(self.table['run_id'].nunique(), 'run')}")
+            lines.append(f"\nwrote {self.output}: {count(len(self.table), 'row')}, "
+                         f"{count(self.table['run_id'].nunique(), 'run')}")
         return wrap("\n".join(lines))
 
 

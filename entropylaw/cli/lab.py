@@ -66,7 +66,7 @@ def run_one(args) -> int:
             "seed": args.seed, **settings(args.set)}
     summary = api.lab_run(spec, args.out, loggers=args.loggers, device=args.device, progress=not args.no_progress)
     final = summary.get("final", {})
-    print(f"{summary['run_name']}: {summary.get('steps')} steps on {summary.get('device')} in "
+    print(f"{summary['run_name']}: {plumbing.count(summary.get('steps'), 'step')} on {summary.get('device')} in "
           f"{summary.get('wall_s', 0):.1f} s; entropy {final.get('actor/entropy', float('nan')):.3f}, "
           f"score {final.get('critic/score/mean', float('nan')):.3f}; logs in {args.out}")
     return 0
@@ -77,18 +77,18 @@ def run_sweep(args) -> int:
         names, loggers = plumbing.lab_sweep_runs(args.config)
         for name in names:
             print(name)
-        print(f"{len(names)} runs, loggers {','.join(loggers)}")
+        print(f"{plumbing.count(len(names), 'run')}, loggers {','.join(loggers)}")
         return 0
     summaries = api.lab_sweep(args.config, args.out, loggers=args.loggers, device=args.device,
                               progress=not args.no_progress, jobs=args.jobs,
                               echo=lambda line: print(line, file=sys.stderr, flush=True))
-    print(f"sweep finished: {len(summaries)} runs in {args.out}/runs")
+    print(f"sweep finished: {plumbing.count(len(summaries), 'run')} in {args.out}/runs")
     return 0
 
 
 def run_export(args) -> int:
     t = api.lab_export(args.sweep_dir, args.to, finished_only=not args.include_unfinished)
-    print(f"wrote {args.to}: {t['run_id'].nunique()} runs, {len(t)} rows")
+    print(f"wrote {args.to}: {plumbing.count(t['run_id'].nunique(), 'run')}, {plumbing.count(len(t), 'row')}")
     return 0
 
 

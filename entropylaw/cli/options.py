@@ -20,7 +20,8 @@ import re
 import sys
 
 from entropylaw import api
-from entropylaw.api.plumbing import ENTROPY_CONVENTIONS, INTERVALS, PAIRINGS, parse_size as api_size, parse_sizes as api_sizes, width, wrap
+from entropylaw.api.plumbing import ENTROPY_CONVENTIONS, INTERVALS, PAIRINGS, width, wrap
+from entropylaw.api.plumbing import parse_size as api_size, parse_sizes as api_sizes
 from entropylaw.errors import EntropyLawError
 
 

@@ -45,5 +45,5 @@ def run(args) -> int:
                               chunk_size=args.chunk_size, seed=args.seed, tokenizer_path=args.tokenizer,
                               table1=args.table1, chat_template=args.chat_template)
     print(plumbing.wide(t, api.run_ids(t)[0]).to_string(float_format=lambda v: f"{v:.4f}"))
-    print(f"wrote {args.out} ({len(t)} rows)")
+    print(f"wrote {args.out} ({plumbing.count(len(t), 'row')})")
     return 0

@@ -275,7 +275,8 @@ def plot_algorithms(points: Mapping[str, pd.DataFrame], algorithm_of: Mapping[st
     a, b = float(shared_fit["a"]), float(shared_fit["b"])
     ax.plot(grid, -a * np.exp(grid) + b, color="black", lw=2, label=f"shared fit: R = -{fmt(a)}·exp(H) + {fmt(b)}")
     for k, (alg, fit) in enumerate((per_algorithm or {}).items()):
-        ax.plot(grid, -float(fit["a"]) * np.exp(grid) + float(fit["b"]), ls=FIT_STYLES[k % len(FIT_STYLES)], color="0.4",
+        ax.plot(grid, -float(fit["a"]) * np.exp(grid) + float(fit["b"]), ls=FIT_STYLES[k % len(FIT_STYLES)],
+                color="0.4",
                 lw=1.2, label=f"{alg} alone: a = {fmt(float(fit['a']))}, b = {fmt(float(fit['b']))}")
     for run, pts in points.items():
         alg = algorithm_of.get(run, "?") or "?"

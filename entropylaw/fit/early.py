@@ -38,7 +38,8 @@ from entropylaw.terminal import as_html, count, wrap
 PROTOCOL = "paper (Fig. 5): later scores predicted from their observed entropy; not a forecast"
 COLUMNS = [("run", "run_id"), ("fit_n", "fit_n"), ("fit_to_step", "fit_last_step"), ("n_pred", "n_predicted"),
            ("rmse_pred", "rmse_predicted"), ("final_obs", "final_observed"), ("final_pred", "final_predicted"),
-           ("final_step", "final_step"), ("final_err", "final_error"), ("ceiling", "ceiling"), ("ceiling_ci", "ceiling_ci")]
+           ("final_step", "final_step"), ("final_err", "final_error"), ("ceiling", "ceiling"),
+           ("ceiling_ci", "ceiling_ci")]
 OPTIONAL = ("fit_to_step", "final_step", "n_pred", "fit_n")  # what a narrow terminal leaves out first
 
 
@@ -77,7 +78,8 @@ class EarlyPrediction:
         k = int(in_fit.sum())
         last = np.floor(end) if end - np.floor(end) > 0 else end  # training steps are whole: 151.1 -> 151
         if k < 3:
-            raise EntropyLawError(f"{where}: the fit window (steps {origin:g}..{last:g}) holds {count(k, 'paired point')}; "
+            raise EntropyLawError(f"{where}: the fit window (steps {origin:g}..{last:g}) holds "
+                                  f"{count(k, 'paired point')}; "
                                   f"the log starts at step {origin:g} and its first paired point is at step "
                                   f"{steps.min():g}; the fit needs at least 3 (choose a larger `fit_steps`/`fit_frac`)")
         if k == len(steps):

@@ -141,7 +141,8 @@ class FinalScoreLaw:
             notes.append(f"{N / self.sizes_.max():.2g}x the largest size fitted ({size_text(self.sizes_.max())}), "
                          f"{d:.2f} decades: an extrapolation")
         if self.at_bound_:
-            notes.append(f"{count(self.at_bound_, 'size')} {'scores' if self.at_bound_ == 1 else 'score'} at the range's "
+            verb = "scores" if self.at_bound_ == 1 else "score"
+            notes.append(f"{count(self.at_bound_, 'size')} {verb} at the range's "
                          f"end, fitted as {100 * EDGE:g} % inside it")
         if self.params_.get("logit-linear", {}).get("beta", 0.0) < 0:
             notes.append("the score falls as the size grows")

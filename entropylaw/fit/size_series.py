@@ -30,7 +30,8 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import score_bounds
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_scores import FinalScoreLaw
-from entropylaw.readers.model_size import PUBLISHED_NONEMBEDDING, family_of, parse_size, parse_sizes, published_nonembedding
+from entropylaw.readers.model_size import (PUBLISHED_NONEMBEDDING, family_of, parse_size, parse_sizes,
+                                           published_nonembedding)
 from entropylaw.fit.size_text import size_text as _size_text
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.terminal import as_html, count, wrap
@@ -120,7 +121,8 @@ class ScaleResult:
             **self.score_law.to_dict(), "plateau": self.plateau_law.to_dict()}
         runs = self.runs.replace({np.nan: None}).to_dict(orient="records")
         return {"target_key": self.target_key, "conf": self.conf, "runs": runs, "coefficient_law": coef,
-                "final_score_law": score, "predictions": [self.predict(n) for n in self._asked(predict)], "notes": self.notes}
+                "final_score_law": score, "predictions": [self.predict(n) for n in self._asked(predict)],
+                "notes": self.notes}
 
     def report(self, predict=None) -> str:
         """The text ``entropylaw scale`` prints; ``predict``: sizes (default: those asked for)."""
@@ -141,7 +143,8 @@ class ScaleResult:
         if self.coefficient_law is None:
             lines.append(f"coefficient law (a, b, ceiling vs log10 N): refused: {self.coefficient_refused}")
         else:
-            lines.append(f"coefficient law over the {len(self.coefficient_law.labels_)} runs whose fit the law describes:")
+            lines.append(f"coefficient law over the {len(self.coefficient_law.labels_)} runs whose fit the law "
+                         "describes:")
             for k, ln in self.coefficient_law.lines_.items():
                 lines.append(f"  {k:8s} = {ln['intercept']:+.4f} {ln['slope']:+.4f} * log10(N)   "
                              f"(residual sd {ln['s']:.4f})")
@@ -194,7 +197,8 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
     fallback = ~np.isfinite(sizes) & np.isfinite(total)
     if fallback.any():
         n = int(fallback.sum())
-        warnings.warn(f"{count(n, 'run')} {'has' if n == 1 else 'have'} no non-embedding parameter count; using total parameters "
+        warnings.warn(f"{count(n, 'run')} {'has' if n == 1 else 'have'} no non-embedding parameter count; "
+                      "using total parameters "
                       "(give `config` config.json for exact counts)", EntropyLawWarning, stacklevel=3)
         sizes = np.where(fallback, total, sizes)
     rows, series = [], {}
@@ -296,7 +300,8 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95,
         left = rows[~rows["run_id"].isin(described["run_id"])]
         why = "; ".join(dict.fromkeys(f"{_size_text(r.n_params)} ({r.trust})" for r in left.itertuples()))
         have = ", ".join(_size_text(n) for n in sorted(described["n_params"].unique())) or "none"
-        coef_refused = (f"the law describes {count(sizes, 'size')} ({have}); the coefficient law needs {MIN_COEF_SIZES}. "
+        coef_refused = (f"the law describes {count(sizes, 'size')} ({have}); the coefficient law needs "
+                        f"{MIN_COEF_SIZES}. "
                         f"Left out: {why}")
     else:
         coef_law = SizeLaw(conf=coef_conf).fit(described["n_params"], described["a"], described["b"],

@@ -187,8 +187,8 @@ class ForecastMethod(Method):
         self.q_ = self.sigma_**2
         if len(y) - n_late < 2:
             self.warnings_.append(f"too few {run.target_kind} points to score the method on the late part of the "
-                                  "window: how far its curve misses is not measured, so the interval assumes it misses by as much as the "
-                                  "score's noise")
+                                  "window: how far its curve misses is not measured, so the interval assumes it "
+                                  "misses by as much as the score's noise")
             return
         cut = float(y.steps[-n_late - 1])
         early = self.clone(n_boot=0)
