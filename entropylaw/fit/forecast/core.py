@@ -207,7 +207,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
 
     ``at_steps``: steps to forecast (after the window), or ``horizon``: N steps after the
     window's end. Default: the run's later target steps when the window ends before the run
-    does (a backtest), else as far ahead as the window is long. ``methods``: names from
+    does (a backtest), else its planned total steps where its log's config says them, else as
+    far ahead as the window is long. ``methods``: names from
     :data:`ALL_METHODS` (default: all whose required inputs are given: ``prior`` only with
     ``prior_runs``). Each method is handed what it declares it needs of ``prior_runs``,
     ``prior_base`` (the method a prior acts on; None: law+entropy), ``shape_prior`` and
@@ -254,9 +255,14 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         if at_steps is not None:
             raise EntropyLawError("give at most one of `at_steps` and `horizon`")
         at_steps = [end + horizon]
+    planned = (run.config or {}).get("total_steps")
     if at_steps is None:
         later = run.target.steps[run.target.steps > end]
-        at_steps = later if len(later) else np.array([end + max(end - run.origin, 1.0)])
+        if not len(later) and planned and planned > end:  # live: the run's planned last step, from its config
+            at_steps = np.array([float(planned)])
+            given["notes"].append(f"forecast to step {planned}, the run's planned total (its log's config)")
+        else:
+            at_steps = later if len(later) else np.array([end + max(end - run.origin, 1.0)])
     at_steps = np.atleast_1d(np.asarray(at_steps, float))
     if (at_steps <= end).any():
         bad = float(at_steps[at_steps <= end][0])
