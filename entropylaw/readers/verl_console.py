@@ -375,18 +375,37 @@ def infer_header_meta(header_lines: list[bytes], keys: list[str]) -> dict:
     }
 
 
-# the config keys the forecast reads: on the command line (``data.shuffle=False``) or in the
-# config echo (``'shuffle': False`` inside the ``data`` block)
-_CONFIG_ARGS = {
-    "shuffle": re.compile(r"(?:data\.shuffle=|'shuffle':\s*)(\w+)"),
-    "total_steps": re.compile(r"(?:trainer\.total_training_steps=|'total_training_steps':\s*)(\d+)"),
-    "total_epochs": re.compile(r"(?:trainer\.total_epochs=|'total_epochs':\s*)(\d+)"),
-    "lr": re.compile(r"(?:actor_rollout_ref\.actor\.optim\.lr=|'lr':\s*)([0-9.eE+-]+)"),
-    "lr_warmup_steps_ratio": re.compile(r"(?:actor\.optim\.lr_warmup_steps_ratio=|'lr_warmup_steps_ratio':\s*)"
-                                        r"([0-9.eE+-]+)"),
-    "lr_schedule": re.compile(r"(?:optim\.(?:warmup_style|lr_scheduler_type)=|'(?:warmup_style|lr_scheduler_type)':\s*)"
-                              r"'?([\w-]+)"),
+# the config keys the forecast reads: on the command line (``data.shuffle=False``), or in the
+# config echo inside their block (``'shuffle': False`` under ``'data'``: the actor's and the
+# critic's own ``'shuffle'`` are their mini-batches', not the data's)
+_CONFIG_KEYS = {  # key: (command-line argument, echo key, echo block)
+    "shuffle": (r"data\.shuffle", "shuffle", "data"),
+    "total_steps": (r"trainer\.total_training_steps", "total_training_steps", "trainer"),
+    "total_epochs": (r"trainer\.total_epochs", "total_epochs", "trainer"),
+    "lr": (r"actor_rollout_ref\.actor\.optim\.lr", "lr", "actor_rollout_ref"),
+    "lr_warmup_steps_ratio": (r"actor_rollout_ref\.actor\.optim\.lr_warmup_steps_ratio", "lr_warmup_steps_ratio",
+                              "actor_rollout_ref"),
+    "lr_schedule": (r"actor_rollout_ref\.actor\.optim\.(?:warmup_style|lr_scheduler_type)",
+                    "(?:warmup_style|lr_scheduler_type)", "actor_rollout_ref"),
 }
+_CONFIG_ARGS = {k: re.compile(rf"(?:^|\s){cli}=['\"]?([\w.+-]+)") for k, (cli, _, _) in _CONFIG_KEYS.items()}
+_CONFIG_ECHO = {k: re.compile(rf"'{echo}':\s*'?([\w.+-]+)") for k, (_, echo, _) in _CONFIG_KEYS.items()}
+_RAY_PREFIX = re.compile(r"^\(\w+ pid=\d+(?:, ip=[\d.]+)?\)")
+_ECHO_BLOCK = re.compile(r"^\s{0,2}\{?'(\w+)': \{")  # a top-level block of the echo (indented 0-2)
+
+
+def _config_value(key: str, value: str):
+    """The value of a config key, or None where it is not one (``None``, a word for a number)."""
+    if key == "shuffle":
+        return {"true": True, "false": False}.get(value.lower())
+    if key in ("total_steps", "total_epochs"):
+        return int(value) if value.isdigit() else None
+    if key == "lr_schedule":
+        return value if value != "None" else None
+    try:
+        return float(value)
+    except ValueError:
+        return None
 
 
 def config_from_header(header_lines: list[bytes]) -> dict:
@@ -400,31 +419,35 @@ def config_from_header(header_lines: list[bytes]) -> dict:
     """
     variables: dict[str, str] = {}
     out: dict = {}
+    block, files = "", None  # the echo's current top-level block; a train-files list still open
     for raw in header_lines:
-        if b"=" not in raw and b"':" not in raw:
+        if b"=" not in raw and b"'" not in raw:
             continue
         line = _ANSI.sub(b"", raw).decode("utf-8", "replace").rstrip()
+        echo = _RAY_PREFIX.sub("", line)
         m = _SHELL_VAR.match(line)
         if m and " " not in m.group(1):
             variables[m.group(1)] = _unquote(m.group(2))
-        if "train_files" not in out and (m := _TRAIN_FILES.search(line)):
-            files = _PARQUET.findall(_expand(m.group(1).split("data.val_files")[0].split("'val_files'")[0], variables))
-            if files:
-                out["train_files"] = list(dict.fromkeys(files))
-        for key, pattern in _CONFIG_ARGS.items():
-            if key not in out and (m := pattern.search(line)):
-                value = m.group(1)
-                if key == "shuffle":
-                    if value.lower() not in ("true", "false"):
-                        continue
-                    out[key] = value.lower() == "true"
-                elif key in ("total_steps", "total_epochs"):
-                    out[key] = int(value)
-                elif key == "lr_schedule":
-                    out[key] = value
-                else:
-                    try:
-                        out[key] = float(value)
-                    except ValueError:
-                        continue
+        if (m := _ECHO_BLOCK.match(echo)):
+            block = m.group(1)
+        if files is not None:  # the echo's list goes on over the next lines, up to its "]"
+            files += _PARQUET.findall(echo.split("]")[0])
+            if "]" in echo:
+                out.setdefault("train_files", list(dict.fromkeys(files)))
+                files = None
+        elif "train_files" not in out and (m := _TRAIN_FILES.search(line)):
+            text = _expand(m.group(1).split("data.val_files")[0].split("'val_files'")[0], variables)
+            found = _PARQUET.findall(text.split("]")[0] if "'train_files'" in line else text)
+            if "'train_files'" in line and "[" in text and "]" not in text:
+                files = found
+            elif found:
+                out["train_files"] = list(dict.fromkeys(found))
+        for key in _CONFIG_KEYS:
+            if key in out:
+                continue
+            m = _CONFIG_ARGS[key].search(line)
+            if m is None and block == _CONFIG_KEYS[key][2]:
+                m = _CONFIG_ECHO[key].search(echo)
+            if m is not None and (value := _config_value(key, m.group(1).strip("'\""))) is not None:
+                out[key] = value
     return out
