@@ -146,8 +146,8 @@ def test_a_data_switch_in_the_printed_config_is_warned_about_and_widens(tmp_path
     switch, same = got["False"], got["True"]
     assert any(w.startswith("the data changes during the run") for w in switch.warnings)
     assert not any("data changes" in w for w in same.warnings)
-    w_switch, w_same = (float(f.methods[f.default].forecast["hi"].iloc[-1] - f.methods[f.default].forecast["lo"].iloc[-1])
-                        for f in (switch, same))
+    w_switch, w_same = (float(f.methods[f.default].forecast["hi"].iloc[-1]
+                              - f.methods[f.default].forecast["lo"].iloc[-1]) for f in (switch, same))
     assert w_switch > 1.5 * w_same
     assert "assumes the same data throughout" in " ".join(str(switch).split())  # wrapped at 120
     # live (nothing after the window): the forecast goes to the planned total the config names

@@ -235,7 +235,7 @@ def test_model_from_file_name_when_log_is_silent(tmp_path):
 def test_the_config_the_forecast_reads_from_the_config_echo():
     """veRL prints its resolved config as a dict: the train files in order, data.shuffle, the planned
     total steps and the learning-rate schedule are kept in meta["config"] (the table's config column)."""
-    from entropylaw.readers.verl_console import config_from_header
+    from entropylaw.readers.verl_config import config_from_header
 
     echo = [b"{'data': {'train_files': ['/d/gsm8k/train.parquet', '/d/math/train.parquet'], "
             b"'val_files': '/d/gsm8k/test.parquet', 'shuffle': False},\n",

@@ -14,11 +14,11 @@ METHODS_TABLE
 
 Runs with no validation score are forecast on their training score (``target_kind``).
 The window's regime (take-off, instability or saturation, :mod:`.regimes`) changes the
-forecast the output recommends by what runs of other recipes in that regime did next, and
-says so (``Forecast.regime``, ``Forecast.warnings``). The default method is chosen by a rule fixed in advance and applied by the backtest of the
-real runs (``analysis/bench_forecast.py``, stored in ``calibration.json``; see
-:func:`default_method`). Every forecast also answers "can I stop?" and "will it reach a
-target?" (``Forecast.decision``, :mod:`.decide`).
+forecast the output recommends by what real runs in that regime did next, and says so
+(``Forecast.regime``, ``Forecast.warnings``). The default method is chosen by a rule fixed
+in advance and applied by the backtest of the real runs (``analysis/bench_forecast.py``,
+stored in ``calibration.json``; see :func:`default_method`). Every forecast also answers
+"can I stop?" and "will it reach a target?" (``Forecast.decision``, :mod:`.decide`).
 
 >>> import numpy as np
 >>> from entropylaw.fit.forecast.data import RunData
@@ -311,8 +311,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     decision = decision_on(win, at_steps, decided, conf, target, threshold, n_problems, total_steps, first, curve)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
                     at_steps, results, note, default=default, observed=observed, decision=decision,
-                    fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end), final_steps=fin_steps,
-                    regime=regime, warnings=said)
+                    fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end),
+                    final_steps=fin_steps, regime=regime, warnings=said)
 
 
 def _regime(win, rates, sweep, shown):
