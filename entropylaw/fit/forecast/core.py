@@ -330,6 +330,8 @@ def _regime(win, rates, sweep, shown):
         if m is not None and getattr(m, "ok_", False) and hasattr(m, "end_"):
             m.regime_, m.regime_rates_ = regime, rates
             m.warnings_.extend(said)
+            if regime["name"] == "take-off" and _regimes.takeoff_rates(rates, regime)[0]:
+                m.t90_note_ = "take-off: the forecast of what runs in take-off did next, not this method's own"
     return regime, said
 
 
