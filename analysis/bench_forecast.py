@@ -22,6 +22,11 @@ it uses information a forecast does not have. Runs without validation are foreca
 their training score and reported in their own tables. ``prior`` uses the other runs of
 the same family (model and dataset) as finished runs (leave one out).
 
+Then the regimes (take-off, instability, saturation) on every run, ``data/`` and, where present,
+the CS336 and rasbt runs of ``../shared``, leaving whole recipes out
+(``bench_forecast_regimes.py``; the recipes in ``bench_forecast_runs.py``); their rates, learned
+from every run, are stored in ``calibration.json`` as quantiles and counts with their provenance.
+
 Noise floor: the binomial standard error sqrt(p (1 - p) / n) of the final validation score,
 n the benchmark's number of problems (``--n-problems``, else the table ``PROBLEMS``: test
 split sizes), combined over benchmarks for ``val/mean``.

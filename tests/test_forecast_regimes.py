@@ -146,10 +146,13 @@ def test_a_data_switch_in_the_printed_config_is_warned_about_and_widens(tmp_path
     switch, same = got["False"], got["True"]
     assert any(w.startswith("the data changes during the run") for w in switch.warnings)
     assert not any("data changes" in w for w in same.warnings)
-    w_switch, w_same = (float(f.methods[f.default].forecast["hi"].iloc[-1] - f.methods[f.default].forecast["lo"].iloc[-1])
-                        for f in (switch, same))
+    w_switch, w_same = (float(f.methods[f.default].forecast["hi"].iloc[-1]
+                              - f.methods[f.default].forecast["lo"].iloc[-1]) for f in (switch, same))
     assert w_switch > 1.5 * w_same
     assert "assumes the same data throughout" in " ".join(str(switch).split())  # wrapped at 120
+    # live (nothing after the window): the forecast goes to the planned total the config names
+    live = forecast(RunData.from_table(df, rid).window(100.0), methods=["default"], regime_rates={})
+    assert list(live.at_steps) == [200.0] and "planned total" in live.note
 
 
 def test_rates_need_two_recipes_and_a_recipe_is_left_out_of_its_own():

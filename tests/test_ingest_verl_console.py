@@ -235,7 +235,7 @@ def test_model_from_file_name_when_log_is_silent(tmp_path):
 def test_the_config_the_forecast_reads_from_the_config_echo():
     """veRL prints its resolved config as a dict: the train files in order, data.shuffle, the planned
     total steps and the learning-rate schedule are kept in meta["config"] (the table's config column)."""
-    from entropylaw.readers.verl_console import config_from_header
+    from entropylaw.readers.verl_config import config_from_header
 
     echo = [b"{'data': {'train_files': ['/d/gsm8k/train.parquet', '/d/math/train.parquet'], "
             b"'val_files': '/d/gsm8k/test.parquet', 'shuffle': False},\n",
@@ -246,3 +246,14 @@ def test_the_config_the_forecast_reads_from_the_config_echo():
                                         "shuffle": False, "lr": 1e-06, "lr_warmup_steps_ratio": 0.1,
                                         "lr_schedule": "cosine", "total_epochs": 2, "total_steps": 300}
     assert config_from_header([b"python3 -m verl.trainer.main_ppo data.shuffle=maybe"]) == {}  # not a bool: left out
+
+
+@pytest.mark.shared
+def test_a_real_echo_s_data_shuffle_is_read_from_its_data_block(real_logs):
+    """The GSM8K+MATH GPG log trains on two files, and its echo prints 'shuffle': False for the
+    actor's and the critic's mini-batches before the data block's 'shuffle': True: the data is
+    shuffled, so no data switch is read."""
+    [raw] = read_verl_console(real_logs / "verl_gpg_qwen2-7b-instruct_gsm8k+math_fsdp.log")
+    config = raw.meta["config"]
+    assert config["shuffle"] is True and [f.rsplit("/", 2)[-2] for f in config["train_files"]] == ["gsm8k", "math"]
+    assert config["total_epochs"] == 15 and "total_steps" not in config  # 'total_training_steps': None

@@ -17,7 +17,7 @@ samples and NCCL noise; lines may carry ANSI colour codes, a Ray prefix such as
 - reads metadata from the launch command / config echo before the first step line:
   model (``actor_rollout_ref.model.path``, shell variables resolved), algorithm
   (``algorithm.adv_estimator``; ``gae`` means PPO), dataset (the train files) and the
-  ``config`` the forecast reads (:func:`config_from_header`): the train files in order,
+  ``config`` the forecast reads (:func:`.verl_config.config_from_header`): the train files in order,
   ``data.shuffle``, the planned total steps and the learning-rate schedule.
 
 Validation-only lines (veRL validates before the first update and after the last one)
@@ -57,6 +57,13 @@ from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.keys import detect_keys
 from entropylaw.readers.printed import number
 from entropylaw.readers.verl_echo import MARK, EchoCollector, echo_rows
+from entropylaw.readers.verl_config import ANSI as _ANSI
+from entropylaw.readers.verl_config import PARQUET as _PARQUET
+from entropylaw.readers.verl_config import SHELL_VAR as _SHELL_VAR
+from entropylaw.readers.verl_config import TRAIN_FILES as _TRAIN_FILES
+from entropylaw.readers.verl_config import config_from_header
+from entropylaw.readers.verl_config import expand as _expand
+from entropylaw.readers.verl_config import unquote as _unquote
 
 NON_NUMERIC = "non-numeric value"
 MALFORMED = "malformed key:value pair"
@@ -67,7 +74,6 @@ CUT_LINE_BYTES = 4096
 MAX_NOTES_PER_KIND = 5
 HEADER_SCAN_LINES = 50_000  # metadata is read from the launch command / config echo only
 
-_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 # step:<int> at the start of a word, then the pairs (or nothing but spaces)
 _HEAD = re.compile(rb"(?:^|(?<=[\s)\]>|]))step:(-?\d+)(?= - |\s*$)")
 
@@ -262,29 +268,12 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
 
 # ---- metadata from the launch command and the config echo -------------------------------
 
-_SHELL_VAR = re.compile(r"^\s*(?:\++\s*)?(?:export\s+)?([A-Za-z_]\w*)=(.*?)\s*(?:#.*)?$")
 _MODEL_ARG = re.compile(r"actor_rollout_ref\.model\.path=(\S+)")
 _MODEL_ECHO = re.compile(r"'path':\s*'([^']+)'")
 _ESTIMATOR = re.compile(r"algorithm\.adv_estimator=([\w-]+)|'adv_estimator':\s*'([\w-]+)'")
-_TRAIN_FILES = re.compile(r"(?:data\.train_files=|'train_files':\s*|^\s*(?:\++\s*)?(?:export\s+)?train_files=)(.*)")
-_PARQUET = re.compile(r"[^\s'\"\[\],=]+\.(?:parquet|jsonl?|arrow)")
-_VAR_REF = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
 _GENERIC_DIRS = {"data", "datasets", "dataset", "train", "processed", "parquet", ""}
 _ALGO_ALIASES = {"gae": "ppo"}
 _DATASET_ALIASES = {"math-lighteval": "math", "math500": "math500", "hendrycks_math": "math"}
-
-
-def _unquote(text: str) -> str:
-    return text.strip().strip("'\"").replace("'\\''", "'")
-
-
-def _expand(text: str, variables: dict[str, str], depth: int = 3) -> str:
-    for _ in range(depth):
-        new = _VAR_REF.sub(lambda m: variables.get(m.group(1), m.group(0)), text)
-        if new == text:
-            break
-        text = new
-    return text
 
 
 def model_name_from_path(path: str) -> str:
@@ -363,57 +352,3 @@ def infer_header_meta(header_lines: list[bytes], keys: list[str]) -> dict:
         "config": config_from_header(header_lines),
     }
 
-
-# the config keys the forecast reads: on the command line (``data.shuffle=False``) or in the
-# config echo (``'shuffle': False`` inside the ``data`` block)
-_CONFIG_ARGS = {
-    "shuffle": re.compile(r"(?:data\.shuffle=|'shuffle':\s*)(\w+)"),
-    "total_steps": re.compile(r"(?:trainer\.total_training_steps=|'total_training_steps':\s*)(\d+)"),
-    "total_epochs": re.compile(r"(?:trainer\.total_epochs=|'total_epochs':\s*)(\d+)"),
-    "lr": re.compile(r"(?:actor_rollout_ref\.actor\.optim\.lr=|'lr':\s*)([0-9.eE+-]+)"),
-    "lr_warmup_steps_ratio": re.compile(r"(?:actor\.optim\.lr_warmup_steps_ratio=|'lr_warmup_steps_ratio':\s*)"
-                                        r"([0-9.eE+-]+)"),
-    "lr_schedule": re.compile(r"(?:optim\.(?:warmup_style|lr_scheduler_type)=|'(?:warmup_style|lr_scheduler_type)':\s*)"
-                              r"'?([\w-]+)"),
-}
-
-
-def config_from_header(header_lines: list[bytes]) -> dict:
-    """What the launch command and the config echo say of the data and the schedule: the
-    train files in order (``train_files``), ``shuffle`` (True/False), ``total_steps`` or
-    ``total_epochs``, the learning rate and its schedule; a key not printed is left out.
-
-    >>> config_from_header([b"python3 -m verl.trainer.main_ppo data.train_files=['/d/gsm8k/train.parquet',"
-    ...                     b"'/d/math/train.parquet'] data.shuffle=False trainer.total_training_steps=400"])
-    {'train_files': ['/d/gsm8k/train.parquet', '/d/math/train.parquet'], 'shuffle': False, 'total_steps': 400}
-    """
-    variables: dict[str, str] = {}
-    out: dict = {}
-    for raw in header_lines:
-        if b"=" not in raw and b"':" not in raw:
-            continue
-        line = _ANSI.sub(b"", raw).decode("utf-8", "replace").rstrip()
-        m = _SHELL_VAR.match(line)
-        if m and " " not in m.group(1):
-            variables[m.group(1)] = _unquote(m.group(2))
-        if "train_files" not in out and (m := _TRAIN_FILES.search(line)):
-            files = _PARQUET.findall(_expand(m.group(1).split("data.val_files")[0].split("'val_files'")[0], variables))
-            if files:
-                out["train_files"] = list(dict.fromkeys(files))
-        for key, pattern in _CONFIG_ARGS.items():
-            if key not in out and (m := pattern.search(line)):
-                value = m.group(1)
-                if key == "shuffle":
-                    if value.lower() not in ("true", "false"):
-                        continue
-                    out[key] = value.lower() == "true"
-                elif key in ("total_steps", "total_epochs"):
-                    out[key] = int(value)
-                elif key == "lr_schedule":
-                    out[key] = value
-                else:
-                    try:
-                        out[key] = float(value)
-                    except ValueError:
-                        continue
-    return out

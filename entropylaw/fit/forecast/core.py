@@ -14,11 +14,11 @@ METHODS_TABLE
 
 Runs with no validation score are forecast on their training score (``target_kind``).
 The window's regime (take-off, instability or saturation, :mod:`.regimes`) changes the
-forecast the output recommends by what runs of other recipes in that regime did next, and
-says so (``Forecast.regime``, ``Forecast.warnings``). The default method is chosen by a rule fixed in advance and applied by the backtest of the
-real runs (``analysis/bench_forecast.py``, stored in ``calibration.json``; see
-:func:`default_method`). Every forecast also answers "can I stop?" and "will it reach a
-target?" (``Forecast.decision``, :mod:`.decide`).
+forecast the output recommends by what real runs in that regime did next, and says so
+(``Forecast.regime``, ``Forecast.warnings``). The default method is chosen by a rule fixed
+in advance and applied by the backtest of the real runs (``analysis/bench_forecast.py``,
+stored in ``calibration.json``; see :func:`default_method`). Every forecast also answers
+"can I stop?" and "will it reach a target?" (``Forecast.decision``, :mod:`.decide`).
 
 >>> import numpy as np
 >>> from entropylaw.fit.forecast.data import RunData
@@ -97,7 +97,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
 
     ``at_steps``: steps to forecast (after the window), or ``horizon``: N steps after the
     window's end. Default: the run's later target steps when the window ends before the run
-    does (a backtest), else as far ahead as the window is long. ``methods``: names from
+    does (a backtest), else its planned total steps where its log's config says them, else as
+    far ahead as the window is long. ``methods``: names from
     :data:`ALL_METHODS` (default: all whose required inputs are given: ``prior`` only with
     ``prior_runs``). Each method is handed what it declares it needs of ``prior_runs``,
     ``prior_base`` (the method a prior acts on; None: law+entropy), ``shape_prior`` and
@@ -146,9 +147,14 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         if at_steps is not None:
             raise EntropyLawError("give at most one of `at_steps` and `horizon`")
         at_steps = [end + horizon]
+    planned = (run.config or {}).get("total_steps")
     if at_steps is None:
         later = run.target.steps[run.target.steps > end]
-        at_steps = later if len(later) else np.array([end + max(end - run.origin, 1.0)])
+        if not len(later) and planned and planned > end:  # live: the run's planned last step, from its config
+            at_steps = np.array([float(planned)])
+            given["notes"].append(f"forecast to step {planned}, the run's planned total (its log's config)")
+        else:
+            at_steps = later if len(later) else np.array([end + max(end - run.origin, 1.0)])
     at_steps = np.atleast_1d(np.asarray(at_steps, float))
     if (at_steps <= end).any():
         bad = float(at_steps[at_steps <= end][0])
@@ -224,6 +230,8 @@ def _regime(win, rates, sweep, shown):
         if m is not None and getattr(m, "ok_", False) and hasattr(m, "end_"):
             m.regime_, m.regime_rates_ = regime, rates
             m.warnings_.extend(said)
+            if regime["name"] == "take-off" and _regimes.takeoff_rates(rates, regime)[0]:
+                m.t90_note_ = "take-off: the forecast of what runs in take-off did next, not this method's own"
     return regime, said
 
 

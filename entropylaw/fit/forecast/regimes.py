@@ -177,7 +177,8 @@ def learn(cases) -> dict:
     rho = [c for c in cases if "rho" in c and np.isfinite(c["rho"])]
     if len(rho) >= MIN_CASES and len({c["recipe"] for c in rho}) >= 2:
         out["take-off"] = {"rho": quantiles([c["rho"] for c in rho], [c["recipe"] for c in rho]),
-                           "reached": quantiles([c["reached"] for c in rho], [c["recipe"] for c in rho]), "cases": len(rho),
+                           "reached": quantiles([c["reached"] for c in rho], [c["recipe"] for c in rho]),
+                           "cases": len(rho),
                            "runs": len({c["run"] for c in rho}), "recipes": sorted({c["recipe"] for c in rho})}
         tasks = {}
         for task in sorted({c.get("task") for c in rho if c.get("task")}):
@@ -223,8 +224,8 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0):
         reach = to_logit(bounds[0] + (bounds[1] - bounds[0]) * take["reached"][19], bounds)
         share = span / span[-1] if span[-1] > 0 else np.zeros_like(span)
         q95 = np.quantile(z, 0.95, axis=0)
-        draws = from_logit(_stretch(z, np.quantile(z, 0.05, axis=0), np.maximum(q95, q95 * (1 - share) + reach * share)),
-                           bounds)
+        top = np.maximum(q95, q95 * (1 - share) + reach * share)
+        draws = from_logit(_stretch(z, np.quantile(z, 0.05, axis=0), top), bounds)
     ins = rates.get("instability") if name == "instability" else None
     if ins:  # the lower end moves to where such runs' kept levels put it; the upper end stays
         r = _sample(ins["r"], rng.uniform(size=(len(draws), 1)))

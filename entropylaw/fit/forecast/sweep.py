@@ -77,7 +77,8 @@ def pool(regime, sweep, min_sd=0.05) -> dict:
     rates = [c for c, _ in sweep.get("rates", ())]
     out = dict(regime)
     n, runs = len(rates), sweep.get("runs", len(rates))
-    what = f"forecast with {runs} other run{'s' if runs != 1 else ''} of this sweep ({sweep.get('recipe', 'one recipe')})"
+    what = (f"forecast with {runs} other run{'s' if runs != 1 else ''} of this sweep "
+            f"({sweep.get('recipe', 'one recipe')})")
     if n < MIN_OTHERS or "c" not in regime or regime["name"] != "take-off":
         return out  # nothing pooled: nothing said
     m, sd = float(np.median(rates)), max(mad_sigma(np.asarray(rates)), min_sd)
