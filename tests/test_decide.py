@@ -99,7 +99,8 @@ def test_a_run_that_kept_climbing_is_not_told_to_stop():
     fc = forecast_table(df, methods=["default"], fit_frac=0.15, n_boot=200)[el.run_ids(df)[0]]
     d = fc.decision
     assert fc.final_observed - 0.484 > 0.08  # what it then did (0.484 at the window's end, 0.569 at the end)
-    assert d["call"] != "stop" and d["gain"]["hi"] > 0.08 and d["gain"]["to_step"] == 434
+    assert d["call"] != "stop" and d["gain"]["hi"] > d["threshold"] and d["gain"]["expected"] > 0.02
+    assert d["gain"]["to_step"] == 434
     assert 0.01 <= d["threshold"] <= 0.03
 
 
