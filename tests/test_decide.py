@@ -182,10 +182,9 @@ def test_the_backtest_scores_calls_against_what_the_run_then_did():
 
 
 @pytest.mark.shared
-def test_the_rasbt_runs_are_read_in_fractions():
-    path = ROOT.parent / "shared" / "data" / "real-rasbt" / "7_4_plus_clip_ratio_metrics.csv"
-    if not path.is_file():
+def test_the_backtest_reads_the_rasbt_runs_in_fractions():
+    if not (ROOT.parent / "shared" / "data" / "real-rasbt").is_dir():
         pytest.skip("../shared/data/real-rasbt is absent (only CI and developers have it)")
-    df = _bench().rasbt(path)
-    val = df[df["metric"] == "val/math500"].sort_values("step")["value"].to_numpy()
-    assert val[0] == pytest.approx(0.156) and val.max() == pytest.approx(0.456) and val.max() <= 1.0
+    df = _bench().rasbt()
+    val = df[df["metric"].astype(str).str.startswith("val/")]
+    assert len(set(df["run_id"])) == 4 and 0.4 < val["value"].max() <= 1.0   # 56.2 % at most, as a fraction
