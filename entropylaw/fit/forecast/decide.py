@@ -156,8 +156,8 @@ def likely_call(steps, remaining, up: float, down: float, origin: float, thresho
     ``(N - s) / (s - origin)``, falls wholly below or above ``threshold``: (step, call) or None.
 
     >>> s = np.linspace(100, 1000, 10)
-    >>> likely_call(s, 0.05 * (1000 - s) / 900, 0.04, 0.04, 0.0, 0.02)   # remaining gain shrinks to 0
-    (700.0, 'stop')
+    >>> likely_call(s, 0.05 * (1000 - s) / 900, 0.04, 0.04, 0.0, 0.02)   # at 800: 0.0111 + 0.04 x 0.167 < 0.02
+    (800.0, 'stop')
     """
     steps, remaining = np.asarray(steps, float), np.asarray(remaining, float)
     h = (steps[-1] - steps) / np.maximum(steps - origin, 1.0)
