@@ -188,3 +188,24 @@ def test_the_backtest_reads_the_rasbt_runs_in_fractions():
     df = _bench().rasbt()
     val = df[df["metric"].astype(str).str.startswith("val/")]
     assert len(set(df["run_id"])) == 4 and 0.4 < val["value"].max() <= 1.0   # 56.2 % at most, as a fraction
+
+
+def test_watch_says_the_gain_the_call_and_the_cost(tmp_path):
+    from entropylaw import table
+
+    recs = [(s, "val/gsm8k", 0.75 - 0.35 * np.exp(-s / 90)) for s in range(0, 300, 10)]
+    recs += [(s, "entropy", 0.05 + 0.5 * np.exp(-s / 90)) for s in range(0, 300)]
+    path = tmp_path / "run.csv"
+    table.from_records(recs, run_id="r").to_csv(path, index=False)
+    out = subprocess.run([sys.executable, "-m", "entropylaw", "watch", str(path), "--plain", "--max-refreshes", "1",
+                          "--total-steps", "600", "--step-cost", "0.5", "--n-boot", "20"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "to step 600 adds" in out.stdout and "for 150 GPU-hours" in out.stdout and "call: " in out.stdout
+
+
+def test_a_tiny_window_is_one_line_for_rank_and_forecast(tmp_path):
+    for args in (["rank", str(CLIMBER), "--fit-frac", "0.001"], ["forecast", str(CLIMBER), "--fit-steps", "1"]):
+        out = _cli(*args)
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+        assert len([ln for ln in out.stderr.splitlines() if ln.startswith("entropylaw: error")]) == 1
