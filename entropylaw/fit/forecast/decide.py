@@ -280,8 +280,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     gain = {"from_step": float(end), "to_step": to_step, "to_step_source": to_why,
             **gain_summary(fdraws - ndraws, final - now, conf)}
     out = {"method": m.name, "conf": float(conf), "threshold": float(threshold), "threshold_source": source,
-           "gain": gain,
-           "units": unit_name(bounds), "point": point_size(bounds),
+           "gain": gain, "units": unit_name(bounds), "point": point_size(bounds),
            "cost": cost_of(to_step - end, step_cost, step_seconds)}
     lo, hi = np.quantile(fdraws, [(1 - conf) / 2, (1 + conf) / 2]) if len(fdraws) else (np.nan, np.nan)
     out["final"] = {"step": to_step, "expected": final, "lo": float(lo), "hi": float(hi)}
@@ -291,10 +290,10 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     else:
         out["call"] = call_of(gain["lo"], gain["hi"], threshold)
     steps = np.linspace(end, to_step, 200)
-    mid, draws = m.curve(steps)
-    if out["call"] == "undecided":
-        likely = likely_call(steps, final - np.asarray(mid, float), gain["hi"] - gain["expected"],
-                             gain["expected"] - gain["lo"], origin, threshold)
+    mid, _ = m.curve(steps)
+    if out["call"] == "undecided":  # skewed draws can put the expected gain outside its bounds: no negative width
+        likely = likely_call(steps, final - np.asarray(mid, float), max(gain["hi"] - gain["expected"], 0.0),
+                             max(gain["expected"] - gain["lo"], 0.0), origin, threshold)
         out["likely"] = None if likely is None else {"step": likely[0], "call": likely[1]}
     raw = m._mid(steps) if hasattr(m, "_mid") else mid
     if bounds is not None and ((raw < bounds[0]) | (raw > bounds[1])).any():
