@@ -48,6 +48,7 @@ from entropylaw import table  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
 from entropylaw.fit.forecast import calibrate as cal  # noqa: E402
 from entropylaw.fit.forecast import decide as dc  # noqa: E402
+from entropylaw.fit.forecast.catalog import SIMPLER  # noqa: E402  (each method's rank, on its class)
 from entropylaw.fit.forecast.core import ALL_METHODS, forecast  # noqa: E402
 from entropylaw.fit.forecast.data import RunData, window_end  # noqa: E402
 from entropylaw.fit.forecast.drift import learn_task_priors  # noqa: E402
@@ -56,6 +57,8 @@ from bench_forecast_tables import (PAPER, SIZES_PRIOR, bound_checks, entropy_for
                                    md_table, pivot, shown, summary, task_table)
 from bench_forecast_calibration import calibrate_cases  # noqa: E402
 from bench_forecast_figure import figure  # noqa: E402
+import bench_forecast_regimes as regime_bench  # noqa: E402
+import bench_forecast_runs as shared_runs  # noqa: E402
 from bench_forecast_sizes import larger_model_cases, larger_model_table, size_law_tables  # noqa: E402
 
 # test-split sizes (number of problems) of the benchmarks in the real logs
@@ -213,7 +216,7 @@ def backtest(frames, ks, conf, n_boot, problems):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         fc = forecast(run, fit_frac=k / 100, conf=conf, n_boot=n_boot, prior_runs=kin_family,
-                                      methods=methods, shape_prior=prior, calibrated=False)
+                                      methods=methods, shape_prior=prior, calibrated=False, regime_rates={})
                     rows += _cases(fc, {**base, "mode": mode}, run, end)
                 except EntropyLawError as err:
                     rows += [{**base, "mode": mode, "method": m, "ran": False, "reason": str(err)}
@@ -224,7 +227,8 @@ def backtest(frames, ks, conf, n_boot, problems):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         sp = forecast(run, fit_frac=k / 100, conf=conf, n_boot=n_boot, prior_runs=peers,
-                                      methods=["logit-drift"], calibrated=False).methods["logit-drift"]
+                                      methods=["logit-drift"], calibrated=False,
+                                      regime_rates={}).methods["logit-drift"]
                     row.update(ran=sp.ok, reason=sp.reason)
                     if sp.ok:
                         f = sp.forecast
@@ -253,8 +257,6 @@ def backtest(frames, ks, conf, n_boot, problems):
 # when it is the default: its own forecast where it runs, last-value's where it refuses.
 RULE_K = 15
 GOAL_MEDIAN, GOAL_WORST = 1.0, 5.0
-SIMPLER = ["last-value", "logit-drift", "logit-drift+train", "exp-saturation", "power", "law-ceiling", "law+entropy", "law+train",
-           "sigmoid", "joint", "sigmoid-tokens", "prior", "ensemble", "curve-ensemble"]
 RULE = (f"at K = {RULE_K} % of the run, on every run of one kind (validation scores and training scores apart), "
         "each method scored on what it shows as the default "
         "(its forecast where it runs, last-value's where it refuses): the lowest max(median |error| / "
@@ -400,6 +402,13 @@ def main(argv=None):
         if (res["kind"] == kind).any():
             lines += [f"## Summary, {kind} runs: median / worst |error| of the final score (points) / calibrated 90 % "
                       "coverage (each task left out; one task alone: each run) / median interval width (points) (runs)", "", summary(res, kind), ""]
+    # the regimes, leaving whole recipes out, on every run (data/ and ../shared where present)
+    shared = [shared_runs.read_shared(p) for p in shared_runs.shared_sources()]
+    every = regime_bench.all_runs(frames + shared)
+    cases = regime_bench.regime_cases(every, [10, 15, 25, 50])
+    rates = regime_bench.learn_rates(cases)
+    regime_res = regime_bench.recipe_backtest(every, cases, [k for k in ks if k in (15, 25, 50)] or ks, args.n_boot)
+    lines += regime_bench.tables(regime_res, cases, rates)
     lines += size_law_tables(frames)
     lines += larger_model_table(everything)
     lines += entropy_forms(runs, ks)
@@ -436,7 +445,8 @@ def main(argv=None):
                                            "training score": train_default[1] if train_default and train_default[1]
                                            else "power"},
                "decision_method": default[1] if default and default[1] else "power", "rule": RULE, "conf": args.conf, "factors": factors,
-               "command": cmd.strip(), "runs": len(runs), "ks": ks}
+               "command": cmd.strip(), "runs": len(runs), "ks": ks,
+               "regimes": {**rates, "provenance": regime_bench.provenance(cases, shared)}}
         cal.PATH.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
         print(f"wrote {cal.PATH}", file=sys.stderr)
     figure(res, floors, args.figure, {"validation": default[0] if default else None,

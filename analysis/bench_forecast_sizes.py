@@ -39,7 +39,7 @@ def larger_model_cases(run, smaller, k, end, conf, n_boot, base):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r = forecast(run, fit_frac=k / 100, conf=conf, n_boot=n_boot, prior_runs=smaller,
-                         methods=["logit-drift"], calibrated=False).methods["logit-drift"]
+                         methods=["logit-drift"], calibrated=False, regime_rates={}).methods["logit-drift"]
         if r.ok:
             f = r.final
             out.append({**base, "mode": "sizes", "method": WITH_SIZES, "ran": True, "final": 100 * abs(f["forecast"] - y),

@@ -1,10 +1,10 @@
 """Write data/real-tasks/*.csv (and offsets/) from public veRL console logs of tasks other than GSM8K.
 
-    .venv/bin/python analysis/extract_real_tasks.py [--mirrors /work/.mirror] [--out data/real-tasks]
+    .venv/bin/python analysis/extract_real_tasks.py [--mirrors ../shared/mirrors] [--out data/real-tasks]
 
 Each source is a log file inside a public GitHub repository, read at a pinned commit from a
-local git copy of that repository (``<mirrors>/<owner>+<name>/repo``, as the project's
-``fetch`` tool leaves it; ``git clone`` of the repository works too). The logs themselves are
+local git copy of that repository (``<mirrors>/<owner>+<name>/repo``: a ``git clone --bare``
+or a clone's ``.git`` there), by default in ``../shared/mirrors`` beside the repository. The logs themselves are
 never copied into this repository: only the metric values of the ``step:N - key:value - ...``
 lines come here, as printed, with the character offset of each line so every value can be
 checked against the source (``data/real-tasks/README.md`` gives the provenance).
@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "data" / "real-tasks"
-MIRRORS = Path("/work/.mirror")
+MIRRORS = ROOT.parent / "shared" / "mirrors"  # beside the repository, where the tests look too
 
 # Ray prefixes and ANSI colours sit before "step:"; model output can also contain "step:12"
 # (a counting model writes "step:1"), so a metric line must read "step:N - key:value".

@@ -4,7 +4,7 @@
 # After each sweep its finished runs are exported to data/lab/<name>/lab_<name>.parquet
 # (the collapse and dose tables keep only the metrics their analyses and figures read).
 #
-#   OUT=/work/lab14 nohup nice -n 19 bash analysis/lab_sweeps.sh > /work/lab14/sweeps.log 2>&1 &
+#   OUT=lab-sweeps nohup nice -n 19 bash analysis/lab_sweeps.sh > lab-sweeps.log 2>&1 &
 #
 # OUT (default ./lab-sweeps) holds the run directories; JOBS (default 1) runs at once;
 # SWEEPS (default "theory collapse dose") picks which.

@@ -1,6 +1,6 @@
 """A real RL run by a real trainer: TRL's GRPOTrainer on SmolLM2-135M-Instruct, arithmetic, numeric reward.
 
-    .venv/bin/python analysis/trl_run.py --out /work/trl11/smollm2-grpo            # CPU, 200 steps
+    .venv/bin/python analysis/trl_run.py --out runs/smollm2-grpo                   # CPU, 200 steps
     .venv/bin/python analysis/trl_run.py --out OUT --device cuda --batch 64        # a GPU, larger batch
     .venv/bin/python analysis/trl_run.py --out OUT                                 # again: resumes
 

@@ -15,13 +15,13 @@ from entropylaw._version import __version__  # noqa: E402
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning  # noqa: E402
 from entropylaw.api import (  # noqa: E402
     FIGURES, EntropyLawFit, Forecast, algorithms, audit, figures, fit, fit_all, fits_frame, forecast, forecast_all,
-    ingest, lab_export, lab_run, lab_sizes, lab_sweep, load, overview, predict, probe, probe_checkpoints, rank,
+    ingest, lab_export, lab_run, lab_sizes, lab_sweep, load, overview, predict, predict_all, probe, probe_checkpoints, rank,
     report, row_accounts, run_ids, scale, snapshot, summary,
 )
 
 # each name is a function or a package, never both: the packages are named for what they hold
 # (readers, probing, auditing, figure_sets, page), the API's functions for what they do
-__all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "forecast", "forecast_all", "scale",
-           "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "FIGURES", "overview", "snapshot",
+__all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "predict_all", "forecast", "forecast_all",
+           "scale", "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "FIGURES", "overview", "snapshot",
            "rank", "probe", "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes",
            "EntropyLawFit", "Forecast", "EntropyLawError", "EntropyLawWarning", "RowsDroppedWarning", "__version__"]

@@ -7,10 +7,15 @@ inside a number; a word longer than the whole line is folded.
 
 >>> wrap("run verl_ppo_qwen2.5-0.5b-instruct_gsm8k: weak fit, R² = 0.36 < 0.5", width=24).splitlines()
 ['run verl_ppo_qwen2.5-', '  0.5b-instruct_gsm8k:', '  weak fit, R² = 0.36 <', '  0.5']
+
+A result shows its text in a notebook as it prints it (:func:`as_html`). Many runs' messages of one kind are said once, with the runs counted (:func:`group_repeats`);
+a count agrees with its noun (:func:`count`).
 """
 
 from __future__ import annotations
 
+import difflib
+import html
 import os
 import re
 import shutil
@@ -94,6 +99,91 @@ def wrap(text: str, width: int | None = None) -> str:
         first, *more = wrap_words(line, width - lead, width - len(hang))
         out += [" " * lead + first] + [hang + m for m in more]
     return "\n".join(out)
+
+
+def as_html(text: str) -> str:
+    """A result's text for a notebook (``_repr_html_``): as printed, its lines wrapped to the
+    cell rather than scrolled.
+
+    >>> as_html("a < b")
+    '<pre style="white-space: pre-wrap">a &lt; b</pre>'
+    """
+    return f'<pre style="white-space: pre-wrap">{html.escape(str(text), quote=False)}</pre>'
+
+
+def count(n, noun: str, plural: str | None = None) -> str:
+    """``n`` and its noun, in the plural unless ``n`` is 1: ``1 run``, ``2 runs``, ``0 sizes``.
+
+    >>> count(1, "run"), count(3, "size"), count(2, "entry", "entries")
+    ('1 run', '3 sizes', '2 entries')
+    """
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def not_found(noun: str, name: str, known, nearest: int = 3) -> str:
+    """What to say of a name that is none of ``known``: the count and the nearest names
+    (those that contain it, then the closest spellings), never the whole list.
+
+    >>> not_found("run", "rho0.3", ["ppo_rho0.30", "ppo_rho0.50", "grpo_rho1.00", "a", "b"])
+    "no run 'rho0.3' among the 5 runs (nearest: ppo_rho0.30, ppo_rho0.50, grpo_rho1.00)"
+    >>> not_found("run", "zzz", ["ppo", "grpo"])
+    "no run 'zzz' among the 2 runs (ppo, grpo)"
+    """
+    known = [str(k) for k in dict.fromkeys(known)]
+    if len(known) <= nearest:
+        listed = ", ".join(known) or "none"
+    else:
+        low = str(name).lower()
+        near = [k for k in known if len(low) >= 3 and low in k.lower()]  # a letter is in every name
+        near += difflib.get_close_matches(str(name), known, n=nearest, cutoff=0.3)
+        near = list(dict.fromkeys(near))[:nearest]
+        listed = f"nearest: {', '.join(near)}" if near else "none is close"
+    return f"no {noun} {str(name)!r} among the {count(len(known), noun)} ({listed})"
+
+
+RUN_PREFIX = re.compile(r"^run '(?P<run>[^']*)'(?: \((?P<qual>[^)]*)\))?: ")
+_DIGITS = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+SHOWN_NAMES = 3  # the runs a grouped message names before "and N more"
+
+
+def group_repeats(messages) -> list[tuple[str, list[str]]]:
+    """Messages about runs (``run 'NAME': text``) that say the same thing of several runs, said
+    once: ``[(line, [messages])]`` in the order of their first appearance. One kind is one
+    text with its numbers left out; the line keeps the numbers every run shares, puts ``…``
+    where they differ, and counts the runs (naming the first few). A message said twice is
+    said once; one about no run, or the only one of its kind, is kept as it is.
+
+    >>> lines = group_repeats(["run 'a': a = 0.3 ± 0.2 is not distinguishable from 0",
+    ...                        "run 'b': a = 0.1 ± 0.2 is not distinguishable from 0", "read 3 files"])
+    >>> [line for line, _ in lines]
+    ['a = … ± 0.2 is not distinguishable from 0 (2 runs: a, b)', 'read 3 files']
+    """
+    groups: dict[tuple, list[tuple[str, str, str]]] = {}
+    for m in dict.fromkeys(str(m) for m in messages):
+        found = RUN_PREFIX.match(m)
+        if not found:
+            groups.setdefault(("", m), []).append(("", m, m))
+            continue
+        rest = m[found.end():]
+        key = (found.group("qual") or "", _DIGITS.sub("#", rest))
+        groups.setdefault(key, []).append((found.group("run"), rest, m))
+    out = []
+    for (qual, _), members in groups.items():
+        if len(members) == 1:
+            out.append((members[0][2], [members[0][2]]))
+            continue
+        texts = [_DIGITS.split(rest) for _, rest, _ in members]
+        numbers = [_DIGITS.findall(rest) for _, rest, _ in members]
+        merged = texts[0][0]
+        for i, piece in enumerate(texts[0][1:]):
+            same = {nums[i] for nums in numbers}
+            merged += (same.pop() if len(same) == 1 else "…") + piece
+        runs = [run for run, _, _ in members]
+        names = ", ".join(runs[:SHOWN_NAMES]) + (f" and {len(runs) - SHOWN_NAMES} more" if len(runs) > SHOWN_NAMES
+                                                  else "")
+        out.append((f"{merged} ({count(len(runs), 'run')}{', ' + qual if qual else ''}: {names})",
+                    [m for _, _, m in members]))
+    return out
 
 
 class Progress:

@@ -69,4 +69,24 @@ def test_an_error_line_drops_the_backticks_of_what_the_command_has_no_flag_for()
 def test_an_unknown_run_is_one_line_naming_the_flag(capsys):
     assert main(["summary", "data/real-sizes", "--run", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("entropylaw: error: --run 'nope': no such run (runs: ")
+    assert err[-1].startswith("entropylaw: error: --run: no run 'nope' among the 5 runs (")
+
+
+def test_a_parameter_of_another_call_is_named_as_that_commands_flag(tmp_path, capsys):
+    cmd = _command("lab", "export", "d", "--to", "t.csv")
+    text = "no runs/ directory (expected the directory given to `lab_sweep(out)`)"
+    assert in_flags(text, cmd, plain=True) == "no runs/ directory (expected the directory given to " \
+                                              "'entropylaw lab sweep --out')"
+    assert in_flags("launch `probe(shard)`", cmd) == "launch 'entropylaw probe --shard'"
+    assert in_flags("see `forecast_all()`", cmd) == "see 'entropylaw forecast'"
+    assert in_flags("`made_up(x)` stays", cmd) == "`made_up(x)` stays"  # no API function: not translated
+    # the library speaks the API's names; the command line says the command
+    try:
+        el.lab_export(tmp_path, tmp_path / "t.csv")
+    except el.api._Error as err:
+        assert "`lab_sweep(out)`" in str(err) and "--" not in str(err)
+    else:
+        raise AssertionError("an empty directory was exported")
+    assert main(["lab", "export", str(tmp_path), "--to", str(tmp_path / "t.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("no runs/ directory (expected the directory given to 'entropylaw lab sweep --out')")

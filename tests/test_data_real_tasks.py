@@ -1,8 +1,8 @@
 """data/real-tasks: every CSV reads, holds the validation points its README states, and is listed.
 
 The values are checked against their source log only where a local git copy of the source
-repository exists (analysis/extract_real_tasks.py --mirrors); without it those tests say so
-and skip.
+repository exists in ../shared/mirrors (analysis/extract_real_tasks.py's default; a test reads
+only the repository and ../shared); without it those tests say so and skip.
 """
 
 from __future__ import annotations
@@ -141,3 +141,7 @@ def test_values_equal_a_fresh_extract_of_the_source(src, tmp_path):
     for r in _rows(f"offsets/{src.name}.csv"):
         start = int(r["line_start_char"])
         assert f"step:{r['step']} - " in text[start:text.index("\n", start)]
+
+
+def test_the_copies_are_looked_for_beside_the_repository_only():
+    assert extract_real_tasks.MIRRORS == ROOT.parent / "shared" / "mirrors"

@@ -44,9 +44,13 @@ def _method_classes() -> list[type]:
 
 def test_every_method_class_is_registered_once_under_its_name():
     classes = _method_classes()
-    assert len(classes) == len(catalog.REGISTRY) == 14
+    assert len(classes) == len(catalog.REGISTRY) and classes
     for cls in classes:
         assert catalog.REGISTRY.get(cls.name) is cls, cls
+    # each its own rank from the simplest, stated on its class (the backtest's ties go to the simpler)
+    ranks = [cls.simplicity for cls in catalog.REGISTRY.values()]
+    assert len(set(ranks)) == len(ranks) and Method.simplicity not in ranks
+    assert catalog.SIMPLER[0] == catalog.FALLBACK and sorted(catalog.SIMPLER) == sorted(catalog.REGISTRY)
     assert catalog.ALL_METHODS == list(catalog.REGISTRY)
     # the single methods are the registry less the combinations, in the registry's order
     assert list(catalog.METHODS) == [n for n, m in catalog.REGISTRY.items() if not m.combines()]
@@ -167,3 +171,15 @@ def test_a_window_no_method_can_read_names_each_method_and_why():
     for name, cls in catalog.REGISTRY.items():
         if not cls.requires:
             assert f"{name}: " in text, name
+
+
+def test_the_docstring_table_of_methods_is_the_registry():
+    """core's table of methods is generated from REGISTRY: every method, its description, no other."""
+    from entropylaw.fit.forecast import core
+
+    rows = [line.split()[0].strip("`") for line in catalog.methods_table().splitlines()
+            if line.startswith("``")]
+    assert rows == list(catalog.REGISTRY)
+    assert "METHODS_TABLE" not in core.__doc__ and catalog.methods_table() in core.__doc__
+    for cls in catalog.REGISTRY.values():
+        assert cls.description.split()[0] in core.__doc__

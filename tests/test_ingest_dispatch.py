@@ -91,3 +91,17 @@ def test_wandb_sources_route_to_the_wandb_readers(tmp_path, monkeypatch):
     with pytest.raises(EntropyLawError, match="run-x.wandb: no runs found"):
         dispatch.load([str(run)])
     assert calls == [("wandb_online", "wandb://e/p"), ("wandb_offline", str(run))]
+
+
+def test_the_module_table_names_every_format_and_the_pool_reads_the_formats_records():
+    """The docstring's table of formats is the registry's (one row per FORMATS entry, in its order), and
+    the pool's cost table and directory splits come from the same records."""
+    import re
+
+    from entropylaw.readers import dispatch, pool
+
+    rows = re.findall(r"^``(\w+)``(?: / ``(\w+)``)?", dispatch.__doc__, flags=re.M)
+    named = [n for pair in rows for n in pair if n]
+    assert sorted(named) == sorted(f.name for f in dispatch.FORMATS)
+    assert pool.PER_MB_S == {f.name: f.per_mb_s for f in dispatch.FORMATS if f.per_mb_s is not None}
+    assert dispatch.MEMBER_SUFFIXES >= {".log", ".jsonl", ".csv", ".parquet"}

@@ -14,7 +14,7 @@ from entropylaw import table
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import KeyOptions, finalize
 from entropylaw.readers.dispatch import load
-from entropylaw.readers.verl_console import read_verl_console
+from entropylaw.readers.verl_console import CUT, read_verl_console
 
 REAL = {
     "verl_gpg_qwen2-7b-instruct_gsm8k+math_fsdp": ("Qwen2-7B-Instruct", "gpg", "gsm8k+math", 7e9),
@@ -107,7 +107,7 @@ def test_cut_lines_drop_their_last_pair(real_logs):
     cut = [n for n, line in enumerate(path.read_bytes().split(b"\n"), 1) if len(line) == 4096 and b"step:" in line]
     [raw] = read_verl_console(path)
     finalize(raw)
-    assert raw.report.dropped["cut-off pair"] == len(cut) == 27 and raw.report.balanced()
+    assert raw.report.dropped[CUT] == len(cut) == 27 and raw.report.balanced()
     kept_lines = set(np.asarray(raw.lines).tolist())
     assert set(cut) <= kept_lines
 
@@ -216,7 +216,8 @@ def test_metadata_from_shell_variables_and_overrides(tmp_path):
                         "    actor_rollout_ref.model.path=$MODEL_PATH \\\n"
                         "step:1 - actor/entropy:0.5 - critic/vf_loss:1.0\n", name="x_run.log")
     [raw] = read_verl_console(p)
-    assert raw.meta == {"model": "deepseek-llm-7b-chat", "algorithm": "ppo", "dataset": "gsm8k"}
+    assert raw.meta == {"model": "deepseek-llm-7b-chat", "algorithm": "ppo", "dataset": "gsm8k",
+                        "config": {"train_files": ["~/data/gsm8k/train.parquet"]}}  # the variable resolved
     t = finalize(raw, KeyOptions(model="Qwen2.5-32B", algorithm="grpo", dataset="math", run_id="mine"))
     row = t.iloc[0]
     assert (row.run_id, row.model, row.algorithm, row.dataset, row.n_params) == ("mine", "Qwen2.5-32B", "grpo",
@@ -229,3 +230,19 @@ def test_model_from_file_name_when_log_is_silent(tmp_path):
     assert df["model"].iloc[0] == "qwen2.5-1.5b" and df["n_params"].iloc[0] == 1.5e9
     assert df["run_id"].iloc[0] == "verl_grpo_qwen2.5-1.5b_gsm8k"
     assert math.isnan(df["seed"].iloc[0])
+
+
+def test_the_config_the_forecast_reads_from_the_config_echo():
+    """veRL prints its resolved config as a dict: the train files in order, data.shuffle, the planned
+    total steps and the learning-rate schedule are kept in meta["config"] (the table's config column)."""
+    from entropylaw.readers.verl_console import config_from_header
+
+    echo = [b"{'data': {'train_files': ['/d/gsm8k/train.parquet', '/d/math/train.parquet'], "
+            b"'val_files': '/d/gsm8k/test.parquet', 'shuffle': False},\n",
+            b" 'actor_rollout_ref': {'actor': {'optim': {'lr': 1e-06, 'lr_warmup_steps_ratio': 0.1, "
+            b"'warmup_style': 'cosine'}}},\n",
+            b" 'trainer': {'total_epochs': 2, 'total_training_steps': 300}}\n"]
+    assert config_from_header(echo) == {"train_files": ["/d/gsm8k/train.parquet", "/d/math/train.parquet"],
+                                        "shuffle": False, "lr": 1e-06, "lr_warmup_steps_ratio": 0.1,
+                                        "lr_schedule": "cosine", "total_epochs": 2, "total_steps": 300}
+    assert config_from_header([b"python3 -m verl.trainer.main_ppo data.shuffle=maybe"]) == {}  # not a bool: left out

@@ -107,7 +107,8 @@ def test_shard_without_torchrun_is_one_line(tmp_path, capsys):
     code = main(["probe", "--model", str(tmp_path / "model"), "--rollouts", str(tmp_path / "r.jsonl"), "--out",
                  str(tmp_path / "o"), "--shard", "--no-progress"])
     err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("entropylaw:")]
-    assert code == 2 and len(err) == 1 and "launch with torchrun --nproc_per_node K" in err[0]
+    assert code == 2 and len(err) == 1 and err[0].startswith("entropylaw: error: --shard: the weights are sharded")
+    assert "launch 'entropylaw probe --shard' under torchrun --nproc_per_node K" in err[0]
 
 
 def test_device_map_over_memory_capped_places_equals_one_device(tmp_path, capsys):

@@ -80,7 +80,7 @@ def _rows(**change):
 def test_coefficient_law_refused_below_three_described_sizes():
     res = scale_series(_rows())
     assert res.coefficient_law is None
-    assert "describes 2 size(s)" in res.coefficient_refused and "3B (law does not apply)" in res.coefficient_refused
+    assert "describes 2 sizes" in res.coefficient_refused and "3B (law does not apply)" in res.coefficient_refused
     assert res.to_dict()["coefficient_law"] == {"refused": res.coefficient_refused}
     ok = scale_series(_rows(trust=["good fit", "weak fit", "good fit", "law does not apply"]))
     assert ok.coefficient_law is not None and "xl" not in ok.coefficient_law.labels_
@@ -114,7 +114,7 @@ def test_published_nonembedding_and_size_order_from_the_shipped_series():
     with pytest.warns(Warning):
         res = el.scale(df)
     assert list(res.runs["n_params"]) == sorted(res.runs["n_params"])
-    assert res.coefficient_law is None and res.coefficient_refused.startswith("the law describes 2 size(s)")
+    assert res.coefficient_law is None and res.coefficient_refused.startswith("the law describes 2 sizes")
 
 
 def test_cli_scale_json_predictions():

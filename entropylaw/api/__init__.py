@@ -14,7 +14,8 @@ score-choice rule, one minimum number of points, one trust rule
   the row accounts are in ``df.attrs["row_accounts"]`` and any loss is warned about.
 - :func:`fit` fits one run (or a pooled family) -> :class:`EntropyLawFit`;
   :func:`fit_all` every run.
-- :func:`predict`: the paper's early-prediction protocol (observed later entropy).
+- :func:`predict`: the paper's early-prediction protocol (observed later entropy);
+  :func:`predict_all` every run.
 - :func:`forecast`: a true forecast from the first steps (no later information).
 - :func:`scale`: a, b and the ceiling vs model size; :func:`algorithms`: one law for
   several algorithms, or one each; :func:`summary`: what was read.
@@ -28,13 +29,16 @@ backticks (`` `fit_frac` ``); the CLI puts its flag (``--fit-frac``) there.
 """
 
 
+import contextlib as _contextlib
+import warnings as _warnings
+
 import pandas as _pd
 
 import entropylaw.table as _table
 from entropylaw._version import __version__  # noqa: F401
-from entropylaw.errors import EntropyLawError as _Error
+from entropylaw.errors import EntropyLawError as _Error, EntropyLawWarning as _Warning
 from entropylaw.fit.algorithms import AlgorithmTest as _AlgorithmTest
-from entropylaw.fit.early import EarlyPrediction as _EarlyPrediction
+from entropylaw.fit.early import EarlyPrediction as _EarlyPrediction, EarlyPredictions as _EarlyPredictions
 from entropylaw.fit.forecast.core import Forecast, forecast_table as _forecast_table
 from entropylaw.fit.law import EntropyLawFit
 from entropylaw.fit.pairing import check_pairs as _check_pairs, pair as _pair
@@ -47,13 +51,35 @@ from entropylaw.api.outputs import FIGURES, figures, overview, report
 from entropylaw.api.tools import audit, probe, probe_checkpoints
 from entropylaw.api.lab import lab_export, lab_run, lab_sizes, lab_sweep
 from entropylaw.api.reading import ingest, load, row_accounts
+from entropylaw.terminal import group_repeats as _group_repeats, not_found as _not_found
 
 # the API: everything else of the package (the readers, the fits' parts, the commands' plumbing in
 # entropylaw.api.plumbing) is reached through its own module
-__all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "forecast", "forecast_all", "scale",
+__all__ = ["load", "ingest", "fit", "fit_all", "fits_frame", "predict", "predict_all", "forecast", "forecast_all", "scale",
            "algorithms", "summary", "row_accounts", "run_ids", "report", "figures", "FIGURES", "overview", "snapshot",
            "rank", "probe", "probe_checkpoints", "audit", "lab_run", "lab_sweep", "lab_export", "lab_sizes", "EntropyLawFit",
            "Forecast"]
+
+
+@_contextlib.contextmanager
+def _said_once():
+    """The package's warnings of a call over many runs, each kind said once with its runs
+    counted (:func:`entropylaw.terminal.group_repeats`); each grouped warning keeps the
+    messages it stands for in ``.messages``. Other warnings pass as they came."""
+    with _warnings.catch_warnings(record=True) as caught:
+        _warnings.simplefilter("always")
+        yield
+    by_kind: dict = {}
+    for w in caught:
+        if issubclass(w.category, _Warning):
+            by_kind.setdefault(w.category, []).append(str(w.message))
+        else:
+            _warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for category, messages in by_kind.items():
+        for line, members in _group_repeats(messages):
+            said = category(line)
+            said.messages = members
+            _warnings.warn(said, stacklevel=4)
 
 
 def run_ids(df: _pd.DataFrame) -> list[str]:
@@ -71,7 +97,7 @@ def _one_run(df: _pd.DataFrame, run: str | None) -> str:
         raise _Error(f"the table holds {len(ids)} runs: choose one with run=... "
                               f"({', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''}), or use fit_all")
     if run not in ids:
-        raise _Error(f"no run {run!r} in the table (runs: {', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''})")
+        raise _Error(f"`run`: {_not_found('run', run, ids)}")
     return run
 
 
@@ -91,8 +117,12 @@ def fit_all(df: _pd.DataFrame, runs=None, *, pool: bool = False, skip_errors: bo
             **options) -> list[EntropyLawFit]:
     """:func:`fit` on every run (or ``runs``; ``pool=True``: all of them as one family, one fit);
     ``fits_frame(fits)`` tabulates them. With ``skip_errors`` a run that cannot be fitted (no
-    entropy, no score ...) is left out with a warning and named in ``.left_out`` (run -> why)."""
-    return _fit_runs(df, runs if runs is not None else run_ids(df), pool=pool, skip_errors=skip_errors, **options)
+    entropy, no score ...) is left out with a warning and named in ``.left_out`` (run -> why). A
+    warning that several runs share is said once, with the runs counted; each fit keeps its own in
+    ``.warnings_``."""
+    with _said_once():
+        return _fit_runs(df, runs if runs is not None else run_ids(df), pool=pool, skip_errors=skip_errors,
+                         **options)
 
 
 
@@ -103,6 +133,18 @@ def predict(df: _pd.DataFrame, run: str | None = None, *, fit_frac=None, fit_ste
     p = _pair(df, _one_run(df, run), x=x, y=y, mode=pairing)
     return _EarlyPrediction(fit_steps=fit_steps, fit_frac=fit_frac, conf=conf, score_range=score_range,
                            predict_steps=predict_steps).fit(p)
+
+
+def predict_all(df: _pd.DataFrame, runs=None, **options) -> _EarlyPredictions:
+    """:func:`predict` on every run (or ``runs``), with the same ``options``:
+    ``{run_id: EarlyPrediction}`` whose ``str()`` is what ``entropylaw predict`` prints
+    (``.report(curve=True)``: each run's error vs window too). A warning several runs share
+    is said once, with the runs counted."""
+    ids = list(runs) if runs is not None else run_ids(df)
+    with _said_once():
+        done = {r: predict(df, r, **options) for r in ids}
+    return _EarlyPredictions(done, fit_steps=options.get("fit_steps"), fit_frac=options.get("fit_frac"),
+                             predict_steps=options.get("predict_steps"), conf=options.get("conf", 0.95))
 
 
 def forecast(df: _pd.DataFrame, run: str | None = None, *, prior: _pd.DataFrame | None = None,
@@ -140,21 +182,30 @@ def forecast_all(df: _pd.DataFrame, runs=None, *, prior: _pd.DataFrame | None = 
     return _forecast_table(df, list(runs) if runs is not None else run_ids(df), prior=prior, **options)
 
 
-def scale(df: _pd.DataFrame, runs=None, *, conf=0.9, **options) -> _ScaleResult:
+def scale(df: _pd.DataFrame, runs=None, *, conf=0.9, predict=None, **options) -> _ScaleResult:
     """One recipe at several model sizes: the final-score law (what will a larger size reach?)
     and the paper's coefficient law (a, b, ceiling linear in log10 N) over the runs whose fit
     the law describes (:mod:`entropylaw.fit.size_series`). ``options`` go to the law fits.
-    ``str(result)`` is what ``entropylaw scale`` prints; ``result.plot(predict=[32e9])`` draws it.
+    ``predict``: sizes to predict, as the CLI's ``--predict`` takes them (``["32B", 72e9]`` or
+    ``"32B,72B"``; a size without a unit, ``"32"``, is refused). ``str(result)`` is what
+    ``entropylaw scale`` prints, with those predictions; ``result.predict("32B")`` one of
+    them; ``result.plot()`` draws them.
 
     N is the non-embedding parameter count (a family's published count, a config.json, or
     ``--params``); total parameters, with a warning, where only those are known.
 
-    >>> res = el.scale(el.load("data/real-sizes"))                       # doctest: +SKIP
-    >>> res.predict(32e9)["final_score"]                                 # doctest: +SKIP
+    >>> res = el.scale(el.load("data/real-sizes"), predict=["32B", "72B"])   # doctest: +SKIP
+    >>> print(res)                 # the table, the laws and the two predictions  # doctest: +SKIP
+    >>> res.predict("32B")["final_score"]                                # doctest: +SKIP
     """
     from entropylaw.fit.size_series import scale_runs
+    from entropylaw.readers.model_size import parse_sizes
 
-    return scale_runs(df, list(runs) if runs is not None else run_ids(df), conf=conf, **options)
+    asked = parse_sizes(predict, "`predict`")  # a bad size fails before any fitting
+    with _said_once():
+        res = scale_runs(df, list(runs) if runs is not None else run_ids(df), conf=conf, **options)
+    res.predicted = asked
+    return res
 
 
 def algorithms(df: _pd.DataFrame, runs=None, *, conf=0.95, y=None, x=_table.ENTROPY, pairing="nearest-earlier",
@@ -163,11 +214,12 @@ def algorithms(df: _pd.DataFrame, runs=None, *, conf=0.95, y=None, x=_table.ENTR
     ids = list(runs) if runs is not None else run_ids(df)
     meta = _table.runs(df).set_index("run_id")
     pairs = {}
-    for r in ids:
-        p = _pair(df, r, x=x, y=y, mode=pairing)
-        _check_pairs(p["H"], p["R"], where=f"run {r!r}", score_range=score_range)
-        pairs[r] = p
-    return _AlgorithmTest(conf=conf).fit(pairs, {r: meta.loc[r, "algorithm"] for r in pairs})
+    with _said_once():
+        for r in ids:
+            p = _pair(df, r, x=x, y=y, mode=pairing)
+            _check_pairs(p["H"], p["R"], where=f"run {r!r}", score_range=score_range)
+            pairs[r] = p
+        return _AlgorithmTest(conf=conf).fit(pairs, {r: meta.loc[r, "algorithm"] for r in pairs})
 
 
 def summary(df: _pd.DataFrame) -> _pd.DataFrame:

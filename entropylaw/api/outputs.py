@@ -142,10 +142,9 @@ def save_fit_figures(df: pd.DataFrame, fits: list, path: str, pooled: bool = Fal
 
 def save_early_figure(prediction, path: str, label: str, many: bool = False) -> list:
     """An early prediction's figure (paper Fig. 5) to ``path`` (``path-<label>`` when ``many``)."""
-    from entropylaw.draw.law import plot_early
     from entropylaw.draw.style import save
 
-    return save(plot_early(prediction.pairs_, prediction, label=label), plot_path(path, label, many))
+    return save(prediction.plot(label=label).figure, plot_path(path, label, many))
 
 
 def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, report_to=None):

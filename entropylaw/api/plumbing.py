@@ -1,5 +1,6 @@
 """What the commands share beside the API: text that fits the terminal, the plain tables, strict
-JSON, the file checks made before any reading, the figure files of ``fit --plot`` and
+JSON, the one reader of model sizes, the name lists of the commands' choices (each from its
+registry), the file checks made before any reading, the figure files of ``fit --plot`` and
 ``predict --plot``, and the names of the forecast methods. Not part of the API
 (``entropylaw.api.__all__``); the CLI reaches the package through here and the API only.
 """
@@ -9,20 +10,30 @@ from __future__ import annotations
 from entropylaw.api.lab import lab_sweep_runs
 from entropylaw.api.outputs import check_outputs, plot_path, read_probe_summary, save_early_figure, save_fit_figures
 from entropylaw.api.reading import loss_lines, with_accounts
-from entropylaw.api.tools import PRECISIONS, PROBE_WHATIF, audit_text
+from entropylaw.api.tools import PRECISIONS, PROBE_ESTIMATORS, PROBE_OPTIMIZERS, PROBE_SCOPES, PROBE_WHATIF, audit_text
+from entropylaw.draw.looks import FORMATS as FIGURE_FORMATS, STYLES as _STYLES
 from entropylaw.fileio import check_writable, dumps
 from entropylaw.fit.forecast.core import ALL_METHODS as FORECAST_METHODS, DEFAULT, METHODS as _CURVE_METHODS
 from entropylaw.fit.forecast.core import defaults_by_kind
 from entropylaw.fit.forecast.text import decision_lines
 from entropylaw.fit.run import left_out_line
 from entropylaw.fit.run_summary import format_summary
+from entropylaw.fit.forms import FORMS as FIT_FORMS
+from entropylaw.fit.law import INTERVALS
+from entropylaw.fit.pairing import MODES as PAIRINGS
+from entropylaw.fit.robust import LOSSES as ROBUST_LOSSES
 from entropylaw.fit.text_table import fmt_table
+from entropylaw.readers.model_size import parse_size, parse_sizes
 from entropylaw.table import wide
-from entropylaw.terminal import wrap
+from entropylaw.table.convention import CONVERTIBLE as ENTROPY_CONVENTIONS
+from entropylaw.terminal import group_repeats, width, wrap
 
 PRIOR_BASES = tuple(_CURVE_METHODS)  # what the `prior` method may act on
+FIGURE_STYLES = tuple(_STYLES)  # the figure styles (entropylaw.draw.looks.STYLES)
 
-__all__ = ["FORECAST_METHODS", "DEFAULT", "left_out_line", "PRIOR_BASES", "PRECISIONS", "PROBE_WHATIF", "audit_text", "check_outputs",
-           "check_writable", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary",
-           "lab_sweep_runs", "loss_lines", "plot_path", "read_probe_summary", "save_early_figure", "save_fit_figures",
-           "wide", "with_accounts", "wrap"]
+__all__ = ["FORECAST_METHODS", "DEFAULT", "PRIOR_BASES", "PRECISIONS", "PROBE_WHATIF", "PROBE_ESTIMATORS",
+           "PROBE_OPTIMIZERS", "PROBE_SCOPES", "ENTROPY_CONVENTIONS", "FIT_FORMS", "INTERVALS", "PAIRINGS", "ROBUST_LOSSES", "FIGURE_FORMATS",
+           "FIGURE_STYLES", "audit_text", "left_out_line", "check_outputs",
+           "check_writable", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary", "group_repeats",
+           "lab_sweep_runs", "loss_lines", "parse_size", "parse_sizes", "plot_path", "read_probe_summary", "save_early_figure", "save_fit_figures",
+           "wide", "width", "with_accounts", "wrap"]

@@ -20,9 +20,9 @@ from entropylaw.fit.run_summary import format_summary, summarize
 from entropylaw.readers.accounts import ACCOUNTS, IngestReport, loss_lines as _loss_lines
 from entropylaw.readers.common import KeyOptions
 from entropylaw.readers.dispatch import load as _load_sources
-from entropylaw.readers.model_size import parse_params
+from entropylaw.readers.model_size import parse_size
 from entropylaw.table import convention as _convention
-from entropylaw.terminal import wrap
+from entropylaw.terminal import count, not_found, wrap
 
 
 def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, algorithm=None,
@@ -62,7 +62,7 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
     opts.score_scale = parse_score_scale(score_scale)
     opts.step_key = step_key or None
     if params is not None:
-        opts.n_params = float(params) if not isinstance(params, str) else parse_params(params)
+        opts.n_params = parse_size(params, "`params`")
     df, reports = _load_sources([os.fspath(p) for p in paths], opts, skip_bad=skip_bad, strict=strict)
     df.attrs[ACCOUNTS] = [r.to_dict() for r in reports]
     if config:
@@ -114,7 +114,7 @@ def _keep(df: pd.DataFrame, runs: list) -> pd.DataFrame:
     known = set(str(r) for r in pd.unique(df["run_id"]))
     unknown = [r for r in runs if r not in known]
     if unknown:
-        raise EntropyLawError(f"`runs` {unknown[0]!r}: no such run (runs: {', '.join(sorted(known))})")
+        raise EntropyLawError(f"`runs`: {not_found('run', unknown[0], sorted(known))}")
     attrs = dict(df.attrs)
     df = df[df["run_id"].isin(runs)]
     df.attrs.update(attrs)
@@ -159,7 +159,7 @@ class Ingested:
             lines += [f"  - {note}" for note in report.notes]
         lines += ["", format_summary(self.summary)]
         if self.output:
-            lines.append(f"\nwrote {self.output}: {len(self.table)} rows, {self.table['run_id'].nunique()} run(s)")
+            lines.append(f"\nwrote {self.output}: {count(len(self.table), 'row')}, {count(self.table['run_id'].nunique(), 'run')}")
         return wrap("\n".join(lines))
 
 

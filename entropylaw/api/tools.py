@@ -13,6 +13,11 @@ from entropylaw.fileio import atomic_dir, check_writable, dumps
 
 PROBE_WHATIF = "none,clip_cov,kl_cov,steer,aent,entropy_bonus"  # the what-if interventions by default
 PRECISIONS = ("bf16", "fp16", "tf32", "fp32")  # entropylaw.auditing.numerics.PRECISIONS (a test checks)
+# the probe's name lists, torch-free for the command line's choices: copies of its registries
+# entropylaw.probing.advantages.ESTIMATORS, .ladder.OPTIMIZERS and .ladder.SCOPES (a test checks)
+PROBE_ESTIMATORS = ("grpo", "rloo", "reinforce++", "reinforce")
+PROBE_OPTIMIZERS = ("sgd", "adam")
+PROBE_SCOPES = ("batch", "microbatch")
 
 
 def probe(model, rollouts=None, *, out=None, **options):
@@ -23,6 +28,9 @@ def probe(model, rollouts=None, *, out=None, **options):
     >>> res = el.probe("ckpt", "rollouts.jsonl", out="probe_out", no_ladder=True)  # doctest: +SKIP
     >>> res.summary["table1"]["0.002"]                                  # doctest: +SKIP
     """
+    for name, known in (("estimator", PROBE_ESTIMATORS), ("optimizer", PROBE_OPTIMIZERS), ("scope", PROBE_SCOPES)):
+        if name in options and options[name] not in known:  # said before torch and the model load
+            raise EntropyLawError(f"`{name}` {options[name]!r}: expected one of {', '.join(known)}")
     from entropylaw.probing.session import probe as run
 
     return run(model, rollouts, out=out, **options)

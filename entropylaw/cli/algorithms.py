@@ -22,11 +22,6 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     df = read_runs(args)
     test = api.algorithms(df, conf=args.conf, y=args.y_key, x=args.x_key, pairing=args.pairing,
-                      score_range=args.score_range)
-    if args.json:
-        print(args.flags(dump_json(plumbing.with_accounts(test.to_dict(), df))))
-    else:
-        print(plumbing.wrap(f"algorithms: {', '.join(test.algorithms_)}; {len(api.run_ids(df))} runs, {test.n_} points, "
-                       f"AR(1) phi = {test.phi_:.2f}\n"
-                       f"AIC shared = {test.aic_shared_:.1f}, separate = {test.aic_separate_:.1f}\n{test.verdict_}"))
+                          score_range=args.score_range)
+    print(args.flags(dump_json(plumbing.with_accounts(test.to_dict(), df)) if args.json else str(test)))
     return 0

@@ -17,7 +17,7 @@ import sys
 
 from entropylaw import api
 from entropylaw.api import plumbing
-from entropylaw.cli.options import FRACTION, add_source_arguments
+from entropylaw.cli.options import FRACTION, add_source_arguments, print_warning
 from entropylaw.cli.sources import load_from_args
 from entropylaw.errors import EntropyLawError
 
@@ -49,9 +49,9 @@ def add_parser(subparsers) -> None:
     add_common(p)
     p.add_argument("--which", nargs="+", choices=NAMES, metavar="NAME",
                    help=f"only these figures ({', '.join(NAMES)})")
-    p.add_argument("--format", nargs="+", default=["png", "pdf"], choices=["png", "pdf", "svg"],
+    p.add_argument("--format", nargs="+", default=["png", "pdf"], choices=plumbing.FIGURE_FORMATS,
                    help="file formats (default png pdf)")
-    p.add_argument("--style", default="screen", choices=["screen", "paper"],
+    p.add_argument("--style", default="screen", choices=plumbing.FIGURE_STYLES,
                    help="screen (default) or paper: one column 3.5 in / two columns 7 in wide, fonts of 7 pt "
                         "and more, TrueType (Type 42) fonts in PDF, PNG at 300 dpi")
     p.set_defaults(func=run)
@@ -71,6 +71,6 @@ def run(args) -> int:
     if res.left_out:
         print(plumbing.wrap(args.flags(f"entropylaw: {plumbing.left_out_line(res.left_out)}")), file=sys.stderr)
     print(res)
-    for w in res.warnings:
-        print(f"entropylaw: warning: {w}", file=sys.stderr)
+    for w in [] if args.quiet else res.warnings:
+        print_warning(w)
     return 0

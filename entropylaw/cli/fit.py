@@ -8,12 +8,11 @@ machines (with the row accounts), ``--plot FILE`` for the figure.
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 from entropylaw import api
 from entropylaw.api import plumbing
-from entropylaw.cli.options import add_fit_arguments
+from entropylaw.cli.options import add_fit_arguments, print_warning
 from entropylaw.cli.sources import dump_json, fit_options, read_runs
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 
@@ -30,9 +29,9 @@ def add_parser(subparsers) -> None:
                                           "interval, goodness of fit, alternative forms by AIC/BIC.")
     add_fit_arguments(p)
     g = p.add_argument_group("model")
-    g.add_argument("--form", choices=["exp", "linear", "exp-free", "power"], default="exp",
+    g.add_argument("--form", choices=plumbing.FIT_FORMS, default="exp",
                    help="functional form fitted (default exp: the law)")
-    g.add_argument("--robust", choices=["huber", "soft_l1"], help="robust loss against outlier steps")
+    g.add_argument("--robust", choices=plumbing.ROBUST_LOSSES, help="robust loss against outlier steps")
     g.add_argument("--eiv", action="store_true", help="errors-in-variables (scipy.odr): entropy is noisy too")
     g.add_argument("--pool", action="store_true", help="fit all runs as one family (one shared a, b)")
     p.set_defaults(func=run)
@@ -47,10 +46,13 @@ def run(args) -> int:
     left_out = getattr(fits, "left_out", {})
     if not fits:
         raise EntropyLawError(plumbing.left_out_line(left_out, "nothing fitted"))
-    caught = [w for w in caught if not str(w.message).startswith(tuple(f"run {r!r} not fitted" for r in left_out))]
     for w in caught:
         if not issubclass(w.category, EntropyLawWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    # each run's own messages (a grouped warning keeps those it stands for)
+    messages = [m for w in caught if issubclass(w.category, EntropyLawWarning)
+                for m in getattr(w.message, "messages", [str(w.message)])
+                if not m.startswith(tuple(f"run {r!r} not fitted" for r in left_out))]  # said below, once
     rows = [f.to_dict() for f in fits]
     if args.plot:
         plumbing.save_fit_figures(df, fits, args.plot, pooled=args.pool)
@@ -62,7 +64,7 @@ def run(args) -> int:
         return 0
     print(plumbing.wrap(f"R = -a*exp(H) + b ({args.form}); {rows[0]['interval_method']}; {args.conf * 100:g} % intervals"))
     print(plumbing.fmt_table(rows, COLUMNS, optional=OPTIONAL))
-    print_notes(rows, [str(w.message) for w in caught if issubclass(w.category, EntropyLawWarning)], args.flags)
+    print_notes(rows, [] if args.quiet else messages, args.flags)
     if left_out:
         print(plumbing.wrap(args.flags(plumbing.left_out_line(left_out))))
     return 0
@@ -87,6 +89,7 @@ def print_notes(rows: list[dict], messages: list[str], flags=str) -> None:
     if training:
         print(plumbing.wrap(f"fitted on the training score (no validation score logged): {', '.join(training)}"))
     fit_said = {w for d in rows for w in d.get("warnings", [])}
-    for m in dict.fromkeys(messages):
-        if not any(w in m for w in fit_said) and "no validation score" not in m and "does not apply" not in m:
-            print(f"entropylaw: warning: {flags(m)}", file=sys.stderr)
+    left = [m for m in messages
+            if not any(w in m for w in fit_said) and "no validation score" not in m and "does not apply" not in m]
+    for line, _ in plumbing.group_repeats(left):
+        print_warning(flags(line))

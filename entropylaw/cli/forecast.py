@@ -105,6 +105,8 @@ def run(args) -> int:
         methods=None if args.compare else [args.method], conf=args.conf, prior_base=args.prior_base,
         n_boot=args.n_boot, seed=args.seed, target=args.target, threshold=args.threshold,
         n_problems=args.n_problems, total_steps=args.total_steps, step_cost=args.step_cost)
+    if args.strict and forecasts.left_out:
+        raise EntropyLawError(plumbing.left_out_line(forecasts.left_out, "--strict: a run is left out"))
     print(args.flags(dump_json(forecasts.to_dict()) if args.json else
                      forecasts.report(every_method="--compare shows every method", full=True if args.full else None)))
     return 0

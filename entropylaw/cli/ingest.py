@@ -8,11 +8,10 @@ was read.
 
 from __future__ import annotations
 
-import sys
 
 from entropylaw import api
 from entropylaw.api import plumbing
-from entropylaw.cli.options import add_source_arguments
+from entropylaw.cli.options import add_source_arguments, print_warning
 from entropylaw.cli.sources import source_options
 
 
@@ -32,6 +31,6 @@ def run(args) -> int:
     res = api.ingest(*args.sources, output=args.output, **source_options(args))
     if not args.quiet:
         for line in plumbing.loss_lines(res.table):
-            print(f"entropylaw: warning: {line}", file=sys.stderr)
+            print_warning(line)
     print(plumbing.dumps(res.to_dict(), indent=1) if args.json else res)
     return 0

@@ -30,7 +30,7 @@ from entropylaw import api
 from entropylaw.cli import (algorithms, audit, demo, figures, fit, forecast, ingest, lab, predict, probe,
                             probe_checkpoints, rank,
                             report, scale, summary, watch)
-from entropylaw.cli.options import in_flags
+from entropylaw.cli.options import in_flags, print_warning
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, describe_os_error
 
 # sub-command modules, in the order --help lists them
@@ -97,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None, parser=None):
     if issubclass(category, EntropyLawWarning):
-        print(f"entropylaw: warning: {in_flags(message, parser)}", file=sys.stderr)
+        print_warning(in_flags(message, parser))
     else:
         print(warnings.formatwarning(message, category, filename, lineno, line), file=sys.stderr, end="")
 
@@ -137,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         return USER_ERROR
     command = command_parser(parser, args)
     warnings.showwarning = lambda *a, **k: _show_warning(*a, **k, parser=command)
+    if getattr(args, "quiet", False):  # -q: no warnings (an error is still said)
+        warnings.simplefilter("ignore", EntropyLawWarning)
     args.flags = lambda text: in_flags(text, command)  # a result's text in the CLI's words
     try:
         return int(args.func(args) or 0)

@@ -16,7 +16,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
+import sys
 
+from entropylaw import api
+from entropylaw.api.plumbing import ENTROPY_CONVENTIONS, INTERVALS, PAIRINGS, parse_size as api_size, parse_sizes as api_sizes, width, wrap
 from entropylaw.errors import EntropyLawError
 
 
@@ -75,20 +79,20 @@ REAL = number()
 TEMPERATURE = positive("temperature", "1.0")
 FRACTION = number("fraction", "0.15", above=0, below=1)  # the fit window's own rule: 0 < F < 1
 CONF = number("number", "0.95", above=0, below=1, why="the interval level must lie strictly between 0 and 1")
-SUFFIXES = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 
 
 def size(text: str) -> float:
-    """A parameter count: ``7e9``, ``7000000000``, ``7B``, ``0.5B``, ``350M``, ``1T``."""
-    t = str(text).strip().upper()
-    mult = SUFFIXES.get(t[-1:], 1.0)
+    """A parameter count, read as the API reads it (:func:`entropylaw.readers.model_size.parse_size`):
+    ``7B``, ``0.5B``, ``350M``, ``1T``, ``7e9``; ``32`` (no unit) is refused."""
+    return sizes(text, one=True)[0]
+
+
+def sizes(text: str, one: bool = False) -> list[float]:
+    """Parameter counts separated by commas (``32B,72B``), each read as :func:`size` reads one."""
     try:
-        value = float(t[:-1] if mult != 1.0 else t) * mult
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive parameter count such as 7e9, 7B or 350M")
-    return value
+        return [api_size(text)] if one else api_sizes(text)
+    except EntropyLawError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def score_range(text: str) -> tuple[float, float]:
@@ -124,6 +128,30 @@ FLAG_NAMES = {"runs": "--run", "run": "--run", "at_steps": "--at-step", "y": "--
               "val_keys": "--val-key", "settings": "--set", "probes": "--probe", "output": "--output"}
 
 
+# The command of each API function whose command is not its name with dashes (`lab_sweep` ->
+# 'entropylaw lab sweep'): a message names a parameter of another call as `lab_sweep(out)`.
+COMMAND_NAMES = {"forecast_all": "forecast", "snapshot": "watch", "overview": "demo", "lab_run": "lab run",
+                 "lab_sweep": "lab sweep", "lab_export": "lab export", "lab_sizes": "lab sizes"}
+CALL = re.compile(r"(?P<function>[a-z_]+)\((?P<parameter>[a-z_]*)\)")
+
+
+def command_of(call: str) -> str | None:
+    """``lab_sweep(out)`` in the command line's words, ``'entropylaw lab sweep --out'``; None
+    for text that is no call of an API function.
+
+    >>> command_of("lab_sweep(out)"), command_of("probe(shard)"), command_of("forecast_all()"), command_of("x(y)")
+    ("'entropylaw lab sweep --out'", "'entropylaw probe --shard'", "'entropylaw forecast'", None)
+    """
+    found = CALL.fullmatch(call)
+    if not found or found.group("function") not in api.__all__:
+        return None
+    function, parameter = found.group("function"), found.group("parameter")
+    words = f"entropylaw {COMMAND_NAMES.get(function, function.replace('_', '-'))}"
+    if parameter:
+        words += " " + FLAG_NAMES.get(parameter, "--" + parameter.replace("_", "-"))
+    return f"'{words}'"
+
+
 def flag_of(parameter: str, parser) -> str | None:
     """The command's flag for an API parameter, or None when the command has none."""
     options = {s for a in getattr(parser, "_actions", []) for s in a.option_strings}
@@ -135,8 +163,9 @@ def flag_of(parameter: str, parser) -> str | None:
 
 def in_flags(text: str, parser, plain: bool = False) -> str:
     """``text`` in the command's words: each API parameter it names (written `name`, the API's
-    convention) as the command's flag; ``plain``: the others without their backticks (an
-    error line names no code)."""
+    convention) as the command's flag, a parameter of another API function (`lab_sweep(out)`)
+    as that command's flag (:func:`command_of`); ``plain``: the others without their
+    backticks (an error line names no code)."""
     parts = str(text).split("`")
     if len(parts) % 2 == 0:  # an unpaired backtick: not the convention, leave the text alone
         return str(text)
@@ -145,9 +174,17 @@ def in_flags(text: str, parser, plain: bool = False) -> str:
         if name.isidentifier() and name == name.lower():
             flag = flag_of(name, parser)
             parts[i] = flag or (name if plain else f"`{name}`")
+        elif command_of(name):
+            parts[i] = command_of(name)
         else:
             parts[i] = f"`{name}`"
     return "".join(parts)
+
+
+def print_warning(text: str) -> None:
+    """``entropylaw: warning: TEXT`` on stderr, wrapped to its width (120 columns when it is
+    not a terminal, ``COLUMNS`` when set)."""
+    print(wrap(f"entropylaw: warning: {text}", width(sys.stderr)), file=sys.stderr)
 
 
 def add_run_selection(group) -> None:
@@ -186,13 +223,13 @@ def add_source_arguments(parser) -> None:
     g.add_argument("--strict", action="store_true",
                    help="fail when any run is left out (one lacking a named key, entropy or a score); by default "
                         "the others go on and the runs left out are named")
-    g.add_argument("-q", "--quiet", action="store_true", help="do not print the row account of dropped rows")
+    g.add_argument("-q", "--quiet", action="store_true",
+                   help="print no warnings (the row account of dropped rows, the fits' warnings)")
 
 
 def add_entropy_convention(g) -> None:
     g.add_argument("--entropy-convention", metavar="NAME", help="the logged entropy's aggregation (see 'entropylaw "
-                   "audit'), converted to token-mean before fitting: token-mean, seq-mean-token-sum, "
-                   "seq-mean-token-sum-norm:T")
+                   f"audit'), converted to token-mean before fitting: {', '.join(ENTROPY_CONVENTIONS)}")
 
 
 def add_fit_arguments(p, plot=True) -> None:
@@ -203,11 +240,11 @@ def add_fit_arguments(p, plot=True) -> None:
     g.add_argument("--x-key", default="entropy", metavar="METRIC", help="entropy metric (default: entropy)")
     g.add_argument("--y-key", metavar="METRIC",
                    help="score metric (default: val/mean, else the single val/<bench>, else score)")
-    g.add_argument("--pairing", choices=["nearest-earlier", "same"], default="nearest-earlier",
+    g.add_argument("--pairing", choices=PAIRINGS, default="nearest-earlier",
                    help="pair a score with entropy at the same step or the nearest earlier one (default)")
     g.add_argument("--score-range", metavar="LO,HI", type=score_range,
                    help="reject scores outside this range, e.g. 0,1")
-    g.add_argument("--interval", choices=["ar1", "block-bootstrap", "run-bootstrap", "iid"], default="ar1",
+    g.add_argument("--interval", choices=INTERVALS, default="ar1",
                    help="interval method (default ar1: AR(1)-aware least-squares covariance)")
     g.add_argument("--conf", type=CONF, default=0.95, help="interval level, 0 < CONF < 1 (default 0.95)")
     g.add_argument("--n-boot", type=N_BOOT, default=1000, help="bootstrap resamples, >= 2 (default 1000)")

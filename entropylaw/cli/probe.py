@@ -30,7 +30,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--tokenizer", help="tokenizer directory (default: the model's)")
     p.add_argument("--temperature", type=TEMPERATURE, default=1.0)
-    p.add_argument("--estimator", default="grpo", choices=["grpo", "rloo", "reinforce++", "reinforce"])
+    p.add_argument("--estimator", default="grpo", choices=plumbing.PROBE_ESTIMATORS)
     p.add_argument("--eps", type=positive(), default=1e-6, help="advantage std epsilon")
     p.add_argument("--chunk-size", type=COUNT, default=8192, help="vocabulary chunk of the streamed statistics")
     p.add_argument("--batch-tokens", type=COUNT, default=4096, help="padded tokens per forward batch")
@@ -54,8 +54,8 @@ def add_parser(subparsers) -> None:
                    "searching for a first-order one")
     p.add_argument("--rel-step", type=positive(), default=1e-3, help="first step of the search, as a fraction of "
                    "|theta|/|grad| (halved until Lemma 1's error falls as eta^2)")
-    p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"])
-    p.add_argument("--scope", default="batch", choices=["batch", "microbatch"],
+    p.add_argument("--optimizer", default="sgd", choices=plumbing.PROBE_OPTIMIZERS)
+    p.add_argument("--scope", default="batch", choices=plumbing.PROBE_SCOPES,
                    help="covariance scope of the what-if selections")
     p.add_argument("--whatif", default=plumbing.PROBE_WHATIF)
     p.add_argument("--generate", type=whole(0, "8"), default=0, metavar="G", help="sample G responses per prompt instead "

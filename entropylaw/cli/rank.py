@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from entropylaw import api
+from entropylaw.errors import EntropyLawError
 from entropylaw.api import plumbing
 from entropylaw.cli.options import (CONF, FRACTION, GAIN, N_BOOT, SEED, STEPS, add_entropy_convention,
                                     add_source_arguments)
@@ -49,5 +50,8 @@ def run(args) -> int:
     df = read_runs(args)
     ranking = api.rank(df, threshold=args.threshold, seed=args.seed, y_key=args.y_key, x_key=args.x_key,
                        fit_frac=args.fit_frac, conf=args.conf, n_boot=args.n_boot, total_steps=args.total_steps)
+    left = [n for n in ranking.notes if n.startswith("left out: ")]
+    if args.strict and left:
+        raise EntropyLawError(f"--strict: {len(left)} run(s) left out ({'; '.join(n[10:] for n in left[:3])})")
     print(args.flags(dump_json(ranking.to_dict()) if args.json else str(ranking)))
     return 0

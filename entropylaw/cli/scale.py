@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from entropylaw import api
 from entropylaw.api import plumbing
-from entropylaw.cli.options import add_fit_arguments, size
+from entropylaw.cli.options import add_fit_arguments, sizes
 from entropylaw.cli.sources import dump_json, fit_options, read_runs
 
 
@@ -21,19 +21,19 @@ def add_parser(subparsers) -> None:
                               description="Coefficients vs model size: a, b, ceiling linear in log10 of the "
                                           "non-embedding parameter count, with prediction intervals.")
     add_fit_arguments(p, plot=False)
-    p.add_argument("--predict", metavar="N", action="append", type=size,
-                   help="predict the final score (and a, b, ceiling) at this size (7e9, 32B; repeatable)")
+    p.add_argument("--predict", metavar="N", action="extend", type=sizes,
+                   help="predict the final score (and a, b, ceiling) at these sizes (32B, 7e9; 32B,72B; repeatable; "
+                        "a size needs its unit)")
     p.set_defaults(func=run, conf=0.9)
 
 
 def run(args) -> int:
-    sizes = list(args.predict or [])
     df = read_runs(args)
     opts = fit_options(args)
-    res = api.scale(df, conf=opts.pop("conf"), strict=args.strict,
+    res = api.scale(df, conf=opts.pop("conf"), predict=args.predict, strict=args.strict,
                     **{k: v for k, v in opts.items() if k not in ("n_boot", "seed")})
     if args.json:
-        print(args.flags(dump_json(plumbing.with_accounts(res.to_dict(predict=sizes), df))))
+        print(args.flags(dump_json(plumbing.with_accounts(res.to_dict(), df))))
         return 0
-    print(args.flags(res.report(predict=sizes)))
+    print(args.flags(str(res)))
     return 0

@@ -4,12 +4,12 @@ and the row account each command prints (one line per source that lost rows; ``-
 
 from __future__ import annotations
 
-import sys
 
 import pandas as pd
 
 from entropylaw import api
 from entropylaw.api import plumbing
+from entropylaw.cli.options import print_warning
 from entropylaw.errors import EntropyLawError
 
 
@@ -23,7 +23,7 @@ def load_from_args(args, sources, keep_runs: bool = True, **more) -> pd.DataFram
     df = api.load(list(sources), **options, **more, warn=False)
     if not getattr(args, "quiet", False):
         for line in plumbing.loss_lines(df):
-            print(f"entropylaw: warning: {line}", file=sys.stderr)
+            print_warning(line)
     return df
 
 

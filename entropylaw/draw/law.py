@@ -7,6 +7,8 @@ trust flag, in the corner with the fewest points. A ceiling interval that leaves
 for a score that is a fraction is flagged with a dagger (†).
 :func:`plot_early` draws score vs training step: the fit window shaded, observed scores,
 the prediction from the window's fit with its prediction band, RMSE on the plot.
+:func:`plot_algorithms` draws the runs of several algorithms with one shared curve and one per
+algorithm (paper Fig. 6), for :meth:`AlgorithmTest.plot` and the report's figure.
 :meth:`entropylaw.fit.law.EntropyLawFit.plot` draws with :func:`draw_fit`: this module
 imports matplotlib, numpy and the figure style only, never :mod:`entropylaw.fit` (the
 builders that fit are in :mod:`entropylaw.figure_sets.law`).
@@ -24,12 +26,40 @@ builders that fit are in :mod:`entropylaw.figure_sets.law`).
 
 from __future__ import annotations
 
+import textwrap
+from typing import Mapping
+
 import numpy as np
+import pandas as pd
 from matplotlib.collections import PathCollection
 
-from entropylaw.draw.style import ENTROPY_LABEL, STEP_LABEL, color as palette, fmt, fs, new_axes, numbers_box
+from entropylaw.draw.style import (ENTROPY_LABEL, STEP_LABEL, color as palette, fig_width, fit_text, fmt, fs,
+                                   legend_below, new_axes, numbers_box, text_width)
+from entropylaw.terminal import wrap_words
 
 OUT_OF_RANGE = "†"  # marks an interval that leaves [0, 1], the range of a fraction
+
+
+TITLE_MARGIN = 60  # points left of the axes (the score's label and ticks) that a title starting there lacks
+
+
+def set_title(ax, *parts: str) -> None:
+    """``parts`` as the title of ``ax``, from its left edge: each part on its own line(s), a long
+    run name broken at its separators (``_``, ``-``, ``/``) where it is wider than the figure
+    (the layout moves the axes when it places the legend: the figure is what must hold it),
+    never cut at the figure's edge."""
+    ax.set_title(title_lines(ax, *parts), fontsize=fs("normal"), loc="left")
+
+
+def title_lines(ax, *parts: str) -> str:
+    """The lines of :func:`set_title`."""
+    points, size = ax.figure.get_figwidth() * 72 - TITLE_MARGIN, fs("normal")
+    chars = max(len(str(p)) for p in parts if p)
+    lines = [str(p) for p in parts if p]
+    while chars > 12 and max(text_width(line, size) for line in lines) > points:
+        chars -= 2
+        lines = [line for part in parts if part for line in wrap_words(str(part), chars)]
+    return "\n".join(lines)
 
 
 def score_label(fit=None) -> str:
@@ -168,9 +198,8 @@ def plot_fit(fit, ax=None, label=None, color=None, steps=None):
     """:func:`plot_law` of the points the fit was made on; returns the figure."""
     ax = plot_law(fit.H_, fit.R_, fit, ax=ax, label=label or "paired scores", color=color)
     run = getattr(fit, "run_id_", None)
-    if run and ax.get_title() == "":
-        ax.set_title(f"{run}: R = -a·exp(H) + b" if fit.form == "exp" else f"{run}: {fit.form} form",
-                     fontsize=fs("normal"))
+    if run and not (ax.get_title() or ax.get_title(loc="left")):
+        set_title(ax, f"{run}:", "R = -a·exp(H) + b" if fit.form == "exp" else f"{fit.form} form")
     return ax.figure
 
 
@@ -221,6 +250,50 @@ def plot_early(pairs, early, ax=None, label=None, color=None, numbers=True, lege
                     loc="best")
     if legend:
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=fs("small"), frameon=False)
-    if label and ax.get_title() == "":
-        ax.set_title(str(label), fontsize=fs("normal"))
+    if label and not (ax.get_title() or ax.get_title(loc="left")):
+        set_title(ax, str(label))
     return fig
+
+
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+FIT_STYLES = ["--", ":", "-.", (0, (5, 1, 1, 1))]
+
+
+def plot_algorithms(points: Mapping[str, pd.DataFrame], algorithm_of: Mapping[str, str],
+                    shared_fit: Mapping[str, float], per_algorithm: Mapping[str, Mapping[str, float]] | None = None,
+                    test: Mapping[str, object] | None = None, ax=None, score_label: str = "validation accuracy",
+                    title: str | None = None, run_colors: Mapping[str, str] | None = None,
+                    labels: Mapping[str, str] | None = None):
+    """Scatter every run's (H, R) points, marker by algorithm, and draw the shared fit."""
+    if ax is None:  # room under the plot for the legend: one line per run and per curve, the numbers
+        n_lines = len(points) + len(per_algorithm or {}) + 5
+        w = fig_width(1)
+        fig, ax = new_axes(figsize=(w, 0.72 * w + n_lines * 1.45 * fs("small") / 72))
+    algorithms = list(dict.fromkeys(algorithm_of.get(run, "?") or "?" for run in points))
+    all_H = np.concatenate([np.asarray(p["H"], float) for p in points.values()] or [np.array([0.0, 1.0])])
+    grid = np.linspace(max(0.0, all_H.min() * 0.9), all_H.max() * 1.05, 200)
+    a, b = float(shared_fit["a"]), float(shared_fit["b"])
+    ax.plot(grid, -a * np.exp(grid) + b, color="black", lw=2, label=f"shared fit: R = -{fmt(a)}·exp(H) + {fmt(b)}")
+    for k, (alg, fit) in enumerate((per_algorithm or {}).items()):
+        ax.plot(grid, -float(fit["a"]) * np.exp(grid) + float(fit["b"]), ls=FIT_STYLES[k % len(FIT_STYLES)], color="0.4",
+                lw=1.2, label=f"{alg} alone: a = {fmt(float(fit['a']))}, b = {fmt(float(fit['b']))}")
+    for run, pts in points.items():
+        alg = algorithm_of.get(run, "?") or "?"
+        i = algorithms.index(alg)
+        c = (run_colors or {}).get(run) or palette(i)
+        ax.scatter(pts["H"], pts["R"], s=16, color=c, marker=MARKERS[i % len(MARKERS)], alpha=0.85,
+                   label=f"{(labels or {}).get(run, run)} ({alg}, {len(pts)} points)", zorder=3)
+    ax.set_xlabel(ENTROPY_LABEL)
+    ax.set_ylabel(f"{score_label} (fraction)")
+    ax.set_title(fit_text(title or f"One curve for {', '.join(algorithms)}?", ax.figure.get_figwidth() * 72 - 110,
+                          fs("title")), fontsize=fs("title"))
+    # the numbers head the legend under the plot: a box inside would cover points
+    lines = [f"shared: a = {fmt(a)}, b = {fmt(b)}, ceiling b-a = {fmt(b - a)}"]
+    if test:
+        words = str(test.get("verdict") or "").split(" (F =")[0]  # F and p are written here already
+        lines.append(f"F = {fmt(float(test.get('f_stat', float('nan'))))}, "
+                     f"p = {fmt(float(test.get('p_value', float('nan'))))}" + (f": {words}" if words else ""))
+    width = max(28, int(ax.figure.get_figwidth() * 72 / (0.55 * fs("small"))))
+    legend_below(ax, ncol=1, title="\n".join(w for line in lines for w in textwrap.wrap(line, width)),
+                 alignment="left")
+    return ax

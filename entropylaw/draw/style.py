@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
@@ -52,41 +51,12 @@ from entropylaw.draw.placement import BOX_POSITIONS, place_box, settle  # noqa: 
 from entropylaw.draw.labels import shorten  # noqa: E402
 # each run's colour, line style and marker (the report's tables use them too)
 from entropylaw.draw.looks import LINESTYLES, MARKERS, PALETTE, RunStyles, color  # noqa: E402, F401
+from entropylaw.draw.looks import FORMATS, STYLES, Style  # noqa: E402, F401 (the registries, matplotlib-free)
 
 # trust flags (entropylaw.fit.run.TRUST_LEVELS) and the colour they are shown in
 TRUST_COLORS = {"good fit": "#1a7f37", "weak fit": "#b35c00", "law does not apply": "#b3261e"}
 
 
-@dataclass(frozen=True)
-class Style:
-    name: str
-    one_column: float  # inches
-    two_columns: float
-    font: float  # axis labels, titles (points)
-    small: float  # ticks, legends, boxes
-    title: float
-    dpi: int  # PNG resolution
-
-    def rc(self) -> dict:
-        return {
-            "figure.dpi": 100, "savefig.dpi": self.dpi, "font.size": self.font,
-            "axes.titlesize": self.title, "axes.labelsize": self.font, "figure.titlesize": self.title,
-            "legend.fontsize": self.small, "legend.title_fontsize": self.small,
-            "xtick.labelsize": self.small, "ytick.labelsize": self.small,
-            "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
-            "legend.frameon": False, "svg.hashsalt": "entropylaw", "pdf.compression": 6,
-            # TrueType fonts in PDF and PS: some venues reject Type 3
-            "pdf.fonttype": 42, "ps.fonttype": 42,
-            "lines.linewidth": 1.5 if self.name == "screen" else 1.1,
-            "lines.markersize": 5 if self.name == "screen" else 3.5,
-            "axes.linewidth": 0.8 if self.name == "screen" else 0.6,
-        }
-
-
-STYLES = {
-    "screen": Style("screen", one_column=5.2, two_columns=10.4, font=10, small=8.5, title=10.5, dpi=110),
-    "paper": Style("paper", one_column=3.5, two_columns=7.0, font=8, small=7, title=8.5, dpi=300),
-}
 _current = ["screen"]
 
 # kept for callers that styled with it: the screen style's settings
@@ -256,7 +226,7 @@ def save(fig, path: str | os.PathLike, formats=("png", "pdf")) -> list[Path]:
     settle(fig)  # boxes placed, clipped points marked (once per figure)
     path = Path(path)
     # strip only a known image suffix: run ids like "qwen2.5-0.5b" contain dots
-    stem = path.with_suffix("") if path.suffix.lower() in {".png", ".pdf", ".svg"} else path
+    stem = path.with_suffix("") if path.suffix.lower().lstrip(".") in FORMATS else path
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
     for ext in formats:

@@ -16,6 +16,10 @@ AIC on the prewhitened data. ``p >= 1 - conf`` reads "consistent with algorithm-
 ...                         {"g1": "grpo", "g2": "grpo", "r1": "rloo"})
 >>> t.verdict_.startswith("consistent")
 True
+>>> print(t)  # doctest: +ELLIPSIS
+algorithms: grpo, rloo; 3 runs, 120 points, AR(1) phi = ...
+AIC shared = ..., separate = ...
+consistent with algorithm-irrelevant (F = ..., p = ...; AIC prefers shared)
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from scipy import special  # fdtrc = F survival function (scipy.stats costs ~1.5
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.pairing import check_pairs
 from entropylaw.fit.uncertainty import check_conf
+from entropylaw.terminal import as_html, count, wrap
 
 PHI_GRID = np.linspace(-0.9, 0.98, 95)
 
@@ -40,9 +45,11 @@ def _prewhiten(M, phi, run):
     return out
 
 
-def _rss(X, y):
+def _rss(X, y, beta_out=None):
     beta, *_ = np.linalg.lstsq(X, y, rcond=None)
     r = y - X @ beta
+    if beta_out is not None:
+        beta_out[:] = beta
     return float(r @ r)
 
 
@@ -81,8 +88,14 @@ class AlgorithmTest:
             loglik.append(-0.5 * (-m * np.log(1 - phi**2) + logdet + (n - p1) * np.log(_rss(Xs, ys))))
         self.phi_ = float(PHI_GRID[int(np.argmax(loglik))])
         ys = _prewhiten(R, self.phi_, run)
-        self.rss_shared_ = _rss(_prewhiten(shared, self.phi_, run), ys)
-        self.rss_separate_ = _rss(_prewhiten(sep, self.phi_, run), ys)
+        beta0, beta1 = np.empty(p0), np.empty(p1)
+        self.rss_shared_ = _rss(_prewhiten(shared, self.phi_, run), ys, beta0)
+        self.rss_separate_ = _rss(_prewhiten(sep, self.phi_, run), ys, beta1)
+        # the two models' (a, b), estimated on the prewhitened data as the test compares them
+        self.shared_ = {"a": float(beta0[0]), "b": float(beta0[1])}
+        self.per_algorithm_ = {g: {"a": float(beta1[k]), "b": float(beta1[len(algs) + k])} for k, g in enumerate(algs)}
+        self.pairs_ = {r: pairs_by_run[r] for r in names}
+        self.algorithm_of_ = {r: algorithm_of_run[r] for r in names}
         self.f_stat_ = ((self.rss_shared_ - self.rss_separate_) / (p1 - p0)) / (self.rss_separate_ / (n - p1))
         self.p_value_ = float(special.fdtrc(p1 - p0, n - p1, self.f_stat_))
         self.aic_shared_ = n * np.log(self.rss_shared_ / n) + 2 * (p0 + 1)
@@ -99,6 +112,30 @@ class AlgorithmTest:
         return self
 
     def to_dict(self) -> dict:
-        return {"algorithms": self.algorithms_, "n": self.n_, "phi": self.phi_, "f_stat": float(self.f_stat_),
-                "dof": list(self.dof_), "p_value": self.p_value_, "aic_shared": float(self.aic_shared_),
-                "aic_separate": float(self.aic_separate_), "verdict": self.verdict_}
+        return {"algorithms": self.algorithms_, "n": self.n_, "n_runs": len(self.pairs_), "phi": self.phi_,
+                "f_stat": float(self.f_stat_), "dof": list(self.dof_), "p_value": self.p_value_,
+                "aic_shared": float(self.aic_shared_), "aic_separate": float(self.aic_separate_),
+                "shared": dict(self.shared_), "per_algorithm": {g: dict(v) for g, v in self.per_algorithm_.items()},
+                "verdict": self.verdict_}
+
+    def report(self) -> str:
+        """What ``entropylaw algorithms`` prints: the algorithms, the data, the two models' AIC, the verdict."""
+        return wrap(f"algorithms: {', '.join(self.algorithms_)}; {count(len(self.pairs_), 'run')}, "
+                    f"{count(self.n_, 'point')}, AR(1) phi = {self.phi_:.2f}\n"
+                    f"AIC shared = {self.aic_shared_:.1f}, separate = {self.aic_separate_:.1f}\n{self.verdict_}")
+
+    def __str__(self) -> str:
+        return self.report()
+
+    def _repr_html_(self) -> str:
+        return as_html(self.report())
+
+    def plot(self, ax=None, **kwargs):
+        """Every run's (entropy, score) points, marker by algorithm, the shared curve and each
+        algorithm's own (the AR(1) estimates the test compares), F and p under the plot
+        (paper Fig. 6); returns the axes."""
+        from entropylaw.draw.law import plot_algorithms  # matplotlib: loaded on the first plot
+
+        return plot_algorithms(self.pairs_, self.algorithm_of_, self.shared_, per_algorithm=self.per_algorithm_,
+                               test={"f_stat": self.f_stat_, "p_value": self.p_value_, "verdict": self.verdict_},
+                               ax=ax, **kwargs)

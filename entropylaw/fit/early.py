@@ -31,7 +31,15 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.law import EntropyLawFit
+from entropylaw.fit.text_table import fmt_table
 from entropylaw.fit.window import window_end
+from entropylaw.terminal import as_html, count, wrap
+
+PROTOCOL = "paper (Fig. 5): later scores predicted from their observed entropy; not a forecast"
+COLUMNS = [("run", "run_id"), ("fit_n", "fit_n"), ("fit_to_step", "fit_last_step"), ("n_pred", "n_predicted"),
+           ("rmse_pred", "rmse_predicted"), ("final_obs", "final_observed"), ("final_pred", "final_predicted"),
+           ("final_step", "final_step"), ("final_err", "final_error"), ("ceiling", "ceiling"), ("ceiling_ci", "ceiling_ci")]
+OPTIONAL = ("fit_to_step", "final_step", "n_pred", "fit_n")  # what a narrow terminal leaves out first
 
 
 class EarlyPrediction:
@@ -67,17 +75,18 @@ class EarlyPrediction:
         end = self.window_end(steps, origin)
         in_fit = steps <= end
         k = int(in_fit.sum())
+        last = np.floor(end) if end - np.floor(end) > 0 else end  # training steps are whole: 151.1 -> 151
         if k < 3:
-            raise EntropyLawError(f"{where}: the fit window (steps {origin:g}..{end:g}) holds {k} paired point(s); "
+            raise EntropyLawError(f"{where}: the fit window (steps {origin:g}..{last:g}) holds {count(k, 'paired point')}; "
                                   f"the log starts at step {origin:g} and its first paired point is at step "
                                   f"{steps.min():g}; the fit needs at least 3 (choose a larger `fit_steps`/`fit_frac`)")
         if k == len(steps):
-            raise EntropyLawError(f"{where}: the fit window (steps <= {end:g}) holds every point; nothing to predict")
+            raise EntropyLawError(f"{where}: the fit window (steps <= {last:g}) holds every point; nothing to predict")
         horizon = np.inf if self.predict_steps is None else end + self.predict_steps
         scored = ~in_fit & (steps <= horizon)
         if not scored.any():
             raise EntropyLawError(f"{where}: no paired point within {self.predict_steps} steps after the fit "
-                                  f"window (steps <= {end:g}); choose a larger `predict_steps`")
+                                  f"window (steps <= {last:g}); choose a larger `predict_steps`")
         self.fit_ = EntropyLawFit(conf=self.conf, score_range=self.score_range, warn=self.warn).fit(
             H[in_fit], R[in_fit], where=f"{where} (first {k} points)")
         pred = self.fit_.predict(H)
@@ -104,14 +113,87 @@ class EarlyPrediction:
 
     def to_dict(self) -> dict:
         base = self.fit_.to_dict()
+        attrs = self.pairs_.attrs
         base.update(run_id=self.run_id_, fit_n=self.fit_n_, fit_last_step=self.fit_last_step_,
                     fit_steps=self.fit_steps, fit_frac=self.fit_frac, predict_steps=self.predict_steps,
                     log_starts_at=self.origin_, window_end=self.window_end_,
                     n_predicted=self.n_predicted_,
                     rmse_predicted=self.rmse_predicted_, final_observed=self.final_observed_,
                     final_predicted=self.final_predicted_, final_error=self.final_error_,
-                    final_step=self.final_step_)
+                    final_step=self.final_step_, x_key=attrs.get("x_key"), y_key=attrs.get("y_key"),
+                    pairing=attrs.get("mode"), protocol=PROTOCOL,
+                    error_vs_k=self.error_vs_k_.to_dict(orient="records"))
         return base
+
+    def report(self, curve: bool = False) -> str:
+        """What the prediction says, in a few lines (``curve``: with the error for every window)."""
+        lo, hi = self.ceiling_ci_
+        pct = f"{100 * self.conf:g} %"
+        lines = [f"run {self.run_id_!r}: the law fitted on steps {self.origin_:g}..{self.fit_last_step_} "
+                 f"({count(self.fit_n_, 'point')}) predicts {count(self.n_predicted_, 'later score')} from the entropy "
+                 "observed then (the paper's protocol, Fig. 5: not a forecast)",
+                 f"  RMSE over the predicted scores {self.rmse_predicted_:.4f}; final score (step {self.final_step_}) "
+                 f"observed {self.final_observed_:.4f}, predicted {self.final_predicted_:.4f} "
+                 f"(error {self.final_error_:+.4f})",
+                 f"  ceiling b - a {self.ceiling_:.4f} [{lo:.4f}, {hi:.4f}] ({pct}); the window's fit: "
+                 f"{getattr(self.fit_, 'trust_', None) or 'R² = ' + format(self.fit_.r2_, '.2f')}"]
+        lines += [f"  note: {w}" for w in self.fit_.warnings_]
+        if curve:
+            lines += ["  error vs fit window:", _indent(_curve_table(self.error_vs_k_), 4)]
+        return wrap("\n".join(lines))
+
+    def __str__(self) -> str:
+        return self.report()
+
+    def _repr_html_(self) -> str:
+        return as_html(self.report())
+
+    def plot(self, ax=None, label=None):
+        """The scores over training: the fit window shaded, the prediction with its band, the
+        observed scores and the ceiling (paper Fig. 5); returns the axes."""
+        from entropylaw.draw.law import plot_early  # matplotlib: loaded on the first plot
+
+        fig = plot_early(self.pairs_, self, ax=ax, label=label or self.run_id_)
+        return ax if ax is not None else fig.axes[0]
+
+
+def _curve_table(curve: pd.DataFrame) -> str:
+    return fmt_table(curve.to_dict(orient="records"), [(c, c) for c in curve.columns])
+
+
+def _indent(text: str, n: int) -> str:
+    return "\n".join(" " * n + line for line in text.split("\n"))
+
+
+class EarlyPredictions(dict):
+    """:class:`EarlyPrediction` of several runs, ``{run_id: prediction}``: ``str()`` is what
+    ``entropylaw predict`` prints (one row per run), :meth:`report` with ``curve=True`` adds
+    each run's error vs window, :meth:`to_dict` is its JSON."""
+
+    def __init__(self, predictions: dict, fit_steps=None, fit_frac=None, predict_steps=None, conf=0.95):
+        super().__init__(predictions)
+        self.fit_steps, self.fit_frac, self.predict_steps, self.conf = fit_steps, fit_frac, predict_steps, conf
+
+    def report(self, curve: bool = False) -> str:
+        window = f"first {self.fit_steps} steps" if self.fit_steps else f"first {self.fit_frac:g} of each run"
+        horizon = f"the next {self.predict_steps} steps" if self.predict_steps else "the rest"
+        out = [wrap(f"paper protocol: fit on the {window}, predict {horizon} from the observed entropy (uses later "
+                    f"entropy: for a true forecast see `forecast()`); {100 * self.conf:g} % ceiling intervals"),
+               fmt_table([p.to_dict() for p in self.values()], COLUMNS, optional=OPTIONAL)]
+        if curve:
+            for rid, p in self.items():
+                out += [wrap(f"\n{rid}: error vs fit window"), _curve_table(p.error_vs_k_)]
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.report()
+
+    def _repr_html_(self) -> str:
+        return as_html(self.report())
+
+    def to_dict(self) -> dict:
+        rows = [p.to_dict() for p in self.values()]
+        return rows[0] if len(rows) == 1 else {"predictions": rows}
 
 
 def error_vs_k(steps, H, R, conf=0.95, min_points=3, predict_steps=None, origin=None) -> pd.DataFrame:

@@ -37,7 +37,7 @@ from entropylaw.fit import forms as forms_mod
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.robust import odr_fit, robust_fit
-from entropylaw.terminal import wrap
+from entropylaw.terminal import as_html, wrap
 
 INTERVALS = ("ar1", "block-bootstrap", "run-bootstrap", "iid")
 INTERVAL_TEXT = {
@@ -173,7 +173,7 @@ class EntropyLawFit:
             self._warn(f"fitted a = {self.a_:.4g} <= 0: the score does not rise as entropy falls, "
                        "the law does not describe this run")
         elif self.a_stderr_ > 0 and self.a_ / self.a_stderr_ < 2:
-            self._warn(f"a = {self.a_:.3g} +/- {self.a_stderr_:.2g} is not distinguishable from 0: the entropy "
+            self._warn(f"a = {self.a_:.3g} ± {self.a_stderr_:.2g} is not distinguishable from 0: the entropy "
                        f"range ({self.H_.min():.3g}-{self.H_.max():.3g} nats) is small relative to the score noise")
         f = forms_mod.basis(self.form, self.H_, self.c_)
         reach = abs(self.f0_ - f.min()) if self.f0_ < f.min() else 0.0
@@ -260,7 +260,7 @@ class EntropyLawFit:
         for name, v, s, ci in (("a", self.a_, self.a_stderr_, self.a_ci_), ("b", self.b_, self.b_stderr_, self.b_ci_),
                                ("ceiling", self.ceiling_, self.ceiling_stderr_, self.ceiling_ci_)):
             label = "ceiling b-a" if name == "ceiling" else name
-            lines.append(f"    {label:<12}{v:10.4f} +/- {s:.4f}   [{ci[0]:.4f}, {ci[1]:.4f}]")
+            lines.append(f"    {label:<12}{v:10.4f} ± {s:.4f}   [{ci[0]:.4f}, {ci[1]:.4f}]")
         lines.append(f"[[Fit]] R² {self.r2_:.3f}, RMSE {self.rmse_:.4g}, residual AC(1) "
                      f"{self.residual_autocorr_:.2f}, AR(1) phi {self.phi_:.2f}")
         if getattr(self, "best_form_aic_", None):
@@ -277,6 +277,10 @@ class EntropyLawFit:
 
     def __str__(self) -> str:
         return self.fit_report()
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the fit as :meth:`fit_report` prints it (an unfitted one as its repr)."""
+        return as_html(self.fit_report() if hasattr(self, "a_") else repr(self))
 
     def __repr__(self) -> str:
         if not hasattr(self, "a_"):

@@ -20,7 +20,7 @@ import numpy as np
 from scipy import optimize, special
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.fit.forecast.calibrate import EPS, from_logit, to_logit
+from entropylaw.fit.logit import EPS, from_logit, to_logit
 
 FORMS = ("logit-linear", "saturating", "logit-ceiling")
 N_PARAMS = {"logit-linear": 2, "saturating": 3, "logit-ceiling": 3}

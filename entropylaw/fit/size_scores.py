@@ -31,11 +31,12 @@ from __future__ import annotations
 import numpy as np
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.fit.forecast.calibrate import from_logit, to_logit
+from entropylaw.fit.logit import from_logit, to_logit
 from entropylaw.fit.size_forms import FORMS, eval_form, fit_form
 from entropylaw.fit.size_spread import (FLOOR_PER_DECADE, FLOOR_SOURCE, MIN_FIT, form_weights, forward_chain,
                                         fitted, measured_per_decade, mixture_quantile, noise_sd, spread)
 from entropylaw.fit.size_text import law_dict, law_report, size_text
+from entropylaw.terminal import count
 
 # kept importable under their former names
 _fit_form, _eval, _size_text = fit_form, eval_form, size_text
@@ -140,7 +141,8 @@ class FinalScoreLaw:
             notes.append(f"{N / self.sizes_.max():.2g}x the largest size fitted ({size_text(self.sizes_.max())}), "
                          f"{d:.2f} decades: an extrapolation")
         if self.at_bound_:
-            notes.append(f"{self.at_bound_} size(s) score(s) at the range's end, fitted as {100 * EDGE:g} % inside it")
+            notes.append(f"{count(self.at_bound_, 'size')} {'scores' if self.at_bound_ == 1 else 'score'} at the range's "
+                         f"end, fitted as {100 * EDGE:g} % inside it")
         if self.params_.get("logit-linear", {}).get("beta", 0.0) < 0:
             notes.append("the score falls as the size grows")
         if not self.interval_:

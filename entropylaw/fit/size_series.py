@@ -30,10 +30,10 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import score_bounds
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_scores import FinalScoreLaw
-from entropylaw.readers.model_size import PUBLISHED_NONEMBEDDING, family_of, published_nonembedding
+from entropylaw.readers.model_size import PUBLISHED_NONEMBEDDING, family_of, parse_size, parse_sizes, published_nonembedding
 from entropylaw.fit.size_text import size_text as _size_text
 from entropylaw.fit.text_table import fmt_table
-from entropylaw.terminal import wrap
+from entropylaw.terminal import as_html, count, wrap
 
 DESCRIBED = ("good fit", "weak fit")
 MIN_COEF_SIZES = 3
@@ -58,13 +58,17 @@ class ScaleResult:
     # the model family whose published non-embedding counts the runs' sizes are (a size asked
     # for as a total, 32B, is then read the same way: 31.0B), or None
     family: str | None = None
+    # the sizes asked for (``scale(predict=...)``): what str(), to_dict() and plot() predict by default
+    predicted: list = field(default_factory=list)
 
     def predict(self, n_params) -> dict:
         """``{"size", "n_params", "final_score", "final_score_lo", "final_score_hi", "plateau", ...,
         "ceiling", ...}`` at ``n_params`` (None where a law is refused). Where the runs' sizes are
         a family's published non-embedding counts, a total size of that family (32B) is read as
-        its non-embedding count (31.0B), as the fitted sizes were, and ``size_note`` says so."""
-        N = float(n_params)
+        its non-embedding count (31.0B), as the fitted sizes were, and ``size_note`` says so.
+        ``n_params``: a number or a size as the CLI takes it (``"32B"``; a bare ``"32"`` is refused)."""
+        N = parse_size(n_params, "`predict`")
+        n_params = N
         size_note = None
         table_ne = PUBLISHED_NONEMBEDDING.get(self.family or "", {})
         match = [ne for total, ne in table_ne.items() if abs(total - N) <= 1e-6 * total]
@@ -105,7 +109,10 @@ class ScaleResult:
     def bounds(self) -> tuple:
         return self.score_law.bounds_ if self.score_law is not None else (0.0, 1.0)
 
-    def to_dict(self, predict=()) -> dict:
+    def _asked(self, predict) -> list[float]:
+        return list(self.predicted) if predict is None else parse_sizes(predict, "`predict`")
+
+    def to_dict(self, predict=None) -> dict:
         coef = {"refused": self.coefficient_refused} if self.coefficient_law is None else {
             **self.coefficient_law.to_dict(), "runs_used": list(self.coefficient_law.labels_),
             "rule": f"runs whose law fit is {' or '.join(DESCRIBED)}; at least {MIN_COEF_SIZES} sizes"}
@@ -113,11 +120,12 @@ class ScaleResult:
             **self.score_law.to_dict(), "plateau": self.plateau_law.to_dict()}
         runs = self.runs.replace({np.nan: None}).to_dict(orient="records")
         return {"target_key": self.target_key, "conf": self.conf, "runs": runs, "coefficient_law": coef,
-                "final_score_law": score, "predictions": [self.predict(n) for n in predict], "notes": self.notes}
+                "final_score_law": score, "predictions": [self.predict(n) for n in self._asked(predict)], "notes": self.notes}
 
-    def report(self, predict=()) -> str:
+    def report(self, predict=None) -> str:
+        """The text ``entropylaw scale`` prints; ``predict``: sizes (default: those asked for)."""
         pct = f"{100 * self.conf:g} %"
-        lines = [f"[[Scale]] {len(self.runs)} runs, {self.runs['n_params'].nunique()} sizes; score: "
+        lines = [f"[[Scale]] {count(len(self.runs), 'run')}, {count(self.runs['n_params'].nunique(), 'size')}; score: "
                  f"{self.target_key or 'different benchmarks'} ({pct} intervals)"]
         rows = [{"run": str(r.run_id), "size": _size_text(r.n_params),
                  "final": "-" if not np.isfinite(r.final_score) else f"{r.final_score:.3f}",
@@ -133,11 +141,11 @@ class ScaleResult:
         if self.coefficient_law is None:
             lines.append(f"coefficient law (a, b, ceiling vs log10 N): refused: {self.coefficient_refused}")
         else:
-            lines.append(f"coefficient law over {len(self.coefficient_law.labels_)} runs whose fit the law describes:")
+            lines.append(f"coefficient law over the {len(self.coefficient_law.labels_)} runs whose fit the law describes:")
             for k, ln in self.coefficient_law.lines_.items():
                 lines.append(f"  {k:8s} = {ln['intercept']:+.4f} {ln['slope']:+.4f} * log10(N)   "
                              f"(residual sd {ln['s']:.4f})")
-        for n in predict:
+        for n in self._asked(predict):
             p = self.predict(n)
             head = f"  {p['size']:>7}: "
             if p["final_score"] is None:
@@ -158,11 +166,15 @@ class ScaleResult:
     def __str__(self) -> str:
         return self.report()
 
+    def _repr_html_(self) -> str:
+        return as_html(self.report())
+
     def plot(self, ax=None, predict=None):
         """The final score vs size: runs, the law with its band, the predicted sizes."""
         from entropylaw.draw.sizes import plot_final_score  # matplotlib: loaded on the first plot
 
-        return plot_final_score(self, ax=ax, predict=predict)
+        asked = self._asked(predict) if predict is not None or self.predicted else None  # None: the drawer's own
+        return plot_final_score(self, ax=ax, predict=asked)
 
 
 def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, **options) -> ScaleResult:
@@ -181,7 +193,8 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
     total = meta.loc[ids, "n_params"].to_numpy(dtype=float)
     fallback = ~np.isfinite(sizes) & np.isfinite(total)
     if fallback.any():
-        warnings.warn(f"{int(fallback.sum())} run(s) have no non-embedding parameter count; using total parameters "
+        n = int(fallback.sum())
+        warnings.warn(f"{count(n, 'run')} {'has' if n == 1 else 'have'} no non-embedding parameter count; using total parameters "
                       "(give `config` config.json for exact counts)", EntropyLawWarning, stacklevel=3)
         sizes = np.where(fallback, total, sizes)
     rows, series = [], {}
@@ -283,7 +296,7 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95,
         left = rows[~rows["run_id"].isin(described["run_id"])]
         why = "; ".join(dict.fromkeys(f"{_size_text(r.n_params)} ({r.trust})" for r in left.itertuples()))
         have = ", ".join(_size_text(n) for n in sorted(described["n_params"].unique())) or "none"
-        coef_refused = (f"the law describes {sizes} size(s) ({have}); the coefficient law needs {MIN_COEF_SIZES}. "
+        coef_refused = (f"the law describes {count(sizes, 'size')} ({have}); the coefficient law needs {MIN_COEF_SIZES}. "
                         f"Left out: {why}")
     else:
         coef_law = SizeLaw(conf=coef_conf).fit(described["n_params"], described["a"], described["b"],

@@ -34,7 +34,7 @@ import numpy as np
 from scipy import optimize, special
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.fit.forecast.calibrate import from_logit, to_logit
+from entropylaw.fit.logit import from_logit, to_logit
 from entropylaw.fit.size_forms import N_PARAMS, eval_form, fit_form
 
 MIN_FIT = {f: k + 1 for f, k in N_PARAMS.items()}  # sizes a forward-chained fit needs: one spare

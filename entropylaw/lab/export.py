@@ -67,7 +67,7 @@ def sweep_table(sweep_dir: str | Path, finished_only: bool = True, metrics=None)
     ``metrics`` (canonical names) keeps only those rows, for a small shipped table."""
     runs_dir = Path(sweep_dir) / "runs"
     if not runs_dir.is_dir():
-        raise EntropyLawError(f"{sweep_dir}: no runs/ directory (expected the --out of `entropylaw lab sweep`)")
+        raise EntropyLawError(f"{sweep_dir}: no runs/ directory (expected the directory given to `lab_sweep(out)`)")
     dirs = sorted(d for d in runs_dir.iterdir() if (d / METRICS_JSONL).exists()
                   and (not finished_only or (d / DONE_JSON).exists()))
     if not dirs:

@@ -47,8 +47,8 @@ def shard_model(model) -> None:
     if not active():
         from entropylaw.errors import EntropyLawError
 
-        raise EntropyLawError("`shard`: the weights are sharded across processes; launch with torchrun "
-                              "--nproc_per_node K -m entropylaw probe ... --shard")
+        raise EntropyLawError("`shard`: the weights are sharded across processes, and this one was not started "
+                              "by torchrun: launch `probe(shard)` under torchrun --nproc_per_node K")
     layers = getattr(model.get_decoder(), "layers", None)
     if layers is None:
         from entropylaw.errors import EntropyLawError

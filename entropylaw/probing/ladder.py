@@ -44,6 +44,10 @@ LINEARITY_TOL = 0.05       # max relative change of per-token dH/eta between run
 ESTIMATORS = ("lemma1", "theorem1_sampled", "theorem2", "steer_paper", "steer_code", "response_cov")
 
 
+OPTIMIZERS = ("sgd", "adam")  # the ladder's update: a gradient step, or Adam's first step
+SCOPES = ("batch", "microbatch")  # where the interventions' selections compute their covariance
+
+
 @dataclass
 class LadderConfig:
     lr: float | None = None          # SGD step; None: rel_step * |theta| / |d|
@@ -92,7 +96,7 @@ def _direction(model, seqs, tok, iv_cfg, n_total, pcfg, lcfg):
         p.grad = None
     if lcfg.optimizer == "adam":
         grads = [g / (g.abs() + lcfg.adam_eps) for g in grads]
-    elif lcfg.optimizer != "sgd":
+    elif lcfg.optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {lcfg.optimizer!r}")
     return grads, torch.cat(ws) if ws else torch.zeros(0)
 

@@ -14,14 +14,17 @@ format                    recognised by
 ``clearml``               a ClearML offline session: its ``offline-<id>.zip`` or ``offline-<id>/`` folder
 ``comet``                 a ``.zip`` written by Comet's ``OfflineExperiment``
 ``zip``                   any other ``.zip`` (refused, naming what it holds)
+``database``              any other SQLite ``.db`` (refused, naming its tables)
+``lab_run``               one ``entropylaw lab run`` directory (``run.json`` + its logs, read once)
 ``table``                 ``.parquet``/``.csv`` with ``run_id, step, metric, value``
 ``wandb_csv``             ``.csv`` with ``Step`` and ``<run> - <key>`` columns
 ``long`` / ``wide``       other ``.csv``/``.tsv``/``.parquet`` with a step column
-``verl_jsonl``            ``.jsonl``, or a text file whose first line is ``{"step": ...``
+``verl_jsonl``            ``.jsonl``/``.json`` (veRL's file logger, any trainer's JSON lines), or a text
+                          file whose first line is a JSON object with a step
 ``trl``                   ``trainer_state.json``, a JSON list of TRL log records, or a directory
                           with a state (or ``checkpoint-*/``)
 ``tensorboard``           ``events.out.tfevents.*`` or a directory holding them
-``wandb_offline``         ``run-*.wandb``, ``offline-run-*`` or ``wandb/`` directories
+``wandb_offline``         ``run-*.wandb`` (also ``.wandb.gz``/``.zst``), ``offline-run-*`` or ``wandb/`` directories
 ``hf_console``            a text file with Trainer log dicts (``{'loss': ...}``) and no veRL step lines
 ``verl_console``          any other text file (``.log``, ``.txt``, ``.out`` ...)
 ``directory``             other directories: every readable file in it (``data/real/``)
@@ -72,7 +75,6 @@ from entropylaw.readers.lab_rundir import is_run_dir
 
 WANDB_SCHEME = "wandb://"
 TABLE_SUFFIXES = {".parquet", ".csv", ".tsv"}
-TEXT_SUFFIXES = {".log", ".txt", ".out", ".err", ".jsonl", ".json"}
 SNIFF_BYTES = 1 << 16
 
 
@@ -132,6 +134,13 @@ class Format:
     name: str
     detect: Callable[[Source], bool]
     read: Callable[[str, KeyOptions], list[RawRun]] | None
+    # what a directory's member of this format is named (its inner suffix, compressed or not)
+    suffixes: tuple[str, ...] = ()
+    # the pool (:mod:`entropylaw.readers.pool`): the CPU seconds to read one MB of it (None: not
+    # measured), the parts of a source that can be read alone, and the files its reader reads
+    per_mb_s: float | None = None
+    pieces: Callable[[Path], list[str]] | None = None
+    files: Callable[[Path], list[Path]] | None = None
 
 
 DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
@@ -175,13 +184,31 @@ def _trl_json(s: Source) -> bool:
     return s.name == "trainer_state.json" or b'"log_history"' in s.head or s.head.lstrip().startswith(b"[")
 
 
+def _wandb_run_dirs(path: Path) -> list[str]:
+    return [str(p) for p in sorted(path.iterdir()) if p.is_dir() and not p.is_symlink() and wandb_files_in(p)]
+
+
+def _mlflow_runs(path: Path) -> list[str]:
+    # the active runs (a deleted one stays in place until `mlflow gc`), in the reader's order
+    return [] if (path / "meta.yaml").is_file() else mlflow_store.run_directories(str(path))
+
+
+def _mlflow_metric_files(path: Path) -> list[Path]:
+    return [p for p in (path / "metrics").rglob("*") if p.is_file()]
+
+
+# Measured piece by piece (CPU time, so another program's load does not enter) on generated runs
+# of 500 steps x 50 metrics, 40 runs or 20 files a format (analysis/bench_project.py --costs)
+_TABLE_MB_S = 0.217
+
 # The first entry whose detector says yes names the source. To add a format, add one
 # line above the entry it must win over (a reader takes the path and the KeyOptions).
 FORMATS: list[Format] = [
     Format("wandb_online", lambda s: s.text.startswith(WANDB_SCHEME), lambda src, o: read_wandb_online(src)),
     Format("mlflow", lambda s: s.text.startswith(mlflow_store.SCHEME) or (s.is_dir and mlflow_store.is_file_store(s.path))
            or (s.is_file(".db", ".sqlite", ".sqlite3") and mlflow_store.is_sql_store(s.path)),
-           lambda src, o: mlflow_store.read_mlflow(src)),
+           lambda src, o: mlflow_store.read_mlflow(src), per_mb_s=0.018, pieces=_mlflow_runs,
+           files=_mlflow_metric_files),
     Format("trackio", lambda s: s.is_file(*DB_SUFFIXES) and trackio_db.is_trackio_db(mlflow_store.sqlite_tables(s.path)),
            lambda src, o: trackio_db.read_trackio(src)),
     Format("swanlab", lambda s: (s.is_dir and bool(swanlab_log.run_files(s.path))) or s.is_file(".swanlab"),
@@ -198,25 +225,33 @@ FORMATS: list[Format] = [
     # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run, read once
     Format("lab_run", lambda s: s.is_dir and is_run_dir(s.path), lambda src, o: read_lab_run(src)),
     Format("wandb_offline", lambda s: (s.is_dir and _wandb_dir(s.path)) or s.is_file(".wandb"),
-           lambda src, o: read_wandb_offline(src, o.step_key)),
+           lambda src, o: read_wandb_offline(src, o.step_key), per_mb_s=0.027, pieces=_wandb_run_dirs,
+           files=wandb_files_in),
     Format("trl", lambda s: (s.is_dir and find_state(s.path) is not None) or (s.is_file(".json") and _trl_json(s)),
            lambda src, o: read_trl(src)),
     Format("tensorboard", lambda s: (s.is_dir and has_event_files(s.path)) or
            (s.is_file() and s.name.startswith("events.out.tfevents.")), lambda src, o: read_tensorboard(src)),
-    Format("directory", lambda s: s.is_dir, None),
-    Format("table", lambda s: s.table_kind == "table", None),
-    Format("wandb_csv", lambda s: s.table_kind == "wandb_csv", lambda src, o: tabular.read_tabular(src)),
-    Format("long", lambda s: s.table_kind == "long", lambda src, o: tabular.read_tabular(src, step_key=o.step_key)),
-    Format("wide", lambda s: s.table_kind == "wide", lambda src, o: tabular.read_tabular(src, step_key=o.step_key)),
+    Format("directory", lambda s: s.is_dir, None, pieces=lambda path: _directory_members(path)),
+    Format("table", lambda s: s.table_kind == "table", None, suffixes=(".parquet", ".csv", ".tsv"), per_mb_s=0.148),
+    Format("wandb_csv", lambda s: s.table_kind == "wandb_csv", lambda src, o: tabular.read_tabular(src),
+           per_mb_s=_TABLE_MB_S),
+    Format("long", lambda s: s.table_kind == "long", lambda src, o: tabular.read_tabular(src, step_key=o.step_key),
+           per_mb_s=_TABLE_MB_S),
+    Format("wide", lambda s: s.table_kind == "wide", lambda src, o: tabular.read_tabular(src, step_key=o.step_key),
+           per_mb_s=_TABLE_MB_S),
     Format("verl_jsonl", lambda s: s.is_file(".jsonl", ".json") or looks_like_jsonl(s.head),
-           lambda src, o: read_verl_jsonl(src, step_key=o.step_key)),
+           lambda src, o: read_verl_jsonl(src, step_key=o.step_key), suffixes=(".jsonl", ".json"), per_mb_s=0.031),
     Format("hf_console", lambda s: looks_like_hf_console(s.path),
            lambda src, o: read_hf_console(src, logging_steps=o.logging_steps)),
-    Format("verl_console", lambda s: True, lambda src, o: read_verl_console(src)),
+    Format("verl_console", lambda s: True, lambda src, o: read_verl_console(src),
+           suffixes=(".log", ".txt", ".out", ".err"), per_mb_s=0.016),
 ]
 
 
-def _format(fmt: str) -> Format:
+MEMBER_SUFFIXES = frozenset(x for f in FORMATS for x in f.suffixes)  # a directory's files read as runs
+
+
+def format_of(fmt: str) -> Format:
     for f in FORMATS:
         if f.name == fmt:
             return f
@@ -240,7 +275,7 @@ def detect_format(path_or_uri: str | os.PathLike) -> str:
 
 def read_raw(source: str, fmt: str, options: KeyOptions | None = None) -> list[RawRun]:
     """Run the reader for ``fmt`` on ``source``."""
-    read = _format(fmt).read
+    read = format_of(fmt).read
     if read is None:
         raise ValueError(f"format {fmt!r} is read by load(), not by a reader")
     return read(source, options or KeyOptions())
@@ -251,7 +286,7 @@ def _directory_members(path: Path) -> list[str]:
     for child in sorted(path.iterdir()):
         if child.name.startswith("."):
             continue
-        if child.is_file() and (inner_suffix(child) in TABLE_SUFFIXES | TEXT_SUFFIXES
+        if child.is_file() and (inner_suffix(child) in MEMBER_SUFFIXES
                                 or child.name.startswith("events.out.tfevents.")):
             members.append(str(child))
         elif child.is_dir() and detect_format(child) != "directory":

@@ -44,6 +44,7 @@ from collections import Counter
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
+from entropylaw.readers.printed import unwrap
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.trl import add_records
@@ -57,7 +58,6 @@ _VERL_STEP = re.compile(rb"(?:^|[\s)\]>|])step:-?\d+ - ")
 _BAR = re.compile(rb"(\d+)/(\d+) \[")
 _TOTAL = re.compile(rb"Total optimization steps = ([\d,]+)")
 _MODEL = re.compile(r"models--[^/\s]+--([^/\s'\"]+)")
-_WRAPPED = re.compile(r"\b(?:np\.|numpy\.|torch\.)?(?:float\d*|int\d*|tensor)\(\s*([^(),]+?)\s*(?:,[^()]*)?\)")
 _BARE = re.compile(r"(?<=[:\[,(]\s)(-?(?:nan|inf))(?=\s*[,}\])])")
 
 
@@ -88,7 +88,7 @@ def parse_record(text: str) -> dict | None:
     text = text.strip()
     if not (text.startswith("{") and text.endswith("}")) or len(text) > MAX_RECORD:
         return None
-    text = _BARE.sub(lambda m: f"'__{m.group(1)}__'", _WRAPPED.sub(r"\1", text))
+    text = _BARE.sub(lambda m: f"'__{m.group(1)}__'", unwrap(text))
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):

@@ -66,17 +66,67 @@ def published_nonembedding(name: str) -> float:
     return PUBLISHED_NONEMBEDDING[m.group(1).lower()].get(params_from_name(base), math.nan)
 
 
-def parse_params(text: str) -> float:
-    """``7e9``, ``7000000000``, ``7B``, ``0.5B``, ``350M`` -> a number.
+# A size is written with its unit (7B, 350M, 28K) or as the whole count (7e9, 7000000000); a
+# bare number under this is a forgotten unit ("32" meant 32B), never a model: the smallest the
+# lab trains has 27,792 parameters
+MIN_BARE = 1e4
+UNITS = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
+_WITH_UNIT = re.compile(r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([KkMmBbTt])")
+EXAMPLES = "such as 7B, 350M or 7e9"
 
-    >>> parse_params("0.5B"), parse_params("7e9"), parse_params("350M")
-    (500000000.0, 7000000000.0, 350000000.0)
+
+def parse_size(value, what: str = "") -> float:
+    """The one reader of a model size, for the API and the CLI alike: ``7B``, ``0.5B``,
+    ``350M``, ``28K``, ``1T``, ``7e9``, ``7000000000``, a number, or a model name that
+    carries its size (``Qwen2.5-7B``). A bare number under :data:`MIN_BARE` is refused: it
+    is a size whose unit was left out. ``what`` names the parameter in the error line.
+
+    >>> parse_size("0.5B"), parse_size("7e9"), parse_size("350M"), parse_size(32e9), parse_size("Qwen2.5-7B")
+    (500000000.0, 7000000000.0, 350000000.0, 32000000000.0, 7000000000.0)
+    >>> parse_size("32")
+    Traceback (most recent call last):
+    ...
+    entropylaw.errors.EntropyLawError: '32': a size needs its unit (32B, 32M, 32K) or the whole count (32000000000)
     """
-    try:
-        value = float(text)
-    except ValueError:
-        # a sign is not part of a size written in a name ("-7B" is not 7B)
-        value = -1.0 if text.strip().startswith("-") else params_from_name(text.strip())
-    if math.isnan(value) or math.isinf(value) or value <= 0:
-        raise EntropyLawError(f"`params` {text!r}: expected a positive parameter count such as 7e9, 7B or 350M")
-    return value
+    head = f"{what} " if what else ""
+    bare = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        bare = number = float(value)
+    else:
+        text = str(value).strip()
+        unit = _WITH_UNIT.fullmatch(text)
+        if unit:
+            number = float(unit.group(1)) * UNITS[unit.group(2).upper()]
+        else:
+            try:
+                bare = number = float(text)
+            except ValueError:
+                # a sign is not part of a size written in a name ("-7B" is not 7B)
+                number = -1.0 if text.startswith("-") else params_from_name(text)
+    if not (math.isfinite(number) and number > 0):
+        raise EntropyLawError(f"{head}{value!r}: expected a positive parameter count {EXAMPLES}")
+    if bare is not None and bare < MIN_BARE:
+        n = f"{bare:g}"
+        raise EntropyLawError(f"{head}{value!r}: a size needs its unit ({n}B, {n}M, {n}K) or the whole count "
+                              f"({bare * 1e9:.0f})")
+    return number
+
+
+def parse_sizes(value, what: str = "") -> list[float]:
+    """Several sizes: a list of them, or one text of them separated by commas (``32B,72B``);
+    each read by :func:`parse_size`.
+
+    >>> parse_sizes("32B,72B"), parse_sizes([7e9, "14B"]), parse_sizes(None)
+    ([32000000000.0, 72000000000.0], [7000000000.0, 14000000000.0], [])
+    """
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else value if hasattr(value, "__iter__") else [value]
+    items = [v.strip() if isinstance(v, str) else v for v in items]
+    items = [v for v in items if not (isinstance(v, str) and not v)]
+    if isinstance(value, str) and not items:
+        raise EntropyLawError(f"{what + ' ' if what else ''}{value!r}: expected sizes {EXAMPLES}, separated by commas")
+    return [parse_size(v, what) for v in items]
+
+
+parse_params = parse_size  # its former name

@@ -41,22 +41,15 @@ from entropylaw.errors import EntropyLawError
 
 
 def pieces(source: str) -> list[str]:
-    """The parts of ``source`` that can be read independently, in the order its reader reads them."""
+    """The parts of ``source`` that can be read independently, in the order its reader reads them
+    (each format's own rule: :class:`entropylaw.readers.dispatch.Format` ``pieces``)."""
     if source.startswith(("wandb://", mlflow_store.SCHEME)):
         return [source]
     path = Path(source)
     if not path.is_dir():
         return [source]
-    fmt = dispatch.detect_format(source)
-    if fmt == "wandb_offline":
-        runs = sorted(p for p in path.iterdir() if p.is_dir() and not p.is_symlink() and any(p.glob("*.wandb")))
-        return [str(p) for p in runs] or [source]
-    if fmt == "mlflow" and not (path / "meta.yaml").is_file():
-        # the active runs (a deleted one stays in place until `mlflow gc`), in the reader's order
-        return mlflow_store.run_directories(source) or [source]
-    if fmt == "directory":
-        return dispatch._directory_members(path)
-    return [source]
+    split = dispatch.format_of(dispatch.detect_format(source)).pieces
+    return (split(path) if split else []) or [source]
 
 
 # CPU seconds to read one piece in one process: a fixed part (opening, detecting, a client
@@ -65,8 +58,7 @@ def pieces(source: str) -> list[str]:
 # not enter) on generated runs of 500 steps x 50 metrics, 40 runs or 20 files a format, and
 # on 20-step runs for the fixed part (analysis/bench_project.py --costs).
 PIECE_S = 0.012
-PER_MB_S = {"wandb_offline": 0.027, "mlflow": 0.018, "verl_console": 0.016, "verl_jsonl": 0.031,
-            "table": 0.148, "long": 0.217, "wide": 0.217, "wandb_csv": 0.217}
+PER_MB_S = {f.name: f.per_mb_s for f in dispatch.FORMATS if f.per_mb_s is not None}  # each format's own record
 UNMEASURED_MB_S = min(PER_MB_S.values())  # a format not measured is assumed cheap: no pool bet on it
 WORKER_START_S = 0.03  # forking one worker of a process holding the libraries, and its pipe
 MARGIN = 0.8  # the pool's estimate must be under 80 % of one process's: estimates are rough
@@ -144,10 +136,9 @@ def _format_and_size(piece: str) -> tuple[str, int]:
     try:
         fmt = dispatch.detect_format(piece)
         path = Path(piece)
-        if fmt == "wandb_offline" and path.is_dir():
-            files = list(path.glob("*.wandb"))
-        elif fmt == "mlflow" and path.is_dir():
-            files = [p for p in (path / "metrics").rglob("*") if p.is_file()]
+        read_files = dispatch.format_of(fmt).files
+        if read_files and path.is_dir():
+            files = read_files(path)
         elif path.is_dir():
             files = [p for p in path.rglob("*") if p.is_file()]
         else:

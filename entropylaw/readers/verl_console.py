@@ -16,7 +16,9 @@ samples and NCCL noise; lines may carry ANSI colour codes, a Ray prefix such as
   not a number is dropped, counted, and its line number reported;
 - reads metadata from the launch command / config echo before the first step line:
   model (``actor_rollout_ref.model.path``, shell variables resolved), algorithm
-  (``algorithm.adv_estimator``; ``gae`` means PPO) and dataset (the train files).
+  (``algorithm.adv_estimator``; ``gae`` means PPO), dataset (the train files) and the
+  ``config`` the forecast reads (:func:`config_from_header`): the train files in order,
+  ``data.shuffle``, the planned total steps and the learning-rate schedule.
 
 Validation-only lines (veRL validates before the first update and after the last one)
 are ordinary step lines; :func:`entropylaw.readers.common.finalize` notes them.
@@ -53,11 +55,12 @@ from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.keys import detect_keys
+from entropylaw.readers.printed import number
 from entropylaw.readers.verl_echo import MARK, EchoCollector, echo_rows
 
 NON_NUMERIC = "non-numeric value"
 MALFORMED = "malformed key:value pair"
-CUT = "cut-off pair"
+CUT = "value at the end of a cut-off line"
 # W&B's console capture (output.log) cuts a line at 4096 bytes: its last pair may be a
 # truncated number ("0.12" of "0.1234"), so it is dropped, never read
 CUT_LINE_BYTES = 4096
@@ -67,23 +70,11 @@ HEADER_SCAN_LINES = 50_000  # metadata is read from the launch command / config 
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 # step:<int> at the start of a word, then the pairs (or nothing but spaces)
 _HEAD = re.compile(rb"(?:^|(?<=[\s)\]>|]))step:(-?\d+)(?= - |\s*$)")
-_WRAPPED = re.compile(r"^[A-Za-z_][\w.]*\((.*)\)$")  # np.float64(0.5), tensor(0.5), float32(1)
 
 
 def _number(text: str) -> float | None:
     """Parse one printed value; None when it is not a number."""
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    m = _WRAPPED.match(text)
-    if m:
-        inner = m.group(1).split(",")[0].strip()  # tensor(0.5, device='cuda:0')
-        try:
-            return float(inner)
-        except ValueError:
-            return None
-    return None
+    return number(text)
 
 
 class _Parser:
@@ -369,4 +360,60 @@ def infer_header_meta(header_lines: list[bytes], keys: list[str]) -> dict:
         "model": model_name_from_path(model) if model else "",
         "algorithm": _ALGO_ALIASES.get(algorithm, algorithm),
         "dataset": dataset or echo_dataset or dataset_from_val_keys(keys),
+        "config": config_from_header(header_lines),
     }
+
+
+# the config keys the forecast reads: on the command line (``data.shuffle=False``) or in the
+# config echo (``'shuffle': False`` inside the ``data`` block)
+_CONFIG_ARGS = {
+    "shuffle": re.compile(r"(?:data\.shuffle=|'shuffle':\s*)(\w+)"),
+    "total_steps": re.compile(r"(?:trainer\.total_training_steps=|'total_training_steps':\s*)(\d+)"),
+    "total_epochs": re.compile(r"(?:trainer\.total_epochs=|'total_epochs':\s*)(\d+)"),
+    "lr": re.compile(r"(?:actor_rollout_ref\.actor\.optim\.lr=|'lr':\s*)([0-9.eE+-]+)"),
+    "lr_warmup_steps_ratio": re.compile(r"(?:actor\.optim\.lr_warmup_steps_ratio=|'lr_warmup_steps_ratio':\s*)"
+                                        r"([0-9.eE+-]+)"),
+    "lr_schedule": re.compile(r"(?:optim\.(?:warmup_style|lr_scheduler_type)=|'(?:warmup_style|lr_scheduler_type)':\s*)"
+                              r"'?([\w-]+)"),
+}
+
+
+def config_from_header(header_lines: list[bytes]) -> dict:
+    """What the launch command and the config echo say of the data and the schedule: the
+    train files in order (``train_files``), ``shuffle`` (True/False), ``total_steps`` or
+    ``total_epochs``, the learning rate and its schedule; a key not printed is left out.
+
+    >>> config_from_header([b"python3 -m verl.trainer.main_ppo data.train_files=['/d/gsm8k/train.parquet',"
+    ...                     b"'/d/math/train.parquet'] data.shuffle=False trainer.total_training_steps=400"])
+    {'train_files': ['/d/gsm8k/train.parquet', '/d/math/train.parquet'], 'shuffle': False, 'total_steps': 400}
+    """
+    variables: dict[str, str] = {}
+    out: dict = {}
+    for raw in header_lines:
+        if b"=" not in raw and b"':" not in raw:
+            continue
+        line = _ANSI.sub(b"", raw).decode("utf-8", "replace").rstrip()
+        m = _SHELL_VAR.match(line)
+        if m and " " not in m.group(1):
+            variables[m.group(1)] = _unquote(m.group(2))
+        if "train_files" not in out and (m := _TRAIN_FILES.search(line)):
+            files = _PARQUET.findall(_expand(m.group(1).split("data.val_files")[0].split("'val_files'")[0], variables))
+            if files:
+                out["train_files"] = list(dict.fromkeys(files))
+        for key, pattern in _CONFIG_ARGS.items():
+            if key not in out and (m := pattern.search(line)):
+                value = m.group(1)
+                if key == "shuffle":
+                    if value.lower() not in ("true", "false"):
+                        continue
+                    out[key] = value.lower() == "true"
+                elif key in ("total_steps", "total_epochs"):
+                    out[key] = int(value)
+                elif key == "lr_schedule":
+                    out[key] = value
+                else:
+                    try:
+                        out[key] = float(value)
+                    except ValueError:
+                        continue
+    return out

@@ -25,6 +25,7 @@ column                      dtype     meaning
 ``entropy_key``             string    source key that became ``entropy`` ("" if none)
 ``score_key``               string    source key that became ``score`` ("")
 ``val_keys``                string    JSON object ``{"val/<bench>": "<source key>"}``
+``config``                  string    JSON object: the trainer's printed config ("{}")
 ==========================  ========  =====================================================
 
 Canonical metric names:
@@ -79,11 +80,14 @@ META_DEFAULTS: dict[str, object] = {
     "entropy_key": "",
     "score_key": "",
     "val_keys": "{}",
+    # what the trainer's printed config says of the data and the schedule (JSON; readers/verl_console.py):
+    # train_files, shuffle, total_steps, lr schedule
+    "config": "{}",
 }
 META_COLUMNS = list(META_DEFAULTS)
 COLUMNS = METRIC_COLUMNS + META_COLUMNS
 TEXT_COLUMNS = ["run_id", "metric", "model", "algorithm", "dataset", "source",
-                "entropy_key", "score_key", "val_keys"]
+                "entropy_key", "score_key", "val_keys", "config"]
 _STRING_COLUMNS = TEXT_COLUMNS
 _FLOAT_COLUMNS = ["value", "n_params", "n_params_nonembedding", "seed"]
 

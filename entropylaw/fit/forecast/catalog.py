@@ -9,6 +9,8 @@ place in every table.
 
 from __future__ import annotations
 
+import textwrap
+
 from entropylaw.fit.forecast.curve_methods import ExpSaturation, Joint, PowerLaw, Sigmoid, SigmoidTokens
 from entropylaw.fit.forecast.drift import DriftTrain, LogitDrift
 from entropylaw.fit.forecast.ensemble import CurveEnsemble, Ensemble
@@ -21,6 +23,8 @@ REGISTRY = {m.name: m for m in (
     DriftTrain, PriorMethod, Ensemble, CurveEnsemble,
 )}
 ALL_METHODS = list(REGISTRY)
+# the methods from the simplest: a tie in the backtest's rule for the default goes to the simpler
+SIMPLER = sorted(REGISTRY, key=lambda name: REGISTRY[name].simplicity)
 # the methods that fit one curve (not made of other methods): what a prior or an ensemble builds on
 METHODS = {name: m for name, m in REGISTRY.items() if not m.combines()}
 
@@ -28,3 +32,20 @@ METHODS = {name: m for name, m in REGISTRY.items() if not m.combines()}
 FALLBACK = LastValue.name
 # where the decision's curve cannot run on a window, the next that models change is tried
 DECISION_BACKUPS = (PowerLaw.name, ExpSaturation.name)
+
+
+def methods_table(width: int = 96) -> str:
+    """Every method's name and one-line description as a reST simple table, from :data:`REGISTRY`
+    (the table in :mod:`~.core`'s docstring).
+
+    >>> print(methods_table().splitlines()[3])
+    ``last-value``         the last observed value carried forward
+    """
+    names = [f"``{name}``" for name in REGISTRY]
+    first = max(map(len, names)) + 2
+    rule = "=" * (first - 2) + "  " + "=" * (width - first)
+    lines = [rule]
+    for name, cls in zip(names, REGISTRY.values()):
+        text = textwrap.wrap(cls.description, width - first) or [""]
+        lines += [name.ljust(first) + text[0], *(" " * first + more for more in text[1:])]
+    return "\n".join([rule, "method".ljust(first) + "what it does", *lines, rule])

@@ -7,26 +7,15 @@ default), or the reason the method cannot run. Unlike :mod:`entropylaw.fit.early
 paper's protocol, which reads later scores off the *observed* later entropy), nothing here
 sees a value logged after the window: the methods receive the run cut at the window's end.
 
-Methods (listed once in :data:`~.catalog.REGISTRY`, their interface in :mod:`~.methods`):
+Methods (listed once in :data:`~.catalog.REGISTRY`, their interface in :mod:`~.methods`; the
+table is generated from the registry when the module is imported):
 
-================  ===========================================================================
-``last-value``    the last observed value carried forward
-``law-ceiling``   the law's ceiling ``b - a`` (the paper's forecast)
-``law+entropy``   the law applied to a forecast of the entropy trajectory
-``law+train``     the law's slope from the dense training pairs, level from the target
-``exp-saturation`` ``A - (A - R0) exp(-t / tau)`` in steps
-``power``         ``A - B (t + 1)^(-c)`` in steps
-``sigmoid``       ScaleRL's sigmoid in steps; ``sigmoid-tokens`` in cumulative tokens
-``joint``         exp-saturation sharing its time constant with the per-step training score
-``prior``         a base method with an empirical-Bayes prior from finished runs of the family
-``ensemble``      the methods weighted by their error on the late part of the window
-``logit-drift``   the climb after the take-off, linear in log steps on the logit scale, its
-                  rate shrunk toward finished runs' (the default; :mod:`.drift`)
-``curve-ensemble`` saturating families weighted by their fit (BIC), Domhan et al. 2015
-================  ===========================================================================
+METHODS_TABLE
 
 Runs with no validation score are forecast on their training score (``target_kind``).
-The default method is chosen by a rule fixed in advance and applied by the backtest of the
+The window's regime (take-off, instability or saturation, :mod:`.regimes`) changes the
+forecast the output recommends by what runs of other recipes in that regime did next, and
+says so (``Forecast.regime``, ``Forecast.warnings``). The default method is chosen by a rule fixed in advance and applied by the backtest of the
 real runs (``analysis/bench_forecast.py``, stored in ``calibration.json``; see
 :func:`default_method`). Every forecast also answers "can I stop?" and "will it reach a
 target?" (``Forecast.decision``, :mod:`.decide`).
@@ -54,14 +43,18 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.forecast import calibrate as cal
-from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY
+from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY, methods_table
 from entropylaw.fit.forecast.data import RunData, window_end
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
 from entropylaw.fit.forecast.decide import decision_on, final_draws, log_facts, step_seconds_upto, to_step_of
+from entropylaw.fit.forecast import regimes as _regimes
+from entropylaw.fit.forecast import sweep as _sweep
 from entropylaw.fit.forecast import text as _text
 from entropylaw.fit.forecast.final import final_steps
 from entropylaw.fit.forecast.names import DEFAULT
 from entropylaw.fit.forecast.result import Forecast, MethodResult  # noqa: F401  (what forecast() returns)
+
+__doc__ = __doc__.replace("METHODS_TABLE", methods_table())  # every registered method, never a hand-kept list
 # The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the lowest
 # max(median / 1 point, worst / 5 points) of the final score at 15 % of the run, then the other
 # ratio, ties to the simpler method), for validation scores and for training scores apart,
@@ -99,7 +92,7 @@ def _build(method, conf, n_boot, seed, given, fitted):
 def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon=None, methods=None, conf=0.9,
              prior_runs=(), prior_base=None, n_boot=200, seed=0, target=None, threshold=None,
              n_problems=None, total_steps=None, shape_prior=None, calibrated=True, step_cost=None,
-             log=None) -> Forecast:
+             log=None, regime_rates=None, sweep=None) -> Forecast:
     """Forecast ``run`` from its window (see :mod:`entropylaw.fit.forecast.data` for windows).
 
     ``at_steps``: steps to forecast (after the window), or ``horizon``: N steps after the
@@ -119,7 +112,14 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     (default: one binomial SE of ``n_problems``, or of the benchmark the target key names,
     else the window's noise, held between 1 and 3 points); ``step_cost`` GPU-hours a step
     (default: the log's own timing, in hours). ``calibrated=False``: the methods' raw
-    intervals, without the factors the backtest stored (the backtest measures them so)."""
+    intervals, without the factors the backtest stored (the backtest measures them so).
+
+    The window's **regime** (:mod:`.regimes`: take-off, instability, saturation) changes the
+    forecast the output recommends (the default, or its fallback) by what runs of other
+    recipes in that regime did next: ``regime_rates`` (default: those stored by the backtest).
+    ``sweep``: the climb rates of other runs of the same recipe at the same point
+    (``{"rates": [(c, se), ...], "recipe": name}``, as :func:`forecast_table` finds them): a
+    run in take-off pools its own rate with theirs."""
     unc.check_conf(conf)
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
         raise EntropyLawError(f"n_boot = {n_boot!r}: expected a whole number >= 2")
@@ -162,6 +162,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         fitted[name] = _build(REGISTRY[name], conf, n_boot, seed, given, fitted)
         fitted[name].calibrated = calibrated
         fitted[name].fit(win)
+    regime, said = _regime(win, regime_rates, sweep, [fitted.get(chosen), fitted.get(FALLBACK)])
     spacing = float(np.median(np.diff(win.target.steps))) if len(win.target) > 1 else 1.0
     fin_steps = final_steps(run.target_kind, run.origin, float(at_steps[-1]), spacing)
     results = {name: m.result(at_steps, (run.target_kind, fin_steps, win.bounds)) for name, m in fitted.items()}
@@ -170,6 +171,9 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         raise EntropyLawError(f"run {run.run_id!r}: no method can forecast from the window "
                               f"(steps {run.origin:g}..{end:g}, {len(win.target)} {run.target_kind} point(s)): {why}")
     notes = list(given["notes"])
+    if regime["name"] != "saturation" or regime.get("sweep_note"):
+        notes.append(f"regime at step {end:g}: {regime['name']}" + (f"; {regime['sweep_note']}"
+                                                                     if regime.get("sweep_note") else ""))
     if run.target_kind != "validation":
         notes.insert(0, f"no validation score in run {run.run_id!r}: forecasting the training score "
                         f"({run.target_key}) instead")
@@ -202,7 +206,25 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
                     at_steps, results, note, default=default, observed=observed, decision=decision,
                     fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end), final_steps=fin_steps,
-                    final_draws=draws, final_point=point)
+                    final_draws=draws, final_point=point, regime=regime, warnings=said)
+
+
+def _regime(win, rates, sweep, shown):
+    """The window's regime, pooled with its sweep where given, set on the methods the output
+    shows (the default and its fallback) with what it makes them say."""
+    regime = _regimes.classify(win)
+    switch = _regimes.data_switch(win.config)
+    if switch:
+        regime["data_switch"] = switch
+    rates = cal.stored().get("regimes", {}) if rates is None else rates
+    if sweep:
+        regime = _sweep.pool(regime, sweep)
+    said = _regimes.warnings_for(regime, rates)
+    for m in {id(m): m for m in shown}.values():
+        if m is not None and getattr(m, "ok_", False) and hasattr(m, "end_"):
+            m.regime_, m.regime_rates_ = regime, rates
+            m.warnings_.extend(said)
+    return regime, said
 
 
 def describe_method(name: str) -> str:
@@ -210,7 +232,8 @@ def describe_method(name: str) -> str:
     return getattr(REGISTRY.get(name), "description", name)
 
 
-def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", prior=None, **kwargs) -> _text.Forecasts:
+def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", prior=None, sweep=True,
+                   recipes=None, **kwargs) -> _text.Forecasts:
     """:func:`forecast` for every run (or ``run_ids``) of a tidy table: ``{run_id: Forecast}``
     (:class:`~entropylaw.fit.forecast.text.Forecasts`; ``str()`` is what ``entropylaw forecast`` prints).
 
@@ -218,6 +241,12 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     ``.left_out``). ``prior``: a tidy table of finished runs for logit-drift's prior and the
     ``prior`` method (the run itself is left out of its own prior). Other keywords go to
     :func:`forecast`.
+
+    **A sweep informs its own runs** (``sweep=True``): runs of one recipe forecast together
+    (3 or more: each then has 2 others) share their climb rates, each run's own left out of
+    the prior it is pooled with (:func:`~.sweep.pool`). One recipe is the same task and the
+    same model (and data set), as the log names them; where it names no model, the same task
+    in the same folder. ``recipes``: ``{run_id: recipe}`` to say it yourself.
 
     >>> import numpy as np
     >>> from entropylaw import table
@@ -231,8 +260,10 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
     prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)
                                                 for r in table.run_ids(prior))
+    sweeps = _sweep.sweeps(df, ids, y_key, x_key, recipes, kwargs) if sweep and len(ids) >= 3 else {}
     out, left_out = _each_run(lambda rid: forecast(RunData.from_table(df, rid, y_key=y_key, x_key=x_key),
-                                                   prior_runs=prior_runs, log=log_facts(df, rid), **kwargs), ids)
+                                                   prior_runs=prior_runs, log=log_facts(df, rid),
+                                                   sweep=sweeps.get(rid), **kwargs), ids)
     said = None
     if list(kwargs.get("methods") or []) == [DEFAULT]:
         kinds = sorted({fc.target_kind for fc in out.values()})

@@ -65,6 +65,7 @@ class CurveMethod(ForecastMethod):
 
 class ExpSaturation(CurveMethod):
     name = "exp-saturation"
+    simplicity = 3
     description = "R = A - (A - R0) exp(-t / tau) in steps"
 
     def _family(self, run):
@@ -79,6 +80,7 @@ class ExpSaturation(CurveMethod):
 
 class PowerLaw(CurveMethod):
     name = "power"
+    simplicity = 4
     description = "R = A - B (t + 1)^(-c) in steps"
 
     def _family(self, run):
@@ -96,6 +98,7 @@ class Sigmoid(CurveMethod):
     """ScaleRL's sigmoid in steps (``C = t + 1``)."""
 
     name = "sigmoid"
+    simplicity = 8
     description = "R = R0 + (A - R0) / (1 + (C_mid / C)^B), C = steps since the log start + 1"
 
     def _x(self, steps):
@@ -124,6 +127,7 @@ class SigmoidTokens(Sigmoid):
     """ScaleRL's sigmoid in cumulative tokens; future tokens at the window's recent rate."""
 
     name = "sigmoid-tokens"
+    simplicity = 10
     description = "ScaleRL sigmoid in cumulative tokens (counted from the log start)"
     reads = frozenset({"target", "tokens"})
     axis = "tokens"
@@ -161,6 +165,7 @@ class Joint(ExpSaturation):
     sparse validation only its offset and scale."""
 
     name = "joint"
+    simplicity = 9
     description = "exp-saturation with a time constant shared by validation and the training score"
     reads = frozenset({"target", "score"})
 

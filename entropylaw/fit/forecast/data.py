@@ -36,7 +36,8 @@ key given) when the run has one, else the training score, said so in ``target_ki
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, replace
+import json
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -95,6 +96,7 @@ class RunData:
     tokens_cumulative: bool | None = None
     size: float = float("nan")  # parameters (non-embedding where known): the prior's size covariate
     task: str = ""  # the benchmark behind the score (entropylaw.fit.forecast.tasks.task_of)
+    config: dict = field(default_factory=dict)  # the trainer's printed config (the table's ``config``)
 
     @classmethod
     def from_arrays(cls, target_steps, target_values, entropy_steps=None, entropy_values=None,
@@ -147,9 +149,13 @@ class RunData:
         family = "/".join(str(meta[c]) for c in ("model", "dataset") if str(meta[c]))
         size = float(meta["n_params_nonembedding"])
         size = size if size == size else float(meta["n_params"])
+        try:
+            config = json.loads(str(meta["config"]) or "{}")
+        except ValueError:
+            config = {}
         return replace(cls.from_arrays(*get(key), *get(x_key), *get(table.SCORE), *get(tok), run_id=run_id,
                                        target_key=key, target_kind=kind, family=family), size=size,
-                       task=task_of(key, str(meta["dataset"])))
+                       task=task_of(key, str(meta["dataset"])), config=config if isinstance(config, dict) else {})
 
     def window(self, end: float) -> "RunData":
         """The run as seen at step ``end``: every series cut there, and what is read off a

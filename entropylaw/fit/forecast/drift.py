@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from entropylaw.fit.forecast import calibrate as cal
-from entropylaw.fit.forecast.calibrate import from_logit, to_logit
+from entropylaw.fit.logit import from_logit, to_logit
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.data import robust_noise
 from entropylaw.fit.forecast.drift_fit import (MIN_LATE, MIN_SD, late, logit_weights, on_bound, posterior, t_posterior,
@@ -63,6 +63,7 @@ CONFLICT = 3.0  # SDs between the window's own rate and the prior's: the window 
 
 class LogitDrift(ForecastMethod):
     name = "logit-drift"
+    simplicity = 1
     description = "logit = A + c ln(1 + t) on the late half of the window, c shrunk toward finished runs' rate"
     needs = frozenset({"run", "prior_runs", "shape_prior", "total_steps", "notes"})
 
@@ -182,6 +183,7 @@ class DriftTrain(LogitDrift):
     set read in order (not shuffled): its reward then follows the data, not the policy."""
 
     name = "logit-drift+train"
+    simplicity = 2
     description = "logit-drift that also reads the training score's climb (its link to validation learned on finished runs)"
     reads = frozenset({"target", "score"})
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from entropylaw.fit.forecast.calibrate import to_logit
+from entropylaw.fit.logit import to_logit
 from entropylaw.fit.forecast.data import robust_noise
 from entropylaw.fit.forecast.decide import problems_of
 

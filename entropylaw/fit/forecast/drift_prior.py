@@ -10,9 +10,10 @@ import numpy as np
 from scipy import special
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.fit.forecast.calibrate import to_logit
+from entropylaw.fit.logit import to_logit
 from entropylaw.fit.forecast.drift_fit import MIN_SD, fit_full, train_rate
 from entropylaw.fit.robust import mad_sigma
+from entropylaw.fit.size_scores import FinalScoreLaw
 from entropylaw.fit.forecast.tasks import task_priors
 
 
@@ -128,8 +129,6 @@ def size_anchor(run, same, total_steps=None) -> dict | None:
     """The size law's prediction of ``run``'s final score from the final scores of ``same``
     (runs of one recipe at 3 smaller sizes or more), as a Gaussian on the logit scale (its 90 %
     interval's width), or None where the runs do not make a size series below the run."""
-    from entropylaw.fit.size_scores import FinalScoreLaw
-
     sizes = np.array([r.size for r in same], float)
     if not np.isfinite(run.size) or not np.all(np.isfinite(sizes)) or len(np.unique(sizes)) < 3 \
             or sizes.max() >= run.size or run.bounds is None:

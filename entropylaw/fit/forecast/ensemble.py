@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from entropylaw.fit.forecast import calibrate as cal
+from entropylaw.fit.forecast import regimes
 from entropylaw.fit.forecast.curve_methods import ExpSaturation, PowerLaw, Sigmoid
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.methods import Method, _ci
@@ -22,6 +23,7 @@ class Ensemble(Method):
     the members that give one."""
 
     name = "ensemble"
+    simplicity = 12
     description = "methods weighted by their error on the late part of the window"
     needs = frozenset({"members", "methods"})
 
@@ -84,7 +86,12 @@ class Ensemble(Method):
         first = min(m.origin_ for m in self.members_)
         h = (max(float(steps.max()), self.end_) - self.end_) / max(self.end_ - first, 1.0)  # the furthest step's band
         c = cal.method_factor(self.name, self.target_kind_, h) if calibrated else 1.0
-        return mid, cal.rescale(mid, draws, self.bounds_, c)
+        draws = cal.rescale(mid, draws, self.bounds_, c)
+        regime = getattr(self, "regime_", None)  # set by forecast() on the method it shows (:mod:`.regimes`)
+        if regime is not None:
+            mid, draws = regimes.apply(regime, self.regime_rates_, steps[-1:] if average else steps, mid, draws,
+                                       self.end_, self.bounds_, self.seed)
+        return mid, draws
 
     def plateau_ci(self):
         d = self._plateau_draws
@@ -111,6 +118,7 @@ class CurveEnsemble(Ensemble):
     """
 
     name = "curve-ensemble"
+    simplicity = 13
     description = "saturating families weighted by their fit (BIC), Domhan et al. 2015"
     needs = frozenset({"members"})
     FAMILIES = (ExpSaturation, PowerLaw, Sigmoid)

@@ -24,6 +24,7 @@ class LastValue(ForecastMethod):
     the mean of the window's last :data:`LAST_POINTS` points."""
 
     name = "last-value"
+    simplicity = 0
     description = "the last observed value carried forward"
     models_change = False  # carried forward: its curve is flat
 

@@ -99,6 +99,7 @@ class LawCeiling(ForecastMethod):
     Its interval is the AR(1)-aware interval of :class:`~entropylaw.fit.law.EntropyLawFit`."""
 
     name = "law-ceiling"
+    simplicity = 5
     description = "the law's ceiling b - a (score at H = 0), the paper's forecast"
     reads = frozenset({"target", "entropy"})
     models_change = False  # the ceiling: one level, no path to it
@@ -135,6 +136,7 @@ class LawEntropy(ForecastMethod):
     """``R(t) = b - a exp(H(t))`` with ``H(t)`` forecast from the window's entropy (module doc)."""
 
     name = "law+entropy"
+    simplicity = 6
     description = "the law on the window's pairs, applied to a forecast of the entropy trajectory"
     reads = frozenset({"target", "entropy"})
 
@@ -219,6 +221,7 @@ class LawTrain(LawEntropy):
     others go on."""
 
     name = "law+train"
+    simplicity = 7
     description = "the law's slope from the per-step training pairs (late half), level from the target"
     reads = frozenset({"target", "entropy", "score"})
 

@@ -21,6 +21,7 @@ from scipy import special  # ndtri = normal quantile (scipy.stats costs ~1.5 s t
 
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast import curves as fc
+from entropylaw.fit.forecast import regimes
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.final import final_of
 from entropylaw.fit.forecast.result import MethodResult
@@ -33,7 +34,7 @@ class CannotRun(Exception):
 # What forecast() can hand a method's build(), by the name the method lists in its `needs`
 INPUTS = {
     "run": "the whole run as logged: its name, benchmark, size and bounds (never its later values)",
-    "prior_runs": "finished runs the caller gives (forecast --prior)",
+    "prior_runs": "finished runs the caller gives (`forecast(prior)`)",
     "prior_base": "the name of the method a prior acts on (None: the prior's own default)",
     "shape_prior": "logit-drift's prior on its rate, given directly (the backtest's)",
     "total_steps": "the run's planned length",
@@ -51,6 +52,8 @@ class Method:
     """What :func:`~.core.forecast` knows of a method, and all it knows.
 
     - ``name``, ``description``: its name in :mod:`.catalog` and one line on what it does;
+    - ``simplicity``: its rank from the simplest (0); a tie in the backtest's rule for the
+      default goes to the simpler method (``analysis/bench_forecast.py``);
     - ``reads``: the window's series it fits (:data:`SERIES`); where one is missing, it
       cannot run and says why;
     - ``needs``: what ``forecast()`` hands :meth:`build` besides ``conf``, ``n_boot`` and
@@ -64,6 +67,7 @@ class Method:
 
     name = "?"
     description = ""
+    simplicity = 99
     reads: frozenset = frozenset({"target"})
     needs: frozenset = frozenset()
     requires: frozenset = frozenset()
@@ -183,7 +187,8 @@ class ForecastMethod(Method):
         self.q_ = self.sigma_**2
         if len(y) - n_late < 2:
             self.warnings_.append(f"too few {run.target_kind} points to score the method on the late part of the "
-                                  "window: its model-error term is a guess (as large as the noise)")
+                                  "window: how far its curve misses is not measured, so the interval assumes it misses by as much as the "
+                                  "score's noise")
             return
         cut = float(y.steps[-n_late - 1])
         early = self.clone(n_boot=0)
@@ -192,7 +197,8 @@ class ForecastMethod(Method):
         try:
             early._fit(early_run, 0)
         except (CannotRun, fc.TooFewPoints):
-            self.warnings_.append("cannot refit on the early part of the window: its model-error term is a guess")
+            self.warnings_.append("cannot refit on the early part of the window: how far its curve misses is not "
+                                  "measured, so the interval assumes it misses by as much as the score's noise")
             return
         err = early._mid(y.steps[-n_late:]) - y.values[-n_late:]
         self.late_rmse_ = float(np.sqrt(np.mean(err**2)))
@@ -235,7 +241,13 @@ class ForecastMethod(Method):
         # the draws spread around the unclipped forecast; the interval is centred where it is shown
         spread = draws - mid
         mid = self._bounded(mid, steps)
-        return mid, cal.scale_draws(mid, mid + spread, self.bounds_, c)
+        draws = cal.scale_draws(mid, mid + spread, self.bounds_, c)
+        # the regime the window is in (set by forecast() on the method it shows): what runs in it did next
+        regime = getattr(self, "regime_", None)
+        if regime is not None:
+            mid, draws = regimes.apply(regime, self.regime_rates_, steps, mid, draws, self.end_, self.bounds_,
+                                       self.seed)
+        return mid, draws
 
     def _bounded(self, mid, steps):
         """The point forecast inside the score's bounds; crossing one is said, once."""

@@ -21,6 +21,7 @@ class PriorMethod(ForecastMethod):
     the base method's forecast unchanged."""
 
     name = "prior"
+    simplicity = 11
     description = "a base method with an empirical-Bayes prior from finished runs of the same family"
     needs = frozenset({"prior_runs", "prior_base", "methods"})
     requires = frozenset({"prior_runs"})

@@ -64,6 +64,13 @@ class Forecast:
     # the shown (default) method's final score at the gain's last step, its point and draws (what rank compares)
     final_draws: np.ndarray | None = None
     final_point: float | None = None
+    regime: dict | None = None  # the window's regime (entropylaw.fit.forecast.regimes.classify)
+    warnings: list | None = None  # what the regime and the run's config make the forecast say
+
+    @property
+    def regime_name(self) -> str:
+        """take-off, instability or saturation (:mod:`.regimes`)."""
+        return (self.regime or {}).get("name", "saturation")
 
     @property
     def final_observed(self) -> float | None:
@@ -104,4 +111,6 @@ class Forecast:
                 "methods": {k: v.to_dict() for k, v in self.methods.items()}, "decision": self.decision,
                 "observed": {str(s): v for s in self.at_steps if (v := _text.observed_at(self, s)) is not None},
                 "final": {"what": describe(self.target_kind, self.final_steps), "observed": self.final_observed},
-                "law_on_window": self.law_verdict or "applies"}
+                "law_on_window": self.law_verdict or "applies",
+                "regime": self.regime_name, "regime_why": (self.regime or {}).get("why"),
+                "warnings": list(self.warnings or [])}

@@ -180,12 +180,29 @@ def one_line_rows(forecasts) -> list[dict]:
                      "final": "-" if mid is None else "no forecast" if nofc else f"{mid:.3f} [{lo:.3f}, {hi:.3f}]",
                      "observed": None if obs is None else f"{obs:.3f}",
                      "to": "-" if "gain" not in d else f"{d['gain']['to_step']:g}",
-                     "gain": "-" if "gain" not in d else gain_text(d), "call": call_text(d)})
+                     "gain": "-" if "gain" not in d else gain_text(d), "call": call_text(d),
+                     "regime": "" if fc.regime_name == "saturation" else fc.regime_name})
     return rows
 
 
 ONE_LINE = [("run", "run"), ("window", "window"), ("final [90 %]", "final"), ("observed", "observed"),
-            ("to step", "to"), ("gain", "gain"), ("call", "call")]
+            ("to step", "to"), ("gain", "gain"), ("call", "call"), ("regime", "regime")]
+
+
+def _regime_lines(forecasts, limit: int = 6) -> list[str]:
+    """What the regimes make the one-line view say: the runs whose runs informed each other (a
+    sweep's pooled climb rates), then each run's warnings (collapse risk, data that changes)."""
+    pooled = [rid for rid, fc in forecasts.items() if (fc.regime or {}).get("sweep_note")]
+    out = []
+    if pooled:
+        out.append(f"{len(pooled)} run(s) in take-off forecast with the other runs of their sweep (their climb rates "
+                   f"pooled, each run left out of its own prior): {', '.join(pooled[:limit])}"
+                   + (", ..." if len(pooled) > limit else ""))
+    said = [(rid, w) for rid, fc in forecasts.items() for w in (fc.warnings or [])]
+    out += [f"{rid}: {w}" for rid, w in said[:limit]]
+    if len(said) > limit:
+        out.append(f"... and {len(said) - limit} more warnings (--full)")
+    return out
 
 
 def short(text, n: int) -> str:
@@ -218,6 +235,8 @@ def one_line_text(forecasts) -> str:
     cols = [(h.replace("90 %", pct), k) for h, k in ONE_LINE]
     if all(r["observed"] is None for r in rows):
         cols = [c for c in cols if c[1] != "observed"]
+    if not any(r["regime"] for r in rows):
+        cols = [c for c in cols if c[1] != "regime"]
     fracs = {fc.fit_frac for fc in forecasts.values()}
     head = f"{len(rows)} runs, one line each"
     if len(fracs) == 1 and None not in fracs:  # one share for every run: said once
@@ -227,7 +246,11 @@ def one_line_text(forecasts) -> str:
     said = ("final: the default method's final score; gain: what continuing from the window's end to that step "
             f"adds, in {' or '.join(sorted(units)) or 'points'}, with its {pct} lower and upper bounds; call: stop / continue / undecided (the likely call "
             "and its step) against each run's threshold; --full: every run's forecast, threshold and reasons")
-    return head + "\n" + line_table(rows, cols) + "\n" + said
+    regimes = _regime_lines(forecasts)
+    if any(r["regime"] for r in rows):
+        said += ("; regime: take-off (still climbing fast from its floor: the interval opens upward) or instability "
+                 "(collapse risk: widened downward); blank: saturation")
+    return head + "\n" + line_table(rows, cols) + "\n" + wrap(said) + ("\n" + wrap("\n".join(regimes)) if regimes else "")
 
 
 class Forecasts(dict):

@@ -1,0 +1,306 @@
+"""The regime a run is in at the window's end, read off the window alone, and what runs in that
+regime did next (rates learned from real runs of several recipes, stored by the backtest).
+
+A forecast method extrapolates the window's shape. That holds while the run saturates; it fails
+in two other regimes, each recognised from the window:
+
+- **take-off**: the score started near its floor (its first point in the lower
+  :data:`FLOOR` of its range) and the late half of the window still climbs fast (the
+  logit rate ``c`` per unit of ``ln(1 + step)`` at least :data:`FAST`, and the climb beyond
+  the score's noise). Where the climb stops is not in the window. Real runs that
+  were in take-off at the same point went on at a share ``rho`` of their window's rate:
+  ``logit(final) = logit(end) + rho c ln((1 + T) / (1 + end))``. The forecast takes the
+  median ``rho`` of such runs, its interval their 5-95 % range: it opens upward to what such
+  runs reached.
+- **instability**: the entropy rose several-fold (:data:`ENTROPY_FOLD`: its smoothed level
+  late in the window over its lowest earlier level), or the score fell beyond its noise
+  after a peak (:data:`DROP_SD` standard errors of a point). Real runs in that
+  state often collapsed; the forecast keeps its centre and its upper end and moves its lower
+  end to the 5 % point of its draws each scaled toward the score's floor by what such runs
+  kept of their level (``r = final / window end``, above the floor, at most 1), and it warns
+  "collapse risk" with the share of such runs that collapsed (fell below half their level).
+- **saturation**: neither; the methods' own forecast.
+
+The rates are learned by ``analysis/bench_forecast.py`` from every real run at 10, 15, 25
+and 50 % of its steps (:func:`learn`), stored in ``calibration.json`` as fitted numbers
+only (quantiles and counts), and measured there leaving whole recipes out.
+
+>>> import numpy as np
+>>> from entropylaw.fit.forecast.data import RunData
+>>> steps = np.arange(1.0, 60.0, 5.0)
+>>> run = RunData.from_arrays(steps, 0.04 + 0.3 * np.log1p(steps) / np.log(60), target_key="val/math")
+>>> classify(run.window(25.0))["name"]
+'take-off'
+>>> classify(run.window(25.0), entropy_fold=None)["c"] > FAST
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from entropylaw.fit.forecast.decide import problems_of
+from entropylaw.fit.forecast.drift_fit import late, logit_weights, posterior
+from entropylaw.fit.forecast.data import robust_noise
+from entropylaw.fit.logit import EPS, from_logit, to_logit
+
+REGIMES = ("take-off", "instability", "saturation")
+FLOOR = 0.3  # the window's first score in the lowest 30 % of its range: it starts near its floor
+FAST = 0.3  # logit per unit of ln(1 + step): ~3x the slow drift of saturating runs (0.05-0.12)
+RISE_SD = 3.0  # the window's climb, first point to last, beyond 3 standard errors of a point
+ENTROPY_FOLD = 3.0  # the entropy's late level over its lowest earlier level: "several-fold"
+DROP_SD = 3.0  # the last point below the window's peak by more than 3 standard errors of a point
+COLLAPSED = 0.5  # a run that ends below half its window-end level (above the floor) collapsed
+MIN_CASES = 3  # a regime's rates need 3 cases from 2 recipes or more
+MIN_TASK_RUNS = 3  # a task's own take-off rates need 3 runs of it
+SWITCH_WIDEN = 2.0  # data that changes mid-run: the interval's spread on the logit scale, doubled (stated)
+
+
+def point_sd(win) -> float:
+    """The standard error of one score of the window: binomial where the benchmark's size is
+    known, else the window's own scatter (robust to a take-off jump)."""
+    y = win.target
+    lo, hi = win.bounds or (0.0, 1.0)
+    n, _ = problems_of(win.target_key)
+    if n:
+        p = float(np.clip((y.values[-1] - lo) / (hi - lo), 0.02, 0.98))
+        return float((hi - lo) * np.sqrt(p * (1 - p) / n))
+    return max(robust_noise(y.values), 1e-3 * (hi - lo))
+
+
+def climb(win):
+    """The late half's climb on the logit scale: ``(c, se, z_end)`` (rate per unit of ln(1 + step),
+    its standard error, the fitted logit at the window's end), or None."""
+    y = win.target
+    if win.bounds is None or len(y) < 2:
+        return None
+    s, v = late(y)
+    w, n = logit_weights(v, win.bounds, win.target_key, robust_noise(y.values))
+    t, z = np.maximum(s, 0.0), to_logit(v, win.bounds, 0.5 / n)
+    mean, cov, _ = posterior(t, z, w)
+    return float(mean[1]), float(np.sqrt(cov[1, 1])), float(mean[0] + mean[1] * np.log1p(max(win.end, 0.0)))
+
+
+def entropy_rise(win) -> float | None:
+    """The entropy's fold rise in the window: its smoothed level at the end over the lowest
+    smoothed level before (a rolling median over a tenth of the points, at least 3); None
+    without entropy."""
+    h = win.entropy
+    if h is None or len(h) < 6:
+        return None
+    k = max(3, len(h) // 10)
+    v = np.asarray(h.values, float)
+    sm = np.array([np.median(v[max(0, i - k + 1):i + 1]) for i in range(len(v))])
+    floor = np.minimum.accumulate(np.maximum(sm, 1e-9))
+    return float(np.max(sm[k:] / floor[k - 1:-1])) if len(sm) > k else None
+
+
+def classify(win, entropy_fold=ENTROPY_FOLD) -> dict:
+    """The window's regime: ``{"name", "why", ...}`` (see the module docstring)."""
+    y = win.target
+    out = {"name": "saturation", "why": "the score is not taking off and nothing in the window signals a collapse",
+           "task": win.task}
+    if win.bounds is None or len(y) < 2:
+        out["why"] = "the score has no bounds or the window too few points: no regime read"
+        return out
+    lo, hi = win.bounds
+    sd = point_sd(win)
+    got = climb(win)
+    rise = entropy_rise(win) if entropy_fold else None
+    peak = float(np.max(y.values))
+    drop = peak - float(y.values[-1])
+    first = (float(y.values[0]) - lo) / (hi - lo)
+    out.update(point_sd=sd, entropy_fold=rise, drop=drop)
+    signs = []
+    if rise is not None and rise >= entropy_fold:
+        signs.append(f"the entropy rose {rise:.1f}-fold in the window")
+    if drop > DROP_SD * sd and int(np.argmax(y.values)) < len(y) - 1:
+        signs.append(f"the score fell {100 * drop / (hi - lo):.1f} points below its peak of {peak:.3f}, "
+                     f"{drop / sd:.1f} times a point's standard error")
+    if got is not None:
+        c, se, z_end = got
+        out.update(c=c, c_se=se, z_end=z_end)
+        if win.target_kind == "validation" and first <= FLOOR and c >= FAST and \
+                y.values[-1] - y.values[0] > RISE_SD * sd:
+            out.update(name="take-off", why=f"the score started near its floor ({y.values[0]:.3f}) and still climbs "
+                                            f"fast ({c:.2f} logit per unit of ln(1 + step) over the window's late "
+                                            f"half, {y.values[0]:.3f} -> {y.values[-1]:.3f})")
+    if signs:
+        out.update(name="instability", why="; ".join(signs), takeoff=out["name"] == "take-off")
+    return out
+
+
+# ---------------------------------------------------------------------------- what runs did next
+def quantiles(x, groups=None) -> list:
+    """21 quantiles (0, 5, ..., 100 %) of ``x``, each group (recipe) weighing the same: what is
+    stored of a regime's cases.
+
+    >>> quantiles([3.0, 1.0, 2.0])[10], quantiles([3.0, 1.0, 2.0])[0]
+    (2.0, 1.0)
+    """
+    x = np.asarray(x, float)
+    groups = np.asarray(groups if groups is not None else np.zeros(len(x)))
+    _, inv, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    w = 1.0 / counts[inv]
+    order = np.argsort(x, kind="stable")
+    x, w = x[order], w[order]
+    cdf = (np.cumsum(w) - 0.5 * w) / w.sum()  # each case at the middle of its weight
+    return [float(v) for v in np.interp(np.linspace(0, 1, 21), cdf, x)]
+
+
+def case(win, regime, final, final_step) -> dict | None:
+    """What a run in ``regime`` at the window's end did next, for :func:`learn`: take-off, its
+    ``rho``; instability, its ``r`` and whether it collapsed. None for saturation."""
+    lo, hi = win.bounds or (0.0, 1.0)
+    if regime["name"] == "saturation" or "c" not in regime:
+        return None
+    out = {"regime": regime["name"]}
+    if regime["name"] == "take-off" or regime.get("takeoff"):
+        span = regime["c"] * np.log((1 + final_step) / (1 + win.end))
+        if span > 0:
+            out["rho"] = float((to_logit(final, win.bounds) - regime["z_end"]) / span)
+            out["reached"] = float((final - lo) / (hi - lo))
+    if regime["name"] == "instability":
+        level = float(from_logit(regime["z_end"], win.bounds)) - lo
+        if level <= 2 * regime["point_sd"]:  # already on its floor: nothing left to lose
+            return out if "rho" in out else None
+        r = (final - lo) / level
+        out.update(r=float(np.clip(r, 0.0, 1.0)), collapsed=bool(r < COLLAPSED))
+    return out
+
+
+def learn(cases) -> dict:
+    """The stored rates of each regime from backtest ``cases`` (dicts of :func:`case` with
+    ``recipe`` and ``run``): take-off, the quantiles of ``rho``; instability, those of ``r`` and
+    the collapse count. A regime needs :data:`MIN_CASES` cases from 2 recipes or more."""
+    out = {}
+    rho = [c for c in cases if "rho" in c and np.isfinite(c["rho"])]
+    if len(rho) >= MIN_CASES and len({c["recipe"] for c in rho}) >= 2:
+        out["take-off"] = {"rho": quantiles([c["rho"] for c in rho], [c["recipe"] for c in rho]),
+                           "reached": quantiles([c["reached"] for c in rho], [c["recipe"] for c in rho]), "cases": len(rho),
+                           "runs": len({c["run"] for c in rho}), "recipes": sorted({c["recipe"] for c in rho})}
+        tasks = {}
+        for task in sorted({c.get("task") for c in rho if c.get("task")}):
+            own = [c for c in rho if c.get("task") == task]
+            if len({c["run"] for c in own}) >= MIN_TASK_RUNS:  # a task the rates know: its own runs' rho
+                tasks[task] = {"rho": quantiles([c["rho"] for c in own], [c["run"] for c in own]),
+                               "reached": quantiles([c["reached"] for c in own], [c["run"] for c in own]),
+                               "cases": len(own), "runs": len({c["run"] for c in own}),
+                               "recipes": sorted({c["recipe"] for c in own})}
+        out["take-off"]["tasks"] = tasks
+    ins = [c for c in cases if "r" in c]
+    if len(ins) >= MIN_CASES and len({c["recipe"] for c in ins}) >= 2:
+        out["instability"] = {"r": quantiles([c["r"] for c in ins], [c["recipe"] for c in ins]), "cases": len(ins),
+                              "collapsed": int(sum(c["collapsed"] for c in ins)),
+                              "runs": len({c["run"] for c in ins}),
+                              "collapsed_runs": len({c["run"] for c in ins if c["collapsed"]}),
+                              "recipes": sorted({c["recipe"] for c in ins})}
+    return out
+
+
+def _sample(qs, u):
+    """Draws from stored quantiles (linear between them) at uniforms ``u``."""
+    return np.interp(u, np.linspace(0, 1, len(qs)), qs)
+
+
+def apply(regime, rates, steps, mid, draws, end, bounds, seed=0):
+    """A method's point forecast (m,) and draws (B, m) at ``steps`` in ``regime``, with the
+    stored ``rates`` (see the module docstring); unchanged in saturation or without rates."""
+    if bounds is None or regime is None or (regime["name"] == "saturation" and not regime.get("data_switch")):
+        return mid, draws
+    steps = np.asarray(steps, float)
+    lo, _ = bounds
+    rng = np.random.default_rng(seed + 11)
+    name = regime["name"]
+    take = takeoff_rates(rates, regime)[0] if name == "take-off" else None
+    if take and "c" in regime:
+        c = regime.get("pooled_c", regime["c"])
+        span = c * np.log((1 + np.maximum(steps, end)) / (1 + end))
+        rho = _sample(take["rho"], rng.uniform(size=(len(draws), 1)))
+        mid = from_logit(regime["z_end"] + float(np.median(take["rho"])) * span, bounds)
+        z = regime["z_end"] + rho * span[None, :]
+        # by the last step forecast, the upper end reaches what such runs reached (their 95 % point)
+        reach = to_logit(bounds[0] + (bounds[1] - bounds[0]) * take["reached"][19], bounds)
+        share = span / span[-1] if span[-1] > 0 else np.zeros_like(span)
+        q95 = np.quantile(z, 0.95, axis=0)
+        draws = from_logit(_stretch(z, np.quantile(z, 0.05, axis=0), np.maximum(q95, q95 * (1 - share) + reach * share)),
+                           bounds)
+    ins = rates.get("instability") if name == "instability" else None
+    if ins:  # the lower end moves to where such runs' kept levels put it; the upper end stays
+        r = _sample(ins["r"], rng.uniform(size=(len(draws), 1)))
+        z = to_logit(draws, bounds)
+        low = to_logit(np.quantile(lo + (draws - lo) * r, 0.05, axis=0), bounds)
+        draws = from_logit(_stretch(z, low, np.quantile(z, 0.95, axis=0)), bounds)
+        draws = np.where(draws <= lo + 2 * EPS * (bounds[1] - lo), lo, draws)  # the logit's edge is the floor
+    if regime.get("data_switch"):  # later steps train on other data: the spread doubled on the logit scale
+        zm = to_logit(mid, bounds)
+        draws = from_logit(zm + SWITCH_WIDEN * (to_logit(draws, bounds) - zm), bounds)
+    return mid, draws
+
+
+def data_switch(config) -> str | None:
+    """What the trainer's printed config says of data that changes during the run: several
+    training files read in order (``data.shuffle=False``) train the later steps on other data.
+    None where it says nothing of the kind."""
+    files = list((config or {}).get("train_files") or [])
+    if len(files) < 2 or config.get("shuffle") is not False:
+        return None
+    names = ", ".join(f.rsplit("/", 2)[-2] + "/" + f.rsplit("/", 1)[-1] if f.count("/") >= 1 else f
+                      for f in files)
+    return (f"the data changes during the run: the log's config reads {len(files)} training files in order "
+            f"(data.shuffle=False: {names}), so later steps train on other data; the forecast assumes the same data "
+            f"throughout: its interval is widened {SWITCH_WIDEN:g}x on the logit scale (a stated factor: no run "
+            "at hand measures it)")
+
+
+def _stretch(z, lo, hi):
+    """Draws ``z`` (B, m) stretched around their median, each side apart, so that their 5 and 95 %
+    points reach ``lo`` and ``hi`` where those lie further out (never narrowed)."""
+    med, q05, q95 = (np.quantile(z, q, axis=0) for q in (0.5, 0.05, 0.95))
+    down = np.where(med - q05 > 1e-9, np.maximum((med - lo) / np.maximum(med - q05, 1e-9), 1.0), 1.0)
+    up = np.where(q95 - med > 1e-9, np.maximum((hi - med) / np.maximum(q95 - med, 1e-9), 1.0), 1.0)
+    return med + (z - med) * np.where(z < med, down, up)
+
+
+def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
+    """The take-off rates a run gets: its task's own where 3 runs of the task are among the
+    cases, else those of every recipe (each weighing the same); and whose they are, in words."""
+    take = rates.get("take-off")
+    if not take:
+        return None, ""
+    own = (take.get("tasks") or {}).get(regime.get("task"))
+    if own:
+        return own, f"runs of task {regime['task']!r}"
+    return take, "real runs of several recipes (each weighing the same)"
+
+
+def warnings_for(regime, rates) -> list[str]:
+    """What the forecast says of its regime, in words: the regime, and for instability the
+    collapse risk with the rate at which such runs collapsed."""
+    name = regime["name"]
+    out = [regime["data_switch"]] if regime.get("data_switch") else []
+    if name == "saturation":
+        return out
+    take, whose = takeoff_rates(rates, regime)
+    if name == "take-off":
+        if take:
+            q = take["rho"]
+            out.append(f"take-off: {regime['why']}; where the climb stops is not in the window: {whose} in take-off "
+                       f"went on at {q[10]:.2f} (5-95 %: {q[1]:.2f} to {q[19]:.2f}) times their window's rate "
+                       f"({take['cases']} windows of {take['runs']} runs, {len(take['recipes'])} "
+                       f"recipe{'s' if len(take['recipes']) != 1 else ''}): the "
+                       "forecast follows them and its interval opens upward to what they reached")
+        else:
+            out.append(f"take-off: {regime['why']}; no rates learned for runs in take-off are stored: the forecast "
+                       "extrapolates the window and may stop the climb too soon")
+    if name == "instability":
+        ins = rates.get("instability")
+        if ins:
+            share = ins["collapsed"] / ins["cases"]
+            out.append(f"collapse risk: {regime['why']}; of {ins['cases']} windows of {ins['runs']} real runs "
+                       f"({len(ins['recipes'])} recipes) in this state, {ins['collapsed']} ({share:.0%}) ended below "
+                       f"half their level ({ins['collapsed_runs']} runs collapsed): the interval is widened downward")
+        else:
+            out.append(f"collapse risk: {regime['why']}; no rates learned for such runs are stored: the interval "
+                       "is not widened")
+    return out

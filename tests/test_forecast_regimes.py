@@ -1,0 +1,218 @@
+"""The forecast's regimes (take-off, instability, saturation), the sweep's pooling and data that
+changes mid-run: synthetic windows whose regime is known by construction, independent
+computations of the pooling and the weighted quantiles, and the shared real runs (a CS336 take-off,
+rasbt's collapse under KL, a CS336 sweep forecast together)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import special
+
+from entropylaw.fit.forecast import regimes as rg
+from entropylaw.fit.forecast import sweep
+from entropylaw.fit.forecast.core import forecast, forecast_table
+from entropylaw.fit.forecast.data import RunData
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+TAKEOFF_RATES = {"take-off": {"rho": list(np.linspace(0.0, 2.0, 21)), "reached": list(np.linspace(0.3, 0.9, 21)),
+                              "cases": 20, "runs": 8, "recipes": ["a", "b"], "tasks": {}},
+                 "instability": {"r": [0.0] * 5 + [1.0] * 16, "cases": 20, "collapsed": 5, "runs": 10,
+                                 "collapsed_runs": 4, "recipes": ["a", "b"]}}
+
+
+def _takeoff(end_step=60.0, seed=0):
+    """A MATH-like validation score taking off from 0.04 (its logit linear in ln(1 + step))."""
+    steps = np.arange(1.0, 301.0, 5.0)
+    z = special.logit(0.04) + 0.9 * np.log1p(steps) - 0.9 * np.log(2.0)
+    rng = np.random.default_rng(seed)
+    y = rng.binomial(5000, special.expit(z)) / 5000
+    return RunData.from_arrays(steps, y, np.arange(1.0, 301.0), np.full(300, 0.3), target_key="val/math"), end_step
+
+
+def _saturating():
+    steps = np.arange(0.0, 300.0, 10.0)
+    y = 0.75 - 0.05 * np.exp(-steps / 50)
+    return RunData.from_arrays(steps, y, steps, 0.5 * np.exp(-steps / 300), target_key="val/openai/gsm8k")
+
+
+def test_a_run_leaving_its_floor_fast_is_in_take_off_and_a_saturating_one_is_not():
+    run, end = _takeoff()
+    got = rg.classify(run.window(end))
+    assert got["name"] == "take-off" and got["c"] > rg.FAST
+    assert rg.classify(_saturating().window(150.0))["name"] == "saturation"
+    # a run resumed high (CS336's 4c2lw1ul starts at 0.44) is not near its floor: no take-off
+    hi = RunData.from_arrays(run.target.steps, np.clip(run.target.values + 0.4, 0, 1), target_key="val/math")
+    assert rg.classify(hi.window(end))["name"] != "take-off"
+
+
+def test_instability_from_an_entropy_rising_several_fold_or_a_fall_after_a_peak():
+    steps = np.arange(0.0, 200.0)
+    h = np.where(steps < 100, 0.2, 0.2 * (1 + (steps - 100) / 10))  # 0.2 -> 2.1: tenfold
+    run = RunData.from_arrays(steps[::10], np.full(20, 0.45), steps, h, target_key="val/math500")
+    got = rg.classify(run.window(199.0))
+    assert got["name"] == "instability" and "entropy rose" in got["why"] and got["entropy_fold"] > 5
+    assert rg.classify(run.window(99.0))["name"] == "saturation"  # before the rise
+    # the score falls 10 points after its peak: 500 problems, a point's SE ~2.2 points
+    y = np.r_[np.linspace(0.3, 0.5, 10), np.linspace(0.48, 0.40, 10)]
+    fall = RunData.from_arrays(steps[::10], y, target_key="val/math500")
+    got = rg.classify(fall.window(199.0))
+    assert got["name"] == "instability" and "below its peak" in got["why"]
+
+
+def test_recipes_weigh_the_same_in_the_stored_quantiles():
+    # recipe a has 2 cases (0, 0.1), b and c one each: equal recipe weights put the median on b's 1.0
+    # (unweighted, it would be 0.55)
+    q = rg.quantiles([0.0, 0.1, 1.0, 2.0], ["a", "a", "b", "c"])
+    assert q[10] == pytest.approx(1.0) and np.median([0.0, 0.1, 1.0, 2.0]) == pytest.approx(0.55)
+    assert q[0] == 0.0 and q[-1] == 2.0 and np.all(np.diff(q) >= 0)
+
+
+def test_the_sweep_pools_the_climb_rate_by_precision_leaving_the_run_out():
+    others = [(0.5, 0.05), (0.7, 0.05), (0.6, 0.05), (0.9, 0.05)]
+    got = sweep.pool({"name": "take-off", "c": 1.2, "c_se": 0.3}, {"rates": others, "recipe": "r", "runs": 4})
+    rates = np.array([c for c, _ in others])
+    m, sd = np.median(rates), 1.4826 * np.median(np.abs(rates - np.median(rates)))
+    own = max(0.3, sd)
+    assert got["pooled_c"] == pytest.approx((1.2 / own**2 + m / sd**2) / (1 / own**2 + 1 / sd**2))
+    assert "forecast with 4 other runs of this sweep (r)" in got["sweep_note"]
+    few = sweep.pool({"name": "take-off", "c": 1.2, "c_se": 0.3}, {"rates": others[:1], "recipe": "r", "runs": 1})
+    assert "pooled_c" not in few and "sweep_note" not in few  # nothing pooled, nothing said
+
+
+def test_take_off_follows_the_rates_and_opens_upward_to_what_such_runs_reached():
+    run, end = _takeoff()
+    fc = forecast(run, fit_steps=end, at_steps=[100.0, 300.0], methods=["default"], regime_rates=TAKEOFF_RATES)
+    plain = forecast(run, fit_steps=end, at_steps=[100.0, 300.0], methods=["default"], regime_rates={})
+    assert fc.regime_name == "take-off" and plain.regime_name == "take-off"
+    f, p = fc.methods[fc.default].forecast, plain.methods[plain.default].forecast
+    r = fc.regime
+    span = r["c"] * np.log(301.0 / (1 + fc.window_end))
+    assert f["forecast"].iloc[-1] == pytest.approx(special.expit(r["z_end"] + 1.0 * span), abs=1e-6)  # median rho 1
+    assert f["hi"].iloc[-1] >= 0.9 - 0.01 and f["hi"].iloc[-1] > p["hi"].iloc[-1]  # reaches what they reached
+    assert f["lo"].iloc[-1] <= special.expit(r["z_end"] + 0.1 * span) + 0.01  # and holds a run that stalls
+    # said in the text and the JSON
+    assert fc.to_dict()["regime"] == "take-off" and any(w.startswith("take-off:") for w in fc.to_dict()["warnings"])
+    text = " ".join(str(fc).split())  # wrapped at 120
+    assert "regime at step" in text and "opens upward" in text
+    # rates without a take-off part: said, and nothing moved
+    none = forecast(run, fit_steps=end, at_steps=[300.0], methods=["default"], regime_rates={"instability": {}})
+    assert any("no rates learned" in w for w in none.warnings)
+
+
+def test_instability_widens_downward_and_warns_of_collapse_with_the_rate():
+    steps = np.arange(0.0, 200.0)
+    h = np.where(steps < 100, 0.2, 0.2 * (1 + (steps - 100) / 10))
+    y = 0.45 + 0.01 * np.sin(steps[::10])
+    run = RunData.from_arrays(steps[::10], y, steps, h, target_key="val/math500")
+    fc = forecast(run, fit_steps=200, at_steps=[400.0], methods=["default"], regime_rates=TAKEOFF_RATES)
+    plain = forecast(run, fit_steps=200, at_steps=[400.0], methods=["default"], regime_rates={})
+    f, p = fc.methods[fc.default].forecast.iloc[-1], plain.methods[plain.default].forecast.iloc[-1]
+    assert fc.regime_name == "instability"
+    assert f["lo"] < 0.05 < p["lo"] and f["hi"] == pytest.approx(p["hi"], abs=0.02)  # widened downward only
+    assert f["forecast"] == pytest.approx(p["forecast"])  # the centre stays
+    said = [w for w in fc.warnings if w.startswith("collapse risk")]
+    assert said and "5 (25%) ended below half their level" in said[0]
+
+
+def _console_log(path, shuffle):
+    files = "['/data/gsm8k/train.parquet','/data/math/train.parquet']"
+    lines = [f"python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo data.train_files={files} "
+             f"data.val_files=/data/gsm8k/test.parquet data.shuffle={shuffle} trainer.total_training_steps=200 "
+             "actor_rollout_ref.model.path=Qwen/Qwen2.5-1.5B-Instruct"]
+    for s in range(1, 101):
+        val = f" - val-core/openai/gsm8k/reward/mean@1:{0.70 + 0.05 * (1 - np.exp(-s / 30)):.4f}" if s % 5 == 0 else ""
+        lines.append(f"step:{s} - actor/entropy:{0.5 * np.exp(-s / 200):.4f} - critic/score/mean:0.6{val}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_data_switch_in_the_printed_config_is_warned_about_and_widens(tmp_path):
+    from entropylaw.readers.dispatch import load
+    import entropylaw.table as table
+
+    got = {}
+    for shuffle in ("False", "True"):
+        df = load([str(_console_log(tmp_path / f"run_{shuffle}.log", shuffle))])[0]
+        rid = table.run_ids(df)[0]
+        run = RunData.from_table(df, rid)
+        assert run.config["shuffle"] is (shuffle == "True") and len(run.config["train_files"]) == 2
+        assert run.config["total_steps"] == 200
+        got[shuffle] = forecast(run, fit_steps=50, at_steps=[200.0], methods=["default"], regime_rates={})
+    switch, same = got["False"], got["True"]
+    assert any(w.startswith("the data changes during the run") for w in switch.warnings)
+    assert not any("data changes" in w for w in same.warnings)
+    w_switch, w_same = (float(f.methods[f.default].forecast["hi"].iloc[-1] - f.methods[f.default].forecast["lo"].iloc[-1])
+                        for f in (switch, same))
+    assert w_switch > 1.5 * w_same
+    assert "assumes the same data throughout" in " ".join(str(switch).split())  # wrapped at 120
+
+
+def test_rates_need_two_recipes_and_a_recipe_is_left_out_of_its_own():
+    sys.path.insert(0, str(ROOT / "analysis"))
+    import pandas as pd
+    import bench_forecast_regimes as bfr
+
+    rows = [{"recipe": rec, "run": f"{rec}{i}", "kind": "validation", "K": 15, "task": "math", "regime": "take-off",
+             "rho": rho, "reached": 0.5, "r": None, "collapsed": None}
+            for rec, rho in (("a", 0.2), ("b", 1.0)) for i in range(3)]
+    cases = pd.DataFrame(rows)
+    assert bfr.learn_rates(cases[cases["recipe"] == "a"]) == {}  # one recipe: no rates
+    loro = bfr.loro_rates(cases)
+    assert loro["a"] == {} and bfr.learn_rates(cases)["take-off"]["rho"][10] == pytest.approx(0.6)
+
+
+# ------------------------------------------------------------------ the shared real runs
+def _shared(*parts):
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"../shared/data/{'/'.join(parts)} is absent (only CI and developers have it)")
+    sys.path.insert(0, str(ROOT / "analysis"))
+    import bench_forecast_runs as br
+
+    return br, path
+
+
+@pytest.mark.shared
+def test_a_cs336_run_in_take_off_at_15_percent_holds_its_final_score():
+    br, path = _shared("real-cs336-wandb", "reference", "grpo_grpo_clip_lr1e-05_epoch1_train_batch128__8jla7krl.csv")
+    df = br.read_shared(path)
+    run = RunData.from_table(df, df["run_id"].iloc[0])
+    fc = forecast(run, fit_frac=0.15, methods=["default"])
+    f = fc.methods[fc.default].forecast.iloc[-1]
+    final = float(run.target.values[-1])  # 0.447, from 0.094 at step 5
+    assert fc.regime_name == "take-off"
+    assert f["lo"] <= final <= f["hi"] and f["forecast"] > float(fc.observed["value"].iloc[1])
+
+
+@pytest.mark.shared
+def test_rasbt_collapse_under_kl_warns_collapse_risk_and_its_interval_holds_the_collapse():
+    br, path = _shared("real-rasbt", "7_5_plus_kl_metrics.csv")
+    df = br.read_rasbt(path)
+    run = RunData.from_table(df, df["run_id"].iloc[0])
+    assert run.target.values[1] == pytest.approx(0.408) and run.target.values[-1] == 0.0  # read as a fraction
+    fc = forecast(run, fit_frac=0.15, methods=["default"])
+    f = fc.methods[fc.default].forecast.iloc[-1]
+    assert fc.regime_name == "instability" and any(w.startswith("collapse risk") for w in fc.warnings)
+    assert f["lo"] <= 0.0 + 1e-9 and "collapse risk" in str(fc)  # the one interval that held it
+
+
+@pytest.mark.shared
+def test_a_sweep_forecast_together_says_its_runs_informed_each_other():
+    br, path = _shared("real-cs336-wandb", "reference")
+    import pandas as pd
+
+    df = pd.concat([br.read_shared(p) for p in sorted(path.glob("*epoch3_train_batch*.csv"))[:5]])
+    out = forecast_table(df, fit_frac=0.15, methods=["default"], n_boot=50)
+    assert len(out) == 5
+    taking_off = [fc for fc in out.values() if fc.regime_name == "take-off"]
+    assert len(taking_off) >= 4  # 4c2lw1ul starts resumed at 0.44: not near its floor
+    for fc in out.values():
+        pooled = "forecast with 4 other runs of this sweep" in (fc.note or "")
+        assert pooled == (fc in taking_off) and pooled == ("pooled_c" in fc.regime)
+    alone = forecast_table(df, fit_frac=0.15, methods=["default"], n_boot=50, sweep=False)
+    assert not any("sweep" in (fc.note or "") for fc in alone.values())

@@ -1,0 +1,108 @@
+"""Warnings that fit the width and are said once per kind: the runs counted, not the same line
+per run; `-q` silences them; an unknown run answered with the nearest names and the count."""
+
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import entropylaw as el
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.terminal import group_repeats, not_found
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL, SIZES = ROOT / "data" / "real", ROOT / "data" / "real-sizes"
+
+
+def test_repeats_are_grouped_with_their_runs_counted():
+    messages = [f"run 'r{i}': a = 0.{i} ± 0.2 is not distinguishable from 0" for i in range(1, 6)]
+    messages += ["run 'r1': only 5 points", "run 'r1': only 5 points", "read 3 files",
+                 "run 'r2' (first 3 points): only 3 points", "run 'r3' (first 3 points): only 3 points"]
+    lines = group_repeats(messages)
+    assert [line for line, _ in lines] == [
+        "a = … ± 0.2 is not distinguishable from 0 (5 runs: r1, r2, r3 and 2 more)",
+        "run 'r1': only 5 points",  # said twice, said once
+        "read 3 files",
+        "only 3 points (2 runs, first 3 points: r2, r3)"]
+    assert lines[0][1] == messages[:5]  # nothing dropped: each line keeps what it stands for
+    assert sum(len(m) for _, m in lines) == len(set(messages))
+
+
+def test_an_unknown_name_gets_the_count_and_the_nearest_not_the_list():
+    known = [f"qwen2.5-7b__rho{r:.2f}_seed{s}" for r in (0.1, 0.3, 0.5, 1.0, 2.0) for s in (42, 43, 44, 45)]
+    line = not_found("run", "rho0.3", known)
+    assert line.startswith("no run 'rho0.3' among the 20 runs (nearest: qwen2.5-7b__rho0.30_seed42")
+    assert line.count("qwen") == 3 and len(line) < 200
+    assert not_found("run", "X", known) == "no run 'X' among the 20 runs (none is close)"
+    assert not_found("run", "x", ["a"]) == "no run 'x' among the 1 run (a)"
+
+
+@pytest.fixture(scope="module")
+def real():
+    if not REAL.is_dir():
+        pytest.skip("no data/real")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EntropyLawWarning)
+        return el.load(str(REAL))
+
+
+def test_fit_all_says_each_kind_once(real):
+    trl = [r for r in el.run_ids(real) if not r.startswith("verl")]
+    assert len(trl) == 14
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fits = el.fit_all(real, trl)
+    said = [w.message for w in caught if issubclass(w.category, EntropyLawWarning)]
+    stood_for = [m for w in said for m in w.messages]
+    assert len(stood_for) > 3 * len(said)  # measured: 6 lines for the 14 runs' 29 messages
+    assert any(str(m).startswith("no validation score; fitting the training score") and "(14 runs: " in str(m)
+               for m in said)
+    each = {f"run {f.run_id_!r}: {m}" for f in fits for m in f.warnings_}
+    assert each and each <= set(stood_for)  # every run's own message is stood for by a line said
+    assert all("+/-" not in str(m) for m in said)
+
+
+def test_an_unknown_run_in_the_api_is_one_short_line(real):
+    with pytest.raises(EntropyLawError) as err:
+        el.fit(real, run="rho0.3")
+    assert str(err.value).startswith("`run`: no run 'rho0.3' among the 20 runs (nearest: ")
+    assert len(str(err.value)) < 200
+
+
+def _cli(*args, columns=None):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    if columns:
+        env["COLUMNS"] = str(columns)
+    return subprocess.run([sys.executable, "-m", "entropylaw.cli.main", *args], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=300)
+
+
+@pytest.mark.skipif(not SIZES.is_dir(), reason="no data/real-sizes")
+@pytest.mark.parametrize("columns", [None, 80])
+def test_warnings_on_stderr_fit_the_width_and_q_silences_them(columns):
+    out = _cli("scale", str(SIZES), columns=columns)
+    assert out.returncode == 0
+    lines = out.stderr.splitlines()
+    assert lines and max(map(len, lines)) <= (columns or 120), out.stderr
+    said = [ln for ln in lines if ln.startswith("entropylaw: warning: ")]
+    assert any("(2 runs: " in ln or "(2 runs:" in nxt for ln, nxt in zip(lines, lines[1:] + [""])), out.stderr
+    assert len(said) < 7  # 7 messages of 5 runs, said in 4 lines
+    quiet = _cli("scale", str(SIZES), "-q", columns=columns)
+    assert quiet.returncode == 0 and quiet.stderr == "" and quiet.stdout == out.stdout
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="no data/real")
+def test_an_unknown_run_on_the_command_line_is_one_short_line():
+    out = _cli("fit", str(REAL), "--run", "X")
+    assert out.returncode == 2 and out.stderr == "entropylaw: error: --run: no run 'X' among the 20 runs (none is close)\n"
+
+
+@pytest.mark.skipif(not SIZES.is_dir(), reason="no data/real-sizes")
+def test_q_silences_the_warnings_of_the_figures_too(tmp_path):
+    out = _cli("figures", str(SIZES), "--out", str(tmp_path), "--which", "law", "--format", "png", "-q")
+    assert out.returncode == 0 and "warning" not in out.stderr, out.stderr
+    assert list(tmp_path.glob("*.png"))
