@@ -5,7 +5,7 @@
 
 **The call.** Every real run with a validation score (``data/real``'s veRL runs, ``data/real-sizes``,
 ``data/real-codegen``, ``data/real-tasks`` and, when ``../shared`` is there, the CS336 grid's
-reference CSVs and the rasbt runs, their percent scores divided by 100 here) is forecast from
+reference CSVs and the rasbt runs, whose percent scores the loader reads as fractions) is forecast from
 its first 15, 25 and 50 % of steps by the default method, the call read off the forecast's
 decision (:mod:`entropylaw.fit.forecast.decide`), and scored on what the run then did: its
 *realised gain* is the final score as logged minus the last validation score in the window.
@@ -46,15 +46,10 @@ SHARED = ROOT.parent / "shared" / "data"
 NEAR = 0.02  # a pruned run that ends within 2 points of the best was pruned wrongly
 
 
-def rasbt(path: Path) -> pd.DataFrame:
-    """A rasbt metrics CSV as a run table: eval_acc is in percent (divided by 100 here)."""
-    raw = pd.read_csv(path).drop_duplicates("step", keep="last")
-    recs = []
-    for col, metric, scale in (("entropy_avg", table.ENTROPY, 1.0), ("reward_avg", table.SCORE, 1.0),
-                               ("eval_acc", "val/math500", 0.01)):
-        if col in raw:
-            recs += [(int(s), metric, float(v) * scale) for s, v in zip(raw["step"], raw[col]) if np.isfinite(v)]
-    return table.from_records(recs, run_id=path.stem.replace("_metrics", ""))
+def rasbt() -> pd.DataFrame:
+    """The rasbt runs with entropy (``7_*``; ch06 repeats 7_3's validation without entropy), read
+    by the loader, which reads their percent ``eval_acc`` as a fraction."""
+    return el.load(*sorted(str(p) for p in (SHARED / "real-rasbt").glob("7_*_metrics.csv")), warn=False)
 
 
 def validation_sets() -> dict:
@@ -69,10 +64,8 @@ def validation_sets() -> dict:
     cs336 = SHARED / "real-cs336-wandb" / "reference"
     if cs336.is_dir():
         out["CS336 grid (shared)"] = el.load(*sorted(str(p) for p in cs336.glob("*.csv")), warn=False)
-    rb = SHARED / "real-rasbt"
-    if rb.is_dir():
-        tabs = [rasbt(p) for p in sorted(rb.glob("7_*_metrics.csv"))]
-        out["rasbt (shared)"] = pd.concat(tabs, ignore_index=True) if tabs else None
+    if (SHARED / "real-rasbt").is_dir():
+        out["rasbt (shared)"] = rasbt()
     return {k: v for k, v in out.items() if v is not None and len(v)}
 
 
@@ -141,9 +134,8 @@ def sweeps() -> dict:
         df = el.load(*sorted(str(p) for p in cs336.glob("*.csv")), warn=False)
         last = df.groupby("run_id", observed=True)["step"].max()
         out["CS336 grid, complete runs (shared)"] = df[df["run_id"].isin(last[last >= 50].index)]
-    rb = SHARED / "real-rasbt"
-    if rb.is_dir():
-        out["rasbt (shared)"] = pd.concat([rasbt(p) for p in sorted(rb.glob("7_*_metrics.csv"))], ignore_index=True)
+    if (SHARED / "real-rasbt").is_dir():
+        out["rasbt (shared)"] = rasbt()
     return out
 
 

@@ -61,7 +61,7 @@ def _sweep(n_runs=4, n_steps=200, seed=0, same=False):
             recs.append((s, f"run{i:02d}", "entropy", h))
             if s % 10 == 0:
                 noise = 0.0 if same else 0.01 * rng.standard_normal()
-                recs.append((s, f"run{i:02d}", "val/gsm8k", top - 0.35 * np.exp(-s / 60) + noise))
+                recs.append((s, f"run{i:02d}", "val/gsm8k", top - 0.15 * np.exp(-s / 60) + noise))
     import pandas as pd
 
     frames = [table.from_records([(s, m, v) for s, r, m, v in recs if r == rid], run_id=rid)

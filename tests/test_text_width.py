@@ -23,6 +23,8 @@ COMMANDS = {
     "fit": ["fit", REAL],
     "forecast": ["forecast", REAL, "--n-boot", "20"],
     "forecast --compare": ["forecast", SIZES, "--compare", "--fit-frac", "0.25", "--n-boot", "20"],
+    "forecast --full": ["forecast", SIZES, "--full", "--fit-frac", "0.25", "--n-boot", "20"],
+    "rank": ["rank", REAL, "--fit-frac", "0.25", "--n-boot", "20"],
     "summary": ["summary", REAL],
     "scale": ["scale", SIZES, "--predict", "32B", "--predict", "72B"],
     "predict": ["predict", REAL, "--fit-frac", "0.3", "--curve"],

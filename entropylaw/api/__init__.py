@@ -154,10 +154,11 @@ def forecast(df: _pd.DataFrame, run: str | None = None, *, prior: _pd.DataFrame 
     ``options``: ``fit_frac`` (backtests) or ``fit_steps`` (default: everything logged so
     far), ``at_steps``, ``methods`` (default all; the recommended one is
     ``Forecast.default``), ``conf`` (0.9), ``y_key``, ``n_boot``, ``seed``; ``prior``: a
-    table of finished runs of the same family. "Can I stop?" and "will it get there?" are in
-    ``Forecast.decision`` (the stop-paying step and, with ``target=0.85``, the step that
-    reaches it, each with an interval; ``n_problems``, ``threshold``, ``total_steps``). See
-    :mod:`entropylaw.fit.forecast.core`.
+    table of finished runs of the same family. "What does the rest add? Can I stop? Will it
+    get there?" are in ``Forecast.decision``: the gain to the planned last step with its
+    90 % bounds, the call (stop / continue / undecided) and, with ``target=0.85``, the step
+    that reaches it (``n_problems``, ``threshold``, ``total_steps``, ``step_cost``). See
+    :mod:`entropylaw.fit.forecast.decide`.
 
     >>> import numpy as np, entropylaw as el
     >>> recs = [(s, "val/gsm8k", 0.8 - 0.4 * np.exp(-s / 80)) for s in range(0, 500, 10)]
@@ -166,6 +167,8 @@ def forecast(df: _pd.DataFrame, run: str | None = None, *, prior: _pd.DataFrame 
     >>> d = fc.decision                                # 0.8 - 0.4 exp(-s/80) = 0.79 at s = 295.1
     >>> d["method"], bool(abs(d["target_step"] - 80 * np.log(0.4 / 0.01)) < 10)
     ('exp-saturation', True)
+    >>> d["call"], d["gain"]["to_step"]                # 0.4 (e^{-196/80} - e^{-490/80}) = 3.3 points to go
+    ('continue', 490.0)
     """
     rid = _one_run(df, run)
     return _forecast_table(df, [rid], prior=prior, **options)[rid]

@@ -281,7 +281,7 @@ def test_damaged_input_costs_exactly_its_rows(area, capsys, name):
         assert kept[(kept["metric"] == "score")]["step"].max() == 59
 
 
-@pytest.mark.parametrize("command", ["summary", "fit", "predict", "forecast"])
+@pytest.mark.parametrize("command", ["summary", "fit", "predict", "forecast", "rank"])
 def test_every_reading_command_says_what_was_dropped(area, capsys, command):
     path = area.corpus["verl_nan"]
     extra = ["--fit-frac", "0.5"] if command == "predict" else []

@@ -156,8 +156,8 @@ def likely_call(steps, remaining, up: float, down: float, origin: float, thresho
     ``(N - s) / (s - origin)``, falls wholly below or above ``threshold``: (step, call) or None.
 
     >>> s = np.linspace(100, 1000, 10)
-    >>> likely_call(s, 0.05 * (1000 - s) / 900, 0.04, 0.04, 0.0, 0.02)   # remaining gain shrinks to 0
-    (700.0, 'stop')
+    >>> likely_call(s, 0.05 * (1000 - s) / 900, 0.04, 0.04, 0.0, 0.02)   # at 800: 0.0111 + 0.04 x 0.167 < 0.02
+    (800.0, 'stop')
     """
     steps, remaining = np.asarray(steps, float), np.asarray(remaining, float)
     h = (steps[-1] - steps) / np.maximum(steps - origin, 1.0)
@@ -280,8 +280,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     gain = {"from_step": float(end), "to_step": to_step, "to_step_source": to_why,
             **gain_summary(fdraws - ndraws, final - now, conf)}
     out = {"method": m.name, "conf": float(conf), "threshold": float(threshold), "threshold_source": source,
-           "gain": gain,
-           "units": unit_name(bounds), "point": point_size(bounds),
+           "gain": gain, "units": unit_name(bounds), "point": point_size(bounds),
            "cost": cost_of(to_step - end, step_cost, step_seconds)}
     lo, hi = np.quantile(fdraws, [(1 - conf) / 2, (1 + conf) / 2]) if len(fdraws) else (np.nan, np.nan)
     out["final"] = {"step": to_step, "expected": final, "lo": float(lo), "hi": float(hi)}
@@ -291,10 +290,10 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     else:
         out["call"] = call_of(gain["lo"], gain["hi"], threshold)
     steps = np.linspace(end, to_step, 200)
-    mid, draws = m.curve(steps)
-    if out["call"] == "undecided":
-        likely = likely_call(steps, final - np.asarray(mid, float), gain["hi"] - gain["expected"],
-                             gain["expected"] - gain["lo"], origin, threshold)
+    mid, _ = m.curve(steps)
+    if out["call"] == "undecided":  # skewed draws can put the expected gain outside its bounds: no negative width
+        likely = likely_call(steps, final - np.asarray(mid, float), max(gain["hi"] - gain["expected"], 0.0),
+                             max(gain["expected"] - gain["lo"], 0.0), origin, threshold)
         out["likely"] = None if likely is None else {"step": likely[0], "call": likely[1]}
     raw = m._mid(steps) if hasattr(m, "_mid") else mid
     if bounds is not None and ((raw < bounds[0]) | (raw > bounds[1])).any():
