@@ -53,3 +53,15 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> sub
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def logical_lines(text: str) -> list[str]:
+    """The lines of a command's output with each wrapped line joined back to the line it continues
+    (a continuation starts with spaces: the hanging indent of entropylaw.terminal.wrap)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if out and line.startswith(" ") and line.strip():
+            out[-1] += " " + line.strip()
+        else:
+            out.append(line)
+    return out

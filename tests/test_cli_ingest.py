@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from entropylaw import table
+from conftest import logical_lines
 
 
 def test_ingest_writes_table_and_reports(cli, tmp_path):
@@ -22,7 +23,7 @@ def test_ingest_writes_table_and_reports(cli, tmp_path):
     assert f"{log}: read 7 rows, kept 5, dropped 2 (non-finite value: 1, non-numeric value: 1)" in said
     assert "line 2: key 'actor/entropy' has non-numeric value 'bad'" in said
     assert "line 3 (critic/score/mean)" in said
-    assert f"entropylaw: warning: {log}: dropped 2 of 7 rows" in res.stderr
+    assert f"entropylaw: warning: {log}: dropped 2 of 7 rows" in "\n".join(logical_lines(res.stderr))
     t = table.read(out)
     assert table.series(t, "verl_grpo_qwen2.5-7b_gsm8k", "entropy").to_dict() == {1: 0.5, 3: 0.3}
     assert (t["model"].iloc[0], t["algorithm"].iloc[0], t["n_params"].iloc[0]) == ("qwen2.5-7b", "grpo", 7e9)

@@ -13,6 +13,7 @@ from entropylaw.readers.common import KeyOptions
 from entropylaw.readers.dispatch import load, name_runs
 from entropylaw.readers.merge import SUPERSEDED, _move
 from entropylaw.readers.pool import load_parallel
+from conftest import logical_lines
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real"
 
@@ -143,7 +144,7 @@ def test_a_run_resumed_twice_charges_each_file_its_own_rows(tmp_path):
 def test_cli_resumed_run_warnings_stay_within_each_file(cli, tmp_path):
     res = cli("ingest", *_segments(tmp_path), "-o", str(tmp_path / "out.parquet"))
     assert res.returncode == 0, res.stderr
-    warned = [line for line in res.stderr.splitlines() if line.startswith("entropylaw: warning: ")]
+    warned = [line for line in logical_lines(res.stderr) if line.startswith("entropylaw: warning: ")]
     assert warned == [
         f"entropylaw: warning: {tmp_path}/d1/run.log: dropped 12 of 20 rows (superseded by resumed segment: 12)",
         f"entropylaw: warning: {tmp_path}/d2/run.log: dropped 102 of 192 rows (superseded by resumed segment: 102)"]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from badinput.harness import run_main
+from conftest import logical_lines
 
 pytest.importorskip("wandb")
 
@@ -49,7 +50,7 @@ def test_every_reading_command_says_what_the_damage_cost(damaged, tmp_path, caps
     src = damaged[which]
     outcome = run_main(_commands(src, tmp_path)[command], capsys)
     assert "Traceback" not in outcome.err
-    said = [x for x in outcome.err.splitlines() if x.startswith("entropylaw: warning:") and
+    said = [x for x in logical_lines(outcome.err) if x.startswith("entropylaw: warning:") and
             ("damaged file" in x or "dropped" in x)]
     assert len(said) == 1, outcome.err
     assert src.name in said[0] or str(src) in said[0]

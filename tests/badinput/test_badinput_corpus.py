@@ -27,6 +27,7 @@ import pytest
 
 from badinput.build import base_rows
 from badinput.harness import Area, as_nobody, file_size_limit, run_main, snapshot, temp_files
+from conftest import logical_lines
 
 
 # ---- the cases -------------------------------------------------------------------------------------
@@ -218,7 +219,7 @@ def test_bad_input_is_one_clear_line(area, capsys, case):
     assert re.search(case.problem, line), line
     if case.names:
         assert paths[case.names] in line, line
-    strays = [x for x in outcome.err.splitlines() if not x.startswith("entropylaw: ")]
+    strays = [x for x in logical_lines(outcome.err) if not x.startswith("entropylaw: ")]
     assert not strays, outcome.err
     assert not temp_files(area.root), temp_files(area.root)
     assert after == before  # no output, no temporary file, the existing output and the inputs unchanged
@@ -259,7 +260,7 @@ def test_damaged_input_costs_exactly_its_rows(area, capsys, name):
     assert lost == item.lost, report
     assert report["rows_dropped"] == item.lost, report  # nothing else lost
     # the account is printed once, as a warning naming the file
-    warnings = [x for x in outcome.err.splitlines() if "dropped" in x]
+    warnings = [x for x in logical_lines(outcome.err) if "dropped" in x]
     assert len(warnings) == 1 and str(item.path) in warnings[0] and f"dropped {item.lost} of" in warnings[0]
     assert not temp_files(area.root)
     kept = pd.read_parquet(out)
@@ -287,7 +288,7 @@ def test_every_reading_command_says_what_was_dropped(area, capsys, command):
     extra = ["--fit-frac", "0.5"] if command == "predict" else []
     outcome = run_main([command, str(path), *extra], capsys)
     assert outcome.code == 0, outcome.err
-    lines = [x for x in outcome.err.splitlines() if "dropped" in x]
+    lines = [x for x in logical_lines(outcome.err) if "dropped" in x]
     assert lines == [f"entropylaw: warning: {path}: dropped 2 of 126 rows (non-finite value: 2)"], outcome.err
 
 
@@ -296,7 +297,7 @@ def test_losses_travel_with_the_table(area, capsys):
     assert run_main(["ingest", str(area.corpus["tb_flip"]), "-o", str(table), "-q"], capsys).code == 0
     outcome = run_main(["fit", str(table)], capsys)
     assert outcome.code == 0, outcome.err
-    assert any(f"(read into {table}): dropped 1 of 120 rows" in x for x in outcome.err.splitlines()), outcome.err
+    assert any(f"(read into {table}): dropped 1 of 120 rows" in x for x in logical_lines(outcome.err)), outcome.err
 
 
 # ---- internal errors: one "please report" line, the traceback only with --debug -----------------------
@@ -312,7 +313,7 @@ def test_internal_error_is_reported_not_shown(area, capsys, monkeypatch, debug):
     outcome = run_main(argv, capsys)
     assert outcome.code == 1
     assert ("Traceback" in outcome.err) == debug
-    report = [x for x in outcome.err.splitlines() if x.startswith("entropylaw: internal error:")]
+    report = [x for x in logical_lines(outcome.err) if x.startswith("entropylaw: internal error:")]
     assert len(report) == 1 and "ZeroDivisionError: a bug" in report[0] and "please report" in report[0]
 
 
@@ -324,5 +325,5 @@ def test_skip_bad_leaves_out_an_unreadable_file(area, capsys):
     finally:
         undo()
     assert outcome.code == 0, outcome.err
-    skipped = [x for x in outcome.err.splitlines() if "skipped" in x]
+    skipped = [x for x in logical_lines(outcome.err) if "skipped" in x]
     assert len(skipped) == 1 and "b.jsonl: Permission denied (EACCES)" in skipped[0], outcome.err
