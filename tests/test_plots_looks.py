@@ -19,7 +19,7 @@ from entropylaw import table  # noqa: E402
 from entropylaw.figure_sets import build as B  # noqa: E402
 from entropylaw.draw import placement, style  # noqa: E402
 from entropylaw.figure_sets.base import write_figures  # noqa: E402
-from entropylaw.draw import labels  # noqa: E402
+from entropylaw.table import labels  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
