@@ -139,7 +139,7 @@ COLUMNS = [
            tip="what continuing to the run's last step adds (points); the call: stop / continue where the gain's "
                "90 % interval lies below / above one binomial standard error of the validation set (or the window's "
                "noise), 1 to 3 points"),
-    Column("call", short="call", gap=2, left=True, screen=lambda r: _call(r.get("fc") or {})),
+    Column("call", short="call", width=9, gap=2, left=True, screen=lambda r: _call(r.get("fc") or {})),
     Column("final_observed", "final score", cell="value",
            tip="a validation score at the run's last step; a training score's mean over the last 5 % of steps"),
     Column("r2", "R²", cell="value", digits=2, tip="R² of the fit", optional="fits"),

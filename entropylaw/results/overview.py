@@ -20,7 +20,7 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawWarning
 from entropylaw.fit.forecast.final import FINAL_SHARE, NO_FORECAST_WIDTH
 from entropylaw.fit.run import left_out_line
-from entropylaw.results.columns import SCREEN, screen_header, screen_line
+from entropylaw.results.columns import COLUMNS, screen_header, screen_line, shown
 from entropylaw.results.model import RunResults, run_results
 from entropylaw.results.rows import NOT_FITTED
 
@@ -38,6 +38,7 @@ class Overview:
     report: str | None = None
     problems: list = field(default_factory=list)
     left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why
+    columns: list = field(default_factory=lambda: list(COLUMNS))  # the spec the run lines are drawn from
 
     def lines(self, tail=()) -> list[str]:
         """The screen's lines, at most MAX_LINES, ending with ``tail`` (a caller's own closing lines)."""
@@ -48,8 +49,8 @@ class Overview:
                f"of its final score from its first {self.fit_frac:.0%} of steps (90 % interval; later steps unseen), "
                "the score it then reached,",
                "what continuing to the run's last step adds (points, 90 %) and the call against the noise.",
-               screen_header(SCREEN)]
-        out += [screen_line(SCREEN, r) for r in self.rows]
+               screen_header(shown(self.columns, where="screen"))]
+        out += [screen_line(shown(self.columns, where="screen"), r) for r in self.rows]
         out.append("score: val = validation, train = the training reward (no validation logged). law: good / weak fit,")
         out.append("  n/a = the law does not describe the run (its ceiling is no forecast); ! = beyond the score's range.")
         out.append("*: last-value (the default cannot run there). call: stop / continue: the gain's interval lies "
