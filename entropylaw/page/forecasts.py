@@ -32,7 +32,7 @@ def call_cell(f: Mapping) -> str:
     likely = f.get("likely")
     if likely:
         tip += f"; likely {likely['call']} at step {likely['step']:.0f}"
-    tag = f' <span class="muted">{esc(f["call_tag"])}</span>' if f.get("call_tag") else ""
+    tag = f' <span class="muted tag">{esc(f["call_tag"])}</span>' if f.get("call_tag") else ""
     return f'<td title="{esc(tip)}">{esc(_pts(f["gain"], p))} · {esc(f["call"])}{tag}</td>'
 
 
@@ -47,7 +47,7 @@ def _forecast_cell(f: Mapping | None, d: int) -> str:
     value = interval(row_float(f, "forecast"), f.get("forecast_ci"), d, frac)
     tip = f"{f.get('method', '')} from steps ≤ {f.get('window_end', float('nan')):.0f}, final step " \
           f"{f.get('final_step', float('nan')):.0f}"
-    tag = f' <span class="muted">{esc(f["method_tag"])}</span>' if f.get("method_tag") else ""
+    tag = f' <span class="muted tag">{esc(f["method_tag"])}</span>' if f.get("method_tag") else ""
     return f'<td title="{esc(tip)}">{value}{tag}</td>'
 
 

@@ -68,7 +68,7 @@ def summary_rows_of(ids, groups: dict, labels: dict, styles, meta: pd.DataFrame,
                 why = next((n.split("not fitted (", 1)[1].rstrip(")") for n in notes
                             if n.startswith(f"{run_id}: not fitted")), "no fit")
                 row.update(trust=NOT_FITTED, trust_reasons=[why])
-                rows.append(_why(row))
+                rows.append(explained(row))
                 continue
             pts, fit = fitted[run_id]
             d = fit_dict(fit)
@@ -79,20 +79,27 @@ def summary_rows_of(ids, groups: dict, labels: dict, styles, meta: pd.DataFrame,
                        final_step=float(pts["step"].iloc[-1]),
                        trust=getattr(fit, "trust_", ""), trust_reasons=list(getattr(fit, "trust_reasons_", [])),
                        best_form=getattr(fit, "best_form_aic_", ""), fraction=_is_fraction(pts["R"]))
-            if row["trust"] == NOT_APPLICABLE:
-                row["ceiling_void"] = "not a forecast: the law does not describe this run"
-            rows.append(_why(row))
+            rows.append(explained(row))
     return rows
 
 
-def _why(row: dict) -> dict:
-    """The trust flag's first reason (``why``; ``—`` for a good fit with none), how many more,
-    and every reason with the points it rests on (``why_all``)."""
+def explained(row: dict) -> dict:
+    """``row`` with what the page says of its trust flag: the first reason (``why``; ``—`` for
+    a good fit with none), how many more (``why_more``), every reason with the points it rests
+    on (``why_all``), and why its ceiling is no forecast where the law does not apply
+    (``ceiling_void``).
+
+    >>> r = explained({"trust": "law does not apply", "trust_reasons": ["a < 0", "few points"], "n": 9})
+    >>> r["why"], r["why_more"], r["why_all"], r["ceiling_void"][:14]
+    ('a < 0', 1, 'a < 0; few points; 9 paired points, score ', 'not a forecast')
+    """
     reasons = [str(x) for x in row.get("trust_reasons") or []]
     n = row.get("n")
     row["why"] = reasons[0] if reasons else ("—" if row.get("trust") == GOOD else "")
     row["why_more"] = max(len(reasons) - 1, 0)
     row["why_all"] = "; ".join(reasons + ([f"{int(n)} paired points, score {row.get('score_key', '')}"] if n else []))
+    if row.get("trust") == NOT_APPLICABLE:
+        row["ceiling_void"] = "not a forecast: the law does not describe this run"
     return row
 
 
