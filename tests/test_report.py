@@ -305,3 +305,17 @@ def test_build_all_with_no_figure_asked_for_draws_none():
 
     built, skipped = build_all(None, which=[])
     assert built == [] and skipped == []
+
+
+def test_the_early_caption_counts_every_run_it_leaves_out():
+    """Three runs, one drawn: the law does not describe one (entropy rising), another logs no score;
+    both are counted, each with its reason (the caption said "Left out (1)" for two missing runs)."""
+    from entropylaw.figure_sets.build import build
+
+    no_score = table.from_records([(s, "entropy", 1.0 - s / 400) for s in range(0, 300, 10)], run_id="no-score")
+    t = table.concat([law_run("good", 0.2, 0.8), law_run("rising", 0.2, 0.8, 1, rising=True), no_score])
+    (early,) = build("early", t)
+    assert "Left out (2): 1 run the law does not describe, 1 with no entropy or no score." in early.caption
+    (one,) = build("early", law_run("good", 0.2, 0.8))
+    assert "Left out" not in one.caption
+    plt.close("all")
