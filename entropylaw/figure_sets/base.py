@@ -91,12 +91,15 @@ def left_out_note(by_reason: dict) -> str:
 
     >>> left_out_note({"the law does not describe": 1, "with too few points": 1, "with no score": 0})
     ' Left out (2): 1 run the law does not describe, 1 with too few points.'
+    >>> left_out_note({"the law does not describe": 3, "with no score": 0})
+    ' Left out: 3 runs the law does not describe.'
     """
     shown = {why: n for why, n in by_reason.items() if n}
     if not shown:
         return ""
     parts = [f"{count(n, 'run') if i == 0 else n} {why}" for i, (why, n) in enumerate(shown.items())]
-    return f" Left out ({sum(shown.values())}): {', '.join(parts)}."
+    total = f" ({sum(shown.values())})" if len(shown) > 1 else ""
+    return f" Left out{total}: {', '.join(parts)}."
 
 
 _TABLES: dict = {}
