@@ -42,6 +42,11 @@ def test_the_screen_and_the_page_read_the_same_fit():
     ov = first_screen(t, results=res)
     assert ov.rows[0]["ceiling"] == res.rows[0]["ceiling"] and ov.rows[0]["trust"] == "good fit"
     assert ov.rows[0]["fc"] is res.forecast("r1")  # the screen reads the forecast the page shows
+    f = res.forecast("r1")  # whether the final score landed in the interval is computed once, with the forecast
+    if "forecast" in f:
+        assert f["inside"] == (f["forecast_ci"][0] <= f["final_observed"] <= f["forecast_ci"][1])
+    else:  # too wide to be a forecast: nothing to land in
+        assert f["no_forecast"] and "inside" not in f
 
 
 def test_a_run_whose_forecast_fails_keeps_its_kind_of_score_on_the_screen():

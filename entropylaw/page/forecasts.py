@@ -79,7 +79,7 @@ def forecast_table_html(rows: Sequence[Mapping], method: str = "") -> str:
         window = f"≤ {r.get('window_end', float('nan')):.0f} · {r.get('n_window', '?')}"
         f, obs = row_float(r, "forecast"), row_float(r, "final_observed")
         ci = r.get("forecast_ci")
-        inside = "" if ci is None or obs != obs else ("✓" if ci[0] <= obs <= ci[1] else "✗")
+        inside = {True: "✓", False: "✗"}.get(r.get("inside"), "")
         law = interval(row_float(r, "law_ceiling"), r.get("law_ceiling_ci"), d, frac)
         law_cell = (f'<td title="{esc(r.get("law_reason", ""))}" class="void">n/a</td>' if law == "n/a"
                     else f"<td>{law}</td>")

@@ -164,6 +164,8 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
         elif d["ok"]:
             f.update(forecast=fin["forecast"], forecast_ci=(fin["lo"], fin["hi"]),
                      plateau=as_float(d["plateau"]), plateau_ci=_pair(d["plateau_ci"]))
+            if observed is not None and observed == observed:  # did the final score land in the interval?
+                f["inside"] = bool(fin["lo"] <= observed <= fin["hi"])
         else:
             f["reason"] = str(d["reason"])
         dec = fc.decision or {}
