@@ -16,10 +16,13 @@ which :mod:`entropylaw.page.model` computes once.
 
 A run row is a mapping (:func:`entropylaw.results.model.run_results` makes them) with any
 of ``run_id, label, family, number, color, marker, linestyle, model, algorithm,
-score_key, score_kind, n, a, a_stderr, b, b_stderr, ceiling, ceiling_ci, r2, rmse,
-final_observed, trust, trust_reasons, best_form, fraction``; missing numbers show as
-``n/a``. A forecast row: ``window_end, n_window, final_step, final_observed, forecast,
-forecast_ci, plateau, plateau_ci, law_ceiling, law_ceiling_ci, method, conf, reason``.
+score_key, score_kind, n, a, a_stderr, b, b_stderr, ceiling, ceiling_ci, ceiling_void, r2,
+rmse, final_observed, trust, trust_reasons, why, why_more, why_all, best_form, fraction``;
+missing numbers show as ``n/a``. A forecast row: ``window_end, n_window, final_step,
+final_observed, forecast, forecast_ci, inside, plateau, plateau_ci, law_ceiling,
+law_ceiling_ci, method, method_tag, call, call_tag, conf, reason``. The first table's columns
+are one spec (:data:`entropylaw.results.columns.COLUMNS`); the methods' names come with the
+results (:attr:`entropylaw.results.model.RunResults.methods`): the page computes nothing.
 
 >>> from entropylaw.results.model import RunResults
 >>> html = render_html(PageModel("demo", RunResults([{"run_id": "r1", "a": 0.1, "a_stderr": 0.01, "b": 0.8,
