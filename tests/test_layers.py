@@ -12,7 +12,10 @@
   exports its ``__all__`` only.
 - The drawers import no ``fit/`` module, directly or through what they import: the
   ``plot`` methods' imports close no loop.
-- ``results/`` (the per-run numbers) never imports ``figure_sets/``, ``page/`` or matplotlib.
+- ``results/`` (the per-run numbers) never imports ``figure_sets/``, ``page/``, ``draw/`` or
+  matplotlib: a run's label and look are computed below (``table/``), where the drawers read them too.
+- ``page/`` only renders: it imports nothing of ``fit/`` or ``readers/`` (method names, labels, the
+  runs left out and what the inputs lost are in the per-run results).
 - No import cycle: the graph of every import statement between the package's modules
   (function-level ones too) has no loop.
 - ``import entropylaw`` and reading a lab run directory do not import torch, and
@@ -41,7 +44,9 @@ UPPER = ("entropylaw.lab", "entropylaw.probing", "entropylaw.auditing", "entropy
 # what EntropyLawFit.plot, Forecast.plot and ScaleResult.plot draw with (matplotlib, numpy, the style)
 DRAWERS = ("entropylaw.draw.law", "entropylaw.draw.forecast", "entropylaw.draw.sizes")
 RESULTS = ("entropylaw.results",)
-ABOVE_RESULTS = ("entropylaw.figure_sets", "entropylaw.page", "matplotlib")
+ABOVE_RESULTS = ("entropylaw.figure_sets", "entropylaw.page", "entropylaw.draw", "matplotlib")
+PAGE = ("entropylaw.page",)
+COMPUTING = ("entropylaw.fit", "entropylaw.readers")  # what the page reads through results/ only
 
 
 def _name(path: Path) -> str:
@@ -242,6 +247,33 @@ def test_results_never_import_figures_report_or_matplotlib():
     bad = [f"{m}:{line} imports {target}" for m in MODULES if _within(m, RESULTS)
            for line, target in _imports(m) if _within(target, ABOVE_RESULTS)]
     assert not bad, "results reach up:\n" + "\n".join(bad)
+
+
+def _page_computes(module: str, source: str | None = None) -> list[str]:
+    return [f"{module}:{line} imports {target}" for line, target, _ in _import_sites(module, source)
+            if _within(target, COMPUTING)]
+
+
+def test_the_page_imports_nothing_that_computes():
+    """The page renders the per-run results: no ``fit/`` (method names), no ``readers/`` (what was lost)."""
+    bad = [line for m in MODULES if _within(m, PAGE) for line in _page_computes(m)]
+    assert not bad, "the page computes:\n" + "\n".join(bad)
+
+
+def test_the_page_and_results_rules_catch_a_reach():
+    """Both rules are real: a page module asking fit/ (in a function too) or readers/, and a results
+    module asking draw/ for a look, are reported."""
+    page = """
+from entropylaw.page.cells import esc
+def head():
+    from entropylaw.fit.forecast.core import default_method
+from entropylaw.readers.accounts import loss_lines
+"""
+    assert [b.split(" imports ")[0] for b in _page_computes("entropylaw.page.made_up", page)] == \
+        ["entropylaw.page.made_up:4", "entropylaw.page.made_up:5"]
+    results = "from entropylaw.draw.looks import STYLES\nfrom entropylaw.table.looks import RunStyles\n"
+    found = [t for _, t, _ in _import_sites("entropylaw.results.made_up", results) if _within(t, ABOVE_RESULTS)]
+    assert found == ["entropylaw.draw.looks"]
 
 
 def test_no_import_cycle():

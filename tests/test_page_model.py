@@ -31,8 +31,8 @@ def test_the_screen_lists_a_run_without_a_score_with_its_problem():
     res = run_results(t, n_boot=20)
     assert [r["run_id"] for r in res.rows] == ["ok"]  # only usable runs are fitted
     ov = first_screen(t, sources=["here"], results=res)
-    assert list(ov.rows["run_id"]) == ["ok", "no-score-" + "x" * 80]
-    assert ov.rows.loc[1, "kind"] == "?" and ov.problems and all("no-score-" in p for p in ov.problems)
+    assert [r["run_id"] for r in ov.rows] == ["ok", "no-score-" + "x" * 80]
+    assert ov.rows[1]["kind"] == "?" and ov.problems and all("no-score-" in p for p in ov.problems)
     assert all(len(line) <= 120 for line in ov.lines())
 
 
@@ -40,14 +40,19 @@ def test_the_screen_and_the_page_read_the_same_fit():
     t = _run("r1")
     res = run_results(t, n_boot=20)
     ov = first_screen(t, results=res)
-    assert ov.rows.loc[0, "ceiling"] == res.rows[0]["ceiling"] and ov.rows.loc[0, "trust"] == "good fit"
-    assert ov.rows.loc[0, "forecast"] == res.forecast("r1").get("forecast", np.nan) or "no_forecast" in res.forecast("r1")
+    assert ov.rows[0]["ceiling"] == res.rows[0]["ceiling"] and ov.rows[0]["trust"] == "good fit"
+    assert ov.rows[0]["fc"] is res.forecast("r1")  # the screen reads the forecast the page shows
+    f = res.forecast("r1")  # whether the final score landed in the interval is computed once, with the forecast
+    if "forecast" in f:
+        assert f["inside"] == (f["forecast_ci"][0] <= f["final_observed"] <= f["forecast_ci"][1])
+    else:  # too wide to be a forecast: nothing to land in
+        assert f["no_forecast"] and "inside" not in f
 
 
 def test_a_run_whose_forecast_fails_keeps_its_kind_of_score_on_the_screen():
     recs = [(s, "entropy", 1.0 - s / 100) for s in range(0, 50)] + [(49, "val/gsm8k", 0.4)]  # one point: no forecast
     screen = first_screen(table.from_records(recs, run_id="one-point"))
-    row = screen.rows.iloc[0]
+    row = screen.rows[0]
     assert row["kind"] == "val" and any("one-point: no forecast" in p for p in screen.problems)
 
 
@@ -59,3 +64,34 @@ def test_a_training_scores_final_score_is_its_mean_over_the_last_5_percent():
     pts.loc[199, "R"] = 0.0  # the last batch alone says 0
     assert final_score("score", pts) == pytest.approx((9 * 0.9 + 0.0) / 10)  # steps 191..200
     assert final_score("val/gsm8k", pts) == 0.0  # a validation score: its last value
+
+
+def test_a_new_column_is_one_spec_entry_and_one_value():
+    """Adding a column to the spec's copy (and its value to the rows) shows it on the page's first
+    table, heading and cell, with the family headings spanning it, and on the demo's screen."""
+    import re
+
+    from entropylaw.page.page import summary_table
+    from entropylaw.results.columns import COLUMNS, Column
+
+    t = table.concat([_run("r1"), _run("r2")])
+    res = run_results(t, n_boot=20)
+    rows = [dict(r, family=f"family {i}", seen=17 + i) for i, r in enumerate(res.rows)]  # the one value
+    seen = Column("seen", "points seen", cell="value", digits=0, tip="points the fit saw", short="seen", width=5,
+                  screen=lambda r: f"{r.get('seen', 0):.0f}")
+    spec = list(COLUMNS)
+    spec.insert([c.key for c in spec].index("kind") + 1, seen)
+    before, after = summary_table(rows, res.forecasts, res.methods), summary_table(rows, res.forecasts, res.methods,
+                                                                                  columns=spec)
+    assert "points seen" not in before and '<th title="points the fit saw">points seen</th>' in after
+    assert re.findall(r"<td>(1[78])</td>", after) == ["17", "18"]
+    n = len(re.findall(r"<th[ >]", after))
+    assert n == len(re.findall(r"<th[ >]", before)) + 1 and after.count(f'colspan="{n}"') == 2  # each family's heading
+    ov = first_screen(t, results=res)
+    ov.rows = [dict(r, seen=17 + i) for i, r in enumerate(ov.rows)]
+    ov.columns = [c for c in spec if c.key != "steps"]  # the screen is 120 wide: one column makes room
+    lines = ov.lines()
+    head = next(i for i, line in enumerate(lines) if line.startswith(" # run"))
+    at = lines[head].index("score seen") + len("score")
+    assert [line[at:at + 5] for line in lines[head + 1:head + 3]] == ["   17", "   18"]
+    assert all(len(line) <= 120 for line in lines) and not any("~" == line[-1:] for line in lines)

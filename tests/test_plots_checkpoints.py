@@ -66,5 +66,5 @@ def test_reads_cleanly(style):
 
 def test_a_table_without_covariance_skips_with_the_reason():
     t = table.from_records([(s, "entropy", 1.0) for s in STEPS], run_id="r")
-    with pytest.raises(Skipped, match="probe_checkpoints with `table1`"):
+    with pytest.raises(Skipped, match="probe-checkpoints logs them when asked for Table 1"):
         build("checkpoints", t)

@@ -19,7 +19,7 @@ from entropylaw import table  # noqa: E402
 from entropylaw.figure_sets import build as B  # noqa: E402
 from entropylaw.draw import placement, style  # noqa: E402
 from entropylaw.figure_sets.base import write_figures  # noqa: E402
-from entropylaw.draw import labels  # noqa: E402
+from entropylaw.table import labels  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -110,8 +110,8 @@ def test_short_labels_are_unique_in_each_family_and_families_pool_single_runs():
     groups = labels.families(ids, ["qwen", "qwen", "gpg-model", "opd-model"])
     assert groups == {"qwen": ids[:2], labels.OTHER: ids[2:]}
     short = labels.short_labels(groups)
-    assert short[ids[0]] == "rho0.10 seed43" and short[ids[1]] == "rho0.30 seed42"
-    assert short[ids[2]] == "gpg big math"  # "verl" and "model", common to the pooled runs, are dropped
+    assert short[ids[0]] == "rho0.10_seed43" and short[ids[1]] == "rho0.30_seed42"  # as the id writes them
+    assert short[ids[2]] == "gpg_big math"  # "verl" and "model", common to the pooled runs, are dropped
     assert labels.shorten("abcdefghij", 5) == "ab…ij"
 
 

@@ -29,6 +29,7 @@ from entropylaw.page.assemble import figure_png  # noqa: E402
 from entropylaw.page.cells import decimals, interval  # noqa: E402
 from entropylaw.page.model import PageModel, ReportFigure  # noqa: E402
 from entropylaw.page.page import render_html  # noqa: E402
+from entropylaw.results.rows import explained  # noqa: E402
 from entropylaw.results.model import RunResults  # noqa: E402
 
 # prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
@@ -72,8 +73,11 @@ def test_page_has_rows_flags_warnings_images_and_escapes_text():
              "trust_reasons": ["ceiling interval leaves [0, 1]"]}]
     figs = [ReportFigure(f"figure {k}", figure_png(small_figure(k)), f"caption {k}") for k in range(2)]
     warnings = ["r1: only 5 points", "r2: only 7 points", "r2: a < 0 & odd"]
-    html = render_html(PageModel("My runs", RunResults(rows), figs, warnings))
+    html = render_html(PageModel("My runs", RunResults([explained(r) for r in rows]), figs, warnings))
     assert "<b>r1</b>" not in html and "&lt;b&gt;r1&lt;/b&gt;" in html
+    # the first reason is shown whole (it wraps), every reason on hover
+    assert '<td class="why" title="a = -0.1 &lt;= 0: the score does not rise">a = -0.1 &lt;= 0: the score does not ' \
+           "rise</td>" in html
     # every row carries its flag; the ceiling of a run the law does not describe is greyed
     assert html.count('class="flag good"') == 2 and html.count('class="flag na"') == 2  # summary + details
     assert '<span class="void" title="not a forecast' in html and "(0.685 [0.677, 0.692])" in html
@@ -227,7 +231,7 @@ def _check_first_screen(m: dict, n_runs: int) -> None:
     assert int(m["tables"]) >= 2 and m["overflow"] == "", m  # nor any table inside its own box
     assert int(m["right"]) <= 1280, f"an element reaches past the window: {m}"
     assert int(m["flags"]) == int(m["runs"]) == n_runs, m  # every row carries its trust flag
-    assert int(m["tallest-row"]) <= 32, m  # one line per run
+    assert int(m["tallest-row"]) <= 36, m  # two lines a run at most: the reason wraps
     assert m["zoom"] == "block:same", m  # a click opens the figure at full size
 
 
@@ -301,3 +305,17 @@ def test_build_all_with_no_figure_asked_for_draws_none():
 
     built, skipped = build_all(None, which=[])
     assert built == [] and skipped == []
+
+
+def test_the_early_caption_counts_every_run_it_leaves_out():
+    """Three runs, one drawn: the law does not describe one (entropy rising), another logs no score;
+    both are counted, each with its reason (the caption said "Left out (1)" for two missing runs)."""
+    from entropylaw.figure_sets.build import build
+
+    no_score = table.from_records([(s, "entropy", 1.0 - s / 400) for s in range(0, 300, 10)], run_id="no-score")
+    t = table.concat([law_run("good", 0.2, 0.8), law_run("rising", 0.2, 0.8, 1, rising=True), no_score])
+    (early,) = build("early", t)
+    assert "Left out (2): 1 run the law does not describe, 1 with no entropy or no score." in early.caption
+    (one,) = build("early", law_run("good", 0.2, 0.8))
+    assert "Left out" not in one.caption
+    plt.close("all")

@@ -8,7 +8,7 @@ one drawing serves both. :func:`using` switches the style for a block.
 
 Every run keeps one look in every figure of a report: :class:`RunStyles` gives each run
 id a colour, and past the 8 colours a line style and marker, from its place among all
-run ids of the table (:mod:`entropylaw.draw.looks`).
+run ids of the table (:mod:`entropylaw.table.looks`).
 
 :func:`save` writes PNG and PDF with no timestamps in their metadata: the same data gives
 the same bytes (``make figures`` twice changes nothing).
@@ -48,9 +48,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
 from entropylaw.fileio import atomic_write  # noqa: E402
 from entropylaw.draw.placement import BOX_POSITIONS, place_box, settle  # noqa: E402, F401
-from entropylaw.draw.labels import shorten  # noqa: E402
+from entropylaw.table.labels import shorten  # noqa: E402
 # each run's colour, line style and marker (the report's tables use them too)
-from entropylaw.draw.looks import LINESTYLES, MARKERS, PALETTE, RunStyles, color  # noqa: E402, F401
+from entropylaw.table.looks import LINESTYLES, MARKERS, PALETTE, RunStyles, color  # noqa: E402, F401
 from entropylaw.draw.looks import FORMATS, STYLES, Style  # noqa: E402, F401 (the registries, matplotlib-free)
 
 # trust flags (entropylaw.fit.run.TRUST_LEVELS) and the colour they are shown in

@@ -20,6 +20,7 @@ import pandas as pd
 import entropylaw.table as tt
 from entropylaw.draw.placement import settle
 from entropylaw.draw.style import rc, save, using
+from entropylaw.terminal import count
 
 
 class Skipped(Exception):
@@ -82,6 +83,23 @@ def slug(text: str) -> str:
 def first_reasons(notes) -> str:
     """The first three notes in brackets, after a space, for a skip's message ("" when none)."""
     return f" ({'; '.join(notes[:3])})" if notes else ""
+
+
+def left_out_note(by_reason: dict) -> str:
+    """" Left out (N): ..." for a figure of one panel or line per run: every run it does not
+    draw, counted by reason (``{reason: count}``; "" when none).
+
+    >>> left_out_note({"the law does not describe": 1, "with too few points": 1, "with no score": 0})
+    ' Left out (2): 1 run the law does not describe, 1 with too few points.'
+    >>> left_out_note({"the law does not describe": 3, "with no score": 0})
+    ' Left out: 3 runs the law does not describe.'
+    """
+    shown = {why: n for why, n in by_reason.items() if n}
+    if not shown:
+        return ""
+    parts = [f"{count(n, 'run') if i == 0 else n} {why}" for i, (why, n) in enumerate(shown.items())]
+    total = f" ({sum(shown.values())})" if len(shown) > 1 else ""
+    return f" Left out{total}: {', '.join(parts)}."
 
 
 _TABLES: dict = {}

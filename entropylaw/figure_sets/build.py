@@ -17,7 +17,7 @@ and goes on). :mod:`entropylaw.figure_sets.catalog` declares them all, in paper 
 interventions: no run logs both entropy and a validation or training score
 >>> built, skipped = build_all(t, which=["ceilings", "table1"])
 >>> built, skipped[1]
-([], 'table1: no probe summary given (`probes`)')
+([], 'table1: no probe summary given (the summary.json that entropylaw probe writes)')
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def build_all(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), whic
         try:
             if name in PROBE_BUILDERS:
                 if not probe_summaries:
-                    raise Skipped(f"{name}: no probe summary given (`probes`)")
+                    raise Skipped(f"{name}: no probe summary given (the summary.json that entropylaw probe writes)")
                 for summary in probe_summaries:
                     built += build_probe(name, summary)
             elif t is None or not len(t):

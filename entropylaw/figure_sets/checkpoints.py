@@ -54,7 +54,8 @@ def checkpoints_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
     parts = tt.split_runs(t, ids)  # each run's rows sliced once, not the whole table masked per run
     runs = [r for r in ids if len(covariance_series(parts.get(r, t), r)) >= 2]
     if not runs:
-        raise Skipped("checkpoints: no run logs cov_top_<p>% and cov_all (probe_checkpoints with `table1`)")
+        raise Skipped("checkpoints: no run logs cov_top_<p>% and cov_all (probe-checkpoints logs them when asked "
+                      "for Table 1)")
     return [plot_checkpoints(parts.get(r, t), r) for r in runs]
 
 

@@ -44,7 +44,7 @@ from entropylaw.figure_sets.base import Built, Skipped, slug
 from entropylaw.figure_sets.common import law
 from entropylaw.draw.sizes import plot_final_score, plot_size_law
 from entropylaw.draw.law import plot_algorithms  # noqa: F401 (the catalog's drawer of this figure)
-from entropylaw.draw.labels import is_intervention, run_labels
+from entropylaw.table.labels import is_intervention, run_labels
 from entropylaw.results.cache import fitted_runs
 from entropylaw.results.rows import fit_dict
 from entropylaw.results.notes import capture

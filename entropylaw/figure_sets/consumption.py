@@ -36,11 +36,12 @@ import pandas as pd
 import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.consumption import consumption
-from entropylaw.figure_sets.base import Built, Skipped, first_reasons
+from entropylaw.figure_sets.base import Built, Skipped, first_reasons, left_out_note
 from entropylaw.figure_sets.common import pct
 from entropylaw.draw.style import color, fig_width, fs, legend_below, new_axes
 from entropylaw.results.model import summary_rows
 from entropylaw.results.notes import capture, tag
+from entropylaw.results.runs import left_out_runs
 
 NOT_APPLICABLE = "law does not apply"
 COLUMNS = ("entropy_consumed", "performance_gain")
@@ -148,20 +149,26 @@ def _mark_fractions(ax, runs, marks, several) -> list[str]:
 def consumption_figure(t: pd.DataFrame, marks=None, run_ids=None, **_) -> list[Built]:
     """Fig. 2: normalised entropy consumption and performance gain vs the fraction of training."""
     rows, _ = summary_rows(t, run_ids)
-    runs, notes, left_out = {}, [], []
+    runs, notes = {}, []
+    # every run not drawn, by reason
+    left_out = {"the law does not describe (their entropy does not fall, or the score does not rise with it)": 0,
+                "with no curve of both entropy and score over steps": 0,
+                "with no entropy or no score": len(left_out_runs(t)) if run_ids is None else 0}
     parts = tt.split_runs(t, [r["run_id"] for r in rows])
     for r in rows:
         if r["trust"] == NOT_APPLICABLE:
-            left_out.append(r["label"])
+            left_out[next(iter(left_out))] += 1
             continue
         try:
             frame, caught = capture(consumption, parts.get(r["run_id"], t), r["run_id"])
         except EntropyLawError as err:
             notes.append(f"{r['run_id']}: no consumption curve ({err})")
-            continue
+            frame, caught = (), []
         notes += tag(r["run_id"], caught)
         if len(frame):
             runs[r["run_id"]] = frame
+        else:
+            left_out["with no curve of both entropy and score over steps"] += 1
     if not runs:
         raise Skipped("consumption: no run the law describes has both entropy and score over steps" + first_reasons(notes))
     ax = plot_consumption(runs, marks=tuple(marks or PAPER_MARKS))
@@ -169,6 +176,5 @@ def consumption_figure(t: pd.DataFrame, marks=None, run_ids=None, **_) -> list[B
                   f"Share of each run's total entropy drop and score gain reached by each fraction of its training "
                   f"({len(runs)} runs; mean thick, each run thin). Read at 1/12 and 1/3 of training, the paper's "
                   "step 200 and 800 of 2400 (73 % / 76 % and 94 % / 93 %); the end is 100 % by construction."
-                  + (f" Left out ({len(left_out)}): runs the law does not describe (their entropy does not fall, "
-                     "or the score does not rise with it)." if left_out else "") + " Paper Fig. 2.", notes,
+                  + left_out_note(left_out) + " Paper Fig. 2.", notes,
                   title="Entropy consumed and score gained over the fraction of training")]

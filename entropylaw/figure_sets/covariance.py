@@ -43,7 +43,7 @@ import entropylaw.table as tt
 from entropylaw.figure_sets.base import Built, Skipped, slug
 from entropylaw.figure_sets.common import as_curves, forest_axes, pct
 from entropylaw.draw.style import STEP_LABEL, color, fmt, fs, legend_below, new_axes, new_grid
-from entropylaw.draw.labels import is_intervention, run_labels
+from entropylaw.table.labels import is_intervention, run_labels
 from entropylaw.results.runs import run_styles
 
 COV_LABEL = "Cov(log p, A) (nats × adv.)"

@@ -27,7 +27,7 @@ from entropylaw.figure_sets.base import Built, Skipped, metric_label
 from entropylaw.figure_sets.common import as_curves, label_end, num
 from entropylaw.draw.style import ENTROPY_LABEL, STEP_LABEL, color, current, fs, new_axes, new_grid, text_width
 from entropylaw.results.focus import project_focus
-from entropylaw.draw.labels import run_labels
+from entropylaw.table.labels import run_labels
 from entropylaw.results.runs import performance_metric, run_styles
 
 END_LABEL = "end-label"

@@ -33,7 +33,7 @@ import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.early import EarlyPrediction
 from entropylaw.fit.pairing import pair
-from entropylaw.figure_sets.base import Built, Skipped, first_reasons
+from entropylaw.figure_sets.base import Built, Skipped, first_reasons, left_out_note
 from entropylaw.draw.law import ceiling_text, plot_early, plot_law, score_axis_label, score_ylim
 from entropylaw.draw.style import (ENTROPY_LABEL, STEP_LABEL, TRUST_COLORS, current, few_ticks, fig_width,
                                       fit_text, fmt, fs, legend_under, new_grid, text_width)
@@ -41,7 +41,7 @@ from entropylaw.results.focus import project_focus
 from entropylaw.results.cache import fitted_runs
 from entropylaw.results.model import summary_rows
 from entropylaw.results.notes import capture, tag
-from entropylaw.results.runs import performance_metric
+from entropylaw.results.runs import left_out_runs, performance_metric
 
 NOT_APPLICABLE = "law does not apply"
 SHORT_TRUST = {"good fit": "good", "weak fit": "weak", NOT_APPLICABLE: "law n/a"}
@@ -220,11 +220,13 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
     run_ids, focus_note = project_focus(t, run_ids, fit_frac)
     rows, _ = summary_rows(t, run_ids)
     results, notes = {}, []
-    left_out = []
+    # every run not drawn, by reason (a project's runs its first screen does not list are in focus_note)
+    left_out = {"the law does not describe": 0, "with no law fit": 0, "with too few points for an early prediction": 0,
+                "with no entropy or no score": len(left_out_runs(t)) if run_ids is None else 0}
     parts = tt.split_runs(t, [r["run_id"] for r in rows])
     for r in rows:
         if r["trust"] in ("not fitted", NOT_APPLICABLE):
-            left_out.append(r["label"])
+            left_out["the law does not describe" if r["trust"] == NOT_APPLICABLE else "with no law fit"] += 1
             continue
         try:
             pts = run_points(parts.get(r["run_id"], t), r["run_id"])
@@ -232,6 +234,7 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
             pred, caught = capture(lambda: EarlyPrediction(**kwargs).fit(pts))
         except EntropyLawError as err:
             notes.append(f"{r['run_id']}: no early prediction ({err})")
+            left_out["with too few points for an early prediction"] += 1
             continue
         notes += tag(r["run_id"], caught)
         results[r["run_id"]] = (r, pts, pred)
@@ -267,8 +270,7 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
                   "(the paper's protocol, which sees the later entropy; the forecast above sees nothing after the "
                   "window). RMSE over the predicted steps and the final score observed vs predicted above each panel "
                   "(paper: 0.9 % and 0.5 % for math)."
-                  + (f" Left out ({len(left_out)}): runs the law does not describe." if left_out else "")
-                  + " Paper Fig. 5." + focus_note, notes,
+                  + left_out_note(left_out) + " Paper Fig. 5." + focus_note, notes,
                   title=f"Early-stage prediction of the later scores from the later entropy (fit on {what})")]
 
 

@@ -2,8 +2,9 @@
 
 - The style puts the first table and the ceiling figure side by side where both fit (the
   figure moves under the table where they do not), keeps every row of the first table on
-  one line from 1100 px of width (a long reason is cut with an ellipsis; the whole text is in
-  its tooltip), lets its cells wrap below that so that the table reflows instead of
+  one line from 1100 px of width but for its reason, shown whole and wrapped in small type
+  (every reason in its tooltip); run labels are whole (cut in the middle where long, by the
+  results), never cut at their end; cells wrap below that so that the table reflows instead of
   scrolling, and never lets an element grow wider than the window. Long names (run ids,
   score keys) break at their separators (``<wbr>``), never inside a word.
 - ``CHECK_SCRIPT`` records, once the page has loaded, that every image decoded and that
@@ -27,13 +28,14 @@ nav{font-size:.82rem;margin:.3rem 0 .2rem} nav a{margin-right:.9rem;color:#0969d
 table{border-collapse:collapse;font-size:.8rem;font-variant-numeric:tabular-nums}
 th,td{padding:.1rem .4rem;border-bottom:1px solid #eaeef2;text-align:right;white-space:nowrap;vertical-align:middle}
 th{background:#f6f8fa;font-weight:600;font-size:.76rem} th.l,td.l{text-align:left}
-td.run{max-width:11rem;overflow:hidden;text-overflow:ellipsis} th.num,td.num{color:#6e7781;padding-right:.15rem}
-td.why{max-width:9rem;overflow:hidden;text-overflow:ellipsis;color:#57606a;text-align:left}
+th.num,td.num{color:#6e7781;padding-right:.15rem}
+td.why{white-space:normal;min-width:15rem;max-width:24rem;color:#57606a;text-align:left;font-size:.72rem;
+     line-height:1.05}
 tr.family td{background:#fbfbfc;font-weight:600;text-align:left;color:#24292f;font-size:.76rem;padding-top:.35rem}
 .flag{display:inline-block;padding:0 .35rem;border-radius:.6rem;font-size:.72rem;font-weight:600;color:#fff}
 .flag.good{background:#1a7f37} .flag.weak{background:#b35c00} .flag.na{background:#b3261e}
 .flag.none{background:#6e7781}
-.void{color:#8c959f} .dagger{color:#b35c00;font-weight:700}
+.void{color:#8c959f} table.runs td .tag{display:block;font-size:.68rem;line-height:1} .dagger{color:#b35c00;font-weight:700}
 sup{font-size:.62rem;color:#6e7781;margin-left:.1rem}
 svg.swatch{vertical-align:middle}
 figure{margin:.6rem 0 1.2rem} figure img{max-width:100%;height:auto;border:1px solid #eaeef2;cursor:zoom-in}
@@ -46,8 +48,8 @@ ul.warn{padding-left:1.2rem;font-size:.82rem} ul.warn li{color:#7d4e00;margin:.1
 details summary{cursor:pointer} .scroll{overflow-x:auto;max-width:100%}
 table.details{width:100%} table.details td{white-space:normal} table.details td.id{overflow-wrap:break-word;
      max-width:13rem} table.details td.nums{white-space:nowrap}
-@media (max-width:1100px){table.runs th,table.runs td{white-space:normal} table.runs td.run,table.runs td.why{
-     max-width:none} table.details th,table.details td.nums{white-space:normal}}
+@media (max-width:1100px){table.runs th,table.runs td{white-space:normal} table.runs td.why{
+     min-width:0;max-width:none} table.details th,table.details td.nums{white-space:normal}}
 #zoom{display:none;position:fixed;inset:0;background:rgba(20,20,20,.86);overflow:auto;z-index:10;cursor:zoom-out}
 #zoom.open{display:block} #zoom img{display:block;margin:1rem auto;background:#fff;max-width:none}
 """

@@ -83,15 +83,16 @@ def flag(trust: str) -> str:
     return f'<span class="flag {FLAG_CLASS.get(trust, "none")}">{esc(trust or "no fit")}</span>'
 
 
-def _run_cells(row: Mapping, mixed_kinds: bool = False) -> str:
-    """The run's number (its line in the list of full ids) and its short label (full id on hover)."""
+def _run_cells(row: Mapping, mixed_kinds: bool = False, number: bool = True) -> str:
+    """The run's number (its line in the list of full ids; ``number=False``: not) and its short
+    label (full id on hover)."""
     full = row.get("run_id", "")
     label = row.get("label") or full
     tag = ""
     if mixed_kinds and row.get("score_kind") == "training score":
         tag = ' <span class="void" title="fitted to the training score: the run logs no validation">train</span>'
-    return (f'<td class="num">{row.get("number", "")}</td>'
-            f'<td class="l run" title="{esc(full)}">{esc(label)}{tag}</td>')
+    return ((f'<td class="num">{row.get("number", "")}</td>' if number else "")
+            + f'<td class="l run" title="{esc(full)}">{esc(label)}{tag}</td>')
 
 
 def _kinds(rows) -> set:

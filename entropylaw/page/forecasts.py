@@ -3,7 +3,7 @@ first steps, its interval, what the rest of the run adds and the call (:mod:`.pa
 forecasts themselves are computed by :mod:`entropylaw.results.rows`.
 
 >>> call_cell({"call": "undecided", "call_method": "power", "gain": 0.03, "gain_ci": (-0.01, 0.06), "point": 0.01,
-...            "gain_to": 400, "threshold": 0.012, "threshold_source": "noise"}, "power")
+...            "gain_to": 400, "threshold": 0.012, "threshold_source": "noise"})
 '<td title="power: continuing to step 400 adds +3.0 [-1.0, +6.0] points; threshold 1.2 points (noise)">+3.0 · undecided</td>'
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from entropylaw.fit.forecast.core import decision_method, default_method
 from entropylaw.page.cells import _family_rows, _run_cells, cell, decimals, esc, interval, swatch
 from entropylaw.results.values import row_float
 
@@ -20,11 +19,11 @@ def _pts(v, point) -> str:
     return f"{v / point:+.1f}" if point else f"{v:+.3g}"
 
 
-def call_cell(f: Mapping, common: str | None = None) -> str:
+def call_cell(f: Mapping) -> str:
     """The gain to go and the call of one forecast row, the gain's interval and the threshold in
-    the tooltip; the method is named in the cell when it is not the column's (``common``)."""
+    the tooltip; the method is named in the cell where it is not its kind's (``call_tag``)."""
     if f.get("call") is None or f.get("gain") is None:
-        return f'<td class="void" title="{esc(f.get("call_reason") or "no forecast")}">no call</td>'
+        return f'<td class="void" title="{esc(f.get("call_reason") or f.get("reason") or "no forecast")}">no call</td>'
     p, (lo, hi) = f.get("point"), f["gain_ci"]
     units = "points" if p else "(score units)"
     tip = (f"{f.get('call_method', '')}: continuing to step {f.get('gain_to', 0):.0f} adds {_pts(f['gain'], p)} "
@@ -33,37 +32,31 @@ def call_cell(f: Mapping, common: str | None = None) -> str:
     likely = f.get("likely")
     if likely:
         tip += f"; likely {likely['call']} at step {likely['step']:.0f}"
-    # a row of a known kind is tagged where it differs from that kind's curve; else from the column's
-    kind = f.get("target_kind")
-    expected = decision_method(kind) if kind else (common or f.get("call_method"))
-    tag = "" if common is None or f.get("call_method") == expected else \
-        f' <span class="muted">{esc(f.get("call_method", ""))}</span>'
+    tag = f' <span class="muted tag">{esc(f["call_tag"])}</span>' if f.get("call_tag") else ""
     return f'<td title="{esc(tip)}">{esc(_pts(f["gain"], p))} · {esc(f["call"])}{tag}</td>'
 
 
-def _forecast_cells(f: Mapping | None, d: int, common: str, stop_by: str | None = None) -> str:
+def _forecast_cell(f: Mapping | None, d: int) -> str:
+    """The forecast of one run's final score and its interval; the method is named in the cell
+    where it is not its kind's default (``method_tag``)."""
     if not f or row_float(f, "forecast") != row_float(f, "forecast"):
         why = (f or {}).get("reason", "no forecast")
         shown = "no forecast" if str(why).startswith("no forecast") else "n/a"
-        return f'<td class="void" colspan="2" title="{esc(why)}">{shown}</td>'
+        return f'<td class="void" title="{esc(why)}">{shown}</td>'
     frac = bool(f.get("fraction", True))
     value = interval(row_float(f, "forecast"), f.get("forecast_ci"), d, frac)
     tip = f"{f.get('method', '')} from steps ≤ {f.get('window_end', float('nan')):.0f}, final step " \
           f"{f.get('final_step', float('nan')):.0f}"
-    expected = default_method(f["target_kind"]) if f.get("target_kind") else (common or f.get("method"))
-    tag = "" if f.get("method") == expected else f' <span class="muted">{esc(f.get("method", ""))}</span>'
-    return f'<td title="{esc(tip)}">{value}{tag}</td>{call_cell(f, stop_by)}'
+    tag = f' <span class="muted tag">{esc(f["method_tag"])}</span>' if f.get("method_tag") else ""
+    return f'<td title="{esc(tip)}">{value}{tag}</td>'
 
 
-def forecast_table_html(rows: Sequence[Mapping]) -> str:
+def forecast_table_html(rows: Sequence[Mapping], method: str = "") -> str:
     """Per run: the default method's forecast of the final score and its plateau, the law's
-    ceiling from the same window, and the final score then observed."""
+    ceiling from the same window, and the final score then observed; ``method``: the one most
+    rows show (:attr:`entropylaw.results.model.RunResults.methods`), named in the headings,
+    another is named in its row."""
     d = decimals([row_float(r, "final_observed") for r in rows])
-    from collections import Counter
-
-    counts = Counter(r.get("method") for r in rows if r.get("method"))
-    method = counts.most_common(1)[0][0] if counts else "last-value"
-
     pct = next((f"{100 * float(r['conf']):g} %" for r in rows if r.get("conf")), "90 %")
     head = ('<tr><th></th><th class="num">#</th><th class="l">run</th>'
             '<th title="the forecast sees only these steps: up to this step, this many scores">window ≤ step · n</th>'
@@ -86,13 +79,13 @@ def forecast_table_html(rows: Sequence[Mapping]) -> str:
         window = f"≤ {r.get('window_end', float('nan')):.0f} · {r.get('n_window', '?')}"
         f, obs = row_float(r, "forecast"), row_float(r, "final_observed")
         ci = r.get("forecast_ci")
-        inside = "" if ci is None or obs != obs else ("✓" if ci[0] <= obs <= ci[1] else "✗")
+        inside = {True: "✓", False: "✗"}.get(r.get("inside"), "")
         law = interval(row_float(r, "law_ceiling"), r.get("law_ceiling_ci"), d, frac)
         law_cell = (f'<td title="{esc(r.get("law_reason", ""))}" class="void">n/a</td>' if law == "n/a"
                     else f"<td>{law}</td>")
         body.append(
             f"<tr><td>{swatch(r)}</td>{_run_cells(r)}<td>{esc(window)}</td><td>{interval(f, ci, d, frac)}"
-            + ("" if r.get("method") in (None, method) else f' <span class="muted">{esc(r["method"])}</span>')
+            + ("" if not method or r.get("method") in (None, method) else f' <span class="muted">{esc(r["method"])}</span>')
             + "</td>"
             f"<td>{interval(row_float(r, 'plateau'), r.get('plateau_ci'), d, frac)}</td>{law_cell}"
             f'<td title="{esc(r.get("final_what", ""))}">{cell(obs, d)}</td><td>{inside}</td></tr>')

@@ -25,7 +25,6 @@ import pandas as pd
 from entropylaw.draw.style import using
 from entropylaw.figure_sets.base import Built
 from entropylaw.figure_sets.build import build_all
-from entropylaw.readers.accounts import loss_lines
 from entropylaw.results.model import RunResults, run_results
 
 LEAD = "law_ceilings_per_run"  # the figure beside the first table
@@ -80,10 +79,10 @@ def page_model(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), tit
     with using("screen"):
         runs = run_results(t, fit_frac=fit_frac)
         built, skipped = build_all(t, probe_summaries, which=which, fit_frac=fit_frac)
-        read = [] if t is None else [f"Read: {line}" for line in loss_lines(t.attrs)]  # what the inputs lost
         shown = {b.name: ReportFigure.of(b) for b in built if b.name in (LEAD, FORECAST)}
         figures = [ReportFigure.of(b) for b in built if b.name not in (LEAD, FORECAST)]
     plt.close("all")
+    read = [f"Read: {line}" for line in runs.read]  # what the inputs lost
     left = [f"Left out: run {r}: {why}" for r, why in runs.left_out.items()]  # no entropy or no score
     warnings = list(dict.fromkeys(read + left + runs.notes + [w for b in built for w in b.warnings]))
     model = PageModel(title, runs, figures, warnings, [f"Not drawn: {s}" for s in skipped], list(sources),

@@ -16,10 +16,13 @@ which :mod:`entropylaw.page.model` computes once.
 
 A run row is a mapping (:func:`entropylaw.results.model.run_results` makes them) with any
 of ``run_id, label, family, number, color, marker, linestyle, model, algorithm,
-score_key, score_kind, n, a, a_stderr, b, b_stderr, ceiling, ceiling_ci, r2, rmse,
-final_observed, trust, trust_reasons, best_form, fraction``; missing numbers show as
-``n/a``. A forecast row: ``window_end, n_window, final_step, final_observed, forecast,
-forecast_ci, plateau, plateau_ci, law_ceiling, law_ceiling_ci, method, conf, reason``.
+score_key, score_kind, n, a, a_stderr, b, b_stderr, ceiling, ceiling_ci, ceiling_void, r2,
+rmse, final_observed, trust, trust_reasons, why, why_more, why_all, best_form, fraction``;
+missing numbers show as ``n/a``. A forecast row: ``window_end, n_window, final_step,
+final_observed, forecast, forecast_ci, inside, plateau, plateau_ci, law_ceiling,
+law_ceiling_ci, method, method_tag, call, call_tag, conf, reason``. The first table's columns
+are one spec (:data:`entropylaw.results.columns.COLUMNS`); the methods' names come with the
+results (:attr:`entropylaw.results.model.RunResults.methods`): the page computes nothing.
 
 >>> from entropylaw.results.model import RunResults
 >>> html = render_html(PageModel("demo", RunResults([{"run_id": "r1", "a": 0.1, "a_stderr": 0.01, "b": 0.8,
@@ -40,66 +43,71 @@ from typing import Mapping, Sequence
 from entropylaw._version import __version__
 from entropylaw.page.assets import CHECK_SCRIPT, CSS, ZOOM_SCRIPT
 from entropylaw.page.audit_section import audit_section
-from entropylaw.page.cells import (NOT_APPLICABLE, _family_rows, _mixed_within_families, _run_cells, breakable,
-                                     cell, decimals, esc, flag, interval, pm, swatch)
-from entropylaw.page.forecasts import _forecast_cells, forecast_table_html
+from entropylaw.page.cells import (_family_rows, _mixed_within_families, _run_cells, breakable, cell, decimals, esc,
+                                     flag, interval, pm, swatch)
+from entropylaw.page.forecasts import _forecast_cell, call_cell, forecast_table_html
 from entropylaw.page.model import PageModel, ReportFigure
 from entropylaw.page.project import MANY_RUNS, overview_html
+from entropylaw.results.columns import COLUMNS, Column, shown
 from entropylaw.results.values import row_float
 
 
-def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = ()) -> str:
-    """The first table: one line per run, its trust flag and first reason beside the numbers;
-    with ``forecasts``, the forecast of the final score (interval, method), the gain to go and the call."""
+def _head(c: Column, names: Mapping, pct: str) -> str:
+    """A column's heading: its text, a muted second line, what it means on hover."""
+    fill = {"pct": pct, "method": names.get("method", "default"),
+            "call_method": f", {names['call_method']}" if names.get("call_method") else ""}
+    cls = {"number": ' class="num"', "run": ' class="l"', "flag": ' class="l"', "why": ' class="l"'}.get(c.cell, "")
+    tip = f' title="{esc(c.tip.format(**fill))}"' if c.tip else ""
+    sub = f'<br><span class="muted">{esc(c.sub.format(**fill))}</span>' if c.sub else ""
+    return f"<th{cls}{tip}>{esc(c.header.format(**fill))}{sub}</th>"
+
+
+def _cell(c: Column, r: Mapping, f: Mapping | None, d: int, mixed: bool) -> str:
+    """The cell of column ``c`` for run row ``r`` (``f``: its forecast row), drawn as its kind says."""
+    kind = c.cell
+    if kind == "swatch":
+        return f"<td>{swatch(r)}</td>"
+    if kind == "number":
+        return f'<td class="num">{esc(r.get(c.key, ""))}</td>'
+    if kind == "run":
+        return _run_cells(r, mixed, number=False)
+    if kind == "forecast":
+        return _forecast_cell(f, d)
+    if kind == "call":
+        return call_cell(f or {})
+    if kind == "flag":
+        return f'<td class="l">{flag(str(r.get(c.key) or ""))}</td>'
+    if kind == "why":
+        more = f" (+{r['why_more']})" if r.get("why_more") else ""
+        return f'<td class="why" title="{esc(r.get("why_all", ""))}">{esc(str(r.get("why", "")) + more)}</td>'
+    value = row_float(r, c.key)
+    if kind == "interval":
+        text = interval(value, r.get(f"{c.key}_ci"), d, bool(r.get("fraction", True)))
+        text = text.replace("†", '<span class="dagger" title="the interval leaves [0, 1]">†</span>')
+        if r.get(f"{c.key}_void") and text != "n/a":
+            text = f'<span class="void" title="{esc(r[f"{c.key}_void"])}">({text})</span>'
+        return f"<td>{text}</td>"
+    return f"<td>{cell(value, d if c.digits is None else c.digits)}</td>"
+
+
+def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = (), names: Mapping | None = None,
+                  columns: Sequence[Column] = COLUMNS) -> str:
+    """The first table: one line per run, drawn from the column spec (``columns``:
+    :data:`entropylaw.results.columns.COLUMNS`), its trust flag and first reason beside the
+    numbers; with ``forecasts``, the forecast of the final score (interval, method), the gain to
+    go and the call. ``names``: the methods' names (:attr:`RunResults.methods`)."""
     d = decimals([row_float(r, "ceiling") for r in rows] + [row_float(r, "final_observed") for r in rows])
     mixed = _mixed_within_families(rows)
     by_id = {f.get("run_id"): f for f in forecasts}
     pct = next((f"{100 * float(f['conf']):g} %" for f in forecasts if f.get("conf")), "90 %")
-    from entropylaw.fit.forecast.core import decision_method, default_method
-
-    # each row's method is its kind of score's default; a row that shows another (last-value
-    # where the default cannot run) names it. The header names the default when there is one
-    kinds = sorted({f.get("target_kind") for f in forecasts if f.get("target_kind")})
-    defaults = sorted({default_method(k) for k in kinds})
-    curves = sorted({decision_method(k) for k in kinds})
-    if not kinds:  # rows that do not say their kind: the column names the method most of them show
-        from collections import Counter
-
-        defaults = [m for m, _ in Counter(f.get("method") for f in forecasts if f.get("method")).most_common(1)]
-        curves = [m for m, _ in Counter(f.get("call_method") for f in forecasts if f.get("call_method")).most_common(1)]
-    common = defaults[0] if len(defaults) == 1 else "default"
-    stop_by = curves[0] if len(curves) == 1 else ""
-    fc_head = ("" if not forecasts else
-               f'<th title="the final score forecast from the run\'s first steps only, {pct} interval, by {esc(common)}">'
-               f'forecast [{pct}]<br><span class="muted">{esc(common)}</span></th><th title="what continuing to the '
-               'run\'s last step adds (points); the call: stop / continue where the gain\'s 90 % interval lies below / '
-               'above one binomial standard error of the validation set (or the window\'s noise), 1 to 3 points">'
-               'gain · call<br><span class="muted">points'
-               + (f", {esc(stop_by)}" if stop_by else "") + '</span></th>')
-    r2_head = "" if forecasts else '<th title="R² of the fit">R²</th>'
-    head = ('<tr><th></th><th class="num">#</th><th class="l">run</th>'
-            '<th title="ceiling b − a of the law fitted to the whole run, 95 % interval">ceiling b−a [95 % CI]</th>'
-            f'{fc_head}<th title="a validation score at the run\'s last step; a training score\'s mean over the last 5 % of steps">final score</th>{r2_head}'
-            '<th class="l">trust</th><th class="l">why</th></tr>')
+    cols = shown(columns, forecasts=bool(forecasts), where="page")
+    head = "<tr>" + "".join(_head(c, names or {}, pct) for c in cols) + "</tr>"
     body = []
-    for heading, r in _family_rows(rows, 9 if forecasts else 8):
+    for heading, r in _family_rows(rows, len(cols)):
         if heading:
             body.append(heading)
-        trust = str(r.get("trust") or "")
-        ceiling = interval(row_float(r, "ceiling"), r.get("ceiling_ci"), d, bool(r.get("fraction", True)))
-        ceiling = ceiling.replace("†", '<span class="dagger" title="the interval leaves [0, 1]">†</span>')
-        if trust == NOT_APPLICABLE and ceiling != "n/a":
-            ceiling = f'<span class="void" title="not a forecast: the law does not describe this run">({ceiling})</span>'
-        reasons = [str(x) for x in r.get("trust_reasons") or []]
-        why = reasons[0] if reasons else ("—" if trust == "good fit" else "")
-        more = f" (+{len(reasons) - 1})" if len(reasons) > 1 else ""
-        n = r.get("n")
-        tip = "; ".join(reasons + ([f"{int(n)} paired points, score {r.get('score_key', '')}"] if n else []))
-        body.append(
-            f"<tr><td>{swatch(r)}</td>{_run_cells(r, mixed)}"
-            f"<td>{ceiling}</td>{_forecast_cells(by_id.get(r.get('run_id')), d, common, stop_by) if forecasts else ''}"
-            f"<td>{cell(row_float(r, 'final_observed'), d)}</td>{'' if forecasts else '<td>' + cell(row_float(r, 'r2'), 2) + '</td>'}"
-            f'<td class="l">{flag(trust)}</td><td class="why" title="{esc(tip)}">{esc(why + more)}</td></tr>')
+        f = by_id.get(r.get("run_id"))
+        body.append("<tr>" + "".join(_cell(c, r, f, d, mixed) for c in cols) + "</tr>")
     return f'<table class="runs"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
 
 
@@ -170,15 +178,12 @@ KEY = ("<b>good fit</b>: a &gt; 0 and distinguishable from 0, R² ≥ 0.5, ≥ 1
        "score: its ceiling (greyed) is not a forecast · <span class=\"dagger\">†</span> the interval leaves [0, 1]")
 
 
-def forecast_key(forecasts: Sequence[Mapping]) -> str:
+def forecast_key(names: Mapping) -> str:
     """Which method forecasts each kind of score (the defaults of the backtest's rule)."""
-    from entropylaw.fit.forecast.core import decision_method, default_method
-
-    kinds = sorted({f.get("target_kind") for f in forecasts if f.get("target_kind")})
-    if not kinds:
+    by_kind = names.get("by_kind") or {}
+    if not by_kind:
         return ""
-    said = "; ".join(f"{esc(k)}: {esc(default_method(k))} (gain and call: {esc(decision_method(k))})"
-                     for k in kinds)
+    said = "; ".join(f"{esc(k)}: {esc(m)} (gain and call: {esc(c)})" for k, (m, c) in by_kind.items())
     return f" · forecast by the default for the score, {said}; a row that shows another names it"
 
 
@@ -187,6 +192,7 @@ def render_html(model: PageModel) -> str:
     title, runs, forecasts, fit_frac = model.title, model.runs.rows, model.runs.forecasts, model.fit_frac
     warnings, notes, sources = model.warnings, model.notes, model.sources
     figures, lead, forecast_figure = model.figures, model.lead, model.forecast_figure
+    names = model.runs.methods
     n = len(runs)
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -204,8 +210,8 @@ def render_html(model: PageModel) -> str:
              '<section id="saturation"><h2>Where each run saturates (the law\'s ceiling), where it is heading, '
              "and whether to trust the fit</h2>"]
     if runs:
-        parts.append('<div class="first"><div class="tablebox">' + summary_table(runs, forecasts)
-                     + f'<p class="key">{KEY}{forecast_key(forecasts)}</p></div>'
+        parts.append('<div class="first"><div class="tablebox">' + summary_table(runs, forecasts, names)
+                     + f'<p class="key">{KEY}{forecast_key(names)}</p></div>'
                      + (figure_html(lead, side=True, heading=False) if lead else "") + "</div>")
         ids = "".join(f'<li value="{r.get("number", i + 1)}">{esc(r.get("run_id", ""))}'
                       + (f" — {esc(r['model'])}" if r.get("model") else "")
@@ -218,22 +224,15 @@ def render_html(model: PageModel) -> str:
     parts.append(f'<section id="forecast"><h2>Forecast of each final score from the first {100 * fit_frac:.0f} % '
                  "of the run</h2>")
     if forecasts:
-        from collections import Counter
-
-        from entropylaw.fit.forecast.core import describe_method
-        from entropylaw.fit.forecast.core import default_method
-
-        shown = Counter(f.get("method") for f in forecasts if f.get("method")).most_common(1)
-        method = shown[0][0] if shown else default_method()  # no run could be forecast: the default, named
-
+        method = names["shown"]
         parts.append(f'<p class="muted">Each forecast sees only the run\'s first {100 * fit_frac:.0f} % of steps. '
-                     f"<b>{esc(method)}</b> ({esc(describe_method(method))}) is the default method, chosen by a "
+                     f"<b>{esc(method)}</b> ({esc(names['description'])}) is the default method, chosen by a "
                      "rule fixed in advance on the backtest of the real runs that bounds the worst run's error as "
                      "well as the median's (for training scores its own rule's choice); where it cannot run, last-value is shown and named in its row. The "
                      "<b>law ceiling</b> uses the window's (entropy, score) pairs and is where the score would "
                      "settle once the entropy is used up. ✓: the final score observed later lies in the forecast's "
                      "interval.</p>")
-        parts.append('<div class="first"><div class="tablebox">' + forecast_table_html(forecasts) + "</div>"
+        parts.append('<div class="first"><div class="tablebox">' + forecast_table_html(forecasts, method) + "</div>"
                      + (figure_html(forecast_figure, side=True, heading=False) if forecast_figure else "") + "</div>")
     else:
         parts.append("<p>No forecast could be made.</p>")

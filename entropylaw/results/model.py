@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 import entropylaw.table as tt
-from entropylaw.draw.labels import run_labels
-from entropylaw.draw.looks import RunStyles
+from entropylaw.table.labels import run_labels
+from entropylaw.table.looks import RunStyles
 from entropylaw.results.cache import fitted_runs, forecast_runs
-from entropylaw.results.rows import forecast_rows_of, summary_rows_of
+from entropylaw.readers.accounts import loss_lines
+from entropylaw.results.rows import forecast_rows_of, method_names, summary_rows_of
 from entropylaw.results.runs import left_out_runs, usable_runs
 
 N_BOOT = 200  # the report's bootstrap draws for a forecast's interval
@@ -37,13 +38,18 @@ N_BOOT = 200  # the report's bootstrap draws for a forecast's interval
 class RunResults:
     """``rows``: one per usable run, in family order (fit numbers, trust, label, look);
     ``forecasts``: one per row (the default forecast of its final score, or why none);
-    ``notes``: the warnings the fits and forecasts raised, each tagged with its run."""
+    ``notes``: the warnings the fits and forecasts raised, each tagged with its run;
+    ``left_out``: the runs with no entropy or no score, and why; ``read``: what the inputs
+    lost, one line per source; ``methods``: the forecast methods' names the page shows
+    (:func:`entropylaw.results.rows.method_names`)."""
 
     rows: list = field(default_factory=list)
     forecasts: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     fit_frac: float = 0.15
     left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why
+    read: list = field(default_factory=list)
+    methods: dict = field(default_factory=lambda: method_names([]))
 
     def forecast(self, run_id: str) -> dict:
         """The forecast row of ``run_id`` (``{}`` when it has none)."""
@@ -57,6 +63,7 @@ def run_results(t: pd.DataFrame | None, fit_frac: float = 0.15, n_boot: int = N_
     if t is None or not len(t):
         return RunResults(fit_frac=fit_frac)
     left_out = left_out_runs(t) if run_ids is None else {}
+    read = loss_lines(t.attrs)
     ids = usable_runs(t) if run_ids is None else list(run_ids)
     groups, labels = run_labels(t, ids)
     styles = RunStyles(tt.run_ids(t))
@@ -64,9 +71,10 @@ def run_results(t: pd.DataFrame | None, fit_frac: float = 0.15, n_boot: int = N_
     fitted, notes = fitted_runs(t, ids)
     rows = summary_rows_of(ids, groups, labels, styles, meta, fitted, notes)
     if not forecasts or not rows:
-        return RunResults(rows, [], notes, fit_frac, left_out)
+        return RunResults(rows, [], notes, fit_frac, left_out, read)
     computed, forecast_notes = forecast_runs(t, [r["run_id"] for r in rows], fit_frac, n_boot, conf)
-    return RunResults(rows, forecast_rows_of(rows, computed, conf), notes + forecast_notes, fit_frac, left_out)
+    done = forecast_rows_of(rows, computed, conf)
+    return RunResults(rows, done, notes + forecast_notes, fit_frac, left_out, read, method_names(done))
 
 
 def summary_rows(t: pd.DataFrame, run_ids=None) -> tuple[list[dict], list[str]]:

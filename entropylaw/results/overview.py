@@ -20,17 +20,17 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawWarning
 from entropylaw.fit.forecast.final import FINAL_SHARE, NO_FORECAST_WIDTH
 from entropylaw.fit.run import left_out_line
+from entropylaw.results.columns import COLUMNS, screen_header, screen_line, shown
 from entropylaw.results.model import RunResults, run_results
 from entropylaw.results.rows import NOT_FITTED
 
 MAX_LINES, WIDTH = 60, 120
-TRUST_SHORT = {"good fit": "good", "weak fit": "weak", "law does not apply": "n/a"}
 
 
 @dataclass
 class Overview:
     sources: list
-    rows: pd.DataFrame
+    rows: list  # one screen row per run (:func:`screen_rows`), validation first
     kept: int
     dropped: dict
     fit_frac: float
@@ -38,6 +38,7 @@ class Overview:
     report: str | None = None
     problems: list = field(default_factory=list)
     left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why
+    columns: list = field(default_factory=lambda: list(COLUMNS))  # the spec the run lines are drawn from
 
     def lines(self, tail=()) -> list[str]:
         """The screen's lines, at most MAX_LINES, ending with ``tail`` (a caller's own closing lines)."""
@@ -48,28 +49,16 @@ class Overview:
                f"of its final score from its first {self.fit_frac:.0%} of steps (90 % interval; later steps unseen), "
                "the score it then reached,",
                "what continuing to the run's last step adds (points, 90 %) and the call against the noise.",
-               f"{'#':>2} {'run':<28}{'score':>6}{'steps':>6}{'ceiling':>8} {'law':<5}{'forecast [90 %]':>22}"
-               f"{'reached':>8}{'gain to go':>20}  {'call'}"]
-        for i, r in enumerate(self.rows.itertuples(index=False), 1):
-            ceil = "-" if not np.isfinite(r.ceiling) else f"{r.ceiling:.3f}"
-            if np.isfinite(r.ceiling) and r.bounds and not r.bounds[0] - 5e-4 <= r.ceiling <= r.bounds[1] + 5e-4:  # as printed
-                ceil += "!"  # beyond what the score can reach
-            fc = "no forecast" if isinstance(r.no_forecast, str) else "-" if not np.isfinite(r.forecast) \
-                else f"{r.forecast:.3f} [{r.lo:.2f}, {r.hi:.2f}]"
-            fc += "*" if r.fallback else " "
-            reached = "-" if not np.isfinite(r.reached) else f"{r.reached:.3f}"
-            gain = "-" if not np.isfinite(r.gain) or r.call == "no call" else \
-                f"{_pts(r.gain, r.point)} [{_pts(r.gain_lo, r.point)}, {_pts(r.gain_hi, r.point)}]"
-            out.append((f"{i:>2} {_short(r.run_id, 27):<28}{r.kind:>6}{r.steps:>6.0f}{ceil:>8} "
-                        f"{TRUST_SHORT.get(r.trust, '?'):<5}{fc:>23}{reached:>7}{gain:>21}  {r.call}").rstrip())
+               screen_header(shown(self.columns, where="screen"))]
+        out += [screen_line(shown(self.columns, where="screen"), r) for r in self.rows]
         out.append("score: val = validation, train = the training reward (no validation logged). law: good / weak fit,")
         out.append("  n/a = the law does not describe the run (its ceiling is no forecast); ! = beyond the score's range.")
         out.append("*: last-value (the default cannot run there). call: stop / continue: the gain's interval lies "
                    "below / above the noise.")
-        if (self.rows["kind"] == "train").any():
+        if any(r.get("kind") == "train" for r in self.rows):
             out.append(f"train: forecast and reached are the mean of the run's last {FINAL_SHARE:.0%} of steps "
                        "(one batch is too noisy).")
-        if self.rows["no_forecast"].map(lambda v: isinstance(v, str)).any():
+        if any(isinstance(r["fc"].get("no_forecast"), str) for r in self.rows):
             out.append(f"no forecast: its 90 % interval would span over {NO_FORECAST_WIDTH:.0%} of the score's range.")
         out += self.size_lines
         if self.left_out:
@@ -86,19 +75,6 @@ class Overview:
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
-
-
-def _short(text, n) -> str:
-    """Cut in the middle: runs of one recipe differ at their ends (resp256 / resp512)."""
-    text = str(text)
-    if len(text) <= n:
-        return text
-    head = (n - 1) // 2
-    return text[:head] + "~" + text[-(n - 1 - head):]
-
-
-def _pts(v, point) -> str:
-    return f"{v / point:+.1f}" if point and point == point else f"{v:+.3g}"  # a frame holds None as nan
 
 
 def _clip(line: str) -> str:
@@ -121,51 +97,34 @@ def first_screen(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: i
     for a in accounts:
         for k, v in (a.get("dropped") or {}).items():
             dropped[k] = dropped.get(k, 0) + int(v)
-    frame = pd.DataFrame(rows, columns=list(EMPTY_ROW))
-    frame = frame.sort_values("kind", key=lambda k: k != "val", kind="stable").reset_index(drop=True)  # validation first
-    ov = Overview(list(sources), frame, kept, dropped, fit_frac, problems=problems, left_out=results.left_out)
+    rows = [r for r in rows if r["kind"] == "val"] + [r for r in rows if r["kind"] != "val"]  # validation first
+    rows = [dict(r, number=i) for i, r in enumerate(rows, 1)]  # the screen's own numbers
+    ov = Overview(list(sources), rows, kept, dropped, fit_frac, problems=problems, left_out=results.left_out)
     ov.size_lines = _size_lines(df)
     return ov
 
 
-EMPTY_ROW = {"run_id": "", "kind": "?", "steps": np.nan, "ceiling": np.nan, "trust": "?", "forecast": np.nan,
-             "lo": np.nan, "hi": np.nan, "reached": np.nan, "gain": np.nan, "gain_lo": np.nan, "gain_hi": np.nan,
-             "point": None, "call": "-", "fallback": False, "bounds": None, "no_forecast": None}
-
-
 def screen_rows(df: pd.DataFrame, results: RunResults) -> tuple[list[dict], list[str]]:
-    """One screen row per run of ``df``, in table order, read from ``results``; and the runs'
-    problems (no law fit, no forecast) in the same order."""
-    from entropylaw.fit.forecast.core import FALLBACK, default_method
-
+    """One screen row per run of ``df``, in table order: its row of ``results`` (its fit; a run
+    left out has none), the kind of score it logs (val, train, ?), its steps, and its forecast
+    row under ``fc``; and the runs' problems (no law fit, no forecast) in the same order."""
     fits = {r["run_id"]: r for r in results.rows}
     spans = df.groupby("run_id", observed=True, sort=False)["step"].agg(["min", "max"])
     out, problems = [], []
     for rid in table.run_ids(df):
-        row = dict(EMPTY_ROW, run_id=rid, steps=float(spans.at[rid, "max"] - spans.at[rid, "min"] + 1))
         fit, fc = fits.get(rid), results.forecast(rid)
+        row = dict(fit or {}, run_id=rid, steps=float(spans.at[rid, "max"] - spans.at[rid, "min"] + 1), fc=fc)
         if fit is None or fit.get("trust") == NOT_FITTED:
             why = (fit or {}).get("trust_reasons") or ["no entropy and score to pair"]
             problems.append(f"{rid}: no law fit: {why[0]}")
-        else:
-            row.update(ceiling=fit["ceiling"], trust=fit["trust"])
         kind = fc.get("target_kind")
         if kind is None:
             problems.append(f"{rid}: no forecast: {fc.get('reason', 'no score to forecast')}")
             # the kind of score the run logs, though its forecast failed
             logged = set(df.loc[df["run_id"] == rid, "metric"].unique())
-            row["kind"] = ("val" if any(str(m).startswith(table.VAL_PREFIX) for m in logged)
-                           else "train" if table.SCORE in logged else "?")
-            out.append(row)
-            continue
-        row.update(kind="val" if kind == "validation" else "train", bounds=fc.get("bounds"),
-                   reached=fc.get("final_observed", np.nan), no_forecast=fc.get("no_forecast"),
-                   fallback=fc.get("method") == FALLBACK != default_method(kind), point=fc.get("point"),
-                   call=fc.get("call") or "no call")
-        if fc.get("gain") is not None:
-            row.update(gain=fc["gain"], gain_lo=fc["gain_ci"][0], gain_hi=fc["gain_ci"][1])
-        if "forecast" in fc:
-            row.update(forecast=fc["forecast"], lo=fc["forecast_ci"][0], hi=fc["forecast_ci"][1])
+            kind = ("validation" if any(str(m).startswith(table.VAL_PREFIX) for m in logged)
+                    else "training score" if table.SCORE in logged else None)
+        row["kind"] = {"validation": "val", "training score": "train"}.get(kind, "?")
         out.append(row)
     return out, problems
 

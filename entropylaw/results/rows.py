@@ -20,10 +20,14 @@ final score from its first steps.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pandas as pd
 
+from entropylaw.fit.forecast.core import FALLBACK, decision_method, default_method, describe_method
 from entropylaw.fit.forecast.final import describe, final_span, observed_final
+from entropylaw.fit.run import GOOD, NOT_APPLICABLE
 from entropylaw.results.cache import LAW_METHOD
 from entropylaw.results.values import as_float
 
@@ -48,7 +52,7 @@ def _is_fraction(values) -> bool:
 
 def summary_rows_of(ids, groups: dict, labels: dict, styles, meta: pd.DataFrame, fitted: dict,
                     notes) -> list[dict]:
-    """One row per run of ``ids``, grouped by family (``groups``, ``labels``: :func:`entropylaw.draw.labels.run_labels`),
+    """One row per run of ``ids``, grouped by family (``groups``, ``labels``: :func:`entropylaw.table.labels.run_labels`),
     with its look (``styles``), model and algorithm (``meta``, by run id) and its fit (``fitted``:
     :func:`entropylaw.results.cache.fitted_runs`; a run not fitted says why, from ``notes``)."""
     rows, number = [], 0
@@ -64,7 +68,7 @@ def summary_rows_of(ids, groups: dict, labels: dict, styles, meta: pd.DataFrame,
                 why = next((n.split("not fitted (", 1)[1].rstrip(")") for n in notes
                             if n.startswith(f"{run_id}: not fitted")), "no fit")
                 row.update(trust=NOT_FITTED, trust_reasons=[why])
-                rows.append(row)
+                rows.append(explained(row))
                 continue
             pts, fit = fitted[run_id]
             d = fit_dict(fit)
@@ -75,8 +79,47 @@ def summary_rows_of(ids, groups: dict, labels: dict, styles, meta: pd.DataFrame,
                        final_step=float(pts["step"].iloc[-1]),
                        trust=getattr(fit, "trust_", ""), trust_reasons=list(getattr(fit, "trust_reasons_", [])),
                        best_form=getattr(fit, "best_form_aic_", ""), fraction=_is_fraction(pts["R"]))
-            rows.append(row)
+            rows.append(explained(row))
     return rows
+
+
+def explained(row: dict) -> dict:
+    """``row`` with what the page says of its trust flag: the first reason (``why``; ``—`` for
+    a good fit with none), how many more (``why_more``), every reason with the points it rests
+    on (``why_all``), and why its ceiling is no forecast where the law does not apply
+    (``ceiling_void``).
+
+    >>> r = explained({"trust": "law does not apply", "trust_reasons": ["a < 0", "few points"], "n": 9})
+    >>> r["why"], r["why_more"], r["why_all"], r["ceiling_void"][:14]
+    ('a < 0', 1, 'a < 0; few points; 9 paired points, score ', 'not a forecast')
+    """
+    reasons = [str(x) for x in row.get("trust_reasons") or []]
+    n = row.get("n")
+    row["why"] = reasons[0] if reasons else ("—" if row.get("trust") == GOOD else "")
+    row["why_more"] = max(len(reasons) - 1, 0)
+    row["why_all"] = "; ".join(reasons + ([f"{int(n)} paired points, score {row.get('score_key', '')}"] if n else []))
+    if row.get("trust") == NOT_APPLICABLE:
+        row["ceiling_void"] = "not a forecast: the law does not describe this run"
+    return row
+
+
+def method_names(forecasts: list[dict]) -> dict:
+    """What the page says of the methods: the forecast column's method (``method``: the
+    default of the runs' kind of score, ``default`` where the kinds differ) and the call's
+    (``call_method``), the method most rows show (``shown``, the default where none could run)
+    with its ``description``, and each kind's default and decision curve (``by_kind``)."""
+    kinds = sorted({f.get("target_kind") for f in forecasts if f.get("target_kind")})
+    by_kind = {k: (default_method(k), decision_method(k)) for k in kinds}
+    shown = Counter(f.get("method") for f in forecasts if f.get("method")).most_common(1)
+    if kinds:
+        defaults, curves = sorted({d for d, _ in by_kind.values()}), sorted({c for _, c in by_kind.values()})
+    else:  # rows that do not say their kind: the column names the method most of them show
+        defaults = [m for m, _ in shown]
+        curves = [m for m, _ in Counter(f.get("call_method") for f in forecasts if f.get("call_method")).most_common(1)]
+    method = shown[0][0] if shown else default_method()  # no run could be forecast: the default, named
+    return {"method": defaults[0] if len(defaults) == 1 else "default",
+            "call_method": curves[0] if len(curves) == 1 else "", "shown": method,
+            "description": describe_method(method), "by_kind": by_kind}
 
 
 def final_score(y_key: str, pts) -> float:
@@ -111,6 +154,9 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
                  fraction=_is_fraction(run.target.values), bounds=run.bounds)
         table = fc.table().set_index("method")
         f["method"] = fc.default  # the default, or last-value where the default cannot run (said in fc.note)
+        expected = default_method(fc.target_kind)
+        # the method's name is shown beside a row only where it is not its kind's default
+        f.update(fallback=fc.default == FALLBACK != expected, method_tag="" if fc.default == expected else fc.default)
         d = table.loc[fc.default]
         fin = fc.methods[fc.default].final
         if d["ok"] and fin and fin["no_forecast"]:
@@ -118,6 +164,8 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
         elif d["ok"]:
             f.update(forecast=fin["forecast"], forecast_ci=(fin["lo"], fin["hi"]),
                      plateau=as_float(d["plateau"]), plateau_ci=_pair(d["plateau_ci"]))
+            if observed is not None and observed == observed:  # did the final score land in the interval?
+                f["inside"] = bool(fin["lo"] <= observed <= fin["hi"])
         else:
             f["reason"] = str(d["reason"])
         dec = fc.decision or {}
@@ -125,6 +173,8 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
             f.update(call_method=None, call=None, call_reason=dec.get("reason"))
         elif dec:
             g = dec["gain"]
+            curve = decision_method(fc.target_kind)
+            f.update(call_tag="" if dec.get("method") == curve else dec.get("method") or "")
             f.update(call_method=dec.get("method"), call=dec.get("call"), call_reason=dec.get("reason"),
                      gain=g["expected"], gain_ci=(g["lo"], g["hi"]), gain_to=g["to_step"], likely=dec.get("likely"),
                      threshold=dec.get("threshold"), threshold_source=dec.get("threshold_source"),

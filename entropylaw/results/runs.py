@@ -12,7 +12,7 @@ import pandas as pd
 
 import entropylaw.table as tt
 from entropylaw.fit.pairing import fitted_score_key
-from entropylaw.draw.looks import RunStyles
+from entropylaw.table.looks import RunStyles
 
 
 def performance_metric(t: pd.DataFrame, run_id: str) -> str | None:

@@ -14,7 +14,7 @@ in the middle to ``max_len`` characters. The full id stays available (hover, foo
 ['Qwen2.5-7B', 'deepseek', 'other runs']
 >>> labels = short_labels(fam)
 >>> labels["qwen2.5-7b__exp1a__rho0.10_seed43"], labels["verl_grpo_deepseek-llm-7b-chat_gsm8k"]
-('rho0.10 seed43', 'grpo')
+('rho0.10_seed43', 'grpo')
 >>> shorten("a-very-long-run-identifier-that-goes-on", 16)
 'a-very-l…goes-on'
 """
@@ -68,6 +68,27 @@ def _tokens(run_id: str) -> list[str]:
     return [t for t in re.split(r"[_\-\s]+", str(run_id)) if t]
 
 
+def _kept(run_id: str, common: set) -> str:
+    """The parts of ``run_id`` not in ``common``, as written: neighbours keep the separator
+    between them (``gemma-2-2b-it`` stays whole), a gap where parts were dropped is a space.
+
+    >>> _kept("trl_ppo_gemma-2-2b-it_gsm8k", {"trl", "gsm8k"}), _kept("a_b_c", {"b"}), _kept("a_b", {"a", "b"})
+    ('ppo_gemma-2-2b-it', 'a c', 'a_b')
+    """
+    pieces = re.split(r"([_\-\s]+)", str(run_id))
+    if all(t in common for t in pieces[::2] if t):
+        return str(run_id)
+    out, last = "", None  # last: the index of the last part kept
+    for i in range(0, len(pieces), 2):
+        part = pieces[i]
+        if not part or part in common:
+            continue
+        if out:
+            out += pieces[i - 1] if last == i - 2 else " "
+        out, last = out + part, i
+    return out
+
+
 def shorten(text: str, max_len: int) -> str:
     """Cut ``text`` in the middle to ``max_len`` characters (an ellipsis marks the cut)."""
     if len(text) <= max_len:
@@ -79,15 +100,15 @@ def shorten(text: str, max_len: int) -> str:
 
 def short_labels(groups: Mapping[str, Sequence[str]], max_len: int = 28) -> dict[str, str]:
     """``run_id -> short label``, unique within each family (the full id when the parts
-    that tell members apart are not unique)."""
+    that tell members apart are not unique): the parts as the id writes them, cut in the middle
+    to ``max_len`` characters."""
     out = {}
     for members in groups.values():
         tokens = {r: _tokens(r) for r in members}
         common = set.intersection(*(set(t) for t in tokens.values())) if len(members) > 1 else set()
         labels = {}
         for r in members:
-            kept = [t for t in tokens[r] if t not in common] or tokens[r]
-            labels[r] = " ".join(kept)
+            labels[r] = _kept(r, common)
         if len(set(labels.values())) < len(labels):
             labels = {r: r for r in members}
         cut = {r: shorten(v, max_len) for r, v in labels.items()}

@@ -1,0 +1,164 @@
+"""The columns of the report's first table and of the demo's screen: one spec, :data:`COLUMNS`.
+
+A :class:`Column` names the run's value it shows (``key``, a key of the run's row that
+:func:`entropylaw.results.model.run_results` computes), its heading, how each renderer
+shows it and when it is there: the page (:func:`entropylaw.page.page.summary_table`) draws
+the cell kind ``cell`` names, the screen (:mod:`entropylaw.results.overview`) calls its
+``screen`` formatter. Adding a column is one :class:`Column` here and one value in the row.
+
+A screen row is the run's row (its fit, :func:`entropylaw.results.rows.summary_rows_of`)
+with ``kind`` (val, train, ?), ``steps`` and its forecast row under ``fc``.
+
+>>> row = {"number": 1, "run_id": "r1", "ceiling": 0.7, "trust": "good fit", "kind": "val", "steps": 200.0,
+...        "fc": {"target_kind": "validation", "forecast": 0.61, "forecast_ci": (0.55, 0.67), "final_observed": 0.6,
+...               "call": "stop"}}
+>>> print(screen_header(SCREEN)[32:]); print(screen_line(SCREEN, row)[32:])
+score steps ceiling law         forecast [90 %] reached           gain to go  call
+  val   200   0.700 good     0.610 [0.55, 0.67]   0.600                    -  stop
+>>> [c.key for c in shown(COLUMNS, forecasts=False, where="page")]
+['color', 'number', 'label', 'ceiling', 'final_observed', 'r2', 'trust', 'why']
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+from entropylaw.results.values import as_float
+
+TRUST_SHORT = {"good fit": "good", "weak fit": "weak", "law does not apply": "n/a"}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: the run's value ``key``; on the page, its ``header`` (a muted second line
+    ``sub``, a tooltip ``tip``: ``{pct}``, ``{method}`` and ``{call_method}`` are filled in) and
+    the kind of cell it is drawn as (``cell``; empty: not on the page), with ``digits``
+    decimals (None: the table's); on the screen, its heading ``short``, its formatter
+    ``screen`` (None: not on the screen), ``width``, the spaces before it (``gap``) and its
+    alignment. ``optional``: ``"forecasts"`` (only where the runs were forecast) or
+    ``"fits"`` (only where they were not)."""
+
+    key: str
+    header: str = ""
+    cell: str = ""
+    tip: str = ""
+    sub: str = ""
+    digits: int | None = None
+    short: str = ""
+    screen: Callable[[Mapping], str] | None = None
+    width: int = 0
+    gap: int = 0
+    left: bool = False
+    optional: str = ""
+
+
+def shown(columns: Sequence[Column], forecasts: bool = True, where: str = "page") -> list[Column]:
+    """The columns of ``columns`` the page (``where="page"``) or the screen shows."""
+    out = []
+    for c in columns:
+        if (c.optional == "forecasts" and not forecasts) or (c.optional == "fits" and forecasts):
+            continue
+        if (where == "page" and c.cell) or (where == "screen" and c.screen is not None):
+            out.append(c)
+    return out
+
+
+def short(text, n: int) -> str:
+    """Cut in the middle: runs of one recipe differ at their ends (resp256 / resp512)."""
+    text = str(text)
+    if len(text) <= n:
+        return text
+    head = (n - 1) // 2
+    return text[:head] + "~" + text[-(n - 1 - head):]
+
+
+def _fin(v) -> bool:
+    return math.isfinite(as_float(v))
+
+
+def pts(v, point) -> str:
+    """A gain in points of the score (``point``: one point in score units), else as a number."""
+    return f"{v / point:+.1f}" if point and point == point else f"{v:+.3g}"  # a frame holds None as nan
+
+
+def _ceiling(r) -> str:
+    if not _fin(r.get("ceiling")):
+        return "-"
+    c, bounds = float(r["ceiling"]), (r.get("fc") or {}).get("bounds")
+    beyond = bounds and not bounds[0] - 5e-4 <= c <= bounds[1] + 5e-4  # as printed
+    return f"{c:.3f}" + ("!" if beyond else "")  # !: beyond what the score can reach
+
+
+def _forecast(r) -> str:
+    f = r.get("fc") or {}
+    if isinstance(f.get("no_forecast"), str):
+        return "no forecast"
+    if not _fin(f.get("forecast")):
+        return "-"
+    lo, hi = f["forecast_ci"]
+    return f"{f['forecast']:.3f} [{lo:.2f}, {hi:.2f}]"
+
+
+def _gain(r) -> str:
+    f = r.get("fc") or {}
+    if f.get("gain") is None or not _fin(f["gain"]) or not f.get("call"):
+        return "-"
+    lo, hi = f["gain_ci"]
+    return f"{pts(f['gain'], f.get('point'))} [{pts(lo, f.get('point'))}, {pts(hi, f.get('point'))}]"
+
+
+def _call(f) -> str:
+    return "-" if not f.get("target_kind") else f.get("call") or "no call"
+
+
+def _reached(r) -> str:
+    v = (r.get("fc") or {}).get("final_observed")
+    return f"{float(v):.3f}" if _fin(v) else "-"
+
+
+COLUMNS = [
+    Column("color", cell="swatch"),
+    Column("number", "#", cell="number", short="#", width=2, screen=lambda r: str(r.get("number", ""))),
+    Column("label", "run", cell="run", short="run", width=28, gap=1, left=True,
+           screen=lambda r: short(r.get("run_id", ""), 27)),
+    Column("kind", short="score", width=6, screen=lambda r: str(r.get("kind", "?"))),
+    Column("steps", short="steps", width=6, screen=lambda r: f"{as_float(r.get('steps')):.0f}"),
+    Column("ceiling", "ceiling b−a [95 % CI]", cell="interval", short="ceiling", width=8, screen=_ceiling,
+           tip="ceiling b − a of the law fitted to the whole run, 95 % interval"),
+    Column("trust", short="law", width=5, gap=1, left=True, screen=lambda r: TRUST_SHORT.get(r.get("trust"), "?")),
+    Column("forecast", "forecast [{pct}]", cell="forecast", sub="{method}", short="forecast [90 %]", width=22,
+           screen=_forecast, optional="forecasts",
+           tip="the final score forecast from the run's first steps only, {pct} interval, by {method}"),
+    # *: the forecast is last-value's, where the default cannot run
+    Column("fallback", width=1, screen=lambda r: "*" if (r.get("fc") or {}).get("fallback") else " "),
+    Column("reached", short="reached", width=7, screen=_reached),
+    Column("gain", "gain · call", cell="call", sub="points{call_method}", short="gain to go", width=21,
+           screen=_gain, optional="forecasts",
+           tip="what continuing to the run's last step adds (points); the call: stop / continue where the gain's "
+               "90 % interval lies below / above one binomial standard error of the validation set (or the window's "
+               "noise), 1 to 3 points"),
+    Column("call", short="call", width=9, gap=2, left=True, screen=lambda r: _call(r.get("fc") or {})),
+    Column("final_observed", "final score", cell="value",
+           tip="a validation score at the run's last step; a training score's mean over the last 5 % of steps"),
+    Column("r2", "R²", cell="value", digits=2, tip="R² of the fit", optional="fits"),
+    Column("trust", "trust", cell="flag"),
+    Column("why", "why", cell="why", tip="the first reason behind the trust flag (hover: every reason)"),
+]
+SCREEN = shown(COLUMNS, where="screen")
+
+
+def screen_header(columns: Sequence[Column]) -> str:
+    """The screen's heading line for ``columns``."""
+    return "".join(" " * c.gap + (f"{c.short:<{c.width}}" if c.left else f"{c.short:>{c.width}}")
+                   for c in columns).rstrip()
+
+
+def screen_line(columns: Sequence[Column], row: Mapping) -> str:
+    """One run's line on the screen (a value wider than its column pushes the rest right)."""
+    out = []
+    for c in columns:
+        text = c.screen(row)
+        out.append(" " * c.gap + (f"{text:<{c.width}}" if c.left else f"{text:>{c.width}}"))
+    return "".join(out).rstrip()
