@@ -211,3 +211,20 @@ def test_a_tiny_window_is_one_line_for_rank_and_forecast(tmp_path):
         out = _cli(*args)
         assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
         assert len([ln for ln in out.stderr.splitlines() if ln.startswith("entropylaw: error")]) == 1
+
+
+def test_a_live_run_gains_to_the_planned_total_its_printed_config_states():
+    """A run still going (the window is all of it) whose trainer printed total_training_steps: the gain
+    runs to that step, and says where N came from."""
+    import json
+
+    import numpy as np
+
+    import entropylaw as el
+    from entropylaw import table
+
+    recs = [(s, "val/gsm8k", float(0.7 - 0.5 * np.exp(-s / 80))) for s in range(0, 121, 5)]
+    recs += [(s, "entropy", float(0.9 * np.exp(-s / 60))) for s in range(0, 121, 5)]
+    df = table.from_records(recs, run_id="live", config=json.dumps({"total_steps": 400}))
+    gain = el.forecast(df, run="live").to_dict()["decision"]["gain"]
+    assert gain["to_step"] == 400 and "planned last step the log states" in json.dumps(gain)

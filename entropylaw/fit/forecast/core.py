@@ -201,7 +201,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     own = [n for n in names if REGISTRY[n].models_change]
     first = own[0] if len(own) == 1 else curve  # one curve asked for: its own
     log = log or {}
-    to = to_step_of(total_steps, log.get("planned_steps"), run.last, end < run.last,
+    planned = log.get("planned_steps") or (run.config or {}).get("total_steps")  # a metric, else the printed config
+    to = to_step_of(total_steps, planned, run.last, end < run.last,
                     float(at_steps[-1]), end)
     decision, draws = decision_on(win, decided, conf, target, threshold, n_problems, first, curve, to, step_cost,
                                   step_seconds_upto(log.get("timing"), end))
