@@ -62,7 +62,7 @@ def test_identical_bookkeeping_repeats_are_not_counted_other_repeats_are():
     counted; a bookkeeping key at a new value, or any other key twice, is a counted drop."""
     import pandas as pd
 
-    from entropylaw.readers.common import REPEATED, resolve_resumes
+    from entropylaw.readers.resumes import REPEATED, resolve_resumes
     from entropylaw.readers.accounts import IngestReport
 
     rows = [(1, "train/global_step", 1.0), (1, "loss", 0.5), (1, "train/global_step", 1.0),  # identical: uncounted

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 ACCOUNTS = "row_accounts"
-# drop reasons that lose no number: rows folded into their step's mean (readers.common.AVERAGED)
+# drop reasons that lose no number: rows folded into their step's mean (readers.resumes.AVERAGED)
 MERGED = "averaged"  # the table's attrs key holding every source's account (as dicts)
 
 

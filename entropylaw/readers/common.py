@@ -38,22 +38,9 @@ from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.readers.keys import KeyMap, detect_keys
 from entropylaw.readers.model_size import params_from_name, published_nonembedding
 from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.resumes import _where, resolve_resumes
 
 NON_FINITE = "non-finite value"
-SUPERSEDED = "superseded by resumed segment"
-REPEATED = "logged twice at the same step (the last kept)"
-AVERAGED = "averaged with its step's other rows"
-# Trainer bookkeeping, repeated in eval and final entries (and in every row the HF loggers
-# send to W&B): a second identical copy at the same step is not data and is not counted
-BOOKKEEPING = frozenset({"epoch", "total_flos", "train_runtime", "train_samples_per_second",
-                         "train_steps_per_second", "train_loss", "step_time", "learning_rate",
-                         "num_input_tokens_seen", "num_tokens", "eval_runtime", "eval_samples_per_second",
-                         "eval_steps_per_second", "global_step"})
-
-
-def is_bookkeeping(key: str) -> bool:
-    """``epoch``, ``train/epoch``, ``train/global_step``, ... (the HF loggers prefix train/)."""
-    return key in BOOKKEEPING or (key.startswith("train/") and key[len("train/"):] in BOOKKEEPING)
 DUPLICATE = "duplicate (step, metric)"
 
 
@@ -131,141 +118,6 @@ class RawRun:
         if self.axes is not None:
             df["axis"] = np.asarray(self.axes, dtype=object)
         return df
-
-
-def _where(rows: pd.DataFrame, limit: int = 5) -> str:
-    """'line 12 (actor/entropy), ...' or 'step 3 (actor/entropy), ...' for notes."""
-    col = "line" if "line" in rows.columns else "step"
-    shown = ", ".join(f"{col} {getattr(r, col)} ({r.key})" for r in rows.head(limit).itertuples())
-    return shown + (f", ... ({len(rows) - limit} more)" if len(rows) > limit else "")
-
-
-def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True,
-                    repeats: str = "last") -> pd.DataFrame:
-    """Keep the latest segment where the run's step counter restarts; count what is superseded.
-
-    ``df`` has columns step, key, value (and optionally line) in source order (by ``line``
-    when given: column-major readers store rows key by key). A restart is a row whose step
-    is below a step already seen *in the run*, whatever its key: it supersedes every
-    earlier row, of every key, at or after its step (a run that logged to step 40,
-    resumed from 31 and validated next at 45 loses its old validation at 35 and 40 too).
-    A key logged twice at the same step keeps its last value (counted the same way), or with
-    ``repeats="mean"`` (a trainer logging a metric per micro-batch) the mean of the step's rows.
-    With an ``axis`` column (each row's step axis) each axis restarts on its own.
-
-    >>> d = pd.DataFrame({"step": [30, 35, 40, 40, 31, 45, 45],
-    ...                   "key": ["H", "H", "H", "val", "H", "H", "val"], "value": range(7)})
-    >>> r = IngestReport("x.log")
-    >>> resolve_resumes(d, r)[["step", "key"]].values.tolist()
-    [[30, 'H'], [31, 'H'], [45, 'H'], [45, 'val']]
-    >>> r.notes[0]
-    'steps restart at 31 (resumed run): kept the later segment, dropped 3 earlier rows'
-    """
-    if df.empty:
-        return df
-    if "line" in df.columns:
-        lines = df["line"].to_numpy()
-        if len(lines) > 1 and (np.diff(lines) < 0).any():  # most readers already give line order
-            df = df.iloc[np.argsort(lines, kind="stable")]
-    steps = df["step"].to_numpy()
-    n = len(steps)
-    if not ordered:
-        keep, restart_steps = _per_key_resumes(df, steps, same_step_restarts=repeats != "mean")
-    elif "axis" in df.columns:  # each step axis restarts on its own (train on grpo_step, eval on eval_step)
-        keep, found = np.ones(n, dtype=bool), set()
-        for idx in pd.Series(range(n)).groupby(df["axis"].to_numpy(), sort=False).indices.values():
-            keep[idx], axis_restarts = _ordered_resumes(steps[idx])
-            found.update(axis_restarts)
-        restart_steps = sorted(found)
-    else:
-        keep, restart_steps = _ordered_resumes(steps)
-    # the same key twice at one step (a re-logged value): the last one stands
-    if isinstance(df["key"].dtype, pd.CategoricalDtype):
-        codes, names = df["key"].cat.codes.to_numpy(), df["key"].cat.categories
-    else:
-        codes, names = pd.factorize(df["key"])
-    pair = pd.Series(steps).astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
-    repeated = keep & pair.duplicated(keep="last").to_numpy()  # within one segment: not a resume
-    uncounted = np.zeros(n, dtype=bool)
-    if repeated.any():  # an identical copy of a bookkeeping key: not data, not counted
-        values = df["value"].to_numpy()
-        last_value = pd.Series(values).groupby(pair.to_numpy()).transform("last").to_numpy()
-        book = np.array([is_bookkeeping(str(k)) for k in names], dtype=bool)[codes]  # per key, not per row
-        uncounted = repeated & (values == last_value) & book
-        if uncounted.any():
-            report.rows_read -= int(uncounted.sum())
-            counts = pd.Series(np.asarray(names, dtype=object)[codes[uncounted]]).astype(str).value_counts()
-            report.note("bookkeeping key(s) repeated with the same value at the same step, not counted as rows: "
-                        + ", ".join(f"{k} x{c}" for k, c in sorted(counts.items())))
-            repeated &= ~uncounted
-    if repeats == "mean" and repeated.any():
-        df = _averaged(df, pair.to_numpy(), keep & ~uncounted, repeated, names, codes, report)
-    n_resumed = int((~keep).sum())
-    n_repeated = 0 if repeats == "mean" else int(repeated.sum())
-    lines = df["line"].to_numpy() if "line" in df.columns else None
-    if n_resumed:
-        report.drop(SUPERSEDED, n_resumed)
-        where = f" (first superseded row at line {lines[~keep].min()})" if lines is not None else ""
-        at = ", ".join(str(s) for s in restart_steps[:10]) + (", ..." if len(restart_steps) > 10 else "")
-        report.note(f"steps restart at {at} (resumed run): kept the later segment, "
-                    f"dropped {n_resumed} earlier rows{where}")
-    if n_repeated:
-        report.drop(REPEATED, n_repeated)
-        where = f" (first at line {lines[repeated].min()})" if lines is not None else ""
-        report.note(f"{n_repeated} value(s) logged twice at the same step: kept the last{where}")
-    return df[keep & ~repeated & ~uncounted]
-
-
-def _averaged(df: pd.DataFrame, pair: np.ndarray, live: np.ndarray, repeated: np.ndarray, names, codes,
-              report: IngestReport) -> pd.DataFrame:
-    """``df`` with each (step, key) group of live rows holding their mean in its last row; the
-    others (``repeated``) are charged as averaged and left for the caller to drop."""
-    values = df["value"].to_numpy().astype(np.float64, copy=True)
-    means = pd.Series(values[live]).groupby(pair[live]).transform("mean").to_numpy()
-    values[live] = means
-    df = df.copy()
-    df["value"] = values
-    n = int(repeated.sum())
-    report.drop(AVERAGED, n)
-    per_key = pd.Series(np.asarray(names, dtype=object)[codes[repeated]]).astype(str).value_counts()
-    steps = pd.Series(pair[repeated]).nunique()
-    shown = ", ".join(f"{k} ({c})" for k, c in sorted(per_key.items())[:6])
-    report.note(f"several rows of one metric at one step, averaged into one value per step: {n} rows at "
-                f"{steps} step(s) ({shown}{', ...' if len(per_key) > 6 else ''})")
-    return df
-
-
-def _ordered_resumes(steps: np.ndarray) -> tuple[np.ndarray, list[int]]:
-    """Rows kept (not superseded by a later restart) and the restart steps, for rows in write order."""
-    n = len(steps)
-    restart = np.zeros(n, dtype=bool)
-    restart[1:] = steps[1:] < steps[:-1]  # the counter went back: a new segment starts here
-    if not restart.any():
-        return np.ones(n, dtype=bool), []
-    # lowest restart step at any later position: rows at or above it were re-done
-    later = np.where(restart, steps, np.iinfo(np.int64).max)
-    later_min = np.minimum.accumulate(later[::-1])[::-1]
-    after = np.empty(n, dtype=np.int64)
-    after[:-1], after[-1] = later_min[1:], np.iinfo(np.int64).max
-    return steps < after, sorted({int(s) for s in steps[restart]})
-
-
-def _per_key_resumes(df: pd.DataFrame, steps: np.ndarray,
-                     same_step_restarts: bool = True) -> tuple[np.ndarray, list[int]]:
-    """Restarts seen key by key (for sources not stored in write order); with ``same_step_restarts``
-    False, rows of a key at one step are repeats (averaged by the caller), not a restart."""
-    keep = np.ones(len(steps), dtype=bool)
-    restarts: set[int] = set()
-    for _key, idx in df.groupby("key", sort=False, observed=True).indices.items():
-        s = steps[idx]
-        if len(s) < 2 or np.all(np.diff(s) > 0):
-            continue
-        later_min = np.minimum.accumulate(s[::-1])[::-1]
-        survives = np.ones(len(s), dtype=bool)
-        survives[:-1] = (s[:-1] < later_min[1:]) if same_step_restarts else (s[:-1] <= later_min[1:])
-        keep[idx[~survives]] = False
-        restarts.update(int(s[p + 1]) for p in np.nonzero(np.diff(s) < 0)[0])
-    return keep, sorted(restarts)
 
 
 def add_val_mean(df: pd.DataFrame, val_metrics: list[str]) -> pd.DataFrame:

@@ -48,7 +48,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-import zipfile
 from pathlib import Path
 from typing import Callable
 
@@ -57,6 +56,7 @@ import pyarrow.parquet as pq
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, describe_os_error
+from entropylaw.readers import refused
 from entropylaw.readers import clearml_offline, comet_offline, mlflow_store, swanlab_log, tabular, trackio_db
 from entropylaw.readers.compressed import inner_suffix, read_head, strip_compression
 from entropylaw.readers.common import KeyOptions, RawRun, finalize
@@ -146,39 +146,6 @@ class Format:
 DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
 
-def _unknown_database(source: str) -> list[RawRun]:
-    import sqlite3
-
-    try:
-        con = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=2)
-        try:
-            tables = sorted(r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'"))
-        finally:
-            con.close()
-    except sqlite3.Error as err:
-        raise EntropyLawError(f"{source}: cannot read the database ({err}; expected an intact, unlocked MLflow "
-                              "or Trackio SQLite database)") from None
-    raise EntropyLawError(f"{source}: a SQLite database with tables {', '.join(tables[:6]) or '(none)'}; expected "
-                          "an MLflow store (experiments, runs, metrics) or a Trackio project (metrics, configs)")
-
-
-def _zip_lists(path: Path) -> bool:
-    try:
-        with zipfile.ZipFile(path):
-            return True
-    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError):
-        return False
-
-
-def _unknown_zip(source: str) -> list[RawRun]:
-    with zipfile.ZipFile(source) as z:
-        names = sorted(z.namelist())
-    shown = ", ".join(names[:6]) + (f" ... ({len(names)} members)" if len(names) > 6 else "")
-    raise EntropyLawError(f"{source}: a zip archive holding {shown or '(nothing)'}; expected a ClearML offline "
-                          "session (task.json, metrics.jsonl) or a Comet offline experiment "
-                          "(experiment.json, messages.json)")
-
-
 def _trl_json(s: Source) -> bool:
     # trainer_state.json, or TRL's JSON list of log records ([{"loss": ..., "step": 5}, ...])
     return s.name == "trainer_state.json" or b'"log_history"' in s.head or s.head.lstrip().startswith(b"[")
@@ -217,11 +184,11 @@ FORMATS: list[Format] = [
            or (s.is_file(".zip") and clearml_offline.is_clearml_zip(s.path, s.head)),
            lambda src, o: clearml_offline.read_clearml_offline(src)),
     # a zip too damaged to list is Comet's to describe (ClearML's are recognised by their listing)
-    Format("comet", lambda s: s.is_file(".zip") and (comet_offline.is_comet_zip(s.path) or not _zip_lists(s.path)),
+    Format("comet", lambda s: s.is_file(".zip") and (comet_offline.is_comet_zip(s.path) or not refused.zip_lists(s.path)),
            lambda src, o: comet_offline.read_comet_offline(src)),
-    Format("zip", lambda s: s.is_file(".zip"), lambda src, o: _unknown_zip(src)),
+    Format("zip", lambda s: s.is_file(".zip"), lambda src, o: refused.unknown_zip(src)),
     # a database neither tracker wrote, or one locked or damaged past its table list
-    Format("database", lambda s: s.is_file(*DB_SUFFIXES), lambda src, o: _unknown_database(src)),
+    Format("database", lambda s: s.is_file(*DB_SUFFIXES), lambda src, o: refused.unknown_database(src)),
     # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run, read once
     Format("lab_run", lambda s: s.is_dir and is_run_dir(s.path), lambda src, o: read_lab_run(src)),
     Format("wandb_offline", lambda s: (s.is_dir and _wandb_dir(s.path)) or s.is_file(".wandb"),

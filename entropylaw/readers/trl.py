@@ -41,7 +41,8 @@ from typing import Iterable
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log, strip_compression
-from entropylaw.readers.common import RawRun, is_bookkeeping
+from entropylaw.readers.common import RawRun
+from entropylaw.readers.resumes import is_bookkeeping
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 
 STATE_FILE = "trainer_state.json"
