@@ -124,9 +124,16 @@ def header(fc) -> str:
 
 
 def _steps_ci(ci):
+    """A step's interval; an end the draws never reach within the steps searched is "never".
+
+    >>> _steps_ci([120.4, None]), _steps_ci([None, None]), _steps_ci(None)
+    ('[120, never]', 'never', None)
+    """
     if ci is None:
         return None
-    return "[" + ", ".join("inf" if v is None else f"{v:.0f}" for v in ci) + "]"
+    if all(v is None for v in ci):
+        return "never"
+    return "[" + ", ".join("never" if v is None else f"{v:.0f}" for v in ci) + "]"
 
 
 def rows(fc) -> list[dict]:
