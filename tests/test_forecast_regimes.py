@@ -219,3 +219,8 @@ def test_a_sweep_forecast_together_says_its_runs_informed_each_other():
         assert pooled == (fc in taking_off) and pooled == ("pooled_c" in fc.regime)
     alone = forecast_table(df, fit_frac=0.15, methods=["default"], n_boot=50, sweep=False)
     assert not any("sweep" in (fc.note or "") for fc in alone.values())
+    # the one-line view (5 runs) says it under its table, and names the regimes in a column
+    text = str(out).replace("\n  ", " ")
+    assert f"forecast with the other runs of their sweep ({len(taking_off)} in take-off" in text
+    assert "regime" in text.splitlines()[1] and f"{len(taking_off)} run(s) in take-off" in text
+    assert "forecast with the other runs" not in str(alone)

@@ -202,10 +202,16 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
     pooled = [rid for rid, fc in forecasts.items() if (fc.regime or {}).get("sweep_note")]
     out = []
     if pooled:
-        out.append(f"{len(pooled)} run(s) in take-off forecast with the other runs of their sweep (their climb rates "
-                   f"pooled, each run left out of its own prior): {', '.join(pooled[:limit])}"
-                   + (", ..." if len(pooled) > limit else ""))
+        which = "every run" if len(pooled) == len(forecasts) else ", ".join(pooled[:3]) + (", ..." if len(pooled) > 3
+                                                                                           else "")
+        out.append(f"forecast with the other runs of their sweep ({len(pooled)} in take-off: {which}): their climb "
+                   "rates pooled, each run left out of its own prior")
     said = [(rid, w) for rid, fc in forecasts.items() for w in (fc.warnings or [])]
+    takeoff = [rid for rid, w in said if w.startswith("take-off")]  # one line for them all; --full says each
+    if takeoff:
+        out.append(f"{len(takeoff)} run(s) in take-off: each follows what runs in take-off did next, its interval "
+                   "opened upward (--full says each)")
+    said = [(rid, w) for rid, w in said if not w.startswith("take-off")]  # collapse risk, data that changes
     out += [f"{rid}: {w}" for rid, w in said[:limit]]
     if len(said) > limit:
         out.append(f"... and {len(said) - limit} more warnings (--full)")
