@@ -222,5 +222,5 @@ def test_a_sweep_forecast_together_says_its_runs_informed_each_other():
     # the one-line view (5 runs) says it under its table, and names the regimes in a column
     text = str(out).replace("\n  ", " ")
     assert f"forecast with the other runs of their sweep ({len(taking_off)} in take-off" in text
-    assert "regime" in text.splitlines()[1] and f"{len(taking_off)} run(s) in take-off" in text
+    assert "regime" in text.splitlines()[1] and f"{len(taking_off)} runs in take-off" in text
     assert "forecast with the other runs" not in str(alone)

@@ -48,6 +48,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.names import model_from_filename, run_id_from_path
+from entropylaw.terminal import count
 
 STEP_FIELDS = ("step", "global_step", "iteration", "iter")  # then any *_step, then _step
 TYPE_FIELDS = ("type", "kind", "split", "mode", "phase")
@@ -149,12 +150,12 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                     n = max(n, last_count)
                     report.read(n)
                     report.drop(CUT_LAST, n)
-                    note(UNPARSEABLE, f"line {lineno}: the last line, cut while being written ({n} value(s) lost)")
+                    note(UNPARSEABLE, f"line {lineno}: the last line, cut while being written ({count(n, 'value')} lost)")
                     continue
                 report.read(n)
                 report.drop(UNPARSEABLE, n)
                 expected = f"an integer {step_key!r}" if step_key else "an integer step (" + ", ".join(order[:4]) + ")"
-                note(UNPARSEABLE, f"line {lineno}: not a JSON object with {expected} ({n} value(s) dropped)")
+                note(UNPARSEABLE, f"line {lineno}: not a JSON object with {expected} ({count(n, 'value')} dropped)")
                 continue
             used[step_field] = used.get(step_field, 0) + 1
             if isinstance(obj.get("data"), dict):

@@ -27,6 +27,7 @@ from typing import Iterable
 import numpy as np
 
 from entropylaw.readers.common import RawRun
+from entropylaw.terminal import count
 
 NON_NUMERIC = "non-numeric value"
 UNDECLARED = "no declared step metric (W&B's _step is not a step)"
@@ -292,7 +293,7 @@ class HistoryReader:
                             f"{', ...' if len(self.non_numeric) > 10 else ''})")
         if n_und:
             raw.report.drop(UNDECLARED, n_und)
-            raw.report.note(f"dropped {n_und} rows of key(s) with no declared step metric "
+            raw.report.note(f"dropped {count(n_und, 'row')} of {count(len(self.undeclared), 'key')} with no declared step metric "
                             f"({', '.join(sorted(self.undeclared)[:6])}{', ...' if len(self.undeclared) > 6 else ''}): "
                             "the run declares its steps, and W&B's _step counts log calls, not steps")
         if self.bad_steps:

@@ -13,7 +13,7 @@ import numpy as np
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
 from entropylaw.fit.forecast.final import describe
 from entropylaw.fit.text_table import GAP, cell, fmt_table
-from entropylaw.terminal import width as text_width, wrap
+from entropylaw.terminal import count, width as text_width, wrap
 
 COLUMNS = [("method", "method"), ("step", "step"), ("forecast", "forecast"), ("interval", "interval"),
            ("observed", "observed"), ("plateau", "plateau"), ("plateau_ci", "plateau_ci"), ("90%_step", "t90"),
@@ -112,7 +112,7 @@ def observed_at(fc, step) -> float | None:
 def header(fc) -> str:
     share = "" if fc.fit_frac is None else f" ({fc.fit_frac:.0%} of the run, a backtest)"
     lines = [f"run {fc.run_id}: forecasting {fc.target_key} ({fc.target_kind}) from steps {fc.origin:g}..{fc.window_end:g}"
-             f"{share}, {fc.n_window} point(s); the log starts at step {fc.origin:g} and ends at step {fc.run_last:g}; "
+             f"{share}, {count(fc.n_window, 'point')}; the log starts at step {fc.origin:g} and ends at step {fc.run_last:g}; "
              f"{fc.conf:.0%} intervals; no information after step {fc.window_end:g} is used"]
     if fc.note:
         lines.append(f"note: {fc.note}")
@@ -209,7 +209,7 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
     said = [(rid, w) for rid, fc in forecasts.items() for w in (fc.warnings or [])]
     takeoff = [rid for rid, w in said if w.startswith("take-off")]  # one line for them all; --full says each
     if takeoff:
-        out.append(f"{len(takeoff)} run(s) in take-off: each follows what runs in take-off did next, its interval "
+        out.append(f"{count(len(takeoff), 'run')} in take-off: each follows what runs in take-off did next, its interval "
                    "opened upward (--full says each)")
     said = [(rid, w) for rid, w in said if not w.startswith("take-off")]  # collapse risk, data that changes
     out += [f"{rid}: {w}" for rid, w in said[:limit]]
