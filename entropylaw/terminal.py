@@ -242,3 +242,17 @@ class Progress:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def short(text, n: int) -> str:
+    """``text`` cut in the middle to ``n`` characters: runs of one sweep differ at their ends
+    (resp256 / resp512), so both ends stay.
+
+    >>> short("verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512_verl-data", 27)
+    'verl_ppo_qwen~512_verl-data'
+    """
+    text = str(text)
+    if len(text) <= n:
+        return text
+    head = (n - 1) // 2
+    return text[:head] + "~" + text[-(n - 1 - head):]

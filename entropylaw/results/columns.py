@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from entropylaw.results.values import as_float
+from entropylaw.terminal import short
 
 TRUST_SHORT = {"good fit": "good", "weak fit": "weak", "law does not apply": "n/a"}
 
@@ -64,14 +65,6 @@ def shown(columns: Sequence[Column], forecasts: bool = True, where: str = "page"
             out.append(c)
     return out
 
-
-def short(text, n: int) -> str:
-    """Cut in the middle: runs of one recipe differ at their ends (resp256 / resp512)."""
-    text = str(text)
-    if len(text) <= n:
-        return text
-    head = (n - 1) // 2
-    return text[:head] + "~" + text[-(n - 1 - head):]
 
 
 def _fin(v) -> bool:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from entropylaw.fit.forecast.text import short
+from entropylaw.terminal import short
 from entropylaw.terminal import width as text_width, wrap
 
 PRUNE_BELOW = 0.05

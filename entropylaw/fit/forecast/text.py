@@ -13,7 +13,7 @@ import numpy as np
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
 from entropylaw.fit.forecast.final import describe
 from entropylaw.fit.text_table import GAP, cell, fmt_table
-from entropylaw.terminal import count, width as text_width, wrap
+from entropylaw.terminal import count, short, width as text_width, wrap
 
 COLUMNS = [("method", "method"), ("step", "step"), ("forecast", "forecast"), ("interval", "interval"),
            ("observed", "observed"), ("plateau", "plateau"), ("plateau_ci", "plateau_ci"), ("90%_step", "t90"),
@@ -217,14 +217,6 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
         out.append(f"... and {len(said) - limit} more warnings (--full)")
     return out
 
-
-def short(text, n: int) -> str:
-    """``text`` cut in the middle to ``n`` characters (runs of one sweep differ at their ends)."""
-    text = str(text)
-    if len(text) <= n:
-        return text
-    head = (n - 1) // 2
-    return text[:head] + "~" + text[-(n - 1 - head):]
 
 
 def line_table(rows: list[dict], columns: list[tuple[str, str]], width: int | None = None) -> str:
