@@ -108,7 +108,7 @@ def test_prior_family_of_one_warns(capsys):
     code, out, err = _cli(capsys, GRPO, "--fit-frac", "0.25", "--method", "prior", "--prior",
                           REAL / "verl_ppo_deepseek-llm-7b-chat_gsm8k_mi300.parquet", "--n-boot", "20")
     assert code == 0, err
-    assert "prior: a family of 1 finished run(s)" in out and "forecast without a prior" in out
+    assert "prior: a family of 1 finished run besides" in out and "forecast without a prior" in out
 
 
 def test_every_real_log_in_shared(capsys, real_logs):

@@ -232,7 +232,7 @@ def test_too_few_points_one_method_says_why_the_others_go_on():
                   methods=["last-value", "exp-saturation", "sigmoid", "law+entropy"])
     assert fc.n_window == 4
     assert fc.methods["last-value"].ok and fc.methods["exp-saturation"].ok
-    assert not fc.methods["sigmoid"].ok and "4 point(s) for 4 parameters" in fc.methods["sigmoid"].reason
+    assert not fc.methods["sigmoid"].ok and "4 points for 4 parameters" in fc.methods["sigmoid"].reason
     assert "no entropy" in fc.methods["law+entropy"].reason
 
 

@@ -131,7 +131,7 @@ def test_a_required_input_decides_the_default_set_only():
     assert "prior" not in forecast_run(run, fit_frac=0.5, n_boot=10).methods
     fc = forecast_run(run, fit_frac=0.5, n_boot=10, methods=["prior", "exp-saturation"])
     assert list(fc.methods) == ["prior", "exp-saturation"]
-    assert any("a family of 0 finished run(s)" in w for w in fc.methods["prior"].warnings)
+    assert any("a family of 0 finished runs" in w for w in fc.methods["prior"].warnings)
 
 
 def test_combinations_come_after_their_members_in_the_registry_order():

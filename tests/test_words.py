@@ -71,3 +71,41 @@ def test_a_long_run_name_in_a_title_stays_inside_the_figure():
     assert page.x0 <= box.x0 and box.x1 <= page.x1, (box, page)
     assert fit.run_id_ == "".join(title.get_text().split("\n")[:-1]).rstrip(":")  # wrapped, not cut
     assert title.get_text().endswith("R = -a·exp(H) + b")
+
+
+PLURAL_CHECKED = ("fit", "probing", "results", "page")  # the packages whose messages say a count in words
+
+
+def _hedged_plurals(source: str) -> list[tuple[int, str]]:
+    """(line, text) of each string constant, docstrings aside, that hedges a noun as ``noun(s)``."""
+    import ast
+    import re
+
+    tree = ast.parse(source)
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [(n.lineno, n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+            and re.search(r"[a-z]\(s\)", n.value)]
+
+
+def test_a_message_says_its_count_with_the_noun_agreeing_not_noun_s():
+    package = ROOT / "entropylaw"
+    found = [f"{path.relative_to(ROOT)}:{line}: {text!r}" for folder in PLURAL_CHECKED
+             for path in sorted((package / folder).rglob("*.py"))
+             for line, text in _hedged_plurals(path.read_text(encoding="utf-8"))]
+    assert not found, "\n".join(found)
+    assert _hedged_plurals('"""a doc with run(s)"""\nx = f"{n} point(s)"\n') == [(2, " point(s)")]
+
+
+def test_the_counts_of_a_forecast_and_a_probe_agree_with_their_nouns():
+    import torch
+
+    from entropylaw.fit.forecast.curves import LAW, TooFewPoints, fit_profile
+    from entropylaw.probing.advantages import advantages
+
+    with pytest.raises(TooFewPoints, match=r"^1 point for "):
+        fit_profile(LAW, np.array([1.0]), np.array([0.5]))
+    with pytest.warns(EntropyLawWarning, match=r"^1 prompt group has a single response"):
+        advantages(torch.tensor([1.0, 0.0, 1.0]), [0, 0, 1])

@@ -31,6 +31,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.terminal import count
 
 MODES = ("nearest-earlier", "same")
 MIN_POINTS = 3  # the one minimum: a line in exp(H) plus one degree of freedom for the noise
@@ -132,10 +133,11 @@ def check_pairs(H, R, where: str = "run", score_range: tuple[float, float] | Non
     for name, v in (("entropy", H), ("score", R)):
         bad = ~np.isfinite(v)
         if bad.any():
-            raise EntropyLawError(f"{where}: {int(bad.sum())} non-finite {name} value(s), first at point "
+            raise EntropyLawError(f"{where}: {count(int(bad.sum()), f'non-finite {name} value')}, first at point "
                                   f"{int(np.argmax(bad))} (expected finite numbers)")
     if len(H) < min_points:
-        raise EntropyLawError(f"{where}: {len(H)} paired (entropy, score) point(s); the fit needs at least {min_points}")
+        raise EntropyLawError(f"{where}: {count(len(H), 'paired (entropy, score) point')}; the fit needs at least "
+                              f"{min_points}")
     if (H < 0).any():
         raise EntropyLawError(f"{where}: negative entropy {H.min():.4g} at point {int(np.argmin(H))} "
                               "(entropy in nats is >= 0; is this a loss with the sign flipped?)")

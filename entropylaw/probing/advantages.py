@@ -25,6 +25,7 @@ from typing import Sequence
 import torch
 
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.terminal import count
 
 ESTIMATORS = ("grpo", "rloo", "reinforce++", "reinforce")
 
@@ -60,7 +61,8 @@ def advantages(rewards, group_ids: Sequence | torch.Tensor, estimator: str = "gr
     n = size[gid]
     single = n < 2
     if single.any() and warn_singletons:
-        warnings.warn(f"{int((size < 2).sum())} prompt group(s) have a single response: their "
+        lone = int((size < 2).sum())
+        warnings.warn(f"{count(lone, 'prompt group')} {'has' if lone == 1 else 'have'} a single response: their "
                       f"{estimator.upper()} advantage is 0 (no baseline), so they add no gradient",
                       EntropyLawWarning, stacklevel=2)
     if estimator == "rloo":

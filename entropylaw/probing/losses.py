@@ -91,7 +91,8 @@ class InterventionConfig:
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(d) - names)
         if unknown:
-            raise EntropyLawError(f"unknown intervention setting(s) {unknown} (expected some of {sorted(names)})")
+            raise EntropyLawError(f"unknown intervention {'setting' if len(unknown) == 1 else 'settings'} {unknown} "
+                                  f"(expected some of {sorted(names)})")
         return cls(**d)
 
     def to_dict(self) -> dict:

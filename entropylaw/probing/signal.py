@@ -24,6 +24,7 @@ import torch
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.probing.advantages import advantages
+from entropylaw.terminal import count
 
 
 class NoSignal(EntropyLawError):
@@ -92,8 +93,9 @@ def signal_checks(report: dict, table1_all: float, table1_se: float | None, ladd
     """Whether each check had enough signal to mean anything, with the reason."""
     out = {}
     if table1_se is None or report["informative_groups"] < 2:
-        out["theorem2_covariance"] = {"enough_signal": False, "why": f"{report['informative_groups']} informative "
-                                      "group(s): the covariance's spread across groups cannot be estimated"}
+        groups = count(report["informative_groups"], "informative group")
+        out["theorem2_covariance"] = {"enough_signal": False, "why": f"{groups}: the covariance's spread across "
+                                      "groups cannot be estimated"}
     else:
         z = abs(table1_all) / table1_se if table1_se > 0 else float("inf")
         out["theorem2_covariance"] = {

@@ -53,6 +53,7 @@ from entropylaw.fit.forecast import text as _text
 from entropylaw.fit.forecast.final import final_steps
 from entropylaw.fit.forecast.names import DEFAULT
 from entropylaw.fit.forecast.result import Forecast, MethodResult  # noqa: F401  (what forecast() returns)
+from entropylaw.terminal import count
 
 __doc__ = __doc__.replace("METHODS_TABLE", methods_table())  # every registered method, never a hand-kept list
 # The default is chosen by a rule fixed in advance (analysis/bench_forecast.py RULE: the lowest
@@ -174,8 +175,9 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     results = {name: m.result(at_steps, (run.target_kind, fin_steps, win.bounds)) for name, m in fitted.items()}
     if not any(r.ok for r in results.values()):
         why = "; ".join(f"{r.method}: {r.reason}" for r in results.values())
+        held = count(len(win.target), f"{run.target_kind} point")
         raise EntropyLawError(f"run {run.run_id!r}: no method can forecast from the window "
-                              f"(steps {run.origin:g}..{end:g}, {len(win.target)} {run.target_kind} point(s)): {why}")
+                              f"(steps {run.origin:g}..{end:g}, {held}): {why}")
     notes = list(given["notes"])
     if regime["name"] != "saturation" or regime.get("sweep_note"):
         notes.append(f"regime at step {end:g}: {regime['name']}" + (f"; {regime['sweep_note']}"

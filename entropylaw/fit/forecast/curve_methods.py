@@ -19,6 +19,7 @@ import numpy as np
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod, _diff_sd, bound_warnings
+from entropylaw.terminal import count
 
 
 class CurveMethod(ForecastMethod):
@@ -180,7 +181,7 @@ class Joint(ExpSaturation):
         v, s = run.target, run.score
         tv, ts = self._x(v.steps), self._x(s.steps)
         if len(v) < 3:
-            raise fc.TooFewPoints(f"{len(v)} validation point(s) for the offset and scale (needs 3)")
+            raise fc.TooFewPoints(f"{count(len(v), 'validation point')} for the offset and scale (needs 3)")
         single = fc.exp_saturation(L)
         sig_s = fc.fit_profile(single, ts, s.values).sigma
         sig_v = _diff_sd(v.values)

@@ -34,6 +34,7 @@ import numpy as np
 from scipy import optimize
 
 from entropylaw.fit import uncertainty as unc
+from entropylaw.terminal import count
 
 LN10 = float(np.log(10.0))
 
@@ -216,7 +217,7 @@ def fit_profile(family: Family, t, y, w=None, prior: Prior | None = None, sigma2
     y = np.asarray(y, float)
     n = len(y)
     if n <= family.n_params:
-        raise TooFewPoints(f"{n} point(s) for {family.n_params} parameters")
+        raise TooFewPoints(f"{count(n, 'point')} for {family.n_params} parameters")
     sw = np.ones(n) if w is None else np.sqrt(np.asarray(w, float))
     if prior is not None and sigma2 is None:
         raise ValueError("a prior needs sigma2 (the residual variance without it)")

@@ -55,6 +55,7 @@ from entropylaw.fit.forecast.drift_prior import learn_task_priors  # noqa: F401 
 from entropylaw.fit.forecast.names import GIVEN_PRIOR, NEW_TASK
 from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod
 from entropylaw.fit.forecast.tasks import prior_for
+from entropylaw.terminal import count
 
 # used where no prior is stored and none is given: broad, and said in the method's warnings
 FALLBACK_PRIOR = {"c": [0.1, 0.15], "runs": 0}
@@ -91,7 +92,7 @@ class LogitDrift(ForecastMethod):
                             "[-1, 1]): the logit scale needs one")
         y = run.target
         if len(y) < MIN_LATE:
-            raise fc.TooFewPoints(f"{len(y)} point(s); the drift needs {MIN_LATE}")
+            raise fc.TooFewPoints(f"{count(len(y), 'point')}; the drift needs {MIN_LATE}")
         prior = self.prior
         if prior is None:
             prior = cal.stored().get("shape_prior", {}).get(run.target_kind) or FALLBACK_PRIOR

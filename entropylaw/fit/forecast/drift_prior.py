@@ -15,6 +15,7 @@ from entropylaw.fit.forecast.drift_fit import MIN_SD, fit_full, train_rate
 from entropylaw.fit.robust import mad_sigma
 from entropylaw.fit.size_scores import FinalScoreLaw
 from entropylaw.fit.forecast.tasks import task_priors
+from entropylaw.terminal import count
 
 
 def learn_prior(runs, size=None, sizes=None) -> dict | None:
@@ -40,12 +41,14 @@ def learn_prior(runs, size=None, sizes=None) -> dict | None:
         return out
     known = np.isfinite(ns)
     if len(np.unique(ns[known])) < 3:
-        out["size_note"] = (f"the prior runs hold {len(np.unique(ns[known]))} known size(s): the size covariate needs "
-                            "3; the prior is the runs' median rate")
+        sizes_known = count(len(np.unique(ns[known])), "known size")
+        out["size_note"] = (f"the prior runs hold {sizes_known}: the size covariate needs 3; the prior is the runs' "
+                            "median rate")
         return out
     if not known.all():
-        out["size_note"] = (f"{int((~known).sum())} prior run(s) have no known size: left out of the size "
-                            "regression")
+        unknown = int((~known).sum())
+        out["size_note"] = (f"{count(unknown, 'prior run')} {'has' if unknown == 1 else 'have'} no known size: left "
+                            "out of the size regression")
     u, y, u0 = np.log10(ns[known]), cs[known], np.log10(size)
     slope, icpt = theil_sen(u, y)
     resid = y - (icpt + slope * u)
@@ -112,7 +115,7 @@ def given_prior(run, prior_runs, notes, total_steps=None):
     same = [r for r in others if r.target_key == run.target_key and (r.task == run.task or not (r.task and run.task))]
     if len(same) < len(others):
         keys = sorted({r.target_key for r in others if r.target_key != run.target_key})
-        notes.append(f"logit-drift: {len(others) - len(same)} prior run(s) scored on another benchmark or task "
+        notes.append(f"logit-drift: {count(len(others) - len(same), 'prior run')} scored on another benchmark or task "
                      f"({', '.join(keys)}) left out of its prior")
     prior = learn_prior(same, size=run.size, sizes=[r.size for r in same])
     if prior is not None and run.target_kind == "validation":  # a training score's final is a mean: no anchor
@@ -120,7 +123,7 @@ def given_prior(run, prior_runs, notes, total_steps=None):
         if anchor:
             prior = {**prior, "anchor": anchor}
     if prior is None:
-        notes.append(f"logit-drift: {len(same)} usable prior run(s) on {run.target_key}; a prior needs 2 to "
+        notes.append(f"logit-drift: {count(len(same), 'usable prior run')} on {run.target_key}; a prior needs 2 to "
                      "measure how runs differ: the stored prior is used")
     return prior
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from entropylaw.fit.forecast import curves as fc
+from entropylaw.terminal import count
 
 
 def _log_power_basis(shapes, t):
@@ -48,7 +49,7 @@ def _fit(form, fam, t, H, **kw):
     if form == "power":
         keep = H > 0
         if keep.sum() <= fam.n_params:
-            raise fc.TooFewPoints(f"{int(keep.sum())} positive entropy point(s) for a power law (needs 3)")
+            raise fc.TooFewPoints(f"{count(int(keep.sum()), 'positive entropy point')} for a power law (needs 3)")
         return fc.fit_profile(fam, t[keep], np.log(H[keep]), **kw)
     return fc.fit_profile(fam, t, H, **kw)
 
@@ -71,7 +72,7 @@ def choose(t, H, L: float, holdout: float = 0.3) -> tuple[str, dict]:
         except fc.TooFewPoints:
             errors[form] = np.inf
     if not np.isfinite(min(errors.values())):
-        raise fc.TooFewPoints(f"{len(t)} entropy point(s): too few to choose the entropy's form")
+        raise fc.TooFewPoints(f"{count(len(t), 'entropy point')}: too few to choose the entropy's form")
     return min(errors, key=errors.get), errors
 
 

@@ -31,6 +31,7 @@ from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.entropy import EntropyPath
 from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod, _diff_sd, bound_warnings, z_of
+from entropylaw.terminal import count
 
 
 def paired(run: RunData):
@@ -54,7 +55,7 @@ def check_entropy(run: RunData) -> None:
         raise CannotRun("the log has no entropy: the law needs it")
     if len(run.entropy) < 5:
         n = len(run.entropy)
-        raise CannotRun(f"the window holds {n} entropy point(s); the entropy trajectory needs at least 5")
+        raise CannotRun(f"the window holds {count(n, 'entropy point')}; the entropy trajectory needs at least 5")
     v = run.entropy.values
     k = max(len(v) // 3, 1)
     first, last = float(np.mean(v[:k])), float(np.mean(v[-k:]))
@@ -82,7 +83,7 @@ def check_slope(H, R, a: float, where: str) -> None:
 def _law(run, n_boot, seed, prior=None, sigma2=None):
     H, R, _ = paired(run)
     if len(H) < 3:
-        raise fc.TooFewPoints(f"{len(H)} (entropy, {run.target_kind}) pair(s) for the law's 2 parameters "
+        raise fc.TooFewPoints(f"{count(len(H), f'(entropy, {run.target_kind}) pair')} for the law's 2 parameters "
                               "(needs 3)")
     fit = fc.fit_profile(fc.LAW, H, R, prior=prior, sigma2=sigma2, n_boot=n_boot, seed=seed)
     if fit.beta[0] <= 0:
@@ -110,7 +111,7 @@ class LawCeiling(ForecastMethod):
         check_entropy(run)
         H, R, _ = paired(run)
         if len(H) < 3:
-            raise fc.TooFewPoints(f"{len(H)} (entropy, {run.target_kind}) pair(s); the law needs 3")
+            raise fc.TooFewPoints(f"{count(len(H), f'(entropy, {run.target_kind}) pair')}; the law needs 3")
         if np.ptp(H) <= 0:
             raise CannotRun("entropy is constant over the window's pairs: a and b cannot be separated")
         fit = EntropyLawFit(conf=self.conf, warn=False).fit(H, R)
@@ -234,7 +235,8 @@ class LawTrain(LawEntropy):
         i = np.searchsorted(es, ss[late], side="right") - 1
         ok = i >= 0
         if ok.sum() < 5:
-            raise fc.TooFewPoints(f"{int(ok.sum())} (entropy, training score) pair(s) in the late half (needs 5)")
+            raise fc.TooFewPoints(f"{count(int(ok.sum()), '(entropy, training score) pair')} in the late half "
+                                  "(needs 5)")
         H, R = ev[i[ok]], sv[late][ok]
         if np.ptp(H) <= 0:
             raise CannotRun("entropy is constant over the late half of the window: the law's slope is undefined")
@@ -254,7 +256,7 @@ class LawTrain(LawEntropy):
         h_end = self.path_.predict([run.end - run.origin])[0]
         y = run.target
         if len(y) < 2:
-            raise fc.TooFewPoints(f"{len(y)} {run.target_kind} point(s); the level needs 2")
+            raise fc.TooFewPoints(f"{count(len(y), f'{run.target_kind} point')}; the level needs 2")
         es, ev = run.entropy.steps, run.entropy.values
         i = np.maximum(np.searchsorted(es, y.steps, side="right") - 1, 0)
         gain = -a * (np.exp(ev[i]) - np.exp(h_end))

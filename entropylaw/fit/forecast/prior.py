@@ -9,6 +9,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.law import LawEntropy
 from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod
+from entropylaw.terminal import count
 
 
 class PriorMethod(ForecastMethod):
@@ -72,7 +73,7 @@ class PriorMethod(ForecastMethod):
         self.prior_runs_used_ = used
         self.plain_ = plain
         if len(fitted) < 2:
-            self.warnings_.append(f"prior: a family of {len(fitted)} finished run(s) besides this one; an "
+            self.warnings_.append(f"prior: a family of {count(len(fitted), 'finished run')} besides this one; an "
                                   "empirical-Bayes prior needs at least 2 to measure how runs differ: "
                                   f"forecast without a prior (= {base.name})")
             self.prior_used_, inner, self.prior_ = False, plain, {}

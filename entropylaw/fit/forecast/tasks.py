@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from entropylaw.fit.robust import mad_sigma
+from entropylaw.terminal import count
 
 NU = 3.0  # degrees of freedom of the new-task prior: heavy tails, finite variance
 TAU0 = 0.15  # its smallest scale (logit per unit of ln(1 + t)); see the module docstring
@@ -60,7 +61,7 @@ def new_task_prior(task_rates: dict) -> dict:
         how = f"the spread of {len(rates)} tasks' rates (at least {TAU0:g})"
     else:
         tau = TAU0
-        how = (f"a stated weakly informative scale ({TAU0:g}): {len(rates)} task(s) known, the between-task "
+        how = (f"a stated weakly informative scale ({TAU0:g}): {count(len(rates), 'task')} known, the between-task "
                f"spread needs {MIN_TASKS}")
     return {"kind": "new task", "c": [round(mu, 6), tau], "nu": NU, "tasks": tasks, "scale_from": how,
             "runs": 0}
