@@ -12,7 +12,8 @@ import entropylaw.table as table
 from entropylaw.page.assemble import report_html
 from entropylaw.page.project import overview_html
 from entropylaw.results.focus import MANY_RUNS
-from entropylaw.results.model import summary_rows
+from entropylaw.results.model import run_results, summary_rows
+from entropylaw.results.picks import picks
 
 
 def _project(n_runs: int):
@@ -32,7 +33,7 @@ def _project(n_runs: int):
 def test_overview_picks_the_runs_that_matter():
     n = MANY_RUNS + 3
     rows, _notes = summary_rows(_project(n))
-    overview = overview_html(rows, [])
+    overview = overview_html(rows, [], picks(rows, []))
     table_rows = re.findall(r"<tr><td data-v=", overview)
     assert len(table_rows) == n and "sortable" in overview
     lists = re.findall(r"<ol>(.*?)</ol>", overview)
@@ -47,6 +48,13 @@ def test_report_of_many_runs_opens_on_the_overview():
     html, _built, _skipped = report_html(_project(MANY_RUNS + 1), which=[])
     assert html.index('id="project"') < html.index('id="saturation"')  # first, before the per-run table
     assert html.count("<tr><td data-v=") == MANY_RUNS + 1
+
+
+def test_the_picks_are_computed_with_the_results_only_for_a_project():
+    t = _project(MANY_RUNS + 1)
+    res = run_results(t, n_boot=20)
+    assert res.picks == picks(res.rows, res.forecasts) and res.picks.worst  # the page lists them, computes none
+    assert run_results(_project(3), forecasts=False).picks is None  # a few runs: their table is the first screen
 
 
 def test_few_runs_page_unchanged():

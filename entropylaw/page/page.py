@@ -47,7 +47,7 @@ from entropylaw.page.cells import (_family_rows, _mixed_within_families, _run_ce
                                      flag, interval, pm, swatch)
 from entropylaw.page.forecasts import _forecast_cell, call_cell, forecast_table_html
 from entropylaw.page.model import PageModel, ReportFigure
-from entropylaw.page.project import MANY_RUNS, overview_html
+from entropylaw.page.project import overview_html
 from entropylaw.results.columns import COLUMNS, Column, shown
 from entropylaw.results.values import row_float
 
@@ -206,7 +206,7 @@ def render_html(model: PageModel) -> str:
              '<nav><a href="#saturation">Where runs saturate</a><a href="#forecast">Forecast</a>'
              '<a href="#details">Coefficients</a><a href="#figures">Figures</a>'
              f'<a href="#warnings">Warnings ({len(warnings)})</a></nav>'
-             + (overview_html(runs, forecasts) if len(runs) > MANY_RUNS else ""),  # a project: what matters first
+             + (overview_html(runs, forecasts, model.runs.picks) if model.runs.picks is not None else ""),
              '<section id="saturation"><h2>Where each run saturates (the law\'s ceiling), where it is heading, '
              "and whether to trust the fit</h2>"]
     if runs:

@@ -1,20 +1,23 @@
-"""The report's first screen for a whole project (more than :data:`MANY_RUNS` runs).
+"""The report's first screen for a whole project (more than
+:data:`entropylaw.results.picks.MANY_RUNS` runs).
 
 With 200 runs the per-run table runs for pages; a reader first wants the few runs that
 matter: the best forecasts, the worst collapses (the lowest ceilings: where the entropy
-runs out at the lowest score) and the fits not to trust
-(:func:`entropylaw.results.focus.picks`). :func:`overview_html` puts those three short
-lists first, then every run in one table sortable by any column (a click on its header;
+runs out at the lowest score) and the fits not to trust, computed with the runs' results
+(:attr:`entropylaw.results.model.RunResults.picks`). :func:`overview_html` lists those three
+short lists first, then every run in one table sortable by any column (a click on its header;
 plain JavaScript, no network). The page shows it after its navigation
 (:func:`entropylaw.page.page.render_html`), so the rest of the page is unchanged.
 
+>>> from entropylaw.results.picks import Picks
 >>> rows = [{"run_id": f"r{i}", "number": i + 1, "ceiling": 0.5 + i / 100, "final_observed": 0.4,
 ...          "r2": 0.9, "trust": "good fit" if i % 5 else "weak fit", "trust_reasons": ["few points"]}
 ...         for i in range(20)]
 >>> forecasts = [{"run_id": f"r{i}", "forecast": 0.3 + i / 50, "forecast_ci": (0.2, 0.9)} for i in range(20)]
->>> html = overview_html(rows, forecasts)
->>> html.count("<li>"), "sortable" in html, html.index("r19") < html.index("r18")
-(14, True, True)
+>>> chosen = Picks(forecasts[::-1][:2], rows[1:3], [rows[0]], n_untrusted=7)
+>>> html = overview_html(rows, forecasts, chosen)
+>>> html.count("<li>"), "sortable" in html, html.index("r19") < html.index("r18"), "6 more" in html
+(5, True, True, True)
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import math
 from typing import Mapping, Sequence
 
 from entropylaw.page.cells import esc
-from entropylaw.results.focus import GOOD, MANY_RUNS, TOP, picks
+from entropylaw.results.picks import Picks
 from entropylaw.results.values import as_float
 
 SORT_SCRIPT = """
@@ -62,11 +65,12 @@ def _text(value) -> str:
     return f'<td data-v="{esc(value or "")}">{esc(value or "")}</td>'
 
 
-def overview_html(rows: Sequence[Mapping], forecasts: Sequence[Mapping]) -> str:
-    """The project's first screen (see module docstring)."""
+def overview_html(rows: Sequence[Mapping], forecasts: Sequence[Mapping], chosen: Picks) -> str:
+    """The project's first screen (see module docstring): the lists ``chosen`` names, then
+    every run of ``rows`` with its forecast row."""
     fc = {f["run_id"]: f for f in forecasts}
-    best, worst, untrusted = picks(rows, forecasts)
-    n_untrusted = sum(r.get("trust") != GOOD for r in rows)
+    best, worst, untrusted = chosen.groups
+    n_untrusted = chosen.n_untrusted
 
     def item(r, text):
         return f"<li><b>{esc(r['run_id'])}</b> {text}</li>"
@@ -79,7 +83,8 @@ def overview_html(rows: Sequence[Mapping], forecasts: Sequence[Mapping]) -> str:
                          for r in worst)
     untrusted_html = "".join(item(r, f"{esc(r.get('trust', ''))}: {esc('; '.join(r.get('trust_reasons') or [])[:90])}")
                              for r in untrusted)
-    more = f'<p class="muted">… and {n_untrusted - TOP} more (sort the table by trust)</p>' if n_untrusted > TOP else ""
+    more = (f'<p class="muted">… and {chosen.more_untrusted} more (sort the table by trust)</p>'
+            if chosen.more_untrusted else "")
     head = "".join(f"<th>{h}</th>" for h in ("#", "run", "model", "algorithm", "ceiling b − a", "final score",
                                              "R²", "forecast", "trust"))
     body = []

@@ -27,6 +27,7 @@ import entropylaw.table as tt
 from entropylaw.table.labels import run_labels
 from entropylaw.table.looks import RunStyles
 from entropylaw.results.cache import fitted_runs, forecast_runs
+from entropylaw.results.picks import Picks, project_picks
 from entropylaw.readers.accounts import loss_lines
 from entropylaw.results.rows import forecast_rows_of, method_names, summary_rows_of
 from entropylaw.results.runs import left_out_runs, usable_runs
@@ -41,7 +42,8 @@ class RunResults:
     ``notes``: the warnings the fits and forecasts raised, each tagged with its run;
     ``left_out``: the runs with no entropy or no score, and why; ``read``: what the inputs
     lost, one line per source; ``methods``: the forecast methods' names the page shows
-    (:func:`entropylaw.results.rows.method_names`)."""
+    (:func:`entropylaw.results.rows.method_names`); ``picks``: for a project of many runs, the
+    runs its first screen lists (:func:`entropylaw.results.picks.project_picks`), else None."""
 
     rows: list = field(default_factory=list)
     forecasts: list = field(default_factory=list)
@@ -50,6 +52,7 @@ class RunResults:
     left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why
     read: list = field(default_factory=list)
     methods: dict = field(default_factory=lambda: method_names([]))
+    picks: Picks | None = None
 
     def forecast(self, run_id: str) -> dict:
         """The forecast row of ``run_id`` (``{}`` when it has none)."""
@@ -71,10 +74,11 @@ def run_results(t: pd.DataFrame | None, fit_frac: float = 0.15, n_boot: int = N_
     fitted, notes = fitted_runs(t, ids)
     rows = summary_rows_of(ids, groups, labels, styles, meta, fitted, notes)
     if not forecasts or not rows:
-        return RunResults(rows, [], notes, fit_frac, left_out, read)
+        return RunResults(rows, [], notes, fit_frac, left_out, read, picks=project_picks(rows, []))
     computed, forecast_notes = forecast_runs(t, [r["run_id"] for r in rows], fit_frac, n_boot, conf)
     done = forecast_rows_of(rows, computed, conf)
-    return RunResults(rows, done, notes + forecast_notes, fit_frac, left_out, read, method_names(done))
+    return RunResults(rows, done, notes + forecast_notes, fit_frac, left_out, read, method_names(done),
+                      project_picks(rows, done))
 
 
 def summary_rows(t: pd.DataFrame, run_ids=None) -> tuple[list[dict], list[str]]:
