@@ -15,7 +15,9 @@
 - ``results/`` (the per-run numbers) never imports ``figure_sets/``, ``page/``, ``draw/`` or
   matplotlib: a run's label and look are computed below (``table/``), where the drawers read them too.
 - ``page/`` only renders: it imports nothing of ``fit/`` or ``readers/`` (method names, labels, the
-  runs left out and what the inputs lost are in the per-run results).
+  runs left out and what the inputs lost are in the per-run results); its renderers (all but the
+  module that builds the page's model and the one that writes it) take from ``results/`` only
+  what holds or reads a result (:data:`RENDER_READS`), no function that computes one.
 - No import cycle: the graph of every import statement between the package's modules
   (function-level ones too) has no loop.
 - ``import entropylaw`` and reading a lab run directory do not import torch, and
@@ -47,6 +49,11 @@ RESULTS = ("entropylaw.results",)
 ABOVE_RESULTS = ("entropylaw.figure_sets", "entropylaw.page", "entropylaw.draw", "matplotlib")
 PAGE = ("entropylaw.page",)
 COMPUTING = ("entropylaw.fit", "entropylaw.readers")  # what the page reads through results/ only
+PAGE_BUILDERS = ("entropylaw.page.model", "entropylaw.page.assemble")  # compute the page's model, write the page
+# what a page renderer may take from results/: the results' classes, the column spec, a value read as a number
+RENDER_READS = {"entropylaw.results.model": {"RunResults"}, "entropylaw.results.picks": {"Picks"},
+                "entropylaw.results.columns": {"COLUMNS", "Column", "shown"},
+                "entropylaw.results.values": {"as_float", "row_float"}}
 
 
 def _name(path: Path) -> str:
@@ -258,6 +265,35 @@ def test_the_page_imports_nothing_that_computes():
     """The page renders the per-run results: no ``fit/`` (method names), no ``readers/`` (what was lost)."""
     bad = [line for m in MODULES if _within(m, PAGE) for line in _page_computes(m)]
     assert not bad, "the page computes:\n" + "\n".join(bad)
+
+
+def _renderer_computes(module: str, source: str | None = None) -> list[str]:
+    """Each name a page renderer imports from ``results/`` that is not in :data:`RENDER_READS`
+    (a whole ``results`` module imported is reported too: any of its functions is then at hand)."""
+    tree = ast.parse(source if source is not None else MODULES[module].read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and _within(node.module or "", RESULTS):
+            out += [f"{module}:{node.lineno} takes {node.module}.{a.name}" for a in node.names
+                    if a.name not in RENDER_READS.get(node.module, ())]
+        elif isinstance(node, ast.Import):
+            out += [f"{module}:{node.lineno} imports {a.name}" for a in node.names if _within(a.name, RESULTS)]
+    return out
+
+
+def test_the_page_renderers_take_no_computing_function_from_results():
+    """The first screen's picks, the methods' names, the runs left out: computed into the results,
+    only read by the page (``page/project.py`` once called ``results.focus.picks`` itself)."""
+    renderers = [m for m in MODULES if _within(m, PAGE) and m not in PAGE_BUILDERS]
+    assert "entropylaw.page.project" in renderers and "entropylaw.page.page" in renderers
+    bad = [line for m in renderers for line in _renderer_computes(m)]
+    assert not bad, "a page renderer computes:\n" + "\n".join(bad)
+    reach = ("from entropylaw.results.values import row_float\nfrom entropylaw.results.focus import GOOD, picks\n"
+             "def f():\n    import entropylaw.results.model as m\n")
+    assert _renderer_computes("entropylaw.page.made_up", reach) == [
+        "entropylaw.page.made_up:2 takes entropylaw.results.focus.GOOD",
+        "entropylaw.page.made_up:2 takes entropylaw.results.focus.picks",
+        "entropylaw.page.made_up:4 imports entropylaw.results.model"]
 
 
 def test_the_page_and_results_rules_catch_a_reach():
