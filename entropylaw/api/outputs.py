@@ -58,11 +58,13 @@ class Report:
 
 
 def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entropylaw report", sources=(),
-           fit_frac: float = 0.15, strict: bool = False) -> Report:
+           fit_frac: float = 0.15, strict: bool = False, words=None) -> Report:
     """Write the HTML report of the runs of ``df`` (and probe summaries: dicts or paths) into the
     directory ``out`` (it appears whole or not at all); ``fit_frac`` the forecasts' window. A run
     with no entropy or no score is left out, named on the page and in ``.left_out``; ``strict=True``
-    makes that an error, before anything is written."""
+    makes that an error, before anything is written. ``words``: a function each text of the page
+    passes through (the command line's names an API parameter by its flag); without it the page
+    names the API's parameters, as here."""
     from entropylaw.page.assemble import report_html
     from entropylaw.page.assemble import write_report
 
@@ -72,7 +74,7 @@ def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entr
     left_out = left_out_runs(df)
     if strict and left_out:
         raise EntropyLawError(left_out_line(left_out, "`strict`: a run is left out"))
-    html, built, skipped = report_html(df, probes, title=title, sources=list(sources), fit_frac=fit_frac)
+    html, built, skipped = report_html(df, probes, title=title, sources=list(sources), fit_frac=fit_frac, words=words)
     return Report(write_report(html, out), [b.name for b in built], list(skipped), len(html), left_out)
 
 
@@ -147,9 +149,10 @@ def save_early_figure(prediction, path: str, label: str, many: bool = False) -> 
     return save(prediction.plot(label=label).figure, plot_path(path, label, many))
 
 
-def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, report_to=None):
+def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, report_to=None, words=None):
     """The demo's first screen for the runs of ``df`` (``str()`` prints it); with ``report_to``
-    a directory, the HTML report is written there too and the screen says where."""
+    a directory, the HTML report is written there too and the screen says where (``words``: as
+    :func:`report`'s)."""
     import warnings
 
     from entropylaw.results.overview import first_screen
@@ -158,5 +161,6 @@ def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, report_to=Non
     if report_to is not None:
         with warnings.catch_warnings():  # the screen has said what the fits warn about
             warnings.simplefilter("ignore")
-            ov.report = str(report(df, out=report_to, title="entropylaw demo", sources=sources, fit_frac=fit_frac).path)
+            ov.report = str(report(df, out=report_to, title="entropylaw demo", sources=sources, fit_frac=fit_frac,
+                                   words=words).path)
     return ov

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from entropylaw import api
 from entropylaw.cli.options import FRACTION, add_run_selection
+from entropylaw.cli.report import page_words
 from entropylaw.errors import EntropyLawError
 
 NEXT = [("entropylaw summary run.log", "what was read"),
@@ -51,6 +52,7 @@ def run(args) -> int:
             except EntropyLawError as err:
                 print(f"{rid}: no forecast: {err}")
         return 0
-    screen = api.overview(df, sources=inputs, fit_frac=args.fit_frac, report_to=None if args.no_report else args.out)
+    screen = api.overview(df, sources=inputs, fit_frac=args.fit_frac, report_to=None if args.no_report else args.out,
+                          words=page_words(args))
     print("\n".join(screen.lines(tail=TAIL)))
     return 0

@@ -139,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     warnings.showwarning = lambda *a, **k: _show_warning(*a, **k, parser=command)
     if getattr(args, "quiet", False):  # -q: no warnings (an error is still said)
         warnings.simplefilter("ignore", EntropyLawWarning)
-    args.flags = lambda text: in_flags(text, command)  # a result's text in the CLI's words
+    commands = sub_commands(parser)
+    # a result's text in the CLI's words; ``also``: the commands whose flags name what this one lacks
+    args.flags = lambda text, also=(): in_flags(text, command, others={c: commands[c] for c in also})
     try:
         return int(args.func(args) or 0)
     except EntropyLawError as err:
@@ -168,6 +170,18 @@ def command_parser(parser, args):
             if chosen in action.choices:
                 return command_parser(action.choices[chosen], args)
     return parser
+
+
+def sub_commands(parser, prefix: str = "") -> dict:
+    """Every sub-command's parser by its words (``'forecast'``, ``'lab run'``), nested ones too."""
+    out = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                words = f"{prefix} {name}".strip()
+                out[words] = sub
+                out.update(sub_commands(sub, words))
+    return out
 
 
 RUN_PICKERS = ("--run", "--runs", "--only", "--run-name", "--select")  # what users type to pick runs

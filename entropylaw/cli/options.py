@@ -162,11 +162,13 @@ def flag_of(parameter: str, parser) -> str | None:
     return None
 
 
-def in_flags(text: str, parser, plain: bool = False) -> str:
+def in_flags(text: str, parser, plain: bool = False, others=None) -> str:
     """``text`` in the command's words: each API parameter it names (written `name`, the API's
     convention) as the command's flag, a parameter of another API function (`lab_sweep(out)`)
     as that command's flag (:func:`command_of`); ``plain``: the others without their
-    backticks (an error line names no code)."""
+    backticks (an error line names no code). ``others``: ``{command: parser}`` of the commands
+    whose flag names a parameter this one has none for, the first that has one, as
+    ``'entropylaw forecast --n-problems'`` (the report's page says so of its forecasts)."""
     parts = str(text).split("`")
     if len(parts) % 2 == 0:  # an unpaired backtick: not the convention, leave the text alone
         return str(text)
@@ -174,7 +176,9 @@ def in_flags(text: str, parser, plain: bool = False) -> str:
         name = parts[i]
         if name.isidentifier() and name == name.lower():
             flag = flag_of(name, parser)
-            parts[i] = flag or (name if plain else f"`{name}`")
+            elsewhere = next((f"'entropylaw {command} {f}'" for command, other in (others or {}).items()
+                              if (f := flag_of(name, other))), None)
+            parts[i] = flag or elsewhere or (name if plain else f"`{name}`")
         elif command_of(name):
             parts[i] = command_of(name)
         else:

@@ -25,10 +25,21 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+# the page's forecasts are those of `entropylaw forecast`: what they could be given that this
+# command has no flag for is said as that command's flag
+PAGE_ALSO = ("forecast",)
+
+
+def page_words(args):
+    """The page's text in the command line's words: an API parameter named as this command's
+    flag, else as ``entropylaw forecast``'s (:func:`entropylaw.cli.options.in_flags`)."""
+    return lambda text: args.flags(text, also=PAGE_ALSO)
+
+
 def run(args) -> int:
     t, probes, sources = read_figure_inputs(args)
     res = api.report(t, probes, out=args.out, title=args.title, sources=sources, fit_frac=args.fit_frac,
-                     strict=getattr(args, "strict", False))
+                     strict=getattr(args, "strict", False), words=page_words(args))
     for line in res.skipped:
         print(f"entropylaw: skipped {line}", file=sys.stderr)
     if res.left_out:

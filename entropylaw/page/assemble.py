@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pandas as pd
 
@@ -28,12 +28,13 @@ from entropylaw.page.page import render_html
 
 
 def report_html(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), title: str = "entropylaw report",
-                sources: Sequence[str] = (), fit_frac: float = 0.15,
-                which: Sequence[str] | None = None) -> tuple[str, list[Built], list[str]]:
+                sources: Sequence[str] = (), fit_frac: float = 0.15, which: Sequence[str] | None = None,
+                words: Callable[[str], str] | None = None) -> tuple[str, list[Built], list[str]]:
     """The page, the figures on it, and the skipped-figure lines (also shown on the page);
-    ``which`` limits the figures, the tables are always there."""
+    ``which`` limits the figures, the tables are always there; ``words``: what the page's text
+    passes through (:meth:`entropylaw.page.model.PageModel.in_words`)."""
     model, built, skipped = page_model(t, probe_summaries, title=title, sources=sources, fit_frac=fit_frac,
-                                       which=which)
+                                       which=which, words=words)
     return render_html(model), built, skipped
 
 

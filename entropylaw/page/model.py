@@ -1,6 +1,7 @@
 """The report's page as one model, computed once before any HTML is written: each run's rows
 and forecasts (:func:`entropylaw.results.model.run_results`), the figures as PNG bytes, the
-warnings and the notes. :func:`entropylaw.page.page.render_html` renders it top-down and
+warnings and the notes; its text in the command line's words when the command line writes
+the page (``words``). :func:`entropylaw.page.page.render_html` renders it top-down and
 computes nothing.
 
 >>> import numpy as np
@@ -16,8 +17,8 @@ computes nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Callable, Sequence
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -26,6 +27,7 @@ from entropylaw.draw.style import using
 from entropylaw.figure_sets.base import Built
 from entropylaw.figure_sets.build import build_all
 from entropylaw.results.model import RunResults, run_results
+from entropylaw.results.notes import reworded
 
 LEAD = "law_ceilings_per_run"  # the figure beside the first table
 FORECAST = "forecast_final_score"  # the figure beside the forecast table
@@ -66,14 +68,27 @@ class PageModel:
     def fit_frac(self) -> float:
         return self.runs.fit_frac
 
+    def in_words(self, words: Callable[[str], str]) -> "PageModel":
+        """A copy whose text passed through ``words`` (the command line's: an API parameter named
+        by its flag); the numbers, the run names and the images are kept."""
+        def fig(f):
+            return f and replace(f, title=words(f.title), caption=words(f.caption))
+
+        return replace(self, runs=self.runs.in_words(words), figures=[fig(f) for f in self.figures],
+                       warnings=reworded(self.warnings, words), notes=reworded(self.notes, words),
+                       lead=fig(self.lead), forecast_figure=fig(self.forecast_figure),
+                       audits=reworded(self.audits, words))
+
 
 def page_model(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), title: str = "entropylaw report",
-               sources: Sequence[str] = (), fit_frac: float = 0.15,
-               which: Sequence[str] | None = None) -> tuple[PageModel, list[Built], list[str]]:
+               sources: Sequence[str] = (), fit_frac: float = 0.15, which: Sequence[str] | None = None,
+               words: Callable[[str], str] | None = None) -> tuple[PageModel, list[Built], list[str]]:
     """The page's model, the figures built and the skipped-figure lines.
 
     Drawn in the screen style, whatever style is current; ``which`` limits the figures
-    (names of :data:`entropylaw.figure_sets.build.BUILDERS`), the tables are always there."""
+    (names of :data:`entropylaw.figure_sets.build.BUILDERS`), the tables are always there;
+    ``words``: what the page's text passes through (:meth:`PageModel.in_words`; the API keeps
+    its own names)."""
     audits = [p["audit"] for p in probe_summaries if "audit" in p]
     probe_summaries = [p for p in probe_summaries if {"table1", "ladder"} & set(p)]
     with using("screen"):
@@ -87,4 +102,4 @@ def page_model(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), tit
     warnings = list(dict.fromkeys(read + left + runs.notes + [w for b in built for w in b.warnings]))
     model = PageModel(title, runs, figures, warnings, [f"Not drawn: {s}" for s in skipped], list(sources),
                       shown.get(LEAD), shown.get(FORECAST), audits)
-    return model, built, skipped
+    return (model if words is None else model.in_words(words)), built, skipped

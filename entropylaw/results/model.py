@@ -19,7 +19,8 @@ What it returns is only read after that, never computed again by a renderer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Callable
 
 import pandas as pd
 
@@ -27,6 +28,7 @@ import entropylaw.table as tt
 from entropylaw.table.labels import run_labels
 from entropylaw.table.looks import RunStyles
 from entropylaw.results.cache import fitted_runs, forecast_runs
+from entropylaw.results.notes import reworded
 from entropylaw.results.picks import Picks, project_picks
 from entropylaw.readers.accounts import loss_lines
 from entropylaw.results.rows import forecast_rows_of, method_names, summary_rows_of
@@ -57,6 +59,15 @@ class RunResults:
     def forecast(self, run_id: str) -> dict:
         """The forecast row of ``run_id`` (``{}`` when it has none)."""
         return next((f for f in self.forecasts if f.get("run_id") == run_id), {})
+
+    def in_words(self, words: Callable[[str], str]) -> "RunResults":
+        """A copy whose text (reasons, notes, what was read and left out) passed through ``words``:
+        the command line names an API parameter by its flag (:func:`entropylaw.results.notes.reworded`)."""
+        picks = None if self.picks is None else Picks(*reworded(self.picks.groups, words), self.picks.n_untrusted)
+        return replace(self, rows=reworded(self.rows, words), forecasts=reworded(self.forecasts, words),
+                       notes=reworded(self.notes, words), left_out=reworded(self.left_out, words),
+                       read=reworded(self.read, words),
+                       methods=reworded(self.methods, words), picks=picks)
 
 
 def run_results(t: pd.DataFrame | None, fit_frac: float = 0.15, n_boot: int = N_BOOT, conf: float = 0.9,

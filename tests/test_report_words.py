@@ -1,0 +1,71 @@
+"""The page the command line writes speaks its words: an API parameter is named by a flag
+(the report's own, else the forecast command's), while the Python API's page keeps the API's
+names; the page's text is reworded before it is rendered, never by the renderer."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import entropylaw as el
+from entropylaw.cli.main import build_parser, main, sub_commands
+from entropylaw.cli.options import FLAG_NAMES, in_flags
+
+ROOT = Path(__file__).resolve().parents[1]
+# a run whose validation key names no benchmark: its call's threshold says how to give the set's size
+GPG = ROOT / "data" / "real" / "verl_gpg_qwen2-7b-instruct_gsm8k+math_fsdp.parquet"
+needs_gpg = pytest.mark.skipif(not GPG.exists(), reason="no data/real")
+
+
+def _named_with_a_flag(html: str) -> list[str]:
+    """The backticked API names of ``html`` that some command has a flag for."""
+    options = {s for p in sub_commands(build_parser()).values() for a in p._actions for s in a.option_strings}
+    names = set(re.findall(r"`([a-z_][a-z0-9_]*)`", html))
+    return sorted(n for n in names if {FLAG_NAMES.get(n), "--" + n.replace("_", "-")} & options)
+
+
+def test_a_name_the_command_lacks_is_the_flag_of_the_command_that_has_it():
+    commands = sub_commands(build_parser())
+    report, forecast = commands["report"], {"forecast": commands["forecast"]}
+    text = "give `n_problems` N; `fit_frac` 0.2; `no_such_thing` stays"
+    assert in_flags(text, report) == "give `n_problems` N; --fit-frac 0.2; `no_such_thing` stays"
+    assert in_flags(text, report, others=forecast) == \
+        "give 'entropylaw forecast --n-problems' N; --fit-frac 0.2; `no_such_thing` stays"
+    assert "lab run" in commands and "--algo" in commands["lab run"]._option_string_actions  # nested ones too
+
+
+def test_the_check_finds_a_name_with_a_flag():
+    assert _named_with_a_flag("give `n_problems` N, `fit_frac`, `not_a_flag_anywhere`") == ["fit_frac", "n_problems"]
+
+
+@needs_gpg
+def test_the_pages_written_by_report_and_demo_name_flags_and_the_api_page_keeps_its_names(tmp_path, capsys):
+    assert main(["report", str(GPG), "--out", str(tmp_path / "rep")]) == 0
+    page = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    assert _named_with_a_flag(page) == [] and "entropylaw forecast --n-problems" in page
+    assert main(["demo", str(GPG), "--out", str(tmp_path / "demo")]) == 0
+    demo = (tmp_path / "demo" / "report.html").read_text(encoding="utf-8")
+    assert _named_with_a_flag(demo) == [] and "entropylaw forecast --n-problems" in demo
+    capsys.readouterr()
+    el.report(el.load(str(GPG), warn=False), out=tmp_path / "api")
+    api_page = (tmp_path / "api" / "report.html").read_text(encoding="utf-8")
+    assert "`n_problems`" in api_page and "--n-problems" not in api_page  # the Python API says its own names
+
+
+def test_the_results_are_reworded_as_text_and_the_run_names_are_kept():
+    from entropylaw.results.model import RunResults
+    from entropylaw.results.picks import Picks
+
+    row = {"run_id": "odd`fit_frac`id", "why": "choose a larger `fit_frac`", "trust_reasons": ["`fit_frac` small"],
+           "ceiling_ci": (0.1, 0.2), "n": 3}
+    fc = {"run_id": "odd`fit_frac`id", "threshold_source": "give `n_problems` N", "forecast_ci": (0.1, 0.2)}
+    res = RunResults([row], [fc], notes=["r: `fit_frac`"], left_out={"x": "no `y`"}, picks=Picks([fc], [], [row], 1))
+    out = res.in_words(lambda text: text.replace("`fit_frac`", "--fit-frac").replace("`n_problems`", "--n-problems"))
+    assert out.rows[0] == {**row, "why": "choose a larger --fit-frac", "trust_reasons": ["--fit-frac small"]}
+    assert out.forecasts[0]["threshold_source"] == "give --n-problems N"
+    assert out.forecasts[0]["forecast_ci"] == (0.1, 0.2)
+    assert out.notes == ["r: --fit-frac"] and out.left_out == {"x": "no `y`"}
+    assert out.picks.untrusted[0]["why"] == "choose a larger --fit-frac" and out.picks.n_untrusted == 1
+    assert res.rows[0]["why"] == "choose a larger `fit_frac`"  # a copy: the results themselves are kept
