@@ -72,8 +72,9 @@ def overview_html(rows: Sequence[Mapping], forecasts: Sequence[Mapping], chosen:
     best, worst, untrusted = chosen.groups
     n_untrusted = chosen.n_untrusted
 
-    def item(r, text):
-        return f"<li><b>{esc(r['run_id'])}</b> {text}</li>"
+    def item(r, text, tip=""):
+        title = f' title="{esc(tip)}"' if tip else ""
+        return f"<li{title}><b>{esc(r['run_id'])}</b> {text}</li>"
 
     best_html = "".join(item(f, f"forecast {as_float(f['forecast']):.3f} "
                                 f"({as_float(f['forecast_ci'][0]):.2f}–{as_float(f['forecast_ci'][1]):.2f})")
@@ -81,7 +82,9 @@ def overview_html(rows: Sequence[Mapping], forecasts: Sequence[Mapping], chosen:
     worst_html = "".join(item(r, f"ceiling {as_float(r['ceiling']):.3f}, "
                                  f"final score {as_float(r.get('final_observed')):.3f}")
                          for r in worst)
-    untrusted_html = "".join(item(r, f"{esc(r.get('trust', ''))}: {esc('; '.join(r.get('trust_reasons') or [])[:90])}")
+    # each fit's first reason in full, as in the per-run table ("why"), the others on hover
+    untrusted_html = "".join(item(r, f"{esc(r.get('trust', ''))}: {esc(r.get('why') or '')}"
+                                     + (f" (+{r['why_more']})" if r.get("why_more") else ""), r.get("why_all", ""))
                              for r in untrusted)
     more = (f'<p class="muted">… and {chosen.more_untrusted} more (sort the table by trust)</p>'
             if chosen.more_untrusted else "")
