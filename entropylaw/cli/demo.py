@@ -52,7 +52,8 @@ def run(args) -> int:
             except EntropyLawError as err:
                 print(f"{rid}: no forecast: {err}")
         return 0
+    words = page_words(args)  # the screen and the page in the command line's words
     screen = api.overview(df, sources=inputs, fit_frac=args.fit_frac, report_to=None if args.no_report else args.out,
-                          words=page_words(args))
-    print("\n".join(screen.lines(tail=TAIL)))
+                          words=words)
+    print(words("\n".join(screen.lines(tail=TAIL))))
     return 0

@@ -41,7 +41,7 @@ def run(args) -> int:
     res = api.report(t, probes, out=args.out, title=args.title, sources=sources, fit_frac=args.fit_frac,
                      strict=getattr(args, "strict", False), words=page_words(args))
     for line in res.skipped:
-        print(f"entropylaw: skipped {line}", file=sys.stderr)
+        print(plumbing.wrap(args.flags(f"entropylaw: skipped {line}")), file=sys.stderr)
     if res.left_out:
         print(plumbing.wrap(args.flags(f"entropylaw: {plumbing.left_out_line(res.left_out)}")), file=sys.stderr)
     print(res)
