@@ -7,6 +7,10 @@
 # torch is pinned to its CPU build, installed before anything pulls torch in; on a GPU
 # machine override the pin, e.g.  make test TORCH="torch"
 PYTHON ?= python3
+# Python caches compiled modules (__pycache__/, git-ignored): with PYTHONDONTWRITEBYTECODE set, as some
+# machines set it, every worker, every command a test runs and the second pass compile the package and
+# rewrite the tests again (about 30 s of CPU per process on 2 cores)
+unexport PYTHONDONTWRITEBYTECODE
 VENV   ?= .venv
 TORCH  ?= torch==2.13.0
 PY      = $(VENV)/bin/python
@@ -50,8 +54,9 @@ demo: $(CORE)
 # the tests that compare printed numbers run a second time on OpenBLAS's Prescott kernels (the
 # same code on every x86 CPU): what they assert must hold under any kernel set, not just this CPU's
 test: $(STAMP)
-	$(PY) -m pytest -q -n 2 --dist loadfile
-	OPENBLAS_CORETYPE=Prescott $(PY) -m pytest -q -n 2 --dist loadfile -m printed -p no:cacheprovider tests
+	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
+	OPENBLAS_CORETYPE=Prescott $(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m printed \
+		-p no:cacheprovider tests
 	$(MAKE) docs
 
 # the documentation site, strictly (not -q: it hides the warnings that --strict counts): a broken
