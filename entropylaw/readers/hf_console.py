@@ -48,6 +48,7 @@ from entropylaw.readers.printed import unwrap
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.trl import add_records
+from entropylaw.terminal import count
 
 UNPARSEABLE = "unparseable log record"
 SNIFF_LIMIT = 8 << 20  # bytes looked at to tell a Trainer console log from a veRL one
@@ -229,7 +230,7 @@ def read_hf_console(path: str | os.PathLike, run_id: str | None = None,
     scan.finish()
     raw = RawRun(run_id or run_id_from_path(path), str(path))
     if not scan.records:
-        detail = f" ({len(scan.broken)} cut-off record(s))" if scan.broken else ""
+        detail = f" ({count(len(scan.broken), 'cut-off record')})" if scan.broken else ""
         raise EntropyLawError(f"{path}: no Trainer log records in {lineno} lines{detail} "
                               "(expected lines like {'loss': 0.1, 'entropy': 0.5, 'reward': 0.3, 'epoch': 0.1})")
     steps = _steps(scan, logging_steps, raw.report)

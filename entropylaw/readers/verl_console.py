@@ -64,6 +64,7 @@ from entropylaw.readers.verl_config import TRAIN_FILES as _TRAIN_FILES
 from entropylaw.readers.verl_config import config_from_header
 from entropylaw.readers.verl_config import expand as _expand
 from entropylaw.readers.verl_config import unquote as _unquote
+from entropylaw.terminal import count
 
 NON_NUMERIC = "non-numeric value"
 MALFORMED = "malformed key:value pair"
@@ -196,8 +197,10 @@ class _Parser:
                 self.report.note(f"... and {n - MAX_NOTES_PER_KIND} more lines with {kind}s")
         if self.lookalikes:
             shown = ", ".join(map(str, self.lookalikes[:5]))
-            self.report.note(f"{len(self.lookalikes)} line(s) contain 'step:' but are not metric lines "
-                             f"(e.g. model output), skipped: line {shown}")
+            one = len(self.lookalikes) == 1
+            self.report.note(f"{count(len(self.lookalikes), 'line')} {'contains' if one else 'contain'} 'step:' but "
+                             f"{'is not a metric line' if one else 'are not metric lines'} "
+                             f"(e.g. model output), skipped: {'line' if one else 'lines'} {shown}")
 
 
 def _add_echoes(parser: _Parser, echoes) -> None:
@@ -223,8 +226,8 @@ def _add_echoes(parser: _Parser, echoes) -> None:
             parser.report.note(f"line {echo_line}: '{kind} validation metrics' (validation {when}) read at step "
                                f"{step}: {', '.join(sorted(added))} (the step lines do not print it)")
         if left_out:
-            parser.report.note(f"line {echo_line}: '{kind} validation metrics': {len(left_out)} key(s) no step line "
-                               f"has, not read (e.g. {left_out[0]})")
+            parser.report.note(f"line {echo_line}: '{kind} validation metrics': {count(len(left_out), 'key')} no step "
+                               f"line has, not read (e.g. {left_out[0]})")
 
 
 def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> list[RawRun]:
