@@ -94,7 +94,7 @@ def add_records(raw: RawRun, records: Iterable[tuple[int | None, dict, str]]) ->
         if isinstance(step, bool) or not isinstance(step, int):
             report.read(len(items))
             report.drop(NO_STEP, len(items))
-            report.note(f"{where}: no integer 'step' (dropped {len(items)} values)")
+            report.note(f"{where}: no integer 'step' (dropped {count(len(items), 'value')})")
             continue
         for key, value in items:
             numeric = not isinstance(value, bool) and isinstance(value, (int, float))

@@ -252,7 +252,7 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     if parser.step_lines and echoes.echoes:
         _add_echoes(parser, echoes.echoes)
     if not parser.step_lines:
-        raise EntropyLawError(f"{source}: no veRL step lines in {lineno} lines "
+        raise EntropyLawError(f"{source}: no veRL step lines in {count(lineno, 'line')} "
                               "(expected lines like 'step:1 - actor/entropy:0.5 - critic/score/mean:0.2')")
     counts = np.frombuffer(parser.line_counts, dtype=np.int64)
     raw.steps = np.repeat(np.frombuffer(parser.line_steps, dtype=np.int64), counts)
@@ -264,7 +264,7 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     raw.meta = infer_header_meta(header, parser.key_names)
     if not raw.meta.get("model"):
         raw.meta["model"] = model_from_filename(path)
-    raw.report.note(f"{parser.step_lines} step lines among {lineno} lines")
+    raw.report.note(f"{count(parser.step_lines, 'step line')} among {count(lineno, 'line')}")
     return [raw]
 
 
