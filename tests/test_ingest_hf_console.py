@@ -123,7 +123,7 @@ def test_a_record_that_never_completes_is_counted(tmp_path):
 
 @pytest.mark.parametrize("content, message", [
     ("", "empty file"),
-    ("{'loss': 0.1, 'entr\n", "no Trainer log records in 1 lines (1 cut-off record"),
+    ("{'loss': 0.1, 'entr\n", "no Trainer log records in 1 line (1 cut-off record)"),
 ])
 def test_bad_console_input(tmp_path, content, message):
     path = tmp_path / "nohup.out"

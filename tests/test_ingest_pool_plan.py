@@ -45,7 +45,7 @@ def test_plan_of_the_shipped_runs_and_a_bad_piece(tmp_path):
     p = plan([str(REAL)], most=2)
     assert len(p.pieces) == len(p.costs) == 20 and all(c > PIECE_S for c in p.costs)
     assert p.workers == choose_workers(p.costs, 2) and str(p).startswith(("one process: 20 pieces", "a 2-process"))
-    assert plan([str(REAL)], most=1).workers == 1 and "1 process(es) allowed" in str(plan([str(REAL)], most=1))
+    assert plan([str(REAL)], most=1).workers == 1 and "1 process allowed" in str(plan([str(REAL)], most=1))
     assert _format_and_size(str(tmp_path / "missing.log")) == ("", 0)  # the read says why, not the plan
 
 

@@ -257,6 +257,6 @@ def add_fit_arguments(p, plot=True) -> None:
     g.add_argument("--json", action="store_true", help="print JSON (one object per run) instead of a table")
     add_entropy_convention(g)
     if plot:
-        g.add_argument("--plot", metavar="FILE", help="draw the figure(s) to FILE (.png and .pdf; "
-                                                      "several runs: FILE-<run>.png)")
+        g.add_argument("--plot", metavar="FILE", help="draw the figure to FILE (.png and .pdf; several "
+                                                      "runs: one figure each, FILE-<run>.png)")
     add_source_arguments(p)

@@ -52,6 +52,7 @@ def run(args) -> int:
                        fit_frac=args.fit_frac, conf=args.conf, n_boot=args.n_boot, total_steps=args.total_steps)
     left = [n for n in ranking.notes if n.startswith("left out: ")]
     if args.strict and left:
-        raise EntropyLawError(f"--strict: {len(left)} run(s) left out ({'; '.join(n[10:] for n in left[:3])})")
+        raise EntropyLawError(f"--strict: {plumbing.count(len(left), 'run')} left out "
+                              f"({'; '.join(n[10:] for n in left[:3])})")
     print(args.flags(dump_json(ranking.to_dict()) if args.json else str(ranking)))
     return 0

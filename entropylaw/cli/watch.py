@@ -35,8 +35,8 @@ def add_parser(subparsers) -> None:
     g = p.add_argument_group("watching")
     g.add_argument("--interval", type=SECONDS, default=5.0, help="seconds between checks (default 5)")
     g.add_argument("--method", action="append", choices=[plumbing.DEFAULT, *(m for m in plumbing.FORECAST_METHODS if m != "prior")],
-                   help="forecast method(s) to show (default: the default method for the run's score, and "
-                        "law+entropy)")
+                   help="a forecast method to show, repeated for several (default: the default method for the "
+                        "run's score, and law+entropy)")
     g.add_argument("--horizon", type=STEPS, metavar="N", help="forecast N steps past the last logged step "
                    "(default: as many steps as are logged)")
     g.add_argument("--n-boot", type=N_BOOT, default=100, help="bootstrap draws of the forecast (default 100)")

@@ -41,6 +41,7 @@ from entropylaw.draw.law import OUT_OF_RANGE, leaves_fraction, score_axis_label
 from entropylaw.draw.style import TRUST_COLORS, fs, legend_below
 from entropylaw.results.model import forecast_rows, summary_rows
 from entropylaw.results.values import row_float
+from entropylaw.terminal import count
 
 NOT_APPLICABLE = "law does not apply"
 GREY = "0.6"
@@ -171,10 +172,11 @@ def ceilings_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
     ax = plot_ceilings(rows, score_label=score_axis_label(fitted))
     n_bad = sum(r["trust"] == NOT_APPLICABLE for r in rows)
     return [Built("law_ceilings_per_run", ax.figure,
-                  f"Where each of {len(rows)} runs saturates: the ceiling b - a of the law R = -a·exp(H) + b fitted "
-                  "to the whole run (the score the law gives when the entropy is used up), with its 95 % interval, "
-                  "beside the final observed score, and the fit's trust flag"
-                  + (f"; {n_bad} run(s) marked 'law does not apply' have no ceiling worth reading (hollow grey)"
+                  f"Where each of {count(len(rows), 'run')} saturates: the ceiling b - a of the law R = -a·exp(H) + b "
+                  "fitted to the whole run (the score the law gives when the entropy is used up), with its 95 % "
+                  "interval, beside the final observed score, and the fit's trust flag"
+                  + (f"; {count(n_bad, 'run')} marked 'law does not apply' {'has' if n_bad == 1 else 'have'} "
+                     "no ceiling worth reading (hollow grey)"
                      if n_bad else "") + ". Triangles at the edge: intervals beyond the axes.", notes,
                   title="Where each run saturates, with its interval and trust flag")]
 

@@ -42,6 +42,7 @@ from entropylaw.results.cache import fitted_runs
 from entropylaw.results.model import summary_rows
 from entropylaw.results.notes import capture, tag
 from entropylaw.results.runs import left_out_runs, performance_metric
+from entropylaw.terminal import count
 
 NOT_APPLICABLE = "law does not apply"
 SHORT_TRUST = {"good fit": "good", "weak fit": "weak", NOT_APPLICABLE: "law n/a"}
@@ -131,12 +132,12 @@ def _family_figure(rows, fitted, notes) -> Built:
     fig.suptitle(title, fontsize=fs("title"))
     n_bad = sum(r["trust"] == NOT_APPLICABLE for r in rows)
     return Built("law_score_vs_entropy", fig,
-                 f"Paired score vs policy entropy for {len(rows)} runs in {len(panels)} panel(s) by model, each run "
-                 "in its own colour and marker (the same in every figure), its fitted law (solid; dashed: "
-                 "extrapolation to H = 0), 95 % confidence band, and its ceiling b - a at H = 0 with the 95 % "
+                 f"Paired score vs policy entropy for {count(len(rows), 'run')} in {count(len(panels), 'panel')} by "
+                 "model, each run in its own colour and marker (the same in every figure), its fitted law (solid; "
+                 "dashed: extrapolation to H = 0), 95 % confidence band, and its ceiling b - a at H = 0 with the 95 % "
                  "interval; the legend gives ceiling [interval] and the trust flag. "
-                 + (f"{n_bad} run(s) the law does not describe: hollow points, no curve, and the axes are set by the "
-                    "other runs. " if n_bad else "")
+                 + (f"{count(n_bad, 'run')} the law does not describe: hollow points, no curve, and the axes are set "
+                    "by the other runs. " if n_bad else "")
                  + "Triangles at the edges mark points and intervals beyond the axes; † an interval that leaves "
                    "[0, 1]. Paper Figs. 1 and 4.", notes,
                  title="Score vs entropy with the fitted law, runs of one model together")

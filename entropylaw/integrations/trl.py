@@ -47,6 +47,7 @@ from pathlib import Path
 
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.terminal import count
 
 TrainerCallback = require("transformers", extra="probe", purpose="entropylaw.integrations.trl").TrainerCallback
 
@@ -148,7 +149,7 @@ class EntropyLawCallback(TrainerCallback):
                                   "0.20 on; older versions do not): the law cannot be fitted")
         n_entropy = int((df["metric"] == table.ENTROPY).sum())
         if n_entropy < self.min_points:
-            raise EntropyLawError(f"only {n_entropy} entropy point(s) so far; the callback fits from "
+            raise EntropyLawError(f"only {count(n_entropy, 'entropy point')} so far; the callback fits from "
                                   f"{self.min_points}")
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
@@ -235,8 +236,9 @@ def _source_key(df, y_key) -> str:
 
 
 def _reason_key(reason: str) -> str:
-    # one warning per kind of failure, not per step ("only 2 points", "only 3 points" ...)
-    return "".join(c for c in reason if not c.isdigit())
+    # one warning per kind of failure, not per step ("only 1 point", "only 2 points" ...): no digits,
+    # and a noun the same whether its count made it singular or plural
+    return re.sub(r"(\w)s\b", r"\1", "".join(c for c in reason if not c.isdigit()))
 
 
 def _number(obj):

@@ -47,8 +47,9 @@ def parse_loggers(spec: str | list[str]) -> list[str]:
     names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
     bad = [n for n in names if n not in LOGGERS]
     if bad or not names:
-        raise EntropyLawError(f"unknown logger(s) {bad or spec!r}: expected a comma-separated subset of "
-                              f"{', '.join(LOGGERS)}")
+        what = f"unknown {'logger' if len(bad) == 1 else 'loggers'} {', '.join(map(repr, bad))}" if bad \
+            else f"no logger in {spec!r}"
+        raise EntropyLawError(f"{what}: expected a comma-separated subset of {', '.join(LOGGERS)}")
     return list(dict.fromkeys(names))
 
 

@@ -9,9 +9,9 @@ True
 >>> bad = IngestReport("x.log"); bad.read(3); bad.drop("duplicate", 5)
 >>> bad.holds()
 False
->>> cut = IngestReport("run.wandb"); cut.note("damaged file: 61 bytes unreadable in 1 region(s) (truncated)")
+>>> cut = IngestReport("run.wandb"); cut.note("damaged file: 61 bytes unreadable in 1 region (truncated)")
 >>> cut.drop_line()  # no row lost, but the file is damaged: still said
-'run.wandb: damaged file: 61 bytes unreadable in 1 region(s) (truncated)'
+'run.wandb: damaged file: 61 bytes unreadable in 1 region (truncated)'
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ from entropylaw.readers.keys import KeyMap, detect_keys
 from entropylaw.readers.model_size import params_from_name, published_nonembedding
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.resumes import _where, resolve_resumes
+from entropylaw.terminal import count
 
 NON_FINITE = "non-finite value"
 DUPLICATE = "duplicate (step, metric)"
@@ -146,7 +147,7 @@ def _note_validation_only(df: pd.DataFrame, val_keys: set[str], report: IngestRe
         why = " (validation before training)" if s == first else " (final validation)" if s == last else ""
         parts.append(f"{s}{why}")
     more = f", ... ({len(only) - 10} more)" if len(only) > 10 else ""
-    report.note(f"validation-only step(s), no training metrics: {', '.join(parts)}{more}")
+    report.note(f"{count(len(only), 'validation-only step')}, no training metrics: {', '.join(parts)}{more}")
 
 
 PERCENT_WORDS = ("acc", "pass", "percent", "pct", "correct")
@@ -187,7 +188,9 @@ def _with_clashes_renamed(km: KeyMap, keys, report: IngestReport) -> dict[str, s
     for key in clashes:
         renames[key] = f"raw/{key}"
     if clashes:
-        report.note(f"source key(s) {', '.join(clashes)} clash with canonical names taken from other keys; "
+        one = len(clashes) == 1
+        report.note(f"source {'key' if one else 'keys'} {', '.join(clashes)} {'clashes' if one else 'clash'} with "
+                    "canonical names taken from other keys; "
                     f"kept as {', '.join('raw/' + k for k in clashes)} (choose with `entropy_key`/`score_key`)")
     return renames
 

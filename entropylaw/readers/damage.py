@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from entropylaw.terminal import count
+
 UNKNOWN = "rows unknown"
 
 
@@ -132,7 +134,8 @@ def charge(report, regions: list[Region], gap_rows: list[int], what: str) -> Non
             report.drop(reason, n)
     where = ", ".join(f"byte {r.offset} ({r.reason})" for r in regions[:5])
     more = f" and {len(regions) - 5} more" if len(regions) > 5 else ""
-    counted = "" if not unknown else (f"; {unknown} region(s) of unknown size counted as one row each")
-    report.note(f"damaged file: {sum(r.bytes_lost for r in regions)} bytes unreadable in {len(regions)} region(s) "
+    counted = "" if not unknown else f"; {count(unknown, 'region')} of unknown size counted as one row each"
+    report.note(f"damaged file: {sum(r.bytes_lost for r in regions)} bytes unreadable in "
+                f"{count(len(regions), 'region')} "
                 f"at {where}{more}; every intact record before and after was read; rows lost counted from the "
                 f"steps missing around each region{counted}")

@@ -48,6 +48,7 @@ from entropylaw.readers.printed import unwrap
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.trl import add_records
+from entropylaw.terminal import count
 
 UNPARSEABLE = "unparseable log record"
 SNIFF_LIMIT = 8 << 20  # bytes looked at to tell a Trainer console log from a veRL one
@@ -205,7 +206,7 @@ def _steps(scan: _Scan, logging_steps: int | None, report) -> list[int]:
     if clears and len(clears) == len(records) and all(b >= a for a, b in zip(clears, clears[1:])):
         report.note(f"step numbers from the tqdm progress bar (N/{total}) cleared by each record's print")
         return clears
-    why = (f"{len(clears)} progress-bar clears for {len(records)} records" if clears
+    why = (f"{count(len(clears), 'progress-bar clear')} for {count(len(records), 'record')}" if clears
            else "no progress bar to take them from")
     report.note(f"step numbers are record indices 1, 2, 3 ..., not training steps ({why}); "
                 "give `logging_steps` N for the real steps")
@@ -229,8 +230,8 @@ def read_hf_console(path: str | os.PathLike, run_id: str | None = None,
     scan.finish()
     raw = RawRun(run_id or run_id_from_path(path), str(path))
     if not scan.records:
-        detail = f" ({len(scan.broken)} cut-off record(s))" if scan.broken else ""
-        raise EntropyLawError(f"{path}: no Trainer log records in {lineno} lines{detail} "
+        detail = f" ({count(len(scan.broken), 'cut-off record')})" if scan.broken else ""
+        raise EntropyLawError(f"{path}: no Trainer log records in {count(lineno, 'line')}{detail} "
                               "(expected lines like {'loss': 0.1, 'entropy': 0.5, 'reward': 0.3, 'epoch': 0.1})")
     steps = _steps(scan, logging_steps, raw.report)
     add_records(raw, ((step, record, f"line {line}") for step, (record, line) in zip(steps, scan.records)))
@@ -242,7 +243,7 @@ def read_hf_console(path: str | os.PathLike, run_id: str | None = None,
             n = max(n, sum(isinstance(v, (int, float)) and not isinstance(v, bool) for v in before[-1].values()))
         raw.report.read(n)
         raw.report.drop(UNPARSEABLE, n)
-        raw.report.note(f"line {line}: a log record that does not parse (cut off?): about {n} values dropped")
-    raw.report.note(f"{len(scan.records)} log records among {lineno} lines")
+        raw.report.note(f"line {line}: a log record that does not parse (cut off?): about {count(n, 'value')} dropped")
+    raw.report.note(f"{count(len(scan.records), 'log record')} among {count(lineno, 'line')}")
     raw.meta = {"model": scan.model or model_from_filename(path)}
     return [raw]

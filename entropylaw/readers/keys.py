@@ -45,6 +45,7 @@ from typing import Iterable, Mapping
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers import key_names
+from entropylaw.terminal import count
 
 ENTROPY_KEYS = ["actor/entropy", "actor/entropy_loss", "train_entropy/all", "entropy", "train/entropy",
                 "train/entropy_loss", "objective/entropy", "train/objective/entropy"]
@@ -257,7 +258,7 @@ def _reward_functions(keys: list[str], km: KeyMap, prefix: str, ranges, reward_f
         elif summed and any(k in _SUM_EVAL for k in summed) and len(funcs) >= 2:
             km.warnings.append(f"no eval_rewards/{chosen}/mean: the eval series is the sum of {len(funcs)} reward "
                                "functions and is not used as validation (pass `val_keys` eval_reward to fit the sum)")
-    km.notes.append(f"{len(funcs)} reward function(s) ({', '.join(funcs)}): score and validation are {chosen!r} "
+    km.notes.append(f"{count(len(funcs), 'reward function')} ({', '.join(funcs)}): score and validation are {chosen!r} "
                     f"({why}); {' and '.join(repr(k) for k in summed) or 'reward'} would be their weighted sum")
 
 

@@ -219,7 +219,8 @@ def _raw_run(name: str, source: str, params: dict, histories: list) -> RawRun:
     raw.report.read(len(order))
     renamed = sorted({key for key, *_ in histories if restore_key(key) != key})
     if renamed:
-        raw.report.note(f"MLflow key(s) {', '.join(renamed[:3])}{' ...' if len(renamed) > 3 else ''} read with "
+        keys = "key" if len(renamed) == 1 else "keys"
+        raw.report.note(f"MLflow {keys} {', '.join(renamed[:3])}{' ...' if len(renamed) > 3 else ''} read with "
                         "'@' for '_at_' (veRL's MLflow logger renames '@')")
     raw.meta = meta_from_config(params_config(params))
     return raw

@@ -38,6 +38,7 @@ from entropylaw.table import pack
 from entropylaw.readers import dispatch, mlflow_store
 from entropylaw.readers.common import KeyOptions
 from entropylaw.errors import EntropyLawError
+from entropylaw.terminal import count
 
 
 def pieces(source: str) -> list[str]:
@@ -119,7 +120,7 @@ class Plan:
                     f"against ~{one:.2f} s in one process")
         w = min(max(self.most, 2), max(n, 2))
         return (f"one process: {n} pieces, ~{one:.2f} s of reading; a {w}-process pool ~"
-                f"{pool_seconds(self.costs, w):.2f} s ({self.most} process(es) allowed)")
+                f"{pool_seconds(self.costs, w):.2f} s ({count(self.most, 'process', 'processes')} allowed)")
 
 
 def plan(sources: list[str], most: int | None = None) -> Plan:

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from entropylaw.readers.accounts import IngestReport
+from entropylaw.terminal import count
 
 SUPERSEDED = "superseded by resumed segment"
 REPEATED = "logged twice at the same step (the last kept)"
@@ -95,7 +96,8 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
         if uncounted.any():
             report.rows_read -= int(uncounted.sum())
             counts = pd.Series(np.asarray(names, dtype=object)[codes[uncounted]]).astype(str).value_counts()
-            report.note("bookkeeping key(s) repeated with the same value at the same step, not counted as rows: "
+            report.note(f"{count(len(counts), 'bookkeeping key')} repeated with the same value at the same step, "
+                        "not counted as rows: "
                         + ", ".join(f"{k} x{c}" for k, c in sorted(counts.items())))
             repeated &= ~uncounted
     if repeats == "mean" and repeated.any():
@@ -108,11 +110,11 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
         where = f" (first superseded row at line {lines[~keep].min()})" if lines is not None else ""
         at = ", ".join(str(s) for s in restart_steps[:10]) + (", ..." if len(restart_steps) > 10 else "")
         report.note(f"steps restart at {at} (resumed run): kept the later segment, "
-                    f"dropped {n_resumed} earlier rows{where}")
+                    f"dropped {count(n_resumed, 'earlier row')}{where}")
     if n_repeated:
         report.drop(REPEATED, n_repeated)
         where = f" (first at line {lines[repeated].min()})" if lines is not None else ""
-        report.note(f"{n_repeated} value(s) logged twice at the same step: kept the last{where}")
+        report.note(f"{count(n_repeated, 'value')} logged twice at the same step: kept the last{where}")
     return df[keep & ~repeated & ~uncounted]
 
 
@@ -130,8 +132,8 @@ def _averaged(df: pd.DataFrame, pair: np.ndarray, live: np.ndarray, repeated: np
     per_key = pd.Series(np.asarray(names, dtype=object)[codes[repeated]]).astype(str).value_counts()
     steps = pd.Series(pair[repeated]).nunique()
     shown = ", ".join(f"{k} ({c})" for k, c in sorted(per_key.items())[:6])
-    report.note(f"several rows of one metric at one step, averaged into one value per step: {n} rows at "
-                f"{steps} step(s) ({shown}{', ...' if len(per_key) > 6 else ''})")
+    report.note(f"several rows of one metric at one step, averaged into one value per step: {count(n, 'row')} at "
+                f"{count(steps, 'step')} ({shown}{', ...' if len(per_key) > 6 else ''})")
     return df
 
 

@@ -27,6 +27,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import RawRun
 from entropylaw.readers.names import unique_run_ids
 from entropylaw.readers.wandb_offline import meta_from_config
+from entropylaw.terminal import count
 
 DAMAGED = "damaged SwanLab record (rest of file unreadable)"
 
@@ -106,7 +107,7 @@ def _read_file(file: Path, store, record_class, store_error) -> tuple[str, float
         raw.report.read(lost)
         raw.report.drop(DAMAGED, lost)
         raw.report.note(f"damaged record at byte {damaged_at} of {file.name}: the last {rest} bytes could not be "
-                        f"read (about {lost} value(s), estimated from the bytes per value before it)")
+                        f"read (about {count(lost, 'value')}, estimated from the bytes per value before it)")
     raw.meta = meta_from_config(_config(file.parent))
     return run_key or str(file), started, raw
 

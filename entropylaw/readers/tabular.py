@@ -45,6 +45,7 @@ from entropylaw.readers.compressed import inner_suffix
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.accounts import IngestReport
+from entropylaw.terminal import count
 
 STEP_COLUMNS = ["step", "_step", "global_step", "Step", "trainer/global_step", "train/global_step",
                 "train/step", "steps", "iteration"]
@@ -117,7 +118,7 @@ def read_tidy(path: str | os.PathLike) -> tuple[pd.DataFrame, IngestReport]:
         df = _drop_bad_values(df, report, csv=inner_suffix(path) != ".parquet")
     df = table.validate(df, where=str(path))
     report.keep(len(df))
-    report.note(f"tidy run table with {df['run_id'].nunique()} run(s)")
+    report.note(f"tidy run table with {count(df['run_id'].nunique(), 'run')}")
     return df, report
 
 

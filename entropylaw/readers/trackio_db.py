@@ -29,6 +29,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import RawRun
 from entropylaw.readers.names import unique_run_ids
 from entropylaw.readers.wandb_offline import meta_from_config
+from entropylaw.terminal import count
 
 KNOWN_SCHEMA = 2  # trackio 0.43's SQLiteStorage.SCHEMA_VERSION
 NON_NUMERIC = "non-numeric value"
@@ -125,7 +126,9 @@ def read_trackio(path) -> list[RawRun]:
         raw.keys = np.asarray(raw.keys, dtype=object)
         raw.lines = np.asarray(raw.lines, dtype=np.int64)
         if bad.get(run_name):
-            raw.report.note(f"{bad[run_name]} metrics record(s) are not JSON objects: dropped")
+            n = bad[run_name]
+            what = "is not a JSON object" if n == 1 else "are not JSON objects"
+            raw.report.note(f"{count(n, 'metrics record')} {what}: dropped")
         raw.meta = meta_from_config(configs.get(run_name, {}))
         runs.append(raw)
     return runs

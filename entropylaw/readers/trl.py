@@ -28,7 +28,7 @@ there is one.
 >>> [row for row in raw.rows() if row[1] != "epoch"]
 [(1, 'entropy', 0.7), (1, 'reward', 0.1), (2, 'entropy', 0.6), (2, 'reward', 0.3), (2, 'eval_reward', 0.25)]
 >>> raw.report.rows_read, raw.report.notes[-1]
-(7, 'bookkeeping key(s) repeated with the same value at the same step, not counted as rows: epoch x1')
+(7, '1 bookkeeping key repeated with the same value at the same step, not counted as rows: epoch x1')
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from entropylaw.readers.compressed import open_log, strip_compression
 from entropylaw.readers.common import RawRun
 from entropylaw.readers.resumes import is_bookkeeping
 from entropylaw.readers.names import model_from_filename, run_id_from_path
+from entropylaw.terminal import count
 
 STATE_FILE = "trainer_state.json"
 REPEATED = "repeated at the same step"
@@ -93,7 +94,7 @@ def add_records(raw: RawRun, records: Iterable[tuple[int | None, dict, str]]) ->
         if isinstance(step, bool) or not isinstance(step, int):
             report.read(len(items))
             report.drop(NO_STEP, len(items))
-            report.note(f"{where}: no integer 'step' (dropped {len(items)} values)")
+            report.note(f"{where}: no integer 'step' (dropped {count(len(items), 'value')})")
             continue
         for key, value in items:
             numeric = not isinstance(value, bool) and isinstance(value, (int, float))
@@ -115,7 +116,8 @@ def add_records(raw: RawRun, records: Iterable[tuple[int | None, dict, str]]) ->
             values.append(value)
     if bookkeeping:
         shown = ", ".join(f"{k} x{n}" for k, n in sorted(bookkeeping.items()))
-        report.note(f"bookkeeping key(s) repeated with the same value at the same step, not counted as rows: {shown}")
+        report.note(f"{count(len(bookkeeping), 'bookkeeping key')} repeated with the same value at the same step, not "
+                    f"counted as rows: {shown}")
     raw.steps, raw.keys, raw.values = steps, keys, values
 
 

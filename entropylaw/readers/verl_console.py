@@ -64,6 +64,7 @@ from entropylaw.readers.verl_config import TRAIN_FILES as _TRAIN_FILES
 from entropylaw.readers.verl_config import config_from_header
 from entropylaw.readers.verl_config import expand as _expand
 from entropylaw.readers.verl_config import unquote as _unquote
+from entropylaw.terminal import count
 
 NON_NUMERIC = "non-numeric value"
 MALFORMED = "malformed key:value pair"
@@ -196,8 +197,10 @@ class _Parser:
                 self.report.note(f"... and {n - MAX_NOTES_PER_KIND} more lines with {kind}s")
         if self.lookalikes:
             shown = ", ".join(map(str, self.lookalikes[:5]))
-            self.report.note(f"{len(self.lookalikes)} line(s) contain 'step:' but are not metric lines "
-                             f"(e.g. model output), skipped: line {shown}")
+            one = len(self.lookalikes) == 1
+            self.report.note(f"{count(len(self.lookalikes), 'line')} {'contains' if one else 'contain'} 'step:' but "
+                             f"{'is not a metric line' if one else 'are not metric lines'} "
+                             f"(e.g. model output), skipped: {'line' if one else 'lines'} {shown}")
 
 
 def _add_echoes(parser: _Parser, echoes) -> None:
@@ -223,8 +226,8 @@ def _add_echoes(parser: _Parser, echoes) -> None:
             parser.report.note(f"line {echo_line}: '{kind} validation metrics' (validation {when}) read at step "
                                f"{step}: {', '.join(sorted(added))} (the step lines do not print it)")
         if left_out:
-            parser.report.note(f"line {echo_line}: '{kind} validation metrics': {len(left_out)} key(s) no step line "
-                               f"has, not read (e.g. {left_out[0]})")
+            parser.report.note(f"line {echo_line}: '{kind} validation metrics': {count(len(left_out), 'key')} no step "
+                               f"line has, not read (e.g. {left_out[0]})")
 
 
 def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> list[RawRun]:
@@ -249,7 +252,7 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     if parser.step_lines and echoes.echoes:
         _add_echoes(parser, echoes.echoes)
     if not parser.step_lines:
-        raise EntropyLawError(f"{source}: no veRL step lines in {lineno} lines "
+        raise EntropyLawError(f"{source}: no veRL step lines in {count(lineno, 'line')} "
                               "(expected lines like 'step:1 - actor/entropy:0.5 - critic/score/mean:0.2')")
     counts = np.frombuffer(parser.line_counts, dtype=np.int64)
     raw.steps = np.repeat(np.frombuffer(parser.line_steps, dtype=np.int64), counts)
@@ -261,7 +264,7 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     raw.meta = infer_header_meta(header, parser.key_names)
     if not raw.meta.get("model"):
         raw.meta["model"] = model_from_filename(path)
-    raw.report.note(f"{parser.step_lines} step lines among {lineno} lines")
+    raw.report.note(f"{count(parser.step_lines, 'step line')} among {count(lineno, 'line')}")
     return [raw]
 
 

@@ -62,6 +62,7 @@ from entropylaw.readers.damage import Region, charge, nearest_record_rows, rows_
 from entropylaw.readers.leveldb_log import Damage, iter_records
 from entropylaw.readers.wandb_history import (  # noqa: F401 (NON_NUMERIC is re-exported)
     HISTORY_TAG, NON_NUMERIC, SKIPPED_TAGS, FastHistory, HistoryReader, _lite_record_class, first_tag)
+from entropylaw.terminal import count
 
 DAMAGED = "damaged .wandb record"
 
@@ -171,7 +172,8 @@ def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
     if unparsed:
         report.read(unparsed)
         report.drop(f"{DAMAGED}: intact checksum but not a valid protobuf (rows unknown)", unparsed)
-        report.note(f"{unparsed} record(s) passed their checksum but could not be decoded")
+        report.note(f"{count(unparsed, 'record')} passed {'its' if unparsed == 1 else 'their'} checksum but could not "
+                    "be decoded")
     if len(raw.steps) == 0:
         what = "no numeric history"
         if damage.events:
