@@ -35,12 +35,16 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "analysis"))  # the forecast backtest's modules, also when loaded by path (tests)
 
 import entropylaw as el  # noqa: E402
 from entropylaw import table  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
 from entropylaw.fit.forecast.core import DEFAULT, forecast_table  # noqa: E402
 from entropylaw.fit.forecast.rank import rank  # noqa: E402
+
+import bench_forecast_regimes as regime_bench  # noqa: E402
+import bench_forecast_runs as shared_runs  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 NEAR = 0.02  # a pruned run that ends within 2 points of the best was pruned wrongly
@@ -69,6 +73,47 @@ def validation_sets() -> dict:
     return {k: v for k, v in out.items() if v is not None and len(v)}
 
 
+def left_out_rates() -> dict:
+    """``{recipe: the regimes' rates learned without it}``, learned as ``analysis/bench_forecast.py``
+    stores them (every real run at the same windows), each recipe left out of its own."""
+    from bench_forecast import default_sources, load_runs
+
+    frames, _ = load_runs(default_sources())
+    shared = [shared_runs.read_shared(p) for p in shared_runs.shared_sources()]
+    return regime_bench.rates_without_recipe(frames + shared)
+
+
+def by_recipe(df) -> list[tuple[str, pd.DataFrame]]:
+    """The runs of ``df`` split by recipe (``bench_forecast_runs.recipe_of``)."""
+    meta = table.runs(df)
+    names = pd.Series([shared_runs.recipe_of(r, s) for r, s in zip(meta["run_id"], meta["source"])],
+                      index=meta["run_id"].to_numpy())
+    return [(name, df[df["run_id"].isin(names.index[names == name])]) for name in sorted(names.unique())]
+
+
+def forecasts(df, frac, n_boot, left_out):
+    """The default method's forecasts of every run of ``df`` from its first ``frac`` of steps, a
+    run's regime rates learned without its recipe (``left_out``: :func:`left_out_rates`; None:
+    the stored rates, which hold every run's own recipe)."""
+    out, why = {}, []
+    for recipe, part in by_recipe(df) if left_out is not None else [(None, df)]:
+        kw = {} if recipe is None else {"regime_rates": left_out.get(recipe, {})}
+        if recipe is not None and recipe not in left_out:
+            print(f"  recipe {recipe!r} is not among the regimes' cases: forecast without regime rates",
+                  file=sys.stderr)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out.update(forecast_table(part, methods=[DEFAULT], fit_frac=frac, n_boot=n_boot, **kw))
+        except EntropyLawError as err:  # a recipe none of whose runs can be forecast in this window
+            why.append(f"{recipe}: {err}")
+    if not out:
+        raise EntropyLawError("; ".join(why))
+    for w in why:
+        print(f"  at {frac:.0%}, left out: {w}", file=sys.stderr)
+    return out
+
+
 def now_value(fc) -> float:
     """The last score in the window (a training score: the mean of its last 5 points)."""
     obs = fc.observed
@@ -76,17 +121,15 @@ def now_value(fc) -> float:
     return float(inside[-1]) if fc.target_kind == "validation" else float(np.mean(inside[-5:]))
 
 
-def call_cases(sets: dict, fracs, n_boot: int) -> pd.DataFrame:
+def call_cases(sets: dict, fracs, n_boot: int, left_out=None) -> pd.DataFrame:
     rows = []
     for group, df in sets.items():
         for frac in fracs:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                try:
-                    fcs = forecast_table(df, methods=[DEFAULT], fit_frac=frac, n_boot=n_boot)
-                except EntropyLawError as err:
-                    print(f"  {group} at {frac:.0%}: {err}", file=sys.stderr)
-                    continue
+            try:
+                fcs = forecasts(df, frac, n_boot, left_out)
+            except EntropyLawError as err:
+                print(f"  {group} at {frac:.0%}: {err}", file=sys.stderr)
+                continue
             for rid, fc in fcs.items():
                 d, final = fc.decision or {}, fc.final_observed
                 if fc.target_kind != "validation" or final is None:
@@ -139,13 +182,11 @@ def sweeps() -> dict:
     return out
 
 
-def rank_cases(fracs, n_boot: int) -> list[dict]:
+def rank_cases(fracs, n_boot: int, left_out=None) -> list[dict]:
     rows = []
     for name, df in sweeps().items():
         for frac in fracs:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fcs = forecast_table(df, methods=[DEFAULT], fit_frac=frac, n_boot=n_boot)
+            fcs = forecasts(df, frac, n_boot, left_out)
             r = rank(fcs)
             final = {rid: fc.final_observed for rid, fc in fcs.items()}
             now = {rid: now_value(fc) for rid, fc in fcs.items()}
@@ -180,15 +221,23 @@ def main(argv=None) -> int:
     ap.add_argument("--rank-fracs", default="0.25,0.5")
     ap.add_argument("--n-boot", type=int, default=200)
     ap.add_argument("--out", default=str(ROOT / "analysis/out/bench_decide.md"))
+    ap.add_argument("--stored-rates", action="store_true",
+                    help="forecast with the package's stored regime rates, which hold every run's own recipe (a "
+                         "leak: for comparison only)")
     args = ap.parse_args(argv)
     t0 = time.time()
     fracs = [float(f) for f in args.fracs.split(",")]
     sets = validation_sets()
-    cases = call_cases(sets, fracs, args.n_boot)
-    ranks = rank_cases([float(f) for f in args.rank_fracs.split(",")], args.n_boot)
+    left_out = None if args.stored_rates else left_out_rates()
+    cases = call_cases(sets, fracs, args.n_boot, left_out)
+    ranks = rank_cases([float(f) for f in args.rank_fracs.split(",")], args.n_boot, left_out)
+    rates = ("the regimes' rates stored in the package, learned from every run, its own recipe included (a leak)"
+             if args.stored_rates else "each run forecast with the regimes' rates learned without its recipe "
+             "(`analysis/bench_forecast_regimes.py`, as the forecast backtest leaves recipes out)")
     lines = ["# Backtest of the decisions", "",
-             f"`python analysis/bench_decide.py --fracs {args.fracs} --n-boot {args.n_boot}` "
-             f"({time.time() - t0:.0f} s). Runs with validation: "
+             f"`python analysis/bench_decide.py --fracs {args.fracs} --n-boot {args.n_boot}"
+             f"{' --stored-rates' if args.stored_rates else ''}` "
+             f"({time.time() - t0:.0f} s); {rates}. Runs with validation: "
              + ", ".join(f"{k} ({table.run_ids(v).__len__()})" for k, v in sets.items()) + ".", "",
              "## The call", "", *call_table(cases), "", "## rank", "",
              "Points below the best run's final score (score x 100); pruned: runs pruned, in brackets those that "

@@ -30,6 +30,7 @@ from entropylaw.fit.forecast.data import RunData, window_end
 from bench_forecast_runs import recipe_of  # noqa: E402
 
 WAYS = ("regimes", "regimes, recipe known", "today", "last-value")
+KS = (10, 15, 25, 50)  # the windows (% of a run's steps) the stored rates are learned at
 KNOWN = "regimes, recipe known"
 
 
@@ -88,6 +89,13 @@ def learn_rates(cases) -> dict:
 def loro_rates(cases) -> dict:
     """``{recipe: rates learned from every other recipe}``."""
     return {rec: rg.learn(_learnable(cases[cases["recipe"] != rec])) for rec in cases["recipe"].unique()}
+
+
+def rates_without_recipe(frames) -> dict:
+    """What another backtest forecasts a run with, its recipe left out: ``{recipe: rates learned
+    from every other recipe}`` from every run of the tables ``frames``, at the windows :data:`KS`
+    the stored rates are learned at (a run's recipe: ``bench_forecast_runs.recipe_of``)."""
+    return loro_rates(regime_cases(all_runs(frames), KS))
 
 
 def _shown(fc, run):
