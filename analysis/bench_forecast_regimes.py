@@ -91,11 +91,9 @@ def loro_rates(cases) -> dict:
     return {rec: rg.learn(_learnable(cases[cases["recipe"] != rec])) for rec in cases["recipe"].unique()}
 
 
-def rates_without_recipe(frames) -> dict:
-    """What another backtest forecasts a run with, its recipe left out: ``{recipe: rates learned
-    from every other recipe}`` from every run of the tables ``frames``, at the windows :data:`KS`
-    the stored rates are learned at (a run's recipe: ``bench_forecast_runs.recipe_of``)."""
-    return loro_rates(regime_cases(all_runs(frames), KS))
+def loro_run_rates(cases) -> dict:
+    """``{run: rates learned from every other run}`` (its recipe's other runs included)."""
+    return {r: rg.learn(_learnable(cases[cases["run"] != r])) for r in cases["run"].unique()}
 
 
 def _shown(fc, run):
@@ -111,8 +109,7 @@ def _shown(fc, run):
 
 def recipe_backtest(runs, cases, ks, n_boot=200) -> pd.DataFrame:
     """Every run at every K, the three ways (module docstring), leaving its recipe out."""
-    rates = loro_rates(cases)
-    known = {r: rg.learn(_learnable(cases[cases["run"] != r])) for r in cases["run"].unique()}
+    rates, known = loro_rates(cases), loro_run_rates(cases)
     rows = []
     by = {(c["run"], c["K"]): c for c in cases.to_dict("records")}
     for recipe, run in runs:

@@ -266,6 +266,21 @@ def data_switch(config) -> str | None:
             "at hand measures it)")
 
 
+def moves(regime, rates) -> bool:
+    """Whether :func:`apply` moves a forecast from where the window ends: take-off (with rates for
+    it and the window's climb) moves its centre, instability (with rates) its lower end. A flat
+    method so moved models change (the decision reads its gain); data that changes only widens.
+
+    >>> moves({"name": "take-off", "c": 0.9}, {"take-off": {"rho": [0.5] * 21, "tasks": {}}}), moves(None, {})
+    (True, False)
+    """
+    if not regime or not rates:
+        return False
+    if regime["name"] == "take-off":
+        return "c" in regime and takeoff_rates(rates, regime)[0] is not None
+    return regime["name"] == "instability" and bool(rates.get("instability"))
+
+
 def _stretch(z, lo, hi):
     """Draws ``z`` (B, m) stretched around their median, each side apart, so that their 5 and 95 %
     points reach ``lo`` and ``hi`` where those lie further out (never narrowed)."""
