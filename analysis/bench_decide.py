@@ -1,7 +1,13 @@
 """Backtest of the decisions: the call (stop / continue / undecided) and ``rank``, on real runs.
 
     .venv/bin/python analysis/bench_decide.py [--fracs 0.15,0.25,0.5] [--n-boot 200]
-        [--out analysis/out/bench_decide.md]
+        [--leave-out recipe|run|none] [--out analysis/out/bench_decide.md]
+
+Each run is forecast with the regimes' rates (take-off, instability) learned without its recipe
+(``--leave-out recipe``, the default: a recipe never seen), as ``analysis/bench_forecast.py``
+measures them (``bench_forecast_regimes.py``); ``run``: without the run alone (a new run of a
+recipe the rates know, ``analysis/out/bench_decide_recipe_known.md``); ``none``: the package's
+stored rates, which hold the run itself (a leak, for comparison only).
 
 **The call.** Every real run with a validation score (``data/real``'s veRL runs, ``data/real-sizes``,
 ``data/real-codegen``, ``data/real-tasks`` and, when ``../shared`` is there, the CS336 grid's
