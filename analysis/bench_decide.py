@@ -1,7 +1,13 @@
 """Backtest of the decisions: the call (stop / continue / undecided) and ``rank``, on real runs.
 
     .venv/bin/python analysis/bench_decide.py [--fracs 0.15,0.25,0.5] [--n-boot 200]
-        [--out analysis/out/bench_decide.md]
+        [--leave-out recipe|run|none] [--out analysis/out/bench_decide.md]
+
+Each run is forecast with the regimes' rates (take-off, instability) learned without its recipe
+(``--leave-out recipe``, the default: a recipe never seen), as ``analysis/bench_forecast.py``
+measures them (``bench_forecast_regimes.py``); ``run``: without the run alone (a new run of a
+recipe the rates know, ``analysis/out/bench_decide_recipe_known.md``); ``none``: the package's
+stored rates, which hold the run itself (a leak, for comparison only).
 
 **The call.** Every real run with a validation score (``data/real``'s veRL runs, ``data/real-sizes``,
 ``data/real-codegen``, ``data/real-tasks`` and, when ``../shared`` is there, the CS336 grid's
@@ -35,12 +41,19 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "analysis"))  # the forecast backtest's modules, also when loaded by path (tests)
 
 import entropylaw as el  # noqa: E402
 from entropylaw import table  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
-from entropylaw.fit.forecast.core import DEFAULT, forecast_table  # noqa: E402
+from entropylaw.fit.forecast import sweep  # noqa: E402
+from entropylaw.fit.forecast.core import DEFAULT, forecast, forecast_table  # noqa: E402
+from entropylaw.fit.forecast.data import RunData  # noqa: E402
+from entropylaw.fit.forecast.decide import log_facts  # noqa: E402
 from entropylaw.fit.forecast.rank import rank  # noqa: E402
+
+import bench_forecast_regimes as regime_bench  # noqa: E402
+import bench_forecast_runs as shared_runs  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 NEAR = 0.02  # a pruned run that ends within 2 points of the best was pruned wrongly
@@ -69,6 +82,57 @@ def validation_sets() -> dict:
     return {k: v for k, v in out.items() if v is not None and len(v)}
 
 
+def left_out_rates(leave_out: str = "recipe"):
+    """``run_id -> the regimes' rates it is forecast with``, learned as ``analysis/bench_forecast.py``
+    stores them (every real run at the same windows) without the run's recipe (``leave_out``
+    "recipe": a recipe never seen) or without the run alone ("run": a new run of a recipe the
+    rates know, its sweep's other runs included)."""
+    from bench_forecast import default_sources, load_runs
+
+    frames, _ = load_runs(default_sources())
+    shared = [shared_runs.read_shared(p) for p in shared_runs.shared_sources()]
+    cases = regime_bench.regime_cases(regime_bench.all_runs(frames + shared), regime_bench.KS)
+    by = regime_bench.loro_rates(cases) if leave_out == "recipe" else regime_bench.loro_run_rates(cases)
+    said = set()
+
+    def rates_of(run_id, source):
+        rid = run_id.removesuffix("_metrics")  # the loader names a rasbt run after its file, the cases without
+        key = shared_runs.recipe_of(run_id, source) if leave_out == "recipe" else rid
+        if key not in by and key not in said:
+            said.add(key)
+            print(f"  {run_id}: its {leave_out} is not among the regimes' cases (a run too short to learn from): "
+                  "forecast without regime rates", file=sys.stderr)
+        return by.get(key, {})
+    return rates_of
+
+
+def forecasts(df, frac, n_boot, rates_of=None):
+    """The default method's forecasts of every run of ``df`` from its first ``frac`` of steps, as
+    ``forecast_table`` makes them (a sweep's runs pooled), each with the regime rates
+    ``rates_of(run_id, source)`` (:func:`left_out_rates`; None: the stored rates, which hold every
+    run's own recipe)."""
+    if rates_of is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return forecast_table(df, methods=[DEFAULT], fit_frac=frac, n_boot=n_boot)
+    meta = table.runs(df)
+    ids = list(meta["run_id"])
+    kw = {"methods": [DEFAULT], "fit_frac": frac, "n_boot": n_boot}
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pooled = sweep.sweeps(df, ids, None, "entropy", None, kw) if len(ids) >= 3 else {}
+        for rid, src in zip(ids, meta["source"]):
+            try:
+                out[rid] = forecast(RunData.from_table(df, rid), log=log_facts(df, rid), sweep=pooled.get(rid),
+                                    regime_rates=rates_of(rid, src), **kw)
+            except EntropyLawError as err:
+                print(f"  at {frac:.0%}, {rid} left out: {err}", file=sys.stderr)
+    if not out:
+        raise EntropyLawError("no run could be forecast")
+    return out
+
+
 def now_value(fc) -> float:
     """The last score in the window (a training score: the mean of its last 5 points)."""
     obs = fc.observed
@@ -76,17 +140,15 @@ def now_value(fc) -> float:
     return float(inside[-1]) if fc.target_kind == "validation" else float(np.mean(inside[-5:]))
 
 
-def call_cases(sets: dict, fracs, n_boot: int) -> pd.DataFrame:
+def call_cases(sets: dict, fracs, n_boot: int, rates_of=None) -> pd.DataFrame:
     rows = []
     for group, df in sets.items():
         for frac in fracs:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                try:
-                    fcs = forecast_table(df, methods=[DEFAULT], fit_frac=frac, n_boot=n_boot)
-                except EntropyLawError as err:
-                    print(f"  {group} at {frac:.0%}: {err}", file=sys.stderr)
-                    continue
+            try:
+                fcs = forecasts(df, frac, n_boot, rates_of)
+            except EntropyLawError as err:
+                print(f"  {group} at {frac:.0%}: {err}", file=sys.stderr)
+                continue
             for rid, fc in fcs.items():
                 d, final = fc.decision or {}, fc.final_observed
                 if fc.target_kind != "validation" or final is None:
@@ -95,7 +157,7 @@ def call_cases(sets: dict, fracs, n_boot: int) -> pd.DataFrame:
                 rows.append({"group": group, "run": rid, "frac": frac, "call": d.get("call"),
                              "threshold": d.get("threshold"), "expected": (d.get("gain") or {}).get("expected"),
                              "lo": (d.get("gain") or {}).get("lo"), "hi": (d.get("gain") or {}).get("hi"),
-                             "realised": realised, "point": d.get("point")})
+                             "realised": realised, "point": d.get("point"), "open": bool(d.get("no_forecast"))})
     return pd.DataFrame(rows)
 
 
@@ -115,9 +177,12 @@ def call_table(cases: pd.DataFrame) -> list[str]:
     thr = pts["threshold"] / pts["point"]
     none = int(cases["threshold"].isna().sum())
     inside = float(np.mean((cases["realised"] >= cases["lo"]) & (cases["realised"] <= cases["hi"])))
+    opened = cases[(cases["call"] == "continue") & cases.get("open", pd.Series(False, index=cases.index))]
     lines += ["", f"Threshold, scores in [0, 1]: {thr.min():.2f} to {thr.max():.2f} points (median {thr.median():.2f}); "
               f"{len(cases) - len(pts) - none} pairs of a score in [-1, 1] have the window's noise, held between 1 and 3 % "
               f"of its range; {none} pairs had no method that models change (no call).",
+              f"Continue calls with an open end (no forecast of where the run ends: the gain's lower bound alone "
+              f"clears the threshold): {len(opened)}, of which wrong {int((opened['realised'] < opened['threshold']).sum())}.",
               f"Realised gain between the gain's 90 % bounds (an 80 % interval): {100 * inside:.0f} % of {len(cases)} "
               "pairs (the realised gain also carries the noise of the one score observed at the window's end)."]
     return lines
@@ -139,13 +204,11 @@ def sweeps() -> dict:
     return out
 
 
-def rank_cases(fracs, n_boot: int) -> list[dict]:
+def rank_cases(fracs, n_boot: int, rates_of=None) -> list[dict]:
     rows = []
     for name, df in sweeps().items():
         for frac in fracs:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fcs = forecast_table(df, methods=[DEFAULT], fit_frac=frac, n_boot=n_boot)
+            fcs = forecasts(df, frac, n_boot, rates_of)
             r = rank(fcs)
             final = {rid: fc.final_observed for rid, fc in fcs.items()}
             now = {rid: now_value(fc) for rid, fc in fcs.items()}
@@ -180,15 +243,27 @@ def main(argv=None) -> int:
     ap.add_argument("--rank-fracs", default="0.25,0.5")
     ap.add_argument("--n-boot", type=int, default=200)
     ap.add_argument("--out", default=str(ROOT / "analysis/out/bench_decide.md"))
+    ap.add_argument("--leave-out", choices=("recipe", "run", "none"), default="recipe",
+                    help="what each run's regime rates are learned without: its recipe (a recipe never seen; the "
+                         "default), the run alone (a new run of a recipe the rates know), or nothing (the package's "
+                         "stored rates, which hold the run itself: a leak, for comparison only)")
     args = ap.parse_args(argv)
     t0 = time.time()
     fracs = [float(f) for f in args.fracs.split(",")]
     sets = validation_sets()
-    cases = call_cases(sets, fracs, args.n_boot)
-    ranks = rank_cases([float(f) for f in args.rank_fracs.split(",")], args.n_boot)
+    rates_of = None if args.leave_out == "none" else left_out_rates(args.leave_out)
+    cases = call_cases(sets, fracs, args.n_boot, rates_of)
+    ranks = rank_cases([float(f) for f in args.rank_fracs.split(",")], args.n_boot, rates_of)
+    rates = {"none": "the regimes' rates stored in the package, learned from every run, the run itself included "
+                     "(a leak)",
+             "run": "each run forecast with the regimes' rates learned without it (its recipe's other runs in: a "
+                    "new run of a recipe the rates know)",
+             "recipe": "each run forecast with the regimes' rates learned without its recipe (a recipe never seen; "
+                       "`analysis/bench_forecast_regimes.py`, as the forecast backtest leaves recipes out)"}
     lines = ["# Backtest of the decisions", "",
-             f"`python analysis/bench_decide.py --fracs {args.fracs} --n-boot {args.n_boot}` "
-             f"({time.time() - t0:.0f} s). Runs with validation: "
+             f"`python analysis/bench_decide.py --fracs {args.fracs} --n-boot {args.n_boot}"
+             f"{'' if args.leave_out == 'recipe' else ' --leave-out ' + args.leave_out}` "
+             f"({time.time() - t0:.0f} s); {rates[args.leave_out]}. Runs with validation: "
              + ", ".join(f"{k} ({table.run_ids(v).__len__()})" for k, v in sets.items()) + ".", "",
              "## The call", "", *call_table(cases), "", "## rank", "",
              "Points below the best run's final score (score x 100); pruned: runs pruned, in brackets those that "

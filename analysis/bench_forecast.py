@@ -102,6 +102,12 @@ def load_runs(sources):
     return frames, skipped
 
 
+def default_sources() -> list[str]:
+    """The runs the backtest reads by default: ``data/``'s real runs and ``../shared``'s logs."""
+    return [*(str(ROOT / "data" / d) for d in ("real", "real-sizes", "real-codegen", "real-tasks")
+              if (ROOT / "data" / d).is_dir()), *glob.glob(str(ROOT.parent / "shared/data/real-logs"))]
+
+
 def noise_floor(df, run: RunData, problems) -> float | None:
     """Binomial SE (points) of the final target value; None when n is unknown."""
     if run.target_kind != "validation" or run.bounds != (0.0, 1.0):  # a reward, not an accuracy: no binomial floor
@@ -348,8 +354,7 @@ def main(argv=None):
     for item in args.n_problems:
         bench, _, n = item.partition("=")
         problems[bench] = int(n)
-    sources = args.sources or [*(str(ROOT / "data" / d) for d in ("real", "real-sizes", "real-codegen", "real-tasks")
-                                 if (ROOT / "data" / d).is_dir()), *glob.glob(str(ROOT.parent / "shared/data/real-logs"))]
+    sources = args.sources or default_sources()
     ks = [int(k) for k in args.ks.split(",")]
     t0 = time.time()
     frames, skipped = load_runs(sources)
@@ -410,7 +415,7 @@ def main(argv=None):
     # the regimes, leaving whole recipes out, on every run (data/ and ../shared where present)
     shared = [shared_runs.read_shared(p) for p in shared_runs.shared_sources()]
     every = regime_bench.all_runs(frames + shared)
-    cases = regime_bench.regime_cases(every, [10, 15, 25, 50])
+    cases = regime_bench.regime_cases(every, regime_bench.KS)
     rates = regime_bench.learn_rates(cases)
     regime_res = regime_bench.recipe_backtest(every, cases, [k for k in ks if k in (15, 25, 50)] or ks, args.n_boot)
     lines += regime_bench.tables(regime_res, cases, rates)

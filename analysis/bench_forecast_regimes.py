@@ -30,6 +30,7 @@ from entropylaw.fit.forecast.data import RunData, window_end
 from bench_forecast_runs import recipe_of  # noqa: E402
 
 WAYS = ("regimes", "regimes, recipe known", "today", "last-value")
+KS = (10, 15, 25, 50)  # the windows (% of a run's steps) the stored rates are learned at
 KNOWN = "regimes, recipe known"
 
 
@@ -90,6 +91,11 @@ def loro_rates(cases) -> dict:
     return {rec: rg.learn(_learnable(cases[cases["recipe"] != rec])) for rec in cases["recipe"].unique()}
 
 
+def loro_run_rates(cases) -> dict:
+    """``{run: rates learned from every other run}`` (its recipe's other runs included)."""
+    return {r: rg.learn(_learnable(cases[cases["run"] != r])) for r in cases["run"].unique()}
+
+
 def _shown(fc, run):
     """(forecast, lo, hi, observed) of the final score the forecast recommends."""
     r = fc.methods.get(fc.default) or next(iter(fc.methods.values()))
@@ -103,8 +109,7 @@ def _shown(fc, run):
 
 def recipe_backtest(runs, cases, ks, n_boot=200) -> pd.DataFrame:
     """Every run at every K, the three ways (module docstring), leaving its recipe out."""
-    rates = loro_rates(cases)
-    known = {r: rg.learn(_learnable(cases[cases["run"] != r])) for r in cases["run"].unique()}
+    rates, known = loro_rates(cases), loro_run_rates(cases)
     rows = []
     by = {(c["run"], c["K"]): c for c in cases.to_dict("records")}
     for recipe, run in runs:

@@ -196,7 +196,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     decided = dict(fitted)
     curve = decision_method(run.target_kind)
     for i, backup in enumerate((curve, *DECISION_BACKUPS)):  # fitted for the decision only, until one runs
-        if i and any(m.ok_ for m in decided.values() if m.models_change):
+        if i and any(m.ok_ for m in decided.values() if m.moves()):
             break
         if backup not in decided and backup in METHODS:  # a combination is not fitted for the decision alone
             decided[backup] = _build(METHODS[backup], conf, n_boot, seed, {**given, "notes": []}, {}).fit(win)

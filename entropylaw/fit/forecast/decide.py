@@ -10,8 +10,12 @@ From one method's forecast (its expected curve, its predictive draws of the fina
   else the forecast's last step;
 - **the call**: ``stop`` when the gain's 90 % upper bound (its 90th percentile over the
   draws; ``conf``) is below the threshold, ``continue`` when its 90 % lower bound (10th
-  percentile) is above it, else ``undecided``, with the step at which the call is likely made. No call without a forecast (an interval wider than half the score's
-  range, :func:`~.final.no_forecast_reason`);
+  percentile) is above it, else ``undecided``, with the step at which the call is likely
+  made. Where the final score's interval is wider than half the score's range (no forecast,
+  :func:`~.final.no_forecast_reason`) the window cannot say where the run ends: no call,
+  except ``continue`` when the gain's lower bound alone clears the threshold (a run taking
+  off whose upper end is open: "at least +G"; ``no_forecast`` says why the end is open). A
+  stop needs the upper bound, which such a window does not give;
 - **threshold**: one binomial standard error ``sqrt(p (1 - p) / n)`` of the validation set
   (``n`` problems, ``p`` the expected score at the window's end), else the window's noise;
   for a score in [0, 1] (or in percent) held between 1 and 3 points (:data:`POINTS_FLOOR`,
@@ -258,17 +262,22 @@ def to_step_of(total_steps, planned, last, backtest: bool, at_last: float, end: 
     return float(at_last), "the forecast's last step; give `total_steps`, the run's planned last step"
 
 
-# a method whose curve cannot change (models_change False) has no gain by construction: skipped
+# a method whose curve cannot change (models_change False) has no gain by construction: skipped,
+# unless the window's regime moves its draws (take-off, instability: Method.moves); the method the
+# output recommends is then read before a curve fitted for the decision alone, which extrapolates the
+# window the regime says not to trust
 def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, to, step_cost=None,
                 step_seconds=None) -> tuple[dict, np.ndarray | None]:
-    """The decision on ``win`` (the run cut at the window's end) from the first curve in order
-    that models change, and that curve's draws of the final score at N; ``to``: (N, why) from
+    """The decision on ``win`` (the run cut at the window's end) from the first method in order
+    that models change (a curve, or a method the window's regime moves: last-value in a
+    take-off), and that method's draws of the final score at N; ``to``: (N, why) from
     :func:`to_step_of`."""
     order = [first, curve, *fitted]
-    m = next((fitted[n] for n in order if n in fitted and fitted[n].models_change and fitted[n].ok_), None)
+    m = next((fitted[n] for n in order if n in fitted and fitted[n].ok_ and fitted[n].moves()), None)
     if m is None:
         return {"method": None, "call": None, "reason": "no method that models change could run on this window "
-                                                        "(last-value and law-ceiling have no gain by construction)"}, None
+                                                        "(last-value and law-ceiling have no gain by construction, "
+                                                        "unless the window's regime moves them)"}, None
     end, bounds, origin = win.end, win.bounds, win.origin
     to_step, to_why = to
     spacing = float(np.median(np.diff(win.target.steps))) if len(win.target) > 1 else 1.0
@@ -285,8 +294,12 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     lo, hi = np.quantile(fdraws, [(1 - conf) / 2, (1 + conf) / 2]) if len(fdraws) else (np.nan, np.nan)
     out["final"] = {"step": to_step, "expected": final, "lo": float(lo), "hi": float(hi)}
     why_not = no_forecast_reason(float(lo), float(hi), bounds)
-    if why_not or not np.isfinite([gain["lo"], gain["hi"]]).all():
-        out.update(call=None, reason=why_not or "the forecast has no finite draws")
+    if not np.isfinite([gain["lo"], gain["hi"]]).all():
+        out.update(call=None, reason="the forecast has no finite draws")
+    elif why_not and gain["lo"] > threshold:  # the lower bound is enough for continue; the end stays open
+        out.update(call="continue", no_forecast=why_not)
+    elif why_not:
+        out.update(call=None, reason=why_not)
     else:
         out["call"] = call_of(gain["lo"], gain["hi"], threshold)
     steps = np.linspace(end, to_step, 200)

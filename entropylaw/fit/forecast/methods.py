@@ -60,7 +60,7 @@ class Method:
       ``seed`` (:data:`INPUTS`), by keyword; ``requires``: those of them without which it is
       left out of the default set (it still runs when named);
     - ``models_change``: False where its curve is flat by construction (the decision "can I
-      stop?" does not read it);
+      stop?" does not read it, unless the window's regime moves its draws: :meth:`moves`);
     - ``build(conf, n_boot, seed, **given)``, then ``fit(window)`` (returns the method, with
       ``ok_`` and ``reason_``), then ``result(steps, final)``.
     """
@@ -87,6 +87,13 @@ class Method:
 
     def fit(self, run: RunData) -> "Method":
         raise NotImplementedError
+
+    def moves(self) -> bool:
+        """Whether its forecast can differ from the window's end: a curve that models change, or
+        a flat one whose draws the window's regime moves (set by ``forecast()`` on the method it
+        shows; :func:`~.regimes.moves`)."""
+        return self.models_change or regimes.moves(getattr(self, "regime_", None),
+                                                   getattr(self, "regime_rates_", None))
 
     def columns(self, steps) -> dict:
         """The method's own columns beside its forecast at ``steps`` (none by default)."""

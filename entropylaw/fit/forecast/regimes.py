@@ -14,7 +14,10 @@ in two other regimes, each recognised from the window:
   runs reached.
 - **instability**: the entropy rose several-fold (:data:`ENTROPY_FOLD`: its smoothed level
   late in the window over its lowest earlier level), or the score fell beyond its noise
-  after a peak (:data:`DROP_SD` standard errors of a point). Real runs in that
+  after a peak and stayed there: its last :data:`DROP_POINTS` points each more than
+  :data:`DROP_SD` standard errors of a point below the peak (one point alone: more than
+  :data:`DROP_ALONE_SD`). The peak is the highest of many noisy points, and one point
+  below it by 3 standard errors is what noise gives on a long flat run. Real runs in that
   state often collapsed; the forecast keeps its centre and its upper end and moves its lower
   end to the 5 % point of its draws each scaled toward the score's floor by what such runs
   kept of their level (``r = final / window end``, above the floor, at most 1), and it warns
@@ -49,7 +52,11 @@ FLOOR = 0.3  # the window's first score in the lowest 30 % of its range: it star
 FAST = 0.3  # logit per unit of ln(1 + step): ~3x the slow drift of saturating runs (0.05-0.12)
 RISE_SD = 3.0  # the window's climb, first point to last, beyond 3 standard errors of a point
 ENTROPY_FOLD = 3.0  # the entropy's late level over its lowest earlier level: "several-fold"
-DROP_SD = 3.0  # the last point below the window's peak by more than 3 standard errors of a point
+DROP_SD = 3.0  # the last DROP_POINTS points below the window's peak by more than 3 standard errors of a point
+# each of the last 2 points: on a flat GSM8K run of 22 to 56 points, the highest point minus the
+# last one alone reaches 3.2-3.4 standard errors by noise (veRL gpg and grpo-deepseek at 50 %)
+DROP_POINTS = 2
+DROP_ALONE_SD = 6.0  # one point alone that far below the peak is no noise: said at once
 COLLAPSED = 0.5  # a run that ends below half its window-end level (above the floor) collapsed
 MIN_CASES = 3  # a regime's rates need 3 cases from 2 recipes or more
 MIN_TASK_RUNS = 3  # a task's own take-off rates need 3 runs of it
@@ -109,12 +116,17 @@ def classify(win, entropy_fold=ENTROPY_FOLD) -> dict:
     rise = entropy_rise(win) if entropy_fold else None
     peak = float(np.max(y.values))
     drop = peak - float(y.values[-1])
+    after = len(y) - 1 - int(np.argmax(y.values))  # points after the peak
+    held = peak - float(np.max(y.values[-DROP_POINTS:])) if after >= DROP_POINTS else 0.0
     first = (float(y.values[0]) - lo) / (hi - lo)
     out.update(point_sd=sd, entropy_fold=rise, drop=drop)
     signs = []
     if rise is not None and rise >= entropy_fold:
         signs.append(f"the entropy rose {rise:.1f}-fold in the window")
-    if drop > DROP_SD * sd and int(np.argmax(y.values)) < len(y) - 1:
+    if held > DROP_SD * sd:
+        signs.append(f"the score's last {DROP_POINTS} points lie {100 * held / (hi - lo):.1f} points or more below "
+                     f"its peak of {peak:.3f}, {held / sd:.1f} times a point's standard error")
+    elif after >= 1 and drop > DROP_ALONE_SD * sd:
         signs.append(f"the score fell {100 * drop / (hi - lo):.1f} points below its peak of {peak:.3f}, "
                      f"{drop / sd:.1f} times a point's standard error")
     if got is not None:
@@ -252,6 +264,21 @@ def data_switch(config) -> str | None:
             f"(data.shuffle=False: {names}), so later steps train on other data; the forecast assumes the same data "
             f"throughout: its interval is widened {SWITCH_WIDEN:g}x on the logit scale (a stated factor: no run "
             "at hand measures it)")
+
+
+def moves(regime, rates) -> bool:
+    """Whether :func:`apply` moves a forecast from where the window ends: take-off (with rates for
+    it and the window's climb) moves its centre, instability (with rates) its lower end. A flat
+    method so moved models change (the decision reads its gain); data that changes only widens.
+
+    >>> moves({"name": "take-off", "c": 0.9}, {"take-off": {"rho": [0.5] * 21, "tasks": {}}}), moves(None, {})
+    (True, False)
+    """
+    if not regime or not rates:
+        return False
+    if regime["name"] == "take-off":
+        return "c" in regime and takeoff_rates(rates, regime)[0] is not None
+    return regime["name"] == "instability" and bool(rates.get("instability"))
 
 
 def _stretch(z, lo, hi):

@@ -66,6 +66,9 @@ def decision_lines(d) -> list[str]:
         lines.append(f"    call: none: {d.get('reason')}")
     elif call == "stop":
         lines.append(f"    call: stop: the gain's upper bound {_gain(g['hi'], p)} is below {thr}")
+    elif call == "continue" and d.get("no_forecast"):
+        lines.append(f"    call: continue: at least {_gain(g['lo'], p)} {units} (the gain's lower bound), above {thr}; "
+                     f"{d['no_forecast']}")
     elif call == "continue":
         lines.append(f"    call: continue: the gain's lower bound {_gain(g['lo'], p)} is above {thr}")
     else:

@@ -1,0 +1,90 @@
+"""The call on a window whose regime moves the forecast: a take-off the default method refuses is
+read through the forecast the output recommends (last-value moved by what take-off runs did next),
+a continue may leave the end open when the lower bound alone clears the threshold, and a stop is
+never made from a window that cannot bound the upside."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import special
+
+from entropylaw.fit.forecast.core import forecast
+from entropylaw.fit.forecast.data import RunData
+
+pytestmark = pytest.mark.printed
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+
+
+def _rates(rho, reached=0.9):
+    return {"take-off": {"rho": list(np.linspace(*rho, 21)), "reached": list(np.linspace(0.3, reached, 21)),
+                         "cases": 20, "runs": 8, "recipes": ["a", "b"], "tasks": {}}}
+
+
+def _takeoff():
+    """A MATH-like score taking off from 0.04 (its logit linear in ln(1 + step)); by step 12 the
+    window holds 3 points (0.035, 0.101, 0.163), and logit-drift refuses: it ends inside the take-off."""
+    steps = np.r_[1.0, np.arange(5.0, 301.0, 5.0)]
+    z = special.logit(0.04) + 0.9 * np.log1p(steps) - 0.9 * np.log(2.0)
+    y = np.random.default_rng(0).binomial(5000, special.expit(z)) / 5000
+    return RunData.from_arrays(steps, y, np.arange(1.0, 301.0), np.full(300, 0.3), target_key="val/math")
+
+
+def test_a_take_off_the_default_refuses_is_called_from_the_regimes_forecast():
+    run = _takeoff()
+    fc = forecast(run, fit_steps=12, methods=["default"], regime_rates=_rates((0.5, 1.5)), n_boot=200)
+    d, r = fc.decision, fc.regime
+    assert fc.regime_name == "take-off" and fc.default == "last-value" and d["method"] == "last-value"
+    assert d["call"] == "continue" and d["gain"]["lo"] > d["threshold"] and "no_forecast" not in d
+    # the expected gain, computed here: the median rho (1.0) times the window's climb on the logit
+    # scale to the run's last step, from the fitted level at the window's end, minus the last value
+    final = special.expit(r["z_end"] + 1.0 * r["c"] * np.log((1 + 300.0) / (1 + fc.window_end)))
+    assert d["gain"]["to_step"] == 300.0
+    assert d["gain"]["expected"] == pytest.approx(final - run.target.values[2], abs=1e-9)
+
+
+def test_a_continue_may_leave_the_end_open_and_says_so():
+    fc = forecast(_takeoff(), fit_steps=12, methods=["default"], regime_rates=_rates((0.2, 2.0), 0.95), n_boot=200)
+    d = fc.decision
+    assert d["final"]["hi"] - d["final"]["lo"] > 0.5  # the window does not say where the run ends
+    assert d["call"] == "continue" and d["gain"]["lo"] > d["threshold"]
+    assert d["no_forecast"].startswith("no forecast: the interval")
+    text = " ".join(str(fc).split())
+    assert "call: continue: at least +" in text and "no forecast: the interval" in text
+
+
+def test_rates_that_hold_a_stall_give_no_continue_and_no_stop():
+    fc = forecast(_takeoff(), fit_steps=12, methods=["default"], regime_rates=_rates((-1.0, 1.0)), n_boot=200)
+    d = fc.decision
+    assert d["method"] == "last-value" and d["gain"]["lo"] < d["threshold"] < d["gain"]["hi"]
+    assert d["call"] not in ("stop", "continue")
+
+
+def test_without_take_off_rates_nothing_moves_last_value_and_the_call_says_why():
+    fc = forecast(_takeoff(), fit_steps=12, methods=["default"], regime_rates={}, n_boot=200)
+    d = fc.decision
+    assert d["method"] is None and d["call"] is None and "unless the window's regime moves them" in d["reason"]
+
+
+@pytest.mark.shared
+def test_a_cs336_take_off_at_15_percent_is_told_to_continue():
+    """Its 15 % window holds steps 1 and 5 (0.044, 0.118); the run ends at 0.580. With the stored
+    rates (runs of task 'math' in take-off) the call is continue, the end left open."""
+    import sys
+
+    path = SHARED / "real-cs336-wandb" / "reference" / "grpo_grpo_clip_lr1e-05_epoch2_train_batch128__5f987owm.csv"
+    if not path.exists():
+        pytest.skip("../shared/data/real-cs336-wandb is absent (only CI and developers have it)")
+    sys.path.insert(0, str(ROOT / "analysis"))
+    import bench_forecast_runs as br
+
+    df = br.read_shared(path)
+    run = RunData.from_table(df, df["run_id"].iloc[0])
+    fc = forecast(run, fit_frac=0.15, methods=["default"])
+    d = fc.decision
+    assert fc.regime_name == "take-off" and d["method"] == "last-value"
+    assert d["call"] == "continue" and d["gain"]["lo"] > d["threshold"]
+    assert run.target.values[-1] - run.target.values[1] > d["gain"]["lo"]  # it then gained +46 points
