@@ -40,10 +40,27 @@ def test_a_take_off_the_default_refuses_is_called_from_the_regimes_forecast():
     assert fc.regime_name == "take-off" and fc.default == "last-value" and d["method"] == "last-value"
     assert d["call"] == "continue" and d["gain"]["lo"] > d["threshold"] and "no_forecast" not in d
     # the expected gain, computed here: the median rho (1.0) times the window's climb on the logit
-    # scale to the run's last step, from the fitted level at the window's end, minus the last value
+    # scale to the run's last step, from the fitted level at the window's end, minus that same level
+    # (final and now from one curve: the take-off's anchor, not the last noisy value)
+    start = special.expit(r["z_end"])
     final = special.expit(r["z_end"] + 1.0 * r["c"] * np.log((1 + 300.0) / (1 + fc.window_end)))
     assert d["gain"]["to_step"] == 300.0
-    assert d["gain"]["expected"] == pytest.approx(final - run.target.values[2], abs=1e-9)
+    assert d["gain"]["expected"] == pytest.approx(final - start, abs=1e-9)
+    # the gain's bounds are the final draws' own quantiles less the anchor: joint draws, so the
+    # gain's interval is the final score's shifted, never wider
+    assert d["gain"]["hi"] - d["gain"]["lo"] <= d["final"]["hi"] - d["final"]["lo"] + 1e-9
+    q10, q90 = np.quantile(fc.final_draws, [0.1, 0.9])  # the gain's 90 % bounds are one-sided
+    assert (d["gain"]["lo"], d["gain"]["hi"]) == pytest.approx((q10 - start, q90 - start), abs=1e-9)
+
+
+def test_instability_alone_does_not_make_a_flat_method_give_a_stop():
+    """Instability moves only a forecast's lower end: last-value on a collapsed floor would read a
+    gain of exactly [0, 0] and 'stop' by construction. It is not a method that models change."""
+    from entropylaw.fit.forecast import regimes
+
+    rates = {"instability": {"r": [0.5] * 21, "cases": 9, "collapsed": 6, "recipes": ["a", "b"]}}
+    assert not regimes.moves({"name": "instability"}, rates)
+    assert regimes.moves({"name": "take-off", "c": 0.9}, _rates((0.5, 1.5)))
 
 
 def test_a_continue_may_leave_the_end_open_and_says_so():
@@ -88,3 +105,18 @@ def test_a_cs336_take_off_at_15_percent_is_told_to_continue():
     assert fc.regime_name == "take-off" and d["method"] == "last-value"
     assert d["call"] == "continue" and d["gain"]["lo"] > d["threshold"]
     assert run.target.values[-1] - run.target.values[1] > d["gain"]["lo"]  # it then gained +46 points
+
+
+def test_an_open_ended_continue_reads_at_least_on_the_page_and_the_screen():
+    """Where the final score has no forecast, the page and the screen show the gain's lower bound
+    ('at least +G'), not an expected gain the window cannot give."""
+    from entropylaw.page.forecasts import call_cell
+    from entropylaw.results.columns import _gain
+
+    f = {"call": "continue", "gain": 0.30, "gain_ci": (0.093, 0.62), "point": 0.01, "open_end": True,
+         "call_method": "last-value", "gain_to": 300.0, "threshold": 0.01, "threshold_source": "one binomial SE"}
+    cell = call_cell(f)
+    assert "at least +9.3 · continue" in cell and "+30.0" not in cell.split(">", 1)[1]
+    assert _gain({"fc": f}) == "at least +9.3"
+    closed = {**f, "open_end": False}
+    assert "+30.0 · continue" in call_cell(closed) and _gain({"fc": closed}) == "+30.0 [+9.3, +62.0]"

@@ -33,6 +33,9 @@ def call_cell(f: Mapping) -> str:
     if likely:
         tip += f"; likely {likely['call']} at step {likely['step']:.0f}"
     tag = f' <span class="muted tag">{esc(f["call_tag"])}</span>' if f.get("call_tag") else ""
+    if f.get("open_end"):  # the lower bound alone clears the threshold; the end is not in the window
+        tip += "; where the run ends is not in the window: the call reads the gain's lower bound alone"
+        return f'<td title="{esc(tip)}">at least {esc(_pts(lo, p))} · {esc(f["call"])}{tag}</td>'
     return f'<td title="{esc(tip)}">{esc(_pts(f["gain"], p))} · {esc(f["call"])}{tag}</td>'
 
 

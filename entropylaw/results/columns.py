@@ -99,6 +99,8 @@ def _gain(r) -> str:
     if f.get("gain") is None or not _fin(f["gain"]) or not f.get("call"):
         return "-"
     lo, hi = f["gain_ci"]
+    if f.get("open_end"):  # a continue from the lower bound alone: where the run ends is not known
+        return f"at least {pts(lo, f.get('point'))}"
     return f"{pts(f['gain'], f.get('point'))} [{pts(lo, f.get('point'))}, {pts(hi, f.get('point'))}]"
 
 

@@ -178,7 +178,7 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
             f.update(call_method=dec.get("method"), call=dec.get("call"), call_reason=dec.get("reason"),
                      gain=g["expected"], gain_ci=(g["lo"], g["hi"]), gain_to=g["to_step"], likely=dec.get("likely"),
                      threshold=dec.get("threshold"), threshold_source=dec.get("threshold_source"),
-                     point=dec.get("point"))
+                     point=dec.get("point"), open_end=bool(dec.get("no_forecast")))
         law = table.loc[LAW_METHOD]
         if law["ok"]:
             f.update(law_ceiling=as_float(law["plateau"]), law_ceiling_ci=_pair(law["plateau_ci"]))

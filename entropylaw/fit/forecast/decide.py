@@ -40,6 +40,7 @@ import numpy as np
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import robust_noise
 from entropylaw.fit.forecast.final import final_steps, no_forecast_reason
+from entropylaw.fit.logit import from_logit
 
 # Test-split sizes (number of problems) of common benchmarks: the binomial noise of a score.
 PROBLEMS = {"gsm8k": 1319, "math-lighteval": 5000, "math": 5000, "math500": 500, "math-500": 500,
@@ -141,11 +142,27 @@ def final_draws(m, kind: str, origin: float, to_step: float, spacing: float) -> 
     return float(np.asarray(fmid)[-1]), np.asarray(fdraws, float)[:, -1]
 
 
+def anchor(regime, bounds) -> float | None:
+    """The level a take-off's draws climb from at the window's end (the fitted logit's end,
+    where :func:`~.regimes.apply` starts them), or None outside a take-off: the gain's "now" for
+    a flat method a take-off moves, so that its final and its now come from one curve.
+
+    >>> round(anchor({"name": "take-off", "z_end": 0.0}, (0.0, 1.0)), 3), anchor({"name": "saturation"}, (0, 1))
+    (0.5, None)
+    """
+    if bounds is None or not regime or regime.get("name") != "take-off" or "z_end" not in regime:
+        return None
+    return float(np.asarray(from_logit(np.array([regime["z_end"]]), bounds))[0])
+
+
 def final_and_now(m, kind: str, origin: float, end: float, to_step: float, spacing: float):
     """``m``'s final score at ``to_step`` (:func:`final_draws`) and its level at the window's
     end: (final point, final draws (B,), now point, now draws (B,)), row by row from the same
     parameter draw (where the method's draws do not line up, the now is its point)."""
     final, fdraws = final_draws(m, kind, origin, to_step, spacing)
+    start = None if getattr(m, "models_change", True) else anchor(getattr(m, "regime_", None), getattr(m, "bounds_", None))
+    if start is not None:  # a flat method a take-off moves: its draws climb from the take-off's anchor
+        return final, fdraws, start, np.full(len(fdraws), start)
     nmid, ndraws = m.curve(np.array([float(end)]))
     now = float(np.asarray(nmid)[0])
     ndraws = np.asarray(ndraws, float)[:, 0] if ndraws is not None and len(ndraws) == len(fdraws) \

@@ -267,18 +267,18 @@ def data_switch(config) -> str | None:
 
 
 def moves(regime, rates) -> bool:
-    """Whether :func:`apply` moves a forecast from where the window ends: take-off (with rates for
-    it and the window's climb) moves its centre, instability (with rates) its lower end. A flat
-    method so moved models change (the decision reads its gain); data that changes only widens.
+    """Whether :func:`apply` moves a forecast's centre from where the window ends: take-off (with
+    rates for it and the window's climb). A flat method so moved models change (the decision reads
+    its gain, from the take-off's anchor: :func:`.decide.anchor`). Instability moves only the lower end: a
+    flat method's gain then has no upward side, and a stop read from it would be one by
+    construction, so it does not count; data that changes only widens.
 
     >>> moves({"name": "take-off", "c": 0.9}, {"take-off": {"rho": [0.5] * 21, "tasks": {}}}), moves(None, {})
     (True, False)
     """
     if not regime or not rates:
         return False
-    if regime["name"] == "take-off":
-        return "c" in regime and takeoff_rates(rates, regime)[0] is not None
-    return regime["name"] == "instability" and bool(rates.get("instability"))
+    return regime["name"] == "take-off" and "c" in regime and takeoff_rates(rates, regime)[0] is not None
 
 
 def _stretch(z, lo, hi):
