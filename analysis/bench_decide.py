@@ -21,7 +21,7 @@ decision (:mod:`entropylaw.fit.forecast.decide`), and scored on what the run the
 - share called: stop or continue, of every (run, window) pair.
 
 **rank.** On the real sweeps (the CS336 grid's complete runs, the rasbt runs, the TRL sweeps in
-``data/real``), at 25 and 50 %: the top pick (highest p_best) and how far its final score ended
+``data/real``), at 25 and 50 %: the pick (``Ranking.top``: the highest expected final score among the runs with a forecast) and how far its final score ended
 below the best run's; the pruned runs and those of them that ended within 2 points of the best
 (wrong prunes). Against picking the run that is best now (its last validation score, or a
 training score's mean over the window's last 5 points) and against the median rule (Optuna's
@@ -213,13 +213,12 @@ def rank_cases(fracs, n_boot: int, rates_of=None) -> list[dict]:
             final = {rid: fc.final_observed for rid, fc in fcs.items()}
             now = {rid: now_value(fc) for rid, fc in fcs.items()}
             best = max(v for v in final.values() if v is not None)
-            ranked = [x for x in r.rows if x["p_best"] is not None]
-            top = max(ranked, key=lambda x: x["p_best"])["run_id"]
+            top = r.top
             pick_now = max(now, key=now.get)
             med = float(np.median(list(now.values())))
             median_pruned = [k for k, v in now.items() if v < med]
             pruned = [x["run_id"] for x in r.rows if x["prune"]]
-            rows.append({"sweep": name, "frac": frac, "runs": len(fcs), "top": best - final[top],
+            rows.append({"sweep": name, "frac": frac, "runs": len(fcs), "top": None if top is None else best - final[top],
                          "now": best - final[pick_now], "pruned": len(pruned),
                          "wrong": sum(final[k] >= best - NEAR for k in pruned),
                          "median_pruned": len(median_pruned),
@@ -231,7 +230,8 @@ def rank_table(rows) -> list[str]:
     lines = ["| sweep | window | runs | top pick below best | best-now below best | pruned (wrong) | "
              "median rule pruned (wrong) |", "|---|---|---:|---:|---:|---:|---:|"]
     for x in rows:
-        lines.append(f"| {x['sweep']} | {100 * x['frac']:g} % | {x['runs']} | {100 * x['top']:.1f} | "
+        top = "none" if x["top"] is None else f"{100 * x['top']:.1f}"
+        lines.append(f"| {x['sweep']} | {100 * x['frac']:g} % | {x['runs']} | {top} | "
                      f"{100 * x['now']:.1f} | {x['pruned']} ({x['wrong']}) | {x['median_pruned']} "
                      f"({x['median_wrong']}) |")
     return lines

@@ -108,6 +108,31 @@ def test_a_run_without_draws_is_listed_not_ranked():
     del el
 
 
+def test_a_run_with_no_forecast_is_neither_the_pick_nor_the_bar():
+    """A run whose interval is too wide to be a forecast: its draws, spread over the whole range,
+    would end 'best' in many joint draws and push the others' p_near down (before, the pick went to
+    such a run and good runs were pruned). It is listed with its interval, never pruned, never kept."""
+    from entropylaw.fit.forecast.core import forecast_table
+
+    fcs = forecast_table(_sweep(n_runs=3), methods=["default"], fit_frac=0.5, n_boot=200)
+    before = rk.rank(fcs)
+    wide = fcs["run00"]  # the worst run becomes one the window cannot forecast
+    wide.final_draws = np.random.default_rng(1).uniform(0.0, 1.0, len(wide.final_draws))
+    wide.final_point = 0.9
+    wide.methods[wide.default].final = {**(wide.methods[wide.default].final or {}), "no_forecast": "the interval ..."}
+    r = rk.rank(fcs)
+    rows = {x["run_id"]: x for x in r.rows}
+    assert rows["run00"]["p_best"] is None and rows["run00"]["note"] == "no forecast" and not rows["run00"]["prune"]
+    assert r.top == "run02" == before.top  # the highest expected with a forecast, not the wide 0.9
+    assert r.rows[-1]["run_id"] == "run00"  # listed after the ranked runs
+    for rid in ("run01", "run02"):  # the bar is set by the runs with a forecast only
+        assert rows[rid]["p_near"] == pytest.approx({x["run_id"]: x for x in before.rows}[rid]["p_near"], abs=0.05)
+    assert sum(x["p_best"] for x in r.rows if x["p_best"] is not None) == pytest.approx(1.0)
+    assert "keep: run02" in str(r) and "never pruned" in str(r)
+    # had the wide run taken part, run02 would end 'best' in only about the share of draws below it
+    assert rk.share_best([wide.final_draws, fcs["run02"].final_draws])[1] < 0.95
+
+
 def _cli(*args):
     return subprocess.run([sys.executable, "-m", "entropylaw", *args], capture_output=True, text=True, cwd=ROOT)
 
@@ -123,7 +148,8 @@ def test_twenty_six_runs_fit_one_screen_and_json(tmp_path):
     assert len(lines) <= 34 and max(map(len, lines)) <= 120
     assert sum(line.split()[0].isdigit() and "grpo_" in line for line in lines) == 26
     doc = json.loads(_cli("rank", str(path), "--fit-frac", "0.25", "--n-boot", "30", "--json").stdout)
-    assert len(doc) == 26 and all(isinstance(d["prune"], bool) and 0 <= d["p_best"] <= 1 for d in doc)
+    assert len(doc) == 26 and all(isinstance(d["prune"], bool) and (d["p_best"] is None and d["note"] == "no forecast"
+                                                                    or 0 <= d["p_best"] <= 1) for d in doc)
     bad = _cli("rank", str(path), "--fit-frac", "1.5")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 

@@ -10,8 +10,13 @@ one joint outcome of the sweep:
 - ``prune`` where ``p_near`` is below :data:`PRUNE_BELOW` (5 %).
 
 A run without draws (no method that models change could run) is listed with its reason, not
-ranked and not pruned. A run whose interval is too wide to be a forecast keeps its draws: it is
-ranked, with "no forecast" beside it, and a wide interval is rarely pruned.
+ranked and not pruned. A run whose interval is too wide to be a forecast ("no forecast") is
+listed with its interval but takes no part in the joint draws: its wide draws would end "best"
+in many of them for no reason but their width, and so lower every other run's ``p_near`` (a
+good run pruned because an unknown one might do better). It is never pruned and never the pick.
+
+The pick (:attr:`Ranking.top`) is the run with the highest expected final score among those
+with a forecast: the expected score, not ``p_best``, which favours the widest draws.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
@@ -71,6 +76,13 @@ class Ranking:
     point: float | None = 0.01
     notes: list = field(default_factory=list)
 
+    @property
+    def top(self) -> str | None:
+        """The run to keep: the highest expected final score among the runs ranked on their
+        draws (those with a forecast); None where no run has one."""
+        ranked = [r for r in self.rows if r.get("p_best") is not None]
+        return max(ranked, key=lambda r: r["expected"])["run_id"] if ranked else None
+
     def to_dict(self) -> list:
         keys = ("run_id", "expected", "lo", "hi", "p_best", "prune")
         return [{**{k: r.get(k) for k in keys}, "p_near": r.get("p_near"), "to_step": r.get("to_step"),
@@ -103,8 +115,11 @@ class Ranking:
             lines.append("last-value: the default method cannot run on the run's window; it is ranked on the last "
                          "value's draws")
         if any(r.get("note") == "no forecast" for r in self.rows):
-            lines.append("no forecast: the interval spans over half the score's range; the run is ranked on its wide "
-                         "draws, and is rarely pruned")
+            lines.append("no forecast: the interval spans over half the score's range; the run is listed, not ranked "
+                         "against the others (its width alone would make it 'best'), and never pruned")
+        top = self.top
+        lines.append(f"keep: {top} (the highest expected final score with a forecast)" if top else
+                     "keep: none can be named: no run has a forecast yet")
         lines += [f"note: {n}" for n in self.notes]
         return wrap("\n".join(lines))
 
@@ -124,23 +139,25 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
         source = "the largest of the runs' own thresholds" if len(set(own)) > 1 else "the runs' threshold"
     else:
         thr, source = 0.01, "1 point: no run has a threshold of its own"
-    ranked = [fc for fc in fcs if fc.final_draws is not None and len(fc.final_draws)]
+    listed = [fc for fc in fcs if fc.final_draws is not None and len(fc.final_draws)]
+    ranked = [fc for fc in listed if not _no_forecast(fc)]
     draws = [fc.final_draws for fc in ranked]
-    p_best = share_best(draws, seed) if draws else []
-    p_near = share_near(draws, thr, seed) if draws else []
+    shares = dict(zip((fc.run_id for fc in ranked), zip(share_best(draws, seed), share_near(draws, thr, seed)))) \
+        if draws else {}
     rows = []
-    for fc, pb, pn in zip(ranked, p_best, p_near):
+    for fc in listed:
         d, conf = fc.decision or {}, fc.conf
         lo, hi = np.quantile(fc.final_draws, [(1 - conf) / 2, (1 + conf) / 2])
-        fin = fc.methods[fc.default].final if fc.default in fc.methods else None
-        note = "no forecast" if (fin or {}).get("no_forecast") else fc.default if d.get("method") != fc.default else None
+        pb, pn = shares.get(fc.run_id, (None, None))
+        note = "no forecast" if fc.run_id not in shares else fc.default if d.get("method") != fc.default else None
         rows.append({"run_id": fc.run_id, "expected": fc.final_point, "lo": float(lo), "hi": float(hi),
-                     "p_best": float(pb), "p_near": float(pn), "prune": bool(len(ranked) > 1 and pn < PRUNE_BELOW),
+                     "p_best": None if pb is None else float(pb), "p_near": None if pn is None else float(pn),
+                     "prune": bool(len(ranked) > 1 and pn is not None and pn < PRUNE_BELOW),
                      "to_step": (d.get("gain") or {}).get("to_step"), "observed": _observed(fc), "note": note})
-    rows.sort(key=lambda r: -r["expected"])
+    rows.sort(key=lambda r: (r["p_best"] is None, -r["expected"]))
     notes = []
     for fc in fcs:
-        if fc not in ranked:
+        if fc not in listed:
             rows.append({"run_id": fc.run_id, "expected": None, "lo": None, "hi": None, "p_best": None,
                          "p_near": None, "prune": False, "to_step": None, "observed": _observed(fc),
                          "note": "not ranked"})
@@ -152,6 +169,12 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
     conf = fcs[0].conf if fcs else 0.9
     return Ranking(rows, thr, source, conf, fcs[0].fit_frac if fcs else None,
                    points.pop() if len(points) == 1 else None, notes)
+
+
+def _no_forecast(fc) -> bool:
+    """The default method's interval of the final score is too wide to be a forecast."""
+    fin = fc.methods[fc.default].final if fc.default in fc.methods else None
+    return bool((fin or {}).get("no_forecast"))
 
 
 def _observed(fc) -> float | None:
