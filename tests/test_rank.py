@@ -128,7 +128,14 @@ def test_a_run_with_no_forecast_is_neither_the_pick_nor_the_bar():
     for rid in ("run01", "run02"):  # the bar is set by the runs with a forecast only
         assert rows[rid]["p_near"] == pytest.approx({x["run_id"]: x for x in before.rows}[rid]["p_near"], abs=0.05)
     assert sum(x["p_best"] for x in r.rows if x["p_best"] is not None) == pytest.approx(1.0)
-    assert "keep: run02" in str(r) and "never pruned" in str(r)
+    assert "keep: run02 (the highest expected final score among the runs with a forecast)" in " ".join(str(r).split())
+    assert "never pruned" in str(r)
+    # most runs without a forecast: the few that have one are no sample of the sweep; the pick reads all
+    for rid in ("run01", "run02"):
+        fcs[rid].methods[fcs[rid].default].final = {**(fcs[rid].methods[fcs[rid].default].final or {}),
+                                                    "no_forecast": "the interval ..."}
+    most = rk.rank(fcs)
+    assert most.top == "run00" and "their windows cannot bound" in " ".join(str(most).split())
     # had the wide run taken part, run02 would end 'best' in only about the share of draws below it
     assert rk.share_best([wide.final_draws, fcs["run02"].final_draws])[1] < 0.95
 

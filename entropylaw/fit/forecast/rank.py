@@ -16,7 +16,8 @@ in many of them for no reason but their width, and so lower every other run's ``
 good run pruned because an unknown one might do better). It is never pruned and never the pick.
 
 The pick (:attr:`Ranking.top`) is the run with the highest expected final score among those
-with a forecast: the expected score, not ``p_best``, which favours the widest draws.
+with a forecast, where they are at least half the sweep, else among all runs (said): the
+expected score, not ``p_best``, which favours the widest draws.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
@@ -78,10 +79,28 @@ class Ranking:
 
     @property
     def top(self) -> str | None:
-        """The run to keep: the highest expected final score among the runs ranked on their
-        draws (those with a forecast); None where no run has one."""
-        ranked = [r for r in self.rows if r.get("p_best") is not None]
-        return max(ranked, key=lambda r: r["expected"])["run_id"] if ranked else None
+        """The run to keep: the highest expected final score among the runs with a forecast where
+        they are at least half of the runs listed, else among every run listed (:attr:`top_basis`);
+        None where no run has an expected score. A few forecastable runs among many that are not
+        are no sample of the sweep: often the ones that went flat or collapsed early."""
+        pool = self._pick_pool()
+        return max(pool, key=lambda r: r["expected"])["run_id"] if pool else None
+
+    @property
+    def top_basis(self) -> str:
+        listed = [r for r in self.rows if r.get("expected") is not None]
+        ranked = [r for r in listed if r.get("p_best") is not None]
+        if len(ranked) == len(listed):
+            return "the highest expected final score"
+        if 2 * len(ranked) >= len(listed):
+            return "the highest expected final score among the runs with a forecast"
+        return ("the highest expected final score; most runs have no forecast, so the pick reads expected scores "
+                "their windows cannot bound")
+
+    def _pick_pool(self) -> list:
+        listed = [r for r in self.rows if r.get("expected") is not None]
+        ranked = [r for r in listed if r.get("p_best") is not None]
+        return ranked if 2 * len(ranked) >= len(listed) else listed
 
     def to_dict(self) -> list:
         keys = ("run_id", "expected", "lo", "hi", "p_best", "prune")
@@ -118,8 +137,7 @@ class Ranking:
             lines.append("no forecast: the interval spans over half the score's range; the run is listed, not ranked "
                          "against the others (its width alone would make it 'best'), and never pruned")
         top = self.top
-        lines.append(f"keep: {top} (the highest expected final score with a forecast)" if top else
-                     "keep: none can be named: no run has a forecast yet")
+        lines.append(f"keep: {top} ({self.top_basis})" if top else "keep: none can be named: no run has a forecast")
         lines += [f"note: {n}" for n in self.notes]
         return wrap("\n".join(lines))
 
