@@ -21,7 +21,9 @@ decision (:mod:`entropylaw.fit.forecast.decide`), and scored on what the run the
 - share called: stop or continue, of every (run, window) pair.
 
 **rank.** On the real sweeps (the CS336 grid's complete runs, the rasbt runs, the TRL sweeps in
-``data/real``), at 25 and 50 %: the pick (``Ranking.top``: the highest expected final score among the runs with a forecast) and how far its final score ended
+``data/real``), at 25 and 50 %: the pick
+(``Ranking.top``: the highest expected final score, among the runs with a forecast where they
+are half the sweep or more) and how far its final score ended
 below the best run's; the pruned runs and those of them that ended within 2 points of the best
 (wrong prunes). Against picking the run that is best now (its last validation score, or a
 training score's mean over the window's last 5 points) and against the median rule (Optuna's

@@ -160,7 +160,8 @@ def final_and_now(m, kind: str, origin: float, end: float, to_step: float, spaci
     end: (final point, final draws (B,), now point, now draws (B,)), row by row from the same
     parameter draw (where the method's draws do not line up, the now is its point)."""
     final, fdraws = final_draws(m, kind, origin, to_step, spacing)
-    start = None if getattr(m, "models_change", True) else anchor(getattr(m, "regime_", None), getattr(m, "bounds_", None))
+    flat = not getattr(m, "models_change", True)
+    start = anchor(getattr(m, "regime_", None), getattr(m, "bounds_", None)) if flat else None
     if start is not None:  # a flat method a take-off moves: its draws climb from the take-off's anchor
         return final, fdraws, start, np.full(len(fdraws), start)
     nmid, ndraws = m.curve(np.array([float(end)]))
