@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as tt
+from entropylaw.terminal import count
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.consumption import consumption
 from entropylaw.figure_sets.base import Built, Skipped, first_reasons, left_out_note
@@ -101,7 +102,7 @@ def plot_consumption(runs: Mapping[str, pd.DataFrame], marks: Sequence[float] = 
             # the median: one run normalised by a small total change swings far and would pull a mean
             mean = mean_curve(runs, column, how="median")
             ax.plot(100 * mean.index, 100 * mean.to_numpy(), style, color=color(j), lw=2.2,
-                    label=f"{NAMES[column]} (median of {len(runs)} runs)")
+                    label=f"{NAMES[column]} (median of {count(len(runs), 'run')})")
         else:
             (name, run), = runs.items()
             rows = run[["step", column]].dropna()
@@ -174,7 +175,7 @@ def consumption_figure(t: pd.DataFrame, marks=None, run_ids=None, **_) -> list[B
     ax = plot_consumption(runs, marks=tuple(marks or PAPER_MARKS))
     return [Built("consumption_entropy_and_gain", ax.figure,
                   f"Share of each run's total entropy drop and score gain reached by each fraction of its training "
-                  f"({len(runs)} runs; mean thick, each run thin). Read at 1/12 and 1/3 of training, the paper's "
+                  f"({count(len(runs), 'run')}; mean thick, each run thin). Read at 1/12 and 1/3 of training, the paper's "
                   "step 200 and 800 of 2400 (73 % / 76 % and 94 % / 93 %); the end is 100 % by construction."
                   + left_out_note(left_out) + " Paper Fig. 2.", notes,
                   title="Entropy consumed and score gained over the fraction of training")]

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as tt
+from entropylaw.terminal import count
 from entropylaw.figure_sets.base import Built, Skipped, slug
 from entropylaw.figure_sets.common import as_curves, forest_axes, pct
 from entropylaw.draw.style import STEP_LABEL, color, fmt, fs, legend_below, new_axes, new_grid
@@ -264,7 +265,7 @@ def _covariance_all(t, pairs, styles) -> Built:
                          "r": correlation(both["cov"], -both["dh"]), "positive": float(np.mean(both["cov"] > 0))})
     ax = plot_correlations(rows, title="Cov(log p, A) vs -ΔH: correlation per run")
     return Built("covariance_vs_entropy_change_all_runs", ax.figure,
-                 f"For each of {len(rows)} runs, the Pearson correlation between the response-level covariance and "
+                 f"For each of {count(len(rows), 'run')}, the Pearson correlation between the response-level covariance and "
                  "minus the entropy change over its steps, with a 95 % interval (Fisher z, steps treated as "
                  "independent), and the share of steps where the covariance is positive. Theorem 1 predicts a "
                  "positive correlation.", title="Does the covariance track the entropy change? Every run")

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as tt
+from entropylaw.terminal import count
 from entropylaw.figure_sets.base import Built, Skipped, metric_label
 from entropylaw.figure_sets.common import as_curves, label_end, num
 from entropylaw.draw.style import ENTROPY_LABEL, STEP_LABEL, color, current, fs, new_axes, new_grid, text_width
@@ -259,9 +260,9 @@ def interventions_figure(t: pd.DataFrame, run_ids=None, labels=None, name: str =
     fig = plot_interventions(t, metric, run_ids=runs, labels=short, title=title, smooth=smooth,
                              accuracy_label=metric_label(metric) if len(set(metric_of.values())) == 1 else None,
                              groups=groups if len(groups) > 1 else None, looks=looks, metric_of=metric_of)
-    return [Built(name, fig, f"Policy entropy and score over training for {len(runs)} runs"
+    return [Built(name, fig, f"Policy entropy and score over training for {count(len(runs), 'run')}"
                              + (f", one row per model ({len(groups)} rows)" if len(groups) > 1 else "")
                              + "; final values at the end of each line and in the legend; each run in its colour "
                                "and line style (the same in every figure). Paper Figs. 9-13 (interventions)."
                              + focus_note,
-                  title=title or f"Entropy and score over training, {len(runs)} runs")]
+                  title=title or f"Entropy and score over training, {count(len(runs), 'run')}")]

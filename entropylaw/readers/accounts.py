@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from entropylaw.terminal import count
+
 ACCOUNTS = "row_accounts"
 # drop reasons that lose no number: rows folded into their step's mean (readers.resumes.AVERAGED)
 MERGED = "averaged"  # the table's attrs key holding every source's account (as dicts)
@@ -86,9 +88,9 @@ class IngestReport:
         merged = self.rows_dropped - sum(lost.values())
         if lost:
             reasons = ", ".join(f"{k}: {v}" for k, v in sorted(lost.items()))
-            parts.append(f"dropped {sum(lost.values())} of {self.rows_read} rows ({reasons})")
+            parts.append(f"dropped {sum(lost.values())} of {count(self.rows_read, 'row')} ({reasons})")
         if merged:
-            parts.append(f"averaged {merged} of {self.rows_read} rows into their step's mean (several rows of one "
+            parts.append(f"averaged {merged} of {count(self.rows_read, 'row')} into their step's mean (several rows of one "
                          "metric at one step)")
         return f"{self.source}: " + "; ".join(parts + damage)
 
@@ -101,7 +103,7 @@ class IngestReport:
         if self.skipped:
             return f"{self.source}: skipped ({self.skipped})"
         self._check()
-        text = f"{self.source}: read {self.rows_read} rows, kept {self.rows_kept}, dropped {self.rows_dropped}"
+        text = f"{self.source}: read {count(self.rows_read, 'row')}, kept {self.rows_kept}, dropped {self.rows_dropped}"
         if self.dropped:
             reasons = ", ".join(f"{k}: {v}" for k, v in sorted(self.dropped.items()))
             text += f" ({reasons})"

@@ -192,7 +192,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                               f"{', '.join(list(stepless)[:12])}; name the step with `step_key`")
     raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
     if used and set(used) != {"step"}:
-        report.note("step read from " + ", ".join(f"{k!r} ({n} lines)" for k, n in sorted(used.items())))
+        report.note("step read from " + ", ".join(f"{k!r} ({count(n, 'line')})" for k, n in sorted(used.items())))
     if types:
         raw.axes = axes  # each type of row on its own step axis
         report.note("rows kept apart by type, each key read as <type>/<key>: "

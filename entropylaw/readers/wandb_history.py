@@ -297,7 +297,7 @@ class HistoryReader:
                             f"({', '.join(sorted(self.undeclared)[:6])}{', ...' if len(self.undeclared) > 6 else ''}): "
                             "the run declares its steps, and W&B's _step counts log calls, not steps")
         if self.bad_steps:
-            raw.report.note(f"{self.bad_steps} rows had a non-integer step metric; used W&B's _step for them")
+            raw.report.note(f"{count(self.bad_steps, 'row')} {'has' if self.bad_steps == 1 else 'had'} a non-integer step metric; used W&B's _step for them")
         return raw
 
 
