@@ -83,24 +83,23 @@ class Ranking:
         they are at least half of the runs listed, else among every run listed (:attr:`top_basis`);
         None where no run has an expected score. A few forecastable runs among many that are not
         are no sample of the sweep: often the ones that went flat or collapsed early."""
-        pool = self._pick_pool()
+        pool, _ = self._pick()
         return max(pool, key=lambda r: r["expected"])["run_id"] if pool else None
 
     @property
     def top_basis(self) -> str:
+        return self._pick()[1]
+
+    def _pick(self) -> tuple[list, str]:
+        """The rows the pick is made among, and what that basis is, in words."""
         listed = [r for r in self.rows if r.get("expected") is not None]
         ranked = [r for r in listed if r.get("p_best") is not None]
         if len(ranked) == len(listed):
-            return "the highest expected final score"
+            return listed, "the highest expected final score"
         if 2 * len(ranked) >= len(listed):
-            return "the highest expected final score among the runs with a forecast"
-        return ("the highest expected final score; most runs have no forecast, so the pick reads expected scores "
-                "their windows cannot bound")
-
-    def _pick_pool(self) -> list:
-        listed = [r for r in self.rows if r.get("expected") is not None]
-        ranked = [r for r in listed if r.get("p_best") is not None]
-        return ranked if 2 * len(ranked) >= len(listed) else listed
+            return ranked, "the highest expected final score among the runs with a forecast"
+        return listed, ("the highest expected final score; most runs have no forecast, so the pick reads expected "
+                        "scores their windows cannot bound")
 
     def to_dict(self) -> list:
         keys = ("run_id", "expected", "lo", "hi", "p_best", "prune")
