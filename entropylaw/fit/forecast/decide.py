@@ -281,7 +281,7 @@ def to_step_of(total_steps, planned, last, backtest: bool, at_last: float, end: 
 
 
 # a method whose curve cannot change (models_change False) has no gain by construction: skipped,
-# unless the window's regime moves its draws (take-off, instability: Method.moves); the method the
+# unless the window's regime moves its centre (a take-off: Method.moves); the method the
 # output recommends is then read before a curve fitted for the decision alone, which extrapolates the
 # window the regime says not to trust
 def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, to, step_cost=None,
