@@ -206,7 +206,10 @@ def test_threshold_is_one_binomial_standard_error_held_between_1_and_3_points():
     thr, why = dc.threshold_for(0.7, vals, "val/openai/gsm8k", "validation")
     assert thr == pytest.approx(np.sqrt(0.7 * 0.3 / 1319)) and "1319" in why   # 1.26 points: inside [1, 3]
     thr, why = dc.threshold_for(0.7, vals, "val/my_bench", "validation")
-    assert thr == pytest.approx(1.4826 * 0.015 / np.sqrt(2)) and "successive difference" in why   # 1.57 points
+    # 5 points: the scatter about the local trend; second differences -.03 .05 -.05: median .05
+    assert thr == pytest.approx(0.03) and "second differences): 3.0 points, held" in why   # 1.4826 .05 / sqrt 6: 3.03
+    thr, why = dc.threshold_for(0.7, vals[:4], "val/my_bench", "validation")
+    assert thr == pytest.approx(1.4826 * 0.02 / np.sqrt(2)) and "successive difference" in why   # 4 points: 2.10
     thr, why = dc.threshold_for(0.7, vals, "val/my_bench", "validation", n_problems=100)
     assert thr == pytest.approx(0.03) and "4.6 points, held at the 3-point cap" in why   # sqrt(.21/100) = 4.6 pts
     thr, why = dc.threshold_for(0.7, vals, "val/math", "validation")
@@ -216,9 +219,25 @@ def test_threshold_is_one_binomial_standard_error_held_between_1_and_3_points():
     thr, _ = dc.threshold_for(70.0, [60, 62, 61, 65, 64], "val/gsm8k", "validation", bounds=(0.0, 100.0))
     assert thr == pytest.approx(100 * np.sqrt(0.21 / 1319))   # a score in percent: the same SE, in percent
     thr, why = dc.threshold_for(3.0, [1.0, 3.0, 2.0, 6.0, 5.0], "val/gsm8k", "validation", bounds=None)
-    assert thr == pytest.approx(1.4826 * 1.5 / np.sqrt(2)) and "points" not in why   # no range: no clamp
+    assert thr == pytest.approx(1.4826 * 5.0 / np.sqrt(6)) and "points" not in why   # no range: no clamp
     thr, why = dc.threshold_for(-1.0, [-1.0, -1.0, -1.0], "val/aime24", "validation", bounds=(-1.0, 1.0))
     assert thr == pytest.approx(0.02) and "raised to 1 % of the score's range" in why   # a flat reward in [-1, 1]
+
+
+def test_a_steady_climb_is_no_noise_for_the_threshold():
+    """A run climbing 1 point a step, validated every 5 steps with 1,024 problems: the scatter
+    about the trend is its binomial noise (1.5 points), where successive differences read the
+    climb (5 points a validation) as noise and pinned the threshold at the 3-point cap."""
+    rng = np.random.default_rng(3)
+    steps = np.arange(0, 60, 5.0)
+    p = 0.05 + 0.01 * steps
+    ests = []
+    for _ in range(400):
+        y = rng.binomial(1024, p) / 1024
+        ests.append(dc.threshold_for(y[-1], y, "val/accuracy", "validation")[0])
+    se = np.sqrt(0.6 * 0.4 / 1024)  # 1.53 points at the window's end; about 1.4 over the window
+    assert 0.8 * se < np.median(ests) < 1.2 * se
+    assert np.quantile(ests, 0.9) < 0.03   # not held at the cap
 
 
 def test_target_step_hostile_cases():

@@ -2,6 +2,8 @@
 against an independent computation, calibration that leaves whole tasks out, and a training
 score's final score (the mean over the run's last 5 % of steps)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy import special, stats
@@ -14,7 +16,7 @@ from entropylaw.fit.forecast.drift_fit import t_posterior
 from entropylaw.fit.forecast.drift_prior import learn_task_priors
 from entropylaw.fit.forecast.final import final_steps, no_forecast_reason, observed_final
 from entropylaw.fit.forecast.methods import ForecastMethod
-from entropylaw.fit.forecast.tasks import MIN_TASKS, NU, TAU0, new_task_prior, prior_for, task_of
+from entropylaw.fit.forecast.tasks import MIN_TASKS, NU, TAU0, generic_hint, is_generic, new_task_prior, prior_for, task_of
 
 pytestmark = pytest.mark.printed
 
@@ -30,6 +32,40 @@ def test_the_task_is_the_benchmark_behind_the_score():
     assert task_of("val/mean", "GSM8K+MATH") == "gsm8k+math"
     assert task_of("score", "") == "unknown (training reward)"
     assert RunData.from_arrays([0.0, 1.0], [0.1, 0.2], target_key="val").task == ""  # nothing says which task
+
+
+def test_a_key_that_names_only_a_measure_takes_its_task_from_the_data_set():
+    # a benchmark inside a longer key, less the measure's suffix
+    assert task_of("val/math_accuracy") == task_of("val/MATH/acc") == task_of("val/eval/math-score") == "math"
+    assert task_of("val/openai/gsm8k/reward/mean@1") == "gsm8k"
+    assert task_of("val/math500") == "math500" and task_of("val/aime_2024") == "aime_2024"
+    assert task_of("val/problem") == "problem"   # a suffix is stripped only after a separator
+    # a key that names no benchmark: the data set the log (or the user) states, else the measure, flagged
+    assert task_of("val/accuracy", "MATH") == task_of("val/accuracy", "/data/math/validation.jsonl") == "math"
+    assert task_of("val/accuracy") == "accuracy" and is_generic("accuracy") and not is_generic("math")
+    assert "`dataset` NAME" in generic_hint("accuracy") and generic_hint("gsm8k") == ""
+    # the benchmark the key names wins over the data set (a run trained on one set, validated on another)
+    assert task_of("val/openai/gsm8k", "math") == "gsm8k"
+
+
+def test_a_generic_key_says_how_to_name_its_task_and_the_data_set_gets_its_rates():
+    from entropylaw.fit.forecast import regimes as rg
+
+    steps = np.arange(1.0, 60.0, 5.0)
+    y = 0.04 + 0.3 * np.log1p(steps) / np.log(60)
+    rates = {"take-off": {"rho": [0.1] * 21, "reached": [0.5] * 21, "cases": 9, "runs": 5, "recipes": ["a", "b"],
+                          "tasks": {"math": {"rho": [0.8] * 21, "reached": [0.7] * 21, "cases": 6, "runs": 3,
+                                             "recipes": ["a"]}}}}
+    run = RunData.from_arrays(steps, y, target_key="val/accuracy").window(25.0)
+    regime = rg.classify(run)
+    assert regime["name"] == "take-off" and regime["task"] == "accuracy"
+    said = " ".join(rg.warnings_for(regime, rates))
+    assert "several recipes" in said and "give `dataset` NAME" in said
+    named = replace(run, task=task_of("val/accuracy", "math"))
+    regime = rg.classify(named)
+    said = " ".join(rg.warnings_for(regime, rates))
+    assert "runs of task 'math'" in said and "`dataset`" not in said
+    assert rg.takeoff_rates(rates, regime)[0]["rho"][10] == 0.8
 
 
 def test_t_posterior_against_importance_sampling():

@@ -181,6 +181,24 @@ def robust_noise(values) -> float:
     return float(1.4826 * np.median(d) / np.sqrt(2)) if len(d) else 0.0
 
 
+def trend_noise(values) -> float:
+    """The SD of one score about the window's local trend: 1.4826 times the median absolute
+    second difference over sqrt 6 (a second difference of independent points with SD s has
+    SD s sqrt 6, and a straight climb has none), with 3 second differences or more (5 points);
+    else :func:`robust_noise`. A run climbing one point a step shows successive differences of
+    several points, which are its climb, not its noise.
+
+    >>> round(trend_noise(np.arange(8) * 0.05 + [0, .01, 0, .01, 0, .01, 0, .01]), 4)   # |d2| all .02
+    0.0121
+    >>> round(robust_noise(np.arange(8) * 0.05), 4)   # the climb read as noise
+    0.0524
+    """
+    v = np.asarray(values, float)
+    if len(v) < 5:
+        return robust_noise(v)
+    return float(1.4826 * np.median(np.abs(np.diff(v, 2))) / np.sqrt(6))
+
+
 def score_bounds(values) -> tuple | None:
     """The range a score lives in, from its values: (0, 1) for an accuracy or pass rate,
     (-1, 1) for a reward with a penalty (veRL's -1 for a wrong format), None otherwise.

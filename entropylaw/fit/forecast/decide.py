@@ -17,7 +17,8 @@ From one method's forecast (its expected curve, its predictive draws of the fina
   off whose upper end is open: "at least +G"; ``no_forecast`` says why the end is open). A
   stop needs the upper bound, which such a window does not give;
 - **threshold**: one binomial standard error ``sqrt(p (1 - p) / n)`` of the validation set
-  (``n`` problems, ``p`` the expected score at the window's end), else the window's noise;
+  (``n`` problems, ``p`` the expected score at the window's end), else the window's noise
+  (a validation score's scatter about its local trend, :func:`~.data.trend_noise`);
   for a score in [0, 1] (or in percent) held between 1 and 3 points (:data:`POINTS_FLOOR`,
   :data:`POINTS_CAP`), for another bounded score between 1 and 3 % of its range, said which;
   or given;
@@ -38,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.fit.forecast.data import robust_noise
+from entropylaw.fit.forecast.data import robust_noise, trend_noise
 from entropylaw.fit.forecast.final import final_steps, no_forecast_reason
 from entropylaw.fit.logit import from_logit
 
@@ -95,8 +96,10 @@ def threshold_for(level: float, values, target_key: str, target_kind: str, n_pro
         se = scale * float(np.sqrt(max(p * (1 - p), 1e-12) / n))
         why = f"one binomial standard error of the validation set ({n:g} problems, {bench}; p = {p:.3f})"
     else:
-        se = robust_noise(values)
-        why = "the window's noise (median absolute successive difference of the score)"
+        trend = target_kind == "validation" and len(values) >= 5  # a climb is no noise (regimes.point_sd)
+        se = trend_noise(values) if trend else robust_noise(values)
+        why = ("the window's noise (its scatter about the local trend: second differences)" if trend else
+               "the window's noise (median absolute successive difference of the score)")
         if n_problems and target_kind != "validation":
             hint = f"; `n_problems` applies to a validation score, and this run's target is its {target_kind}"
         elif n_problems and not unit:

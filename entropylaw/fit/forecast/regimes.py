@@ -44,7 +44,8 @@ import numpy as np
 
 from entropylaw.fit.forecast.decide import problems_of
 from entropylaw.fit.forecast.drift_fit import late, logit_weights, posterior
-from entropylaw.fit.forecast.data import robust_noise
+from entropylaw.fit.forecast.data import robust_noise, trend_noise
+from entropylaw.fit.forecast.tasks import generic_hint
 from entropylaw.fit.logit import EPS, from_logit, to_logit
 
 REGIMES = ("take-off", "instability", "saturation")
@@ -65,14 +66,18 @@ SWITCH_WIDEN = 2.0  # data that changes mid-run: the interval's spread on the lo
 
 def point_sd(win) -> float:
     """The standard error of one score of the window: binomial where the benchmark's size is
-    known, else the window's own scatter (robust to a take-off jump)."""
+    known, else the window's own scatter: a validation score's about its local trend (a climb is
+    no noise), a training reward's successive differences."""
     y = win.target
     lo, hi = win.bounds or (0.0, 1.0)
     n, _ = problems_of(win.target_key)
     if n:
         p = float(np.clip((y.values[-1] - lo) / (hi - lo), 0.02, 0.98))
         return float((hi - lo) * np.sqrt(p * (1 - p) / n))
-    return max(robust_noise(y.values), 1e-3 * (hi - lo))
+    # a training reward keeps its successive differences: its batch means are discrete and often
+    # alternate, which second differences read as noise twice its size (TRL's rewards)
+    noise = trend_noise if win.target_kind == "validation" else robust_noise
+    return max(noise(y.values), 1e-3 * (hi - lo))
 
 
 def climb(win):
@@ -317,7 +322,8 @@ def warnings_for(regime, rates) -> list[str]:
                        f"went on at {q[10]:.2f} (5-95 %: {q[1]:.2f} to {q[19]:.2f}) times their window's rate "
                        f"({take['cases']} windows of {take['runs']} runs, {len(take['recipes'])} "
                        f"recipe{'s' if len(take['recipes']) != 1 else ''}): the "
-                       "forecast follows them and its interval opens upward to what they reached")
+                       "forecast follows them and its interval opens upward to what they reached"
+                       + (generic_hint(regime.get("task") or "") if not whose.startswith("runs of task") else ""))
         else:
             out.append(f"take-off: {regime['why']}; no rates learned for runs in take-off are stored: the forecast "
                        "extrapolates the window and may stop the climb too soon")

@@ -29,6 +29,8 @@ lies well inside, and a window's own rate moves the forecast as soon as it is me
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from entropylaw.fit.robust import mad_sigma
@@ -38,17 +40,75 @@ NU = 3.0  # degrees of freedom of the new-task prior: heavy tails, finite varian
 TAU0 = 0.15  # its smallest scale (logit per unit of ln(1 + t)); see the module docstring
 MIN_TASK_RUNS = 2  # a task's own prior needs 2 finished runs (how runs of it differ)
 MIN_TASKS = 3  # the between-task spread needs 3 tasks
+# words that name a measure or a split, not a benchmark: a key or data set made only of them names no task
+GENERIC = frozenset({"accuracy", "acc", "score", "scores", "reward", "rewards", "mean", "correct", "pass@1", "pass1",
+                     "mean@1", "em", "exact_match", "success", "solve_rate", "val", "eval", "test", "validation",
+                     "valid", "dev", "train", "data", "datasets", "dataset", "core", "val-core", "val-aux", "metrics",
+                     "results", "unknown"})
+_MEASURE = re.compile(r"[_\-.](accuracy|acc|score|reward|pass@1|pass1|correct|exact_match|mean@1|mean)$")
 
 
 def task_of(target_key: str, dataset: str = "") -> str:
-    """The task behind a score: the benchmark a validation key names (its last part, lower
-    case), the run's data set for ``val/mean``; a training score is its own task per data set
-    (its noise and pace differ from a validation pass)."""
+    """The task behind a score: the benchmark a validation key names (:func:`benchmark_of`), else
+    the run's data set (``dataset``: the log's, or the one the user states), else the key's
+    last part (lower case); the run's data set for ``val/mean``; a training score is its own
+    task per data set (its noise and pace differ from a validation pass).
+
+    >>> task_of("val/math_accuracy"), task_of("val/accuracy", "MATH"), task_of("val/accuracy")
+    ('math', 'math', 'accuracy')
+    """
     key = str(target_key)
+    ds = dataset_name(dataset)
     if key.startswith("val/") and key != "val/mean":
-        return key.rsplit("/", 1)[-1].lower()
-    ds = str(dataset or "").strip().lower() or "unknown"
+        return benchmark_of(key) or ds or key.rsplit("/", 1)[-1].lower()
+    ds = ds or "unknown"
     return ds if key.startswith("val/") else f"{ds} (training reward)"
+
+
+def benchmark_of(key: str) -> str | None:
+    """The benchmark a validation key names, or None where it names only a measure
+    (``val/accuracy``, ``val/eval/reward/mean@1``): its last part that is not one of
+    :data:`GENERIC`, less a measure's suffix (``math_acc``: ``math``).
+
+    >>> benchmark_of("val/openai/gsm8k/reward/mean@1"), benchmark_of("val/MATH500-accuracy"), benchmark_of("val/acc")
+    ('gsm8k', 'math500', None)
+    """
+    for part in reversed(str(key).lower().split("/")[1:]):
+        stem = _MEASURE.sub("", part)
+        if stem and stem not in GENERIC:
+            return stem
+    return None
+
+
+def dataset_name(dataset) -> str:
+    """A data set's name as a task: lower case, a file path's folder where its file is a split
+    (``~/data/gsm8k/train.parquet``: ``gsm8k``); empty when none is known.
+
+    >>> dataset_name("~/data/gsm8k/train.parquet"), dataset_name("MATH"), dataset_name(None)
+    ('gsm8k', 'math', '')
+    """
+    text = str(dataset or "").strip().lower()
+    if text in ("", "nan", "none"):
+        return ""
+    for part in reversed([p for p in text.replace("\\", "/").split("/") if p]):
+        stem = part.split(".")[0] if "." in part and not part.startswith(".") else part
+        if stem and stem not in GENERIC:
+            return stem
+    return ""
+
+
+def is_generic(task: str) -> bool:
+    """Whether a task is only a measure's name (the key did not name its benchmark and no data
+    set was given): its rates and priors then cannot be those of the benchmark it is."""
+    return _MEASURE.sub("", str(task)) in GENERIC or str(task) in GENERIC
+
+
+def generic_hint(task: str) -> str:
+    """What to say where a run's task is only a measure's name (:func:`is_generic`), else ''."""
+    if not is_generic(task):
+        return ""
+    return (f"; the validation key names no benchmark (only {task!r}): give `dataset` NAME (e.g. math, gsm8k) so "
+            "that the rates and priors of that task are used")
 
 
 def new_task_prior(task_rates: dict) -> dict:
@@ -115,4 +175,4 @@ def prior_for(stored: dict, task: str, run_id: str | None = None, min_sd: float 
     return new, (f"task {task!r} {where} (tasks: {known}): its climb rate "
                  f"gets a heavy-tailed new-task prior (Student-t, {new['nu']:g} d.o.f., scale {new['c'][1]:.2f}: "
                  f"{new['scale_from']}) and its own calibration factor (measured leaving out whole tasks where "
-                 "there are several, never below 1)")
+                 f"there are several, never below 1){generic_hint(task)}")
