@@ -90,7 +90,7 @@ class Ensemble(Method):
         regime = getattr(self, "regime_", None)  # set by forecast() on the method it shows (:mod:`.regimes`)
         if regime is not None:
             mid, draws = regimes.apply(regime, self.regime_rates_, steps[-1:] if average else steps, mid, draws,
-                                       self.end_, self.bounds_, self.seed)
+                                       self.end_, self.bounds_, self.seed, own=True)
         return mid, draws
 
     def plateau_ci(self):

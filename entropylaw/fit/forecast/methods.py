@@ -253,7 +253,7 @@ class ForecastMethod(Method):
         regime = getattr(self, "regime_", None)
         if regime is not None:
             mid, draws = regimes.apply(regime, self.regime_rates_, steps, mid, draws, self.end_, self.bounds_,
-                                       self.seed)
+                                       self.seed, own=self.models_change)
         return mid, draws
 
     def _bounded(self, mid, steps):

@@ -221,9 +221,17 @@ def _sample(qs, u):
     return np.interp(u, np.linspace(0, 1, len(qs)), qs)
 
 
-def apply(regime, rates, steps, mid, draws, end, bounds, seed=0):
+def apply(regime, rates, steps, mid, draws, end, bounds, seed=0, own=False):
     """A method's point forecast (m,) and draws (B, m) at ``steps`` in ``regime``, with the
-    stored ``rates`` (see the module docstring); unchanged in saturation or without rates."""
+    stored ``rates`` (see the module docstring); unchanged in saturation or without rates.
+
+    ``own``: the method models change (its curve extrapolates the window's own climb). In a
+    take-off its draws are then kept for half of the draws and the rates' for the other half,
+    an equal mixture of the two answers, with its median as the forecast and its interval
+    stretched to reach each answer's own 5 and 95 % points: the window's own climb
+    and what take-off runs of other recipes did next each hold on some recipes and fail on others
+    (``analysis/bench_forecast_regimes.py`` measures both and the mixture, leaving recipes out). A
+    flat method (last-value) has no climb of its own: the rates' draws alone."""
     if bounds is None or regime is None or (regime["name"] == "saturation" and not regime.get("data_switch")):
         return mid, draws
     steps = np.asarray(steps, float)
@@ -242,7 +250,16 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0):
         share = span / span[-1] if span[-1] > 0 else np.zeros_like(span)
         q95 = np.quantile(z, 0.95, axis=0)
         top = np.maximum(q95, q95 * (1 - share) + reach * share)
-        draws = from_logit(_stretch(z, np.quantile(z, 0.05, axis=0), top), bounds)
+        taken = from_logit(_stretch(z, np.quantile(z, 0.05, axis=0), top), bounds)
+        if own:  # the mixture's interval reaches at least each answer's own 5 and 95 % points
+            half = len(draws) // 2
+            zo, zt = to_logit(draws, bounds), to_logit(taken, bounds)
+            zm = np.concatenate([zo[:half], zt[half:]], axis=0)
+            draws = from_logit(_stretch(zm, np.minimum(*(np.quantile(v, 0.05, axis=0) for v in (zo, zt))),
+                                        np.maximum(*(np.quantile(v, 0.95, axis=0) for v in (zo, zt)))), bounds)
+            mid = np.median(draws, axis=0)
+        else:
+            draws = taken
     ins = rates.get("instability") if name == "instability" else None
     if ins:  # the lower end moves to where such runs' kept levels put it; the upper end stays
         r = _sample(ins["r"], rng.uniform(size=(len(draws), 1)))
