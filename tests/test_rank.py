@@ -203,3 +203,24 @@ def test_rank_reads_a_wandb_uri_through_the_same_loader(tmp_path, monkeypatch):
     monkeypatch.setattr(wandb, "Api", lambda *a, **k: fake)
     r = el.rank(el.load("wandb://ent/proj", warn=False), fit_frac=0.5, n_boot=50)
     assert len(r.rows) == 3 and r.rows[0]["run_id"].endswith("r1") and r.rows[0]["p_best"] > 0.5
+
+
+def test_a_sweep_whose_key_names_no_benchmark_is_told_to_name_it(tmp_path):
+    """A custom trainer's ``eval/accuracy``: the one-line forecast and rank say once to give
+    --dataset; with it the runs get that task, and nothing more is said."""
+    path = tmp_path / "sweep.parquet"
+    df = _sweep(n_runs=5, n_steps=120)
+    df["metric"] = df["metric"].astype(str).replace({"val/gsm8k": "val/accuracy"})
+    df.to_parquet(path)
+    for cmd in (("forecast", str(path), "--fit-frac", "0.5", "--n-boot", "30"),
+                ("rank", str(path), "--fit-frac", "0.5", "--n-boot", "30")):
+        out = _cli(*cmd)
+        assert out.returncode == 0, out.stderr
+        text = " ".join(out.stdout.split())
+        assert text.count("names no benchmark (only 'accuracy'): give --dataset NAME") == 1, text
+        named = _cli(*cmd, "--dataset", "gsm8k")
+        assert named.returncode == 0 and "names no benchmark" not in named.stdout, named.stderr
+    full = _cli("forecast", str(path), "--fit-frac", "0.5", "--n-boot", "30", "--run", "run00")
+    assert "task 'accuracy' is not among the tasks" in " ".join(full.stdout.split())
+    full = _cli("forecast", str(path), "--fit-frac", "0.5", "--n-boot", "30", "--run", "run00", "--dataset", "gsm8k")
+    assert "'accuracy'" not in full.stdout and full.returncode == 0

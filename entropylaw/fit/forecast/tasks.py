@@ -103,12 +103,18 @@ def is_generic(task: str) -> bool:
     return _MEASURE.sub("", str(task)) in GENERIC or str(task) in GENERIC
 
 
-def generic_hint(task: str) -> str:
+def generic_note(task: str) -> str:
     """What to say where a run's task is only a measure's name (:func:`is_generic`), else ''."""
     if not is_generic(task):
         return ""
-    return (f"; the validation key names no benchmark (only {task!r}): give `dataset` NAME (e.g. math, gsm8k) so "
+    return (f"the validation key names no benchmark (only {task!r}): give `dataset` NAME (e.g. math, gsm8k) so "
             "that the rates and priors of that task are used")
+
+
+def generic_hint(task: str) -> str:
+    """:func:`generic_note` as a clause to append ('; ...'), else ''."""
+    note = generic_note(task)
+    return f"; {note}" if note else ""
 
 
 def new_task_prior(task_rates: dict) -> dict:

@@ -12,6 +12,7 @@ import numpy as np
 
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
 from entropylaw.fit.forecast.final import describe
+from entropylaw.fit.forecast.tasks import generic_note
 from entropylaw.fit.text_table import GAP, cell, fmt_table
 from entropylaw.terminal import count, short, width as text_width, wrap
 
@@ -201,7 +202,8 @@ ONE_LINE = [("run", "run"), ("window", "window"), ("final [90 %]", "final"), ("o
 
 def _regime_lines(forecasts, limit: int = 6) -> list[str]:
     """What the regimes make the one-line view say: the runs whose runs informed each other (a
-    sweep's pooled climb rates), then each run's warnings (collapse risk, data that changes)."""
+    sweep's pooled climb rates), then each run's warnings (collapse risk, data that changes), and
+    a validation key that names no benchmark."""
     pooled = [rid for rid, fc in forecasts.items() if (fc.regime or {}).get("sweep_note")]
     out = []
     if pooled:
@@ -218,7 +220,8 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
     out += [f"{rid}: {w}" for rid, w in said[:limit]]
     if len(said) > limit:
         out.append(f"... and {len(said) - limit} more warnings (--full)")
-    return out
+    generic = sorted({t for t in ((fc.regime or {}).get("task") for fc in forecasts.values()) if t and generic_note(t)})
+    return out + [generic_note(t) for t in generic]
 
 
 
