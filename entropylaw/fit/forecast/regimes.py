@@ -9,9 +9,9 @@ in two other regimes, each recognised from the window:
   logit rate ``c`` per unit of ``ln(1 + step)`` at least :data:`FAST`, and the climb beyond
   the score's noise). Where the climb stops is not in the window. Real runs that
   were in take-off at the same point went on at a share ``rho`` of their window's rate:
-  ``logit(final) = logit(end) + rho c ln((1 + T) / (1 + end))``. The forecast takes the
-  median ``rho`` of such runs, its interval their 5-95 % range: it opens upward to what such
-  runs reached.
+  ``logit(final) = logit(end) + rho c ln((1 + T) / (1 + end))``. The forecast draws ``rho``
+  from such runs (their 5-95 % range; it opens upward to what they reached); where the method
+  extrapolates the window's own climb, half its own draws are kept (:func:`apply`).
 - **instability**: the entropy rose several-fold (:data:`ENTROPY_FOLD`: its smoothed level
   late in the window over its lowest earlier level), or the score fell beyond its noise
   after a peak and stayed there: its last :data:`DROP_POINTS` points each more than
