@@ -206,7 +206,9 @@ def add_source_arguments(parser) -> None:
     g.add_argument("--val-key", metavar="K", action="append", help="validation key (repeatable)")
     g.add_argument("--model", metavar="M", help="model name (else read from the log or file name)")
     g.add_argument("--algorithm", metavar="A", help="algorithm, e.g. grpo, ppo, rloo")
-    g.add_argument("--dataset", metavar="D", help="training data, e.g. gsm8k")
+    g.add_argument("--dataset", metavar="D",
+                   help="training data, e.g. gsm8k; also the task of a validation key that names no benchmark "
+                        "(val/accuracy)")
     g.add_argument("--params", metavar="N", type=size, help="total parameter count (7e9, 7B)")
     g.add_argument("--config", metavar="config.json",
                    help="Hugging Face config.json: exact total and non-embedding parameter counts")
