@@ -3,13 +3,15 @@
 Every real run (``data/`` and, where present, ``../shared``: CS336, rasbt) at K % of its steps:
 its regime at the window's end (:func:`entropylaw.fit.forecast.regimes.classify`) and what it did
 next (:func:`~entropylaw.fit.forecast.regimes.case`). The regimes' rates are learned from the cases
-of every other recipe (:func:`loro_rates`); each run is then forecast three ways, as one command
+of every other recipe (:func:`loro_rates`); each run is then forecast these ways, as one command
 forecasts a sweep (the other runs of its recipe, at the same K, pooled with it):
 
 - ``regimes``: the recommended forecast (the default, last-value where it cannot run), with the
   regime's rates learned without the run's recipe, and its sweep;
 - ``regimes, recipe known``: the same with the rates learned from every run but this one (as
   the package forecasts a new run of a recipe its stored rates know);
+- ``recipe known, task not named``: the same rates, the run read as a key that names no
+  benchmark (``val/accuracy`` with no data set): its task's own rates and prior are not used;
 - ``today``: the same forecast without regimes or sweep (what main printed before);
 - ``last-value``: the last observed value, its interval the window's noise.
 """
@@ -17,6 +19,7 @@ forecasts a sweep (the other runs of its recipe, at the same K, pooled with it):
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -29,9 +32,11 @@ from entropylaw.fit.forecast.data import RunData, window_end
 
 from bench_forecast_runs import recipe_of  # noqa: E402
 
-WAYS = ("regimes", "regimes, recipe known", "today", "last-value")
+WAYS = ("regimes", "regimes, recipe known", "recipe known, task not named", "today", "last-value")
 KS = (10, 15, 25, 50)  # the windows (% of a run's steps) the stored rates are learned at
 KNOWN = "regimes, recipe known"
+UNNAMED = "recipe known, task not named"
+GENERIC_TASK = "accuracy"  # what a key that names no benchmark gives (val/accuracy, no data set)
 
 
 def all_runs(frames):
@@ -108,7 +113,7 @@ def _shown(fc, run):
 
 
 def recipe_backtest(runs, cases, ks, n_boot=200) -> pd.DataFrame:
-    """Every run at every K, the three ways (module docstring), leaving its recipe out."""
+    """Every run at every K, each way of :data:`WAYS` (module docstring), leaving its recipe out."""
     rates, known = loro_rates(cases), loro_run_rates(cases)
     rows = []
     by = {(c["run"], c["K"]): c for c in cases.to_dict("records")}
@@ -126,10 +131,11 @@ def recipe_backtest(runs, cases, ks, n_boot=200) -> pd.DataFrame:
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        fc = forecast(run, fit_frac=k / 100, n_boot=n_boot,
+                        fc = forecast(replace(run, task=GENERIC_TASK) if way == UNNAMED else run,
+                                      fit_frac=k / 100, n_boot=n_boot,
                                       regime_rates=(rates.get(recipe, {}) if way == "regimes" else
-                                                    known.get(run.run_id, {}) if way == KNOWN else {}),
-                                      sweep=sweep if way.startswith("regimes") else None, **kw)
+                                                    known.get(run.run_id, {}) if way in (KNOWN, UNNAMED) else {}),
+                                      sweep=sweep if way.startswith(("regimes", "recipe known")) else None, **kw)
                     got = _shown(fc, run)
                 except EntropyLawError:
                     got = None
@@ -159,7 +165,9 @@ def tables(res, cases, rates) -> list[str]:
            "Each run's regime at the window's end (take-off, instability, saturation; "
            "`entropylaw/fit/forecast/regimes.py`), its rates learned from the other recipes only, and the run "
            "forecast with the other runs of its recipe at the same point (a sweep forecast together). Ways: "
-           "`regimes` (the recommended forecast with its regime and sweep), `today` (the same without them), "
+           "`regimes` (the recommended forecast with its regime and sweep), `regimes, recipe known` (rates learned "
+           "from every other run), `recipe known, task not named` (the same, the run's key naming no benchmark), "
+           "`today` (the same without regimes or sweep), "
            "`last-value`. Cells: median / worst |error| of the final score (points) / intervals holding it / "
            "median width (points).", ""]
     recipes = cases.groupby("recipe")["run"].nunique()
