@@ -113,7 +113,7 @@ def _shown(fc, run):
 
 
 def recipe_backtest(runs, cases, ks, n_boot=200) -> pd.DataFrame:
-    """Every run at every K, each way of :data:`WAYS` (module docstring), leaving its recipe out."""
+    """Every run at every K, each way of :data:`WAYS` (module docstring)."""
     rates, known = loro_rates(cases), loro_run_rates(cases)
     rows = []
     by = {(c["run"], c["K"]): c for c in cases.to_dict("records")}
