@@ -11,6 +11,7 @@ import math
 import random
 import struct
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -296,3 +297,34 @@ def test_meta_from_config_variants():
         "model": "Qwen2.5-Math-7B"}
     assert meta_from_config({}) == {}
     assert math.isnan(float("nan"))
+
+
+def test_a_custom_trainers_data_path_names_the_task_of_its_generic_validation_key(tmp_path):
+    """A CS336-style trainer (define_metric steps, ``eval/accuracy``) whose config names its
+    data file: the run's data set is MATH, so the forecast's task is math, and nothing asks for
+    --dataset; without the path in its config, the task is only 'accuracy' and the hint is given."""
+    import wandb
+
+    from entropylaw.fit.forecast.data import RunData
+    from entropylaw.fit.forecast.tasks import generic_note
+    from entropylaw.readers.dispatch import load
+
+    def write(root, config):
+        run = wandb.init(mode="offline", dir=root, project="p", config=config, settings=_settings())
+        run.define_metric("grpo_step")
+        run.define_metric("train/*", step_metric="grpo_step")
+        run.define_metric("eval_step")
+        run.define_metric("eval/*", step_metric="eval_step")
+        for s in range(1, 41):
+            run.log({"train/entropy": 0.8 - 0.01 * s, "train/reward_mean": 0.05 + 0.01 * s, "grpo_step": s})
+            if s % 5 == 0:
+                run.log({"eval/accuracy": 0.04 + 0.012 * s, "eval_step": s})
+        run.finish()
+        return next(Path(root).glob("wandb/offline-run-*"))
+
+    named = load([str(write(tmp_path / "a", {"train_data_path": "data/MATH/train.jsonl", "lr": 1e-5}))])[0]
+    bare = load([str(write(tmp_path / "b", {"lr": 1e-5}))])[0]
+    runs = [RunData.from_table(df, df["run_id"].iloc[0]) for df in (named, bare)]
+    assert [r.target_key for r in runs] == ["val/accuracy", "val/accuracy"]
+    assert runs[0].task == "math" and generic_note(runs[0].task) == ""
+    assert runs[1].task == "accuracy" and "`dataset` NAME" in generic_note(runs[1].task)

@@ -240,7 +240,12 @@ MODEL_KEYS = ["actor_rollout_ref.model.path", "model_name_or_path", "model_name"
               "model.name", "model", "pretrain"]
 ALGORITHM_KEYS = ["algorithm.adv_estimator", "adv_estimator", "algorithm"]
 SEED_KEYS = ["seed", "data.seed", "actor_rollout_ref.rollout.seed"]
-DATASET_KEYS = ["dataset", "dataset_name", "data.train_files", "prompt_data"]
+# the training data first (what "dataset" means in the run table); a custom trainer's paths next, then its
+# validation data: a validation key that names no benchmark takes its task from it (fit.forecast.tasks)
+DATASET_KEYS = ["dataset", "dataset_name", "data.train_files", "prompt_data", "train_dataset", "train_data",
+                "train_path", "train_file", "train_data_path", "data_path", "data.train_path", "data.path",
+                "benchmark", "data.val_files", "eval_dataset", "eval_data", "eval_path", "val_path",
+                "val_data", "validation_data_path", "eval_data_path"]
 
 
 def meta_from_config(config: dict) -> dict:
@@ -257,6 +262,8 @@ def meta_from_config(config: dict) -> dict:
     >>> meta_from_config({"model_name_or_path": "Qwen/Qwen2.5-0.5B-Instruct", "seed": 42,
     ...                   "dataset_name": "trl-lib/DeepMath-103K"})
     {'model': 'Qwen/Qwen2.5-0.5B-Instruct', 'seed': 42.0, 'dataset': 'trl-lib/DeepMath-103K'}
+    >>> meta_from_config({"train_data_path": "data/MATH/train.jsonl", "lr": 1e-5})   # a custom trainer's
+    {'dataset': 'MATH'}
     """
     meta: dict = {}
     model = _lookup(config, MODEL_KEYS, str)
