@@ -16,7 +16,8 @@ from entropylaw.fit.forecast.drift_fit import t_posterior
 from entropylaw.fit.forecast.drift_prior import learn_task_priors
 from entropylaw.fit.forecast.final import final_steps, no_forecast_reason, observed_final
 from entropylaw.fit.forecast.methods import ForecastMethod
-from entropylaw.fit.forecast.tasks import MIN_TASKS, NU, TAU0, generic_hint, is_generic, new_task_prior, prior_for, task_of
+from entropylaw.fit.forecast.tasks import (MIN_TASKS, NU, TAU0, benchmark_of, generic_hint, is_generic, new_task_prior,
+                                          prior_for, task_of)
 
 pytestmark = pytest.mark.printed
 
@@ -40,6 +41,9 @@ def test_a_key_that_names_only_a_measure_takes_its_task_from_the_data_set():
     assert task_of("val/openai/gsm8k/reward/mean@1") == "gsm8k"
     assert task_of("val/math500") == "math500" and task_of("val/aime_2024") == "aime_2024"
     assert task_of("val/problem") == "problem"   # a suffix is stripped only after a separator
+    # a custom trainer's measures (CS336's r1-zero reward: answer, format) name no benchmark
+    for key in ("val/answer_accuracy", "val/format_reward", "val/eval/pass_rate", "val/reward_mean"):
+        assert benchmark_of(key) is None and is_generic(task_of(key)), key
     # a key that names no benchmark: the data set the log (or the user) states, else the measure, flagged
     assert task_of("val/accuracy", "MATH") == task_of("val/accuracy", "/data/math/validation.jsonl") == "math"
     assert task_of("val/accuracy") == "accuracy" and is_generic("accuracy") and not is_generic("math")

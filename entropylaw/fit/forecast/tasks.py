@@ -44,8 +44,10 @@ MIN_TASKS = 3  # the between-task spread needs 3 tasks
 GENERIC = frozenset({"accuracy", "acc", "score", "scores", "reward", "rewards", "mean", "correct", "pass@1", "pass1",
                      "mean@1", "em", "exact_match", "success", "solve_rate", "val", "eval", "test", "validation",
                      "valid", "dev", "train", "data", "datasets", "dataset", "core", "val-core", "val-aux", "metrics",
-                     "results", "unknown"})
-_MEASURE = re.compile(r"[_\-.](accuracy|acc|score|reward|pass@1|pass1|correct|exact_match|mean@1|mean)$")
+                     "results", "unknown", "answer", "answers", "format", "correctness", "solved", "pass", "rate",
+                     "avg", "average", "overall", "is_correct", "total"})
+# a measure's suffix after a separator (math_acc, answer_accuracy, format_reward, pass_rate, reward_mean)
+_MEASURE = re.compile(r"[_\-.](accuracy|acc|score|reward|pass@1|pass1|correct|exact_match|mean@1|mean|rate|avg)$")
 
 
 def task_of(target_key: str, dataset: str = "") -> str:
