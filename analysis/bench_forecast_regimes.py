@@ -36,7 +36,7 @@ WAYS = ("regimes", "regimes, recipe known", "recipe known, task not named", "tod
 KS = (10, 15, 25, 50)  # the windows (% of a run's steps) the stored rates are learned at
 KNOWN = "regimes, recipe known"
 UNNAMED = "recipe known, task not named"
-GENERIC_TASK = "accuracy"  # what a key that names no benchmark gives (val/accuracy, no data set)
+GENERIC_TASK = "accuracy"  # a key that names no benchmark (val/accuracy, no data set): no task, no benchmark size
 
 
 def all_runs(frames):
@@ -131,7 +131,8 @@ def recipe_backtest(runs, cases, ks, n_boot=200) -> pd.DataFrame:
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        fc = forecast(replace(run, task=GENERIC_TASK) if way == UNNAMED else run,
+                        fc = forecast(replace(run, task=GENERIC_TASK, target_key="val/" + GENERIC_TASK)
+                                      if way == UNNAMED else run,
                                       fit_frac=k / 100, n_boot=n_boot,
                                       regime_rates=(rates.get(recipe, {}) if way == "regimes" else
                                                     known.get(run.run_id, {}) if way in (KNOWN, UNNAMED) else {}),

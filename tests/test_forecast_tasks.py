@@ -16,8 +16,8 @@ from entropylaw.fit.forecast.drift_fit import t_posterior
 from entropylaw.fit.forecast.drift_prior import learn_task_priors
 from entropylaw.fit.forecast.final import final_steps, no_forecast_reason, observed_final
 from entropylaw.fit.forecast.methods import ForecastMethod
-from entropylaw.fit.forecast.tasks import (MIN_TASKS, NU, TAU0, benchmark_of, generic_hint, is_generic, new_task_prior,
-                                          prior_for, task_of)
+from entropylaw.fit.forecast.tasks import (MIN_TASKS, NU, TAU0, benchmark_of, dataset_name, generic_hint, generic_note,
+                                          is_generic, new_task_prior, prior_for, task_of)
 
 pytestmark = pytest.mark.printed
 
@@ -44,6 +44,17 @@ def test_a_key_that_names_only_a_measure_takes_its_task_from_the_data_set():
     # a custom trainer's measures (CS336's r1-zero reward: answer, format) name no benchmark
     for key in ("val/answer_accuracy", "val/format_reward", "val/eval/pass_rate", "val/reward_mean"):
         assert benchmark_of(key) is None and is_generic(task_of(key)), key
+    # sample counts, splits and TRL's reward functions
+    assert task_of("val/gsm8k/acc@4") == task_of("val/gsm8k/pass@16") == task_of("val/gsm8k-test") == "gsm8k"
+    assert task_of("val/human-eval") == "human-eval"
+    for key in ("val/mean@16", "val/maj@8/mean", "val/correctness_reward_func/mean"):
+        assert benchmark_of(key) is None and is_generic(task_of(key)), key
+    # a data set: a file's stem less its split, or its folder where the file is a split; never a folder further up
+    assert dataset_name("math_train.jsonl") == "math" and dataset_name("s3://b/gsm8k/train-00000-of-00001.parquet") \
+        == "gsm8k"
+    assert dataset_name("/home/alice/data/train.jsonl") == dataset_name("./data/train.parquet") == ""
+    assert dataset_name("a/gsm8k/train.parquet,b/math/train.parquet") == "gsm8k+math" == dataset_name("gsm8k+math")
+    assert "benchmark is not known" in generic_note("unknown")
     # a key that names no benchmark: the data set the log (or the user) states, else the measure, flagged
     assert task_of("val/accuracy", "MATH") == task_of("val/accuracy", "/data/math/validation.jsonl") == "math"
     assert task_of("val/accuracy") == "accuracy" and is_generic("accuracy") and not is_generic("math")

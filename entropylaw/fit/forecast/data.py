@@ -181,22 +181,32 @@ def robust_noise(values) -> float:
     return float(1.4826 * np.median(d) / np.sqrt(2)) if len(d) else 0.0
 
 
-def trend_noise(values) -> float:
-    """The SD of one score about the window's local trend: 1.4826 times the median absolute
-    second difference over sqrt 6 (a second difference of independent points with SD s has
-    SD s sqrt 6, and a straight climb has none), with 3 second differences or more (5 points);
-    else :func:`robust_noise`. A run climbing one point a step shows successive differences of
-    several points, which are its climb, not its noise.
+def trend_noise(values, steps=None) -> float:
+    """The SD of one score about the window's local trend, with 3 triples of neighbours or more
+    (5 points), else :func:`robust_noise`: each middle point's distance from the line through its
+    two neighbours, ``r = y1 - (a y0 + b y2)`` with ``a = (t2 - t1) / (t2 - t0)``, ``b = 1 - a``,
+    has SD ``s sqrt(1 + a^2 + b^2)`` for independent points with SD ``s``, and a straight climb
+    has none; the SD is 1.4826 times the median of ``|r| / sqrt(1 + a^2 + b^2)``. ``steps``: the
+    points' steps (default evenly spaced; then ``r`` is half the second difference). A run
+    climbing one point a step shows successive differences of several points, which are its
+    climb, not its noise.
 
-    >>> round(trend_noise(np.arange(8) * 0.05 + [0, .01, 0, .01, 0, .01, 0, .01]), 4)   # |d2| all .02
+    >>> round(trend_noise(np.arange(8) * 0.05 + [0, .01, 0, .01, 0, .01, 0, .01]), 4)   # |r| all .01
     0.0121
     >>> round(robust_noise(np.arange(8) * 0.05), 4)   # the climb read as noise
     0.0524
+    >>> trend_noise([0.1, 0.2, 0.3, 0.4, 0.6], steps=[0, 1, 2, 3, 5]) == 0.0   # a straight climb, unevenly validated
+    True
     """
     v = np.asarray(values, float)
     if len(v) < 5:
         return robust_noise(v)
-    return float(1.4826 * np.median(np.abs(np.diff(v, 2))) / np.sqrt(6))
+    t = np.arange(len(v), dtype=float) if steps is None else np.asarray(steps, float)
+    gap = np.maximum(t[2:] - t[:-2], 1e-12)
+    a = (t[2:] - t[1:-1]) / gap
+    b = 1.0 - a
+    r = v[1:-1] - (a * v[:-2] + b * v[2:])
+    return float(1.4826 * np.median(np.abs(r) / np.sqrt(1 + a**2 + b**2)))
 
 
 def score_bounds(values) -> tuple | None:

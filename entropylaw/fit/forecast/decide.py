@@ -85,9 +85,10 @@ def unit_name(bounds) -> str:
 
 
 def threshold_for(level: float, values, target_key: str, target_kind: str, n_problems=None,
-                  bounds=(0.0, 1.0)) -> tuple[float, str]:
+                  bounds=(0.0, 1.0), steps=None) -> tuple[float, str]:
     """The default threshold and where it comes from (module docstring); ``values``: the
-    window's target values (its noise is the fallback), ``bounds`` the score's range."""
+    window's target values (its noise is the fallback), at ``steps`` (default evenly spaced),
+    ``bounds`` the score's range."""
     n, bench = (n_problems, "`n_problems`") if n_problems else problems_of(target_key)
     unit, hint = point_size(bounds), ""
     if n and target_kind == "validation" and unit:
@@ -97,7 +98,7 @@ def threshold_for(level: float, values, target_key: str, target_kind: str, n_pro
         why = f"one binomial standard error of the validation set ({n:g} problems, {bench}; p = {p:.3f})"
     else:
         trend = target_kind == "validation" and len(values) >= 5  # a climb is no noise (regimes.point_sd)
-        se = trend_noise(values) if trend else robust_noise(values)
+        se = trend_noise(values, steps) if trend else robust_noise(values)
         why = ("the window's noise (its scatter about the local trend: second differences)" if trend else
                "the window's noise (median absolute successive difference of the score)")
         if n_problems and target_kind != "validation":
@@ -304,7 +305,8 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     spacing = float(np.median(np.diff(win.target.steps))) if len(win.target) > 1 else 1.0
     final, fdraws, now, ndraws = final_and_now(m, win.target_kind, origin, end, to_step, spacing)
     if threshold is None:
-        threshold, source = threshold_for(now, win.target.values, win.target_key, win.target_kind, n_problems, bounds)
+        threshold, source = threshold_for(now, win.target.values, win.target_key, win.target_kind, n_problems, bounds,
+                                          win.target.steps)
     else:
         source = "given (`threshold`)"
     gain = {"from_step": float(end), "to_step": to_step, "to_step_source": to_why,

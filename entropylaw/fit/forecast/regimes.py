@@ -61,23 +61,30 @@ DROP_ALONE_SD = 6.0  # one point alone that far below the peak is no noise: said
 COLLAPSED = 0.5  # a run that ends below half its window-end level (above the floor) collapsed
 MIN_CASES = 3  # a regime's rates need 3 cases from 2 recipes or more
 MIN_TASK_RUNS = 3  # a task's own take-off rates need 3 runs of it
+# a validation score of an unknown benchmark with under 5 points in the window: the noise of a
+# 500-problem set (MATH-500's size; 2.2 points at 0.5), stated, where the window's own scatter
+# is its climb (2 points of a take-off differ by the climb alone)
+ASSUMED_PROBLEMS = 500
 SWITCH_WIDEN = 2.0  # data that changes mid-run: the interval's spread on the logit scale, doubled (stated)
 
 
 def point_sd(win) -> float:
     """The standard error of one score of the window: binomial where the benchmark's size is
-    known, else the window's own scatter: a validation score's about its local trend (a climb is
-    no noise), a training reward's successive differences."""
+    known (or, for a validation score with under 5 points, :data:`ASSUMED_PROBLEMS`), else the
+    window's own scatter: a validation score's about its local trend (a climb is no noise), a
+    training reward's successive differences."""
     y = win.target
     lo, hi = win.bounds or (0.0, 1.0)
     n, _ = problems_of(win.target_key)
+    if not n and win.target_kind == "validation" and len(y) < 5:
+        n = ASSUMED_PROBLEMS  # too few points to tell a climb from noise: a stated benchmark size
     if n:
         p = float(np.clip((y.values[-1] - lo) / (hi - lo), 0.02, 0.98))
         return float((hi - lo) * np.sqrt(p * (1 - p) / n))
     # a training reward keeps its successive differences: its batch means are discrete and often
     # alternate, which second differences read as noise twice its size (TRL's rewards)
-    noise = trend_noise if win.target_kind == "validation" else robust_noise
-    return max(noise(y.values), 1e-3 * (hi - lo))
+    noise = trend_noise(y.values, y.steps) if win.target_kind == "validation" else robust_noise(y.values)
+    return max(noise, 1e-3 * (hi - lo))
 
 
 def climb(win):
@@ -226,9 +233,11 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0, own=False):
     stored ``rates`` (see the module docstring); unchanged in saturation or without rates.
 
     ``own``: the method models change (its curve extrapolates the window's own climb). In a
-    take-off its draws are then kept for half of the draws and the rates' for the other half,
-    an equal mixture of the two answers, with its median as the forecast and its interval
-    stretched to reach each answer's own 5 and 95 % points: the window's own climb
+    take-off its draws are then kept in a random half of the rows and the rates' fill the other
+    half, an equal mixture of the two answers, with its median as the forecast and its 5 and
+    95 % points (the default 90 % interval) stretched to reach each answer's own; other
+    levels (the gain's one-sided 90 % bounds, a ``conf`` other than 0.9) may lie inside the
+    wider answer's: the window's own climb
     and what take-off runs of other recipes did next each hold on some recipes and fail on others
     (``analysis/bench_forecast_regimes.py`` measures both and the mixture, leaving recipes out). A
     flat method (last-value) has no climb of its own: the rates' draws alone."""
@@ -251,13 +260,16 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0, own=False):
         q95 = np.quantile(z, 0.95, axis=0)
         top = np.maximum(q95, q95 * (1 - share) + reach * share)
         taken = from_logit(_stretch(z, np.quantile(z, 0.05, axis=0), top), bounds)
-        if own:  # the mixture's interval reaches at least each answer's own 5 and 95 % points
-            half = len(draws) // 2
+        if own:  # the mixture's 5 and 95 % points reach at least each answer's own
+            # a random half of the rows, kept in place: an ensemble stacks its members' draws in order,
+            # and a kept row stays paired with the method's own draw of the level now (decide.final_and_now)
+            swap = rng.permutation(len(draws))[len(draws) // 2:]
             zo, zt = to_logit(draws, bounds), to_logit(taken, bounds)
-            zm = np.concatenate([zo[:half], zt[half:]], axis=0)
-            draws = from_logit(_stretch(zm, np.minimum(*(np.quantile(v, 0.05, axis=0) for v in (zo, zt))),
-                                        np.maximum(*(np.quantile(v, 0.95, axis=0) for v in (zo, zt)))), bounds)
-            mid = np.median(draws, axis=0)
+            zm = zo.copy()
+            zm[swap] = zt[swap]
+            draws = from_logit(_stretch(zm, np.fmin(*(np.nanquantile(v, 0.05, axis=0) for v in (zo, zt))),
+                                        np.fmax(*(np.nanquantile(v, 0.95, axis=0) for v in (zo, zt)))), bounds)
+            mid = np.nanmedian(draws, axis=0)
         else:
             draws = taken
     ins = rates.get("instability") if name == "instability" else None
@@ -305,8 +317,9 @@ def moves(regime, rates) -> bool:
 
 def _stretch(z, lo, hi):
     """Draws ``z`` (B, m) stretched around their median, each side apart, so that their 5 and 95 %
-    points reach ``lo`` and ``hi`` where those lie further out (never narrowed)."""
-    med, q05, q95 = (np.quantile(z, q, axis=0) for q in (0.5, 0.05, 0.95))
+    points reach ``lo`` and ``hi`` where those lie further out (never narrowed); a draw that is
+    not a number stays so, and the others' quantiles leave it out."""
+    med, q05, q95 = (np.nanquantile(z, q, axis=0) for q in (0.5, 0.05, 0.95))
     down = np.where(med - q05 > 1e-9, np.maximum((med - lo) / np.maximum(med - q05, 1e-9), 1.0), 1.0)
     up = np.where(q95 - med > 1e-9, np.maximum((hi - med) / np.maximum(q95 - med, 1e-9), 1.0), 1.0)
     return med + (z - med) * np.where(z < med, down, up)
@@ -339,7 +352,8 @@ def warnings_for(regime, rates) -> list[str]:
                        f"went on at {q[10]:.2f} (5-95 %: {q[1]:.2f} to {q[19]:.2f}) times their window's rate "
                        f"({take['cases']} windows of {take['runs']} runs, {len(take['recipes'])} "
                        f"recipe{'s' if len(take['recipes']) != 1 else ''}): the "
-                       "forecast follows them and its interval opens upward to what they reached"
+                       "forecast follows them (mixed half and half with the window's own climb where its method "
+                       "extrapolates it) and its interval opens upward to what they reached"
                        + (generic_hint(regime.get("task") or "") if not whose.startswith("runs of task") else ""))
         else:
             out.append(f"take-off: {regime['why']}; no rates learned for runs in take-off are stored: the forecast "

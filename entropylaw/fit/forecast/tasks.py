@@ -45,9 +45,23 @@ GENERIC = frozenset({"accuracy", "acc", "score", "scores", "reward", "rewards", 
                      "mean@1", "em", "exact_match", "success", "solve_rate", "val", "eval", "test", "validation",
                      "valid", "dev", "train", "data", "datasets", "dataset", "core", "val-core", "val-aux", "metrics",
                      "results", "unknown", "answer", "answers", "format", "correctness", "solved", "pass", "rate",
-                     "avg", "average", "overall", "is_correct", "total"})
-# a measure's suffix after a separator (math_acc, answer_accuracy, format_reward, pass_rate, reward_mean)
-_MEASURE = re.compile(r"[_\-.](accuracy|acc|score|reward|pass@1|pass1|correct|exact_match|mean@1|mean|rate|avg)$")
+                     "avg", "average", "overall", "is_correct", "total", "maj", "best", "worst", "std", "func",
+                     "reward_func", "rewards_func"})
+# a measure's or a split's suffix after a separator, taken off again and again (math_acc, answer_accuracy,
+# format_reward, pass_rate, reward_mean, correctness_reward_func, gsm8k-test), and a sample count (acc@4, maj@8)
+_MEASURE = re.compile(r"[_\-.](accuracy|acc|score|reward|rewards|pass1|correct|exact_match|mean|rate|avg|func|test|"
+                      r"val|validation|dev)$")  # not eval: human-eval
+_AT = re.compile(r"@\d+$")
+
+
+def _stem(part: str) -> str:
+    """A key's part less its sample count and measure suffixes (``correctness_reward_func``: ``correctness``)."""
+    part = _AT.sub("", part.lower())
+    while True:
+        cut = _MEASURE.sub("", part)
+        if cut == part:
+            return part
+        part = cut
 
 
 def task_of(target_key: str, dataset: str = "") -> str:
@@ -76,41 +90,60 @@ def benchmark_of(key: str) -> str | None:
     ('gsm8k', 'math500', None)
     """
     for part in reversed(str(key).lower().split("/")[1:]):
-        stem = _MEASURE.sub("", part)
+        stem = _stem(part)
         if stem and stem not in GENERIC:
             return stem
     return None
 
 
-def dataset_name(dataset) -> str:
-    """A data set's name as a task: lower case, a file path's folder where its file is a split
-    (``~/data/gsm8k/train.parquet``: ``gsm8k``); empty when none is known.
+DATA_FILES = (".parquet", ".jsonl", ".json", ".csv", ".arrow", ".txt", ".jsonl.gz", ".json.gz")
+_SHARD = re.compile(r"^(train|test|validation|val|dev|eval)(-\d+-of-\d+)?$")
 
-    >>> dataset_name("~/data/gsm8k/train.parquet"), dataset_name("MATH"), dataset_name(None)
+
+def dataset_name(dataset) -> str:
+    """A data set's name as a task: lower case; a data file's stem less a split suffix
+    (``math_train.jsonl``: ``math``), or its folder where the file is a split
+    (``~/data/gsm8k/train.parquet``, ``gsm8k/train-00000-of-00001.parquet``: ``gsm8k``), never a
+    folder further up; several (``a,b``) joined with ``+``; empty when none is known.
+
+    >>> dataset_name("~/data/gsm8k/train.parquet"), dataset_name("MATH"), dataset_name("/home/al/data/train.json")
     ('gsm8k', 'math', '')
     """
     text = str(dataset or "").strip().lower()
     if text in ("", "nan", "none"):
         return ""
-    for part in reversed([p for p in text.replace("\\", "/").split("/") if p]):
-        stem = part.split(".")[0] if "." in part and not part.startswith(".") else part
-        if stem and stem not in GENERIC:
-            return stem
-    return ""
+    if "," in text:
+        names = [n for n in (dataset_name(t) for t in text.split(",")) if n]
+        return "+".join(dict.fromkeys(names))
+    parts = [p for p in text.replace("\\", "/").split("/") if p and p not in (".", "..", "~")]
+    if not parts:
+        return ""
+    name = parts[-1]
+    ext = next((e for e in DATA_FILES if name.endswith(e)), None)
+    if ext is None:  # a name, not a file
+        stem = _stem(name)
+        return "" if stem in GENERIC else name
+    stem = name[: -len(ext)]
+    if _SHARD.match(stem) or stem in GENERIC:  # a split: the folder names the data
+        folder = _stem(parts[-2]) if len(parts) > 1 else ""
+        return "" if not folder or folder in GENERIC else parts[-2]
+    stem = _stem(re.sub(r"[_\-](train|test|validation|val|dev)$", "", stem))
+    return "" if stem in GENERIC else stem
 
 
 def is_generic(task: str) -> bool:
     """Whether a task is only a measure's name (the key did not name its benchmark and no data
     set was given): its rates and priors then cannot be those of the benchmark it is."""
-    return _MEASURE.sub("", str(task)) in GENERIC or str(task) in GENERIC
+    return _stem(str(task)) in GENERIC or str(task) in GENERIC
 
 
 def generic_note(task: str) -> str:
     """What to say where a run's task is only a measure's name (:func:`is_generic`), else ''."""
     if not is_generic(task):
         return ""
-    return (f"the validation key names no benchmark (only {task!r}): give `dataset` NAME (e.g. math, gsm8k) so "
-            "that the rates and priors of that task are used")
+    what = "the validation score's benchmark is not known" if task == "unknown" else \
+        f"the validation key names no benchmark (only {task!r})"
+    return f"{what}: give `dataset` NAME (e.g. math, gsm8k) so that the rates and priors of that task are used"
 
 
 def generic_hint(task: str) -> str:

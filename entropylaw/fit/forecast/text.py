@@ -214,8 +214,8 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
     said = [(rid, w) for rid, fc in forecasts.items() for w in (fc.warnings or [])]
     takeoff = [rid for rid, w in said if w.startswith("take-off")]  # one line for them all; --full says each
     if takeoff:
-        out.append(f"{count(len(takeoff), 'run')} in take-off: each follows what runs in take-off did next, its interval "
-                   "opened upward (--full says each)")
+        out.append(f"{count(len(takeoff), 'run')} in take-off: each follows what runs in take-off did next (mixed with "
+                   "its own climb), its interval opened upward (--full says each)")
     said = [(rid, w) for rid, w in said if not w.startswith("take-off")]  # collapse risk, data that changes
     out += [f"{rid}: {w}" for rid, w in said[:limit]]
     if len(said) > limit:
