@@ -267,3 +267,18 @@ def test_a_sweep_forecast_together_says_its_runs_informed_each_other():
     assert f"forecast with the other runs of their sweep ({len(taking_off)} in take-off" in text
     assert "regime" in text.splitlines()[1] and f"{len(taking_off)} runs in take-off" in text
     assert "forecast with the other runs" not in str(alone)
+
+
+def test_two_points_of_an_unknown_benchmark_take_off_by_a_stated_noise_not_by_their_own_difference():
+    """CS336's window at 15 % is 2 validations (steps 1 and 5). Read as ``val/accuracy``, the
+    window's own scatter is the climb itself; a 500-problem set's noise (stated) is used instead."""
+    two = RunData.from_arrays(np.array([1.0, 5.0]), np.array([0.05, 0.12]), target_key="val/accuracy")
+    win = two.window(5.0)
+    assert rg.point_sd(win) == pytest.approx(np.sqrt(0.12 * 0.88 / rg.ASSUMED_PROBLEMS))
+    assert rg.classify(win)["name"] == "take-off"
+    flat = RunData.from_arrays(np.array([1.0, 5.0]), np.array([0.05, 0.06]), target_key="val/accuracy")
+    assert rg.classify(flat.window(5.0))["name"] == "saturation"   # 1 point: within a 500-problem set's noise
+    five = RunData.from_arrays(np.arange(1.0, 26.0, 5.0), np.array([0.05, 0.11, 0.16, 0.22, 0.27]),
+                               target_key="val/accuracy")
+    # 5 points: their own scatter about the trend (each middle point 0.005 off its neighbours' line), not the climb
+    assert rg.point_sd(five.window(21.0)) == pytest.approx(1.4826 * 0.005 / np.sqrt(1.5))
