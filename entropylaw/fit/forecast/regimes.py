@@ -45,7 +45,6 @@ import numpy as np
 from entropylaw.fit.forecast.decide import problems_of
 from entropylaw.fit.forecast.drift_fit import late, logit_weights, posterior
 from entropylaw.fit.forecast.data import robust_noise, trend_noise
-from entropylaw.fit.forecast.tasks import generic_hint
 from entropylaw.fit.logit import EPS, from_logit, to_logit
 
 REGIMES = ("take-off", "instability", "saturation")
@@ -353,8 +352,7 @@ def warnings_for(regime, rates) -> list[str]:
                        f"({take['cases']} windows of {take['runs']} runs, {len(take['recipes'])} "
                        f"recipe{'s' if len(take['recipes']) != 1 else ''}): the "
                        "forecast follows them (mixed half and half with the window's own climb where its method "
-                       "extrapolates it) and its interval opens upward to what they reached"
-                       + (generic_hint(regime.get("task") or "") if not whose.startswith("runs of task") else ""))
+                       "extrapolates it) and its interval opens upward to what they reached")
         else:
             out.append(f"take-off: {regime['why']}; no rates learned for runs in take-off are stored: the forecast "
                        "extrapolates the window and may stop the climb too soon")
