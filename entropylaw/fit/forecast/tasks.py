@@ -106,7 +106,7 @@ def dataset_name(dataset) -> str:
     (``~/data/gsm8k/train.parquet``, ``gsm8k/train-00000-of-00001.parquet``: ``gsm8k``), never a
     folder further up; several (``a,b``) joined with ``+``; empty when none is known.
 
-    >>> dataset_name("~/data/gsm8k/train.parquet"), dataset_name("MATH"), dataset_name("/home/al/data/train.json")
+    >>> dataset_name("~/data/gsm8k/train.parquet"), dataset_name("MATH"), dataset_name("/opt/al/data/train.json")
     ('gsm8k', 'math', '')
     """
     text = str(dataset or "").strip().lower()
