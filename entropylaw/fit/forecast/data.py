@@ -209,6 +209,15 @@ def trend_noise(values, steps=None) -> float:
     return float(1.4826 * np.median(np.abs(r) / np.sqrt(1 + a**2 + b**2)))
 
 
+def own_noise(values, steps=None, kind: str = "validation") -> tuple[float, bool]:
+    """A window's noise from its own scores, and whether it is read about the local trend: a
+    validation score with 5 points or more, :func:`trend_noise` (a climb is no noise); else
+    :func:`robust_noise` (a training reward's batch means are discrete and often alternate,
+    which second differences read as noise twice its size)."""
+    trend = kind == "validation" and len(values) >= 5
+    return (trend_noise(values, steps) if trend else robust_noise(values)), trend
+
+
 def score_bounds(values) -> tuple | None:
     """The range a score lives in, from its values: (0, 1) for an accuracy or pass rate,
     (-1, 1) for a reward with a penalty (veRL's -1 for a wrong format), None otherwise.

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.fit.forecast.data import robust_noise, trend_noise
+from entropylaw.fit.forecast.data import own_noise
 from entropylaw.fit.forecast.final import final_steps, no_forecast_reason
 from entropylaw.fit.logit import from_logit
 
@@ -97,8 +97,7 @@ def threshold_for(level: float, values, target_key: str, target_kind: str, n_pro
         se = scale * float(np.sqrt(max(p * (1 - p), 1e-12) / n))
         why = f"one binomial standard error of the validation set ({n:g} problems, {bench}; p = {p:.3f})"
     else:
-        trend = target_kind == "validation" and len(values) >= 5  # a climb is no noise (regimes.point_sd)
-        se = trend_noise(values, steps) if trend else robust_noise(values)
+        se, trend = own_noise(values, steps, target_kind)
         why = ("the window's noise (its scatter about the local trend: second differences)" if trend else
                "the window's noise (median absolute successive difference of the score)")
         if n_problems and target_kind != "validation":

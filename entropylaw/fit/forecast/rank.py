@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from entropylaw.fit.forecast.tasks import generic_note
+from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.terminal import short
 from entropylaw.terminal import width as text_width, wrap
 
@@ -184,8 +184,7 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
         notes.append("one run with a forecast: it is best by default, and nothing is pruned")
     if len(points) > 1:
         notes.append("the runs' scores are on different scales: rank runs of one sweep, on one score")
-    generic = sorted({t for t in ((fc.regime or {}).get("task") for fc in fcs) if t and generic_note(t)})
-    notes += [generic_note(t) for t in generic]
+    notes += generic_notes(fcs)
     conf = fcs[0].conf if fcs else 0.9
     return Ranking(rows, thr, source, conf, fcs[0].fit_frac if fcs else None,
                    points.pop() if len(points) == 1 else None, notes)

@@ -44,7 +44,7 @@ import numpy as np
 
 from entropylaw.fit.forecast.decide import problems_of
 from entropylaw.fit.forecast.drift_fit import late, logit_weights, posterior
-from entropylaw.fit.forecast.data import robust_noise, trend_noise
+from entropylaw.fit.forecast.data import own_noise, robust_noise
 from entropylaw.fit.logit import EPS, from_logit, to_logit
 
 REGIMES = ("take-off", "instability", "saturation")
@@ -80,10 +80,7 @@ def point_sd(win) -> float:
     if n:
         p = float(np.clip((y.values[-1] - lo) / (hi - lo), 0.02, 0.98))
         return float((hi - lo) * np.sqrt(p * (1 - p) / n))
-    # a training reward keeps its successive differences: its batch means are discrete and often
-    # alternate, which second differences read as noise twice its size (TRL's rewards)
-    noise = trend_noise(y.values, y.steps) if win.target_kind == "validation" else robust_noise(y.values)
-    return max(noise, 1e-3 * (hi - lo))
+    return max(own_noise(y.values, y.steps, win.target_kind)[0], 1e-3 * (hi - lo))
 
 
 def climb(win):

@@ -146,6 +146,13 @@ def generic_note(task: str) -> str:
     return f"{what}: give `dataset` NAME (e.g. math, gsm8k) so that the rates and priors of that task are used"
 
 
+def generic_notes(forecasts) -> list[str]:
+    """:func:`generic_note` once per generic task among ``forecasts`` (their regimes' tasks): what
+    the one-line view and ``rank`` say of a sweep."""
+    tasks = {(getattr(fc, "regime", None) or {}).get("task") for fc in forecasts}
+    return [generic_note(t) for t in sorted(t for t in tasks if t and is_generic(t))]
+
+
 def generic_hint(task: str) -> str:
     """:func:`generic_note` as a clause to append ('; ...'), else ''."""
     note = generic_note(task)

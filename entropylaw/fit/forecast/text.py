@@ -12,7 +12,7 @@ import numpy as np
 
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
 from entropylaw.fit.forecast.final import describe
-from entropylaw.fit.forecast.tasks import generic_note
+from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.text_table import GAP, cell, fmt_table
 from entropylaw.terminal import count, short, width as text_width, wrap
 
@@ -220,8 +220,7 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
     out += [f"{rid}: {w}" for rid, w in said[:limit]]
     if len(said) > limit:
         out.append(f"... and {len(said) - limit} more warnings (--full)")
-    generic = sorted({t for t in ((fc.regime or {}).get("task") for fc in forecasts.values()) if t and generic_note(t)})
-    return out + [generic_note(t) for t in generic]
+    return out + generic_notes(forecasts.values())
 
 
 
