@@ -11,7 +11,9 @@ forecasts a sweep (the other runs of its recipe, at the same K, pooled with it):
 - ``regimes, recipe known``: the same with the rates learned from every run but this one (as
   the package forecasts a new run of a recipe its stored rates know);
 - ``recipe known, task not named``: the same rates, the run read as a key that names no
-  benchmark (``val/accuracy`` with no data set): its task's own rates and prior are not used;
+  benchmark (``val/accuracy`` with no data set): its task's own rates and prior are not used,
+  its model's take-off rates are where 3 runs of the model are among the cases;
+- ``recipe known, nothing named``: the same, the model not known either (every recipe's rates);
 - ``today``: the same forecast without regimes or sweep (what main printed before);
 - ``last-value``: the last observed value, its interval the window's noise.
 """
@@ -32,10 +34,12 @@ from entropylaw.fit.forecast.data import RunData, window_end
 
 from bench_forecast_runs import recipe_of  # noqa: E402
 
-WAYS = ("regimes", "regimes, recipe known", "recipe known, task not named", "today", "last-value")
+WAYS = ("regimes", "regimes, recipe known", "recipe known, task not named", "recipe known, nothing named", "today",
+        "last-value")
 KS = (10, 15, 25, 50)  # the windows (% of a run's steps) the stored rates are learned at
 KNOWN = "regimes, recipe known"
 UNNAMED = "recipe known, task not named"
+NAMELESS = "recipe known, nothing named"
 GENERIC_TASK = "accuracy"  # a key that names no benchmark (val/accuracy, no data set): no task, no benchmark size
 
 
@@ -65,6 +69,7 @@ def regime_cases(runs, ks) -> pd.DataFrame:
             regime = rg.classify(win)
             got = rg.case(win, regime, final, final_step) or {}
             rows.append({"recipe": recipe, "run": run.run_id, "kind": run.target_kind, "K": k, "task": run.task,
+                         "model": run.model,
                          "regime": regime["name"], "c": regime.get("c"), "c_se": regime.get("c_se"),
                          "takeoff": regime["name"] == "take-off" or bool(regime.get("takeoff")),
                          **{key: got.get(key) for key in ("rho", "reached", "r", "collapsed")}})
@@ -78,7 +83,7 @@ def _learnable(cases) -> list[dict]:
     for c in cases.to_dict("records"):
         d = {"recipe": c["recipe"], "run": c["run"]}
         if c["rho"] is not None and np.isfinite(c["rho"]) and c["regime"] == "take-off":
-            d.update(rho=c["rho"], task=c["task"], reached=c["reached"])
+            d.update(rho=c["rho"], task=c["task"], model=c.get("model") or "", reached=c["reached"])
         if c["r"] is not None and np.isfinite(c["r"]):
             d.update(r=c["r"], collapsed=bool(c["collapsed"]))
         if len(d) > 2:
@@ -131,11 +136,13 @@ def recipe_backtest(runs, cases, ks, n_boot=200) -> pd.DataFrame:
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        fc = forecast(replace(run, task=GENERIC_TASK, target_key="val/" + GENERIC_TASK)
-                                      if way == UNNAMED else run,
+                        fc = forecast(replace(run, task=GENERIC_TASK, target_key="val/" + GENERIC_TASK,
+                                              model=run.model if way == UNNAMED else "")
+                                      if way in (UNNAMED, NAMELESS) else run,
                                       fit_frac=k / 100, n_boot=n_boot,
                                       regime_rates=(rates.get(recipe, {}) if way == "regimes" else
-                                                    known.get(run.run_id, {}) if way in (KNOWN, UNNAMED) else {}),
+                                                    known.get(run.run_id, {}) if way in (KNOWN, UNNAMED, NAMELESS)
+                                                    else {}),
                                       sweep=sweep if way.startswith(("regimes", "recipe known")) else None, **kw)
                     got = _shown(fc, run)
                 except EntropyLawError:
@@ -167,8 +174,9 @@ def tables(res, cases, rates) -> list[str]:
            "`entropylaw/fit/forecast/regimes.py`), its rates learned from the other recipes only, and the run "
            "forecast with the other runs of its recipe at the same point (a sweep forecast together). Ways: "
            "`regimes` (the recommended forecast with its regime and sweep), `regimes, recipe known` (rates learned "
-           "from every other run), `recipe known, task not named` (the same, the run's key naming no benchmark), "
-           "`today` (the same without regimes or sweep), "
+           "from every other run), `recipe known, task not named` (the same, the run's key naming no benchmark: its "
+           "model's take-off rates where 3 runs of the model are known), `recipe known, nothing named` (the same, "
+           "the model not known either), `today` (the same without regimes or sweep), "
            "`last-value`. Cells: median / worst |error| of the final score (points) / intervals holding it / "
            "median width (points).", ""]
     recipes = cases.groupby("recipe")["run"].nunique()
@@ -208,6 +216,10 @@ def describe_rates(rates) -> str:
         t = rates["take-off"]
         parts.append(f"take-off rho median {t['rho'][10]:.2f} (5-95 %: {t['rho'][1]:.2f} to {t['rho'][19]:.2f}; "
                      f"{t['cases']} windows, {t['runs']} runs, {len(t['recipes'])} recipes)")
+        for by in ("tasks", "models"):
+            for name, g in (t.get(by) or {}).items():
+                parts.append(f"take-off of {by[:-1]} {name}: rho median {g['rho'][10]:.2f} (5-95 %: "
+                             f"{g['rho'][1]:.2f} to {g['rho'][19]:.2f}; {g['cases']} windows, {g['runs']} runs)")
     if "instability" in rates:
         i = rates["instability"]
         parts.append(f"instability: {i['collapsed']} of {i['cases']} windows collapsed ({i['collapsed_runs']} of "

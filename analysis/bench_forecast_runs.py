@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 CS336 = "cs336 grpo qwen2.5-math-1.5b math"
 RASBT = "rasbt grpo qwen3-0.6b math500"
+CS336_MODEL = "Qwen2.5-Math-1.5B"  # real-cs336-wandb/README.md
 
 
 def recipe_of(run_id: str, source: str) -> str:
@@ -75,7 +76,11 @@ def read_shared(path) -> pd.DataFrame:
         return read_rasbt(path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return load([str(path)])[0]
+        df = load([str(path)])[0]
+    if "real-cs336" in str(path):  # the W&B config is empty; the shared README names the model
+        model = df["model"].astype(str)
+        df["model"] = model.where(model != "", CS336_MODEL).astype(df["model"].dtype.name)
+    return df
 
 
 def with_recipes(frames) -> dict:

@@ -16,6 +16,7 @@ from entropylaw.fit.forecast import regimes as rg
 from entropylaw.fit.forecast import sweep
 from entropylaw.fit.forecast.core import forecast, forecast_table
 from entropylaw.fit.forecast.data import RunData
+from entropylaw.fit.forecast.decide import ASSUMED_PROBLEMS
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -274,7 +275,7 @@ def test_two_points_of_an_unknown_benchmark_take_off_by_a_stated_noise_not_by_th
     window's own scatter is the climb itself; a 500-problem set's noise (stated) is used instead."""
     two = RunData.from_arrays(np.array([1.0, 5.0]), np.array([0.05, 0.12]), target_key="val/accuracy")
     win = two.window(5.0)
-    assert rg.point_sd(win) == pytest.approx(np.sqrt(0.12 * 0.88 / rg.ASSUMED_PROBLEMS))
+    assert rg.point_sd(win) == pytest.approx(np.sqrt(0.12 * 0.88 / ASSUMED_PROBLEMS))
     assert rg.classify(win)["name"] == "take-off"
     flat = RunData.from_arrays(np.array([1.0, 5.0]), np.array([0.05, 0.06]), target_key="val/accuracy")
     assert rg.classify(flat.window(5.0))["name"] == "saturation"   # 1 point: within a 500-problem set's noise
@@ -282,3 +283,49 @@ def test_two_points_of_an_unknown_benchmark_take_off_by_a_stated_noise_not_by_th
                                target_key="val/accuracy")
     # 5 points: their own scatter about the trend (each middle point 0.005 off its neighbours' line), not the climb
     assert rg.point_sd(five.window(21.0)) == pytest.approx(1.4826 * 0.005 / np.sqrt(1.5))
+
+
+def test_a_run_whose_key_names_no_benchmark_takes_its_models_take_off_rates_and_a_named_task_keeps_its_own():
+    cases = [{"recipe": rec, "run": f"{rec}{i}", "rho": rho + 0.01 * i, "reached": 0.5, "task": task, "model": model}
+             for rec, task, model, rho in (("a", "math", "qwen2.5-math-1.5b", 0.8), ("b", "gsm8k", "qwen2.5-0.5b", 0.1),
+                                           ("c", "countdown", "qwen2.5-3b", -0.3))
+             for i in range(3)]
+    rates = rg.learn(cases)
+    models = rates["take-off"]["models"]
+    assert sorted(models) == ["qwen2.5-0.5b", "qwen2.5-3b", "qwen2.5-math-1.5b"]
+    assert models["qwen2.5-math-1.5b"]["rho"][10] == pytest.approx(0.81) and models["qwen2.5-3b"]["tasks"] == ["countdown"]
+    pooled = rates["take-off"]["rho"][10]
+    take = {"name": "take-off", "c": 0.9}
+    # the key names no benchmark: its model's runs (their task said); a model the rates do not know: every recipe
+    got, whose = rg.takeoff_rates(rates, {**take, "task": "accuracy", "model": "qwen2.5-math-1.5b"})
+    assert got["rho"][10] == pytest.approx(0.81) and "model 'qwen2.5-math-1.5b'" in whose and "math" in whose
+    got, whose = rg.takeoff_rates(rates, {**take, "task": "accuracy", "model": "llama-3-8b"})
+    assert got["rho"][10] == pytest.approx(pooled) and "several recipes" in whose
+    # a task named: its own rates, even for a model of another task; a named task the rates do not know: every recipe
+    assert rg.takeoff_rates(rates, {**take, "task": "gsm8k", "model": "qwen2.5-math-1.5b"})[0]["rho"][10] \
+        == pytest.approx(0.11)
+    assert rg.takeoff_rates(rates, {**take, "task": "aime24", "model": "qwen2.5-math-1.5b"})[0]["rho"][10] \
+        == pytest.approx(pooled)
+    # the regime carries the run's model, read from the table's model column as a key
+    run = RunData.from_arrays(np.arange(1.0, 60.0, 5.0), np.linspace(0.04, 0.3, 12), target_key="val/accuracy")
+    from dataclasses import replace
+    assert rg.classify(replace(run, model="qwen2.5-math-1.5b").window(30.0))["model"] == "qwen2.5-math-1.5b"
+
+
+def test_the_validation_sets_size_given_or_read_off_the_scores_sets_the_regimes_noise():
+    steps = np.arange(1.0, 31.0, 5.0)
+    counts = np.array([41, 97, 173, 251, 322, 389])  # correct answers of 1,024 problems
+    run = RunData.from_arrays(steps, counts / 1024, target_key="val/accuracy")
+    win = run.window(26.0)
+    p = counts[-1] / 1024
+    assert rg.point_sd(win) == pytest.approx(np.sqrt(p * (1 - p) / 1024))  # the lattice: 1/1024
+    # the same scores rounded to 3 decimals say nothing of the set: the window's own scatter
+    rounded = RunData.from_arrays(steps, np.round(counts / 1024, 3), target_key="val/accuracy").window(26.0)
+    assert rg.point_sd(rounded) != pytest.approx(np.sqrt(p * (1 - p) / 1024), rel=0.05)
+    # a size given (forecast's n_problems) is the one used, by the regime and by the threshold
+    fc = forecast(run, fit_frac=0.85, methods=["default"], n_problems=300)  # the window: the first 5 points
+    p = counts[-2] / 1024
+    assert fc.regime["point_sd"] == pytest.approx(np.sqrt(p * (1 - p) / 300))
+    assert "300 problems, `n_problems`" in fc.decision["threshold_source"]
+    fc = forecast(run, fit_frac=0.85, methods=["default"])
+    assert "1024 problems, the scores are whole multiples of 1/1024" in fc.decision["threshold_source"]

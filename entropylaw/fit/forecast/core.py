@@ -44,7 +44,7 @@ from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY, methods_table
-from entropylaw.fit.forecast.data import RunData, window_end
+from entropylaw.fit.forecast.data import RunData, window_end, with_problems
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
 from entropylaw.fit.forecast.decide import decision_on, final_draws, log_facts, step_seconds_upto, to_step_of
 from entropylaw.fit.forecast import regimes as _regimes
@@ -111,7 +111,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     other that ran; none: it says so (:mod:`.decide`). The gain runs to ``total_steps`` (the
     planned last step), else the planned length the log states (``log``: :func:`~.decide.log_facts`),
     else the log's last step in a backtest, else the last forecast step; ``threshold``
-    (default: one binomial SE of ``n_problems``, or of the benchmark the target key names,
+    (default: one binomial SE of ``n_problems``, the validation set's size, which also weighs
+    the points and reads the regime; else of the benchmark the target key names,
     else the window's noise, held between 1 and 3 points); ``step_cost`` GPU-hours a step
     (default: the log's own timing, in hours). ``calibrated=False``: the methods' raw
     intervals, without the factors the backtest stored (the backtest measures them so).
@@ -139,6 +140,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         raise EntropyLawError(f"unknown method {unknown[0]!r} (expected one of {', '.join([DEFAULT, *ALL_METHODS])})")
     end = window_end(run, fit_frac, fit_steps)
     _check_decision_args(target, threshold, n_problems, total_steps, end, step_cost)  # before any fitting
+    run = with_problems(run, n_problems)
     win = run.window(end)
     if len(win.target) == 0:
         raise EntropyLawError(f"run {run.run_id!r}: the window (steps {run.origin:g}..{end:g}) holds no "

@@ -44,7 +44,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
-from entropylaw.fit.forecast.tasks import task_of
+from entropylaw.fit.forecast.tasks import model_key, task_of
 from entropylaw.fit.window import window_end as _window_end
 
 TOKEN_KEYS = ("perf/total_num_tokens", "total_num_tokens", "num_tokens")
@@ -97,6 +97,8 @@ class RunData:
     size: float = float("nan")  # parameters (non-embedding where known): the prior's size covariate
     task: str = ""  # the benchmark behind the score (entropylaw.fit.forecast.tasks.task_of)
     config: dict = field(default_factory=dict)  # the trainer's printed config (the table's ``config``)
+    model: str = ""  # the model trained, as a key (entropylaw.fit.forecast.tasks.model_key): "" where unknown
+    n_problems: float | None = None  # the validation set's size where the user gives it (its binomial noise)
 
     @classmethod
     def from_arrays(cls, target_steps, target_values, entropy_steps=None, entropy_values=None,
@@ -155,7 +157,8 @@ class RunData:
             config = {}
         return replace(cls.from_arrays(*get(key), *get(x_key), *get(table.SCORE), *get(tok), run_id=run_id,
                                        target_key=key, target_kind=kind, family=family), size=size,
-                       task=task_of(key, str(meta["dataset"])), config=config if isinstance(config, dict) else {})
+                       task=task_of(key, str(meta["dataset"])), config=config if isinstance(config, dict) else {},
+                       model=model_key(meta["model"]))
 
     def window(self, end: float) -> "RunData":
         """The run as seen at step ``end``: every series cut there, and what is read off a
@@ -245,6 +248,12 @@ def cumulative(tokens: Series, is_cumulative: bool | None = None) -> Series:
         return tokens
     gaps = np.diff(tokens.steps, prepend=tokens.steps[0] - 1) if len(v) else v
     return Series(tokens.steps, np.cumsum(v * gaps))
+
+
+def with_problems(run: RunData, n_problems=None) -> RunData:
+    """``run`` with its validation set's size where the user gives one (its binomial noise then
+    weighs the points, reads the regime and sets the threshold), else unchanged."""
+    return replace(run, n_problems=float(n_problems)) if n_problems else run
 
 
 def window_end(run: RunData, fit_frac: float | None = None, fit_steps: float | None = None) -> float:

@@ -61,6 +61,85 @@ def problems_of(target_key: str, problems: dict | None = None) -> tuple[int | No
     return None, None
 
 
+LATTICE_MIN_VALUES = 4  # distinct scores strictly inside the range: fewer can share a smaller denominator
+LATTICE_MOST = 20000  # the largest validation set looked for
+# a validation score of a set of unknown size with under FEW_POINTS points in the window: the noise of a
+# 500-problem set (MATH-500's size; 2.2 points at 0.5), stated
+ASSUMED_PROBLEMS, FEW_POINTS = 500, 5
+DECIMALS = 40000  # 4 x 10^4: the denominators of scores rounded to 4 decimals, and of means of up to 4 of them
+
+
+def problems_in(values, bounds=(0.0, 1.0)) -> int | None:
+    """The size of the validation set behind ``values`` read off the scores themselves: the
+    smallest ``n`` (up to :data:`LATTICE_MOST`) of which every score is a whole number of
+    ``n``-ths of the range (a float32's rounding allowed), where :data:`LATTICE_MIN_VALUES`
+    distinct scores or more lie strictly inside it; else None. A mean over ``k`` samples per
+    problem reads as ``k n``; scores whose counts share a factor read as a divisor of ``n``
+    (all even: ``n / 2``), a noisier set: the error is on the cautious side. An ``n`` dividing
+    :data:`DECIMALS` is what scores rounded to 4 decimals or fewer look like (and means of 2
+    or 4 of them: ``0.7055`` is 1411/2000): None, so a set of 500 or 1,000 problems is not told
+    from a log that rounds (its key may still name it).
+
+    >>> problems_in([51 / 1024, 96 / 1024, 172 / 1024, 0.3125, 0.0]), problems_in([0.05, 0.1, 0.2])
+    (1024, None)
+    >>> problems_in(np.float32([0.123, 0.4567, 0.6, 0.71])) is None  # rounded to 4 decimals
+    True
+    """
+    if bounds is None:
+        return None
+    lo, hi = float(bounds[0]), float(bounds[1])
+    p = (np.asarray(values, float) - lo) / (hi - lo)
+    p = np.unique(p[np.isfinite(p) & (p > 0) & (p < 1)])
+    if len(p) < LATTICE_MIN_VALUES:
+        return None
+    n = np.arange(1, LATTICE_MOST + 1)
+    for chunk in np.array_split(n, 20):  # small sets first: most runs stop in the first chunk
+        x = p[:, None] * chunk[None, :]
+        k = np.round(x)
+        ok = (np.abs(x - k) <= 2.5e-7 * np.maximum(k, 1.0) + 1e-9).all(axis=0)  # 2 float32 ulps of k/n
+        if ok.any():
+            n = int(chunk[np.argmax(ok)])
+            return None if DECIMALS % n == 0 else n
+    return None
+
+
+def problems_for(target_key: str, values=(), bounds=(0.0, 1.0), given=None) -> tuple[float | None, str | None]:
+    """The validation set's size and where it comes from, in order: ``given``; the scores' own
+    lattice (:func:`problems_in`) unless it is a multiple of the size of the benchmark the key
+    names (a mean over samples per problem: the benchmark's size); the benchmark the key
+    names (:func:`problems_of`); else (None, None).
+
+    >>> problems_for("val/math", [51 / 1024, 96 / 1024, 172 / 1024, 0.3125])
+    (1024, 'the scores are whole multiples of 1/1024')
+    >>> problems_for("val/openai/gsm8k", [k / (4 * 1319) for k in (1001, 2002, 3003, 4005)])
+    (1319, 'gsm8k')
+    """
+    if given:
+        return float(given), "`n_problems`"
+    named, bench = problems_of(target_key)
+    seen = problems_in(values, bounds)
+    if seen and not (named and seen % named == 0):
+        return seen, f"the scores are whole multiples of 1/{seen}"
+    return named, bench
+
+
+def run_problems(run) -> tuple[float | None, str | None]:
+    """:func:`problems_for` on a run's (or a window's) validation score: its key, its scores,
+    the size the user gave; where none is known and the window holds under
+    :data:`FEW_POINTS` points, :data:`ASSUMED_PROBLEMS` (stated: the window's own scatter is
+    then its climb, and 2 points of a take-off differ by the climb alone); (None, None) for a
+    training score (a batch mean, not a set). The one rule the points' weights, the regime's
+    noise and the threshold read."""
+    if run.target_kind != "validation":
+        return None, None
+    n, source = problems_for(run.target_key, run.target.values, run.bounds, run.n_problems)
+    if n is None and len(run.target) < FEW_POINTS:
+        return ASSUMED_PROBLEMS, (f"assumed: a {ASSUMED_PROBLEMS}-problem set (MATH-500's size), the window's "
+                                  f"{len(run.target)} points too few to tell its noise from its climb; give "
+                                  "`n_problems`")
+    return n, source
+
+
 def point_size(bounds) -> float | None:
     """One point in the score's units: 0.01 for a score in [0, 1], 1 for one in percent, None
     for a score with no such range (its gains are said in its own units).
@@ -85,11 +164,17 @@ def unit_name(bounds) -> str:
 
 
 def threshold_for(level: float, values, target_key: str, target_kind: str, n_problems=None,
-                  bounds=(0.0, 1.0), steps=None) -> tuple[float, str]:
+                  bounds=(0.0, 1.0), steps=None, source=None) -> tuple[float, str]:
     """The default threshold and where it comes from (module docstring); ``values``: the
     window's target values (its noise is the fallback), at ``steps`` (default evenly spaced),
-    ``bounds`` the score's range."""
-    n, bench = (n_problems, "`n_problems`") if n_problems else problems_of(target_key)
+    ``bounds`` the score's range; ``n_problems`` with its ``source`` where the caller resolved
+    it (:func:`run_problems`)."""
+    if n_problems and source:
+        n, bench = n_problems, source
+    elif target_kind == "validation":
+        n, bench = problems_for(target_key, values, bounds, n_problems)
+    else:
+        n, bench = (n_problems, "`n_problems`") if n_problems else (None, None)
     unit, hint = point_size(bounds), ""
     if n and target_kind == "validation" and unit:
         scale = 100 * unit
@@ -304,8 +389,9 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     spacing = float(np.median(np.diff(win.target.steps))) if len(win.target) > 1 else 1.0
     final, fdraws, now, ndraws = final_and_now(m, win.target_kind, origin, end, to_step, spacing)
     if threshold is None:
-        threshold, source = threshold_for(now, win.target.values, win.target_key, win.target_kind, n_problems, bounds,
-                                          win.target.steps)
+        n, said = run_problems(win) if win.target_kind == "validation" else (n_problems, None)
+        threshold, source = threshold_for(now, win.target.values, win.target_key, win.target_kind, n, bounds,
+                                          win.target.steps, said)
     else:
         source = "given (`threshold`)"
     gain = {"from_step": float(end), "to_step": to_step, "to_step_source": to_why,

@@ -48,6 +48,7 @@ from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.logit import from_logit, to_logit
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.data import robust_noise
+from entropylaw.fit.forecast.decide import run_problems
 from entropylaw.fit.forecast.drift_fit import (MIN_LATE, MIN_SD, late, logit_weights, on_bound, posterior, t_posterior,
                                                train_rate)
 from entropylaw.fit.forecast.drift_prior import given_prior
@@ -107,7 +108,7 @@ class LogitDrift(ForecastMethod):
         self.prior_ = prior
         self.new_task_ = prior.get("kind") == "new task"
         s, v = late(y)
-        w, self.n_eff_ = logit_weights(v, run.bounds, run.target_key, robust_noise(y.values))
+        w, self.n_eff_ = logit_weights(v, run.bounds, run_problems(run)[0], robust_noise(y.values))
         if on_bound(v, run.bounds, self.n_eff_):
             raise CannotRun("the window's last points sit on the score's bound: the logit scale cannot say how far "
                             "past it the run is (last-value carries it)")

@@ -8,18 +8,19 @@ import numpy as np
 
 from entropylaw.fit.logit import to_logit
 from entropylaw.fit.forecast.data import robust_noise
-from entropylaw.fit.forecast.decide import problems_of
+from entropylaw.fit.forecast.decide import run_problems
 
 MIN_SD = 0.02
 MIN_LATE = 2
 
 
-def logit_weights(values, bounds, target_key, noise=None):
-    """Binomial precision of each point's logit, ``n p (1 - p)``, and ``n``: the benchmark's
-    size, else the ``n`` whose binomial noise matches the window's (``noise``: its SD)."""
+def logit_weights(values, bounds, n_problems=None, noise=None):
+    """Binomial precision of each point's logit, ``n p (1 - p)``, and ``n``: the validation
+    set's size (``n_problems``: :func:`~.decide.run_problems`), else the ``n`` whose binomial
+    noise matches the window's (``noise``: its SD)."""
     lo, hi = bounds
     p = (np.asarray(values, float) - lo) / (hi - lo)
-    n, _ = problems_of(target_key)
+    n = n_problems
     if n is None:
         sd = noise if noise and noise > 0 else 0.01
         pm = float(np.clip(np.median(p), 0.05, 0.95))
@@ -97,7 +98,7 @@ def fit_full(run, bounds=None):
     if bounds is None or len(y) < 2 * MIN_LATE:
         return None
     s, v = late(y)
-    w, n = logit_weights(v, bounds, run.target_key, robust_noise(y.values))
+    w, n = logit_weights(v, bounds, run_problems(run)[0], robust_noise(y.values))
     if on_bound(v, bounds, n):
         return None
     mean, _, _ = posterior(np.maximum(s, 0.0), to_logit(v, bounds, 0.5 / n), w)
@@ -115,6 +116,6 @@ def train_rate(run):
     if sc is None or len(sc) < 2 * MIN_LATE or not np.all((sc.values >= 0) & (sc.values <= 1)):
         return None
     s, v = late(sc)
-    w, n = logit_weights(v, (0.0, 1.0), "score", robust_noise(sc.values))
+    w, n = logit_weights(v, (0.0, 1.0), None, robust_noise(sc.values))
     mean, cov, _ = posterior(np.maximum(s, 0.0), to_logit(v, (0.0, 1.0), 0.5 / n), w)
     return float(mean[1]), float(np.sqrt(cov[1, 1]))

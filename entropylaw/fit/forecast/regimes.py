@@ -42,9 +42,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from entropylaw.fit.forecast.decide import problems_of
+from entropylaw.fit.forecast.decide import run_problems
 from entropylaw.fit.forecast.drift_fit import late, logit_weights, posterior
 from entropylaw.fit.forecast.data import own_noise, robust_noise
+from entropylaw.fit.forecast.tasks import is_generic
 from entropylaw.fit.logit import EPS, from_logit, to_logit
 
 REGIMES = ("take-off", "instability", "saturation")
@@ -59,24 +60,18 @@ DROP_POINTS = 2
 DROP_ALONE_SD = 6.0  # one point alone that far below the peak is no noise: said at once
 COLLAPSED = 0.5  # a run that ends below half its window-end level (above the floor) collapsed
 MIN_CASES = 3  # a regime's rates need 3 cases from 2 recipes or more
-MIN_TASK_RUNS = 3  # a task's own take-off rates need 3 runs of it
-# a validation score of an unknown benchmark with under 5 points in the window: the noise of a
-# 500-problem set (MATH-500's size; 2.2 points at 0.5), stated, where the window's own scatter
-# is its climb (2 points of a take-off differ by the climb alone)
-ASSUMED_PROBLEMS = 500
+MIN_TASK_RUNS = 3  # a task's (or a model's) own take-off rates need 3 runs of it
 SWITCH_WIDEN = 2.0  # data that changes mid-run: the interval's spread on the logit scale, doubled (stated)
 
 
 def point_sd(win) -> float:
-    """The standard error of one score of the window: binomial where the benchmark's size is
-    known (or, for a validation score with under 5 points, :data:`ASSUMED_PROBLEMS`), else the
-    window's own scatter: a validation score's about its local trend (a climb is no noise), a
-    training reward's successive differences."""
+    """The standard error of one score of the window: binomial where the validation set's size
+    is known or, for a short window, assumed (:func:`~.decide.run_problems`), else the window's
+    own scatter: a validation score's about its local trend (a climb is no noise), a training
+    reward's successive differences."""
     y = win.target
     lo, hi = win.bounds or (0.0, 1.0)
-    n, _ = problems_of(win.target_key)
-    if not n and win.target_kind == "validation" and len(y) < 5:
-        n = ASSUMED_PROBLEMS  # too few points to tell a climb from noise: a stated benchmark size
+    n = run_problems(win)[0]
     if n:
         p = float(np.clip((y.values[-1] - lo) / (hi - lo), 0.02, 0.98))
         return float((hi - lo) * np.sqrt(p * (1 - p) / n))
@@ -90,7 +85,7 @@ def climb(win):
     if win.bounds is None or len(y) < 2:
         return None
     s, v = late(y)
-    w, n = logit_weights(v, win.bounds, win.target_key, robust_noise(y.values))
+    w, n = logit_weights(v, win.bounds, run_problems(win)[0], robust_noise(y.values))
     t, z = np.maximum(s, 0.0), to_logit(v, win.bounds, 0.5 / n)
     mean, cov, _ = posterior(t, z, w)
     return float(mean[1]), float(np.sqrt(cov[1, 1])), float(mean[0] + mean[1] * np.log1p(max(win.end, 0.0)))
@@ -114,7 +109,7 @@ def classify(win, entropy_fold=ENTROPY_FOLD) -> dict:
     """The window's regime: ``{"name", "why", ...}`` (see the module docstring)."""
     y = win.target
     out = {"name": "saturation", "why": "the score is not taking off and nothing in the window signals a collapse",
-           "task": win.task}
+           "task": win.task, "model": win.model}
     if win.bounds is None or len(y) < 2:
         out["why"] = "the score has no bounds or the window too few points: no regime read"
         return out
@@ -200,15 +195,8 @@ def learn(cases) -> dict:
                            "reached": quantiles([c["reached"] for c in rho], [c["recipe"] for c in rho]),
                            "cases": len(rho),
                            "runs": len({c["run"] for c in rho}), "recipes": sorted({c["recipe"] for c in rho})}
-        tasks = {}
-        for task in sorted({c.get("task") for c in rho if c.get("task")}):
-            own = [c for c in rho if c.get("task") == task]
-            if len({c["run"] for c in own}) >= MIN_TASK_RUNS:  # a task the rates know: its own runs' rho
-                tasks[task] = {"rho": quantiles([c["rho"] for c in own], [c["run"] for c in own]),
-                               "reached": quantiles([c["reached"] for c in own], [c["run"] for c in own]),
-                               "cases": len(own), "runs": len({c["run"] for c in own}),
-                               "recipes": sorted({c["recipe"] for c in own})}
-        out["take-off"]["tasks"] = tasks
+        out["take-off"]["tasks"] = _grouped(rho, "task")
+        out["take-off"]["models"] = _grouped(rho, "model")
     ins = [c for c in cases if "r" in c]
     if len(ins) >= MIN_CASES and len({c["recipe"] for c in ins}) >= 2:
         out["instability"] = {"r": quantiles([c["r"] for c in ins], [c["recipe"] for c in ins]), "cases": len(ins),
@@ -216,6 +204,22 @@ def learn(cases) -> dict:
                               "runs": len({c["run"] for c in ins}),
                               "collapsed_runs": len({c["run"] for c in ins if c["collapsed"]}),
                               "recipes": sorted({c["recipe"] for c in ins})}
+    return out
+
+
+def _grouped(rho, by) -> dict:
+    """The take-off rates of each value of ``by`` (task, model) that :data:`MIN_TASK_RUNS` runs
+    among the cases ``rho`` share: their own runs' rho, each run weighing the same."""
+    out = {}
+    for name in sorted({c.get(by) for c in rho if c.get(by)}):
+        own = [c for c in rho if c.get(by) == name]
+        if len({c["run"] for c in own}) >= MIN_TASK_RUNS:
+            out[name] = {"rho": quantiles([c["rho"] for c in own], [c["run"] for c in own]),
+                         "reached": quantiles([c["reached"] for c in own], [c["run"] for c in own]),
+                         "cases": len(own), "runs": len({c["run"] for c in own}),
+                         "recipes": sorted({c["recipe"] for c in own})}
+            if by == "model":
+                out[name]["tasks"] = sorted({c["task"] for c in own if c.get("task")})
     return out
 
 
@@ -323,13 +327,21 @@ def _stretch(z, lo, hi):
 
 def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
     """The take-off rates a run gets: its task's own where 3 runs of the task are among the
-    cases, else those of every recipe (each weighing the same); and whose they are, in words."""
+    cases; where the run's key names no benchmark (:func:`~.tasks.is_generic`), its model's own
+    where 3 runs of the model are (a sweep of a model the rates know, logged under a measure's
+    name: runs of one model start from the same floor and reach alike); else those of every
+    recipe (each weighing the same); and whose they are, in words."""
     take = rates.get("take-off")
     if not take:
         return None, ""
-    own = (take.get("tasks") or {}).get(regime.get("task"))
+    task, model = regime.get("task"), regime.get("model")
+    own = (take.get("tasks") or {}).get(task)
     if own:
-        return own, f"runs of task {regime['task']!r}"
+        return own, f"runs of task {task!r}"
+    mine = (take.get("models") or {}).get(model) if model and (not task or is_generic(task)) else None
+    if mine:
+        tasks = ", ".join(mine.get("tasks") or []) or "not named"
+        return mine, f"runs of model {model!r} (this run's task is not named; theirs: {tasks})"
     return take, "real runs of several recipes (each weighing the same)"
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
-from entropylaw.fit.forecast.data import RunData, window_end
+from entropylaw.fit.forecast.data import RunData, window_end, with_problems
 from entropylaw.fit.forecast.regimes import classify
 from entropylaw.fit.robust import mad_sigma
 
@@ -46,7 +46,7 @@ def sweeps(df, ids, y_key, x_key, recipes, kwargs) -> dict:
     stats, names = {}, {}
     for rid in ids:
         try:
-            run = RunData.from_table(df, rid, y_key=y_key, x_key=x_key)
+            run = with_problems(RunData.from_table(df, rid, y_key=y_key, x_key=x_key), kwargs.get("n_problems"))
             end = window_end(run, kwargs.get("fit_frac"), kwargs.get("fit_steps"))
         except EntropyLawError:
             continue

@@ -131,6 +131,17 @@ def dataset_name(dataset) -> str:
     return "" if stem in GENERIC else stem
 
 
+def model_key(model) -> str:
+    """A model's name as a key: lower case, its organisation or folders left off; empty when
+    none is known.
+
+    >>> model_key("Qwen/Qwen2.5-Math-1.5B"), model_key("qwen2.5-math-1.5b"), model_key(float("nan"))
+    ('qwen2.5-math-1.5b', 'qwen2.5-math-1.5b', '')
+    """
+    text = str(model if model is not None else "").strip().rstrip("/").lower()
+    return "" if text in ("", "nan", "none") else text.replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def is_generic(task: str) -> bool:
     """Whether a task is only a measure's name (the key did not name its benchmark and no data
     set was given): its rates and priors then cannot be those of the benchmark it is."""
