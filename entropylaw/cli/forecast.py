@@ -74,9 +74,10 @@ def add_parser(subparsers) -> None:
     d = p.add_argument_group("what does the rest add? can I stop it? will it get there?")
     d.add_argument("--target", type=SCORE, metavar="SCORE", help="the step at which the forecast reaches SCORE "
                                                                  "(e.g. 0.85), with its interval")
-    d.add_argument("--n-problems", type=PROBLEMS, metavar="N", help="validation set size: the call's threshold "
-                   "is one binomial standard error of N problems (default: known benchmarks by name, else the "
-                   "window's noise), held between 1 and 3 points")
+    d.add_argument("--n-problems", type=PROBLEMS, metavar="N", help="validation set size: its binomial noise "
+                   "weighs the points, reads the regime and sets the call's threshold (one standard error, held "
+                   "between 1 and 3 points); default: read off the scores (whole multiples of 1/N), else known "
+                   "benchmarks by name, else the window's noise (under 5 points: an assumed 500)")
     d.add_argument("--threshold", type=GAIN, metavar="GAIN", help="the gain (in the score's units, 0.01 = 1 point "
                                                                    "of a score in [0, 1]) worth the rest of the run")
     d.add_argument("--total-steps", type=STEPS, metavar="N", help="the run's planned last step: the gain runs to it "
