@@ -53,6 +53,7 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
+from entropylaw.readers.datasets import dataset_name
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.keys import detect_keys
 from entropylaw.readers.printed import number
@@ -274,7 +275,6 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
 _MODEL_ARG = re.compile(r"actor_rollout_ref\.model\.path=(\S+)")
 _MODEL_ECHO = re.compile(r"'path':\s*'([^']+)'")
 _ESTIMATOR = re.compile(r"algorithm\.adv_estimator=([\w-]+)|'adv_estimator':\s*'([\w-]+)'")
-_GENERIC_DIRS = {"data", "datasets", "dataset", "train", "processed", "parquet", ""}
 _ALGO_ALIASES = {"gae": "ppo"}
 _DATASET_ALIASES = {"math-lighteval": "math", "math500": "math500", "hendrycks_math": "math"}
 
@@ -299,15 +299,14 @@ def model_name_from_path(path: str) -> str:
 
 
 def _dataset_from_files(text: str) -> str:
-    names = []
-    for f in _PARQUET.findall(text):
-        parts = f.split("/")
-        name = parts[-2] if len(parts) > 1 and parts[-2].lower() not in _GENERIC_DIRS else \
-            re.sub(r"[_-]?(train|training)[_-]?", "", parts[-1].rsplit(".", 1)[0])
-        name = _DATASET_ALIASES.get(name.lower(), name.lower())
-        if name and name not in names:
-            names.append(name)
-    return "+".join(names)
+    """The data set of the data files a launch command or config echo names, veRL's aliases applied.
+
+    >>> _dataset_from_files("data.train_files=[~/data/gsm8k/train.parquet,~/data/math-lighteval/train.parquet]")
+    'gsm8k+math'
+    """
+    names = dataset_name(_PARQUET.findall(text)).split("+")
+    # veRL's preprocessors name MATH's folders after their hub copies; the run trained on MATH
+    return "+".join(dict.fromkeys(_DATASET_ALIASES.get(n, n) for n in names if n))
 
 
 def dataset_from_val_keys(keys) -> str:

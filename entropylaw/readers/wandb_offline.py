@@ -57,6 +57,7 @@ from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.readers.common import RawRun
 from entropylaw.readers.compressed import inner_suffix, open_log, strip_compression
+from entropylaw.readers.datasets import dataset_name
 from entropylaw.readers.names import unique_run_ids
 from entropylaw.readers.damage import Region, charge, nearest_record_rows, rows_lost_in_gaps
 from entropylaw.readers.leveldb_log import Damage, iter_records
@@ -253,7 +254,8 @@ def meta_from_config(config: dict) -> dict:
 
     Works on nested configs (veRL's ``{"actor_rollout_ref": {"model": {"path": ...}}}``)
     and flat ones (``{"model_name_or_path": ...}``); W&B's ``{"value": ...}`` wrappers
-    (as in ``config.yaml``) are unwrapped.
+    (as in ``config.yaml``) are unwrapped. The data set is named by
+    :func:`entropylaw.readers.datasets.dataset_name` (a hub id's data set, not its publisher).
 
     >>> meta_from_config({"actor_rollout_ref": {"model": {"path": "/ckpt/Qwen2.5-7B"}},
     ...                   "algorithm": {"adv_estimator": "GRPO"}, "data": {"seed": 1,
@@ -261,9 +263,9 @@ def meta_from_config(config: dict) -> dict:
     {'model': 'Qwen2.5-7B', 'algorithm': 'grpo', 'seed': 1.0, 'dataset': 'gsm8k'}
     >>> meta_from_config({"model_name_or_path": "Qwen/Qwen2.5-0.5B-Instruct", "seed": 42,
     ...                   "dataset_name": "trl-lib/DeepMath-103K"})
-    {'model': 'Qwen/Qwen2.5-0.5B-Instruct', 'seed': 42.0, 'dataset': 'trl-lib/DeepMath-103K'}
+    {'model': 'Qwen/Qwen2.5-0.5B-Instruct', 'seed': 42.0, 'dataset': 'deepmath-103k'}
     >>> meta_from_config({"train_data_path": "data/MATH/train.jsonl", "lr": 1e-5})   # a custom trainer's
-    {'dataset': 'MATH'}
+    {'dataset': 'math'}
     """
     meta: dict = {}
     model = _lookup(config, MODEL_KEYS, str)
@@ -277,7 +279,7 @@ def meta_from_config(config: dict) -> dict:
         meta["seed"] = float(seed)
     dataset = _lookup(config, DATASET_KEYS, (str, list))
     if dataset:
-        meta["dataset"] = _dataset_name(dataset)
+        meta["dataset"] = dataset_name(dataset)
     return meta
 
 
@@ -310,17 +312,3 @@ def _model_name(model: str) -> str:
     if model.startswith(("/", "~", ".")) or model.count("/") > 1:
         return PurePosixPath(model.rstrip("/")).name or model
     return model
-
-
-def _dataset_name(dataset) -> str:
-    """``~/data/gsm8k/train.parquet`` -> ``gsm8k``; several files -> names joined with '+'."""
-    items = dataset if isinstance(dataset, list) else [dataset]
-    names = []
-    for item in items:
-        text = str(item)
-        if text.endswith((".parquet", ".json", ".jsonl", ".csv", ".arrow")):
-            p = PurePosixPath(text)
-            text = p.parent.name if p.stem in {"train", "test", "val", "validation", "data"} else p.stem
-        if text not in names:
-            names.append(text)
-    return "+".join(names)

@@ -29,39 +29,18 @@ lies well inside, and a window's own rate moves the forecast as soon as it is me
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from entropylaw.fit.robust import mad_sigma
+# the data set rule lives with the readers, which name a run's data set from its log; a task here is that name
+from entropylaw.readers.datasets import GENERIC, dataset_name
+from entropylaw.readers.datasets import measure_stem as _stem
 from entropylaw.terminal import count
 
 NU = 3.0  # degrees of freedom of the new-task prior: heavy tails, finite variance
 TAU0 = 0.15  # its smallest scale (logit per unit of ln(1 + t)); see the module docstring
 MIN_TASK_RUNS = 2  # a task's own prior needs 2 finished runs (how runs of it differ)
 MIN_TASKS = 3  # the between-task spread needs 3 tasks
-# words that name a measure or a split, not a benchmark: a key or data set made only of them names no task
-GENERIC = frozenset({"accuracy", "acc", "score", "scores", "reward", "rewards", "mean", "correct", "pass@1", "pass1",
-                     "mean@1", "em", "exact_match", "success", "solve_rate", "val", "eval", "test", "validation",
-                     "valid", "dev", "train", "data", "datasets", "dataset", "core", "val-core", "val-aux", "metrics",
-                     "results", "unknown", "answer", "answers", "format", "correctness", "solved", "pass", "rate",
-                     "avg", "average", "overall", "is_correct", "total", "maj", "best", "worst", "std", "func",
-                     "reward_func", "rewards_func"})
-# a measure's or a split's suffix after a separator, taken off again and again (math_acc, answer_accuracy,
-# format_reward, pass_rate, reward_mean, correctness_reward_func, gsm8k-test), and a sample count (acc@4, maj@8)
-_MEASURE = re.compile(r"[_\-.](accuracy|acc|score|reward|rewards|pass1|correct|exact_match|mean|rate|avg|func|test|"
-                      r"val|validation|dev)$")  # not eval: human-eval
-_AT = re.compile(r"@\d+$")
-
-
-def _stem(part: str) -> str:
-    """A key's part less its sample count and measure suffixes (``correctness_reward_func``: ``correctness``)."""
-    part = _AT.sub("", part.lower())
-    while True:
-        cut = _MEASURE.sub("", part)
-        if cut == part:
-            return part
-        part = cut
 
 
 def task_of(target_key: str, dataset: str = "") -> str:
@@ -94,41 +73,6 @@ def benchmark_of(key: str) -> str | None:
         if stem and stem not in GENERIC:
             return stem
     return None
-
-
-DATA_FILES = (".parquet", ".jsonl", ".json", ".csv", ".arrow", ".txt", ".jsonl.gz", ".json.gz")
-_SHARD = re.compile(r"^(train|test|validation|val|dev|eval)(-\d+-of-\d+)?$")
-
-
-def dataset_name(dataset) -> str:
-    """A data set's name as a task: lower case; a data file's stem less a split suffix
-    (``math_train.jsonl``: ``math``), or its folder where the file is a split
-    (``~/data/gsm8k/train.parquet``, ``gsm8k/train-00000-of-00001.parquet``: ``gsm8k``), never a
-    folder further up; several (``a,b``) joined with ``+``; empty when none is known.
-
-    >>> dataset_name("~/data/gsm8k/train.parquet"), dataset_name("MATH"), dataset_name("/opt/al/data/train.json")
-    ('gsm8k', 'math', '')
-    """
-    text = str(dataset or "").strip().lower()
-    if text in ("", "nan", "none"):
-        return ""
-    if "," in text:
-        names = [n for n in (dataset_name(t) for t in text.split(",")) if n]
-        return "+".join(dict.fromkeys(names))
-    parts = [p for p in text.replace("\\", "/").split("/") if p and p not in (".", "..", "~")]
-    if not parts:
-        return ""
-    name = parts[-1]
-    ext = next((e for e in DATA_FILES if name.endswith(e)), None)
-    if ext is None:  # a name, not a file
-        stem = _stem(name)
-        return "" if stem in GENERIC else name
-    stem = name[: -len(ext)]
-    if _SHARD.match(stem) or stem in GENERIC:  # a split: the folder names the data
-        folder = _stem(parts[-2]) if len(parts) > 1 else ""
-        return "" if not folder or folder in GENERIC else parts[-2]
-    stem = _stem(re.sub(r"[_\-](train|test|validation|val|dev)$", "", stem))
-    return "" if stem in GENERIC else stem
 
 
 def model_key(model) -> str:
