@@ -182,7 +182,7 @@ def call_table(cases: pd.DataFrame) -> list[str]:
     opened = cases[(cases["call"] == "continue") & cases.get("open", pd.Series(False, index=cases.index))]
     lines += ["", f"Threshold, scores in [0, 1]: {thr.min():.2f} to {thr.max():.2f} points (median {thr.median():.2f}); "
               f"{len(cases) - len(pts) - none} pairs of a score in [-1, 1] have the window's noise, held between 1 and 3 % "
-              f"of its range; {none} pairs had no method that models change (no call).",
+              f"of its range; {none} pair{'s' if none != 1 else ''} had no method that models change (no call).",
               f"Continue calls with an open end (no forecast of where the run ends: the gain's lower bound alone "
               f"clears the threshold): {len(opened)}, of which wrong {int((opened['realised'] < opened['threshold']).sum())}.",
               f"Realised gain between the gain's 90 % bounds (an 80 % interval): {100 * inside:.0f} % of {len(cases)} "

@@ -329,3 +329,26 @@ def test_the_validation_sets_size_given_or_read_off_the_scores_sets_the_regimes_
     assert "300 problems, `n_problems`" in fc.decision["threshold_source"]
     fc = forecast(run, fit_frac=0.85, methods=["default"])
     assert "1024 problems, the scores are whole multiples of 1/1024" in fc.decision["threshold_source"]
+
+
+def test_a_sweep_logging_accuracy_of_a_model_the_stored_rates_know_is_forecast_with_that_models_take_off():
+    """A custom trainer's take-off logged as ``eval/accuracy`` (no benchmark named), its config
+    naming the model as a checkpoint path: the stored rates of that model's runs are used, and
+    said; the same run with no model gets every recipe's."""
+    from entropylaw import table
+    from entropylaw.fit.forecast import calibrate as cal
+
+    models = cal.stored()["regimes"]["take-off"]["models"]
+    assert "qwen2.5-math-1.5b" in models  # the CS336 grid's runs, stored as fitted quantiles only
+    steps = np.arange(0, 201, 5)
+    counts = np.clip(np.round(1024 * special.expit(special.logit(0.04) + 0.9 * np.log1p(steps))), 1, 1000)
+    recs = [(int(s), "val/accuracy", k / 1024) for s, k in zip(steps, counts)]
+    said, path = {}, "~/ckpt/models--Qwen--Qwen2.5-Math-1.5B/snapshots/" + "0" * 40
+    for model in (path, ""):
+        df = table.from_records(recs, run_id="r", model=model, source="run.jsonl")
+        run = RunData.from_table(df, "r")
+        fc = forecast(run, fit_frac=0.15, methods=["default"], n_boot=50)
+        assert fc.regime_name == "take-off"
+        said[model] = " ".join(fc.warnings)
+    assert "runs of model 'qwen2.5-math-1.5b' (this run's task is not named; theirs: math)" in said[path]
+    assert "real runs of several recipes" in said[""] and "runs of model" not in said[""]

@@ -1,12 +1,14 @@
 """Run names: from a file's path (its stem, or the directory for generic names), the model
-named in a file name, and names made unique within one source."""
+named in a file name or a checkpoint's path, and names made unique within one source."""
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from entropylaw.readers.compressed import strip_compression
 from entropylaw.readers.model_size import params_from_name
+from entropylaw.readers.verl_config import unquote
 
 
 def unique_run_ids(names: Iterable[str]) -> list[str]:
@@ -76,6 +78,25 @@ def model_from_filename(path) -> str:
 
 
 _SUFFIXES = (".log", ".txt", ".out", ".err", ".jsonl", ".json", ".csv", ".tsv", ".parquet", ".wandb")
+
+
+def model_name_from_path(path: str) -> str:
+    """``Qwen/Qwen2.5-7B`` -> ``Qwen2.5-7B``; a Hugging Face cache path -> its model.
+
+    >>> model_name_from_path("/hf/hub/models--Qwen--Qwen2-7B-Instruct/snapshots/f2826a00ceef68f0f2b946d945ecc0477ce4450c")
+    'Qwen2-7B-Instruct'
+    >>> model_name_from_path("~/models/deepseek-llm-7b-chat/")
+    'deepseek-llm-7b-chat'
+    """
+    path = unquote(str(path))
+    m = re.search(r"models--[^/]+--([^/]+)", path)
+    if m:
+        return m.group(1)
+    parts = [p for p in path.rstrip("/").split("/") if p]
+    while len(parts) > 1 and re.fullmatch(r"global_step_\d+|actor|huggingface|hf|snapshots|[0-9a-f]{40}|checkpoint-\d+",
+                                          parts[-1]):
+        parts.pop()
+    return parts[-1] if parts else ""
 
 
 def _stem(name: str) -> str:

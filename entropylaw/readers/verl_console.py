@@ -54,7 +54,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.datasets import dataset_name
-from entropylaw.readers.names import model_from_filename, run_id_from_path
+from entropylaw.readers.names import model_from_filename, model_name_from_path, run_id_from_path
 from entropylaw.readers.keys import detect_keys
 from entropylaw.readers.printed import number
 from entropylaw.readers.verl_echo import MARK, EchoCollector, echo_rows
@@ -279,23 +279,6 @@ _ALGO_ALIASES = {"gae": "ppo"}
 _DATASET_ALIASES = {"math-lighteval": "math", "math500": "math500", "hendrycks_math": "math"}
 
 
-def model_name_from_path(path: str) -> str:
-    """``Qwen/Qwen2.5-7B`` -> ``Qwen2.5-7B``; a Hugging Face cache path -> its model.
-
-    >>> model_name_from_path("/hf/hub/models--Qwen--Qwen2-7B-Instruct/snapshots/f2826a00ceef68f0f2b946d945ecc0477ce4450c")
-    'Qwen2-7B-Instruct'
-    >>> model_name_from_path("~/models/deepseek-llm-7b-chat/")
-    'deepseek-llm-7b-chat'
-    """
-    path = _unquote(path)
-    m = re.search(r"models--[^/]+--([^/]+)", path)
-    if m:
-        return m.group(1)
-    parts = [p for p in path.rstrip("/").split("/") if p]
-    while len(parts) > 1 and re.fullmatch(r"global_step_\d+|actor|huggingface|hf|snapshots|[0-9a-f]{40}|checkpoint-\d+",
-                                          parts[-1]):
-        parts.pop()
-    return parts[-1] if parts else ""
 
 
 def _dataset_from_files(text: str) -> str:

@@ -93,14 +93,13 @@ def problems_in(values, bounds=(0.0, 1.0)) -> int | None:
     if len(p) < LATTICE_MIN_VALUES:
         return None
     n = np.arange(1, LATTICE_MOST + 1)
-    for chunk in np.array_split(n, 20):  # small sets first: most runs stop in the first chunk
-        x = p[:, None] * chunk[None, :]
+    for i in range(0, len(p), LATTICE_MIN_VALUES):  # a few scores at a time: the candidates thin out fast
+        x = p[i:i + LATTICE_MIN_VALUES, None] * n[None, :]
         k = np.round(x)
-        ok = (np.abs(x - k) <= 2.5e-7 * np.maximum(k, 1.0) + 1e-9).all(axis=0)  # 2 float32 ulps of k/n
-        if ok.any():
-            n = int(chunk[np.argmax(ok)])
-            return None if DECIMALS % n == 0 else n
-    return None
+        n = n[(np.abs(x - k) <= 2.5e-7 * np.maximum(k, 1.0) + 1e-9).all(axis=0)]  # 2 float32 ulps of k/n
+        if not len(n):
+            return None
+    return None if DECIMALS % int(n[0]) == 0 else int(n[0])
 
 
 def problems_for(target_key: str, values=(), bounds=(0.0, 1.0), given=None) -> tuple[float | None, str | None]:

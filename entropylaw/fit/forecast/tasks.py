@@ -35,6 +35,7 @@ from entropylaw.fit.robust import mad_sigma
 # the data set rule lives with the readers, which name a run's data set from its log; a task here is that name
 from entropylaw.readers.datasets import GENERIC, dataset_name
 from entropylaw.readers.datasets import measure_stem as _stem
+from entropylaw.readers.names import model_name_from_path
 from entropylaw.terminal import count
 
 NU = 3.0  # degrees of freedom of the new-task prior: heavy tails, finite variance
@@ -81,9 +82,11 @@ def model_key(model) -> str:
 
     >>> model_key("Qwen/Qwen2.5-Math-1.5B"), model_key("qwen2.5-math-1.5b"), model_key(float("nan"))
     ('qwen2.5-math-1.5b', 'qwen2.5-math-1.5b', '')
+    >>> model_key("~/hf/models--Qwen--Qwen2.5-Math-1.5B/snapshots/" + "a" * 40)
+    'qwen2.5-math-1.5b'
     """
-    text = str(model if model is not None else "").strip().rstrip("/").lower()
-    return "" if text in ("", "nan", "none") else text.replace("\\", "/").rsplit("/", 1)[-1]
+    text = str(model if model is not None else "").strip().replace("\\", "/")
+    return "" if text.lower() in ("", "nan", "none") else model_name_from_path(text).lower()
 
 
 def is_generic(task: str) -> bool:
