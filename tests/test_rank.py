@@ -161,6 +161,17 @@ def test_twenty_six_runs_fit_one_screen_and_json(tmp_path):
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
+def test_rank_takes_the_validation_sets_size(tmp_path):
+    """--n-problems reaches each run's forecast: 100 problems' standard error (about 5 points near
+    0.5) sets the threshold at its 3-point cap, where the default was the window's own noise."""
+    path = tmp_path / "sweep.parquet"
+    _sweep(n_runs=4, n_steps=120).to_parquet(path)
+    text = [" ".join(_cli("rank", str(path), "--fit-frac", "0.25", "--n-boot", "30", *extra).stdout.split())
+            for extra in ((), ("--n-problems", "100"))]
+    assert "within 3.0 points of the best" in text[1] and "within 3.0 points" not in text[0]
+    assert _cli("rank", str(path), "--n-problems", "0").returncode == 2
+
+
 def test_rank_reads_a_wandb_project_written_by_the_real_library(tmp_path):
     wandb = pytest.importorskip("wandb")
     settings = wandb.Settings(x_disable_stats=True, x_disable_meta=True, x_disable_machine_info=True,

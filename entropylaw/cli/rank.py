@@ -13,7 +13,7 @@ import argparse
 from entropylaw import api
 from entropylaw.errors import EntropyLawError
 from entropylaw.api import plumbing
-from entropylaw.cli.options import (CONF, FRACTION, GAIN, N_BOOT, SEED, STEPS, add_entropy_convention,
+from entropylaw.cli.options import (CONF, FRACTION, GAIN, N_BOOT, PROBLEMS, SEED, STEPS, add_entropy_convention,
                                     add_source_arguments)
 from entropylaw.cli.sources import dump_json, read_runs
 
@@ -31,6 +31,9 @@ def add_parser(subparsers) -> None:
     g.add_argument("--threshold", type=GAIN, metavar="GAIN",
                    help="prune a run below 5 %% chance of ending within GAIN of the best (the score's units; "
                         "default: the largest of the runs' own thresholds, 1 to 3 points)")
+    g.add_argument("--n-problems", type=PROBLEMS, metavar="N",
+                   help="the validation set's size: its binomial noise weighs the points and sets each run's "
+                        "threshold (default: read off the scores, else known benchmarks by name)")
     g.add_argument("--total-steps", type=STEPS,
                    metavar="N", help="the runs' planned last step: each final score is forecast there")
     g.add_argument("--y-key", metavar="METRIC", help="score to rank (default: val/mean, else the single val/<bench>, "
@@ -49,7 +52,8 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     df = read_runs(args)
     ranking = api.rank(df, threshold=args.threshold, seed=args.seed, y_key=args.y_key, x_key=args.x_key,
-                       fit_frac=args.fit_frac, conf=args.conf, n_boot=args.n_boot, total_steps=args.total_steps)
+                       fit_frac=args.fit_frac, conf=args.conf, n_boot=args.n_boot, total_steps=args.total_steps,
+                       n_problems=args.n_problems)
     left = [n for n in ranking.notes if n.startswith("left out: ")]
     if args.strict and left:
         raise EntropyLawError(f"--strict: {plumbing.count(len(left), 'run')} left out "
