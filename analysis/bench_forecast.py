@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT / "analysis"))  # its tables module, also when loade
 from entropylaw import table  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
 from entropylaw.fit.forecast import calibrate as cal  # noqa: E402
-from entropylaw.fit.forecast import decide as dc  # noqa: E402
+from entropylaw.fit.forecast import problems as pb  # noqa: E402
 from entropylaw.fit.forecast.catalog import SIMPLER  # noqa: E402  (each method's rank, on its class)
 from entropylaw.fit.forecast.core import ALL_METHODS, forecast  # noqa: E402
 from entropylaw.fit.forecast.data import RunData, window_end  # noqa: E402
@@ -67,7 +67,7 @@ import bench_forecast_runs as shared_runs  # noqa: E402
 from bench_forecast_sizes import larger_model_cases, larger_model_table, size_law_tables  # noqa: E402
 
 # test-split sizes (number of problems) of the benchmarks in the real logs
-PROBLEMS = dict(dc.PROBLEMS)  # one table of benchmark sizes: entropylaw.fit.forecast.decide
+PROBLEMS = dict(pb.PROBLEMS)  # one table of benchmark sizes: entropylaw.fit.forecast.problems
 PROBLEMS_SOURCE = ("GSM8K test split 1,319 problems; MATH (lighteval) test split 5,000; AIME 2024: 30; "
                    "or --n-problems")
 
@@ -117,7 +117,7 @@ def noise_floor(df, run: RunData, problems) -> float | None:
         keys = [m for m in table.val_metrics(df, run.run_id) if m != table.VAL_MEAN]
     var = []
     for k in keys:
-        n, _ = dc.problems_of(k[len(table.VAL_PREFIX):], problems)
+        n, _ = pb.problems_of(k[len(table.VAL_PREFIX):], problems)
         if n is None:
             return None
         p = float(np.clip(table.series(df, run.run_id, k).iloc[-1], 0, 1))

@@ -16,7 +16,7 @@ from entropylaw.fit.forecast import regimes as rg
 from entropylaw.fit.forecast import sweep
 from entropylaw.fit.forecast.core import forecast, forecast_table
 from entropylaw.fit.forecast.data import RunData
-from entropylaw.fit.forecast.decide import ASSUMED_PROBLEMS
+from entropylaw.fit.forecast.problems import ASSUMED_PROBLEMS
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -350,5 +350,5 @@ def test_a_sweep_logging_accuracy_of_a_model_the_stored_rates_know_is_forecast_w
         fc = forecast(run, fit_frac=0.15, methods=["default"], n_boot=50)
         assert fc.regime_name == "take-off"
         said[model] = " ".join(fc.warnings)
-    assert "runs of model 'qwen2.5-math-1.5b' (this run's task is not named; theirs: math)" in said[path]
+    assert "runs of model 'qwen2.5-math-1.5b' (this run's task is not named; theirs: math; 1 recipe)" in said[path]
     assert "real runs of several recipes" in said[""] and "runs of model" not in said[""]

@@ -14,7 +14,10 @@ def _config(dataset):
 
 
 def test_the_forecast_tasks_use_the_readers_rule():
-    assert tasks.dataset_name is dataset_name
+    # a key naming no benchmark takes its task from the data set, named by the readers' rule
+    assert tasks.task_of("val/accuracy", "~/data/gsm8k/v1/train.parquet") == "accuracy"  # a version folder names none
+    assert tasks.task_of("val/accuracy", "data/MATH/train.jsonl") == "math" == _config("data/MATH/train.jsonl")
+    assert tasks.task_of("val/accuracy", "openai/gsm8k:main") == "gsm8k"
 
 
 @pytest.mark.parametrize("files, name", [

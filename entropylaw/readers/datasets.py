@@ -46,6 +46,7 @@ _SPLIT_START = re.compile(rf"^{_SPLITS}[_\-]")
 # folders that hold data files without naming them (veRL's examples keep parquet files in ~/data/<name>/,
 # some preprocessing scripts add a processed/ or parquet/ level): a split file in one names no data set
 _FILLER = frozenset({"processed", "parquet", "training"})
+_VERSION = re.compile(r"^v\d+(\.\d+)*$")  # gsm8k/v1/train.parquet: a version is a filler too
 _HOMES = frozenset({"home", "users"})  # /home/<user>, C:\Users\<user>: a folder under one is a person
 
 
@@ -86,14 +87,15 @@ def dataset_name(dataset) -> str:
         return ""
     name = parts[-1]
     ext = next((e for e in DATA_FILES if name.endswith(e)), None)
-    if ext is None:  # a name, not a file
+    if ext is None:  # a name, not a file; a hub id's config after a colon is no part of it (openai/gsm8k:main)
+        name = name.split(":", 1)[0]
         return "" if measure_stem(name) in GENERIC or _is_home(parts, len(parts) - 1) else name
     stem = name[: -len(ext)]
     if _SHARD.match(stem) or stem in GENERIC:  # a split: the folder names the data
         if len(parts) < 2 or _is_home(parts, len(parts) - 2):
             return ""
         folder = measure_stem(parts[-2])
-        return "" if not folder or folder in GENERIC or folder in _FILLER else parts[-2]
+        return "" if not folder or folder in GENERIC or folder in _FILLER or _VERSION.match(folder) else parts[-2]
     stem = measure_stem(_SPLIT_START.sub("", _SPLIT_END.sub("", stem)))
     return "" if stem in GENERIC else stem
 

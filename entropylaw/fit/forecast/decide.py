@@ -41,102 +41,11 @@ import numpy as np
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import own_noise
 from entropylaw.fit.forecast.final import final_steps, no_forecast_reason
+from entropylaw.fit.forecast.problems import problems_for, run_problems
 from entropylaw.fit.logit import from_logit
 
-# Test-split sizes (number of problems) of common benchmarks: the binomial noise of a score.
-PROBLEMS = {"gsm8k": 1319, "math-lighteval": 5000, "math": 5000, "math500": 500, "math-500": 500,
-            "aime_2024": 30, "aime24": 30, "aime_2025": 30, "aime25": 30, "amc23": 40, "amc": 83}
 POINTS_FLOOR, POINTS_CAP = 1.0, 3.0  # the default threshold's range, in points of a score in [0, 1] (or %)
 CALLS = ("stop", "continue", "undecided")
-
-
-def problems_of(target_key: str, problems: dict | None = None) -> tuple[int | None, str | None]:
-    """(n, benchmark) for a key naming a benchmark of ``problems`` (default :data:`PROBLEMS`;
-    the longest name found in the key wins), else (None, None)."""
-    problems = PROBLEMS if problems is None else problems
-    key = target_key.lower().replace("digitallearninggmbh/", "")
-    for name in sorted(problems, key=len, reverse=True):
-        if name.lower().replace("digitallearninggmbh/", "") in key:
-            return problems[name], name
-    return None, None
-
-
-LATTICE_MIN_VALUES = 4  # distinct scores strictly inside the range: fewer can share a smaller denominator
-LATTICE_MOST = 20000  # the largest validation set looked for
-# a validation score of a set of unknown size with under FEW_POINTS points in the window: the noise of a
-# 500-problem set (MATH-500's size; 2.2 points at 0.5), stated
-ASSUMED_PROBLEMS, FEW_POINTS = 500, 5
-DECIMALS = 40000  # 4 x 10^4: the denominators of scores rounded to 4 decimals, and of means of up to 4 of them
-
-
-def problems_in(values, bounds=(0.0, 1.0)) -> int | None:
-    """The size of the validation set behind ``values`` read off the scores themselves: the
-    smallest ``n`` (up to :data:`LATTICE_MOST`) of which every score is a whole number of
-    ``n``-ths of the range (a float32's rounding allowed), where :data:`LATTICE_MIN_VALUES`
-    distinct scores or more lie strictly inside it; else None. A mean over ``k`` samples per
-    problem reads as ``k n``; scores whose counts share a factor read as a divisor of ``n``
-    (all even: ``n / 2``), a noisier set: the error is on the cautious side. An ``n`` dividing
-    :data:`DECIMALS` is what scores rounded to 4 decimals or fewer look like (and means of 2
-    or 4 of them: ``0.7055`` is 1411/2000): None, so a set of 500 or 1,000 problems is not told
-    from a log that rounds (its key may still name it).
-
-    >>> problems_in([51 / 1024, 96 / 1024, 172 / 1024, 0.3125, 0.0]), problems_in([0.05, 0.1, 0.2])
-    (1024, None)
-    >>> problems_in(np.float32([0.123, 0.4567, 0.6, 0.71])) is None  # rounded to 4 decimals
-    True
-    """
-    if bounds is None:
-        return None
-    lo, hi = float(bounds[0]), float(bounds[1])
-    p = (np.asarray(values, float) - lo) / (hi - lo)
-    p = np.unique(p[np.isfinite(p) & (p > 0) & (p < 1)])
-    if len(p) < LATTICE_MIN_VALUES:
-        return None
-    n = np.arange(1, LATTICE_MOST + 1)
-    for i in range(0, len(p), LATTICE_MIN_VALUES):  # a few scores at a time: the candidates thin out fast
-        x = p[i:i + LATTICE_MIN_VALUES, None] * n[None, :]
-        k = np.round(x)
-        n = n[(np.abs(x - k) <= 2.5e-7 * np.maximum(k, 1.0) + 1e-9).all(axis=0)]  # 2 float32 ulps of k/n
-        if not len(n):
-            return None
-    return None if DECIMALS % int(n[0]) == 0 else int(n[0])
-
-
-def problems_for(target_key: str, values=(), bounds=(0.0, 1.0), given=None) -> tuple[float | None, str | None]:
-    """The validation set's size and where it comes from, in order: ``given``; the scores' own
-    lattice (:func:`problems_in`) unless it is a multiple of the size of the benchmark the key
-    names (a mean over samples per problem: the benchmark's size); the benchmark the key
-    names (:func:`problems_of`); else (None, None).
-
-    >>> problems_for("val/math", [51 / 1024, 96 / 1024, 172 / 1024, 0.3125])
-    (1024, 'the scores are whole multiples of 1/1024')
-    >>> problems_for("val/openai/gsm8k", [k / (4 * 1319) for k in (1001, 2002, 3003, 4005)])
-    (1319, 'gsm8k')
-    """
-    if given:
-        return float(given), "`n_problems`"
-    named, bench = problems_of(target_key)
-    seen = problems_in(values, bounds)
-    if seen and not (named and seen % named == 0):
-        return seen, f"the scores are whole multiples of 1/{seen}"
-    return named, bench
-
-
-def run_problems(run) -> tuple[float | None, str | None]:
-    """:func:`problems_for` on a run's (or a window's) validation score: its key, its scores,
-    the size the user gave; where none is known and the window holds under
-    :data:`FEW_POINTS` points, :data:`ASSUMED_PROBLEMS` (stated: the window's own scatter is
-    then its climb, and 2 points of a take-off differ by the climb alone); (None, None) for a
-    training score (a batch mean, not a set). The one rule the points' weights, the regime's
-    noise and the threshold read."""
-    if run.target_kind != "validation":
-        return None, None
-    n, source = problems_for(run.target_key, run.target.values, run.bounds, run.n_problems)
-    if n is None and len(run.target) < FEW_POINTS:
-        return ASSUMED_PROBLEMS, (f"assumed: a {ASSUMED_PROBLEMS}-problem set (MATH-500's size), the window's "
-                                  f"{len(run.target)} points too few to tell its noise from its climb; give "
-                                  "`n_problems`")
-    return n, source
 
 
 def point_size(bounds) -> float | None:
@@ -175,6 +84,7 @@ def threshold_for(level: float, values, target_key: str, target_kind: str, n_pro
     else:
         n, bench = (n_problems, "`n_problems`") if n_problems else (None, None)
     unit, hint = point_size(bounds), ""
+    given = n_problems if bench == "`n_problems`" else None  # a size the user gave, not one read or assumed
     if n and target_kind == "validation" and unit:
         scale = 100 * unit
         p = float(np.clip(level / scale, 0.0, 1.0))
@@ -184,9 +94,9 @@ def threshold_for(level: float, values, target_key: str, target_kind: str, n_pro
         se, trend = own_noise(values, steps, target_kind)
         why = ("the window's noise (its scatter about the local trend: second differences)" if trend else
                "the window's noise (median absolute successive difference of the score)")
-        if n_problems and target_kind != "validation":
+        if given and target_kind != "validation":
             hint = f"; `n_problems` applies to a validation score, and this run's target is its {target_kind}"
-        elif n_problems and not unit:
+        elif given and not unit:
             hint = "; `n_problems` applies to a score in [0, 1], and this one is not"
         elif target_kind == "validation":
             hint = "; give `n_problems` N for the binomial standard error of an N-problem validation set"
@@ -348,7 +258,8 @@ def check_decision_args(target, threshold, n_problems, total_steps, end, step_co
         raise EntropyLawError(f"`target` {target!r}: expected a finite score")
     if threshold is not None and not threshold > 0:
         raise EntropyLawError(f"`threshold` {threshold!r}: expected a gain above 0")
-    if n_problems is not None and (n_problems < 1 or n_problems != int(n_problems)):
+    if n_problems is not None and (not isinstance(n_problems, (int, float, np.integer, np.floating))
+                                   or not np.isfinite(n_problems) or n_problems < 1 or n_problems != int(n_problems)):
         raise EntropyLawError(f"`n_problems` {n_problems!r}: expected a whole number of problems, 1 or more")
     if total_steps is not None and total_steps <= end:
         raise EntropyLawError(f"`total_steps` {total_steps:g} is not after the window's end (step {end:g})")

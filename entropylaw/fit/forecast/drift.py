@@ -21,7 +21,7 @@ the model size as a covariate where they hold 3 sizes or more (``c`` regressed o
 the new run's size giving its prior mean).
 
 Each point is weighted by the binomial precision of its logit, ``n p (1 - p)`` (``n``: the
-benchmark's number of problems, :data:`~.decide.PROBLEMS`, else the window's noise), with an
+benchmark's number of problems, :data:`~.problems.PROBLEMS`, else the window's noise), with an
 over-dispersion factor from the fit's own scatter. The model is linear, so the posterior of
 ``(A, c)`` is Gaussian and exact; draws come from it. Forecasts live in the score's range by
 construction. A window whose own rate lies more than 3 SD above the prior's (data and prior
@@ -48,7 +48,7 @@ from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.logit import from_logit, to_logit
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.data import robust_noise
-from entropylaw.fit.forecast.decide import run_problems
+from entropylaw.fit.forecast.problems import run_problems
 from entropylaw.fit.forecast.drift_fit import (MIN_LATE, MIN_SD, late, logit_weights, on_bound, posterior, t_posterior,
                                                train_rate)
 from entropylaw.fit.forecast.drift_prior import given_prior

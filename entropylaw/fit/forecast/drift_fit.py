@@ -8,7 +8,7 @@ import numpy as np
 
 from entropylaw.fit.logit import to_logit
 from entropylaw.fit.forecast.data import robust_noise
-from entropylaw.fit.forecast.decide import run_problems
+from entropylaw.fit.forecast.problems import run_problems
 
 MIN_SD = 0.02
 MIN_LATE = 2
@@ -16,7 +16,7 @@ MIN_LATE = 2
 
 def logit_weights(values, bounds, n_problems=None, noise=None):
     """Binomial precision of each point's logit, ``n p (1 - p)``, and ``n``: the validation
-    set's size (``n_problems``: :func:`~.decide.run_problems`), else the ``n`` whose binomial
+    set's size (``n_problems``: :func:`~.problems.run_problems`), else the ``n`` whose binomial
     noise matches the window's (``noise``: its SD)."""
     lo, hi = bounds
     p = (np.asarray(values, float) - lo) / (hi - lo)

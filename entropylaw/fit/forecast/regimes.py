@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from entropylaw.fit.forecast.decide import run_problems
+from entropylaw.fit.forecast.problems import run_problems
 from entropylaw.fit.forecast.drift_fit import late, logit_weights, posterior
 from entropylaw.fit.forecast.data import own_noise, robust_noise
 from entropylaw.fit.forecast.tasks import is_generic
@@ -66,7 +66,7 @@ SWITCH_WIDEN = 2.0  # data that changes mid-run: the interval's spread on the lo
 
 def point_sd(win) -> float:
     """The standard error of one score of the window: binomial where the validation set's size
-    is known or, for a short window, assumed (:func:`~.decide.run_problems`), else the window's
+    is known or, for a short window, assumed (:func:`~.problems.run_problems`), else the window's
     own scatter: a validation score's about its local trend (a climb is no noise), a training
     reward's successive differences."""
     y = win.target
@@ -211,7 +211,8 @@ def _grouped(rho, by) -> dict:
     """The take-off rates of each value of ``by`` (task, model) that :data:`MIN_TASK_RUNS` runs
     among the cases ``rho`` share: their own runs' rho, each run weighing the same."""
     out = {}
-    for name in sorted({c.get(by) for c in rho if c.get(by)}):
+    # a measure's name (accuracy) is no task: a group of it would stand in for the model's
+    for name in sorted({c.get(by) for c in rho if c.get(by) and not (by == "task" and is_generic(c[by]))}):
         own = [c for c in rho if c.get(by) == name]
         if len({c["run"] for c in own}) >= MIN_TASK_RUNS:
             out[name] = {"rho": quantiles([c["rho"] for c in own], [c["run"] for c in own]),
@@ -335,13 +336,16 @@ def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
     if not take:
         return None, ""
     task, model = regime.get("task"), regime.get("model")
-    own = (take.get("tasks") or {}).get(task)
+    named = bool(task) and not is_generic(task)
+    own = (take.get("tasks") or {}).get(task) if named else None
     if own:
         return own, f"runs of task {task!r}"
-    mine = (take.get("models") or {}).get(model) if model and (not task or is_generic(task)) else None
+    mine = (take.get("models") or {}).get(model) if model and not named else None
     if mine:
         tasks = ", ".join(mine.get("tasks") or []) or "not named"
-        return mine, f"runs of model {model!r} (this run's task is not named; theirs: {tasks})"
+        recipes = len(mine.get("recipes") or [])
+        return mine, (f"runs of model {model!r} (this run's task is not named; theirs: {tasks}; "
+                      f"{recipes} recipe{'s' if recipes != 1 else ''})")
     return take, "real runs of several recipes (each weighing the same)"
 
 

@@ -76,6 +76,11 @@ def benchmark_of(key: str) -> str | None:
     return None
 
 
+# the folders trainers write checkpoints to: no model's name (checkpoint-500's parent may be one)
+OUTPUT_FOLDERS = frozenset({"outputs", "output", "checkpoints", "checkpoint", "ckpt", "ckpts", "models", "model",
+                            "runs", "run", "results", "saves", "save", "exp", "experiments", "."})
+
+
 def model_key(model) -> str:
     """A model's name as a key: lower case, its organisation or folders left off; empty when
     none is known.
@@ -86,7 +91,10 @@ def model_key(model) -> str:
     'qwen2.5-math-1.5b'
     """
     text = str(model if model is not None else "").strip().replace("\\", "/")
-    return "" if text.lower() in ("", "nan", "none") else model_name_from_path(text).lower()
+    if text.lower() in ("", "nan", "none", "<na>", "."):
+        return ""
+    name = model_name_from_path(text).split("@", 1)[0].lower()  # org/name@revision: the name
+    return "" if name in OUTPUT_FOLDERS else name
 
 
 def is_generic(task: str) -> bool:

@@ -1,0 +1,138 @@
+"""The size of the validation set behind a score: the binomial noise that weighs a window's
+points, reads its regime and sets the decision's threshold (one rule, :func:`run_problems`).
+
+In order: the size the user gives (``n_problems``); the scores' own lattice, where every score
+is a whole number of ``n``-ths (:func:`problems_in`); the benchmark the key names
+(:data:`PROBLEMS`); else, for a window of under :data:`FEW_POINTS` points, an assumed
+:data:`ASSUMED_PROBLEMS` (stated); else none (the window's own scatter is the noise).
+
+>>> problems_for("val/math", [51 / 1024, 96 / 1024, 172 / 1024, 0.3125])
+(1024, 'the scores are whole multiples of 1/1024')
+>>> problems_for("val/openai/gsm8k", [0.7, 0.71])
+(1319, 'gsm8k')
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+# Test-split sizes (number of problems) of common benchmarks: the binomial noise of a score.
+PROBLEMS = {"gsm8k": 1319, "math-lighteval": 5000, "math": 5000, "math500": 500, "math-500": 500,
+            "aime_2024": 30, "aime24": 30, "aime_2025": 30, "aime25": 30, "amc23": 40, "amc": 83}
+LATTICE_MIN_VALUES = 4  # distinct scores strictly inside the range: fewer can share a smaller denominator
+LATTICE_MOST = 20000  # the largest validation set looked for
+# 12 x 10^4: the denominators of scores rounded to 4 decimals or fewer, and of means of 2, 3 or 4 of them
+DECIMALS = 120000
+LARGEST_POWER_OF_TWO = 1024  # a power of two above this, every score exact in float16: a float16 log
+EDGE = 1e-6  # scores this close to the range's ends constrain no denominator
+# a validation score of a set of unknown size with under FEW_POINTS points in the window: the noise of a
+# 500-problem set (MATH-500's size; 2.2 points at 0.5), stated
+ASSUMED_PROBLEMS, FEW_POINTS = 500, 5
+_SAMPLES = re.compile(r"(?:mean|avg)@(\d+)")  # a mean over k samples per problem: veRL's mean@k
+
+
+def problems_of(target_key: str, problems: dict | None = None) -> tuple[int | None, str | None]:
+    """(n, benchmark) for a key naming a benchmark of ``problems`` (default :data:`PROBLEMS`;
+    the longest name found in the key wins), else (None, None)."""
+    problems = PROBLEMS if problems is None else problems
+    key = target_key.lower().replace("digitallearninggmbh/", "")
+    for name in sorted(problems, key=len, reverse=True):
+        if name.lower().replace("digitallearninggmbh/", "") in key:
+            return problems[name], name
+    return None, None
+
+
+def _fp16_exact(raw) -> bool:
+    with np.errstate(over="ignore"):
+        return bool(np.all(np.asarray(raw, np.float16).astype(float) == raw))
+
+
+def problems_in(values, bounds=(0.0, 1.0)) -> int | None:
+    """The size of the validation set behind ``values`` read off the scores themselves: the
+    smallest ``n`` (up to :data:`LATTICE_MOST`) of which every score is a whole number of
+    ``n``-ths of the range (a float32's rounding of the logged value allowed), where
+    :data:`LATTICE_MIN_VALUES` distinct scores or more lie inside it (not within :data:`EDGE`
+    of its ends); else None.
+
+    Scores whose counts share a factor read as a divisor of ``n`` (all even: ``n / 2``): a
+    noisier set, the cautious side. A mean over ``k`` samples per problem reads as ``k n``
+    (:func:`problems_for` divides by the ``k`` of a ``mean@k`` key). Read as None, as what
+    rounding looks like: an ``n`` dividing :data:`DECIMALS` (scores rounded to 4 decimals or
+    fewer, and means of 2, 3 or 4 of them: ``0.7055`` is 1411/2000), so a set of 500 or 1,000
+    problems is not told from a log that rounds (its key may still name it); a power of two
+    above :data:`LARGEST_POWER_OF_TWO` where every score is exact in float16 (a float16 log's
+    lattice is 2,048 or finer; a 1,024-problem set's k/1024 is itself exact in float16). A
+    bfloat16 log reads as a power of two from 256 to 1,024: a small set's noise, cautious for
+    most real sets (a 1,024-problem subset is not told from it).
+
+    >>> problems_in([51 / 1024, 96 / 1024, 173 / 1024, 0.3125, 0.0]), problems_in([0.05, 0.1, 0.2])
+    (1024, None)
+    >>> problems_in(np.float32([0.123, 0.4567, 0.6, 0.71])) is None  # rounded to 4 decimals
+    True
+    """
+    if bounds is None or not bounds[1] > bounds[0]:
+        return None
+    lo, hi = float(bounds[0]), float(bounds[1])
+    raw = np.asarray(values, float)
+    raw = np.unique(raw[np.isfinite(raw)])
+    p = (raw - lo) / (hi - lo)
+    inside = (p > EDGE) & (p < 1 - EDGE)
+    raw, p = raw[inside], p[inside]
+    if len(p) < LATTICE_MIN_VALUES:
+        return None
+    n = np.arange(1, LATTICE_MOST + 1)
+    for i in range(0, len(p), LATTICE_MIN_VALUES):  # a few scores at a time: the candidates thin out fast
+        x = p[i:i + LATTICE_MIN_VALUES, None] * n[None, :]
+        # 2 float32 ulps of the logged value, on the scale of n-ths of the range
+        tol = 2.5e-7 * np.abs(raw[i:i + LATTICE_MIN_VALUES, None]) * n[None, :] / (hi - lo) + 1e-9
+        n = n[(np.abs(x - np.round(x)) <= tol).all(axis=0)]
+        if not len(n):
+            return None
+    got = int(n[0])
+    two = got & (got - 1) == 0
+    if DECIMALS % got == 0 or (two and got > LARGEST_POWER_OF_TWO and _fp16_exact(raw)):
+        return None
+    return got
+
+
+def problems_for(target_key: str, values=(), bounds=(0.0, 1.0), given=None) -> tuple[float | None, str | None]:
+    """The validation set's size and where it comes from, in order: ``given``; the scores' own
+    lattice (:func:`problems_in`; over the ``k`` of a ``mean@k`` key where it divides), unless
+    it is a multiple of the size of the benchmark the key names (a mean over samples per
+    problem: the benchmark's size); the benchmark the key names (:func:`problems_of`); else
+    (None, None).
+
+    >>> problems_for("val/openai/gsm8k", [k / (4 * 1319) for k in (1001, 2002, 3003, 4005)])
+    (1319, 'gsm8k')
+    >>> problems_for("val/acc/mean@4", [k / (4 * 1024) for k in (201, 388, 2693, 3021, 3555)])
+    (1024, 'the scores are whole multiples of 1/4096, means over 4 samples of each problem')
+    """
+    if given:
+        return float(given), "`n_problems`"
+    named, bench = problems_of(target_key)
+    seen = problems_in(values, bounds)
+    if seen and not (named and seen % named == 0):
+        k = max([int(m) for m in _SAMPLES.findall(str(target_key).lower())] or [1])
+        if k > 1 and seen % k == 0:
+            return seen // k, f"the scores are whole multiples of 1/{seen}, means over {k} samples of each problem"
+        return seen, f"the scores are whole multiples of 1/{seen}"
+    return named, bench
+
+
+def run_problems(run) -> tuple[float | None, str | None]:
+    """:func:`problems_for` on a run's (or a window's) validation score: its key, its scores,
+    the size the user gave; where none is known and the window holds under
+    :data:`FEW_POINTS` points, :data:`ASSUMED_PROBLEMS` (stated: the window's own scatter is
+    then its climb, and 2 points of a take-off differ by the climb alone); (None, None) for a
+    training score (a batch mean, not a set) or a score with no range. The one rule the
+    points' weights, the regime's noise and the threshold read."""
+    if run.target_kind != "validation" or run.bounds is None:
+        return None, None
+    n, source = problems_for(run.target_key, run.target.values, run.bounds, run.n_problems)
+    if n is None and len(run.target) < FEW_POINTS:
+        return ASSUMED_PROBLEMS, (f"assumed: a {ASSUMED_PROBLEMS}-problem set (MATH-500's size), the window's "
+                                  f"{len(run.target)} points too few to tell its noise from its climb; give "
+                                  "`n_problems`")
+    return n, source

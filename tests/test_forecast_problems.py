@@ -1,0 +1,121 @@
+"""The validation set's size (entropylaw.fit.forecast.problems): read off the scores where they
+are whole n-ths, never off what rounding or a low-precision float looks like; one rule that the
+points' weights, the regime's noise, the threshold and a sweep's pooling all read. Checked
+against sets drawn here with a known size, and against the hostile encodings a log can have."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from entropylaw.fit.forecast import regimes as rg
+from entropylaw.fit.forecast import sweep
+from entropylaw.fit.forecast.core import forecast
+from entropylaw.fit.forecast.data import RunData, with_problems
+from entropylaw.fit.forecast.decide import check_decision_args
+from entropylaw.errors import EntropyLawError
+from entropylaw.fit.forecast.problems import ASSUMED_PROBLEMS, problems_for, problems_in, run_problems
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("n", [164, 1024, 1319, 2638, 7473])
+def test_a_sets_size_is_read_off_its_scores_in_float64_and_float32(n):
+    hits = 0
+    for _ in range(50):
+        k = RNG.choice(np.arange(1, n), size=6, replace=False)
+        for dtype in (np.float64, np.float32):
+            got = problems_in((k / n).astype(dtype))
+            # all 6 counts sharing a factor: a divisor (a noisier set), never more
+            assert got in (n, *[n // d for d in range(2, 7) if n % d == 0])
+            hits += got == n
+    assert hits >= 80  # of 100
+
+
+def test_sets_whose_size_rounding_also_gives_are_left_to_the_keys_name():
+    k = np.array([3, 7, 11, 13, 17, 19])
+    assert problems_in(k / 30) is None and problems_in(k / 500) is None and problems_in(k / 1000) is None
+    assert problems_for("val/aime24", k / 30) == (30, "aime24")
+
+
+def test_random_scores_rounding_and_low_precision_floats_read_as_no_set():
+    for m in (4, 6, 20, 400):
+        assert all(problems_in(RNG.random(m)) is None for _ in range(20))
+        assert all(problems_in(RNG.random(m).astype(np.float32)) is None for _ in range(20))
+    for decimals in (2, 3, 4):
+        v = np.round(RNG.random(30), decimals)
+        assert problems_in(v) is None
+        assert problems_in((v[:10] + v[10:20] + v[20:]) / 3) is None  # a mean of 3 rounded scores (3 seeds)
+    k = np.array([37, 211, 1402, 2555, 3001, 4417])
+    assert problems_in((k / 5000).astype(np.float16).astype(float)) is None  # k/5000 logged in float16
+    bf16 = ((k / 5000).astype(np.float32).view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32).astype(float)
+    assert problems_in(bf16) is None  # in bfloat16, its smallest score finer than 1/1024: as float16
+    assert problems_in(bf16[2:]) in (256, 512, 1024)  # its scores above 1/8: a small set's noise, the cautious side
+    assert problems_in([0.25, 0.5, 0.75, 0.125]) is None  # 8 divides what rounding gives
+    assert problems_in([1e-12, 2e-12, 1 / 7, 3 / 7]) is None  # two scores on the floor constrain nothing
+    assert problems_in([0.3, 0.3, 0.3, 0.3]) is None and problems_in([np.nan, np.inf, 0.1, 0.2]) is None
+    assert problems_in([0.1, 0.2, 0.3, 0.4], (0.5, 0.5)) is None and problems_in([0.1] * 4, None) is None
+
+
+def test_other_ranges_percent_and_minus_one_to_one():
+    k = np.array([20, 45, 80, 130, 200, 260, 701])
+    assert problems_in(100 * k / 1319, (0.0, 100.0)) == 1319
+    assert problems_in((2 * k / 1319 - 1).astype(np.float32), (-1.0, 1.0)) == 1319  # float32 near the floor
+
+
+def test_the_key_and_a_mean_over_samples():
+    k = np.array([1001, 2002, 3003, 4005, 3711])
+    assert problems_for("val/openai/gsm8k", k / (4 * 1319)) == (1319, "gsm8k")  # a multiple of the named set
+    assert problems_for("val/openai/gsm8k", np.array([3, 17, 101, 200, 251]) / 257)[0] == 257  # a subset
+    n, why = problems_for("val/acc/mean@4", k / 4096)
+    assert n == 1024 and "means over 4 samples" in why
+    assert problems_for("val/acc/mean@4", k / 4099)[0] == 4099  # not a multiple of 4: as read
+    assert problems_for("val/math", [0.1, 0.2], given=77) == (77.0, "`n_problems`")
+
+
+def test_the_assumed_set_applies_to_a_short_window_of_an_unknown_validation_score_only():
+    short = RunData.from_arrays(np.array([1.0, 5.0, 9.0]), np.array([0.05, 0.09, 0.14]), target_key="val/accuracy")
+    assert run_problems(short)[0] == ASSUMED_PROBLEMS
+    named = RunData.from_arrays(np.array([1.0, 5.0]), np.array([0.5, 0.52]), target_key="val/openai/gsm8k")
+    assert run_problems(named) == (1319, "gsm8k")
+    train = RunData.from_arrays(np.array([1.0, 5.0]), np.array([0.05, 0.1]), target_key="score",
+                                target_kind="training score")
+    assert run_problems(train) == (None, None)
+    unbounded = RunData.from_arrays(np.array([0.0, 10.0, 20.0]), np.array([2.0, 5.0, 8.0]), target_key="val/reward")
+    assert unbounded.bounds is None and run_problems(unbounded) == (None, None)
+
+
+def test_the_threshold_says_where_the_size_came_from_and_blames_no_size_the_user_did_not_give():
+    steps = np.arange(1.0, 13.0, 4.0)
+    fc = forecast(RunData.from_arrays(steps, np.array([0.05, 0.09, 0.14]), target_key="val/accuracy"),
+                  fit_frac=0.9, methods=["logit-drift"], n_boot=30)
+    assert "assumed: a 500-problem set" in fc.decision["threshold_source"]
+    minus = RunData.from_arrays(np.arange(0.0, 100.0, 10.0), np.linspace(-0.8, 0.2, 10) + 0.0123456,
+                                target_key="val/reward")
+    fc = forecast(minus, fit_frac=0.25, methods=["logit-drift"], n_boot=30)
+    assert "`n_problems` applies" not in fc.decision["threshold_source"]
+    fc = forecast(minus, fit_frac=0.25, methods=["logit-drift"], n_boot=30, n_problems=200)
+    assert "`n_problems` applies to a score in [0, 1]" in fc.decision["threshold_source"]
+
+
+def test_the_size_weighs_the_regimes_climb_and_reaches_a_sweeps_pooling():
+    steps = np.arange(1.0, 40.0, 5.0)
+    y = np.array([0.05, 0.09, 0.14, 0.2, 0.26, 0.31, 0.36, 0.4])
+    run = RunData.from_arrays(steps, y, target_key="val/accuracy")
+    se = {n: rg.climb(with_problems(run, n).window(36.0))[1] for n in (100, 10000)}
+    assert se[100] > 3 * se[10000]  # the climb's standard error follows the set's size
+    from entropylaw import table
+    recs = [(int(s), "val/accuracy", float(v + 0.01 * i)) for i in range(4) for s, v in zip(steps, y)]
+    df = pd.concat([table.from_records([r for j, r in enumerate(recs) if j // len(steps) == i], run_id=f"r{i}",
+                                       source="sweep") for i in range(4)])
+    ids = [f"r{i}" for i in range(4)]
+    rates = {n: sweep.sweeps(df, ids, None, "entropy", None, {"fit_frac": 0.6, "n_problems": n})["r0"]["rates"]
+             for n in (100, 10000)}
+    assert rates[100] and all(a[1] > 3 * b[1] for a, b in zip(rates[100], rates[10000]))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0, 2.5, "500"])
+def test_a_bad_set_size_is_one_clear_error(bad):
+    with pytest.raises(EntropyLawError, match="n_problems"):
+        check_decision_args(None, None, bad, None, 10.0)
