@@ -119,3 +119,24 @@ def test_the_size_weighs_the_regimes_climb_and_reaches_a_sweeps_pooling():
 def test_a_bad_set_size_is_one_clear_error(bad):
     with pytest.raises(EntropyLawError, match="n_problems"):
         check_decision_args(None, None, bad, None, 10.0)
+
+
+def test_every_shipped_real_run_reads_the_size_its_key_names_and_no_lattice_off_rounded_logs():
+    """The shipped runs log their scores rounded (veRL: 3-4 decimals), so nothing is read off
+    them: GSM8K keeps 1,319 from its key, AIME 30, and a key naming no known benchmark none."""
+    import entropylaw as el
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "data"
+    got = {}
+    for d in ("real", "real-sizes", "real-codegen", "real-tasks"):
+        df = el.load(str(root / d), warn=False)
+        for rid in el.run_ids(df):
+            run = RunData.from_table(df, rid)
+            if run.target_kind == "validation":
+                got[rid] = run_problems(run)
+    assert len(got) == 13
+    for rid, (n, why) in got.items():
+        want = (1319, "gsm8k") if "gsm8k" in rid and "+math" not in rid else (30, "aime_2024") if "aime" in rid \
+            else (None, None)
+        assert (n, why) == want, rid
