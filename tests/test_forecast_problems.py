@@ -97,6 +97,19 @@ def test_the_threshold_says_where_the_size_came_from_and_blames_no_size_the_user
     assert "`n_problems` applies" not in fc.decision["threshold_source"]
     fc = forecast(minus, fit_frac=0.25, methods=["logit-drift"], n_boot=30, n_problems=200)
     assert "`n_problems` applies to a score in [0, 1]" in fc.decision["threshold_source"]
+    assert fc.decision["problems"] == {"n": 200.0, "source": "`n_problems`"}  # what --json carries
+
+
+def test_the_json_says_the_sets_size_and_its_source():
+    import json
+
+    k = np.array([41, 97, 173, 251, 322, 389, 430, 466])
+    run = RunData.from_arrays(np.arange(1.0, 41.0, 5.0), k / 1024, target_key="val/accuracy")
+    fc = forecast(run, fit_frac=0.7, methods=["default"], n_boot=30)
+    doc = json.loads(json.dumps(fc.to_dict()))
+    assert doc["decision"]["problems"] == {"n": 1024.0, "source": "the scores are whole multiples of 1/1024"}
+    train = RunData.from_arrays(np.arange(1.0, 41.0, 5.0), k / 1024, target_key="score", target_kind="training score")
+    assert forecast(train, fit_frac=0.7, methods=["default"], n_boot=30).decision["problems"] is None
 
 
 def test_the_size_weighs_the_regimes_climb_and_reaches_a_sweeps_pooling():

@@ -298,8 +298,8 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     to_step, to_why = to
     spacing = float(np.median(np.diff(win.target.steps))) if len(win.target) > 1 else 1.0
     final, fdraws, now, ndraws = final_and_now(m, win.target_kind, origin, end, to_step, spacing)
+    n, said = run_problems(win) if win.target_kind == "validation" else (n_problems, None)
     if threshold is None:
-        n, said = run_problems(win) if win.target_kind == "validation" else (n_problems, None)
         threshold, source = threshold_for(now, win.target.values, win.target_key, win.target_kind, n, bounds,
                                           win.target.steps, said)
     else:
@@ -308,7 +308,9 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
             **gain_summary(fdraws - ndraws, final - now, conf)}
     out = {"method": m.name, "conf": float(conf), "threshold": float(threshold), "threshold_source": source,
            "gain": gain, "units": unit_name(bounds), "point": point_size(bounds),
-           "cost": cost_of(to_step - end, step_cost, step_seconds)}
+           "cost": cost_of(to_step - end, step_cost, step_seconds),
+           # the validation set's size the window's noise was read with (the points' weights, the regime)
+           "problems": {"n": float(n), "source": said} if n and said else None}
     lo, hi = np.quantile(fdraws, [(1 - conf) / 2, (1 + conf) / 2]) if len(fdraws) else (np.nan, np.nan)
     out["final"] = {"step": to_step, "expected": final, "lo": float(lo), "hi": float(hi)}
     why_not = no_forecast_reason(float(lo), float(hi), bounds)
