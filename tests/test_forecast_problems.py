@@ -17,14 +17,11 @@ from entropylaw.fit.forecast.decide import check_decision_args
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.problems import ASSUMED_PROBLEMS, problems_for, problems_in, run_problems
 
-RNG = np.random.default_rng(0)
-
-
 @pytest.mark.parametrize("n", [164, 1024, 1319, 2638, 7473])
 def test_a_sets_size_is_read_off_its_scores_in_float64_and_float32(n):
-    hits = 0
+    rng, hits = np.random.default_rng(n), 0  # its own draws: the same whichever tests run before it
     for _ in range(50):
-        k = RNG.choice(np.arange(1, n), size=6, replace=False)
+        k = rng.choice(np.arange(1, n), size=6, replace=False)
         for dtype in (np.float64, np.float32):
             got = problems_in((k / n).astype(dtype))
             # all 6 counts sharing a factor: a divisor (a noisier set), never more
@@ -40,11 +37,12 @@ def test_sets_whose_size_rounding_also_gives_are_left_to_the_keys_name():
 
 
 def test_random_scores_rounding_and_low_precision_floats_read_as_no_set():
+    rng = np.random.default_rng(0)
     for m in (4, 6, 20, 400):
-        assert all(problems_in(RNG.random(m)) is None for _ in range(20))
-        assert all(problems_in(RNG.random(m).astype(np.float32)) is None for _ in range(20))
+        assert all(problems_in(rng.random(m)) is None for _ in range(20))
+        assert all(problems_in(rng.random(m).astype(np.float32)) is None for _ in range(20))
     for decimals in (2, 3, 4):
-        v = np.round(RNG.random(30), decimals)
+        v = np.round(rng.random(30), decimals)
         assert problems_in(v) is None
         assert problems_in((v[:10] + v[10:20] + v[20:]) / 3) is None  # a mean of 3 rounded scores (3 seeds)
     k = np.array([37, 211, 1402, 2555, 3001, 4417])

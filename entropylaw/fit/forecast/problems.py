@@ -21,7 +21,7 @@ import numpy as np
 # Test-split sizes (number of problems) of common benchmarks: the binomial noise of a score.
 PROBLEMS = {"gsm8k": 1319, "math-lighteval": 5000, "math": 5000, "math500": 500, "math-500": 500,
             "aime_2024": 30, "aime24": 30, "aime_2025": 30, "aime25": 30, "amc23": 40, "amc": 83}
-LATTICE_MIN_VALUES = 4  # distinct scores strictly inside the range: fewer can share a smaller denominator
+LATTICE_MIN_VALUES = 4  # distinct scores inside the range (off its EDGE): fewer can share a smaller denominator
 LATTICE_MOST = 20000  # the largest validation set looked for
 # 12 x 10^4: the denominators of scores rounded to 4 decimals or fewer, and of means of 2, 3 or 4 of them
 DECIMALS = 120000

@@ -78,7 +78,7 @@ def benchmark_of(key: str) -> str | None:
 
 # the folders trainers write checkpoints to: no model's name (checkpoint-500's parent may be one)
 OUTPUT_FOLDERS = frozenset({"outputs", "output", "checkpoints", "checkpoint", "ckpt", "ckpts", "models", "model",
-                            "runs", "run", "results", "saves", "save", "exp", "experiments", "."})
+                            "runs", "run", "results", "saves", "save", "exp", "experiments"})
 
 
 def model_key(model) -> str:
