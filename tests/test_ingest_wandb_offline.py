@@ -20,6 +20,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import finalize
 from entropylaw.readers.leveldb_log import BLOCK_SIZE
 from entropylaw.readers.wandb_offline import meta_from_config, read_wandb_offline
+from entropylaw.lab.loggers import wandb_finish as finish
 
 pb = pytest.importorskip("wandb.proto.wandb_internal_pb2")
 
@@ -58,8 +59,7 @@ def runs(tmp_path_factory):
             acc = rng.random()
             run.log({"val-core/gsm8k/acc/mean@1": acc}, step=step)
             logged.append((step, "val-core/gsm8k/acc/mean@1", acc))
-    run.finish()
-    verl_file = next(root.glob("wandb/offline-run-*/run-*.wandb"))
+    verl_file = finish(run)
 
     trl = wandb.init(mode="offline", dir=root, project="p", config={"model_name_or_path": "Qwen/Qwen2.5-1.5B",
                                                                     "seed": 42}, settings=_settings())
@@ -72,8 +72,7 @@ def runs(tmp_path_factory):
         if gs % 10 == 0:
             trl.log({"eval/reward": gs / 50, "train/global_step": gs})
             trl_logged.append((gs, "eval/reward", gs / 50))
-    trl.finish()
-    trl_file = next(f for f in root.glob("wandb/offline-run-*/run-*.wandb") if f != verl_file)
+    trl_file = finish(trl)
     return {"root": root / "wandb", "verl": verl_file, "verl_logged": logged, "trl": trl_file,
             "trl_logged": trl_logged}
 
@@ -319,8 +318,7 @@ def test_a_custom_trainers_data_path_names_the_task_of_its_generic_validation_ke
             run.log({"train/entropy": 0.8 - 0.01 * s, "train/reward_mean": 0.05 + 0.01 * s, "grpo_step": s})
             if s % 5 == 0:
                 run.log({"eval/accuracy": 0.04 + 0.012 * s, "eval_step": s})
-        run.finish()
-        return next(Path(root).glob("wandb/offline-run-*"))
+        return finish(run).parent
 
     named = load([str(write(tmp_path / "a", {"train_data_path": "data/MATH/train.jsonl", "lr": 1e-5}))])[0]
     bare = load([str(write(tmp_path / "b", {"lr": 1e-5}))])[0]
@@ -328,3 +326,21 @@ def test_a_custom_trainers_data_path_names_the_task_of_its_generic_validation_ke
     assert [r.target_key for r in runs] == ["val/accuracy", "val/accuracy"]
     assert runs[0].task == "math" and generic_note(runs[0].task) == ""
     assert runs[1].task == "accuracy" and "`dataset` NAME" in generic_note(runs[1].task)
+
+
+def test_a_file_cut_before_its_exit_record_has_not_ended(runs, tmp_path):
+    """``run_has_ended`` (what the lab's and the tests' ``wandb_finish`` wait on): the written
+    run ends with its exit record; the same records less the last few, or an empty file, do not."""
+    from entropylaw.readers.leveldb_log import Damage, iter_records, write_log
+    from entropylaw.readers.wandb_offline import run_has_ended
+
+    with open(runs["verl"], "rb") as stream:
+        payloads = [p for _o, p in iter_records(stream, Damage(), where="verl")]
+    assert run_has_ended(runs["verl"])
+    assert pb.Record.FromString(payloads[-1]).WhichOneof("record_type") == "exit"
+    cut = tmp_path / "run-cut.wandb"
+    for keep in (len(payloads) - 1, len(payloads) // 2, 0):
+        cut.write_bytes(write_log(payloads[:keep]))
+        assert not run_has_ended(cut), keep
+    cut.write_bytes(write_log(payloads))
+    assert run_has_ended(cut)

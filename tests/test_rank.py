@@ -15,6 +15,7 @@ from scipy import integrate, stats
 from entropylaw import table
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast import rank as rk
+from entropylaw.lab.loggers import wandb_finish as finish
 
 pytestmark = pytest.mark.printed
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,7 +185,7 @@ def test_rank_reads_a_wandb_project_written_by_the_real_library(tmp_path):
             if s % 10 == 0:
                 row["val-core/gsm8k/acc/mean@1"] = top - 0.35 * np.exp(-s / 50)
             run.log(row, step=s)
-        run.finish()
+        finish(run)
     out = _cli("rank", str(tmp_path / "wandb"), "--fit-frac", "0.5", "--n-boot", "50", "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)

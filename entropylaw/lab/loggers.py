@@ -31,6 +31,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import time
 from pathlib import Path
 
 from entropylaw.errors import EntropyLawError
@@ -103,8 +104,28 @@ class MultiLogger:
     def close(self) -> None:
         self.flush()
         if self.wandb_run is not None:
-            self.wandb_run.finish()
+            wandb_finish(self.wandb_run)
             self.wandb_run = None
+
+
+def wandb_finish(run, wait_s: float = 60.0) -> Path:
+    """``run.finish()``, then wait (up to ``wait_s``) until the run's ``.wandb`` file ends with
+    its exit record; return the file.
+
+    wandb's service process writes the file, and on a loaded machine its last records (the
+    history among them) can reach the disk after ``finish()`` returns: a file read at once would
+    be a half-written run.
+    """
+    from entropylaw.readers.wandb_offline import run_has_ended
+
+    path = Path(run.settings.sync_file)
+    run.finish()
+    deadline = time.monotonic() + wait_s
+    while not (path.exists() and run_has_ended(path)):
+        if time.monotonic() > deadline:
+            raise EntropyLawError(f"{path}: wandb wrote no exit record within {wait_s:.0f} s of finishing the run")
+        time.sleep(0.1)
+    return path
 
 
 def _start_wandb(out_dir: Path, run_name: str, config: dict, resume: bool):
