@@ -11,7 +11,6 @@ import math
 import random
 import struct
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pytest
