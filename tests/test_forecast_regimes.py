@@ -24,6 +24,9 @@ TAKEOFF_RATES = {"take-off": {"rho": list(np.linspace(0.0, 2.0, 21)), "reached":
                               "cases": 20, "runs": 8, "recipes": ["a", "b"], "tasks": {}},
                  "instability": {"r": [0.0] * 5 + [1.0] * 16, "cases": 20, "collapsed": 5, "runs": 10,
                                  "collapsed_runs": 4, "recipes": ["a", "b"]}}
+# the same rates, stored also as the task's own (the windows below are val/math): the method's draws stay
+TASK_RATES = {**TAKEOFF_RATES, "take-off": {**TAKEOFF_RATES["take-off"],
+                                            "tasks": {"math": dict(TAKEOFF_RATES["take-off"])}}}
 
 
 def _takeoff(end_step=60.0, seed=0):
@@ -72,10 +75,10 @@ def test_take_off_mixes_a_climbing_methods_own_draws_with_the_rates_and_a_flat_o
     rng = np.random.default_rng(0)
     own = np.clip(0.5 + 0.05 * rng.standard_normal((400, 2)), 0.01, 0.99)
     mid = np.median(own, axis=0)
-    flat_mid, flat = rg.apply(regime, TAKEOFF_RATES, steps, mid, own, end, (0.0, 1.0), own=False)
+    flat_mid, flat = rg.apply(regime, TASK_RATES, steps, mid, own, end, (0.0, 1.0), own=False)
     span = regime["c"] * np.log((1 + steps) / (1 + end))
     assert flat_mid == pytest.approx(special.expit(regime["z_end"] + 1.0 * span))  # the rates' median rho: 1
-    mixed_mid, mixed = rg.apply(regime, TAKEOFF_RATES, steps, mid, own, end, (0.0, 1.0), own=True)
+    mixed_mid, mixed = rg.apply(regime, TASK_RATES, steps, mid, own, end, (0.0, 1.0), own=True)
     assert mixed_mid == pytest.approx(np.median(mixed, axis=0))
     for q, side in ((0.05, np.less_equal), (0.95, np.greater_equal)):   # the 90 % interval holds both answers'
         edge = np.quantile(mixed, q, axis=0)
@@ -89,6 +92,7 @@ def test_the_mixture_keeps_a_random_half_of_rows_ordered_by_member_and_leaves_a_
     run, end = _takeoff()
     regime = rg.classify(run.window(end))
     still = {"take-off": {**TAKEOFF_RATES["take-off"], "rho": [0.0] * 21, "reached": [0.0] * 21}}
+    still["take-off"]["tasks"] = {"math": dict(still["take-off"])}
     steps = np.array([100.0, 300.0])
     rng = np.random.default_rng(1)
     # member one near 0.60, member two near 0.90; the rates' draws all at the window's end level (~0.48)
@@ -103,6 +107,36 @@ def test_the_mixture_keeps_a_random_half_of_rows_ordered_by_member_and_leaves_a_
     mid, mixed = rg.apply(regime, still, steps, np.median(own[:, :1], axis=0).repeat(2), own, end, (0.0, 1.0),
                           own=True)
     assert np.isfinite(mid).all() and int(np.isnan(mixed).sum()) <= 1 and np.isfinite(mixed[:, 0]).all()
+
+
+def test_with_no_runs_of_its_task_known_a_take_off_carries_its_own_climb_on_in_place_of_the_methods():
+    """Other recipes' rates only (no group of the run's task): the method's half of the mixture is
+    the window's own climb carried on at its rate, logit(end) + c ln((1 + T) / (1 + end)), c drawn
+    with its standard error; the task's own rates keep the method's draws."""
+    run, end = _takeoff()
+    regime = rg.classify(run.window(end))
+    steps = np.array([100.0, 300.0])
+    still = {"take-off": {**TAKEOFF_RATES["take-off"], "rho": [0.0] * 21, "reached": [0.0] * 21}}
+    own = np.full((4000, 2), 0.5)   # a method that stops the climb at 0.5
+    mid, mixed = rg.apply(regime, still, steps, own[0], own, end, (0.0, 1.0), own=True)
+    assert not np.any(np.isclose(mixed, 0.5))
+    level = special.expit(regime["z_end"])
+    kept = mixed[:, -1] > level + 1e-9  # the rates' half stays at the window's end (rho 0)
+    assert 1800 <= kept.sum() <= 2200
+    log_span = np.log((1 + steps[-1]) / (1 + end))
+    z = special.logit(mixed[kept, -1])
+    assert np.median(z) == pytest.approx(regime["z_end"] + regime["c"] * log_span, abs=0.05 * log_span)
+    assert np.std(z) == pytest.approx(regime["c_se"] * log_span, rel=0.15)
+    # a flat method (last-value) gets the same mixture: the regime has measured the climb
+    _, flat = rg.apply(regime, still, steps, own[0], own, end, (0.0, 1.0), own=False)
+    assert np.allclose(np.sort(flat[:, -1]), np.sort(mixed[:, -1]))
+    warned = " ".join(rg.warnings_for(regime, still))
+    assert "carried on at its rate" in warned
+    # the task's own rates: the method's draws are kept
+    task = {"take-off": {**still["take-off"], "tasks": {"math": dict(still["take-off"])}}}
+    _, kept_own = rg.apply(regime, task, steps, own[0], own, end, (0.0, 1.0), own=True)
+    assert int(np.isclose(kept_own[:, -1], 0.5).sum()) == 2000
+    assert "carried on" not in " ".join(rg.warnings_for(regime, task))
 
 
 def test_recipes_weigh_the_same_in_the_stored_quantiles():
