@@ -236,7 +236,9 @@ def _regime(win, rates, sweep, shown):
             m.regime_, m.regime_rates_ = regime, rates
             m.warnings_.extend(said)
             if regime["name"] == "take-off" and _regimes.takeoff_rates(rates, regime)[0]:
-                m.t90_note_ = ("take-off: the forecast mixes this method's own climb with what runs in take-off did "
+                m.t90_note_ = ("take-off: the forecast mixes the climb carried on at its sweep's rate with what runs "
+                               "in take-off did next" if _regimes.carries_sweep(rates, regime) else
+                               "take-off: the forecast mixes this method's own climb with what runs in take-off did "
                                "next" if m.models_change else
                                "take-off: the forecast of what runs in take-off did next, not this method's own")
     return regime, said

@@ -11,9 +11,9 @@ in two other regimes, each recognised from the window:
   were in take-off at the same point went on at a share ``rho`` of their window's rate:
   ``logit(final) = logit(end) + rho c ln((1 + T) / (1 + end))``. The forecast draws ``rho``
   from such runs (their 5-95 % range; it opens upward to what they reached); where the method
-  extrapolates the window's own climb, half its own draws are kept (:func:`apply`). Where no
-  runs of the task or model are known, the window's own climb carried on at its rate
-  (:func:`own_climb`) stands in for the method's draws.
+  extrapolates the window's own climb, half its own draws are kept (:func:`apply`). In a sweep
+  of a recipe whose task and model no stored runs share, the climb carried on at the sweep's
+  rate (:func:`own_climb`) stands in for the method's draws.
 - **instability**: the entropy rose several-fold (:data:`ENTROPY_FOLD`: its smoothed level
   late in the window over its lowest earlier level), or the score fell beyond its noise
   after a peak and stayed there: its last :data:`DROP_POINTS` points each more than
@@ -47,6 +47,7 @@ import numpy as np
 from entropylaw.fit.forecast.problems import run_problems
 from entropylaw.fit.forecast.drift_fit import late, logit_weights, posterior
 from entropylaw.fit.forecast.data import own_noise, robust_noise
+from entropylaw.fit.forecast.takeoff import carries_sweep, own_climb, takeoff_rates
 from entropylaw.fit.forecast.tasks import is_generic
 from entropylaw.fit.logit import EPS, from_logit, to_logit
 
@@ -63,7 +64,6 @@ DROP_ALONE_SD = 6.0  # one point alone that far below the peak is no noise: said
 COLLAPSED = 0.5  # a run that ends below half its window-end level (above the floor) collapsed
 MIN_CASES = 3  # a regime's rates need 3 cases from 2 recipes or more
 MIN_TASK_RUNS = 3  # a task's (or a model's) own take-off rates need 3 runs of it
-ALL_RECIPES = "real runs of several recipes (each weighing the same)"  # no runs of the task or model known
 SWITCH_WIDEN = 2.0  # data that changes mid-run: the interval's spread on the logit scale, doubled (stated)
 
 
@@ -251,12 +251,12 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0, own=False):
     lo, _ = bounds
     rng = np.random.default_rng(seed + 11)
     name = regime["name"]
-    take, whose = takeoff_rates(rates, regime) if name == "take-off" else (None, "")
+    take = takeoff_rates(rates, regime)[0] if name == "take-off" else None
     if take and "c" in regime:
         c = regime.get("pooled_c", regime["c"])
         log_span = np.log((1 + np.maximum(steps, end)) / (1 + end))
         span = c * log_span
-        if whose == ALL_RECIPES:  # a flat method's half too: the regime has measured the climb
+        if carries_sweep(rates, regime):  # a flat method's half too: the sweep measured the climb
             draws, own = own_climb(regime, log_span, len(draws), bounds, seed), True
         rho = _sample(take["rho"], rng.uniform(size=(len(draws), 1)))
         mid = from_logit(regime["z_end"] + float(np.median(take["rho"])) * span, bounds)
@@ -290,19 +290,6 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0, own=False):
         zm = to_logit(mid, bounds)
         draws = from_logit(zm + SWITCH_WIDEN * (to_logit(draws, bounds) - zm), bounds)
     return mid, draws
-
-
-def own_climb(regime, log_span, n, bounds, seed=0):
-    """``n`` draws of ``logit(end) + c ln((1 + T) / (1 + end))``, ``c`` about the window's (or the
-    sweep's pooled) rate with its standard error (the sweep's spread where smaller): in place of a
-    method's draws where no runs of the task or model are known, as other recipes' take-offs say
-    little of this one and a curve fitted to a few points near the floor stops the climb too soon
-    (``analysis/bench_forecast_regimes.py`` measures both)."""
-    c, se = regime["c"], regime["c_se"]
-    if "sweep_rate" in regime:  # a window's own rate foretells its later climb no better than its peers'
-        c, se = regime["sweep_rate"][0], min(se, regime["sweep_rate"][1])
-    rates = c + se * np.random.default_rng(seed + 5).standard_normal((n, 1))
-    return from_logit(regime["z_end"] + rates * np.asarray(log_span, float)[None, :], bounds)
 
 
 def data_switch(config) -> str | None:
@@ -345,29 +332,6 @@ def _stretch(z, lo, hi):
     return med + (z - med) * np.where(z < med, down, up)
 
 
-def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
-    """The take-off rates a run gets: its task's own where 3 runs of the task are among the
-    cases; where the run's key names no benchmark (:func:`~.tasks.is_generic`), its model's own
-    where 3 runs of the model are (a sweep of a model the rates know, logged under a measure's
-    name: runs of one model start from the same floor and reach alike); else those of every
-    recipe (each weighing the same); and whose they are, in words."""
-    take = rates.get("take-off")
-    if not take:
-        return None, ""
-    task, model = regime.get("task"), regime.get("model")
-    named = bool(task) and not is_generic(task)
-    own = (take.get("tasks") or {}).get(task) if named else None
-    if own:
-        return own, f"runs of task {task!r}"
-    mine = (take.get("models") or {}).get(model) if model and not named else None
-    if mine:
-        tasks = ", ".join(mine.get("tasks") or []) or "not named"
-        recipes = len(mine.get("recipes") or [])
-        return mine, (f"runs of model {model!r} (this run's task is not named; theirs: {tasks}; "
-                      f"{recipes} recipe{'s' if recipes != 1 else ''})")
-    return take, ALL_RECIPES
-
-
 def warnings_for(regime, rates) -> list[str]:
     """What the forecast says of its regime, in words: the regime, and for instability the
     collapse risk with the rate at which such runs collapsed."""
@@ -379,8 +343,8 @@ def warnings_for(regime, rates) -> list[str]:
     if name == "take-off":
         if take:
             q = take["rho"]
-            # no runs of its task or model: the climb is carried on at the window's own rate (apply)
-            mine = " carried on at its rate" if whose == ALL_RECIPES else " where its method extrapolates it"
+            mine = " carried on at its sweep's rate" if carries_sweep(rates, regime) else \
+                " where its method extrapolates it"
             out.append(f"take-off: {regime['why']}; where the climb stops is not in the window: {whose} in take-off "
                        f"went on at {q[10]:.2f} (5-95 %: {q[1]:.2f} to {q[19]:.2f}) times their window's rate "
                        f"({take['cases']} windows of {take['runs']} runs, {len(take['recipes'])} "

@@ -1,0 +1,62 @@
+"""Which take-off rates a run gets, and the climb carried on at its sweep's rate: the part of
+:mod:`.regimes` that reads the stored rates for one run (see its module docstring).
+
+>>> rates = {"take-off": {"rho": [0.5] * 21, "tasks": {}, "models": {}}}
+>>> takeoff_rates(rates, {"task": "math"})[1] == ALL_RECIPES
+True
+>>> carries_sweep(rates, {"name": "take-off", "task": "math", "sweep_rate": [1.0, 0.3]})
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from entropylaw.fit.forecast.tasks import is_generic
+from entropylaw.fit.logit import from_logit
+
+ALL_RECIPES = "real runs of several recipes (each weighing the same)"  # no runs of the task or model known
+
+
+def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
+    """The take-off rates a run gets: its task's own where 3 runs of the task are among the
+    cases; where the run's key names no benchmark (:func:`~.tasks.is_generic`), its model's own
+    where 3 runs of the model are (a sweep of a model the rates know, logged under a measure's
+    name: runs of one model start from the same floor and reach alike); else those of every
+    recipe (each weighing the same); and whose they are, in words."""
+    take = rates.get("take-off")
+    if not take:
+        return None, ""
+    task, model = regime.get("task"), regime.get("model")
+    named = bool(task) and not is_generic(task)
+    own = (take.get("tasks") or {}).get(task) if named else None
+    if own:
+        return own, f"runs of task {task!r}"
+    mine = (take.get("models") or {}).get(model) if model and not named else None
+    if mine:
+        tasks = ", ".join(mine.get("tasks") or []) or "not named"
+        recipes = len(mine.get("recipes") or [])
+        return mine, (f"runs of model {model!r} (this run's task is not named; theirs: {tasks}; "
+                      f"{recipes} recipe{'s' if recipes != 1 else ''})")
+    return take, ALL_RECIPES
+
+
+def carries_sweep(rates, regime) -> bool:
+    """Whether a take-off's method half is the climb carried on at its sweep's rate
+    (:func:`own_climb`): a sweep (its rate pooled) whose task and model no stored runs share."""
+    return regime.get("name") == "take-off" and "sweep_rate" in regime and \
+        takeoff_rates(rates, regime)[1] == ALL_RECIPES
+
+
+def own_climb(regime, log_span, n, bounds, seed=0):
+    """``n`` draws of ``logit(end) + c ln((1 + T) / (1 + end))``, ``c`` about the median climb
+    rate of the sweep's other runs in take-off, with the smaller of the window's own standard
+    error and their spread. In place of a method's draws in a sweep of a recipe whose task and
+    model the rates do not know: other recipes' take-offs say little of this one, a curve fitted
+    to a few points near the floor stops the climb too soon, and a run's own early rate foretells
+    its later climb no better than its peers' (``analysis/bench_forecast_regimes.py`` measures it).
+    A run alone is left to the mixture of its method and the rates: a fast early climb of one run
+    (a GSM8K run from 0.00 to 0.37 in 17 steps that ended at 0.54) carried on would overshoot."""
+    c, sd = regime["sweep_rate"]
+    rates = c + min(regime["c_se"], sd) * np.random.default_rng(seed + 5).standard_normal((n, 1))
+    return from_logit(regime["z_end"] + rates * np.asarray(log_span, float)[None, :], bounds)
