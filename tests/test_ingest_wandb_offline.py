@@ -329,7 +329,8 @@ def test_a_custom_trainers_data_path_names_the_task_of_its_generic_validation_ke
 
 def test_a_file_cut_before_its_exit_record_has_not_ended(runs, tmp_path):
     """``run_has_ended`` (what the lab's and the tests' ``wandb_finish`` wait on): the written
-    run ends with its exit record; the same records less the last few, or an empty file, do not."""
+    run holds its exit record (its last); the same records less the last, or fewer, or an empty
+    file, do not; a record after the exit (as other wandb versions write) leaves it ended."""
     from entropylaw.readers.leveldb_log import Damage, iter_records, write_log
     from entropylaw.readers.wandb_offline import run_has_ended
 
@@ -342,4 +343,6 @@ def test_a_file_cut_before_its_exit_record_has_not_ended(runs, tmp_path):
         cut.write_bytes(write_log(payloads[:keep]))
         assert not run_has_ended(cut), keep
     cut.write_bytes(write_log(payloads))
+    assert run_has_ended(cut)
+    cut.write_bytes(write_log(payloads + [payloads[0]]))
     assert run_has_ended(cut)

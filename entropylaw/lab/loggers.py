@@ -109,8 +109,8 @@ class MultiLogger:
 
 
 def wandb_finish(run, wait_s: float = 60.0) -> Path:
-    """``run.finish()``, then wait (up to ``wait_s``) until the run's ``.wandb`` file ends with
-    its exit record; return the file.
+    """``run.finish()``, then wait (up to ``wait_s``) until the run's ``.wandb`` file holds its
+    exit record; return the file.
 
     wandb's service process writes the file, and on a loaded machine its last records (the
     history among them) can reach the disk after ``finish()`` returns: a file read at once would

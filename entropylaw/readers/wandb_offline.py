@@ -189,17 +189,18 @@ _OTHER_TAGS = frozenset({0x1a, 0x22, 0x2a, 0x32, 0x3a, 0x42, 0x4a, 0x52, 0x5a, 0
 
 
 def run_has_ended(path: str | Path) -> bool:
-    """Whether a ``.wandb`` file's last record is the run's exit record.
+    """Whether a ``.wandb`` file holds the run's exit record.
 
-    wandb writes it last, at ``run.finish()``; its service process writes the file, so a
-    file read the moment ``finish()`` returns can still lack its last records.
+    wandb writes it at ``run.finish()``, after every history record (the file is written in
+    order); its service process writes the file, so a file read the moment ``finish()``
+    returns can still lack its last records.
     """
     pb = require("wandb.proto.wandb_internal_pb2", extra="wandb", purpose=f"reading {path}")
-    last = None
     with open_log(Path(path)) as stream:
         for _offset, payload in iter_records(stream, Damage(), where=str(path)):
-            last = payload
-    return last is not None and pb.Record.FromString(last).WhichOneof("record_type") == "exit"
+            if pb.Record.FromString(payload).WhichOneof("record_type") == "exit":
+                return True
+    return False
 
 
 def rows_in_damaged_record(payload: bytes | None, item_class) -> int | None:
