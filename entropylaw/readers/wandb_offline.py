@@ -51,14 +51,14 @@ import json
 import math
 import warnings
 from array import array
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.readers.common import RawRun
 from entropylaw.readers.compressed import inner_suffix, open_log, strip_compression
 from entropylaw.readers.datasets import dataset_name
-from entropylaw.readers.names import unique_run_ids
+from entropylaw.readers.names import model_name_from_path, unique_run_ids
 from entropylaw.readers.damage import Region, charge, nearest_record_rows, rows_lost_in_gaps
 from entropylaw.readers.leveldb_log import Damage, iter_records
 from entropylaw.readers.wandb_history import (  # noqa: F401 (NON_NUMERIC is re-exported)
@@ -323,7 +323,14 @@ def _unwrap(node):
 
 
 def _model_name(model: str) -> str:
-    """A local checkpoint path becomes its last component; a hub id stays ``org/name``."""
+    """A local checkpoint path becomes its model's name (the rule of the veRL console's reader:
+    :func:`~entropylaw.readers.names.model_name_from_path`); a hub id stays ``org/name``.
+
+    >>> _model_name("/ckpt/hub/models--Qwen--Qwen2.5-7B/snapshots/" + "a" * 40), _model_name("Qwen/Qwen2.5-7B")
+    ('Qwen2.5-7B', 'Qwen/Qwen2.5-7B')
+    >>> _model_name("/ckpt/Qwen2.5-7B/global_step_100/actor")
+    'Qwen2.5-7B'
+    """
     if model.startswith(("/", "~", ".")) or model.count("/") > 1:
-        return PurePosixPath(model.rstrip("/")).name or model
+        return model_name_from_path(model) or model
     return model
