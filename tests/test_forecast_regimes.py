@@ -424,3 +424,24 @@ def test_the_cs336_sweep_as_a_recipe_the_rates_do_not_know_is_forecast_from_its_
         assert err <= most and err < 0.6 * alone, (frac, err, alone)
         carried = [fc for fc in out.values() if "carried on at its sweep's rate" in " ".join(fc.warnings or [])]
         assert len(carried) >= 20, len(carried)
+        assert "(mixed with the climb carried on at their sweep's rate: the stored rates know neither" in \
+            str(out).replace("\n  ", " ")
+
+
+def test_the_one_line_view_says_how_many_take_offs_carry_their_sweeps_climb_on():
+    """Its summary line: all, some or none of the runs in take-off with the climb carried on."""
+    from types import SimpleNamespace
+
+    from entropylaw.fit.forecast.text import _regime_lines
+
+    carried = "take-off: ...; the forecast follows them (mixed half and half with the climb carried on at its sweep's rate)"
+    own = "take-off: ...; the forecast follows them (mixed half and half with the window's own climb where ...)"
+
+    def said(*warnings):
+        fcs = {f"r{i}": SimpleNamespace(regime={}, warnings=[w], target_key="val/math", task="math")
+               for i, w in enumerate(warnings)}
+        return " ".join(_regime_lines(fcs)).replace("\n  ", " ")
+
+    assert "(mixed with the climb carried on at their sweep's rate: the stored rates" in said(carried, carried)
+    assert "(mixed with its own climb; 1 of them with the climb carried on at their sweep's rate)" in said(carried, own)
+    assert "(mixed with its own climb)," in said(own, own)

@@ -47,7 +47,7 @@ import numpy as np
 from entropylaw.fit.forecast.problems import run_problems
 from entropylaw.fit.forecast.drift_fit import late, logit_weights, posterior
 from entropylaw.fit.forecast.data import own_noise, robust_noise
-from entropylaw.fit.forecast.takeoff import carries_sweep, own_climb, takeoff_rates
+from entropylaw.fit.forecast.takeoff import CARRIED, carries_sweep, own_climb, takeoff_rates
 from entropylaw.fit.forecast.tasks import is_generic
 from entropylaw.fit.logit import EPS, from_logit, to_logit
 
@@ -343,13 +343,13 @@ def warnings_for(regime, rates) -> list[str]:
     if name == "take-off":
         if take:
             q = take["rho"]
-            mine = " carried on at its sweep's rate" if carries_sweep(rates, regime) else \
-                " where its method extrapolates it"
+            mine = f"the climb {CARRIED}" if carries_sweep(rates, regime) else \
+                "the window's own climb where its method extrapolates it"
             out.append(f"take-off: {regime['why']}; where the climb stops is not in the window: {whose} in take-off "
                        f"went on at {q[10]:.2f} (5-95 %: {q[1]:.2f} to {q[19]:.2f}) times their window's rate "
                        f"({take['cases']} windows of {take['runs']} runs, {len(take['recipes'])} "
                        f"recipe{'s' if len(take['recipes']) != 1 else ''}): the "
-                       f"forecast follows them (mixed half and half with the window's own climb{mine}) and its "
+                       f"forecast follows them (mixed half and half with {mine}) and its "
                        "interval opens upward to what they reached")
         else:
             out.append(f"take-off: {regime['why']}; no rates learned for runs in take-off are stored: the forecast "

@@ -16,6 +16,7 @@ from entropylaw.fit.forecast.tasks import is_generic
 from entropylaw.fit.logit import from_logit
 
 ALL_RECIPES = "real runs of several recipes (each weighing the same)"  # no runs of the task or model known
+CARRIED = "carried on at its sweep's rate"  # what a forecast's take-off warning says where carries_sweep holds
 
 
 def takeoff_rates(rates, regime) -> tuple[dict | None, str]:

@@ -12,6 +12,7 @@ import numpy as np
 
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
 from entropylaw.fit.forecast.final import describe
+from entropylaw.fit.forecast.takeoff import CARRIED
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.text_table import GAP, cell, fmt_table
 from entropylaw.terminal import count, short, width as text_width, wrap
@@ -214,8 +215,13 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
     said = [(rid, w) for rid, fc in forecasts.items() for w in (fc.warnings or [])]
     takeoff = [rid for rid, w in said if w.startswith("take-off")]  # one line for them all; --full says each
     if takeoff:
+        carried = sum(CARRIED in w for _rid, w in said if w.startswith("take-off"))
+        mixed = ("the climb carried on at their sweep's rate: the stored rates know neither their task nor their "
+                 "model" if carried == len(takeoff) else
+                 f"its own climb; {carried} of them with the climb carried on at their sweep's rate" if carried
+                 else "its own climb")
         out.append(f"{count(len(takeoff), 'run')} in take-off: each follows what runs in take-off did next (mixed with "
-                   "its own climb), its interval opened upward (--full says each)")
+                   f"{mixed}), its interval opened upward (--full says each)")
     said = [(rid, w) for rid, w in said if not w.startswith("take-off")]  # collapse risk, data that changes
     out += [f"{rid}: {w}" for rid, w in said[:limit]]
     if len(said) > limit:
