@@ -163,3 +163,21 @@ def test_rich_display_shows_the_same_fit(tmp_path):
     console.print(watch.render_rich(snap, ["a note"], "12:00:00", path))
     text = console.export_text()
     assert f"{snap['ceiling']:.4g}" in text and "a note" in text and "good fit" in text and rich
+
+
+def test_watch_takes_the_validation_sets_size_for_its_call(tmp_path, capsys):
+    """--n-problems reaches the call's threshold: one binomial standard error of 200 problems at
+    the score's level (about 3.5 points, held at the 3-point cap), said with the flag's name; without
+    it, GSM8K's 1,319 problems from the key (sqrt(p (1 - p) / 1319) at p ~ 0.46: 1.4 points)."""
+    path = tmp_path / "run.jsonl"
+    rows = _rows(60)
+    path.write_text("".join(_line(r) for r in rows))
+    said = {}
+    for extra in ((), ("--n-problems", "200")):
+        code, out, err = _watch(path, capsys, "--max-refreshes", "1", "--total-steps", "200", *extra)
+        assert code == 0, err
+        said[extra] = " ".join(out.split())
+    p = [r["val-core/gsm8k/acc/mean@1"] for r in rows if "val-core/gsm8k/acc/mean@1" in r][-1]
+    assert f"threshold {100 * np.sqrt(p * (1 - p) / 1319):.1f} points" in said[()] and "(1319 problems, gsm8k" in said[()]
+    assert "threshold 3.0 points" in said[("--n-problems", "200")]
+    assert "(200 problems, --n-problems;" in said[("--n-problems", "200")] and "`n_problems`" not in said[("--n-problems", "200")]

@@ -19,12 +19,13 @@ from entropylaw.readers.accounts import IngestReport
 
 
 def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, target=None, n_boot=200,
-             step_cost=None, **load_options) -> dict:
+             step_cost=None, n_problems=None, **load_options) -> dict:
     """Read ``path`` and fit it: the fields of one refresh (raises EntropyLawError). ``run``: the
     run to follow (default: the last); ``methods`` (default: the default and law+entropy),
     ``horizon`` steps ahead (default: as far as the log is long), ``total_steps`` the planned
     last step the gain runs to (passed: the forecast step instead), ``target`` a score to
-    reach, ``step_cost`` GPU-hours a step; ``load_options`` as for :func:`entropylaw.load`."""
+    reach, ``step_cost`` GPU-hours a step, ``n_problems`` the validation set's size (default: read
+    off the scores, else known benchmarks by name); ``load_options`` as for :func:`entropylaw.load`."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         df = load(str(path), warn=False, **load_options)
@@ -62,7 +63,7 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
                                          f"the gain to go runs to the forecast step {total:g} instead")
                 fc = forecast_table(df, [rid], y_key=y_key, methods=methods, n_boot=max(n_boot, 2),
                                     at_steps=np.array([out["last_step"] + horizon]), target=target,
-                                    total_steps=total, step_cost=step_cost)[rid]
+                                    total_steps=total, step_cost=step_cost, n_problems=n_problems)[rid]
                 out["decision"] = fc.decision
                 rows = fc.table()
                 out["forecast_step"] = out["last_step"] + horizon

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from entropylaw import api
 from entropylaw.api import plumbing
-from entropylaw.cli.options import COUNT, N_BOOT, SCORE, SECONDS, STEPS, add_source_arguments, positive
+from entropylaw.cli.options import COUNT, N_BOOT, PROBLEMS, SCORE, SECONDS, STEPS, add_source_arguments, positive
 from entropylaw.cli.sources import source_options
 from entropylaw.errors import EntropyLawError
 
@@ -45,6 +45,9 @@ def add_parser(subparsers) -> None:
                    "to it adds, and the call (default: the forecast step)")
     g.add_argument("--step-cost", type=positive("number of GPU-hours per step", "0.5"), metavar="H",
                    help="GPU-hours per step: what the rest of the run costs (default: the log's timing, in hours)")
+    g.add_argument("--n-problems", type=PROBLEMS, metavar="N",
+                   help="the validation set's size: its binomial noise weighs the points and sets the call's "
+                        "threshold (default: read off the scores, else known benchmarks by name)")
     g.add_argument("--plain", action="store_true", help="plain text blocks even on a terminal")
     g.add_argument("--exit-idle", type=SECONDS, metavar="S", help="stop once the log has not changed for S seconds")
     g.add_argument("--max-refreshes", type=COUNT, metavar="N", help="stop after N refreshes (scripts, tests)")
@@ -88,9 +91,12 @@ class Signature:
 def snapshot(args, path: Path) -> dict:
     """One refresh (:func:`entropylaw.snapshot`) with the command's options."""
     snap = api.snapshot(path, run=args.run[-1] if args.run else None, methods=args.method, horizon=args.horizon, total_steps=args.total_steps,
-                        target=args.target, step_cost=args.step_cost, n_boot=args.n_boot, **source_options(args))
+                        target=args.target, step_cost=args.step_cost, n_boot=args.n_boot, n_problems=args.n_problems,
+                        **source_options(args))
     flags = getattr(args, "flags", str)
-    return {k: flags(v) if k in ("total_note", "fit_error", "forecast_error") else v for k, v in snap.items()}
+    out = {k: flags(v) if k in ("total_note", "fit_error", "forecast_error") else v for k, v in snap.items()}
+    out["decision_lines"] = [flags(line) for line in plumbing.decision_lines(snap.get("decision"))]
+    return out
 
 
 def _num(v, fmt=".4g"):
@@ -115,7 +121,7 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
         lines.append(f"  forecast at step {snap['forecast_step']:g}: " + ";  ".join(cells))
     elif snap.get("forecast_error"):
         lines.append(f"  forecast: {snap['forecast_error']}")
-    lines += [line[2:] for line in plumbing.decision_lines(snap.get("decision"))]
+    lines += [line[2:] for line in snap.get("decision_lines", [])]
     lines += [f"  note: {snap['total_note']}"] if snap.get("total_note") else []
     lines += [f"  damaged: {d}" for d in snap.get("damaged", [])]
     lines += [f"  note: {n}" for n in notes]
@@ -151,7 +157,7 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
                   (f"  [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else f"  ({why})"))
     if snap.get("forecast_error"):
         t.add_row("forecast", snap["forecast_error"])
-    for line in plumbing.decision_lines(snap.get("decision")):
+    for line in snap.get("decision_lines", []):
         head, _, rest = line.strip().partition(": ")
         t.add_row(head if not line.startswith("      ") else "", rest if not line.startswith("      ") else line.strip())
     body = Group(t, Text("\n".join(notes), style="dim")) if notes else t
