@@ -174,7 +174,7 @@ def test_watch_takes_the_validation_sets_size_for_its_call(tmp_path, capsys):
     path.write_text("".join(_line(r) for r in rows))
     said = {}
     for extra in ((), ("--n-problems", "200")):
-        code, out, err = _watch(path, capsys, "--max-refreshes", "1", "--total-steps", "200", *extra)
+        code, out, err = _watch(path, capsys, "--max-refreshes", "1", "--total-steps", "200", "--n-boot", "50", *extra)
         assert code == 0, err
         said[extra] = " ".join(out.split())
     p = [r["val-core/gsm8k/acc/mean@1"] for r in rows if "val-core/gsm8k/acc/mean@1" in r][-1]

@@ -91,6 +91,17 @@ def test_saturated_climbing_and_noisy_runs_get_their_calls():
     assert d["likely"] is None or d["gain"]["from_step"] < d["likely"]["step"] <= 490
 
 
+def test_too_few_draws_make_no_call():
+    """The gain's one-sided 90 % points from a handful of draws bound nothing: the done run that
+    gets "stop" from 50 draws gets no call from 19, said with the option to raise."""
+    steps = np.arange(0, 500, 10.0)
+    flat = RunData.from_arrays(steps, 0.7 - 0.3 * np.exp(-steps / 15))
+    assert forecast(flat, fit_frac=0.5, methods=["exp-saturation"], n_boot=20).decision["call"] == "stop"
+    d = forecast(flat, fit_frac=0.5, methods=["exp-saturation"], n_boot=19).decision
+    assert d["call"] is None and "19 draws (`n_boot`)" in d["reason"] and "20 or more" in d["reason"]
+    assert d["threshold"] and d["gain"]["to_step"] == 490  # the gain is still said
+
+
 def test_a_run_that_kept_climbing_is_not_told_to_stop():
     """At 15 % today's rule said "stop at step 65"; the run then gained +8.5 points."""
     import entropylaw as el

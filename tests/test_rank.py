@@ -95,6 +95,15 @@ def test_hostile_sweeps_one_run_identical_runs_and_a_tiny_window():
         el.rank(_sweep(n_runs=2), fit_frac=0.01, n_boot=20)
 
 
+def test_too_few_draws_prune_nothing_and_say_so():
+    import entropylaw as el
+
+    assert el.rank(_sweep(), fit_frac=0.5, n_boot=20).rows[-1]["prune"]  # the worst run, as with 100 draws
+    few = el.rank(_sweep(), fit_frac=0.5, n_boot=19)
+    assert not any(x["prune"] for x in few.rows) and [x["run_id"] for x in few.rows][0] == "run03"
+    assert "a forecast has 19 draws (`n_boot`): too few to prune on" in str(few).replace("\n  ", " ")
+
+
 def test_a_run_without_draws_is_listed_not_ranked():
     import entropylaw as el
     from entropylaw.fit.forecast.core import forecast_table

@@ -46,6 +46,7 @@ from entropylaw.fit.logit import from_logit
 
 POINTS_FLOOR, POINTS_CAP = 1.0, 3.0  # the default threshold's range, in points of a score in [0, 1] (or %)
 CALLS = ("stop", "continue", "undecided")
+MIN_DRAWS = 20  # the gain's one-sided 90 % points need a few draws beyond them (2 of 20 in each tail)
 
 
 def point_size(bounds) -> float | None:
@@ -316,6 +317,9 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     why_not = no_forecast_reason(float(lo), float(hi), bounds)
     if not np.isfinite([gain["lo"], gain["hi"]]).all():
         out.update(call=None, reason="the forecast has no finite draws")
+    elif len(fdraws) < MIN_DRAWS:
+        out.update(call=None, reason=f"the forecast has {len(fdraws)} draws (`n_boot`): too few for the gain's 10 "
+                                     f"and 90 % points to bound it; a call needs {MIN_DRAWS} or more (default 200)")
     elif why_not and gain["lo"] > threshold:  # the lower bound is enough for continue; the end stays open
         out.update(call="continue", no_forecast=why_not)
     elif why_not:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from entropylaw.fit.forecast.decide import MIN_DRAWS
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.terminal import short
 from entropylaw.terminal import width as text_width, wrap
@@ -160,6 +161,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
     listed = [fc for fc in fcs if fc.final_draws is not None and len(fc.final_draws)]
     ranked = [fc for fc in listed if not _no_forecast(fc)]
     draws = [fc.final_draws for fc in ranked]
+    few = min((len(d) for d in draws), default=None)
+    few = few if few is not None and few < MIN_DRAWS else None  # shares of so few draws prune nothing
     shares = dict(zip((fc.run_id for fc in ranked), zip(share_best(draws, seed), share_near(draws, thr, seed)))) \
         if draws else {}
     rows = []
@@ -170,7 +173,7 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
         note = "no forecast" if fc.run_id not in shares else fc.default if d.get("method") != fc.default else None
         rows.append({"run_id": fc.run_id, "expected": fc.final_point, "lo": float(lo), "hi": float(hi),
                      "p_best": None if pb is None else float(pb), "p_near": None if pn is None else float(pn),
-                     "prune": bool(len(ranked) > 1 and pn is not None and pn < PRUNE_BELOW),
+                     "prune": bool(len(ranked) > 1 and pn is not None and pn < PRUNE_BELOW and few is None),
                      "to_step": (d.get("gain") or {}).get("to_step"), "observed": _observed(fc), "note": note})
     rows.sort(key=lambda r: (r["p_best"] is None, -r["expected"]))
     notes = []
@@ -182,6 +185,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
             notes.append(f"not ranked: {fc.run_id}: {(fc.decision or {}).get('reason', 'no draws')}")
     if len(ranked) == 1:
         notes.append("one run with a forecast: it is best by default, and nothing is pruned")
+    if few is not None:
+        notes.append(f"a forecast has {few} draws (`n_boot`): too few to prune on; pruning needs {MIN_DRAWS} or more")
     if len(points) > 1:
         notes.append("the runs' scores are on different scales: rank runs of one sweep, on one score")
     notes += generic_notes(fcs)
