@@ -20,8 +20,9 @@ SHARED = ROOT.parent / "shared" / "data"
 
 
 def _rates(rho, reached=0.9):
-    """Take-off rates stored as the task's own (val/math): a flat method's draws are then the
-    rates' alone (with other recipes' only, half are the window's own climb: test_forecast_regimes)."""
+    """Take-off rates stored as the task's own (val/math): a flat method's draws are the rates'
+    alone (with other recipes' only, in a sweep, half are the climb carried on at the sweep's
+    rate: test_forecast_regimes)."""
     take = {"rho": list(np.linspace(*rho, 21)), "reached": list(np.linspace(0.3, reached, 21)),
             "cases": 20, "runs": 8, "recipes": ["a", "b"]}
     return {"take-off": {**take, "tasks": {"math": dict(take)}}}

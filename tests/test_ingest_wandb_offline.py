@@ -10,6 +10,7 @@ import json
 import math
 import random
 import struct
+import time
 import zlib
 
 import numpy as np
@@ -346,3 +347,45 @@ def test_a_file_cut_before_its_exit_record_has_not_ended(runs, tmp_path):
     assert run_has_ended(cut)
     cut.write_bytes(write_log(payloads + [payloads[0]]))
     assert run_has_ended(cut)
+
+
+def test_finishing_waits_for_the_exit_record_and_the_labs_close_never_masks_an_error(runs, tmp_path, monkeypatch):
+    """``wandb_finish``: a file wandb has not written yet (missing, then empty, then half) is
+    waited for, and returned once whole; one that never ends is one clear error after the wait.
+    The lab logger's ``close`` (in the trainer's ``finally``) turns that error into a warning."""
+    import threading
+    from types import SimpleNamespace
+
+    from entropylaw.errors import EntropyLawWarning
+    from entropylaw.lab import loggers
+    from entropylaw.readers.leveldb_log import Damage, iter_records, write_log
+
+    with open(runs["verl"], "rb") as stream:
+        payloads = [p for _o, p in iter_records(stream, Damage(), where="verl")]
+    path = tmp_path / "run-late.wandb"
+
+    def late_writer():  # what wandb's service does after finish() returns, slowly
+        time.sleep(0.2)
+        path.write_bytes(b"")
+        time.sleep(0.2)
+        path.write_bytes(write_log(payloads[: len(payloads) // 2]))
+        time.sleep(0.2)
+        path.write_bytes(write_log(payloads))
+
+    run = SimpleNamespace(settings=SimpleNamespace(sync_file=str(path)),
+                          finish=lambda: threading.Thread(target=late_writer).start())
+    assert loggers.wandb_finish(run, wait_s=30) == path
+    assert read_wandb_offline(path)[0].values.size == len(runs["verl_logged"])
+
+    never = tmp_path / "run-never.wandb"
+    never.write_bytes(write_log(payloads[:-1]))
+    stuck = SimpleNamespace(settings=SimpleNamespace(sync_file=str(never)), finish=lambda: None)
+    with pytest.raises(EntropyLawError, match="no exit record within 0 s"):
+        loggers.wandb_finish(stuck, wait_s=0.3)
+
+    log = loggers.MultiLogger(tmp_path / "lab", ["jsonl"], ["a"])
+    log.wandb_run = stuck
+    monkeypatch.setattr(loggers, "wandb_finish", lambda r: (_ for _ in ()).throw(EntropyLawError("x: no exit record")))
+    with pytest.warns(EntropyLawWarning, match="no exit record; the JSONL and CSV logs are whole"):
+        log.close()
+    assert log.wandb_run is None

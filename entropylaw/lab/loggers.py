@@ -32,9 +32,10 @@ import csv
 import json
 import os
 import time
+import warnings
 from pathlib import Path
 
-from entropylaw.errors import EntropyLawError
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fileio import write_text
 from entropylaw.readers.lab_rundir import METRICS_CSV, METRICS_JSONL
 
@@ -104,8 +105,11 @@ class MultiLogger:
     def close(self) -> None:
         self.flush()
         if self.wandb_run is not None:
-            wandb_finish(self.wandb_run)
-            self.wandb_run = None
+            run, self.wandb_run = self.wandb_run, None
+            try:
+                wandb_finish(run)
+            except EntropyLawError as err:  # close() runs in the trainer's finally: never mask what ended the run
+                warnings.warn(f"{err}; the JSONL and CSV logs are whole", EntropyLawWarning, stacklevel=2)
 
 
 def wandb_finish(run, wait_s: float = 60.0) -> Path:
@@ -118,10 +122,16 @@ def wandb_finish(run, wait_s: float = 60.0) -> Path:
     """
     from entropylaw.readers.wandb_offline import run_has_ended
 
+    def ended() -> bool:
+        try:
+            return path.exists() and run_has_ended(path)
+        except EntropyLawError:  # a file still empty or mid-write: not ended yet
+            return False
+
     path = Path(run.settings.sync_file)
     run.finish()
     deadline = time.monotonic() + wait_s
-    while not (path.exists() and run_has_ended(path)):
+    while not ended():
         if time.monotonic() > deadline:
             raise EntropyLawError(f"{path}: wandb wrote no exit record within {wait_s:.0f} s of finishing the run")
         time.sleep(0.1)

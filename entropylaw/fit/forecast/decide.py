@@ -319,7 +319,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
         out.update(call=None, reason="the forecast has no finite draws")
     elif len(fdraws) < MIN_DRAWS:
         out.update(call=None, reason=f"the forecast has {len(fdraws)} draws (`n_boot`): too few for the gain's 10 "
-                                     f"and 90 % points to bound it; a call needs {MIN_DRAWS} or more (default 200)")
+                                     f"and 90 % points to bound it; a call needs {MIN_DRAWS} or more")
     elif why_not and gain["lo"] > threshold:  # the lower bound is enough for continue; the end stays open
         out.update(call="continue", no_forecast=why_not)
     elif why_not:

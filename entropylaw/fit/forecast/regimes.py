@@ -244,7 +244,10 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0, own=False):
     wider answer's: the window's own climb
     and what take-off runs of other recipes did next each hold on some recipes and fail on others
     (``analysis/bench_forecast_regimes.py`` measures both and the mixture, leaving recipes out). A
-    flat method (last-value) has no climb of its own: the rates' draws alone."""
+    flat method (last-value) has no climb of its own: the rates' draws alone. In a sweep whose
+    take-off rates are every recipe's (:func:`~.takeoff.carries_sweep`), the method's half, flat or
+    not, is the climb carried on at the sweep's rate (:func:`~.takeoff.own_climb`): every method
+    then gives the same draws."""
     if bounds is None or regime is None or (regime["name"] == "saturation" and not regime.get("data_switch")):
         return mid, draws
     steps = np.asarray(steps, float)

@@ -44,20 +44,22 @@ def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
 
 def carries_sweep(rates, regime) -> bool:
     """Whether a take-off's method half is the climb carried on at its sweep's rate
-    (:func:`own_climb`): a sweep (its rate pooled) whose task and model no stored runs share."""
+    (:func:`own_climb`): a sweep (its rate pooled) whose take-off rates are every recipe's (no
+    stored runs of its task, nor, where its key names no benchmark, of its model)."""
     return regime.get("name") == "take-off" and "sweep_rate" in regime and \
         takeoff_rates(rates, regime)[1] == ALL_RECIPES
 
 
 def own_climb(regime, log_span, n, bounds, seed=0):
-    """``n`` draws of ``logit(end) + c ln((1 + T) / (1 + end))``, ``c`` about the median climb
-    rate of the sweep's other runs in take-off, with the smaller of the window's own standard
-    error and their spread. In place of a method's draws in a sweep of a recipe whose task and
-    model the rates do not know: other recipes' take-offs say little of this one, a curve fitted
-    to a few points near the floor stops the climb too soon, and a run's own early rate foretells
-    its later climb no better than its peers' (``analysis/bench_forecast_regimes.py`` measures it).
-    A run alone is left to the mixture of its method and the rates: a fast early climb of one run
-    (a GSM8K run from 0.00 to 0.37 in 17 steps that ended at 0.54) carried on would overshoot."""
+    """``n`` draws of ``logit(end) + c ln((1 + T) / (1 + end))``, ``c`` drawn about the median
+    climb rate of the sweep's other runs in take-off with their spread (a new run of the sweep
+    differs from its peers by that much, however well its own window measures its rate). In
+    place of a method's draws in a sweep whose take-off rates are every recipe's: other recipes'
+    take-offs say little of this one, a curve fitted to a few points near the floor stops the
+    climb too soon, and a run's own early rate foretells its later climb no better than its
+    peers' (``analysis/bench_forecast_regimes.py`` measures it). A run alone is left to the
+    mixture of its method and the rates: a fast early climb of one run (a GSM8K run from 0.00
+    to 0.37 in 17 steps that ended at 0.54) carried on would overshoot."""
     c, sd = regime["sweep_rate"]
-    rates = c + min(regime["c_se"], sd) * np.random.default_rng(seed + 5).standard_normal((n, 1))
+    rates = c + sd * np.random.default_rng(seed + 5).standard_normal((n, 1))
     return from_logit(regime["z_end"] + rates * np.asarray(log_span, float)[None, :], bounds)
