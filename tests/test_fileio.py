@@ -46,7 +46,11 @@ def test_atomic_write_leaves_old_file_and_no_temp_on_error(tmp_path):
 
 @pytest.mark.parametrize("kind", ["file", "dir"])
 def test_sigterm_removes_the_temporary_output(tmp_path, kind):
-    """A real SIGTERM during the write: exit status 143, no target, no temporary left."""
+    """A real SIGTERM during the write: exit status 143, no target, no temporary left.
+
+    The child sleeps in short steps, as a process at work runs Python code: the kernel may hand
+    the signal to another of its threads (numpy's BLAS threads), and then one long
+    ``time.sleep`` is not cut short; Python acts on the signal at its next bytecode."""
     target = tmp_path / ("out.txt" if kind == "file" else "report")
     opener = "atomic_write" if kind == "file" else "atomic_dir"
     body = "tmp.write_text('half')" if kind == "file" else "(tmp / 'report.html').write_text('half')"
@@ -56,7 +60,8 @@ def test_sigterm_removes_the_temporary_output(tmp_path, kind):
         with {opener}({str(target)!r}) as tmp:
             {body}
             print("writing", flush=True)
-            time.sleep(30)
+            for _ in range(300):
+                time.sleep(0.1)
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "writing"
