@@ -347,6 +347,8 @@ def test_a_file_cut_before_its_exit_record_has_not_ended(runs, tmp_path):
     assert run_has_ended(cut)
     cut.write_bytes(write_log(payloads + [payloads[0]]))
     assert run_has_ended(cut)
+    cut.write_bytes(write_log(payloads[:-1] + [b"\xff\xff\xff"]))  # checksum intact, no protobuf: no exit
+    assert not run_has_ended(cut)
 
 
 def test_finishing_waits_for_the_exit_record_and_the_labs_close_never_masks_an_error(runs, tmp_path, monkeypatch):
@@ -380,12 +382,12 @@ def test_finishing_waits_for_the_exit_record_and_the_labs_close_never_masks_an_e
     never = tmp_path / "run-never.wandb"
     never.write_bytes(write_log(payloads[:-1]))
     stuck = SimpleNamespace(settings=SimpleNamespace(sync_file=str(never)), finish=lambda: None)
-    with pytest.raises(EntropyLawError, match="no exit record within 0 s"):
+    with pytest.raises(EntropyLawError, match="no exit record within 0.3 s"):
         loggers.wandb_finish(stuck, wait_s=0.3)
 
     log = loggers.MultiLogger(tmp_path / "lab", ["jsonl"], ["a"])
     log.wandb_run = stuck
     monkeypatch.setattr(loggers, "wandb_finish", lambda r: (_ for _ in ()).throw(EntropyLawError("x: no exit record")))
-    with pytest.warns(EntropyLawWarning, match="no exit record; the JSONL and CSV logs are whole"):
+    with pytest.warns(EntropyLawWarning, match="no exit record; the JSONL log is whole"):
         log.close()
     assert log.wandb_run is None

@@ -109,7 +109,9 @@ class MultiLogger:
             try:
                 wandb_finish(run)
             except EntropyLawError as err:  # close() runs in the trainer's finally: never mask what ended the run
-                warnings.warn(f"{err}; the JSONL and CSV logs are whole", EntropyLawWarning, stacklevel=2)
+                others = " and ".join(n.upper() for n in self.loggers if n != "wandb")
+                whole = f"; the {others} log{'s are' if ' and ' in others else ' is'} whole" if others else ""
+                warnings.warn(f"{err}{whole}", EntropyLawWarning, stacklevel=2)
 
 
 def wandb_finish(run, wait_s: float = 60.0) -> Path:
@@ -133,7 +135,7 @@ def wandb_finish(run, wait_s: float = 60.0) -> Path:
     deadline = time.monotonic() + wait_s
     while not ended():
         if time.monotonic() > deadline:
-            raise EntropyLawError(f"{path}: wandb wrote no exit record within {wait_s:.0f} s of finishing the run")
+            raise EntropyLawError(f"{path}: wandb wrote no exit record within {wait_s:g} s of finishing the run")
         time.sleep(0.1)
     return path
 

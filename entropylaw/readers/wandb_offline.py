@@ -198,7 +198,11 @@ def run_has_ended(path: str | Path) -> bool:
     pb = require("wandb.proto.wandb_internal_pb2", extra="wandb", purpose=f"reading {path}")
     with open_log(Path(path)) as stream:
         for _offset, payload in iter_records(stream, Damage(), where=str(path)):
-            if pb.Record.FromString(payload).WhichOneof("record_type") == "exit":
+            try:
+                kind = pb.Record.FromString(payload).WhichOneof("record_type")
+            except Exception:  # noqa: BLE001 -- protobuf's DecodeError: a corrupt record is no exit record
+                continue
+            if kind == "exit":
                 return True
     return False
 
