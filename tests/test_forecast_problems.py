@@ -151,3 +151,47 @@ def test_every_shipped_real_run_reads_the_size_its_key_names_and_no_lattice_off_
         want = (1319, "gsm8k") if "gsm8k" in rid and "+math" not in rid else (30, "aime_2024") if "aime" in rid \
             else (None, None)
         assert (n, why) == want, rid
+
+
+def test_the_size_the_log_states_beside_the_score_is_read_with_its_source():
+    from entropylaw.fit.forecast.problems import logged_problems
+
+    assert logged_problems("val/answer_accuracy", {"eval/num_examples": [1024.0] * 3}) == \
+        (1024.0, "the log's eval/num_examples")
+    assert logged_problems("val/math/accuracy", {"eval/math/n_problems": [500.0]}) == \
+        (500.0, "the log's eval/math/n_problems")
+    assert logged_problems("val/math/accuracy", {"eval/gsm8k/num_examples": [1319.0]}) == (None, None)  # another set's
+    assert logged_problems("val/acc", {"eval/num_examples": [1024.0, 512.0]}) == (None, None)  # not one size
+    assert logged_problems("val/acc", {"eval/num_examples": [10.5]}) == (None, None)  # not a count
+    assert logged_problems("val/acc", {"train/num_examples": [64.0]}) == (None, None)  # a batch, not the set
+    # the user's size comes first, then the log's, then the scores' lattice and the key's benchmark
+    k = np.array([41, 97, 173, 251, 322]) / 1000
+    assert problems_for("val/gsm8k", k, given=200, logged=(1024.0, "the log's eval/n")) == (200.0, "`n_problems`")
+    assert problems_for("val/gsm8k", k, logged=(1024.0, "the log's eval/n")) == (1024.0, "the log's eval/n")
+
+
+def test_a_custom_trainers_eval_rows_state_the_sets_size_for_scores_rounded_past_their_lattice(tmp_path):
+    import json
+    import entropylaw as el
+
+    rows = []
+    for step in range(1, 61):
+        rows.append({"type": "train", "grpo_step": step, "token_entropy": 0.9 / step ** 0.3, "train_reward": 0.01 * step})
+        if step % 5 == 0:  # 4 decimals: no 1/1024 lattice is left to read
+            rows.append({"type": "eval", "grpo_step": step, "answer_accuracy": round(0.05 + 0.4 * step / 60, 4),
+                         "format_accuracy": 0.9, "num_examples": 1024})
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    df = el.load(str(path), warn=False)
+    run = RunData.from_table(df, table_id(df))
+    assert run_problems(run) == (1024.0, "the log's eval/num_examples")
+    fc = forecast(run, fit_frac=0.8, methods=["default"], n_boot=30)
+    assert fc.decision["problems"] == {"n": 1024.0, "source": "the log's eval/num_examples"}
+    assert "1024 problems, the log's eval/num_examples" in fc.decision["threshold_source"]
+    without = RunData.from_table(df[df["metric"] != "eval/num_examples"], table_id(df))
+    assert run_problems(without)[0] is None  # the rounded scores alone say no size
+
+
+def table_id(df):
+    [rid] = pd.unique(df["run_id"])
+    return rid

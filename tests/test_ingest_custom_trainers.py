@@ -296,3 +296,49 @@ def test_the_docs_names_are_the_ones_recognised(role, names):
         entropy, score, val, _ = by_name([name])
         assert not (entropy or score or val), name
     assert "token_entropy" in Path(__file__).resolve().parents[1].joinpath("docs/guide/inputs.md").read_text()
+
+
+# --- a folder of run folders ---------------------------------------------------------------------
+
+def _takeoff_sweep(root: Path, rates=(0.9, 1.0, 1.1, 1.2)) -> list[str]:
+    """A sweep as a custom trainer leaves it: one output folder per run, each with its metrics.jsonl."""
+    names = []
+    for i, c in enumerate(rates):
+        name = f"grpo_lr{i}e-6"
+        folder = root / name
+        folder.mkdir(parents=True)
+        rows = []
+        for step in range(1, 101):
+            rows.append({"type": "train", "grpo_step": step, "token_entropy": 0.9 / step ** 0.3,
+                         "train_reward": min(0.9, 0.01 * step)})
+            if step % 5 == 0 or step == 1:  # logit climbs c per unit of ln(1 + step) from 0.04
+                z = math.log(0.04 / 0.96) + c * math.log1p(step)
+                rows.append({"type": "eval", "grpo_step": step, "answer_accuracy": round(1 / (1 + math.exp(-z)), 4),
+                             "num_examples": 1024})
+        (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        names.append(name)
+    return names
+
+
+def test_a_folder_of_run_folders_reads_each_run_and_forecasts_them_as_one_sweep(tmp_path):
+    from entropylaw.fit.forecast.core import forecast_table
+
+    names = _takeoff_sweep(tmp_path / "runs")
+    df = el.load(str(tmp_path / "runs"), warn=False)
+    assert sorted(pd.unique(df["run_id"])) == names  # each run named after its folder
+    out = forecast_table(df, fit_frac=0.2, methods=["default"], n_boot=40)
+    assert all(fc.regime_name == "take-off" for fc in out.values())
+    # one folder per run: the sweep is the folder holding them, so the runs inform each other
+    assert all("forecast with 3 other runs of this sweep" in (fc.note or "") for fc in out.values())
+    assert "forecast with the other runs of their sweep (4 in take-off" in str(out).replace("\n  ", " ")
+
+
+def test_a_folder_with_runs_of_its_own_keeps_its_plain_subfolders_out(tmp_path):
+    _takeoff_sweep(tmp_path / "runs" / "group", rates=(1.0,))
+    with pytest.raises(EntropyLawError, match="directory holds no run files"):
+        el.load(str(tmp_path / "runs"), warn=False)  # one level of run folders, not any depth
+    top = tmp_path / "top"
+    _takeoff_sweep(top / "aside", rates=(1.0,))
+    (top / "main.jsonl").write_text((top / "aside" / "grpo_lr0e-6" / "metrics.jsonl").read_text())
+    df = el.load(str(top), warn=False)
+    assert list(pd.unique(df["run_id"])) == ["main"]  # aside/ (offsets, notes beside the runs) is not a run

@@ -248,8 +248,14 @@ def read_raw(source: str, fmt: str, options: KeyOptions | None = None) -> list[R
     return read(source, options or KeyOptions())
 
 
-def _directory_members(path: Path) -> list[str]:
-    members = []
+def _directory_members(path: Path, nested: bool = True) -> list[str]:
+    """A directory's run files and run folders (a tracker's, a TensorBoard log directory). A
+    folder of run folders, each a plain folder of run files (``runs/<name>/metrics.jsonl``, a
+    custom trainer's output directories), reads each of them: where the directory holds no run
+    files or run folders of its own, its plain subfolders that do (``nested``, one level) are
+    its members. A directory with runs of its own keeps its plain subfolders out (``offsets/``
+    beside the runs it describes, ``reference/`` CSVs beside a ``wandb/`` folder)."""
+    members, folders = [], []
     for child in sorted(path.iterdir()):
         if child.name.startswith("."):
             continue
@@ -260,7 +266,11 @@ def _directory_members(path: Path) -> list[str]:
             members.append(str(child))
         elif child.is_file() and child.suffix == ".zip" and _tracker_zip(child):
             members.append(str(child))
-    return members
+        elif child.is_dir() and nested:
+            folders.append(child)
+    if members:
+        return members
+    return [str(f) for f in folders if _directory_members(f, nested=False)]
 
 
 def _tracker_zip(path: Path) -> bool:
@@ -298,10 +308,11 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
               strict: bool = False) -> list[tuple[pd.DataFrame, IngestReport]]:
     fmt = detect_format(source)
     if fmt == "directory":
-        members = _directory_members(Path(source))
-        if not members or depth > 0:
+        members = _directory_members(Path(source), nested=depth == 0)
+        if not members or depth > 1:
             raise EntropyLawError(f"{source}: directory holds no run files (expected tidy .parquet/.csv tables, "
-                                  "veRL .log/.jsonl, trainer_state.json, TensorBoard or W&B runs)")
+                                  "veRL .log/.jsonl, trainer_state.json, TensorBoard or W&B runs, or one folder per run holding "
+                                  "them)")
         out = []
         for member in members:
             try:

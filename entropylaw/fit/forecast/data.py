@@ -44,6 +44,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.fit.forecast.problems import is_size_name, logged_problems
 from entropylaw.fit.forecast.tasks import model_key, task_of
 from entropylaw.fit.window import window_end as _window_end
 
@@ -99,6 +100,7 @@ class RunData:
     config: dict = field(default_factory=dict)  # the trainer's printed config (the table's ``config``)
     model: str = ""  # the model trained, as a key (entropylaw.fit.forecast.tasks.model_key): "" where unknown
     n_problems: float | None = None  # the validation set's size where the user gives it (its binomial noise)
+    problems_logged: tuple | None = None  # (size, "the log's <key>") where the log states it beside the score
 
     @classmethod
     def from_arrays(cls, target_steps, target_values, entropy_steps=None, entropy_values=None,
@@ -158,7 +160,10 @@ class RunData:
         return replace(cls.from_arrays(*get(key), *get(x_key), *get(table.SCORE), *get(tok), run_id=run_id,
                                        target_key=key, target_kind=kind, family=family), size=size,
                        task=task_of(key, str(meta["dataset"])), config=config if isinstance(config, dict) else {},
-                       model=model_key(meta["model"]))
+                       model=model_key(meta["model"]),
+                       problems_logged=logged_problems(key, {m: get(m)[1] for m in metrics
+                                                             if is_size_name(m)}) if kind == "validation"
+                       else None)
 
     def window(self, end: float) -> "RunData":
         """The run as seen at step ``end``: every series cut there, and what is read off a

@@ -1,7 +1,8 @@
 """The size of the validation set behind a score: the binomial noise that weighs a window's
 points, reads its regime and sets the decision's threshold (one rule, :func:`run_problems`).
 
-In order: the size the user gives (``n_problems``); the scores' own lattice, where every score
+In order: the size the user gives (``n_problems``); the size the log states beside the score
+(``eval/num_examples``, :func:`logged_problems`); the scores' own lattice, where every score
 is a whole number of ``n``-ths (:func:`problems_in`); the benchmark the key names
 (:data:`PROBLEMS`); else, for a window of under :data:`FEW_POINTS` points, an assumed
 :data:`ASSUMED_PROBLEMS` (stated); else none (the window's own scatter is the noise).
@@ -97,8 +98,48 @@ def problems_in(values, bounds=(0.0, 1.0)) -> int | None:
     return got
 
 
-def problems_for(target_key: str, values=(), bounds=(0.0, 1.0), given=None) -> tuple[float | None, str | None]:
-    """The validation set's size and where it comes from, in order: ``given``; the scores' own
+# a count of the validation set the log itself states, beside the score (a custom trainer's eval row:
+# "num_examples": 1024); under an evaluation prefix, or none in an eval-only file
+_SIZE_NAME = re.compile(r"^(?:num|n|number_of)_?(?:eval_|val_|test_)?(?:examples|problems|questions|prompts)$"
+                        r"|^(?:eval|val|test)_?(?:size|examples)$", re.I)
+_EVAL = re.compile(r"^(?:eval|val|test|validation|evaluation)(?:/|_)", re.I)
+
+
+def is_size_name(name: str) -> bool:
+    """Whether a metric's name is a count of the validation set (:func:`logged_problems`)."""
+    rest = _EVAL.sub("", str(name), count=1)
+    return rest != str(name) and bool(_SIZE_NAME.match(rest.rsplit("/", 1)[-1]))
+
+
+def logged_problems(target_key: str, metrics) -> tuple[float | None, str | None]:
+    """The validation set's size the log states beside the score: ``metrics`` maps the run's
+    metric names to their values; a count named as such (``eval/num_examples``, ``val/n_problems``)
+    under an evaluation prefix, with the score's own path (``eval/math/num_examples`` for
+    ``val/math/accuracy``; a count at the top serves a score at the top), the same whole number
+    at every step. (n, what says so), else (None, None).
+
+    >>> logged_problems("val/answer_accuracy", {"eval/num_examples": [1024, 1024.0], "eval/format_accuracy": [.9]})
+    (1024.0, "the log's eval/num_examples")
+    >>> logged_problems("val/math/acc", {"eval/gsm8k/num_examples": [1319]})
+    (None, None)
+    """
+    parent = target_key.split("/", 1)[1].rsplit("/", 1)[0] if target_key.count("/") >= 2 else ""
+    for name, values in sorted(metrics.items()):
+        if not is_size_name(name):
+            continue
+        rest = _EVAL.sub("", name, count=1)
+        if (rest.rsplit("/", 1)[0] if "/" in rest else "") != parent:
+            continue
+        v = np.unique(np.asarray(values, float))
+        if len(v) == 1 and v[0] >= 1 and v[0] == np.round(v[0]):
+            return float(v[0]), f"the log's {name}"
+    return None, None
+
+
+def problems_for(target_key: str, values=(), bounds=(0.0, 1.0), given=None,
+                 logged=None) -> tuple[float | None, str | None]:
+    """The validation set's size and where it comes from, in order: ``given``; ``logged``, the
+    ``(n, source)`` the log states (:func:`logged_problems`); the scores' own
     lattice (:func:`problems_in`; over the ``k`` of a ``mean@k`` key where it divides), unless
     it is a multiple of the size of the benchmark the key names (a mean over samples per
     problem: the benchmark's size); the benchmark the key names (:func:`problems_of`); else
@@ -111,6 +152,8 @@ def problems_for(target_key: str, values=(), bounds=(0.0, 1.0), given=None) -> t
     """
     if given:
         return float(given), "`n_problems`"
+    if logged and logged[0]:
+        return float(logged[0]), logged[1]
     named, bench = problems_of(target_key)
     seen = problems_in(values, bounds)
     if seen and not (named and seen % named == 0):
@@ -130,7 +173,8 @@ def run_problems(run) -> tuple[float | None, str | None]:
     points' weights, the regime's noise and the threshold read."""
     if run.target_kind != "validation" or run.bounds is None:
         return None, None
-    n, source = problems_for(run.target_key, run.target.values, run.bounds, run.n_problems)
+    n, source = problems_for(run.target_key, run.target.values, run.bounds, run.n_problems,
+                             getattr(run, "problems_logged", None))
     if n is None and len(run.target) < FEW_POINTS:
         return ASSUMED_PROBLEMS, (f"assumed: a {ASSUMED_PROBLEMS}-problem set (MATH-500's size), the window's "
                                   f"{len(run.target)} points too few to tell its noise from its climb; give "

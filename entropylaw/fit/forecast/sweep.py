@@ -37,8 +37,22 @@ def recipe_of(df: pd.DataFrame, run: RunData) -> str:
     task = run.task or run.target_key
     if str(meta["model"]):
         return f"{task}, {meta['model']}" + (f"/{meta['dataset']}" if str(meta["dataset"]) else "")
-    folder = str(meta["source"]).rsplit("/", 1)[0] if "/" in str(meta["source"]) else ""
-    return f"{task} in {folder or 'one folder'}"
+    return f"{task} in {_sweep_folder(df, str(meta['source'])) or 'one folder'}"
+
+
+def _sweep_folder(df: pd.DataFrame, source: str) -> str:
+    """The folder a run's sweep lies in: its file's folder, or, where no other run of the table
+    comes from that folder (a run folder of its own: ``runs/<name>/metrics.jsonl``, W&B's
+    ``wandb/offline-run-*/``), the folder that holds it.
+
+    >>> df = table.from_records([(1, "val/acc", 0.1)], run_id="a", source="/s/a/metrics.jsonl")
+    >>> _sweep_folder(df, "/s/a/metrics.jsonl")
+    '/s'
+    """
+    folder = source.rsplit("/", 1)[0] if "/" in source else ""
+    sources = table.runs(df)["source"].astype(str)
+    shared = sum(s.rsplit("/", 1)[0] == folder for s in sources if "/" in s)
+    return folder.rsplit("/", 1)[0] if folder and shared <= 1 and "/" in folder else folder
 
 
 def sweeps(df, ids, y_key, x_key, recipes, kwargs) -> dict:
