@@ -222,7 +222,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
 
 def _regime(win, rates, sweep, shown):
     """The window's regime, pooled with its sweep where given, set on the methods the output
-    shows (the default and its fallback) with what it makes them say."""
+    shows (the default and its fallback) with what it makes them say; a take-off carried on at
+    its sweep's rate says so (``carried``: rank ranks it against its sweep however wide)."""
     regime = _regimes.classify(win)
     switch = _regimes.data_switch(win.config)
     if switch:
@@ -230,6 +231,8 @@ def _regime(win, rates, sweep, shown):
     rates = cal.stored().get("regimes", {}) if rates is None else rates
     if sweep:
         regime = _sweep.pool(regime, sweep)
+    if _regimes.carries_sweep(rates, regime):
+        regime["carried"] = True
     said = _regimes.warnings_for(regime, rates)
     for m in {id(m): m for m in shown}.values():
         if m is not None and getattr(m, "ok_", False) and hasattr(m, "end_"):

@@ -7,13 +7,22 @@ one joint outcome of the sweep:
 
 - ``p_best``: the share of joint draws in which the run ends best (a tie is shared);
 - ``p_near``: the share in which it ends within ``threshold`` of that draw's best;
-- ``prune`` where ``p_near`` is below :data:`PRUNE_BELOW` (5 %).
+- ``prune`` where ``p_near`` is below :data:`PRUNE_BELOW` (5 %) beyond the Monte Carlo error
+  of the joint draws (:func:`surely_below`: with 200 draws, 4 near the best or fewer).
 
 A run without draws (no method that models change could run) is listed with its reason, not
 ranked and not pruned. A run whose interval is too wide to be a forecast ("no forecast") is
 listed with its interval but takes no part in the joint draws: its wide draws would end "best"
 in many of them for no reason but their width, and so lower every other run's ``p_near`` (a
 good run pruned because an unknown one might do better). It is never pruned and never the pick.
+
+Except in a sweep whose take-offs carry their climb on at the sweep's rate
+(:func:`~.takeoff.carries_sweep`; the regime's ``carried``): there each run's width is its
+sweep's, drawn from the same rates and the same sweep's climb as its peers', so no run ends
+"best" by a width of its own. They take part in the joint draws with or without a forecast,
+and a run that lags its sweep can be pruned (on the CS336 grid read as a recipe never seen,
+at 25 % of its steps: 13 of 25 runs, none within 2 points of the best;
+``analysis/bench_decide.py``).
 
 The pick (:attr:`Ranking.top`) is the run with the highest expected final score among those
 with a forecast, where they are at least half the sweep, else among all runs (said): the
@@ -32,13 +41,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import stats
 
-from entropylaw.fit.forecast.decide import MIN_DRAWS
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.terminal import short
 from entropylaw.terminal import width as text_width, wrap
 
 PRUNE_BELOW = 0.05
+TIE = 1e-9  # values this close (relative) are one value: one outcome computed twice, to rounding
+SHARED = "wide, shared"  # a carried take-off's note where its interval is no forecast
+SURE = 0.95  # p_near below PRUNE_BELOW beyond the Monte Carlo error of the joint draws, at this confidence
+
+
+def surely_below(p: float, n: int, level: float = PRUNE_BELOW, conf: float = SURE) -> bool:
+    """Whether a share ``p`` of ``n`` joint draws lies below ``level`` beyond their Monte Carlo
+    error: its one-sided ``conf`` Clopper-Pearson upper bound is under ``level``. With 200
+    draws, 4 near the best (2 %) prune, 5 (2.5 %) do not; with 20, none do.
+
+    >>> surely_below(4 / 200, 200), surely_below(5 / 200, 200), surely_below(0.0, 20)
+    (True, False, False)
+    """
+    k = int(round(p * n))
+    return bool(k < n and stats.beta.ppf(conf, k + 1, n - k) < level)
+
+
+# the fewest joint draws that can prune: none of them near the best, (1 - conf)^(1/n) above 1 - level
+PRUNE_DRAWS = int(np.ceil(np.log(1 - SURE) / np.log(1 - PRUNE_BELOW)))  # 59
 
 
 def _aligned(draws, seed: int = 0) -> np.ndarray:
@@ -56,7 +84,8 @@ def _aligned(draws, seed: int = 0) -> np.ndarray:
 def share_best(draws, seed: int = 0) -> np.ndarray:
     """Per run, the share of joint draws in which it ends best (ties shared equally)."""
     x = _aligned(draws, seed)
-    best = x == x.max(axis=0, keepdims=True)
+    top = x.max(axis=0, keepdims=True)
+    best = x >= top - TIE * np.maximum(np.abs(top), 1.0)  # one outcome computed twice ties, to rounding
     return (best / best.sum(axis=0, keepdims=True)).mean(axis=1)
 
 
@@ -114,7 +143,8 @@ class Ranking:
                  else "from everything logged so far")
         thr = f"{self.threshold / self.point:.1f} points" if self.point else f"{self.threshold:.4g}"
         lines = [f"{len(self.rows)} runs ranked by their forecast final score {where}; prune: below "
-                 f"{100 * PRUNE_BELOW:g} % chance of ending within {thr} of the best ({self.threshold_source})"]
+                 f"{100 * PRUNE_BELOW:g} % chance, past the draws' error, of ending within {thr} of the best "
+                 f"({self.threshold_source})"]
         backtest = any(r.get("observed") is not None for r in self.rows)
         notes = max((len(r.get("note") or "") for r in self.rows), default=0)
         room = text_width() - (4 + 24 + 8 + 8 + 7 + (10 if backtest else 0) + (notes + 2 if notes else 0))
@@ -134,6 +164,10 @@ class Ranking:
         if any(r.get("note") == "last-value" for r in self.rows):
             lines.append("last-value: the default method cannot run on the run's window; it is ranked on the last "
                          "value's draws")
+        if any(r.get("note") == SHARED for r in self.rows):
+            lines.append(f"{SHARED}: the interval spans over half the score's range, a width every run of its sweep "
+                         "has (its take-offs carried on at the sweep's rate): ranked against its sweep, as wide as "
+                         "its peers")
         if any(r.get("note") == "no forecast" for r in self.rows):
             lines.append("no forecast: the interval spans over half the score's range; the run is listed, not ranked "
                          "against the others (its width alone would make it 'best'), and never pruned")
@@ -159,10 +193,13 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
     else:
         thr, source = 0.01, "1 point: no run has a threshold of its own"
     listed = [fc for fc in fcs if fc.final_draws is not None and len(fc.final_draws)]
-    ranked = [fc for fc in listed if not _no_forecast(fc)]
+    carried = [fc for fc in listed if (fc.regime or {}).get("carried")]
+    carried = carried if len(carried) > 1 else []
+    ranked = [fc for fc in listed if fc in carried or not _no_forecast(fc)]
     draws = [fc.final_draws for fc in ranked]
+    joint = max((len(d) for d in draws), default=0)  # the joint draws' count (_aligned)
     few = min((len(d) for d in draws), default=None)
-    few = few if few is not None and few < MIN_DRAWS else None  # shares of so few draws prune nothing
+    few = few if few is not None and few < PRUNE_DRAWS else None  # shares of so few draws prune nothing
     shares = dict(zip((fc.run_id for fc in ranked), zip(share_best(draws, seed), share_near(draws, thr, seed)))) \
         if draws else {}
     rows = []
@@ -170,10 +207,11 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
         d, conf = fc.decision or {}, fc.conf
         lo, hi = np.quantile(fc.final_draws, [(1 - conf) / 2, (1 + conf) / 2])
         pb, pn = shares.get(fc.run_id, (None, None))
-        note = "no forecast" if fc.run_id not in shares else fc.default if d.get("method") != fc.default else None
+        note = "no forecast" if fc.run_id not in shares else SHARED if fc in carried and _no_forecast(fc) else \
+            fc.default if d.get("method") != fc.default else None
         rows.append({"run_id": fc.run_id, "expected": fc.final_point, "lo": float(lo), "hi": float(hi),
                      "p_best": None if pb is None else float(pb), "p_near": None if pn is None else float(pn),
-                     "prune": bool(len(ranked) > 1 and pn is not None and pn < PRUNE_BELOW and few is None),
+                     "prune": bool(len(ranked) > 1 and pn is not None and surely_below(pn, joint) and few is None),
                      "to_step": (d.get("gain") or {}).get("to_step"), "observed": _observed(fc), "note": note})
     rows.sort(key=lambda r: (r["p_best"] is None, -r["expected"]))
     notes = []
@@ -186,7 +224,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
     if len(ranked) == 1:
         notes.append("one run with a forecast: it is best by default, and nothing is pruned")
     if few is not None:
-        notes.append(f"a forecast has {few} draws (`n_boot`): too few to prune on; pruning needs {MIN_DRAWS} or more")
+        notes.append(f"a forecast has {few} draws (`n_boot`): too few to prune on; a share below "
+                     f"{100 * PRUNE_BELOW:g} % is told from the draws' own error with {PRUNE_DRAWS} or more")
     if len(points) > 1:
         notes.append("the runs' scores are on different scales: rank runs of one sweep, on one score")
     notes += generic_notes(fcs)

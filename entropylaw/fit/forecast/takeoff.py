@@ -10,6 +10,8 @@ True
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 
 from entropylaw.fit.forecast.tasks import is_generic
@@ -61,5 +63,8 @@ def own_climb(regime, log_span, n, bounds, seed=0):
     mixture of its method and the rates: a fast early climb of one run (a GSM8K run from 0.00
     to 0.37 in 17 steps that ended at 0.54) carried on would overshoot."""
     c, sd = regime["sweep_rate"]
-    rates = c + sd * np.random.default_rng(seed + 5).standard_normal((n, 1))
+    # each run its own stream: a run's rate departs from its peers' on its own (rank's joint draws)
+    own = zlib.crc32(str(regime.get("run_id", "")).encode())
+    rates = c + sd * np.random.default_rng([seed + 5, own]).standard_normal((n, 1))
     return from_logit(regime["z_end"] + rates * np.asarray(log_span, float)[None, :], bounds)
+
