@@ -311,8 +311,8 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
         members = _directory_members(Path(source), nested=depth == 0)
         if not members or depth > 1:
             raise EntropyLawError(f"{source}: directory holds no run files (expected tidy .parquet/.csv tables, "
-                                  "veRL .log/.jsonl, trainer_state.json, TensorBoard or W&B runs, or one folder per run holding "
-                                  "them)")
+                                  "veRL .log/.jsonl, trainer_state.json, TensorBoard or W&B runs, or one folder "
+                                  "per run holding them)")
         out = []
         for member in members:
             try:

@@ -24,7 +24,7 @@ from entropylaw.fit.robust import mad_sigma
 MIN_OTHERS = 2  # a run pools with 2 other runs of its recipe or more
 
 
-def recipe_of(df: pd.DataFrame, run: RunData) -> str:
+def recipe_of(df: pd.DataFrame, run: RunData, sources=None) -> str:
     """A run's recipe: its task and model (and data set) as the log names them; without a
     model, its task and the folder it was read from.
 
@@ -37,20 +37,22 @@ def recipe_of(df: pd.DataFrame, run: RunData) -> str:
     task = run.task or run.target_key
     if str(meta["model"]):
         return f"{task}, {meta['model']}" + (f"/{meta['dataset']}" if str(meta["dataset"]) else "")
-    return f"{task} in {_sweep_folder(df, str(meta['source'])) or 'one folder'}"
+    if sources is None:
+        sources = table.runs(df)["source"].astype(str).tolist()
+    return f"{task} in {_sweep_folder(sources, str(meta['source'])) or 'one folder'}"
 
 
-def _sweep_folder(df: pd.DataFrame, source: str) -> str:
-    """The folder a run's sweep lies in: its file's folder, or, where no other run of the table
-    comes from that folder (a run folder of its own: ``runs/<name>/metrics.jsonl``, W&B's
-    ``wandb/offline-run-*/``), the folder that holds it.
+def _sweep_folder(sources, source: str) -> str:
+    """The folder a run's sweep lies in: its file's folder, or, where no other run's source
+    (``sources``: every run's) comes from that folder (a run folder of its own:
+    ``runs/<name>/metrics.jsonl``, W&B's ``wandb/offline-run-*/``), the folder that holds it.
 
-    >>> df = table.from_records([(1, "val/acc", 0.1)], run_id="a", source="/s/a/metrics.jsonl")
-    >>> _sweep_folder(df, "/s/a/metrics.jsonl")
+    >>> _sweep_folder(["/s/a/metrics.jsonl", "/s/b/metrics.jsonl"], "/s/a/metrics.jsonl")
+    '/s'
+    >>> _sweep_folder(["/s/a.log", "/s/b.log"], "/s/a.log")
     '/s'
     """
     folder = source.rsplit("/", 1)[0] if "/" in source else ""
-    sources = table.runs(df)["source"].astype(str)
     shared = sum(s.rsplit("/", 1)[0] == folder for s in sources if "/" in s)
     return folder.rsplit("/", 1)[0] if folder and shared <= 1 and "/" in folder else folder
 
@@ -58,13 +60,14 @@ def _sweep_folder(df: pd.DataFrame, source: str) -> str:
 def sweeps(df, ids, y_key, x_key, recipes, kwargs) -> dict:
     """Per run of a recipe with 3 runs or more: the others' climb rates at the same point."""
     stats, names = {}, {}
+    sources = table.runs(df)["source"].astype(str).tolist()
     for rid in ids:
         try:
             run = with_problems(RunData.from_table(df, rid, y_key=y_key, x_key=x_key), kwargs.get("n_problems"))
             end = window_end(run, kwargs.get("fit_frac"), kwargs.get("fit_steps"))
         except EntropyLawError:
             continue
-        names[rid] = (recipes or {}).get(rid) or recipe_of(df, run)
+        names[rid] = (recipes or {}).get(rid) or recipe_of(df, run, sources)
         win = run.window(end)
         regime = classify(win)
         if regime["name"] == "take-off" or regime.get("takeoff"):

@@ -67,4 +67,3 @@ def own_climb(regime, log_span, n, bounds, seed=0):
     own = zlib.crc32(str(regime.get("run_id", "")).encode())
     rates = c + sd * np.random.default_rng([seed + 5, own]).standard_normal((n, 1))
     return from_logit(regime["z_end"] + rates * np.asarray(log_span, float)[None, :], bounds)
-
