@@ -164,6 +164,10 @@ def test_the_size_the_log_states_beside_the_score_is_read_with_its_source():
     assert logged_problems("val/acc", {"eval/num_examples": [1024.0, 512.0]}) == (None, None)  # not one size
     assert logged_problems("val/acc", {"eval/num_examples": [10.5]}) == (None, None)  # not a count
     assert logged_problems("val/acc", {"train/num_examples": [64.0]}) == (None, None)  # a batch, not the set
+    assert logged_problems("val/acc", {"eval/num_examples": [1.0]}) == (None, None)  # one row's count
+    assert logged_problems("val/acc", {"eval/num_examples": [5e9]}) == (None, None)  # no validation set
+    assert logged_problems("val/acc", {"eval/num_examples": [500.0], "eval/n_problems": [1000.0]}) == (None, None)
+    assert logged_problems("val/acc", {"eval/num_examples": [500.0], "eval/n_problems": [500.0]})[0] == 500.0
     # the user's size comes first, then the log's, then the scores' lattice and the key's benchmark
     k = np.array([41, 97, 173, 251, 322]) / 1000
     assert problems_for("val/gsm8k", k, given=200, logged=(1024.0, "the log's eval/n")) == (200.0, "`n_problems`")

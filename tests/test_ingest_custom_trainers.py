@@ -338,7 +338,31 @@ def test_a_folder_with_runs_of_its_own_keeps_its_plain_subfolders_out(tmp_path):
     with pytest.raises(EntropyLawError, match="directory holds no run files"):
         el.load(str(tmp_path / "runs"), warn=False)  # one level of run folders, not any depth
     top = tmp_path / "top"
-    _takeoff_sweep(top / "aside", rates=(1.0,))
-    (top / "main.jsonl").write_text((top / "aside" / "grpo_lr0e-6" / "metrics.jsonl").read_text())
+    _takeoff_sweep(tmp_path / "made", rates=(1.0, 1.1))
+    (top / "aside").mkdir(parents=True)
+    (top / "aside" / "metrics.jsonl").write_text((tmp_path / "made" / "grpo_lr0e-6" / "metrics.jsonl").read_text())
+    (top / "main.jsonl").write_text((tmp_path / "made" / "grpo_lr1e-6" / "metrics.jsonl").read_text())
     df = el.load(str(top), warn=False)
     assert list(pd.unique(df["run_id"])) == ["main"]  # aside/ (offsets, notes beside the runs) is not a run
+    (top / "main.jsonl").unlink()
+    assert list(pd.unique(el.load(str(top), warn=False)["run_id"])) == ["aside"]  # nothing but folders: read
+
+
+def test_a_run_folders_config_and_console_output_are_left_out_and_said(tmp_path):
+    _takeoff_sweep(tmp_path / "runs", rates=(0.9, 1.0, 1.1))
+    (tmp_path / "runs" / "grpo_lr0e-6" / "config.json").write_text('{"lr": 1e-6, "model": "Qwen2.5-Math-1.5B"}')
+    (tmp_path / "runs" / "grpo_lr1e-6" / "stdout.txt").write_text("loading model...\n")
+    df = el.load(str(tmp_path / "runs"), warn=False)
+    assert sorted(pd.unique(df["run_id"])) == ["grpo_lr0e-6", "grpo_lr1e-6", "grpo_lr2e-6"]
+    skipped = [a for a in el.row_accounts(df) if a["skipped"]]
+    assert sorted(a["source"].rsplit("/", 1)[-1] for a in skipped) == ["config.json", "stdout.txt"]
+    res = run_cli("summary", str(tmp_path / "runs"))
+    assert res.returncode == 0 and "config.json: skipped" in res.stderr.replace("\n  ", " ")
+    strict = run_cli("summary", str(tmp_path / "runs"), "--strict")
+    assert strict.returncode == 2 and "config.json" in strict.stderr and "Traceback" not in strict.stderr
+    # a run folder where nothing reads is an error (the rest go on with --skip-bad)
+    (tmp_path / "runs" / "notes").mkdir()
+    (tmp_path / "runs" / "notes" / "todo.txt").write_text("try a larger lr\n")
+    bad = run_cli("summary", str(tmp_path / "runs"))
+    assert bad.returncode == 2 and "todo.txt" in bad.stderr and len(bad.stderr.strip().splitlines()) <= 2
+    assert run_cli("summary", str(tmp_path / "runs"), "--skip-bad").returncode == 0

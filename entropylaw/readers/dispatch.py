@@ -254,7 +254,10 @@ def _directory_members(path: Path, nested: bool = True) -> list[str]:
     custom trainer's output directories), reads each of them: where the directory holds no run
     files or run folders of its own, its plain subfolders that do (``nested``, one level) are
     its members. A directory with runs of its own keeps its plain subfolders out (``offsets/``
-    beside the runs it describes, ``reference/`` CSVs beside a ``wandb/`` folder)."""
+    beside the runs it describes, ``reference/`` CSVs beside a ``wandb/`` folder). A file of a
+    run folder that no reader can read (a ``config.json``, the trainer's console output) is
+    left out, said in the row account, where another file of the folder reads
+    (:func:`_load_one`; ``strict``: an error)."""
     members, folders = [], []
     for child in sorted(path.iterdir()):
         if child.name.startswith("."):
@@ -313,15 +316,20 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
             raise EntropyLawError(f"{source}: directory holds no run files (expected tidy .parquet/.csv tables, "
                                   "veRL .log/.jsonl, trainer_state.json, TensorBoard or W&B runs, or one folder "
                                   "per run holding them)")
-        out = []
+        out, aside = [], []
         for member in members:
             try:
-                out.extend(_load_one(member, opts, depth + 1, strict=strict))
+                out.extend(_load_one(member, opts, depth + 1, skip_bad=skip_bad, strict=strict))
             except (EntropyLawError, OSError) as err:
+                if depth >= 1 and not strict:  # a run folder's other files: its config, its console output
+                    aside.append((member, err))
+                    continue
                 if not skip_bad:
                     raise
                 out.append(_skipped(member, _as_user_error(err)))
-        return out
+        if aside and not any(len(df) for df, _ in out):  # no run read in the run folder: its first error
+            raise _as_user_error(aside[0][1])
+        return out + [_skipped(m, _as_user_error(err)) for m, err in aside]
     if fmt == "table":
         df, report = tabular.read_tidy(source)
         report.format = fmt

@@ -99,9 +99,10 @@ def problems_in(values, bounds=(0.0, 1.0)) -> int | None:
 
 
 # a count of the validation set the log itself states, beside the score (a custom trainer's eval row:
-# "num_examples": 1024); under an evaluation prefix, or none in an eval-only file
+# "num_examples": 1024), under an evaluation prefix
 _SIZE_NAME = re.compile(r"^(?:num|n|number_of)_?(?:eval_|val_|test_)?(?:examples|problems|questions|prompts)$"
                         r"|^(?:eval|val|test)_?(?:size|examples)$", re.I)
+LOGGED_MOST = 10 ** 6  # a stated count beyond this is no validation set (a token or sample count)
 _EVAL = re.compile(r"^(?:eval|val|test|validation|evaluation)(?:/|_)", re.I)
 
 
@@ -116,7 +117,9 @@ def logged_problems(target_key: str, metrics) -> tuple[float | None, str | None]
     metric names to their values; a count named as such (``eval/num_examples``, ``val/n_problems``)
     under an evaluation prefix, with the score's own path (``eval/math/num_examples`` for
     ``val/math/accuracy``; a count at the top serves a score at the top), the same whole number
-    at every step. (n, what says so), else (None, None).
+    at every step, from 2 to :data:`LOGGED_MOST`. (n, what says so), else (None, None): also
+    where two such counts disagree (no silent guess: the scores' lattice or the key's benchmark
+    then).
 
     >>> logged_problems("val/answer_accuracy", {"eval/num_examples": [1024, 1024.0], "eval/format_accuracy": [.9]})
     (1024.0, "the log's eval/num_examples")
@@ -124,6 +127,7 @@ def logged_problems(target_key: str, metrics) -> tuple[float | None, str | None]
     (None, None)
     """
     parent = target_key.split("/", 1)[1].rsplit("/", 1)[0] if target_key.count("/") >= 2 else ""
+    found = {}
     for name, values in sorted(metrics.items()):
         if not is_size_name(name):
             continue
@@ -131,9 +135,12 @@ def logged_problems(target_key: str, metrics) -> tuple[float | None, str | None]
         if (rest.rsplit("/", 1)[0] if "/" in rest else "") != parent:
             continue
         v = np.unique(np.asarray(values, float))
-        if len(v) == 1 and v[0] >= 1 and v[0] == np.round(v[0]):
-            return float(v[0]), f"the log's {name}"
-    return None, None
+        if len(v) == 1 and 2 <= v[0] <= LOGGED_MOST and v[0] == np.round(v[0]):
+            found[name] = float(v[0])
+    if len(set(found.values())) != 1:
+        return None, None
+    name = next(iter(found))
+    return found[name], f"the log's {name}"
 
 
 def problems_for(target_key: str, values=(), bounds=(0.0, 1.0), given=None,

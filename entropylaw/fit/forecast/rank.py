@@ -8,7 +8,10 @@ one joint outcome of the sweep:
 - ``p_best``: the share of joint draws in which the run ends best (a tie is shared);
 - ``p_near``: the share in which it ends within ``threshold`` of that draw's best;
 - ``prune`` where ``p_near`` is below :data:`PRUNE_BELOW` (5 %) beyond the Monte Carlo error
-  of the joint draws (:func:`surely_below`: with 200 draws, 4 near the best or fewer).
+  of the joint draws (:func:`surely_below`: with 200 draws, 4 near the best or fewer; the
+  error of the run with the fewest draws, a run with fewer being resampled up to the others).
+
+A draw that is not a number is left out (a run with none is listed, not ranked).
 
 A run without draws (no method that models change could run) is listed with its reason, not
 ranked and not pruned. A run whose interval is too wide to be a forecast ("no forecast") is
@@ -20,7 +23,8 @@ Except in a sweep whose take-offs carry their climb on at the sweep's rate
 (:func:`~.takeoff.carries_sweep`; the regime's ``carried``): there each run's width is its
 sweep's, drawn from the same rates and the same sweep's climb as its peers', so no run ends
 "best" by a width of its own. They take part in the joint draws with or without a forecast,
-and a run that lags its sweep can be pruned (on the CS336 grid read as a recipe never seen,
+and a run that lags its sweep can be pruned; a run beside them with a forecast of its own is
+pruned only where the other such runs alone would prune it too (on the CS336 grid read as a recipe never seen,
 at 25 % of its steps: 12 of 25 runs, none within 2 points of the best;
 ``analysis/bench_decide.py``).
 
@@ -48,7 +52,7 @@ from entropylaw.terminal import short
 from entropylaw.terminal import width as text_width, wrap
 
 PRUNE_BELOW = 0.05
-TIE = 1e-9  # values this close (relative) are one value: one outcome computed twice, to rounding
+TIE = 1e-9  # values this close (of the scores' scale, at least 1) are one: one outcome computed twice
 SHARED = "wide, shared"  # a carried take-off's note where its interval is no forecast
 SURE = 0.95  # p_near below PRUNE_BELOW beyond the Monte Carlo error of the joint draws, at this confidence
 
@@ -84,15 +88,20 @@ def _aligned(draws, seed: int = 0) -> np.ndarray:
 def share_best(draws, seed: int = 0) -> np.ndarray:
     """Per run, the share of joint draws in which it ends best (ties shared equally)."""
     x = _aligned(draws, seed)
-    top = x.max(axis=0, keepdims=True)
-    best = x >= top - TIE * np.maximum(np.abs(top), 1.0)  # one outcome computed twice ties, to rounding
+    best = x >= _top(x) - TIE
     return (best / best.sum(axis=0, keepdims=True)).mean(axis=1)
+
+
+def _top(x):
+    """Each joint draw's best, at the scale of the scores (a tie to rounding is a tie)."""
+    top = x.max(axis=0, keepdims=True)
+    return top - TIE * np.maximum(np.abs(top), 1.0) + TIE
 
 
 def share_near(draws, threshold: float, seed: int = 0) -> np.ndarray:
     """Per run, the share of joint draws in which it ends within ``threshold`` of the best."""
     x = _aligned(draws, seed)
-    return (x >= x.max(axis=0, keepdims=True) - threshold).mean(axis=1)
+    return (x >= _top(x) - TIE - threshold).mean(axis=1)
 
 
 @dataclass
@@ -192,31 +201,38 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
         source = "the largest of the runs' own thresholds" if len(set(own)) > 1 else "the runs' threshold"
     else:
         thr, source = 0.01, "1 point: no run has a threshold of its own"
-    listed = [fc for fc in fcs if fc.final_draws is not None and len(fc.final_draws)]
-    carried = [fc for fc in listed if (fc.regime or {}).get("carried")]
-    carried = carried if len(carried) > 1 else []
-    ranked = [fc for fc in listed if fc in carried or not _no_forecast(fc)]
-    draws = [fc.final_draws for fc in ranked]
-    joint = max((len(d) for d in draws), default=0)  # the joint draws' count (_aligned)
-    few = min((len(d) for d in draws), default=None)
+    finite = {fc.run_id: _finite(fc.final_draws) for fc in fcs}
+    listed = [fc for fc in fcs if len(finite[fc.run_id])]
+    carried = {fc.run_id for fc in listed if (fc.regime or {}).get("carried")}
+    carried = carried if len(carried) > 1 else set()
+    ranked = [fc for fc in listed if fc.run_id in carried or not _no_forecast(fc)]
+    draws = [finite[fc.run_id] for fc in ranked]
+    few = min((len(d) for d in draws), default=None)  # a run resampled up to the others counts its own draws
     few = few if few is not None and few < PRUNE_DRAWS else None  # shares of so few draws prune nothing
     shares = dict(zip((fc.run_id for fc in ranked), zip(share_best(draws, seed), share_near(draws, thr, seed)))) \
         if draws else {}
+    # beside a sweep's carried take-offs, a run with a forecast of its own is pruned only where the
+    # other such runs alone would prune it too: no run is pruned for the width of others' forecasts
+    narrow = [fc for fc in ranked if fc.run_id not in carried]
+    alone = dict(zip((fc.run_id for fc in narrow), share_near([finite[fc.run_id] for fc in narrow], thr, seed))) \
+        if carried and narrow else {}
+    n = _fewest(draws)
     rows = []
     for fc in listed:
         d, conf = fc.decision or {}, fc.conf
-        lo, hi = np.quantile(fc.final_draws, [(1 - conf) / 2, (1 + conf) / 2])
+        lo, hi = np.quantile(finite[fc.run_id], [(1 - conf) / 2, (1 + conf) / 2])
         pb, pn = shares.get(fc.run_id, (None, None))
-        note = "no forecast" if fc.run_id not in shares else SHARED if fc in carried and _no_forecast(fc) else \
-            fc.default if d.get("method") != fc.default else None
+        note = "no forecast" if fc.run_id not in shares else SHARED if fc.run_id in carried and _no_forecast(fc) \
+            else fc.default if d.get("method") != fc.default else None
+        sure = pn is not None and surely_below(pn, n) and surely_below(alone.get(fc.run_id, 0.0), n)
         rows.append({"run_id": fc.run_id, "expected": fc.final_point, "lo": float(lo), "hi": float(hi),
                      "p_best": None if pb is None else float(pb), "p_near": None if pn is None else float(pn),
-                     "prune": bool(len(ranked) > 1 and pn is not None and surely_below(pn, joint) and few is None),
+                     "prune": bool(len(ranked) > 1 and sure and few is None),
                      "to_step": (d.get("gain") or {}).get("to_step"), "observed": _observed(fc), "note": note})
     rows.sort(key=lambda r: (r["p_best"] is None, -r["expected"]))
     notes = []
     for fc in fcs:
-        if fc not in listed:
+        if not len(finite[fc.run_id]):
             rows.append({"run_id": fc.run_id, "expected": None, "lo": None, "hi": None, "p_best": None,
                          "p_near": None, "prune": False, "to_step": None, "observed": _observed(fc),
                          "note": "not ranked"})
@@ -232,6 +248,17 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
     conf = fcs[0].conf if fcs else 0.9
     return Ranking(rows, thr, source, conf, fcs[0].fit_frac if fcs else None,
                    points.pop() if len(points) == 1 else None, notes)
+
+
+def _finite(draws) -> np.ndarray:
+    """A forecast's draws that are numbers (a draw that is not says nothing of where a run ends)."""
+    d = np.asarray(draws if draws is not None else [], float)
+    return d[np.isfinite(d)]
+
+
+def _fewest(draws) -> int:
+    """The fewest draws of any run ranked: the Monte Carlo error of a share is that run's own."""
+    return min((len(d) for d in draws), default=0)
 
 
 def _no_forecast(fc) -> bool:

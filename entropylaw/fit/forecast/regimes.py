@@ -112,7 +112,7 @@ def classify(win, entropy_fold=ENTROPY_FOLD) -> dict:
     """The window's regime: ``{"name", "why", ...}`` (see the module docstring)."""
     y = win.target
     out = {"name": "saturation", "why": "the score is not taking off and nothing in the window signals a collapse",
-           "task": win.task, "model": win.model, "run_id": win.run_id}
+           "task": win.task, "model": win.model}
     if win.bounds is None or len(y) < 2:
         out["why"] = "the score has no bounds or the window too few points: no regime read"
         return out

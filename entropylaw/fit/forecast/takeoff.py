@@ -63,7 +63,8 @@ def own_climb(regime, log_span, n, bounds, seed=0):
     mixture of its method and the rates: a fast early climb of one run (a GSM8K run from 0.00
     to 0.37 in 17 steps that ended at 0.54) carried on would overshoot."""
     c, sd = regime["sweep_rate"]
-    # each run its own stream: a run's rate departs from its peers' on its own (rank's joint draws)
-    own = zlib.crc32(str(regime.get("run_id", "")).encode())
+    # a stream of the run's own, from its window (not its name): runs forecast together draw their
+    # rates apart, as rank's joint draws take them, and one log forecasts alike under any name
+    own = zlib.crc32(np.float64([regime["z_end"], regime["c"], c, sd]).tobytes())
     rates = c + sd * np.random.default_rng([seed + 5, own]).standard_normal((n, 1))
     return from_logit(regime["z_end"] + rates * np.asarray(log_span, float)[None, :], bounds)
