@@ -25,7 +25,7 @@ sweep's, drawn from the same rates and the same sweep's climb as its peers', so 
 "best" by a width of its own. They take part in the joint draws with or without a forecast,
 and a run that lags its sweep can be pruned; a run beside them with a forecast of its own is
 pruned only where the other such runs alone would prune it too (on the CS336 grid read as a recipe never seen,
-at 25 % of its steps: 12 of 25 runs, none within 2 points of the best;
+at 25 % of its steps: 10 of 25 runs, none within 2 points of the best;
 ``analysis/bench_decide.py``).
 
 The pick (:attr:`Ranking.top`) is the run with the highest expected final score among those
