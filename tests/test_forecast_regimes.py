@@ -399,8 +399,8 @@ def test_the_cs336_sweep_as_a_recipe_the_rates_do_not_know_is_forecast_from_its_
     """The CS336 grid forecast together with the stored rates less their math and
     Qwen2.5-Math groups (its task and model unknown: the rates of every recipe; CS336 is one of
     them, weighing as one recipe): each take-off carries on at the sweep's rate. Measured
-    (2026-11-29): median error 6.4 / 3.7 points at 25 / 50 %, 27 and 26 of 27 held; the same runs
-    forecast one by one, 15.7 / 7.5 points."""
+    (2026-11-29): median error 6.1 / 3.0 points at 25 / 50 %, 27 and 26 of 27 held (6.4 / 3.7
+    with one stream of draws for every run); the same runs forecast one by one, 15.7 / 7.5 points."""
     import pandas as pd
 
     from entropylaw.fit.forecast import calibrate as cal
