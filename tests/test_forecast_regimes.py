@@ -326,30 +326,56 @@ def test_two_points_of_an_unknown_benchmark_take_off_by_a_stated_noise_not_by_th
 
 
 def test_a_run_whose_key_names_no_benchmark_takes_its_models_take_off_rates_and_a_named_task_keeps_its_own():
+    """A task's or a model's own rates, where 2 recipes or more made them; one recipe's task
+    rates serve a run of that recipe's model only."""
     cases = [{"recipe": rec, "run": f"{rec}{i}", "rho": rho + 0.01 * i, "reached": 0.5, "task": task, "model": model}
-             for rec, task, model, rho in (("a", "math", "qwen2.5-math-1.5b", 0.8), ("b", "gsm8k", "qwen2.5-0.5b", 0.1),
-                                           ("c", "countdown", "qwen2.5-3b", -0.3))
+             for rec, task, model, rho in (("a", "math", "qwen2.5-math-1.5b", 0.8), ("a2", "math", "qwen2.5-math-1.5b", 0.8),
+                                           ("b", "gsm8k", "qwen2.5-0.5b", 0.1), ("c", "countdown", "qwen2.5-3b", -0.3))
              for i in range(3)]
     rates = rg.learn(cases)
     models = rates["take-off"]["models"]
     assert sorted(models) == ["qwen2.5-0.5b", "qwen2.5-3b", "qwen2.5-math-1.5b"]
     assert models["qwen2.5-math-1.5b"]["rho"][10] == pytest.approx(0.81) and models["qwen2.5-3b"]["tasks"] == ["countdown"]
+    assert rates["take-off"]["tasks"]["gsm8k"]["models"] == ["qwen2.5-0.5b"]
     pooled = rates["take-off"]["rho"][10]
     take = {"name": "take-off", "c": 0.9}
-    # the key names no benchmark: its model's runs (their task said); a model the rates do not know: every recipe
+    # the key names no benchmark: its model's runs (their task said) where 2 recipes made them; else every recipe
     got, whose = rg.takeoff_rates(rates, {**take, "task": "accuracy", "model": "qwen2.5-math-1.5b"})
     assert got["rho"][10] == pytest.approx(0.81) and "model 'qwen2.5-math-1.5b'" in whose and "math" in whose
-    got, whose = rg.takeoff_rates(rates, {**take, "task": "accuracy", "model": "llama-3-8b"})
-    assert got["rho"][10] == pytest.approx(pooled) and "several recipes" in whose
-    # a task named: its own rates, even for a model of another task; a named task the rates do not know: every recipe
-    assert rg.takeoff_rates(rates, {**take, "task": "gsm8k", "model": "qwen2.5-math-1.5b"})[0]["rho"][10] \
+    for model in ("llama-3-8b", "qwen2.5-3b"):  # a model the rates do not know; a model of one recipe
+        got, whose = rg.takeoff_rates(rates, {**take, "task": "accuracy", "model": model})
+        assert got["rho"][10] == pytest.approx(pooled) and "several recipes" in whose
+    # a task named: its own rates where 2 recipes made them, whatever the model
+    assert rg.takeoff_rates(rates, {**take, "task": "math", "model": "qwen2.5-7b"})[0]["rho"][10] == pytest.approx(0.81)
+    # a task of one recipe: for that recipe's model only (a new run of it), else every recipe's
+    assert rg.takeoff_rates(rates, {**take, "task": "gsm8k", "model": "qwen2.5-0.5b"})[0]["rho"][10] \
         == pytest.approx(0.11)
+    assert rg.takeoff_rates(rates, {**take, "task": "gsm8k", "model": "qwen2.5-math-1.5b"})[0]["rho"][10] \
+        == pytest.approx(pooled)
+    assert rg.takeoff_rates(rates, {**take, "task": "gsm8k", "model": ""})[0]["rho"][10] == pytest.approx(pooled)
     assert rg.takeoff_rates(rates, {**take, "task": "aime24", "model": "qwen2.5-math-1.5b"})[0]["rho"][10] \
         == pytest.approx(pooled)
     # the regime carries the run's model, read from the table's model column as a key
     run = RunData.from_arrays(np.arange(1.0, 60.0, 5.0), np.linspace(0.04, 0.3, 12), target_key="val/accuracy")
     from dataclasses import replace
     assert rg.classify(replace(run, model="qwen2.5-math-1.5b").window(30.0))["model"] == "qwen2.5-math-1.5b"
+
+
+def test_one_recipes_take_offs_do_not_carry_another_models_take_off_on_its_task():
+    """A GSM8K LoRA run of Qwen2.5-0.5B-Instruct that took off from 0.00 to 0.37 in its first 17
+    steps and ended at 0.54, its key renamed to MATH's: the stored MATH take-offs are the CS336
+    grid's alone (one recipe, Qwen2.5-Math-1.5B from 0.05); carried on at their rates its forecast
+    at 15 % was 0.905 [0.563, 0.992], 36 points past its end. Every recipe's rates hold it."""
+    import entropylaw as el
+
+    df = el.load(str(ROOT / "data" / "real-sizes" / "qwen2.5-0.5b-instruct_grpo-lora_gsm8k.csv"), warn=False)
+    df["metric"] = df["metric"].astype(str).replace({"val/openai/gsm8k": "val/math"})
+    run = RunData.from_table(df, df["run_id"].iloc[0])
+    assert run.task == "math"
+    fc = forecast(run, fit_frac=0.15, methods=["default"], n_boot=200)
+    f = fc.methods[fc.default].forecast.iloc[-1]
+    assert fc.regime_name == "take-off" and "real runs of several recipes" in " ".join(fc.warnings)
+    assert f["lo"] <= fc.final_observed <= f["hi"] and abs(f["forecast"] - fc.final_observed) < 0.10
 
 
 def test_the_validation_sets_size_given_or_read_off_the_scores_sets_the_regimes_noise():
@@ -379,19 +405,24 @@ def test_a_sweep_logging_accuracy_of_a_model_the_stored_rates_know_is_forecast_w
     from entropylaw.fit.forecast import calibrate as cal
 
     models = cal.stored()["regimes"]["take-off"]["models"]
-    assert "qwen2.5-math-1.5b" in models  # the CS336 grid's runs, stored as fitted quantiles only
+    assert len(models["qwen2.5-0.5b-instruct"]["recipes"]) == 2  # GSM8K runs of 2 recipes (data/)
+    assert len(models["qwen2.5-math-1.5b"]["recipes"]) == 1  # the CS336 grid's, stored as fitted quantiles only
     steps = np.arange(0, 201, 5)
     counts = np.clip(np.round(1024 * special.expit(special.logit(0.04) + 0.9 * np.log1p(steps))), 1, 1000)
     recs = [(int(s), "val/accuracy", k / 1024) for s, k in zip(steps, counts)]
-    said, path = {}, "~/ckpt/models--Qwen--Qwen2.5-Math-1.5B/snapshots/" + "0" * 40
-    for model in (path, ""):
+    said = {}
+    paths = ["~/ckpt/models--Qwen--Qwen2.5-0.5B-Instruct/snapshots/" + "0" * 40,
+             "~/ckpt/models--Qwen--Qwen2.5-Math-1.5B/snapshots/" + "0" * 40, ""]
+    for model in paths:
         df = table.from_records(recs, run_id="r", model=model, source="run.jsonl")
         run = RunData.from_table(df, "r")
         fc = forecast(run, fit_frac=0.15, methods=["default"], n_boot=50)
         assert fc.regime_name == "take-off"
         said[model] = " ".join(fc.warnings)
-    assert "runs of model 'qwen2.5-math-1.5b' (this run's task is not named; theirs: math; 1 recipe)" in said[path]
-    assert "real runs of several recipes" in said[""] and "runs of model" not in said[""]
+    assert "runs of model 'qwen2.5-0.5b-instruct' (this run's task is not named; theirs: gsm8k; 2 recipes)" \
+        in said[paths[0]]
+    for model in paths[1:]:  # a model of one recipe (its task may be another), or none: every recipe's
+        assert "real runs of several recipes" in said[model] and "runs of model" not in said[model]
 
 
 @pytest.mark.shared

@@ -70,7 +70,7 @@ def test_a_generic_key_says_how_to_name_its_task_and_the_data_set_gets_its_rates
     y = 0.04 + 0.3 * np.log1p(steps) / np.log(60)
     rates = {"take-off": {"rho": [0.1] * 21, "reached": [0.5] * 21, "cases": 9, "runs": 5, "recipes": ["a", "b"],
                           "tasks": {"math": {"rho": [0.8] * 21, "reached": [0.7] * 21, "cases": 6, "runs": 3,
-                                             "recipes": ["a"]}}}}
+                                             "recipes": ["a", "b"]}}}}
     run = RunData.from_arrays(steps, y, target_key="val/accuracy").window(25.0)
     regime = rg.classify(run)
     assert regime["name"] == "take-off" and regime["task"] == "accuracy"

@@ -224,6 +224,8 @@ def _grouped(rho, by) -> dict:
                          "recipes": sorted({c["recipe"] for c in own})}
             if by == "model":
                 out[name]["tasks"] = sorted({c["task"] for c in own if c.get("task")})
+            else:  # whose runs they are: one recipe's rates serve only a run of its model (takeoff.takeoff_rates)
+                out[name]["models"] = sorted({c["model"] for c in own if c.get("model")})
     return out
 
 

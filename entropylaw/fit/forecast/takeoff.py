@@ -19,24 +19,37 @@ from entropylaw.fit.logit import from_logit
 
 ALL_RECIPES = "real runs of several recipes (each weighing the same)"  # no runs of the task or model known
 CARRIED = "carried on at its sweep's rate"  # what a forecast's take-off warning says where carries_sweep holds
+MIN_RECIPES = 2  # a task's or a model's own rates serve every run of it where 2 recipes or more made them
 
 
 def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
     """The take-off rates a run gets: its task's own where 3 runs of the task are among the
-    cases; where the run's key names no benchmark (:func:`~.tasks.is_generic`), its model's own
-    where 3 runs of the model are (a sweep of a model the rates know, logged under a measure's
-    name: runs of one model start from the same floor and reach alike); else those of every
-    recipe (each weighing the same); and whose they are, in words."""
+    cases, of 2 recipes or more, or of one recipe whose model is the run's (a new run of that
+    recipe); where the run's key names no benchmark (:func:`~.tasks.is_generic`), its model's
+    own where 3 runs of the model of 2 recipes or more are (a sweep of a model the rates know,
+    logged under a measure's name: runs of one model start from the same floor and reach
+    alike); else those of every recipe (each weighing the same); and whose they are, in words.
+    One recipe's take-offs say what that recipe did, not what its task does: the CS336 grid's
+    base model climbing on MATH from 0.05 carried a GSM8K instruct run's take-off, logged as
+    MATH, 36 points past where it ended.
+
+    >>> one = {"rho": [0.9] * 21, "recipes": ["cs336"], "models": ["qwen2.5-math-1.5b"]}
+    >>> rates = {"take-off": {"rho": [0.1] * 21, "tasks": {"math": one}, "models": {}}}
+    >>> takeoff_rates(rates, {"task": "math", "model": "qwen2.5-math-1.5b"})[1]
+    "runs of task 'math'"
+    >>> takeoff_rates(rates, {"task": "math", "model": "qwen2.5-0.5b-instruct"})[1] == ALL_RECIPES
+    True
+    """
     take = rates.get("take-off")
     if not take:
         return None, ""
     task, model = regime.get("task"), regime.get("model")
     named = bool(task) and not is_generic(task)
     own = (take.get("tasks") or {}).get(task) if named else None
-    if own:
+    if own and (len(own.get("recipes") or []) >= MIN_RECIPES or (model and model in (own.get("models") or []))):
         return own, f"runs of task {task!r}"
     mine = (take.get("models") or {}).get(model) if model and not named else None
-    if mine:
+    if mine and len(mine.get("recipes") or []) >= MIN_RECIPES:
         tasks = ", ".join(mine.get("tasks") or []) or "not named"
         recipes = len(mine.get("recipes") or [])
         return mine, (f"runs of model {model!r} (this run's task is not named; theirs: {tasks}; "
