@@ -347,12 +347,12 @@ def test_a_run_whose_key_names_no_benchmark_takes_its_models_take_off_rates_and_
         assert got["rho"][10] == pytest.approx(pooled) and "several recipes" in whose
     # a task named: its own rates where 2 recipes made them, whatever the model
     assert rg.takeoff_rates(rates, {**take, "task": "math", "model": "qwen2.5-7b"})[0]["rho"][10] == pytest.approx(0.81)
-    # a task of one recipe: for that recipe's model only (a new run of it), else every recipe's
-    assert rg.takeoff_rates(rates, {**take, "task": "gsm8k", "model": "qwen2.5-0.5b"})[0]["rho"][10] \
-        == pytest.approx(0.11)
+    # a task of one recipe: for that recipe's model, or a log that names none (a new run of it, for all it
+    # says); for another model, every recipe's
+    for model in ("qwen2.5-0.5b", ""):
+        assert rg.takeoff_rates(rates, {**take, "task": "gsm8k", "model": model})[0]["rho"][10] == pytest.approx(0.11)
     assert rg.takeoff_rates(rates, {**take, "task": "gsm8k", "model": "qwen2.5-math-1.5b"})[0]["rho"][10] \
         == pytest.approx(pooled)
-    assert rg.takeoff_rates(rates, {**take, "task": "gsm8k", "model": ""})[0]["rho"][10] == pytest.approx(pooled)
     assert rg.takeoff_rates(rates, {**take, "task": "aime24", "model": "qwen2.5-math-1.5b"})[0]["rho"][10] \
         == pytest.approx(pooled)
     # the regime carries the run's model, read from the table's model column as a key

@@ -24,8 +24,8 @@ MIN_RECIPES = 2  # a task's or a model's own rates serve every run of it where 2
 
 def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
     """The take-off rates a run gets: its task's own where 3 runs of the task are among the
-    cases, of 2 recipes or more, or of one recipe whose model is the run's (a new run of that
-    recipe); where the run's key names no benchmark (:func:`~.tasks.is_generic`), its model's
+    cases, of 2 recipes or more, or of one recipe whose model is the run's or the log names no
+    model (a new run of that recipe, for all the log says); where the run's key names no benchmark (:func:`~.tasks.is_generic`), its model's
     own where 3 runs of the model of 2 recipes or more are (a sweep of a model the rates know,
     logged under a measure's name: runs of one model start from the same floor and reach
     alike); else those of every recipe (each weighing the same); and whose they are, in words.
@@ -37,6 +37,8 @@ def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
     >>> rates = {"take-off": {"rho": [0.1] * 21, "tasks": {"math": one}, "models": {}}}
     >>> takeoff_rates(rates, {"task": "math", "model": "qwen2.5-math-1.5b"})[1]
     "runs of task 'math'"
+    >>> takeoff_rates(rates, {"task": "math", "model": ""})[1]
+    "runs of task 'math'"
     >>> takeoff_rates(rates, {"task": "math", "model": "qwen2.5-0.5b-instruct"})[1] == ALL_RECIPES
     True
     """
@@ -46,7 +48,7 @@ def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
     task, model = regime.get("task"), regime.get("model")
     named = bool(task) and not is_generic(task)
     own = (take.get("tasks") or {}).get(task) if named else None
-    if own and (len(own.get("recipes") or []) >= MIN_RECIPES or (model and model in (own.get("models") or []))):
+    if own and (len(own.get("recipes") or []) >= MIN_RECIPES or not model or model in (own.get("models") or [])):
         return own, f"runs of task {task!r}"
     mine = (take.get("models") or {}).get(model) if model and not named else None
     if mine and len(mine.get("recipes") or []) >= MIN_RECIPES:
