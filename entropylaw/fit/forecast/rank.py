@@ -11,10 +11,8 @@ one joint outcome of the sweep:
   of the joint draws (:func:`surely_below`: with 200 draws, 4 near the best or fewer; the
   error of the run with the fewest draws, a run with fewer being resampled up to the others).
 
-A draw that is not a number is left out (a run with none is listed, not ranked).
-
-A run without draws (no method that models change could run) is listed with its reason, not
-ranked and not pruned. A run whose interval is too wide to be a forecast ("no forecast") is
+A run without draws (no method that models change could run, or no draw that is a number: a
+draw that is not is left out) is listed with its reason, not ranked and not pruned. A run whose interval is too wide to be a forecast ("no forecast") is
 listed with its interval but takes no part in the joint draws: its wide draws would end "best"
 in many of them for no reason but their width, and so lower every other run's ``p_near`` (a
 good run pruned because an unknown one might do better). It is never pruned and never the pick.
@@ -23,10 +21,10 @@ Except in a sweep whose take-offs carry their climb on at the sweep's rate
 (:func:`~.takeoff.carries_sweep`; the regime's ``carried``): there each run's width is its
 sweep's, drawn from the same rates and the same sweep's climb as its peers', so no run ends
 "best" by a width of its own. They take part in the joint draws with or without a forecast,
-and a run that lags its sweep can be pruned; a run beside them with a forecast of its own is
-pruned only where the other such runs alone would prune it too (on the CS336 grid read as a recipe never seen,
-at 25 % of its steps: 10 of 25 runs, none within 2 points of the best;
-``analysis/bench_decide.py``).
+and a run that lags its sweep can be pruned (on the CS336 grid read as a recipe never seen, at
+25 % of its steps: 10 of 25 runs, none within 2 points of the best; ``analysis/bench_decide.py``).
+A run beside them with a forecast of its own is pruned only where the other such runs alone
+would prune it too: no run is pruned for the width of others' forecasts.
 
 The pick (:attr:`Ranking.top`) is the run with the highest expected final score among those
 with a forecast, where they are at least half the sweep, else among all runs (said): the

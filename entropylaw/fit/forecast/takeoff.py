@@ -25,10 +25,11 @@ MIN_RECIPES = 2  # a task's or a model's own rates serve every run of it where 2
 def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
     """The take-off rates a run gets: its task's own where 3 runs of the task are among the
     cases, of 2 recipes or more, or of one recipe whose model is the run's or the log names no
-    model (a new run of that recipe, for all the log says); where the run's key names no benchmark (:func:`~.tasks.is_generic`), its model's
-    own where 3 runs of the model of 2 recipes or more are (a sweep of a model the rates know,
-    logged under a measure's name: runs of one model start from the same floor and reach
-    alike); else those of every recipe (each weighing the same); and whose they are, in words.
+    model (a new run of that recipe, for all the log says); where the run's key names no
+    benchmark (:func:`~.tasks.is_generic`), its model's own where 3 runs of the model of 2
+    recipes or more are (a sweep of a model the rates know, logged under a measure's name: runs
+    of one model start from the same floor and reach alike); else those of every recipe (each
+    weighing the same); and whose they are, in words.
     One recipe's take-offs say what that recipe did, not what its task does: the CS336 grid's
     base model climbing on MATH from 0.05 carried a GSM8K instruct run's take-off, logged as
     MATH, 36 points past where it ended.
