@@ -331,6 +331,13 @@ def test_a_folder_of_run_folders_reads_each_run_and_forecasts_them_as_one_sweep(
     # one folder per run: the sweep is the folder holding them, so the runs inform each other
     assert all("forecast with 3 other runs of this sweep" in (fc.note or "") for fc in out.values())
     assert "forecast with the other runs of their sweep (4 in take-off" in str(out).replace("\n  ", " ")
+    # the command pools them too, and --no-sweep forecasts each run alone
+    for flags, pooled in (((), True), (("--no-sweep",), False)):
+        res = run_cli("forecast", str(tmp_path / "runs"), "--fit-frac", "0.2", "--n-boot", "40", *flags)
+        assert res.returncode == 0, res.stderr
+        assert ("forecast with the other runs of their sweep" in res.stdout.replace("\n  ", " ")) is pooled
+    ranked = run_cli("rank", str(tmp_path / "runs"), "--fit-frac", "0.2", "--n-boot", "60", "--no-sweep", "--json")
+    assert ranked.returncode == 0 and all(d["note"] == "no forecast" for d in json.loads(ranked.stdout))
 
 
 def test_a_folder_with_runs_of_its_own_keeps_its_plain_subfolders_out(tmp_path):

@@ -71,6 +71,8 @@ def add_parser(subparsers) -> None:
     g.add_argument("--json", action="store_true", help="print JSON (one object per run)")
     g.add_argument("--full", action="store_true", help="every run's own forecast text (default above 3 runs: one "
                                                        "line per run)")
+    g.add_argument("--no-sweep", dest="sweep", action="store_false",
+                   help="forecast each run alone: runs of one recipe read together do not pool their climb rates")
     d = p.add_argument_group("what does the rest add? can I stop it? will it get there?")
     d.add_argument("--target", type=SCORE, metavar="SCORE", help="the step at which the forecast reaches SCORE "
                                                                  "(e.g. 0.85), with its interval")
@@ -105,7 +107,7 @@ def run(args) -> int:
         at_steps=None if args.at_step is None else [args.at_step], horizon=args.horizon,
         methods=None if args.compare else [args.method], conf=args.conf, prior_base=args.prior_base,
         n_boot=args.n_boot, seed=args.seed, target=args.target, threshold=args.threshold,
-        n_problems=args.n_problems, total_steps=args.total_steps, step_cost=args.step_cost)
+        n_problems=args.n_problems, total_steps=args.total_steps, step_cost=args.step_cost, sweep=args.sweep)
     if args.strict and forecasts.left_out:
         raise EntropyLawError(plumbing.left_out_line(forecasts.left_out, "--strict: a run is left out"))
     print(args.flags(dump_json(forecasts.to_dict()) if args.json else

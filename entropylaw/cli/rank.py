@@ -44,6 +44,8 @@ def add_parser(subparsers) -> None:
     g.add_argument("--seed", type=SEED, default=0, help="seed, >= 0 (default 0)")
     g.add_argument("--json", action="store_true", help="print JSON: a list of {run_id, expected, lo, hi, p_best, "
                                                        "prune}")
+    g.add_argument("--no-sweep", dest="sweep", action="store_false",
+                   help="forecast each run alone: the runs do not pool their climb rates")
     add_entropy_convention(g)
     add_source_arguments(p)
     p.set_defaults(func=run)
@@ -53,7 +55,7 @@ def run(args) -> int:
     df = read_runs(args)
     ranking = api.rank(df, threshold=args.threshold, seed=args.seed, y_key=args.y_key, x_key=args.x_key,
                        fit_frac=args.fit_frac, conf=args.conf, n_boot=args.n_boot, total_steps=args.total_steps,
-                       n_problems=args.n_problems)
+                       n_problems=args.n_problems, sweep=args.sweep)
     left = [n for n in ranking.notes if n.startswith("left out: ")]
     if args.strict and left:
         raise EntropyLawError(f"--strict: {plumbing.count(len(left), 'run')} left out "
