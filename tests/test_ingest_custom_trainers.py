@@ -364,7 +364,8 @@ def test_a_run_folders_config_and_console_output_are_left_out_and_said(tmp_path)
     skipped = [a for a in el.row_accounts(df) if a["skipped"]]
     assert sorted(a["source"].rsplit("/", 1)[-1] for a in skipped) == ["config.json", "stdout.txt"]
     res = run_cli("summary", str(tmp_path / "runs"))
-    assert res.returncode == 0 and "config.json: skipped" in res.stderr.replace("\n  ", " ")
+    said = res.stderr.replace("\n  ", " ")
+    assert res.returncode == 0 and "config.json: skipped" in said and "name the step with --step-key" in said
     strict = run_cli("summary", str(tmp_path / "runs"), "--strict")
     assert strict.returncode == 2 and "config.json" in strict.stderr and "Traceback" not in strict.stderr
     # a run folder where nothing reads is an error (the rest go on with --skip-bad)

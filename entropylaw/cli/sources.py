@@ -23,7 +23,7 @@ def load_from_args(args, sources, keep_runs: bool = True, **more) -> pd.DataFram
     df = api.load(list(sources), **options, **more, warn=False)
     if not getattr(args, "quiet", False):
         for line in plumbing.loss_lines(df):
-            print_warning(line)
+            print_warning(getattr(args, "flags", str)(line))  # the command's flags, not the API's names
     return df
 
 
