@@ -16,6 +16,7 @@ from entropylaw.fit.forecast import regimes as rg
 from entropylaw.fit.forecast import sweep
 from entropylaw.fit.forecast.core import forecast, forecast_table
 from entropylaw.fit.forecast.data import RunData
+from entropylaw.fit.forecast.takeoff import ALL_RECIPES
 from entropylaw.fit.forecast.problems import ASSUMED_PROBLEMS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -345,8 +346,10 @@ def test_a_run_whose_key_names_no_benchmark_takes_its_models_take_off_rates_and_
     for model in ("llama-3-8b", "qwen2.5-3b"):  # a model the rates do not know; a model of one recipe
         got, whose = rg.takeoff_rates(rates, {**take, "task": "accuracy", "model": model})
         assert got["rho"][10] == pytest.approx(pooled) and "several recipes" in whose
-    # a task named: its own rates where 2 recipes made them, whatever the model
-    assert rg.takeoff_rates(rates, {**take, "task": "math", "model": "qwen2.5-7b"})[0]["rho"][10] == pytest.approx(0.81)
+    # a task named: its own rates where 2 recipes of 2 models made them, whatever the run's model
+    two = rg.learn(cases + [{**c, "recipe": "m", "run": "m" + c["run"], "model": "llama-3-8b"}
+                            for c in cases if c["recipe"] == "a"])
+    assert rg.takeoff_rates(two, {**take, "task": "math", "model": "qwen2.5-7b"})[0]["rho"][10] == pytest.approx(0.81)
     # a task of one recipe: for that recipe's model, or a log that names none (a new run of it, for all it
     # says); for another model, every recipe's
     for model in ("qwen2.5-0.5b", ""):
@@ -355,6 +358,14 @@ def test_a_run_whose_key_names_no_benchmark_takes_its_models_take_off_rates_and_
         == pytest.approx(pooled)
     assert rg.takeoff_rates(rates, {**take, "task": "aime24", "model": "qwen2.5-math-1.5b"})[0]["rho"][10] \
         == pytest.approx(pooled)
+    # a model named as a hub id or a path is the same model
+    assert rg.takeoff_rates(rates, {**take, "task": "gsm8k", "model": "Qwen/Qwen2.5-0.5B"})[0]["rho"][10] \
+        == pytest.approx(0.11)
+    # two recipes of one model are still one model's take-offs: math's (a, a2: Qwen2.5-Math) serve math runs of
+    # every model only with a second model among them
+    one_model = rg.learn([c for c in cases if c["recipe"] in ("a", "a2", "b")])
+    assert one_model["take-off"]["tasks"]["math"]["models"] == ["qwen2.5-math-1.5b"]
+    assert rg.takeoff_rates(one_model, {**take, "task": "math", "model": "qwen2.5-7b"})[1] == ALL_RECIPES
     # the regime carries the run's model, read from the table's model column as a key
     run = RunData.from_arrays(np.arange(1.0, 60.0, 5.0), np.linspace(0.04, 0.3, 12), target_key="val/accuracy")
     from dataclasses import replace

@@ -372,5 +372,13 @@ def test_a_run_folders_config_and_console_output_are_left_out_and_said(tmp_path)
     (tmp_path / "runs" / "notes").mkdir()
     (tmp_path / "runs" / "notes" / "todo.txt").write_text("try a larger lr\n")
     bad = run_cli("summary", str(tmp_path / "runs"))
-    assert bad.returncode == 2 and "todo.txt" in bad.stderr and len(bad.stderr.strip().splitlines()) <= 2
+    assert bad.returncode == 2 and "todo.txt" in bad.stderr and len(bad.stderr.strip().splitlines()) <= 3
+    # a run folder whose log is damaged beside its config: both named, the log's reason too
+    (tmp_path / "runs" / "notes" / "todo.txt").unlink()
+    (tmp_path / "runs" / "notes" / "metrics.jsonl").write_text('{"type": "eval", "oops": 1}\n')
+    (tmp_path / "runs" / "notes" / "config.json").write_text('{"lr": 1}')
+    bad = run_cli("summary", str(tmp_path / "runs"))
+    said = " ".join(bad.stderr.split())
+    assert bad.returncode == 2 and "no file of the run folder reads" in said
+    assert "metrics.jsonl" in said and "config.json" in said
     assert run_cli("summary", str(tmp_path / "runs"), "--skip-bad").returncode == 0

@@ -327,8 +327,9 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
                 if not skip_bad:
                     raise
                 out.append(_skipped(member, _as_user_error(err)))
-        if aside and not any(len(df) for df, _ in out):  # no run read in the run folder: its first error
-            raise _as_user_error(aside[0][1])
+        if aside and not any(len(df) for df, _ in out):  # no run read in the run folder: every file's reason
+            why = "; ".join(str(_as_user_error(err)) for _, err in aside[:3]) + ("; ..." if len(aside) > 3 else "")
+            raise EntropyLawError(f"{source}: no file of the run folder reads ({why})")
         return out + [_skipped(m, _as_user_error(err)) for m, err in aside]
     if fmt == "table":
         df, report = tabular.read_tidy(source)

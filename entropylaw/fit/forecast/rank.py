@@ -24,7 +24,8 @@ sweep's, drawn from the same rates and the same sweep's climb as its peers', so 
 and a run that lags its sweep can be pruned (on the CS336 grid read as a recipe never seen, at
 25 % of its steps: 10 of 25 runs, none within 2 points of the best; ``analysis/bench_decide.py``).
 A run beside them with a forecast of its own is pruned only where the other such runs alone
-would prune it too: no run is pruned for the width of others' forecasts.
+would prune it too: no run is pruned for the width of others' forecasts (a lone such run is
+never pruned).
 
 The pick (:attr:`Ranking.top`) is the run with the highest expected final score among those
 with a forecast, where they are at least half the sweep, else among all runs (said): the

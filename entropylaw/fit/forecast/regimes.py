@@ -48,7 +48,7 @@ from entropylaw.fit.forecast.problems import run_problems
 from entropylaw.fit.forecast.drift_fit import late, logit_weights, posterior
 from entropylaw.fit.forecast.data import own_noise, robust_noise
 from entropylaw.fit.forecast.takeoff import CARRIED, carries_sweep, own_climb, takeoff_rates
-from entropylaw.fit.forecast.tasks import is_generic
+from entropylaw.fit.forecast.tasks import is_generic, model_key
 from entropylaw.fit.logit import EPS, from_logit, to_logit
 
 REGIMES = ("take-off", "instability", "saturation")
@@ -225,7 +225,7 @@ def _grouped(rho, by) -> dict:
             if by == "model":
                 out[name]["tasks"] = sorted({c["task"] for c in own if c.get("task")})
             else:  # whose runs they are: one recipe's rates serve only a run of its model (takeoff.takeoff_rates)
-                out[name]["models"] = sorted({c["model"] for c in own if c.get("model")})
+                out[name]["models"] = sorted({model_key(c["model"]) for c in own if model_key(c.get("model"))})
     return out
 
 

@@ -14,22 +14,23 @@ import zlib
 
 import numpy as np
 
-from entropylaw.fit.forecast.tasks import is_generic
+from entropylaw.fit.forecast.tasks import is_generic, model_key
 from entropylaw.fit.logit import from_logit
 
 ALL_RECIPES = "real runs of several recipes (each weighing the same)"  # no runs of the task or model known
 CARRIED = "carried on at its sweep's rate"  # what a forecast's take-off warning says where carries_sweep holds
-MIN_RECIPES = 2  # a task's or a model's own rates serve every run of it where 2 recipes or more made them
+MIN_RECIPES = 2  # a task's own rates serve every run of it where 2 recipes of 2 models or more made them
 
 
 def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
     """The take-off rates a run gets: its task's own where 3 runs of the task are among the
-    cases, of 2 recipes or more, or of one recipe whose model is the run's or the log names no
-    model (a new run of that recipe, for all the log says); where the run's key names no
-    benchmark (:func:`~.tasks.is_generic`), its model's own where 3 runs of the model of 2
-    recipes or more are (a sweep of a model the rates know, logged under a measure's name: runs
-    of one model start from the same floor and reach alike); else those of every recipe (each
-    weighing the same); and whose they are, in words.
+    cases, made by 2 recipes and 2 models or more; else, where the task's runs are fewer kinds,
+    only for a run of one of their models or a run whose log names no model (a new run of that
+    recipe, for all the log says); where the run's key names no benchmark
+    (:func:`~.tasks.is_generic`), its model's own where 3 runs of the model of 2 recipes or more
+    are (a sweep of a model the rates know, logged under a measure's name: runs of one model
+    start from the same floor and reach alike); else those of every recipe (each weighing the
+    same); and whose they are, in words. Model names are compared as keys (:func:`~.tasks.model_key`).
     One recipe's take-offs say what that recipe did, not what its task does: the CS336 grid's
     base model climbing on MATH from 0.05 carried a GSM8K instruct run's take-off, logged as
     MATH, 36 points past where it ended.
@@ -46,10 +47,13 @@ def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
     take = rates.get("take-off")
     if not take:
         return None, ""
-    task, model = regime.get("task"), regime.get("model")
+    task, model = regime.get("task"), model_key(regime.get("model"))
     named = bool(task) and not is_generic(task)
     own = (take.get("tasks") or {}).get(task) if named else None
-    if own and (len(own.get("recipes") or []) >= MIN_RECIPES or not model or model in (own.get("models") or [])):
+    # a group stored with no models (an older calibration.json) serves only a run whose log names none
+    models = {model_key(m) for m in own.get("models") or []} if own else set()
+    if own and ((len(own.get("recipes") or []) >= MIN_RECIPES and len(models) >= MIN_RECIPES)
+                or not model or model in models):
         return own, f"runs of task {task!r}"
     mine = (take.get("models") or {}).get(model) if model and not named else None
     if mine and len(mine.get("recipes") or []) >= MIN_RECIPES:
@@ -62,8 +66,8 @@ def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
 
 def carries_sweep(rates, regime) -> bool:
     """Whether a take-off's method half is the climb carried on at its sweep's rate
-    (:func:`own_climb`): a sweep (its rate pooled) whose take-off rates are every recipe's (no
-    stored runs of its task, nor, where its key names no benchmark, of its model)."""
+    (:func:`own_climb`): a sweep (its rate pooled) whose take-off rates are every recipe's
+    (:func:`takeoff_rates` finds none of its task or model that serve it)."""
     return regime.get("name") == "take-off" and "sweep_rate" in regime and \
         takeoff_rates(rates, regime)[1] == ALL_RECIPES
 
