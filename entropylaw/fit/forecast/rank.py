@@ -87,20 +87,20 @@ def _aligned(draws, seed: int = 0) -> np.ndarray:
 def share_best(draws, seed: int = 0) -> np.ndarray:
     """Per run, the share of joint draws in which it ends best (ties shared equally)."""
     x = _aligned(draws, seed)
-    best = x >= _top(x) - TIE
+    best = x >= _best(x)
     return (best / best.sum(axis=0, keepdims=True)).mean(axis=1)
 
 
-def _top(x):
-    """Each joint draw's best, at the scale of the scores (a tie to rounding is a tie)."""
+def _best(x):
+    """Each joint draw's best, less rounding: a value within :data:`TIE` of it ties."""
     top = x.max(axis=0, keepdims=True)
-    return top - TIE * np.maximum(np.abs(top), 1.0) + TIE
+    return top - TIE * np.maximum(np.abs(top), 1.0)
 
 
 def share_near(draws, threshold: float, seed: int = 0) -> np.ndarray:
     """Per run, the share of joint draws in which it ends within ``threshold`` of the best."""
     x = _aligned(draws, seed)
-    return (x >= _top(x) - TIE - threshold).mean(axis=1)
+    return (x >= _best(x) - threshold).mean(axis=1)
 
 
 @dataclass
@@ -206,8 +206,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
     carried = carried if len(carried) > 1 else set()
     ranked = [fc for fc in listed if fc.run_id in carried or not _no_forecast(fc)]
     draws = [finite[fc.run_id] for fc in ranked]
-    few = min((len(d) for d in draws), default=None)  # a run resampled up to the others counts its own draws
-    few = few if few is not None and few < PRUNE_DRAWS else None  # shares of so few draws prune nothing
+    n = _fewest(draws)  # a run resampled up to the others counts its own draws
+    few = n if draws and n < PRUNE_DRAWS else None  # shares of so few draws prune nothing
     shares = dict(zip((fc.run_id for fc in ranked), zip(share_best(draws, seed), share_near(draws, thr, seed)))) \
         if draws else {}
     # beside a sweep's carried take-offs, a run with a forecast of its own is pruned only where the
@@ -215,7 +215,6 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
     narrow = [fc for fc in ranked if fc.run_id not in carried]
     alone = dict(zip((fc.run_id for fc in narrow), share_near([finite[fc.run_id] for fc in narrow], thr, seed))) \
         if carried and narrow else {}
-    n = _fewest(draws)
     rows = []
     for fc in listed:
         d, conf = fc.decision or {}, fc.conf
