@@ -486,7 +486,7 @@ def test_the_one_line_view_says_how_many_take_offs_carry_their_sweeps_climb_on()
                for i, w in enumerate(warnings)}
         return " ".join(_regime_lines(fcs)).replace("\n  ", " ")
 
-    assert "(mixed with the climb carried on at their sweep's rate: the stored rates hold no take-off runs of their " \
-        "task (or, where the key names none, of their model))" in said(carried, carried)
+    assert "(mixed with the climb carried on at their sweep's rate: the stored rates hold no take-off runs that " \
+        "serve their task (or, where the key names none, their model))" in said(carried, carried)
     assert "(mixed with its own climb; 1 of them with the climb carried on at their sweep's rate)" in said(carried, own)
     assert "(mixed with its own climb)," in said(own, own)

@@ -47,7 +47,7 @@ import numpy as np
 from scipy import stats
 
 from entropylaw.fit.forecast.tasks import generic_notes
-from entropylaw.terminal import short
+from entropylaw.terminal import count, short
 from entropylaw.terminal import width as text_width, wrap
 
 PRUNE_BELOW = 0.05
@@ -150,7 +150,7 @@ class Ranking:
         where = (f"from the first {100 * self.fit_frac:g} % of each run's steps (a backtest)" if self.fit_frac
                  else "from everything logged so far")
         thr = f"{self.threshold / self.point:.1f} points" if self.point else f"{self.threshold:.4g}"
-        lines = [f"{len(self.rows)} runs ranked by their forecast final score {where}; prune: below "
+        lines = [f"{count(len(self.rows), 'run')} ranked by their forecast final score {where}; prune: below "
                  f"{100 * PRUNE_BELOW:g} % chance, past the draws' error, of ending within {thr} of the best "
                  f"({self.threshold_source})"]
         backtest = any(r.get("observed") is not None for r in self.rows)

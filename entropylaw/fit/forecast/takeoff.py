@@ -17,7 +17,7 @@ import numpy as np
 from entropylaw.fit.forecast.tasks import is_generic, model_key
 from entropylaw.fit.logit import from_logit
 
-ALL_RECIPES = "real runs of several recipes (each weighing the same)"  # no runs of the task or model known
+ALL_RECIPES = "real runs of several recipes (each weighing the same)"  # none of the task's or model's serve
 CARRIED = "carried on at its sweep's rate"  # what a forecast's take-off warning says where carries_sweep holds
 MIN_RECIPES = 2  # a task's own rates serve every run of it where 2 recipes of 2 models or more made them
 
