@@ -238,4 +238,4 @@ def test_a_live_run_gains_to_the_planned_total_its_printed_config_states():
     recs += [(s, "entropy", float(0.9 * np.exp(-s / 60))) for s in range(0, 121, 5)]
     df = table.from_records(recs, run_id="live", config=json.dumps({"total_steps": 400}))
     gain = el.forecast(df, run="live").to_dict()["decision"]["gain"]
-    assert gain["to_step"] == 400 and "planned last step the log states" in json.dumps(gain)
+    assert gain["to_step"] == 400 and "planned last step the log" in json.dumps(gain)

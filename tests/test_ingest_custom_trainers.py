@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import entropylaw as el
+from entropylaw import table
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.key_names import by_name
 from entropylaw.readers.keys import detect_keys
@@ -355,30 +356,32 @@ def test_a_folder_with_runs_of_its_own_keeps_its_plain_subfolders_out(tmp_path):
     assert list(pd.unique(el.load(str(top), warn=False)["run_id"])) == ["aside"]  # nothing but folders: read
 
 
-def test_a_run_folders_config_and_console_output_are_left_out_and_said(tmp_path):
+def test_a_run_folders_console_output_is_left_out_and_said_and_its_config_read(tmp_path):
     _takeoff_sweep(tmp_path / "runs", rates=(0.9, 1.0, 1.1))
     (tmp_path / "runs" / "grpo_lr0e-6" / "config.json").write_text('{"lr": 1e-6, "model": "Qwen2.5-Math-1.5B"}')
     (tmp_path / "runs" / "grpo_lr1e-6" / "stdout.txt").write_text("loading model...\n")
+    (tmp_path / "runs" / "grpo_lr2e-6" / "samples.jsonl").write_text('{"prompt": "1+1", "completion": "2"}\n')
     df = el.load(str(tmp_path / "runs"), warn=False)
     assert sorted(pd.unique(df["run_id"])) == ["grpo_lr0e-6", "grpo_lr1e-6", "grpo_lr2e-6"]
     skipped = [a for a in el.row_accounts(df) if a["skipped"]]
-    assert sorted(a["source"].rsplit("/", 1)[-1] for a in skipped) == ["config.json", "stdout.txt"]
+    # the config is the run's, not a log
+    assert sorted(a["source"].rsplit("/", 1)[-1] for a in skipped) == ["samples.jsonl", "stdout.txt"]
+    assert table.runs(df).set_index("run_id").loc["grpo_lr0e-6", "model"] == "Qwen2.5-Math-1.5B"
     res = run_cli("summary", str(tmp_path / "runs"))
     said = res.stderr.replace("\n  ", " ")
-    assert res.returncode == 0 and "config.json: skipped" in said and "name the step with --step-key" in said
+    assert res.returncode == 0 and "stdout.txt: skipped" in said and "name the step with --step-key" in said
     strict = run_cli("summary", str(tmp_path / "runs"), "--strict")
-    assert strict.returncode == 2 and "config.json" in strict.stderr and "Traceback" not in strict.stderr
+    assert strict.returncode == 2 and "stdout.txt" in strict.stderr and "Traceback" not in strict.stderr
     # a run folder where nothing reads is an error (the rest go on with --skip-bad)
     (tmp_path / "runs" / "notes").mkdir()
     (tmp_path / "runs" / "notes" / "todo.txt").write_text("try a larger lr\n")
     bad = run_cli("summary", str(tmp_path / "runs"))
     assert bad.returncode == 2 and "todo.txt" in bad.stderr and len(bad.stderr.strip().splitlines()) <= 3
-    # a run folder whose log is damaged beside its config: both named, the log's reason too
-    (tmp_path / "runs" / "notes" / "todo.txt").unlink()
+    # a run folder whose log is damaged beside its console output: both named, the log's reason too
     (tmp_path / "runs" / "notes" / "metrics.jsonl").write_text('{"type": "eval", "oops": 1}\n')
     (tmp_path / "runs" / "notes" / "config.json").write_text('{"lr": 1}')
     bad = run_cli("summary", str(tmp_path / "runs"))
     said = " ".join(bad.stderr.split())
     assert bad.returncode == 2 and "no file of the run folder reads" in said
-    assert "metrics.jsonl" in said and "config.json" in said
+    assert "metrics.jsonl" in said and "todo.txt" in said and "config.json" not in said
     assert run_cli("summary", str(tmp_path / "runs"), "--skip-bad").returncode == 0

@@ -56,7 +56,7 @@ import pyarrow.parquet as pq
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, describe_os_error
-from entropylaw.readers import refused
+from entropylaw.readers import refused, run_config
 from entropylaw.readers import clearml_offline, comet_offline, mlflow_store, swanlab_log, tabular, trackio_db
 from entropylaw.readers.compressed import inner_suffix, read_head, strip_compression
 from entropylaw.readers.common import KeyOptions, RawRun, finalize
@@ -257,10 +257,11 @@ def _directory_members(path: Path, nested: bool = True) -> list[str]:
     beside the runs it describes, ``reference/`` CSVs beside a ``wandb/`` folder). A file of a
     run folder that no reader can read (a ``config.json``, the trainer's console output) is
     left out, said in the row account, where another file of the folder reads
-    (:func:`_load_one`; ``strict``: an error)."""
+    (:func:`_load_one`; ``strict``: an error). A run's config (``config.json``, ``args.json``, ...:
+    :mod:`~entropylaw.readers.run_config`) is no run file: it describes the folder's run."""
     members, folders = [], []
     for child in sorted(path.iterdir()):
-        if child.name.startswith("."):
+        if child.name.startswith(".") or (child.is_file() and run_config.is_config(child)):
             continue
         if child.is_file() and (inner_suffix(child) in MEMBER_SUFFIXES
                                 or child.name.startswith("events.out.tfevents.")):
@@ -307,8 +308,26 @@ def _skipped(source: str, err: EntropyLawError) -> tuple[pd.DataFrame, IngestRep
     return table.empty(), report
 
 
+def _folder_config(folder: Path, members: list[str]):
+    """The folder's run config as :func:`_load_one` passes it to its run file: ``(path, meta,
+    why not)``: ``meta`` where it reads and the folder holds one run file, else ``why not`` says
+    why it is not applied; None where the folder has none."""
+    path = run_config.find(folder)
+    if path is None:
+        return None
+    try:
+        meta = run_config.meta_from_run_config(run_config.read(path))
+    except (ValueError, OSError) as err:  # a JSON or YAML error, an unreadable file
+        why = describe_os_error(err) if isinstance(err, OSError) else err
+        return path, None, f"{path}: the run's config does not read ({why}): the run is read without it"
+    if len(members) != 1:
+        return path, None, (f"{path}: not applied: the folder holds {len(members)} run files, and which run the "
+                            "config describes is not said")
+    return path, meta, None
+
+
 def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = False,
-              strict: bool = False) -> list[tuple[pd.DataFrame, IngestReport]]:
+              strict: bool = False, config=None) -> list[tuple[pd.DataFrame, IngestReport]]:
     fmt = detect_format(source)
     if fmt == "directory":
         members = _directory_members(Path(source), nested=depth == 0)
@@ -316,10 +335,12 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
             raise EntropyLawError(f"{source}: directory holds no run files (expected tidy .parquet/.csv tables, "
                                   "veRL .log/.jsonl, trainer_state.json, TensorBoard or W&B runs, or one folder "
                                   "per run holding them)")
+        folder_config = _folder_config(Path(source), members)
         out, aside = [], []
-        for member in members:
+        for k, member in enumerate(members):
             try:
-                out.extend(_load_one(member, opts, depth + 1, skip_bad=skip_bad, strict=strict))
+                out.extend(_load_one(member, opts, depth + 1, skip_bad=skip_bad, strict=strict,
+                                     config=folder_config if k == 0 else None))
             except (EntropyLawError, OSError) as err:
                 if depth >= 1 and not strict:  # a run folder's other files: its config, its console output
                     aside.append((member, err))
@@ -343,6 +364,8 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
         return [(_apply_meta_overrides(df, opts), report)] + [(table.empty(), r) for r in carried]
     out = []
     raws = read_raw(source, fmt, opts)
+    if config is not None and raws:
+        _with_config(raws, *config)
     for raw in raws:
         raw.report.format = fmt
         try:
@@ -359,6 +382,19 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
         detail = "; ".join(r.line().split(": ", 1)[1] for _, r in out)
         raise EntropyLawError(f"{source}: no usable rows ({detail})")
     return out
+
+
+def _with_config(raws: list[RawRun], path: Path, meta: dict | None, why_not: str | None) -> None:
+    """The folder's run config filled into its one run's metadata where the log is silent, said in
+    the row account; where it is not applied, why."""
+    report = raws[0].report
+    if meta is not None and len(raws) > 1:
+        why_not = f"{path}: not applied: the file beside it holds {len(raws)} runs, and which run it describes is not said"
+    if why_not:
+        report.note(why_not)
+        return
+    if run_config.fill(raws[0].meta, meta):
+        report.note(run_config.said(path, meta))
 
 
 def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool = False,

@@ -273,7 +273,7 @@ def to_step_of(total_steps, planned, last, backtest: bool, at_last: float, end: 
     if total_steps is not None:
         return float(total_steps), "the planned last step, `total_steps`"
     if planned is not None and planned > end and planned >= last:  # a plan the run went past is not its end
-        return float(planned), "the planned last step the log states"
+        return float(planned), "the planned last step the log or the run's config states"
     if backtest:
         return float(last), "the log's last step, a backtest"
     return float(at_last), "the forecast's last step; give `total_steps`, the run's planned last step"
