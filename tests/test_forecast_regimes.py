@@ -290,6 +290,26 @@ def test_rasbt_collapse_under_kl_warns_collapse_risk_and_its_interval_holds_the_
 
 
 @pytest.mark.shared
+def test_rasbt_decline_after_an_entropy_rising_under_threefold_warns_and_holds_the_decline():
+    """rasbt 7_6 (format reward): 54.8 % at 25 % of its steps, its entropy up 2.7-fold, it ends at 35 %.
+    At a 3-fold threshold this window read as saturation and its interval missed the end by 20 points."""
+    br, path = _shared("real-rasbt", "7_6_plus_format_reward_metrics.csv")
+    df = br.read_rasbt(path)
+    run = RunData.from_table(df, df["run_id"].iloc[0])
+    fc = forecast(run, fit_frac=0.25, methods=["default"])
+    fold = fc.regime["entropy_fold"]
+    assert 2.5 <= fold < 3.0, fold  # the case the threshold of 2.5 is for
+    assert fc.regime_name == "instability" and f"the entropy rose {fold:.1f}-fold" in fc.regime["why"]
+    f = fc.methods[fc.default].forecast.iloc[-1]
+    final = float(run.target.values[-1])
+    obs = fc.observed
+    now = float(obs.loc[obs["step"] <= fc.window_end, "value"].iloc[-1])  # 0.548
+    assert final < now - 0.15 and f["lo"] <= final <= f["hi"]
+    # nothing else in the window signals it: at a threshold above its rise (3-fold, as before) it is saturation
+    assert rg.classify(run.window(fc.window_end), entropy_fold=fold + 0.01)["name"] == "saturation"
+
+
+@pytest.mark.shared
 def test_a_sweep_forecast_together_says_its_runs_informed_each_other():
     br, path = _shared("real-cs336-wandb", "reference")
     import pandas as pd

@@ -109,7 +109,8 @@ def generic_note(task: str) -> str:
         return ""
     what = "the validation score's benchmark is not known" if task == "unknown" else \
         f"the validation key names no benchmark (only {task!r})"
-    return f"{what}: give `dataset` NAME (e.g. math, gsm8k) so that the rates and priors of that task are used"
+    return (f"{what}: give `dataset` NAME (e.g. math, gsm8k), or put the run's config (config.json naming its data "
+            "and model) beside its log, so that the rates and priors of that task are used")
 
 
 def generic_notes(forecasts) -> list[str]:
