@@ -40,7 +40,7 @@ def test_a_run_folders_config_names_its_model_data_set_and_planned_length(tmp_pa
         {"model_name_or_path": "Qwen/Qwen2.5-Math-1.5B", "train_data_path": "data/MATH/train.jsonl",
          "n_grpo_steps": 200, "lr": 1e-5, "seed": 3}))
     (_run(tmp_path / "runs" / "b") / "config.yaml").write_text(
-        "model:\n  name: Qwen/Qwen2.5-0.5B-Instruct\ndataset: openai/gsm8k\ntrainer:\n  max_steps: 150\n")
+        "model:\n  name: Qwen/Qwen2.5-0.5B-Instruct\ndataset: openai/gsm8k\ntrainer:\n  max_steps: 150.0\n")
     df = el.load(str(tmp_path / "runs"), warn=False)
     a, b = _meta(df, "a"), _meta(df, "b")
     assert (a["model"], a["dataset"], a["seed"], json.loads(a["config"])) == \
@@ -93,5 +93,14 @@ def test_a_config_that_does_not_parse_or_describes_no_one_run_is_said_and_not_ap
     notes = " | ".join(" ".join(x["notes"]) for x in el.row_accounts(df))
     assert "config.json: the run's config does not read (" in notes
     assert "config.yaml: the run's config does not read (expected an object of settings)" in notes
-    assert "not applied: the folder holds 2 run files" in notes
+    assert "not applied: the folder holds 2 runs' files or folders" in notes
     assert "the run's config (training_args.json)" not in notes  # nothing filled, nothing said
+
+
+def test_a_sweeps_own_config_beside_its_run_folders_is_said_and_not_applied(tmp_path):
+    _run(tmp_path / "sweep" / "lr1"), _run(tmp_path / "sweep" / "lr2")
+    (tmp_path / "sweep" / "config.yaml").write_text("model: Qwen/Qwen2.5-Math-1.5B\n")
+    df = el.load(str(tmp_path / "sweep"), warn=False)
+    assert sorted(pd.unique(df["run_id"])) == ["lr1", "lr2"] and (table.runs(df)["model"] == "").all()
+    notes = " ".join(n for x in el.row_accounts(df) for n in x["notes"])
+    assert "config.yaml: not applied: the folder holds 2 runs' files or folders" in notes

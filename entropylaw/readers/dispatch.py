@@ -321,8 +321,8 @@ def _folder_config(folder: Path, members: list[str]):
         why = describe_os_error(err) if isinstance(err, OSError) else err
         return path, None, f"{path}: the run's config does not read ({why}): the run is read without it"
     if len(members) != 1:
-        return path, None, (f"{path}: not applied: the folder holds {len(members)} run files, and which run the "
-                            "config describes is not said")
+        return path, None, (f"{path}: not applied: the folder holds {len(members)} runs' files or folders, and "
+                            "which run the config describes is not said")
     return path, meta, None
 
 

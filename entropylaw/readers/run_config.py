@@ -77,8 +77,8 @@ def meta_from_run_config(config: dict) -> dict:
         if model:
             meta["model"] = _model_name(model)
     out: dict = {}
-    planned = _lookup(config, PLANNED_KEYS, int)
-    if planned is not None and not isinstance(planned, bool) and planned > 0:
+    planned = _lookup(config, PLANNED_KEYS, (int, float))  # YAML may write 200.0
+    if planned is not None and not isinstance(planned, bool) and planned > 0 and float(planned).is_integer():
         out["total_steps"] = int(planned)
     files = _lookup(config, TRAIN_FILE_KEYS, (list, str))
     if isinstance(files, list) and all(isinstance(f, str) for f in files) and files:
