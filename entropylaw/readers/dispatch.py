@@ -308,24 +308,6 @@ def _skipped(source: str, err: EntropyLawError) -> tuple[pd.DataFrame, IngestRep
     return table.empty(), report
 
 
-def _folder_config(folder: Path, members: list[str]):
-    """The folder's run config as :func:`_load_one` passes it to its run file: ``(path, meta,
-    why not)``: ``meta`` where it reads and the folder holds one run file, else ``why not`` says
-    why it is not applied; None where the folder has none."""
-    path = run_config.find(folder)
-    if path is None:
-        return None
-    try:
-        meta = run_config.meta_from_run_config(run_config.read(path))
-    except (ValueError, OSError) as err:  # a JSON or YAML error, an unreadable file
-        why = describe_os_error(err) if isinstance(err, OSError) else err
-        return path, None, f"{path}: the run's config does not read ({why}): the run is read without it"
-    if len(members) != 1:
-        return path, None, (f"{path}: not applied: the folder holds {len(members)} runs' files or folders, and "
-                            "which run the config describes is not said")
-    return path, meta, None
-
-
 def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = False,
               strict: bool = False, config=None) -> list[tuple[pd.DataFrame, IngestReport]]:
     fmt = detect_format(source)
@@ -335,7 +317,8 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
             raise EntropyLawError(f"{source}: directory holds no run files (expected tidy .parquet/.csv tables, "
                                   "veRL .log/.jsonl, trainer_state.json, TensorBoard or W&B runs, or one folder "
                                   "per run holding them)")
-        folder_config = _folder_config(Path(source), members)
+        # its own config, else the one of the folder holding it (said where it is not applied)
+        folder_config = run_config.of_folder(Path(source), members) or run_config.passed_down(config, members)
         out, aside = [], []
         for k, member in enumerate(members):
             try:
@@ -365,7 +348,7 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
     out = []
     raws = read_raw(source, fmt, opts)
     if config is not None and raws:
-        _with_config(raws, *config)
+        run_config.apply(raws, *config)
     for raw in raws:
         raw.report.format = fmt
         try:
@@ -382,19 +365,6 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
         detail = "; ".join(r.line().split(": ", 1)[1] for _, r in out)
         raise EntropyLawError(f"{source}: no usable rows ({detail})")
     return out
-
-
-def _with_config(raws: list[RawRun], path: Path, meta: dict | None, why_not: str | None) -> None:
-    """The folder's run config filled into its one run's metadata where the log is silent, said in
-    the row account; where it is not applied, why."""
-    report = raws[0].report
-    if meta is not None and len(raws) > 1:
-        why_not = f"{path}: not applied: the file beside it holds {len(raws)} runs, and which run it describes is not said"
-    if why_not:
-        report.note(why_not)
-        return
-    if run_config.fill(raws[0].meta, meta):
-        report.note(run_config.said(path, meta))
 
 
 def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool = False,

@@ -23,6 +23,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from entropylaw.errors import describe_os_error
+
 from entropylaw.readers.wandb_offline import MODEL_KEYS, _lookup, _model_name, meta_from_config
 
 # the names trainers give the run's settings, in the order looked for
@@ -120,3 +122,46 @@ def fill(raw_meta: dict, meta: dict) -> list[str]:
             raw_meta[key] = value
             filled.append(key)
     return filled
+
+
+# ---------------------------------------------------------------- what dispatch.load does with it
+def of_folder(folder: Path, members: list[str]):
+    """The folder's run config as :func:`entropylaw.readers.dispatch.load` passes it to its run
+    file: ``(path, meta, why not)``: ``meta`` where it reads and the folder holds one run file,
+    else ``why not`` says why it is not applied; None where the folder has none."""
+    path = find(folder)
+    if path is None:
+        return None
+    try:
+        meta = meta_from_run_config(read(path))
+    except (ValueError, OSError) as err:  # a JSON or YAML error, an unreadable file
+        why = describe_os_error(err) if isinstance(err, OSError) else err
+        return path, None, f"{path}: the run's config does not read ({why}): the run is read without it"
+    if len(members) != 1:
+        return path, None, (f"{path}: not applied: the folder holds {len(members)} runs' files or folders, and "
+                            "which run the config describes is not said")
+    return path, meta, None
+
+
+def passed_down(config, members: list[str]):
+    """A config passed down from the folder above to a run folder: applied where this folder too
+    holds one run file, else said why not."""
+    if config is None or config[1] is None or len(members) == 1:
+        return config
+    return config[0], None, (f"{config[0]}: not applied: the run folder holds {len(members)} runs' files or "
+                             "folders, and which run the config describes is not said")
+
+
+def apply(raws: list, path: Path, meta: dict | None, why_not: str | None) -> None:
+    """The folder's run config filled into its one run's metadata (``raws``: the
+    :class:`~entropylaw.readers.common.RawRun` objects its file read) where the log is silent,
+    said in the row account; where it is not applied, why."""
+    report = raws[0].report
+    if meta is not None and len(raws) > 1:
+        why_not = (f"{path}: not applied: the file beside it holds {len(raws)} runs, and which one it describes "
+                   "is not said")
+    if why_not:
+        report.note(why_not)
+        return
+    if fill(raws[0].meta, meta):
+        report.note(said(path, meta))
