@@ -510,3 +510,24 @@ def test_the_one_line_view_says_how_many_take_offs_carry_their_sweeps_climb_on()
         "serve their task (or, where the key names none, their model))" in said(carried, carried)
     assert "(mixed with its own climb; 1 of them with the climb carried on at their sweep's rate)" in said(carried, own)
     assert "(mixed with its own climb)," in said(own, own)
+
+
+def test_a_benchmarks_hub_copy_is_its_task_for_the_rates_and_a_subset_is_not():
+    """veRL names MATH after its hub copy (MATH-lighteval); the stored MATH take-offs are the CS336
+    course's, logged as math: one task. MATH-500 (500 of the test problems) stays its own."""
+    from entropylaw.fit.forecast.takeoff import takeoff_rates
+    from entropylaw.fit.forecast.tasks import task_of
+
+    math = {"rho": [0.9] * 21, "recipes": ["cs336"], "models": ["qwen2.5-math-1.5b"]}
+    rates = {"take-off": {"rho": [0.1] * 21, "tasks": {"math": math}, "models": {}}}
+    steps = np.arange(1.0, 60.0, 5.0)
+    for key, dataset, task in (("val/DigitalLearningGmbH/MATH-lighteval/reward/mean@1", "", "math"),
+                               ("val/hendrycks_math/acc", "", "math"),
+                               ("val/accuracy", "EleutherAI/hendrycks_math", "math"),
+                               ("val/math500", "", "math500"), ("val/HuggingFaceH4/MATH-500", "", "math-500")):
+        assert task_of(key, dataset) == task, key
+        whose = takeoff_rates(rates, {"task": task, "model": "qwen2.5-math-1.5b"})[1]
+        assert whose == ("runs of task 'math'" if task == "math" else ALL_RECIPES), key
+    run = RunData.from_arrays(steps, 0.04 + 0.3 * np.log1p(steps) / np.log(60),
+                              target_key="val/DigitalLearningGmbH/MATH-lighteval")
+    assert run.task == "math"

@@ -24,6 +24,22 @@ from __future__ import annotations
 
 import re
 
+# one data set under the names of its hub copies (veRL's preprocessors name MATH's folders after them):
+# one task for the rates and priors learned from runs. A subset stays apart (MATH-500 is 500 of the test
+# problems: another validation set, read with its own size)
+SAME_AS = {"math-lighteval": "math", "hendrycks_math": "math", "hendrycks-math": "math", "competition_math": "math",
+           "competition-math": "math"}
+
+
+def same_as(name: str) -> str:
+    """The name of the data set ``name`` is a copy of (:data:`SAME_AS`), else ``name``.
+
+    >>> same_as("math-lighteval"), same_as("math500"), same_as("gsm8k")
+    ('math', 'math500', 'gsm8k')
+    """
+    return SAME_AS.get(name, name)
+
+
 # words that name a measure or a split, not a benchmark: a data set (or, in fit.forecast.tasks, a
 # validation key) made only of them names no task
 GENERIC = frozenset({"accuracy", "acc", "score", "scores", "reward", "rewards", "mean", "correct", "pass@1", "pass1",

@@ -53,7 +53,7 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
-from entropylaw.readers.datasets import dataset_name
+from entropylaw.readers.datasets import dataset_name, same_as
 from entropylaw.readers.names import model_from_filename, model_name_from_path, run_id_from_path
 from entropylaw.readers.keys import detect_keys
 from entropylaw.readers.printed import number
@@ -276,7 +276,6 @@ _MODEL_ARG = re.compile(r"actor_rollout_ref\.model\.path=(\S+)")
 _MODEL_ECHO = re.compile(r"'path':\s*'([^']+)'")
 _ESTIMATOR = re.compile(r"algorithm\.adv_estimator=([\w-]+)|'adv_estimator':\s*'([\w-]+)'")
 _ALGO_ALIASES = {"gae": "ppo"}
-_DATASET_ALIASES = {"math-lighteval": "math", "math500": "math500", "hendrycks_math": "math"}
 
 
 
@@ -289,7 +288,7 @@ def _dataset_from_files(text: str) -> str:
     """
     names = dataset_name(_PARQUET.findall(text)).split("+")
     # veRL's preprocessors name MATH's folders after their hub copies; the run trained on MATH
-    return "+".join(dict.fromkeys(_DATASET_ALIASES.get(n, n) for n in names if n))
+    return "+".join(dict.fromkeys(same_as(n) for n in names if n))
 
 
 def dataset_from_val_keys(keys) -> str:
@@ -297,7 +296,7 @@ def dataset_from_val_keys(keys) -> str:
     names = []
     for canon in detect_keys(keys).val:
         bench = canon.removeprefix("val/").rsplit("/", 1)[-1].lower()
-        bench = _DATASET_ALIASES.get(bench, bench)
+        bench = same_as(bench)
         if bench != "mean" and bench not in names:
             names.append(bench)
     return "+".join(names)

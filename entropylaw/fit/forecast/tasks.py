@@ -21,7 +21,7 @@ of 0.5: every climb seen in the real runs at hand (GSM8K, GSM8K+MATH, code gener
 lies well inside, and a window's own rate moves the forecast as soon as it is measured.
 
 >>> task_of("val/openai/gsm8k"), task_of("val/DigitalLearningGmbH/MATH-lighteval"), task_of("score", "gsm8k")
-('gsm8k', 'math-lighteval', 'gsm8k (training reward)')
+('gsm8k', 'math', 'gsm8k (training reward)')
 >>> p = new_task_prior({"gsm8k": 0.07, "code": 0.12})
 >>> p["kind"], p["c"], p["nu"], p["tasks"]
 ('new task', [0.095, 0.15], 3.0, ['code', 'gsm8k'])
@@ -33,7 +33,7 @@ import numpy as np
 
 from entropylaw.fit.robust import mad_sigma
 # the data set rule lives with the readers, which name a run's data set from its log; a task here is that name
-from entropylaw.readers.datasets import GENERIC, dataset_name
+from entropylaw.readers.datasets import GENERIC, dataset_name, same_as
 from entropylaw.readers.datasets import measure_stem as _stem
 from entropylaw.readers.names import model_name_from_path
 from entropylaw.terminal import count
@@ -50,13 +50,18 @@ def task_of(target_key: str, dataset: str = "") -> str:
     last part (lower case); the run's data set for ``val/mean``; a training score is its own
     task per data set (its noise and pace differ from a validation pass).
 
+    A benchmark's hub copies are one task (:func:`~entropylaw.readers.datasets.same_as`: veRL's
+    ``MATH-lighteval`` is MATH, as the CS336 course's ``math`` is), its subsets are not (MATH-500).
+
     >>> task_of("val/math_accuracy"), task_of("val/accuracy", "MATH"), task_of("val/accuracy")
     ('math', 'math', 'accuracy')
+    >>> task_of("val/DigitalLearningGmbH/MATH-lighteval/reward/mean@1"), task_of("val/math500")
+    ('math', 'math500')
     """
     key = str(target_key)
-    ds = dataset_name(dataset)
+    ds = "+".join(same_as(d) for d in dataset_name(dataset).split("+")) if dataset else ""
     if key.startswith("val/") and key != "val/mean":
-        return benchmark_of(key) or ds or key.rsplit("/", 1)[-1].lower()
+        return same_as(benchmark_of(key) or ds or key.rsplit("/", 1)[-1].lower())
     ds = ds or "unknown"
     return ds if key.startswith("val/") else f"{ds} (training reward)"
 
