@@ -79,28 +79,32 @@ def test_what_the_log_states_and_what_the_user_gives_win_over_the_config(tmp_pat
     assert (_meta(given, run_id)["model"], _meta(given, run_id)["dataset"]) == ("Llama-3.1-8B", "gsm8k")
 
 
-def test_a_config_that_does_not_parse_or_describes_no_one_run_is_said_and_not_applied(tmp_path):
+def test_a_config_that_does_not_parse_is_said_and_one_beside_two_logs_describes_both(tmp_path):
     (_run(tmp_path / "runs" / "a") / "config.json").write_text('{"model": "Qwen2.5-7B",')  # cut off
     (_run(tmp_path / "runs" / "b") / "config.yaml").write_text("- a list\n- of things\n")
     two = _run(tmp_path / "runs" / "c")
     _run(two, name="second.jsonl")
+    (two / "console.log").write_text("loading weights\n")  # the trainer's output beside them: left out
     (two / "config.json").write_text(json.dumps({"model": "Qwen2.5-7B"}))
     (_run(tmp_path / "runs" / "d") / "training_args.json").write_text(json.dumps({"max_steps": -1}))  # HF: unset
     df = el.load(str(tmp_path / "runs"), warn=False)
     assert sorted(pd.unique(df["run_id"])) == ["a", "b", "c", "d", "second"]  # every log read
     meta = table.runs(df).set_index("run_id")
-    assert (meta["model"] == "").all() and (meta["config"] == "{}").all()
+    assert list(meta.loc[["c", "second"], "model"]) == ["Qwen2.5-7B", "Qwen2.5-7B"]
+    assert (meta.loc[["a", "b", "d"], "model"] == "").all() and (meta["config"] == "{}").all()
     notes = " | ".join(" ".join(x["notes"]) for x in el.row_accounts(df))
     assert "config.json: the run's config does not read (" in notes
     assert "config.yaml: the run's config does not read (expected an object of settings)" in notes
-    assert "not applied: the folder holds 2 runs' files or folders" in notes
+    assert notes.count("the run's config (config.json): model Qwen2.5-7B") == 2
     assert "the run's config (training_args.json)" not in notes  # nothing filled, nothing said
 
 
-def test_a_sweeps_own_config_beside_its_run_folders_is_said_and_not_applied(tmp_path):
+def test_a_sweeps_own_config_beside_its_run_folders_fills_what_a_runs_own_leaves_out(tmp_path):
     _run(tmp_path / "sweep" / "lr1"), _run(tmp_path / "sweep" / "lr2")
-    (tmp_path / "sweep" / "config.yaml").write_text("model: Qwen/Qwen2.5-Math-1.5B\n")
+    (tmp_path / "sweep" / "config.yaml").write_text("model: Qwen/Qwen2.5-Math-1.5B\ndataset: MATH\nn_grpo_steps: 100\n")
+    (tmp_path / "sweep" / "lr2" / "config.json").write_text(json.dumps({"n_grpo_steps": 300, "dataset": "gsm8k"}))
     df = el.load(str(tmp_path / "sweep"), warn=False)
-    assert sorted(pd.unique(df["run_id"])) == ["lr1", "lr2"] and (table.runs(df)["model"] == "").all()
-    notes = " ".join(n for x in el.row_accounts(df) for n in x["notes"])
-    assert "config.yaml: not applied: the folder holds 2 runs' files or folders" in notes
+    meta = table.runs(df).set_index("run_id")
+    assert list(meta["model"]) == ["Qwen/Qwen2.5-Math-1.5B"] * 2
+    assert list(meta["dataset"]) == ["math", "gsm8k"]  # the run's own config first
+    assert [json.loads(c)["total_steps"] for c in meta["config"]] == [100, 300]

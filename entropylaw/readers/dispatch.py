@@ -255,10 +255,10 @@ def _directory_members(path: Path, nested: bool = True) -> list[str]:
     files or run folders of its own, its plain subfolders that do (``nested``, one level) are
     its members. A directory with runs of its own keeps its plain subfolders out (``offsets/``
     beside the runs it describes, ``reference/`` CSVs beside a ``wandb/`` folder). A file of a
-    run folder that no reader can read (a ``config.json``, the trainer's console output) is
-    left out, said in the row account, where another file of the folder reads
-    (:func:`_load_one`; ``strict``: an error). A run's config (``config.json``, ``args.json``, ...:
-    :mod:`~entropylaw.readers.run_config`) is no run file: it describes the folder's run."""
+    run folder that no reader can read (the trainer's console output) is left out, said in the
+    row account, where another file of the folder reads (:func:`_load_one`; ``strict``: an
+    error). A run's config (``config.json``, ``args.json``, ...: :mod:`~entropylaw.readers.run_config`)
+    is no run file: it describes the folder's runs."""
     members, folders = [], []
     for child in sorted(path.iterdir()):
         if child.name.startswith(".") or (child.is_file() and run_config.is_config(child)):
@@ -317,15 +317,14 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
             raise EntropyLawError(f"{source}: directory holds no run files (expected tidy .parquet/.csv tables, "
                                   "veRL .log/.jsonl, trainer_state.json, TensorBoard or W&B runs, or one folder "
                                   "per run holding them)")
-        # its own config, else the one of the folder holding it (said where it is not applied)
-        folder_config = run_config.of_folder(Path(source), members) or run_config.passed_down(config, members)
+        folder_config = run_config.of_folder(Path(source), config)  # its own, else the folder's above
         out, aside = [], []
         for k, member in enumerate(members):
+            passed = folder_config if k == 0 or folder_config is None else (*folder_config[:2], None)  # said once
             try:
-                out.extend(_load_one(member, opts, depth + 1, skip_bad=skip_bad, strict=strict,
-                                     config=folder_config if k == 0 else None))
+                out.extend(_load_one(member, opts, depth + 1, skip_bad=skip_bad, strict=strict, config=passed))
             except (EntropyLawError, OSError) as err:
-                if depth >= 1 and not strict:  # a run folder's other files: its config, its console output
+                if depth >= 1 and not strict:  # a run folder's other files: the trainer's console output
                     aside.append((member, err))
                     continue
                 if not skip_bad:

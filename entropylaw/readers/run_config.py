@@ -6,9 +6,10 @@ A custom trainer's log (``runs/<name>/metrics.jsonl``) names a score ``answer_ac
 model; its config names ``Qwen/Qwen2.5-Math-1.5B``, ``data/MATH/train.jsonl`` and 200 GRPO steps.
 With them, the forecast knows the run's task and model (the take-off rates and priors of its
 kind, :mod:`entropylaw.fit.forecast.takeoff`) and the step the gain to go runs to. Read by
-:func:`entropylaw.readers.dispatch.load` for a folder that holds one run: what the log states
-wins, a flag given by the user wins over both; a config that does not parse is said in the row
-account and the log is read without it.
+:func:`entropylaw.readers.dispatch.load`: a config describes the runs of its folder, and of the
+run folders in it that have none of their own (a sweep's base config), where their logs are
+silent: what a log states wins, a flag given by the user wins over both; a config that does not
+parse is said in the row account and the logs are read without it.
 
 >>> meta = meta_from_run_config({"model": "Qwen/Qwen2.5-Math-1.5B", "n_grpo_steps": 200,
 ...                              "train_data_path": "data/MATH/train.jsonl", "lr": 1e-5})
@@ -125,43 +126,33 @@ def fill(raw_meta: dict, meta: dict) -> list[str]:
 
 
 # ---------------------------------------------------------------- what dispatch.load does with it
-def of_folder(folder: Path, members: list[str]):
-    """The folder's run config as :func:`entropylaw.readers.dispatch.load` passes it to its run
-    file: ``(path, meta, why not)``: ``meta`` where it reads and the folder holds one run file,
-    else ``why not`` says why it is not applied; None where the folder has none."""
+def of_folder(folder: Path, above=None):
+    """The config :func:`entropylaw.readers.dispatch.load` passes to the run files of ``folder``:
+    ``(path, meta, why not)``, its own (``meta`` where it reads, else ``why not`` says why it is
+    not applied), else ``above`` (the config of the folder holding it: a sweep's own, beside its
+    run folders); None where there is none."""
     path = find(folder)
     if path is None:
-        return None
+        return above
     try:
         meta = meta_from_run_config(read(path))
     except (ValueError, OSError) as err:  # a JSON or YAML error, an unreadable file
         why = describe_os_error(err) if isinstance(err, OSError) else err
         return path, None, f"{path}: the run's config does not read ({why}): the run is read without it"
-    if len(members) != 1:
-        return path, None, (f"{path}: not applied: the folder holds {len(members)} runs' files or folders, and "
-                            "which run the config describes is not said")
+    if above is not None and above[1]:  # the sweep's config fills what the run's own leaves out
+        fill(meta, above[1])
     return path, meta, None
 
 
-def passed_down(config, members: list[str]):
-    """A config passed down from the folder above to a run folder: applied where this folder too
-    holds one run file, else said why not."""
-    if config is None or config[1] is None or len(members) == 1:
-        return config
-    return config[0], None, (f"{config[0]}: not applied: the run folder holds {len(members)} runs' files or "
-                             "folders, and which run the config describes is not said")
-
-
 def apply(raws: list, path: Path, meta: dict | None, why_not: str | None) -> None:
-    """The folder's run config filled into its one run's metadata (``raws``: the
-    :class:`~entropylaw.readers.common.RawRun` objects its file read) where the log is silent,
-    said in the row account; where it is not applied, why."""
-    report = raws[0].report
-    if meta is not None and len(raws) > 1:
-        why_not = (f"{path}: not applied: the file beside it holds {len(raws)} runs, and which one it describes "
-                   "is not said")
+    """The config filled into the metadata of each run a file of its folder read (``raws``: the
+    :class:`~entropylaw.readers.common.RawRun` objects) where the log is silent, said in each
+    run's row account; where it does not read, why (``why_not``, said once: the caller passes it
+    with the folder's first file)."""
     if why_not:
-        report.note(why_not)
+        raws[0].report.note(why_not)
+    if meta is None:
         return
-    if fill(raws[0].meta, meta):
-        report.note(said(path, meta))
+    for raw in raws:
+        if fill(raw.meta, meta):
+            raw.report.note(said(path, meta))
