@@ -60,18 +60,18 @@ def run_id_from_path(path) -> str:
 
 
 def model_from_filename(path) -> str:
-    """The model named in a file name, when one ``_``-separated part clearly is one.
+    """The model named in a file name, when one ``_``-separated part clearly is one; for a file
+    of a generic name (``metrics.jsonl``), in its run folder's name (:func:`run_id_from_path`).
 
     >>> model_from_filename("verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512.log")
     'qwen2.5-0.5b-instruct'
-    >>> model_from_filename("run_7.log")
-    ''
+    >>> model_from_filename("run_7.log"), model_from_filename("runs/qwen2.5-math-1.5b_lr1e-5/metrics.jsonl")
+    ('', 'qwen2.5-math-1.5b')
     """
     import math
     import re
-    from pathlib import PurePath
 
-    stem = _stem(PurePath(str(path)).name)
+    stem = run_id_from_path(path)
     hits = [part for part in re.split(r"[_\s]+", stem)
             if re.search(r"[A-Za-z]{2,}", part) and not math.isnan(params_from_name(part))]
     return hits[0] if len(hits) == 1 else ""
