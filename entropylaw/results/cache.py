@@ -31,8 +31,10 @@ import pandas as pd
 from entropylaw.table import parallel
 import entropylaw.table as tt
 from entropylaw.errors import EntropyLawError
+from entropylaw.fit.forecast import sweep
 from entropylaw.fit.forecast.core import DEFAULT, forecast
 from entropylaw.fit.forecast.data import RunData
+from entropylaw.fit.forecast.decide import log_facts
 from entropylaw.fit.run import fit_run
 from entropylaw.results.notes import capture, tag
 
@@ -98,11 +100,11 @@ def _fit_entry(t: pd.DataFrame, run_id: str) -> tuple:
         return _key(t, run_id), (None, [], err)
 
 
-def _prime(entry, t: pd.DataFrame, run_ids, prefix: tuple = ()) -> None:
+def _prime(entry, t: pd.DataFrame, run_ids) -> None:
     """Compute the cache entries ``entry`` gives for the runs not cached yet, a project's in
     forked processes (:func:`entropylaw.table.parallel.map_runs`): the same values, on all cores."""
     parts = tt.split_runs(t, run_ids)
-    missing = [r for r in run_ids if prefix + _key(parts.get(r, t), r) not in _CACHE]
+    missing = [r for r in run_ids if _key(parts.get(r, t), r) not in _CACHE]
     if len(missing) >= parallel.MIN_RUNS:
         for key, value in parallel.map_runs(entry, t, missing):
             _store(key, value)
@@ -116,29 +118,53 @@ def fit_result(t: pd.DataFrame, run_id: str):
     return _CACHE[key]
 
 
-def forecast_result(t: pd.DataFrame, run_id: str, fit_frac: float, n_boot: int, conf: float):
+def forecast_result(t: pd.DataFrame, run_id: str, fit_frac: float, n_boot: int, conf: float, sweeps=None):
     """``(run, forecast, [warnings])`` of one run from its first ``fit_frac`` (the default
-    method and the law's ceiling), computed once per content; raises the forecast's error."""
-    key = ("forecast", fit_frac, n_boot, conf) + _key(t, run_id)
+    method and the law's ceiling), computed once per content and sweep; raises the forecast's
+    error. ``sweeps``: the runs' sweeps (:func:`sweeps_of`), as ``entropylaw forecast`` pools them."""
+    key = _forecast_key(t, run_id, fit_frac, n_boot, conf, sweeps)
     if key not in _CACHE:
-        _store(*_forecast_entry(t, run_id, fit_frac, n_boot, conf))
+        _store(*_forecast_entry(t, run_id, fit_frac, n_boot, conf, sweeps))
     run, fc, caught, err = _CACHE[key]
     if err is not None:
         raise err
     return run, fc, caught
 
 
-def _forecast_entry(t: pd.DataFrame, run_id: str, fit_frac: float, n_boot: int, conf: float) -> tuple:
-    """``(cache key, (run, forecast, [warnings], error))`` of one run's forecast."""
-    key = ("forecast", fit_frac, n_boot, conf) + _key(t, run_id)
+def _forecast_key(t, run_id, fit_frac, n_boot, conf, sweeps) -> tuple:
+    """A forecast's cache key: the run's content and what it is pooled with (its sweep's rates)."""
+    mine = (sweeps or {}).get(run_id)
+    return ("forecast", fit_frac, n_boot, conf, None if mine is None else json.dumps(mine, sort_keys=True,
+                                                                                     default=str)) + _key(t, run_id)
+
+
+def _forecast_entry(t: pd.DataFrame, run_id: str, fit_frac: float, n_boot: int, conf: float, sweeps=None) -> tuple:
+    """``(cache key, (run, forecast, [warnings], error))`` of one run's forecast, as
+    :func:`~entropylaw.fit.forecast.core.forecast_table` makes it: with what its log says of its
+    plan and timing, and its sweep."""
+    key = _forecast_key(t, run_id, fit_frac, n_boot, conf, sweeps)
     try:
         run = RunData.from_table(t, run_id)
         methods = [DEFAULT, LAW_METHOD]  # the decision's curve is fitted by forecast() itself
         fc, caught = capture(lambda: forecast(run, fit_frac=fit_frac, methods=methods, conf=conf, n_boot=n_boot,
-                                              seed=0))
+                                              seed=0, log=log_facts(t, run_id), sweep=(sweeps or {}).get(run_id)))
         return key, (run, fc, caught, None)
     except EntropyLawError as err:
         return key, (None, None, [], err)
+
+
+def sweeps_of(t: pd.DataFrame, fit_frac: float) -> dict:
+    """Each run's sweep among every run of ``t`` (:func:`~entropylaw.fit.forecast.sweep.sweeps`):
+    what ``entropylaw forecast`` pools, so that the report forecasts a sweep's runs as it does."""
+    ids = tt.run_ids(t)
+    if len(ids) < 3:
+        return {}
+    parts = tt.split_runs(t, ids)
+    # the runs' contents and where they were read from (a run alone in its folder joins its parent's sweep)
+    key = ("sweeps", fit_frac, tuple(tt.runs(t)["source"].astype(str))) + tuple(_key(parts.get(r, t), r) for r in ids)
+    if key not in _CACHE:
+        _store(key, sweep.sweeps(t, ids, None, "entropy", None, {"fit_frac": fit_frac}))
+    return _CACHE[key]
 
 
 def prime_fits(t: pd.DataFrame, run_ids) -> None:
@@ -146,10 +172,14 @@ def prime_fits(t: pd.DataFrame, run_ids) -> None:
     _prime(_fit_entry, t, run_ids)
 
 
-def prime_forecasts(t: pd.DataFrame, run_ids, fit_frac: float, n_boot: int, conf: float) -> None:
+def prime_forecasts(t: pd.DataFrame, run_ids, fit_frac: float, n_boot: int, conf: float, sweeps=None) -> None:
     """Forecast the runs of ``run_ids`` not cached yet (a project's on all cores)."""
-    _prime(functools.partial(_forecast_entry, fit_frac=fit_frac, n_boot=n_boot, conf=conf), t, run_ids,
-           ("forecast", fit_frac, n_boot, conf))
+    parts = tt.split_runs(t, run_ids)
+    missing = [r for r in run_ids if _forecast_key(parts.get(r, t), r, fit_frac, n_boot, conf, sweeps) not in _CACHE]
+    if len(missing) >= parallel.MIN_RUNS:
+        entry = functools.partial(_forecast_entry, fit_frac=fit_frac, n_boot=n_boot, conf=conf, sweeps=sweeps)
+        for key, value in parallel.map_runs(entry, t, missing):
+            _store(key, value)
 
 
 def fitted_runs(t: pd.DataFrame, run_ids):
@@ -172,14 +202,16 @@ def fitted_runs(t: pd.DataFrame, run_ids):
 
 def forecast_runs(t: pd.DataFrame, run_ids, fit_frac: float, n_boot: int, conf: float) -> tuple[dict, list[str]]:
     """``{run_id: (run, forecast) or the error that stopped it}`` and the warnings raised,
-    each run forecast once per content (:func:`forecast_result`)."""
+    each run forecast once per content and sweep (:func:`forecast_result`), a sweep's runs
+    pooled as ``entropylaw forecast`` pools them (:func:`sweeps_of`)."""
     out, notes = {}, []
     ids = list(run_ids)
-    prime_forecasts(t, ids, fit_frac, n_boot, conf)
+    sweeps = sweeps_of(t, fit_frac)
+    prime_forecasts(t, ids, fit_frac, n_boot, conf, sweeps)
     parts = tt.split_runs(t, ids)
     for run_id in ids:
         try:
-            run, fc, caught = forecast_result(parts.get(run_id, t), run_id, fit_frac, n_boot, conf)
+            run, fc, caught = forecast_result(parts.get(run_id, t), run_id, fit_frac, n_boot, conf, sweeps)
         except EntropyLawError as err:
             out[run_id] = err
             continue

@@ -1,0 +1,41 @@
+"""The report forecasts a sweep's runs as ``entropylaw forecast`` does: pooled with their sweep,
+with what the log says of the run's plan (entropylaw.results.cache)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import entropylaw as el
+from entropylaw.fit.forecast.core import DEFAULT, forecast_table
+from entropylaw.results.cache import LAW_METHOD, forecast_runs
+
+
+def _sweep(root, rates=(0.9, 1.0, 1.1, 1.2)):
+    for i, c in enumerate(rates):
+        folder = root / f"grpo_lr{i}e-6"
+        folder.mkdir(parents=True)
+        rows = []
+        for step in range(1, 101):
+            rows.append({"type": "train", "grpo_step": step, "token_entropy": 0.9 / step ** 0.3,
+                         "train_reward": min(0.9, 0.01 * step)})
+            if step % 5 == 0 or step == 1:
+                z = math.log(0.04 / 0.96) + c * math.log1p(step)
+                rows.append({"type": "eval", "grpo_step": step, "answer_accuracy": round(1 / (1 + math.exp(-z)), 4),
+                             "num_examples": 1024})
+        (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (folder / "config.json").write_text(json.dumps({"n_grpo_steps": 200}))
+
+
+def test_the_reports_forecasts_of_a_sweep_are_the_forecast_commands(tmp_path):
+    _sweep(tmp_path / "runs")
+    df = el.load(str(tmp_path / "runs"), warn=False)
+    computed, _ = forecast_runs(df, sorted(df["run_id"].unique()), 0.2, 60, 0.9)
+    table = forecast_table(df, fit_frac=0.2, methods=[DEFAULT, LAW_METHOD], n_boot=60, conf=0.9, seed=0)
+    for rid, (_, fc) in computed.items():
+        assert fc.regime.get("sweep_runs") == 3, rid  # pooled with the 3 others, as the command pools them
+        assert fc.decision["gain"]["to_step"] == 200  # the run's planned last step, from its config
+        assert fc.decision["gain"] == pytest.approx(table[rid].decision["gain"])
+        assert fc.final_point == pytest.approx(table[rid].final_point)
