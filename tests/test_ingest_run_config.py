@@ -49,9 +49,9 @@ def test_a_run_folders_config_names_its_model_data_set_and_planned_length(tmp_pa
     assert (b["model"], b["dataset"], json.loads(b["config"])) == ("Qwen/Qwen2.5-0.5B-Instruct", "gsm8k",
                                                                    {"total_steps": 150})
     notes = {x["source"].rsplit("/", 2)[-2]: " ".join(x["notes"]) for x in el.row_accounts(df)}
-    assert "the run's config (config.json): model Qwen/Qwen2.5-Math-1.5B, data set math, 200 planned steps" \
+    assert "runs/a/config.json): model Qwen/Qwen2.5-Math-1.5B, data set math, seed 3, 200 planned steps" \
         in notes["a"]
-    assert "the run's config (config.yaml)" in notes["b"]
+    assert "runs/b/config.yaml): model Qwen/Qwen2.5-0.5B-Instruct" in notes["b"]
     # the forecast's task and model are the config's: a score named answer_accuracy on MATH is MATH
     run = RunData.from_table(df, "a")
     assert (run.task, run.model) == ("math", "qwen2.5-math-1.5b")
@@ -67,16 +67,33 @@ def test_a_run_folder_given_directly_reads_beside_its_config(tmp_path):
     res = run_cli("summary", str(tmp_path / "qwen-run"), "--json")
     assert res.returncode == 0, res.stderr
     assert "skipped" not in res.stderr
+    assert _meta(el.load(str(tmp_path / "qwen-run"), warn=False), "qwen-run")["model"] == "Qwen/Qwen2.5-7B"
+    # a log given directly takes its folder's config too: `forecast runs/*/metrics.jsonl` reads as `forecast runs/`
+    direct = el.load(str(tmp_path / "qwen-run" / "metrics.jsonl"), warn=False)
+    assert _meta(direct, "qwen-run")["model"] == "Qwen/Qwen2.5-7B"
 
 
-def test_what_the_log_states_and_what_the_user_gives_win_over_the_config(tmp_path):
-    folder = _run(tmp_path / "runs" / "a", name="qwen2.5-7b_metrics.jsonl")  # the log's file names its model
-    (folder / "config.json").write_text(json.dumps({"model": "Qwen/Qwen2.5-Math-1.5B", "dataset": "math"}))
+def test_what_the_log_states_and_what_the_user_gives_win_over_the_config_and_a_names_guess_does_not(tmp_path):
+    # a model only guessed from the log's file or folder name gives way to the config's
+    folder = _run(tmp_path / "runs" / "qwen2.5-7b_lr1e-6", name="qwen2.5-7b_metrics.jsonl")
+    (folder / "config.json").write_text(json.dumps({"model": "Qwen/Qwen2.5-Math-7B", "dataset": "math"}))
     df = el.load(str(tmp_path / "runs"), warn=False)
     (run_id,) = table.run_ids(df)
-    assert (_meta(df, run_id)["model"], _meta(df, run_id)["dataset"]) == ("qwen2.5-7b", "math")
+    assert (_meta(df, run_id)["model"], _meta(df, run_id)["dataset"]) == ("Qwen/Qwen2.5-Math-7B", "math")
     given = el.load(str(tmp_path / "runs"), model="Llama-3.1-8B", dataset="gsm8k", warn=False)
     assert (_meta(given, run_id)["model"], _meta(given, run_id)["dataset"]) == ("Llama-3.1-8B", "gsm8k")
+    # a veRL console log that prints its model path states it: that wins
+    verl = tmp_path / "verl" / "a"
+    verl.mkdir(parents=True)
+    lines = ["python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2.5-1.5B-Instruct "
+             "trainer.total_training_steps=80"]
+    lines += [f"step:{s} - actor/entropy:{0.5 / s:.4f} - critic/score/mean:0.6" for s in range(1, 41)]
+    (verl / "train.log").write_text("\n".join(lines) + "\n")
+    (verl / "config.json").write_text(json.dumps({"model": "Qwen/Qwen2.5-Math-7B", "dataset": "math",
+                                                  "max_steps": 500}))
+    meta = _meta(el.load(str(verl), warn=False), "a")
+    assert meta["model"] == "Qwen2.5-1.5B-Instruct" and meta["dataset"] == "math"  # the log's model, the config's data
+    assert json.loads(meta["config"])["total_steps"] == 80  # the log's plan
 
 
 def test_a_config_that_does_not_parse_is_said_and_one_beside_two_logs_describes_both(tmp_path):
@@ -95,8 +112,8 @@ def test_a_config_that_does_not_parse_is_said_and_one_beside_two_logs_describes_
     notes = " | ".join(" ".join(x["notes"]) for x in el.row_accounts(df))
     assert "config.json: the run's config does not read (" in notes
     assert "config.yaml: the run's config does not read (expected an object of settings)" in notes
-    assert notes.count("the run's config (config.json): model Qwen2.5-7B") == 2
-    assert "the run's config (training_args.json)" not in notes  # nothing filled, nothing said
+    assert notes.count("c/config.json): model Qwen2.5-7B") == 2
+    assert "training_args.json" not in notes  # nothing filled, nothing said
 
 
 def test_a_sweeps_own_config_beside_its_run_folders_fills_what_a_runs_own_leaves_out(tmp_path):
@@ -116,3 +133,65 @@ def test_a_run_folders_name_names_its_model_where_its_log_has_a_generic_name(tmp
     assert meta.loc["qwen2.5-math-1.5b_lr1e-5", "model"] == "qwen2.5-math-1.5b"
     assert meta.loc["qwen2.5-math-1.5b_lr1e-5", "n_params"] == 1.5e9
     assert meta.loc["grpo_lr2e-5", "model"] == ""  # a name that names no model: none guessed
+
+
+def test_hostile_configs_are_each_one_note_and_every_log_is_read(tmp_path):
+    cases = {
+        "deep": ("config.json", "[" * 200_000),  # JSON nested past the recursion limit
+        "bomb": ("config.yaml", "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                                "dataset: [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n"),  # aliases: billions of items
+        "huge": ("config.json", json.dumps({"pad": "x" * 300_000})),
+        "dir": ("config.json", None),  # a folder of that name
+    }
+    for name, (file, text) in cases.items():
+        folder = _run(tmp_path / "runs" / name)
+        if text is None:
+            (folder / file).mkdir()
+        else:
+            (folder / file).write_text(text)
+    df = el.load(str(tmp_path / "runs"), warn=False)
+    assert sorted(pd.unique(df["run_id"])) == sorted(cases) and (table.runs(df)["model"] == "").all()
+    notes = {x["source"].rsplit("/", 2)[-2]: " ".join(x["notes"]) for x in el.row_accounts(df)}
+    assert "does not read (nested too deeply for a settings file)" in notes["deep"]
+    assert "does not read (not valid YAML (an alias (*name)" in notes["bomb"]
+    assert "does not read (300011 bytes, more than a settings file holds)" in notes["huge"]
+    assert "config" not in notes["dir"]  # a folder is no config file
+
+
+def test_odd_values_in_a_config_are_not_taken(tmp_path):
+    (_run(tmp_path / "runs" / "bom") / "config.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(
+        {"model": "Qwen/Qwen2.5-7B"}).encode())  # a byte-order mark, as Windows editors write
+    (_run(tmp_path / "runs" / "odd") / "config.json").write_text(json.dumps(
+        {"dataset": [1, 2], "max_steps": 1e300, "model": "Qwen/Qwen2.5-7B"}))
+    meta = table.runs(el.load(str(tmp_path / "runs"), warn=False)).set_index("run_id")
+    assert meta.loc["bom", "model"] == "Qwen/Qwen2.5-7B"
+    assert (meta.loc["odd", "model"], meta.loc["odd", "dataset"], meta.loc["odd", "config"]) == \
+        ("Qwen/Qwen2.5-7B", "", "{}")  # no data set of [1, 2], no plan of 1e300 steps
+
+
+def test_every_config_file_of_a_folder_is_read_and_a_local_model_path_names_no_model(tmp_path):
+    """A TRL/HF output folder: the model's config.json (its _name_or_path a local copy) beside the
+    run's training_args.json."""
+    folder = _run(tmp_path / "runs" / "a")
+    (folder / "config.json").write_text(json.dumps({"_name_or_path": "/tmp/tmpk2x9z1", "model_type": "qwen2"}))
+    (folder / "training_args.json").write_text(json.dumps({"max_steps": 300, "dataset_name": "openai/gsm8k",
+                                                           "seed": 7}))
+    meta = _meta(el.load(str(tmp_path / "runs"), warn=False), "a")
+    assert (meta["model"], meta["dataset"], meta["seed"], json.loads(meta["config"])) == \
+        ("", "gsm8k", 7.0, {"total_steps": 300})
+
+
+def test_a_config_that_does_not_read_is_said_though_the_folders_first_file_does_not_read_either(tmp_path):
+    folder = _run(tmp_path / "runs" / "a")
+    (folder / "config.json").write_text("{oops")
+    (folder / "console.log").write_text("loading weights\n")  # sorts first, and no reader reads it
+    _run(tmp_path / "runs" / "b")
+    (tmp_path / "runs" / "b" / "config.json").write_text("{oops")
+    (tmp_path / "runs" / "config.yaml").write_text("model: Qwen/Qwen2.5-Math-1.5B\n")  # the sweep's
+    df = el.load(str(tmp_path / "runs"), warn=False)
+    kept = [x for x in el.row_accounts(df) if not x["skipped"]]
+    notes = {x["source"].rsplit("/", 2)[-2]: " ".join(x["notes"]) for x in kept}
+    assert "a/config.json: the run's config does not read" in notes["a"]
+    assert "b/config.json: the run's config does not read" in notes["b"]
+    # a run's own config that does not read leaves the sweep's to describe it
+    assert list(table.runs(df)["model"]) == ["Qwen/Qwen2.5-Math-1.5B"] * 2

@@ -39,3 +39,27 @@ def test_the_reports_forecasts_of_a_sweep_are_the_forecast_commands(tmp_path):
         assert fc.decision["gain"]["to_step"] == 200  # the run's planned last step, from its config
         assert fc.decision["gain"] == pytest.approx(table[rid].decision["gain"])
         assert fc.final_point == pytest.approx(table[rid].final_point)
+
+
+def test_the_reports_forecast_reads_the_logs_timing_and_follows_a_changed_config(tmp_path):
+    from entropylaw import table
+
+    recs = []
+    for i, c in enumerate((0.9, 1.0, 1.1)):
+        for step in range(1, 101):
+            recs += [(step, "entropy", 0.9 / step ** 0.3, f"r{i}"), (step, "timing_s/step", 30.0, f"r{i}")]
+            if step % 5 == 0 or step == 1:
+                z = math.log(0.04 / 0.96) + c * math.log1p(step)
+                recs.append((step, "val/math", 1 / (1 + math.exp(-z)), f"r{i}"))
+    df = table.stack([table.from_records([r[:3] for r in recs if r[3] == rid], run_id=rid)
+                      for rid in ("r0", "r1", "r2")])
+    computed, _ = forecast_runs(df, ["r0", "r1", "r2"], 0.2, 40, 0.9)
+    cost = computed["r0"][1].decision["cost"]
+    assert cost is not None and cost["per_step"] == 30.0 and "the log's timing" in cost["source"]
+    # the same values under another config: another forecast, not the one cached for the first
+    _sweep(tmp_path / "runs")
+    first = forecast_runs(el.load(str(tmp_path / "runs"), warn=False), ["grpo_lr0e-6"], 0.2, 40, 0.9)[0]
+    for folder in (tmp_path / "runs").iterdir():
+        (folder / "config.json").write_text(json.dumps({"n_grpo_steps": 400}))
+    again = forecast_runs(el.load(str(tmp_path / "runs"), warn=False), ["grpo_lr0e-6"], 0.2, 40, 0.9)[0]
+    assert [x["grpo_lr0e-6"][1].decision["gain"]["to_step"] for x in (first, again)] == [200, 400]

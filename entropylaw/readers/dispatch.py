@@ -317,12 +317,12 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
             raise EntropyLawError(f"{source}: directory holds no run files (expected tidy .parquet/.csv tables, "
                                   "veRL .log/.jsonl, trainer_state.json, TensorBoard or W&B runs, or one folder "
                                   "per run holding them)")
-        folder_config = run_config.of_folder(Path(source), config)  # its own, else the folder's above
+        folder_config = run_config.FolderConfig(Path(source), config)  # its own configs, then the folder's above
         out, aside = [], []
-        for k, member in enumerate(members):
-            passed = folder_config if k == 0 or folder_config is None else (*folder_config[:2], None)  # said once
+        for member in members:
             try:
-                out.extend(_load_one(member, opts, depth + 1, skip_bad=skip_bad, strict=strict, config=passed))
+                out.extend(_load_one(member, opts, depth + 1, skip_bad=skip_bad, strict=strict,
+                                     config=folder_config or None))
             except (EntropyLawError, OSError) as err:
                 if depth >= 1 and not strict:  # a run folder's other files: the trainer's console output
                     aside.append((member, err))
@@ -333,6 +333,7 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
         if aside and not any(len(df) for df, _ in out):  # no run read in the run folder: every file's reason
             why = "; ".join(str(_as_user_error(err)) for _, err in aside[:3]) + ("; ..." if len(aside) > 3 else "")
             raise EntropyLawError(f"{source}: no file of the run folder reads ({why})")
+        folder_config.say([r for df, r in out if len(df)] or [r for _, r in out])
         return out + [_skipped(m, _as_user_error(err)) for m, err in aside]
     if fmt == "table":
         df, report = tabular.read_tidy(source)
@@ -345,9 +346,13 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
             r.source = f"{r.source} (read into {source})"
         return [(_apply_meta_overrides(df, opts), report)] + [(table.empty(), r) for r in carried]
     out = []
+    given = config is None and depth == 0  # a log given directly: its folder's configs describe it
+    config = run_config.FolderConfig(Path(source).parent) if given and Path(source).is_file() else config
     raws = read_raw(source, fmt, opts)
-    if config is not None and raws:
-        run_config.apply(raws, *config)
+    if config:
+        config.apply(raws)
+        if given:
+            config.say([raw.report for raw in raws])
     for raw in raws:
         raw.report.format = fmt
         try:

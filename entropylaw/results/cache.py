@@ -132,10 +132,17 @@ def forecast_result(t: pd.DataFrame, run_id: str, fit_frac: float, n_boot: int, 
 
 
 def _forecast_key(t, run_id, fit_frac, n_boot, conf, sweeps) -> tuple:
-    """A forecast's cache key: the run's content and what it is pooled with (its sweep's rates)."""
+    """A forecast's cache key: the run's content, what its log and config say of it (its model,
+    data set, plan) and what it is pooled with (its sweep's rates)."""
     mine = (sweeps or {}).get(run_id)
-    return ("forecast", fit_frac, n_boot, conf, None if mine is None else json.dumps(mine, sort_keys=True,
-                                                                                     default=str)) + _key(t, run_id)
+    return ("forecast", fit_frac, n_boot, conf, _meta_key(t, [run_id]),
+            None if mine is None else json.dumps(mine, sort_keys=True, default=str)) + _key(t, run_id)
+
+
+def _meta_key(t: pd.DataFrame, run_ids) -> tuple:
+    """What the table says of the runs beyond their values (:data:`entropylaw.table.META_DEFAULTS`)."""
+    meta = tt.runs(t[t["run_id"].isin(run_ids)]) if len(run_ids) == 1 else tt.runs(t)
+    return tuple(tuple(str(v) for v in row) for row in meta.itertuples(index=False))
 
 
 def _forecast_entry(t: pd.DataFrame, run_id: str, fit_frac: float, n_boot: int, conf: float, sweeps=None) -> tuple:
@@ -160,8 +167,9 @@ def sweeps_of(t: pd.DataFrame, fit_frac: float) -> dict:
     if len(ids) < 3:
         return {}
     parts = tt.split_runs(t, ids)
-    # the runs' contents and where they were read from (a run alone in its folder joins its parent's sweep)
-    key = ("sweeps", fit_frac, tuple(tt.runs(t)["source"].astype(str))) + tuple(_key(parts.get(r, t), r) for r in ids)
+    # the runs' contents and what the table says of them (their models, tasks and the folders they were read
+    # from: a run alone in its folder joins its parent's sweep)
+    key = ("sweeps", fit_frac, _meta_key(t, ids)) + tuple(_key(parts.get(r, t), r) for r in ids)
     if key not in _CACHE:
         _store(key, sweep.sweeps(t, ids, None, "entropy", None, {"fit_frac": fit_frac}))
     return _CACHE[key]

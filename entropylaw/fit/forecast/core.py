@@ -98,7 +98,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
 
     ``at_steps``: steps to forecast (after the window), or ``horizon``: N steps after the
     window's end. Default: the run's later target steps when the window ends before the run
-    does (a backtest), else its planned total steps where its log's config says them, else as
+    does (a backtest), else its planned total steps where its log's config (or its run
+    folder's: :mod:`entropylaw.readers.run_config`) says them, else as
     far ahead as the window is long. ``methods``: names from
     :data:`ALL_METHODS` (default: all whose required inputs are given: ``prior`` only with
     ``prior_runs``). Each method is handed what it declares it needs of ``prior_runs``,
@@ -155,7 +156,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         later = run.target.steps[run.target.steps > end]
         if not len(later) and planned and planned > end:  # live: the run's planned last step, from its config
             at_steps = np.array([float(planned)])
-            given["notes"].append(f"forecast to step {planned}, the run's planned total (its log's config)")
+            given["notes"].append(f"forecast to step {planned}, the run's planned total (its log's or its run's config)")
         else:
             at_steps = later if len(later) else np.array([end + max(end - run.origin, 1.0)])
     at_steps = np.atleast_1d(np.asarray(at_steps, float))

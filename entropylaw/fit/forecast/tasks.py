@@ -59,7 +59,7 @@ def task_of(target_key: str, dataset: str = "") -> str:
     ('math', 'math500')
     """
     key = str(target_key)
-    ds = "+".join(same_as(d) for d in dataset_name(dataset).split("+")) if dataset else ""
+    ds = "+".join(dict.fromkeys(same_as(d) for d in dataset_name(dataset).split("+"))) if dataset else ""
     if key.startswith("val/") and key != "val/mean":
         return same_as(benchmark_of(key) or ds or key.rsplit("/", 1)[-1].lower())
     ds = ds or "unknown"
