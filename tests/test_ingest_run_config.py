@@ -129,10 +129,12 @@ def test_a_sweeps_own_config_beside_its_run_folders_fills_what_a_runs_own_leaves
 
 def test_a_run_folders_name_names_its_model_where_its_log_has_a_generic_name(tmp_path):
     _run(tmp_path / "runs" / "qwen2.5-math-1.5b_lr1e-5"), _run(tmp_path / "runs" / "grpo_lr2e-5")
+    _run(tmp_path / "runs" / "tokens-2M_grpo")
     meta = table.runs(el.load(str(tmp_path / "runs"), warn=False)).set_index("run_id")
     assert meta.loc["qwen2.5-math-1.5b_lr1e-5", "model"] == "qwen2.5-math-1.5b"
     assert meta.loc["qwen2.5-math-1.5b_lr1e-5", "n_params"] == 1.5e9
     assert meta.loc["grpo_lr2e-5", "model"] == ""  # a name that names no model: none guessed
+    assert meta.loc["tokens-2M_grpo", "model"] == ""  # a count of tokens is no model's size
 
 
 def test_hostile_configs_are_each_one_note_and_every_log_is_read(tmp_path):

@@ -67,14 +67,22 @@ def model_from_filename(path) -> str:
     'qwen2.5-0.5b-instruct'
     >>> model_from_filename("run_7.log"), model_from_filename("runs/qwen2.5-math-1.5b_lr1e-5/metrics.jsonl")
     ('', 'qwen2.5-math-1.5b')
+    >>> model_from_filename("runs/tokens-2M_grpo/metrics.jsonl")   # a count of tokens, not a model's size
+    ''
     """
     import math
     import re
 
     stem = run_id_from_path(path)
     hits = [part for part in re.split(r"[_\s]+", stem)
-            if re.search(r"[A-Za-z]{2,}", part) and not math.isnan(params_from_name(part))]
+            if re.search(r"[A-Za-z]{2,}", part) and not math.isnan(params_from_name(part))
+            and re.split(r"[-.\d]", part.lower(), maxsplit=1)[0] not in _COUNTED]
     return hits[0] if len(hits) == 1 else ""
+
+
+# words before a number that count something other than a model's parameters (tokens-2M, bs-1M, data-500M)
+_COUNTED = frozenset({"tokens", "tok", "toks", "data", "bs", "batch", "samples", "examples", "steps", "seq", "ctx",
+                      "context", "len", "lr", "n", "k", "size", "buffer", "budget", "prompts", "rollouts"})
 
 
 _SUFFIXES = (".log", ".txt", ".out", ".err", ".jsonl", ".json", ".csv", ".tsv", ".parquet", ".wandb")
