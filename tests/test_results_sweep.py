@@ -39,6 +39,9 @@ def test_the_reports_forecasts_of_a_sweep_are_the_forecast_commands(tmp_path):
         assert fc.decision["gain"]["to_step"] == 200  # the run's planned last step, from its config
         assert fc.decision["gain"] == pytest.approx(table[rid].decision["gain"])
         assert fc.final_point == pytest.approx(table[rid].final_point)
+    # one run asked for alone, from the sweep's table, is pooled with its peers too
+    one = el.forecast(df, "grpo_lr0e-6", fit_frac=0.2, methods=[DEFAULT, LAW_METHOD], n_boot=60, seed=0)
+    assert one.regime.get("sweep_runs") == 3 and one.final_point == pytest.approx(table["grpo_lr0e-6"].final_point)
 
 
 def test_the_reports_forecast_reads_the_logs_timing_and_follows_a_changed_config(tmp_path):

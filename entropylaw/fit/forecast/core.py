@@ -263,9 +263,9 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     ``prior`` method (the run itself is left out of its own prior). Other keywords go to
     :func:`forecast`.
 
-    **A sweep informs its own runs** (``sweep=True``): runs of one recipe forecast together
-    (3 or more: each then has 2 others) share their climb rates, each run's own left out of
-    the prior it is pooled with (:func:`~.sweep.pool`). One recipe is the same task and the
+    **A sweep informs its own runs** (``sweep=True``): runs of one recipe in ``df`` (3 or more:
+    each then has 2 others; among ``run_ids`` or not) share their climb rates, each run's own
+    left out of the prior it is pooled with (:func:`~.sweep.pool`). One recipe is the same task and the
     same model (and data set), as the log names them; where it names no model, the same task
     in the same folder. ``recipes``: ``{run_id: recipe}`` to say it yourself.
 
@@ -281,7 +281,8 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
     prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)
                                                 for r in table.run_ids(prior))
-    sweeps = _sweep.sweeps(df, ids, y_key, x_key, recipes, kwargs) if sweep and len(ids) >= 3 else {}
+    everyone = table.run_ids(df)  # a run of a sweep is pooled with its peers in the table, forecast or not
+    sweeps = _sweep.sweeps(df, everyone, y_key, x_key, recipes, kwargs) if sweep and len(everyone) >= 3 else {}
     out, left_out = _each_run(lambda rid: forecast(RunData.from_table(df, rid, y_key=y_key, x_key=x_key),
                                                    prior_runs=prior_runs, log=log_facts(df, rid),
                                                    sweep=sweeps.get(rid), **kwargs), ids)
