@@ -205,7 +205,8 @@ def add_source_arguments(parser) -> None:
     g.add_argument("--score-key", metavar="K", help="source key that is the training score")
     g.add_argument("--val-key", metavar="K", action="append", help="validation key (repeatable)")
     g.add_argument("--model", metavar="M",
-                   help="model name (else read from the log, its file or run folder's name, or the run folder's config)")
+                   help="model name (else read from the log, its file or run folder's name, or the run "
+                        "folder's config)")
     g.add_argument("--algorithm", metavar="A", help="algorithm, e.g. grpo, ppo, rloo")
     g.add_argument("--dataset", metavar="D",
                    help="training data, e.g. gsm8k; also the task of a validation key that names no benchmark "

@@ -156,7 +156,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         later = run.target.steps[run.target.steps > end]
         if not len(later) and planned and planned > end:  # live: the run's planned last step, from its config
             at_steps = np.array([float(planned)])
-            given["notes"].append(f"forecast to step {planned}, the run's planned total (its log's or its run's config)")
+            given["notes"].append(f"forecast to step {planned}, the run's planned total "
+                                  "(its log's or its run's config)")
         else:
             at_steps = later if len(later) else np.array([end + max(end - run.origin, 1.0)])
     at_steps = np.atleast_1d(np.asarray(at_steps, float))
