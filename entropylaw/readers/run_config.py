@@ -184,7 +184,7 @@ class FolderConfig:
                 self.paths.append(path)
         if above is not None and fill(self.meta, above.meta):  # the sweep's fills what the run's leave out
             self.paths += above.paths
-        self.said = False
+        self._told = False
 
     def __bool__(self) -> bool:
         return bool(self.meta or self.why_not)
@@ -202,9 +202,9 @@ class FolderConfig:
     def say(self, reports) -> None:
         """Say the files that did not read, once, on the first of ``reports`` (the folder's row
         accounts; the first that read a run where there is one)."""
-        if self.said or not self.why_not or not reports:
+        if self._told or not self.why_not or not reports:
             return
         first = next((r for r in reports if not r.skipped), reports[0])
         for line in self.why_not:
             first.note(line)
-        self.said = True
+        self._told = True

@@ -141,7 +141,8 @@ def _forecast_key(t, run_id, fit_frac, n_boot, conf, sweeps) -> tuple:
 
 def _meta_key(t: pd.DataFrame, run_ids) -> tuple:
     """What the table says of the runs beyond their values (:data:`entropylaw.table.META_DEFAULTS`)."""
-    meta = tt.runs(t[t["run_id"].isin(run_ids)]) if len(run_ids) == 1 else tt.runs(t)
+    meta = tt.runs(t)
+    meta = meta[meta["run_id"].isin(list(run_ids))]
     return tuple(tuple(str(v) for v in row) for row in meta.itertuples(index=False))
 
 
