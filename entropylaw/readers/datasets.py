@@ -31,6 +31,14 @@ SAME_AS = {"math-lighteval": "math", "hendrycks_math": "math", "hendrycks-math":
            "competition-math": "math"}
 
 
+# benchmarks a run's name may name (``grpo_math_lr1e-5``, ``qwen2.5-7b_gsm8k``): where neither its log nor its
+# config names the data, a name's part that is exactly one of these is taken for it, and said
+# (:func:`entropylaw.readers.names.dataset_from_filename`)
+BENCHMARKS = frozenset({"gsm8k", "math", "math500", "aime", "aime24", "aime25", "aime2024", "aime2025", "amc", "amc23",
+                        "countdown", "humaneval", "mbpp", "livecodebench", "codecontests", "gpqa", "olympiadbench",
+                        "minerva", "deepscaler", "svamp", "asdiv"})
+
+
 def same_as(name: str) -> str:
     """The name of the data set ``name`` is a copy of (:data:`SAME_AS`), else ``name``.
 

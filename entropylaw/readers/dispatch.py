@@ -70,6 +70,7 @@ from entropylaw.readers.verl_jsonl import looks_like_jsonl, read_verl_jsonl
 from entropylaw.readers.wandb_offline import read_wandb_offline, wandb_files_in
 from entropylaw.readers.wandb_online import read_wandb_online
 from entropylaw.readers.merge import merge_same_runs
+from entropylaw.readers.names import fill_dataset
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.lab_rundir import is_run_dir
 
@@ -355,6 +356,8 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
             config.say([raw.report for raw in raws])
     for raw in raws:
         raw.report.format = fmt
+        if not opts.dataset:  # the log and its config say first: a name's guess fills only what they leave out
+            fill_dataset(raw)
         try:
             out.append((finalize(raw, opts), raw.report))
         except MissingKeyError as err:

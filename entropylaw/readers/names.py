@@ -3,10 +3,12 @@ named in a file name or a checkpoint's path, and names made unique within one so
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Iterable
 
 from entropylaw.readers.compressed import strip_compression
+from entropylaw.readers.datasets import BENCHMARKS, same_as
 from entropylaw.readers.model_size import params_from_name
 from entropylaw.readers.verl_config import unquote
 
@@ -49,14 +51,22 @@ def run_id_from_path(path) -> str:
     """
     from pathlib import PurePath
 
+    return _named(path)[0] or "run"
+
+
+_GENERIC_FILES = {"trainer_state", "metrics", "log", "train", "output", "events", "history", "runs", "logs", "wandb"}
+
+
+def _named(path) -> tuple[str, list[str]]:
+    """The part of ``path`` that names its run (:func:`run_id_from_path`) and the folders above it."""
+    from pathlib import PurePath
+
     p = PurePath(str(path))
-    stem = _stem(p.name)
-    generic = {"trainer_state", "metrics", "log", "train", "output", "events", "history", "runs", "logs", "wandb"}
-    name = p.name.split(".tfevents")[0] if ".tfevents" in p.name else stem
+    name = p.name.split(".tfevents")[0] if ".tfevents" in p.name else _stem(p.name)
     parents = [q.name for q in p.parents if q.name]
-    while (name.lower() in generic or name.startswith(("checkpoint-", "events.out", "global_step_"))) and parents:
+    while (name.lower() in _GENERIC_FILES or name.startswith(("checkpoint-", "events.out", "global_step_"))) and parents:
         name = parents.pop(0)
-    return name or "run"
+    return name, parents
 
 
 def model_from_filename(path) -> str:
@@ -70,14 +80,60 @@ def model_from_filename(path) -> str:
     >>> model_from_filename("runs/tokens-2M_grpo/metrics.jsonl")   # a count of tokens, not a model's size
     ''
     """
-    import math
-    import re
-
     stem = run_id_from_path(path)
     hits = [part for part in re.split(r"[_\s]+", stem)
             if re.search(r"[A-Za-z]{2,}", part) and not math.isnan(params_from_name(part))
             and re.split(r"[-.\d]", part.lower(), maxsplit=1)[0] not in _COUNTED]
     return hits[0] if len(hits) == 1 else ""
+
+
+def dataset_from_filename(path) -> str:
+    """The benchmark a run's name names (its file's stem, or its run folder's for a file of a
+    generic name), else the one its sweep folder's name names (the folder above): a part of the
+    name, split at ``_``, ``-``, ``+`` and spaces once the parts that name a model are taken out
+    (``qwen2.5-math-1.5b``: a model, not MATH), that is exactly one of
+    :data:`~entropylaw.readers.datasets.BENCHMARKS`; several in order, joined with ``+``; ''
+    when none is. A guess, for a run whose log and config name no data set.
+
+    >>> dataset_from_filename("runs/grpo_math_lr1e-5/metrics.jsonl"), dataset_from_filename("qwen2.5-math-1.5b_lr2e-5.csv")
+    ('math', '')
+    >>> dataset_from_filename("sweeps/gsm8k-grpo/seed1/metrics.jsonl"), dataset_from_filename("run_MATH-500_gsm8k.log")
+    ('gsm8k', 'math500+gsm8k')
+    """
+    return _dataset_named(path)[0]
+
+
+def _dataset_named(path) -> tuple[str, str]:
+    """:func:`dataset_from_filename` and the name that named it."""
+    name, parents = _named(path)
+    for text in [name] + parents[:1]:
+        found = []
+        for part in re.split(r"[_\s]+", text):
+            if re.search(r"[A-Za-z]{2,}", part) and not math.isnan(params_from_name(part)):
+                continue  # a model's name (Qwen2.5-Math-1.5B): its words are no data set
+            part = _HYPHENATED.sub(lambda m: m.group(1) + m.group(2), part.lower())
+            found += [same_as(w) for w in re.split(r"[-+]+", part) if same_as(w) in BENCHMARKS]
+        if found:
+            return "+".join(dict.fromkeys(found)), text
+    return "", ""
+
+
+_HYPHENATED = re.compile(r"(math|aime|amc)[-.]((?:20)?\d\d\d?)\b")  # MATH-500, AIME-2024: one name each
+
+
+def fill_dataset(raw) -> None:
+    """Where neither a run's log nor its config names its data set, the one its name names
+    (:func:`dataset_from_filename`), said in its row account."""
+    have = raw.meta.get("dataset")
+    if have not in (None, "") and have == have:
+        return
+    got, name = _dataset_named(raw.source)
+    if not got:
+        got, name = _dataset_named(raw.run_id)
+    if got:
+        raw.meta["dataset"] = got
+        raw.report.note(f"data set {got} read off the name {name!r}: neither the run's log nor a config beside it "
+                        "names one; give --dataset NAME to state it")
 
 
 # words before a number that count something other than a model's parameters (tokens-2M, bs-1M, data-500M)
