@@ -31,7 +31,7 @@ from conftest import run_cli
     ("ppo_gsm8k+math_fsdp.log", "gsm8k+math"),                  # several, in order
     ("mathematics_grpo.log", ""),                               # a word that contains one is none
     ("aime-2024_qwen3-4b.log", "aime2024"),
-    ("/home/math/runs/a.log", ""),                              # only the run's and its sweep's folder count
+    ("experiments/math/runs/a.log", ""),                              # only the run's and its sweep's folder count
 ])
 def test_the_data_set_a_name_names(path, expected):
     assert dataset_from_filename(path) == expected

@@ -66,3 +66,45 @@ def test_the_reports_forecast_reads_the_logs_timing_and_follows_a_changed_config
         (folder / "config.json").write_text(json.dumps({"n_grpo_steps": 400}))
     again = forecast_runs(el.load(str(tmp_path / "runs"), warn=False), ["grpo_lr0e-6"], 0.2, 40, 0.9)[0]
     assert [x["grpo_lr0e-6"][1].decision["gain"]["to_step"] for x in (first, again)] == [200, 400]
+
+
+def test_the_report_and_the_screen_name_each_forecasts_regime_beside_its_number(tmp_path):
+    """The page's forecast cells and the demo's screen say take-off and collapse risk where the
+    forecast is in them (its words on hover), and nothing in saturation."""
+    from entropylaw import table
+    from entropylaw.page.forecasts import forecast_table_html
+    from entropylaw.results.columns import SCREEN, screen_line
+    from entropylaw.results.rows import forecast_rows_of
+
+    _sweep(tmp_path / "runs")
+    df = el.load(str(tmp_path / "runs"), warn=False)
+    recs = []  # a run whose entropy rose four-fold in the window (0.14 -> 0.6), its score level at 0.3
+    for step in range(1, 121):
+        h = 0.14 if step < 30 else 0.6
+        recs.append((step, "entropy", h * (1 + 0.01 * math.sin(step))))
+        if step % 5 == 0 or step == 1:
+            recs.append((step, "val/math", 0.30 + 0.01 * math.sin(step)))
+    df = table.stack([df, table.from_records(recs, run_id="unstable")])
+    ids = ["grpo_lr0e-6", "unstable"]
+    computed, _ = forecast_runs(df, ids, 0.4, 40, 0.9)
+    rows = forecast_rows_of([{"run_id": r, "number": i + 1, "label": r} for i, r in enumerate(ids)],
+                            {r: v for r, v in computed.items()})
+    got = {r["run_id"]: r for r in rows}
+    assert got["grpo_lr0e-6"]["regime"] == "take-off" and "pooled" in got["grpo_lr0e-6"]["regime_note"]
+    assert got["unstable"]["regime"] == "collapse risk" and "entropy rose" in got["unstable"]["regime_note"]
+    page = forecast_table_html(rows)
+    assert page.count('class="regime"') == 2 and ">take-off</span>" in page and ">collapse risk</span>" in page
+    mark = next(c for c in SCREEN if c.key == "regime").screen
+    assert [mark({"fc": r}) for r in rows] == ["^", "v"]
+    line = screen_line(SCREEN, {"run_id": "unstable", "fc": got["unstable"]})
+    assert len(line) <= 120 and "v" in line
+    # saturation says nothing
+    calm = forecast_rows_of([{"run_id": "grpo_lr0e-6"}], {"grpo_lr0e-6": (computed["grpo_lr0e-6"][0],
+                                                                         _saturated(computed["grpo_lr0e-6"][1]))})
+    assert calm[0]["regime"] == "" and 'class="regime"' not in forecast_table_html(calm)
+
+
+def _saturated(fc):
+    from dataclasses import replace
+
+    return replace(fc, regime={"name": "saturation"}, warnings=[])

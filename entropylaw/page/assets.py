@@ -35,7 +35,7 @@ tr.family td{background:#fbfbfc;font-weight:600;text-align:left;color:#24292f;fo
 .flag{display:inline-block;padding:0 .35rem;border-radius:.6rem;font-size:.72rem;font-weight:600;color:#fff}
 .flag.good{background:#1a7f37} .flag.weak{background:#b35c00} .flag.na{background:#b3261e}
 .flag.none{background:#6e7781}
-.void{color:#8c959f} table.runs td .tag{display:block;font-size:.68rem;line-height:1} .dagger{color:#b35c00;font-weight:700}
+.void{color:#8c959f} table.runs td .tag{display:block;font-size:.68rem;line-height:1} .tag .regime{color:#b35c00;font-weight:600} .dagger{color:#b35c00;font-weight:700}
 sup{font-size:.62rem;color:#6e7781;margin-left:.1rem}
 svg.swatch{vertical-align:middle}
 figure{margin:.6rem 0 1.2rem} figure img{max-width:100%;height:auto;border:1px solid #eaeef2;cursor:zoom-in}

@@ -13,8 +13,8 @@ with ``kind`` (val, train, ?), ``steps`` and its forecast row under ``fc``.
 ...        "fc": {"target_kind": "validation", "forecast": 0.61, "forecast_ci": (0.55, 0.67), "final_observed": 0.6,
 ...               "call": "stop"}}
 >>> print(screen_header(SCREEN)[32:]); print(screen_line(SCREEN, row)[32:])
-score steps ceiling law         forecast [90 %] reached           gain to go  call
-  val   200   0.700 good     0.610 [0.55, 0.67]   0.600                    -  stop
+score steps ceiling law         forecast [90 %]  reached           gain to go  call
+  val   200   0.700 good     0.610 [0.55, 0.67]    0.600                    -  stop
 >>> [c.key for c in shown(COLUMNS, forecasts=False, where="page")]
 ['color', 'number', 'label', 'ceiling', 'final_observed', 'r2', 'trust', 'why']
 """
@@ -28,6 +28,7 @@ from typing import Callable, Mapping, Sequence
 from entropylaw.results.values import as_float
 from entropylaw.terminal import short
 
+REGIME_MARK = {"take-off": "^", "collapse risk": "v"}
 TRUST_SHORT = {"good fit": "good", "weak fit": "weak", "law does not apply": "n/a"}
 
 
@@ -128,6 +129,8 @@ COLUMNS = [
            tip="the final score forecast from the run's first steps only, {pct} interval, by {method}"),
     # *: the forecast is last-value's, where the default cannot run
     Column("fallback", width=1, screen=lambda r: "*" if (r.get("fc") or {}).get("fallback") else " "),
+    # ^: take-off (the interval opens upward), v: collapse risk (widened downward); said under the table
+    Column("regime", width=1, screen=lambda r: REGIME_MARK.get((r.get("fc") or {}).get("regime") or "", " ")),
     Column("reached", short="reached", width=7, screen=_reached),
     Column("gain", "gain · call", cell="call", sub="points{call_method}", short="gain to go", width=21,
            screen=_gain, optional="forecasts",

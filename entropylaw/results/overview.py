@@ -55,6 +55,12 @@ class Overview:
         out.append("  n/a = the law does not describe the run (its ceiling is no forecast); ! = beyond the score's range.")
         out.append("*: last-value (the default cannot run there). call: stop / continue: the gain's interval lies "
                    "below / above the noise.")
+        marks = {(r.get("fc") or {}).get("regime") for r in self.rows}
+        if "take-off" in marks:
+            out.append("^: take-off, still climbing fast from its floor: the interval opens upward to what such runs reached.")
+        if "collapse risk" in marks:
+            out.append("v: collapse risk, the entropy rose several-fold or the score fell after its peak: the interval "
+                       "is widened downward.")
         if any(r.get("kind") == "train" for r in self.rows):
             out.append(f"train: forecast and reached are the mean of the run's last {FINAL_SHARE:.0%} of steps "
                        "(one batch is too noisy).")

@@ -157,6 +157,7 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
         expected = default_method(fc.target_kind)
         # the method's name is shown beside a row only where it is not its kind's default
         f.update(fallback=fc.default == FALLBACK != expected, method_tag="" if fc.default == expected else fc.default)
+        f.update(regime_shown(fc))
         d = table.loc[fc.default]
         fin = fc.methods[fc.default].final
         if d["ok"] and fin and fin["no_forecast"]:
@@ -186,6 +187,15 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
             f["law_reason"] = str(law["reason"])
         out.append(f)
     return out
+
+
+def regime_shown(fc) -> dict:
+    """What a forecast's row shows of its regime: ``regime`` (take-off, collapse risk; empty in
+    saturation) and ``regime_note``, the forecast's own words for it (its warnings: the rates it
+    follows, the sweep it was pooled with, data that changes)."""
+    name = {"take-off": "take-off", "instability": "collapse risk"}.get(fc.regime_name, "")
+    words = list(fc.warnings or []) + [w for w in [(fc.regime or {}).get("sweep_note")] if w]
+    return {"regime": name, "regime_note": "; ".join(words)}
 
 
 def _pair(value):
