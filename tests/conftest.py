@@ -19,11 +19,14 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # two xdist workers on two cores: one BLAS/OpenMP thread each avoids oversubscription
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
-# dequantised GGUF models are cached (entropylaw/probing/model.py gguf_cache_dir): never in the user's ~/.cache
+# dequantised GGUF models are cached (entropylaw/probing/model.py gguf_cache_dir): never in the user's ~/.cache;
+# one folder per test session (xdist's workers and the commands the tests run inherit it), removed at its end:
+# SmolLM2's dequantised copy is 0.5 GB, and a folder left behind by every `make test` fills the disk
+OWN_CACHE = None
 if "ENTROPYLAW_CACHE" not in os.environ:
     import tempfile
 
-    os.environ["ENTROPYLAW_CACHE"] = tempfile.mkdtemp(prefix="entropylaw-test-cache-")
+    OWN_CACHE = os.environ["ENTROPYLAW_CACHE"] = tempfile.mkdtemp(prefix="entropylaw-test-cache-")
 
 
 # The slowest test files, slowest first (seconds of one idle `pytest -n 2 --dist loadfile --durations=0`
@@ -40,6 +43,14 @@ SLOWEST_FIRST = (
 def pytest_collection_modifyitems(config, items):
     rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The session's GGUF cache goes with it (the process that made it: xdist's controller, after its workers)."""
+    if OWN_CACHE and not hasattr(session.config, "workerinput"):
+        import shutil
+
+        shutil.rmtree(OWN_CACHE, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
