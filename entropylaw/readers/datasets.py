@@ -36,7 +36,7 @@ SAME_AS = {"math-lighteval": "math", "hendrycks_math": "math", "hendrycks-math":
 # (:func:`entropylaw.readers.names.dataset_from_filename`)
 BENCHMARKS = frozenset({"gsm8k", "math", "math500", "aime", "aime24", "aime25", "aime2024", "aime2025", "amc", "amc23",
                         "countdown", "humaneval", "mbpp", "livecodebench", "codecontests", "gpqa", "olympiadbench",
-                        "minerva", "deepscaler", "svamp", "asdiv"})
+                        "deepscaler", "svamp", "asdiv"})
 
 
 def same_as(name: str) -> str:
