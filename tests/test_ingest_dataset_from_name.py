@@ -25,13 +25,19 @@ from conftest import run_cli
     ("math_sweep/gsm8k_lr1e-5/metrics.jsonl", "gsm8k"),         # the run's own name first
     ("qwen2.5-math-1.5b_lr1e-5.csv", ""),                       # a model's name: Math is its family, no data set
     ("runs/Qwen2.5-Math-1.5B_grpo/metrics.jsonl", ""),
+    ("runs/Qwen2.5-Math-Instruct_lr0/metrics.jsonl", ""),       # a model's name with no size
+    ("qwen-math_grpo.log", ""),
+    ("deepseek-math-rl/metrics.jsonl", ""),
+    ("open-r1-math-220k_run.log", ""),                          # another data set's name holds the word
+    ("grpo-math-lr1e-5.log", ""),                               # hyphens join one name's words
     ("deepseek-math-7b_gsm8k.log", "gsm8k"),
     ("run_MATH-500_eval.log", "math500"),                       # a subset keeps its own name
-    ("grpo-MATH-lighteval.log", "math"),                        # a hub copy is the benchmark
+    ("runs/grpo_math_500_lr1e-5/metrics.jsonl", "math500"),
+    ("x_MATH-lighteval.log", "math"),                           # a hub copy is the benchmark
     ("ppo_gsm8k+math_fsdp.log", "gsm8k+math"),                  # several, in order
     ("mathematics_grpo.log", ""),                               # a word that contains one is none
     ("aime-2024_qwen3-4b.log", "aime2024"),
-    ("experiments/math/runs/a.log", ""),                              # only the run's and its sweep's folder count
+    ("experiments/math/runs/a.log", ""),                        # only the run's and its sweep's folder count
 ])
 def test_the_data_set_a_name_names(path, expected):
     assert dataset_from_filename(path) == expected
@@ -97,3 +103,56 @@ def test_ingest_says_the_guess_in_its_row_account(tmp_path):
     res = run_cli("ingest", str(tmp_path / "runs"), "-o", str(tmp_path / "t.parquet"))
     assert res.returncode == 0, res.stderr
     assert "data set gsm8k read off the name 'grpo_gsm8k_seed1'" in " ".join((res.stdout + res.stderr).split())
+
+
+def test_a_sweep_where_only_some_names_name_a_benchmark_is_not_split_by_a_guess(tmp_path):
+    """One run named grpo_math_lr0 among unnamed peers: none is guessed, so the four stay one sweep
+    (pooled by task and data set); a folder of runs each named for its own benchmark keeps each."""
+    for name in ("grpo_math_lr0", "lr1", "lr2", "lr3"):
+        _run(tmp_path / "mixed" / name)
+    df = el.load(str(tmp_path / "mixed"), warn=False)
+    assert set(_datasets(df).values()) == {""}
+    assert not any("read off the name" in " ".join(a["notes"]) for a in el.row_accounts(df))
+    for name in ("grpo_math_a", "grpo_gsm8k_b"):
+        _run(tmp_path / "named" / name)
+    assert _datasets(el.load(str(tmp_path / "named"), warn=False)) == {"grpo_math_a": "math", "grpo_gsm8k_b": "gsm8k"}
+
+
+def test_a_key_or_a_piece_of_the_run_that_names_its_data_set_wins_and_the_guess_is_said_once(tmp_path):
+    # a validation key that names gsm8k: the run's task is the key's, no guess is made
+    folder = tmp_path / "math_sweep" / "a"
+    folder.mkdir(parents=True)
+    rows = [{"step": s, "entropy": 0.9 / s ** 0.3, "val/openai/gsm8k": 0.01 * s} for s in range(1, 30)]
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    df = el.load(str(folder / "metrics.jsonl"), warn=False)
+    assert set(_datasets(df).values()) == {""}
+    # a run read from two files (a resume): said once, on the run, whichever file names it
+    two = _run(tmp_path / "math_runs" / "r")
+    lines = (two / "metrics.jsonl").read_text().splitlines()
+    (two / "metrics.jsonl").write_text("\n".join(lines[: len(lines) // 2]) + "\n")
+    (two / "metrics-2.jsonl").write_text("\n".join(lines[len(lines) // 2:]) + "\n")
+    df = el.load(str(two / "metrics.jsonl"), str(two / "metrics-2.jsonl"), run_id="r", one_run=True, warn=False)
+    notes = [n for a in el.row_accounts(df) for n in a["notes"] if "read off the name" in n]
+    assert set(_datasets(df).values()) == {"math"} and len(notes) == 1, notes
+
+
+def test_a_relative_path_typed_in_the_run_folder_reads_as_the_full_path(tmp_path, monkeypatch):
+    folder = _run(tmp_path / "grpo_gsm8k_seed1")
+    monkeypatch.chdir(folder)
+    assert set(_datasets(el.load("metrics.jsonl", warn=False)).values()) == {"gsm8k"}
+
+
+def test_the_forecast_says_its_task_came_from_a_name(tmp_path):
+    for name in ("lr1", "lr2", "lr3"):
+        _run(tmp_path / "math_sweep" / name)
+    res = run_cli("forecast", str(tmp_path / "math_sweep"), "--fit-frac", "0.25", "--n-boot", "30")
+    assert res.returncode == 0, res.stderr
+    text = " ".join(res.stdout.split())
+    assert text.count("data set read off the run's name 'math_sweep'") >= 3 and "--dataset NAME" in text
+    # the one-line view of a larger sweep says it once for them all
+    for name in ("lr4", "lr5", "lr6"):
+        _run(tmp_path / "math_sweep" / name)
+    res = run_cli("forecast", str(tmp_path / "math_sweep"), "--fit-frac", "0.25", "--n-boot", "30")
+    assert "6 runs: data set read off the name 'math_sweep'" in " ".join(res.stdout.split()), res.stdout
+    one = el.forecast(el.load(str(tmp_path / "math_sweep"), warn=False), "lr1", fit_frac=0.25, n_boot=30)
+    assert any("data set read off the run's name 'math_sweep'" in w and "task math" in w for w in one.warnings)

@@ -96,6 +96,7 @@ def test_the_report_and_the_screen_name_each_forecasts_regime_beside_its_number(
     assert page.count('class="regime"') == 2 and ">take-off</span>" in page and ">collapse risk</span>" in page
     mark = next(c for c in SCREEN if c.key == "regime").screen
     assert [mark({"fc": r}) for r in rows] == ["^", "v"]
+    assert mark({"fc": {**got["unstable"], "forecast": float("nan")}}) == " "  # no forecast: no interval to widen
     line = screen_line(SCREEN, {"run_id": "unstable", "fc": got["unstable"]})
     assert len(line) <= 120 and "v" in line
     # saturation says nothing

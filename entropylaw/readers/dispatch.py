@@ -70,7 +70,7 @@ from entropylaw.readers.verl_jsonl import looks_like_jsonl, read_verl_jsonl
 from entropylaw.readers.wandb_offline import read_wandb_offline, wandb_files_in
 from entropylaw.readers.wandb_online import read_wandb_online
 from entropylaw.readers.merge import merge_same_runs
-from entropylaw.readers.names import fill_dataset
+from entropylaw.readers.dataset_guess import guess_datasets
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.lab_rundir import is_run_dir
 
@@ -356,8 +356,6 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
             config.say([raw.report for raw in raws])
     for raw in raws:
         raw.report.format = fmt
-        if not opts.dataset:  # the log and its config say first: a name's guess fills only what they leave out
-            fill_dataset(raw)
         try:
             out.append((finalize(raw, opts), raw.report))
         except MissingKeyError as err:
@@ -399,6 +397,8 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
             if not skip_bad:
                 raise
             pieces.append(_skipped(str(source), _as_user_error(err)))
+    if not opts.dataset:  # the logs and their configs say first: a name's guess fills only what they leave out
+        guess_datasets(pieces)
     pieces = merge_same_runs(pieces)
     used: set[str] = set()
     tables = []

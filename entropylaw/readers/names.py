@@ -49,8 +49,6 @@ def run_id_from_path(path) -> str:
     >>> run_id_from_path("out/qwen-grpo/checkpoint-500/trainer_state.json")
     'qwen-grpo'
     """
-    from pathlib import PurePath
-
     return _named(path)[0] or "run"
 
 
@@ -90,50 +88,45 @@ def model_from_filename(path) -> str:
 def dataset_from_filename(path) -> str:
     """The benchmark a run's name names (its file's stem, or its run folder's for a file of a
     generic name), else the one its sweep folder's name names (the folder above): a part of the
-    name, split at ``_``, ``-``, ``+`` and spaces once the parts that name a model are taken out
-    (``qwen2.5-math-1.5b``: a model, not MATH), that is exactly one of
-    :data:`~entropylaw.readers.datasets.BENCHMARKS`; several in order, joined with ``+``; ''
-    when none is. A guess, for a run whose log and config name no data set.
+    name, split at ``_``, ``+`` and spaces, that is exactly one of
+    :data:`~entropylaw.readers.datasets.BENCHMARKS` (``MATH-500``, ``math_500`` and
+    ``MATH-lighteval`` as their benchmark); several in order, joined with ``+``; '' when none is.
+    A hyphen joins one name's words (``qwen2.5-math-1.5b``, ``open-r1-math``): no part of it
+    alone is a data set. A guess, for a run whose log and config name no data set
+    (:mod:`entropylaw.readers.dataset_guess`).
 
     >>> dataset_from_filename("runs/grpo_math_lr1e-5/metrics.jsonl"), dataset_from_filename("qwen2.5-math-1.5b_lr2e-5.csv")
     ('math', '')
-    >>> dataset_from_filename("sweeps/gsm8k-grpo/seed1/metrics.jsonl"), dataset_from_filename("run_MATH-500_gsm8k.log")
+    >>> dataset_from_filename("sweeps/gsm8k_grpo/seed1/metrics.jsonl"), dataset_from_filename("run_MATH-500_gsm8k.log")
     ('gsm8k', 'math500+gsm8k')
     """
-    return _dataset_named(path)[0]
+    return dataset_named(path)[0]
 
 
-def _dataset_named(path) -> tuple[str, str]:
-    """:func:`dataset_from_filename` and the name that named it."""
+def dataset_named(path) -> tuple[str, str, str]:
+    """:func:`dataset_from_filename`, the name that named it, and the folder that holds the
+    run's name (its runs' folder: where a sweep's runs lie side by side).
+
+    >>> dataset_named("s/math_sweep/lr1/metrics.jsonl"), dataset_named("s/a_gsm8k.log")
+    (('math', 'math_sweep', 's/math_sweep'), ('gsm8k', 'a_gsm8k', 's'))
+    """
+    from pathlib import PurePath
+
+    p = PurePath(str(path))
     name, parents = _named(path)
+    # the folder holding the part that names the run: the file's own, or that of the run folder so named
+    holder = p.parent if len(parents) == len([q for q in p.parents if q.name]) else \
+        next((q.parent for q in p.parents if q.name == name), p.parent)
     for text in [name] + parents[:1]:
-        found = []
-        for part in re.split(r"[_\s]+", text):
-            if re.search(r"[A-Za-z]{2,}", part) and not math.isnan(params_from_name(part)):
-                continue  # a model's name (Qwen2.5-Math-1.5B): its words are no data set
-            part = _HYPHENATED.sub(lambda m: m.group(1) + m.group(2), part.lower())
-            found += [same_as(w) for w in re.split(r"[-+]+", part) if same_as(w) in BENCHMARKS]
+        joined = _JOINED.sub(lambda m: m.group(1) + m.group(2), text.lower())
+        found = [same_as(w) for w in re.split(r"[_\s+]+", joined) if same_as(w) in BENCHMARKS]
         if found:
-            return "+".join(dict.fromkeys(found)), text
-    return "", ""
+            return "+".join(dict.fromkeys(found)), text, str(holder)
+    return "", "", str(holder)
 
 
-_HYPHENATED = re.compile(r"(math|aime|amc)[-.]((?:20)?\d\d\d?)\b")  # MATH-500, AIME-2024: one name each
-
-
-def fill_dataset(raw) -> None:
-    """Where neither a run's log nor its config names its data set, the one its name names
-    (:func:`dataset_from_filename`), said in its row account."""
-    have = raw.meta.get("dataset")
-    if have not in (None, "") and have == have:
-        return
-    got, name = _dataset_named(raw.source)
-    if not got:
-        got, name = _dataset_named(raw.run_id)
-    if got:
-        raw.meta["dataset"] = got
-        raw.report.note(f"data set {got} read off the name {name!r}: neither the run's log nor a config beside it "
-                        "names one; give --dataset NAME to state it")
+# a benchmark's number written apart (MATH-500, math_500, AIME-2024, aime_24): one name each
+_JOINED = re.compile(r"(?<![a-z0-9])(math|aime|amc)[-_.]((?:20)?\d\d\d?)(?![a-z0-9])")
 
 
 # words before a number that count something other than a model's parameters (tokens-2M, bs-1M, data-500M)

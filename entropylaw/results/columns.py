@@ -109,6 +109,11 @@ def _call(f) -> str:
     return "-" if not f.get("target_kind") else f.get("call") or "no call"
 
 
+def _regime_mark(f) -> str:
+    """^ / v beside a forecast shown (take-off, collapse risk); a row with no forecast has no interval to open."""
+    return REGIME_MARK.get(f.get("regime") or "", " ") if _fin(f.get("forecast")) else " "
+
+
 def _reached(r) -> str:
     v = (r.get("fc") or {}).get("final_observed")
     return f"{float(v):.3f}" if _fin(v) else "-"
@@ -130,7 +135,7 @@ COLUMNS = [
     # *: the forecast is last-value's, where the default cannot run
     Column("fallback", width=1, screen=lambda r: "*" if (r.get("fc") or {}).get("fallback") else " "),
     # ^: take-off (the interval opens upward), v: collapse risk (widened downward); said under the table
-    Column("regime", width=1, screen=lambda r: REGIME_MARK.get((r.get("fc") or {}).get("regime") or "", " ")),
+    Column("regime", width=1, screen=lambda r: _regime_mark(r.get("fc") or {})),
     Column("reached", short="reached", width=7, screen=_reached),
     Column("gain", "gain · call", cell="call", sub="points{call_method}", short="gain to go", width=21,
            screen=_gain, optional="forecasts",

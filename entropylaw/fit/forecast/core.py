@@ -53,6 +53,8 @@ from entropylaw.fit.forecast import text as _text
 from entropylaw.fit.forecast.final import final_steps
 from entropylaw.fit.forecast.names import DEFAULT
 from entropylaw.fit.forecast.result import Forecast, MethodResult  # noqa: F401  (what forecast() returns)
+from entropylaw.fit.forecast.text import GUESS_SAID
+from entropylaw.readers.dataset_guess import CONFIG_KEY as GUESSED
 from entropylaw.terminal import count
 
 __doc__ = __doc__.replace("METHODS_TABLE", methods_table())  # every registered method, never a hand-kept list
@@ -236,6 +238,10 @@ def _regime(win, rates, sweep, shown):
     if _regimes.carries_sweep(rates, regime):
         regime["carried"] = True
     said = _regimes.warnings_for(regime, rates)
+    guessed = (win.config or {}).get(GUESSED)
+    if guessed:  # the task follows from a guess: said beside the numbers it moves
+        said.append(f"{GUESS_SAID} {guessed!r} (its log and config name none): its task {win.task} sets the "
+                    "rates and priors used; give `dataset` NAME to state it")
     for m in {id(m): m for m in shown}.values():
         if m is not None and getattr(m, "ok_", False) and hasattr(m, "end_"):
             m.regime_, m.regime_rates_ = regime, rates

@@ -201,6 +201,9 @@ ONE_LINE = [("run", "run"), ("window", "window"), ("final [90 %]", "final"), ("o
             ("to step", "to"), ("gain", "gain"), ("call", "call"), ("regime", "regime")]
 
 
+GUESS_SAID = "data set read off the run's name"  # a forecast whose task follows from that guess says so
+
+
 def _regime_lines(forecasts, limit: int = 6) -> list[str]:
     """What the regimes make the one-line view say: the runs whose runs informed each other (a
     sweep's pooled climb rates), then each run's warnings (collapse risk, data that changes), and
@@ -222,7 +225,13 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
                  else "its own climb")
         out.append(f"{count(len(takeoff), 'run')} in take-off: each follows what runs in take-off did next (mixed with "
                    f"{mixed}), its interval opened upward (--full says each)")
-    said = [(rid, w) for rid, w in said if not w.startswith("take-off")]  # collapse risk, data that changes
+    guessed = sorted({w[len(GUESS_SAID):].split(" (", 1)[0].strip() for _rid, w in said if w.startswith(GUESS_SAID)})
+    if guessed:  # one line for a sweep's runs
+        n = sum(w.startswith(GUESS_SAID) for _rid, w in said)
+        out.append(f"{count(n, 'run')}: data set read off the name{'s' if len(guessed) > 1 else ''} "
+                   f"{', '.join(guessed[:3])}{', ...' if len(guessed) > 3 else ''} (their logs and "
+                   "configs name none): its task sets the rates and priors used; give --dataset NAME to state it")
+    said = [(rid, w) for rid, w in said if not w.startswith(("take-off", GUESS_SAID))]  # collapse risk, data that changes
     out += [f"{rid}: {w}" for rid, w in said[:limit]]
     if len(said) > limit:
         out.append(f"... and {len(said) - limit} more warnings (--full)")
