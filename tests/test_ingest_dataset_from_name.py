@@ -154,5 +154,7 @@ def test_the_forecast_says_its_task_came_from_a_name(tmp_path):
         _run(tmp_path / "math_sweep" / name)
     res = run_cli("forecast", str(tmp_path / "math_sweep"), "--fit-frac", "0.25", "--n-boot", "30")
     assert "6 runs: data set read off the name 'math_sweep'" in " ".join(res.stdout.split()), res.stdout
+    res = run_cli("rank", str(tmp_path / "math_sweep"), "--fit-frac", "0.25", "--n-boot", "30")
+    assert "note: 6 runs: data set read off the name 'math_sweep'" in " ".join(res.stdout.split()), res.stdout
     one = el.forecast(el.load(str(tmp_path / "math_sweep"), warn=False), "lr1", fit_frac=0.25, n_boot=30)
     assert any("data set read off the run's name 'math_sweep'" in w and "task math" in w for w in one.warnings)

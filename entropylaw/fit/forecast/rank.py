@@ -47,6 +47,7 @@ import numpy as np
 from scipy import stats
 
 from entropylaw.fit.forecast.tasks import generic_notes
+from entropylaw.fit.forecast.text import guess_lines
 from entropylaw.terminal import count, short
 from entropylaw.terminal import width as text_width, wrap
 
@@ -242,7 +243,7 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
                      f"{100 * PRUNE_BELOW:g} % is told from the draws' own error with {PRUNE_DRAWS} or more")
     if len(points) > 1:
         notes.append("the runs' scores are on different scales: rank runs of one sweep, on one score")
-    notes += generic_notes(fcs)
+    notes += generic_notes(fcs) + guess_lines(fcs)
     conf = fcs[0].conf if fcs else 0.9
     return Ranking(rows, thr, source, conf, fcs[0].fit_frac if fcs else None,
                    points.pop() if len(points) == 1 else None, notes)

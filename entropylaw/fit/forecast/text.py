@@ -204,6 +204,18 @@ ONE_LINE = [("run", "run"), ("window", "window"), ("final [90 %]", "final"), ("o
 GUESS_SAID = "data set read off the run's name"  # a forecast whose task follows from that guess says so
 
 
+def guess_lines(forecasts) -> list[str]:
+    """One line for the runs among ``forecasts`` whose task follows from a data set read off
+    their names (:mod:`entropylaw.readers.dataset_guess`): what the one-line view and ``rank`` say."""
+    said = [w for fc in forecasts for w in (fc.warnings or []) if w.startswith(GUESS_SAID)]
+    names = sorted({w[len(GUESS_SAID):].split(" (", 1)[0].strip() for w in said})
+    if not names:
+        return []
+    return [f"{count(len(said), 'run')}: data set read off the name{'s' if len(names) > 1 else ''} "
+            f"{', '.join(names[:3])}{', ...' if len(names) > 3 else ''} (their logs and configs name none): its task "
+            "sets the rates and priors used; give --dataset NAME to state it"]
+
+
 def _regime_lines(forecasts, limit: int = 6) -> list[str]:
     """What the regimes make the one-line view say: the runs whose runs informed each other (a
     sweep's pooled climb rates), then each run's warnings (collapse risk, data that changes), and
@@ -225,12 +237,7 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
                  else "its own climb")
         out.append(f"{count(len(takeoff), 'run')} in take-off: each follows what runs in take-off did next (mixed with "
                    f"{mixed}), its interval opened upward (--full says each)")
-    guessed = sorted({w[len(GUESS_SAID):].split(" (", 1)[0].strip() for _rid, w in said if w.startswith(GUESS_SAID)})
-    if guessed:  # one line for a sweep's runs
-        n = sum(w.startswith(GUESS_SAID) for _rid, w in said)
-        out.append(f"{count(n, 'run')}: data set read off the name{'s' if len(guessed) > 1 else ''} "
-                   f"{', '.join(guessed[:3])}{', ...' if len(guessed) > 3 else ''} (their logs and "
-                   "configs name none): its task sets the rates and priors used; give --dataset NAME to state it")
+    out += guess_lines(forecasts.values())
     said = [(rid, w) for rid, w in said if not w.startswith(("take-off", GUESS_SAID))]  # collapse risk, data that changes
     out += [f"{rid}: {w}" for rid, w in said[:limit]]
     if len(said) > limit:
