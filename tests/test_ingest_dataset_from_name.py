@@ -142,19 +142,21 @@ def test_a_relative_path_typed_in_the_run_folder_reads_as_the_full_path(tmp_path
     assert set(_datasets(el.load("metrics.jsonl", warn=False)).values()) == {"gsm8k"}
 
 
-def test_the_forecast_says_its_task_came_from_a_name(tmp_path):
+def test_the_forecast_says_its_task_came_from_a_name(tmp_path, capsys):
+    from entropylaw.cli.main import main  # the commands in this process: the words are the CLI's
+
+    def said(*args):
+        assert main([*args, str(tmp_path / "math_sweep"), "--fit-frac", "0.25", "--n-boot", "30"]) == 0
+        return " ".join(capsys.readouterr().out.split())
+
     for name in ("lr1", "lr2", "lr3"):
         _run(tmp_path / "math_sweep" / name)
-    res = run_cli("forecast", str(tmp_path / "math_sweep"), "--fit-frac", "0.25", "--n-boot", "30")
-    assert res.returncode == 0, res.stderr
-    text = " ".join(res.stdout.split())
+    text = said("forecast")
     assert text.count("data set read off the run's name 'math_sweep'") >= 3 and "--dataset NAME" in text
-    # the one-line view of a larger sweep says it once for them all
+    # the one-line view of a larger sweep, and rank, say it once for them all
     for name in ("lr4", "lr5", "lr6"):
         _run(tmp_path / "math_sweep" / name)
-    res = run_cli("forecast", str(tmp_path / "math_sweep"), "--fit-frac", "0.25", "--n-boot", "30")
-    assert "6 runs: data set read off the name 'math_sweep'" in " ".join(res.stdout.split()), res.stdout
-    res = run_cli("rank", str(tmp_path / "math_sweep"), "--fit-frac", "0.25", "--n-boot", "30")
-    assert "note: 6 runs: data set read off the name 'math_sweep'" in " ".join(res.stdout.split()), res.stdout
+    assert "6 runs: data set read off the name 'math_sweep'" in said("forecast")
+    assert "note: 6 runs: data set read off the name 'math_sweep'" in said("rank")
     one = el.forecast(el.load(str(tmp_path / "math_sweep"), warn=False), "lr1", fit_frac=0.25, n_boot=30)
     assert any("data set read off the run's name 'math_sweep'" in w and "task math" in w for w in one.warnings)
