@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -34,14 +32,18 @@ COMMANDS = {
 }
 
 
-def _run(args, columns=None):
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+def _run(args, capsys, monkeypatch, columns=None):
+    """A command's output, run in this process with its stdout captured (not a terminal, as a pipe is)."""
+    from entropylaw.cli.main import main
+
+    monkeypatch.chdir(ROOT)
     if columns:
-        env["COLUMNS"] = str(columns)
-    out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", *args], capture_output=True, text=True,
-                         cwd=ROOT, env=env, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return out.stdout
+        monkeypatch.setenv("COLUMNS", str(columns))
+    capsys.readouterr()
+    code = main(list(args))
+    out = capsys.readouterr()
+    assert code == 0, out.err[-2000:]
+    return out.out
 
 
 def check_fits(text: str, limit: int = 120) -> None:
@@ -55,14 +57,14 @@ def check_fits(text: str, limit: int = 120) -> None:
 
 @pytest.mark.skipif(not (ROOT / REAL).is_dir(), reason="no data/real")
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_each_command_fits_120_columns_when_piped(name):
-    check_fits(_run(COMMANDS[name]))
+def test_each_command_fits_120_columns_when_piped(name, capsys, monkeypatch):
+    check_fits(_run(COMMANDS[name], capsys, monkeypatch))
 
 
 @pytest.mark.skipif(not (ROOT / REAL).is_dir(), reason="no data/real")
 @pytest.mark.parametrize("name", ["fit", "summary", "scale"])
-def test_columns_sets_the_width(name):
-    out = _run(COMMANDS[name], columns=80)
+def test_columns_sets_the_width(name, capsys, monkeypatch):
+    out = _run(COMMANDS[name], capsys, monkeypatch, columns=80)
     check_fits(out, 80)
     if name != "scale":  # its table fits 80 whole
         assert "left out at 80 columns" in out  # said, not silently lost

@@ -207,7 +207,7 @@ GUESS_SAID = "data set read off the run's name"  # a forecast whose task follows
 def guess_lines(forecasts) -> list[str]:
     """One line for the runs among ``forecasts`` whose task follows from a data set read off
     their names (:mod:`entropylaw.readers.dataset_guess`): what the one-line view and ``rank`` say."""
-    said = [w for fc in forecasts for w in (fc.warnings or []) if w.startswith(GUESS_SAID)]
+    said = [w for fc in forecasts for w in (getattr(fc, "warnings", None) or []) if w.startswith(GUESS_SAID)]
     names = sorted({w[len(GUESS_SAID):].split(" (", 1)[0].strip() for w in said})
     if not names:
         return []
