@@ -78,3 +78,26 @@ def test_identical_bookkeeping_repeats_are_not_counted_other_repeats_are():
                                    [1, "epoch", 0.1], [2, "train/epoch", 0.25], [2, "loss", 0.4]]
     assert report.rows_read == len(rows) - 3 and dict(report.dropped) == {REPEATED: 2} and report.balanced()
     assert any("not counted as rows: epoch x1, train/epoch x1, train/global_step x1" in n for n in report.notes)
+
+
+def test_a_run_read_from_its_table_and_its_log_merges_and_the_mean_it_computed_counts_against_neither(tmp_path):
+    """A veRL log with two benchmarks gets ``val/mean`` rows computed, in no count: read beside the
+    table `ingest` made of it (every row counted), the log's rows are all "also in" the table and
+    its account still adds up (it raised an internal error: it was asked to drop the mean's rows too)."""
+    import entropylaw as el
+
+    from conftest import run_cli
+
+    root = tmp_path
+    lines = [f"step:{s} - actor/entropy:{0.9 / s ** 0.3:.4f} - critic/score/mean:{0.01 * s:.4f}"
+             + (f" - val-core/openai/gsm8k/reward/mean@1:{0.02 * s:.4f} - val-core/math/reward/mean@1:{0.01 * s:.4f}"
+                if s % 5 == 0 else "") for s in range(1, 41)]
+    (root / "run.log").write_text("\n".join(lines) + "\n")
+    assert run_cli("ingest", str(root / "run.log"), "-o", str(root / "run.parquet")).returncode == 0
+    one = el.load(str(root / "run.log"), warn=False)
+    assert "val/mean" in set(one["metric"].astype(str))  # computed: the log has two benchmarks
+    both = el.load(str(root / "run.parquet"), str(root / "run.log"), warn=False)
+    assert both["run_id"].nunique() == 1
+    log = next(a for a in el.row_accounts(both) if a["source"].endswith("run.log"))
+    assert log["rows_read"] == log["rows_kept"] + log["rows_dropped"] and log["rows_kept"] == 0, log
+    assert log["dropped"] == {f"also in {root / 'run.parquet'}": log["rows_read"]}

@@ -40,6 +40,8 @@ class IngestReport:
     notes: list[str] = field(default_factory=list)
     skipped: str | None = None  # the whole source was left out (``--skip-bad``): why
     format: str = ""  # the reader that read it (``verl_console``, ``trl`` ...)
+    # metrics the reader computed rather than read (``val/mean``): their rows are in no count
+    derived: tuple = ()
 
     def skip(self, reason: str) -> None:
         self.skipped = reason

@@ -247,7 +247,10 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
         df = df.drop_duplicates(["step", "metric"], keep="last")
         report.drop(DUPLICATE, before - len(df))
     report.keep(len(df))
+    before = len(df)
     df = add_val_mean(df, sorted(km.val))  # derived rows: not counted as read
+    if len(df) > before:  # a merge that drops them must not count them against the source
+        report.derived = ("val/mean",)
 
     meta = dict(raw.meta)
     for name in ("model", "algorithm", "dataset"):

@@ -41,22 +41,23 @@ def guess_datasets(pieces: list) -> None:
     """Fill, in place, the data set of each run of ``pieces`` (``(table, row account)`` per
     source, before a run's pieces are merged) by the rule of the module docstring."""
     runs: dict[str, list[int]] = {}  # run id -> the pieces holding it
+    sources: dict[str, str] = {}  # run id -> the source of its first piece
     known: set[str] = set()
     for i, (df, _) in enumerate(pieces):
         if df.empty:
             continue
         meta = table.runs(df)
-        for rid, dataset in zip(meta["run_id"].astype(str), meta["dataset"].astype(str)):
+        for rid, dataset, source in zip(meta["run_id"].astype(str), meta["dataset"].astype(str),
+                                        meta["source"].astype(str)):
             runs.setdefault(rid, []).append(i)
+            sources.setdefault(rid, source.split(", ")[0])
             if dataset not in ("", "nan"):
                 known.add(rid)
         for rid in _keys_naming_a_benchmark(df):
             known.add(rid)
     guesses: dict[str, list[tuple[str, str, str, int]]] = {}  # runs' folder -> (run, data set, name, piece)
     for rid, at in runs.items():
-        df = pieces[at[0]][0]
-        source = str(table.runs(df[df["run_id"] == rid])["source"].iloc[0]).split(", ")[0]
-        dataset, name, folder = dataset_named(_resolved(source))
+        dataset, name, folder = dataset_named(_resolved(sources[rid]))
         guesses.setdefault(folder, []).append((rid, "" if rid in known else dataset, name, at[0]))
     for members in guesses.values():
         if any(not dataset for rid, dataset, _, _ in members if rid not in known):
@@ -73,7 +74,8 @@ def guess_datasets(pieces: list) -> None:
 def _keys_naming_a_benchmark(df) -> set[str]:
     """The runs of ``df`` whose validation keys name a benchmark: their task is the key's."""
     out = set()
-    for rid, key in df[["run_id", "metric"]].drop_duplicates().astype(str).itertuples(index=False):
+    pairs = df.groupby(["run_id", "metric"], observed=True, sort=False).size().index  # a run's keys, once each
+    for rid, key in ((str(r), str(k)) for r, k in pairs):
         if key.startswith(table.VAL_PREFIX) and any(
                 same_as(measure_stem(part)) in BENCHMARKS for part in key.split("/")[1:]):
             out.add(rid)

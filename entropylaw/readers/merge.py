@@ -103,14 +103,19 @@ def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, ne
         have = pd.MultiIndex.from_frame(kept[["step", "metric"]].astype({"metric": str}))
         dup = key.isin(have)
         if dup.any():
-            _move(new_report, f"also in {head_report.source}", int(dup.sum()))
+            counted = dup & ~new["metric"].astype(str).isin(new_report.derived).to_numpy()
+            _move(new_report, f"also in {head_report.source}", int(counted.sum()))
         new_report.note(f"same run as {head_report.source} (values agree at {n_common} common points): merged")
         return (pd.concat([kept, new[~dup]], ignore_index=True),
                 np.concatenate([kept_from, np.full(int((~dup).sum()), new_at)]))
     start = _first_step(new)
     if start > _first_step(kept):
         old = kept["step"].to_numpy() >= start
-        losers, counts = np.unique(kept_from[old], return_counts=True)
+        metric = kept["metric"].astype(str)
+        derived = np.zeros(len(kept), bool)  # rows a reader computed: in no source's count
+        for i in {int(j) for j in np.unique(kept_from) if reports[j].derived}:
+            derived |= (kept_from == i) & metric.isin(reports[i].derived).to_numpy()
+        losers, counts = np.unique(kept_from[old & ~derived], return_counts=True)
         for i, n in zip(losers.tolist(), counts.tolist()):
             _move(reports[i], SUPERSEDED, n)
         for report, n in [(reports[i], n) for i, n in zip(losers.tolist(), counts.tolist())] or [(head_report, 0)]:
