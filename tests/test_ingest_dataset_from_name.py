@@ -160,3 +160,17 @@ def test_the_forecast_says_its_task_came_from_a_name(tmp_path, capsys):
     assert "note: 6 runs: data set read off the name 'math_sweep'" in said("rank")
     one = el.forecast(el.load(str(tmp_path / "math_sweep"), warn=False), "lr1", fit_frac=0.25, n_boot=30)
     assert any("data set read off the run's name 'math_sweep'" in w and "task math" in w for w in one.warnings)
+
+
+def test_the_report_says_which_data_sets_were_read_off_names(tmp_path):
+    """The page's first lines (what the inputs lost, and what was only guessed): one line per name."""
+    from entropylaw.results.model import run_results
+
+    for name in ("lr1", "lr2"):
+        _run(tmp_path / "math_sweep" / name)
+    _run(tmp_path / "other" / "grpo_gsm8k_a")
+    df = el.load(str(tmp_path / "math_sweep"), str(tmp_path / "other"), warn=False)
+    read = run_results(df, forecasts=False).read
+    assert [r[:62] for r in read] == ["data set gsm8k read off the name 'grpo_gsm8k_a' for 1 run: no ",
+                                      "data set math read off the name 'math_sweep' for 2 runs: no lo"]
+    assert run_results(el.load(str(tmp_path / "math_sweep"), dataset="math", warn=False), forecasts=False).read == []

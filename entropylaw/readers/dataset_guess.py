@@ -71,6 +71,32 @@ def guess_datasets(pieces: list) -> None:
                                   "config beside it names one; give --dataset NAME to state it")
 
 
+def guessed_lines(df) -> list[str]:
+    """What a page says of the runs of ``df`` whose data set was read off a name: one line per
+    name and data set.
+
+    >>> import entropylaw.table as table
+    >>> t = table.from_records([(1, "val/accuracy", 0.1)], run_id="a", dataset="math",
+    ...                        config='{"dataset_from_name": "math_sweep"}')
+    >>> guessed_lines(t)[0][:60]
+    "data set math read off the name 'math_sweep' for 1 run: no l"
+    """
+    if not len(df):
+        return []
+    counts: dict[tuple[str, str], int] = {}
+    meta = table.runs(df)
+    for dataset, config in zip(meta["dataset"].astype(str), meta["config"].astype(str)):
+        try:
+            name = json.loads(config or "{}").get(CONFIG_KEY) if CONFIG_KEY in config else None
+        except (ValueError, AttributeError):
+            name = None
+        if name:
+            counts[(dataset, str(name))] = counts.get((dataset, str(name)), 0) + 1
+    return [f"data set {dataset} read off the name {name!r} for {n} run{'s' if n != 1 else ''}: no log or config "
+            "beside it names one; its task sets the forecasts' rates and priors (give --dataset NAME to state it)"
+            for (dataset, name), n in sorted(counts.items())]
+
+
 def _keys_naming_a_benchmark(df) -> set[str]:
     """The runs of ``df`` whose validation keys name a benchmark: their task is the key's."""
     out = set()

@@ -31,6 +31,7 @@ from entropylaw.results.cache import fitted_runs, forecast_runs
 from entropylaw.results.notes import reworded
 from entropylaw.results.picks import Picks, project_picks
 from entropylaw.readers.accounts import loss_lines
+from entropylaw.readers.dataset_guess import guessed_lines
 from entropylaw.results.rows import forecast_rows_of, method_names, summary_rows_of
 from entropylaw.results.runs import left_out_runs, usable_runs
 
@@ -77,7 +78,7 @@ def run_results(t: pd.DataFrame | None, fit_frac: float = 0.15, n_boot: int = N_
     if t is None or not len(t):
         return RunResults(fit_frac=fit_frac)
     left_out = left_out_runs(t) if run_ids is None else {}
-    read = loss_lines(t.attrs)
+    read = loss_lines(t.attrs) + guessed_lines(t)  # what the inputs lost, and what was only guessed
     ids = usable_runs(t) if run_ids is None else list(run_ids)
     groups, labels = run_labels(t, ids)
     styles = RunStyles(tt.run_ids(t))
