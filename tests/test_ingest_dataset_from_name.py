@@ -5,7 +5,6 @@ and ``--dataset`` each override (entropylaw.readers.names.dataset_from_filename)
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from entropylaw import table
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.readers.names import dataset_from_filename
 
+from _course_runs import course_run
 from conftest import run_cli
 
 
@@ -45,16 +45,7 @@ def test_the_data_set_a_name_names(path, expected):
 
 def _run(folder: Path, n_steps=60) -> Path:
     """A custom trainer's run folder (a score named for no benchmark), climbing from its floor."""
-    folder.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for step in range(1, n_steps + 1):
-        rows.append({"type": "train", "grpo_step": step, "token_entropy": 0.9 / step ** 0.3,
-                     "train_reward": min(0.9, 0.01 * step)})
-        if step % 5 == 0 or step == 1:
-            z = math.log(0.04 / 0.96) + 1.1 * math.log1p(step)
-            rows.append({"type": "eval", "grpo_step": step, "answer_accuracy": round(1 / (1 + math.exp(-z)), 4)})
-    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return folder
+    return course_run(folder, n_steps, start=0.04, rate=1.1)
 
 
 def _datasets(df):

@@ -4,7 +4,6 @@ the model, the data set and the planned length the log leaves out (entropylaw.re
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pandas as pd
@@ -14,21 +13,13 @@ from entropylaw import table
 from entropylaw.fit.forecast.core import forecast
 from entropylaw.fit.forecast.data import RunData
 
+from _course_runs import course_run
 from conftest import run_cli
 
 
 def _run(folder: Path, n_steps=100, name="metrics.jsonl") -> Path:
     """A custom trainer's run folder: its metrics.jsonl, a score named for no benchmark."""
-    folder.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for step in range(1, n_steps + 1):
-        rows.append({"type": "train", "grpo_step": step, "token_entropy": 0.9 / step ** 0.3,
-                     "train_reward": min(0.9, 0.01 * step)})
-        if step % 5 == 0 or step == 1:
-            z = math.log(0.3 / 0.7) + 0.3 * math.log1p(step)
-            rows.append({"type": "eval", "grpo_step": step, "answer_accuracy": round(1 / (1 + math.exp(-z)), 4)})
-    (folder / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return folder
+    return course_run(folder, n_steps, name=name)
 
 
 def _meta(df, run_id):
