@@ -55,16 +55,19 @@ def run_id_from_path(path) -> str:
 _GENERIC_FILES = {"trainer_state", "metrics", "log", "train", "output", "events", "history", "runs", "logs", "wandb"}
 
 
-def _named(path) -> tuple[str, list[str]]:
-    """The part of ``path`` that names its run (:func:`run_id_from_path`) and the folders above it."""
+def _named(path) -> tuple[str, list[str], str]:
+    """The part of ``path`` that names its run (:func:`run_id_from_path`), the folders above it,
+    and the folder that holds it (where a sweep's runs lie side by side)."""
     from pathlib import PurePath
 
     p = PurePath(str(path))
     name = p.name.split(".tfevents")[0] if ".tfevents" in p.name else _stem(p.name)
-    parents = [q.name for q in p.parents if q.name]
-    while (name.lower() in _GENERIC_FILES or name.startswith(("checkpoint-", "events.out", "global_step_"))) and parents:
-        name = parents.pop(0)
-    return name, parents
+    above = [q for q in p.parents if q.name]
+    holder = p.parent
+    while (name.lower() in _GENERIC_FILES or name.startswith(("checkpoint-", "events.out", "global_step_"))) and above:
+        folder = above.pop(0)
+        name, holder = folder.name, folder.parent
+    return name, [q.name for q in above], str(holder)
 
 
 def model_from_filename(path) -> str:
@@ -110,19 +113,13 @@ def dataset_named(path) -> tuple[str, str, str]:
     >>> dataset_named("s/math_sweep/lr1/metrics.jsonl"), dataset_named("s/a_gsm8k.log")
     (('math', 'math_sweep', 's/math_sweep'), ('gsm8k', 'a_gsm8k', 's'))
     """
-    from pathlib import PurePath
-
-    p = PurePath(str(path))
-    name, parents = _named(path)
-    # the folder holding the part that names the run: the file's own, or that of the run folder so named
-    holder = p.parent if len(parents) == len([q for q in p.parents if q.name]) else \
-        next((q.parent for q in p.parents if q.name == name), p.parent)
+    name, parents, holder = _named(path)
     for text in [name] + parents[:1]:
         joined = _JOINED.sub(lambda m: m.group(1) + m.group(2), text.lower())
         found = [same_as(w) for w in re.split(r"[_\s+]+", joined) if same_as(w) in BENCHMARKS]
         if found:
-            return "+".join(dict.fromkeys(found)), text, str(holder)
-    return "", "", str(holder)
+            return "+".join(dict.fromkeys(found)), text, holder
+    return "", "", holder
 
 
 # a benchmark's number written apart (MATH-500, math_500, AIME-2024, aime_24): one name each
