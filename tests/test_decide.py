@@ -4,9 +4,9 @@ cost, the one-line-per-run view, and the call on a real run that kept climbing."
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from conftest import run_cli
 
 import numpy as np
 import pytest
@@ -141,7 +141,7 @@ def test_planned_last_step_from_the_log_unless_the_run_went_past_it():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "entropylaw", *args], capture_output=True, text=True, cwd=ROOT)
+    return run_cli(*args)
 
 
 def test_json_schema_of_the_decision_and_the_cost():
@@ -210,9 +210,8 @@ def test_watch_says_the_gain_the_call_and_the_cost(tmp_path):
     recs += [(s, "entropy", 0.05 + 0.5 * np.exp(-s / 90)) for s in range(0, 300)]
     path = tmp_path / "run.csv"
     table.from_records(recs, run_id="r").to_csv(path, index=False)
-    out = subprocess.run([sys.executable, "-m", "entropylaw", "watch", str(path), "--plain", "--max-refreshes", "1",
-                          "--total-steps", "600", "--step-cost", "0.5", "--n-boot", "20"], capture_output=True,
-                         text=True, timeout=120)
+    out = run_cli("watch", str(path), "--plain", "--max-refreshes", "1", "--total-steps", "600", "--step-cost", "0.5",
+                  "--n-boot", "20")
     assert out.returncode == 0, out.stderr
     assert "to step 600 adds" in out.stdout and "for 150 GPU-hours" in out.stdout and "call: " in out.stdout
 

@@ -1,8 +1,8 @@
 """`entropylaw demo` (what `make demo` runs): one screen on the shipped runs."""
 
-import subprocess
-import sys
 from pathlib import Path
+
+from conftest import run_cli
 import pytest
 
 # prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
@@ -12,9 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_demo_is_one_screen_and_writes_the_report(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "demo", str(ROOT / "data" / "real"),
-                          str(ROOT / "data" / "real-sizes"), "--out", "report"], capture_output=True, text=True,
-                         cwd=tmp_path)
+    out = run_cli("demo", str(ROOT / "data" / "real"), str(ROOT / "data" / "real-sizes"), "--out", "report",
+                  cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert len(lines) <= 60 and max(map(len, lines)) <= 120
@@ -31,8 +30,7 @@ def test_demo_is_one_screen_and_writes_the_report(tmp_path):
 
 
 def test_demo_full_tables():
-    out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "demo", "--full", "data/real-sizes"],
-                         capture_output=True, text=True, cwd=ROOT)
+    out = run_cli("demo", "--full", "data/real-sizes")
     assert out.returncode == 0, out.stderr
     # each run's forecast as `entropylaw forecast` prints it (Forecast has one text: str())
     assert sum(line.startswith("run ") and ": forecasting " in line for line in out.stdout.splitlines()) == 5

@@ -5,11 +5,11 @@ tests/test_decide.py)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+
+from conftest import run_cli
 from scipy import special
 
 from entropylaw.fit.forecast import calibrate as cal
@@ -280,21 +280,20 @@ def _run_csv(tmp_path, last_step: int):
 
 def test_cli_target_json_and_text(tmp_path):
     path = _run_csv(tmp_path, last_step=600)
-    cmd = [sys.executable, "-m", "entropylaw", "forecast", str(path), "--fit-frac", "0.3", "--target", "0.7",
-           "--n-boot", "30"]
-    out = subprocess.run(cmd + ["--json"], capture_output=True, text=True)
+    cmd = ["forecast", str(path), "--fit-frac", "0.3", "--target", "0.7", "--n-boot", "30"]
+    out = run_cli(*cmd, "--json")
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)["decision"]
     assert d["target"] == 0.7 and "binomial" in d["threshold_source"]
-    text = subprocess.run(cmd, capture_output=True, text=True)
+    text = run_cli(*cmd)
     assert "call: " in text.stdout and "gain (" in text.stdout and "target 0.7" in text.stdout
     assert set(d) >= {"call", "threshold", "gain"} and set(d["gain"]) >= {"to_step", "expected", "lo", "hi"}
-    bad = subprocess.run(cmd[:-4] + ["--target", "high"], capture_output=True, text=True)
+    bad = run_cli(*cmd[:-4], "--target", "high")
     assert bad.returncode == 2 and "expected a score" in bad.stderr and "Traceback" not in bad.stderr
     for option, value, says in (("--n-problems", "0", "1 problem or more"), ("--n-problems", "2.5", "whole number"),
                                 ("--threshold", "0", "above 0"), ("--total-steps", "50", "not after the window"),
                                 ("--step-cost", "0", "positive")):
-        bad = subprocess.run(cmd + [option, value], capture_output=True, text=True)
+        bad = run_cli(*cmd, option, value)
         assert bad.returncode == 2 and says in bad.stderr and "Traceback" not in bad.stderr, (option, bad.stderr)
         assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
 
@@ -315,8 +314,7 @@ def test_report_first_table_has_forecast_gain_and_call():
 
 def test_watch_shows_the_decision(tmp_path):
     path = _run_csv(tmp_path, last_step=300)
-    out = subprocess.run([sys.executable, "-m", "entropylaw", "watch", str(path), "--plain", "--max-refreshes", "1",
-                          "--target", "0.74", "--n-boot", "20"], capture_output=True, text=True, timeout=120)
+    out = run_cli("watch", str(path), "--plain", "--max-refreshes", "1", "--target", "0.74", "--n-boot", "20")
     assert out.returncode == 0, out.stderr
     assert "gain (" in out.stdout and "call: " in out.stdout and "target 0.74 (" in out.stdout
 
@@ -398,8 +396,7 @@ def test_lawtrain_plateau_is_the_shifted_law_clipped_once():
 
 def test_watch_goes_on_when_the_run_passes_its_planned_length(tmp_path):
     path = _run_csv(tmp_path, last_step=300)
-    out = subprocess.run([sys.executable, "-m", "entropylaw", "watch", str(path), "--plain", "--max-refreshes", "1",
-                          "--total-steps", "100", "--n-boot", "20"], capture_output=True, text=True, timeout=120)
+    out = run_cli("watch", str(path), "--plain", "--max-refreshes", "1", "--total-steps", "100", "--n-boot", "20")
     assert out.returncode == 0, out.stderr
     assert "forecast at step" in out.stdout and "has passed" in out.stdout and "gain (" in out.stdout
 

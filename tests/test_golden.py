@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import run_cli
+
 import pytest
 
 # prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
@@ -44,8 +46,7 @@ def close(x: float, golden: float, unit: float = 0.0) -> bool:
 
 
 def _run(args):
-    out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", *args], capture_output=True, text=True,
-                         cwd=ROOT)
+    out = run_cli(*args)
     assert out.returncode == 0, out.stderr
     return out.stdout
 

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
+
+from conftest import run_cli
 
 import numpy as np
 import pytest
@@ -152,7 +153,7 @@ def test_a_run_with_no_forecast_is_neither_the_pick_nor_the_bar():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "entropylaw", *args], capture_output=True, text=True, cwd=ROOT)
+    return run_cli(*args)
 
 
 def test_twenty_six_runs_fit_one_screen_and_json(tmp_path):

@@ -3,10 +3,10 @@
 without its unit ("32") is refused in one line by each."""
 
 import json
-import subprocess
-import sys
 import warnings
 from pathlib import Path
+
+from conftest import run_cli
 
 import pytest
 
@@ -71,8 +71,7 @@ def test_the_api_takes_the_cli_sizes(sizes_table):
 
 
 def _scale(*args):
-    return subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "scale", str(SIZES), "-q", *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return run_cli("scale", str(SIZES), "-q", *args)
 
 
 @pytest.mark.skipif(not SIZES.is_dir(), reason="no data/real-sizes")

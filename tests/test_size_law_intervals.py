@@ -2,9 +2,9 @@
 series from several true forms, widening with distance, and the hostile cases."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from conftest import run_cli
 
 import numpy as np
 import pytest
@@ -133,8 +133,7 @@ def test_weights_follow_the_held_out_error():
 
 
 def test_cli_json_carries_the_spread_and_the_forward_chaining():
-    out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "scale", str(ROOT / "data" / "real-sizes"),
-                          "--predict", "32B", "--predict", "72B", "--json"], capture_output=True, text=True, cwd=ROOT)
+    out = run_cli("scale", str(ROOT / "data" / "real-sizes"), "--predict", "32B", "--predict", "72B", "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     law = doc["final_score_law"]

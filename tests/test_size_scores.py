@@ -1,9 +1,9 @@
 """The final-score size law and `entropylaw scale` on a size series."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from conftest import run_cli
 
 import numpy as np
 import pandas as pd
@@ -118,17 +118,14 @@ def test_published_nonembedding_and_size_order_from_the_shipped_series():
 
 
 def test_cli_scale_json_predictions():
-    out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "scale", str(SIZES), "--predict", "32B",
-                          "--predict", "72B", "--json"], capture_output=True, text=True, cwd=ROOT)
+    out = run_cli("scale", str(SIZES), "--predict", "32B", "--predict", "72B", "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert [p["size"] for p in doc["predictions"]] == ["32B", "72B"]
     for p in doc["predictions"]:
         assert p["n_params"] > 0 and 0 <= p["final_score_lo"] <= p["final_score"] <= p["final_score_hi"] <= 1
     assert set(doc["coefficient_law"]) == {"refused"}
-    one = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "scale",
-                          str(SIZES / "qwen2.5-7b-instruct_grpo-lora_gsm8k.csv"), "--predict", "32B"],
-                         capture_output=True, text=True, cwd=ROOT)
+    one = run_cli("scale", str(SIZES / "qwen2.5-7b-instruct_grpo-lora_gsm8k.csv"), "--predict", "32B")
     assert one.returncode == 0 and "refused: the final-score law needs at least 2 model sizes" in one.stdout
     assert "Traceback" not in one.stderr
 
@@ -148,8 +145,7 @@ def test_cli_unknown_size_is_one_line(tmp_path):
         recs += [(s, "entropy", 0.1 + np.exp(-s / 40)) for s in range(0, 200)]
         table.from_records(recs, run_id=run).to_csv(tmp_path / f"{run}.csv", index=False)
         recs = []
-    out = subprocess.run([sys.executable, "-m", "entropylaw.cli.main", "scale", str(tmp_path)],
-                         capture_output=True, text=True, cwd=ROOT)
+    out = run_cli("scale", str(tmp_path))
     assert out.returncode == 2 and "no model size" in out.stderr and "--params" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 

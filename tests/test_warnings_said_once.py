@@ -1,10 +1,10 @@
 """Warnings that fit the width and are said once per kind: the runs counted, not the same line
 per run; `-q` silences them; an unknown run answered with the nearest names and the count."""
 
-import subprocess
-import sys
 import warnings
 from pathlib import Path
+
+from conftest import run_cli
 
 import pytest
 
@@ -74,11 +74,8 @@ def test_an_unknown_run_in_the_api_is_one_short_line(real):
 def _cli(*args, columns=None):
     import os
 
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    if columns:
-        env["COLUMNS"] = str(columns)
-    return subprocess.run([sys.executable, "-m", "entropylaw.cli.main", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=300)
+    assert "COLUMNS" not in os.environ  # conftest's _piped_width: the width of a pipe unless set here
+    return run_cli(*args, env={"COLUMNS": str(columns)} if columns else None)
 
 
 @pytest.mark.skipif(not SIZES.is_dir(), reason="no data/real-sizes")

@@ -17,7 +17,7 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, RowsDroppedWarning
 from entropylaw.fileio import atomic_dir, check_writable, dumps  # noqa: F401 (the commands' file checks)
 from entropylaw.fit.run_summary import format_summary, summarize
-from entropylaw.readers.accounts import ACCOUNTS, IngestReport, loss_lines as _loss_lines
+from entropylaw.readers.accounts import ACCOUNTS, Accounts, IngestReport, loss_lines as _loss_lines
 from entropylaw.readers.common import KeyOptions
 from entropylaw.readers.dispatch import load as _load_sources
 from entropylaw.readers.model_size import parse_size
@@ -64,7 +64,7 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
     if params is not None:
         opts.n_params = parse_size(params, "`params`")
     df, reports = _load_sources([os.fspath(p) for p in paths], opts, skip_bad=skip_bad, strict=strict)
-    df.attrs[ACCOUNTS] = [r.to_dict() for r in reports]
+    df.attrs[ACCOUNTS] = Accounts(r.to_dict() for r in reports)
     if config:
         _apply_config(df, config, keep_total=params is not None)
     if entropy_convention:

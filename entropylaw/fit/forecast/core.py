@@ -289,9 +289,11 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)
                                                 for r in table.run_ids(prior))
     everyone = table.run_ids(df)  # a run of a sweep is pooled with its peers in the table, forecast or not
-    sweeps = _sweep.sweeps(df, everyone, y_key, x_key, recipes, kwargs) if sweep and len(everyone) >= 3 else {}
-    out, left_out = _each_run(lambda rid: forecast(RunData.from_table(df, rid, y_key=y_key, x_key=x_key),
-                                                   prior_runs=prior_runs, log=log_facts(df, rid),
+    parts = table.split_runs(df)  # each run's rows sliced once, not the whole table masked per run and metric
+    sweeps = _sweep.sweeps(df, everyone, y_key, x_key, recipes, kwargs, parts) if sweep and len(everyone) >= 3 else {}
+    out, left_out = _each_run(lambda rid: forecast(RunData.from_table(parts.get(rid, df), rid, y_key=y_key,
+                                                                      x_key=x_key),
+                                                   prior_runs=prior_runs, log=log_facts(parts.get(rid, df), rid),
                                                    sweep=sweeps.get(rid), **kwargs), ids)
     said = None
     if list(kwargs.get("methods") or []) == [DEFAULT]:

@@ -143,7 +143,7 @@ class RunData:
         def get(m):
             if m is None or m not in metrics:
                 return None, None
-            s = table.series(df, run_id, m)
+            s = table.series(rows, run_id, m)
             return s.index.to_numpy(), s.to_numpy()
 
         if tokens_key is not None and tokens_key not in metrics:

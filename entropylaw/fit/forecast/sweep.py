@@ -57,17 +57,20 @@ def _sweep_folder(sources, source: str) -> str:
     return folder.rsplit("/", 1)[0] if folder and shared <= 1 and "/" in folder else folder
 
 
-def sweeps(df, ids, y_key, x_key, recipes, kwargs) -> dict:
-    """Per run of a recipe with 3 runs or more: the others' climb rates at the same point."""
+def sweeps(df, ids, y_key, x_key, recipes, kwargs, parts=None) -> dict:
+    """Per run of a recipe with 3 runs or more: the others' climb rates at the same point
+    (``parts``: each run's rows, :func:`~entropylaw.table.split_runs`, where the caller has them)."""
     stats, names = {}, {}
     sources = table.runs(df)["source"].astype(str).tolist()
+    parts = parts or {}
     for rid in ids:
+        rows = parts.get(rid, df)
         try:
-            run = with_problems(RunData.from_table(df, rid, y_key=y_key, x_key=x_key), kwargs.get("n_problems"))
+            run = with_problems(RunData.from_table(rows, rid, y_key=y_key, x_key=x_key), kwargs.get("n_problems"))
             end = window_end(run, kwargs.get("fit_frac"), kwargs.get("fit_steps"))
         except EntropyLawError:
             continue
-        names[rid] = (recipes or {}).get(rid) or recipe_of(df, run, sources)
+        names[rid] = (recipes or {}).get(rid) or recipe_of(rows, run, sources)
         win = run.window(end)
         regime = classify(win)
         if regime["name"] == "take-off" or regime.get("takeoff"):
