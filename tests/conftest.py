@@ -88,7 +88,7 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
     interpreter where that cannot be the same: ``fresh=True``, a command that runs torch
     (:data:`FRESH_COMMANDS`), or an environment read only at start-up (:data:`AT_START`).
     """
-    env = dict(env or {})
+    env = {k: v for k, v in (env or {}).items() if os.environ.get(k) != v}  # what it changes
     command = next((a for a in args if not a.startswith("-")), "")
     if fresh or command in FRESH_COMMANDS or any(k.startswith(AT_START) for k in env):
         return subprocess.run([sys.executable, "-m", "entropylaw", *args], cwd=cwd or ROOT, capture_output=True,
