@@ -75,6 +75,7 @@ def real_logs() -> Path:
 FRESH_COMMANDS = {"probe", "probe-checkpoints", "audit", "lab"}
 # what the environment sets only as a process starts (BLAS kernels and threads, Python's own switches)
 AT_START = ("OPENBLAS", "OMP_", "MKL_", "PYTHON", "LD_", "MALLOC")
+FORKED = "<forked from the test process> -m entropylaw"  # a forked command's ``args[0]``
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
@@ -143,7 +144,7 @@ def _forked(args: list[str], cwd: Path, env: dict) -> subprocess.CompletedProces
                     os._exit(code if isinstance(code, int) else 1)
         _, status = os.waitpid(pid, 0)
         out.seek(0), err.seek(0)
-        return subprocess.CompletedProcess([sys.executable, "-m", "entropylaw", *args], os.waitstatus_to_exitcode(status),
+        return subprocess.CompletedProcess([FORKED, *args], os.waitstatus_to_exitcode(status),
                                            out.read().decode(errors="replace"), err.read().decode(errors="replace"))
 
 

@@ -1,0 +1,36 @@
+"""The suite's way of running a command (conftest.run_cli): a fork of the test process that
+behaves as a fresh ``python -m entropylaw`` would, compared here with one."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import pytest
+
+from conftest import FORKED, ROOT, run_cli
+
+
+@pytest.mark.parametrize("args", [("summary", "data/real-sizes"), ("summary", "no/such/dir"),
+                                  ("forecast", "data/real-sizes", "--fit-frac", "0.25", "--n-boot", "20", "-q"),
+                                  ("fit", "--no-such-flag")], ids=["ok", "user-error", "forecast", "bad-flag"])
+def test_a_forked_command_says_what_a_fresh_one_says(args):
+    forked, fresh = run_cli(*args), run_cli(*args, fresh=True)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+
+
+def test_the_fork_leaves_this_process_as_it_was(tmp_path):
+    cwd, env, filters = os.getcwd(), dict(os.environ), list(warnings.filters)
+    out = run_cli("ingest", str(ROOT / "data" / "real-sizes"), "-o", "t.parquet", cwd=tmp_path,
+                  env={"ENTROPYLAW_TEST_MARK": "1"})
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "t.parquet").is_file()
+    assert (os.getcwd(), dict(os.environ), list(warnings.filters)) == (cwd, env, filters)
+
+
+def test_only_what_a_fork_can_set_is_forked():
+    assert run_cli("--version").args[0] == FORKED
+    assert run_cli("--version", env={"OPENBLAS_CORETYPE": "Prescott"}).args[0] == sys.executable  # BLAS reads it once
+    assert run_cli("--version", env={"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}).args[0] == FORKED
+    assert run_cli("probe", "--help").args[0] == sys.executable  # torch's thread pool does not survive a fork
