@@ -161,6 +161,30 @@ def test_hostile_tables():
     assert all(ln.startswith("    ") for ln in indented.splitlines() if ln)
 
 
+def test_a_screen_value_wider_than_its_column_takes_blank_space_not_a_121st_column():
+    """The demo's run lines: a score in its own units (-12.35 reached, a ceiling of 103.5) is wider
+    than its column; the blank after it takes it up, one space kept before the next value, and
+    where no blank is left the run's name gives way (before: every such line pushed to 121)."""
+    from entropylaw.results.columns import SCREEN, screen_header, screen_line
+
+    fc = {"forecast": -11.234, "forecast_ci": [-15.5, -10.25], "final_observed": -12.345, "gain": 1.5,
+          "gain_ci": [-2.25, 4.75], "call": "undecided", "point": None, "regime": "collapse risk", "method": "m",
+          "target_kind": "validation"}
+    row = {"number": 24, "run_id": "qwen2.5-0.5b-instruct_grpo-lora_gsm8k_seed_with_a_long_name", "kind": "val",
+           "steps": 12000, "ceiling": 103.512, "trust": "good fit", "fc": fc}
+    header = screen_header(SCREEN)
+    assert len(header) <= 120
+    calm = {**fc, "forecast": 0.5, "forecast_ci": [0.25, 0.75]}
+    one = screen_line(SCREEN, {**row, "ceiling": 0.8, "fc": calm}, 120)  # one value too wide: the blank after it
+    assert len(one) <= 120 and " v -12.345 " in one and "~h_a_long_name " in one, one
+    assert one.index("0.800") + len("0.800") == header.index("ceiling") + len("ceiling")  # before it: in its column
+    every = screen_line(SCREEN, row, 120)  # every value too wide: no blank left, the run's name gives way
+    assert len(every) == 120, every
+    for value in ("-12.345", "103.512", "-11.234 [-15.50, -10.25]", "undecided", "12000", "24 qwen2.5"):
+        assert f" {value}" in f" {every}", (value, every)  # whole, and apart from what comes before it
+    assert len(screen_line(SCREEN, row)) == 121  # without a width to keep: pushed, nothing cut
+
+
 def test_the_coefficients_of_seven_long_named_runs_stay_short_rows():
     rows = [{"run": f"{LONG[i % 3]}_seed{i}", "score": "val/DigitalLearningGmbH/MATH-lighteval", "ceiling": 0.8,
              "ci": (0.7, 0.9), "trust": "good fit", "r2": 0.9} for i in range(7)]

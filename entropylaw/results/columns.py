@@ -22,7 +22,7 @@ score steps ceiling law         forecast [90 %]  reached           gain to go  c
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Mapping, Sequence
 
 from entropylaw.results.values import as_float
@@ -158,10 +158,36 @@ def screen_header(columns: Sequence[Column]) -> str:
                    for c in columns).rstrip()
 
 
-def screen_line(columns: Sequence[Column], row: Mapping) -> str:
-    """One run's line on the screen (a value wider than its column pushes the rest right)."""
-    out = []
+def screen_line(columns: Sequence[Column], row: Mapping, width: int | None = None) -> str:
+    """One run's line on the screen, each value in its column (as :func:`screen_header` places
+    the headings). A value wider than its column takes the blank space of the columns after it,
+    one space kept before the next value (a one-character mark without a heading, ``*`` or
+    ``^``, sits on the value before it). Where no blank is left and the line would pass
+    ``width``, the run's name gives up what is missing (cut with ``~``), the rest moved left.
+
+    >>> cols = [Column("a", short="a", width=3, screen=lambda r: r["a"]), Column("b", short="b", width=5,
+    ...         screen=lambda r: r["b"])]
+    >>> screen_line(cols, {"a": "1", "b": "2"}), screen_line(cols, {"a": "-10.5", "b": "2"})
+    ('  1    2', '-10.5  2')
+    """
+    line = _placed(columns, row)
+    over = len(line) - width if width else 0
+    label = next((c for c in columns if c.key == "label"), None)
+    if over > 0 and label is not None and label.width - over >= 9:
+        room = label.width - over
+        name = replace(label, width=room, screen=lambda r: short(str(r.get("run_id", "")), room - 1))
+        line = _placed([name if c is label else c for c in columns], row)
+    return line
+
+
+def _placed(columns: Sequence[Column], row: Mapping) -> str:
+    line, end = "", 0
     for c in columns:
         text = c.screen(row)
-        out.append(" " * c.gap + (f"{text:<{c.width}}" if c.left else f"{text:>{c.width}}"))
-    return "".join(out).rstrip()
+        start, end = end + c.gap, end + c.gap + c.width
+        at = start if c.left else end - len(text)
+        written = len(line.rstrip())
+        if text.strip() and written and not (c.width == 1 and not c.short):  # a mark (*, ^) sits on its value
+            at = max(at, written + 1)  # never touching the value before: one that ran past its column
+        line = line.ljust(max(at, len(line))) + text
+    return line.rstrip()

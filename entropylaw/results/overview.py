@@ -50,7 +50,7 @@ class Overview:
                "the score it then reached,",
                "what continuing to the run's last step adds (points, 90 %) and the call against the noise.",
                screen_header(shown(self.columns, where="screen"))]
-        out += [screen_line(shown(self.columns, where="screen"), r) for r in self.rows]
+        out += [screen_line(shown(self.columns, where="screen"), r, WIDTH) for r in self.rows]
         out.append("score: val = validation, train = the training reward (no validation logged). law: good / weak fit,")
         out.append("  n/a = the law does not describe the run (its ceiling is no forecast); ! = beyond the score's range.")
         out.append("*: last-value (the default cannot run there). call: stop / continue: the gain's interval lies "
