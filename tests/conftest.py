@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -71,81 +68,7 @@ def real_logs() -> Path:
     return REAL_LOGS
 
 
-# commands that run torch: libgomp's thread pool does not survive a fork, so they start a fresh process
-FRESH_COMMANDS = {"probe", "probe-checkpoints", "audit", "lab"}
-# what the environment sets only as a process starts (BLAS kernels and threads, Python's own switches)
-AT_START = ("OPENBLAS", "OMP_", "MKL_", "PYTHON", "LD_", "MALLOC")
-FORKED = "<forked from the test process> -m entropylaw"  # a forked command's ``args[0]``
-
-
-def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
-            fresh: bool = False) -> subprocess.CompletedProcess:
-    """Run ``python -m entropylaw ARGS`` in a process of its own and capture its output.
-
-    The process is a fork of this one, which has imported entropylaw already (2.4 s of each
-    command's 3 s at start-up, 200 commands in the suite), set up as ``python -m entropylaw``
-    starts: its own working directory, environment, standard streams and signals, Python's
-    default warning filters, and an exit that runs nothing of this process's. A fresh
-    interpreter where that cannot be the same: ``fresh=True``, a command that runs torch
-    (:data:`FRESH_COMMANDS`), or an environment read only at start-up (:data:`AT_START`).
-    """
-    env = {k: v for k, v in (env or {}).items() if os.environ.get(k) != v}  # what it changes
-    command = next((a for a in args if not a.startswith("-")), "")
-    if fresh or command in FRESH_COMMANDS or any(k.startswith(AT_START) for k in env):
-        return subprocess.run([sys.executable, "-m", "entropylaw", *args], cwd=cwd or ROOT, capture_output=True,
-                              text=True, env=dict(os.environ, **env), timeout=600)
-    return _forked(list(args), Path(cwd or ROOT), env)
-
-
-def _forked(args: list[str], cwd: Path, env: dict) -> subprocess.CompletedProcess:
-    import tempfile
-    import warnings
-
-    from entropylaw.cli.main import main
-
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        sys.stdout.flush(), sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns into pytest
-            code = 1
-            try:
-                os.dup2(out.fileno(), 1), os.dup2(err.fileno(), 2)
-                null = os.open(os.devnull, os.O_RDONLY)
-                os.dup2(null, 0)
-                sys.stdin = open(0, closefd=False)
-                sys.stdout = open(1, "w", closefd=False)
-                sys.stderr = open(2, "w", closefd=False, errors="backslashreplace")
-                os.chdir(cwd)
-                os.environ.update(env)
-                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
-                    signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
-                warnings.resetwarnings()  # a fresh interpreter's filters, not pytest's
-                for action, category in (("default", DeprecationWarning), ("ignore", DeprecationWarning),
-                                         ("ignore", PendingDeprecationWarning), ("ignore", ImportWarning),
-                                         ("ignore", ResourceWarning)):
-                    warnings.filterwarnings(action, category=category,
-                                            module="__main__" if action == "default" else "")
-                sys.argv = [str(ROOT / "entropylaw" / "__main__.py"), *args]
-                try:
-                    code = main(args)
-                except SystemExit as stop:
-                    code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
-                    if stop.code is not None and not isinstance(stop.code, int):
-                        print(stop.code, file=sys.stderr)
-            except BaseException:  # noqa: BLE001 -- as the interpreter would: the traceback, exit 1
-                import traceback
-
-                traceback.print_exc()
-                code = 1
-            finally:
-                try:
-                    sys.stdout.flush(), sys.stderr.flush()
-                finally:
-                    os._exit(code if isinstance(code, int) else 1)
-        _, status = os.waitpid(pid, 0)
-        out.seek(0), err.seek(0)
-        return subprocess.CompletedProcess([FORKED, *args], os.waitstatus_to_exitcode(status),
-                                           out.read().decode(errors="replace"), err.read().decode(errors="replace"))
+from _fork_cli import FORKED, run_cli  # noqa: E402,F401  (the tests' way to run a command)
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -34,3 +35,28 @@ def test_only_what_a_fork_can_set_is_forked():
     assert run_cli("--version", env={"OPENBLAS_CORETYPE": "Prescott"}).args[0] == sys.executable  # BLAS reads it once
     assert run_cli("--version", env={"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}).args[0] == FORKED
     assert run_cli("probe", "--help").args[0] == sys.executable  # torch's thread pool does not survive a fork
+
+
+def test_a_command_past_its_timeout_is_killed_and_reaped(tmp_path):
+    import subprocess
+
+    path = tmp_path / "run.csv"
+    path.write_text("run_id,step,metric,value\n" + "".join(f"r,{s},entropy,{1 - s / 100}\nr,{s},score,{s / 100}\n"
+                                                           for s in range(20)))
+    before = _children()
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_cli("watch", str(path), "--plain", "--interval", "0.2", timeout=3)  # watch follows until stopped
+    assert _children() == before  # none left running, none left unreaped
+
+
+def _children() -> set:
+    """This process's child processes (any state, zombies included), from /proc."""
+    out = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid():
+            out.add(stat.parent.name)
+    return out
