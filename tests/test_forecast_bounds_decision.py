@@ -8,9 +8,9 @@ import json
 
 import numpy as np
 import pytest
+from scipy import special
 
 from conftest import run_cli
-from scipy import special
 
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast import decide as dc
