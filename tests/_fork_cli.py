@@ -24,8 +24,11 @@ command (they would not a fresh one): a test that patches entropylaw runs its co
 
 from __future__ import annotations
 
+import builtins
+import importlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -55,7 +58,8 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, fresh:
 
 
 def fresh_filters() -> list:
-    """The warning filters of a fresh interpreter that imported :data:`IMPORTS` (read once)."""
+    """The warning filters of a fresh interpreter that imported :data:`IMPORTS`, as
+    ``warnings.filters`` holds them (read from one once, then kept)."""
     if not _FILTERS:
         code = ("import importlib, json, warnings\n"
                 f"for name in {IMPORTS!r}:\n"
@@ -65,29 +69,16 @@ def fresh_filters() -> list:
                 " for a, m, c, mod, n in warnings.filters]))")
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
                              timeout=300)
-        _FILTERS.extend(json.loads(out.stdout.strip().splitlines()[-1]))
+        for action, message, module, name, where, line in json.loads(out.stdout.strip().splitlines()[-1]):
+            category = builtins if module == "builtins" else importlib.import_module(module)
+            for part in name.split("."):
+                category = getattr(category, part)
+            _FILTERS.append((action, _pattern(message, re.I), category, _pattern(where, 0), line))
     return _FILTERS
-
-
-def _filters() -> list:
-    import builtins
-    import importlib
-    import re
-
-    out = []
-    for action, message, module, name, where, line in fresh_filters():
-        owner = builtins if module == "builtins" else importlib.import_module(module)
-        category = owner
-        for part in name.split("."):
-            category = getattr(category, part)
-        out.append((action, _pattern(message, re.I), category, _pattern(where, 0), line))
-    return out
 
 
 def _pattern(kept, flags):
     """A filter's message or module as the interpreter held it: a compiled pattern, an exact text, None."""
-    import re
-
     if kept is None:
         return None
     text, kind = kept
@@ -97,7 +88,7 @@ def _pattern(kept, flags):
 def _forked(args: list[str], cwd: Path, env: dict, timeout: float) -> subprocess.CompletedProcess:
     from entropylaw.cli.main import main
 
-    filters = _filters()  # in this process: the child only assigns them
+    filters = fresh_filters()  # in this process: the child only assigns them
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         sys.stdout.flush(), sys.stderr.flush()
         pid = os.fork()

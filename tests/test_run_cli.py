@@ -1,4 +1,4 @@
-"""The suite's way of running a command (conftest.run_cli): a fork of the test process that
+"""The suite's way of running a command (tests/_fork_cli.py, ``run_cli``): a fork of the test process that
 behaves as a fresh ``python -m entropylaw`` would, compared here with one."""
 
 from __future__ import annotations

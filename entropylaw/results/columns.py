@@ -163,7 +163,8 @@ def screen_line(columns: Sequence[Column], row: Mapping, width: int | None = Non
     the headings). A value wider than its column takes the blank space of the columns after it,
     one space kept before the next value (a one-character mark without a heading, ``*`` or
     ``^``, sits on the value before it). Where no blank is left and the line would pass
-    ``width``, the run's name gives up what is missing (cut with ``~``), the rest moved left.
+    ``width``, the run's name gives up what is missing (cut with ``~``; its column kept at 9
+    characters or more, so a line missing more stays long), the rest moved left.
 
     >>> cols = [Column("a", short="a", width=3, screen=lambda r: r["a"]), Column("b", short="b", width=5,
     ...         screen=lambda r: r["b"])]
