@@ -84,7 +84,9 @@ def own_climb(regime, log_span, n, bounds, seed=0):
     to 0.37 in 17 steps that ended at 0.54) carried on would overshoot."""
     c, sd = regime["sweep_rate"]
     # a stream of the run's own, from its window (not its name): runs forecast together draw their
-    # rates apart, as rank's joint draws take them, and one log forecasts alike under any name
-    own = zlib.crc32(np.float64([regime["z_end"], regime["c"], c, sd]).tobytes())
+    # rates apart, as rank's joint draws take them, and one log forecasts alike under any name.
+    # Rounded first: the last bits of a fitted rate differ between BLAS kernels (1e-14 between
+    # OpenBLAS's Haswell and Prescott kernels), and a hash of them would draw another stream
+    own = zlib.crc32(np.round(np.float64([regime["z_end"], regime["c"], c, sd]), 6).tobytes())
     rates = c + sd * np.random.default_rng([seed + 5, own]).standard_normal((n, 1))
     return from_logit(regime["z_end"] + rates * np.asarray(log_span, float)[None, :], bounds)
