@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.legend import Legend
-from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
 UNITLESS_OK = ("training step",)

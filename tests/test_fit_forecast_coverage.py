@@ -8,7 +8,6 @@ import pytest
 
 from entropylaw.fit.forecast.methods import ForecastMethod
 
-from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.core import METHODS
 from entropylaw.fit.forecast.data import RunData
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from scipy import special, stats
+from scipy import special
 
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.core import forecast

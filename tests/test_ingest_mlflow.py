@@ -14,7 +14,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

@@ -41,7 +41,6 @@ from entropylaw.fit.law import fit_family
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_series import scale_runs
 from entropylaw.figure_sets.base import Built, Skipped, slug
-from entropylaw.figure_sets.common import law
 from entropylaw.draw.sizes import plot_final_score, plot_size_law
 from entropylaw.draw.law import plot_algorithms  # noqa: F401 (the catalog's drawer of this figure)
 from entropylaw.table.labels import is_intervention, run_labels
