@@ -27,6 +27,8 @@ import pandas as pd
 
 from entropylaw.fit.forecast.core import FALLBACK, decision_method, default_method, describe_method
 from entropylaw.fit.forecast.final import describe, final_span, observed_final
+from entropylaw.fit.forecast.regimes import SWITCH_SAID
+from entropylaw.fit.forecast.schedule import LR_SAID
 from entropylaw.fit.run import GOOD, NOT_APPLICABLE
 from entropylaw.results.cache import LAW_METHOD
 from entropylaw.results.values import as_float
@@ -190,11 +192,14 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
 
 
 def regime_shown(fc) -> dict:
-    """What a forecast's row shows of its regime: ``regime`` (take-off, collapse risk; empty in
-    saturation) and ``regime_note``, the forecast's own words for it (its warnings: the rates it
-    follows, the sweep it was pooled with, data that changes)."""
-    name = {"take-off": "take-off", "instability": "collapse risk"}.get(fc.regime_name, "")
+    """What a forecast's row shows of its regime: ``regime`` (take-off, collapse risk; in
+    saturation what else the forecast warns of: data that changes, a learning rate falling after
+    the window; else empty) and ``regime_note``, the forecast's own words for it (its warnings:
+    the rates it follows, the sweep it was pooled with, data that changes)."""
     words = list(fc.warnings or []) + [w for w in [(fc.regime or {}).get("sweep_note")] if w]
+    name = {"take-off": "take-off", "instability": "collapse risk"}.get(fc.regime_name) or \
+        next((label for start, label in ((SWITCH_SAID, "data changes"), (LR_SAID, "learning rate falling"))
+              if any(w.startswith(start) for w in words)), "")
     return {"regime": name, "regime_note": "; ".join(words)}
 
 

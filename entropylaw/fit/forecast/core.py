@@ -47,6 +47,7 @@ from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLB
 from entropylaw.fit.forecast.data import RunData, window_end, with_problems
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
 from entropylaw.fit.forecast.decide import decision_on, final_draws, log_facts, step_seconds_upto, to_step_of
+from entropylaw.fit.forecast.schedule import lr_note
 from entropylaw.fit.forecast import regimes as _regimes
 from entropylaw.fit.forecast import sweep as _sweep
 from entropylaw.fit.forecast import text as _text
@@ -175,7 +176,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         fitted[name] = _build(REGISTRY[name], conf, n_boot, seed, given, fitted)
         fitted[name].calibrated = calibrated
         fitted[name].fit(win)
-    regime, said = _regime(win, regime_rates, sweep, [fitted.get(chosen), fitted.get(FALLBACK)])
+    regime, said = _regime(win, regime_rates, sweep, [fitted.get(chosen), fitted.get(FALLBACK)],
+                           lr_note((log or {}).get("lr"), end, win.config))
     spacing = float(np.median(np.diff(win.target.steps))) if len(win.target) > 1 else 1.0
     fin_steps = final_steps(run.target_kind, run.origin, float(at_steps[-1]), spacing)
     results = {name: m.result(at_steps, (run.target_kind, fin_steps, win.bounds)) for name, m in fitted.items()}
@@ -224,10 +226,11 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
                     final_draws=draws, final_point=point, regime=regime, warnings=said)
 
 
-def _regime(win, rates, sweep, shown):
+def _regime(win, rates, sweep, shown, lr_said=None):
     """The window's regime, pooled with its sweep where given, set on the methods the output
     shows (the default and its fallback) with what it makes them say; a take-off carried on at
-    its sweep's rate says so (``carried``: rank ranks it against its sweep however wide)."""
+    its sweep's rate says so (``carried``: rank ranks it against its sweep however wide);
+    ``lr_said``: a learning rate falling after the window (:func:`~.schedule.lr_note`)."""
     regime = _regimes.classify(win)
     switch = _regimes.data_switch(win.config)
     if switch:
@@ -237,7 +240,7 @@ def _regime(win, rates, sweep, shown):
         regime = _sweep.pool(regime, sweep)
     if _regimes.carries_sweep(rates, regime):
         regime["carried"] = True
-    said = _regimes.warnings_for(regime, rates)
+    said = _regimes.warnings_for(regime, rates) + ([lr_said] if lr_said else [])
     guessed = (win.config or {}).get(GUESSED)
     if guessed:  # the task follows from a guess: said beside the numbers it moves
         said.append(f"{GUESS_SAID} {guessed!r} (its log and config name none): its task {win.task} sets the "

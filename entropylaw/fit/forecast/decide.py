@@ -42,6 +42,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import own_noise
 from entropylaw.fit.forecast.final import final_steps, no_forecast_reason
 from entropylaw.fit.forecast.problems import problems_for, run_problems
+from entropylaw.fit.forecast.schedule import LR_KEYS
 from entropylaw.fit.logit import from_logit
 
 POINTS_FLOOR, POINTS_CAP = 1.0, 3.0  # the default threshold's range, in points of a score in [0, 1] (or %)
@@ -356,11 +357,12 @@ TIMING_KEYS = ("timing_s/step", "perf/time_per_step", "time_per_step", "step_tim
 
 def log_facts(df, run_id: str) -> dict:
     """``planned_steps`` (the last step the log says the run will reach, where a reader kept it
-    as a metric of :data:`PLANNED_KEYS`) and ``timing`` ((steps, seconds a step) of the first
-    key of :data:`TIMING_KEYS` the run logs) of ``run_id`` in a tidy table."""
+    as a metric of :data:`PLANNED_KEYS`), ``timing`` ((steps, seconds a step) of the first
+    key of :data:`TIMING_KEYS` the run logs) and ``lr`` ((steps, learning rates) of the first
+    of :data:`~.schedule.LR_KEYS`) of ``run_id`` in a tidy table."""
     rows = df[df["run_id"] == run_id]
     metrics = set(rows["metric"].unique())
-    out = {"planned_steps": None, "timing": None}
+    out = {"planned_steps": None, "timing": None, "lr": None}
     planned = next((k for k in PLANNED_KEYS if k in metrics), None)
     if planned is not None:
         v = rows.loc[rows["metric"] == planned, "value"].to_numpy(float)
@@ -370,6 +372,10 @@ def log_facts(df, run_id: str) -> dict:
     if timing is not None:
         t = rows[rows["metric"] == timing]
         out["timing"] = (t["step"].to_numpy(float), t["value"].to_numpy(float))
+    lr = next((k for k in LR_KEYS if k in metrics), None)
+    if lr is not None:
+        t = rows[rows["metric"] == lr].sort_values("step")
+        out["lr"] = (t["step"].to_numpy(float), t["value"].to_numpy(float))
     return out
 
 

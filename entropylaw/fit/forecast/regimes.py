@@ -67,6 +67,7 @@ COLLAPSED = 0.5  # a run that ends below half its window-end level (above the fl
 MIN_CASES = 3  # a regime's rates need 3 cases from 2 recipes or more
 MIN_TASK_RUNS = 3  # a task's (or a model's) own take-off rates need 3 runs of it
 SWITCH_WIDEN = 2.0  # data that changes mid-run: the interval's spread on the logit scale, doubled (stated)
+SWITCH_SAID = "the data changes during the run"  # how its warning starts (the report's row names it)
 
 
 def point_sd(win) -> float:
@@ -308,7 +309,7 @@ def data_switch(config) -> str | None:
         return None
     names = ", ".join(f.rsplit("/", 2)[-2] + "/" + f.rsplit("/", 1)[-1] if f.count("/") >= 1 else f
                       for f in files)
-    return (f"the data changes during the run: the log's config reads {len(files)} training files in order "
+    return (f"{SWITCH_SAID}: the log's config reads {len(files)} training files in order "
             f"(data.shuffle=False: {names}), so later steps train on other data; the forecast assumes the same data "
             f"throughout: its interval is widened {SWITCH_WIDEN:g}x on the logit scale (a stated factor: no run "
             "at hand measures it)")

@@ -13,6 +13,7 @@ import numpy as np
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
 from entropylaw.fit.forecast.final import describe
 from entropylaw.fit.forecast.takeoff import CARRIED
+from entropylaw.fit.forecast.schedule import LR_SAID
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.text_table import GAP, cell, fmt_table
 from entropylaw.terminal import count, short, width as text_width, wrap
@@ -238,7 +239,13 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
         out.append(f"{count(len(takeoff), 'run')} in take-off: each follows what runs in take-off did next (mixed with "
                    f"{mixed}), its interval opened upward (--full says each)")
     out += guess_lines(forecasts.values())
-    said = [(rid, w) for rid, w in said if not w.startswith(("take-off", GUESS_SAID))]  # collapse risk, data that changes
+    falling = [rid for rid, w in said if w.startswith(LR_SAID)]  # one line for them all, as for take-off
+    if falling:
+        out.append(f"{count(len(falling), 'run')} with the learning rate falling after the window "
+                   f"({', '.join(falling[:3])}{', ...' if len(falling) > 3 else ''}): later steps train at lower "
+                   "rates and climb more slowly; the forecasts extrapolate the windows as they trained and may "
+                   "overstate what the rest adds (--full says each)")
+    said = [(rid, w) for rid, w in said if not w.startswith(("take-off", GUESS_SAID, LR_SAID))]  # collapse risk, data that changes
     out += [f"{rid}: {w}" for rid, w in said[:limit]]
     if len(said) > limit:
         out.append(f"... and {len(said) - limit} more warnings (--full)")
