@@ -148,15 +148,16 @@ def test_a_sweep_of_a_recipe_the_rates_do_not_know_carries_its_climb_on_at_the_s
 
 def test_a_sweeps_carried_climb_draws_the_same_on_every_blas_kernel_and_apart_for_another_run():
     """The carried climb's random stream comes from the window's fitted numbers. Their last bits
-    differ between BLAS kernels (1e-14 between OpenBLAS's Haswell and Prescott kernels): the
-    draws must not, or a sweep's ranking changes with the CPU (it did: 5 runs pruned on one
-    machine, 8 on another). Another run, whose rate differs in the third decimal, draws apart."""
+    differ between BLAS kernels (up to ~1e-13 between OpenBLAS's SkylakeX, Haswell and Prescott
+    kernels on the CS336 grid): the draws must not, or a sweep's ranking changes with the CPU (it
+    did: 5 runs pruned with one kernel, 8 with another). Another run, whose rate differs in the
+    third decimal, draws apart."""
     from entropylaw.fit.forecast.takeoff import own_climb
 
     regime = {"z_end": -1.3430951871, "c": 1.1260340417, "sweep_rate": [0.8903341287, 0.2790113745]}
     log_span = np.log(np.array([100.0, 300.0]) / 60.0)
     base = own_climb(regime, log_span, 200, (0.0, 1.0))
-    for eps in (1e-14, -3e-14):
+    for eps in (1e-12, -3e-12):
         nudged = {"z_end": regime["z_end"] * (1 + eps), "c": regime["c"] * (1 - eps),
                   "sweep_rate": [v * (1 + eps) for v in regime["sweep_rate"]]}
         np.testing.assert_allclose(own_climb(nudged, log_span, 200, (0.0, 1.0)), base, rtol=1e-10)

@@ -359,7 +359,7 @@ def log_facts(df, run_id: str) -> dict:
     """``planned_steps`` (the last step the log says the run will reach, where a reader kept it
     as a metric of :data:`PLANNED_KEYS`), ``timing`` ((steps, seconds a step) of the first
     key of :data:`TIMING_KEYS` the run logs) and ``lr`` ((steps, learning rates) of the first
-    of :data:`~.schedule.LR_KEYS`) of ``run_id`` in a tidy table."""
+    of :data:`~.schedule.LR_KEYS` that holds a rate above 0) of ``run_id`` in a tidy table."""
     rows = df[df["run_id"] == run_id]
     metrics = set(rows["metric"].unique())
     out = {"planned_steps": None, "timing": None, "lr": None}
@@ -372,10 +372,12 @@ def log_facts(df, run_id: str) -> dict:
     if timing is not None:
         t = rows[rows["metric"] == timing]
         out["timing"] = (t["step"].to_numpy(float), t["value"].to_numpy(float))
-    lr = next((k for k in LR_KEYS if k in metrics), None)
-    if lr is not None:
-        t = rows[rows["metric"] == lr].sort_values("step")
-        out["lr"] = (t["step"].to_numpy(float), t["value"].to_numpy(float))
+    for key in (k for k in LR_KEYS if k in metrics):  # the first that holds a rate (veRL logs 0 where none is set)
+        t = rows[rows["metric"] == key].sort_values("step", kind="stable")
+        v = t["value"].to_numpy(float)
+        if (np.isfinite(v) & (v > 0)).any():
+            out["lr"] = (t["step"].to_numpy(float), v)
+            break
     return out
 
 

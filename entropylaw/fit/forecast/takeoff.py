@@ -85,8 +85,9 @@ def own_climb(regime, log_span, n, bounds, seed=0):
     c, sd = regime["sweep_rate"]
     # a stream of the run's own, from its window (not its name): runs forecast together draw their
     # rates apart, as rank's joint draws take them, and one log forecasts alike under any name.
-    # Rounded first: the last bits of a fitted rate differ between BLAS kernels (1e-14 between
-    # OpenBLAS's Haswell and Prescott kernels), and a hash of them would draw another stream
-    own = zlib.crc32(np.round(np.float64([regime["z_end"], regime["c"], c, sd]), 6).tobytes())
+    # Rounded first: the last bits of a fitted rate differ between BLAS kernels (up to ~1e-13 between
+    # OpenBLAS's SkylakeX, Haswell and Prescott kernels), and a hash of them would draw another
+    # stream; + 0.0 makes a rounded -0.0 the same bytes as 0.0
+    own = zlib.crc32((np.round(np.float64([regime["z_end"], regime["c"], c, sd]), 6) + 0.0).tobytes())
     rates = c + sd * np.random.default_rng([seed + 5, own]).standard_normal((n, 1))
     return from_logit(regime["z_end"] + rates * np.asarray(log_span, float)[None, :], bounds)

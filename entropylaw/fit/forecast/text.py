@@ -243,7 +243,7 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
     if falling:
         out.append(f"{count(len(falling), 'run')} with the learning rate falling after the window "
                    f"({', '.join(falling[:3])}{', ...' if len(falling) > 3 else ''}): later steps train at lower "
-                   "rates and climb more slowly; the forecasts extrapolate the windows as they trained and may "
+                   "rates and may climb more slowly; the forecasts extrapolate the windows as they trained and may "
                    "overstate what the rest adds (--full says each)")
     said = [(rid, w) for rid, w in said if not w.startswith(("take-off", GUESS_SAID, LR_SAID))]  # collapse risk, data that changes
     out += [f"{rid}: {w}" for rid, w in said[:limit]]
