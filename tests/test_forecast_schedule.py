@@ -160,11 +160,18 @@ def test_a_real_trl_run_is_told_where_its_rate_reaches_zero_and_its_later_log_ag
     assert abs(at - steps[-1]) <= 5
 
 
-def test_the_reports_row_names_it_where_the_regime_says_nothing_else():
+def test_the_reports_forecast_section_names_it_where_the_regime_says_nothing_else():
     from entropylaw.results.rows import regime_shown
 
     fcs = forecast_table(_sweep_table(3), fit_frac=0.15, methods=["default"], n_boot=50)
+    from entropylaw.page.forecasts import tags
+
     shown = regime_shown(fcs["r0"])
-    assert shown["regime"] == "learning rate falling" and "reaches 0 near step 200" in shown["regime_note"]
+    assert shown["regime"] == "" and shown["caution"] == "learning rate falling"
+    assert "reaches 0 near step 200" in shown["regime_note"]
+    # the forecast section names it, with its words on hover; the first screen keeps to the regimes
+    assert ">learning rate falling</span>" in tags("", shown, caution=True) and "reaches 0 near step 200" in \
+        tags("", shown, caution=True)
+    assert tags("", shown) == ""
     plain = forecast_table(_sweep_table(3, lr=False), fit_frac=0.15, methods=["default"], n_boot=50)
-    assert regime_shown(plain["r0"])["regime"] == ""
+    assert regime_shown(plain["r0"])["caution"] == ""

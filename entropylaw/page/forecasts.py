@@ -53,18 +53,22 @@ def _forecast_cell(f: Mapping | None, d: int) -> str:
     return f'<td title="{esc(tip)}">{value}{tags(f.get("method_tag"), f)}</td>'
 
 
-def tags(method: str | None, f: Mapping) -> str:
+def tags(method: str | None, f: Mapping, caution: bool = False) -> str:
     """The line under a forecast: the method where it is not its kind's default, and the regime
     (take-off, collapse risk) with the forecast's words for it on hover; one line for both.
+    ``caution``: also what else the forecast warns of where the regime says nothing (a learning
+    rate falling, data that changes): the forecast section says it, the first screen keeps to
+    the regimes, which move the forecast.
 
     >>> tags("last-value", {"regime": "collapse risk", "regime_note": "the entropy rose 2.7-fold"})
     ' <span class="muted tag">last-value · <span class="regime" title="the entropy rose 2.7-fold">collapse risk</span></span>'
-    >>> tags("", {"regime": ""})
-    ''
+    >>> tags("", {"regime": "", "caution": "learning rate falling"}), tags("", {"regime": ""})
+    ('', '')
     """
     parts = [esc(method)] if method else []
-    if f.get("regime"):
-        parts.append(f'<span class="regime" title="{esc(f.get("regime_note") or f["regime"])}">{esc(f["regime"])}</span>')
+    label = f.get("regime") or (f.get("caution") if caution else "")
+    if label:
+        parts.append(f'<span class="regime" title="{esc(f.get("regime_note") or label)}">{esc(label)}</span>')
     return f' <span class="muted tag">{" · ".join(parts)}</span>' if parts else ""
 
 
@@ -102,7 +106,7 @@ def forecast_table_html(rows: Sequence[Mapping], method: str = "") -> str:
                     else f"<td>{law}</td>")
         body.append(
             f"<tr><td>{swatch(r)}</td>{_run_cells(r)}<td>{esc(window)}</td><td>{interval(f, ci, d, frac)}"
-            + tags("" if not method or r.get("method") in (None, method) else r["method"], r) + "</td>"
+            + tags("" if not method or r.get("method") in (None, method) else r["method"], r, caution=True) + "</td>"
             f"<td>{interval(row_float(r, 'plateau'), r.get('plateau_ci'), d, frac)}</td>{law_cell}"
             f'<td title="{esc(r.get("final_what", ""))}">{cell(obs, d)}</td><td>{inside}</td></tr>')
     return f'<table class="runs"><thead>{head}</thead><tbody>{"".join(body).replace("†", "<span class=dagger>†</span>")}</tbody></table>'

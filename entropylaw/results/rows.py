@@ -192,15 +192,17 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
 
 
 def regime_shown(fc) -> dict:
-    """What a forecast's row shows of its regime: ``regime`` (take-off, collapse risk; in
-    saturation what else the forecast warns of: data that changes, a learning rate falling after
-    the window; else empty) and ``regime_note``, the forecast's own words for it (its warnings:
-    the rates it follows, the sweep it was pooled with, data that changes)."""
+    """What a forecast's row shows of its regime: ``regime`` (take-off, collapse risk; empty in
+    saturation), ``regime_note``, the forecast's own words for it (its warnings: the rates it
+    follows, the sweep it was pooled with, data that changes), and ``caution``, what else the
+    forecast warns of where its regime says nothing (data that changes, a learning rate
+    falling after the window; else empty): the report's forecast section names it."""
     words = list(fc.warnings or []) + [w for w in [(fc.regime or {}).get("sweep_note")] if w]
-    name = {"take-off": "take-off", "instability": "collapse risk"}.get(fc.regime_name) or \
-        next((label for start, label in ((SWITCH_SAID, "data changes"), (LR_SAID, "learning rate falling"))
-              if any(w.startswith(start) for w in words)), "")
-    return {"regime": name, "regime_note": "; ".join(words)}
+    name = {"take-off": "take-off", "instability": "collapse risk"}.get(fc.regime_name, "")
+    caution = "" if name else next((label for start, label in ((SWITCH_SAID, "data changes"),
+                                                                (LR_SAID, "learning rate falling"))
+                                    if any(w.startswith(start) for w in words)), "")
+    return {"regime": name, "regime_note": "; ".join(words), "caution": caution}
 
 
 def _pair(value):
