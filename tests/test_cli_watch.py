@@ -74,7 +74,9 @@ def test_watch_follows_a_file_that_grows_while_it_reads(tmp_path, capsys):
                 f.write(text[len(text) // 2:])
     t = threading.Thread(target=writer)
     t.start()
-    code, out, err = _watch(path, capsys, "--exit-idle", "2.5")
+    # idle is counted from a change's detection, before its refresh: 6 s, so that a slow refresh on a
+    # loaded machine does not end the watch while the writer still writes
+    code, out, err = _watch(path, capsys, "--exit-idle", "6")
     t.join()
     assert code == 0, err
     counts = [int(c) for c in POINTS.findall(out)]
@@ -87,25 +89,46 @@ def test_watch_follows_a_file_that_grows_while_it_reads(tmp_path, capsys):
     assert "stopped watching" in err and "Traceback" not in err
 
 
-def test_watch_survives_truncation_and_rotation(tmp_path, capsys):
+def test_watch_survives_truncation_and_rotation(tmp_path, capsys, monkeypatch):
+    """Each change is made after the watcher has read the one before (it counts its refreshes), not
+    after a fixed sleep: on a loaded machine the first refresh came after the truncation, and the
+    truncation was never seen."""
+    from entropylaw.cli import watch as watch_cli
+
     path = tmp_path / "metrics.jsonl"
     first, second, third = _rows(30, seed=1), _rows(16, a=0.5, b=0.9, seed=2), _rows(24, a=0.2, b=0.6, seed=3)
     path.write_text("".join(_line(r) for r in first))
+    done, ready = [0], threading.Condition()
+    real = watch_cli.snapshot
+
+    def counted(*args, **kwargs):
+        try:
+            return real(*args, **kwargs)
+        finally:
+            with ready:
+                done[0] += 1
+                ready.notify_all()
+
+    def after(n):  # the watcher has refreshed n times
+        with ready:
+            assert ready.wait_for(lambda: done[0] >= n, timeout=120), done
+
+    monkeypatch.setattr(watch_cli, "snapshot", counted)
 
     def writer():
-        time.sleep(1.0)
+        after(1)
         with open(path, "r+") as f:  # truncated in place (same inode), then rewritten shorter
             f.truncate(0)
-        time.sleep(0.3)
+        after(2)
         with open(path, "a") as f:
             f.write("".join(_line(r) for r in second))
-        time.sleep(1.0)
+        after(3)
         os.rename(path, tmp_path / "metrics.jsonl.1")  # rotated: a new file under the same name
-        time.sleep(0.3)
         path.write_text("".join(_line(r) for r in third))
     t = threading.Thread(target=writer)
     t.start()
-    code, out, err = _watch(path, capsys, "--exit-idle", "2.5")
+    # idle is counted from a change's detection, before its refresh: a slow refresh must not end the watch
+    code, out, err = _watch(path, capsys, "--exit-idle", "6")
     t.join()
     assert code == 0, err
     assert "was truncated: read again from the start" in out
