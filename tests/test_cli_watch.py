@@ -74,9 +74,7 @@ def test_watch_follows_a_file_that_grows_while_it_reads(tmp_path, capsys):
                 f.write(text[len(text) // 2:])
     t = threading.Thread(target=writer)
     t.start()
-    # idle is counted from a change's detection, before its refresh: 6 s, so that a slow refresh on a
-    # loaded machine does not end the watch while the writer still writes
-    code, out, err = _watch(path, capsys, "--exit-idle", "6")
+    code, out, err = _watch(path, capsys, "--exit-idle", "3")
     t.join()
     assert code == 0, err
     counts = [int(c) for c in POINTS.findall(out)]
@@ -127,8 +125,7 @@ def test_watch_survives_truncation_and_rotation(tmp_path, capsys, monkeypatch):
         path.write_text("".join(_line(r) for r in third))
     t = threading.Thread(target=writer)
     t.start()
-    # idle is counted from a change's detection, before its refresh: a slow refresh must not end the watch
-    code, out, err = _watch(path, capsys, "--exit-idle", "6")
+    code, out, err = _watch(path, capsys, "--exit-idle", "3")
     t.join()
     assert code == 0, err
     assert "was truncated: read again from the start" in out
@@ -137,6 +134,31 @@ def test_watch_survives_truncation_and_rotation(tmp_path, capsys, monkeypatch):
     fa, fb = _final_law(out)
     assert fa == pytest.approx(a, rel=1e-3) and fb == pytest.approx(b, rel=1e-3)
     assert int(POINTS.findall(out)[-1]) == n
+
+
+def test_a_change_during_a_slow_refresh_is_read_before_the_watch_goes_idle(tmp_path, capsys, monkeypatch):
+    """Idle time counts from the end of the last refresh. A refresh slower than ``--exit-idle``
+    used to end the watch at once, and lines written during it were never read."""
+    from entropylaw.cli import watch as watch_cli
+
+    path = tmp_path / "metrics.jsonl"
+    rows = _rows(24)
+    path.write_text("".join(_line(r) for r in rows[:12]))
+    real, calls = watch_cli.snapshot, []
+
+    def slow(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:  # the first refresh is slow, and the log grows meanwhile
+            with open(path, "a") as f:
+                f.write("".join(_line(r) for r in rows[12:]))
+            time.sleep(1.5)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(watch_cli, "snapshot", slow)
+    code, out, err = _watch(path, capsys, "--exit-idle", "1")
+    assert code == 0, err
+    assert len(calls) == 2 and "after 2 refreshes" in err, (calls, err)
+    assert int(POINTS.findall(out)[-1]) == _lstsq(rows)[2]  # the last refresh holds every row
 
 
 def test_watch_on_a_missing_path_is_one_line(tmp_path, capsys):

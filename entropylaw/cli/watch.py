@@ -49,7 +49,7 @@ def add_parser(subparsers) -> None:
                    help="the validation set's size: its binomial noise weighs the points and sets the call's "
                         "threshold (default: read off the scores, else known benchmarks by name)")
     g.add_argument("--plain", action="store_true", help="plain text blocks even on a terminal")
-    g.add_argument("--exit-idle", type=SECONDS, metavar="S", help="stop once the log has not changed for S seconds")
+    g.add_argument("--exit-idle", type=SECONDS, metavar="S", help="stop once the log has not changed for S seconds after the last refresh")
     g.add_argument("--max-refreshes", type=COUNT, metavar="N", help="stop after N refreshes (scripts, tests)")
     add_source_arguments(p)
     p.set_defaults(func=run)
@@ -203,6 +203,7 @@ def run(args) -> int:
                     print(render_plain(snap, notes, when) if ok else "\n".join(notes), flush=True)
                     notes = []
                 last_sig = sig
+                last_change = time.monotonic()  # idle from the refresh's end: a change during a slow one is still read
                 if args.max_refreshes is not None and refreshes >= args.max_refreshes:
                     break
             if args.exit_idle is not None and time.monotonic() - last_change >= args.exit_idle:
