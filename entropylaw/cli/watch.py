@@ -49,7 +49,8 @@ def add_parser(subparsers) -> None:
                    help="the validation set's size: its binomial noise weighs the points and sets the call's "
                         "threshold (default: read off the scores, else known benchmarks by name)")
     g.add_argument("--plain", action="store_true", help="plain text blocks even on a terminal")
-    g.add_argument("--exit-idle", type=SECONDS, metavar="S", help="stop once the log has not changed for S seconds after the last refresh")
+    g.add_argument("--exit-idle", type=SECONDS, metavar="S",
+                   help="stop once the log has not changed for S seconds after the last refresh")
     g.add_argument("--max-refreshes", type=COUNT, metavar="N", help="stop after N refreshes (scripts, tests)")
     add_source_arguments(p)
     p.set_defaults(func=run)

@@ -245,7 +245,8 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
                    f"({', '.join(falling[:3])}{', ...' if len(falling) > 3 else ''}): later steps train at lower "
                    "rates and may climb more slowly; the forecasts extrapolate the windows as they trained and may "
                    "overstate what the rest adds (--full says each)")
-    said = [(rid, w) for rid, w in said if not w.startswith(("take-off", GUESS_SAID, LR_SAID))]  # collapse risk, data that changes
+    # collapse risk, data that changes
+    said = [(rid, w) for rid, w in said if not w.startswith(("take-off", GUESS_SAID, LR_SAID))]
     out += [f"{rid}: {w}" for rid, w in said[:limit]]
     if len(said) > limit:
         out.append(f"... and {len(said) - limit} more warnings (--full)")
