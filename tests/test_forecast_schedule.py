@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from entropylaw import table
@@ -99,8 +100,6 @@ def _sweep_table(n=4, lr=True):
         recs += [(int(s), "entropy", 0.5 * np.exp(-s / 80)) for s in steps]
         recs += [(int(s), "learning_rate", float(r)) for s, r in zip(steps, rates)] if lr else []
         frames.append(table.from_records(recs, run_id=f"r{i}"))
-    import pandas as pd
-
     return pd.concat(frames, ignore_index=True)
 
 
@@ -121,8 +120,6 @@ def test_a_forecast_says_it_beside_its_numbers_and_the_one_line_view_groups_the_
 
 def test_the_first_learning_rate_key_that_holds_a_rate_is_read():
     """veRL logs ``actor/lr`` as 0 where no rate is set: a ``learning_rate`` beside it is read."""
-    import pandas as pd
-
     df = _sweep_table(1)
     zeros = df[df["metric"] == "learning_rate"].assign(metric="actor/lr", value=0.0)
     both = pd.concat([df, zeros], ignore_index=True)

@@ -66,7 +66,7 @@ class Series:
         s, v = s[keep], v[keep]
         order = np.argsort(s, kind="stable")
         s, v = s[order], v[order]
-        last = np.r_[s[1:] != s[:-1], True]  # a repeated step keeps its last value
+        last = np.r_[s[1:] != s[:-1], True] if len(s) else np.zeros(0, bool)  # a repeated step keeps its last value
         return cls(s[last], v[last])
 
     def upto(self, end: float) -> "Series":

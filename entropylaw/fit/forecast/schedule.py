@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from entropylaw.fit.forecast.data import Series
+
 LR_KEYS = ("actor/lr", "learning_rate", "train/learning_rate", "optimizer/lr", "lr")
 # a learning rate is set, not measured: falling step after step since its peak (2 steps or more), by
 # 1 % or more, it is a schedule decaying (a linear decay to 0 over the run is still at 85-90 % of its
@@ -33,15 +35,11 @@ DECAYING = ("linear", "cosine", "cosine_with_restarts", "cosine_with_min_lr", "p
 
 
 def lr_series(steps, rates, end: float):
-    """The log's learning rates up to ``end``, one a step (a step logged twice: its last), finite
-    and above 0 (veRL logs 0 where no rate is set), in step order: (steps, rates)."""
-    steps, rates = np.asarray(steps, float), np.asarray(rates, float)
-    keep = np.isfinite(steps) & (steps <= end) & np.isfinite(rates) & (rates > 0)
-    steps, rates = steps[keep], rates[keep]
-    order = np.argsort(steps, kind="stable")
-    steps, rates = steps[order], rates[order]
-    last = np.r_[steps[1:] != steps[:-1], True] if len(steps) else np.zeros(0, bool)
-    return steps[last], rates[last]
+    """The log's learning rates up to ``end`` as a metric's :class:`~.data.Series` holds them (in
+    step order, one a step: a step logged twice, its last), those above 0 (veRL logs 0 where no
+    rate is set): (steps, rates)."""
+    s = Series.of(steps, rates).upto(end)
+    return s.steps[s.values > 0], s.values[s.values > 0]
 
 
 def lr_note(lr, end: float, config=None) -> str | None:
