@@ -121,6 +121,18 @@ def count(n, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+def signed(value, point=None, digits: int = 4) -> str:
+    """A change with its sign: in points to one decimal where ``point`` (one point in the
+    score's units) is given, else to ``digits`` significant figures. A change that rounds to
+    nothing is ``+0.0``, never ``-0.0`` (beside a bound of ``+0.0`` it read as below it).
+
+    >>> signed(0.085, 0.01), signed(-0.0004, 0.01), signed(-0.0123, None, 3)
+    ('+8.5', '+0.0', '-0.0123')
+    """
+    text = f"{value / point:+.1f}" if point and point == point else f"{value:+.{digits}g}"  # nan: no points
+    return "+0.0" if text == "-0.0" else text
+
+
 def not_found(noun: str, name: str, known, nearest: int = 3) -> str:
     """What to say of a name that is none of ``known``: the count and the nearest names
     (those that contain it, then the closest spellings), never the whole list.

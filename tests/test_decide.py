@@ -238,3 +238,15 @@ def test_a_live_run_gains_to_the_planned_total_its_printed_config_states():
     df = table.from_records(recs, run_id="live", config=json.dumps({"total_steps": 400}))
     gain = el.forecast(df, run="live").to_dict()["decision"]["gain"]
     assert gain["to_step"] == 400 and "planned last step the log" in json.dumps(gain)
+
+
+def test_a_gain_that_rounds_to_nothing_is_said_without_a_sign():
+    """A finished run's forecast of 0 from a score of 0 gives an expected gain of a few 1e-6:
+    it read "-0.0 [+0.0, +100.0]", a point below its own lower bound."""
+    from entropylaw.fit.forecast.text import gain_text
+    from entropylaw.results.columns import pts
+
+    d = {"gain": {"expected": -4e-6, "lo": 0.0, "hi": 1.0}, "point": 0.01}
+    assert gain_text(d) == "+0.0 [+0.0, +100.0]"
+    assert dc.as_points(-4e-4, (0.0, 1.0)) == "+0.0" and dc.as_points(-0.0006, (0.0, 1.0)) == "-0.1"
+    assert pts(-4e-6, 0.01) == "+0.0" and pts(-4e-6, None) == "-4e-06"  # no points: the number itself

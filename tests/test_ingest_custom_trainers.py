@@ -66,8 +66,13 @@ def test_shared_wandb_runs_equal_their_reference_at_every_step(path):
 def test_shared_wandb_directory_with_key_flags_leaves_out_only_the_run_lacking_them():
     df = el.load(CS336, score_key="train/reward_mean", val_keys=["eval/accuracy"], warn=False)
     assert len(el.run_ids(df)) == 3 and not any(r.startswith("sft") for r in el.run_ids(df))
-    [skipped] = [a for a in el.row_accounts(df) if a["skipped"]]
-    assert "run 'sft_run_1_train_set_128' left out" in skipped["skipped"]
+    skipped, aside = [], []
+    for a in el.row_accounts(df):
+        if a["skipped"]:
+            (aside if "in a subfolder, not read" in a["skipped"] else skipped).append(a)
+    assert len(skipped) == 1 and "run 'sft_run_1_train_set_128' left out" in skipped[0]["skipped"]
+    # reference/ (the CSVs beside the wandb/ folder) is not read, and said
+    assert [Path(a["source"]).name for a in aside] == ["reference"] and "28 run files" in aside[0]["skipped"]
     res = run_cli("summary", str(CS336), "--score-key", "train/reward_mean", "--val-key", "eval/accuracy")
     assert res.returncode == 0, res.stderr
     assert "left out: --score-key 'train/reward_mean' not found" in res.stderr
@@ -343,15 +348,35 @@ def test_a_folder_of_run_folders_reads_each_run_and_forecasts_them_as_one_sweep(
 
 def test_a_folder_with_runs_of_its_own_keeps_its_plain_subfolders_out(tmp_path):
     _takeoff_sweep(tmp_path / "runs" / "group", rates=(1.0,))
-    with pytest.raises(EntropyLawError, match="directory holds no run files"):
-        el.load(str(tmp_path / "runs"), warn=False)  # one level of run folders, not any depth
+    with pytest.raises(EntropyLawError, match="directory holds no run files.*runs/group: 1 run folder one level "
+                                              "deeper than a directory is read: name it to read it"):
+        el.load(str(tmp_path / "runs"), warn=False)  # one level of run folders, not any depth: said
+    # beside a run folder that reads, the deeper one is said in the row account
+    _takeoff_sweep(tmp_path / "runs" / "alone", rates=(1.1,))
+    (tmp_path / "runs" / "alone" / "grpo_lr0e-6" / "metrics.jsonl").rename(tmp_path / "runs" / "alone" / "m.jsonl")
+    df = el.load(str(tmp_path / "runs"), warn=False)
+    assert list(pd.unique(df["run_id"])) == ["m"]
+    assert [(Path(a["source"]).name, a["skipped"]) for a in el.row_accounts(df) if a["skipped"]] == [
+        ("group", "1 run folder one level deeper than a directory is read: name it to read it")]
     top = tmp_path / "top"
     _takeoff_sweep(tmp_path / "made", rates=(1.0, 1.1))
     (top / "aside").mkdir(parents=True)
     (top / "aside" / "metrics.jsonl").write_text((tmp_path / "made" / "grpo_lr0e-6" / "metrics.jsonl").read_text())
     (top / "main.jsonl").write_text((tmp_path / "made" / "grpo_lr1e-6" / "metrics.jsonl").read_text())
     df = el.load(str(top), warn=False)
-    assert list(pd.unique(df["run_id"])) == ["main"]  # aside/ (offsets, notes beside the runs) is not a run
+    assert list(pd.unique(df["run_id"])) == ["main"]  # aside/ is not read: the directory's own runs are
+    # ... but said, with its count of run files, never left out in silence
+    [aside] = [a for a in el.row_accounts(df) if a["skipped"]]
+    assert aside["source"] == str(top / "aside") and aside["skipped"].startswith("1 run file in a subfolder, not read")
+    res = run_cli("summary", str(top))
+    said = res.stderr.replace("\n  ", " ")
+    assert res.returncode == 0 and f"{top / 'aside'}: skipped (1 run file in a subfolder" in said and "name it" in said
+    # a folder whose files are named as the directory's own runs describes them (data/real-sizes/offsets/): not said
+    (top / "offsets").mkdir()
+    (top / "offsets" / "main.jsonl").write_text('{"step": 0, "page_start_char": 100000}\n')
+    assert [Path(a["source"]).name for a in el.row_accounts(el.load(str(top), warn=False)) if a["skipped"]] == ["aside"]
+    (top / "offsets" / "main.jsonl").unlink()
+    (top / "offsets").rmdir()
     (top / "main.jsonl").unlink()
     assert list(pd.unique(el.load(str(top), warn=False)["run_id"])) == ["aside"]  # nothing but folders: read
 

@@ -13,10 +13,11 @@ from typing import Mapping, Sequence
 
 from entropylaw.page.cells import _family_rows, _run_cells, cell, decimals, esc, interval, swatch
 from entropylaw.results.values import row_float
+from entropylaw.terminal import signed
 
 
 def _pts(v, point) -> str:
-    return f"{v / point:+.1f}" if point else f"{v:+.3g}"
+    return signed(v, point, 3)
 
 
 def call_cell(f: Mapping) -> str:

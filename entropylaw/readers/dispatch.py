@@ -72,6 +72,7 @@ from entropylaw.readers.wandb_online import read_wandb_online
 from entropylaw.readers.merge import merge_same_runs
 from entropylaw.readers.dataset_guess import guess_datasets
 from entropylaw.readers.accounts import IngestReport
+from entropylaw.terminal import count
 from entropylaw.readers.lab_rundir import is_run_dir
 
 WANDB_SCHEME = "wandb://"
@@ -278,6 +279,32 @@ def _directory_members(path: Path, nested: bool = True) -> list[str]:
     return [str(f) for f in folders if _directory_members(f, nested=False)]
 
 
+def unread_folders(path: Path) -> list[tuple[str, str]]:
+    """The plain subfolders of a directory that its reading leaves out (:func:`_directory_members`)
+    but that hold runs, each with why: said in the row account, never dropped in silence.
+
+    - beside the directory's own run files (``real-logs/trl/`` beside the veRL logs);
+    - a folder of run folders inside a folder of run folders (one level deeper than read).
+
+    A folder whose files are named as the directory's own runs describes them (``offsets/``
+    beside the size series' tables) and is not said."""
+    own = {Path(m).name for m in _directory_members(path, nested=False)}
+    read = set(_directory_members(path))
+    out = []
+    for child in sorted(path.iterdir()):
+        if (str(child) in read or not child.is_dir() or child.name.startswith(".")
+                or detect_format(child) != "directory"):
+            continue
+        inner = _directory_members(child)
+        if not inner or (own and {Path(m).name for m in inner} <= own):
+            continue
+        files = sum(Path(m).is_file() for m in inner)
+        what = count(len(inner), "run file" if files == len(inner) else "run folder" if not files else "run source")
+        out.append((str(child), f"{what} in a subfolder, not read beside the directory's own runs" if own else
+                    f"{what} one level deeper than a directory is read"))
+    return out
+
+
 def _tracker_zip(path: Path) -> bool:
     """A ClearML or Comet offline zip among a directory's files (other zips are not run files).
     ClearML's cache keeps each session twice, ``offline-<id>/`` and ``offline-<id>.zip``: the
@@ -315,11 +342,15 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
     if fmt == "directory":
         members = _directory_members(Path(source), nested=depth == 0)
         if not members or depth > 1:
+            deeper = unread_folders(Path(source)) if depth == 0 else []
             raise EntropyLawError(f"{source}: directory holds no run files (expected tidy .parquet/.csv tables, "
                                   "veRL .log/.jsonl, trainer_state.json, TensorBoard or W&B runs, or one folder "
-                                  "per run holding them)")
+                                  "per run holding them)" + "".join(f"; {f}: {why}: name it to read it"
+                                                                    for f, why in deeper[:3]))
         folder_config = run_config.FolderConfig(Path(source), config)  # its own configs, then the folder's above
         out, aside = [], []
+        for folder, why in unread_folders(Path(source)) if depth == 0 else ():
+            out.append(_skipped(folder, EntropyLawError(f"{why}: name it to read it")))
         for member in members:
             try:
                 out.extend(_load_one(member, opts, depth + 1, skip_bad=skip_bad, strict=strict,

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Mapping, Sequence
 
 from entropylaw.results.values import as_float
-from entropylaw.terminal import short
+from entropylaw.terminal import short, signed
 
 REGIME_MARK = {"take-off": "^", "collapse risk": "v"}
 TRUST_SHORT = {"good fit": "good", "weak fit": "weak", "law does not apply": "n/a"}
@@ -74,7 +74,7 @@ def _fin(v) -> bool:
 
 def pts(v, point) -> str:
     """A gain in points of the score (``point``: one point in score units), else as a number."""
-    return f"{v / point:+.1f}" if point and point == point else f"{v:+.3g}"  # a frame holds None as nan
+    return signed(v, point, 3)
 
 
 def _ceiling(r) -> str:

@@ -44,6 +44,7 @@ from entropylaw.fit.forecast.final import final_steps, no_forecast_reason
 from entropylaw.fit.forecast.problems import problems_for, run_problems
 from entropylaw.fit.forecast.schedule import LR_KEYS
 from entropylaw.fit.logit import from_logit
+from entropylaw.terminal import signed
 
 POINTS_FLOOR, POINTS_CAP = 1.0, 3.0  # the default threshold's range, in points of a score in [0, 1] (or %)
 CALLS = ("stop", "continue", "undecided")
@@ -66,7 +67,7 @@ def point_size(bounds) -> float | None:
 def as_points(value, bounds) -> str:
     """A gain in points (``+1.4``), or in the score's own units where it has no percent scale."""
     unit = point_size(bounds)
-    return f"{value / unit:+.1f}" if unit else f"{value:+.4g}"
+    return signed(value, unit)
 
 
 def unit_name(bounds) -> str:

@@ -16,7 +16,7 @@ from entropylaw.fit.forecast.takeoff import CARRIED
 from entropylaw.fit.forecast.schedule import LR_SAID
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.text_table import GAP, cell, fmt_table
-from entropylaw.terminal import count, short, width as text_width, wrap
+from entropylaw.terminal import count, short, signed, width as text_width, wrap
 
 COLUMNS = [("method", "method"), ("step", "step"), ("forecast", "forecast"), ("interval", "interval"),
            ("observed", "observed"), ("plateau", "plateau"), ("plateau_ci", "plateau_ci"), ("90%_step", "t90"),
@@ -29,7 +29,7 @@ FEW = 3  # above this many runs, one line per run
 
 def _gain(v, point) -> str:
     """A gain in points (a score in [0, 1] or in percent), else in the score's units."""
-    return f"{v / point:+.1f}" if point else f"{v:+.4g}"
+    return signed(v, point)
 
 
 def gain_text(d: dict) -> str:
