@@ -148,7 +148,10 @@ def test_json_schema_of_the_decision_and_the_cost():
     out = _cli("forecast", "data/real/verl_gpg_qwen2-7b-instruct_gsm8k+math_fsdp.parquet", "--fit-frac", "0.25",
                "--n-boot", "50", "--json")
     assert out.returncode == 0, out.stderr
-    d = json.loads(out.stdout)["decision"]
+    doc = json.loads(out.stdout)
+    # the window's last point, and the run's own last step (a backtest sees the run go on)
+    assert doc["last_logged_step"] <= doc["window_end"] < doc["run_last_step"] == 210
+    d = doc["decision"]
     assert d["call"] in ("stop", "continue", "undecided", None) and 0.01 <= d["threshold"] <= 0.03
     assert set(d["gain"]) >= {"to_step", "expected", "lo", "hi"} and d["gain"]["to_step"] == 210
     assert d["gain"]["lo"] <= d["gain"]["hi"] and d["cost"]["unit"] == "wall-clock hours"
@@ -250,3 +253,51 @@ def test_a_gain_that_rounds_to_nothing_is_said_without_a_sign():
     assert gain_text(d) == "+0.0 [+0.0, +100.0]"
     assert dc.as_points(-4e-4, (0.0, 1.0)) == "+0.0" and dc.as_points(-0.0006, (0.0, 1.0)) == "-0.1"
     assert pts(-4e-6, 0.01) == "+0.0" and pts(-4e-6, None) == "-4e-06"  # no points: the number itself
+
+
+def test_every_interval_holds_its_own_forecast_where_the_refits_land_elsewhere(tmp_path):
+    """A straight climb at a constant entropy (a hostile input: the saturating curves' refits
+    all land below the fit): the final score read 0.961 [0.674, 0.850], the 90 % step 22242
+    [23000, 23000] and the gain +46.1 [+18.5, +34.4], each a point outside its own interval."""
+    import entropylaw as el
+
+    path = tmp_path / "climb.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "entropy": 0.5, "reward": 0.01 * s}) + "\n" for s in range(1, 51)))
+    df = el.load(str(path), warn=False)
+    fc = forecast_table(df, methods=["default", "last-value"], n_boot=100)["climb"]
+    shown = [r for r in fc.methods.values() if r.ok]
+    assert {r.method for r in shown} == {"curve-ensemble", "last-value"}
+    for r in shown:
+        f = r.final
+        assert f["lo"] <= f["forecast"] <= f["hi"], (r.method, f)
+        last = r.forecast.iloc[-1]
+        assert last["lo"] <= last["forecast"] <= last["hi"], r.method
+        for point, ci in ((r.plateau, r.plateau_ci), (r.t90, r.t90_ci)):
+            if point is not None and ci is not None:
+                assert (ci[0] is None or ci[0] <= point) and (ci[1] is None or point <= ci[1]), (r.method, point, ci)
+    ens = fc.methods["curve-ensemble"]
+    assert ens.final["draws_interval"][1] < ens.final["forecast"]  # the refits' own interval missed it: kept, said
+    assert any("lies outside its refits' interval" in w for w in ens.warnings)
+    g = fc.decision["gain"]
+    assert g["lo"] <= g["expected"] <= g["hi"] and fc.decision["call"] == "continue"  # it climbs on: +49 by step 99
+    res = run_cli("forecast", str(path), "--n-boot", "100", "--json")
+    assert res.returncode == 0, res.stderr
+
+
+def test_a_one_line_table_too_wide_leaves_out_the_observed_score_and_keeps_its_columns():
+    """A run with a forecast in its own units (5726.537 [-3682.978, 19790.842]) made the table
+    wider than 120 columns: the widest row was then wrapped word by word, out of its columns."""
+    from entropylaw.fit.forecast.text import ONE_LINE, line_table
+
+    rows = [{"run": "percent", "final": "5726.537 [-3682.978, 19790.842]", "observed": "75.629", "to": "200",
+             "gain": "+5687 [-3712, +5687]", "call": "undecided (continue ~27)", "regime": ""},
+            {"run": "rising", "final": "no forecast", "observed": "0.029", "to": "200", "gain": "-29.6 [-64.0, +37.1]",
+             "call": "no call", "regime": "instability"}]
+    cols = [c for c in ONE_LINE if c[1] != "window"]  # one window for every run: said above the table
+    wide = line_table(rows, cols, width=200).splitlines()
+    assert "observed" in wide[0] and len(wide) == 3
+    lines = line_table(rows, cols, width=120).splitlines()
+    assert lines[-1] == "(left out at 120 columns: observed; the JSON has them)"
+    assert all(len(x) <= 120 for x in lines) and "observed" not in lines[0]
+    at = lines[0].index("regime")
+    assert lines[2].index("instability") == at and lines[2].index("no call") == lines[0].index("call")

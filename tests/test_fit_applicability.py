@@ -86,6 +86,17 @@ def test_degenerate_scores():
     assert law_applies(STEPS, H, R, score_range=None)[1] == [reasons[0]]
 
 
+def test_a_constant_score_has_no_r_squared():
+    """0.3 at every point: its float mean leaves a total sum of squares of ~1e-32, which gave
+    R² = -1190.76 beside "score degenerate: constant"; R² is undefined there."""
+    from entropylaw.fit.law import EntropyLawFit
+
+    H, _ = _law_run()
+    f = EntropyLawFit(warn=False).fit(H, np.full(len(H), 0.3))
+    assert np.isnan(f.r2_)
+    assert EntropyLawFit(warn=False).fit(H, 0.3 + 0.2 * (1 - np.exp(H - H[0]))).r2_ > 0.9
+
+
 def test_score_falls_as_entropy_falls():
     H, _ = _law_run()
     R = 0.2 + 0.8 * (H - H.min()) + rng.normal(0, 0.005, len(H))  # a < 0

@@ -16,7 +16,7 @@ import pytest
 
 import entropylaw as el
 from entropylaw import table
-from entropylaw.errors import EntropyLawError
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.readers.key_names import by_name
 from entropylaw.readers.keys import detect_keys
 from entropylaw.readers.leveldb_log import write_log
@@ -233,6 +233,56 @@ def test_percent_read_as_fraction_only_when_the_name_says_accuracy(tmp_path):
     assert _series(halved, "score").tolist() == [1.0, 1.5, 2.0]
     with pytest.raises(EntropyLawError, match="score_scale"):
         el.load(csv, score_scale="lots", warn=False)
+
+
+def test_a_validation_score_that_looks_like_a_percent_but_is_not_named_one_is_said(tmp_path):
+    """veRL's ``val/test_score/<task>`` logged in percent by a custom reward: its name says no
+    accuracy, so it is read as it is; the reading says so and names the flag."""
+    path = tmp_path / "run.jsonl"
+    rows = [{"step": s, "actor/entropy": 0.9 / s ** 0.3, "critic/score/mean": 0.01 * s,
+             **({"val/test_score/gsm8k": 38.1 + 0.7 * s} if s % 5 == 0 else {})} for s in range(1, 51)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.warns(EntropyLawWarning, match=r"'val/test_score/gsm8k' ranges 41.6..73.1: read in its own units .*"
+                                               r"--score-scale percent if it is one"):
+        df = el.load(str(path))
+    assert _series(df, "val/gsm8k").max() == pytest.approx(73.1)
+    scaled = el.load(str(path), score_scale="percent", warn=False)
+    assert _series(scaled, "val/gsm8k").max() == pytest.approx(0.731)
+    assert not any("own units" in n for a in el.row_accounts(scaled) for n in a["notes"])
+
+
+def _percent_run(folder: Path, top: float) -> Path:
+    """A custom trainer's run logging its accuracy in percent, climbing to ``top`` %."""
+    folder.mkdir(parents=True)
+    rows = []
+    for s in range(1, 101):
+        rows.append({"step": s, "train/entropy": 0.9 / s ** 0.3, "train/reward": min(0.9, 0.01 * s)})
+        if s % 10 == 0:
+            rows.append({"step": s, "eval/accuracy": round(top * (1 - math.exp(-s / 30)), 2)})
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder / "metrics.jsonl"
+
+
+def test_the_runs_of_one_sweep_share_their_percent_even_where_one_stays_below_one(tmp_path):
+    """A learning rate that failed stays below 1 %: alone its 0.87 looks like a fraction, and
+    was read as 87 %, and ranked first; its sweep says percent, and so does it now."""
+    good, failed = _percent_run(tmp_path / "sweep" / "lr1e-6", 30.0), _percent_run(tmp_path / "sweep" / "lr1e-5", 0.9)
+    with pytest.warns(EntropyLawWarning, match=r"'eval/accuracy' read as a percent in 1 run whose values stay within "
+                                               r"\[0, 1\]"):
+        df = el.load(str(tmp_path / "sweep"))
+    by_run = {r: _series(df[df["run_id"] == r], "val/accuracy") for r in el.run_ids(df)}
+    assert by_run["lr1e-5"].max() == pytest.approx(0.0087) and by_run["lr1e-6"].max() == pytest.approx(0.2893)
+    [note] = [n for a in el.row_accounts(df) if "lr1e-5" in a["source"] for n in a["notes"] if "percent" in n]
+    assert "as in the other runs read with it (up to 28.93)" in note
+    ranked = run_cli("rank", str(tmp_path / "sweep"), "--n-boot", "60", "--json")
+    assert ranked.returncode == 0, ranked.stderr
+    assert [d["run_id"] for d in sorted(json.loads(ranked.stdout), key=lambda d: -d["expected"])][0] == "lr1e-6"
+    # given apart, two files are two sources: each keeps the unit its own values say
+    apart = el.load([str(good), str(failed)], warn=False)
+    assert max(_series(apart[apart["source"] == str(failed)], "val/accuracy")) == pytest.approx(0.87)
+    # --score-scale decides for every run: no sharing
+    fraction = el.load(str(tmp_path / "sweep"), score_scale="fraction", warn=False)
+    assert _series(fraction[fraction["run_id"] == "lr1e-5"], "val/accuracy").max() == pytest.approx(0.87)
 
 
 @pytest.mark.shared

@@ -144,3 +144,25 @@ def test_bad_tables(tmp_path, content, message):
     p.write_text(content)
     with pytest.raises(EntropyLawError, match=re.escape(str(p)) + ".*" + message):
         load([str(p)])
+
+
+def test_jsonl_numbers_written_as_text_and_other_step_axes(tmp_path):
+    """A writer that formats its numbers ("1.1172", a step "3") is read, and said; W&B's
+    ``_step`` and another step key (``eval_step``) beside the step are axes, not metrics: they
+    were read as metrics and averaged, which inflated the account's "averaged" count."""
+    p = tmp_path / "m.jsonl"
+    p.write_text('{"step": "1", "_step": 0, "actor/entropy": "1.1172", "_runtime": 3.5}\n'
+                 '{"step": 1, "_step": 1, "actor/entropy": 0.9}\n'
+                 '{"step": 2, "_step": 2, "eval_step": 1, "actor/entropy": " 8e-1 ", "val/acc": "0.25"}\n'
+                 '{"step": 3, "_step": 3, "actor/entropy": "about 0.7"}\n')
+    [raw] = read_verl_jsonl(p)
+    finalize(raw)
+    r = raw.report
+    assert (r.rows_read, r.rows_kept) == (5, 3) and r.balanced()  # the steps and the clock are no rows
+    assert dict(r.dropped) == {"non-numeric value": 1, "averaged with its step's other rows": 1}
+    assert "not read as metrics: _runtime (bookkeeping), _step (a step), eval_step (a step)" in r.notes
+    assert any(n.startswith("numbers written as text, read as numbers: 'actor/entropy' ('1.1172')") for n in r.notes)
+    assert any("line 4: key 'actor/entropy' has non-numeric value 'about 0.7'" in n for n in r.notes)
+    t = finalize(read_verl_jsonl(p)[0])
+    assert table.series(t, "m", "entropy").to_dict() == pytest.approx({1: (1.1172 + 0.9) / 2, 2: 0.8})
+    assert set(t["metric"].astype(str)) == {"entropy", "val/acc"}

@@ -96,6 +96,21 @@ def test_hostile_sweeps_one_run_identical_runs_and_a_tiny_window():
         el.rank(_sweep(n_runs=2), fit_frac=0.01, n_boot=20)
 
 
+def test_runs_of_two_benchmarks_ranked_together_are_said_to_be():
+    """Two tasks in one directory share a unit (points) but are not one contest: said, with the
+    count of runs of each score (before: ranked as one sweep without a word)."""
+    import entropylaw as el
+
+    df = _sweep()
+    math = df["run_id"].isin(["run00", "run01"])
+    df["metric"] = df["metric"].astype(str).where(~math | (df["metric"] != "val/gsm8k"), "val/math")
+    df["metric"] = df["metric"].astype("category")
+    r = el.rank(df, fit_frac=0.5, n_boot=60)
+    assert "the runs forecast different scores, ranked as one: val/gsm8k (2), val/math (2)" in " ".join(r.notes)
+    one = el.rank(_sweep(), fit_frac=0.5, n_boot=60)
+    assert not any("different scores" in n for n in one.notes)
+
+
 def test_too_few_draws_prune_nothing_and_say_so():
     import entropylaw as el
 

@@ -62,6 +62,8 @@ class IngestReport:
     format: str = ""  # the reader that read it (``verl_console``, ``trl`` ...)
     # metrics the reader computed rather than read (``val/mean``): their rows are in no count
     derived: tuple = ()
+    # the run's score keys as logged: {key: (factor read with, lo, hi)} (readers.units)
+    score_units: dict = field(default_factory=dict)
 
     def skip(self, reason: str) -> None:
         self.skipped = reason

@@ -67,6 +67,9 @@ class KeyOptions:
     # scores (``--score-scale``); None: a percent is recognised by its values and its name
     score_scale: float | None = None
     step_key: str | None = None  # the key that is the training step (``--step-key``); None: found by name
+    # score keys read as a percent because other runs read with them are (:mod:`.units`), with
+    # what those runs reached: {key: highest value}
+    percent_keys: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -153,7 +156,8 @@ def _note_validation_only(df: pd.DataFrame, val_keys: set[str], report: IngestRe
 PERCENT_WORDS = ("acc", "pass", "percent", "pct", "correct")
 
 
-def score_scales(km: KeyMap, ranges: dict, score_scale: float | None) -> dict[str, tuple[float, str]]:
+def score_scales(km: KeyMap, ranges: dict, score_scale: float | None,
+                 percent_keys: dict | None = None) -> dict[str, tuple[float, str]]:
     """``{key: (factor, what is said)}`` for the score keys to rescale: every one by ``score_scale``
     when given; else a key whose values lie in [0, 100], above 1 somewhere, and whose name says
     an accuracy (acc, pass, percent ...): a percent, read as a fraction.
@@ -175,6 +179,39 @@ def score_scales(km: KeyMap, ranges: dict, score_scale: float | None) -> dict[st
         elif 0 <= lo and 1 < hi <= 100 and any(w in key.lower() for w in PERCENT_WORDS):
             out[key] = (0.01, f"{key!r} ranges {lo:.4g}..{hi:.4g} and its name says an accuracy: read as a "
                               "percent (divided by 100)")
+        elif key in (percent_keys or {}) and 0 <= lo and hi <= 100:
+            out[key] = (0.01, f"{key!r} ranges {lo:.4g}..{hi:.4g}: read as a percent (divided by 100), as in the "
+                              f"other runs read with it (up to {percent_keys[key]:.4g}); `score_scale` 1 if it is a "
+                              "fraction")
+    return out
+
+
+def percent_hints(km: KeyMap, ranges: dict, scales: dict, score_scale: float | None) -> list[str]:
+    """The validation keys that look like a percent (in [0, 100], above 1) but whose name does
+    not say so: read in their own units, and said, with the flag that reads them as a percent.
+
+    >>> percent_hints(KeyMap(val={"val/gsm8k": "val/test_score/gsm8k"}), {"val/test_score/gsm8k": (38.1, 73.6)}, {}, None)
+    ["'val/test_score/gsm8k' ranges 38.1..73.6: read in its own units (not as a percent: its name does not say an accuracy); --score-scale percent if it is one"]
+    """
+    if score_scale is not None:
+        return []
+    out = []
+    for key in [*km.val.values(), *km.val_aliases]:
+        if key in ranges and key not in scales and 0 <= ranges[key][0] and 1 < ranges[key][1] <= 100:
+            lo, hi = ranges[key]
+            out.append(f"{key!r} ranges {lo:.4g}..{hi:.4g}: read in its own units (not as a percent: its name does "
+                       "not say an accuracy); --score-scale percent if it is one")
+    return out
+
+
+def score_units(km: KeyMap, ranges: dict, scales: dict) -> dict[str, tuple[float, float, float]]:
+    """``{key: (factor, lo, hi)}`` of the run's score keys as logged: what :mod:`.units` compares
+    across the runs read together."""
+    out = {}
+    for key in [km.score, *km.val.values(), *km.val_aliases]:
+        if key and key in ranges:
+            factor = scales.get(key, (1.0, ""))[0]
+            out[key] = (factor, *(float(v) / factor for v in ranges[key]))
     return out
 
 
@@ -224,7 +261,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
                            reward_func=opts.reward_func, ranges=ranges)
 
     km = detect()
-    scales = score_scales(km, ranges, opts.score_scale)
+    scales = score_scales(km, ranges, opts.score_scale, opts.percent_keys)
     if scales:  # scores read as fractions: the choices that look at ranges see the fractions
         for key, (factor, why) in scales.items():
             ranges[key] = tuple(v * factor for v in ranges[key])
@@ -232,9 +269,11 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
         km = detect()
         scaled = df["key"].astype(str).map({k: f for k, (f, _) in scales.items()}).fillna(1.0).to_numpy()
         df = df.assign(value=df["value"].to_numpy() * scaled)
-    for message in km.notes + km.warnings:
+    report.score_units = score_units(km, ranges, scales)
+    hints = percent_hints(km, ranges, scales, opts.score_scale)
+    for message in km.notes + km.warnings + hints:
         report.note(message)
-    for message in km.warnings:
+    for message in km.warnings + hints:
         warnings.warn(f"{raw.source}: {message}", EntropyLawWarning, stacklevel=2)
     _note_validation_only(df, set(km.val.values()) | set(km.val_aliases), report)
     renames = _with_clashes_renamed(km, pd.unique(df["key"]) if len(df) else [], report)

@@ -48,6 +48,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -55,8 +56,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 import entropylaw.table as table
-from entropylaw.errors import EntropyLawError, describe_os_error
-from entropylaw.readers import refused, run_config
+from entropylaw.errors import EntropyLawError, EntropyLawWarning, describe_os_error
+from entropylaw.readers import refused, run_config, units
 from entropylaw.readers import clearml_offline, comet_offline, mlflow_store, swanlab_log, tabular, trackio_db
 from entropylaw.readers.compressed import inner_suffix, read_head, strip_compression
 from entropylaw.readers.common import KeyOptions, RawRun, finalize
@@ -423,7 +424,13 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
     pieces: list[tuple[pd.DataFrame, IngestReport]] = []
     for source in sources:
         try:
-            pieces.extend(_load_one(str(source), opts, skip_bad=skip_bad, strict=strict))
+            read = _load_one(str(source), opts, skip_bad=skip_bad, strict=strict)
+            shared = {} if opts.score_scale is not None else units.shared_percent([r for _, r in read])
+            if shared:  # a sweep's run that stayed below 1 %: read again, as its peers are
+                warnings.warn(units.said(str(source), shared, [r for _, r in read]), EntropyLawWarning, stacklevel=2)
+                read = _load_one(str(source), dataclasses.replace(opts, percent_keys=shared), skip_bad=skip_bad,
+                                 strict=strict)
+            pieces.extend(read)
         except (EntropyLawError, OSError) as err:
             if not skip_bad:
                 raise

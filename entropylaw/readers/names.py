@@ -12,6 +12,9 @@ from entropylaw.readers.datasets import BENCHMARKS, same_as
 from entropylaw.readers.model_size import params_from_name
 from entropylaw.readers.verl_config import unquote
 
+# a tracker's bookkeeping, not metrics: W&B's run clock, a CSV export's index column
+BOOKKEEPING = re.compile(r"^(_runtime|_timestamp|_wandb.*|wall_time|Wall time|timestamp|Unnamed: \d+)$")
+
 
 def unique_run_ids(names: Iterable[str]) -> list[str]:
     """Make names unique by suffixing ``-2``, ``-3``... in order, never onto a name taken.

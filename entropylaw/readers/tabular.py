@@ -33,7 +33,6 @@ wandb_csv
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +42,7 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import inner_suffix
 from entropylaw.readers.common import RawRun, existing_file
-from entropylaw.readers.names import model_from_filename, run_id_from_path
+from entropylaw.readers.names import BOOKKEEPING, model_from_filename, run_id_from_path
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.terminal import count
 
@@ -51,7 +50,6 @@ STEP_COLUMNS = ["step", "_step", "global_step", "Step", "trainer/global_step", "
                 "train/step", "steps", "iteration"]
 RUN_COLUMNS = ["run_id", "run", "run_name", "name"]
 NAME_COLUMNS = ["metric", "tag", "key"]
-BOOKKEEPING = re.compile(r"^(_runtime|_timestamp|_wandb.*|wall_time|Wall time|timestamp|Unnamed: \d+)$")
 ENVELOPE = "W&B __MIN/__MAX envelope"
 NON_NUMERIC = "non-numeric value"
 MISSING_STEP = "missing or non-integer step"

@@ -47,7 +47,7 @@ import re
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
-from entropylaw.readers.names import model_from_filename, run_id_from_path
+from entropylaw.readers.names import BOOKKEEPING, model_from_filename, run_id_from_path
 from entropylaw.terminal import count
 
 STEP_FIELDS = ("step", "global_step", "iteration", "iter")  # then any *_step, then _step
@@ -69,9 +69,20 @@ def _flatten(obj: dict, prefix: str = ""):
 
 
 def _numeric(value) -> float | None:
+    """A number, or a number written as text (``"1.1172"``: a writer that formats its values)."""
+    if isinstance(value, str):
+        return _from_text(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)
+
+
+def _from_text(text: str) -> float | None:
+    """``"1.1172"``, ``" 3e-4 "``, ``"nan"`` as floats; any other text None."""
+    try:
+        return float(text) if len(text) < 40 else None
+    except ValueError:
+        return None
 
 
 def is_step_name(key: str) -> bool:
@@ -102,6 +113,8 @@ def _step_order(path, step_key: str | None) -> list[str]:
 
 
 def _integer(value) -> int | None:
+    if isinstance(value, str):  # a step written as text ("12")
+        value = _from_text(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
@@ -123,6 +136,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     types: dict[str, int] = {}
     enveloped = False
     stepless: dict[str, None] = {}  # keys of the first objects, for the error when no line has a step
+    texts: dict[str, str] = {}  # keys holding numbers written as text: one example each
+    aside: set[str] = set()
 
     def note(kind: str, message: str) -> None:
         notes[kind] += 1
@@ -169,9 +184,14 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 types[kind] = types.get(kind, 0) + 1
             last_count = 0
             for key, value in _flatten(data):
+                if (is_step_name(key) and _integer(value) is not None) or BOOKKEEPING.match(key):
+                    aside.add(key)  # another step axis (_step, eval_step), W&B's clock: not metrics, not rows
+                    continue
                 last_count += 1
                 report.read(1)
                 number = _numeric(value)
+                if isinstance(value, str) and number is not None:
+                    texts.setdefault(key, value)
                 if number is None:
                     report.drop(NON_NUMERIC)
                     note(NON_NUMERIC, f"line {lineno}: key {key!r} has non-numeric value {value!r:.40} (dropped)")
@@ -181,6 +201,12 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 values.append(number)
                 lines.append(lineno)
                 axes.append(kind)
+    if aside:
+        report.note("not read as metrics: " + ", ".join(
+            f"{k} ({'bookkeeping' if BOOKKEEPING.match(k) else 'a step'})" for k in sorted(aside)))
+    if texts:
+        report.note("numbers written as text, read as numbers: " + ", ".join(
+            f"{k!r} ({v!r:.20})" for k, v in list(texts.items())[:6]) + (", ..." if len(texts) > 6 else ""))
     for kind, n in notes.items():
         if n > MAX_NOTES:
             report.note(f"... and {n - MAX_NOTES} more {kind}s")

@@ -40,7 +40,7 @@ import numpy as np
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import own_noise
-from entropylaw.fit.forecast.final import final_steps, no_forecast_reason
+from entropylaw.fit.forecast.final import final_steps, hold, no_forecast_reason
 from entropylaw.fit.forecast.problems import problems_for, run_problems
 from entropylaw.fit.forecast.schedule import LR_KEYS
 from entropylaw.fit.logit import from_logit
@@ -128,10 +128,11 @@ def call_of(lo: float, hi: float, threshold: float) -> str:
 def gain_summary(draws, expected: float, conf: float) -> dict:
     """The gain's expected value and its one-sided ``conf`` bounds from its per-draw values:
     ``lo`` the ``1 - conf`` quantile, ``hi`` the ``conf`` quantile (a 90 % upper bound is
-    the 90th percentile; together the two bounds make a ``2 conf - 1`` interval)."""
+    the 90th percentile; together the two bounds make a ``2 conf - 1`` interval), widened to
+    hold the expected gain (:func:`~.final.hold`)."""
     d = np.asarray(draws, float)
     d = d[np.isfinite(d)]
-    lo, hi = np.quantile(d, [1 - conf, conf]) if len(d) else (np.nan, np.nan)
+    lo, hi = hold(expected, *np.quantile(d, [1 - conf, conf])) if len(d) else (np.nan, np.nan)
     return {"expected": float(expected), "lo": float(lo), "hi": float(hi)}
 
 
@@ -314,7 +315,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
            "cost": cost_of(to_step - end, step_cost, step_seconds),
            # the validation set's size the window's noise was read with (the points' weights, the regime)
            "problems": {"n": float(n), "source": said} if n and said else None}
-    lo, hi = np.quantile(fdraws, [(1 - conf) / 2, (1 + conf) / 2]) if len(fdraws) else (np.nan, np.nan)
+    lo, hi = hold(final, *np.quantile(fdraws, [(1 - conf) / 2, (1 + conf) / 2])) if len(fdraws) else (np.nan, np.nan)
     out["final"] = {"step": to_step, "expected": final, "lo": float(lo), "hi": float(hi)}
     why_not = no_forecast_reason(float(lo), float(hi), bounds)
     if not np.isfinite([gain["lo"], gain["hi"]]).all():

@@ -79,15 +79,34 @@ def no_forecast_reason(lo: float, hi: float, bounds) -> str | None:
             "does not say where the run ends")
 
 
+def hold(point, lo, hi):
+    """An interval ``[lo, hi]`` widened to hold its ``point``. A percentile interval of refits
+    can lie to one side of the fit itself, where the window does not pin the curve down (a
+    straight climb read by a saturating curve); an interval that leaves out its own forecast
+    is not shown. An interval that holds its point is unchanged.
+
+    >>> hold(0.96, 0.67, 0.85), hold(0.5, 0.4, 0.6)
+    ((0.67, 0.96), (0.4, 0.6))
+    """
+    if np.ndim(point) == 0:
+        return (float(min(lo, point)), float(max(hi, point))) if np.isfinite(point) else (lo, hi)
+    point = np.asarray(point, float)
+    return np.fmin(lo, point), np.fmax(hi, point)  # a nan point leaves its interval as it is
+
+
 def final_of(method, kind: str, steps, bounds, forecast=None) -> dict:
     """``method``'s forecast of the final score over ``steps``: forecast, lo, hi, the steps, and
     ``no_forecast`` (the reason) where the interval says nothing. ``forecast``: the method's
     forecast table already drawn, whose last row is a validation score's final score."""
     steps = np.asarray(steps, float)
     if kind == "validation":
-        f = (method.predict(steps[-1:]) if forecast is None else forecast).iloc[-1]
-        mid, lo, hi = float(f["forecast"]), float(f["lo"]), float(f["hi"])
+        table = method.predict(steps[-1:]) if forecast is None else forecast
+        f = table.iloc[-1]
+        mid, lo, hi, draws = float(f["forecast"]), float(f["lo"]), float(f["hi"]), table.attrs.get("draws_interval")
     else:
-        mid, lo, hi = method.predict_mean(steps)
-    return {"forecast": mid, "lo": lo, "hi": hi, "steps": [float(steps[0]), float(steps[-1])],
-            "what": describe(kind, steps), "no_forecast": no_forecast_reason(lo, hi, bounds)}
+        mid, lo, hi, draws = method.predict_mean(steps, draws_interval=True)
+    out = {"forecast": mid, "lo": lo, "hi": hi, "steps": [float(steps[0]), float(steps[-1])],
+           "what": describe(kind, steps), "no_forecast": no_forecast_reason(lo, hi, bounds)}
+    if draws:  # the interval was widened to hold the forecast (:func:`hold`): the draws' own
+        out["draws_interval"] = draws
+    return out

@@ -23,7 +23,7 @@ from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast import regimes
 from entropylaw.fit.forecast.data import RunData
-from entropylaw.fit.forecast.final import final_of
+from entropylaw.fit.forecast.final import final_of, hold
 from entropylaw.fit.forecast.result import MethodResult
 
 
@@ -104,16 +104,26 @@ class Method:
         raise NotImplementedError
 
     def predict(self, steps) -> pd.DataFrame:
-        """``DataFrame[step, forecast, lo, hi]``: the ``conf`` interval of a new observation."""
+        """``DataFrame[step, forecast, lo, hi]``: the ``conf`` interval of a new observation,
+        widened where needed to hold the forecast (:func:`~.final.hold`)."""
         mid, draws = self.predictive(steps)
-        lo, hi = _quantiles(draws, self.conf)
-        return pd.DataFrame({"step": np.asarray(steps, float), "forecast": mid, "lo": lo, "hi": hi})
+        raw = _quantiles(draws, self.conf)
+        lo, hi = hold(mid, *raw)
+        f = pd.DataFrame({"step": np.asarray(steps, float), "forecast": mid, "lo": lo, "hi": hi})
+        if len(f) and (lo[-1], hi[-1]) != (raw[0][-1], raw[1][-1]):  # the last step's draws missed the fit
+            f.attrs["draws_interval"] = [float(raw[0][-1]), float(raw[1][-1])]
+        return f
 
-    def predict_mean(self, steps) -> tuple[float, float, float]:
-        """The forecast of the score's mean over ``steps`` and its ``conf`` interval."""
+    def predict_mean(self, steps, draws_interval: bool = False):
+        """The forecast of the score's mean over ``steps`` and its ``conf`` interval (:func:`~.final.hold`);
+        ``draws_interval``: also the draws' own interval where it missed the forecast, else None."""
         mid, draws = self.predictive(steps, average=True)
-        lo, hi = _quantiles(draws, self.conf)
-        return float(mid[0]), float(lo[0]), float(hi[0])
+        raw = _quantiles(draws, self.conf)
+        lo, hi = hold(mid, *raw)
+        out = float(mid[0]), float(lo[0]), float(hi[0])
+        if not draws_interval:
+            return out
+        return out + ([float(raw[0][0]), float(raw[1][0])] if (lo[0], hi[0]) != (raw[0][0], raw[1][0]) else None,)
 
     def result(self, steps, final=None) -> MethodResult:
         """The fitted method's result at ``steps``; ``final``: (kind, steps, bounds) of the
@@ -123,9 +133,17 @@ class Method:
         f = self.predict(steps)
         for column, values in self.columns(steps).items():
             f[column] = values
-        return MethodResult(self.name, True, None, f, self.plateau_, self.plateau_ci(), self.t90_, self.t90_ci(),
-                            self.params_, list(self.warnings_), self.late_rmse_, getattr(self, "t90_note_", None),
-                            None if final is None else final_of(self, *final, forecast=f))
+        fin = None if final is None else final_of(self, *final, forecast=f)
+        plateau_ci, t90_ci = (_hold_ci(p, c) for p, c in ((self.plateau_, self.plateau_ci()), (self.t90_, self.t90_ci())))
+        warnings = list(self.warnings_)
+        if fin is not None and fin.get("draws_interval"):
+            lo, hi = fin["draws_interval"]
+            if max(lo - fin["forecast"], fin["forecast"] - hi) > 0.25 * max(hi - lo, 1e-12):  # past rounding
+                warnings.append(f"the fit's final score {fin['forecast']:.4g} lies outside its refits' interval "
+                                f"[{lo:.4g}, {hi:.4g}]: the window does not pin the curve down; the interval is "
+                                "widened to hold the fit")
+        return MethodResult(self.name, True, None, f, self.plateau_, plateau_ci, self.t90_, t90_ci,
+                            self.params_, warnings, self.late_rmse_, getattr(self, "t90_note_", None), fin)
 
 
 class ForecastMethod(Method):
@@ -298,6 +316,14 @@ class ForecastMethod(Method):
         self.t90_ = None if t90 is None or not np.isfinite(t90) or t90 > cap else float(t90)
         self._t90_draws = None if t90_draws is None else np.where(np.asarray(t90_draws) > cap, np.inf, t90_draws)
         self.params_ = params
+
+
+def _hold_ci(point, ci):
+    """:func:`hold` for a plateau's or a 90 % step's interval (an end may be None: unbounded)."""
+    if ci is None or point is None or not np.isfinite(point):
+        return ci
+    lo, hi = ci
+    return [None if lo is None else min(lo, point), None if hi is None else max(hi, point)]
 
 
 def _quantiles(draws, conf):

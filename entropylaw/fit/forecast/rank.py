@@ -41,11 +41,13 @@ True
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
 
+from entropylaw.fit.forecast.final import hold
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.forecast.text import guess_lines
 from entropylaw.terminal import count, short
@@ -220,6 +222,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
     for fc in listed:
         d, conf = fc.decision or {}, fc.conf
         lo, hi = np.quantile(finite[fc.run_id], [(1 - conf) / 2, (1 + conf) / 2])
+        if fc.final_point is not None:
+            lo, hi = hold(fc.final_point, lo, hi)
         pb, pn = shares.get(fc.run_id, (None, None))
         note = "no forecast" if fc.run_id not in shares else SHARED if fc.run_id in carried and _no_forecast(fc) \
             else fc.default if d.get("method") != fc.default else None
@@ -243,6 +247,11 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
                      f"{100 * PRUNE_BELOW:g} % is told from the draws' own error with {PRUNE_DRAWS} or more")
     if len(points) > 1:
         notes.append("the runs' scores are on different scales: rank runs of one sweep, on one score")
+    keys = Counter(fc.target_key for fc in fcs)
+    if len(keys) > 1:  # two benchmarks' scores are not one contest (the unit alone does not tell them apart)
+        notes.append("the runs forecast different scores, ranked as one: " + ", ".join(
+            f"{k} ({n})" for k, n in sorted(keys.items(), key=lambda kv: (-kv[1], kv[0]))) + "; rank the runs of one "
+                     "score (--val-key)")
     notes += generic_notes(fcs) + guess_lines(fcs)
     conf = fcs[0].conf if fcs else 0.9
     return Ranking(rows, thr, source, conf, fcs[0].fit_frac if fcs else None,

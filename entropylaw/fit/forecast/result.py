@@ -106,7 +106,8 @@ class Forecast:
     def to_dict(self) -> dict:
         return {"run_id": self.run_id, "target_key": self.target_key, "target_kind": self.target_kind,
                 "note": self.note, "log_starts_at": self.origin, "window_end": self.window_end,
-                "last_logged_step": self.last_logged, "n_window_points": self.n_window, "conf": self.conf,
+                "last_logged_step": self.last_logged, "run_last_step": self.run_last,
+                "n_window_points": self.n_window, "conf": self.conf,
                 "at_steps": [float(s) for s in self.at_steps], "default_method": self.default,
                 "methods": {k: v.to_dict() for k, v in self.methods.items()}, "decision": self.decision,
                 "observed": {str(s): v for s in self.at_steps if (v := _text.observed_at(self, s)) is not None},

@@ -254,18 +254,36 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
 
 
 
+LINE_OPTIONAL = ("observed", "to")  # what a one-line table too wide for the terminal leaves out first
+
+
 def line_table(rows: list[dict], columns: list[tuple[str, str]], width: int | None = None) -> str:
     """One line per row, the first column (a run's name) cut in the middle so that every line
-    fits ``width`` (default: the terminal's); the other columns keep their width."""
+    fits ``width`` (default: the terminal's); the other columns keep their width. Where the run's
+    name at 12 characters is not enough, the columns of :data:`LINE_OPTIONAL` are left out, in
+    order (a line wider than the terminal is wrapped word by word, out of its columns)."""
     width = text_width() if width is None else width
-    cells = [[cell(r.get(k)) for _, k in columns] for r in rows]
-    sizes = [max([len(h)] + [len(c[i]) for c in cells]) for i, (h, _) in enumerate(columns)]
+
+    def sized(cols):
+        cells = [[cell(r.get(k)) for _, k in cols] for r in rows]
+        sizes = [max([len(h)] + [len(c[i]) for c in cells]) for i, (h, _) in enumerate(cols)]
+        return cells, sizes, 12 + sum(sizes[1:]) + GAP * (len(sizes) - 1) <= width
+
+    cells, sizes, fits = sized(columns)
+    left = []
+    for key in LINE_OPTIONAL:
+        if fits:
+            break
+        left += [h for h, k in columns if k == key]
+        columns = [c for c in columns if c[1] != key]
+        cells, sizes, fits = sized(columns)
     sizes[0] = max(12, min(sizes[0], width - sum(sizes[1:]) - GAP * (len(sizes) - 1)))
 
     def line(values):
         out = [short(values[0], sizes[0]).ljust(sizes[0])] + [v.ljust(w) for v, w in zip(values[1:], sizes[1:])]
         return (" " * GAP).join(out).rstrip()
-    return "\n".join([line([h for h, _ in columns])] + [line(c) for c in cells])
+    said = [f"(left out at {width} columns: {', '.join(left)}; the JSON has them)"] if left else []
+    return "\n".join([line([h for h, _ in columns])] + [line(c) for c in cells] + said)
 
 
 def one_line_text(forecasts) -> str:
