@@ -351,7 +351,7 @@ def _fake(run_id, draws, carried=False, wide=False, threshold=0.01):
     draws = np.asarray(draws, float)
     method = SimpleNamespace(final={"no_forecast": "wide" if wide else None})
     point = float(np.nanmedian(draws)) if np.isfinite(draws).any() else None
-    return SimpleNamespace(run_id=run_id, final_draws=draws, final_point=point, conf=0.9,
+    return SimpleNamespace(run_id=run_id, target_key="val/math", final_draws=draws, final_point=point, conf=0.9,
                            decision={"method": "m", "threshold": threshold, "point": 0.01}, default="m",
                            methods={"m": method}, regime={"name": "take-off", "carried": carried},
                            run_last=None, window_end=0.0, final_observed=None, fit_frac=None)

@@ -104,8 +104,11 @@ def law_applies(steps, H, R, score_range: tuple[float, float] | None = (0.0, 1.0
         reasons.append(f"entropy explodes ({_fmt(h0)} -> peak {_fmt(H[peak])} nats at step {hs[peak]:.0f})")
     if h1 > RISE_RATIO * h0:
         reasons.append(f"entropy rises ({_fmt(h0)} -> {_fmt(h1)} nats)")
-    elif h1 > FLAT_RATIO * h0:
+    elif h1 >= h0:
         reasons.append(f"entropy does not fall ({_fmt(h0)} -> {_fmt(h1)} nats): no entropy consumed to fit")
+    elif h1 > FLAT_RATIO * h0:  # fell, by less than the law needs: said as a fall, with the bar
+        reasons.append(f"entropy falls only {100 * (1 - h1 / h0):.1f} % ({_fmt(h0)} -> {_fmt(h1)} nats; the law needs "
+                       f"{100 * (1 - FLAT_RATIO):g} %)")
     scale = max(1.0, float(np.max(np.abs(R))))
     if np.ptp(R) <= 1e-9 * scale:
         reasons.append(f"score degenerate: constant ({_fmt(R[0])} at all {len(R)} points)")
