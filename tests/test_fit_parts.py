@@ -84,6 +84,26 @@ def test_early_prediction_exact_law_and_bad_windows():
         EarlyPrediction().fit(p)
 
 
+def test_early_prediction_says_when_the_law_does_not_describe_its_window():
+    """An entropy that rises over the window: the ceiling and the predicted scores (below 0 for
+    an accuracy) were shown with no trust flag; they carry the verdict `fit` gives."""
+    import entropylaw as el
+    from entropylaw.fit.early import EarlyPredictions
+
+    steps = np.arange(0, 120, 5)
+    recs = [(int(s), "entropy", 0.3 + 0.004 * s) for s in steps] + [(int(s), "val/math", 0.45 - 0.001 * s + 0.002 * np.sin(s))
+                                                                     for s in steps]
+    df = table.from_records(recs, run_id="up")
+    ep = EarlyPrediction(fit_frac=0.5, warn=False).fit(pair(df, "up"))
+    assert ep.fit_.trust_ == "law does not apply" and ep.fit_.trust_reasons_[0].startswith("entropy rises")
+    assert ep.to_dict()["trust"] == "law does not apply"
+    text = str(EarlyPredictions({"up": ep}, fit_frac=0.5))
+    [row] = [x for x in text.splitlines() if x.startswith("up ")]
+    assert row.endswith("law does not apply") and "up: law does not apply: entropy rises" in text
+    good = el.predict(run_table(), "r", fit_frac=0.5)
+    assert good.fit_.trust_ != "law does not apply" and not any(r.startswith("entropy") for r in good.fit_.trust_reasons_)
+
+
 def test_error_vs_k_matches_refits():
     t = run_table(noise=0.01, seed=3)
     p = pair(t, "r")
@@ -173,3 +193,32 @@ def test_algorithm_test_size_and_power():
     assert alt.p_value_ < 0.01 and alt.verdict_.startswith("algorithm matters")
     with pytest.raises(EntropyLawError, match="at least 2 algorithms"):
         AlgorithmTest().fit(_runs(rng, [0.8, 0.8]), {"r0": "grpo", "r1": "grpo"})
+
+
+def test_the_algorithm_test_leaves_out_runs_the_law_does_not_describe_and_says_one_run_each():
+    """A PPO run whose entropy explodes and whose score collapses gave "algorithm matters"
+    (its (a, b) a fit to a curve the law does not describe), and a run with no algorithm
+    stopped the whole test: both are left out and named; one run of each algorithm is said."""
+    import entropylaw as el
+    from entropylaw import table as tt
+
+    rng = np.random.default_rng(3)
+    frames = []
+    for rid, alg, b in (("g0", "grpo", 0.8), ("g1", "grpo", 0.8), ("r0", "rloo", 0.8), ("r1", "rloo", 0.8),
+                        ("bad", "ppo", 0.8), ("anon", "", 0.8)):
+        steps = np.arange(60)
+        H = 0.05 + np.exp(-steps / 12) if rid != "bad" else 0.3 + 0.04 * steps  # "bad": entropy rises
+        R = b - 0.25 * np.exp(H) + 0.01 * rng.standard_normal(60) if rid != "bad" else np.linspace(0.5, 0.0, 60)
+        recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)] + \
+               [(int(s), "val/math", float(r)) for s, r in zip(steps, R)]
+        frames.append(tt.from_records(recs, run_id=rid, algorithm=alg))
+    df = pd.concat(frames, ignore_index=True)
+    test = el.algorithms(df)
+    assert test.algorithms_ == ["grpo", "rloo"] and len(test.pairs_) == 4
+    assert set(test.left_out_) == {"bad", "anon"} and test.left_out_["bad"].startswith("the law does not apply (entropy")
+    assert "unknown algorithm" in test.left_out_["anon"] and not test.confounded_
+    assert test.verdict_.startswith("consistent") and "left out: bad: the law does not apply" in str(test)
+    one_each = el.algorithms(df, runs=["g0", "r0"])
+    assert one_each.confounded_ and "one run of each algorithm" in str(one_each)
+    with pytest.raises(EntropyLawError, match=r"at least 2 algorithms.*left out: bad: the law does not apply"):
+        el.algorithms(df, runs=["g0", "g1", "bad"])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 import pytest
 
 from entropylaw import table
@@ -63,6 +65,19 @@ def test_options_apply_to_every_source(sources):
     assert set(df["model"]) == {"Qwen2.5-1.5B"} and set(df["n_params"]) == {1.5e9}
     with pytest.raises(EntropyLawError, match="--entropy-key 'nope' not found; available keys: actor/entropy, x"):
         load([str(sources["log"])], KeyOptions(entropy_key="nope"))
+
+
+def test_a_size_given_overrules_the_count_the_models_name_publishes(sources):
+    """--params 7B on a run named Qwen2.5-1.5B: the table kept the name's non-embedding count
+    (1.31e9) beside n_params 7e9, and `scale` (which reads the non-embedding count) ignored the
+    size given without a word."""
+    df, _ = load([str(sources["log"])], KeyOptions(model="Qwen2.5-1.5B", n_params=7e9))
+    meta = table.runs(df).iloc[0]
+    assert meta["n_params"] == 7e9 and np.isnan(meta["n_params_nonembedding"])
+    named, _ = load([str(sources["log"])], KeyOptions(model="Qwen2.5-1.5B"))
+    assert 1.2e9 < table.runs(named).iloc[0]["n_params_nonembedding"] < 1.5e9  # the name's published count
+    both, _ = load([str(sources["log"])], KeyOptions(model="Qwen2.5-1.5B", n_params=7e9, n_params_nonembedding=6.5e9))
+    assert table.runs(both).iloc[0]["n_params_nonembedding"] == 6.5e9
 
 
 def test_nothing_usable(tmp_path):

@@ -82,6 +82,9 @@ def test_coefficient_law_refused_below_three_described_sizes():
     assert res.coefficient_law is None
     assert "describes 2 sizes" in res.coefficient_refused and "3B (law does not apply)" in res.coefficient_refused
     assert res.to_dict()["coefficient_law"] == {"refused": res.coefficient_refused}
+    # every run described, too few sizes: no "Left out:" with nothing after it
+    two = scale_series(_rows(trust=["good fit"] * 4, a=[0.3] * 4, n_params=[0.5e9, 0.5e9, 1.5e9, 1.5e9]))
+    assert two.coefficient_refused.endswith("the coefficient law needs 3.")
     ok = scale_series(_rows(trust=["good fit", "weak fit", "good fit", "law does not apply"]))
     assert ok.coefficient_law is not None and "xl" not in ok.coefficient_law.labels_
     c = ok.predict(72e9)

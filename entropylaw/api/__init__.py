@@ -38,6 +38,7 @@ import entropylaw.table as _table
 from entropylaw._version import __version__  # noqa: F401
 from entropylaw.errors import EntropyLawError as _Error, EntropyLawWarning as _Warning
 from entropylaw.fit.algorithms import AlgorithmTest as _AlgorithmTest
+from entropylaw.fit.run import run_verdict as _run_verdict
 from entropylaw.fit.early import EarlyPrediction as _EarlyPrediction, EarlyPredictions as _EarlyPredictions
 from entropylaw.fit.forecast.core import Forecast, forecast_table as _forecast_table
 from entropylaw.fit.law import EntropyLawFit
@@ -210,16 +211,26 @@ def scale(df: _pd.DataFrame, runs=None, *, conf=0.9, predict=None, **options) ->
 
 def algorithms(df: _pd.DataFrame, runs=None, *, conf=0.95, y=None, x=_table.ENTROPY, pairing="nearest-earlier",
                score_range=None) -> _AlgorithmTest:
-    """One shared (a, b) for several algorithms against one per algorithm (F-test, AIC)."""
+    """One shared (a, b) for several algorithms against one per algorithm (F-test, AIC).
+
+    A run the law does not describe (:func:`entropylaw.fit.run.run_verdict`: entropy rising,
+    a degenerate score ...) or whose algorithm is unknown takes no part, and is named in the
+    result's ``left_out``: its (a, b) says nothing of its algorithm."""
     ids = list(runs) if runs is not None else run_ids(df)
     meta = _table.runs(df).set_index("run_id")
-    pairs = {}
+    pairs, left_out = {}, {}
     with _said_once():
         for r in ids:
             p = _pair(df, r, x=x, y=y, mode=pairing)
             _check_pairs(p["H"], p["R"], where=f"run {r!r}", score_range=score_range)
-            pairs[r] = p
-        return _AlgorithmTest(conf=conf).fit(pairs, {r: meta.loc[r, "algorithm"] for r in pairs})
+            verdict, why = _run_verdict(df, r, p.attrs["y_key"], x, score_range)
+            if not meta.loc[r, "algorithm"]:
+                left_out[r] = "unknown algorithm (give it with --algorithm when reading the run)"
+            elif verdict != "applies":
+                left_out[r] = f"the law does not apply ({'; '.join(why)})"
+            else:
+                pairs[r] = p
+        return _AlgorithmTest(conf=conf).fit(pairs, {r: meta.loc[r, "algorithm"] for r in pairs}, left_out=left_out)
 
 
 def summary(df: _pd.DataFrame) -> _pd.DataFrame:

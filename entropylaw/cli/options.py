@@ -255,7 +255,7 @@ def add_fit_arguments(p, plot=True) -> None:
                    help="reject scores outside this range, e.g. 0,1")
     g.add_argument("--interval", choices=INTERVALS, default="ar1",
                    help="interval method (default ar1: AR(1)-aware least-squares covariance)")
-    g.add_argument("--conf", type=CONF, default=0.95, help="interval level, 0 < CONF < 1 (default 0.95)")
+    g.add_argument("--conf", type=CONF, default=0.95, help="interval level, 0 < CONF < 1 (default %(default)s)")
     g.add_argument("--n-boot", type=N_BOOT, default=1000, help="bootstrap resamples, >= 2 (default 1000)")
     g.add_argument("--seed", type=SEED, default=0, help="bootstrap seed, >= 0 (default 0)")
     g.add_argument("--json", action="store_true", help="print JSON (one object per run) instead of a table")

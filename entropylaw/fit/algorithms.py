@@ -59,15 +59,19 @@ class AlgorithmTest:
     def __init__(self, conf=0.95):
         self.conf = conf
 
-    def fit(self, pairs_by_run: dict, algorithm_of_run: dict):
+    def fit(self, pairs_by_run: dict, algorithm_of_run: dict, left_out: dict | None = None):
+        """``left_out``: runs kept out of the test before it, with why (said in the report)."""
         check_conf(self.conf)
+        self.left_out_ = dict(left_out or {})
         names = list(pairs_by_run)
         missing = [r for r in names if not algorithm_of_run.get(r)]
         if missing:
             raise EntropyLawError(f"run {missing[0]!r}: unknown algorithm (give it with `algorithm` when reading the run)")
         algs = sorted({algorithm_of_run[r] for r in names})
         if len(algs) < 2:
-            raise EntropyLawError(f"the algorithm test needs runs of at least 2 algorithms (got {algs})")
+            out = "; ".join(f"{r}: {why}" for r, why in list(self.left_out_.items())[:3])
+            raise EntropyLawError(f"the algorithm test needs runs of at least 2 algorithms (got {algs})"
+                                  + (f"; left out: {out}" if out else ""))
         H, R, run, alg = [], [], [], []
         for i, r in enumerate(names):
             h, y = check_pairs(pairs_by_run[r]["H"], pairs_by_run[r]["R"], where=f"run {r!r}")
@@ -101,6 +105,9 @@ class AlgorithmTest:
         self.aic_shared_ = n * np.log(self.rss_shared_ / n) + 2 * (p0 + 1)
         self.aic_separate_ = n * np.log(self.rss_separate_ / n) + 2 * (p1 + 1)
         self.algorithms_, self.n_, self.dof_ = algs, n, (p1 - p0, n - p1)
+        runs_of = [sum(algorithm_of_run[r] == g for r in names) for g in algs]
+        # one run an algorithm: a run's own spread (its seed) is all the test sees of an algorithm
+        self.confounded_ = max(runs_of) == 1
         alpha = 1 - self.conf
         aic_word = "shared" if self.aic_shared_ <= self.aic_separate_ else "separate"
         if self.p_value_ >= alpha:
@@ -116,13 +123,18 @@ class AlgorithmTest:
                 "f_stat": float(self.f_stat_), "dof": list(self.dof_), "p_value": self.p_value_,
                 "aic_shared": float(self.aic_shared_), "aic_separate": float(self.aic_separate_),
                 "shared": dict(self.shared_), "per_algorithm": {g: dict(v) for g, v in self.per_algorithm_.items()},
-                "verdict": self.verdict_}
+                "verdict": self.verdict_, "one_run_an_algorithm": self.confounded_, "left_out": dict(self.left_out_)}
 
     def report(self) -> str:
         """What ``entropylaw algorithms`` prints: the algorithms, the data, the two models' AIC, the verdict."""
-        return wrap(f"algorithms: {', '.join(self.algorithms_)}; {count(len(self.pairs_), 'run')}, "
-                    f"{count(self.n_, 'point')}, AR(1) phi = {self.phi_:.2f}\n"
-                    f"AIC shared = {self.aic_shared_:.1f}, separate = {self.aic_separate_:.1f}\n{self.verdict_}")
+        lines = [f"algorithms: {', '.join(self.algorithms_)}; {count(len(self.pairs_), 'run')}, "
+                 f"{count(self.n_, 'point')}, AR(1) phi = {self.phi_:.2f}",
+                 f"AIC shared = {self.aic_shared_:.1f}, separate = {self.aic_separate_:.1f}", self.verdict_]
+        if self.confounded_:
+            lines.append("note: one run of each algorithm: what tells the algorithms apart may be the runs' own "
+                         "(seed, data order); give several runs of each to test the algorithm")
+        lines += [f"left out: {r}: {why}" for r, why in self.left_out_.items()]
+        return wrap("\n".join(lines))
 
     def __str__(self) -> str:
         return self.report()

@@ -30,7 +30,9 @@ import pandas as pd
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit import uncertainty as unc
+from entropylaw.fit.applicability import law_applies
 from entropylaw.fit.law import EntropyLawFit
+from entropylaw.fit.run import NOT_APPLICABLE, judge, score_kind
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.fit.window import window_end
 from entropylaw.terminal import as_html, count, wrap
@@ -39,7 +41,7 @@ PROTOCOL = "paper (Fig. 5): later scores predicted from their observed entropy; 
 COLUMNS = [("run", "run_id"), ("fit_n", "fit_n"), ("fit_to_step", "fit_last_step"), ("n_pred", "n_predicted"),
            ("rmse_pred", "rmse_predicted"), ("final_obs", "final_observed"), ("final_pred", "final_predicted"),
            ("final_step", "final_step"), ("final_err", "final_error"), ("ceiling", "ceiling"),
-           ("ceiling_ci", "ceiling_ci")]
+           ("ceiling_ci", "ceiling_ci"), ("trust", "trust")]
 OPTIONAL = ("fit_to_step", "final_step", "n_pred", "fit_n")  # what a narrow terminal leaves out first
 
 
@@ -91,6 +93,11 @@ class EarlyPrediction:
                                   f"window (steps <= {last:g}); choose a larger `predict_steps`")
         self.fit_ = EntropyLawFit(conf=self.conf, score_range=self.score_range, warn=self.warn).fit(
             H[in_fit], R[in_fit], where=f"{where} (first {k} points)")
+        # the window's verdict, as `fit` gives a run's: a ceiling the law does not describe is said so beside it
+        rng = self.score_range or ((0.0, 1.0) if score_kind(pairs.attrs.get("y_key", "")) == "validation" else None)
+        verdict, why = law_applies(steps[in_fit], H[in_fit], R[in_fit], score_range=rng)
+        self.fit_.trust_, self.fit_.trust_reasons_ = judge(
+            self.fit_, tuple((NOT_APPLICABLE, w) for w in why) if verdict != "applies" else ())
         pred = self.fit_.predict(H)
         lo, hi = self.fit_.prediction_band(H)
         self.predicted_ = pd.DataFrame({"step": steps, "H": H, "R": R, "R_pred": pred,
@@ -182,6 +189,8 @@ class EarlyPredictions(dict):
         out = [wrap(f"paper protocol: fit on the {window}, predict {horizon} from the observed entropy (uses later "
                     f"entropy: for a true forecast see `forecast()`); {100 * self.conf:g} % ceiling intervals"),
                fmt_table([p.to_dict() for p in self.values()], COLUMNS, optional=OPTIONAL)]
+        out += [wrap(f"{rid}: {p.fit_.trust_}: {'; '.join(p.fit_.trust_reasons_)}") for rid, p in self.items()
+                if p.fit_.trust_reasons_]
         if curve:
             for rid, p in self.items():
                 out += [wrap(f"\n{rid}: error vs fit window"), _curve_table(p.error_vs_k_)]

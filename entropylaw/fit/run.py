@@ -88,6 +88,16 @@ def _compare(fit: EntropyLawFit) -> None:
     fit.best_form_aic_, fit.best_form_bic_ = best["aic"], best["bic"]
 
 
+def run_verdict(df: pd.DataFrame, run_id: str, y_key: str, x_key: str = table.ENTROPY,
+                score_range: tuple[float, float] | None = None) -> tuple[str, list[str]]:
+    """:func:`~.applicability.law_applies` on one run's whole entropy series and its score
+    ``y_key``: the verdict every command shows beside the run's law. An accuracy lives in
+    [0, 1]; a training reward (a sum of reward functions) need not (``score_range``)."""
+    h, r = table.series(df, run_id, x_key), table.series(df, run_id, y_key)
+    rng = score_range or ((0.0, 1.0) if score_kind(y_key) == "validation" else None)
+    return law_applies(h.index.to_numpy(), h.to_numpy(), r.to_numpy(), score_range=rng, score_steps=r.index.to_numpy())
+
+
 def _attach(fit: EntropyLawFit, df: pd.DataFrame, run_ids: list[str], y_key: str, compare: bool) -> EntropyLawFit:
     meta = table.runs(df[df["run_id"].isin(run_ids)])
     fit.meta_["score_kind"] = score_kind(y_key)
@@ -96,12 +106,7 @@ def _attach(fit: EntropyLawFit, df: pd.DataFrame, run_ids: list[str], y_key: str
     if fit.meta_["score_kind"] != "validation":
         fit.meta_["note"] = "fitted on the training score: the run logs no validation score"
     for run_id in run_ids:
-        h = table.series(df, run_id, fit.meta_.get("x_key") or table.ENTROPY)
-        r = table.series(df, run_id, y_key)
-        # an accuracy lives in [0, 1]; a training reward (a sum of reward functions) need not
-        rng = fit.score_range or ((0.0, 1.0) if fit.meta_["score_kind"] == "validation" else None)
-        verdict, why = law_applies(h.index.to_numpy(), h.to_numpy(), r.to_numpy(), score_range=rng,
-                                   score_steps=r.index.to_numpy())
+        verdict, why = run_verdict(df, run_id, y_key, fit.meta_.get("x_key") or table.ENTROPY, fit.score_range)
         if verdict != "applies":
             extra += [(NOT_APPLICABLE, f"{run_id}: {w}" if len(run_ids) > 1 else w) for w in why]
     if compare:

@@ -161,8 +161,9 @@ class ScaleResult:
                 lines.append(head + f"final score {p['final_score']:.3f}{iv}, plateau {p['plateau']:.3f}{pl}"
                              + (f"  ({said})" if said else ""))
             if p.get("ceiling") is not None:
-                lines.append(f"           law ceiling {p['ceiling']:.3f} [{p['ceiling_lo']:.3f}, {p['ceiling_hi']:.3f}]"
-                             + (f"  ({p['ceiling_note']})" if p.get("ceiling_note") else ""))
+                level = f"{100 * self.coefficient_law.conf:g} %"  # the coefficient law's own level, not `conf`'s
+                lines.append(f"           law ceiling {p['ceiling']:.3f} [{p['ceiling_lo']:.3f}, {p['ceiling_hi']:.3f}] "
+                             f"({level}" + (f"; {p['ceiling_note']})" if p.get("ceiling_note") else ")"))
         lines += [f"  note: {n}" for n in self.notes]
         return wrap("\n".join(lines))
 
@@ -301,8 +302,7 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95,
         why = "; ".join(dict.fromkeys(f"{_size_text(r.n_params)} ({r.trust})" for r in left.itertuples()))
         have = ", ".join(_size_text(n) for n in sorted(described["n_params"].unique())) or "none"
         coef_refused = (f"the law describes {count(sizes, 'size')} ({have}); the coefficient law needs "
-                        f"{MIN_COEF_SIZES}. "
-                        f"Left out: {why}")
+                        f"{MIN_COEF_SIZES}." + (f" Left out: {why}" if why else ""))
     else:
         coef_law = SizeLaw(conf=coef_conf).fit(described["n_params"], described["a"], described["b"],
                                                 labels=list(described["run_id"]))

@@ -302,7 +302,10 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     meta = {k: v for k, v in meta.items() if k in table.META_DEFAULTS}
     if meta.get("model") and not np.isfinite(float(meta.get("n_params", np.nan))):
         meta["n_params"] = params_from_name(meta["model"])
-    if meta.get("model") and not np.isfinite(float(meta.get("n_params_nonembedding", np.nan))):
+    if opts.n_params is not None and opts.n_params_nonembedding is None:
+        # a size the user gives is the run's: the model name's published count is another model's
+        meta["n_params_nonembedding"] = float("nan")
+    elif meta.get("model") and not np.isfinite(float(meta.get("n_params_nonembedding", np.nan))):
         meta["n_params_nonembedding"] = published_nonembedding(meta["model"])
     meta.update(source=raw.source, entropy_key=km.entropy, score_key=km.score,
                 val_keys=json.dumps(km.val, sort_keys=True))
