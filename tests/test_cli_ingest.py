@@ -26,6 +26,11 @@ def test_ingest_writes_table_and_reports(cli, tmp_path):
     assert f"entropylaw: warning: {log}: dropped 2 of 7 rows" in "\n".join(logical_lines(res.stderr))
     t = table.read(out)
     assert table.series(t, "verl_grpo_qwen2.5-7b_gsm8k", "entropy").to_dict() == {1: 0.5, 3: 0.3}
+    assert "keeps no row accounts" not in res.stderr  # a parquet carries them on
+    # a CSV cannot: said once, when it is written
+    csv = cli("ingest", str(log), "-o", str(tmp_path / "runs.csv"))
+    said = "\n".join(logical_lines(csv.stderr))
+    assert csv.returncode == 0 and f"{tmp_path / 'runs.csv'}: a CSV keeps no row accounts" in said
     assert (t["model"].iloc[0], t["algorithm"].iloc[0], t["n_params"].iloc[0]) == ("qwen2.5-7b", "grpo", 7e9)
 
     res = cli("summary", str(out), "--json")

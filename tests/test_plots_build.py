@@ -3,6 +3,8 @@ put on the figure, and the reasons they give when a figure cannot be drawn."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -181,3 +183,48 @@ def test_the_api_names_every_figure_the_builders_draw():
     from entropylaw import api
 
     assert list(api.FIGURES) == list(B.BUILDERS) + list(B.PROBE_BUILDERS)
+
+
+def test_a_score_that_is_no_fraction_is_not_labelled_fraction_correct():
+    """A distillation run's validation sits at -1 (a reward in [-1, 1]): its axes read
+    "final score (fraction correct)" from -1.0 to -0.6."""
+    from types import SimpleNamespace
+
+    from entropylaw.draw.law import score_axis_label, score_label
+    from entropylaw.figure_sets.ceilings import plot_forecasts
+
+    assert score_axis_label([{"score_kind": "validation", "fraction": True}]) == "validation score (fraction)"
+    assert score_axis_label([{"score_kind": "validation", "fraction": True},
+                             {"score_kind": "validation", "fraction": False}]) == "validation score (score units)"
+    fit = SimpleNamespace(meta_={"y_key": "val/aime", "score_kind": "validation"}, R_=np.array([-1.0, -0.97]))
+    assert score_label(fit) == "score: val/aime (score units)"
+    fit.R_ = np.array([0.2, 0.5])
+    assert score_label(fit) == "score: val/aime (fraction correct)"
+    row = {"run_id": "opd", "label": "opd", "forecast": -1.0, "forecast_ci": [-1.0, -0.51], "final_observed": -1.0,
+           "fraction": False, "method": "last-value"}
+    ax = plot_forecasts([row])
+    assert ax.get_xlabel() == "final score (score units)"
+    plt.close(ax.figure)
+
+
+def test_figures_write_all_or_nothing_and_say_an_earlier_sets_files(tmp_path):
+    """A folder named as a figure stopped `figures` part-way, two PNGs already written and not
+    said; an earlier set's figures in the same folder stayed beside the new ones without a word."""
+    import entropylaw as el
+    from entropylaw import api
+    from entropylaw.errors import EntropyLawError
+
+    df = el.load(str(Path(__file__).resolve().parents[1] / "data" / "real-sizes"), warn=False)
+    out = tmp_path / "out"
+    (out / "law_per_run.png").mkdir(parents=True)
+    with pytest.raises(EntropyLawError, match="law_per_run.png: a folder has the name of a figure to write; nothing "
+                                              "was written"):
+        api.figures(df, out=out, which=["ceilings", "law"], formats=["png"])
+    assert sorted(p.name for p in out.iterdir()) == ["law_per_run.png"]  # nothing new, no staging folder left
+    (out / "law_per_run.png").rmdir()
+    (out / "early_prediction.png").write_bytes(b"an earlier set's")
+    res = api.figures(df, out=out, which=["ceilings"], formats=["png"])
+    assert [p.name for p in res.paths] == ["law_ceilings_per_run.png"]
+    assert any("1 figure file not written by this command (an earlier set's?): early_prediction.png" in w
+               for w in res.warnings)
+    assert sorted(p.name for p in out.iterdir()) == ["early_prediction.png", "law_ceilings_per_run.png"]

@@ -198,3 +198,29 @@ def test_a_size_asked_as_a_total_is_read_as_the_familys_non_embedding_count():
     assert "read as 31B non-embedding" in res.report(predict=[32e9])
     runs = res.runs.assign(run_id=[f"r{i}" for i in range(len(res.runs))])
     assert scale_series(runs).family is None  # sizes of no known family: nothing is read differently
+
+
+def test_sizes_that_mix_non_embedding_and_total_counts_are_said_and_labelled():
+    """TRL's Qwen2.5-7B runs (a published non-embedding count, 6.53B) beside Qwen3.5-9B runs (no
+    such count: 9B total) were drawn on an axis labelled "non-embedding" with no word."""
+    import warnings
+
+    import entropylaw as el
+    from entropylaw.draw.sizes import size_kind
+
+    frames = []
+    for k, (model, n, nonemb) in enumerate([("Qwen2.5-0.5B-Instruct", 0.5e9, 0.36e9), ("Qwen2.5-7B-Instruct", 7e9, 6.53e9),
+                                            ("Other-9B", 9e9, np.nan), ("Other-20B", 20e9, np.nan)]):
+        recs = [(s, "entropy", 0.6 * np.exp(-s / 40) + 0.05) for s in range(0, 100, 5)]
+        recs += [(s, "val/gsm8k", 0.3 + 0.1 * k + 0.2 * (1 - np.exp(-s / 30))) for s in range(0, 100, 10)]
+        frames.append(table.from_records(recs, run_id=f"r{k}", model=model, n_params=n, n_params_nonembedding=nonemb))
+    df = pd.concat(frames, ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = el.scale(df)
+    assert list(res.runs["size_kind"]) == ["non-embedding"] * 2 + ["total"] * 2
+    assert any(n.startswith("the sizes mix two counts: 2 runs by non-embedding parameters, 2 runs by total")
+               for n in res.notes)
+    assert size_kind(res.runs) == "non-embedding; total where unknown"
+    assert size_kind(res.runs[res.runs["size_kind"] == "total"]) == "total"
+    assert size_kind(pd.DataFrame({"n_params": [1e9]})) == "non-embedding"  # rows that do not say: as before

@@ -8,6 +8,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,7 +101,9 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
     import matplotlib.pyplot as plt
 
     from entropylaw.figure_sets.build import build_all
+    from entropylaw.draw.looks import FORMATS as FIGURE_FORMATS
     from entropylaw.draw.style import save, using
+    from entropylaw.terminal import count
 
     from entropylaw.results.runs import left_out_runs
 
@@ -112,10 +117,31 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
             err = EntropyLawError("no figure could be drawn from these inputs (" + "; ".join(res.skipped) + ")")
             err.skipped = list(res.skipped)  # the command says each before the error, as for drawn figures
             raise err
-        for b in built:
-            res.paths += save(b.fig, f"{out}/{b.name}", formats=tuple(formats))
-            res.warnings += list(b.warnings)
-            plt.close(b.fig)
+        # every figure is drawn into a folder beside `out` first: an error part-way (a full disk,
+        # a name taken by a folder) leaves `out` as it was, never half of a new set in it
+        out_dir = Path(out)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".entropylaw-figures-", dir=out_dir))
+        try:
+            staged = []
+            for b in built:
+                staged += save(b.fig, staging / b.name, formats=tuple(formats))
+                res.warnings += list(b.warnings)
+                plt.close(b.fig)
+            taken = [out_dir / p.name for p in staged if (out_dir / p.name).is_dir()]
+            if taken:
+                raise EntropyLawError(f"{taken[0]}: a folder has the name of a figure to write; nothing was written "
+                                      f"to {out}")
+            for p in staged:
+                os.replace(p, out_dir / p.name)
+                res.paths.append(out_dir / p.name)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    earlier = sorted(f.name for f in out_dir.iterdir()
+                     if f.is_file() and f.suffix.lstrip(".") in FIGURE_FORMATS and f not in set(res.paths))
+    if earlier:  # left as they were: an earlier set's figures are not this one's
+        res.warnings.append(f"{out}: {count(len(earlier), 'figure file')} not written by this command (an earlier "
+                            f"set's?): {', '.join(earlier[:4])}{', ...' if len(earlier) > 4 else ''}")
     return res
 
 

@@ -29,8 +29,13 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     res = api.ingest(*args.sources, output=args.output, **source_options(args))
+    losses = plumbing.loss_lines(res.table)
     if not args.quiet:
-        for line in plumbing.loss_lines(res.table):
+        for line in losses:
             print_warning(line)
+        if losses and args.output and str(args.output).lower().endswith(".csv"):
+            # a CSV holds the numbers only: what reading lost is said here, once (a parquet carries it on)
+            print_warning(f"{args.output}: a CSV keeps no row accounts: the losses above are not said again when it is "
+                          "read (write .parquet to keep them)")
     print(plumbing.dumps(res.to_dict(), indent=1) if args.json else res)
     return 0

@@ -62,24 +62,34 @@ def title_lines(ax, *parts: str) -> str:
     return "\n".join(lines)
 
 
+def _fraction(values) -> bool:
+    """Scores that can be a fraction correct: all in [0, 1] (a reward in [-1, 1] is not one)."""
+    v = np.asarray(values if values is not None else [], float)
+    v = v[np.isfinite(v)]
+    return not len(v) or bool(v.min() >= 0 and v.max() <= 1)
+
+
 def score_label(fit=None) -> str:
     meta = getattr(fit, "meta_", {}) if fit is not None else {}
     key = meta.get("y_key")
+    unit = "fraction correct" if _fraction(getattr(fit, "R_", None)) else "score units"
     if not key:
-        return "validation score (fraction correct)"
+        return f"validation score ({unit})"
     if meta.get("score_kind") == "training score":
         return f"training score: {key} (mean reward)"
-    return f"score: {key} (fraction correct)"
+    return f"score: {key} ({unit})"
 
 
 def score_axis_label(rows) -> str:
-    """The score axis of several runs' rows (``score_kind``): validation, training or either."""
+    """The score axis of several runs' rows (``score_kind``, ``fraction``): validation, training
+    or either; a fraction where every run's score is one, else in the score's units."""
     kinds = {r.get("score_kind") for r in rows if r.get("score_kind")}
+    unit = "fraction" if all(r.get("fraction", True) for r in rows) else "score units"
     if kinds == {"validation"}:
-        return "validation score (fraction)"
+        return f"validation score ({unit})"
     if kinds == {"training score"}:
         return "training score (reward)"
-    return "score (fraction)"
+    return f"score ({unit})"
 
 
 def _ci_text(value, ci, digits: int = 3) -> str:
@@ -240,7 +250,8 @@ def plot_early(pairs, early, ax=None, label=None, color=None, numbers=True, lege
     ax.axhline(early.ceiling_, color=c, lw=0.9, ls=":", label=f"predicted ceiling {fmt(early.ceiling_)}")
     ax.set_xlabel(STEP_LABEL)
     ax.set_ylabel(score_label(early.fit_) if not hasattr(pairs, "attrs") else
-                  f"score: {pairs.attrs.get('y_key', 'validation')} (fraction correct)")
+                  f"score: {pairs.attrs.get('y_key', 'validation')} "
+                  f"({'fraction correct' if _fraction(p['R']) else 'score units'})")
     # keep the points readable when an early window gives a very wide band
     ax.set_ylim(*score_ylim(p["R"], np.append(p["R_pred"].to_numpy(), early.ceiling_)))
     if numbers:
@@ -248,8 +259,8 @@ def plot_early(pairs, early, ax=None, label=None, color=None, numbers=True, lege
                          "final predicted": early.final_predicted_,
                          "ceiling": ceiling_text(early.ceiling_, early.ceiling_ci_, is_fraction(p["R"]))},
                     loc="best")
-    if legend:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=fs("small"), frameon=False)
+    if legend:  # under the plot: the numbers' box ("best" place) went over a legend beside it
+        legend_below(ax, ncol=2)
     if label and not (ax.get_title() or ax.get_title(loc="left")):
         set_title(ax, str(label))
     return fig

@@ -45,6 +45,15 @@ NAMES = {"a": "coefficient a (score per e^H)", "b": "coefficient b (score)",
 PAD = 0.15  # fraction of the data's y span added above and below
 
 
+
+def size_kind(runs) -> str:
+    """What the size axis counts: non-embedding parameters, total where a run has no such
+    count (its ``size_kind``), or both."""
+    kinds = set(pd.DataFrame(runs).get("size_kind", pd.Series(dtype=object)).dropna())
+    if kinds == {"total"}:
+        return "total"
+    return "non-embedding; total where unknown" if "total" in kinds else "non-embedding"
+
 def held_out_summary(sizes: pd.DataFrame, coef: str, curve: pd.DataFrame | None) -> list[dict]:
     """Per held-out size: observed mean over its runs, the size law's prediction, the error.
 
@@ -112,7 +121,7 @@ def plot_coefficient(sizes: pd.DataFrame, coef: str, curve: pd.DataFrame | None 
     if band is not None and (curve[f"{coef}_lo"].min() < lo or curve[f"{coef}_hi"].max() > hi):
         band.set_label("95 % prediction band (cut)")
     ax.set_xscale("log")
-    ax.set_xlabel("parameters N (non-embedding, log)")
+    ax.set_xlabel(f"parameters N ({size_kind(sizes)}, log)")
     ax.set_ylabel(NAMES.get(coef, coef))
     # below the panel, headed by the size law's numbers: inside, they would cover the points
     lines = []
@@ -229,7 +238,7 @@ def plot_final_score(res, ax=None, predict: Sequence[float] | None = None, style
     ax.set_xscale("log")
     span = hi_b - lo_b
     ax.set_ylim(max(lo_b - 0.01 * span, runs["final_score"].min() - 0.15 * span), hi_b + 0.01 * span)
-    ax.set_xlabel("parameters N (non-embedding, log scale)")
+    ax.set_xlabel(f"parameters N ({size_kind(runs)}, log scale)")
     ax.set_ylabel("final score (fraction)" if (lo_b, hi_b) == (0.0, 1.0) else "final score (reward)")
     ax.set_title(f"What will a larger model reach? Final {res.target_key} vs model size", fontsize=fs("title"))
     ax.grid(alpha=0.3)

@@ -126,11 +126,13 @@ def plot_ceilings(rows: Sequence[Mapping], ax=None, fraction: bool | None = None
 
 
 def plot_forecasts(rows: Sequence[Mapping], ax=None, fraction: bool | None = None, title: str | None = None,
-                   method: str = "last-value", conf: float = 0.9, score_label: str = "score (fraction correct)"):
+                   method: str = "last-value", conf: float = 0.9, score_label: str | None = None):
     """One row per run: the default method's forecast of the final score with its interval,
     the law's ceiling from the same window, and the final score observed later."""
     if fraction is None:
         fraction = _mostly_fractions([row_float(r, "final_observed") for r in rows])
+    if score_label is None:  # a reward in [-1, 1] (a collapse at -1) is no fraction correct
+        score_label = "score (fraction correct)" if all(r.get("fraction", True) for r in rows) else "score (score units)"
     ax, ys = forest_axes(rows, ax, extra_lines=2)
     shown, pct = [], f"{100 * conf:g} %"
     for y, row in zip(ys, rows):

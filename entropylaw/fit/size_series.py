@@ -212,11 +212,12 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
     every = np.concatenate([s.to_numpy(float) for _, s in series.values()]) if series else np.array([])
     if options.get("score_range") is None and score_bounds(every[np.isfinite(every)]) == (-1.0, 1.0):
         options = {**options, "score_range": (-1.0, 1.0)}
-    for rid, n in zip(ids, sizes):
+    for rid, n, total_only in zip(ids, sizes, fallback):
         key, s = series[rid]
         last = float(df.loc[df["run_id"] == rid, "step"].max())
         final, step, plateau, note = final_point(s.index.to_numpy(), s.to_numpy(), last)
-        row = {"run_id": rid, "n_params": float(n), "target_key": key, "final_score": final, "final_step": step,
+        row = {"run_id": rid, "n_params": float(n), "size_kind": "total" if total_only else "non-embedding",
+               "target_key": key, "final_score": final, "final_step": step,
                "plateau": plateau, "lo": float(np.nanmin(s.to_numpy())), "hi": float(np.nanmax(s.to_numpy())),
                "note": None if note is None else f"{rid}: {note}", "trust": "not fitted", "a": np.nan, "b": np.nan,
                "ceiling": np.nan}
@@ -234,6 +235,11 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
     families = {f.lower() for m in models for f in [family_of(m)] if f}
     if len(families) == 1 and all(np.isfinite(p) and abs(p - s) <= 1e-6 * p for p, s in zip(published, sizes)):
         res.family = families.pop()
+    if fallback.any() and not fallback.all():  # a 7B's 6.5B beside a 9B's 9B: two counts on one axis
+        res.notes.append(f"the sizes mix two counts: {count(int((~fallback).sum()), 'run')} by non-embedding "
+                         f"parameters, {count(int(fallback.sum()), 'run')} by total (no non-embedding count known); "
+                         "read as one axis, as are the model families they come from (give --config config.json "
+                         "for exact counts)")
     return res
 
 
