@@ -166,3 +166,31 @@ def test_jsonl_numbers_written_as_text_and_other_step_axes(tmp_path):
     t = finalize(read_verl_jsonl(p)[0])
     assert table.series(t, "m", "entropy").to_dict() == pytest.approx({1: (1.1172 + 0.9) / 2, 2: 0.8})
     assert set(t["metric"].astype(str)) == {"entropy", "val/acc"}
+
+
+def test_a_w_and_b_panel_exported_one_metric_a_file_reads_as_one_table(tmp_path):
+    """W&B exports a panel as one CSV per metric, every run in each: the entropy's file and the
+    score's were read as four runs (two named "-2"), none with both, and nothing could be fitted."""
+    import entropylaw as el
+
+    steps = np.arange(1, 41)
+    for name, metric, f in (("entropy.csv", "actor/entropy", lambda k: 1.1 * np.exp(-steps / (20 + k))),
+                            ("reward.csv", "critic/score/mean", lambda k: 0.8 - 0.3 * np.exp(1.1 * np.exp(-steps / (20 + k))) + 0.3)):
+        cols = {"Step": steps}
+        for k, run in enumerate(("grpo-lr1e-6", "grpo-lr3e-6")):
+            v = f(k)
+            cols[f"{run} - {metric}"], cols[f"{run} - {metric}__MIN"], cols[f"{run} - {metric}__MAX"] = v, v, v
+        pd.DataFrame(cols).to_csv(tmp_path / name, index=False)
+    df = el.load([str(tmp_path / "entropy.csv"), str(tmp_path / "reward.csv")], warn=False)
+    assert sorted(el.run_ids(df)) == ["grpo-lr1e-6", "grpo-lr3e-6"]
+    meta = table.runs(df).set_index("run_id")
+    assert set(meta["entropy_key"]) == {"actor/entropy"} and set(meta["score_key"]) == {"critic/score/mean"}
+    assert table.series(df, "grpo-lr3e-6", "score").index.tolist() == steps.tolist()
+    joined = [a for a in el.row_accounts(df) if a["source"].endswith("reward.csv")]  # one account a run
+    assert len(joined) == 2 and all(any("joined" in n for n in a["notes"]) and a["rows_kept"] == 40 for a in joined)
+    fits = el.fit_all(df)
+    assert len(fits) == 2
+    # a second export of the same metric is no split: two runs each, as before
+    pd.read_csv(tmp_path / "entropy.csv").to_csv(tmp_path / "again.csv", index=False)
+    twice = el.load([str(tmp_path / "entropy.csv"), str(tmp_path / "again.csv")], warn=False)
+    assert len(el.run_ids(twice)) == 4

@@ -70,7 +70,7 @@ from entropylaw.readers.verl_console import read_verl_console
 from entropylaw.readers.verl_jsonl import looks_like_jsonl, read_verl_jsonl
 from entropylaw.readers.wandb_offline import read_wandb_offline, wandb_files_in
 from entropylaw.readers.wandb_online import read_wandb_online
-from entropylaw.readers.merge import merge_same_runs
+from entropylaw.readers.merge import join_metric_exports, merge_same_runs
 from entropylaw.readers.dataset_guess import guess_datasets
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.terminal import count
@@ -437,7 +437,7 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
             pieces.append(_skipped(str(source), _as_user_error(err)))
     if not opts.dataset:  # the logs and their configs say first: a name's guess fills only what they leave out
         guess_datasets(pieces)
-    pieces = merge_same_runs(pieces)
+    pieces = merge_same_runs(join_metric_exports(pieces))
     used: set[str] = set()
     tables = []
     for df, _report in pieces:

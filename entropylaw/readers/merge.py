@@ -34,6 +34,7 @@ twice under two names.
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -177,3 +178,53 @@ def merge_same_runs(pieces: list[tuple[pd.DataFrame, IngestReport]]) -> list[tup
             df = table.conform(df)
         result.append((df, report))
     return result
+
+
+def join_metric_exports(pieces: list[tuple[pd.DataFrame, IngestReport]]) -> list[tuple[pd.DataFrame, IngestReport]]:
+    """W&B's panel export writes one CSV per metric, every run of the panel in each: the files
+    of one set of runs whose metrics do not overlap are one table (the entropy from one file,
+    the score from another). Each file's account stays its own; the later file's account says
+    it was joined. Files whose metrics overlap are left to :func:`merge_same_runs`.
+    """
+    out = list(pieces)
+    groups: dict[frozenset, list[int]] = {}
+    for i, (df, report) in enumerate(out):
+        if report.format == "wandb_csv" and len(df):
+            groups.setdefault(frozenset(map(str, pd.unique(df["run_id"]))), []).append(i)
+    for members in groups.values():
+        head = members[0]
+        metrics = set(map(str, pd.unique(out[head][0]["metric"])))
+        joined = []
+        for i in members[1:]:
+            df, report = out[i]
+            mine = set(map(str, pd.unique(df["metric"])))
+            if mine & metrics:
+                continue
+            metrics |= mine
+            joined.append(i)
+            report.note(f"the same runs as {out[head][1].source}, other metrics (one file per metric, as W&B "
+                        "exports a panel): joined")
+        if joined:
+            out[head] = (_joined([out[head][0]] + [out[i][0] for i in joined]), out[head][1])
+            for i in joined:
+                out[i] = (out[i][0].iloc[0:0], out[i][1])
+    return out
+
+
+def _joined(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Tables of the same runs, other metrics, as one: each run's metadata the first a file
+    gives (its entropy key from one file, its score key from another), its val keys all of them."""
+    df = table.stack(frames).reset_index(drop=True)
+    for rid in pd.unique(df["run_id"]):
+        rows = (df["run_id"] == rid).to_numpy()
+        for column in ("model", "algorithm", "dataset", "entropy_key", "score_key", "config"):
+            given = [str(v) for v in pd.unique(df.loc[rows, column]) if str(v) not in ("", "{}", "nan")]
+            if given:
+                table.set_text(df, column, given[0], rows=rows)
+        keys: dict = {}
+        for v in pd.unique(df.loc[rows, "val_keys"]):
+            keys.update(json.loads(str(v) or "{}"))
+        table.set_text(df, "val_keys", json.dumps(keys, sort_keys=True), rows=rows)
+        sources = ", ".join(dict.fromkeys(str(v) for v in pd.unique(df.loc[rows, "source"]) if str(v)))
+        table.set_text(df, "source", sources, rows=rows)
+    return table.conform(df)
