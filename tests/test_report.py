@@ -145,6 +145,11 @@ def test_cli_report_and_figures(tmp_path, cli):
                                                                      "runs_over_training.png"]
     pdf = (tmp_path / "figs" / "runs_over_training.pdf").read_bytes()
     assert b"/FontFile2" in pdf and b"/Subtype /Type3" not in pdf  # TrueType (Type 42), not Type 3
+    # a figure the inputs cannot give is said, except under -q
+    for flags, said in (((), True), (("-q",), False)):
+        res = cli("figures", str(src), "--out", str(tmp_path / "figs2"), "--which", "interventions", "table1",
+                  "--format", "png", *flags)
+        assert res.returncode == 0 and ("entropylaw: skipped table1" in res.stderr) is said, res.stderr
 
 
 def test_cli_bad_inputs_give_one_line_errors(tmp_path, cli):
