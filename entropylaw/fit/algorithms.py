@@ -105,9 +105,8 @@ class AlgorithmTest:
         self.aic_shared_ = n * np.log(self.rss_shared_ / n) + 2 * (p0 + 1)
         self.aic_separate_ = n * np.log(self.rss_separate_ / n) + 2 * (p1 + 1)
         self.algorithms_, self.n_, self.dof_ = algs, n, (p1 - p0, n - p1)
-        runs_of = [sum(algorithm_of_run[r] == g for r in names) for g in algs]
-        # one run an algorithm: a run's own spread (its seed) is all the test sees of an algorithm
-        self.confounded_ = max(runs_of) == 1
+        # an algorithm with one run: that run's own spread (its seed) is all the test sees of it
+        self.confounded_ = [g for g in algs if sum(algorithm_of_run[r] == g for r in names) == 1]
         alpha = 1 - self.conf
         aic_word = "shared" if self.aic_shared_ <= self.aic_separate_ else "separate"
         if self.p_value_ >= alpha:
@@ -131,8 +130,8 @@ class AlgorithmTest:
                  f"{count(self.n_, 'point')}, AR(1) phi = {self.phi_:.2f}",
                  f"AIC shared = {self.aic_shared_:.1f}, separate = {self.aic_separate_:.1f}", self.verdict_]
         if self.confounded_:
-            lines.append("note: one run of each algorithm: what tells the algorithms apart may be the runs' own "
-                         "(seed, data order); give several runs of each to test the algorithm")
+            lines.append(f"note: one run of {', '.join(self.confounded_)}: what tells it apart may be that run's own "
+                         "(seed, data order), not its algorithm; give several runs of each to test the algorithm")
         lines += [f"left out: {r}: {why}" for r, why in self.left_out_.items()]
         return wrap("\n".join(lines))
 

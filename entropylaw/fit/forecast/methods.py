@@ -110,7 +110,8 @@ class Method:
         raw = _quantiles(draws, self.conf)
         lo, hi = hold(mid, *raw)
         f = pd.DataFrame({"step": np.asarray(steps, float), "forecast": mid, "lo": lo, "hi": hi})
-        if len(f) and (lo[-1], hi[-1]) != (raw[0][-1], raw[1][-1]):  # the last step's draws missed the fit
+        if len(f) and np.isfinite([raw[0][-1], raw[1][-1]]).all() and (lo[-1], hi[-1]) != (raw[0][-1], raw[1][-1]):
+            # the last step's draws missed the fit: their own interval, for the warning
             f.attrs["draws_interval"] = [float(raw[0][-1]), float(raw[1][-1])]
         return f
 
@@ -123,7 +124,8 @@ class Method:
         out = float(mid[0]), float(lo[0]), float(hi[0])
         if not draws_interval:
             return out
-        return out + ([float(raw[0][0]), float(raw[1][0])] if (lo[0], hi[0]) != (raw[0][0], raw[1][0]) else None,)
+        missed = np.isfinite([raw[0][0], raw[1][0]]).all() and (lo[0], hi[0]) != (raw[0][0], raw[1][0])
+        return out + ([float(raw[0][0]), float(raw[1][0])] if missed else None,)
 
     def result(self, steps, final=None) -> MethodResult:
         """The fitted method's result at ``steps``; ``final``: (kind, steps, bounds) of the
