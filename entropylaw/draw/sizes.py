@@ -198,7 +198,8 @@ def plot_final_score(res, ax=None, predict: Sequence[float] | None = None, style
     lo_b, hi_b = res.bounds
     for i, r in enumerate(runs.itertuples(index=False)):
         c = styles.color(r.run_id) if styles is not None else color(i)
-        ax.plot([r.n_params], [r.final_score], "o", color=c, ms=6.5, zorder=3,
+        m = styles.marker(r.run_id) if styles is not None else "o"  # past 8 runs a colour repeats: the marker differs
+        ax.plot([r.n_params], [r.final_score], m, color=c, ms=6.5, zorder=3, ls="none",
                 label=f"{r.run_id} ({r.final_score:.3f})")
     lines = []
     if predict is None:
@@ -235,6 +236,7 @@ def plot_final_score(res, ax=None, predict: Sequence[float] | None = None, style
                          f" of {len(back)} held-out sizes inside the {100 * law.conf:g} % interval")
     lines.append("coefficient law (a, b vs log10 N): " + ("fitted" if res.coefficient_law is not None
                                                           else f"refused: {res.coefficient_refused}"))
+    lines += [n for n in res.notes if n.startswith("the sizes mix")]  # what the axis holds, under it
     ax.set_xscale("log")
     span = hi_b - lo_b
     ax.set_ylim(max(lo_b - 0.01 * span, runs["final_score"].min() - 0.15 * span), hi_b + 0.01 * span)
