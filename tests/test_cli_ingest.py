@@ -76,3 +76,25 @@ def test_summary_of_embedded_real_data(cli):
     assert len(verl) == 5 and verl["steps"].tolist() == [211, 1120, 1120, 435, 435]
     assert len(out["row_accounts"]) == len(rows)
     assert set(verl["entropy_key"]) == {"actor/entropy", "actor/entropy_loss"}
+
+
+def test_the_runs_chosen_carry_only_their_own_accounts(cli, tmp_path):
+    """`summary table.parquet --run B` printed the dropped rows of run A's log, a run not chosen."""
+    import warnings
+
+    import entropylaw as el
+
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    a.write_text("step:1 - actor/entropy:0.5 - critic/score/mean:0.1\nstep:2 - actor/entropy:bad - critic/score/mean:0.2\n")
+    b.write_text("step:1 - actor/entropy:0.5 - critic/score/mean:0.1\nstep:2 - actor/entropy:0.4 - critic/score/mean:0.2\n")
+    out = tmp_path / "t.parquet"
+    assert cli("ingest", str(a), str(b), "-o", str(out)).returncode == 0
+    res = cli("summary", str(out), "--run", "b")
+    assert res.returncode == 0 and "a.log" not in res.stderr, res.stderr
+    res = cli("summary", str(out), "--run", "a")
+    assert "a.log (read into" in res.stderr and "dropped 1 of" in " ".join(res.stderr.split())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = el.load(str(out), runs=["b"])
+    assert not any("a.log" in str(w.message) for w in caught)
+    assert not any(acc["source"].startswith(str(a)) for acc in el.row_accounts(df))

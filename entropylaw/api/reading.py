@@ -71,8 +71,8 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
         df = _convention.to_token_mean(df, entropy_convention, x_key or "entropy")
     if runs:
         df = _keep(df, [runs] if isinstance(runs, str) else list(runs))
-    if warn:
-        for r in reports:
+    if warn:  # the accounts of the runs kept (`runs`)
+        for r in map(IngestReport.from_dict, df.attrs.get(ACCOUNTS, ())):
             line = r.drop_line()
             if line:
                 warnings.warn(line, RowsDroppedWarning, stacklevel=2)
@@ -116,7 +116,16 @@ def _keep(df: pd.DataFrame, runs: list) -> pd.DataFrame:
     if unknown:
         raise EntropyLawError(f"`runs`: {not_found('run', unknown[0], sorted(known))}")
     attrs = dict(df.attrs)
-    df = df[df["run_id"].isin(runs)]
+    kept = df["run_id"].isin(runs)
+
+    def sources(rows) -> set:
+        return {p.strip() for s in pd.unique(df.loc[rows, "source"].astype(str)) for p in s.split(",") if p.strip()}
+    # the accounts of sources that hold only runs left out are theirs, not the selection's
+    others = sources(~kept) - sources(kept)
+    if others and ACCOUNTS in attrs:
+        attrs[ACCOUNTS] = Accounts(a for a in attrs[ACCOUNTS]
+                                   if str(a.get("source", "")).split(" (read into ")[0] not in others)
+    df = df[kept]
     df.attrs.update(attrs)
     return df
 
