@@ -62,17 +62,11 @@ def title_lines(ax, *parts: str) -> str:
     return "\n".join(lines)
 
 
-def _fraction(values) -> bool:
-    """Scores that can be a fraction correct: all in [0, 1] (a reward in [-1, 1] is not one)."""
-    v = np.asarray(values if values is not None else [], float)
-    v = v[np.isfinite(v)]
-    return not len(v) or bool(v.min() >= 0 and v.max() <= 1)
-
-
 def score_label(fit=None) -> str:
     meta = getattr(fit, "meta_", {}) if fit is not None else {}
     key = meta.get("y_key")
-    unit = "fraction correct" if _fraction(getattr(fit, "R_", None)) else "score units"
+    scores = getattr(fit, "R_", None)  # a reward in [-1, 1] is no fraction correct
+    unit = "fraction correct" if scores is None or is_fraction(scores) else "score units"
     if not key:
         return f"validation score ({unit})"
     if meta.get("score_kind") == "training score":
@@ -251,7 +245,7 @@ def plot_early(pairs, early, ax=None, label=None, color=None, numbers=True, lege
     ax.set_xlabel(STEP_LABEL)
     ax.set_ylabel(score_label(early.fit_) if not hasattr(pairs, "attrs") else
                   f"score: {pairs.attrs.get('y_key', 'validation')} "
-                  f"({'fraction correct' if _fraction(p['R']) else 'score units'})")
+                  f"({'fraction correct' if is_fraction(p['R']) else 'score units'})")
     # keep the points readable when an early window gives a very wide band
     ax.set_ylim(*score_ylim(p["R"], np.append(p["R_pred"].to_numpy(), early.ceiling_)))
     if numbers:

@@ -280,7 +280,7 @@ def _directory_members(path: Path, nested: bool = True) -> list[str]:
     return [str(f) for f in folders if _directory_members(f, nested=False)]
 
 
-def unread_folders(path: Path) -> list[tuple[str, str]]:
+def unread_folders(path: Path, read: list[str] | None = None) -> list[tuple[str, str]]:
     """The plain subfolders of a directory that its reading leaves out (:func:`_directory_members`)
     but that hold runs, each with why: said in the row account, never dropped in silence.
 
@@ -288,9 +288,10 @@ def unread_folders(path: Path) -> list[tuple[str, str]]:
     - a folder of run folders inside a folder of run folders (one level deeper than read).
 
     A folder whose files are named as the directory's own runs describes them (``offsets/``
-    beside the size series' tables) and is not said."""
+    beside the size series' tables) and is not said. ``read``: the directory's members, where
+    the caller has them."""
     own = {Path(m).name for m in _directory_members(path, nested=False)}
-    read = set(_directory_members(path))
+    read = set(_directory_members(path) if read is None else read)
     out = []
     for child in sorted(path.iterdir()):
         if (str(child) in read or not child.is_dir() or child.name.startswith(".")
@@ -350,7 +351,7 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
                                                                     for f, why in deeper[:3]))
         folder_config = run_config.FolderConfig(Path(source), config)  # its own configs, then the folder's above
         out, aside = [], []
-        for folder, why in unread_folders(Path(source)) if depth == 0 else ():
+        for folder, why in unread_folders(Path(source), members) if depth == 0 else ():
             out.append(_skipped(folder, EntropyLawError(f"{why}: name it to read it")))
         for member in members:
             try:
