@@ -126,11 +126,11 @@ def signed(value, point=None, digits: int = 4) -> str:
     score's units) is given, else to ``digits`` significant figures. A change that rounds to
     nothing is ``+0.0``, never ``-0.0`` (beside a bound of ``+0.0`` it read as below it).
 
-    >>> signed(0.085, 0.01), signed(-0.0004, 0.01), signed(-0.0123, None, 3)
-    ('+8.5', '+0.0', '-0.0123')
+    >>> signed(0.085, 0.01), signed(-0.0004, 0.01), signed(-0.0123, None, 3), signed(-0.0, None)
+    ('+8.5', '+0.0', '-0.0123', '+0')
     """
     text = f"{value / point:+.1f}" if point and point == point else f"{value:+.{digits}g}"  # nan: no points
-    return "+0.0" if text == "-0.0" else text
+    return "+" + text[1:] if text in ("-0.0", "-0") else text
 
 
 def not_found(noun: str, name: str, known, nearest: int = 3) -> str:
