@@ -16,10 +16,12 @@ AIC on the prewhitened data. ``p >= 1 - conf`` reads "consistent with algorithm-
 ...                         {"g1": "grpo", "g2": "grpo", "r1": "rloo"})
 >>> t.verdict_.startswith("consistent")
 True
->>> print(t)  # doctest: +ELLIPSIS
+>>> print(t)  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
 algorithms: grpo, rloo; 3 runs, 120 points, AR(1) phi = ...
 AIC shared = ..., separate = ...
 consistent with algorithm-irrelevant (F = ..., p = ...; AIC prefers shared)
+note: one run of rloo: what tells it apart may be that run's own (seed, data order), not its algorithm; give several
+runs of each to test the algorithm
 """
 
 from __future__ import annotations
