@@ -212,10 +212,15 @@ def test_the_algorithm_test_leaves_out_runs_the_law_does_not_describe_and_says_o
         recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)] + \
                [(int(s), "val/math", float(r)) for s, r in zip(steps, R)]
         frames.append(tt.from_records(recs, run_id=rid, algorithm=alg))
+    # a run of 2 points (a CS336 run stopped early) stopped the whole test too
+    frames.append(tt.from_records([(0, "entropy", 0.5), (0, "val/math", 0.3), (1, "entropy", 0.4), (1, "val/math", 0.4)],
+                                  run_id="short", algorithm="rloo"))
     df = pd.concat(frames, ignore_index=True)
     test = el.algorithms(df)
     assert test.algorithms_ == ["grpo", "rloo"] and len(test.pairs_) == 4
-    assert set(test.left_out_) == {"bad", "anon"} and test.left_out_["bad"].startswith("the law does not apply (entropy")
+    assert set(test.left_out_) == {"bad", "anon", "short"}
+    assert test.left_out_["short"] == "2 paired (entropy, score) points; the fit needs at least 3"
+    assert test.left_out_["bad"].startswith("the law does not apply (entropy")
     assert "unknown algorithm" in test.left_out_["anon"] and not test.confounded_
     assert test.verdict_.startswith("consistent") and "left out: bad: the law does not apply" in str(test)
     one_each = el.algorithms(df, runs=["g0", "r0"])

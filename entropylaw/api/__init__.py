@@ -214,15 +214,20 @@ def algorithms(df: _pd.DataFrame, runs=None, *, conf=0.95, y=None, x=_table.ENTR
     """One shared (a, b) for several algorithms against one per algorithm (F-test, AIC).
 
     A run the law does not describe (:func:`entropylaw.fit.run.run_verdict`: entropy rising,
-    a degenerate score ...) or whose algorithm is unknown takes no part, and is named in the
-    result's ``left_out``: its (a, b) says nothing of its algorithm."""
+    a degenerate score ...), that cannot be paired (no entropy, too few points) or whose
+    algorithm is unknown takes no part, and is named in the result's ``left_out``: its (a, b)
+    says nothing of its algorithm."""
     ids = list(runs) if runs is not None else run_ids(df)
     meta = _table.runs(df).set_index("run_id")
     pairs, left_out = {}, {}
     with _said_once():
         for r in ids:
-            p = _pair(df, r, x=x, y=y, mode=pairing)
-            _check_pairs(p["H"], p["R"], where=f"run {r!r}", score_range=score_range)
+            try:  # a run with too few pairs, or no entropy, is one run left out, not the end of the test
+                p = _pair(df, r, x=x, y=y, mode=pairing)
+                _check_pairs(p["H"], p["R"], where=f"run {r!r}", score_range=score_range)
+            except _Error as err:
+                left_out[r] = str(err).removeprefix(f"run {r!r}: ")
+                continue
             verdict, why = _run_verdict(df, r, p.attrs["y_key"], x, score_range)
             if not meta.loc[r, "algorithm"]:
                 left_out[r] = "unknown algorithm (give it with --algorithm when reading the run)"

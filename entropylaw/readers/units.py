@@ -23,6 +23,11 @@ from __future__ import annotations
 from entropylaw.terminal import count
 
 
+def _as_fraction(factor: float, lo: float, hi: float) -> bool:
+    """Read as it is, and within [0, 1]: a fraction, or a percent that stayed below 1."""
+    return factor == 1.0 and 0 <= lo and hi <= 1
+
+
 def shared_percent(reports) -> dict[str, float]:
     """``{key: highest value}`` of the score keys read as a percent in some of ``reports``' runs
     and as a fraction, with values in [0, 1], in others: those others are percents too."""
@@ -32,15 +37,15 @@ def shared_percent(reports) -> dict[str, float]:
         for key, (factor, lo, hi) in getattr(r, "score_units", {}).items():
             if factor == 0.01:
                 top[key] = max(top.get(key, hi), hi)
-            elif factor == 1.0 and 0 <= lo and hi <= 1:
+            elif _as_fraction(factor, lo, hi):
                 plain.add(key)
     return {k: v for k, v in top.items() if k in plain}
 
 
 def said(source: str, keys: dict[str, float], reports) -> str:
     """The warning: which runs of ``source`` were read again as a percent, and how to refuse it."""
-    runs = sum(1 for r in reports for k, (f, lo, hi) in getattr(r, "score_units", {}).items()
-               if k in keys and f == 1.0 and 0 <= lo and hi <= 1)
+    runs = sum(1 for r in reports for k, unit in getattr(r, "score_units", {}).items()
+               if k in keys and _as_fraction(*unit))
     names = ", ".join(repr(k) for k in sorted(keys))
     return (f"{source}: {names} read as a percent in {count(runs, 'run')} whose values stay within [0, 1], as in the "
             "other runs read from it (the runs of one source share their unit); --score-scale 1 reads every one as "
