@@ -79,6 +79,26 @@ def test_fit_human_table_pool_and_predict(inproc, tmp_path):
     assert (tmp_path / "early-r1.png").exists()
 
 
+def test_predict_leaves_out_a_run_too_short_for_its_window(inproc, tmp_path):
+    """A sweep where one run stopped early: its window holds 2 points. The others are predicted, the
+    short one is named with why, in the table and the JSON; alone, it is an error (exit 2)."""
+    steps = np.arange(60)
+    H = np.exp(-steps / 20) + 0.1
+    long_ = table.from_records([(s, table.ENTROPY, h) for s, h in zip(steps, H)]
+                               + [(s, "val/gsm8k", 0.8 - 0.5 * np.exp(h - 1.1)) for s, h in zip(steps, H)], run_id="long")
+    short = long_[long_["step"] < 6].assign(run_id="short")
+    path = tmp_path / "runs.parquet"
+    table.concat([long_, short]).to_parquet(path)
+    out = inproc("predict", str(path), "--fit-frac", "0.3")
+    assert out.returncode == 0, out.stderr
+    assert "\nlong " in out.stdout and "left out: short: the fit window (steps 0..1) holds 2 paired points" in out.stdout
+    assert "run 'short' left out: the fit window" in out.stderr
+    res = json.loads(inproc("predict", str(path), "--fit-frac", "0.3", "--json").stdout)
+    assert [r["run_id"] for r in res["predictions"]] == ["long"] and list(res["left_out"]) == ["short"]
+    alone = inproc("predict", str(path), "--run", "short", "--fit-frac", "0.3")
+    assert alone.returncode == 2 and "holds 2 paired points" in alone.stderr
+
+
 def test_scale_and_algorithms(inproc, tmp_path):
     cli = inproc
     path = write_runs(tmp_path)
@@ -94,7 +114,7 @@ def test_scale_and_algorithms(inproc, tmp_path):
 
 @pytest.mark.parametrize("args,msg", [
     (["--fit-steps", "5000"], "not smaller than the run"),
-    (["--score-range", "0,0.5"], "outside --score-range"),
+    (["--score-range", "0,0.3"], "outside --score-range"),
     (["--y-key", "val/nope"], "no metric 'val/nope'"),
 ])
 def test_predict_bad_input_one_line(inproc, tmp_path, args, msg):

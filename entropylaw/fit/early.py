@@ -179,9 +179,11 @@ class EarlyPredictions(dict):
     ``entropylaw predict`` prints (one row per run), :meth:`report` with ``curve=True`` adds
     each run's error vs window, :meth:`to_dict` is its JSON."""
 
-    def __init__(self, predictions: dict, fit_steps=None, fit_frac=None, predict_steps=None, conf=0.95):
+    def __init__(self, predictions: dict, fit_steps=None, fit_frac=None, predict_steps=None, conf=0.95,
+                 left_out: dict | None = None):
         super().__init__(predictions)
         self.fit_steps, self.fit_frac, self.predict_steps, self.conf = fit_steps, fit_frac, predict_steps, conf
+        self.left_out = dict(left_out or {})  # runs that could not be predicted: run -> why
 
     def report(self, curve: bool = False) -> str:
         window = f"first {self.fit_steps} steps" if self.fit_steps else f"first {self.fit_frac:g} of each run"
@@ -191,6 +193,7 @@ class EarlyPredictions(dict):
                fmt_table([p.to_dict() for p in self.values()], COLUMNS, optional=OPTIONAL)]
         out += [wrap(f"{rid}: {p.fit_.trust_}: {'; '.join(p.fit_.trust_reasons_)}") for rid, p in self.items()
                 if p.fit_.trust_reasons_]
+        out += [wrap(f"left out: {rid}: {why.removeprefix(f'run {rid!r}: ')}") for rid, why in self.left_out.items()]
         if curve:
             for rid, p in self.items():
                 out += [wrap(f"\n{rid}: error vs fit window"), _curve_table(p.error_vs_k_)]
@@ -204,7 +207,9 @@ class EarlyPredictions(dict):
 
     def to_dict(self) -> dict:
         rows = [p.to_dict() for p in self.values()]
-        return rows[0] if len(rows) == 1 else {"predictions": rows}
+        if len(rows) == 1 and not self.left_out:
+            return rows[0]
+        return {"predictions": rows, "left_out": self.left_out}
 
 
 def error_vs_k(steps, H, R, conf=0.95, min_points=3, predict_steps=None, origin=None) -> pd.DataFrame:

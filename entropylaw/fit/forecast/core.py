@@ -315,8 +315,9 @@ def _each_run(one, run_ids: list) -> tuple[dict, dict]:
         except EntropyLawError as err:
             if len(run_ids) == 1:
                 raise
-            warnings.warn(f"run {rid!r} left out: {err}", EntropyLawWarning, stacklevel=3)
-            left_out[rid] = str(err)
+            why = str(err).removeprefix(f"run {rid!r}: ")
+            warnings.warn(f"run {rid!r} left out: {why}", EntropyLawWarning, stacklevel=3)
+            left_out[rid] = why
     if not out:
         raise EntropyLawError("no run could be forecast (see the warnings above)")
     return out, left_out
