@@ -55,3 +55,23 @@ def test_every_make_figures_figure_reads_cleanly(style, capsys):
                 plt.close(b.fig)
     assert len(names) >= 10, names
     assert not found, "\n".join(f"{name}: {p}" for name, ps in found.items() for p in ps[:8])
+
+
+@pytest.mark.skipif(not (ROOT / "data" / "real").is_dir(), reason="no data/real")
+@pytest.mark.parametrize("style", ["screen", "paper"])
+def test_one_run_alone_is_no_thin_strip(style):
+    """The per-run figures of a single run: the axes at least 0.4 inch high (a strip of one
+    row put the forecast's and the law's markers on each other), and the x label, whose long
+    score name ran off the figure's right edge, broken into lines inside it."""
+    from entropylaw import load
+    from entropylaw.figure_sets.ceilings import ceilings_figure, forecast_figure
+
+    t = load(str(ROOT / "data" / "real" / "verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512_verl-data.parquet"))
+    with using(style):
+        for build in (ceilings_figure, forecast_figure):
+            [b] = build(t, n_boot=50)
+            ax = b.fig.axes[0]
+            b.fig.draw_without_rendering()
+            assert ax.get_window_extent().height >= 0.4 * b.fig.dpi, b.name
+            assert not problems(b.fig, paper=style == "paper"), (b.name, problems(b.fig))
+            plt.close(b.fig)

@@ -28,6 +28,7 @@ and :func:`forecast_figure` (the figure beside its forecast table).
 
 from __future__ import annotations
 
+import textwrap
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -48,7 +49,16 @@ GREY = "0.6"
 
 
 def _title(ax, text: str) -> None:
-    """Over the whole figure when the axes are its own (the run names make the axes sit right)."""
+    """Over the whole figure when the axes are its own (the run names make the axes sit right); an
+    x label wider than the figure is broken into lines (a label the figure cuts hides its unit)."""
+    label, fig = ax.xaxis.label, ax.figure
+    if "\n" not in label.get_text():
+        fig.draw_without_rendering()  # where the layout puts the axes: the label is centred under them
+        box = ax.get_position()
+        room = 2 * min(box.x0 + box.width / 2, 1 - box.x0 - box.width / 2) * fig.get_figwidth()
+        chars = int(room * 72 / (0.6 * label.get_fontsize()))
+        if len(label.get_text()) > chars:
+            label.set_text(textwrap.fill(label.get_text(), max(chars, 20)))
     if len(ax.figure.axes) == 1:
         ax.figure.suptitle(text, fontsize=fs("title"))
     else:

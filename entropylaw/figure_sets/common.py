@@ -109,7 +109,8 @@ def forest_axes(rows, ax, extra_lines: int):
     if ax is None:
         # on screen narrower than a column: it stands beside the report's table
         width = fig_width(1) if current().name == "paper" else 4.3
-        height = 0.95 + 0.19 * total * (fs("small") / 8.5) + 0.16 * extra_lines
+        # at least four rows' height: one run alone is no thin strip, its markers apart
+        height = 0.95 + 0.19 * max(total, 4) * (fs("small") / 8.5) + 0.16 * extra_lines
         fig, ax = new_axes(figsize=(width, height))
     ticks = list(ys) + [y for y, _ in headers]
     names = [str(r.get("label", "")) for r in rows] + [h for _, h in headers]
