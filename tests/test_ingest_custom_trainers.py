@@ -425,6 +425,15 @@ def test_a_folder_with_runs_of_its_own_keeps_its_plain_subfolders_out(tmp_path):
     (top / "offsets").mkdir()
     (top / "offsets" / "main.jsonl").write_text('{"step": 0, "page_start_char": 100000}\n')
     assert [Path(a["source"]).name for a in el.row_accounts(el.load(str(top), warn=False)) if a["skipped"]] == ["aside"]
+    # a trainer's checkpoints/ folder keeps a counter in a .txt (veRL's latest_checkpointed_iteration.txt): no run
+    (top / "checkpoints").mkdir()
+    (top / "checkpoints" / "latest_checkpointed_iteration.txt").write_text("100\n")
+    assert [Path(a["source"]).name for a in el.row_accounts(el.load(str(top), warn=False)) if a["skipped"]] == ["aside"]
+    (top / "checkpoints" / "latest_checkpointed_iteration.txt").write_text("step:100 - actor/entropy:0.5\n")
+    assert [Path(a["source"]).name for a in el.row_accounts(el.load(str(top), warn=False)) if a["skipped"]] == [
+        "aside", "checkpoints"]  # a .txt that logs metrics is one
+    (top / "checkpoints" / "latest_checkpointed_iteration.txt").unlink()
+    (top / "checkpoints").rmdir()
     (top / "offsets" / "main.jsonl").unlink()
     (top / "offsets").rmdir()
     (top / "main.jsonl").unlink()

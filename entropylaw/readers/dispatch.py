@@ -297,7 +297,7 @@ def unread_folders(path: Path, read: list[str] | None = None) -> list[tuple[str,
         if (str(child) in read or not child.is_dir() or child.name.startswith(".")
                 or detect_format(child) != "directory"):
             continue
-        inner = _directory_members(child)
+        inner = [m for m in _directory_members(child) if _may_hold_metrics(Path(m))]
         if not inner or (own and {Path(m).name for m in inner} <= own):
             continue
         files = sum(Path(m).is_file() for m in inner)
@@ -305,6 +305,15 @@ def unread_folders(path: Path, read: list[str] | None = None) -> list[tuple[str,
         out.append((str(child), f"{what} in a subfolder, not read beside the directory's own runs" if own else
                     f"{what} one level deeper than a directory is read"))
     return out
+
+
+def _may_hold_metrics(path: Path) -> bool:
+    """A plain text file that names no metric in its head (a trainer's ``checkpoints/`` folder
+    keeps ``latest_checkpointed_iteration.txt``, holding ``100``) is no run to say unread."""
+    if not path.is_file() or inner_suffix(path) not in (".txt", ".log"):
+        return True
+    head = read_head(path, SNIFF_BYTES).decode("utf-8", "replace").lower()
+    return any(word in head for word in ("step", "entropy", "score", "reward", "acc", "loss"))
 
 
 def _tracker_zip(path: Path) -> bool:
