@@ -413,3 +413,28 @@ def test_target_outside_the_range_and_a_curve_with_no_finite_value():
     out = dc.target_step(grid, nan, np.vstack([nan, 0.5 + 0 * grid]), 0.4)
     assert out["target_step"] is None and "not defined" in out["target_note"]
     assert out["target_step_ci"] == [0.0, None]  # the finite draw reaches it at once, the nan one never
+
+
+def test_a_score_of_no_known_range_from_a_tiny_window_is_no_forecast_and_gets_no_call(tmp_path):
+    """A reward logged on its own scale (about 12 at the start, 30 at the end): from 5 % of the run a
+    saturating curve forecast 1.1e7 [-7.2e6, 1.9e7], shown as a forecast. An interval more than ten
+    times as wide as everything the window's scores spanned is no forecast, and makes no call; from
+    20 % the same run is forecast (its interval about 2.6 times that spread)."""
+    rng = np.random.default_rng(0)
+    steps = np.arange(400)
+    H = 1.2 * np.exp(-steps / 80) + 0.2
+    reward = 30 - 18 * np.exp(-steps / 60) + rng.normal(0, 1.5, len(steps))
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps({"step": int(s), "actor/entropy": h, "critic/rewards/mean": r}) + "\n"
+                            for s, h, r in zip(steps, H, reward)))
+    for frac, refused in ((0.03, True), (0.05, True), (0.2, False)):
+        out = run_cli("forecast", str(path), "--y-key", "critic/rewards/mean", "--fit-frac", str(frac), "--json")
+        assert out.returncode == 0, out.stderr
+        fc = json.loads(out.stdout)
+        fin = fc["methods"][fc["default_method"]]["final"]
+        seen = reward[steps <= fc["window_end"]]
+        spread = seen.max() - seen.min()
+        assert (fin["hi"] - fin["lo"] > 10 * spread) == refused, (frac, fin, spread)
+        assert bool(fin["no_forecast"]) == refused and (fc["decision"]["call"] is None) == refused, (frac, fin)
+        if refused:
+            assert "times as wide as the scores the window saw" in fin["no_forecast"]

@@ -17,7 +17,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawWarning
-from entropylaw.fit.forecast.final import FINAL_SHARE, NO_FORECAST_WIDTH
+from entropylaw.fit.forecast.final import FINAL_SHARE, NO_FORECAST_WIDTH, UNBOUNDED_WIDTH
 from entropylaw.fit.run import left_out_line
 from entropylaw.results.columns import COLUMNS, screen_header, screen_line, shown
 from entropylaw.results.model import RunResults, run_results
@@ -63,8 +63,12 @@ class Overview:
         if any(r.get("kind") == "train" for r in self.rows):
             out.append(f"train: forecast and reached are the mean of the run's last {FINAL_SHARE:.0%} of steps "
                        "(one batch is too noisy).")
-        if any(isinstance(r["fc"].get("no_forecast"), str) for r in self.rows):
+        refused = [r["fc"]["no_forecast"] for r in self.rows if isinstance(r["fc"].get("no_forecast"), str)]
+        if any("score's range" in why for why in refused):
             out.append(f"no forecast: its 90 % interval would span over {NO_FORECAST_WIDTH:.0%} of the score's range.")
+        if any("no known range" in why for why in refused):
+            out.append(f"no forecast: its 90 % interval would be over {UNBOUNDED_WIDTH:g} times as wide as its window's "
+                       "scores (a score of no known range).")
         out += self.size_lines
         if self.left_out:
             out.append(_clip(left_out_line(self.left_out)))

@@ -51,7 +51,7 @@ from entropylaw.fit.forecast.schedule import lr_note
 from entropylaw.fit.forecast import regimes as _regimes
 from entropylaw.fit.forecast import sweep as _sweep
 from entropylaw.fit.forecast import text as _text
-from entropylaw.fit.forecast.final import final_steps
+from entropylaw.fit.forecast.final import final_steps, seen_range
 from entropylaw.fit.forecast.names import DEFAULT
 from entropylaw.fit.forecast.result import Forecast, MethodResult  # noqa: F401  (what forecast() returns)
 from entropylaw.fit.forecast.text import GUESS_SAID
@@ -180,7 +180,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
                            lr_note((log or {}).get("lr"), end, win.config))
     spacing = float(np.median(np.diff(win.target.steps))) if len(win.target) > 1 else 1.0
     fin_steps = final_steps(run.target_kind, run.origin, float(at_steps[-1]), spacing)
-    results = {name: m.result(at_steps, (run.target_kind, fin_steps, win.bounds)) for name, m in fitted.items()}
+    seen = seen_range(win.target.values)
+    results = {name: m.result(at_steps, (run.target_kind, fin_steps, win.bounds, seen)) for name, m in fitted.items()}
     if not any(r.ok for r in results.values()):
         why = "; ".join(f"{r.method}: {r.reason}" for r in results.values())
         held = count(len(win.target), f"{run.target_kind} point")

@@ -40,7 +40,7 @@ import numpy as np
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import own_noise
-from entropylaw.fit.forecast.final import final_steps, hold, no_forecast_reason
+from entropylaw.fit.forecast.final import final_steps, hold, no_forecast_reason, seen_range
 from entropylaw.fit.forecast.problems import problems_for, run_problems
 from entropylaw.fit.forecast.schedule import LR_KEYS
 from entropylaw.fit.logit import from_logit
@@ -317,7 +317,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
            "problems": {"n": float(n), "source": said} if n and said else None}
     lo, hi = hold(final, *np.quantile(fdraws, [(1 - conf) / 2, (1 + conf) / 2])) if len(fdraws) else (np.nan, np.nan)
     out["final"] = {"step": to_step, "expected": final, "lo": float(lo), "hi": float(hi)}
-    why_not = no_forecast_reason(float(lo), float(hi), bounds)
+    why_not = no_forecast_reason(float(lo), float(hi), bounds, seen_range(win.target.values))
     if not np.isfinite([gain["lo"], gain["hi"]]).all():
         out.update(call=None, reason="the forecast has no finite draws")
     elif len(fdraws) < MIN_DRAWS:

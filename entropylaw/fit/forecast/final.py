@@ -27,6 +27,7 @@ import numpy as np
 
 FINAL_SHARE = 0.05
 NO_FORECAST_WIDTH = 0.5  # of the score's range
+UNBOUNDED_WIDTH = 10.0  # a score of no known range: times the spread of the window's scores
 
 
 def final_span(kind: str, origin: float, last: float) -> tuple[float, float]:
@@ -68,15 +69,38 @@ def observed_final(kind: str, steps, values, span) -> float | None:
     return float(np.mean(values[inside])) if inside.any() else None
 
 
-def no_forecast_reason(lo: float, hi: float, bounds) -> str | None:
-    """Why an interval is no forecast (wider than :data:`NO_FORECAST_WIDTH` of the range), or None."""
-    if bounds is None or not (np.isfinite(lo) and np.isfinite(hi)):
+def no_forecast_reason(lo: float, hi: float, bounds, seen=None) -> str | None:
+    """Why an interval is no forecast, or None: wider than :data:`NO_FORECAST_WIDTH` of the
+    score's range; for a score of no known range (``bounds`` None), wider than
+    :data:`UNBOUNDED_WIDTH` times what the window's scores spanned (``seen``: their lowest and
+    highest), an extrapolation the window cannot back.
+
+    >>> no_forecast_reason(-23.9, 12467.5, None, (11.0, 16.5))[:78]
+    'no forecast: the interval [-23.9, 1.247e+04] is 2271 times as wide as the score'
+    >>> no_forecast_reason(12.6, 43.9, None, (11.0, 16.5)) is None
+    True
+    """
+    if not (np.isfinite(lo) and np.isfinite(hi)):
         return None
+    if bounds is None:
+        spread = float(seen[1] - seen[0]) if seen is not None else 0.0
+        if not spread > 0 or hi - lo <= UNBOUNDED_WIDTH * spread:
+            return None
+        return (f"no forecast: the interval [{lo:.4g}, {hi:.4g}] is {(hi - lo) / spread:.0f} times as wide as the "
+                f"scores the window saw ({seen[0]:.4g} to {seen[1]:.4g}); the score has no known range and the window "
+                "does not say where the run ends")
     share = (hi - lo) / (bounds[1] - bounds[0])
     if share <= NO_FORECAST_WIDTH:
         return None
     return (f"no forecast: the interval [{lo:.2f}, {hi:.2f}] spans {share:.0%} of the score's range; the window "
             "does not say where the run ends")
+
+
+def seen_range(values) -> tuple[float, float] | None:
+    """The lowest and highest finite score of a window (None: none)."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    return (float(v.min()), float(v.max())) if len(v) else None
 
 
 def hold(point, lo, hi):
@@ -94,10 +118,11 @@ def hold(point, lo, hi):
     return np.fmin(lo, point), np.fmax(hi, point)  # a nan point leaves its interval as it is
 
 
-def final_of(method, kind: str, steps, bounds, forecast=None) -> dict:
+def final_of(method, kind: str, steps, bounds, seen=None, forecast=None) -> dict:
     """``method``'s forecast of the final score over ``steps``: forecast, lo, hi, the steps, and
-    ``no_forecast`` (the reason) where the interval says nothing. ``forecast``: the method's
-    forecast table already drawn, whose last row is a validation score's final score."""
+    ``no_forecast`` (the reason) where the interval says nothing (``seen``: the lowest and highest
+    score of the window, for a score of no known range). ``forecast``: the method's forecast
+    table already drawn, whose last row is a validation score's final score."""
     steps = np.asarray(steps, float)
     if kind == "validation":
         table = method.predict(steps[-1:]) if forecast is None else forecast
@@ -106,7 +131,7 @@ def final_of(method, kind: str, steps, bounds, forecast=None) -> dict:
     else:
         mid, lo, hi, draws = method.predict_mean(steps, draws_interval=True)
     out = {"forecast": mid, "lo": lo, "hi": hi, "steps": [float(steps[0]), float(steps[-1])],
-           "what": describe(kind, steps), "no_forecast": no_forecast_reason(lo, hi, bounds)}
+           "what": describe(kind, steps), "no_forecast": no_forecast_reason(lo, hi, bounds, seen)}
     if draws:  # the interval was widened to hold the forecast (:func:`hold`): the draws' own
         out["draws_interval"] = draws
     return out

@@ -128,7 +128,7 @@ class Method:
         return out + ([float(raw[0][0]), float(raw[1][0])] if missed else None,)
 
     def result(self, steps, final=None) -> MethodResult:
-        """The fitted method's result at ``steps``; ``final``: (kind, steps, bounds) of the
+        """The fitted method's result at ``steps``; ``final``: (kind, steps, bounds, seen) of the
         final score (:func:`~.final.final_of`)."""
         if not self.ok_:
             return MethodResult(self.name, False, self.reason_, warnings=list(getattr(self, "warnings_", [])))

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from entropylaw.fit.forecast.final import hold
+from entropylaw.fit.forecast.final import UNBOUNDED_WIDTH, hold
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.forecast.text import guess_lines
 from entropylaw.terminal import count, short
@@ -180,7 +180,8 @@ class Ranking:
                          "has (its take-offs carried on at the sweep's rate): ranked against its sweep, as wide as "
                          "its peers")
         if any(r.get("note") == "no forecast" for r in self.rows):
-            lines.append("no forecast: the interval spans over half the score's range; the run is listed, not ranked "
+            lines.append("no forecast: the interval spans over half the score's range (a score of no known range: "
+                         f"{UNBOUNDED_WIDTH:g} times what its window spanned); the run is listed, not ranked "
                          "against the others (its width alone would make it 'best'), and never pruned")
         top = self.top
         lines.append(f"keep: {top} ({self.top_basis})" if top else "keep: none can be named: no run has a forecast")
