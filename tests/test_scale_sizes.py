@@ -90,3 +90,44 @@ def test_the_cli_takes_sizes_separated_by_commas_as_one_flag():
     first, second = json.loads(one.stdout), json.loads(two.stdout)
     assert [p["size"] for p in first["predictions"]] == ["32B", "72B"]
     assert first["predictions"] == second["predictions"]
+
+
+def _series(models, keys):
+    """Runs that follow the law, one per (model, score key); a and b grow with log10 of the size."""
+    import numpy as np
+
+    from entropylaw import table
+    from entropylaw.readers.model_size import params_from_name
+
+    rng = np.random.default_rng(0)
+    tabs = []
+    for model, key in zip(models, keys):
+        n = params_from_name(model)
+        a, b = 0.2 + 0.05 * np.log10(n / 1e8), 0.7 + 0.08 * np.log10(n / 1e8)
+        steps = np.arange(0, 200, 4)
+        H = 0.1 + np.exp(-steps / 50)
+        R = b - a * np.exp(H) + rng.normal(0, 0.004, len(steps))
+        tabs.append(table.from_records([(int(s), table.ENTROPY, h) for s, h in zip(steps, H)]
+                                       + [(int(s), key, r) for s, r in zip(steps, R)], run_id=model, model=model,
+                                       n_params=n))
+    return table.concat(tabs)
+
+
+def test_the_coefficient_law_is_one_benchmarks_and_a_mix_of_families_is_said():
+    """a and b fitted across runs scored on different benchmarks (the final-score law refused them,
+    the coefficient law went on and drew a line through GSM8K validation and a training reward):
+    refused with the count. Runs of several families on one benchmark: fitted, and the families said."""
+    qwen = ["Qwen2.5-0.5B-Instruct", "Qwen2.5-1.5B-Instruct", "Qwen2.5-3B-Instruct", "Qwen2.5-7B-Instruct"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EntropyLawWarning)
+        one = el.scale(_series(qwen, ["val/gsm8k"] * 4))
+        two = el.scale(_series(qwen, ["val/gsm8k", "val/gsm8k", "val/math", "val/math"]))
+        mixed = el.scale(_series(["Qwen2.5-0.5B-Instruct", "Llama-3.2-1B-Instruct", "Qwen2.5-3B-Instruct",
+                                  "Llama-3.1-8B-Instruct"], ["val/gsm8k"] * 4))
+    assert one.coefficient_law is not None and not any("model families" in n for n in one.notes)
+    assert one.coefficient_law.lines_["a"]["slope"] == pytest.approx(0.05, abs=0.01)
+    assert two.coefficient_law is None
+    assert two.coefficient_refused.startswith("the runs are scored on 2 different benchmarks")
+    assert "coefficient law (a, b, ceiling vs log10 N): refused: the runs are scored on 2" in str(two)
+    assert mixed.coefficient_law is not None
+    assert any(n.startswith("the runs come from 3 model families (llama-3.1, llama-3.2, qwen2.5)") for n in mixed.notes)

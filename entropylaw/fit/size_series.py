@@ -30,7 +30,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import score_bounds
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_scores import FinalScoreLaw
-from entropylaw.readers.model_size import (PUBLISHED_NONEMBEDDING, family_of, parse_size, parse_sizes,
+from entropylaw.readers.model_size import (PUBLISHED_NONEMBEDDING, family_of, lineage, parse_size, parse_sizes,
                                            published_nonembedding)
 from entropylaw.fit.size_text import size_text as _size_text
 from entropylaw.fit.text_table import fmt_table
@@ -235,11 +235,15 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
     families = {f.lower() for m in models for f in [family_of(m)] if f}
     if len(families) == 1 and all(np.isfinite(p) and abs(p - s) <= 1e-6 * p for p, s in zip(published, sizes)):
         res.family = families.pop()
+    lines = sorted({x for x in map(lineage, models) if x})
+    if len(lines) > 1:  # a size series is one family's sizes; across families, size stands for all else too
+        res.notes.append(f"the runs come from {len(lines)} model families ({', '.join(lines)}): a size law is read "
+                         "within one family, and across families the size stands in for everything else that "
+                         "differs between them")
     if fallback.any() and not fallback.all():  # a 7B's 6.5B beside a 9B's 9B: two counts on one axis
         res.notes.append(f"the sizes mix two counts: {count(int((~fallback).sum()), 'run')} by non-embedding "
                          f"parameters, {count(int(fallback.sum()), 'run')} by total (no non-embedding count known); "
-                         "read as one axis, as are the model families they come from (give --config config.json "
-                         "for exact counts)")
+                         "read as one axis (give --config config.json for exact counts)")
     return res
 
 
@@ -303,7 +307,10 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95,
     described = rows[rows["trust"].isin(DESCRIBED) & np.isfinite(rows["a"].astype(float))]
     coef_law, coef_refused = None, None
     sizes = described["n_params"].nunique()
-    if sizes < MIN_COEF_SIZES:
+    if len(keys) > 1:  # a and b are a benchmark's: fitted across several they say nothing of any one
+        coef_refused = (f"the runs are scored on {len(keys)} different benchmarks (named under the final-score law): "
+                        "a and b are one benchmark's")
+    elif sizes < MIN_COEF_SIZES:
         left = rows[~rows["run_id"].isin(described["run_id"])]
         why = "; ".join(dict.fromkeys(f"{_size_text(r.n_params)} ({r.trust})" for r in left.itertuples()))
         have = ", ".join(_size_text(n) for n in sorted(described["n_params"].unique())) or "none"

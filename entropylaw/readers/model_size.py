@@ -56,6 +56,23 @@ def family_of(name: str) -> str | None:
     return None if not m or _VARIANT.search(base) else m.group(1).lower()
 
 
+def lineage(name: str) -> str | None:
+    """A model's name without its size and its tuning suffix (lower case): the models of one
+    size series share it. None where the name is empty or writes no size.
+
+    >>> lineage("Qwen/Qwen2.5-14B-Instruct"), lineage("qwen2.5-0.5b"), lineage("deepseek-llm-7b-chat")
+    ('qwen2.5', 'qwen2.5', 'deepseek-llm')
+    >>> lineage("Qwen2.5-Math-1.5B") != lineage("Qwen2.5-7B"), lineage("my-policy")
+    (True, None)
+    """
+    base = str(name or "").rsplit("/", 1)[-1].lower()
+    if not base or not _SIZE.search(base):
+        return None
+    rest = _SIZE.sub("", base)
+    rest = re.sub(r"(?<![a-z])(instruct|chat|base|it|sft|hf)(?![a-z])", "", rest)
+    return re.sub(r"[-_ ]+", "-", rest).strip("-") or None
+
+
 def published_nonembedding(name: str) -> float:
     """The non-embedding parameter count a family's model card publishes for ``name``
     (:data:`PUBLISHED_NONEMBEDDING`), or NaN for a family or size not listed."""
