@@ -161,9 +161,90 @@ def test_a_change_during_a_slow_refresh_is_read_before_the_watch_goes_idle(tmp_p
     assert int(POINTS.findall(out)[-1]) == _lstsq(rows)[2]  # the last refresh holds every row
 
 
-def test_watch_on_a_missing_path_is_one_line(tmp_path, capsys):
-    code, out, err = _watch(tmp_path / "nope.jsonl", capsys)
-    assert code == 2 and err.strip().count("\n") == 0 and "no such file or directory" in err
+def test_watch_on_a_missing_folder_is_one_line(tmp_path, capsys):
+    code, out, err = _watch(tmp_path / "nope" / "metrics.jsonl", capsys)
+    assert code == 2 and err.strip().count("\n") == 0 and "no such file or directory, nor its folder" in err
+
+
+def test_watch_waits_for_a_log_the_trainer_has_yet_to_write(tmp_path, capsys):
+    """Started before the trainer's first line (the common way to start it): it waits, says so
+    once, and reads the log when it appears; with nothing written it stops at --exit-idle."""
+    path = tmp_path / "metrics.jsonl"
+    threading.Timer(0.5, lambda: path.write_text("".join(_line(r) for r in _rows(20)))).start()
+    code, out, err = _watch(path, capsys, "--max-refreshes", "1")
+    assert code == 0, err
+    assert out.count("waiting for") == 1 and f"{path} to appear" in out and "step 20" in out
+    code, out, err = _watch(tmp_path / "never.jsonl", capsys, "--exit-idle", "0.3")
+    assert code == 0 and "waiting for" in out and "after 0 refreshes" in err
+
+
+def _verl_log(path, vals, steps=15, planned=60):
+    """A veRL console log: entropy falling, a validation score every 5 steps (``vals``)."""
+    lines = [f"trainer.total_training_steps={planned}"]
+    for s in range(1, steps + 1):
+        h = 0.07 + 0.97 * np.exp(-s / 16)
+        line = f"step:{s} - actor/entropy:{h:.4f} - critic/score/mean:{min(0.95, 0.03 * s):.4f} - timing_s/step:30.0"
+        if s % 5 == 0:
+            line += f" - val-core/openai/gsm8k/acc/mean@1:{vals[s // 5 - 1]:.4f}"
+        lines.append(line)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_watch_makes_the_call_forecast_makes_and_says_the_regime(tmp_path, capsys):
+    """Three validation points in take-off (0.17 -> 0.36): the default method cannot run there.
+    watch, which shows law+entropy beside the default, read its gain first (+12.9 [+8.5, +16.0],
+    from a law that does not describe a window of 3 points); forecast reads last-value's
+    (+3.2 [+2.0, +40.1]). They now make one call from one method with one horizon and the same
+    draws, and watch says the take-off and marks the law's forecast."""
+    path = _verl_log(tmp_path / "takeoff.log", [0.1731, 0.2759, 0.3575])
+    code, out, err = _watch(path, capsys, "--max-refreshes", "1", "--n-boot", "200")
+    assert code == 0, err
+    assert main(["forecast", str(path), "--json"]) == 0
+    fc = json.loads(capsys.readouterr().out)
+    gain = re.search(r"gain \(([^)]+)\): continuing from step 15 to step (\d+) adds (\S+) \[(\S+), (\S+)\]", out)
+    d = fc["decision"]
+    assert gain.group(1) == d["method"] == "last-value" and float(gain.group(2)) == d["gain"]["to_step"] == 60
+    assert [float(g) for g in gain.group(3, 4, 5)] == pytest.approx(
+        [100 * d["gain"][k] for k in ("expected", "lo", "hi")], abs=0.051)
+    assert f"call: {d['call']}" in out
+    assert "take-off: the score started near its floor" in out
+    flat = re.sub(r"\s+", " ", out)
+    assert re.search(r"law\+entropy [\d.]+ \[[\d.]+, [\d.]+\] \(the law does not apply to this window\)", flat)
+    assert "last-value (recommended)" in flat
+
+
+def test_watch_says_a_collapse_the_rows_it_dropped_and_an_interval_that_is_no_forecast(tmp_path, capsys):
+    path = _verl_log(tmp_path / "collapse.log", [0.17, 0.28, 0.36, 0.41, 0.48, 0.46, 0.32, 0.16, 0, 0, 0, 0],
+                     steps=60)
+    with open(path, "a") as f:
+        f.write("step:61 - actor/entropy:nan - critic/score/mean:0.0\n")
+    code, out, err = _watch(path, capsys, "--max-refreshes", "1", "--n-boot", "100")
+    assert code == 0, err
+    flat = re.sub(r"\s+", " ", out)
+    assert "collapse risk: the score's last 2 points lie" in flat
+    assert "rows: " in flat and "non-finite value: 1" in flat
+    assert re.search(r"R = \+[\d.]+ exp\(H\) [+-] [\d.]+", flat) and "R = --" not in flat  # a below 0: one sign
+    assert "last-value (recommended) 0 [0," in flat or "(no forecast: the interval" in flat
+
+
+def test_a_percent_target_on_a_percent_log_and_a_target_outside_the_range(tmp_path, capsys):
+    """A log writing its accuracy in percent is read as a fraction: --target 50 is 0.5, said; a
+    target above a fraction's range (2) is the user's mistake: one line, exit 2, in watch and forecast."""
+    path = _verl_log(tmp_path / "percent.log", [17.31, 27.59, 35.75, 40.2, 45.1, 48.0, 49.2, 50.1, 50.4, 50.5, 50.5,
+                                                50.56], steps=60)
+    code, out, err = _watch(path, capsys, "--max-refreshes", "1", "--target", "50")
+    assert code == 0, err
+    assert "--target 50 read as 0.5" in re.sub(r"\s+", " ", out) and "target 0.5 (" in out
+    for cmd in (["watch", str(path), "--plain", "--max-refreshes", "1", "--n-boot", "20", "--target", "2"],
+                ["forecast", str(tmp_path / "fraction.log"), "--n-boot", "20", "--target", "2"]):
+        _verl_log(tmp_path / "fraction.log", [0.17, 0.28, 0.36, 0.41, 0.45, 0.48, 0.49, 0.5, 0.5, 0.5, 0.5, 0.5], 60)
+        if cmd[0] == "watch":
+            cmd[1] = str(tmp_path / "fraction.log")
+        code = main(cmd)
+        err = capsys.readouterr().err
+        lines = [x for x in err.splitlines() if x.startswith("entropylaw: error")]
+        assert code == 2 and len(lines) == 1 and "the target 2 lies above the score's range" in lines[0], err
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from entropylaw.api.lab import lab_sweep_runs
 from entropylaw.api.outputs import check_outputs, plot_path, read_probe_summary, save_early_figure, save_fit_figures
-from entropylaw.api.reading import loss_lines, with_accounts
+from entropylaw.api.reading import loss_lines, target_as_read, target_out_of_range, with_accounts
 from entropylaw.api.tools import PRECISIONS, PROBE_ESTIMATORS, PROBE_OPTIMIZERS, PROBE_SCOPES, PROBE_WHATIF, audit_text
 from entropylaw.draw.looks import FORMATS as FIGURE_FORMATS, STYLES as _STYLES
 from entropylaw.fileio import check_writable, dumps

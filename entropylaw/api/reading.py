@@ -135,6 +135,38 @@ def row_accounts(df: pd.DataFrame) -> list[dict]:
     return list(df.attrs.get(ACCOUNTS, []))
 
 
+def target_as_read(df: pd.DataFrame, target: float | None) -> tuple[float | None, str | None]:
+    """A target score in the units the scores were read in, and what was done to it (None: nothing).
+
+    A log that writes its accuracy in percent (17.31 ... 50.56) is read as a fraction; a target
+    above 1 given for it (50) is a percent too: 0.5, said. Anywhere else a target is as given.
+
+    >>> t = table.from_records([(1, "val/gsm8k", 0.4)], run_id="r")
+    >>> t.attrs[ACCOUNTS] = [{"source": "log", "rows_read": 1, "rows_kept": 1,
+    ...                       "score_units": {"val/acc": [0.01, 17.3, 50.6]}}]
+    >>> target_as_read(t, 50)
+    (0.5, '--target 50 read as 0.5: the scores (val/acc) were read from percent')
+    >>> target_as_read(t, 0.5)
+    (0.5, None)
+    """
+    if target is None or target <= 1:
+        return target, None
+    keys = sorted({k for a in row_accounts(df) for k, v in (a.get("score_units") or {}).items() if v[0] == 0.01})
+    if not keys:
+        return target, None
+    return target / 100, f"--target {target:g} read as {target / 100:g}: the scores ({', '.join(keys)}) were read from percent"
+
+
+def target_out_of_range(decisions) -> str | None:
+    """Why a target cannot be a score at all (above the score's range), from the forecasts'
+    decisions: a user's mistake (a percent target for a fraction), said as an error."""
+    for d in decisions:
+        note = (d or {}).get("target_note") or ""
+        if "lies above the score's range" in note:
+            return note.replace("it cannot be reached", "give the target in the score's units (a fraction: 0.85)")
+    return None
+
+
 def loss_lines(df: pd.DataFrame) -> list[str]:
     """One line per source of ``df`` that lost rows or bytes, as every command prints them."""
     return _loss_lines(df.attrs)

@@ -11,11 +11,12 @@ import warnings
 import numpy as np
 
 import entropylaw.table as table
-from entropylaw.api.reading import load, row_accounts
+from entropylaw.api.reading import load, row_accounts, target_as_read
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.core import DEFAULT, forecast_table
 from entropylaw.fit.run import fit_run
-from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.accounts import MERGED, IngestReport
+from entropylaw.readers.verl_jsonl import CUT_LAST
 
 
 def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, target=None, n_boot=200,
@@ -24,7 +25,8 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
     run to follow (default: the last); ``methods`` (default: the default and law+entropy),
     ``horizon`` steps ahead (default: as far as the log is long), ``total_steps`` the planned
     last step the gain runs to (passed: the forecast step instead), ``target`` a score to
-    reach, ``step_cost`` GPU-hours a step, ``n_problems`` the validation set's size (default: read
+    reach (a percent, above 1, where the scores were read from percent: :func:`~.reading.target_as_read`),
+    ``step_cost`` GPU-hours a step, ``n_problems`` the validation set's size (default: read
     off the scores, else known benchmarks by name); ``load_options`` as for :func:`entropylaw.load`."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -35,9 +37,12 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
         if run and run not in ids:
             raise EntropyLawError(f"`run` {run}: not in {path} (runs: {', '.join(ids[:8])})")
         rid = run or ids[-1]
-        out = {"run_id": rid, "n_runs": len(ids), "rows": int((df["run_id"] == rid).sum())}
-        # a growing log's cut last line is normal here; a damaged region is not: said at each refresh
+        target, target_said = target_as_read(df, target)
+        out = {"run_id": rid, "n_runs": len(ids), "rows": int((df["run_id"] == rid).sum()), "target_note": target_said}
+        # a growing log's cut last line is normal here; rows dropped and a damaged region are not: said at
+        # each refresh, as `summary` says them
         out["damaged"] = [f"{r.source}: {d}" for r in map(IngestReport.from_dict, row_accounts(df)) for d in r.damage()]
+        out["dropped"] = [line for r in map(IngestReport.from_dict, row_accounts(df)) if (line := _drops(r))]
         ent = table.series(df, rid, table.ENTROPY) if table.ENTROPY in set(df["metric"]) else None
         out["last_step"] = int(df.loc[df["run_id"] == rid, "step"].max())
         out["entropy_now"] = None if ent is None or not len(ent) else float(ent.iloc[-1])
@@ -54,22 +59,48 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
                        trust=fit.trust_, reasons=list(fit.trust_reasons_), points=int(fit.n_), y_key=y_key,
                        score_kind=fit.meta_.get("score_kind"), score_now=float(score.iloc[-1]))
             methods = methods or [DEFAULT, "law+entropy"]
-            horizon = horizon or max(out["last_step"] - float(score.index.min()), 1.0)
+            # as `forecast` on the same log: to the planned last step it states, else as many steps ahead as logged
+            first = float(df.loc[df["run_id"] == rid, "step"].min())
             try:
                 total = total_steps
                 if total is not None and total <= out["last_step"]:  # the run went past its plan: go on
-                    total = out["last_step"] + horizon
+                    total = out["last_step"] + (horizon or max(out["last_step"] - first, 1.0))
                     out["total_note"] = (f"`total_steps` {total_steps:g} has passed (step {out['last_step']}): "
                                          f"the gain to go runs to the forecast step {total:g} instead")
                 fc = forecast_table(df, [rid], y_key=y_key, methods=methods, n_boot=max(n_boot, 2),
-                                    at_steps=np.array([out["last_step"] + horizon]), target=target,
+                                    horizon=horizon, target=target,
                                     total_steps=total, step_cost=step_cost, n_problems=n_problems)[rid]
                 out["decision"] = fc.decision
-                rows = fc.table()
-                out["forecast_step"] = out["last_step"] + horizon
-                out["forecast"] = [(r.method, r.forecast if r.ok else None, (r.lo, r.hi) if r.ok else None,
-                                    r.reason) for r in rows.itertuples(index=False)]
+                out.update(default_method=fc.default, regime=fc.regime_name, regime_why=(fc.regime or {}).get("why"),
+                           forecast_warnings=list(fc.warnings or []), law_on_window=fc.law_verdict)
+                out["forecast_step"] = float(fc.at_steps[-1])
+                out["forecast"] = [_row(name, r) for name, r in fc.methods.items()]
             except EntropyLawError as err:
                 out["forecast_error"] = str(err)
     del caught  # the reader's row accounts: a growing log cut mid-line is normal here
     return out
+
+
+def _row(name, r) -> tuple:
+    """(method, forecast, (lo, hi), why not): a method's forecast at the forecast step; an interval
+    that says nothing (:func:`~entropylaw.fit.forecast.final.no_forecast_reason`) is none, as in
+    ``forecast``, and its reason stands for it."""
+    if not r.ok:
+        return name, None, None, r.reason
+    refused = (r.final or {}).get("no_forecast")
+    if refused:
+        return name, None, None, refused
+    f = r.forecast.iloc[-1]
+    return name, float(f["forecast"]), (float(f["lo"]), float(f["hi"])), None
+
+
+def _drops(report) -> str | None:
+    """The rows a source lost, as ``summary`` says them, but a growing log's line cut while
+    being written (normal while a trainer writes: read whole at the next refresh)."""
+    lost = {k: v for k, v in report.dropped.items() if not k.startswith(MERGED) and k != CUT_LAST}
+    if report.skipped:
+        return f"{report.source}: skipped ({report.skipped})"
+    if not lost:
+        return None
+    reasons = ", ".join(f"{k}: {v}" for k, v in sorted(lost.items()))
+    return f"{report.source}: dropped {sum(lost.values())} of {report.rows_read} rows ({reasons})"

@@ -23,14 +23,14 @@ off the observed later entropy); this command never reads later entropy.
 from __future__ import annotations
 
 import argparse
-
+import warnings
 
 from entropylaw import api
 from entropylaw.api import plumbing
 from entropylaw.cli.options import (CONF, FRACTION, GAIN, N_BOOT, PROBLEMS, SCORE, SEED, STEP, STEPS,
                                     add_entropy_convention, add_source_arguments, positive)
 from entropylaw.cli.sources import dump_json, read_runs
-from entropylaw.errors import EntropyLawError
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
 
 STEP_COST = positive("number of GPU-hours per step", "0.5")
 
@@ -102,12 +102,18 @@ def run(args) -> int:
     _check(args)
     df = read_runs(args)
     prior = read_runs(args, args.prior, keep_runs=False) if args.prior else None
+    target, said = plumbing.target_as_read(df, args.target)
+    if said:
+        warnings.warn(said, EntropyLawWarning, stacklevel=1)
     forecasts = api.forecast_all(
         df, prior=prior, y_key=args.y_key, x_key=args.x_key, fit_frac=args.fit_frac, fit_steps=args.fit_steps,
         at_steps=None if args.at_step is None else [args.at_step], horizon=args.horizon,
         methods=None if args.compare else [args.method], conf=args.conf, prior_base=args.prior_base,
-        n_boot=args.n_boot, seed=args.seed, target=args.target, threshold=args.threshold,
+        n_boot=args.n_boot, seed=args.seed, target=target, threshold=args.threshold,
         n_problems=args.n_problems, total_steps=args.total_steps, step_cost=args.step_cost, sweep=args.sweep)
+    bad = plumbing.target_out_of_range(fc.decision for fc in forecasts.values())
+    if bad:
+        raise EntropyLawError(f"--target {args.target:g}: {bad}")
     if args.strict and forecasts.left_out:
         raise EntropyLawError(plumbing.left_out_line(forecasts.left_out, "--strict: a run is left out"))
     print(args.flags(dump_json(forecasts.to_dict()) if args.json else

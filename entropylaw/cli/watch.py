@@ -6,7 +6,7 @@ with the same reader as ``entropylaw fit`` and the law and the forecast are refi
 terminal gets a live display (``rich``, when installed); a pipe or a file gets one plain
 block per refresh. A log caught half-written, truncated or rotated (a new file under the
 same name) is said in one line and read again at the next change; the last good fit stays
-on show. Ctrl-C ends watching (exit 0).
+on show. A log not written yet (its folder exists) is waited for. Ctrl-C ends watching (exit 0).
 
 Example: ``entropylaw watch outputs/grpo-run --interval 10``
 """
@@ -24,6 +24,7 @@ from entropylaw.api import plumbing
 from entropylaw.cli.options import COUNT, N_BOOT, PROBLEMS, SCORE, SECONDS, STEPS, add_source_arguments, positive
 from entropylaw.cli.sources import source_options
 from entropylaw.errors import EntropyLawError
+from entropylaw.terminal import law_formula
 
 
 def add_parser(subparsers) -> None:
@@ -39,7 +40,7 @@ def add_parser(subparsers) -> None:
                         "run's score, and law+entropy)")
     g.add_argument("--horizon", type=STEPS, metavar="N", help="forecast N steps past the last logged step "
                    "(default: as many steps as are logged)")
-    g.add_argument("--n-boot", type=N_BOOT, default=100, help="bootstrap draws of the forecast (default 100)")
+    g.add_argument("--n-boot", type=N_BOOT, default=200, help="bootstrap draws of the forecast, >= 2 (default 200, as forecast)")
     g.add_argument("--target", type=SCORE, metavar="SCORE", help="show the step at which the forecast reaches SCORE")
     g.add_argument("--total-steps", type=STEPS, metavar="N", help="the run's planned last step: what continuing "
                    "to it adds, and the call (default: the forecast step)")
@@ -104,12 +105,33 @@ def _num(v, fmt=".4g"):
     return "-" if v is None else format(v, fmt)
 
 
+def _forecast_cells(snap: dict) -> list[str]:
+    """Each method's forecast at the forecast step; a law method marked where the law does not
+    describe the window; the recommended one named."""
+    cells = []
+    for m, v, ci, why in snap.get("forecast") or []:
+        text = f"{m}{' (recommended)' if m == snap.get('default_method') else ''} {_num(v)}"
+        text += f" [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else f" ({why})"
+        if ci and m.startswith("law") and snap.get("law_on_window"):
+            text += " (the law does not apply to this window)"
+        cells.append(text)
+    return cells
+
+
+def _regime_lines(snap: dict) -> list[str]:
+    """The window's regime where it is not saturation, and what it makes the forecast say."""
+    said = list(snap.get("forecast_warnings") or [])
+    if snap.get("regime") and snap["regime"] != "saturation" and not said:
+        said.append(f"regime: {snap['regime']}" + (f" ({snap['regime_why']})" if snap.get("regime_why") else ""))
+    return said
+
+
 def render_plain(snap: dict, notes: list, when: str) -> str:
     lines = [f"[{when}] {snap['run_id']}: step {snap['last_step']}, {snap['entropy_points']} entropy points, "
-             f"entropy now {_num(snap['entropy_now'])}"]
+             f"entropy now {_num(snap['entropy_now'])}{' nats' if snap['entropy_now'] is not None else ''}"]
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
-        lines.append(f"  law     R = -{snap['a']:.4g} exp(H) + {snap['b']:.4g}   ceiling {snap['ceiling']:.4g} "
+        lines.append(f"  law     {law_formula(snap['a'], snap['b'])}   ceiling {snap['ceiling']:.4g} "
                      f"[{lo:.4g}, {hi:.4g}]   R² {snap['r2']:.3f}   points {snap['points']}   {snap['trust']}")
         lines.append(f"  score   {snap['y_key']} ({snap['score_kind']}) now {snap['score_now']:.4g}")
         for reason in snap["reasons"][:3]:
@@ -117,14 +139,15 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
     else:
         lines.append(f"  law     not fitted yet: {snap.get('fit_error', '')}")
     if snap.get("forecast"):
-        cells = [f"{m} {_num(v)}" + (f" [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else f" ({why})")
-                 for m, v, ci, why in snap["forecast"]]
-        lines.append(f"  forecast at step {snap['forecast_step']:g}: " + ";  ".join(cells))
+        lines.append(f"  forecast at step {snap['forecast_step']:g}: " + ";  ".join(_forecast_cells(snap)))
     elif snap.get("forecast_error"):
         lines.append(f"  forecast: {snap['forecast_error']}")
+    lines += [f"  {line}" for line in _regime_lines(snap)]
     lines += [line[2:] for line in snap.get("decision_lines", [])]
     lines += [f"  note: {snap['total_note']}"] if snap.get("total_note") else []
+    lines += [f"  note: {snap['target_note']}"] if snap.get("target_note") else []
     lines += [f"  damaged: {d}" for d in snap.get("damaged", [])]
+    lines += [f"  rows: {d}" for d in snap.get("dropped", [])]
     lines += [f"  note: {n}" for n in notes]
     return plumbing.wrap("\n".join(lines))
 
@@ -141,34 +164,41 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
     t.add_column(style="bold")
     t.add_column()
     t.add_row("run", f"{snap['run_id']}  step {snap['last_step']}  ({snap['entropy_points']} entropy points)")
-    t.add_row("entropy now", _num(snap["entropy_now"]))
+    t.add_row("entropy now", _num(snap["entropy_now"]) + (" nats" if snap["entropy_now"] is not None else ""))
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
         colour = {"good fit": "green", "weak fit": "yellow"}.get(snap["trust"], "red")
-        t.add_row("law", f"R = -{snap['a']:.4g} exp(H) + {snap['b']:.4g}   R² {snap['r2']:.3f}   "
-                         f"points {snap['points']}")
+        t.add_row("law", f"{law_formula(snap['a'], snap['b'])}   R² {snap['r2']:.3f}   points {snap['points']}")
         t.add_row("ceiling", f"{snap['ceiling']:.4g}  [{lo:.4g}, {hi:.4g}]")
         t.add_row("trust", Text(snap["trust"] + ("; " + "; ".join(snap["reasons"][:2]) if snap["reasons"] else ""),
                                 style=colour))
         t.add_row("score", f"{snap['y_key']} ({snap['score_kind']}) now {snap['score_now']:.4g}")
     else:
         t.add_row("law", f"not fitted yet: {snap.get('fit_error', '')}")
-    for m, v, ci, why in snap.get("forecast") or []:
-        t.add_row(f"forecast {m}", f"step {snap['forecast_step']:g}: {_num(v)}" +
-                  (f"  [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else f"  ({why})"))
+    for cell in _forecast_cells(snap):
+        t.add_row("forecast", f"step {snap['forecast_step']:g}: {cell}")
     if snap.get("forecast_error"):
         t.add_row("forecast", snap["forecast_error"])
+    for line in _regime_lines(snap):
+        t.add_row("regime", Text(line, style="yellow"))
     for line in snap.get("decision_lines", []):
         head, _, rest = line.strip().partition(": ")
         t.add_row(head if not line.startswith("      ") else "", rest if not line.startswith("      ") else line.strip())
+    for d in [*snap.get("damaged", []), *snap.get("dropped", [])]:
+        t.add_row("rows", Text(d, style="yellow"))
     body = Group(t, Text("\n".join(notes), style="dim")) if notes else t
     return Panel(body, title=f"entropylaw watch {path}", subtitle=f"refreshed {when}")
 
 
+class TargetError(EntropyLawError):
+    """--target outside the score's range: an error of the command line, never a state to wait out."""
+
+
 def run(args) -> int:
     path = Path(args.path)
-    if not path.exists():
-        raise EntropyLawError(f"{path}: no such file or directory (watch waits for a log that exists)")
+    if not path.exists() and not path.parent.is_dir():  # a log not written yet is waited for; its folder exists
+        raise EntropyLawError(f"{path}: no such file or directory, nor its folder {path.parent} (watch waits for "
+                              "a log that a trainer has yet to write, in a folder that exists)")
     live = None
     if not args.plain and sys.stdout.isatty():
         try:
@@ -181,7 +211,20 @@ def run(args) -> int:
     try:
         if live is not None:
             live.start()
+        waiting = False
         while True:
+            if not path.exists():  # started before the trainer wrote its log: wait for it, said once
+                if not waiting:
+                    said = f"{time.strftime('%H:%M:%S')} waiting for {path} to appear (Ctrl-C to stop)"
+                    if live is not None:
+                        live.update(render_rich(None, [said], "", path))
+                    else:
+                        print(said, flush=True)
+                    waiting = True
+                if args.exit_idle is not None and time.monotonic() - last_change >= args.exit_idle:
+                    break
+                time.sleep(args.interval)
+                continue
             sig = Signature.of(path)
             if sig != last_sig:
                 if last_sig is not None:
@@ -193,6 +236,11 @@ def run(args) -> int:
                 try:
                     snap, ok = snapshot(args, path), True
                     notes = notes[-3:]
+                    bad = plumbing.target_out_of_range([snap.get("decision")])
+                    if bad:  # a user's mistake, not a state of the log: said once, as an error
+                        raise TargetError(f"--target {args.target:g}: {bad}")
+                except TargetError:
+                    raise
                 except (EntropyLawError, OSError, ValueError) as err:
                     said = getattr(args, "flags", str)(str(err))
                     notes.append(f"{when} waiting: {said.splitlines()[0] if said else type(err).__name__}")

@@ -278,7 +278,8 @@ def plot_algorithms(points: Mapping[str, pd.DataFrame], algorithm_of: Mapping[st
     all_H = np.concatenate([np.asarray(p["H"], float) for p in points.values()] or [np.array([0.0, 1.0])])
     grid = np.linspace(max(0.0, all_H.min() * 0.9), all_H.max() * 1.05, 200)
     a, b = float(shared_fit["a"]), float(shared_fit["b"])
-    ax.plot(grid, -a * np.exp(grid) + b, color="black", lw=2, label=f"shared fit: R = -{fmt(a)}·exp(H) + {fmt(b)}")
+    ax.plot(grid, -a * np.exp(grid) + b, color="black", lw=2, label=f"shared fit: R = {'-' if a >= 0 else '+'}{fmt(abs(a))}·exp(H) "
+            f"{'+' if b >= 0 else '-'} {fmt(abs(b))}")
     for k, (alg, fit) in enumerate((per_algorithm or {}).items()):
         ax.plot(grid, -float(fit["a"]) * np.exp(grid) + float(fit["b"]), ls=FIT_STYLES[k % len(FIT_STYLES)],
                 color="0.4",

@@ -136,8 +136,10 @@ class IngestReport:
     @classmethod
     def from_dict(cls, d: dict) -> "IngestReport":
         """Inverse of :meth:`to_dict` (the accounts travel in ``df.attrs`` as dicts)."""
-        return cls(d["source"], d["rows_read"], d["rows_kept"], Counter(d.get("dropped", {})),
-                   list(d.get("notes", [])), d.get("skipped"), d.get("format", ""))
+        out = cls(d["source"], d["rows_read"], d["rows_kept"], Counter(d.get("dropped", {})),
+                  list(d.get("notes", [])), d.get("skipped"), d.get("format", ""))
+        out.score_units = {k: tuple(v) for k, v in (d.get("score_units") or {}).items()}
+        return out
 
     def to_dict(self) -> dict:
         return {
@@ -149,6 +151,9 @@ class IngestReport:
             "notes": list(self.notes),
             "skipped": self.skipped,
             "format": self.format,
+            # a score read from percent (factor 0.01): a target given in percent is read alike
+            **({"score_units": {k: list(v) for k, v in self.score_units.items() if v[0] != 1.0}}
+               if any(v[0] != 1.0 for v in self.score_units.values()) else {}),
         }
 
 

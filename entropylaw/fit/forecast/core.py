@@ -209,6 +209,10 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
             break
         if backup not in decided and backup in METHODS:  # a combination is not fitted for the decision alone
             decided[backup] = _build(METHODS[backup], conf, n_boot, seed, {**given, "notes": []}, {}).fit(win)
+    # the call reads the same methods in the same order whichever others are shown beside them (watch
+    # shows law+entropy too, and read its gain first where the default's curve could not run)
+    rank = [m for m in (chosen, FALLBACK, *DECISION_BACKUPS) if m in decided]
+    decided = {n: decided[n] for n in (*rank, *(n for n in decided if n not in rank))}
     own = [n for n in names if REGISTRY[n].models_change]
     first = own[0] if len(own) == 1 else curve  # one curve asked for: its own
     log = log or {}
