@@ -442,3 +442,40 @@ def test_audit_encodes_prompts_by_the_probes_chat_template_rule(tmp_path, capsys
                  ).to_parquet(trl / "completions_00003.parquet")
     assert core.read_sequences(str(trl), 3, V_tok, tok, None, None)[0].prompt_ids == chat("Q?")
     assert core.read_sequences(str(trl), 3, V_tok, tok, None, False)[0].prompt_ids == plain("Q?")  # was chat("Q?")
+
+
+def test_a_file_of_several_steps_is_audited_at_one_step_and_says_which(work, capsys, tmp_path):
+    """The project's rollout file holding steps 3 and 7, no --step: the audit read both as one
+    batch ("step None", 2 x the rollouts); it reads the last step's, and says so; --step 3 reads 3's."""
+    d, logs, truth = work
+    rows = [json.loads(x) for x in (d / "r.jsonl").read_text().splitlines()]
+    path = tmp_path / "two_steps.jsonl"
+    path.write_text("".join(json.dumps({**r, "step": s}) + "\n" for s in (3, 7) for r in rows))
+    code, out, err = _run(capsys, "--model", d / "model", "--rollouts", path, "--logged", 1.0)
+    assert code == 0, err
+    assert out.startswith(f"audit: step 7, {len(rows)} rollouts") and "the last of 2 steps the file holds" in out
+    code, out, err = _run(capsys, "--model", d / "model", "--rollouts", path, "--logged", 1.0, "--step", 3, "--json")
+    r = json.loads(out)
+    assert code == 0 and r["step"] == 3 and r["n_rollouts"] == len(rows) and r["rollouts"]["step"] == 3
+    assert r["conventions"]["token-mean"] == pytest.approx(truth["token-mean"], rel=1e-6)  # the same batch, once
+
+
+def test_out_beside_a_probes_summary_keeps_it_and_refuses_a_file_that_is_none(work, capsys, tmp_path):
+    """audit --out into a probe's folder rewrote its summary.json as {"audit": ...}: the probe's
+    Table 1 was lost. The audit is added beside it; a summary.json that is no summary is refused."""
+    d, logs, truth = work
+    out_dir = tmp_path / "probe_out"
+    out_dir.mkdir()
+    (out_dir / "summary.json").write_text(json.dumps({"table1": {"all": [1.0]}, "n_tokens": 10}))
+    code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--logged", 1.0,
+                          "--out", out_dir)
+    assert code == 0, err
+    doc = json.loads((out_dir / "summary.json").read_text())
+    assert doc["table1"] == {"all": [1.0]} and doc["n_tokens"] == 10 and "conventions" in doc["audit"]
+    assert "the audit added, the probe's summary kept" in out
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "summary.json").write_text("[1, 2]\n")
+    code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--logged", 1.0,
+                          "--out", tmp_path / "mine")
+    assert code == 2 and "exists and is not an entropylaw summary" in err
+    assert (tmp_path / "mine" / "summary.json").read_text() == "[1, 2]\n"

@@ -188,3 +188,23 @@ def test_probe_checkpoints_table1_equals_the_probe_on_the_same_samples(tmp_path,
     code, out, err = _run(capsys, "probe-checkpoints", str(tmp_path / "checkpoint-5"), "--prompts",
                           str(tmp_path / "q.jsonl"), "--out", str(tmp_path / "t2.parquet"), "--table1")
     assert code == 2 and "--table1 needs --reward" in err and not (tmp_path / "t2.parquet").exists()
+
+
+def test_a_file_of_several_steps_is_probed_at_its_last_step_and_a_rerun_keeps_the_audit(workdir, capsys, tmp_path):
+    """A rollout file holding two training steps, no --step: the probe grouped the responses of
+    both steps as one batch (advantages across steps); it reads the last step's and says so. A
+    probe written again into a folder keeps the audit written there, and says what it replaced."""
+    d, rows = workdir
+    path = _write(tmp_path / "two.jsonl", [{**r, "step": s} for s in (3, 7) for r in rows])
+    out_dir = tmp_path / "out"
+    code, out, err = _run(capsys, "probe", "--model", str(d / "model"), "--rollouts", str(path), "--out", str(out_dir),
+                          "--no-ladder", "--no-progress")
+    assert code == 0, err
+    assert "step 7 (the last of 2 steps" in out
+    summary = json.loads((out_dir / "summary.json").read_text())
+    assert summary["n_responses"] == len(rows)
+    (out_dir / "summary.json").write_text(json.dumps({**summary, "audit": {"verdict": "kept"}}))
+    code, out, err = _run(capsys, "probe", "--model", str(d / "model"), "--rollouts", str(path), "--out", str(out_dir),
+                          "--no-ladder", "--no-progress")
+    assert code == 0 and "replaced the summary.json there (its audit kept)" in out, err
+    assert json.loads((out_dir / "summary.json").read_text())["audit"] == {"verdict": "kept"}

@@ -99,14 +99,25 @@ def read_sequences(rollouts: str, step: int | None, vocab_size: int, tokenizer, 
     """Step ``step``'s rollouts encoded; ``chat_template`` as asked (None: not said), turned into what
     the encoding does by the probe's rule (:func:`entropylaw.readers.rollouts.encode.chat_template_for`)."""
     from entropylaw.readers.rollouts.encode import chat_template_for, encode
-    from entropylaw.readers.rollouts.formats import read_rollouts
 
-    # a veRL / TRL dump directory holds one file per step: pick step K's; a file is one step's batch
-    df = read_rollouts(rollouts, step=step) if Path(rollouts).is_dir() else read_rollouts(rollouts)
-    if step is not None and df.attrs.get("step") not in (None, step):
-        raise EntropyLawError(f"{rollouts}: holds step {df.attrs['step']}'s rollouts, not step {step}'s")
+    df = rollout_frame(rollouts, step)
     return encode(df, rollouts, vocab_size, tokenizer=tokenizer, max_length=max_length,
                   chat_template=chat_template_for(df.attrs.get("format", "entropylaw"), chat_template))
+
+
+def rollout_frame(rollouts: str, step: int | None):
+    """Step ``step``'s rollouts as read (``attrs``: format, step, steps, source, notes). A veRL /
+    TRL dump directory holds one file per step: step K's is read; a file of one step is that
+    step's batch whatever K the log gives; a file of several steps gives step K's rows (by
+    default the last step's: one batch is one step)."""
+    from entropylaw.readers.rollouts.formats import read_rollouts
+
+    df = read_rollouts(rollouts, step=step) if Path(rollouts).is_dir() else read_rollouts(rollouts)
+    if not Path(rollouts).is_dir() and step is not None and len(df.attrs.get("steps") or []) > 1:
+        df = read_rollouts(rollouts, step=step)
+    if step is not None and df.attrs.get("step") not in (None, step):
+        raise EntropyLawError(f"{rollouts}: holds step {df.attrs['step']}'s rollouts, not step {step}'s")
+    return df
 
 
 def recompute(model, seqs: list, temperature: float = 1.0, groups: list | None = None, horizon: int | None = None,
@@ -161,7 +172,15 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
 
     m, tok = load_model(model, device=device, dtype="float32", progress=False)
     check_tokenizer(m, tok)
-    seqs = read_sequences(rollouts, step, vocab_size(m), tok, context_length(m), chat_template)
+    from entropylaw.readers.rollouts.encode import chat_template_for, encode
+
+    frame = rollout_frame(rollouts, step)
+    seqs = encode(frame, rollouts, vocab_size(m), tokenizer=tok, max_length=context_length(m),
+                  chat_template=chat_template_for(frame.attrs.get("format", "entropylaw"), chat_template))
+    steps = frame.attrs.get("steps") or []
+    read = {"format": frame.attrs.get("format", "entropylaw"), "file": frame.attrs.get("source", rollouts),
+            "step": frame.attrs.get("step"), "steps": len(steps), "notes": list(frame.attrs.get("notes", []))}
+    given, step = step is not None, step if step is not None else read["step"]
     groups = None
     if micro_batch_size:
         groups = [i // micro_batch_size for i in range(len(seqs))]
@@ -172,7 +191,8 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
                                value)
     rel = tol["relative"]
     out = {"step": step, "n_rollouts": len(seqs), "n_tokens": int(t.lengths().sum()),
-           "temperature": temperature, "source": source, "tolerance_model": tol}
+           "temperature": temperature, "source": source, "rollouts": read, "step_given": given,
+           "tolerance_model": tol}
     if value is None:
         out.update(logged=None, conventions=values, matched=None, tolerance=None, relative_tolerance=rel,
                    correction=None, verdict="no logged value given (`log` and `step` K, or `logged` VALUE)")

@@ -66,16 +66,25 @@ def audit_text(r: dict) -> str:
     """What ``entropylaw audit`` prints of an audit's result (:func:`entropylaw.auditing`)."""
     out = []
     add = out.append
-    add(f"audit: step {r['step']}, {r['n_rollouts']} rollouts, {r['n_tokens']} response tokens, "
+    step = "one batch (no step)" if r["step"] is None else f"step {r['step']}"
+    add(f"audit: {step}, {r['n_rollouts']} rollouts, {r['n_tokens']} response tokens, "
           f"temperature {r['temperature']:g}")
+    read = r.get("rollouts") or {}
+    if read:
+        many = f" (the last of {read['steps']} steps the file holds; --step to choose)" \
+            if read.get("steps", 0) > 1 and r["step"] == read.get("step") and not r.get("step_given") else ""
+        add(f"rollouts: {read['format']}{'' if read.get('step') is None else ' step ' + str(read['step'])}{many} "
+            f"from {read['file']}")
+        out.extend(f"  note: {n}" for n in read.get("notes", []))
     if r["logged"] is not None:
-        add(f"logged entropy: {r['logged']:.6g} ({r['source']})")
+        add(f"logged entropy: {r['logged']:.6g} nats ({r['source']})")
+    add(f"  {'convention':<26}{'nats':>12}{'' if r['logged'] is None else '- logged':>11}")
     for name, v in r["conventions"].items():
         gap = "" if r["logged"] is None else f"{v - r['logged']:+11.3g}"
         mark = "  <- match" if name == r["matched"] else ("  <- within" if name in r.get("within", []) else "")
         add(f"  {name:<26}{v:>12.6g}{gap}{mark}")
     if r["tolerance"] is not None:
-        add(f"tolerance: {r['tolerance']:.2g} (relative {r['relative_tolerance']:.2g}): "
+        add(f"tolerance: {r['tolerance']:.2g} nats (relative {r['relative_tolerance']:.2g}): "
               f"{r['tolerance_model']['assumes']}")
     add(f"verdict: {r['verdict']}")
     c = r["correction"]

@@ -67,5 +67,5 @@ def run(args) -> int:
     else:
         print(args.flags(plumbing.audit_text(r)))
         if args.out:
-            print(f"wrote {args.out}/summary.json")
+            print(f"wrote {args.out}/summary.json" + (f" ({r['out_note'].split(': ', 1)[1]})" if r.get("out_note") else ""))
     return 0

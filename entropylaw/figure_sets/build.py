@@ -81,6 +81,9 @@ def build_all(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), whic
             if name in PROBE_BUILDERS:
                 if not probe_summaries:
                     raise Skipped(f"{name}: no probe summary given (the summary.json that entropylaw probe writes)")
+                if all(set(p) <= {"audit"} for p in probe_summaries):  # `audit --out`: its own section, no figure
+                    raise Skipped(f"{name}: the summary holds an audit only (the audit has its own section; the "
+                                  "figure needs the summary.json that entropylaw probe writes)")
                 for summary in probe_summaries:
                     built += build_probe(name, summary)
             elif t is None or not len(t):

@@ -90,7 +90,9 @@ def page_model(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), tit
     ``words``: what the page's text passes through (:meth:`PageModel.in_words`; the API keeps
     its own names)."""
     audits = [p["audit"] for p in probe_summaries if "audit" in p]
-    probe_summaries = [p for p in probe_summaries if {"table1", "ladder"} & set(p)]
+    # an audit's own summary draws no figure: given alone, the figures say so (not "no summary given")
+    probe_summaries = [p for p in probe_summaries if {"table1", "ladder"} & set(p)] or \
+        [{"audit": p["audit"]} for p in probe_summaries if "audit" in p]
     with using("screen"):
         runs = run_results(t, fit_frac=fit_frac)
         built, skipped = build_all(t, probe_summaries, which=which, fit_frac=fit_frac)

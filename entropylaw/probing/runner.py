@@ -129,12 +129,27 @@ def run_probe(model, seqs: list, cfg: ProbeConfig, ladder: LadderConfig | None =
     return frame, summary
 
 
-def write_outputs(out_dir: str | Path, frame, summary: dict) -> Path:
-    """Write tokens.parquet and summary.json; both appear together or not at all."""
+def write_outputs(out_dir: str | Path, frame, summary: dict) -> str | None:
+    """Write tokens.parquet and summary.json; both appear together or not at all. An earlier
+    summary there is replaced, said, and its audit (``entropylaw audit --out`` the same folder)
+    kept; a file there that is no summary is refused. Returns what was replaced, in words."""
+    import json
+
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise EntropyLawError(f"`out` {out}: exists and is not a directory")
+    said, old = None, out / "summary.json"
+    if old.is_file():
+        try:
+            doc = json.loads(old.read_text())
+        except (OSError, ValueError):
+            doc = None
+        if not isinstance(doc, dict):
+            raise EntropyLawError(f"{old}: exists and is not an entropylaw summary; choose another `out`, or move it")
+        if "audit" in doc:
+            summary = {**summary, "audit": doc["audit"]}
+        said = f"replaced the summary.json there{' (its audit kept)' if 'audit' in doc else ''}"
     with atomic_dir(out) as tmp:
         frame.to_parquet(tmp / "tokens.parquet", index=False)
         (tmp / "summary.json").write_text(dumps(summary, indent=2) + "\n")
-    return out
+    return said

@@ -74,13 +74,15 @@ class ProbeResult:
     out: str | None = None
     saved: str | None = None
     n_saved: int = 0
+    out_note: str | None = None  # what writing ``out`` replaced
 
     def __str__(self) -> str:
         lines = [f"wrote {self.saved} ({self.n_saved} responses)"] if self.saved else []
         if self.summary is not None:
             lines.append(report_text(self.summary))
             if self.out:
-                lines.append(f"wrote {self.out}/tokens.parquet and {self.out}/summary.json")
+                lines.append(f"wrote {self.out}/tokens.parquet and {self.out}/summary.json"
+                             + (f" ({self.out_note})" if self.out_note else ""))
         return "\n".join(lines)
 
 
@@ -241,7 +243,7 @@ def probe(model: str, rollouts=None, *, out=None, **options) -> ProbeResult:
                               "rollouts": str(rollouts or o.prompts)}
             result.frame = frame
             if out is not None:
-                write_outputs(out, frame, result.summary)
+                result.out_note = write_outputs(out, frame, result.summary)
                 result.out = str(out)
         return result
     finally:

@@ -2,7 +2,8 @@
 
 A rollout file holds ``prompt_id``; ``prompt`` (text) or ``prompt_ids`` (token ids);
 ``response`` or ``response_ids``; ``reward``; optional ``old_logprobs``, ``advantage``,
-``answer`` and ``step`` (several steps in one file: ``--step`` picks one). A prompt file
+``answer`` and ``step`` (several steps in one file: ``--step`` picks one, by default the last,
+said). A prompt file
 holds ``prompt`` or ``prompt_ids``, optional ``prompt_id`` and ``answer``.
 
 >>> import json, tempfile, os
@@ -11,7 +12,9 @@ holds ``prompt`` or ``prompt_ids``, optional ``prompt_id`` and ``answer``.
 >>> _ = open(path, "w").write("".join(json.dumps(r) + "\\n" for r in rows))
 >>> df = read_own(path, 2)
 >>> len(df), df.attrs["format"], df.attrs["steps"]
-(1, 'entropylaw', [2])
+(1, 'entropylaw', [1, 2])
+>>> read_own(path, None).attrs["step"]  # several steps and none asked for: the last (one batch is one step)
+2
 """
 
 from __future__ import annotations
@@ -45,15 +48,17 @@ def read_own(path: Path, step: int | None, steps: list | None = None) -> pd.Data
     df = _frame(path)
     if len(df) == 0:
         raise EntropyLawError(f"{path}: no rollouts")
+    present = sorted(int(v) for v in df["step"].dropna().unique()) if "step" in df.columns else []
+    if step is None and len(present) > 1:
+        # several training steps are several batches: one group's advantage is taken within one step
+        step = present[-1]  # said where the rollouts' source is (the file holds N steps, the last read)
     if step is not None:
         if "step" not in df.columns:
             raise EntropyLawError(f"{path}: `step` {step}, but the file has no step column (one batch)")
-        present = sorted(int(v) for v in df["step"].dropna().unique())
         df = df[df["step"] == step].reset_index(drop=True)
         if len(df) == 0:
             raise EntropyLawError(f"{path}: no rollouts for `step` {step} (steps present: {steps_list(present)})")
-    df.attrs.update(format="entropylaw", step=step, source=str(path), notes=[],
-                    steps=sorted(int(v) for v in df["step"].dropna().unique()) if "step" in df.columns else [])
+    df.attrs.update(format="entropylaw", step=step, source=str(path), notes=[], steps=present)
     for need in (("prompt_id",), ("prompt", "prompt_ids"), ("response", "response_ids"), ("reward",)):
         if not any(c in df.columns for c in need):
             raise EntropyLawError(f"{path}: no column {' or '.join(need)} (columns: prompt_id, prompt or "
