@@ -208,3 +208,44 @@ def test_a_file_of_several_steps_is_probed_at_its_last_step_and_a_rerun_keeps_th
                           "--no-ladder", "--no-progress")
     assert code == 0 and "replaced the summary.json there (its audit kept)" in out, err
     assert json.loads((out_dir / "summary.json").read_text())["audit"] == {"verdict": "kept"}
+
+
+@pytest.mark.parametrize("body, said", [
+    ("    return 'yes'\n", "returned 'yes' for the response"),
+    ("    raise ValueError('oops')\n", "raised ValueError: oops on the response"),
+    ("    return float('nan')\n", "returned nan for the response"),
+])
+def test_a_reward_function_that_fails_is_the_users_error_in_one_line(workdir, tmp_path, capsys, monkeypatch, body,
+                                                                    said):
+    """The user's reward raising or returning no number was "internal error ... a bug in entropylaw",
+    exit 1: one line naming the function and the response, exit 2, no output."""
+    d, _ = workdir
+    name = f"my_reward_{abs(hash(body))}"  # a module of its own per case: Python keeps the first one imported
+    (tmp_path / f"{name}.py").write_text("def reward(text, answer):\n" + body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _write(tmp_path / "q.jsonl", [{"prompt_id": "a", "prompt_ids": [3, 4, 5], "answer": "2"}])
+    code, out, err = _run(capsys, "probe", "--model", str(d / "model"), "--generate", "2", "--prompts",
+                          str(tmp_path / "q.jsonl"), "--reward", f"{name}:reward", "--max-new-tokens", "4",
+                          "--out", str(tmp_path / "o"), "--no-ladder", "--no-progress")
+    lines = [x for x in err.splitlines() if x.startswith("entropylaw:")]
+    assert code == 2 and len(lines) == 1 and f"--reward {name}:reward: {said}" in lines[0], err
+    assert "internal error" not in err and not (tmp_path / "o").exists()
+
+
+def test_prompts_without_answers_with_a_reward_that_needs_them(workdir, tmp_path, capsys, monkeypatch):
+    """numeric_answer compared every response with answer None and scored 0: the probe then blamed
+    "no learning signal". A built-in reward needs the answers (an error naming the row); a function
+    of the user's is called with answer=None, said."""
+    d, _ = workdir
+    _write(tmp_path / "q.jsonl", [{"prompt_id": "a", "prompt_ids": [3, 4, 5], "answer": "2"},
+                                  {"prompt_id": "b", "prompt_ids": [7, 8]}])
+    code, out, err = _run(capsys, "probe", "--model", str(d / "model"), "--generate", "2", "--prompts",
+                          str(tmp_path / "q.jsonl"), "--reward", "numeric_answer", "--max-new-tokens", "4",
+                          "--out", str(tmp_path / "o"), "--no-ladder", "--no-progress")
+    assert code == 2 and "1 of 2 prompts have no answer (the first: row 2)" in err and not (tmp_path / "o").exists()
+    (tmp_path / "my_len.py").write_text("def reward(text, answer):\n    return float(len(text) % 2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, err = _run(capsys, "probe-checkpoints", str(d / "model"), "--prompts", str(tmp_path / "q.jsonl"),
+                          "--reward", "my_len:reward", "--samples", "2", "--max-new-tokens", "4",
+                          "--out", str(tmp_path / "t.parquet"))
+    assert code == 0 and "is called with answer=None there" in err.replace("\n  ", " "), err

@@ -13,14 +13,16 @@ that, from the order given.
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import entropylaw.table as table
-from entropylaw.errors import EntropyLawError
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.probing import model as M
 from entropylaw.probing.forward import collect_stats
 from entropylaw.probing.generate import read_prompts, sample
-from entropylaw.probing.rewards import load_reward
+from entropylaw.probing.rewards import check_answers, load_reward
+from entropylaw.readers.rollouts.own import read_prompts_frame
 
 _STEP = re.compile(r"(?:checkpoint|global_step|step)[-_]?(\d+)", re.IGNORECASE)
 
@@ -55,7 +57,12 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
     """
     if table1 and not reward:
         raise EntropyLawError("`table1` needs `reward` (the covariance is with the advantage, from the rewards)")
-    reward_fn = load_reward(reward) if reward else None
+    reward_fn = None
+    if reward:
+        said = check_answers(read_prompts_frame(prompts_path), reward, prompts_path)  # before any model loads
+        if said:
+            warnings.warn(said, EntropyLawWarning, stacklevel=2)
+        reward_fn = load_reward(reward)
     metric = metric or f"val/{Path(prompts_path).stem}"
     if not (metric == "score" or metric.startswith("val/")):
         raise EntropyLawError(f"`metric` {metric}: expected score or val/<name>")

@@ -15,6 +15,7 @@ number) and ``math_verify`` (the ``math-verify`` package, when installed).
 from __future__ import annotations
 
 import importlib
+import math
 import re
 
 from entropylaw.errors import EntropyLawError
@@ -53,9 +54,26 @@ def math_verify(response: str, answer) -> float:
     return float(verify(parse(str(answer)), parse(str(response))))
 
 
+BUILT_IN = ("numeric_answer", "math_verify")  # they compare a response with its prompt's answer
+
+
 def load_reward(spec: str):
-    """Resolve ``module:function`` (or a built-in name) to a callable."""
-    if spec in ("numeric_answer", "math_verify"):
+    """Resolve ``module:function`` (or a built-in name) to a callable, checked: what the user's
+    function raises, or a value that is no finite number, is one line naming the function and the
+    response (an error of the reward, not of entropylaw).
+
+    >>> load_reward("numeric_answer")("it is 4", "4")
+    1.0
+    >>> _checked("mine:f", lambda response, answer: "yes")("2 + 2 = 4", "4")
+    Traceback (most recent call last):
+    ...
+    entropylaw.errors.EntropyLawError: `reward` mine:f: returned 'yes' for the response '2 + 2 = 4' (answer '4'); expected a number
+    """
+    return _checked(spec, _resolve(spec))
+
+
+def _resolve(spec: str):
+    if spec in BUILT_IN:
         return globals()[spec]
     if ":" not in spec:
         raise EntropyLawError(f"`reward` {spec}: expected module:function or a built-in (numeric_answer, math_verify)")
@@ -68,3 +86,38 @@ def load_reward(spec: str):
     if not callable(fn):
         raise EntropyLawError(f"`reward` {spec}: {module_name} has no function {func_name}")
     return fn
+
+
+def _checked(spec: str, fn):
+    def reward(response, answer):
+        shown = f"the response {str(response)[:60]!r}{'...' if len(str(response)) > 60 else ''} (answer {answer!r})"
+        try:
+            value = fn(response, answer)
+        except EntropyLawError:
+            raise
+        except Exception as err:  # noqa: BLE001 -- the user's function: whatever it raises is its own
+            raise EntropyLawError(f"`reward` {spec}: raised {type(err).__name__}: {err} on {shown}") from None
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = None
+        if isinstance(value, (str, bytes)) or number is None or not math.isfinite(number):
+            raise EntropyLawError(f"`reward` {spec}: returned {value!r} for {shown}; expected a number")
+        return number
+
+    return reward
+
+
+def check_answers(prompts, spec: str, path) -> str | None:
+    """A built-in reward needs each prompt's answer: its absence is an error naming the first row
+    without one; a function of the user's gets ``answer=None`` there, which is said (returned)."""
+    have = prompts["answer"].notna() if "answer" in prompts.columns else None
+    missing = len(prompts) if have is None else int((~have).sum())
+    if not missing:
+        return None
+    first = 1 if have is None else int((~have).to_numpy().argmax()) + 1
+    what = f"{missing} of {len(prompts)} prompts have no answer (the first: row {first})"
+    if spec in BUILT_IN:
+        raise EntropyLawError(f"{path}: {what}; the reward {spec} compares each response with its prompt's answer "
+                              "(give an `answer` field in every row)")
+    return f"{path}: {what}: the reward {spec} is called with answer=None there"

@@ -14,9 +14,10 @@ from __future__ import annotations
 import dataclasses
 import resource
 import sys
+import warnings
 from dataclasses import dataclass
 
-from entropylaw.errors import EntropyLawError
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fileio import check_writable
 from entropylaw.probing import dist
 from entropylaw.probing import model as M
@@ -191,7 +192,11 @@ def _inputs(model_path, rollouts, o: ProbeOptions, cfg: ProbeConfig):
     if o.generate > 0:
         from entropylaw.probing.rewards import load_reward
 
-        read_prompts_frame(o.prompts)  # a missing or malformed prompt file fails before the model loads
+        from entropylaw.probing.rewards import check_answers
+
+        said = check_answers(read_prompts_frame(o.prompts), o.reward, o.prompts)  # fails before the model loads
+        if said:
+            warnings.warn(said, EntropyLawWarning, stacklevel=2)
         reward_fn = load_reward(o.reward)
     frame = None if o.generate > 0 else read_rollouts(rollouts, o.step)  # parsed before the (slow) model load
     memory = check_memory(model_path, o.dtype, cfg.batch_tokens, not o.no_ladder)  # before the load
