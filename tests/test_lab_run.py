@@ -72,8 +72,20 @@ def test_same_seed_same_logs_and_resume_duplicates_nothing(tmp_path):
     steps = [line.split(",")[0] for line in (tmp_path / "c" / "metrics.csv").read_text().splitlines()[1:]]
     assert steps == ["0", "1", "2", "3", "4"]
     # another run's settings in the same directory is refused
-    with pytest.raises(EntropyLawError, match="other settings"):
+    with pytest.raises(EntropyLawError, match=r"other settings \(seed: 0 there, 1 here; .*run.json\)"):
         LabRun(RunConfig(**{**MICRO, "seed": 1}), tmp_path / "c", ["jsonl"], "cpu", ws, progress=False).run()
+
+
+@pytest.mark.parametrize("device, said", [("tpu", "not a torch device"), ("cuda:99", "no CUDA GPU")])
+def test_a_device_that_is_none_is_one_line_and_writes_nothing(tmp_path, capsys, device, said):
+    """--device tpu was "internal error: RuntimeError", exit 1, and left a run.json that then refused
+    every later run into the folder as "other settings"."""
+    from entropylaw.cli.main import main
+
+    code = main(["lab", "run", "--size", "xs", "--steps", "2", "--out", str(tmp_path / "run"), "--device", device,
+                 "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and said in err and "internal error" not in err and not (tmp_path / "run").exists()
 
 
 @pytest.mark.slow

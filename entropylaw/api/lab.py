@@ -33,10 +33,20 @@ def lab_run(spec: dict, out, *, loggers="jsonl,csv", device=None, progress=True)
     _train_ready("entropylaw lab run")
     cfg = RunConfig.from_dict(spec, where="lab run")
     names = parse_loggers(loggers or "jsonl,csv")
+    device = _device(device)  # before the run's folder is written: a bad device leaves nothing behind
     from entropylaw.lab.trainer import LabRun  # torch
 
     summary = LabRun(cfg, out, names, device, progress=progress).run()
     return {"run_name": cfg.run_name, **summary}
+
+
+def _device(device):
+    """``device`` checked (``cuda`` without a GPU, ``tpu``: one line), as the probe checks it; None: the lab's default."""
+    if device is None:
+        return None
+    from entropylaw.probing.model import resolve_device
+
+    return str(resolve_device(device))
 
 
 def lab_sweep_runs(config) -> tuple[list[str], list[str]]:
@@ -50,6 +60,7 @@ def lab_sweep(config, out, *, loggers=None, device=None, progress=True, echo=pri
     load_sweep(config)  # a bad config fails before torch loads
     chosen = parse_loggers(loggers) if loggers else None
     _train_ready("entropylaw lab sweep")
+    device = _device(device)
     from entropylaw.lab.sweep import run_sweep
 
     return run_sweep(config, out, device, progress, chosen, echo=echo, jobs=max(1, jobs))

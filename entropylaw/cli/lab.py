@@ -67,7 +67,7 @@ def run_one(args) -> int:
     summary = api.lab_run(spec, args.out, loggers=args.loggers, device=args.device, progress=not args.no_progress)
     final = summary.get("final", {})
     print(f"{summary['run_name']}: {plumbing.count(summary.get('steps'), 'step')} on {summary.get('device')} in "
-          f"{summary.get('wall_s', 0):.1f} s; entropy {final.get('actor/entropy', float('nan')):.3f}, "
+          f"{summary.get('wall_s', 0):.1f} s; entropy {final.get('actor/entropy', float('nan')):.3f} nats, "
           f"score {final.get('critic/score/mean', float('nan')):.3f}; logs in {args.out}")
     return 0
 

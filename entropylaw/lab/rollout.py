@@ -19,6 +19,8 @@ what the loss and the logs use (as veRL recomputes ``old_log_prob``).
 
 from __future__ import annotations
 
+import inspect
+
 from dataclasses import dataclass
 
 import torch
@@ -49,10 +51,12 @@ def generate(model, prompts: torch.Tensor, max_new_tokens: int, eos_id: int, pad
 
     batch = prompts.shape[0]
     device = prompts.device
+    # transformers >= 5.24 names the cache `cache` (in and out); `past_key_values` before, deprecated since
+    name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
     cache = DynamicCache()
-    out = model(input_ids=prompts, past_key_values=cache, use_cache=True)
+    out = model(input_ids=prompts, use_cache=True, **{name: cache})
     logits = out.logits[:, -1, :]
-    cache = out.past_key_values
+    cache = getattr(out, name)
     tokens = torch.full((batch, max_new_tokens), pad_id, dtype=torch.long, device=device)
     mask = torch.zeros((batch, max_new_tokens), dtype=torch.float32, device=device)
     alive = torch.ones(batch, dtype=torch.bool, device=device)
@@ -71,9 +75,9 @@ def generate(model, prompts: torch.Tensor, max_new_tokens: int, eos_id: int, pad
         if not alive.any() or t == max_new_tokens - 1:
             break
         pos = torch.full((batch, 1), prompts.shape[1] + t, dtype=torch.long, device=device)
-        out = model(input_ids=nxt[:, None], past_key_values=cache, use_cache=True, position_ids=pos)
+        out = model(input_ids=nxt[:, None], use_cache=True, position_ids=pos, **{name: cache})
         logits = out.logits[:, -1, :]
-        cache = out.past_key_values
+        cache = getattr(out, name)
     return Rollout(prompts, tokens[:, :n], mask[:, :n])
 
 

@@ -103,8 +103,13 @@ class LabRun:
         if theirs is not None:  # settings added since that run was written take their defaults
             theirs = {**theirs, "config": {**RunConfig().to_dict(), **theirs["config"]}}
         if theirs is not None and {k: theirs.get(k) for k in mine} != mine:
-            raise EntropyLawError(f"{self.out_dir}: holds a lab run with other settings "
-                                  f"({self.out_dir / RUN_JSON}); choose another `out` or delete it")
+            differ = [f"{k}: {theirs['config'].get(k)!r} there, {v!r} here" for k, v in mine["config"].items()
+                      if theirs["config"].get(k) != v]
+            if (theirs.get("task") or {}) != mine["task"]:
+                differ.append("the task's settings")
+            raise EntropyLawError(f"{self.out_dir}: holds a lab run with other settings ({'; '.join(differ[:4])}"
+                                  f"{'; ...' if len(differ) > 4 else ''}; {self.out_dir / RUN_JSON}); a run resumes "
+                                  "only with its own settings: choose another `out` or delete it")
         if theirs is None or "meta" not in theirs:  # new, or written before run.json carried meta
             write_run_json(self.out_dir, mine["config"], mine["task"], run_meta(mine["config"]))
         # the validation prompts, for `entropylaw probe-checkpoints --prompts`

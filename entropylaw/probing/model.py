@@ -28,9 +28,13 @@ def resolve_device(device: str | None) -> torch.device:
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise EntropyLawError(f"`device` {device}: no CUDA GPU is available on this machine (use `device` cpu)")
     try:
-        return torch.device(device)
+        dev = torch.device(device)
     except RuntimeError:
         raise EntropyLawError(f"`device` {device}: not a torch device (expected cpu, cuda, cuda:N or auto)") from None
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise EntropyLawError(f"`device` {device}: no CUDA GPU of that index on this machine (it has "
+                              f"{torch.cuda.device_count()}: cuda:0 .. cuda:{torch.cuda.device_count() - 1})")
+    return dev
 
 
 def tiny_model(kind: str = "llama", vocab: int = 128, hidden: int = 32, layers: int = 1, seed: int = 0,
