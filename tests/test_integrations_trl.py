@@ -124,6 +124,20 @@ def test_no_entropy_and_too_few_points_are_one_warning_each_and_never_stop(tmp_p
     assert said == [] and cb.last == {}
 
 
+def test_a_run_the_law_does_not_describe_is_said_beside_its_ceiling(tmp_path):
+    """A score that falls as the entropy falls (a < 0): the callback logged a ceiling with trust 0
+    and said nothing; a warning now says the law does not apply, with why, once."""
+    cb = EntropyLawCallback(min_points=4)
+    _, _, said = _replay(cb, _history(a=-0.3, b=0.2, eval_every=0), tmp_path)
+    assert cb.last[PREFIX + "trust"] == 0.0
+    na = [m for m in said if "the law does not apply at step" in m]
+    assert len(na) == 1 and "<= 0" in na[0] and "is no ceiling to read" in na[0], said
+    cb = EntropyLawCallback(min_points=4)
+    _, _, said = _replay(cb, _history(), tmp_path)
+    assert cb.last[PREFIX + "trust"] > 0  # a law-following run: at most its first 3 points are said (too few)
+    assert all("too few points" in m for m in said if "the law does not apply" in m)
+
+
 def test_a_fit_that_raises_is_a_warning(tmp_path, monkeypatch):
     import importlib
 

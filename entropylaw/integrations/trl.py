@@ -158,6 +158,11 @@ class EntropyLawCallback(TrainerCallback):
         kind = fit.meta_.get("score_kind")
         y_key = fit.meta_.get("y_key")
         self._note_score(y_key, kind, df)
+        if fit.trust_ == "law does not apply":  # beside the number in the console: trust 0 alone says little
+            why = "; ".join(fit.trust_reasons_)
+            self._warn(f"the law does not apply at step {int(df['step'].max())} ({why}): entropylaw/ceiling "
+                       f"{fit.ceiling_:.4g} is no ceiling to read (entropylaw/trust = 0)",
+                       key="n/a:" + _reason_key(fit.trust_reasons_[0].split(" (")[0] if fit.trust_reasons_ else ""))
         lo, hi = (float(v) for v in fit.ceiling_ci_)
         out = {PREFIX + "a": fit.a_, PREFIX + "b": fit.b_, PREFIX + "ceiling": fit.ceiling_,
                PREFIX + "ceiling_lo": lo, PREFIX + "ceiling_hi": hi, PREFIX + "r2": fit.r2_,
