@@ -307,3 +307,25 @@ def test_watch_takes_the_validation_sets_size_for_its_call(tmp_path, capsys):
     assert f"threshold {100 * np.sqrt(p * (1 - p) / 1319):.1f} points" in said[()] and "(1319 problems, gsm8k" in said[()]
     assert "threshold 3.0 points" in said[("--n-problems", "200")]
     assert "(200 problems, --n-problems;" in said[("--n-problems", "200")] and "`n_problems`" not in said[("--n-problems", "200")]
+
+
+def test_a_log_read_again_with_too_few_points_keeps_the_last_fit_on_show(tmp_path):
+    """watch --help promises that the last good fit stays on show: a log truncated and rewritten with
+    3 lines showed "law not fitted yet". The fit of the last refresh stays, said."""
+    import argparse
+
+    from entropylaw.cli import watch
+
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(_line(r) for r in _rows(30)))
+    parser = argparse.ArgumentParser()
+    watch.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["watch", str(path), "--n-boot", "10"])
+    notes = []
+    first = watch._kept(watch.snapshot(args, path), None, notes)
+    path.write_text("".join(_line(r) for r in _rows(3)))  # truncated, then three lines written again
+    again = watch._kept(watch.snapshot(args, path), first, notes)
+    assert again["a"] == first["a"] and again["last_step"] == 3 and again["fit_error"]
+    assert len(notes) == 1 and "the log now holds too few points" in notes[0] and "stays on show" in notes[0]
+    text = watch.render_plain(again, notes, "12:00:00")
+    assert f"ceiling {first['ceiling']:.4g}" in text and "not fitted yet" not in text
