@@ -75,3 +75,22 @@ def test_one_run_alone_is_no_thin_strip(style):
             assert ax.get_window_extent().height >= 0.4 * b.fig.dpi, b.name
             assert not problems(b.fig, paper=style == "paper"), (b.name, problems(b.fig))
             plt.close(b.fig)
+
+
+def test_a_fit_whose_points_fill_every_corner_keeps_its_numbers_off_its_legend():
+    """A fit the law does not describe (a < 0, a band wider than the axes): the numbers box went right
+    of the axes, onto the legend there ("confidence band", "ceiling" hidden under a, b, R²). The
+    legend is under the plot."""
+    import numpy as np
+
+    from entropylaw.draw.law import plot_fit
+    from entropylaw.draw.style import settle
+    from entropylaw.fit.law import EntropyLawFit
+
+    H = 0.07 + 0.97 * np.exp(-np.arange(5, 65, 5) / 16)
+    R = np.array([0.17, 0.28, 0.36, 0.41, 0.48, 0.46, 0.32, 0.16, 0, 0, 0, 0])
+    with using("screen"):  # what `fit --plot` draws
+        fig = plot_fit(EntropyLawFit().fit(H, R))
+        settle(fig)
+        assert not problems(fig), problems(fig)
+        plt.close(fig)

@@ -194,7 +194,9 @@ def plot_law(H, R, fit, ax=None, label=None, color=None, numbers=True, bands="bo
         if ceiling.endswith(OUT_OF_RANGE):
             box[OUT_OF_RANGE] = "interval leaves [0, 1]"
         numbers_box(ax, box, loc="best")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=fs("small"), frameon=False)
+        # under the plot: where every corner covers points, the numbers go right of the axes, where a
+        # legend beside them sat under the box
+        legend_below(ax, ncol=2)
     return ax
 
 
