@@ -258,3 +258,24 @@ def test_project_jsonl_with_a_step_column(tmp_path):
     (tmp_path / "n.jsonl").write_text(json.dumps(rows[0] | {"advantage": 1.0}) + "\n" + json.dumps(rows[1]) + "\n")
     with pytest.raises(EntropyLawError, match="advantage is given for some responses and not others"):
         encode(read_rollouts(tmp_path / "n.jsonl"), "n.jsonl", 10)
+
+
+def test_an_empty_response_text_is_the_end_of_sequence_token_alone():
+    """A trainer that samples eos first writes the response as "" (text decoded without special
+    tokens); one such row stopped the whole probe ("empty response"). Read as eos alone, counted and
+    said; an explicit empty `response_ids` is still an error (the ids say no token was sampled)."""
+    import pandas as pd
+
+    from entropylaw.errors import EntropyLawError
+    from entropylaw.readers.rollouts.encode import encode
+
+    tok = char_tokenizer(TEMPLATE)
+    df = pd.DataFrame([{"prompt_id": "p", "prompt": "1+1", "response": r, "reward": w}
+                       for r, w in (("2", 1.0), ("", 0.0), ("", 0.0), ("3", 0.0))])
+    seqs = encode(df, "r.jsonl", len(tok), tokenizer=tok)
+    assert [s.response_ids for s in seqs[1:3]] == [[tok.eos_token_id]] * 2
+    assert seqs[0].response_ids == tok("2", add_special_tokens=False)["input_ids"]
+    assert df.attrs["notes"][-1].startswith("2 empty responses read as the end-of-sequence token alone")
+    ids = pd.DataFrame([{"prompt_id": "p", "prompt_ids": [3, 4], "response_ids": [], "reward": 0.0}])
+    with pytest.raises(EntropyLawError, match="r.jsonl:1: empty response"):
+        encode(ids, "r.jsonl", len(tok), tokenizer=tok)

@@ -188,6 +188,13 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
                 ids[part] = checked_ids(tokens, path, line, part, vocab_size)
             else:
                 raise EntropyLawError(f"{path}:{line}: no {part} or {part}_ids")
+        eos = getattr(tokenizer, "eos_token_id", None) if tokenizer is not None else None
+        if len(ids["response"]) == 0 and not _present(row, "response_ids") and isinstance(eos, int):
+            # the text of a response whose first token was the end of sequence: trainers decode it
+            # without special tokens, as "" (TRL's completions, veRL's dumps); its one token is eos
+            ids["response"] = [eos]
+            hows["empty responses read as the end-of-sequence token alone"] = \
+                hows.get("empty responses read as the end-of-sequence token alone", 0) + 1
         if len(ids["response"]) == 0:
             raise EntropyLawError(f"{path}:{line}: empty response (expected at least one token)")
         if len(ids["prompt"]) == 0:
@@ -213,8 +220,13 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
             adv = _finite_number(row, "advantage", path, line)
         seqs.append(Sequence(pid, index, ids["prompt"], ids["response"], reward, old, row=line, advantage=adv,
                              extra={"answer": row.get("answer")} if _present(row, "answer") else {}))
+    empty = hows.pop("empty responses read as the end-of-sequence token alone", 0)
     if hows:
         df.attrs.setdefault("notes", []).append("prompts: " + ", ".join(f"{n} {h}" for h, n in hows.items()))
+    if empty:
+        df.attrs.setdefault("notes", []).append(
+            f"{empty} empty response{'s' if empty != 1 else ''} read as the end-of-sequence token alone (sampled "
+            "first, it is written as '' when the text is decoded without special tokens)")
     if any(s.advantage is not None for s in seqs) and not all(s.advantage is not None for s in seqs):
         raise EntropyLawError(f"{path}: advantage is given for some responses and not others "
                               "(give it for all, or for none to have it computed)")
