@@ -249,3 +249,26 @@ def test_prompts_without_answers_with_a_reward_that_needs_them(workdir, tmp_path
                           "--reward", "my_len:reward", "--samples", "2", "--max-new-tokens", "4",
                           "--out", str(tmp_path / "t.parquet"))
     assert code == 0 and "is called with answer=None there" in err.replace("\n  ", " "), err
+
+
+def test_probe_checkpoints_says_what_it_cannot_compare(tmp_path, capsys, monkeypatch):
+    """Table 1 with no learning signal (every sample of a prompt one reward) was written as a
+    covariance of 0.0000; checkpoints of two vocabularies were one run's entropies; checkpoints with
+    no step in their names were numbered 0, 1 unsaid. Each is said; the covariance is left out."""
+    tiny_model("llama", vocab=V, hidden=16, layers=1, seed=1).save_pretrained(tmp_path / "a")
+    tiny_model("qwen2", vocab=V + 30, hidden=16, layers=1, seed=2).save_pretrained(tmp_path / "b")
+    (tmp_path / "const_reward.py").write_text("def reward(text, answer):\n    return 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _write(tmp_path / "q.jsonl", [{"prompt_id": str(i), "prompt_ids": [3 + i, 4, 5], "answer": "1"} for i in range(3)])
+    code, out, err = _run(capsys, "probe-checkpoints", str(tmp_path / "a"), str(tmp_path / "b"), "--prompts",
+                          str(tmp_path / "q.jsonl"), "--reward", "const_reward:reward", "--table1", "--samples", "2",
+                          "--max-new-tokens", "4", "--out", str(tmp_path / "t.parquet"))
+    said = err.replace("\n  ", " ")
+    assert code == 0, err
+    assert said.count("no learning signal") == 2 and "left out of the table (not written as 0)" in said
+    assert f"vocabularies differ (a {V}, b {V + 30})" in said
+    assert "no step number in the name of a, b" in said and "numbered 0..1 in the order given" in said
+    from entropylaw import table
+
+    t = table.read(tmp_path / "t.parquet")
+    assert not any(str(m).startswith("cov_") for m in t["metric"].unique())

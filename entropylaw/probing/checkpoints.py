@@ -68,10 +68,15 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
         raise EntropyLawError(f"`metric` {metric}: expected score or val/<name>")
     steps = [step_from_name(p) for p in paths]
     if any(s is None for s in steps):
+        unnamed = [Path(p).name for p, s in zip(paths, steps) if s is None]
         steps = list(range(len(paths)))
+        if len(paths) > 1:
+            warnings.warn(f"no step number in the name of {', '.join(unnamed[:3])}{' ...' if len(unnamed) > 3 else ''} "
+                          f"(checkpoint-40, global_step_40, step40): the checkpoints are numbered 0..{len(paths) - 1} "
+                          "in the order given", EntropyLawWarning, stacklevel=2)
     if len(set(steps)) != len(steps):
         raise EntropyLawError(f"checkpoints share a step number ({steps}); give distinct checkpoints")
-    records = []
+    records, vocabs = [], {}
     tokenizer_override = None
     if tokenizer_path:
         from transformers import AutoTokenizer
@@ -80,6 +85,7 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
         model, tokenizer = M.load_model(model_dir(path), device, dtype)
         tokenizer = tokenizer_override or tokenizer
         M.check_tokenizer(model, tokenizer, path)
+        vocabs[path] = M.vocab_size(model)
         prompts = read_prompts(prompts_path, tokenizer, M.vocab_size(model), chat_template)
         seqs = sample(model, prompts, samples, temperature, max_new_tokens, seed=seed, tokenizer=tokenizer,
                       reward_fn=reward_fn)
@@ -91,12 +97,25 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
             from entropylaw.probing.core import ProbeConfig, analyse
 
             _, summary = analyse(seqs, stats, ProbeConfig(temperature=temperature, chunk_size=chunk_size))
-            for key, value in summary["table1"].items():
+            rewards: dict = {}
+            for seq in seqs:
+                rewards.setdefault(seq.prompt_id, set()).add(seq.reward)
+            signal = any(len(r) > 1 for r in rewards.values())
+            if not signal:  # every advantage 0: a covariance of exactly 0 that measures nothing
+                warnings.warn(f"{path}: no learning signal: each of the {len(rewards)} prompts' {samples} samples got "
+                              "one reward, so every advantage is 0: its covariances say nothing and are left out "
+                              "of the table (not written as 0); more `samples`, or prompts the policy gets right "
+                              "only sometimes", EntropyLawWarning, stacklevel=2)
+            for key, value in summary["table1"].items() if signal else ():
                 records.append((step, "cov_all" if key == "all" else f"cov_top_{float(key) * 100:g}%", value))
         records.append((step, "response_length", float(sum(len(s.response_ids) for s in seqs) / len(seqs))))
         if reward_fn is not None:
             records.append((step, metric, sum(s.reward for s in seqs) / len(seqs)))
         del model
+    if len(set(vocabs.values())) > 1:  # entropy is bounded by ln V: one run's checkpoints share V
+        sizes = ", ".join(f"{Path(p).name} {v}" for p, v in vocabs.items())
+        warnings.warn(f"the checkpoints' vocabularies differ ({sizes}): their entropies are bounded by different "
+                      "ln V and are not one run's to compare", EntropyLawWarning, stacklevel=2)
     source = str(Path(paths[0]).resolve().parent)
     return table.from_records(records, run_id=run_id or Path(source).name, source=source, entropy_key="entropy",
                               score_key=metric if metric == "score" and reward_fn else "",
