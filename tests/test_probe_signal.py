@@ -246,3 +246,17 @@ def test_a_run_the_machine_cannot_hold_is_refused_before_the_model_loads(tmp_pat
     err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("entropylaw:")]
     assert code == 2 and len(err) == 1, err
     assert "the probe needs about" in err[0] and "GiB available: try --no-ladder, a smaller --batch-tokens" in err[0]
+
+
+def test_enough_signal_needs_the_t_point_of_its_groups_not_two_standard_errors():
+    """5.7 standard errors over 2 groups was "enough signal": a standard error read off 2 groups has
+    1 degree of freedom, whose two-sided 95 % point is 12.7 (scipy's t, checked by hand: tan(pi * 0.475))."""
+    import math
+
+    from entropylaw.probing.signal import signal_checks
+
+    two = signal_checks({"informative_groups": 2}, 5.7, 1.0, None)["theorem2_covariance"]
+    assert not two["enough_signal"] and two["needed"] == pytest.approx(math.tan(math.pi * 0.475), rel=1e-9)
+    many = signal_checks({"informative_groups": 31}, 2.1, 1.0, None)["theorem2_covariance"]
+    assert many["enough_signal"] and many["needed"] == pytest.approx(2.042, abs=1e-3)
+    assert "over 31 groups" in many["why"] and "30 degrees of freedom" in many["why"]

@@ -97,10 +97,16 @@ def signal_checks(report: dict, table1_all: float, table1_se: float | None, ladd
         out["theorem2_covariance"] = {"enough_signal": False, "why": f"{groups}: the covariance's spread across "
                                       "groups cannot be estimated"}
     else:
+        from scipy.stats import t
+
+        # a standard error over g groups has g - 1 degrees of freedom: 2 groups need 12.7 of them, not 2
+        g = report["informative_groups"]
+        need = float(t.ppf(0.975, g - 1))
         z = abs(table1_all) / table1_se if table1_se > 0 else float("inf")
         out["theorem2_covariance"] = {
-            "enough_signal": bool(z >= 2), "z": z,
-            "why": f"mean token covariance {table1_all:.3g} is {z:.1f} standard errors (over groups) from 0"}
+            "enough_signal": bool(z >= need), "z": z, "needed": need,
+            "why": f"mean token covariance {table1_all:.3g} is {z:.1f} standard errors (over {g} groups) from 0; "
+                   f"{need:.2f} needed (t, {g - 1} degrees of freedom, 95 %)"}
     if ladder is not None:
         chk = ladder["eta_squared_check"]
         lemma = ladder["estimators"]["lemma1"]
