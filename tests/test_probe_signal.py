@@ -260,3 +260,18 @@ def test_enough_signal_needs_the_t_point_of_its_groups_not_two_standard_errors()
     many = signal_checks({"informative_groups": 31}, 2.1, 1.0, None)["theorem2_covariance"]
     assert many["enough_signal"] and many["needed"] == pytest.approx(2.042, abs=1e-3)
     assert "over 31 groups" in many["why"] and "30 degrees of freedom" in many["why"]
+
+
+def test_a_ladder_not_first_order_says_what_failed():
+    """'not first order: error slope 1.97' gave a slope inside 1.8-2.2 as the reason; the failure
+    was dH/eta varying between rungs. Each cause is named as it is."""
+    from entropylaw.probing.signal import signal_checks
+
+    def why(slope, nonlin):
+        ladder = {"eta_squared_check": {"first_order": False, "loglog_slope": slope, "dH_nonlinearity": nonlin},
+                  "estimators": {"lemma1": {"pearson": 0.9, "n": 10}}, "config": {"slope_range": [1.8, 2.2]}}
+        return signal_checks({"informative_groups": 0}, 0.0, None, ladder)["lemma1_ladder"]["why"]
+
+    assert why(1.97, [0.057, 0.01]) == "not first order: error slope 1.97 as first order, but dH/eta varies by " \
+                                       "0.057 between rungs"
+    assert why(1.2, [0.001]) == "not first order: error slope 1.20 (first order: 1.8-2.2)"

@@ -112,9 +112,15 @@ def signal_checks(report: dict, table1_all: float, table1_se: float | None, ladd
         lemma = ladder["estimators"]["lemma1"]
         ok = bool(chk["first_order"]) and lemma.get("pearson") is not None
         slope = chk.get("loglog_slope")
+        nonlin = [v for v in chk.get("dH_nonlinearity") or [] if v is not None]
+        lo, hi = (ladder.get("config") or {}).get("slope_range") or (1.8, 2.2)
+        if slope is not None and lo <= slope <= hi and nonlin:  # the slope is fine: dH is not linear in eta
+            cause = f"error slope {slope:.2f} as first order, but dH/eta varies by {max(nonlin):.2g} between rungs"
+        else:
+            cause = f"error slope {slope:.2f} (first order: {lo:g}-{hi:g})" if slope is not None else "no slope"
         why = (f"first order (Lemma 1 error slope {slope:.2f}), Pearson {lemma['pearson']:.3f} over "
                f"{lemma['n']} tokens" if ok else
-               "not first order: " + (f"error slope {slope:.2f}" if slope is not None else "no slope")
+               "not first order: " + cause
                + (f"; the step search hit its bound ({chk['bound']})" if chk.get("bound") else ""))
         out["lemma1_ladder"] = {"enough_signal": ok, "why": why}
     return out

@@ -51,8 +51,7 @@ def report_text(summary: dict) -> str:
     if "ladder" in summary:
         lad = summary["ladder"]
         chk = lad["eta_squared_check"]
-        how = (f"chosen by halving {len(chk['search'])} times from {chk['search'][0]['eta']:.3g}"
-               if chk.get("search") else "fixed by `lr`")
+        how = _search_words(chk, lad.get("config", {})) if chk.get("search") else "fixed by `lr`"
         add(f"Entropy-change ladder (one {lad['config']['optimizer']} step, eta {lad['eta']:.4g} {how}; "
               f"measured batch-mean dH {lad['estimators']['lemma1']['measured_mean']:.4g})")
         if chk.get("bound"):
@@ -73,3 +72,20 @@ def report_text(summary: dict) -> str:
         for name, r in summary["whatif"].items():
             add(f"  {name:<14}{r['measured_mean_dH']:>12.4g}{r['lemma1_mean_dH']:>12.4g}{r['sampled_token_mean_dH']:>12.4g}")
     return wrap("\n".join(out))
+
+
+def _search_words(chk: dict, config: dict) -> str:
+    """How the automatic step was found: cuts by the search's factor while the step was too large
+    (no rung measured), then halvings; a window that never came first order says so.
+
+    >>> _search_words({"search": [{"eta": 0.333, "too_large": "x"}] * 3 + [{"eta": 8e-5, "lemma1_mean_abs_error": 1}] * 4,
+    ...                "first_order": True}, {"shrink": 16.0})
+    'searched from 0.333: 3 cuts by 16 while too large, then 3 halvings'
+    """
+    search = chk["search"]
+    cuts = sum(1 for r in search if "lemma1_mean_abs_error" not in r)
+    halvings = max(sum(1 for r in search if "lemma1_mean_abs_error" in r) - 1, 0)
+    text = f"searched from {search[0]['eta']:.3g}: "
+    text += f"{cuts} cut{'s' if cuts != 1 else ''} by {config.get('shrink', 16):g} while too large, then " if cuts else ""
+    text += f"{halvings} halving{'s' if halvings != 1 else ''}"
+    return text + ("" if chk.get("first_order") else "; no window was first order: the closest is shown")
