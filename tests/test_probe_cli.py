@@ -82,7 +82,7 @@ def test_response_longer_than_context(workdir, tmp_path, capsys):
 
 
 def test_nan_reward(workdir, tmp_path, capsys):
-    _bad(workdir, tmp_path, capsys, lambda rows: rows[4].update(reward=float("nan")), expect="bad.jsonl:5: reward")
+    _bad(workdir, tmp_path, capsys, lambda rows: rows[4].update(reward=float("nan")), expect="bad.jsonl:5: no reward (missing, null or NaN")
 
 
 def test_missing_model_path(workdir, tmp_path, capsys):

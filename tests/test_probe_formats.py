@@ -256,8 +256,12 @@ def test_project_jsonl_with_a_step_column(tmp_path):
     with pytest.raises(EntropyLawError, match="no rollouts for `step` 5"):
         read_rollouts(tmp_path / "r.jsonl", 5)
     (tmp_path / "n.jsonl").write_text(json.dumps(rows[0] | {"advantage": 1.0}) + "\n" + json.dumps(rows[1]) + "\n")
-    with pytest.raises(EntropyLawError, match="advantage is given for some responses and not others"):
+    with pytest.raises(EntropyLawError, match=r"advantage is given for some responses and not others \(1 without, "
+                                              r"first at row 2;"):
         encode(read_rollouts(tmp_path / "n.jsonl"), "n.jsonl", 10)
+    # several steps and no step asked for: the last step's rows, one batch (both steps were read as one)
+    whole = read_rollouts(tmp_path / "r.jsonl")
+    assert whole.attrs["step"] == 2 and whole.attrs["steps"] == [1, 2] and len(whole) == 2
 
 
 def test_an_empty_response_text_is_the_end_of_sequence_token_alone():

@@ -144,6 +144,8 @@ def _finite_number(row, column, path, line) -> float:
         v = float(row[column])
     except (TypeError, ValueError):
         raise EntropyLawError(f"{path}:{line}: {column} {row[column]!r} is not a number") from None
+    if math.isnan(v):  # JSON null, NaN and a row without the key all read as NaN
+        raise EntropyLawError(f"{path}:{line}: no {column} (missing, null or NaN; expected a finite number)")
     if not math.isfinite(v):
         raise EntropyLawError(f"{path}:{line}: {column} is {v} (expected a finite number)")
     return v
@@ -228,8 +230,9 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
             f"{empty} empty response{'s' if empty != 1 else ''} read as the end-of-sequence token alone (sampled "
             "first, it is written as '' when the text is decoded without special tokens)")
     if any(s.advantage is not None for s in seqs) and not all(s.advantage is not None for s in seqs):
-        raise EntropyLawError(f"{path}: advantage is given for some responses and not others "
-                              "(give it for all, or for none to have it computed)")
+        without = [s.row for s in seqs if s.advantage is None]
+        raise EntropyLawError(f"{path}: advantage is given for some responses and not others ({len(without)} "
+                              f"without, first at row {without[0]}; give it for all, or for none to have it computed)")
     return seqs
 
 
