@@ -5,6 +5,7 @@ TRL's masked means are), the verdict, and every bad input (one line, exit 2, not
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -479,3 +480,14 @@ def test_out_beside_a_probes_summary_keeps_it_and_refuses_a_file_that_is_none(wo
                           "--out", tmp_path / "mine")
     assert code == 2 and "exists and is not an entropylaw summary" in err
     assert (tmp_path / "mine" / "summary.json").read_text() == "[1, 2]\n"
+
+
+def test_a_log_in_bits_is_suggested_and_a_horizon_shorter_than_a_response_refused(work, capsys):
+    d, logs, truth = work
+    bits = truth["token-mean"] / math.log(2)
+    code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--logged", bits, "--json")
+    r = json.loads(out)
+    assert code == 0 and r["matched"] is None, err
+    assert "the log may be in bits (log base 2), not nats" in r["verdict"] and "matches token-mean" in r["verdict"]
+    code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--logged", 1.0, "--horizon", 1)
+    assert code == 2 and "--horizon 1: shorter than the longest response" in err

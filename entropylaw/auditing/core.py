@@ -181,6 +181,10 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
     read = {"format": frame.attrs.get("format", "entropylaw"), "file": frame.attrs.get("source", rollouts),
             "step": frame.attrs.get("step"), "steps": len(steps), "notes": list(frame.attrs.get("notes", []))}
     given, step = step is not None, step if step is not None else read["step"]
+    longest = max((len(s.response_ids) for s in seqs), default=0)
+    if horizon is not None and horizon < longest:  # veRL pads to max_response_length, at least the longest
+        raise EntropyLawError(f"`horizon` {horizon}: shorter than the longest response ({longest} tokens); the "
+                              "padded length (veRL's max_response_length) holds every response")
     groups = None
     if micro_batch_size:
         groups = [i // micro_batch_size for i in range(len(seqs))]

@@ -44,6 +44,10 @@ def decide(logged: float, values: dict, rel_tol: float) -> dict:
         verdict = (f"no convention matches: the logged {logged:.6g} is not any standard aggregation of this "
                    f"policy's entropy (nearest {nearest} = {values[nearest]:.6g}, off by {gaps[nearest]:+.3g}, "
                    f"tolerance {tol:.2g}); do not trust a fit on this entropy")
+        in_bits = [k for k, v in values.items() if abs(v - logged * math.log(2)) <= rel_tol * abs(logged * math.log(2))]
+        if in_bits:  # a logger that took log2: the same entropy in bits
+            verdict += (f"; read in bits, the logged value is {logged * math.log(2):.6g} nats and matches "
+                        f"{in_bits[0]}: the log may be in bits (log base 2), not nats")
     elif matched in BUGS:
         verdict = (f"matches {matched} (off by {gaps[matched]:+.2g}): a known trainer bug, not the policy's "
                    f"entropy; the token-mean is {values.get(TARGET, math.nan):.6g}")
