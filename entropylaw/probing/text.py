@@ -71,6 +71,9 @@ def report_text(summary: dict) -> str:
         add("What-if (batch-mean dH after one step): measured / Lemma 1 / sampled-token")
         for name, r in summary["whatif"].items():
             add(f"  {name:<14}{r['measured_mean_dH']:>12.4g}{r['lemma1_mean_dH']:>12.4g}{r['sampled_token_mean_dH']:>12.4g}")
+        add("  (nats; sampled-token and the theorems' estimators assume tabular logits: in a network the logits "
+            "move through shared weights, so they give the sign and the order of the tokens, not the size; "
+            "Lemma 1 with the update's own logit change is the first-order term)")
     return wrap("\n".join(out))
 
 
