@@ -329,3 +329,15 @@ def test_a_log_read_again_with_too_few_points_keeps_the_last_fit_on_show(tmp_pat
     assert len(notes) == 1 and "the log now holds too few points" in notes[0] and "stays on show" in notes[0]
     text = watch.render_plain(again, notes, "12:00:00")
     assert f"ceiling {first['ceiling']:.4g}" in text and "not fitted yet" not in text
+
+
+def test_a_run_at_its_planned_last_step_is_said_so_not_asked_for_its_plan(tmp_path, capsys):
+    """A log at step 60 of the 60 its config plans said "give --total-steps, the run's planned last
+    step"; with --total-steps already passed, watch labelled the forecast's step "the planned last step"."""
+    path = _verl_log(tmp_path / "done.log", [0.17, 0.28, 0.36, 0.41, 0.45, 0.48, 0.49, 0.5, 0.5, 0.5, 0.5, 0.5], 60)
+    assert main(["forecast", str(path), "--n-boot", "20"]) == 0
+    flat = re.sub(r"\s+", " ", capsys.readouterr().out)
+    assert "the forecast's last step: the run has reached the planned last step 60" in flat
+    code, out, err = _watch(path, capsys, "--max-refreshes", "1", "--total-steps", "30")
+    flat = re.sub(r"\s+", " ", out)
+    assert code == 0 and "--total-steps 30 has passed (step 60)" in flat and "the planned last step, --total" not in flat

@@ -60,13 +60,12 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
                        score_kind=fit.meta_.get("score_kind"), score_now=float(score.iloc[-1]))
             methods = methods or [DEFAULT, "law+entropy"]
             # as `forecast` on the same log: to the planned last step it states, else as many steps ahead as logged
-            first = float(df.loc[df["run_id"] == rid, "step"].min())
             try:
                 total = total_steps
                 if total is not None and total <= out["last_step"]:  # the run went past its plan: go on
-                    total = out["last_step"] + (horizon or max(out["last_step"] - first, 1.0))
+                    total = None  # the forecast's own last step, named as such
                     out["total_note"] = (f"`total_steps` {total_steps:g} has passed (step {out['last_step']}): "
-                                         f"the gain to go runs to the forecast step {total:g} instead")
+                                         "the gain to go runs to the forecast's last step instead")
                 fc = forecast_table(df, [rid], y_key=y_key, methods=methods, n_boot=max(n_boot, 2),
                                     horizon=horizon, target=target,
                                     total_steps=total, step_cost=step_cost, n_problems=n_problems)[rid]

@@ -279,6 +279,9 @@ def to_step_of(total_steps, planned, last, backtest: bool, at_last: float, end: 
         return float(planned), "the planned last step the log or the run's config states"
     if backtest:
         return float(last), "the log's last step, a backtest"
+    if planned is not None and planned <= end:  # the run reached (or passed) its plan: no step of it is left
+        return float(at_last), (f"the forecast's last step: the run has reached the planned last step {planned:g} "
+                                "its log or config states; give `total_steps` if it goes on")
     return float(at_last), "the forecast's last step; give `total_steps`, the run's planned last step"
 
 
