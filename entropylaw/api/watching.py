@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
 import entropylaw.table as table
 from entropylaw.api.reading import load, row_accounts, target_as_read
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.core import DEFAULT, forecast_table
 from entropylaw.fit.run import fit_run
-from entropylaw.readers.accounts import MERGED, IngestReport
+from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.verl_jsonl import CUT_LAST
 
 
@@ -96,10 +94,7 @@ def _row(name, r) -> tuple:
 def _drops(report) -> str | None:
     """The rows a source lost, as ``summary`` says them, but a growing log's line cut while
     being written (normal while a trainer writes: read whole at the next refresh)."""
-    lost = {k: v for k, v in report.dropped.items() if not k.startswith(MERGED) and k != CUT_LAST}
     if report.skipped:
         return f"{report.source}: skipped ({report.skipped})"
-    if not lost:
-        return None
-    reasons = ", ".join(f"{k}: {v}" for k, v in sorted(lost.items()))
-    return f"{report.source}: dropped {sum(lost.values())} of {report.rows_read} rows ({reasons})"
+    lost = report.lost_text(ignore=(CUT_LAST,))
+    return f"{report.source}: {lost}" if lost else None

@@ -111,12 +111,26 @@ class IngestReport:
         lost = {k: v for k, v in self.dropped.items() if not k.startswith(MERGED)}
         merged = self.rows_dropped - sum(lost.values())
         if lost:
-            reasons = ", ".join(f"{k}: {v}" for k, v in sorted(lost.items()))
-            parts.append(f"dropped {sum(lost.values())} of {count(self.rows_read, 'row')} ({reasons})")
+            parts.append(self.lost_text())
         if merged:
             parts.append(f"averaged {merged} of {count(self.rows_read, 'row')} into their step's mean (several rows of one "
                          "metric at one step)")
         return f"{self.source}: " + "; ".join(parts + damage)
+
+    def lost_text(self, ignore=()) -> str | None:
+        """"dropped N of M rows (reason: n, ...)": the rows lost, with why (not those averaged into
+        their step's mean, nor the reasons in ``ignore``), or None.
+
+        >>> r = IngestReport("log", rows_read=10)
+        >>> r.drop("non-finite value", 2); r.drop("cut-off last line")
+        >>> r.lost_text(), r.lost_text(ignore=("cut-off last line",))
+        ('dropped 3 of 10 rows (cut-off last line: 1, non-finite value: 2)', 'dropped 2 of 10 rows (non-finite value: 2)')
+        """
+        lost = {k: v for k, v in self.dropped.items() if not k.startswith(MERGED) and k not in ignore}
+        if not lost:
+            return None
+        reasons = ", ".join(f"{k}: {v}" for k, v in sorted(lost.items()))
+        return f"dropped {sum(lost.values())} of {count(self.rows_read, 'row')} ({reasons})"
 
     def damage(self) -> list[str]:
         """The damaged regions a reader found (a file can lose bytes without losing a counted row:
