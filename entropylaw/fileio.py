@@ -269,3 +269,24 @@ def dumps(obj, **kwargs) -> str:
 def write_json(path: str | os.PathLike, obj, fsync: bool = False, **kwargs) -> Path:
     """Write ``dumps(obj)`` to ``path`` atomically."""
     return write_text(path, dumps(obj, **kwargs), fsync=fsync)
+
+
+def summary_in(out: str | os.PathLike) -> dict | None:
+    """The ``summary.json`` an output folder already holds (a probe's, an audit's), read to be kept
+    beside what is written next to it; None where there is none. A file there that is no JSON
+    object is refused, never overwritten.
+
+    >>> summary_in(tempfile.mkdtemp()) is None
+    True
+    """
+    path = Path(out) / "summary.json"
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        doc = None
+    if not isinstance(doc, dict):
+        raise EntropyLawError(f"{path}: exists and is not an entropylaw summary (a JSON object); choose another "
+                              "`out`, or move it")
+    return doc

@@ -9,7 +9,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
-from entropylaw.fileio import atomic_dir, check_writable, dumps
+from entropylaw.fileio import atomic_dir, check_writable, dumps, summary_in
 from entropylaw.terminal import count
 
 PROBE_WHATIF = "none,clip_cov,kl_cov,steer,aent,entropy_bonus"  # the what-if interventions by default
@@ -106,24 +106,12 @@ def audit(model, rollouts, log=None, step=None, *, logged=None, temperature=1.0,
 
 def _beside(out, section: str) -> tuple[dict, str | None]:
     """What ``out/summary.json`` already holds, kept beside the ``section`` written into it (a probe's
-    summary with its audit: ``report --probe`` reads both), and what was done, in words; a file there
-    that is no summary is refused, never overwritten."""
-    import json
-    from pathlib import Path
-
-    path = Path(out) / "summary.json"
-    if not path.is_file():
+    summary with its audit: ``report --probe`` reads both), and what was done, in words."""
+    doc = summary_in(out)
+    if doc is None:
         return {}, None
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
-        raise EntropyLawError(f"{path}: exists and is not an entropylaw summary ({type(err).__name__}); choose "
-                              "another `out`, or move it") from None
-    if not isinstance(doc, dict):
-        raise EntropyLawError(f"{path}: exists and is not an entropylaw summary (a JSON object); choose another "
-                              "`out`, or move it")
     kept = sorted(k for k in doc if k != section)
     what = f"its {section} replaced" if section in doc else f"the {section} added"
     return ({k: doc[k] for k in kept},
-            f"{path}: {what}" + ("" if not kept else ", the probe's summary kept" if "table1" in kept
-                                   else f", the rest kept ({count(len(kept), 'key')})"))
+            f"{out}/summary.json: {what}" + ("" if not kept else ", the probe's summary kept" if "table1" in kept
+                                             else f", the rest kept ({count(len(kept), 'key')})"))

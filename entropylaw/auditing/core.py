@@ -98,11 +98,15 @@ def check_logged(value: float, where: str) -> float:
 def read_sequences(rollouts: str, step: int | None, vocab_size: int, tokenizer, max_length, chat_template):
     """Step ``step``'s rollouts encoded; ``chat_template`` as asked (None: not said), turned into what
     the encoding does by the probe's rule (:func:`entropylaw.readers.rollouts.encode.chat_template_for`)."""
+    return encoded(rollout_frame(rollouts, step), rollouts, vocab_size, tokenizer, max_length, chat_template)
+
+
+def encoded(frame, rollouts: str, vocab_size: int, tokenizer, max_length, chat_template) -> list:
+    """The rows of ``frame`` (:func:`rollout_frame`) as sequences, prompts templated by the probe's rule."""
     from entropylaw.readers.rollouts.encode import chat_template_for, encode
 
-    df = rollout_frame(rollouts, step)
-    return encode(df, rollouts, vocab_size, tokenizer=tokenizer, max_length=max_length,
-                  chat_template=chat_template_for(df.attrs.get("format", "entropylaw"), chat_template))
+    return encode(frame, rollouts, vocab_size, tokenizer=tokenizer, max_length=max_length,
+                  chat_template=chat_template_for(frame.attrs.get("format", "entropylaw"), chat_template))
 
 
 def rollout_frame(rollouts: str, step: int | None):
@@ -172,11 +176,8 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
 
     m, tok = load_model(model, device=device, dtype="float32", progress=False)
     check_tokenizer(m, tok)
-    from entropylaw.readers.rollouts.encode import chat_template_for, encode
-
     frame = rollout_frame(rollouts, step)
-    seqs = encode(frame, rollouts, vocab_size(m), tokenizer=tok, max_length=context_length(m),
-                  chat_template=chat_template_for(frame.attrs.get("format", "entropylaw"), chat_template))
+    seqs = encoded(frame, rollouts, vocab_size(m), tok, context_length(m), chat_template)
     steps = frame.attrs.get("steps") or []
     read = {"format": frame.attrs.get("format", "entropylaw"), "file": frame.attrs.get("source", rollouts),
             "step": frame.attrs.get("step"), "steps": len(steps), "notes": list(frame.attrs.get("notes", []))}

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.fileio import atomic_dir, dumps
+from entropylaw.fileio import atomic_dir, dumps, summary_in
 from entropylaw.probing import dist
 from entropylaw.terminal import Progress
 from entropylaw.probing.core import ProbeConfig, analyse
@@ -133,19 +133,11 @@ def write_outputs(out_dir: str | Path, frame, summary: dict) -> str | None:
     """Write tokens.parquet and summary.json; both appear together or not at all. An earlier
     summary there is replaced, said, and its audit (``entropylaw audit --out`` the same folder)
     kept; a file there that is no summary is refused. Returns what was replaced, in words."""
-    import json
-
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise EntropyLawError(f"`out` {out}: exists and is not a directory")
-    said, old = None, out / "summary.json"
-    if old.is_file():
-        try:
-            doc = json.loads(old.read_text())
-        except (OSError, ValueError):
-            doc = None
-        if not isinstance(doc, dict):
-            raise EntropyLawError(f"{old}: exists and is not an entropylaw summary; choose another `out`, or move it")
+    said, doc = None, summary_in(out)
+    if doc is not None:
         if "audit" in doc:
             summary = {**summary, "audit": doc["audit"]}
         said = f"replaced the summary.json there{' (its audit kept)' if 'audit' in doc else ''}"
