@@ -97,12 +97,12 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
             from entropylaw.probing.core import ProbeConfig, analyse
 
             _, summary = analyse(seqs, stats, ProbeConfig(temperature=temperature, chunk_size=chunk_size))
-            rewards: dict = {}
-            for seq in seqs:
-                rewards.setdefault(seq.prompt_id, set()).add(seq.reward)
-            signal = any(len(r) > 1 for r in rewards.values())
+            from entropylaw.probing.signal import signal_report, with_advantages
+
+            said = signal_report(with_advantages(seqs))
+            signal = said["informative_groups"] > 0
             if not signal:  # every advantage 0: a covariance of exactly 0 that measures nothing
-                warnings.warn(f"{path}: no learning signal: each of the {len(rewards)} prompts' {samples} samples got "
+                warnings.warn(f"{path}: no learning signal: each of the {said['groups']} prompts' {samples} samples got "
                               "one reward, so every advantage is 0: its covariances say nothing and are left out "
                               "of the table (not written as 0); more `samples`, or prompts the policy gets right "
                               "only sometimes", EntropyLawWarning, stacklevel=2)
