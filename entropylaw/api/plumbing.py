@@ -26,7 +26,7 @@ from entropylaw.fit.text_table import fmt_table
 from entropylaw.readers.model_size import parse_size, parse_sizes
 from entropylaw.table import wide
 from entropylaw.table.convention import CONVERTIBLE as ENTROPY_CONVENTIONS
-from entropylaw.terminal import count, group_repeats, width, wrap
+from entropylaw.terminal import count, group_repeats, law_formula, width, wrap
 
 PRIOR_BASES = tuple(_CURVE_METHODS)  # what the `prior` method may act on
 FIGURE_STYLES = tuple(_STYLES)  # the figure styles (entropylaw.draw.looks.STYLES)
@@ -35,5 +35,6 @@ __all__ = ["FORECAST_METHODS", "DEFAULT", "PRIOR_BASES", "PRECISIONS", "PROBE_WH
            "PROBE_OPTIMIZERS", "PROBE_SCOPES", "ENTROPY_CONVENTIONS", "FIT_FORMS", "INTERVALS", "PAIRINGS",
            "ROBUST_LOSSES", "FIGURE_FORMATS", "FIGURE_STYLES", "audit_text", "left_out_line", "check_outputs",
            "check_writable", "count", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary",
-           "group_repeats", "lab_sweep_runs", "loss_lines", "parse_size", "parse_sizes", "plot_path",
-           "read_probe_summary", "save_early_figure", "save_fit_figures", "wide", "width", "with_accounts", "wrap"]
+           "group_repeats", "lab_sweep_runs", "law_formula", "loss_lines", "parse_size", "parse_sizes", "plot_path",
+           "read_probe_summary", "save_early_figure", "save_fit_figures", "target_as_read", "target_out_of_range",
+           "wide", "width", "with_accounts", "wrap"]

@@ -24,7 +24,6 @@ from entropylaw.api import plumbing
 from entropylaw.cli.options import COUNT, N_BOOT, PROBLEMS, SCORE, SECONDS, STEPS, add_source_arguments, positive
 from entropylaw.cli.sources import source_options
 from entropylaw.errors import EntropyLawError
-from entropylaw.terminal import law_formula
 
 
 def add_parser(subparsers) -> None:
@@ -131,7 +130,7 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
              f"entropy now {_num(snap['entropy_now'])}{' nats' if snap['entropy_now'] is not None else ''}"]
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
-        lines.append(f"  law     {law_formula(snap['a'], snap['b'])}   ceiling {snap['ceiling']:.4g} "
+        lines.append(f"  law     {plumbing.law_formula(snap['a'], snap['b'])}   ceiling {snap['ceiling']:.4g} "
                      f"[{lo:.4g}, {hi:.4g}]   R² {snap['r2']:.3f}   points {snap['points']}   {snap['trust']}")
         lines.append(f"  score   {snap['y_key']} ({snap['score_kind']}) now {snap['score_now']:.4g}")
         for reason in snap["reasons"][:3]:
@@ -168,7 +167,7 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
         colour = {"good fit": "green", "weak fit": "yellow"}.get(snap["trust"], "red")
-        t.add_row("law", f"{law_formula(snap['a'], snap['b'])}   R² {snap['r2']:.3f}   points {snap['points']}")
+        t.add_row("law", f"{plumbing.law_formula(snap['a'], snap['b'])}   R² {snap['r2']:.3f}   points {snap['points']}")
         t.add_row("ceiling", f"{snap['ceiling']:.4g}  [{lo:.4g}, {hi:.4g}]")
         t.add_row("trust", Text(snap["trust"] + ("; " + "; ".join(snap["reasons"][:2]) if snap["reasons"] else ""),
                                 style=colour))

@@ -75,7 +75,7 @@ def no_forecast_reason(lo: float, hi: float, bounds, seen=None) -> str | None:
     :data:`UNBOUNDED_WIDTH` times what the window's scores spanned (``seen``: their lowest and
     highest), an extrapolation the window cannot back.
 
-    >>> no_forecast_reason(-23.9, 12467.5, None, (11.0, 16.5))[:78]
+    >>> no_forecast_reason(-23.9, 12467.5, None, (11.0, 16.5))[:79]
     'no forecast: the interval [-23.9, 1.247e+04] is 2271 times as wide as the score'
     >>> no_forecast_reason(12.6, 43.9, None, (11.0, 16.5)) is None
     True
