@@ -283,3 +283,19 @@ def test_an_empty_response_text_is_the_end_of_sequence_token_alone():
     ids = pd.DataFrame([{"prompt_id": "p", "prompt_ids": [3, 4], "response_ids": [], "reward": 0.0}])
     with pytest.raises(EntropyLawError, match="r.jsonl:1: empty response"):
         encode(ids, "r.jsonl", len(tok), tokenizer=tok)
+
+
+def test_trl_rewards_a_function_left_out_are_summed_as_trl_sums_them_and_said():
+    """A reward function returning None for a sample: TRL logs NaN and its nansum counts it as 0; the
+    reader summed it as 0 without a word."""
+    import pandas as pd
+
+    from entropylaw.readers.rollouts.trl_completions import _trl_frame
+
+    df = pd.DataFrame({"step": [5] * 4, "prompt": ["1+1"] * 4, "completion": ["2", "3", "2", "x"],
+                       "accuracy": [1.0, 0.0, 1.0, 0.0], "format": [1.0, float("nan"), 0.5, float("nan")],
+                       "advantage": [0.5, -0.5, 0.5, -0.5]})
+    out = _trl_frame(df, "completions_00005.parquet", 5, [5])
+    assert out["reward"].tolist() == [2.0, 0.0, 1.5, 0.0]
+    assert "reward values missing (NaN: format: 2) count as 0 in the sum, as TRL's nansum counts them" in \
+        out.attrs["notes"]

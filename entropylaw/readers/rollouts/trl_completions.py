@@ -75,6 +75,10 @@ def _trl_frame(df: pd.DataFrame, path, step, steps) -> pd.DataFrame:
              "not known"]
     if len(rewards) > 1:
         notes.append(f"reward = sum of {', '.join(rewards)} (TRL's default weights of 1)")
+        missing = {c: int(df[c].astype(float).isna().sum()) for c in rewards}
+        if any(missing.values()):  # a reward function returned None for those samples
+            gaps = ", ".join(f"{c}: {n}" for c, n in missing.items() if n)
+            notes.append(f"reward values missing (NaN: {gaps}) count as 0 in the sum, as TRL's nansum counts them")
     out.attrs.update(format="trl-completions", step=step, steps=steps, source=str(path), notes=notes)
     return out
 
