@@ -272,3 +272,22 @@ def test_probe_checkpoints_says_what_it_cannot_compare(tmp_path, capsys, monkeyp
 
     t = table.read(tmp_path / "t.parquet")
     assert not any(str(m).startswith("cov_") for m in t["metric"].unique())
+
+
+def test_responses_cut_by_max_new_tokens_are_said(workdir, tmp_path, capsys, monkeypatch):
+    """Every response stopped at --max-new-tokens with no end of sequence: its reward judged a cut
+    answer, unsaid. Said on a note line; where no group has a signal, inside the one error line."""
+    d, _ = workdir
+    (tmp_path / "alternate.py").write_text("n = [0]\ndef reward(text, answer):\n    n[0] += 1\n    return float(n[0] % 2)\n")
+    (tmp_path / "zero.py").write_text("def reward(text, answer):\n    return 0.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _write(tmp_path / "q.jsonl", [{"prompt_id": "a", "prompt_ids": [3, 4, 5], "answer": "2"}])
+    common = ["probe", "--model", str(d / "model"), "--generate", "2", "--prompts", str(tmp_path / "q.jsonl"),
+              "--max-new-tokens", "2", "--no-ladder", "--no-progress"]
+    code, out, err = _run(capsys, *common, "--reward", "alternate:reward", "--out", str(tmp_path / "o"))
+    assert code == 0, err
+    assert "note: 2 of 2 responses reached --max-new-tokens 2 with no end of sequence" in " ".join(out.split())
+    code, out, err = _run(capsys, *common, "--reward", "zero:reward", "--out", str(tmp_path / "o2"))
+    lines = [x for x in err.splitlines() if x.startswith("entropylaw:")]
+    assert code == 2 and len(lines) == 1 and "no learning signal" in lines[0]
+    assert "note: 2 of 2 responses reached --max-new-tokens 2" in lines[0]

@@ -20,7 +20,7 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.probing import model as M
 from entropylaw.probing.forward import collect_stats
-from entropylaw.probing.generate import read_prompts, sample
+from entropylaw.probing.generate import cut_note, read_prompts, sample
 from entropylaw.probing.rewards import check_answers, load_reward
 from entropylaw.readers.rollouts.own import read_prompts_frame
 
@@ -91,6 +91,9 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
                       reward_fn=reward_fn)
         if not seqs:
             raise EntropyLawError(f"{path}: generation produced no non-empty responses")
+        said = cut_note(seqs, max_new_tokens, f"{path}: ")
+        if said:
+            warnings.warn(said, EntropyLawWarning, stacklevel=2)
         stats = collect_stats(model, seqs, temperature, chunk_size, clamp_p=0.3 if table1 else None)
         records.append((step, "entropy", float(stats["entropy"].double().mean())))
         if table1:

@@ -98,12 +98,23 @@ def sample(model, prompts: list, n: int, temperature: float = 1.0, max_new_token
                     text = tokenizer.decode(resp, skip_special_tokens=True) if tokenizer is not None else \
                         " ".join(map(str, resp))
                     reward = float(reward_fn(text, answer))
-                seqs.append(Sequence(pid, j, list(ids), resp, reward, extra={"answer": answer}))
+                cut = len(resp) == max_new_tokens and resp[-1] not in eos_set  # no end: the answer may be cut
+                seqs.append(Sequence(pid, j, list(ids), resp, reward, extra={"answer": answer, "cut": cut}))
         if bar is not None:
             bar.update(len(chunk) * n)
     if bar is not None:
         bar.close()
     return seqs
+
+
+def cut_note(seqs: list, max_new_tokens: int, where: str = "") -> str | None:
+    """What to say of responses that reached ``max_new_tokens`` with no end of sequence: their
+    rewards judge an answer the limit may have cut (None when none did)."""
+    cut = sum(1 for s in seqs if (s.extra or {}).get("cut"))
+    if not cut:
+        return None
+    return (f"{where}{cut} of {len(seqs)} responses reached `max_new_tokens` {max_new_tokens} with no end of "
+            "sequence: cut, their rewards judge an answer that may not be finished (a larger `max_new_tokens`)")
 
 
 def sample_informative(model, prompts: list, n: int, min_informative: int, max_rounds: int, estimator: str = "grpo",

@@ -151,7 +151,7 @@ def _load_model(model_path: str, o: ProbeOptions):
 
 
 def _sample(model, tokenizer, o: ProbeOptions, cfg: ProbeConfig, reward_fn):
-    from entropylaw.probing.generate import read_prompts, sample, sample_informative
+    from entropylaw.probing.generate import cut_note, read_prompts, sample, sample_informative
 
     prompts = read_prompts(o.prompts, tokenizer, M.vocab_size(model), o.chat_template)
     kw = dict(temperature=cfg.temperature, max_new_tokens=o.max_new_tokens, tokenizer=tokenizer, reward_fn=reward_fn,
@@ -165,7 +165,7 @@ def _sample(model, tokenizer, o: ProbeOptions, cfg: ProbeConfig, reward_fn):
     if not seqs:
         raise EntropyLawError(f"{o.prompts}: generation produced no non-empty responses")
     source = {"format": "generated", "step": None, "why": f"{o.generate} fresh responses per prompt of {o.prompts} "
-              f"at temperature {cfg.temperature:g}"}
+              f"at temperature {cfg.temperature:g}", "notes": [n for n in [cut_note(seqs, o.max_new_tokens)] if n]}
     return seqs, source, sampling
 
 
@@ -209,8 +209,10 @@ def _inputs(model_path, rollouts, o: ProbeOptions, cfg: ProbeConfig):
     trainer = bool(seqs) and all(s.advantage is not None for s in seqs)
     signal = signal_report(with_advantages(seqs, cfg.estimator, cfg.eps),
                            "the trainer's (kept)" if trainer else f"computed ({cfg.estimator})")
-    if signal["informative_groups"] == 0:  # before anything is written
-        raise NoSignal(no_signal_message(signal, str(rollouts or o.prompts), o.generate > 0))
+    if signal["informative_groups"] == 0:  # before anything is written; a cut answer may be why: said in the line
+        cut = "; ".join(source.get("notes") or []) if o.generate > 0 else ""
+        raise NoSignal(no_signal_message(signal, str(rollouts or o.prompts), o.generate > 0)
+                       + (f"; note: {cut}" if cut else ""))
     saved = 0
     if o.save_rollouts and dist.rank() == 0:
         write_rollouts(seqs, o.save_rollouts, tokenizer)
