@@ -324,3 +324,14 @@ def test_the_early_caption_counts_every_run_it_leaves_out():
     (one,) = build("early", law_run("good", 0.2, 0.8))
     assert "Left out" not in one.caption
     plt.close("all")
+
+
+def test_figures_say_a_runs_warning_once_not_once_a_figure(tmp_path):
+    """Each figure refits the runs: a run of 3 checkpoints' warnings were printed once per figure
+    that fitted it (each of 4 warnings twice)."""
+    import entropylaw as el
+
+    recs = [(s, table.ENTROPY, h) for s, h in ((10, 5.54), (20, 5.6), (30, 5.7))] + \
+        [(s, "val/q", v) for s, v in ((10, 0.5), (20, 0.5), (30, 0.5))]
+    res = el.figures(table.from_records(recs, run_id="ckpts"), out=tmp_path / "figs")
+    assert res.warnings and len(res.warnings) == len(set(res.warnings)), res.warnings

@@ -126,7 +126,7 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
             staged = []
             for b in built:
                 staged += save(b.fig, staging / b.name, formats=tuple(formats))
-                res.warnings += list(b.warnings)
+                res.warnings += [w for w in b.warnings if w not in res.warnings]  # each figure refits the runs
                 plt.close(b.fig)
             taken = [out_dir / p.name for p in staged if (out_dir / p.name).is_dir()]
             if taken:
