@@ -291,3 +291,12 @@ def test_responses_cut_by_max_new_tokens_are_said(workdir, tmp_path, capsys, mon
     lines = [x for x in err.splitlines() if x.startswith("entropylaw:")]
     assert code == 2 and len(lines) == 1 and "no learning signal" in lines[0]
     assert "note: 2 of 2 responses reached --max-new-tokens 2" in lines[0]
+
+
+def test_a_runs_folder_given_for_its_checkpoints_points_inside(tmp_path, capsys):
+    """The run's folder holding global_step_10/ said "no config.json", not where the checkpoints are."""
+    tiny_model("llama", vocab=V, hidden=16, layers=1, seed=1).save_pretrained(tmp_path / "run" / "global_step_10")
+    _write(tmp_path / "q.jsonl", [{"prompt_id": "a", "prompt_ids": [3, 4, 5]}])
+    code, out, err = _run(capsys, "probe-checkpoints", str(tmp_path / "run"), "--prompts", str(tmp_path / "q.jsonl"),
+                          "--samples", "2", "--max-new-tokens", "3", "--out", str(tmp_path / "t.parquet"))
+    assert code == 2 and "no config.json here, but 1 checkpoint folder inside (global_step_10)" in err

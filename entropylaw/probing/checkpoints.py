@@ -38,9 +38,16 @@ def step_from_name(path: str) -> int | None:
 def model_dir(path: str) -> str:
     """The transformers directory inside a checkpoint (veRL keeps it under actor/huggingface)."""
     p = Path(path)
-    for cand in (p, p / "actor" / "huggingface", p / "huggingface"):
+    places = ("", "actor/huggingface", "huggingface")
+    for cand in (p / where for where in places):
         if (cand / "config.json").exists():
             return str(cand)
+    inside = sorted(c.name for c in p.iterdir() if c.is_dir() and any((c / w / "config.json").exists()
+                                                                      for w in places)) if p.is_dir() else []
+    if inside:  # the run's folder given for its checkpoints
+        raise EntropyLawError(f"{p}: no config.json here, but {len(inside)} checkpoint folder"
+                              f"{'s' if len(inside) != 1 else ''} inside ({', '.join(inside[:3])}"
+                              f"{' ...' if len(inside) > 3 else ''}): give them ({p}/{inside[0]} ...)")
     return str(p)  # load_model reports what is missing
 
 
