@@ -206,6 +206,8 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
             raise EntropyLawError(f"{path}:{line}: prompt + response is {total} tokens, longer than the model's "
                                   f"context of {max_length}")
         reward = _finite_number(row, "reward", path, line)
+        if isinstance(row["reward"], str):  # "1.0": read as the number it writes, said
+            hows["rewards written as text read as numbers"] = hows.get("rewards written as text read as numbers", 0) + 1
         old = None
         if _present(row, "old_logprobs"):
             old = [float(v) for v in list(row["old_logprobs"])]
@@ -223,8 +225,12 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
         seqs.append(Sequence(pid, index, ids["prompt"], ids["response"], reward, old, row=line, advantage=adv,
                              extra={"answer": row.get("answer")} if _present(row, "answer") else {}))
     empty = hows.pop("empty responses read as the end-of-sequence token alone", 0)
+    texts = hows.pop("rewards written as text read as numbers", 0)
     if hows:
         df.attrs.setdefault("notes", []).append("prompts: " + ", ".join(f"{n} {h}" for h, n in hows.items()))
+    if texts:
+        df.attrs.setdefault("notes", []).append(f"{texts} reward{'s' if texts != 1 else ''} written as text (\"1.0\") "
+                                                "read as the numbers they write")
     if empty:
         df.attrs.setdefault("notes", []).append(
             f"{empty} empty response{'s' if empty != 1 else ''} read as the end-of-sequence token alone (sampled "
