@@ -491,3 +491,11 @@ def test_a_log_in_bits_is_suggested_and_a_horizon_shorter_than_a_response_refuse
     assert "the log may be in bits (log base 2), not nats" in r["verdict"] and "matches token-mean" in r["verdict"]
     code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--logged", 1.0, "--horizon", 1)
     assert code == 2 and "--horizon 1: shorter than the longest response" in err
+
+
+def test_a_log_whose_entropy_is_nan_says_so_not_that_it_has_no_entropy(work, capsys, tmp_path):
+    d, logs, truth = work
+    (tmp_path / "trainer_state.json").write_text('{"log_history": [{"step": 1, "entropy": NaN, "loss": 0.1}]}')
+    code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--log",
+                          tmp_path / "trainer_state.json", "--step", 1)
+    assert code == 2 and "no entropy value read; rows were dropped (non-finite value)" in err

@@ -73,6 +73,11 @@ def logged_entropy(log: str, step: int, entropy_key: str | None = None) -> float
         raise EntropyLawError(f"{log}: holds {df['run_id'].nunique()} runs (give one run's log)")
     h = df[df["metric"] == "entropy"]
     if len(h) == 0:
+        dropped = sorted({reason for r in reports for reason in dict(r.dropped) if reason != "averaged"})
+        if dropped:  # the key is there, its values were not numbers: say so, not "no entropy metric"
+            raise EntropyLawError(f"{log}: no entropy value read; rows were dropped ({', '.join(map(str, dropped))}): "
+                                  "an entropy logged as NaN is none (give `logged` VALUE, or `entropy_key` KEY if "
+                                  "it is logged under another name)")
         raise EntropyLawError(f"{log}: no entropy metric (give `entropy_key` KEY, or `logged` VALUE)")
     at = h[h["step"] == step]
     if len(at) == 0:
