@@ -204,6 +204,11 @@ def test_verl_dump_directory_file_and_step(verl):
     assert any("chat template rebuilt" in n for n in df.attrs["notes"])
     with pytest.raises(EntropyLawError, match="no rollouts for `step` 15 \\(steps present: 10, 20"):
         read_rollouts(d / "rollout_data", 15)
+    # a bad reward is named as the dump names it (its `score`), not by the probe's column
+    bad = read_rollouts(d / "rollout_data")
+    bad.loc[4, "reward"] = float("nan")
+    with pytest.raises(EntropyLawError, match=r"20.jsonl:5: no score \(the reward: missing, null or NaN"):
+        encode(bad, "dump", len(tok), tok, None, None)
 
 
 def test_verl_dump_that_matches_no_template_is_tokenised_as_dumped(verl):

@@ -138,16 +138,19 @@ def _present(row, column):
     return v is not None and not (isinstance(v, float) and math.isnan(v))
 
 
-def _finite_number(row, column, path, line) -> float:
-    """``row[column]`` as a finite float, or one line naming the file, the row and the value."""
+def _finite_number(row, column, path, line, named: str | None = None) -> float:
+    """``row[column]`` as a finite float, or one line naming the file, the row and the value (by the
+    file's own name for the column, ``named``: a veRL dump's ``score`` is the reward)."""
+    said, what = (named, f"the {column}: ") if named else (column, "")
     try:
         v = float(row[column])
     except (TypeError, ValueError):
-        raise EntropyLawError(f"{path}:{line}: {column} {row[column]!r} is not a number") from None
+        raise EntropyLawError(f"{path}:{line}: {said} {row[column]!r} is not a number ({what}expected a finite "
+                              "number)") from None
     if math.isnan(v):  # JSON null, NaN and a row without the key all read as NaN
-        raise EntropyLawError(f"{path}:{line}: no {column} (missing, null or NaN; expected a finite number)")
+        raise EntropyLawError(f"{path}:{line}: no {said} ({what}missing, null or NaN; expected a finite number)")
     if not math.isfinite(v):
-        raise EntropyLawError(f"{path}:{line}: {column} is {v} (expected a finite number)")
+        raise EntropyLawError(f"{path}:{line}: {said} is {v} ({what}expected a finite number)")
     return v
 
 
@@ -205,7 +208,7 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
         if max_length is not None and total > max_length:
             raise EntropyLawError(f"{path}:{line}: prompt + response is {total} tokens, longer than the model's "
                                   f"context of {max_length}")
-        reward = _finite_number(row, "reward", path, line)
+        reward = _finite_number(row, "reward", path, line, df.attrs.get("named", {}).get("reward"))
         if isinstance(row["reward"], str):  # "1.0": read as the number it writes, said
             hows["rewards written as text read as numbers"] = hows.get("rewards written as text read as numbers", 0) + 1
         old = None

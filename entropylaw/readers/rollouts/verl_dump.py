@@ -59,7 +59,7 @@ def read_verl_dump(path: Path, step: int | None, steps: list) -> pd.DataFrame:
         if col not in ("input", "output", "score", "gts", "step") and col not in out:
             out[col] = df[col]
     file_step = int(df["step"].iloc[0]) if "step" in df and pd.notna(df["step"].iloc[0]) else step
-    out.attrs.update(format="verl-dump", step=file_step, steps=steps, source=str(path),
+    out.attrs.update(format="verl-dump", step=file_step, steps=steps, source=str(path), named={"reward": "score"},
                      notes=["veRL dumps text decoded with skip_special_tokens=True: the prompt's chat template "
                             "is rebuilt from the tokenizer, the response re-tokenised, and a final eos is not "
                             "known"])
