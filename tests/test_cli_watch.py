@@ -166,11 +166,23 @@ def test_watch_on_a_missing_folder_is_one_line(tmp_path, capsys):
     assert code == 2 and err.strip().count("\n") == 0 and "no such file or directory, nor its folder" in err
 
 
-def test_watch_waits_for_a_log_the_trainer_has_yet_to_write(tmp_path, capsys):
+def test_watch_waits_for_a_log_the_trainer_has_yet_to_write(tmp_path, capsys, monkeypatch):
     """Started before the trainer's first line (the common way to start it): it waits, says so
-    once, and reads the log when it appears; with nothing written it stops at --exit-idle."""
+    once, and reads the log when it appears; with nothing written it stops at --exit-idle. The log
+    is written during the watcher's second wait, not after a fixed time (a loaded machine started
+    the command after the file was there)."""
+    from entropylaw.cli import watch as watch_cli
+
     path = tmp_path / "metrics.jsonl"
-    threading.Timer(0.5, lambda: path.write_text("".join(_line(r) for r in _rows(20)))).start()
+    waits, real_sleep = [0], time.sleep
+
+    def sleep(seconds):
+        waits[0] += 1
+        if waits[0] == 2:
+            path.write_text("".join(_line(r) for r in _rows(20)))
+        real_sleep(min(seconds, 0.01))
+
+    monkeypatch.setattr(watch_cli.time, "sleep", sleep)
     code, out, err = _watch(path, capsys, "--max-refreshes", "1")
     assert code == 0, err
     assert out.count("waiting for") == 1 and f"{path} to appear" in out and "step 20" in out
