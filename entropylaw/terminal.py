@@ -133,16 +133,15 @@ def signed(value, point=None, digits: int = 4) -> str:
     return "+" + text[1:] if text in ("-0.0", "-0") else text
 
 
-def law_formula(a: float, b: float, digits: int = 4, times: str = " ") -> str:
+def law_formula(a: float, b: float, digits: int = 4, times: str = " ", number=None) -> str:
     """R = -a exp(H) + b with the fitted numbers, each sign written once (an a below 0 read
-    "R = --0.14 exp(H)").
+    "R = --0.14 exp(H)"); ``number`` formats a magnitude (default: ``digits`` significant figures).
 
     >>> law_formula(0.2739, 0.7898), law_formula(-0.1415, 0.02191), law_formula(0.5, -1.2, 2, "·")
     ('R = -0.2739 exp(H) + 0.7898', 'R = +0.1415 exp(H) + 0.02191', 'R = -0.5·exp(H) - 1.2')
     """
-    sa = "-" if a >= 0 else "+"
-    sb = "+" if b >= 0 else "-"
-    return f"R = {sa}{abs(a):.{digits}g}{times}exp(H) {sb} {abs(b):.{digits}g}"
+    number = number or (lambda v: f"{v:.{digits}g}")
+    return f"R = {'-' if a >= 0 else '+'}{number(abs(a))}{times}exp(H) {'+' if b >= 0 else '-'} {number(abs(b))}"
 
 
 def not_found(noun: str, name: str, known, nearest: int = 3) -> str:

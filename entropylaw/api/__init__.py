@@ -38,7 +38,7 @@ import entropylaw.table as _table
 from entropylaw._version import __version__  # noqa: F401
 from entropylaw.errors import EntropyLawError as _Error, EntropyLawWarning as _Warning
 from entropylaw.fit.algorithms import AlgorithmTest as _AlgorithmTest
-from entropylaw.fit.run import left_out_line as _left_out_line, run_verdict as _run_verdict
+from entropylaw.fit.run import each_run as _each_run, left_out_line as _left_out_line, run_verdict as _run_verdict
 from entropylaw.fit.early import EarlyPrediction as _EarlyPrediction, EarlyPredictions as _EarlyPredictions
 from entropylaw.fit.forecast.core import Forecast, forecast_table as _forecast_table
 from entropylaw.fit.law import EntropyLawFit
@@ -144,16 +144,8 @@ def predict_all(df: _pd.DataFrame, runs=None, **options) -> _EarlyPredictions:
     points in its window, no entropy ...) is left out with a warning and named in ``.left_out``
     (run -> why); none left is an error."""
     ids = list(runs) if runs is not None else run_ids(df)
-    done, left_out = {}, {}
     with _said_once():
-        for r in ids:
-            try:
-                done[r] = predict(df, r, **options)
-            except _Error as err:
-                if len(ids) == 1:
-                    raise
-                _warnings.warn(f"run {r!r} left out: {str(err).removeprefix(f'run {r!r}: ')}", _Warning, stacklevel=2)
-                left_out[r] = str(err)
+        done, left_out = _each_run(lambda r: predict(df, r, **options), ids)
     if not done:
         raise _Error(_left_out_line(left_out, "no run could be predicted"))
     return _EarlyPredictions(done, fit_steps=options.get("fit_steps"), fit_frac=options.get("fit_frac"),

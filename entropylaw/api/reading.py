@@ -161,9 +161,9 @@ def target_out_of_range(decisions) -> str | None:
     """Why a target cannot be a score at all (above the score's range), from the forecasts'
     decisions: a user's mistake (a percent target for a fraction), said as an error."""
     for d in decisions:
-        note = (d or {}).get("target_note") or ""
-        if "lies above the score's range" in note:
-            return note.replace("it cannot be reached", "give the target in the score's units (a fraction: 0.85)")
+        if (d or {}).get("target_above_range"):
+            return d["target_note"].replace("it cannot be reached",
+                                            "give the target in the score's units (a fraction: 0.85)")
     return None
 
 

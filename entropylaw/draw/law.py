@@ -35,7 +35,7 @@ from matplotlib.collections import PathCollection
 
 from entropylaw.draw.style import (ENTROPY_LABEL, STEP_LABEL, color as palette, fig_width, fit_text, fmt, fs,
                                    legend_below, new_axes, numbers_box, text_width)
-from entropylaw.terminal import wrap_words
+from entropylaw.terminal import law_formula, wrap_words
 
 OUT_OF_RANGE = "†"  # marks an interval that leaves [0, 1], the range of a fraction
 
@@ -280,8 +280,7 @@ def plot_algorithms(points: Mapping[str, pd.DataFrame], algorithm_of: Mapping[st
     all_H = np.concatenate([np.asarray(p["H"], float) for p in points.values()] or [np.array([0.0, 1.0])])
     grid = np.linspace(max(0.0, all_H.min() * 0.9), all_H.max() * 1.05, 200)
     a, b = float(shared_fit["a"]), float(shared_fit["b"])
-    ax.plot(grid, -a * np.exp(grid) + b, color="black", lw=2, label=f"shared fit: R = {'-' if a >= 0 else '+'}{fmt(abs(a))}·exp(H) "
-            f"{'+' if b >= 0 else '-'} {fmt(abs(b))}")
+    ax.plot(grid, -a * np.exp(grid) + b, color="black", lw=2, label=f"shared fit: {law_formula(a, b, times='·', number=fmt)}")
     for k, (alg, fit) in enumerate((per_algorithm or {}).items()):
         ax.plot(grid, -float(fit["a"]) * np.exp(grid) + float(fit["b"]), ls=FIT_STYLES[k % len(FIT_STYLES)],
                 color="0.4",

@@ -178,6 +178,34 @@ class Fits(list):
         self.left_out: dict[str, str] = dict(left_out or {})
 
 
+def each_run(one, run_ids: list, stacklevel: int = 3) -> tuple[dict, dict]:
+    """``{run: one(run)}`` for each of ``run_ids``, and the runs left out, run -> why: with several
+    runs, one that ``one`` refuses (an :class:`EntropyLawError`) is left out with a warning; with
+    one, its error is the caller's. ``forecast`` and ``predict`` on a sweep leave out alike.
+
+    >>> def one(r):
+    ...     if r == "b":
+    ...         raise EntropyLawError("run 'b': too few points")
+    ...     return r.upper()
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     each_run(one, ["a", "b"])
+    ({'a': 'A'}, {'b': 'too few points'})
+    """
+    out, left_out = {}, {}
+    for rid in run_ids:
+        try:
+            out[rid] = one(rid)
+        except EntropyLawError as err:
+            if len(run_ids) == 1:
+                raise
+            why = str(err).removeprefix(f"run {rid!r}: ")
+            warnings.warn(f"run {rid!r} left out: {why}", EntropyLawWarning, stacklevel=stacklevel)
+            left_out[rid] = why
+    return out, left_out
+
+
 def left_out_line(left_out: dict[str, str], lead: str = "") -> str:
     """One line naming the runs left out, each with why (the first 10, then a count).
 

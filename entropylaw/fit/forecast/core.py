@@ -35,12 +35,10 @@ stored in ``calibration.json``; see :func:`default_method`). Every forecast also
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
-from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.errors import EntropyLawError
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY, methods_table
@@ -55,6 +53,7 @@ from entropylaw.fit.forecast.final import final_steps, seen_range
 from entropylaw.fit.forecast.names import DEFAULT
 from entropylaw.fit.forecast.result import Forecast, MethodResult  # noqa: F401  (what forecast() returns)
 from entropylaw.fit.forecast.text import GUESS_SAID
+from entropylaw.fit.run import each_run
 from entropylaw.readers.dataset_guess import CONFIG_KEY as GUESSED
 from entropylaw.terminal import count
 
@@ -311,18 +310,8 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
 
 
 def _each_run(one, run_ids: list) -> tuple[dict, dict]:
-    """``one(run_id)`` for each run; with several runs, a run that cannot be forecast is left
-    out with its reason (a warning), and none left is an error."""
-    out, left_out = {}, {}
-    for rid in run_ids:
-        try:
-            out[rid] = one(rid)
-        except EntropyLawError as err:
-            if len(run_ids) == 1:
-                raise
-            why = str(err).removeprefix(f"run {rid!r}: ")
-            warnings.warn(f"run {rid!r} left out: {why}", EntropyLawWarning, stacklevel=3)
-            left_out[rid] = why
+    """:func:`~entropylaw.fit.run.each_run`; none left is an error."""
+    out, left_out = each_run(one, run_ids, stacklevel=4)
     if not out:
         raise EntropyLawError("no run could be forecast (see the warnings above)")
     return out, left_out

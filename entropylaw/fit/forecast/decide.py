@@ -347,7 +347,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
         far = np.linspace(end, max(origin + 20 * max(end - origin, 1.0), to_step), 600)
         out.update(target_step(far, *m.curve(far), target, conf))
         if bounds is not None and target > bounds[1]:
-            out.update(target_step=None, target_step_ci=None, p_reach=0.0,
+            out.update(target_step=None, target_step_ci=None, p_reach=0.0, target_above_range=True,
                        target_note=f"the target {target:g} lies above the score's range {list(bounds)}: "
                                    "it cannot be reached")
         elif bounds is not None and target < bounds[0]:
