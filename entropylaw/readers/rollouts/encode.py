@@ -166,6 +166,8 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
     path = str(df.attrs.get("source", path))
     line_offset = 1  # rows are reported 1-based (JSONL line of a file without blank lines)
     seqs, counts, hows = [], {}, {}
+    empty = texts = 0  # responses written as "" and rewards written as text: counted, said
+    eos = getattr(tokenizer, "eos_token_id", None) if tokenizer is not None else None
     for i, row in enumerate(df.to_dict("records")):
         line = i + line_offset
         ids = {}
@@ -193,13 +195,11 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
                 ids[part] = checked_ids(tokens, path, line, part, vocab_size)
             else:
                 raise EntropyLawError(f"{path}:{line}: no {part} or {part}_ids")
-        eos = getattr(tokenizer, "eos_token_id", None) if tokenizer is not None else None
         if len(ids["response"]) == 0 and not _present(row, "response_ids") and isinstance(eos, int):
             # the text of a response whose first token was the end of sequence: trainers decode it
             # without special tokens, as "" (TRL's completions, veRL's dumps); its one token is eos
             ids["response"] = [eos]
-            hows["empty responses read as the end-of-sequence token alone"] = \
-                hows.get("empty responses read as the end-of-sequence token alone", 0) + 1
+            empty += 1
         if len(ids["response"]) == 0:
             raise EntropyLawError(f"{path}:{line}: empty response (expected at least one token)")
         if len(ids["prompt"]) == 0:
@@ -210,7 +210,7 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
                                   f"context of {max_length}")
         reward = _finite_number(row, "reward", path, line, df.attrs.get("named", {}).get("reward"))
         if isinstance(row["reward"], str):  # "1.0": read as the number it writes, said
-            hows["rewards written as text read as numbers"] = hows.get("rewards written as text read as numbers", 0) + 1
+            texts += 1
         old = None
         if _present(row, "old_logprobs"):
             old = [float(v) for v in list(row["old_logprobs"])]
@@ -227,8 +227,6 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
             adv = _finite_number(row, "advantage", path, line)
         seqs.append(Sequence(pid, index, ids["prompt"], ids["response"], reward, old, row=line, advantage=adv,
                              extra={"answer": row.get("answer")} if _present(row, "answer") else {}))
-    empty = hows.pop("empty responses read as the end-of-sequence token alone", 0)
-    texts = hows.pop("rewards written as text read as numbers", 0)
     if hows:
         df.attrs.setdefault("notes", []).append("prompts: " + ", ".join(f"{n} {h}" for h, n in hows.items()))
     if texts:
