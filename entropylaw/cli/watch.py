@@ -189,22 +189,17 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
     return Panel(body, title=f"entropylaw watch {path}", subtitle=f"refreshed {when}")
 
 
-# what a refresh shows of its fit and forecast: kept on show while the log read again holds too few points
-FIT_FIELDS = ("a", "b", "ceiling", "ceiling_ci", "r2", "trust", "reasons", "points", "y_key", "score_kind",
-              "score_now", "decision", "decision_lines", "default_method", "regime", "regime_why",
-              "forecast_warnings", "law_on_window", "forecast_step", "forecast", "fitted_at")
-
-
 def _kept(new: dict, old: dict | None, notes: list) -> dict:
     """``new``, or, where it has no fit and ``old`` had one (a log truncated or rotated and read
-    again from its start), ``new`` with ``old``'s fit on show, said."""
+    again from its start), ``new`` over ``old``: the fit and forecast a refresh without a fit
+    lacks stay on show, said."""
     if "a" in new:
         return {**new, "fitted_at": time.strftime("%H:%M:%S")}
     if old is None or "a" not in old:
         return new
     notes.append(f"the log now holds too few points ({new.get('fit_error', 'no fit')}): the fit of "
                  f"{old.get('fitted_at', 'the last refresh')} stays on show")
-    return {**new, **{k: old[k] for k in FIT_FIELDS if k in old}}
+    return {**old, **new}
 
 
 class TargetError(EntropyLawError):
