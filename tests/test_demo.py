@@ -3,10 +3,9 @@
 from pathlib import Path
 
 from conftest import run_cli
-import pytest
 
-# prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
-pytestmark = pytest.mark.printed
+# the demo's numbers are compared under another BLAS kernel set by its golden (test_golden.py, demo.txt);
+# these check its screen and what it writes
 
 ROOT = Path(__file__).resolve().parents[1]
 

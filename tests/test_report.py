@@ -32,8 +32,10 @@ from entropylaw.page.page import render_html  # noqa: E402
 from entropylaw.results.rows import explained  # noqa: E402
 from entropylaw.results.model import RunResults  # noqa: E402
 
-# prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
-pytestmark = pytest.mark.printed
+# the tests marked printed compare numbers the page prints: run again under another BLAS kernel set
+# (make test, OPENBLAS_CORETYPE=Prescott); the rest check the page's layout, a browser and the CLI's
+# plumbing, which a kernel set does not change
+printed = pytest.mark.printed
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,6 +64,7 @@ def two_runs():
     return table.concat([law_run("run0", 0.2, 0.8, 0), law_run("run1", 0.1, 0.6, 1, algorithm="rloo")])
 
 
+@printed
 def test_page_has_rows_flags_warnings_images_and_escapes_text():
     rows = [{"run_id": "<b>r1</b>", "label": "<b>r1</b>", "number": 1, "model": "Qwen2.5-7B", "algorithm": "grpo",
              "n": 12, "a": 0.2, "a_stderr": 0.01, "b": 0.9, "b_stderr": 0.02, "ceiling": 0.7,
@@ -91,6 +94,7 @@ def test_page_has_rows_flags_warnings_images_and_escapes_text():
     assert not re.search(r'(src|href)="(?!data:|#)', html) and "http" not in html.lower().replace("http-equiv", "")
 
 
+@printed
 def test_numbers_keep_their_column_decimals():
     assert decimals([0.69, 0.71, 0.05]) == 3 and decimals([120.0, 300.0]) == 0
     assert interval(0.5, (0.4, 0.6), 3) == "0.500 [0.400, 0.600]"
@@ -98,10 +102,12 @@ def test_numbers_keep_their_column_decimals():
     assert interval(2.0, (1.5, 2.5), 2, fraction=False) == "2.00 [1.50, 2.50]"
 
 
+@printed
 def test_figure_png_is_reproducible():
     assert figure_png(small_figure(1)) == figure_png(small_figure(1))
 
 
+@printed
 def test_report_from_a_table_fits_flags_and_forecasts_each_run():
     from entropylaw.page.assemble import report_html
     from entropylaw.results.model import summary_rows
