@@ -226,6 +226,29 @@ def test_a_tiny_window_is_one_line_for_rank_and_forecast(tmp_path):
         assert len([ln for ln in out.stderr.splitlines() if ln.startswith("entropylaw: error")]) == 1
 
 
+def test_a_run_left_out_is_in_the_json_of_forecast_and_rank_with_why(tmp_path):
+    """A sweep with one run of a single point in its window: the JSON that scripts read listed
+    only the runs forecast (the run left out was on stderr alone). It is an entry of each list,
+    with why; --strict refuses."""
+    import shutil
+
+    shutil.copy(CLIMBER, tmp_path / CLIMBER.name)
+    shutil.copy(CLIMBER.parent / CLIMBER.name.replace("resp512", "resp256"), tmp_path)
+    (tmp_path / "tiny.csv").write_text("step,entropy,val/test_score/gsm8k\n1,0.9,0.1\n2,0.8,0.2\n")
+    for command in ("forecast", "rank"):
+        out = _cli(command, str(tmp_path), "--fit-frac", "0.25", "--json")
+        assert out.returncode == 0, out.stderr
+        docs = json.loads(out.stdout)
+        assert [d["run_id"] for d in docs][-1] == "tiny" and len(docs) == 3
+        assert "1 validation point" in docs[-1]["left_out"], docs[-1]
+        assert all(d.get("left_out") is None for d in docs[:-1])
+        if command == "rank":
+            assert set(docs[-1]) == set(docs[0]) and docs[-1]["expected"] is None and docs[-1]["prune"] is None
+        strict = _cli(command, str(tmp_path), "--fit-frac", "0.25", "--strict")
+        assert strict.returncode == 2 and "left out (1 run): tiny (no method can forecast" in strict.stderr, \
+            strict.stderr
+
+
 def test_a_live_run_gains_to_the_planned_total_its_printed_config_states():
     """A run still going (the window is all of it) whose trainer printed total_training_steps: the gain
     runs to that step, and says where N came from."""

@@ -18,10 +18,11 @@ def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: i
     live) by the chance that each ends best, from each run's default forecast
     (:func:`entropylaw.forecast_all`'s ``options``); prune a run whose chance of ending within
     ``threshold`` of the best is below 5 % (:mod:`entropylaw.fit.forecast.rank`). A run that
-    cannot be forecast is left out with a warning (``.notes`` says which)."""
+    cannot be forecast is left out with a warning (``.left_out``: run -> why; said in ``.notes``)."""
     ids = list(runs) if runs is not None else table.run_ids(df)
     options.setdefault("methods", [DEFAULT])
     forecasts = forecast_table(df, ids, seed=seed, **options)
     out = rank_forecasts(forecasts, threshold=threshold, seed=seed)
+    out.left_out = dict(forecasts.left_out)
     out.notes += [f"left out: {rid}: {why}" for rid, why in forecasts.left_out.items()]
     return out

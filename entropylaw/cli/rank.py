@@ -43,7 +43,8 @@ def add_parser(subparsers) -> None:
     g.add_argument("--n-boot", type=N_BOOT, default=200, help="draws per run, >= 2 (default 200)")
     g.add_argument("--seed", type=SEED, default=0, help="seed, >= 0 (default 0)")
     g.add_argument("--json", action="store_true", help="print JSON: a list of {run_id, expected, lo, hi, p_best, "
-                                                       "prune}")
+                                                       "prune, ...}, a run left out with its numbers null and "
+                                                       "left_out saying why")
     g.add_argument("--no-sweep", dest="sweep", action="store_false",
                    help="forecast each run alone: the runs do not pool their climb rates")
     add_entropy_convention(g)
@@ -56,9 +57,7 @@ def run(args) -> int:
     ranking = api.rank(df, threshold=args.threshold, seed=args.seed, y_key=args.y_key, x_key=args.x_key,
                        fit_frac=args.fit_frac, conf=args.conf, n_boot=args.n_boot, total_steps=args.total_steps,
                        n_problems=args.n_problems, sweep=args.sweep)
-    left = [n for n in ranking.notes if n.startswith("left out: ")]
-    if args.strict and left:
-        raise EntropyLawError(f"--strict: {plumbing.count(len(left), 'run')} left out "
-                              f"({'; '.join(n[10:] for n in left[:3])})")
+    if args.strict and ranking.left_out:
+        raise EntropyLawError(plumbing.left_out_line(ranking.left_out, "--strict: a run is left out"))
     print(args.flags(dump_json(ranking.to_dict()) if args.json else str(ranking)))
     return 0

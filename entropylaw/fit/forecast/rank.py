@@ -118,6 +118,7 @@ class Ranking:
     fit_frac: float | None = None
     point: float | None = 0.01
     notes: list = field(default_factory=list)
+    left_out: dict = field(default_factory=dict)  # runs that could not be forecast: run -> why (also in notes)
 
     @property
     def top(self) -> str | None:
@@ -144,9 +145,13 @@ class Ranking:
                         "scores their windows cannot bound")
 
     def to_dict(self) -> list:
+        """The ``--json``: one dict per run ranked, then one per run left out, its numbers null and
+        ``left_out`` saying why (null for a run ranked)."""
         keys = ("run_id", "expected", "lo", "hi", "p_best", "prune")
-        return [{**{k: r.get(k) for k in keys}, "p_near": r.get("p_near"), "to_step": r.get("to_step"),
-                 "observed": r.get("observed"), "note": r.get("note")} for r in self.rows]
+        rows = [{**{k: r.get(k) for k in keys}, "p_near": r.get("p_near"), "to_step": r.get("to_step"),
+                 "observed": r.get("observed"), "note": r.get("note"), "left_out": None} for r in self.rows]
+        blank = dict.fromkeys(rows[0] if rows else (*keys, "p_near", "to_step", "observed", "note"))
+        return rows + [{**blank, "run_id": rid, "left_out": why} for rid, why in self.left_out.items()]
 
     def __str__(self) -> str:
         pct = f"{100 * self.conf:g} %"
