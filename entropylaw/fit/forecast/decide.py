@@ -314,7 +314,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     gain = {"from_step": float(end), "to_step": to_step, "to_step_source": to_why,
             **gain_summary(fdraws - ndraws, final - now, conf)}
     out = {"method": m.name, "conf": float(conf), "threshold": float(threshold), "threshold_source": source,
-           "gain": gain, "units": unit_name(bounds), "point": point_size(bounds),
+           "gain": gain, "display_units": unit_name(bounds), "point": point_size(bounds),
            "cost": cost_of(to_step - end, step_cost, step_seconds),
            # the validation set's size the window's noise was read with (the points' weights, the regime)
            "problems": {"n": float(n), "source": said} if n and said else None}

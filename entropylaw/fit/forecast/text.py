@@ -55,7 +55,7 @@ def decision_lines(d) -> list[str]:
         return []
     if d.get("method") is None:
         return [f"    call: none: {d.get('reason', 'no curve')}"]
-    g, p, units = d["gain"], d.get("point"), d.get("units", "points")
+    g, p, units = d["gain"], d.get("point"), d.get("display_units", "points")
     cost = d.get("cost")
     spend = "" if not cost else f" for {cost['amount']:.3g} {cost['unit']}"
     lines = [f"    gain ({d['method']}): continuing from step {g['from_step']:g} to step {g['to_step']:g} adds "
@@ -300,7 +300,7 @@ def one_line_text(forecasts) -> str:
     if len(fracs) == 1 and None not in fracs:  # one share for every run: said once
         cols = [c for c in cols if c[1] != "window"]
         head += f": forecast from the first {100 * fracs.pop():g} % of each run's steps (a backtest)"
-    units = {(fc.decision or {}).get("units") for fc in forecasts.values()} - {None}
+    units = {(fc.decision or {}).get("display_units") for fc in forecasts.values()} - {None}
     said = ("final: the default method's final score; gain: what continuing from the window's end to that step "
             f"adds, in {' or '.join(sorted(units)) or 'points'}, with its {pct} lower and upper bounds; call: stop / continue / undecided (the likely call "
             "and its step) against each run's threshold; --full: every run's forecast, threshold and reasons")
