@@ -218,6 +218,7 @@ def settle(fig) -> int:
         ax.set_xlim(ax.get_xlim())
         ax.set_ylim(ax.get_ylim())
     n_marks = 0
+    _labels_fit(fig, axes)
     # only boxes and legends inside the axes need the layout (a draw is the slow part)
     pending = any(t.get_gid() == AUTO_BOX for ax in axes for t in ax.texts) or \
         any(_inside_legend(ax) is not None for ax in axes)
@@ -240,3 +241,33 @@ def settle(fig) -> int:
         n_marks += mark_clipped(ax)
     fig._entropylaw_marks = n_marks
     return n_marks
+
+
+def _labels_fit(fig, axes) -> None:
+    """In a figure of one axes, an axis label the figure cuts (longer than the axes are tall or
+    wide, beside a legend or a box that shrinks them: the one-column paper style) is broken into
+    lines at its spaces: a cut label hides its unit. Figures are drawn to find out only where a
+    label is over 40 % of the figure's height (width) long. Not in a grid: each draw of a
+    constrained layout moves its panels by a pixel or so, and a grid's panels carry texts placed
+    under them by the first layout."""
+    import textwrap
+
+    if len(axes) != 1:
+        return
+    size = fig.get_size_inches() * fig.dpi
+    labels = [(lab, vertical) for ax in axes for lab, vertical in ((ax.yaxis.label, True), (ax.xaxis.label, False))
+              if lab.get_visible() and lab.get_text() and "\n" not in lab.get_text()]
+    if not any(0.6 * lab.get_fontsize() * fig.dpi / 72 * len(lab.get_text()) > 0.4 * size[1 if vertical else 0]
+               for lab, vertical in labels):
+        return
+    fig.draw_without_rendering()  # the layout moves every label a little: both are checked
+    renderer, page = _renderer(fig), fig.bbox
+    for lab, vertical in labels:
+        e = lab.get_window_extent(renderer)
+        lo, hi, edge0, edge1 = (e.y0, e.y1, page.y0, page.y1) if vertical else (e.x0, e.x1, page.x0, page.x1)
+        if lo >= edge0 - 0.5 and hi <= edge1 + 0.5:
+            continue
+        room = 1.9 * min((lo + hi) / 2 - edge0, edge1 - (lo + hi) / 2)  # centred where the layout put it
+        text = lab.get_text()
+        lab.set_text(textwrap.fill(text, max(12, int(len(text) * room / max(hi - lo, 1.0))), break_long_words=False))
+
