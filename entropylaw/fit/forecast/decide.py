@@ -320,7 +320,9 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
            "problems": {"n": float(n), "source": said} if n and said else None}
     lo, hi = hold(final, *np.quantile(fdraws, [(1 - conf) / 2, (1 + conf) / 2])) if len(fdraws) else (np.nan, np.nan)
     out["final"] = {"step": to_step, "expected": final, "lo": float(lo), "hi": float(hi)}
-    why_not = no_forecast_reason(float(lo), float(hi), bounds, seen_range(win.target.values))
+    # named: the call may read another method than the one a table recommends (module docstring)
+    why_not = no_forecast_reason(float(lo), float(hi), bounds, seen_range(win.target.values),
+                                 f"the {m.name} forecast's interval")
     if not np.isfinite([gain["lo"], gain["hi"]]).all():
         out.update(call=None, reason="the forecast has no finite draws")
     elif len(fdraws) < MIN_DRAWS:

@@ -69,11 +69,12 @@ def observed_final(kind: str, steps, values, span) -> float | None:
     return float(np.mean(values[inside])) if inside.any() else None
 
 
-def no_forecast_reason(lo: float, hi: float, bounds, seen=None) -> str | None:
+def no_forecast_reason(lo: float, hi: float, bounds, seen=None, whose: str = "the interval") -> str | None:
     """Why an interval is no forecast, or None: wider than :data:`NO_FORECAST_WIDTH` of the
     score's range; for a score of no known range (``bounds`` None), wider than
     :data:`UNBOUNDED_WIDTH` times what the window's scores spanned (``seen``: their lowest and
-    highest), an extrapolation the window cannot back.
+    highest), an extrapolation the window cannot back. ``whose``: the interval, in words (a
+    decision read from another method than the one shown names it).
 
     >>> no_forecast_reason(-23.9, 12467.5, None, (11.0, 16.5))[:79]
     'no forecast: the interval [-23.9, 1.247e+04] is 2271 times as wide as the score'
@@ -86,13 +87,13 @@ def no_forecast_reason(lo: float, hi: float, bounds, seen=None) -> str | None:
         spread = float(seen[1] - seen[0]) if seen is not None else 0.0
         if not spread > 0 or hi - lo <= UNBOUNDED_WIDTH * spread:
             return None
-        return (f"no forecast: the interval [{lo:.4g}, {hi:.4g}] is {(hi - lo) / spread:.0f} times as wide as the "
+        return (f"no forecast: {whose} [{lo:.4g}, {hi:.4g}] is {(hi - lo) / spread:.0f} times as wide as the "
                 f"scores the window saw ({seen[0]:.4g} to {seen[1]:.4g}); the score has no known range and the window "
                 "does not say where the run ends")
     share = (hi - lo) / (bounds[1] - bounds[0])
     if share <= NO_FORECAST_WIDTH:
         return None
-    return (f"no forecast: the interval [{lo:.2f}, {hi:.2f}] spans {share:.0%} of the score's range; the window "
+    return (f"no forecast: {whose} [{lo:.2f}, {hi:.2f}] spans {share:.0%} of the score's range; the window "
             "does not say where the run ends")
 
 
