@@ -77,6 +77,8 @@ def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entr
     left_out = left_out_runs(df)
     if strict and left_out:
         raise EntropyLawError(left_out_line(left_out, "`strict`: a run is left out"))
+    if left_out and not probes and len(left_out) == df["run_id"].nunique():  # a page of nothing is no report
+        raise EntropyLawError(left_out_line(left_out, "nothing to report: no run has both entropy and a score"))
     html, built, skipped = report_html(df, probes, title=title, sources=list(sources), fit_frac=fit_frac, words=words)
     return Report(write_report(html, out), [b.name for b in built], list(skipped), len(html), left_out)
 
@@ -114,7 +116,9 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
     with using(style):
         built, res.skipped = build_all(df, probes, which=which, fit_frac=fit_frac)
         if not built:
-            err = EntropyLawError("no figure could be drawn from these inputs (" + "; ".join(res.skipped) + ")")
+            lead = "no figure could be drawn from these inputs" + (f"; {left_out_line(res.left_out)}" if res.left_out
+                                                                   else "")
+            err = EntropyLawError(f"{lead} (" + "; ".join(res.skipped) + ")")
             err.skipped = list(res.skipped)  # the command says each before the error, as for drawn figures
             raise err
         # every figure is drawn into a folder beside `out` first: an error part-way (a full disk,

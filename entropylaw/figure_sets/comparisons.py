@@ -53,7 +53,8 @@ def algorithm_groups(meta: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
     """(model, dataset) -> run ids, for groups whose runs used two or more algorithms
     (interventions such as ``grpo+clip_cov`` left out: they are not algorithms)."""
     out = {}
-    meta = meta[[not is_intervention(a) for a in meta["algorithm"]]]
+    # a boolean mask, not a list: an empty list selects no columns (no run left: a KeyError below)
+    meta = meta.loc[np.array([not is_intervention(a) for a in meta["algorithm"]], dtype=bool)]
     for key, rows in meta.groupby(["model", "dataset"], sort=False):
         algs = {a for a in rows["algorithm"] if a}
         if len(algs) >= 2:

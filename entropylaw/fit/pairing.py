@@ -70,7 +70,7 @@ def score_key(df: pd.DataFrame, run_id: str, y: str | None = None, warn: bool = 
                           f"(the rollouts' own reward)", EntropyLawWarning, stacklevel=3)
         return table.SCORE
     raise EntropyLawError(f"run {run_id!r}: no score key (expected val/<bench>, val/mean or score; "
-                          f"has {_listing(present)}); give one with `y`")
+                          f"has {_listing(present)}); name it with `score_key`")
 
 
 def fitted_score_key(df: pd.DataFrame, run_id: str) -> str:
@@ -86,6 +86,19 @@ def _listing(names, k=6) -> str:
     return ", ".join(names[:k]) + (f" and {len(names) - k} more" if len(names) > k else "") or "nothing"
 
 
+def no_entropy(df: pd.DataFrame, run_id: str, x: str = table.ENTROPY) -> str:
+    """Why a run has no entropy to pair, with the keys it has: a trainer's own name for the
+    entropy (``ent``, ``policy_entropy``) is read as a metric of that name until it is named.
+
+    >>> df = table.from_records([(1, "ent", 0.9), (1, "val/acc", 0.2)], run_id="r")
+    >>> no_entropy(df, "r")
+    "no entropy metric 'entropy' to pair the scores with (the run's keys: ent, val/acc; name its entropy with `entropy_key`)"
+    """
+    present = [str(m) for m in pd.unique(df.loc[df["run_id"] == run_id, "metric"])]
+    return (f"no entropy metric {x!r} to pair the scores with (the run's keys: {_listing(present)}; name its entropy "
+            "with `entropy_key`)")
+
+
 def pair(df: pd.DataFrame, run_id: str, x: str = table.ENTROPY, y: str | None = None,
          mode: str = "nearest-earlier") -> pd.DataFrame:
     """Return ``DataFrame[step, H, R]`` of one run; ``attrs`` record keys, mode and drops."""
@@ -96,7 +109,7 @@ def pair(df: pd.DataFrame, run_id: str, x: str = table.ENTROPY, y: str | None = 
     ykey = score_key(df, run_id, y)
     h = table.series(df, run_id, x)
     if h.empty:
-        raise EntropyLawError(f"run {run_id!r}: no entropy metric {x!r} to pair the scores with")
+        raise EntropyLawError(f"run {run_id!r}: {no_entropy(df, run_id, x)}")
     r = table.series(df, run_id, ykey)
     if mode == "same":
         joined = pd.DataFrame({"R": r}).join(h.rename("H"), how="left")

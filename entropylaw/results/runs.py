@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 import entropylaw.table as tt
-from entropylaw.fit.pairing import fitted_score_key
+from entropylaw.fit.pairing import fitted_score_key, no_entropy
 from entropylaw.table.looks import RunStyles
 
 
@@ -52,7 +52,7 @@ def left_out_runs(t: pd.DataFrame | None) -> dict[str, str]:
     for r in tt.run_ids(t):
         if r in usable:
             continue
-        why = ("no entropy metric 'entropy' to pair the scores with" if r not in with_entropy
+        why = (no_entropy(t, r) if r not in with_entropy
                else "no score to pair the entropy with (no validation score, no training score)")
         source = t.loc[t["run_id"] == r, "source"].iloc[0] if "source" in t.columns else ""
         out[r] = f"{why} ({source})" if source else why
