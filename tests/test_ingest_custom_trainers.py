@@ -485,3 +485,36 @@ def test_a_run_folders_console_output_is_left_out_and_said_and_its_config_read(t
     assert bad.returncode == 2 and "no file of the run folder reads" in said
     assert "metrics.jsonl" in said and "todo.txt" in said and "config.json" not in said
     assert run_cli("summary", str(tmp_path / "runs"), "--skip-bad").returncode == 0
+
+
+def test_a_table_written_newest_first_or_shuffled_is_read_in_step_order_not_as_resumes(tmp_path):
+    """A CSV exported newest first (or shuffled) went back a step on every row: read as 119
+    resumes, it kept 1 step of 120 ("dropped 238 of 240 rows (superseded by resumed segment)")
+    and exit 0. A table sorted otherwise is read in step order, said under `summary`; a run
+    resumed now and then is still one."""
+    steps = np.arange(1, 121)
+    d = pd.DataFrame({"step": steps, "entropy": 1.2 * np.exp(-steps / 40) + 0.15, "reward": 0.2 + steps / 300})
+    d.iloc[::-1].to_csv(tmp_path / "newest_first.csv", index=False)
+    d.sample(frac=1, random_state=0).to_csv(tmp_path / "shuffled.csv", index=False)
+    for name in ("newest_first", "shuffled"):
+        df = el.load(tmp_path / f"{name}.csv", warn=False)
+        [acct] = el.row_accounts(df)
+        assert acct["rows_kept"] == 240 and acct["rows_dropped"] == 0, acct
+        got = _series(df, "entropy")
+        assert list(got.index) == list(steps) and got.to_numpy() == pytest.approx(d["entropy"].to_numpy())
+        out = run_cli("summary", str(tmp_path / f"{name}.csv"))
+        assert out.returncode == 0 and out.stderr == "", out.stderr
+        assert "the rows are not in step order" in " ".join(out.stdout.split()), out.stdout
+    resumed = pd.concat([d.iloc[:80], d.iloc[60:]])  # resumed from step 61 once: the later segment stands
+    resumed.to_csv(tmp_path / "resumed.csv", index=False)
+    [acct] = el.row_accounts(el.load(tmp_path / "resumed.csv", warn=False))
+    assert acct["dropped"] == {"superseded by resumed segment": 40}, acct
+
+
+def test_summary_says_a_percent_score_was_read_as_a_fraction(tmp_path):
+    steps = np.arange(1, 61)
+    pd.DataFrame({"step": steps, "entropy": np.exp(-steps / 30), "eval_acc": 20 + steps / 2}).to_csv(
+        tmp_path / "pct.csv", index=False)
+    out = run_cli("summary", str(tmp_path / "pct.csv"))
+    text = " ".join(out.stdout.split())
+    assert out.returncode == 0 and "read: " in text and "read as a percent (divided by 100)" in text, out.stdout

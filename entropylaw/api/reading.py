@@ -172,6 +172,19 @@ def loss_lines(df: pd.DataFrame) -> list[str]:
     return _loss_lines(df.attrs)
 
 
+def reading_notes(df: pd.DataFrame) -> list[str]:
+    """What the readers changed in the values of ``df``'s sources, one line each, named by the
+    source (several sources with one note: counted): a percent score read as a fraction, rows
+    sorted by step (``summary`` prints them under its table; every note of a reader is in
+    ``row_accounts``, what ``--json`` prints)."""
+    by_note: dict[str, list[str]] = {}
+    for d in row_accounts(df):
+        for note in d.get("changed", []):
+            by_note.setdefault(note, []).append(str(d["source"]))
+    return [f"{where[0]}: {note}" if len(where) == 1 else f"{len(where)} sources ({where[0]}, ...): {note}"
+            for note, where in by_note.items()]
+
+
 def with_accounts(obj: dict, df: pd.DataFrame) -> dict:
     """``obj`` with the row accounts of the sources ``df`` was read from (the commands' ``--json``)."""
     return {**obj, "row_accounts": row_accounts(df)}

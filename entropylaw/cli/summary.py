@@ -25,4 +25,7 @@ def run(args) -> int:
         print(plumbing.dumps(plumbing.with_accounts({"runs": summary.to_dict(orient="records")}, df), indent=1))
     else:
         print(plumbing.format_summary(summary))
+        notes = plumbing.reading_notes(df)
+        if notes:  # what was done to the values shown (a percent read as a fraction, rows sorted ...)
+            print(plumbing.wrap("read:\n" + "\n".join(f"  {n}" for n in notes)))
     return 0

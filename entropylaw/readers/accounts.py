@@ -64,6 +64,9 @@ class IngestReport:
     derived: tuple = ()
     # the run's score keys as logged: {key: (factor read with, lo, hi)} (readers.units)
     score_units: dict = field(default_factory=dict)
+    # the notes that say a value was changed as read (a percent read as a fraction, rows sorted
+    # by step): ``summary`` prints them; every note is in ``notes``
+    changed: list[str] = field(default_factory=list)
 
     def skip(self, reason: str) -> None:
         self.skipped = reason
@@ -78,8 +81,10 @@ class IngestReport:
         if n:
             self.dropped[reason] += n
 
-    def note(self, message: str) -> None:
+    def note(self, message: str, changed: bool = False) -> None:
         self.notes.append(message)
+        if changed:
+            self.changed.append(message)
 
     @property
     def rows_dropped(self) -> int:
@@ -153,6 +158,7 @@ class IngestReport:
         out = cls(d["source"], d["rows_read"], d["rows_kept"], Counter(d.get("dropped", {})),
                   list(d.get("notes", [])), d.get("skipped"), d.get("format", ""))
         out.score_units = {k: tuple(v) for k, v in (d.get("score_units") or {}).items()}
+        out.changed = list(d.get("changed", []))
         return out
 
     def to_dict(self) -> dict:
@@ -163,6 +169,7 @@ class IngestReport:
             "rows_dropped": self.rows_dropped,
             "dropped": dict(self.dropped),
             "notes": list(self.notes),
+            "changed": list(self.changed),
             "skipped": self.skipped,
             "format": self.format,
             # a score read from percent (factor 0.01): a target given in percent is read alike

@@ -265,7 +265,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     if scales:  # scores read as fractions: the choices that look at ranges see the fractions
         for key, (factor, why) in scales.items():
             ranges[key] = tuple(v * factor for v in ranges[key])
-            report.note(why)
+            report.note(why, changed=True)
         km = detect()
         scaled = df["key"].astype(str).map({k: f for k, (f, _) in scales.items()}).fillna(1.0).to_numpy()
         df = df.assign(value=df["value"].to_numpy() * scaled)

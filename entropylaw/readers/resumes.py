@@ -21,6 +21,8 @@ from entropylaw.terminal import count
 SUPERSEDED = "superseded by resumed segment"
 REPEATED = "logged twice at the same step (the last kept)"
 AVERAGED = "averaged with its step's other rows"
+UNSORTED_MIN = 3  # places where the step goes back, at least, for rows that are no resumed run's
+UNSORTED_STRETCH = 3  # distinct steps between two such places, median below: sorted otherwise
 # Trainer bookkeeping, repeated in eval and final entries (and in every row the HF loggers
 # send to W&B): a second identical copy at the same step is not data and is not counted
 BOOKKEEPING = frozenset({"epoch", "total_flos", "train_runtime", "train_samples_per_second",
@@ -70,6 +72,13 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
             df = df.iloc[np.argsort(lines, kind="stable")]
     steps = df["step"].to_numpy()
     n = len(steps)
+    back = unsorted(steps) if ordered and "axis" not in df.columns else 0
+    if back:  # a table written in another order (newest first, shuffled): sorted, not read as resumes
+        df = df.iloc[np.argsort(steps, kind="stable")]
+        steps = df["step"].to_numpy()
+        report.note(f"the rows are not in step order (the step goes back {count(back, 'time')}, most stretches "
+                    "between two such places a step or two long: a table sorted otherwise, not a resumed run): read "
+                    "in step order", changed=True)
     if not ordered:
         keep, restart_steps = _per_key_resumes(df, steps, same_step_restarts=repeats != "mean")
     elif "axis" in df.columns:  # each step axis restarts on its own (train on grpo_step, eval on eval_step)
@@ -135,6 +144,24 @@ def _averaged(df: pd.DataFrame, pair: np.ndarray, live: np.ndarray, repeated: np
     report.note(f"several rows of one metric at one step, averaged into one value per step: {count(n, 'row')} at "
                 f"{count(steps, 'step')} ({shown}{', ...' if len(per_key) > 6 else ''})")
     return df
+
+
+def unsorted(steps: np.ndarray) -> int:
+    """How many times the step goes back in rows that are no resumed run's (0 where they may
+    be): a resume is a restart now and then, each segment many steps long; a table exported
+    newest first or shuffled goes back every step or two. At least :data:`UNSORTED_MIN` places
+    where the step goes back, and the median stretch between them under
+    :data:`UNSORTED_STRETCH` distinct steps.
+
+    >>> unsorted(np.array([5, 4, 3, 2, 1])), unsorted(np.array([1, 2, 3, 2, 3, 4, 5]))
+    (4, 0)
+    """
+    back = np.flatnonzero(np.diff(steps) < 0)
+    if len(back) < UNSORTED_MIN:
+        return 0
+    edges = np.r_[0, back + 1, len(steps)]
+    stretch = [len(np.unique(steps[a:b])) for a, b in zip(edges[:-1], edges[1:])]
+    return len(back) if np.median(stretch) < UNSORTED_STRETCH else 0
 
 
 def _ordered_resumes(steps: np.ndarray) -> tuple[np.ndarray, list[int]]:
