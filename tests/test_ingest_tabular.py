@@ -194,3 +194,25 @@ def test_a_w_and_b_panel_exported_one_metric_a_file_reads_as_one_table(tmp_path)
     pd.read_csv(tmp_path / "entropy.csv").to_csv(tmp_path / "again.csv", index=False)
     twice = el.load([str(tmp_path / "entropy.csv"), str(tmp_path / "again.csv")], warn=False)
     assert len(el.run_ids(twice)) == 4
+
+
+def test_a_w_and_b_export_whose_step_metrics_are_named_with_a_slash_is_read_on_them(tmp_path):
+    """define_metric("train/*", step_metric="train/step") and "val/*" on "val/step", exported as
+    history CSV: the metrics were read on _step (a count of log calls: entropy at 0..108,
+    validation at 10, 21, 32 ...) and val/step taken for a validation score. Each is read on
+    its own step column, as eval_step and grpo_step are."""
+    import entropylaw as el
+
+    rows, call = [], 0
+    for step in range(1, 101):
+        rows.append({"_step": call, "train/step": step, "train/entropy": 1.0 / step, "train/reward": step / 200})
+        call += 1
+        if step % 10 == 0:
+            rows.append({"_step": call, "val/step": step, "val/acc": step / 150})
+            call += 1
+    pd.DataFrame(rows).to_csv(tmp_path / "export.csv", index=False)
+    df = el.load(tmp_path / "export.csv", warn=False)
+    steps = {m: sorted(df.loc[df["metric"] == m, "step"]) for m in ("entropy", "score", "val/acc")}
+    assert steps["entropy"] == steps["score"] == list(range(1, 101))
+    assert steps["val/acc"] == list(range(10, 101, 10))
+    assert "val/step" not in set(df["metric"])

@@ -298,14 +298,24 @@ def _long(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     return out
 
 
+def _names_a_step(column: str) -> bool:
+    """A step metric's name as trainers declare them to W&B: ``grpo_step``, ``eval_step``,
+    ``train/step``, ``val/step`` (``define_metric("val/*", step_metric="val/step")``).
+
+    >>> [_names_a_step(c) for c in ("val/step", "eval_step", "val/steps_per_second", "step_time")]
+    [True, True, False, False]
+    """
+    return str(column).endswith(("_step", "/step"))
+
+
 def _own_steps(df: pd.DataFrame, step_col: str, metric_cols: list[str]) -> dict[str, tuple[str, np.ndarray]]:
     """W&B history exports: ``_step`` counts log calls, and a trainer that declared its own step
-    metrics (``grpo_step``, ``eval_step``) logged each metric beside its step. A metric's step is
+    metrics (``grpo_step``, ``eval_step``, ``val/step``) logged each metric beside its step. A metric's step is
     the ``*_step`` column present wherever the metric is (the sparsest such column when several
     are); ``{column: (its step column, steps)}`` for the metrics that have one."""
     if step_col != "_step":
         return {}
-    candidates = [c for c in df.columns if c.endswith("_step") and c != "_step"]
+    candidates = [c for c in df.columns if _names_a_step(c) and c != "_step"]
     if not candidates:
         return {}
     present = {c: _steps(df, c) >= 0 for c in candidates}
@@ -328,7 +338,7 @@ def _on_rows(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     run_col = _find(df.columns, RUN_COLUMNS)
-    other_steps = [c for c in df.columns if c != step_col and (_find([c], STEP_COLUMNS) or c.endswith("_step"))]
+    other_steps = [c for c in df.columns if c != step_col and (_find([c], STEP_COLUMNS) or _names_a_step(c))]
     skipped_book = [c for c in df.columns if BOOKKEEPING.match(c)]
     metric_cols, text_cols = [], []
     for col in df.columns:
