@@ -225,5 +225,5 @@ def test_the_algorithm_test_leaves_out_runs_the_law_does_not_describe_and_says_o
     assert test.verdict_.startswith("consistent") and "left out: bad: the law does not apply" in str(test)
     one_each = el.algorithms(df, runs=["g0", "r0"])
     assert one_each.confounded_ == ["grpo", "rloo"] and "one run of grpo, rloo: what tells it apart" in str(one_each)
-    with pytest.raises(EntropyLawError, match=r"at least 2 algorithms.*left out: bad: the law does not apply"):
+    with pytest.raises(EntropyLawError, match=r"at least 2 algorithms.*left out \(1 run\): bad \(the law does not apply"):
         el.algorithms(df, runs=["g0", "g1", "bad"])

@@ -26,7 +26,9 @@ COMMANDS = {
     "summary": ["summary", REAL],
     "scale": ["scale", SIZES, "--predict", "32B", "--predict", "72B"],
     "predict": ["predict", REAL, "--fit-frac", "0.3", "--curve"],
-    "algorithms": ["algorithms", REAL],
+    "algorithms": ["algorithms", *(f"{REAL}/verl_{n}.parquet" for n in (  # one benchmark; the gpg run left out
+        "gpg_qwen2-7b-instruct_gsm8k+math_fsdp", "grpo_deepseek-llm-7b-chat_gsm8k_mi300",
+        "ppo_deepseek-llm-7b-chat_gsm8k_mi300"))],
     "ingest": ["ingest", REAL],
     "watch": ["watch", RUN, "--plain", "--max-refreshes", "1", "--interval", "0.01", "--n-boot", "20"],
 }

@@ -43,7 +43,7 @@ from entropylaw.fit.early import EarlyPrediction as _EarlyPrediction, EarlyPredi
 from entropylaw.fit.forecast.core import Forecast, forecast_table as _forecast_table
 from entropylaw.fit.law import EntropyLawFit
 from entropylaw.fit.pairing import check_pairs as _check_pairs, pair as _pair
-from entropylaw.fit.run import fit_run as _fit_run, fit_runs as _fit_runs, fits_frame
+from entropylaw.fit.run import NOT_APPLICABLE as _NOT_APPLICABLE, fit_run as _fit_run, fit_runs as _fit_runs, fits_frame
 from entropylaw.fit.run_summary import summarize as _summarize
 from entropylaw.fit.size_series import ScaleResult as _ScaleResult
 from entropylaw.api.watching import snapshot
@@ -234,13 +234,32 @@ def algorithms(df: _pd.DataFrame, runs=None, *, conf=0.95, y=None, x=_table.ENTR
                 left_out[r] = str(err).removeprefix(f"run {r!r}: ")
                 continue
             verdict, why = _run_verdict(df, r, p.attrs["y_key"], x, score_range)
+            if verdict == "applies":  # the run's own fit too: a <= 0 is a law that does not describe it
+                own = _fit_run(df, r, y=p.attrs["y_key"], x=x, pairing=pairing, score_range=score_range, warn=False)
+                verdict, why = ("applies", []) if own.trust_ != _NOT_APPLICABLE else ("n/a", own.trust_reasons_)
             if not meta.loc[r, "algorithm"]:
-                left_out[r] = "unknown algorithm (give it with --algorithm when reading the run)"
+                left_out[r] = "unknown algorithm (give it with `algorithm` when reading the run)"
             elif verdict != "applies":
                 left_out[r] = f"the law does not apply ({'; '.join(why)})"
             else:
                 pairs[r] = p
+        _one_benchmark_one_model(pairs, meta)
         return _AlgorithmTest(conf=conf).fit(pairs, {r: meta.loc[r, "algorithm"] for r in pairs}, left_out=left_out)
+
+
+def _one_benchmark_one_model(pairs: dict, meta: _pd.DataFrame) -> None:
+    """The algorithm test's runs share a benchmark and a model (where the logs name one): a and b
+    differ between benchmarks and between models, and the test would read that as the algorithm's
+    doing (the paper compares algorithms on one model)."""
+    for what, of in (("benchmark", lambda r: pairs[r].attrs["y_key"]), ("model", lambda r: meta.loc[r, "model"])):
+        groups: dict = {}
+        for r in pairs:
+            if of(r):
+                groups.setdefault(of(r), []).append(f"{r} ({meta.loc[r, 'algorithm'] or '?'})")
+        if len(groups) > 1:
+            by = "; ".join(f"{k}: {', '.join(v[:3])}{' ...' if len(v) > 3 else ''}" for k, v in groups.items())
+            raise _Error(f"the runs come from {len(groups)} {what}s ({by}): an algorithm test compares runs of one "
+                         f"{what} (choose them with `run`)")
 
 
 def summary(df: _pd.DataFrame) -> _pd.DataFrame:

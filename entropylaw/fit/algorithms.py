@@ -71,9 +71,11 @@ class AlgorithmTest:
             raise EntropyLawError(f"run {missing[0]!r}: unknown algorithm (give it with `algorithm` when reading the run)")
         algs = sorted({algorithm_of_run[r] for r in names})
         if len(algs) < 2:
-            out = "; ".join(f"{r}: {why}" for r, why in list(self.left_out_.items())[:3])
-            raise EntropyLawError(f"the algorithm test needs runs of at least 2 algorithms (got {algs})"
-                                  + (f"; left out: {out}" if out else ""))
+            from entropylaw.fit.run import left_out_line  # fit.run imports the law, which this module need not
+
+            got = f"{', '.join(algs)} alone" if algs else "none"
+            raise EntropyLawError(left_out_line(self.left_out_, f"the algorithm test needs runs of at least 2 "
+                                                                f"algorithms (got {got})"))
         H, R, run, alg = [], [], [], []
         for i, r in enumerate(names):
             h, y = check_pairs(pairs_by_run[r]["H"], pairs_by_run[r]["R"], where=f"run {r!r}")

@@ -298,6 +298,9 @@ def _long(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     return out
 
 
+META_COLUMNS = ("model", "algorithm", "dataset")  # text columns read as the run's metadata (one value a run)
+
+
 def _names_a_step(column: str) -> bool:
     """A step metric's name as trainers declare them to W&B: ``grpo_step``, ``eval_step``,
     ``train/step``, ``val/step`` (``define_metric("val/*", step_metric="val/step")``).
@@ -356,11 +359,17 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
         for col in metric_cols:
             axis, col_steps = own.get(col, ("", None))
             collect.column(col, steps if col_steps is None else _on_rows(col_steps, rows), df[col], rows, axis)
+        for col in text_cols:  # a run's model, algorithm or data set written on each row: its metadata
+            name = str(col).strip().lower()
+            said = pd.unique(df.loc[rows, col].dropna().astype(str).str.strip())
+            if name in META_COLUMNS and len(said) == 1 and said[0]:
+                raw.meta[name] = said[0].lower() if name == "algorithm" else said[0]
         if own:
             raw.report.note("steps from the run's own step columns, not _step (a count of log calls): "
                             + ", ".join(f"{c} on {a}" for c, (a, _) in list(own.items())[:8])
                             + (" ..." if len(own) > 8 else ""))
-        skipped = [f"{c} (text)" for c in text_cols] + [f"{c} (bookkeeping)" for c in skipped_book + other_steps]
+        skipped = [f"{c} (text)" for c in text_cols if str(c).strip().lower() not in raw.meta]
+        skipped += [f"{c} (bookkeeping)" for c in skipped_book + other_steps]
         if skipped:
             raw.report.note(f"columns skipped: {', '.join(skipped[:8])}{' ...' if len(skipped) > 8 else ''}")
         out.append(collect.done())
