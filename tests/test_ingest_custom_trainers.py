@@ -518,3 +518,20 @@ def test_summary_says_a_percent_score_was_read_as_a_fraction(tmp_path):
     out = run_cli("summary", str(tmp_path / "pct.csv"))
     text = " ".join(out.stdout.split())
     assert out.returncode == 0 and "read: " in text and "read as a percent (divided by 100)" in text, out.stdout
+
+
+def test_score_scale_percent_divides_the_percent_runs_not_the_fractions_read_with_them(tmp_path):
+    """`--score-scale percent` over a folder of percent and fraction runs divided every run by 100:
+    a fraction's 0.543 became 0.005, and a size law was fitted to that. A score within [0, 1] is a
+    fraction already: kept, and said."""
+    steps = np.arange(1, 61)
+    h = np.exp(-steps / 30)
+    pd.DataFrame({"step": steps, "entropy": h, "val/test_score/gsm8k": 50 + steps / 3}).to_csv(
+        tmp_path / "pct.csv", index=False)
+    pd.DataFrame({"step": steps, "entropy": h, "val/test_score/gsm8k": 0.3 + steps / 300}).to_csv(
+        tmp_path / "frac.csv", index=False)
+    with pytest.warns(EntropyLawWarning, match=r"ranges 0.3033..0.5, within \[0, 1\]: read as a fraction"):
+        df = el.load(tmp_path, score_scale=0.01)
+    val = {r: df[(df["run_id"] == r) & df["metric"].astype(str).str.startswith("val/")]["value"]
+           for r in ("pct", "frac")}
+    assert val["pct"].max() == pytest.approx(0.7) and val["frac"].max() == pytest.approx(0.5)

@@ -154,6 +154,7 @@ def _note_validation_only(df: pd.DataFrame, val_keys: set[str], report: IngestRe
 
 
 PERCENT_WORDS = ("acc", "pass", "percent", "pct", "correct")
+PERCENT = 0.01  # the factor `score_scale` percent reads a score with
 
 
 def score_scales(km: KeyMap, ranges: dict, score_scale: float | None,
@@ -174,6 +175,8 @@ def score_scales(km: KeyMap, ranges: dict, score_scale: float | None,
             continue
         lo, hi = ranges[key]
         if score_scale is not None:
+            if score_scale == PERCENT and 0 <= lo and hi <= 1:
+                continue  # a fraction already, in a run read with percent ones (percent_hints says it)
             if score_scale != 1:
                 out[key] = (score_scale, f"{key!r} multiplied by {score_scale:g} (`score_scale`)")
         elif 0 <= lo and 1 < hi <= 100 and any(w in key.lower() for w in PERCENT_WORDS):
@@ -194,7 +197,11 @@ def percent_hints(km: KeyMap, ranges: dict, scales: dict, score_scale: float | N
     ["'val/test_score/gsm8k' ranges 38.1..73.6: read in its own units (not as a percent: its name does not say an accuracy); --score-scale percent if it is one"]
     """
     if score_scale is not None:
-        return []
+        return [f"{key!r} ranges {ranges[key][0]:.4g}..{ranges[key][1]:.4g}, within [0, 1]: read as a fraction, not "
+                "divided by 100 (`score_scale` percent divides a score that goes above 1)"
+                for key in [km.score, *km.val.values(), *km.val_aliases]
+                if score_scale == PERCENT and key in ranges and key not in scales and 0 <= ranges[key][0]
+                and ranges[key][1] <= 1]
     out = []
     for key in [*km.val.values(), *km.val_aliases]:
         if key in ranges and key not in scales and 0 <= ranges[key][0] and 1 < ranges[key][1] <= 100:
