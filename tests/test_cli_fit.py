@@ -252,3 +252,40 @@ def test_algorithms_compare_runs_the_law_describes_of_one_benchmark_and_one_mode
     two = inproc("algorithms", str(tmp_path / "A.csv"), str(tmp_path / "B.csv"))
     assert two.returncode == 2 and "the runs come from 2 models (qwen2.5-1.5b: A (grpo); llama-3-8b: B (ppo))" in \
         two.stderr.replace("\n  ", " "), two.stderr
+
+
+def _size_runs(folder, finals=None):
+    """Runs of four sizes that follow the law (a, b growing with size); ``finals`` replaces each
+    run's last validation score (a collapse, a scatter no law follows)."""
+    import pandas as pd
+
+    folder.mkdir(exist_ok=True)
+    steps = np.arange(0, 100, 5)
+    for k, size in enumerate(("0.5b", "1.5b", "3b", "7b")):
+        h = 1.1 * np.exp(-steps / 30) + 0.1
+        score = 0.75 + 0.05 * k - (0.25 - 0.02 * k) * np.exp(h)
+        if finals is not None:
+            score[-1] = finals[k]
+        pd.DataFrame({"step": steps, "entropy": h, "val/test_score/gsm8k": score}).to_csv(
+            folder / f"qwen2.5-{size}-instruct_grpo_gsm8k.csv", index=False)
+    return folder
+
+
+def test_scale_leaves_out_a_run_with_no_score_and_says_no_prediction_for_an_interval_of_everything(inproc, tmp_path):
+    """`scale` stopped at a run with no score (`predict` leaves it out and goes on); a size whose
+    final score's interval was [0.000, 1.000] was printed as a prediction ("0.748 [0.000, 1.000]");
+    --conf did not reach the coefficient law (95 % beside "(90 % intervals)")."""
+    runs = _size_runs(tmp_path / "law")
+    (runs / "qwen2.5-14b-instruct_noscore.csv").write_text("step,entropy,train/loss\n1,0.9,0.1\n2,0.8,0.2\n")
+    out = inproc("scale", str(runs), "--conf", "0.5", "--json")
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    assert any(n.startswith("left out (1 run): qwen2.5-14b-instruct_noscore (no score key") for n in res["notes"])
+    assert res["coefficient_law"]["conf"] == 0.5, res["coefficient_law"]
+    strict = inproc("scale", str(runs), "--strict")
+    assert strict.returncode == 2 and "qwen2.5-14b-instruct_noscore" in strict.stderr
+    wild = _size_runs(tmp_path / "wild", finals=[0.5, 0.95, 0.0, 0.9])
+    text = inproc("scale", str(wild), "--predict", "32B")
+    assert text.returncode == 0, text.stderr
+    line = " ".join(text.stdout.split())
+    assert "32B: final score: no prediction: the interval [" in line and "% of the score's range" in line, line

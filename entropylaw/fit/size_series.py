@@ -28,6 +28,7 @@ import pandas as pd
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import score_bounds
+from entropylaw.fit.forecast.final import NO_FORECAST_WIDTH
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_scores import FinalScoreLaw
 from entropylaw.readers.model_size import (PUBLISHED_NONEMBEDDING, family_of, lineage, parse_size, parse_sizes,
@@ -85,7 +86,13 @@ class ScaleResult:
             p = self.score_law.predict(N)
             out.update({k: p[k] for k in ("final_score", "final_score_lo", "final_score_hi")}, form=p["form"],
                        forms=p["forms"], distance_decades=p["distance_decades"], spread_logit=p["spread_logit"],
-                       note=p["note"])
+                       note=p["note"], no_prediction=None)
+            lo, hi = self.score_law.bounds_
+            width = None if p["final_score_lo"] is None else (p["final_score_hi"] - p["final_score_lo"]) / (hi - lo)
+            if width is not None and width > NO_FORECAST_WIDTH:  # as a forecast's: an interval that says nothing
+                out["no_prediction"] = (f"no prediction: the interval [{p['final_score_lo']:.3f}, "
+                                        f"{p['final_score_hi']:.3f}] spans {width:.0%} of the score's range; the "
+                                        f"sizes fitted do not say where a {out['size']} run ends")
             q = self.plateau_law.predict(N)
             out.update({k: q[k] for k in ("plateau", "plateau_lo", "plateau_hi")})
         else:
@@ -153,6 +160,8 @@ class ScaleResult:
             head = f"  {p['size']:>7}: "
             if p["final_score"] is None:
                 lines.append(head + f"final score: cannot say ({p['note']})")
+            elif p.get("no_prediction"):
+                lines.append(head + f"final score: {p['no_prediction']}" + (f" ({p['note']})" if p["note"] else ""))
             else:
                 iv = ("" if p["final_score_lo"] is None
                       else f" [{p['final_score_lo']:.3f}, {p['final_score_hi']:.3f}]")
@@ -161,7 +170,7 @@ class ScaleResult:
                 lines.append(head + f"final score {p['final_score']:.3f}{iv}, plateau {p['plateau']:.3f}{pl}"
                              + (f"  ({said})" if said else ""))
             if p.get("ceiling") is not None:
-                level = f"{100 * self.coefficient_law.conf:g} %"  # the coefficient law's own level, not `conf`'s
+                level = f"{100 * self.coefficient_law.conf:g} %"
                 lines.append(f"           law ceiling {p['ceiling']:.3f} [{p['ceiling_lo']:.3f}, {p['ceiling_hi']:.3f}] "
                              f"({level}" + (f"; {p['ceiling_note']})" if p.get("ceiling_note") else ")"))
         lines += [f"  note: {n}" for n in self.notes]
@@ -190,9 +199,22 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
     import entropylaw.table as table
     from entropylaw.errors import EntropyLawWarning
     from entropylaw.fit.pairing import score_key
-    from entropylaw.fit.run import fit_run
+    from entropylaw.fit.run import fit_run, left_out_line
 
     meta = table.runs(df).set_index("run_id")
+    series, left = {}, {}
+    for rid in ids:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EntropyLawWarning)
+            try:  # a run with no score is left out, said, as `predict` leaves it out
+                key = score_key(df, rid, options.get("y"))
+            except EntropyLawError as err:
+                left[rid] = str(err).removeprefix(f"run {rid!r}: ")
+                continue
+        series[rid] = (key, table.series(df, rid, key))
+    if left and (strict or not series):
+        raise EntropyLawError(left_out_line(left, "no run has a score" if not series else "`strict`: a run is left out"))
+    ids = [r for r in ids if r in series]
     sizes = meta.loc[ids, "n_params_nonembedding"].to_numpy(dtype=float)
     total = meta.loc[ids, "n_params"].to_numpy(dtype=float)
     fallback = ~np.isfinite(sizes) & np.isfinite(total)
@@ -202,12 +224,7 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
                       "using total parameters "
                       "(give `config` config.json for exact counts)", EntropyLawWarning, stacklevel=3)
         sizes = np.where(fallback, total, sizes)
-    rows, series = [], {}
-    for rid in ids:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", EntropyLawWarning)
-            key = score_key(df, rid, options.get("y"))
-        series[rid] = (key, table.series(df, rid, key))
+    rows = []
     # a reward in [-1, 1] (a format penalty) is a bounded score too: its law fits are judged on that range
     every = np.concatenate([s.to_numpy(float) for _, s in series.values()]) if series else np.array([])
     if options.get("score_range") is None and score_bounds(every[np.isfinite(every)]) == (-1.0, 1.0):
@@ -228,7 +245,9 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
             row["trust"] = "cannot fit"
             row["note"] = f"{rid}: the law cannot be fitted: {err}"
         rows.append(row)
-    res = scale_series(pd.DataFrame(rows), conf=conf, strict=strict)
+    res = scale_series(pd.DataFrame(rows), conf=conf, coef_conf=conf, strict=strict)  # one level: `conf`
+    if left:
+        res.notes.append(left_out_line(left))
     # sizes that are one family's published non-embedding counts: a size asked for is read the same way
     models = meta.loc[ids, "model"].astype(str).tolist()
     published = [published_nonembedding(m) for m in models]
