@@ -54,6 +54,24 @@ def test_pairing_prefers_val_mean_and_errors():
         pair(t, "r", mode="later")
 
 
+def test_a_score_after_a_gap_in_the_entropys_log_is_not_paired_with_the_entropy_before_it():
+    """Entropy every 2 steps but none from step 10 to 80 (logged as text there): nearest-earlier
+    paired 25 scores with step 8's entropy, up to 72 steps old (a final score forecast of 2.46
+    for 0.82). A pair further back than 3 of the entropy's logging intervals is dropped, counted."""
+    h_steps = [s for s in range(0, 121, 2) if not 10 <= s <= 80]
+    r_steps = list(range(0, 121, 3))
+    t = table.from_records([(s, "entropy", 1.0 - s / 200) for s in h_steps]
+                           + [(s, "val/gsm8k", 0.2 + s / 300) for s in r_steps], run_id="r")
+    p = pair(t, "r")
+    # the reference: each score's last entropy step at or before it, kept within 3 x 2 steps
+    last = {s: max(e for e in h_steps if e <= s) for s in r_steps}
+    kept = [s for s in r_steps if s - last[s] <= 6]
+    assert p["step"].tolist() == kept and p["H"].tolist() == pytest.approx([1.0 - last[s] / 200 for s in kept])
+    assert p.attrs["dropped"] == {"the last entropy before it over 3 logging intervals earlier (a gap in its log)":
+                                  len(r_steps) - len(kept)}
+    assert len(r_steps) - len(kept) == 23
+
+
 # ---------------------------------------------------------------- forms
 def test_generating_form_wins_and_shape_is_recovered():
     rng = np.random.default_rng(0)

@@ -81,6 +81,11 @@ def fitted_score_key(df: pd.DataFrame, run_id: str) -> str:
         return ""
 
 
+# a score paired with the entropy logged last before it, at most 3 of the entropy's logging intervals
+# (its median) earlier: further back, the entropy's log has a gap, and its last value is another step's
+STALE_INTERVALS = 3
+
+
 def _listing(names, k=6) -> str:
     names = sorted(names)
     return ", ".join(names[:k]) + (f" and {len(names) - k} more" if len(names) > k else "") or "nothing"
@@ -120,14 +125,22 @@ def pair(df: pd.DataFrame, run_id: str, x: str = table.ENTROPY, y: str | None = 
         joined = pd.merge_asof(left, right, on="step", direction="backward").set_index("step")
         entropy_step = joined["entropy_step"].to_numpy()
     missing = joined["H"].isna().to_numpy()
-    out = pd.DataFrame({"step": joined.index.to_numpy()[~missing].astype(np.int64),
-                        "H": joined["H"].to_numpy()[~missing].astype(float),
-                        "R": joined["R"].to_numpy()[~missing].astype(float)})
+    stale = np.zeros(len(missing), dtype=bool)
+    if mode != "same" and len(h) > 2:  # an entropy from before a gap in its log is no entropy of this step
+        gap = STALE_INTERVALS * float(np.median(np.diff(h.index.to_numpy(float))))
+        stale = ~missing & (joined.index.to_numpy(float) - np.asarray(entropy_step, float) > gap)
+    out = pd.DataFrame({"step": joined.index.to_numpy()[~missing & ~stale].astype(np.int64),
+                        "H": joined["H"].to_numpy()[~missing & ~stale].astype(float),
+                        "R": joined["R"].to_numpy()[~missing & ~stale].astype(float)})
     reason = "no entropy at the same step" if mode == "same" else "no entropy at or before the step"
+    dropped = {reason: int(missing.sum())} if missing.any() else {}
+    if stale.any():
+        dropped[f"the last entropy before it over {STALE_INTERVALS} logging intervals earlier (a gap in its log)"] = \
+            int(stale.sum())
     first = df.loc[df["run_id"] == run_id, "step"].min()  # where the log starts (a resumed run: > 0)
-    out.attrs.update(run_id=run_id, x_key=x, y_key=ykey, mode=mode, first_step=int(first),
-                     dropped={reason: int(missing.sum())} if missing.any() else {},
-                     n_earlier=int(np.sum(np.asarray(entropy_step)[~missing] < out["step"].to_numpy())))
+    keep = ~missing & ~stale
+    out.attrs.update(run_id=run_id, x_key=x, y_key=ykey, mode=mode, first_step=int(first), dropped=dropped,
+                     n_earlier=int(np.sum(np.asarray(entropy_step)[keep] < out["step"].to_numpy())))
     return out
 
 
