@@ -323,7 +323,10 @@ def test_fit_and_report_leave_out_the_run_without_entropy(batch, tmp_path):
     rep = run_cli("report", str(batch), "--out", str(out))
     assert rep.returncode == 0, rep.stderr
     assert "left out (1 run): B" in rep.stderr
-    assert "Left out: run B: no entropy metric" in (out / "report.html").read_text()
+    page = (out / "report.html").read_text()
+    assert "Left out: run B: no entropy metric" in page
+    # named under the title, as the guide says (it was at the foot of the page only)
+    assert page.index("Left out: 1 run with no entropy or no score (B;") < page.index('id="saturation"')
     refused = run_cli("report", str(batch), "--out", str(tmp_path / "rep2"), "--strict")
     assert refused.returncode == 2 and not (tmp_path / "rep2").exists()
 

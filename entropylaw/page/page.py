@@ -187,6 +187,16 @@ def forecast_key(names: Mapping) -> str:
     return f" · forecast by the default for the score, {said}; a row that shows another names it"
 
 
+def _left_out_html(left_out: dict) -> str:
+    """The runs the page leaves out, named under its title (each one's reason under Warnings)."""
+    if not left_out:
+        return ""
+    names = ", ".join(esc(r) for r in list(left_out)[:8]) + (f" and {len(left_out) - 8} more" if len(left_out) > 8
+                                                              else "")
+    return (f'<p class="sub">Left out: {len(left_out)} run{"s" if len(left_out) != 1 else ""} with no entropy or '
+            f'no score ({names}; why: <a href="#warnings">Warnings</a>)</p>')
+
+
 def render_html(model: PageModel) -> str:
     """The page of ``model`` as one string (UTF-8, no external references), top-down."""
     title, runs, forecasts, fit_frac = model.title, model.runs.rows, model.runs.forecasts, model.fit_frac
@@ -202,7 +212,8 @@ def render_html(model: PageModel) -> str:
              f'<p class="sub">{n} run{"s" if n != 1 else ""}'
              + (" from " + ", ".join(esc(s) for s in sources) if sources else "")
              + f" · law R = −a·exp(H) + b fitted per run; its ceiling b − a is the score when the entropy is used "
-               f"up · H in nats · entropylaw {esc(__version__)}</p>",
+               f"up · H in nats · entropylaw {esc(__version__)}</p>"
+             + _left_out_html(model.runs.left_out),
              '<nav><a href="#saturation">Where runs saturate</a><a href="#forecast">Forecast</a>'
              '<a href="#details">Coefficients</a><a href="#figures">Figures</a>'
              f'<a href="#warnings">Warnings ({len(warnings)})</a></nav>'
