@@ -77,6 +77,22 @@ def test_one_run_alone_is_no_thin_strip(style):
             plt.close(b.fig)
 
 
+@pytest.mark.skipif(not (ROOT / "data" / "real").is_dir(), reason="no data/real")
+def test_the_legend_over_a_one_run_grid_fits_its_narrow_figure():
+    """law_per_run and early_prediction of one run: their legend, set out in 4 columns over a
+    one-panel figure, ran past both edges ("law does nc", "n band")."""
+    from entropylaw import load
+    from entropylaw.figure_sets.law import early_figures, law_figures
+
+    t = load(str(ROOT / "data" / "real" / "verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512_verl-data.parquet"))
+    with using("screen"):
+        built = [b for b in law_figures(t) + early_figures(t) if b.name in ("law_per_run", "early_prediction")]
+        assert len(built) == 2
+        for b in built:
+            assert not problems(b.fig), (b.name, problems(b.fig))
+            plt.close(b.fig)
+
+
 @pytest.mark.parametrize("style", ["screen", "paper"])
 def test_a_fit_whose_points_fill_every_corner_keeps_its_numbers_off_its_legend(style):
     """A fit the law does not describe (a < 0, a band wider than the axes): the numbers box went right

@@ -138,6 +138,14 @@ def text_width(text: str, fontsize: float) -> float:
     return float(width)
 
 
+def legend_columns(fig, labels, fontsize: float, most: int = 4) -> int:
+    """How many legend columns of ``labels`` fit across ``fig`` (at most ``most``): a legend over
+    a figure of one narrow panel, set out in 4 columns, ran past both edges."""
+    entry = max((text_width(str(t), fontsize) for t in labels), default=0.0) + 4.5 * fontsize  # handle, gaps
+    room = 0.96 * fig.get_figwidth() * 72
+    return int(max(1, min(most, room // max(entry, 1.0))))
+
+
 def fit_text(text: str, width_pt: float, fontsize: float) -> str:
     """``text`` cut in the middle (…) until it is at most ``width_pt`` points wide."""
 

@@ -36,7 +36,7 @@ from entropylaw.fit.pairing import pair
 from entropylaw.figure_sets.base import Built, Skipped, first_reasons, left_out_note
 from entropylaw.draw.law import ceiling_text, plot_early, plot_law, score_axis_label, score_ylim
 from entropylaw.draw.style import (ENTROPY_LABEL, STEP_LABEL, TRUST_COLORS, current, few_ticks, fig_width,
-                                      fit_text, fmt, fs, legend_under, new_grid, text_width)
+                                      fit_text, fmt, fs, legend_columns, legend_under, new_grid, text_width)
 from entropylaw.results.focus import project_focus
 from entropylaw.results.cache import fitted_runs
 from entropylaw.results.model import summary_rows
@@ -177,7 +177,8 @@ def _per_run_figure(rows, fitted) -> Built:
                Line2D([], [], marker="o", mfc="none", mec="0.3", ls="none", label="law does not apply: points only"),
                Line2D([], [], marker="^", mfc="white", mec="0.3", ls="none", label=CLIPPED_NOTE)]
     # no suptitle: the legend heads the figure (the report's heading and the caption say what it is)
-    fig.legend(handles=handles, loc="outside upper center", ncol=4, fontsize=fs("small"))
+    fig.legend(handles=handles, loc="outside upper center", fontsize=fs("small"),
+               ncol=legend_columns(fig, [h.get_label() for h in handles], fs("small")))
     return Built("law_per_run", fig,
                  "The same fits, one panel per run: paired points, fitted law with 95 % confidence (dark) and "
                  "prediction (light) bands, cut by the axes where they are wider than the data; above each panel "
@@ -264,7 +265,8 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
                Line2D([], [], marker="o", mfc="white", mec="0.3", ls="none", label="observed, predicted"),
                Line2D([], [], color="0.3", ls=":", label="predicted ceiling b - a"),
                Line2D([], [], marker="^", mfc="white", mec="0.3", ls="none", label="▲▼ beyond the axes")]
-    fig.legend(handles=handles, loc="outside upper center", ncol=4, fontsize=fs("small"))
+    fig.legend(handles=handles, loc="outside upper center", fontsize=fs("small"),
+               ncol=legend_columns(fig, [h.get_label() for h in handles], fs("small")))
     what = f"the first {fit_steps} steps" if fit_steps else f"the first {100 * fit_frac:.0f} % of each run"
     return [Built("early_prediction", fig,
                   f"The law fitted on {what} (shaded) predicts the later scores from the entropy observed later "
