@@ -246,3 +246,14 @@ def test_the_audits_printed_report_fits():
     out = audit_text(r)
     check_fits(out)
     assert "verdict: token-mean" in out and out.count("\n") > 6
+
+
+@pytest.mark.skipif(not (ROOT / REAL).is_dir(), reason="no data/real")
+def test_figures_says_what_it_skipped_within_120_columns(tmp_path):
+    """`figures` printed each skipped figure's reason on one line of up to 192 columns (`report`
+    wrapped the same lines)."""
+    from conftest import run_cli
+
+    out = run_cli("figures", RUN, "--out", str(tmp_path / "figs"), "--format", "png")
+    assert out.returncode == 0 and "entropylaw: skipped " in out.stderr, out.stderr
+    check_fits(out.stderr)

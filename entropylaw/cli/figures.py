@@ -64,10 +64,10 @@ def run(args) -> int:
                           fit_frac=args.fit_frac, strict=getattr(args, "strict", False))
     except EntropyLawError as err:
         for line in getattr(err, "skipped", []):
-            print(f"entropylaw: skipped {line}", file=sys.stderr)
+            print(plumbing.wrap(args.flags(f"entropylaw: skipped {line}")), file=sys.stderr)
         raise
     for line in [] if args.quiet else res.skipped:  # -q: the files written, and errors, only
-        print(f"entropylaw: skipped {line}", file=sys.stderr)
+        print(plumbing.wrap(args.flags(f"entropylaw: skipped {line}")), file=sys.stderr)
     if res.left_out:
         print(plumbing.wrap(args.flags(f"entropylaw: {plumbing.left_out_line(res.left_out)}")), file=sys.stderr)
     print(res)
