@@ -245,3 +245,17 @@ def test_the_algorithm_test_leaves_out_runs_the_law_does_not_describe_and_says_o
     assert one_each.confounded_ == ["grpo", "rloo"] and "one run of grpo, rloo: what tells it apart" in str(one_each)
     with pytest.raises(EntropyLawError, match=r"at least 2 algorithms.*left out \(1 run\): bad \(the law does not apply"):
         el.algorithms(df, runs=["g0", "g1", "bad"])
+
+
+def test_a_ceiling_just_past_the_scores_bound_is_said_with_the_digits_that_show_it():
+    """"ceiling -1 lies outside the score range -1,1": the ceiling was -1.00001, rounded to the bound."""
+    import warnings
+
+    from entropylaw.fit.law import EntropyLawFit
+
+    H = np.linspace(0.1, 1.0, 20)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        EntropyLawFit(score_range=(-1.0, 1.0), interval="iid").fit(H, 0.5 * np.exp(H) - 1.50001)
+    said = [str(w.message) for w in caught if "outside the score range" in str(w.message)]
+    assert said and "ceiling -1.00001 lies outside the score range -1,1" in said[0], said

@@ -182,7 +182,8 @@ class EntropyLawFit:
             self._warn(f"the ceiling is extrapolated from H >= {self.H_.min():.3g} to H = 0, further than "
                        "the observed entropy range spans")
         if self.score_range and not self.score_range[0] <= self.ceiling_ <= self.score_range[1]:
-            self._warn(f"ceiling {self.ceiling_:.3g} lies outside the score range "
+            digits = next(d for d in (3, 6, 10, 17) if float(f"{self.ceiling_:.{d}g}") not in self.score_range)
+            self._warn(f"ceiling {self.ceiling_:.{digits}g} lies outside the score range "  # -1.00002, not "-1"
                        f"{self.score_range[0]:g},{self.score_range[1]:g}")
         if self.n_ < 10:
             self._warn(f"only {self.n_} points: the residual autocorrelation and the intervals are rough")
