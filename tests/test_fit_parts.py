@@ -259,3 +259,26 @@ def test_a_ceiling_just_past_the_scores_bound_is_said_with_the_digits_that_show_
         EntropyLawFit(score_range=(-1.0, 1.0), interval="iid").fit(H, 0.5 * np.exp(H) - 1.50001)
     said = [str(w.message) for w in caught if "outside the score range" in str(w.message)]
     assert said and "ceiling -1.00001 lies outside the score range -1,1" in said[0], said
+
+
+def test_an_early_prediction_says_when_the_later_scores_leave_its_band():
+    """`predict` on a run that collapsed after its window: "good fit", final error 0.84, and nothing
+    said. Most later scores outside the 95 % prediction band is said, as is a final prediction
+    beyond the score's range."""
+    rng = np.random.default_rng(0)
+    steps = np.arange(1, 101)
+    H = 0.05 + np.exp(-steps / 40)
+    R = 0.9 - 0.3 * np.exp(H) + 0.01 * rng.standard_normal(len(steps))
+    R[60:] = 0.0  # collapsed
+    t = table.from_records([(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
+                           + [(int(s), "val/gsm8k", float(r)) for s, r in zip(steps, R)], run_id="c")
+    p = EarlyPrediction(fit_frac=0.3).fit(pair(t, "c"))
+    later = p.predicted_[p.predicted_["scored"]]
+    outside = int(((later["R"] < later["pred_lo"]) | (later["R"] > later["pred_hi"])).sum())
+    assert outside >= 40 and p.notes_[0] == (f"after the window the law does not hold: {outside} of {len(later)} "
+                                             "later scores lie outside its 95 % prediction band")
+    assert p.to_dict()["notes"] == p.notes_ and p.notes_[0] in " ".join(p.report().split())
+    steady = table.from_records([(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
+                                + [(int(s), "val/gsm8k", float(0.9 - 0.3 * np.exp(h))) for s, h in zip(steps, H)],
+                                run_id="s")
+    assert EarlyPrediction(fit_frac=0.3).fit(pair(steady, "s")).notes_ == []

@@ -118,7 +118,22 @@ class EarlyPrediction:
         self.final_error_ = self.final_predicted_ - self.final_observed_
         self.ceiling_, self.ceiling_ci_ = self.fit_.ceiling_, self.fit_.ceiling_ci_
         self.error_vs_k_ = error_vs_k(steps, H, R, conf=self.conf, predict_steps=self.predict_steps, origin=origin)
+        self.notes_ = self._after(R[scored], lo[scored], hi[scored], rng)
         return self
+
+    def _after(self, observed, lo, hi, rng) -> list[str]:
+        """What the later scores say of the window's law: most of them outside its prediction band
+        (a run that collapsed after the window: "good fit", final error 0.84), a final prediction
+        beyond the score's range (1.72 for an accuracy)."""
+        out = []
+        outside = int(np.sum((observed < lo) | (observed > hi)))
+        if outside > len(observed) / 2:
+            out.append(f"after the window the law does not hold: {outside} of {len(observed)} later scores lie "
+                       f"outside its {100 * self.conf:g} % prediction band")
+        if rng is not None and not rng[0] <= self.final_predicted_ <= rng[1]:
+            out.append(f"the final prediction {self.final_predicted_:.4g} lies outside the score's range "
+                       f"[{rng[0]:g}, {rng[1]:g}]")
+        return out
 
     def to_dict(self) -> dict:
         base = self.fit_.to_dict()
@@ -130,7 +145,7 @@ class EarlyPrediction:
                     rmse_predicted=self.rmse_predicted_, final_observed=self.final_observed_,
                     final_predicted=self.final_predicted_, final_error=self.final_error_,
                     final_step=self.final_step_, x_key=attrs.get("x_key"), y_key=attrs.get("y_key"),
-                    pairing=attrs.get("mode"), protocol=PROTOCOL,
+                    pairing=attrs.get("mode"), protocol=PROTOCOL, notes=list(self.notes_),
                     error_vs_k=self.error_vs_k_.to_dict(orient="records"))
         return base
 
@@ -146,7 +161,7 @@ class EarlyPrediction:
                  f"(error {self.final_error_:+.4f})",
                  f"  ceiling b - a {self.ceiling_:.4f} [{lo:.4f}, {hi:.4f}] ({pct}); the window's fit: "
                  f"{getattr(self.fit_, 'trust_', None) or 'R² = ' + format(self.fit_.r2_, '.2f')}"]
-        lines += [f"  note: {w}" for w in self.fit_.warnings_]
+        lines += [f"  note: {w}" for w in [*self.notes_, *self.fit_.warnings_]]
         if curve:
             lines += ["  error vs fit window:", _indent(_curve_table(self.error_vs_k_), 4)]
         return wrap("\n".join(lines))
@@ -193,6 +208,7 @@ class EarlyPredictions(dict):
                fmt_table([p.to_dict() for p in self.values()], COLUMNS, optional=OPTIONAL)]
         out += [wrap(f"{rid}: {p.fit_.trust_}: {'; '.join(p.fit_.trust_reasons_)}") for rid, p in self.items()
                 if p.fit_.trust_reasons_]
+        out += [wrap(f"{rid}: {note}") for rid, p in self.items() for note in p.notes_]
         out += [wrap(f"left out: {rid}: {why.removeprefix(f'run {rid!r}: ')}") for rid, why in self.left_out.items()]
         if curve:
             for rid, p in self.items():
