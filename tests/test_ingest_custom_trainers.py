@@ -538,3 +538,15 @@ def test_score_scale_percent_divides_the_percent_runs_not_the_fractions_read_wit
     val = {r: df[(df["run_id"] == r) & df["metric"].astype(str).str.startswith("val/")]["value"]
            for r in ("pct", "frac")}
     assert val["pct"].max() == pytest.approx(0.7) and val["frac"].max() == pytest.approx(0.5)
+
+
+def test_a_model_given_for_every_run_read_says_where_a_run_names_another_size(tmp_path):
+    """`--model Qwen2.5-1.5B-Instruct` over a run named qwen2.5-0.5b-instruct_...: read as 1.5B,
+    silently (scale then fitted it at 1.31B)."""
+    steps = np.arange(1, 31)
+    pd.DataFrame({"step": steps, "entropy": np.exp(-steps / 30), "val/test_score/gsm8k": 0.2 + steps / 100}).to_csv(
+        tmp_path / "qwen2.5-0.5b-instruct_grpo_gsm8k.csv", index=False)
+    with pytest.warns(EntropyLawWarning, match=r"`model` Qwen2.5-1.5B-Instruct given, but the run's name or config "
+                                                r"says qwen2.5-0.5b-instruct: read as Qwen2.5-1.5B-Instruct"):
+        df = el.load(tmp_path, model="Qwen2.5-1.5B-Instruct")
+    assert table.runs(df)["n_params"].iloc[0] == 1.5e9

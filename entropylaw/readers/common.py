@@ -299,6 +299,12 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
         report.derived = ("val/mean",)
 
     meta = dict(raw.meta)
+    own = str(meta.get("model") or "")
+    if opts.model and own and opts.n_params is None and \
+            params_from_name(own) != params_from_name(opts.model) and np.isfinite(params_from_name(own)):
+        # a size given for every run read overrules each one's own: said where the run states another
+        warnings.warn(f"{raw.source}: `model` {opts.model} given, but the run's name or config says {own}: read as "
+                      f"{opts.model}", EntropyLawWarning, stacklevel=2)
     for name in ("model", "algorithm", "dataset"):
         if getattr(opts, name):
             meta[name] = getattr(opts, name)
