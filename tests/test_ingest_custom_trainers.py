@@ -550,3 +550,13 @@ def test_a_model_given_for_every_run_read_says_where_a_run_names_another_size(tm
                                                 r"says qwen2.5-0.5b-instruct: read as Qwen2.5-1.5B-Instruct"):
         df = el.load(tmp_path, model="Qwen2.5-1.5B-Instruct")
     assert table.runs(df)["n_params"].iloc[0] == 1.5e9
+
+
+def test_a_file_given_twice_is_read_once(tmp_path):
+    """The same file twice (a glob overlapping another path) was two runs, the second named -2."""
+    steps = np.arange(1, 31)
+    pd.DataFrame({"step": steps, "entropy": np.exp(-steps / 30), "val/acc": 0.2 + steps / 100}).to_csv(
+        tmp_path / "run.csv", index=False)
+    with pytest.warns(EntropyLawWarning, match=r"given twice \(as .*run.csv\): read once"):
+        df = el.load(tmp_path / "run.csv", str(tmp_path / ".." / tmp_path.name / "run.csv"))
+    assert table.run_ids(df) == ["run"]

@@ -36,9 +36,11 @@ Run ids are made unique across sources (``-2``, ``-3`` suffixes).
 'wandb_online'
 >>> import tempfile, os
 >>> with tempfile.TemporaryDirectory() as d:
-...     p = os.path.join(d, "grpo_qwen2.5-7b.log")
-...     _ = open(p, "w").write("step:1 - actor/entropy:0.5 - critic/score/mean:0.1\\n")
-...     df, reports = load([p, p])
+...     paths = [os.path.join(d, seed, "grpo_qwen2.5-7b.log") for seed in ("s1", "s2")]  # one name, two runs
+...     for p in paths:
+...         os.makedirs(os.path.dirname(p))
+...         _ = open(p, "w").write("step:1 - actor/entropy:0.5 - critic/score/mean:0.1\\n")
+...     df, reports = load(paths)
 >>> sorted(df["run_id"].unique()), sorted(df["metric"].unique())
 (['grpo_qwen2.5-7b', 'grpo_qwen2.5-7b-2'], ['entropy', 'score'])
 """
@@ -414,6 +416,20 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
     return out
 
 
+def _once(sources) -> list:
+    """``sources`` with a path given twice (a shell glob that overlaps another) read once, said: read
+    twice it was two runs, the second named ``-2``."""
+    seen, out = {}, []
+    for source in sources:
+        key = str(Path(source).resolve()) if "://" not in str(source) and Path(source).exists() else str(source)
+        if key in seen:
+            warnings.warn(f"{source}: given twice (as {seen[key]}): read once", EntropyLawWarning, stacklevel=3)
+            continue
+        seen[key] = str(source)
+        out.append(source)
+    return out
+
+
 def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool = False,
          strict: bool = False) -> tuple[pd.DataFrame, list[IngestReport]]:
     """Read every source into one tidy table; run ids are made unique.
@@ -431,6 +447,7 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
         sources = [sources]
     if not sources:
         raise EntropyLawError("no input given (expected log files, tables, directories or wandb:// URIs)")
+    sources = _once(sources)
     pieces: list[tuple[pd.DataFrame, IngestReport]] = []
     for source in sources:
         try:
