@@ -61,6 +61,10 @@ def test_fit_json_and_plot(cli, tmp_path):
     assert len(rows) == 3 and need <= set(rows[0])
     assert rows[0]["a"] == pytest.approx(0.3, abs=0.03) and rows[0]["y_key"] == "val/gsm8k"
     assert (tmp_path / "fig-r1.png").stat().st_size > 10_000
+    # what was written is said on stderr (stdout is the JSON): a name of another suffix got .png added, silently
+    assert f"wrote {tmp_path / 'fig-r1.png'}, {tmp_path / 'fig-r1.pdf'}" in " ".join(out.stderr.split())
+    odd = cli("fit", str(path), "--run", "r1", "--plot", str(tmp_path / "fit.txt"))
+    assert odd.returncode == 0 and f"wrote {tmp_path / 'fit.txt.png'}" in " ".join(odd.stderr.split()), odd.stderr
 
 
 def test_fit_human_table_pool_and_predict(inproc, tmp_path):
@@ -76,7 +80,7 @@ def test_fit_human_table_pool_and_predict(inproc, tmp_path):
     rows = json.loads(pred.stdout)["predictions"]
     assert {"fit_n", "rmse_predicted", "final_observed", "final_predicted", "error_vs_k"} <= set(rows[0])
     assert rows[0]["rmse_predicted"] < 0.05
-    assert (tmp_path / "early-r1.png").exists()
+    assert (tmp_path / "early-r1.png").exists() and f"{tmp_path / 'early-r1.png'}" in " ".join(pred.stderr.split())
 
 
 def test_predict_leaves_out_a_run_too_short_for_its_window(inproc, tmp_path):

@@ -150,7 +150,9 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
 
 
 def plot_path(base: str, run_id: str, many: bool) -> str:
-    """FILE for one run, FILE-<run> when several runs share one file name."""
+    """FILE for one run, FILE-<run> when several runs share one file name; FILE.png and FILE.pdf
+    are written (a name's other dots are its own: ``qwen2.5-7b``, ``fit.txt`` -> ``fit.txt.png``,
+    which the commands say)."""
     p = Path(base)
     stem = p.with_suffix("") if p.suffix in (".png", ".pdf", ".svg") else p
     return str(stem) + (f"-{run_id}" if many else "") + ".png"

@@ -8,6 +8,7 @@ machines (with the row accounts), ``--plot FILE`` for the figure.
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 from entropylaw import api
@@ -54,8 +55,9 @@ def run(args) -> int:
                 for m in getattr(w.message, "messages", [str(w.message)])
                 if not m.startswith(tuple(f"run {r!r} not fitted" for r in left_out))]  # said below, once
     rows = [f.to_dict() for f in fits]
-    if args.plot:
-        plumbing.save_fit_figures(df, fits, args.plot, pooled=args.pool)
+    if args.plot:  # said on stderr: stdout may be --json
+        written = plumbing.save_fit_figures(df, fits, args.plot, pooled=args.pool)
+        print(plumbing.wrap("wrote " + ", ".join(map(str, written))), file=sys.stderr)
     if args.json:
         out = {"fits": rows} if len(rows) > 1 or left_out else rows[0]
         if left_out:

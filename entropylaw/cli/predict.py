@@ -9,6 +9,8 @@ interval, and (``--curve``) the error for every window size.
 
 from __future__ import annotations
 
+import sys
+
 from entropylaw import api
 from entropylaw.api import plumbing
 from entropylaw.cli.options import COUNT, FRACTION, add_fit_arguments
@@ -35,9 +37,10 @@ def run(args) -> int:
     res = api.predict_all(df, fit_steps=args.fit_steps, fit_frac=args.fit_frac, predict_steps=args.predict_steps,
                           y=args.y_key, x=args.x_key, pairing=args.pairing, conf=args.conf,
                           score_range=args.score_range)
-    if args.plot:
-        for rid, ep in res.items():
-            plumbing.save_early_figure(ep, args.plot, rid, many=len(res) > 1)
+    if args.plot:  # said on stderr: stdout may be --json
+        written = [f for rid, ep in res.items() for f in plumbing.save_early_figure(ep, args.plot, rid,
+                                                                                    many=len(res) > 1)]
+        print(plumbing.wrap("wrote " + ", ".join(map(str, written))), file=sys.stderr)
     if args.json:
         print(args.flags(dump_json(plumbing.with_accounts(res.to_dict(), df))))
         return 0
