@@ -43,7 +43,8 @@ from entropylaw.fit.early import EarlyPrediction as _EarlyPrediction, EarlyPredi
 from entropylaw.fit.forecast.core import Forecast, forecast_table as _forecast_table
 from entropylaw.fit.law import EntropyLawFit
 from entropylaw.fit.pairing import check_pairs as _check_pairs, pair as _pair
-from entropylaw.fit.run import NOT_APPLICABLE as _NOT_APPLICABLE, fit_run as _fit_run, fit_runs as _fit_runs, fits_frame
+from entropylaw.fit.run import NOT_APPLICABLE as _NOT_APPLICABLE, fit_run as _fit_run, fit_runs as _fit_runs
+from entropylaw.fit.run import fits_frame
 from entropylaw.fit.run_summary import summarize as _summarize
 from entropylaw.fit.size_series import ScaleResult as _ScaleResult
 from entropylaw.api.watching import snapshot

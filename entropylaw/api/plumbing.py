@@ -36,5 +36,5 @@ __all__ = ["FORECAST_METHODS", "DEFAULT", "PRIOR_BASES", "PRECISIONS", "PROBE_WH
            "ROBUST_LOSSES", "FIGURE_FORMATS", "FIGURE_STYLES", "audit_text", "left_out_line", "check_outputs",
            "check_writable", "count", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary",
            "group_repeats", "lab_sweep_runs", "law_formula", "loss_lines", "parse_size", "parse_sizes", "plot_path",
-           "read_probe_summary", "reading_notes", "save_early_figure", "save_fit_figures", "target_as_read", "target_out_of_range",
-           "wide", "width", "with_accounts", "wrap"]
+           "read_probe_summary", "reading_notes", "save_early_figure", "save_fit_figures", "target_as_read",
+           "target_out_of_range", "wide", "width", "with_accounts", "wrap"]

@@ -270,4 +270,3 @@ def _labels_fit(fig, axes) -> None:
         room = 1.9 * min((lo + hi) / 2 - edge0, edge1 - (lo + hi) / 2)  # centred where the layout put it
         text = lab.get_text()
         lab.set_text(textwrap.fill(text, max(12, int(len(text) * room / max(hi - lo, 1.0))), break_long_words=False))
-

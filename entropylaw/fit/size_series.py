@@ -213,7 +213,8 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
                 continue
         series[rid] = (key, table.series(df, rid, key))
     if left and (strict or not series):
-        raise EntropyLawError(left_out_line(left, "no run has a score" if not series else "`strict`: a run is left out"))
+        lead = "no run has a score" if not series else "`strict`: a run is left out"
+        raise EntropyLawError(left_out_line(left, lead))
     ids = [r for r in ids if r in series]
     sizes = meta.loc[ids, "n_params_nonembedding"].to_numpy(dtype=float)
     total = meta.loc[ids, "n_params"].to_numpy(dtype=float)
