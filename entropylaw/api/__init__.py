@@ -251,7 +251,10 @@ def algorithms(df: _pd.DataFrame, runs=None, *, conf=0.95, y=None, x=_table.ENTR
 def _one_benchmark_one_model(pairs: dict, meta: _pd.DataFrame) -> None:
     """The algorithm test's runs share a benchmark and a model (where the logs name one): a and b
     differ between benchmarks and between models, and the test would read that as the algorithm's
-    doing (the paper compares algorithms on one model)."""
+    doing (the paper compares algorithms on one model). Runs of one algorithm are the test's own
+    refusal to say (it needs two), whatever their models."""
+    if len({meta.loc[r, "algorithm"] for r in pairs}) < 2:
+        return
     for what, of in (("benchmark", lambda r: pairs[r].attrs["y_key"]), ("model", lambda r: meta.loc[r, "model"])):
         groups: dict = {}
         for r in pairs:

@@ -37,6 +37,7 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.readers.keys import KeyMap, detect_keys
 from entropylaw.readers.model_size import params_from_name, published_nonembedding
+from entropylaw.readers.names import algorithm_from_filename, algorithm_name
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.resumes import _where, resolve_resumes
 from entropylaw.terminal import count
@@ -308,6 +309,11 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     for name in ("model", "algorithm", "dataset"):
         if getattr(opts, name):
             meta[name] = getattr(opts, name)
+    meta["algorithm"] = algorithm_name(meta.get("algorithm"))
+    if not meta["algorithm"]:
+        meta["algorithm"] = algorithm_from_filename(raw.source) or algorithm_from_filename(raw.run_id)
+        if meta["algorithm"]:
+            report.note(f"algorithm {meta['algorithm']} read off the run's name (give another with `algorithm`)")
     if opts.n_params is not None:
         meta["n_params"] = opts.n_params
     if opts.n_params_nonembedding is not None:

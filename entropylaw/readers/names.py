@@ -125,6 +125,45 @@ def dataset_named(path) -> tuple[str, str, str]:
     return "", "", holder
 
 
+# RL algorithms a run's name may state, as one ``_``-separated part (hyphens join one name's words)
+ALGORITHM_WORDS = frozenset({"grpo", "ppo", "rloo", "reinforce", "reinforce++", "remax", "dapo", "gpg", "dr-grpo",
+                             "drgrpo", "gspo", "vapo", "prime", "opo"})
+# what trainers write for an algorithm, by its usual name: veRL's ``adv_estimator=gae`` trains a critic, PPO
+ALGORITHM_ALIASES = {"gae": "ppo", "reinforce_plus_plus": "reinforce++", "dr_grpo": "dr-grpo", "drgrpo": "dr-grpo"}
+
+
+def algorithm_name(value) -> str:
+    """An algorithm as trainers write it, by its usual name (lower case, aliases resolved).
+
+    >>> algorithm_name("GAE"), algorithm_name("grpo"), algorithm_name("reinforce_plus_plus"), algorithm_name(None)
+    ('ppo', 'grpo', 'reinforce++', '')
+    """
+    text = str(value or "").strip().lower()
+    return ALGORITHM_ALIASES.get(text, text)
+
+
+def algorithm_from_filename(path) -> str:
+    """The algorithm a run's name states (:func:`run_id_from_path`; else the folder above it),
+    where exactly one algorithm is named in it; '' where none is or several are (``grpo_vs_ppo``).
+
+    >>> algorithm_from_filename("runs/run_ppo.csv"), algorithm_from_filename("grpo_grpo_clip_lr1e-05_epoch1.csv")
+    ('ppo', 'grpo')
+    >>> algorithm_from_filename("grpo_vs_ppo.log"), algorithm_from_filename("sweeps/dapo_qwen/seed1/metrics.jsonl")
+    ('', 'dapo')
+    >>> algorithm_from_filename("reinforce_plus_plus_gsm8k.log"), algorithm_from_filename("proppo.log")
+    ('reinforce++', '')
+    """
+    name, parents, _ = _named(path)
+    for text in [name] + parents[:1]:  # a sweep's folder names what its runs share (``dapo_qwen/seed1/``)
+        text = text.lower().replace("reinforce_plus_plus", "reinforce++").replace("dr_grpo", "dr-grpo")
+        found = {algorithm_name(part if part in ALGORITHM_WORDS else part.split("-")[0])
+                 for part in re.split(r"[_\s]+", text)
+                 if part in ALGORITHM_WORDS or part.split("-")[0] in ALGORITHM_WORDS}  # grpo-lora: GRPO
+        if found:
+            return found.pop() if len(found) == 1 else ""
+    return ""
+
+
 # a benchmark's number written apart (MATH-500, math_500, AIME-2024, aime_24): one name each
 _JOINED = re.compile(r"(?<![a-z0-9])(math|aime|amc)[-_.]((?:20)?\d\d\d?)(?![a-z0-9])")
 

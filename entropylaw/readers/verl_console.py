@@ -54,7 +54,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.datasets import dataset_name, same_as
-from entropylaw.readers.names import model_from_filename, model_name_from_path, run_id_from_path
+from entropylaw.readers.names import algorithm_name, model_from_filename, model_name_from_path, run_id_from_path
 from entropylaw.readers.keys import detect_keys
 from entropylaw.readers.printed import number
 from entropylaw.readers.verl_echo import MARK, EchoCollector, echo_rows
@@ -275,7 +275,6 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
 _MODEL_ARG = re.compile(r"actor_rollout_ref\.model\.path=(\S+)")
 _MODEL_ECHO = re.compile(r"'path':\s*'([^']+)'")
 _ESTIMATOR = re.compile(r"algorithm\.adv_estimator=([\w-]+)|'adv_estimator':\s*'([\w-]+)'")
-_ALGO_ALIASES = {"gae": "ppo"}
 
 
 
@@ -331,7 +330,7 @@ def infer_header_meta(header_lines: list[bytes], keys: list[str]) -> dict:
         algorithm = "ppo"  # a value critic is trained: PPO with GAE (old veRL's default)
     return {
         "model": model_name_from_path(model) if model else "",
-        "algorithm": _ALGO_ALIASES.get(algorithm, algorithm),
+        "algorithm": algorithm_name(algorithm),
         "dataset": dataset or echo_dataset or dataset_from_val_keys(keys),
         "config": config_from_header(header_lines),
     }
