@@ -173,14 +173,14 @@ SHOWN_NAMES = 3  # the runs a grouped message names before "and N more"
 def group_repeats(messages) -> list[tuple[str, list[str]]]:
     """Messages about runs (``run 'NAME': text``) that say the same thing of several runs, said
     once: ``[(line, [messages])]`` in the order of their first appearance. One kind is one
-    text with its numbers left out; the line keeps the numbers every run shares, puts ``…``
-    where they differ, and counts the runs (naming the first few). A message said twice is
+    text with its numbers left out; the line keeps the numbers every run shares, gives their range
+    (``0.1–0.3``) where they differ (``…`` for one end of a range the text gives), and counts the runs (naming the first few). A message said twice is
     said once; one about no run, or the only one of its kind, is kept as it is.
 
     >>> lines = group_repeats(["run 'a': a = 0.3 ± 0.2 is not distinguishable from 0",
     ...                        "run 'b': a = 0.1 ± 0.2 is not distinguishable from 0", "read 3 files"])
     >>> [line for line, _ in lines]
-    ['a = … ± 0.2 is not distinguishable from 0 (2 runs: a, b)', 'read 3 files']
+    ['a = 0.1–0.3 ± 0.2 is not distinguishable from 0 (2 runs: a, b)', 'read 3 files']
     """
     groups: dict[tuple, list[tuple[str, str, str]]] = {}
     for m in dict.fromkeys(str(m) for m in messages):
@@ -200,8 +200,19 @@ def group_repeats(messages) -> list[tuple[str, list[str]]]:
         numbers = [_DIGITS.findall(rest) for _, rest, _ in members]
         merged = texts[0][0]
         for i, piece in enumerate(texts[0][1:]):
-            same = {nums[i] for nums in numbers}
-            merged += (same.pop() if len(same) == 1 else "…") + piece
+            said = [nums[i] for nums in numbers]
+            low, high = min(said, key=float), max(said, key=float)
+            # one end of a range the text gives (0.06-0.15 nats): a range of ranges misreads
+            in_a_range = (i > 0 and texts[0][i] == "-") or (piece == "-" and i + 1 < len(numbers[0]))
+            if float(low) == float(high):
+                merged += low
+            elif in_a_range:
+                merged += "…"
+            elif re.search(r"(^|[\s(\[=,])-$", merged):  # signed: -0.7 to -0.06, where -0.06–0.7 would read as a range through 0
+                merged = merged[:-1] + f"-{high} to -{low}"
+            else:
+                merged += f"{low}–{high}"
+            merged += piece
         runs = [run for run, _, _ in members]
         names = ", ".join(runs[:SHOWN_NAMES]) + (f" and {len(runs) - SHOWN_NAMES} more" if len(runs) > SHOWN_NAMES
                                                   else "")

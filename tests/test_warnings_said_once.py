@@ -22,7 +22,7 @@ def test_repeats_are_grouped_with_their_runs_counted():
                  "run 'r2' (first 3 points): only 3 points", "run 'r3' (first 3 points): only 3 points"]
     lines = group_repeats(messages)
     assert [line for line, _ in lines] == [
-        "a = … ± 0.2 is not distinguishable from 0 (5 runs: r1, r2, r3 and 2 more)",
+        "a = 0.1–0.5 ± 0.2 is not distinguishable from 0 (5 runs: r1, r2, r3 and 2 more)",  # the range, not "…"
         "run 'r1': only 5 points",  # said twice, said once
         "read 3 files",
         "only 3 points (2 runs, first 3 points: r2, r3)"]
@@ -104,3 +104,9 @@ def test_q_silences_the_warnings_of_the_figures_too(tmp_path):
     out = _cli("figures", str(SIZES), "--out", str(tmp_path), "--which", "law", "--format", "png", "-q")
     assert out.returncode == 0 and "warning" not in out.stderr, out.stderr
     assert list(tmp_path.glob("*.png"))
+
+
+def test_a_grouped_line_gives_the_range_of_what_differs_but_not_of_a_range():
+    messages = [f"run 'r{i}': fitted a = -0.0{i} <= 0; the entropy range (0.{i}-0.9 nats) is small" for i in (1, 4)]
+    assert [line for line, _ in group_repeats(messages)] == [
+        "fitted a = -0.04 to -0.01 <= 0; the entropy range (…-0.9 nats) is small (2 runs: r1, r4)"]
