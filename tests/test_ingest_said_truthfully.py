@@ -1,0 +1,52 @@
+"""What reading says about a log: which step an eval line is read on, where the unparseable
+lines are, what a drop counts, a file named twice, a reward that may be in percent."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import entropylaw as el
+
+
+def _series(df, metric: str) -> dict:
+    rows = df[df["metric"] == metric]
+    return dict(zip(rows["step"].tolist(), rows["value"].tolist()))
+
+
+def _train_and_eval_steps(path):
+    """A trainer that declared ``eval/*`` on ``eval/step``: its eval lines lack ``train/step``."""
+    lines = []
+    for s in range(1, 41):
+        lines.append({"train/step": s, "actor/entropy": math.exp(-s / 20), "critic/score/mean": 0.2 + s / 100,
+                      "timing_s/step": 30.0})
+        if s % 5 == 0:
+            lines.append({"eval/step": s, "eval/accuracy": 0.1 + s / 100})
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+@pytest.mark.parametrize("step_key", ["train/step", None])
+def test_jsonl_eval_lines_without_the_step_key_are_read_on_their_own_step(tmp_path, step_key):
+    """`--step-key train/step` dropped every eval line (no train/step) as unparseable."""
+    path = _train_and_eval_steps(tmp_path / "run.jsonl")
+    df = el.load(path, step_key=step_key, warn=False)
+    assert _series(df, "val/accuracy") == pytest.approx({s: 0.1 + s / 100 for s in range(5, 41, 5)})
+    assert len(_series(df, "timing_s/step")) == 40  # seconds a step, not a step axis
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {} and account["rows_read"] == account["rows_kept"] == 40 * 3 + 8
+    if step_key:
+        assert any("8 lines without 'train/step' read on their own step key (eval/step)" in n
+                   for n in account["notes"]), account["notes"]
+
+
+def test_jsonl_eval_steps_counting_evals_are_no_restart_of_the_train_steps(tmp_path):
+    lines = [{"train/step": s, "actor/entropy": math.exp(-s / 20), "critic/score/mean": 0.2 + s / 100}
+             for s in range(1, 41)]
+    for n in range(1, 5):  # eval/step counts evals: 1..4, below the train steps already read
+        lines.insert(10 * n + n - 1, {"eval/step": n, "eval/accuracy": 0.1 * n})
+    (tmp_path / "run.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    df = el.load(tmp_path / "run.jsonl", step_key="train/step", warn=False)
+    assert len(_series(df, "entropy")) == 40 and _series(df, "val/accuracy") == pytest.approx({1: .1, 2: .2, 3: .3, 4: .4})
