@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import pandas as pd
 import pytest
 
 import entropylaw as el
@@ -49,4 +50,17 @@ def test_jsonl_eval_steps_counting_evals_are_no_restart_of_the_train_steps(tmp_p
         lines.insert(10 * n + n - 1, {"eval/step": n, "eval/accuracy": 0.1 * n})
     (tmp_path / "run.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     df = el.load(tmp_path / "run.jsonl", step_key="train/step", warn=False)
-    assert len(_series(df, "entropy")) == 40 and _series(df, "val/accuracy") == pytest.approx({1: .1, 2: .2, 3: .3, 4: .4})
+    assert len(_series(df, "entropy")) == 40
+    assert _series(df, "val/accuracy") == pytest.approx({1: .1, 2: .2, 3: .3, 4: .4})
+
+
+def test_a_table_with_train_and_eval_step_columns_reads_the_eval_rows_on_eval_step(tmp_path):
+    """The same log as a CSV: `--step-key train/step` dropped its eval rows (no train/step)."""
+    rows = [json.loads(x) for x in _train_and_eval_steps(tmp_path / "run.jsonl").read_text().splitlines()]
+    pd.DataFrame(rows).to_csv(tmp_path / "run.csv", index=False)
+    df = el.load(tmp_path / "run.csv", step_key="train/step", warn=False)
+    assert _series(df, "val/accuracy") == pytest.approx({s: 0.1 + s / 100 for s in range(5, 41, 5)})
+    assert len(_series(df, "timing_s/step")) == 40  # seconds a step, not a step column
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {}, account
+    assert any("lacking 'train/step': eval/accuracy on eval/step" in n for n in account["notes"]), account["notes"]

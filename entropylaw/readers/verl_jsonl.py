@@ -49,12 +49,10 @@ import re
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
-from entropylaw.readers.names import BOOKKEEPING, model_from_filename, run_id_from_path
+from entropylaw.readers.names import BOOKKEEPING, model_from_filename, names_a_step_axis, run_id_from_path
 from entropylaw.terminal import count
 
 STEP_FIELDS = ("step", "global_step", "iteration", "iter")  # then any *_step or */step, then _step
-# veRL's timing_s/step and perf/time_per_step are seconds a step takes, however step-like their names
-_TIMING = re.compile(r"^(timing|perf/time|time)")
 TYPE_FIELDS = ("type", "kind", "split", "mode", "phase")
 SNIFF_LINES = 200
 UNPARSEABLE = "unparseable line"
@@ -96,7 +94,7 @@ def is_step_name(key: str) -> bool:
     >>> [is_step_name(k) for k in ("eval/step", "eval_step", "timing_s/step", "val/steps_per_second")]
     [True, True, False, False]
     """
-    return isinstance(key, str) and (key in STEP_FIELDS or key.endswith(("_step", "/step"))) and not _TIMING.match(key)
+    return isinstance(key, str) and (key in STEP_FIELDS or names_a_step_axis(key))
 
 
 def _step_order(path, step_key: str | None) -> list[str]:
