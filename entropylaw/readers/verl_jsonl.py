@@ -231,7 +231,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
             report.note(f"... and {n - MAX_NOTES} more {kind}s")
     if not steps and not report.rows_read:
         raise EntropyLawError(f"{source}: no JSON metric lines found")
-    if not used and stepless:
+    if (not used or (step_key and step_key not in used)) and stepless:  # a step_key no line has: a typo
         wanted = f"the key {step_key!r}" if step_key else "a step (step, global_step, iteration, *_step)"
         raise EntropyLawError(f"{source}: no line has {wanted} as an integer; keys seen: "
                               f"{', '.join(list(stepless)[:12])}; name the step with `step_key`")
