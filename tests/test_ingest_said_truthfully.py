@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import entropylaw as el
+from entropylaw.api.reading import loss_lines
 
 
 def _series(df, metric: str) -> dict:
@@ -64,3 +65,26 @@ def test_a_table_with_train_and_eval_step_columns_reads_the_eval_rows_on_eval_st
     [account] = el.row_accounts(df)
     assert account["dropped"] == {}, account
     assert any("lacking 'train/step': eval/accuracy on eval/step" in n for n in account["notes"]), account["notes"]
+
+
+def test_the_drop_warning_names_the_unparseable_lines_and_counts_values_not_rows(tmp_path):
+    """The warning said "dropped 5 of 121 rows (unparseable line: 5)" of 3 lines, naming none."""
+    lines = [json.dumps({"step": s, "actor/entropy": math.exp(-s / 20), "critic/score/mean": 0.2 + s / 100})
+             for s in range(1, 61)]
+    lines[16] = '{"step": 17, "actor/entropy": 0.5, "critic/score/mean": oops}'
+    lines[29] = '{"step": 30, "actor/entropy": 0.5, "critic/score/mean": oops}'
+    (tmp_path / "run.jsonl").write_text("\n".join(lines + ["garbage"]) + "\n")
+    with pytest.warns(el.RowsDroppedWarning) as said:
+        el.load(tmp_path / "run.jsonl")
+    assert any("dropped 5 of 121 values (unparseable line: 5 values on 3 lines, at lines 17, 30, 61)" in str(w.message)
+               for w in said), [str(w.message) for w in said]
+
+
+def test_a_table_row_without_a_step_is_one_line_of_its_values(tmp_path):
+    """A CSV row of 3 metrics without a step was said as 3 "rows" dropped."""
+    steps = [float(s) for s in range(1, 31)]
+    steps[4] = steps[9] = float("nan")
+    pd.DataFrame({"step": steps, "entropy": [math.exp(-s / 20) for s in range(30)], "reward": 0.5,
+                  "val/acc": [0.1 + s / 200 for s in range(30)]}).to_csv(tmp_path / "run.csv", index=False)
+    [line] = loss_lines(el.load(tmp_path / "run.csv", warn=False))
+    assert line.endswith("dropped 6 of 90 values (missing or non-integer step: 6 values on 2 lines, at lines 6, 11)")

@@ -20,7 +20,7 @@ counted as read and dropped. :func:`finalize` then, identically for every source
 >>> t[["step", "metric", "value"]].values.tolist()
 [[1, 'entropy', 0.5], [2, 'entropy', 0.45]]
 >>> raw.report.line()
-'x.log: read 4 rows, kept 2, dropped 2 (non-finite value: 1, superseded by resumed segment: 1)'
+'x.log: read 4 values, kept 2, dropped 2 (non-finite value: 1, superseded by resumed segment: 1)'
 """
 
 from __future__ import annotations

@@ -185,7 +185,7 @@ class _Collector:
         values, present, steps, rows = values[rows], present[rows], steps[rows], np.nonzero(rows)[0]
         report.read(int(present.sum()))
         no_step = present & (steps < 0)
-        report.drop(MISSING_STEP, int(no_step.sum()))
+        report.drop(MISSING_STEP, int(no_step.sum()), rows[no_step] + self.first_line)
         bad = present & ~no_step & np.isnan(values)
         text = column.to_numpy()[rows]
         spelled_nan = np.array([str(t).strip().lower() in ("nan", "-nan") for t in text[bad]], dtype=bool)

@@ -29,7 +29,7 @@ any trainer's own ``metrics.jsonl``.
 >>> raw.rows()
 [(1, 'actor/entropy', 0.5), (2, 'actor/entropy', 0.4)]
 >>> raw.report.line().split(": ", 1)[1]
-'read 4 rows, kept 0, dropped 2 (non-numeric value: 1, unparseable line: 1)'
+'read 4 values, kept 0, dropped 2 (non-numeric value: 1, unparseable line: 1, at line 2)'
 >>> with tempfile.TemporaryDirectory() as d:
 ...     p = os.path.join(d, "metrics.jsonl")
 ...     _ = open(p, "w").write('{"type": "train", "grpo_step": 1, "token_entropy": 0.5}\\n'
@@ -181,11 +181,11 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 if unterminated:  # the writer was cut off mid-line: it held what the lines before held
                     n = max(n, last_count)
                     report.read(n)
-                    report.drop(CUT_LAST, n)
+                    report.drop(CUT_LAST, n, [lineno])
                     note(UNPARSEABLE, f"line {lineno}: the last line, cut while being written ({count(n, 'value')} lost)")
                     continue
                 report.read(n)
-                report.drop(UNPARSEABLE, n)
+                report.drop(UNPARSEABLE, n, [lineno])
                 expected = f"an integer {step_key!r}" if step_key else "an integer step (" + ", ".join(order[:4]) + ")"
                 note(UNPARSEABLE, f"line {lineno}: not a JSON object with {expected} ({count(n, 'value')} dropped)")
                 continue
