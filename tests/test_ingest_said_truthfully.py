@@ -88,3 +88,15 @@ def test_a_table_row_without_a_step_is_one_line_of_its_values(tmp_path):
                   "val/acc": [0.1 + s / 200 for s in range(30)]}).to_csv(tmp_path / "run.csv", index=False)
     [line] = loss_lines(el.load(tmp_path / "run.csv", warn=False))
     assert line.endswith("dropped 6 of 90 values (missing or non-integer step: 6 values on 2 lines, at lines 6, 11)")
+
+
+@pytest.mark.parametrize("file_first", [False, True])
+def test_a_file_inside_a_folder_given_with_it_is_read_once(tmp_path, file_first):
+    """`summary dir dir/run.csv` read run.csv twice: two runs, the second named run-2."""
+    for name in ("run", "other"):
+        pd.DataFrame({"step": range(1, 31), "entropy": [math.exp(-s / 20) for s in range(1, 31)],
+                      "val/acc": [0.1 + s / 200 for s in range(1, 31)]}).to_csv(tmp_path / f"{name}.csv", index=False)
+    sources = [str(tmp_path), str(tmp_path / "run.csv")]
+    with pytest.warns(el.EntropyLawWarning, match=r"run.csv: given twice \(read from .*\): read once"):
+        df = el.load(*(sources[::-1] if file_first else sources))
+    assert sorted(el.run_ids(df)) == ["other", "run"]
