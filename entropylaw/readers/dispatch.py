@@ -413,7 +413,7 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
         raise EntropyLawError(f"{source}: no runs found")
     if not any(len(df) for df, _ in out) and not all(r.skipped for _, r in out):
         detail = "; ".join(r.line().split(": ", 1)[1] for _, r in out)
-        raise EntropyLawError(f"{source}: no usable rows ({detail})")
+        raise EntropyLawError(f"{source}: no usable values ({detail})")
     return out
 
 
