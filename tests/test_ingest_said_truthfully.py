@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import pandas as pd
 import pytest
@@ -100,3 +101,22 @@ def test_a_file_inside_a_folder_given_with_it_is_read_once(tmp_path, file_first)
     with pytest.warns(el.EntropyLawWarning, match=r"run.csv: given twice \(read from .*\): read once"):
         df = el.load(*(sources[::-1] if file_first else sources))
     assert sorted(el.run_ids(df)) == ["other", "run"]
+
+
+@pytest.mark.parametrize("lo, hi, hinted", [(6, 65, True), (0.5, 9.5, False), (-1, 1, False), (0.1, 0.9, False),
+                                            (-20, 60, False)])
+def test_a_training_reward_that_may_be_a_percent_is_said_with_the_flag(tmp_path, lo, hi, hinted):
+    """A reward climbing to 65 got no --score-scale percent hint while an accuracy key did;
+    a reward in [-1, 1] or [0, 10] is a reward's own scale: no hint."""
+    rows = [{"step": s, "actor/entropy": 0.9 / s ** 0.3, "critic/score/mean": lo + (hi - lo) * (s - 1) / 59}
+            for s in range(1, 61)]
+    (tmp_path / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        el.load(tmp_path / "run.jsonl")
+    hints = [str(w.message) for w in said if "--score-scale percent" in str(w.message)]
+    assert bool(hints) == hinted, hints
+    if hinted:
+        assert "'critic/score/mean' ranges 6..65: read in its own units" in hints[0]
+        df = el.load(tmp_path / "run.jsonl", score_scale="percent", warn=False)
+        assert df[df["metric"] == "score"]["value"].max() == pytest.approx(0.65)
