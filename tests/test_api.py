@@ -111,7 +111,7 @@ def test_copied_log_of_one_format_stays_two_runs(tmp_path):
 def test_load_accounts_and_warning(tmp_path):
     path = tmp_path / "x.log"
     path.write_text("step:1 - actor/entropy:0.5 - critic/score/mean:nan\nstep:2 - actor/entropy:0.4\n")
-    with pytest.warns(el.RowsDroppedWarning, match=r"x.log: dropped 1 of 3 rows \(non-finite value: 1\)"):
+    with pytest.warns(el.RowsDroppedWarning, match=r"x.log: dropped 1 of 3 values \(non-finite value: 1\)"):
         df = el.load(path)
     assert el.row_accounts(df)[0]["dropped"] == {"non-finite value": 1}
 

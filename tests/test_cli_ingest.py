@@ -20,10 +20,10 @@ def test_ingest_writes_table_and_reports(cli, tmp_path):
     res = cli("ingest", str(log), "-o", str(out), "--algorithm", "grpo", "--dataset", "gsm8k")
     assert res.returncode == 0, res.stderr
     said = " ".join(res.stdout.split())  # a long path wraps the line
-    assert f"{log}: read 7 rows, kept 5, dropped 2 (non-finite value: 1, non-numeric value: 1)" in said
+    assert f"{log}: read 7 values, kept 5, dropped 2 (non-finite value: 1, non-numeric value: 1)" in said
     assert "line 2: key 'actor/entropy' has non-numeric value 'bad'" in said
     assert "line 3 (critic/score/mean)" in said
-    assert f"entropylaw: warning: {log}: dropped 2 of 7 rows" in "\n".join(logical_lines(res.stderr))
+    assert f"entropylaw: warning: {log}: dropped 2 of 7 values" in "\n".join(logical_lines(res.stderr))
     t = table.read(out)
     assert table.series(t, "verl_grpo_qwen2.5-7b_gsm8k", "entropy").to_dict() == {1: 0.5, 3: 0.3}
     assert "keeps no row accounts" not in res.stderr  # a parquet carries them on

@@ -89,7 +89,7 @@ def test_nothing_usable(tmp_path):
         load([])
     p = tmp_path / "allnan.log"
     p.write_text("step:1 - actor/entropy:nan\n")
-    with pytest.raises(EntropyLawError, match=r"allnan.log: no usable rows \(read 1 row, kept 0"):
+    with pytest.raises(EntropyLawError, match=r"allnan.log: no usable values \(read 1 value, kept 0"):
         load([str(p)])
 
 

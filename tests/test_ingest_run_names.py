@@ -116,7 +116,7 @@ def test_an_account_that_drops_more_than_it_read_is_never_said():
         with pytest.raises(RuntimeError, match="row account of x.log does not hold: read 3, kept 3, dropped 4"):
             say()
     empty = IngestReport("empty.log")
-    assert empty.holds() and empty.drop_line() is None and empty.line() == "empty.log: read 0 rows, kept 0, dropped 0"
+    assert empty.holds() and empty.drop_line() is None and empty.line() == "empty.log: read 0 values, kept 0, dropped 0"
 
 
 def test_the_merge_cannot_drop_rows_a_source_did_not_keep():
@@ -146,6 +146,6 @@ def test_cli_resumed_run_warnings_stay_within_each_file(cli, tmp_path):
     assert res.returncode == 0, res.stderr
     warned = [line for line in logical_lines(res.stderr) if line.startswith("entropylaw: warning: ")]
     assert warned == [
-        f"entropylaw: warning: {tmp_path}/d1/run.log: dropped 12 of 20 rows (superseded by resumed segment: 12)",
-        f"entropylaw: warning: {tmp_path}/d2/run.log: dropped 102 of 192 rows (superseded by resumed segment: 102)"]
+        f"entropylaw: warning: {tmp_path}/d1/run.log: dropped 12 of 20 values (superseded by resumed segment: 12)",
+        f"entropylaw: warning: {tmp_path}/d2/run.log: dropped 102 of 192 values (superseded by resumed segment: 102)"]
     assert api.reading.Ingested(api.load(str(tmp_path / "out.parquet"), warn=False)).reports  # stored accounts hold

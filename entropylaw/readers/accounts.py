@@ -5,7 +5,7 @@
 >>> r.balanced()
 True
 >>> r.line()
-'run.log: read 5 rows, kept 3, dropped 2 (non-finite value: 2)'
+'run.log: read 5 values, kept 3, dropped 2 (non-finite value: 2)'
 >>> bad = IngestReport("x.log"); bad.read(3); bad.drop("duplicate", 5)
 >>> bad.holds()
 False
@@ -24,6 +24,7 @@ from entropylaw.terminal import count
 ACCOUNTS = "row_accounts"
 # drop reasons that lose no number: rows folded into their step's mean (readers.resumes.AVERAGED)
 MERGED = "averaged"  # the table's attrs key holding every source's account (as dicts)
+MAX_LINES_SAID = 3
 
 
 class Accounts(tuple):
@@ -50,7 +51,8 @@ class Accounts(tuple):
 class IngestReport:
     """What one reader did to one source: counts, drop reasons, notes for the user.
 
-    A *row* is one (step, key, value) number as the source stored it.
+    A *row* is one (step, key, value) number as the source stored it: said as a *value* to the
+    user, who takes a row for a line of a CSV (one CSV row of 3 metrics is 3 of these).
     """
 
     source: str
@@ -67,6 +69,10 @@ class IngestReport:
     # the notes that say a value was changed as read (a percent read as a fraction, rows sorted
     # by step): ``summary`` prints them; every note is in ``notes``
     changed: list[str] = field(default_factory=list)
+    # per drop reason that loses whole lines: [lines, first line numbers] ("unparseable line" on
+    # 8 lines holding 16 values is no "16 unparseable lines"), and the lines still being counted
+    at: dict = field(default_factory=dict)
+    _lines: dict = field(default_factory=dict, repr=False, compare=False)
 
     def skip(self, reason: str) -> None:
         self.skipped = reason
@@ -77,9 +83,32 @@ class IngestReport:
     def keep(self, n: int = 1) -> None:
         self.rows_kept += n
 
-    def drop(self, reason: str, n: int = 1) -> None:
+    def drop(self, reason: str, n: int = 1, lines=None) -> None:
+        """``lines``: the source's line numbers the ``n`` rows were on, where a whole line was lost."""
         if n:
             self.dropped[reason] += n
+            if lines is not None:
+                self._lines.setdefault(reason, set()).update(int(x) for x in lines)
+
+    def where(self) -> dict:
+        """{reason: [lines, first line numbers]} for the reasons that lost whole lines."""
+        out = {k: list(v) for k, v in self.at.items()}
+        for reason, seen in self._lines.items():
+            n, first = out.get(reason, [0, []])
+            out[reason] = [n + len(seen), sorted(set(first) | seen)[:MAX_LINES_SAID]]
+        return out
+
+    def _reasons(self, reasons: dict) -> str:
+        where = self.where()
+
+        def one(reason: str, n: int) -> str:
+            if reason not in where:
+                return f"{reason}: {n}"
+            lines, first = where[reason]
+            head = str(n) if lines == n else f"{count(n, 'value')} on {count(lines, 'line')}"
+            at = ("first at " if lines > len(first) else "at ") + ("lines " if len(first) > 1 else "line ")
+            return f"{reason}: {head}, {at}{', '.join(map(str, first))}"
+        return ", ".join(one(k, v) for k, v in sorted(reasons.items()))
 
     def note(self, message: str, changed: bool = False) -> None:
         self.notes.append(message)
@@ -118,24 +147,23 @@ class IngestReport:
         if lost:
             parts.append(self.lost_text())
         if merged:
-            parts.append(f"averaged {merged} of {count(self.rows_read, 'row')} into their step's mean (several rows of one "
-                         "metric at one step)")
+            parts.append(f"averaged {merged} of {count(self.rows_read, 'value')} into their step's mean (several "
+                         "values of one metric at one step)")
         return f"{self.source}: " + "; ".join(parts + damage)
 
     def lost_text(self, ignore=()) -> str | None:
-        """"dropped N of M rows (reason: n, ...)": the rows lost, with why (not those averaged into
+        """"dropped N of M values (reason: n, ...)": the values lost, with why (not those averaged into
         their step's mean, nor the reasons in ``ignore``), or None.
 
         >>> r = IngestReport("log", rows_read=10)
         >>> r.drop("non-finite value", 2); r.drop("cut-off last line")
         >>> r.lost_text(), r.lost_text(ignore=("cut-off last line",))
-        ('dropped 3 of 10 rows (cut-off last line: 1, non-finite value: 2)', 'dropped 2 of 10 rows (non-finite value: 2)')
+        ('dropped 3 of 10 values (cut-off last line: 1, non-finite value: 2)', 'dropped 2 of 10 values (non-finite value: 2)')
         """
         lost = {k: v for k, v in self.dropped.items() if not k.startswith(MERGED) and k not in ignore}
         if not lost:
             return None
-        reasons = ", ".join(f"{k}: {v}" for k, v in sorted(lost.items()))
-        return f"dropped {sum(lost.values())} of {count(self.rows_read, 'row')} ({reasons})"
+        return f"dropped {sum(lost.values())} of {count(self.rows_read, 'value')} ({self._reasons(lost)})"
 
     def damage(self) -> list[str]:
         """The damaged regions a reader found (a file can lose bytes without losing a counted row:
@@ -146,10 +174,9 @@ class IngestReport:
         if self.skipped:
             return f"{self.source}: skipped ({self.skipped})"
         self._check()
-        text = f"{self.source}: read {count(self.rows_read, 'row')}, kept {self.rows_kept}, dropped {self.rows_dropped}"
+        text = f"{self.source}: read {count(self.rows_read, 'value')}, kept {self.rows_kept}, dropped {self.rows_dropped}"
         if self.dropped:
-            reasons = ", ".join(f"{k}: {v}" for k, v in sorted(self.dropped.items()))
-            text += f" ({reasons})"
+            text += f" ({self._reasons(self.dropped)})"
         return text
 
     @classmethod
@@ -159,6 +186,7 @@ class IngestReport:
                   list(d.get("notes", [])), d.get("skipped"), d.get("format", ""))
         out.score_units = {k: tuple(v) for k, v in (d.get("score_units") or {}).items()}
         out.changed = list(d.get("changed", []))
+        out.at = {k: list(v) for k, v in (d.get("at") or {}).items()}
         return out
 
     def to_dict(self) -> dict:
@@ -172,6 +200,7 @@ class IngestReport:
             "changed": list(self.changed),
             "skipped": self.skipped,
             "format": self.format,
+            **({"at": self.where()} if self.at or self._lines else {}),
             # a score read from percent (factor 0.01): a target given in percent is read alike
             **({"score_units": {k: list(v) for k, v in self.score_units.items() if v[0] != 1.0}}
                if any(v[0] != 1.0 for v in self.score_units.values()) else {}),

@@ -20,7 +20,7 @@ counted as read and dropped. :func:`finalize` then, identically for every source
 >>> t[["step", "metric", "value"]].values.tolist()
 [[1, 'entropy', 0.5], [2, 'entropy', 0.45]]
 >>> raw.report.line()
-'x.log: read 4 rows, kept 2, dropped 2 (non-finite value: 1, superseded by resumed segment: 1)'
+'x.log: read 4 values, kept 2, dropped 2 (non-finite value: 1, superseded by resumed segment: 1)'
 """
 
 from __future__ import annotations
@@ -192,7 +192,8 @@ def score_scales(km: KeyMap, ranges: dict, score_scale: float | None,
 
 def percent_hints(km: KeyMap, ranges: dict, scales: dict, score_scale: float | None) -> list[str]:
     """The validation keys that look like a percent (in [0, 100], above 1) but whose name does
-    not say so: read in their own units, and said, with the flag that reads them as a percent.
+    not say so, and a training reward within [0, 100] that goes above 10: read in their own
+    units, and said, with the flag that reads them as a percent.
 
     >>> percent_hints(KeyMap(val={"val/gsm8k": "val/test_score/gsm8k"}), {"val/test_score/gsm8k": (38.1, 73.6)}, {}, None)
     ["'val/test_score/gsm8k' ranges 38.1..73.6: read in its own units (not as a percent: its name does not say an accuracy); --score-scale percent if it is one"]
@@ -209,6 +210,13 @@ def percent_hints(km: KeyMap, ranges: dict, scales: dict, score_scale: float | N
             lo, hi = ranges[key]
             out.append(f"{key!r} ranges {lo:.4g}..{hi:.4g}: read in its own units (not as a percent: its name does "
                        "not say an accuracy); --score-scale percent if it is one")
+    # a reward's scale is the trainer's to choose: [-1, 1] and [0, 10] are common, so only a reward
+    # that climbs past 10 and stays within [0, 100] looks like a percent
+    key = km.score
+    if key and key in ranges and key not in scales and 0 <= ranges[key][0] and 10 < ranges[key][1] <= 100:
+        lo, hi = ranges[key]
+        out.append(f"{key!r} ranges {lo:.4g}..{hi:.4g}: read in its own units (a reward's scale is not known from "
+                   "its name); --score-scale percent if it is a percent")
     return out
 
 

@@ -74,6 +74,7 @@ from entropylaw.readers.wandb_offline import read_wandb_offline, wandb_files_in
 from entropylaw.readers.wandb_online import read_wandb_online
 from entropylaw.readers.merge import join_metric_exports, merge_same_runs
 from entropylaw.readers.dataset_guess import guess_datasets
+from entropylaw.readers.given import each_file_once, once
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.terminal import count
 from entropylaw.readers.lab_rundir import is_run_dir
@@ -412,21 +413,7 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
         raise EntropyLawError(f"{source}: no runs found")
     if not any(len(df) for df, _ in out) and not all(r.skipped for _, r in out):
         detail = "; ".join(r.line().split(": ", 1)[1] for _, r in out)
-        raise EntropyLawError(f"{source}: no usable rows ({detail})")
-    return out
-
-
-def _once(sources) -> list:
-    """``sources`` with a path given twice (a shell glob that overlaps another) read once, said: read
-    twice it was two runs, the second named ``-2``."""
-    seen, out = {}, []
-    for source in sources:
-        key = str(Path(source).resolve()) if "://" not in str(source) and Path(source).exists() else str(source)
-        if key in seen:
-            warnings.warn(f"{source}: given twice (as {seen[key]}): read once", EntropyLawWarning, stacklevel=3)
-            continue
-        seen[key] = str(source)
-        out.append(source)
+        raise EntropyLawError(f"{source}: no usable values ({detail})")
     return out
 
 
@@ -447,8 +434,9 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
         sources = [sources]
     if not sources:
         raise EntropyLawError("no input given (expected log files, tables, directories or wandb:// URIs)")
-    sources = _once(sources)
+    sources = once(sources)
     pieces: list[tuple[pd.DataFrame, IngestReport]] = []
+    given: list[str] = []  # the source each piece was read from
     for source in sources:
         try:
             read = _load_one(str(source), opts, skip_bad=skip_bad, strict=strict)
@@ -458,10 +446,13 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
                 read = _load_one(str(source), dataclasses.replace(opts, percent_keys=shared), skip_bad=skip_bad,
                                  strict=strict)
             pieces.extend(read)
+            given.extend([str(source)] * len(read))
         except (EntropyLawError, OSError) as err:
             if not skip_bad:
                 raise
             pieces.append(_skipped(str(source), _as_user_error(err)))
+            given.append(str(source))
+    pieces = each_file_once(pieces, given)
     if not opts.dataset:  # the logs and their configs say first: a name's guess fills only what they leave out
         guess_datasets(pieces)
     pieces = merge_same_runs(join_metric_exports(pieces))

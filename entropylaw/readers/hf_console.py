@@ -242,7 +242,7 @@ def read_hf_console(path: str | os.PathLike, run_id: str | None = None,
         if before:
             n = max(n, sum(isinstance(v, (int, float)) and not isinstance(v, bool) for v in before[-1].values()))
         raw.report.read(n)
-        raw.report.drop(UNPARSEABLE, n)
+        raw.report.drop(UNPARSEABLE, n, [line])
         raw.report.note(f"line {line}: a log record that does not parse (cut off?): about {count(n, 'value')} dropped")
     raw.report.note(f"{count(len(scan.records), 'log record')} among {count(lineno, 'line')}")
     raw.meta = {"model": scan.model or model_from_filename(path)}

@@ -29,7 +29,7 @@ twice under two names.
 >>> ra.read(5); ra.keep(5); rb.read(5); rb.keep(5)
 >>> (df, _), (empty, _) = merge_same_runs([(a, ra), (b, rb)])
 >>> table.series(df, "r", "entropy").index.tolist(), len(empty), ra.line()
-([1, 2, 3, 4, 5, 6, 7, 8], 0, 'a.log: read 5 rows, kept 3, dropped 2 (superseded by resumed segment: 2)')
+([1, 2, 3, 4, 5, 6, 7, 8], 0, 'a.log: read 5 values, kept 3, dropped 2 (superseded by resumed segment: 2)')
 """
 
 from __future__ import annotations

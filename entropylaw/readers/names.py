@@ -14,6 +14,18 @@ from entropylaw.readers.verl_config import unquote
 
 # a tracker's bookkeeping, not metrics: W&B's run clock, a CSV export's index column
 BOOKKEEPING = re.compile(r"^(_runtime|_timestamp|_wandb.*|wall_time|Wall time|timestamp|Unnamed: \d+)$")
+# veRL's timing_s/step and perf/time_per_step are seconds a step takes, however step-like their names
+_TIMING = re.compile(r"^(timing|perf/time|time)")
+
+
+def names_a_step_axis(key: str) -> bool:
+    """A step metric's name as trainers declare them to W&B: ``grpo_step``, ``eval_step``,
+    ``train/step``, ``val/step`` (``define_metric("val/*", step_metric="val/step")``).
+
+    >>> [names_a_step_axis(c) for c in ("val/step", "eval_step", "val/steps_per_second", "step_time", "timing_s/step")]
+    [True, True, False, False, False]
+    """
+    return key.endswith(("_step", "/step")) and not _TIMING.match(key)
 
 
 def unique_run_ids(names: Iterable[str]) -> list[str]:

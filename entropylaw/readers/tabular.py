@@ -42,7 +42,7 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import inner_suffix
 from entropylaw.readers.common import RawRun, existing_file
-from entropylaw.readers.names import BOOKKEEPING, model_from_filename, run_id_from_path
+from entropylaw.readers.names import BOOKKEEPING, model_from_filename, names_a_step_axis, run_id_from_path
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.terminal import count
 
@@ -185,7 +185,7 @@ class _Collector:
         values, present, steps, rows = values[rows], present[rows], steps[rows], np.nonzero(rows)[0]
         report.read(int(present.sum()))
         no_step = present & (steps < 0)
-        report.drop(MISSING_STEP, int(no_step.sum()))
+        report.drop(MISSING_STEP, int(no_step.sum()), rows[no_step] + self.first_line)
         bad = present & ~no_step & np.isnan(values)
         text = column.to_numpy()[rows]
         spelled_nan = np.array([str(t).strip().lower() in ("nan", "-nan") for t in text[bad]], dtype=bool)
@@ -301,30 +301,23 @@ def _long(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
 META_COLUMNS = ("model", "algorithm", "dataset")  # text columns read as the run's metadata (one value a run)
 
 
-def _names_a_step(column: str) -> bool:
-    """A step metric's name as trainers declare them to W&B: ``grpo_step``, ``eval_step``,
-    ``train/step``, ``val/step`` (``define_metric("val/*", step_metric="val/step")``).
-
-    >>> [_names_a_step(c) for c in ("val/step", "eval_step", "val/steps_per_second", "step_time")]
-    [True, True, False, False]
-    """
-    return str(column).endswith(("_step", "/step"))
-
-
 def _own_steps(df: pd.DataFrame, step_col: str, metric_cols: list[str]) -> dict[str, tuple[str, np.ndarray]]:
     """W&B history exports: ``_step`` counts log calls, and a trainer that declared its own step
     metrics (``grpo_step``, ``eval_step``, ``val/step``) logged each metric beside its step. A metric's step is
     the ``*_step`` column present wherever the metric is (the sparsest such column when several
-    are); ``{column: (its step column, steps)}`` for the metrics that have one."""
-    if step_col != "_step":
-        return {}
-    candidates = [c for c in df.columns if _names_a_step(c) and c != "_step"]
+    are); ``{column: (its step column, steps)}`` for the metrics that have one. With a step column
+    of the trainer's (``train/step``), only the metrics logged where it is not (``eval/*`` on
+    ``eval/step``) are read on their own."""
+    candidates = [c for c in df.columns if names_a_step_axis(str(c)) and c not in ("_step", step_col)]
     if not candidates:
         return {}
     present = {c: _steps(df, c) >= 0 for c in candidates}
+    stepped = _steps(df, step_col) >= 0
     out = {}
     for col in metric_cols:
         has = _numbers(df[col])[1]
+        if step_col != "_step" and stepped[has].any():
+            continue
         covering = [c for c in candidates if has.any() and present[c][has].all()]
         if covering:
             best = min(covering, key=lambda c: int(present[c].sum()))
@@ -341,7 +334,7 @@ def _on_rows(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     run_col = _find(df.columns, RUN_COLUMNS)
-    other_steps = [c for c in df.columns if c != step_col and (_find([c], STEP_COLUMNS) or _names_a_step(c))]
+    other_steps = [c for c in df.columns if c != step_col and (_find([c], STEP_COLUMNS) or names_a_step_axis(str(c)))]
     skipped_book = [c for c in df.columns if BOOKKEEPING.match(c)]
     metric_cols, text_cols = [], []
     for col in df.columns:
@@ -365,7 +358,8 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
             if name in META_COLUMNS and len(said) == 1 and said[0]:
                 raw.meta[name] = said[0].lower() if name == "algorithm" else said[0]
         if own:
-            raw.report.note("steps from the run's own step columns, not _step (a count of log calls): "
+            raw.report.note(("steps from the run's own step columns, not _step (a count of log calls): "
+                             if step_col == "_step" else f"read on their own step columns, lacking {step_col!r}: ")
                             + ", ".join(f"{c} on {a}" for c, (a, _) in list(own.items())[:8])
                             + (" ..." if len(own) > 8 else ""))
         skipped = [f"{c} (text)" for c in text_cols if str(c).strip().lower() not in raw.meta]

@@ -2,8 +2,10 @@
 any trainer's own ``metrics.jsonl``.
 
 - The step. The first key of ``step``, ``global_step``, ``iteration``, ``iter``, then any
-  ``*_step`` (``grpo_step``), then ``_step``, that the file's lines carry as an integer (the
-  one most lines carry first), or the key given as ``step_key``.
+  ``*_step`` (``grpo_step``) or ``*/step`` (``train/step``), then ``_step``, that the file's lines
+  carry as an integer (the one most lines carry first), or the key given as ``step_key``. A line
+  without that key is read on a step key of its own (an eval line's ``eval/step``); each step
+  key is its own step axis.
 - Rows tagged by a type (``"type"``, ``"kind"``, ``"split"``, ``"mode"``, ``"phase"``:
   ``"train"``, ``"eval"``, ``"rollout"``) are kept apart: each key is read as
   ``<type>/<key>`` (an ``eval`` row's ``answer_accuracy`` is ``eval/answer_accuracy``, which
@@ -27,7 +29,7 @@ any trainer's own ``metrics.jsonl``.
 >>> raw.rows()
 [(1, 'actor/entropy', 0.5), (2, 'actor/entropy', 0.4)]
 >>> raw.report.line().split(": ", 1)[1]
-'read 4 rows, kept 0, dropped 2 (non-numeric value: 1, unparseable line: 1)'
+'read 4 values, kept 0, dropped 2 (non-numeric value: 1, unparseable line: 1, at line 2)'
 >>> with tempfile.TemporaryDirectory() as d:
 ...     p = os.path.join(d, "metrics.jsonl")
 ...     _ = open(p, "w").write('{"type": "train", "grpo_step": 1, "token_entropy": 0.5}\\n'
@@ -47,10 +49,10 @@ import re
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
-from entropylaw.readers.names import BOOKKEEPING, model_from_filename, run_id_from_path
+from entropylaw.readers.names import BOOKKEEPING, model_from_filename, names_a_step_axis, run_id_from_path
 from entropylaw.terminal import count
 
-STEP_FIELDS = ("step", "global_step", "iteration", "iter")  # then any *_step, then _step
+STEP_FIELDS = ("step", "global_step", "iteration", "iter")  # then any *_step or */step, then _step
 TYPE_FIELDS = ("type", "kind", "split", "mode", "phase")
 SNIFF_LINES = 200
 UNPARSEABLE = "unparseable line"
@@ -86,7 +88,13 @@ def _from_text(text: str) -> float | None:
 
 
 def is_step_name(key: str) -> bool:
-    return key in STEP_FIELDS or key.endswith("_step")
+    """``step``, ``grpo_step``, ``eval/step``: a step axis as trainers name them (as
+    ``define_metric("eval/*", step_metric="eval/step")`` declares one to W&B).
+
+    >>> [is_step_name(k) for k in ("eval/step", "eval_step", "timing_s/step", "val/steps_per_second")]
+    [True, True, False, False]
+    """
+    return isinstance(key, str) and (key in STEP_FIELDS or names_a_step_axis(key))
 
 
 def _step_order(path, step_key: str | None) -> list[str]:
@@ -110,6 +118,14 @@ def _step_order(path, step_key: str | None) -> list[str]:
     named = [k for k in STEP_FIELDS if k in counts]
     others = sorted((k for k in counts if k not in STEP_FIELDS and k != "_step"), key=lambda k: -counts[k])
     return named + others + ["_step"]
+
+
+def _own_step(obj: dict) -> str:
+    """The step key of a line that lacks the file's: an eval line's ``eval/step`` in a file of
+    ``train/step`` lines, read on its own axis (W&B exports' ``*/step`` columns are read so too)."""
+    if not isinstance(obj, dict):
+        raise ValueError
+    return next(k for k, v in obj.items() if is_step_name(k) and _integer(v) is not None)
 
 
 def _integer(value) -> int | None:
@@ -138,6 +154,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     stepless: dict[str, None] = {}  # keys of the first objects, for the error when no line has a step
     texts: dict[str, str] = {}  # keys holding numbers written as text: one example each
     aside: set[str] = set()
+    elsewhere: dict[str, int] = {}  # lines without the `step_key` read on a step of their own
 
     def note(kind: str, message: str) -> None:
         notes[kind] += 1
@@ -155,7 +172,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 obj = json.loads(line)
                 if isinstance(obj, dict) and len(stepless) < 40:
                     stepless.update(dict.fromkeys(k for k in obj if k not in stepless))
-                step_field = next(s for s in order if s in obj)
+                step_field = next((s for s in order if s in obj), None) or _own_step(obj)
                 step = _integer(obj[step_field])
                 if step is None:
                     raise ValueError
@@ -164,15 +181,17 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 if unterminated:  # the writer was cut off mid-line: it held what the lines before held
                     n = max(n, last_count)
                     report.read(n)
-                    report.drop(CUT_LAST, n)
+                    report.drop(CUT_LAST, n, [lineno])
                     note(UNPARSEABLE, f"line {lineno}: the last line, cut while being written ({count(n, 'value')} lost)")
                     continue
                 report.read(n)
-                report.drop(UNPARSEABLE, n)
+                report.drop(UNPARSEABLE, n, [lineno])
                 expected = f"an integer {step_key!r}" if step_key else "an integer step (" + ", ".join(order[:4]) + ")"
                 note(UNPARSEABLE, f"line {lineno}: not a JSON object with {expected} ({count(n, 'value')} dropped)")
                 continue
             used[step_field] = used.get(step_field, 0) + 1
+            if step_key and step_field != step_key:
+                elsewhere[step_field] = elsewhere.get(step_field, 0) + 1
             if isinstance(obj.get("data"), dict):
                 data, kind = obj["data"], ""
                 enveloped = True
@@ -200,7 +219,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 keys.append(f"{kind}/{key}" if kind and not key.startswith(kind + "/") else key)
                 values.append(number)
                 lines.append(lineno)
-                axes.append(kind)
+                axes.append((kind, step_field))
     if aside:
         report.note("not read as metrics: " + ", ".join(
             f"{k} ({'bookkeeping' if BOOKKEEPING.match(k) else 'a step'})" for k in sorted(aside)))
@@ -212,15 +231,20 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
             report.note(f"... and {n - MAX_NOTES} more {kind}s")
     if not steps and not report.rows_read:
         raise EntropyLawError(f"{source}: no JSON metric lines found")
-    if not used and stepless:
+    if (not used or (step_key and step_key not in used)) and stepless:  # a step_key no line has: a typo
         wanted = f"the key {step_key!r}" if step_key else "a step (step, global_step, iteration, *_step)"
         raise EntropyLawError(f"{source}: no line has {wanted} as an integer; keys seen: "
                               f"{', '.join(list(stepless)[:12])}; name the step with `step_key`")
     raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
     if used and set(used) != {"step"}:
         report.note("step read from " + ", ".join(f"{k!r} ({count(n, 'line')})" for k, n in sorted(used.items())))
+    if elsewhere:
+        report.note(f"{count(sum(elsewhere.values()), 'line')} without {step_key!r} read on their own step key ("
+                    + ", ".join(sorted(elsewhere)) + "), each its own step axis, as W&B reads `define_metric` steps")
+    if types or len(used) > 1:
+        # each type of row, and each step key, its own step axis: eval/step may count evals, not train steps
+        raw.axes = [f"{kind}@{field}" for kind, field in axes]
     if types:
-        raw.axes = axes  # each type of row on its own step axis
         report.note("rows kept apart by type, each key read as <type>/<key>: "
                     + ", ".join(f"{k} ({n} lines)" for k, n in sorted(types.items())))
     if not enveloped:

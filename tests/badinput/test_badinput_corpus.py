@@ -289,7 +289,7 @@ def test_every_reading_command_says_what_was_dropped(area, capsys, command):
     outcome = run_main([command, str(path), *extra], capsys)
     assert outcome.code == 0, outcome.err
     lines = [x for x in logical_lines(outcome.err) if "dropped" in x]
-    assert lines == [f"entropylaw: warning: {path}: dropped 2 of 126 rows (non-finite value: 2)"], outcome.err
+    assert lines == [f"entropylaw: warning: {path}: dropped 2 of 126 values (non-finite value: 2)"], outcome.err
 
 
 def test_losses_travel_with_the_table(area, capsys):
@@ -297,7 +297,7 @@ def test_losses_travel_with_the_table(area, capsys):
     assert run_main(["ingest", str(area.corpus["tb_flip"]), "-o", str(table), "-q"], capsys).code == 0
     outcome = run_main(["fit", str(table)], capsys)
     assert outcome.code == 0, outcome.err
-    assert any(f"(read into {table}): dropped 1 of 120 rows" in x for x in logical_lines(outcome.err)), outcome.err
+    assert any(f"(read into {table}): dropped 1 of 120 values" in x for x in logical_lines(outcome.err)), outcome.err
 
 
 # ---- internal errors: one "please report" line, the traceback only with --debug -----------------------
