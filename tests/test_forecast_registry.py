@@ -130,13 +130,15 @@ def test_a_required_input_decides_the_default_set_only():
     run = _run()
     assert "prior" not in forecast_run(run, fit_frac=0.5, n_boot=10).methods
     fc = forecast_run(run, fit_frac=0.5, n_boot=10, methods=["prior", "exp-saturation"])
-    assert list(fc.methods) == ["prior", "exp-saturation"]
+    # the curve the call reads (the decision's method, fitted for it) is shown after those asked for
+    assert list(fc.methods) == ["prior", "exp-saturation", fc.decision["method"]] == ["prior", "exp-saturation",
+                                                                                      "logit-drift"]
     assert any("a family of 0 finished runs" in w for w in fc.methods["prior"].warnings)
 
 
 def test_combinations_come_after_their_members_in_the_registry_order():
     fc = forecast_run(_run(), fit_frac=0.5, n_boot=10, methods=["curve-ensemble", "ensemble", "power", "last-value"])
-    assert list(fc.methods) == ["power", "last-value", "ensemble", "curve-ensemble"]
+    assert list(fc.methods) == ["power", "last-value", "ensemble", "curve-ensemble", fc.decision["method"]]
     assert set(fc.methods["ensemble"].params["weights"]) <= {"power", "last-value"}
 
 

@@ -11,7 +11,7 @@ remaining change is made, each with an interval, using no information past the w
   finished): fit on the first fraction F, forecast the rest and show what was observed.
 
 Every forecast says what continuing to the run's planned last step adds (``--total-steps``,
-else the log's last step in a backtest) with its interval, and the call: stop (the gain's
+else the score's last logged step in a backtest) with its interval, and the call: stop (the gain's
 upper bound is below the threshold), continue (its lower bound is above it) or undecided.
 Above a few runs, one line per run; ``--full`` prints each run's own text.
 
@@ -84,7 +84,7 @@ def add_parser(subparsers) -> None:
     d.add_argument("--threshold", type=GAIN, metavar="GAIN", help="the gain (in the score's units, 0.01 = 1 point "
                                                                    "of a score in [0, 1]) worth the rest of the run")
     d.add_argument("--total-steps", type=STEPS, metavar="N", help="the run's planned last step: the gain runs to it "
-                                                                  "(default: the log's last step in a backtest, else "
+                                                                  "(default: the score's last logged step in a backtest, else "
                                                                   "the last forecast step)")
     d.add_argument("--step-cost", type=STEP_COST, metavar="H", help="GPU-hours per step: what the rest of the run costs "
                                                                "(default: the log's timing, in wall-clock hours)")

@@ -77,6 +77,9 @@ def default_method(kind: str = "validation") -> str:
 
 # "Can I stop?" needs a curve that can change: last-value answers "now" by construction. The
 # same rule among the methods that model change picks the curve the decision reads.
+CALLS_CURVE = "the curve the call reads (fitted for it: not among the methods asked for)"
+
+
 def decision_method(kind: str = "validation") -> str:
     """The curve the decision reads for a run's kind of score."""
     stored = cal.stored()
@@ -113,7 +116,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     change (not last-value or law-ceiling), else of :func:`decision_method`, else of any
     other that ran; none: it says so (:mod:`.decide`). The gain runs to ``total_steps`` (the
     planned last step), else the planned length the log states (``log``: :func:`~.decide.log_facts`),
-    else the log's last step in a backtest, else the last forecast step; ``threshold``
+    else the score's last logged step in a backtest, else the last forecast step; ``threshold``
     (default: one binomial SE of ``n_problems``, the validation set's size, which also weighs
     the points and reads the regime; else of the benchmark the target key names,
     else the window's noise, held between 1 and 3 points); ``step_cost`` GPU-hours a step
@@ -216,10 +219,15 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     first = own[0] if len(own) == 1 else curve  # one curve asked for: its own
     log = log or {}
     planned = log.get("planned_steps") or (run.config or {}).get("total_steps")  # a metric, else the printed config
-    to = to_step_of(total_steps, planned, run.last, end < run.last,
-                    float(at_steps[-1]), end)
+    # a backtest's truth is the score's last value, which a log may hold steps before its own end
+    scored = float(run.target.steps[-1]) if len(run.target) and run.target.steps[-1] > end else run.last
+    to = to_step_of(total_steps, planned, scored, end < run.last, float(at_steps[-1]), end)
     decision, draws = decision_on(win, decided, conf, target, threshold, n_problems, first, curve, to, step_cost,
                                   step_seconds_upto(log.get("timing"), end))
+    read = decision.get("method")
+    if read and read not in results and read in decided:  # the call's curve is shown: its numbers are on the page
+        results[read] = decided[read].result(at_steps, (run.target_kind, fin_steps, win.bounds, seen))
+        results[read].note = "; ".join(filter(None, [results[read].note, CALLS_CURVE]))
     point = (decision.get("final") or {}).get("expected")
     shown = fitted.get(default)
     if shown is not None and shown.ok_ and shown.name != decision.get("method"):  # what rank compares: the shown

@@ -6,7 +6,7 @@ From one method's forecast (its expected curve, its predictive draws of the fina
 - **gain to go**: what continuing from the window's end to step N adds to the final score,
   ``final - now`` per draw (the final score's predictive draw minus the same draw's curve at
   the window's end: joint draws, so the gain's interval is not a difference of two intervals).
-  N is the planned last step (``total_steps``), else the log's last step in a backtest,
+  N is the planned last step (``total_steps``), else the score's last logged step in a backtest,
   else the forecast's last step;
 - **the call**: ``stop`` when the gain's 90 % upper bound (its 90th percentile over the
   draws; ``conf``) is below the threshold, ``continue`` when its 90 % lower bound (10th
@@ -278,7 +278,7 @@ def to_step_of(total_steps, planned, last, backtest: bool, at_last: float, end: 
     if planned is not None and planned > end and planned >= last:  # a plan the run went past is not its end
         return float(planned), "the planned last step the log or the run's config states"
     if backtest:
-        return float(last), "the log's last step, a backtest"
+        return float(last), "the score's last logged step, a backtest"
     if planned is not None and planned <= end:  # the run reached (or passed) its plan: no step of it is left
         return float(at_last), (f"the forecast's last step: the run has reached the planned last step {planned:g} "
                                 "its log or config states; give `total_steps` if it goes on")
@@ -328,6 +328,9 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     elif len(fdraws) < MIN_DRAWS:
         out.update(call=None, reason=f"the forecast has {len(fdraws)} draws (`n_boot`): too few for the gain's 10 "
                                      f"and 90 % points to bound it; a call needs {MIN_DRAWS} or more")
+    elif np.ptp(win.target.values) == 0:  # a zero-width interval of a curve through one value: no forecast
+        out.update(call=None, reason=f"the score is constant in the window ({win.target.values[-1]:g} at all "
+                                     f"{len(win.target)} points): nothing in it says whether or when it moves")
     elif why_not and gain["lo"] > threshold:  # the lower bound is enough for continue; the end stays open
         out.update(call="continue", no_forecast=why_not)
     elif why_not:

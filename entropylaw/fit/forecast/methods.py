@@ -261,7 +261,9 @@ class ForecastMethod(Method):
             mid, draws = mid.mean(keepdims=True), draws.mean(axis=1, keepdims=True)
             sd = np.sqrt(self.sigma_**2 / len(steps) + self.q_ * float(np.mean(h**self.growth)))[None]
             steps = steps[-1:]
-        draws = draws + np.random.default_rng(self.seed + 1).standard_normal(draws.shape) * sd
+        # one normal a draw, scaled at each step: a step's draws are then the same whichever other steps
+        # are asked with it (the table's final step and the call's agree); each step's spread is unchanged
+        draws = draws + np.random.default_rng(self.seed + 1).standard_normal((len(draws), 1)) * sd
         # one factor for the whole curve, the band of its furthest step (the backtest measures the
         # factors there): a factor per step would narrow the interval as the horizon grows
         c = cal.method_factor(self.calibration_key, self.target_kind_, float(h.max())) if calibrated else 1.0

@@ -1,0 +1,76 @@
+"""The call and its forecast agree with the table a user reads: the same final interval, the same
+step, a curve that is shown; and no call from a window whose score never moved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from entropylaw.fit.forecast.core import forecast
+from entropylaw.fit.forecast.data import RunData
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "real"
+
+
+def _climb(n=200, every=5, logged_to=None, seed=0, noise=0.01, rate=0.15):
+    """A validation score climbing in log-steps, entropy falling; the entropy logged to ``logged_to``."""
+    rng = np.random.default_rng(seed)
+    v = np.arange(every, n + 1.0, every)
+    z = 0.2 + rate * np.log1p(v)
+    val = 1 / (1 + np.exp(-z)) + noise * rng.standard_normal(len(v))
+    s = np.arange(1, (logged_to or n) + 1.0)
+    return RunData.from_arrays(v, val, s, 0.1 + 0.8 * np.exp(-s / 60), target_key="val/openai/gsm8k")
+
+
+def _final(fc, name):
+    return fc.methods[name].final
+
+
+def test_the_tables_final_interval_is_the_calls():
+    """One step's draws were those of the column it had among the steps asked: the table (every
+    later step) and the call (the last one alone) gave [0.6970, 0.7425] and [0.6918, 0.7394]."""
+    fc = forecast(_climb(), fit_frac=0.25, methods=["default"], n_boot=200)
+    shown = _final(fc, fc.default)
+    assert fc.decision["method"] == fc.default
+    assert (shown["lo"], shown["hi"]) == pytest.approx((fc.decision["final"]["lo"], fc.decision["final"]["hi"]),
+                                                       abs=1e-12)
+
+
+def test_a_backtests_gain_runs_to_the_scores_last_step_not_a_later_log_line():
+    """A log whose entropy goes on 3 steps past its last validation: the table forecast step 200,
+    the call step 203, a step the score was never logged at."""
+    fc = forecast(_climb(logged_to=203), fit_frac=0.25, methods=["default"], n_boot=200)
+    assert fc.decision["gain"]["to_step"] == 200.0 == fc.decision["final"]["step"]
+    assert "score's last logged step" in fc.decision["gain"]["to_step_source"]
+
+
+def test_the_curve_the_call_reads_is_shown():
+    """A collapsed run on its floor: the default cannot run, last-value has no gain; the call read
+    the power curve, which no row of the table showed ("gain (power) ... call: stop")."""
+    path = REAL / "verl_opd_qwen3-4b_aime24_collapse.parquet"
+    if not path.exists():
+        pytest.skip("no data/real")
+    import entropylaw as el
+
+    df = el.load(str(path), warn=False)
+    run = RunData.from_table(df, el.run_ids(df)[0])
+    fc = forecast(run, fit_frac=0.15, methods=["default"], n_boot=200)
+    read = fc.decision["method"]
+    assert read not in (fc.default, "last-value") and fc.methods[read].ok
+    assert "the curve the call reads" in fc.methods[read].note
+    assert read in fc.to_dict()["methods"]
+
+
+def test_no_call_from_a_window_whose_score_never_moved():
+    """Six validations at 0: every curve through them is flat, and its zero-width interval said
+    "stop" (+0.0 [+0.0, +0.0] points)."""
+    v = np.arange(5, 101, 5.0)
+    val = np.where(v <= 30, 0.0, np.minimum(0.8, (v - 30) / 50))  # it takes off after the window
+    s = np.arange(1, 101.0)
+    run = RunData.from_arrays(v, val, s, 0.1 + 0.8 * np.exp(-s / 60), target_key="val/accuracy")
+    fc = forecast(run, fit_frac=0.3, methods=["default"], n_boot=200)
+    assert fc.decision["call"] is None
+    assert "constant in the window (0 at all 6 points)" in fc.decision["reason"]
