@@ -149,7 +149,8 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
             continue
         run, fc = done
         observed = fc.final_observed
-        f.update(window_end=float(fc.window_end), n_window=int(fc.n_window), target_key=fc.target_key,
+        # the page shows the window as "<= step": its last logged step, not the rule's 130.2
+        f.update(window_end=float(fc.last_logged), n_window=int(fc.n_window), target_key=fc.target_key,
                  target_kind=fc.target_kind, final_step=float(fc.at_steps[-1]),
                  final_observed=float("nan") if observed is None else observed,
                  final_what=describe(fc.target_kind, fc.final_steps),
