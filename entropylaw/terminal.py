@@ -171,6 +171,22 @@ _DIGITS = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 SHOWN_NAMES = 3  # the runs a grouped message names before "and N more"
 
 
+BEYOND_MARK = "!"  # after a number the score cannot reach: a ceiling of 1.093 for an accuracy
+
+
+def beyond(value, bounds, decimals: int = 3) -> bool:
+    """Whether ``value``, printed with ``decimals``, lies outside the score's ``bounds`` (None:
+    unbounded); a value that prints as the bound (1.0004 as 1.000) is not marked.
+
+    >>> beyond(1.093, (0.0, 1.0)), beyond(1.0004, (0.0, 1.0)), beyond(1.093, None), beyond(float("nan"), (0, 1))
+    (True, False, False, False)
+    """
+    if not bounds or value is None or value != value:
+        return False
+    half = 0.5 * 10.0 ** -decimals
+    return not bounds[0] - half <= float(value) <= bounds[1] + half
+
+
 def some_names(names, shown: int = SHOWN_NAMES) -> str:
     """The first few names, then how many more.
 
