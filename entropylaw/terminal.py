@@ -165,37 +165,59 @@ def not_found(noun: str, name: str, known, nearest: int = 3) -> str:
     return f"no {noun} {str(name)!r} among the {count(len(known), noun)} ({listed})"
 
 
-RUN_PREFIX = re.compile(r"^run '(?P<run>[^']*)'(?: \((?P<qual>[^)]*)\))?: ")
+# "run 'a': ...", "run 'a' (first 12 points): ...", and a run set aside: "run 'a' left out: ..."
+RUN_PREFIX = re.compile(r"^run '(?P<run>[^']*)'(?: \((?P<qual>[^)]*)\))?(?P<verb> left out)?: ")
 _DIGITS = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 SHOWN_NAMES = 3  # the runs a grouped message names before "and N more"
 
 
-def group_repeats(messages) -> list[tuple[str, list[str]]]:
-    """Messages about runs (``run 'NAME': text``) that say the same thing of several runs, said
-    once: ``[(line, [messages])]`` in the order of their first appearance. One kind is one
-    text with its numbers left out; the line keeps the numbers every run shares, gives their range
-    (``0.1–0.3``) where they differ (``…`` for one end of a range the text gives), and counts the runs (naming the first few). A message said twice is
-    said once; one about no run, or the only one of its kind, is kept as it is.
+BEYOND_MARK = "!"  # after a number the score cannot reach: a ceiling of 1.093 for an accuracy
 
-    >>> lines = group_repeats(["run 'a': a = 0.3 ± 0.2 is not distinguishable from 0",
-    ...                        "run 'b': a = 0.1 ± 0.2 is not distinguishable from 0", "read 3 files"])
-    >>> [line for line, _ in lines]
-    ['a = 0.1–0.3 ± 0.2 is not distinguishable from 0 (2 runs: a, b)', 'read 3 files']
+
+def beyond(value, bounds, decimals: int = 3) -> bool:
+    """Whether ``value``, printed with ``decimals``, lies outside the score's ``bounds`` (None:
+    unbounded); a value that prints as the bound (1.0004 as 1.000) is not marked.
+
+    >>> beyond(1.093, (0.0, 1.0)), beyond(1.0004, (0.0, 1.0)), beyond(1.093, None), beyond(float("nan"), (0, 1))
+    (True, False, False, False)
     """
-    groups: dict[tuple, list[tuple[str, str, str]]] = {}
+    if not bounds or value is None or value != value:
+        return False
+    half = 0.5 * 10.0 ** -decimals
+    return not bounds[0] - half <= float(value) <= bounds[1] + half
+
+
+def some_names(names, shown: int = SHOWN_NAMES) -> str:
+    """The first few names, then how many more.
+
+    >>> some_names(["a", "b", "c", "d", "e"])
+    'a, b, c and 2 more'
+    """
+    names = [str(n) for n in names]
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def same_kinds(messages) -> list[tuple[str, list[str], list[str]]]:
+    """Messages about runs grouped by what they say: ``[(text, runs, messages)]`` in the order
+    of their first appearance. ``text`` is what the kind says without a run's name (and
+    without its qualifier or verb, which every member shares): the numbers every run shares,
+    their range (``2–3``) where they differ (``…`` for one end of a range the text gives). A
+    message about no run is a kind of its own with no runs.
+
+    >>> same_kinds(["run 'a': 2 points", "run 'b': 3 points"])
+    [('2–3 points', ['a', 'b'], ["run 'a': 2 points", "run 'b': 3 points"])]
+    """
+    groups: dict[tuple, list[tuple[str | None, str, str]]] = {}
     for m in dict.fromkeys(str(m) for m in messages):
         found = RUN_PREFIX.match(m)
         if not found:
-            groups.setdefault(("", m), []).append(("", m, m))
+            groups.setdefault(("", "", m), []).append((None, m, m))
             continue
         rest = m[found.end():]
-        key = (found.group("qual") or "", _DIGITS.sub("#", rest))
+        key = (found.group("qual") or "", found.group("verb") or "", _DIGITS.sub("#", rest))
         groups.setdefault(key, []).append((found.group("run"), rest, m))
     out = []
-    for (qual, _), members in groups.items():
-        if len(members) == 1:
-            out.append((members[0][2], [members[0][2]]))
-            continue
+    for members in groups.values():
         texts = [_DIGITS.split(rest) for _, rest, _ in members]
         numbers = [_DIGITS.findall(rest) for _, rest, _ in members]
         merged = texts[0][0]
@@ -208,16 +230,39 @@ def group_repeats(messages) -> list[tuple[str, list[str]]]:
                 merged += low
             elif in_a_range:
                 merged += "…"
-            elif re.search(r"(^|[\s(\[=,])-$", merged):  # signed: -0.7 to -0.06, where -0.06–0.7 would read as a range through 0
+            elif re.search(r"(^|[\s(\[=,])-$", merged):  # signed: -0.7 to -0.06, not -0.06–0.7 (a range through 0)
                 merged = merged[:-1] + f"-{high} to -{low}"
             else:
                 merged += f"{low}–{high}"
             merged += piece
-        runs = [run for run, _, _ in members]
-        names = ", ".join(runs[:SHOWN_NAMES]) + (f" and {len(runs) - SHOWN_NAMES} more" if len(runs) > SHOWN_NAMES
-                                                  else "")
-        out.append((f"{merged} ({count(len(runs), 'run')}{', ' + qual if qual else ''}: {names})",
-                    [m for _, _, m in members]))
+        out.append((merged, [run for run, _, _ in members if run is not None], [m for _, _, m in members]))
+    return out
+
+
+def group_repeats(messages) -> list[tuple[str, list[str]]]:
+    """Messages about runs (``run 'NAME': text``) that say the same thing of several runs, said
+    once: ``[(line, [messages])]`` in the order of their first appearance. One kind is one
+    text with its numbers left out (:func:`same_kinds`); the line keeps the numbers every run
+    shares, gives their range where they differ, and counts the runs (naming the first few). A
+    message said twice is said once; one about no run, or the only one of its kind, is kept
+    as it is.
+
+    >>> lines = group_repeats(["run 'a': a = 0.3 ± 0.2 is not distinguishable from 0",
+    ...                        "run 'b': a = 0.1 ± 0.2 is not distinguishable from 0", "read 3 files"])
+    >>> [line for line, _ in lines]
+    ['a = 0.1–0.3 ± 0.2 is not distinguishable from 0 (2 runs: a, b)', 'read 3 files']
+    >>> group_repeats(["run 'a' left out: 2 points", "run 'b' left out: 2 points"])[0][0]
+    'left out: 2 points (2 runs: a, b)'
+    """
+    out = []
+    for text, runs, members in same_kinds(messages):
+        if len(members) == 1:
+            out.append((members[0], members))
+            continue
+        found = RUN_PREFIX.match(members[0])
+        qual, verb = found.group("qual"), (found.group("verb") or "").strip()
+        out.append((f"{verb + ': ' if verb else ''}{text} ({count(len(runs), 'run')}{', ' + qual if qual else ''}: "
+                    f"{some_names(runs)})", members))
     return out
 
 

@@ -39,6 +39,21 @@ def test_a_size_that_is_no_count_is_refused(text):
         parse_size(text)
 
 
+@pytest.mark.parametrize("text", ["1e30", "2000T", 1e16])
+def test_a_size_no_model_has_is_refused(text):
+    # 1e30 was read, extrapolated 20 decades and printed as "1e+21B: no prediction"
+    with pytest.raises(EntropyLawError, match="expected a parameter count up to 1000T") as err:
+        parse_size(text, "`predict`")
+    assert str(err.value).startswith("`predict` ") and "\n" not in str(err.value)
+
+
+def test_scale_refuses_an_absurd_predict_size_in_one_line():
+    out = run_cli("scale", str(SIZES), "--predict", "1e30")
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--predict" in lines[0] and "up to 1000T" in lines[0] and "Traceback" not in out.stderr
+
+
 def test_several_sizes_in_one_text_or_a_list():
     assert parse_sizes("32B,72B") == parse_sizes("32B, 72B") == parse_sizes(["32B", 72e9]) == [32e9, 72e9]
     assert parse_sizes(None) == [] and parse_sizes(14e9) == [14e9]

@@ -35,7 +35,7 @@ def plot_forecast(fc, ax=None, methods=None):
         if (~seen).any():
             ax.scatter(obs["step"][~seen], obs["value"][~seen], s=14, facecolors="none", edgecolors="0.35",
                        zorder=4, label="later scores (not used)")
-    ax.axvline(fc.window_end, color="0.5", lw=0.9, ls="--", label=f"window end (step {fc.window_end:g})")
+    ax.axvline(fc.last_logged, color="0.5", lw=0.9, ls="--", label=f"window end (step {fc.last_logged:g})")
     pct = f"{100 * fc.conf:g} %"
     for i, name in enumerate(names):
         f = fc.methods[name].forecast

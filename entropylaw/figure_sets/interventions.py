@@ -17,7 +17,7 @@ logged, response length) side by side, the layout of the paper's Figs. 9-13;
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,7 @@ import entropylaw.table as tt
 from entropylaw.terminal import count
 from entropylaw.figure_sets.base import Built, Skipped, metric_label
 from entropylaw.figure_sets.common import as_curves, label_end, num
+from entropylaw.fit.forecast.final import final_value
 from entropylaw.draw.style import ENTROPY_LABEL, STEP_LABEL, color, current, fs, new_axes, new_grid, text_width
 from entropylaw.results.focus import project_focus
 from entropylaw.table.labels import run_labels
@@ -37,13 +38,15 @@ END_LABEL = "end-label"
 def plot_over_steps(curves, ylabel: str, ax=None, metric: str | None = None,
                     labels: Mapping[str, str] | None = None, title: str | None = None,
                     smooth: int = 1, final: str = "final", legend: bool = True,
-                    looks: Mapping[str, Mapping] | None = None, end_labels: bool = True):
+                    looks: Mapping[str, Mapping] | None = None, end_labels: bool = True,
+                    value_of: Callable[[str, pd.Series], float] | None = None):
     """One line per run; ``smooth`` > 1 draws a centred rolling mean over that many points
     (only for series at least ten times that long, so sparse validation points stay raw).
 
-    The final value (``final='final'``: last point of the raw series; ``'max'``: the
-    best value) is written at the line's end and in its legend entry. ``looks``: per
-    curve label, ``ax.plot`` keywords (colour, line style) that keep a run's look.
+    The final value (``final='final'``: last point of the raw series, or ``value_of(label,
+    series)`` where given; ``'max'``: the best value) is written at the line's end and in its
+    legend entry. ``looks``: per curve label, ``ax.plot`` keywords (colour, line style) that
+    keep a run's look.
     """
     fig, ax = new_axes(ax)
     curves = as_curves(curves, metric, labels)
@@ -53,7 +56,7 @@ def plot_over_steps(curves, ylabel: str, ax=None, metric: str | None = None,
             continue
         dense = smooth > 1 and len(s) >= 10 * smooth
         shown = s.rolling(smooth, center=True, min_periods=1).mean() if dense else s
-        value = float(s.iloc[-1]) if final == "final" else float(s.max())
+        value = float(s.max()) if final != "final" else value_of(label, s) if value_of else float(s.iloc[-1])
         look = dict((looks or {}).get(label) or {"color": color(i)})
         ax.plot(shown.index, shown.to_numpy(), lw=1.4 if not dense else 1.1, label=f"{label} ({final} {num(value)})",
                 **look)
@@ -154,6 +157,10 @@ def plot_interventions(table: pd.DataFrame, accuracy_metric: str, run_ids: Seque
         score_metric = shown_metric or "__score__"
         row_labels = {r: labels.get(r, r) for r in members}
         row_looks = {row_labels[r]: (looks or {}).get(r) for r in members if (looks or {}).get(r)}
+        key_of = {row_labels[r]: metric_of.get(r, accuracy_metric) for r in members}
+
+        def final_score(label, s, key_of=key_of):  # the tables' final score (a training score's last 5 %)
+            return final_value(key_of[label], s.index, s.to_numpy())
         ylabels = {"entropy": ENTROPY_LABEL, "response_length": "response length (tokens)",
                    score_metric: accuracy_label or (f"{shown_metric} (fraction correct)" if shown_metric
                                                     else "score: validation, else training (fraction)")}
@@ -165,7 +172,7 @@ def plot_interventions(table: pd.DataFrame, accuracy_metric: str, run_ids: Seque
             # several rows: the legend gives each run's final values, the line ends stay clear
             plot_over_steps(data, ylabels.get(metric_name, metric_name), ax=ax, metric=metric_name,
                             labels=row_labels, smooth=smooth, legend=False, looks=row_looks,
-                            end_labels=len(rows) == 1)
+                            end_labels=len(rows) == 1, value_of=final_score if metric_name == score_metric else None)
             if not ax.get_lines():
                 ax.set_visible(False)
         if family and holders[k] is not None:
@@ -175,7 +182,7 @@ def plot_interventions(table: pd.DataFrame, accuracy_metric: str, run_ids: Seque
         entropy = as_curves(part, "entropy", row_labels)
         accuracy = as_curves(score, score_metric, row_labels)
         handles = {line.get_label().rsplit(" (", 1)[0]: line for line in axes[k, 1].get_lines()}
-        names = [f"{name}: final H {num(float(entropy[name].iloc[-1]))}, final score {num(float(s.iloc[-1]))}"
+        names = [f"{name}: final H {num(float(entropy[name].iloc[-1]))}, final score {num(final_score(name, s))}"
                  for name, s in accuracy.items() if name in entropy and name in handles]
         hs = [handles[name] for name, s in accuracy.items() if name in entropy and name in handles]
         if under_rows:

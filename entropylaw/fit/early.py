@@ -80,10 +80,11 @@ class EarlyPrediction:
         k = int(in_fit.sum())
         last = np.floor(end) if end - np.floor(end) > 0 else end  # training steps are whole: 151.1 -> 151
         if k < 3:
+            late = "" if steps.min() == origin else \
+                f"the log starts at step {origin:g} and its first paired point is at step {steps.min():g}; "
             raise EntropyLawError(f"{where}: the fit window (steps {origin:g}..{last:g}) holds "
-                                  f"{count(k, 'paired point')}; "
-                                  f"the log starts at step {origin:g} and its first paired point is at step "
-                                  f"{steps.min():g}; the fit needs at least 3 (choose a larger `fit_steps`/`fit_frac`)")
+                                  f"{count(k, 'paired point')}; {late}the fit needs at least 3 "
+                                  "(choose a larger `fit_steps`/`fit_frac`)")
         if k == len(steps):
             raise EntropyLawError(f"{where}: the fit window (steps <= {last:g}) holds every point; nothing to predict")
         horizon = np.inf if self.predict_steps is None else end + self.predict_steps

@@ -41,6 +41,7 @@ from entropylaw.fit import forms as forms_mod
 from entropylaw.fit.applicability import law_applies
 from entropylaw.fit.law import EntropyLawFit, fit_family, fit_pairs
 from entropylaw.fit.pairing import MIN_POINTS, MODES, pair  # noqa: F401  (MIN_POINTS: re-exported)
+from entropylaw.terminal import count, same_kinds, some_names
 GOOD, WEAK, NOT_APPLICABLE = "good fit", "weak fit", "law does not apply"
 TRUST_LEVELS = (GOOD, WEAK, NOT_APPLICABLE)
 MIN_R2_GOOD = 0.5
@@ -206,18 +207,36 @@ def each_run(one, run_ids: list, stacklevel: int = 3) -> tuple[dict, dict]:
     return out, left_out
 
 
+SHOWN_KINDS = 5  # the reasons a left-out line states before counting the runs left out for others
+
+
 def left_out_line(left_out: dict[str, str], lead: str = "") -> str:
-    """One line naming the runs left out, each with why (the first 10, then a count).
+    """One line naming the runs left out, each with why; the runs left out for one reason are
+    said once with it, counted, the first few named (a sweep whose windows are all too short
+    would otherwise repeat one reason for every run, a line of thousands of characters).
 
     >>> left_out_line({"B": "run 'B': no entropy metric 'entropy' to pair the scores with"}, "nothing fitted")
     "nothing fitted; left out (1 run): B (no entropy metric 'entropy' to pair the scores with)"
+    >>> left_out_line({r: f"{k} points in the window" for r, k in zip("abcde", (2, 2, 1, 2, 2))})
+    'left out (5 runs: a, b, c and 2 more): … points in the window'
+    >>> left_out_line(dict(zip("abcde", ["no entropy", "no entropy", "no score", "no entropy", "no entropy"])))
+    'left out (5 runs): no entropy (4 runs: a, b, d and 1 more); c (no score)'
     """
     if not left_out:
         return lead
-    shown = [f"{r} ({why.split(f'run {r!r}: ', 1)[-1]})" for r, why in list(left_out.items())[:10]]
-    more = f"; ... and {len(left_out) - 10} more" if len(left_out) > 10 else ""
+    whys = {f"run {r!r}: {str(why).split(f'run {r!r}: ', 1)[-1]}": (r, str(why).split(f"run {r!r}: ", 1)[-1])
+            for r, why in left_out.items()}
+    kinds = same_kinds(whys)
     n = len(left_out)
-    text = f"left out ({n} run{'s' if n != 1 else ''}): " + "; ".join(shown) + more
+    if len(kinds) == 1 and n > 1:
+        text = f"left out ({count(n, 'run')}: {some_names(kinds[0][1])}): {kinds[0][0]}"
+    else:
+        shown = [f"{whys[members[0]][0]} ({whys[members[0]][1]})" if len(members) == 1
+                 else f"{why} ({count(len(runs), 'run')}: {some_names(runs)})"
+                 for why, runs, members in kinds[:SHOWN_KINDS]]
+        rest = sum(len(members) for _, _, members in kinds[SHOWN_KINDS:])
+        more = f"; ... and {count(rest, 'more run')} left out for other reasons" if rest else ""
+        text = f"left out ({count(n, 'run')}): " + "; ".join(shown) + more
     return f"{lead}; {text}" if lead else text
 
 

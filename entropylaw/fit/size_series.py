@@ -35,7 +35,7 @@ from entropylaw.readers.model_size import (PUBLISHED_NONEMBEDDING, family_of, li
                                            published_nonembedding)
 from entropylaw.fit.size_text import size_text as _size_text
 from entropylaw.fit.text_table import fmt_table
-from entropylaw.terminal import as_html, count, wrap
+from entropylaw.terminal import BEYOND_MARK, as_html, beyond, count, some_names, wrap
 
 DESCRIBED = ("good fit", "weak fit")
 MIN_COEF_SIZES = 3
@@ -139,7 +139,8 @@ class ScaleResult:
         rows = [{"run": str(r.run_id), "size": _size_text(r.n_params),
                  "final": "-" if not np.isfinite(r.final_score) else f"{r.final_score:.3f}",
                  "step": f"{r.final_step:g}", "trust": str(r.trust),
-                 "ceiling": "-" if r.ceiling is None or not np.isfinite(r.ceiling) else f"{r.ceiling:.3f}"}
+                 "ceiling": "-" if r.ceiling is None or not np.isfinite(r.ceiling) else
+                 f"{r.ceiling:.3f}{BEYOND_MARK if getattr(r, 'ceiling_beyond_range', False) else ''}"}
                 for r in self.runs.itertuples(index=False)]
         lines.append(fmt_table(rows, TABLE, indent=2, right=("size", "final score", "at step", "ceiling")))
         lines.append("")
@@ -304,6 +305,12 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95,
     score_law = plateau_law = None
     score_refused = None
     bounds = score_bounds(np.r_[rows["lo"].to_numpy(float), rows["hi"].to_numpy(float)]) or None
+    # a ceiling no run can reach (1.093 for an accuracy) is marked where it is shown, as the report marks it
+    rows["ceiling_beyond_range"] = [beyond(c, bounds) for c in rows["ceiling"].astype(float)]
+    if rows["ceiling_beyond_range"].any():
+        over = rows.loc[rows["ceiling_beyond_range"], "run_id"]
+        notes.append(f"ceiling {BEYOND_MARK}: beyond the score's range [{bounds[0]:g}, {bounds[1]:g}], a score no run "
+                     f"can reach ({count(len(over), 'run')}: {some_names(over)})")
     if len(keys) > 1:
         by = "; ".join(f"{k}: {', '.join(rows.loc[rows['target_key'] == k, 'run_id'])}" for k in keys)
         score_refused = f"the runs are scored on different benchmarks ({by}): one law needs one benchmark"

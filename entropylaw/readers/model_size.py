@@ -87,6 +87,9 @@ def published_nonembedding(name: str) -> float:
 # bare number under this is a forgotten unit ("32" meant 32B), never a model: the smallest the
 # lab trains has 27,792 parameters
 MIN_BARE = 1e4
+# the largest models trained have about 2T parameters; a size 500 times that is a slip of the
+# exponent (1e30), and the size law's extrapolation from it would print as if it meant something
+MAX_SIZE = 1e15
 UNITS = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 _WITH_UNIT = re.compile(r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([KkMmBbTt])")
 EXAMPLES = "such as 7B, 350M or 7e9"
@@ -96,7 +99,8 @@ def parse_size(value, what: str = "") -> float:
     """The one reader of a model size, for the API and the CLI alike: ``7B``, ``0.5B``,
     ``350M``, ``28K``, ``1T``, ``7e9``, ``7000000000``, a number, or a model name that
     carries its size (``Qwen2.5-7B``). A bare number under :data:`MIN_BARE` is refused: it
-    is a size whose unit was left out. ``what`` names the parameter in the error line.
+    is a size whose unit was left out, one over :data:`MAX_SIZE` (1000T) no model. ``what``
+    names the parameter in the error line.
 
     >>> parse_size("0.5B"), parse_size("7e9"), parse_size("350M"), parse_size(32e9), parse_size("Qwen2.5-7B")
     (500000000.0, 7000000000.0, 350000000.0, 32000000000.0, 7000000000.0)
@@ -104,6 +108,10 @@ def parse_size(value, what: str = "") -> float:
     Traceback (most recent call last):
     ...
     entropylaw.errors.EntropyLawError: '32': a size needs its unit (32B, 32M, 32K) or the whole count (32000000000)
+    >>> parse_size("1e30", "--predict")
+    Traceback (most recent call last):
+    ...
+    entropylaw.errors.EntropyLawError: --predict '1e30': expected a parameter count up to 1000T (1e15); the largest models have about 2T
     """
     head = f"{what} " if what else ""
     bare = None
@@ -122,6 +130,9 @@ def parse_size(value, what: str = "") -> float:
                 number = -1.0 if text.startswith("-") else params_from_name(text)
     if not (math.isfinite(number) and number > 0):
         raise EntropyLawError(f"{head}{value!r}: expected a positive parameter count {EXAMPLES}")
+    if number > MAX_SIZE:
+        raise EntropyLawError(f"{head}{value!r}: expected a parameter count up to 1000T (1e15); the largest models "
+                              "have about 2T")
     if bare is not None and bare < MIN_BARE:
         n = f"{bare:g}"
         raise EntropyLawError(f"{head}{value!r}: a size needs its unit ({n}B, {n}M, {n}K) or the whole count "

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Mapping, Sequence
 
 from entropylaw.results.values import as_float
-from entropylaw.terminal import short, signed
+from entropylaw.terminal import BEYOND_MARK, beyond, short, signed
 
 REGIME_MARK = {"take-off": "^", "collapse risk": "v"}
 TRUST_SHORT = {"good fit": "good", "weak fit": "weak", "law does not apply": "n/a"}
@@ -81,8 +81,7 @@ def _ceiling(r) -> str:
     if not _fin(r.get("ceiling")):
         return "-"
     c, bounds = float(r["ceiling"]), (r.get("fc") or {}).get("bounds")
-    beyond = bounds and not bounds[0] - 5e-4 <= c <= bounds[1] + 5e-4  # as printed
-    return f"{c:.3f}" + ("!" if beyond else "")  # !: beyond what the score can reach
+    return f"{c:.3f}" + (BEYOND_MARK if beyond(c, bounds) else "")
 
 
 def _forecast(r) -> str:

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from entropylaw.fit.forecast.core import FALLBACK, decision_method, default_method, describe_method
-from entropylaw.fit.forecast.final import describe, final_span, observed_final
+from entropylaw.fit.forecast.final import describe, final_value
 from entropylaw.fit.forecast.regimes import SWITCH_SAID
 from entropylaw.fit.forecast.schedule import LR_SAID
 from entropylaw.fit.run import GOOD, NOT_APPLICABLE
@@ -127,10 +127,7 @@ def method_names(forecasts: list[dict]) -> dict:
 def final_score(y_key: str, pts) -> float:
     """The run's final score by the forecasts' rule (:mod:`entropylaw.fit.forecast.final`): a
     validation score's last value, a training score's mean over the run's last 5 % of steps."""
-    kind = "validation" if str(y_key).startswith("val/") else "training score"
-    steps, values = pts["step"].to_numpy(float), pts["R"].to_numpy(float)
-    out = observed_final(kind, steps, values, final_span(kind, steps[0], steps[-1]))
-    return float(values[-1]) if out is None else out
+    return final_value(y_key, pts["step"].to_numpy(float), pts["R"].to_numpy(float))
 
 
 def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> list[dict]:
@@ -149,7 +146,8 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
             continue
         run, fc = done
         observed = fc.final_observed
-        f.update(window_end=float(fc.window_end), n_window=int(fc.n_window), target_key=fc.target_key,
+        # the page shows the window as "<= step": its last logged step, not the rule's 130.2
+        f.update(window_end=float(fc.last_logged), n_window=int(fc.n_window), target_key=fc.target_key,
                  target_kind=fc.target_kind, final_step=float(fc.at_steps[-1]),
                  final_observed=float("nan") if observed is None else observed,
                  final_what=describe(fc.target_kind, fc.final_steps),

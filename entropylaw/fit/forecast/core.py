@@ -149,7 +149,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     run = with_problems(run, n_problems)
     win = run.window(end)
     if len(win.target) == 0:
-        raise EntropyLawError(f"run {run.run_id!r}: the window (steps {run.origin:g}..{end:g}) holds no "
+        raise EntropyLawError(f"run {run.run_id!r}: the window (steps {run.origin:g}..{win.last:g}) holds no "
                               f"{run.target_kind} point; {run.describe_start()}, its first {run.target_key} "
                               f"is at step {run.target.steps[0]:g}: choose a larger `fit_frac`/`fit_steps`")
     if horizon is not None:
@@ -188,10 +188,10 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         why = "; ".join(f"{r.method}: {r.reason}" for r in results.values())
         held = count(len(win.target), f"{run.target_kind} point")
         raise EntropyLawError(f"run {run.run_id!r}: no method can forecast from the window "
-                              f"(steps {run.origin:g}..{end:g}, {held}): {why}")
+                              f"(steps {run.origin:g}..{win.last:g}, {held}): {why}")
     notes = list(given["notes"])
     if regime["name"] != "saturation" or regime.get("sweep_note"):
-        notes.append(f"regime at step {end:g}: {regime['name']}" + (f"; {regime['sweep_note']}"
+        notes.append(f"regime at step {win.last:g}: {regime['name']}" + (f"; {regime['sweep_note']}"
                                                                      if regime.get("sweep_note") else ""))
     if run.target_kind != "validation":
         notes.insert(0, f"no validation score in run {run.run_id!r}: forecasting the training score "
@@ -234,8 +234,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         point, draws = final_draws(shown, run.target_kind, run.origin, to[0], spacing)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
                     at_steps, results, note, default=default, observed=observed, decision=decision,
-                    fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end), final_steps=fin_steps,
-                    final_draws=draws, final_point=point, regime=regime, warnings=said)
+                    fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end, win.last),
+                    final_steps=fin_steps, final_draws=draws, final_point=point, regime=regime, warnings=said)
 
 
 def _regime(win, rates, sweep, shown, lr_said=None):

@@ -29,8 +29,8 @@ key given) when the run has one, else the training score, said so in ``target_ki
 >>> window_end(run, fit_frac=0.5)
 150.5
 >>> w = run.window(150.5)
->>> int(w.target.steps.max()), int(w.entropy.steps.max())
-(150, 150)
+>>> int(w.target.steps.max()), int(w.entropy.steps.max()), w.last
+(150, 150, 150.0)
 """
 
 from __future__ import annotations
@@ -172,7 +172,11 @@ class RunData:
                for name in ("target", "entropy", "score", "tokens_raw")}
         tokens = None if cut["tokens_raw"] is None else cumulative(cut["tokens_raw"], self.tokens_cumulative)
         bounds = score_bounds(cut["target"].values) if len(cut["target"]) else None
-        return replace(self, **cut, tokens=tokens, bounds=bounds, end=float(end), last=float(min(self.last, end)))
+        # ``last`` is a logged step (what the output shows); ``end`` keeps the rule's value (150.5), which the
+        # methods read as the window's time
+        logged = [float(cut[n].steps[-1]) for n in ("target", "entropy", "score") if cut[n] is not None and len(cut[n])]
+        last = max(logged) if logged else float(min(self.last, end))
+        return replace(self, **cut, tokens=tokens, bounds=bounds, end=float(end), last=last)
 
     def describe_start(self) -> str:
         return f"the log of run {self.run_id!r} starts at step {self.origin:g} and ends at step {self.last:g}"

@@ -311,7 +311,8 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
                                           win.target.steps, said)
     else:
         source = "given (`threshold`)"
-    gain = {"from_step": float(end), "to_step": to_step, "to_step_source": to_why,
+    # the gain is read from the rule's end (130.2 in a backtest); the output names the window's last logged step
+    gain = {"from_step": float(end), "from_logged_step": float(win.last), "to_step": to_step, "to_step_source": to_why,
             **gain_summary(fdraws - ndraws, final - now, conf)}
     out = {"method": m.name, "conf": float(conf), "threshold": float(threshold), "threshold_source": source,
            "gain": gain, "display_units": unit_name(bounds), "point": point_size(bounds),

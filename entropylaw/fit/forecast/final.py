@@ -69,6 +69,22 @@ def observed_final(kind: str, steps, values, span) -> float | None:
     return float(np.mean(values[inside])) if inside.any() else None
 
 
+def final_value(key: str, steps, values) -> float:
+    """A run's final score as logged, its kind read off its key (``val/...``: validation): the
+    rule above for every table and figure that shows one (a validation score's last value, a
+    training score's mean over its last 5 % of steps).
+
+    >>> round(final_value("score", np.arange(0, 201, 5.0), np.r_[np.zeros(38), 0.5, 1.0, 0.9]), 6)
+    0.8
+    >>> final_value("val/gsm8k", [0, 10, 20], [0.2, 0.4, 0.5])
+    0.5
+    """
+    kind = "validation" if str(key).startswith("val/") else "training score"
+    steps, values = np.asarray(steps, float), np.asarray(values, float)
+    out = observed_final(kind, steps, values, final_span(kind, steps[0], steps[-1]))
+    return float(values[-1]) if out is None else float(out)
+
+
 def no_forecast_reason(lo: float, hi: float, bounds, seen=None, whose: str = "the interval") -> str | None:
     """Why an interval is no forecast, or None: wider than :data:`NO_FORECAST_WIDTH` of the
     score's range; for a score of no known range (``bounds`` None), wider than

@@ -58,7 +58,8 @@ def decision_lines(d) -> list[str]:
     g, p, units = d["gain"], d.get("point"), d.get("display_units", "points")
     cost = d.get("cost")
     spend = "" if not cost else f" for {cost['amount']:.3g} {cost['unit']}"
-    lines = [f"    gain ({d['method']}): continuing from step {g['from_step']:g} to step {g['to_step']:g} adds "
+    since = g.get("from_logged_step", g["from_step"])
+    lines = [f"    gain ({d['method']}): continuing from step {since:g} to step {g['to_step']:g} adds "
              f"{gain_text(d)} {units}{spend} ({100 * d.get('conf', 0.9):g} % bounds; step {g['to_step']:g}: "
              f"{g['to_step_source']})"]
     if cost:
@@ -93,9 +94,10 @@ def decision_lines(d) -> list[str]:
     return lines
 
 
-def law_verdict(run, end: float) -> str | None:
+def law_verdict(run, end: float, shown: float | None = None) -> str | None:
     """The law's verdict on the window alone (no later information), when it does not apply:
-    the curve methods' plateaus then describe a trend, not the law's ceiling."""
+    the curve methods' plateaus then describe a trend, not the law's ceiling. ``shown``: the
+    window's last logged step, named in place of ``end`` (a fraction of the run: 130.2)."""
     if run.entropy is None:
         return None
     h_in, y_in = run.entropy.steps <= end, run.target.steps <= end
@@ -103,7 +105,8 @@ def law_verdict(run, end: float) -> str | None:
                                    score_range=run.bounds, score_steps=run.target.steps[y_in])
     if verdict != DOES_NOT_APPLY:
         return None
-    return f"law: does not apply to steps up to {end:g} ({'; '.join(reasons)}): read the plateau as a trend, not a ceiling"
+    return (f"law: does not apply to steps up to {end if shown is None else shown:g} ({'; '.join(reasons)}): "
+            "read the plateau as a trend, not a ceiling")
 
 
 def observed_at(fc, step) -> float | None:
@@ -117,9 +120,10 @@ def observed_at(fc, step) -> float | None:
 
 def header(fc) -> str:
     share = "" if fc.fit_frac is None else f" ({fc.fit_frac:.0%} of the run, a backtest)"
-    lines = [f"run {fc.run_id}: forecasting {fc.target_key} ({fc.target_kind}) from steps {fc.origin:g}..{fc.window_end:g}"
+    lines = [f"run {fc.run_id}: forecasting {fc.target_key} ({fc.target_kind}) "
+             f"from steps {fc.origin:g}..{fc.last_logged:g}"
              f"{share}, {count(fc.n_window, 'point')}; the log starts at step {fc.origin:g} and ends at step {fc.run_last:g}; "
-             f"{fc.conf:.0%} intervals; no information after step {fc.window_end:g} is used"]
+             f"{fc.conf:.0%} intervals; no information after step {fc.last_logged:g} is used"]
     if fc.note:
         lines.append(f"note: {fc.note}")
     if fc.target_kind != "validation" and fc.final_steps is not None:
@@ -189,7 +193,7 @@ def one_line_rows(forecasts) -> list[dict]:
         mid, lo, hi, nofc = _final(fc)
         d = fc.decision or {}
         obs = fc.final_observed if fc.fit_frac is not None or fc.window_end < (fc.run_last or fc.window_end) else None
-        rows.append({"run": rid, "window": f"<= {fc.window_end:g}",
+        rows.append({"run": rid, "window": f"<= {fc.last_logged:g}",
                      "final": "-" if mid is None else "no forecast" if nofc else f"{mid:.3f} [{lo:.3f}, {hi:.3f}]",
                      "observed": None if obs is None else f"{obs:.3f}",
                      "to": "-" if "gain" not in d else f"{d['gain']['to_step']:g}",

@@ -1,0 +1,38 @@
+"""The runs_over_training figure labels each run's final score as the tables state it: a
+training score's mean over its last 5 % of steps, not one step's batch reward (0.850 at step
+200 where the tables say 0.900)."""
+
+import warnings
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+import entropylaw as el  # noqa: E402
+from entropylaw.figure_sets.interventions import END_LABEL, interventions_figure  # noqa: E402
+from entropylaw.fit.pairing import pair  # noqa: E402
+from entropylaw.results.rows import final_score  # noqa: E402
+
+RUN = "qwen2.5-7b__exp1a__rho1.00_seed44"
+FILE = Path(__file__).resolve().parents[1] / "data" / "real" / f"trl_{RUN}.parquet"
+
+
+def test_the_figures_final_training_score_is_the_tables():
+    t = el.load(FILE, warn=False)
+    with warnings.catch_warnings():  # its training score is fitted, as said elsewhere
+        warnings.simplefilter("ignore", el.EntropyLawWarning)
+        table = final_score("score", pair(t, RUN))  # what the tables show (results.rows)
+    raw = float(t[(t["metric"] == "score")].sort_values("step")["value"].iloc[-1])
+    assert f"{table:.3f}" == "0.900" and f"{raw:.3f}" == "0.850"
+    built = interventions_figure(t, [RUN])[0]
+    try:
+        score_ax = built.fig.axes[1]
+        ends = [x.get_text() for x in score_ax.texts if x.get_gid() == END_LABEL]
+        legend = [x.get_text() for lg in built.fig.legends for x in lg.get_texts()]
+        assert ends == ["0.900"]
+        assert any("final score 0.900" in x for x in legend) and not any("final score 0.850" in x for x in legend)
+    finally:
+        plt.close(built.fig)
