@@ -10,7 +10,10 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.fit.forecast.core import DEFAULT, forecast_table
+from entropylaw.fit.forecast.finish import live_sweep
 from entropylaw.fit.forecast.rank import Ranking, rank as rank_forecasts
+
+LIVE_OFF = ("fit_frac", "fit_steps", "at_steps", "horizon")  # any of them given: each run's window is cut (a backtest)
 
 
 def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: int = 0, **options) -> Ranking:
@@ -18,11 +21,19 @@ def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: i
     live) by the chance that each ends best, from each run's default forecast
     (:func:`entropylaw.forecast_all`'s ``options``); prune a run whose chance of ending within
     ``threshold`` of the best is below 5 % (:mod:`entropylaw.fit.forecast.rank`). A run that
-    cannot be forecast is left out with a warning (``.left_out``: run -> why; said in ``.notes``)."""
+    cannot be forecast is left out with a warning (``.left_out``: run -> why; said in ``.notes``).
+
+    Live (no ``fit_frac``, ``fit_steps``, ``at_steps`` or ``horizon``), the runs are compared at one
+    step (:mod:`entropylaw.fit.forecast.finish`): ``total_steps``, else the largest planned total
+    their logs state, else the furthest step any is forecast to; a run that has reached it (or its
+    own planned total) has finished, and is ranked on its observed final score."""
     ids = list(runs) if runs is not None else table.run_ids(df)
     options.setdefault("methods", [DEFAULT])
-    forecasts = forecast_table(df, ids, seed=seed, **options)
-    out = rank_forecasts(forecasts, threshold=threshold, seed=seed)
+    if all(options.get(k) is None for k in LIVE_OFF):
+        forecasts, finished, step = live_sweep(df, ids, seed=seed, **options)
+    else:
+        forecasts, finished, step = forecast_table(df, ids, seed=seed, **options), {}, None
+    out = rank_forecasts(forecasts, threshold=threshold, seed=seed, finished=finished, step=step)
     out.left_out = dict(forecasts.left_out)
     out.notes += [f"left out: {rid}: {why}" for rid, why in forecasts.left_out.items()]
     return out

@@ -35,7 +35,9 @@ def add_parser(subparsers) -> None:
                    help="the validation set's size: its binomial noise weighs the points and sets each run's "
                         "threshold (default: read off the scores, else known benchmarks by name)")
     g.add_argument("--total-steps", type=STEPS,
-                   metavar="N", help="the runs' planned last step: each final score is forecast there")
+                   metavar="N", help="the runs' planned last step: the runs are compared there, a run that "
+                                     "reached it ranked finished, on its observed score (default: the "
+                                     "largest total the logs state, else the furthest step forecast)")
     g.add_argument("--y-key", metavar="METRIC", help="score to rank (default: val/mean, else the single val/<bench>, "
                                                      "else the training score)")
     g.add_argument("--x-key", default="entropy", metavar="METRIC", help="entropy metric (default: entropy)")

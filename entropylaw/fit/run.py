@@ -179,10 +179,11 @@ class Fits(list):
         self.left_out: dict[str, str] = dict(left_out or {})
 
 
-def each_run(one, run_ids: list, stacklevel: int = 3) -> tuple[dict, dict]:
+def each_run(one, run_ids: list, stacklevel: int = 3, alone_raises: bool = True) -> tuple[dict, dict]:
     """``{run: one(run)}`` for each of ``run_ids``, and the runs left out, run -> why: with several
     runs, one that ``one`` refuses (an :class:`EntropyLawError`) is left out with a warning; with
-    one, its error is the caller's. ``forecast`` and ``predict`` on a sweep leave out alike.
+    one, its error is the caller's (``alone_raises``; else it is left out too). ``forecast`` and
+    ``predict`` on a sweep leave out alike.
 
     >>> def one(r):
     ...     if r == "b":
@@ -199,7 +200,7 @@ def each_run(one, run_ids: list, stacklevel: int = 3) -> tuple[dict, dict]:
         try:
             out[rid] = one(rid)
         except EntropyLawError as err:
-            if len(run_ids) == 1:
+            if len(run_ids) == 1 and alone_raises:
                 raise
             why = str(err).removeprefix(f"run {rid!r}: ")
             warnings.warn(f"run {rid!r} left out: {why}", EntropyLawWarning, stacklevel=stacklevel)

@@ -232,10 +232,12 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     shown = fitted.get(default)
     if shown is not None and shown.ok_ and shown.name != decision.get("method"):  # what rank compares: the shown
         point, draws = final_draws(shown, run.target_kind, run.origin, to[0], spacing)
+    law = _text.law_reasons(run, end)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
                     at_steps, results, note, default=default, observed=observed, decision=decision,
-                    fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end, win.last),
-                    final_steps=fin_steps, final_draws=draws, final_point=point, regime=regime, warnings=said)
+                    fit_frac=fit_frac, run_last=run.last, law_verdict=_text.law_verdict(run, end, law, win.last),
+                    final_steps=fin_steps, final_draws=draws, final_point=point, regime=regime, warnings=said,
+                    law_reasons=law)
 
 
 def _regime(win, rates, sweep, shown, lr_said=None):
@@ -276,14 +278,15 @@ def describe_method(name: str) -> str:
 
 
 def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", prior=None, sweep=True,
-                   recipes=None, **kwargs) -> _text.Forecasts:
+                   recipes=None, none_ok=False, **kwargs) -> _text.Forecasts:
     """:func:`forecast` for every run (or ``run_ids``) of a tidy table: ``{run_id: Forecast}``
     (:class:`~entropylaw.fit.forecast.text.Forecasts`; ``str()`` is what ``entropylaw forecast`` prints).
 
     With several runs, a run that cannot be forecast is left out with its reason (a warning;
     ``.left_out``). ``prior``: a tidy table of finished runs for logit-drift's prior and the
     ``prior`` method (the run itself is left out of its own prior). Other keywords go to
-    :func:`forecast`.
+    :func:`forecast`. ``none_ok``: no run forecast (every one left out, a lone run too) is no error
+    (``rank`` beside runs that have finished).
 
     **A sweep informs its own runs** (``sweep=True``): runs of one recipe in ``df`` (3 or more:
     each then has 2 others; among ``run_ids`` or not) share their climb rates, each run's own
@@ -309,7 +312,7 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     out, left_out = _each_run(lambda rid: forecast(RunData.from_table(parts.get(rid, df), rid, y_key=y_key,
                                                                       x_key=x_key),
                                                    prior_runs=prior_runs, log=log_facts(parts.get(rid, df), rid),
-                                                   sweep=sweeps.get(rid), **kwargs), ids)
+                                                   sweep=sweeps.get(rid), **kwargs), ids, none_ok)
     said = None
     if list(kwargs.get("methods") or []) == [DEFAULT]:
         kinds = sorted({fc.target_kind for fc in out.values()})
@@ -317,9 +320,9 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     return _text.Forecasts(out, left_out, said)
 
 
-def _each_run(one, run_ids: list) -> tuple[dict, dict]:
-    """:func:`~entropylaw.fit.run.each_run`; none left is an error."""
-    out, left_out = each_run(one, run_ids, stacklevel=4)
-    if not out:
+def _each_run(one, run_ids: list, none_ok: bool = False) -> tuple[dict, dict]:
+    """:func:`~entropylaw.fit.run.each_run`; none left is an error unless ``none_ok``."""
+    out, left_out = each_run(one, run_ids, stacklevel=4, alone_raises=not none_ok)
+    if not out and not none_ok:
         raise EntropyLawError("no run could be forecast (see the warnings above)")
     return out, left_out

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from entropylaw.fit.forecast import rank_flags as fl
 from entropylaw.fit.forecast.final import UNBOUNDED_WIDTH, hold
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.forecast.text import guess_lines
@@ -119,6 +120,7 @@ class Ranking:
     point: float | None = 0.01
     notes: list = field(default_factory=list)
     left_out: dict = field(default_factory=dict)  # runs that could not be forecast: run -> why (also in notes)
+    step: tuple | None = None  # (N, why): the one step a live sweep is compared at
 
     @property
     def top(self) -> str | None:
@@ -135,7 +137,7 @@ class Ranking:
 
     def _pick(self) -> tuple[list, str]:
         """The rows the pick is made among, and what that basis is, in words."""
-        listed = [r for r in self.rows if r.get("expected") is not None]
+        listed = [r for r in self.rows if r.get("expected") is not None and not r.get("constant")]
         ranked = [r for r in listed if r.get("p_best") is not None]
         if len(ranked) == len(listed):
             return listed, "the highest expected final score"
@@ -144,23 +146,39 @@ class Ranking:
         return listed, ("the highest expected final score; most runs have no forecast, so the pick reads expected "
                         "scores their windows cannot bound")
 
+    def _keep(self, top) -> str:
+        """The line naming the run to keep."""
+        if len(self.rows) == 1 and top:
+            return f"keep: {top} (the one run: nothing to rank it against)"
+        if top:
+            return f"keep: {top} ({self.top_basis})"
+        if any(r.get("constant") for r in self.rows):
+            return f"keep: none can be named: no run has a forecast, and a {fl.CONSTANT} is no pick"
+        return "keep: none can be named: no run has a forecast"
+
     def to_dict(self) -> list:
         """The ``--json``: one dict per run ranked, then one per run left out, its numbers null and
         ``left_out`` saying why (null for a run ranked)."""
         keys = ("run_id", "expected", "lo", "hi", "p_best", "prune")
-        rows = [{**{k: r.get(k) for k in keys}, "p_near": r.get("p_near"), "to_step": r.get("to_step"),
-                 "observed": r.get("observed"), "note": r.get("note"), "left_out": None} for r in self.rows]
-        blank = dict.fromkeys(rows[0] if rows else (*keys, "p_near", "to_step", "observed", "note"))
+        more = ("p_near", "to_step", "observed", "note", "regime", "law", "constant", "finished")
+        rows = [{**{k: r.get(k) for k in (*keys, *more)}, "left_out": None} for r in self.rows]
+        blank = dict.fromkeys((*keys, *more))
         return rows + [{**blank, "run_id": rid, "left_out": why} for rid, why in self.left_out.items()]
 
     def __str__(self) -> str:
         pct = f"{100 * self.conf:g} %"
-        where = (f"from the first {100 * self.fit_frac:g} % of each run's steps (a backtest)" if self.fit_frac
-                 else "from everything logged so far")
+        whose = "its" if len(self.rows) == 1 else "each run's"
+        where = (f"from the first {100 * self.fit_frac:g} % of {whose} steps (a backtest)" if self.fit_frac
+                 else "from everything logged so far" + (f", at step {self.step[0]:g}" if self.step else ""))
         thr = f"{self.threshold / self.point:.1f} points" if self.point else f"{self.threshold:.4g}"
-        lines = [f"{count(len(self.rows), 'run')} ranked by their forecast final score {where}; prune: below "
-                 f"{100 * PRUNE_BELOW:g} % chance, past the draws' error, of ending within {thr} of the best "
-                 f"({self.threshold_source})"]
+        what = ("final score (forecast; observed where finished)" if any(r.get("finished") for r in self.rows)
+                else "forecast final score")
+        if len(self.rows) == 1:  # nothing to rank
+            lines = [f"one run: nothing to rank it against, and nothing is pruned; its {what} {where}"]
+        else:
+            lines = [f"{count(len(self.rows), 'run')} ranked by their {what} {where}; prune: below "
+                     f"{100 * PRUNE_BELOW:g} % chance, past the draws' error, of ending within {thr} of the best "
+                     f"({self.threshold_source})"]
         backtest = any(r.get("observed") is not None for r in self.rows)
         notes = max((len(r.get("note") or "") for r in self.rows), default=0)
         room = text_width() - (4 + 24 + 8 + 8 + 7 + (10 if backtest else 0) + (notes + 2 if notes else 0))
@@ -174,34 +192,42 @@ class Ranking:
             obs = "" if not backtest else "  " + ("-" if r.get("observed") is None else f"{r['observed']:.3f}").rjust(8)
             line = (f"{i:>2}  {short(r['run_id'], name):<{name}}  {fin:<22}  {pb:>6}  {pn:>6}  "
                     f"{'prune' if r.get('prune') else '':<5}{obs}")
-            lines.append((line + ("  " + r["note"] if r.get("note") else "")).rstrip())
+            full = (line + ("  " + r["note"] if r.get("note") else "")).rstrip()
+            # a note that does not fit beside the numbers goes under them (wrapped, the row's columns stay)
+            lines += [full] if len(full) <= text_width() else [line.rstrip(), "    " + r["note"]]
         lines.append("p_best: the share of joint draws in which the run ends best; p_near: within the threshold of the "
                      "best; the final score is each run's own (its last step, or a training score's last 5 %)")
-        if any(r.get("note") == "last-value" for r in self.rows):
+        bases = {r.get("base") for r in self.rows}
+        if "last-value" in bases:
             lines.append("last-value: the default method cannot run on the run's window; it is ranked on the last "
                          "value's draws")
-        if any(r.get("note") == SHARED for r in self.rows):
+        if SHARED in bases:
             lines.append(f"{SHARED}: the interval spans over half the score's range, a width every run of its sweep "
                          "has (its take-offs carried on at the sweep's rate): ranked against its sweep, as wide as "
                          "its peers")
-        if any(r.get("note") == "no forecast" for r in self.rows):
+        if "no forecast" in bases:
             lines.append("no forecast: the interval spans over half the score's range (a score of no known range: "
                          f"{UNBOUNDED_WIDTH:g} times what its window spanned); the run is listed, not ranked "
                          "against the others (its width alone would make it 'best'), and never pruned")
+        lines += fl.explain(self.rows)
         top = self.top
-        lines.append(f"keep: {top} ({self.top_basis})" if top else "keep: none can be named: no run has a forecast")
+        lines.append(self._keep(top))
         lines += [f"note: {n}" for n in self.notes]
         return wrap("\n".join(lines))
 
 
-def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
+def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None, step=None) -> Ranking:
     """Rank ``forecasts`` (``{run_id: Forecast}``, each with its ``final_draws``) by p_best from
     their joint draws; ``threshold`` (default: the largest of the runs' own thresholds, so
-    that a run is pruned only where every run's own threshold would prune it)."""
-    fcs = list(forecasts.values())
+    that a run is pruned only where every run's own threshold would prune it). ``finished``:
+    ``{run_id: Finished}`` (:mod:`.finish`), runs that have finished, ranked on their observed
+    final score's draws and never pruned; ``step``: ``(N, why)``, the one step a live sweep is
+    compared at (said under the table)."""
+    fcs, done = list(forecasts.values()), list((finished or {}).values())
+    conf = fcs[0].conf if fcs else 0.9
     decisions = [fc.decision or {} for fc in fcs]
-    own = [d["threshold"] for d in decisions if d.get("threshold") is not None]
-    points = {d.get("point") for d in decisions if d.get("method")}
+    own = [d["threshold"] for d in decisions if d.get("threshold") is not None] + [f.threshold for f in done]
+    points = {d.get("point") for d in decisions if d.get("method")} | {f.point for f in done}
     if threshold is not None:
         thr, source = float(threshold), "given (`threshold`)"
     elif own:
@@ -209,59 +235,101 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0) -> Ranking:
         source = "the largest of the runs' own thresholds" if len(set(own)) > 1 else "the runs' threshold"
     else:
         thr, source = 0.01, "1 point: no run has a threshold of its own"
-    finite = {fc.run_id: _finite(fc.final_draws) for fc in fcs}
+    finite = {fc.run_id: _finite(fc.final_draws) for fc in fcs} | {f.run_id: _finite(f.draws) for f in done}
     listed = [fc for fc in fcs if len(finite[fc.run_id])]
-    carried = {fc.run_id for fc in listed if (fc.regime or {}).get("carried")}
+    constant = {fc.run_id for fc in listed if fl.is_constant(fl.window_values(fc))}
+    carried = {fc.run_id for fc in listed if (fc.regime or {}).get("carried") and fc.run_id not in constant}
     carried = carried if len(carried) > 1 else set()
-    ranked = [fc for fc in listed if fc.run_id in carried or not _no_forecast(fc)]
-    draws = [finite[fc.run_id] for fc in ranked]
+    ranked = [fc.run_id for fc in listed if fc.run_id not in constant and (fc.run_id in carried or not _no_forecast(fc))]
+    ranked += [f.run_id for f in done]
+    to_step = {fc.run_id: (fc.decision or {}).get("gain", {}).get("to_step") for fc in fcs} | \
+              {f.run_id: f.step for f in done}
+    draws = [finite[rid] for rid in ranked]
     n = _fewest(draws)  # a run resampled up to the others counts its own draws
     few = n if draws and n < PRUNE_DRAWS else None  # shares of so few draws prune nothing
-    shares = dict(zip((fc.run_id for fc in ranked), zip(share_best(draws, seed), share_near(draws, thr, seed)))) \
-        if draws else {}
+    shares = dict(zip(ranked, zip(share_best(draws, seed), share_near(draws, thr, seed)))) if draws else {}
     # beside a sweep's carried take-offs, a run with a forecast of its own is pruned only where the
-    # other such runs alone would prune it too: no run is pruned for the width of others' forecasts
-    narrow = [fc for fc in ranked if fc.run_id not in carried]
-    alone = dict(zip((fc.run_id for fc in narrow), share_near([finite[fc.run_id] for fc in narrow], thr, seed))) \
-        if carried and narrow else {}
+    # other such runs alone would prune it too: no run is pruned for the width of others' forecasts;
+    # and runs that end at different steps (a backtest of runs of different lengths): only where the
+    # runs that end no later than it would prune it (none for ending earlier)
+    others = [_near_among([r for r in ranked if r not in carried], finite, thr, seed)] if carried else []
+    if len({to_step[r] for r in ranked}) > 1:
+        others += [_near_among([q for q in ranked if _le(to_step[q], to_step[r])], finite, thr, seed, r)
+                   for r in ranked]
     rows = []
     for fc in listed:
-        d, conf = fc.decision or {}, fc.conf
-        lo, hi = np.quantile(finite[fc.run_id], [(1 - conf) / 2, (1 + conf) / 2])
+        rid, d = fc.run_id, fc.decision or {}
+        lo, hi = np.quantile(finite[rid], [(1 - fc.conf) / 2, (1 + fc.conf) / 2])
         if fc.final_point is not None:
             lo, hi = hold(fc.final_point, lo, hi)
-        pb, pn = shares.get(fc.run_id, (None, None))
-        note = "no forecast" if fc.run_id not in shares else SHARED if fc.run_id in carried and _no_forecast(fc) \
-            else fc.default if d.get("method") != fc.default else None
-        sure = pn is not None and surely_below(pn, n) and surely_below(alone.get(fc.run_id, 0.0), n)
-        rows.append({"run_id": fc.run_id, "expected": fc.final_point, "lo": float(lo), "hi": float(hi),
-                     "p_best": None if pb is None else float(pb), "p_near": None if pn is None else float(pn),
-                     "prune": bool(len(ranked) > 1 and sure and few is None),
-                     "to_step": (d.get("gain") or {}).get("to_step"), "observed": _observed(fc), "note": note})
+        pb, pn = shares.get(rid, (None, None))
+        base = fl.CONSTANT if rid in constant else "no forecast" if rid not in shares else \
+            SHARED if rid in carried and _no_forecast(fc) else fc.default if d.get("method") != fc.default else None
+        sure = pn is not None and surely_below(pn, n) and all(surely_below(o.get(rid, 0.0), n) for o in others)
+        rows.append(_row(rid, fc.final_point, lo, hi, pb, pn, bool(len(ranked) > 1 and sure and few is None),
+                         to_step[rid], _observed(fc), base, _regime(fc), getattr(fc, "law_reasons", None)))
+    for f in done:
+        lo, hi = np.quantile(finite[f.run_id], [(1 - conf) / 2, (1 + conf) / 2])
+        pb, pn = shares[f.run_id]
+        rows.append(_row(f.run_id, f.score, min(lo, f.score), max(hi, f.score), pb, pn, False, f.step, None,
+                         fl.FINISHED, None, f.law))
     rows.sort(key=lambda r: (r["p_best"] is None, -r["expected"]))
     notes = []
     for fc in fcs:
         if not len(finite[fc.run_id]):
-            rows.append({"run_id": fc.run_id, "expected": None, "lo": None, "hi": None, "p_best": None,
-                         "p_near": None, "prune": False, "to_step": None, "observed": _observed(fc),
-                         "note": "not ranked"})
+            rows.append(_row(fc.run_id, None, None, None, None, None, False, None, _observed(fc), "not ranked",
+                             _regime(fc), getattr(fc, "law_reasons", None)))
             notes.append(f"not ranked: {fc.run_id}: {(fc.decision or {}).get('reason', 'no draws')}")
-    if len(ranked) == 1:
+    if len(ranked) == 1 and len(rows) > 1:
         notes.append("one run with a forecast: it is best by default, and nothing is pruned")
     if few is not None:
         notes.append(f"a forecast has {few} draws (`n_boot`): too few to prune on; a share below "
                      f"{100 * PRUNE_BELOW:g} % is told from the draws' own error with {PRUNE_DRAWS} or more")
+    if step is not None and fcs and len(rows) == 1:
+        notes.append(f"forecast to step {step[0]:g}, {step[1]}")
+    elif step is not None and fcs:
+        notes.append(f"the runs are compared at step {step[0]:g}, {step[1]}: each run not finished is forecast there")
+    ends = fl.ends_note(rows)
+    if ends:
+        notes.append(ends)
     if len(points) > 1:
         notes.append("the runs' scores are on different scales: rank runs of one sweep, on one score")
-    keys = Counter(fc.target_key for fc in fcs)
+    keys = Counter([fc.target_key for fc in fcs] + [f.target_key for f in done])
     if len(keys) > 1:  # two benchmarks' scores are not one contest (the unit alone does not tell them apart)
         notes.append("the runs forecast different scores, ranked as one: " + ", ".join(
             f"{k} ({n})" for k, n in sorted(keys.items(), key=lambda kv: (-kv[1], kv[0]))) + "; rank the runs of one "
                      "score (--val-key)")
     notes += generic_notes(fcs) + guess_lines(fcs)
-    conf = fcs[0].conf if fcs else 0.9
     return Ranking(rows, thr, source, conf, fcs[0].fit_frac if fcs else None,
-                   points.pop() if len(points) == 1 else None, notes)
+                   points.pop() if len(points) == 1 else None, notes, step=step)
+
+
+def _row(rid, expected, lo, hi, pb, pn, prune, to_step, observed, base, regime, law) -> dict:
+    """One row of the ranking (its ``base``: what its numbers are; :mod:`.rank_flags`)."""
+    num = (lambda v: None if v is None else float(v))
+    return {"run_id": rid, "expected": num(expected), "lo": num(lo), "hi": num(hi), "p_best": num(pb),
+            "p_near": num(pn), "prune": bool(prune), "to_step": num(to_step), "observed": observed,
+            "note": fl.note_of(base, regime, bool(law), base == fl.CONSTANT), "base": base,
+            "regime": regime, "law": list(law) if law else None, "constant": base == fl.CONSTANT,
+            "finished": base == fl.FINISHED}
+
+
+def _regime(fc) -> str:
+    """The forecast's window's regime (:mod:`.regimes`): take-off, instability or saturation."""
+    return (fc.regime or {}).get("name", "saturation")
+
+
+def _le(a, b) -> bool:
+    """Step ``a`` no later than ``b`` (a step not known is compared with every run)."""
+    return a is None or b is None or a <= b
+
+
+def _near_among(ids, finite, thr, seed, only=None) -> dict:
+    """p_near of ``ids`` among themselves alone (``only``: that run's alone)."""
+    if not ids:
+        return {}
+    near = dict(zip(ids, share_near([finite[r] for r in ids], thr, seed)))
+    return near if only is None else {only: near[only]}
 
 
 def _finite(draws) -> np.ndarray:

@@ -66,6 +66,7 @@ class Forecast:
     final_point: float | None = None
     regime: dict | None = None  # the window's regime (entropylaw.fit.forecast.regimes.classify)
     warnings: list | None = None  # what the regime and the run's config make the forecast say
+    law_reasons: list | None = None  # why the law does not describe the window ([] where it does)
 
     @property
     def regime_name(self) -> str:

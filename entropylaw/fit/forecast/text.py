@@ -94,16 +94,24 @@ def decision_lines(d) -> list[str]:
     return lines
 
 
-def law_verdict(run, end: float, shown: float | None = None) -> str | None:
-    """The law's verdict on the window alone (no later information), when it does not apply:
-    the curve methods' plateaus then describe a trend, not the law's ceiling. ``shown``: the
-    window's last logged step, named in place of ``end`` (a fraction of the run: 130.2)."""
+def law_reasons(run, end: float) -> list:
+    """Why the law does not describe the window (steps up to ``end``), one reason each; [] where
+    it applies or the run logs no entropy to judge it by."""
     if run.entropy is None:
-        return None
+        return []
     h_in, y_in = run.entropy.steps <= end, run.target.steps <= end
     verdict, reasons = law_applies(run.entropy.steps[h_in], run.entropy.values[h_in], run.target.values[y_in],
                                    score_range=run.bounds, score_steps=run.target.steps[y_in])
-    if verdict != DOES_NOT_APPLY:
+    return list(reasons) if verdict == DOES_NOT_APPLY else []
+
+
+def law_verdict(run, end: float, reasons: list | None = None, shown: float | None = None) -> str | None:
+    """The law's verdict on the window alone (no later information), when it does not apply:
+    the curve methods' plateaus then describe a trend, not the law's ceiling (``reasons``:
+    :func:`law_reasons`, where the caller has them). ``shown``: the window's last logged step,
+    named in place of ``end`` (a fraction of the run: 130.2)."""
+    reasons = law_reasons(run, end) if reasons is None else reasons
+    if not reasons:
         return None
     return (f"law: does not apply to steps up to {end if shown is None else shown:g} ({'; '.join(reasons)}): "
             "read the plateau as a trend, not a ceiling")

@@ -1,0 +1,145 @@
+"""A live sweep compared at one step, and the runs of it that have finished (``entropylaw rank``).
+
+Runs of one sweep logged to different steps are compared at **one step** N (:func:`common_step`):
+``total_steps`` where given, else the furthest of the runs' ends, each run's end being its
+planned total (the one its log or config states), else the step its live forecast runs to by
+default (as far ahead as it has run). A run forecast to its own horizon would be compared at
+its own step: the youngest, forecast the shortest way, would end lowest for its youth alone.
+
+A run that has reached N, or its own planned total, has **finished** (:func:`finished`): it is
+ranked on its observed final score (:mod:`.final`'s rule; at N where it went past N), its draws that score plus the noise of
+its last validation scores (normal; one binomial standard error where the set's size is known,
+else their scatter about the local trend), and never pruned (nothing of it is left to stop).
+
+>>> import numpy as np
+>>> from entropylaw.fit.forecast.data import RunData
+>>> s = np.arange(0.0, 101.0, 5.0)
+>>> run = RunData.from_arrays(s, 0.7 - 0.4 * np.exp(-s / 30), run_id="a", target_key="val/x")
+>>> reach(run, {}), reach(run, {"planned_steps": 300.0})
+(200.0, 300.0)
+>>> common_step({"a": run}, {"a": {}})[0], common_step({"a": run}, {"a": {}}, 100)[0]
+(200.0, 100.0)
+>>> done = finished(run, n_boot=200)
+>>> round(done.score, 3), done.step, len(done.draws)
+(0.686, 100.0, 200)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import entropylaw.table as table
+from entropylaw.errors import EntropyLawError
+from entropylaw.fit.forecast.core import forecast_table
+from entropylaw.fit.forecast.data import RunData, own_noise, with_problems
+from entropylaw.fit.forecast.decide import log_facts, point_size, threshold_for
+from entropylaw.fit.forecast.final import final_span
+from entropylaw.fit.forecast.problems import run_problems
+from entropylaw.fit.forecast.text import Forecasts, law_reasons
+
+NOISE_POINTS = 10  # the last target points whose scatter is a finished run's noise
+
+
+def planned(run, log) -> float | None:
+    """The run's planned last step, as its log (``planned_steps``) or its config (``total_steps``) states it."""
+    p = (log or {}).get("planned_steps") or (run.config or {}).get("total_steps")
+    try:
+        p = float(p)
+    except (TypeError, ValueError):
+        return None
+    return p if np.isfinite(p) and p > run.origin else None
+
+
+def reach(run, log) -> float:
+    """Where the run ends: its planned total, else as far ahead as it has run (a live forecast's
+    default horizon)."""
+    plan = planned(run, log)
+    return plan if plan is not None else float(run.last + max(run.last - run.origin, 1.0))
+
+
+def common_step(runs: dict, logs: dict, total_steps=None) -> tuple[float, str]:
+    """The one step N the runs are compared at, and why (module docstring)."""
+    if total_steps is not None:
+        return float(total_steps), "the planned last step, `total_steps`"
+    ends = {rid: reach(run, logs.get(rid)) for rid, run in runs.items()}
+    far = max(ends, key=ends.get)
+    if planned(runs[far], logs.get(far)) is not None:
+        return ends[far], "the largest planned total the runs' logs or configs state"
+    if len(runs) == 1:
+        return ends[far], "as far ahead as it has run (its log states no planned total; give `total_steps`)"
+    return ends[far], ("the furthest step any run is forecast to (as far ahead as it has run: no log states a "
+                       "planned total; give `total_steps`)")
+
+
+def is_finished(run, log, step: float) -> bool:
+    """Whether the run has reached ``step`` or its own planned total."""
+    plan = planned(run, log)
+    return bool(run.last >= step or (plan is not None and run.last >= plan))
+
+
+@dataclass
+class Finished:
+    """A run that has finished: its observed final score and draws of it (its noise)."""
+
+    run_id: str
+    target_key: str
+    target_kind: str
+    step: float  # its last step
+    score: float  # its final score as logged (:mod:`.final`)
+    sd: float  # the final score's noise
+    draws: np.ndarray
+    threshold: float
+    point: float | None
+    law: list = field(default_factory=list)  # why the law does not describe the run ([] where it does)
+
+
+def finished(run, n_boot: int = 200, seed: int = 0, n_problems=None) -> Finished:
+    """The finished ``run``'s final score with ``n_boot`` draws of its noise (module docstring)."""
+    run = with_problems(run, n_problems)
+    t = run.target
+    lo, hi = final_span(run.target_kind, run.origin, t.steps[-1])
+    inside = t.steps >= lo - 1e-9
+    score = float(np.mean(t.values[inside]))
+    tail, steps = t.values[-NOISE_POINTS:], t.steps[-NOISE_POINTS:]
+    n, said = run_problems(run) if run.target_kind == "validation" else (n_problems, None)
+    unit = point_size(run.bounds)
+    if n and run.target_kind == "validation" and unit:
+        p = float(np.clip(score / (100 * unit), 0.0, 1.0))
+        sd = 100 * unit * float(np.sqrt(p * (1 - p) / n))
+    else:
+        sd = own_noise(tail, steps, run.target_kind)[0] if len(tail) > 1 else 0.0
+    sd = float(sd) / np.sqrt(int(inside.sum()))  # a training score's final is a mean over its last steps
+    draws = score + sd * np.random.default_rng(seed).standard_normal(n_boot)
+    if run.bounds is not None:
+        draws = np.clip(draws, *run.bounds)
+    thr, _ = threshold_for(score, tail, run.target_key, run.target_kind, n, run.bounds, steps, said)
+    return Finished(run.run_id, run.target_key, run.target_kind, float(t.steps[-1]), score, sd, draws, float(thr),
+                    unit, law_reasons(run, run.last))
+
+
+def live_sweep(df, ids: list, seed: int = 0, **options):
+    """``ids`` of the tidy table ``df`` at one step (live): ``(forecasts, finished, (N, why))``,
+    the runs not finished forecast to N (:func:`~.core.forecast_table`'s ``options``, with
+    ``total_steps`` and ``at_steps`` N), those finished read (:func:`finished`)."""
+    parts = table.split_runs(df)
+    runs, logs = {}, {}
+    for rid in ids:
+        try:
+            runs[rid] = RunData.from_table(parts.get(rid, df), rid, y_key=options.get("y_key"),
+                                           x_key=options.get("x_key", "entropy"))
+        except EntropyLawError:  # forecast_table says why
+            continue
+        logs[rid] = log_facts(parts.get(rid, df), rid)
+    if not runs:
+        return forecast_table(df, ids, seed=seed, **options), {}, None
+    step, why = common_step(runs, logs, options.get("total_steps"))
+    done = [rid for rid in runs if is_finished(runs[rid], logs[rid], step)]
+    rest = [rid for rid in ids if rid not in done]
+    fcs = forecast_table(df, rest, seed=seed, none_ok=bool(done), **{**options, "total_steps": step,
+                                                                     "at_steps": [step]}) if rest else Forecasts({})
+    # a run gone past the step compared at is read there: its later steps are no part of the contest
+    out = {rid: finished(runs[rid].window(step) if runs[rid].last > step else runs[rid], options.get("n_boot", 200),
+                         seed, options.get("n_problems")) for rid in done}
+    return fcs, out, (step, why)

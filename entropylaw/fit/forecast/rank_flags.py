@@ -1,0 +1,101 @@
+"""What ``entropylaw rank`` says beside a run's numbers: its regime, whether the law describes
+it, a score that never moved, a run that has finished, and runs that end at different steps.
+
+A row's note is its tags joined: first what its numbers are (``no forecast``, ``last-value``,
+``finished``, ``constant score`` ...), then the window's regime where it is not saturation
+(``take-off``; ``collapse risk``: the regime instability), then ``law does not apply``, its
+reasons in a few words (:func:`law_tag`) in a line under the table (the row stays one line).
+
+A **constant score** (one value at every point of the window) is listed with its interval but
+not ranked, never pruned and never the pick: nothing in the window says whether or when it
+moves, and its forecast's narrow interval is a flat line's, not evidence of where it ends (a
+stuck evaluation, a broken reward). Ranked, it would end "best" on its flat forecast alone
+over runs whose forecasts admit their own uncertainty, and push their p_near down.
+
+>>> law_tag(["entropy explodes (0.75 -> peak 4.55 nats at step 50)", "entropy rises (0.75 -> 4.15 nats)"])
+'law does not apply: entropy explodes, entropy rises'
+>>> law_tag([]) is None, REGIME_WORD["instability"]
+(True, 'collapse risk')
+>>> is_constant([0.5, 0.5, 0.5]), is_constant([0.5, 0.51]), is_constant([0.7])
+(True, False, False)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+CONSTANT = "constant score"
+NO_LAW = "law does not apply"
+FINISHED = "finished"
+REGIME_WORD = {"take-off": "take-off", "instability": "collapse risk"}  # saturation: nothing to say
+
+
+def is_constant(values) -> bool:
+    """One value at every point (2 or more): a degenerate score."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    return bool(len(v) >= 2 and np.ptp(v) <= 1e-9 * max(1.0, float(np.max(np.abs(v)))))
+
+
+def window_values(fc) -> np.ndarray:
+    """The forecast's window's target values (the points it was fitted on)."""
+    obs = getattr(fc, "observed", None)
+    if obs is None:
+        return np.array([])
+    return obs["value"].to_numpy(float)[obs["step"].to_numpy(float) <= fc.window_end]
+
+
+def law_tag(reasons) -> str | None:
+    """``law does not apply: ...`` with each reason's head (its words before their numbers)."""
+    heads = list(dict.fromkeys(str(r).split(" (")[0] for r in reasons or ()))
+    return f"{NO_LAW}: " + ", ".join(heads) if heads else None
+
+
+def note_of(base: str | None, regime: str | None, law: bool, constant: bool) -> str | None:
+    """A row's note: its tags joined (module docstring); a constant score's law reason is the tag itself."""
+    tags = [base, REGIME_WORD.get(regime or "")]
+    if law and not constant:
+        tags.append(NO_LAW)
+    return "; ".join(t for t in tags if t) or None
+
+
+def explain(rows) -> list:
+    """The lines under the table for the tags its rows carry."""
+    bases = {r.get("base") for r in rows}
+    regimes = {r.get("regime") for r in rows}
+    lines = []
+    if FINISHED in bases:
+        lines.append(f"{FINISHED}: the run has reached the step compared at (or its own planned total): ranked on "
+                     "its observed final score (read at that step where it went past it), its interval the noise of its last "
+                     "scores; never pruned "
+                     "(nothing of it is left to stop)")
+    if CONSTANT in bases:
+        lines.append(f"{CONSTANT}: one value at every point of the window: nothing in it says whether or when it "
+                     "moves (a stuck evaluation? a broken reward?), and its forecast's narrow interval is a flat "
+                     "line's; listed, not ranked, never pruned nor the pick")
+    if "take-off" in regimes:
+        lines.append("take-off: the score started near its floor and still climbs fast; where the climb stops is not "
+                     "in the window (its forecast follows what runs in take-off did next)")
+    if "instability" in regimes:
+        lines.append("collapse risk: the entropy rose several-fold or the score fell after a peak in the window; "
+                     "runs in that state often collapsed (its interval is widened downward)")
+    said = [f"{r['run_id']} ({law_tag(r['law'])[len(NO_LAW) + 2:]})" for r in rows
+            if r.get("law") and not r.get("constant")]
+    if said:
+        lines.append(f"{NO_LAW}: the run does not consume entropy to gain score as the law describes, its forecast "
+                     f"extrapolates a trend, not the law's ceiling: {', '.join(said)}")
+    return lines
+
+
+def ends_note(rows) -> str | None:
+    """Where the runs ranked are compared at different steps: which, and what that means."""
+    ends = {}
+    for r in rows:
+        if r.get("p_best") is not None and r.get("to_step") is not None:
+            ends.setdefault(float(r["to_step"]), []).append(r["run_id"])
+    if len(ends) < 2:
+        return None
+    said = ", ".join(f"{', '.join(ids)} at step {s:g}" for s, ids in sorted(ends.items(), reverse=True))
+    return (f"the runs end at different steps ({said}): each final score is the run's own, at its own last step, "
+            "so a run that ends earlier has had fewer steps to climb; p_best and the pick favour the runs that end "
+            "later, and a run is pruned only where the runs that end no later than it would prune it")
