@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from entropylaw.readers.compressed import open_log
-from entropylaw.readers.verl_jsonl import CUT_LAST
+from entropylaw.readers.verl_jsonl import CUT_LAST  # noqa: F401 (the reason tabular counts: the JSON lines words)
 
 SHORT = "short row"
 _TOO_MANY = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
