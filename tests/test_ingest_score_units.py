@@ -82,3 +82,17 @@ def test_the_runs_of_one_folder_are_each_read_in_the_unit_of_their_own_values(tm
     same = el.load(tmp_path / "sweep", score_scale="fraction", warn=False)
     assert _val(same, "pct").max() == pytest.approx(77.5, abs=0.01) and _val(same, "frac").max() < 1
 
+
+def test_forecast_and_fit_say_a_score_read_from_percent(tmp_path):
+    """summary said the log's 76.32 was read as 0.7632; forecast, rank and fit showed 0.7632 without
+    a word."""
+    path = _csv(tmp_path / "pct.csv", scale=100)
+    for args in (["forecast", str(path), "--fit-frac", "0.3"], ["fit", str(path)]):
+        out = run_cli(*args)
+        err = " ".join(out.stderr.split())
+        assert out.returncode == 0 and "entropylaw: note: val/accuracy read from percent (77.5 -> 0.775)" in err, \
+            (args, out.stderr)
+    quiet = run_cli("forecast", str(path), "--fit-frac", "0.3", "--quiet")
+    assert "read from percent" not in quiet.stderr
+    summary = run_cli("summary", str(path))  # says it under "read:", once
+    assert "entropylaw: note" not in summary.stderr and "read as a percent" in summary.stdout
