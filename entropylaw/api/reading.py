@@ -21,6 +21,7 @@ from entropylaw.readers.accounts import ACCOUNTS, Accounts, IngestReport, loss_l
 from entropylaw.readers.common import KeyOptions
 from entropylaw.readers.dispatch import load as _load_sources
 from entropylaw.readers.model_size import parse_size
+from entropylaw.readers.units import DROPPED
 from entropylaw.table import convention as _convention
 from entropylaw.terminal import count, not_found, wrap
 
@@ -183,6 +184,27 @@ def reading_notes(df: pd.DataFrame) -> list[str]:
             by_note.setdefault(note, []).append(str(d["source"]))
     return [f"{where[0]}: {note}" if len(where) == 1 else f"{len(where)} sources ({where[0]}, ...): {note}"
             for note, where in by_note.items()]
+
+
+def unit_lines(df: pd.DataFrame) -> list[str]:
+    """One short line per score key read from percent, the highest value logged and as read, after
+    one per accuracy dropped as impossible (``summary`` says both under "read:"; the other
+    commands say them with these).
+
+    >>> t = table.from_records([(1, "val/acc", 0.4)], run_id="r")
+    >>> t.attrs[ACCOUNTS] = [{"source": "a.csv", "score_units": {"val/acc": [0.01, 17.3, 76.32]}},
+    ...                      {"source": "b.csv", "score_units": {"val/acc": [0.01, 2.0, 50.0]}}]
+    >>> unit_lines(t)
+    ['val/acc read from percent (76.32 -> 0.7632), in 2 sources']
+    """
+    by_key: dict[str, list] = {}
+    for d in row_accounts(df):
+        for key, (factor, _lo, hi) in (d.get("score_units") or {}).items():
+            if factor == 0.01:
+                by_key.setdefault(key, []).append(hi)
+    impossible = [f"{d['source']}: {n}" for d in row_accounts(df) for n in d.get("changed", []) if n.endswith(DROPPED)]
+    return impossible + [f"{key} read from percent ({max(seen):.4g} -> {max(seen) / 100:.4g})"
+            + (f", in {len(seen)} sources" if len(seen) > 1 else "") for key, seen in by_key.items()]
 
 
 def with_accounts(obj: dict, df: pd.DataFrame) -> dict:

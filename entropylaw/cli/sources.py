@@ -4,6 +4,7 @@ and the row account each command prints (one line per source that lost rows; ``-
 
 from __future__ import annotations
 
+import sys
 
 import pandas as pd
 
@@ -46,9 +47,13 @@ def read_runs(args, sources=None, keep_runs: bool = True) -> pd.DataFrame:
     that cannot be written fails first, before the reading and fitting."""
     if getattr(args, "plot", None):
         plumbing.check_writable(plumbing.plot_path(args.plot, "x", False))
-    return load_from_args(args, args.inputs if sources is None else sources, keep_runs=keep_runs,
-                          entropy_convention=getattr(args, "entropy_convention", None),
-                          x_key=getattr(args, "x_key", None) or "entropy")
+    df = load_from_args(args, args.inputs if sources is None else sources, keep_runs=keep_runs,
+                        entropy_convention=getattr(args, "entropy_convention", None),
+                        x_key=getattr(args, "x_key", None) or "entropy")
+    if sources is None and not getattr(args, "quiet", False):  # the scores shown are not the log's numbers
+        for line in plumbing.unit_lines(df):
+            print(plumbing.wrap(f"entropylaw: note: {line}", plumbing.width(sys.stderr)), file=sys.stderr)
+    return df
 
 
 def fit_options(args) -> dict:

@@ -40,6 +40,7 @@ from entropylaw.readers.model_size import params_from_name, published_nonembeddi
 from entropylaw.readers.names import algorithm_from_filename, algorithm_name
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.resumes import _where, resolve_resumes
+from entropylaw.readers.units import PERCENT, impossible, says_accuracy, unit
 from entropylaw.terminal import count
 
 NON_FINITE = "non-finite value"
@@ -68,9 +69,6 @@ class KeyOptions:
     # scores (``--score-scale``); None: a percent is recognised by its values and its name
     score_scale: float | None = None
     step_key: str | None = None  # the key that is the training step (``--step-key``); None: found by name
-    # score keys read as a percent because other runs read with them are (:mod:`.units`), with
-    # what those runs reached: {key: highest value}
-    percent_keys: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -154,25 +152,29 @@ def _note_validation_only(df: pd.DataFrame, val_keys: set[str], report: IngestRe
     report.note(f"{count(len(only), 'validation-only step')}, no training metrics: {', '.join(parts)}{more}")
 
 
-PERCENT_WORDS = ("acc", "pass", "percent", "pct", "correct")
-PERCENT = 0.01  # the factor `score_scale` percent reads a score with
+def score_keys(km: KeyMap) -> list[str]:
+    return [k for k in (km.score, *km.val.values(), *km.val_aliases) if k]
 
 
 def score_scales(km: KeyMap, ranges: dict, score_scale: float | None,
-                 percent_keys: dict | None = None) -> dict[str, tuple[float, str]]:
+                 found: dict | None = None) -> dict[str, tuple[float, str]]:
     """``{key: (factor, what is said)}`` for the score keys to rescale: every one by ``score_scale``
-    when given; else a key whose values lie in [0, 100], above 1 somewhere, and whose name says
-    an accuracy (acc, pass, percent ...): a percent, read as a fraction.
+    when given; else a key whose values lie in [0, 100], most of them above 1 (``found``: the
+    run's own unit, :func:`.units.unit`), and whose name says an accuracy (acc, pass, percent
+    ...): a percent, read as a fraction. A run's unit is its own values', whatever the other runs
+    read with it say.
 
     >>> km = KeyMap(score="reward_avg", val={"val/acc": "eval_acc"})
     >>> score_scales(km, {"reward_avg": (0.0, 1.0), "eval_acc": (15.6, 56.2)}, None)
     {'eval_acc': (0.01, "'eval_acc' ranges 15.6..56.2 and its name says an accuracy: read as a percent (divided by 100)")}
+    >>> score_scales(km, {"reward_avg": (0.0, 1.0), "eval_acc": (0.2, 1.5)}, None, {"eval_acc": 1.0})
+    {}
     >>> score_scales(km, {"reward_avg": (0.0, 1.0), "eval_acc": (15.6, 56.2)}, 0.5)["reward_avg"][0]
     0.5
     """
     out = {}
-    for key in [km.score, *km.val.values(), *km.val_aliases]:
-        if not key or key not in ranges:
+    for key in score_keys(km):
+        if key not in ranges:
             continue
         lo, hi = ranges[key]
         if score_scale is not None:
@@ -180,13 +182,9 @@ def score_scales(km: KeyMap, ranges: dict, score_scale: float | None,
                 continue  # a fraction already, in a run read with percent ones (percent_hints says it)
             if score_scale != 1:
                 out[key] = (score_scale, f"{key!r} multiplied by {score_scale:g} (`score_scale`)")
-        elif 0 <= lo and 1 < hi <= 100 and any(w in key.lower() for w in PERCENT_WORDS):
+        elif 0 <= lo and 1 < hi <= 100 and says_accuracy(key) and (found or {}).get(key, PERCENT) == PERCENT:
             out[key] = (0.01, f"{key!r} ranges {lo:.4g}..{hi:.4g} and its name says an accuracy: read as a "
                               "percent (divided by 100)")
-        elif key in (percent_keys or {}) and 0 <= lo and hi <= 100:
-            out[key] = (0.01, f"{key!r} ranges {lo:.4g}..{hi:.4g}: read as a percent (divided by 100), as in the "
-                              f"other runs read with it (up to {percent_keys[key]:.4g}); `score_scale` 1 if it is a "
-                              "fraction")
     return out
 
 
@@ -208,6 +206,10 @@ def percent_hints(km: KeyMap, ranges: dict, scales: dict, score_scale: float | N
     for key in [*km.val.values(), *km.val_aliases]:
         if key in ranges and key not in scales and 0 <= ranges[key][0] and 1 < ranges[key][1] <= 100:
             lo, hi = ranges[key]
+            if says_accuracy(key):  # most of its values within [0, 1], too many above to be slips
+                out.append(f"{key!r} ranges {lo:.4g}..{hi:.4g}: read in its own units (most of its values lie "
+                           "within [0, 1], too many above 1 for a fraction); --score-scale percent if it is one")
+                continue
             out.append(f"{key!r} ranges {lo:.4g}..{hi:.4g}: read in its own units (not as a percent: its name does "
                        "not say an accuracy); --score-scale percent if it is one")
     # a reward's scale is the trainer's to choose: [-1, 1] and [0, 10] are common, so only a reward
@@ -256,6 +258,14 @@ def _renamed(col: pd.Series, renames: dict[str, str]) -> pd.Categorical:
     return pd.Categorical.from_codes(np.where(codes < 0, -1, new_codes[codes]), categories=names)
 
 
+def _ranges(df: pd.DataFrame) -> tuple[dict, list]:
+    """``{key: (min, max)}`` of the values, and the keys in source order."""
+    if not len(df):
+        return {}, []
+    ranges = df.groupby("key", observed=True, sort=False)["value"].agg(["min", "max"])
+    return dict(zip(ranges.index.astype(str), zip(ranges["min"], ranges["max"]))), list(pd.unique(df["key"]))
+
+
 def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     """Turn a :class:`RawRun` into a tidy table (see module docstring)."""
     opts = options or KeyOptions()
@@ -268,16 +278,20 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     df = resolve_resumes(df[finite], report, ordered=raw.ordered, repeats=raw.repeats)
     df = df.drop(columns="axis", errors="ignore")
 
-    ranges = df.groupby("key", observed=True, sort=False)["value"].agg(["min", "max"]) if len(df) else None
-    ranges = {} if ranges is None else dict(zip(ranges.index.astype(str), zip(ranges["min"], ranges["max"])))
-    keys = pd.unique(df["key"]) if len(df) else []
+    ranges, keys = _ranges(df)
 
     def detect() -> KeyMap:
         return detect_keys(keys, opts.entropy_key, opts.score_key, opts.val_keys, where=raw.source,
                            reward_func=opts.reward_func, ranges=ranges)
 
     km = detect()
-    scales = score_scales(km, ranges, opts.score_scale, opts.percent_keys)
+    before = len(df)
+    df = impossible(df, score_keys(km), opts.score_scale, report)  # an accuracy below 0, a lone 1.5 among fractions
+    if len(df) < before:
+        ranges, keys = _ranges(df)
+        km = detect()
+    found = {k: unit(df["value"].to_numpy()[(df["key"] == k).to_numpy()]) for k in score_keys(km) if k in ranges}
+    scales = score_scales(km, ranges, opts.score_scale, found)
     if scales:  # scores read as fractions: the choices that look at ranges see the fractions
         for key, (factor, why) in scales.items():
             ranges[key] = tuple(v * factor for v in ranges[key])

@@ -42,6 +42,7 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import inner_suffix
 from entropylaw.readers.common import RawRun, existing_file
+from entropylaw.readers.csv_fields import CUT_LAST, SHORT, short_rows, too_many_fields
 from entropylaw.readers.names import BOOKKEEPING, model_from_filename, names_a_step_axis, run_id_from_path
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.terminal import count
@@ -54,6 +55,7 @@ ENVELOPE = "W&B __MIN/__MAX envelope"
 NON_NUMERIC = "non-numeric value"
 MISSING_STEP = "missing or non-integer step"
 MAX_NOTES = 5
+SHORT_ROWS = "short_rows"  # a CSV frame's attrs: its rows with fewer fields than the header (csv_fields)
 
 
 def read_frame(path: str | os.PathLike) -> pd.DataFrame:
@@ -62,14 +64,20 @@ def read_frame(path: str | os.PathLike) -> pd.DataFrame:
     try:
         if inner_suffix(path) == ".parquet":
             return pd.read_parquet(path)
-        return pd.read_csv(path, dtype=str, keep_default_na=False, sep=None if inner_suffix(path) == ".tsv" else ",",
-                           engine="python" if inner_suffix(path) == ".tsv" else "c")
+        tsv = inner_suffix(path) == ".tsv"
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, sep=None if tsv else ",",
+                         engine="python" if tsv else "c")
+        if not tsv:  # rows with fewer fields than the header: pandas pads them with empty cells
+            df.attrs[SHORT_ROWS] = short_rows(path, len(df))
+        return df
     except OSError as err:
         if err.errno is not None:  # permission, I/O: the CLI says it as the OS error it is
             raise
         raise EntropyLawError(f"{path}: cannot read as a table ({type(err).__name__}: {err})") from None
     except Exception as err:  # pandas/pyarrow raise many types for a bad file
-        raise EntropyLawError(f"{path}: cannot read as a table ({type(err).__name__}: {err})") from None
+        said = too_many_fields(path, str(err))
+        raise EntropyLawError(said or f"{path}: cannot read as a table ({type(err).__name__}: "
+                                      f"{' '.join(str(err).split())})") from None
 
 
 def _find(columns, candidates) -> str | None:
@@ -174,8 +182,10 @@ def _steps(df: pd.DataFrame, step_col: str) -> np.ndarray:
 
 
 class _Collector:
-    def __init__(self, raw: RawRun, first_line: int):
+    def __init__(self, raw: RawRun, first_line: int, df: pd.DataFrame | None = None):
         self.raw, self.first_line = raw, first_line
+        self.short = None if df is None else df.attrs.get(SHORT_ROWS)
+        self.position = {} if df is None else {c: i for i, c in enumerate(df.columns)}
         self.steps, self.keys, self.values, self.lines, self.axes = [], [], [], [], []
         self.bad: list[str] = []
 
@@ -195,11 +205,28 @@ class _Collector:
             self.bad.append(f"line {int(rows[i]) + self.first_line}: key {key!r} has non-numeric value {str(text[i])!r:.40}")
         use = present & ~no_step
         use[really_bad] = False
+        self._short(column.name, rows, use)
         self.steps.append(steps[use])
         self.values.append(values[use])
         self.keys.append(np.full(int(use.sum()), key, dtype=object))
         self.lines.append(rows[use] + self.first_line)
         self.axes.append(np.full(int(use.sum()), axis, dtype=object))
+
+    def _short(self, name, rows: np.ndarray, use: np.ndarray) -> None:
+        """A CSV row with fewer fields than the header: the fields it lacks are values lost
+        (``short row``); a last line so cut, without its newline, loses every value it holds
+        too: its last number may be cut (``cut-off last line``)."""
+        if self.short is None or name not in self.position:
+            return
+        report, short = self.raw.report, self.short
+        missing = short.fields[rows] <= self.position[name]
+        lines = short.lines[rows]
+        cut = (rows == len(short.fields) - 1) if short.cut else np.zeros(len(rows), dtype=bool)
+        report.read(int(missing.sum()))
+        report.drop(SHORT, int((missing & ~cut).sum()), lines[missing & ~cut])
+        lost = cut & (missing | use)
+        report.drop(CUT_LAST, int(lost.sum()), lines[lost])
+        use[cut] = False
 
     def done(self) -> RawRun:
         raw = self.raw
@@ -268,7 +295,7 @@ def _wandb_csv(path, df, step_col, steps, first_line) -> list[RawRun]:
     for run, columns in groups.items():
         raw = _new_run(run, path, run_id_from_path(path))
         raw.ordered = True  # one row per step, in file order
-        collect = _Collector(raw, first_line)
+        collect = _Collector(raw, first_line, df)
         for key, col in columns:
             if key.endswith(("__MIN", "__MAX")):
                 _, present = _numbers(df[col])
@@ -289,7 +316,7 @@ def _long(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     out = []
     for run in pd.unique(runs):
         raw = _new_run(run or run_id or "", path, run_id_from_path(path))
-        collect = _Collector(raw, first_line)
+        collect = _Collector(raw, first_line, df)
         in_run = runs == run
         for key in pd.unique(df.loc[in_run, name_col].astype(str)):
             rows = in_run & (df[name_col].astype(str) == key).to_numpy()
@@ -346,7 +373,7 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     for run in pd.unique(runs):
         raw = _new_run(run or run_id or "", path, run_id_from_path(path))
         raw.ordered = True  # one row per step, in file order
-        collect = _Collector(raw, first_line)
+        collect = _Collector(raw, first_line, df)
         rows = runs == run
         own = _own_steps(df[rows], step_col, metric_cols)
         for col in metric_cols:

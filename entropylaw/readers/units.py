@@ -1,52 +1,114 @@
-"""One unit for the runs read together: a score key read as a percent in some runs of one
-source (a sweep's directory) is read as a percent in all of them.
+"""A score's unit, decided per run from that run's own values, and the accuracies no unit allows.
 
-A run is read as a percent by its values and its key's name (:func:`~.common.score_scales`):
-above 1 somewhere, at most 100. A run of the same sweep that stayed below 1 % (a failed
-learning rate) looks like a fraction, and was read as one: 0.87 % became 87 %, and ranked
-first. The runs of one source share their units; runs given as separate sources do not (two
-trainers may log the same key on different scales).
+An accuracy (a key whose name says one: ``acc``, ``pass``, ``correct``, ``percent``, ``pct``;
+not a reward or a score, whose scale is the trainer's) is a share of problems solved: a
+fraction in [0, 1] or a percent in [0, 100]. :func:`unit` reads which from the run's values:
+a percent when most of them lie above 1 (within 100), a fraction when most lie within [0, 1].
+One value out of its run's unit (a 1.5 among fractions, a -3, a 150 among percents) is no
+accuracy at all: :func:`impossible` drops it, counted with its reason and its line, and says
+its step. (A lone 1.5 put the whole run into percent: a run at 0.77 was read as 0.0077.)
 
->>> from entropylaw.readers.accounts import IngestReport
->>> a, b = IngestReport("lr1/metrics.jsonl"), IngestReport("lr2/metrics.jsonl")
->>> a.score_units = {"eval/accuracy": (0.01, 8.5, 28.9)}
->>> b.score_units = {"eval/accuracy": (1.0, 0.0, 0.87)}
->>> shared_percent([a, b])
-{'eval/accuracy': 28.9}
->>> b.score_units = {"eval/accuracy": (1.0, 0.0, 3.2)}  # above 1 and not read as a percent: its own unit
->>> shared_percent([a, b])
-{}
+The runs read together (a sweep's directory) keep each its own unit: a run logged in fractions
+beside one logged in percent under the same key is not divided by 100 because its peer is
+(:func:`mixed` says where one source holds both).
+
+>>> import numpy as np
+>>> unit(np.array([0.2, 0.5, 0.7, 1.5])), unit(np.array([0.5, 20.0, 56.0])), unit(np.array([-5.0, -2.0, 3.0]))
+(1.0, 0.01, None)
+>>> unit(np.array([15.6, 40.8, 0, 0, 0, 0]))
+0.01
 """
 
 from __future__ import annotations
 
+import os
+
+import numpy as np
+import pandas as pd
+
+from entropylaw.readers.accounts import IngestReport
 from entropylaw.terminal import count
 
+PERCENT_WORDS = ("acc", "pass", "percent", "pct", "correct")  # a name that says an accuracy
+PERCENT = 0.01  # the factor a percent is read with
+# values out of the run's unit are dropped as impossible where they are this few (else the key
+# is no accuracy as its values say: read in its own units, as any score)
+MOST = 0.9
+DROPPED = "impossible, dropped"  # how the note of such a value ends (the commands print these notes)
 
-def _as_fraction(factor: float, lo: float, hi: float) -> bool:
-    """Read as it is, and within [0, 1]: a fraction, or a percent that stayed below 1."""
-    return factor == 1.0 and 0 <= lo and hi <= 1
+
+def says_accuracy(key: str) -> bool:
+    return any(w in key.lower() for w in PERCENT_WORDS)
 
 
-def shared_percent(reports) -> dict[str, float]:
-    """``{key: highest value}`` of the score keys read as a percent in some of ``reports``' runs
-    and as a fraction, with values in [0, 1], in others: those others are percents too."""
-    top: dict[str, float] = {}
-    plain: set[str] = set()
+def is_accuracy(key: str) -> bool:
+    """An accuracy by its name, a share of problems solved: not a reward or a score.
+
+    >>> is_accuracy("val/accuracy"), is_accuracy("val-core/gsm8k/acc/mean@1"), is_accuracy("rewards/accuracy_reward/mean")
+    (True, True, False)
+    """
+    name = key.lower()
+    return says_accuracy(key) and "reward" not in name and "score" not in name
+
+
+def unit(values: np.ndarray) -> float | None:
+    """0.01 where most values lie in (1, 100], 1.0 where most lie in (0, 1], else None; a 0 is
+    0 in either unit, and says neither (a collapsed run's zeros after its 15.6 and 40.8 %)."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[values != 0]
+    if not len(values):
+        return None
+    if ((values > 1) & (values <= 100)).sum() > len(values) / 2:
+        return PERCENT
+    if ((values >= 0) & (values <= 1)).sum() > len(values) / 2:
+        return 1.0
+    return None
+
+
+def impossible(df: pd.DataFrame, keys, score_scale: float | None, report: IngestReport) -> pd.DataFrame:
+    """``df`` (columns step, key, value, maybe line) less the values of the accuracy ``keys`` that
+    no unit of their run allows: below 0, or above its unit's top (1 or 100; none where the user
+    gave another ``score_scale``); each counted, with its line, and said with its step."""
+    drop = np.zeros(len(df), dtype=bool)
+    for key in keys:
+        if not key or not is_accuracy(key):
+            continue
+        rows = (df["key"] == key).to_numpy()
+        values = df["value"].to_numpy()[rows]
+        found = unit(values[values >= 0]) if score_scale in (None, PERCENT) else None
+        top = {PERCENT: 100.0, 1.0: 1.0}.get(found, np.inf)
+        bad = (values < 0) | (values > top)
+        if not bad.any() or bad.sum() > max(1, (1 - MOST) * len(values)):
+            continue  # nothing out of range, or too much to be a slip: no accuracy as its values say
+        at = np.nonzero(rows)[0][bad]
+        drop[at] = True
+        for reason, which in ((f"accuracy above {top:g}", values[bad] > top), ("accuracy below 0", values[bad] < 0)):
+            if which.any():
+                where = df.iloc[at[which]]
+                report.drop(reason, int(which.sum()), where["line"] if "line" in where.columns else None)
+                shown = ", ".join(f"{v:g} at step {s}" for s, v in zip(where["step"][:5], where["value"][:5]))
+                more = f", ... ({int(which.sum()) - 5} more)" if which.sum() > 5 else ""
+                what = ("below 0" if reason.endswith("below 0") else
+                        f"above {top:g} in a run whose values are {'a percent' if found == PERCENT else 'fractions'}")
+                report.note(f"{key!r} {shown}{more}: an accuracy {what}: {DROPPED}", changed=True)
+    return df[~drop] if drop.any() else df
+
+
+def mixed(source: str, reports) -> str | None:
+    """Where one source's runs log a score key in percent in some runs and in fractions in others:
+    said, each run read in its own unit (its own values decide)."""
+    by_key: dict[str, dict[str, list[str]]] = {}
     for r in reports:
         for key, (factor, lo, hi) in getattr(r, "score_units", {}).items():
-            if factor == 0.01:
-                top[key] = max(top.get(key, hi), hi)
-            elif _as_fraction(factor, lo, hi):
-                plain.add(key)
-    return {k: v for k, v in top.items() if k in plain}
-
-
-def said(source: str, keys: dict[str, float], reports) -> str:
-    """The warning: which runs of ``source`` were read again as a percent, and how to refuse it."""
-    runs = sum(1 for r in reports for k, unit in getattr(r, "score_units", {}).items()
-               if k in keys and _as_fraction(*unit))
-    names = ", ".join(repr(k) for k in sorted(keys))
-    return (f"{source}: {names} read as a percent in {count(runs, 'run')} whose values stay within [0, 1], as in the "
-            "other runs read from it (the runs of one source share their unit); --score-scale 1 reads every one as "
-            "a fraction")
+            if factor == PERCENT or (factor == 1.0 and 0 <= lo and hi <= 1):
+                name = os.path.relpath(r.source, source) if os.path.isdir(source) else r.source
+                by_key.setdefault(key, {}).setdefault("percent" if factor == PERCENT else "fraction", []).append(
+                    f"{name} ({lo:.4g}..{hi:.4g})")
+    said = []
+    for key, units in sorted(by_key.items()):
+        if len(units) == 2:
+            runs = "; ".join(f"as a {u} in {count(len(n), 'run')}: {', '.join(n[:3])}{', ...' if len(n) > 3 else ''}"
+                             for u, n in sorted(units.items(), reverse=True))
+            said.append(f"{key!r} read per run, in the unit of its own values: {runs} (a fraction that is a "
+                        "percent below 1 % would read 100 times too high)")
+    return f"{source}: {'; '.join(said)}" if said else None

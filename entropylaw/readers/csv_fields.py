@@ -1,0 +1,90 @@
+"""The rows of a CSV file that hold fewer fields than its header, and a last line cut off.
+
+pandas pads a row with fewer fields than the header with empty cells, which a table reads as
+"not logged at this step": a damaged row (``50,0.37`` under ``step,entropy,val/accuracy``)
+lost its validation value silently, and a last line cut while being written (no newline,
+``100,0.18466`` of ``100,0.18466,0.77407``) was read as a real row. :func:`short_rows` finds
+them, so that the reader counts what they lost: a short row's missing values (reason
+``short row``), and every value of a short last line without its newline (reason ``cut-off
+last line``, as the JSON lines reader says it).
+
+A row with more fields than the header is pandas' error; :func:`too_many_fields` says it in
+one line.
+
+>>> import tempfile, os
+>>> with tempfile.TemporaryDirectory() as d:
+...     p = os.path.join(d, "run.csv")
+...     _ = open(p, "w").write("step,entropy,acc\\n1,0.5,0.1\\n2,0.4\\n\\n3,0.3,0.2\\n4,0.2")
+...     found = short_rows(p, n_rows=4)
+>>> found.fields.tolist(), found.lines.tolist(), found.cut
+([3, 2, 3, 2], [2, 3, 5, 6], True)
+>>> too_many_fields("run.csv", "Error tokenizing data. C error: Expected 3 fields in line 61, saw 5\\n")
+'run.csv: line 61 has 5 fields where the header has 3 (expected 3 comma-separated fields a row)'
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from entropylaw.readers.compressed import open_log
+from entropylaw.readers.verl_jsonl import CUT_LAST  # noqa: F401 (the reason tabular counts: the JSON lines words)
+
+SHORT = "short row"
+_TOO_MANY = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
+@dataclass
+class ShortRows:
+    """Per row of the frame (blank lines skipped, as pandas does): its field count and line."""
+
+    width: int  # the header's field count
+    fields: np.ndarray
+    lines: np.ndarray
+    cut: bool  # the last row is short and its line has no newline: cut while being written
+
+    def any(self) -> bool:
+        return bool(self.cut or (self.fields < self.width).any())
+
+
+def short_rows(path, n_rows: int) -> ShortRows | None:
+    """The field count of every row of the CSV ``path`` (``n_rows`` rows under its header, as
+    pandas read them); None where every row is whole, or the rows do not match pandas' count
+    (a layout this scan does not follow: nothing is claimed)."""
+    last = [""]
+
+    def lines(f):
+        for line in f:
+            last[0] = line
+            yield line
+
+    fields, where, width = [], [], None
+    with io.TextIOWrapper(open_log(path), encoding="utf-8", errors="replace", newline="") as f:
+        reader = csv.reader(lines(f))
+        for record in reader:
+            if not record:
+                continue  # a blank line: pandas skips it
+            if width is None:
+                width = len(record)
+                continue
+            fields.append(len(record))
+            where.append(reader.line_num)
+    if width is None or len(fields) != n_rows or not fields:
+        return None
+    found = ShortRows(width, np.asarray(fields), np.asarray(where),
+                      cut=fields[-1] < width and not last[0].endswith(("\n", "\r")))
+    return found if found.any() else None
+
+
+def too_many_fields(path, message: str) -> str | None:
+    """pandas' "Expected 3 fields in line 61, saw 5" as one line naming the file, or None."""
+    m = _TOO_MANY.search(message)
+    if not m:
+        return None
+    want, line, saw = m.groups()
+    return (f"{path}: line {line} has {saw} fields where the header has {want} (expected {want} comma-separated "
+            "fields a row)")
