@@ -263,23 +263,26 @@ def _percent_run(folder: Path, top: float) -> Path:
     return folder / "metrics.jsonl"
 
 
-def test_the_runs_of_one_sweep_keep_each_its_own_unit_said_per_run(tmp_path):
-    """The unit was decided across a sweep's runs: a run in fractions beside one in percent was
-    divided by 100 (0.76 read as 0.0076). Each run's own values decide now, and a source holding
-    both units says which run is read in which."""
-    good, low = _percent_run(tmp_path / "sweep" / "lr1e-6", 30.0), _percent_run(tmp_path / "sweep" / "lr1e-5", 0.9)
-    with pytest.warns(EntropyLawWarning, match=r"'eval/accuracy' read per run, in the unit of its own values: as a "
-                                               r"percent in 1 run: lr1e-6/metrics.jsonl \(8.5..28.93\); as a fraction "
-                                               r"in 1 run: lr1e-5/metrics.jsonl \(0.26..0.87\)"):
+def test_the_runs_of_one_sweep_share_their_percent_even_where_one_stays_below_one(tmp_path):
+    """A learning rate that failed stays below 1 %: alone its 0.87 looks like a fraction, and
+    was read as 87 %, and ranked first; its sweep says percent, and so does it now."""
+    good, failed = _percent_run(tmp_path / "sweep" / "lr1e-6", 30.0), _percent_run(tmp_path / "sweep" / "lr1e-5", 0.9)
+    with pytest.warns(EntropyLawWarning, match=r"'eval/accuracy' read as a percent in 1 run whose values stay within "
+                                               r"\[0, 1\]"):
         df = el.load(str(tmp_path / "sweep"))
     by_run = {r: _series(df[df["run_id"] == r], "val/accuracy") for r in el.run_ids(df)}
-    assert by_run["lr1e-5"].max() == pytest.approx(0.87) and by_run["lr1e-6"].max() == pytest.approx(0.2893)
-    # given apart, the same
-    apart = el.load([str(good), str(low)], warn=False)
-    assert max(_series(apart[apart["source"] == str(low)], "val/accuracy")) == pytest.approx(0.87)
-    # --score-scale decides for every run, and says nothing of mixed units
+    assert by_run["lr1e-5"].max() == pytest.approx(0.0087) and by_run["lr1e-6"].max() == pytest.approx(0.2893)
+    [note] = [n for a in el.row_accounts(df) if "lr1e-5" in a["source"] for n in a["notes"] if "percent" in n]
+    assert "as in the other runs read with it (up to 28.93)" in note
+    ranked = run_cli("rank", str(tmp_path / "sweep"), "--n-boot", "60", "--json")
+    assert ranked.returncode == 0, ranked.stderr
+    assert [d["run_id"] for d in sorted(json.loads(ranked.stdout), key=lambda d: -d["expected"])][0] == "lr1e-6"
+    # given apart, two files are two sources: each keeps the unit its own values say
+    apart = el.load([str(good), str(failed)], warn=False)
+    assert max(_series(apart[apart["source"] == str(failed)], "val/accuracy")) == pytest.approx(0.87)
+    # --score-scale decides for every run: no sharing
     fraction = el.load(str(tmp_path / "sweep"), score_scale="fraction", warn=False)
-    assert _series(fraction[fraction["run_id"] == "lr1e-6"], "val/accuracy").max() == pytest.approx(28.93)
+    assert _series(fraction[fraction["run_id"] == "lr1e-5"], "val/accuracy").max() == pytest.approx(0.87)
 
 
 @pytest.mark.shared

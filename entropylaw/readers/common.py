@@ -69,6 +69,9 @@ class KeyOptions:
     # scores (``--score-scale``); None: a percent is recognised by its values and its name
     score_scale: float | None = None
     step_key: str | None = None  # the key that is the training step (``--step-key``); None: found by name
+    # {key: highest value}: score keys that other runs of the same source log as a percent
+    # (:func:`.units.shared_percent`): a run of them within [0, 1] is a percent too
+    percent_keys: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -157,12 +160,12 @@ def score_keys(km: KeyMap) -> list[str]:
 
 
 def score_scales(km: KeyMap, ranges: dict, score_scale: float | None,
-                 found: dict | None = None) -> dict[str, tuple[float, str]]:
+                 found: dict | None = None, percent_keys: dict | None = None) -> dict[str, tuple[float, str]]:
     """``{key: (factor, what is said)}`` for the score keys to rescale: every one by ``score_scale``
     when given; else a key whose values lie in [0, 100], most of them above 1 (``found``: the
     run's own unit, :func:`.units.unit`), and whose name says an accuracy (acc, pass, percent
-    ...): a percent, read as a fraction. A run's unit is its own values', whatever the other runs
-    read with it say.
+    ...): a percent, read as a fraction. A run within [0, 1] whose key the other runs of its
+    source log as a percent (``percent_keys``) is a percent too.
 
     >>> km = KeyMap(score="reward_avg", val={"val/acc": "eval_acc"})
     >>> score_scales(km, {"reward_avg": (0.0, 1.0), "eval_acc": (15.6, 56.2)}, None)
@@ -185,6 +188,10 @@ def score_scales(km: KeyMap, ranges: dict, score_scale: float | None,
         elif 0 <= lo and 1 < hi <= 100 and says_accuracy(key) and (found or {}).get(key, PERCENT) == PERCENT:
             out[key] = (0.01, f"{key!r} ranges {lo:.4g}..{hi:.4g} and its name says an accuracy: read as a "
                               "percent (divided by 100)")
+        elif key in (percent_keys or {}) and 0 <= lo and hi <= 1:
+            out[key] = (0.01, f"{key!r} ranges {lo:.4g}..{hi:.4g}: read as a percent (divided by 100), as in the "
+                              f"other runs read with it (up to {percent_keys[key]:.4g}); give its file apart to read "
+                              "it as a fraction")
     return out
 
 
@@ -291,7 +298,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
         ranges, keys = _ranges(df)
         km = detect()
     found = {k: unit(df["value"].to_numpy()[(df["key"] == k).to_numpy()]) for k in score_keys(km) if k in ranges}
-    scales = score_scales(km, ranges, opts.score_scale, found)
+    scales = score_scales(km, ranges, opts.score_scale, found, opts.percent_keys)
     if scales:  # scores read as fractions: the choices that look at ranges see the fractions
         for key, (factor, why) in scales.items():
             ranges[key] = tuple(v * factor for v in ranges[key])

@@ -440,9 +440,11 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
     for source in sources:
         try:
             read = _load_one(str(source), opts, skip_bad=skip_bad, strict=strict)
-            said = None if opts.score_scale is not None else units.mixed(str(source), [r for _, r in read])
-            if said:  # runs of one key in percent and in fractions: each in its own unit, said per run
-                warnings.warn(said, EntropyLawWarning, stacklevel=2)
+            shared = {} if opts.score_scale is not None else units.shared_percent([r for _, r in read])
+            if shared:  # a sweep's run that stayed below 1 %: read again, as its peers are
+                warnings.warn(units.said(str(source), shared, [r for _, r in read]), EntropyLawWarning, stacklevel=2)
+                read = _load_one(str(source), dataclasses.replace(opts, percent_keys=shared), skip_bad=skip_bad,
+                                 strict=strict)
             pieces.extend(read)
             given.extend([str(source)] * len(read))
         except (EntropyLawError, OSError) as err:

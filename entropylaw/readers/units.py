@@ -8,9 +8,11 @@ One value out of its run's unit (a 1.5 among fractions, a -3, a 150 among percen
 accuracy at all: :func:`impossible` drops it, counted with its reason and its line, and says
 its step. (A lone 1.5 put the whole run into percent: a run at 0.77 was read as 0.0077.)
 
-The runs read together (a sweep's directory) keep each its own unit: a run logged in fractions
-beside one logged in percent under the same key is not divided by 100 because its peer is
-(:func:`mixed` says where one source holds both).
+The runs of one source (a sweep's directory) share their unit (:func:`shared_percent`): a run
+that stayed below 1 % (a failed learning rate) looks like a fraction, and was read as one: 0.87 %
+became 87 %, and ranked first. A run logged in fractions beside runs in percent under the same
+key is thus read as a percent too, said with the remedy: runs given as separate sources keep
+each its own unit (two trainers may log one key on different scales).
 
 >>> import numpy as np
 >>> unit(np.array([0.2, 0.5, 0.7, 1.5])), unit(np.array([0.5, 20.0, 56.0])), unit(np.array([-5.0, -2.0, 3.0]))
@@ -94,21 +96,40 @@ def impossible(df: pd.DataFrame, keys, score_scale: float | None, report: Ingest
     return df[~drop] if drop.any() else df
 
 
-def mixed(source: str, reports) -> str | None:
-    """Where one source's runs log a score key in percent in some runs and in fractions in others:
-    said, each run read in its own unit (its own values decide)."""
-    by_key: dict[str, dict[str, list[str]]] = {}
+def _as_fraction(factor: float, lo: float, hi: float) -> bool:
+    """Read as it is, and within [0, 1]: a fraction, or a percent that stayed below 1."""
+    return factor == 1.0 and 0 <= lo and hi <= 1
+
+
+def shared_percent(reports) -> dict[str, float]:
+    """``{key: highest value}`` of the score keys read as a percent in some of ``reports``' runs
+    and as a fraction, with values in [0, 1], in others: those others are percents too.
+
+    >>> a, b = IngestReport("lr1/metrics.jsonl"), IngestReport("lr2/metrics.jsonl")
+    >>> a.score_units = {"eval/accuracy": (0.01, 8.5, 28.9)}
+    >>> b.score_units = {"eval/accuracy": (1.0, 0.0, 0.87)}
+    >>> shared_percent([a, b])
+    {'eval/accuracy': 28.9}
+    >>> b.score_units = {"eval/accuracy": (1.0, 0.0, 3.2)}  # above 1 and not read as a percent: its own unit
+    >>> shared_percent([a, b])
+    {}
+    """
+    top: dict[str, float] = {}
+    plain: set[str] = set()
     for r in reports:
         for key, (factor, lo, hi) in getattr(r, "score_units", {}).items():
-            if factor == PERCENT or (factor == 1.0 and 0 <= lo and hi <= 1):
-                name = os.path.relpath(r.source, source) if os.path.isdir(source) else r.source
-                by_key.setdefault(key, {}).setdefault("percent" if factor == PERCENT else "fraction", []).append(
-                    f"{name} ({lo:.4g}..{hi:.4g})")
-    said = []
-    for key, units in sorted(by_key.items()):
-        if len(units) == 2:
-            runs = "; ".join(f"as a {u} in {count(len(n), 'run')}: {', '.join(n[:3])}{', ...' if len(n) > 3 else ''}"
-                             for u, n in sorted(units.items(), reverse=True))
-            said.append(f"{key!r} read per run, in the unit of its own values: {runs} (a fraction that is a "
-                        "percent below 1 % would read 100 times too high)")
-    return f"{source}: {'; '.join(said)}" if said else None
+            if factor == PERCENT:
+                top[key] = max(top.get(key, hi), hi)
+            elif _as_fraction(factor, lo, hi):
+                plain.add(key)
+    return {k: v for k, v in top.items() if k in plain}
+
+
+def said(source: str, keys: dict[str, float], reports) -> str:
+    """The warning: which runs of ``source`` were read again as a percent, and how to refuse it."""
+    runs = [os.path.relpath(r.source, source) if os.path.isdir(source) else r.source for r in reports
+            for k, found in getattr(r, "score_units", {}).items() if k in keys and _as_fraction(*found)]
+    names = ", ".join(repr(k) for k in sorted(keys))
+    return (f"{source}: {names} read as a percent in {count(len(runs), 'run')} whose values stay within [0, 1] "
+            f"({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''}), as in the other runs read from it (the runs "
+            "of one source share their unit); give its files apart to read each in its own unit")
