@@ -19,6 +19,7 @@ from entropylaw.fit.forecast.core import forecast
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.entropy import EntropyPath, choose
 from entropylaw.fit.forecast.law import LawTrain
+from entropylaw.fit.forecast.target import target_step
 
 # prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
 pytestmark = pytest.mark.printed
@@ -243,9 +244,9 @@ def test_a_steady_climb_is_no_noise_for_the_threshold():
 def test_target_step_hostile_cases():
     steps = np.linspace(0, 1000, 201)
     flat = np.full_like(steps, 0.6)
-    out = dc.target_step(steps, flat, flat[None, :].repeat(5, 0), 0.9)
+    out = target_step(steps, flat, flat[None, :].repeat(5, 0), 0.9)
     assert out["target_step"] is None and out["p_reach"] == 0.0 and "not reached" in out["target_note"]
-    out = dc.target_step(steps, flat, flat[None, :], 0.5)  # below: from above
+    out = target_step(steps, flat, flat[None, :], 0.5)  # below: from above
     assert out["target_step"] == 0 and out["target_note"].startswith("already")
 
 
@@ -410,7 +411,7 @@ def test_target_outside_the_range_and_a_curve_with_no_finite_value():
     assert below["target_step"] is not None and "met already" in below["target_note"]
     grid = np.linspace(0, 100, 51)
     nan = np.full_like(grid, np.nan)
-    out = dc.target_step(grid, nan, np.vstack([nan, 0.5 + 0 * grid]), 0.4)
+    out = target_step(grid, nan, np.vstack([nan, 0.5 + 0 * grid]), 0.4)
     assert out["target_step"] is None and "not defined" in out["target_note"]
     assert out["target_step_ci"] == [0.0, None]  # the finite draw reaches it at once, the nan one never
 

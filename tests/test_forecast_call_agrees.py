@@ -74,3 +74,15 @@ def test_no_call_from_a_window_whose_score_never_moved():
     fc = forecast(run, fit_frac=0.3, methods=["default"], n_boot=200)
     assert fc.decision["call"] is None
     assert "constant in the window (0 at all 6 points)" in fc.decision["reason"]
+
+
+def test_a_target_is_searched_up_to_the_planned_end_not_past_it():
+    """`--target 0.7 --total-steps 100` on a 100-step run said "not reached (reached in 26 % of
+    draws by step 595)": a step past the run's planned end is no answer to "will it reach it"."""
+    run = _climb(n=100, rate=0.15)
+    fc = forecast(run, fit_frac=0.3, methods=["default"], n_boot=200, target=0.99, total_steps=100)
+    assert fc.decision["target_searched_to"] == 100.0
+    assert fc.decision["target_step"] is None and "not reached by step 100" in fc.decision["target_note"]
+    assert "levels off" not in fc.decision["target_note"]  # a drift has no plateau: its value there
+    backtest = forecast(run, fit_frac=0.3, methods=["default"], n_boot=200, target=0.99)
+    assert backtest.decision["target_searched_to"] > 100.0  # no plan: how far it goes, said with the step

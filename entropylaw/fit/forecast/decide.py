@@ -45,6 +45,7 @@ from entropylaw.fit.forecast.problems import problems_for, run_problems
 from entropylaw.fit.forecast.schedule import LR_KEYS
 from entropylaw.fit.logit import from_logit
 from entropylaw.terminal import signed
+from entropylaw.fit.forecast.target import target_step
 
 POINTS_FLOOR, POINTS_CAP = 1.0, 3.0  # the default threshold's range, in points of a score in [0, 1] (or %)
 CALLS = ("stop", "continue", "undecided")
@@ -207,56 +208,6 @@ def cost_of(steps_left: float, step_cost=None, step_seconds=None) -> dict | None
     return None
 
 
-def _first_at_or_above(curves, steps, level):
-    """Per row: the first step at which the curve is at or above ``level`` (interpolated), inf if never."""
-    out = np.full(len(curves), np.inf)
-    for i, c in enumerate(curves):
-        ok = np.isfinite(c)
-        s, c = steps[ok], c[ok]
-        hit = np.nonzero(c >= level)[0]
-        if len(hit) == 0:
-            continue
-        j = hit[0]
-        out[i] = s[0] if j == 0 else s[j - 1] + (level - c[j - 1]) / (c[j] - c[j - 1]) * (s[j] - s[j - 1])
-    return out
-
-
-def target_step(steps, mid, draws, target: float, conf: float = 0.9) -> dict:
-    """The step at which the expected curve ``mid`` (m,) on ``steps`` reaches ``target``, its
-    interval from the curve ``draws`` (B, m), and the share of draws that reach it.
-
-    >>> steps = np.linspace(100, 2000, 400)
-    >>> curve = 0.8 - 0.4 * np.exp(-steps / 200)
-    >>> round(target_step(steps, curve, curve[None, :], 0.75)["target_step"]), round(float(-200 * np.log(0.05 / 0.4)))
-    (416, 416)
-    """
-    steps = np.asarray(steps, float)
-    curves = np.vstack([np.asarray(mid, float)[None, :], np.asarray(draws, float)])
-    at = _first_at_or_above(curves, steps, target)
-    out = {"target": float(target), "target_searched_to": float(steps[-1]), "target_step": _finite(at[0]),
-           "target_step_ci": _ci(at[1:], conf), "p_reach": float(np.mean(np.isfinite(at[1:]))) if len(at) > 1 else None}
-    if at[0] == steps[0]:
-        out["target_note"] = "already reached at the window's end"
-    elif not np.isfinite(at[0]):
-        finite = curves[0][np.isfinite(curves[0])]
-        level = f"levels off at {finite[-1]:.3f}" if len(finite) else "is not defined there"
-        out["target_note"] = f"not reached by step {steps[-1]:g}: the expected score {level}"
-    return out
-
-
-def _finite(v):
-    return float(v) if np.isfinite(v) else None  # inf: never within the range; nan: cannot say
-
-
-def _ci(draws, conf):
-    d = np.asarray(draws, float)
-    d = np.sort(d[~np.isnan(d)])  # a draw with no finite curve says nothing either way
-    if len(d) == 0:
-        return None
-    i_lo, i_hi = (int(np.clip(np.round(q * (len(d) - 1)), 0, len(d) - 1)) for q in ((1 - conf) / 2, (1 + conf) / 2))
-    return [_finite(d[i_lo]), _finite(d[i_hi])]
-
-
 def check_decision_args(target, threshold, n_problems, total_steps, end, step_cost=None) -> None:
     if target is not None and not np.isfinite(target):
         raise EntropyLawError(f"`target` {target!r}: expected a finite score")
@@ -350,7 +301,8 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
         out["curve_note"] = (f"the {m.name} curve reaches the score's bound at step {steps[i]:.0f} "
                              f"({raw[i]:.3f} before clipping): read on past it, it is held at the bound")
     if target is not None:
-        far = np.linspace(end, max(origin + 20 * max(end - origin, 1.0), to_step), 600)
+        planned = to_why.startswith("the planned")  # the run ends there: a step past it is no answer
+        far = np.linspace(end, to_step if planned else max(origin + 20 * max(end - origin, 1.0), to_step), 600)
         out.update(target_step(far, *m.curve(far), target, conf))
         if bounds is not None and target > bounds[1]:
             out.update(target_step=None, target_step_ci=None, p_reach=0.0, target_above_range=True,

@@ -1,0 +1,63 @@
+"""Will the run reach a target score, and when: the step at which the expected curve first
+reaches it, that step's interval from the curve's draws, and the share of draws that reach it
+(:func:`target_step`; what ``forecast --target`` prints under the call).
+
+>>> import numpy as np
+>>> steps = np.linspace(0, 100, 101)
+>>> target_step(steps, steps / 100, (steps / 100)[None, :], 0.5)["target_step"]
+50.0
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _first_at_or_above(curves, steps, level):
+    """Per row: the first step at which the curve is at or above ``level`` (interpolated), inf if never."""
+    out = np.full(len(curves), np.inf)
+    for i, c in enumerate(curves):
+        ok = np.isfinite(c)
+        s, c = steps[ok], c[ok]
+        hit = np.nonzero(c >= level)[0]
+        if len(hit) == 0:
+            continue
+        j = hit[0]
+        out[i] = s[0] if j == 0 else s[j - 1] + (level - c[j - 1]) / (c[j] - c[j - 1]) * (s[j] - s[j - 1])
+    return out
+
+
+def target_step(steps, mid, draws, target: float, conf: float = 0.9) -> dict:
+    """The step at which the expected curve ``mid`` (m,) on ``steps`` reaches ``target``, its
+    interval from the curve ``draws`` (B, m), and the share of draws that reach it.
+
+    >>> steps = np.linspace(100, 2000, 400)
+    >>> curve = 0.8 - 0.4 * np.exp(-steps / 200)
+    >>> round(target_step(steps, curve, curve[None, :], 0.75)["target_step"]), round(float(-200 * np.log(0.05 / 0.4)))
+    (416, 416)
+    """
+    steps = np.asarray(steps, float)
+    curves = np.vstack([np.asarray(mid, float)[None, :], np.asarray(draws, float)])
+    at = _first_at_or_above(curves, steps, target)
+    out = {"target": float(target), "target_searched_to": float(steps[-1]), "target_step": _finite(at[0]),
+           "target_step_ci": _ci(at[1:], conf), "p_reach": float(np.mean(np.isfinite(at[1:]))) if len(at) > 1 else None}
+    if at[0] == steps[0]:
+        out["target_note"] = "already reached at the window's end"
+    elif not np.isfinite(at[0]):
+        finite = curves[0][np.isfinite(curves[0])]
+        level = f"is {finite[-1]:.3f} there" if len(finite) else "is not defined there"
+        out["target_note"] = f"not reached by step {steps[-1]:g}: the expected score {level}"
+    return out
+
+
+def _finite(v):
+    return float(v) if np.isfinite(v) else None  # inf: never within the range; nan: cannot say
+
+
+def _ci(draws, conf):
+    d = np.asarray(draws, float)
+    d = np.sort(d[~np.isnan(d)])  # a draw with no finite curve says nothing either way
+    if len(d) == 0:
+        return None
+    i_lo, i_hi = (int(np.clip(np.round(q * (len(d) - 1)), 0, len(d) - 1)) for q in ((1 - conf) / 2, (1 + conf) / 2))
+    return [_finite(d[i_lo]), _finite(d[i_hi])]
