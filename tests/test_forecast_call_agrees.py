@@ -86,3 +86,15 @@ def test_a_target_is_searched_up_to_the_planned_end_not_past_it():
     assert "levels off" not in fc.decision["target_note"]  # a drift has no plateau: its value there
     backtest = forecast(run, fit_frac=0.3, methods=["default"], n_boot=200, target=0.99)
     assert backtest.decision["target_searched_to"] > 100.0  # no plan: how far it goes, said with the step
+
+
+def test_the_table_ends_where_the_call_does_when_total_steps_is_given():
+    """A backtest with `--total-steps 50` on a 100-step log: the table forecast step 100 and the
+    call step 50; live with `--total-steps 200`, the table forecast as far ahead as the window
+    is long (step 120) and the call step 200."""
+    run = _climb(n=100)
+    fc = forecast(run, fit_frac=0.3, methods=["default"], n_boot=200, total_steps=50)
+    assert fc.at_steps[-1] == 50.0 == fc.decision["gain"]["to_step"]
+    assert any("the log goes on past `total_steps` 50 (to step 100)" in n for n in fc.note.split("; "))
+    live = forecast(_climb(n=60), methods=["default"], n_boot=200, total_steps=200)
+    assert list(live.at_steps) == [200.0] == [live.decision["gain"]["to_step"]]

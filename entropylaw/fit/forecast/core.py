@@ -156,13 +156,17 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         if at_steps is not None:
             raise EntropyLawError("give at most one of `at_steps` and `horizon`")
         at_steps = [end + horizon]
-    planned = (run.config or {}).get("total_steps")
+    planned = total_steps or (run.config or {}).get("total_steps")
     if at_steps is None:
         later = run.target.steps[run.target.steps > end]
-        if not len(later) and planned and planned > end:  # live: the run's planned last step, from its config
+        if total_steps is not None and len(later) and later[-1] > total_steps:  # the table ends where the call does
+            later = np.unique(np.r_[later[later <= total_steps], float(total_steps)])
+            given["notes"].append(f"the log goes on past `total_steps` {total_steps:g} (to step "
+                                  f"{run.target.steps[-1]:g}): forecast to step {total_steps:g}")
+        if not len(later) and planned and planned > end:  # live: the run's planned last step
             at_steps = np.array([float(planned)])
-            given["notes"].append(f"forecast to step {planned}, the run's planned total "
-                                  "(its log's or its run's config)")
+            given["notes"].append(f"forecast to step {planned:g}, the run's planned total "
+                                  + ("(`total_steps`)" if total_steps else "(its log's or its run's config)"))
         else:
             at_steps = later if len(later) else np.array([end + max(end - run.origin, 1.0)])
     at_steps = np.atleast_1d(np.asarray(at_steps, float))
