@@ -98,3 +98,17 @@ def test_the_table_ends_where_the_call_does_when_total_steps_is_given():
     assert any("the log goes on past `total_steps` 50 (to step 100)" in n for n in fc.note.split("; "))
     live = forecast(_climb(n=60), methods=["default"], n_boot=200, total_steps=200)
     assert list(live.at_steps) == [200.0] == [live.decision["gain"]["to_step"]]
+
+
+def test_a_collapse_on_a_score_of_another_range_is_not_said_in_points():
+    """A reward in [-1, 1] fell "50.5 points ... below its peak of 0.010" beside a gain in score
+    units: a share of its range it is."""
+    path = REAL / "verl_opd_qwen3-4b_aime24_collapse.parquet"
+    if not path.exists():
+        pytest.skip("no data/real")
+    import entropylaw as el
+
+    df = el.load(str(path), warn=False)
+    fc = forecast(RunData.from_table(df, el.run_ids(df)[0]), fit_frac=0.15, methods=["default"], n_boot=200)
+    why = fc.regime["why"]
+    assert "50.5 % of the score's range or more below its peak" in why and "points or more" not in why

@@ -130,13 +130,16 @@ def classify(win, entropy_fold=ENTROPY_FOLD) -> dict:
     first = (float(y.values[0]) - lo) / (hi - lo)
     out.update(point_sd=sd, entropy_fold=rise, drop=drop)
     signs = []
+
+    def share(x):  # a fraction's points; another range's share of it (a reward in [-1, 1] has no points)
+        return f"{100 * x / (hi - lo):.1f} " + ("points" if (lo, hi) == (0.0, 1.0) else "% of the score's range")
     if rise is not None and rise >= entropy_fold:
         signs.append(f"the entropy rose {rise:.1f}-fold in the window")
     if held > DROP_SD * sd:
-        signs.append(f"the score's last {DROP_POINTS} points lie {100 * held / (hi - lo):.1f} points or more below "
+        signs.append(f"the score's last {DROP_POINTS} points lie {share(held)} or more below "
                      f"its peak of {peak:.3f}, {held / sd:.1f} times a point's standard error")
     elif after >= 1 and drop > DROP_ALONE_SD * sd:
-        signs.append(f"the score fell {100 * drop / (hi - lo):.1f} points below its peak of {peak:.3f}, "
+        signs.append(f"the score fell {share(drop)} below its peak of {peak:.3f}, "
                      f"{drop / sd:.1f} times a point's standard error")
     if got is not None:
         c, se, z_end = got
