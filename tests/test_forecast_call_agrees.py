@@ -112,3 +112,15 @@ def test_a_collapse_on_a_score_of_another_range_is_not_said_in_points():
     fc = forecast(RunData.from_table(df, el.run_ids(df)[0]), fit_frac=0.15, methods=["default"], n_boot=200)
     why = fc.regime["why"]
     assert "50.5 % of the score's range or more below its peak" in why and "points or more" not in why
+
+
+def test_a_measure_is_not_called_a_task():
+    """"task 'accuracy' is not among the tasks the prior was learned on": a measure's name is no
+    task; said as such."""
+    rng = np.random.default_rng(1)
+    v = np.arange(5, 101, 5.0)
+    s = np.arange(1, 101.0)
+    run = RunData.from_arrays(v, 0.3 + 0.004 * v + 0.01 * rng.standard_normal(len(v)), s,
+                              0.1 + 0.8 * np.exp(-s / 60), target_key="val/accuracy")
+    said = " ".join(forecast(run, fit_frac=0.3, methods=["logit-drift"], n_boot=50).methods["logit-drift"].warnings)
+    assert "the score names no task (only the measure 'accuracy')" in said and "task 'accuracy'" not in said

@@ -192,7 +192,9 @@ def prior_for(stored: dict, task: str, run_id: str | None = None, min_sd: float 
                                                         ((tasks.get(task) or {}).get("prior") or {}).get("run_ids", []))
     where = (f"has {seen} finished run in the prior, and a task's own prior needs {MIN_TASK_RUNS}" if seen
              else "is not among the tasks the prior was learned on")
-    return new, (f"task {task!r} {where} (tasks: {known}): its climb rate "
+    named = f"task {task!r} {where}" if not is_generic(task) else \
+        f"the score names no task (only the measure {task!r}): a task new to the prior"
+    return new, (f"{named} (tasks: {known}): its climb rate "
                  f"gets a heavy-tailed new-task prior (Student-t, {new['nu']:g} d.o.f., scale {new['c'][1]:.2f}: "
                  f"{new['scale_from']}) and its own calibration factor (measured leaving out whole tasks where "
                  f"there are several, never below 1){generic_hint(task)}")
