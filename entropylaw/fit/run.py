@@ -219,7 +219,7 @@ def left_out_line(left_out: dict[str, str], lead: str = "") -> str:
     >>> left_out_line({"B": "run 'B': no entropy metric 'entropy' to pair the scores with"}, "nothing fitted")
     "nothing fitted; left out (1 run): B (no entropy metric 'entropy' to pair the scores with)"
     >>> left_out_line({r: f"{k} points in the window" for r, k in zip("abcde", (2, 2, 1, 2, 2))})
-    'left out (5 runs: a, b, c and 2 more): … points in the window'
+    'left out (5 runs: a, b, c and 2 more): 1–2 points in the window'
     >>> left_out_line(dict(zip("abcde", ["no entropy", "no entropy", "no score", "no entropy", "no entropy"])))
     'left out (5 runs): no entropy (4 runs: a, b, d and 1 more); c (no score)'
     """

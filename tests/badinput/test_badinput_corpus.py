@@ -105,7 +105,7 @@ CASES = [
     C("mlflow-server-down", "summary mlflow://127.0.0.1:9/verl-gsm8k", r"MLflow request failed"),
     C("mlflow-bad-uri", "summary mlflow://127.0.0.1:9", r"expected mlflow://HOST:PORT/EXPERIMENT"),
     C("lab-export-missing", "lab export {missing} --to {out}.parquet", r"no runs/ directory", names="missing"),
-    C("algorithms-no-algorithm", "algorithms {verl}", r"unknown algorithm"),
+    C("algorithms-no-algorithm", "algorithms {verl_cut}", r"unknown algorithm"),  # its name names none
     C("unreadable-file", "summary {verl}", r"Permission denied \(EACCES\)", names="verl", setup="nobody",
       prepare="chmod000"),
     C("unreadable-dir", "summary {indir}/tb", r"Permission denied \(EACCES\)", names="indir", setup="nobody",
