@@ -335,3 +335,34 @@ def short(text, n: int) -> str:
         return text
     head = (n - 1) // 2
     return text[:head] + "~" + text[-(n - 1 - head):]
+
+
+def _to_separator(prefix: str) -> int:
+    """The length of ``prefix`` up to and with its last separator (0: none)."""
+    return max(prefix.rfind(c) for c in "_-/. ") + 1
+
+
+def shorts(texts, n: int) -> list[str]:
+    """Each of ``texts`` cut to ``n`` characters, kept apart: a name too long that shares its start
+    with another (the runs of one sweep) loses that start, to the last separator, and keeps what
+    tells it apart (``~rho0.10_seed43``); else it is cut in the middle (:func:`short`). Where
+    that would make two alike, both are cut in the middle.
+
+    >>> shorts(["qwen2.5-7b__exp1a__rho0.10_seed43", "qwen2.5-7b__exp1a__rho1.00_seed43", "verl_gpg"], 17)
+    ['~rho0.10_seed43', '~rho1.00_seed43', 'verl_gpg']
+    """
+    texts = [str(t) for t in texts]
+    plain = [short(t, n) for t in texts]
+    out = list(plain)
+    for i, t in enumerate(texts):
+        if len(t) <= n:
+            continue
+        family = [u for j, u in enumerate(texts) if j != i and u != t and _to_separator(os.path.commonprefix([t, u])) >= 4]
+        cut_at = _to_separator(os.path.commonprefix([t, *family])) if family else 0
+        if cut_at >= 4:  # what its family (the names sharing its start) shares goes; from its end if still too long
+            rest = t[cut_at:]
+            out[i] = "~" + rest if len(rest) < n else "~" + rest[-(n - 1):]
+    for cut in {c for c in out if out.count(c) > 1}:
+        for i in [k for k, c in enumerate(out) if c == cut]:
+            out[i] = plain[i]
+    return out

@@ -124,3 +124,14 @@ def test_a_measure_is_not_called_a_task():
                               0.1 + 0.8 * np.exp(-s / 60), target_key="val/accuracy")
     said = " ".join(forecast(run, fit_frac=0.3, methods=["logit-drift"], n_boot=50).methods["logit-drift"].warnings)
     assert "the score names no task (only the measure 'accuracy')" in said and "task 'accuracy'" not in said
+
+
+def test_one_line_tables_keep_runs_apart_when_names_are_cut():
+    """`forecast data/real` at 100 columns cut eight TRL runs to 'qwen2.5-~0_seed42' and alike."""
+    from entropylaw.fit.forecast.text import line_table
+
+    names = [f"qwen2.5-7b__exp1a__rho{r:.2f}_seed{s}" for r in (0.1, 0.3, 1.0) for s in (42, 43)] + ["verl_ppo_x"]
+    text = line_table([{"run": n, "final": "0.500 [0.400, 0.600]"} for n in names], [("run", "run"), ("final", "final")],
+                      width=40)
+    shown = [line.split()[0] for line in text.splitlines()[1:]]
+    assert len(set(shown)) == len(names) and "~rho0.10_seed42" in shown and "verl_ppo_x" in shown

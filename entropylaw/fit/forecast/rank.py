@@ -51,7 +51,7 @@ from entropylaw.fit.forecast import rank_flags as fl
 from entropylaw.fit.forecast.final import UNBOUNDED_WIDTH, hold
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.forecast.text import guess_lines
-from entropylaw.terminal import count, short
+from entropylaw.terminal import count, shorts
 from entropylaw.terminal import width as text_width, wrap
 
 PRUNE_BELOW = 0.05
@@ -181,16 +181,19 @@ class Ranking:
                      f"({self.threshold_source})"]
         backtest = any(r.get("observed") is not None for r in self.rows)
         notes = max((len(r.get("note") or "") for r in self.rows), default=0)
-        room = text_width() - (4 + 24 + 8 + 8 + 7 + (10 if backtest else 0) + (notes + 2 if notes else 0))
+        room = text_width() - (4 + 24 + 8 + 8 + 7 + (10 if backtest else 0))
+        if room - notes - 2 >= min(max((len(r["run_id"]) for r in self.rows), default=12), 40):
+            room -= notes + 2  # the notes fit beside names of up to 40 characters; else they go under the rows
         name = max(12, min(max((len(r["run_id"]) for r in self.rows), default=12), room))
         head = f"{'#':>2}  {'run':<{name}}  {'final [' + pct + ']':<22}  {'p_best':>6}  {'p_near':>6}  {'prune':<5}"
         lines.append(head + ("  observed" if backtest else ""))
+        names = shorts([r["run_id"] for r in self.rows], name)  # cut, but each run still told from the others
         for i, r in enumerate(self.rows, 1):
             fin = "-" if r.get("expected") is None else f"{r['expected']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]"
             pb = "-" if r.get("p_best") is None else f"{100 * r['p_best']:.0f} %"
             pn = "-" if r.get("p_near") is None else f"{100 * r['p_near']:.0f} %"
             obs = "" if not backtest else "  " + ("-" if r.get("observed") is None else f"{r['observed']:.3f}").rjust(8)
-            line = (f"{i:>2}  {short(r['run_id'], name):<{name}}  {fin:<22}  {pb:>6}  {pn:>6}  "
+            line = (f"{i:>2}  {names[i - 1]:<{name}}  {fin:<22}  {pb:>6}  {pn:>6}  "
                     f"{'prune' if r.get('prune') else '':<5}{obs}")
             full = (line + ("  " + r["note"] if r.get("note") else "")).rstrip()
             # a note that does not fit beside the numbers goes under them (wrapped, the row's columns stay)

@@ -16,7 +16,7 @@ from entropylaw.fit.forecast.takeoff import CARRIED
 from entropylaw.fit.forecast.schedule import LR_SAID
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.text_table import GAP, cell, fmt_table
-from entropylaw.terminal import count, short, signed, width as text_width, wrap
+from entropylaw.terminal import count, shorts, signed, width as text_width, wrap
 
 COLUMNS = [("method", "method"), ("step", "step"), ("forecast", "forecast"), ("interval", "interval"),
            ("observed", "observed"), ("plateau", "plateau"), ("plateau_ci", "plateau_ci"), ("90%_step", "t90"),
@@ -266,20 +266,21 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
 
 
 
-LINE_OPTIONAL = ("observed", "to")  # what a one-line table too wide for the terminal leaves out first
+LINE_OPTIONAL = ("observed", "to", "regime")  # what a one-line table too wide for the terminal leaves out first
+MIN_NAME = 10  # a run's name is cut to no fewer characters (kept apart from the others: terminal.shorts)
 
 
 def line_table(rows: list[dict], columns: list[tuple[str, str]], width: int | None = None) -> str:
     """One line per row, the first column (a run's name) cut in the middle so that every line
     fits ``width`` (default: the terminal's); the other columns keep their width. Where the run's
-    name at 12 characters is not enough, the columns of :data:`LINE_OPTIONAL` are left out, in
+    name at MIN_NAME characters is not enough, the columns of :data:`LINE_OPTIONAL` are left out, in
     order (a line wider than the terminal is wrapped word by word, out of its columns)."""
     width = text_width() if width is None else width
 
     def sized(cols):
         cells = [[cell(r.get(k)) for _, k in cols] for r in rows]
         sizes = [max([len(h)] + [len(c[i]) for c in cells]) for i, (h, _) in enumerate(cols)]
-        return cells, sizes, 12 + sum(sizes[1:]) + GAP * (len(sizes) - 1) <= width
+        return cells, sizes, MIN_NAME + sum(sizes[1:]) + GAP * (len(sizes) - 1) <= width
 
     cells, sizes, fits = sized(columns)
     left = []
@@ -289,13 +290,15 @@ def line_table(rows: list[dict], columns: list[tuple[str, str]], width: int | No
         left += [h for h, k in columns if k == key]
         columns = [c for c in columns if c[1] != key]
         cells, sizes, fits = sized(columns)
-    sizes[0] = max(12, min(sizes[0], width - sum(sizes[1:]) - GAP * (len(sizes) - 1)))
+    sizes[0] = max(MIN_NAME, min(sizes[0], width - sum(sizes[1:]) - GAP * (len(sizes) - 1)))
 
-    def line(values):
-        out = [short(values[0], sizes[0]).ljust(sizes[0])] + [v.ljust(w) for v, w in zip(values[1:], sizes[1:])]
+    def line(values, name):
+        out = [name.ljust(sizes[0])] + [v.ljust(w) for v, w in zip(values[1:], sizes[1:])]
         return (" " * GAP).join(out).rstrip()
     said = [f"(left out at {width} columns: {', '.join(left)}; the JSON has them)"] if left else []
-    return "\n".join([line([h for h, _ in columns])] + [line(c) for c in cells] + said)
+    names = shorts([c[0] for c in cells], sizes[0])  # cut, but each run still told from the others
+    return "\n".join([line([h for h, _ in columns], columns[0][0])] + [line(c, n) for c, n in zip(cells, names)]
+                     + said)
 
 
 def one_line_text(forecasts) -> str:
