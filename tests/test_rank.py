@@ -259,7 +259,7 @@ def test_a_sweep_whose_key_names_no_benchmark_is_told_to_name_it(tmp_path):
         named = _cli(*cmd, "--dataset", "gsm8k")
         assert named.returncode == 0 and "names no benchmark" not in named.stdout, named.stderr
     full = _cli("forecast", str(path), "--fit-frac", "0.5", "--n-boot", "30", "--run", "run00")
-    assert "task 'accuracy' is not among the tasks" in " ".join(full.stdout.split())
+    assert "the score names no task (only the measure 'accuracy')" in " ".join(full.stdout.split())
     full = _cli("forecast", str(path), "--fit-frac", "0.5", "--n-boot", "30", "--run", "run00", "--dataset", "gsm8k")
     assert "'accuracy'" not in full.stdout and full.returncode == 0
 
