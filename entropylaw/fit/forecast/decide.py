@@ -42,6 +42,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import own_noise
 from entropylaw.fit.forecast.final import final_steps, hold, no_forecast_reason, seen_range
 from entropylaw.fit.forecast.problems import problems_for, run_problems
+from entropylaw.fit.forecast.rank_flags import is_constant
 from entropylaw.fit.forecast.schedule import LR_KEYS
 from entropylaw.fit.logit import from_logit
 from entropylaw.terminal import signed
@@ -280,7 +281,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     elif len(fdraws) < MIN_DRAWS:
         out.update(call=None, reason=f"the forecast has {len(fdraws)} draws (`n_boot`): too few for the gain's 10 "
                                      f"and 90 % points to bound it; a call needs {MIN_DRAWS} or more")
-    elif np.ptp(win.target.values) == 0:  # a zero-width interval of a curve through one value: no forecast
+    elif is_constant(win.target.values):  # a zero-width interval of a curve through one value: no forecast
         out.update(call=None, reason=f"the score is constant in the window ({win.target.values[-1]:g} at all "
                                      f"{len(win.target)} points): nothing in it says whether or when it moves")
     elif why_not and gain["lo"] > threshold:  # the lower bound is enough for continue; the end stays open
