@@ -135,3 +135,18 @@ def test_one_line_tables_keep_runs_apart_when_names_are_cut():
                       width=40)
     shown = [line.split()[0] for line in text.splitlines()[1:]]
     assert len(set(shown)) == len(names) and "~rho0.10_seed42" in shown and "verl_ppo_x" in shown
+
+
+def test_a_run_at_collapse_risk_is_not_the_pick_beside_steady_runs():
+    """rasbt at 50 %: 7_3, at collapse risk with an interval [0.000, 0.498], was picked on its
+    expected 0.430 over 7_4's 0.422 [0.386, 0.461], and ended 8.6 points below the best."""
+    from entropylaw.fit.forecast.rank import Ranking
+
+    def row(rid, expected, regime):
+        return {"run_id": rid, "expected": expected, "lo": 0.0, "hi": 0.5, "p_best": 0.3, "p_near": 0.5,
+                "regime": regime, "constant": False}
+    rows = [row("7_3", 0.430, "instability"), row("7_4", 0.422, "saturation"), row("7_5", 0.0, "instability")]
+    ranking = Ranking(rows, 0.03, "given", 0.9, 0.5, 0.01, [])
+    assert ranking.top == "7_4" and "collapse risk are not picked" in ranking.top_basis
+    every = Ranking([row("a", 0.43, "instability"), row("b", 0.42, "instability")], 0.03, "given", 0.9, 0.5, 0.01, [])
+    assert every.top == "a"  # all at risk: the highest still

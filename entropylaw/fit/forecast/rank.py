@@ -136,15 +136,22 @@ class Ranking:
         return self._pick()[1]
 
     def _pick(self) -> tuple[list, str]:
-        """The rows the pick is made among, and what that basis is, in words."""
+        """The rows the pick is made among, and what that basis is, in words. A run at collapse risk
+        (its interval widened downward toward what such runs kept) is no pick beside runs that are
+        not: its expected score is the one its collapse would not reach."""
         listed = [r for r in self.rows if r.get("expected") is not None and not r.get("constant")]
         ranked = [r for r in listed if r.get("p_best") is not None]
         if len(ranked) == len(listed):
-            return listed, "the highest expected final score"
-        if 2 * len(ranked) >= len(listed):
-            return ranked, "the highest expected final score among the runs with a forecast"
-        return listed, ("the highest expected final score; most runs have no forecast, so the pick reads expected "
-                        "scores their windows cannot bound")
+            pool, basis = listed, "the highest expected final score"
+        elif 2 * len(ranked) >= len(listed):
+            pool, basis = ranked, "the highest expected final score among the runs with a forecast"
+        else:
+            pool, basis = listed, ("the highest expected final score; most runs have no forecast, so the pick reads "
+                                   "expected scores their windows cannot bound")
+        steady = [r for r in pool if r.get("regime") != "instability"]
+        if steady and len(steady) < len(pool):
+            pool, basis = steady, basis + "; runs at collapse risk are not picked"
+        return pool, basis
 
     def _keep(self, top) -> str:
         """The line naming the run to keep."""
