@@ -55,6 +55,41 @@ def short_rows(path, n_rows: int) -> ShortRows | None:
     """The field count of every row of the CSV ``path`` (``n_rows`` rows under its header, as
     pandas read them); None where every row is whole, or the rows do not match pandas' count
     (a layout this scan does not follow: nothing is claimed)."""
+    with open_log(path) as f:
+        data = f.read()
+    if b'"' not in data:  # no quoting: a row's fields are its commas + 1, counted at C speed
+        fields, where, width, last = _unquoted(data)
+    else:
+        fields, where, width, last = _quoted(path)
+    if width is None or len(fields) != n_rows or not len(fields):
+        return None
+    found = ShortRows(width, np.asarray(fields), np.asarray(where),
+                      cut=fields[-1] < width and not last.endswith(("\n", "\r")))
+    return found if found.any() else None
+
+
+def _unquoted(data: bytes):
+    """(fields per row, its line, the header's fields, the last line) of CSV text with no quotes."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(raw == 10)
+    starts = np.r_[0, ends + 1]
+    stops = np.r_[ends, len(raw)]
+    keep = stops > starts  # the text after the last newline, where there is any
+    starts, stops = starts[keep], stops[keep]
+    commas = np.flatnonzero(raw == 44)
+    count = np.searchsorted(commas, stops) - np.searchsorted(commas, starts)
+    length = stops - starts - (raw[np.maximum(stops - 1, 0)] == 13)  # a \r before the newline is no field
+    line_no = np.flatnonzero(keep) + 1
+    blank = (length <= 0) & (count == 0)  # pandas skips blank lines
+    count, line_no = count[~blank], line_no[~blank]
+    if not len(count):
+        return np.array([]), np.array([]), None, ""
+    last = data[starts[~blank][-1]:].decode("utf-8", "replace")
+    return count[1:] + 1, line_no[1:], int(count[0]) + 1, last
+
+
+def _quoted(path):
+    """:func:`_unquoted` read by the csv module (quoted fields may hold commas and newlines)."""
     last = [""]
 
     def lines(f):
@@ -73,11 +108,7 @@ def short_rows(path, n_rows: int) -> ShortRows | None:
                 continue
             fields.append(len(record))
             where.append(reader.line_num)
-    if width is None or len(fields) != n_rows or not fields:
-        return None
-    found = ShortRows(width, np.asarray(fields), np.asarray(where),
-                      cut=fields[-1] < width and not last[0].endswith(("\n", "\r")))
-    return found if found.any() else None
+    return fields, where, width, last[0]
 
 
 def too_many_fields(path, message: str) -> str | None:
