@@ -164,7 +164,7 @@ def test_many_runs_one_line_each_and_full():
     out = _cli("forecast", "data/real", "--fit-frac", "0.15", "--n-boot", "20")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    rows = [line for line in lines if line.startswith(("qwen", "verl"))][:20]
+    rows = [line for line in lines if line.startswith(("qwen", "verl", "~"))][:20]  # a cut name: ~rho0.10_seed43
     assert len(lines) < 60 and max(map(len, lines)) <= 120 and "20 runs, one line each" in lines[0]
     assert len(rows) == 20 and all(line.split("  ")[0].strip() for line in rows)   # one line per run
     assert sum("no call" in line for line in lines) >= 8 and not any("stop paying" in line for line in lines)
