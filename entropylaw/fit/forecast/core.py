@@ -200,7 +200,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     if run.target_kind != "validation":
         notes.insert(0, f"no validation score in run {run.run_id!r}: forecasting the training score "
                         f"({run.target_key}) instead")
-    default = chosen
+    default = chosen if chosen in names else names[0]  # the recommended of the methods asked for
     if chosen in results and not results[chosen].ok and results.get(FALLBACK) \
             and results[FALLBACK].ok:
         default = FALLBACK
