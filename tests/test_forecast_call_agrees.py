@@ -150,3 +150,20 @@ def test_a_run_at_collapse_risk_is_not_the_pick_beside_steady_runs():
     assert ranking.top == "7_4" and "collapse risk are not picked" in ranking.top_basis
     every = Ranking([row("a", 0.43, "instability"), row("b", 0.42, "instability")], 0.03, "given", 0.9, 0.5, 0.01, [])
     assert every.top == "a"  # all at risk: the highest still
+
+
+def test_a_flat_level_a_take_off_moves_shows_no_plateau():
+    """CS336 at 25 %: last-value, moved by the take-off to 0.434, showed its flat level 0.168 as
+    its plateau: a plateau below its own forecast."""
+    v = np.arange(1, 101.0)
+    z = -3.2 + 1.1 * np.log1p(v)
+    run = RunData.from_arrays(v[::5], 1 / (1 + np.exp(-z[::5])), v, 0.1 + 0.8 * np.exp(-v / 60),
+                              target_key="val/math")
+    fc = forecast(run, fit_frac=0.15, methods=["last-value"], n_boot=200)
+    lv = fc.methods["last-value"]
+    if fc.regime["name"] == "take-off" and lv.forecast["forecast"].iloc[-1] > run.window(fc.window_end).target.values[-1]:
+        assert lv.plateau is None and lv.plateau_ci is None
+    else:
+        pytest.fail(f"the run is no take-off the regime moves: {fc.regime['name']}")
+    flat = forecast(_climb(), fit_frac=0.25, methods=["last-value"], n_boot=200).methods["last-value"]
+    assert flat.plateau is not None  # saturation: its level is its plateau

@@ -137,6 +137,9 @@ class Method:
             f[column] = values
         fin = None if final is None else final_of(self, *final, forecast=f)
         plateau_ci, t90_ci = (_hold_ci(p, c) for p, c in ((self.plateau_, self.plateau_ci()), (self.t90_, self.t90_ci())))
+        plateau = self.plateau_
+        if not self.models_change and self.moves():  # a flat level a take-off moves: no plateau (0.168 under 0.434)
+            plateau, plateau_ci = None, None
         warnings = list(self.warnings_)
         if fin is not None and fin.get("draws_interval"):
             lo, hi = fin["draws_interval"]
@@ -144,7 +147,7 @@ class Method:
                 warnings.append(f"the fit's final score {fin['forecast']:.4g} lies outside its refits' interval "
                                 f"[{lo:.4g}, {hi:.4g}]: the window does not pin the curve down; the interval is "
                                 "widened to hold the fit")
-        return MethodResult(self.name, True, None, f, self.plateau_, plateau_ci, self.t90_, t90_ci,
+        return MethodResult(self.name, True, None, f, plateau, plateau_ci, self.t90_, t90_ci,
                             self.params_, warnings, self.late_rmse_, getattr(self, "t90_note_", None), fin)
 
 
