@@ -361,7 +361,13 @@ def shorts(texts, n: int) -> list[str]:
         cut_at = _to_separator(os.path.commonprefix([t, *family])) if family else 0
         if cut_at >= 4:  # what its family (the names sharing its start) shares goes; from its end if still too long
             rest = t[cut_at:]
-            out[i] = "~" + rest if len(rest) < n else "~" + rest[-(n - 1):]
+            if len(rest) < n:
+                out[i] = "~" + rest
+                continue
+            tail = rest[-(n - 1):]
+            seps = [k for k, c in enumerate(tail[: len(tail) // 3]) if c in "_-/. "]
+            cut = 0 if rest[-n] in "_-/. " or not seps else seps[0] + 1
+            out[i] = "~" + tail[cut:].lstrip("_-/. ") if cut else "~" + tail  # from a word's start where one is near
     for cut in {c for c in out if out.count(c) > 1}:
         for i in [k for k, c in enumerate(out) if c == cut]:
             out[i] = plain[i]
