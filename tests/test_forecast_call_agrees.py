@@ -167,3 +167,19 @@ def test_a_flat_level_a_take_off_moves_shows_no_plateau():
         pytest.fail(f"the run is no take-off the regime moves: {fc.regime['name']}")
     flat = forecast(_climb(), fit_frac=0.25, methods=["last-value"], n_boot=200).methods["last-value"]
     assert flat.plateau is not None  # saturation: its level is its plateau
+
+
+def test_runs_of_one_name_in_two_folders_say_where_each_is_from(tmp_path):
+    """dup1/run.csv and dup2/run.csv were `run` and `run-2`, and neither the text nor the JSON
+    said which file each was."""
+    import entropylaw as el
+
+    for folder, rate in (("dup1", 0.3), ("dup2", 0.2)):
+        (tmp_path / folder).mkdir()
+        rows = "".join(f"{s},{1.0 / s:.4f},{min(0.9, 0.1 + rate * np.log1p(s) / 3):.4f}\n" for s in range(1, 61))
+        (tmp_path / folder / "run.csv").write_text("step,entropy,val/accuracy\n" + rows)
+    df = el.load([str(tmp_path / "dup1" / "run.csv"), str(tmp_path / "dup2" / "run.csv")], warn=False)
+    said = " ".join(n for a in el.row_accounts(df) for n in a["notes"])
+    assert f"run 'run' read as 'run-2': the run 'run' is {tmp_path / 'dup1' / 'run.csv'}" in said
+    ranked = {r["run_id"]: r["source"] for r in el.rank(df, fit_frac=0.3, n_boot=50).to_dict()}
+    assert ranked == {"run": str(tmp_path / "dup1" / "run.csv"), "run-2": str(tmp_path / "dup2" / "run.csv")}

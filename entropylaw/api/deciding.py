@@ -34,6 +34,9 @@ def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: i
     else:
         forecasts, finished, step = forecast_table(df, ids, seed=seed, **options), {}, None
     out = rank_forecasts(forecasts, threshold=threshold, seed=seed, finished=finished, step=step)
+    sources = table.runs(df).set_index("run_id")["source"].astype(str).to_dict()
+    for r in out.rows:  # runs of one name in two folders are run and run-2: where each is from
+        r["source"] = sources.get(r["run_id"], "")
     out.left_out = dict(forecasts.left_out)
     out.notes += [f"left out: {rid}: {why}" for rid, why in forecasts.left_out.items()]
     return out

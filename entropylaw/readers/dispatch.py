@@ -457,11 +457,18 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
         guess_datasets(pieces)
     pieces = merge_same_runs(join_metric_exports(pieces))
     used: set[str] = set()
+    owner: dict[str, str] = {}  # run id -> the source it was read from
     tables = []
-    for df, _report in pieces:
+    for df, report in pieces:
         if df.empty:
             continue
-        tables.append(table.unique_runs(df, used))
+        renames = table.unique_names(pd.unique(df["run_id"]), used)
+        for old, new in renames.items():  # two runs of one name (dup1/run.csv, dup2/run.csv): which is which
+            report.note(f"run {old!r} read as {new!r}: the run {old!r} is {owner.get(old, 'another source')}",
+                        changed=True)
+        df = table.rename_runs(df, renames)
+        owner.update((str(r), report.source) for r in pd.unique(df["run_id"]) if str(r) not in owner)
+        tables.append(df)
     reports = [r for _, r in pieces]
     if not tables:
         why = [r.line() for r in reports if r.skipped][:3]

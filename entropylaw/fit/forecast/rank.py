@@ -167,7 +167,7 @@ class Ranking:
         """The ``--json``: one dict per run ranked, then one per run left out, its numbers null and
         ``left_out`` saying why (null for a run ranked)."""
         keys = ("run_id", "expected", "lo", "hi", "p_best", "prune")
-        more = ("p_near", "to_step", "observed", "note", "regime", "law", "constant", "finished")
+        more = ("p_near", "to_step", "observed", "note", "regime", "law", "constant", "finished", "source")
         rows = [{**{k: r.get(k) for k in (*keys, *more)}, "left_out": None} for r in self.rows]
         blank = dict.fromkeys((*keys, *more))
         return rows + [{**blank, "run_id": rid, "left_out": why} for rid, why in self.left_out.items()]
@@ -205,8 +205,11 @@ class Ranking:
             full = (line + ("  " + r["note"] if r.get("note") else "")).rstrip()
             # a note that does not fit beside the numbers goes under them (wrapped, the row's columns stay)
             lines += [full] if len(full) <= text_width() else [line.rstrip(), "    " + r["note"]]
+        at = (f"at step {self.step[0]:g}, where the runs are compared" if self.step and len(self.rows) > 1
+              else "each run's own (its last step")
         lines.append("p_best: the share of joint draws in which the run ends best; p_near: within the threshold of the "
-                     "best; the final score is each run's own (its last step, or a training score's last 5 %)")
+                     f"best; the final score is {at}{')' if at.endswith('step') else ''} (a training score's: the "
+                     "mean of its last 5 %)")
         bases = {r.get("base") for r in self.rows}
         if "last-value" in bases:
             lines.append("last-value: the default method cannot run on the run's window; it is ranked on the last "
