@@ -357,7 +357,8 @@ def shorts(texts, n: int) -> list[str]:
     for i, t in enumerate(texts):
         if len(t) <= n:
             continue
-        family = [u for j, u in enumerate(texts) if j != i and u != t and _to_separator(os.path.commonprefix([t, u])) >= 4]
+        family = [u for j, u in enumerate(texts)
+                  if j != i and u != t and _to_separator(os.path.commonprefix([t, u])) >= 4]
         cut_at = _to_separator(os.path.commonprefix([t, *family])) if family else 0
         if cut_at >= 4:  # what its family (the names sharing its start) shares goes; from its end if still too long
             rest = t[cut_at:]

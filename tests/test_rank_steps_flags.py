@@ -208,3 +208,22 @@ def test_one_run_is_said_to_be_nothing_to_rank(tmp_path):
     assert "most runs" not in alone and "of its steps" in alone and "of each run's steps" not in alone
     two = str(el.rank(el.load(str(_progress(tmp_path / "p")), warn=False), n_boot=100))
     assert two.startswith("3 runs ranked by their")
+
+
+def test_live_runs_of_two_scores_are_each_compared_at_their_own_scores_step(tmp_path):
+    """A folder of unrelated runs (data/real: veRL runs of 1120 steps, TRL runs of 200) forecast
+    the 200-step runs out to step 2239, the other runs' end: each score's runs at one step."""
+    import numpy as np
+
+    import entropylaw as el
+
+    for name, key, n in (("long_a", "val/gsm8k", 400), ("long_b", "val/gsm8k", 380), ("short_a", "val/math", 60),
+                         ("short_b", "val/math", 50)):
+        s = np.arange(1, n + 1)
+        acc = 0.3 + 0.4 * (1 - np.exp(-s / (n / 3)))
+        pd_rows = "".join(f"{t},{0.9 * np.exp(-t / n) + 0.1:.4f},{a:.4f}\n" for t, a in zip(s, acc))
+        (tmp_path / f"{name}.csv").write_text(f"step,entropy,{key}\n" + pd_rows)
+    ranking = el.rank(el.load(str(tmp_path), warn=False), n_boot=50)
+    steps = {r["run_id"]: r["to_step"] for r in ranking.to_dict()}
+    assert steps["long_a"] == steps["long_b"] and steps["short_a"] == steps["short_b"] < 200
+    assert any("compared at one step per score" in n for n in ranking.notes)

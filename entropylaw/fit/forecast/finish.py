@@ -7,9 +7,11 @@ default (as far ahead as it has run). A run forecast to its own horizon would be
 its own step: the youngest, forecast the shortest way, would end lowest for its youth alone.
 
 A run that has reached N, or its own planned total, has **finished** (:func:`finished`): it is
-ranked on its observed final score (:mod:`.final`'s rule; at N where it went past N), its draws that score plus the noise of
-its last validation scores (normal; one binomial standard error where the set's size is known,
-else their scatter about the local trend), and never pruned (nothing of it is left to stop).
+ranked on its observed final score (:mod:`.final`'s rule; at N where it went past N), its draws
+that score plus the noise of its last validation scores (normal; one binomial standard error
+where the set's size is known, else their scatter about the local trend), and never pruned
+(nothing of it is left to stop). Runs of different scores (a folder of unrelated runs) are
+compared each score's runs at their own step N.
 
 >>> import numpy as np
 >>> from entropylaw.fit.forecast.data import RunData
@@ -134,12 +136,32 @@ def live_sweep(df, ids: list, seed: int = 0, **options):
         logs[rid] = log_facts(parts.get(rid, df), rid)
     if not runs:
         return forecast_table(df, ids, seed=seed, **options), {}, None
-    step, why = common_step(runs, logs, options.get("total_steps"))
-    done = [rid for rid in runs if is_finished(runs[rid], logs[rid], step)]
-    rest = [rid for rid in ids if rid not in done]
-    fcs = forecast_table(df, rest, seed=seed, none_ok=bool(done), **{**options, "total_steps": step,
-                                                                     "at_steps": [step]}) if rest else Forecasts({})
+    # runs of one score are one contest: runs of others (a folder of unrelated runs) are not
+    # forecast out to another score's runs' end (200-step runs to step 2239)
+    keys: dict[str, list[str]] = {}
+    for rid, run in runs.items():
+        keys.setdefault(run.target_key, []).append(rid)
+    steps = {key: common_step({r: runs[r] for r in members}, logs, options.get("total_steps"))
+             for key, members in keys.items()}
+    at = {rid: steps[runs[rid].target_key][0] for rid in runs}
+    done = [rid for rid in runs if is_finished(runs[rid], logs[rid], at[rid])]
+    fcs = Forecasts({})
+    for key, members in keys.items():
+        rest = [rid for rid in members if rid not in done]
+        if rest:
+            got = forecast_table(df, rest, seed=seed, none_ok=True, **{**options, "total_steps": steps[key][0],
+                                                                          "at_steps": [steps[key][0]]})
+            fcs = Forecasts({**fcs, **got}, {**fcs.left_out, **got.left_out},
+                            fcs.default_said or got.default_said)
+    unread = [rid for rid in ids if rid not in runs]  # no run data: forecast_table says why
+    if unread:
+        got = forecast_table(df, unread, seed=seed, none_ok=True, **options)
+        fcs = Forecasts(dict(fcs), {**fcs.left_out, **got.left_out}, fcs.default_said)
+    if not fcs and not done:
+        forecast_table(df, ids, seed=seed, **options)  # raises: no run could be forecast, with why
     # a run gone past the step compared at is read there: its later steps are no part of the contest
-    out = {rid: finished(runs[rid].window(step) if runs[rid].last > step else runs[rid], options.get("n_boot", 200),
-                         seed, options.get("n_problems")) for rid in done}
-    return fcs, out, (step, why)
+    out = {rid: finished(runs[rid].window(at[rid]) if runs[rid].last > at[rid] else runs[rid],
+                         options.get("n_boot", 200), seed, options.get("n_problems")) for rid in done}
+    if len(steps) == 1:
+        return fcs, out, next(iter(steps.values()))
+    return fcs, out, (None, "; ".join(f"the runs of {key} at step {n:g}" for key, (n, _) in sorted(steps.items())))

@@ -176,7 +176,8 @@ class Ranking:
         pct = f"{100 * self.conf:g} %"
         whose = "its" if len(self.rows) == 1 else "each run's"
         where = (f"from the first {100 * self.fit_frac:g} % of {whose} steps (a backtest)" if self.fit_frac
-                 else "from everything logged so far" + (f", at step {self.step[0]:g}" if self.step else ""))
+                 else "from everything logged so far" + (f", at step {self.step[0]:g}" if self.step and self.step[0]
+                                                          else ""))
         thr = f"{self.threshold / self.point:.1f} points" if self.point else f"{self.threshold:.4g}"
         what = ("final score (forecast; observed where finished)" if any(r.get("finished") for r in self.rows)
                 else "forecast final score")
@@ -205,7 +206,8 @@ class Ranking:
             full = (line + ("  " + r["note"] if r.get("note") else "")).rstrip()
             # a note that does not fit beside the numbers goes under them (wrapped, the row's columns stay)
             lines += [full] if len(full) <= text_width() else [line.rstrip(), "    " + r["note"]]
-        at = (f"at step {self.step[0]:g}, where the runs are compared" if self.step and len(self.rows) > 1
+        compared = self.step and self.step[0] and len(self.rows) > 1
+        at = (f"at step {self.step[0]:g}, where the runs are compared" if compared
               else "each run's own (its last step")
         lines.append("p_best: the share of joint draws in which the run ends best; p_near: within the threshold of the "
                      f"best; the final score is {at}{')' if at.endswith('step') else ''} (a training score's: the "
@@ -253,7 +255,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     constant = {fc.run_id for fc in listed if fl.is_constant(fl.window_values(fc))}
     carried = {fc.run_id for fc in listed if (fc.regime or {}).get("carried") and fc.run_id not in constant}
     carried = carried if len(carried) > 1 else set()
-    ranked = [fc.run_id for fc in listed if fc.run_id not in constant and (fc.run_id in carried or not _no_forecast(fc))]
+    ranked = [fc.run_id for fc in listed
+              if fc.run_id not in constant and (fc.run_id in carried or not _no_forecast(fc))]
     ranked += [f.run_id for f in done]
     to_step = {fc.run_id: (fc.decision or {}).get("gain", {}).get("to_step") for fc in fcs} | \
               {f.run_id: f.step for f in done}
@@ -298,7 +301,9 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     if few is not None:
         notes.append(f"a forecast has {few} draws (`n_boot`): too few to prune on; a share below "
                      f"{100 * PRUNE_BELOW:g} % is told from the draws' own error with {PRUNE_DRAWS} or more")
-    if step is not None and fcs and len(rows) == 1:
+    if step is not None and step[0] is None:  # runs of several scores: each score's runs at one step
+        notes.append(f"the runs are compared at one step per score: {step[1]}")
+    elif step is not None and fcs and len(rows) == 1:
         notes.append(f"forecast to step {step[0]:g}, {step[1]}")
     elif step is not None and fcs:
         notes.append(f"the runs are compared at step {step[0]:g}, {step[1]}: each run not finished is forecast there")
