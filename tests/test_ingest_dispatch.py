@@ -94,11 +94,11 @@ def test_nothing_usable(tmp_path):
 
 
 def test_wandb_sources_route_to_the_wandb_readers(tmp_path, monkeypatch):
-    from entropylaw.readers import dispatch
+    from entropylaw.readers import dispatch, formats
 
     calls = []
-    for module in ("wandb_online", "wandb_offline"):
-        monkeypatch.setattr(dispatch, f"read_{module}", lambda src, *a, _m=module, **k: calls.append((_m, src)) or [])
+    for module in ("wandb_online", "wandb_offline"):  # the registry's readers, where FORMATS calls them
+        monkeypatch.setattr(formats, f"read_{module}", lambda src, *a, _m=module, **k: calls.append((_m, src)) or [])
     with pytest.raises(EntropyLawError, match="wandb://e/p: no runs found"):
         dispatch.load(["wandb://e/p"])
     run = tmp_path / "run-x.wandb"
@@ -113,10 +113,10 @@ def test_the_module_table_names_every_format_and_the_pool_reads_the_formats_reco
     the pool's cost table and directory splits come from the same records."""
     import re
 
-    from entropylaw.readers import dispatch, pool
+    from entropylaw.readers import dispatch, formats, pool
 
     rows = re.findall(r"^``(\w+)``(?: / ``(\w+)``)?", dispatch.__doc__, flags=re.M)
     named = [n for pair in rows for n in pair if n]
-    assert sorted(named) == sorted(f.name for f in dispatch.FORMATS)
-    assert pool.PER_MB_S == {f.name: f.per_mb_s for f in dispatch.FORMATS if f.per_mb_s is not None}
-    assert dispatch.MEMBER_SUFFIXES >= {".log", ".jsonl", ".csv", ".parquet"}
+    assert sorted(named) == sorted(f.name for f in formats.FORMATS)
+    assert pool.PER_MB_S == {f.name: f.per_mb_s for f in formats.FORMATS if f.per_mb_s is not None}
+    assert formats.MEMBER_SUFFIXES >= {".log", ".jsonl", ".csv", ".parquet"}

@@ -35,7 +35,7 @@ from typing import Callable
 from entropylaw.table import parallel
 import entropylaw.table as table
 from entropylaw.table import pack
-from entropylaw.readers import dispatch, mlflow_store
+from entropylaw.readers import dispatch, formats, mlflow_store
 from entropylaw.readers.common import KeyOptions
 from entropylaw.errors import EntropyLawError
 from entropylaw.terminal import count
@@ -43,13 +43,13 @@ from entropylaw.terminal import count
 
 def pieces(source: str) -> list[str]:
     """The parts of ``source`` that can be read independently, in the order its reader reads them
-    (each format's own rule: :class:`entropylaw.readers.dispatch.Format` ``pieces``)."""
+    (each format's own rule: :class:`entropylaw.readers.formats.Format` ``pieces``)."""
     if source.startswith(("wandb://", mlflow_store.SCHEME)):
         return [source]
     path = Path(source)
     if not path.is_dir():
         return [source]
-    split = dispatch.format_of(dispatch.detect_format(source)).pieces
+    split = formats.format_of(formats.detect_format(source)).pieces
     return (split(path) if split else []) or [source]
 
 
@@ -59,7 +59,7 @@ def pieces(source: str) -> list[str]:
 # not enter) on generated runs of 500 steps x 50 metrics, 40 runs or 20 files a format, and
 # on 20-step runs for the fixed part (analysis/bench_project.py --costs).
 PIECE_S = 0.012
-PER_MB_S = {f.name: f.per_mb_s for f in dispatch.FORMATS if f.per_mb_s is not None}  # each format's own record
+PER_MB_S = {f.name: f.per_mb_s for f in formats.FORMATS if f.per_mb_s is not None}  # each format's own record
 UNMEASURED_MB_S = min(PER_MB_S.values())  # a format not measured is assumed cheap: no pool bet on it
 WORKER_START_S = 0.03  # forking one worker of a process holding the libraries, and its pipe
 MARGIN = 0.8  # the pool's estimate must be under 80 % of one process's: estimates are rough
@@ -135,9 +135,9 @@ def plan(sources: list[str], most: int | None = None) -> Plan:
 def _format_and_size(piece: str) -> tuple[str, int]:
     """A piece's format and the bytes its reader reads (0 where it cannot be told: the read says why)."""
     try:
-        fmt = dispatch.detect_format(piece)
+        fmt = formats.detect_format(piece)
         path = Path(piece)
-        read_files = dispatch.format_of(fmt).files
+        read_files = formats.format_of(fmt).files
         if read_files and path.is_dir():
             files = read_files(path)
         elif path.is_dir():
