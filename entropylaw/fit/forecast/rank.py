@@ -48,7 +48,7 @@ import numpy as np
 from scipy import stats
 
 from entropylaw.fit.forecast import rank_flags as fl
-from entropylaw.fit.forecast.final import UNBOUNDED_WIDTH, hold
+from entropylaw.fit.forecast.final import hold
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.forecast.text import guess_lines
 from entropylaw.terminal import count, shorts
@@ -56,7 +56,7 @@ from entropylaw.terminal import width as text_width, wrap
 
 PRUNE_BELOW = 0.05
 TIE = 1e-9  # values this close (of the scores' scale, at least 1) are one: one outcome computed twice
-SHARED = "wide, shared"  # a carried take-off's note where its interval is no forecast
+SHARED = fl.SHARED  # a carried take-off's note where its interval is no forecast
 SURE = 0.95  # p_near below PRUNE_BELOW beyond the Monte Carlo error of the joint draws, at this confidence
 
 
@@ -212,18 +212,6 @@ class Ranking:
         lines.append("p_best: the share of joint draws in which the run ends best; p_near: within the threshold of the "
                      f"best; the final score is {at}{')' if at.endswith('step') else ''} (a training score's: the "
                      "mean of its last 5 %)")
-        bases = {r.get("base") for r in self.rows}
-        if "last-value" in bases:
-            lines.append("last-value: the default method cannot run on the run's window; it is ranked on the last "
-                         "value's draws")
-        if SHARED in bases:
-            lines.append(f"{SHARED}: the interval spans over half the score's range, a width every run of its sweep "
-                         "has (its take-offs carried on at the sweep's rate): ranked against its sweep, as wide as "
-                         "its peers")
-        if "no forecast" in bases:
-            lines.append("no forecast: the interval spans over half the score's range (a score of no known range: "
-                         f"{UNBOUNDED_WIDTH:g} times what its window spanned); the run is listed, not ranked "
-                         "against the others (its width alone would make it 'best'), and never pruned")
         lines += fl.explain(self.rows)
         top = self.top
         lines.append(self._keep(top))

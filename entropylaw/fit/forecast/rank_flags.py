@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from entropylaw.fit.forecast.final import UNBOUNDED_WIDTH
+
 CONSTANT = "constant score"
 NO_LAW = "law does not apply"
 FINISHED = "finished"
+SHARED = "wide, shared"  # a carried take-off's note where its interval is no forecast
 REGIME_WORD = {"take-off": "take-off", "instability": "collapse risk"}  # saturation: nothing to say
 
 
@@ -64,11 +67,21 @@ def explain(rows) -> list:
     bases = {r.get("base") for r in rows}
     regimes = {r.get("regime") for r in rows}
     lines = []
+    if "last-value" in bases:
+        lines.append("last-value: the default method cannot run on the run's window; it is ranked on the last "
+                     "value's draws")
+    if SHARED in bases:
+        lines.append(f"{SHARED}: the interval spans over half the score's range, a width every run of its sweep "
+                     "has (its take-offs carried on at the sweep's rate): ranked against its sweep, as wide as "
+                     "its peers")
+    if "no forecast" in bases:
+        lines.append("no forecast: the interval spans over half the score's range (a score of no known range: "
+                     f"{UNBOUNDED_WIDTH:g} times what its window spanned); the run is listed, not ranked "
+                     "against the others (its width alone would make it 'best'), and never pruned")
     if FINISHED in bases:
         lines.append(f"{FINISHED}: the run has reached the step compared at (or its own planned total): ranked on "
-                     "its observed final score (read at that step where it went past it), its interval the noise of its last "
-                     "scores; never pruned "
-                     "(nothing of it is left to stop)")
+                     "its observed final score (read at that step where it went past it), its interval the noise of "
+                     "its last scores; never pruned (nothing of it is left to stop)")
     if CONSTANT in bases:
         lines.append(f"{CONSTANT}: one value at every point of the window: nothing in it says whether or when it "
                      "moves (a stuck evaluation? a broken reward?), and its forecast's narrow interval is a flat "
