@@ -77,3 +77,21 @@ def test_short_rows_are_found_alike_with_and_without_quoted_fields(tmp_path):
         got = short_rows(tmp_path / name, n_rows=4)
         found.append((got.fields.tolist(), got.lines.tolist(), got.cut, got.width))
     assert found[0] == found[1] == ([3, 2, 3, 2], [2, 3, 5, 6], True, 3)
+
+
+def test_a_last_number_cut_with_every_field_there_is_dropped_a_whole_last_line_kept(tmp_path):
+    """`5,0.1,0.` (of `5,0.1,0.77`, the file caught while written) read as a validation score of 0:
+    every field is there, but its last number stops at its point; `5,0.1,0.5` without a
+    newline is a whole line."""
+    import entropylaw as el
+    from entropylaw import table
+
+    head = "step,entropy,val/accuracy\n" + "".join(f"{s},{1 / s:.3f},{0.1 * s:.1f}\n" for s in range(1, 5))
+    (tmp_path / "cut.csv").write_text(head + "5,0.1,0.")
+    (tmp_path / "whole.csv").write_text(head + "5,0.1,0.5")
+    cut = el.load(str(tmp_path / "cut.csv"), warn=False)
+    assert table.series(cut, "cut", "val/accuracy").index.tolist() == [1, 2, 3, 4]
+    account = el.row_accounts(cut)[0]
+    assert account["dropped"] == {"cut-off last line": 2} and account["at"]["cut-off last line"] == [1, [6]]
+    whole = el.load(str(tmp_path / "whole.csv"), warn=False)
+    assert table.series(whole, "whole", "val/accuracy").iloc[-1] == 0.5

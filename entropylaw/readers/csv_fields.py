@@ -3,7 +3,8 @@
 pandas pads a row with fewer fields than the header with empty cells, which a table reads as
 "not logged at this step": a damaged row (``50,0.37`` under ``step,entropy,val/accuracy``)
 lost its validation value silently, and a last line cut while being written (no newline,
-``100,0.18466`` of ``100,0.18466,0.77407``) was read as a real row. :func:`short_rows` finds
+``100,0.18466`` of ``100,0.18466,0.77407``, or ``100,0.18466,0.`` with every field there but
+its last number cut) was read as a real row. :func:`short_rows` finds
 them, so that the reader counts what they lost: a short row's missing values (reason
 ``short row``), and every value of a short last line without its newline (reason ``cut-off
 last line``, as the JSON lines reader says it).
@@ -36,6 +37,8 @@ from entropylaw.readers.verl_jsonl import CUT_LAST  # noqa: F401 (the reason tab
 
 SHORT = "short row"
 _TOO_MANY = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+# a last line's number cut while being written, all its fields there: "0." of "0.77", "1e" of "1e-05"
+_CUT_NUMBER = re.compile(r"[-+]?(\d+\.|\d+(\.\d*)?[eE][-+]?|[-+.])")
 
 
 @dataclass
@@ -63,8 +66,9 @@ def short_rows(path, n_rows: int) -> ShortRows | None:
         fields, where, width, last = _quoted(path)
     if width is None or len(fields) != n_rows or not len(fields):
         return None
+    cut_number = _CUT_NUMBER.fullmatch(last.strip().rsplit(",", 1)[-1]) is not None
     found = ShortRows(width, np.asarray(fields), np.asarray(where),
-                      cut=fields[-1] < width and not last.endswith(("\n", "\r")))
+                      cut=bool(not last.endswith(("\n", "\r")) and (fields[-1] < width or cut_number)))
     return found if found.any() else None
 
 
