@@ -27,7 +27,7 @@ class Known:
     def __init__(self, now, final):
         self.now, self.final = np.asarray(now, float), np.asarray(final, float)
 
-    def predictive(self, steps, average=False):
+    def predictive(self, steps, average=False, noise=True):
         return np.array([self.final.mean()]), self.final[:, None]
 
     def curve(self, steps):
@@ -52,6 +52,22 @@ def test_the_gain_interval_is_of_final_minus_now_per_draw_not_a_difference_of_in
     final, fdraws, level, ndraws = dc.final_and_now(m, "validation", 0.0, 100.0, 400.0, 10.0)
     g = dc.gain_summary(fdraws - ndraws, final - level, 0.9)
     assert g["hi"] - g["lo"] == pytest.approx(2 * 1.2816 * 0.05 * np.sqrt(2), rel=0.08)  # 10th to 90th pct
+
+
+def test_the_gain_is_of_the_expected_score_without_one_evaluations_noise():
+    """What continuing adds is the change of the expected score: the final's draws the gain is
+    read from are the curve's (here no model error), not the curve's plus one observation's noise."""
+    from entropylaw.fit.forecast.curve_methods import ExpSaturation
+
+    steps = np.arange(0.0, 300.0, 5.0)
+    noise = np.random.default_rng(3).normal(0.0, 0.02, len(steps))
+    m = ExpSaturation(n_boot=400).fit(RunData.from_arrays(steps, 0.8 - 0.5 * np.exp(-steps / 60) + noise).window(100))
+    m.bounds_, m.q_, m.calibrated = None, 0.0, False  # no bounded scale, no model error, no factor: the curve alone
+    _, expected = dc.final_draws(m, "validation", 0.0, 295.0, 5.0, noise=False)
+    assert np.allclose(expected, m._draws(np.array([295.0]))[:, 0])
+    _, observed = dc.final_draws(m, "validation", 0.0, 295.0, 5.0)
+    # one observation's noise, sigma_ about 0.02, on top: the draws differ by a normal of that SD
+    assert np.std(observed - expected) == pytest.approx(m.sigma_, rel=0.15) and m.sigma_ > 0.01
 
 
 @pytest.mark.parametrize("lo,hi,thr,call", [(0.0, 0.009, 0.01, "stop"), (-0.2, 0.0099, 0.01, "stop"),

@@ -4,8 +4,9 @@
 From one method's forecast (its expected curve, its predictive draws of the final score):
 
 - **gain to go**: what continuing from the window's end to step N adds to the final score,
-  ``final - now`` per draw (the final score's predictive draw minus the same draw's curve at
-  the window's end: joint draws, so the gain's interval is not a difference of two intervals).
+  ``final - now`` per draw (the expected final score's draw, without one evaluation's noise,
+  minus the same draw's curve at the window's end: joint draws, so the gain's interval is not a
+  difference of two intervals; the final score's interval keeps that noise).
   N is the planned last step (``total_steps``), else the score's last logged step in a backtest,
   else the forecast's last step;
 - **the call**: ``stop`` when the gain's 90 % upper bound (its 90th percentile over the
@@ -138,10 +139,13 @@ def gain_summary(draws, expected: float, conf: float) -> dict:
     return {"expected": float(expected), "lo": float(lo), "hi": float(hi)}
 
 
-def final_draws(m, kind: str, origin: float, to_step: float, spacing: float) -> tuple[float, np.ndarray]:
-    """``m``'s final score at ``to_step`` as :mod:`.final` defines it: its point and draws (B,)."""
+def final_draws(m, kind: str, origin: float, to_step: float, spacing: float,
+                noise: bool = True) -> tuple[float, np.ndarray]:
+    """``m``'s final score at ``to_step`` as :mod:`.final` defines it: its point and draws (B,);
+    ``noise=False``: of the expected score, without one observation's noise."""
     steps = final_steps(kind, origin, to_step, spacing)
-    fmid, fdraws = m.predictive(steps[-1:]) if kind == "validation" else m.predictive(steps, average=True)
+    fmid, fdraws = m.predictive(steps[-1:], noise=noise) if kind == "validation" else \
+        m.predictive(steps, average=True, noise=noise)
     return float(np.asarray(fmid)[-1]), np.asarray(fdraws, float)[:, -1]
 
 
@@ -158,11 +162,12 @@ def anchor(regime, bounds) -> float | None:
     return float(np.asarray(from_logit(np.array([regime["z_end"]]), bounds))[0])
 
 
-def final_and_now(m, kind: str, origin: float, end: float, to_step: float, spacing: float):
+def final_and_now(m, kind: str, origin: float, end: float, to_step: float, spacing: float, noise: bool = True):
     """``m``'s final score at ``to_step`` (:func:`final_draws`) and its level at the window's
     end: (final point, final draws (B,), now point, now draws (B,)), row by row from the same
-    parameter draw (where the method's draws do not line up, the now is its point)."""
-    final, fdraws = final_draws(m, kind, origin, to_step, spacing)
+    parameter draw (where the method's draws do not line up, the now is its point);
+    ``noise=False``: the final's draws of the expected score (the gain's)."""
+    final, fdraws = final_draws(m, kind, origin, to_step, spacing, noise)
     flat = not getattr(m, "models_change", True)
     start = anchor(getattr(m, "regime_", None), getattr(m, "bounds_", None)) if flat else None
     if start is not None:  # a flat method a take-off moves: its draws climb from the take-off's anchor
@@ -257,6 +262,9 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     to_step, to_why = to
     spacing = float(np.median(np.diff(win.target.steps))) if len(win.target) > 1 else 1.0
     final, fdraws, now, ndraws = final_and_now(m, win.target_kind, origin, end, to_step, spacing)
+    # what continuing adds is a change of the expected score: one evaluation's noise at step N is
+    # not added by continuing (the final score's interval and rank's draws keep it)
+    gdraws = final_draws(m, win.target_kind, origin, to_step, spacing, noise=False)[1]
     n, said = run_problems(win) if win.target_kind == "validation" else (n_problems, None)
     if threshold is None:
         threshold, source = threshold_for(now, win.target.values, win.target_key, win.target_kind, n, bounds,
@@ -265,7 +273,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
         source = "given (`threshold`)"
     # the gain is read from the rule's end (130.2 in a backtest); the output names the window's last logged step
     gain = {"from_step": float(end), "from_logged_step": float(win.last), "to_step": to_step, "to_step_source": to_why,
-            **gain_summary(fdraws - ndraws, final - now, conf)}
+            **gain_summary(gdraws - ndraws, final - now, conf)}
     out = {"method": m.name, "conf": float(conf), "threshold": float(threshold), "threshold_source": source,
            "gain": gain, "display_units": unit_name(bounds), "point": point_size(bounds),
            "cost": cost_of(to_step - end, step_cost, step_seconds),

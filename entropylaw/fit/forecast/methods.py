@@ -99,8 +99,9 @@ class Method:
         """The method's own columns beside its forecast at ``steps`` (none by default)."""
         return {}
 
-    def predictive(self, steps, n_draws=None, calibrated=None, average=False):
-        """Point forecast (m,) and predictive draws (B, m) at ``steps`` (a method's own)."""
+    def predictive(self, steps, n_draws=None, calibrated=None, average=False, noise=True):
+        """Point forecast (m,) and predictive draws (B, m) at ``steps`` (a method's own);
+        ``noise=False``: of the expected score, without one observation's noise."""
         raise NotImplementedError
 
     def predict(self, steps) -> pd.DataFrame:
@@ -243,7 +244,7 @@ class ForecastMethod(Method):
         """(n_boot, m) curve draws (parameter uncertainty only)."""
         raise NotImplementedError
 
-    def predictive(self, steps, n_draws=None, calibrated=None, average=False):
+    def predictive(self, steps, n_draws=None, calibrated=None, average=False, noise=True):
         """Point forecast (m,) and predictive draws (B, m) at ``steps``; the draws on the
         score's bounded scale, scaled by the method's calibration factor
         (:mod:`entropylaw.fit.forecast.calibrate`; ``calibrated=False``: factor 1; None: the
@@ -251,7 +252,11 @@ class ForecastMethod(Method):
 
         ``average=True``: the forecast of the *mean* over ``steps`` (shape (1,) and (B, 1)):
         the noise of one observation shrinks with the number of steps averaged, the model
-        error does not (it moves every step of the curve together)."""
+        error does not (it moves every step of the curve together).
+
+        ``noise=False``: draws of the expected score, the curve's and the model error's
+        spread without one observation's noise (``sigma_``): what continuing adds to the score
+        is read from these (:mod:`.decide`); the same normals, so rows stay paired."""
         calibrated = self.calibrated if calibrated is None else calibrated
         steps = np.asarray(steps, float)
         mid = self._mid(steps)
@@ -259,10 +264,11 @@ class ForecastMethod(Method):
         if n_draws is not None and len(draws) != n_draws:
             draws = draws[np.random.default_rng(self.seed + 7).integers(0, len(draws), n_draws)]
         h = np.maximum(steps - self.end_, 0.0) / max(self.end_ - self.origin_, 1.0)
-        sd = np.sqrt(self.sigma_**2 + self.q_ * h**self.growth)
+        s2 = self.sigma_**2 if noise else 0.0
+        sd = np.sqrt(s2 + self.q_ * h**self.growth)
         if average:
             mid, draws = mid.mean(keepdims=True), draws.mean(axis=1, keepdims=True)
-            sd = np.sqrt(self.sigma_**2 / len(steps) + self.q_ * float(np.mean(h**self.growth)))[None]
+            sd = np.sqrt(s2 / len(steps) + self.q_ * float(np.mean(h**self.growth)))[None]
             steps = steps[-1:]
         # one normal a draw, scaled at each step: a step's draws are then the same whichever other steps
         # are asked with it (the table's final step and the call's agree); each step's spread is unchanged
