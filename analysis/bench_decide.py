@@ -186,7 +186,8 @@ def call_table(cases: pd.DataFrame) -> list[str]:
               f"Continue calls with an open end (no forecast of where the run ends: the gain's lower bound alone "
               f"clears the threshold): {len(opened)}, of which wrong {int((opened['realised'] < opened['threshold']).sum())}.",
               f"Realised gain between the gain's 90 % bounds (an 80 % interval): {100 * inside:.0f} % of {len(cases)} "
-              "pairs (the realised gain also carries the noise of the one score observed at the window's end)."]
+              "pairs (the realised gain is of two observed scores, the window's last and the final, each with its "
+              "evaluation's noise; the gain's bounds are of the expected score, without it)."]
     return lines
 
 
