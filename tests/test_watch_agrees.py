@@ -1,0 +1,37 @@
+"""``watch`` says what ``forecast`` and ``report`` say on the same log and window: the same call
+from the same curve, a forecast where the law cannot be fitted, the runs it does not follow."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import entropylaw as el
+
+
+def _collapse_csv(path, n=200):
+    """A run that climbs, then falls to 0 at step 100 and stays there (the default's logit cannot
+    run on the floor; last-value has no gain)."""
+    rng = np.random.default_rng(0)
+    s = np.arange(n)
+    H = 1.2 * np.exp(-s / 40) + 0.05
+    law = np.clip(1.0 - 0.6 * np.exp(H) + rng.normal(0, 0.02, n), 0, 1)
+    val = np.where(s < 100, np.clip(1.0 - 0.6 * np.exp(H) + rng.normal(0, 0.01, n), 0, 1), 0.0)
+    lines = ["step,actor/entropy,critic/score/mean,val/test_score/gsm8k"]
+    lines += [f"{t},{H[t]:.4f},{law[t]:.4f},{val[t]:.4f}" if t % 10 == 9 else f"{t},{H[t]:.4f},{law[t]:.4f},"
+              for t in s]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_watch_calls_from_the_curve_forecast_calls_from(tmp_path):
+    """A collapsed run: forecast's call read the power curve (call none, +0.0 [-9.7, +32.8]);
+    watch, which shows law+entropy beside the default, read law+entropy instead (call undecided,
+    +0.0 [-9.4, +19.6]): the method shown beside the default changed the call."""
+    path = _collapse_csv(tmp_path / "collapse.csv")
+    snap = el.snapshot(path)
+    df = el.load(str(path), warn=False)
+    fc = el.forecast(df, run=el.run_ids(df)[0])
+    said, made = snap["decision"], fc.decision
+    assert said["method"] == made["method"], (said["method"], made["method"])
+    assert said.get("call") == made.get("call")
+    assert (said["gain"]["lo"], said["gain"]["hi"]) == (made["gain"]["lo"], made["gain"]["hi"])
