@@ -35,3 +35,18 @@ def test_watch_calls_from_the_curve_forecast_calls_from(tmp_path):
     assert said["method"] == made["method"], (said["method"], made["method"])
     assert said.get("call") == made.get("call")
     assert (said["gain"]["lo"], said["gain"]["hi"]) == (made["gain"]["lo"], made["gain"]["hi"])
+
+
+def test_the_demo_screen_shows_the_forecast_the_report_shows():
+    """The screen drew 100 bootstrap draws, the report 200: on one run the screen said "no
+    forecast, no call" where the report beside it showed 0.880 [0.664, 1.000], +0.0 undecided."""
+    from pathlib import Path
+
+    from entropylaw.results.model import run_results
+
+    path = Path(__file__).resolve().parents[1] / "data" / "real" / "trl_qwen2.5-7b__exp1a__rho1.50_seed44.parquet"
+    df = el.load(str(path), warn=False)
+    screen = el.overview(df).rows[0]["fc"]
+    page = run_results(df, fit_frac=0.15).forecast(el.run_ids(df)[0])
+    for key in ("forecast", "forecast_ci", "no_forecast", "gain", "gain_ci", "call"):
+        assert screen.get(key) == page.get(key), (key, screen.get(key), page.get(key))
