@@ -50,3 +50,17 @@ def test_the_demo_screen_shows_the_forecast_the_report_shows():
     page = run_results(df, fit_frac=0.15).forecast(el.run_ids(df)[0])
     for key in ("forecast", "forecast_ci", "no_forecast", "gain", "gain_ci", "call"):
         assert screen.get(key) == page.get(key), (key, screen.get(key), page.get(key))
+
+
+def test_watch_forecasts_a_log_the_law_cannot_be_fitted_on(tmp_path):
+    """A log with no entropy: forecast made its forecast and call (logit-drift, undecided);
+    watch said "law not fitted yet" and nothing more: no forecast, no call."""
+    path = _collapse_csv(tmp_path / "noent.csv")
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(",".join(f for i, f in enumerate(ln.split(",")) if i != 1) for ln in lines) + "\n")
+    snap = el.snapshot(path)
+    assert "fit_error" in snap and "a" not in snap
+    df = el.load(str(path), warn=False)
+    made = el.forecast(df, run=el.run_ids(df)[0]).decision
+    assert snap["decision"]["method"] == made["method"] and snap["decision"].get("call") == made.get("call")
+    assert snap["decision"]["gain"]["hi"] == made["gain"]["hi"]

@@ -199,7 +199,12 @@ def _kept(new: dict, old: dict | None, notes: list) -> dict:
         return new
     notes.append(f"the log now holds too few points ({new.get('fit_error', 'no fit')}): the fit of "
                  f"{old.get('fitted_at', 'the last refresh')} stays on show")
-    return {**old, **new}
+    return {**old, **{k: v for k, v in new.items() if k not in FORECAST_KEYS}}  # the forecast of that fit's log
+
+
+# what a refresh says of the forecast: kept with the fit on show when a refresh has none
+FORECAST_KEYS = {"forecast", "forecast_error", "forecast_step", "forecast_warnings", "decision", "decision_lines",
+                 "default_method", "regime", "regime_why", "law_on_window", "total_note", "y_key"}
 
 
 class TargetError(EntropyLawError):
