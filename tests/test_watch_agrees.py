@@ -78,3 +78,14 @@ def test_a_verl_console_logs_line_cut_while_written_is_not_a_dropped_row(tmp_pat
     assert snap["dropped"] == [], snap["dropped"]
     account = el.load(str(path), warn=False).attrs["row_accounts"][0]
     assert account["dropped"] == {"cut-off last line": 1}  # summary still counts it, with the other readers' words
+
+
+def test_watch_says_which_of_several_runs_it_follows(tmp_path, capsys):
+    """A folder of runs: watch followed the last one read and said nothing of the others."""
+    from entropylaw.cli.main import main
+
+    for name in ("run_a", "run_b", "run_c"):
+        _collapse_csv(tmp_path / f"{name}.csv")
+    assert main(["watch", str(tmp_path), "--plain", "--max-refreshes", "1", "--interval", "0.1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "3 runs read; following 'run_c', the last read (--run ID follows another)" in out

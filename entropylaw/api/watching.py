@@ -37,6 +37,9 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
         rid = run or ids[-1]
         target, target_said = target_as_read(df, target)
         out = {"run_id": rid, "n_runs": len(ids), "rows": int((df["run_id"] == rid).sum()), "target_note": target_said}
+        if len(ids) > 1:  # one run is followed: the others are not dropped unsaid
+            out["runs_note"] = (f"{len(ids)} runs read; following {rid!r}"
+                                + ("" if run else ", the last read (--run ID follows another)"))
         # a growing log's cut last line is normal here; rows dropped and a damaged region are not: said at
         # each refresh, as `summary` says them
         out["damaged"] = [f"{r.source}: {d}" for r in map(IngestReport.from_dict, row_accounts(df)) for d in r.damage()]
