@@ -37,6 +37,9 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
         rid = run or ids[-1]
         target, target_said = target_as_read(df, target)
         out = {"run_id": rid, "n_runs": len(ids), "rows": int((df["run_id"] == rid).sum()), "target_note": target_said}
+        if len(ids) > 1:  # one run is followed: the others are not dropped unsaid
+            out["runs_note"] = (f"{len(ids)} runs read; following {rid!r}"
+                                + ("" if run else ", the last read (--run ID follows another)"))
         # a growing log's cut last line is normal here; rows dropped and a damaged region are not: said at
         # each refresh, as `summary` says them
         out["damaged"] = [f"{r.source}: {d}" for r in map(IngestReport.from_dict, row_accounts(df)) for d in r.damage()]
@@ -50,32 +53,41 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
         except EntropyLawError as err:
             out["fit_error"] = str(err)
             fit = None
+        y_key = None
         if fit is not None:
             y_key = fit.meta_.get("y_key")
             score = table.series(df, rid, y_key)
             out.update(a=fit.a_, b=fit.b_, ceiling=fit.ceiling_, ceiling_ci=tuple(fit.ceiling_ci_), r2=fit.r2_,
                        trust=fit.trust_, reasons=list(fit.trust_reasons_), points=int(fit.n_), y_key=y_key,
                        score_kind=fit.meta_.get("score_kind"), score_now=float(score.iloc[-1]))
-            methods = methods or [DEFAULT, "law+entropy"]
-            # as `forecast` on the same log: to the planned last step it states, else as many steps ahead as logged
-            try:
-                total = total_steps
-                if total is not None and total <= out["last_step"]:  # the run went past its plan: go on
-                    total = None  # the forecast's own last step, named as such
-                    out["total_note"] = (f"`total_steps` {total_steps:g} has passed (step {out['last_step']}): "
-                                         "the gain to go runs to the forecast's last step instead")
-                fc = forecast_table(df, [rid], y_key=y_key, methods=methods, n_boot=max(n_boot, 2),
-                                    horizon=horizon, target=target,
-                                    total_steps=total, step_cost=step_cost, n_problems=n_problems)[rid]
-                out["decision"] = fc.decision
-                out.update(default_method=fc.default, regime=fc.regime_name, regime_why=(fc.regime or {}).get("why"),
-                           forecast_warnings=list(fc.warnings or []), law_on_window=fc.law_verdict)
-                out["forecast_step"] = float(fc.at_steps[-1])
-                out["forecast"] = [_row(name, r) for name, r in fc.methods.items()]
-            except EntropyLawError as err:
-                out["forecast_error"] = str(err)
+        # the forecast needs no law (no entropy, too few pairs): made as `forecast` makes it, its own score
+        _forecast(out, df, rid, y_key, methods or [DEFAULT, "law+entropy"], n_boot=n_boot, horizon=horizon,
+                  target=target, total_steps=total_steps, step_cost=step_cost, n_problems=n_problems)
     del caught  # the reader's row accounts: a growing log cut mid-line is normal here
     return out
+
+
+def _forecast(out: dict, df, rid: str, y_key, methods, *, n_boot, horizon, target, total_steps, step_cost,
+              n_problems) -> None:
+    """The forecast and its decision into ``out``, as ``forecast`` on the same log: to the planned
+    last step it states, else as many steps ahead as logged; or ``forecast_error``."""
+    try:
+        total = total_steps
+        if total is not None and total <= out["last_step"]:  # the run went past its plan: go on
+            total = None  # the forecast's own last step, named as such
+            out["total_note"] = (f"`total_steps` {total_steps:g} has passed (step {out['last_step']}): "
+                                 "the gain to go runs to the forecast's last step instead")
+        fc = forecast_table(df, [rid], y_key=y_key, methods=methods, n_boot=max(n_boot, 2), horizon=horizon,
+                            target=target, total_steps=total, step_cost=step_cost, n_problems=n_problems)[rid]
+    except EntropyLawError as err:
+        out["forecast_error"] = str(err)
+        return
+    out["decision"] = fc.decision
+    out.update(default_method=fc.default, regime=fc.regime_name, regime_why=(fc.regime or {}).get("why"),
+               forecast_warnings=list(fc.warnings or []), law_on_window=fc.law_verdict)
+    out["forecast_step"] = float(fc.at_steps[-1])
+    out["forecast"] = [_row(name, r) for name, r in fc.methods.items()]
+    out.setdefault("y_key", fc.target_key)
 
 
 def _row(name, r) -> tuple:

@@ -145,6 +145,7 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
     lines += [line[2:] for line in snap.get("decision_lines", [])]
     lines += [f"  note: {snap['total_note']}"] if snap.get("total_note") else []
     lines += [f"  note: {snap['target_note']}"] if snap.get("target_note") else []
+    lines += [f"  note: {snap['runs_note']}"] if snap.get("runs_note") else []
     lines += [f"  damaged: {d}" for d in snap.get("damaged", [])]
     lines += [f"  rows: {d}" for d in snap.get("dropped", [])]
     lines += [f"  note: {n}" for n in notes]
@@ -185,6 +186,8 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
         t.add_row(head if not line.startswith("      ") else "", rest if not line.startswith("      ") else line.strip())
     for d in [*snap.get("damaged", []), *snap.get("dropped", [])]:
         t.add_row("rows", Text(d, style="yellow"))
+    if snap.get("runs_note"):
+        t.add_row("runs", snap["runs_note"])
     body = Group(t, Text("\n".join(notes), style="dim")) if notes else t
     return Panel(body, title=f"entropylaw watch {path}", subtitle=f"refreshed {when}")
 
@@ -199,7 +202,12 @@ def _kept(new: dict, old: dict | None, notes: list) -> dict:
         return new
     notes.append(f"the log now holds too few points ({new.get('fit_error', 'no fit')}): the fit of "
                  f"{old.get('fitted_at', 'the last refresh')} stays on show")
-    return {**old, **new}
+    return {**old, **{k: v for k, v in new.items() if k not in FORECAST_KEYS}}  # the forecast of that fit's log
+
+
+# what a refresh says of the forecast: kept with the fit on show when a refresh has none
+FORECAST_KEYS = {"forecast", "forecast_error", "forecast_step", "forecast_warnings", "decision", "decision_lines",
+                 "default_method", "regime", "regime_why", "law_on_window", "total_note", "y_key"}
 
 
 class TargetError(EntropyLawError):

@@ -58,6 +58,7 @@ from entropylaw.readers.names import algorithm_name, model_from_filename, model_
 from entropylaw.readers.keys import detect_keys
 from entropylaw.readers.printed import number
 from entropylaw.readers.verl_echo import MARK, EchoCollector, echo_rows
+from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.readers.verl_config import ANSI as _ANSI
 from entropylaw.readers.verl_config import PARQUET as _PARQUET
 from entropylaw.readers.verl_config import SHELL_VAR as _SHELL_VAR
@@ -136,7 +137,9 @@ class _Parser:
             if cut and piece is pieces[-1] and b" - " in rest:
                 rest = rest[:rest.rindex(b" - ")]
                 self.report.read(1)
-                self.report.drop(CUT)
+                # the last line of a log still being written: the reason the JSON lines and CSV readers give it
+                # (watch leaves it unsaid: whole at the next refresh); a logger's 4096-byte cut is a loss
+                self.report.drop(CUT if len(raw) == CUT_LINE_BYTES else CUT_LAST)
                 why = f"is {CUT_LINE_BYTES} bytes long, cut by the logger" if len(raw) == CUT_LINE_BYTES else \
                     "is the last and has no newline (cut while being written)"
                 self._note(CUT, f"line {lineno} {why}: its last key:value pair dropped")

@@ -20,7 +20,7 @@ from entropylaw.errors import EntropyLawWarning
 from entropylaw.fit.forecast.final import FINAL_SHARE, NO_FORECAST_WIDTH, UNBOUNDED_WIDTH
 from entropylaw.fit.run import left_out_line
 from entropylaw.results.columns import COLUMNS, screen_header, screen_line, shown
-from entropylaw.results.model import RunResults, run_results
+from entropylaw.results.model import N_BOOT, RunResults, run_results
 from entropylaw.results.rows import NOT_FITTED
 
 MAX_LINES, WIDTH = 60, 120
@@ -90,11 +90,11 @@ def _clip(line: str) -> str:
     return line if len(line) <= WIDTH else line[: WIDTH - 1] + "~"
 
 
-def first_screen(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int = 100,
+def first_screen(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: int = N_BOOT,
                  results: RunResults | None = None) -> Overview:
     """The :class:`Overview` of every run of ``df`` (``entropylaw demo`` adds where it wrote the report),
     read from ``results`` (:func:`entropylaw.results.model.run_results`; computed here with
-    ``n_boot`` draws when not given)."""
+    ``n_boot`` draws when not given: the report's, so the screen and the page show one forecast)."""
     if results is None:
         with warnings.catch_warnings():  # the screen lists its runs' problems itself
             warnings.simplefilter("ignore", EntropyLawWarning)

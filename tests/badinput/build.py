@@ -148,7 +148,7 @@ def build(root: str | Path) -> Corpus:
     c.add("verl", _write(root / "verl_grpo_qwen2.5-7b.log", log))
     cut = log[:-1][:-2]  # drop the newline, then "07" of 0.707: the last line ends "...mean:0.7"
     assert cut.endswith(f"critic/score/mean:{LAST_SCORE}"[:-2])
-    c.add("verl_cut", _write(root / "cut_mid_number.log", cut), lost=1, reason="cut-off line", intact=c["verl"])
+    c.add("verl_cut", _write(root / "cut_mid_number.log", cut), lost=1, reason="cut-off last line", intact=c["verl"])
     bad = log.replace(f"actor/entropy:{rows[9][1]} - ", "actor/entropy:nan - ").replace(
         f"critic/score/mean:{rows[19][2]}\n", "critic/score/mean:inf\n")
     assert bad.count("nan") == 1 and bad.count("inf") == 1
@@ -264,7 +264,7 @@ def _build_trackers(c: Corpus, rows) -> None:
     c.add("verl_gz", _write_bytes(root / "verl_grpo.log.gz", gzip.compress(log, mtime=0)))
     cut_text = c["verl_cut"].read_bytes()
     c.add("verl_cut_gz", _write_bytes(root / "cut_mid_number.log.gz", gzip.compress(cut_text, mtime=0)),
-          lost=1, reason="cut-off line", intact=c["verl"])
+          lost=1, reason="cut-off last line", intact=c["verl"])
     c.add("verl_nan_bz2", _write_bytes(root / "nan_inf.log.bz2", bz2.compress(c["verl_nan"].read_bytes())),
           lost=2, reason="non-finite", intact=c["verl"])
     c.add("jsonl_cut_xz", _write_bytes(root / "cut.jsonl.xz", lzma.compress(c["jsonl_cut"].read_bytes())),

@@ -210,8 +210,12 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     observed = pd.DataFrame({"step": run.target.steps, "value": run.target.values})
     decided = dict(fitted)
     curve = decision_method(run.target_kind)
+    own = [n for n in names if REGISTRY[n].models_change]
+    first = own[0] if len(own) == 1 else curve  # one curve asked for: its own
+    # the methods the call reads before any other: one shown beside them (watch's law+entropy) stops no backup
+    chain = (first, curve, chosen, FALLBACK, *DECISION_BACKUPS)
     for i, backup in enumerate((curve, *DECISION_BACKUPS)):  # fitted for the decision only, until one runs
-        if i and any(m.ok_ for m in decided.values() if m.moves()):
+        if i and any(decided[n].ok_ and decided[n].moves() for n in chain if n in decided):
             break
         if backup not in decided and backup in METHODS:  # a combination is not fitted for the decision alone
             decided[backup] = _build(METHODS[backup], conf, n_boot, seed, {**given, "notes": []}, {}).fit(win)
@@ -219,8 +223,6 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     # shows law+entropy too, and read its gain first where the default's curve could not run)
     rank = [m for m in (chosen, FALLBACK, *DECISION_BACKUPS) if m in decided]
     decided = {n: decided[n] for n in (*rank, *(n for n in decided if n not in rank))}
-    own = [n for n in names if REGISTRY[n].models_change]
-    first = own[0] if len(own) == 1 else curve  # one curve asked for: its own
     log = log or {}
     planned = log.get("planned_steps") or (run.config or {}).get("total_steps")  # a metric, else the printed config
     # a backtest's truth is the score's last value, which a log may hold steps before its own end

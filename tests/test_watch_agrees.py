@@ -1,0 +1,91 @@
+"""``watch`` says what ``forecast`` and ``report`` say on the same log and window: the same call
+from the same curve, a forecast where the law cannot be fitted, the runs it does not follow."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import entropylaw as el
+
+
+def _collapse_csv(path, n=200):
+    """A run that climbs, then falls to 0 at step 100 and stays there (the default's logit cannot
+    run on the floor; last-value has no gain)."""
+    rng = np.random.default_rng(0)
+    s = np.arange(n)
+    H = 1.2 * np.exp(-s / 40) + 0.05
+    law = np.clip(1.0 - 0.6 * np.exp(H) + rng.normal(0, 0.02, n), 0, 1)
+    val = np.where(s < 100, np.clip(1.0 - 0.6 * np.exp(H) + rng.normal(0, 0.01, n), 0, 1), 0.0)
+    lines = ["step,actor/entropy,critic/score/mean,val/test_score/gsm8k"]
+    lines += [f"{t},{H[t]:.4f},{law[t]:.4f},{val[t]:.4f}" if t % 10 == 9 else f"{t},{H[t]:.4f},{law[t]:.4f},"
+              for t in s]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_watch_calls_from_the_curve_forecast_calls_from(tmp_path):
+    """A collapsed run: forecast's call read the power curve (call none, +0.0 [-9.7, +32.8]);
+    watch, which shows law+entropy beside the default, read law+entropy instead (call undecided,
+    +0.0 [-9.4, +19.6]): the method shown beside the default changed the call."""
+    path = _collapse_csv(tmp_path / "collapse.csv")
+    snap = el.snapshot(path)
+    df = el.load(str(path), warn=False)
+    fc = el.forecast(df, run=el.run_ids(df)[0])
+    said, made = snap["decision"], fc.decision
+    assert said["method"] == made["method"], (said["method"], made["method"])
+    assert said.get("call") == made.get("call")
+    assert (said["gain"]["lo"], said["gain"]["hi"]) == (made["gain"]["lo"], made["gain"]["hi"])
+
+
+def test_the_demo_screen_shows_the_forecast_the_report_shows():
+    """The screen drew 100 bootstrap draws, the report 200: on one run the screen said "no
+    forecast, no call" where the report beside it showed 0.880 [0.664, 1.000], +0.0 undecided."""
+    from pathlib import Path
+
+    from entropylaw.results.model import run_results
+
+    path = Path(__file__).resolve().parents[1] / "data" / "real" / "trl_qwen2.5-7b__exp1a__rho1.50_seed44.parquet"
+    df = el.load(str(path), warn=False)
+    screen = el.overview(df).rows[0]["fc"]
+    page = run_results(df, fit_frac=0.15).forecast(el.run_ids(df)[0])
+    for key in ("forecast", "forecast_ci", "no_forecast", "gain", "gain_ci", "call"):
+        assert screen.get(key) == page.get(key), (key, screen.get(key), page.get(key))
+
+
+def test_watch_forecasts_a_log_the_law_cannot_be_fitted_on(tmp_path):
+    """A log with no entropy: forecast made its forecast and call (logit-drift, undecided);
+    watch said "law not fitted yet" and nothing more: no forecast, no call."""
+    path = _collapse_csv(tmp_path / "noent.csv")
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(",".join(f for i, f in enumerate(ln.split(",")) if i != 1) for ln in lines) + "\n")
+    snap = el.snapshot(path)
+    assert "fit_error" in snap and "a" not in snap
+    df = el.load(str(path), warn=False)
+    made = el.forecast(df, run=el.run_ids(df)[0]).decision
+    assert snap["decision"]["method"] == made["method"] and snap["decision"].get("call") == made.get("call")
+    assert snap["decision"]["gain"]["hi"] == made["gain"]["hi"]
+
+
+def test_a_verl_console_logs_line_cut_while_written_is_not_a_dropped_row(tmp_path):
+    """watch leaves the cut last line of a log being written unsaid (whole at the next refresh);
+    a veRL console log's was said at every other refresh: "rows: ... dropped 1 of 3342 values
+    (value at the end of a cut-off line: 1)"."""
+    lines = [f"step:{s} - actor/entropy:{0.1 + np.exp(-s / 15):.4f} - critic/score/mean:{0.2 + s / 100:.4f}"
+             + (f" - val/test_score/openai/gsm8k:{0.2 + s / 110:.4f}" if s % 5 == 0 else "") for s in range(1, 41)]
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(lines) + "\nstep:41 - actor/entropy:0.13 - critic/score/mean:0.6")
+    snap = el.snapshot(path)
+    assert snap["dropped"] == [], snap["dropped"]
+    account = el.load(str(path), warn=False).attrs["row_accounts"][0]
+    assert account["dropped"] == {"cut-off last line": 1}  # summary still counts it, with the other readers' words
+
+
+def test_watch_says_which_of_several_runs_it_follows(tmp_path, capsys):
+    """A folder of runs: watch followed the last one read and said nothing of the others."""
+    from entropylaw.cli.main import main
+
+    for name in ("run_a", "run_b", "run_c"):
+        _collapse_csv(tmp_path / f"{name}.csv")
+    assert main(["watch", str(tmp_path), "--plain", "--max-refreshes", "1", "--interval", "0.1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "3 runs read; following 'run_c', the last read (--run ID follows another)" in out
