@@ -235,6 +235,25 @@ def test_percent_read_as_fraction_only_when_the_name_says_accuracy(tmp_path):
         el.load(csv, score_scale="lots", warn=False)
 
 
+def test_an_accuracy_in_percent_named_so_or_named_after_its_benchmark_is_the_validation(tmp_path):
+    """``val/accuracy_pct`` in 0..37 is the validation score, read as a percent; ``val/gsm8k_acc``
+    and ``val/math_acc`` are two benchmarks' validations, not two guesses at one (before, none of
+    these was a validation key: the percent stayed 37 and the account said "no validation series")."""
+    csv = tmp_path / "pct.csv"
+    pd.DataFrame({"step": [0, 10, 20, 30], "actor/entropy": [1.2, 0.9, 0.7, 0.6],
+                  "val/accuracy_pct": [2.0, 15.5, 30.0, 37.3]}).to_csv(csv, index=False)
+    df = el.load(csv, warn=False)
+    assert _series(df, "val/accuracy_pct").tolist() == pytest.approx([0.02, 0.155, 0.30, 0.373])
+    notes = " ".join(el.row_accounts(df)[0]["notes"])
+    assert "read as a percent" in notes and "no validation series" not in notes
+    two = tmp_path / "two.csv"
+    pd.DataFrame({"step": [0, 10, 20], "entropy": [1.0, 0.8, 0.6], "val/gsm8k_acc": [0.3, 0.5, 0.6],
+                  "val/math_acc": [0.1, 0.2, 0.25]}).to_csv(two, index=False)
+    km = detect_keys(["step", "entropy", "val/gsm8k_acc", "val/math_acc"])
+    assert km.val == {"val/gsm8k": "val/gsm8k_acc", "val/math": "val/math_acc"} and not km.warnings
+    assert {"val/gsm8k", "val/math"} <= set(el.load(two, warn=False)["metric"])
+
+
 def test_a_validation_score_that_looks_like_a_percent_but_is_not_named_one_is_said(tmp_path):
     """veRL's ``val/test_score/<task>`` logged in percent by a custom reward: its name says no
     accuracy, so it is read as it is; the reading says so and names the flag."""
@@ -360,7 +379,8 @@ def test_fit_all_names_the_runs_left_out(batch):
     ("score", ["train_reward", "reward_avg", "reward_mean", "mean_reward", "avg_reward", "score", "reward/mean",
                "rewards/mean", "train/reward_mean"]),
     ("val", ["eval/accuracy", "eval/acc", "eval/answer_accuracy", "eval/pass@1", "val/correct", "test/exact_match",
-             "validation/solve_rate", "eval_acc", "val_acc", "test_accuracy", "eval/gsm8k/accuracy"]),
+             "validation/solve_rate", "eval_acc", "val_acc", "test_accuracy", "eval/gsm8k/accuracy",
+             "val/accuracy_pct", "val/gsm8k_acc"]),
 ])
 def test_the_docs_names_are_the_ones_recognised(role, names):
     """docs/guide/inputs.md lists these names for each role: each alone fills it."""

@@ -59,7 +59,7 @@ GENERIC = frozenset({"accuracy", "acc", "score", "scores", "reward", "rewards", 
 # a measure's or a split's suffix after a separator, taken off again and again (math_acc, answer_accuracy,
 # format_reward, pass_rate, reward_mean, correctness_reward_func, gsm8k-test), and a sample count (acc@4, maj@8)
 _MEASURE = re.compile(r"[_\-.](accuracy|acc|score|reward|rewards|pass1|correct|exact_match|mean|rate|avg|func|test|"
-                      r"val|validation|dev)$")  # not eval: human-eval
+                      r"val|validation|dev|pct|percent)$")  # not eval: human-eval
 _AT = re.compile(r"@\d+$")
 
 DATA_FILES = (".parquet", ".jsonl", ".json", ".csv", ".arrow", ".txt", ".jsonl.gz", ".json.gz")

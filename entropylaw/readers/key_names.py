@@ -9,8 +9,9 @@ course assignments, from-scratch implementations): the second tier of
   ``reward/mean`` ..., under no prefix or ``train/`` (never ``*_max``, ``*_min``, ``*_std``);
 - validation: under ``eval/``, ``val/``, ``test/``, ``validation/`` (or ``eval_``, ``val_``,
   ``test_``): ``accuracy``, ``acc``, ``answer_accuracy``, ``pass@1``, ``correct``,
-  ``exact_match``, ... (then, only where none of these is logged, ``score`` / ``reward``), never
-  a format score. ``eval/<bench>/accuracy`` names its benchmark.
+  ``exact_match``, ... (also in percent: ``accuracy_pct``; then, only where none of these is
+  logged, ``score`` / ``reward``), never a format score. ``eval/<bench>/accuracy`` and
+  ``val/<bench>_acc`` name their benchmark.
 
 No silent guess: where two keys could fill one role (two entropies; two accuracies of one
 benchmark), neither is taken and both are named, so the user chooses.
@@ -20,6 +21,8 @@ benchmark), neither is taken and both are named, so the user chooses.
 ('train/token_entropy', 'train/train_reward', {'val/answer_accuracy': 'eval/answer_accuracy'}, [])
 >>> by_name(["entropy_avg", "reward_avg", "eval_acc"])[:3]
 ('entropy_avg', 'reward_avg', {'val/acc': 'eval_acc'})
+>>> by_name(["val/gsm8k_acc", "val/math_acc", "val/accuracy_pct"], roles=("val",))[2]
+{'val/gsm8k': 'val/gsm8k_acc', 'val/math': 'val/math_acc', 'val/accuracy_pct': 'val/accuracy_pct'}
 >>> by_name(["token_entropy", "mean_entropy"])[3]
 ['entropy: 2 keys could be it (token_entropy, mean_entropy): took neither; name one with `entropy_key`']
 """
@@ -35,8 +38,11 @@ _OTHER_PREFIX = re.compile(r"^(?:rollout|actor|policy)/", re.I)
 _ENTROPY = re.compile(r"^(?:(?:token|policy|mean|avg|average)_)?entropy(?:_(?:avg|mean))?$|^entropy/mean$", re.I)
 _SCORE = re.compile(r"^(?:(?:train|mean|avg|average)_)?(?:reward|rewards|score)(?:_(?:avg|mean))?$"
                     r"|^(?:reward|rewards|score)/mean$", re.I)
-_ACCURACY = re.compile(r"^(?:(?:answer|mean|avg)_)?(?:acc|accuracy|pass@?1|pass1|correct|exact_match|solve_rate)"
-                       r"(?:_(?:mean|avg))?$", re.I)
+# an accuracy, under a word that names no benchmark (answer_, mean_) or one that does (gsm8k_acc), in a
+# fraction or a percent (accuracy_pct: read as a percent by its values, readers/units.py)
+_ACCURACY = re.compile(r"^(?:(?P<pre>[a-z0-9][\w.+-]*?)_)?(?:acc|accuracy|pass@?1|pass1|correct|exact_match|solve_rate)"
+                       r"(?:_(?:mean|avg|pct|percent))?$", re.I)
+_NO_BENCH = {"answer", "mean", "avg", "average", "val", "eval", "test"}  # words before an accuracy that name no benchmark
 _VAL_SCORE = re.compile(r"^(?:(?:mean|avg)_)?(?:score|reward)(?:_(?:mean|avg))?$", re.I)
 _FORMAT = re.compile(r"format|length|len\b|tag|xml|style", re.I)
 
@@ -94,10 +100,12 @@ def val_by_name(keys: list[str], warnings: list[str]) -> dict[str, str]:
             continue
         rest = key[m.end():]
         *middle, last = rest.split("/")
-        rank = 0 if _ACCURACY.match(last) else 1 if _VAL_SCORE.match(last) else None
+        acc = _ACCURACY.match(last)
+        rank = 0 if acc else 1 if _VAL_SCORE.match(last) else None
         if rank is None or _FORMAT.search(last):
             continue
-        groups.setdefault("/".join(middle), []).append((rank, key))
+        named = acc["pre"] if acc and acc["pre"] and acc["pre"].lower() not in _NO_BENCH else ""
+        groups.setdefault("/".join(middle) or named, []).append((rank, key))
     out = {}
     # keys with no benchmark in their name ("" group) are one group: two of them are two guesses at one score
     for bench, found in groups.items():
