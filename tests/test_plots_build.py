@@ -228,3 +228,19 @@ def test_figures_write_all_or_nothing_and_say_an_earlier_sets_files(tmp_path):
     assert any("1 figure file not written by this command (an earlier set's?): early_prediction.png" in w
                for w in res.warnings)
     assert sorted(p.name for p in out.iterdir()) == ["early_prediction.png", "law_ceilings_per_run.png"]
+
+
+def test_early_panel_says_when_the_law_does_not_describe_its_window():
+    """A run the law describes whose first 15 % holds flat entropy: `predict` flags the window
+    "law does not apply"; its panel says so beside the numbers, not only the table."""
+    steps = np.arange(0, 400, 5)
+    H = np.where(steps < 100, 1.0 + 0.004 * np.sin(steps), 1.25 * np.exp(-(steps - 100) / 120) + 0.1)
+    R = 1.2 - 0.3 * np.exp(H) + 0.004 * np.sin(1.7 * steps)
+    recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
+    recs += [(int(s), "val/mean", float(r)) for s, r in zip(steps, R)]
+    t = table.from_records(recs, run_id="flat-start", model="m", algorithm="grpo", dataset="d")
+    [built] = B.build("early", t)
+    [ax] = [a for a in built.fig.axes if a.get_visible()]
+    texts = [x.get_text() for x in ax.texts]
+    assert any(x.startswith("law does not apply · RMSE") for x in texts), texts
+    assert "trust flag" in built.caption
