@@ -244,3 +244,19 @@ def test_early_panel_says_when_the_law_does_not_describe_its_window():
     texts = [x.get_text() for x in ax.texts]
     assert any(x.startswith("law does not apply · RMSE") for x in texts), texts
     assert "trust flag" in built.caption
+
+
+def test_scaling_says_no_next_figure_and_names_the_runs_it_does_not_draw():
+    """Three sizes the law describes: the coefficient law is fitted, but its figure (the largest
+    size held out) needs four; the caption said "fitted (next figure)" with no next figure, the
+    plot a bare "fitted", and a run of another data set was dropped without a word."""
+    runs = [law_run(f"s{i}", 0.05 + 0.04 * i, 0.6 + 0.05 * i, n_params=n) for i, n in enumerate([1e8, 1e9, 1e10])]
+    other = law_run("elsewhere", 0.1, 0.7, n_params=3e9)
+    other["dataset"] = "another"
+    built = B.build("scaling", table.concat([*runs, other]))
+    assert [b.name for b in built] == ["scaling_final_score_vs_size"]
+    [b] = built
+    assert "next figure" not in b.caption and "figure not drawn" in b.caption
+    said = b.fig.axes[0].get_legend().get_title().get_text()
+    assert "ceiling = " in said and "log10 N" in said
+    assert any("elsewhere" in n and "another data set" in n for n in b.warnings), b.warnings
