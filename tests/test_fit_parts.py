@@ -285,3 +285,20 @@ def test_an_early_prediction_says_when_the_later_scores_leave_its_band():
                                    zip(steps, 0.9 - 0.3 * np.exp(H) + 0.01 * rng.standard_normal(len(steps)))],
                                 run_id="s")
     assert EarlyPrediction(fit_frac=0.3).fit(pair(steady, "s")).notes_ == []
+
+
+def test_an_early_prediction_says_when_the_run_collapses_at_its_end():
+    """A run that collapsed over its last 6 of 40 steps: fewer than half the later scores leave the
+    band, so `predict` said nothing beside "good fit" and a final error of 0.67."""
+    rng = np.random.default_rng(1)
+    steps = np.arange(1, 41)
+    H = np.linspace(1.2, 0.1, 40)
+    R = 1.0 - 0.3 * np.exp(H) + 0.01 * rng.standard_normal(40)
+    R[34:] = 0.0  # collapsed
+    t = table.from_records([(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
+                           + [(int(s), "val/gsm8k", float(r)) for s, r in zip(steps, R)], run_id="c")
+    p = EarlyPrediction(fit_frac=0.3).fit(pair(t, "c"))
+    assert p.fit_.trust_ == "good fit" and p.final_error_ > 0.5
+    assert len(p.notes_) == 1 and p.notes_[0].startswith("at its end the run leaves the law: the final score 0 lies "
+                                                         "below the 95 % prediction band [")
+    assert p.notes_[0].endswith("(the last 6 later scores outside it)") and p.to_dict()["notes"] == p.notes_

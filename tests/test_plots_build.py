@@ -228,3 +228,35 @@ def test_figures_write_all_or_nothing_and_say_an_earlier_sets_files(tmp_path):
     assert any("1 figure file not written by this command (an earlier set's?): early_prediction.png" in w
                for w in res.warnings)
     assert sorted(p.name for p in out.iterdir()) == ["early_prediction.png", "law_ceilings_per_run.png"]
+
+
+def test_early_panel_says_when_the_law_does_not_describe_its_window():
+    """A run the law describes whose first 15 % holds flat entropy: `predict` flags the window
+    "law does not apply"; its panel says so beside the numbers, not only the table."""
+    steps = np.arange(0, 400, 5)
+    H = np.where(steps < 100, 1.0 + 0.004 * np.sin(steps), 1.25 * np.exp(-(steps - 100) / 120) + 0.1)
+    R = 1.2 - 0.3 * np.exp(H) + 0.004 * np.sin(1.7 * steps)
+    recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
+    recs += [(int(s), "val/mean", float(r)) for s, r in zip(steps, R)]
+    t = table.from_records(recs, run_id="flat-start", model="m", algorithm="grpo", dataset="d")
+    [built] = B.build("early", t)
+    [ax] = [a for a in built.fig.axes if a.get_visible()]
+    texts = [x.get_text() for x in ax.texts]
+    assert any(x.startswith("law does not apply · RMSE") for x in texts), texts
+    assert "trust flag" in built.caption
+
+
+def test_scaling_says_no_next_figure_and_names_the_runs_it_does_not_draw():
+    """Three sizes the law describes: the coefficient law is fitted, but its figure (the largest
+    size held out) needs four; the caption said "fitted (next figure)" with no next figure, the
+    plot a bare "fitted", and a run of another data set was dropped without a word."""
+    runs = [law_run(f"s{i}", 0.05 + 0.04 * i, 0.6 + 0.05 * i, n_params=n) for i, n in enumerate([1e8, 1e9, 1e10])]
+    other = law_run("elsewhere", 0.1, 0.7, n_params=3e9)
+    other["dataset"] = "another"
+    built = B.build("scaling", table.concat([*runs, other]))
+    assert [b.name for b in built] == ["scaling_final_score_vs_size"]
+    [b] = built
+    assert "next figure" not in b.caption and "figure not drawn" in b.caption
+    said = b.fig.axes[0].get_legend().get_title().get_text()
+    assert "ceiling = " in said and "log10 N" in said
+    assert any("elsewhere" in n and "another data set" in n for n in b.warnings), b.warnings

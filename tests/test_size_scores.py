@@ -224,3 +224,18 @@ def test_sizes_that_mix_non_embedding_and_total_counts_are_said_and_labelled():
     assert size_kind(res.runs) == "non-embedding; total where unknown"
     assert size_kind(res.runs[res.runs["size_kind"] == "total"]) == "total"
     assert size_kind(pd.DataFrame({"n_params": [1e9]})) == "non-embedding"  # rows that do not say: as before
+
+
+def test_a_run_of_no_size_is_not_counted_as_a_non_embedding_count(tmp_path):
+    """Three runs by total count and one whose name gives no size (left out): the note said
+    "the sizes mix two counts: 1 run by non-embedding parameters", counting the sizeless run."""
+    for name, k in (("mymodel-1b", 0), ("mymodel-3B", 1), ("mymodel-13000M", 2), ("mymodel_7b", 3)):
+        steps = np.arange(0, 100, 5)
+        H = 0.6 * np.exp(-steps / 40) + 0.05
+        pd.DataFrame({"step": steps, "entropy": H, "val_acc": 0.9 + 0.02 * k - 0.3 * np.exp(H)}).to_csv(
+            tmp_path / f"{name}.csv", index=False)  # sizes from the file names, as a user's runs give them
+    out = run_cli("scale", str(tmp_path), "--json")
+    assert out.returncode == 0, out.stderr
+    notes = json.loads(out.stdout)["notes"]
+    assert any("mymodel_7b (no model size" in n for n in notes)
+    assert not any("mix two counts" in n for n in notes), notes

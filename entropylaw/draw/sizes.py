@@ -174,6 +174,11 @@ def _errors(rows: pd.DataFrame, err: str):
     return np.where(np.isfinite(e), e, 0.0) if np.isfinite(e).any() else None
 
 
+def _line_text(line: dict) -> str:
+    """``0.889 - 0.0209 log10 N`` from a size law's line (``intercept``, ``slope``)."""
+    return f"{line['intercept']:.4g} {'-' if line['slope'] < 0 else '+'} {abs(line['slope']):.3g} log10 N"
+
+
 def _size_name(n: float) -> str:
     return f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"
 
@@ -234,8 +239,11 @@ def plot_final_score(res, ax=None, predict: Sequence[float] | None = None, style
         if back:
             lines.append(f"forward chaining (fit the smaller sizes, predict the larger): {sum(b['covered'] for b in back)}"
                          f" of {len(back)} held-out sizes inside the {100 * law.conf:g} % interval")
-    lines.append("coefficient law (a, b vs log10 N): " + ("fitted" if res.coefficient_law is not None
-                                                          else f"refused: {res.coefficient_refused}"))
+    law_c = res.coefficient_law  # its numbers, not a bare "fitted": this figure may be the only one drawn
+    lines.append("coefficient law (a, b vs log10 N): " + (
+        f"refused: {res.coefficient_refused}" if law_c is None else
+        f"over {len(law_c.labels_)} runs the law describes, ceiling = " + _line_text(law_c.lines_["ceiling"])
+        + ", a = " + _line_text(law_c.lines_["a"]) + ", b = " + _line_text(law_c.lines_["b"])))
     lines += [n for n in res.notes if n.startswith("the sizes mix")]  # what the axis holds, under it
     ax.set_xscale("log")
     span = hi_b - lo_b

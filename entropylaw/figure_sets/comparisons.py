@@ -48,6 +48,7 @@ from entropylaw.results.cache import fitted_runs
 from entropylaw.results.rows import fit_dict
 from entropylaw.results.notes import capture
 from entropylaw.results.runs import run_styles, usable_runs
+from entropylaw.terminal import count
 
 def algorithm_groups(meta: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
     """(model, dataset) -> run ids, for groups whose runs used two or more algorithms
@@ -121,9 +122,9 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
     """
     meta = tt.runs(t).copy()
     meta["size"] = [size_of(row) for _, row in meta.iterrows()]
-    meta = meta[np.isfinite(meta["size"])]
+    sized = meta[np.isfinite(meta["size"])]
     best = None
-    for key, rows in meta.groupby(["dataset", "algorithm"], sort=False):
+    for key, rows in sized.groupby(["dataset", "algorithm"], sort=False):
         if rows["size"].nunique() >= 2 and (best is None or rows["size"].nunique() > best[1]["size"].nunique()):
             best = (key, rows)
     if best is None:
@@ -131,6 +132,18 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
     (dataset, algorithm), rows = best
     ids = list(rows.sort_values(["size", "run_id"])["run_id"])
     res, notes = capture(lambda: scale_runs(t, ids))
+    notes += _not_in_the_series(meta, sized, ids)
+    # the coefficient figure first: the final-score figure's caption says whether it follows
+    described = set(res.coefficient_law.labels_) if res.coefficient_law is not None else set()
+    coef = _coefficient_figure(t, sized[sized["run_id"].isin(described)], dataset, algorithm, notes) \
+        if described else []
+    if res.coefficient_law is None:
+        said = f"refused: {res.coefficient_refused}."
+    elif coef:
+        said = "fitted (next figure)."
+    else:
+        said = (f"fitted over {len(described)} runs, its figure not drawn: it holds the largest size out and "
+                "needs 3 sizes the law describes below it.")
     out = []
     if res.score_law is not None:
         ax = plot_final_score(res, styles=run_styles(t))
@@ -140,17 +153,23 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
                          f"final-score law ({res.score_law.combination()}: forms weighted by their forward-chained "
                          "extrapolation error) with its 90 % prediction band, widening with the distance beyond the "
                          "largest size, and the score it predicts at 32B and 72B. The paper's coefficient "
-                         "law: " + ("fitted (next figure)." if res.coefficient_law is not None else
-                                    f"refused: {res.coefficient_refused}."), notes + res.notes,
+                         "law: " + said, notes + res.notes,
                          title="What will a larger model reach? The final score vs model size"))
     else:
         notes.append(f"final-score law refused: {res.score_refused}")
-    if res.coefficient_law is None:
-        if not out:
-            raise Skipped(f"scaling: {res.score_refused}; coefficient law refused: {res.coefficient_refused}")
-        return out
-    described = set(res.coefficient_law.labels_)
-    return out + _coefficient_figure(t, meta[meta["run_id"].isin(described)], dataset, algorithm, notes)
+    if not out and not coef:
+        raise Skipped(f"scaling: {res.score_refused}; coefficient law: {said}")
+    return out + coef
+
+
+def _not_in_the_series(meta, sized, ids) -> list[str]:
+    """The runs a size figure does not draw, by reason: one recipe's runs are drawn."""
+    other = sorted(set(sized["run_id"]) - set(ids))
+    sizeless = sorted(set(meta["run_id"]) - set(sized["run_id"]))
+    out = [f"not in the size figures ({count(len(other), 'run')} of another data set or algorithm than the "
+           f"series drawn): {', '.join(other)}"] if other else []
+    return out + ([f"not in the size figures ({count(len(sizeless), 'run')} with no model size): "
+                   f"{', '.join(sizeless)}"] if sizeless else [])
 
 
 def _coefficient_figure(t, rows, dataset, algorithm, notes) -> list[Built]:

@@ -252,9 +252,12 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
         plot_early(pts, pred, ax=ax, color=r["color"], marker=r["marker"], numbers=False, legend=False)
         ax.set_xlabel("")
         ax.set_ylabel("")
+        # the window's own verdict, as `predict` gives it, first in the line (a cut line keeps it)
+        trust = pred.fit_.trust_
         panel_title(ax, r["label"], f"fit ≤ step {pred.fit_last_step_:g}",
+                    f"{SHORT_TRUST.get(trust, trust) if current().name == 'paper' else trust} · "
                     f"RMSE {fmt(pred.rmse_predicted_)} · end {fmt(pred.final_observed_)} vs "
-                    f"{fmt(pred.final_predicted_)}", "0.15", width)
+                    f"{fmt(pred.final_predicted_)}", TRUST_COLORS.get(trust, "0.15"), width)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     fig.supxlabel(STEP_LABEL, fontsize=fs("normal"))
@@ -271,7 +274,9 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
     return [Built("early_prediction", fig,
                   f"The law fitted on {what} (shaded) predicts the later scores from the entropy observed later "
                   "(the paper's protocol, which sees the later entropy; the forecast above sees nothing after the "
-                  "window). RMSE over the predicted steps and the final score observed vs predicted above each panel "
+                  "window). Above each panel the window's trust flag (the law does not apply: its prediction and "
+                  "ceiling are no forecast), the RMSE over the predicted steps and the final score observed vs "
+                  "predicted "
                   "(paper: 0.9 % and 0.5 % for math)."
                   + left_out_note(left_out) + " Paper Fig. 5." + focus_note, notes,
                   title=f"Early-stage prediction of the later scores from the later entropy (fit on {what})")]

@@ -45,6 +45,19 @@ COLUMNS = [("run", "run_id"), ("fit_n", "fit_n"), ("fit_to_step", "fit_last_step
 OPTIONAL = ("fit_to_step", "final_step", "n_pred", "fit_n")  # what a narrow terminal leaves out first
 
 
+def _tail_outside(observed, lo, hi) -> int:
+    """How many of the last scores in a row lie outside [lo, hi] on the side the last one does.
+
+    >>> _tail_outside(np.array([0.5, 0.5, 0.0, 0.0]), np.full(4, 0.4), np.full(4, 0.6))
+    2
+    """
+    side = np.where(observed < lo, -1, np.where(observed > hi, 1, 0))
+    if not len(side) or side[-1] == 0:
+        return 0
+    same = side == side[-1]
+    return len(same) - int(np.flatnonzero(~same)[-1]) - 1 if (~same).any() else len(same)
+
+
 class EarlyPrediction:
     """Fit the law on an early window of a run and predict every later point."""
 
@@ -131,6 +144,12 @@ class EarlyPrediction:
         if outside > len(observed) / 2:
             out.append(f"after the window the law does not hold: {outside} of {len(observed)} later scores lie "
                        f"outside its {100 * self.conf:g} % prediction band")
+        # the run left the law at its end (a collapse): its last 3 scores or more outside the band, as one
+        # point by chance is not (a 95 % band misses 1 in 20)
+        elif (tail := _tail_outside(observed, lo, hi)) >= 3:
+            out.append(f"at its end the run leaves the law: the final score {observed[-1]:.4g} lies "
+                       f"{'below' if observed[-1] < lo[-1] else 'above'} the {100 * self.conf:g} % prediction band "
+                       f"[{lo[-1]:.4g}, {hi[-1]:.4g}] (the last {count(tail, 'later score')} outside it)")
         if rng is not None and not rng[0] <= self.final_predicted_ <= rng[1]:
             out.append(f"the final prediction {self.final_predicted_:.4g} lies outside the score's range "
                        f"[{rng[0]:g}, {rng[1]:g}]")

@@ -261,8 +261,9 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
         res.notes.append(f"the runs come from {len(lines)} model families ({', '.join(lines)}): a size law is read "
                          "within one family, and across families the size stands in for everything else that "
                          "differs between them")
-    if fallback.any() and not fallback.all():  # a 7B's 6.5B beside a 9B's 9B: two counts on one axis
-        res.notes.append(f"the sizes mix two counts: {count(int((~fallback).sum()), 'run')} by non-embedding "
+    exact = np.isfinite(sizes) & ~fallback  # a run of no size at all is neither count (it is left out, said)
+    if fallback.any() and exact.any():  # a 7B's 6.5B beside a 9B's 9B: two counts on one axis
+        res.notes.append(f"the sizes mix two counts: {count(int(exact.sum()), 'run')} by non-embedding "
                          f"parameters, {count(int(fallback.sum()), 'run')} by total (no non-embedding count known); "
                          "read as one axis (give --config config.json for exact counts)")
     return res
