@@ -123,3 +123,22 @@ def test_watch_horizon_is_a_number_of_steps(capsys):
     assert "--horizon: 'abc': expected a number of steps such as 100" in line and "seconds" not in line
     assert "positive number of steps" in _refused(["watch", "x.log", "--total-steps", "0"], capsys)
     assert "number of seconds" in _refused(["watch", "x.log", "--interval", "abc"], capsys)
+
+
+@pytest.mark.parametrize("name, parser", COMMANDS, ids=[n for n, _ in COMMANDS])
+def test_an_option_of_several_values_given_twice_keeps_both(name, parser):
+    """``figures --which scaling --which early`` drew only ``early``: argparse's ``nargs`` alone
+    keeps the last use of an option, and the first is dropped unsaid. Every option that takes
+    several values adds each use to the last (``extend``)."""
+    for a in parser._actions:
+        if a.option_strings and a.nargs in ("+", "*"):
+            assert isinstance(a, argparse._ExtendAction), (name, a.option_strings)
+            assert not a.default, (name, a.option_strings)  # extend adds to a default list: the default is set later
+
+
+def test_figures_which_and_format_given_twice():
+    args = build_parser().parse_args(["figures", "runs", "--out", "f", "--which", "scaling", "--which", "early", "law",
+                                      "--format", "png", "--format", "svg"])
+    assert args.which == ["scaling", "early", "law"] and args.format == ["png", "svg"]
+    # png and pdf, filled in by the command
+    assert build_parser().parse_args(["figures", "runs", "--out", "f"]).format is None

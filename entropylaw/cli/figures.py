@@ -47,9 +47,10 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("figures", help="draw the paper's figures for your runs (PNG + PDF)",
                               description=__doc__.split("\n\n", 1)[1])
     add_common(p)
-    p.add_argument("--which", nargs="+", choices=NAMES, metavar="NAME",
+    # extend: a flag given twice adds to the first (argparse's nargs alone kept only the last, unsaid)
+    p.add_argument("--which", nargs="+", action="extend", choices=NAMES, metavar="NAME",
                    help=f"only these figures ({', '.join(NAMES)})")
-    p.add_argument("--format", nargs="+", default=["png", "pdf"], choices=plumbing.FIGURE_FORMATS,
+    p.add_argument("--format", nargs="+", action="extend", choices=plumbing.FIGURE_FORMATS,
                    help="file formats (default png pdf)")
     p.add_argument("--style", default="screen", choices=plumbing.FIGURE_STYLES,
                    help="screen (default) or paper: one column 3.5 in / two columns 7 in wide, fonts of 7 pt "
@@ -60,8 +61,8 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     t, probes, _sources = read_figure_inputs(args)
     try:
-        res = api.figures(t, probes, out=args.out, which=args.which, formats=args.format, style=args.style,
-                          fit_frac=args.fit_frac, strict=getattr(args, "strict", False))
+        res = api.figures(t, probes, out=args.out, which=args.which, formats=args.format or ["png", "pdf"],
+                          style=args.style, fit_frac=args.fit_frac, strict=getattr(args, "strict", False))
     except EntropyLawError as err:
         for line in getattr(err, "skipped", []):
             print(plumbing.wrap(args.flags(f"entropylaw: skipped {line}")), file=sys.stderr)

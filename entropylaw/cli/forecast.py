@@ -56,7 +56,7 @@ def add_parser(subparsers) -> None:
                         "real runs, for the run's kind of score: "
                         + ", ".join(f"{k} {v}" for k, v in plumbing.defaults_by_kind().items()) + "; see the README)")
     g.add_argument("--compare", action="store_true", help="report every method side by side")
-    g.add_argument("--prior", nargs="+", metavar="RUNS",
+    g.add_argument("--prior", nargs="+", action="extend", metavar="RUNS",
                    help="finished runs of the same recipe (files, as INPUT): logit-drift learns its prior on the "
                         "climb's rate from them (with the model size as a covariate from 3 sizes), and the 'prior' "
                         "method its empirical-Bayes prior")
