@@ -142,3 +142,35 @@ def test_figures_which_and_format_given_twice():
     assert args.which == ["scaling", "early", "law"] and args.format == ["png", "svg"]
     # png and pdf, filled in by the command
     assert build_parser().parse_args(["figures", "runs", "--out", "f"]).format is None
+
+
+ONE_VALUE = [(name, opt) for name, parser in COMMANDS for a in parser._actions
+             if isinstance(a, argparse._StoreAction) and a.nargs is None and not a.required and not a.choices
+             for opt in a.option_strings[:1] if opt.startswith("--")]
+
+
+@pytest.mark.parametrize("name, option", ONE_VALUE, ids=[f"{n}:{o}" for n, o in ONE_VALUE])
+def test_an_option_of_one_value_given_twice_is_refused_in_one_line(name, option, capsys, tmp_path, monkeypatch):
+    """``forecast RUN --fit-frac 0.1 --fit-frac 0.2`` read 0.2 and dropped 0.1 unsaid."""
+    monkeypatch.chdir(tmp_path)  # where a command not refused (the code before this rule) would write
+    parser = dict(COMMANDS)[name]
+    argv = _minimal_argv(name, parser) + (["--fit-frac", "0.5"] if name == "predict" and not option.startswith("--fit-") else [])
+    value = next((v for v in ("0.5", "1", "200", "1B", "0,1", "x") if _parses(argv + [option, v])), None)
+    assert value is not None, option  # one of these is a value it takes
+    capsys.readouterr()  # the tries' own errors
+    line = _refused(argv + [option, value, f"{option}={value}"], capsys)
+    assert f"{option} given 2 times (it takes one value" in line, line
+
+
+def _parses(argv) -> bool:
+    try:
+        build_parser().parse_args(argv)
+        return True
+    except SystemExit:
+        return False
+
+
+def test_watch_follows_one_run_and_says_so_when_given_two(tmp_path, capsys):
+    assert main(["watch", "data/real", "--run", "a", "--run", "b", "--plain", "--max-refreshes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "--run given 2 times (a, b): watch follows one run" in err and "Traceback" not in err

@@ -59,9 +59,12 @@ class Parser(argparse.ArgumentParser):
 
     def parse_args(self, args=None, namespace=None):
         parsed, extras = self.parse_known_args(args, namespace)
+        command = command_parser(self, parsed)
         if extras:
-            command = command_parser(self, parsed)
             command.error(unknown_arguments(command, extras))
+        twice = repeated_option(command, self.given)
+        if twice:
+            command.error(twice)
         return parsed
 
     def parse_known_args(self, args=None, namespace=None):
@@ -182,6 +185,30 @@ def sub_commands(parser, prefix: str = "") -> dict:
                 out[words] = sub
                 out.update(sub_commands(sub, words))
     return out
+
+
+def repeated_option(parser, given: list[str]) -> str | None:
+    """The message for an option of one value given twice (``watch --run a --run b``: argparse keeps
+    the last and drops the first unsaid), else None. Options of several values add up (``extend``).
+
+    >>> p = argparse.ArgumentParser(prog="x")
+    >>> _ = p.add_argument("--run")
+    >>> repeated_option(p, ["--run", "a", "--run=b"])
+    '--run given 2 times (it takes one value; the last would be used and the others dropped): give it once'
+    >>> repeated_option(p, ["--run", "a", "--", "--run"]) is None
+    True
+    """
+    given = given[:given.index("--")] if "--" in given else given
+    counts: dict[str, list[str]] = {}
+    for token in given:
+        action = parser._option_string_actions.get(token.split("=", 1)[0]) if token.startswith("--") else None
+        if isinstance(action, argparse._StoreAction) and action.nargs in (None, "?"):
+            counts.setdefault(action.dest, []).append(token.split("=", 1)[0])
+    for names in counts.values():
+        if len(names) > 1:
+            return (f"{' / '.join(dict.fromkeys(names))} given {len(names)} times (it takes one value; the last would "
+                    "be used and the others dropped): give it once")
+    return None
 
 
 RUN_PICKERS = ("--run", "--runs", "--only", "--run-name", "--select")  # what users type to pick runs

@@ -91,8 +91,8 @@ class Signature:
 
 def snapshot(args, path: Path) -> dict:
     """One refresh (:func:`entropylaw.snapshot`) with the command's options."""
-    snap = api.snapshot(path, run=args.run[-1] if args.run else None, methods=args.method, horizon=args.horizon, total_steps=args.total_steps,
-                        target=args.target, step_cost=args.step_cost, n_boot=args.n_boot, n_problems=args.n_problems,
+    snap = api.snapshot(path, run=args.run[0] if args.run else None, methods=args.method, horizon=args.horizon,
+                        total_steps=args.total_steps, target=args.target, step_cost=args.step_cost, n_boot=args.n_boot, n_problems=args.n_problems,
                         **source_options(args))
     flags = getattr(args, "flags", str)
     out = {k: flags(v) if k in ("total_note", "fit_error", "forecast_error") else v for k, v in snap.items()}
@@ -219,6 +219,9 @@ def run(args) -> int:
     if not path.exists() and not path.parent.is_dir():  # a log not written yet is waited for; its folder exists
         raise EntropyLawError(f"{path}: no such file or directory, nor its folder {path.parent} (watch waits for "
                               "a log that a trainer has yet to write, in a folder that exists)")
+    if args.run and len(args.run) > 1:  # the option is repeatable elsewhere; watch follows one run
+        raise EntropyLawError(f"--run given {len(args.run)} times ({', '.join(args.run)}): watch follows one run; "
+                              "give one (run `watch` once per run to follow several)")
     live = None
     if not args.plain and sys.stdout.isatty():
         try:
