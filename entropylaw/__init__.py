@@ -10,14 +10,18 @@ tokens that drive the collapse (``entropylaw.probing``; torch only there and in 
 >>> print(fit)                                                  # doctest: +SKIP
 """
 
+from entropylaw._startup import interrupted_on_start as _interrupted_on_start  # noqa: E402
 from entropylaw._version import __version__  # noqa: E402
 
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning  # noqa: E402
-from entropylaw.api import (  # noqa: E402
-    FIGURES, EntropyLawFit, Forecast, algorithms, audit, figures, fit, fit_all, fits_frame, forecast, forecast_all,
-    ingest, lab_export, lab_run, lab_sizes, lab_sweep, load, overview, predict, predict_all, probe, probe_checkpoints, rank,
-    report, row_accounts, run_ids, scale, snapshot, summary,
-)
+
+# Ctrl-C while `python -m entropylaw` (or the `entropylaw` script) imports the API: one line, exit 130, as later
+with _interrupted_on_start():
+    from entropylaw.api import (  # noqa: E402
+        FIGURES, EntropyLawFit, Forecast, algorithms, audit, figures, fit, fit_all, fits_frame, forecast, forecast_all,
+        ingest, lab_export, lab_run, lab_sizes, lab_sweep, load, overview, predict, predict_all, probe,
+        probe_checkpoints, rank, report, row_accounts, run_ids, scale, snapshot, summary,
+    )
 
 # each name is a function or a package, never both: the packages are named for what they hold
 # (readers, probing, auditing, figure_sets, page), the API's functions for what they do

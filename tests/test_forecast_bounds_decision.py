@@ -291,7 +291,7 @@ def test_cli_target_json_and_text(tmp_path):
     assert set(d) >= {"call", "threshold", "gain"} and set(d["gain"]) >= {"to_step", "expected", "lo", "hi"}
     bad = run_cli(*cmd[:-4], "--target", "high")
     assert bad.returncode == 2 and "expected a score" in bad.stderr and "Traceback" not in bad.stderr
-    for option, value, says in (("--n-problems", "0", "1 problem or more"), ("--n-problems", "2.5", "whole number"),
+    for option, value, says in (("--n-problems", "0", "2 or more"), ("--n-problems", "2.5", "whole number"),
                                 ("--threshold", "0", "above 0"), ("--total-steps", "50", "not after the window"),
                                 ("--step-cost", "0", "positive")):
         bad = run_cli(*cmd, option, value)

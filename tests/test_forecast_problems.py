@@ -126,10 +126,44 @@ def test_the_size_weighs_the_regimes_climb_and_reaches_a_sweeps_pooling():
     assert rates[100] and all(a[1] > 3 * b[1] for a, b in zip(rates[100], rates[10000]))
 
 
-@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0, 2.5, "500"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0, 1, 1.0, -3, 2.5, True, "500"])
 def test_a_bad_set_size_is_one_clear_error(bad):
     with pytest.raises(EntropyLawError, match="n_problems"):
         check_decision_args(None, None, bad, None, 10.0)
+
+
+@pytest.mark.parametrize("bad", [1, 0, -2, 2.5])
+def test_a_set_of_under_two_problems_is_refused_by_forecast_forecast_all_and_rank(bad):
+    """One problem (or none, or half a problem) is no validation set: its binomial standard error
+    set a threshold said to come from `n_problems`. Refused once, before any run is forecast (not
+    each run of a sweep left out for it), saying what was given and what is expected."""
+    import entropylaw as el
+    from entropylaw import table
+
+    recs = [(s, "val/accuracy", 0.7 - 0.4 * np.exp(-s / 60)) for s in range(0, 400, 10)]
+    df = pd.concat([table.from_records(recs, run_id=f"r{i}", source="sweep") for i in range(3)])
+    said = rf"`n_problems` {bad!r}: expected a whole number of problems, 2 or more"
+    for call in (lambda: el.forecast(df, "r0", fit_frac=0.5, methods=["default"], n_boot=20, n_problems=bad),
+                 lambda: el.forecast_all(df, fit_frac=0.5, methods=["default"], n_boot=20, n_problems=bad),
+                 lambda: el.rank(df, fit_frac=0.5, n_boot=20, n_problems=bad),
+                 lambda: el.rank(df, n_boot=20, n_problems=bad)):  # live: through live_sweep
+        with pytest.raises(EntropyLawError, match=said.replace(".", r"\.")):
+            call()
+    assert el.forecast(df, "r0", fit_frac=0.5, methods=["default"], n_boot=20, n_problems=2).decision
+
+
+@pytest.mark.parametrize("command", ["forecast", "rank", "watch"])
+def test_every_command_refuses_n_problems_under_two_in_one_line(command, tmp_path):
+    from conftest import run_cli
+
+    path = tmp_path / "run.csv"
+    path.write_text("step,val/accuracy\n" + "".join(f"{s},{0.5 + s / 1000}\n" for s in range(0, 100, 10)))
+    for value in ("1", "0", "-3", "2.5"):
+        bounded = ("--max-refreshes", "1", "--interval", "0.1") if command == "watch" else ()  # old code ran on
+        out = run_cli(command, str(path), "--n-problems", value, *bounded, timeout=120)
+        assert out.returncode == 2 and "Traceback" not in out.stderr, (value, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+        assert f"--n-problems: '{value}': expected a whole number of problems, 2 or more" in out.stderr, out.stderr
 
 
 def test_every_shipped_real_run_reads_the_size_its_key_names_and_no_lattice_off_rounded_logs():

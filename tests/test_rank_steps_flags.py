@@ -83,6 +83,22 @@ def test_a_live_run_that_reached_total_steps_is_ranked_finished_on_its_observed_
                                                       if "val/accuracy" in x and x["step"] <= 60][-1])
 
 
+def test_a_sweep_whose_every_run_has_finished_is_said_ranked_on_observed_scores(tmp_path):
+    """Before: "ranked by their final score (forecast; observed where finished) from everything logged
+    so far", when nothing was forecast: every run had reached --total-steps."""
+    root = tmp_path / "done"
+    for i in range(3):
+        _csv(root / f"run{i}.csv", _healthy(seed=30 + i))
+    text = " ".join(run_cli("rank", str(root), "--total-steps", "100", "--n-boot", "100").stdout.split())
+    assert text.startswith("3 runs ranked on their observed final scores at step 100: every run has finished"), text
+    assert "logged so far" not in text and "forecast;" not in text
+    one = " ".join(run_cli("rank", str(root / "run0.csv"), "--total-steps", "100", "--n-boot", "100").stdout.split())
+    assert "its observed final score at step 100: it has finished" in one and "logged so far" not in one, one
+    live = " ".join(run_cli("rank", str(_progress(tmp_path / "progress")), "--total-steps", "100",
+                            "--n-boot", "100").stdout.split())  # one finished, two forecast: as before
+    assert "final score (forecast; observed where finished) from everything logged so far" in live, live
+
+
 def test_a_backtest_of_runs_that_end_at_different_steps_says_so_and_prunes_none_for_ending_earlier(tmp_path):
     root = tmp_path / "lengths"
     _csv(root / "short.csv", _healthy(n=40, seed=4))

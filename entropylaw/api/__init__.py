@@ -178,7 +178,7 @@ def forecast(df: _pd.DataFrame, run: str | None = None, *, prior: _pd.DataFrame 
     ('continue', 490.0)
     """
     rid = _one_run(df, run)
-    return _forecast_table(df, [rid], prior=prior, **options)[rid]
+    return _sourced(df, _forecast_table(df, [rid], prior=prior, **options))[rid]
 
 
 def forecast_all(df: _pd.DataFrame, runs=None, *, prior: _pd.DataFrame | None = None, **options):
@@ -186,7 +186,16 @@ def forecast_all(df: _pd.DataFrame, runs=None, *, prior: _pd.DataFrame | None = 
     ``entropylaw forecast`` prints. With several runs, one that cannot be forecast is left out
     with a warning (``.left_out``: run -> why); none left is an error. ``options`` and ``prior``
     as for :func:`forecast` (``methods=["default"]``: the recommended method only)."""
-    return _forecast_table(df, list(runs) if runs is not None else run_ids(df), prior=prior, **options)
+    return _sourced(df, _forecast_table(df, list(runs) if runs is not None else run_ids(df), prior=prior, **options))
+
+
+def _sourced(df: _pd.DataFrame, forecasts):
+    """``forecasts`` (run -> Forecast), each with the file its run was read from (``.source``, in its
+    JSON as in :func:`rank`'s): runs of one name in two folders are run and run-2."""
+    sources = _table.runs(df).set_index("run_id")["source"].astype(str).to_dict()
+    for rid, fc in forecasts.items():
+        fc.source = sources.get(rid, "")
+    return forecasts
 
 
 def scale(df: _pd.DataFrame, runs=None, *, conf=0.9, predict=None, **options) -> _ScaleResult:

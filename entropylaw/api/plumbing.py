@@ -16,6 +16,7 @@ from entropylaw.draw.looks import FORMATS as FIGURE_FORMATS, STYLES as _STYLES
 from entropylaw.fileio import check_writable, dumps
 from entropylaw.fit.forecast.core import ALL_METHODS as FORECAST_METHODS, DEFAULT, METHODS as _CURVE_METHODS
 from entropylaw.fit.forecast.core import defaults_by_kind
+from entropylaw.fit.forecast.problems import problems_error
 from entropylaw.fit.forecast.text import decision_lines
 from entropylaw.fit.run import left_out_line
 from entropylaw.fit.run_summary import format_summary
@@ -37,5 +38,5 @@ __all__ = ["FORECAST_METHODS", "DEFAULT", "PRIOR_BASES", "PRECISIONS", "PROBE_WH
            "ROBUST_LOSSES", "FIGURE_FORMATS", "FIGURE_STYLES", "audit_text", "left_out_line", "check_outputs",
            "check_writable", "count", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary",
            "group_repeats", "lab_sweep_runs", "law_formula", "loss_lines", "parse_size", "parse_sizes", "plot_path",
-           "read_probe_summary", "reading_notes", "save_early_figure", "save_fit_figures", "target_as_read",
-           "target_out_of_range", "unit_lines", "wide", "width", "with_accounts", "wrap"]
+           "problems_error", "read_probe_summary", "reading_notes", "save_early_figure", "save_fit_figures",
+           "target_as_read", "target_out_of_range", "unit_lines", "wide", "width", "with_accounts", "wrap"]

@@ -21,7 +21,7 @@ import sys
 
 from entropylaw import api
 from entropylaw.api.plumbing import ENTROPY_CONVENTIONS, INTERVALS, PAIRINGS, width, wrap
-from entropylaw.api.plumbing import parse_size as api_size, parse_sizes as api_sizes
+from entropylaw.api.plumbing import parse_size as api_size, parse_sizes as api_sizes, problems_error
 from entropylaw.errors import EntropyLawError
 
 
@@ -70,7 +70,6 @@ def positive(noun: str = "number", example: str = "1"):
 COUNT = whole(1)
 SEED = whole(0, "0", "a seed must be 0 or more")  # numpy's generators take no negative seed
 N_BOOT = whole(2, "1000", "a bootstrap needs at least 2 resamples")
-PROBLEMS = whole(1, "1319", "expected 1 problem or more")
 STEPS = positive("number of steps", "100")
 STEP = number("training step", "500")
 SCORE = number("score", "0.85")
@@ -80,6 +79,26 @@ REAL = number()
 TEMPERATURE = positive("temperature", "1.0")
 FRACTION = number("fraction", "0.15", above=0, below=1)  # the fit window's own rule: 0 < F < 1
 CONF = number("number", "0.95", above=0, below=1, why="the interval level must lie strictly between 0 and 1")
+
+
+def problems(text: str) -> int:
+    """``--n-problems``: a validation set's size, by the API's one rule (``problems_error``: 2 or more).
+
+    >>> problems("1319")
+    1319
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of problems such as 1319") from None
+    why = problems_error(value)
+    if why:
+        raise argparse.ArgumentTypeError(f"{text!r}: {why}")
+    return int(value)
+
+
+problems.__name__ = "number of problems"  # argparse names the type in its own messages
+PROBLEMS = problems
 
 
 def size(text: str) -> float:

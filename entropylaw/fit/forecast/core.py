@@ -51,6 +51,7 @@ from entropylaw.fit.forecast import sweep as _sweep
 from entropylaw.fit.forecast import text as _text
 from entropylaw.fit.forecast.final import final_steps, seen_range
 from entropylaw.fit.forecast.names import DEFAULT
+from entropylaw.fit.forecast.problems import check_problems
 from entropylaw.fit.forecast.result import Forecast, MethodResult  # noqa: F401  (what forecast() returns)
 from entropylaw.fit.forecast.text import GUESS_SAID
 from entropylaw.fit.run import each_run
@@ -309,6 +310,7 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     """
     import entropylaw.table as table
 
+    check_problems(kwargs.get("n_problems"))  # once, before any run: not each run left out for it
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
     prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)
                                                 for r in table.run_ids(prior))

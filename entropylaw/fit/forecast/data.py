@@ -44,7 +44,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
-from entropylaw.fit.forecast.problems import is_size_name, logged_problems
+from entropylaw.fit.forecast.problems import check_problems, is_size_name, logged_problems
 from entropylaw.fit.forecast.tasks import model_key, task_of
 from entropylaw.fit.window import window_end as _window_end
 
@@ -261,7 +261,9 @@ def cumulative(tokens: Series, is_cumulative: bool | None = None) -> Series:
 
 def with_problems(run: RunData, n_problems=None) -> RunData:
     """``run`` with its validation set's size where the user gives one (its binomial noise then
-    weighs the points, reads the regime and sets the threshold), else unchanged."""
+    weighs the points, reads the regime and sets the threshold), else unchanged; a size of under
+    :data:`~.problems.MIN_PROBLEMS` (or not whole) is refused (:func:`~.problems.check_problems`)."""
+    check_problems(n_problems)
     return replace(run, n_problems=float(n_problems)) if n_problems else run
 
 

@@ -42,7 +42,7 @@ import numpy as np
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import own_noise
 from entropylaw.fit.forecast.final import final_steps, hold, no_forecast_reason, seen_range
-from entropylaw.fit.forecast.problems import problems_for, run_problems
+from entropylaw.fit.forecast.problems import check_problems, problems_for, run_problems
 from entropylaw.fit.forecast.rank_flags import is_constant
 from entropylaw.fit.forecast.schedule import LR_KEYS
 from entropylaw.fit.logit import from_logit
@@ -219,9 +219,7 @@ def check_decision_args(target, threshold, n_problems, total_steps, end, step_co
         raise EntropyLawError(f"`target` {target!r}: expected a finite score")
     if threshold is not None and not threshold > 0:
         raise EntropyLawError(f"`threshold` {threshold!r}: expected a gain above 0")
-    if n_problems is not None and (not isinstance(n_problems, (int, float, np.integer, np.floating))
-                                   or not np.isfinite(n_problems) or n_problems < 1 or n_problems != int(n_problems)):
-        raise EntropyLawError(f"`n_problems` {n_problems!r}: expected a whole number of problems, 1 or more")
+    check_problems(n_problems)
     if total_steps is not None and total_steps <= end:
         raise EntropyLawError(f"`total_steps` {total_steps:g} is not after the window's end (step {end:g})")
     if step_cost is not None and not (np.isfinite(step_cost) and step_cost > 0):

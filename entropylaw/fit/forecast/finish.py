@@ -38,7 +38,7 @@ from entropylaw.fit.forecast.core import forecast_table
 from entropylaw.fit.forecast.data import RunData, own_noise, with_problems
 from entropylaw.fit.forecast.decide import log_facts, point_size, threshold_for
 from entropylaw.fit.forecast.final import final_span
-from entropylaw.fit.forecast.problems import run_problems
+from entropylaw.fit.forecast.problems import check_problems, run_problems
 from entropylaw.fit.forecast.text import Forecasts, law_reasons
 
 NOISE_POINTS = 10  # the last target points whose scatter is a finished run's noise
@@ -125,6 +125,7 @@ def live_sweep(df, ids: list, seed: int = 0, **options):
     """``ids`` of the tidy table ``df`` at one step (live): ``(forecasts, finished, (N, why))``,
     the runs not finished forecast to N (:func:`~.core.forecast_table`'s ``options``, with
     ``total_steps`` and ``at_steps`` N), those finished read (:func:`finished`)."""
+    check_problems(options.get("n_problems"))  # before any run is read or forecast
     parts = table.split_runs(df)
     runs, logs = {}, {}
     for rid in ids:

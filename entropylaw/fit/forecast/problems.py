@@ -19,6 +19,8 @@ import re
 
 import numpy as np
 
+from entropylaw.errors import EntropyLawError
+
 # Test-split sizes (number of problems) of common benchmarks: the binomial noise of a score.
 PROBLEMS = {"gsm8k": 1319, "math-lighteval": 5000, "math": 5000, "math500": 500, "math-500": 500,
             "aime_2024": 30, "aime24": 30, "aime_2025": 30, "aime25": 30, "amc23": 40, "amc": 83}
@@ -31,7 +33,30 @@ EDGE = 1e-6  # scores this close to the range's ends constrain no denominator
 # a validation score of a set of unknown size with under FEW_POINTS points in the window: the noise of a
 # 500-problem set (MATH-500's size; 2.2 points at 0.5), stated
 ASSUMED_PROBLEMS, FEW_POINTS = 500, 5
+# the fewest problems a validation set the user gives may hold: one problem (or none) is no validation set, its
+# binomial standard error no threshold
+MIN_PROBLEMS = 2
 _SAMPLES = re.compile(r"(?:mean|avg)@(\d+)")  # a mean over k samples per problem: veRL's mean@k
+
+
+def problems_error(n_problems) -> str | None:
+    """What is wrong with a validation set's size a user gives (``n_problems``), else None: the one
+    rule, which the API raises (:func:`check_problems`) and the command line says of ``--n-problems``.
+
+    >>> problems_error(1319), problems_error(1)
+    (None, 'expected a whole number of problems, 2 or more')
+    """
+    ok = (isinstance(n_problems, (int, float, np.integer, np.floating)) and not isinstance(n_problems, bool)
+          and bool(np.isfinite(n_problems)) and n_problems == int(n_problems) and n_problems >= MIN_PROBLEMS)
+    return None if ok else f"expected a whole number of problems, {MIN_PROBLEMS} or more"
+
+
+def check_problems(n_problems) -> None:
+    """Raise :class:`~entropylaw.errors.EntropyLawError` for a size :func:`problems_error` refuses;
+    None (no size given) passes."""
+    why = None if n_problems is None else problems_error(n_problems)
+    if why:
+        raise EntropyLawError(f"`n_problems` {n_problems!r}: {why}")
 
 
 def problems_of(target_key: str, problems: dict | None = None) -> tuple[int | None, str | None]:

@@ -181,7 +181,16 @@ class Ranking:
         thr = f"{self.threshold / self.point:.1f} points" if self.point else f"{self.threshold:.4g}"
         what = ("final score (forecast; observed where finished)" if any(r.get("finished") for r in self.rows)
                 else "forecast final score")
-        if len(self.rows) == 1:  # nothing to rank
+        done = bool(self.rows) and all(r.get("finished") for r in self.rows)  # nothing forecast: all observed
+        at = f" at step {self.step[0]:g}" if self.step and self.step[0] else ""
+        if done and len(self.rows) == 1:
+            lines = [f"one run: nothing to rank it against, and nothing is pruned; its observed final score{at}: it "
+                     "has finished (nothing is forecast)"]
+        elif done:
+            lines = [f"{count(len(self.rows), 'run')} ranked on their observed final scores{at}: every run has "
+                     f"finished, so nothing is forecast and nothing is pruned; p_near: within {thr} of the best "
+                     f"({self.threshold_source})"]
+        elif len(self.rows) == 1:  # nothing to rank
             lines = [f"one run: nothing to rank it against, and nothing is pruned; its {what} {where}"]
         else:
             lines = [f"{count(len(self.rows), 'run')} ranked by their {what} {where}; prune: below "

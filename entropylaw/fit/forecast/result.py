@@ -67,6 +67,7 @@ class Forecast:
     regime: dict | None = None  # the window's regime (entropylaw.fit.forecast.regimes.classify)
     warnings: list | None = None  # what the regime and the run's config make the forecast say
     law_reasons: list | None = None  # why the law does not describe the window ([] where it does)
+    source: str | None = None  # the file the run was read from (set by the API: run and run-2 are two files)
 
     @property
     def regime_name(self) -> str:
@@ -105,8 +106,9 @@ class Forecast:
         return plot_forecast(self, ax=ax, methods=methods)
 
     def to_dict(self) -> dict:
-        return {"run_id": self.run_id, "target_key": self.target_key, "target_kind": self.target_kind,
-                "note": self.note, "log_starts_at": self.origin, "window_end": self.window_end,
+        return {"run_id": self.run_id, "source": self.source, "target_key": self.target_key,
+                "target_kind": self.target_kind, "note": self.note, "log_starts_at": self.origin,
+                "window_end": self.window_end,
                 "last_logged_step": self.last_logged, "run_last_step": self.run_last,
                 "n_window_points": self.n_window, "conf": self.conf,
                 "at_steps": [float(s) for s in self.at_steps], "default_method": self.default,
