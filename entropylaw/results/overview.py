@@ -60,6 +60,11 @@ class Overview:
         if "collapse risk" in marks:
             out.append("v: collapse risk, the entropy rose several-fold or the score fell after its peak: the interval "
                        "is widened downward.")
+        own = [str(i) for i, r in enumerate(self.rows, 1)
+               if (r.get("fc") or {}).get("call") and not (r.get("fc") or {}).get("point")]
+        if own:  # a score in [-1, 1] or of no known range has no points: its gain is in its own units
+            out.append(f"gain to go of row{'s' if len(own) > 1 else ''} {', '.join(own)}: in the score's own units "
+                       "(not points: its range is not [0, 1]).")
         if any(r.get("kind") == "train" for r in self.rows):
             out.append(f"train: forecast and reached are the mean of the run's last {FINAL_SHARE:.0%} of steps "
                        "(one batch is too noisy).")
