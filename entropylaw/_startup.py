@@ -19,14 +19,25 @@ COMMAND = "entropylaw"
 MODULES = (COMMAND, f"{COMMAND}.__main__")  # what ``python -m`` runs as the command
 
 
+FLAGS = set("bBdEhiIOPqRsSuvx")  # the interpreter's options that take no value: may precede m in one word (-Im)
+
+
 def _module_run() -> str:
-    """The module ``python -m`` was given (``sys.orig_argv``), else ''."""
+    """The module ``python -m`` was given (``sys.orig_argv``: ``-m NAME``, ``-mNAME``, ``-Im NAME``),
+    else ''."""
     argv = [str(a) for a in getattr(sys, "orig_argv", ())]
-    for i, arg in enumerate(argv[1:], 1):
-        if arg == "-m":
-            return argv[i + 1] if i + 1 < len(argv) else ""
-        if arg.startswith("-m"):
-            return arg[2:]
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-X", "-W", "--check-hash-based-pycs"):  # an option and its value
+            i += 2
+            continue
+        if not arg.startswith("-") or arg.startswith("-c"):  # a script or -c: the interpreter's options end
+            return ""
+        at = arg.find("m")
+        if not arg.startswith("--") and at > 0 and set(arg[1:at]) <= FLAGS:
+            return arg[at + 1:] or (argv[i + 1] if i + 1 < len(argv) else "")
+        i += 1
     return ""
 
 

@@ -154,7 +154,8 @@ def test_an_option_of_one_value_given_twice_is_refused_in_one_line(name, option,
     """``forecast RUN --fit-frac 0.1 --fit-frac 0.2`` read 0.2 and dropped 0.1 unsaid."""
     monkeypatch.chdir(tmp_path)  # where a command not refused (the code before this rule) would write
     parser = dict(COMMANDS)[name]
-    argv = _minimal_argv(name, parser) + (["--fit-frac", "0.5"] if name == "predict" and not option.startswith("--fit-") else [])
+    window = name == "predict" and not option.startswith("--fit-")  # predict needs one of --fit-frac, --fit-steps
+    argv = _minimal_argv(name, parser) + (["--fit-frac", "0.5"] if window else [])
     value = next((v for v in ("0.5", "1", "200", "1B", "0,1", "x") if _parses(argv + [option, v])), None)
     assert value is not None, option  # one of these is a value it takes
     capsys.readouterr()  # the tries' own errors
@@ -168,6 +169,14 @@ def _parses(argv) -> bool:
         return True
     except SystemExit:
         return False
+
+
+def test_a_short_option_given_twice_is_refused_too(capsys, tmp_path, monkeypatch):
+    """``ingest RUN -o a.csv -o b.csv`` wrote b.csv alone, unsaid."""
+    monkeypatch.chdir(tmp_path)
+    for argv in (["ingest", "x", "-o", "a.csv", "-ob.csv"], ["ingest", "x", "-o", "a.csv", "--output", "b.csv"]):
+        assert "given 2 times (it takes one value" in _refused(argv, capsys)
+    assert not list(tmp_path.iterdir())
 
 
 def test_watch_follows_one_run_and_says_so_when_given_two(tmp_path, capsys):

@@ -67,3 +67,19 @@ def test_ctrl_c_while_the_command_imports_is_one_line_and_exit_130(how, tmp_path
 def test_ctrl_c_while_a_program_imports_the_library_stays_a_keyboard_interrupt():
     code, err = _interrupted_while_importing(["-c", "import entropylaw"])
     assert code != 130 and "KeyboardInterrupt" in err and "entropylaw: interrupted" not in err, (code, err)
+
+
+@pytest.mark.parametrize("argv, module", [
+    (["py", "-m", "entropylaw", "fit"], "entropylaw"), (["py", "-Im", "entropylaw"], "entropylaw"),
+    (["py", "-mentropylaw"], "entropylaw"), (["py", "-X", "importtime", "-m", "entropylaw"], "entropylaw"),
+    (["py", "-Ximporttime", "-m", "entropylaw"], "entropylaw"),
+    (["py", "-W", "ignore", "-m", "entropylaw"], "entropylaw"), (["py", "-c", "import entropylaw"], ""),
+    (["py", "tool.py", "-m", "entropylaw"], ""), (["py", "-u", "-m", "pytest"], "pytest"),
+])
+def test_the_module_python_runs_is_read_off_the_interpreters_options(argv, module, monkeypatch):
+    """``python -Im entropylaw`` is the command too (its Ctrl-C at start one line); a script's own
+    ``-m`` after it, or ``-c``, is not."""
+    from entropylaw import _startup
+
+    monkeypatch.setattr(sys, "orig_argv", argv, raising=False)
+    assert _startup._module_run() == module

@@ -5,6 +5,8 @@ against sets drawn here with a known size, and against the hostile encodings a l
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -146,7 +148,9 @@ def test_a_set_of_under_two_problems_is_refused_by_forecast_forecast_all_and_ran
     for call in (lambda: el.forecast(df, "r0", fit_frac=0.5, methods=["default"], n_boot=20, n_problems=bad),
                  lambda: el.forecast_all(df, fit_frac=0.5, methods=["default"], n_boot=20, n_problems=bad),
                  lambda: el.rank(df, fit_frac=0.5, n_boot=20, n_problems=bad),
-                 lambda: el.rank(df, n_boot=20, n_problems=bad)):  # live: through live_sweep
+                 lambda: el.rank(df, n_boot=20, n_problems=bad),  # live: through live_sweep
+                 lambda: el.snapshot(Path(__file__).resolve().parents[1] / "data/real-sizes", n_boot=20,
+                                     n_problems=bad)):  # watch's refresh
         with pytest.raises(EntropyLawError, match=said.replace(".", r"\.")):
             call()
     assert el.forecast(df, "r0", fit_frac=0.5, methods=["default"], n_boot=20, n_problems=2).decision

@@ -252,6 +252,10 @@ def test_an_accuracy_in_percent_named_so_or_named_after_its_benchmark_is_the_val
     km = detect_keys(["step", "entropy", "val/gsm8k_acc", "val/math_acc"])
     assert km.val == {"val/gsm8k": "val/gsm8k_acc", "val/math": "val/math_acc"} and not km.warnings
     assert {"val/gsm8k", "val/math"} <= set(el.load(two, warn=False)["metric"])
+    # a mean over benchmarks, a running best, a token accuracy, the training split: no benchmark's accuracy
+    km = detect_keys(["step", "entropy", "val/gsm8k_acc", "val/math_acc", "val/overall_acc", "val/best_acc",
+                      "eval_mean_token_accuracy", "eval/train_acc"])
+    assert km.val == {"val/gsm8k": "val/gsm8k_acc", "val/math": "val/math_acc"}
 
 
 def test_a_validation_score_that_looks_like_a_percent_but_is_not_named_one_is_said(tmp_path):

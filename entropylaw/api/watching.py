@@ -12,6 +12,7 @@ import entropylaw.table as table
 from entropylaw.api.reading import load, row_accounts, target_as_read
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.core import DEFAULT, forecast_table
+from entropylaw.fit.forecast.problems import check_problems
 from entropylaw.fit.run import fit_run
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.verl_jsonl import CUT_LAST
@@ -26,6 +27,7 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
     reach (a percent, above 1, where the scores were read from percent: :func:`~.reading.target_as_read`),
     ``step_cost`` GPU-hours a step, ``n_problems`` the validation set's size (default: read
     off the scores, else known benchmarks by name); ``load_options`` as for :func:`entropylaw.load`."""
+    check_problems(n_problems)  # a user's mistake, not a state of the log: raised, as forecast raises it
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         df = load(str(path), warn=False, **load_options)

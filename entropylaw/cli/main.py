@@ -197,13 +197,18 @@ def repeated_option(parser, given: list[str]) -> str | None:
     '--run given 2 times (it takes one value; the last would be used and the others dropped): give it once'
     >>> repeated_option(p, ["--run", "a", "--", "--run"]) is None
     True
+    >>> _ = p.add_argument("-o", "--output")
+    >>> repeated_option(p, ["-o", "a.csv", "-ob.csv"])[:28]
+    '-o given 2 times (it takes o'
     """
     given = given[:given.index("--")] if "--" in given else given
     counts: dict[str, list[str]] = {}
     for token in given:
-        action = parser._option_string_actions.get(token.split("=", 1)[0]) if token.startswith("--") else None
+        # --name, --name=value; -o, -ovalue (a short option's value may follow it in the same word)
+        name = token.split("=", 1)[0] if token.startswith("--") else token[:2] if token.startswith("-") else ""
+        action = parser._option_string_actions.get(name) if name else None
         if isinstance(action, argparse._StoreAction) and action.nargs in (None, "?"):
-            counts.setdefault(action.dest, []).append(token.split("=", 1)[0])
+            counts.setdefault(action.dest, []).append(name)
     for names in counts.values():
         if len(names) > 1:
             return (f"{' / '.join(dict.fromkeys(names))} given {len(names)} times (it takes one value; the last would "

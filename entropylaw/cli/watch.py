@@ -92,8 +92,8 @@ class Signature:
 def snapshot(args, path: Path) -> dict:
     """One refresh (:func:`entropylaw.snapshot`) with the command's options."""
     snap = api.snapshot(path, run=args.run[0] if args.run else None, methods=args.method, horizon=args.horizon,
-                        total_steps=args.total_steps, target=args.target, step_cost=args.step_cost, n_boot=args.n_boot, n_problems=args.n_problems,
-                        **source_options(args))
+                        total_steps=args.total_steps, target=args.target, step_cost=args.step_cost,
+                        n_boot=args.n_boot, n_problems=args.n_problems, **source_options(args))
     flags = getattr(args, "flags", str)
     out = {k: flags(v) if k in ("total_note", "fit_error", "forecast_error") else v for k, v in snap.items()}
     out["decision_lines"] = [flags(line) for line in plumbing.decision_lines(snap.get("decision"))]

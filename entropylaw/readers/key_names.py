@@ -21,7 +21,7 @@ benchmark), neither is taken and both are named, so the user chooses.
 ('train/token_entropy', 'train/train_reward', {'val/answer_accuracy': 'eval/answer_accuracy'}, [])
 >>> by_name(["entropy_avg", "reward_avg", "eval_acc"])[:3]
 ('entropy_avg', 'reward_avg', {'val/acc': 'eval_acc'})
->>> by_name(["val/gsm8k_acc", "val/math_acc", "val/accuracy_pct"], roles=("val",))[2]
+>>> by_name(["val/gsm8k_acc", "val/math_acc", "val/accuracy_pct", "val/overall_acc", "val/best_acc"], roles=("val",))[2]
 {'val/gsm8k': 'val/gsm8k_acc', 'val/math': 'val/math_acc', 'val/accuracy_pct': 'val/accuracy_pct'}
 >>> by_name(["token_entropy", "mean_entropy"])[3]
 ['entropy: 2 keys could be it (token_entropy, mean_entropy): took neither; name one with `entropy_key`']
@@ -40,9 +40,15 @@ _SCORE = re.compile(r"^(?:(?:train|mean|avg|average)_)?(?:reward|rewards|score)(
                     r"|^(?:reward|rewards|score)/mean$", re.I)
 # an accuracy, under a word that names no benchmark (answer_, mean_) or one that does (gsm8k_acc), in a
 # fraction or a percent (accuracy_pct: read as a percent by its values, readers/units.py)
-_ACCURACY = re.compile(r"^(?:(?P<pre>[a-z0-9][\w.+-]*?)_)?(?:acc|accuracy|pass@?1|pass1|correct|exact_match|solve_rate)"
-                       r"(?:_(?:mean|avg|pct|percent))?$", re.I)
-_NO_BENCH = {"answer", "mean", "avg", "average", "val", "eval", "test"}  # words before an accuracy that name no benchmark
+_ACCURACY = re.compile(r"^(?:(?P<pre>[a-z0-9][\w.+-]*?)_)?(?:acc|accuracy|pass@?1|pass1|correct|exact_match|"
+                       r"solve_rate)(?:_(?:mean|avg|pct|percent))?$", re.I)
+_GENERIC_PRE = {"answer", "mean", "avg"}  # before an accuracy, words that name no benchmark: the accuracy itself
+# words that make an accuracy something else than a benchmark's: a running best, a mean over benchmarks (it
+# would be counted as one more of them), a token accuracy (TRL SFT's mean_token_accuracy), the training split
+_NOT_BENCH = {"overall", "all", "total", "macro", "micro", "weighted", "best", "max", "min", "worst", "train",
+              "training", "token", "tokens", "final", "last", "running", "ema", "smoothed", "batch", "step", "std",
+              "average", "val", "eval", "test", "valid", "validation", "top", "maj", "majority", "format", "loss",
+              "reward", "score", "length"}
 _VAL_SCORE = re.compile(r"^(?:(?:mean|avg)_)?(?:score|reward)(?:_(?:mean|avg))?$", re.I)
 _FORMAT = re.compile(r"format|length|len\b|tag|xml|style", re.I)
 
@@ -101,10 +107,13 @@ def val_by_name(keys: list[str], warnings: list[str]) -> dict[str, str]:
         rest = key[m.end():]
         *middle, last = rest.split("/")
         acc = _ACCURACY.match(last)
+        pre = (acc["pre"] or "").lower() if acc else ""
+        if acc and pre and pre not in _GENERIC_PRE and _NOT_BENCH & set(re.split(r"[_\-.]", pre)):
+            continue  # best_acc, overall_acc, mean_token_accuracy: no benchmark's accuracy
         rank = 0 if acc else 1 if _VAL_SCORE.match(last) else None
         if rank is None or _FORMAT.search(last):
             continue
-        named = acc["pre"] if acc and acc["pre"] and acc["pre"].lower() not in _NO_BENCH else ""
+        named = pre if pre and pre not in _GENERIC_PRE else ""
         groups.setdefault("/".join(middle) or named, []).append((rank, key))
     out = {}
     # keys with no benchmark in their name ("" group) are one group: two of them are two guesses at one score

@@ -162,12 +162,11 @@ def anchor(regime, bounds) -> float | None:
     return float(np.asarray(from_logit(np.array([regime["z_end"]]), bounds))[0])
 
 
-def final_and_now(m, kind: str, origin: float, end: float, to_step: float, spacing: float, noise: bool = True):
+def final_and_now(m, kind: str, origin: float, end: float, to_step: float, spacing: float):
     """``m``'s final score at ``to_step`` (:func:`final_draws`) and its level at the window's
     end: (final point, final draws (B,), now point, now draws (B,)), row by row from the same
-    parameter draw (where the method's draws do not line up, the now is its point);
-    ``noise=False``: the final's draws of the expected score (the gain's)."""
-    final, fdraws = final_draws(m, kind, origin, to_step, spacing, noise)
+    parameter draw (where the method's draws do not line up, the now is its point)."""
+    final, fdraws = final_draws(m, kind, origin, to_step, spacing)
     flat = not getattr(m, "models_change", True)
     start = anchor(getattr(m, "regime_", None), getattr(m, "bounds_", None)) if flat else None
     if start is not None:  # a flat method a take-off moves: its draws climb from the take-off's anchor
