@@ -75,6 +75,8 @@ def test_the_api_takes_the_cli_sizes(sizes_table):
         warnings.simplefilter("ignore", EntropyLawWarning)
         res = el.scale(sizes_table, predict=["32B", "72B"])
     assert [p["size"] for p in res.to_dict()["predictions"]] == ["32B", "72B"]
+    again = el.scale(sizes_table, predict=["32B", "32B", 32e9, "72B"])  # one size asked twice is said once
+    assert [p["size"] for p in again.to_dict()["predictions"]] == ["32B", "72B"]
     assert res.predict("32B") == res.predict(32e9) == res.predict("32e9")
     text = str(res)
     assert "32B: final score" in text and "72B: final score" in text

@@ -146,6 +146,8 @@ def parse_sizes(value, what: str = "") -> list[float]:
 
     >>> parse_sizes("32B,72B"), parse_sizes([7e9, "14B"]), parse_sizes(None)
     ([32000000000.0, 72000000000.0], [7000000000.0, 14000000000.0], [])
+    >>> parse_sizes("32B,32B,32e9,72B")  # one size asked twice is one size
+    [32000000000.0, 72000000000.0]
     """
     if value is None:
         return []
@@ -154,7 +156,7 @@ def parse_sizes(value, what: str = "") -> list[float]:
     items = [v for v in items if not (isinstance(v, str) and not v)]
     if isinstance(value, str) and not items:
         raise EntropyLawError(f"{what + ' ' if what else ''}{value!r}: expected sizes {EXAMPLES}, separated by commas")
-    return [parse_size(v, what) for v in items]
+    return list(dict.fromkeys(parse_size(v, what) for v in items))
 
 
 parse_params = parse_size  # its former name
