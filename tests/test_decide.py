@@ -149,6 +149,28 @@ def test_cost_from_a_given_cost_or_the_logs_timing():
     assert dc.step_seconds_upto((np.arange(10.0), np.r_[np.full(5, 10.0), np.full(5, 99.0)]), 4) == 10.0
 
 
+def test_cost_from_an_older_verl_logs_timing_phases():
+    """Older veRL logs each phase (timing/gen, timing/update_actor, ...) and no total: a step's time
+    is their sum (validation's timing/testing only on the steps that validate); the total, where
+    logged, is read instead."""
+    from entropylaw import table
+
+    rng = np.random.default_rng(0)
+    steps = np.arange(0.0, 40.0)
+    phases = {"timing/gen": 18 + rng.random(40), "timing/ref": np.full(40, 5.4),
+              "timing/update_actor": 20 + rng.random(40)}
+    recs = [(s, k, float(v[i])) for k, v in phases.items() for i, s in enumerate(steps)]
+    recs += [(s, "timing/testing", 57.0) for s in steps[9::10]] + [(s, "val/gsm8k", 0.5) for s in steps]
+    facts = dc.log_facts(table.from_records(recs, run_id="r"), "r")
+    total = sum(phases.values()) + np.where(np.isin(steps, steps[9::10]), 57.0, 0.0)  # each step's own sum
+    assert dc.step_seconds_upto(facts["timing"], 19.0) == pytest.approx(float(np.median(total[:20])))
+    assert "4 timing phases, gen, ref, testing, update_actor" in facts["timing_what"]
+    cost = dc.cost_of(100, step_seconds=60.0, timing_what=facts["timing_what"])
+    assert "the log's timing (the sum of its 4 timing phases" in cost["source"]
+    with_total = table.from_records(recs + [(s, "timing_s/step", 70.0) for s in steps], run_id="r")
+    assert dc.log_facts(with_total, "r")["timing_what"] == "timing_s/step"
+
+
 def test_planned_last_step_from_the_log_unless_the_run_went_past_it():
     assert dc.to_step_of(None, 300.0, 200.0, True, 200.0, 50.0)[0] == 300.0
     assert dc.to_step_of(None, 300.0, 500.0, True, 500.0, 50.0) == (500.0, "the score's last logged step, a backtest")

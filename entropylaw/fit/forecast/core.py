@@ -230,7 +230,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     scored = float(run.target.steps[-1]) if len(run.target) and run.target.steps[-1] > end else run.last
     to = to_step_of(total_steps, planned, scored, end < run.last, float(at_steps[-1]), end)
     decision, draws = decision_on(win, decided, conf, target, threshold, n_problems, first, curve, to, step_cost,
-                                  step_seconds_upto(log.get("timing"), end))
+                                  step_seconds_upto(log.get("timing"), end), log.get("timing_what"))
     read = decision.get("method")
     if read and read not in results and read in decided:  # the call's curve is shown: its numbers are on the page
         results[read] = decided[read].result(at_steps, (run.target_kind, fin_steps, win.bounds, seen))

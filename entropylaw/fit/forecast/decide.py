@@ -37,6 +37,8 @@ From one method's forecast (its expected curve, its predictive draws of the fina
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from entropylaw.errors import EntropyLawError
@@ -199,17 +201,18 @@ def likely_call(steps, remaining, up: float, down: float, origin: float, thresho
     return None
 
 
-def cost_of(steps_left: float, step_cost=None, step_seconds=None) -> dict | None:
+def cost_of(steps_left: float, step_cost=None, step_seconds=None, timing_what=None) -> dict | None:
     """What the rest of the run costs: ``step_cost`` GPU-hours a step (given), else
-    ``step_seconds`` of wall time a step (the log's timing): None without either."""
+    ``step_seconds`` of wall time a step (the log's timing; ``timing_what``: which, in words):
+    None without either."""
     if step_cost is not None:
         return {"amount": float(steps_left * step_cost), "unit": "GPU-hours", "per_step": float(step_cost),
                 "source": "given (`step_cost`, GPU-hours per step)"}
     if step_seconds is not None and np.isfinite(step_seconds) and step_seconds > 0:
         return {"amount": float(steps_left * step_seconds / 3600), "unit": "wall-clock hours",
                 "per_step": float(step_seconds),
-                "source": f"the log's timing, median {step_seconds:.4g} s a step in the window (times the run's GPUs "
-                          "for GPU-hours, or give `step_cost`)"}
+                "source": f"the log's timing{f' ({timing_what})' if timing_what else ''}, median {step_seconds:.4g} s "
+                          "a step in the window (times the run's GPUs for GPU-hours, or give `step_cost`)"}
     return None
 
 
@@ -244,7 +247,7 @@ def to_step_of(total_steps, planned, last, backtest: bool, at_last: float, end: 
 # output recommends is then read before a curve fitted for the decision alone, which extrapolates the
 # window the regime says not to trust
 def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, to, step_cost=None,
-                step_seconds=None) -> tuple[dict, np.ndarray | None]:
+                step_seconds=None, timing_what=None) -> tuple[dict, np.ndarray | None]:
     """The decision on ``win`` (the run cut at the window's end) from the first method in order
     that models change (a curve, or a method the window's regime moves: last-value in a
     take-off), and that method's draws of the final score at N; ``to``: (N, why) from
@@ -273,7 +276,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
             **gain_summary(gdraws - ndraws, final - now, conf)}
     out = {"method": m.name, "conf": float(conf), "threshold": float(threshold), "threshold_source": source,
            "gain": gain, "display_units": unit_name(bounds), "point": point_size(bounds),
-           "cost": cost_of(to_step - end, step_cost, step_seconds),
+           "cost": cost_of(to_step - end, step_cost, step_seconds, timing_what),
            # the validation set's size the window's noise was read with (the points' weights, the regime)
            "problems": {"n": float(n), "source": said} if n and said else None}
     lo, hi = hold(final, *np.quantile(fdraws, [(1 - conf) / 2, (1 + conf) / 2])) if len(fdraws) else (np.nan, np.nan)
@@ -322,16 +325,20 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
 # what a log says of its run beyond its scores: its planned length, the time a step takes
 PLANNED_KEYS = ("total_training_steps", "trainer/total_training_steps", "max_steps", "total_steps")
 TIMING_KEYS = ("timing_s/step", "perf/time_per_step", "time_per_step", "step_time")
+# older veRL logs each phase of a step (timing/gen, timing/update_actor, ...) and no total: their sum is the step's time
+PHASE = re.compile(r"^timing(?:_s)?/(?!step$)[^/]+$")
 
 
 def log_facts(df, run_id: str) -> dict:
     """``planned_steps`` (the last step the log says the run will reach, where a reader kept it
     as a metric of :data:`PLANNED_KEYS`), ``timing`` ((steps, seconds a step) of the first
-    key of :data:`TIMING_KEYS` the run logs) and ``lr`` ((steps, learning rates) of the first
+    key of :data:`TIMING_KEYS` the run logs, else the sum of the phases older veRL logs,
+    :data:`PHASE`: ``timing/gen`` + ``timing/update_actor`` + ...; ``timing_what`` names which)
+    and ``lr`` ((steps, learning rates) of the first
     of :data:`~.schedule.LR_KEYS` that holds a rate above 0) of ``run_id`` in a tidy table."""
     rows = df[df["run_id"] == run_id]
     metrics = set(rows["metric"].unique())
-    out = {"planned_steps": None, "timing": None, "lr": None}
+    out = {"planned_steps": None, "timing": None, "timing_what": None, "lr": None}
     planned = next((k for k in PLANNED_KEYS if k in metrics), None)
     if planned is not None:
         v = rows.loc[rows["metric"] == planned, "value"].to_numpy(float)
@@ -341,6 +348,12 @@ def log_facts(df, run_id: str) -> dict:
     if timing is not None:
         t = rows[rows["metric"] == timing]
         out["timing"] = (t["step"].to_numpy(float), t["value"].to_numpy(float))
+        out["timing_what"] = timing
+    elif phases := sorted(m for m in metrics if PHASE.match(str(m))):
+        t = rows[rows["metric"].isin(phases)].groupby("step", observed=True)["value"].sum(min_count=1)
+        out["timing"] = (t.index.to_numpy(float), t.to_numpy(float))
+        names = ", ".join(p.split("/", 1)[1] for p in phases)
+        out["timing_what"] = f"the sum of its {len(phases)} timing phases, {names}; a step that validates takes longer"
     for key in (k for k in LR_KEYS if k in metrics):  # the first that holds a rate (veRL logs 0 where none is set)
         t = rows[rows["metric"] == key].sort_values("step", kind="stable")
         v = t["value"].to_numpy(float)
