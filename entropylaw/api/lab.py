@@ -37,6 +37,17 @@ def lab_run(spec: dict, out, *, loggers="jsonl,csv", device=None, progress=True)
     from entropylaw.lab.trainer import LabRun  # torch
 
     summary = LabRun(cfg, out, names, device, progress=progress).run()
+    silent, trained = summary.get("steps_without_signal"), summary.get("steps_trained")
+    if silent:  # a policy gradient of 0, and cov/* of 0 that measure nothing
+        import warnings
+
+        from entropylaw.errors import EntropyLawWarning
+        from entropylaw.terminal import count
+
+        warnings.warn(f"{cfg.run_name}: no learning signal on {silent} of the {count(trained, 'step')} trained: "
+                      "every prompt group was all right or all wrong, so every advantage was 0: no policy gradient, "
+                      "and their cov/* of 0 are no finding; a longer warm start (sft_steps) or an easier task",
+                      EntropyLawWarning, stacklevel=2)
     return {"run_name": cfg.run_name, **summary}
 
 

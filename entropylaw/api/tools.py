@@ -42,6 +42,8 @@ def probe_checkpoints(checkpoints, prompts, *, out=None, samples=4, **options) -
     ``prompts``: a tidy run table, written to ``out`` when given (``entropylaw probe-checkpoints``)."""
     if samples < 1:
         raise EntropyLawError("`samples` must be >= 1")
+    if out is not None and not str(out).endswith((".parquet", ".csv")):
+        raise EntropyLawError(f"`out` {out}: expected a .parquet or .csv path")
     if out is not None:
         check_writable(out)  # before loading checkpoints
     from entropylaw.probing.checkpoints import probe_checkpoints as run  # torch

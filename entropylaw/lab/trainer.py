@@ -223,6 +223,7 @@ class LabRun:
         for name, c in covariance_by_difficulty(old_logp_all, valid_all, adv_all, group, group_mean[group]).items():
             m[f"cov/response_level/{name}"] = c
         rows = torch.as_tensor(np.nonzero(keep_groups[group])[0], device=self.device)
+        self.silent_steps_ += int(not len(rows) or not bool(adv_all[rows].ne(0).any()))  # every advantage 0
         icfg = replace(self.icfg, aent_coef=self.aent.coef_) if cfg.intervention == "aent" else self.icfg
         if not cfg.ppo_clip:  # -A r: the ratio's gradient at r = 1 is vanilla policy gradient's
             icfg = replace(icfg, clip_low=float("inf"), clip_high=float("inf"), dual_clip_c=None)
@@ -350,6 +351,7 @@ class LabRun:
             self.save_checkpoint(0)
             log.flush()
         bar = Progress(self.cfg.steps, self.cfg.run_name, "steps", initial=self.step, enabled=self.progress)
+        first, self.silent_steps_ = self.step, 0
         last: dict = {}
         try:
             while self.step < self.cfg.steps:
@@ -376,6 +378,7 @@ class LabRun:
             bar.close()
             log.close()
         summary = {"run": self.cfg.run_name, "steps": self.step, "device": self.device,
-                   "wall_s": time.perf_counter() - t_start, "final": last}
+                   "wall_s": time.perf_counter() - t_start, "final": last,
+                   "steps_trained": self.step - first, "steps_without_signal": self.silent_steps_}
         done.write_text(json.dumps(summary, indent=1))
         return summary

@@ -73,6 +73,8 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
     metric = metric or f"val/{Path(prompts_path).stem}"
     if not (metric == "score" or metric.startswith("val/")):
         raise EntropyLawError(f"`metric` {metric}: expected score or val/<name>")
+    for path in paths:  # every checkpoint's files, before the first is probed: not a failure an hour in
+        M.check_files(model_dir(path), "checkpoint")
     steps = [step_from_name(p) for p in paths]
     if any(s is None for s in steps):
         unnamed = [Path(p).name for p, s in zip(paths, steps) if s is None]

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from entropylaw.errors import EntropyLawError
 from entropylaw.readers.rollouts.encode import group_sizes, microbatches
 from entropylaw.probing import interventions as iv
 from entropylaw.probing.advantages import advantages
@@ -39,6 +40,11 @@ class ProbeConfig:
     clamp_p: float = 0.3
     seed: int = 0
     overrides: dict = field(default_factory=dict)  # InterventionConfig settings, applied to each
+
+    def __post_init__(self):
+        if not 0 <= self.clamp_p < 1:  # 2 would mask every logit but one (clamped entropy 0), -1 none
+            raise EntropyLawError(f"`clamp_p` {self.clamp_p:g}: expected a fraction in [0, 1) (AEnt masks the "
+                                  "floor(clamp_p x vocabulary) lowest logits)")
 
     def intervention(self, name: str) -> InterventionConfig:
         from dataclasses import fields

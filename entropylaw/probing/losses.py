@@ -66,6 +66,12 @@ class InterventionConfig:
     def __post_init__(self):
         if self.name not in INTERVENTIONS:
             raise EntropyLawError(f"unknown intervention {self.name!r} (expected one of {', '.join(INTERVENTIONS)})")
+        for f in fields(self):  # a --set value is JSON where it parses, else text: 'abc' is no number
+            v = getattr(self, f.name)
+            number = isinstance(v, (int, float)) and not isinstance(v, bool) and v == v  # v == v: not NaN
+            if not (isinstance(v, str) if f.type == "str" else number or (v is None and "None" in f.type)):
+                want = "text" if f.type == "str" else "a number" + (" or null" if "None" in f.type else "")
+                raise EntropyLawError(f"intervention {self.name}: setting {f.name} = {v!r}: expected {want}")
         low, high = _DEFAULT_CLIP.get(self.name, (0.2, 0.2))
         self.clip_low = low if self.clip_low is None else float(self.clip_low)
         self.clip_high = high if self.clip_high is None else float(self.clip_high)

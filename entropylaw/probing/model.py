@@ -190,6 +190,72 @@ def load_model(path: str, device: str | None = "auto", dtype: str = "auto", devi
     return model, tokenizer
 
 
+def check_files(path: str, where: str = "`model`") -> None:
+    """What :func:`load_model` would refuse, found from the files alone (no weight is read): a
+    missing path, a directory without config.json or weights, a safetensors file whose header or
+    data the file does not hold, a GGUF file that is not one or is cut short.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "config.json").write_text("{}")
+    >>> check_files(str(d), "checkpoint")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    entropylaw.errors.EntropyLawError: checkpoint ...: no weights (expected model.safetensors, ...)
+    """
+    from entropylaw.probing.gguf_file import inspect_gguf, is_gguf
+
+    p = Path(path)
+    if not p.exists():
+        raise EntropyLawError(f"{where} {path}: no such file or directory (expected a transformers model "
+                              "directory or a .gguf file)")
+    if p.is_file():
+        if not is_gguf(p):
+            raise EntropyLawError(f"{where} {path}: a file that is not a .gguf (expected a transformers model "
+                                  "directory or a .gguf file)")
+        inspect_gguf(p, where)
+        return
+    if not (p / "config.json").is_file():
+        raise EntropyLawError(f"{where} {path}: no config.json (expected a transformers model directory)")
+    shards = sorted(p.glob("*.safetensors"))
+    index = p / "model.safetensors.index.json"
+    if index.is_file():
+        import json
+
+        try:
+            names = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise EntropyLawError(f"{where} {path}: {index.name} is not a safetensors index (no weight_map)") from None
+        missing = [n for n in names if not (p / n).is_file()]
+        if missing:
+            raise EntropyLawError(f"{where} {path}: {index.name} names {len(missing)} missing shard"
+                                  f"{'s' if len(missing) != 1 else ''} ({', '.join(missing[:3])})")
+        shards = [p / n for n in names]
+    if not shards and not any(p.glob("*.bin")):
+        raise EntropyLawError(f"{where} {path}: no weights (expected model.safetensors, a sharded "
+                              "model.safetensors.index.json or pytorch_model.bin beside config.json)")
+    for f in shards:
+        _check_safetensors(f, f"{where} {path}")
+
+
+def _check_safetensors(f: Path, where: str) -> None:
+    """The 8-byte header length, the JSON header and every tensor's data within the file's size."""
+    import json
+
+    size = f.stat().st_size
+    try:
+        with open(f, "rb") as fh:
+            n = int.from_bytes(fh.read(8), "little")
+            if size < 8 or 8 + n > size:
+                raise ValueError("header")
+            header = json.loads(fh.read(n))
+        end = max((int(v["data_offsets"][1]) for k, v in header.items() if k != "__metadata__"), default=0)
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        raise EntropyLawError(f"{where}: {f.name} is corrupt or truncated (its safetensors header is not "
+                              f"whole: {size} bytes)") from None
+    if 8 + n + end > size:
+        raise EntropyLawError(f"{where}: {f.name} is truncated (its tensors need {8 + n + end} bytes, the file "
+                              f"has {size})")
+
+
 def _drop_gguf_quantizer(model, path) -> None:
     """A GGUF model whose weights were all dequantised is a plain model: let it be trained and saved.
 

@@ -36,10 +36,18 @@ def report_text(summary: dict) -> str:
     add(f"tokens {summary['n_tokens']}  responses {summary['n_responses']}  prompts {summary['n_prompts']}  "
           f"micro-batches {summary['n_microbatches']}  entropy (token-mean) {summary['entropy_token_mean']:.4f}")
     add("Table 1: mean covariance over the top fraction of tokens")
-    add(f"  {'group':<10}{'whole batch':>14}{'micro-batch':>14}{'paper 7B':>10}")
+    add(f"  {'group':<10}{'tokens':>8}{'whole batch':>14}{'micro-batch':>14}{'paper 7B':>10}")
+    n_all, under = summary["n_tokens"], []
     for key in t:
         label = "all" if key == "all" else f"top {float(key) * 100:g}%"
-        add(f"  {label:<10}{t[key]:>14.5g}{summary['table1_microbatch'][key]:>14.5g}{paper[key]:>10}")
+        n = n_all if key == "all" else max(1, int(float(key) * n_all))  # core.table1's count
+        if key != "all" and float(key) * n_all < 1:
+            under.append(f"{float(key) * 100:g}%")
+        add(f"  {label:<10}{n:>8}{t[key]:>14.5g}{summary['table1_microbatch'][key]:>14.5g}{paper[key]:>10}")
+    if under:
+        add(f"  top {', '.join(under)} of {n_all} tokens {'are' if len(under) > 1 else 'is'} under one token: "
+            f"{'each row is' if len(under) > 1 else 'its row is'} the top token alone, not that fraction "
+            "(the paper's rows are over millions of tokens)")
     sel = summary["selection"]
     for name in ("clip_cov", "kl_cov"):
         s = sel[name]

@@ -1,0 +1,105 @@
+"""Hostile inputs to ``probe`` and ``probe-checkpoints`` that once got past the checks: a ``--set``
+value that is no number (an internal error), a ``--clamp-p`` outside [0, 1) (a clamped entropy of 0
+or equal to the entropy, unsaid), a bad checkpoint found only after the ones before it were probed,
+and Table 1 rows under one token shown as if they were that fraction."""
+
+from __future__ import annotations
+
+import pytest
+
+from _probe_inputs import rollout_rows, write_jsonl
+
+from entropylaw.cli.main import main
+from entropylaw.errors import EntropyLawError
+from entropylaw.probing.model import tiny_model
+
+V = 120
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("hostile")
+    tiny_model("qwen2", vocab=V, hidden=16, layers=1, seed=0).save_pretrained(d / "model")
+    write_jsonl(d / "roll.jsonl", rollout_rows(V))
+    return d
+
+
+def _one_line(capsys, *argv) -> str:
+    code = main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("entropylaw:")]
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("entropylaw: error:"), err
+    return lines[0]
+
+
+@pytest.mark.parametrize("setting, said", [("clip_cov_ratio=abc", "clip_cov_ratio = 'abc': expected a number"),
+                                           ("steer_eta=NaN", "steer_eta = nan: expected a number"),
+                                           ("steer_variant=1", "steer_variant = 1: expected text")])
+def test_an_intervention_setting_of_the_wrong_kind_is_one_line(workdir, tmp_path, capsys, setting, said):
+    """``--set clip_cov_ratio=abc`` was an internal error (TypeError: '<' between int and str)."""
+    line = _one_line(capsys, "probe", "--model", workdir / "model", "--rollouts", workdir / "roll.jsonl",
+                     "--out", tmp_path / "o", "--set", setting, "--no-progress")
+    assert said in line and not (tmp_path / "o").exists()
+
+
+def test_the_labs_intervention_args_are_checked_the_same_way():
+    from entropylaw.lab.config import RunConfig
+
+    with pytest.raises(EntropyLawError, match="clip_cov_ratio = 'abc': expected a number"):
+        RunConfig.from_dict({"intervention": "clip_cov", "intervention_args": {"clip_cov_ratio": "abc"}})
+
+
+@pytest.mark.parametrize("p", ["2", "-1", "1"])
+def test_clamp_p_outside_0_1_is_refused(workdir, tmp_path, capsys, p):
+    """2 masked every logit but one (a clamped entropy of 0); -1 none: both written as results."""
+    line = _one_line(capsys, "probe", "--model", workdir / "model", "--rollouts", workdir / "roll.jsonl",
+                     "--out", tmp_path / "o", "--clamp-p", p, "--no-ladder", "--no-progress")
+    assert f"--clamp-p {p}: expected a fraction in [0, 1)" in line and not (tmp_path / "o").exists()
+
+
+def test_table1_says_which_rows_are_under_one_token(workdir, tmp_path, capsys):
+    """With 66 tokens the top 0.02 % and 0.2 % are the top token alone: three equal rows, unsaid."""
+    code = main(["probe", "--model", str(workdir / "model"), "--rollouts", str(workdir / "roll.jsonl"),
+                 "--out", str(tmp_path / "o"), "--no-ladder", "--no-progress"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert "group tokens whole batch micro-batch paper 7B top 0.02% 1 " in out and " top 20% 13 " in out
+    assert "top 0.02%, 0.2% of 66 tokens are under one token: each row is the top token alone" in out
+
+
+def _truncated(src, dst):
+    import shutil
+
+    shutil.copytree(src, dst)
+    w = dst / "model.safetensors"
+    w.write_bytes(w.read_bytes()[: w.stat().st_size // 2])
+
+
+@pytest.mark.parametrize("damage, said", [
+    (_truncated, "model.safetensors is truncated (its tensors need"),
+    (lambda src, dst: dst.mkdir(), "no config.json"),
+    (lambda src, dst: (dst.mkdir(), (dst / "config.json").write_text((src / "config.json").read_text())),
+     "no weights (expected model.safetensors"),
+])
+def test_probe_checkpoints_checks_every_checkpoint_before_probing_the_first(workdir, tmp_path, capsys, monkeypatch,
+                                                                          damage, said):
+    """A damaged last checkpoint was found only when its turn came, after the others had been sampled
+    and probed, and all of that work was lost. Now no model loads: one line names it."""
+    import entropylaw.probing.model as M
+
+    damage(workdir / "model", tmp_path / "global_step_20")
+    loads = []
+    monkeypatch.setattr(M, "load_model", lambda *a, **k: loads.append(a) or pytest.fail("a model was loaded"))
+    write_jsonl(tmp_path / "q.jsonl", [{"prompt_id": "a", "prompt_ids": [3, 4, 5]}])
+    line = _one_line(capsys, "probe-checkpoints", workdir / "model", tmp_path / "global_step_20", "--prompts",
+                     tmp_path / "q.jsonl", "--samples", "2", "--max-new-tokens", "3", "--out", tmp_path / "t.csv")
+    assert f"checkpoint {tmp_path / 'global_step_20'}: " in line and said in line and not loads
+    assert not (tmp_path / "t.csv").exists()
+
+
+def test_probe_checkpoints_refuses_a_table_name_it_would_not_write_as_named(workdir, tmp_path, capsys):
+    """``--out t.txt`` was written as parquet under a .txt name."""
+    write_jsonl(tmp_path / "q.jsonl", [{"prompt_id": "a", "prompt_ids": [3, 4, 5]}])
+    line = _one_line(capsys, "probe-checkpoints", workdir / "model", "--prompts", tmp_path / "q.jsonl",
+                     "--out", tmp_path / "t.txt")
+    assert "--out" in line and "expected a .parquet or .csv path" in line and not (tmp_path / "t.txt").exists()
