@@ -499,3 +499,14 @@ def test_a_log_whose_entropy_is_nan_says_so_not_that_it_has_no_entropy(work, cap
     code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--log",
                           tmp_path / "trainer_state.json", "--step", 1)
     assert code == 2 and "no entropy value read; rows were dropped (non-finite value)" in err
+
+
+def test_an_entropy_key_given_that_yields_no_entropy_is_said_as_given(work, capsys, tmp_path):
+    """``--entropy-key critic/score/mean``: the score took that key, no entropy was read; the
+    message said "give --entropy-key KEY" to a user who had given it."""
+    d, logs, truth = work
+    (tmp_path / "trainer_state.json").write_text('{"log_history": [{"step": 1, "reward": 0.5, "loss": 0.1}]}')
+    code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--log",
+                          tmp_path / "trainer_state.json", "--step", 1, "--entropy-key", "reward")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "no entropy read from --entropy-key 'reward'" in err and "give --entropy-key" not in err, err

@@ -187,7 +187,7 @@ def test_bad_update_settings_are_one_line_errors():
         RunConfig(size="xs", max_grad_norm=-1)
     with pytest.raises(EntropyLawError, match="tag='a/b'"):
         RunConfig(size="xs", tag="a/b")
-    with pytest.raises(EntropyLawError, match="bad.toml.*ppo_clip = 'no' is not a bool"):
+    with pytest.raises(EntropyLawError, match="bad.toml.*ppo_clip = 'no': expected true or false"):
         parse_sweep('[[group]]\nsize = "xs"\nppo_clip = "no"\n', "bad.toml")
 
 

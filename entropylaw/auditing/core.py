@@ -78,6 +78,11 @@ def logged_entropy(log: str, step: int, entropy_key: str | None = None) -> float
             raise EntropyLawError(f"{log}: no entropy value read; rows were dropped ({', '.join(map(str, dropped))}): "
                                   "an entropy logged as NaN is none (give `logged` VALUE, or `entropy_key` KEY if "
                                   "it is logged under another name)")
+        if entropy_key:  # given, and still none: naming the option again would not help
+            keys = sorted(map(str, df["metric"].unique()))
+            raise EntropyLawError(f"{log}: no entropy read from `entropy_key` {entropy_key!r} (another role took it, "
+                                  f"or it holds no values; the metrics read: {', '.join(keys[:8])}"
+                                  f"{', ...' if len(keys) > 8 else ''}); give `logged` VALUE")
         raise EntropyLawError(f"{log}: no entropy metric (give `entropy_key` KEY, or `logged` VALUE)")
     at = h[h["step"] == step]
     if len(at) == 0:

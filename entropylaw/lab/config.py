@@ -132,6 +132,8 @@ class RunConfig:
                   "bool": isinstance(value, bool), "str": isinstance(value, str),
                   "dict": isinstance(value, dict)}.get(want.split("[")[0] if isinstance(want, str) else "", True)
             if not ok:
-                raise EntropyLawError(f"{where}: {key} = {value!r} is not a {want}")
+                noun = {"int": "a whole number", "float": "a number", "bool": "true or false", "str": "text",
+                        "dict": "a table of settings"}.get(str(want).split("[")[0], f"a {want}")
+                raise EntropyLawError(f"{where}: {key} = {value!r}: expected {noun}")
             clean[key] = value
         return cls(**clean)
