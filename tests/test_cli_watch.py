@@ -354,3 +354,16 @@ def test_a_run_at_its_planned_last_step_is_said_so_not_asked_for_its_plan(tmp_pa
     code, out, err = _watch(path, capsys, "--max-refreshes", "1", "--total-steps", "30")
     flat = re.sub(r"\s+", " ", out)
     assert code == 0 and "--total-steps 30 has passed (step 60)" in flat and "the planned last step, --total" not in flat
+
+
+def test_watch_names_the_step_forecast_says_the_log_ends_at(tmp_path):
+    """A last line cut while written that holds only a timing of step 16 (its entropy not yet
+    written): the header said step 16 where `forecast` says the log ends at step 15."""
+    import entropylaw as el
+
+    path = _verl_log(tmp_path / "cut.log", [0.17, 0.28, 0.36])
+    with open(path, "a") as f:
+        f.write("step:16 - timing/gen:17.8 - timing/ref:5.3 - actor/entro")
+    snap = el.snapshot(path, n_boot=20)
+    fc = el.forecast(el.load(str(path), warn=False), methods=["default"], n_boot=20)
+    assert snap["last_step"] == fc.run_last == 15

@@ -47,7 +47,12 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
         out["damaged"] = [f"{r.source}: {d}" for r in map(IngestReport.from_dict, row_accounts(df)) for d in r.damage()]
         out["dropped"] = [line for r in map(IngestReport.from_dict, row_accounts(df)) if (line := _drops(r))]
         ent = table.series(df, rid, table.ENTROPY) if table.ENTROPY in set(df["metric"]) else None
-        out["last_step"] = int(df.loc[df["run_id"] == rid, "step"].max())
+        mine = df[df["run_id"] == rid]
+        # the last step of entropy, score or validation, as `forecast` reads where the log ends: a line cut while
+        # written may hold only a timing of the next step
+        metric = mine["metric"].astype(str)
+        roles = mine[metric.isin([table.ENTROPY, table.SCORE]) | metric.str.startswith("val/")]
+        out["last_step"] = int((roles if len(roles) else mine)["step"].max())
         out["entropy_now"] = None if ent is None or not len(ent) else float(ent.iloc[-1])
         out["entropy_points"] = 0 if ent is None else int(len(ent))
         try:
