@@ -23,3 +23,17 @@ def test_a_run_without_learning_signal_says_so(tmp_path, capsys):
     assert silent == 2  # a 2-step warm start gets nothing right: the log itself says every group was uniform
     assert f"no learning signal on {silent} of the 2 steps trained" in err and "every advantage was 0" in err
     assert json.loads((out / "done.json").read_text())["steps_without_signal"] == silent
+
+
+def test_a_sweep_run_without_learning_signal_says_so_too(tmp_path, capsys):
+    """``lab sweep`` went through its runs without the warning ``lab run`` gives."""
+    pytest.importorskip("torch")
+    config = tmp_path / "sweep.toml"
+    config.write_text('[defaults]\nsteps = 2\nsft_steps = 2\nval_size = 8\nval_samples = 1\nprompts_per_step = 2\n'
+                      'group_size = 4\n\n[[group]]\nsizes = ["xs"]\nseeds = [0]\n')
+    code = main(["lab", "sweep", str(config), "--out", str(tmp_path / "sw"), "--no-progress", "--device", "cpu"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 0
+    [done] = list((tmp_path / "sw").rglob("done.json"))
+    silent = json.loads(done.read_text())["steps_without_signal"]
+    assert silent == 2 and f"no learning signal on {silent} of the 2 steps trained" in err, err

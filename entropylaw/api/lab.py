@@ -37,18 +37,25 @@ def lab_run(spec: dict, out, *, loggers="jsonl,csv", device=None, progress=True)
     from entropylaw.lab.trainer import LabRun  # torch
 
     summary = LabRun(cfg, out, names, device, progress=progress).run()
-    silent, trained = summary.get("steps_without_signal"), summary.get("steps_trained")
-    if silent:  # a policy gradient of 0, and cov/* of 0 that measure nothing
-        import warnings
-
-        from entropylaw.errors import EntropyLawWarning
-        from entropylaw.terminal import count
-
-        warnings.warn(f"{cfg.run_name}: no learning signal on {silent} of the {count(trained, 'step')} trained: "
-                      "every prompt group was all right or all wrong, so every advantage was 0: no policy gradient, "
-                      "and their cov/* of 0 are no finding; a longer warm start (sft_steps) or an easier task",
-                      EntropyLawWarning, stacklevel=2)
+    _say_no_signal(cfg.run_name, summary)
     return {"run_name": cfg.run_name, **summary}
+
+
+def _say_no_signal(run_name: str, summary: dict) -> None:
+    """A run's steps with no learning signal (its ``done.json``'s count), said: a policy gradient
+    of 0, and cov/* of 0 that measure nothing."""
+    silent, trained = summary.get("steps_without_signal"), summary.get("steps_trained")
+    if not silent:
+        return
+    import warnings
+
+    from entropylaw.errors import EntropyLawWarning
+    from entropylaw.terminal import count
+
+    warnings.warn(f"{run_name}: no learning signal on {silent} of the {count(trained, 'step')} trained: "
+                  "every prompt group was all right or all wrong, so every advantage was 0: no policy gradient, "
+                  "and their cov/* of 0 are no finding; a longer warm start (sft_steps) or an easier task",
+                  EntropyLawWarning, stacklevel=3)
 
 
 def _device(device):
@@ -74,7 +81,10 @@ def lab_sweep(config, out, *, loggers=None, device=None, progress=True, echo=pri
     device = _device(device)
     from entropylaw.lab.sweep import run_sweep
 
-    return run_sweep(config, out, device, progress, chosen, echo=echo, jobs=max(1, jobs))
+    summaries = run_sweep(config, out, device, progress, chosen, echo=echo, jobs=max(1, jobs))
+    for s in summaries:  # as lab run says it, each run with steps of no signal
+        _say_no_signal(str(s.get("run", "")), s)
+    return summaries
 
 
 def lab_export(sweep_dir, to, *, finished_only=True):
