@@ -188,7 +188,9 @@ def test_watch_waits_for_a_log_the_trainer_has_yet_to_write(tmp_path, capsys, mo
     assert code == 0, err
     assert out.count("waiting for") == 1 and f"{path} to appear" in out and "step 20" in out
     code, out, err = _watch(tmp_path / "never.jsonl", capsys, "--exit-idle", "0.3")
-    assert code == 0 and "waiting for" in out and "after 0 refreshes" in err
+    # stopped having read nothing: said, and a non-zero exit (it was 0, as if the log had been watched)
+    assert code == 2 and "waiting for" in out and "after 0 refreshes" in err
+    assert "no refresh could read" in err
 
 
 def _verl_log(path, vals, steps=15, planned=60):

@@ -282,9 +282,15 @@ def run(args) -> int:
                 break
             time.sleep(args.interval)
     except KeyboardInterrupt:
-        pass
+        interrupted = True
+    else:
+        interrupted = False
     finally:
         if live is not None:
             live.stop()
     print(f"stopped watching {path} after {refreshes} refresh{'es' if refreshes != 1 else ''}", file=sys.stderr)
+    if snap is None and not interrupted:  # stopped by --max-refreshes or --exit-idle having read nothing: a script
+        # that watches for a bounded time learns it from the exit code, not only from the "waiting" lines
+        print(f"entropylaw: error: no refresh could read {path}: nothing was shown", file=sys.stderr)
+        return 2
     return 0
