@@ -103,3 +103,20 @@ def test_probe_checkpoints_refuses_a_table_name_it_would_not_write_as_named(work
     line = _one_line(capsys, "probe-checkpoints", workdir / "model", "--prompts", tmp_path / "q.jsonl",
                      "--out", tmp_path / "t.txt")
     assert "--out" in line and "expected a .parquet or .csv path" in line and not (tmp_path / "t.txt").exists()
+
+
+@pytest.mark.parametrize("extra, said", [
+    (["--prompts", "p.txt"], "--prompts is read only with --generate"),
+    (["--max-memory", "0=1GiB"], "--max-memory is read only with --device-map"),
+    (["--no-ladder", "--whatif", "clip_cov"], "--whatif is read only with the ladder"),
+])
+def test_an_option_the_others_make_idle_is_refused_before_the_model_loads(extra, said, capsys, tmp_path):
+    """They were dropped unsaid: --prompts without --generate read the rollouts, --max-memory without
+    --device-map placed nothing, --whatif with --no-ladder ran no update."""
+    from entropylaw.cli.main import main
+
+    code = main(["probe", "--model", str(tmp_path / "no-model"), "--rollouts", "r.jsonl", "--out",
+                 str(tmp_path / "out"), *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and said in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "out").exists()

@@ -32,6 +32,13 @@ def probe(model, rollouts=None, *, out=None, **options):
     for name, known in (("estimator", PROBE_ESTIMATORS), ("optimizer", PROBE_OPTIMIZERS), ("scope", PROBE_SCOPES)):
         if name in options and options[name] not in known:  # said before torch and the model load
             raise EntropyLawError(f"`{name}` {options[name]!r}: expected one of {', '.join(known)}")
+    # an option that the others make idle is refused, not dropped unsaid
+    for given, needs, why in (("prompts", "generate", "the prompts are read only to generate rollouts"),
+                              ("max_memory", "device_map", "the memory caps place a model split across devices")):
+        if options.get(given) and not options.get(needs):
+            raise EntropyLawError(f"`{given}` is read only with `{needs}`: {why}")
+    if options.get("no_ladder") and options.get("whatif") not in (None, PROBE_WHATIF):
+        raise EntropyLawError("`whatif` is read only with the ladder: `no_ladder` skips the update it is run on")
     from entropylaw.probing.session import probe as run
 
     return run(model, rollouts, out=out, **options)
