@@ -362,3 +362,19 @@ def test_a_one_line_table_too_wide_leaves_out_the_observed_score_and_keeps_its_c
     assert all(len(x) <= 120 for x in lines) and "observed" not in lines[0]
     at = lines[0].index("regime")
     assert lines[2].index("instability") == at and lines[2].index("no call") == lines[0].index("call")
+
+
+def test_the_phases_summed_leave_out_the_parts_of_another_phase_and_read_a_total():
+    """generate_sequences and reshard run inside gen, profiling is none of a step's work: summed,
+    they made a step 24 % longer than its logged total; timing/step is a total."""
+    from entropylaw import table
+
+    steps = np.arange(0.0, 10.0)
+    recs = [(s, k, v) for s in steps for k, v in (("timing_s/gen", 100.0), ("timing_s/generate_sequences", 80.0),
+                                                  ("timing_s/reshard", 5.0), ("timing_s/update_actor", 60.0),
+                                                  ("timing_s/start_profile", 1.0))]
+    facts = dc.log_facts(table.from_records(recs, run_id="r"), "r")
+    assert dc.step_seconds_upto(facts["timing"], 9.0) == 160.0 and "2 timing phases, gen, update_actor" in \
+        facts["timing_what"]
+    total = table.from_records(recs + [(s, "timing/step", 170.0) for s in steps], run_id="r")
+    assert dc.log_facts(total, "r")["timing_what"] == "timing/step"

@@ -120,3 +120,41 @@ def test_an_option_the_others_make_idle_is_refused_before_the_model_loads(extra,
     err = capsys.readouterr().err
     assert code == 2 and said in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_model_folder_is_checked_on_the_files_transformers_reads(tmp_path):
+    """A stray adapter_model.safetensors (broken) beside a whole model.safetensors refused a folder
+    transformers loads; a training_args.bin alone passed as weights; an index whose shard names are
+    no text was a TypeError."""
+    import json
+
+    import torch
+    from safetensors.torch import save_file
+
+    from entropylaw.probing.model import check_files
+
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "config.json").write_text("{}")
+    save_file({"w": torch.zeros(2)}, str(d / "model.safetensors"))
+    (d / "adapter_model.safetensors").write_bytes(b"\x00\x01\x02\x03")
+    check_files(str(d))  # the adapter is not read
+    (d / "model.safetensors").unlink()
+    (d / "adapter_model.safetensors").unlink()
+    (d / "training_args.bin").write_bytes(b"x")
+    with pytest.raises(EntropyLawError, match="no weights"):
+        check_files(str(d))
+    (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"a": 1}}))
+    with pytest.raises(EntropyLawError, match="is not a safetensors index"):
+        check_files(str(d))
+
+
+def test_settings_of_numpy_numbers_pass_and_a_clamp_of_text_is_one_error():
+    import numpy as np
+
+    from entropylaw.probing.core import ProbeConfig
+    from entropylaw.probing.losses import InterventionConfig
+
+    InterventionConfig("clip_cov", clip_cov_ratio=np.float32(0.0002))  # a number, whatever its numpy type
+    with pytest.raises(EntropyLawError, match="`clamp_p` 'x': expected a fraction"):
+        ProbeConfig(clamp_p="x")

@@ -11,6 +11,7 @@ the number of data-parallel processes); :func:`run_probe` does the model forward
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -42,8 +43,9 @@ class ProbeConfig:
     overrides: dict = field(default_factory=dict)  # InterventionConfig settings, applied to each
 
     def __post_init__(self):
-        if not 0 <= self.clamp_p < 1:  # 2 would mask every logit but one (clamped entropy 0), -1 none
-            raise EntropyLawError(f"`clamp_p` {self.clamp_p:g}: expected a fraction in [0, 1) (AEnt masks the "
+        if not isinstance(self.clamp_p, numbers.Real) or not 0 <= self.clamp_p < 1:  # 2: clamped entropy 0
+            shown = f"{self.clamp_p:g}" if isinstance(self.clamp_p, numbers.Real) else repr(self.clamp_p)
+            raise EntropyLawError(f"`clamp_p` {shown}: expected a fraction in [0, 1) (AEnt masks the "
                                   "floor(clamp_p x vocabulary) lowest logits)")
 
     def intervention(self, name: str) -> InterventionConfig:

@@ -25,6 +25,7 @@ with the intervention applied as SPEC section 5 says:
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import asdict, dataclass, fields
 
 import torch
@@ -68,7 +69,7 @@ class InterventionConfig:
             raise EntropyLawError(f"unknown intervention {self.name!r} (expected one of {', '.join(INTERVENTIONS)})")
         for f in fields(self):  # a --set value is JSON where it parses, else text: 'abc' is no number
             v = getattr(self, f.name)
-            number = isinstance(v, (int, float)) and not isinstance(v, bool) and v == v  # v == v: not NaN
+            number = isinstance(v, numbers.Real) and not isinstance(v, bool) and v == v  # v == v: not NaN
             if not (isinstance(v, str) if f.type == "str" else number or (v is None and "None" in f.type)):
                 want = "text" if f.type == "str" else "a number" + (" or null" if "None" in f.type else "")
                 raise EntropyLawError(f"intervention {self.name}: setting {f.name} = {v!r}: expected {want}")

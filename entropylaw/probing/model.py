@@ -215,13 +215,16 @@ def check_files(path: str, where: str = "`model`") -> None:
         return
     if not (p / "config.json").is_file():
         raise EntropyLawError(f"{where} {path}: no config.json (expected a transformers model directory)")
-    shards = sorted(p.glob("*.safetensors"))
+    # the files transformers loads (not any *.safetensors: an adapter_model.safetensors beside them is not read)
+    shards = [p / "model.safetensors"] if (p / "model.safetensors").is_file() else []
     index = p / "model.safetensors.index.json"
     if index.is_file():
         import json
 
         try:
             names = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+            if not all(isinstance(n, str) for n in names):
+                raise TypeError("a shard's name is no text")
         except (ValueError, KeyError, TypeError, AttributeError):
             raise EntropyLawError(f"{where} {path}: {index.name} is not a safetensors index (no weight_map)") from None
         missing = [n for n in names if not (p / n).is_file()]
@@ -229,7 +232,7 @@ def check_files(path: str, where: str = "`model`") -> None:
             raise EntropyLawError(f"{where} {path}: {index.name} names {len(missing)} missing shard"
                                   f"{'s' if len(missing) != 1 else ''} ({', '.join(missing[:3])})")
         shards = [p / n for n in names]
-    if not shards and not any(p.glob("*.bin")):
+    if not shards and not (p / "pytorch_model.bin").is_file() and not (p / "pytorch_model.bin.index.json").is_file():
         raise EntropyLawError(f"{where} {path}: no weights (expected model.safetensors, a sharded "
                               "model.safetensors.index.json or pytorch_model.bin beside config.json)")
     for f in shards:

@@ -324,9 +324,10 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
 
 # what a log says of its run beyond its scores: its planned length, the time a step takes
 PLANNED_KEYS = ("total_training_steps", "trainer/total_training_steps", "max_steps", "total_steps")
-TIMING_KEYS = ("timing_s/step", "perf/time_per_step", "time_per_step", "step_time")
+TIMING_KEYS = ("timing_s/step", "timing/step", "perf/time_per_step", "time_per_step", "step_time")
 # older veRL logs each phase of a step (timing/gen, timing/update_actor, ...) and no total: their sum is the step's time
-PHASE = re.compile(r"^timing(?:_s)?/(?!step$)[^/]+$")
+# (not the total, nor the parts of another phase: generate_sequences and reshard run inside gen; nor profiling)
+PHASE = re.compile(r"^timing(?:_s)?/(?!(?:step|generate_sequences|reshard)$)(?![^/]*profile)[^/]+$")
 
 
 def log_facts(df, run_id: str) -> dict:
