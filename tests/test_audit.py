@@ -510,3 +510,12 @@ def test_an_entropy_key_given_that_yields_no_entropy_is_said_as_given(work, caps
                           tmp_path / "trainer_state.json", "--step", 1, "--entropy-key", "reward")
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "no entropy read from --entropy-key 'reward'" in err and "give --entropy-key" not in err, err
+
+
+def test_a_token_budget_below_the_longest_sequence_is_refused(work, capsys):
+    """veRL's dynamic batch size refuses a budget one sequence exceeds; the audit packed that
+    sequence alone and went on, the budget silently ignored."""
+    d, logs, truth = work
+    code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--logged", 1.0,
+                          "--token-budget", 3)
+    assert code == 2 and "--token-budget 3: below the longest sequence" in err and len(err.strip().splitlines()) == 1

@@ -200,6 +200,10 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
     if micro_batch_size:
         groups = [i // micro_batch_size for i in range(len(seqs))]
     elif token_budget:
+        widest = max(len(s.prompt_ids) + len(s.response_ids) for s in seqs)
+        if widest > token_budget:  # veRL's dynamic batch size refuses it: no micro-batch holds the sequence
+            raise EntropyLawError(f"`token_budget` {token_budget}: below the longest sequence ({widest} tokens, "
+                                  "prompt and response): veRL refuses a budget that one sequence exceeds")
         groups = microbatches(seqs, token_budget)
     pad = (getattr(tok, "pad_token_id", None) if tok is not None else None) or 0
     t, values, tol = recompute(m, seqs, temperature, groups, horizon, tolerance, pad, batch_size, trainer_precision,
