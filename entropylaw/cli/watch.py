@@ -231,6 +231,7 @@ def run(args) -> int:
         except ImportError:
             live = None
     last_sig, last_change, snap, refreshes, notes = None, time.monotonic(), None, 0, []
+    interrupted = False  # Ctrl-C: the user stopped it; a limit reached having read nothing is said (below)
     try:
         if live is not None:
             live.start()
@@ -283,8 +284,6 @@ def run(args) -> int:
             time.sleep(args.interval)
     except KeyboardInterrupt:
         interrupted = True
-    else:
-        interrupted = False
     finally:
         if live is not None:
             live.stop()

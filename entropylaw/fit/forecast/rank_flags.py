@@ -62,36 +62,32 @@ def note_of(base: str | None, regime: str | None, law: bool, constant: bool) -> 
     return "; ".join(t for t in tags if t) or None
 
 
+# the line under rank's table for each tag its rows may carry: (the row's field, the tag, the line), in order
+EXPLAINED = (
+    ("base", "last-value", "last-value: the default method cannot run on the run's window; it is ranked on the last "
+                           "value's draws"),
+    ("base", SHARED, f"{SHARED}: the interval spans over half the score's range, a width every run of its sweep has "
+                     "(its take-offs carried on at the sweep's rate): ranked against its sweep, as wide as its peers"),
+    ("base", "no forecast", "no forecast: the interval spans over half the score's range (a score of no known range: "
+                            f"{UNBOUNDED_WIDTH:g} times what its window spanned); the run is listed, not ranked "
+                            "against the others (its width alone would make it 'best'), and never pruned"),
+    ("base", FINISHED, f"{FINISHED}: the run has reached the step compared at (or its own planned total): ranked on "
+                       "its observed final score (read at that step where it went past it), its interval the noise "
+                       "of its last scores; never pruned (nothing of it is left to stop)"),
+    ("base", CONSTANT, f"{CONSTANT}: one value at every point of the window: nothing in it says whether or when it "
+                       "moves (a stuck evaluation? a broken reward?), and its forecast's narrow interval is a flat "
+                       "line's; listed, not ranked, never pruned nor the pick"),
+    ("regime", "take-off", "take-off: the score started near its floor and still climbs fast; where the climb stops "
+                           "is not in the window (its forecast follows what runs in take-off did next)"),
+    ("regime", "instability", "collapse risk: the entropy rose several-fold or the score fell after a peak in the "
+                              "window; runs in that state often collapsed (its interval is widened downward)"),
+)
+
+
 def explain(rows) -> list:
-    """The lines under the table for the tags its rows carry."""
-    bases = {r.get("base") for r in rows}
-    regimes = {r.get("regime") for r in rows}
-    lines = []
-    if "last-value" in bases:
-        lines.append("last-value: the default method cannot run on the run's window; it is ranked on the last "
-                     "value's draws")
-    if SHARED in bases:
-        lines.append(f"{SHARED}: the interval spans over half the score's range, a width every run of its sweep "
-                     "has (its take-offs carried on at the sweep's rate): ranked against its sweep, as wide as "
-                     "its peers")
-    if "no forecast" in bases:
-        lines.append("no forecast: the interval spans over half the score's range (a score of no known range: "
-                     f"{UNBOUNDED_WIDTH:g} times what its window spanned); the run is listed, not ranked "
-                     "against the others (its width alone would make it 'best'), and never pruned")
-    if FINISHED in bases:
-        lines.append(f"{FINISHED}: the run has reached the step compared at (or its own planned total): ranked on "
-                     "its observed final score (read at that step where it went past it), its interval the noise of "
-                     "its last scores; never pruned (nothing of it is left to stop)")
-    if CONSTANT in bases:
-        lines.append(f"{CONSTANT}: one value at every point of the window: nothing in it says whether or when it "
-                     "moves (a stuck evaluation? a broken reward?), and its forecast's narrow interval is a flat "
-                     "line's; listed, not ranked, never pruned nor the pick")
-    if "take-off" in regimes:
-        lines.append("take-off: the score started near its floor and still climbs fast; where the climb stops is not "
-                     "in the window (its forecast follows what runs in take-off did next)")
-    if "instability" in regimes:
-        lines.append("collapse risk: the entropy rose several-fold or the score fell after a peak in the window; "
-                     "runs in that state often collapsed (its interval is widened downward)")
+    """The lines under the table for the tags its rows carry (:data:`EXPLAINED`, then the runs the
+    law does not describe)."""
+    lines = [line for field, tag, line in EXPLAINED if any(r.get(field) == tag for r in rows)]
     said = [f"{r['run_id']} ({law_tag(r['law'])[len(NO_LAW) + 2:]})" for r in rows
             if r.get("law") and not r.get("constant")]
     if said:
