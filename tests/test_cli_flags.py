@@ -183,3 +183,21 @@ def test_watch_follows_one_run_and_says_so_when_given_two(tmp_path, capsys):
     assert main(["watch", "data/real", "--run", "a", "--run", "b", "--plain", "--max-refreshes", "1"]) == 2
     err = capsys.readouterr().err
     assert "--run given 2 times (a, b): watch follows one run" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, value", [
+    (["scale", "x.csv", "--predict", "-1B"], "-1B"),
+    (["forecast", "x.csv", "--total-steps", "-1e3"], "-1e3"),
+    (["forecast", "x.csv", "--val-key", "-acc"], "-acc"),
+])
+def test_a_value_starting_with_a_dash_is_said_with_how_to_give_it(argv, value, capsys):
+    """argparse reads ``-1B`` as an option and says only "expected one argument"."""
+    err = _refused(argv, capsys)
+    option = argv[2]
+    assert f"'{value}' starts with '-' and was read as an option; give {option}={value}" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_value_attached_with_equals_reaches_its_own_check(capsys):
+    err = _refused(["scale", "x.csv", "--predict=-1B"], capsys)
+    assert "expected a positive parameter count" in err

@@ -79,9 +79,30 @@ class Parser(argparse.ArgumentParser):
             unknown = [t for t in given if t.startswith("--") and t.split("=", 1)[0] not in options]
             if unknown:
                 message = unknown_arguments(self, unknown)
+        message = dashed_value(message, getattr(self, "given", []))
         where = self.prog.removeprefix("entropylaw").strip()
         prefix = f"{where}: " if where else ""
         self.exit(USER_ERROR, f"entropylaw: error: {prefix}{message} (see '{self.prog} --help')\n")
+
+
+def dashed_value(message: str, given: list[str]) -> str:
+    """argparse's "expected one argument" where the value given starts with a dash (``--predict
+    -1B``: argparse reads ``-1B`` as an option) says so and how to give it (``--predict=-1B``),
+    so that the value's own check answers.
+
+    >>> dashed_value("argument --predict: expected one argument", ["x", "--predict", "-1B"])
+    "argument --predict: expected one argument: '-1B' starts with '-' and was read as an option; give --predict=-1B"
+    """
+    found = re.match(r"argument (\S+?)(?:/\S+)?: expected (?:one|at least one) argument", message)
+    if not found:
+        return message
+    names = found.group(0).split(":")[0].removeprefix("argument ").split("/")
+    for i, token in enumerate(given[:-1]):
+        if token in names and given[i + 1].startswith("-") and given[i + 1] != "--" and \
+                not given[i + 1].startswith("--"):
+            value = given[i + 1]
+            return f"{message}: {value!r} starts with '-' and was read as an option; give {token}={value}"
+    return message
 
 
 def build_parser() -> argparse.ArgumentParser:
