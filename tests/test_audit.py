@@ -512,6 +512,21 @@ def test_an_entropy_key_given_that_yields_no_entropy_is_said_as_given(work, caps
     assert "no entropy read from --entropy-key 'reward'" in err and "give --entropy-key" not in err, err
 
 
+def test_an_entropy_key_that_yields_no_entropy_lists_the_logs_own_keys(work, capsys, tmp_path):
+    """The message listed "the metrics read", entropylaw's names (``score`` for the log's
+    ``reward``), the first 8 sorted: a user picking the key saw names the log does not have.
+    It lists the log's own keys, the first 12 and a count, on one line, and says who took the key."""
+    d, logs, truth = work
+    record = {"step": 1, "reward": 0.5, "loss": 0.1, **{f"train/m{i:02d}": 0.2 for i in range(18)}}
+    (tmp_path / "trainer_state.json").write_text(json.dumps({"log_history": [record]}))
+    code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--log",
+                          tmp_path / "trainer_state.json", "--step", 1, "--entropy-key", "reward")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    own = ", ".join(["reward", "loss"] + [f"train/m{i:02d}" for i in range(10)])
+    assert f"the log's keys: {own} and 8 more (20 in all)" in err, err
+    assert "it was read as the training score" in err and "score," not in err, err
+
+
 def test_a_token_budget_below_the_longest_sequence_is_refused(work, capsys):
     """veRL's dynamic batch size refuses a budget one sequence exceeds; the audit packed that
     sequence alone and went on, the budget silently ignored."""

@@ -17,6 +17,7 @@ of :func:`entropylaw.auditing.verdict.decide` with ``step``, ``n_rollouts``, ``n
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from pathlib import Path
@@ -78,11 +79,11 @@ def logged_entropy(log: str, step: int, entropy_key: str | None = None) -> float
             raise EntropyLawError(f"{log}: no entropy value read; rows were dropped ({', '.join(map(str, dropped))}): "
                                   "an entropy logged as NaN is none (give `logged` VALUE, or `entropy_key` KEY if "
                                   "it is logged under another name)")
-        if entropy_key:  # given, and still none: naming the option again would not help
-            keys = sorted(map(str, df["metric"].unique()))
-            raise EntropyLawError(f"{log}: no entropy read from `entropy_key` {entropy_key!r} (another role took it, "
-                                  f"or it holds no values; the metrics read: {', '.join(keys[:8])}"
-                                  f"{', ...' if len(keys) > 8 else ''}); give `logged` VALUE")
+        if entropy_key:  # given, and still none: the log's own names to pick another from, not entropylaw's
+            why = _taken_by(df, entropy_key)
+            raise EntropyLawError(f"{log}: no entropy read from `entropy_key` {entropy_key!r} ({why}; the log's keys: "
+                                  f"{_own_keys(df, reports)}): pick the entropy's key among them, or give `logged` "
+                                  "VALUE")
         raise EntropyLawError(f"{log}: no entropy metric (give `entropy_key` KEY, or `logged` VALUE)")
     at = h[h["step"] == step]
     if len(at) == 0:
@@ -94,6 +95,22 @@ def logged_entropy(log: str, step: int, entropy_key: str | None = None) -> float
         raise EntropyLawError(f"{log}: no entropy at step {step} (logged at {len(steps)} steps in "
                               f"{steps[0]}..{steps[-1]}{why})")
     return float(at["value"].iloc[-1])
+
+
+def _taken_by(df, key: str) -> str:
+    """Which role of the log's reading took ``key`` (why it gave no entropy)."""
+    if key in set(map(str, df["score_key"])):
+        return "it was read as the training score"
+    if any(isinstance(v, str) and v and key in json.loads(v).values() for v in set(df["val_keys"])):
+        return "it was read as a validation score"
+    return "another role took it, or it holds no values"
+
+
+def _own_keys(df, reports, shown: int = 12) -> str:
+    """The log's keys as it names them, the first ``shown`` and a count (a tidy table's: its metrics)."""
+    keys = list(dict.fromkeys(k for r in reports for k in r.keys)) or sorted(map(str, df["metric"].unique()))
+    return ", ".join(keys[:shown]) + (f" and {len(keys) - shown} more ({len(keys)} in all)" if len(keys) > shown
+                                      else "")
 
 
 def check_logged(value: float, where: str) -> float:

@@ -72,6 +72,9 @@ class IngestReport:
     # per drop reason that loses whole lines: [lines, first line numbers] ("unparseable line" on
     # 8 lines holding 16 values is no "16 unparseable lines"), and the lines still being counted
     at: dict = field(default_factory=dict)
+    # the source's own key names, first seen first: a message about a key the user named lists
+    # these (the table's metrics are entropylaw's names: ``score`` for the log's ``reward``)
+    keys: tuple = ()
     _lines: dict = field(default_factory=dict, repr=False, compare=False)
 
     def skip(self, reason: str) -> None:

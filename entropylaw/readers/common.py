@@ -278,6 +278,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     opts = options or KeyOptions()
     report = raw.report
     df = raw.frame()
+    report.keys = tuple(map(str, df["key"].cat.remove_unused_categories().cat.categories))
     finite = np.isfinite(df["value"].to_numpy())
     if not finite.all():
         report.drop(NON_FINITE, int((~finite).sum()))
