@@ -37,3 +37,38 @@ def test_a_sweep_run_without_learning_signal_says_so_too(tmp_path, capsys):
     [done] = list((tmp_path / "sw").rglob("done.json"))
     silent = json.loads(done.read_text())["steps_without_signal"]
     assert silent >= 1 and f"no learning signal on {silent} of the 2 steps trained" in err, err
+
+
+def test_a_resumed_run_counts_the_steps_without_signal_of_the_whole_run(tmp_path, capsys):
+    """A run interrupted after step 3 and resumed from its checkpoint at step 2 counted (and said)
+    only the steps after the resume. The count is the whole run's: the checkpoint keeps it, and a
+    checkpoint written before it did is counted from the logs' batch counters."""
+    pytest.importorskip("torch")
+    import torch
+
+    from entropylaw.lab.config import RunConfig
+    from entropylaw.lab.trainer import LabRun
+
+    sets = {"sft_steps": 2, "val_size": 8, "val_samples": 1, "prompts_per_step": 2, "group_size": 4, "ckpt_every": 2}
+    argv = ["lab", "run", "--size", "xs", "--steps", "4", *[a for k, v in sets.items() for a in ("--set", f"{k}={v}")],
+            "--no-progress", "--device", "cpu"]
+    # a tag a run: each run's warning is its own text (Python says a text once per place in a process)
+    assert main([*argv, "--set", "tag=whole", "--out", str(tmp_path / "whole")]) == 0
+    capsys.readouterr()
+    rows = [json.loads(line)["data"] for line in (tmp_path / "whole" / "metrics.jsonl").read_text().splitlines()][1:]
+    silent = [r["batch/groups_all_correct"] + r["batch/groups_all_wrong"] == 2 for r in rows]
+    assert any(silent[:2]), silent  # some before the checkpoint the resume starts from
+    assert json.loads((tmp_path / "whole" / "done.json").read_text())["steps_without_signal"] == sum(silent)
+    for name, older in (("resumed", False), ("older", True)):
+        out = tmp_path / name
+        cfg = RunConfig.from_dict({"size": "xs", "steps": 4, **sets, "tag": name}, where="test")
+        assert LabRun(cfg, out, ["jsonl", "csv"], "cpu", progress=False).run(stop_after=3) == {"interrupted_at": 3}
+        if older:  # a checkpoint of a version that did not keep the count
+            path = out / "checkpoints" / "global_step_2" / "trainer_state.pt"
+            state = torch.load(path, weights_only=False)
+            del state["silent_steps"]
+            torch.save(state, path)
+        assert main([*argv, "--set", f"tag={name}", "--out", str(out)]) == 0
+        err = " ".join(capsys.readouterr().err.split())
+        assert json.loads((out / "done.json").read_text())["steps_without_signal"] == sum(silent), name
+        assert f"no learning signal on {sum(silent)} of the 4 steps trained" in err, (name, err)

@@ -44,7 +44,8 @@ def lab_run(spec: dict, out, *, loggers="jsonl,csv", device=None, progress=True)
 def _say_no_signal(run_name: str, summary: dict) -> None:
     """A run's steps with no learning signal (its ``done.json``'s count), said: a policy gradient
     of 0, and cov/* of 0 that measure nothing."""
-    silent, trained = summary.get("steps_without_signal"), summary.get("steps_trained")
+    # the whole run's steps: a resumed run's count holds the steps before the resume too
+    silent, trained = summary.get("steps_without_signal"), summary.get("steps")
     if not silent:
         return
     import warnings

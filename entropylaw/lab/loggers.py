@@ -176,5 +176,48 @@ def truncate_after(out_dir: str | Path, step: int) -> int:
     return dropped
 
 
+def silent_steps_logged(out_dir: str | Path, step: int, cfg) -> int | None:
+    """Steps 1..``step`` on which every advantage was 0, counted from the batch counters of the
+    text logs (for a checkpoint written before it kept the count); None where no text log holds
+    every one of those steps. The rewards are 0 or 1, so the counters decide it per estimator."""
+    rows = _logged_rows(Path(out_dir), step)
+    if rows is None:
+        return None
+    groups = cfg.prompts_per_step
+
+    def silent(r: dict) -> bool:
+        if cfg.filter_groups:  # the groups kept are the mixed ones: each has a non-zero advantage
+            return r["batch/groups_kept"] == 0
+        right, wrong = r["batch/groups_all_correct"], r["batch/groups_all_wrong"]
+        if cfg.algo == "reinforce":  # the advantage is the reward itself
+            return wrong == groups
+        if cfg.algo == "reinforce++":  # one baseline for the whole batch
+            return wrong == groups or right == groups
+        return right + wrong == groups  # a baseline per group
+    return sum(silent(r) for r in rows)
+
+
+def _logged_rows(out_dir: Path, step: int) -> list[dict] | None:
+    need = ("batch/groups_kept", "batch/groups_all_correct", "batch/groups_all_wrong")
+    rows: dict = {}
+    try:
+        if (out_dir / JSONL_NAME).exists():
+            for line in (out_dir / JSONL_NAME).read_text(encoding="utf-8").splitlines():
+                try:
+                    obj = json.loads(line)
+                except ValueError:  # a half-written last line (a process that died in a flush)
+                    continue
+                rows[int(obj["step"])] = obj["data"]
+        elif (out_dir / CSV_NAME).exists():
+            with open(out_dir / CSV_NAME, newline="", encoding="utf-8") as fh:
+                for r in csv.DictReader(fh):
+                    rows[int(r["step"])] = {k: float(r[k]) for k in need if r.get(k)}
+        else:
+            return None
+        return [{k: float(rows[s][k]) for k in need} for s in range(1, step + 1)]
+    except (OSError, ValueError, KeyError, TypeError):  # a step or a counter the log lacks: not countable
+        return None
+
+
 def _rewrite(path: Path, lines: list[str]) -> None:
     write_text(path, "".join(line + "\n" for line in lines), fsync=True)

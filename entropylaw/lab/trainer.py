@@ -33,7 +33,7 @@ import numpy as np
 from entropylaw.errors import EntropyLawError
 from entropylaw.lab.config import RunConfig
 from entropylaw.lab.export import run_meta
-from entropylaw.lab.loggers import MultiLogger, truncate_after
+from entropylaw.lab.loggers import MultiLogger, silent_steps_logged, truncate_after
 from entropylaw.lab.metrics import (DIFFICULTY_BINS, covariance_by_difficulty, covariance_summary,
                                     response_level_covariance, seq_mean_token_mean)
 from entropylaw.lab.models import build_model, check_fits, size_spec
@@ -146,6 +146,7 @@ class LabRun:
             model, self.warmstart_path = self.warm_start()
             self.model = model.to(self.device)
             self.step = 0
+            self.silent_steps_ = 0
         else:
             self.model = AutoModelForCausalLM.from_pretrained(str(ckpt), attn_implementation="eager")
             self.model.to(self.device)
@@ -163,6 +164,11 @@ class LabRun:
             self.np_rng.bit_generator.state = state["np_rng"]
             self.aent.coef_, self.aent.n_updates_ = state["aent"]
             self.step = int(state["step"])
+            # the whole run's count, not this segment's: kept in the checkpoint, else read off the logs
+            logged = state.get("silent_steps")
+            if logged is None:
+                logged = silent_steps_logged(self.out_dir, self.step, cfg)
+            self.silent_steps_ = logged or 0
         return ckpt
 
     # ---- one step -----------------------------------------------------------------
@@ -324,7 +330,8 @@ class LabRun:
         (tmp / "rollouts.jsonl").write_text("".join(line + "\n" for line in self._rollout_lines(step)))
         torch.save({"step": step, "optimizer": self.opt.state_dict(), "generator": self.gen.get_state(),
                     "select_generator": self.select_gen.get_state(),
-                    "np_rng": self.np_rng.bit_generator.state, "aent": (self.aent.coef_, self.aent.n_updates_)},
+                    "np_rng": self.np_rng.bit_generator.state, "aent": (self.aent.coef_, self.aent.n_updates_),
+                    "silent_steps": self.silent_steps_},
                    tmp / "trainer_state.pt")
         shutil.rmtree(final, ignore_errors=True)
         tmp.rename(final)
@@ -351,7 +358,7 @@ class LabRun:
             self.save_checkpoint(0)
             log.flush()
         bar = Progress(self.cfg.steps, self.cfg.run_name, "steps", initial=self.step, enabled=self.progress)
-        first, self.silent_steps_ = self.step, 0
+        first = self.step
         last: dict = {}
         try:
             while self.step < self.cfg.steps:
