@@ -274,23 +274,18 @@ def test_probe_checkpoints_says_what_it_cannot_compare(tmp_path, capsys, monkeyp
     assert not any(str(m).startswith("cov_") for m in t["metric"].unique())
 
 
-def test_probe_checkpoints_table1_of_one_sample_says_each_warning_once(tmp_path, capsys, monkeypatch):
-    """--table1 --samples 1: the advantages were computed twice (for the covariance and for the
-    signal), so "4 prompt groups have a single response" was said twice, and the no-signal line
-    blamed "one reward". Said once, on one line naming the cause and the fix."""
-    tiny_model("llama", vocab=V, hidden=16, layers=1, seed=7).save_pretrained(tmp_path / "checkpoint-5")
-    (tmp_path / "len_reward.py").write_text("def reward(text, answer):\n    return float(len(text) % 2)\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+def test_probe_checkpoints_table1_of_one_sample_is_refused_before_loading(tmp_path, capsys):
+    """--table1 --samples 1: each prompt's one sample has no baseline, every advantage is 0 and the
+    table can never be made; it was a run that warned twice and wrote no table. Refused in one
+    line, before any checkpoint loads (the folder here is no model at all)."""
+    (tmp_path / "checkpoint-5").mkdir()
     _write(tmp_path / "q.jsonl", [{"prompt_id": str(i), "prompt_ids": [3 + i, 4, 5], "answer": "1"} for i in range(4)])
     code, out, err = _run(capsys, "probe-checkpoints", str(tmp_path / "checkpoint-5"), "--prompts",
-                          str(tmp_path / "q.jsonl"), "--reward", "len_reward:reward", "--table1", "--samples", "1",
-                          "--max-new-tokens", "4", "--out", str(tmp_path / "t.parquet"))
-    said = err.replace("\n  ", " ")
-    warned = [x for x in said.splitlines() if x.startswith("entropylaw: warning:")]
-    assert code == 0, err
-    assert len(warned) == len(set(warned)), err
-    assert said.count("single response") + said.count("no learning signal") == 1, err
-    assert "each of the 4 prompts has 1 sample and no other to be its baseline" in said and "--samples 2 or more" in said
+                          str(tmp_path / "q.jsonl"), "--table1", "--samples", "1", "--out", str(tmp_path / "t.parquet"))
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "`table1` needs `samples` 2 or more (got 1)" in err.replace("--samples", "`samples`").replace(
+        "--table1", "`table1`"), err
+    assert not (tmp_path / "t.parquet").exists()
 
 
 def test_responses_cut_by_max_new_tokens_are_said(workdir, tmp_path, capsys, monkeypatch):

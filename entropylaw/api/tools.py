@@ -49,6 +49,9 @@ def probe_checkpoints(checkpoints, prompts, *, out=None, samples=4, **options) -
     ``prompts``: a tidy run table, written to ``out`` when given (``entropylaw probe-checkpoints``)."""
     if samples < 1:
         raise EntropyLawError("`samples` must be >= 1")
+    if options.get("table1") and samples < 2:  # refused before any checkpoint loads: the table could never be made
+        raise EntropyLawError(f"`table1` needs `samples` 2 or more (got {samples}): one sample a prompt has no "
+                              "other to be its baseline, so every advantage is 0 and no covariance is measured")
     if out is not None and not str(out).endswith((".parquet", ".csv")):
         raise EntropyLawError(f"`out` {out}: expected a .parquet or .csv path")
     if out is not None:

@@ -109,21 +109,16 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
             from entropylaw.probing.core import ProbeConfig, analyse
             from entropylaw.probing.signal import signal_report, with_advantages
 
-            # the advantages once, for analyse too: computed in both, a warning of theirs was said twice; one
-            # sample a prompt is a singleton group everywhere, said below with what it costs
-            seqs = with_advantages(seqs, warn_singletons=samples > 1)
+            # the advantages once, for analyse too: computed in both, a warning of theirs was said twice
+            seqs = with_advantages(seqs)
             _, summary = analyse(seqs, stats, ProbeConfig(temperature=temperature, chunk_size=chunk_size))
             said = signal_report(seqs)
             signal = said["informative_groups"] > 0
             if not signal:  # every advantage 0: a covariance of exactly 0 that measures nothing
-                groups = said["groups"]
-                why = (f"each of the {groups} prompts has 1 sample and no other to be its baseline" if samples == 1
-                       else f"each of the {groups} prompts' {samples} samples got one reward")
-                warnings.warn(f"{path}: no learning signal: {why}, so every advantage is 0: its covariances say "
-                              "nothing and are left out of the table (not written as 0); "
-                              + ("`samples` 2 or more" if samples == 1 else
-                                 "more `samples`, or prompts the policy gets right only sometimes"),
-                              EntropyLawWarning, stacklevel=2)
+                warnings.warn(f"{path}: no learning signal: each of the {said['groups']} prompts' {samples} samples "
+                              "got one reward, so every advantage is 0: its covariances say nothing and are left out "
+                              "of the table (not written as 0); more `samples`, or prompts the policy gets right "
+                              "only sometimes", EntropyLawWarning, stacklevel=2)
             for key, value in summary["table1"].items() if signal else ():
                 records.append((step, "cov_all" if key == "all" else f"cov_top_{float(key) * 100:g}%", value))
         records.append((step, "response_length", float(sum(len(s.response_ids) for s in seqs) / len(seqs))))

@@ -31,12 +31,11 @@ class NoSignal(EntropyLawError):
     """No prompt group of the batch carries a non-zero advantage."""
 
 
-def with_advantages(seqs: list, estimator: str = "grpo", eps: float = 1e-6, warn_singletons: bool = True) -> list:
+def with_advantages(seqs: list, estimator: str = "grpo", eps: float = 1e-6) -> list:
     """Sequences with ``advantage`` set: the trainer's when every one has it, else computed on the whole batch."""
     if seqs and all(s.advantage is not None for s in seqs):
         return list(seqs)
-    adv = advantages(torch.tensor([s.reward for s in seqs]), [s.prompt_id for s in seqs], estimator, eps,
-                     warn_singletons)
+    adv = advantages(torch.tensor([s.reward for s in seqs]), [s.prompt_id for s in seqs], estimator, eps)
     return [dataclasses.replace(s, advantage=float(a)) for s, a in zip(seqs, adv.tolist())]
 
 
