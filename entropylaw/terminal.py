@@ -379,6 +379,11 @@ def shorts(texts, n: int) -> list[str]:
             if len(rest) < n:
                 out[i] = "~" + rest
                 continue
+            ends = os.path.commonprefix([u[::-1] for u in [t, *family]])[::-1]  # an end the family shares too
+            core = rest[: len(rest) - len(ends)]
+            if ends and core and len(core) <= n - 2 and len(rest) - len(core) >= n - 1:  # its end says nothing
+                out[i] = "~" + rest[: n - 2] + "~"  # what tells it apart is where its family's start ends
+                continue
             tail = rest[-(n - 1):]
             seps = [k for k, c in enumerate(tail[: len(tail) // 3]) if c in "_-/. "]
             cut = 0 if rest[-n] in "_-/. " or not seps else seps[0] + 1

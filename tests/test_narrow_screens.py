@@ -55,6 +55,14 @@ def test_names_alike_at_both_ends_are_cut_apart():
     assert "512" in cut[1] and "256" in cut[2]
 
 
+def test_names_of_one_family_alike_at_their_ends_keep_what_follows_their_shared_start():
+    """A sweep over model sizes: the names' ends are alike (-instruct_grpo-lora_gsm8k), so cut
+    from their end or middle they read qwen2.5-0~ora_gsm8k (0.5b? 0.5 of what?)."""
+    sizes = ["0.5b", "1.5b", "3b", "7b", "14b"]
+    cut = shorts([f"qwen2.5-{s}-instruct_grpo-lora_gsm8k" for s in sizes], 19)
+    assert all(f"{s}-" in c and len(c) <= 19 for s, c in zip(sizes, cut)), cut
+
+
 def test_a_sweep_of_27_runs_at_80_columns_keeps_one_line_a_run(monkeypatch):
     """Every run of a sweep in take-off, the law not describing any: the tags went under each row
     (54 lines for 27 runs) and the law's line named all 27 runs; now the tags most runs carry are
