@@ -26,6 +26,8 @@ PIPED_WIDTH = 120
 MIN_WIDTH = 40  # below this no table of the package can be read; narrower requests get 40
 SEPARATOR = re.compile(r"(?<=[A-Za-z0-9.][_/-])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9][_/-]{2})(?=[A-Za-z0-9])")
 MARKER = re.compile(r"(\[\d+\]|-|\*) ")  # a numbered note's or a list item's: its text hangs under its text
+INTERVAL_LO = re.compile(r"[\[(][-+]?(\d[\d.]*|inf)(e[-+]?\d+)?%?,")  # an interval's first end, "[0.66,"
+INTERVAL_HI = re.compile(r"[-+]?(\d[\d.]*|inf)(e[-+]?\d+)?%?[\])][,;:.)\]]*")  # its last, "0.74]", "+2.1];"
 NUMBER = re.compile(r"[\[(]?[-+]?(\d[\d.,]*|inf|nan)(e[-+]?\d+)?[\]),;:%]*")
 
 
@@ -60,7 +62,7 @@ def wrap_words(text: str, width: int, then: int | None = None) -> list[str]:
     width = max(1, width)
     then = width if then is None else max(1, then)
     tokens: list[tuple[str, bool]] = []  # (text, a space before it)
-    for word in text.split():
+    for word in _intervals_whole(text.split()):
         if len(word) <= then:
             tokens.append((word, True))
             continue
@@ -79,6 +81,18 @@ def wrap_words(text: str, width: int, then: int | None = None) -> list[str]:
             lines.append(line)
             line = tok
     return lines + [line] if line or not lines else lines
+
+
+def _intervals_whole(words: list[str]) -> list[str]:
+    """``words`` with an interval's two ends one word (``[0.66, 0.74]``, ``[-0.6, +2.1]``): an
+    interval parted over two lines is read as two numbers."""
+    out: list[str] = []
+    for word in words:
+        if out and INTERVAL_LO.fullmatch(out[-1]) and INTERVAL_HI.fullmatch(word):
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return out
 
 
 def wrap(text: str, width: int | None = None) -> str:
@@ -365,6 +379,11 @@ def shorts(texts, n: int) -> list[str]:
             if len(rest) < n:
                 out[i] = "~" + rest
                 continue
+            ends = os.path.commonprefix([u[::-1] for u in [t, *family]])[::-1]  # an end the family shares too
+            core = rest[: len(rest) - len(ends)]
+            if ends and core and len(core) <= n - 2 and len(rest) - len(core) >= n - 1:  # its end says nothing
+                out[i] = "~" + rest[: n - 2] + "~"  # what tells it apart is where its family's start ends
+                continue
             tail = rest[-(n - 1):]
             seps = [k for k, c in enumerate(tail[: len(tail) // 3]) if c in "_-/. "]
             cut = 0 if rest[-n] in "_-/. " or not seps else seps[0] + 1
@@ -372,4 +391,23 @@ def shorts(texts, n: int) -> list[str]:
     for cut in {c for c in out if out.count(c) > 1}:
         for i in [k for k, c in enumerate(out) if c == cut]:
             out[i] = plain[i]
+    for _ in range(3):  # both ends shared: what tells them apart is inside (a cut may meet another's: again)
+        alike = {c: [k for k, d in enumerate(out) if d == c] for c in out if out.count(c) > 1}
+        alike = {c: ks for c, ks in alike.items() if len({texts[k] for k in ks}) > 1}
+        for ks in alike.values():
+            for i in ks:
+                out[i] = _around_difference(texts[i], [texts[k] for k in ks if texts[k] != texts[i]], n)
     return out
+
+
+def _around_difference(text: str, others, n: int) -> str:
+    """``text`` cut to ``n`` characters around where it parts from all of ``others`` (from the word
+    that starts there), marked ``~`` where cut: names alike at both ends (``..._resp512_verl-data``,
+    ``..._resp256_verl-data``) keep what tells them apart."""
+    if len(text) <= n or n < 3:
+        return short(text, n)
+    at = max((len(os.path.commonprefix([text, o])) for o in others), default=0)
+    start = max(1, _to_separator(text[max(0, at - (n - 3)):at]) + max(0, at - (n - 3)))
+    if start + n - 1 >= len(text):
+        return "~" + text[-(n - 1):]
+    return "~" + text[start:start + n - 2] + "~"

@@ -125,20 +125,38 @@ def _regime_lines(snap: dict) -> list[str]:
     return said
 
 
+def _packed(head: str, cells: list, sep: str, indent: str) -> list[str]:
+    """``head`` then ``cells`` joined by ``sep``, a new line (``indent``) where the next cell would
+    pass the width: a cell (a number with its name, an interval) stays whole on one line, where
+    wrapping the joined line at its spaces would part "points" from its count, or an interval."""
+    lines, line = [], head
+    if cells and head.strip() and len(head + cells[0]) > plumbing.width():  # the head alone, the cells under it
+        lines, line = [head.rstrip()], indent
+    for i, cell in enumerate(cells):
+        joined = line + (sep if i and line.strip() else "") + cell
+        if i and len(joined) > plumbing.width():
+            lines.append(line + sep.rstrip())
+            line = indent + cell
+        else:
+            line = joined
+    return lines + [line]
+
+
 def render_plain(snap: dict, notes: list, when: str) -> str:
     lines = [f"[{when}] {snap['run_id']}: step {snap['last_step']}, {snap['entropy_points']} entropy points, "
              f"entropy now {_num(snap['entropy_now'])}{' nats' if snap['entropy_now'] is not None else ''}"]
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
-        lines.append(f"  law     {plumbing.law_formula(snap['a'], snap['b'])}   ceiling {snap['ceiling']:.4g} "
-                     f"[{lo:.4g}, {hi:.4g}]   R² {snap['r2']:.3f}   points {snap['points']}   {snap['trust']}")
+        lines += _packed("  law     ", [plumbing.law_formula(snap['a'], snap['b']), f"ceiling {snap['ceiling']:.4g} "
+                                            f"[{lo:.4g}, {hi:.4g}]", f"R² {snap['r2']:.3f}", f"points {snap['points']}",
+                                            snap['trust']], "   ", " " * 10)
         lines.append(f"  score   {snap['y_key']} ({snap['score_kind']}) now {snap['score_now']:.4g}")
         for reason in snap["reasons"][:3]:
             lines.append(f"          {reason}")
     else:
         lines.append(f"  law     not fitted yet: {snap.get('fit_error', '')}")
     if snap.get("forecast"):
-        lines.append(f"  forecast at step {snap['forecast_step']:g}: " + ";  ".join(_forecast_cells(snap)))
+        lines += _packed(f"  forecast at step {snap['forecast_step']:g}: ", _forecast_cells(snap), ";  ", " " * 4)
     elif snap.get("forecast_error"):
         lines.append(f"  forecast: {snap['forecast_error']}")
     lines += [f"  {line}" for line in _regime_lines(snap)]
@@ -159,7 +177,7 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
     from rich.text import Text
 
     if snap is None:
-        return Panel(Text("\n".join(notes) or "waiting for the log ..."), title=f"entropylaw watch {path}")
+        return Panel(Text("\n".join(notes) or "waiting for the log ..."), title=_title(path))
     t = Table.grid(padding=(0, 2))
     t.add_column(style="bold")
     t.add_column()
@@ -175,21 +193,29 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
         t.add_row("score", f"{snap['y_key']} ({snap['score_kind']}) now {snap['score_now']:.4g}")
     else:
         t.add_row("law", f"not fitted yet: {snap.get('fit_error', '')}")
-    for cell in _forecast_cells(snap):
-        t.add_row("forecast", f"step {snap['forecast_step']:g}: {cell}")
+    for i, cell in enumerate(_forecast_cells(snap)):  # the step once: each method's interval then fits one line
+        t.add_row("forecast" if not i else "", (f"at step {snap['forecast_step']:g}:\n" if not i else "") + cell)
     if snap.get("forecast_error"):
         t.add_row("forecast", snap["forecast_error"])
     for line in _regime_lines(snap):
         t.add_row("regime", Text(line, style="yellow"))
     for line in snap.get("decision_lines", []):
         head, _, rest = line.strip().partition(": ")
+        head, _, method = head.partition(" (")  # "gain (logit-drift)": the method to the values, its column narrow
+        rest = f"({method} {rest}" if method else rest
         t.add_row(head if not line.startswith("      ") else "", rest if not line.startswith("      ") else line.strip())
     for d in [*snap.get("damaged", []), *snap.get("dropped", [])]:
         t.add_row("rows", Text(d, style="yellow"))
     if snap.get("runs_note"):
         t.add_row("runs", snap["runs_note"])
     body = Group(t, Text("\n".join(notes), style="dim")) if notes else t
-    return Panel(body, title=f"entropylaw watch {path}", subtitle=f"refreshed {when}")
+    return Panel(body, title=_title(path), subtitle=f"refreshed {when}")
+
+
+def _title(path: Path) -> str:
+    """The panel's title: the log's path, or its name where the path would be cut at the terminal's width."""
+    title = f"entropylaw watch {path}"
+    return title if len(title) <= plumbing.width() - 6 else f"entropylaw watch {path.name or path}"
 
 
 def _kept(new: dict, old: dict | None, notes: list) -> dict:

@@ -48,11 +48,11 @@ import numpy as np
 from scipy import stats
 
 from entropylaw.fit.forecast import rank_flags as fl
+from entropylaw.fit.forecast.rank_table import rows_table
 from entropylaw.fit.forecast.final import hold
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.forecast.text import guess_lines
-from entropylaw.terminal import count, shorts
-from entropylaw.terminal import width as text_width, wrap
+from entropylaw.terminal import count, wrap
 
 PRUNE_BELOW = 0.05
 TIE = 1e-9  # values this close (of the scores' scale, at least 1) are one: one outcome computed twice
@@ -196,32 +196,16 @@ class Ranking:
             lines = [f"{count(len(self.rows), 'run')} ranked by their {what} {where}; prune: below "
                      f"{100 * PRUNE_BELOW:g} % chance, past the draws' error, of ending within {thr} of the best "
                      f"({self.threshold_source})"]
-        backtest = any(r.get("observed") is not None for r in self.rows)
-        notes = max((len(r.get("note") or "") for r in self.rows), default=0)
-        room = text_width() - (4 + 24 + 8 + 8 + 7 + (10 if backtest else 0))
-        if room - notes - 2 >= min(max((len(r["run_id"]) for r in self.rows), default=12), 40):
-            room -= notes + 2  # the notes fit beside names of up to 40 characters; else they go under the rows
-        name = max(12, min(max((len(r["run_id"]) for r in self.rows), default=12), room))
-        head = f"{'#':>2}  {'run':<{name}}  {'final [' + pct + ']':<22}  {'p_best':>6}  {'p_near':>6}  {'prune':<5}"
-        lines.append(head + ("  observed" if backtest else ""))
-        names = shorts([r["run_id"] for r in self.rows], name)  # cut, but each run still told from the others
-        for i, r in enumerate(self.rows, 1):
-            fin = "-" if r.get("expected") is None else f"{r['expected']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]"
-            pb = "-" if r.get("p_best") is None else f"{100 * r['p_best']:.0f} %"
-            pn = "-" if r.get("p_near") is None else f"{100 * r['p_near']:.0f} %"
-            obs = "" if not backtest else "  " + ("-" if r.get("observed") is None else f"{r['observed']:.3f}").rjust(8)
-            line = (f"{i:>2}  {names[i - 1]:<{name}}  {fin:<22}  {pb:>6}  {pn:>6}  "
-                    f"{'prune' if r.get('prune') else '':<5}{obs}")
-            full = (line + ("  " + r["note"] if r.get("note") else "")).rstrip()
-            # a note that does not fit beside the numbers goes under them (wrapped, the row's columns stay)
-            lines += [full] if len(full) <= text_width() else [line.rstrip(), "    " + r["note"]]
+        table, lifted = rows_table(self.rows, pct)
+        lines += table
         compared = self.step and self.step[0] and len(self.rows) > 1
         at = (f"at step {self.step[0]:g}, where the runs are compared" if compared
-              else "each run's own (its last step")
+              else f"at step {self.step[0]:g}" + ("" if done else ", where it is forecast to") if self.step and self.step[0]
+              else "each run's own (its last step")  # one run live: the step it is forecast to, not its last logged
         lines.append("p_best: the share of joint draws in which the run ends best; p_near: within the threshold of the "
                      f"best; the final score is {at}{')' if at.endswith('step') else ''} (a training score's: the "
                      "mean of its last 5 %)")
-        lines += fl.explain(self.rows)
+        lines += fl.explain(self.rows, lifted)
         top = self.top
         lines.append(self._keep(top))
         lines += [f"note: {n}" for n in self.notes]

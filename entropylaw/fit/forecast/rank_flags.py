@@ -84,16 +84,36 @@ EXPLAINED = (
 )
 
 
-def explain(rows) -> list:
+def explain(rows, lifted=None) -> list:
     """The lines under the table for the tags its rows carry (:data:`EXPLAINED`, then the runs the
-    law does not describe)."""
-    lines = [line for field, tag, line in EXPLAINED if any(r.get(field) == tag for r in rows)]
-    said = [f"{r['run_id']} ({law_tag(r['law'])[len(NO_LAW) + 2:]})" for r in rows
-            if r.get("law") and not r.get("constant")]
+    law does not describe); ``lifted``: tag -> the rows that carry it, where the table says it
+    here, not on each row (:mod:`.rank_table`)."""
+    lifted = lifted or {}
+    lines = [_with_rows(line, lifted) for field, tag, line in EXPLAINED if any(r.get(field) == tag for r in rows)]
+    why = {}  # the same reasons for many runs are said once, with the rows (a sweep's every run: "too few points")
+    for i, r in enumerate(rows):
+        if r.get("law") and not r.get("constant"):
+            why.setdefault(law_tag(r["law"])[len(NO_LAW) + 2:], []).append(i)
+    said = [", ".join(f"{rows[i]['run_id']} ({reasons})" for i in idx) if len(idx) <= 3
+            else f"{_rows_said(idx, len(rows))} ({reasons})" for reasons, idx in why.items()]
+    if len(why) == 1 and said[0].startswith("every run"):  # one reason for them all: the tag's rows say who
+        said = [next(iter(why))]
     if said:
-        lines.append(f"{NO_LAW}: the run does not consume entropy to gain score as the law describes, its forecast "
-                     f"extrapolates a trend, not the law's ceiling: {', '.join(said)}")
+        lines.append(_with_rows(f"{NO_LAW}: the run does not consume entropy to gain score as the law describes, its "
+                                f"forecast extrapolates a trend, not the law's ceiling: {', '.join(said)}", lifted))
     return lines
+
+
+def _with_rows(line: str, lifted: dict) -> str:
+    """``line`` (``tag: what it means``) with the rows that carry its tag where the table lifted it."""
+    tag = line.split(": ", 1)[0]
+    return f"{tag} ({lifted[tag]}): {line[len(tag) + 2:]}" if tag in lifted else line
+
+
+def _rows_said(idx, n) -> str:
+    from entropylaw.fit.forecast.rank_table import rows_said  # the table's numbering: it imports this module
+
+    return rows_said(idx, n)
 
 
 def ends_note(rows) -> str | None:
@@ -104,7 +124,9 @@ def ends_note(rows) -> str | None:
             ends.setdefault(float(r["to_step"]), []).append(r["run_id"])
     if len(ends) < 2:
         return None
-    said = ", ".join(f"{', '.join(ids)} at step {s:g}" for s, ids in sorted(ends.items(), reverse=True))
+    order = {r["run_id"]: i for i, r in enumerate(rows)}  # many runs at one step: their rows, not their names
+    said = ", ".join(f"{', '.join(ids) if len(ids) <= 3 else _rows_said([order[i] for i in ids], len(rows))} at step "
+                     f"{s:g}" for s, ids in sorted(ends.items(), reverse=True))
     return (f"the runs end at different steps ({said}): each final score is the run's own, at its own last step, "
             "so a run that ends earlier has had fewer steps to climb; p_best and the pick favour the runs that end "
             "later, and a run is pruned only where the runs that end no later than it would prune it")

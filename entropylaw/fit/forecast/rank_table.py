@@ -1,0 +1,80 @@
+"""``entropylaw rank``'s table: one line a run, at any width.
+
+A run's name is cut to fit (each still told from the others: :func:`~entropylaw.terminal.shorts`).
+Where even a name of 12 characters leaves the numbers no room (a narrow terminal), or the names
+cut cannot be told apart, each run's name is on a line of its own, whole, and its numbers under
+it: a table wrapped at its spaces loses its columns. Where the rows' notes do not fit beside their
+numbers, a tag that most of many runs carry (every run of a sweep in take-off) leaves the rows and
+is said once under the table with the rows that carry it (``take-off (rows 1-12, 14-27): ...``):
+else every row takes two lines, and a sweep no longer fits a screen.
+
+>>> rows_said([0, 1, 2, 4, 6, 7], 9)
+'rows 1-3, 5, 7-8'
+>>> rows_said([0, 1, 2], 3)
+'every run'
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from entropylaw.terminal import shorts, width as text_width
+
+LIFT_FROM = 4  # rows from which a tag most of them carry is said once, not on each row
+
+
+def rows_said(indices, n: int) -> str:
+    """The rows ``indices`` (from 0) of a table of ``n``, as the table numbers them (from 1)."""
+    idx = sorted(indices)
+    if len(idx) == n:
+        return "every run"
+    spans, start = [], None
+    for k, i in enumerate(idx):
+        start = i if start is None else start
+        if k + 1 == len(idx) or idx[k + 1] != i + 1:
+            spans.append(f"{start + 1}" if start == i else f"{start + 1}-{i + 1}")
+            start = None
+    return ("row " if len(idx) == 1 else "rows ") + ", ".join(spans)
+
+
+def _tags(row) -> list[str]:
+    return [t for t in (row.get("note") or "").split("; ") if t]
+
+
+def rows_table(rows, pct: str) -> tuple[list[str], dict]:
+    """The header and one row per run (module docstring); and the tags lifted off the rows:
+    tag -> the rows that carry it, in words (:func:`rows_said`), for the lines under the table."""
+    fins = ["-" if r.get("expected") is None else f"{r['expected']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]" for r in rows]
+    backtest = any(r.get("observed") is not None for r in rows)
+    fw = max([22] + [len(f) for f in fins])  # a score below -1 is wider than the column's usual 22
+    longest = max((len(r["run_id"]) for r in rows), default=12)
+    room = text_width() - (4 + fw + 2 + 8 + 8 + 7 + (10 if backtest else 0))
+    notes = ["; ".join(_tags(r)) for r in rows]
+    lifted = {}
+    if len(rows) >= LIFT_FROM and room - max(map(len, notes), default=0) - 2 < min(longest, 40):
+        counts = Counter(t for r in rows for t in _tags(r))
+        lifted = {t: rows_said([i for i, r in enumerate(rows) if t in _tags(r)], len(rows))
+                  for t, k in counts.items() if 2 * k > len(rows)}
+        notes = ["; ".join(t for t in _tags(r) if t not in lifted) for r in rows]
+    narrow = room < 12  # not even a name of 12 characters beside the numbers
+    widest = max(map(len, notes), default=0)
+    if widest and room - widest - 2 >= min(longest, 40):
+        room -= widest + 2  # the notes fit beside names of up to 40 characters; else they go under the rows
+    name = max(12, min(longest, room))
+    names = shorts([r["run_id"] for r in rows], name)  # cut, but each run still told from the others
+    stacked = narrow or len(set(names)) < len({r["run_id"] for r in rows})  # else whole, on lines of their own
+    run = "" if stacked else f"{'run':<{name}}  "
+    head = f"{'#':>2}  {run}{'final [' + pct + ']':<{fw}}  {'p_best':>6}  {'p_near':>6}  {'prune':<5}"
+    lines = [head + ("  observed" if backtest else "")]
+    for i, (r, fin, note) in enumerate(zip(rows, fins, notes), 1):
+        pb = "-" if r.get("p_best") is None else f"{100 * r['p_best']:.0f} %"
+        pn = "-" if r.get("p_near") is None else f"{100 * r['p_near']:.0f} %"
+        obs = "" if not backtest else "  " + ("-" if r.get("observed") is None else f"{r['observed']:.3f}").rjust(8)
+        if stacked:
+            lines.append(f"{i:>2}  {r['run_id']}")
+        lead = "    " if stacked else f"{i:>2}  {names[i - 1]:<{name}}  "
+        line = f"{lead}{fin:<{fw}}  {pb:>6}  {pn:>6}  {'prune' if r.get('prune') else '':<5}{obs}"
+        full = (line + ("  " + note if note else "")).rstrip()
+        # a note that does not fit beside the numbers goes under them (wrapped, the row's columns stay)
+        lines += [full] if len(full) <= text_width() or not note else [line.rstrip(), "    " + note]
+    return lines, lifted
