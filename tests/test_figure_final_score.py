@@ -36,3 +36,20 @@ def test_the_figures_final_training_score_is_the_tables():
         assert any("final score 0.900" in x for x in legend) and not any("final score 0.850" in x for x in legend)
     finally:
         plt.close(built.fig)
+
+
+def test_a_score_outside_0_1_is_not_labelled_a_fraction():
+    """A validation score at -1 (a collapse: data/real's verl_opd run) is in score units, not a fraction: the
+    score axis said "(fraction)" over -1.0."""
+    import numpy as np
+
+    steps = np.arange(0, 60, 5)
+    recs = [(int(s), "entropy", float(0.5 * np.exp(-s / 20) + 0.05)) for s in steps]
+    recs += [(int(s), "val/aime_2024", -1.0 if s > 20 else 0.01) for s in steps]
+    t = el.table.from_records(recs, run_id="collapse", model="m")
+    built = interventions_figure(t)[0]
+    try:
+        label = built.fig.axes[1].get_ylabel()
+        assert "fraction" not in label and "score units" in label, label
+    finally:
+        plt.close(built.fig)

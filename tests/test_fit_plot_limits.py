@@ -98,3 +98,44 @@ def test_early_axis_ignores_the_band_and_marks_the_horizon():
     assert len(vlines) == 1 and vlines[0].get_xdata()[0] == 130
     after = [c for c in ax.collections if "after the horizon" in str(c.get_label())]
     assert len(after) == 1 and len(after[0].get_offsets()) == int((p.step > 130).sum())
+
+
+def _run_records(run_id, H, R):
+    steps = np.arange(len(H)) * 10
+    return [(int(s), "entropy", float(h)) for s, h in zip(steps, H)] + \
+        [(int(s), "val/mean", float(r)) for s, r in zip(steps, R)]
+
+
+def test_family_panel_keeps_a_run_the_law_does_not_describe_in_view():
+    """A run the law does not describe (its entropy rises) whose scores lie in [0, 1] beside fractions stays on
+    the family panel's score axis: the axis was cut to the other run's scores (its points above it hidden)."""
+    import entropylaw.table as tt
+    from entropylaw.figure_sets.law import law_figures
+
+    n = np.arange(30)
+    H1 = 0.05 + np.exp(-n / 8)
+    R1 = 0.6 - 0.15 * np.exp(H1) + 0.01 * np.sin(n)
+    H2 = 0.2 + 0.01 * n  # rises: the law does not apply
+    R2 = 0.9 + 0.02 * np.cos(n)
+    t = pd.concat([tt.from_records(_run_records("good", H1, R1), run_id="good", model="m"),
+                   tt.from_records(_run_records("rising", H2, R2), run_id="rising", model="m")])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        family = law_figures(t)[0]
+    ax = family.fig.axes[0]
+    lo, hi = ax.get_ylim()
+    xlo, xhi = ax.get_xlim()
+    shown = R2[H2 <= xhi]
+    assert len(shown) and hi >= shown.max() and lo <= R1.min(), (lo, hi)
+
+
+def test_a_panels_numbers_lose_words_before_they_are_cut():
+    """Above a narrow panel the numbers' shorter wording is shown whole: the middle cut of the long one took the
+    words that say what the numbers are ("law does not ap… 0.975 vs 0.340")."""
+    from entropylaw.figure_sets.law import panel_title
+
+    fig, ax = plt.subplots()
+    long = "law does not apply · RMSE 0.123 · end 0.975 vs 0.340"
+    panel_title(ax, "run", "fit ≤ step 30", [long, "law n/a · RMSE 0.123 · end 0.975 vs 0.340",
+                                             "law n/a · end 0.975 vs 0.340"], "C3", width_pt=210)
+    assert [t.get_text() for t in ax.texts] == ["law n/a · end 0.975 vs 0.340"]

@@ -94,6 +94,18 @@ def test_page_has_rows_flags_warnings_images_and_escapes_text():
     assert not re.search(r'(src|href)="(?!data:|#)', html) and "http" not in html.lower().replace("http-equiv", "")
 
 
+def test_a_void_ceiling_is_greyed_in_every_table_and_the_run_list_says_what_its_numbers_are():
+    """The coefficients table greys the ceiling of a run the law does not describe as the first table does (it
+    was plain there, its flag a dozen columns away); the list of full ids under the first table is by the tables'
+    # column (it said "by the number after each label", and the figures' labels carry no number)."""
+    rows = [{"run_id": "r2", "number": 1, "ceiling": 0.685, "ceiling_ci": (0.677, 0.692), "final_observed": 0.68,
+             "trust": "law does not apply", "trust_reasons": ["a = -0.1 <= 0: the score does not rise"]}]
+    html = render_html(PageModel("p", RunResults([explained(r) for r in rows])))
+    details = html[html.index('<table class="details">'):]
+    assert '<span class="void" title="not a forecast' in details and "(0.685 [0.677, 0.692])" in details
+    assert "number after each label" not in html and "the # column" in html
+
+
 @printed
 def test_numbers_keep_their_column_decimals():
     assert decimals([0.69, 0.71, 0.05]) == 3 and decimals([120.0, 300.0]) == 0
@@ -186,7 +198,8 @@ needs_chromium = pytest.mark.skipif(CHROMIUM is None,
 # measured after load, written on <body> for --dump-dom: the viewport, the widest element's
 # right edge, the first table's box and tallest row, every table box that scrolls sideways
 # (its own scroll width past its width: the page's scroll width does not see it), the
-# coefficients table's tallest row, and whether a click on a figure opens it
+# coefficients table's tallest row, the most a figure is stretched past its pixels, and whether a click
+# on a figure opens it
 MEASURE = """<script>
 window.addEventListener('load', function(){
   var d = document.body.dataset, vw = window.innerWidth, right = 0, widest = '';
@@ -206,6 +219,12 @@ window.addEventListener('load', function(){
   var coef = document.querySelectorAll('table.details tbody tr'), tallCoef = 0;
   for (var c = 0; c < coef.length; c++) { tallCoef = Math.max(tallCoef, coef[c].getBoundingClientRect().height); }
   d.overflow = over.join(' '); d.tables = boxes.length; d.tallestCoef = Math.ceil(tallCoef);
+  var imgs = document.querySelectorAll('figure img'), upscale = 0;
+  for (var u = 0; u < imgs.length; u++) {
+    var w = imgs[u].naturalWidth;
+    if (w) { upscale = Math.max(upscale, imgs[u].getBoundingClientRect().width / w); }
+  }
+  d.upscale = upscale.toFixed(3);
   var img = document.querySelector('figure img'); img.click();
   var big = document.getElementById('zoom-img');
   d.vw = vw; d.vh = window.innerHeight; d.scrollW = document.documentElement.scrollWidth; d.right = Math.ceil(right);
@@ -244,6 +263,9 @@ def _check_first_screen(m: dict, n_runs: int) -> None:
     assert int(m["flags"]) == int(m["runs"]) == n_runs, m  # every row carries its trust flag
     assert int(m["tallest-row"]) <= 36, m  # two lines a run at most: the reason wraps
     assert m["zoom"] == "block:same", m  # a click opens the figure at full size
+    # no figure drawn wider than its pixels (the ceiling figure under a wide table was stretched 1.5x: blurred,
+    # its type half as large again as the table's)
+    assert float(m["upscale"]) <= 1.01, m
 
 
 @needs_chromium

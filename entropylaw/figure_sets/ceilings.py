@@ -189,7 +189,7 @@ def ceilings_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
                   "interval, beside the final observed score, and the fit's trust flag"
                   + (f"; {count(n_bad, 'run')} marked 'law does not apply' {'has' if n_bad == 1 else 'have'} "
                      "no ceiling worth reading (hollow grey)"
-                     if n_bad else "") + ". Triangles at the edge: intervals beyond the axes.", notes,
+                     if n_bad else "") + ". Triangles at the edge: points and intervals beyond the axes.", notes,
                   title="Where each run saturates, with its interval and trust flag")]
 
 

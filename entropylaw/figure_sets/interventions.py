@@ -27,6 +27,7 @@ from entropylaw.terminal import count
 from entropylaw.figure_sets.base import Built, Skipped, metric_label
 from entropylaw.figure_sets.common import as_curves, label_end, num
 from entropylaw.fit.forecast.final import final_value
+from entropylaw.draw.law import is_fraction
 from entropylaw.draw.style import ENTROPY_LABEL, STEP_LABEL, color, current, fs, new_axes, new_grid, text_width
 from entropylaw.results.focus import project_focus
 from entropylaw.table.labels import run_labels
@@ -167,6 +168,9 @@ def plot_interventions(table: pd.DataFrame, accuracy_metric: str, run_ids: Seque
         if len(rows) > 1:  # short panels: short labels, or they run into the next row's
             ylabels = {"entropy": "entropy H (nats)", "response_length": "length (tokens)",
                        score_metric: "score (fraction)" if shown_metric != "score" else "train score (reward)"}
+        if not is_fraction(score.loc[score["metric"] == score_metric, "value"]):  # a reward of -1 is no fraction
+            ylabels[score_metric] = ylabels[score_metric].replace("(fraction correct)", "(score units)").replace(
+                "(fraction)", "(score units)")
         for ax, (metric_name, data) in zip(axes[k], [("entropy", part), (score_metric, score)]
                                            + [(m, part) for m in extras]):
             # several rows: the legend gives each run's final values, the line ends stay clear

@@ -34,7 +34,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.early import EarlyPrediction
 from entropylaw.fit.pairing import pair
 from entropylaw.figure_sets.base import Built, Skipped, first_reasons, left_out_note
-from entropylaw.draw.law import ceiling_text, plot_early, plot_law, score_axis_label, score_ylim
+from entropylaw.draw.law import ceiling_text, is_fraction, plot_early, plot_law, score_axis_label, score_ylim
 from entropylaw.draw.style import (ENTROPY_LABEL, STEP_LABEL, TRUST_COLORS, current, few_ticks, fig_width,
                                       fit_text, fmt, fs, legend_columns, legend_under, new_grid, text_width)
 from entropylaw.results.focus import project_focus
@@ -69,12 +69,24 @@ def _panels(rows):
 
 
 def _view(ax, rows, fitted) -> None:
-    """Axes limits from the runs the law describes (others may leave them, marked at the edge)."""
+    """Axes limits from the runs the law describes. The others' points inside that entropy range keep the
+    score axis too where they are on the same scale (scores in [0, 1] beside fractions): a run the law does
+    not describe is still data, and an axis cut to the others' scores hid whole runs (3 of the 7 "other runs"
+    of data/real, at 0.86-0.95 over an axis that ended at 0.88). Entropy that explodes, and a score on
+    another scale (a reward of -1 beside fractions), still leave the axes, marked at the edge."""
     good = [r for r in rows if r["trust"] != NOT_APPLICABLE] or rows
     H = np.concatenate([fitted[r["run_id"]][0]["H"].to_numpy(float) for r in good])
     R = np.concatenate([fitted[r["run_id"]][0]["R"].to_numpy(float) for r in good])
     curves = [[r["ceiling"]] for r in good if r["trust"] != NOT_APPLICABLE]
-    ax.set_xlim(-0.02 * H.max(), 1.06 * H.max())
+    hmax = H.max()
+    if is_fraction(R):
+        for r in rows:
+            if r in good:
+                continue
+            pts = fitted[r["run_id"]][0]
+            h, y = pts["H"].to_numpy(float), pts["R"].to_numpy(float)
+            R = np.concatenate([R, y[(h <= 1.06 * hmax) & (y >= 0) & (y <= 1)]])
+    ax.set_xlim(-0.02 * hmax, 1.06 * hmax)
     ax.set_ylim(*score_ylim(R, np.concatenate(curves) if curves else ()))
 
 
@@ -137,7 +149,8 @@ def _family_figure(rows, fitted, notes) -> Built:
                  "dashed: extrapolation to H = 0), 95 % confidence band, and its ceiling b - a at H = 0 with the 95 % "
                  "interval; the legend gives ceiling [interval] and the trust flag. "
                  + (f"{count(n_bad, 'run')} the law does not describe: hollow points, no curve, and the axes are set "
-                    "by the other runs. " if n_bad else "")
+                    "by the other runs (their points on the same scale and entropy range kept in view). "
+                    if n_bad else "")
                  + "Triangles at the edges mark points and intervals beyond the axes; † an interval that leaves "
                    "[0, 1]. Paper Figs. 1 and 4.", notes,
                  title="Score vs entropy with the fitted law, runs of one model together")
@@ -160,9 +173,9 @@ def _per_run_figure(rows, fitted) -> Built:
         paper = current().name == "paper"  # narrow panels: 2 digits and the flag's first word
         ceiling = ceiling_text(r["ceiling"], r["ceiling_ci"], r.get("fraction", True), 2 if paper else 3) \
             if applies else "no ceiling"
-        trust = SHORT_TRUST.get(r["trust"], r["trust"]) if paper else r["trust"]
+        short = f"{ceiling} {SHORT_TRUST.get(r['trust'], r['trust'])}"  # a narrow panel: the flag's short form
         panel_title(ax, r["label"], "val" if r.get("score_kind") == "validation" else "train",
-                    f"{ceiling} {trust}" if paper else f"{ceiling} · {trust}", TRUST_COLORS.get(r["trust"], "0.3"),
+                    [short] if paper else [f"{ceiling} · {r['trust']}", short], TRUST_COLORS.get(r["trust"], "0.3"),
                     width)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
@@ -187,16 +200,21 @@ def _per_run_figure(rows, fitted) -> Built:
                  "Paper Fig. 3.", [], title="The fitted law, one panel per run")
 
 
-def panel_title(ax, label: str, kind: str, numbers: str, color: str, width_pt: float) -> None:
+def panel_title(ax, label: str, kind: str, numbers, color: str, width_pt: float) -> None:
     """Two lines above a small panel: the run's label and its kind, then the numbers in the
-    trust flag's colour, each cut to the panel's width (less its tick labels)."""
+    trust flag's colour, each cut to the panel's width (less its tick labels). ``numbers``: the text,
+    or its wordings from the longest to the shortest: the first that fits is shown whole (a cut in
+    the middle took the words that say what the numbers are: "law does not ap… 0.975 vs 0.340"),
+    the last is cut where none fits."""
     few_ticks(ax)
     room = width_pt - (2.5 * fs("small") + 22)  # the y tick labels and the spacing left of the axes
     size = fs("small")
     ax.set_title(fit_text(label, room - text_width(f" · {kind}", size), size) + f" · {kind}", fontsize=size,
                  loc="left", pad=size * 1.45 + 3)
     # in the title's second line: kept out of the layout, which would otherwise shrink the panel
-    ax.text(0.0, 1.015, fit_text(numbers, room, size), transform=ax.transAxes, fontsize=size, ha="left",
+    wordings = [numbers] if isinstance(numbers, str) else list(numbers)
+    text = next((w for w in wordings if text_width(w, size) <= room), fit_text(wordings[-1], room, size))
+    ax.text(0.0, 1.015, text, transform=ax.transAxes, fontsize=size, ha="left",
             va="bottom", color=color).set_in_layout(False)
 
 
@@ -254,10 +272,12 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
         ax.set_ylabel("")
         # the window's own verdict, as `predict` gives it, first in the line (a cut line keeps it)
         trust = pred.fit_.trust_
+        short = SHORT_TRUST.get(trust, trust)
+        rmse = f"RMSE {fmt(pred.rmse_predicted_)}"
+        end = f"end {fmt(pred.final_observed_)} vs {fmt(pred.final_predicted_)}"
+        wordings = [f"{trust} · {rmse} · {end}", f"{short} · {rmse} · {end}", f"{short} · {end}"]
         panel_title(ax, r["label"], f"fit ≤ step {pred.fit_last_step_:g}",
-                    f"{SHORT_TRUST.get(trust, trust) if current().name == 'paper' else trust} · "
-                    f"RMSE {fmt(pred.rmse_predicted_)} · end {fmt(pred.final_observed_)} vs "
-                    f"{fmt(pred.final_predicted_)}", TRUST_COLORS.get(trust, "0.15"), width)
+                    wordings[1:] if current().name == "paper" else wordings, TRUST_COLORS.get(trust, "0.15"), width)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     fig.supxlabel(STEP_LABEL, fontsize=fs("normal"))
@@ -275,7 +295,8 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
                   f"The law fitted on {what} (shaded) predicts the later scores from the entropy observed later "
                   "(the paper's protocol, which sees the later entropy; the forecast above sees nothing after the "
                   "window). Above each panel the window's trust flag (the law does not apply: its prediction and "
-                  "ceiling are no forecast), the RMSE over the predicted steps and the final score observed vs "
+                  "ceiling are no forecast; 'law n/a' where the panel is narrow), the RMSE over the predicted steps "
+                  "(where the panel has room) and the final score observed vs "
                   "predicted "
                   "(paper: 0.9 % and 0.5 % for math)."
                   + left_out_note(left_out) + " Paper Fig. 5." + focus_note, notes,

@@ -1,8 +1,10 @@
 """The report page's style sheet and its two small scripts (inline: the page fetches nothing).
 
 - The style puts the first table and the ceiling figure side by side where both fit (the
-  figure moves under the table where they do not), keeps every row of the first table on
-  one line from 1100 px of width but for its reason, shown whole and wrapped in small type
+  figure moves under the table where they do not; a figure shrinks to its room, never stretches
+  past its pixels, which blurred it and set its type half as large again as the table's), keeps
+  every row of the first table on one line from 1100 px of width but for its reason, shown whole
+  and wrapped in small type
   (every reason in its tooltip); run labels are whole (cut in the middle where long, by the
   results), never cut at their end; cells wrap below that so that the table reflows instead of
   scrolling, and never lets an element grow wider than the window. Long names (run ids,
@@ -39,7 +41,7 @@ tr.family td{background:#fbfbfc;font-weight:600;text-align:left;color:#24292f;fo
 sup{font-size:.62rem;color:#6e7781;margin-left:.1rem}
 svg.swatch{vertical-align:middle}
 figure{margin:.6rem 0 1.2rem} figure img{max-width:100%;height:auto;border:1px solid #eaeef2;cursor:zoom-in}
-figure.side{margin:0} figure.side img{width:100%}
+figure.side{margin:0}
 figcaption{font-size:.8rem;color:#424a53;max-width:62rem}
 ol.ids{columns:2;column-gap:2rem;font-size:.72rem;color:#57606a;margin:.4rem 0 0;padding-left:1.6rem}
 ol.ids li{break-inside:avoid;overflow-wrap:anywhere}

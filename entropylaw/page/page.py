@@ -111,6 +111,15 @@ def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = (), na
     return f'<table class="runs"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
 
 
+def _ceiling(r: Mapping, d: int) -> str:
+    """A run's ceiling and its interval; where the law does not describe the run, greyed in brackets with the
+    reason on hover, as in the first table (the number is no forecast wherever it is shown)."""
+    text = interval(row_float(r, "ceiling"), r.get("ceiling_ci"), d, bool(r.get("fraction", True)))
+    if r.get("ceiling_void") and text != "n/a":
+        text = f'<span class="void" title="{esc(r["ceiling_void"])}">({text})</span>'
+    return text
+
+
 def details_table(rows: Sequence[Mapping]) -> str:
     """Every fitted number of every run (wide: it scrolls in its own box)."""
     d = decimals([row_float(r, "b") for r in rows] + [row_float(r, "a") for r in rows])
@@ -130,7 +139,7 @@ def details_table(rows: Sequence[Mapping]) -> str:
             f"<td class=\"l id\">{breakable(r.get('score_key') or '—')}</td><td>{'n/a' if n is None else int(n)}</td>"
             f"<td class=\"nums\">{pm(row_float(r, 'a'), row_float(r, 'a_stderr'), d)}</td>"
             f"<td class=\"nums\">{pm(row_float(r, 'b'), row_float(r, 'b_stderr'), d)}</td>"
-            f"<td class=\"nums\">{interval(row_float(r, 'ceiling'), r.get('ceiling_ci'), dc, bool(r.get('fraction', True)))}</td>"
+            f"<td class=\"nums\">{_ceiling(r, dc)}</td>"
             f"<td>{cell(row_float(r, 'r2'), 2)}</td><td>{cell(row_float(r, 'rmse'), dc)}</td>"
             f"<td class=\"l\">{esc(r.get('best_form') or '—')}</td>"
             f'<td class="l">{flag(str(r.get("trust") or ""))} {esc(reasons)}</td></tr>')
@@ -228,7 +237,9 @@ def render_html(model: PageModel) -> str:
                       + (f" — {esc(r['model'])}" if r.get("model") else "")
                       + (f", {esc(r['algorithm'])}" if r.get("algorithm") else "") + "</li>"
                       for i, r in enumerate(runs))
-        parts.append(f'<p class="muted">Runs, by the number after each label:</p><ol class="ids">{ids}</ol>')
+        # the figures label runs by name alone: the number is the tables' # column
+        parts.append(f'<p class="muted">Each run\'s full id, by its number (the # column of the tables):</p>'
+                     f'<ol class="ids">{ids}</ol>')
     else:
         parts.append("<p>No run had enough paired (entropy, score) points to fit.</p>")
     parts.append("</section>")
