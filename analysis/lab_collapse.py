@@ -48,10 +48,10 @@ def outcomes(t: pd.DataFrame) -> pd.DataFrame:
 
 
 def left_out(runs: pd.DataFrame, law, fits: pd.DataFrame) -> str:
-    """", leaving out RUN (trust)" for the runs the coefficient law did not use: their law fit is
+    """"\nleft out: RUN (trust)" for the runs the coefficient law did not use: their law fit is
     not good or weak (the law does not describe them), so the text says so instead of hiding them."""
     out = [f"{r} ({fits.loc[r, 'trust']})" for r in runs["run_id"] if r not in law.labels_]
-    return f", leaving out {', '.join(out)}" if out else ""
+    return f"\nleft out: {', '.join(out)}" if out else ""
 
 
 def main(argv: list[str]) -> int:
@@ -81,7 +81,7 @@ def main(argv: list[str]) -> int:
     if law is None:
         print(f"\nno coefficient law: {full.coefficient_refused}")
         return 0
-    print(f"\n{len(law.labels_)} of {len(runs)} runs, y = intercept + slope * log10 N{left_out(runs, law, fits)}:")
+    print(f"\n{len(law.labels_)} of {len(runs)} runs, y = intercept + slope * log10 N:{left_out(runs, law, fits)}")
     loo = law.leave_one_out_ if law.leave_one_out_ is not None else pd.DataFrame()
     for name, line in law.lines_.items():
         inside = int(loo[f"{name}_inside"].fillna(False).astype(bool).sum()) if len(loo) else 0
@@ -100,8 +100,8 @@ def main(argv: list[str]) -> int:
     # SizeLaw.predict: a and b carry intervals too (ScaleResult.predict gives the ceiling's only, clipped)
     pred = part.coefficient_law.predict(float(largest))
     used = part.coefficient_law.labels_
-    print(f"\nLeave the largest size out (fit on {len(used)} runs of {train['N'].nunique()} sizes"
-          f"{left_out(train, part.coefficient_law, fits)}, predict N = {largest:,.0f}):")
+    print(f"\nLeave the largest size out (fit on {len(used)} runs of {train['N'].nunique()} sizes, predict "
+          f"N = {largest:,.0f}):{left_out(train, part.coefficient_law, fits)}\n")
     print(f"| coefficient | predicted | {100 * CONF:.0f} % PI | held-out runs (inside?) |")
     print("|---|---:|---|---|")
     for name in ("a", "b", "ceiling"):
@@ -116,9 +116,11 @@ def main(argv: list[str]) -> int:
     fs = part.predict(float(largest))
     if fs["final_score"] is not None:
         obs = ", ".join(f"{fits.loc[r, 'final_score']:.3f}" for r in held["run_id"] if r in fits.index)
-        print(f"\nFinal-score law (no entropy needed) at N = {largest:,.0f}: {fs['final_score']:.3f} "
-              f"[{fs['final_score_lo']:.3f}, {fs['final_score_hi']:.3f}]; held-out final scores (last evaluation) {obs}"
-              + (f"; {fs['no_prediction']}" if fs.get("no_prediction") else ""))
+        print(f"\nFinal-score law (no entropy needed) at N = {largest:,.0f}: {fs['final_score']:.3f}, "
+              f"{100 * CONF:.0f} % PI {fs['final_score_lo']:.3f} .. {fs['final_score_hi']:.3f}\n"
+              f"held-out final scores (last evaluation): {obs}")
+        if fs.get("no_prediction"):  # the CLI's own verdict on an interval this wide
+            print(f"entropylaw scale: {fs['no_prediction']}")
     return 0
 
 

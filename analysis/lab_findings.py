@@ -107,8 +107,9 @@ def main(path: str) -> None:
         trust = sc.runs.set_index("run_id")["trust"]
         out = [f"{r} ({trust[r]})" for r in base if r not in law.labels_]
         # a run the law does not describe has no a, b to scale: name it rather than drop it silently
+        note = f"\nleft out: {', '.join(out)}" if out else ""
         print(f"{len(law.labels_)} of {len(base)} runs, fits of y = intercept + slope * log10 of non-embedding "
-              f"parameters{'; left out: ' + ', '.join(out) if out else ''}\n")
+              f"parameters{note}\n")
         print("| coefficient | intercept | slope per decade | residual sd | "
               f"leave-one-out inside {100 * CONF:.0f} % PI |")
         print("|---|---:|---:|---:|---:|")
