@@ -4,17 +4,17 @@
 
 Per baseline run: entropy at the start (mean of steps 1-5) and the end (mean of the last
 10 steps), the drop in %, final sampled validation accuracy (mean of the last 3
-evaluations). Then ``entropylaw scale`` on every run (a, b, ceiling per run and their
-lines in log10 N) and on all runs but the largest size with ``--predict`` at the largest
-size's N: does each held-out run's a, b and ceiling land inside the 95 % prediction
-interval?
+evaluations). Then ``entropylaw scale`` (``el.scale``) on every run (a, b, ceiling per run
+and their lines in log10 N over the runs whose law fit is good or weak: a run the law does
+not describe is named and left out, as ``scale`` does) and on all runs but the largest
+size, predicting at the largest size's N: does each held-out run's a, b and ceiling land
+inside the 95 % prediction interval?
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -22,19 +22,11 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import entropylaw as el  # noqa: E402
 from entropylaw import table  # noqa: E402
 
-
-def scale_json(path: str, run_ids: list[str], predict: float | None = None) -> dict:
-    args = [sys.executable, "-m", "entropylaw", "scale", path, "--json"]
-    for r in run_ids:
-        args += ["--run", r]
-    if predict is not None:
-        args += ["--predict", repr(predict)]
-    res = subprocess.run(args, capture_output=True, text=True, cwd=ROOT)
-    if res.returncode != 0:
-        raise SystemExit(f"entropylaw scale failed: {res.stderr.strip().splitlines()[-1:]}")
-    return json.loads(res.stdout)
+# the intervals this script (and the README) quote; el.scale's own default is 0.9
+CONF = 0.95
 
 
 def outcomes(t: pd.DataFrame) -> pd.DataFrame:
@@ -55,11 +47,20 @@ def outcomes(t: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["N", "seed"])
 
 
+def left_out(runs: pd.DataFrame, law, fits: pd.DataFrame) -> str:
+    """"\nleft out: RUN (trust)" for the runs the coefficient law did not use: their law fit is
+    not good or weak (the law does not describe them), so the text says so instead of hiding them."""
+    out = [f"{r} ({fits.loc[r, 'trust']})" for r in runs["run_id"] if r not in law.labels_]
+    return f"\nleft out: {', '.join(out)}" if out else ""
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
     path = argv[0]
+    # both el.scale calls fit the same small runs: say each fit warning once, not once per call
+    warnings.simplefilter("once", el.EntropyLawWarning)
     t = table.read(path)
     runs = outcomes(t)
     print("| run | N non-emb | steps | H start | H end | drop % | acc step 0 | acc end |")
@@ -67,35 +68,59 @@ def main(argv: list[str]) -> int:
     for _, r in runs.iterrows():
         print(f"| {r.run_id} | {r.N:,.0f} | {r.steps} | {r.H_start:.3f} | {r.H_end:.3f} | {r.drop_pct:.0f} "
               f"| {r.acc_0:.3f} | {r.acc_end:.3f} |")
-    full = scale_json(path, list(runs["run_id"]))
-    fits = pd.DataFrame(full["runs"]).set_index("run_id")
-    print("\n| run | a | b | ceiling b-a |")
-    print("|---|---:|---:|---:|")
+    # the public API, not `entropylaw scale --json`: its keys moved once already (n_runs, lines)
+    full = el.scale(t, list(runs["run_id"]), conf=CONF)
+    fits = full.runs.set_index("run_id")
+    print("\n| run | a | b | ceiling b-a | law fit |")
+    print("|---|---:|---:|---:|---|")
     for run_id in runs["run_id"]:
         if run_id in fits.index:
             f = fits.loc[run_id]
-            print(f"| {run_id} | {f.a:.3f} | {f.b:.3f} | {f.ceiling:.3f} |")
-    print(f"\nAll {full['n_runs']} runs, y = intercept + slope * log10 N:")
-    for name, line in full["lines"].items():
-        inside = sum(bool(x[f"{name}_inside"]) for x in full["leave_one_out"])
+            print(f"| {run_id} | {f.a:.3f} | {f.b:.3f} | {f.ceiling:.3f} | {f.trust} |")
+    law = full.coefficient_law
+    if law is None:
+        print(f"\nno coefficient law: {full.coefficient_refused}")
+        return 0
+    print(f"\n{len(law.labels_)} of {len(runs)} runs, y = intercept + slope * log10 N:{left_out(runs, law, fits)}")
+    loo = law.leave_one_out_ if law.leave_one_out_ is not None else pd.DataFrame()
+    for name, line in law.lines_.items():
+        inside = int(loo[f"{name}_inside"].fillna(False).astype(bool).sum()) if len(loo) else 0
         print(f"- {name}: intercept {line['intercept']:.3f}, slope {line['slope']:.3f} per decade, residual sd "
-              f"{line['s']:.3f}; leave-one-out inside 95 % PI: {inside}/{len(full['leave_one_out'])}")
+              f"{line['s']:.3f}; leave-one-out inside {100 * CONF:.0f} % PI: {inside}/{len(loo)}")
     largest = runs["N"].max()
     held = runs[runs["N"] == largest]
     train = runs[runs["N"] < largest]
     if train["N"].nunique() < 2:
         print("\nfewer than two smaller sizes: no leave-largest-out prediction")
         return 0
-    pred = scale_json(path, list(train["run_id"]), predict=float(largest))["predictions"][0]
-    print(f"\nLeave the largest size out (fit on {len(train)} runs of {train['N'].nunique()} sizes, "
-          f"predict N = {largest:,.0f}):")
-    print("| coefficient | predicted | 95 % PI | held-out runs (inside?) |")
+    part = el.scale(t, list(train["run_id"]), conf=CONF)
+    if part.coefficient_law is None:
+        print(f"\nno leave-largest-out prediction: {part.coefficient_refused}")
+        return 0
+    # SizeLaw.predict: a and b carry intervals too (ScaleResult.predict gives the ceiling's only, clipped)
+    pred = part.coefficient_law.predict(float(largest))
+    used = part.coefficient_law.labels_
+    print(f"\nLeave the largest size out (fit on {len(used)} runs of {train['N'].nunique()} sizes, predict "
+          f"N = {largest:,.0f}):{left_out(train, part.coefficient_law, fits)}\n")
+    print(f"| coefficient | predicted | {100 * CONF:.0f} % PI | held-out runs (inside?) |")
     print("|---|---:|---|---|")
     for name in ("a", "b", "ceiling"):
         lo, hi = pred[f"{name}_lo"], pred[f"{name}_hi"]
         obs = [f"{fits.loc[r, name]:.3f} ({'yes' if lo <= fits.loc[r, name] <= hi else 'no'})"
                for r in held["run_id"] if r in fits.index]
         print(f"| {name} | {pred[name]:.3f} | {lo:.3f} .. {hi:.3f} | {', '.join(obs)} |")
+    lo, hi = part.bounds
+    if pred["ceiling_lo"] < lo or pred["ceiling_hi"] > hi:
+        print(f"(the ceiling's interval leaves the score's range [{lo:g}, {hi:g}]; `entropylaw scale` shows it "
+              "clipped to that range)")
+    fs = part.predict(float(largest))
+    if fs["final_score"] is not None:
+        obs = ", ".join(f"{fits.loc[r, 'final_score']:.3f}" for r in held["run_id"] if r in fits.index)
+        print(f"\nFinal-score law (no entropy needed) at N = {largest:,.0f}: {fs['final_score']:.3f}, "
+              f"{100 * CONF:.0f} % PI {fs['final_score_lo']:.3f} .. {fs['final_score_hi']:.3f}\n"
+              f"held-out final scores (last evaluation): {obs}")
+        if fs.get("no_prediction"):  # the CLI's own verdict on an interval this wide
+            print(f"entropylaw scale: {fs['no_prediction']}")
     return 0
 
 

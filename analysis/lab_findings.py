@@ -15,32 +15,32 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from entropylaw import table
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import entropylaw as el  # noqa: E402
+from entropylaw import table  # noqa: E402
+from entropylaw.errors import EntropyLawError  # noqa: E402
+
+# the intervals the README quotes; el.scale's own default is 0.9
+CONF = 0.95
 
 
-def cli_json(*args: str):
-    res = subprocess.run([sys.executable, "-m", "entropylaw", *args, "--json"], capture_output=True, text=True)
-    if res.returncode != 0:
-        return {"error": res.stderr.strip().splitlines()[-1] if res.stderr.strip() else "failed"}
-    text = res.stdout.strip()
+def api(call, *args, **kwargs) -> dict:
+    """``call(...).to_dict()``, or ``{"error": message}``: a run the law cannot fit is a row of
+    the table, not the end of the script. The public API, not the CLI's JSON: the script broke
+    when ``--only`` became ``--run`` and ``scale --json`` moved its keys."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:  # one JSON object per run, concatenated
-        dec, out, i = json.JSONDecoder(), [], 0
-        while i < len(text):
-            obj, j = dec.raw_decode(text, i)
-            out.append(obj)
-            i = j
-            while i < len(text) and text[i].isspace():
-                i += 1
-        return out
+        return call(*args, **kwargs).to_dict()
+    except EntropyLawError as err:
+        return {"error": str(err)}
 
 
 def run_stats(t: pd.DataFrame, run: str, val: str, greedy: str) -> dict:
@@ -55,6 +55,8 @@ def run_stats(t: pd.DataFrame, run: str, val: str, greedy: str) -> dict:
 
 
 def main(path: str) -> None:
+    # fit, predict and scale refit the same runs: say each fit warning once
+    warnings.simplefilter("once", el.EntropyLawWarning)
     t = table.read(path)
     meta = table.runs(t).set_index("run_id")
     val = next(m for m in table.val_metrics(t) if m != "val/mean")
@@ -71,18 +73,19 @@ def main(path: str) -> None:
               f"{s['drop_pct']:.0f} | {s['acc0']:.3f} | {s['acc_max']:.3f} | {s['acc_end']:.3f} | "
               f"{s['greedy0']:.3f} | {s['greedy_end']:.3f} |")
     print("\n## Entropy-law fit per baseline run (entropylaw fit / predict --fit-frac 0.25)\n")
-    print("| run | n | a | b | ceiling b-a | R^2 | RMSE | early-fit RMSE on later points | final-step error |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| run | n | a | b | ceiling b-a | R^2 | RMSE | early-fit RMSE on later points | final-step error "
+          "| law fit |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in sorted(base, key=lambda r: (meta.loc[r, "n_params_nonembedding"], r)):
-        f = cli_json("fit", path, "--only", r)
-        p = cli_json("predict", path, "--only", r, "--fit-frac", "0.25")
+        f = api(el.fit, t, run=r)
+        p = api(el.predict, t, r, fit_frac=0.25)
         if "error" in f:
             print(f"| {r} | fit failed: {f['error']} |")
             continue
         pe = "n/a" if "error" in p else f"{p['rmse_predicted']:.3f}"
         fe = "n/a" if "error" in p else f"{p['final_error']:+.3f}"
         print(f"| {r} | {f['n']} | {f['a']:.3f} | {f['b']:.3f} | {f['ceiling']:.3f} | {f['r2']:.2f} | "
-              f"{f['rmse']:.3f} | {pe} | {fe} |")
+              f"{f['rmse']:.3f} | {pe} | {fe} | {f['trust']} |")
     print("\n## Does the covariance track the measured entropy change? (Pearson r over the steps)\n")
     print("| run | r(cov/response_level, actor/entropy_delta) | r(cov/token_mean, actor/entropy_delta) |")
     print("|---|---:|---:|")
@@ -92,18 +95,28 @@ def main(path: str) -> None:
         c2 = np.corrcoef(w["cov/token_mean"], w["actor/entropy_delta"])[0, 1]
         print(f"| {r} | {c1:+.2f} | {c2:+.2f} |")
     print("\n## Coefficients vs size (entropylaw scale over the GRPO baselines)\n")
-    args = ["scale", path] + [x for r in base for x in ("--run", r)]
-    sc = cli_json(*args)
-    if "error" in sc:
-        print(f"scale failed: {sc['error']}")
-    else:
-        print(f"{sc['n_runs']} runs, fits of y = intercept + slope * {sc['log']}\n")
-        print("| coefficient | intercept | slope per decade | residual sd | leave-one-out inside 95 % PI |")
+    try:
+        sc = el.scale(t, base, conf=CONF)
+    except EntropyLawError as err:
+        sc = None
+        print(f"scale failed: {err}")
+    law = sc.coefficient_law if sc is not None else None
+    if sc is not None and law is None:
+        print(f"no coefficient law: {sc.coefficient_refused}")
+    elif law is not None:
+        trust = sc.runs.set_index("run_id")["trust"]
+        out = [f"{r} ({trust[r]})" for r in base if r not in law.labels_]
+        # a run the law does not describe has no a, b to scale: name it rather than drop it silently
+        note = f"\nleft out: {', '.join(out)}" if out else ""
+        print(f"{len(law.labels_)} of {len(base)} runs, fits of y = intercept + slope * log10 of non-embedding "
+              f"parameters{note}\n")
+        print("| coefficient | intercept | slope per decade | residual sd | "
+              f"leave-one-out inside {100 * CONF:.0f} % PI |")
         print("|---|---:|---:|---:|---:|")
-        loo = sc.get("leave_one_out", [])
+        loo = law.leave_one_out_ if law.leave_one_out_ is not None else pd.DataFrame()
         for name in ("a", "b", "ceiling"):
-            line = sc["lines"][name]
-            inside = sum(bool(x.get(f"{name}_inside")) for x in loo)
+            line = law.lines_[name]
+            inside = int(loo[f"{name}_inside"].fillna(False).astype(bool).sum()) if len(loo) else 0
             print(f"| {name} | {line['intercept']:.3f} | {line['slope']:.3f} | {line['s']:.3f} | "
                   f"{inside}/{len(loo)} |")
     print("\n## Algorithms and interventions at one size (final = mean of the last 10 steps / 3 evals)\n")

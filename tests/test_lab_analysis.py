@@ -1,4 +1,5 @@
-"""The lab's analysis scripts (theory ladder, dose-response) on synthetic run tables."""
+"""The lab's analysis scripts (theory ladder, dose-response) on synthetic run tables; the collapse and
+findings scripts on the committed tables whose numbers data/lab/README.md and docs/results.md quote."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "analysis"))
 
+import lab_collapse  # noqa: E402
 import lab_dose  # noqa: E402
+import lab_findings  # noqa: E402
 import lab_theory  # noqa: E402
 
 from entropylaw import table  # noqa: E402
@@ -122,3 +125,23 @@ def test_recipe_controls_are_dose_zero_and_compared_against():
     flat = axes.reset_index()
     assert lab_dose.weakest_beyond(flat, "H_beyond")["Clip-Cov ratio"] == "0.003 (+)"
     assert lab_dose.weakest_beyond(flat[flat["has_ctrl"]], "acc_beyond_ctrl")["KL-Cov ratio"] == "0.03 (+)"
+
+
+# The two scripts below read the public API (el.scale, el.fit, el.predict): they broke once when the
+# CLI's JSON keys and options moved under them. The lines checked are the ones the docs quote: a change
+# here means data/lab/README.md and docs/results.md need the new numbers too.
+def test_lab_collapse_reproduces_the_quoted_size_law(capsys):
+    assert lab_collapse.main([str(ROOT / "data/lab/collapse/lab_collapse.parquet")]) == 0
+    out = capsys.readouterr().out
+    assert "11 of 12 runs, y = intercept + slope * log10 N:\nleft out: xs-grpo-none-collapse-s1 (law does not " \
+           "apply)" in out
+    assert "| ceiling | 0.734 | 0.213 .. 1.255 | 0.949 (yes), 0.874 (yes), 0.874 (yes) |" in out
+
+
+def test_lab_findings_reproduces_the_quoted_fits_and_size_law(capsys):
+    lab_findings.main(str(ROOT / "data/lab/lab_runs.parquet"))
+    out = capsys.readouterr().out
+    assert "failed" not in out
+    assert "| l-grpo-none-s0 | 20 | 1.686 | 2.626 | 0.939 | 0.94 | 0.040 | 0.124 | -0.161 | weak fit |" in out
+    assert "left out: xs-grpo-none-s1 (law does not apply)" in out
+    assert "| ceiling | -0.984 | 0.304 | 0.134 | 7/7 |" in out
