@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from entropylaw.fit.forecast.final import UNBOUNDED_WIDTH
+from entropylaw.fit.forecast.rank_table import rows_said  # the table's numbering of rows
 
 CONSTANT = "constant score"
 NO_LAW = "law does not apply"
@@ -95,7 +96,7 @@ def explain(rows, lifted=None) -> list:
         if r.get("law") and not r.get("constant"):
             why.setdefault(law_tag(r["law"])[len(NO_LAW) + 2:], []).append(i)
     said = [", ".join(f"{rows[i]['run_id']} ({reasons})" for i in idx) if len(idx) <= 3
-            else f"{_rows_said(idx, len(rows))} ({reasons})" for reasons, idx in why.items()]
+            else f"{rows_said(idx, len(rows))} ({reasons})" for reasons, idx in why.items()]
     if len(why) == 1 and said[0].startswith("every run"):  # one reason for them all: the tag's rows say who
         said = [next(iter(why))]
     if said:
@@ -110,12 +111,6 @@ def _with_rows(line: str, lifted: dict) -> str:
     return f"{tag} ({lifted[tag]}): {line[len(tag) + 2:]}" if tag in lifted else line
 
 
-def _rows_said(idx, n) -> str:
-    from entropylaw.fit.forecast.rank_table import rows_said  # the table's numbering: it imports this module
-
-    return rows_said(idx, n)
-
-
 def ends_note(rows) -> str | None:
     """Where the runs ranked are compared at different steps: which, and what that means."""
     ends = {}
@@ -125,7 +120,7 @@ def ends_note(rows) -> str | None:
     if len(ends) < 2:
         return None
     order = {r["run_id"]: i for i, r in enumerate(rows)}  # many runs at one step: their rows, not their names
-    said = ", ".join(f"{', '.join(ids) if len(ids) <= 3 else _rows_said([order[i] for i in ids], len(rows))} at step "
+    said = ", ".join(f"{', '.join(ids) if len(ids) <= 3 else rows_said([order[i] for i in ids], len(rows))} at step "
                      f"{s:g}" for s, ids in sorted(ends.items(), reverse=True))
     return (f"the runs end at different steps ({said}): each final score is the run's own, at its own last step, "
             "so a run that ends earlier has had fewer steps to climb; p_best and the pick favour the runs that end "
