@@ -215,12 +215,13 @@ def describe_rates(rates) -> str:
     parts = []
     if "take-off" in rates:
         t = rates["take-off"]
-        parts.append(f"take-off rho median {t['rho'][10]:.2f} (5-95 %: {t['rho'][1]:.2f} to {t['rho'][19]:.2f}; "
-                     f"{t['cases']} windows, {t['runs']} runs, {len(t['recipes'])} recipes)")
+        parts.append(f"take-off: went on at {rg.said(t['rho'][10])} (5-95 %: {rg.said(t['rho'][1])} to "
+                     f"{rg.said(t['rho'][19])}; {t['cases']} windows, {t['runs']} runs, {len(t['recipes'])} recipes)")
         for by in ("tasks", "models"):
             for name, g in (t.get(by) or {}).items():
-                parts.append(f"take-off of {by[:-1]} {name}: rho median {g['rho'][10]:.2f} (5-95 %: "
-                             f"{g['rho'][1]:.2f} to {g['rho'][19]:.2f}; {g['cases']} windows, {g['runs']} runs)")
+                parts.append(f"take-off of {by[:-1]} {name}: went on at {rg.said(g['rho'][10])} (5-95 %: "
+                             f"{rg.said(g['rho'][1])} to {rg.said(g['rho'][19])}; {g['cases']} windows, "
+                             f"{g['runs']} runs)")
     if "instability" in rates:
         i = rates["instability"]
         parts.append(f"instability: {i['collapsed']} of {i['cases']} windows collapsed ({i['collapsed_runs']} of "

@@ -87,6 +87,32 @@ def test_take_off_mixes_a_climbing_methods_own_draws_with_the_rates_and_a_flat_o
         assert np.all(side(edge, np.quantile(flat, q, axis=0) + (1e-6 if q < 0.5 else -1e-6)))
 
 
+def test_a_fall_is_stored_and_applied_as_the_logit_lost_not_a_share_of_the_climb():
+    """A take-off that fell after its window is kept by the logit it lost per unit of ln(1 + step):
+    scaled by a faster window's climb (rho x c), a slow GSM8K run's fall put a fast run back on
+    its floor. Closed forms: the stored value, and the forecast it gives a window climbing at c."""
+    run, end = _takeoff()
+    win = run.window(end)
+    regime = rg.classify(win)
+    c, z_end = regime["c"], regime["z_end"]
+    assert c > 0.5  # a fast climb: a share of it and the fall itself differ
+    log_span = np.log((1 + 300.0) / (1 + end))
+    for final in (0.02, 0.9):  # below the window's level (a fall), above it (a climb)
+        got = rg.case(win, regime, final, 300.0)["rho"]
+        change = (special.logit(final) - z_end) / log_span
+        assert got == pytest.approx(change if change < 0 else change / c)
+    fall = {"take-off": {**TAKEOFF_RATES["take-off"], "rho": [-0.3] * 21, "reached": [0.0] * 21}}
+    fall["take-off"]["tasks"] = {"math": dict(fall["take-off"])}
+    steps = np.array([100.0, 300.0])
+    own = np.full((200, 2), 0.5)
+    mid, draws = rg.apply(regime, fall, steps, np.median(own, axis=0), own, end, (0.0, 1.0), own=False)
+    expected = special.expit(z_end - 0.3 * np.log((1 + steps) / (1 + end)))
+    assert mid == pytest.approx(expected) and np.median(draws, axis=0) == pytest.approx(expected)
+    assert rg.rate(-0.3, c) == -0.3 and rg.rate(0.5, c) == pytest.approx(0.5 * c)
+    said = " ".join(rg.warnings_for({**regime, "task": "math"}, fall))
+    assert "falling 0.30 logit per unit of ln(1 + step)" in said and "times their window's rate" not in said
+
+
 def test_the_mixture_keeps_a_random_half_of_rows_ordered_by_member_and_leaves_a_nan_row_alone():
     """An ensemble stacks its members' draws in order: the kept half must hold both members,
     not the first; one draw that is not a number stays in its own row."""
@@ -550,3 +576,19 @@ def test_a_benchmarks_hub_copy_is_its_task_for_the_rates_and_a_subset_is_not():
     run = RunData.from_arrays(steps, 0.04 + 0.3 * np.log1p(steps) / np.log(60),
                               target_key="val/DigitalLearningGmbH/MATH-lighteval")
     assert run.task == "math"
+
+
+def test_a_fast_take_off_of_an_unnamed_task_is_not_sent_back_to_its_floor_by_other_recipes_falls():
+    """A custom trainer's accuracy (no task named: every recipe's stored rates) climbing from 0.06
+    to 0.42 in its first 30 of 200 steps. Other recipes' take-offs that fell did so after slow
+    climbs; scaled by this one's fast rate they put its 90 % lower bound 32 points below the
+    window's end. Kept as the logit they lost, the bound is 12 below."""
+    steps = np.arange(0.0, 201.0, 5.0)
+    p = 0.03 + 0.77 / (1 + np.exp(-(steps - 30.0) / 9.0))
+    y = np.random.default_rng(0).binomial(1024, p) / 1024
+    run = RunData.from_arrays(steps, y, np.arange(0.0, 201.0), np.full(201, 0.3), target_key="val/accuracy")
+    fc = forecast(run, fit_frac=0.15, n_boot=200, methods=["default"], n_problems=1024)
+    gain = fc.decision["gain"]
+    assert "take-off" in " ".join(fc.methods[fc.default].warnings) and ALL_RECIPES in " ".join(
+        fc.methods[fc.default].warnings)
+    assert -0.2 < gain["lo"] < 0.0 < gain["expected"], gain

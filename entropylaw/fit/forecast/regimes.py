@@ -8,8 +8,11 @@ in two other regimes, each recognised from the window:
   :data:`FLOOR` of its range) and the late half of the window still climbs fast (the
   logit rate ``c`` per unit of ``ln(1 + step)`` at least :data:`FAST`, and the climb beyond
   the score's noise). Where the climb stops is not in the window. Real runs that
-  were in take-off at the same point went on at a share ``rho`` of their window's rate:
-  ``logit(final) = logit(end) + rho c ln((1 + T) / (1 + end))``. The forecast draws ``rho``
+  were in take-off at the same point and climbed on did so at a share ``rho`` of their window's
+  rate: ``logit(final) = logit(end) + rho c ln((1 + T) / (1 + end))``; those that fell are kept
+  by the logit they lost per unit of ``ln(1 + step)`` (a negative ``rho``, :func:`rate`): a fall
+  is not in proportion to how fast the run climbed before it (a slow climber's fall, scaled by a
+  fast climber's rate, put the fast one back on its floor). The forecast draws ``rho``
   from such runs (their 5-95 % range; it opens upward to what they reached); where the method
   extrapolates the window's own climb, half its own draws are kept (:func:`apply`). In a sweep
   of a recipe whose task and model no stored runs share, the climb carried on at the sweep's
@@ -47,7 +50,7 @@ import numpy as np
 from entropylaw.fit.forecast.problems import run_problems
 from entropylaw.fit.forecast.drift_fit import late, logit_weights, posterior
 from entropylaw.fit.forecast.data import own_noise, robust_noise
-from entropylaw.fit.forecast.takeoff import CARRIED, carries_sweep, own_climb, takeoff_rates
+from entropylaw.fit.forecast.takeoff import CARRIED, carries_sweep, own_climb, rate, said, takeoff_rates
 from entropylaw.fit.forecast.tasks import is_generic, model_key
 from entropylaw.fit.logit import EPS, from_logit, to_logit
 
@@ -180,9 +183,10 @@ def case(win, regime, final, final_step) -> dict | None:
         return None
     out = {"regime": regime["name"]}
     if regime["name"] == "take-off" or regime.get("takeoff"):
-        span = regime["c"] * np.log((1 + final_step) / (1 + win.end))
-        if span > 0:
-            out["rho"] = float((to_logit(final, win.bounds) - regime["z_end"]) / span)
+        log_span = np.log((1 + final_step) / (1 + win.end))
+        if regime["c"] * log_span > 0:
+            change = float(to_logit(final, win.bounds) - regime["z_end"]) / log_span  # logit per unit of ln(1 + step)
+            out["rho"] = change / regime["c"] if change >= 0 else change  # a fall as it is (the module docstring)
             out["reached"] = float((final - lo) / (hi - lo))
     if regime["name"] == "instability":
         level = float(from_logit(regime["z_end"], win.bounds)) - lo
@@ -270,8 +274,8 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0, own=False):
         if carries_sweep(rates, regime):  # a flat method's half too: the sweep measured the climb
             draws, own = own_climb(regime, log_span, len(draws), bounds, seed), True
         rho = _sample(take["rho"], rng.uniform(size=(len(draws), 1)))
-        mid = from_logit(regime["z_end"] + float(np.median(take["rho"])) * span, bounds)
-        z = regime["z_end"] + rho * span[None, :]
+        mid = from_logit(regime["z_end"] + rate(float(np.median(take["rho"])), c) * log_span, bounds)
+        z = regime["z_end"] + rate(rho, c) * log_span[None, :]
         # by the last step forecast, the upper end reaches what such runs reached (their 95 % point)
         reach = to_logit(bounds[0] + (bounds[1] - bounds[0]) * take["reached"][19], bounds)
         share = span / span[-1] if span[-1] > 0 else np.zeros_like(span)
@@ -357,7 +361,7 @@ def warnings_for(regime, rates) -> list[str]:
             mine = f"the climb {CARRIED}" if carries_sweep(rates, regime) else \
                 "the window's own climb where its method extrapolates it"
             out.append(f"take-off: {regime['why']}; where the climb stops is not in the window: {whose} in take-off "
-                       f"went on at {q[10]:.2f} (5-95 %: {q[1]:.2f} to {q[19]:.2f}) times their window's rate "
+                       f"went on at {said(q[10])} (5-95 %: {said(q[1])} to {said(q[19])}) "
                        f"({take['cases']} windows of {take['runs']} runs, {len(take['recipes'])} "
                        f"recipe{'s' if len(take['recipes']) != 1 else ''}): the "
                        f"forecast follows them (mixed half and half with {mine}) and its "

@@ -64,6 +64,27 @@ def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
     return take, ALL_RECIPES
 
 
+def rate(rho, c):
+    """The logit rate per unit of ``ln(1 + step)`` of a stored ``rho`` (:func:`~.regimes.case`) for a window
+    climbing at ``c``: a climb's share of ``c``, a fall as it is.
+
+    >>> rate(0.5, 2.0), rate(-0.3, 2.0)
+    (1.0, -0.3)
+    """
+    rho = np.asarray(rho, float)
+    out = np.where(rho >= 0, rho * c, rho)
+    return float(out) if out.ndim == 0 else out
+
+
+def said(rho) -> str:
+    """A stored ``rho`` in words.
+
+    >>> said(0.45), said(-0.29)
+    ("0.45 times their window's rate", 'falling 0.29 logit per unit of ln(1 + step)')
+    """
+    return f"{rho:.2f} times their window's rate" if rho >= 0 else f"falling {-rho:.2f} logit per unit of ln(1 + step)"
+
+
 def carries_sweep(rates, regime) -> bool:
     """Whether a take-off's method half is the climb carried on at its sweep's rate
     (:func:`own_climb`): a sweep (its rate pooled) whose take-off rates are every recipe's
