@@ -96,19 +96,43 @@ def test_hostile_sweeps_one_run_identical_runs_and_a_tiny_window():
         el.rank(_sweep(n_runs=2), fit_frac=0.01, n_boot=20)
 
 
-def test_runs_of_two_benchmarks_ranked_together_are_said_to_be():
-    """Two tasks in one directory share a unit (points) but are not one contest: said, with the
-    count of runs of each score (before: ranked as one sweep without a word)."""
+def test_runs_of_two_benchmarks_are_ranked_apart():
+    """Two tasks in one directory share a unit (points) but are not one contest: each score's
+    runs are ranked among themselves (p_best sums to 1 within each), said, and each --json row
+    names its score (before: ranked as one, with a note)."""
     import entropylaw as el
+    from entropylaw.fit.forecast.rank_groups import ScoreRankings
 
     df = _sweep()
     math = df["run_id"].isin(["run00", "run01"])
     df["metric"] = df["metric"].astype(str).where(~math | (df["metric"] != "val/gsm8k"), "val/math")
     df["metric"] = df["metric"].astype("category")
     r = el.rank(df, fit_frac=0.5, n_boot=60)
-    assert "the runs forecast different scores, ranked as one: val/gsm8k (2), val/math (2)" in " ".join(r.notes)
+    assert isinstance(r, ScoreRankings) and [k for k, _ in r.groups] == ["val/math", "val/gsm8k"]
+    for _, ranking in r.groups:
+        shares = [row["p_best"] for row in ranking.rows if row["p_best"] is not None]
+        assert len(ranking.rows) == 2 and sum(shares) == pytest.approx(1.0)
+    text = " ".join(str(r).split())
+    assert "4 runs of 2 scores: val/math (2), val/gsm8k (2)" in text and "ranked apart" in text
+    assert "val/gsm8k (validation):" in str(r) and r.top is None and set(r.tops) == {"val/math", "val/gsm8k"}
+    assert {(row["run_id"], row["score"]) for row in r.to_dict()} == {
+        ("run00", "val/math"), ("run01", "val/math"), ("run02", "val/gsm8k"), ("run03", "val/gsm8k")}
     one = el.rank(_sweep(), fit_frac=0.5, n_boot=60)
-    assert not any("different scores" in n for n in one.notes)
+    assert not isinstance(one, ScoreRankings) and not any("different scores" in n for n in one.notes)
+
+
+def test_a_run_of_another_score_is_not_pruned_against_a_sweep():
+    """data/real's AIME run (a score in [-1, 1], stuck at -1) was pruned against the GSM8K runs it
+    shares no scale with; alone on its score, nothing prunes it. The GSM8K 0.5B run is still pruned
+    against the 7B one, on their one score."""
+    import entropylaw as el
+
+    runs = ["verl_opd_qwen3-4b_aime24_collapse", "verl_ppo_deepseek-llm-7b-chat_gsm8k_mi300",
+            "verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp256_verl-data"]
+    r = el.rank(el.load(*(str(ROOT / "data" / "real" / f"{x}.parquet") for x in runs), warn=False), n_boot=200)
+    rows = {row["run_id"]: row for row in r.to_dict()}
+    assert not rows[runs[0]]["prune"] and rows[runs[0]]["score"] == "val/aime_2024"
+    assert rows[runs[2]]["prune"] and not rows[runs[1]]["prune"]
 
 
 def test_too_few_draws_prune_nothing_and_say_so():

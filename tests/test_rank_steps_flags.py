@@ -242,4 +242,6 @@ def test_live_runs_of_two_scores_are_each_compared_at_their_own_scores_step(tmp_
     ranking = el.rank(el.load(str(tmp_path), warn=False), n_boot=50)
     steps = {r["run_id"]: r["to_step"] for r in ranking.to_dict()}
     assert steps["long_a"] == steps["long_b"] and steps["short_a"] == steps["short_b"] < 200
-    assert any("compared at one step per score" in n for n in ranking.notes)
+    # each score's runs ranked apart, each group compared at its own step
+    assert [k for k, _ in ranking.groups] == ["val/gsm8k", "val/math"]
+    assert all(any(f"compared at step {g.rows[0]['to_step']:g}" in n for n in g.notes) for _, g in ranking.groups)

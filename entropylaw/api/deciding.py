@@ -11,17 +11,21 @@ import pandas as pd
 import entropylaw.table as table
 from entropylaw.fit.forecast.core import DEFAULT, forecast_table
 from entropylaw.fit.forecast.finish import live_sweep
-from entropylaw.fit.forecast.rank import Ranking, rank as rank_forecasts
+from entropylaw.fit.forecast.rank import Ranking
+from entropylaw.fit.forecast.rank_groups import ScoreRankings, rank_by_score
 
 LIVE_OFF = ("fit_frac", "fit_steps", "at_steps", "horizon")  # any of them given: each run's window is cut (a backtest)
 
 
-def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: int = 0, **options) -> Ranking:
+def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: int = 0,
+         **options) -> Ranking | ScoreRankings:
     """Rank the runs of ``df`` (or ``runs``; one sweep, each at the same share ``fit_frac`` or
     live) by the chance that each ends best, from each run's default forecast
     (:func:`entropylaw.forecast_all`'s ``options``); prune a run whose chance of ending within
     ``threshold`` of the best is below 5 % (:mod:`entropylaw.fit.forecast.rank`). A run that
     cannot be forecast is left out with a warning (``.left_out``: run -> why; said in ``.notes``).
+    Runs of several scores are ranked apart, each score's runs among themselves
+    (:class:`~entropylaw.fit.forecast.rank_groups.ScoreRankings`).
 
     Live (no ``fit_frac``, ``fit_steps``, ``at_steps`` or ``horizon``), the runs are compared at one
     step (:mod:`entropylaw.fit.forecast.finish`): ``total_steps``, else the largest planned total
@@ -33,7 +37,7 @@ def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: i
         forecasts, finished, step = live_sweep(df, ids, seed=seed, **options)
     else:
         forecasts, finished, step = forecast_table(df, ids, seed=seed, **options), {}, None
-    out = rank_forecasts(forecasts, threshold=threshold, seed=seed, finished=finished, step=step)
+    out = rank_by_score(forecasts, threshold=threshold, seed=seed, finished=finished, step=step)
     sources = table.runs(df).set_index("run_id")["source"].astype(str).to_dict()
     for r in out.rows:  # runs of one name in two folders are run and run-2: where each is from
         r["source"] = sources.get(r["run_id"], "")

@@ -165,4 +165,5 @@ def live_sweep(df, ids: list, seed: int = 0, **options):
                          options.get("n_boot", 200), seed, options.get("n_problems")) for rid in done}
     if len(steps) == 1:
         return fcs, out, next(iter(steps.values()))
-    return fcs, out, (None, "; ".join(f"the runs of {key} at step {n:g}" for key, (n, _) in sorted(steps.items())))
+    return fcs, out, (None, "; ".join(f"the runs of {key} at step {n:g}" for key, (n, _) in sorted(steps.items())),
+                      steps)  # each score's own step: its runs are ranked apart (rank_groups)
