@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import json
 import sys
 import time
 import warnings
@@ -60,7 +59,7 @@ from entropylaw.fit.forecast.drift import learn_task_priors  # noqa: E402
 
 from bench_forecast_tables import (PAPER, SIZES_PRIOR, bound_checks, entropy_forms, known_task_table,  # noqa: E402
                                    md_table, pivot, shown, summary, task_table)
-from bench_forecast_calibration import FINGERPRINT, calibrate_cases, raw_interval  # noqa: E402
+from bench_forecast_calibration import calibrate_cases, write_calibration  # noqa: E402
 from bench_forecast_figure import figure  # noqa: E402
 import bench_forecast_regimes as regime_bench  # noqa: E402
 import bench_forecast_runs as shared_runs  # noqa: E402
@@ -456,9 +455,8 @@ def main(argv=None):
                                            else "power"},
                "decision_method": default[1] if default and default[1] else "power", "rule": RULE, "conf": args.conf, "factors": factors,
                "command": cmd.strip(), "runs": len(runs), "ks": ks,
-               "regimes": {**rates, "provenance": regime_bench.provenance(cases, shared)},
-               "fingerprint": [raw_interval(ROOT, path, method) for path, method in FINGERPRINT]}
-        cal.PATH.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+               "regimes": {**rates, "provenance": regime_bench.provenance(cases, shared)}}
+        write_calibration(ROOT, doc)
         print(f"wrote {cal.PATH}", file=sys.stderr)
     figure(res, floors, args.figure, {"validation": default[0] if default else None,
                                       "training score": train_default[0] if train_default else None})

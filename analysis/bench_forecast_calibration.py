@@ -4,6 +4,8 @@ knows), per band of relative horizon, never below 1 where tasks are left out."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from entropylaw.fit.forecast import calibrate as cal
@@ -81,8 +83,11 @@ def calibrate_cases(res, conf):
 # A few shipped runs whose raw (uncalibrated) intervals at 15 % are stored beside the factors: a
 # change of the forecast's draws leaves the stored factors calibrated for other intervals, and
 # tests/test_calibration_current.py then fails until this backtest is run again (the factors were
-# stale for a day after the draws stopped depending on the other steps asked).
+# stale for a day after the draws stopped depending on the other steps asked). NEW_TASK draws
+# logit-drift as for a task its prior does not know (MATH, any unnamed score): its own factor, and
+# draws of their own (t_posterior) that a known task's forecast never reaches.
 FINGERPRINT = (("data/real/verl_ppo_deepseek-llm-7b-chat_gsm8k_mi300.parquet", "logit-drift"),
+               ("data/real/verl_ppo_deepseek-llm-7b-chat_gsm8k_mi300.parquet", NEW_TASK),
                ("data/real-sizes/qwen2.5-3b-instruct_grpo-lora_gsm8k.csv", "logit-drift"),
                ("data/real-sizes/qwen2.5-1.5b-instruct_grpo-lora_gsm8k.csv", "logit-drift"),
                ("data/real/trl_qwen2.5-7b__exp1a__rho1.00_seed44.parquet", "curve-ensemble"))
@@ -91,7 +96,9 @@ FINGERPRINT_FRAC = 0.15
 
 def raw_interval(root, path: str, method: str, frac: float = FINGERPRINT_FRAC) -> dict:
     """The raw final-step forecast of ``method`` on the shipped run ``path`` (relative to ``root``)
-    from its first ``frac``: ``{path, method, frac, mid, lo, hi}`` (no calibration, no regime rates)."""
+    from its first ``frac``: ``{path, method, frac, mid, lo, hi}`` (no calibration, no regime rates).
+    :data:`~entropylaw.fit.forecast.names.NEW_TASK`: logit-drift with the stored prior's tasks left
+    out, as the backtest forecasts a task left out."""
     import warnings
 
     import entropylaw as el
@@ -100,9 +107,28 @@ def raw_interval(root, path: str, method: str, frac: float = FINGERPRINT_FRAC) -
 
     df = el.load(str(root / path), warn=False)
     run = RunData.from_table(df, str(df["run_id"].iloc[0]))
+    name, prior = method, None
+    if method == NEW_TASK:
+        name, prior = "logit-drift", {**cal.stored()["shape_prior"][run.target_kind], "tasks": {}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = forecast(run, fit_frac=frac, n_boot=200, methods=[method], calibrated=False, regime_rates={}).methods[method]
+        m = forecast(run, fit_frac=frac, n_boot=200, methods=[name], calibrated=False, regime_rates={},
+                     shape_prior=prior).methods[name]
+    # an entry that no longer reaches the new-task draws would fingerprint nothing of them
+    if method == NEW_TASK and (m.params or {}).get("prior_kind") != "new task":
+        raise ValueError(f"{path}: logit-drift did not forecast it as a new task")
     row = m.forecast.iloc[-1]
     return {"path": path, "method": method, "frac": frac, "mid": float(row["forecast"]), "lo": float(row["lo"]),
             "hi": float(row["hi"])}
+
+
+def write_calibration(root, doc: dict) -> None:
+    """``doc`` written as ``calibration.json`` with the fingerprint (:data:`FINGERPRINT`) of the raw
+    intervals drawn with it in place: logit-drift draws from the stored prior, and a fingerprint
+    drawn before the file is written takes the previous file's prior (read once and kept), so a
+    calibration whose prior had moved failed its own test until the backtest ran twice."""
+    cal.PATH.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    cal.stored.cache_clear()
+    doc = {**doc, "fingerprint": [raw_interval(root, path, method) for path, method in FINGERPRINT]}
+    cal.PATH.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    cal.stored.cache_clear()
