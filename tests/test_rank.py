@@ -81,6 +81,8 @@ def test_rank_picks_the_best_run_and_prunes_the_worst():
     doc = r.to_dict()
     assert [set(d) >= {"run_id", "expected", "lo", "hi", "p_best", "prune"} for d in doc] == [True] * 4
     assert all(d["lo"] <= d["expected"] <= d["hi"] for d in doc)
+    # one score's rows say it as runs of several scores' do: one --json shape however many scores
+    assert [d["score"] for d in doc] == ["val/gsm8k"] * 4
 
 
 def test_hostile_sweeps_one_run_identical_runs_and_a_tiny_window():

@@ -167,7 +167,7 @@ class Ranking:
         """The ``--json``: one dict per run ranked, then one per run left out, its numbers null and
         ``left_out`` saying why (null for a run ranked)."""
         keys = ("run_id", "expected", "lo", "hi", "p_best", "prune")
-        more = ("p_near", "to_step", "observed", "note", "regime", "law", "constant", "finished", "source")
+        more = ("p_near", "to_step", "observed", "note", "regime", "law", "constant", "finished", "source", "score")
         rows = [{**{k: r.get(k) for k in (*keys, *more)}, "left_out": None} for r in self.rows]
         blank = dict.fromkeys((*keys, *more))
         return rows + [{**blank, "run_id": rid, "left_out": why} for rid, why in self.left_out.items()]
@@ -277,6 +277,10 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
             rows.append(_row(fc.run_id, None, None, None, None, None, False, None, _observed(fc), "not ranked",
                              _regime(fc), getattr(fc, "law_reasons", None)))
             notes.append(f"not ranked: {fc.run_id}: {(fc.decision or {}).get('reason', 'no draws')}")
+    # the --json rows say their score whether one score's runs are ranked or several (rank_groups)
+    score_of = {fc.run_id: getattr(fc, "target_key", None) for fc in fcs} | {f.run_id: f.target_key for f in done}
+    for row in rows:
+        row["score"] = score_of.get(row["run_id"])
     if len(ranked) == 1 and len(rows) > 1:
         notes.append("one run with a forecast: it is best by default, and nothing is pruned")
     if few is not None:
