@@ -215,11 +215,11 @@ def describe_rates(rates) -> str:
     parts = []
     if "take-off" in rates:
         t = rates["take-off"]
-        parts.append(f"take-off: went on at {rg.said(t['rho'][10])} (5-95 %: {rg.said(t['rho'][1])} to "
+        parts.append(f"take-off: {rg.said(t['rho'][10], went=True)} (5-95 %: {rg.said(t['rho'][1])} to "
                      f"{rg.said(t['rho'][19])}; {t['cases']} windows, {t['runs']} runs, {len(t['recipes'])} recipes)")
         for by in ("tasks", "models"):
             for name, g in (t.get(by) or {}).items():
-                parts.append(f"take-off of {by[:-1]} {name}: went on at {rg.said(g['rho'][10])} (5-95 %: "
+                parts.append(f"take-off of {by[:-1]} {name}: {rg.said(g['rho'][10], went=True)} (5-95 %: "
                              f"{rg.said(g['rho'][1])} to {rg.said(g['rho'][19])}; {g['cases']} windows, "
                              f"{g['runs']} runs)")
     if "instability" in rates:

@@ -110,7 +110,7 @@ def test_a_fall_is_stored_and_applied_as_the_logit_lost_not_a_share_of_the_climb
     assert mid == pytest.approx(expected) and np.median(draws, axis=0) == pytest.approx(expected)
     assert rg.rate(-0.3, c) == -0.3 and rg.rate(0.5, c) == pytest.approx(0.5 * c)
     said = " ".join(rg.warnings_for({**regime, "task": "math"}, fall))
-    assert "falling 0.30 logit per unit of ln(1 + step)" in said and "times their window's rate" not in said
+    assert "went on falling 0.30 logit per unit of ln(1 + step)" in said and "times their window's rate" not in said
 
 
 def test_the_mixture_keeps_a_random_half_of_rows_ordered_by_member_and_leaves_a_nan_row_alone():

@@ -361,7 +361,7 @@ def warnings_for(regime, rates) -> list[str]:
             mine = f"the climb {CARRIED}" if carries_sweep(rates, regime) else \
                 "the window's own climb where its method extrapolates it"
             out.append(f"take-off: {regime['why']}; where the climb stops is not in the window: {whose} in take-off "
-                       f"went on at {said(q[10])} (5-95 %: {said(q[1])} to {said(q[19])}) "
+                       f"{said(q[10], went=True)} (5-95 %: {said(q[1])} to {said(q[19])}) "
                        f"({take['cases']} windows of {take['runs']} runs, {len(take['recipes'])} "
                        f"recipe{'s' if len(take['recipes']) != 1 else ''}): the "
                        f"forecast follows them (mixed half and half with {mine}) and its "

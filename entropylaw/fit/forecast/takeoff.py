@@ -76,13 +76,16 @@ def rate(rho, c):
     return float(out) if out.ndim == 0 else out
 
 
-def said(rho) -> str:
-    """A stored ``rho`` in words.
+def said(rho, went: bool = False) -> str:
+    """A stored ``rho`` in words; ``went``: as what runs did ("went on at ...", "went on falling ...").
 
     >>> said(0.45), said(-0.29)
     ("0.45 times their window's rate", 'falling 0.29 logit per unit of ln(1 + step)')
+    >>> said(-0.29, went=True)
+    'went on falling 0.29 logit per unit of ln(1 + step)'
     """
-    return f"{rho:.2f} times their window's rate" if rho >= 0 else f"falling {-rho:.2f} logit per unit of ln(1 + step)"
+    words = f"{rho:.2f} times their window's rate" if rho >= 0 else f"falling {-rho:.2f} logit per unit of ln(1 + step)"
+    return ("went on at " if rho >= 0 else "went on ") + words if went else words
 
 
 def carries_sweep(rates, regime) -> bool:
