@@ -102,7 +102,8 @@ def raw_interval(root, path: str, method: str, frac: float = FINGERPRINT_FRAC) -
     run = RunData.from_table(df, str(df["run_id"].iloc[0]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = forecast(run, fit_frac=frac, n_boot=200, methods=[method], calibrated=False, regime_rates={}).methods[method]
+        m = forecast(run, fit_frac=frac, n_boot=200, methods=[method], calibrated=False,
+                     regime_rates={}).methods[method]
     row = m.forecast.iloc[-1]
     return {"path": path, "method": method, "frac": frac, "mid": float(row["forecast"]), "lo": float(row["lo"]),
             "hi": float(row["hi"])}
