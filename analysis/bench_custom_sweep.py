@@ -53,7 +53,8 @@ def write_sweep(out: Path, percent: bool) -> Path:
                                          "train_reward": score}) + "\n")
                 if not math.isnan(val):
                     fh.write(json.dumps({"type": "eval", "grpo_step": int(step),
-                                         "answer_accuracy": 100 * val if percent else val, "num_examples": 1024}) + "\n")
+                                         "answer_accuracy": 100 * val if percent else val,
+                                         "num_examples": 1024}) + "\n")
     return out
 
 

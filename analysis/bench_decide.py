@@ -180,11 +180,14 @@ def call_table(cases: pd.DataFrame) -> list[str]:
     none = int(cases["threshold"].isna().sum())
     inside = float(np.mean((cases["realised"] >= cases["lo"]) & (cases["realised"] <= cases["hi"])))
     opened = cases[(cases["call"] == "continue") & cases.get("open", pd.Series(False, index=cases.index))]
-    lines += ["", f"Threshold, scores in [0, 1]: {thr.min():.2f} to {thr.max():.2f} points (median {thr.median():.2f}); "
-              f"{len(cases) - len(pts) - none} pairs of a score in [-1, 1] have the window's noise, held between 1 and 3 % "
+    lines += ["", f"Threshold, scores in [0, 1]: {thr.min():.2f} to {thr.max():.2f} points "
+              f"(median {thr.median():.2f}); "
+              f"{len(cases) - len(pts) - none} pairs of a score in [-1, 1] have the window's noise, "
+              "held between 1 and 3 % "
               f"of its range; {none} pair{'s' if none != 1 else ''} had no method that models change (no call).",
               f"Continue calls with an open end (no forecast of where the run ends: the gain's lower bound alone "
-              f"clears the threshold): {len(opened)}, of which wrong {int((opened['realised'] < opened['threshold']).sum())}.",
+              f"clears the threshold): {len(opened)}, "
+              f"of which wrong {int((opened['realised'] < opened['threshold']).sum())}.",
               f"Realised gain between the gain's 90 % bounds (an 80 % interval): {100 * inside:.0f} % of {len(cases)} "
               "pairs (the realised gain is of two observed scores, the window's last and the final, each with its "
               "evaluation's noise; the gain's bounds are of the expected score, without it)."]
@@ -221,7 +224,8 @@ def rank_cases(fracs, n_boot: int, rates_of=None) -> list[dict]:
             med = float(np.median(list(now.values())))
             median_pruned = [k for k, v in now.items() if v < med]
             pruned = [x["run_id"] for x in r.rows if x["prune"]]
-            rows.append({"sweep": name, "frac": frac, "runs": len(fcs), "top": None if top is None else best - final[top],
+            rows.append({"sweep": name, "frac": frac, "runs": len(fcs),
+                         "top": None if top is None else best - final[top],
                          "now": best - final[pick_now], "pruned": len(pruned),
                          "wrong": sum(final[k] >= best - NEAR for k in pruned),
                          "median_pruned": len(median_pruned),

@@ -357,7 +357,8 @@ def main(argv=None):
     ks = [int(k) for k in args.ks.split(",")]
     t0 = time.time()
     frames, skipped = load_runs(sources)
-    # raw intervals (forecast(..., calibrated=False)): the calibration is measured here, leaving each task out (or each run, for a task known to the prior)
+    # raw intervals (forecast(..., calibrated=False)): the calibration is measured here, leaving each task out (or
+    # each run, for a task known to the prior)
     res, floors, runs = backtest(frames, ks, args.conf, args.n_boot, problems)
     res, factors = calibrate_cases(res, args.conf)
     # the tables below: every task left out of its own forecast (and the given-prior variant)
@@ -387,7 +388,8 @@ def main(argv=None):
                                   ("|error| of the mean of the last 10 % of points", "last10", "median"),
                                   ("RMSE over every later point", "rmse", "median"),
                                   ("worst |error| of the final score (any run)", "final", "max"),
-                                  ("90 % interval covers the final score (calibrated leaving each task out; one task alone: each run)",
+                                  ("90 % interval covers the final score (calibrated leaving each task out; "
+                                   "one task alone: each run)",
                                    "covered", "coverage"),
                                   ("median width of the calibrated 90 % interval (points)", "width", "median"),
                                   ("median rank by final error", "rank", "median")):
@@ -410,7 +412,8 @@ def main(argv=None):
     for kind in ("validation", "training score"):
         if (res["kind"] == kind).any():
             lines += [f"## Summary, {kind} runs: median / worst |error| of the final score (points) / calibrated 90 % "
-                      "coverage (each task left out; one task alone: each run) / median interval width (points) (runs)", "", summary(res, kind), ""]
+                      "coverage (each task left out; one task alone: each run) / median interval width (points) "
+                      "(runs)", "", summary(res, kind), ""]
     # the regimes, leaving whole recipes out, on every run (data/ and ../shared where present)
     shared = [shared_runs.read_shared(p) for p in shared_runs.shared_sources()]
     every = regime_bench.all_runs(frames + shared)
@@ -453,7 +456,8 @@ def main(argv=None):
                "decision_method_by_kind": {"validation": default[1] if default and default[1] else "power",
                                            "training score": train_default[1] if train_default and train_default[1]
                                            else "power"},
-               "decision_method": default[1] if default and default[1] else "power", "rule": RULE, "conf": args.conf, "factors": factors,
+               "decision_method": default[1] if default and default[1] else "power", "rule": RULE, "conf": args.conf,
+               "factors": factors,
                "command": cmd.strip(), "runs": len(runs), "ks": ks,
                "regimes": {**rates, "provenance": regime_bench.provenance(cases, shared)}}
         write_calibration(ROOT, doc)

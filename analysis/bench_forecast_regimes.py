@@ -175,8 +175,8 @@ def tables(res, cases, rates) -> list[str]:
            "forecast with the other runs of its recipe at the same point (a sweep forecast together). Ways: "
            "`regimes` (the recommended forecast with its regime and sweep), `regimes, recipe known` (rates learned "
            "from every other run), `recipe known, task not named` (the same, the run's key naming no benchmark: its "
-           "model's take-off rates where 3 runs of the model of 2 recipes are known), `recipe known, nothing named` (the "
-           "same, "
+           "model's take-off rates where 3 runs of the model of 2 recipes are known), `recipe known, nothing named` "
+           "(the same, "
            "the model not known either), `today` (the same without regimes or sweep), "
            "`last-value`. Cells: median / worst |error| of the final score (points) / intervals holding it / "
            "median width (points).", ""]

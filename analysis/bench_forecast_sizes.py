@@ -32,7 +32,8 @@ def larger_model_cases(run, smaller, k, end, conf, n_boot, base):
     law = FinalScoreLaw().fit([r.size for r in smaller], [float(r.target.values[-1]) for r in smaller],
                               bounds=run.bounds or (0.0, 1.0)).predict(run.size)
     lo, hi = law["final_score_lo"], law["final_score_hi"]
-    out.append({**base, "mode": "sizes", "method": SIZE_LAW, "ran": lo is not None, "final": 100 * abs(law["final_score"] - y),
+    out.append({**base, "mode": "sizes", "method": SIZE_LAW, "ran": lo is not None,
+                "final": 100 * abs(law["final_score"] - y),
                 "in90": float(lo <= y <= hi) if lo is not None else np.nan,
                 "w90": 100 * (hi - lo) if lo is not None else np.nan})
     try:
@@ -42,7 +43,8 @@ def larger_model_cases(run, smaller, k, end, conf, n_boot, base):
                          methods=["logit-drift"], calibrated=False, regime_rates={}).methods["logit-drift"]
         if r.ok:
             f = r.final
-            out.append({**base, "mode": "sizes", "method": WITH_SIZES, "ran": True, "final": 100 * abs(f["forecast"] - y),
+            out.append({**base, "mode": "sizes", "method": WITH_SIZES, "ran": True,
+                        "final": 100 * abs(f["forecast"] - y),
                         "in90": float(f["lo"] <= y <= f["hi"]), "w90": 100 * (f["hi"] - f["lo"])})
         else:
             out.append({**base, "mode": "sizes", "method": WITH_SIZES, "ran": False, "reason": r.reason})
@@ -70,7 +72,8 @@ def larger_model_table(everything) -> list[str]:
                          f"{c['w90'].iloc[0]:.1f} wide)")
         rows.append(f"| {run} | {k} % | " + " | ".join(cells) + " |")
     return ["## A larger model from its own first steps plus the smaller sizes", "",
-            "|error| of the final score (points), whether the 90 % interval holds it, and its width: the size law fitted "
+            "|error| of the final score (points), whether the 90 % interval holds it, and its width: the size law "
+            "fitted "
             "to the smaller sizes' final scores alone (its own interval); the forecast alone (logit-drift, its prior "
             "from the other runs, calibrated leaving each run out); and `forecast RUN --prior SMALLER_RUNS` "
             "(logit-drift, its rate's prior from the smaller sizes with size as a covariate, the size law's "
@@ -112,6 +115,7 @@ def size_law_tables(frames) -> list[str]:
         out += [f"## Final score vs model size, forward chaining: {folder}", "",
                 f"Rule: {law.rule()}.", "", f"Forms combined: {law.combination()}.", "",
                 "| fitted | predicts | decades | " + " | ".join(f"{f}: logit error" for f in law.combined_)
-                + " | this rule [90 %] | observed, inside? |", "|---|---|---|" + "---|" * len(law.combined_) + "---|---|",
+                + " | this rule [90 %] | observed, inside? |",
+                "|---|---|---|" + "---|" * len(law.combined_) + "---|---|",
                 *rows, ""]
     return out

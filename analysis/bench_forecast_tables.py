@@ -117,7 +117,8 @@ def shown(res, method):
 def _cells(g):
     cov = g["covered"].dropna()
     return (f"{g['final'].median():.1f} / {g['final'].max():.1f} / "
-            + (f"{100 * cov.mean():.0f} % / {g['width'].median():.1f}" if len(cov) else "- / -") + f" ({g['run'].nunique()})")
+            + (f"{100 * cov.mean():.0f} % / {g['width'].median():.1f}" if len(cov) else "- / -")
+            + f" ({g['run'].nunique()})")
 
 
 def task_table(res, method, kind="validation"):

@@ -37,7 +37,8 @@ KEYS = (["global_seqlen/min", "global_seqlen/max", "global_seqlen/mean", "actor/
          "timing_s/gen", "timing_s/ref", "timing_s/update_actor", "timing_s/step", "perf/throughput"]
         + [f"timing_per_token_ms/part{i}" for i in range(20)])
 NOISE = [
-    "\x1b[36m(WorkerDict pid=4242)\x1b[0m INFO 06-18 17:02:11 [model_runner.py:1110] Loading model weights took 14.2 GB",
+    "\x1b[36m(WorkerDict pid=4242)\x1b[0m INFO 06-18 17:02:11 [model_runner.py:1110] Loading model weights "
+    "took 14.2 GB",
     "\x1b[36m(WorkerDict pid=4242)\x1b[0m [rank0]:[I618 17:02:13.0268 ProcessGroupNCCL.cpp:2166] [PG 0 Rank 0] "
     "ProcessGroupNCCL created ncclComm_ 0xab8cf20 on CUDA device: \x00",
     "\x1b[36m(TaskRunner pid=678203)\x1b[0m \rTraining Progress:  42%|####2     | 88/210 [9:08:54<4:04:26, 488.90s/it]",

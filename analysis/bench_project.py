@@ -129,7 +129,8 @@ def write_mlflow_run(args) -> None:
         sel = slice(9, None, 10) if key == mlflow_val else slice(None)
         file = run_dir / "metrics" / key
         file.parent.mkdir(parents=True, exist_ok=True)
-        lines = [f"{t} {v!r} {s}" for t, v, s in zip(stamps[sel].tolist(), series[sel].tolist(), step_nums[sel].tolist())]
+        lines = [f"{t} {v!r} {s}"
+                 for t, v, s in zip(stamps[sel].tolist(), series[sel].tolist(), step_nums[sel].tolist())]
         file.write_text("\n".join(lines) + "\n")
 
 
@@ -296,7 +297,8 @@ def _line(fmt: str, label: str, r: dict) -> str:
     return (f"[{fmt}] {label}: read {ph['read']['s']:.1f} s ({ph['read']['tree_peak_mb']:.0f} MB), fit table "
             f"{ph['fit']['s']:.1f} s ({ph['fit']['tree_peak_mb']:.0f} MB), report {ph['report']['s']:.1f} s "
             f"({ph['report']['tree_peak_mb']:.0f} MB, {len(r['figures'])} figures); total {r['total_s']:.1f} s, "
-            f"peak {r['tree_peak_mb']:.0f} MB (main + workers, shared pages once; main alone {ph['report']['main_peak_mb']:.0f} MB, "
+            f"peak {r['tree_peak_mb']:.0f} MB (main + workers, shared pages once; "
+            f"main alone {ph['report']['main_peak_mb']:.0f} MB, "
             f"largest worker {r['worker_peak_mb']:.0f} MB resident, its shared pages included)")
 
 

@@ -63,7 +63,8 @@ def main(argv: list[str]) -> int:
     print("\n| size | batch | runs | drop % (mean, range) | acc end (mean, range) | ceiling (mean) |")
     print("|---|---|---:|---|---|---:|")
     for (size, batch), g in both.groupby(["size", "batch"], sort=False):
-        print(f"| {size} | {batch} | {len(g)} | {g.drop_pct.mean():.0f} ({g.drop_pct.min():.0f}..{g.drop_pct.max():.0f}) "
+        print(f"| {size} | {batch} | {len(g)} | "
+              f"{g.drop_pct.mean():.0f} ({g.drop_pct.min():.0f}..{g.drop_pct.max():.0f}) "
               f"| {g.acc_end.mean():.3f} ({g.acc_end.min():.3f}..{g.acc_end.max():.3f}) | {g.ceiling.mean():.3f} |")
     gpu = both[both["batch"] == "64x8 GPU"]
     if gpu[[f"cov_{b}" for b in BINS]].notna().any().any():

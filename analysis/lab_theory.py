@@ -137,7 +137,8 @@ def main(argv: list[str]) -> int:
         bc, cv = rows.loc["theory/dH_thm1_batchcov"], rows.loc["theory/dH_cov"]
         print(f"| {setting} | {desc.get(setting, '')} | {l1.seeds} | {l1.mean_abs_dH:.1e} "
               f"| {l1.r:.3f} ({l1.r_min:.2f}..{l1.r_max:.2f}), {l1.slope:.2f} "
-              f"| {ts.r:.2f} ({ts.r_min:.2f}..{ts.r_max:.2f}), {ts.sign:.2f} | {bc.r:.2f} | {cv.r:.2f}, {cv.sign:.2f} |")
+              f"| {ts.r:.2f} ({ts.r_min:.2f}..{ts.r_max:.2f}), {ts.sign:.2f} | {bc.r:.2f} "
+              f"| {cv.r:.2f}, {cv.sign:.2f} |")
     if "--long" not in argv:
         lines = kl_cov_identity(t, settings)
         if lines:

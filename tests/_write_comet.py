@@ -12,7 +12,8 @@ def main() -> None:
     for name, logged in runs():
         exp = comet_ml.OfflineExperiment(project_name="verl-gsm8k", offline_directory=sys.argv[2],
                                          display_summary_level=0, auto_metric_logging=False,
-                                         log_env_details=False, log_env_gpu=False, log_env_cpu=False, log_git_metadata=False)
+                                         log_env_details=False, log_env_gpu=False, log_env_cpu=False,
+                                         log_git_metadata=False)
         exp.set_name(name)
         exp.log_parameters({"actor_rollout_ref": {"model": {"path": "/ckpt/Qwen2.5-0.5B-Instruct"}},
                             "algorithm": {"adv_estimator": "grpo"}})

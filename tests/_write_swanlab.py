@@ -9,10 +9,12 @@ def main() -> None:
     sys.path.insert(0, sys.argv[1])
     from _tracker_runs import runs  # noqa: E402
 
-    config = {"actor_rollout_ref": {"model": {"path": "/ckpt/Qwen2.5-0.5B-Instruct"}}, "algorithm": {"adv_estimator": "grpo"}}
+    config = {"actor_rollout_ref": {"model": {"path": "/ckpt/Qwen2.5-0.5B-Instruct"}},
+              "algorithm": {"adv_estimator": "grpo"}}
 
     for name, logged in runs():
-        run = swanlab.init(project="verl-gsm8k", experiment_name=name, config=config, logdir=sys.argv[2], mode="offline")
+        run = swanlab.init(project="verl-gsm8k", experiment_name=name, config=config, logdir=sys.argv[2],
+                           mode="offline")
         last = 0
         for step, metrics in logged:
             if step < last:  # the job died; a new process resumes the same run from its checkpoint

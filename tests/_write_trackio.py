@@ -9,7 +9,8 @@ def main() -> None:
     sys.path.insert(0, sys.argv[1])
     from _tracker_runs import runs  # noqa: E402
 
-    config = {"actor_rollout_ref": {"model": {"path": "/ckpt/Qwen2.5-0.5B-Instruct"}}, "algorithm": {"adv_estimator": "grpo"}}
+    config = {"actor_rollout_ref": {"model": {"path": "/ckpt/Qwen2.5-0.5B-Instruct"}},
+              "algorithm": {"adv_estimator": "grpo"}}
 
     for name, logged in runs():
         trackio.init(project="verl-gsm8k", name=name, config=config, auto_log_gpu=False)

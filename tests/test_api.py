@@ -210,7 +210,8 @@ def test_example_runs(tmp_path):
     res = subprocess.run([sys.executable, str(ROOT / "examples" / "quickstart.py"), str(tmp_path)],
                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert res.returncode == 0, res.stderr
-    assert "[[EntropyLawFit]]" in res.stdout and "forecasting" in res.stdout and "call: " in res.stdout and res.stdout.strip().endswith("True")
+    assert ("[[EntropyLawFit]]" in res.stdout and "forecasting" in res.stdout and "call: " in res.stdout
+            and res.stdout.strip().endswith("True"))
     assert (tmp_path / "quickstart_fit.png").stat().st_size > 10_000
     assert (tmp_path / "quickstart_forecast.png").stat().st_size > 10_000
 

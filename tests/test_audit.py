@@ -92,7 +92,8 @@ def test_each_convention_is_the_trainers_masked_tensor_formula(tiny):
         "seq-mean-token-mean": ((E * m).sum(-1) / m.sum(-1)).mean(),
         "seq-mean-token-sum": (E * m).sum(-1).mean(),
         "seq-mean-token-sum-norm": ((E * m).sum(-1) / 12).mean(),
-        "microbatch-mean": torch.stack([(E[a:b] * m[a:b]).sum() / m[a:b].sum() for a, b in ((0, 3), (3, 5), (5, 7))]).mean(),
+        "microbatch-mean": torch.stack([(E[a:b] * m[a:b]).sum() / m[a:b].sum()
+                                        for a, b in ((0, 3), (3, 5), (5, 7))]).mean(),
         "no-temperature": (_padded(t.response_t1)[0] * m).sum() / m.sum(),
         "trl-padding-included": torch.cat([torch.as_tensor(np.concatenate([r, p])) for r, p in
                                            zip(t.response, t.padding)]).mean(),  # the whole [B, R] block
@@ -337,7 +338,8 @@ def test_audit_names_the_convention_of_a_logged_value(work, capsys):
     ("nan --logged", ["--logged", "nan"], r"argument --logged: 'nan': expected a finite number"),
     ("empty dump", ["--logged", "1", "--rollouts-override", "{empty}"], r"empty.jsonl: no rollouts"),
     ("wrong tokenizer", ["--logged", "1", "--rollouts-override", "{bigvocab}"], r"outside the vocabulary \[0, 40\)"),
-    ("bad micro-batch", ["--logged", "1", "--micro-batch-size", "0"], r"argument --micro-batch-size: '0': must be at least 1"),
+    ("bad micro-batch", ["--logged", "1", "--micro-batch-size", "0"],
+     r"argument --micro-batch-size: '0': must be at least 1"),
     ("bad precision", ["--logged", "1", "--trainer-precision", "fp8"], r"--trainer-precision.*fp8"),
 ])
 def test_bad_input_is_one_line_and_exit_2(work, capsys, case, argv, problem):

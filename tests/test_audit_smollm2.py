@@ -109,7 +109,8 @@ def _reference(model, seqs, pad_id):
         "seq-mean-token-mean": float(seq_means.mean()),
         "seq-mean-token-sum": float((E * mask).sum(-1).mean()),
         "seq-mean-token-sum-norm": float(((E * mask).sum(-1) / HORIZON).mean()),
-        "microbatch-mean": float(np.mean([mean(E[i:i + MICRO], mask[i:i + MICRO]) for i in range(0, len(seqs), MICRO)])),
+        "microbatch-mean": float(np.mean([mean(E[i:i + MICRO], mask[i:i + MICRO])
+                                          for i in range(0, len(seqs), MICRO)])),
         "no-temperature": mean(block(H1), mask),
         "trl-padding-included": float(E.mean()),
         "prompt-included": mean(H, predicting),

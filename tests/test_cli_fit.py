@@ -89,13 +89,15 @@ def test_predict_leaves_out_a_run_too_short_for_its_window(inproc, tmp_path):
     steps = np.arange(60)
     H = np.exp(-steps / 20) + 0.1
     long_ = table.from_records([(s, table.ENTROPY, h) for s, h in zip(steps, H)]
-                               + [(s, "val/gsm8k", 0.8 - 0.5 * np.exp(h - 1.1)) for s, h in zip(steps, H)], run_id="long")
+                               + [(s, "val/gsm8k", 0.8 - 0.5 * np.exp(h - 1.1)) for s, h in zip(steps, H)],
+                               run_id="long")
     short = long_[long_["step"] < 6].assign(run_id="short")
     path = tmp_path / "runs.parquet"
     table.concat([long_, short]).to_parquet(path)
     out = inproc("predict", str(path), "--fit-frac", "0.3")
     assert out.returncode == 0, out.stderr
-    assert "\nlong " in out.stdout and "left out: short: the fit window (steps 0..1) holds 2 paired points" in out.stdout
+    assert ("\nlong " in out.stdout
+            and "left out: short: the fit window (steps 0..1) holds 2 paired points" in out.stdout)
     assert "run 'short' left out: the fit window" in out.stderr
     res = json.loads(inproc("predict", str(path), "--fit-frac", "0.3", "--json").stdout)
     assert [r["run_id"] for r in res["predictions"]] == ["long"] and list(res["left_out"]) == ["short"]
@@ -243,7 +245,8 @@ def test_algorithms_compare_runs_the_law_describes_of_one_benchmark_and_one_mode
     out = inproc("algorithms", gpg, grpo, ppo, "--json")
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
-    assert res["algorithms"] == ["grpo", "ppo"] and "a = -0.102 <= 0" in res["left_out"]["verl_gpg_qwen2-7b-instruct_gsm8k+math_fsdp"]
+    assert (res["algorithms"] == ["grpo", "ppo"]
+            and "a = -0.102 <= 0" in res["left_out"]["verl_gpg_qwen2-7b-instruct_gsm8k+math_fsdp"])
     mixed = inproc("algorithms", str(real))
     assert mixed.returncode == 2 and "the runs come from 2 benchmarks" in mixed.stderr, mixed.stderr
     steps = np.arange(0, 60, 2)

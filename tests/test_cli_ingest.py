@@ -46,7 +46,8 @@ def test_ingest_json_and_resume_note(cli, tmp_path):
     res = cli("ingest", str(log), "--json")
     assert res.returncode == 0, res.stderr
     [rep] = json.loads(res.stdout)["reports"]
-    assert (rep["rows_read"], rep["rows_kept"], rep["dropped"]) == (3, 2, {"logged twice at the same step (the last kept)": 1})
+    assert (rep["rows_read"], rep["rows_kept"], rep["dropped"]) == (
+        3, 2, {"logged twice at the same step (the last kept)": 1})
     assert any("logged twice at the same step" in n for n in rep["notes"])
 
 
@@ -85,8 +86,10 @@ def test_the_runs_chosen_carry_only_their_own_accounts(cli, tmp_path):
     import entropylaw as el
 
     a, b = tmp_path / "a.log", tmp_path / "b.log"
-    a.write_text("step:1 - actor/entropy:0.5 - critic/score/mean:0.1\nstep:2 - actor/entropy:bad - critic/score/mean:0.2\n")
-    b.write_text("step:1 - actor/entropy:0.5 - critic/score/mean:0.1\nstep:2 - actor/entropy:0.4 - critic/score/mean:0.2\n")
+    a.write_text("step:1 - actor/entropy:0.5 - critic/score/mean:0.1\n"
+                 "step:2 - actor/entropy:bad - critic/score/mean:0.2\n")
+    b.write_text("step:1 - actor/entropy:0.5 - critic/score/mean:0.1\n"
+                 "step:2 - actor/entropy:0.4 - critic/score/mean:0.2\n")
     out = tmp_path / "t.parquet"
     assert cli("ingest", str(a), str(b), "-o", str(out)).returncode == 0
     res = cli("summary", str(out), "--run", "b")

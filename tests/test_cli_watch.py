@@ -319,9 +319,11 @@ def test_watch_takes_the_validation_sets_size_for_its_call(tmp_path, capsys):
         assert code == 0, err
         said[extra] = " ".join(out.split())
     p = [r["val-core/gsm8k/acc/mean@1"] for r in rows if "val-core/gsm8k/acc/mean@1" in r][-1]
-    assert f"threshold {100 * np.sqrt(p * (1 - p) / 1319):.1f} points" in said[()] and "(1319 problems, gsm8k" in said[()]
+    assert (f"threshold {100 * np.sqrt(p * (1 - p) / 1319):.1f} points" in said[()]
+            and "(1319 problems, gsm8k" in said[()])
     assert "threshold 3.0 points" in said[("--n-problems", "200")]
-    assert "(200 problems, --n-problems;" in said[("--n-problems", "200")] and "`n_problems`" not in said[("--n-problems", "200")]
+    assert ("(200 problems, --n-problems;" in said[("--n-problems", "200")]
+            and "`n_problems`" not in said[("--n-problems", "200")])
 
 
 def test_a_log_read_again_with_too_few_points_keeps_the_last_fit_on_show(tmp_path):
@@ -355,7 +357,8 @@ def test_a_run_at_its_planned_last_step_is_said_so_not_asked_for_its_plan(tmp_pa
     assert "the forecast's last step: the run has reached the planned last step 60" in flat
     code, out, err = _watch(path, capsys, "--max-refreshes", "1", "--total-steps", "30")
     flat = re.sub(r"\s+", " ", out)
-    assert code == 0 and "--total-steps 30 has passed (step 60)" in flat and "the planned last step, --total" not in flat
+    assert (code == 0 and "--total-steps 30 has passed (step 60)" in flat
+            and "the planned last step, --total" not in flat)
 
 
 def test_watch_names_the_step_forecast_says_the_log_ends_at(tmp_path):

@@ -47,7 +47,8 @@ def test_the_gain_interval_is_of_final_minus_now_per_draw_not_a_difference_of_in
     lo_f, hi_f = np.quantile(fdraws, [0.05, 0.95])
     lo_n, hi_n = np.quantile(ndraws, [0.05, 0.95])
     assert dc.call_of(lo_f - hi_n, hi_f - lo_n, 0.01) == "undecided"
-    # independent draws: the gain's interval is the spread of a difference, sqrt(2) x 0.05 x 1.28 each side (one-sided 90 % bounds)
+    # independent draws: the gain's interval is the spread of a difference, sqrt(2) x 0.05 x 1.28 each side (one-sided
+    # 90 % bounds)
     m = Known(now, rng.normal(0.53, 0.05, 2000))
     final, fdraws, level, ndraws = dc.final_and_now(m, "validation", 0.0, 100.0, 400.0, 10.0)
     g = dc.gain_summary(fdraws - ndraws, final - level, 0.9)

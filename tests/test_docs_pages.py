@@ -31,7 +31,8 @@ def test_the_science_page_states_the_formulas_with_their_sources():
         assert source in text, source
     for formula in ("R = −a · exp(H) + b", "Var(b − a) = Var(a) + Var(b) − 2 Cov(a, b)",
                     "−Cov_{a∼p}(log p(a), Δz(a))", "sqrt(p (1 − p) / n)", "(H_0 − H_t) / (H_0 − H_T)",
-                    "sd(d) = sqrt(s0² · (1 + leverage) + (s1 · d)²)", "R(C) = R_0 + (A − R_0) / (1 + (C_mid / C)^B)"):
+                    "sd(d) = sqrt(s0² · (1 + leverage) + (s1 · d)²)",
+                    "R(C) = R_0 + (A − R_0) / (1 + (C_mid / C)^B)"):
         assert formula in text, formula
 
 

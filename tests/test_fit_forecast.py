@@ -125,7 +125,8 @@ def test_joint_shares_the_time_constant_and_pins_it_with_the_training_score():
     s = np.arange(1, 400.0)
     rng = np.random.default_rng(5)
     run = RunData.from_arrays(v, 0.7 - 0.5 * np.exp(-v / tau) + 0.004 * rng.standard_normal(len(v)),
-                              score_steps=s, score_values=0.9 - 0.6 * np.exp(-s / tau) + 0.01 * rng.standard_normal(len(s)))
+                              score_steps=s,
+                              score_values=0.9 - 0.6 * np.exp(-s / tau) + 0.01 * rng.standard_normal(len(s)))
     m = METHODS["joint"](n_boot=0).fit(run.window(160))
     assert m.ok_, m.reason_
     assert m.params_["tau"] == pytest.approx(tau, rel=0.1)
@@ -194,7 +195,8 @@ def _rich_run(seed=0):
     H = 0.03 + 0.6 * np.exp(-s / 90)
     v = np.arange(10, 600.0, 10)
     return dict(target_steps=v, target_values=0.9 - 0.3 * np.exp(0.03 + 0.6 * np.exp(-v / 90))
-                + 0.01 * rng.standard_normal(len(v)), entropy_steps=s, entropy_values=H + 0.003 * rng.standard_normal(len(s)),
+                + 0.01 * rng.standard_normal(len(v)), entropy_steps=s,
+                entropy_values=H + 0.003 * rng.standard_normal(len(s)),
                 score_steps=s, score_values=0.95 - 0.6 * np.exp(-s / 90) + 0.02 * rng.standard_normal(len(s)),
                 token_steps=s, token_values=1e6 + 1e4 * rng.standard_normal(len(s)))
 
@@ -258,7 +260,8 @@ def test_no_validation_forecasts_the_training_score_and_says_so():
 
 def test_at_step_inside_the_window_is_one_clear_error():
     run = _run(lambda s: 0.8 - 0.5 * np.exp(-s / 80))
-    with pytest.raises(EntropyLawError, match=r"`at_steps` 50 is not after the window's end \(step 99\).*starts at step 0"):
+    with pytest.raises(EntropyLawError,
+                       match=r"`at_steps` 50 is not after the window's end \(step 99\).*starts at step 0"):
         forecast(run, fit_steps=100, at_steps=[50])
 
 

@@ -109,8 +109,8 @@ def test_early_prediction_says_when_the_law_does_not_describe_its_window():
     from entropylaw.fit.early import EarlyPredictions
 
     steps = np.arange(0, 120, 5)
-    recs = [(int(s), "entropy", 0.3 + 0.004 * s) for s in steps] + [(int(s), "val/math", 0.45 - 0.001 * s + 0.002 * np.sin(s))
-                                                                     for s in steps]
+    recs = ([(int(s), "entropy", 0.3 + 0.004 * s) for s in steps]
+            + [(int(s), "val/math", 0.45 - 0.001 * s + 0.002 * np.sin(s)) for s in steps])
     df = table.from_records(recs, run_id="up")
     ep = EarlyPrediction(fit_frac=0.5, warn=False).fit(pair(df, "up"))
     assert ep.fit_.trust_ == "law does not apply" and ep.fit_.trust_reasons_[0].startswith("entropy rises")
@@ -119,7 +119,8 @@ def test_early_prediction_says_when_the_law_does_not_describe_its_window():
     [row] = [x for x in text.splitlines() if x.startswith("up ")]
     assert row.endswith("law does not apply") and "up: law does not apply: entropy rises" in text
     good = el.predict(run_table(), "r", fit_frac=0.5)
-    assert good.fit_.trust_ != "law does not apply" and not any(r.startswith("entropy") for r in good.fit_.trust_reasons_)
+    assert (good.fit_.trust_ != "law does not apply"
+            and not any(r.startswith("entropy") for r in good.fit_.trust_reasons_))
 
 
 def test_error_vs_k_matches_refits():
@@ -231,7 +232,8 @@ def test_the_algorithm_test_leaves_out_runs_the_law_does_not_describe_and_says_o
                [(int(s), "val/math", float(r)) for s, r in zip(steps, R)]
         frames.append(tt.from_records(recs, run_id=rid, algorithm=alg))
     # a run of 2 points (a CS336 run stopped early) stopped the whole test too
-    frames.append(tt.from_records([(0, "entropy", 0.5), (0, "val/math", 0.3), (1, "entropy", 0.4), (1, "val/math", 0.4)],
+    frames.append(tt.from_records([(0, "entropy", 0.5), (0, "val/math", 0.3), (1, "entropy", 0.4),
+                                   (1, "val/math", 0.4)],
                                   run_id="short", algorithm="rloo"))
     df = pd.concat(frames, ignore_index=True)
     test = el.algorithms(df)
@@ -243,7 +245,8 @@ def test_the_algorithm_test_leaves_out_runs_the_law_does_not_describe_and_says_o
     assert test.verdict_.startswith("consistent") and "left out: bad: the law does not apply" in str(test)
     one_each = el.algorithms(df, runs=["g0", "r0"])
     assert one_each.confounded_ == ["grpo", "rloo"] and "one run of grpo, rloo: what tells it apart" in str(one_each)
-    with pytest.raises(EntropyLawError, match=r"at least 2 algorithms.*left out \(1 run\): bad \(the law does not apply"):
+    with pytest.raises(EntropyLawError,
+                       match=r"at least 2 algorithms.*left out \(1 run\): bad \(the law does not apply"):
         el.algorithms(df, runs=["g0", "g1", "bad"])
 
 

@@ -131,8 +131,8 @@ def test_one_line_tables_keep_runs_apart_when_names_are_cut():
     from entropylaw.fit.forecast.text import line_table
 
     names = [f"qwen2.5-7b__exp1a__rho{r:.2f}_seed{s}" for r in (0.1, 0.3, 1.0) for s in (42, 43)] + ["verl_ppo_x"]
-    text = line_table([{"run": n, "final": "0.500 [0.400, 0.600]"} for n in names], [("run", "run"), ("final", "final")],
-                      width=40)
+    text = line_table([{"run": n, "final": "0.500 [0.400, 0.600]"} for n in names],
+                      [("run", "run"), ("final", "final")], width=40)
     shown = [line.split()[0] for line in text.splitlines()[1:]]
     assert len(set(shown)) == len(names) and "~rho0.10_seed42" in shown and "verl_ppo_x" in shown
 
@@ -161,7 +161,8 @@ def test_a_flat_level_a_take_off_moves_shows_no_plateau():
                               target_key="val/math")
     fc = forecast(run, fit_frac=0.15, methods=["last-value"], n_boot=200)
     lv = fc.methods["last-value"]
-    if fc.regime["name"] == "take-off" and lv.forecast["forecast"].iloc[-1] > run.window(fc.window_end).target.values[-1]:
+    if (fc.regime["name"] == "take-off"
+            and lv.forecast["forecast"].iloc[-1] > run.window(fc.window_end).target.values[-1]):
         assert lv.plateau is None and lv.plateau_ci is None
     else:
         pytest.fail(f"the run is no take-off the regime moves: {fc.regime['name']}")

@@ -218,7 +218,8 @@ def test_a_custom_trainers_eval_rows_state_the_sets_size_for_scores_rounded_past
 
     rows = []
     for step in range(1, 61):
-        rows.append({"type": "train", "grpo_step": step, "token_entropy": 0.9 / step ** 0.3, "train_reward": 0.01 * step})
+        rows.append({"type": "train", "grpo_step": step, "token_entropy": 0.9 / step ** 0.3,
+                     "train_reward": 0.01 * step})
         if step % 5 == 0:  # 4 decimals: no 1/1024 lattice is left to read
             rows.append({"type": "eval", "grpo_step": step, "answer_accuracy": round(0.05 + 0.4 * step / 60, 4),
                          "format_accuracy": 0.9, "num_examples": 1024})

@@ -154,7 +154,8 @@ def test_an_ensemble_alone_fits_every_single_method_it_is_handed():
 def test_a_prior_on_an_unknown_base_is_one_clear_error():
     with pytest.raises(EntropyLawError, match=r"prior base 'nope' is not a method \(expected one of last-value"):
         forecast_run(_run(), fit_frac=0.5, n_boot=10, methods=["prior"], prior_base="nope")
-    with pytest.raises(EntropyLawError, match="prior base 'power' is not a method"):  # a name with nothing to look it up in
+    # a name with nothing to look it up in
+    with pytest.raises(EntropyLawError, match="prior base 'power' is not a method"):
         PriorMethod(n_boot=10, base="power").fit(_run().window(150))
 
 

@@ -160,7 +160,8 @@ def test_custom_jsonl_read_without_flags(tmp_path):
     entropy = _series(df, "entropy")
     expected = {s: 0.9 * math.exp(-s / 20) + 0.01 for s in range(1, 61)}  # each step's mean of its 3 rows
     assert entropy.to_dict() == pytest.approx(expected, abs=1e-12)
-    assert _series(df, "val/answer_accuracy").to_dict() == pytest.approx({s: 0.5704 * s / 60 for s in range(10, 61, 10)})
+    assert _series(df, "val/answer_accuracy").to_dict() == pytest.approx(
+        {s: 0.5704 * s / 60 for s in range(10, 61, 10)})
     meta = el.summary(df).iloc[0]
     assert meta["entropy_key"] == "train/token_entropy" and meta["score_key"] == "train/train_reward"
     [account] = el.row_accounts(df)
@@ -324,7 +325,8 @@ def test_rasbt_csvs_read_without_flags():
 
 # --- one run lacking what a command needs --------------------------------------------------------
 
-REAL = Path(__file__).resolve().parents[1] / "data" / "real" / "verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512_verl-data.parquet"
+REAL = (Path(__file__).resolve().parents[1] / "data" / "real"
+        / "verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512_verl-data.parquet")
 
 
 @pytest.fixture

@@ -62,7 +62,8 @@ def write_verl_runs(client, experiment: str) -> dict[str, dict]:
             time.sleep(0.002)  # distinct timestamps: the resume is ordered by them
 
     run = client.create_run(exp_id, run_name="grpo-qwen2.5-0.5b")
-    client.log_batch(run.info.run_id, params=[Param(k, v) for k, v in {"actor_rollout_ref/model/path": "/ckpt/Qwen2.5-0.5B-Instruct", "algorithm/adv_estimator": "grpo",
+    client.log_batch(run.info.run_id, params=[Param(k, v) for k, v in {
+                 "actor_rollout_ref/model/path": "/ckpt/Qwen2.5-0.5B-Instruct", "algorithm/adv_estimator": "grpo",
                  "data/train_files/list_len": "1", "data/train_files/0": "~/data/gsm8k/train.parquet",
                  "data/seed": "7"}.items()])
     log(run.info.run_id, "grpo-qwen2.5-0.5b", range(1, STEPS + 1))
@@ -76,7 +77,8 @@ def write_verl_runs(client, experiment: str) -> dict[str, dict]:
     trl = client.create_run(exp_id, run_name="trl-grpo")
     for s in range(1, STEPS + 1):  # HF's MLflowCallback logs the Trainer's keys as they are
         metrics = {"entropy": _entropy(s), "reward": _score(s)}
-        client.log_batch(trl.info.run_id, metrics=[Metric(k, v, int(time.time() * 1000), s) for k, v in metrics.items()])
+        client.log_batch(trl.info.run_id,
+                         metrics=[Metric(k, v, int(time.time() * 1000), s) for k, v in metrics.items()])
         for k, v in metrics.items():
             logged.setdefault("trl-grpo", {}).setdefault(k, {})[s] = v
 

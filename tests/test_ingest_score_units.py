@@ -75,7 +75,8 @@ def test_a_fraction_run_in_a_folder_of_percent_runs_is_said_with_its_remedy(tmp_
     _csv(tmp_path / "sweep" / "pct.csv", scale=100)
     _csv(tmp_path / "sweep" / "frac.csv")
     with pytest.warns(EntropyLawWarning, match=r"'val/accuracy' read as a percent in 1 run whose values stay within "
-                                               r"\[0, 1\] \(frac.csv\).*give its files apart to read each in its own unit"):
+                                               r"\[0, 1\] \(frac.csv\).*give its files apart to read each in its "
+                                               r"own unit"):
         df = el.load(tmp_path / "sweep")
     assert _val(df, "frac").max() == pytest.approx(0.00775, abs=1e-6)
     apart = el.load([tmp_path / "sweep" / "pct.csv", tmp_path / "sweep" / "frac.csv"], warn=False)

@@ -175,7 +175,8 @@ def test_a_w_and_b_panel_exported_one_metric_a_file_reads_as_one_table(tmp_path)
 
     steps = np.arange(1, 41)
     for name, metric, f in (("entropy.csv", "actor/entropy", lambda k: 1.1 * np.exp(-steps / (20 + k))),
-                            ("reward.csv", "critic/score/mean", lambda k: 0.8 - 0.3 * np.exp(1.1 * np.exp(-steps / (20 + k))) + 0.3)):
+                            ("reward.csv", "critic/score/mean",
+                             lambda k: 0.8 - 0.3 * np.exp(1.1 * np.exp(-steps / (20 + k))) + 0.3)):
         cols = {"Step": steps}
         for k, run in enumerate(("grpo-lr1e-6", "grpo-lr3e-6")):
             v = f(k)

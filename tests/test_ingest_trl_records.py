@@ -151,7 +151,8 @@ def test_key_rules_for_other_trainers():
     # a reward function without an accuracy-like name among several: said
     km = detect_keys(["rewards/a/mean", "rewards/b/mean", "reward"], ranges={"rewards/a/mean": (0, 3),
                                                                           "rewards/b/mean": (0, 1)})
-    assert km.score == "rewards/b/mean" and any("`reward_func`" in w for w in km.warnings)  # the API's name; the CLI says --reward-func
+    # the API's name; the CLI says --reward-func
+    assert km.score == "rewards/b/mean" and any("`reward_func`" in w for w in km.warnings)
 
 
 def test_older_verl_step0_key_is_the_same_validation_series(tmp_path):

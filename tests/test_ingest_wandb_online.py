@@ -103,8 +103,9 @@ def test_project_reads_needed_keys_one_scan_per_key(tmp_path):
     expected = sorted((row["_step"], k, float(row[k])) for row in hist for k in
                       ("actor/entropy", "critic/score/mean", "val-core/math/acc/mean@1") if k in row)
     assert _rows(got[0]) == expected            # every step of entropy, though val is every 5th
+    # no step metric: one scan a key
     assert sorted(map(tuple, runs[0].scans)) == sorted([("actor/entropy", "_step"), ("critic/score/mean", "_step"),
-                                                        ("val-core/math/acc/mean@1", "_step")])  # no step metric: one scan a key
+                                                        ("val-core/math/acc/mean@1", "_step")])
     assert got[0].meta["model"] == "Qwen/Qwen2.5-7B" and got[0].meta["algorithm"] == "grpo"
     assert got[0].source == "wandb://ent/proj/r1" and got[1].meta["seed"] == 9.0
     table = finalize(got[0])

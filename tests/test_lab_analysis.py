@@ -104,7 +104,8 @@ def test_recipe_controls_are_dose_zero_and_compared_against():
     """Clip-Cov with no eligible token and KL-Cov with beta 0 are their axes' controls: shown as
     dose 0, never "the weakest dose", and each dose is also compared with the control's seed range."""
     assert lab_dose.dose_of({"intervention": "clip_cov", "minibatches": 4, "intervention_args":
-                             {"clip_cov_ratio": 0.003, "clip_cov_lb": 1e9, "clip_cov_ub": 2e9}}) == ("Clip-Cov ratio", 0.0)
+                             {"clip_cov_ratio": 0.003, "clip_cov_lb": 1e9,
+                              "clip_cov_ub": 2e9}}) == ("Clip-Cov ratio", 0.0)
     assert lab_dose.dose_of({"intervention": "kl_cov", "minibatches": 4, "intervention_args":
                              {"kl_cov_ratio": 0.03, "kl_cov_beta": 0.0}}) == ("KL-Cov beta (ratio 0.03)", 0.0)
     rows = [("baseline", np.nan, 0.18, 0.22, 0.30, 0.36),

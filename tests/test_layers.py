@@ -36,9 +36,9 @@ from pathlib import Path
 import entropylaw
 
 PACKAGE = Path(entropylaw.__file__).parent
-LOWER = ("entropylaw.readers", "entropylaw.fit", "entropylaw.table", "entropylaw.readers.lab_rundir", "entropylaw.fileio",
-         "entropylaw.errors", "entropylaw._optional", "entropylaw.table.convention", "entropylaw.table.pack",
-         "entropylaw.table.parallel", "entropylaw.table.blocks", "entropylaw.terminal")
+LOWER = ("entropylaw.readers", "entropylaw.fit", "entropylaw.table", "entropylaw.readers.lab_rundir",
+         "entropylaw.fileio", "entropylaw.errors", "entropylaw._optional", "entropylaw.table.convention",
+         "entropylaw.table.pack", "entropylaw.table.parallel", "entropylaw.table.blocks", "entropylaw.terminal")
 # draw/ sits below fit/ (it imports none of it) but loads matplotlib: the lower layers reach it
 # only through a result's plot method, so it is listed with the layers they may not import
 UPPER = ("entropylaw.lab", "entropylaw.probing", "entropylaw.auditing", "entropylaw.cli", "entropylaw.results",
@@ -479,7 +479,8 @@ def _names_the_api(module: str, source: str | None = None) -> list[str]:
     found = [f"{module}:{line} imports {target}" for line, target, _ in _import_sites(module, text)
              if _within(target, (API,))]
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "entropylaw" and any(a.name == "api" for a in node.names):
+        if (isinstance(node, ast.ImportFrom) and node.module == "entropylaw"
+                and any(a.name == "api" for a in node.names)):
             found.append(f"{module}:{node.lineno} imports {API}")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and API in node.value \
                 and id(node) not in docs:
@@ -517,7 +518,8 @@ def built(part):
 def test_a_string_import_is_an_import_of_the_layer_rules():
     """``importlib.import_module("entropylaw.page.page")`` in a lower module reaches up like an import."""
     source = "import importlib\ndef f():\n    return importlib.import_module('entropylaw.cli.main')\n"
-    assert _reaching_up("entropylaw.fit.made_up", source) == ["entropylaw.fit.made_up:3 imports entropylaw.cli.main (in f())"]
+    assert _reaching_up("entropylaw.fit.made_up", source) == [
+        "entropylaw.fit.made_up:3 imports entropylaw.cli.main (in f())"]
 
 
 def test_each_public_name_of_the_package_is_a_function_or_a_package_not_both():

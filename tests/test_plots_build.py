@@ -134,8 +134,8 @@ def test_covariance_uses_the_measured_entropy_change_and_difficulty_groups():
     assert f"Pearson r = {r:.3f} over 40 steps" in left.get_legend().get_title().get_text()
     assert built.name == "covariance_vs_entropy_change_lab-grpo"
     groups = [a for a in built.fig.axes if a.get_title() == "By prompt accuracy"][0]
-    assert sorted(l.get_label().split(" ")[0].rstrip(":") for l in groups.get_lines() if not l.get_label().startswith("_")) \
-        == ["easy", "hard"]
+    assert sorted(l.get_label().split(" ")[0].rstrip(":") for l in groups.get_lines()
+                  if not l.get_label().startswith("_")) == ["easy", "hard"]
     assert "measured" in built.caption
 
 

@@ -82,7 +82,8 @@ def test_response_longer_than_context(workdir, tmp_path, capsys):
 
 
 def test_nan_reward(workdir, tmp_path, capsys):
-    _bad(workdir, tmp_path, capsys, lambda rows: rows[4].update(reward=float("nan")), expect="bad.jsonl:5: no reward (missing, null or NaN")
+    _bad(workdir, tmp_path, capsys, lambda rows: rows[4].update(reward=float("nan")),
+         expect="bad.jsonl:5: no reward (missing, null or NaN")
 
 
 def test_missing_model_path(workdir, tmp_path, capsys):
@@ -137,7 +138,8 @@ def test_probe_checkpoints_writes_a_run_table(tmp_path, capsys):
 
 def test_generation_path_samples_and_scores(workdir, tmp_path, capsys, monkeypatch):
     d, _ = workdir
-    (tmp_path / "last_even.py").write_text("def reward(text, answer):\n    return float(int(text.split()[-1]) % 2 == 0)\n")
+    (tmp_path / "last_even.py").write_text("def reward(text, answer):\n"
+                                           "    return float(int(text.split()[-1]) % 2 == 0)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     _write(tmp_path / "q.jsonl", [{"prompt_id": "a", "prompt_ids": [3, 4, 5], "answer": "2"},
                                   {"prompt_id": "b", "prompt_ids": [7, 8], "answer": "3"}])
@@ -292,7 +294,8 @@ def test_responses_cut_by_max_new_tokens_are_said(workdir, tmp_path, capsys, mon
     """Every response stopped at --max-new-tokens with no end of sequence: its reward judged a cut
     answer, unsaid. Said on a note line; where no group has a signal, inside the one error line."""
     d, _ = workdir
-    (tmp_path / "alternate.py").write_text("n = [0]\ndef reward(text, answer):\n    n[0] += 1\n    return float(n[0] % 2)\n")
+    (tmp_path / "alternate.py").write_text("n = [0]\ndef reward(text, answer):\n    n[0] += 1\n"
+                                           "    return float(n[0] % 2)\n")
     (tmp_path / "zero.py").write_text("def reward(text, answer):\n    return 0.0\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     _write(tmp_path / "q.jsonl", [{"prompt_id": "a", "prompt_ids": [3, 4, 5], "answer": "2"}])

@@ -285,7 +285,8 @@ def test_an_empty_response_text_is_the_end_of_sequence_token_alone():
     assert [s.response_ids for s in seqs[1:3]] == [[tok.eos_token_id]] * 2
     assert seqs[0].response_ids == tok("2", add_special_tokens=False)["input_ids"]
     assert df.attrs["notes"][-1].startswith("2 empty responses read as the end-of-sequence token alone")
-    text = pd.DataFrame([{"prompt_id": "p", "prompt_ids": [3, 4], "response_ids": [5], "reward": r} for r in ("1.0", 0.0)])
+    text = pd.DataFrame([{"prompt_id": "p", "prompt_ids": [3, 4], "response_ids": [5], "reward": r}
+                         for r in ("1.0", 0.0)])
     assert [s.reward for s in encode(text, "r.jsonl", len(tok), tokenizer=tok)] == [1.0, 0.0]
     assert text.attrs["notes"] == ['1 reward written as text ("1.0") read as the numbers they write']
     ids = pd.DataFrame([{"prompt_id": "p", "prompt_ids": [3, 4], "response_ids": [], "reward": 0.0}])

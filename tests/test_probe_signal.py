@@ -69,7 +69,8 @@ def test_a_batch_without_signal_stops_with_one_line():
         run_probe(model, _seqs([(0, 0, 0), (1, 1, 1)]), ProbeConfig(), LadderConfig(), where="r.jsonl")
     msg = str(err.value)
     assert "\n" not in msg and msg.startswith("r.jsonl: no learning signal: none of the 2 prompt groups")
-    assert "1 all equal, reward 0, 1 all equal, reward 1" in msg and "another `step`" in msg  # the API's words; the CLI says --step
+    # the API's words; the CLI says --step
+    assert "1 all equal, reward 0, 1 all equal, reward 1" in msg and "another `step`" in msg
 
 
 def test_the_cli_exits_2_and_writes_nothing(tmp_path, capsys):

@@ -79,8 +79,8 @@ def test_a_new_users_command_on_smollm2_mixed_rewards_give_a_first_order_ladder(
 
     path = smollm2[0]
     code = main(["probe", "--model", str(path), "--generate", "4", "--prompts",
-                 str(_arithmetic_prompts(tmp_path / "q.jsonl")), "--reward", "numeric_answer", "--max-new-tokens", "24", "--min-informative", "2",
-                 "--whatif", "none", "--out", str(tmp_path / "o"), "--no-progress"])
+                 str(_arithmetic_prompts(tmp_path / "q.jsonl")), "--reward", "numeric_answer", "--max-new-tokens", "24",
+                 "--min-informative", "2", "--whatif", "none", "--out", str(tmp_path / "o"), "--no-progress"])
     out = capsys.readouterr()
     assert code == 0, out.err
     s = json.loads((tmp_path / "o" / "summary.json").read_text())

@@ -209,7 +209,8 @@ def test_sizes_that_mix_non_embedding_and_total_counts_are_said_and_labelled():
     from entropylaw.draw.sizes import size_kind
 
     frames = []
-    for k, (model, n, nonemb) in enumerate([("Qwen2.5-0.5B-Instruct", 0.5e9, 0.36e9), ("Qwen2.5-7B-Instruct", 7e9, 6.53e9),
+    for k, (model, n, nonemb) in enumerate([("Qwen2.5-0.5B-Instruct", 0.5e9, 0.36e9),
+                                            ("Qwen2.5-7B-Instruct", 7e9, 6.53e9),
                                             ("Other-9B", 9e9, np.nan), ("Other-20B", 20e9, np.nan)]):
         recs = [(s, "entropy", 0.6 * np.exp(-s / 40) + 0.05) for s in range(0, 100, 5)]
         recs += [(s, "val/gsm8k", 0.3 + 0.1 * k + 0.2 * (1 - np.exp(-s / 30))) for s in range(0, 100, 10)]

@@ -114,8 +114,8 @@ LONG = ["qwen2.5-14b-instruct_grpo-lora_math", "qwen2.5-7b-instruct_grpo-lora_ma
 
 
 def _rows(n=3):
-    return [{"run": LONG[i % 3] + f"_seed{i}", "score": "val/DigitalLearningGmbH/MATH-lighteval", "ceiling": 0.8 + i / 100,
-             "ci": (0.7, 0.9), "trust": "law does not apply", "r2": 0.5,
+    return [{"run": LONG[i % 3] + f"_seed{i}", "score": "val/DigitalLearningGmbH/MATH-lighteval",
+             "ceiling": 0.8 + i / 100, "ci": (0.7, 0.9), "trust": "law does not apply", "r2": 0.5,
              "why": "entropy rises over the window (0.199 -> 0.26 nats): the law describes entropy being consumed"}
             for i in range(n)]
 
@@ -201,7 +201,8 @@ def test_progress_off_a_terminal_is_a_line_per_tenth():
         for _ in range(200):
             bar.update()
     lines = log.getvalue().splitlines()
-    assert len(lines) == 10 and lines[0] == "reading: 20/200 runs (10 %)" and lines[-1] == "reading: 200/200 runs (100 %)"
+    assert (len(lines) == 10 and lines[0] == "reading: 20/200 runs (10 %)"
+            and lines[-1] == "reading: 200/200 runs (100 %)")
     assert "\r" not in log.getvalue()
     quiet = io.StringIO()
     for bar in (Progress(None, "ladder", stream=quiet), Progress(5, "x", stream=quiet, lines=False),

@@ -115,7 +115,8 @@ def test_the_readers_notes_agree_with_their_counts():
     assert "unreadable in 1 region at byte 100 (truncated);" in one.notes[-1], one.notes
     assert one.notes[-1].endswith("; 1 region of unknown size counted as one row each"), one.notes
     assert "unreadable in 2 regions at byte 100 (truncated), byte 300" in two.notes[-1], two.notes
-    assert two.dropped == {"damaged .wandb record: truncated": 2, "damaged .wandb record: bad checksum (rows unknown)": 1}
+    assert two.dropped == {"damaged .wandb record: truncated": 2,
+                           "damaged .wandb record: bad checksum (rows unknown)": 1}
 
 
 def test_the_counts_of_a_forecast_and_a_probe_agree_with_their_nouns():

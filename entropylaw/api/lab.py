@@ -60,7 +60,8 @@ def _say_no_signal(run_name: str, summary: dict) -> None:
 
 
 def _device(device):
-    """``device`` checked (``cuda`` without a GPU, ``tpu``: one line), as the probe checks it; None: the lab's default."""
+    """``device`` checked (``cuda`` without a GPU, ``tpu``: one line), as the probe checks it; None: the lab's
+    default."""
     if device is None:
         return None
     from entropylaw.probing.model import resolve_device

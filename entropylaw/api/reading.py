@@ -155,7 +155,8 @@ def target_as_read(df: pd.DataFrame, target: float | None) -> tuple[float | None
     keys = sorted({k for a in row_accounts(df) for k, v in (a.get("score_units") or {}).items() if v[0] == 0.01})
     if not keys:
         return target, None
-    return target / 100, f"--target {target:g} read as {target / 100:g}: the scores ({', '.join(keys)}) were read from percent"
+    return target / 100, (f"--target {target:g} read as {target / 100:g}: the scores ({', '.join(keys)}) were read "
+                          "from percent")
 
 
 def target_out_of_range(decisions) -> str | None:

@@ -7,8 +7,8 @@ padding or prompt tokens included, the mask shifted by one, veRL's dynamic-batch
 reordering bug); compares each with the value the log recorded at step K and says which
 matches within the tolerance, or that none does. The tolerance is a model of the trainer's
 rounding (``--trainer-precision``, bf16 by default: logits and entropy arithmetic rounded to
-2^-8, sized from the float32 recomputation; see entropylaw.auditing.numerics), stated in the output. The checkpoint of step
-K: in TRL GRPO (and veRL) the entropy logged at step K comes from the policy before step
+2^-8, sized from the float32 recomputation; see entropylaw.auditing.numerics), stated in the output.
+The checkpoint of step K: in TRL GRPO (and veRL) the entropy logged at step K comes from the policy before step
 K's update, the checkpoint after K - 1 steps (the base model at step 1).
 
 ``--json`` prints one object: logged, conventions, matched, tolerance, correction (and
@@ -67,5 +67,6 @@ def run(args) -> int:
     else:
         print(args.flags(plumbing.audit_text(r)))
         if args.out:
-            print(f"wrote {args.out}/summary.json" + (f" ({r['out_note'].split(': ', 1)[1]})" if r.get("out_note") else ""))
+            print(f"wrote {args.out}/summary.json"
+                  + (f" ({r['out_note'].split(': ', 1)[1]})" if r.get("out_note") else ""))
     return 0

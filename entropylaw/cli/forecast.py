@@ -83,11 +83,13 @@ def add_parser(subparsers) -> None:
                    "benchmarks by name, else the window's noise (under 5 points: an assumed 500)")
     d.add_argument("--threshold", type=GAIN, metavar="GAIN", help="the gain (in the score's units, 0.01 = 1 point "
                                                                    "of a score in [0, 1]) worth the rest of the run")
-    d.add_argument("--total-steps", type=STEPS, metavar="N", help="the run's planned last step: the gain runs to it "
-                                                                  "(default: the score's last logged step in a backtest, else "
-                                                                  "the last forecast step)")
-    d.add_argument("--step-cost", type=STEP_COST, metavar="H", help="GPU-hours per step: what the rest of the run costs "
-                                                               "(default: the log's timing, in wall-clock hours)")
+    d.add_argument("--total-steps", type=STEPS, metavar="N",
+                   help="the run's planned last step: the gain runs to it "
+                        "(default: the score's last logged step in a backtest, else "
+                        "the last forecast step)")
+    d.add_argument("--step-cost", type=STEP_COST, metavar="H",
+                   help="GPU-hours per step: what the rest of the run costs "
+                        "(default: the log's timing, in wall-clock hours)")
     add_entropy_convention(g)
     add_source_arguments(p)
     p.set_defaults(func=run)

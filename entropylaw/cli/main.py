@@ -34,8 +34,8 @@ from entropylaw.cli.options import in_flags, print_warning
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, describe_os_error
 
 # sub-command modules, in the order --help lists them
-COMMANDS = [demo, ingest, summary, fit, predict, forecast, rank, scale, algorithms, watch, probe, probe_checkpoints, audit,
-            lab, figures, report]
+COMMANDS = [demo, ingest, summary, fit, predict, forecast, rank, scale, algorithms, watch, probe, probe_checkpoints,
+            audit, lab, figures, report]
 DEBUG_FLAG = "--debug"
 REQUIRED = ("the following arguments are required", "one of the arguments")  # argparse's words
 USER_ERROR, INTERNAL_ERROR, INTERRUPTED = 2, 1, 130

@@ -233,8 +233,9 @@ def add_source_arguments(parser) -> None:
     g.add_argument("--params", metavar="N", type=size, help="total parameter count (7e9, 7B)")
     g.add_argument("--config", metavar="config.json",
                    help="Hugging Face config.json: exact total and non-embedding parameter counts")
-    g.add_argument("--run-id", metavar="ID", help="name the runs read ID (several runs: ID, ID-2, ... in the order read; "
-                   "runs are never merged for sharing it)")
+    g.add_argument("--run-id", metavar="ID",
+                   help="name the runs read ID (several runs: ID, ID-2, ... in the order read; "
+                        "runs are never merged for sharing it)")
     g.add_argument("--one-run", action="store_true",
                    help="with --run-id: the inputs are pieces of one run (resumed segments, or one run's records "
                         "from several loggers), merged as one")

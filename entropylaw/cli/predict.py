@@ -23,8 +23,11 @@ def add_parser(subparsers) -> None:
                                           "first K steps or fraction F of each run and predict every later point.")
     add_fit_arguments(p)
     w = p.add_mutually_exclusive_group(required=True)
-    w.add_argument("--fit-steps", type=COUNT, metavar="K", help="fit on the first K steps from the first logged step (steps <= first + K - 1)")
-    w.add_argument("--fit-frac", type=FRACTION, metavar="F", help="fit on the first fraction F of each run, measured from its first logged step: steps <= first + F * (last - first), 0 < F < 1")
+    w.add_argument("--fit-steps", type=COUNT, metavar="K",
+                   help="fit on the first K steps from the first logged step (steps <= first + K - 1)")
+    w.add_argument("--fit-frac", type=FRACTION, metavar="F",
+                   help="fit on the first fraction F of each run, measured from its first logged step: "
+                        "steps <= first + F * (last - first), 0 < F < 1")
     p.add_argument("--predict-steps", type=COUNT, metavar="N",
                    help="score only the points within N steps after the fit window (the paper: 200); "
                         "default: every later point")

@@ -25,8 +25,9 @@ def add_parser(subparsers) -> None:
                    "(OUTPUT_DIR/completions/, one completions_<step>.parquet, a W&B run with a completions table), "
                    "or the project's JSONL/parquet (prompt_id, prompt|prompt_ids, response|response_ids, reward, "
                    "optional advantage, old_logprobs)")
-    p.add_argument("--step", type=whole(0, "100"), default=None, help="the training step whose rollouts to probe (default: "
-                   "the last one the dump or log holds)")
+    p.add_argument("--step", type=whole(0, "100"), default=None,
+                   help="the training step whose rollouts to probe (default: "
+                        "the last one the dump or log holds)")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--tokenizer", help="tokenizer directory (default: the model's)")
     p.add_argument("--temperature", type=TEMPERATURE, default=1.0)
@@ -58,8 +59,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--scope", default="batch", choices=plumbing.PROBE_SCOPES,
                    help="covariance scope of the what-if selections")
     p.add_argument("--whatif", default=plumbing.PROBE_WHATIF)
-    p.add_argument("--generate", type=whole(0, "8"), default=0, metavar="G", help="sample G responses per prompt instead "
-                   "of reading --rollouts (needs --prompts)")
+    p.add_argument("--generate", type=whole(0, "8"), default=0, metavar="G",
+                   help="sample G responses per prompt instead "
+                        "of reading --rollouts (needs --prompts)")
     p.add_argument("--prompts", help="prompt file for --generate")
     p.add_argument("--reward", default="numeric_answer", help="module:function scoring (response, answer)")
     p.add_argument("--max-new-tokens", type=COUNT, default=256)

@@ -2,8 +2,9 @@
 
 What will a larger size reach? The final validation score (and the plateau) against log10 N
 in forms that keep it in the score's range, combined by their forward-chained extrapolation
-error, with 90 % intervals that widen with the decades beyond the largest size; and the paper's coefficient law (a, b, ceiling linear in log10 N, Fig. 7) over
-the runs whose fit the law describes, or why not (:mod:`entropylaw.fit.size_series`).
+error, with 90 % intervals that widen with the decades beyond the largest size; and the paper's coefficient law
+(a, b, ceiling linear in log10 N, Fig. 7) over the runs whose fit the law describes, or why not
+(:mod:`entropylaw.fit.size_series`).
 N: non-embedding parameters (published counts, a config.json, --params); total parameters
 with a warning when unknown.
 """

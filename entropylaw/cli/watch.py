@@ -34,12 +34,14 @@ def add_parser(subparsers) -> None:
                    "offline W&B run directory ...")
     g = p.add_argument_group("watching")
     g.add_argument("--interval", type=SECONDS, default=5.0, help="seconds between checks (default 5)")
-    g.add_argument("--method", action="append", choices=[plumbing.DEFAULT, *(m for m in plumbing.FORECAST_METHODS if m != "prior")],
+    g.add_argument("--method", action="append",
+                   choices=[plumbing.DEFAULT, *(m for m in plumbing.FORECAST_METHODS if m != "prior")],
                    help="a forecast method to show, repeated for several (default: the default method for the "
                         "run's score, and law+entropy)")
     g.add_argument("--horizon", type=STEPS, metavar="N", help="forecast N steps past the last logged step "
                    "(default: as many steps as are logged)")
-    g.add_argument("--n-boot", type=N_BOOT, default=200, help="bootstrap draws of the forecast, >= 2 (default 200, as forecast)")
+    g.add_argument("--n-boot", type=N_BOOT, default=200,
+                   help="bootstrap draws of the forecast, >= 2 (default 200, as forecast)")
     g.add_argument("--target", type=SCORE, metavar="SCORE", help="show the step at which the forecast reaches SCORE")
     g.add_argument("--total-steps", type=STEPS, metavar="N", help="the run's planned last step: what continuing "
                    "to it adds, and the call (default: the forecast step)")
@@ -148,8 +150,8 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
         lines += _packed("  law     ", [plumbing.law_formula(snap['a'], snap['b']), f"ceiling {snap['ceiling']:.4g} "
-                                            f"[{lo:.4g}, {hi:.4g}]", f"R² {snap['r2']:.3f}", f"points {snap['points']}",
-                                            snap['trust']], "   ", " " * 10)
+                                            f"[{lo:.4g}, {hi:.4g}]", f"R² {snap['r2']:.3f}",
+                                            f"points {snap['points']}", snap['trust']], "   ", " " * 10)
         lines.append(f"  score   {snap['y_key']} ({snap['score_kind']}) now {snap['score_now']:.4g}")
         for reason in snap["reasons"][:3]:
             lines.append(f"          {reason}")
@@ -186,7 +188,8 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
         colour = {"good fit": "green", "weak fit": "yellow"}.get(snap["trust"], "red")
-        t.add_row("law", f"{plumbing.law_formula(snap['a'], snap['b'])}   R² {snap['r2']:.3f}   points {snap['points']}")
+        t.add_row("law", f"{plumbing.law_formula(snap['a'], snap['b'])}   R² {snap['r2']:.3f}   "
+                         f"points {snap['points']}")
         t.add_row("ceiling", f"{snap['ceiling']:.4g}  [{lo:.4g}, {hi:.4g}]")
         t.add_row("trust", Text(snap["trust"] + ("; " + "; ".join(snap["reasons"][:2]) if snap["reasons"] else ""),
                                 style=colour))
@@ -203,7 +206,8 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
         head, _, rest = line.strip().partition(": ")
         head, _, method = head.partition(" (")  # "gain (logit-drift)": the method to the values, its column narrow
         rest = f"({method} {rest}" if method else rest
-        t.add_row(head if not line.startswith("      ") else "", rest if not line.startswith("      ") else line.strip())
+        t.add_row(head if not line.startswith("      ") else "",
+                  rest if not line.startswith("      ") else line.strip())
     for d in [*snap.get("damaged", []), *snap.get("dropped", [])]:
         t.add_row("rows", Text(d, style="yellow"))
     if snap.get("runs_note"):

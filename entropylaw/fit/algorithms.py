@@ -68,7 +68,8 @@ class AlgorithmTest:
         names = list(pairs_by_run)
         missing = [r for r in names if not algorithm_of_run.get(r)]
         if missing:
-            raise EntropyLawError(f"run {missing[0]!r}: unknown algorithm (give it with `algorithm` when reading the run)")
+            raise EntropyLawError(f"run {missing[0]!r}: unknown algorithm "
+                                  "(give it with `algorithm` when reading the run)")
         algs = sorted({algorithm_of_run[r] for r in names})
         if len(algs) < 2:
             from entropylaw.fit.run import left_out_line  # fit.run imports the law, which this module need not
@@ -79,7 +80,8 @@ class AlgorithmTest:
         H, R, run, alg = [], [], [], []
         for i, r in enumerate(names):
             h, y = check_pairs(pairs_by_run[r]["H"], pairs_by_run[r]["R"], where=f"run {r!r}")
-            H.append(h), R.append(y), run.append(np.full(len(h), i)), alg.append(np.full(len(h), algs.index(algorithm_of_run[r])))
+            (H.append(h), R.append(y), run.append(np.full(len(h), i)),
+             alg.append(np.full(len(h), algs.index(algorithm_of_run[r]))))
         H, R, run, alg = (np.concatenate(v) for v in (H, R, run, alg))
         x = np.exp(H)
         shared = np.column_stack([-x, np.ones_like(x)])

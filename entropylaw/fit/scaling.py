@@ -56,7 +56,8 @@ class SizeLaw:
         if bad.any():
             which = labels[int(np.argmax(bad))] if labels is not None else int(np.argmax(bad))
             raise EntropyLawError(f"run {which}: unknown or non-positive parameter count "
-                                  "(give it with `params` N, `config` config.json for the exact non-embedding count, or a model name with a size)")
+                                  "(give it with `params` N, `config` config.json for the exact non-embedding count, "
+                                  "or a model name with a size)")
         if not (np.isfinite(a).all() and np.isfinite(b).all()):
             raise EntropyLawError("non-finite a or b among the runs' fits")
         if len(np.unique(N)) < 2 or len(N) < 3:

@@ -172,7 +172,8 @@ class ScaleResult:
                              + (f"  ({said})" if said else ""))
             if p.get("ceiling") is not None:
                 level = f"{100 * self.coefficient_law.conf:g} %"
-                lines.append(f"           law ceiling {p['ceiling']:.3f} [{p['ceiling_lo']:.3f}, {p['ceiling_hi']:.3f}] "
+                lines.append(f"           law ceiling {p['ceiling']:.3f} "
+                             f"[{p['ceiling_lo']:.3f}, {p['ceiling_hi']:.3f}] "
                              f"({level}" + (f"; {p['ceiling_note']})" if p.get("ceiling_note") else ")"))
         lines += [f"  note: {n}" for n in self.notes]
         return wrap("\n".join(lines))

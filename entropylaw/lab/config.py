@@ -71,7 +71,8 @@ class RunConfig:
                                   f"valid: {', '.join(ALGORITHMS)}")
         if self.intervention not in INTERVENTIONS:
             raise EntropyLawError(f"unknown intervention {self.intervention!r}"
-                                  f"{_did_you_mean(self.intervention, INTERVENTIONS)}; valid: {', '.join(INTERVENTIONS)}")
+                                  f"{_did_you_mean(self.intervention, INTERVENTIONS)}; "
+                                  f"valid: {', '.join(INTERVENTIONS)}")
         positive = ["steps", "prompts_per_step", "group_size", "ppo_epochs", "minibatches", "val_every",
                     "val_size", "val_samples", "ckpt_every"]
         for name in positive:

@@ -159,7 +159,8 @@ def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None, ba
         if bar is not None:
             bar.update(1)
         dH = H1 - stats["entropy"][:n_tok]
-        why = too_large_everywhere(dH, stats["entropy"][:n_tok], P1 - stats["logp"][:n_tok], lcfg.max_dh_frac, W0.device)
+        why = too_large_everywhere(dH, stats["entropy"][:n_tok], P1 - stats["logp"][:n_tok], lcfg.max_dh_frac,
+                                   W0.device)
         return dH, L1, why
 
     try:

@@ -9,7 +9,8 @@ a run the machine cannot hold:
   gradient being formed and a what-if's direction: four more copies;
 - activations of one forward with gradient over ``batch_tokens`` positions: per layer
   and position about 16 values of the hidden size saved for backward (norm inputs,
-  queries/keys/values, attention output, the MLP's ~2.7x-wide gate, up and activation), plus the vocabulary tiles of the streamed head.
+  queries/keys/values, attention output, the MLP's ~2.7x-wide gate, up and activation), plus the vocabulary
+  tiles of the streamed head.
 
 >>> b = budget(n_params=135e6, bytes_per_value=4, n_layers=30, hidden=576, batch_tokens=4096, ladder=True)
 >>> round(b["total"] / 2**30, 1), round(b["weights"] / 2**30, 2)

@@ -70,7 +70,8 @@ def report_text(summary: dict) -> str:
         fmt = lambda v, f: "n/a" if v is None else format(v, f)  # noqa: E731
         for name, r in lad["estimators"].items():
             add(f"  {name:<18}{fmt(r['pearson'], '.3f'):>9}{fmt(r['spearman'], '.3f'):>9}"
-                  f"{fmt(r['sign_agreement'], '.2f'):>7}{fmt(r['slope'], '.3g'):>10}{fmt(r['predicted_mean'], '.3g'):>12}")
+                  f"{fmt(r['sign_agreement'], '.2f'):>7}{fmt(r['slope'], '.3g'):>10}"
+                  f"{fmt(r['predicted_mean'], '.3g'):>12}")
         etas = chk["etas"]
         add("  Lemma 1 |error| at eta x " + ", ".join(f"{e / etas[0]:g}" for e in etas) + ": "
               + ", ".join(f"{e:.3g}" for e in chk["lemma1_mean_abs_error"])
@@ -78,7 +79,8 @@ def report_text(summary: dict) -> str:
               + ("  first order: yes" if chk["first_order"] else "  NOT FIRST ORDER (see the warning)"))
         add("What-if (batch-mean dH after one step): measured / Lemma 1 / sampled-token")
         for name, r in summary["whatif"].items():
-            add(f"  {name:<14}{r['measured_mean_dH']:>12.4g}{r['lemma1_mean_dH']:>12.4g}{r['sampled_token_mean_dH']:>12.4g}")
+            add(f"  {name:<14}{r['measured_mean_dH']:>12.4g}{r['lemma1_mean_dH']:>12.4g}"
+                f"{r['sampled_token_mean_dH']:>12.4g}")
         add("  (nats; sampled-token and the theorems' estimators assume tabular logits: in a network the logits "
             "move through shared weights, so they give the sign and the order of the tokens, not the size; "
             "Lemma 1 with the update's own logit change is the first-order term)")
@@ -89,7 +91,8 @@ def _search_words(chk: dict, config: dict) -> str:
     """How the automatic step was found: cuts by the search's factor while the step was too large
     (no rung measured), then halvings; a window that never came first order says so.
 
-    >>> _search_words({"search": [{"eta": 0.333, "too_large": "x"}] * 3 + [{"eta": 8e-5, "lemma1_mean_abs_error": 1}] * 4,
+    >>> _search_words({"search": [{"eta": 0.333, "too_large": "x"}] * 3
+    ...                           + [{"eta": 8e-5, "lemma1_mean_abs_error": 1}] * 4,
     ...                "first_order": True}, {"shrink": 16.0})
     'searched from 0.333: 3 cuts by 16 while too large, then 3 halvings'
     """
@@ -97,6 +100,7 @@ def _search_words(chk: dict, config: dict) -> str:
     cuts = sum(1 for r in search if "lemma1_mean_abs_error" not in r)
     halvings = max(sum(1 for r in search if "lemma1_mean_abs_error" in r) - 1, 0)
     text = f"searched from {search[0]['eta']:.3g}: "
-    text += f"{cuts} cut{'s' if cuts != 1 else ''} by {config.get('shrink', 16):g} while too large, then " if cuts else ""
+    text += (f"{cuts} cut{'s' if cuts != 1 else ''} by {config.get('shrink', 16):g} while too large, then "
+             if cuts else "")
     text += f"{halvings} halving{'s' if halvings != 1 else ''}"
     return text + ("" if chk.get("first_order") else "; no window was first order: the closest is shown")

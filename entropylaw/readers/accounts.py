@@ -177,7 +177,8 @@ class IngestReport:
         if self.skipped:
             return f"{self.source}: skipped ({self.skipped})"
         self._check()
-        text = f"{self.source}: read {count(self.rows_read, 'value')}, kept {self.rows_kept}, dropped {self.rows_dropped}"
+        text = (f"{self.source}: read {count(self.rows_read, 'value')}, kept {self.rows_kept}, "
+                f"dropped {self.rows_dropped}")
         if self.dropped:
             text += f" ({self._reasons(self.dropped)})"
         return text

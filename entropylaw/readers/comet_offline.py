@@ -10,8 +10,10 @@ metrics) is counted as dropped; a line that is not JSON is counted as dropped.
 
 >>> import json, tempfile, os, zipfile
 >>> msgs = [{"type": "log_other", "payload": {"key": "Name", "value": "grpo-a"}},
-...         {"type": "metric_msg", "payload": {"metric": {"metricName": "actor/entropy", "metricValue": 0.5, "step": 1}}},
-...         {"type": "metric_msg", "payload": {"metric": {"metricName": "sys.ram.used", "metricValue": 9, "step": None}}}]
+...         {"type": "metric_msg",
+...          "payload": {"metric": {"metricName": "actor/entropy", "metricValue": 0.5, "step": 1}}},
+...         {"type": "metric_msg",
+...          "payload": {"metric": {"metricName": "sys.ram.used", "metricValue": 9, "step": None}}}]
 >>> with tempfile.TemporaryDirectory() as d:
 ...     p = os.path.join(d, "abc.zip")
 ...     with zipfile.ZipFile(p, "w") as z:

@@ -110,7 +110,8 @@ class RawRun:
         return [(int(s), str(k), float(v)) for s, k, v in zip(self.steps, self.keys, self.values)]
 
     def frame(self) -> pd.DataFrame:
-        keys = self.keys if isinstance(self.keys, (pd.Categorical, np.ndarray)) else np.array(list(self.keys), dtype=object)
+        keys = (self.keys if isinstance(self.keys, (pd.Categorical, np.ndarray))
+                else np.array(list(self.keys), dtype=object))
         if not isinstance(keys, pd.Categorical):
             codes, names = pd.factorize(keys)
             keys = pd.Categorical.from_codes(codes, categories=pd.Index(names, dtype=object).astype(str))
@@ -200,7 +201,8 @@ def percent_hints(km: KeyMap, ranges: dict, scales: dict, score_scale: float | N
     not say so, and a training reward within [0, 100] that goes above 10: read in their own
     units, and said, with the flag that reads them as a percent.
 
-    >>> percent_hints(KeyMap(val={"val/gsm8k": "val/test_score/gsm8k"}), {"val/test_score/gsm8k": (38.1, 73.6)}, {}, None)
+    >>> percent_hints(KeyMap(val={"val/gsm8k": "val/test_score/gsm8k"}), {"val/test_score/gsm8k": (38.1, 73.6)},
+    ...               {}, None)
     ["'val/test_score/gsm8k' ranges 38.1..73.6: read in its own units (not as a percent: its name does not say an accuracy); --score-scale percent if it is one"]
     """
     if score_scale is not None:

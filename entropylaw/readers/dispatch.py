@@ -212,7 +212,8 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
     if not tables:
         why = [r.line() for r in reports if r.skipped][:3]
         raise EntropyLawError(f"{', '.join(map(str, sources))}: nothing usable read"
-                              + (f" ({'; '.join(why)}{'; ...' if len(why) < sum(1 for r in reports if r.skipped) else ''})"
+                              + (f" ({'; '.join(why)}"
+                                 f"{'; ...' if len(why) < sum(1 for r in reports if r.skipped) else ''})"
                                  if why else ""))
     out = table.stack(tables)
     return (out if one else name_runs(out, options.run_id if options else None)), reports

@@ -134,11 +134,13 @@ _TABLE_MB_S = 0.217
 # line above the entry it must win over (a reader takes the path and the KeyOptions).
 FORMATS: list[Format] = [
     Format("wandb_online", lambda s: s.text.startswith(WANDB_SCHEME), lambda src, o: read_wandb_online(src)),
-    Format("mlflow", lambda s: s.text.startswith(mlflow_store.SCHEME) or (s.is_dir and mlflow_store.is_file_store(s.path))
+    Format("mlflow", lambda s: s.text.startswith(mlflow_store.SCHEME)
+           or (s.is_dir and mlflow_store.is_file_store(s.path))
            or (s.is_file(".db", ".sqlite", ".sqlite3") and mlflow_store.is_sql_store(s.path)),
            lambda src, o: mlflow_store.read_mlflow(src), per_mb_s=0.018, pieces=_mlflow_runs,
            files=_mlflow_metric_files),
-    Format("trackio", lambda s: s.is_file(*DB_SUFFIXES) and trackio_db.is_trackio_db(mlflow_store.sqlite_tables(s.path)),
+    Format("trackio", lambda s: s.is_file(*DB_SUFFIXES)
+           and trackio_db.is_trackio_db(mlflow_store.sqlite_tables(s.path)),
            lambda src, o: trackio_db.read_trackio(src)),
     Format("swanlab", lambda s: (s.is_dir and bool(swanlab_log.run_files(s.path))) or s.is_file(".swanlab"),
            lambda src, o: swanlab_log.read_swanlab(src)),
@@ -146,7 +148,8 @@ FORMATS: list[Format] = [
            or (s.is_file(".zip") and clearml_offline.is_clearml_zip(s.path, s.head)),
            lambda src, o: clearml_offline.read_clearml_offline(src)),
     # a zip too damaged to list is Comet's to describe (ClearML's are recognised by their listing)
-    Format("comet", lambda s: s.is_file(".zip") and (comet_offline.is_comet_zip(s.path) or not refused.zip_lists(s.path)),
+    Format("comet", lambda s: s.is_file(".zip")
+           and (comet_offline.is_comet_zip(s.path) or not refused.zip_lists(s.path)),
            lambda src, o: comet_offline.read_comet_offline(src)),
     Format("zip", lambda s: s.is_file(".zip"), lambda src, o: refused.unknown_zip(src)),
     # a database neither tracker wrote, or one locked or damaged past its table list

@@ -113,7 +113,8 @@ def dataset_from_filename(path) -> str:
     alone is a data set. A guess, for a run whose log and config name no data set
     (:mod:`entropylaw.readers.dataset_guess`).
 
-    >>> dataset_from_filename("runs/grpo_math_lr1e-5/metrics.jsonl"), dataset_from_filename("qwen2.5-math-1.5b_lr2e-5.csv")
+    >>> (dataset_from_filename("runs/grpo_math_lr1e-5/metrics.jsonl"),
+    ...  dataset_from_filename("qwen2.5-math-1.5b_lr2e-5.csv"))
     ('math', '')
     >>> dataset_from_filename("sweeps/gsm8k_grpo/seed1/metrics.jsonl"), dataset_from_filename("run_MATH-500_gsm8k.log")
     ('gsm8k', 'math500+gsm8k')
@@ -191,7 +192,8 @@ _SUFFIXES = (".log", ".txt", ".out", ".err", ".jsonl", ".json", ".csv", ".tsv", 
 def model_name_from_path(path: str) -> str:
     """``Qwen/Qwen2.5-7B`` -> ``Qwen2.5-7B``; a Hugging Face cache path -> its model.
 
-    >>> model_name_from_path("/hf/hub/models--Qwen--Qwen2-7B-Instruct/snapshots/f2826a00ceef68f0f2b946d945ecc0477ce4450c")
+    >>> model_name_from_path("/hf/hub/models--Qwen--Qwen2-7B-Instruct/snapshots/"
+    ...                      "f2826a00ceef68f0f2b946d945ecc0477ce4450c")
     'Qwen2-7B-Instruct'
     >>> model_name_from_path("~/models/deepseek-llm-7b-chat/")
     'deepseek-llm-7b-chat'

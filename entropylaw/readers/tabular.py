@@ -202,7 +202,8 @@ class _Collector:
         really_bad = np.nonzero(bad)[0][~spelled_nan] if bad.any() else np.zeros(0, dtype=int)
         report.drop(NON_NUMERIC, len(really_bad))
         for i in really_bad[:MAX_NOTES]:
-            self.bad.append(f"line {int(rows[i]) + self.first_line}: key {key!r} has non-numeric value {str(text[i])!r:.40}")
+            self.bad.append(f"line {int(rows[i]) + self.first_line}: key {key!r} has non-numeric value "
+                            f"{str(text[i])!r:.40}")
         use = present & ~no_step
         use[really_bad] = False
         self._short(column.name, rows, use)

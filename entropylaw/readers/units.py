@@ -46,7 +46,8 @@ def says_accuracy(key: str) -> bool:
 def is_accuracy(key: str) -> bool:
     """An accuracy by its name, a share of problems solved: not a reward or a score.
 
-    >>> is_accuracy("val/accuracy"), is_accuracy("val-core/gsm8k/acc/mean@1"), is_accuracy("rewards/accuracy_reward/mean")
+    >>> (is_accuracy("val/accuracy"), is_accuracy("val-core/gsm8k/acc/mean@1"),
+    ...  is_accuracy("rewards/accuracy_reward/mean"))
     (True, True, False)
     """
     name = key.lower()

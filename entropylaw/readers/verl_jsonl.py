@@ -182,7 +182,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                     n = max(n, last_count)
                     report.read(n)
                     report.drop(CUT_LAST, n, [lineno])
-                    note(UNPARSEABLE, f"line {lineno}: the last line, cut while being written ({count(n, 'value')} lost)")
+                    note(UNPARSEABLE, f"line {lineno}: the last line, cut while being written "
+                                      f"({count(n, 'value')} lost)")
                     continue
                 report.read(n)
                 report.drop(UNPARSEABLE, n, [lineno])

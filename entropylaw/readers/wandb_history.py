@@ -293,11 +293,13 @@ class HistoryReader:
                             f"{', ...' if len(self.non_numeric) > 10 else ''})")
         if n_und:
             raw.report.drop(UNDECLARED, n_und)
-            raw.report.note(f"dropped {count(n_und, 'row')} of {count(len(self.undeclared), 'key')} with no declared step metric "
+            raw.report.note(f"dropped {count(n_und, 'row')} of {count(len(self.undeclared), 'key')} "
+                            "with no declared step metric "
                             f"({', '.join(sorted(self.undeclared)[:6])}{', ...' if len(self.undeclared) > 6 else ''}): "
                             "the run declares its steps, and W&B's _step counts log calls, not steps")
         if self.bad_steps:
-            raw.report.note(f"{count(self.bad_steps, 'row')} {'has' if self.bad_steps == 1 else 'had'} a non-integer step metric; used W&B's _step for them")
+            raw.report.note(f"{count(self.bad_steps, 'row')} {'has' if self.bad_steps == 1 else 'had'} "
+                            "a non-integer step metric; used W&B's _step for them")
         return raw
 
 

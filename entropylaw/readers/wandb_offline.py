@@ -158,7 +158,8 @@ def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
                 run_info.update({k: v for k, v in (("run_id", run.run_id), ("name", run.display_name),
                                                    ("project", run.project), ("entity", run.entity)) if v})
                 _apply_config(config, run.config)
-    raw = reader.to_raw(run_info.get("name") or run_info.get("run_id") or Path(strip_compression(path.name)).stem.removeprefix("run-"), source)
+    raw = reader.to_raw(run_info.get("name") or run_info.get("run_id")
+                        or Path(strip_compression(path.name)).stem.removeprefix("run-"), source)
     raw.meta.update(meta_from_config(config))
     raw.meta.update({f"wandb_{k}": v for k, v in run_info.items()})
     report = raw.report

@@ -274,8 +274,8 @@ def _load(path: Path, uri: str) -> RawRun:
     table = pq.read_table(path)
     meta = json.loads(table.schema.metadata[b"entropylaw"])
     frame = table.to_pandas()
-    raw = RawRun(meta.pop("run_id"), meta.pop("source"), steps=frame["step"].to_numpy(), keys=frame["key"].to_numpy(dtype=object),
-                 values=frame["value"].to_numpy())
+    raw = RawRun(meta.pop("run_id"), meta.pop("source"), steps=frame["step"].to_numpy(),
+                 keys=frame["key"].to_numpy(dtype=object), values=frame["value"].to_numpy())
     if "axis" in frame.columns and frame["axis"].nunique() > 1 or meta.get("step_metric", "_step") != "_step":
         # keys on the trainer's own step metrics: each restarts on its own, and rows of a key at one step
         # (one per micro-batch) are that step's mean

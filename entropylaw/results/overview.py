@@ -42,7 +42,8 @@ class Overview:
     def lines(self, tail=()) -> list[str]:
         """The screen's lines, at most MAX_LINES, ending with ``tail`` (a caller's own closing lines)."""
         drop = ", ".join(f"{k}: {v}" for k, v in self.dropped.items()) or "none"
-        out = [f"Read {len(self.rows)} runs from {', '.join(self.sources)}: {self.kept:,} values kept, dropped: {drop}.",
+        out = [f"Read {len(self.rows)} runs from {', '.join(self.sources)}: {self.kept:,} values kept, "
+               f"dropped: {drop}.",
                "",
                "Where each run saturates (law R = -a exp(H) + b, ceiling b - a) and where it is heading: the forecast",
                f"of its final score from its first {self.fit_frac:.0%} of steps (90 % interval; later steps unseen), "
@@ -51,12 +52,14 @@ class Overview:
                screen_header(shown(self.columns, where="screen"))]
         out += [screen_line(shown(self.columns, where="screen"), r, WIDTH) for r in self.rows]
         out.append("score: val = validation, train = the training reward (no validation logged). law: good / weak fit,")
-        out.append("  n/a = the law does not describe the run (its ceiling is no forecast); ! = beyond the score's range.")
+        out.append("  n/a = the law does not describe the run (its ceiling is no forecast); "
+                   "! = beyond the score's range.")
         out.append("*: last-value (the default cannot run there). call: stop / continue: the gain's interval lies "
                    "below / above the noise.")
         marks = {(r.get("fc") or {}).get("regime") for r in self.rows}
         if "take-off" in marks:
-            out.append("^: take-off, still climbing fast from its floor: the interval opens upward to what such runs reached.")
+            out.append("^: take-off, still climbing fast from its floor: the interval opens upward to what such "
+                       "runs reached.")
         if "collapse risk" in marks:
             out.append("v: collapse risk, the entropy rose several-fold or the score fell after its peak: the interval "
                        "is widened downward.")
@@ -72,8 +75,8 @@ class Overview:
         if any("score's range" in why for why in refused):
             out.append(f"no forecast: its 90 % interval would span over {NO_FORECAST_WIDTH:.0%} of the score's range.")
         if any("no known range" in why for why in refused):
-            out.append(f"no forecast: its 90 % interval would be over {UNBOUNDED_WIDTH:g} times as wide as its window's "
-                       "scores (a score of no known range).")
+            out.append(f"no forecast: its 90 % interval would be over {UNBOUNDED_WIDTH:g} times as wide as its "
+                       "window's scores (a score of no known range).")
         out += self.size_lines
         if self.left_out:
             out.append(_clip(left_out_line(self.left_out)))
@@ -169,6 +172,7 @@ def _size_lines(df) -> list[str]:
     return ["",
             f"One recipe at {len(law.sizes_)} sizes ({sizes} non-embedding): final score vs size from forms",
             f"  {law.combination()} (weighted by forward-chained extrapolation error);",
-            "  predicted (extrapolations): " + "; ".join(f"{q['size']} {q['final_score']:.3f} [{q['final_score_lo']:.3f}, "
-                                                    f"{q['final_score_hi']:.3f}]" for q in p)
+            "  predicted (extrapolations): " + "; ".join(f"{q['size']} {q['final_score']:.3f} "
+                                                         f"[{q['final_score_lo']:.3f}, {q['final_score_hi']:.3f}]"
+                                                         for q in p)
             + ("" if res.coefficient_law is not None else "; a, b vs size: refused")]

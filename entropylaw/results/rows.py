@@ -54,9 +54,10 @@ def _is_fraction(values) -> bool:
 
 def summary_rows_of(ids, groups: dict, labels: dict, styles, meta: pd.DataFrame, fitted: dict,
                     notes) -> list[dict]:
-    """One row per run of ``ids``, grouped by family (``groups``, ``labels``: :func:`entropylaw.table.labels.run_labels`),
-    with its look (``styles``), model and algorithm (``meta``, by run id) and its fit (``fitted``:
-    :func:`entropylaw.results.cache.fitted_runs`; a run not fitted says why, from ``notes``)."""
+    """One row per run of ``ids``, grouped by family (``groups``, ``labels``:
+    :func:`entropylaw.table.labels.run_labels`), with its look (``styles``), model and algorithm (``meta``, by run id)
+    and its fit (``fitted``: :func:`entropylaw.results.cache.fitted_runs`; a run not fitted says why, from
+    ``notes``)."""
     rows, number = [], 0
     for family, members in groups.items():
         for run_id in members:

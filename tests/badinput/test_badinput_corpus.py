@@ -46,7 +46,8 @@ class Case:
 C = Case
 CASES = [
     # option values, refused at parse time in our one format
-    C("fit-seed-negative", "fit {verl} --seed -1 --interval block-bootstrap", r"argument --seed: '-1': a seed must be 0"),
+    C("fit-seed-negative", "fit {verl} --seed -1 --interval block-bootstrap",
+      r"argument --seed: '-1': a seed must be 0"),
     C("fit-seed-float", "fit {verl} --seed 1.5", r"argument --seed: '1.5': expected a whole number"),
     C("fit-conf", "fit {verl} --conf 2", r"argument --conf: '2': the interval level"),
     C("fit-nboot", "fit {verl} --n-boot 1", r"argument --n-boot: '1'"),

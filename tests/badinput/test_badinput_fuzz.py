@@ -93,7 +93,8 @@ def _original(name: str) -> tuple[bytes, dict]:
             path.write_bytes(data)
             df, _reports, err = _read(path, REAL_KEYS if name == "real" else KEYS)
         assert err is None, err
-        _cache[name] = (data, {(int(s), str(m)): v for s, m, v in df[["step", "metric", "value"]].itertuples(index=False)})
+        _cache[name] = (data, {(int(s), str(m)): v
+                               for s, m, v in df[["step", "metric", "value"]].itertuples(index=False)})
     return _cache[name]
 
 
@@ -102,7 +103,8 @@ def _check(name: str, damaged: bytes, values_must_match: bool, no_silent_loss: b
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / SOURCES[name][0]
         path.write_bytes(damaged)
-        df, reports, err = _read(path, REAL_KEYS if name == "real" else KEYS)  # anything but EntropyLawError fails the test with its traceback
+        # anything but EntropyLawError fails the test with its traceback
+        df, reports, err = _read(path, REAL_KEYS if name == "real" else KEYS)
     if err is not None:
         assert "\n" not in err and err.strip(), err  # one line
         return

@@ -12,9 +12,9 @@ the interval then holds the bound. Other scores use ``m + c (d - m)``.
 (``analysis/bench_forecast.py``) measures, for every (run, window, method), the error at
 the final step in units of the uncalibrated interval's half-width on that scale
 (:func:`normalized_error`), and takes the ``conf`` quantile of those errors
-(:func:`factor`), separately for validation scores and training scores; the factors it finds are stored in ``calibration.json`` beside this
-module with the rule that chose the default method. Coverage is reported leave-one-run-out
-(each run's interval calibrated on the others).
+(:func:`factor`), separately for validation scores and training scores; the factors it finds are stored in
+``calibration.json`` beside this module with the rule that chose the default method. Coverage is reported
+leave-one-run-out (each run's interval calibrated on the others).
 
 >>> import numpy as np
 >>> lo, hi = widen(np.array([0.9]), np.array([0.85]), np.array([0.95]), (0.0, 1.0), 3.0)
@@ -75,7 +75,8 @@ def rescale(mid, draws, bounds, c: float):
     q = np.quantile(draws, [0.05, 0.95], axis=0)
     near = _touches(q[0], q[1], bounds)
     m = to_logit(mid, bounds)
-    return np.where(near, np.clip(mid + c * (draws - mid), *bounds), from_logit(m + c * (to_logit(draws, bounds) - m), bounds))
+    return np.where(near, np.clip(mid + c * (draws - mid), *bounds),
+                    from_logit(m + c * (to_logit(draws, bounds) - m), bounds))
 
 
 def widen(mid, lo, hi, bounds, c: float):

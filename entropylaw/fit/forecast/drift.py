@@ -8,8 +8,8 @@ of the run. On the logit scale ``z = logit(y)`` the slow part is close to linear
     z(t) = A + c ln(1 + t),      t = the training step,
 
 the clock being the step itself, not the step since the log's first line (a log resumed at
-step 2,000 is 2,000 steps into its climb), fitted to the **late half of the window's points** (the take-off, if the window holds one,
-is left out: its knee is no part of the climb). The gain from the window's end ``e`` to step
+step 2,000 is 2,000 steps into its climb), fitted to the **late half of the window's points** (the take-off, if
+the window holds one, is left out: its knee is no part of the climb). The gain from the window's end ``e`` to step
 ``T`` is ``c ln((1 + T) / (1 + e))``, the same for a run of 100 steps or 1,000 at the same
 fraction. A window of 15 % sees the rate only faintly: it is **shrunk toward the rate of
 finished runs**, a Gaussian prior on ``c`` whose mean and spread are those of finished runs,
@@ -26,9 +26,9 @@ over-dispersion factor from the fit's own scatter. The model is linear, so the p
 ``(A, c)`` is Gaussian and exact; draws come from it. Forecasts live in the score's range by
 construction. A window whose own rate lies more than 3 SD above the prior's (data and prior
 together) is still in its take-off, one more than 3 SD below it is falling: either way the
-method refuses rather than shrink the window into the climb it models. A window whose last points sit on a bound cannot say how far past it the run
-is: the method refuses (last-value carries it). The drift has no plateau: read the forecast
-at the run's last step.
+method refuses rather than shrink the window into the climb it models. A window whose last points sit on a bound
+cannot say how far past it the run is: the method refuses (last-value carries it). The drift has no plateau: read
+the forecast at the run's last step.
 
 >>> import numpy as np
 >>> from entropylaw.fit.forecast.data import RunData
@@ -100,7 +100,8 @@ class LogitDrift(ForecastMethod):
             if prior is FALLBACK_PRIOR:
                 self.warnings_.append("no prior learned from finished runs is stored: a broad fallback prior")
         self.prior_all_ = prior
-        if "new_task" in prior or "tasks" in prior:  # a per-task prior (entropylaw.fit.forecast.tasks): this run's task's part
+        # a per-task prior (entropylaw.fit.forecast.tasks): this run's task's part
+        if "new_task" in prior or "tasks" in prior:
             prior, why = prior_for(prior, run.task, run.run_id, MIN_SD)
             if why:
                 self.warnings_.append(why)
@@ -186,7 +187,8 @@ class DriftTrain(LogitDrift):
 
     name = "logit-drift+train"
     simplicity = 2
-    description = "logit-drift that also reads the training score's climb (its link to validation learned on finished runs)"
+    description = ("logit-drift that also reads the training score's climb (its link to validation learned on "
+                   "finished runs)")
     reads = frozenset({"target", "score"})
 
     @property

@@ -17,7 +17,8 @@ and its numbers stay in the JSON.
 array([190., 195., 200.])
 >>> final_steps("validation", origin=0.0, last=200.0, spacing=5.0)
 array([200.])
->>> round(observed_final("training score", np.arange(0, 201, 5.0), np.r_[np.zeros(38), 0.5, 1.0, 0.9], [190.0, 200.0]), 6)
+>>> round(observed_final("training score", np.arange(0, 201, 5.0), np.r_[np.zeros(38), 0.5, 1.0, 0.9],
+...                      [190.0, 200.0]), 6)
 0.8
 """
 
@@ -52,7 +53,8 @@ def describe(kind: str, steps) -> str:
     steps = np.asarray(steps, float)
     if kind == "validation" or len(steps) == 0:
         return f"the validation score at step {steps[-1]:g}" if len(steps) else "the validation score at the last step"
-    where = f"steps {steps[0]:g}..{steps[-1]:g}" if len(steps) > 1 else f"step {steps[-1]:g} (the one step logged there)"
+    where = (f"steps {steps[0]:g}..{steps[-1]:g}" if len(steps) > 1
+             else f"step {steps[-1]:g} (the one step logged there)")
     return (f"the mean training score over {where}: the last {FINAL_SHARE:.0%} of the steps up to the forecast's "
             "end (one step's batch reward is too noisy to call final)")
 

@@ -137,7 +137,8 @@ class Method:
         for column, values in self.columns(steps).items():
             f[column] = values
         fin = None if final is None else final_of(self, *final, forecast=f)
-        plateau_ci, t90_ci = (_hold_ci(p, c) for p, c in ((self.plateau_, self.plateau_ci()), (self.t90_, self.t90_ci())))
+        plateau_ci, t90_ci = (_hold_ci(p, c)
+                              for p, c in ((self.plateau_, self.plateau_ci()), (self.t90_, self.t90_ci())))
         plateau = self.plateau_
         if not self.models_change and self.moves():  # a flat level a take-off moves: no plateau (0.168 under 0.434)
             plateau, plateau_ci = None, None

@@ -165,7 +165,8 @@ def task_priors(runs, learn, rate) -> dict:
     return {"tasks": tasks, "new_task": new_task_prior(rates)}
 
 
-def prior_for(stored: dict, task: str, run_id: str | None = None, min_sd: float = 0.02) -> tuple[dict | None, str | None]:
+def prior_for(stored: dict, task: str, run_id: str | None = None,
+              min_sd: float = 0.02) -> tuple[dict | None, str | None]:
     """The prior a run of ``task`` gets from a stored per-task prior, and a warning when the
     task is not among those it was learned on. A run that is itself one of the prior's runs
     (a run shipped in ``data/``) is left out of its own prior, and that is said."""

@@ -130,7 +130,8 @@ def header(fc) -> str:
     share = "" if fc.fit_frac is None else f" ({fc.fit_frac:.0%} of the run, a backtest)"
     lines = [f"run {fc.run_id}: forecasting {fc.target_key} ({fc.target_kind}) "
              f"from steps {fc.origin:g}..{fc.last_logged:g}"
-             f"{share}, {count(fc.n_window, 'point')}; the log starts at step {fc.origin:g} and ends at step {fc.run_last:g}; "
+             f"{share}, {count(fc.n_window, 'point')}; the log starts at step {fc.origin:g} "
+             f"and ends at step {fc.run_last:g}; "
              f"{fc.conf:.0%} intervals; no information after step {fc.last_logged:g} is used"]
     if fc.note:
         lines.append(f"note: {fc.note}")
@@ -317,13 +318,15 @@ def one_line_text(forecasts) -> str:
         head += f": forecast from the first {100 * fracs.pop():g} % of each run's steps (a backtest)"
     units = {(fc.decision or {}).get("display_units") for fc in forecasts.values()} - {None}
     said = ("final: the default method's final score; gain: what continuing from the window's end to that step "
-            f"adds, in {' or '.join(sorted(units)) or 'points'}, with its {pct} lower and upper bounds; call: stop / continue / undecided (the likely call "
+            f"adds, in {' or '.join(sorted(units)) or 'points'}, with its {pct} lower and upper bounds; "
+            "call: stop / continue / undecided (the likely call "
             "and its step) against each run's threshold; --full: every run's forecast, threshold and reasons")
     regimes = _regime_lines(forecasts)
     if any(r["regime"] for r in rows):
         said += ("; regime: take-off (still climbing fast from its floor: the interval opens upward) or instability "
                  "(collapse risk: widened downward); blank: saturation")
-    return head + "\n" + line_table(rows, cols) + "\n" + wrap(said) + ("\n" + wrap("\n".join(regimes)) if regimes else "")
+    return (head + "\n" + line_table(rows, cols) + "\n" + wrap(said)
+            + ("\n" + wrap("\n".join(regimes)) if regimes else ""))
 
 
 class Forecasts(dict):
@@ -356,8 +359,8 @@ class Forecasts(dict):
         if self.left_out:
             text += "\n" + "\n".join(f"left out: {rid}: {why}" for rid, why in self.left_out.items())
         if self.default_said:
-            text += (f"\n\n(default method {self.default_said}, last-value where "
-                     "it cannot run: chosen by a rule fixed in advance on the backtest of the real runs at 15 % of their "
+            text += (f"\n\n(default method {self.default_said}, last-value where it cannot run: "
+                     "chosen by a rule fixed in advance on the backtest of the real runs at 15 % of their "
                      f"steps, which bounds the worst run's error as well as the median's; {every_method}, with the "
                      "plateau and the 90 % step of the curve methods)")
         return wrap(text)

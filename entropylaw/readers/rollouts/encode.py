@@ -10,7 +10,8 @@ whether a text prompt goes through the tokenizer's chat template.
 >>> path = os.path.join(tempfile.mkdtemp(), "r.jsonl")
 >>> with open(path, "w") as f:
 ...     for i, r in enumerate([1, 0]):
-...         print(json.dumps({"prompt_id": "p0", "prompt_ids": [3, 4], "response_ids": [5, 6 + i], "reward": r}), file=f)
+...         print(json.dumps({"prompt_id": "p0", "prompt_ids": [3, 4], "response_ids": [5, 6 + i], "reward": r}),
+...               file=f)
 >>> seqs = encode(read_rollouts(path), path, vocab_size=16)
 >>> [(s.prompt_id, s.response_index, s.response_ids) for s in seqs]
 [('p0', 0, [5, 6]), ('p0', 1, [5, 7])]
@@ -130,7 +131,8 @@ def verl_prompt_ids(text: str, tokenizer) -> tuple:
                 ids = prompt_ids(content, tokenizer, True, "veRL prompt")
                 if tokenizer.decode(ids, skip_special_tokens=True) == text:
                     return ids, "chat template rebuilt"
-    return list(tokenizer(text, add_special_tokens=False)["input_ids"]), "tokenised as dumped (no chat template matched)"
+    return (list(tokenizer(text, add_special_tokens=False)["input_ids"]),
+            "tokenised as dumped (no chat template matched)")
 
 
 def _present(row, column):
