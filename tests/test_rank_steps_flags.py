@@ -245,3 +245,12 @@ def test_live_runs_of_two_scores_are_each_compared_at_their_own_scores_step(tmp_
     # each score's runs ranked apart, each group compared at its own step
     assert [k for k, _ in ranking.groups] == ["val/gsm8k", "val/math"]
     assert all(any(f"compared at step {g.rows[0]['to_step']:g}" in n for n in g.notes) for _, g in ranking.groups)
+
+
+def test_one_finished_run_beside_runs_without_a_forecast_is_said_finished(tmp_path):
+    """The one run ranked has finished: it is observed, not "one run with a forecast"."""
+    _csv(tmp_path / "done.csv", _healthy(seed=21))
+    _csv(tmp_path / "early.csv", _healthy(seed=20)[:12])
+    r = el.rank(el.load(str(tmp_path), warn=False), n_boot=100, total_steps=100)
+    assert "one run finished (its observed score): it is best by default, and nothing is pruned" in r.notes
+    assert not any(n.startswith("one run with a forecast") for n in r.notes)
