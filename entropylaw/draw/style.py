@@ -155,6 +155,52 @@ def fit_text(text: str, width_pt: float, fontsize: float) -> str:
     return shorten(text, n)
 
 
+def _less_start(text: str, others, width_pt: float, fontsize: float) -> str:
+    """``text`` less the fewest words of the start it shares with one of ``others`` that make it
+    fit (``…dapo_rho1.0_seed43``); where all of them are not enough, the rest cut in the middle
+    (``…gpg_qwen2…math_fsdp``: the words after the shared start tell runs apart, and so may its end)."""
+    import os
+
+    shared = max((len(os.path.commonprefix([text, u])) for u in others if u != text), default=0)
+    rest = text
+    for k in [i + 1 for i, c in enumerate(text[:shared]) if c in "_-/. "]:
+        rest = text[k:].lstrip("_-/. ")
+        if text_width("…" + rest, fontsize) <= width_pt:
+            return "…" + rest
+    if rest == text:
+        return fit_text(text, width_pt, fontsize)
+    return "…" + fit_text(rest, width_pt - text_width("…", fontsize), fontsize)
+
+
+def fit_texts(texts, widths, fontsize: float) -> list[str]:
+    """Each of ``texts`` cut to at most its width in points (``widths``: one for all, or one each),
+    kept apart: a name loses first the words of the start it shares with another, then its middle
+    (:func:`_less_start`); where two are still alike, what the names share goes
+    (:func:`entropylaw.terminal.shorts`) so that what tells them apart stays. Each cut alone in the
+    middle left two sizes of one sweep one name ("qwen2.5…_gsm8k" for the 0.5b and the 1.5b runs).
+    A cut is marked with an ellipsis.
+
+    >>> fit_texts(["qwen2.5-0.5b-instruct_grpo-lora_gsm8k", "qwen2.5-1.5b-instruct_grpo-lora_gsm8k", "ppo"], 90, 8)
+    ['…0.5b-ins…ra_gsm8k', '…1.5b-ins…ra_gsm8k', 'ppo']
+    >>> fit_texts(["variants__dapo_rho1.0_seed43", "variants__dapo_rho3.0_seed42", "sweep_coarse__rho1.00_seed43",
+    ...            "sweep_coarse__rho3.00_seed42"], 95, 8)
+    ['…dapo_rho1.0_seed43', '…dapo_rho3.0_seed42', '…rho1.00_seed43', '…rho3.00_seed42']
+    """
+    from entropylaw.terminal import shorts
+
+    texts = [str(t) for t in texts]
+    widths = [float(widths)] * len(texts) if isinstance(widths, (int, float)) else [float(w) for w in widths]
+    out = [t if text_width(t, fontsize) <= w else _less_start(t, texts, w, fontsize) for t, w in zip(texts, widths)]
+    n = max(map(len, texts), default=0)
+    while len(set(out)) < len(set(texts)):  # two cut alike: as shorts cuts them (it keeps them apart), to fit
+        # shorts marks a cut with "~": an ellipsis, as fit_text's (a name that holds a "~" keeps it)
+        out = [c if "~" in t else c.replace("~", "…") for c, t in zip(shorts(texts, n), texts)]
+        if n <= 4 or all(text_width(c, fontsize) <= w for c, w in zip(out, widths)):
+            break
+        n -= 1
+    return out
+
+
 def few_ticks(ax, nx: int = 4, ny: int = 5) -> None:
     """At most ``nx`` / ``ny`` ticks: small panels stay legible (and lay out faster)."""
     from matplotlib.ticker import MaxNLocator

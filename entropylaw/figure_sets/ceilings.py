@@ -46,6 +46,8 @@ from entropylaw.terminal import count
 
 NOT_APPLICABLE = "law does not apply"
 GREY = "0.6"
+CLIPPED = "◀ ▶ beyond the axes"
+NO_FORECAST = "no forecast"
 
 
 def _title(ax, text: str) -> None:
@@ -85,6 +87,16 @@ def _xlim(ax, values, fraction: bool) -> None:
     ax.set_xlim(lo, hi)
 
 
+def _beyond(ax, values) -> list:
+    """The legend's entry for the triangles that mark what the axes cut off (drawn when the figure
+    is saved), where some value drawn is beyond them: the caption alone said what they were."""
+    lo, hi = sorted(ax.get_xlim())
+    v = np.asarray([x for x in values if x is not None and np.isfinite(x)], float)
+    if not ((v < lo) | (v > hi)).any():
+        return []
+    return [Line2D([], [], marker="<", mfc="white", mec="0.3", mew=1.2, ls="none", label=CLIPPED)]
+
+
 def _trust_text(ax, y, trust: str, flagged: bool) -> None:
     if not trust:
         return
@@ -104,12 +116,13 @@ def plot_ceilings(rows: Sequence[Mapping], ax=None, fraction: bool | None = None
     if fraction is None:
         fraction = _mostly_fractions(finals)
     ax, ys = forest_axes(rows, ax, extra_lines=2)
-    shown, others, any_flag = [], [], False
+    shown, others, drawn, any_flag = [], [], [], False
     for y, row, ok in zip(ys, rows, applies):
         c = row.get("color", "0.2")
         ceiling, ci = row_float(row, "ceiling"), row.get("ceiling_ci")
         flagged = fraction and ok and leaves_fraction(ci)
         any_flag |= flagged
+        drawn += [ceiling, row_float(row, "final_observed")] + (list(ci) if ok and ci is not None else [])
         if np.isfinite(ceiling):
             if ok and ci is not None:
                 ax.errorbar([ceiling], [y], xerr=[[ceiling - ci[0]], [ci[1] - ceiling]], fmt="D", color=c, ms=5,
@@ -128,6 +141,7 @@ def plot_ceilings(rows: Sequence[Mapping], ax=None, fraction: bool | None = None
     handles = [Line2D([], [], marker="D", color="0.2", ls="-", ms=5, label="ceiling b - a, 95 % interval"),
                Line2D([], [], marker="o", mfc="none", mec="0.15", ls="none", label="final observed score"),
                Line2D([], [], marker="D", mfc="white", mec=GREY, ls="none", label="law does not apply")]
+    handles += _beyond(ax, drawn)
     if any_flag:
         handles.append(Line2D([], [], ls="none", label=f"{OUT_OF_RANGE} interval leaves [0, 1]"))
     legend_below(ax, handles, ncol=2, handlelength=1.4, columnspacing=1.0)
@@ -143,26 +157,37 @@ def plot_forecasts(rows: Sequence[Mapping], ax=None, fraction: bool | None = Non
         fraction = _mostly_fractions([row_float(r, "final_observed") for r in rows])
     if score_label is None:  # a reward in [-1, 1] (a collapse at -1) is no fraction correct
         score_label = "score (fraction correct)" if all(r.get("fraction", True) for r in rows) else "score (score units)"
-    ax, ys = forest_axes(rows, ax, extra_lines=2)
-    shown, pct = [], f"{100 * conf:g} %"
+    # up to three marks a row (forecast above, observed score on the line, law ceiling below): rows
+    # of the ceilings' height squeezed them until a bar sat nearer the row above
+    # (a long list keeps a little less: it stands beside its table, row for row)
+    ax, ys = forest_axes(rows, ax, extra_lines=4, row_height=0.3 if len(rows) <= 10 else 0.24)
+    for y in ys[1:]:  # a faint rule between rows: each mark is read against its own run
+        ax.axhline(y - 0.5, color="0.9", lw=0.6, zorder=0)
+    shown, drawn, any_law, pct = [], [], False, f"{100 * conf:g} %"
     for y, row in zip(ys, rows):
         c, m = row.get("color", "0.2"), row.get("marker", "o")
         f, ci = row_float(row, "forecast"), row.get("forecast_ci")
         if np.isfinite(f) and ci is not None:
-            ax.errorbar([f], [y - 0.15], xerr=[[max(f - ci[0], 0)], [max(ci[1] - f, 0)]], fmt=m, color=c, ms=4.5,
+            ax.errorbar([f], [y - 0.22], xerr=[[max(f - ci[0], 0)], [max(ci[1] - f, 0)]], fmt=m, color=c, ms=4.5,
                         capsize=2.5, lw=1.2, zorder=3)
             shown += [f, ci[0], ci[1]]
+            drawn += [f, ci[0], ci[1]]
         law, lci = row_float(row, "law_ceiling"), row.get("law_ceiling_ci")
-        if np.isfinite(law) and lci is not None:
-            ax.errorbar([law], [y + 0.18], xerr=[[max(law - lci[0], 0)], [max(lci[1] - law, 0)]], fmt="D",
+        # the forecast table writes "no forecast: <why>" over the law's column too: no ceiling here either
+        withheld = bool(row.get("reason")) and not np.isfinite(f)
+        if np.isfinite(law) and lci is not None and not withheld:
+            ax.errorbar([law], [y + 0.22], xerr=[[max(law - lci[0], 0)], [max(lci[1] - law, 0)]], fmt="D",
                         color="0.45", mfc="white", ms=4, capsize=2, lw=0.9, zorder=3)
             shown += [law]
+            drawn += [law, lci[0], lci[1]]
+            any_law = True
         final = row_float(row, "final_observed")
         if np.isfinite(final):
             ax.plot([final], [y], "o", mfc="none", mec="0.1", ms=5.5, mew=1.0, zorder=4)
             shown.append(final)
+            drawn.append(final)
         if not np.isfinite(f):
-            ax.text(1.045, y, "no forecast", transform=ax.get_yaxis_transform(), ha="left", va="center",
+            ax.text(1.045, y, NO_FORECAST, transform=ax.get_yaxis_transform(), ha="left", va="center",
                     fontsize=fs("small"), color="0.4", clip_on=False)
     _xlim(ax, shown, fraction)
     ax.set_xlabel(f"final {score_label}")
@@ -170,7 +195,9 @@ def plot_forecasts(rows: Sequence[Mapping], ax=None, fraction: bool | None = Non
                Line2D([], [], marker="D", color="0.45", mfc="white", ls="-", ms=4,
                       label=f"law ceiling from the same steps, {pct}"),
                Line2D([], [], marker="o", mfc="none", mec="0.1", ls="none", label="final score observed later")]
-    legend_below(ax, handles, ncol=1, handlelength=1.4)
+    if not any_law:  # no entry for a mark the figure does not hold
+        handles.pop(1)
+    legend_below(ax, handles + _beyond(ax, drawn), ncol=1, handlelength=1.4)
     _title(ax, title or "Forecast of the final score from the first steps")
     return ax
 
@@ -215,5 +242,6 @@ def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boo
                      if fallback else "")
                   + " with its 90 % interval, the law's ceiling b - a fitted on the same "
                   "window's (entropy, score) pairs with its 90 % interval, and the final score the run reached. "
-                  "Nothing after the window is used by either forecast.", notes + fnotes,
+                  "Nothing after the window is used by either forecast. A run with no forecast shows its final "
+                  "score alone: its law ceiling is withheld as in the table.", notes + fnotes,
                   title=f"Forecast of the final score from the first {100 * fit_frac:.0f} % of each run")]

@@ -81,6 +81,20 @@ def num(value: float, digits: int = 3) -> str:
     return fmt(value, digits)
 
 
+def fixed(value: float, digits: int = 3) -> str:
+    """Like :func:`num`, but never scientific: one legend's numbers in one format ("6.25e-03"
+    beside "0.000" read as two kinds of number); a value that rounds to 0 is written as 0.
+
+    >>> fixed(6.25e-03), fixed(1.12e-12), fixed(-1.0), fixed(512.25)
+    ('0.006', '0.000', '-1.000', '512')
+    """
+    if value != value:
+        return "n/a"
+    if 100 <= abs(value) < 1e5:
+        return f"{value:.0f}"
+    return f"{value + 0.0:.{digits}f}".replace("-0." + "0" * digits, "0." + "0" * digits)
+
+
 def pct(value: float, digits: int = 0) -> str:
     """A fraction as a percentage string: ``pct(0.734) == '73 %'``."""
     if value is None or value != value:
@@ -102,15 +116,16 @@ def forest_layout(rows: Sequence[Mapping]):
     return np.array(ys), headers, y
 
 
-def forest_axes(rows, ax, extra_lines: int):
+def forest_axes(rows, ax, extra_lines: int, row_height: float = 0.19):
     """``(axes, y of each row)``: run labels as y ticks, family headings in bold, first row at
-    the top; a new figure (sized for ``extra_lines`` lines under it) when ``ax`` is None."""
+    the top; a new figure (sized for ``extra_lines`` lines under it, ``row_height`` inches a row
+    at the screen's small font) when ``ax`` is None."""
     ys, headers, total = forest_layout(rows)
     if ax is None:
         # on screen narrower than a column: it stands beside the report's table
         width = fig_width(1) if current().name == "paper" else 4.3
         # at least four rows' height: one run alone is no thin strip, its markers apart
-        height = 0.95 + 0.19 * max(total, 4) * (fs("small") / 8.5) + 0.16 * extra_lines
+        height = 0.95 + row_height * max(total, 4) * (fs("small") / 8.5) + 0.16 * extra_lines
         fig, ax = new_axes(figsize=(width, height))
     ticks = list(ys) + [y for y, _ in headers]
     names = [str(r.get("label", "")) for r in rows] + [h for _, h in headers]

@@ -25,7 +25,7 @@ import pandas as pd
 import entropylaw.table as tt
 from entropylaw.terminal import count
 from entropylaw.figure_sets.base import Built, Skipped, metric_label
-from entropylaw.figure_sets.common import as_curves, label_end, num
+from entropylaw.figure_sets.common import as_curves, fixed, label_end, num
 from entropylaw.fit.forecast.final import final_value
 from entropylaw.draw.law import is_fraction
 from entropylaw.draw.style import ENTROPY_LABEL, STEP_LABEL, color, current, fs, new_axes, new_grid, text_width
@@ -186,7 +186,7 @@ def plot_interventions(table: pd.DataFrame, accuracy_metric: str, run_ids: Seque
         entropy = as_curves(part, "entropy", row_labels)
         accuracy = as_curves(score, score_metric, row_labels)
         handles = {line.get_label().rsplit(" (", 1)[0]: line for line in axes[k, 1].get_lines()}
-        names = [f"{name}: final H {num(float(entropy[name].iloc[-1]))}, final score {num(final_score(name, s))}"
+        names = [f"{name}: final H {fixed(float(entropy[name].iloc[-1]))}, final score {fixed(final_score(name, s))}"
                  for name, s in accuracy.items() if name in entropy and name in handles]
         hs = [handles[name] for name, s in accuracy.items() if name in entropy and name in handles]
         if under_rows:

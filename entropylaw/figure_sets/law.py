@@ -36,7 +36,7 @@ from entropylaw.fit.pairing import pair
 from entropylaw.figure_sets.base import Built, Skipped, first_reasons, left_out_note
 from entropylaw.draw.law import ceiling_text, is_fraction, plot_early, plot_law, score_axis_label, score_ylim
 from entropylaw.draw.style import (ENTROPY_LABEL, STEP_LABEL, TRUST_COLORS, current, few_ticks, fig_width,
-                                      fit_text, fmt, fs, legend_columns, legend_under, new_grid, text_width)
+                                      fit_text, fit_texts, fmt, fs, legend_columns, legend_under, new_grid, text_width)
 from entropylaw.results.focus import project_focus
 from entropylaw.results.cache import fitted_runs
 from entropylaw.results.model import summary_rows
@@ -163,7 +163,9 @@ def _per_run_figure(rows, fitted) -> Built:
     fig, axes = new_grid(nrows, ncols, columns=1 if ncols == 1 else 2, panel_aspect=0.78,
                          extra_height=0.9 + nrows * 2.4 * fs("small") / 72)
     width = fig_width(1 if ncols == 1 else 2) / ncols * 72  # a panel's width in points
-    for ax, r in zip(axes.flat, rows):
+    kinds = ["val" if r.get("score_kind") == "validation" else "train" for r in rows]
+    names = panel_names(rows, kinds, width)
+    for ax, r, name, kind in zip(axes.flat, rows, names, kinds):
         pts, fit = fitted[r["run_id"]]
         applies = r["trust"] != NOT_APPLICABLE
         plot_law(pts["H"], pts["R"], fit, ax=ax, label=r["label"], color=r["color"], marker=r["marker"],
@@ -174,13 +176,12 @@ def _per_run_figure(rows, fitted) -> Built:
         ceiling = ceiling_text(r["ceiling"], r["ceiling_ci"], r.get("fraction", True), 2 if paper else 3) \
             if applies else "no ceiling"
         short = f"{ceiling} {SHORT_TRUST.get(r['trust'], r['trust'])}"  # a narrow panel: the flag's short form
-        panel_title(ax, r["label"], "val" if r.get("score_kind") == "validation" else "train",
-                    [short] if paper else [f"{ceiling} · {r['trust']}", short], TRUST_COLORS.get(r["trust"], "0.3"),
-                    width)
+        panel_title(ax, name, kind, [short] if paper else [f"{ceiling} · {r['trust']}", short],
+                    TRUST_COLORS.get(r["trust"], "0.3"), width)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     fig.supxlabel(ENTROPY_LABEL, fontsize=fs("normal"))
-    fig.supylabel("score: validation (fraction correct) or training (mean reward)", fontsize=fs("normal"))
+    score_units(fig, axes, rows)
     handles = [Line2D([], [], marker="o", color="0.3", ls="none", label="paired points"),
                Line2D([], [], color="0.3", label="fitted law"),
                Line2D([], [], color="0.3", ls="--", label="extrapolation to H = 0"),
@@ -200,6 +201,30 @@ def _per_run_figure(rows, fitted) -> Built:
                  "Paper Fig. 3.", [], title="The fitted law, one panel per run")
 
 
+def score_units(fig, axes, rows) -> None:
+    """The grid's score label; a panel whose score leaves [0, 1] (a reward in [-1, 1] at -1) says
+    "score (score units)" beside its own axis, and the grid's label says that such panels are in them."""
+    odd = [ax for ax, r in zip(axes.flat, rows) if not r.get("fraction", True)]
+    for ax in odd:
+        ax.set_ylabel("score (score units)", fontsize=fs("small"), labelpad=1)
+    fig.supylabel("score: validation (fraction correct" + ("; score units where a panel says so" if odd else "")
+                  + ") or training (mean reward)", fontsize=fs("normal"))
+
+
+def _title_room(width_pt: float) -> float:
+    """A panel's width less its y tick labels and the spacing left of its axes (points)."""
+    return width_pt - (2.5 * fs("small") + 22)
+
+
+def panel_names(rows, kinds, width_pt: float) -> list[str]:
+    """The runs' labels as the titles of panels ``width_pt`` wide, beside " · kind", cut together
+    (:func:`entropylaw.draw.style.fit_texts`): cut one by one, two sizes of one sweep both read
+    "qwen2.5…_gsm8k". A label already cut by the table (…) is cut again from the run's id."""
+    size = fs("small")
+    texts = [r["run_id"] if "…" in str(r["label"]) else r["label"] for r in rows]
+    return fit_texts(texts, [_title_room(width_pt) - text_width(f" · {k}", size) for k in kinds], size)
+
+
 def panel_title(ax, label: str, kind: str, numbers, color: str, width_pt: float) -> None:
     """Two lines above a small panel: the run's label and its kind, then the numbers in the
     trust flag's colour, each cut to the panel's width (less its tick labels). ``numbers``: the text,
@@ -207,7 +232,7 @@ def panel_title(ax, label: str, kind: str, numbers, color: str, width_pt: float)
     the middle took the words that say what the numbers are: "law does not ap… 0.975 vs 0.340"),
     the last is cut where none fits."""
     few_ticks(ax)
-    room = width_pt - (2.5 * fs("small") + 22)  # the y tick labels and the spacing left of the axes
+    room = _title_room(width_pt)
     size = fs("small")
     ax.set_title(fit_text(label, room - text_width(f" · {kind}", size), size) + f" · {kind}", fontsize=size,
                  loc="left", pad=size * 1.45 + 3)
@@ -266,7 +291,9 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
     fig, axes = new_grid(nrows, ncols, columns=1 if ncols == 1 else 2, panel_aspect=0.78,
                          extra_height=1.0 + nrows * 2.4 * fs("small") / 72)
     width = fig_width(1 if ncols == 1 else 2) / ncols * 72
-    for ax, (run_id, (r, pts, pred)) in zip(axes.flat, results.items()):
+    kinds = [f"fit ≤ step {pred.fit_last_step_:g}" for r, _, pred in results.values()]
+    names = panel_names([r for r, _, _ in results.values()], kinds, width)
+    for ax, (r, pts, pred), name, kind in zip(axes.flat, results.values(), names, kinds):
         plot_early(pts, pred, ax=ax, color=r["color"], marker=r["marker"], numbers=False, legend=False)
         ax.set_xlabel("")
         ax.set_ylabel("")
@@ -276,12 +303,12 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
         rmse = f"RMSE {fmt(pred.rmse_predicted_)}"
         end = f"end {fmt(pred.final_observed_)} vs {fmt(pred.final_predicted_)}"
         wordings = [f"{trust} · {rmse} · {end}", f"{short} · {rmse} · {end}", f"{short} · {end}"]
-        panel_title(ax, r["label"], f"fit ≤ step {pred.fit_last_step_:g}",
-                    wordings[1:] if current().name == "paper" else wordings, TRUST_COLORS.get(trust, "0.15"), width)
+        panel_title(ax, name, kind, wordings[1:] if current().name == "paper" else wordings,
+                    TRUST_COLORS.get(trust, "0.15"), width)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     fig.supxlabel(STEP_LABEL, fontsize=fs("normal"))
-    fig.supylabel("score: validation (fraction correct) or training (mean reward)", fontsize=fs("normal"))
+    score_units(fig, axes, [r for r, _, _ in results.values()])
     handles = [Patch(color="0.85", label="fit window"), Patch(color="0.3", alpha=0.2, label="95 % prediction band"),
                Line2D([], [], color="0.3", label="predicted from the later entropy"),
                Line2D([], [], marker="o", color="0.3", ls="none", label="observed, in the fit"),
@@ -303,4 +330,4 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
                   title=f"Early-stage prediction of the later scores from the later entropy (fit on {what})")]
 
 
-__all__ = ["run_points", "law_figures", "early_figures", "panel_title", "focus_ylim"]
+__all__ = ["run_points", "law_figures", "early_figures", "panel_names", "panel_title", "score_units", "focus_ylim"]
