@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from typing import Mapping, Sequence
 
+from entropylaw.terminal import shorts
+
 OTHER = "other runs"
 
 
@@ -83,10 +85,23 @@ def _kept(run_id: str, common: set) -> str:
         part = pieces[i]
         if not part or part in common:
             continue
+        if part.isdigit() and i >= 2 and last != i - 2 and pieces[i - 2]:
+            # a number alone reads as a row's number ("3 tracking" beside # 1-4): it keeps the part
+            # before it, as the id writes them ("7_3 tracking")
+            part, i0 = pieces[i - 2] + pieces[i - 1] + part, i - 2
+        else:
+            i0 = i
         if out:
-            out += pieces[i - 1] if last == i - 2 else " "
+            out += pieces[i0 - 1] if last == i0 - 2 else " "
         out, last = out + part, i
     return out
+
+
+ID_LIKE = re.compile(r"(?=[a-z0-9]*\d)(?=[a-z0-9]*[a-z])[a-z0-9]{6,}")  # letters and digits: 8jla7krl, batch128
+
+
+def _stem(token: str) -> str:
+    return re.sub(r"[\d.]+", "", token)
 
 
 def shorten(text: str, max_len: int) -> str:
@@ -111,9 +126,51 @@ def short_labels(groups: Mapping[str, Sequence[str]], max_len: int = 28) -> dict
             labels[r] = _kept(r, common)
         if len(set(labels.values())) < len(labels):
             labels = {r: r for r in members}
+        if any(len(v) > max_len for v in labels.values()):
+            labels = _without_run_ids(members, tokens, common, labels, max_len)
         cut = {r: shorten(v, max_len) for r, v in labels.items()}
+        alike: dict = {}
+        for r, v in cut.items():
+            alike.setdefault(v, []).append(r)
+        for group in (g for g in alike.values() if len(g) > 1):  # cut in the middle alike: cut where they differ
+            cut.update(zip(group, shorts([labels[r] for r in group], max_len)))
         out.update(cut if len(set(cut.values())) == len(cut) else labels)
     return out
+
+
+def _without_run_ids(members, tokens, common, labels, max_len: int = 0) -> dict:
+    """``labels`` less the tracker's run ids (:data:`ID_LIKE` parts in one run's id only, their
+    letters in no other part):
+    cut in the middle, a label kept the id and lost what tells the runs apart
+    (``clip_lr1e epoc…h64__tmeb8iyd``). A run whose label is then another's keeps its id.
+
+    >>> ids = ["clip_lr1e_epoch1_batch64__tmeb8iyd", "clip_lr1e_epoch3_batch128__4c2lw1ul",
+    ...        "clip_lr1e_epoch3_batch128__6sse57zp"]
+    >>> toks = {r: _tokens(r) for r in ids}
+    >>> labels = {r: _kept(r, {"clip", "lr1e"}) for r in ids}
+    >>> sorted(_without_run_ids(ids, toks, {"clip", "lr1e"}, labels, 20).values())
+    ['epoch1_batch64', 'epoch3_batch128__4c2lw1ul', 'epoch3_batch128__6sse57zp']
+    """
+    seen: dict = {}
+    for r in members:
+        for t in set(tokens[r]):
+            seen[t] = seen.get(t, 0) + 1
+    # a tracker's run id: in one run's id only, and no other part shares its letters (batch128 beside
+    # batch64, epoch1, seed43 are settings: their letters recur with another number)
+    stems: dict = {}
+    for t in seen:
+        stems[_stem(t)] = stems.get(_stem(t), 0) + 1
+    ids = {t for t, n in seen.items() if n == 1 and ID_LIKE.fullmatch(t) and stems[_stem(t)] == 1}
+    if not ids:
+        return labels
+    short = {r: _kept(r, common | ids) for r in members}
+    counts: dict = {}
+    for v in short.values():
+        counts[v] = counts.get(v, 0) + 1
+    # only a label too long loses its id (one that fits keeps every part: aime24 is no run id)
+    out = {r: short[r] if counts[short[r]] == 1 and short[r] != r and len(labels[r]) > max_len else labels[r]
+           for r in members}
+    return out if len(set(out.values())) == len(out) else labels
 
 
 def run_labels(t, run_ids: Sequence[str] | None = None, max_len: int = 28):
