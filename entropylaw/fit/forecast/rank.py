@@ -12,8 +12,8 @@ one joint outcome of the sweep:
   error of the run with the fewest draws, a run with fewer being resampled up to the others).
 
 A run without draws (no method that models change could run, or no draw that is a number: a
-draw that is not is left out) is listed with its reason, not ranked and not pruned. A run whose interval is too wide to be a forecast ("no forecast") is
-listed with its interval but takes no part in the joint draws: its wide draws would end "best"
+draw that is not is left out) is listed with its reason, not ranked and not pruned. A run whose
+interval is too wide to be a forecast ("no forecast") is listed with its interval but takes no part in the joint draws: its wide draws would end "best"
 in many of them for no reason but their width, and so lower every other run's ``p_near`` (a
 good run pruned because an unknown one might do better). It is never pruned and never the pick.
 
@@ -200,7 +200,8 @@ class Ranking:
         lines += table
         compared = self.step and self.step[0] and len(self.rows) > 1
         at = (f"at step {self.step[0]:g}, where the runs are compared" if compared
-              else f"at step {self.step[0]:g}" + ("" if done else ", where it is forecast to") if self.step and self.step[0]
+              else f"at step {self.step[0]:g}" + ("" if done else ", where it is forecast to")
+              if self.step and self.step[0]
               else "each run's own (its last step")  # one run live: the step it is forecast to, not its last logged
         lines.append("p_best: the share of joint draws in which the run ends best; p_near: within the threshold of the "
                      f"best; the final score is {at}{')' if at.endswith('step') else ''} (a training score's: the "
