@@ -56,7 +56,7 @@ class ScoreRankings:
 
     def to_dict(self) -> list:
         """Every group's ``--json`` rows, each with its ``score``; then the runs left out (as a Ranking's)."""
-        rows = [{**row, "score": key} for key, ranking in self.groups for row in ranking.to_dict()]
+        rows = [row for _, ranking in self.groups for row in ranking.to_dict()]  # each says its score (rank)
         blank = dict.fromkeys(rows[0]) if rows else {}
         return rows + [{**blank, "run_id": rid, "score": None, "left_out": why} for rid, why in self.left_out.items()]
 
