@@ -59,7 +59,7 @@ def test_a_resumed_run_counts_the_steps_without_signal_of_the_whole_run(tmp_path
     silent = [r["batch/groups_all_correct"] + r["batch/groups_all_wrong"] == 2 for r in rows]
     assert any(silent[:2]), silent  # some before the checkpoint the resume starts from
     assert json.loads((tmp_path / "whole" / "done.json").read_text())["steps_without_signal"] == sum(silent)
-    for name, older in (("resumed", False), ("older", True)):
+    for name, older in (("resumed", False), ("older", True), ("unknown", True)):
         out = tmp_path / name
         cfg = RunConfig.from_dict({"size": "xs", "steps": 4, **sets, "tag": name}, where="test")
         assert LabRun(cfg, out, ["jsonl", "csv"], "cpu", progress=False).run(stop_after=3) == {"interrupted_at": 3}
@@ -68,7 +68,14 @@ def test_a_resumed_run_counts_the_steps_without_signal_of_the_whole_run(tmp_path
             state = torch.load(path, weights_only=False)
             del state["silent_steps"]
             torch.save(state, path)
+        if name == "unknown":  # and no text log to count from (a run logged to W&B alone)
+            (out / "metrics.jsonl").unlink()
+            (out / "metrics.csv").unlink()
         assert main([*argv, "--set", f"tag={name}", "--out", str(out)]) == 0
         err = " ".join(capsys.readouterr().err.split())
+        if name == "unknown":  # no text log to count from: said, and counted from the resume
+            assert "the steps without learning signal before step 2 are not known" in err, err
+            assert json.loads((out / "done.json").read_text())["steps_without_signal"] == sum(silent[2:])
+            continue
         assert json.loads((out / "done.json").read_text())["steps_without_signal"] == sum(silent), name
         assert f"no learning signal on {sum(silent)} of the 4 steps trained" in err, (name, err)

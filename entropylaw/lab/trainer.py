@@ -25,12 +25,13 @@ from __future__ import annotations
 import json
 import shutil
 import time
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from entropylaw.errors import EntropyLawError
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.lab.config import RunConfig
 from entropylaw.lab.export import run_meta
 from entropylaw.lab.loggers import MultiLogger, silent_steps_logged, truncate_after
@@ -168,6 +169,11 @@ class LabRun:
             logged = state.get("silent_steps")
             if logged is None:
                 logged = silent_steps_logged(self.out_dir, self.step, cfg)
+                if logged is None and self.step:  # said, not a count of 0 passed off as the run's
+                    warnings.warn(f"{self.out_dir}: the steps without learning signal before step {self.step} are "
+                                  "not known (a checkpoint written before it kept them, and no metrics.jsonl or "
+                                  "metrics.csv holds every step's batch counters): counted from the resume",
+                                  EntropyLawWarning, stacklevel=2)
             self.silent_steps_ = logged or 0
         return ckpt
 
