@@ -459,6 +459,7 @@ def main(argv=None):
                "decision_method": default[1] if default and default[1] else "power", "rule": RULE, "conf": args.conf,
                "factors": factors,
                "command": cmd.strip(), "runs": len(runs), "ks": ks,
+               "run_ids": sorted(run.run_id for _, run in runs),
                "regimes": {**rates, "provenance": regime_bench.provenance(cases, shared)}}
         write_calibration(ROOT, doc)
         print(f"wrote {cal.PATH}", file=sys.stderr)
