@@ -155,3 +155,18 @@ def test_labels_drop_a_trackers_run_id_before_what_sets_runs_apart():
     # a short id's parts stay whole: aime24 is no run id
     assert short_labels({"all": ["verl_opd_qwen3-4b_aime24_collapse", "verl_gpg_qwen2-7b_gsm8k"]})[
         "verl_opd_qwen3-4b_aime24_collapse"] == "opd_qwen3-4b_aime24_collapse"
+
+
+def test_labels_keep_a_lone_runs_parts_and_other_models_names():
+    """A tracker's run id is its id's last part, told by the runs beside it: a run alone had every
+    part of letters and digits taken for one ("verl_opd_qwen3-4b collapse" on a one-run report, its
+    benchmark gone; a CS336 run alone "grpo_grpo_clip_lr1e-05 train", its epoch and batch gone), and
+    the pooled other runs lost their models (llama3, mistral7b) where their labels were long."""
+    from entropylaw.table.labels import short_labels, shorten
+
+    for lone in ("verl_opd_qwen3-4b_aime24_collapse", "grpo_grpo_clip_lr1e-05_epoch1_train_batch64__tmeb8iyd"):
+        assert short_labels({"f": [lone]})[lone] == shorten(lone, 28)  # the id, cut in the middle (as before)
+    ids = ["trl_grpo_llama3_gsm8k_lr1e-6_warmup_cosine_beta0.04",
+           "trl_ppo_mistral7b_math_lr3e-6_warmup_linear_beta0.01"]
+    got = short_labels({"other runs": ids})
+    assert "llama3" in got[ids[0]] and "mistral7b" in got[ids[1]]

@@ -139,8 +139,8 @@ def short_labels(groups: Mapping[str, Sequence[str]], max_len: int = 28) -> dict
 
 
 def _without_run_ids(members, tokens, common, labels, max_len: int = 0) -> dict:
-    """``labels`` less the tracker's run ids (:data:`ID_LIKE` parts in one run's id only, their
-    letters in no other part):
+    """``labels`` less the tracker's run ids (:data:`ID_LIKE` parts that end one run's id and are in
+    no other, their letters in no other part; a run alone keeps every part):
     cut in the middle, a label kept the id and lost what tells the runs apart
     (``clip_lr1e epoc…h64__tmeb8iyd``). A run whose label is then another's keeps its id.
 
@@ -160,7 +160,11 @@ def _without_run_ids(members, tokens, common, labels, max_len: int = 0) -> dict:
     stems: dict = {}
     for t in seen:
         stems[_stem(t)] = stems.get(_stem(t), 0) + 1
-    ids = {t for t, n in seen.items() if n == 1 and ID_LIKE.fullmatch(t) and stems[_stem(t)] == 1}
+    # and its id's last part (W&B's name__id): a run alone, or the ids of runs of other models (the
+    # pooled "other runs"), hold parts once each too, and one in the middle names a setting, a model or a
+    # benchmark (epoch1, batch64, llama3, aime24: "verl_opd_qwen3-4b collapse" lost its benchmark)
+    lasts = {tokens[r][-1] for r in members if tokens[r]} if len(members) > 1 else set()
+    ids = {t for t, n in seen.items() if n == 1 and t in lasts and ID_LIKE.fullmatch(t) and stems[_stem(t)] == 1}
     if not ids:
         return labels
     short = {r: _kept(r, common | ids) for r in members}
