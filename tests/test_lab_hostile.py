@@ -75,7 +75,14 @@ def test_a_resumed_run_counts_the_steps_without_signal_of_the_whole_run(tmp_path
         err = " ".join(capsys.readouterr().err.split())
         if name == "unknown":  # no text log to count from: said, and counted from the resume
             assert "the steps without learning signal before step 2 are not known" in err, err
-            assert json.loads((out / "done.json").read_text())["steps_without_signal"] == sum(silent[2:])
+            done = json.loads((out / "done.json").read_text())
+            assert done["steps_without_signal"] == sum(silent[2:]) and done["steps_without_signal_after"] == 2
+            # the count of the steps after the resume is said as theirs, not as the run's 4 steps' (nor kept
+            # in the checkpoint as the whole run's, for a later resume to take as such)
+            assert sum(silent[2:]) == 0 or (
+                f"no learning signal on {sum(silent[2:])} of the 2 steps trained after step 2" in err), err
+            assert torch.load(out / "checkpoints" / "global_step_4" / "trainer_state.pt",
+                              weights_only=False)["silent_from"] == 2
             continue
         assert json.loads((out / "done.json").read_text())["steps_without_signal"] == sum(silent), name
         assert f"no learning signal on {sum(silent)} of the 4 steps trained" in err, (name, err)

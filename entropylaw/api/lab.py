@@ -46,6 +46,7 @@ def _say_no_signal(run_name: str, summary: dict) -> None:
     of 0, and cov/* of 0 that measure nothing."""
     # the whole run's steps: a resumed run's count holds the steps before the resume too
     silent, trained = summary.get("steps_without_signal"), summary.get("steps")
+    after = summary.get("steps_without_signal_after") or 0  # a resume that could not count the steps before it
     if not silent:
         return
     import warnings
@@ -53,7 +54,8 @@ def _say_no_signal(run_name: str, summary: dict) -> None:
     from entropylaw.errors import EntropyLawWarning
     from entropylaw.terminal import count
 
-    warnings.warn(f"{run_name}: no learning signal on {silent} of the {count(trained, 'step')} trained: "
+    warnings.warn(f"{run_name}: no learning signal on {silent} of the {count(trained - after, 'step')} trained"
+                  f"{f' after step {after} (those before are not known)' if after else ''}: "
                   "every prompt group was all right or all wrong, so every advantage was 0: no policy gradient, "
                   "and their cov/* of 0 are no finding; a longer warm start (sft_steps) or an easier task",
                   EntropyLawWarning, stacklevel=3)

@@ -147,7 +147,7 @@ class LabRun:
             model, self.warmstart_path = self.warm_start()
             self.model = model.to(self.device)
             self.step = 0
-            self.silent_steps_ = 0
+            self.silent_steps_, self.silent_from_ = 0, 0
         else:
             self.model = AutoModelForCausalLM.from_pretrained(str(ckpt), attn_implementation="eager")
             self.model.to(self.device)
@@ -167,6 +167,9 @@ class LabRun:
             self.step = int(state["step"])
             # the whole run's count, not this segment's: kept in the checkpoint, else read off the logs
             logged = state.get("silent_steps")
+            # the step the count starts after (0: the whole run): a count that could not be read stays partial
+            # through later resumes, and is said as such (a checkpoint's count read as the whole run's)
+            self.silent_from_ = int(state.get("silent_from", 0))
             if logged is None:
                 logged = silent_steps_logged(self.out_dir, self.step, cfg)
                 if logged is None and self.step:  # said, not a count of 0 passed off as the run's
@@ -174,6 +177,7 @@ class LabRun:
                                   "not known (a checkpoint written before it kept them, and no metrics.jsonl or "
                                   "metrics.csv holds every step's batch counters): counted from the resume",
                                   EntropyLawWarning, stacklevel=2)
+                    self.silent_from_ = self.step
             self.silent_steps_ = logged or 0
         return ckpt
 
@@ -337,7 +341,7 @@ class LabRun:
         torch.save({"step": step, "optimizer": self.opt.state_dict(), "generator": self.gen.get_state(),
                     "select_generator": self.select_gen.get_state(),
                     "np_rng": self.np_rng.bit_generator.state, "aent": (self.aent.coef_, self.aent.n_updates_),
-                    "silent_steps": self.silent_steps_},
+                    "silent_steps": self.silent_steps_, "silent_from": self.silent_from_},
                    tmp / "trainer_state.pt")
         shutil.rmtree(final, ignore_errors=True)
         tmp.rename(final)
@@ -392,6 +396,7 @@ class LabRun:
             log.close()
         summary = {"run": self.cfg.run_name, "steps": self.step, "device": self.device,
                    "wall_s": time.perf_counter() - t_start, "final": last,
-                   "steps_trained": self.step - first, "steps_without_signal": self.silent_steps_}
+                   "steps_trained": self.step - first, "steps_without_signal": self.silent_steps_,
+                   "steps_without_signal_after": self.silent_from_}
         done.write_text(json.dumps(summary, indent=1))
         return summary
