@@ -107,6 +107,20 @@ def default_sources() -> list[str]:
               if (ROOT / "data" / d).is_dir()), *glob.glob(str(ROOT.parent / "shared/data/real-logs"))]
 
 
+def run_data(frames, say: bool = True) -> list:
+    """``[(table, RunData)]`` of every run of ``frames`` that can be forecast (the runs the backtest
+    calibrates on; one that cannot is said on stderr where ``say``)."""
+    runs = []
+    for df in frames:
+        for rid in table.run_ids(df):
+            try:
+                runs.append((df, RunData.from_table(df, rid)))
+            except EntropyLawError as err:
+                if say:
+                    print(f"skipped run {rid}: {err}", file=sys.stderr)
+    return runs
+
+
 def noise_floor(df, run: RunData, problems) -> float | None:
     """Binomial SE (points) of the final target value; None when n is unknown."""
     if run.target_kind != "validation" or run.bounds != (0.0, 1.0):  # a reward, not an accuracy: no binomial floor
@@ -195,13 +209,7 @@ def backtest(frames, ks, conf, n_boot, problems):
     - ``loro`` (leave one run out): the prior learned from every other run, as the product
       forecasts a run of a task it knows; only logit-drift (and its fallback) runs.
     """
-    runs = []
-    for df in frames:
-        for rid in table.run_ids(df):
-            try:
-                runs.append((df, RunData.from_table(df, rid)))
-            except EntropyLawError as err:
-                print(f"skipped run {rid}: {err}", file=sys.stderr)
+    runs = run_data(frames)
     rows, floors = [], {}
     folder = {}  # each run's source folder: the table's run metadata read once per frame
     for df in frames:

@@ -5,10 +5,14 @@ knows), per band of relative horizon, never below 1 where tasks are left out."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 
+import entropylaw as el
 from entropylaw.fit.forecast import calibrate as cal
+from entropylaw.fit.forecast.core import forecast
+from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.names import NEW_TASK
 
 
@@ -99,12 +103,6 @@ def raw_interval(root, path: str, method: str, frac: float = FINGERPRINT_FRAC) -
     from its first ``frac``: ``{path, method, frac, mid, lo, hi}`` (no calibration, no regime rates).
     :data:`~entropylaw.fit.forecast.names.NEW_TASK`: logit-drift with the stored prior's tasks left
     out, as the backtest forecasts a task left out."""
-    import warnings
-
-    import entropylaw as el
-    from entropylaw.fit.forecast.core import forecast
-    from entropylaw.fit.forecast.data import RunData
-
     df = el.load(str(root / path), warn=False)
     run = RunData.from_table(df, str(df["run_id"].iloc[0]))
     name, prior = method, None

@@ -66,19 +66,9 @@ def test_the_raw_intervals_the_factors_were_calibrated_on_are_still_drawn(stored
 def test_the_factors_were_measured_on_the_runs_shipped_now():
     """A run added to data/ (or removed) moves the factors without moving any draw: the backtest
     stores the runs it calibrated on, and they must be the ones it reads now."""
-    from bench_forecast import default_sources, load_runs
+    from bench_forecast import default_sources, load_runs, run_data
 
-    from entropylaw.errors import EntropyLawError
-    from entropylaw.fit.forecast.data import RunData
-    from entropylaw.table import run_ids
-
-    now = []
-    for df in load_runs(default_sources())[0]:
-        for rid in run_ids(df):
-            try:
-                now.append(RunData.from_table(df, rid).run_id)
-            except EntropyLawError:
-                continue
+    now = [run.run_id for _, run in run_data(load_runs(default_sources())[0], say=False)]
     assert sorted(now) == cal.stored().get("run_ids"), (
         "calibration.json was measured on other runs than data/ holds now: run "
         "`python analysis/bench_forecast.py --ks 10,15,25,50` and commit its calibration.json")

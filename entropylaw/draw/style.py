@@ -49,6 +49,7 @@ from entropylaw.errors import EntropyLawError  # noqa: E402
 from entropylaw.fileio import atomic_write  # noqa: E402
 from entropylaw.draw.placement import BOX_POSITIONS, place_box, settle  # noqa: E402, F401
 from entropylaw.table.labels import shorten  # noqa: E402
+from entropylaw.terminal import shorts  # noqa: E402
 # each run's colour, line style and marker (the report's tables use them too)
 from entropylaw.table.looks import LINESTYLES, MARKERS, PALETTE, RunStyles, color  # noqa: E402, F401
 from entropylaw.draw.looks import FORMATS, STYLES, Style  # noqa: E402, F401 (the registries, matplotlib-free)
@@ -159,8 +160,6 @@ def _less_start(text: str, others, width_pt: float, fontsize: float) -> str:
     """``text`` less the fewest words of the start it shares with one of ``others`` that make it
     fit (``…dapo_rho1.0_seed43``); where all of them are not enough, the rest cut in the middle
     (``…gpg_qwen2…math_fsdp``: the words after the shared start tell runs apart, and so may its end)."""
-    import os
-
     shared = max((len(os.path.commonprefix([text, u])) for u in others if u != text), default=0)
     rest = text
     for k in [i + 1 for i, c in enumerate(text[:shared]) if c in "_-/. "]:
@@ -186,8 +185,6 @@ def fit_texts(texts, widths, fontsize: float) -> list[str]:
     ...            "sweep_coarse__rho3.00_seed42"], 95, 8)
     ['…dapo_rho1.0_seed43', '…dapo_rho3.0_seed42', '…rho1.00_seed43', '…rho3.00_seed42']
     """
-    from entropylaw.terminal import shorts
-
     texts = [str(t) for t in texts]
     widths = [float(widths)] * len(texts) if isinstance(widths, (int, float)) else [float(w) for w in widths]
     out = [t if text_width(t, fontsize) <= w else _less_start(t, texts, w, fontsize) for t, w in zip(texts, widths)]

@@ -22,6 +22,7 @@ in the middle to ``max_len`` characters. The full id stays available (hover, foo
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Mapping, Sequence
 
 from entropylaw.terminal import shorts
@@ -140,9 +141,8 @@ def short_labels(groups: Mapping[str, Sequence[str]], max_len: int = 28) -> dict
 
 def _without_run_ids(members, tokens, common, labels, max_len: int = 0) -> dict:
     """``labels`` less the tracker's run ids (:data:`ID_LIKE` parts that end one run's id and are in
-    no other, their letters in no other part; a run alone keeps every part):
-    cut in the middle, a label kept the id and lost what tells the runs apart
-    (``clip_lr1e epoc…h64__tmeb8iyd``). A run whose label is then another's keeps its id.
+    no other, their letters in no other part; a run alone keeps every part). Cut in the middle, a
+    label kept the id and lost what tells the runs apart (``clip_lr1e epoc…h64__tmeb8iyd``). A run whose label is then another's keeps its id.
 
     >>> ids = ["clip_lr1e_epoch1_batch64__tmeb8iyd", "clip_lr1e_epoch3_batch128__4c2lw1ul",
     ...        "clip_lr1e_epoch3_batch128__6sse57zp"]
@@ -151,15 +151,10 @@ def _without_run_ids(members, tokens, common, labels, max_len: int = 0) -> dict:
     >>> sorted(_without_run_ids(ids, toks, {"clip", "lr1e"}, labels, 20).values())
     ['epoch1_batch64', 'epoch3_batch128__4c2lw1ul', 'epoch3_batch128__6sse57zp']
     """
-    seen: dict = {}
-    for r in members:
-        for t in set(tokens[r]):
-            seen[t] = seen.get(t, 0) + 1
+    seen = Counter(t for r in members for t in set(tokens[r]))
     # a tracker's run id: in one run's id only, and no other part shares its letters (batch128 beside
     # batch64, epoch1, seed43 are settings: their letters recur with another number)
-    stems: dict = {}
-    for t in seen:
-        stems[_stem(t)] = stems.get(_stem(t), 0) + 1
+    stems = Counter(map(_stem, seen))
     # and its id's last part (W&B's name__id): a run alone, or the ids of runs of other models (the
     # pooled "other runs"), hold parts once each too, and one in the middle names a setting, a model or a
     # benchmark (epoch1, batch64, llama3, aime24: "verl_opd_qwen3-4b collapse" lost its benchmark)
@@ -168,9 +163,7 @@ def _without_run_ids(members, tokens, common, labels, max_len: int = 0) -> dict:
     if not ids:
         return labels
     short = {r: _kept(r, common | ids) for r in members}
-    counts: dict = {}
-    for v in short.values():
-        counts[v] = counts.get(v, 0) + 1
+    counts = Counter(short.values())
     # only a label too long loses its id (one that fits keeps every part: aime24 is no run id)
     out = {r: short[r] if counts[short[r]] == 1 and short[r] != r and len(labels[r]) > max_len else labels[r]
            for r in members}
