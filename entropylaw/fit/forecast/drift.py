@@ -49,8 +49,8 @@ from entropylaw.fit.logit import from_logit, to_logit
 from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.data import robust_noise
 from entropylaw.fit.forecast.problems import run_problems
-from entropylaw.fit.forecast.drift_fit import (MIN_LATE, MIN_SD, late, logit_weights, on_bound, posterior, t_posterior,
-                                               train_rate)
+from entropylaw.fit.forecast.drift_fit import (MIN_LATE, MIN_SD, late, logit_weights, on_bound, posterior,
+                                               quasi_normals, t_posterior, train_rate)
 from entropylaw.fit.forecast.drift_prior import given_prior
 from entropylaw.fit.forecast.drift_prior import learn_task_priors  # noqa: F401  (read here by analysis/)
 from entropylaw.fit.forecast.names import GIVEN_PRIOR, NEW_TASK
@@ -126,8 +126,10 @@ class LogitDrift(ForecastMethod):
             raise CannotRun(f"the window's late points fall at {own[1]:.2f} per log step, {-gap:.1f} SD below the "
                             f"drift of finished runs ({prior['c'][0]:.2f}): the climb this method models is not there")
         extra = self._train_term(run)
+        normals = quasi_normals(n_boot, self.seed) if n_boot else None
         if self.new_task_:
-            self.mean_, self.cov_, self.phi_, c_draws = t_posterior(t, z, w, prior, n_boot, self.seed, extra)
+            self.mean_, self.cov_, self.phi_, c_draws = t_posterior(t, z, w, prior, n_boot, self.seed, extra,
+                                                                    normals=normals[:, :2] if n_boot else None)
         else:
             pc = prior["c"]
             if extra is not None:  # two Gaussian measurements of c: their product
@@ -142,12 +144,14 @@ class LogitDrift(ForecastMethod):
                               1e-4, 1 - 1e-4))
         lo, hi = run.bounds
         self.sigma_ = float((hi - lo) * np.sqrt(self.phi_ * p_end * (1 - p_end) / self.n_eff_))
-        rng = np.random.default_rng(self.seed)
         if self.new_task_:
             self._coef_draws = c_draws if n_boot else self.mean_[None, :]
-        else:
-            self._coef_draws = (rng.multivariate_normal(self.mean_, self.cov_, size=n_boot) if n_boot
-                                else self.mean_[None, :])
+        else:  # the coefficients' Gaussian posterior, read through the same even normals
+            vals, vecs = np.linalg.eigh(self.cov_)
+            root = vecs * np.sqrt(np.clip(vals, 0.0, None))  # root @ root.T == cov (semi-definite too)
+            self._coef_draws = self.mean_ + normals[:, :2] @ root.T if n_boot else self.mean_[None, :]
+        # the third normal of each draw is its observation noise (ForecastMethod.predictive)
+        self.noise_normals_ = normals[:, 2] if n_boot else None
         params = {"A": float(self.mean_[0]), "c": float(self.mean_[1]), "c_sd": float(np.sqrt(self.cov_[1, 1])),
                   "points": int(len(s)), "n_eff": self.n_eff_, "overdispersion": self.phi_,
                   "prior_c": list(prior["c"]), "prior_runs": int(prior.get("runs", 0)),

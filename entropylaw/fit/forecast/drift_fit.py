@@ -5,6 +5,7 @@ Student-t) prior on the rate ``c`` (:mod:`.drift` is the method, :mod:`.drift_pr
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import norm, qmc
 
 from entropylaw.fit.logit import to_logit
 from entropylaw.fit.forecast.data import robust_noise
@@ -12,6 +13,22 @@ from entropylaw.fit.forecast.problems import run_problems
 
 MIN_SD = 0.02
 MIN_LATE = 2
+QMC_DIMS = 3  # a draw of logit-drift: its two coefficients (A and c) and one observation's noise
+
+
+def quasi_normals(n: int, seed: int, dims: int = QMC_DIMS) -> np.ndarray:
+    """``n`` draws of ``dims`` independent standard normals from a scrambled Halton sequence:
+    quasi-random points spread evenly, so the 5 and 95 % points of 200 draws sit where the
+    distribution's own are (pseudo-random ones move their interval's ends by about 15 % from
+    one seed to the next, and the backtest's calibration, a quantile of a few runs' errors,
+    read that noise as a miss). Deterministic for a ``seed``.
+
+    >>> z = quasi_normals(200, seed=0)
+    >>> z.shape, bool(abs(np.quantile(z[:, 0], 0.95) - 1.645) < 0.05)
+    ((200, 3), True)
+    """
+    u = qmc.Halton(d=dims, scramble=True, seed=seed).random(max(int(n), 1))
+    return norm.ppf(np.clip(u, 1e-12, 1 - 1e-12))
 
 
 def logit_weights(values, bounds, n_problems=None, noise=None):
@@ -60,12 +77,14 @@ def posterior(t, z, w, prior_c=None, anchor=None):
     return mean, cov, phi
 
 
-def t_posterior(t, z, w, prior, n_draws, seed, extra=None):
+def t_posterior(t, z, w, prior, n_draws, seed, extra=None, normals=None):
     """As :func:`posterior`, with a Student-t prior on ``c`` (``prior["c"] = [loc, scale]``,
     ``prior["nu"]`` degrees of freedom) and a flat one on ``A``: given ``c`` the model is
     Gaussian, so ``c``'s posterior is the window's Gaussian likelihood times the t density,
     computed on a grid; ``A | c`` is Gaussian. Returns the posterior median of ``(A, c)``,
-    the covariance of the draws, the over-dispersion and ``n_draws`` joint draws."""
+    the covariance of the draws, the over-dispersion and ``n_draws`` joint draws: from
+    ``normals`` (``(n_draws, 2)`` standard normals, :func:`quasi_normals`) where given, else
+    pseudo-random from ``seed``."""
     own, own_cov, phi = posterior(t, z, w)
     sd_own = float(np.sqrt(own_cov[1, 1]))
     loc, scale = prior["c"]
@@ -83,9 +102,15 @@ def t_posterior(t, z, w, prior, n_draws, seed, extra=None):
     def a_of(c):  # A's posterior mean given c (flat prior on A)
         return (np.sum(w * z) - c * np.sum(w * x)) / sw
     c_med = float(np.interp(0.5, cdf, grid))
-    rng = np.random.default_rng(seed)
-    c = np.interp(rng.uniform(size=max(n_draws, 1)), cdf, grid)
-    a = a_of(c) + rng.standard_normal(len(c)) * np.sqrt(phi / sw)
+    if normals is None:
+        rng = np.random.default_rng(seed)
+        u, za = rng.uniform(size=max(n_draws, 1)), None
+    else:
+        u, za = norm.cdf(normals[:, 0]), normals[:, 1]
+    c = np.interp(u, cdf, grid)
+    if za is None:
+        za = rng.standard_normal(len(c))
+    a = a_of(c) + za * np.sqrt(phi / sw)
     draws = np.stack([a, c], axis=1)
     return np.array([a_of(c_med), c_med]), np.cov(draws.T) if len(c) > 2 else own_cov, phi, draws
 

@@ -262,8 +262,15 @@ class ForecastMethod(Method):
         steps = np.asarray(steps, float)
         mid = self._mid(steps)
         draws = self._draws(steps)
+        # a method whose draws come from even normals (logit-drift: drift_fit.quasi_normals) has its noise's too
+        normals = getattr(self, "noise_normals_", None)
+        if normals is not None and len(normals) != len(draws):
+            normals = None
         if n_draws is not None and len(draws) != n_draws:
-            draws = draws[np.random.default_rng(self.seed + 7).integers(0, len(draws), n_draws)]
+            pick = np.random.default_rng(self.seed + 7).integers(0, len(draws), n_draws)
+            draws, normals = draws[pick], None if normals is None else normals[pick]
+        if normals is None:
+            normals = np.random.default_rng(self.seed + 1).standard_normal(len(draws))
         h = np.maximum(steps - self.end_, 0.0) / max(self.end_ - self.origin_, 1.0)
         s2 = self.sigma_**2 if noise else 0.0
         sd = np.sqrt(s2 + self.q_ * h**self.growth)
@@ -273,7 +280,7 @@ class ForecastMethod(Method):
             steps = steps[-1:]
         # one normal a draw, scaled at each step: a step's draws are then the same whichever other steps
         # are asked with it (the table's final step and the call's agree); each step's spread is unchanged
-        draws = draws + np.random.default_rng(self.seed + 1).standard_normal((len(draws), 1)) * sd
+        draws = draws + normals[:, None] * sd
         # one factor for the whole curve, the band of its furthest step (the backtest measures the
         # factors there): a factor per step would narrow the interval as the horizon grows
         c = cal.method_factor(self.calibration_key, self.target_kind_, float(h.max())) if calibrated else 1.0
