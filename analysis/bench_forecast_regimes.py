@@ -154,6 +154,10 @@ def recipe_backtest(runs, cases, ks, n_boot=200) -> pd.DataFrame:
                     span = 100 / ((run.bounds[1] - run.bounds[0]) if run.bounds else 1.0)
                     row.update(error=span * abs(mid - y), covered=bool(lo <= y <= hi), width=span * (hi - lo),
                                warned=any("collapse risk" in w for w in (fc.warnings or [])))
+                    d = fc.decision or {}
+                    inside = run.target.values[run.target.steps <= fc.window_end]
+                    row.update(call=d.get("call"), threshold=d.get("threshold"),
+                               realised=float(y - inside[-1]) if len(inside) else np.nan)
                 rows.append(row)
     return pd.DataFrame(rows)
 
@@ -164,6 +168,16 @@ def _cell(g):
         return "-"
     return (f"{g['error'].median():.1f} / {g['error'].max():.1f} / {g['covered'].sum()} of {len(g)} / "
             f"{g['width'].median():.1f}")
+
+
+def _calls(g) -> str:
+    g = g[g["ran"]]
+    if g.empty:
+        return "-"
+    stop, cont = g[g["call"] == "stop"], g[g["call"] == "continue"]
+    return (f"{100 * (len(stop) + len(cont)) / len(g):.0f} % / {len(cont)} ("
+            f"{int((cont['realised'] < cont['threshold']).sum())}) / {len(stop)} "
+            f"({int((stop['realised'] > stop['threshold']).sum())})")
 
 
 def tables(res, cases, rates) -> list[str]:
@@ -201,6 +215,17 @@ def tables(res, cases, rates) -> list[str]:
             for way in WAYS:
                 w = part[part["way"] == way]
                 out.append(f"| {regime} | {way} | " + " | ".join(_cell(w[w["K"] == k]) for k in ks) + " |")
+        out.append("")
+    cs = val[val["recipe"].str.startswith("cs336") & (val["way"] != "last-value")]
+    if not cs.empty and "call" in cs:
+        out += ["### The call on the CS336 sweep, by way", "",
+                "Cells: share of (run, window) pairs given a call (stop or continue) / continues (wrong: the run then "
+                "gained less than the threshold) / stops (wrong: it gained more). The way `recipe known, nothing "
+                "named` is a sweep of this recipe whose log names neither task nor model (a custom trainer's "
+                "`answer_accuracy`, no config).", "",
+                "| way | " + " | ".join(f"{k} %" for k in ks) + " |", "|---|" + "---|" * len(ks)]
+        for way in WAYS[:-1]:
+            out.append(f"| {way} | " + " | ".join(_calls(cs[(cs["way"] == way) & (cs["K"] == k)]) for k in ks) + " |")
         out.append("")
     warned = res[(res["way"] == "regimes") & (res["regime"] == "instability")]
     if len(warned):
