@@ -119,6 +119,11 @@ def test_runs_of_two_benchmarks_are_ranked_apart():
     assert "val/gsm8k (validation):" in str(r) and r.top is None and set(r.tops) == {"val/math", "val/gsm8k"}
     assert {(row["run_id"], row["score"]) for row in r.to_dict()} == {
         ("run00", "val/math"), ("run01", "val/math"), ("run02", "val/gsm8k"), ("run03", "val/gsm8k")}
+    # what a Ranking says of itself, said per score (a point of one score is no point of another)
+    assert r.conf == 0.9 and r.fit_frac == 0.5 and r.threshold is None
+    assert set(r.thresholds) == {"val/math", "val/gsm8k"}
+    assert all(t > 0 and "threshold" in why for t, why in r.thresholds.values())
+    assert r.thresholds["val/gsm8k"] == (r.groups[1][1].threshold, r.groups[1][1].threshold_source)
     one = el.rank(_sweep(), fit_frac=0.5, n_boot=60)
     assert not isinstance(one, ScoreRankings) and not any("different scores" in n for n in one.notes)
 

@@ -54,6 +54,31 @@ class ScoreRankings:
     def tops(self) -> dict:
         return {key: ranking.top for key, ranking in self.groups}
 
+    @property
+    def threshold(self) -> None:
+        """No one threshold across scores (a point of one is no point of another): each score's
+        own is :attr:`thresholds`."""
+        return None
+
+    @property
+    def thresholds(self) -> dict:
+        """``{score key: (threshold, its source in words)}``."""
+        return {key: (ranking.threshold, ranking.threshold_source) for key, ranking in self.groups}
+
+    @property
+    def conf(self) -> float | None:
+        """The forecasts' interval level, as every group's (None where the groups differ)."""
+        return self._shared("conf")
+
+    @property
+    def fit_frac(self) -> float | None:
+        """The window as a share of each run (a backtest), as every group's (None where they differ)."""
+        return self._shared("fit_frac")
+
+    def _shared(self, name: str):
+        values = {getattr(ranking, name) for _, ranking in self.groups}
+        return values.pop() if len(values) == 1 else None
+
     def to_dict(self) -> list:
         """Every group's ``--json`` rows, each with its ``score``; then the runs left out (as a Ranking's)."""
         rows = [row for _, ranking in self.groups for row in ranking.to_dict()]  # each says its score (rank)
