@@ -12,7 +12,7 @@ from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.core import forecast
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.drift import DriftTrain, LogitDrift
-from entropylaw.fit.forecast.drift_fit import t_posterior
+from entropylaw.fit.forecast.drift_fit import quasi_normals, t_posterior
 from entropylaw.fit.forecast.drift_prior import learn_task_priors
 from entropylaw.fit.forecast.final import final_steps, no_forecast_reason, observed_final
 from entropylaw.fit.forecast.methods import ForecastMethod
@@ -86,14 +86,17 @@ def test_a_generic_key_says_how_to_name_its_task_and_the_data_set_gets_its_rates
     assert rg.takeoff_rates(rates, regime)[0]["rho"][10] == 0.8
 
 
-def test_t_posterior_against_importance_sampling():
+@pytest.mark.parametrize("quasi", [False, True], ids=["pseudo-random", "quasi-random"])
+def test_t_posterior_against_importance_sampling(quasi):
     """The grid posterior of c (t prior x the window's Gaussian likelihood) against draws from
-    the t prior weighted by the likelihood: an independent Monte Carlo computation."""
+    the t prior weighted by the likelihood: an independent Monte Carlo computation; its draws
+    from pseudo-random normals and from the quasi-random ones logit-drift gives it."""
     t = np.array([10.0, 15.0, 20.0])
     z = np.array([0.1, 0.25, 0.3])
     w = np.array([900.0, 900.0, 900.0])
     prior = {"c": [0.07, 0.15], "nu": 3.0}
-    mean, _, phi, draws = t_posterior(t, z, w, prior, 4000, seed=1)
+    normals = quasi_normals(4000, seed=1)[:, :2] if quasi else None
+    mean, _, phi, draws = t_posterior(t, z, w, prior, 4000, seed=1, normals=normals)
     x = np.log1p(t)
     sxx = np.sum(w * (x - np.average(x, weights=w)) ** 2)
     c_hat = np.sum(w * (x - np.average(x, weights=w)) * z) / sxx
