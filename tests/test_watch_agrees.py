@@ -89,3 +89,26 @@ def test_watch_says_which_of_several_runs_it_follows(tmp_path, capsys):
     assert main(["watch", str(tmp_path), "--plain", "--max-refreshes", "1", "--interval", "0.1"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "3 runs read; following 'run_c', the last read (--run ID follows another)" in out
+
+
+def test_watch_says_what_the_reader_did_to_the_scores_units(tmp_path, capsys):
+    """A sweep's folder with one run logged in percent: forecast warned that the runs logged in
+    fractions were read as a percent too (0.93 -> 0.0093); watch said nothing and showed 0.009."""
+    import json
+
+    from entropylaw.cli.main import main
+
+    for name, scale in (("a", 1.0), ("b", 100.0)):
+        (tmp_path / name).mkdir()
+        rows = []
+        for s in range(1, 61):
+            rows.append({"step": s, "actor/entropy": 1.2 * np.exp(-s / 30) + 0.05, "critic/score/mean": 0.3 + s / 100})
+            if s % 5 == 0:
+                rows.append({"step": s, "val/accuracy": scale * (0.4 + s / 200)})
+        (tmp_path / name / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    snap = el.snapshot(tmp_path, run="a")
+    said = " ".join(snap["read_notes"])
+    assert "read as a percent in 1 run whose values stay within [0, 1]" in said and "read from percent" in said
+    assert main(["watch", str(tmp_path), "--run", "a", "--plain", "--max-refreshes", "1", "--interval", "0.1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "read: " in out and "share their unit" in out

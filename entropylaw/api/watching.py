@@ -9,8 +9,8 @@ from __future__ import annotations
 import warnings
 
 import entropylaw.table as table
-from entropylaw.api.reading import load, row_accounts, target_as_read
-from entropylaw.errors import EntropyLawError
+from entropylaw.api.reading import load, row_accounts, target_as_read, unit_lines
+from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning
 from entropylaw.fit.forecast.core import DEFAULT, forecast_table
 from entropylaw.fit.forecast.problems import check_problems
 from entropylaw.fit.run import fit_run
@@ -31,6 +31,11 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         df = load(str(path), warn=False, **load_options)
+        # what the reader did to the values (a percent read as a fraction, a sweep's runs made to share a unit)
+        # is said at each refresh, as `forecast` says it: a growing log's cut line is a row account, not one of these
+        read_notes = list(dict.fromkeys(str(w.message) for w in caught
+                                          if issubclass(w.category, EntropyLawWarning)
+                                          and not issubclass(w.category, RowsDroppedWarning)))
         ids = table.run_ids(df)
         if not ids:
             raise EntropyLawError(f"{path}: no runs yet")
@@ -38,7 +43,8 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
             raise EntropyLawError(f"`run` {run}: not in {path} (runs: {', '.join(ids[:8])})")
         rid = run or ids[-1]
         target, target_said = target_as_read(df, target)
-        out = {"run_id": rid, "n_runs": len(ids), "rows": int((df["run_id"] == rid).sum()), "target_note": target_said}
+        out = {"run_id": rid, "n_runs": len(ids), "rows": int((df["run_id"] == rid).sum()), "target_note": target_said,
+               "read_notes": read_notes + unit_lines(df)}
         if len(ids) > 1:  # one run is followed: the others are not dropped unsaid
             out["runs_note"] = (f"{len(ids)} runs read; following {rid!r}"
                                 + ("" if run else ", the last read (--run ID follows another)"))

@@ -166,6 +166,7 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
     lines += [f"  note: {snap['total_note']}"] if snap.get("total_note") else []
     lines += [f"  note: {snap['target_note']}"] if snap.get("target_note") else []
     lines += [f"  note: {snap['runs_note']}"] if snap.get("runs_note") else []
+    lines += [f"  read: {n}" for n in snap.get("read_notes", [])]
     lines += [f"  damaged: {d}" for d in snap.get("damaged", [])]
     lines += [f"  rows: {d}" for d in snap.get("dropped", [])]
     lines += [f"  note: {n}" for n in notes]
@@ -212,6 +213,8 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
         t.add_row("rows", Text(d, style="yellow"))
     if snap.get("runs_note"):
         t.add_row("runs", snap["runs_note"])
+    for n in snap.get("read_notes", []):
+        t.add_row("read", Text(n, style="yellow"))
     body = Group(t, Text("\n".join(notes), style="dim")) if notes else t
     return Panel(body, title=_title(path), subtitle=f"refreshed {when}")
 
