@@ -202,11 +202,17 @@ def one_line_rows(forecasts) -> list[dict]:
         mid, lo, hi, nofc = _final(fc)
         d = fc.decision or {}
         obs = fc.final_observed if fc.fit_frac is not None or fc.window_end < (fc.run_last or fc.window_end) else None
+        # a gain read from a curve whose interval says nothing (the call refused: no forecast) is no gain; one read
+        # from another method than the final's is named (the collapsed run's final was last-value's 0.000, its gain
+        # power's -7.7 [-7.7, +59.6], unnamed)
+        refused = d.get("call") is None and str(d.get("reason") or "").startswith("no forecast")
+        other = f" ({d['method']})" if d.get("method") not in (None, fc.default) else ""
         rows.append({"run": rid, "window": f"<= {fc.last_logged:g}",
                      "final": "-" if mid is None else "no forecast" if nofc else f"{mid:.3f} [{lo:.3f}, {hi:.3f}]",
                      "observed": None if obs is None else f"{obs:.3f}",
                      "to": "-" if "gain" not in d else f"{d['gain']['to_step']:g}",
-                     "gain": "-" if "gain" not in d else gain_text(d), "call": call_text(d),
+                     "gain": "-" if "gain" not in d or refused else gain_text(d) + other,
+                     "call": f"no call ({d['method'] + ': ' if other else ''}no forecast)" if refused else call_text(d),
                      "regime": "" if fc.regime_name == "saturation" else fc.regime_name})
     return rows
 
@@ -320,7 +326,8 @@ def one_line_text(forecasts) -> str:
     said = ("final: the default method's final score; gain: what continuing from the window's end to that step "
             f"adds, in {' or '.join(sorted(units)) or 'points'}, with its {pct} lower and upper bounds; "
             "call: stop / continue / undecided (the likely call "
-            "and its step) against each run's threshold; --full: every run's forecast, threshold and reasons")
+            "and its step) against each run's threshold; a method named beside a gain: the call's, where it is not "
+            "the final's; --full: every run's forecast, threshold and reasons")
     regimes = _regime_lines(forecasts)
     if any(r["regime"] for r in rows):
         said += ("; regime: take-off (still climbing fast from its floor: the interval opens upward) or instability "
