@@ -588,3 +588,17 @@ def test_a_file_given_twice_is_read_once(tmp_path):
     with pytest.warns(EntropyLawWarning, match=r"given twice \(as .*run.csv\): read once"):
         df = el.load(tmp_path / "run.csv", str(tmp_path / ".." / tmp_path.name / "run.csv"))
     assert table.run_ids(df) == ["run"]
+
+
+def test_a_json_null_is_a_key_not_logged_not_a_dropped_value(tmp_path):
+    """pandas' to_json writes a missing validation as null: 180 of 200 lines said "dropped 180
+    values (non-numeric value: 180)", which buried the one broken line in the middle of the file."""
+    rows = [{"step": s, "actor/entropy": 1.0 / s, "critic/score/mean": 0.5, "val/acc": 0.4 if s % 10 == 0 else None}
+            for s in range(1, 201)]
+    lines = [json.dumps(r) for r in rows]
+    lines.insert(100, '{"step": 100, "actor/entropy": 0.3, "critic/sc')
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    account = el.load(str(path), warn=False).attrs["row_accounts"][0]
+    assert account["dropped"] == {"unparseable line": 2}, account["dropped"]
+    assert account["rows_read"] == 200 * 2 + 20 + 2

@@ -17,8 +17,9 @@ any trainer's own ``metrics.jsonl``.
   dropped and counted (as many rows as the ``"key":`` values it still shows, reason
   ``unparseable line``; the file's last line cut while being written, with no newline, counts
   what the line before it held, reason ``cut-off last line``); a value that is not a number
-  (string, list, bool, null) is dropped and counted as ``non-numeric value``; ``NaN``/``Infinity``
-  tokens reach :func:`finalize` which drops them.
+  (string, list, bool) is dropped and counted as ``non-numeric value``; ``NaN``/``Infinity``
+  tokens reach :func:`finalize` which drops them. A ``null`` is a key not logged at that step
+  (as a CSV's empty cell: what pandas writes for a missing value), neither read nor dropped.
 
 >>> import tempfile, os
 >>> with tempfile.TemporaryDirectory() as d:
@@ -206,6 +207,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
             for key, value in _flatten(data):
                 if (is_step_name(key) and _integer(value) is not None) or BOOKKEEPING.match(key):
                     aside.add(key)  # another step axis (_step, eval_step), W&B's clock: not metrics, not rows
+                    continue
+                if value is None:  # null: not logged at this step, as a CSV's empty cell (pandas' to_json of a NaN)
                     continue
                 last_count += 1
                 report.read(1)
