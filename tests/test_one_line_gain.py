@@ -30,3 +30,29 @@ def test_a_refused_calls_gain_is_not_shown_and_another_methods_gain_is_named():
     assert row["gain"].endswith("(power)") and row["call"] == "stop"
     row = one_line_rows({"r": _fc({**made, "method": "last-value"})})[0]
     assert "(" not in row["gain"]
+
+
+def _rows():
+    return [{"run": f"lr{i}e-6", "window": "<= 300", "final": "0.936 [0.876, 0.969]", "observed": None, "to": "599",
+             "gain": "+0.5 [-2.7, +2.7]", "call": "undecided (stop ~513)" if i % 2 else "continue", "regime": ""}
+            for i in range(1, 5)]
+
+
+COLS = [("run", "run"), ("window", "window"), ("final [90 %]", "final"), ("to step", "to"), ("gain", "gain"),
+        ("call", "call")]
+
+
+def test_the_one_line_table_keeps_its_columns_at_80_and_60_columns():
+    """At 80 columns (a terminal's default) a row 2 characters too wide was re-flowed word by word:
+    'lr2e-6 <= 300 0.936 [0.876, 0.969] +0.5 [-2.7, +2.7] undecided (stop ~513)', out of its columns."""
+    from entropylaw.fit.forecast.text import line_table
+    from entropylaw.terminal import wrap
+
+    for width in (80, 60):
+        out = wrap(line_table(_rows(), COLS, width=width), width=width)
+        lines = out.splitlines()
+        assert all(len(ln) <= width for ln in lines), out
+        at = lines[0 if width == 80 else 1].index("final")
+        rows = [ln for ln in lines if "0.936" in ln]
+        assert len(rows) == 4 and all(ln.index("0.936") == at for ln in rows), out
+        assert all("undecided (stop" in ln for ln in lines if ln.startswith(("lr1", "lr3"))), out

@@ -8,6 +8,8 @@ Above :data:`FEW` runs, one line per run (``full=True``: every run's own text).
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
@@ -275,13 +277,15 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
 
 LINE_OPTIONAL = ("observed", "to", "regime")  # what a one-line table too wide for the terminal leaves out first
 MIN_NAME = 10  # a run's name is cut to no fewer characters (kept apart from the others: terminal.shorts)
+LAST_ROOM = 12  # the fewest characters the last column wraps in, beside the others
 
 
 def line_table(rows: list[dict], columns: list[tuple[str, str]], width: int | None = None) -> str:
     """One line per row, the first column (a run's name) cut in the middle so that every line
     fits ``width`` (default: the terminal's); the other columns keep their width. Where the run's
     name at MIN_NAME characters is not enough, the columns of :data:`LINE_OPTIONAL` are left out, in
-    order (a line wider than the terminal is wrapped word by word, out of its columns)."""
+    order; then the last column's cells wrap within it, else each row's name and last cell make a
+    line above its other cells (its columns kept either way)."""
     width = text_width() if width is None else width
 
     def sized(cols):
@@ -298,10 +302,20 @@ def line_table(rows: list[dict], columns: list[tuple[str, str]], width: int | No
         columns = [c for c in columns if c[1] != key]
         cells, sizes, fits = sized(columns)
     sizes[0] = max(MIN_NAME, min(sizes[0], width - sum(sizes[1:]) - GAP * (len(sizes) - 1)))
+    # still too wide: the last column's cells wrap within it; where that leaves it under LAST_ROOM characters,
+    # each run's name and last cell make a line above its other cells (a line re-flowed at the terminal's width
+    # lost its columns: 'lr2e-6 <= 300 0.936 [0.876, 0.969] ...' at 80 columns)
+    stacked = not fits and sum(sizes[:-1]) + GAP * (len(sizes) - 1) + LAST_ROOM > width
+    start = sum(sizes[:-1]) + GAP * (len(sizes) - 1)
 
     def line(values, name):
-        out = [name.ljust(sizes[0])] + [v.ljust(w) for v, w in zip(values[1:], sizes[1:])]
-        return (" " * GAP).join(out).rstrip()
+        middle = [v.ljust(w) for v, w in zip(values[1:-1], sizes[1:-1])]
+        if stacked:
+            below = ("  " + (" " * GAP).join(middle)).rstrip()
+            return "\n".join([wrap(f"{name}{' ' * GAP}{values[-1]}", width), below])
+        parts = textwrap.wrap(values[-1], max(width - start, LAST_ROOM), break_long_words=False) or [""]
+        first = (" " * GAP).join([name.ljust(sizes[0])] + middle + [parts[0]]).rstrip()
+        return "\n".join([first] + [" " * start + p for p in parts[1:]])
     said = [f"(left out at {width} columns: {', '.join(left)}; the JSON has them)"] if left else []
     names = shorts([c[0] for c in cells], sizes[0])  # cut, but each run still told from the others
     return "\n".join([line([h for h, _ in columns], columns[0][0])] + [line(c, n) for c, n in zip(cells, names)]
