@@ -3,8 +3,12 @@ figures with many runs.
 
 A family is the runs of one model (the table's ``model`` metadata); models with a
 single run are pooled as "other runs". Within a family a run is labelled by what sets it
-apart: the parts of its id (split at ``_`` and ``-``) that not every member shares, cut
-in the middle to ``max_len`` characters. The full id stays available (hover, footnote).
+apart: the parts of its id (split at ``_`` and ``-``) that not every member shares. A label
+longer than ``max_len`` characters loses its tracker's run id (runs of one setting keep its
+start: ``clip_lr1e epoch3 batch128 4c``), then the parts most runs share while it still tells
+its run apart, its settings written by their initial where it must (``lr1e e3 b128 mean_no_use``);
+what is still too long is cut in the middle. The label is a handle: the full id stays available
+(hover, footnote).
 
 >>> ids = ["qwen2.5-7b__exp1a__rho0.10_seed43", "qwen2.5-7b__exp1a__rho1.00_seed42",
 ...        "verl_ppo_deepseek-llm-7b-chat_gsm8k", "verl_grpo_deepseek-llm-7b-chat_gsm8k", "lone-run"]
@@ -71,13 +75,16 @@ def _tokens(run_id: str) -> list[str]:
     return [t for t in re.split(r"[_\-\s]+", str(run_id)) if t]
 
 
-def _kept(run_id: str, common: set) -> str:
-    """The parts of ``run_id`` not in ``common``, as written: neighbours keep the separator
-    between them (``gemma-2-2b-it`` stays whole), a gap where parts were dropped is a space.
+def _kept(run_id: str, common: set, renamed: Mapping[str, str] | None = None) -> str:
+    """The parts of ``run_id`` not in ``common``, as written (or as ``renamed``): neighbours keep the
+    separator between them (``gemma-2-2b-it`` stays whole), a gap where parts were dropped is a space.
 
     >>> _kept("trl_ppo_gemma-2-2b-it_gsm8k", {"trl", "gsm8k"}), _kept("a_b_c", {"b"}), _kept("a_b", {"a", "b"})
     ('ppo_gemma-2-2b-it', 'a c', 'a_b')
+    >>> _kept("clip_lr1e_epoch3_batch128", {"clip"}, {"epoch3": "e3", "batch128": "b128"})
+    'lr1e_e3_b128'
     """
+    renamed = renamed or {}
     pieces = re.split(r"([_\-\s]+)", str(run_id))
     if all(t in common for t in pieces[::2] if t):
         return str(run_id)
@@ -86,6 +93,7 @@ def _kept(run_id: str, common: set) -> str:
         part = pieces[i]
         if not part or part in common:
             continue
+        part = renamed.get(part, part)
         if part.isdigit() and i >= 2 and last != i - 2 and pieces[i - 2]:
             # a number alone reads as a row's number ("3 tracking" beside # 1-4): it keeps the part
             # before it, as the id writes them ("7_3 tracking")
@@ -99,10 +107,18 @@ def _kept(run_id: str, common: set) -> str:
 
 
 ID_LIKE = re.compile(r"(?=[a-z0-9]*\d)(?=[a-z0-9]*[a-z])[a-z0-9]{6,}")  # letters and digits: 8jla7krl, batch128
+# a word that belongs to the part after it: "no_clip" is one setting, and "no" alone would say nothing
+BOUND = {"no", "not", "non", "with", "without"}
+SETTING = re.compile(r"([A-Za-z]{4,})(\d[\d.]*)")  # a word and its value: epoch3, batch128, seed43
 
 
 def _stem(token: str) -> str:
     return re.sub(r"[\d.]+", "", token)
+
+
+def _value(token: str) -> str:
+    """``token`` with its numbers read as numbers: rho1.0 and rho1.00 are one setting."""
+    return re.sub(r"\d+(?:\.\d+)?", lambda m: repr(float(m.group())), token.lower())
 
 
 def shorten(text: str, max_len: int) -> str:
@@ -116,19 +132,21 @@ def shorten(text: str, max_len: int) -> str:
 
 def short_labels(groups: Mapping[str, Sequence[str]], max_len: int = 28) -> dict[str, str]:
     """``run_id -> short label``, unique within each family (the full id when the parts
-    that tell members apart are not unique): the parts as the id writes them, cut in the middle
-    to ``max_len`` characters."""
+    that tell members apart are not unique). A label too long loses its tracker's run id
+    (:func:`_without_run_ids`), then the parts that tell its run apart least (:func:`_fit`), and
+    is then cut in the middle to ``max_len`` characters."""
     out = {}
     for members in groups.values():
         tokens = {r: _tokens(r) for r in members}
         common = set.intersection(*(set(t) for t in tokens.values())) if len(members) > 1 else set()
-        labels = {}
-        for r in members:
-            labels[r] = _kept(r, common)
+        labels = {r: _kept(r, common) for r in members}
         if len(set(labels.values())) < len(labels):
             labels = {r: r for r in members}
-        if any(len(v) > max_len for v in labels.values()):
-            labels = _without_run_ids(members, tokens, common, labels, max_len)
+        elif any(len(v) > max_len for v in labels.values()):
+            ends = _id_ends(members, tokens, common, labels, max_len)
+            labels = {r: _kept(r, drop) + tail for r, (drop, tail) in ends.items()}
+            if len(members) > 1:
+                labels = _fit(members, tokens, common, ends, labels, max_len)
         cut = {r: shorten(v, max_len) for r, v in labels.items()}
         alike: dict = {}
         for r, v in cut.items():
@@ -142,15 +160,24 @@ def short_labels(groups: Mapping[str, Sequence[str]], max_len: int = 28) -> dict
 def _without_run_ids(members, tokens, common, labels, max_len: int = 0) -> dict:
     """``labels`` less the tracker's run ids (:data:`ID_LIKE` parts that end one run's id and are in
     no other, their letters in no other part; a run alone keeps every part). Cut in the middle, a
-    label kept the id and lost what tells the runs apart (``clip_lr1e epoc…h64__tmeb8iyd``). A run whose label is then another's keeps its id.
+    label kept the id and lost what tells the runs apart (``clip_lr1e epoc…h64__tmeb8iyd``). Runs whose
+    labels are then alike (one setting run twice) keep the id's shortest start, of two characters at
+    least, that tells them apart, one length for them all (``epoch3_batch128 4c2``).
 
     >>> ids = ["clip_lr1e_epoch1_batch64__tmeb8iyd", "clip_lr1e_epoch3_batch128__4c2lw1ul",
-    ...        "clip_lr1e_epoch3_batch128__6sse57zp"]
+    ...        "clip_lr1e_epoch3_batch128__6sse57zp", "clip_lr1e_epoch3_batch128__6s7xk2pq"]
     >>> toks = {r: _tokens(r) for r in ids}
     >>> labels = {r: _kept(r, {"clip", "lr1e"}) for r in ids}
     >>> sorted(_without_run_ids(ids, toks, {"clip", "lr1e"}, labels, 20).values())
-    ['epoch1_batch64', 'epoch3_batch128__4c2lw1ul', 'epoch3_batch128__6sse57zp']
+    ['epoch1_batch64', 'epoch3_batch128 4c2', 'epoch3_batch128 6s7', 'epoch3_batch128 6ss']
     """
+    ends = _id_ends(members, tokens, common, labels, max_len)
+    return {r: _kept(r, drop) + tail for r, (drop, tail) in ends.items()}
+
+
+def _id_ends(members, tokens, common, labels, max_len) -> dict:
+    """``run_id -> (parts dropped, text after the label)``: see :func:`_without_run_ids`."""
+    keep = {r: (common, "") for r in members}
     seen = Counter(t for r in members for t in set(tokens[r]))
     # a tracker's run id: in one run's id only, and no other part shares its letters (batch128 beside
     # batch64, epoch1, seed43 are settings: their letters recur with another number)
@@ -161,12 +188,103 @@ def _without_run_ids(members, tokens, common, labels, max_len: int = 0) -> dict:
     lasts = {tokens[r][-1] for r in members if tokens[r]} if len(members) > 1 else set()
     ids = {t for t, n in seen.items() if n == 1 and t in lasts and ID_LIKE.fullmatch(t) and stems[_stem(t)] == 1}
     if not ids:
-        return labels
+        return keep
     short = {r: _kept(r, common | ids) for r in members}
-    counts = Counter(short.values())
-    # only a label too long loses its id (one that fits keeps every part: aime24 is no run id)
-    out = {r: short[r] if counts[short[r]] == 1 and short[r] != r and len(labels[r]) > max_len else labels[r]
-           for r in members}
+    alike: dict = {}
+    for r in members:
+        alike.setdefault(short[r], []).append(r)
+    out = dict(keep)
+    for rest, group in alike.items():
+        # only a label too long loses its id (one that fits keeps every part: aime24 is no run id)
+        if rest in group or not any(len(labels[r]) > max_len for r in group):  # the id itself, or fits
+            continue
+        if len(group) == 1:
+            out[group[0]] = (common | ids, "")
+            continue
+        ends = [tokens[r][-1] for r in group]
+        if not all(e in ids for e in ends):
+            continue  # a run of the group without an id: the ids tell nothing apart
+        n = next((k for k in range(2, max(map(len, ends)) + 1) if len({e[:k] for e in ends}) == len(ends)), 0)
+        out.update((r, (common | ids, " " + e[:n])) for r, e in zip(group, ends))
+    shown = [_kept(r, drop) + tail for r, (drop, tail) in out.items()]
+    return out if len(set(shown)) == len(shown) else keep
+
+
+def _key(unit: tuple) -> str:
+    return _value("_".join(unit))
+
+
+def _units(tokens) -> list[tuple]:
+    """``tokens`` as the settings they name: a word of :data:`BOUND` with the part after it."""
+    out: list[tuple] = []
+    for t in tokens:
+        if out and out[-1][-1].lower() in BOUND and len(out[-1]) == 1:
+            out[-1] = out[-1] + (t,)
+        else:
+            out.append((t,))
+    return out
+
+
+def _fit(members, tokens, common, ends, labels, max_len) -> dict:
+    """``labels`` where those too long lose, one at a time, the parts that the most runs of the family
+    share (they say the least; of parts as widely shared, the last first), each only while the rest still
+    tells the run apart: no other run's id holds every part left (runs of one setting run twice: but
+    theirs, told apart by the start of their tracker's id). A setting (a word whose value the family
+    sweeps: epoch1, epoch3) is never dropped: once what is left to drop is shared by fewer runs than the
+    most shared of the label's settings, these are written by their initial (epoch3 -> e3, batch128 ->
+    b128, where no two such words of the family share one; whole again if the label then fits). The
+    parts dropped are those that least tell runs apart, not the end or the middle of the id, and
+    ``no_clip`` drops whole (:data:`BOUND`).
+
+    >>> ids = ["clip_lr1e_epoch3_batch128_mean_no_use_std", "clip_lr1e_epoch3_batch128_mean_use_std",
+    ...        "clip_lr1e_epoch2_batch128", "clip_lr1e_epoch3_batch128", "clip_lr1e_epoch3_batch64"]
+    >>> toks, common = {r: _tokens(r) for r in ids}, {"clip", "lr1e"}
+    >>> ends = {r: (common, "") for r in ids}
+    >>> got = _fit(ids, toks, common, ends, {r: _kept(r, common) for r in ids}, 20)
+    >>> got[ids[0]], got[ids[1]], got[ids[2]]
+    ('e3_b128_mean_no_use', 'e3_b128_mean_use_std', 'epoch2_batch128')
+    """
+    units = {r: _units([t for t in tokens[r] if t not in common]) for r in members}
+    held: dict = {}  # a part -> the runs holding it
+    for r in members:
+        for u in units[r]:
+            held.setdefault(_key(u), set()).add(r)
+    values: dict = {}  # a setting's word -> its values in the family
+    for key in held:
+        if re.search("[a-z]", _stem(key)):
+            values.setdefault(_stem(key), set()).add(key)
+    swept = {k for k in held if len(values.get(_stem(k), ())) > 1}
+    every = {t for r in members for t in tokens[r]}
+    settings = {t: m for t in every if (m := SETTING.fullmatch(t)) and _value(t) in swept}
+    initials = Counter(w[0] for w in {m[1].lower() for m in settings.values()})
+    renamed = {t: m[1][0] + m[2] for t, m in settings.items()
+               if initials[m[1][0].lower()] == 1 and m[1][0] + m[2] not in every}
+    out = dict(labels)
+    for r in (r for r in members if len(labels[r]) > max_len):
+        drop, tail = ends[r]
+        # runs of one setting run twice: their labels are alike but for the start of the tracker's id
+        mates = {s for s in members if tail and ends[s][1] and _kept(s, drop) == _kept(r, drop)} | {r}
+        parts = [u for u in units[r] if not set(u) <= drop]
+        count = {u: len(held[_key(u)]) for u in parts}
+
+        def show(left, short):
+            gone = drop | {t for u in parts if u not in left for t in u}
+            return _kept(r, gone, renamed if short else None) + tail
+
+        # (runs holding, a drop before the initials, the last part first, the part dropped or None)
+        moves = [(count[u], 0, -i, u) for i, u in enumerate(parts) if _key(u) not in swept]
+        short_ones = [count[u] for u in parts if len(u) == 1 and u[0] in renamed]
+        moves += [(max(short_ones), 1, 0, None)] if short_ones else []
+        left, short = list(parts), False
+        for _, _, _, u in sorted(moves, key=lambda m: (-m[0], m[1], m[2])):
+            rest = [v for v in left if v != u]
+            if u is None:
+                short = True
+            elif rest and set.intersection(*(held[_key(v)] for v in rest)) <= mates:
+                left = rest
+            if len(show(left, short)) <= max_len:
+                break
+        out[r] = show(left, short and len(show(left, False)) > max_len)
     return out if len(set(out.values())) == len(out) else labels
 
 
