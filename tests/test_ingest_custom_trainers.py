@@ -8,6 +8,7 @@ import glob
 import gzip
 import json
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -602,3 +603,44 @@ def test_a_json_null_is_a_key_not_logged_not_a_dropped_value(tmp_path):
     account = el.load(str(path), warn=False).attrs["row_accounts"][0]
     assert account["dropped"] == {"unparseable line": 2}, account["dropped"]
     assert account["rows_read"] == 200 * 2 + 20 + 2
+
+
+def _counted_run(folder: Path, percent: bool, top: int, n: int = 1024) -> Path:
+    """A custom trainer's run whose eval rows state ``num_examples``: its accuracy is ``k / n``
+    (``100 k / n`` in percent), climbing to ``top`` problems solved."""
+    folder.mkdir(parents=True)
+    rows = []
+    for s in range(1, 101):
+        rows.append({"type": "train", "grpo_step": s, "token_entropy": 0.9 / s ** 0.3,
+                     "train_reward": min(0.9, s / 100)})
+        if s % 10 == 0:
+            k = round(top * (1 - math.exp(-s / 30)))
+            rows.append({"type": "eval", "grpo_step": s, "answer_accuracy": (100 if percent else 1) * k / n,
+                         "num_examples": n})
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder / "metrics.jsonl"
+
+
+def test_a_run_that_states_its_size_keeps_its_fractions_beside_a_percent_run(tmp_path):
+    """One run of a sweep logs a percent, two log fractions with `num_examples`: the fractions were
+    read as a percent with their peer (0.93 as 0.0093). Their values are whole numbers of 1024
+    problems as fractions and not as a percent, so they keep their unit, each said so; a failed
+    run's percent (10 of 1024: 0.98 %, whole either way) still reads as its peers' percent."""
+    _counted_run(tmp_path / "sweep" / "lr1", percent=False, top=950)
+    _counted_run(tmp_path / "sweep" / "lr2", percent=False, top=700)
+    _counted_run(tmp_path / "sweep" / "lr3", percent=True, top=800)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EntropyLawWarning)  # nothing re-read as a percent: no warning
+        df = el.load(str(tmp_path / "sweep"))
+    top = {r: _series(df[df["run_id"] == r], "val/answer_accuracy").max() for r in el.run_ids(df)}
+    solved = {"lr1": 950, "lr2": 700, "lr3": 800}  # each run's top, reached at step 100 as k of 1024
+    assert top == pytest.approx({r: round(t * (1 - math.exp(-100 / 30))) / 1024 for r, t in solved.items()})
+    notes = [n for a in el.row_accounts(df) if "lr1" in a["source"] for n in a["notes"]]
+    assert any("read as fractions, not as a percent" in n and "1024 problems" in n for n in notes)
+    # a percent sweep whose failed run stayed below 1 %: whole counts either way, read with its peers
+    _counted_run(tmp_path / "pct" / "ok", percent=True, top=800)
+    _counted_run(tmp_path / "pct" / "failed", percent=True, top=10)
+    with pytest.warns(EntropyLawWarning, match=r"read as a percent in 1 run whose values stay within \[0, 1\] "
+                                               r"\(failed/metrics.jsonl\)"):
+        pct = el.load(str(tmp_path / "pct"))
+    assert _series(pct[pct["run_id"] == "failed"], "val/answer_accuracy").max() == pytest.approx(10 / 1024)

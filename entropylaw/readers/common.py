@@ -40,7 +40,7 @@ from entropylaw.readers.model_size import params_from_name, published_nonembeddi
 from entropylaw.readers.names import algorithm_from_filename, algorithm_name
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.resumes import _where, resolve_resumes
-from entropylaw.readers.units import PERCENT, impossible, says_accuracy, unit
+from entropylaw.readers.units import PERCENT, impossible, kept_fractions, says_accuracy, unit
 from entropylaw.terminal import count
 
 NON_FINITE = "non-finite value"
@@ -301,7 +301,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
         ranges, keys = _ranges(df)
         km = detect()
     found = {k: unit(df["value"].to_numpy()[(df["key"] == k).to_numpy()]) for k in score_keys(km) if k in ranges}
-    scales = score_scales(km, ranges, opts.score_scale, found, opts.percent_keys)
+    scales = score_scales(km, ranges, opts.score_scale, found, kept_fractions(df, opts.percent_keys, ranges, report))
     if scales:  # scores read as fractions: the choices that look at ranges see the fractions
         for key, (factor, why) in scales.items():
             ranges[key] = tuple(v * factor for v in ranges[key])

@@ -181,9 +181,12 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
             read = _load_one(str(source), opts, skip_bad=skip_bad, strict=strict)
             shared = {} if opts.score_scale is not None else units.shared_percent([r for _, r in read])
             if shared:  # a sweep's run that stayed below 1 %: read again, as its peers are
-                warnings.warn(units.said(str(source), shared, [r for _, r in read]), EntropyLawWarning, stacklevel=2)
+                first = [r for _, r in read]
                 read = _load_one(str(source), dataclasses.replace(opts, percent_keys=shared), skip_bad=skip_bad,
                                  strict=strict)
+                message = units.said(str(source), shared, first, [r for _, r in read])
+                if message:  # none where every such run showed its fractions (units.kept_fractions)
+                    warnings.warn(message, EntropyLawWarning, stacklevel=2)
             pieces.extend(read)
             given.extend([str(source)] * len(read))
         except (EntropyLawError, OSError) as err:

@@ -142,3 +142,21 @@ def is_candidate(key: str) -> bool:
     """
     warnings: list[str] = []
     return bool(entropy_by_name([key], warnings) or score_by_name([key], warnings) or val_by_name([key], warnings))
+
+
+# a count of the validation set the log itself states, beside the score (a custom trainer's eval row:
+# "num_examples": 1024), under an evaluation prefix (read by the forecast's noise and by the score's unit)
+SIZE_NAME = re.compile(r"^(?:num|n|number_of)_?(?:eval_|val_|test_)?(?:examples|problems|questions|prompts)$"
+                       r"|^(?:eval|val|test)_?(?:size|examples)$", re.I)
+LOGGED_MOST = 10 ** 6  # a stated count beyond this is no validation set (a token or sample count)
+EVAL_PREFIX = re.compile(r"^(?:eval|val|test|validation|evaluation)(?:/|_)", re.I)
+
+
+def is_size_name(name: str) -> bool:
+    """Whether a metric's name is a count of the validation set (``eval/num_examples``).
+
+    >>> is_size_name("eval/num_examples"), is_size_name("val/math/n_problems"), is_size_name("num_examples")
+    (True, True, False)
+    """
+    rest = EVAL_PREFIX.sub("", str(name), count=1)
+    return rest != str(name) and bool(SIZE_NAME.match(rest.rsplit("/", 1)[-1]))

@@ -12,7 +12,10 @@ The runs of one source (a sweep's directory) share their unit (:func:`shared_per
 that stayed below 1 % (a failed learning rate) looks like a fraction, and was read as one: 0.87 %
 became 87 %, and ranked first. A run logged in fractions beside runs in percent under the same
 key is thus read as a percent too, said with the remedy: runs given as separate sources keep
-each its own unit (two trainers may log one key on different scales).
+each its own unit (two trainers may log one key on different scales). Where the run states its
+validation set's size ``n`` (``eval/num_examples``), its values say which they are
+(:func:`whole_fractions`): ``k / n`` as fractions, not ``100 k / n``; such a run keeps its
+fractions (a run at 0.93 beside a percent one was read as 0.0093).
 
 >>> import numpy as np
 >>> unit(np.array([0.2, 0.5, 0.7, 1.5])), unit(np.array([0.5, 20.0, 56.0])), unit(np.array([-5.0, -2.0, 3.0]))
@@ -29,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.key_names import LOGGED_MOST, is_size_name
 from entropylaw.terminal import count
 
 PERCENT_WORDS = ("acc", "pass", "percent", "pct", "correct")  # a name that says an accuracy
@@ -126,11 +130,73 @@ def shared_percent(reports) -> dict[str, float]:
     return {k: v for k, v in top.items() if k in plain}
 
 
-def said(source: str, keys: dict[str, float], reports) -> str:
-    """The warning: which runs of ``source`` were read again as a percent, and how to refuse it."""
+def said(source: str, keys: dict[str, float], reports, again=None) -> str | None:
+    """The warning: which runs of ``source`` were read again as a percent (``again``: the reports of
+    that reading; a run that showed its fractions there is none), and how to refuse it; None: none."""
+    again_read = {(r.source, k): found[0] for r in (again or []) for k, found in getattr(r, "score_units", {}).items()}
     runs = [os.path.relpath(r.source, source) if os.path.isdir(source) else r.source for r in reports
-            for k, found in getattr(r, "score_units", {}).items() if k in keys and _as_fraction(*found)]
+            for k, found in getattr(r, "score_units", {}).items() if k in keys and _as_fraction(*found)
+            and (again is None or again_read.get((r.source, k)) == PERCENT)]
+    if not runs:
+        return None
     names = ", ".join(repr(k) for k in sorted(keys))
     return (f"{source}: {names} read as a percent in {count(len(runs), 'run')} whose values stay within [0, 1] "
             f"({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''}), as in the other runs read from it (the runs "
             "of one source share their unit); give its files apart to read each in its own unit")
+
+
+def stated_size(df: pd.DataFrame) -> float | None:
+    """The validation set's size a run states (a key named as such, :func:`~.key_names.is_size_name`):
+    one whole number, from 2 to ``LOGGED_MOST``, at every row where it is logged; else None (none, or
+    two that disagree)."""
+    sizes = {float(v) for key in pd.unique(df["key"]) if is_size_name(str(key))
+             for v in pd.unique(df["value"].to_numpy()[(df["key"] == key).to_numpy()])}
+    n = sizes.pop() if len(sizes) == 1 else None
+    return n if n is not None and 2 <= n <= LOGGED_MOST and n == round(n) else None
+
+
+def _decimals(values: np.ndarray) -> int:
+    """The fewest decimals (up to 8) that write every value: what a log rounded them to."""
+    return next((d for d in range(9) if np.all(np.abs(values - np.round(values, d)) < 1e-9)), 8)
+
+
+def whole_fractions(values, n: float | None) -> bool:
+    """Whether scores within [0, 1] are fractions of ``n`` problems and no percent: nearly all of them
+    ``k / n`` (within what their rounding allows) and most not ``100 k / n``. A percent's values are
+    ``100 k / n``, whole counts read either way (0.87890625 % is 9 of 1024, and 900 / 1024 as a
+    fraction): they say nothing, and the run's peers decide (:func:`shared_percent`).
+
+    >>> whole_fractions([0.46484375, 0.5703125, 0.0], 1024), whole_fractions([0.4648, 0.5703], 1024)
+    (True, True)
+    >>> whole_fractions([0.87890625, 0.29296875], 1024), whole_fractions([0.4648, 0.5703], None)
+    (False, False)
+    """
+    v = np.asarray(values, dtype=np.float64)
+    v = v[(v > 0) & (v <= 1)]
+    if n is None or len(v) < 2:
+        return False
+    slack = 0.5 * 10.0 ** -_decimals(v) * n + 1e-6  # a count's distance from whole, from the rounding alone
+    if slack >= 0.25:  # the rounding allows any count: the values say nothing
+        return False
+    as_fraction = np.abs(v * n - np.round(v * n)) <= slack
+    as_percent = np.abs(v * n / 100 - np.round(v * n / 100)) <= slack / 100
+    return bool(as_fraction.mean() >= MOST and as_percent.mean() < 0.5)
+
+
+def kept_fractions(df: pd.DataFrame, percent_keys: dict, ranges: dict, report: IngestReport) -> dict:
+    """``percent_keys`` (the keys the run's peers log as a percent, :func:`shared_percent`) less those
+    whose values this run shows to be fractions of the size it states (:func:`whole_fractions`),
+    each said in ``report``."""
+    if not percent_keys:
+        return percent_keys
+    n = stated_size(df)
+    out = dict(percent_keys)
+    for key in list(out):
+        values = df["value"].to_numpy()[(df["key"] == key).to_numpy()]
+        if key in ranges and whole_fractions(values, n):
+            out.pop(key)
+            lo, hi = ranges[key]
+            report.note(f"{key!r} ranges {lo:.4g}..{hi:.4g}: read as fractions, not as a percent as in the other runs "
+                        f"read with it (up to {percent_keys[key]:.4g}): its values are whole numbers of its {n:g} "
+                        "problems as fractions, and not as a percent", changed=True)
+    return out

@@ -20,6 +20,7 @@ import re
 import numpy as np
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.readers.key_names import EVAL_PREFIX as _EVAL, LOGGED_MOST, is_size_name  # noqa: F401
 
 # Test-split sizes (number of problems) of common benchmarks: the binomial noise of a score.
 PROBLEMS = {"gsm8k": 1319, "math-lighteval": 5000, "math": 5000, "math500": 500, "math-500": 500,
@@ -123,18 +124,6 @@ def problems_in(values, bounds=(0.0, 1.0)) -> int | None:
     return got
 
 
-# a count of the validation set the log itself states, beside the score (a custom trainer's eval row:
-# "num_examples": 1024), under an evaluation prefix
-_SIZE_NAME = re.compile(r"^(?:num|n|number_of)_?(?:eval_|val_|test_)?(?:examples|problems|questions|prompts)$"
-                        r"|^(?:eval|val|test)_?(?:size|examples)$", re.I)
-LOGGED_MOST = 10 ** 6  # a stated count beyond this is no validation set (a token or sample count)
-_EVAL = re.compile(r"^(?:eval|val|test|validation|evaluation)(?:/|_)", re.I)
-
-
-def is_size_name(name: str) -> bool:
-    """Whether a metric's name is a count of the validation set (:func:`logged_problems`)."""
-    rest = _EVAL.sub("", str(name), count=1)
-    return rest != str(name) and bool(_SIZE_NAME.match(rest.rsplit("/", 1)[-1]))
 
 
 def logged_problems(target_key: str, metrics) -> tuple[float | None, str | None]:
