@@ -72,6 +72,13 @@ def test_at_step_before_the_window_end_is_one_line(capsys):
     assert "--at-step 50 is not after the window's end (step 100)" in err and "starts at step 1" in err
 
 
+def test_total_steps_before_a_shares_window_end_names_the_share(capsys):
+    """A share's window ends between logged steps ("step 100.5"): said as the share it is."""
+    code, out, err = _cli(capsys, GRPO, "--fit-frac", "0.5", "--total-steps", "50")
+    assert code == 2 and out == "" and err.strip().count("\n") == 0
+    assert "--total-steps 50 is not after the window's end (step" in err and "50 % of the run's steps" in err
+
+
 @pytest.mark.parametrize("args, msg", [(["--fit-frac", "1.5"], "strictly between 0 and 1"),
                                        (["--fit-frac", "x"], "expected a fraction"),
                                        (["--fit-steps", "-4"], "positive number of steps"),

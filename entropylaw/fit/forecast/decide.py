@@ -216,14 +216,16 @@ def cost_of(steps_left: float, step_cost=None, step_seconds=None, timing_what=No
     return None
 
 
-def check_decision_args(target, threshold, n_problems, total_steps, end, step_cost=None) -> None:
+def check_decision_args(target, threshold, n_problems, total_steps, end, step_cost=None, fit_frac=None) -> None:
     if target is not None and not np.isfinite(target):
         raise EntropyLawError(f"`target` {target!r}: expected a finite score")
     if threshold is not None and not threshold > 0:
         raise EntropyLawError(f"`threshold` {threshold!r}: expected a gain above 0")
     check_problems(n_problems)
     if total_steps is not None and total_steps <= end:
-        raise EntropyLawError(f"`total_steps` {total_steps:g} is not after the window's end (step {end:g})")
+        share = f": {100 * fit_frac:g} % of the run's steps" if fit_frac else ""  # a share's end falls between steps
+        raise EntropyLawError(f"`total_steps` {total_steps:g} is not after the window's end (step {end:g}{share}); "
+                              "give the run's planned last step")
     if step_cost is not None and not (np.isfinite(step_cost) and step_cost > 0):
         raise EntropyLawError(f"`step_cost` {step_cost!r}: expected GPU-hours per step above 0")
 
