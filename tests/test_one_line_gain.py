@@ -32,6 +32,16 @@ def test_a_refused_calls_gain_is_not_shown_and_another_methods_gain_is_named():
     assert "(" not in row["gain"]
 
 
+def test_a_constant_scores_no_call_says_why():
+    """A run whose validations are all 0.5: "no call" beside a gain, with no word of why."""
+    from entropylaw.fit.forecast.decide import CONSTANT
+
+    gain = {"expected": 0.005, "lo": -0.019, "hi": 0.028, "to_step": 599.0}
+    flat = {"method": "last-value", "gain": gain, "point": 0.01, "call": None,
+            "reason": f"{CONSTANT} (0.5 at all 15 points): nothing in it says whether or when it moves"}
+    assert one_line_rows({"flat": _fc(flat)})[0]["call"] == "no call (constant score)"
+
+
 def _rows():
     return [{"run": f"lr{i}e-6", "window": "<= 300", "final": "0.936 [0.876, 0.969]", "observed": None, "to": "599",
              "gain": "+0.5 [-2.7, +2.7]", "call": "undecided (stop ~513)" if i % 2 else "continue", "regime": ""}

@@ -53,6 +53,7 @@ from entropylaw.fit.forecast.target import target_step
 
 POINTS_FLOOR, POINTS_CAP = 1.0, 3.0  # the default threshold's range, in points of a score in [0, 1] (or %)
 CALLS = ("stop", "continue", "undecided")
+CONSTANT = "the score is constant in the window"  # a call's reason; the one-line table says it short
 MIN_DRAWS = 20  # the gain's one-sided 90 % points need a few draws beyond them (2 of 20 in each tail)
 
 
@@ -292,7 +293,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
         out.update(call=None, reason=f"the forecast has {len(fdraws)} draws (`n_boot`): too few for the gain's 10 "
                                      f"and 90 % points to bound it; a call needs {MIN_DRAWS} or more")
     elif is_constant(win.target.values):  # a zero-width interval of a curve through one value: no forecast
-        out.update(call=None, reason=f"the score is constant in the window ({win.target.values[-1]:g} at all "
+        out.update(call=None, reason=f"{CONSTANT} ({win.target.values[-1]:g} at all "
                                      f"{len(win.target)} points): nothing in it says whether or when it moves")
     elif why_not and gain["lo"] > threshold:  # the lower bound is enough for continue; the end stays open
         out.update(call="continue", no_forecast=why_not)

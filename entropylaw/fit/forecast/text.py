@@ -13,6 +13,7 @@ import textwrap
 import numpy as np
 
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
+from entropylaw.fit.forecast.decide import CONSTANT
 from entropylaw.fit.forecast.final import describe
 from entropylaw.fit.forecast.takeoff import CARRIED
 from entropylaw.fit.forecast.schedule import LR_SAID
@@ -43,7 +44,7 @@ def gain_text(d: dict) -> str:
 def call_text(d: dict) -> str:
     """The call in a few words: stop, continue, undecided (likely: stop at step S), or none."""
     if not d or d.get("call") is None:
-        return "no call"
+        return "no call (constant score)" if str(d.get("reason", "")).startswith(CONSTANT) else "no call"
     if d["call"] == "undecided":
         likely = d.get("likely")
         return "undecided" + ("" if not likely else f" ({likely['call']} ~{likely['step']:.0f})")
