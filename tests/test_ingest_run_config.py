@@ -58,6 +58,10 @@ def test_a_run_folder_given_directly_reads_beside_its_config(tmp_path):
     res = run_cli("summary", str(tmp_path / "qwen-run"), "--json")
     assert res.returncode == 0, res.stderr
     assert "skipped" not in res.stderr
+    # summary says the model it read (it was in the row account's notes only)
+    [row] = json.loads(res.stdout)["runs"]
+    assert (row["model"], row["dataset"]) == ("Qwen/Qwen2.5-7B", "")
+    assert "Qwen/Qwen2.5-7B" in run_cli("summary", str(tmp_path / "qwen-run")).stdout
     assert _meta(el.load(str(tmp_path / "qwen-run"), warn=False), "qwen-run")["model"] == "Qwen/Qwen2.5-7B"
     # a log given directly takes its folder's config too: `forecast runs/*/metrics.jsonl` reads as `forecast runs/`
     direct = el.load(str(tmp_path / "qwen-run" / "metrics.jsonl"), warn=False)

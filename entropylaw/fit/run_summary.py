@@ -1,8 +1,10 @@
 """What was read: one line per run (``entropylaw summary``, :func:`entropylaw.fit.run_summary`).
 
-Columns: run id, number of steps, the source keys that became entropy / score /
-validation, and the first and last value of entropy, score and the validation score the
-law is fitted on (the same rule as the fit: :func:`entropylaw.fit.pairing.score_key`).
+Columns: run id, number of steps, the model, data set and algorithm read (from the log, its
+config or its name: what the forecast's priors and take-off rates go by), the source keys that
+became entropy / score / validation, and the first and last value of entropy, score and the
+validation score the law is fitted on (the same rule as the fit:
+:func:`entropylaw.fit.pairing.score_key`).
 
 >>> import pandas as pd
 >>> from entropylaw import table
@@ -24,13 +26,17 @@ import entropylaw.table as table
 from entropylaw.fit.pairing import fitted_score_key
 from entropylaw.fit.text_table import fmt_table
 
-COLUMNS = ["run_id", "steps", "entropy_key", "score_key", "val_keys", "entropy_first", "entropy_last",
+COLUMNS = ["run_id", "steps", "model", "dataset", "algorithm", "entropy_key", "score_key", "val_keys", "entropy_first", "entropy_last",
            "score_first", "score_last", "val", "val_first", "val_last"]
 
 
 def _ends(df: pd.DataFrame, run_id: str, metric: str) -> tuple[float, float]:
     s = table.series(df, run_id, metric) if metric else pd.Series(dtype=float)
     return (float(s.iloc[0]), float(s.iloc[-1])) if len(s) else (np.nan, np.nan)
+
+
+def _said(value) -> str:
+    return "" if value is None or value != value else str(value)  # a missing one (None, NaN) is blank
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
@@ -42,7 +48,8 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
         val = val if val.startswith(table.VAL_PREFIX) else ""
         val_keys = json.loads(meta.val_keys or "{}")
         rows.append({
-            "run_id": run_id, "steps": int(meta.n_steps), "entropy_key": meta.entropy_key,
+            "run_id": run_id, "steps": int(meta.n_steps), "model": _said(meta.model),
+            "dataset": _said(meta.dataset), "algorithm": _said(meta.algorithm), "entropy_key": meta.entropy_key,
             "score_key": meta.score_key, "val_keys": ", ".join(val_keys.values()),
             **dict(zip(["entropy_first", "entropy_last"], _ends(df, run_id, table.ENTROPY))),
             **dict(zip(["score_first", "score_last"], _ends(df, run_id, table.SCORE))),
@@ -53,11 +60,13 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
 
 # the text table's headers (two lines where a number is narrower than its name) and what a
 # narrow terminal leaves out first; the frame and the JSON keep every column
-SHOWN = [("run", "run_id"), ("steps", "steps"), ("entropy\nkey", "entropy_key"), ("score\nkey", "score_key"),
+SHOWN = [("run", "run_id"), ("steps", "steps"), ("model", "model"), ("data", "dataset"),
+         ("algo-\nrithm", "algorithm"), ("entropy\nkey", "entropy_key"), ("score\nkey", "score_key"),
          ("validation keys", "val_keys"), ("entropy\nfirst", "entropy_first"), ("entropy\nlast", "entropy_last"),
          ("score\nfirst", "score_first"), ("score\nlast", "score_last"), ("val", "val"), ("val\nfirst", "val_first"),
          ("val\nlast", "val_last")]
-OPTIONAL = ("validation keys", "score\nkey", "entropy\nkey", "score\nfirst", "entropy\nfirst", "val\nfirst")
+OPTIONAL = ("validation keys", "score\nkey", "entropy\nkey", "algo-\nrithm", "data", "model", "score\nfirst",
+            "entropy\nfirst", "val\nfirst")
 
 
 def format_summary(summary: pd.DataFrame, width: int | None = None) -> str:
@@ -65,4 +74,4 @@ def format_summary(summary: pd.DataFrame, width: int | None = None) -> str:
     empty cells as '-'."""
     rows = summary.replace("", "-").to_dict(orient="records")
     return fmt_table(rows, SHOWN, width=width, optional=OPTIONAL,
-                     wraps=("run", "entropy\nkey", "score\nkey", "validation keys", "val"))
+                     wraps=("run", "model", "entropy\nkey", "score\nkey", "validation keys", "val"))
