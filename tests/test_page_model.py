@@ -84,6 +84,10 @@ def test_a_new_column_is_one_spec_entry_and_one_value():
     before, after = summary_table(rows, res.forecasts, res.methods), summary_table(rows, res.forecasts, res.methods,
                                                                                   columns=spec)
     assert "points seen" not in before and '<th title="points the fit saw">points seen</th>' in after
+    # a backtest's forecast and call are made at its window, said under their headings (a finished run's
+    # "continue" read as the call now)
+    backtest = summary_table(rows, res.forecasts, res.methods, fit_frac=0.15)
+    assert ", first 15 %</span>" in backtest and ", at 15 %</span>" in backtest and "first 15 %" not in before
     assert re.findall(r"<td>(1[78])</td>", after) == ["17", "18"]
     n = len(re.findall(r"<th[ >]", after))
     assert n == len(re.findall(r"<th[ >]", before)) + 1 and after.count(f'colspan="{n}"') == 2  # each family's heading

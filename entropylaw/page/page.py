@@ -52,10 +52,14 @@ from entropylaw.results.columns import COLUMNS, Column, shown
 from entropylaw.results.values import row_float
 
 
-def _head(c: Column, names: Mapping, pct: str) -> str:
-    """A column's heading: its text, a muted second line, what it means on hover."""
+def _head(c: Column, names: Mapping, pct: str, fit_frac: float | None = None) -> str:
+    """A column's heading: its text, a muted second line, what it means on hover; ``fit_frac``: the
+    forecasts' window in a backtest, said in the headings (a finished run's "continue" is the call
+    made at its first 15 %, not now)."""
     fill = {"pct": pct, "method": names.get("method", "default"),
-            "call_method": f", {names['call_method']}" if names.get("call_method") else ""}
+            "call_method": f", {names['call_method']}" if names.get("call_method") else "",
+            "window": f", first {100 * fit_frac:g} %" if fit_frac else "",
+            "at": f", at {100 * fit_frac:g} %" if fit_frac else ""}
     cls = {"number": ' class="num"', "run": ' class="l"', "flag": ' class="l"', "why": ' class="l"'}.get(c.cell, "")
     tip = f' title="{esc(c.tip.format(**fill))}"' if c.tip else ""
     sub = f'<br><span class="muted">{esc(c.sub.format(**fill))}</span>' if c.sub else ""
@@ -91,7 +95,7 @@ def _cell(c: Column, r: Mapping, f: Mapping | None, d: int, mixed: bool) -> str:
 
 
 def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = (), names: Mapping | None = None,
-                  columns: Sequence[Column] = COLUMNS) -> str:
+                  columns: Sequence[Column] = COLUMNS, fit_frac: float | None = None) -> str:
     """The first table: one line per run, drawn from the column spec (``columns``:
     :data:`entropylaw.results.columns.COLUMNS`), its trust flag and first reason beside the
     numbers; with ``forecasts``, the forecast of the final score (interval, method), the gain to
@@ -101,7 +105,7 @@ def summary_table(rows: Sequence[Mapping], forecasts: Sequence[Mapping] = (), na
     by_id = {f.get("run_id"): f for f in forecasts}
     pct = next((f"{100 * float(f['conf']):g} %" for f in forecasts if f.get("conf")), "90 %")
     cols = shown(columns, forecasts=bool(forecasts), where="page")
-    head = "<tr>" + "".join(_head(c, names or {}, pct) for c in cols) + "</tr>"
+    head = "<tr>" + "".join(_head(c, names or {}, pct, fit_frac) for c in cols) + "</tr>"
     body = []
     for heading, r in _family_rows(rows, len(cols)):
         if heading:
@@ -230,7 +234,8 @@ def render_html(model: PageModel) -> str:
              '<section id="saturation"><h2>Where each run saturates (the law\'s ceiling), where it is heading, '
              "and whether to trust the fit</h2>"]
     if runs:
-        parts.append('<div class="first"><div class="tablebox">' + summary_table(runs, forecasts, names)
+        parts.append('<div class="first"><div class="tablebox">'
+                     + summary_table(runs, forecasts, names, fit_frac=fit_frac)
                      + f'<p class="key">{KEY}{forecast_key(names)}</p></div>'
                      + (figure_html(lead, side=True, heading=False) if lead else "") + "</div>")
         ids = "".join(f'<li value="{r.get("number", i + 1)}">{esc(r.get("run_id", ""))}'

@@ -35,7 +35,8 @@ TRUST_SHORT = {"good fit": "good", "weak fit": "weak", "law does not apply": "n/
 @dataclass(frozen=True)
 class Column:
     """One column: the run's value ``key``; on the page, its ``header`` (a muted second line
-    ``sub``, a tooltip ``tip``: ``{pct}``, ``{method}`` and ``{call_method}`` are filled in) and
+    ``sub``, a tooltip ``tip``: ``{pct}``, ``{method}``, ``{call_method}``, and in a backtest ``{window}``
+    and ``{at}``, are filled in) and
     the kind of cell it is drawn as (``cell``; empty: not on the page), with ``digits``
     decimals (None: the table's); on the screen, its heading ``short``, its formatter
     ``screen`` (None: not on the screen), ``width``, the spaces before it (``gap``) and its
@@ -128,7 +129,7 @@ COLUMNS = [
     Column("ceiling", "ceiling b−a [95 % CI]", cell="interval", short="ceiling", width=8, screen=_ceiling,
            tip="ceiling b − a of the law fitted to the whole run, 95 % interval"),
     Column("trust", short="law", width=5, gap=1, left=True, screen=lambda r: TRUST_SHORT.get(r.get("trust"), "?")),
-    Column("forecast", "forecast [{pct}]", cell="forecast", sub="{method}", short="forecast [90 %]", width=22,
+    Column("forecast", "forecast [{pct}]", cell="forecast", sub="{method}{window}", short="forecast [90 %]", width=22,
            screen=_forecast, optional="forecasts",
            tip="the final score forecast from the run's first steps only, {pct} interval, by {method}"),
     # *: the forecast is last-value's, where the default cannot run
@@ -136,7 +137,7 @@ COLUMNS = [
     # ^: take-off (the interval opens upward), v: collapse risk (widened downward); said under the table
     Column("regime", width=1, screen=lambda r: _regime_mark(r.get("fc") or {})),
     Column("reached", short="reached", width=7, screen=_reached),
-    Column("gain", "gain · call", cell="call", sub="points{call_method}", short="gain to go", width=21,
+    Column("gain", "gain · call", cell="call", sub="points{call_method}{at}", short="gain to go", width=21,
            screen=_gain, optional="forecasts",
            tip="what continuing to the run's last step adds (points); the call: stop / continue where the gain's "
                "90 % interval lies below / above one binomial standard error of the validation set (or the window's "
