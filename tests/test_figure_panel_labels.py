@@ -44,3 +44,24 @@ def test_a_sweep_of_validation_scores_titles_each_panel_with_its_whole_label():
         assert built.fig.get_supylabel() == "validation score (fraction correct)", built.fig.get_supylabel()
     finally:
         plt.close(built.fig)
+
+
+def test_the_over_training_legend_lists_the_runs_in_the_tables_order():
+    """One family: the legend read batch128, batch256, batch64 (0.5b, 1.5b, 14b, 3b, 7b), the table
+    batch64, batch128, batch256."""
+    from entropylaw.figure_sets.interventions import interventions_figure
+
+    steps = np.arange(0, 100, 5)
+    t = None
+    for k, run in enumerate(["sweep_batch256", "sweep_batch64", "sweep_batch128"]):
+        H = 0.8 * np.exp(-steps / (10 + k)) + 0.1
+        recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
+        recs += [(int(s), "val/acc", float(0.9 - 0.5 * h)) for s, h in zip(steps, H)]
+        part = el.table.from_records(recs, run_id=run, model="m")
+        t = part if t is None else el.table.concat([t, part])
+    built = interventions_figure(t)[0]
+    try:
+        texts = [x.get_text().split(":")[0] for lg in built.fig.legends for x in lg.get_texts()]
+        assert texts == ["batch64", "batch128", "batch256"], texts
+    finally:
+        plt.close(built.fig)
