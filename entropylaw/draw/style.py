@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from pathlib import Path
 from typing import Mapping
 
@@ -48,7 +49,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from entropylaw.errors import EntropyLawError  # noqa: E402
 from entropylaw.fileio import atomic_write  # noqa: E402
 from entropylaw.draw.placement import BOX_POSITIONS, place_box, settle  # noqa: E402, F401
-from entropylaw.table.labels import shorten  # noqa: E402
+from entropylaw.table.labels import BOUND, shorten  # noqa: E402
 from entropylaw.terminal import shorts  # noqa: E402
 # each run's colour, line style and marker (the report's tables use them too)
 from entropylaw.table.looks import LINESTYLES, MARKERS, PALETTE, RunStyles, color  # noqa: E402, F401
@@ -159,10 +160,17 @@ def fit_text(text: str, width_pt: float, fontsize: float) -> str:
 def _less_start(text: str, others, width_pt: float, fontsize: float) -> str:
     """``text`` less the fewest words of the start it shares with one of ``others`` that make it
     fit (``…dapo_rho1.0_seed43``); where all of them are not enough, the rest cut in the middle
-    (``…gpg_qwen2…math_fsdp``: the words after the shared start tell runs apart, and so may its end)."""
+    (``…gpg_qwen2…math_fsdp``: the words after the shared start tell runs apart, and so may its end).
+    A word of :data:`~entropylaw.table.labels.BOUND` stays with the word after it: ``no_clip_lr1e`` beside
+    ``no_baseline`` read ``…clip_lr1e``, the setting it is not.
+
+    >>> _less_start("no_clip_lr1e epoch3 batch128", ["no_baseline_lr1e e1 b256"], 110, 8)
+    'no_clip_lr1e…h3 batch128'
+    """
     shared = max((len(os.path.commonprefix([text, u])) for u in others if u != text), default=0)
     rest = text
-    for k in [i + 1 for i, c in enumerate(text[:shared]) if c in "_-/. "]:
+    cuts = [i + 1 for i, c in enumerate(text[:shared]) if c in "_-/. "]
+    for k in [k for k in cuts if re.split(r"[_\-/. ]", text[:k - 1])[-1].lower() not in BOUND]:
         rest = text[k:].lstrip("_-/. ")
         if text_width("…" + rest, fontsize) <= width_pt:
             return "…" + rest

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from entropylaw.fit.forecast.core import describe_method
+from entropylaw.fit.forecast.core import default_method, describe_method
 from entropylaw.figure_sets.base import Built, Skipped, first_reasons
 from entropylaw.figure_sets.common import forest_axes
 from entropylaw.draw.law import OUT_OF_RANGE, leaves_fraction, score_axis_label
@@ -228,18 +228,20 @@ def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boo
     if not any(np.isfinite(r.get("forecast", np.nan)) for r in frows):
         raise Skipped("forecast: no run could be forecast from its first steps" +
                       (f" ({frows[0].get('reason')})" if frows else ""))
-    from collections import Counter
-
-    method = Counter(r["method"] for r in frows if r.get("method")).most_common(1)[0][0]
-    fallback = sorted({r["run_id"] for r in frows if r.get("method") not in (None, method)})
+    kinds = sorted({r["target_kind"] for r in frows if r.get("target_kind")})
+    defaults = sorted({default_method(k) for k in kinds}) or [default_method()]
+    method = defaults[0] if len(defaults) == 1 else "default"
+    said = "; ".join(f"{m}: {describe_method(m)}" for m in defaults)
+    # the rows whose kind's default could not run: the tables name their method (method_tag)
+    fallback = [f"#{r.get('number', '?')} {r.get('label') or r['run_id']} ({r['method_tag']})"
+                for r in frows if r.get("method_tag")]
     ax = plot_forecasts(frows, method=method + (" (or the one its row names)" if fallback else ""),
                         title=f"Final score from the first {100 * fit_frac:.0f} %")
     return [Built("forecast_final_score", ax.figure,
                   f"For each run, the final score forecast from its first {100 * fit_frac:.0f} % of steps: the "
-                  f"default method ({method}: {describe_method(method)}; chosen by a rule fixed in advance on "
+                  f"default method for its kind of score ({said}; chosen by a rule fixed in advance on "
                   "the backtest of the real runs)"
-                  + (f", or another where it cannot run or the score is a training score ({', '.join(fallback)})"
-                     if fallback else "")
+                  + (f", or another where it cannot run ({', '.join(fallback)})" if fallback else "")
                   + " with its 90 % interval, the law's ceiling b - a fitted on the same "
                   "window's (entropy, score) pairs with its 90 % interval, and the final score the run reached. "
                   "Nothing after the window is used by either forecast. A run with no forecast shows its final "

@@ -186,9 +186,13 @@ def plot_interventions(table: pd.DataFrame, accuracy_metric: str, run_ids: Seque
         entropy = as_curves(part, "entropy", row_labels)
         accuracy = as_curves(score, score_metric, row_labels)
         handles = {line.get_label().rsplit(" (", 1)[0]: line for line in axes[k, 1].get_lines()}
-        names = [f"{name}: final H {fixed(float(entropy[name].iloc[-1]))}, final score {fixed(final_score(name, s))}"
-                 for name, s in accuracy.items() if name in entropy and name in handles]
-        hs = [handles[name] for name, s in accuracy.items() if name in entropy and name in handles]
+        # the legend in the rows' order, as the tables list the runs (the curves come sorted by name:
+        # batch128, batch256, batch64; 0.5b, 1.5b, 14b, 3b)
+        shown = [row_labels[r] for r in members if row_labels[r] in accuracy and row_labels[r] in entropy
+                 and row_labels[r] in handles]
+        names = [f"{name}: final H {fixed(float(entropy[name].iloc[-1]))}, final score "
+                 f"{fixed(final_score(name, accuracy[name]))}" for name in shown]
+        hs = [handles[name] for name in shown]
         if under_rows:
             holders[k].legend(hs, names, loc="outside lower center", ncol=row_ncol[k], fontsize=fs("small"),
                               frameon=False, columnspacing=1.0)
@@ -264,6 +268,7 @@ def interventions_figure(t: pd.DataFrame, run_ids=None, labels=None, name: str =
     metrics = set(metric_of.values())
     metric = metrics.pop() if len(metrics) == 1 else "score"
     groups, short = run_labels(t, runs)
+    runs = [r for members in groups.values() for r in members]  # the tables' order (families, then natural)
     if labels:
         short = {r: labels.get(r, short[r]) for r in runs}
     styles = run_styles(t)

@@ -164,6 +164,8 @@ def _per_run_figure(rows, fitted) -> Built:
                          extra_height=0.9 + nrows * 2.4 * fs("small") / 72)
     width = fig_width(1 if ncols == 1 else 2) / ncols * 72  # a panel's width in points
     kinds = ["val" if r.get("score_kind") == "validation" else "train" for r in rows]
+    if len(set(kinds)) == 1:  # one kind for all: the y label says it, a title keeps its room for the run's label
+        kinds = [""] * n
     names = panel_names(rows, kinds, width)
     for ax, r, name, kind in zip(axes.flat, rows, names, kinds):
         pts, fit = fitted[r["run_id"]]
@@ -207,8 +209,13 @@ def score_units(fig, axes, rows) -> None:
     odd = [ax for ax, r in zip(axes.flat, rows) if not r.get("fraction", True)]
     for ax in odd:
         ax.set_ylabel("score (score units)", fontsize=fs("small"), labelpad=1)
-    fig.supylabel("score: validation (fraction correct" + ("; score units where a panel says so" if odd else "")
-                  + ") or training (mean reward)", fontsize=fs("normal"))
+    units = "; score units where a panel says so" if odd else ""
+    # panels of one kind of score: the label names that one (a validation sweep read "or training (mean reward)")
+    said = {"validation": f"validation score (fraction correct{units})",
+            "training score": f"training score (mean reward{units})"}
+    kinds = {r.get("score_kind") for r in rows}
+    fig.supylabel(said[kinds.pop()] if len(kinds) == 1 and kinds <= set(said) else
+                  f"score: validation (fraction correct{units}) or training (mean reward)", fontsize=fs("normal"))
 
 
 def _title_room(width_pt: float) -> float:
@@ -222,7 +229,11 @@ def panel_names(rows, kinds, width_pt: float) -> list[str]:
     "qwen2.5…_gsm8k". A label already cut by the table (…) is cut again from the run's id."""
     size = fs("small")
     texts = [r["run_id"] if "…" in str(r["label"]) else r["label"] for r in rows]
-    return fit_texts(texts, [_title_room(width_pt) - text_width(f" · {k}", size) for k in kinds], size)
+    return fit_texts(texts, [_title_room(width_pt) - text_width(_suffix(k), size) for k in kinds], size)
+
+
+def _suffix(kind: str) -> str:
+    return f" · {kind}" if kind else ""
 
 
 def panel_title(ax, label: str, kind: str, numbers, color: str, width_pt: float) -> None:
@@ -234,7 +245,7 @@ def panel_title(ax, label: str, kind: str, numbers, color: str, width_pt: float)
     few_ticks(ax)
     room = _title_room(width_pt)
     size = fs("small")
-    ax.set_title(fit_text(label, room - text_width(f" · {kind}", size), size) + f" · {kind}", fontsize=size,
+    ax.set_title(fit_text(label, room - text_width(_suffix(kind), size), size) + _suffix(kind), fontsize=size,
                  loc="left", pad=size * 1.45 + 3)
     # in the title's second line: kept out of the layout, which would otherwise shrink the panel
     wordings = [numbers] if isinstance(numbers, str) else list(numbers)

@@ -75,9 +75,9 @@ def tags(method: str | None, f: Mapping, caution: bool = False) -> str:
 
 def forecast_table_html(rows: Sequence[Mapping], method: str = "") -> str:
     """Per run: the default method's forecast of the final score and its plateau, the law's
-    ceiling from the same window, and the final score then observed; ``method``: the one most
-    rows show (:attr:`entropylaw.results.model.RunResults.methods`), named in the headings,
-    another is named in its row."""
+    ceiling from the same window, and the final score then observed; ``method``: the default
+    (:attr:`entropylaw.results.model.RunResults.methods`), named in the headings; a row forecast
+    by another than its kind's default names it (``method_tag``), as the first table does."""
     d = decimals([row_float(r, "final_observed") for r in rows])
     pct = next((f"{100 * float(r['conf']):g} %" for r in rows if r.get("conf")), "90 %")
     head = ('<tr><th></th><th class="num">#</th><th class="l">run</th>'
@@ -107,7 +107,7 @@ def forecast_table_html(rows: Sequence[Mapping], method: str = "") -> str:
                     else f"<td>{law}</td>")
         body.append(
             f"<tr><td>{swatch(r)}</td>{_run_cells(r)}<td>{esc(window)}</td><td>{interval(f, ci, d, frac)}"
-            + tags("" if not method or r.get("method") in (None, method) else r["method"], r, caution=True) + "</td>"
+            + tags(r.get("method_tag"), r, caution=True) + "</td>"
             f"<td>{interval(row_float(r, 'plateau'), r.get('plateau_ci'), d, frac)}</td>{law_cell}"
             f'<td title="{esc(r.get("final_what", ""))}">{cell(obs, d)}</td><td>{inside}</td></tr>')
     return f'<table class="runs"><thead>{head}</thead><tbody>{"".join(body).replace("†", "<span class=dagger>†</span>")}</tbody></table>'

@@ -200,6 +200,33 @@ def forecast_key(names: Mapping) -> str:
     return f" · forecast by the default for the score, {said}; a row that shows another names it"
 
 
+KINDS = {"validation": "validation scores", "training score": "training scores"}
+
+
+def defaults_said(names: Mapping) -> str:
+    """The forecast section's words for the default method of each kind of score (as the first
+    table's key names them), and that a row forecast by another names it.
+
+    >>> defaults_said({"by_kind": {"validation": ("logit-drift", "logit-drift")},
+    ...                "descriptions": {"logit-drift": "a drift"}})[:70]
+    '<b>logit-drift</b> (a drift) is the default method for validation scor'
+    """
+    by_kind, said = names.get("by_kind") or {}, names.get("descriptions") or {}
+    rule = ("chosen by a rule fixed in advance on the backtest of the real runs that bounds the worst run's error "
+            "as well as the median's")
+    other = "a row forecast by another method (where the default cannot run) names it."
+    each = [(KINDS.get(k, k), m, said.get(m, "")) for k, (m, _) in by_kind.items()]
+    if not each:  # no run's kind is known: the method the rows show
+        each = [("", names.get("shown", ""), names.get("description", ""))]
+    if len({m for _, m, _ in each}) == 1:
+        kinds, m, d = " and ".join(k for k, _, _ in each), each[0][1], each[0][2]
+        return (f"<b>{esc(m)}</b>" + (f" ({esc(d)})" if d else "") + " is the default method"
+                + (f" for {esc(kinds)}" if kinds else "") + f", {rule}; {other}")
+    return (f"The default method, {rule}, is each kind of score's own: "
+            + ", ".join(f"<b>{esc(m)}</b>" + (f" ({esc(d)})" if d else "") + f" for {esc(k)}" for k, m, d in each)
+            + f"; {other}")
+
+
 def _left_out_html(left_out: dict) -> str:
     """The runs the page leaves out, named under its title (each one's reason under Warnings)."""
     if not left_out:
@@ -251,16 +278,13 @@ def render_html(model: PageModel) -> str:
     parts.append(f'<section id="forecast"><h2>Forecast of each final score from the first {100 * fit_frac:.0f} % '
                  "of the run</h2>")
     if forecasts:
-        method = names["shown"]
         parts.append(f'<p class="muted">Each forecast sees only the run\'s first {100 * fit_frac:.0f} % of steps. '
-                     f"<b>{esc(method)}</b> ({esc(names['description'])}) is the default method, chosen by a "
-                     "rule fixed in advance on the backtest of the real runs that bounds the worst run's error as "
-                     "well as the median's (for training scores its own rule's choice); where it cannot run, last-value is shown and named in its row. The "
-                     "<b>law ceiling</b> uses the window's (entropy, score) pairs and is where the score would "
-                     "settle once the entropy is used up. ✓: the final score observed later lies in the forecast's "
-                     "interval.</p>")
-        parts.append('<div class="first"><div class="tablebox">' + forecast_table_html(forecasts, method) + "</div>"
-                     + (figure_html(forecast_figure, side=True, heading=False) if forecast_figure else "") + "</div>")
+                     f"{defaults_said(names)} The <b>law ceiling</b> uses the window's (entropy, score) pairs and is "
+                     "where the score would settle once the entropy is used up. ✓: the final score observed later "
+                     "lies in the forecast's interval.</p>")
+        parts.append('<div class="first"><div class="tablebox">' + forecast_table_html(forecasts, names["method"])
+                     + "</div>" + (figure_html(forecast_figure, side=True, heading=False) if forecast_figure else "")
+                     + "</div>")
     else:
         parts.append("<p>No forecast could be made.</p>")
     parts.append("</section>")

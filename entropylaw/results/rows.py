@@ -110,7 +110,8 @@ def method_names(forecasts: list[dict]) -> dict:
     """What the page says of the methods: the forecast column's method (``method``: the
     default of the runs' kind of score, ``default`` where the kinds differ) and the call's
     (``call_method``), the method most rows show (``shown``, the default where none could run)
-    with its ``description``, and each kind's default and decision curve (``by_kind``)."""
+    with its ``description``, each kind's default and decision curve (``by_kind``) and what each
+    default does (``descriptions``)."""
     kinds = sorted({f.get("target_kind") for f in forecasts if f.get("target_kind")})
     by_kind = {k: (default_method(k), decision_method(k)) for k in kinds}
     shown = Counter(f.get("method") for f in forecasts if f.get("method")).most_common(1)
@@ -122,7 +123,8 @@ def method_names(forecasts: list[dict]) -> dict:
     method = shown[0][0] if shown else default_method()  # no run could be forecast: the default, named
     return {"method": defaults[0] if len(defaults) == 1 else "default",
             "call_method": curves[0] if len(curves) == 1 else "", "shown": method,
-            "description": describe_method(method), "by_kind": by_kind}
+            "description": describe_method(method), "by_kind": by_kind,
+            "descriptions": {d: describe_method(d) for d, _ in by_kind.values()}}
 
 
 def final_score(y_key: str, pts) -> float:
