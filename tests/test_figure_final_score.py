@@ -53,3 +53,28 @@ def test_a_score_outside_0_1_is_not_labelled_a_fraction():
         assert "fraction" not in label and "score units" in label, label
     finally:
         plt.close(built.fig)
+
+
+
+def test_a_run_that_ends_early_keeps_its_end_label_by_its_line():
+    """A run that stopped at step 10 of 50: stacked with the runs that reached step 50, its final
+    value was pushed up the panel, over no line (CS336: 0.422 at the top of the entropy panel)."""
+    import numpy as np
+
+    def run(rid, last, shift, scale=20.0):  # entropies ending close together (a tall stack at step 50)
+        recs = [(s, "entropy", float(0.9 * np.exp(-s / scale) + 0.1 + shift)) for s in range(1, last + 1)]
+        return el.table.from_records(recs + [(s, "val/acc", 0.3 + s / 200) for s in range(1, last + 1, 3)],
+                                     run_id=rid, model="m")
+
+    # the early run ends among the others' final entropies: stacked with them, it was pushed away
+    t = el.table.concat([run(f"r{i:02d}", 50, 0.004 * i) for i in range(12)] + [run("early", 10, 0.08, 4.0)])
+    built = interventions_figure(t)[0]
+    try:
+        ax = built.fig.axes[0]
+        ends = [x for x in ax.texts if x.get_gid() == END_LABEL]
+        [early] = [x for x in ends if x.xy[0] == 10]
+        assert abs(early.xyann[1]) < 12, early.xyann  # by its line's end (points), not up the stack
+        late = [x for x in ends if x.xy[0] == 50]
+        assert len(late) == 12 and max(abs(x.xyann[1]) for x in late) > 30  # the others stacked apart
+    finally:
+        plt.close(built.fig)

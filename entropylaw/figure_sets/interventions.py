@@ -89,12 +89,28 @@ def _end_labels(ax, ends) -> None:
     nudge_end_labels(ax)
 
 
-def nudge_end_labels(ax, min_gap_points: float = 9.0) -> None:
-    """Move the end labels apart vertically so none overlap (call again after layout)."""
+def nudge_end_labels(ax, min_gap_points: float = 9.0, column_points: float = 30.0) -> None:
+    """Move the end labels apart vertically so none overlap (call again after layout). Only labels
+    whose lines end within ``column_points`` of each other across are stacked together: a run that
+    stopped at step 11 of 50 keeps its number by its line's end (stacked with the runs that reached
+    step 50, its 0.422 sat at the top of the panel, over no line)."""
     labels = [t for t in ax.texts if t.get_gid() == END_LABEL]
     if not labels:
         return
     to_points = 72.0 / ax.figure.dpi
+    xs = [ax.transData.transform(t.xy)[0] * to_points for t in labels]
+    columns, last_x = [], None
+    for k in sorted(range(len(labels)), key=lambda k: xs[k]):
+        if last_x is None or xs[k] - last_x > column_points:
+            columns.append([])
+        columns[-1].append(k)
+        last_x = xs[k]
+    for column in columns:
+        _stack([labels[k] for k in column], ax, min_gap_points, to_points)
+
+
+def _stack(labels, ax, min_gap_points: float, to_points: float) -> None:
+    """Labels of one column moved apart vertically, none overlapping, kept inside the axes."""
     ys = [ax.transData.transform(t.xy)[1] * to_points for t in labels]
     order = sorted(range(len(labels)), key=lambda k: ys[k])
     targets, last = {}, -np.inf
