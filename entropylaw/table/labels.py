@@ -16,6 +16,8 @@ what is still too long is cut in the middle. The label is a handle: the full id 
 >>> fam = families(ids, models)
 >>> list(fam)
 ['Qwen2.5-7B', 'deepseek', 'other runs']
+>>> list(families(["q-0.5b", "q-7b"], ["Qwen2.5-0.5B", "Qwen2.5-7B"]))  # a size series: no run is "other"
+['all runs']
 >>> labels = short_labels(fam)
 >>> labels["qwen2.5-7b__exp1a__rho0.10_seed43"], labels["verl_grpo_deepseek-llm-7b-chat_gsm8k"]
 ('rho0.10_seed43', 'grpo')
@@ -32,6 +34,7 @@ from typing import Mapping, Sequence
 from entropylaw.terminal import shorts
 
 OTHER = "other runs"
+ALL = "all runs"  # the one family of runs that share no model with another run
 
 
 def natural_key(text: str) -> list:
@@ -59,15 +62,15 @@ def families(run_ids: Sequence[str], models: Sequence[str] | None = None) -> dic
         groups.setdefault(key, []).append(run_id)
     if len(groups) == 1:
         ((key, members),) = groups.items()
-        return {key or "all runs": members}
+        return {key or ALL: members}
     out, other = {}, []
     for key, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), natural_key(kv[0]))):
         if len(members) > 1 and key:
             out[key] = members
         else:
             other += members
-    if other:
-        out[OTHER] = sorted(other, key=natural_key)
+    if other:  # every run a model of its own (a size series): they are all the runs, not "other" ones
+        out[OTHER if out else ALL] = sorted(other, key=natural_key)
     return out
 
 
