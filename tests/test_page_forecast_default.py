@@ -39,3 +39,19 @@ def test_kinds_with_their_own_defaults_are_each_named():
     said = defaults_said(names)
     assert all(f"<b>{m}</b>" in said for m in kinds.values())
     assert "validation scores" in said and "training scores" in said
+
+
+def test_a_forecast_column_no_row_has_is_left_out_and_said():
+    """The CS336 page's forecast table had a plateau and a law ceiling column n/a in all 28 rows."""
+    from entropylaw.page.forecasts import forecast_table_html, left_out_columns
+
+    rows = [{"run_id": f"r{i}", "number": i + 1, "label": f"r{i}", "forecast": 0.4, "forecast_ci": (0.3, 0.5),
+             "plateau": float("nan"), "law_ceiling": float("nan"), "final_observed": 0.45, "inside": True,
+             "window_end": 8.0, "n_window": 2, "conf": 0.9} for i in range(3)]
+    html = forecast_table_html(rows, "logit-drift")
+    assert "plateau [" not in html and "law ceiling [" not in html and html.count("<td>") >= 3
+    assert [w.split(" (")[0] for w in left_out_columns(rows)] == ["plateau", "law ceiling"]
+    rows[1]["law_ceiling"], rows[1]["law_ceiling_ci"] = 0.6, (0.5, 0.7)
+    shown = forecast_table_html(rows, "logit-drift")
+    assert "law ceiling [90 %]" in shown and "plateau [" not in shown and shown.count('class="void">n/a') == 2
+    assert [w.split(" (")[0] for w in left_out_columns(rows)] == ["plateau"]

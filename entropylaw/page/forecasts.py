@@ -77,24 +77,31 @@ def forecast_table_html(rows: Sequence[Mapping], method: str = "") -> str:
     """Per run: the default method's forecast of the final score and its plateau, the law's
     ceiling from the same window, and the final score then observed; ``method``: the default
     (:attr:`entropylaw.results.model.RunResults.methods`), named in the headings; a row forecast
-    by another than its kind's default names it (``method_tag``), as the first table does."""
+    by another than its kind's default names it (``method_tag``), as the first table does. A
+    column no row has a value in (the plateau where every forecast is logit-drift's, which has
+    none) is left out, and said under the table (:func:`left_out_columns`)."""
     d = decimals([row_float(r, "final_observed") for r in rows])
     pct = next((f"{100 * float(r['conf']):g} %" for r in rows if r.get("conf")), "90 %")
+    plateau, law = (_any_value(rows, key) for key in ("plateau", "law_ceiling"))
     head = ('<tr><th></th><th class="num">#</th><th class="l">run</th>'
             '<th title="the forecast sees only these steps: up to this step, this many scores">window ≤ step · n</th>'
-            f'<th title="{esc(method)}: uses the score logged in the window">'
-            f'forecast [{pct}]</th><th title="the level the {esc(method)} method expects the score to settle at">'
-            f'plateau [{pct}]</th><th title="b − a of the law fitted to the window\'s (entropy, score) pairs">'
-            f'law ceiling [{pct}]</th><th title="the final score: a validation score at the run\'s last step, a training score\'s mean over the last 5 % of steps (hover a value)">'
-            'observed</th><th title="observed final score inside the forecast\'s interval">in?</th></tr>')
+            f'<th title="{esc(method)}: uses the score logged in the window">forecast [{pct}]</th>'
+            + (f'<th title="the level the {esc(method)} method expects the score to settle at">plateau [{pct}]</th>'
+               if plateau else "")
+            + (f'<th title="b − a of the law fitted to the window\'s (entropy, score) pairs">law ceiling [{pct}]</th>'
+               if law else "")
+            + '<th title="the final score: a validation score at the run\'s last step, a training score\'s mean over '
+            'the last 5 % of steps (hover a value)">observed</th>'
+            '<th title="observed final score inside the forecast\'s interval">in?</th></tr>')
+    width = 7 + plateau + law
     body = []
-    for heading, r in _family_rows(rows, 9):
+    for heading, r in _family_rows(rows, width):
         if heading:
             body.append(heading)
         frac = bool(r.get("fraction", True))
         if r.get("reason") and row_float(r, "forecast") != row_float(r, "forecast"):
             body.append(f"<tr><td>{swatch(r)}</td>{_run_cells(r)}"
-                        f'<td class="why" colspan="6" title="{esc(r["reason"])}">'
+                        f'<td class="why" colspan="{width - 3}" title="{esc(r["reason"])}">'
                         f'{esc(r["reason"] if r["reason"].startswith("no forecast") else "no forecast: " + r["reason"])}'
                         '</td></tr>')
             continue
@@ -102,12 +109,28 @@ def forecast_table_html(rows: Sequence[Mapping], method: str = "") -> str:
         f, obs = row_float(r, "forecast"), row_float(r, "final_observed")
         ci = r.get("forecast_ci")
         inside = {True: "✓", False: "✗"}.get(r.get("inside"), "")
-        law = interval(row_float(r, "law_ceiling"), r.get("law_ceiling_ci"), d, frac)
-        law_cell = (f'<td title="{esc(r.get("law_reason", ""))}" class="void">n/a</td>' if law == "n/a"
-                    else f"<td>{law}</td>")
+        ceiling = interval(row_float(r, "law_ceiling"), r.get("law_ceiling_ci"), d, frac)
+        law_cell = (f'<td title="{esc(r.get("law_reason", ""))}" class="void">n/a</td>' if ceiling == "n/a"
+                    else f"<td>{ceiling}</td>")
         body.append(
             f"<tr><td>{swatch(r)}</td>{_run_cells(r)}<td>{esc(window)}</td><td>{interval(f, ci, d, frac)}"
             + tags(r.get("method_tag"), r, caution=True) + "</td>"
-            f"<td>{interval(row_float(r, 'plateau'), r.get('plateau_ci'), d, frac)}</td>{law_cell}"
-            f'<td title="{esc(r.get("final_what", ""))}">{cell(obs, d)}</td><td>{inside}</td></tr>')
-    return f'<table class="runs"><thead>{head}</thead><tbody>{"".join(body).replace("†", "<span class=dagger>†</span>")}</tbody></table>'
+            + (f"<td>{interval(row_float(r, 'plateau'), r.get('plateau_ci'), d, frac)}</td>" if plateau else "")
+            + (law_cell if law else "")
+            + f'<td title="{esc(r.get("final_what", ""))}">{cell(obs, d)}</td><td>{inside}</td></tr>')
+    return (f'<table class="runs"><thead>{head}</thead>'
+            f'<tbody>{"".join(body).replace("†", "<span class=dagger>†</span>")}</tbody></table>')
+
+
+def _any_value(rows: Sequence[Mapping], key: str) -> bool:
+    return any(row_float(r, key) == row_float(r, key) for r in rows)  # a number (not NaN) in some row
+
+
+def left_out_columns(rows: Sequence[Mapping]) -> list[str]:
+    """The forecast table's columns no row has a value in, in words (said under the table)."""
+    out = []
+    if not _any_value(rows, "plateau"):
+        out.append("plateau (no run's forecast has one: logit-drift's climb and last-value's level have none)")
+    if not _any_value(rows, "law_ceiling"):
+        out.append("law ceiling (the law describes no run's window, or too few of its points)")
+    return out

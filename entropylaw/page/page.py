@@ -45,7 +45,7 @@ from entropylaw.page.assets import CHECK_SCRIPT, CSS, ZOOM_SCRIPT
 from entropylaw.page.audit_section import audit_section
 from entropylaw.page.cells import (_family_rows, _mixed_within_families, _run_cells, breakable, cell, decimals, esc,
                                      flag, interval, pm, swatch)
-from entropylaw.page.forecasts import _forecast_cell, call_cell, forecast_table_html
+from entropylaw.page.forecasts import _forecast_cell, call_cell, forecast_table_html, left_out_columns
 from entropylaw.page.model import PageModel, ReportFigure
 from entropylaw.page.project import overview_html
 from entropylaw.results.columns import COLUMNS, Column, shown
@@ -282,7 +282,9 @@ def render_html(model: PageModel) -> str:
                      f"{defaults_said(names)} The <b>law ceiling</b> uses the window's (entropy, score) pairs and is "
                      "where the score would settle once the entropy is used up. ✓: the final score observed later "
                      "lies in the forecast's interval.</p>")
+        gone = left_out_columns(forecasts)
         parts.append('<div class="first"><div class="tablebox">' + forecast_table_html(forecasts, names["method"])
+                     + (f'<p class="key">Not shown, no run has one: {esc("; ".join(gone))}.</p>' if gone else "")
                      + "</div>" + (figure_html(forecast_figure, side=True, heading=False) if forecast_figure else "")
                      + "</div>")
     else:
