@@ -86,6 +86,21 @@ def test_scaling_needs_three_sizes_for_the_coefficients():
         B.build("scaling", law_run("s0", 0.1, 0.7, n_params=1e8))
 
 
+def test_the_final_score_figure_names_runs_as_the_tables_do():
+    """Its legend listed whole ids (qwen2.5-0.5b-instruct_grpo-lora_gsm8k) where the tables say 0.5b."""
+    from entropylaw.table.labels import run_labels
+
+    ids = ["qwen2.5-0.5b_grpo_gsm8k", "qwen2.5-1.5b_grpo_gsm8k", "qwen2.5-7b_grpo_gsm8k"]
+    t = table.concat([law_run(r, 0.1 + 0.01 * i, 0.7 + 0.05 * i, n_params=n, model=r.split("_")[0])
+                      for i, (r, n) in enumerate(zip(ids, (5e8, 1.5e9, 7e9)))])
+    [built] = [b for b in B.build("scaling", t) if b.name == "scaling_final_score_vs_size"]
+    texts = [x.get_text() for x in built.fig.axes[0].get_legend().get_texts()]
+    _, labels = run_labels(t)
+    assert {labels[r] for r in ids} == {"0.5b", "1.5b", "7b"}
+    assert all(any(x.startswith(f"{labels[r]} (") for x in texts) for r in ids)
+    assert not any(r in x for r in ids for x in texts)
+
+
 def test_algorithms_needs_two_algorithms_on_one_model():
     t = table.concat([law_run("r0", 0.1, 0.7), law_run("r1", 0.1, 0.7, tau=70)])
     with pytest.raises(B.Skipped, match="two or more algorithms"):

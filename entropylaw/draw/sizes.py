@@ -191,10 +191,11 @@ def default_predictions(sizes) -> list[float]:
     return canon if len(canon) == 2 else [2.5 * top, 5 * top]
 
 
-def plot_final_score(res, ax=None, predict: Sequence[float] | None = None, styles=None):
+def plot_final_score(res, ax=None, predict: Sequence[float] | None = None, styles=None, labels=None):
     """What will a larger size reach? Each size's final score (its runs' mean; every run a
     point), the final-score law with its 90 % band over the sizes and the predictions, the
-    predicted sizes with their intervals, and the numbers under the panel."""
+    predicted sizes with their intervals, and the numbers under the panel; ``labels``: each
+    run's name in the legend (run id -> label; default its id)."""
     import textwrap
 
     fig, ax = new_axes(ax, columns=2, aspect=0.5)
@@ -205,7 +206,7 @@ def plot_final_score(res, ax=None, predict: Sequence[float] | None = None, style
         c = styles.color(r.run_id) if styles is not None else color(i)
         m = styles.marker(r.run_id) if styles is not None else "o"  # past 8 runs a colour repeats: the marker differs
         ax.plot([r.n_params], [r.final_score], m, color=c, ms=6.5, zorder=3, ls="none",
-                label=f"{r.run_id} ({r.final_score:.3f})")
+                label=f"{(labels or {}).get(r.run_id, r.run_id)} ({r.final_score:.3f})")
     lines = []
     if predict is None:
         predict = default_predictions(runs["n_params"])

@@ -146,7 +146,8 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
                 "needs 3 sizes the law describes below it.")
     out = []
     if res.score_law is not None:
-        ax = plot_final_score(res, styles=run_styles(t))
+        _, labels = run_labels(t, usable_runs(t))  # the tables' labels (0.5b, not the whole id)
+        ax = plot_final_score(res, styles=run_styles(t), labels=labels)
         out.append(Built("scaling_final_score_vs_size", ax.figure,
                          f"The final validation score of {len(ids)} runs of one recipe ({algorithm or 'one algorithm'}"
                          f"{', ' + dataset if dataset else ''}) at {res.runs['n_params'].nunique()} sizes, the "
