@@ -183,7 +183,7 @@ def plot_interventions(table: pd.DataFrame, accuracy_metric: str, run_ids: Seque
                                                     else "score: validation, else training (fraction)")}
         if len(rows) > 1:  # short panels: short labels, or they run into the next row's
             ylabels = {"entropy": "entropy H (nats)", "response_length": "length (tokens)",
-                       score_metric: "score (fraction)" if shown_metric != "score" else "train score (reward)"}
+                       score_metric: "score (fraction)" if shown_metric != "score" else "training score (reward)"}
         if not is_fraction(score.loc[score["metric"] == score_metric, "value"]):  # a reward of -1 is no fraction
             ylabels[score_metric] = ylabels[score_metric].replace("(fraction correct)", "(score units)").replace(
                 "(fraction)", "(score units)")
