@@ -99,3 +99,15 @@ def test_a_new_column_is_one_spec_entry_and_one_value():
     at = lines[head].index("score seen") + len("score")
     assert [line[at:at + 5] for line in lines[head + 1:head + 3]] == ["   17", "   18"]
     assert all(len(line) <= 120 for line in lines) and not any("~" == line[-1:] for line in lines)
+
+
+def test_a_run_not_fitted_says_why_without_its_file_and_id(tmp_path):
+    """The row names its run: the error's "<file>: run '<id>': " filled 5 lines of the why cell."""
+    good = _run("good")
+    short = good[good["step"] <= 10].copy()
+    short["run_id"] = "short"
+    table.write(table.concat([good, short]), str(tmp_path / "both.parquet"))
+    res = run_results(table.read(str(tmp_path / "both.parquet")), forecasts=False)
+    [row] = [r for r in res.rows if r["run_id"] == "short"]
+    assert row["trust"] == "not fitted" and row["trust_reasons"][0].startswith("2 paired"), row["trust_reasons"]
+    assert "short" not in row["trust_reasons"][0] and str(tmp_path) not in row["trust_reasons"][0]

@@ -70,6 +70,8 @@ def summary_rows_of(ids, groups: dict, labels: dict, styles, meta: pd.DataFrame,
             if run_id not in fitted:
                 why = next((n.split("not fitted (", 1)[1].rstrip(")") for n in notes
                             if n.startswith(f"{run_id}: not fitted")), "no fit")
+                # the row names its run: the error's own "<file>: run '<id>': " goes (5 lines of a cell)
+                why = why.split(f"run {run_id!r}: ", 1)[-1]
                 row.update(trust=NOT_FITTED, trust_reasons=[why])
                 rows.append(explained(row))
                 continue
