@@ -77,6 +77,29 @@ def test_the_ceiling_figures_legend_names_the_edge_triangles():
         plt.close(ax.figure)
 
 
+def test_the_ceiling_figures_trust_words_leave_the_data_room_and_clear_the_edge():
+    """Beside 28-character run names, "law does not apply" left the data 115 pixels of the figure, and
+    the trust words at 4.5 % of the axes' width touched the edge's triangles ("▷weak fit")."""
+    rows = [{"label": "sweep_coarse__rho0.70_seed44", "family": "m", "color": "C0", "ceiling": 0.7,
+             "ceiling_ci": (0.65, 0.75), "final_observed": 0.68, "trust": "law does not apply"},
+            {"label": "sweep_coarse__rho1.00_seed43", "family": "m", "color": "C1", "ceiling": 0.9,
+             "ceiling_ci": (0.6, 1.9), "final_observed": 0.85, "trust": "weak fit"}]
+    ax = plot_ceilings(rows)
+    try:
+        fig = ax.figure
+        fig.draw_without_rendering()
+        words = {t.get_text(): t for t in ax.texts}
+        assert set(words) == {"law n/a", "weak fit †"}, set(words)
+        legend = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
+        assert any("law does not apply (law n/a)" in t for t in legend), legend
+        edge = ax.get_window_extent().x1
+        gap = min(w.get_window_extent().x0 for w in words.values()) - edge
+        assert gap >= 10 * fig.dpi / 72 - 1, gap  # 10 points right of the axes, however narrow they are
+        assert ax.get_window_extent().width >= 1.3 * fig.dpi, ax.get_window_extent().width  # was 1.06 inches
+    finally:
+        plt.close(ax.figure)
+
+
 def test_panel_titles_cut_to_fit_still_tell_runs_apart():
     """data/real and data/real-sizes: the 0.5b and 1.5b runs were both "qwen2.5…_gsm8k", three sweep
     runs "sweep_c…_seed42/43"."""

@@ -135,5 +135,5 @@ def forest_axes(rows, ax, extra_lines: int, row_height: float = 0.19):
             tick.set_fontweight("bold")
     ax.set_ylim(total - 0.4, -0.6)  # first row at the top
     ax.grid(False, axis="y")
-    ax.tick_params(axis="y", length=0)
+    ax.tick_params(axis="y", length=0, pad=8)  # a triangle at the left edge (a value below the axes) clears the names
     return ax, ys
