@@ -55,7 +55,6 @@ def test_a_score_outside_0_1_is_not_labelled_a_fraction():
         plt.close(built.fig)
 
 
-
 def test_a_run_that_ends_early_keeps_its_end_label_by_its_line():
     """A run that stopped at step 10 of 50: stacked with the runs that reached step 50, its final
     value was pushed up the panel, over no line (CS336: 0.422 at the top of the entropy panel)."""

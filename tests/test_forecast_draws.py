@@ -11,11 +11,14 @@ from scipy import stats
 import entropylaw as el
 from entropylaw import table
 from entropylaw.fit.forecast.core import forecast
-from entropylaw.fit.forecast.data import RunData
+from entropylaw.fit.forecast.data import RunData, robust_noise
 from entropylaw.fit.forecast.drift import LogitDrift
-from entropylaw.fit.forecast.drift_fit import quasi_normals
+from entropylaw.fit.forecast.drift_fit import late, logit_weights, quasi_normals, t_posterior
+from entropylaw.fit.forecast.problems import run_problems
+from entropylaw.fit.logit import to_logit
 
-RUN = Path(__file__).resolve().parents[1] / "data" / "real" / "verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512_verl-data.parquet"
+RUN = (Path(__file__).resolve().parents[1] / "data" / "real"
+       / "verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512_verl-data.parquet")
 
 
 def test_quasi_normals_are_standard_normals_apart():
@@ -51,13 +54,26 @@ def _method(run, frac, n_boot, seed):
 
 def test_coefficient_draws_follow_the_posterior():
     """The draws of (A, c) have the closed-form posterior's mean and covariance (drift_fit.posterior),
-    on a task the prior knows and on a new task's t posterior (its own draws, checked by their spread)."""
+    on a task the prior knows; on a new task's t posterior, its quantiles against many pseudo-random draws."""
     run = _run()
     m = LogitDrift(n_boot=2000, prior={"c": [0.12, 0.05], "runs": 5}).fit(run.window(150.0))
     sd = np.sqrt(np.diag(m.cov_))
     assert np.all(np.abs(m._coef_draws.mean(axis=0) - m.mean_) < 0.02 * sd)
     assert np.allclose(np.cov(m._coef_draws.T), m.cov_, rtol=0.05)
     assert m.noise_normals_.shape == (2000,)
+    # a new task's t posterior: its quasi-random draws against 200,000 pseudo-random ones of the same posterior
+    t = LogitDrift(n_boot=2000, prior={"c": [0.12, 0.05], "nu": 4.0, "kind": "new task", "runs": 5})
+    t.fit(run.window(150.0))
+    assert t.new_task_ and t.noise_normals_.shape == (2000,)
+    win = run.window(150.0)
+    s, v = late(win.target)
+    w, n_eff = logit_weights(v, win.bounds, run_problems(win)[0], robust_noise(win.target.values))
+    *_, ref = t_posterior(np.maximum(s, 0.0), to_logit(v, win.bounds, 0.5 / n_eff), w, t.prior_, 200_000, seed=5)
+    qs = [0.05, 0.5, 0.95]
+    ref_sd = ref.std(axis=0)
+    for j in range(2):
+        assert np.abs(np.quantile(t._coef_draws[:, j], qs) - np.quantile(ref[:, j], qs)).max() < 0.05 * ref_sd[j]
+    assert abs(np.corrcoef(t._coef_draws.T)[0, 1] - np.corrcoef(ref.T)[0, 1]) < 0.03  # A given c, jointly
 
 
 def test_an_interval_of_200_draws_is_where_many_draws_put_it():

@@ -605,9 +605,10 @@ def test_a_json_null_is_a_key_not_logged_not_a_dropped_value(tmp_path):
     assert account["rows_read"] == 200 * 2 + 20 + 2
 
 
-def _counted_run(folder: Path, percent: bool, top: int, n: int = 1024) -> Path:
+def _counted_run(folder: Path, percent: bool, top: int, n: int = 1024, float32: bool = False) -> Path:
     """A custom trainer's run whose eval rows state ``num_examples``: its accuracy is ``k / n``
-    (``100 k / n`` in percent), climbing to ``top`` problems solved."""
+    (``100 k / n`` in percent), climbing to ``top`` problems solved; ``float32``: computed in float32
+    (a tensor's mean), as JSON writes such a value."""
     folder.mkdir(parents=True)
     rows = []
     for s in range(1, 101):
@@ -615,7 +616,8 @@ def _counted_run(folder: Path, percent: bool, top: int, n: int = 1024) -> Path:
                      "train_reward": min(0.9, s / 100)})
         if s % 10 == 0:
             k = round(top * (1 - math.exp(-s / 30)))
-            rows.append({"type": "eval", "grpo_step": s, "answer_accuracy": (100 if percent else 1) * k / n,
+            acc = (100 if percent else 1) * k / n
+            rows.append({"type": "eval", "grpo_step": s, "answer_accuracy": float(np.float32(acc)) if float32 else acc,
                          "num_examples": n})
     (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return folder / "metrics.jsonl"
@@ -644,3 +646,17 @@ def test_a_run_that_states_its_size_keeps_its_fractions_beside_a_percent_run(tmp
                                                r"\(failed/metrics.jsonl\)"):
         pct = el.load(str(tmp_path / "pct"))
     assert _series(pct[pct["run_id"] == "failed"], "val/answer_accuracy").max() == pytest.approx(10 / 1024)
+
+
+def test_a_run_in_fractions_computed_in_float32_keeps_them_too(tmp_path):
+    """A fraction of 1319 problems computed in float32 (a tensor's mean) is up to 1319 * 2^-24 off a
+    whole count as JSON writes it: within the rounding of its 8 decimals it was no whole count, and
+    the run was read as a percent with its peer (0.72 as 0.0072)."""
+    _counted_run(tmp_path / "sweep" / "lr1", percent=False, top=1000, n=1319, float32=True)
+    _counted_run(tmp_path / "sweep" / "lr2", percent=True, top=900, n=1319, float32=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EntropyLawWarning)  # nothing re-read as a percent: no warning
+        df = el.load(str(tmp_path / "sweep"))
+    top = {r: _series(df[df["run_id"] == r], "val/answer_accuracy").max() for r in el.run_ids(df)}
+    assert top == pytest.approx({r: round(t * (1 - math.exp(-100 / 30))) / 1319
+                                 for r, t in {"lr1": 1000, "lr2": 900}.items()}, rel=1e-6)

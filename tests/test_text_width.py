@@ -147,6 +147,11 @@ def test_an_optional_column_is_left_out_only_when_needed_and_said():
     assert "left out" not in wide and "r2" in wide.splitlines()[0]
     narrow = fmt_table(_rows(), COLS, width=80, note="why", optional=("r2", "nonexistent"))
     assert "(left out at 80 columns: r2; the JSON has them)" in narrow and " r2 " not in narrow.splitlines()[0]
+    # a heading hyphenated over two lines is named as one word ("algo-\nrithm" was said "algo- rithm")
+    from entropylaw.fit.run_summary import format_summary, summarize
+    from entropylaw import table
+    said = format_summary(summarize(table.from_records([(1, "val/acc", 0.4), (2, "val/acc", 0.5)], run_id="r")), 80)
+    assert "algorithm" in " ".join(said.split()) and "algo- rithm" not in " ".join(said.split())
 
 
 def test_hostile_tables():

@@ -26,7 +26,8 @@ import entropylaw.table as table
 from entropylaw.fit.pairing import fitted_score_key
 from entropylaw.fit.text_table import fmt_table
 
-COLUMNS = ["run_id", "steps", "model", "dataset", "algorithm", "entropy_key", "score_key", "val_keys", "entropy_first", "entropy_last",
+COLUMNS = ["run_id", "steps", "model", "dataset", "algorithm", "entropy_key", "score_key", "val_keys",
+           "entropy_first", "entropy_last",
            "score_first", "score_last", "val", "val_first", "val_last"]
 
 

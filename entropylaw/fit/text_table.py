@@ -139,7 +139,7 @@ def fmt_table(rows: list[dict], columns: list[tuple[str, str]], *, width: int | 
     lines = _render(header, body, widths, [aligned[h] for h in header])
     lines += [wrap(f"[{k}] {n}", room) for k, n in enumerate(notes, 1)]
     if dropped:
-        names = ", ".join(" ".join(d.split()) for d in dropped)
+        names = ", ".join(" ".join(d.replace("-\n", "").split()) for d in dropped)  # "algo-\nrithm": one word
         lines.append(wrap(f"(left out at {room + indent} columns: {names}; the JSON has them)", room))
     pad = " " * indent
     return "\n".join(pad + line if line else line for line in "\n".join(lines).split("\n"))

@@ -40,6 +40,7 @@ PERCENT = 0.01  # the factor a percent is read with
 # values out of the run's unit are dropped as impossible where they are this few (else the key
 # is no accuracy as its values say: read in its own units, as any score)
 MOST = 0.9
+FLOAT32 = 2.0 ** -24  # float32's relative rounding: a score computed in it is this far off
 DROPPED = "impossible, dropped"  # how the note of such a value ends (the commands print these notes)
 
 
@@ -170,12 +171,16 @@ def whole_fractions(values, n: float | None) -> bool:
     (True, True)
     >>> whole_fractions([0.87890625, 0.29296875], 1024), whole_fractions([0.4648, 0.5703], None)
     (False, False)
+    >>> whole_fractions(np.float32([501 / 1319, 611 / 1319]).astype(float), 1319)  # float32's rounding
+    True
     """
     v = np.asarray(values, dtype=np.float64)
     v = v[(v > 0) & (v <= 1)]
     if n is None or len(v) < 2:
         return False
-    slack = 0.5 * 10.0 ** -_decimals(v) * n + 1e-6  # a count's distance from whole, from the rounding alone
+    # a count's distance from whole, from the rounding alone: the log's decimals, and a value computed in float32
+    # (a tensor's mean: k / 1319 is then up to 1319 * 2^-24 = 7.9e-5 off a whole count)
+    slack = 0.5 * 10.0 ** -_decimals(v) * n + n * FLOAT32 + 1e-6
     if slack >= 0.25:  # the rounding allows any count: the values say nothing
         return False
     as_fraction = np.abs(v * n - np.round(v * n)) <= slack

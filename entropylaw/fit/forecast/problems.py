@@ -20,7 +20,7 @@ import re
 import numpy as np
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.readers.key_names import EVAL_PREFIX as _EVAL, LOGGED_MOST, is_size_name  # noqa: F401
+from entropylaw.readers.key_names import EVAL_PREFIX as _EVAL, LOGGED_MOST, is_size_name  # noqa: F401 (data.py)
 
 # Test-split sizes (number of problems) of common benchmarks: the binomial noise of a score.
 PROBLEMS = {"gsm8k": 1319, "math-lighteval": 5000, "math": 5000, "math500": 500, "math-500": 500,
@@ -122,8 +122,6 @@ def problems_in(values, bounds=(0.0, 1.0)) -> int | None:
     if DECIMALS % got == 0 or (two and got > LARGEST_POWER_OF_TWO and _fp16_exact(raw)):
         return None
     return got
-
-
 
 
 def logged_problems(target_key: str, metrics) -> tuple[float | None, str | None]:
