@@ -56,13 +56,24 @@ def test_the_one_line_table_keeps_its_columns_at_80_and_60_columns():
     """At 80 columns (a terminal's default) a row 2 characters too wide was re-flowed word by word:
     'lr2e-6 <= 300 0.936 [0.876, 0.969] +0.5 [-2.7, +2.7] undecided (stop ~513)', out of its columns."""
     from entropylaw.fit.forecast.text import line_table
-    from entropylaw.terminal import wrap
 
     for width in (80, 60):
-        out = wrap(line_table(_rows(), COLS, width=width), width=width)
+        out = line_table(_rows(), COLS, width=width)  # as printed: a wrap after it would hide a line too wide
         lines = out.splitlines()
         assert all(len(ln) <= width for ln in lines), out
         at = lines[0 if width == 80 else 1].index("final")
         rows = [ln for ln in lines if "0.936" in ln]
         assert len(rows) == 4 and all(ln.index("0.936") == at for ln in rows), out
         assert all("undecided (stop" in ln for ln in lines if ln.startswith(("lr1", "lr3"))), out
+
+
+def test_the_one_line_table_fits_40_columns_and_says_what_it_left_out():
+    """Under ~50 columns the stacked rows' other cells and the "(left out at ...)" note ran to 57-65
+    characters at 40 (a test wrapped the output before measuring it)."""
+    from entropylaw.fit.forecast.text import line_table
+
+    rows = [dict(r, observed="0.951", regime="take-off") for r in _rows()]
+    cols = COLS[:3] + [("observed", "observed")] + COLS[3:] + [("regime", "regime")]
+    out = line_table(rows, cols, width=40)
+    assert all(len(ln) <= 40 for ln in out.splitlines()), out
+    assert "left out at 40 columns" in out and all(f"lr{i}e-6" in out for i in range(1, 5)), out

@@ -311,13 +311,15 @@ def line_table(rows: list[dict], columns: list[tuple[str, str]], width: int | No
 
     def line(values, name):
         middle = [v.ljust(w) for v, w in zip(values[1:-1], sizes[1:-1])]
-        if stacked:
+        if stacked:  # the other cells in their columns where they fit, else wrapped (under ~50 columns)
             below = ("  " + (" " * GAP).join(middle)).rstrip()
+            if len(below) > width:
+                below = wrap("  " + (" " * GAP).join(v.strip() for v in middle), width)
             return "\n".join([wrap(f"{name}{' ' * GAP}{values[-1]}", width), below])
         parts = textwrap.wrap(values[-1], max(width - start, LAST_ROOM), break_long_words=False) or [""]
         first = (" " * GAP).join([name.ljust(sizes[0])] + middle + [parts[0]]).rstrip()
         return "\n".join([first] + [" " * start + p for p in parts[1:]])
-    said = [f"(left out at {width} columns: {', '.join(left)}; the JSON has them)"] if left else []
+    said = [wrap(f"(left out at {width} columns: {', '.join(left)}; the JSON has them)", width)] if left else []
     names = shorts([c[0] for c in cells], sizes[0])  # cut, but each run still told from the others
     return "\n".join([line([h for h, _ in columns], columns[0][0])] + [line(c, n) for c, n in zip(cells, names)]
                      + said)
