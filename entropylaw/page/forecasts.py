@@ -130,7 +130,7 @@ def left_out_columns(rows: Sequence[Mapping]) -> list[str]:
     """The forecast table's columns no row has a value in, in words (said under the table)."""
     out = []
     if not _any_value(rows, "plateau"):
-        out.append("plateau (no run's forecast has one: logit-drift's climb and last-value's level have none)")
+        out.append("plateau (the forecasts shown have none: logit-drift's climb, for one, has no plateau)")
     if not _any_value(rows, "law_ceiling"):
-        out.append("law ceiling (the law describes no run's window, or too few of its points)")
+        out.append("law ceiling (none from any run's window)")
     return out
