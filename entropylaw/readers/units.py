@@ -146,12 +146,21 @@ def said(source: str, keys: dict[str, float], reports, again=None) -> str | None
             "of one source share their unit); give its files apart to read each in its own unit")
 
 
-def stated_size(df: pd.DataFrame) -> float | None:
+def stated_size(df: pd.DataFrame, score_key: str | None = None) -> float | None:
     """The validation set's size a run states (a key named as such, :func:`~.key_names.is_size_name`):
-    one whole number, from 2 to ``LOGGED_MOST``, at every row where it is logged; else None (none, or
-    two that disagree)."""
-    sizes = {float(v) for key in pd.unique(df["key"]) if is_size_name(str(key))
-             for v in pd.unique(df["value"].to_numpy()[(df["key"] == key).to_numpy()])}
+    one whole number, from 2 to ``LOGGED_MOST``, at every row where it is logged; where the run states
+    several (one per benchmark), the one beside ``score_key`` (``eval/math/num_examples`` for
+    ``eval/math/accuracy``); else None.
+
+    >>> rows = pd.DataFrame({"key": ["eval/math/num_examples", "eval/gsm8k/num_examples"], "value": [500, 1319]})
+    >>> stated_size(rows, "eval/gsm8k/accuracy"), stated_size(rows)
+    (1319.0, None)
+    """
+    by_key = {str(key): {float(v) for v in pd.unique(df["value"].to_numpy()[(df["key"] == key).to_numpy()])}
+              for key in pd.unique(df["key"]) if is_size_name(str(key))}
+    beside = {k: v for k, v in by_key.items() if score_key and "/" in score_key
+              and k.rsplit("/", 1)[0] == score_key.rsplit("/", 1)[0]}
+    sizes = set().union(*(beside or by_key).values()) if by_key else set()
     n = sizes.pop() if len(sizes) == 1 else None
     return n if n is not None and 2 <= n <= LOGGED_MOST and n == round(n) else None
 
@@ -194,9 +203,9 @@ def kept_fractions(df: pd.DataFrame, percent_keys: dict, ranges: dict, report: I
     each said in ``report``."""
     if not percent_keys:
         return percent_keys
-    n = stated_size(df)
     out = dict(percent_keys)
     for key in list(out):
+        n = stated_size(df, key)
         values = df["value"].to_numpy()[(df["key"] == key).to_numpy()]
         if key in ranges and whole_fractions(values, n):
             out.pop(key)
