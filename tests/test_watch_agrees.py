@@ -84,11 +84,17 @@ def test_watch_says_which_of_several_runs_it_follows(tmp_path, capsys):
     """A folder of runs: watch followed the last one read and said nothing of the others."""
     from entropylaw.cli.main import main
 
+    import os
+
     for name in ("run_a", "run_b", "run_c"):
         _collapse_csv(tmp_path / f"{name}.csv")
+    # a live sweep's running run is the one written last, not the last by name (often finished, or not started)
+    for age, name in ((300, "run_a"), (200, "run_c"), (0, "run_b")):
+        path = tmp_path / f"{name}.csv"
+        os.utime(path, (path.stat().st_atime, path.stat().st_mtime - age))
     assert main(["watch", str(tmp_path), "--plain", "--max-refreshes", "1", "--interval", "0.1"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "3 runs read; following 'run_c', the last read (--run ID follows another)" in out
+    assert "3 runs read; following 'run_b', the one whose file was written last (--run ID follows another)" in out
 
 
 def test_watch_says_what_the_reader_did_to_the_scores_units(tmp_path, capsys):

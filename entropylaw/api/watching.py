@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import entropylaw.table as table
@@ -16,6 +17,18 @@ from entropylaw.fit.forecast.problems import check_problems
 from entropylaw.fit.run import fit_run
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.verl_jsonl import CUT_LAST
+
+
+def _last_written(df, ids) -> str:
+    """The run whose source file changed last: a live sweep's running one (the last by name was often a
+    finished run, or one not started); the last read where no file says when it was written."""
+    written = {}
+    for rid, source in zip(table.runs(df)["run_id"], table.runs(df)["source"]):
+        try:
+            written[rid] = os.path.getmtime(str(source))
+        except (OSError, TypeError, ValueError):
+            continue
+    return max(ids, key=lambda r: (written.get(r, float("-inf")), ids.index(r)))
 
 
 def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, target=None, n_boot=200,
@@ -41,13 +54,13 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
             raise EntropyLawError(f"{path}: no runs yet")
         if run and run not in ids:
             raise EntropyLawError(f"`run` {run}: not in {path} (runs: {', '.join(ids[:8])})")
-        rid = run or ids[-1]
+        rid = run or _last_written(df, ids)
         target, target_said = target_as_read(df, target)
         out = {"run_id": rid, "n_runs": len(ids), "rows": int((df["run_id"] == rid).sum()), "target_note": target_said,
                "read_notes": read_notes + unit_lines(df)}
         if len(ids) > 1:  # one run is followed: the others are not dropped unsaid
             out["runs_note"] = (f"{len(ids)} runs read; following {rid!r}"
-                                + ("" if run else ", the last read (--run ID follows another)"))
+                                + ("" if run else ", the one whose file was written last (--run ID follows another)"))
         # a growing log's cut last line is normal here; rows dropped and a damaged region are not: said at
         # each refresh, as `summary` says them
         out["damaged"] = [f"{r.source}: {d}" for r in map(IngestReport.from_dict, row_accounts(df)) for d in r.damage()]
