@@ -47,6 +47,8 @@ from entropylaw.fit.run import NOT_APPLICABLE as _NOT_APPLICABLE, fit_run as _fi
 from entropylaw.fit.run import fits_frame
 from entropylaw.fit.run_summary import summarize as _summarize
 from entropylaw.fit.size_series import ScaleResult as _ScaleResult
+from entropylaw.fit.uncertainty import check_conf as _check_conf
+from entropylaw.api.checks import runs_of as _runs_of, the_table as _the_table
 from entropylaw.api.watching import snapshot
 from entropylaw.api.deciding import rank
 from entropylaw.api.outputs import FIGURES, figures, overview, report
@@ -86,9 +88,7 @@ def _said_once():
 
 def run_ids(df: _pd.DataFrame) -> list[str]:
     """The runs of a tidy run table, in order (a table built otherwise is one clear error)."""
-    if not _table.is_table(df):
-        raise _Error("expected the tidy run table from entropylaw.load (columns run_id, step, metric, value)")
-    return _table.run_ids(df)
+    return _table.run_ids(_the_table(df))
 
 
 def _one_run(df: _pd.DataFrame, run: str | None) -> str:
@@ -109,8 +109,10 @@ def fit(df: _pd.DataFrame, run: str | None = None, *, pool: bool | list = False,
     ``options``: ``y`` (score metric), ``x``, ``pairing``, ``form``, ``interval``, ``conf``,
     ``robust``, ``errors_in_variables``, ``score_range``, ``n_boot``, ``seed``.
     """
+    if isinstance(pool, (list, tuple)) and not pool:
+        raise _Error("`pool` []: give the runs to fit as one family, or pool=True for every run")
     if pool:
-        ids = run_ids(df) if pool is True else [_one_run(df, r) for r in pool]
+        ids = run_ids(df) if pool is True else _runs_of(df, pool, "pool")
         return _fit_runs(df, ids, pool=True, **options)[0]
     return _fit_run(df, _one_run(df, run), **options)
 
@@ -123,8 +125,7 @@ def fit_all(df: _pd.DataFrame, runs=None, *, pool: bool = False, skip_errors: bo
     warning that several runs share is said once, with the runs counted; each fit keeps its own in
     ``.warnings_``."""
     with _said_once():
-        return _fit_runs(df, runs if runs is not None else run_ids(df), pool=pool, skip_errors=skip_errors,
-                         **options)
+        return _fit_runs(df, _runs_of(df, runs), pool=pool, skip_errors=skip_errors, **options)
 
 
 
@@ -144,7 +145,7 @@ def predict_all(df: _pd.DataFrame, runs=None, **options) -> _EarlyPredictions:
     is said once, with the runs counted. With several runs, one that cannot be predicted (too few
     points in its window, no entropy ...) is left out with a warning and named in ``.left_out``
     (run -> why); none left is an error."""
-    ids = list(runs) if runs is not None else run_ids(df)
+    ids = _runs_of(df, runs)
     with _said_once():
         done, left_out = _each_run(lambda r: predict(df, r, **options), ids)
     if not done:
@@ -186,7 +187,7 @@ def forecast_all(df: _pd.DataFrame, runs=None, *, prior: _pd.DataFrame | None = 
     ``entropylaw forecast`` prints. With several runs, one that cannot be forecast is left out
     with a warning (``.left_out``: run -> why); none left is an error. ``options`` and ``prior``
     as for :func:`forecast` (``methods=["default"]``: the recommended method only)."""
-    return _sourced(df, _forecast_table(df, list(runs) if runs is not None else run_ids(df), prior=prior, **options))
+    return _sourced(df, _forecast_table(df, _runs_of(df, runs), prior=prior, **options))
 
 
 def _sourced(df: _pd.DataFrame, forecasts):
@@ -218,8 +219,9 @@ def scale(df: _pd.DataFrame, runs=None, *, conf=0.9, predict=None, **options) ->
     from entropylaw.readers.model_size import parse_sizes
 
     asked = parse_sizes(predict, "`predict`")  # a bad size fails before any fitting
+    _check_conf(conf, "`conf`")
     with _said_once():
-        res = scale_runs(df, list(runs) if runs is not None else run_ids(df), conf=conf, **options)
+        res = scale_runs(df, _runs_of(df, runs), conf=conf, **options)
     res.predicted = asked
     return res
 
@@ -232,7 +234,7 @@ def algorithms(df: _pd.DataFrame, runs=None, *, conf=0.95, y=None, x=_table.ENTR
     a degenerate score ...), that cannot be paired (no entropy, too few points) or whose
     algorithm is unknown takes no part, and is named in the result's ``left_out``: its (a, b)
     says nothing of its algorithm."""
-    ids = list(runs) if runs is not None else run_ids(df)
+    ids = _runs_of(df, runs)
     meta = _table.runs(df).set_index("run_id")
     pairs, left_out = {}, {}
     with _said_once():
@@ -277,4 +279,4 @@ def _one_benchmark_one_model(pairs: dict, meta: _pd.DataFrame) -> None:
 
 def summary(df: _pd.DataFrame) -> _pd.DataFrame:
     """One row per run: steps, the keys read, first/last entropy, score and validation."""
-    return _summarize(df)
+    return _summarize(_the_table(df))

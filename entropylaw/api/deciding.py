@@ -6,10 +6,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 import entropylaw.table as table
-from entropylaw.fit.forecast.core import DEFAULT, forecast_table
+from entropylaw.api.checks import runs_of
+from entropylaw.errors import EntropyLawError
+from entropylaw.fit.forecast.core import DEFAULT, check_options, forecast_table
 from entropylaw.fit.forecast.finish import live_sweep
 from entropylaw.fit.forecast.rank import Ranking
 from entropylaw.fit.forecast.rank_groups import ScoreRankings, rank_by_score
@@ -31,8 +34,12 @@ def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: i
     step (:mod:`entropylaw.fit.forecast.finish`): ``total_steps``, else the largest planned total
     their logs state, else the furthest step any is forecast to; a run that has reached it (or its
     own planned total) has finished, and is ranked on its observed final score."""
-    ids = list(runs) if runs is not None else table.run_ids(df)
+    ids = runs_of(df, runs)
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number))
+                                  or not (np.isfinite(threshold) and threshold > 0)):
+        raise EntropyLawError(f"`threshold` {threshold!r}: expected a gain above 0 in the score's units, such as 0.01")
     options.setdefault("methods", [DEFAULT])
+    check_options(**options)  # a mistake of the call's, before any run is forecast or read as finished
     if all(options.get(k) is None for k in LIVE_OFF):
         forecasts, finished, step = live_sweep(df, ids, seed=seed, **options)
     else:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from entropylaw.api.checks import the_table
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import check_writable
 from entropylaw.figure_sets.catalog import names as _figure_names
@@ -42,6 +43,8 @@ def check_outputs(has_runs: bool, probes, out, fit_frac: float = 0.15) -> None:
 
 
 def _inputs(df, probes, out, fit_frac):
+    if df is not None:
+        the_table(df)
     check_outputs(df is not None, probes, out, fit_frac)
     return [p if isinstance(p, dict) else read_probe_summary(p) for p in probes]
 

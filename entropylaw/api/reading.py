@@ -50,6 +50,9 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
         paths = tuple(paths[0])
     if not paths:
         raise EntropyLawError("load: give at least one path (a log file, a run table, a directory or a wandb:// URI)")
+    for p in paths:  # "" would read the working directory, a number would fail deep in a reader
+        if not isinstance(p, (str, os.PathLike)) or not os.fspath(p):
+            raise EntropyLawError(f"load: path {p!r}: expected a log file, a run table, a directory or a wandb:// URI")
     if entropy_convention:
         _convention.parse(entropy_convention)  # a bad name fails before anything is read
     if isinstance(val_keys, str):

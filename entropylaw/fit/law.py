@@ -36,7 +36,7 @@ from entropylaw.fileio import jsonable
 from entropylaw.fit import forms as forms_mod
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.pairing import check_pairs, pair
-from entropylaw.fit.robust import odr_fit, robust_fit
+from entropylaw.fit.robust import LOSSES, odr_fit, robust_fit
 from entropylaw.terminal import as_html, wrap
 
 INTERVALS = ("ar1", "block-bootstrap", "run-bootstrap", "iid")
@@ -68,8 +68,8 @@ class EntropyLawFit:
         self.warn = warn
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, H, R, runs=None, where="run"):
-        """Fit to paired entropy ``H`` and score ``R``; ``runs`` labels points of a family."""
+    def check(self) -> "EntropyLawFit":
+        """The options, checked before any point is fitted: each mistake one line naming its option."""
         if self.form not in forms_mod.FORMS:
             raise EntropyLawError(f"unknown form {self.form!r} (expected one of {', '.join(forms_mod.FORMS)})")
         if self.interval not in INTERVALS:
@@ -78,6 +78,21 @@ class EntropyLawFit:
         if isinstance(self.n_boot, bool) or not isinstance(self.n_boot, (int, np.integer)) or self.n_boot < 2:
             raise EntropyLawError(f"n_boot = {self.n_boot!r}: the number of bootstrap resamples must be a whole "
                                   "number >= 2 (their covariance needs at least two)")
+        if self.robust and self.robust not in LOSSES:
+            raise EntropyLawError(f"unknown robust loss {self.robust!r} (expected one of {', '.join(LOSSES)})")
+        sr = self.score_range
+        try:
+            lo, hi = (float(v) for v in sr) if sr is not None and not isinstance(sr, str) else (0.0, 0.0)
+        except (TypeError, ValueError):
+            lo = hi = 0.0
+        if sr is not None and not (np.isfinite([lo, hi]).all() and lo < hi):
+            raise EntropyLawError(f"`score_range` {sr!r}: expected the score's range as two numbers (lo, hi), lo < hi, "
+                                  "such as (0, 1)")
+        return self
+
+    def fit(self, H, R, runs=None, where="run"):
+        """Fit to paired entropy ``H`` and score ``R``; ``runs`` labels points of a family."""
+        self.check()
         H, R = check_pairs(H, R, where, self.score_range)
         n = len(H)
         runs = np.zeros(n, dtype=int) if runs is None else pd.factorize(np.asarray(runs))[0]
@@ -327,6 +342,18 @@ def _lag1(resid, runs) -> float:
         num += float(r[1:] @ r[:-1])
         den += float(r @ r)
     return num / den if den > 0 else float("nan")
+
+
+def check_options(options: dict, own=()) -> None:
+    """A fit's keywords (:class:`EntropyLawFit`'s, and ``own``: the caller's, such as ``y``), checked
+    before any run is read: an unknown one, or a bad value, is one error naming it."""
+    import inspect
+
+    known = [*own, *(k for k in inspect.signature(EntropyLawFit.__init__).parameters if k != "self")]
+    unknown = [k for k in options if k not in known]
+    if unknown:
+        raise EntropyLawError(f"unknown option `{unknown[0]}` (expected one of {', '.join(known)})")
+    EntropyLawFit(**{k: v for k, v in options.items() if k not in own}).check()
 
 
 def fit_pairs(pairs: pd.DataFrame, **kwargs) -> EntropyLawFit:

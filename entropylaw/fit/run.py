@@ -39,7 +39,7 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fit import forms as forms_mod
 from entropylaw.fit.applicability import law_applies
-from entropylaw.fit.law import EntropyLawFit, fit_family, fit_pairs
+from entropylaw.fit.law import EntropyLawFit, check_options, fit_family, fit_pairs
 from entropylaw.fit.pairing import MIN_POINTS, MODES, pair  # noqa: F401  (MIN_POINTS: re-exported)
 from entropylaw.terminal import count, same_kinds, some_names
 GOOD, WEAK, NOT_APPLICABLE = "good fit", "weak fit", "law does not apply"
@@ -119,11 +119,15 @@ def _attach(fit: EntropyLawFit, df: pd.DataFrame, run_ids: list[str], y_key: str
     return fit
 
 
+OWN = ("y", "x", "pairing")  # fit_run's own keywords, named beside EntropyLawFit's where an option is unknown
+
+
 def fit_run(df: pd.DataFrame, run_id: str, *, y: str | None = None, x: str = table.ENTROPY,
             pairing: str = "nearest-earlier", compare: bool = True, **options) -> EntropyLawFit:
     """Fit one run of a tidy table. ``options`` go to :class:`EntropyLawFit` (form, interval, conf ...)."""
     if pairing not in MODES:
         raise EntropyLawError(f"unknown pairing {pairing!r} (expected one of {', '.join(MODES)})")
+    check_options(options, OWN)  # a mistake of the call's is no file's: said before any run is read
     try:
         p = pair(df, run_id, x=x, y=y, mode=pairing)
         fit = fit_pairs(p, **options)
@@ -151,6 +155,9 @@ def fit_runs(df: pd.DataFrame, run_ids=None, *, pool: bool = False, y: str | Non
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
     if not ids:
         raise EntropyLawError("no runs to fit")
+    if pairing not in MODES:
+        raise EntropyLawError(f"unknown pairing {pairing!r} (expected one of {', '.join(MODES)})")
+    check_options(options, OWN)  # once, before any run: not every run left out for it
     if pool:
         pairs = [pair(df, r, x=x, y=y, mode=pairing) for r in ids]
         fit = fit_family(pairs, **options)

@@ -203,6 +203,10 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
     from entropylaw.fit.pairing import score_key
     from entropylaw.fit.run import fit_run, left_out_line
 
+    from entropylaw.fit.law import check_options
+    from entropylaw.fit.run import OWN
+
+    check_options({"conf": conf, **options}, OWN)  # once: not every run "cannot fit" for a mistake of the call's
     meta = table.runs(df).set_index("run_id")
     series, left = {}, {}
     for rid in ids:

@@ -396,5 +396,5 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def is_table(df: pd.DataFrame) -> bool:
-    """True when ``df`` has the tidy table's metric columns."""
-    return all(c in df.columns for c in METRIC_COLUMNS)
+    """True when ``df`` is a DataFrame with the tidy table's metric columns (anything else: False)."""
+    return isinstance(df, pd.DataFrame) and all(c in df.columns for c in METRIC_COLUMNS)

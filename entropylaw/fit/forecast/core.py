@@ -51,7 +51,7 @@ from entropylaw.fit.forecast import sweep as _sweep
 from entropylaw.fit.forecast import text as _text
 from entropylaw.fit.forecast.final import final_steps, seen_range
 from entropylaw.fit.forecast.names import DEFAULT
-from entropylaw.fit.forecast.problems import check_problems
+from entropylaw.fit.window import check_window
 from entropylaw.fit.forecast.result import Forecast, MethodResult  # noqa: F401  (what forecast() returns)
 from entropylaw.fit.forecast.text import GUESS_SAID
 from entropylaw.fit.run import each_run
@@ -130,9 +130,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     ``sweep``: the climb rates of other runs of the same recipe at the same point
     (``{"rates": [(c, se), ...], "recipe": name}``, as :func:`forecast_table` finds them): a
     run in take-off pools its own rate with theirs."""
-    unc.check_conf(conf)
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
-        raise EntropyLawError(f"n_boot = {n_boot!r}: expected a whole number >= 2")
+    check_options(conf=conf, n_boot=n_boot)
     # what a method may ask to be handed (entropylaw.fit.forecast.methods.INPUTS); the notes are
     # the methods' lines printed under the forecast
     given = {"run": run, "prior_runs": tuple(prior_runs), "prior_base": prior_base, "shape_prior": shape_prior,
@@ -310,7 +308,7 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     """
     import entropylaw.table as table
 
-    check_problems(kwargs.get("n_problems"))  # once, before any run: not each run left out for it
+    check_options(**kwargs)  # once, before any run: not each run left out for a mistake of the call's
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
     prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)
                                                 for r in table.run_ids(prior))
@@ -326,6 +324,33 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
         kinds = sorted({fc.target_kind for fc in out.values()})
         said = ", ".join(f"{default_method(k)} for {_text.KIND_PLURAL.get(k, k)}" for k in kinds)
     return _text.Forecasts(out, left_out, said)
+
+
+def check_options(**options) -> None:
+    """What :func:`forecast` is given that no run can change, checked once: an unknown keyword, the
+    interval level, the draws, the window's bounds, the decision's numbers (``total_steps`` beyond 0;
+    each run checks it against its own window)."""
+    import inspect
+
+    known = ["y_key", "x_key", "prior", "sweep", "recipes"]  # forecast_table's own, then forecast's
+    known += [k for k in inspect.signature(forecast).parameters if k not in ("run", "prior_runs", "log", "sweep")]
+    unknown = [k for k in options if k not in known]
+    if unknown:
+        raise EntropyLawError(f"unknown option `{unknown[0]}` (expected one of {', '.join(known)})")
+    unc.check_conf(options.get("conf", 0.9))
+    n_boot = options.get("n_boot", 200)
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
+        raise EntropyLawError(f"n_boot = {n_boot!r}: expected a whole number >= 2")
+    for k in ("fit_frac", "fit_steps", "threshold", "target", "step_cost", "total_steps", "horizon"):
+        v = options.get(k)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))):
+            raise EntropyLawError(f"`{k}` {v!r}: expected a number")
+    check_window(options.get("fit_frac"), options.get("fit_steps"))
+    total = options.get("total_steps")
+    if total is not None and not (np.isfinite(total) and total > 0):
+        raise EntropyLawError(f"`total_steps` {total!r}: expected the run's planned last step, above 0")
+    _check_decision_args(options.get("target"), options.get("threshold"), options.get("n_problems"), None, 0.0,
+                         options.get("step_cost"))
 
 
 def _each_run(one, run_ids: list, none_ok: bool = False) -> tuple[dict, dict]:

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast import rank_flags as fl
 from entropylaw.fit.forecast.rank_table import rows_table
 from entropylaw.fit.forecast.final import hold
@@ -227,6 +228,11 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     points = {d.get("point") for d in decisions if d.get("method")} | {f.point for f in done}
     if threshold is not None:
         thr, source = float(threshold), "given (`threshold`)"
+        whole = min((100 * p for p in points if p), default=None)  # the score's range, where it has one
+        if whole is not None and thr >= whole:
+            raise EntropyLawError(f"`threshold` {thr:g} is {100 * thr / whole:g} points, the score's whole range "
+                                  f"or more: no run could be pruned; give it in the score's units ({whole / 20:g} "
+                                  "for 5 points)")
     elif own:
         thr = max(own)
         source = "the largest of the runs' own thresholds" if len(set(own)) > 1 else "the runs' threshold"

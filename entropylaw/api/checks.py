@@ -1,0 +1,55 @@
+"""The API's checks of what a caller passes, before anything is fitted: the tidy run table, and the
+runs named among its runs (a name, or a list of names). Each mistake is one
+:class:`~entropylaw.errors.EntropyLawError` naming the parameter.
+
+>>> import entropylaw as el
+>>> the_table("data/real")
+Traceback (most recent call last):
+...
+entropylaw.errors.EntropyLawError: `df`: expected the tidy run table from entropylaw.load (columns run_id, step, \
+metric, value), got a str: read it first with el.load('data/real')
+>>> t = el.table.from_records([(1, "entropy", 0.5)], run_id="r")
+>>> runs_of(t, "r"), runs_of(t, None)
+(['r'], ['r'])
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+import entropylaw.table as table
+from entropylaw.errors import EntropyLawError
+from entropylaw.terminal import not_found
+
+
+def the_table(df) -> pd.DataFrame:
+    """``df`` when it is the tidy run table :func:`entropylaw.load` gives; else one clear error."""
+    if isinstance(df, pd.DataFrame) and table.is_table(df):
+        return df
+    got = "a DataFrame without those columns" if isinstance(df, pd.DataFrame) else f"a {type(df).__name__}"
+    hint = f": read it first with el.load({os.fspath(df)!r})" if isinstance(df, (str, os.PathLike)) else ""
+    raise EntropyLawError("`df`: expected the tidy run table from entropylaw.load (columns run_id, step, metric, "
+                          f"value), got {got}{hint}")
+
+
+def runs_of(df, runs, what: str = "runs") -> list[str]:
+    """The runs of ``df`` that ``runs`` names (one name, or a list of names; None: every run), checked:
+    a name that is no run of ``df`` is an error naming ``what``, never a run left out for it."""
+    known = table.run_ids(the_table(df))
+    if not known:
+        raise EntropyLawError("`df`: the table holds no runs (no rows)")
+    if runs is None:
+        return known
+    try:
+        names = [runs] if isinstance(runs, str) else list(runs)
+    except TypeError:
+        names = None
+    if names is None or not all(isinstance(r, str) for r in names):
+        raise EntropyLawError(f"`{what}` {runs!r}: expected a run's name or a list of names")
+    have = set(known)
+    missing = [r for r in names if r not in have]
+    if missing:
+        raise EntropyLawError(f"`{what}`: {not_found('run', missing[0], known)}")
+    return names

@@ -1,0 +1,117 @@
+"""A user's mistakes with the Python API: each is one EntropyLawError naming the parameter, before any
+run is fitted or forecast (never a TypeError, KeyError or ValueError from deep inside, never every run
+"left out" for a mistake of the call's), and the API refuses what the CLI refuses."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import entropylaw as el
+from entropylaw.errors import EntropyLawError
+
+
+def _runs(n=3):
+    parts = []
+    for i, rid in enumerate("abc"[:n]):
+        s = np.arange(0, 200, 5.0)
+        recs = [(t, "entropy", 1.0 * np.exp(-t / 40) + 0.1) for t in s]
+        recs += [(t, "val/gsm8k", 0.3 + 0.05 * i + 0.3 * (1 - np.exp(-t / 40))) for t in s]
+        parts.append(el.table.from_records(recs, run_id=rid))
+    return pd.concat(parts, ignore_index=True)
+
+
+@pytest.mark.parametrize("call", [el.fit, el.fit_all, el.forecast_all, el.rank, el.scale, el.summary,
+                                  el.predict_all, el.algorithms])
+@pytest.mark.parametrize("df", ["data/real", None, [1, 2], pd.DataFrame({"x": [1]})])
+def test_not_a_run_table(call, df):
+    with pytest.raises(EntropyLawError, match="`df`: expected the tidy run table"):
+        call(df)
+
+
+def test_report_not_a_run_table(tmp_path):
+    with pytest.raises(EntropyLawError, match="`df`: expected the tidy run table"):
+        el.report("data/real", out=tmp_path / "r")
+
+
+@pytest.mark.parametrize("call", [el.fit_all, el.forecast_all, el.rank, el.scale, el.predict_all])
+def test_an_empty_table_is_said(call):
+    with pytest.raises(EntropyLawError, match="the table holds no runs"):
+        call(_runs().iloc[0:0])
+
+
+def test_one_run_named_as_a_string_is_that_run():
+    fits = el.fit_all(_runs(), runs="b")
+    assert [f.run_id_ for f in fits] == ["b"]
+
+
+@pytest.mark.parametrize("call", [el.fit_all, el.forecast_all, el.rank, el.scale])
+def test_a_run_not_in_the_table_is_named(call):
+    with pytest.raises(EntropyLawError, match="`runs`: no run 'nope'"):
+        call(_runs(), runs=["nope"])
+
+
+@pytest.mark.parametrize("kw, said", [
+    (dict(fit_frac=0), "`fit_frac` must lie strictly between 0 and 1"),
+    (dict(fit_frac=1.5), "`fit_frac` must lie strictly between 0 and 1"),
+    (dict(fit_frac="0.25"), "`fit_frac` '0.25': expected a number"),
+    (dict(conf=2), "the interval level"),
+    (dict(n_boot=0), "n_boot = 0"),
+    (dict(total_steps=-5), "`total_steps` -5"),
+    (dict(threshold=-1), "`threshold` -1"),
+    (dict(threshold=float("nan")), "`threshold` nan"),
+    (dict(fitfrac=0.25), "unknown option `fitfrac`"),
+])
+def test_rank_refuses_a_bad_option_at_once(kw, said):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no run is left out for it (a warning each) first
+        with pytest.raises(EntropyLawError, match=said):
+            el.rank(_runs(), **kw)
+
+
+def test_forecast_all_refuses_a_bad_option_at_once():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(EntropyLawError, match="`fit_frac` must lie strictly between 0 and 1"):
+            el.forecast_all(_runs(), fit_frac=0)
+
+
+def test_rank_threshold_beyond_the_score_range():
+    """--threshold 5 on a score in [0, 1] was 'within 500.0 points of the best': nothing could be pruned."""
+    with pytest.raises(EntropyLawError, match="`threshold` 5 is 500 points, the score's whole range"):
+        el.rank(_runs(), fit_frac=0.5, threshold=5)
+
+
+@pytest.mark.parametrize("kw, said", [
+    (dict(score_range="0,1"), "`score_range` '0,1': expected"),
+    (dict(score_range=(1, 0)), "`score_range` \\(1, 0\\): expected"),
+    (dict(robust="xx"), "unknown robust loss 'xx'"),
+    (dict(foo=1), "unknown option `foo`"),
+    (dict(conf=95), "conf = 95"),
+])
+def test_fit_options(kw, said):
+    with pytest.raises(EntropyLawError, match=f"^{said}"):  # the option's, not a file's
+        el.fit(_runs(1), **kw)
+    with pytest.raises(EntropyLawError, match=f"^{said}"):
+        el.fit_all(_runs(), skip_errors=True, **kw)
+
+
+def test_scale_options():
+    df = _runs()
+    with pytest.raises(EntropyLawError, match="`conf` = 2"):
+        el.scale(df, conf=2)
+    with pytest.raises(EntropyLawError, match="unknown option `foo`"):  # before: every run "cannot fit"
+        el.scale(df, foo=1)
+
+
+def test_fit_pool_empty_list():
+    with pytest.raises(EntropyLawError, match="`pool` \\[\\]"):
+        el.fit(_runs(), pool=[])
+
+
+@pytest.mark.parametrize("path", ["", None, 3])
+def test_load_refuses_what_is_no_path(path):
+    """``el.load("")`` read the working directory, every log under it."""
+    with pytest.raises(EntropyLawError, match="load: path"):
+        el.load(path)
