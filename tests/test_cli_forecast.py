@@ -72,6 +72,15 @@ def test_at_step_before_the_window_end_is_one_line(capsys):
     assert "--at-step 50 is not after the window's end (step 100)" in err and "starts at step 1" in err
 
 
+def test_a_threshold_of_the_whole_range_is_refused(capsys):
+    """--threshold 5 on a score in [0, 1] (meant as 5 points) was "below the threshold 500.0 points": stop."""
+    code, out, err = _cli(capsys, GRPO, "--fit-frac", "0.5", "--threshold", "5")
+    assert code == 2 and out == "" and err.strip().count("\n") == 0, err
+    assert "--threshold 5 is 500 points, the score's whole range or more" in err and "0.05 for 5 points" in err
+    code, out, err = _cli(capsys, GRPO, "--fit-frac", "0.5", "--threshold", "0.05")
+    assert code == 0 and "given (--threshold)" in " ".join(out.split()), err
+
+
 def test_total_steps_before_a_shares_window_end_names_the_share(capsys):
     """A share's window ends between logged steps ("step 100.5"): said as the share it is."""
     code, out, err = _cli(capsys, GRPO, "--fit-frac", "0.5", "--total-steps", "50")

@@ -274,6 +274,13 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
                                           win.target.steps, said)
     else:
         source = "given (`threshold`)"
+        whole = float(bounds[1]) - float(bounds[0]) if bounds is not None else None
+        if whole and threshold >= whole:  # no gain of this score can reach it: every call would be stop
+            point = point_size(bounds)
+            said_as = f"{threshold / point:g} points" if point else f"{threshold / whole:.0%} of its range"
+            example = f"{5 * point:g} for 5 points" if point else f"{whole / 20:g} for 5 % of its range"
+            raise EntropyLawError(f"`threshold` {threshold:g} is {said_as}, the score's whole range or more: every "
+                                  f"call would be stop; give it in the score's units ({example})")
     # the gain is read from the rule's end (130.2 in a backtest); the output names the window's last logged step
     gain = {"from_step": float(end), "from_logged_step": float(win.last), "to_step": to_step, "to_step_source": to_why,
             **gain_summary(gdraws - ndraws, final - now, conf)}
