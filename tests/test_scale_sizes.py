@@ -148,3 +148,13 @@ def test_the_coefficient_law_is_one_benchmarks_and_a_mix_of_families_is_said():
     assert "coefficient law (a, b, ceiling vs log10 N): refused: the runs are scored on 2" in str(two)
     assert mixed.coefficient_law is not None
     assert any(n.startswith("the runs come from 3 model families (llama-3.1, llama-3.2, qwen2.5)") for n in mixed.notes)
+
+
+def test_a_trillion_parameters_reads_as_one(capsys):
+    """--predict 1e12 printed "1e+03B" and its ratio "1.1e+02x"."""
+    from entropylaw.cli.main import main
+
+    assert main(["scale", str(SIZES), "--predict", "1e12,1.5T"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1T: final score" in out and "1.5T: final score" in out and "e+0" not in out, out
+    assert "115x the largest size fitted" in out

@@ -138,7 +138,7 @@ class FinalScoreLaw:
             notes.append(f"{d:.2f} decades below the smallest size fitted ({size_text(self.sizes_.min())}): "
                          "an extrapolation downward")
         elif N > self.sizes_.max():
-            notes.append(f"{N / self.sizes_.max():.2g}x the largest size fitted ({size_text(self.sizes_.max())}), "
+            notes.append(f"{_times(N / self.sizes_.max())}x the largest size fitted ({size_text(self.sizes_.max())}), "
                          f"{d:.2f} decades: an extrapolation")
         if self.at_bound_:
             verb = "scores" if self.at_bound_ == 1 else "score"
@@ -203,3 +203,11 @@ class FinalScoreLaw:
     def report(self) -> str:
         return law_report(self)
 
+
+def _times(ratio: float) -> str:
+    """A ratio to 2 digits, without an exponent (110, not 1.1e+02).
+
+    >>> _times(2.37), _times(76.3), _times(113.0)
+    ('2.4', '76', '113')
+    """
+    return f"{ratio:.2g}" if ratio < 100 else f"{ratio:.0f}"

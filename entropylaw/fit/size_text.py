@@ -7,7 +7,14 @@ from entropylaw.fit.size_spread import FLOOR_SOURCE
 
 
 def size_text(n) -> str:
+    """A parameter count in words, to 3 digits, in the unit that writes it without an exponent.
+
+    >>> size_text(1.5e9), size_text(3.6e8), size_text(1e12), size_text(1.5e12), size_text(123e9)
+    ('1.5B', '360M', '1T', '1.5T', '123B')
+    """
     n = float(n)
+    if n >= 1e12:
+        return f"{n / 1e12:.3g}T"
     return f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"
 
 
