@@ -178,6 +178,9 @@ def test_cli_bad_inputs_give_one_line_errors(tmp_path, cli):
     res = cli("report", "--probe", str(bad), "--out", str(tmp_path / "r"))
     assert res.returncode == 2 and "probe.json: not a JSON file" in res.stderr
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    # --out a file: named as the option (it said "<path>: Not a directory (ENOTDIR)")
+    res = cli("report", str(ROOT / "data" / "real-sizes"), "--out", str(bad))
+    assert res.returncode == 2 and f"--out {bad}: a file; expected a directory" in res.stderr, res.stderr
 
 
 def test_cli_probe_only_draws_table1_and_ladder(tmp_path, cli):

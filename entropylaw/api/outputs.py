@@ -39,6 +39,8 @@ def check_outputs(has_runs: bool, probes, out, fit_frac: float = 0.15) -> None:
     if not has_runs and not probes:
         raise EntropyLawError("no input given (expected logs / run tables, or `probe` SUMMARY.json)")
     check_window(fit_frac=fit_frac)  # the window's own bounds, the one rule
+    if Path(out).exists() and not Path(out).is_dir():  # said as the option it is, not as an OS error
+        raise EntropyLawError(f"`out` {out}: a file; expected a directory to write into")
     check_writable(out, directory=True)
 
 
