@@ -110,3 +110,16 @@ def test_a_grouped_line_gives_the_range_of_what_differs_but_not_of_a_range():
     messages = [f"run 'r{i}': fitted a = -0.0{i} <= 0; the entropy range (0.{i}-0.9 nats) is small" for i in (1, 4)]
     assert [line for line, _ in group_repeats(messages)] == [
         "fitted a = -0.04 to -0.01 <= 0; the entropy range (…-0.9 nats) is small (2 runs: r1, r4)"]
+
+
+def test_a_fit_on_three_points_says_it_once():
+    """'too few points (3; a trend needs at least 4); only 3 points': one reason, said twice."""
+    import entropylaw as el
+
+    t = el.table.from_records([(1, "entropy", 0.9), (2, "entropy", 0.7), (3, "entropy", 0.5),
+                               (1, "val/gsm8k", 0.2), (2, "val/gsm8k", 0.4), (3, "val/gsm8k", 0.5)], run_id="three")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reasons = el.fit(t).trust_reasons_
+    assert any(r.startswith("too few points (3") for r in reasons), reasons
+    assert not any(r.startswith("only 3 points") for r in reasons), reasons

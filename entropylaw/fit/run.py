@@ -66,7 +66,7 @@ def judge(fit: EntropyLawFit, extra_reasons: tuple[tuple[str, str], ...] = ()) -
         reasons.append((WEAK, f"a = {fit.a_:.3g} ± {fit.a_stderr_:.2g} is not distinguishable from 0"))
     if np.isfinite(fit.r2_) and fit.r2_ < MIN_R2_GOOD:
         reasons.append((WEAK, f"R² = {fit.r2_:.2f} < {MIN_R2_GOOD}: the law explains little of the score"))
-    if fit.n_ < MIN_N_GOOD:
+    if fit.n_ < MIN_N_GOOD and not any(r.startswith("too few points") for _, r in reasons):  # said once
         reasons.append((WEAK, f"only {fit.n_} points"))
     lo, hi = fit.ceiling_ci_
     if fit.score_range is not None:
