@@ -158,3 +158,35 @@ def test_settings_of_numpy_numbers_pass_and_a_clamp_of_text_is_one_error():
     InterventionConfig("clip_cov", clip_cov_ratio=np.float32(0.0002))  # a number, whatever its numpy type
     with pytest.raises(EntropyLawError, match="`clamp_p` 'x': expected a fraction"):
         ProbeConfig(clamp_p="x")
+
+
+def _id_prompts(path, n=2):
+    return write_jsonl(path, [{"prompt_ids": [5 + i, 6, 7], "answer": "1"} for i in range(n)])
+
+
+@pytest.mark.parametrize("command", ["probe", "probe-checkpoints"])
+def test_a_huge_sample_count_is_refused_before_sampling(workdir, tmp_path, capsys, command):
+    """``--generate 1000000000`` (``--samples`` in probe-checkpoints) went into one model.generate
+    call of a billion rows: the kernel's OOM killer ended it, with no message."""
+    prompts = _id_prompts(tmp_path / "p.jsonl")
+    if command == "probe":
+        argv = ["probe", "--model", workdir / "model", "--generate", "1000000000", "--prompts", prompts,
+                "--out", tmp_path / "o", "--no-ladder", "--no-progress"]
+    else:
+        argv = ["probe-checkpoints", workdir / "model", "--samples", "1000000000", "--prompts", prompts,
+                "--out", tmp_path / "o.csv"]
+    line = _one_line(capsys, *argv, "--max-new-tokens", "4")
+    flag = "--generate" if command == "probe" else "--samples"
+    assert f"{flag} 1000000000: sampling needs about" in line and f"try a smaller {flag}" in line, line
+    assert not (tmp_path / "o").exists() and not (tmp_path / "o.csv").exists()
+
+
+def test_generating_past_the_models_context_is_refused(workdir, tmp_path, capsys):
+    """Rollouts read longer than the context are refused; generated ones were sampled past it (a
+    transformers warning, then positions the model has no embedding for) and probed."""
+    line = _one_line(capsys, "probe", "--model", workdir / "model", "--generate", "2", "--prompts",
+                     _id_prompts(tmp_path / "p.jsonl"), "--max-new-tokens", "300", "--out", tmp_path / "o",
+                     "--no-ladder", "--no-progress")
+    assert "--max-new-tokens 300: the longest prompt (3 tokens)" in line
+    assert "context of 256: expected at most 253" in line
+    assert not (tmp_path / "o").exists()

@@ -13,7 +13,7 @@ import torch
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.rollouts.encode import Sequence, checked_ids, prompt_ids
 from entropylaw.readers.rollouts.own import read_prompts_frame
-from entropylaw.probing.model import input_device
+from entropylaw.probing.model import context_length, input_device
 
 
 def read_prompts(path, tokenizer, vocab_size: int, chat_template: bool | None = None) -> list:
@@ -52,23 +52,52 @@ def _chunks(prompts: list, n: int, max_new_tokens: int, batch_tokens: int) -> li
     return out + ([cur] if cur else [])
 
 
+def check_room(model, prompts: list, n: int, max_new_tokens: int, chunks: list, count: str = "generate") -> None:
+    """Before sampling: every sequence fits the model's context (as rollouts read must), and the
+    largest ``model.generate`` call and the samples kept fit the memory (a chunk holds one prompt's
+    ``n`` responses at least: a huge ``n`` is one huge call)."""
+    from entropylaw.probing.memory import check_generation
+
+    longest = max((len(ids) for _, ids, _ in prompts), default=0)
+    limit = context_length(model)
+    if limit is not None and longest + max_new_tokens > limit:
+        raise EntropyLawError(f"`max_new_tokens` {max_new_tokens}: the longest prompt ({longest} tokens) and its "
+                              f"response could reach {longest + max_new_tokens} tokens, past the model's context of "
+                              f"{limit}: expected at most {max(limit - longest, 0)}")
+    c = model.config
+    heads = getattr(c, "num_attention_heads", None) or 1
+    head_dim = getattr(c, "head_dim", None) or (getattr(c, "hidden_size", None) or 1) // heads
+    kv_width = (getattr(c, "num_key_value_heads", None) or heads) * head_dim
+    weight = next(model.parameters(), None)
+    dev = input_device(model)
+    available = torch.cuda.mem_get_info(dev)[0] if dev.type == "cuda" else None
+    shape = {"n_layers": getattr(c, "num_hidden_layers", None) or 1, "kv_width": kv_width,
+             "vocab": getattr(c, "vocab_size", None) or 1,
+             "bytes_per_value": weight.element_size() if weight is not None else 4}
+    rows = max((len(ch) for ch in chunks), default=0) * n
+    check_generation(shape, rows, longest + max_new_tokens, len(prompts) * n * (longest + max_new_tokens), count, n,
+                     available)
+
+
 @torch.no_grad()
 def sample(model, prompts: list, n: int, temperature: float = 1.0, max_new_tokens: int = 256,
            eos_token_id=None, seed: int = 0, tokenizer=None, reward_fn=None, batch_tokens: int = 4096,
-           progress: bool = False) -> list:
+           progress: bool = False, count: str = "generate") -> list:
     """G sampled responses per prompt as :class:`Sequence` with rewards (0 without reward_fn).
 
     Prompts are left-padded into batches (``batch_tokens`` bounds rows x (prompt + new
     tokens)) and decoded together with the KV cache; a response ends at its first eos
-    (kept: it was sampled).
+    (kept: it was sampled). Refused before sampling when the responses would pass the model's
+    context or the memory (:func:`check_room`; ``count`` names the option that sets ``n``).
     """
+    chunks = _chunks(prompts, n, max_new_tokens, batch_tokens)
+    check_room(model, prompts, n, max_new_tokens, chunks, count)
     torch.manual_seed(seed)
     dev = input_device(model)
     eos = eos_token_id if eos_token_id is not None else getattr(model.generation_config, "eos_token_id", None)
     eos_set = set(eos if isinstance(eos, (list, tuple)) else ([eos] if eos is not None else []))
     pad = next(iter(eos_set), 0)
     seqs = []
-    chunks = _chunks(prompts, n, max_new_tokens, batch_tokens)
     bar = None
     if progress:
         from entropylaw.terminal import Progress

@@ -109,3 +109,28 @@ def check(path, dtype: str, batch_tokens: int, ladder: bool, available: int | No
             f"{fixes}a smaller `batch_tokens`, `dtype` bfloat16, or `shard` / `device_map` over more devices "
             "(ENTROPYLAW_MEMORY_CHECK=off to try anyway)")
     return out
+
+
+HELD_BYTES_PER_TOKEN = 40  # a sampled token kept as a Python int in a list until the statistics are taken
+LOGITS_COPIES = 3  # a decoding step's float32 logits: raw, processed, softmaxed
+
+
+def check_generation(shape: dict, rows: int, length: int, n_tokens: int, count: str, n_per_prompt: int,
+                     available: int | None = None) -> dict:
+    """Refuse, in one line, sampling the machine cannot hold: the KV cache of the largest
+    ``model.generate`` call (``rows`` sequences of ``length`` positions), its step logits, and
+    the ``n_tokens`` sampled in all, kept until the statistics. ``shape``: n_layers, kv_width,
+    vocab, bytes_per_value; ``count``: the option that sets the responses per prompt, ``n_per_prompt``."""
+    parts = {"kv_cache": 2 * shape["n_layers"] * shape["kv_width"] * shape["bytes_per_value"] * rows * length,
+             "logits": LOGITS_COPIES * rows * shape["vocab"] * 4, "responses": HELD_BYTES_PER_TOKEN * n_tokens}
+    parts["total"] = sum(parts.values())
+    avail = available_bytes() if available is None else available
+    out = {k: round(v / 2 ** 30, 6) for k, v in parts.items()}
+    if avail is not None and parts["total"] > 0.9 * avail and os.environ.get("ENTROPYLAW_MEMORY_CHECK") != "off":
+        raise EntropyLawError(
+            f"`{count}` {n_per_prompt}: sampling needs about {out['total']:.1f} GiB ({rows} sequences of "
+            f"{length} positions at once: KV cache {out['kv_cache']:.1f}, logits {out['logits']:.1f}; "
+            f"{n_tokens} sampled tokens kept {out['responses']:.1f}) and this machine has {avail / 2 ** 30:.1f} "
+            f"GiB available: try a smaller `{count}`, `max_new_tokens` or prompt file "
+            "(ENTROPYLAW_MEMORY_CHECK=off to try anyway)")
+    return out
