@@ -106,6 +106,22 @@ def _check_target(path: Path, want_dir: bool) -> None:
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
 
 
+def check_out_dir(out: str | os.PathLike, option: str = "out") -> Path:
+    """:func:`check_writable` of an output directory, a file in its place said as the option it is
+    (``--out`` on the command line) rather than as the OS's "Not a directory (ENOTDIR)".
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "afile"
+    >>> _ = f.write_text("")
+    >>> check_out_dir(f)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    entropylaw.errors.EntropyLawError: `out` .../afile: a file; expected a directory to write into
+    """
+    if Path(out).exists() and not Path(out).is_dir():
+        raise EntropyLawError(f"`{option}` {out}: a file; expected a directory to write into")
+    return check_writable(out, directory=True)
+
+
 def check_writable(path: str | os.PathLike, directory: bool = False) -> Path:
     """Fail now, before the work, when ``path`` cannot be written (an output option).
 

@@ -5,6 +5,9 @@ and Table 1 rows under one token shown as if they were that fraction."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from _probe_inputs import rollout_rows, write_jsonl
@@ -190,3 +193,17 @@ def test_generating_past_the_models_context_is_refused(workdir, tmp_path, capsys
     assert "--max-new-tokens 300: the longest prompt (3 tokens)" in line
     assert "context of 256: expected at most 253" in line
     assert not (tmp_path / "o").exists()
+
+
+def test_an_output_directory_that_is_a_file_is_named_as_the_option(tmp_path):
+    """probe / audit --out FILE said "FILE: Not a directory (ENOTDIR)", lab run "File exists (EEXIST)"."""
+    from entropylaw.fileio import check_out_dir
+
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    with pytest.raises(EntropyLawError, match=r"`out` .*afile: a file; expected a directory to write into"):
+        check_out_dir(afile)
+    assert check_out_dir(tmp_path / "new") == tmp_path / "new" and not (tmp_path / "new").exists()
+    res = subprocess.run([sys.executable, "-m", "entropylaw", "lab", "run", "--out", str(afile), "--steps", "1"],
+                         capture_output=True, text=True)
+    assert res.returncode == 2 and f"--out {afile}: a file; expected a directory" in res.stderr, res.stderr

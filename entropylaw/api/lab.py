@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import entropylaw.table as table
 from entropylaw._optional import require
-from entropylaw.fileio import check_writable
+from entropylaw.fileio import check_out_dir, check_writable
 from entropylaw.lab.config import RunConfig
 from entropylaw.lab.export import sweep_table
 from entropylaw.lab.loggers import parse_loggers
@@ -34,6 +34,7 @@ def lab_run(spec: dict, out, *, loggers="jsonl,csv", device=None, progress=True)
     cfg = RunConfig.from_dict(spec, where="lab run")
     names = parse_loggers(loggers or "jsonl,csv")
     device = _device(device)  # before the run's folder is written: a bad device leaves nothing behind
+    check_out_dir(out)  # a file there: said as `out`, not as the OS's "File exists"
     from entropylaw.lab.trainer import LabRun  # torch
 
     summary = LabRun(cfg, out, names, device, progress=progress).run()

@@ -18,7 +18,7 @@ import pandas as pd
 
 from entropylaw.api.checks import the_table
 from entropylaw.errors import EntropyLawError
-from entropylaw.fileio import check_writable
+from entropylaw.fileio import check_out_dir
 from entropylaw.figure_sets.catalog import names as _figure_names
 from entropylaw.fit.run import left_out_line
 from entropylaw.fit.window import check_window
@@ -39,9 +39,7 @@ def check_outputs(has_runs: bool, probes, out, fit_frac: float = 0.15) -> None:
     if not has_runs and not probes:
         raise EntropyLawError("no input given (expected logs / run tables, or `probe` SUMMARY.json)")
     check_window(fit_frac=fit_frac)  # the window's own bounds, the one rule
-    if Path(out).exists() and not Path(out).is_dir():  # said as the option it is, not as an OS error
-        raise EntropyLawError(f"`out` {out}: a file; expected a directory to write into")
-    check_writable(out, directory=True)
+    check_out_dir(out)
 
 
 def _inputs(df, probes, out, fit_frac):

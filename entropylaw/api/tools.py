@@ -9,7 +9,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
-from entropylaw.fileio import atomic_dir, check_writable, dumps, summary_in
+from entropylaw.fileio import atomic_dir, check_out_dir, check_writable, dumps, summary_in
 from entropylaw.terminal import count
 
 PROBE_WHATIF = "none,clip_cov,kl_cov,steer,aent,entropy_bonus"  # the what-if interventions by default
@@ -101,7 +101,7 @@ def audit(model, rollouts, log=None, step=None, *, logged=None, temperature=1.0,
     """
     _check_audit(micro_batch_size, token_budget, horizon, tolerance, trainer_precision)
     if out is not None:
-        check_writable(out, directory=True)  # before the slow part
+        check_out_dir(out)  # before the slow part
     from entropylaw.auditing.core import audit as _audit
 
     r = _audit(model, rollouts, log, step, logged=logged, temperature=temperature,

@@ -18,7 +18,7 @@ import warnings
 from dataclasses import dataclass
 
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
-from entropylaw.fileio import check_writable
+from entropylaw.fileio import check_out_dir, check_writable
 from entropylaw.probing import dist
 from entropylaw.probing import model as M
 from entropylaw.probing.core import ProbeConfig
@@ -229,7 +229,7 @@ def probe(model: str, rollouts=None, *, out=None, **options) -> ProbeResult:
     path = str(model)
     _check(o, rollouts)
     if out is not None:
-        check_writable(out, directory=True)  # before loading a model
+        check_out_dir(out)  # before loading a model
     if o.save_rollouts:
         check_writable(o.save_rollouts)
     ladder = _ladder(o, cfg.seed)
