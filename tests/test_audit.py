@@ -136,6 +136,11 @@ def test_verdict_names_none_and_flags_bugs():
     # a value at the tolerance's edge: inside at tol, outside just past it
     assert verdict.decide(1.001, values, 1e-3 / 1.001 + 1e-12)["matched"] == "token-mean"
     assert verdict.decide(1.0011, values, 1e-3)["matched"] is None
+    # a logged 0 (a collapsed policy): its tolerance was 0 nats, which no recomputation meets
+    flat = {"token-mean": 2e-4, "seq-mean-token-mean": 9e-4}
+    zero = verdict.decide(0.0, flat, 5e-3)
+    assert zero["tolerance"] == pytest.approx(5e-3 * 9e-4) and zero["matched"] is None  # 2e-4 is 44 tolerances off
+    assert verdict.decide(0.0, {"token-mean": 1e-9, "seq-mean-token-mean": 2e-7}, 5e-3)["matched"] == "token-mean"
 
 
 # ---- the tolerance: a model of the trainer's rounding, checked against rounding done here ---------

@@ -32,7 +32,10 @@ BUGS = {"verl-dynbsz-unreordered", "trl-padding-included", "trl-sft-attention-ma
 
 def decide(logged: float, values: dict, rel_tol: float) -> dict:
     """The verdict dictionary: matched (or None), within, tolerance (absolute), correction, verdict text."""
-    tol = rel_tol * abs(logged)
+    # relative to the logged value; a logged 0 has no scale of its own (its tolerance was 0 nats, which no
+    # recomputation meets): relative to the largest recomputed value instead
+    scale = abs(logged) if logged else max((abs(v) for v in values.values() if math.isfinite(v)), default=0.0)
+    tol = rel_tol * scale
     gaps = {k: v - logged for k, v in values.items()}
     within = sorted((k for k, g in gaps.items() if abs(g) <= tol), key=lambda k: abs(gaps[k]))
     matched = within[0] if len(within) == 1 else None
