@@ -82,12 +82,13 @@ def test_callback_on_a_law_following_history_matches_numpy_and_stops_when_little
     # the keys are in the trainer's own history (trainer_state.json), on the entry they belong to
     assert state.log_history[-1][PREFIX + "ceiling"] == last[PREFIX + "ceiling"]
     assert not any("training reward" in m for m in said)
-    # early stop: a threshold above any gain the score can make stops at the first call
+    # early stop: a threshold above any gain this run can make (under the score's whole range, which is
+    # refused as a threshold: every call would be stop) stops at the first call
     long = _history(n=40)
-    stopper = EntropyLawCallback(min_points=4, min_gain=10.0)
+    stopper = EntropyLawCallback(min_points=4, min_gain=0.99)
     state, control, said = _replay(stopper, long, tmp_path)
     assert control.should_training_stop and stopper.stopped_at is not None and stopper.stopped_at < 40
-    assert stopper.last[PREFIX + "call"] == -1.0 and stopper.last[PREFIX + "gain_hi"] < 10.0
+    assert stopper.last[PREFIX + "call"] == -1.0 and stopper.last[PREFIX + "gain_hi"] < 0.99
     assert state.global_step == stopper.stopped_at and any("stopping at step" in m for m in said)
     # ... and only a call stops: the log events before it had none
     assert all(e.get(PREFIX + "call") != -1.0 for e in state.log_history[:-1])

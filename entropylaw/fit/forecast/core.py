@@ -332,8 +332,10 @@ def check_options(**options) -> None:
     each run checks it against its own window)."""
     import inspect
 
-    known = ["y_key", "x_key", "prior", "sweep", "recipes"]  # forecast_table's own, then forecast's
-    known += [k for k in inspect.signature(forecast).parameters if k not in ("run", "prior_runs", "log", "sweep")]
+    # forecast_table's own keywords, then forecast's (read off their signatures: no method named here)
+    own = [k for k, p in inspect.signature(forecast_table).parameters.items()
+           if p.kind is not inspect.Parameter.VAR_KEYWORD and k not in ("df", "run_ids")]
+    known = own + [k for k in inspect.signature(forecast).parameters if k not in (*own, "run", "prior_runs", "log")]
     unknown = [k for k in options if k not in known]
     if unknown:
         raise EntropyLawError(f"unknown option `{unknown[0]}` (expected one of {', '.join(known)})")
