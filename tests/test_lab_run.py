@@ -268,3 +268,18 @@ def test_probe_checkpoints_reads_the_lab_checkpoints(micro_run, tmp_path):
     assert table.series(t, run, "entropy").index.tolist() == [0, 2, 4]
     acc = table.series(t, run, "val/val_prompts")
     assert ((acc >= 0) & (acc <= 1)).all()
+
+
+def test_an_interrupted_lab_run_says_the_same_command_resumes_it(tmp_path, monkeypatch, capsys):
+    """Ctrl-C printed "entropylaw: interrupted" alone; the run keeps its checkpoint and resumes."""
+    import entropylaw.api as api
+    from entropylaw.cli.main import main
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "lab_run", stopped)
+    assert main(["lab", "run", "--out", str(tmp_path / "runs"), "--steps", "3"]) == 130
+    err = capsys.readouterr().err
+    assert f"the same command resumes it from the last checkpoint it wrote in {tmp_path / 'runs'}" in err
+    assert err.strip().endswith("entropylaw: interrupted")

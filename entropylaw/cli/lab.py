@@ -64,7 +64,14 @@ def _common(p) -> None:
 def run_one(args) -> int:
     spec = {"size": args.size, "algo": args.algo, "intervention": args.intervention, "steps": args.steps,
             "seed": args.seed, **settings(args.set)}
-    summary = api.lab_run(spec, args.out, loggers=args.loggers, device=args.device, progress=not args.no_progress)
+    try:
+        summary = api.lab_run(spec, args.out, loggers=args.loggers, device=args.device,
+                              progress=not args.no_progress)
+    except KeyboardInterrupt:  # the run keeps its last checkpoint: said, with how to go on from it
+        print(f"entropylaw: lab run: stopped; the same command resumes it from the last checkpoint it wrote in "
+              f"{args.out} (or starts it again where it wrote none)",
+              file=sys.stderr)
+        raise
     final = summary.get("final", {})
     print(f"{summary['run_name']}: {plumbing.count(summary.get('steps'), 'step')} on {summary.get('device')} in "
           f"{summary.get('wall_s', 0):.1f} s; entropy {final.get('actor/entropy', float('nan')):.3f} nats, "
