@@ -109,7 +109,7 @@ def test_probe_checkpoints_refuses_a_table_name_it_would_not_write_as_named(work
 
 
 @pytest.mark.parametrize("extra, said", [
-    (["--prompts", "p.txt"], "--prompts is read only with --generate"),
+    (["--prompts", "p.txt"], "--prompts is read only with --generate G, 1 or more"),
     (["--max-memory", "0=1GiB"], "--max-memory is read only with --device-map"),
     (["--no-ladder", "--whatif", "clip_cov"], "--whatif is read only with the ladder"),
 ])

@@ -36,7 +36,8 @@ def probe(model, rollouts=None, *, out=None, **options):
     for given, needs, why in (("prompts", "generate", "the prompts are read only to generate rollouts"),
                               ("max_memory", "device_map", "the memory caps place a model split across devices")):
         if options.get(given) and not options.get(needs):
-            raise EntropyLawError(f"`{given}` is read only with `{needs}`: {why}")
+            count = " G, 1 or more" if needs == "generate" else ""  # --generate 0 is no sampling
+            raise EntropyLawError(f"`{given}` is read only with `{needs}`{count}: {why}")
     if options.get("no_ladder") and options.get("whatif") not in (None, PROBE_WHATIF):
         raise EntropyLawError("`whatif` is read only with the ladder: `no_ladder` skips the update it is run on")
     from entropylaw.probing.session import probe as run
