@@ -22,8 +22,9 @@ from entropylaw.readers.verl_jsonl import CUT_LAST
 def _last_written(df, ids) -> str:
     """The run whose source file changed last: a live sweep's running one (the last by name was often a
     finished run, or one not started); the last read where no file says when it was written."""
+    meta = table.runs(df)
     written = {}
-    for rid, source in zip(table.runs(df)["run_id"], table.runs(df)["source"]):
+    for rid, source in zip(meta["run_id"], meta["source"]):
         try:
             written[rid] = os.path.getmtime(str(source))
         except (OSError, TypeError, ValueError):

@@ -76,6 +76,24 @@ def as_points(value, bounds) -> str:
     return signed(value, unit)
 
 
+def refuse_whole_range(threshold: float, whole: float | None, point: float | None, consequence: str) -> None:
+    """A given threshold of the score's whole range (``whole``) or more is refused, said in points
+    where the score has them (``point``), with what it would do (``consequence``): 5 meant as points
+    of a score in [0, 1] is 500 points, and no gain or margin of that score can reach it.
+
+    >>> refuse_whole_range(0.05, 1.0, 0.01, "every call would be stop")
+    >>> refuse_whole_range(5, 1.0, 0.01, "every call would be stop")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    entropylaw.errors.EntropyLawError: `threshold` 5 is 500 points, ...: every call would be stop; ...5 points)
+    """
+    if not whole or threshold < whole:
+        return
+    said_as = f"{threshold / point:g} points" if point else f"{threshold / whole:.0%} of its range"
+    example = f"{5 * point:g} for 5 points" if point else f"{whole / 20:g} for 5 % of its range"
+    raise EntropyLawError(f"`threshold` {threshold:g} is {said_as}, the score's whole range or more: {consequence}; "
+                          f"give it in the score's units ({example})")
+
+
 def unit_name(bounds) -> str:
     return "points" if point_size(bounds) else "(score units)"
 
@@ -275,12 +293,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     else:
         source = "given (`threshold`)"
         whole = float(bounds[1]) - float(bounds[0]) if bounds is not None else None
-        if whole and threshold >= whole:  # no gain of this score can reach it: every call would be stop
-            point = point_size(bounds)
-            said_as = f"{threshold / point:g} points" if point else f"{threshold / whole:.0%} of its range"
-            example = f"{5 * point:g} for 5 points" if point else f"{whole / 20:g} for 5 % of its range"
-            raise EntropyLawError(f"`threshold` {threshold:g} is {said_as}, the score's whole range or more: every "
-                                  f"call would be stop; give it in the score's units ({example})")
+        refuse_whole_range(threshold, whole, point_size(bounds), "every call would be stop")
     # the gain is read from the rule's end (130.2 in a backtest); the output names the window's last logged step
     gain = {"from_step": float(end), "from_logged_step": float(win.last), "to_step": to_step, "to_step_source": to_why,
             **gain_summary(gdraws - ndraws, final - now, conf)}

@@ -76,7 +76,7 @@ class Ensemble(Method):
         outs = [m.curve(steps) for m in self.members_]
         return sum(wi * o[0] for wi, o in zip(w, outs)), self._mixture([o[1] for o in outs], w)
 
-    def predictive(self, steps, n_draws=None, calibrated=None, average=False, noise=True):
+    def predictive(self, steps, calibrated=None, average=False, noise=True):
         calibrated = self.calibrated if calibrated is None else calibrated
         w = np.array([self.weights_[m.name] for m in self.members_])
         outs = [m.predictive(steps, calibrated=False, average=average, noise=noise) for m in self.members_]

@@ -99,7 +99,7 @@ class Method:
         """The method's own columns beside its forecast at ``steps`` (none by default)."""
         return {}
 
-    def predictive(self, steps, n_draws=None, calibrated=None, average=False, noise=True):
+    def predictive(self, steps, calibrated=None, average=False, noise=True):
         """Point forecast (m,) and predictive draws (B, m) at ``steps`` (a method's own);
         ``noise=False``: of the expected score, without one observation's noise."""
         raise NotImplementedError
@@ -245,7 +245,7 @@ class ForecastMethod(Method):
         """(n_boot, m) curve draws (parameter uncertainty only)."""
         raise NotImplementedError
 
-    def predictive(self, steps, n_draws=None, calibrated=None, average=False, noise=True):
+    def predictive(self, steps, calibrated=None, average=False, noise=True):
         """Point forecast (m,) and predictive draws (B, m) at ``steps``; the draws on the
         score's bounded scale, scaled by the method's calibration factor
         (:mod:`entropylaw.fit.forecast.calibrate`; ``calibrated=False``: factor 1; None: the
@@ -264,12 +264,7 @@ class ForecastMethod(Method):
         draws = self._draws(steps)
         # a method whose draws come from even normals (logit-drift: drift_fit.quasi_normals) has its noise's too
         normals = getattr(self, "noise_normals_", None)
-        if normals is not None and len(normals) != len(draws):
-            normals = None
-        if n_draws is not None and len(draws) != n_draws:
-            pick = np.random.default_rng(self.seed + 7).integers(0, len(draws), n_draws)
-            draws, normals = draws[pick], None if normals is None else normals[pick]
-        if normals is None:
+        if normals is None or len(normals) != len(draws):
             normals = np.random.default_rng(self.seed + 1).standard_normal(len(draws))
         h = np.maximum(steps - self.end_, 0.0) / max(self.end_ - self.origin_, 1.0)
         s2 = self.sigma_**2 if noise else 0.0

@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast import rank_flags as fl
+from entropylaw.fit.forecast.decide import refuse_whole_range
 from entropylaw.fit.forecast.rank_table import rows_table
 from entropylaw.fit.forecast.final import hold
 from entropylaw.fit.forecast.tasks import generic_notes
@@ -228,11 +228,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     points = {d.get("point") for d in decisions if d.get("method")} | {f.point for f in done}
     if threshold is not None:
         thr, source = float(threshold), "given (`threshold`)"
-        whole = min((100 * p for p in points if p), default=None)  # the score's range, where it has one
-        if whole is not None and thr >= whole:
-            raise EntropyLawError(f"`threshold` {thr:g} is {100 * thr / whole:g} points, the score's whole range "
-                                  f"or more: no run could be pruned; give it in the score's units ({whole / 20:g} "
-                                  "for 5 points)")
+        point = min((p for p in points if p), default=None)  # a point of the score, where it has points
+        refuse_whole_range(thr, None if point is None else 100 * point, point, "no run could be pruned")
     elif own:
         thr = max(own)
         source = "the largest of the runs' own thresholds" if len(set(own)) > 1 else "the runs' threshold"
