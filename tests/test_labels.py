@@ -1,6 +1,8 @@
 """Short run labels for sweeps whose run ids are long: the CS336 GRPO grid (28 W&B runs, their ids
 copied from data/real-cs336-wandb/reference), and the other real id sets of the project."""
 
+import re
+
 from entropylaw.table.labels import families, short_labels
 
 CS336 = [
@@ -37,7 +39,7 @@ CS336 = [
 
 def _cs336():
     got = short_labels(families(CS336))
-    assert len(set(got.values())) == len(CS336) and all(len(v) <= 28 for v in got.values())
+    assert len(set(got.values())) == len(CS336) and all(len(v) <= 30 for v in got.values())
     return got
 
 
@@ -45,12 +47,12 @@ def test_runs_of_one_setting_keep_it_whole_and_the_start_of_their_tracker_id():
     """Runs of one setting differ by their W&B id alone: they were cut in the middle, the epoch lost
     ("clip_lr1e epoc…128__4c2lw1ul"). The setting stays whole; the id's start tells them apart."""
     got = _cs336()
-    assert got["grpo_grpo_clip_lr1e-05_epoch3_train_batch128__4c2lw1ul"] == "clip_lr1e epoch3 batch128 4c"
-    assert got["grpo_grpo_clip_lr1e-05_epoch3_train_batch128__6sse57zp"] == "clip_lr1e epoch3 batch128 6s"
+    assert got["grpo_grpo_clip_lr1e-05_epoch3_train_batch128__4c2lw1ul"] == "clip_lr1e-05_e3 b128 4c"
+    assert got["grpo_grpo_clip_lr1e-05_epoch3_train_batch128__6sse57zp"] == "clip_lr1e-05_e3 b128 6s"
     four = [r for r in CS336 if "lr2e-05_epoch2_train_batch256__" in r]
-    assert [got[r] for r in four] == [f"clip_lr2e epoch2 batch256 {h}" for h in ("en", "mv", "tu", "ya")]
+    assert [got[r] for r in four] == [f"lr2e-05_epoch2 batch256 {h}" for h in ("en", "mv", "tu", "ya")]
     # a run whose setting is its own loses the id, as before
-    assert got["grpo_grpo_clip_lr1e-05_epoch1_train_batch64__tmeb8iyd"] == "clip_lr1e epoch1 batch64"
+    assert got["grpo_grpo_clip_lr1e-05_epoch1_train_batch64__tmeb8iyd"] == "clip_lr1e-05_epoch1 batch64"
 
 
 def test_variants_keep_lr_epoch_batch_and_what_tells_them_apart():
@@ -62,16 +64,16 @@ def test_variants_keep_lr_epoch_batch_and_what_tells_them_apart():
     masked = {r: got[r] for r in CS336 if "_masked_" in r or "baseline" in r}
     assert not [v for v in masked.values() if "…" in v or "~" in v], masked  # none cut
     for r, label in masked.items():
-        assert "lr1e" in label and ("epoch" in label or " e" in label) and ("batch" in label or " b" in label), label
+        assert "lr1e-05" in label and re.search(r"(?<![a-z0-9])(epoch|e)\d", label) and re.search(r"(?<![a-z0-9])(batch|b)\d", label), label
     mean_no, mean, normalize, no_clip, no_baseline, reinforce = (masked[r] for r in sorted(masked, key=CS336.index))
     assert "mean" in mean_no and "no_use" in mean_no
     assert "mean" in mean and "no_use" not in mean and "use" in mean
     assert "normalize" in normalize and "clip" in normalize and "no_clip" not in normalize
-    assert no_clip == "no_clip_lr1e epoch3 batch128"
+    assert no_clip == "no_clip_lr1e-05_e3 b128"
     assert no_baseline.startswith("no_baseline") and "e1 b256" in no_baseline
     assert reinforce.startswith("reinforce") and "e1 b256" in reinforce
     # the runs whose labels fit are as before
-    assert got["grpo_grpo_clip_lr2e-05_epoch3_train_batch64__a9y44bkp"] == "clip_lr2e epoch3 batch64"
+    assert got["grpo_grpo_clip_lr2e-05_epoch3_train_batch64__a9y44bkp"] == "clip_lr2e-05_epoch3 batch64"
 
 
 def test_other_real_id_sets_label_whole():
@@ -97,3 +99,33 @@ def test_other_real_id_sets_label_whole():
     got = short_labels({"all": rasbt})
     assert got[rasbt[0]] == "7_3_plus_tracking" and got[rasbt[1]] == "7_6_plus_format_reward"
     assert got[rasbt[2]].startswith("ch06_rlvr_grpo") and "…" not in got[rasbt[2]]
+
+
+def test_a_learning_rate_keeps_its_exponent():
+    """Split at every hyphen, 1e-05 and 2e-05 lost their shared "05": every CS336 label read "lr1e" or
+    "lr2e". A hyphen in a number's exponent is no gap between parts."""
+    got = _cs336()
+    for run, label in got.items():
+        lr = re.search(r"lr\de-05", run).group()
+        assert lr in label, (run, label)
+    assert short_labels({"f": ["a_lr1e-6_b", "a_lr3e-6_b"]}) == {"a_lr1e-6_b": "lr1e-6", "a_lr3e-6_b": "lr3e-6"}
+    assert short_labels({"f": ["qwen-7b-a", "qwen-7b-b"]}) == {"qwen-7b-a": "a", "qwen-7b-b": "b"}  # other hyphens split
+
+
+def test_terminal_tables_name_runs_by_what_sets_them_apart(monkeypatch):
+    """The one-line forecast table cut CS336's ids from the left: every row read
+    ``~train_batch128__8jla7krl``, its learning rate and epochs gone. Where the ids do not fit, the
+    rows carry the short labels (lr, epoch and batch whole), and a line says so."""
+    from entropylaw.fit.forecast.text import line_table
+    from entropylaw.table.labels import HANDLES_SAID, handles
+
+    rows = [{"run": r, "final": "0.500 [0.400, 0.600]", "call": "continue"} for r in CS336]
+    text = line_table(rows, [("run", "run"), ("final [90 %]", "final"), ("call", "call")], width=80)
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 80 and " ".join(HANDLES_SAID.split()) in " ".join(text.split()), text
+    names = [line.split("  ")[0].strip() for line in lines[1:1 + len(CS336)]]
+    assert len(set(names)) == len(CS336) and not any(n.startswith("~") for n in names), names
+    assert sum(bool(re.search(r"lr[12]e-05", n)) for n in names) >= len(CS336) - 2, names  # at most 2 cut there
+    assert handles(["short", "names"], 10) == (["short", "names"], False)  # ids that fit stay as they are
+    same = ["x" * 40 + "_a", "x" * 40 + "_a"]  # alike ids: no labels to tell them apart, the ids cut
+    assert handles(same, 12)[1] is False

@@ -147,9 +147,9 @@ def test_labels_drop_a_trackers_run_id_before_what_sets_runs_apart():
         (1, 1, 64, "tmeb8iyd"), (1, 2, 64, "7beqsvyc"), (1, 3, 128, "4c2lw1ul"), (1, 3, 128, "6sse57zp"),
         (2, 1, 128, "22pjweci"), (2, 3, 256, "kkncl9su"))]
     got = short_labels({"all": ids})
-    assert got[ids[0]] == "lr1e epoch1 batch64" and got[ids[1]] == "lr1e epoch2 batch64"
-    assert got[ids[4]] == "lr2e epoch1 batch128" and got[ids[5]] == "lr2e epoch3 batch256"
-    assert got[ids[2]] == "lr1e epoch3 batch128 4c" and got[ids[3]] == "lr1e epoch3 batch128 6s"
+    assert got[ids[0]] == "lr1e-05_epoch1 batch64" and got[ids[1]] == "lr1e-05_epoch2 batch64"
+    assert got[ids[4]] == "lr2e-05_epoch1 batch128" and got[ids[5]] == "lr2e-05_epoch3 batch256"
+    assert got[ids[2]] == "lr1e-05_epoch3 batch128 4c" and got[ids[3]] == "lr1e-05_epoch3 batch128 6s"
     assert len(set(got.values())) == len(ids)
     rasbt = ["7_3_plus_tracking_metrics", "7_4_plus_clip_ratio_metrics", "7_5_plus_kl_metrics"]
     assert short_labels({"all": rasbt}) == dict(zip(rasbt, ["7_3 tracking", "7_4 clip_ratio", "7_5 kl"]))
@@ -166,7 +166,7 @@ def test_labels_keep_a_lone_runs_parts_and_other_models_names():
     from entropylaw.table.labels import short_labels, shorten
 
     for lone in ("verl_opd_qwen3-4b_aime24_collapse", "grpo_grpo_clip_lr1e-05_epoch1_train_batch64__tmeb8iyd"):
-        assert short_labels({"f": [lone]})[lone] == shorten(lone, 28)  # the id, cut in the middle (as before)
+        assert short_labels({"f": [lone]})[lone] == shorten(lone, 30)  # the id, cut in the middle (as before)
     ids = ["trl_grpo_llama3_gsm8k_lr1e-6_warmup_cosine_beta0.04",
            "trl_ppo_mistral7b_math_lr3e-6_warmup_linear_beta0.01"]
     got = short_labels({"other runs": ids})

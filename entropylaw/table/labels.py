@@ -5,8 +5,8 @@ A family is the runs of one model (the table's ``model`` metadata); models with 
 single run are pooled as "other runs". Within a family a run is labelled by what sets it
 apart: the parts of its id (split at ``_`` and ``-``) that not every member shares. A label
 longer than ``max_len`` characters loses its tracker's run id (runs of one setting keep its
-start: ``clip_lr1e epoch3 batch128 4c``), then the parts most runs share while it still tells
-its run apart, its settings written by their initial where it must (``lr1e e3 b128 mean_no_use``);
+start: ``clip_lr1e-05_epoch3 batch64 4c``), then the parts most runs share while it still tells
+its run apart, its settings written by their initial where it must (``lr1e-05_e3 b128 mean_no_use``);
 what is still too long is cut in the middle. The label is a handle: the full id stays available
 (hover, footnote).
 
@@ -74,8 +74,18 @@ def families(run_ids: Sequence[str], models: Sequence[str] | None = None) -> dic
     return out
 
 
+# a run id's parts lie between underscores, hyphens and spaces; a hyphen in a number's exponent
+# (lr1e-05) is no gap: split there, lr1e-05 and lr2e-05 would both lose their shared "05"
+SEP = r"(?:[_\s]|(?<![0-9][eE])-)+"
+
+
 def _tokens(run_id: str) -> list[str]:
-    return [t for t in re.split(r"[_\-\s]+", str(run_id)) if t]
+    """The parts of a run id.
+
+    >>> _tokens("grpo_clip_lr1e-05_epoch1-b64")
+    ['grpo', 'clip', 'lr1e-05', 'epoch1', 'b64']
+    """
+    return [t for t in re.split(SEP, str(run_id)) if t]
 
 
 def _kept(run_id: str, common: set, renamed: Mapping[str, str] | None = None) -> str:
@@ -88,7 +98,7 @@ def _kept(run_id: str, common: set, renamed: Mapping[str, str] | None = None) ->
     'lr1e_e3_b128'
     """
     renamed = renamed or {}
-    pieces = re.split(r"([_\-\s]+)", str(run_id))
+    pieces = re.split(f"({SEP})", str(run_id))
     if all(t in common for t in pieces[::2] if t):
         return str(run_id)
     out, last = "", None  # last: the index of the last part kept
@@ -133,7 +143,7 @@ def shorten(text: str, max_len: int) -> str:
     return text[:head] + "…" + (text[-tail:] if tail else "")
 
 
-def short_labels(groups: Mapping[str, Sequence[str]], max_len: int = 28) -> dict[str, str]:
+def short_labels(groups: Mapping[str, Sequence[str]], max_len: int = 30) -> dict[str, str]:
     """``run_id -> short label``, unique within each family (the full id when the parts
     that tell members apart are not unique). A label too long loses its tracker's run id
     (:func:`_without_run_ids`), then the parts that tell its run apart least (:func:`_fit`), and
@@ -291,7 +301,33 @@ def _fit(members, tokens, common, ends, labels, max_len) -> dict:
     return out if len(set(out.values())) == len(out) else labels
 
 
-def run_labels(t, run_ids: Sequence[str] | None = None, max_len: int = 28):
+def handles(run_ids: Sequence[str], width: int) -> tuple[list[str], bool]:
+    """Names of at most ``width`` characters for a terminal table's rows, and whether they are
+    labels: the ids where they fit; else the short labels (:func:`short_labels`: what sets each
+    run apart, its settings whole) where those fit and stay unique; else the ids cut, each still told
+    from the others (:func:`~entropylaw.terminal.shorts`). Cut from the left, a CS336 sweep's ids
+    all read ``~train_batch128__8jla7krl``: their learning rate and epochs gone.
+
+    >>> handles(["grpo_clip_lr1e-05_epoch1_batch64__tmeb8iyd", "grpo_clip_lr2e-05_epoch3_batch64__a9y44bkp"], 20)
+    (['lr1e-05_epoch1', 'lr2e-05_epoch3'], True)
+    >>> handles(["a", "b"], 20)
+    (['a', 'b'], False)
+    """
+    ids = [str(r) for r in run_ids]
+    if all(len(r) <= width for r in ids):
+        return ids, False
+    if len(set(ids)) == len(ids):
+        label = short_labels(families(ids), width)
+        got = [label[r] for r in ids]
+        if len(set(got)) == len(got) and all(len(g) <= width for g in got):
+            return got, True
+    return shorts(ids, width), False
+
+
+HANDLES_SAID = "run: what sets it apart in its id (the parts every run shares left out; --json has whole ids)"
+
+
+def run_labels(t, run_ids: Sequence[str] | None = None, max_len: int = 30):
     """``(families, labels)`` for the runs of a tidy table (all of them, or ``run_ids``)."""
     import entropylaw.table as tt
 

@@ -1,6 +1,7 @@
 """``entropylaw rank``'s table: one line a run, at any width.
 
-A run's name is cut to fit (each still told from the others: :func:`~entropylaw.terminal.shorts`).
+A run's name is what sets it apart in its id where the whole id does not fit, else cut (each
+still told from the others: :func:`~entropylaw.table.labels.handles`).
 Where even a name of 12 characters leaves the numbers no room (a narrow terminal), or the names
 cut cannot be told apart, each run's name is on a line of its own, whole, and its numbers under
 it: a table wrapped at its spaces loses its columns. Where the rows' notes do not fit beside their
@@ -18,7 +19,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from entropylaw.terminal import shorts, width as text_width
+from entropylaw.table.labels import HANDLES_SAID, handles
+from entropylaw.terminal import width as text_width
 
 LIFT_FROM = 4  # rows from which a tag most of them carry is said once, not on each row
 
@@ -61,7 +63,7 @@ def rows_table(rows, pct: str) -> tuple[list[str], dict]:
     if widest and room - widest - 2 >= min(longest, 40):
         room -= widest + 2  # the notes fit beside names of up to 40 characters; else they go under the rows
     name = max(12, min(longest, room))
-    names = shorts([r["run_id"] for r in rows], name)  # cut, but each run still told from the others
+    names, labelled = handles([r["run_id"] for r in rows], name)  # each run still told from the others
     stacked = narrow or len(set(names)) < len({r["run_id"] for r in rows})  # else whole, on lines of their own
     run = "" if stacked else f"{'run':<{name}}  "
     head = f"{'#':>2}  {run}{'final [' + pct + ']':<{fw}}  {'p_best':>6}  {'p_near':>6}  {'prune':<5}"
@@ -77,4 +79,4 @@ def rows_table(rows, pct: str) -> tuple[list[str], dict]:
         full = (line + ("  " + note if note else "")).rstrip()
         # a note that does not fit beside the numbers goes under them (wrapped, the row's columns stay)
         lines += [full] if len(full) <= text_width() or not note else [line.rstrip(), "    " + note]
-    return lines, lifted
+    return lines + ([HANDLES_SAID] if labelled and not stacked else []), lifted

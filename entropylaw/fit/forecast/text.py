@@ -19,7 +19,8 @@ from entropylaw.fit.forecast.takeoff import CARRIED
 from entropylaw.fit.forecast.schedule import LR_SAID
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.text_table import GAP, cell, fmt_table
-from entropylaw.terminal import count, shorts, signed, width as text_width, wrap
+from entropylaw.table.labels import HANDLES_SAID, handles
+from entropylaw.terminal import count, signed, width as text_width, wrap
 
 COLUMNS = [("method", "method"), ("step", "step"), ("forecast", "forecast"), ("interval", "interval"),
            ("observed", "observed"), ("plateau", "plateau"), ("plateau_ci", "plateau_ci"), ("90%_step", "t90"),
@@ -277,7 +278,7 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
 
 
 LINE_OPTIONAL = ("observed", "to", "regime")  # what a one-line table too wide for the terminal leaves out first
-MIN_NAME = 10  # a run's name is cut to no fewer characters (kept apart from the others: terminal.shorts)
+MIN_NAME = 10  # a run's name is cut to no fewer characters (kept apart from the others: table.labels.handles)
 LAST_ROOM = 12  # the fewest characters the last column wraps in, beside the others
 
 
@@ -320,7 +321,8 @@ def line_table(rows: list[dict], columns: list[tuple[str, str]], width: int | No
         first = (" " * GAP).join([name.ljust(sizes[0])] + middle + [parts[0]]).rstrip()
         return "\n".join([first] + [" " * start + p for p in parts[1:]])
     said = [wrap(f"(left out at {width} columns: {', '.join(left)}; the JSON has them)", width)] if left else []
-    names = shorts([c[0] for c in cells], sizes[0])  # cut, but each run still told from the others
+    names, labelled = handles([c[0] for c in cells], sizes[0])  # each run still told from the others
+    said += [wrap(HANDLES_SAID, width)] if labelled else []
     return "\n".join([line([h for h, _ in columns], columns[0][0])] + [line(c, n) for c, n in zip(cells, names)]
                      + said)
 
