@@ -217,3 +217,23 @@ def test_a_w_and_b_export_whose_step_metrics_are_named_with_a_slash_is_read_on_t
     assert steps["entropy"] == steps["score"] == list(range(1, 101))
     assert steps["val/acc"] == list(range(10, 101, 10))
     assert "val/step" not in set(df["metric"])
+
+
+def test_a_table_of_several_rows_a_step_reads_their_mean(tmp_path):
+    """A custom trainer's CSV with a row per rollout batch (3 a step) was read as values logged twice:
+    the last of each step kept, two of three rows dropped. Most (step, key) pairs repeated: their mean,
+    said; a step logged twice once (a run resumed at its last step) still keeps its last value."""
+    rng = np.random.default_rng(0)
+    wide = pd.DataFrame({"step": np.repeat(np.arange(1, 21), 3), "entropy": rng.uniform(0.1, 0.9, 60),
+                         "reward": rng.uniform(0, 1, 60)})
+    wide.to_csv(tmp_path / "micro.csv", index=False)
+    df, reports = load([str(tmp_path / "micro.csv")])
+    want = wide.groupby("step")["entropy"].mean()  # an independent mean
+    got = df[df["metric"] == "entropy"].set_index("step")["value"].sort_index()
+    np.testing.assert_allclose(got.to_numpy(), want.to_numpy(), rtol=1e-12)
+    assert "averaged" in str(reports[0]) and "logged twice" not in str(reports[0]), str(reports[0])
+    once = pd.DataFrame({"step": [1, 2, 3, 4, 4, 5], "entropy": [0.9, 0.8, 0.7, 0.6, 0.55, 0.5],
+                         "reward": [0.1, 0.2, 0.3, 0.4, 0.45, 0.5]})
+    once.to_csv(tmp_path / "once.csv", index=False)
+    df, _ = load([str(tmp_path / "once.csv")])
+    assert df[(df["metric"] == "entropy") & (df["step"] == 4)]["value"].tolist() == [0.55]

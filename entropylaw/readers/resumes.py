@@ -36,6 +36,22 @@ def is_bookkeeping(key: str) -> bool:
     return key in BOOKKEEPING or (key.startswith("train/") and key[len("train/"):] in BOOKKEEPING)
 
 
+def per_micro_step(steps, keys) -> bool:
+    """Whether a table logs its metrics several rows a step (a row per micro-batch or rollout
+    batch): the steps never go back and most (step, key) pairs hold more than one value. Their
+    mean is the step's value; a value logged twice now and then (a run resumed at its last step)
+    keeps its last (:func:`resolve_resumes`). Kept last, two of each step's three rows
+    were dropped.
+
+    >>> per_micro_step([1, 1, 2, 2, 3, 3], ["H"] * 6), per_micro_step([1, 2, 3, 3], ["H"] * 4)
+    (True, False)
+    """
+    steps = np.asarray(steps)
+    if len(steps) < 2 or (np.diff(steps) < 0).any():
+        return False
+    sizes = pd.Series(np.ones(len(steps))).groupby([steps, np.asarray(keys, dtype=object)]).size()
+    return bool((sizes > 1).mean() >= 0.5)
+
 def _where(rows: pd.DataFrame, limit: int = 5) -> str:
     """'line 12 (actor/entropy), ...' or 'step 3 (actor/entropy), ...' for notes."""
     col = "line" if "line" in rows.columns else "step"

@@ -42,6 +42,7 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import inner_suffix
 from entropylaw.readers.common import RawRun, existing_file
+from entropylaw.readers.resumes import per_micro_step
 from entropylaw.readers.csv_fields import CUT_LAST, SHORT, short_rows, too_many_fields
 from entropylaw.readers.names import BOOKKEEPING, model_from_filename, names_a_step_axis, run_id_from_path
 from entropylaw.readers.accounts import IngestReport
@@ -242,7 +243,10 @@ class _Collector:
         axes = cat(self.axes, object)[order]
         if len(set(axes)) > 1:  # metrics on their own step columns: each restarts on its own
             raw.axes, raw.repeats = axes, "mean"
+        elif per_micro_step(raw.steps, raw.keys):
+            raw.repeats = "mean"
         return raw
+
 
 
 def read_tabular(path: str | os.PathLike, run_id: str | None = None, step_key: str | None = None) -> list[RawRun]:
