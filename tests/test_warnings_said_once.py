@@ -123,3 +123,25 @@ def test_a_fit_on_three_points_says_it_once():
         reasons = el.fit(t).trust_reasons_
     assert any(r.startswith("too few points (3") for r in reasons), reasons
     assert not any(r.startswith("only 3 points") for r in reasons), reasons
+
+
+def test_a_sweep_whose_files_log_several_rows_a_step_says_so_once(tmp_path):
+    """14 run folders of a custom trainer, each logging 2 training rows a step, printed 14 warnings
+    of 2 lines each, one per file, before the table. Averaging loses nothing: one line for them all;
+    a file that lost rows keeps its own line."""
+    import json
+
+    for i in range(4):
+        run = tmp_path / f"lr{i}"
+        run.mkdir()
+        rows = [{"type": "train", "grpo_step": s, "token_entropy": 0.5 - 0.01 * s + 0.001 * k,
+                 "train_reward": 0.2 + 0.01 * s} for s in range(1, 21) for k in range(2)]
+        rows += [{"type": "eval", "grpo_step": s, "answer_accuracy": 0.1 + 0.02 * s, "num_examples": 500}
+                 for s in range(5, 21, 5)]
+        text = "\n".join(json.dumps(r) for r in rows) + "\n"
+        (run / "metrics.jsonl").write_text(text + ("{not json\n" if i == 3 else ""))
+    res = run_cli("summary", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    said = " ".join(res.stderr.split())
+    assert said.count("into their step's mean") == 2, res.stderr  # the three alike in one, lr3 its own
+    assert "3 sources: averaged 120 of" in said and "lr3/metrics.jsonl: dropped 1 of" in said, res.stderr

@@ -76,10 +76,8 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
     if runs:
         df = _keep(df, [runs] if isinstance(runs, str) else list(runs))
     if warn:  # the accounts of the runs kept (`runs`)
-        for r in map(IngestReport.from_dict, df.attrs.get(ACCOUNTS, ())):
-            line = r.drop_line()
-            if line:
-                warnings.warn(line, RowsDroppedWarning, stacklevel=2)
+        for line in _loss_lines(df.attrs):
+            warnings.warn(line, RowsDroppedWarning, stacklevel=2)
     return df
 
 

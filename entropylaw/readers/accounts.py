@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 
 from entropylaw.terminal import count
 
-ACCOUNTS = "row_accounts"
+ACCOUNTS = "row_accounts"  # the table's attrs key holding every source's account (as dicts)
 # drop reasons that lose no number: rows folded into their step's mean (readers.resumes.AVERAGED)
-MERGED = "averaged"  # the table's attrs key holding every source's account (as dicts)
+MERGED = "averaged"
 MAX_LINES_SAID = 3
 
 
@@ -212,5 +212,21 @@ class IngestReport:
 
 
 def loss_lines(attrs: dict) -> list[str]:
-    """One line per source of a table that lost rows or bytes (its ``attrs``), as every command prints."""
-    return [line for d in attrs.get(ACCOUNTS, []) if (line := IngestReport.from_dict(d).drop_line())]
+    """One line per source of a table that lost rows or bytes (its ``attrs``), as every command
+    prints; the sources that only averaged several values a step into their mean (and lost
+    nothing) in one line, where there are several: a sweep of 14 run folders printed 14 such lines.
+
+    >>> a = [IngestReport(f"r{i}/m.jsonl", 30, 20, Counter({"averaged with its step's other rows": 10})) for i in range(3)]
+    >>> loss_lines({ACCOUNTS: [r.to_dict() for r in a]})
+    ["3 sources: averaged 30 of 90 values into their step's mean (several values of one metric at one step): r0/m.jsonl, r1/m.jsonl, ..."]
+    """
+    reports = [IngestReport.from_dict(d) for d in attrs.get(ACCOUNTS, [])]
+    lines = [(r, line) for r in reports if (line := r.drop_line())]
+    only = [r for r, _ in lines if not r.skipped and r.lost_text() is None and not r.damage()]
+    if len(only) < 2:
+        return [line for _, line in lines]
+    merged, read = sum(r.rows_dropped for r in only), sum(r.rows_read for r in only)
+    names = ", ".join(r.source for r in only[:2]) + (", ..." if len(only) > 2 else "")
+    said = (f"{len(only)} sources: averaged {merged} of {count(read, 'value')} into their step's mean (several "
+            f"values of one metric at one step): {names}")
+    return [line for r, line in lines if r not in only] + [said]
