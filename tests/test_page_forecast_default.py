@@ -55,3 +55,32 @@ def test_a_forecast_column_no_row_has_is_left_out_and_said():
     shown = forecast_table_html(rows, "logit-drift")
     assert "law ceiling [90 %]" in shown and "plateau [" not in shown and shown.count('class="void">n/a') == 2
     assert [w.split(" (")[0] for w in left_out_columns(rows)] == ["plateau"]
+
+
+def test_a_law_ceiling_fitted_past_the_range_is_marked_where_it_is_shown():
+    """A window whose (entropy, score) pairs put the law's ceiling past 1 showed ``1.000 [1.000, 1.000]``
+    in the report's forecast table: an edge shown as a certainty. It carries ‡ and its key."""
+    import numpy as np
+    import pandas as pd
+
+    import entropylaw.table as table
+    from entropylaw.fit.forecast.methods import BEYOND
+    from entropylaw.page.forecasts import beyond_key
+    from entropylaw.results.cache import LAW_METHOD, forecast_runs
+    from entropylaw.results.rows import forecast_rows_of
+
+    steps = np.arange(0, 200, 5)
+    h = 1.0 - 0.6 * steps / steps[-1]  # R = -0.5 exp(H) + 1.6: the ceiling b - a is 1.1
+    r = -0.5 * np.exp(h) + 1.6 + np.random.default_rng(0).normal(0, 0.004, len(steps))
+    recs = [(int(s), "entropy", float(e)) for s, e in zip(steps, h)] + \
+        [(int(s), "score", float(v)) for s, v in zip(steps, r)]
+    t = table.from_records(recs, run_id="past")
+    computed, _ = forecast_runs(t, ["past"], 0.5, 50, 0.9)
+    run, fc = computed["past"]
+    assert any(BEYOND in w for w in fc.methods[LAW_METHOD].warnings)  # the law's own fit said it
+    [row] = forecast_rows_of([{"run_id": "past", "number": 1, "label": "past"}], computed)
+    assert row["law_ceiling_beyond"] and row["law_ceiling"] == 1.0, row
+    html = forecast_table_html([row], "logit-drift")
+    assert "<span class=dagger>‡</span>" in html and "past what the score can reach" in beyond_key([row])
+    row["law_ceiling_beyond"] = False
+    assert "‡" not in forecast_table_html([row], "logit-drift") and beyond_key([row]) == ""

@@ -110,6 +110,7 @@ def forecast_table_html(rows: Sequence[Mapping], method: str = "") -> str:
         ci = r.get("forecast_ci")
         inside = {True: "✓", False: "✗"}.get(r.get("inside"), "")
         ceiling = interval(row_float(r, "law_ceiling"), r.get("law_ceiling_ci"), d, frac)
+        ceiling += "‡" if r.get("law_ceiling_beyond") and ceiling != "n/a" else ""
         law_cell = (f'<td title="{esc(r.get("law_reason", ""))}" class="void">n/a</td>' if ceiling == "n/a"
                     else f"<td>{ceiling}</td>")
         body.append(
@@ -119,11 +120,20 @@ def forecast_table_html(rows: Sequence[Mapping], method: str = "") -> str:
             + (law_cell if law else "")
             + f'<td title="{esc(r.get("final_what", ""))}">{cell(obs, d)}</td><td>{inside}</td></tr>')
     return (f'<table class="runs"><thead>{head}</thead>'
-            f'<tbody>{"".join(body).replace("†", "<span class=dagger>†</span>")}</tbody></table>')
+            f'<tbody>{"".join(body).replace("†", "<span class=dagger>†</span>").replace("‡", "<span class=dagger>‡</span>")}'
+            '</tbody></table>')
 
 
 def _any_value(rows: Sequence[Mapping], key: str) -> bool:
     return any(row_float(r, key) == row_float(r, key) for r in rows)  # a number (not NaN) in some row
+
+
+def beyond_key(rows: Sequence[Mapping]) -> str:
+    """The key to the law ceilings marked ‡ (fitted past the score's range, shown at its edge), where a row has one."""
+    if not any(r.get("law_ceiling_beyond") for r in rows):
+        return ""
+    return ("‡ the law fitted to the window puts its ceiling past what the score can reach: shown at the edge of "
+            "the range, its interval too; not a forecast of the edge")
 
 
 def left_out_columns(rows: Sequence[Mapping]) -> list[str]:

@@ -45,7 +45,7 @@ from entropylaw.page.assets import CHECK_SCRIPT, CSS, ZOOM_SCRIPT
 from entropylaw.page.audit_section import audit_section
 from entropylaw.page.cells import (_family_rows, _mixed_within_families, _run_cells, breakable, cell, decimals, esc,
                                      flag, interval, pm, swatch)
-from entropylaw.page.forecasts import _forecast_cell, call_cell, forecast_table_html, left_out_columns
+from entropylaw.page.forecasts import _forecast_cell, beyond_key, call_cell, forecast_table_html, left_out_columns
 from entropylaw.page.model import PageModel, ReportFigure
 from entropylaw.page.project import overview_html
 from entropylaw.results.columns import COLUMNS, Column, shown
@@ -285,6 +285,7 @@ def render_html(model: PageModel) -> str:
         gone = left_out_columns(forecasts)
         parts.append('<div class="first"><div class="tablebox">' + forecast_table_html(forecasts, names["method"])
                      + (f'<p class="key">Not shown, no run has one: {esc("; ".join(gone))}.</p>' if gone else "")
+                     + (f'<p class="key">{esc(beyond_key(forecasts))}.</p>' if beyond_key(forecasts) else "")
                      + "</div>" + (figure_html(forecast_figure, side=True, heading=False) if forecast_figure else "")
                      + "</div>")
     else:

@@ -27,6 +27,7 @@ import pandas as pd
 
 from entropylaw.fit.forecast.core import FALLBACK, decision_method, default_method, describe_method
 from entropylaw.fit.forecast.final import describe, final_value
+from entropylaw.fit.forecast.methods import BEYOND
 from entropylaw.fit.forecast.regimes import SWITCH_SAID
 from entropylaw.fit.forecast.schedule import LR_SAID
 from entropylaw.fit.run import GOOD, NOT_APPLICABLE
@@ -187,7 +188,8 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
                      point=dec.get("point"), open_end=bool(dec.get("no_forecast")))
         law = table.loc[LAW_METHOD]
         if law["ok"]:
-            f.update(law_ceiling=as_float(law["plateau"]), law_ceiling_ci=_pair(law["plateau_ci"]))
+            f.update(law_ceiling=as_float(law["plateau"]), law_ceiling_ci=_pair(law["plateau_ci"]),
+                     law_ceiling_beyond=any(BEYOND in w for w in fc.methods[LAW_METHOD].warnings))
         else:
             f["law_reason"] = str(law["reason"])
         out.append(f)

@@ -26,6 +26,8 @@ from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.final import final_of, hold
 from entropylaw.fit.forecast.result import MethodResult
 
+BEYOND = "lies beyond the score's bounds"  # a plateau past what the score can reach: shown at the bound
+
 
 class CannotRun(Exception):
     """The method does not apply to this window (the message says why)."""
@@ -323,7 +325,7 @@ class ForecastMethod(Method):
 
     def _finish(self, plateau, plateau_draws, t90, t90_draws, params):
         if plateau is not None and self.bounds_ is not None and not self.bounds_[0] <= plateau <= self.bounds_[1]:
-            self.warnings_.append(f"the plateau {plateau:.3f} lies beyond the score's bounds {list(self.bounds_)}: "
+            self.warnings_.append(f"the plateau {plateau:.3f} {BEYOND} {list(self.bounds_)}: "
                                   "it is shown at the bound")
         self.plateau_ = None if plateau is None else float(self._clip(plateau))
         self._plateau_draws = plateau_draws
