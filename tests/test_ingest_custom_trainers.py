@@ -660,3 +660,26 @@ def test_a_run_in_fractions_computed_in_float32_keeps_them_too(tmp_path):
     top = {r: _series(df[df["run_id"] == r], "val/answer_accuracy").max() for r in el.run_ids(df)}
     assert top == pytest.approx({r: round(t * (1 - math.exp(-100 / 30))) / 1319
                                  for r, t in {"lr1": 1000, "lr2": 900}.items()}, rel=1e-6)
+
+
+def test_an_eval_rows_accuracy_wins_over_its_reward(tmp_path):
+    """A custom trainer's eval row holding its accuracy and its mean reward was read as the reward
+    (TRL's name for its summed reward, ``eval/reward``): 0.55 where the accuracy went from 0.13 to 0.53.
+    The accuracy is the validation score, and the account says why; TRL's own eval/reward is unchanged."""
+    rows = []
+    for s in range(1, 41):
+        rows.append({"type": "train", "grpo_step": s, "token_entropy": 0.5 - 0.01 * s, "train_reward": 0.3})
+        if s % 5 == 0:
+            rows.append({"type": "eval", "grpo_step": s, "answer_accuracy": 0.1 + 0.01 * s, "reward": 0.55,
+                         "format_reward": 0.9, "num_examples": 1024})
+    (tmp_path / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    df = el.load(str(tmp_path / "metrics.jsonl"))
+    val = df[df["metric"].str.startswith("val/")]
+    assert set(val["metric"]) == {"val/answer_accuracy"}, set(val["metric"])
+    np.testing.assert_allclose(val.sort_values("step")["value"], [0.1 + 0.01 * s for s in range(5, 41, 5)])
+    notes = " ".join(n for d in df.attrs["row_accounts"] for n in d["notes"])
+    assert "an accuracy by its name" in notes and "'eval/reward'" in notes, notes
+    trl = detect_keys(["eval/reward", "eval/rewards/accuracy_reward/mean", "train/reward"])
+    assert trl.val == {"val/mean": "eval/reward"}  # one reward function: its sum is it
+    two = detect_keys(["eval/reward", "eval/answer_accuracy", "eval/accuracy"])
+    assert two.val == {} and any("2 keys could be it" in w for w in two.warnings), two  # no silent guess

@@ -124,6 +124,19 @@ def val_by_name(keys: list[str], warnings: list[str]) -> dict[str, str]:
     return out
 
 
+def is_accuracy(key: str) -> bool:
+    """Whether ``key`` is a validation accuracy by its name (what :func:`val_by_name` ranks first).
+
+    >>> [is_accuracy(k) for k in ("eval/answer_accuracy", "eval/reward", "eval/format_accuracy", "train/acc")]
+    [True, False, False, False]
+    """
+    m = EVAL_PREFIX.match(key)
+    acc = _ACCURACY.match(key[m.end():].split("/")[-1]) if m else None
+    pre = (acc["pre"] or "").lower() if acc else ""
+    return bool(acc) and not _FORMAT.search(key[m.end():]) and \
+        not (pre and pre not in _GENERIC_PRE and _NOT_BENCH & set(re.split(r"[_\-.]", pre)))
+
+
 def by_name(keys, roles=("entropy", "score", "val")) -> tuple[str, str, dict[str, str], list[str]]:
     """(entropy, score, val, warnings) found by name, for the ``roles`` asked ("" / {} for the others)."""
     keys = list(keys)

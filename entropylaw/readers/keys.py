@@ -155,6 +155,8 @@ def detect_keys(keys: Iterable[str], entropy_key: str | None = None, score_key: 
     else:
         _auto_val(keys, km)
     _reward_functions(keys, km, prefix, ranges or {}, reward_func, score_key, val_keys)
+    if not val_keys:
+        _accuracy_over_reward(keys, km)
     _by_name(keys, km)
     if km.entropy in NOT_QUITE_ENTROPY:
         km.warnings.append(f"entropy read from {km.entropy!r}: {NOT_QUITE_ENTROPY[km.entropy]}")
@@ -181,6 +183,25 @@ def _by_name(keys: list[str], km: KeyMap) -> None:
         km.val[canon] = key
         km.notes.append(f"validation read from {key!r} as {canon!r} (found by its name)")
     km.warnings.extend(said)
+
+
+def _accuracy_over_reward(keys: list[str], km: KeyMap) -> None:
+    """Validation from an accuracy logged under eval where the eval reward (TRL's name for its
+    sum of rewards) was taken: a custom trainer's eval row holds its accuracy and its mean reward,
+    which may add a format term (``{"type": "eval", "answer_accuracy": 0.57, "reward": 0.61}`` was
+    read as the reward). Two accuracies that could be it: neither, both named, as by name."""
+    if not km.val or not set(km.val.values()) <= set(_SUM_EVAL):
+        return
+    said: list[str] = []
+    found = key_names.val_by_name([k for k in keys if key_names.is_accuracy(k)], said)
+    if not found and not said:
+        return
+    reward = ", ".join(sorted(km.val.values()))
+    km.val = dict(found)
+    for canon, key in found.items():
+        km.notes.append(f"validation read from {key!r} as {canon!r} (an accuracy by its name), not from {reward!r} "
+                        "(a reward, which may add a format term)")
+    km.warnings.extend(w + f" (not {reward!r} either: a reward)" for w in said)
 
 
 def _auto_val(keys: list[str], km: KeyMap) -> None:
