@@ -683,3 +683,18 @@ def test_an_eval_rows_accuracy_wins_over_its_reward(tmp_path):
     assert trl.val == {"val/mean": "eval/reward"}  # one reward function: its sum is it
     two = detect_keys(["eval/reward", "eval/answer_accuracy", "eval/accuracy"])
     assert two.val == {} and any("2 keys could be it" in w for w in two.warnings), two  # no silent guess
+
+
+def test_a_lines_metrics_wrapped_in_a_dict_read_as_their_own_names(tmp_path):
+    """``{"step": 5, "split": "eval", "metrics": {"accuracy": 0.3}}``: the wrapper made the keys
+    ``train/metrics/entropy`` (no entropy found) and ``eval/metrics/accuracy`` (a benchmark named
+    "metrics"). A wrapper that says only "metrics" adds no part to a key's name."""
+    rows = []
+    for s in range(1, 31):
+        rows.append({"step": s, "split": "train", "metrics": {"entropy": 0.6 - 0.01 * s, "reward": 0.2 + 0.01 * s}})
+        if s % 5 == 0:
+            rows.append({"step": s, "split": "eval", "metrics": {"accuracy": 0.1 + 0.01 * s}})
+    (tmp_path / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    df = el.load(str(tmp_path / "metrics.jsonl"))
+    assert set(df["metric"]) == {"entropy", "score", "val/accuracy"}, set(df["metric"])
+    np.testing.assert_allclose(_series(df, "entropy").to_numpy(), [0.6 - 0.01 * s for s in range(1, 31)])

@@ -62,11 +62,23 @@ NON_NUMERIC = "non-numeric value"
 MAX_NOTES = 5
 
 
+# a line's dict of metrics under a name that says only that ({"step": 5, "split": "eval", "metrics":
+# {"accuracy": 0.3}}): its keys are the metrics' names, as if not wrapped (eval/metrics/accuracy named
+# no benchmark "metrics", and train/metrics/entropy was found as no entropy)
+WRAPPERS = frozenset({"metrics", "scalars", "values", "stats", "logs", "log"})
+
+
 def _flatten(obj: dict, prefix: str = ""):
+    """``(key, value)`` of a line's object, nested dicts as ``a/b`` (a wrapper of :data:`WRAPPERS` at
+    the top adds no part).
+
+    >>> list(_flatten({"split": "eval", "metrics": {"acc": 0.3, "n": {"ok": 2}}}))
+    [('split', 'eval'), ('acc', 0.3), ('n/ok', 2)]
+    """
     for key, value in obj.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict):
-            yield from _flatten(value, name + "/")
+            yield from _flatten(value, prefix if not prefix and key in WRAPPERS else name + "/")
         else:
             yield name, value
 
