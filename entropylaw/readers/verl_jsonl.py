@@ -65,7 +65,7 @@ MAX_NOTES = 5
 # a line's dict of metrics under a name that says only that ({"step": 5, "split": "eval", "metrics":
 # {"accuracy": 0.3}}): its keys are the metrics' names, as if not wrapped (eval/metrics/accuracy named
 # no benchmark "metrics", and train/metrics/entropy was found as no entropy)
-WRAPPERS = frozenset({"metrics", "scalars", "values", "stats", "logs", "log"})
+WRAPPERS = frozenset({"metrics", "scalars", "values", "stats", "logs"})
 
 
 def _flatten(obj: dict, prefix: str = ""):
