@@ -698,3 +698,29 @@ def test_a_lines_metrics_wrapped_in_a_dict_read_as_their_own_names(tmp_path):
     df = el.load(str(tmp_path / "metrics.jsonl"))
     assert set(df["metric"]) == {"entropy", "score", "val/accuracy"}, set(df["metric"])
     np.testing.assert_allclose(_series(df, "entropy").to_numpy(), [0.6 - 0.01 * s for s in range(1, 31)])
+
+
+def test_a_run_folders_samples_and_console_are_no_runs(tmp_path):
+    """A run folder beside its metrics.jsonl keeps the samples the model wrote (``samples.jsonl``:
+    a prompt, a response and a reward a line) and its console output: the samples were read as a run
+    of their own ("samples", "samples-2" beside each real run), and each skipped file printed its own
+    warning. The samples are no run; files skipped alike in several run folders are said once."""
+    for name in ("lr1", "lr2"):
+        run = tmp_path / name
+        run.mkdir()
+        rows = [{"type": "train", "grpo_step": s, "token_entropy": 0.5 - 0.01 * s, "train_reward": 0.3}
+                for s in range(1, 31)]
+        rows += [{"type": "eval", "grpo_step": s, "answer_accuracy": 0.1 + 0.01 * s} for s in range(5, 31, 5)]
+        (run / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+        (run / "samples.jsonl").write_text("\n".join(json.dumps(
+            {"step": s, "prompt": "What is 2 + 2?", "response": "<answer>4</answer>", "reward": 1.0})
+            for s in range(5, 31, 5) for _ in range(4)) + "\n")
+    res = run_cli("summary", str(tmp_path), "--json")
+    assert res.returncode == 0, res.stderr
+    runs = [r["run_id"] for r in json.loads(res.stdout)["runs"]]
+    assert sorted(runs) == ["lr1", "lr2"], runs
+    said = " ".join(res.stderr.split())
+    assert said.count("samples.jsonl skipped") == 1 and "2 files named samples.jsonl skipped" in said, res.stderr
+    assert "a file of generated samples" in said
+    alone = run_cli("summary", str(tmp_path / "lr1" / "samples.jsonl"))  # given alone: one line, exit 2
+    assert alone.returncode == 2 and "a file of generated samples" in alone.stderr and "Traceback" not in alone.stderr

@@ -139,7 +139,7 @@ class IngestReport:
     def drop_line(self) -> str | None:
         """One line for the user when anything was lost from this source, else None."""
         if self.skipped:
-            return f"{self.source}: skipped ({self.skipped})"
+            return f"{self.source}: skipped ({self.skip_reason()})"
         self._check()
         damage = self.damage()
         if not self.rows_dropped and not damage:
@@ -153,6 +153,11 @@ class IngestReport:
             parts.append(f"averaged {merged} of {count(self.rows_read, 'value')} into their step's mean (several "
                          "values of one metric at one step)")
         return f"{self.source}: " + "; ".join(parts + damage)
+
+    def skip_reason(self) -> str:
+        """Why the source was skipped, without its path where the reason starts with it (it is said before)."""
+        head = f"{self.source}: "
+        return self.skipped[len(head):] if self.skipped and self.skipped.startswith(head) else (self.skipped or "")
 
     def lost_text(self, ignore=()) -> str | None:
         """"dropped N of M values (reason: n, ...)": the values lost, with why (not those averaged into
@@ -222,11 +227,24 @@ def loss_lines(attrs: dict) -> list[str]:
     """
     reports = [IngestReport.from_dict(d) for d in attrs.get(ACCOUNTS, [])]
     lines = [(r, line) for r in reports if (line := r.drop_line())]
+    out, grouped = [], set()
+    skips: dict[tuple[str, str], list[IngestReport]] = {}  # the same file in several run folders, skipped alike
+    for r, _ in lines:
+        if r.skipped:
+            name = r.source.replace("\\", "/").rsplit("/", 1)[-1]
+            skips.setdefault((name, r.skip_reason().replace(r.source, name)), []).append(r)
+    for (name, why), group in skips.items():
+        if len(group) >= 2:
+            out.append(f"{len(group)} files named {name} skipped ({why}): {_some(group)}")
+            grouped.update(map(id, group))
     only = [r for r, _ in lines if not r.skipped and r.lost_text() is None and not r.damage()]
-    if len(only) < 2:
-        return [line for _, line in lines]
-    merged, read = sum(r.rows_dropped for r in only), sum(r.rows_read for r in only)
-    names = ", ".join(r.source for r in only[:2]) + (", ..." if len(only) > 2 else "")
-    said = (f"{len(only)} sources: averaged {merged} of {count(read, 'value')} into their step's mean (several "
-            f"values of one metric at one step): {names}")
-    return [line for r, line in lines if r not in only] + [said]
+    if len(only) >= 2:
+        merged, read = sum(r.rows_dropped for r in only), sum(r.rows_read for r in only)
+        out.append(f"{len(only)} sources: averaged {merged} of {count(read, 'value')} into their step's mean "
+                   f"(several values of one metric at one step): {_some(only)}")
+        grouped.update(map(id, only))
+    return [line for r, line in lines if id(r) not in grouped] + out
+
+
+def _some(reports) -> str:
+    return ", ".join(r.source for r in reports[:2]) + (", ..." if len(reports) > 2 else "")

@@ -60,6 +60,10 @@ UNPARSEABLE = "unparseable line"
 CUT_LAST = "cut-off last line"
 NON_NUMERIC = "non-numeric value"
 MAX_NOTES = 5
+# what a trainer's dump of generated samples holds as text on each line, beside a reward per sample
+SAMPLE_FIELDS = frozenset({"prompt", "prompts", "response", "responses", "completion", "completions", "generation",
+                           "generations", "output", "outputs", "question", "problem", "solution", "text", "messages",
+                           "model_output", "ground_truth"})
 
 
 # a line's dict of metrics under a name that says only that ({"step": 5, "split": "eval", "metrics":
@@ -166,6 +170,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     enveloped = False
     stepless: dict[str, None] = {}  # keys of the first objects, for the error when no line has a step
     texts: dict[str, str] = {}  # keys holding numbers written as text: one example each
+    prose: dict[str, int] = {}  # keys of SAMPLE_FIELDS holding text: lines of each (a file of samples)
     aside: set[str] = set()
     elsewhere: dict[str, int] = {}  # lines without the `step_key` read on a step of their own
 
@@ -227,6 +232,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 number = _numeric(value)
                 if isinstance(value, str) and number is not None:
                     texts.setdefault(key, value)
+                if number is None and isinstance(value, str) and key.rsplit("/", 1)[-1].lower() in SAMPLE_FIELDS:
+                    prose[key] = prose.get(key, 0) + 1
                 if number is None:
                     report.drop(NON_NUMERIC)
                     note(NON_NUMERIC, f"line {lineno}: key {key!r} has non-numeric value {value!r:.40} (dropped)")
@@ -247,6 +254,10 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
             report.note(f"... and {n - MAX_NOTES} more {kind}s")
     if not steps and not report.rows_read:
         raise EntropyLawError(f"{source}: no JSON metric lines found")
+    said = [k for k, n in prose.items() if 2 * n >= sum(used.values())]
+    if said and not any("entropy" in k.lower() for k in set(keys)):  # what the model wrote, a reward each: no run
+        raise EntropyLawError(f"{source}: a file of generated samples (text in {', '.join(said[:3])} on most lines), "
+                              "not a log of metrics")
     if (not used or (step_key and step_key not in used)) and stepless:  # a step_key no line has: a typo
         wanted = f"the key {step_key!r}" if step_key else "a step (step, global_step, iteration, *_step)"
         raise EntropyLawError(f"{source}: no line has {wanted} as an integer; keys seen: "

@@ -327,4 +327,4 @@ def test_skip_bad_leaves_out_an_unreadable_file(area, capsys):
         undo()
     assert outcome.code == 0, outcome.err
     skipped = [x for x in logical_lines(outcome.err) if "skipped" in x]
-    assert len(skipped) == 1 and "b.jsonl: Permission denied (EACCES)" in skipped[0], outcome.err
+    assert len(skipped) == 1 and "b.jsonl: skipped (Permission denied (EACCES))" in skipped[0], outcome.err
