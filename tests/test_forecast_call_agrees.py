@@ -133,8 +133,10 @@ def test_one_line_tables_keep_runs_apart_when_names_are_cut():
     names = [f"qwen2.5-7b__exp1a__rho{r:.2f}_seed{s}" for r in (0.1, 0.3, 1.0) for s in (42, 43)] + ["verl_ppo_x"]
     text = line_table([{"run": n, "final": "0.500 [0.400, 0.600]"} for n in names],
                       [("run", "run"), ("final", "final")], width=40)
-    shown = [line.split()[0] for line in text.splitlines()[1:]]
-    assert len(set(shown)) == len(names) and "~rho0.10_seed42" in shown and "verl_ppo_x" in shown
+    shown = [line.split()[0] for line in text.splitlines()[1:1 + len(names)]]
+    # what sets each run apart in its id (no "~" cut), said under the table
+    assert len(set(shown)) == len(names) and "rho0.10_seed42" in shown and "verl_ppo_x" in shown, text
+    assert "what sets it apart in its id" in " ".join(text.split())
 
 
 def test_a_run_at_collapse_risk_is_not_the_pick_beside_steady_runs():

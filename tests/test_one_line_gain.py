@@ -77,3 +77,18 @@ def test_the_one_line_table_fits_40_columns_and_says_what_it_left_out():
     out = line_table(rows, cols, width=40)
     assert all(len(ln) <= 40 for ln in out.splitlines()), out
     assert "left out at 40 columns" in out and all(f"lr{i}e-6" in out for i in range(1, 5)), out
+
+
+def test_a_gain_stays_beside_its_interval_on_a_narrow_screen():
+    """At 40 columns the stacked rows wrapped their cells at spaces: ``+21.1`` ended a line and
+    ``[+8.2, +43.0]`` began the next. Each cell stays whole on its line, and the run's name has the
+    room its line leaves beside the call, not the 10 characters of a column."""
+    from entropylaw.fit.forecast.text import line_table
+
+    rows = [{"run": f"grpo_clip_lr{lr}e-05_epoch{e}_batch128__{h}", "final": "0.423 [0.254, 0.674]",
+             "gain": "+21.1 [+8.2, +43.0]", "call": "continue"} for lr, e, h in ((1, 1, "8jla7krl"), (2, 3, "whra6cbi"))]
+    out = line_table(rows, [("run", "run"), ("final [90 %]", "final"), ("gain", "gain"), ("call", "call")], width=40)
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 40, out
+    assert sum(line.strip() == "+21.1 [+8.2, +43.0]" for line in lines) == 2, out
+    assert any(line.startswith("lr1e-05_epoch1") for line in lines) and "~" not in out, out

@@ -18,7 +18,7 @@ from entropylaw.fit.forecast.final import describe
 from entropylaw.fit.forecast.takeoff import CARRIED
 from entropylaw.fit.forecast.schedule import LR_SAID
 from entropylaw.fit.forecast.tasks import generic_notes
-from entropylaw.fit.text_table import GAP, cell, fmt_table
+from entropylaw.fit.text_table import GAP, cell, fmt_table, packed
 from entropylaw.table.labels import HANDLES_SAID, handles
 from entropylaw.terminal import count, signed, width as text_width, wrap
 
@@ -312,16 +312,18 @@ def line_table(rows: list[dict], columns: list[tuple[str, str]], width: int | No
 
     def line(values, name):
         middle = [v.ljust(w) for v, w in zip(values[1:-1], sizes[1:-1])]
-        if stacked:  # the other cells in their columns where they fit, else wrapped (under ~50 columns)
+        if stacked:  # the other cells in their columns where they fit, else each whole on as few lines as fit
             below = ("  " + (" " * GAP).join(middle)).rstrip()
             if len(below) > width:
-                below = wrap("  " + (" " * GAP).join(v.strip() for v in middle), width)
+                below = packed([v.strip() for v in values[1:-1]], width, "  ")
             return "\n".join([wrap(f"{name}{' ' * GAP}{values[-1]}", width), below])
         parts = textwrap.wrap(values[-1], max(width - start, LAST_ROOM), break_long_words=False) or [""]
         first = (" " * GAP).join([name.ljust(sizes[0])] + middle + [parts[0]]).rstrip()
         return "\n".join([first] + [" " * start + p for p in parts[1:]])
     said = [wrap(f"(left out at {width} columns: {', '.join(left)}; the JSON has them)", width)] if left else []
-    names, labelled = handles([c[0] for c in cells], sizes[0])  # each run still told from the others
+    # stacked, a name shares its line with the last cell only
+    room = max(MIN_NAME, width - GAP - sizes[-1]) if stacked else sizes[0]
+    names, labelled = handles([c[0] for c in cells], room)  # each run still told from the others
     said += [wrap(HANDLES_SAID, width)] if labelled else []
     return "\n".join([line([h for h, _ in columns], columns[0][0])] + [line(c, n) for c, n in zip(cells, names)]
                      + said)
