@@ -22,10 +22,10 @@ Except in a sweep whose take-offs carry their climb on at the sweep's rate
 sweep's, drawn from the same rates and the same sweep's climb as its peers', so no run ends
 "best" by a width of its own. They take part in the joint draws with or without a forecast,
 and a run that lags its sweep can be pruned (on the CS336 grid read as a recipe never seen, at
-25 % of its steps: 10 of 25 runs, none within 2 points of the best; ``analysis/bench_decide.py``).
-A run beside them with a forecast of its own is pruned only where the other such runs alone
-would prune it too: no run is pruned for the width of others' forecasts (a lone such run is
-never pruned).
+25 % of its steps: 12 of 25 runs, none within 2 points of the best; ``analysis/bench_decide.py``).
+A run beside them with a forecast of its own is pruned only where it would be were they to end
+no higher than their medians (:func:`_below_medians`): no run is pruned for the width of others'
+forecasts.
 
 The pick (:attr:`Ranking.top`) is the run with the highest expected final score among those
 with a forecast, where they are at least half the sweep, else among all runs (said): the
@@ -249,11 +249,11 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     n = _fewest(draws)  # a run resampled up to the others counts its own draws
     few = n if draws and n < PRUNE_DRAWS else None  # shares of so few draws prune nothing
     shares = dict(zip(ranked, zip(share_best(draws, seed), share_near(draws, thr, seed)))) if draws else {}
-    # beside a sweep's carried take-offs, a run with a forecast of its own is pruned only where the
-    # other such runs alone would prune it too: no run is pruned for the width of others' forecasts;
+    # beside a sweep's carried take-offs, a run with a forecast of its own is pruned only where it would be
+    # were they to end no higher than their medians: no run is pruned for the width of others' forecasts;
     # and runs that end at different steps (a backtest of runs of different lengths): only where the
     # runs that end no later than it would prune it (none for ending earlier)
-    others = [_near_among([r for r in ranked if r not in carried], finite, thr, seed)] if carried else []
+    others = [_below_medians(ranked, carried, finite, thr, seed)] if carried else []
     if len({to_step[r] for r in ranked}) > 1:
         others += [_near_among([q for q in ranked if _le(to_step[q], to_step[r])], finite, thr, seed, r)
                    for r in ranked]
@@ -331,6 +331,16 @@ def _regime(fc) -> str:
 def _le(a, b) -> bool:
     """Step ``a`` no later than ``b`` (a step not known is compared with every run)."""
     return a is None or b is None or a <= b
+
+
+def _below_medians(ids, carried, finite, thr, seed) -> dict:
+    """p_near of the runs of ``ids`` not ``carried``, each carried run's draws capped at their median:
+    their upper halves, the width the sweep's take-offs share, taken away. A run with a forecast of its own
+    was pruned only where the other such runs alone would prune it: a run that never took off (0.154
+    [0.081, 0.305]) stayed beside 12 take-offs whose lower ends lay at 0.34 to 0.58, and a lone such run
+    was never pruned."""
+    capped = [np.minimum(finite[r], np.median(finite[r])) if r in carried else finite[r] for r in ids]
+    return {r: v for r, v in zip(ids, share_near(capped, thr, seed)) if r not in carried}
 
 
 def _near_among(ids, finite, thr, seed, only=None) -> dict:
