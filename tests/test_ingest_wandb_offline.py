@@ -391,3 +391,36 @@ def test_finishing_waits_for_the_exit_record_and_the_labs_close_never_masks_an_e
     with pytest.warns(EntropyLawWarning, match="no exit record; the JSONL log is whole"):
         log.close()
     assert log.wandb_run is None
+
+
+def test_the_model_vllm_serves_is_read_from_the_console_where_the_config_names_none(tmp_path):
+    """The CS336 grid's W&B runs name their model only in the console output, vLLM's engine line
+    (``model='/home/.../models/Qwen/Qwen2.5-Math-1.5B'``): summary said no model. A config's model wins."""
+    from wandb.proto import wandb_internal_pb2 as pb
+
+    from entropylaw.readers.leveldb_log import write_log
+
+    line = ("INFO 03-24 19:05:10 [llm_engine.py:243] Initializing a V0 LLM engine (v0.8.4) with config: "
+            "model='/home/u/a5/models/Qwen/Qwen2.5-Math-1.5B', speculative_config=None, tokenizer='/home/u/a5'")
+
+    def run_file(name, config=None):
+        recs = [pb.Record(run=pb.RunRecord(run_id=name, display_name=name))]
+        if config:
+            c = pb.Record(config=pb.ConfigRecord())
+            _ = c.config.update.add(key="model", value_json=json.dumps(config))
+            recs.append(c)
+        recs.append(pb.Record(output_raw=pb.OutputRawRecord(line=line)))
+        for step in range(3):
+            h = pb.Record(history=pb.HistoryRecord())
+            _ = h.history.item.add(nested_key=["_step"], value_json=str(step))
+            _ = h.history.item.add(nested_key=["actor/entropy"], value_json=repr(1.0 / (step + 1)))
+            recs.append(h)
+        path = tmp_path / f"run-{name}.wandb"
+        path.write_bytes(write_log([r.SerializeToString() for r in recs]))
+        return path
+
+    [raw] = read_wandb_offline(run_file("cs336"))
+    assert raw.meta["model"] == "Qwen2.5-Math-1.5B", raw.meta
+    assert any("vLLM's engine line" in n for n in raw.report.notes), raw.report.notes
+    [raw] = read_wandb_offline(run_file("named", config="Qwen/Qwen2.5-7B"))
+    assert raw.meta["model"] == "Qwen/Qwen2.5-7B" and not any("vLLM" in n for n in raw.report.notes)

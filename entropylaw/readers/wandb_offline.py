@@ -21,7 +21,9 @@ record is a ``wandb.proto.wandb_internal_pb2.Record``:
   row (or its last value, as W&B's ``step_sync`` does), else ``_step``. ``step_key``
   overrides this for every key. Newer SDKs write no ``_step`` for rows logged without
   ``step=``; those get the previous step + 1, as the W&B backend numbers them.
-- ``run`` and ``config`` records give the metadata (:func:`meta_from_config`).
+- ``run`` and ``config`` records give the metadata (:func:`meta_from_config`). Where they name no
+  model, vLLM's engine line in the run's console output does (``Initializing a V0 LLM engine
+  (v0.8.4) with config: model='.../Qwen/Qwen2.5-Math-1.5B'``: the CS336 grid's runs), said.
 
 Damage (a crashed run's cut tail, flipped bits) is never fatal: every intact record is
 read, and each damaged region is counted in the report with the rows it cost: the steps
@@ -49,6 +51,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from array import array
 from pathlib import Path
@@ -66,6 +69,8 @@ from entropylaw.readers.wandb_history import (  # noqa: F401 (NON_NUMERIC is re-
 from entropylaw.terminal import count
 
 DAMAGED = "damaged .wandb record"
+# the policy vLLM serves, as its engine's first line states it (the line stands in a record's string field)
+VLLM_MODEL = re.compile(rb"LLM engine .{0,80}?with config: model='([^'\x00-\x1f]{1,300})'")
 
 
 def read_wandb_offline(path: str | Path, step_key: str | None = None) -> list[RawRun]:
@@ -126,9 +131,13 @@ def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
     new_record = pb.Record
     fast = FastHistory(pb.HistoryItem)
     positions = array("q")  # index of the record each numeric row came from (for damage counts)
+    console_model = ""
     with open_log(path) as stream:  # a .wandb.gz / .zst is read as it decompresses
         for index, (_offset, payload) in enumerate(iter_records(stream, damage, where=source)):
             tag = first_tag(payload)
+            if not console_model and tag != HISTORY_TAG and b"LLM engine" in payload:  # an output record
+                found = VLLM_MODEL.search(payload)
+                console_model = found.group(1).decode("utf-8", "replace") if found else ""
             if tag in SKIPPED_TAGS:
                 continue
             if tag == HISTORY_TAG:
@@ -163,6 +172,10 @@ def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
     raw.meta.update(meta_from_config(config))
     raw.meta.update({f"wandb_{k}": v for k, v in run_info.items()})
     report = raw.report
+    if console_model and not raw.meta.get("model"):
+        raw.meta["model"] = _model_name(console_model)
+        report.note(f"model {raw.meta['model']} read from the run's console output (vLLM's engine line: "
+                    f"model={console_model!r})")
     if damage.events:
         regions = [Region(e.offset, e.reason, e.bytes_lost, e.records_before, e.payload,
                           seen=rows_in_damaged_record(e.payload, pb.HistoryItem)) for e in damage.events]
