@@ -162,3 +162,25 @@ def test_the_over_training_legend_writes_its_numbers_one_way():
         assert any("final H 0.006" in x for x in texts), texts
     finally:
         plt.close(built.fig)
+
+
+def test_a_law_ceiling_past_the_range_points_out_of_it_and_is_keyed():
+    """A law ceiling the window's fit put past 1 was a diamond at 1.0 with no interval, read as a
+    ceiling of exactly 1; the table marks it ‡. It is a triangle pointing out, with its legend entry."""
+    rows = _rasbt_rows()
+    rows[1].update(law_ceiling=1.0, law_ceiling_ci=(1.0, 1.0), law_ceiling_beyond=True, bounds=(0.0, 1.0))
+    ax = plot_forecasts(rows, method="logit-drift")
+    try:
+        marks = [c.lines[0].get_marker() for c in ax.containers if c.lines[0].get_marker() in ("D", ">", "<")]
+        assert sorted(marks) == [">", "D"], marks
+        labels = [t.get_text() for t in ax.figure.legends[0].get_texts()] if ax.figure.legends else \
+            [t.get_text() for t in ax.get_legend().get_texts()]
+        assert any("past the score's range" in x for x in labels), labels
+    finally:
+        plt.close(ax.figure)
+    ax = plot_forecasts(_rasbt_rows(), method="logit-drift")  # none past the range: no such entry
+    try:
+        labels = [t.get_text() for t in (ax.figure.legends[0] if ax.figure.legends else ax.get_legend()).get_texts()]
+        assert not any("past the score's range" in x for x in labels), labels
+    finally:
+        plt.close(ax.figure)

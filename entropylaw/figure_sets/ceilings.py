@@ -169,7 +169,7 @@ def plot_forecasts(rows: Sequence[Mapping], ax=None, fraction: bool | None = Non
     ax, ys = forest_axes(rows, ax, extra_lines=4, row_height=0.3 if len(rows) <= 10 else 0.24)
     for y in ys[1:]:  # a faint rule between rows: each mark is read against its own run
         ax.axhline(y - 0.5, color="0.9", lw=0.6, zorder=0)
-    shown, drawn, any_law, pct = [], [], False, f"{100 * conf:g} %"
+    shown, drawn, any_law, any_past, pct = [], [], False, False, f"{100 * conf:g} %"
     for y, row in zip(ys, rows):
         c, m = row.get("color", "0.2"), row.get("marker", "o")
         f, ci = row_float(row, "forecast"), row.get("forecast_ci")
@@ -182,11 +182,15 @@ def plot_forecasts(rows: Sequence[Mapping], ax=None, fraction: bool | None = Non
         # the forecast table writes "no forecast: <why>" over the law's column too: no ceiling here either
         withheld = bool(row.get("reason")) and not np.isfinite(f)
         if np.isfinite(law) and lci is not None and not withheld:
-            ax.errorbar([law], [y + 0.22], xerr=[[max(law - lci[0], 0)], [max(lci[1] - law, 0)]], fmt="D",
-                        color="0.45", mfc="white", ms=4, capsize=2, lw=0.9, zorder=3)
+            # a ceiling the window's fit puts past the range (‡ in the table): shown at its edge, pointing out
+            past = bool(row.get("law_ceiling_beyond"))
+            lo, hi = row.get("bounds") or (0.0, 1.0)
+            ax.errorbar([law], [y + 0.22], xerr=[[max(law - lci[0], 0)], [max(lci[1] - law, 0)]],
+                        fmt=(">" if law >= (lo + hi) / 2 else "<") if past else "D", color="0.45",
+                        mfc="0.45" if past else "white", ms=4.5 if past else 4, capsize=2, lw=0.9, zorder=3)
             shown += [law]
             drawn += [law, lci[0], lci[1]]
-            any_law = True
+            any_law, any_past = True, any_past or past
         final = row_float(row, "final_observed")
         if np.isfinite(final):
             ax.plot([final], [y], "o", mfc="none", mec="0.1", ms=5.5, mew=1.0, zorder=4)
@@ -201,6 +205,9 @@ def plot_forecasts(rows: Sequence[Mapping], ax=None, fraction: bool | None = Non
                Line2D([], [], marker="D", color="0.45", mfc="white", ls="-", ms=4,
                       label=f"law ceiling from the same steps, {pct}"),
                Line2D([], [], marker="o", mfc="none", mec="0.1", ls="none", label="final score observed later")]
+    if any_past:
+        handles.insert(2, Line2D([], [], marker=">", color="0.45", ls="none", ms=4.5,
+                                 label="law ceiling past the score's range: at its edge (‡)"))
     if not any_law:  # no entry for a mark the figure does not hold
         handles.pop(1)
     legend_below(ax, handles + _beyond(ax, drawn), ncol=1, handlelength=1.4)
