@@ -428,8 +428,9 @@ def test_wide_carried_runs_do_not_prune_a_run_with_a_forecast_of_its_own():
 def test_a_run_that_never_took_off_is_pruned_beside_a_sweep_that_did():
     """A run of a sweep that never took off (0.154 [0.081, 0.305]) has a forecast of its own; beside
     12 take-offs carried on at the sweep's rate, their lower ends at 0.34 to 0.58, it was never pruned
-    (a lone such run was never pruned). It is pruned where it would be were the take-offs to end no
-    higher than their medians; a run among their medians is not, however far below their upper ends."""
+    (a lone such run was never pruned). It is pruned where one take-off alone beats it; a run among
+    their medians is not, however far below their upper ends, nor for their number: 12 take-offs of
+    medians 0.60-0.64, each ending below 0.60 about half the time, do not prune a run at 0.60."""
     rng = np.random.default_rng(3)
     wide = {f"w{i}": _fake(f"w{i}", rng.uniform(0.4 + 0.01 * i, 0.9, 400), carried=True, wide=True)
             for i in range(6)}
@@ -439,3 +440,8 @@ def test_a_run_that_never_took_off_is_pruned_beside_a_sweep_that_did():
     among = _fake("among", rng.normal(0.64, 0.01, 400))  # at the take-offs' medians: their width alone is ahead
     rows = {x["run_id"]: x for x in rk.rank({**wide, "among": among}).rows}
     assert rows["among"]["p_near"] < 0.05 and not rows["among"]["prune"]
+    many = {f"t{i}": _fake(f"t{i}", np.clip(rng.normal(0.60 + 0.04 * i / 11, 0.15, 400), 0, 1), carried=True,
+                           wide=True) for i in range(12)}
+    level = _fake("level", rng.normal(0.60, 0.005, 400))
+    rows = {x["run_id"]: x for x in rk.rank({**many, "level": level}).rows}
+    assert rows["level"]["p_near"] < 0.05 and not rows["level"]["prune"], rows["level"]

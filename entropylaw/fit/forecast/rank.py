@@ -22,10 +22,10 @@ Except in a sweep whose take-offs carry their climb on at the sweep's rate
 sweep's, drawn from the same rates and the same sweep's climb as its peers', so no run ends
 "best" by a width of its own. They take part in the joint draws with or without a forecast,
 and a run that lags its sweep can be pruned (on the CS336 grid read as a recipe never seen, at
-25 % of its steps: 12 of 25 runs, none within 2 points of the best; ``analysis/bench_decide.py``).
-A run beside them with a forecast of its own is pruned only where it would be were they to end
-no higher than their medians (:func:`_below_medians`): no run is pruned for the width of others'
-forecasts.
+25 % of its steps: 11 of 25 runs, none within 2 points of the best; ``analysis/bench_decide.py``).
+A run beside them with a forecast of its own is pruned only where one of them alone, or the
+other such runs together, would prune it (:func:`_beaten_alone`): no run is pruned for their
+width or their number.
 
 The pick (:attr:`Ranking.top`) is the run with the highest expected final score among those
 with a forecast, where they are at least half the sweep, else among all runs (said): the
@@ -249,11 +249,11 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     n = _fewest(draws)  # a run resampled up to the others counts its own draws
     few = n if draws and n < PRUNE_DRAWS else None  # shares of so few draws prune nothing
     shares = dict(zip(ranked, zip(share_best(draws, seed), share_near(draws, thr, seed)))) if draws else {}
-    # beside a sweep's carried take-offs, a run with a forecast of its own is pruned only where it would be
-    # were they to end no higher than their medians: no run is pruned for the width of others' forecasts;
+    # beside a sweep's carried take-offs, a run with a forecast of its own is pruned only where one of them
+    # alone, or the other such runs together, would prune it: no run is pruned for their width or number;
     # and runs that end at different steps (a backtest of runs of different lengths): only where the
     # runs that end no later than it would prune it (none for ending earlier)
-    others = [_below_medians(ranked, carried, finite, thr, seed)] if carried else []
+    others = [_beaten_alone(ranked, carried, finite, thr, seed)] if carried else []
     if len({to_step[r] for r in ranked}) > 1:
         others += [_near_among([q for q in ranked if _le(to_step[q], to_step[r])], finite, thr, seed, r)
                    for r in ranked]
@@ -333,14 +333,21 @@ def _le(a, b) -> bool:
     return a is None or b is None or a <= b
 
 
-def _below_medians(ids, carried, finite, thr, seed) -> dict:
-    """p_near of the runs of ``ids`` not ``carried``, each carried run's draws capped at their median:
-    their upper halves, the width the sweep's take-offs share, taken away. A run with a forecast of its own
-    was pruned only where the other such runs alone would prune it: a run that never took off (0.154
-    [0.081, 0.305]) stayed beside 12 take-offs whose lower ends lay at 0.34 to 0.58, and a lone such run
-    was never pruned."""
-    capped = [np.minimum(finite[r], np.median(finite[r])) if r in carried else finite[r] for r in ids]
-    return {r: v for r, v in zip(ids, share_near(capped, thr, seed)) if r not in carried}
+def _beaten_alone(ids, carried, finite, thr, seed) -> dict:
+    """Per run of ``ids`` not ``carried``: the least share of joint draws in which it ends within
+    ``thr`` of one carried run alone (each pair apart), and of the other such runs together. The
+    carried runs' draws share their sweep's rates, so no run is pruned for their number or their
+    width: only where one of them alone beats it. A run with a forecast of its own was pruned only
+    where the other such runs alone would prune it: a run that never took off (0.154 [0.081, 0.305])
+    stayed beside 12 take-offs whose lower ends lay at 0.34 to 0.58, and a lone such run was never
+    pruned. Capped at their medians instead, 12 take-offs of medians 0.60-0.64 pruned a run at
+    0.60 that each of them alone ends below about half the time."""
+    own = [r for r in ids if r not in carried]
+    out = _near_among(own, finite, thr, seed) if len(own) > 1 else {r: 1.0 for r in own}
+    for r in own:
+        for q in (q for q in ids if q in carried):
+            out[r] = min(out[r], float(share_near([finite[r], finite[q]], thr, seed)[0]))
+    return out
 
 
 def _near_among(ids, finite, thr, seed, only=None) -> dict:
