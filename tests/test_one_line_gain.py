@@ -86,7 +86,8 @@ def test_a_gain_stays_beside_its_interval_on_a_narrow_screen():
     from entropylaw.fit.forecast.text import line_table
 
     rows = [{"run": f"grpo_clip_lr{lr}e-05_epoch{e}_batch128__{h}", "final": "0.423 [0.254, 0.674]",
-             "gain": "+21.1 [+8.2, +43.0]", "call": "continue"} for lr, e, h in ((1, 1, "8jla7krl"), (2, 3, "whra6cbi"))]
+             "gain": "+21.1 [+8.2, +43.0]", "call": "continue"}
+            for lr, e, h in ((1, 1, "8jla7krl"), (2, 3, "whra6cbi"))]
     out = line_table(rows, [("run", "run"), ("final [90 %]", "final"), ("gain", "gain"), ("call", "call")], width=40)
     lines = out.splitlines()
     assert max(map(len, lines)) <= 40, out

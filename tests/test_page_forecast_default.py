@@ -61,7 +61,6 @@ def test_a_law_ceiling_fitted_past_the_range_is_marked_where_it_is_shown():
     """A window whose (entropy, score) pairs put the law's ceiling past 1 showed ``1.000 [1.000, 1.000]``
     in the report's forecast table: an edge shown as a certainty. It carries ‡ and its key."""
     import numpy as np
-    import pandas as pd
 
     import entropylaw.table as table
     from entropylaw.fit.forecast.methods import BEYOND

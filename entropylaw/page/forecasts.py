@@ -9,6 +9,7 @@ forecasts themselves are computed by :mod:`entropylaw.results.rows`.
 
 from __future__ import annotations
 
+import re
 from typing import Mapping, Sequence
 
 from entropylaw.page.cells import _family_rows, _run_cells, cell, decimals, esc, interval, swatch
@@ -119,9 +120,8 @@ def forecast_table_html(rows: Sequence[Mapping], method: str = "") -> str:
             + (f"<td>{interval(row_float(r, 'plateau'), r.get('plateau_ci'), d, frac)}</td>" if plateau else "")
             + (law_cell if law else "")
             + f'<td title="{esc(r.get("final_what", ""))}">{cell(obs, d)}</td><td>{inside}</td></tr>')
-    return (f'<table class="runs"><thead>{head}</thead>'
-            f'<tbody>{"".join(body).replace("†", "<span class=dagger>†</span>").replace("‡", "<span class=dagger>‡</span>")}'
-            '</tbody></table>')
+    marked = re.sub("([†‡])", r"<span class=dagger>\1</span>", "".join(body))
+    return f'<table class="runs"><thead>{head}</thead><tbody>{marked}</tbody></table>'
 
 
 def _any_value(rows: Sequence[Mapping], key: str) -> bool:

@@ -180,7 +180,7 @@ class IngestReport:
 
     def line(self) -> str:
         if self.skipped:
-            return f"{self.source}: skipped ({self.skipped})"
+            return f"{self.source}: skipped ({self.skip_reason()})"
         self._check()
         text = (f"{self.source}: read {count(self.rows_read, 'value')}, kept {self.rows_kept}, "
                 f"dropped {self.rows_dropped}")
@@ -221,9 +221,11 @@ def loss_lines(attrs: dict) -> list[str]:
     prints; the sources that only averaged several values a step into their mean (and lost
     nothing) in one line, where there are several: a sweep of 14 run folders printed 14 such lines.
 
-    >>> a = [IngestReport(f"r{i}/m.jsonl", 30, 20, Counter({"averaged with its step's other rows": 10})) for i in range(3)]
-    >>> loss_lines({ACCOUNTS: [r.to_dict() for r in a]})
-    ["3 sources: averaged 30 of 90 values into their step's mean (several values of one metric at one step): r0/m.jsonl, r1/m.jsonl, ..."]
+    >>> a = [IngestReport(f"r{i}/m.jsonl", 30, 20, Counter({"averaged with its step's other rows": 10}))
+    ...      for i in range(3)]
+    >>> print(*loss_lines({ACCOUNTS: [r.to_dict() for r in a]}))  # doctest: +NORMALIZE_WHITESPACE
+    3 sources: averaged 30 of 90 values into their step's mean (several values of one metric at one step):
+    r0/m.jsonl, r1/m.jsonl, ...
     """
     reports = [IngestReport.from_dict(d) for d in attrs.get(ACCOUNTS, [])]
     lines = [(r, line) for r in reports if (line := r.drop_line())]

@@ -52,6 +52,7 @@ def per_micro_step(steps, keys) -> bool:
     sizes = pd.Series(np.ones(len(steps))).groupby([steps, np.asarray(keys, dtype=object)]).size()
     return bool((sizes > 1).mean() >= 0.5)
 
+
 def _where(rows: pd.DataFrame, limit: int = 5) -> str:
     """'line 12 (actor/entropy), ...' or 'step 3 (actor/entropy), ...' for notes."""
     col = "line" if "line" in rows.columns else "step"

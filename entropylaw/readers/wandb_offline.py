@@ -61,6 +61,7 @@ from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.readers.common import RawRun
 from entropylaw.readers.compressed import inner_suffix, open_log, strip_compression
 from entropylaw.readers.datasets import dataset_name
+from entropylaw.readers.model_size import params_from_name
 from entropylaw.readers.names import model_name_from_path, unique_run_ids
 from entropylaw.readers.damage import Region, charge, nearest_record_rows, rows_lost_in_gaps
 from entropylaw.readers.leveldb_log import Damage, iter_records
@@ -136,8 +137,7 @@ def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
         for index, (_offset, payload) in enumerate(iter_records(stream, damage, where=source)):
             tag = first_tag(payload)
             if not console_model and tag != HISTORY_TAG and b"LLM engine" in payload:  # an output record
-                found = VLLM_MODEL.search(payload)
-                console_model = found.group(1).decode("utf-8", "replace") if found else ""
+                console_model = _served_model(payload)
             if tag in SKIPPED_TAGS:
                 continue
             if tag == HISTORY_TAG:
@@ -338,6 +338,21 @@ def _unwrap(node):
     if isinstance(node, dict) and set(node) <= {"value", "desc"} and "value" in node:
         return node["value"]
     return node
+
+
+def _served_model(payload: bytes) -> str:
+    """The model of vLLM's engine line in a console record, where its name says a model (a hub
+    ``org/name`` or a size: ``.../models/Qwen/Qwen2.5-Math-1.5B``); '' for a checkpoint folder
+    that names none (``/tmp/tmpabcd1234``, ``./ckpt``), which would read as a model named so.
+
+    >>> _served_model(b"Initializing a V0 LLM engine (v0.8.4) with config: model='/m/Qwen/Qwen2.5-Math-1.5B', x")
+    '/m/Qwen/Qwen2.5-Math-1.5B'
+    >>> _served_model(b"Initializing a V1 LLM engine with config: model='/ckpt/run7/global_step_200/actor'")
+    ''
+    """
+    found = VLLM_MODEL.search(payload)
+    model = found.group(1).decode("utf-8", "replace") if found else ""
+    return model if model and not math.isnan(params_from_name(_model_name(model))) else ""
 
 
 def _model_name(model: str) -> str:

@@ -75,15 +75,16 @@ def families(run_ids: Sequence[str], models: Sequence[str] | None = None) -> dic
 
 
 # a run id's parts lie between underscores, hyphens and spaces; a hyphen in a number's exponent
-# (lr1e-05) is no gap: split there, lr1e-05 and lr2e-05 would both lose their shared "05"
-SEP = r"(?:[_\s]|(?<![0-9][eE])-)+"
+# (lr1e-05) is no gap: split there, lr1e-05 and lr2e-05 would both lose their shared "05"; one after
+# a number's e and before a word is (run1e-final, gemma-2e-it)
+SEP = r"(?:[_\s]|(?<![0-9][eE])-|(?<=[0-9][eE])-(?![0-9]))+"
 
 
 def _tokens(run_id: str) -> list[str]:
     """The parts of a run id.
 
-    >>> _tokens("grpo_clip_lr1e-05_epoch1-b64")
-    ['grpo', 'clip', 'lr1e-05', 'epoch1', 'b64']
+    >>> _tokens("grpo_clip_lr1e-05_epoch1-b64"), _tokens("run1e-final")
+    (['grpo', 'clip', 'lr1e-05', 'epoch1', 'b64'], ['run1e', 'final'])
     """
     return [t for t in re.split(SEP, str(run_id)) if t]
 
