@@ -724,3 +724,40 @@ def test_a_run_folders_samples_and_console_are_no_runs(tmp_path):
     assert "a file of generated samples" in said
     alone = run_cli("summary", str(tmp_path / "lr1" / "samples.jsonl"))  # given alone: one line, exit 2
     assert alone.returncode == 2 and "a file of generated samples" in alone.stderr and "Traceback" not in alone.stderr
+
+
+def _eval_counts(path: Path, n: int, **eval_row) -> pd.DataFrame:
+    """A custom trainer's metrics.jsonl whose eval rows hold ``num_correct`` / ``correct`` counts of
+    ``n`` problems (``eval_row``: the names, each a function of the count); returns the eval rows as
+    written, for pandas to compute what the validation is."""
+    rows, evals = [], []
+    for s in range(0, 100):
+        rows.append({"split": "train", "step": s, "entropy": 0.15 + math.exp(-s / 30), "reward": 0.2 + s / 200})
+        if s % 10 == 0:
+            k = round(n * (0.2 + 0.4 * (1 - math.exp(-s / 30))))
+            row = {"split": "val", "step": s, **{name: f(k) for name, f in eval_row.items()}}
+            rows.append(row)
+            evals.append({"step": s, "k": k})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return pd.DataFrame(evals)
+
+
+def test_a_count_of_problems_solved_is_no_accuracy_and_is_read_as_its_share(tmp_path):
+    """An eval row with ``num_correct`` beside ``accuracy`` made the count a second validation
+    (``val/num``, 100..290) averaged into ``val/mean`` with the accuracy (50..145); an eval row with
+    only ``correct`` and ``total`` read 29 of 50 as 29 % (0.29, not 0.58). A count is no accuracy
+    where one is logged, and where it is all there is, it is read as its share of the stated total."""
+    both = _eval_counts(tmp_path / "both.jsonl", 500, num_correct=int, total=lambda k: 500,
+                        accuracy=lambda k: k / 500)
+    df = el.load(str(tmp_path / "both.jsonl"), warn=False)
+    assert json.loads(df["val_keys"].iloc[0]) == {"val/accuracy": "val/accuracy"}
+    assert "val/mean" not in set(df["metric"])
+    np.testing.assert_allclose(_series(df, "val/accuracy").sort_index().to_numpy(), both["k"] / 500)
+    for name in ("correct", "num_correct"):
+        alone = _eval_counts(tmp_path / f"{name}.jsonl", 50, **{name: int, "total": lambda k: 50})
+        df = el.load(str(tmp_path / f"{name}.jsonl"), warn=False)
+        [(canon, key)] = json.loads(df["val_keys"].iloc[0]).items()
+        assert key == f"val/{name}", key
+        np.testing.assert_allclose(_series(df, canon).sort_index().to_numpy(), alone["k"] / 50)
+        notes = " ".join(n for a in el.row_accounts(df) for n in a["notes"])
+        assert "read as a count of them (divided by 50)" in notes, notes

@@ -49,6 +49,10 @@ _NOT_BENCH = {"overall", "all", "total", "macro", "micro", "weighted", "best", "
               "training", "token", "tokens", "final", "last", "running", "ema", "smoothed", "batch", "step", "std",
               "average", "val", "eval", "test", "valid", "validation", "top", "maj", "majority", "format", "loss",
               "reward", "score", "length"}
+# a count of problems solved, not a share (``num_correct`` beside ``total``): a validation only where nothing
+# else is logged, read as a share of the size the log states (readers/units.py)
+COUNT = re.compile(r"^(?:(?:num|n|number|total|count)_(?:of_)?(?:correct|solved)|(?:correct|solved)_(?:count|num))$",
+                   re.I)
 _VAL_SCORE = re.compile(r"^(?:(?:mean|avg)_)?(?:score|reward)(?:_(?:mean|avg))?$", re.I)
 _FORMAT = re.compile(r"format|length|len\b|tag|xml|style", re.I)
 
@@ -106,11 +110,11 @@ def val_by_name(keys: list[str], warnings: list[str]) -> dict[str, str]:
             continue
         rest = key[m.end():]
         *middle, last = rest.split("/")
-        acc = _ACCURACY.match(last)
+        acc = None if COUNT.match(last) else _ACCURACY.match(last)
         pre = (acc["pre"] or "").lower() if acc else ""
         if acc and pre and pre not in _GENERIC_PRE and _NOT_BENCH & set(re.split(r"[_\-.]", pre)):
             continue  # best_acc, overall_acc, mean_token_accuracy: no benchmark's accuracy
-        rank = 0 if acc else 1 if _VAL_SCORE.match(last) else None
+        rank = 0 if acc else 1 if _VAL_SCORE.match(last) else 2 if COUNT.match(last) else None
         if rank is None or _FORMAT.search(last):
             continue
         named = pre if pre and pre not in _GENERIC_PRE else ""
@@ -131,7 +135,8 @@ def is_accuracy(key: str) -> bool:
     [True, False, False, False]
     """
     m = EVAL_PREFIX.match(key)
-    acc = _ACCURACY.match(key[m.end():].split("/")[-1]) if m else None
+    last = key[m.end():].split("/")[-1] if m else ""
+    acc = _ACCURACY.match(last) if m and not COUNT.match(last) else None
     pre = (acc["pre"] or "").lower() if acc else ""
     return bool(acc) and not _FORMAT.search(key[m.end():]) and \
         not (pre and pre not in _GENERIC_PRE and _NOT_BENCH & set(re.split(r"[_\-.]", pre)))
@@ -160,7 +165,7 @@ def is_candidate(key: str) -> bool:
 # a count of the validation set the log itself states, beside the score (a custom trainer's eval row:
 # "num_examples": 1024), under an evaluation prefix (read by the forecast's noise and by the score's unit)
 SIZE_NAME = re.compile(r"^(?:num|n|number_of)_?(?:eval_|val_|test_)?(?:examples|problems|questions|prompts)$"
-                       r"|^(?:eval|val|test)_?(?:size|examples)$", re.I)
+                       r"|^(?:eval|val|test)_?(?:size|examples)$|^(?:(?:num|n)_)?total$", re.I)
 LOGGED_MOST = 10 ** 6  # a stated count beyond this is no validation set (a token or sample count)
 EVAL_PREFIX = re.compile(r"^(?:eval|val|test|validation|evaluation)(?:/|_)", re.I)
 
