@@ -382,7 +382,7 @@ def test_fit_all_names_the_runs_left_out(batch):
 
 @pytest.mark.parametrize("role, names", [
     ("entropy", ["token_entropy", "entropy_avg", "entropy_mean", "mean_entropy", "avg_entropy", "policy_entropy",
-                 "entropy/mean", "train/token_entropy"]),
+                 "entropy/mean", "train/token_entropy", "mean_token_entropy"]),
     ("score", ["train_reward", "reward_avg", "reward_mean", "mean_reward", "avg_reward", "score", "reward/mean",
                "rewards/mean", "train/reward_mean"]),
     ("val", ["eval/accuracy", "eval/acc", "eval/answer_accuracy", "eval/pass@1", "val/correct", "test/exact_match",

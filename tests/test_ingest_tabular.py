@@ -237,3 +237,14 @@ def test_a_table_of_several_rows_a_step_reads_their_mean(tmp_path):
     once.to_csv(tmp_path / "once.csv", index=False)
     df, _ = load([str(tmp_path / "once.csv")])
     assert df[(df["metric"] == "entropy") & (df["step"] == 4)]["value"].tolist() == [0.55]
+
+
+def test_a_csv_of_mean_token_entropy_written_by_pandas_is_the_entropy(tmp_path):
+    """``mean_token_entropy`` (a course assignment's name for the token-mean entropy) was found as no
+    entropy: the run had nothing to fit. It is the entropy, with the values pandas wrote."""
+    frame = pd.DataFrame({"step": range(0, 50), "mean_token_entropy": 0.2 + rng.random(50),
+                          "reward": rng.random(50)})
+    frame.to_csv(tmp_path / "run.csv", index=False)
+    df, _ = load([str(tmp_path / "run.csv")])
+    np.testing.assert_allclose(table.series(df, "run", "entropy").to_numpy(), frame["mean_token_entropy"])
+    assert df["entropy_key"].iloc[0] == "mean_token_entropy"

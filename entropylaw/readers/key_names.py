@@ -2,7 +2,7 @@
 course assignments, from-scratch implementations): the second tier of
 :mod:`entropylaw.readers.keys`, consulted for a role only when no conventional key fills it.
 
-- entropy: ``token_entropy``, ``entropy_avg``, ``mean_entropy``, ``policy_entropy``,
+- entropy: ``token_entropy``, ``entropy_avg``, ``mean_entropy``, ``policy_entropy``, ``mean_token_entropy``,
   ``entropy/mean``, under no prefix or ``train/`` (``eval/...entropy`` is the entropy of the
   validation answers, not of the policy being trained);
 - training score: ``train_reward``, ``reward_avg``, ``reward_mean``, ``mean_reward``, ``score``,
@@ -35,7 +35,8 @@ EVAL_PREFIX = re.compile(r"^(?:eval|val|test|validation|evaluation)(?:/|_)", re.
 _TRAIN_PREFIX = re.compile(r"^(?:train|training)(?:/|_)(?=.)", re.I)
 _OTHER_PREFIX = re.compile(r"^(?:rollout|actor|policy)/", re.I)
 
-_ENTROPY = re.compile(r"^(?:(?:token|policy|mean|avg|average)_)?entropy(?:_(?:avg|mean))?$|^entropy/mean$", re.I)
+_ENTROPY = re.compile(r"^(?:(?:mean|avg|average)_)?(?:(?:token|policy)_)?entropy(?:_(?:avg|mean))?$|^entropy/mean$",
+                      re.I)
 _SCORE = re.compile(r"^(?:(?:train|mean|avg|average)_)?(?:reward|rewards|score)(?:_(?:avg|mean))?$"
                     r"|^(?:reward|rewards|score)/mean$", re.I)
 # an accuracy, under a word that names no benchmark (answer_, mean_) or one that does (gsm8k_acc), in a
