@@ -382,12 +382,12 @@ def test_fit_all_names_the_runs_left_out(batch):
 
 @pytest.mark.parametrize("role, names", [
     ("entropy", ["token_entropy", "entropy_avg", "entropy_mean", "mean_entropy", "avg_entropy", "policy_entropy",
-                 "entropy/mean", "train/token_entropy", "mean_token_entropy"]),
+                 "entropy/mean", "train/token_entropy", "mean_token_entropy", "Entropy/train"]),
     ("score", ["train_reward", "reward_avg", "reward_mean", "mean_reward", "avg_reward", "score", "reward/mean",
-               "rewards/mean", "train/reward_mean"]),
+               "rewards/mean", "train/reward_mean", "Reward/train"]),
     ("val", ["eval/accuracy", "eval/acc", "eval/answer_accuracy", "eval/pass@1", "val/correct", "test/exact_match",
              "validation/solve_rate", "eval_acc", "val_acc", "test_accuracy", "eval/gsm8k/accuracy",
-             "val/accuracy_pct", "val/gsm8k_acc"]),
+             "val/accuracy_pct", "val/gsm8k_acc", "valid/acc", "Accuracy/val", "valid_accuracy"]),
 ])
 def test_the_docs_names_are_the_ones_recognised(role, names):
     """docs/guide/inputs.md lists these names for each role: each alone fills it."""
@@ -761,3 +761,18 @@ def test_a_count_of_problems_solved_is_no_accuracy_and_is_read_as_its_share(tmp_
         np.testing.assert_allclose(_series(df, canon).sort_index().to_numpy(), alone["k"] / 50)
         notes = " ".join(n for a in el.row_accounts(df) for n in a["notes"])
         assert "read as a count of them (divided by 50)" in notes, notes
+
+
+@pytest.mark.parametrize("split", ["valid", "validation", "test", "eval", "val"])
+def test_eval_rows_tagged_by_any_split_name_are_the_validation(tmp_path, split):
+    """Rows tagged ``"split": "valid"`` were read as ``valid/acc``, which no name rule took as a
+    validation: the run was fitted on its training reward. Every split name a trainer uses is one."""
+    rows, acc = [], {}
+    for s in range(0, 60):
+        rows.append({"split": "train", "step": s, "entropy": 0.2 + math.exp(-s / 20), "reward": s / 100})
+        if s % 10 == 0:
+            acc[s] = round(0.3 + s / 200, 4)
+            rows.append({"split": split, "step": s, "acc": acc[s], "mean_length": 310.5})
+    pd.DataFrame(rows).to_json(tmp_path / "metrics.jsonl", orient="records", lines=True)
+    df = el.load(str(tmp_path / "metrics.jsonl"), warn=False)
+    assert _series(df, "val/acc").to_dict() == pytest.approx(acc)

@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import re
 
-EVAL_PREFIX = re.compile(r"^(?:eval|val|test|validation|evaluation)(?:/|_)", re.I)
+EVAL_PREFIX = re.compile(r"^(?:eval|val|test|validation|evaluation|valid)(?:/|_)", re.I)
+# PyTorch's TensorBoard tutorial names a metric, then its split: Accuracy/val, Entropy/train (read as val/Accuracy)
+_SPLIT_LAST = re.compile(r"^([^/]+)/(train|training|eval|val|valid|validation|evaluation|test)$", re.I)
 _TRAIN_PREFIX = re.compile(r"^(?:train|training)(?:/|_)(?=.)", re.I)
 _OTHER_PREFIX = re.compile(r"^(?:rollout|actor|policy)/", re.I)
 
@@ -58,8 +60,19 @@ _VAL_SCORE = re.compile(r"^(?:(?:mean|avg)_)?(?:score|reward)(?:_(?:mean|avg))?$
 _FORMAT = re.compile(r"format|length|len\b|tag|xml|style", re.I)
 
 
+def split_first(key: str) -> str:
+    """``Accuracy/val`` as ``val/Accuracy``: the split a key names last, first.
+
+    >>> split_first("Accuracy/val"), split_first("Entropy/train"), split_first("eval/accuracy")
+    ('val/Accuracy', 'train/Entropy', 'eval/accuracy')
+    """
+    m = _SPLIT_LAST.match(key)
+    return f"{m[2]}/{m[1]}" if m else key
+
+
 def _strip_train(key: str) -> tuple[str, int] | None:
     """(the key without a training prefix, its rank: 0 plain or train/, 1 rollout/actor/...), None for eval keys."""
+    key = split_first(key)
     if EVAL_PREFIX.match(key):
         return None
     rest = _TRAIN_PREFIX.sub("", key, count=1)
@@ -106,10 +119,10 @@ def val_by_name(keys: list[str], warnings: list[str]) -> dict[str, str]:
     """``{"val/<bench>": key}``: per benchmark, its accuracy (a score or reward where no accuracy is logged)."""
     groups: dict[str, list[tuple[int, str]]] = {}
     for key in keys:
-        m = EVAL_PREFIX.match(key)
+        m = EVAL_PREFIX.match(split_first(key))
         if not m:
             continue
-        rest = key[m.end():]
+        rest = split_first(key)[m.end():]
         *middle, last = rest.split("/")
         acc = None if COUNT.match(last) else _ACCURACY.match(last)
         pre = (acc["pre"] or "").lower() if acc else ""
@@ -125,7 +138,7 @@ def val_by_name(keys: list[str], warnings: list[str]) -> dict[str, str]:
     for bench, found in groups.items():
         key = _one(f"validation of {bench}" if bench else "validation", "val_keys", found, warnings)
         if key:
-            out[f"val/{bench or key[EVAL_PREFIX.match(key).end():]}"] = key
+            out[f"val/{bench or split_first(key)[EVAL_PREFIX.match(split_first(key)).end():]}"] = key
     return out
 
 
@@ -135,6 +148,7 @@ def is_accuracy(key: str) -> bool:
     >>> [is_accuracy(k) for k in ("eval/answer_accuracy", "eval/reward", "eval/format_accuracy", "train/acc")]
     [True, False, False, False]
     """
+    key = split_first(key)
     m = EVAL_PREFIX.match(key)
     last = key[m.end():].split("/")[-1] if m else ""
     acc = _ACCURACY.match(last) if m and not COUNT.match(last) else None
@@ -168,7 +182,6 @@ def is_candidate(key: str) -> bool:
 SIZE_NAME = re.compile(r"^(?:num|n|number_of)_?(?:eval_|val_|test_)?(?:examples|problems|questions|prompts)$"
                        r"|^(?:eval|val|test)_?(?:size|examples)$|^(?:(?:num|n)_)?total$", re.I)
 LOGGED_MOST = 10 ** 6  # a stated count beyond this is no validation set (a token or sample count)
-EVAL_PREFIX = re.compile(r"^(?:eval|val|test|validation|evaluation)(?:/|_)", re.I)
 
 
 def is_size_name(name: str) -> bool:
