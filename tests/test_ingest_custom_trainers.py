@@ -179,9 +179,9 @@ def test_jsonl_step_key_and_per_type_restarts(tmp_path):
     rows += [{"type": "train", "it": s, "n": 9, "token_entropy": 2.0 / s, "train_reward": s / 20} for s in (2, 3, 4)]
     with gzip.open(path, "wt") as f:
         f.write("".join(json.dumps(r) + "\n" for r in rows))
-    with pytest.raises(EntropyLawError, match="no line has a step .* keys seen: type, it, n, .* `step_key`"):
-        el.load(path, warn=False)  # "it" is no step name, and "n" is no step either: every line refused
+    plain = el.load(path, warn=False)  # "it", a from-scratch loop's step, is found as one
     df = el.load(path, step_key="it", warn=False)
+    pd.testing.assert_frame_equal(plain.reset_index(drop=True), df.reset_index(drop=True))
     # the train rows restart at 2 (a resume): the later segment wins; the eval row is on its own axis
     assert _series(df, "entropy").to_dict() == pytest.approx({1: 1.0, 2: 1.0, 3: 2 / 3, 4: 0.5})
     assert _series(df, "val/answer_accuracy").to_dict() == {3: 0.3}
@@ -382,12 +382,12 @@ def test_fit_all_names_the_runs_left_out(batch):
 
 @pytest.mark.parametrize("role, names", [
     ("entropy", ["token_entropy", "entropy_avg", "entropy_mean", "mean_entropy", "avg_entropy", "policy_entropy",
-                 "entropy/mean", "train/token_entropy"]),
+                 "entropy/mean", "train/token_entropy", "mean_token_entropy", "Entropy/train"]),
     ("score", ["train_reward", "reward_avg", "reward_mean", "mean_reward", "avg_reward", "score", "reward/mean",
-               "rewards/mean", "train/reward_mean"]),
+               "rewards/mean", "train/reward_mean", "Reward/train"]),
     ("val", ["eval/accuracy", "eval/acc", "eval/answer_accuracy", "eval/pass@1", "val/correct", "test/exact_match",
              "validation/solve_rate", "eval_acc", "val_acc", "test_accuracy", "eval/gsm8k/accuracy",
-             "val/accuracy_pct", "val/gsm8k_acc"]),
+             "val/accuracy_pct", "val/gsm8k_acc", "valid/acc", "Accuracy/val", "valid_accuracy"]),
 ])
 def test_the_docs_names_are_the_ones_recognised(role, names):
     """docs/guide/inputs.md lists these names for each role: each alone fills it."""
@@ -724,3 +724,55 @@ def test_a_run_folders_samples_and_console_are_no_runs(tmp_path):
     assert "a file of generated samples" in said
     alone = run_cli("summary", str(tmp_path / "lr1" / "samples.jsonl"))  # given alone: one line, exit 2
     assert alone.returncode == 2 and "a file of generated samples" in alone.stderr and "Traceback" not in alone.stderr
+
+
+def _eval_counts(path: Path, n: int, **eval_row) -> pd.DataFrame:
+    """A custom trainer's metrics.jsonl whose eval rows hold ``num_correct`` / ``correct`` counts of
+    ``n`` problems (``eval_row``: the names, each a function of the count); returns the eval rows as
+    written, for pandas to compute what the validation is."""
+    rows, evals = [], []
+    for s in range(0, 100):
+        rows.append({"split": "train", "step": s, "entropy": 0.15 + math.exp(-s / 30), "reward": 0.2 + s / 200})
+        if s % 10 == 0:
+            k = round(n * (0.2 + 0.4 * (1 - math.exp(-s / 30))))
+            row = {"split": "val", "step": s, **{name: f(k) for name, f in eval_row.items()}}
+            rows.append(row)
+            evals.append({"step": s, "k": k})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return pd.DataFrame(evals)
+
+
+def test_a_count_of_problems_solved_is_no_accuracy_and_is_read_as_its_share(tmp_path):
+    """An eval row with ``num_correct`` beside ``accuracy`` made the count a second validation
+    (``val/num``, 100..290) averaged into ``val/mean`` with the accuracy (50..145); an eval row with
+    only ``correct`` and ``total`` read 29 of 50 as 29 % (0.29, not 0.58). A count is no accuracy
+    where one is logged, and where it is all there is, it is read as its share of the stated total."""
+    both = _eval_counts(tmp_path / "both.jsonl", 500, num_correct=int, total=lambda k: 500,
+                        accuracy=lambda k: k / 500)
+    df = el.load(str(tmp_path / "both.jsonl"), warn=False)
+    assert json.loads(df["val_keys"].iloc[0]) == {"val/accuracy": "val/accuracy"}
+    assert "val/mean" not in set(df["metric"])
+    np.testing.assert_allclose(_series(df, "val/accuracy").sort_index().to_numpy(), both["k"] / 500)
+    for name in ("correct", "num_correct"):
+        alone = _eval_counts(tmp_path / f"{name}.jsonl", 50, **{name: int, "total": lambda k: 50})
+        df = el.load(str(tmp_path / f"{name}.jsonl"), warn=False)
+        [(canon, key)] = json.loads(df["val_keys"].iloc[0]).items()
+        assert key == f"val/{name}", key
+        np.testing.assert_allclose(_series(df, canon).sort_index().to_numpy(), alone["k"] / 50)
+        notes = " ".join(n for a in el.row_accounts(df) for n in a["notes"])
+        assert "read as a count of them (divided by 50)" in notes, notes
+
+
+@pytest.mark.parametrize("split", ["valid", "validation", "test", "eval", "val"])
+def test_eval_rows_tagged_by_any_split_name_are_the_validation(tmp_path, split):
+    """Rows tagged ``"split": "valid"`` were read as ``valid/acc``, which no name rule took as a
+    validation: the run was fitted on its training reward. Every split name a trainer uses is one."""
+    rows, acc = [], {}
+    for s in range(0, 60):
+        rows.append({"split": "train", "step": s, "entropy": 0.2 + math.exp(-s / 20), "reward": s / 100})
+        if s % 10 == 0:
+            acc[s] = round(0.3 + s / 200, 4)
+            rows.append({"split": split, "step": s, "acc": acc[s], "mean_length": 310.5})
+    pd.DataFrame(rows).to_json(tmp_path / "metrics.jsonl", orient="records", lines=True)
+    df = el.load(str(tmp_path / "metrics.jsonl"), warn=False)
+    assert _series(df, "val/acc").to_dict() == pytest.approx(acc)

@@ -237,3 +237,32 @@ def test_a_table_of_several_rows_a_step_reads_their_mean(tmp_path):
     once.to_csv(tmp_path / "once.csv", index=False)
     df, _ = load([str(tmp_path / "once.csv")])
     assert df[(df["metric"] == "entropy") & (df["step"] == 4)]["value"].tolist() == [0.55]
+
+
+def test_a_csv_of_mean_token_entropy_written_by_pandas_is_the_entropy(tmp_path):
+    """``mean_token_entropy`` (a course assignment's name for the token-mean entropy) was found as no
+    entropy: the run had nothing to fit. It is the entropy, with the values pandas wrote."""
+    frame = pd.DataFrame({"step": range(0, 50), "mean_token_entropy": 0.2 + rng.random(50),
+                          "reward": rng.random(50)})
+    frame.to_csv(tmp_path / "run.csv", index=False)
+    df, _ = load([str(tmp_path / "run.csv")])
+    np.testing.assert_allclose(table.series(df, "run", "entropy").to_numpy(), frame["mean_token_entropy"])
+    assert df["entropy_key"].iloc[0] == "mean_token_entropy"
+
+
+@pytest.mark.parametrize("step", ["it", "iter_num", "update", "grpo_step", "iter"])
+def test_a_step_named_as_custom_loops_name_it_reads_in_csv_and_json_lines(tmp_path, step):
+    """A from-scratch loop counts its steps in ``it``, ``update`` or nanoGPT's ``iter_num``: such a
+    file was refused ("no step"); a CSV with ``grpo_step`` or ``iter`` was refused where the same
+    JSON lines read. Both formats read each with the values written."""
+    frame = pd.DataFrame({step: range(5, 45), "policy_entropy": 0.2 + rng.random(40), "avg_reward": rng.random(40)})
+    frame.to_csv(tmp_path / "run.csv", index=False)
+    frame.to_json(tmp_path / "run.jsonl", orient="records", lines=True)
+    for name in ("run.csv", "run.jsonl"):
+        df, _ = load([str(tmp_path / name)])
+        entropy = table.series(df, "run", "entropy")
+        assert entropy.index.tolist() == frame[step].tolist(), name
+        np.testing.assert_allclose(entropy.to_numpy(), frame["policy_entropy"])
+    frame.rename(columns={step: "t"}).to_json(tmp_path / "t.jsonl", orient="records", lines=True)
+    with pytest.raises(EntropyLawError, match=r"no line has a step .* keys seen: t, policy_entropy, .*step_key"):
+        load([str(tmp_path / "t.jsonl")])  # a counter with no step's name: refused, with the keys it has

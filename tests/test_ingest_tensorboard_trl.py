@@ -96,3 +96,31 @@ def test_trl_bad_state(tmp_path, content, message):
     p.write_text(content)
     with pytest.raises(EntropyLawError, match=f"{p}.*{message}"):
         load([str(p)])
+
+
+def test_a_summary_writers_tags_named_metric_then_split_and_its_add_scalars_folders(tmp_path):
+    """PyTorch's tutorial tags (``Entropy/train``, ``Reward/train``, ``Accuracy/val``) were found as no
+    entropy, score or validation; ``add_scalars("Loss", {"val": ..., "train": ...})``, which writes each
+    series to a folder of its own (``run/Loss_val``), made two more runs, ``run/Loss_val`` and
+    ``run/Loss_train``. The tags fill their roles, and the folders are the run's keys ``Loss/val``..."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    h, r, acc = 0.2 + rng.random(30), rng.random(30), rng.random(30)
+    w = SummaryWriter(str(tmp_path / "tb" / "run"))
+    for step in range(30):
+        w.add_scalar("Entropy/train", h[step], step)
+        w.add_scalar("Reward/train", r[step], step)
+        if step % 5 == 0:
+            w.add_scalar("Accuracy/val", acc[step], step)
+            w.add_scalars("Loss", {"val": h[step] / 2, "train": h[step] / 3}, step)
+    w.close()
+    df, _ = load([str(tmp_path / "tb")])
+    assert list(df["run_id"].unique()) == ["run"]
+    np.testing.assert_allclose(table.series(df, "run", "entropy"), h.astype(np.float32), rtol=1e-7)
+    np.testing.assert_allclose(table.series(df, "run", "score"), r.astype(np.float32), rtol=1e-7)
+    np.testing.assert_allclose(table.series(df, "run", "val/Accuracy"), acc[::5].astype(np.float32), rtol=1e-7)
+    np.testing.assert_allclose(table.series(df, "run", "Loss/val"), (h[::5] / 2).astype(np.float32), rtol=1e-7)
+    np.testing.assert_allclose(table.series(df, "run", "Loss/train"), (h[::5] / 3).astype(np.float32), rtol=1e-7)
+    (tmp_path / "tb" / "run" / "Loss_val").rename(tmp_path / "tb" / "Loss_val")  # no longer beside its run: a run
+    df, _ = load([str(tmp_path / "tb")])
+    assert sorted(df["run_id"].unique()) == ["Loss_val", "run"]

@@ -40,7 +40,7 @@ from entropylaw.readers.model_size import params_from_name, published_nonembeddi
 from entropylaw.readers.names import algorithm_from_filename, algorithm_name
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.resumes import _where, resolve_resumes
-from entropylaw.readers.units import PERCENT, impossible, kept_fractions, says_accuracy, unit
+from entropylaw.readers.units import PERCENT, counts, impossible, kept_fractions, says_accuracy, unit
 from entropylaw.terminal import count
 
 NON_FINITE = "non-finite value"
@@ -295,13 +295,16 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
                            reward_func=opts.reward_func, ranges=ranges)
 
     km = detect()
+    counted = counts(df, score_keys(km), ranges, opts.score_scale)  # eval/correct of eval/total: no percent
     before = len(df)
-    df = impossible(df, score_keys(km), opts.score_scale, report)  # an accuracy below 0, a lone 1.5 among fractions
+    # an accuracy below 0, a lone 1.5 among fractions
+    df = impossible(df, [k for k in score_keys(km) if k not in counted], opts.score_scale, report)
     if len(df) < before:
         ranges, keys = _ranges(df)
         km = detect()
     found = {k: unit(df["value"].to_numpy()[(df["key"] == k).to_numpy()]) for k in score_keys(km) if k in ranges}
     scales = score_scales(km, ranges, opts.score_scale, found, kept_fractions(df, opts.percent_keys, ranges, report))
+    scales.update((k, v) for k, v in counted.items() if k in score_keys(km))
     if scales:  # scores read as fractions: the choices that look at ranges see the fractions
         for key, (factor, why) in scales.items():
             ranges[key] = tuple(v * factor for v in ranges[key])

@@ -2,7 +2,7 @@
 course assignments, from-scratch implementations): the second tier of
 :mod:`entropylaw.readers.keys`, consulted for a role only when no conventional key fills it.
 
-- entropy: ``token_entropy``, ``entropy_avg``, ``mean_entropy``, ``policy_entropy``,
+- entropy: ``token_entropy``, ``entropy_avg``, ``mean_entropy``, ``policy_entropy``, ``mean_token_entropy``,
   ``entropy/mean``, under no prefix or ``train/`` (``eval/...entropy`` is the entropy of the
   validation answers, not of the policy being trained);
 - training score: ``train_reward``, ``reward_avg``, ``reward_mean``, ``mean_reward``, ``score``,
@@ -31,11 +31,14 @@ from __future__ import annotations
 
 import re
 
-EVAL_PREFIX = re.compile(r"^(?:eval|val|test|validation|evaluation)(?:/|_)", re.I)
+EVAL_PREFIX = re.compile(r"^(?:eval|val|test|validation|evaluation|valid)(?:/|_)", re.I)
+# PyTorch's TensorBoard tutorial names a metric, then its split: Accuracy/val, Entropy/train (read as val/Accuracy)
+_SPLIT_LAST = re.compile(r"^([^/]+)/(train|training|eval|val|valid|validation|evaluation|test)$", re.I)
 _TRAIN_PREFIX = re.compile(r"^(?:train|training)(?:/|_)(?=.)", re.I)
 _OTHER_PREFIX = re.compile(r"^(?:rollout|actor|policy)/", re.I)
 
-_ENTROPY = re.compile(r"^(?:(?:token|policy|mean|avg|average)_)?entropy(?:_(?:avg|mean))?$|^entropy/mean$", re.I)
+_ENTROPY = re.compile(r"^(?:(?:mean|avg|average)_)?(?:(?:token|policy)_)?entropy(?:_(?:avg|mean))?$|^entropy/mean$",
+                      re.I)
 _SCORE = re.compile(r"^(?:(?:train|mean|avg|average)_)?(?:reward|rewards|score)(?:_(?:avg|mean))?$"
                     r"|^(?:reward|rewards|score)/mean$", re.I)
 # an accuracy, under a word that names no benchmark (answer_, mean_) or one that does (gsm8k_acc), in a
@@ -49,12 +52,27 @@ _NOT_BENCH = {"overall", "all", "total", "macro", "micro", "weighted", "best", "
               "training", "token", "tokens", "final", "last", "running", "ema", "smoothed", "batch", "step", "std",
               "average", "val", "eval", "test", "valid", "validation", "top", "maj", "majority", "format", "loss",
               "reward", "score", "length"}
+# a count of problems solved, not a share (``num_correct`` beside ``total``): a validation only where nothing
+# else is logged, read as a share of the size the log states (readers/units.py)
+COUNT = re.compile(r"^(?:(?:num|n|number|total|count)_(?:of_)?(?:correct|solved)|(?:correct|solved)_(?:count|num))$",
+                   re.I)
 _VAL_SCORE = re.compile(r"^(?:(?:mean|avg)_)?(?:score|reward)(?:_(?:mean|avg))?$", re.I)
 _FORMAT = re.compile(r"format|length|len\b|tag|xml|style", re.I)
 
 
+def split_first(key: str) -> str:
+    """``Accuracy/val`` as ``val/Accuracy``: the split a key names last, first.
+
+    >>> split_first("Accuracy/val"), split_first("Entropy/train"), split_first("eval/accuracy")
+    ('val/Accuracy', 'train/Entropy', 'eval/accuracy')
+    """
+    m = _SPLIT_LAST.match(key)
+    return f"{m[2]}/{m[1]}" if m else key
+
+
 def _strip_train(key: str) -> tuple[str, int] | None:
     """(the key without a training prefix, its rank: 0 plain or train/, 1 rollout/actor/...), None for eval keys."""
+    key = split_first(key)
     if EVAL_PREFIX.match(key):
         return None
     rest = _TRAIN_PREFIX.sub("", key, count=1)
@@ -101,16 +119,16 @@ def val_by_name(keys: list[str], warnings: list[str]) -> dict[str, str]:
     """``{"val/<bench>": key}``: per benchmark, its accuracy (a score or reward where no accuracy is logged)."""
     groups: dict[str, list[tuple[int, str]]] = {}
     for key in keys:
-        m = EVAL_PREFIX.match(key)
+        m = EVAL_PREFIX.match(split_first(key))
         if not m:
             continue
-        rest = key[m.end():]
+        rest = split_first(key)[m.end():]
         *middle, last = rest.split("/")
-        acc = _ACCURACY.match(last)
+        acc = None if COUNT.match(last) else _ACCURACY.match(last)
         pre = (acc["pre"] or "").lower() if acc else ""
         if acc and pre and pre not in _GENERIC_PRE and _NOT_BENCH & set(re.split(r"[_\-.]", pre)):
             continue  # best_acc, overall_acc, mean_token_accuracy: no benchmark's accuracy
-        rank = 0 if acc else 1 if _VAL_SCORE.match(last) else None
+        rank = 0 if acc else 1 if _VAL_SCORE.match(last) else 2 if COUNT.match(last) else None
         if rank is None or _FORMAT.search(last):
             continue
         named = pre if pre and pre not in _GENERIC_PRE else ""
@@ -120,7 +138,7 @@ def val_by_name(keys: list[str], warnings: list[str]) -> dict[str, str]:
     for bench, found in groups.items():
         key = _one(f"validation of {bench}" if bench else "validation", "val_keys", found, warnings)
         if key:
-            out[f"val/{bench or key[EVAL_PREFIX.match(key).end():]}"] = key
+            out[f"val/{bench or split_first(key)[EVAL_PREFIX.match(split_first(key)).end():]}"] = key
     return out
 
 
@@ -130,8 +148,10 @@ def is_accuracy(key: str) -> bool:
     >>> [is_accuracy(k) for k in ("eval/answer_accuracy", "eval/reward", "eval/format_accuracy", "train/acc")]
     [True, False, False, False]
     """
+    key = split_first(key)
     m = EVAL_PREFIX.match(key)
-    acc = _ACCURACY.match(key[m.end():].split("/")[-1]) if m else None
+    last = key[m.end():].split("/")[-1] if m else ""
+    acc = _ACCURACY.match(last) if m and not COUNT.match(last) else None
     pre = (acc["pre"] or "").lower() if acc else ""
     return bool(acc) and not _FORMAT.search(key[m.end():]) and \
         not (pre and pre not in _GENERIC_PRE and _NOT_BENCH & set(re.split(r"[_\-.]", pre)))
@@ -160,9 +180,8 @@ def is_candidate(key: str) -> bool:
 # a count of the validation set the log itself states, beside the score (a custom trainer's eval row:
 # "num_examples": 1024), under an evaluation prefix (read by the forecast's noise and by the score's unit)
 SIZE_NAME = re.compile(r"^(?:num|n|number_of)_?(?:eval_|val_|test_)?(?:examples|problems|questions|prompts)$"
-                       r"|^(?:eval|val|test)_?(?:size|examples)$", re.I)
+                       r"|^(?:eval|val|test)_?(?:size|examples)$|^(?:(?:num|n)_)?total$", re.I)
 LOGGED_MOST = 10 ** 6  # a stated count beyond this is no validation set (a token or sample count)
-EVAL_PREFIX = re.compile(r"^(?:eval|val|test|validation|evaluation)(?:/|_)", re.I)
 
 
 def is_size_name(name: str) -> bool:

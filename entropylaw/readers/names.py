@@ -14,6 +14,8 @@ from entropylaw.readers.verl_config import unquote
 
 # a tracker's bookkeeping, not metrics: W&B's run clock, a CSV export's index column
 BOOKKEEPING = re.compile(r"^(_runtime|_timestamp|_wandb.*|wall_time|Wall time|timestamp|Unnamed: \d+)$")
+# a step counter as trainers name it, first found first (nanoGPT's iter_num, a from-scratch loop's it or update)
+STEP_NAMES = ("step", "global_step", "iteration", "iter", "iter_num", "it", "update")
 # veRL's timing_s/step and perf/time_per_step are seconds a step takes, however step-like their names
 _TIMING = re.compile(r"^(timing|perf/time|time)")
 

@@ -44,7 +44,8 @@ from entropylaw.readers.compressed import inner_suffix
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.resumes import per_micro_step
 from entropylaw.readers.csv_fields import CUT_LAST, SHORT, short_rows, too_many_fields
-from entropylaw.readers.names import BOOKKEEPING, model_from_filename, names_a_step_axis, run_id_from_path
+from entropylaw.readers.names import (BOOKKEEPING, STEP_NAMES, model_from_filename, names_a_step_axis,
+                                      run_id_from_path)
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.terminal import count
 
@@ -258,14 +259,17 @@ def read_tabular(path: str | os.PathLike, run_id: str | None = None, step_key: s
         raise EntropyLawError(f"{path}: is an entropylaw run table; load it with entropylaw.readers.dispatch.load")
     cols = [str(c) for c in df.columns]
     df.columns = cols
-    step_col = _find(cols, STEP_COLUMNS)
+    # else, as in JSON lines: it, update, ..., then the *_step column (grpo_step) the most rows fill
+    step_col = _find(cols, STEP_COLUMNS) or _find(cols, STEP_NAMES) or max(
+        (c for c in cols if names_a_step_axis(c)), key=lambda c: int(df[c].notna().sum()), default=None)
     if step_key:
         if step_key not in cols:
             raise EntropyLawError(f"{path}: `step_key` {step_key!r} is not a column; columns: "
                                   f"{', '.join(cols[:20])}{' ...' if len(cols) > 20 else ''}")
         step_col = step_key
     if step_col is None:
-        raise EntropyLawError(f"{path}: no step column (expected one of {', '.join(STEP_COLUMNS)}); "
+        raise EntropyLawError(f"{path}: no step column (expected one of {', '.join(STEP_COLUMNS)}, it, update, "
+                              "a *_step column); "
                               f"columns: {', '.join(cols[:20])}{' ...' if len(cols) > 20 else ''}")
     if df.empty:
         raise EntropyLawError(f"{path}: table has a header but no rows")

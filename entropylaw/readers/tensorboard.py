@@ -81,6 +81,28 @@ class _Rows:
         self.keys: list[str] = []
         self.values: list[float] = []
         self.damaged: list[tuple] = []  # (file, regions, gap rows)
+        self.folded: list[str] = []  # add_scalars' folders read into this run
+
+
+def _fold_add_scalars(by_dir: dict[str, _Rows]) -> None:
+    """PyTorch's ``SummaryWriter.add_scalars("acc", {"val": v, "train": t})`` writes each series in a
+    folder of its own beside the run's events, ``<run>/acc_val``, under the one tag ``acc``: such a
+    folder is the run's key ``acc/val``, not a run (it was read as run ``<run>/acc_val``)."""
+    for dir_name in sorted(by_dir):
+        parent, _, last = dir_name.rpartition("/")
+        rows, tags = by_dir[dir_name], set(by_dir[dir_name].keys)
+        if parent not in by_dir or not dir_name or len(tags) != 1:
+            continue
+        tag = tags.pop()
+        if not last.startswith(tag.replace("/", "_") + "_") or len(last) == len(tag) + 1:
+            continue
+        key = f"{tag}/{last[len(tag) + 1:]}"
+        into = by_dir[parent]
+        del by_dir[dir_name]
+        for name in ("wall", "steps", "values", "damaged"):
+            getattr(into, name).extend(getattr(rows, name))
+        into.keys.extend([key] * len(rows.keys))
+        into.folded.append(f"{last} as {key}")
 
 
 def _read_file(file: Path, rows: _Rows, event_class) -> None:
@@ -132,6 +154,7 @@ def read_tensorboard(path: str | os.PathLike, run_id: str | None = None) -> list
         dir_name = "" if path.is_file() else str(file.parent.relative_to(path)).replace(os.sep, "/")
         dir_name = "" if dir_name == "." else dir_name
         _read_file(file, by_dir.setdefault(dir_name, _Rows()), event_class)
+    _fold_add_scalars(by_dir)
     base = path.parent.name if path.is_file() else path.name
     runs = []
     for dir_name, rows in sorted(by_dir.items()):
@@ -146,6 +169,8 @@ def read_tensorboard(path: str | os.PathLike, run_id: str | None = None) -> list
         raw.report.read(len(order))
         for _file, regions, gaps in rows.damaged:
             charge(raw.report, regions, gaps, "TensorBoard record")
+        if rows.folded:
+            raw.report.note(f"add_scalars folders read as this run's keys: {', '.join(rows.folded)}")
         raw.meta = {"model": model_from_filename(name.replace("/", "_"))}
         runs.append(raw)
     if not any(len(r.steps) for r in runs):

@@ -27,6 +27,7 @@ fractions (a run at 0.93 beside a percent one was read as 0.0093).
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -163,6 +164,36 @@ def stated_size(df: pd.DataFrame, score_key: str | None = None) -> float | None:
     sizes = set().union(*(beside or by_key).values()) if by_key else set()
     n = sizes.pop() if len(sizes) == 1 else None
     return n if n is not None and 2 <= n <= LOGGED_MOST and n == round(n) else None
+
+
+# a count of the problems solved, by its name's last part (eval/correct, eval/num_correct, val/solved_count)
+COUNT_NAME = re.compile(r"(?:^|_)(?:correct|solved)(?:_|$)", re.I)
+
+
+def counts(df: pd.DataFrame, keys, ranges: dict, score_scale: float | None) -> dict[str, tuple[float, str]]:
+    """``{key: (1 / n, what is said)}`` for the score ``keys`` that count the problems solved of the ``n``
+    the run states (:func:`stated_size`): named for correct answers, whole numbers from 0 to ``n``, some
+    above 1 (``eval/correct`` 29 beside ``eval/total`` 50 is 0.58, and was read as 29 %). Not where the
+    values are as whole as a percent of ``n`` would be (both readings then fit; a percent is the guess).
+
+    >>> rows = pd.DataFrame({"key": ["eval/correct"] * 2 + ["eval/total"] * 2, "value": [10.0, 29, 50, 50]})
+    >>> counts(rows, ["eval/correct"], {"eval/correct": (10.0, 29.0)}, None)["eval/correct"][0]
+    0.02
+    """
+    out: dict[str, tuple[float, str]] = {}
+    for key in keys:
+        if score_scale is not None or key not in ranges or not COUNT_NAME.search(key.rsplit("/", 1)[-1]):
+            continue
+        lo, hi = ranges[key]
+        n = stated_size(df, key)
+        values = df["value"].to_numpy()[(df["key"] == key).to_numpy()]
+        if n is None or lo < 0 or hi <= 1 or hi > n or np.any(values != np.round(values)):
+            continue
+        if n != 100 and np.all(values * n / 100 == np.round(values * n / 100)):
+            continue
+        out[key] = (1 / n, f"{key!r} ranges {lo:.4g}..{hi:.4g}, whole numbers of the {n:g} problems the log states: "
+                           f"read as a count of them (divided by {n:g})")
+    return out
 
 
 def _decimals(values: np.ndarray) -> int:

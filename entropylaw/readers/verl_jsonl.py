@@ -1,7 +1,8 @@
 """JSON lines: one JSON object per line. veRL's file logger (``{"step": n, "data": {...}}``) and
 any trainer's own ``metrics.jsonl``.
 
-- The step. The first key of ``step``, ``global_step``, ``iteration``, ``iter``, then any
+- The step. The first key of ``step``, ``global_step``, ``iteration``, ``iter``, ``iter_num``, ``it``,
+  ``update``, then any
   ``*_step`` (``grpo_step``) or ``*/step`` (``train/step``), then ``_step``, that the file's lines
   carry as an integer (the one most lines carry first), or the key given as ``step_key``. A line
   without that key is read on a step key of its own (an eval line's ``eval/step``); each step
@@ -50,10 +51,11 @@ import re
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
-from entropylaw.readers.names import BOOKKEEPING, model_from_filename, names_a_step_axis, run_id_from_path
+from entropylaw.readers.names import (BOOKKEEPING, STEP_NAMES, model_from_filename, names_a_step_axis,
+                                      run_id_from_path)
 from entropylaw.terminal import count
 
-STEP_FIELDS = ("step", "global_step", "iteration", "iter")  # then any *_step or */step, then _step
+STEP_FIELDS = STEP_NAMES  # then any *_step or */step, then _step
 TYPE_FIELDS = ("type", "kind", "split", "mode", "phase")
 SNIFF_LINES = 200
 UNPARSEABLE = "unparseable line"
