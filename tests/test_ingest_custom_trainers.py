@@ -776,3 +776,18 @@ def test_eval_rows_tagged_by_any_split_name_are_the_validation(tmp_path, split):
     pd.DataFrame(rows).to_json(tmp_path / "metrics.jsonl", orient="records", lines=True)
     df = el.load(str(tmp_path / "metrics.jsonl"), warn=False)
     assert _series(df, "val/acc").to_dict() == pytest.approx(acc)
+
+
+def test_a_log_with_an_example_answer_a_line_and_two_wrappers_reads_as_written(tmp_path):
+    """The review's cases: a log of one line a step keeping an example completion beside its metrics
+    was refused as a file of samples; a line with two wrappers (``metrics`` and ``stats``, each with a
+    ``reward``) had its mean and its std averaged into one reward."""
+    rows = [{"step": s, "ent": 0.5 - 0.01 * s, "reward": 0.3, "val_acc": 0.1 + 0.01 * s,
+             "completion": "<think>2 + 2</think><answer>4</answer>"} for s in range(1, 31)]
+    (tmp_path / "one.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    df = el.load(str(tmp_path / "one.jsonl"), entropy_key="ent", score_key="reward")
+    assert set(df["metric"]) >= {"entropy", "score"} and (df["metric"] == "entropy").sum() == 30
+    rows = [{"step": s, "metrics": {"reward": 0.31, "entropy": 0.5}, "stats": {"reward": 0.05}} for s in range(1, 11)]
+    (tmp_path / "two.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    df = el.load(str(tmp_path / "two.jsonl"), score_key="metrics/reward")
+    assert _series(df, "score").tolist() == [0.31] * 10

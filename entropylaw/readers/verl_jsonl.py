@@ -70,23 +70,37 @@ SAMPLE_FIELDS = frozenset({"prompt", "prompts", "response", "responses", "comple
 
 # a line's dict of metrics under a name that says only that ({"step": 5, "split": "eval", "metrics":
 # {"accuracy": 0.3}}): its keys are the metrics' names, as if not wrapped (eval/metrics/accuracy named
-# no benchmark "metrics", and train/metrics/entropy was found as no entropy)
+# no benchmark "metrics", and train/metrics/entropy was found as no entropy); one such dict a line (_wrapper)
 WRAPPERS = frozenset({"metrics", "scalars", "values", "stats", "logs"})
 
 
-def _flatten(obj: dict, prefix: str = ""):
-    """``(key, value)`` of a line's object, nested dicts as ``a/b`` (a wrapper of :data:`WRAPPERS` at
-    the top adds no part).
+def _flatten(obj: dict, prefix: str = "", unwrap: str | None = None):
+    """``(key, value)`` of a line's object, nested dicts as ``a/b``; ``unwrap``: a top-level dict
+    whose keys stand as they are (:func:`_wrapper`).
 
-    >>> list(_flatten({"split": "eval", "metrics": {"acc": 0.3, "n": {"ok": 2}}}))
+    >>> list(_flatten({"split": "eval", "metrics": {"acc": 0.3, "n": {"ok": 2}}}, unwrap="metrics"))
     [('split', 'eval'), ('acc', 0.3), ('n/ok', 2)]
     """
     for key, value in obj.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict):
-            yield from _flatten(value, prefix if not prefix and key in WRAPPERS else name + "/")
+            yield from _flatten(value, prefix if not prefix and key == unwrap else name + "/")
         else:
             yield name, value
+
+
+def _wrapper(obj: dict) -> str | None:
+    """The one dict of :data:`WRAPPERS` a line holds, where its keys are none of the line's own
+    (``{"metrics": {"reward": 0.31}, "stats": {"reward": 0.05}}``: two wrappers, kept apart, the mean
+    and the std were averaged into one reward), else None.
+
+    >>> _wrapper({"step": 1, "metrics": {"acc": 0.3}}), _wrapper({"metrics": {"r": 1}, "stats": {"r": 0}})
+    ('metrics', None)
+    """
+    found = [k for k, v in obj.items() if k in WRAPPERS and isinstance(v, dict)]
+    if len(found) != 1 or set(obj[found[0]]) & set(obj):
+        return None
+    return found[0]
 
 
 def _numeric(value) -> float | None:
@@ -223,7 +237,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
             if kind:
                 types[kind] = types.get(kind, 0) + 1
             last_count = 0
-            for key, value in _flatten(data):
+            for key, value in _flatten(data, unwrap=_wrapper(data)):
                 if (is_step_name(key) and _integer(value) is not None) or BOOKKEEPING.match(key):
                     aside.add(key)  # another step axis (_step, eval_step), W&B's clock: not metrics, not rows
                     continue
@@ -256,8 +270,10 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
             report.note(f"... and {n - MAX_NOTES} more {kind}s")
     if not steps and not report.rows_read:
         raise EntropyLawError(f"{source}: no JSON metric lines found")
+    # text on most lines, several lines a step (a sample each), no entropy: what the model wrote, a reward each;
+    # a log of one line a step that keeps an example answer beside its metrics is a run
     said = [k for k, n in prose.items() if 2 * n >= sum(used.values())]
-    if said and not any("entropy" in k.lower() for k in set(keys)):  # what the model wrote, a reward each: no run
+    if said and sum(used.values()) >= 2 * len(set(steps)) and not any("entropy" in k.lower() for k in set(keys)):
         raise EntropyLawError(f"{source}: a file of generated samples (text in {', '.join(said[:3])} on most lines), "
                               "not a log of metrics")
     if (not used or (step_key and step_key not in used)) and stepless:  # a step_key no line has: a typo
