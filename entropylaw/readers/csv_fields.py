@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.verl_jsonl import CUT_LAST  # noqa: F401 (the reason tabular counts: the JSON lines words)
@@ -123,3 +124,28 @@ def too_many_fields(path, message: str) -> str | None:
     want, line, saw = m.groups()
     return (f"{path}: line {line} has {saw} fields where the header has {want} (expected {want} comma-separated "
             "fields a row)")
+
+
+def numbers(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(values, present): text cells -> floats; empty cells are absent, bad cells NaN+present."""
+    if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+        text = column.fillna("").astype(str).str.strip()
+        present = (text != "").to_numpy()
+        values = pd.to_numeric(text.where(present, None), errors="coerce").to_numpy(dtype=np.float64)
+        # literal nan / inf spellings are numbers (finalize drops them as non-finite)
+        return values, present
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+    return values, ~np.isnan(values)
+
+
+def is_text_column(column: pd.Series) -> bool:
+    """Whether most of a column's filled cells are text, not numbers (a note, a model's name)."""
+    if not (column.dtype == object or pd.api.types.is_string_dtype(column.dtype)):
+        return False
+    text = column.fillna("").astype(str).str.strip()
+    text = text[text != ""]
+    if text.empty:
+        return False
+    parsed = pd.to_numeric(text, errors="coerce")
+    nan_spelled = text.str.lower().isin(["nan", "-nan", "inf", "-inf", "infinity", "-infinity"])
+    return float((parsed.notna() | nan_spelled).mean()) < 0.5

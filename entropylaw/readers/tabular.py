@@ -43,7 +43,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import inner_suffix
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.resumes import per_micro_step
-from entropylaw.readers.csv_fields import CUT_LAST, SHORT, short_rows, too_many_fields
+from entropylaw.readers.csv_fields import CUT_LAST, SHORT, is_text_column, numbers, short_rows, too_many_fields
 from entropylaw.readers.names import (BOOKKEEPING, STEP_NAMES, model_from_filename, names_a_step_axis,
                                       run_id_from_path)
 from entropylaw.readers.accounts import IngestReport
@@ -152,33 +152,9 @@ def _drop_bad_values(df: pd.DataFrame, report: IngestReport, csv: bool) -> pd.Da
     return out
 
 
-def _numbers(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(values, present): text cells -> floats; empty cells are absent, bad cells NaN+present."""
-    if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
-        text = column.fillna("").astype(str).str.strip()
-        present = (text != "").to_numpy()
-        values = pd.to_numeric(text.where(present, None), errors="coerce").to_numpy(dtype=np.float64)
-        # literal nan / inf spellings are numbers (finalize drops them as non-finite)
-        return values, present
-    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
-    return values, ~np.isnan(values)
-
-
-def _is_text_column(column: pd.Series) -> bool:
-    if not (column.dtype == object or pd.api.types.is_string_dtype(column.dtype)):
-        return False
-    text = column.fillna("").astype(str).str.strip()
-    text = text[text != ""]
-    if text.empty:
-        return False
-    parsed = pd.to_numeric(text, errors="coerce")
-    nan_spelled = text.str.lower().isin(["nan", "-nan", "inf", "-inf", "infinity", "-infinity"])
-    return float((parsed.notna() | nan_spelled).mean()) < 0.5
-
-
 def _steps(df: pd.DataFrame, step_col: str) -> np.ndarray:
     """Integer steps, or -1 where missing / not an integer."""
-    values, present = _numbers(df[step_col])
+    values, present = numbers(df[step_col])
     ok = present & np.isfinite(values) & (np.floor(values) == values)
     return np.where(ok, values, -1).astype(np.int64)
 
@@ -193,7 +169,7 @@ class _Collector:
 
     def column(self, key: str, steps: np.ndarray, column: pd.Series, rows: np.ndarray, axis: str = "") -> None:
         report = self.raw.report
-        values, present = _numbers(column)
+        values, present = numbers(column)
         values, present, steps, rows = values[rows], present[rows], steps[rows], np.nonzero(rows)[0]
         report.read(int(present.sum()))
         no_step = present & (steps < 0)
@@ -307,7 +283,7 @@ def _wandb_csv(path, df, step_col, steps, first_line) -> list[RawRun]:
         collect = _Collector(raw, first_line, df)
         for key, col in columns:
             if key.endswith(("__MIN", "__MAX")):
-                _, present = _numbers(df[col])
+                _, present = numbers(df[col])
                 raw.report.read(int(present.sum()))
                 raw.report.drop(ENVELOPE, int(present.sum()))
                 continue
@@ -351,7 +327,7 @@ def _own_steps(df: pd.DataFrame, step_col: str, metric_cols: list[str]) -> dict[
     stepped = _steps(df, step_col) >= 0
     out = {}
     for col in metric_cols:
-        has = _numbers(df[col])[1]
+        has = numbers(df[col])[1]
         if step_col != "_step" and stepped[has].any():
             continue
         covering = [c for c in candidates if has.any() and present[c][has].all()]
@@ -376,7 +352,7 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     for col in df.columns:
         if col in (step_col, run_col) or col in other_steps or col in skipped_book:
             continue
-        (text_cols if _is_text_column(df[col]) else metric_cols).append(col)
+        (text_cols if is_text_column(df[col]) else metric_cols).append(col)
     runs = df[run_col].astype(str).to_numpy() if run_col else np.full(len(df), "")
     out = []
     for run in pd.unique(runs):
