@@ -173,7 +173,9 @@ def test_cost_from_an_older_verl_logs_timing_phases():
 
 
 def test_planned_last_step_from_the_log_unless_the_run_went_past_it():
-    assert dc.to_step_of(None, 300.0, 200.0, True, 200.0, 50.0)[0] == 300.0
+    assert dc.to_step_of(None, 300.0, 200.0, False, 200.0, 50.0)[0] == 300.0  # live: the plan
+    # a backtest of a log that stops before its plan: its end is the truth the forecast's table is read at
+    assert dc.to_step_of(None, 300.0, 200.0, True, 200.0, 50.0)[0] == 200.0
     assert dc.to_step_of(None, 300.0, 500.0, True, 500.0, 50.0) == (500.0, "the score's last logged step, a backtest")
     assert dc.to_step_of(1000.0, 300.0, 500.0, True, 500.0, 50.0)[0] == 1000.0
     assert "give `total_steps`" in dc.to_step_of(None, None, 100.0, False, 150.0, 100.0)[1]

@@ -423,3 +423,37 @@ def test_wide_carried_runs_do_not_prune_a_run_with_a_forecast_of_its_own():
     low = _fake("low", rng.normal(0.30, 0.01, 400))
     both = {x["run_id"]: x for x in rk.rank({**wide, "n": narrow, "low": low}).rows}
     assert both["low"]["prune"] and not both["n"]["prune"]
+
+
+def _grpo_sweep(root, lengths, total=300, seed=0):
+    """A custom GRPO trainer's sweep: ``root/<run>/metrics.jsonl`` (train rows a step, an eval row
+    every 5 steps on 1,024 problems) beside a ``config.json`` that plans ``total`` steps."""
+    rng = np.random.default_rng(seed)
+    for name, n in lengths.items():
+        (root / name).mkdir(parents=True)
+        rows = []
+        for s in range(n + 1):
+            p = 0.04 + 0.5 * (1 - np.exp(-s / (20 + n / 20)))
+            rows.append({"type": "train", "grpo_step": s, "token_entropy": 0.15 + 0.6 * np.exp(-s / 60),
+                         "train_reward": float(np.clip(p + 0.05 * rng.standard_normal(), 0, 1))})
+            if s % 5 == 0:
+                rows.append({"type": "eval", "grpo_step": s, "answer_accuracy": rng.binomial(1024, p) / 1024,
+                             "num_examples": 1024})
+        (root / name / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (root / "config.json").write_text(json.dumps({"model": "Qwen/Qwen2.5-Math-1.5B", "n_grpo_steps": total,
+                                                  "train_data_path": "data/MATH/train.jsonl"}))
+    return root
+
+
+def test_a_backtest_of_a_run_that_stopped_before_its_planned_total_is_scored_at_its_end(tmp_path):
+    """A sweep's config plans 300 steps; a run that stopped at 190 was ranked (and its gain run) at
+    step 300 beside its observed score of step 190 and its forecast table's final of step 190."""
+    sweep = _grpo_sweep(tmp_path / "sweep", {"long": 300, "short": 190, "mid": 250})
+    doc = json.loads(_cli("rank", str(sweep), "--fit-frac", "0.5", "--n-boot", "60", "--json").stdout)
+    assert {d["run_id"]: d["to_step"] for d in doc} == {"long": 300.0, "short": 190.0, "mid": 250.0}
+    text = " ".join(_cli("rank", str(sweep), "--fit-frac", "0.5", "--n-boot", "60").stdout.split())
+    assert "the runs end at different steps" in text
+    fc = json.loads(_cli("forecast", str(sweep), "--fit-frac", "0.25", "--n-boot", "60", "--json").stdout)
+    short = next(f for f in fc if f["run_id"] == "short")
+    assert short["decision"]["gain"]["to_step"] == 190.0
+    assert "stops before the planned last step 300" in short["decision"]["gain"]["to_step_source"]

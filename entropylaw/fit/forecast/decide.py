@@ -7,8 +7,8 @@ From one method's forecast (its expected curve, its predictive draws of the fina
   ``final - now`` per draw (the expected final score's draw, without one evaluation's noise,
   minus the same draw's curve at the window's end: joint draws, so the gain's interval is not a
   difference of two intervals; the final score's interval keeps that noise).
-  N is the planned last step (``total_steps``), else the score's last logged step in a backtest,
-  else the forecast's last step;
+  N is the planned last step (``total_steps``; in a backtest, the score's last logged step where
+  the log stops before it), else the score's last logged step in a backtest, else the forecast's last step;
 - **the call**: ``stop`` when the gain's 90 % upper bound (its 90th percentile over the
   draws; ``conf``) is below the threshold, ``continue`` when its 90 % lower bound (10th
   percentile) is above it, else ``undecided``, with the step at which the call is likely
@@ -253,6 +253,9 @@ def to_step_of(total_steps, planned, last, backtest: bool, at_last: float, end: 
     """The step N the gain runs to, and why (module docstring)."""
     if total_steps is not None:
         return float(total_steps), "the planned last step, `total_steps`"
+    if backtest and planned is not None and planned > last:  # the run's end is its truth, and its table's last row
+        return float(last), (f"the score's last logged step, a backtest: its log stops before the planned last step "
+                             f"{planned:g} its log or config states")
     if planned is not None and planned > end and planned >= last:  # a plan the run went past is not its end
         return float(planned), "the planned last step the log or the run's config states"
     if backtest:
