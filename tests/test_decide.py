@@ -353,10 +353,10 @@ def test_a_one_line_table_too_wide_leaves_out_the_observed_score_and_keeps_its_c
     wider than 120 columns: the widest row was then wrapped word by word, out of its columns."""
     from entropylaw.fit.forecast.text import ONE_LINE, line_table
 
-    rows = [{"run": "percent", "final": "5726.537 [-3682.978, 19790.842]", "observed": "75.629", "to": "200",
+    rows = [{"run": "percentrun", "final": "5726.537 [-3682.978, 19790.842]", "observed": "75.629", "to": "200",
              "gain": "+5687 [-3712, +5687]", "call": "undecided (continue ~27)", "regime": ""},
-            {"run": "rising", "final": "no forecast", "observed": "0.029", "to": "200", "gain": "-29.6 [-64.0, +37.1]",
-             "call": "no call", "regime": "instability"}]
+            {"run": "risingrun1", "final": "no forecast", "observed": "0.029", "to": "200",
+             "gain": "-29.6 [-64.0, +37.1]", "call": "no call", "regime": "instability"}]
     cols = [c for c in ONE_LINE if c[1] != "window"]  # one window for every run: said above the table
     wide = line_table(rows, cols, width=200).splitlines()
     assert "observed" in wide[0] and len(wide) == 3

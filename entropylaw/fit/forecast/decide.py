@@ -54,6 +54,7 @@ from entropylaw.fit.forecast.target import target_step
 POINTS_FLOOR, POINTS_CAP = 1.0, 3.0  # the default threshold's range, in points of a score in [0, 1] (or %)
 CALLS = ("stop", "continue", "undecided")
 CONSTANT = "the score is constant in the window"  # a call's reason; the one-line table says it short
+PAST_PLAN = "the forecast's last step"  # where a live run has reached its planned last step: N, said so
 MIN_DRAWS = 20  # the gain's one-sided 90 % points need a few draws beyond them (2 of 20 in each tail)
 
 
@@ -261,7 +262,7 @@ def to_step_of(total_steps, planned, last, backtest: bool, at_last: float, end: 
     if backtest:
         return float(last), "the score's last logged step, a backtest"
     if planned is not None and planned <= end:  # the run reached (or passed) its plan: no step of it is left
-        return float(at_last), (f"the forecast's last step: the run has reached the planned last step {planned:g} "
+        return float(at_last), (f"{PAST_PLAN}: the run has reached the planned last step {planned:g} "
                                 "its log or config states; give `total_steps` if it goes on")
     return float(at_last), "the forecast's last step; give `total_steps`, the run's planned last step"
 
