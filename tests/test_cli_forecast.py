@@ -199,3 +199,16 @@ def test_the_one_line_view_says_which_rows_forecast_another_score_and_which_reac
            "score (training score): no_eval" in said, said
     assert "1 run at the planned last step its log or config states (done): the gain runs to the forecast's last " \
            "step, as if the run went on; give --total-steps if it does" in said, said
+
+
+def test_runs_without_eval_rows_are_said_to_be_forecast_and_ranked_on_their_training_score(capsys, tmp_path):
+    """A sweep none of whose runs logs an eval row was forecast and ranked on its training reward, said
+    only in each run's --full text."""
+    sweep = _live_sweep(tmp_path / "sweep", {f"r{i}": (300, False) for i in range(4)})
+    code, out, err = _cli(capsys, sweep, "--fit-frac", "0.25", "--n-boot", "40")
+    assert code == 0, err
+    assert "no run logs a validation score: forecast on the training score (score)" in " ".join(out.split())
+    code = main(["rank", str(sweep), "--fit-frac", "0.25", "--n-boot", "60"])
+    out = capsys.readouterr().out
+    assert code == 0 and "no run logs a validation score: ranked on the training score (score)" in " ".join(
+        out.split()), out

@@ -15,6 +15,8 @@ def scores_lines(forecasts) -> list[str]:
     for rid, fc in forecasts.items():
         kind = "" if fc.target_kind == "validation" else " (training score)"
         by.setdefault(f"{fc.target_key}{kind}", []).append(rid)
+    if len(by) == 1 and next(iter(by)).endswith(" (training score)"):  # rank says it alike
+        return [f"no run logs a validation score: forecast on the training score ({next(iter(by))[:-17]})"]
     return [f"the runs forecast {len(by)} scores, not to be compared across: " + "; ".join(
         f"{k}: {', '.join(v) if len(v) <= 3 else count(len(v), 'run')}" for k, v in by.items())] if len(by) > 1 else []
 
