@@ -457,3 +457,12 @@ def test_a_backtest_of_a_run_that_stopped_before_its_planned_total_is_scored_at_
     short = next(f for f in fc if f["run_id"] == "short")
     assert short["decision"]["gain"]["to_step"] == 190.0
     assert "stops before the planned last step 300" in short["decision"]["gain"]["to_step_source"]
+
+
+def test_one_run_with_a_forecast_is_not_said_best_where_another_is_the_pick(tmp_path):
+    """One run of three with a forecast: 'it is best by default' under 'keep: mid' (the pick read off
+    the expected scores of all three, most having no forecast)."""
+    sweep = _grpo_sweep(tmp_path / "sweep", {"long": 300, "short": 190, "mid": 250})
+    text = " ".join(_cli("rank", str(sweep), "--fit-frac", "0.25", "--n-boot", "60").stdout.split())
+    assert "keep: mid" in text and "best by default" not in text, text
+    assert "one run with a forecast: the only run drawn, its p_best 100 % by default (not the pick for it)" in text
