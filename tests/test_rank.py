@@ -466,3 +466,17 @@ def test_one_run_with_a_forecast_is_not_said_best_where_another_is_the_pick(tmp_
     text = " ".join(_cli("rank", str(sweep), "--fit-frac", "0.25", "--n-boot", "60").stdout.split())
     assert "keep: mid" in text and "best by default" not in text, text
     assert "one run with a forecast: the only run drawn, its p_best 100 % by default (not the pick for it)" in text
+
+
+def test_a_run_whose_evaluations_stopped_early_is_not_ranked_finished_on_its_early_score(tmp_path):
+    """Live, a run whose log reached its planned 300 steps but whose evaluations stopped at step 5 was
+    ranked 'finished' on its score of step 5 (0.166 where its peers ended near 0.5)."""
+    sweep = _grpo_sweep(tmp_path / "sweep", {"a": 300, "b": 300, "early": 300})
+    path = sweep / "early" / "metrics.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["type"] == "train" or r["grpo_step"] <= 5))
+    res = _cli("rank", str(sweep), "--n-boot", "60", "--json")
+    assert res.returncode == 0, res.stderr
+    rows = {d["run_id"]: d for d in json.loads(res.stdout)}
+    assert rows["early"]["expected"] is None and "stops at step 5" in rows["early"]["left_out"], rows["early"]
+    assert rows["a"]["finished"] and rows["b"]["finished"]
