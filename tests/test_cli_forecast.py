@@ -160,3 +160,55 @@ def test_law_verdict_on_the_window_is_printed_and_uses_no_later_steps(capsys, tm
     assert "law: does not apply" not in out
     code, out, err = _cli(capsys, path, "--fit-frac", "0.9")
     assert "law: does not apply" in out
+
+
+def _live_sweep(root, runs, total=300):
+    """A custom GRPO trainer's live sweep: ``runs`` maps a run to (its last step, whether it logs eval rows)."""
+    rng = np.random.default_rng(3)
+    for name, (last, evals) in runs.items():
+        (root / name).mkdir(parents=True)
+        rows = []
+        for s in range(last + 1):
+            p = 0.1 + 0.5 * (1 - np.exp(-s / 40))
+            rows.append({"type": "train", "grpo_step": s, "token_entropy": 0.15 + 0.6 * np.exp(-s / 60),
+                         "train_reward": float(np.clip(p + 0.05 * rng.standard_normal(), 0, 1))})
+            if evals and s % 5 == 0:
+                rows.append({"type": "eval", "grpo_step": s, "answer_accuracy": rng.binomial(1024, p) / 1024,
+                             "num_examples": 1024})
+        (root / name / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (root / "config.json").write_text(json.dumps({"model": "Qwen/Qwen2.5-Math-1.5B", "n_grpo_steps": total,
+                                                  "train_data_path": "data/MATH/train.jsonl"}))
+    return root
+
+
+def _one_line(capsys, tmp_path):
+    sweep = _live_sweep(tmp_path / "sweep", {"a": (120, True), "b": (200, True), "done": (300, True),
+                                             "no_eval": (150, False)})
+    code, out, err = _cli(capsys, sweep, "--n-boot", "40")
+    assert code == 0, err
+    return " ".join(out.split())
+
+
+def test_the_one_line_view_says_which_rows_forecast_another_score_and_which_reached_their_plan(capsys, tmp_path,
+                                                                                                monkeypatch):
+    """A run with no eval rows was forecast on its training score in the validation scores' columns,
+    unsaid; a run at its planned last step (300) read 'to step 600 ... continue', unsaid."""
+    monkeypatch.setenv("COLUMNS", "120")
+    said = _one_line(capsys, tmp_path)
+    assert "the runs forecast 2 scores, not to be compared across: val/answer_accuracy: a, b, done; " \
+           "score (training score): no_eval" in said, said
+    assert "1 run at the planned last step its log or config states (done): the gain runs to the forecast's last " \
+           "step, as if the run went on; give --total-steps if it does" in said, said
+
+
+def test_runs_without_eval_rows_are_said_to_be_forecast_and_ranked_on_their_training_score(capsys, tmp_path):
+    """A sweep none of whose runs logs an eval row was forecast and ranked on its training reward, said
+    only in each run's --full text."""
+    sweep = _live_sweep(tmp_path / "sweep", {f"r{i}": (300, False) for i in range(4)})
+    code, out, err = _cli(capsys, sweep, "--fit-frac", "0.25", "--n-boot", "40")
+    assert code == 0, err
+    assert "no run logs a validation score: forecast on the training score (score)" in " ".join(out.split())
+    code = main(["rank", str(sweep), "--fit-frac", "0.25", "--n-boot", "60"])
+    out = capsys.readouterr().out
+    assert code == 0 and "no run logs a validation score: ranked on the training score (score)" in " ".join(
+        out.split()), out

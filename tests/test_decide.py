@@ -3,7 +3,9 @@ cost, the one-line-per-run view, and the call on a real run that kept climbing."
 
 from __future__ import annotations
 
+
 import json
+import re
 from pathlib import Path
 
 from conftest import run_cli
@@ -173,7 +175,9 @@ def test_cost_from_an_older_verl_logs_timing_phases():
 
 
 def test_planned_last_step_from_the_log_unless_the_run_went_past_it():
-    assert dc.to_step_of(None, 300.0, 200.0, True, 200.0, 50.0)[0] == 300.0
+    assert dc.to_step_of(None, 300.0, 200.0, False, 200.0, 50.0)[0] == 300.0  # live: the plan
+    # a backtest of a log that stops before its plan: its end is the truth the forecast's table is read at
+    assert dc.to_step_of(None, 300.0, 200.0, True, 200.0, 50.0)[0] == 200.0
     assert dc.to_step_of(None, 300.0, 500.0, True, 500.0, 50.0) == (500.0, "the score's last logged step, a backtest")
     assert dc.to_step_of(1000.0, 300.0, 500.0, True, 500.0, 50.0)[0] == 1000.0
     assert "give `total_steps`" in dc.to_step_of(None, None, 100.0, False, 150.0, 100.0)[1]
@@ -199,13 +203,17 @@ def test_json_schema_of_the_decision_and_the_cost():
     assert d["cost"]["amount"] == pytest.approx((210 - d["gain"]["from_step"]) * d["cost"]["per_step"] / 3600)
 
 
+INTERVAL_OR_NONE = re.compile(r"\[[-+]?\d|no forecast")
+
+
 def test_many_runs_one_line_each_and_full():
     out = _cli("forecast", "data/real", "--fit-frac", "0.15", "--n-boot", "20")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    rows = [line for line in lines if line.startswith(("qwen", "verl", "~"))][:20]  # a cut name: ~rho0.10_seed43
+    rows = lines[2:22]  # under the header, a name each: the id, or what sets the run apart in it (said)
     assert len(lines) < 60 and max(map(len, lines)) <= 120 and "20 runs, one line each" in lines[0]
-    assert len(rows) == 20 and all(line.split("  ")[0].strip() for line in rows)   # one line per run
+    names = [line.split("  ")[0].strip() for line in rows]
+    assert len(set(names)) == 20 and all(names) and INTERVAL_OR_NONE.search(rows[-1]), out.stdout  # one line a run
     assert sum("no call" in line for line in lines) >= 8 and not any("stop paying" in line for line in lines)
     full = _cli("forecast", "data/real/verl_gpg_qwen2-7b-instruct_gsm8k+math_fsdp.parquet",
                 "data/real/verl_opd_qwen3-4b_aime24_collapse.parquet", "data/real/trl_qwen2.5-7b__exp1a__rho0.10_seed43"
@@ -351,10 +359,10 @@ def test_a_one_line_table_too_wide_leaves_out_the_observed_score_and_keeps_its_c
     wider than 120 columns: the widest row was then wrapped word by word, out of its columns."""
     from entropylaw.fit.forecast.text import ONE_LINE, line_table
 
-    rows = [{"run": "percent", "final": "5726.537 [-3682.978, 19790.842]", "observed": "75.629", "to": "200",
+    rows = [{"run": "percentrun", "final": "5726.537 [-3682.978, 19790.842]", "observed": "75.629", "to": "200",
              "gain": "+5687 [-3712, +5687]", "call": "undecided (continue ~27)", "regime": ""},
-            {"run": "rising", "final": "no forecast", "observed": "0.029", "to": "200", "gain": "-29.6 [-64.0, +37.1]",
-             "call": "no call", "regime": "instability"}]
+            {"run": "risingrun1", "final": "no forecast", "observed": "0.029", "to": "200",
+             "gain": "-29.6 [-64.0, +37.1]", "call": "no call", "regime": "instability"}]
     cols = [c for c in ONE_LINE if c[1] != "window"]  # one window for every run: said above the table
     wide = line_table(rows, cols, width=200).splitlines()
     assert "observed" in wide[0] and len(wide) == 3

@@ -791,3 +791,22 @@ def test_a_log_with_an_example_answer_a_line_and_two_wrappers_reads_as_written(t
     (tmp_path / "two.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     df = el.load(str(tmp_path / "two.jsonl"), score_key="metrics/reward")
     assert _series(df, "score").tolist() == [0.31] * 10
+
+
+def test_a_val_key_named_as_the_output_prints_it_reads_the_key_it_names(tmp_path):
+    """The output names a custom trainer's eval/answer_accuracy ``val/answer_accuracy``: given so to
+    --val-key (as rank's advice for runs of several scores says), every run was left out for lacking it."""
+    names = _takeoff_sweep(tmp_path / "runs")
+    res = run_cli("rank", str(tmp_path / "runs"), "--fit-frac", "0.2", "--n-boot", "60", "--json",
+                  "--val-key", "val/answer_accuracy")
+    assert res.returncode == 0, res.stderr
+    assert sorted(d["run_id"] for d in json.loads(res.stdout)) == names
+
+
+def test_every_run_left_out_for_one_reason_says_it_once(tmp_path):
+    """A --val-key no run has listed the same reason for each file, 3 of them in a line 1,400 long."""
+    _takeoff_sweep(tmp_path / "runs")
+    bad = run_cli("rank", str(tmp_path / "runs"), "--val-key", "eval/nope")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    assert "every one of 4 files skipped: --val-key 'eval/nope' not found" in bad.stderr
+    assert bad.stderr.count("not found") == 1

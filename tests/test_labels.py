@@ -132,3 +132,19 @@ def test_terminal_tables_name_runs_by_what_sets_them_apart(monkeypatch):
     assert handles(["short", "names"], 10) == (["short", "names"], False)  # ids that fit stay as they are
     same = ["x" * 40 + "_a", "x" * 40 + "_a"]  # alike ids: no labels to tell them apart, the ids cut
     assert handles(same, 12)[1] is False
+
+
+def test_table_names_keep_what_sets_runs_apart_whichever_way_says_more():
+    """Labels stand in for ids where they keep more of what sets the runs apart than the ids cut:
+    CS336 at 25 characters (``lr1e-05_epoch1 batch128``, not ``~train_batch128__8jla7krl``) and at
+    14 (``lr1e-05…1 b128``, not ``~_8jla7krl``); two runs of names that fit stay their ids."""
+    from entropylaw.table.labels import _said, handles
+
+    for width in (25, 14):
+        names, labelled = handles(CS336, width)
+        assert labelled and len(set(names)) == len(CS336) and max(map(len, names)) <= width, names
+        least = len(CS336) - 1 if width == 25 else 20  # one cut at 25: no_baseline_…e-05_e1 b256
+        assert sum("lr1e-05" in n or "lr2e-05" in n for n in names) >= least, names
+    from entropylaw.terminal import shorts
+    cut = shorts(CS336, 14)
+    assert _said(CS336, handles(CS336, 14)[0]) > _said(CS336, cut)

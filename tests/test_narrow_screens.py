@@ -129,3 +129,24 @@ def test_watch_live_display_at_80_columns_keeps_each_forecast_on_one_line(monkey
     for method, _, ci, _ in snap["forecast"]:
         assert re.search(rf"{re.escape(method)}.* \[{ci[0]:.4g}, {ci[1]:.4g}\]", text), text
     assert VERL.name in text.splitlines()[0], text
+
+
+def test_a_column_of_labels_is_as_wide_as_the_labels(monkeypatch):
+    """Runs named with long ids shown by what sets them apart ('live0xx'): rank's and forecast's run
+    columns stayed as wide as the ids could be (at 95 columns, 'live0xx' then 37 blanks)."""
+    from entropylaw.fit.forecast.text import line_table
+
+    monkeypatch.setenv("COLUMNS", "95")
+    ids = [f"grpo_clip_lr1e-05_epoch3_train_batch128__live{i}xx" for i in range(5)]
+    lines = str(_ranking([_fake(n, 0.7 - 0.05 * i, seed=i) for i, n in enumerate(ids)])).splitlines()
+    assert next(ln for ln in lines if ln.lstrip().startswith("#")).startswith(" #  run      final"), lines
+    assert any(ln.startswith(" 2  live1xx  0.650") for ln in lines), lines
+    rows = [{"run": r, "final": "0.749 [0.668, 0.835]", "call": "continue"} for r in ids]
+    out = line_table(rows, [("run", "run"), ("final [90 %]", "final"), ("call", "call")], width=60).splitlines()
+    assert out[0].startswith("run      final") and out[1].startswith("live0xx  0.749"), out
+    # the room a label leaves keeps the columns a whole id would have pushed out at 80
+    rows = [dict(r, to="300", gain="+11.3 [+5.6, +17.7]", window="<= 120", call="undecided") for r in rows]
+    cols = [("run", "run"), ("window", "window"), ("final [90 %]", "final"), ("to step", "to"), ("gain", "gain"),
+            ("call", "call")]
+    out = line_table(rows, cols, width=80)
+    assert "left out at 80" not in out and all(len(ln) <= 80 for ln in out.splitlines()), out

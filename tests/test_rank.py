@@ -445,3 +445,60 @@ def test_a_run_that_never_took_off_is_pruned_beside_a_sweep_that_did():
     level = _fake("level", rng.normal(0.60, 0.005, 400))
     rows = {x["run_id"]: x for x in rk.rank({**many, "level": level}).rows}
     assert rows["level"]["p_near"] < 0.05 and not rows["level"]["prune"], rows["level"]
+
+
+def _grpo_sweep(root, lengths, total=300, seed=0):
+    """A custom GRPO trainer's sweep: ``root/<run>/metrics.jsonl`` (train rows a step, an eval row
+    every 5 steps on 1,024 problems) beside a ``config.json`` that plans ``total`` steps."""
+    rng = np.random.default_rng(seed)
+    for name, n in lengths.items():
+        (root / name).mkdir(parents=True)
+        rows = []
+        for s in range(n + 1):
+            p = 0.04 + 0.5 * (1 - np.exp(-s / (20 + n / 20)))
+            rows.append({"type": "train", "grpo_step": s, "token_entropy": 0.15 + 0.6 * np.exp(-s / 60),
+                         "train_reward": float(np.clip(p + 0.05 * rng.standard_normal(), 0, 1))})
+            if s % 5 == 0:
+                rows.append({"type": "eval", "grpo_step": s, "answer_accuracy": rng.binomial(1024, p) / 1024,
+                             "num_examples": 1024})
+        (root / name / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (root / "config.json").write_text(json.dumps({"model": "Qwen/Qwen2.5-Math-1.5B", "n_grpo_steps": total,
+                                                  "train_data_path": "data/MATH/train.jsonl"}))
+    return root
+
+
+def test_a_backtest_of_a_run_that_stopped_before_its_planned_total_is_scored_at_its_end(tmp_path):
+    """A sweep's config plans 300 steps; a run that stopped at 190 was ranked (and its gain run) at
+    step 300 beside its observed score of step 190 and its forecast table's final of step 190."""
+    sweep = _grpo_sweep(tmp_path / "sweep", {"long": 300, "short": 190, "mid": 250})
+    doc = json.loads(_cli("rank", str(sweep), "--fit-frac", "0.5", "--n-boot", "60", "--json").stdout)
+    assert {d["run_id"]: d["to_step"] for d in doc} == {"long": 300.0, "short": 190.0, "mid": 250.0}
+    text = " ".join(_cli("rank", str(sweep), "--fit-frac", "0.5", "--n-boot", "60").stdout.split())
+    assert "the runs end at different steps" in text
+    fc = json.loads(_cli("forecast", str(sweep), "--fit-frac", "0.25", "--n-boot", "60", "--json").stdout)
+    short = next(f for f in fc if f["run_id"] == "short")
+    assert short["decision"]["gain"]["to_step"] == 190.0
+    assert "stops before the planned last step 300" in short["decision"]["gain"]["to_step_source"]
+
+
+def test_one_run_with_a_forecast_is_not_said_best_where_another_is_the_pick(tmp_path):
+    """One run of three with a forecast: 'it is best by default' under 'keep: mid' (the pick read off
+    the expected scores of all three, most having no forecast)."""
+    sweep = _grpo_sweep(tmp_path / "sweep", {"long": 300, "short": 190, "mid": 250})
+    text = " ".join(_cli("rank", str(sweep), "--fit-frac", "0.25", "--n-boot", "60").stdout.split())
+    assert "keep: mid" in text and "best by default" not in text, text
+    assert "one run with a forecast: the only run drawn, its p_best 100 % by default (not the pick for it)" in text
+
+
+def test_a_run_whose_evaluations_stopped_early_is_not_ranked_finished_on_its_early_score(tmp_path):
+    """Live, a run whose log reached its planned 300 steps but whose evaluations stopped at step 5 was
+    ranked 'finished' on its score of step 5 (0.166 where its peers ended near 0.5)."""
+    sweep = _grpo_sweep(tmp_path / "sweep", {"a": 300, "b": 300, "early": 300})
+    path = sweep / "early" / "metrics.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["type"] == "train" or r["grpo_step"] <= 5))
+    res = _cli("rank", str(sweep), "--n-boot", "60", "--json")
+    assert res.returncode == 0, res.stderr
+    rows = {d["run_id"]: d for d in json.loads(res.stdout)}
+    assert rows["early"]["expected"] is None and "stops at step 5" in rows["early"]["left_out"], rows["early"]
+    assert rows["a"]["finished"] and rows["b"]["finished"]

@@ -254,5 +254,35 @@ def test_one_finished_run_beside_runs_without_a_forecast_is_said_finished(tmp_pa
     # steps 1-10, the interval spans 49-52 % of the range, on either side of the rule by the draws alone)
     _csv(tmp_path / "early.csv", _healthy(seed=20)[:6])
     r = el.rank(el.load(str(tmp_path), warn=False), n_boot=100, total_steps=100)
-    assert "one run finished (its observed score): it is best by default, and nothing is pruned" in r.notes
+    assert "one run finished (its observed score): the only run drawn, its p_best 100 % by default (not the pick " \
+           "for it), and nothing is pruned" in r.notes
     assert not any(n.startswith("one run with a forecast") for n in r.notes)
+
+
+def test_runs_that_end_at_many_steps_have_an_end_column_not_a_note_naming_each(monkeypatch):
+    """30 runs of 190 to 368 steps: the note named each run and its step (12 lines of ids); each run's
+    end is now in the table's column 'end', and the note says the range."""
+    from types import SimpleNamespace
+
+    monkeypatch.setenv("COLUMNS", "80")
+    rng = np.random.default_rng(0)
+
+    def fake(rid, mu, to):
+        method = SimpleNamespace(final={"no_forecast": None})
+        draws = rng.normal(mu, 0.02, 400)
+        return SimpleNamespace(run_id=rid, target_key="val/math", final_draws=draws,
+                               final_point=float(np.median(draws)), conf=0.9,
+                               decision={"method": "m", "threshold": 0.01, "point": 0.01, "gain": {"to_step": to}},
+                               default="m", methods={"m": method}, regime={"name": "saturation"}, run_last=None,
+                               window_end=0.0, final_observed=None, fit_frac=0.25)
+
+    ids = [f"grpo_clip_lr{i}e-05_epoch3_train_batch128__4c2lw1u{i}" for i in range(8)]
+    text = str(rk.rank({r: fake(r, 0.5 + 0.01 * i, 190.0 + 20 * i) for i, r in enumerate(ids)}))
+    lines = text.splitlines()
+    head = next(line for line in lines if line.lstrip().startswith("#"))
+    assert head.split()[-1] == "end" and max(map(len, lines)) <= 80, text
+    rows = [line for line in lines if line[:2].strip().isdigit() and line[2:4] == "  "]
+    assert [line.split()[-1] for line in rows] == [f"{190 + 20 * i:g}" for i in range(7, -1, -1)], text
+    said = " ".join(text.split())
+    assert "the runs end at different steps (8 steps, from 190 to 330: each run's in the column 'end')" in said
+    assert not any(r in said.split("note: ", 1)[1] for r in ids)

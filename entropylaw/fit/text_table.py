@@ -92,24 +92,6 @@ class _Cell:
         yield Text("\n".join(lines), no_wrap=True, overflow="fold")
 
 
-def packed(cells: list[str], width: int, indent: str = "") -> str:
-    """``cells`` on as few lines of ``width`` as hold each whole, ``GAP`` apart: a gain stays beside
-    its interval (wrapped at its spaces, ``+21.1`` ended a line and ``[+8.2, +43.0]`` began the
-    next); a cell wider than a line alone is wrapped.
-
-    >>> print(packed(["0.423 [0.254, 0.674]", "+21.1 [+8.2, +43.0]"], 30, "  "))
-      0.423 [0.254, 0.674]
-      +21.1 [+8.2, +43.0]
-    """
-    lines: list[str] = []
-    for c in (c for c in cells if c):
-        if lines and len(lines[-1]) + GAP + len(c) <= width:
-            lines[-1] += " " * GAP + c
-        else:
-            lines.append(indent + c)
-    return "\n".join(wrap(x, width) if len(x) > width else x for x in lines)
-
-
 def fmt_table(rows: list[dict], columns: list[tuple[str, str]], *, width: int | None = None, indent: int = 0,
               optional: tuple = (), note: str | None = None, right: tuple = (), wraps: tuple | None = None) -> str:
     """``columns`` are (header, key). ``optional``: headers that may be left out, the first first;

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import warnings
 from pathlib import Path
 
@@ -213,13 +214,20 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
         tables.append(df)
     reports = [r for _, r in pieces]
     if not tables:
-        why = [r.line() for r in reports if r.skipped][:3]
-        raise EntropyLawError(f"{', '.join(map(str, sources))}: nothing usable read"
-                              + (f" ({'; '.join(why)}"
-                                 f"{'; ...' if len(why) < sum(1 for r in reports if r.skipped) else ''})"
-                                 if why else ""))
+        raise EntropyLawError(f"{', '.join(map(str, sources))}: nothing usable read{_why_none(reports)}")
     out = table.stack(tables)
     return (out if one else name_runs(out, options.run_id if options else None)), reports
+
+
+def _why_none(reports) -> str:
+    """Why nothing was read: the skipped files' reasons, said once where every file was skipped for
+    the same one (a --val-key no run has: 30 runs, 30 times the same reason)."""
+    skipped = [r for r in reports if r.skipped]
+    whys = {re.sub(r"^run (['\"]).*?\1 left out: ", "", r.skip_reason()) for r in skipped}
+    if len(skipped) > 1 and len(whys) == 1:
+        return f" (every one of {len(skipped)} files skipped: {whys.pop()})"
+    why = [r.line() for r in skipped][:3]
+    return f" ({'; '.join(why)}{'; ...' if len(why) < len(skipped) else ''})" if why else ""
 
 
 def name_runs(df: pd.DataFrame, run_id: str | None) -> pd.DataFrame:

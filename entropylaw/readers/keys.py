@@ -146,7 +146,7 @@ def detect_keys(keys: Iterable[str], entropy_key: str | None = None, score_key: 
     km.response_length = _first(RESPONSE_LENGTH_KEYS, present)
     if val_keys:
         for key in val_keys:
-            check("val-key", key)
+            key = check("val-key", _as_source(key, keys))
             canon = f"val/{_bench_of(key)}"
             if canon in km.val:  # two names of one series (test_score/x and val/test_score/x)
                 km.val_aliases[key] = canon
@@ -310,6 +310,15 @@ def _bench_of(key: str) -> str:
             return "mean" if m["bench"] in _AS_MEAN and rank >= _MEAN_RANK else m["bench"]
     m = key_names.EVAL_PREFIX.match(key)
     return key[m.end():] if m else key.removeprefix("val/")
+
+
+def _as_source(key: str, keys: list[str]) -> str:
+    """A ``--val-key`` given by the name the output prints (``val/answer_accuracy``) for the one
+    source key read under it (``eval/answer_accuracy``); any other key as given."""
+    if key in keys or not key.startswith("val/"):
+        return key
+    named = [k for k in keys if f"val/{_bench_of(k)}" == key]
+    return named[0] if len(named) == 1 else key
 
 
 def is_candidate(key: str) -> bool:

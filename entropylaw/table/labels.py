@@ -305,9 +305,11 @@ def _fit(members, tokens, common, ends, labels, max_len) -> dict:
 def handles(run_ids: Sequence[str], width: int) -> tuple[list[str], bool]:
     """Names of at most ``width`` characters for a terminal table's rows, and whether they are
     labels: the ids where they fit; else the short labels (:func:`short_labels`: what sets each
-    run apart, its settings whole) where those fit and stay unique; else the ids cut, each still told
-    from the others (:func:`~entropylaw.terminal.shorts`). Cut from the left, a CS336 sweep's ids
-    all read ``~train_batch128__8jla7krl``: their learning rate and epochs gone.
+    run apart, its settings whole) where they fit, stay unique and keep as much of what sets the runs
+    apart (:func:`_said`) than the ids cut, each still told from the others
+    (:func:`~entropylaw.terminal.shorts`), do: cut from the left, a CS336 sweep's ids read
+    ``~train_batch128__8jla7krl``, their learning rate and epochs gone; cut in the middle, the
+    labels of a sweep of two models read ``q2.5-7b….10_s43`` where the ids read ``~rho0.10_seed43``.
 
     >>> handles(["grpo_clip_lr1e-05_epoch1_batch64__tmeb8iyd", "grpo_clip_lr2e-05_epoch3_batch64__a9y44bkp"], 20)
     (['lr1e-05_epoch1', 'lr2e-05_epoch3'], True)
@@ -317,12 +319,32 @@ def handles(run_ids: Sequence[str], width: int) -> tuple[list[str], bool]:
     ids = [str(r) for r in run_ids]
     if all(len(r) <= width for r in ids):
         return ids, False
-    if len(set(ids)) == len(ids):
+    cut = shorts(ids, width)
+    if len(set(ids)) == len(ids) > 1:  # a run alone has no parts that others share: its id, cut
         label = short_labels(families(ids), width)
         got = [label[r] for r in ids]
-        if len(set(got)) == len(got) and all(len(g) <= width for g in got):
+        if len(set(got)) == len(got) and all(len(g) <= width for g in got) and _said(ids, got) >= _said(ids, cut):
             return got, True
-    return shorts(ids, width), False
+    return cut, False
+
+
+def _said(ids: Sequence[str], names: Sequence[str]) -> int:
+    """How many of the parts that set the runs apart ``names`` keep, whole or as a setting's initial
+    (``epoch3`` as ``e3``): what a table's names tell of the runs behind them.
+
+    >>> ids = ["a_lr1e-05_epoch1_x1y2z3w4", "a_lr2e-05_epoch3_q9r8s7t6"]
+    >>> _said(ids, ["lr1e-05_e1", "lr2e-05_e3"]), _said(ids, ["~x1y2z3w4", "~q9r8s7t6"])
+    (4, 2)
+    """
+    tokens = [_tokens(r) for r in ids]
+    common = set.intersection(*(set(t) for t in tokens)) if tokens else set()
+    kept = 0
+    for parts, name in zip(tokens, names):
+        name = name.lower()
+        for t in (t for t in parts if t not in common):
+            m = SETTING.fullmatch(t)
+            kept += t.lower() in name or bool(m and f"{m[1][0]}{m[2]}".lower() in name)
+    return kept
 
 
 HANDLES_SAID = "run: what sets it apart in its id (the parts every run shares left out; --json has whole ids)"

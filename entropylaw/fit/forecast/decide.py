@@ -7,8 +7,8 @@ From one method's forecast (its expected curve, its predictive draws of the fina
   ``final - now`` per draw (the expected final score's draw, without one evaluation's noise,
   minus the same draw's curve at the window's end: joint draws, so the gain's interval is not a
   difference of two intervals; the final score's interval keeps that noise).
-  N is the planned last step (``total_steps``), else the score's last logged step in a backtest,
-  else the forecast's last step;
+  N is the planned last step (``total_steps``; in a backtest, the score's last logged step where
+  the log stops before it), else the score's last logged step in a backtest, else the forecast's last step;
 - **the call**: ``stop`` when the gain's 90 % upper bound (its 90th percentile over the
   draws; ``conf``) is below the threshold, ``continue`` when its 90 % lower bound (10th
   percentile) is above it, else ``undecided``, with the step at which the call is likely
@@ -54,6 +54,7 @@ from entropylaw.fit.forecast.target import target_step
 POINTS_FLOOR, POINTS_CAP = 1.0, 3.0  # the default threshold's range, in points of a score in [0, 1] (or %)
 CALLS = ("stop", "continue", "undecided")
 CONSTANT = "the score is constant in the window"  # a call's reason; the one-line table says it short
+PAST_PLAN = "the forecast's last step"  # where a live run has reached its planned last step: N, said so
 MIN_DRAWS = 20  # the gain's one-sided 90 % points need a few draws beyond them (2 of 20 in each tail)
 
 
@@ -253,12 +254,15 @@ def to_step_of(total_steps, planned, last, backtest: bool, at_last: float, end: 
     """The step N the gain runs to, and why (module docstring)."""
     if total_steps is not None:
         return float(total_steps), "the planned last step, `total_steps`"
+    if backtest and planned is not None and planned > last:  # the run's end is its truth, and its table's last row
+        return float(last), (f"the score's last logged step, a backtest: its log stops before the planned last step "
+                             f"{planned:g} its log or config states")
     if planned is not None and planned > end and planned >= last:  # a plan the run went past is not its end
         return float(planned), "the planned last step the log or the run's config states"
     if backtest:
         return float(last), "the score's last logged step, a backtest"
     if planned is not None and planned <= end:  # the run reached (or passed) its plan: no step of it is left
-        return float(at_last), (f"the forecast's last step: the run has reached the planned last step {planned:g} "
+        return float(at_last), (f"{PAST_PLAN}: the run has reached the planned last step {planned:g} "
                                 "its log or config states; give `total_steps` if it goes on")
     return float(at_last), "the forecast's last step; give `total_steps`, the run's planned last step"
 

@@ -76,9 +76,12 @@ def common_step(runs: dict, logs: dict, total_steps=None) -> tuple[float, str]:
 
 
 def is_finished(run, log, step: float) -> bool:
-    """Whether the run has reached ``step`` or its own planned total."""
+    """Whether the run has reached ``step`` or its own planned total, its score too (within one of its
+    intervals): a run whose evaluations stopped at step 5 of 300 was "finished" on its score of step 5."""
     plan = planned(run, log)
-    return bool(run.last >= step or (plan is not None and run.last >= plan))
+    t = run.target.steps
+    last = min(run.last, t[-1] + (float(np.median(np.diff(t))) if len(t) > 1 else 0.0)) if len(t) else run.last
+    return bool(last >= step or (plan is not None and last >= plan))
 
 
 @dataclass
@@ -146,9 +149,13 @@ def live_sweep(df, ids: list, seed: int = 0, **options):
              for key, members in keys.items()}
     at = {rid: steps[runs[rid].target_key][0] for rid in runs}
     done = [rid for rid in runs if is_finished(runs[rid], logs[rid], at[rid])]
-    fcs = Forecasts({})
+    # its log at the step compared at, its score stopped long before: no final score, nothing left to forecast
+    stale = {rid: f"its log reaches step {run.last:g}, its {run.target_key} stops at step {run.target.steps[-1]:g}: no "
+                  f"final score was logged, and the run has no steps left to forecast"
+             for rid, run in runs.items() if rid not in done and run.last >= at[rid] and len(run.target)}
+    fcs = Forecasts({}, stale)
     for key, members in keys.items():
-        rest = [rid for rid in members if rid not in done]
+        rest = [rid for rid in members if rid not in done and rid not in stale]
         if rest:
             got = forecast_table(df, rest, seed=seed, none_ok=True, **{**options, "total_steps": steps[key][0],
                                                                           "at_steps": [steps[key][0]]})

@@ -288,7 +288,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     if len(ranked) == 1 and len(rows) > 1:
         only = "one run finished (its observed score)" if ranked[0] in {f.run_id for f in done} else \
             "one run with a forecast"
-        notes.append(f"{only}: it is best by default, and nothing is pruned")
+        notes.append(f"{only}: the only run drawn, its p_best 100 % by default (not the pick for it), and nothing "
+                     "is pruned")
     if few is not None:
         notes.append(f"a forecast has {few} draws (`n_boot`): too few to prune on; a share below "
                      f"{100 * PRUNE_BELOW:g} % is told from the draws' own error with {PRUNE_DRAWS} or more")

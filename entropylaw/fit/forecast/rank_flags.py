@@ -122,6 +122,8 @@ def ends_note(rows) -> str | None:
     order = {r["run_id"]: i for i, r in enumerate(rows)}  # many runs at one step: their rows, not their names
     said = ", ".join(f"{', '.join(ids) if len(ids) <= 3 else rows_said([order[i] for i in ids], len(rows))} at step "
                      f"{s:g}" for s, ids in sorted(ends.items(), reverse=True))
+    if len(ends) > 3:  # 21 ends of 30 runs named one by one took 12 lines: the table's column says each
+        said = f"{len(ends)} steps, from {min(ends):g} to {max(ends):g}: each run's in the column 'end'"
     return (f"the runs end at different steps ({said}): each final score is the run's own, at its own last step, "
             "so a run that ends earlier has had fewer steps to climb; p_best and the pick favour the runs that end "
             "later, and a run is pruned only where the runs that end no later than it would prune it")

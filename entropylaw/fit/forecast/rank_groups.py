@@ -105,7 +105,11 @@ def rank_by_score(forecasts, threshold=None, seed: int = 0, finished=None, step=
     step, or ``(None, why, {key: (N, why)})`` where each score's runs have their own."""
     groups = by_score(forecasts, finished)
     if len(groups) <= 1:
-        return rank(forecasts, threshold=threshold, seed=seed, finished=finished, step=step)
+        one = rank(forecasts, threshold=threshold, seed=seed, finished=finished, step=step)
+        kinds = {(x.target_key, x.target_kind) for x in [*forecasts.values(), *(finished or {}).values()]}
+        if len(kinds) == 1 and next(iter(kinds))[1] != "validation":  # said, as a table per score heads it
+            one.notes.insert(0, f"no run logs a validation score: ranked on the training score ({next(iter(kinds))[0]})")
+        return one
     per_key = step[2] if step is not None and len(step) > 2 else {}
     kinds = {x.target_key: x.target_kind for x in [*forecasts.values(), *(finished or {}).values()]}
     out = []

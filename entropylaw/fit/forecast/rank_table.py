@@ -50,7 +50,11 @@ def rows_table(rows, pct: str) -> tuple[list[str], dict]:
     backtest = any(r.get("observed") is not None for r in rows)
     fw = max([22] + [len(f) for f in fins])  # a score below -1 is wider than the column's usual 22
     longest = max((len(r["run_id"]) for r in rows), default=12)
-    room = text_width() - (4 + fw + 2 + 8 + 8 + 7 + (10 if backtest else 0))
+    # runs ranked at different steps (a backtest of runs of different lengths): each run's own, in a column
+    ends = [None if r.get("to_step") is None else f"{r['to_step']:g}" for r in rows]
+    ew = max(len("end"), *map(len, filter(None, ends))) if len({e for e, r in zip(ends, rows) if e and
+                                                                  r.get("p_best") is not None}) > 1 else 0
+    room = text_width() - (4 + fw + 2 + 8 + 8 + 7 + (10 if backtest else 0) + (ew + 2 if ew else 0))
     notes = ["; ".join(_tags(r)) for r in rows]
     lifted = {}
     if len(rows) >= LIFT_FROM and room - max(map(len, notes), default=0) - 2 < min(longest, 40):
@@ -64,10 +68,11 @@ def rows_table(rows, pct: str) -> tuple[list[str], dict]:
         room -= widest + 2  # the notes fit beside names of up to 40 characters; else they go under the rows
     name = max(12, min(longest, room))
     names, labelled = handles([r["run_id"] for r in rows], name)  # each run still told from the others
+    name = max(len("run"), *map(len, names)) if labelled else name  # labels: the column as wide as they are
     stacked = narrow or len(set(names)) < len({r["run_id"] for r in rows})  # else whole, on lines of their own
     run = "" if stacked else f"{'run':<{name}}  "
     head = f"{'#':>2}  {run}{'final [' + pct + ']':<{fw}}  {'p_best':>6}  {'p_near':>6}  {'prune':<5}"
-    lines = [head + ("  observed" if backtest else "")]
+    lines = [head + (f"  {'end':>{ew}}" if ew else "") + ("  observed" if backtest else "")]
     for i, (r, fin, note) in enumerate(zip(rows, fins, notes), 1):
         pb = "-" if r.get("p_best") is None else f"{100 * r['p_best']:.0f} %"
         pn = "-" if r.get("p_near") is None else f"{100 * r['p_near']:.0f} %"
@@ -75,7 +80,8 @@ def rows_table(rows, pct: str) -> tuple[list[str], dict]:
         if stacked:
             lines.append(f"{i:>2}  {r['run_id']}")
         lead = "    " if stacked else f"{i:>2}  {names[i - 1]:<{name}}  "
-        line = f"{lead}{fin:<{fw}}  {pb:>6}  {pn:>6}  {'prune' if r.get('prune') else '':<5}{obs}"
+        end = f"  {ends[i - 1] or '-':>{ew}}" if ew else ""
+        line = f"{lead}{fin:<{fw}}  {pb:>6}  {pn:>6}  {'prune' if r.get('prune') else '':<5}{end}{obs}"
         full = (line + ("  " + note if note else "")).rstrip()
         # a note that does not fit beside the numbers goes under them (wrapped, the row's columns stay)
         lines += [full] if len(full) <= text_width() or not note else [line.rstrip(), "    " + note]

@@ -14,11 +14,12 @@ import numpy as np
 
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
 from entropylaw.fit.forecast.decide import CONSTANT
+from entropylaw.fit.forecast.line_notes import past_plan_lines, scores_lines
 from entropylaw.fit.forecast.final import describe
 from entropylaw.fit.forecast.takeoff import CARRIED
 from entropylaw.fit.forecast.schedule import LR_SAID
 from entropylaw.fit.forecast.tasks import generic_notes
-from entropylaw.fit.text_table import GAP, cell, fmt_table, packed
+from entropylaw.fit.text_table import GAP, cell, fmt_table
 from entropylaw.table.labels import HANDLES_SAID, handles
 from entropylaw.terminal import count, signed, width as text_width, wrap
 
@@ -276,7 +277,6 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
     return out + generic_notes(forecasts.values())
 
 
-
 LINE_OPTIONAL = ("observed", "to", "regime")  # what a one-line table too wide for the terminal leaves out first
 MIN_NAME = 10  # a run's name is cut to no fewer characters (kept apart from the others: table.labels.handles)
 LAST_ROOM = 12  # the fewest characters the last column wraps in, beside the others
@@ -290,10 +290,13 @@ def line_table(rows: list[dict], columns: list[tuple[str, str]], width: int | No
     line above its other cells (its columns kept either way)."""
     width = text_width() if width is None else width
 
+    ids = [cell(r.get(columns[0][1])) for r in rows]
+    least = min(MIN_NAME, max(len(columns[0][0]), *map(len, handles(ids, MIN_NAME)[0])))  # labels may be shorter
+
     def sized(cols):
         cells = [[cell(r.get(k)) for _, k in cols] for r in rows]
         sizes = [max([len(h)] + [len(c[i]) for c in cells]) for i, (h, _) in enumerate(cols)]
-        return cells, sizes, MIN_NAME + sum(sizes[1:]) + GAP * (len(sizes) - 1) <= width
+        return cells, sizes, least + sum(sizes[1:]) + GAP * (len(sizes) - 1) <= width
 
     cells, sizes, fits = sized(columns)
     left = []
@@ -303,27 +306,29 @@ def line_table(rows: list[dict], columns: list[tuple[str, str]], width: int | No
         left += [h for h, k in columns if k == key]
         columns = [c for c in columns if c[1] != key]
         cells, sizes, fits = sized(columns)
-    sizes[0] = max(MIN_NAME, min(sizes[0], width - sum(sizes[1:]) - GAP * (len(sizes) - 1)))
+    sizes[0] = max(least, min(sizes[0], width - sum(sizes[1:]) - GAP * (len(sizes) - 1)))
+    names, labelled = handles([c[0] for c in cells], sizes[0])  # each run still told from the others
+    sizes[0] = max(len(columns[0][0]), *map(len, names))  # the column as wide as the names shown (labels: shorter)
     # still too wide: the last column's cells wrap within it; where that leaves it under LAST_ROOM characters,
     # each run's name and last cell make a line above its other cells (a line re-flowed at the terminal's width
     # lost its columns: 'lr2e-6 <= 300 0.936 [0.876, 0.969] ...' at 80 columns)
     stacked = not fits and sum(sizes[:-1]) + GAP * (len(sizes) - 1) + LAST_ROOM > width
     start = sum(sizes[:-1]) + GAP * (len(sizes) - 1)
+    packs = stacked and 2 + sum(sizes[1:-1]) + GAP * (len(sizes) - 3) > width  # rows packed, not in columns
 
     def line(values, name):
         middle = [v.ljust(w) for v, w in zip(values[1:-1], sizes[1:-1])]
         if stacked:  # the other cells in their columns where they fit, else each whole on as few lines as fit
             below = ("  " + (" " * GAP).join(middle)).rstrip()
-            if len(below) > width:
-                below = packed([v.strip() for v in values[1:-1]], width, "  ")
+            if packs:  # a cell a line, each whole (the header alike: its headings in the rows' order)
+                below = "\n".join(wrap("  " + v.strip(), width) for v in values[1:-1] if v.strip())
             return "\n".join([wrap(f"{name}{' ' * GAP}{values[-1]}", width), below])
         parts = textwrap.wrap(values[-1], max(width - start, LAST_ROOM), break_long_words=False) or [""]
         first = (" " * GAP).join([name.ljust(sizes[0])] + middle + [parts[0]]).rstrip()
         return "\n".join([first] + [" " * start + p for p in parts[1:]])
     said = [wrap(f"(left out at {width} columns: {', '.join(left)}; the JSON has them)", width)] if left else []
-    # stacked, a name shares its line with the last cell only
-    room = max(MIN_NAME, width - GAP - sizes[-1]) if stacked else sizes[0]
-    names, labelled = handles([c[0] for c in cells], room)  # each run still told from the others
+    if stacked:  # a name shares its line with the last cell only
+        names, labelled = handles([c[0] for c in cells], max(MIN_NAME, width - GAP - sizes[-1]))
     said += [wrap(HANDLES_SAID, width)] if labelled else []
     return "\n".join([line([h for h, _ in columns], columns[0][0])] + [line(c, n) for c, n in zip(cells, names)]
                      + said)
@@ -349,7 +354,7 @@ def one_line_text(forecasts) -> str:
             "call: stop / continue / undecided (the likely call "
             "and its step) against each run's threshold; a method named beside a gain: the call's, where it is not "
             "the final's; --full: every run's forecast, threshold and reasons")
-    regimes = _regime_lines(forecasts)
+    regimes = scores_lines(forecasts) + past_plan_lines(forecasts) + _regime_lines(forecasts)
     if any(r["regime"] for r in rows):
         said += ("; regime: take-off (still climbing fast from its floor: the interval opens upward) or instability "
                  "(collapse risk: widened downward); blank: saturation")
