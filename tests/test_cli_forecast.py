@@ -11,6 +11,8 @@ import pytest
 from entropylaw import table
 from entropylaw.cli.main import main
 
+from _course_runs import planned_sweep
+
 # prints numbers: run again under another BLAS kernel set (make test, OPENBLAS_CORETYPE=Prescott)
 pytestmark = pytest.mark.printed
 
@@ -164,21 +166,7 @@ def test_law_verdict_on_the_window_is_printed_and_uses_no_later_steps(capsys, tm
 
 def _live_sweep(root, runs, total=300):
     """A custom GRPO trainer's live sweep: ``runs`` maps a run to (its last step, whether it logs eval rows)."""
-    rng = np.random.default_rng(3)
-    for name, (last, evals) in runs.items():
-        (root / name).mkdir(parents=True)
-        rows = []
-        for s in range(last + 1):
-            p = 0.1 + 0.5 * (1 - np.exp(-s / 40))
-            rows.append({"type": "train", "grpo_step": s, "token_entropy": 0.15 + 0.6 * np.exp(-s / 60),
-                         "train_reward": float(np.clip(p + 0.05 * rng.standard_normal(), 0, 1))})
-            if evals and s % 5 == 0:
-                rows.append({"type": "eval", "grpo_step": s, "answer_accuracy": rng.binomial(1024, p) / 1024,
-                             "num_examples": 1024})
-        (root / name / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (root / "config.json").write_text(json.dumps({"model": "Qwen/Qwen2.5-Math-1.5B", "n_grpo_steps": total,
-                                                  "train_data_path": "data/MATH/train.jsonl"}))
-    return root
+    return planned_sweep(root, runs, total=total, seed=3)
 
 
 def _one_line(capsys, tmp_path):

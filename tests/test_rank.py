@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from _course_runs import planned_sweep
 from conftest import run_cli
 
 import numpy as np
@@ -450,21 +451,8 @@ def test_a_run_that_never_took_off_is_pruned_beside_a_sweep_that_did():
 def _grpo_sweep(root, lengths, total=300, seed=0):
     """A custom GRPO trainer's sweep: ``root/<run>/metrics.jsonl`` (train rows a step, an eval row
     every 5 steps on 1,024 problems) beside a ``config.json`` that plans ``total`` steps."""
-    rng = np.random.default_rng(seed)
-    for name, n in lengths.items():
-        (root / name).mkdir(parents=True)
-        rows = []
-        for s in range(n + 1):
-            p = 0.04 + 0.5 * (1 - np.exp(-s / (20 + n / 20)))
-            rows.append({"type": "train", "grpo_step": s, "token_entropy": 0.15 + 0.6 * np.exp(-s / 60),
-                         "train_reward": float(np.clip(p + 0.05 * rng.standard_normal(), 0, 1))})
-            if s % 5 == 0:
-                rows.append({"type": "eval", "grpo_step": s, "answer_accuracy": rng.binomial(1024, p) / 1024,
-                             "num_examples": 1024})
-        (root / name / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (root / "config.json").write_text(json.dumps({"model": "Qwen/Qwen2.5-Math-1.5B", "n_grpo_steps": total,
-                                                  "train_data_path": "data/MATH/train.jsonl"}))
-    return root
+    return planned_sweep(root, {name: (n, True) for name, n in lengths.items()}, total=total, seed=seed,
+                         floor=0.04, pace=lambda n: 20 + n / 20)
 
 
 def test_a_backtest_of_a_run_that_stopped_before_its_planned_total_is_scored_at_its_end(tmp_path):
