@@ -93,3 +93,13 @@ def test_a_gain_stays_beside_its_interval_on_a_narrow_screen():
     assert max(map(len, lines)) <= 40, out
     assert sum(line.strip() == "+21.1 [+8.2, +43.0]" for line in lines) == 2, out
     assert any(line.startswith("lr1e-05_epoch1") for line in lines) and "~" not in out, out
+
+
+def test_a_gain_in_score_units_has_one_precision():
+    """A reward in [-1, 1] has no points: its gain read ``+0 [+0, +0.01374]``, each number to its own
+    significant figures, under "in (score units) or points". Three decimals each, and plain words."""
+    from entropylaw.fit.forecast.text import gain_text
+
+    d = {"gain": {"expected": 0.0, "lo": -0.00002, "hi": 0.01374}, "point": None}
+    assert gain_text(d) == "+0.000 [+0.000, +0.014]"
+    assert gain_text({"gain": {"expected": 0.085, "lo": 0.01, "hi": 0.2}, "point": 0.01}) == "+8.5 [+1.0, +20.0]"
