@@ -395,13 +395,13 @@ def test_finishing_waits_for_the_exit_record_and_the_labs_close_never_masks_an_e
 
 def test_the_model_vllm_serves_is_read_from_the_console_where_the_config_names_none(tmp_path):
     """The CS336 grid's W&B runs name their model only in the console output, vLLM's engine line
-    (``model='/home/.../models/Qwen/Qwen2.5-Math-1.5B'``): summary said no model. A config's model wins."""
+    (``model='<checkout>/models/Qwen/Qwen2.5-Math-1.5B'``): summary said no model. A config's model wins."""
     from wandb.proto import wandb_internal_pb2 as pb
 
     from entropylaw.readers.leveldb_log import write_log
 
     line = ("INFO 03-24 19:05:10 [llm_engine.py:243] Initializing a V0 LLM engine (v0.8.4) with config: "
-            "model='/home/u/a5/models/Qwen/Qwen2.5-Math-1.5B', speculative_config=None, tokenizer='/home/u/a5'")
+            "model='/srv/a5/models/Qwen/Qwen2.5-Math-1.5B', speculative_config=None, tokenizer='/srv/a5'")
 
     def run_file(name, config=None):
         recs = [pb.Record(run=pb.RunRecord(run_id=name, display_name=name))]

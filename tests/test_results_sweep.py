@@ -36,7 +36,8 @@ def test_the_reports_forecasts_of_a_sweep_are_the_forecast_commands(tmp_path):
     table = forecast_table(df, fit_frac=0.2, methods=[DEFAULT, LAW_METHOD], n_boot=60, conf=0.9, seed=0)
     for rid, (_, fc) in computed.items():
         assert fc.regime.get("sweep_runs") == 3, rid  # pooled with the 3 others, as the command pools them
-        assert fc.decision["gain"]["to_step"] == 200  # the run's planned last step, from its config
+        # a backtest: the log's last step, where its plan (200, from its config) lies past the log's end
+        assert fc.decision["gain"]["to_step"] == 100 and "200" in fc.decision["gain"]["to_step_source"]
         assert fc.decision["gain"] == pytest.approx(table[rid].decision["gain"])
         assert fc.final_point == pytest.approx(table[rid].final_point)
     # one run asked for alone, from the sweep's table, is pooled with its peers too
@@ -62,10 +63,11 @@ def test_the_reports_forecast_reads_the_logs_timing_and_follows_a_changed_config
     # the same values under another config: another forecast, not the one cached for the first
     _sweep(tmp_path / "runs")
     first = forecast_runs(el.load(str(tmp_path / "runs"), warn=False), ["grpo_lr0e-6"], 0.2, 40, 0.9)[0]
-    for folder in (tmp_path / "runs").iterdir():
-        (folder / "config.json").write_text(json.dumps({"n_grpo_steps": 400}))
+    for folder in (tmp_path / "runs").iterdir():  # two training files read in order: the data changes
+        (folder / "config.json").write_text(json.dumps({"n_grpo_steps": 200, "shuffle": False,
+                                                        "train_files": ["d/gsm8k.parquet", "d/math.parquet"]}))
     again = forecast_runs(el.load(str(tmp_path / "runs"), warn=False), ["grpo_lr0e-6"], 0.2, 40, 0.9)[0]
-    assert [x["grpo_lr0e-6"][1].decision["gain"]["to_step"] for x in (first, again)] == [200, 400]
+    assert [bool(x["grpo_lr0e-6"][1].regime.get("data_switch")) for x in (first, again)] == [False, True]
 
 
 def test_the_report_and_the_screen_name_each_forecasts_regime_beside_its_number(tmp_path):
