@@ -305,11 +305,11 @@ def _fit(members, tokens, common, ends, labels, max_len) -> dict:
 def handles(run_ids: Sequence[str], width: int) -> tuple[list[str], bool]:
     """Names of at most ``width`` characters for a terminal table's rows, and whether they are
     labels: the ids where they fit; else the short labels (:func:`short_labels`: what sets each
-    run apart, its settings whole) where they fit, stay unique and keep as much of what sets the runs
-    apart (:func:`_said`) than the ids cut, each still told from the others
-    (:func:`~entropylaw.terminal.shorts`), do: cut from the left, a CS336 sweep's ids read
-    ``~train_batch128__8jla7krl``, their learning rate and epochs gone; cut in the middle, the
-    labels of a sweep of two models read ``q2.5-7b….10_s43`` where the ids read ``~rho0.10_seed43``.
+    run apart, its settings whole) where they fit, stay unique and keep at least as much of what
+    sets the runs apart (:func:`_said`) as the ids cut (each still told from the others:
+    :func:`~entropylaw.terminal.shorts`); else the ids cut. Cut from the left, a CS336 sweep's ids
+    read ``~train_batch128__8jla7krl``, their learning rate and epochs gone; cut in the middle,
+    labels of runs of several models can say less than the ids (``q2.5-7b….10_s43``).
 
     >>> handles(["grpo_clip_lr1e-05_epoch1_batch64__tmeb8iyd", "grpo_clip_lr2e-05_epoch3_batch64__a9y44bkp"], 20)
     (['lr1e-05_epoch1', 'lr2e-05_epoch3'], True)
