@@ -810,3 +810,33 @@ def test_every_run_left_out_for_one_reason_says_it_once(tmp_path):
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert "every one of 4 files skipped: --val-key 'eval/nope' not found" in bad.stderr
     assert bad.stderr.count("not found") == 1
+
+
+def test_a_step_that_restarts_with_each_epoch_is_counted_on_not_resumed(tmp_path):
+    """A loop logging ``{"epoch": e, "step": s}`` with ``s`` from 0 each epoch was read as two
+    resumes: each epoch superseded the one before (80 of 120 entropies dropped). Where every place the
+    step goes back is where the epoch goes up, the steps are counted on across epochs; a restart
+    inside an epoch is still a resume."""
+    rows = []
+    for e in (1, 2, 3):
+        for s in range(40):
+            g = (e - 1) * 40 + s  # the global step, written independently of the reader
+            rows.append({"epoch": e, "step": s, "entropy": 0.9 - 0.005 * g, "reward": 0.2 + 0.004 * g})
+            if s % 10 == 9:
+                rows.append({"epoch": e, "step": s, "eval/accuracy": 0.1 + 0.003 * g})
+    (tmp_path / "epochs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pd.DataFrame([r for r in rows if "entropy" in r]).to_csv(tmp_path / "epochs.csv", index=False)
+    for name in ("epochs.jsonl", "epochs.csv"):
+        df = el.load(str(tmp_path / name), warn=False)
+        h = _series(df, "entropy")
+        assert h.index.tolist() == list(range(120)), name
+        np.testing.assert_allclose(h.to_numpy(), [0.9 - 0.005 * g for g in range(120)])
+        notes = " ".join(n for d in df.attrs["row_accounts"] for n in d["notes"])
+        assert "restarts with each epoch" in notes and "superseded" not in notes.replace("nothing superseded", "")
+    # a resume inside epoch 2 (steps 30..39 logged again from 25): superseded, as before
+    resumed = rows[:40] + [{"epoch": 2, "step": s, "entropy": 0.5, "reward": 0.5} for s in list(range(30)) +
+                           list(range(25, 40))]
+    (tmp_path / "resumed.jsonl").write_text("".join(json.dumps(r) + "\n" for r in resumed))
+    df = el.load(str(tmp_path / "resumed.jsonl"), warn=False)
+    notes = " ".join(n for d in df.attrs["row_accounts"] for n in d["notes"])
+    assert "restarts with each epoch" not in notes and "resumed run" in notes, notes

@@ -96,6 +96,12 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
         report.note(f"the rows are not in step order (the step goes back {count(back, 'time')}, most stretches "
                     "between two such places a step or two long: a table sorted otherwise, not a resumed run): read "
                     "in step order", changed=True)
+    if ordered:
+        counted = epoch_steps(df, steps)
+        if counted is not None:  # a step that restarts with each epoch: counted on, not resumes
+            steps, said = counted
+            df = df.assign(step=steps)
+            report.note(said, changed=True)
     if not ordered:
         keep, restart_steps = _per_key_resumes(df, steps, same_step_restarts=repeats != "mean")
     elif "axis" in df.columns:  # each step axis restarts on its own (train on grpo_step, eval on eval_step)
@@ -179,6 +185,53 @@ def unsorted(steps: np.ndarray) -> int:
     edges = np.r_[0, back + 1, len(steps)]
     stretch = [len(np.unique(steps[a:b])) for a, b in zip(edges[:-1], edges[1:])]
     return len(back) if np.median(stretch) < UNSORTED_STRETCH else 0
+
+
+EPOCH_KEYS = ("epoch", "train/epoch")
+
+
+def epoch_steps(df: pd.DataFrame, steps: np.ndarray) -> tuple[np.ndarray, str] | None:
+    """The steps counted on across epochs, and what to say, where a log's step restarts with each
+    epoch (a loop's ``{"epoch": 2, "step": 0, ...}``): every place the step goes back (on its own
+    step axis) is where the epoch its lines log goes up, and nowhere else. Read as resumes, each
+    epoch superseded the one before it (90 of 120 values dropped). None where that is not so.
+
+    >>> d = pd.DataFrame({"step": [0, 0, 1, 1, 0, 0, 1, 1], "key": ["epoch", "H"] * 4,
+    ...                   "value": [1, .9, 1, .8, 2, .7, 2, .6], "line": [1, 1, 2, 2, 3, 3, 4, 4]})
+    >>> epoch_steps(d, d["step"].to_numpy())[0].tolist()
+    [0, 0, 1, 1, 2, 2, 3, 3]
+    """
+    if "line" not in df.columns or len(steps) < 2:
+        return None
+    keys = df["key"].astype(str).to_numpy()
+    marked = np.isin(keys, EPOCH_KEYS)
+    if not marked.any():
+        return None
+    lines = df["line"].to_numpy()
+    by_line = pd.Series(df["value"].to_numpy()[marked], index=lines[marked])
+    by_line = by_line[~by_line.index.duplicated(keep="last")]
+    epoch = pd.Series(by_line.reindex(lines).to_numpy()).ffill().bfill().to_numpy()
+    axes = df["axis"].astype(str).to_numpy() if "axis" in df.columns else np.zeros(len(steps), dtype=object)
+    went_up = np.zeros(len(steps), dtype=bool)
+    for idx in pd.Series(range(len(steps))).groupby(axes, sort=False).indices.values():
+        s, e = steps[idx], epoch[idx]
+        back = np.diff(s) < 0
+        if np.isnan(e).any() or (np.diff(e) < 0).any() or (back & ~(np.diff(e) > 0)).any():
+            return None  # a restart within an epoch (a resume), or an epoch that goes back
+        went_up[idx[1:][back]] = True
+    if not went_up.any():
+        return None
+    out = steps.astype(np.int64).copy()
+    offset, top = 0, None
+    for value in pd.unique(epoch):
+        rows = epoch == value
+        if top is not None:
+            offset = top + 1 - int(steps[rows].min())
+        out[rows] = steps[rows] + offset
+        top = int(out[rows].max())
+    return out, (f"the step restarts with each epoch ({count(int(went_up.sum()), 'restart')}, epochs "
+                 f"{epoch[0]:g} to {epoch[-1]:g}): counted on across epochs as one run's steps (not resumes: "
+                 f"nothing superseded), {int(steps.max())} -> {int(out.max())}")
 
 
 def _ordered_resumes(steps: np.ndarray) -> tuple[np.ndarray, list[int]]:
