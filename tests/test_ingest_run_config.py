@@ -13,7 +13,7 @@ from entropylaw import table
 from entropylaw.fit.forecast.core import forecast
 from entropylaw.fit.forecast.data import RunData
 
-from _course_runs import course_run
+from _course_runs import course_run, planned_sweep
 from conftest import run_cli
 
 
@@ -192,3 +192,20 @@ def test_a_config_that_does_not_read_is_said_though_the_folders_first_file_does_
     assert "b/config.json: the run's config does not read" in notes["b"]
     # a run's own config that does not read leaves the sweep's to describe it
     assert list(table.runs(df)["model"]) == ["Qwen/Qwen2.5-Math-1.5B"] * 2
+
+
+def test_a_run_of_a_sweep_given_alone_reads_its_sweeps_config(tmp_path):
+    """``forecast sweep/a/`` (or its log) read no config of the sweep's: no model, no task, and its gain
+    ran to the window's end where the sweep planned 300 steps. Given alone, a run folder takes the
+    config beside its sibling run folders; a folder with no sibling run folder takes none."""
+    root = planned_sweep(tmp_path / "sweep", {"a": (60, True), "b": (80, True)}, total=300)
+    for source in (root / "a", root / "a" / "metrics.jsonl"):
+        meta = table.runs(el.load(str(source), warn=False)).iloc[0]
+        assert meta["model"] == "Qwen/Qwen2.5-Math-1.5B" and meta["dataset"] == "math", meta
+        assert '"total_steps": 300' in str(meta["config"]), meta["config"]
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (root / "b").rename(lone / "b")
+    (lone / "config.json").write_text((root / "config.json").read_text())
+    meta = table.runs(el.load(str(lone / "b"), warn=False)).iloc[0]
+    assert str(meta["model"]) in ("", "nan"), meta  # no sibling run folder beside it: no sweep's config

@@ -84,6 +84,18 @@ def _as_user_error(err: Exception) -> EntropyLawError:
     return EntropyLawError(describe_os_error(err)) if isinstance(err, OSError) else err
 
 
+def _sweep_above(folder: Path) -> run_config.FolderConfig | None:
+    """The config of the sweep a run folder (or its log) given alone lies in: its parent's, where the
+    parent holds other run folders beside it, as read whole (``sweep/config.json`` beside
+    ``sweep/<run>/``); None elsewhere. Given alone, a run of a sweep read no config of its sweep's: no
+    model, no task, and its gain ran to the window's end where the sweep planned 300 steps."""
+    parent = folder.resolve().parent
+    if not run_config.find(parent):
+        return None
+    others = [m for m in _directory_members(parent) if Path(m).is_dir() and Path(m).resolve() != folder.resolve()]
+    return run_config.FolderConfig(parent) if others else None
+
+
 def _skipped(source: str, err: EntropyLawError) -> tuple[pd.DataFrame, IngestReport]:
     report = IngestReport(source)
     report.skip(str(err))  # said once, by the row account (entropylaw.load, the CLI)
@@ -101,6 +113,8 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
                                   "veRL .log/.jsonl, trainer_state.json, TensorBoard or W&B runs, or one folder "
                                   "per run holding them)" + "".join(f"; {f}: {why}: name it to read it"
                                                                     for f, why in deeper[:3]))
+        if config is None and depth == 0:  # a run folder given alone: the sweep's config it lies in, if any
+            config = _sweep_above(Path(source))
         folder_config = run_config.FolderConfig(Path(source), config)  # its own configs, then the folder's above
         out, aside = [], []
         for folder, why in unread_folders(Path(source), members) if depth == 0 else ():
@@ -133,7 +147,8 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
         return [(_apply_meta_overrides(df, opts), report)] + [(table.empty(), r) for r in carried]
     out = []
     given = config is None and depth == 0  # a log given directly: its folder's configs describe it
-    config = run_config.FolderConfig(Path(source).parent) if given and Path(source).is_file() else config
+    if given and Path(source).is_file():
+        config = run_config.FolderConfig(Path(source).parent, _sweep_above(Path(source).parent))
     raws = read_raw(source, fmt, opts)
     if config:
         config.apply(raws)
