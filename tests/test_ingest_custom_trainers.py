@@ -840,3 +840,15 @@ def test_a_step_that_restarts_with_each_epoch_is_counted_on_not_resumed(tmp_path
     df = el.load(str(tmp_path / "resumed.jsonl"), warn=False)
     notes = " ".join(n for d in df.attrs["row_accounts"] for n in d["notes"])
     assert "restarts with each epoch" not in notes and "resumed run" in notes, notes
+
+
+def test_a_comment_line_is_no_lost_value(tmp_path):
+    """A script's comment at the top of its JSON lines (``# run grpo lr=1e-6``) was counted as a value
+    dropped from an unparseable line, and warned about. It holds none: said, not counted."""
+    rows = [{"step": s, "entropy": 0.5 - 0.01 * s, "reward": 0.1 * s} for s in range(1, 6)]
+    (tmp_path / "m.jsonl").write_text("# run grpo lr=1e-6\n" + "".join(json.dumps(r) + "\n" for r in rows)
+                                      + "// done\n")
+    res = run_cli("summary", str(tmp_path / "m.jsonl"), "--json")
+    assert res.returncode == 0 and "warning" not in res.stderr, res.stderr
+    [account] = json.loads(res.stdout)["row_accounts"]
+    assert account["rows_dropped"] == 0 and any("2 comment lines" in n for n in account["notes"]), account

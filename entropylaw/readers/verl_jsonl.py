@@ -187,6 +187,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     stepless: dict[str, None] = {}  # keys of the first objects, for the error when no line has a step
     texts: dict[str, str] = {}  # keys holding numbers written as text: one example each
     prose: dict[str, int] = {}  # keys of SAMPLE_FIELDS holding text: lines of each (a file of samples)
+    comments: list[int] = []  # lines of comments
     aside: set[str] = set()
     elsewhere: dict[str, int] = {}  # lines without the `step_key` read on a step of their own
 
@@ -201,6 +202,9 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
             unterminated = not line.endswith("\n")
             line = line.strip().replace("\x00", "")
             if not line:
+                continue
+            if line.startswith(("#", "//")):  # a comment a script wrote (# run grpo lr=1e-6): no values
+                comments.append(lineno)
                 continue
             try:
                 obj = json.loads(line)
@@ -262,6 +266,10 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     if aside:
         report.note("not read as metrics: " + ", ".join(
             f"{k} ({'bookkeeping' if BOOKKEEPING.match(k) else 'a step'})" for k in sorted(aside)))
+    if comments:
+        report.note(f"{count(len(comments), 'comment line')} (starting with # or //) not read, no values in "
+                    f"{'it' if len(comments) == 1 else 'them'}: line {', '.join(map(str, comments[:5]))}"
+                    + (", ..." if len(comments) > 5 else ""))
     if texts:
         report.note("numbers written as text, read as numbers: " + ", ".join(
             f"{k!r} ({v!r:.20})" for k, v in list(texts.items())[:6]) + (", ..." if len(texts) > 6 else ""))
