@@ -203,10 +203,10 @@ def epoch_steps(df: pd.DataFrame, steps: np.ndarray) -> tuple[np.ndarray, str] |
     """
     if "line" not in df.columns or len(steps) < 2:
         return None
-    keys = df["key"].astype(str).to_numpy()
-    marked = np.isin(keys, EPOCH_KEYS)
-    if not marked.any():
+    names = df["key"].cat.categories if isinstance(df["key"].dtype, pd.CategoricalDtype) else pd.unique(df["key"])
+    if not set(map(str, names)) & set(EPOCH_KEYS):  # most logs: no epoch key, and no per-row work (a hot path)
         return None
+    marked = df["key"].astype(str).isin(EPOCH_KEYS).to_numpy()
     lines = df["line"].to_numpy()
     by_line = pd.Series(df["value"].to_numpy()[marked], index=lines[marked])
     by_line = by_line[~by_line.index.duplicated(keep="last")]
