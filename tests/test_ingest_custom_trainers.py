@@ -763,6 +763,22 @@ def test_a_count_of_problems_solved_is_no_accuracy_and_is_read_as_its_share(tmp_
         assert "read as a count of them (divided by 50)" in notes, notes
 
 
+def test_a_count_of_correct_answers_with_no_total_is_no_percent(tmp_path):
+    """``correct`` 10..40 with no number of problems in the log was read as a percent (29 of 50
+    problems as 0.29, not 0.58): it is a count of problems we do not know, read in its own units and
+    said; a name that says a share (``pct_correct``) is still read as a percent."""
+    counted = _eval_counts(tmp_path / "bare.jsonl", 50, correct=int)
+    df = el.load(str(tmp_path / "bare.jsonl"), warn=False)
+    np.testing.assert_allclose(_series(df, "val/correct").sort_index().to_numpy(), counted["k"])
+    notes = " ".join(n for a in el.row_accounts(df) for n in a["notes"])
+    assert "whole numbers named for correct answers, and the log states no number of problems" in notes, notes
+    assert "read as a percent" not in notes, notes
+    share = _eval_counts(tmp_path / "pct.jsonl", 50, pct_correct=lambda k: 2 * k)
+    df = el.load(str(tmp_path / "pct.jsonl"), warn=False)
+    [val] = [m for m in df["metric"].unique() if str(m).startswith("val/")]
+    np.testing.assert_allclose(_series(df, val).sort_index().to_numpy(), share["k"] / 50)
+
+
 @pytest.mark.parametrize("split", ["valid", "validation", "test", "eval", "val"])
 def test_eval_rows_tagged_by_any_split_name_are_the_validation(tmp_path, split):
     """Rows tagged ``"split": "valid"`` were read as ``valid/acc``, which no name rule took as a

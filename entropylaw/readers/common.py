@@ -40,7 +40,8 @@ from entropylaw.readers.model_size import params_from_name, published_nonembeddi
 from entropylaw.readers.names import algorithm_from_filename, algorithm_name
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.resumes import _where, resolve_resumes
-from entropylaw.readers.units import PERCENT, counts, impossible, kept_fractions, says_accuracy, unit
+from entropylaw.readers.score_scales import percent_hints, score_keys, score_scales, score_units
+from entropylaw.readers.units import bare_counts, counts, impossible, kept_fractions, unit
 from entropylaw.terminal import count
 
 NON_FINITE = "non-finite value"
@@ -156,92 +157,6 @@ def _note_validation_only(df: pd.DataFrame, val_keys: set[str], report: IngestRe
     report.note(f"{count(len(only), 'validation-only step')}, no training metrics: {', '.join(parts)}{more}")
 
 
-def score_keys(km: KeyMap) -> list[str]:
-    return [k for k in (km.score, *km.val.values(), *km.val_aliases) if k]
-
-
-def score_scales(km: KeyMap, ranges: dict, score_scale: float | None,
-                 found: dict | None = None, percent_keys: dict | None = None) -> dict[str, tuple[float, str]]:
-    """``{key: (factor, what is said)}`` for the score keys to rescale: every one by ``score_scale``
-    when given; else a key whose values lie in [0, 100], most of them above 1 (``found``: the
-    run's own unit, :func:`.units.unit`), and whose name says an accuracy (acc, pass, percent
-    ...): a percent, read as a fraction. A run within [0, 1] whose key the other runs of its
-    source log as a percent (``percent_keys``) is a percent too.
-
-    >>> km = KeyMap(score="reward_avg", val={"val/acc": "eval_acc"})
-    >>> score_scales(km, {"reward_avg": (0.0, 1.0), "eval_acc": (15.6, 56.2)}, None)
-    {'eval_acc': (0.01, "'eval_acc' ranges 15.6..56.2 and its name says an accuracy: read as a percent (divided by 100)")}
-    >>> score_scales(km, {"reward_avg": (0.0, 1.0), "eval_acc": (0.2, 1.5)}, None, {"eval_acc": 1.0})
-    {}
-    >>> score_scales(km, {"reward_avg": (0.0, 1.0), "eval_acc": (15.6, 56.2)}, 0.5)["reward_avg"][0]
-    0.5
-    """
-    out = {}
-    for key in score_keys(km):
-        if key not in ranges:
-            continue
-        lo, hi = ranges[key]
-        if score_scale is not None:
-            if score_scale == PERCENT and 0 <= lo and hi <= 1:
-                continue  # a fraction already, in a run read with percent ones (percent_hints says it)
-            if score_scale != 1:
-                out[key] = (score_scale, f"{key!r} multiplied by {score_scale:g} (`score_scale`)")
-        elif 0 <= lo and 1 < hi <= 100 and says_accuracy(key) and (found or {}).get(key, PERCENT) == PERCENT:
-            out[key] = (0.01, f"{key!r} ranges {lo:.4g}..{hi:.4g} and its name says an accuracy: read as a "
-                              "percent (divided by 100)")
-        elif key in (percent_keys or {}) and 0 <= lo and hi <= 1:
-            out[key] = (0.01, f"{key!r} ranges {lo:.4g}..{hi:.4g}: read as a percent (divided by 100), as in the "
-                              f"other runs read with it (up to {percent_keys[key]:.4g}); give its file apart to read "
-                              "it as a fraction")
-    return out
-
-
-def percent_hints(km: KeyMap, ranges: dict, scales: dict, score_scale: float | None) -> list[str]:
-    """The validation keys that look like a percent (in [0, 100], above 1) but whose name does
-    not say so, and a training reward within [0, 100] that goes above 10: read in their own
-    units, and said, with the flag that reads them as a percent.
-
-    >>> percent_hints(KeyMap(val={"val/gsm8k": "val/test_score/gsm8k"}), {"val/test_score/gsm8k": (38.1, 73.6)},
-    ...               {}, None)
-    ["'val/test_score/gsm8k' ranges 38.1..73.6: read in its own units (not as a percent: its name does not say an accuracy); --score-scale percent if it is one"]
-    """
-    if score_scale is not None:
-        return [f"{key!r} ranges {ranges[key][0]:.4g}..{ranges[key][1]:.4g}, within [0, 1]: read as a fraction, not "
-                "divided by 100 (`score_scale` percent divides a score that goes above 1)"
-                for key in [km.score, *km.val.values(), *km.val_aliases]
-                if score_scale == PERCENT and key in ranges and key not in scales and 0 <= ranges[key][0]
-                and ranges[key][1] <= 1]
-    out = []
-    for key in [*km.val.values(), *km.val_aliases]:
-        if key in ranges and key not in scales and 0 <= ranges[key][0] and 1 < ranges[key][1] <= 100:
-            lo, hi = ranges[key]
-            if says_accuracy(key):  # most of its values within [0, 1], too many above to be slips
-                out.append(f"{key!r} ranges {lo:.4g}..{hi:.4g}: read in its own units (most of its values lie "
-                           "within [0, 1], too many above 1 for a fraction); --score-scale percent if it is one")
-                continue
-            out.append(f"{key!r} ranges {lo:.4g}..{hi:.4g}: read in its own units (not as a percent: its name does "
-                       "not say an accuracy); --score-scale percent if it is one")
-    # a reward's scale is the trainer's to choose: [-1, 1] and [0, 10] are common, so only a reward
-    # that climbs past 10 and stays within [0, 100] looks like a percent
-    key = km.score
-    if key and key in ranges and key not in scales and 0 <= ranges[key][0] and 10 < ranges[key][1] <= 100:
-        lo, hi = ranges[key]
-        out.append(f"{key!r} ranges {lo:.4g}..{hi:.4g}: read in its own units (a reward's scale is not known from "
-                   "its name); --score-scale percent if it is a percent")
-    return out
-
-
-def score_units(km: KeyMap, ranges: dict, scales: dict) -> dict[str, tuple[float, float, float]]:
-    """``{key: (factor, lo, hi)}`` of the run's score keys as logged: what :mod:`.units` compares
-    across the runs read together."""
-    out = {}
-    for key in [km.score, *km.val.values(), *km.val_aliases]:
-        if key and key in ranges:
-            factor = scales.get(key, (1.0, ""))[0]
-            out[key] = (factor, *(float(v) / factor for v in ranges[key]))
-    return out
-
-
 def _with_clashes_renamed(km: KeyMap, keys, report: IngestReport) -> dict[str, str]:
     """The key renames, plus ``raw/<key>`` for a source key that would collide with a
     canonical name it was not chosen for (e.g. a key literally named ``entropy`` when
@@ -303,6 +218,8 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
         ranges, keys = _ranges(df)
         km = detect()
     found = {k: unit(df["value"].to_numpy()[(df["key"] == k).to_numpy()]) for k in score_keys(km) if k in ranges}
+    bare = bare_counts(df, score_keys(km), ranges, opts.score_scale, counted)  # eval/correct, no total: no percent
+    found.update(dict.fromkeys(bare, 1.0))
     scales = score_scales(km, ranges, opts.score_scale, found, kept_fractions(df, opts.percent_keys, ranges, report))
     scales.update((k, v) for k, v in counted.items() if k in score_keys(km))
     if scales:  # scores read as fractions: the choices that look at ranges see the fractions
@@ -313,7 +230,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
         scaled = df["key"].astype(str).map({k: f for k, (f, _) in scales.items()}).fillna(1.0).to_numpy()
         df = df.assign(value=df["value"].to_numpy() * scaled)
     report.score_units = score_units(km, ranges, scales)
-    hints = percent_hints(km, ranges, scales, opts.score_scale)
+    hints = [*bare.values(), *percent_hints(km, ranges, {**scales, **bare}, opts.score_scale)]
     for message in km.notes + km.warnings + hints:
         report.note(message)
     for message in km.warnings + hints:

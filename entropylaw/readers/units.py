@@ -196,6 +196,40 @@ def counts(df: pd.DataFrame, keys, ranges: dict, score_scale: float | None) -> d
     return out
 
 
+# a name that says a share, not a count, though it names correct answers (pct_correct, correct_rate)
+SHARE_WORDS = ("pct", "percent", "rate", "frac", "ratio", "acc", "mean", "avg", "share")
+
+
+def bare_counts(df: pd.DataFrame, keys, ranges: dict, score_scale: float | None, counted=()) -> dict[str, str]:
+    """``{key: what is said}`` for the score ``keys`` named for a count of correct answers
+    (``eval/correct``, ``num_correct``, ``solved``; not ``pct_correct`` or ``correct_rate``),
+    whole numbers, some above 1, where the run states no number of problems (``counted``: those
+    read against the one it states, :func:`counts`): a count of an unknown number of problems, no
+    percent (``correct`` 29 of 50 problems read as 29 %). Read in its own units, and said.
+
+    >>> rows = pd.DataFrame({"key": ["eval/correct"] * 3, "value": [10.0, 29, 40]})
+    >>> list(bare_counts(rows, ["eval/correct"], {"eval/correct": (10.0, 40.0)}, None))
+    ['eval/correct']
+    >>> bare_counts(rows.assign(key="eval/pct_correct"), ["eval/pct_correct"], {"eval/pct_correct": (10.0, 40.0)}, None)
+    {}
+    """
+    out: dict[str, str] = {}
+    for key in keys:
+        last = key.rsplit("/", 1)[-1]
+        if score_scale is not None or key in counted or key not in ranges or not COUNT_NAME.search(last) \
+                or any(w in last.lower() for w in SHARE_WORDS):
+            continue
+        lo, hi = ranges[key]
+        values = df["value"].to_numpy()[(df["key"] == key).to_numpy()]
+        if lo < 0 or hi <= 1 or np.any(values != np.round(values)):
+            continue
+        out[key] = (f"{key!r} ranges {lo:.4g}..{hi:.4g}, whole numbers named for correct answers, and the log states no "
+                    "number of problems: read in its own units as a count, not as a percent; logged beside the number "
+                    "of problems (eval/total, eval/num_examples) it is read as their share; --score-scale percent if it "
+                    "is a percent")
+    return out
+
+
 def _decimals(values: np.ndarray) -> int:
     """The fewest decimals (up to 8) that write every value: what a log rounded them to."""
     return next((d for d in range(9) if np.all(np.abs(values - np.round(values, d)) < 1e-9)), 8)
