@@ -169,7 +169,7 @@ def plot_forecasts(rows: Sequence[Mapping], ax=None, fraction: bool | None = Non
     ax, ys = forest_axes(rows, ax, extra_lines=4, row_height=0.3 if len(rows) <= 10 else 0.24)
     for y in ys[1:]:  # a faint rule between rows: each mark is read against its own run
         ax.axhline(y - 0.5, color="0.9", lw=0.6, zorder=0)
-    shown, drawn, any_law, any_past, pct = [], [], False, False, f"{100 * conf:g} %"
+    shown, drawn, any_law, any_past, any_void, pct = [], [], False, False, False, f"{100 * conf:g} %"
     for y, row in zip(ys, rows):
         c, m = row.get("color", "0.2"), row.get("marker", "o")
         f, ci = row_float(row, "forecast"), row.get("forecast_ci")
@@ -181,7 +181,15 @@ def plot_forecasts(rows: Sequence[Mapping], ax=None, fraction: bool | None = Non
         law, lci = row_float(row, "law_ceiling"), row.get("law_ceiling_ci")
         # the forecast table writes "no forecast: <why>" over the law's column too: no ceiling here either
         withheld = bool(row.get("reason")) and not np.isfinite(f)
-        if np.isfinite(law) and lci is not None and not withheld:
+        if np.isfinite(law) and row.get("law_ceiling_void") and not withheld:
+            # the law does not describe the window: where its ceiling would be, hollow and grey, as in the
+            # ceilings' figure, and said at the right (the table greys it and says "law n/a")
+            ax.plot([law], [y + 0.22], "D", mfc="white", mec=GREY, ms=4, ls="none", zorder=3)
+            drawn.append(law)
+            any_void = True
+            if np.isfinite(f):
+                _trust_text(ax, y, NOT_APPLICABLE, False)
+        elif np.isfinite(law) and lci is not None and not withheld:
             # a ceiling the window's fit puts past the range (‡ in the table): shown at its edge, pointing out
             past = bool(row.get("law_ceiling_beyond"))
             lo, hi = row.get("bounds") or (0.0, 1.0)
@@ -208,6 +216,9 @@ def plot_forecasts(rows: Sequence[Mapping], ax=None, fraction: bool | None = Non
     if any_past:
         handles.insert(2, Line2D([], [], marker=">", color="0.45", ls="none", ms=4.5,
                                  label="law ceiling past the score's range: at its edge (‡)"))
+    if any_void:
+        handles.insert(-1, Line2D([], [], marker="D", mfc="white", mec=GREY, ls="none", ms=4,
+                                  label="law ceiling where the law does not describe the steps (law n/a)"))
     if not any_law:  # no entry for a mark the figure does not hold
         handles.pop(1)
     legend_below(ax, handles + _beyond(ax, drawn), ncol=1, handlelength=1.4)

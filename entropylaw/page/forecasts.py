@@ -112,7 +112,10 @@ def forecast_table_html(rows: Sequence[Mapping], method: str = "") -> str:
         inside = {True: "✓", False: "✗"}.get(r.get("inside"), "")
         ceiling = interval(row_float(r, "law_ceiling"), r.get("law_ceiling_ci"), d, frac)
         ceiling += "‡" if r.get("law_ceiling_beyond") and ceiling != "n/a" else ""
+        void = r.get("law_ceiling_void")
         law_cell = (f'<td title="{esc(r.get("law_reason", ""))}" class="void">n/a</td>' if ceiling == "n/a"
+                    else f'<td><span class="void" title="{esc(void)}">({ceiling})</span>'
+                    f'<span class="muted tag" title="{esc(void)}">law n/a</span></td>' if void
                     else f"<td>{ceiling}</td>")
         body.append(
             f"<tr><td>{swatch(r)}</td>{_run_cells(r)}<td>{esc(window)}</td><td>{interval(f, ci, d, frac)}"
@@ -129,11 +132,16 @@ def _any_value(rows: Sequence[Mapping], key: str) -> bool:
 
 
 def beyond_key(rows: Sequence[Mapping]) -> str:
-    """The key to the law ceilings marked ‡ (fitted past the score's range, shown at its edge), where a row has one."""
-    if not any(r.get("law_ceiling_beyond") for r in rows):
-        return ""
-    return ("‡ the law fitted to the window puts its ceiling past what the score can reach: shown at the edge of "
-            "the range, its interval too; not a forecast of the edge")
+    """The key to the law ceilings marked ‡ (fitted past the score's range, shown at its edge) and to those
+    marked law n/a (the law does not describe the window), where a row has one."""
+    keys = []
+    if any(r.get("law_ceiling_beyond") for r in rows):
+        keys.append("‡ the law fitted to the window puts its ceiling past what the score can reach: shown at the "
+                    "edge of the range, its interval too; not a forecast of the edge")
+    if any(r.get("law_ceiling_void") and row_float(r, "law_ceiling") == row_float(r, "law_ceiling") for r in rows):
+        keys.append("law n/a: the law does not describe the window (hover for why): its ceiling (greyed) is not a "
+                    "forecast")
+    return " · ".join(keys)
 
 
 def left_out_columns(rows: Sequence[Mapping]) -> list[str]:

@@ -190,6 +190,8 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
         if law["ok"]:
             f.update(law_ceiling=as_float(law["plateau"]), law_ceiling_ci=_pair(law["plateau_ci"]),
                      law_ceiling_beyond=any(BEYOND in w for w in fc.methods[LAW_METHOD].warnings))
+            if fc.law_reasons:  # the law does not describe the window: its ceiling is said so where it is shown
+                f["law_ceiling_void"] = "the law does not apply to the window: " + "; ".join(fc.law_reasons)
         else:
             f["law_reason"] = str(law["reason"])
         out.append(f)
