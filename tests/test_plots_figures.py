@@ -236,7 +236,7 @@ def test_interventions_panels_lines_and_final_values(with_length, n_panels):
     fig = interventions.plot_interventions(t, "val/mean")
     assert len(fig.axes) == n_panels
     ent, acc = fig.axes[0], fig.axes[1]
-    assert ent.get_ylabel() == style.ENTROPY_LABEL and "fraction" in acc.get_ylabel()
+    assert ent.get_ylabel().replace("\n", " ") == style.ENTROPY_LABEL and "fraction" in acc.get_ylabel()
     assert len(ent.get_lines()) == 2 and len(acc.get_lines()) == 2
     final_kl = 0.3 + 0.01 * 15 + 0.05
     final_h = 1.0 / 20 + 0.1

@@ -17,6 +17,7 @@ logged, response length) side by side, the layout of the paper's Figs. 9-13;
 
 from __future__ import annotations
 
+import textwrap
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -223,10 +224,27 @@ def plot_interventions(table: pd.DataFrame, accuracy_metric: str, run_ids: Seque
     if title:
         fig.suptitle(title, fontsize=fs("title"))
     fig.draw_without_rendering()  # run the layout so the labels are nudged at their final scale
+    if _wrap_tall_ylabels(fig, axes.flat):
+        fig.draw_without_rendering()
     for ax in axes.flat:
         make_room_for_end_labels(ax)
         nudge_end_labels(ax)
     return fig
+
+
+def _wrap_tall_ylabels(fig, axes) -> bool:
+    """Break a y label the figure cuts (taller than a short panel: "policy entropy H (nats, token mean)" beside one
+    row of three panels lost its closing bracket) into two lines at its unit; True where one was broken."""
+    renderer, page, broken = fig.canvas.get_renderer(), fig.bbox, False
+    for ax in axes:
+        lab = ax.yaxis.label
+        e = lab.get_window_extent(renderer)
+        if ax.get_visible() and lab.get_text() and "\n" not in lab.get_text() and \
+                (e.y0 < page.y0 - 0.5 or e.y1 > page.y1 + 0.5):
+            head, sep, unit = lab.get_text().rpartition(" (")
+            lab.set_text(f"{head}\n({unit}" if sep else textwrap.fill(lab.get_text(), len(lab.get_text()) // 2 + 1))
+            broken = True
+    return broken
 
 
 def _row_figures(rows, ncols, title, legend_cols):
