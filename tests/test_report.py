@@ -228,6 +228,11 @@ window.addEventListener('load', function(){
     if (w) { upscale = Math.max(upscale, imgs[u].getBoundingClientRect().width / w); }
   }
   d.upscale = upscale.toFixed(3);
+  var downscale = 1;
+  for (var v = 0; v < imgs.length; v++) {
+    if (imgs[v].naturalWidth) { downscale = Math.min(downscale, imgs[v].getBoundingClientRect().width / imgs[v].naturalWidth); }
+  }
+  d.downscale = downscale.toFixed(3);
   var img = document.querySelector('figure img'); img.click();
   var big = document.getElementById('zoom-img');
   d.vw = vw; d.vh = window.innerHeight; d.scrollW = document.documentElement.scrollWidth; d.right = Math.ceil(right);
@@ -303,6 +308,22 @@ def test_data_real_report_in_chromium_and_its_screenshot(tmp_path):
     shot = Path(os.environ.get("ENTROPYLAW_SCREENSHOT") or tmp_path / "first_screen.png")
     res = _chromium(tmp_path, page, f"--screenshot={shot}")
     assert res.returncode == 0 and shot.read_bytes().startswith(PNG_MAGIC), res.stderr[-1000:]
+    plt.close("all")
+
+
+@needs_chromium
+@pytest.mark.skipif(not (ROOT / "data" / "real").is_dir(), reason="no data/real")
+def test_a_figure_beside_a_wide_table_is_not_shrunk_unreadable_in_chromium(tmp_path):
+    """One run's training score: its forecast table (plateau and law ceiling columns) left the forecast figure
+    beside it 250 of its 473 pixels at 1280 px, its type half size. A figure beside a table keeps most of its
+    pixels, else it goes under the table."""
+    from entropylaw.figure_sets.base import read_tables
+    from entropylaw.page.assemble import report_html
+
+    t = read_tables(ROOT / "data/real/trl_qwen2.5-7b__exp1a__rho1.00_seed44.parquet")
+    html, _built, _ = report_html(t, which=["ceilings", "forecast"])
+    m = _measure(tmp_path, html)
+    assert float(m["downscale"]) >= 0.8, m
     plt.close("all")
 
 

@@ -25,7 +25,8 @@ h1{font-size:1.35rem;margin:.2rem 0} h2{font-size:1.08rem;margin:1.6rem 0 .5rem;
 p{margin:.35rem 0} .sub,.muted{color:#57606a;font-size:.82rem}
 nav{font-size:.82rem;margin:.3rem 0 .2rem} nav a{margin-right:.9rem;color:#0969da;text-decoration:none}
 .first{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start}
-.first>.tablebox{flex:0 1 auto;min-width:0} .first>figure.side{flex:1 1 240px;max-width:45rem}
+.first>.tablebox{flex:0 1 auto;min-width:0} .first>figure.side{flex:1 1 240px;max-width:45rem;
+     min-width:min(100%,26rem)}
 .tablebox{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;font-size:.8rem;font-variant-numeric:tabular-nums}
 th,td{padding:.1rem .4rem;border-bottom:1px solid #eaeef2;text-align:right;white-space:nowrap;vertical-align:middle}
