@@ -40,3 +40,21 @@ def test_a_window_ceiling_the_law_does_not_describe_is_said_so_in_table_and_figu
     assert "law n/a" in [t.get_text() for t in ax.texts]
     labels = [t.get_text() for t in ax.figure.legends[0].get_texts()]
     assert any("law n/a" in lab for lab in labels), labels
+
+
+def test_the_forecast_figure_names_a_training_score_as_the_ceilings_figure_does():
+    """One run's training score: the forecast figure's axis read "final score (fraction correct)" beside the
+    ceilings' figure's "final training score (reward)"."""
+    from entropylaw.figure_sets.ceilings import ceilings_figure, forecast_figure
+
+    steps = np.arange(0, 200, 5)
+    h = 0.8 * np.exp(-steps / 60) + 0.1
+    r = -0.4 * np.exp(h) + 1.2 + np.random.default_rng(1).normal(0, 0.003, len(steps))
+    recs = [(int(s), "entropy", float(e)) for s, e in zip(steps, h)] + \
+        [(int(s), "score", float(v)) for s, v in zip(steps, r)]
+    t = table.from_records(recs, run_id="trained")
+    [ceil] = ceilings_figure(t)
+    [fc] = forecast_figure(t, fit_frac=0.5, n_boot=20)
+    ceiling_unit = ceil.fig.axes[0].get_xlabel().replace("\n", " ").split("final ", 1)[1]
+    assert ceiling_unit == "training score (reward)"
+    assert fc.fig.axes[0].get_xlabel().replace("\n", " ") == f"final {ceiling_unit}"

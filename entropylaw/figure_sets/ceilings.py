@@ -259,8 +259,9 @@ def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boo
     # the rows whose kind's default could not run: the tables name their method (method_tag)
     fallback = [f"#{r.get('number', '?')} {r.get('label') or r['run_id']} ({r['method_tag']})"
                 for r in frows if r.get("method_tag")]
+    # the score's kind and unit as the ceilings' figure names them (a training score: a reward, no fraction)
     ax = plot_forecasts(frows, method=method + (" (or the one its row names)" if fallback else ""),
-                        title=f"Final score from the first {100 * fit_frac:.0f} %")
+                        title=f"Final score from the first {100 * fit_frac:.0f} %", score_label=score_axis_label(rows))
     return [Built("forecast_final_score", ax.figure,
                   f"For each run, the final score forecast from its first {100 * fit_frac:.0f} % of steps: the "
                   f"default method for its kind of score ({said}; chosen by a rule fixed in advance on "
