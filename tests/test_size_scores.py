@@ -153,6 +153,26 @@ def test_cli_unknown_size_is_one_line(tmp_path):
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
 
+def test_a_sizeless_run_among_several_is_not_told_to_take_params(tmp_path):
+    """`--params` sizes every run read: the advice for one sizeless run of a series must not be
+    "give it with --params N" (it made the whole series that one size: "the runs have 1 (7B)")."""
+    left = scale_series(_rows(n_params=[0.5e9, np.nan, 3e9, 7e9]))
+    note = next(n for n in left.notes if n.startswith("left out (1 run)"))
+    assert "gives every run read one size" in note and "on its own" in note
+    with pytest.raises(EntropyLawError, match=r"^4 runs \(\w+, \w+, \w+ and 1 more\): no model size in their") as err:
+        scale_series(_rows(n_params=[np.nan] * 4))
+    assert "gives every run read one size" in str(err.value)
+    for run in ("alpha", "beta"):
+        recs = [(s, "val/gsm8k", 0.7 - 0.3 * np.exp(-s / 30)) for s in range(0, 200, 10)]
+        recs += [(s, "entropy", 0.1 + np.exp(-s / 40)) for s in range(0, 200)]
+        table.from_records(recs, run_id=run).to_csv(tmp_path / f"{run}.csv", index=False)
+    out = run_cli("scale", str(tmp_path))
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+    assert "2 runs (alpha, beta)" in out.stderr and "--params gives every run read one size" in out.stderr
+    one = run_cli("scale", str(tmp_path / "alpha.csv"))
+    assert one.returncode == 2 and "give it with --params N" in one.stderr
+
+
 def test_saturating_fit_reaches_the_optimum_at_steep_gamma():
     """Against scipy's curve_fit from many starts (an independent optimiser): the profile fit
     finds the same least squares also where 10^(-gamma u) underflows lstsq's rank test."""

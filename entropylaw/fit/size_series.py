@@ -299,13 +299,19 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95,
     rows = rows.sort_values(["n_params", "run_id"]).reset_index(drop=True)
     notes = [n for n in rows.get("note", pd.Series(dtype=object)).dropna()]
     unknown = ~np.isfinite(rows["n_params"].astype(float))
+    # `params` gives every run read one size: for one run of several, it would size the whole series alike
+    how = ("give it with `params` N, e.g. 7B" if len(rows) == 1 else
+           "`params` gives every run read one size: ingest such a run on its own with `params` N (e.g. 7B) and "
+           "give its table, or write its size in its name (run-7B)")
     if unknown.all() or (unknown.any() and strict):
-        raise EntropyLawError(f"run {rows.loc[unknown, 'run_id'].iloc[0]!r}: no model size in its name or config "
-                              "(give it with `params` N, e.g. 7B)")
+        one = unknown.sum() == 1
+        named = f"run {rows.loc[unknown, 'run_id'].iloc[0]!r}" if one else \
+            f"{count(int(unknown.sum()), 'run')} ({some_names(rows.loc[unknown, 'run_id'])})"
+        raise EntropyLawError(f"{named}: no model size in {'its' if one else 'their'} name or config ({how})")
     if unknown.any():  # a run of unknown size is left out of the size laws, said; the others go on
         left = ", ".join(rows.loc[unknown, "run_id"])
         notes.append(f"left out ({int(unknown.sum())} run{'s' if unknown.sum() > 1 else ''}): {left} (no model size "
-                     "in its name or config; give it with `params` N, e.g. 7B)")
+                     f"in its name or config; {how})")
         rows = rows[~unknown].reset_index(drop=True)
     keys = sorted(set(rows["target_key"]))
     score_law = plateau_law = None
