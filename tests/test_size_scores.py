@@ -260,3 +260,23 @@ def test_a_run_of_no_size_is_not_counted_as_a_non_embedding_count(tmp_path):
     notes = json.loads(out.stdout)["notes"]
     assert any("mymodel_7b (no model size" in n for n in notes)
     assert not any("mix two counts" in n for n in notes), notes
+
+
+def test_an_entropy_key_in_no_run_is_refused_in_one_line(tmp_path):
+    """`scale --x-key nope` printed every run "cannot fit" (a note each) and exited 0; `--y-key nope`
+    and `fit --x-key nope` refuse: a key in no run is the call's mistake."""
+    import entropylaw as el
+
+    for k, size in enumerate((0.5e9, 1.5e9, 3e9)):
+        recs = [(s, "entropy", 0.6 * np.exp(-s / 40) + 0.05) for s in range(0, 100, 5)]
+        recs += [(s, "val/gsm8k", 0.3 + 0.1 * k + 0.2 * (1 - np.exp(-s / 30))) for s in range(0, 100, 10)]
+        run = table.from_records(recs, run_id=f"r{k}", n_params=size)
+        run.to_csv(tmp_path / f"r{k}.csv", index=False)
+    out = run_cli("scale", str(tmp_path), "--x-key", "nope")
+    assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "entropylaw: error: --x-key 'nope': no run has this entropy metric (their keys: entropy, val/gsm8k)"]
+    with pytest.raises(EntropyLawError, match="^`x` 'nope': no run has this entropy metric"):
+        el.scale(el.load(str(tmp_path), warn=False), x="nope")
+    assert el.scale(el.load(str(tmp_path), warn=False), x="entropy").runs["trust"].ne("cannot fit").all()
+
