@@ -280,3 +280,24 @@ def test_an_entropy_key_in_no_run_is_refused_in_one_line(tmp_path):
         el.scale(el.load(str(tmp_path), warn=False), x="nope")
     assert el.scale(el.load(str(tmp_path), warn=False), x="entropy").runs["trust"].ne("cannot fit").all()
 
+
+def test_a_table_made_by_hand_is_sized_by_its_model_or_run_name():
+    """A tidy table built with `table.from_records(model="Qwen2.5-0.5B-Instruct")` (or a run named
+    qwen2.5-1.5b-...) has no count: scale refused it with "no model size in its name or config"."""
+    import warnings
+
+    import entropylaw as el
+
+    frames = []
+    for k, (rid, model) in enumerate([("r-a", "Qwen2.5-0.5B-Instruct"), ("qwen2.5-1.5b-instruct_grpo", ""),
+                                      ("r-c", "Qwen2.5-3B"), ("plain", "")]):
+        recs = [(s, "entropy", 0.6 * np.exp(-s / 40) + 0.05) for s in range(0, 100, 5)]
+        recs += [(s, "val/gsm8k", 0.3 + 0.1 * k + 0.2 * (1 - np.exp(-s / 30))) for s in range(0, 100, 10)]
+        frames.append(table.from_records(recs, run_id=rid, model=model))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = el.scale(pd.concat(frames, ignore_index=True))
+    sized = dict(zip(res.runs["run_id"], res.runs["n_params"]))
+    assert sized == pytest.approx({"r-a": 0.36e9, "qwen2.5-1.5b-instruct_grpo": 1.31e9, "r-c": 2.77e9})
+    assert set(res.runs["size_kind"]) == {"non-embedding"}
+    assert any(n.startswith("left out (1 run): plain (no model size in its name") for n in res.notes)

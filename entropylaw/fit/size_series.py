@@ -31,8 +31,9 @@ from entropylaw.fit.forecast.data import score_bounds
 from entropylaw.fit.forecast.final import NO_FORECAST_WIDTH
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_scores import FinalScoreLaw
-from entropylaw.readers.model_size import (PUBLISHED_NONEMBEDDING, family_of, lineage, parse_size, parse_sizes,
-                                           published_nonembedding)
+from entropylaw.readers.model_size import (PUBLISHED_NONEMBEDDING, family_of, lineage, params_from_name, parse_size,
+                                           parse_sizes, published_nonembedding)
+from entropylaw.readers.names import model_from_filename
 from entropylaw.fit.size_text import size_text as _size_text
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.terminal import BEYOND_MARK, as_html, beyond, count, some_names, wrap
@@ -229,6 +230,12 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
     ids = [r for r in ids if r in series]
     sizes = meta.loc[ids, "n_params_nonembedding"].to_numpy(dtype=float)
     total = meta.loc[ids, "n_params"].to_numpy(dtype=float)
+    # a table made by hand (table.from_records(model=...)) carries a name but no count: read as a log's name is
+    names = [m if isinstance(m, str) and m else model_from_filename(str(r))
+             for r, m in zip(ids, meta.loc[ids, "model"])]
+    unsized = ~np.isfinite(sizes) & ~np.isfinite(total)
+    sizes = np.where(unsized, [published_nonembedding(n) for n in names], sizes)
+    total = np.where(unsized, [params_from_name(n) for n in names], total)
     fallback = ~np.isfinite(sizes) & np.isfinite(total)
     if fallback.any():
         n = int(fallback.sum())
@@ -261,7 +268,7 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
     if left:
         res.notes.append(left_out_line(left))
     # sizes that are one family's published non-embedding counts: a size asked for is read the same way
-    models = meta.loc[ids, "model"].astype(str).tolist()
+    models = names  # the model or, where a table names none, as a log's is read off its run's name
     published = [published_nonembedding(m) for m in models]
     families = {f.lower() for m in models for f in [family_of(m)] if f}
     if len(families) == 1 and all(np.isfinite(p) and abs(p - s) <= 1e-6 * p for p, s in zip(published, sizes)):
