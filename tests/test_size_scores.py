@@ -301,3 +301,22 @@ def test_a_table_made_by_hand_is_sized_by_its_model_or_run_name():
     assert sized == pytest.approx({"r-a": 0.36e9, "qwen2.5-1.5b-instruct_grpo": 1.31e9, "r-c": 2.77e9})
     assert set(res.runs["size_kind"]) == {"non-embedding"}
     assert any(n.startswith("left out (1 run): plain (no model size in its name") for n in res.notes)
+
+
+def test_a_sizeless_run_left_out_does_not_unmake_the_family():
+    """Qwen2.5 runs fitted on their non-embedding counts, and one run of no size (left out, said):
+    32B was then read as 32B, not the 31.0B the fitted sizes are counted in."""
+    import warnings
+
+    import entropylaw as el
+
+    frames = []
+    for k, model in enumerate(["Qwen2.5-0.5B-Instruct", "Qwen2.5-1.5B-Instruct", "Qwen2.5-3B-Instruct", ""]):
+        recs = [(s, "entropy", 0.6 * np.exp(-s / 40) + 0.05) for s in range(0, 100, 5)]
+        recs += [(s, "val/gsm8k", 0.3 + 0.1 * k + 0.2 * (1 - np.exp(-s / 30))) for s in range(0, 100, 10)]
+        frames.append(table.from_records(recs, run_id=f"r{k}", model=model))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = el.scale(pd.concat(frames, ignore_index=True))
+    assert len(res.runs) == 3 and any(n.startswith("left out (1 run): r3") for n in res.notes)
+    assert res.family == "qwen2.5" and res.predict("32B")["n_params"] == pytest.approx(31.0e9)

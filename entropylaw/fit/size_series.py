@@ -269,9 +269,10 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
         res.notes.append(left_out_line(left))
     # sizes that are one family's published non-embedding counts: a size asked for is read the same way
     models = names  # the model or, where a table names none, as a log's is read off its run's name
-    published = [published_nonembedding(m) for m in models]
-    families = {f.lower() for m in models for f in [family_of(m)] if f}
-    if len(families) == 1 and all(np.isfinite(p) and abs(p - s) <= 1e-6 * p for p, s in zip(published, sizes)):
+    # over the runs the laws were fitted on: a run of no size (left out, said) does not unmake the family
+    kept = [(m, published_nonembedding(m), n) for m, n in zip(models, sizes) if np.isfinite(n)]
+    families = {f.lower() for m, _, _ in kept for f in [family_of(m)] if f}
+    if len(families) == 1 and all(np.isfinite(p) and abs(p - n) <= 1e-6 * p for _, p, n in kept):
         res.family = families.pop()
     lines = sorted({x for x in map(lineage, models) if x})
     if len(lines) > 1:  # a size series is one family's sizes; across families, size stands for all else too
