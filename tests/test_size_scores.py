@@ -128,6 +128,10 @@ def test_cli_scale_json_predictions():
     for p in doc["predictions"]:
         assert p["n_params"] > 0 and 0 <= p["final_score_lo"] <= p["final_score"] <= p["final_score_hi"] <= 1
     assert set(doc["coefficient_law"]) == {"refused"}
+    # why the law does not describe a run, beside its verdict and ceiling: --json has no warnings to say it
+    seven = next(r for r in doc["runs"] if r["run_id"].startswith("qwen2.5-7b"))
+    assert seven["trust"] == "law does not apply" and any("entropy rises" in w for w in seven["trust_reasons"])
+    assert all(r["trust_reasons"] or r["trust"] == "good fit" for r in doc["runs"])
     one = run_cli("scale", str(SIZES / "qwen2.5-7b-instruct_grpo-lora_gsm8k.csv"), "--predict", "32B")
     assert one.returncode == 0 and "refused: the final-score law needs at least 2 model sizes" in one.stdout
     assert "Traceback" not in one.stderr

@@ -259,9 +259,11 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
                "ceiling": np.nan}
         try:
             f = fit_run(df, rid, conf=conf, compare=False, **options)
-            row.update(trust=f.trust_, a=f.a_, b=f.b_, ceiling=f.ceiling_)
+            # why, beside the verdict: --json has no warnings to read it from (as `fit --json` has it)
+            row.update(trust=f.trust_, trust_reasons=list(getattr(f, "trust_reasons_", [])), a=f.a_, b=f.b_,
+                       ceiling=f.ceiling_)
         except EntropyLawError as err:
-            row["trust"] = "cannot fit"
+            row.update(trust="cannot fit", trust_reasons=[str(err)])
             row["note"] = f"{rid}: the law cannot be fitted: {err}"
         rows.append(row)
     res = scale_series(pd.DataFrame(rows), conf=conf, coef_conf=conf, strict=strict)  # one level: `conf`
