@@ -76,3 +76,18 @@ def test_size_law_error_names_the_api_parameters_and_the_cli_its_flags():
     ingest = build_parser()._subparsers._group_actions[0].choices["ingest"]
     said = in_flags(msg, ingest)
     assert "--params N" in said and "--config config.json" in said and "`" not in said
+
+
+def test_a_level_given_as_text_is_told_it_is_not_a_number():
+    """`conf="0.9"` was told "the interval level must lie strictly between 0 and 1": 0.9 does."""
+    import entropylaw as el
+    from entropylaw import table
+
+    p = _run()
+    with pytest.raises(EntropyLawError, match=r"^conf = '0.9': expected a number strictly between 0 and 1, e.g. "
+                                              r"0.95 \(got a str\)$"):
+        EntropyLawFit(conf="0.9", warn=False).fit(p.H, p.R)
+    df = table.from_records([(int(s), "entropy", h) for s, h in zip(p.step, p.H)]
+                            + [(int(s), "val/gsm8k", r) for s, r in zip(p.step, p.R)], run_id="r")
+    with pytest.raises(EntropyLawError, match="expected a number strictly between 0 and 1"):
+        el.fit(df, "r", conf="0.9")

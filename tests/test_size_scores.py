@@ -128,6 +128,10 @@ def test_cli_scale_json_predictions():
     for p in doc["predictions"]:
         assert p["n_params"] > 0 and 0 <= p["final_score_lo"] <= p["final_score"] <= p["final_score_hi"] <= 1
     assert set(doc["coefficient_law"]) == {"refused"}
+    # why the law does not describe a run, beside its verdict and ceiling: --json has no warnings to say it
+    seven = next(r for r in doc["runs"] if r["run_id"].startswith("qwen2.5-7b"))
+    assert seven["trust"] == "law does not apply" and any("entropy rises" in w for w in seven["trust_reasons"])
+    assert all(r["trust_reasons"] or r["trust"] == "good fit" for r in doc["runs"])
     one = run_cli("scale", str(SIZES / "qwen2.5-7b-instruct_grpo-lora_gsm8k.csv"), "--predict", "32B")
     assert one.returncode == 0 and "refused: the final-score law needs at least 2 model sizes" in one.stdout
     assert "Traceback" not in one.stderr
@@ -151,6 +155,26 @@ def test_cli_unknown_size_is_one_line(tmp_path):
     out = run_cli("scale", str(tmp_path))
     assert out.returncode == 2 and "no model size" in out.stderr and "--params" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_a_sizeless_run_among_several_is_not_told_to_take_params(tmp_path):
+    """`--params` sizes every run read: the advice for one sizeless run of a series must not be
+    "give it with --params N" (it made the whole series that one size: "the runs have 1 (7B)")."""
+    left = scale_series(_rows(n_params=[0.5e9, np.nan, 3e9, 7e9]))
+    note = next(n for n in left.notes if n.startswith("left out (1 run)"))
+    assert "gives every run read one size" in note and "on its own" in note
+    with pytest.raises(EntropyLawError, match=r"^4 runs \(\w+, \w+, \w+ and 1 more\): no model size in their") as err:
+        scale_series(_rows(n_params=[np.nan] * 4))
+    assert "gives every run read one size" in str(err.value)
+    for run in ("alpha", "beta"):
+        recs = [(s, "val/gsm8k", 0.7 - 0.3 * np.exp(-s / 30)) for s in range(0, 200, 10)]
+        recs += [(s, "entropy", 0.1 + np.exp(-s / 40)) for s in range(0, 200)]
+        table.from_records(recs, run_id=run).to_csv(tmp_path / f"{run}.csv", index=False)
+    out = run_cli("scale", str(tmp_path))
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+    assert "2 runs (alpha, beta)" in out.stderr and "--params gives every run read one size" in out.stderr
+    one = run_cli("scale", str(tmp_path / "alpha.csv"))
+    assert one.returncode == 2 and "give it with --params N" in one.stderr
 
 
 def test_saturating_fit_reaches_the_optimum_at_steep_gamma():
@@ -240,3 +264,63 @@ def test_a_run_of_no_size_is_not_counted_as_a_non_embedding_count(tmp_path):
     notes = json.loads(out.stdout)["notes"]
     assert any("mymodel_7b (no model size" in n for n in notes)
     assert not any("mix two counts" in n for n in notes), notes
+
+
+def test_an_entropy_key_in_no_run_is_refused_in_one_line(tmp_path):
+    """`scale --x-key nope` printed every run "cannot fit" (a note each) and exited 0; `--y-key nope`
+    and `fit --x-key nope` refuse: a key in no run is the call's mistake."""
+    import entropylaw as el
+
+    for k, size in enumerate((0.5e9, 1.5e9, 3e9)):
+        recs = [(s, "entropy", 0.6 * np.exp(-s / 40) + 0.05) for s in range(0, 100, 5)]
+        recs += [(s, "val/gsm8k", 0.3 + 0.1 * k + 0.2 * (1 - np.exp(-s / 30))) for s in range(0, 100, 10)]
+        run = table.from_records(recs, run_id=f"r{k}", n_params=size)
+        run.to_csv(tmp_path / f"r{k}.csv", index=False)
+    out = run_cli("scale", str(tmp_path), "--x-key", "nope")
+    assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "entropylaw: error: --x-key 'nope': no run has this entropy metric (their keys: entropy, val/gsm8k)"]
+    with pytest.raises(EntropyLawError, match="^`x` 'nope': no run has this entropy metric"):
+        el.scale(el.load(str(tmp_path), warn=False), x="nope")
+    assert el.scale(el.load(str(tmp_path), warn=False), x="entropy").runs["trust"].ne("cannot fit").all()
+
+
+def test_a_table_made_by_hand_is_sized_by_its_model_or_run_name():
+    """A tidy table built with `table.from_records(model="Qwen2.5-0.5B-Instruct")` (or a run named
+    qwen2.5-1.5b-...) has no count: scale refused it with "no model size in its name or config"."""
+    import warnings
+
+    import entropylaw as el
+
+    frames = []
+    for k, (rid, model) in enumerate([("r-a", "Qwen2.5-0.5B-Instruct"), ("qwen2.5-1.5b-instruct_grpo", ""),
+                                      ("r-c", "Qwen2.5-3B"), ("plain", "")]):
+        recs = [(s, "entropy", 0.6 * np.exp(-s / 40) + 0.05) for s in range(0, 100, 5)]
+        recs += [(s, "val/gsm8k", 0.3 + 0.1 * k + 0.2 * (1 - np.exp(-s / 30))) for s in range(0, 100, 10)]
+        frames.append(table.from_records(recs, run_id=rid, model=model))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = el.scale(pd.concat(frames, ignore_index=True))
+    sized = dict(zip(res.runs["run_id"], res.runs["n_params"]))
+    assert sized == pytest.approx({"r-a": 0.36e9, "qwen2.5-1.5b-instruct_grpo": 1.31e9, "r-c": 2.77e9})
+    assert set(res.runs["size_kind"]) == {"non-embedding"}
+    assert any(n.startswith("left out (1 run): plain (no model size in its name") for n in res.notes)
+
+
+def test_a_sizeless_run_left_out_does_not_unmake_the_family():
+    """Qwen2.5 runs fitted on their non-embedding counts, and one run of no size (left out, said):
+    32B was then read as 32B, not the 31.0B the fitted sizes are counted in."""
+    import warnings
+
+    import entropylaw as el
+
+    frames = []
+    for k, model in enumerate(["Qwen2.5-0.5B-Instruct", "Qwen2.5-1.5B-Instruct", "Qwen2.5-3B-Instruct", ""]):
+        recs = [(s, "entropy", 0.6 * np.exp(-s / 40) + 0.05) for s in range(0, 100, 5)]
+        recs += [(s, "val/gsm8k", 0.3 + 0.1 * k + 0.2 * (1 - np.exp(-s / 30))) for s in range(0, 100, 10)]
+        frames.append(table.from_records(recs, run_id=f"r{k}", model=model))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = el.scale(pd.concat(frames, ignore_index=True))
+    assert len(res.runs) == 3 and any(n.startswith("left out (1 run): r3") for n in res.notes)
+    assert res.family == "qwen2.5" and res.predict("32B")["n_params"] == pytest.approx(31.0e9)

@@ -31,8 +31,9 @@ from entropylaw.fit.forecast.data import score_bounds
 from entropylaw.fit.forecast.final import NO_FORECAST_WIDTH
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_scores import FinalScoreLaw
-from entropylaw.readers.model_size import (PUBLISHED_NONEMBEDDING, family_of, lineage, parse_size, parse_sizes,
-                                           published_nonembedding)
+from entropylaw.readers.model_size import (PUBLISHED_NONEMBEDDING, family_of, lineage, params_from_name, parse_size,
+                                           parse_sizes, published_nonembedding)
+from entropylaw.readers.names import model_from_filename
 from entropylaw.fit.size_text import size_text as _size_text
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.terminal import BEYOND_MARK, as_html, beyond, count, some_names, wrap
@@ -208,6 +209,11 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
 
     check_options({"conf": conf, **options}, OWN)  # once: not every run "cannot fit" for a mistake of the call's
     meta = table.runs(df).set_index("run_id")
+    x = options.get("x")
+    if x is not None and not df.loc[df["run_id"].isin(ids), "metric"].eq(x).any():
+        # a key in no run is the call's mistake (as `y` is), not each run's "cannot fit" beside a final-score law
+        keys = sorted(map(str, pd.unique(df.loc[df["run_id"].isin(ids), "metric"])))
+        raise EntropyLawError(f"`x` {x!r}: no run has this entropy metric (their keys: {some_names(keys, 6)})")
     series, left = {}, {}
     for rid in ids:
         with warnings.catch_warnings():
@@ -224,6 +230,12 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
     ids = [r for r in ids if r in series]
     sizes = meta.loc[ids, "n_params_nonembedding"].to_numpy(dtype=float)
     total = meta.loc[ids, "n_params"].to_numpy(dtype=float)
+    # a table made by hand (table.from_records(model=...)) carries a name but no count: read as a log's name is
+    names = [m if isinstance(m, str) and m else model_from_filename(str(r))
+             for r, m in zip(ids, meta.loc[ids, "model"])]
+    unsized = ~np.isfinite(sizes) & ~np.isfinite(total)
+    sizes = np.where(unsized, [published_nonembedding(n) for n in names], sizes)
+    total = np.where(unsized, [params_from_name(n) for n in names], total)
     fallback = ~np.isfinite(sizes) & np.isfinite(total)
     if fallback.any():
         n = int(fallback.sum())
@@ -247,19 +259,22 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
                "ceiling": np.nan}
         try:
             f = fit_run(df, rid, conf=conf, compare=False, **options)
-            row.update(trust=f.trust_, a=f.a_, b=f.b_, ceiling=f.ceiling_)
+            # why, beside the verdict: --json has no warnings to read it from (as `fit --json` has it)
+            row.update(trust=f.trust_, trust_reasons=list(getattr(f, "trust_reasons_", [])), a=f.a_, b=f.b_,
+                       ceiling=f.ceiling_)
         except EntropyLawError as err:
-            row["trust"] = "cannot fit"
+            row.update(trust="cannot fit", trust_reasons=[str(err)])
             row["note"] = f"{rid}: the law cannot be fitted: {err}"
         rows.append(row)
     res = scale_series(pd.DataFrame(rows), conf=conf, coef_conf=conf, strict=strict)  # one level: `conf`
     if left:
         res.notes.append(left_out_line(left))
     # sizes that are one family's published non-embedding counts: a size asked for is read the same way
-    models = meta.loc[ids, "model"].astype(str).tolist()
-    published = [published_nonembedding(m) for m in models]
-    families = {f.lower() for m in models for f in [family_of(m)] if f}
-    if len(families) == 1 and all(np.isfinite(p) and abs(p - s) <= 1e-6 * p for p, s in zip(published, sizes)):
+    models = names  # the model or, where a table names none, as a log's is read off its run's name
+    # over the runs the laws were fitted on: a run of no size (left out, said) does not unmake the family
+    kept = [(m, published_nonembedding(m), n) for m, n in zip(models, sizes) if np.isfinite(n)]
+    families = {f.lower() for m, _, _ in kept for f in [family_of(m)] if f}
+    if len(families) == 1 and all(np.isfinite(p) and abs(p - n) <= 1e-6 * p for _, p, n in kept):
         res.family = families.pop()
     lines = sorted({x for x in map(lineage, models) if x})
     if len(lines) > 1:  # a size series is one family's sizes; across families, size stands for all else too
@@ -299,13 +314,19 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95,
     rows = rows.sort_values(["n_params", "run_id"]).reset_index(drop=True)
     notes = [n for n in rows.get("note", pd.Series(dtype=object)).dropna()]
     unknown = ~np.isfinite(rows["n_params"].astype(float))
+    # `params` gives every run read one size: for one run of several, it would size the whole series alike
+    how = ("give it with `params` N, e.g. 7B" if len(rows) == 1 else
+           "`params` gives every run read one size: ingest such a run on its own with `params` N (e.g. 7B) and "
+           "give its table, or write its size in its name (run-7B)")
     if unknown.all() or (unknown.any() and strict):
-        raise EntropyLawError(f"run {rows.loc[unknown, 'run_id'].iloc[0]!r}: no model size in its name or config "
-                              "(give it with `params` N, e.g. 7B)")
+        one = unknown.sum() == 1
+        named = f"run {rows.loc[unknown, 'run_id'].iloc[0]!r}" if one else \
+            f"{count(int(unknown.sum()), 'run')} ({some_names(rows.loc[unknown, 'run_id'])})"
+        raise EntropyLawError(f"{named}: no model size in {'its' if one else 'their'} name or config ({how})")
     if unknown.any():  # a run of unknown size is left out of the size laws, said; the others go on
         left = ", ".join(rows.loc[unknown, "run_id"])
         notes.append(f"left out ({int(unknown.sum())} run{'s' if unknown.sum() > 1 else ''}): {left} (no model size "
-                     "in its name or config; give it with `params` N, e.g. 7B)")
+                     f"in its name or config; {how})")
         rows = rows[~unknown].reset_index(drop=True)
     keys = sorted(set(rows["target_key"]))
     score_law = plateau_law = None

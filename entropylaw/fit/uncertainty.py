@@ -228,7 +228,10 @@ def check_conf(conf, where="conf") -> float:
     """
     real = isinstance(conf, (int, float, np.integer, np.floating)) and not isinstance(conf, bool)
     value = float(conf) if real else float("nan")
-    if not 0 < value < 1:  # also rejects NaN and non-numbers
+    if not real:  # "0.9" is not a level outside (0, 1): say what is wrong with it
+        raise EntropyLawError(f"{where} = {conf!r}: expected a number strictly between 0 and 1, e.g. 0.95 "
+                              f"(got a {type(conf).__name__})")
+    if not 0 < value < 1:  # also rejects NaN
         raise EntropyLawError(f"{where} = {conf!r}: the interval level must lie strictly between 0 and 1, e.g. 0.95")
     return value
 
