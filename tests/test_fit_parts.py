@@ -177,6 +177,27 @@ def test_size_law_matches_linregress_and_prediction_interval():
         SizeLaw().fit([1e9, np.nan, 3e9], [0.1, 0.2, 0.3], [0.5, 0.6, 0.7])
 
 
+def test_size_law_takes_each_size_as_one_point_and_a_copy_adds_nothing():
+    """Ten runs of five sizes, each run twice (a copied file, or two seeds), were fitted as ten
+    points: the interval at 32B narrowed as if from ten sizes. Each size is the mean of its runs:
+    a copy changes nothing, and two seeds fit as their means do (an OLS of the five means)."""
+    rng = np.random.default_rng(4)
+    N = np.array([0.5e9, 1.5e9, 3e9, 7e9, 14e9])
+    a = 0.05 + 0.06 * np.log10(N) + 0.01 * rng.standard_normal(5)
+    b = a + 0.4 + 0.01 * rng.standard_normal(5)
+    once, twice = SizeLaw().fit(N, a, b).predict(32e9), SizeLaw().fit(np.r_[N, N], np.r_[a, a], np.r_[b, b])
+    assert twice.predict(32e9) == pytest.approx(once, rel=1e-12) and twice.dof_ == 3
+    seeds = a + 0.02 * rng.standard_normal(5)
+    law = SizeLaw().fit(np.r_[N, N], np.r_[a, seeds], np.r_[b, b])
+    lr = stats.linregress(np.log10(N), (a + seeds) / 2)
+    assert law.lines_["a"]["slope"] == pytest.approx(lr.slope, rel=1e-9)
+    half = law.predict(32e9)["a_hi"] - law.predict(32e9)["a"]
+    u0, u = np.log10(32e9), np.log10(N)
+    s = np.sqrt(np.sum(((a + seeds) / 2 - lr.intercept - lr.slope * u) ** 2) / 3)
+    assert half == pytest.approx(stats.t.ppf(0.975, 3) * s * np.sqrt(1 + 1 / 5 + (u0 - u.mean()) ** 2
+                                                                      / np.sum((u - u.mean()) ** 2)), rel=1e-9)
+
+
 def test_size_law_prediction_interval_coverage():
     rng = np.random.default_rng(5)
     N = np.array([0.5e9, 1.5e9, 3e9, 7e9])
