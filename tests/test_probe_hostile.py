@@ -207,3 +207,22 @@ def test_an_output_directory_that_is_a_file_is_named_as_the_option(tmp_path):
     res = subprocess.run([sys.executable, "-m", "entropylaw", "lab", "run", "--out", str(afile), "--steps", "1"],
                          capture_output=True, text=True)
     assert res.returncode == 2 and f"--out {afile}: a file; expected a directory" in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("weight, dtype, said", [(6e4, "float16", "its float16 logits overflow: load it as float32 "
+                                                                 "(--dtype float32)"),
+                                                 (float("nan"), "float32", "hold inf or NaN")])
+def test_logits_that_are_not_finite_are_one_line_not_a_nan_table(tmp_path, capsys, weight, dtype, said):
+    """A float16 model whose logits pass 65504 wrote tokens.parquet of NaN and 'enough signal (mean
+    token covariance nan is inf standard errors from 0)'."""
+    import torch
+
+    model = tiny_model("qwen2", vocab=V, hidden=16, layers=1, seed=0)
+    with torch.no_grad():
+        model.lm_head.weight.copy_(weight * torch.sign(torch.randn_like(model.lm_head.weight)))
+    model.save_pretrained(tmp_path / "model")
+    write_jsonl(tmp_path / "roll.jsonl", rollout_rows(V))
+    line = _one_line(capsys, "probe", "--model", tmp_path / "model", "--rollouts", tmp_path / "roll.jsonl",
+                     "--out", tmp_path / "o", "--dtype", dtype, "--no-ladder", "--no-progress")
+    assert "--model: the log-probability or entropy is not finite at 66 of 66 response tokens" in line
+    assert said in line and not (tmp_path / "o").exists()

@@ -103,7 +103,7 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
         said = cut_note(seqs, max_new_tokens, f"{path}: ")
         if said:
             warnings.warn(said, EntropyLawWarning, stacklevel=2)
-        stats = collect_stats(model, seqs, temperature, chunk_size, clamp_p=0.3 if table1 else None)
+        stats = collect_stats(model, seqs, temperature, chunk_size, clamp_p=0.3 if table1 else None, where=path)
         records.append((step, "entropy", float(stats["entropy"].double().mean())))
         if table1:
             from entropylaw.probing.core import ProbeConfig, analyse
