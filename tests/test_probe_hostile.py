@@ -226,3 +226,15 @@ def test_logits_that_are_not_finite_are_one_line_not_a_nan_table(tmp_path, capsy
                      "--out", tmp_path / "o", "--dtype", dtype, "--no-ladder", "--no-progress")
     assert "--model: the log-probability or entropy is not finite at 66 of 66 response tokens" in line
     assert said in line and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("flag, value, said", [
+    ("--whatif", "steer,bogus", "--whatif bogus: unknown intervention (expected one of none, entropy_bonus"),
+    ("--set", "foo=1", "--set: unknown intervention setting ['foo']"),
+    ("--set", "clip_cov_ratio=2", "--set: clip_cov_ratio must be in (0, 1]")])
+def test_an_unknown_intervention_or_setting_names_its_flag(workdir, tmp_path, capsys, flag, value, said):
+    """They said "unknown intervention 'bogus'" and "intervention none: clip_cov_ratio ..." (the
+    what-if `none` was never asked for), naming no flag."""
+    line = _one_line(capsys, "probe", "--model", workdir / "model", "--rollouts", workdir / "roll.jsonl",
+                     "--out", tmp_path / "o", flag, value, "--no-progress")
+    assert line.startswith(f"entropylaw: error: {said}") and not (tmp_path / "o").exists()
