@@ -238,3 +238,26 @@ def test_an_unknown_intervention_or_setting_names_its_flag(workdir, tmp_path, ca
     line = _one_line(capsys, "probe", "--model", workdir / "model", "--rollouts", workdir / "roll.jsonl",
                      "--out", tmp_path / "o", flag, value, "--no-progress")
     assert line.startswith(f"entropylaw: error: {said}") and not (tmp_path / "o").exists()
+
+
+def test_sampling_from_logits_that_are_not_finite_is_one_line(tmp_path, capsys, monkeypatch):
+    """--generate and probe-checkpoints on a float16 model whose logits pass 65504 stopped on an
+    internal error (torch.multinomial: probability tensor contains inf or nan)."""
+    import torch
+
+    model = tiny_model("qwen2", vocab=V, hidden=16, layers=1, seed=0)
+    with torch.no_grad():
+        model.lm_head.weight.copy_(6e4 * torch.sign(torch.randn_like(model.lm_head.weight)))
+    model.save_pretrained(tmp_path / "model")
+    write_jsonl(tmp_path / "q.jsonl", [{"prompt_id": "a", "prompt_ids": [3, 4, 5], "answer": "2"}])
+    (tmp_path / "odd.py").write_text("def reward(text, answer):\n    return float(len(text) % 2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    line = _one_line(capsys, "probe", "--model", tmp_path / "model", "--dtype", "float16", "--generate", 2,
+                     "--prompts", tmp_path / "q.jsonl", "--reward", "odd:reward", "--max-new-tokens", 3,
+                     "--out", tmp_path / "o", "--no-ladder", "--no-progress")
+    assert line == ("entropylaw: error: --model: sampling met logits that are not finite; its float16 logits "
+                    "overflow: load it as float32 (--dtype float32)")
+    line = _one_line(capsys, "probe-checkpoints", tmp_path / "model", "--dtype", "float16", "--prompts",
+                     tmp_path / "q.jsonl", "--max-new-tokens", 3, "--out", tmp_path / "t.csv")
+    assert f"{tmp_path / 'model'}: sampling met logits that are not finite" in line
+    assert not (tmp_path / "o").exists() and not (tmp_path / "t.csv").exists()

@@ -97,7 +97,7 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
         vocabs[path] = M.vocab_size(model)
         prompts = read_prompts(prompts_path, tokenizer, M.vocab_size(model), chat_template)
         seqs = sample(model, prompts, samples, temperature, max_new_tokens, seed=seed, tokenizer=tokenizer,
-                      reward_fn=reward_fn, count="samples")
+                      reward_fn=reward_fn, count="samples", where=path)
         if not seqs:
             raise EntropyLawError(f"{path}: generation produced no non-empty responses")
         said = cut_note(seqs, max_new_tokens, f"{path}: ")

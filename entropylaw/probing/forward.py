@@ -121,11 +121,16 @@ def _check_finite(stats: dict, seqs: list, index: list, dtype, where: str) -> No
         return
     lengths = torch.tensor([len(seqs[i].response_ids) for i in index])
     first = seqs[index[int(torch.searchsorted(lengths.cumsum(0), int(bad.nonzero()[0]), right=True))]]
-    name = str(dtype).removeprefix("torch.")
-    why = (f"its {name} logits overflow: load it as float32 (`dtype` float32)" if dtype in (torch.float16,
-           torch.bfloat16) else "its weights or activations hold inf or NaN (a damaged checkpoint?)")
     raise EntropyLawError(f"{where}: the log-probability or entropy is not finite at {int(bad.sum())} of {len(bad)} "
-                          f"response tokens (first: prompt {first.prompt_id}, response {first.response_index}); {why}")
+                          f"response tokens (first: prompt {first.prompt_id}, response {first.response_index}); "
+                          f"{nonfinite_why(dtype)}")
+
+
+def nonfinite_why(dtype) -> str:
+    """Why a model's logits are not finite, and what to do."""
+    if dtype in (torch.float16, torch.bfloat16):
+        return f"its {str(dtype).removeprefix('torch.')} logits overflow: load it as float32 (`dtype` float32)"
+    return "its weights or activations hold inf or NaN (a damaged checkpoint?)"
 
 
 @torch.no_grad()
