@@ -557,3 +557,19 @@ def test_a_checkpoint_whose_entropy_is_nan_is_one_line_not_a_verdict_on_the_log(
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("entropylaw: error: --model: the entropy is not finite at "), err
     assert "hold inf or NaN" in lines[0]
+
+
+def test_json_has_the_same_keys_with_or_without_a_logged_value(work, capsys):
+    """Without --log/--logged, --json left out `within` and `gaps`, which --help lists among its keys."""
+    d, _, _ = work
+    shapes = []
+    for extra in ([], ["--logged", 2.0]):
+        code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--json", *extra)
+        assert code == 0, err
+        shapes.append(json.loads(out))
+    assert set(shapes[0]) == set(shapes[1]) >= {"logged", "conventions", "matched", "tolerance", "correction", "step",
+                                                "n_rollouts", "n_tokens", "temperature", "within", "gaps", "verdict",
+                                                "relative_tolerance", "tolerance_model"}
+    assert shapes[0]["within"] is None and shapes[0]["gaps"] is None and shapes[0]["logged"] is None
+    code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl")
+    assert code == 0 and "no logged value given" in out, err
