@@ -541,3 +541,35 @@ def test_a_token_budget_below_the_longest_sequence_is_refused(work, capsys):
     code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--logged", 1.0,
                           "--token-budget", 3)
     assert code == 2 and "--token-budget 3: below the longest sequence" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_checkpoint_whose_entropy_is_nan_is_one_line_not_a_verdict_on_the_log(work, capsys, tmp_path):
+    """inf/NaN weights gave NaN for every convention and 'no convention matches: ... do not trust a fit
+    on this entropy', blaming the log (and NaN in --json, which is no JSON)."""
+    d, _, _ = work
+    model = tiny_model("llama", vocab=V, hidden=16, layers=2, seed=3)  # the checkpoint of `work`, damaged
+    with torch.no_grad():
+        model.lm_head.weight[3, 0] = float("nan")
+    model.save_pretrained(tmp_path / "nan")
+    capsys.readouterr()  # the save's progress bar
+    code, out, err = _run(capsys, "--model", tmp_path / "nan", "--rollouts", d / "r.jsonl", "--logged", 2.0, "--json")
+    assert code == 2 and out == "", out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("entropylaw: error: --model: the entropy is not finite at "), err
+    assert "hold inf or NaN" in lines[0]
+
+
+def test_json_has_the_same_keys_with_or_without_a_logged_value(work, capsys):
+    """Without --log/--logged, --json left out `within` and `gaps`, which --help lists among its keys."""
+    d, _, _ = work
+    shapes = []
+    for extra in ([], ["--logged", 2.0]):
+        code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl", "--json", *extra)
+        assert code == 0, err
+        shapes.append(json.loads(out))
+    assert set(shapes[0]) == set(shapes[1]) >= {"logged", "conventions", "matched", "tolerance", "correction", "step",
+                                                "n_rollouts", "n_tokens", "temperature", "within", "gaps", "verdict",
+                                                "relative_tolerance", "tolerance_model"}
+    assert shapes[0]["within"] is None and shapes[0]["gaps"] is None and shapes[0]["logged"] is None
+    code, out, err = _run(capsys, "--model", d / "model", "--rollouts", d / "r.jsonl")
+    assert code == 0 and "no logged value given" in out, err

@@ -1,5 +1,6 @@
 """A lab run whose every step had no learning signal (every group all right or all wrong: every
-advantage 0, a policy gradient of 0, cov/* of exactly 0) ended on its usual line, as if it had trained."""
+advantage 0, a policy gradient of 0, cov/* of exactly 0) ended on its usual line, as if it had trained;
+and a damaged checkpoint met on resuming."""
 
 from __future__ import annotations
 
@@ -86,3 +87,30 @@ def test_a_resumed_run_counts_the_steps_without_signal_of_the_whole_run(tmp_path
             continue
         assert json.loads((out / "done.json").read_text())["steps_without_signal"] == sum(silent), name
         assert f"no learning signal on {sum(silent)} of the 4 steps trained" in err, (name, err)
+
+
+@pytest.mark.parametrize("damage", ["model.safetensors", "trainer_state.pt"])
+def test_resuming_from_a_damaged_checkpoint_is_one_line_naming_it(tmp_path, capsys, damage):
+    """A checkpoint missing its weights was transformers' OSError text; a truncated trainer_state.pt
+    an internal error (torch's zip reader). Deleting the folder resumes from the checkpoint before."""
+    import shutil
+
+    pytest.importorskip("torch")
+    out = tmp_path / "r"
+    argv = ["lab", "run", "--size", "xs", "--steps", "2", "--set", "sft_steps=2", "--set", "val_size=8",
+            "--set", "val_samples=1", "--set", "prompts_per_step=2", "--set", "group_size=4", "--set", "ckpt_every=1",
+            "--out", str(out), "--no-progress", "--device", "cpu"]
+    assert main(argv) == 0
+    (out / "done.json").unlink()  # as if stopped after its last checkpoint
+    last = out / "checkpoints" / "global_step_2"
+    if damage == "model.safetensors":
+        (last / damage).unlink()
+    else:
+        (last / damage).write_bytes((last / damage).read_bytes()[:100])
+    capsys.readouterr()
+    assert main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"entropylaw: error: {last}: cannot resume from this checkpoint")
+    assert lines[0].endswith("delete it to resume from the one before")
+    shutil.rmtree(last)
+    assert main(argv) == 0 and (out / "done.json").exists()

@@ -191,6 +191,15 @@ def test_bad_update_settings_are_one_line_errors():
         parse_sweep('[[group]]\nsize = "xs"\nppo_clip = "no"\n', "bad.toml")
 
 
+@pytest.mark.parametrize("setting", ["lr = inf", "temperature = inf", "lr = nan", "temperature = 0"])
+def test_a_step_or_temperature_that_is_no_finite_positive_number_is_one_line(setting):
+    """TOML reads `lr = inf`: it passed (inf > 0), the warm start made every weight NaN, and the run
+    stopped on an internal error (torch.multinomial: probability tensor contains inf or nan)."""
+    key = setting.split()[0]
+    with pytest.raises(EntropyLawError, match=f"bad.toml.*{key}=.*expected a finite number > 0"):
+        parse_sweep(f'[[group]]\nsize = "xs"\n{setting}\n', "bad.toml")
+
+
 def test_sweep_defaults_may_hold_lists_and_groups_override_them():
     text = '[defaults]\nsize = "xs"\nseeds = [0, 1]\n[[group]]\ntag = "a"\n[[group]]\ntag = "b"\nseed = 5\n'
     names = [c.run_name for c in parse_sweep(text, "t.toml")[0]]

@@ -207,3 +207,57 @@ def test_an_output_directory_that_is_a_file_is_named_as_the_option(tmp_path):
     res = subprocess.run([sys.executable, "-m", "entropylaw", "lab", "run", "--out", str(afile), "--steps", "1"],
                          capture_output=True, text=True)
     assert res.returncode == 2 and f"--out {afile}: a file; expected a directory" in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("weight, dtype, said", [(6e4, "float16", "its float16 logits overflow: load it as float32 "
+                                                                 "(--dtype float32)"),
+                                                 (float("nan"), "float32", "hold inf or NaN")])
+def test_logits_that_are_not_finite_are_one_line_not_a_nan_table(tmp_path, capsys, weight, dtype, said):
+    """A float16 model whose logits pass 65504 wrote tokens.parquet of NaN and 'enough signal (mean
+    token covariance nan is inf standard errors from 0)'."""
+    import torch
+
+    model = tiny_model("qwen2", vocab=V, hidden=16, layers=1, seed=0)
+    with torch.no_grad():
+        model.lm_head.weight.copy_(weight * torch.sign(torch.randn_like(model.lm_head.weight)))
+    model.save_pretrained(tmp_path / "model")
+    write_jsonl(tmp_path / "roll.jsonl", rollout_rows(V))
+    line = _one_line(capsys, "probe", "--model", tmp_path / "model", "--rollouts", tmp_path / "roll.jsonl",
+                     "--out", tmp_path / "o", "--dtype", dtype, "--no-ladder", "--no-progress")
+    assert "--model: the log-probability or entropy is not finite at 66 of 66 response tokens" in line
+    assert said in line and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("flag, value, said", [
+    ("--whatif", "steer,bogus", "--whatif bogus: unknown intervention (expected one of none, entropy_bonus"),
+    ("--set", "foo=1", "--set: unknown intervention setting ['foo']"),
+    ("--set", "clip_cov_ratio=2", "--set: clip_cov_ratio must be in (0, 1]")])
+def test_an_unknown_intervention_or_setting_names_its_flag(workdir, tmp_path, capsys, flag, value, said):
+    """They said "unknown intervention 'bogus'" and "intervention none: clip_cov_ratio ..." (the
+    what-if `none` was never asked for), naming no flag."""
+    line = _one_line(capsys, "probe", "--model", workdir / "model", "--rollouts", workdir / "roll.jsonl",
+                     "--out", tmp_path / "o", flag, value, "--no-progress")
+    assert line.startswith(f"entropylaw: error: {said}") and not (tmp_path / "o").exists()
+
+
+def test_sampling_from_logits_that_are_not_finite_is_one_line(tmp_path, capsys, monkeypatch):
+    """--generate and probe-checkpoints on a float16 model whose logits pass 65504 stopped on an
+    internal error (torch.multinomial: probability tensor contains inf or nan)."""
+    import torch
+
+    model = tiny_model("qwen2", vocab=V, hidden=16, layers=1, seed=0)
+    with torch.no_grad():
+        model.lm_head.weight.copy_(6e4 * torch.sign(torch.randn_like(model.lm_head.weight)))
+    model.save_pretrained(tmp_path / "model")
+    write_jsonl(tmp_path / "q.jsonl", [{"prompt_id": "a", "prompt_ids": [3, 4, 5], "answer": "2"}])
+    (tmp_path / "odd.py").write_text("def reward(text, answer):\n    return float(len(text) % 2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    line = _one_line(capsys, "probe", "--model", tmp_path / "model", "--dtype", "float16", "--generate", 2,
+                     "--prompts", tmp_path / "q.jsonl", "--reward", "odd:reward", "--max-new-tokens", 3,
+                     "--out", tmp_path / "o", "--no-ladder", "--no-progress")
+    assert line == ("entropylaw: error: --model: sampling met logits that are not finite; its float16 logits "
+                    "overflow: load it as float32 (--dtype float32)")
+    line = _one_line(capsys, "probe-checkpoints", tmp_path / "model", "--dtype", "float16", "--prompts",
+                     tmp_path / "q.jsonl", "--max-new-tokens", 3, "--out", tmp_path / "t.csv")
+    assert f"{tmp_path / 'model'}: sampling met logits that are not finite" in line
+    assert not (tmp_path / "o").exists() and not (tmp_path / "t.csv").exists()

@@ -94,3 +94,20 @@ def test_compare_and_table1_helpers():
     assert np.isclose(r["pearson"], 1) and np.isclose(r["slope"], 0.5) and np.isclose(r["mean_error"], -0.1)
     t = table1(torch.arange(10000, dtype=torch.float64))
     assert t["0.0002"] == 9998.5 and t["all"] == 4999.5
+
+
+def test_cluster_se_is_the_standard_error_of_the_mean_in_its_closed_forms():
+    """Against scipy.stats.sem: one token per cluster is the plain SE; clusters of equal size give
+    the SE of the cluster means (CR1: G/(G-1) on the squared cluster sums of residuals)."""
+    from scipy import stats
+
+    from entropylaw.probing.core import cluster_se
+
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=24)
+    assert cluster_se(torch.tensor(v), np.arange(24)) == pytest.approx(stats.sem(v), rel=1e-12)
+    groups = np.repeat(np.arange(6), 4)
+    rng.shuffle(groups)  # a cluster's tokens need not be contiguous
+    means = [v[groups == g].mean() for g in range(6)]
+    assert cluster_se(torch.tensor(v), groups) == pytest.approx(stats.sem(means), rel=1e-12)
+    assert cluster_se(torch.tensor(v), np.zeros(24)) is None

@@ -230,8 +230,9 @@ def audit(model: str, rollouts: str, log: str | None = None, step: int | None = 
            "temperature": temperature, "source": source, "rollouts": read, "step_given": given,
            "tolerance_model": tol}
     if value is None:
-        out.update(logged=None, conventions=values, matched=None, tolerance=None, relative_tolerance=rel,
-                   correction=None, verdict="no logged value given (`log` and `step` K, or `logged` VALUE)")
+        out.update(logged=None, conventions=values, matched=None, within=None, gaps=None, tolerance=None,
+                   relative_tolerance=rel, correction=None,
+                   verdict="no logged value given (`log` and `step` K, or `logged` VALUE)")
         return out
     out.update(verdict.decide(value, values, rel))
     return out

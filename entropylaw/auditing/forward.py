@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from entropylaw.auditing.conventions import Tokens
+from entropylaw.errors import EntropyLawError
 from entropylaw.probing import stream
 from entropylaw.probing.model import final_hidden, input_device, lm_head_weight
 
@@ -82,4 +83,9 @@ def token_entropies(model, seqs: list, temperature: float = 1.0, pad_id: int = 0
                 out[k].append(_entropy(h[b, a:e], W, T).numpy() if e > a else np.zeros(0))
             if error_scale:
                 scales.append(_error_scale(h[b, P - 1:P - 1 + n], W, temperature).numpy() if n else np.zeros(0))
+    n = sum(len(x) for k in parts for x in out[k])
+    bad = sum(int((~np.isfinite(x)).sum()) for k in parts for x in out[k])
+    if bad:  # NaN conventions read as "no convention matches: do not trust the log"
+        raise EntropyLawError(f"`model`: the entropy is not finite at {bad} of {n} positions; its weights or "
+                              "activations hold inf or NaN (a damaged checkpoint?)")
     return Tokens(**out, extra={"error_scale": scales} if error_scale else {})

@@ -88,7 +88,7 @@ def audit_text(r: dict) -> str:
     add(f"  {'convention':<26}{'nats':>12}{'' if r['logged'] is None else '- logged':>11}")
     for name, v in r["conventions"].items():
         gap = "" if r["logged"] is None else f"{v - r['logged']:+11.3g}"
-        mark = "  <- match" if name == r["matched"] else ("  <- within" if name in r.get("within", []) else "")
+        mark = "  <- match" if name == r["matched"] else ("  <- within" if name in (r.get("within") or []) else "")
         add(f"  {name:<26}{v:>12.6g}{gap}{mark}")
     if r["tolerance"] is not None:
         add(f"tolerance: {r['tolerance']:.2g} nats (relative {r['relative_tolerance']:.2g}): "

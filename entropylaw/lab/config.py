@@ -83,8 +83,9 @@ class RunConfig:
         if (self.prompts_per_step * self.group_size) % self.minibatches:
             raise EntropyLawError(f"prompts_per_step*group_size = {self.prompts_per_step * self.group_size} "
                                   f"is not divisible by minibatches={self.minibatches}")
-        if not (self.lr > 0 and self.temperature > 0):
-            raise EntropyLawError("run settings: lr and temperature must be > 0")
+        for name in ("lr", "temperature"):  # TOML reads `lr = inf`: NaN weights, then an internal error
+            if not 0 < getattr(self, name) < float("inf"):
+                raise EntropyLawError(f"run setting {name}={getattr(self, name)}: expected a finite number > 0")
         if self.optimizer not in OPTIMIZERS:
             raise EntropyLawError(f"run setting optimizer={self.optimizer!r}: expected one of {', '.join(OPTIMIZERS)}"
                                   f"{_did_you_mean(self.optimizer, OPTIMIZERS)}")

@@ -149,7 +149,13 @@ class LabRun:
             self.step = 0
             self.silent_steps_, self.silent_from_ = 0, 0
         else:
-            self.model = AutoModelForCausalLM.from_pretrained(str(ckpt), attn_implementation="eager")
+            try:  # a checkpoint missing a file, or truncated: torch's zip reader, transformers' loader
+                self.model = AutoModelForCausalLM.from_pretrained(str(ckpt), attn_implementation="eager")
+                state = torch.load(ckpt / "trainer_state.pt", weights_only=False)
+            except Exception as err:  # noqa: BLE001 -- the boundary
+                raise EntropyLawError(f"{ckpt}: cannot resume from this checkpoint ({type(err).__name__}: "
+                                      f"{' '.join(str(err).split())[:160]}); delete it to resume from the one "
+                                      "before") from None
             self.model.to(self.device)
             self.warmstart_path = None
         if cfg.optimizer == "sgd":  # plain SGD: the update the theorems describe
@@ -157,7 +163,6 @@ class LabRun:
         else:
             self.opt = torch.optim.Adam(self.model.parameters(), lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8)
         if ckpt is not None:
-            state = torch.load(ckpt / "trainer_state.pt", weights_only=False)
             self.opt.load_state_dict(state["optimizer"])
             self.gen.set_state(state["generator"])
             if self.select_gen is not self.gen:

@@ -97,13 +97,13 @@ def probe_checkpoints(paths: list, prompts_path: str, samples: int = 4, temperat
         vocabs[path] = M.vocab_size(model)
         prompts = read_prompts(prompts_path, tokenizer, M.vocab_size(model), chat_template)
         seqs = sample(model, prompts, samples, temperature, max_new_tokens, seed=seed, tokenizer=tokenizer,
-                      reward_fn=reward_fn, count="samples")
+                      reward_fn=reward_fn, count="samples", where=path)
         if not seqs:
             raise EntropyLawError(f"{path}: generation produced no non-empty responses")
         said = cut_note(seqs, max_new_tokens, f"{path}: ")
         if said:
             warnings.warn(said, EntropyLawWarning, stacklevel=2)
-        stats = collect_stats(model, seqs, temperature, chunk_size, clamp_p=0.3 if table1 else None)
+        stats = collect_stats(model, seqs, temperature, chunk_size, clamp_p=0.3 if table1 else None, where=path)
         records.append((step, "entropy", float(stats["entropy"].double().mean())))
         if table1:
             from entropylaw.probing.core import ProbeConfig, analyse

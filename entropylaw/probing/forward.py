@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 
+from entropylaw.errors import EntropyLawError
 from entropylaw.probing import stream
 from entropylaw.probing.model import final_hidden, input_device, lm_head_weight
 
@@ -113,13 +114,33 @@ def hidden_at_valid(model, seqs: list, index: list, share_prefix: bool = True) -
     return torch.cat(per_seq).to(W.device), torch.tensor(targets, device=W.device)
 
 
+def _check_finite(stats: dict, seqs: list, index: list, dtype, where: str) -> None:
+    """Every statistic a number: a float16 model's logits past 65504 (or inf/NaN weights) gave NaN tables."""
+    bad = ~torch.isfinite(stats["logp"]) | ~torch.isfinite(stats["entropy"])
+    if not bool(bad.any()):
+        return
+    lengths = torch.tensor([len(seqs[i].response_ids) for i in index])
+    first = seqs[index[int(torch.searchsorted(lengths.cumsum(0), int(bad.nonzero()[0]), right=True))]]
+    raise EntropyLawError(f"{where}: the log-probability or entropy is not finite at {int(bad.sum())} of {len(bad)} "
+                          f"response tokens (first: prompt {first.prompt_id}, response {first.response_index}); "
+                          f"{nonfinite_why(dtype)}")
+
+
+def nonfinite_why(dtype) -> str:
+    """Why a model's logits are not finite, and what to do."""
+    if dtype in (torch.float16, torch.bfloat16):
+        return f"its {str(dtype).removeprefix('torch.')} logits overflow: load it as float32 (`dtype` float32)"
+    return "its weights or activations hold inf or NaN (a damaged checkpoint?)"
+
+
 @torch.no_grad()
 def collect_stats(model, seqs: list, temperature: float = 1.0, chunk_size: int = stream.DEFAULT_CHUNK,
                   clamp_p: float | None = 0.3, batch_tokens: int = 4096, keep_hidden: bool = False,
-                  progress=None) -> dict:
+                  progress=None, where: str = "`model`") -> dict:
     """Streamed logp, entropy, sum_p2, clamped_entropy for every valid token (float32, CPU).
 
-    With ``keep_hidden`` also returns ``hidden`` [N, d] (for Lemma 1 after an update).
+    With ``keep_hidden`` also returns ``hidden`` [N, d] (for Lemma 1 after an update). A token
+    whose statistics are not finite is an error naming ``where`` (the model), not a NaN table.
     """
     W = lm_head_weight(model)
     parts: dict = {}
@@ -127,6 +148,7 @@ def collect_stats(model, seqs: list, temperature: float = 1.0, chunk_size: int =
     for index in batches(seqs, batch_tokens):
         h, y = hidden_at_valid(model, seqs, index)
         s = stream.token_stats(h, W, y, temperature, chunk_size, clamp_p, second_moment=True)
+        _check_finite(s, seqs, index, W.dtype, where)
         for k, v in s.items():
             parts.setdefault(k, []).append(v.cpu())
         if keep_hidden:

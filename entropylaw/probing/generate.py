@@ -82,13 +82,14 @@ def check_room(model, prompts: list, n: int, max_new_tokens: int, chunks: list, 
 @torch.no_grad()
 def sample(model, prompts: list, n: int, temperature: float = 1.0, max_new_tokens: int = 256,
            eos_token_id=None, seed: int = 0, tokenizer=None, reward_fn=None, batch_tokens: int = 4096,
-           progress: bool = False, count: str = "generate") -> list:
+           progress: bool = False, count: str = "generate", where: str = "`model`") -> list:
     """G sampled responses per prompt as :class:`Sequence` with rewards (0 without reward_fn).
 
     Prompts are left-padded into batches (``batch_tokens`` bounds rows x (prompt + new
     tokens)) and decoded together with the KV cache; a response ends at its first eos
     (kept: it was sampled). Refused before sampling when the responses would pass the model's
-    context or the memory (:func:`check_room`; ``count`` names the option that sets ``n``).
+    context or the memory (:func:`check_room`; ``count`` names the option that sets ``n``); logits
+    that are not finite are an error naming ``where`` (the model).
     """
     chunks = _chunks(prompts, n, max_new_tokens, batch_tokens)
     check_room(model, prompts, n, max_new_tokens, chunks, count)
@@ -110,9 +111,17 @@ def sample(model, prompts: list, n: int, temperature: float = 1.0, max_new_token
         for b, (_, ids, _) in enumerate(chunk):
             inp[b, L - len(ids):] = torch.tensor(ids)
             mask[b, L - len(ids):] = 1
-        out = model.generate(inp.to(dev), attention_mask=mask.to(dev), do_sample=True, temperature=temperature,
-                             top_p=1.0, top_k=0, max_new_tokens=max_new_tokens, num_return_sequences=n,
-                             pad_token_id=pad, eos_token_id=list(eos_set) or None)
+        try:
+            out = model.generate(inp.to(dev), attention_mask=mask.to(dev), do_sample=True, temperature=temperature,
+                                 top_p=1.0, top_k=0, max_new_tokens=max_new_tokens, num_return_sequences=n,
+                                 pad_token_id=pad, eos_token_id=list(eos_set) or None)
+        except RuntimeError as err:  # torch.multinomial on NaN probabilities: the model, not a bug
+            if "probability tensor contains" not in str(err):
+                raise
+            from entropylaw.probing.forward import nonfinite_why
+
+            raise EntropyLawError(f"{where}: sampling met logits that are not finite; "
+                                  f"{nonfinite_why(model.dtype)}") from None
         for b, (pid, ids, answer) in enumerate(chunk):
             for j in range(n):
                 resp = out[b * n + j, L:].tolist()

@@ -23,6 +23,7 @@ from entropylaw.probing import dist
 from entropylaw.probing import model as M
 from entropylaw.probing.core import ProbeConfig
 from entropylaw.probing.ladder import LadderConfig
+from entropylaw.probing.interventions import INTERVENTIONS
 from entropylaw.probing.losses import InterventionConfig
 from entropylaw.readers.rollouts.encode import chat_template_for, encode
 from entropylaw.readers.rollouts.formats import read_rollouts
@@ -90,7 +91,10 @@ class ProbeResult:
 def _options(options: dict) -> tuple[ProbeOptions, ProbeConfig]:
     options = dict(options)
     settings = options.pop("settings", None) or {}
-    InterventionConfig.from_dict({"name": "none", **settings})  # names and values checked early
+    try:  # names and values checked early
+        InterventionConfig.from_dict({"name": "none", **settings})
+    except EntropyLawError as err:
+        raise EntropyLawError(f"`settings`: {str(err).removeprefix('intervention none: ')}") from None
     mine = {f.name for f in dataclasses.fields(ProbeOptions)}
     measured = {f.name for f in dataclasses.fields(ProbeConfig)} - {"overrides"}
     unknown = sorted(set(options) - mine - measured)
@@ -126,7 +130,8 @@ def _ladder(o: ProbeOptions, seed: int) -> LadderConfig | None:
     if "none" not in whatif:
         whatif = ("none",) + whatif
     for w in whatif:
-        InterventionConfig(w)
+        if w not in INTERVENTIONS:
+            raise EntropyLawError(f"`whatif` {w}: unknown intervention (expected one of {', '.join(INTERVENTIONS)})")
     return LadderConfig(lr=o.lr, rel_step=o.rel_step, optimizer=o.optimizer, scope=o.scope, whatif=whatif, seed=seed)
 
 
