@@ -213,3 +213,42 @@ def test_callback_in_a_real_tiny_grpo_run_logs_through_tensorboard(tmp_path):
     tags = {m for _, m, _ in raw.rows()}
     assert {"train/entropylaw/ceiling", "train/entropylaw/a", "train/entropylaw/r2"} <= tags or \
         {"entropylaw/ceiling", "entropylaw/a", "entropylaw/r2"} <= tags, sorted(tags)
+
+
+def _rank_replay(rank, init_file, out_dir):
+    """One rank of a two-process (gloo) run replaying a history that calls stop (see below)."""
+    import json
+
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
+    try:
+        args = TrainingArguments(output_dir=str(out_dir / "run"), report_to=[])
+        state, control = TrainerState(), TrainerControl()
+        state.is_world_process_zero = rank == 0
+        cb = EntropyLawCallback(min_points=4, min_gain=0.99)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for entry in _history(n=40):
+                state.global_step = entry["step"]
+                state.log_history.append(dict(entry))
+                control = cb.on_log(args, state, control, logs=dict(entry)) or control
+                if control.should_training_stop:
+                    break
+        (out_dir / f"rank{rank}.json").write_text(json.dumps([control.should_training_stop, state.global_step]))
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.slow  # two processes, each importing torch and transformers
+def test_every_rank_stops_where_rank_zero_calls_stop(tmp_path):
+    """min_gain in a distributed run: only rank 0 fitted and stopped, the other ranks trained on and
+    waited at their next collective for ever; rank 0's call now reaches every rank."""
+    import json
+
+    import torch.multiprocessing as mp
+
+    mp.spawn(_rank_replay, args=(str(tmp_path / "init"), tmp_path), nprocs=2, join=True)
+    zero, one = (json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1))
+    assert zero[0] and zero[1] < 40  # rank 0 stopped before the end, as in the one-process test above
+    assert one == zero

@@ -95,33 +95,40 @@ class EntropyLawCallback(TrainerCallback):
 
     # -- transformers.TrainerCallback -------------------------------------------------
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if not state.is_world_process_zero:
-            return control
+        # every rank reaches each log event; rank 0 fits and speaks, and its call to stop is every rank's:
+        # a rank left training alone waits at its next collective for ever
+        stop = self._on_log(args, state, logs) if state.is_world_process_zero else False
+        if self.min_gain is not None and _from_rank_zero(stop):
+            self.stopped_at = state.global_step
+            control.should_training_stop = True
+        return control
+
+    def _on_log(self, args, state, logs) -> bool:
+        """Refit on rank 0 and log the metrics; whether the forecast's call is to stop."""
         self._events += 1
         if self._events % self.every:
-            return control
+            return False
         try:
             metrics = self.refit(state.log_history, self.run_id or _run_name(args), total_steps=state.max_steps)
         except Exception as err:  # never crash the run: say it once, go on
             reason = str(err).splitlines()[0] if isinstance(err, EntropyLawError) else f"{type(err).__name__}: {err}"
             reason = _TEMP_FILE.sub("", reason)  # the log is read from a temporary copy: not the user's file
             self._warn(f"no fit at step {state.global_step}: {reason}", key=_reason_key(reason))
-            return control
+            return False
         if not metrics:
-            return control
+            return False
         self.last = metrics
         if logs is not None:
             logs.update(metrics)
         if state.log_history and state.log_history[-1].get("step") == state.global_step:
             state.log_history[-1].update(metrics)
         if self.min_gain is not None and metrics.get(PREFIX + "call") == CALL_CODE["stop"]:
-            self.stopped_at = state.global_step
             g = self.decision["gain"]
             self._warn(f"stopping at step {state.global_step}: continuing to step {g['to_step']:g} adds "
                        f"{g['expected']:+.4g} [{g['lo']:+.4g}, {g['hi']:+.4g}], below min_gain {self.min_gain:g} "
                        f"({self.decision['method']} forecast)", key="stop")
-            control.should_training_stop = True
-        return control
+            return True
+        return False
 
     # -- the fit ------------------------------------------------------------------------
     def refit(self, log_history: list, run_id: str, total_steps: float | None = None) -> dict:
@@ -221,6 +228,19 @@ class EntropyLawCallback(TrainerCallback):
 
 
 _TEMP_FILE = re.compile(r"\S*entropylaw-cb-[^/\s]+/log_history\.json:?\s*")
+
+
+def _from_rank_zero(flag: bool) -> bool:
+    """Rank 0's ``flag`` on every rank of a distributed run (``flag`` itself outside one)."""
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        return flag
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
+        return flag
+    box = [bool(flag)]
+    dist.broadcast_object_list(box, src=0)
+    return bool(box[0])
 
 
 def _is_training_log(entry: dict) -> bool:
