@@ -118,3 +118,25 @@ def test_watch_says_what_the_reader_did_to_the_scores_units(tmp_path, capsys):
     assert main(["watch", str(tmp_path), "--run", "a", "--plain", "--max-refreshes", "1", "--interval", "0.1"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "read: " in out and "share their unit" in out
+
+
+def test_a_tensorboard_record_cut_while_written_is_not_damage(tmp_path):
+    """A TensorBoard (or W&B) file read while its writer is in the middle of a record: watch said
+    "damaged file: ... unreadable (truncated record at end of file)" and "dropped N values (damaged
+    ...)" at such refreshes, where a JSON log's cut last line is rightly left unsaid; damage in the
+    middle of the file is still said."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    w = SummaryWriter(str(tmp_path / "tb" / "run"))
+    for s in range(1, 41):
+        H = 0.1 + np.exp(-s / 15)
+        w.add_scalar("actor/entropy", H, s)
+        w.add_scalar("val-core/gsm8k/acc/mean@1", 1.2 - 0.3 * np.exp(H) + 0.002 * np.sin(s), s)
+    w.close()
+    [events] = (tmp_path / "tb" / "run").glob("events.out.tfevents.*")
+    data = events.read_bytes()
+    events.write_bytes(data[:-9])  # the last record's payload half written
+    snap = el.snapshot(tmp_path / "tb")
+    assert "a" in snap and snap["damaged"] == [] and snap["dropped"] == [], (snap["damaged"], snap["dropped"])
+    events.write_bytes(data[:len(data) // 2] + b"\xff" * 40 + data[len(data) // 2 + 40:])  # damage inside: said
+    assert el.snapshot(tmp_path / "tb")["damaged"]

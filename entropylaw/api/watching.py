@@ -16,6 +16,7 @@ from entropylaw.fit.forecast.core import DEFAULT, forecast_table
 from entropylaw.fit.forecast.problems import check_problems
 from entropylaw.fit.run import fit_run
 from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.leveldb_log import TRUNCATED
 from entropylaw.readers.verl_jsonl import CUT_LAST
 
 
@@ -64,7 +65,9 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
                                 + ("" if run else ", the one whose file was written last (--run ID follows another)"))
         # a growing log's cut last line is normal here; rows dropped and a damaged region are not: said at
         # each refresh, as `summary` says them
-        out["damaged"] = [f"{r.source}: {d}" for r in map(IngestReport.from_dict, row_accounts(df)) for d in r.damage()]
+        # a W&B or TensorBoard file's record cut at its end is the record being written, as a JSON log's cut line
+        out["damaged"] = [f"{r.source}: {d}" for r in map(IngestReport.from_dict, row_accounts(df)) for d in r.damage()
+                          if not _being_written(d)]
         out["dropped"] = [line for r in map(IngestReport.from_dict, row_accounts(df)) if (line := _drops(r))]
         ent = table.series(df, rid, table.ENTROPY) if table.ENTROPY in set(df["metric"]) else None
         mine = df[df["run_id"] == rid]
@@ -130,10 +133,16 @@ def _row(name, r) -> tuple:
     return name, float(f["forecast"]), (float(f["lo"]), float(f["hi"])), None
 
 
+def _being_written(damage: str) -> bool:
+    """Whether a damage note is of one region, a record cut at the file's end: a binary log's record
+    caught while its trainer writes it (read whole at the next refresh)."""
+    return " in 1 region at byte " in damage and f"({TRUNCATED})" in damage
+
+
 def _drops(report) -> str | None:
-    """The rows a source lost, as ``summary`` says them, but a growing log's line cut while
+    """The rows a source lost, as ``summary`` says them, but a growing log's line or record cut while
     being written (normal while a trainer writes: read whole at the next refresh)."""
     if report.skipped:
         return f"{report.source}: skipped ({report.skipped})"
-    lost = report.lost_text(ignore=(CUT_LAST,))
+    lost = report.lost_text(ignore=(CUT_LAST, *(k for k in report.dropped if TRUNCATED in k)))
     return f"{report.source}: {lost}" if lost else None
