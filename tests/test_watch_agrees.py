@@ -140,3 +140,26 @@ def test_a_tensorboard_record_cut_while_written_is_not_damage(tmp_path):
     assert "a" in snap and snap["damaged"] == [] and snap["dropped"] == [], (snap["damaged"], snap["dropped"])
     events.write_bytes(data[:len(data) // 2] + b"\xff" * 40 + data[len(data) // 2 + 40:])  # damage inside: said
     assert el.snapshot(tmp_path / "tb")["damaged"]
+
+
+def test_watch_shows_a_training_scores_final_as_forecast_shows_it(tmp_path, capsys):
+    """A run with no validation score: forecast shows each method's final score, the mean training
+    score over the last 5 % of the steps, and its interval; watch showed the one last step's value
+    and its wider interval beside the same gain, under "forecast at step N"."""
+    from entropylaw.cli.main import main
+
+    rng = np.random.default_rng(0)
+    H = 0.1 + np.exp(-np.arange(1, 60) / 15)
+    lines = ["step,actor/entropy,critic/score/mean"]
+    lines += [f"{s},{h:.5f},{0.8 - 0.3 * np.exp(h) + rng.normal(0, 0.02):.5f}" for s, h in enumerate(H, 1)]
+    path = tmp_path / "train.csv"
+    path.write_text("\n".join(lines) + "\n")
+    snap = el.snapshot(path, methods=["default"], n_boot=20)
+    df = el.load(str(path), warn=False)
+    fc = el.forecast(df, run=el.run_ids(df)[0], methods=["default"], n_boot=20)
+    fin = fc.methods[fc.default].final
+    value, ci = {m: (v, ci) for m, v, ci, _why in snap["forecast"]}[fc.default]
+    assert (value, ci) == (fin["forecast"], (fin["lo"], fin["hi"]))
+    steps = fin["steps"]
+    assert main(["watch", str(path), "--plain", "--max-refreshes", "1", "--n-boot", "20", "--method", "default"]) == 0
+    assert f"forecast at steps {steps[0]:g}..{steps[-1]:g} (mean): " in capsys.readouterr().out

@@ -116,12 +116,15 @@ def _forecast(out: dict, df, rid: str, y_key, methods, *, n_boot, horizon, targe
     out.update(default_method=fc.default, regime=fc.regime_name, regime_why=(fc.regime or {}).get("why"),
                forecast_warnings=list(fc.warnings or []), law_on_window=fc.law_verdict)
     out["forecast_step"] = float(fc.at_steps[-1])
+    if fc.target_kind != "validation" and fc.final_steps is not None and len(fc.final_steps) > 1:
+        out["forecast_from"] = float(fc.final_steps[0])  # the final score's first step: a mean from there
     out["forecast"] = [_row(name, r) for name, r in fc.methods.items()]
     out.setdefault("y_key", fc.target_key)
 
 
 def _row(name, r) -> tuple:
-    """(method, forecast, (lo, hi), why not): a method's forecast at the forecast step; an interval
+    """(method, forecast, (lo, hi), why not): a method's forecast of the final score (as ``forecast``
+    shows it: a training score's mean over the last steps to the forecast step); an interval
     that says nothing (:func:`~entropylaw.fit.forecast.final.no_forecast_reason`) is none, as in
     ``forecast``, and its reason stands for it."""
     if not r.ok:
@@ -129,8 +132,9 @@ def _row(name, r) -> tuple:
     refused = (r.final or {}).get("no_forecast")
     if refused:
         return name, None, None, refused
-    f = r.forecast.iloc[-1]
-    return name, float(f["forecast"]), (float(f["lo"]), float(f["hi"])), None
+    f, fin = r.forecast.iloc[-1], r.final or {}  # a training score's final: its mean over the last steps, as forecast
+    return name, float(fin.get("forecast", f["forecast"])), (float(fin.get("lo", f["lo"])),
+                                                             float(fin.get("hi", f["hi"]))), None
 
 
 def _being_written(damage: str) -> bool:

@@ -119,6 +119,12 @@ def _forecast_cells(snap: dict) -> list[str]:
     return cells
 
 
+def _at(snap: dict) -> str:
+    """Where the forecast is: its step, or the steps whose mean is a training score's final (as ``forecast``)."""
+    first = snap.get("forecast_from")
+    return f"step {snap['forecast_step']:g}" if first is None else f"steps {first:g}..{snap['forecast_step']:g} (mean)"
+
+
 def _regime_lines(snap: dict) -> list[str]:
     """The window's regime where it is not saturation, and what it makes the forecast say."""
     said = list(snap.get("forecast_warnings") or [])
@@ -158,7 +164,7 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
     else:
         lines.append(f"  law     not fitted yet: {snap.get('fit_error', '')}")
     if snap.get("forecast"):
-        lines += _packed(f"  forecast at step {snap['forecast_step']:g}: ", _forecast_cells(snap), ";  ", " " * 4)
+        lines += _packed(f"  forecast at {_at(snap)}: ", _forecast_cells(snap), ";  ", " " * 4)
     elif snap.get("forecast_error"):
         lines.append(f"  forecast: {snap['forecast_error']}")
     lines += [f"  {line}" for line in _regime_lines(snap)]
@@ -198,7 +204,7 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
     else:
         t.add_row("law", f"not fitted yet: {snap.get('fit_error', '')}")
     for i, cell in enumerate(_forecast_cells(snap)):  # the step once: each method's interval then fits one line
-        t.add_row("forecast" if not i else "", (f"at step {snap['forecast_step']:g}:\n" if not i else "") + cell)
+        t.add_row("forecast" if not i else "", (f"at {_at(snap)}:\n" if not i else "") + cell)
     if snap.get("forecast_error"):
         t.add_row("forecast", snap["forecast_error"])
     for line in _regime_lines(snap):
@@ -239,8 +245,8 @@ def _kept(new: dict, old: dict | None, notes: list) -> dict:
 
 
 # what a refresh says of the forecast: kept with the fit on show when a refresh has none
-FORECAST_KEYS = {"forecast", "forecast_error", "forecast_step", "forecast_warnings", "decision", "decision_lines",
-                 "default_method", "regime", "regime_why", "law_on_window", "total_note", "y_key"}
+FORECAST_KEYS = {"forecast", "forecast_error", "forecast_step", "forecast_from", "forecast_warnings", "decision",
+                 "decision_lines", "default_method", "regime", "regime_why", "law_on_window", "total_note", "y_key"}
 
 
 class TargetError(EntropyLawError):
