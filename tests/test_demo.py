@@ -34,3 +34,12 @@ def test_demo_full_tables():
     # each run's forecast as `entropylaw forecast` prints it (Forecast has one text: str())
     assert sum(line.startswith("run ") and ": forecasting " in line for line in out.stdout.splitlines()) == 5
     assert out.stdout.count("  call: ") == 5 and "stop paying" not in out.stdout
+
+
+def test_demo_outside_the_clone_says_where_its_runs_are(tmp_path):
+    """Run where there is no data/ (pip-installed, another folder): "data/real: no such file or
+    directory" named a folder the user never gave, not what the demo reads."""
+    out = run_cli("demo", "--no-report", cwd=tmp_path)
+    assert out.returncode == 2 and out.stdout == ""
+    [line] = out.stderr.splitlines()
+    assert "data" in line and "the demo reads the runs shipped in the repository's data/" in line and "INPUT" in line

@@ -9,6 +9,8 @@ prints the full summary, fit and forecast tables instead.
 
 from __future__ import annotations
 
+import os
+
 from entropylaw import api
 from entropylaw.cli.options import FRACTION, add_run_selection
 from entropylaw.cli.report import page_words
@@ -40,6 +42,10 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     inputs = args.inputs or ["data/real", "data/real-sizes"]
+    if not args.inputs and not all(map(os.path.isdir, inputs)):  # run outside the repository's clone
+        raise EntropyLawError(f"{os.path.join(os.getcwd(), 'data', 'real')}: no such folder: the demo reads the runs "
+                              "shipped in the repository's data/ (run it from the clone's root), or give INPUT "
+                              "(your own logs)")
     df = api.load(*inputs, runs=args.run, warn=False)
     if args.full:
         import pandas as pd
