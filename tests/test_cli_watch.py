@@ -167,6 +167,14 @@ def test_watch_on_a_missing_folder_is_one_line(tmp_path, capsys):
     assert code == 2 and err.strip().count("\n") == 0 and "no such file or directory, nor its folder" in err
 
 
+def test_watch_on_a_uri_says_it_follows_local_logs(capsys):
+    """`watch wandb://ent/proj/run` said "wandb:/ent/proj/run: no such file or directory, nor its
+    folder wandb:/ent/proj": a URI read as a path, its "//" folded."""
+    code, out, err = _watch("wandb://ent/proj/abc", capsys)
+    assert code == 2 and err.strip().count("\n") == 0 and out == ""
+    assert "wandb://ent/proj/abc: watch follows a local log file or folder, not a URI" in err
+
+
 def test_watch_waits_for_a_log_the_trainer_has_yet_to_write(tmp_path, capsys, monkeypatch):
     """Started before the trainer's first line (the common way to start it): it waits, says so
     once, and reads the log when it appears; with nothing written it stops at --exit-idle. The log

@@ -254,6 +254,9 @@ class TargetError(EntropyLawError):
 
 
 def run(args) -> int:
+    if "://" in args.path:  # a Path would fold its "//" and call it a missing folder
+        raise EntropyLawError(f"{args.path}: watch follows a local log file or folder, not a URI (give the run's "
+                              "local folder: W&B's wandb/run-*/, an mlruns/ directory; `forecast` reads the URI)")
     path = Path(args.path)
     if not path.exists() and not path.parent.is_dir():  # a log not written yet is waited for; its folder exists
         raise EntropyLawError(f"{path}: no such file or directory, nor its folder {path.parent} (watch waits for "
