@@ -167,6 +167,32 @@ def test_watch_on_a_missing_folder_is_one_line(tmp_path, capsys):
     assert code == 2 and err.strip().count("\n") == 0 and "no such file or directory, nor its folder" in err
 
 
+def test_an_old_checkpoint_pruned_is_one_folder_removed_not_each_file_rotated(tmp_path):
+    """A TRL output folder under save_total_limit: each save removes the oldest checkpoint-N/; watch
+    said "checkpoint-40/scheduler.pt was rotated (removed)" for each of its files (three on show,
+    the log itself among them)."""
+    import shutil
+
+    from entropylaw.cli.watch import Signature
+
+    for step in (20, 40):
+        folder = tmp_path / f"checkpoint-{step}"
+        folder.mkdir()
+        for name in ("trainer_state.json", "model.safetensors", "optimizer.pt", "scheduler.pt"):
+            (folder / name).write_text("{}")
+    (tmp_path / "checkpoint-40" / "nested").mkdir()
+    (tmp_path / "checkpoint-40" / "nested" / "x.bin").write_text("x")
+    (tmp_path / "train.log").write_text("a\n")
+    old = Signature.of(tmp_path)
+    shutil.rmtree(tmp_path / "checkpoint-20")
+    shutil.rmtree(tmp_path / "checkpoint-40")
+    (tmp_path / "train.log").unlink()
+    said = Signature.of(tmp_path).shrunk(old)
+    assert sorted(said) == [(str(tmp_path / "checkpoint-20") + os.sep, "removed (the whole folder)"),
+                            (str(tmp_path / "checkpoint-40") + os.sep, "removed (the whole folder)"),
+                            (str(tmp_path / "train.log"), "rotated (removed)")], said
+
+
 def test_watch_on_a_uri_says_it_follows_local_logs(capsys):
     """`watch wandb://ent/proj/run` said "wandb:/ent/proj/run: no such file or directory, nor its
     folder wandb:/ent/proj": a URI read as a path, its "//" folded."""

@@ -14,6 +14,7 @@ Example: ``entropylaw watch outputs/grpo-run --interval 10``
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -79,10 +80,17 @@ class Signature:
 
     def shrunk(self, old: "Signature") -> list:
         """Files truncated (smaller) or rotated (another inode, or gone) since ``old``."""
-        out = []
+        out, folders = [], set()
         for name, (ino, size, _) in old.files.items():
             now = self.files.get(name)
-            if now is None:
+            if now is None and not Path(name).parent.exists():  # its folder went with it: an old checkpoint
+                gone = Path(name).parent  # pruned (save_total_limit) is one folder removed, not each file rotated
+                while not gone.parent.exists():
+                    gone = gone.parent
+                if gone not in folders:
+                    folders.add(gone)
+                    out.append((f"{gone}{os.sep}", "removed (the whole folder)"))
+            elif now is None:
                 out.append((name, "rotated (removed)"))
             elif now[0] != ino:
                 out.append((name, "rotated (a new file)"))
