@@ -26,7 +26,8 @@ callbacks when this callback runs before them: add it with :meth:`EntropyLawCall
 (``trainer.add_callback`` and ``callbacks=[...]`` put it after them; it still writes its keys
 into ``trainer.state.log_history``, so ``trainer_state.json`` has them). With ``min_gain``
 (the gain worth the rest of the run, in the score's units) it stops training once the
-forecast's call is stop: the upper end of the gain's interval is below ``min_gain``. It never stops a run by
+forecast's call is stop: the upper end of the gain's interval is below ``min_gain`` (in a distributed run rank 0
+fits and speaks, and its call reaches every rank). It never stops a run by
 failing: a log without entropy, too few points, a fit that fails are each one warning
 (:class:`~entropylaw.errors.EntropyLawWarning`, once per reason) and training goes on.
 
