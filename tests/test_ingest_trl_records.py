@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
+import entropylaw as el
 from entropylaw import table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fit.pairing import pair
@@ -187,3 +188,16 @@ def test_json_list_bad_input(tmp_path):
     p.write_text("[]")
     with pytest.raises(EntropyLawError, match="record holds no logged values"):
         load([str(p)])
+
+
+def test_a_trainer_states_max_steps_is_the_runs_planned_last_step(tmp_path):
+    """``trainer_state.json`` states the Trainer's plan (``max_steps``); it was not read, so a live
+    forecast of a TRL run asked for --total-steps while the file said 120. -1 (unset) says nothing."""
+    hist = [{"step": s, "entropy": 0.6 * np.exp(-s / 30) + 0.05, "reward": 0.1 + 0.6 * (1 - np.exp(-s / 20)),
+             "loss": 0.1} for s in range(1, 41)]
+    for planned, said in ((120, {"total_steps": 120}), (-1, {})):
+        folder = tmp_path / str(planned)
+        folder.mkdir()
+        (folder / "trainer_state.json").write_text(json.dumps({"max_steps": planned, "log_history": hist}))
+        df = el.load(str(folder), warn=False)
+        assert json.loads(table.runs(df)["config"].iloc[0]) == said

@@ -151,4 +151,7 @@ def read_trl(path: str | os.PathLike, run_id: str | None = None) -> list[RawRun]
     if not raw.report.rows_read:
         raise EntropyLawError(f"{state_path}: {label} holds no logged values")
     raw.meta = {"model": _model_from_config(state_path) or model_from_filename(raw.run_id)}
+    planned = state.get("max_steps") if isinstance(state, dict) else None
+    if isinstance(planned, int) and not isinstance(planned, bool) and planned > 0:  # the Trainer's plan (-1: unset)
+        raw.meta["config"] = {"total_steps": planned}
     return [raw]
