@@ -5,22 +5,23 @@ run's metadata, and an :class:`IngestReport` with rows it could not even parse a
 counted as read and dropped. :func:`finalize` then, identically for every source,
 
 1. drops non-finite values (reason ``non-finite value``);
-2. resolves resumed runs: per key, when a step is not larger than the previous one the
+2. resolves resumed runs: when a step goes back (per key, for a source read key by key) the
    run was restarted from a checkpoint; rows of the earlier segment at or after the
    restart step are dropped (reason ``superseded by resumed segment``) and a note says
-   where the restart happened. The later segment is what the user's run really did;
+   where the restart happened. The later segment is what the user's run really did. A key
+   logged twice at one step keeps its last value (reason ``logged twice at the same step``);
 3. maps source keys to canonical metric names (:mod:`entropylaw.readers.keys`) and adds
    ``val/mean`` where every benchmark was evaluated;
 4. fills metadata (model size from the model name when not given).
 
->>> raw = RawRun("r", "x.log", steps=[1, 2, 2, 3], keys=["actor/entropy"] * 4,
+>>> raw = RawRun("r", "x.log", steps=[1, 2, 1, 3], keys=["actor/entropy"] * 4,
 ...              values=[0.5, 0.4, 0.45, float("nan")])
 >>> raw.report.read(4)
 >>> t = finalize(raw)
 >>> t[["step", "metric", "value"]].values.tolist()
-[[1, 'entropy', 0.5], [2, 'entropy', 0.45]]
+[[1, 'entropy', 0.45]]
 >>> raw.report.line()
-'x.log: read 4 values, kept 2, dropped 2 (non-finite value: 1, superseded by resumed segment: 1)'
+'x.log: read 4 values, kept 1, dropped 3 (non-finite value: 1, superseded by resumed segment: 2)'
 """
 
 from __future__ import annotations

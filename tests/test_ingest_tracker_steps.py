@@ -1,0 +1,47 @@
+"""Tracker runs whose step axis is odd: a key logged twice at one step, a run logged without a step."""
+
+from __future__ import annotations
+
+import pytest
+
+from entropylaw import table
+from entropylaw.readers.dispatch import load
+
+SUPERSEDED = "superseded by resumed segment"
+REPEATED = "logged twice at the same step (the last kept)"
+
+
+def test_a_tensorboard_tag_written_as_a_scalar_and_as_a_tensor_is_a_repeat_not_a_resume(tmp_path):
+    """The same tag at one step, once a ``simple_value`` and once a ``scalars`` tensor: logged twice,
+    not a resumed run (it was counted 'superseded by resumed segment', said as 'steps restart at  ')."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    w = SummaryWriter(str(tmp_path / "run"))
+    for step in range(1, 6):
+        w.add_scalar("actor/entropy", 1.0 - step / 10, step)
+        w.add_scalar("actor/entropy", 1.0 - step / 10, step, new_style=True)
+        w.add_scalar("critic/score/mean", step / 10, step, new_style=True)
+    w.close()
+    df, [rep] = load([str(tmp_path)])
+    assert table.series(df, "run", "entropy").index.tolist() == [1, 2, 3, 4, 5]
+    assert dict(rep.dropped) == {REPEATED: 5} and rep.balanced()
+    assert not any("restart" in n for n in rep.notes)
+
+
+def test_an_mlflow_metric_logged_twice_at_one_step_is_a_repeat_not_a_resume(tmp_path, monkeypatch):
+    mlflow = pytest.importorskip("mlflow")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    store = tmp_path / "mlruns"
+    client = mlflow.tracking.MlflowClient(tracking_uri=store.as_uri())
+    run = client.create_run(client.create_experiment("grpo"), run_name="r").info.run_id
+    for step in range(1, 6):
+        client.log_metric(run, "actor/entropy", 1.0 - step / 10, step=step)
+        client.log_metric(run, "critic/score/mean", step / 10, step=step)
+        if step == 2:  # re-logged at once, below any restart
+            client.log_metric(run, "critic/score/mean", 0.25, step=step)
+    client.log_metric(run, "actor/entropy", 0.45, step=4)  # a resume from step 4
+    df, [rep] = load([str(store)])
+    assert dict(rep.dropped) == {REPEATED: 1, SUPERSEDED: 2} and rep.balanced()
+    assert any("restart at 4 " in n for n in rep.notes)
+    assert table.series(df, "r", "entropy").to_dict() == {1: 0.9, 2: 0.8, 3: 0.7, 4: 0.45}
+    assert table.series(df, "r", "score")[2] == 0.25
