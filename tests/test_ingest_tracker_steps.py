@@ -45,3 +45,37 @@ def test_an_mlflow_metric_logged_twice_at_one_step_is_a_repeat_not_a_resume(tmp_
     assert any("restart at 4 " in n for n in rep.notes)
     assert table.series(df, "r", "entropy").to_dict() == {1: 0.9, 2: 0.8, 3: 0.7, 4: 0.45}
     assert table.series(df, "r", "score")[2] == 0.25
+
+
+def test_a_tensorboard_run_logged_without_a_global_step_keeps_its_curve(tmp_path):
+    """``add_scalar(tag, value)`` with no step writes every value at step 0: each tag's values are read
+    in the order logged (the run was read as one step, 18 of 20 values dropped)."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    w = SummaryWriter(str(tmp_path / "run"))
+    for i in range(10):
+        w.add_scalar("actor/entropy", 1.0 - i / 20)
+        w.add_scalar("critic/score/mean", float("nan") if i == 3 else i / 10)
+    w.close()
+    df, [rep] = load([str(tmp_path)])
+    entropy = table.series(df, "run", "entropy")
+    assert entropy.index.tolist() == list(range(1, 11))
+    assert entropy.to_numpy() == pytest.approx([1.0 - i / 20 for i in range(10)])
+    score = table.series(df, "run", "score")
+    assert 4 not in score.index and score[5] == pytest.approx(0.4)  # the n-th entropy beside the n-th score
+    assert dict(rep.dropped) == {"non-finite value": 1} and rep.balanced()
+    assert any("logged at step 0" in n for n in rep.notes)
+
+
+def test_an_mlflow_run_logged_without_a_step_keeps_its_curve(tmp_path, monkeypatch):
+    mlflow = pytest.importorskip("mlflow")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    store = tmp_path / "mlruns"
+    client = mlflow.tracking.MlflowClient(tracking_uri=store.as_uri())
+    run = client.create_run(client.create_experiment("grpo"), run_name="r").info.run_id
+    for i in range(5):
+        client.log_metric(run, "entropy", 0.5 - i / 100)
+        client.log_metric(run, "reward", i / 10)
+    df, [rep] = load([str(store)])
+    assert table.series(df, "r", "entropy").to_dict() == pytest.approx({1: 0.5, 2: 0.49, 3: 0.48, 4: 0.47, 5: 0.46})
+    assert not rep.rows_dropped and rep.balanced()

@@ -40,6 +40,7 @@ from entropylaw.readers.keys import KeyMap, detect_keys
 from entropylaw.readers.model_size import params_from_name, published_nonembedding
 from entropylaw.readers.names import algorithm_from_filename, algorithm_name
 from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.stepless import number_stepless
 from entropylaw.readers.resumes import _where, resolve_resumes
 from entropylaw.readers.score_scales import percent_hints, score_keys, score_scales, score_units
 from entropylaw.readers.units import bare_counts, counts, impossible, kept_fractions, unit
@@ -195,7 +196,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     """Turn a :class:`RawRun` into a tidy table (see module docstring)."""
     opts = options or KeyOptions()
     report = raw.report
-    df = raw.frame()
+    df = number_stepless(raw.frame(), report)  # a run logged with no step: each key's values in order
     report.keys = tuple(map(str, df["key"].cat.remove_unused_categories().cat.categories))
     finite = np.isfinite(df["value"].to_numpy())
     if not finite.all():
