@@ -79,3 +79,31 @@ def test_an_mlflow_run_logged_without_a_step_keeps_its_curve(tmp_path, monkeypat
     df, [rep] = load([str(store)])
     assert table.series(df, "r", "entropy").to_dict() == pytest.approx({1: 0.5, 2: 0.49, 3: 0.48, 4: 0.47, 5: 0.46})
     assert not rep.rows_dropped and rep.balanced()
+
+
+COMET_NO_STEP = """
+import sys, comet_ml
+exp = comet_ml.OfflineExperiment(project_name="p", offline_directory=sys.argv[1], display_summary_level=0,
+                                 auto_metric_logging=False, log_env_details=False, log_env_gpu=False,
+                                 log_env_cpu=False, log_git_metadata=False)
+exp.set_name("nostep")
+for i in range(5):
+    exp.log_metrics({"train/entropy": 1 - i / 10, "train/reward": i / 10})
+exp.end()
+"""
+
+
+def test_a_comet_experiment_logged_without_a_step_keeps_its_curve(tmp_path):
+    """``log_metrics`` with no step: every metric was dropped as 'metric without a step (system metric)'."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("comet_ml")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMET_")}
+    subprocess.run([sys.executable, "-c", COMET_NO_STEP, str(tmp_path / "out")], check=True, capture_output=True,
+                   cwd=tmp_path, timeout=120, env=dict(env, HOME=str(tmp_path)))
+    df, [rep] = load([str(p) for p in (tmp_path / "out").glob("*.zip")])
+    assert table.series(df, "nostep", "entropy").to_dict() == pytest.approx({1: 1.0, 2: 0.9, 3: 0.8, 4: 0.7, 5: 0.6})
+    assert table.series(df, "nostep", "score").to_dict() == pytest.approx({1: 0.0, 2: 0.1, 3: 0.2, 4: 0.3, 5: 0.4})
+    assert dict(rep.dropped) == {"metric without a step (system metric)": 1} and rep.balanced()  # process duration
