@@ -5,22 +5,23 @@ run's metadata, and an :class:`IngestReport` with rows it could not even parse a
 counted as read and dropped. :func:`finalize` then, identically for every source,
 
 1. drops non-finite values (reason ``non-finite value``);
-2. resolves resumed runs: per key, when a step is not larger than the previous one the
+2. resolves resumed runs: when a step goes back (per key, for a source read key by key) the
    run was restarted from a checkpoint; rows of the earlier segment at or after the
    restart step are dropped (reason ``superseded by resumed segment``) and a note says
-   where the restart happened. The later segment is what the user's run really did;
+   where the restart happened. The later segment is what the user's run really did. A key
+   logged twice at one step keeps its last value (reason ``logged twice at the same step``);
 3. maps source keys to canonical metric names (:mod:`entropylaw.readers.keys`) and adds
    ``val/mean`` where every benchmark was evaluated;
 4. fills metadata (model size from the model name when not given).
 
->>> raw = RawRun("r", "x.log", steps=[1, 2, 2, 3], keys=["actor/entropy"] * 4,
+>>> raw = RawRun("r", "x.log", steps=[1, 2, 1, 3], keys=["actor/entropy"] * 4,
 ...              values=[0.5, 0.4, 0.45, float("nan")])
 >>> raw.report.read(4)
 >>> t = finalize(raw)
 >>> t[["step", "metric", "value"]].values.tolist()
-[[1, 'entropy', 0.5], [2, 'entropy', 0.45]]
+[[1, 'entropy', 0.45]]
 >>> raw.report.line()
-'x.log: read 4 values, kept 2, dropped 2 (non-finite value: 1, superseded by resumed segment: 1)'
+'x.log: read 4 values, kept 1, dropped 3 (non-finite value: 1, superseded by resumed segment: 2)'
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from entropylaw.readers.keys import KeyMap, detect_keys
 from entropylaw.readers.model_size import params_from_name, published_nonembedding
 from entropylaw.readers.names import algorithm_from_filename, algorithm_name
 from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.stepless import number_stepless
 from entropylaw.readers.resumes import _where, resolve_resumes
 from entropylaw.readers.score_scales import percent_hints, score_keys, score_scales, score_units
 from entropylaw.readers.units import bare_counts, counts, impossible, kept_fractions, unit
@@ -194,7 +196,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     """Turn a :class:`RawRun` into a tidy table (see module docstring)."""
     opts = options or KeyOptions()
     report = raw.report
-    df = raw.frame()
+    df = number_stepless(raw.frame(), report)  # a run logged with no step: each key's values in order
     report.keys = tuple(map(str, df["key"].cat.remove_unused_categories().cat.categories))
     finite = np.isfinite(df["value"].to_numpy())
     if not finite.all():

@@ -15,6 +15,7 @@ format                    recognised by
 ``comet``                 a ``.zip`` written by Comet's ``OfflineExperiment``
 ``zip``                   any other ``.zip`` (refused, naming what it holds)
 ``database``              any other SQLite ``.db`` (refused, naming its tables)
+``wandb_summary``         a W&B run's ``wandb-summary.json`` (refused: last values, no history)
 ``lab_run``               one ``entropylaw lab run`` directory (``run.json`` + its logs, read once)
 ``table``                 ``.parquet``/``.csv`` with ``run_id, step, metric, value``
 ``wandb_csv``             ``.csv`` with ``Step`` and ``<run> - <key>`` columns

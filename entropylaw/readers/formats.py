@@ -154,6 +154,8 @@ FORMATS: list[Format] = [
     Format("zip", lambda s: s.is_file(".zip"), lambda src, o: refused.unknown_zip(src)),
     # a database neither tracker wrote, or one locked or damaged past its table list
     Format("database", lambda s: s.is_file(*DB_SUFFIXES), lambda src, o: refused.unknown_database(src)),
+    Format("wandb_summary", lambda s: s.is_file() and s.name == refused.WANDB_SUMMARY,
+           lambda src, o: refused.wandb_summary(src)),
     # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run, read once
     Format("lab_run", lambda s: s.is_dir and is_run_dir(s.path), lambda src, o: read_lab_run(src)),
     Format("wandb_offline", lambda s: (s.is_dir and _wandb_dir(s.path)) or s.is_file(".wandb"),
@@ -226,7 +228,8 @@ def _directory_members(path: Path, nested: bool = True) -> list[str]:
     is no run file: it describes the folder's runs."""
     members, folders = [], []
     for child in sorted(path.iterdir()):
-        if child.name.startswith(".") or (child.is_file() and run_config.is_config(child)):
+        if child.name.startswith(".") or (child.is_file() and (run_config.is_config(child)
+                                                                or child.name == refused.WANDB_SUMMARY)):
             continue
         if child.is_file() and (inner_suffix(child) in MEMBER_SUFFIXES
                                 or child.name.startswith("events.out.tfevents.")):

@@ -1,5 +1,6 @@
 """Sources entropylaw recognises only to refuse them in one line that says what they hold: a
-SQLite database neither MLflow nor Trackio wrote, a zip archive neither ClearML nor Comet wrote."""
+SQLite database neither MLflow nor Trackio wrote, a zip archive neither ClearML nor Comet wrote, a
+W&B run's ``wandb-summary.json`` (each key's last value: no history to read)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,12 @@ def unknown_zip(source: str) -> list[RawRun]:
     raise EntropyLawError(f"{source}: a zip archive holding {shown or '(nothing)'}; expected a ClearML offline "
                           "session (task.json, metrics.jsonl) or a Comet offline experiment "
                           "(experiment.json, messages.json)")
+
+
+WANDB_SUMMARY = "wandb-summary.json"
+
+
+def wandb_summary(source: str) -> list[RawRun]:
+    raise EntropyLawError(f"{source}: a W&B run's summary (each key's last value, not its history); expected the "
+                          "run's history: its run-<id>.wandb file (the run folder holding files/), a history CSV "
+                          "export, or wandb://entity/project/run_id")

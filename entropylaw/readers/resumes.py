@@ -251,17 +251,29 @@ def _ordered_resumes(steps: np.ndarray) -> tuple[np.ndarray, list[int]]:
 
 def _per_key_resumes(df: pd.DataFrame, steps: np.ndarray,
                      same_step_restarts: bool = True) -> tuple[np.ndarray, list[int]]:
-    """Restarts seen key by key (for sources not stored in write order); with ``same_step_restarts``
-    False, rows of a key at one step are repeats (averaged by the caller), not a restart."""
+    """Restarts seen key by key (for sources not stored in write order): a key's step going back. Rows of
+    a key at one step are repeats, not a restart (the caller keeps the last, or with ``same_step_restarts``
+    False averages them), unless another key restarts below that step (then the earlier is the old segment's);
+    a restart supersedes the key's rows at or after its step (with ``same_step_restarts`` False, after it)."""
     keep = np.ones(len(steps), dtype=bool)
     restarts: set[int] = set()
+    repeats: list[np.ndarray] = []
     for _key, idx in df.groupby("key", sort=False, observed=True).indices.items():
         s = steps[idx]
         if len(s) < 2 or np.all(np.diff(s) > 0):
             continue
+        if same_step_restarts:  # as in write order: [0, 0, 1, 1] is no restart, [1, 2, 3, 2] one at 2
+            keep[idx], found = _ordered_resumes(s)
+            restarts.update(found)
+            repeats.append(idx)
+            continue
         later_min = np.minimum.accumulate(s[::-1])[::-1]
         survives = np.ones(len(s), dtype=bool)
-        survives[:-1] = (s[:-1] < later_min[1:]) if same_step_restarts else (s[:-1] <= later_min[1:])
+        survives[:-1] = s[:-1] <= later_min[1:]
         keep[idx[~survives]] = False
         restarts.update(int(s[p + 1]) for p in np.nonzero(np.diff(s) < 0)[0])
+    if restarts:  # a step logged again after the run restarted below it (a validation step): the old segment's
+        for idx in repeats:
+            again = pd.Series(steps[idx]).duplicated(keep="last").to_numpy() & (steps[idx] >= min(restarts))
+            keep[idx[again]] = False
     return keep, sorted(restarts)
