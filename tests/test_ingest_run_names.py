@@ -13,7 +13,7 @@ from entropylaw.readers.common import KeyOptions
 from entropylaw.readers.dispatch import load, name_runs
 from entropylaw.readers.merge import SUPERSEDED, _move
 from entropylaw.readers.pool import load_parallel
-from conftest import logical_lines
+from conftest import logical_lines, run_cli
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real"
 
@@ -149,3 +149,13 @@ def test_cli_resumed_run_warnings_stay_within_each_file(cli, tmp_path):
         f"entropylaw: warning: {tmp_path}/d1/run.log: dropped 12 of 20 values (superseded by resumed segment: 12)",
         f"entropylaw: warning: {tmp_path}/d2/run.log: dropped 102 of 192 values (superseded by resumed segment: 102)"]
     assert api.reading.Ingested(api.load(str(tmp_path / "out.parquet"), warn=False)).reports  # stored accounts hold
+
+
+def test_a_run_or_key_named_with_terminal_controls_is_printed_as_escapes(tmp_path):
+    """A file named ``run\\x1b[31mRED.log`` (or a run named so in a shared W&B project) turned the
+    terminal red in every table that named it: a name's control characters are written as escapes."""
+    _log(tmp_path / "run\x1b[31mRED.log", 1, 40)
+    df = api.load(str(tmp_path), warn=False)
+    assert table.run_ids(df) == ["run\\x1b[31mRED"]
+    res = run_cli("summary", str(tmp_path))
+    assert res.returncode == 0 and "\x1b" not in res.stdout + res.stderr and "run\\x1b[31mRED" in res.stdout

@@ -38,7 +38,7 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.readers.keys import KeyMap, detect_keys
 from entropylaw.readers.model_size import params_from_name, published_nonembedding
-from entropylaw.readers.names import algorithm_from_filename, algorithm_name
+from entropylaw.readers.names import algorithm_from_filename, algorithm_name, printable
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.stepless import number_stepless
 from entropylaw.readers.resumes import _where, resolve_resumes
@@ -196,7 +196,8 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     """Turn a :class:`RawRun` into a tidy table (see module docstring)."""
     opts = options or KeyOptions()
     report = raw.report
-    df = number_stepless(raw.frame(), report)  # a run logged with no step: each key's values in order
+    # a run logged with no step: each key's values in order; keys printed as they are
+    df = _printable_keys(number_stepless(raw.frame(), report))
     report.keys = tuple(map(str, df["key"].cat.remove_unused_categories().cat.categories))
     finite = np.isfinite(df["value"].to_numpy())
     if not finite.all():
@@ -282,8 +283,19 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
         meta["n_params_nonembedding"] = published_nonembedding(meta["model"])
     meta.update(source=raw.source, entropy_key=km.entropy, score_key=km.score,
                 val_keys=json.dumps(km.val, sort_keys=True))
-    run_id = opts.run_id or raw.run_id
+    run_id = printable(opts.run_id or raw.run_id)  # a name from a file or a shared project: printed as it is
+    meta.update({k: printable(v) for k, v in meta.items() if k in ("model", "dataset", "algorithm") and v})
     return table.from_frame(df, run_id=run_id, **meta)
+
+
+def _printable_keys(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its keys' terminal controls written as escapes (:func:`~.names.printable`), where
+    that leaves them apart."""
+    cats = df["key"].cat.categories
+    shown = [printable(c) for c in cats]
+    if shown == list(cats) or len(set(shown)) < len(shown):
+        return df
+    return df.assign(key=df["key"].cat.rename_categories(shown))
 
 
 def existing_file(path, expected: str) -> Path:

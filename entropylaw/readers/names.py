@@ -20,6 +20,22 @@ STEP_NAMES = ("step", "global_step", "iteration", "iter", "iter_num", "it", "upd
 _TIMING = re.compile(r"^(timing|perf/time|time)")
 
 
+# a terminal acts on these: C0 and C1 controls (ESC starts a colour or a cursor move), DEL, and the
+# bidirectional overrides that print a name in another order than it is stored
+_CONTROLS = {c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+             for c in [*range(0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]}
+
+
+def printable(text: str) -> str:
+    """``text`` with the characters a terminal acts on written as escapes: a run named in a shared
+    W&B project or a file name ``run\\x1b[31mRED`` is printed as what it is, not as a colour.
+
+    >>> printable("run\\x1b[31mRED"), printable("lr1e-05_seed42")
+    ('run\\\\x1b[31mRED', 'lr1e-05_seed42')
+    """
+    return str(text).translate(_CONTROLS)
+
+
 def names_a_step_axis(key: str) -> bool:
     """A step metric's name as trainers declare them to W&B: ``grpo_step``, ``eval_step``,
     ``train/step``, ``val/step`` (``define_metric("val/*", step_metric="val/step")``).
