@@ -101,3 +101,16 @@ def test_the_runs_chosen_carry_only_their_own_accounts(cli, tmp_path):
         df = el.load(str(out), runs=["b"])
     assert not any("a.log" in str(w.message) for w in caught)
     assert not any(acc["source"].startswith(str(a)) for acc in el.row_accounts(df))
+
+
+def test_summary_says_which_keys_a_run_has_where_no_entropy_or_score_is_found(cli, tmp_path):
+    """A run whose entropy and score no key was found for was a row of '-' and nothing else: the
+    user had no way to learn the run's keys or the flags that name them."""
+    (tmp_path / "a.csv").write_text("step,loss,my_ent,rew\n1,0.5,0.9,0.1\n2,0.4,0.8,0.2\n3,0.3,0.7,0.3\n")
+    res = cli("summary", str(tmp_path / "a.csv"))
+    assert res.returncode == 0, res.stderr
+    assert "a: no entropy and no score found among its keys (loss, my_ent, rew): name them with --entropy-key and " \
+           "--score-key" in " ".join(res.stdout.split())
+    out = json.loads(cli("summary", str(tmp_path / "a.csv"), "--json").stdout)
+    assert len(out["not_found"]) == 1 and "--entropy-key" in out["not_found"][0]
+    assert json.loads(cli("summary", "data/real-sizes", "--json").stdout)["not_found"] == []

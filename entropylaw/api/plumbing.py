@@ -19,7 +19,7 @@ from entropylaw.fit.forecast.core import defaults_by_kind
 from entropylaw.fit.forecast.problems import problems_error
 from entropylaw.fit.forecast.text import decision_lines
 from entropylaw.fit.run import left_out_line
-from entropylaw.fit.run_summary import format_summary
+from entropylaw.fit.run_summary import format_summary, not_found
 from entropylaw.fit.forms import FORMS as FIT_FORMS
 from entropylaw.fit.law import INTERVALS
 from entropylaw.fit.pairing import MODES as PAIRINGS
@@ -37,6 +37,6 @@ __all__ = ["FORECAST_METHODS", "DEFAULT", "PRIOR_BASES", "PRECISIONS", "PROBE_WH
            "PROBE_OPTIMIZERS", "PROBE_SCOPES", "ENTROPY_CONVENTIONS", "FIT_FORMS", "INTERVALS", "PAIRINGS",
            "ROBUST_LOSSES", "FIGURE_FORMATS", "FIGURE_STYLES", "audit_text", "left_out_line", "check_outputs",
            "check_writable", "count", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary",
-           "group_repeats", "lab_sweep_runs", "law_formula", "loss_lines", "parse_size", "parse_sizes", "plot_path",
-           "problems_error", "read_probe_summary", "reading_notes", "save_early_figure", "save_fit_figures",
-           "target_as_read", "target_out_of_range", "unit_lines", "wide", "width", "with_accounts", "wrap"]
+           "group_repeats", "lab_sweep_runs", "law_formula", "loss_lines", "not_found", "parse_size", "parse_sizes",
+           "plot_path", "problems_error", "read_probe_summary", "reading_notes", "save_early_figure",
+           "save_fit_figures", "target_as_read", "target_out_of_range", "unit_lines", "wide", "width", "with_accounts", "wrap"]

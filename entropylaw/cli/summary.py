@@ -22,10 +22,15 @@ def run(args) -> int:
     df = load_from_args(args, args.inputs)
     summary = api.summary(df)
     if args.json:
-        print(plumbing.dumps(plumbing.with_accounts({"runs": summary.to_dict(orient="records")}, df), indent=1))
+        print(plumbing.dumps(plumbing.with_accounts({"runs": summary.to_dict(orient="records"),
+                                                     "not_found": [args.flags(n) for n in plumbing.not_found(df)]},
+                                                    df), indent=1))
     else:
         print(plumbing.format_summary(summary))
         notes = plumbing.reading_notes(df)
         if notes:  # what was done to the values shown (a percent read as a fraction, rows sorted ...)
             print(plumbing.wrap("read:\n" + "\n".join(f"  {n}" for n in notes)))
+        missing = plumbing.not_found(df)
+        if missing:  # a '-' for entropy or score says what is not there; this says what is, and how to name it
+            print(plumbing.wrap("not found:\n" + "\n".join(f"  {args.flags(n)}" for n in missing)))
     return 0

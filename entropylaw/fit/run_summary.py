@@ -76,3 +76,31 @@ def format_summary(summary: pd.DataFrame, width: int | None = None) -> str:
     rows = summary.replace("", "-").to_dict(orient="records")
     return fmt_table(rows, SHOWN, width=width, optional=OPTIONAL,
                      wraps=("run", "model", "entropy\nkey", "score\nkey", "validation keys", "val"))
+
+
+def not_found(df: pd.DataFrame) -> list[str]:
+    """One line per kind of run whose entropy or score no key was found for (their cells in the
+    summary are '-'): what is missing, the keys the runs have, and the option that names it.
+
+    >>> t = table.from_records([(1, "loss", 0.5), (1, "my_ent", 0.9)], run_id="a")
+    >>> not_found(t)
+    ['a: no entropy and no score found among its keys (loss, my_ent): name them with `entropy_key` and `score_key`']
+    """
+    groups: dict[tuple, list[str]] = {}
+    for meta in table.runs(df).itertuples(index=False):
+        lacks = [(what, option) for what, option, found in
+                 (("entropy", "entropy_key", meta.entropy_key),
+                  ("score", "score_key", meta.score_key or meta.val_keys not in ("", "{}")))
+                 if not found]
+        if lacks:
+            keys = tuple(sorted(map(str, pd.unique(df.loc[df["run_id"] == meta.run_id, "metric"]))))
+            groups.setdefault((tuple(lacks), keys), []).append(str(meta.run_id))
+    out = []
+    for (lacks, keys), runs in groups.items():
+        more = ", ..." if len(runs) > 3 else ""
+        who = runs[0] if len(runs) == 1 else f"{len(runs)} runs ({', '.join(runs[:3])}{more})"
+        shown = ", ".join(keys[:12]) + (f", ... ({len(keys) - 12} more)" if len(keys) > 12 else "")
+        whose = "its" if len(runs) == 1 else "their"
+        out.append(f"{who}: no {' and no '.join(w for w, _ in lacks)} found among {whose} keys ({shown}): name "
+                   f"{'it' if len(lacks) == 1 else 'them'} with " + " and ".join(f"`{o}`" for _, o in lacks))
+    return out
