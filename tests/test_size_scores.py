@@ -324,3 +324,19 @@ def test_a_sizeless_run_left_out_does_not_unmake_the_family():
         res = el.scale(pd.concat(frames, ignore_index=True))
     assert len(res.runs) == 3 and any(n.startswith("left out (1 run): r3") for n in res.notes)
     assert res.family == "qwen2.5" and res.predict("32B")["n_params"] == pytest.approx(31.0e9)
+
+
+def test_runs_with_no_entropy_still_have_the_final_score_law(tmp_path):
+    """The final-score law needs no entropy: `scale` on runs that log only a score was refused with
+    "--x-key 'entropy': no run has this entropy metric" (the CLI always passes its default key; the
+    refusal is for a key the call names)."""
+    for k, size in enumerate((0.36e9, 1.3e9, 2.8e9, 6.5e9)):
+        recs = [(s, "val/gsm8k", (0.4 + 0.1 * k) * (1 - np.exp(-s / 30))) for s in range(1, 101)]
+        table.from_records(recs, run_id=f"r{k}", n_params=size).to_csv(tmp_path / f"r{k}.csv", index=False)
+    out = run_cli("scale", str(tmp_path), "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert len(doc["runs"]) == 4 and {r["trust"] for r in doc["runs"]} == {"cannot fit"}
+    assert "refused" not in doc["final_score_law"], doc["final_score_law"]
+    nope = run_cli("scale", str(tmp_path), "--x-key", "nope")
+    assert nope.returncode == 2 and "--x-key 'nope': no run has this entropy metric" in nope.stderr

@@ -210,8 +210,9 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
     check_options({"conf": conf, **options}, OWN)  # once: not every run "cannot fit" for a mistake of the call's
     meta = table.runs(df).set_index("run_id")
     x = options.get("x")
-    if x is not None and not df.loc[df["run_id"].isin(ids), "metric"].eq(x).any():
-        # a key in no run is the call's mistake (as `y` is), not each run's "cannot fit" beside a final-score law
+    if x not in (None, table.ENTROPY) and not df.loc[df["run_id"].isin(ids), "metric"].eq(x).any():
+        # a key named in no run is the call's mistake (as `y` is), not each run's "cannot fit"; runs with no
+        # entropy at all (the default key) still have the final-score law, which needs none
         keys = sorted(map(str, pd.unique(df.loc[df["run_id"].isin(ids), "metric"])))
         raise EntropyLawError(f"`x` {x!r}: no run has this entropy metric (their keys: {some_names(keys, 6)})")
     series, left = {}, {}
