@@ -779,6 +779,19 @@ def test_a_count_of_correct_answers_with_no_total_is_no_percent(tmp_path):
     np.testing.assert_allclose(_series(df, val).sort_index().to_numpy(), share["k"] / 50)
 
 
+def test_a_count_beside_a_stated_total_is_not_said_to_have_none(tmp_path):
+    """``correct`` beside ``total`` 50, every count even (as whole as a percent of 50 would be: the
+    count rule keeps a percent's guess) was said "the log states no number of problems" and read
+    in its own units; it is read as the count rule reads it, and no such thing is said."""
+    rows = _eval_counts(tmp_path / "even.jsonl", 25, correct=lambda k: 2 * k, total=lambda k: 50)
+    df = el.load(str(tmp_path / "even.jsonl"), warn=False)
+    notes = " ".join(n for a in el.row_accounts(df) for n in a["notes"])
+    assert "states no number of problems" not in notes, notes
+    [(val, key)] = json.loads(df["val_keys"].iloc[0]).items()
+    assert key == "val/correct", key
+    np.testing.assert_allclose(_series(df, val).sort_index().to_numpy(), 2 * rows["k"] / 100)
+
+
 @pytest.mark.parametrize("split", ["valid", "validation", "test", "eval", "val"])
 def test_eval_rows_tagged_by_any_split_name_are_the_validation(tmp_path, split):
     """Rows tagged ``"split": "valid"`` were read as ``valid/acc``, which no name rule took as a
