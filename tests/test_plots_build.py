@@ -60,7 +60,7 @@ def test_scaling_fits_every_run_and_holds_out_the_largest_size():
     assert len(fitted.get_xdata()) == 6 and len(held.get_xdata()) == 2
     np.testing.assert_allclose(np.asarray(held.get_xdata(), float), [6.4e9, 6.4e9])
     numbers = ax_a.get_legend().get_title().get_text()  # under the panel
-    assert "6 runs, 4 dof" in numbers
+    assert "6 runs of 3 sizes, 1 dof" in numbers
     # the size law is ordinary least squares of the plotted per-run a on log10 N
     slope, icpt = np.polyfit(np.log10(np.asarray(fitted.get_xdata(), float)), np.asarray(fitted.get_ydata(), float), 1)
     note = numbers.split("held out: ")[1]
@@ -74,6 +74,23 @@ def test_scaling_fits_every_run_and_holds_out_the_largest_size():
     lo, hi = ax_a.get_ylim()
     assert lo < min(fitted.get_ydata()) and hi > max(held.get_ydata()) and lo < predicted < hi
     assert any("prediction band" in x.get_text() for x in ax_a.get_legend().get_texts())
+
+
+def test_scaling_fitted_on_two_sizes_says_no_band_and_no_dof():
+    """Three sizes, two seeds each, the largest held out: the size law, each size one point, has two
+    points and no interval; the figure said "4 runs, 2 dof" and listed a prediction band it did not draw."""
+    runs = []
+    for i, n in enumerate([1e8, 4e8, 1.6e9]):
+        for seed in range(2):
+            a = 0.05 + 0.04 * np.log10(n / 1e8) + (0.004 if seed else -0.004)
+            runs.append(law_run(f"s{i}-{seed}", a, 0.6 + 0.05 * np.log10(n / 1e8), n_params=n, model=f"m{i}",
+                                phase=seed))
+    built = {b.name: b for b in B.build("scaling", table.concat(runs))}["scaling_coefficients_vs_size"]
+    ax_a = built.fig.axes[0]
+    numbers = ax_a.get_legend().get_title().get_text()
+    assert "4 runs of 2 sizes, 0 dof" in numbers, numbers
+    labels = [t.get_text() for t in ax_a.get_legend().get_texts()]
+    assert not any("prediction band" in label for label in labels), labels
 
 
 def test_scaling_needs_three_sizes_for_the_coefficients():

@@ -153,7 +153,7 @@ def test_scaling_per_run_points_and_ylim_clip_a_wide_band():
     assert hi - lo < curve["a_hi"].max() - curve["a_lo"].min()
     assert "95 % prediction band (cut)" in legend_labels(ax)
     box = ax.get_legend().get_title().get_text()  # the numbers head the legend under the panel
-    assert f"slope {slope:.3f} per decade" in box and "6 runs, 4 dof" in box
+    assert f"slope {slope:.3f} per decade" in box and "6 runs of 3 sizes, 1 dof" in box
     note = box.split("held out: ")[1]
     observed = sizes.loc[sizes["held_out"], "a"].mean()
     predicted = slope * np.log10(3e9) + icpt

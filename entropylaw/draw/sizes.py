@@ -91,7 +91,8 @@ def plot_coefficient(sizes: pd.DataFrame, coef: str, curve: pd.DataFrame | None 
             label = f"{coef} = {fmt(slope)}·log10 N {'+' if intercept >= 0 else '-'} {fmt(abs(intercept))}"
         ax.plot(curve["n_params"], curve[coef], color=c, lw=1.8, label=label)
         ys += list(curve[coef].astype(float))
-        if f"{coef}_lo" in curve and f"{coef}_hi" in curve:
+        # two sizes fit a line exactly: the law gives no interval, and no band is said
+        if f"{coef}_lo" in curve and f"{coef}_hi" in curve and np.isfinite(curve[f"{coef}_lo"]).any():
             band = ax.fill_between(curve["n_params"], curve[f"{coef}_lo"], curve[f"{coef}_hi"], color=c,
                                    alpha=0.15, lw=0, label="95 % prediction band")
     n_sizes = used["n_params"].nunique()
@@ -128,7 +129,8 @@ def plot_coefficient(sizes: pd.DataFrame, coef: str, curve: pd.DataFrame | None 
     if equation and coef in equation:
         slope, intercept = equation[coef]
         lines = [f"slope {fmt(slope)} per decade of N", f"intercept {fmt(intercept)} (at N = 1)",
-                 f"fit: {len(used)} runs, {len(used) - 2} dof"]
+                 # the size law takes each size as one point (the mean of its runs): its dof are the sizes'
+                 f"fit: {len(used)} runs of {n_sizes} sizes, {n_sizes - 2} dof"]
     for row in summary:
         if "predicted" in row:
             lines.append(f"held out: observed {fmt(row['observed'])}"
