@@ -107,3 +107,14 @@ def test_a_comet_experiment_logged_without_a_step_keeps_its_curve(tmp_path):
     assert table.series(df, "nostep", "entropy").to_dict() == pytest.approx({1: 1.0, 2: 0.9, 3: 0.8, 4: 0.7, 5: 0.6})
     assert table.series(df, "nostep", "score").to_dict() == pytest.approx({1: 0.0, 2: 0.1, 3: 0.2, 4: 0.3, 5: 0.4})
     assert dict(rep.dropped) == {"metric without a step (system metric)": 1} and rep.balanced()  # process duration
+
+
+def test_a_log_of_one_step_with_several_rows_is_that_steps_rows_not_a_stepless_run(tmp_path):
+    """A live log's first step, written per micro-batch (three rows at step 1), was numbered as steps
+    1, 2, 3 as if logged with no step; only a run whose every value sits at step 0 (where the trackers
+    put a value given no step) is."""
+    path = tmp_path / "live.csv"
+    path.write_text("step,entropy,reward\n1,0.9,0.1\n1,0.8,0.2\n1,0.7,0.3\n")
+    df, [rep] = load([str(path)])
+    assert table.series(df, "live", "entropy").to_dict() == pytest.approx({1: 0.8})
+    assert not any("logged at step 0" in n for n in rep.notes)

@@ -39,4 +39,5 @@ __all__ = ["FORECAST_METHODS", "DEFAULT", "PRIOR_BASES", "PRECISIONS", "PROBE_WH
            "check_writable", "count", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary",
            "group_repeats", "lab_sweep_runs", "law_formula", "loss_lines", "not_found", "parse_size", "parse_sizes",
            "plot_path", "problems_error", "read_probe_summary", "reading_notes", "save_early_figure",
-           "save_fit_figures", "target_as_read", "target_out_of_range", "unit_lines", "wide", "width", "with_accounts", "wrap"]
+           "save_fit_figures", "target_as_read", "target_out_of_range", "unit_lines", "wide", "width", "with_accounts",
+           "wrap"]

@@ -97,8 +97,8 @@ def algorithms_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
         built.append(Built(f"algorithms_one_curve{suffix}", ax.figure,
                            f"Runs of {', '.join(per_alg)} on {model or 'one model'}"
                            f"{' (' + dataset + ')' if dataset else ''}: each run in its colour, marker by algorithm, "
-                           "the shared fit (black) and each algorithm's own fit (grey); F test of one curve against one "
-                           "per algorithm. Paper Fig. 6.", notes,
+                           "the shared fit (black) and each algorithm's own fit (grey); F test of one curve against "
+                           "one per algorithm. Paper Fig. 6.", notes,
                            title=f"Do the algorithms share one curve? {model or ''}".strip()))
     if not built:
         raise Skipped("algorithms: the runs of each model could not be fitted for two algorithms")
@@ -205,8 +205,10 @@ def _coefficient_figure(t, rows, dataset, algorithm, notes) -> list[Built]:
     return [Built("scaling_coefficients_vs_size", fig,
                   f"a, b and the ceiling b - a of {len(runs)} runs ({runs['n_params'].nunique()} model sizes) whose "
                   "fit the law describes, each fitted on its own; the log-linear size law is fitted on the "
-                  f"{len(train)} runs below the largest size (95 % prediction band shaded, clipped by the axes "
-                  "when wider than the data), and the largest size's mean is compared with its prediction. "
+                  f"{len(train)} runs below the largest size, each size one point ("
+                  + ("95 % prediction band shaded, clipped by the axes when wider than the data"
+                     if train["n_params"].nunique() >= 3 else "two sizes fit a line exactly: no prediction band")
+                  + "), and the largest size's mean is compared with its prediction. "
                   "Paper Fig. 7.", notes, title="Law coefficients a, b and the ceiling vs model size")]
 
 

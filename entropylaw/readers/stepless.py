@@ -26,7 +26,9 @@ def number_stepless(df: pd.DataFrame, report: IngestReport) -> pd.DataFrame:
     """``df`` (step, key, value[, line]) in source order, with each key's values numbered 1, 2, ... where
     every row is at one step and some key has more than one; else ``df`` unchanged."""
     steps = df["step"].to_numpy()
-    if len(steps) < 2 or "axis" in df.columns or (steps != steps[0]).any() or not df["key"].duplicated().any():
+    # at step 0, where the trackers put a value logged with no step; a log's one step of several rows a step
+    # (a first refresh of a live run, per micro-batch) is that step's rows, averaged as any step's are
+    if len(steps) < 2 or "axis" in df.columns or (steps != 0).any() or not df["key"].duplicated().any():
         return df
     if "line" in df.columns:
         df = df.iloc[np.argsort(df["line"].to_numpy(), kind="stable")]

@@ -223,10 +223,10 @@ def bare_counts(df: pd.DataFrame, keys, ranges: dict, score_scale: float | None,
         values = df["value"].to_numpy()[(df["key"] == key).to_numpy()]
         if lo < 0 or hi <= 1 or np.any(values != np.round(values)) or stated_size(df, key) is not None:
             continue  # a number of problems stated: :func:`counts` reads it, or keeps a percent's guess
-        out[key] = (f"{key!r} ranges {lo:.4g}..{hi:.4g}, whole numbers named for correct answers, and the log states no "
-                    "number of problems: read in its own units as a count, not as a percent; logged beside the number "
-                    "of problems (eval/total, eval/num_examples) it is read as their share; --score-scale percent if it "
-                    "is a percent")
+        out[key] = (f"{key!r} ranges {lo:.4g}..{hi:.4g}, whole numbers named for correct answers, and the log states "
+                    "no number of problems: read in its own units as a count, not as a percent; logged beside the "
+                    "number of problems (eval/total, eval/num_examples) it is read as their share; --score-scale "
+                    "percent if it is a percent")
     return out
 
 
