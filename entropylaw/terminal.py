@@ -147,6 +147,20 @@ def signed(value, point=None, digits: int = 4) -> str:
     return "+" + text[1:] if text in ("-0.0", "-0") else text
 
 
+def gain(value, point=None) -> str:
+    """What the rest of a run adds, as every table and text writes it: in points to one decimal
+    where ``point`` (one point in the score's units) is given, else in the score's units to 3
+    decimals (significant figures wrote ``+0 [+0, +0.01374]``, each bound to its own precision).
+
+    >>> gain(0.085, 0.01), gain(0.01374), gain(-0.00001), gain(float("nan"), 0.01)
+    ('+8.5', '+0.014', '+0.000', '+nan')
+    """
+    if point and point == point:
+        return signed(value, point)
+    text = f"{value:+.3f}"
+    return "+0.000" if text == "-0.000" else text
+
+
 def law_formula(a: float, b: float, digits: int = 4, times: str = " ", number=None) -> str:
     """R = -a exp(H) + b with the fitted numbers, each sign written once (an a below 0 read
     "R = --0.14 exp(H)"); ``number`` formats a magnitude (default: ``digits`` significant figures).

@@ -140,3 +140,18 @@ def test_an_open_ended_continue_reads_at_least_on_the_page_and_the_screen():
     assert _gain({"fc": f}) == "at least +9.3"
     closed = {**f, "open_end": False}
     assert "+30.0 · continue" in call_cell(closed) and _gain({"fc": closed}) == "+30.0 [+9.3, +62.0]"
+
+
+def test_a_gain_in_score_units_is_written_alike_on_the_screen_the_page_and_the_forecast():
+    """A score in [-1, 1] has no points: the forecast wrote its gain '+0.000 [+0.000, +0.020]', while the
+    demo and the report wrote '+0 [+0, +0.0196]', each bound to its own precision."""
+    from entropylaw.fit.forecast.text import gain_text
+    from entropylaw.page.forecasts import call_cell
+    from entropylaw.results.columns import _gain
+
+    f = {"call": "stop", "gain": -0.00001, "gain_ci": (0.0, 0.0196), "point": None, "call_method": "last-value",
+         "gain_to": 260.0, "threshold": 0.033, "threshold_source": "the window's noise"}
+    assert _gain({"fc": f}) == "+0.000 [+0.000, +0.020]"
+    assert "+0.000 · stop" in call_cell(f)
+    d = {"gain": {"expected": -0.00001, "lo": 0.0, "hi": 0.0196}, "point": None}
+    assert gain_text(d) == "+0.000 [+0.000, +0.020]"

@@ -14,11 +14,11 @@ from typing import Mapping, Sequence
 
 from entropylaw.page.cells import _family_rows, _run_cells, cell, decimals, esc, interval, swatch
 from entropylaw.results.values import row_float
-from entropylaw.terminal import signed
+from entropylaw.terminal import gain
 
 
 def _pts(v, point) -> str:
-    return signed(v, point, 3)
+    return gain(v, point)
 
 
 def call_cell(f: Mapping) -> str:

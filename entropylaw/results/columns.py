@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Mapping, Sequence
 
 from entropylaw.results.values import as_float
-from entropylaw.terminal import BEYOND_MARK, beyond, short, signed
+from entropylaw.terminal import BEYOND_MARK, beyond, gain, short
 
 REGIME_MARK = {"take-off": "^", "collapse risk": "v"}
 TRUST_SHORT = {"good fit": "good", "weak fit": "weak", "law does not apply": "n/a"}
@@ -74,8 +74,8 @@ def _fin(v) -> bool:
 
 
 def pts(v, point) -> str:
-    """A gain in points of the score (``point``: one point in score units), else as a number."""
-    return signed(v, point, 3)
+    """A gain in points of the score (``point``: one point in score units), else in its units."""
+    return gain(v, point)
 
 
 def _ceiling(r) -> str:

@@ -19,7 +19,7 @@ from entropylaw.fit.forecast.takeoff import CARRIED
 from entropylaw.fit.forecast.schedule import LR_SAID
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.text_table import fmt_table
-from entropylaw.terminal import count, signed, wrap
+from entropylaw.terminal import count, gain, wrap
 
 COLUMNS = [("method", "method"), ("step", "step"), ("forecast", "forecast"), ("interval", "interval"),
            ("observed", "observed"), ("plateau", "plateau"), ("plateau_ci", "plateau_ci"), ("90%_step", "t90"),
@@ -30,23 +30,10 @@ KIND_PLURAL = {"validation": "validation scores", "training score": "training sc
 FEW = 3  # above this many runs, one line per run
 
 
-def _gain(v, point) -> str:
-    """A gain in points (a score in [0, 1] or in percent), else in the score's units to 3 decimals
-    (significant figures wrote ``+0 [+0, +0.01374]``, each bound to its own precision).
-
-    >>> _gain(0.085, 0.01), _gain(0.01374, None), _gain(-0.00001, None)
-    ('+8.5', '+0.014', '+0.000')
-    """
-    if point and point == point:
-        return signed(v, point)
-    text = f"{v:+.3f}"
-    return "+0.000" if text == "-0.000" else text
-
-
 def gain_text(d: dict) -> str:
     """``+G [lo, hi]`` of a decision's gain, in points where the score has them."""
     g, p = d["gain"], d.get("point")
-    return f"{_gain(g['expected'], p)} [{_gain(g['lo'], p)}, {_gain(g['hi'], p)}]"
+    return f"{gain(g['expected'], p)} [{gain(g['lo'], p)}, {gain(g['hi'], p)}]"
 
 
 def call_text(d: dict) -> str:
@@ -75,17 +62,17 @@ def decision_lines(d) -> list[str]:
              f"{g['to_step_source']})"]
     if cost:
         lines.append(f"      cost: {cost['source']}")
-    thr = f"the threshold {_gain(d['threshold'], p).lstrip('+')} {units} ({d['threshold_source']})"
+    thr = f"the threshold {gain(d['threshold'], p).lstrip('+')} {units} ({d['threshold_source']})"
     call = d.get("call")
     if call is None:
         lines.append(f"    call: none: {d.get('reason')}")
     elif call == "stop":
-        lines.append(f"    call: stop: the gain's upper bound {_gain(g['hi'], p)} is below {thr}")
+        lines.append(f"    call: stop: the gain's upper bound {gain(g['hi'], p)} is below {thr}")
     elif call == "continue" and d.get("no_forecast"):
-        lines.append(f"    call: continue: at least {_gain(g['lo'], p)} {units} (the gain's lower bound), above {thr}; "
+        lines.append(f"    call: continue: at least {gain(g['lo'], p)} {units} (the gain's lower bound), above {thr}; "
                      f"{d['no_forecast']}")
     elif call == "continue":
-        lines.append(f"    call: continue: the gain's lower bound {_gain(g['lo'], p)} is above {thr}")
+        lines.append(f"    call: continue: the gain's lower bound {gain(g['lo'], p)} is above {thr}")
     else:
         likely = d.get("likely")
         when = ("; no call is likely before the run's end" if not likely else
