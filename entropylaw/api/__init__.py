@@ -55,6 +55,7 @@ from entropylaw.api.outputs import FIGURES, figures, overview, report
 from entropylaw.api.tools import audit, probe, probe_checkpoints
 from entropylaw.api.lab import lab_export, lab_run, lab_sizes, lab_sweep
 from entropylaw.api.reading import ingest, load, row_accounts
+from entropylaw.readers.names import algorithm_name as _algorithm_name
 from entropylaw.terminal import group_repeats as _group_repeats, not_found as _not_found
 
 # the API: everything else of the package (the readers, the fits' parts, the commands' plumbing in
@@ -236,6 +237,8 @@ def algorithms(df: _pd.DataFrame, runs=None, *, conf=0.95, y=None, x=_table.ENTR
     says nothing of its algorithm."""
     ids = _runs_of(df, runs)
     meta = _table.runs(df).set_index("run_id")
+    # one algorithm however a table spells it (GRPO, grpo, 'grpo ', gae for ppo): the readers' one rule
+    meta["algorithm"] = [_algorithm_name(a) for a in meta["algorithm"]]
     pairs, left_out = {}, {}
     with _said_once():
         for r in ids:
