@@ -33,3 +33,13 @@ def test_an_algorithm_spelt_two_ways_in_a_run_table_is_one_algorithm(tmp_path):
     assert test.confounded_ == []  # two runs of each, not one run of each of four
     el.table.write(df, tmp_path / "t.csv")  # the same through a file
     assert el.algorithms(el.load(str(tmp_path / "t.csv"), warn=False)).algorithms_ == ["grpo", "ppo"]
+
+
+@pytest.mark.parametrize("kw, said", [
+    (dict(score_range="0,1"), "`score_range` '0,1': expected"),   # was a ValueError from inside
+    (dict(pairing="x"), "unknown pairing 'x'"),                    # was every run left out, then "got none"
+    (dict(conf=2), "conf = 2"),
+])
+def test_a_mistake_of_the_call_is_one_error_naming_it(kw, said):
+    with pytest.raises(el.EntropyLawError, match=f"^{said}"):
+        el.algorithms(_table(["grpo", "grpo", "ppo", "ppo"]), **kw)
