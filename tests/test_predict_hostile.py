@@ -56,3 +56,29 @@ def test_the_options_checked_are_predicts_own():
     own = [k for k in inspect.signature(api.predict).parameters if k not in ("df", "run")]
     assert sorted(own) == sorted(api._PREDICT_OPTIONS)
     assert len(el.predict_all(_runs(), fit_frac=0.3)) == 3
+
+
+def _up_and_down():
+    """A run whose score first falls as entropy falls (a <= 0 on the first windows), then follows the law."""
+    s = np.arange(0, 300, 5.0)
+    h = 0.05 + np.exp(-s / 75)
+    r = np.where(s < 60, 0.6 + 0.2 * (np.exp(h) - np.exp(h[0])), 0.9 - 0.3 * np.exp(h))
+    recs = [(t, "entropy", v) for t, v in zip(s, h)] + [(t, "val/gsm8k", v) for t, v in zip(s, r)]
+    return el.table.from_records(recs, run_id="u")
+
+
+def test_each_windows_ceiling_in_the_curve_says_where_the_law_does_not_apply():
+    """The error-vs-window curve (--curve, JSON error_vs_k) gave a ceiling for every window, those
+    whose a <= 0 (the law does not describe them) unmarked beside the others."""
+    ep = el.predict(_up_and_down(), fit_frac=0.5)
+    curve = ep.error_vs_k_
+    p = ep.pairs_
+    for row in curve.itertuples():  # each window's a, refitted by least squares here
+        k = row.fit_n
+        X = np.column_stack([-np.exp(p["H"][:k]), np.ones(k)])
+        a = np.linalg.lstsq(X, p["R"][:k], rcond=None)[0][0]
+        if a <= 0:
+            assert row.law == "does not apply", (k, a)
+    assert (curve["law"] == "does not apply").any() and (curve["law"] == "applies").any()
+    assert {r["law"] for r in ep.to_dict()["error_vs_k"]} == {"applies", "does not apply"}
+    assert "does not apply" in ep.report(curve=True)
