@@ -130,3 +130,14 @@ def test_ingest_says_a_run_without_entropy_and_names_flags_as_flags(cli, tmp_pat
     assert "`" not in res.stdout
     out = json.loads(cli("ingest", str(tmp_path / "noent.csv"), "--json").stdout)
     assert len(out["not_found"]) == 1 and "--entropy-key" in out["not_found"][0]
+
+
+@pytest.mark.parametrize("name", ["RUNS.CSV", "Runs.Parquet"])
+def test_ingest_writes_a_suffix_in_capitals_as_it_reads_one(cli, tmp_path, name):
+    """'-o RUNS.CSV' was refused ('expected a .parquet or .csv path') though RUNS.CSV is read as a CSV."""
+    (tmp_path / "a.csv").write_text("step,actor/entropy,val/accuracy\n1,0.5,0.1\n2,0.4,0.2\n3,0.3,0.3\n")
+    out = tmp_path / name
+    res = cli("ingest", str(tmp_path / "a.csv"), "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    assert out.read_bytes().startswith(b"run_id,") == name.endswith(".CSV")  # a CSV as a CSV, a parquet as one
+    assert table.series(table.read(out), "a", "entropy").to_dict() == {1: 0.5, 2: 0.4, 3: 0.3}

@@ -248,7 +248,7 @@ class Ingested:
 def ingest(*sources, output=None, **options) -> Ingested:
     """Read ``sources`` (as :func:`load`, ``options`` its keywords) and write the run table to
     ``output`` (.parquet or .csv; checked writable before anything is read)."""
-    if output and not str(output).endswith((".parquet", ".csv")):
+    if output and not str(output).lower().endswith((".parquet", ".csv")):  # RUNS.CSV is read as a CSV too
         raise EntropyLawError(f"`output` {output}: expected a .parquet or .csv path")
     if output:
         check_writable(output)  # a read-only or mistyped path fails before the reading
