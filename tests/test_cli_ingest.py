@@ -114,3 +114,30 @@ def test_summary_says_which_keys_a_run_has_where_no_entropy_or_score_is_found(cl
     out = json.loads(cli("summary", str(tmp_path / "a.csv"), "--json").stdout)
     assert len(out["not_found"]) == 1 and "--entropy-key" in out["not_found"][0]
     assert json.loads(cli("summary", "data/real-sizes", "--json").stdout)["not_found"] == []
+
+
+def test_ingest_says_a_run_without_entropy_and_names_flags_as_flags(cli, tmp_path):
+    """ingest prints the summary too, but a run with no entropy was a row of '-' there (summary
+    names it under 'not found:'), and a reading note said `algorithm` where the flag is --algorithm."""
+    (tmp_path / "noent.csv").write_text("step,loss,rew\n1,0.5,0.1\n2,0.4,0.2\n3,0.3,0.3\n")
+    (tmp_path / "run_ppo.csv").write_text("step,actor/entropy,val/accuracy\n1,0.5,0.1\n2,0.4,0.2\n3,0.3,0.3\n")
+    res = cli("ingest", str(tmp_path / "noent.csv"), str(tmp_path / "run_ppo.csv"), "-o", str(tmp_path / "t.parquet"))
+    assert res.returncode == 0, res.stderr
+    said = " ".join(res.stdout.split())
+    assert "not found: noent: no entropy and no score found among its keys (loss, rew): name them with " \
+           "--entropy-key and --score-key" in said
+    assert "algorithm ppo read off the run's name (give another with --algorithm)" in said
+    assert "`" not in res.stdout
+    out = json.loads(cli("ingest", str(tmp_path / "noent.csv"), "--json").stdout)
+    assert len(out["not_found"]) == 1 and "--entropy-key" in out["not_found"][0]
+
+
+@pytest.mark.parametrize("name", ["RUNS.CSV", "Runs.Parquet"])
+def test_ingest_writes_a_suffix_in_capitals_as_it_reads_one(cli, tmp_path, name):
+    """'-o RUNS.CSV' was refused ('expected a .parquet or .csv path') though RUNS.CSV is read as a CSV."""
+    (tmp_path / "a.csv").write_text("step,actor/entropy,val/accuracy\n1,0.5,0.1\n2,0.4,0.2\n3,0.3,0.3\n")
+    out = tmp_path / name
+    res = cli("ingest", str(tmp_path / "a.csv"), "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    assert out.read_bytes().startswith(b"run_id,") == name.endswith(".CSV")  # a CSV as a CSV, a parquet as one
+    assert table.series(table.read(out), "a", "entropy").to_dict() == {1: 0.5, 2: 0.4, 3: 0.3}

@@ -139,3 +139,20 @@ def test_a_panels_numbers_lose_words_before_they_are_cut():
     panel_title(ax, "run", "fit ≤ step 30", [long, "law n/a · RMSE 0.123 · end 0.975 vs 0.340",
                                              "law n/a · end 0.975 vs 0.340"], "C3", width_pt=210)
     assert [t.get_text() for t in ax.texts] == ["law n/a · end 0.975 vs 0.340"]
+
+
+def test_early_figure_says_beside_its_ceiling_where_the_law_does_not_apply():
+    """The early-prediction figure printed 'ceiling = 0.654' for a window with a <= 0 (entropy rising)
+    and nothing else; the text and JSON say 'law does not apply' beside it, as the law's figure does."""
+    steps = np.arange(0, 300, 5.0)
+    H = (0.05 + np.exp(-steps / 75))[::-1]  # entropy rises
+    p = pd.DataFrame({"step": steps, "H": H, "R": 0.9 - 0.3 * np.exp(H[::-1])})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ep = EarlyPrediction(fit_frac=0.3, warn=False).fit(p)
+    assert ep.fit_.trust_ == "law does not apply"
+    fig, ax = plt.subplots()
+    plot_early(p, ep, ax=ax)
+    box = " ".join(t.get_text() for t in ax.texts)
+    assert "ceiling = " in box and "trust = law does not apply" in box
+    plt.close(fig)

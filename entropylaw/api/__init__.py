@@ -48,6 +48,7 @@ from entropylaw.fit.run import fits_frame
 from entropylaw.fit.run_summary import summarize as _summarize
 from entropylaw.fit.size_series import ScaleResult as _ScaleResult
 from entropylaw.fit.uncertainty import check_conf as _check_conf
+from entropylaw.api.checks import fit_call as _fit_call, predict_call as _predict_call
 from entropylaw.api.checks import runs_of as _runs_of, the_table as _the_table
 from entropylaw.api.watching import snapshot
 from entropylaw.api.deciding import rank
@@ -55,6 +56,7 @@ from entropylaw.api.outputs import FIGURES, figures, overview, report
 from entropylaw.api.tools import audit, probe, probe_checkpoints
 from entropylaw.api.lab import lab_export, lab_run, lab_sizes, lab_sweep
 from entropylaw.api.reading import ingest, load, row_accounts
+from entropylaw.readers.names import algorithm_name as _algorithm_name
 from entropylaw.terminal import group_repeats as _group_repeats, not_found as _not_found
 
 # the API: everything else of the package (the readers, the fits' parts, the commands' plumbing in
@@ -128,11 +130,16 @@ def fit_all(df: _pd.DataFrame, runs=None, *, pool: bool = False, skip_errors: bo
         return _fit_runs(df, _runs_of(df, runs), pool=pool, skip_errors=skip_errors, **options)
 
 
+# predict's keywords, which predict_all passes on to it
+_PREDICT_OPTIONS = ("fit_frac", "fit_steps", "predict_steps", "y", "x", "pairing", "conf", "score_range")
+
 
 def predict(df: _pd.DataFrame, run: str | None = None, *, fit_frac=None, fit_steps=None, predict_steps=None,
             y=None, x=_table.ENTROPY, pairing="nearest-earlier", conf=0.95, score_range=None) -> _EarlyPrediction:
     """The paper's protocol (Fig. 5): fit on the first steps, predict each later score from its
     *observed* entropy. Not a forecast (it uses later entropy): see :func:`forecast`."""
+    _predict_call(dict(fit_frac=fit_frac, fit_steps=fit_steps, predict_steps=predict_steps, pairing=pairing,
+                       conf=conf, score_range=score_range), _PREDICT_OPTIONS)
     p = _pair(df, _one_run(df, run), x=x, y=y, mode=pairing)
     return _EarlyPrediction(fit_steps=fit_steps, fit_frac=fit_frac, conf=conf, score_range=score_range,
                            predict_steps=predict_steps).fit(p)
@@ -146,6 +153,7 @@ def predict_all(df: _pd.DataFrame, runs=None, **options) -> _EarlyPredictions:
     points in its window, no entropy ...) is left out with a warning and named in ``.left_out``
     (run -> why); none left is an error."""
     ids = _runs_of(df, runs)
+    _predict_call(options, _PREDICT_OPTIONS)  # once: a mistake of the call's is not every run left out
     with _said_once():
         done, left_out = _each_run(lambda r: predict(df, r, **options), ids)
     if not done:
@@ -235,7 +243,10 @@ def algorithms(df: _pd.DataFrame, runs=None, *, conf=0.95, y=None, x=_table.ENTR
     algorithm is unknown takes no part, and is named in the result's ``left_out``: its (a, b)
     says nothing of its algorithm."""
     ids = _runs_of(df, runs)
+    _fit_call(conf=conf, pairing=pairing, score_range=score_range)  # once, before any run is paired
     meta = _table.runs(df).set_index("run_id")
+    # one algorithm however a table spells it (GRPO, grpo, 'grpo ', gae for ppo): the readers' one rule
+    meta["algorithm"] = [_algorithm_name(a) for a in meta["algorithm"]]
     pairs, left_out = {}, {}
     with _said_once():
         for r in ids:

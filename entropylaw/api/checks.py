@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
+from entropylaw.fit.law import EntropyLawFit
+from entropylaw.fit.pairing import MODES
+from entropylaw.fit.window import check_window
 from entropylaw.terminal import not_found
 
 
@@ -53,3 +57,29 @@ def runs_of(df, runs, what: str = "runs") -> list[str]:
     if missing:
         raise EntropyLawError(f"`{what}`: {not_found('run', missing[0], known)}")
     return names
+
+
+def fit_call(conf=0.95, pairing="nearest-earlier", score_range=None) -> None:
+    """The options of a call that pairs and fits every run (``predict_all``, ``algorithms``), checked
+    once before any run: a mistake of the call is one error naming it, not every run left out for it."""
+    if pairing not in MODES:
+        raise EntropyLawError(f"unknown pairing {pairing!r} (expected one of {', '.join(MODES)})")
+    EntropyLawFit(conf=conf, score_range=score_range).check()
+
+
+def predict_call(options: dict, known) -> None:
+    """``predict_all``'s ``options`` (``known``: :func:`entropylaw.predict`'s keywords), checked once:
+    an unknown keyword, a window that is not a number or out of its bounds, the horizon, and
+    :func:`fit_call`'s."""
+    unknown = [k for k in options if k not in known]
+    if unknown:
+        raise EntropyLawError(f"unknown option `{unknown[0]}` (expected one of {', '.join(known)})")
+    for k in ("fit_frac", "fit_steps", "predict_steps"):
+        v = options.get(k)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))):
+            raise EntropyLawError(f"`{k}` {v!r}: expected a number")
+    check_window(options.get("fit_frac"), options.get("fit_steps"), required=True)
+    horizon = options.get("predict_steps")
+    if horizon is not None and not horizon > 0:
+        raise EntropyLawError(f"`predict_steps` must be positive (got {horizon})")
+    fit_call(**{k: options[k] for k in ("conf", "pairing", "score_range") if k in options})

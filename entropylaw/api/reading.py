@@ -16,7 +16,7 @@ import pandas as pd
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, RowsDroppedWarning
 from entropylaw.fileio import atomic_dir, check_writable, dumps  # noqa: F401 (the commands' file checks)
-from entropylaw.fit.run_summary import format_summary, summarize
+from entropylaw.fit.run_summary import format_summary, not_found as _keys_not_found, summarize
 from entropylaw.readers.accounts import ACCOUNTS, Accounts, IngestReport, loss_lines as _loss_lines
 from entropylaw.readers.common import KeyOptions
 from entropylaw.readers.dispatch import load as _load_sources
@@ -222,13 +222,14 @@ class Ingested:
         self.table, self.output = df, output
         self.reports = [IngestReport.from_dict(d) for d in row_accounts(df)]
         self.summary = summarize(df)
+        self.not_found = _keys_not_found(df)  # runs with no entropy or no score: as `summary` says them
         for report in self.reports:
             if not (report.balanced() and report.holds()):  # a reader bug, not a user mistake: say so loudly
                 raise RuntimeError(f"row account does not balance: {report.line()}")
 
     def to_dict(self) -> dict:
         return {"output": self.output, "reports": [r.to_dict() for r in self.reports],
-                "runs": self.summary.to_dict(orient="records")}
+                "runs": self.summary.to_dict(orient="records"), "not_found": list(self.not_found)}
 
     def __str__(self) -> str:
         lines = []
@@ -236,6 +237,8 @@ class Ingested:
             lines.append(report.line())
             lines += [f"  - {note}" for note in report.notes]
         lines += ["", format_summary(self.summary)]
+        if self.not_found:  # a '-' for entropy or score says what is not there; this says what is, and how to name it
+            lines += ["not found:"] + [f"  {n}" for n in self.not_found]
         if self.output:
             lines.append(f"\nwrote {self.output}: {count(len(self.table), 'row')}, "
                          f"{count(self.table['run_id'].nunique(), 'run')}")
@@ -245,7 +248,7 @@ class Ingested:
 def ingest(*sources, output=None, **options) -> Ingested:
     """Read ``sources`` (as :func:`load`, ``options`` its keywords) and write the run table to
     ``output`` (.parquet or .csv; checked writable before anything is read)."""
-    if output and not str(output).endswith((".parquet", ".csv")):
+    if output and not str(output).lower().endswith((".parquet", ".csv")):  # RUNS.CSV is read as a CSV too
         raise EntropyLawError(f"`output` {output}: expected a .parquet or .csv path")
     if output:
         check_writable(output)  # a read-only or mistyped path fails before the reading

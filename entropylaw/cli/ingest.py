@@ -37,5 +37,6 @@ def run(args) -> int:
             # a CSV holds the numbers only: what reading lost is said here, once (a parquet carries it on)
             print_warning(f"{args.output}: a CSV keeps no row accounts: the losses above are not said again when it is "
                           "read (write .parquet to keep them)")
-    print(plumbing.dumps(res.to_dict(), indent=1) if args.json else res)
+    # in the command's words: `algorithm` in a note is --algorithm, as every other command says it
+    print(args.flags(plumbing.dumps(res.to_dict(), indent=1) if args.json else str(res)))
     return 0

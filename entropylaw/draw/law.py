@@ -251,10 +251,13 @@ def plot_early(pairs, early, ax=None, label=None, color=None, numbers=True, lege
     # keep the points readable when an early window gives a very wide band
     ax.set_ylim(*score_ylim(p["R"], np.append(p["R_pred"].to_numpy(), early.ceiling_)))
     if numbers:
-        numbers_box(ax, {"RMSE (predicted)": early.rmse_predicted_, "final observed": early.final_observed_,
-                         "final predicted": early.final_predicted_,
-                         "ceiling": ceiling_text(early.ceiling_, early.ceiling_ci_, is_fraction(p["R"]))},
-                    loc="best")
+        box = {"RMSE (predicted)": early.rmse_predicted_, "final observed": early.final_observed_,
+               "final predicted": early.final_predicted_,
+               "ceiling": ceiling_text(early.ceiling_, early.ceiling_ci_, is_fraction(p["R"]))}
+        trust = getattr(early.fit_, "trust_", None)
+        if trust:  # the window's verdict sits next to the ceiling it qualifies, as in the law's figure
+            box["trust"] = trust
+        numbers_box(ax, box, loc="best")
     if legend:  # under the plot: the numbers' box ("best" place) went over a legend beside it
         legend_below(ax, ncol=2)
     if label and not (ax.get_title() or ax.get_title(loc="left")):

@@ -19,6 +19,7 @@ True
 >>> print(t)  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
 algorithms: grpo, rloo; 3 runs, 120 points, AR(1) phi = ...
 AIC shared = ..., separate = ...
+(a, b) shared (...); per algorithm grpo (...), rloo (...)
 consistent with algorithm-irrelevant (F = ..., p = ...; AIC prefers shared)
 note: one run of rloo: what tells it apart may be that run's own (seed, data order), not its algorithm; give several
 runs of each to test the algorithm
@@ -53,6 +54,11 @@ def _rss(X, y, beta_out=None):
     if beta_out is not None:
         beta_out[:] = beta
     return float(r @ r)
+
+
+def _ab(v: dict) -> str:
+    """``(a, b)`` as the report prints it; an a <= 0 is a law that does not describe those runs, said there."""
+    return f"({v['a']:.4g}, {v['b']:.4g})" + ("" if v["a"] > 0 else " a <= 0: the law does not describe them")
 
 
 class AlgorithmTest:
@@ -134,7 +140,9 @@ class AlgorithmTest:
         """What ``entropylaw algorithms`` prints: the algorithms, the data, the two models' AIC, the verdict."""
         lines = [f"algorithms: {', '.join(self.algorithms_)}; {count(len(self.pairs_), 'run')}, "
                  f"{count(self.n_, 'point')}, AR(1) phi = {self.phi_:.2f}",
-                 f"AIC shared = {self.aic_shared_:.1f}, separate = {self.aic_separate_:.1f}", self.verdict_]
+                 f"AIC shared = {self.aic_shared_:.1f}, separate = {self.aic_separate_:.1f}",
+                 "(a, b) shared " + _ab(self.shared_) + "; per algorithm "
+                 + ", ".join(f"{g} {_ab(v)}" for g, v in self.per_algorithm_.items()), self.verdict_]
         if self.confounded_:
             lines.append(f"note: one run of {', '.join(self.confounded_)}: what tells it apart may be that run's own "
                          "(seed, data order), not its algorithm; give several runs of each to test the algorithm")

@@ -131,7 +131,8 @@ class EarlyPrediction:
         self.final_predicted_ = float(pred[last])
         self.final_error_ = self.final_predicted_ - self.final_observed_
         self.ceiling_, self.ceiling_ci_ = self.fit_.ceiling_, self.fit_.ceiling_ci_
-        self.error_vs_k_ = error_vs_k(steps, H, R, conf=self.conf, predict_steps=self.predict_steps, origin=origin)
+        self.error_vs_k_ = error_vs_k(steps, H, R, conf=self.conf, predict_steps=self.predict_steps, origin=origin,
+                                      score_range=rng)
         self.notes_ = self._after(R[scored], lo[scored], hi[scored], rng)
         return self
 
@@ -248,8 +249,13 @@ class EarlyPredictions(dict):
         return {"predictions": rows, "left_out": self.left_out}
 
 
-def error_vs_k(steps, H, R, conf=0.95, min_points=3, predict_steps=None, origin=None) -> pd.DataFrame:
+def error_vs_k(steps, H, R, conf=0.95, min_points=3, predict_steps=None, origin=None,
+               score_range=None) -> pd.DataFrame:
     """Prediction error when fitting on the first k points, for every k from 3 to n-1.
+
+    ``law`` says, beside each window's ceiling, whether the law describes that window: "does not
+    apply" where its a <= 0 or :func:`~entropylaw.fit.applicability.law_applies` (``score_range``
+    the score's) says so of its points, as the run's own row says it.
 
     ``fit_frac`` is the window's share of the run measured from ``origin`` (the first
     logged step; default the first paired step).
@@ -261,7 +267,7 @@ def error_vs_k(steps, H, R, conf=0.95, min_points=3, predict_steps=None, origin=
     ks = np.arange(min_points, n)
     if len(ks) == 0:
         return pd.DataFrame(columns=["fit_n", "fit_last_step", "fit_frac", "rmse_predicted",
-                                     "final_error", "ceiling", "ceiling_lo", "ceiling_hi"])
+                                     "final_error", "ceiling", "ceiling_lo", "ceiling_hi", "law"])
     x = np.exp(H)
     X = np.broadcast_to(x, (len(ks), n))
     Y = np.broadcast_to(R, (len(ks), n))
@@ -284,4 +290,6 @@ def error_vs_k(steps, H, R, conf=0.95, min_points=3, predict_steps=None, origin=
             "rmse_predicted": np.sqrt(sq.sum(axis=1) / later.sum(axis=1)),
             "final_error": pred[rows, final] - R[final], "ceiling": ceiling,
             "ceiling_lo": ceiling - out["tq"] * se, "ceiling_hi": ceiling + out["tq"] * se})
+    out_df["law"] = ["does not apply" if not a[i] > 0 or law_applies(steps[:k], H[:k], R[:k], score_range)[0] !=
+                     "applies" else "applies" for i, k in enumerate(ks)]
     return out_df[later.any(axis=1)].reset_index(drop=True)

@@ -368,7 +368,7 @@ def write(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     path = Path(path)
     out = validate(df, where=str(path))
     with atomic_write(path) as tmp:
-        if path.suffix == ".csv":
+        if path.suffix.lower() == ".csv":
             out.to_csv(tmp, index=False)
         else:
             out.to_parquet(tmp, index=False)
@@ -381,7 +381,7 @@ def read(path: str | os.PathLike) -> pd.DataFrame:
     if not path.exists():
         raise EntropyLawError(f"{path}: no such file")
     try:
-        df = pd.read_csv(path) if path.suffix == ".csv" else _read_parquet(path)
+        df = pd.read_csv(path) if path.suffix.lower() == ".csv" else _read_parquet(path)
     except Exception as err:  # pyarrow/pandas raise many types for a bad file
         raise EntropyLawError(f"{path}: cannot read as a run table ({type(err).__name__}: {err})") from None
     return validate(df, where=str(path))

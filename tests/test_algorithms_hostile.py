@@ -1,0 +1,82 @@
+"""`entropylaw algorithms` / el.algorithms as a demanding user meets it: an algorithm spelt two ways
+in a run table is one algorithm, and a mistake of the call is one error naming the option (never
+every run "left out" for it, never a ValueError from inside)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import entropylaw as el
+
+
+def _run(rid, algorithm, seed, b=0.9):
+    rng = np.random.default_rng(seed)
+    s = np.arange(0, 300, 5)
+    h = 0.05 + np.exp(-s / 75)
+    recs = [(t, "entropy", v) for t, v in zip(s, h)]
+    recs += [(t, "val/gsm8k", b - 0.3 * np.exp(v) + 0.01 * rng.standard_normal()) for t, v in zip(s, h)]
+    return el.table.from_records(recs, run_id=rid, algorithm=algorithm)
+
+
+def _table(spellings):
+    return pd.concat([_run(f"r{i}", a, i) for i, a in enumerate(spellings)], ignore_index=True)
+
+
+def test_an_algorithm_spelt_two_ways_in_a_run_table_is_one_algorithm(tmp_path):
+    """A table written by hand or by another tool (GRPO in one run, grpo in another): the test
+    compared four 'algorithms', GRPO, Ppo , grpo and ppo, where there are two."""
+    df = _table(["GRPO", "grpo", "Ppo ", "ppo"])
+    test = el.algorithms(df)
+    assert test.algorithms_ == ["grpo", "ppo"]
+    assert test.confounded_ == []  # two runs of each, not one run of each of four
+    el.table.write(df, tmp_path / "t.csv")  # the same through a file
+    assert el.algorithms(el.load(str(tmp_path / "t.csv"), warn=False)).algorithms_ == ["grpo", "ppo"]
+
+
+@pytest.mark.parametrize("kw, said", [
+    (dict(score_range="0,1"), "`score_range` '0,1': expected"),   # was a ValueError from inside
+    (dict(pairing="x"), "unknown pairing 'x'"),                    # was every run left out, then "got none"
+    (dict(conf=2), "conf = 2"),
+])
+def test_a_mistake_of_the_call_is_one_error_naming_it(kw, said):
+    with pytest.raises(el.EntropyLawError, match=f"^{said}"):
+        el.algorithms(_table(["grpo", "grpo", "ppo", "ppo"]), **kw)
+
+
+def test_the_report_prints_each_algorithms_a_and_b_as_an_independent_gls_gives_them():
+    """The command asks whether a and b differ by algorithm, and its text printed neither: only the
+    JSON had them. They are the AR(1) GLS estimates the F-test compares, recomputed here with the
+    explicit block-diagonal AR(1) correlation at the test's phi."""
+    from scipy import linalg, stats
+
+    df = pd.concat([_run("g1", "grpo", 1), _run("g2", "grpo", 2), _run("p1", "ppo", 3, b=0.95),
+                    _run("p2", "ppo", 4, b=0.95)], ignore_index=True)
+    test = el.algorithms(df)
+    phi, algs = test.phi_, test.algorithms_
+    blocks, X0, X1, Y = [], [], [], []
+    for r, p in test.pairs_.items():
+        n, x, k = len(p), np.exp(p["H"].to_numpy()), algs.index(test.algorithm_of_[r])
+        blocks.append(phi ** np.abs(np.subtract.outer(np.arange(n), np.arange(n))))
+        X0.append(np.column_stack([-x, np.ones(n)]))
+        z = np.zeros((n, 2 * len(algs)))
+        z[:, k], z[:, len(algs) + k] = -x, 1.0
+        X1.append(z)
+        Y.append(p["R"].to_numpy())
+    W, X0, X1, Y = np.linalg.inv(linalg.block_diag(*blocks)), np.vstack(X0), np.vstack(X1), np.concatenate(Y)
+
+    def gls(X):
+        beta = np.linalg.solve(X.T @ W @ X, X.T @ W @ Y)
+        r = Y - X @ beta
+        return beta, r @ W @ r
+
+    (a0, b0), rss0 = gls(X0)
+    beta1, rss1 = gls(X1)
+    n = len(Y)
+    f = ((rss0 - rss1) / 2) / (rss1 / (n - 4))
+    assert test.f_stat_ == pytest.approx(f, rel=1e-8)
+    assert test.p_value_ == pytest.approx(stats.f.sf(f, 2, n - 4), rel=1e-6)
+    text = " ".join(str(test).split())
+    assert f"(a, b) shared ({a0:.4g}, {b0:.4g}); per algorithm grpo ({beta1[0]:.4g}, {beta1[2]:.4g}), " \
+           f"ppo ({beta1[1]:.4g}, {beta1[3]:.4g})" in text
