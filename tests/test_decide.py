@@ -322,7 +322,7 @@ def test_a_gain_that_rounds_to_nothing_is_said_without_a_sign():
     d = {"gain": {"expected": -4e-6, "lo": 0.0, "hi": 1.0}, "point": 0.01}
     assert gain_text(d) == "+0.0 [+0.0, +100.0]"
     assert dc.as_points(-4e-4, (0.0, 1.0)) == "+0.0" and dc.as_points(-0.0006, (0.0, 1.0)) == "-0.1"
-    assert pts(-4e-6, 0.01) == "+0.0" and pts(-4e-6, None) == "-4e-06"  # no points: the number itself
+    assert pts(-4e-6, 0.01) == "+0.0" and pts(-4e-6, None) == "+0.000"  # no points: 3 decimals, as forecast writes it
 
 
 def test_every_interval_holds_its_own_forecast_where_the_refits_land_elsewhere(tmp_path):

@@ -181,7 +181,8 @@ def test_a_screen_value_wider_than_its_column_takes_blank_space_not_a_121st_colu
            "steps": 12000, "ceiling": 103.512, "trust": "good fit", "fc": fc}
     header = screen_header(SCREEN)
     assert len(header) <= 120
-    calm = {**fc, "forecast": 0.5, "forecast_ci": [0.25, 0.75]}
+    # no gain (a gain in the score's own units, "+1.500 [-2.250, +4.750]", is itself wider than its column)
+    calm = {**fc, "forecast": 0.5, "forecast_ci": [0.25, 0.75], "gain": None}
     one = screen_line(SCREEN, {**row, "ceiling": 0.8, "fc": calm}, 120)  # one value too wide: the blank after it
     assert len(one) <= 120 and " v -12.345 " in one and "~h_a_long_name " in one, one
     assert one.index("0.800") + len("0.800") == header.index("ceiling") + len("ceiling")  # before it: in its column
@@ -189,7 +190,7 @@ def test_a_screen_value_wider_than_its_column_takes_blank_space_not_a_121st_colu
     assert len(every) == 120, every
     for value in ("-12.345", "103.512", "-11.234 [-15.50, -10.25]", "undecided", "12000", "24 qwen2.5"):
         assert f" {value}" in f" {every}", (value, every)  # whole, and apart from what comes before it
-    assert len(screen_line(SCREEN, row)) == 121  # without a width to keep: pushed, nothing cut
+    assert len(screen_line(SCREEN, row)) == 125  # without a width to keep: pushed, nothing cut (gain: 23 wide)
 
 
 def test_the_coefficients_of_seven_long_named_runs_stay_short_rows():

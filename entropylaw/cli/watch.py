@@ -181,7 +181,7 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
     lines += [f"  note: {snap['target_note']}"] if snap.get("target_note") else []
     lines += [f"  note: {snap['runs_note']}"] if snap.get("runs_note") else []
     lines += [f"  read: {n}" for n in snap.get("read_notes", [])]
-    lines += [f"  damaged: {d}" for d in snap.get("damaged", [])]
+    lines += [f"  damaged: {d}" for d in [*snap.get("damaged", []), *snap.get("cut_at_end", [])]]
     lines += [f"  rows: {d}" for d in snap.get("dropped", [])]
     lines += [f"  note: {n}" for n in notes]
     return plumbing.wrap("\n".join(lines))
@@ -223,7 +223,7 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
         rest = f"({method} {rest}" if method else rest
         t.add_row(head if not line.startswith("      ") else "",
                   rest if not line.startswith("      ") else line.strip())
-    for d in [*snap.get("damaged", []), *snap.get("dropped", [])]:
+    for d in [*snap.get("damaged", []), *snap.get("cut_at_end", []), *snap.get("dropped", [])]:
         t.add_row("rows", Text(d, style="yellow"))
     if snap.get("runs_note"):
         t.add_row("runs", snap["runs_note"])
