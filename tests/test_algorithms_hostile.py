@@ -80,3 +80,19 @@ def test_the_report_prints_each_algorithms_a_and_b_as_an_independent_gls_gives_t
     text = " ".join(str(test).split())
     assert f"(a, b) shared ({a0:.4g}, {b0:.4g}); per algorithm grpo ({beta1[0]:.4g}, {beta1[2]:.4g}), " \
            f"ppo ({beta1[1]:.4g}, {beta1[3]:.4g})" in text
+
+
+def test_runs_whose_names_say_no_algorithm_are_told_how_to_give_each_its_own(tmp_path):
+    """Runs named run1, run2, run3 were told 'give it with --algorithm when reading the run', but
+    --algorithm names every run read at once: the way is to read each algorithm's runs apart."""
+    from conftest import run_cli
+
+    for i in (1, 2, 3):
+        h = 0.1 + np.exp(-np.arange(1, 41) / 15)
+        pd.DataFrame({"step": np.arange(1, 41), "actor/entropy": h,
+                      "val/gsm8k": 0.9 - 0.25 * np.exp(h) + 0.001 * i}).to_csv(tmp_path / f"run{i}.csv", index=False)
+    res = run_cli("algorithms", str(tmp_path))
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    said = " ".join(res.stderr.split())
+    assert "--algorithm names the algorithm of every run read, so read each algorithm's runs apart" in said, said
+    assert "entropylaw ingest RUNS --algorithm grpo -o grpo.parquet" in said

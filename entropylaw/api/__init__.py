@@ -37,7 +37,7 @@ import pandas as _pd
 import entropylaw.table as _table
 from entropylaw._version import __version__  # noqa: F401
 from entropylaw.errors import EntropyLawError as _Error, EntropyLawWarning as _Warning
-from entropylaw.fit.algorithms import AlgorithmTest as _AlgorithmTest
+from entropylaw.fit.algorithms import UNKNOWN as _UNKNOWN_ALGORITHM, AlgorithmTest as _AlgorithmTest
 from entropylaw.fit.run import each_run as _each_run, left_out_line as _left_out_line, run_verdict as _run_verdict
 from entropylaw.fit.early import EarlyPrediction as _EarlyPrediction, EarlyPredictions as _EarlyPredictions
 from entropylaw.fit.forecast.core import Forecast, forecast_table as _forecast_table
@@ -261,7 +261,7 @@ def algorithms(df: _pd.DataFrame, runs=None, *, conf=0.95, y=None, x=_table.ENTR
                 own = _fit_run(df, r, y=p.attrs["y_key"], x=x, pairing=pairing, score_range=score_range, warn=False)
                 verdict, why = ("applies", []) if own.trust_ != _NOT_APPLICABLE else ("n/a", own.trust_reasons_)
             if not meta.loc[r, "algorithm"]:
-                left_out[r] = "unknown algorithm (give it with `algorithm` when reading the run)"
+                left_out[r] = _UNKNOWN_ALGORITHM
             elif verdict != "applies":
                 left_out[r] = f"the law does not apply ({'; '.join(why)})"
             else:

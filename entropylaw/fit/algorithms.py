@@ -61,6 +61,12 @@ def _ab(v: dict) -> str:
     return f"({v['a']:.4g}, {v['b']:.4g})" + ("" if v["a"] > 0 else " a <= 0: the law does not describe them")
 
 
+# `algorithm` gives every run read one algorithm: runs of several, whose names say none, are read apart
+UNKNOWN = ("unknown algorithm (its name and config say none): `algorithm` names the algorithm of every run read, "
+           "so read each algorithm's runs apart and give their tables (entropylaw ingest RUNS --algorithm grpo "
+           "-o grpo.parquet; then entropylaw algorithms grpo.parquet rloo.parquet)")
+
+
 class AlgorithmTest:
     """Nested F-test and AIC: one (a, b) for all algorithms vs one per algorithm."""
 
@@ -74,8 +80,7 @@ class AlgorithmTest:
         names = list(pairs_by_run)
         missing = [r for r in names if not algorithm_of_run.get(r)]
         if missing:
-            raise EntropyLawError(f"run {missing[0]!r}: unknown algorithm "
-                                  "(give it with `algorithm` when reading the run)")
+            raise EntropyLawError(f"run {missing[0]!r}: {UNKNOWN}")
         algs = sorted({algorithm_of_run[r] for r in names})
         if len(algs) < 2:
             from entropylaw.fit.run import left_out_line  # fit.run imports the law, which this module need not
