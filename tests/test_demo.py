@@ -22,7 +22,8 @@ def test_demo_is_one_screen_and_writes_the_report(tmp_path):
     text = out.stdout
     assert "Read 25 runs" in text and "gain to go" in text and "undecided" in text and "entropylaw forecast" in text
     assert "stop paying" not in text and "entropylaw rank" in text
-    assert "32B" in text and "refused" in text  # the size series: the law's coefficients are refused
+    assert "32B" in text and "refused" in text  # the size series: the law's coefficients are refused, and why
+    assert "a, b vs size: refused: the law describes 2 sizes (360M, 1.31B); the coefficient law needs 3" in text
     rows = [ln for ln in lines if ln[:2].strip().isdigit()]
     assert len(rows) == 25 and all(" val " in r for r in rows[:11]) and all(" train " in r for r in rows[11:])
     assert out.stderr == ""

@@ -175,4 +175,16 @@ def _size_lines(df) -> list[str]:
             "  predicted (extrapolations): " + "; ".join(f"{q['size']} {q['final_score']:.3f} "
                                                          f"[{q['final_score_lo']:.3f}, {q['final_score_hi']:.3f}]"
                                                          for q in p)
-            + ("" if res.coefficient_law is not None else "; a, b vs size: refused")]
+            + ("" if res.coefficient_law is not None else ";"),
+            *([] if res.coefficient_law is not None else
+              # why, in its first clause (the sizes the law describes); the report and `scale` give the rest
+              [f"  a, b vs size: refused: {_first_clause(res.coefficient_refused)}"])]
+
+
+def _first_clause(text) -> str:
+    """A refusal's first sentence, where it names the sizes: what the demo's screen has room for.
+
+    >>> _first_clause("the law describes 2 sizes (360M, 1.31B); it needs 3. Left out: 2.77B (law does not apply)")
+    'the law describes 2 sizes (360M, 1.31B); it needs 3'
+    """
+    return str(text or "").split(". ", 1)[0]
