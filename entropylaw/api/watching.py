@@ -63,16 +63,15 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
         if len(ids) > 1:  # one run is followed: the others are not dropped unsaid
             out["runs_note"] = (f"{len(ids)} runs read; following {rid!r}"
                                 + ("" if run else ", the one whose file was written last (--run ID follows another)"))
-        # a growing log's cut last line is normal here; rows dropped and a damaged region are not: said at
-        # each refresh, as `summary` says them
-        # a W&B or TensorBoard file's record cut at its end is the record being written, as a JSON log's cut line
-        said = [f"{r.source}: {d}" for r in map(IngestReport.from_dict, row_accounts(df)) for d in r.damage()]
+        # rows dropped and a damaged region are said at each refresh, as `summary` says them; a text log's cut
+        # last line is normal here, and a W&B or TensorBoard record cut at the file's end is said as what it likely
+        # is, the record being written (read whole at the next refresh), apart from damage inside a file
+        reports = [IngestReport.from_dict(d) for d in row_accounts(df)]
+        said = [f"{r.source}: {d}" for r in reports for d in r.damage()]
         out["damaged"] = [d for d in said if not _being_written(d)]
-        # a record cut at the end: the one being written (read whole at the next refresh), or a run that stopped
-        # mid-record; said as such, apart from damage inside a file
         out["cut_at_end"] = [f"{d} (the record being written: read whole at the next refresh if the file grows)"
                              for d in said if _being_written(d)]
-        out["dropped"] = [line for r in map(IngestReport.from_dict, row_accounts(df)) if (line := _drops(r))]
+        out["dropped"] = [line for r in reports if (line := _drops(r))]
         ent = table.series(df, rid, table.ENTROPY) if table.ENTROPY in set(df["metric"]) else None
         mine = df[df["run_id"] == rid]
         # the last step of entropy, score or validation, as `forecast` reads where the log ends: a line cut while
