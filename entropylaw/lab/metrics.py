@@ -12,6 +12,8 @@
   all right or all wrong carry no advantage and are left out, as the paper filters them.
 
 >>> import torch
+
+from entropylaw.lab.theory import THEORY_KEYS
 >>> x = torch.tensor([[1.0, 3.0], [2.0, 0.0]]); valid = torch.tensor([[1, 1], [1, 0]]).bool()
 >>> float(seq_mean_token_mean(x, valid))
 2.0
@@ -26,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+
+from entropylaw.lab.theory import THEORY_KEYS
 
 TOP_FRACTIONS = {"top0.2pct": 0.002, "top2pct": 0.02, "top20pct": 0.2, "top50pct": 0.5}
 
@@ -91,3 +95,18 @@ def covariance_by_difficulty(logp: torch.Tensor, valid: torch.Tensor, adv: torch
         if name is not None:
             per_bin.setdefault(name, []).append(c)
     return {name: sum(c) / len(c) for name in DIFFICULTY_BINS if (c := per_bin.get(name))}
+
+
+def metric_keys(cfg, task_name: str) -> list[str]:
+    """Every key a lab run logs, in its logs' column order (``cfg``: its :class:`~.config.RunConfig`)."""
+    return ["actor/entropy", "actor/entropy_seq_mean", "actor/entropy_after", "actor/entropy_delta",
+            "actor/clamped_entropy", "critic/score/mean", "response_length/mean", "response_length/max",
+            "actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/grad_norm", "actor/lr",
+            "cov/token_mean", "cov/top0.2pct_mean", "cov/top2pct_mean", "cov/top20pct_mean",
+            "cov/top50pct_mean", "cov/response_level",
+            *(f"cov/response_level/{name}" for name in DIFFICULTY_BINS), "intervention/n_selected",
+            "intervention/mean_weight", "intervention/aent_coef", "batch/groups_kept",
+            "batch/groups_all_correct", "batch/groups_all_wrong",
+            f"val-core/{task_name}/acc/mean@{cfg.val_samples}", f"val-aux/{task_name}/acc/greedy",
+            f"val-aux/{task_name}/entropy", f"val-aux/{task_name}/response_length", *THEORY_KEYS,
+            "timing_s/step"]

@@ -35,30 +35,16 @@ from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.lab.config import RunConfig
 from entropylaw.lab.export import run_meta
 from entropylaw.lab.loggers import MultiLogger, silent_steps_logged, truncate_after
-from entropylaw.lab.metrics import (DIFFICULTY_BINS, covariance_by_difficulty, covariance_summary,
+from entropylaw.lab.metrics import (covariance_by_difficulty, covariance_summary, metric_keys,
                                     response_level_covariance, seq_mean_token_mean)
 from entropylaw.lab.models import build_model, check_fits, size_spec
 from entropylaw.lab.task import SumTask, prompt_lines
-from entropylaw.lab.theory import THEORY_KEYS, batch_predictions
+from entropylaw.lab.theory import batch_predictions
 from entropylaw.lab.tokenizer import CharTokenizer
 from entropylaw.lab.warmstart import WarmStartConfig, load_or_train
 from entropylaw.readers.lab_rundir import DONE_JSON, RUN_JSON, read_run_json, write_run_json
 
 DONE = DONE_JSON
-
-
-def metric_keys(cfg: RunConfig, task_name: str) -> list[str]:
-    return ["actor/entropy", "actor/entropy_seq_mean", "actor/entropy_after", "actor/entropy_delta",
-            "actor/clamped_entropy", "critic/score/mean", "response_length/mean", "response_length/max",
-            "actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/grad_norm", "actor/lr",
-            "cov/token_mean", "cov/top0.2pct_mean", "cov/top2pct_mean", "cov/top20pct_mean",
-            "cov/top50pct_mean", "cov/response_level",
-            *(f"cov/response_level/{name}" for name in DIFFICULTY_BINS), "intervention/n_selected",
-            "intervention/mean_weight", "intervention/aent_coef", "batch/groups_kept",
-            "batch/groups_all_correct", "batch/groups_all_wrong",
-            f"val-core/{task_name}/acc/mean@{cfg.val_samples}", f"val-aux/{task_name}/acc/greedy",
-            f"val-aux/{task_name}/entropy", f"val-aux/{task_name}/response_length", *THEORY_KEYS,
-            "timing_s/step"]
 
 
 def default_device() -> str:
