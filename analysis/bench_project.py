@@ -197,7 +197,7 @@ opts = KeyOptions(entropy_key="actor/entropy", score_key="critic/score/mean")
 marks = []
 def mark(name):  # the phase boundaries, for the memory sampler outside; each phase's peak so far
     marks.append((name, time.time(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
-from entropylaw.terminal import Progress
+from entropylaw.progress import Progress
 reading = []  # a bar on a terminal; in a log, a line per 10 % of the runs
 def bar(done, total):
     if not reading:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from entropylaw.fit.text_table import fmt_table
-from entropylaw.terminal import Progress, pieces, width, wrap
+from entropylaw.progress import Progress
+from entropylaw.terminal import pieces, width, wrap
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL, SIZES = "data/real", "data/real-sizes"

@@ -342,7 +342,7 @@ class LabRun:
     def run(self, stop_after: int | None = None) -> dict:
         """Train to ``cfg.steps`` (resuming if a checkpoint exists). ``stop_after`` ends the
         process-equivalent early without finishing (what an interruption leaves behind)."""
-        from entropylaw.terminal import Progress
+        from entropylaw.progress import Progress
 
         done = self.out_dir / DONE
         self._check_out_dir()

@@ -101,7 +101,7 @@ def sample(model, prompts: list, n: int, temperature: float = 1.0, max_new_token
     seqs = []
     bar = None
     if progress:
-        from entropylaw.terminal import Progress
+        from entropylaw.progress import Progress
 
         bar = Progress(len(prompts) * n, "generate", "resp")
     for chunk in chunks:

@@ -18,7 +18,7 @@ import torch
 from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import atomic_dir, dumps, summary_in
 from entropylaw.probing import dist
-from entropylaw.terminal import Progress
+from entropylaw.progress import Progress
 from entropylaw.probing.core import ProbeConfig, analyse
 from entropylaw.probing.forward import collect_stats
 from entropylaw.probing.ladder import LadderConfig, ladder_report, one_step, whatif_row

@@ -305,7 +305,7 @@ def _from_index(index_path: Path, uri: str, err: _Offline) -> list[RawRun]:
 
 def _progress(runs: list, uri: str):
     """The runs, with a progress display on a terminal (a line per 10 % elsewhere) from two runs on."""
-    from entropylaw.terminal import Progress
+    from entropylaw.progress import Progress
 
     with Progress(len(runs), f"W&B {uri}", "runs", enabled=len(runs) >= 2) as bar:
         for run in runs:
