@@ -95,6 +95,14 @@ def test_where_and_how_to_forecast_are_checked_at_once(call, kw, said):
             call(_runs(), **kw)
 
 
+@pytest.mark.parametrize("prior", ["data/real", [1, 2], 3])
+@pytest.mark.parametrize("call", [el.forecast, el.forecast_all])
+def test_a_prior_that_is_no_run_table_is_named(call, prior):
+    """``prior="data/real"`` was a TypeError from deep inside (string indices must be integers)."""
+    with pytest.raises(EntropyLawError, match="^`prior`: expected the tidy run table"):
+        call(_runs(1), prior=prior)
+
+
 def test_rank_threshold_beyond_the_score_range():
     """--threshold 5 on a score in [0, 1] was 'within 500.0 points of the best': nothing could be pruned."""
     with pytest.raises(EntropyLawError, match="`threshold` 5 is 500 points, the score's whole range"):

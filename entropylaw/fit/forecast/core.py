@@ -42,7 +42,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY, methods_table
-from entropylaw.fit.forecast.data import RunData, window_end, with_problems
+from entropylaw.fit.forecast.data import RunData, prior_runs as _prior_runs, window_end, with_problems
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
 from entropylaw.fit.forecast.decide import decision_on, final_draws, log_facts, step_seconds_upto, to_step_of
 from entropylaw.fit.forecast.schedule import lr_note
@@ -310,8 +310,7 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
 
     check_options(**kwargs)  # once, before any run: not each run left out for a mistake of the call's
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
-    prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)
-                                                for r in table.run_ids(prior))
+    prior_runs = _prior_runs(prior, x_key)  # a prior run with no score is left out, said
     everyone = table.run_ids(df)  # a run of a sweep is pooled with its peers in the table, forecast or not
     parts = table.split_runs(df)  # each run's rows sliced once, not the whole table masked per run and metric
     sweeps = _sweep.sweeps(df, everyone, y_key, x_key, recipes, kwargs, parts) if sweep and len(everyone) >= 3 else {}
