@@ -77,6 +77,32 @@ def test_forecast_all_refuses_a_bad_option_at_once():
             el.forecast_all(_runs(), fit_frac=0)
 
 
+@pytest.mark.parametrize("kw, said", [
+    (dict(seed=-1), "`seed` -1: expected a whole number"),  # numpy's ValueError from deep inside
+    (dict(seed="a"), "`seed` 'a': expected a whole number"),  # a TypeError
+    (dict(at_steps=[]), "`at_steps` \\[\\]: expected a training step"),  # an IndexError
+    (dict(at_steps=["x"]), "`at_steps` \\['x'\\]: expected a training step"),  # a ValueError
+    (dict(at_steps=[float("nan")]), "`at_steps` \\[nan\\]: expected"),  # a table of nan..nan
+    (dict(horizon=float("inf")), "`horizon` inf: expected a number of steps"),  # a forecast at step inf
+    (dict(horizon=0), "`horizon` 0: expected"),  # was told as `at_steps` 195, a step it was not given
+    (dict(methods="logit-drift"), "`methods` 'logit-drift': expected a list"),  # "unknown method 'l'"
+])
+@pytest.mark.parametrize("call", [el.forecast_all, el.rank])
+def test_where_and_how_to_forecast_are_checked_at_once(call, kw, said):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no run left out for a mistake of the call's
+        with pytest.raises(EntropyLawError, match=f"^{said}"):
+            call(_runs(), **kw)
+
+
+@pytest.mark.parametrize("prior", ["data/real", [1, 2], 3])
+@pytest.mark.parametrize("call", [el.forecast, el.forecast_all])
+def test_a_prior_that_is_no_run_table_is_named(call, prior):
+    """``prior="data/real"`` was a TypeError from deep inside (string indices must be integers)."""
+    with pytest.raises(EntropyLawError, match="^`prior`: expected the tidy run table"):
+        call(_runs(1), prior=prior)
+
+
 def test_rank_threshold_beyond_the_score_range():
     """--threshold 5 on a score in [0, 1] was 'within 500.0 points of the best': nothing could be pruned."""
     with pytest.raises(EntropyLawError, match="`threshold` 5 is 500 points, the score's whole range"):

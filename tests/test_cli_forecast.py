@@ -129,6 +129,17 @@ def test_prior_family_of_one_warns(capsys):
     assert "prior: a family of 1 finished run besides" in out and "forecast without a prior" in out
 
 
+def test_a_prior_run_with_no_score_is_left_out_and_the_forecast_goes_on(capsys, tmp_path):
+    """One prior run with no score among good ones stopped the forecast with 'run ...: no score key', a
+    line that did not say it came from --prior."""
+    bare = _write(tmp_path, "bare.parquet", [(i, "entropy", 1.0 / i) for i in range(1, 50)], "bare")
+    code, out, err = _cli(capsys, GRPO, "--fit-frac", "0.25", "--method", "prior", "--prior", bare,
+                          REAL / "verl_ppo_deepseek-llm-7b-chat_gsm8k_mi300.parquet", "--n-boot", "20")
+    assert code == 0, err
+    assert "--prior: run 'bare' left out: no score key" in " ".join(err.split())
+    assert out.startswith("run ") and "prior: a family of 1 finished run besides" in out
+
+
 def test_every_real_log_in_shared(capsys, real_logs):
     """Every real log the project has: forecast from its first 15 % without an error."""
     logs = sorted(p for p in real_logs.rglob("*") if p.suffix in (".log", ".json"))

@@ -387,3 +387,22 @@ def test_the_phases_summed_leave_out_the_parts_of_another_phase_and_read_a_total
         facts["timing_what"]
     total = table.from_records(recs + [(s, "timing/step", 170.0) for s in steps], run_id="r")
     assert dc.log_facts(total, "r")["timing_what"] == "timing/step"
+
+
+def test_the_likely_step_is_a_whole_step_after_the_window_and_the_text_says_the_json_s():
+    """The likely step was a point of the gain's grid, 100.497: the text printed "likely made at step
+    100", the window's own end, where the call is undecided, and the JSON said 100.497."""
+    import entropylaw as el
+
+    rng = np.random.default_rng(0)
+    s = np.arange(1, 101.0)
+    h = 1.2 * np.exp(-s / 40) + 0.2
+    y = np.clip(-0.5 * np.exp(h) + 1.4 + rng.normal(0, 0.01, len(s)), 0, 1)
+    recs = [(t, "entropy", v) for t, v in zip(s, h)] + [(t, "val/gsm8k", v) for t, v in zip(s, y)]
+    fc = el.forecast(el.table.from_records(recs, run_id="r"), n_boot=50)
+    d = fc.decision
+    assert d["call"] == "undecided" and d["likely"] is not None
+    step = d["likely"]["step"]
+    assert step == int(step) and step > fc.window_end
+    assert f"likely made at step {step:.0f} ({d['likely']['call']})" in str(fc)
+    assert json.loads(json.dumps(fc.to_dict()))["decision"]["likely"]["step"] == step

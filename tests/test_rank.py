@@ -99,6 +99,18 @@ def test_hostile_sweeps_one_run_identical_runs_and_a_tiny_window():
         el.rank(_sweep(n_runs=2), fit_frac=0.01, n_boot=20)
 
 
+def test_a_window_of_the_first_k_steps_is_said_a_backtest_not_everything_logged():
+    """``el.rank(df, fit_steps=100)`` was headed "from everything logged so far" above its column of
+    observed scores: a backtest read as a live ranking."""
+    import entropylaw as el
+
+    r = el.rank(_sweep(n_runs=3), fit_steps=100, n_boot=50)
+    head = " ".join(str(r).split("\n")[0:2])
+    assert "from the first 100 of each run's steps (a backtest)" in head and "everything logged" not in head
+    assert all(x["observed"] is not None for x in r.rows)
+    assert "from everything logged so far" in str(el.rank(_sweep(n_runs=3), n_boot=50))
+
+
 def test_runs_of_two_benchmarks_are_ranked_apart():
     """Two tasks in one directory share a unit (points) but are not one contest: each score's
     runs are ranked among themselves (p_best sums to 1 within each), said, and each --json row

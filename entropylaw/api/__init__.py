@@ -187,6 +187,8 @@ def forecast(df: _pd.DataFrame, run: str | None = None, *, prior: _pd.DataFrame 
     ('continue', 490.0)
     """
     rid = _one_run(df, run)
+    if prior is not None:
+        _the_table(prior, "prior")
     return _sourced(df, _forecast_table(df, [rid], prior=prior, **options))[rid]
 
 
@@ -195,7 +197,10 @@ def forecast_all(df: _pd.DataFrame, runs=None, *, prior: _pd.DataFrame | None = 
     ``entropylaw forecast`` prints. With several runs, one that cannot be forecast is left out
     with a warning (``.left_out``: run -> why); none left is an error. ``options`` and ``prior``
     as for :func:`forecast` (``methods=["default"]``: the recommended method only)."""
-    return _sourced(df, _forecast_table(df, _runs_of(df, runs), prior=prior, **options))
+    ids = _runs_of(df, runs)
+    if prior is not None:
+        _the_table(prior, "prior")
+    return _sourced(df, _forecast_table(df, ids, prior=prior, **options))
 
 
 def _sourced(df: _pd.DataFrame, forecasts):

@@ -28,14 +28,15 @@ from entropylaw.fit.window import check_window
 from entropylaw.terminal import not_found
 
 
-def the_table(df) -> pd.DataFrame:
-    """``df`` when it is the tidy run table :func:`entropylaw.load` gives; else one clear error."""
+def the_table(df, what: str = "df") -> pd.DataFrame:
+    """``df`` when it is the tidy run table :func:`entropylaw.load` gives; else one clear error naming
+    ``what`` (the parameter)."""
     if isinstance(df, pd.DataFrame) and table.is_table(df):
         return df
     got = "a DataFrame without those columns" if isinstance(df, pd.DataFrame) else f"a {type(df).__name__}"
     hint = f": read it first with el.load({os.fspath(df)!r})" if isinstance(df, (str, os.PathLike)) else ""
-    raise EntropyLawError("`df`: expected the tidy run table from entropylaw.load (columns run_id, step, metric, "
-                          f"value), got {got}{hint}")
+    raise EntropyLawError(f"`{what}`: expected the tidy run table from entropylaw.load (columns run_id, step, "
+                          f"metric, value), got {got}{hint}")
 
 
 def runs_of(df, runs, what: str = "runs") -> list[str]:

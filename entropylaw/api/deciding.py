@@ -39,7 +39,7 @@ def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: i
                                   or not (np.isfinite(threshold) and threshold > 0)):
         raise EntropyLawError(f"`threshold` {threshold!r}: expected a gain above 0 in the score's units, such as 0.01")
     options.setdefault("methods", [DEFAULT])
-    check_options(**options)  # a mistake of the call's, before any run is forecast or read as finished
+    check_options(seed=seed, **options)  # a mistake of the call's, before any run is forecast or read as finished
     if all(options.get(k) is None for k in LIVE_OFF):
         forecasts, finished, step = live_sweep(df, ids, seed=seed, **options)
     else:

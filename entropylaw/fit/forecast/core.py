@@ -42,7 +42,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY, methods_table
-from entropylaw.fit.forecast.data import RunData, window_end, with_problems
+from entropylaw.fit.forecast.data import RunData, prior_runs as _prior_runs, window_end, with_problems
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
 from entropylaw.fit.forecast.decide import decision_on, final_draws, log_facts, step_seconds_upto, to_step_of
 from entropylaw.fit.forecast.schedule import lr_note
@@ -310,8 +310,7 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
 
     check_options(**kwargs)  # once, before any run: not each run left out for a mistake of the call's
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
-    prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)
-                                                for r in table.run_ids(prior))
+    prior_runs = _prior_runs(prior, x_key)  # a prior run with no score is left out, said
     everyone = table.run_ids(df)  # a run of a sweep is pooled with its peers in the table, forecast or not
     parts = table.split_runs(df)  # each run's rows sliced once, not the whole table masked per run and metric
     sweeps = _sweep.sweeps(df, everyone, y_key, x_key, recipes, kwargs, parts) if sweep and len(everyone) >= 3 else {}
@@ -348,6 +347,7 @@ def check_options(**options) -> None:
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))):
             raise EntropyLawError(f"`{k}` {v!r}: expected a number")
     check_window(options.get("fit_frac"), options.get("fit_steps"))
+    _check_where_and_how(options)
     total = options.get("total_steps")
     if total is not None and not (np.isfinite(total) and total > 0):
         raise EntropyLawError(f"`total_steps` {total!r}: expected the run's planned last step, above 0")
@@ -361,3 +361,26 @@ def _each_run(one, run_ids: list, none_ok: bool = False) -> tuple[dict, dict]:
     if not out and not none_ok:
         raise EntropyLawError("no run could be forecast (see the warnings above)")
     return out, left_out
+
+
+def _is_number(v) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
+
+
+def _check_where_and_how(options: dict) -> None:
+    """``seed``, ``methods``, ``at_steps`` and ``horizon`` as :func:`forecast` reads them: a seed numpy
+    takes, a list of names (a name alone was read letter by letter), finite steps, a horizon above 0."""
+    seed = options.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise EntropyLawError(f"`seed` {seed!r}: expected a whole number, 0 or more")
+    if isinstance(options.get("methods"), str):
+        raise EntropyLawError(f"`methods` {options['methods']!r}: expected a list of method names, such as "
+                              f"[{options['methods']!r}]")
+    horizon = options.get("horizon")
+    if horizon is not None and not (np.isfinite(horizon) and horizon > 0):
+        raise EntropyLawError(f"`horizon` {horizon!r}: expected a number of steps after the window's end, above 0")
+    at = options.get("at_steps")
+    if at is not None:
+        steps = [at] if _is_number(at) else list(at) if isinstance(at, (list, tuple, np.ndarray, pd.Series)) else None
+        if not steps or not all(_is_number(v) and np.isfinite(v) for v in steps):
+            raise EntropyLawError(f"`at_steps` {at!r}: expected a training step or a list of them, finite numbers")

@@ -270,3 +270,18 @@ def with_problems(run: RunData, n_problems=None) -> RunData:
 def window_end(run: RunData, fit_frac: float | None = None, fit_steps: float | None = None) -> float:
     """The window's last step on ``run``: :func:`entropylaw.fit.window.window_end`, the one rule."""
     return _window_end(run.origin, run.last, fit_frac, fit_steps, start=run.describe_start())
+
+
+def prior_runs(prior: pd.DataFrame | None, x_key: str = table.ENTROPY) -> tuple:
+    """The finished runs of ``prior`` (a tidy table) as :class:`RunData`: a run that cannot be one (no
+    score) is left out with a warning naming `prior`, and the others go on (it stopped every forecast)."""
+    if prior is None:
+        return ()
+    out = []
+    for rid in table.run_ids(prior):
+        try:
+            out.append(RunData.from_table(prior, rid, x_key=x_key))
+        except EntropyLawError as err:
+            warnings.warn(f"`prior`: run {rid!r} left out: {str(err).removeprefix(f'run {rid!r}: ')}",
+                          EntropyLawWarning, stacklevel=4)
+    return tuple(out)

@@ -330,7 +330,8 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     if out["call"] == "undecided":  # skewed draws can put the expected gain outside its bounds: no negative width
         likely = likely_call(steps, final - np.asarray(mid, float), max(gain["hi"] - gain["expected"], 0.0),
                              max(gain["expected"] - gain["lo"], 0.0), origin, threshold)
-        out["likely"] = None if likely is None else {"step": likely[0], "call": likely[1]}
+        # a whole step, after the window's end (100.497 was printed "step 100": the end, undecided there)
+        out["likely"] = None if likely is None else {"step": float(np.ceil(likely[0] - 1e-9)), "call": likely[1]}
     raw = m._mid(steps) if hasattr(m, "_mid") else mid
     if bounds is not None and ((raw < bounds[0]) | (raw > bounds[1])).any():
         i = int(np.argmax((raw < bounds[0]) | (raw > bounds[1])))

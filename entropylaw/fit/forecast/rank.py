@@ -122,6 +122,7 @@ class Ranking:
     notes: list = field(default_factory=list)
     left_out: dict = field(default_factory=dict)  # runs that could not be forecast: run -> why (also in notes)
     step: tuple | None = None  # (N, why): the one step a live sweep is compared at
+    window: float | None = None  # the first K steps of each run (`fit_steps`, a backtest); None: the same K not
 
     @property
     def top(self) -> str | None:
@@ -177,6 +178,7 @@ class Ranking:
         pct = f"{100 * self.conf:g} %"
         whose = "its" if len(self.rows) == 1 else "each run's"
         where = (f"from the first {100 * self.fit_frac:g} % of {whose} steps (a backtest)" if self.fit_frac
+                 else f"from the first {self.window:g} of {whose} steps (a backtest)" if self.window
                  else "from everything logged so far" + (f", at step {self.step[0]:g}" if self.step and self.step[0]
                                                           else ""))
         thr = f"{self.threshold / self.point:.1f} points" if self.point else f"{self.threshold:.4g}"
@@ -310,8 +312,10 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
             f"{k} ({n})" for k, n in sorted(keys.items(), key=lambda kv: (-kv[1], kv[0]))) + "; rank the runs of one "
                      "score (--val-key)")
     notes += generic_notes(fcs) + guess_lines(fcs)
+    cut = {fc.window_end - fc.origin + 1 for fc in fcs if _observed(fc) is not None}  # `fit_steps` K of each
     return Ranking(rows, thr, source, conf, fcs[0].fit_frac if fcs else None,
-                   points.pop() if len(points) == 1 else None, notes, step=step)
+                   points.pop() if len(points) == 1 else None, notes, step=step,
+                   window=cut.pop() if len(cut) == 1 and not any(fc.fit_frac for fc in fcs) else None)
 
 
 def _row(rid, expected, lo, hi, pb, pn, prune, to_step, observed, base, regime, law) -> dict:
