@@ -91,3 +91,36 @@ def test_many_early_predictions_are_what_the_command_prints(capsys):
     assert printed.rstrip("\n") == str(res).replace("`forecast()`", "'entropylaw forecast'")
     _html_is_the_text(res)
     _html_is_the_text(scale)
+
+
+@pytest.mark.parametrize("make, calls", [
+    (EntropyLawFit, ["predict", "confidence_band", "prediction_band", "to_dict", "to_json", "plot", "to_lmfit"]),
+    (EarlyPrediction, ["to_dict", "report", "plot"]),
+    (AlgorithmTest, ["to_dict", "report", "plot"]),
+])
+def test_an_unfitted_estimator_says_so_as_scikit_learn_does(make, calls):
+    from entropylaw.fit.estimator import NotFittedError
+
+    est = make()
+    for name in calls:
+        args = ([0.5],) if name in ("predict", "confidence_band", "prediction_band") else ()
+        with pytest.raises(NotFittedError, match=rf"this {make.__name__} is not fitted yet: call fit\(.*\) before"):
+            getattr(est, name)(*args)
+    assert issubclass(NotFittedError, el.EntropyLawError) and issubclass(NotFittedError, AttributeError)
+
+
+@pytest.mark.parametrize("make", [EntropyLawFit, EarlyPrediction, AlgorithmTest])
+def test_estimators_get_and_set_their_params(make):
+    est = make()
+    params = est.get_params()
+    assert "conf" in params and params == type(est)(**params).get_params()
+    assert est.set_params(conf=0.9) is est and est.get_params()["conf"] == 0.9
+    with pytest.raises(el.EntropyLawError, match="unknown option `cnf`"):
+        est.set_params(cnf=0.9)
+
+
+def test_a_fit_with_set_params_is_the_fit_so_configured():
+    H = 0.05 + np.exp(-np.arange(40) / 10)
+    R = 0.8 - 0.2 * np.exp(H) + 0.01 * np.random.default_rng(0).standard_normal(40)
+    f = EntropyLawFit().set_params(conf=0.9).fit(H, R)
+    assert f.to_dict()["conf"] == 0.9 and f.to_dict()["ceiling_ci"] == list(EntropyLawFit(conf=0.9).fit(H, R).ceiling_ci_)
