@@ -124,3 +124,21 @@ def test_a_fit_with_set_params_is_the_fit_so_configured():
     R = 0.8 - 0.2 * np.exp(H) + 0.01 * np.random.default_rng(0).standard_normal(40)
     f = EntropyLawFit().set_params(conf=0.9).fit(H, R)
     assert f.to_dict()["conf"] == 0.9 and f.to_dict()["ceiling_ci"] == list(EntropyLawFit(conf=0.9).fit(H, R).ceiling_ci_)
+
+
+def test_each_result_s_repr_says_what_it_is_and_whether_the_law_describes_it():
+    rising = pd.DataFrame({"step": 10 * np.arange(40), "H": np.linspace(0.2, 1.0, 40)})
+    rising["R"] = 0.3 + 0.1 * np.exp(rising["H"]) + 0.001 * np.sin(np.arange(40))
+    rising.attrs.update(run_id="up", x_key="entropy", y_key="val/gsm8k", mode="same")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EntropyLawWarning)
+        bare = EntropyLawFit().fit(rising["H"], rising["R"])
+        ep = EarlyPrediction(fit_frac=0.5).fit(rising)
+    assert repr(bare).endswith("a <= 0: the law does not describe it>")
+    assert repr(ep).startswith("<EarlyPrediction up: fit on steps 0..190 (n=20), final score (step 390) predicted")
+    assert repr(ep).endswith(f"{ep.fit_.trust_}>") and ep.fit_.trust_ == ep.to_dict()["trust"] == "law does not apply"
+    assert repr(EarlyPrediction(fit_frac=0.3)) == "EarlyPrediction(fit_steps=None, fit_frac=0.3, conf=0.95)"
+    runs = {"g1": _run(0.8, seed=1), "g2": _run(0.8, seed=2), "r1": _run(0.8, seed=3)}
+    t = AlgorithmTest().fit(runs, {"g1": "grpo", "g2": "grpo", "r1": "rloo"})
+    assert repr(t) == f"<AlgorithmTest grpo, rloo: 3 runs; {t.verdict_}>" and repr(AlgorithmTest()) == "AlgorithmTest(conf=0.95)"
+    assert repr(el.ingest(SIZES)) == "<Ingested 5 sources, 5 runs, 1676 rows>"

@@ -231,6 +231,11 @@ class Ingested:
         return {"output": self.output, "reports": [r.to_dict() for r in self.reports],
                 "runs": self.summary.to_dict(orient="records"), "not_found": list(self.not_found)}
 
+    def __repr__(self) -> str:
+        wrote = f", wrote {self.output}" if self.output else ""
+        return (f"<Ingested {count(len(self.reports), 'source')}, {count(len(self.summary), 'run')}, "
+                f"{count(len(self.table), 'row')}{wrote}>")
+
     def __str__(self) -> str:
         lines = []
         for report in self.reports:

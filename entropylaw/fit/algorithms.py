@@ -165,6 +165,11 @@ class AlgorithmTest(Estimator):
     def _repr_html_(self) -> str:
         return as_html(self.report())
 
+    def __repr__(self) -> str:
+        if not self.is_fitted():
+            return f"AlgorithmTest(conf={self.conf})"
+        return f"<AlgorithmTest {', '.join(self.algorithms_)}: {count(len(self.pairs_), 'run')}; {self.verdict_}>"
+
     def plot(self, ax=None, **kwargs):
         """Every run's (entropy, score) points, marker by algorithm, the shared curve and each
         algorithm's own (the AR(1) estimates the test compares), F and p under the plot

@@ -198,6 +198,15 @@ class EarlyPrediction(Estimator):
     def _repr_html_(self) -> str:
         return as_html(self.report())
 
+    def __repr__(self) -> str:
+        if not self.is_fitted():
+            return f"EarlyPrediction(fit_steps={self.fit_steps!r}, fit_frac={self.fit_frac!r}, conf={self.conf})"
+        trust = getattr(self.fit_, "trust_", None)
+        return (f"<EarlyPrediction {self.run_id_}: fit on steps {self.origin_:g}..{self.fit_last_step_} "
+                f"(n={self.fit_n_}), final score (step {self.final_step_}) predicted {self.final_predicted_:.4g}, "
+                f"observed {self.final_observed_:.4g}; ceiling={self.ceiling_:.4g} [{self.ceiling_ci_[0]:.4g}, "
+                f"{self.ceiling_ci_[1]:.4g}]{f', {trust}' if trust else ''}>")
+
     def plot(self, ax=None, label=None):
         """The scores over training: the fit window shaded, the prediction with its band, the
         observed scores and the ceiling (paper Fig. 5); returns the axes."""

@@ -310,7 +310,8 @@ class EntropyLawFit(Estimator):
     def __repr__(self) -> str:
         if not hasattr(self, "a_"):
             return f"EntropyLawFit(form={self.form!r}, interval={self.interval!r}, conf={self.conf})"
-        flag = f", {self.trust_}" if getattr(self, "trust_", None) else ""
+        flag = f", {self.trust_}" if getattr(self, "trust_", None) else \
+            (", a <= 0: the law does not describe it" if self.a_ <= 0 else "")  # a bare fit's verdict: its sign
         return (f"<EntropyLawFit {getattr(self, 'run_id_', None) or self.where_!s}: a={self.a_:.4g}, "
                 f"b={self.b_:.4g}, ceiling={self.ceiling_:.4g} [{self.ceiling_ci_[0]:.4g}, "
                 f"{self.ceiling_ci_[1]:.4g}], n={self.n_}{flag}>")
