@@ -115,3 +115,25 @@ def test_load_refuses_what_is_no_path(path):
     """``el.load("")`` read the working directory, every log under it."""
     with pytest.raises(EntropyLawError, match="load: path"):
         el.load(path)
+
+
+@pytest.mark.parametrize("kw, said", [
+    (dict(at_steps="x"), "`at_steps` 'x': expected the steps to forecast"),
+    (dict(at_steps=[float("nan")]), "`at_steps` \\[nan\\]: expected the steps to forecast"),
+    (dict(methods=3), "`methods` 3: expected a method's name or a list of names"),
+    (dict(prior="data/real"), "`prior`: expected a tidy run table of finished runs .*got a str"),
+])
+def test_forecast_refuses_a_bad_option_naming_it(kw, said):
+    """at_steps='x' was numpy's ValueError, prior='...' a TypeError 'string indices must be integers'."""
+    for call in (lambda: el.forecast(_runs(1), fit_frac=0.5, **kw), lambda: el.forecast_all(_runs(), fit_frac=0.5, **kw)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(EntropyLawError, match=said):
+                call()
+
+
+def test_one_method_named_alone_is_that_method():
+    """methods="exp-saturation" was read letter by letter: "unknown method 'e'"."""
+    fc = el.forecast(_runs(1), fit_frac=0.5, methods="exp-saturation", n_boot=20)
+    assert list(fc.methods) == ["exp-saturation"]
+    assert len(el.rank(_runs(), fit_frac=0.5, methods="exp-saturation", n_boot=20).to_dict()) == 3

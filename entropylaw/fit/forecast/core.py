@@ -136,6 +136,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     given = {"run": run, "prior_runs": tuple(prior_runs), "prior_base": prior_base, "shape_prior": shape_prior,
              "total_steps": total_steps, "notes": [], "methods": METHODS}
     chosen = default_method(run.target_kind)
+    methods = [methods] if isinstance(methods, str) else methods  # one method named alone, not its letters
     names = list(methods) if methods else [n for n, m in REGISTRY.items() if all(given[k] for k in m.requires)]
     names = list(dict.fromkeys(chosen if n == DEFAULT else n for n in names))
     if chosen in names and FALLBACK not in names:  # where the default cannot run, the fallback is shown
@@ -308,7 +309,12 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     """
     import entropylaw.table as table
 
+    if isinstance(kwargs.get("methods"), str):  # one method named alone: ["default"] is said as such
+        kwargs["methods"] = [kwargs["methods"]]
     check_options(**kwargs)  # once, before any run: not each run left out for a mistake of the call's
+    if prior is not None and not (isinstance(prior, pd.DataFrame) and table.is_table(prior)):
+        raise EntropyLawError(f"`prior`: expected a tidy run table of finished runs (from entropylaw.load), got a "
+                              f"{type(prior).__name__}")
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
     prior_runs = () if prior is None else tuple(RunData.from_table(prior, r, x_key=x_key)
                                                 for r in table.run_ids(prior))
@@ -348,6 +354,18 @@ def check_options(**options) -> None:
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))):
             raise EntropyLawError(f"`{k}` {v!r}: expected a number")
     check_window(options.get("fit_frac"), options.get("fit_steps"))
+    methods = options.get("methods")
+    if methods is not None and not isinstance(methods, str) and (not isinstance(methods, (list, tuple))
+                                                                 or not all(isinstance(m, str) for m in methods)):
+        raise EntropyLawError(f"`methods` {methods!r}: expected a method's name or a list of names, such as "
+                              "['exp-saturation']")
+    at = options.get("at_steps")
+    try:
+        steps = None if at is None or isinstance(at, (str, bool)) else np.atleast_1d(np.asarray(at, float))
+    except (TypeError, ValueError):
+        steps = None
+    if at is not None and (steps is None or steps.ndim != 1 or not len(steps) or not np.isfinite(steps).all()):
+        raise EntropyLawError(f"`at_steps` {at!r}: expected the steps to forecast, numbers such as [400, 600]")
     total = options.get("total_steps")
     if total is not None and not (np.isfinite(total) and total > 0):
         raise EntropyLawError(f"`total_steps` {total!r}: expected the run's planned last step, above 0")
