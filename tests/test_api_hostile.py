@@ -137,3 +137,22 @@ def test_one_method_named_alone_is_that_method():
     fc = el.forecast(_runs(1), fit_frac=0.5, methods="exp-saturation", n_boot=20)
     assert list(fc.methods) == ["exp-saturation"]
     assert len(el.rank(_runs(), fit_frac=0.5, methods="exp-saturation", n_boot=20).to_dict()) == 3
+
+
+@pytest.mark.parametrize("fits, odd", [(3, "int"), (["a"], "str"), ("abc", "str"), (None, "NoneType")])
+def test_fits_frame_refuses_what_is_no_fit(fits, odd):
+    """fits_frame(["a"]) was AttributeError 'str' object has no attribute 'to_dict'."""
+    with pytest.raises(EntropyLawError, match=f"`fits`: expected the fits of entropylaw.fit_all .*not {odd}$"):
+        el.fits_frame(fits)
+
+
+def test_fits_frame_of_one_fit_is_its_row():
+    f = el.fit(_runs(1))
+    assert el.fits_frame(f).to_dict(orient="records") == el.fits_frame([f]).to_dict(orient="records")
+
+
+@pytest.mark.parametrize("df", ["data/real", None])
+def test_row_accounts_of_what_is_no_table(df):
+    """row_accounts("data/real") was AttributeError 'str' object has no attribute 'attrs'."""
+    with pytest.raises(EntropyLawError, match="`df`: expected the tidy run table"):
+        el.row_accounts(df)

@@ -134,6 +134,10 @@ def _keep(df: pd.DataFrame, runs: list) -> pd.DataFrame:
 
 def row_accounts(df: pd.DataFrame) -> list[dict]:
     """The row accounts :func:`load` attached to ``df`` ([] for a table built otherwise)."""
+    if not isinstance(df, pd.DataFrame):
+        from entropylaw.api.checks import the_table
+
+        the_table(df)  # a path, None ...: one error saying to read it first
     return list(df.attrs.get(ACCOUNTS, []))
 
 
