@@ -81,6 +81,7 @@ class EntropyLawFit(Estimator):
         if isinstance(self.n_boot, bool) or not isinstance(self.n_boot, (int, np.integer)) or self.n_boot < 2:
             raise EntropyLawError(f"n_boot = {self.n_boot!r}: the number of bootstrap resamples must be a whole "
                                   "number >= 2 (their covariance needs at least two)")
+        unc.check_draws(self.block, self.seed)
         if self.robust and self.robust not in LOSSES:
             raise EntropyLawError(f"unknown robust loss {self.robust!r} (expected one of {', '.join(LOSSES)})")
         sr = self.score_range
