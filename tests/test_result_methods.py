@@ -142,3 +142,19 @@ def test_each_result_s_repr_says_what_it_is_and_whether_the_law_describes_it():
     t = AlgorithmTest().fit(runs, {"g1": "grpo", "g2": "grpo", "r1": "rloo"})
     assert repr(t) == f"<AlgorithmTest grpo, rloo: 3 runs; {t.verdict_}>" and repr(AlgorithmTest()) == "AlgorithmTest(conf=0.95)"
     assert repr(el.ingest(SIZES)) == "<Ingested 5 sources, 5 runs, 1676 rows>"
+
+
+def test_a_forecast_plots_the_methods_named_and_refuses_one_it_has_not():
+    """fc.plot(methods=["nope"]) drew no forecast, unsaid; methods="exp-saturation" was read letter by letter."""
+    import matplotlib.pyplot as plt
+
+    recs = [(s, "val/gsm8k", 0.8 - 0.4 * np.exp(-s / 80)) for s in range(0, 500, 10)]
+    fc = el.forecast(el.table.from_records(recs, run_id="r"), fit_frac=0.4, methods=["exp-saturation", "last-value"],
+                     n_boot=20)
+    with pytest.raises(el.EntropyLawError, match="`methods`: 'nope' is not among this forecast's methods "
+                                                 r"\(exp-saturation, last-value\)"):
+        fc.plot(methods=["nope"])
+    ax = fc.plot(methods="exp-saturation")
+    assert [t.get_text() for t in ax.get_legend().get_texts() if t.get_text().startswith(("exp", "last"))] \
+        == ["exp-saturation (recommended)" if fc.default == "exp-saturation" else "exp-saturation"]
+    plt.close(ax.figure)
