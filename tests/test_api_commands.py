@@ -93,3 +93,48 @@ def test_each_command_checks_its_arguments_before_anything_slow(tmp_path):
     with pytest.raises(EntropyLawError, match="`fit_frac`"):
         el.figures(_run("ok"), out=tmp_path / "f", fit_frac=1.0)
     assert not (tmp_path / "r").exists() and not (tmp_path / "f").exists()
+
+
+@pytest.mark.parametrize("kw, said", [
+    (dict(formats=["xyz"]), r"`formats` \('xyz',\): expected file formats among png, pdf, svg"),  # was matplotlib's
+    (dict(formats=[]), r"`formats` \(\): expected file formats among"),
+    (dict(which="nope"), "unknown figure 'nope'"),  # was read letter by letter: unknown figure 'n'
+])
+def test_figures_refuse_a_bad_format_or_name_before_anything_is_drawn(tmp_path, kw, said):
+    with pytest.raises(EntropyLawError, match=said):
+        el.figures(_run("ok"), out=tmp_path / "f", **kw)
+    assert not (tmp_path / "f").exists()
+
+
+def test_figures_take_one_format_or_name_alone(tmp_path):
+    steps = np.arange(0, 200, 10)
+    t = table.from_records([(int(s), "entropy", float(0.1 + np.exp(-s / 50))) for s in steps], run_id="ok")
+    t = table.stack([t, _run("ok")])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EntropyLawWarning)
+        res = el.figures(t, out=tmp_path / "f", which="law", formats="svg")
+    assert res.paths and all(p.suffix == ".svg" and p.name.startswith("law") for p in res.paths)
+
+
+@pytest.mark.parametrize("df, kw, said", [
+    (3, {}, "`df`: expected the tidy run table .* got a int"),  # was TypeError: object of type 'int' has no len()
+    ("data/real", {}, r"`df`: .*read it first with el.load\('data/real'\)"),  # was AttributeError
+    (None, dict(fit_frac=1.5), "`fit_frac` must lie strictly between 0 and 1"),  # was drawn as 150 % of each run
+])
+def test_overview_refuses_what_it_cannot_show(df, kw, said):
+    with pytest.raises(EntropyLawError, match=said):
+        el.overview(_run("ok") if df is None else df, **kw)
+
+
+def test_overview_without_sources_names_none(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EntropyLawWarning)
+        first = str(el.overview(_run("ok"))).splitlines()[0]
+    assert first.startswith("Read 1 runs: ") and " from :" not in first
+
+
+def test_report_words_must_be_a_function(tmp_path):
+    """words="plain" was TypeError 'str' object is not callable, after the figures were drawn."""
+    with pytest.raises(EntropyLawError, match="`words` 'plain': expected a function"):
+        el.report(_run("ok"), out=tmp_path / "r", words="plain")
+    assert not (tmp_path / "r").exists()

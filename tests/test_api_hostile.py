@@ -85,7 +85,7 @@ def test_forecast_all_refuses_a_bad_option_at_once():
     (dict(at_steps=[float("nan")]), "`at_steps` \\[nan\\]: expected"),  # a table of nan..nan
     (dict(horizon=float("inf")), "`horizon` inf: expected a number of steps"),  # a forecast at step inf
     (dict(horizon=0), "`horizon` 0: expected"),  # was told as `at_steps` 195, a step it was not given
-    (dict(methods="logit-drift"), "`methods` 'logit-drift': expected a list"),  # "unknown method 'l'"
+    (dict(methods=[3]), "`methods` \\[3\\]: expected a method's name or a list"),  # "unknown method 3"
 ])
 @pytest.mark.parametrize("call", [el.forecast_all, el.rank])
 def test_where_and_how_to_forecast_are_checked_at_once(call, kw, said):
@@ -141,3 +141,44 @@ def test_load_refuses_what_is_no_path(path):
     """``el.load("")`` read the working directory, every log under it."""
     with pytest.raises(EntropyLawError, match="load: path"):
         el.load(path)
+
+
+@pytest.mark.parametrize("kw, said", [
+    (dict(at_steps="x"), "`at_steps` 'x': expected a training step"),
+    (dict(at_steps=[float("nan")]), "`at_steps` \\[nan\\]: expected a training step"),
+    (dict(methods=3), "`methods` 3: expected a method's name or a list of names"),
+    (dict(prior="data/real"), "`prior`: expected the tidy run table from entropylaw.load .*got a str: read it first"),
+])
+def test_forecast_refuses_a_bad_option_naming_it(kw, said):
+    """at_steps='x' was numpy's ValueError, prior='...' a TypeError 'string indices must be integers'."""
+    for call in (lambda: el.forecast(_runs(1), fit_frac=0.5, **kw), lambda: el.forecast_all(_runs(), fit_frac=0.5, **kw)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(EntropyLawError, match=said):
+                call()
+
+
+def test_one_method_named_alone_is_that_method():
+    """methods="exp-saturation" was read letter by letter: "unknown method 'e'"."""
+    fc = el.forecast(_runs(1), fit_frac=0.5, methods="exp-saturation", n_boot=20)
+    assert list(fc.methods) == ["exp-saturation"]
+    assert len(el.rank(_runs(), fit_frac=0.5, methods="exp-saturation", n_boot=20).to_dict()) == 3
+
+
+@pytest.mark.parametrize("fits, odd", [(3, "int"), (["a"], "str"), ("abc", "str"), (None, "NoneType")])
+def test_fits_frame_refuses_what_is_no_fit(fits, odd):
+    """fits_frame(["a"]) was AttributeError 'str' object has no attribute 'to_dict'."""
+    with pytest.raises(EntropyLawError, match=f"`fits`: expected the fits of entropylaw.fit_all .*not {odd}$"):
+        el.fits_frame(fits)
+
+
+def test_fits_frame_of_one_fit_is_its_row():
+    f = el.fit(_runs(1))
+    assert el.fits_frame(f).to_dict(orient="records") == el.fits_frame([f]).to_dict(orient="records")
+
+
+@pytest.mark.parametrize("df", ["data/real", None])
+def test_row_accounts_of_what_is_no_table(df):
+    """row_accounts("data/real") was AttributeError 'str' object has no attribute 'attrs'."""
+    with pytest.raises(EntropyLawError, match="`df`: expected the tidy run table"):
+        el.row_accounts(df)

@@ -165,11 +165,26 @@ def test_bootstrap_intervals():
     ([0.5, 0.4, 0.3], [0.1, np.inf, 0.3], "non-finite score"),
     ([0.5, -0.1, 0.3], [0.1, 0.2, 0.3], "negative entropy"),
     ([31.0, 24.5, 18.2], [0.1, 0.2, 0.3], "above any per-token entropy"),  # a sum over responses
+    (["a", "b", "c"], [0.1, 0.2, 0.3], "entropy and score must be numbers"),  # was numpy's ValueError
 ])
 def test_bad_input_is_one_line_error(H, R, msg):
     with pytest.raises(EntropyLawError, match=msg) as err:
         EntropyLawFit().fit(np.array(H), np.array(R))
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(seed="x"), "seed = 'x': expected a whole number >= 0"),  # was numpy's TypeError from SeedSequence
+    (dict(seed=-1), "seed = -1: expected a whole number >= 0"),
+    (dict(block="x"), "block = 'x': expected a whole number of points >= 1"),  # was TypeError: int // str
+    (dict(block=2.5), "block = 2.5: expected a whole number of points >= 1"),
+    (dict(block=500), "block = 500: longer than the run's 40 points"),  # was numpy's ValueError: high <= 0
+])
+def test_bad_bootstrap_options_are_one_line_errors(kw, msg):
+    H = 0.05 + np.exp(-np.arange(40) / 10)
+    R = 0.8 - 0.2 * np.exp(H) + 0.01 * np.random.default_rng(0).standard_normal(40)
+    with pytest.raises(EntropyLawError, match=msg):
+        EntropyLawFit(interval="block-bootstrap", n_boot=50, **kw).fit(H, R)
 
 
 def test_score_range():

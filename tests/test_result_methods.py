@@ -91,3 +91,70 @@ def test_many_early_predictions_are_what_the_command_prints(capsys):
     assert printed.rstrip("\n") == str(res).replace("`forecast()`", "'entropylaw forecast'")
     _html_is_the_text(res)
     _html_is_the_text(scale)
+
+
+@pytest.mark.parametrize("make, calls", [
+    (EntropyLawFit, ["predict", "confidence_band", "prediction_band", "to_dict", "to_json", "plot", "to_lmfit"]),
+    (EarlyPrediction, ["to_dict", "report", "plot"]),
+    (AlgorithmTest, ["to_dict", "report", "plot"]),
+])
+def test_an_unfitted_estimator_says_so_as_scikit_learn_does(make, calls):
+    from entropylaw.fit.estimator import NotFittedError
+
+    est = make()
+    for name in calls:
+        args = ([0.5],) if name in ("predict", "confidence_band", "prediction_band") else ()
+        with pytest.raises(NotFittedError, match=rf"this {make.__name__} is not fitted yet: call fit\(.*\) before"):
+            getattr(est, name)(*args)
+    assert issubclass(NotFittedError, el.EntropyLawError) and issubclass(NotFittedError, AttributeError)
+
+
+@pytest.mark.parametrize("make", [EntropyLawFit, EarlyPrediction, AlgorithmTest])
+def test_estimators_get_and_set_their_params(make):
+    est = make()
+    params = est.get_params()
+    assert "conf" in params and params == type(est)(**params).get_params()
+    assert est.set_params(conf=0.9) is est and est.get_params()["conf"] == 0.9
+    with pytest.raises(el.EntropyLawError, match="unknown option `cnf`"):
+        est.set_params(cnf=0.9)
+
+
+def test_a_fit_with_set_params_is_the_fit_so_configured():
+    H = 0.05 + np.exp(-np.arange(40) / 10)
+    R = 0.8 - 0.2 * np.exp(H) + 0.01 * np.random.default_rng(0).standard_normal(40)
+    f = EntropyLawFit().set_params(conf=0.9).fit(H, R)
+    assert f.to_dict()["conf"] == 0.9 and f.to_dict()["ceiling_ci"] == list(EntropyLawFit(conf=0.9).fit(H, R).ceiling_ci_)
+
+
+def test_each_result_s_repr_says_what_it_is_and_whether_the_law_describes_it():
+    rising = pd.DataFrame({"step": 10 * np.arange(40), "H": np.linspace(0.2, 1.0, 40)})
+    rising["R"] = 0.3 + 0.1 * np.exp(rising["H"]) + 0.001 * np.sin(np.arange(40))
+    rising.attrs.update(run_id="up", x_key="entropy", y_key="val/gsm8k", mode="same")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EntropyLawWarning)
+        bare = EntropyLawFit().fit(rising["H"], rising["R"])
+        ep = EarlyPrediction(fit_frac=0.5).fit(rising)
+    assert repr(bare).endswith("a <= 0: the law does not describe it>")
+    assert repr(ep).startswith("<EarlyPrediction up: fit on steps 0..190 (n=20), final score (step 390) predicted")
+    assert repr(ep).endswith(f"{ep.fit_.trust_}>") and ep.fit_.trust_ == ep.to_dict()["trust"] == "law does not apply"
+    assert repr(EarlyPrediction(fit_frac=0.3)) == "EarlyPrediction(fit_steps=None, fit_frac=0.3, conf=0.95)"
+    runs = {"g1": _run(0.8, seed=1), "g2": _run(0.8, seed=2), "r1": _run(0.8, seed=3)}
+    t = AlgorithmTest().fit(runs, {"g1": "grpo", "g2": "grpo", "r1": "rloo"})
+    assert repr(t) == f"<AlgorithmTest grpo, rloo: 3 runs; {t.verdict_}>" and repr(AlgorithmTest()) == "AlgorithmTest(conf=0.95)"
+    assert repr(el.ingest(SIZES)) == "<Ingested 5 sources, 5 runs, 1676 rows>"
+
+
+def test_a_forecast_plots_the_methods_named_and_refuses_one_it_has_not():
+    """fc.plot(methods=["nope"]) drew no forecast, unsaid; methods="exp-saturation" was read letter by letter."""
+    import matplotlib.pyplot as plt
+
+    recs = [(s, "val/gsm8k", 0.8 - 0.4 * np.exp(-s / 80)) for s in range(0, 500, 10)]
+    fc = el.forecast(el.table.from_records(recs, run_id="r"), fit_frac=0.4, methods=["exp-saturation", "last-value"],
+                     n_boot=20)
+    with pytest.raises(el.EntropyLawError, match="`methods`: 'nope' is not among this forecast's methods "
+                                                 r"\(exp-saturation, last-value\)"):
+        fc.plot(methods=["nope"])
+    ax = fc.plot(methods="exp-saturation")
+    assert [t.get_text() for t in ax.get_legend().get_texts() if t.get_text().startswith(("exp", "last"))] \
+        == ["exp-saturation (recommended)" if fc.default == "exp-saturation" else "exp-saturation"]
+    plt.close(ax.figure)

@@ -76,6 +76,8 @@ def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entr
 
     from entropylaw.results.runs import left_out_runs
 
+    if words is not None and not callable(words):
+        raise EntropyLawError(f"`words` {words!r}: expected a function each text of the page passes through")
     probes = _inputs(df, probes, out, fit_frac)
     left_out = left_out_runs(df)
     if strict and left_out:
@@ -112,6 +114,10 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
 
     from entropylaw.results.runs import left_out_runs
 
+    which = [which] if isinstance(which, str) else which  # one name alone, not its letters
+    formats = (formats,) if isinstance(formats, str) else tuple(formats)
+    if not formats or any(f not in FIGURE_FORMATS for f in formats):
+        raise EntropyLawError(f"`formats` {formats!r}: expected file formats among {', '.join(FIGURE_FORMATS)}")
     probes = _inputs(df, probes, out, fit_frac)
     res = Figures(left_out=left_out_runs(df))
     if strict and res.left_out:
@@ -132,7 +138,7 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
         try:
             staged = []
             for b in built:
-                staged += save(b.fig, staging / b.name, formats=tuple(formats))
+                staged += save(b.fig, staging / b.name, formats=formats)
                 res.warnings += [w for w in b.warnings if w not in res.warnings]  # each figure refits the runs
                 plt.close(b.fig)
             taken = [out_dir / p.name for p in staged if (out_dir / p.name).is_dir()]
@@ -192,7 +198,10 @@ def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, report_to=Non
 
     from entropylaw.results.overview import first_screen
 
-    ov = first_screen(df, sources=sources, fit_frac=fit_frac)
+    the_table(df)
+    check_window(fit_frac=fit_frac)  # a window of 1.5 was drawn as 150 % of each run
+    sources = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    ov = first_screen(df, sources=[os.fspath(s) for s in sources], fit_frac=fit_frac)
     if report_to is not None:
         with warnings.catch_warnings():  # the screen has said what the fits warn about
             warnings.simplefilter("ignore")

@@ -134,6 +134,10 @@ def _keep(df: pd.DataFrame, runs: list) -> pd.DataFrame:
 
 def row_accounts(df: pd.DataFrame) -> list[dict]:
     """The row accounts :func:`load` attached to ``df`` ([] for a table built otherwise)."""
+    if not isinstance(df, pd.DataFrame):
+        from entropylaw.api.checks import the_table
+
+        the_table(df)  # a path, None ...: one error saying to read it first
     return list(df.attrs.get(ACCOUNTS, []))
 
 
@@ -230,6 +234,11 @@ class Ingested:
     def to_dict(self) -> dict:
         return {"output": self.output, "reports": [r.to_dict() for r in self.reports],
                 "runs": self.summary.to_dict(orient="records"), "not_found": list(self.not_found)}
+
+    def __repr__(self) -> str:
+        wrote = f", wrote {self.output}" if self.output else ""
+        return (f"<Ingested {count(len(self.reports), 'source')}, {count(len(self.summary), 'run')}, "
+                f"{count(len(self.table), 'row')}{wrote}>")
 
     def __str__(self) -> str:
         lines = []

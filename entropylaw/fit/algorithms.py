@@ -31,6 +31,7 @@ import numpy as np
 from scipy import special  # fdtrc = F survival function (scipy.stats costs ~1.5 s to import)
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.fit.estimator import Estimator
 from entropylaw.fit.pairing import check_pairs
 from entropylaw.fit.uncertainty import check_conf
 from entropylaw.terminal import as_html, count, wrap
@@ -67,8 +68,10 @@ UNKNOWN = ("unknown algorithm (its name and config say none): `algorithm` names 
            "-o grpo.parquet; then entropylaw algorithms grpo.parquet rloo.parquet)")
 
 
-class AlgorithmTest:
+class AlgorithmTest(Estimator):
     """Nested F-test and AIC: one (a, b) for all algorithms vs one per algorithm."""
+
+    FITTED, FIT_CALL = "verdict_", "fit(pairs_by_run, algorithm_of_run)"
 
     def __init__(self, conf=0.95):
         self.conf = conf
@@ -135,6 +138,7 @@ class AlgorithmTest:
         return self
 
     def to_dict(self) -> dict:
+        self._fitted("to_dict()")
         return {"algorithms": self.algorithms_, "n": self.n_, "n_runs": len(self.pairs_), "phi": self.phi_,
                 "f_stat": float(self.f_stat_), "dof": list(self.dof_), "p_value": self.p_value_,
                 "aic_shared": float(self.aic_shared_), "aic_separate": float(self.aic_separate_),
@@ -143,6 +147,7 @@ class AlgorithmTest:
 
     def report(self) -> str:
         """What ``entropylaw algorithms`` prints: the algorithms, the data, the two models' AIC, the verdict."""
+        self._fitted("report()")
         lines = [f"algorithms: {', '.join(self.algorithms_)}; {count(len(self.pairs_), 'run')}, "
                  f"{count(self.n_, 'point')}, AR(1) phi = {self.phi_:.2f}",
                  f"AIC shared = {self.aic_shared_:.1f}, separate = {self.aic_separate_:.1f}",
@@ -160,12 +165,18 @@ class AlgorithmTest:
     def _repr_html_(self) -> str:
         return as_html(self.report())
 
+    def __repr__(self) -> str:
+        if not self.is_fitted():
+            return f"AlgorithmTest(conf={self.conf})"
+        return f"<AlgorithmTest {', '.join(self.algorithms_)}: {count(len(self.pairs_), 'run')}; {self.verdict_}>"
+
     def plot(self, ax=None, **kwargs):
         """Every run's (entropy, score) points, marker by algorithm, the shared curve and each
         algorithm's own (the AR(1) estimates the test compares), F and p under the plot
         (paper Fig. 6); returns the axes."""
         from entropylaw.draw.law import plot_algorithms  # matplotlib: loaded on the first plot
 
+        self._fitted("plot()")
         return plot_algorithms(self.pairs_, self.algorithm_of_, self.shared_, per_algorithm=self.per_algorithm_,
                                test={"f_stat": self.f_stat_, "p_value": self.p_value_, "verdict": self.verdict_},
                                ax=ax, **kwargs)

@@ -31,6 +31,7 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.applicability import law_applies
+from entropylaw.fit.estimator import Estimator
 from entropylaw.fit.law import EntropyLawFit
 from entropylaw.fit.run import NOT_APPLICABLE, judge, score_kind
 from entropylaw.fit.text_table import fmt_table
@@ -58,8 +59,10 @@ def _tail_outside(observed, lo, hi) -> int:
     return len(same) - int(np.flatnonzero(~same)[-1]) - 1 if (~same).any() else len(same)
 
 
-class EarlyPrediction:
+class EarlyPrediction(Estimator):
     """Fit the law on an early window of a run and predict every later point."""
+
+    FITTED, FIT_CALL = "fit_", "fit(pairs)"
 
     def __init__(self, fit_steps=None, fit_frac=None, conf=0.95, score_range=None, warn=True,
                  predict_steps=None, origin=None):
@@ -157,6 +160,7 @@ class EarlyPrediction:
         return out
 
     def to_dict(self) -> dict:
+        self._fitted("to_dict()")
         base = self.fit_.to_dict()
         attrs = self.pairs_.attrs
         base.update(run_id=self.run_id_, fit_n=self.fit_n_, fit_last_step=self.fit_last_step_,
@@ -172,6 +176,7 @@ class EarlyPrediction:
 
     def report(self, curve: bool = False) -> str:
         """What the prediction says, in a few lines (``curve``: with the error for every window)."""
+        self._fitted("report()")
         lo, hi = self.ceiling_ci_
         pct = f"{100 * self.conf:g} %"
         lines = [f"run {self.run_id_!r}: the law fitted on steps {self.origin_:g}..{self.fit_last_step_} "
@@ -193,11 +198,21 @@ class EarlyPrediction:
     def _repr_html_(self) -> str:
         return as_html(self.report())
 
+    def __repr__(self) -> str:
+        if not self.is_fitted():
+            return f"EarlyPrediction(fit_steps={self.fit_steps!r}, fit_frac={self.fit_frac!r}, conf={self.conf})"
+        trust = getattr(self.fit_, "trust_", None)
+        return (f"<EarlyPrediction {self.run_id_}: fit on steps {self.origin_:g}..{self.fit_last_step_} "
+                f"(n={self.fit_n_}), final score (step {self.final_step_}) predicted {self.final_predicted_:.4g}, "
+                f"observed {self.final_observed_:.4g}; ceiling={self.ceiling_:.4g} [{self.ceiling_ci_[0]:.4g}, "
+                f"{self.ceiling_ci_[1]:.4g}]{f', {trust}' if trust else ''}>")
+
     def plot(self, ax=None, label=None):
         """The scores over training: the fit window shaded, the prediction with its band, the
         observed scores and the ceiling (paper Fig. 5); returns the axes."""
         from entropylaw.draw.law import plot_early  # matplotlib: loaded on the first plot
 
+        self._fitted("plot()")
         fig = plot_early(self.pairs_, self, ax=ax, label=label or self.run_id_)
         return ax if ax is not None else fig.axes[0]
 

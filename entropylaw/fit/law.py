@@ -35,6 +35,7 @@ from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fileio import jsonable
 from entropylaw.fit import forms as forms_mod
 from entropylaw.fit import uncertainty as unc
+from entropylaw.fit.estimator import Estimator
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.robust import LOSSES, odr_fit, robust_fit
 from entropylaw.terminal import as_html, wrap
@@ -48,8 +49,10 @@ INTERVAL_TEXT = {
 }
 
 
-class EntropyLawFit:
+class EntropyLawFit(Estimator):
     """Fit ``R = b - a f(H)`` (``f = exp`` for the law) with intervals; scikit-learn style."""
+
+    FITTED, FIT_CALL = "a_", "fit(H, R)"
 
     def __init__(self, form="exp", weights=None, robust=None, errors_in_variables=False,
                  interval="ar1", n_boot=1000, block=None, conf=0.95, seed=0,
@@ -78,6 +81,7 @@ class EntropyLawFit:
         if isinstance(self.n_boot, bool) or not isinstance(self.n_boot, (int, np.integer)) or self.n_boot < 2:
             raise EntropyLawError(f"n_boot = {self.n_boot!r}: the number of bootstrap resamples must be a whole "
                                   "number >= 2 (their covariance needs at least two)")
+        unc.check_draws(self.block, self.seed)
         if self.robust and self.robust not in LOSSES:
             raise EntropyLawError(f"unknown robust loss {self.robust!r} (expected one of {', '.join(LOSSES)})")
         sr = self.score_range
@@ -205,6 +209,7 @@ class EntropyLawFit:
 
     # ------------------------------------------------------------------ using
     def predict(self, H):
+        self._fitted("predict()")
         return self.b_ - self.a_ * forms_mod.basis(self.form, H, self.c_)
 
     def _band(self, H, extra_var):
@@ -215,10 +220,12 @@ class EntropyLawFit:
 
     def confidence_band(self, H):
         """Interval for the fitted mean curve at ``H``: ``(lo, hi)``."""
+        self._fitted("confidence_band()")
         return self._band(np.atleast_1d(np.asarray(H, float)), 0.0)
 
     def prediction_band(self, H):
         """Interval for a new score at ``H`` (weight 1): adds the residual variance."""
+        self._fitted("prediction_band()")
         return self._band(np.atleast_1d(np.asarray(H, float)), self.sigma_**2)
 
     def to_lmfit(self):
@@ -231,6 +238,7 @@ class EntropyLawFit:
         """
         import lmfit
 
+        self._fitted("to_lmfit()")
         form, c = self.form, self.c_
         model = lmfit.Model(lambda H, a, b: b - a * forms_mod.basis(form, H, c), independent_vars=["H"])
         w = self.w_ * getattr(self, "robust_weights_", 1.0)
@@ -257,6 +265,7 @@ class EntropyLawFit:
         """Draw the paired points, the fit, its bands and the ceiling on ``ax``; returns the axes."""
         from entropylaw.draw.law import draw_fit  # matplotlib: loaded on the first plot
 
+        self._fitted("plot()")
         return draw_fit(self, ax=ax, **kwargs)
 
     def fit_report(self) -> str:
@@ -302,13 +311,15 @@ class EntropyLawFit:
     def __repr__(self) -> str:
         if not hasattr(self, "a_"):
             return f"EntropyLawFit(form={self.form!r}, interval={self.interval!r}, conf={self.conf})"
-        flag = f", {self.trust_}" if getattr(self, "trust_", None) else ""
+        flag = f", {self.trust_}" if getattr(self, "trust_", None) else \
+            (", a <= 0: the law does not describe it" if self.a_ <= 0 else "")  # a bare fit's verdict: its sign
         return (f"<EntropyLawFit {getattr(self, 'run_id_', None) or self.where_!s}: a={self.a_:.4g}, "
                 f"b={self.b_:.4g}, ceiling={self.ceiling_:.4g} [{self.ceiling_ci_[0]:.4g}, "
                 f"{self.ceiling_ci_[1]:.4g}], n={self.n_}{flag}>")
 
     def to_dict(self) -> dict:
         """JSON-safe summary."""
+        self._fitted("to_dict()")
         out = {
             "run_id": getattr(self, "run_id_", None), "form": self.form, "n": self.n_, "n_runs": self.n_runs_,
             "a": self.a_, "b": self.b_, "a_stderr": self.a_stderr_, "b_stderr": self.b_stderr_,
@@ -347,9 +358,7 @@ def _lag1(resid, runs) -> float:
 def check_options(options: dict, own=()) -> None:
     """A fit's keywords (:class:`EntropyLawFit`'s, and ``own``: the caller's, such as ``y``), checked
     before any run is read: an unknown one, or a bad value, is one error naming it."""
-    import inspect
-
-    known = [*own, *(k for k in inspect.signature(EntropyLawFit.__init__).parameters if k != "self")]
+    known = [*own, *EntropyLawFit._param_names()]
     unknown = [k for k in options if k not in known]
     if unknown:
         raise EntropyLawError(f"unknown option `{unknown[0]}` (expected one of {', '.join(known)})")

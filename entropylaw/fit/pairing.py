@@ -151,8 +151,10 @@ MAX_TOKEN_ENTROPY = float(np.log(262_144))
 def check_pairs(H, R, where: str = "run", score_range: tuple[float, float] | None = None,
                 min_points: int = MIN_POINTS):
     """Validate arrays for a fit; raise a one-line :class:`EntropyLawError` for bad input."""
-    H = np.asarray(H, dtype=float)
-    R = np.asarray(R, dtype=float)
+    try:
+        H, R = np.asarray(H, dtype=float), np.asarray(R, dtype=float)
+    except (TypeError, ValueError) as err:  # "abc", [None, "x"]: not numbers
+        raise EntropyLawError(f"{where}: entropy and score must be numbers ({err})") from None
     if H.shape != R.shape or H.ndim != 1:
         raise EntropyLawError(f"{where}: entropy and score must be 1-D and of equal length "
                               f"(got {H.shape} and {R.shape})")

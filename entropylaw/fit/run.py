@@ -256,5 +256,14 @@ def _fit_or_error(rows: pd.DataFrame, run_id: str, **options) -> tuple:
 
 
 def fits_frame(fits: list[EntropyLawFit]) -> pd.DataFrame:
-    """One row of :meth:`EntropyLawFit.to_dict` per fit."""
-    return pd.DataFrame([f.to_dict() for f in fits])
+    """One row of :meth:`EntropyLawFit.to_dict` per fit (a list of fits, as ``fit_all`` gives, or one fit)."""
+    fits = [fits] if isinstance(fits, EntropyLawFit) else fits
+    try:
+        given = list(fits)
+    except TypeError:
+        given = None
+    if given is None or isinstance(fits, (str, bytes)) or not all(isinstance(f, EntropyLawFit) for f in given):
+        odd = type(fits).__name__ if given is None else next((type(f).__name__ for f in given
+                                                             if not isinstance(f, EntropyLawFit)), "str")
+        raise EntropyLawError(f"`fits`: expected the fits of entropylaw.fit_all (a list of EntropyLawFit), not {odd}")
+    return pd.DataFrame([f.to_dict() for f in given])

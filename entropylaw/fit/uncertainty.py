@@ -236,6 +236,25 @@ def check_conf(conf, where="conf") -> float:
     return value
 
 
+def check_draws(block=None, seed=0) -> None:
+    """The bootstrap's block length (a whole number of points >= 1; None or 0: chosen from the run's length)
+    and seed (what numpy takes: a whole number >= 0, None ...), each mistake one line naming it.
+
+    >>> check_draws(block=2.5)
+    Traceback (most recent call last):
+    ...
+    entropylaw.errors.EntropyLawError: block = 2.5: expected a whole number of points >= 1 (or None: chosen from \
+the run's length)
+    """
+    if block is not None and (isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 0):
+        raise EntropyLawError(f"block = {block!r}: expected a whole number of points >= 1 (or None: chosen from the "
+                              "run's length)")
+    try:
+        np.random.default_rng(seed)
+    except (TypeError, ValueError):
+        raise EntropyLawError(f"seed = {seed!r}: expected a whole number >= 0 (or None)") from None
+
+
 def combo_stderr(cov, coef):
     """Standard error of ``coef . (a, b)`` from covariance(s) ``cov`` (..., 2, 2)."""
     coef = np.asarray(coef, float)
@@ -269,6 +288,8 @@ def block_bootstrap(x, y, weights=None, n_boot=1000, block=None, seed=0):
     resid = ys - X @ beta
     resid = resid - resid.mean()
     n = len(x)
+    if block and block > n:
+        raise EntropyLawError(f"block = {block}: longer than the run's {n} points (expected at most {n})")
     idx = block_indices(n, block or default_block(n), n_boot, np.random.default_rng(seed))
     ystar = (X @ beta)[None, :] + resid[idx]
     return ystar @ pinv.T

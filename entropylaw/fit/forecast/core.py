@@ -136,6 +136,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     given = {"run": run, "prior_runs": tuple(prior_runs), "prior_base": prior_base, "shape_prior": shape_prior,
              "total_steps": total_steps, "notes": [], "methods": METHODS}
     chosen = default_method(run.target_kind)
+    methods = [methods] if isinstance(methods, str) else methods  # one method named alone, not its letters
     names = list(methods) if methods else [n for n, m in REGISTRY.items() if all(given[k] for k in m.requires)]
     names = list(dict.fromkeys(chosen if n == DEFAULT else n for n in names))
     if chosen in names and FALLBACK not in names:  # where the default cannot run, the fallback is shown
@@ -308,7 +309,12 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     """
     import entropylaw.table as table
 
+    if isinstance(kwargs.get("methods"), str):  # one method named alone: ["default"] is said as such
+        kwargs["methods"] = [kwargs["methods"]]
     check_options(**kwargs)  # once, before any run: not each run left out for a mistake of the call's
+    if prior is not None and not (isinstance(prior, pd.DataFrame) and table.is_table(prior)):
+        raise EntropyLawError("`prior`: expected the tidy run table from entropylaw.load (columns run_id, step, metric, "
+                              f"value) of finished runs, got a {type(prior).__name__}")
     ids = list(run_ids) if run_ids is not None else table.run_ids(df)
     prior_runs = _prior_runs(prior, x_key)  # a prior run with no score is left out, said
     everyone = table.run_ids(df)  # a run of a sweep is pooled with its peers in the table, forecast or not
@@ -369,13 +375,15 @@ def _is_number(v) -> bool:
 
 def _check_where_and_how(options: dict) -> None:
     """``seed``, ``methods``, ``at_steps`` and ``horizon`` as :func:`forecast` reads them: a seed numpy
-    takes, a list of names (a name alone was read letter by letter), finite steps, a horizon above 0."""
+    takes, a name or a list of names, finite steps, a horizon above 0."""
     seed = options.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise EntropyLawError(f"`seed` {seed!r}: expected a whole number, 0 or more")
-    if isinstance(options.get("methods"), str):
-        raise EntropyLawError(f"`methods` {options['methods']!r}: expected a list of method names, such as "
-                              f"[{options['methods']!r}]")
+    methods = options.get("methods")  # one name alone is that method (forecast_table makes it a list)
+    if methods is not None and not isinstance(methods, str) and (not isinstance(methods, (list, tuple))
+                                                                 or not all(isinstance(m, str) for m in methods)):
+        raise EntropyLawError(f"`methods` {methods!r}: expected a method's name or a list of names, such as "
+                              "['exp-saturation']")
     horizon = options.get("horizon")
     if horizon is not None and not (np.isfinite(horizon) and horizon > 0):
         raise EntropyLawError(f"`horizon` {horizon!r}: expected a number of steps after the window's end, above 0")

@@ -100,9 +100,18 @@ class Forecast:
         return _text.forecast_text(self)
 
     def plot(self, ax=None, methods=None):
-        """Draw the window, the forecasts and their bands; returns the axes."""
+        """Draw the window, the forecasts and their bands (``methods``: these of :attr:`methods`, one name or a
+        list; "default" the recommended one); returns the axes."""
         from entropylaw.draw.forecast import plot_forecast  # matplotlib: loaded on the first plot
+        from entropylaw.errors import EntropyLawError
 
+        if methods is not None:  # a name not among the forecast's was drawn as nothing, unsaid
+            methods = [self.default if m == "default" else m for m in ([methods] if isinstance(methods, str)
+                                                                         else methods)]
+            unknown = [m for m in methods if m not in self.methods]
+            if unknown:
+                raise EntropyLawError(f"`methods`: {unknown[0]!r} is not among this forecast's methods "
+                                      f"({', '.join(self.methods)})")
         return plot_forecast(self, ax=ax, methods=methods)
 
     def to_dict(self) -> dict:

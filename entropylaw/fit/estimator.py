@@ -1,0 +1,58 @@
+"""scikit-learn's conventions, shared by the package's estimators (:class:`~entropylaw.fit.law.EntropyLawFit`,
+:class:`~entropylaw.fit.early.EarlyPrediction`, :class:`~entropylaw.fit.algorithms.AlgorithmTest`): the
+options are ``__init__``'s keywords (:meth:`Estimator.get_params` / :meth:`Estimator.set_params`), and
+what only a fitted one can do, asked of one not fitted, is one :class:`NotFittedError` saying so.
+
+>>> from entropylaw.fit.law import EntropyLawFit
+>>> f = EntropyLawFit().set_params(conf=0.9)
+>>> f.get_params()["conf"]
+0.9
+>>> f.predict([0.5])
+Traceback (most recent call last):
+...
+entropylaw.fit.estimator.NotFittedError: this EntropyLawFit is not fitted yet: call fit(H, R) before predict()
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from entropylaw.errors import EntropyLawError
+
+
+class NotFittedError(EntropyLawError, AttributeError):
+    """An estimator used before ``fit`` (as scikit-learn's, an AttributeError too)."""
+
+
+class Estimator:
+    """``get_params``/``set_params`` over ``__init__``'s keywords; ``_fitted(what)`` refuses an unfitted
+    estimator. ``FITTED``: an attribute ``fit`` sets; ``FIT_CALL``: how to fit one, for the message."""
+
+    FITTED = "n_"
+    FIT_CALL = "fit(...)"
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The estimator's options, as ``__init__`` takes them."""
+        return {k: getattr(self, k) for k in self._param_names()}
+
+    def set_params(self, **params):
+        """Change options (``__init__``'s keywords); returns the estimator. An unknown one is an error naming it."""
+        known = self._param_names()
+        for k in params:
+            if k not in known:
+                raise EntropyLawError(f"unknown option `{k}` of {type(self).__name__} (expected one of "
+                                      f"{', '.join(known)})")
+        for k, v in params.items():
+            setattr(self, k, v)
+        return self
+
+    def is_fitted(self) -> bool:
+        return hasattr(self, self.FITTED)
+
+    def _fitted(self, what: str) -> None:
+        if not self.is_fitted():
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call {self.FIT_CALL} before {what}")
