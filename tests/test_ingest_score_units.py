@@ -100,3 +100,19 @@ def test_forecast_and_fit_say_a_score_read_from_percent(tmp_path):
     assert "read from percent" not in quiet.stderr
     summary = run_cli("summary", str(path))  # says it under "read:", once
     assert "entropylaw: note" not in summary.stderr and "read as a percent" in summary.stdout
+
+
+def test_a_tables_own_validation_key_in_percent_is_said_and_score_scale_reads_it(tmp_path):
+    """A table's ``val/gsm8k`` column (the name entropylaw's own tables use) logged in percent was read
+    in its own units with nothing said, and ``--score-scale percent`` passed it by: forecast called it
+    'not a bounded score', and rank pruned a fraction run beside it."""
+    path = tmp_path / "run.csv"
+    path.write_text(_csv(tmp_path / "x.csv", scale=100).read_text().replace("val/accuracy", "val/gsm8k"))
+    with pytest.warns(EntropyLawWarning, match="'val/gsm8k' ranges .*--score-scale percent if it is one"):
+        el.load(path)
+    df = el.load(path, score_scale="percent", warn=False)
+    vals = df[df["metric"] == "val/gsm8k"]["value"]
+    assert vals.max() == pytest.approx(0.775, abs=1e-3)
+    out = run_cli("forecast", str(path), "--score-scale", "percent", "--n-boot", "20")
+    assert out.returncode == 0, out.stderr
+    assert "val/gsm8k read from percent" in out.stderr and "not a bounded score" not in out.stdout

@@ -42,7 +42,7 @@ from entropylaw.readers.names import algorithm_from_filename, algorithm_name, pr
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.stepless import number_stepless
 from entropylaw.readers.resumes import _where, resolve_resumes
-from entropylaw.readers.score_scales import percent_hints, score_keys, score_scales, score_units
+from entropylaw.readers.score_scales import percent_hints, score_keys, score_scales, score_units, with_own_val
 from entropylaw.readers.units import bare_counts, counts, impossible, kept_fractions, unit
 from entropylaw.terminal import count
 
@@ -213,27 +213,30 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
                            reward_func=opts.reward_func, ranges=ranges)
 
     km = detect()
-    counted = counts(df, score_keys(km), ranges, opts.score_scale)  # eval/correct of eval/total: no percent
+    ku = with_own_val(km, keys)  # the scores whose unit is read: a table's own val/gsm8k too
+    counted = counts(df, score_keys(ku), ranges, opts.score_scale)  # eval/correct of eval/total: no percent
     before = len(df)
     # an accuracy below 0, a lone 1.5 among fractions
-    df = impossible(df, [k for k in score_keys(km) if k not in counted], opts.score_scale, report)
+    df = impossible(df, [k for k in score_keys(ku) if k not in counted], opts.score_scale, report)
     if len(df) < before:
         ranges, keys = _ranges(df)
         km = detect()
-    found = {k: unit(df["value"].to_numpy()[(df["key"] == k).to_numpy()]) for k in score_keys(km) if k in ranges}
-    bare = bare_counts(df, score_keys(km), ranges, opts.score_scale, counted)  # eval/correct, no total: no percent
+        ku = with_own_val(km, keys)
+    found = {k: unit(df["value"].to_numpy()[(df["key"] == k).to_numpy()]) for k in score_keys(ku) if k in ranges}
+    bare = bare_counts(df, score_keys(ku), ranges, opts.score_scale, counted)  # eval/correct, no total: no percent
     found.update(dict.fromkeys(bare, 1.0))
-    scales = score_scales(km, ranges, opts.score_scale, found, kept_fractions(df, opts.percent_keys, ranges, report))
-    scales.update((k, v) for k, v in counted.items() if k in score_keys(km))
+    scales = score_scales(ku, ranges, opts.score_scale, found, kept_fractions(df, opts.percent_keys, ranges, report))
+    scales.update((k, v) for k, v in counted.items() if k in score_keys(ku))
     if scales:  # scores read as fractions: the choices that look at ranges see the fractions
         for key, (factor, why) in scales.items():
             ranges[key] = tuple(v * factor for v in ranges[key])
             report.note(why, changed=True)
         km = detect()
+        ku = with_own_val(km, keys)
         scaled = df["key"].astype(str).map({k: f for k, (f, _) in scales.items()}).fillna(1.0).to_numpy()
         df = df.assign(value=df["value"].to_numpy() * scaled)
-    report.score_units = score_units(km, ranges, scales)
-    hints = [*bare.values(), *percent_hints(km, ranges, {**scales, **bare}, opts.score_scale)]
+    report.score_units = score_units(ku, ranges, scales)
+    hints = [*bare.values(), *percent_hints(ku, ranges, {**scales, **bare}, opts.score_scale)]
     for message in km.notes + km.warnings + hints:
         report.note(message)
     for message in km.warnings + hints:

@@ -5,12 +5,23 @@ whose name says an accuracy read as a fraction (:func:`score_scales`), the user'
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from entropylaw.readers.keys import KeyMap
 from entropylaw.readers.units import PERCENT, says_accuracy
 
 
 def score_keys(km: KeyMap) -> list[str]:
     return [k for k in (km.score, *km.val.values(), *km.val_aliases) if k]
+
+
+def with_own_val(km: KeyMap, keys) -> KeyMap:
+    """``km`` with the validation scores logged under their own names (a table's ``val/gsm8k``, no
+    source key mapped to it): read as validation scores downstream, their unit is read as any
+    score's (a percent said, ``score_scale`` applied; both passed them by)."""
+    taken = {*km.val, *km.val.values(), *km.val_aliases}
+    own = {k: k for k in keys if str(k).startswith("val/") and k not in taken}
+    return replace(km, val={**km.val, **own}) if own else km
 
 
 def score_scales(km: KeyMap, ranges: dict, score_scale: float | None,
