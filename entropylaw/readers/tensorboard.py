@@ -29,6 +29,7 @@ scalars as float32: values carry float32 precision.
 from __future__ import annotations
 
 import os
+from array import array
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +39,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import RawRun
 from entropylaw.readers.names import model_from_filename
 from entropylaw.readers.damage import charge, nearest_record_rows, rows_lost_in_gaps
-from entropylaw.readers.tfrecord import read_records
+from entropylaw.readers.tfrecord import iter_records
 
 EVENT_GLOB = "events.out.tfevents.*"
 _NUMERIC_DTYPES = {1, 2, 3, 4, 5, 6, 9, 19}  # float, double, int32, uint8, int16, int8, int64, half
@@ -73,15 +74,31 @@ def _scalars(event) -> list[tuple[str, float]]:
 
 
 class _Rows:
-    """Rows of one run (a directory of event files), with the damage found on the way."""
+    """Rows of one run (a directory of event files), with the damage found on the way: each row's
+    wall time, step and value in a typed array, its tag as a code into ``names``."""
 
     def __init__(self):
-        self.wall: list[float] = []
-        self.steps: list[int] = []
-        self.keys: list[str] = []
-        self.values: list[float] = []
+        self.wall, self.steps, self.values, self.codes = array("d"), array("q"), array("d"), array("i")
+        self.names: list[str] = []  # tags, by code, in the order first met
+        self.code: dict[str, int] = {}
         self.damaged: list[tuple] = []  # (file, regions, gap rows)
         self.folded: list[str] = []  # add_scalars' folders read into this run
+
+    def code_of(self, tag: str) -> int:
+        code = self.code.get(tag)
+        if code is None:
+            code = self.code[tag] = len(self.names)
+            self.names.append(tag)
+        return code
+
+    def run(self, name: str, source: str) -> RawRun:
+        """The rows in wall-time order (ties in reading order) as a :class:`RawRun`."""
+        order = np.argsort(np.frombuffer(self.wall, dtype=np.float64), kind="stable")
+        names = np.empty(len(self.names), dtype=object)
+        names[:] = self.names
+        return RawRun(name, source, steps=np.frombuffer(self.steps, dtype=np.int64)[order],
+                      keys=names[np.frombuffer(self.codes, dtype=np.int32)[order]],
+                      values=np.frombuffer(self.values, dtype=np.float64)[order])
 
 
 def _fold_add_scalars(by_dir: dict[str, _Rows]) -> None:
@@ -90,10 +107,10 @@ def _fold_add_scalars(by_dir: dict[str, _Rows]) -> None:
     folder is the run's key ``acc/val``, not a run (it was read as run ``<run>/acc_val``)."""
     for dir_name in sorted(by_dir):
         parent, _, last = dir_name.rpartition("/")
-        rows, tags = by_dir[dir_name], set(by_dir[dir_name].keys)
-        if parent not in by_dir or not dir_name or len(tags) != 1:
+        rows = by_dir[dir_name]
+        if parent not in by_dir or not dir_name or len(rows.names) != 1:
             continue
-        tag = tags.pop()
+        tag = rows.names[0]
         if not last.startswith(tag.replace("/", "_") + "_") or len(last) == len(tag) + 1:
             continue
         key = f"{tag}/{last[len(tag) + 1:]}"
@@ -101,41 +118,56 @@ def _fold_add_scalars(by_dir: dict[str, _Rows]) -> None:
         del by_dir[dir_name]
         for name in ("wall", "steps", "values", "damaged"):
             getattr(into, name).extend(getattr(rows, name))
-        into.keys.extend([key] * len(rows.keys))
+        into.codes.extend(array("i", [into.code_of(key)]) * len(rows.codes))
         into.folded.append(f"{last} as {key}")
 
 
 def _read_file(file: Path, rows: _Rows, event_class) -> None:
+    """Stream one event file's records into ``rows``: only the scalars are kept."""
     try:
-        data = file.read_bytes()
+        stream = open(file, "rb")
     except IsADirectoryError:
         return
-    records, regions = read_records(data)
-    positions, steps, keys = [], [], []
-    for index, (_offset, payload) in enumerate(records):
-        try:
-            event = event_class.FromString(payload)
-        except Exception:  # noqa: BLE001 -- both checksums hold but it is not an Event: not ours to read
-            continue
-        for tag, value in _scalars(event):
-            rows.wall.append(event.wall_time)
-            rows.steps.append(int(event.step))
-            rows.keys.append(tag)
-            rows.values.append(value)
-            positions.append(index)
-            steps.append(int(event.step))
-            keys.append(tag)
+    first = len(rows.codes)
+    positions = array("q")  # the record each row came from
+    regions: list = []
+    seen = 0
+    with stream:
+        for index, (_offset, payload) in enumerate(iter_records(stream, regions)):
+            try:
+                event = event_class.FromString(payload)
+            except Exception:  # noqa: BLE001 -- both checksums hold but it is not an Event: not ours to read
+                continue
+            for tag, value in _scalars(event):
+                rows.wall.append(event.wall_time)
+                rows.steps.append(event.step)
+                rows.codes.append(rows.code_of(tag))
+                rows.values.append(value)
+                positions.append(index)
+            if len(regions) > seen:
+                seen = _look_into(regions, seen, event_class)
+    _look_into(regions, seen, event_class)
     for region in regions:
+        if region.seen is None:  # writers put one event per scalar: as many as the record nearby
+            region.estimate = nearest_record_rows(positions, region.position)
+    if regions:
+        steps = np.frombuffer(rows.steps, dtype=np.int64)[first:]
+        codes = np.frombuffer(rows.codes, dtype=np.int32)[first:]
+        gaps = rows_lost_in_gaps(steps, codes, positions, [r.position for r in regions])
+        del steps, codes  # views of the arrays, which cannot grow while one is held
+        rows.damaged.append((file, regions, gaps))
+
+
+def _look_into(regions: list, start: int, event_class) -> int:
+    """The rows each damaged record's bytes still show (``seen``), its bytes then let go."""
+    for region in regions[start:]:
         if region.payload:
             try:
                 region.seen = len(_scalars(event_class.FromString(region.payload)))
             except Exception:  # noqa: BLE001 -- damaged bytes: whatever protobuf makes of them
                 region.seen = None
-        if region.seen is None:  # writers put one event per scalar: as many as the record nearby
-            region.estimate = nearest_record_rows(positions, region.position)
-    if regions:
-        gaps = rows_lost_in_gaps(steps, keys, positions, [r.position for r in regions])
-        rows.damaged.append((file, regions, gaps))
+        region.payload = None
+    return len(regions)
 
 
 def read_tensorboard(path: str | os.PathLike, run_id: str | None = None) -> list[RawRun]:
@@ -158,15 +190,13 @@ def read_tensorboard(path: str | os.PathLike, run_id: str | None = None) -> list
     base = path.parent.name if path.is_file() else path.name
     runs = []
     for dir_name, rows in sorted(by_dir.items()):
-        if not rows.steps and not rows.damaged:  # histograms, graphs, text only: no run of ours
+        if not len(rows.steps) and not rows.damaged:  # histograms, graphs, text only: no run of ours
             continue
         name = run_id if run_id and len(by_dir) == 1 else (dir_name or base or "tensorboard")
         source = str(path / dir_name) if dir_name else str(path)
-        order = np.argsort(np.asarray(rows.wall, dtype=np.float64), kind="stable")
-        raw = RawRun(name, source, steps=np.asarray(rows.steps, dtype=np.int64)[order],
-                     keys=np.asarray(rows.keys, dtype=object)[order],
-                     values=np.asarray(rows.values, dtype=np.float64)[order])
-        raw.report.read(len(order))
+        raw = rows.run(name, source)
+        rows.wall = rows.steps = rows.values = rows.codes = None  # copied in time order: let go
+        raw.report.read(len(raw.steps))
         for _file, regions, gaps in rows.damaged:
             charge(raw.report, regions, gaps, "TensorBoard record")
         if rows.folded:

@@ -7,14 +7,14 @@ A file is a sequence of records, each::
 where ``masked_crc32c(x) = rotate_right(crc32c(x), 15) + 0xA282EAD8`` (mod 2**32) and
 crc32c is the Castagnoli CRC. :func:`read_records` returns every record whose two
 checksums hold and a :class:`~entropylaw.readers.damage.Region` for each stretch that
-does not: a record whose data fails its checksum is skipped on its (checked) length; a
+does not; :func:`iter_records` does the same reading a file a few megabytes at a time (an
+event file of gigabytes, mostly histograms and images, is never held whole): a record whose data fails its checksum is skipped on its (checked) length; a
 length that fails its checksum is skipped by scanning for the next offset where a whole
 record checks out; a record cut by the end of the file is a region too. Nothing after
 a damaged record is lost.
 
-crc32c comes from the ``crc32c`` or ``google-crc32c`` package when one is installed;
-otherwise a table implementation, vectorised over records with numpy (event files hold
-many small records).
+crc32c comes from :mod:`entropylaw.readers.crc32c` (a package when one is installed, else
+numpy, vectorised over records).
 
 >>> data = write_records([b"hello", b"", b"x" * 300])
 >>> records, regions = read_records(data)
@@ -31,10 +31,13 @@ many small records).
 
 from __future__ import annotations
 
+import io
 import struct
+from typing import BinaryIO, Iterator
 
 import numpy as np
 
+from entropylaw.readers.crc32c import NATIVE, crc32c, crc32c_many
 from entropylaw.readers.damage import Region
 
 HEADER = struct.Struct("<QI")  # length, masked crc of the length
@@ -43,57 +46,10 @@ MASK_DELTA = 0xA282EAD8
 BAD_LENGTH_CRC = "bad length checksum"
 BAD_DATA_CRC = "bad data checksum"
 TRUNCATED = "truncated record at end of file"
-FEW = 8  # below this many slices still running, finish them byte by byte
+CHUNK = 1 << 22  # bytes read at a time
+SCAN = 1 << 16  # offsets looked at together when searching for the next intact record
 
-
-def _table() -> np.ndarray:
-    poly = 0x82F63B78  # Castagnoli, reflected
-    table = np.arange(256, dtype=np.uint32)
-    for _ in range(8):
-        table = np.where(table & 1, (table >> 1) ^ poly, table >> 1).astype(np.uint32)
-    return table
-
-
-_TABLE = _table()
-_TABLE_LIST = [int(v) for v in _TABLE]
-
-
-def _crc_update(crc: int, data) -> int:
-    table = _TABLE_LIST
-    for byte in data:
-        crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
-    return crc
-
-
-def _crc32c_python(data: bytes) -> int:
-    return _crc_update(0xFFFFFFFF, data) ^ 0xFFFFFFFF
-
-
-def _native():
-    try:
-        import crc32c as c  # the `crc32c` package
-
-        return lambda data: c.crc32c(data)
-    except ImportError:
-        pass
-    try:
-        import google_crc32c as g
-
-        return lambda data: g.value(bytes(data))
-    except ImportError:
-        return None
-
-
-_NATIVE = _native()
-
-
-def crc32c(data: bytes) -> int:
-    """CRC-32C (Castagnoli) of ``data``.
-
-    >>> hex(crc32c(b"123456789"))  # the standard check value
-    '0xe3069283'
-    """
-    return _NATIVE(data) if _NATIVE else _crc32c_python(data)
+__all__ = ["crc32c", "iter_records", "masked_crc32c", "read_records", "write_records"]
 
 
 def masked_crc32c(data: bytes) -> int:
@@ -106,27 +62,33 @@ def _unmask(masked: np.ndarray) -> np.ndarray:
     return (((rot << 15) | (rot >> 17)) & 0xFFFFFFFF).astype(np.uint32)
 
 
-def _crc32c_many(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """crc32c of ``buf[start:start+length]`` for many slices at once: one numpy step per byte
-    position over the slices still that long; the last few long ones finish byte by byte."""
-    order = np.argsort(-lengths, kind="stable")
-    s, n = starts[order], lengths[order]
-    crc = np.full(len(s), 0xFFFFFFFF, dtype=np.uint32)
-    longest = int(n[0]) if len(n) else 0
-    active = len(n)
-    for i in range(longest):
-        while active and n[active - 1] <= i:
-            active -= 1
-        if active <= FEW:  # numpy's per-step cost no longer pays: finish these in Python
-            raw = buf.tobytes() if active else b""
-            for j in range(active):
-                crc[j] = _crc_update(int(crc[j]), raw[int(s[j]) + i:int(s[j] + n[j])])
-            break
-        byte = buf[s[:active] + i]
-        crc[:active] = _TABLE[(crc[:active] ^ byte) & 0xFF] ^ (crc[:active] >> 8)
-    out = np.empty(len(s), dtype=np.uint32)
-    out[order] = crc ^ np.uint32(0xFFFFFFFF)
-    return out
+def _u32(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The little-endian uint32 at each offset ``at`` of ``buf``."""
+    b = buf[(at[:, None] + np.arange(4)).ravel()].reshape(-1, 4).astype(np.uint32)
+    return b[:, 0] | (b[:, 1] << 8) | (b[:, 2] << 16) | (b[:, 3] << 24)
+
+
+class _Window:
+    """The bytes of a stream from offset ``base`` on, read ``CHUNK`` at a time up to ``size``
+    (the stream's size when reading began: a file still being written is read as it was)."""
+
+    def __init__(self, stream: BinaryIO, size: int):
+        self.stream, self.size = stream, size
+        self.data, self.base = b"", 0
+
+    def cover(self, start: int, stop: int) -> bool:
+        """Hold the bytes ``[start, stop)``, letting those before ``start`` go when reading more;
+        False when the stream ends before ``stop``."""
+        end = self.base + len(self.data)
+        if end >= stop or end >= self.size:
+            return end >= stop
+        want = min(self.size, max(stop, start + CHUNK)) - end
+        more = self.stream.read(want)
+        if len(more) < want:  # shorter than it said it was
+            self.size = end + len(more)
+        self.data = self.data[start - self.base:] + more
+        self.base = start
+        return self.base + len(self.data) >= stop
 
 
 def _frame(data: bytes, start: int) -> tuple[list[tuple[int, int]], int]:
@@ -150,72 +112,111 @@ def _checks(data: bytes, frames: list[tuple[int, int]]) -> tuple[np.ndarray, np.
     buf = np.frombuffer(data, dtype=np.uint8)
     offsets = np.array([f[0] for f in frames], dtype=np.int64)
     lengths = np.array([f[1] for f in frames], dtype=np.int64)
-    head_crc = np.array([HEADER.unpack_from(data, int(o))[1] for o in offsets], dtype=np.uint32)
-    foot_at = offsets + HEADER.size + lengths
-    foot_crc = buf[(foot_at[:, None] + np.arange(4)).ravel()].reshape(-1, 4).astype(np.uint32)
-    foot_crc = foot_crc[:, 0] | (foot_crc[:, 1] << 8) | (foot_crc[:, 2] << 16) | (foot_crc[:, 3] << 24)
-    if _NATIVE:
+    head_crc = _u32(buf, offsets + 8)
+    foot_crc = _u32(buf, offsets + HEADER.size + lengths)
+    if NATIVE:
         head_ok = np.array([masked_crc32c(data[o:o + 8]) == c for o, c in zip(offsets, head_crc)], dtype=bool)
         data_ok = np.array([masked_crc32c(data[o + 12:o + 12 + n]) == c
                             for o, n, c in zip(offsets, lengths, foot_crc)], dtype=bool)
         return head_ok, data_ok
-    head_ok = _crc32c_many(buf, offsets, np.full(len(offsets), 8)) == _unmask(head_crc)
-    data_ok = _crc32c_many(buf, offsets + HEADER.size, lengths) == _unmask(foot_crc)
+    head_ok = crc32c_many(buf, offsets, np.full(len(offsets), 8)) == _unmask(head_crc)
+    data_ok = crc32c_many(buf, offsets + HEADER.size, lengths) == _unmask(foot_crc)
     return head_ok, data_ok
 
 
-def _whole_record_at(data: bytes, pos: int) -> bool:
-    """True when a record with both checksums intact starts at ``pos``."""
-    if pos + HEADER.size + FOOTER > len(data):
+def _whole_record_at(win: _Window, pos: int) -> bool:
+    """True when a record with both checksums intact starts at ``pos`` (held by ``win``)."""
+    if pos + HEADER.size + FOOTER > win.size:
         return False
-    length, head = HEADER.unpack_from(data, pos)
+    rel = pos - win.base
+    length, head = HEADER.unpack_from(win.data, rel)
     end = pos + HEADER.size + length
-    if end + FOOTER > len(data) or masked_crc32c(data[pos:pos + 8]) != head:
+    if end + FOOTER > win.size or masked_crc32c(win.data[rel:rel + 8]) != head:
         return False
-    return masked_crc32c(data[pos + 12:end]) == int.from_bytes(data[end:end + FOOTER], "little")
+    if not win.cover(pos, end + FOOTER):
+        return False
+    rel, end = pos - win.base, end - win.base
+    return masked_crc32c(win.data[rel + 12:end]) == int.from_bytes(win.data[end:end + FOOTER], "little")
 
 
-def _resync(data: bytes, pos: int) -> int:
-    """The next offset after ``pos`` where a whole intact record starts (len(data) if none)."""
-    for candidate in range(pos + 1, len(data) - HEADER.size - FOOTER + 1):
-        if _whole_record_at(data, candidate):
-            return candidate
-    return len(data)
+def _resync(win: _Window, pos: int) -> int:
+    """The next offset after ``pos`` where a whole intact record starts (the size if none): the
+    length checksums of ``SCAN`` offsets at a time first, then the records whose length holds."""
+    last = win.size - HEADER.size - FOOTER  # the last offset a record fits at
+    at = pos + 1
+    while at <= last:
+        stop = min(last + 1, at + SCAN)
+        win.cover(at, stop + HEADER.size)
+        rel = at - win.base
+        buf = np.frombuffer(win.data, dtype=np.uint8)
+        offsets = np.arange(rel, rel + (stop - at), dtype=np.int64)
+        if NATIVE:
+            ok = np.array([masked_crc32c(win.data[o:o + 8]) == int.from_bytes(win.data[o + 8:o + 12], "little")
+                           for o in offsets], dtype=bool)
+        else:
+            ok = crc32c_many(buf, offsets, np.full(len(offsets), 8)) == _unmask(_u32(buf, offsets + 8))
+        del buf
+        for candidate in (np.nonzero(ok)[0] + at).tolist():
+            if _whole_record_at(win, candidate):
+                return candidate
+        at = stop
+    return win.size
+
+
+def iter_records(stream: BinaryIO, regions: list[Region], size: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """``(offset, record data)`` of each intact record of ``stream``, read ``CHUNK`` bytes at a
+    time; each damaged region is appended to ``regions`` when met. ``size``: the bytes to read
+    (the stream's size by default)."""
+    if size is None:
+        here = stream.tell()
+        size = stream.seek(0, io.SEEK_END) - here
+        stream.seek(here)
+    win = _Window(stream, size)
+    pos, n = 0, 0
+    while pos < win.size:
+        if not win.cover(pos, pos + HEADER.size):  # the file ends within a record's header
+            regions.append(Region(pos, TRUNCATED, win.size - pos, n))
+            break
+        frames, stop = _frame(win.data, pos - win.base)
+        head_ok, data_ok = _checks(win.data, frames)
+        bad_head = np.nonzero(~head_ok)[0]
+        usable = int(bad_head[0]) if len(bad_head) else len(frames)
+        base = win.base
+        for (offset, length), ok in zip(frames[:usable], data_ok[:usable]):
+            payload = win.data[offset + HEADER.size:offset + HEADER.size + length]
+            if ok:
+                yield base + offset, payload
+                n += 1
+            else:
+                regions.append(Region(base + offset, BAD_DATA_CRC, HEADER.size + length + FOOTER, n, payload=payload))
+        if usable < len(frames):  # a length that fails its checksum: framing is lost here
+            bad = base + frames[usable][0]
+            pos = _resync(win, bad)
+            regions.append(Region(bad, BAD_LENGTH_CRC, pos - bad, n))
+            continue
+        pos = base + stop
+        if pos >= win.size:
+            break
+        if not win.cover(pos, pos + HEADER.size):  # the next record's header runs past the end
+            regions.append(Region(pos, TRUNCATED, win.size - pos, n))
+            break
+        rel = pos - win.base
+        length, head = HEADER.unpack_from(win.data, rel)
+        if masked_crc32c(win.data[rel:rel + 8]) != head:
+            nxt = _resync(win, pos)
+            regions.append(Region(pos, BAD_LENGTH_CRC, nxt - pos, n))
+            pos = nxt
+            continue
+        if win.cover(pos, pos + HEADER.size + length + FOOTER):
+            continue  # the record is held whole now: framed at the next turn
+        regions.append(Region(pos, TRUNCATED, win.size - pos, n, payload=win.data[pos - win.base + HEADER.size:]))
+        break
 
 
 def read_records(data: bytes) -> tuple[list[tuple[int, bytes]], list[Region]]:
     """``([(offset, record data)], [damaged regions])`` for a whole file's bytes."""
-    records: list[tuple[int, bytes]] = []
     regions: list[Region] = []
-    pos = 0
-    while pos < len(data):
-        frames, stop = _frame(data, pos)
-        head_ok, data_ok = _checks(data, frames)
-        bad_head = np.nonzero(~head_ok)[0]
-        usable = int(bad_head[0]) if len(bad_head) else len(frames)
-        for (offset, length), ok in zip(frames[:usable], data_ok[:usable]):
-            end = offset + HEADER.size + length + FOOTER
-            if ok:
-                records.append((offset, data[offset + HEADER.size:offset + HEADER.size + length]))
-            else:
-                regions.append(Region(offset, BAD_DATA_CRC, end - offset, len(records),
-                                      payload=data[offset + HEADER.size:offset + HEADER.size + length]))
-        if usable < len(frames):  # a length that fails its checksum: framing is lost here
-            bad = frames[usable][0]
-            nxt = _resync(data, bad)
-            regions.append(Region(bad, BAD_LENGTH_CRC, nxt - bad, len(records)))
-            pos = nxt
-            continue
-        if stop < len(data):  # the file ends inside a record (or garbage too short to be one)
-            if stop + HEADER.size <= len(data) and masked_crc32c(data[stop:stop + 8]) != \
-                    HEADER.unpack_from(data, stop)[1]:
-                nxt = _resync(data, stop)
-                regions.append(Region(stop, BAD_LENGTH_CRC, nxt - stop, len(records)))
-                pos = nxt
-                continue
-            regions.append(Region(stop, TRUNCATED, len(data) - stop, len(records),
-                                  payload=data[stop + HEADER.size:] if stop + HEADER.size <= len(data) else None))
-        break
+    records = list(iter_records(io.BytesIO(data), regions, len(data)))
     return records, regions
 
 
