@@ -123,6 +123,7 @@ class Ranking:
     left_out: dict = field(default_factory=dict)  # runs that could not be forecast: run -> why (also in notes)
     step: tuple | None = None  # (N, why): the one step a live sweep is compared at
     window: float | None = None  # the first K steps of each run (`fit_steps`, a backtest); None: the same K not
+    mixed_scales: bool = False  # scores in percent beside fractions (or another range): no pick, nothing pruned
 
     @property
     def top(self) -> str | None:
@@ -131,7 +132,7 @@ class Ranking:
         None where no run has an expected score. A few forecastable runs among many that are not
         are no sample of the sweep: often the ones that went flat or collapsed early."""
         pool, _ = self._pick()
-        return max(pool, key=lambda r: r["expected"])["run_id"] if pool else None
+        return max(pool, key=lambda r: r["expected"])["run_id"] if pool and not self.mixed_scales else None
 
     @property
     def top_basis(self) -> str:
@@ -161,6 +162,8 @@ class Ranking:
             return f"keep: {top} (the one run: nothing to rank it against)"
         if top:
             return f"keep: {top} ({self.top_basis})"
+        if self.mixed_scales:
+            return "keep: none can be named: the runs' scores are on different scales"
         if any(r.get("constant") for r in self.rows):
             return f"keep: none can be named: no run has a forecast, and a {fl.CONSTANT} is no pick"
         return "keep: none can be named: no run has a forecast"
@@ -269,7 +272,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
         base = fl.CONSTANT if rid in constant else "no forecast" if rid not in shares else \
             SHARED if rid in carried and _no_forecast(fc) else fc.default if d.get("method") != fc.default else None
         sure = pn is not None and surely_below(pn, n) and all(surely_below(o.get(rid, 0.0), n) for o in others)
-        rows.append(_row(rid, fc.final_point, lo, hi, pb, pn, bool(len(ranked) > 1 and sure and few is None),
+        rows.append(_row(rid, fc.final_point, lo, hi, pb, pn, bool(len(ranked) > 1 and sure and few is None
+                                                                and len(points) == 1),
                          to_step[rid], _observed(fc), base, _regime(fc), getattr(fc, "law_reasons", None)))
     for f in done:
         lo, hi = np.quantile(finite[f.run_id], [(1 - conf) / 2, (1 + conf) / 2])
@@ -305,7 +309,9 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     if ends:
         notes.append(ends)
     if len(points) > 1:
-        notes.append("the runs' scores are on different scales: rank runs of one sweep, on one score")
+        # a percent's 40 beats a fraction's 0.9: shares drawn across scales prune what they cannot compare
+        notes.append("the runs' scores are on different scales: nothing is pruned, and p_best compares numbers of "
+                     "different units; rank runs of one sweep, on one score (--score-scale percent reads a percent)")
     keys = Counter([fc.target_key for fc in fcs] + [f.target_key for f in done])
     if len(keys) > 1:  # two benchmarks' scores are not one contest (the unit alone does not tell them apart)
         notes.append("the runs forecast different scores, ranked as one: " + ", ".join(
@@ -315,7 +321,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     cut = {fc.window_end - fc.origin + 1 for fc in fcs if _observed(fc) is not None}  # `fit_steps` K of each
     return Ranking(rows, thr, source, conf, fcs[0].fit_frac if fcs else None,
                    points.pop() if len(points) == 1 else None, notes, step=step,
-                   window=cut.pop() if len(cut) == 1 and not any(fc.fit_frac for fc in fcs) else None)
+                   window=cut.pop() if len(cut) == 1 and not any(fc.fit_frac for fc in fcs) else None,
+                   mixed_scales=len(points) > 1)
 
 
 def _row(rid, expected, lo, hi, pb, pn, prune, to_step, observed, base, regime, law) -> dict:
