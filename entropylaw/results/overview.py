@@ -42,7 +42,7 @@ class Overview:
     def lines(self, tail=()) -> list[str]:
         """The screen's lines, at most MAX_LINES, ending with ``tail`` (a caller's own closing lines)."""
         drop = ", ".join(f"{k}: {v}" for k, v in self.dropped.items()) or "none"
-        out = [f"Read {len(self.rows)} runs from {', '.join(self.sources)}: {self.kept:,} values kept, "
+        out = [f"Read {len(self.rows)} run{'' if len(self.rows) == 1 else 's'} from {', '.join(self.sources)}: {self.kept:,} values kept, "
                f"dropped: {drop}.",
                "",
                "Where each run saturates (law R = -a exp(H) + b, ceiling b - a) and where it is heading: the forecast",
