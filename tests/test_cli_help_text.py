@@ -30,3 +30,9 @@ def test_the_forecast_default_method_points_to_its_page():
 def test_the_demo_names_its_report_folder_as_its_text_does():
     text = COMMANDS["demo"].format_help()
     assert "--out DIR" in text and "report to DIR" in " ".join(text.split())
+
+
+@pytest.mark.parametrize("words", sorted(COMMANDS))
+def test_every_option_says_what_it_does(words):
+    bare = [a.option_strings[0] for a in COMMANDS[words]._actions if a.option_strings and not a.help]
+    assert not bare, f"{words}: {bare}"
