@@ -69,12 +69,14 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
         opts.n_params = parse_size(params, "`params`")
     df, reports = _load_sources([os.fspath(p) for p in paths], opts, skip_bad=skip_bad, strict=strict)
     df.attrs[ACCOUNTS] = Accounts(r.to_dict() for r in reports)
+    # the runs each source gave, by its account's source (runs named by `run_id` after: not known)
+    read_by = {} if run_id and not one_run else {r.source: set(getattr(r, "runs_read", ())) for r in reports}
     if config:
         _apply_config(df, config, keep_total=params is not None)
     if entropy_convention:
         df = _convention.to_token_mean(df, entropy_convention, x_key or "entropy")
     if runs:
-        df = _keep(df, [runs] if isinstance(runs, str) else list(runs))
+        df = _keep(df, [runs] if isinstance(runs, str) else list(runs), read_by)
     if warn:  # the accounts of the runs kept (`runs`)
         for line in _loss_lines(df.attrs):
             warnings.warn(line, RowsDroppedWarning, stacklevel=2)
@@ -112,7 +114,10 @@ def _apply_config(df: pd.DataFrame, config: str, keep_total: bool) -> None:
         df["n_params"] = float(total)
 
 
-def _keep(df: pd.DataFrame, runs: list) -> pd.DataFrame:
+def _keep(df: pd.DataFrame, runs: list, read_by: dict | None = None) -> pd.DataFrame:
+    """The runs ``runs`` of ``df``, with the row accounts of their sources: those ``read_by``
+    (account source -> the runs it gave) says gave a run kept, else those whose source a run kept
+    names, or that no run left out names."""
     known = set(str(r) for r in pd.unique(df["run_id"]))
     unknown = [r for r in runs if r not in known]
     if unknown:
@@ -124,9 +129,15 @@ def _keep(df: pd.DataFrame, runs: list) -> pd.DataFrame:
         return {p.strip() for s in pd.unique(df.loc[rows, "source"].astype(str)) for p in s.split(",") if p.strip()}
     # the accounts of sources that hold only runs left out are theirs, not the selection's
     others = sources(~kept) - sources(kept)
-    if others and ACCOUNTS in attrs:
-        attrs[ACCOUNTS] = Accounts(a for a in attrs[ACCOUNTS]
-                                   if str(a.get("source", "")).split(" (read into ")[0] not in others)
+    read_by, wanted = read_by or {}, set(runs)
+
+    def ours(a: dict) -> bool:
+        gave = read_by.get(a.get("source"))
+        if gave:  # a run table's `source` column names its log, not the file it was read from
+            return bool(gave & wanted)
+        return str(a.get("source", "")).split(" (read into ")[0] not in others
+    if ACCOUNTS in attrs:
+        attrs[ACCOUNTS] = Accounts(a for a in attrs[ACCOUNTS] if ours(a))
     df = df[kept]
     df.attrs.update(attrs)
     return df

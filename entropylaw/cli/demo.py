@@ -31,7 +31,7 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("demo", help="one screen: read, saturate, forecast, stop or continue; writes the report",
                               description=__doc__.split("\n\n", 1)[1])
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="runs (default: data/real data/real-sizes)")
-    p.add_argument("--out", default="report", help="where the HTML report goes (default: report/)")
+    p.add_argument("--out", default="report", metavar="DIR", help="where the HTML report goes (default: report/)")
     p.add_argument("--fit-frac", type=FRACTION, default=0.15,
                    help="forecast from this share of each run (default 0.15)")
     p.add_argument("--no-report", action="store_true", help="do not write the report")

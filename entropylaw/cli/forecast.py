@@ -54,7 +54,7 @@ def add_parser(subparsers) -> None:
     g.add_argument("--method", choices=[plumbing.DEFAULT, *plumbing.FORECAST_METHODS], default=plumbing.DEFAULT,
                    help="forecast method (default: the one chosen by a rule fixed in advance on the backtest of "
                         "real runs, for the run's kind of score: "
-                        + ", ".join(f"{k} {v}" for k, v in plumbing.defaults_by_kind().items()) + "; see the README)")
+                        + ", ".join(f"{k} {v}" for k, v in plumbing.defaults_by_kind().items()) + "; see docs/guide/forecast.md)")
     g.add_argument("--compare", action="store_true", help="report every method side by side")
     g.add_argument("--prior", nargs="+", action="extend", metavar="RUNS",
                    help="finished runs of the same recipe (files, as INPUT): logit-drift learns its prior on the "

@@ -28,8 +28,8 @@ def add_parser(subparsers) -> None:
     r.add_argument("--algo", default="grpo", help="grpo, rloo, reinforce++, reinforce (default grpo)")
     r.add_argument("--intervention", default="none",
                    help="none, entropy_bonus, clip_higher, clip_cov, kl_cov, steer, aent (default none)")
-    r.add_argument("--steps", type=COUNT, default=100)
-    r.add_argument("--seed", type=SEED, default=0)
+    r.add_argument("--steps", type=COUNT, default=100, help="RL steps (default 100)")
+    r.add_argument("--seed", type=SEED, default=0, help="seed of the warm start, the data and the sampling (default 0)")
     r.add_argument("--out", required=True, help="run directory (logs, checkpoints, warm start)")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="any other run setting, e.g. --set lr=1e-4 --set filter_groups=true (JSON values)")

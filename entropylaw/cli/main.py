@@ -67,6 +67,12 @@ class Parser(argparse.ArgumentParser):
             command.error(twice)
         return parsed
 
+    def format_help(self):
+        # a command's description is its module's docstring, written for the API reference: its
+        # ``code`` marks and ``Examples::`` are reStructuredText, shown as plain words here
+        text = re.sub(r"``(.+?)``", r"\1", super().format_help(), flags=re.DOTALL)
+        return text.replace("::\n", ":\n")
+
     def parse_known_args(self, args=None, namespace=None):
         self.given = list(sys.argv[1:] if args is None else args)
         return super().parse_known_args(args, namespace)

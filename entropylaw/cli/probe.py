@@ -30,15 +30,19 @@ def add_parser(subparsers) -> None:
                         "the last one the dump or log holds)")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--tokenizer", help="tokenizer directory (default: the model's)")
-    p.add_argument("--temperature", type=TEMPERATURE, default=1.0)
-    p.add_argument("--estimator", default="grpo", choices=plumbing.PROBE_ESTIMATORS)
+    p.add_argument("--temperature", type=TEMPERATURE, default=1.0,
+                   help="the temperature the policy sampled at: the statistics are the tempered policy's, "
+                        "and --generate samples at it (default 1)")
+    p.add_argument("--estimator", default="grpo", choices=plumbing.PROBE_ESTIMATORS,
+                   help="the advantage estimator, where the rollouts carry no advantages of the trainer's "
+                        "(default grpo)")
     p.add_argument("--eps", type=positive(), default=1e-6, help="advantage std epsilon")
     p.add_argument("--chunk-size", type=COUNT, default=8192, help="vocabulary chunk of the streamed statistics")
     p.add_argument("--batch-tokens", type=COUNT, default=4096, help="padded tokens per forward batch")
     p.add_argument("--microbatch-tokens", type=COUNT, default=16384,
                    help="token budget of a micro-batch (per-micro-batch covariance scope)")
     p.add_argument("--clamp-p", type=REAL, default=0.3, help="AEnt clamp fraction")
-    p.add_argument("--seed", type=SEED, default=0)
+    p.add_argument("--seed", type=SEED, default=0, help="seed of --generate's sampling and of the ladder (default 0)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="intervention setting, e.g. clip_cov_ratio=0.001 (repeatable)")
     p.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto")
@@ -55,16 +59,20 @@ def add_parser(subparsers) -> None:
                    "searching for a first-order one")
     p.add_argument("--rel-step", type=positive(), default=1e-3, help="first step of the search, as a fraction of "
                    "|theta|/|grad| (halved until Lemma 1's error falls as eta^2)")
-    p.add_argument("--optimizer", default="sgd", choices=plumbing.PROBE_OPTIMIZERS)
+    p.add_argument("--optimizer", default="sgd", choices=plumbing.PROBE_OPTIMIZERS,
+                   help="the ladder's one update (default sgd)")
     p.add_argument("--scope", default="batch", choices=plumbing.PROBE_SCOPES,
                    help="covariance scope of the what-if selections")
-    p.add_argument("--whatif", default=plumbing.PROBE_WHATIF)
+    p.add_argument("--whatif", default=plumbing.PROBE_WHATIF,
+                   help="comma-separated interventions whose one-step entropy change is measured (default: "
+                        + plumbing.PROBE_WHATIF + ")")
     p.add_argument("--generate", type=whole(0, "8"), default=0, metavar="G",
                    help="sample G responses per prompt instead "
                         "of reading --rollouts (needs --prompts)")
     p.add_argument("--prompts", help="prompt file for --generate")
     p.add_argument("--reward", default="numeric_answer", help="module:function scoring (response, answer)")
-    p.add_argument("--max-new-tokens", type=COUNT, default=256)
+    p.add_argument("--max-new-tokens", type=COUNT, default=256,
+                   help="longest response --generate samples, in tokens (default 256)")
     p.add_argument("--min-informative", type=whole(0, "4"), default=0, metavar="K",
                    help="with --generate: keep sampling (DAPO-style) the groups with no learning signal until K "
                    "groups have one, at most --max-rounds rounds")
@@ -75,7 +83,8 @@ def add_parser(subparsers) -> None:
                    "tokenizer has one; --rollouts text only when asked, as rollouts hold what the policy saw)")
     p.add_argument("--save-rollouts", metavar="FILE", help="write the probed batch (generated or read) as a "
                    "rollout file (.jsonl or .parquet) that --rollouts reads back")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show a progress bar (default: when stderr is a terminal)")
     p.set_defaults(func=run)
 
 

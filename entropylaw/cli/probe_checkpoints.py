@@ -23,14 +23,15 @@ def add_parser(subparsers) -> None:
     p.add_argument("--reward", default=None, help="module:function or numeric_answer / math_verify")
     p.add_argument("--metric", default=None, help="score or val/<name> (default val/<prompt file stem>)")
     p.add_argument("--samples", type=COUNT, default=4, help="responses per prompt")
-    p.add_argument("--temperature", type=TEMPERATURE, default=1.0)
-    p.add_argument("--max-new-tokens", type=COUNT, default=256)
-    p.add_argument("--run-id", default=None)
-    p.add_argument("--tokenizer", default=None)
-    p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default="auto")
-    p.add_argument("--chunk-size", type=COUNT, default=8192)
-    p.add_argument("--seed", type=SEED, default=0)
+    p.add_argument("--temperature", type=TEMPERATURE, default=1.0, help="sampling temperature (default 1)")
+    p.add_argument("--max-new-tokens", type=COUNT, default=256, help="longest response, in tokens (default 256)")
+    p.add_argument("--run-id", default=None,
+                   help="the run's name in the table (default: the name of the folder that holds the checkpoints)")
+    p.add_argument("--tokenizer", default=None, help="tokenizer directory (default: each checkpoint's)")
+    p.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto")
+    p.add_argument("--dtype", default="auto", help="auto, float32, float64, bfloat16, float16")
+    p.add_argument("--chunk-size", type=COUNT, default=8192, help="vocabulary chunk of the streamed statistics")
+    p.add_argument("--seed", type=SEED, default=0, help="sampling seed (default 0)")
     p.add_argument("--table1", action="store_true", help="also the token covariance of each checkpoint's samples "
                    "(cov_top_<p>%%: the paper's Table 1; needs --reward)")
     p.add_argument("--chat-template", action=argparse.BooleanOptionalAction, default=None,

@@ -227,6 +227,9 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
                         changed=True)
         df = table.rename_runs(df, renames)
         owner.update((str(r), report.source) for r in pd.unique(df["run_id"]) if str(r) not in owner)
+        # the runs this source gave (not in its account's dict): `load(runs=...)` keeps the accounts
+        # of the runs it keeps by them, where a run table's `source` column names the log it was made from
+        report.runs_read = tuple(str(r) for r in pd.unique(df["run_id"]))
         tables.append(df)
     reports = [r for _, r in pieces]
     if not tables:

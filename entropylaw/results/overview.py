@@ -43,7 +43,7 @@ class Overview:
         """The screen's lines, at most MAX_LINES, ending with ``tail`` (a caller's own closing lines)."""
         drop = ", ".join(f"{k}: {v}" for k, v in self.dropped.items()) or "none"
         where = f" from {', '.join(self.sources)}" if self.sources else ""  # el.overview(df): no sources named
-        out = [f"Read {len(self.rows)} runs{where}: {self.kept:,} values kept, "
+        out = [f"Read {len(self.rows)} run{'' if len(self.rows) == 1 else 's'}{where}: {self.kept:,} values kept, "
                f"dropped: {drop}.",
                "",
                "Where each run saturates (law R = -a exp(H) + b, ceiling b - a) and where it is heading: the forecast",
