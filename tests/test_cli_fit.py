@@ -154,7 +154,7 @@ def test_fit_reads_a_raw_log(cli, tmp_path, real_logs):
     log = real_logs / "verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp512_verl-data.log"
     out = cli("fit", str(log), "--json")
     assert out.returncode == 0, out.stderr
-    res = json.loads(out.stdout)
+    [res] = json.loads(out.stdout)["fits"]
     assert res["n"] > 30 and res["y_key"] == "val/openai/gsm8k"
 
 
@@ -200,7 +200,7 @@ def test_good_option_values_still_parse(inproc, tmp_path):
     out = inproc("fit", str(path), "--run", "r1", "--json", "--interval", "block-bootstrap", "--n-boot", "2",
                  "--conf", "0.9", "--score-range", "0,1")
     assert out.returncode == 0, out.stderr
-    res = json.loads(out.stdout)
+    [res] = json.loads(out.stdout)["fits"]  # one run: a list of one, as several runs' JSON
     assert res["conf"] == 0.9 and res["interval"] == "block-bootstrap"
 
 
@@ -209,7 +209,7 @@ def test_predict_steps_horizon_in_json_and_table(inproc, tmp_path):
     path = write_runs(tmp_path)
     out = inproc("predict", str(path), "--run", "r1", "--fit-steps", "36", "--predict-steps", "100", "--json")
     assert out.returncode == 0, out.stderr
-    res = json.loads(out.stdout)
+    [res] = json.loads(out.stdout)["predictions"]
     # independent recomputation from the table: least squares on steps <= 36, score 36 < step <= 136
     t = table.read(path)
     H = table.series(t, "r1", "entropy")
@@ -225,7 +225,8 @@ def test_predict_steps_horizon_in_json_and_table(inproc, tmp_path):
     assert res["final_step"] == 130 and res["final_observed"] == pytest.approx(R.loc[130])
     assert res["final_predicted"] == pytest.approx(b - a * np.exp(H.loc[130]), rel=1e-9)
     assert res["rmse_predicted"] == pytest.approx(np.sqrt(np.mean(err**2)), rel=1e-9)
-    every = json.loads(inproc("predict", str(path), "--run", "r1", "--fit-steps", "36", "--json").stdout)
+    [every] = json.loads(inproc("predict", str(path), "--run", "r1", "--fit-steps", "36", "--json").stdout)[
+        "predictions"]
     assert every["predict_steps"] is None and every["final_step"] == 300 and every["n_predicted"] == 27
     human = inproc("predict", str(path), "--run", "r1", "--fit-steps", "36", "--predict-steps", "100")
     assert human.returncode == 0 and "predict the next 100 steps" in human.stdout.splitlines()[0]

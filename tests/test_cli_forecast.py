@@ -35,7 +35,7 @@ def _cli(capsys, *args):
 def test_backtest_compare_json_on_a_real_run(capsys):
     code, out, err = _cli(capsys, GRPO, "--fit-frac", "0.15", "--compare", "--json", "--n-boot", "30")
     assert code == 0, err
-    doc = json.loads(out)
+    [doc] = json.loads(out)  # one run: a list of one, as several runs' JSON
     assert doc["log_starts_at"] == 1 and doc["window_end"] == pytest.approx(1 + 0.15 * 1119)
     assert doc["target_key"] == "val/openai/gsm8k" and doc["target_kind"] == "validation"
     assert set(doc["methods"]) >= {"last-value", "law-ceiling", "law+entropy", "exp-saturation", "power", "sigmoid",
@@ -163,7 +163,7 @@ def test_law_verdict_on_the_window_is_printed_and_uses_no_later_steps(capsys, tm
     verdict = [" ".join(v.split()) for v in verdict]
     assert len(verdict) == 1 and "up to 60" in verdict[0] and "entropy rises" in verdict[0], out
     code, out, err = _cli(capsys, path, "--fit-frac", "0.3", "--json")
-    assert json.loads(out)["law_on_window"] == verdict[0]
+    assert json.loads(out)[0]["law_on_window"] == verdict[0]
     # falling entropy and rising score inside the window, an explosion only after it: no verdict
     late = [(int(i), "entropy", 1.0 - i / 150 if i < 100 else 0.33 + (i - 100) / 20) for i in s]
     late += [(int(i), "score", 0.3 + i / 300 if i < 100 else 0.63 - (i - 100) / 200) for i in s]

@@ -250,7 +250,7 @@ def test_watch_makes_the_call_forecast_makes_and_says_the_regime(tmp_path, capsy
     code, out, err = _watch(path, capsys, "--max-refreshes", "1", "--n-boot", "200")
     assert code == 0, err
     assert main(["forecast", str(path), "--json"]) == 0
-    fc = json.loads(capsys.readouterr().out)
+    [fc] = json.loads(capsys.readouterr().out)
     gain = re.search(r"gain \(([^)]+)\): continuing from step 15 to step (\d+) adds (\S+) \[(\S+), (\S+)\]", out)
     d = fc["decision"]
     assert gain.group(1) == d["method"] == "last-value" and float(gain.group(2)) == d["gain"]["to_step"] == 60

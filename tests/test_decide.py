@@ -191,7 +191,7 @@ def test_json_schema_of_the_decision_and_the_cost():
     out = _cli("forecast", "data/real/verl_gpg_qwen2-7b-instruct_gsm8k+math_fsdp.parquet", "--fit-frac", "0.25",
                "--n-boot", "50", "--json")
     assert out.returncode == 0, out.stderr
-    doc = json.loads(out.stdout)
+    [doc] = json.loads(out.stdout)  # one run: a list of one
     # the window's last point, and the run's own last step (a backtest sees the run go on)
     assert doc["last_logged_step"] <= doc["window_end"] < doc["run_last_step"] == 210
     d = doc["decision"]

@@ -39,7 +39,7 @@ def test_fit_with_the_convention_recovers_the_law(tmp_path, capsys):
     path = tmp_path / "sum.parquet"
     table.write(_run_table("seq-mean-token-sum"), path)
     assert main(["fit", str(path), "--json", "--entropy-convention", "seq-mean-token-sum"]) == 0
-    fit = json.loads(capsys.readouterr().out)
+    [fit] = json.loads(capsys.readouterr().out)["fits"]
     assert (fit["a"], fit["b"]) == (pytest.approx(0.3, rel=1e-6), pytest.approx(1.2, rel=1e-6))
 
 

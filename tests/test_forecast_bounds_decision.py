@@ -284,7 +284,8 @@ def test_cli_target_json_and_text(tmp_path):
     cmd = ["forecast", str(path), "--fit-frac", "0.3", "--target", "0.7", "--n-boot", "30"]
     out = run_cli(*cmd, "--json")
     assert out.returncode == 0, out.stderr
-    d = json.loads(out.stdout)["decision"]
+    [fc] = json.loads(out.stdout)  # one run: a list of one
+    d = fc["decision"]
     assert d["target"] == 0.7 and "binomial" in d["threshold_source"]
     text = run_cli(*cmd)
     assert "call: " in text.stdout and "gain (" in text.stdout and "target 0.7" in text.stdout
@@ -431,7 +432,7 @@ def test_a_score_of_no_known_range_from_a_tiny_window_is_no_forecast_and_gets_no
     for frac, refused in ((0.03, True), (0.05, True), (0.2, False)):
         out = run_cli("forecast", str(path), "--y-key", "critic/rewards/mean", "--fit-frac", str(frac), "--json")
         assert out.returncode == 0, out.stderr
-        fc = json.loads(out.stdout)
+        [fc] = json.loads(out.stdout)
         fin = fc["methods"][fc["default_method"]]["final"]
         seen = reward[steps <= fc["window_end"]]
         spread = seen.max() - seen.min()

@@ -184,7 +184,7 @@ def test_a_damaged_session_is_one_line(sessions, tmp_path, damage, problem):
 def test_fit_and_report_on_a_zip(sessions, tmp_path, capsys):
     verl_zip = _named(sessions, "grpo-qwen2.5-0.5b")
     assert main(["fit", str(verl_zip), "--json", "--y-key", "score"]) == 0
-    fit = json.loads(capsys.readouterr().out)
+    [fit] = json.loads(capsys.readouterr().out)["fits"]
     # the runs' score is 1 - 0.3 exp(H), rounded to 6 digits
     assert (fit["a"], fit["b"]) == (pytest.approx(0.3, abs=1e-4), pytest.approx(1.0, abs=1e-4))
     assert main(["report", str(verl_zip), "--out", str(tmp_path / "rep")]) == 0

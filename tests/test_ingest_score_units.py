@@ -58,7 +58,7 @@ def test_a_negative_accuracy_is_dropped_and_the_run_stays_a_bounded_score(tmp_pa
     assert acct["dropped"] == {"accuracy below 0": 1} and _val(df).min() >= 0
     assert any("-3 at step 40: an accuracy below 0" in n for n in acct["notes"])
     out = run_cli("forecast", str(tmp_path / "neg.csv"), "--json")
-    d = json.loads(out.stdout)
+    [d] = json.loads(out.stdout)
     assert out.returncode == 0 and d["methods"][d["default_method"]]["ok"], out.stdout[:2000]
     assert d["default_method"] == "logit-drift"
     # a score that is no accuracy (a reward) keeps its negative values

@@ -28,7 +28,9 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("fit", help="fit the entropy-performance law R = -a exp(H) + b",
                               description="Fit R = -a*exp(H) + b to each run: a, b, the ceiling b - a with its "
                                           "interval, goodness of fit, alternative forms by AIC/BIC.")
-    add_fit_arguments(p)
+    add_fit_arguments(p, json_help="print JSON instead of a table: {fits: [one object per run], row_accounts, "
+                                   "left_out (run: why) where a run was}, one run or many (--pool: the family's "
+                                   "one object)")
     g = p.add_argument_group("model")
     g.add_argument("--form", choices=plumbing.FIT_FORMS, default="exp",
                    help="functional form fitted (default exp: the law)")
@@ -59,7 +61,8 @@ def run(args) -> int:
         written = plumbing.save_fit_figures(df, fits, args.plot, pooled=args.pool)
         print(plumbing.wrap("wrote " + ", ".join(map(str, written))), file=sys.stderr)
     if args.json:
-        out = {"fits": rows} if len(rows) > 1 or left_out else rows[0]
+        # one shape however many runs: {"fits": [...]} (one run: a list of one); --pool: the one family's fit
+        out = rows[0] if args.pool else {"fits": rows}
         if left_out:
             out["left_out"] = left_out
         print(args.flags(dump_json(plumbing.with_accounts(out, df))))

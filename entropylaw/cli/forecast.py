@@ -68,8 +68,8 @@ def add_parser(subparsers) -> None:
     g.add_argument("--conf", type=CONF, default=0.9, help="interval level, 0 < CONF < 1 (default 0.9)")
     g.add_argument("--n-boot", type=N_BOOT, default=200, help="bootstrap draws, >= 2 (default 200)")
     g.add_argument("--seed", type=SEED, default=0, help="bootstrap seed, >= 0 (default 0)")
-    g.add_argument("--json", action="store_true", help="print JSON (one object per run; a run left out is {run_id, "
-                                                       "left_out: why})")
+    g.add_argument("--json", action="store_true", help="print JSON: a list of one object per run, one run or many "
+                                                       "(a run left out is {run_id, left_out: why})")
     g.add_argument("--full", action="store_true", help="every run's own forecast text (default above 3 runs: one "
                                                        "line per run)")
     g.add_argument("--no-sweep", dest="sweep", action="store_false",

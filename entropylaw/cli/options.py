@@ -261,8 +261,9 @@ def add_entropy_convention(g) -> None:
                    f"audit'), converted to token-mean before fitting: {', '.join(ENTROPY_CONVENTIONS)}")
 
 
-def add_fit_arguments(p, plot=True) -> None:
-    """The options of the commands that fit the law (``fit``, ``predict``, ``scale``, ``algorithms``)."""
+def add_fit_arguments(p, plot=True, json_help="print one JSON object instead of the text") -> None:
+    """The options of the commands that fit the law (``fit``, ``predict``, ``scale``, ``algorithms``);
+    ``json_help`` says the shape of the command's ``--json``."""
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="run table (.parquet/.csv), log file, directory of them, or anything `ingest` reads")
     g = p.add_argument_group("fitting")
@@ -278,7 +279,7 @@ def add_fit_arguments(p, plot=True) -> None:
     g.add_argument("--conf", type=CONF, default=0.95, help="interval level, 0 < CONF < 1 (default %(default)s)")
     g.add_argument("--n-boot", type=N_BOOT, default=1000, help="bootstrap resamples, >= 2 (default 1000)")
     g.add_argument("--seed", type=SEED, default=0, help="bootstrap seed, >= 0 (default 0)")
-    g.add_argument("--json", action="store_true", help="print JSON (one object per run) instead of a table")
+    g.add_argument("--json", action="store_true", help=json_help)
     add_entropy_convention(g)
     if plot:
         g.add_argument("--plot", metavar="FILE", help="draw the figure to FILE (.png and .pdf; several "

@@ -21,7 +21,8 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("predict", help="fit on the first steps, predict the rest of the run",
                               description="Early-stage prediction (paper Fig. 5): fit R = -a*exp(H) + b on the "
                                           "first K steps or fraction F of each run and predict every later point.")
-    add_fit_arguments(p)
+    add_fit_arguments(p, json_help="print JSON instead of a table: {predictions: [one object per run], left_out, "
+                                   "row_accounts}, one run or many")
     w = p.add_mutually_exclusive_group(required=True)
     w.add_argument("--fit-steps", type=COUNT, metavar="K",
                    help="fit on the first K steps from the first logged step (steps <= first + K - 1)")

@@ -258,10 +258,9 @@ class EarlyPredictions(dict):
         return as_html(self.report())
 
     def to_dict(self) -> dict:
-        rows = [p.to_dict() for p in self.values()]
-        if len(rows) == 1 and not self.left_out:
-            return rows[0]
-        return {"predictions": rows, "left_out": self.left_out}
+        """``{"predictions": [one dict per run], "left_out": {run: why}}`` however many runs: one
+        run is a list of one (a script reading a directory's JSON reads one run's the same way)."""
+        return {"predictions": [p.to_dict() for p in self.values()], "left_out": dict(self.left_out)}
 
 
 def error_vs_k(steps, H, R, conf=0.95, min_points=3, predict_steps=None, origin=None,

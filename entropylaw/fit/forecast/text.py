@@ -309,17 +309,16 @@ class Forecasts(dict):
         self.left_out = dict(left_out or {})
         self.default_said = default_said  # the default method was asked for: which, by kind of score
 
-    def to_dict(self):
-        """One forecast's dict, or a list of them (the CLI's ``--json``); a run left out is an
-        entry of the list, ``{"run_id", "left_out": why}``, after the forecasts (a script reading
-        the list sees every run it gave, not only those forecast).
+    def to_dict(self) -> list:
+        """A list of the forecasts' dicts (the CLI's ``--json``), however many runs: one run is a
+        list of one. A run left out is an entry of the list, ``{"run_id", "left_out": why}``, after
+        the forecasts (a script reading the list sees every run it gave, not only those forecast).
 
         >>> Forecasts({}, {"tiny": "1 point"}).to_dict()
         [{'run_id': 'tiny', 'left_out': '1 point'}]
         """
         docs = [fc.to_dict() for fc in self.values()]
-        docs += [{"run_id": rid, "left_out": why} for rid, why in self.left_out.items()]
-        return docs if len(docs) != 1 or self.left_out else docs[0]
+        return docs + [{"run_id": rid, "left_out": why} for rid, why in self.left_out.items()]
 
     def report(self, every_method: str = "`methods` None gives every method", full: bool | None = None) -> str:
         """The forecasts as text; ``every_method`` says how to ask for every method (a caller's own
