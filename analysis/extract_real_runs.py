@@ -13,8 +13,11 @@ shipped files equal a fresh run of :func:`extract`.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
+
+import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -47,9 +50,11 @@ def sources(logs: Path = LOGS) -> list[tuple[Path, str, KeyOptions]]:
 
 
 def extract(path: Path, options: KeyOptions):
-    """The tidy table of one log and its ingest report."""
+    """The tidy table of one log and its ingest report; its ``source`` is the log's path from the
+    repository's root (``../shared/data/real-logs/...``), not this machine's."""
     df, [report] = load([str(path)], options)
-    return df, report
+    where = os.path.relpath(path, ROOT) if path.resolve().is_relative_to(ROOT.parent) else path.name
+    return df.assign(source=pd.Categorical([where] * len(df))), report
 
 
 def main(argv=None) -> int:

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -31,6 +32,9 @@ def main(argv: list[str]) -> int:
         print(f"lab_export: {err}", file=sys.stderr)
         return 2
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    # the sources from the sweep's own folder (lab-collapse/runs/...): a shipped table names no machine's paths
+    here = str(Path(args.sweep_dir).resolve().parent) + os.sep
+    t["source"] = t["source"].astype(str).str.replace(here, "", regex=False).astype("category")
     table.write(t, args.out)
     print(f"wrote {args.out}: {t['run_id'].nunique()} runs, {len(t)} rows")
     return 0

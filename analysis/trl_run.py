@@ -219,6 +219,9 @@ def export(run_dir: Path, dest: Path, run_id: str = RUN_NAME, config: str | None
     print(f"runs: {table.run_ids(df)}")
     dest.mkdir(parents=True, exist_ok=True)
     path = dest / "smollm2_grpo.parquet"
+    # the sources from the run's own folder (smollm2-grpo/tb, ...): a shipped table names no machine's paths
+    here = str(run_dir.resolve().parent) + os.sep
+    df["source"] = df["source"].astype(str).str.replace(here, "", regex=False).astype("category")
     table.write(df, path)
     return path
 

@@ -132,7 +132,7 @@ def test_overview_without_sources_names_none(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EntropyLawWarning)
         first = str(el.overview(_run("ok"))).splitlines()[0]
-    assert first.startswith("Read 1 runs: ") and " from :" not in first
+    assert first.startswith("Read 1 run: ") and " from :" not in first
 
 
 def test_report_words_must_be_a_function(tmp_path):

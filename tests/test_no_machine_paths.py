@@ -18,3 +18,20 @@ def test_no_script_test_or_doc_names_a_machine_path():
     found = [f"{p.relative_to(ROOT)}:{i}: {line.strip()}" for p in files
              for i, line in enumerate(p.read_text(errors="replace").splitlines(), 1) if MACHINE.search(line)]
     assert not found, "\n".join(found)
+
+
+def test_no_shipped_table_or_finding_names_a_machine_path():
+    """The shipped run tables' ``source`` named the machine they were extracted on
+    (``/work/shared/data/real-logs/...``), and ``forecast --json`` printed it as the run's source."""
+    import pandas as pd
+
+    temp = re.compile(r"(?<![\w.:/])/tmp/[\w.+-]")
+    tables = sorted(ROOT.glob("data/**/*.parquet"))
+    assert len(tables) >= 20
+    found = [f"{p.relative_to(ROOT)}: {s}" for p in tables
+             for s in (pd.read_parquet(p, columns=["source"])["source"].astype(str).unique()
+                       if "source" in pd.read_parquet(p).columns else [])
+             if MACHINE.search(s) or temp.search(s)]
+    texts = [p for pattern in ("data/**/*.json", "data/**/*.txt") for p in ROOT.glob(pattern)]
+    found += [f"{p.relative_to(ROOT)}" for p in texts if MACHINE.search(p.read_text()) or temp.search(p.read_text())]
+    assert not found, "\n".join(found)
