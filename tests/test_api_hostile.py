@@ -86,6 +86,7 @@ def test_forecast_all_refuses_a_bad_option_at_once():
     (dict(horizon=float("inf")), "`horizon` inf: expected a number of steps"),  # a forecast at step inf
     (dict(horizon=0), "`horizon` 0: expected"),  # was told as `at_steps` 195, a step it was not given
     (dict(methods=[3]), "`methods` \\[3\\]: expected a method's name or a list"),  # "unknown method 3"
+    (dict(methods=[]), "`methods` \\[\\]: expected a method's name or a list"),  # every method was run
 ])
 @pytest.mark.parametrize("call", [el.forecast_all, el.rank])
 def test_where_and_how_to_forecast_are_checked_at_once(call, kw, said):

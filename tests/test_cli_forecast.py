@@ -211,3 +211,22 @@ def test_runs_without_eval_rows_are_said_to_be_forecast_and_ranked_on_their_trai
     out = capsys.readouterr().out
     assert code == 0 and "no run logs a validation score: ranked on the training score (score)" in " ".join(
         out.split()), out
+
+
+def test_a_share_of_the_run_is_said_as_given_not_rounded_to_the_whole_run(capsys):
+    """--fit-frac 0.999 (99 of 100 steps) was said "(100% of the run, a backtest)"."""
+    rc = main(["forecast", str(ROOT / "data/real-sizes/qwen2.5-3b-instruct_grpo-lora_gsm8k.csv"), "--fit-frac", "0.999",
+               "-q"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert rc == 0 and "(99.9% of the run, a backtest)" in out
+
+
+def test_an_unreadable_file_among_others_says_how_to_read_the_rest(tmp_path, capsys):
+    """One broken file in a folder stopped the command with its reason alone: --skip-bad went unsaid."""
+    (tmp_path / "good.csv").write_bytes((ROOT / "data/real-sizes/qwen2.5-3b-instruct_grpo-lora_gsm8k.csv").read_bytes())
+    (tmp_path / "broken.csv").write_text('step,entropy\n1,"abc\n')
+    assert main(["forecast", str(tmp_path), "-q"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "broken.csv: cannot read as a table" in err and "--skip-bad leaves it out and reads the other files" in err
+    assert main(["forecast", str(tmp_path / "broken.csv"), "-q"]) == 2  # one file alone: no other to read
+    assert "--skip-bad" not in capsys.readouterr().err

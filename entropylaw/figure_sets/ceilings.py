@@ -261,9 +261,9 @@ def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boo
                 for r in frows if r.get("method_tag")]
     # the score's kind and unit as the ceilings' figure names them (a training score: a reward, no fraction)
     ax = plot_forecasts(frows, method=method + (" (or the one its row names)" if fallback else ""),
-                        title=f"Final score from the first {100 * fit_frac:.0f} %", score_label=score_axis_label(rows))
+                        title=f"Final score from the first {100 * fit_frac:g} %", score_label=score_axis_label(rows))
     return [Built("forecast_final_score", ax.figure,
-                  f"For each run, the final score forecast from its first {100 * fit_frac:.0f} % of steps: the "
+                  f"For each run, the final score forecast from its first {100 * fit_frac:g} % of steps: the "
                   f"default method for its kind of score ({said}; chosen by a rule fixed in advance on "
                   "the backtest of the real runs)"
                   + (f", or another where it cannot run ({', '.join(fallback)})" if fallback else "")

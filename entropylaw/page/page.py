@@ -275,10 +275,10 @@ def render_html(model: PageModel) -> str:
     else:
         parts.append("<p>No run had enough paired (entropy, score) points to fit.</p>")
     parts.append("</section>")
-    parts.append(f'<section id="forecast"><h2>Forecast of each final score from the first {100 * fit_frac:.0f} % '
+    parts.append(f'<section id="forecast"><h2>Forecast of each final score from the first {100 * fit_frac:g} % '
                  "of the run</h2>")
     if forecasts:
-        parts.append(f'<p class="muted">Each forecast sees only the run\'s first {100 * fit_frac:.0f} % of steps. '
+        parts.append(f'<p class="muted">Each forecast sees only the run\'s first {100 * fit_frac:g} % of steps. '
                      f"{defaults_said(names)} The <b>law ceiling</b> uses the window's (entropy, score) pairs and is "
                      "where the score would settle once the entropy is used up. ✓: the final score observed later "
                      "lies in the forecast's interval.</p>")

@@ -103,6 +103,14 @@ def _skipped(source: str, err: EntropyLawError) -> tuple[pd.DataFrame, IngestRep
     return table.empty(), report
 
 
+def _with_skip_hint(err, others: str) -> EntropyLawError:
+    """``err`` of one unreadable file among several, with how to read the rest (said once)."""
+    err = _as_user_error(err)
+    if "`skip_bad`" in str(err):
+        return err
+    return EntropyLawError(f"{err}; `skip_bad` leaves it out and reads {others}")
+
+
 def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = False,
               strict: bool = False, config=None) -> list[tuple[pd.DataFrame, IngestReport]]:
     fmt = detect_format(source)
@@ -128,8 +136,8 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
                 if depth >= 1 and not strict:  # a run folder's other files: the trainer's console output
                     aside.append((member, err))
                     continue
-                if not skip_bad:
-                    raise
+                if not skip_bad:  # one bad file of many: the way to read the others
+                    raise _with_skip_hint(err, f"the other files of {source}") from err
                 out.append(_skipped(member, _as_user_error(err)))
         if aside and not any(len(df) for df, _ in out):  # no run read in the run folder: every file's reason
             why = "; ".join(str(_as_user_error(err)) for _, err in aside[:3]) + ("; ..." if len(aside) > 3 else "")
@@ -208,7 +216,7 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
             given.extend([str(source)] * len(read))
         except (EntropyLawError, OSError) as err:
             if not skip_bad:
-                raise
+                raise _with_skip_hint(err, "the other inputs") if len(sources) > 1 else err
             pieces.append(_skipped(str(source), _as_user_error(err)))
             given.append(str(source))
     pieces = each_file_once(pieces, given)

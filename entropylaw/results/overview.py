@@ -47,7 +47,7 @@ class Overview:
                f"dropped: {drop}.",
                "",
                "Where each run saturates (law R = -a exp(H) + b, ceiling b - a) and where it is heading: the forecast",
-               f"of its final score from its first {self.fit_frac:.0%} of steps (90 % interval; later steps unseen), "
+               f"of its final score from its first {100 * self.fit_frac:g}% of steps (90 % interval; later steps unseen), "
                "the score it then reached,",
                "what continuing to the run's last step adds (points, 90 %) and the call against the noise.",
                screen_header(shown(self.columns, where="screen"))]

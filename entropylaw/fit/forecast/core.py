@@ -380,7 +380,7 @@ def _check_where_and_how(options: dict) -> None:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise EntropyLawError(f"`seed` {seed!r}: expected a whole number, 0 or more")
     methods = options.get("methods")  # one name alone is that method (forecast_table makes it a list)
-    if methods is not None and not isinstance(methods, str) and (not isinstance(methods, (list, tuple))
+    if methods is not None and not isinstance(methods, str) and (not isinstance(methods, (list, tuple)) or not methods
                                                                  or not all(isinstance(m, str) for m in methods)):
         raise EntropyLawError(f"`methods` {methods!r}: expected a method's name or a list of names, such as "
                               "['exp-saturation']")

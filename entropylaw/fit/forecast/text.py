@@ -125,7 +125,7 @@ def observed_at(fc, step) -> float | None:
 
 
 def header(fc) -> str:
-    share = "" if fc.fit_frac is None else f" ({fc.fit_frac:.0%} of the run, a backtest)"
+    share = "" if fc.fit_frac is None else f" ({100 * fc.fit_frac:g}% of the run, a backtest)"
     lines = [f"run {fc.run_id}: forecasting {fc.target_key} ({fc.target_kind}) "
              f"from steps {fc.origin:g}..{fc.last_logged:g}"
              f"{share}, {count(fc.n_window, 'point')}; the log starts at step {fc.origin:g} "
