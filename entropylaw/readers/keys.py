@@ -15,8 +15,8 @@ Conventions (SPEC section 6), first match wins:
   (where the core key is missing, e.g. cut from a long line), older ``val/test_score/<bench>``, oldest
   ``test_score/<bench>`` (older veRL echoes the validation before training under this
   name and later ones under ``val/test_score/<bench>``: both are one series,
-  ``val/<bench>``); fork ``val/score-all``; OpenRLHF ``eval/<source>_pass1`` and
-  ``eval/pass1``; TRL ``eval_reward`` (``eval/reward``).
+  ``val/<bench>``); fork ``val/score-all``; OpenRLHF ``eval/eval_<source>_pass1``
+  (``val/<source>``; also read without the inner ``eval_``) and ``eval/pass1``; TRL ``eval_reward`` (``eval/reward``).
 - response length: ``response_length/mean``, TRL ``completions/mean_length``.
 
 TRL with several reward functions logs ``rewards/<func>/mean`` per function and
@@ -69,7 +69,7 @@ _VAL_PATTERNS = [
     (re.compile(r"^val/test_score/(?P<bench>.+)$"), 5),
     (re.compile(r"^test_score/(?P<bench>.+)$"), 6),
     (re.compile(r"^val/score-(?P<bench>all)$"), 7),
-    (re.compile(r"^eval/(?P<bench>.+)_pass1$"), 8),
+    (re.compile(r"^eval/(?:eval_)?(?P<bench>.+)_pass1$"), 8),  # OpenRLHF: eval/eval_<source>_pass1
     (re.compile(r"^eval/(?P<bench>pass1)$"), 9),
     (re.compile(r"^eval_(?P<bench>reward)$"), 10),
     (re.compile(r"^eval/(?P<bench>reward)$"), 11),
