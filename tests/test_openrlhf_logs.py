@@ -89,6 +89,14 @@ def _check(df):
     assert table.series(df, run, "entropy").index.tolist() == list(range(1, N + 1))
 
 
+def test_openrlhf_wandb_evals_are_on_their_training_steps(tmp_path):
+    """eval/* on eval/epoch (0 in every row): every evaluation was read at step 0 and averaged into one."""
+    df = el.load([str(_wandb_run(tmp_path))])
+    _check(df)
+    [account] = el.row_accounts(df)
+    assert any("eval/epoch" in n and "eval/global_step" in n for n in account["notes"])
+
+
 def test_openrlhf_tensorboard_benchmarks_are_named_by_their_source(tmp_path):
     """eval/eval_<source>_pass1 was read as val/eval_<source>."""
     _check(el.load([str(_tensorboard_run(tmp_path))]))
