@@ -97,6 +97,13 @@ def test_openrlhf_wandb_evals_are_on_their_training_steps(tmp_path):
     assert any("eval/epoch" in n and "eval/global_step" in n for n in account["notes"])
 
 
+def test_a_wandb_table_written_field_by_field_is_no_metric(tmp_path):
+    """The samples table's nrows/ncols/size were read as metrics (on the step before: a step 0 of its own)."""
+    df = el.load([str(_wandb_run(tmp_path))])
+    assert not [m for m in df["metric"].astype(str).unique() if "generated_samples" in m]
+    assert df["step"].min() == 1
+
+
 def test_openrlhf_tensorboard_benchmarks_are_named_by_their_source(tmp_path):
     """eval/eval_<source>_pass1 was read as val/eval_<source>."""
     _check(el.load([str(_tensorboard_run(tmp_path))]))

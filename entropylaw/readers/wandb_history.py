@@ -181,6 +181,7 @@ class HistoryReader:
         """A HistoryRecord -> (numeric values by key, W&B step or None); the general path."""
         row: dict[str, float] = {}
         w_step = None
+        media: tuple[str, ...] = ()
         for item in history.item:
             nested = item.nested_key
             key = (nested[0] if len(nested) == 1 else ".".join(nested)) if nested else item.key
@@ -196,6 +197,12 @@ class HistoryReader:
                 except ValueError:
                     pass
             self._add_json(row, key, text)
+            if key.endswith("._type"):  # a media object written field by field (a Table): none is a metric
+                media = media + (key[:-5],) if media else (key[:-5],)
+        if media:
+            for key in [k for k in row if k.startswith(media)]:
+                del row[key]
+                self.non_numeric[key] = self.non_numeric.get(key, 0) + 1
         if w_step is None and history.HasField("step"):
             w_step = history.step.num
         return row, w_step
