@@ -76,4 +76,5 @@ def test_nemo_rl_wandb_run_and_its_config(tmp_path):
                        "data": {"train": {"dataset_name": "OpenMathInstruct-2"}}})
     _log_all(lambda metrics, step, prefix: run.log({f"{prefix}/{k}": v for k, v in metrics.items()}, step=step))
     run.finish()
-    _check(el.load([str(tmp_path / "wandb")]))
+    meta = _check(el.load([str(tmp_path / "wandb")]))
+    assert (meta.model, meta.seed, meta.dataset) == ("Qwen/Qwen2.5-1.5B", 42, "openmathinstruct-2")
