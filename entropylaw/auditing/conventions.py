@@ -49,7 +49,9 @@ def token_mean(t: Tokens) -> float:
     process); veRL core_algos.agg_loss ``loss_agg_mode="token-mean"`` on the step's
     ``entropys`` (ray_trainer.fit, ``actor/entropy``); OpenRLHF >= 0.9.8 ``entropy_loss``
     (ActorPPOTrainer.ppo_train weighs each micro-batch's value by its token count; from 0.10.3
-    the micro-batch value is aggregate_loss's masked sum over the step's token count).
+    the micro-batch value is aggregate_loss's masked sum over the step's token count); NeMo-RL
+    ClippedPGLossFn ``approx_entropy`` (each micro-batch's sum over the global batch's valid
+    tokens, the micro-batches summed), of the sampled tokens' importance-weighted surprisal.
     """
     return float(_pool(t.response).mean())
 
