@@ -47,7 +47,11 @@ def token_mean(t: Tokens) -> float:
 
     TRL GRPOTrainer._compute_loss, ``global_masked_mean(entropies)`` (one micro-batch, one
     process); veRL core_algos.agg_loss ``loss_agg_mode="token-mean"`` on the step's
-    ``entropys`` (ray_trainer.fit, ``actor/entropy``); OpenRLHF masked_mean over the batch.
+    ``entropys`` (ray_trainer.fit, ``actor/entropy``); OpenRLHF >= 0.9.8 ``entropy_loss``
+    (ActorPPOTrainer.ppo_train weighs each micro-batch's value by its token count; from 0.10.3
+    the micro-batch value is aggregate_loss's masked sum over the step's token count); NeMo-RL
+    ClippedPGLossFn ``approx_entropy`` (each micro-batch's sum over the global batch's valid
+    tokens, the micro-batches summed), of the sampled tokens' importance-weighted surprisal.
     """
     return float(_pool(t.response).mean())
 
@@ -79,7 +83,9 @@ def microbatch_mean(t: Tokens, groups: list) -> float:
 
     TRL GRPOTrainer.log averages ``_metrics["entropy"]`` over the gradient-accumulation
     micro-batches of a step; veRL dp_actor.update_policy appends each micro-batch's
-    aggregated entropy to ``metrics`` and reduce_metrics takes their mean.
+    aggregated entropy to ``metrics`` and reduce_metrics takes their mean; OpenRLHF before
+    0.9.8 logs ``entropy_loss`` as each micro-batch's masked_mean, averaged over the
+    micro-batches (and PPO epochs) of the step by ActorPPOTrainer.ppo_train.
     """
     ids = sorted(set(groups))
     return float(np.mean([_pool([r for r, g in zip(t.response, groups) if g == i]).mean() for i in ids]))

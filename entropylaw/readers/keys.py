@@ -5,7 +5,8 @@ Conventions (SPEC section 6), first match wins:
 - entropy: veRL ``actor/entropy`` (new), ``actor/entropy_loss`` (old veRL: it is the
   entropy, not a loss), Entropy-Mechanism fork ``train_entropy/all``, TRL ``entropy``
   (``train/entropy`` through TensorBoard/W&B), OpenRLHF ``train/entropy_loss`` (the
-  masked mean token entropy despite its name), and last TRL PPO's ``objective/entropy``,
+  masked mean token entropy despite its name), NeMo-RL ``train/approx_entropy`` (a sampled
+  estimate of the token-mean entropy, said in the notes), and last TRL PPO's ``objective/entropy``,
   read but flagged: it is the summed negative log-probability of the sampled tokens, a
   one-sample estimate per sequence, not the token-mean entropy.
 - score: veRL ``critic/score/mean``, TRL ``reward``, ``train/reward`` (TRL through
@@ -15,8 +16,8 @@ Conventions (SPEC section 6), first match wins:
   (where the core key is missing, e.g. cut from a long line), older ``val/test_score/<bench>``, oldest
   ``test_score/<bench>`` (older veRL echoes the validation before training under this
   name and later ones under ``val/test_score/<bench>``: both are one series,
-  ``val/<bench>``); fork ``val/score-all``; OpenRLHF ``eval/<source>_pass1`` and
-  ``eval/pass1``; TRL ``eval_reward`` (``eval/reward``).
+  ``val/<bench>``); fork ``val/score-all``; OpenRLHF ``eval/eval_<source>_pass1``
+  (``val/<source>``; also read without the inner ``eval_``) and ``eval/pass1``; TRL ``eval_reward`` (``eval/reward``).
 - response length: ``response_length/mean``, TRL ``completions/mean_length``.
 
 TRL with several reward functions logs ``rewards/<func>/mean`` per function and
@@ -48,7 +49,13 @@ from entropylaw.readers import key_names
 from entropylaw.terminal import count
 
 ENTROPY_KEYS = ["actor/entropy", "actor/entropy_loss", "train_entropy/all", "entropy", "train/entropy",
-                "train/entropy_loss", "objective/entropy", "train/objective/entropy"]
+                "train/entropy_loss", "train/approx_entropy", "objective/entropy", "train/objective/entropy"]
+# keys that are the token-mean entropy only as a Monte Carlo estimate (said in the notes)
+ESTIMATED_ENTROPY = {
+    "train/approx_entropy": "NeMo-RL's approx_entropy estimates the token-mean entropy from the sampled tokens "
+                            "(their importance-weighted negative log-probability), not from the full distribution: "
+                            "noisier than an exact entropy, in the same units",
+}
 # keys read as the entropy only for want of a better one, and why they are not it
 NOT_QUITE_ENTROPY = {
     key: "TRL PPO's objective/entropy is the summed negative log-probability of the sampled tokens "
@@ -69,7 +76,7 @@ _VAL_PATTERNS = [
     (re.compile(r"^val/test_score/(?P<bench>.+)$"), 5),
     (re.compile(r"^test_score/(?P<bench>.+)$"), 6),
     (re.compile(r"^val/score-(?P<bench>all)$"), 7),
-    (re.compile(r"^eval/(?P<bench>.+)_pass1$"), 8),
+    (re.compile(r"^eval/(?:eval_)?(?P<bench>.+)_pass1$"), 8),  # OpenRLHF: eval/eval_<source>_pass1
     (re.compile(r"^eval/(?P<bench>pass1)$"), 9),
     (re.compile(r"^eval_(?P<bench>reward)$"), 10),
     (re.compile(r"^eval/(?P<bench>reward)$"), 11),
@@ -158,6 +165,8 @@ def detect_keys(keys: Iterable[str], entropy_key: str | None = None, score_key: 
     if not val_keys:
         _accuracy_over_reward(keys, km)
     _by_name(keys, km)
+    if km.entropy in ESTIMATED_ENTROPY:
+        km.notes.append(f"entropy read from {km.entropy!r}: {ESTIMATED_ENTROPY[km.entropy]}")
     if km.entropy in NOT_QUITE_ENTROPY:
         km.warnings.append(f"entropy read from {km.entropy!r}: {NOT_QUITE_ENTROPY[km.entropy]}")
     _flag_ranges(km, ranges or {}, keys)

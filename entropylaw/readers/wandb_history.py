@@ -156,6 +156,8 @@ class HistoryReader:
         self.non_numeric: dict[str, int] = {}
         self.bad_steps = 0
         self.step_metrics: set[str] = {step_key} if step_key else set()
+        self.axis_seen: dict[str, set[float]] = {}  # step metric -> its values (two at most: "it moves")
+        self.siblings: list[tuple[int, int, int, str]] = []  # (start, end, the row's <prefix>global_step, metric)
 
     def define(self, metric) -> None:
         """A ``define_metric`` declaration (or one W&B expanded from a glob)."""
@@ -179,6 +181,7 @@ class HistoryReader:
         """A HistoryRecord -> (numeric values by key, W&B step or None); the general path."""
         row: dict[str, float] = {}
         w_step = None
+        media: tuple[str, ...] = ()
         for item in history.item:
             nested = item.nested_key
             key = (nested[0] if len(nested) == 1 else ".".join(nested)) if nested else item.key
@@ -194,6 +197,12 @@ class HistoryReader:
                 except ValueError:
                     pass
             self._add_json(row, key, text)
+            if key.endswith("._type"):  # a media object written field by field (a Table): none is a metric
+                media = media + (key[:-5],) if media else (key[:-5],)
+        if media:
+            for key in [k for k in row if k.startswith(media)]:
+                del row[key]
+                self.non_numeric[key] = self.non_numeric.get(key, 0) + 1
         if w_step is None and history.HasField("step"):
             w_step = history.step.num
         return row, w_step
@@ -219,7 +228,7 @@ class HistoryReader:
             return
         if not self.axis_codes and len(self.steps):  # rows before the first declaration: on _step
             self.axis_codes.extend([self._axis(None)] * len(self.steps))
-        steps, axes = [], []
+        steps, axes, used = [], [], set()
         for key in row:
             step = w_step
             metric = self.step_of[key] if key in self.step_of else self._step_metric(key)
@@ -227,15 +236,57 @@ class HistoryReader:
                 found = full.get(metric, self.last.get(metric))
                 if found is not None and float(found).is_integer():
                     step = int(found)
+                    used.add(metric)
                 elif found is not None:
                     self.bad_steps += 1
             steps.append(step)
             axes.append(self._axis(metric))
+        start = len(self.steps)
+        for metric in used:
+            self._note_sibling(metric, full, start, start + len(steps))
         self.steps.extend(steps)
         self.axis_codes.extend(axes)
         for metric in self.step_metrics:
             if metric in full:
                 self.last[metric] = full[metric]
+
+    def _note_sibling(self, metric: str, full: dict[str, float], start: int, end: int) -> None:
+        """Remember the values a step metric takes, and the row's own ``<prefix>global_step`` beside it:
+        OpenRLHF declares ``eval/*`` on ``eval/epoch`` and never logs it (W&B's step_sync fills in 0 in
+        every eval row) while each eval row holds ``eval/global_step``, the training step."""
+        seen = self.axis_seen.setdefault(metric, set())
+        if len(seen) < 2:
+            seen.add(full.get(metric, self.last.get(metric)))
+        head, sep, _ = metric.rpartition("/")
+        sibling = f"{head}{sep}global_step"
+        alt = full.get(sibling)
+        if sibling != metric and alt is not None and float(alt).is_integer():
+            self.siblings.append((start, end, int(alt), metric))
+
+    def _stuck_axes(self) -> list[str]:
+        """A step metric that never moves while the rows on it name their training step: read them there."""
+        stuck = {m for m, seen in self.axis_seen.items() if len(seen) == 1}
+        spans = [s for s in self.siblings if s[3] in stuck]
+        moved: dict[str, str] = {}
+        for metric in stuck:
+            alts = {alt for *_, alt, m in spans if m == metric}
+            if len(alts) >= 2:
+                head, sep, _ = metric.rpartition("/")
+                moved[metric] = f"{head}{sep}global_step"
+        if not moved:
+            return []
+        steps = np.frombuffer(self.steps, dtype=np.int64).copy()
+        axis_codes = np.frombuffer(self.axis_codes, dtype=np.int32).copy()
+        for start, end, alt, metric in spans:
+            if metric in moved:
+                code = self._axis(metric)
+                on = np.flatnonzero(axis_codes[start:end] == code) + start
+                steps[on] = alt
+                axis_codes[on] = self._axis(moved[metric])
+        self.steps, self.axis_codes = array("q", steps.tobytes()), array("i", axis_codes.tobytes())
+        return [f"{metric} (the declared step of its keys) is {next(iter(self.axis_seen[metric])):g} in every row: "
+                f"read those rows on {sibling}, which each of them holds (OpenRLHF declares eval/* on eval/epoch "
+                "and never logs it)" for metric, sibling in sorted(moved.items())]
 
     def _declared_only(self, row: dict[str, float]) -> dict[str, float]:
         """The row without keys that have no declared step metric: in a run that declares its steps,
@@ -271,6 +322,7 @@ class HistoryReader:
 
     def to_raw(self, run_id: str, source: str) -> RawRun:
         names = np.array(list(self.codes), dtype=object)
+        notes = self._stuck_axes() if self.axis_codes else []
         keys = names[np.frombuffer(self.key_codes, dtype=np.int32)] if len(self.key_codes) else []
         raw = RawRun(run_id, source, steps=np.frombuffer(self.steps, dtype=np.int64),
                      keys=keys, values=np.frombuffer(self.values, dtype=np.float64),
@@ -283,6 +335,8 @@ class HistoryReader:
             raw.repeats = "mean"
             raw.report.note("steps as the run declared them (define_metric): "
                             + ", ".join(sorted({f"{k} on {v}" for k, v in self._declared().items()})))
+        for note in notes:
+            raw.report.note(note)
         n_bad = sum(self.non_numeric.values())
         n_und = sum(self.undeclared.values())
         raw.report.read(len(self.values) + n_bad + n_und)

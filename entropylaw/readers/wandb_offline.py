@@ -271,15 +271,15 @@ def _apply_config(config: dict, record) -> None:
 
 # config paths, first found wins (SPEC section 6 trainers; "a.b" also matches a flat "a.b" key)
 MODEL_KEYS = ["actor_rollout_ref.model.path", "model_name_or_path", "model_name", "model.path",
-              "model.name", "model", "pretrain"]
+              "model.name", "model", "pretrain", "policy.model_name"]  # the last: NeMo-RL
 ALGORITHM_KEYS = ["algorithm.adv_estimator", "adv_estimator", "algorithm"]
-SEED_KEYS = ["seed", "data.seed", "actor_rollout_ref.rollout.seed"]
+SEED_KEYS = ["seed", "data.seed", "actor_rollout_ref.rollout.seed", "grpo.seed"]
 # the training data first (what "dataset" means in the run table); a custom trainer's paths next, then its
 # validation data: a validation key that names no benchmark takes its task from it (fit.forecast.tasks)
 DATASET_KEYS = ["dataset", "dataset_name", "data.train_files", "prompt_data", "train_dataset", "train_data",
                 "train_path", "train_file", "train_data_path", "data_path", "data.train_path", "data.path",
                 "benchmark", "data.val_files", "eval_dataset", "eval_data", "eval_path", "val_path",
-                "val_data", "validation_data_path", "eval_data_path"]
+                "val_data", "validation_data_path", "eval_data_path", "data.train.dataset_name"]
 
 
 def meta_from_config(config: dict) -> dict:
