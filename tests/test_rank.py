@@ -520,3 +520,24 @@ def test_runs_on_different_scales_are_neither_pruned_nor_picked(tmp_path):
     text = run_cli("rank", str(tmp_path), "--fit-frac", "0.5").stdout
     assert "keep: none can be named: the runs' scores are on different scales" in text
     assert "nothing is pruned" in text
+
+
+def test_a_run_left_out_says_where_it_was_read_from(tmp_path):
+    """rank --json gave a run left out "source": null, though the file it came from was known."""
+    for name in ("qwen2.5-3b-instruct_grpo-lora_gsm8k", "qwen2.5-7b-instruct_grpo-lora_gsm8k"):
+        (tmp_path / f"{name}.csv").write_bytes((ROOT / f"data/real-sizes/{name}.csv").read_bytes())
+    (tmp_path / "noscore.csv").write_text("step,entropy\n1,0.5\n2,0.4\n3,0.3\n")
+    out = run_cli("rank", str(tmp_path), "--fit-frac", "0.5", "--json", "-q")
+    rows = {r["run_id"]: r for r in json.loads(out.stdout)}
+    assert rows["noscore"]["left_out"] and rows["noscore"]["source"].endswith("noscore.csv")
+
+
+def test_a_horizon_is_said_as_the_step_the_runs_are_forecast_to():
+    """el.rank(df, horizon=20) said "the final score is each run's own (its last step)" under scores
+    forecast 20 steps past each window."""
+    import entropylaw as el
+
+    r = el.rank(_sweep(n_runs=3), horizon=20, n_boot=50)
+    text = " ".join(str(r).split())
+    assert "the final score is at step 220 (`horizon` after each run's window)" in text
+    assert "its last step" not in text

@@ -121,6 +121,8 @@ class Ranking:
     point: float | None = 0.01
     notes: list = field(default_factory=list)
     left_out: dict = field(default_factory=dict)  # runs that could not be forecast: run -> why (also in notes)
+    left_out_sources: dict = field(default_factory=dict)  # where each run left out was read from
+    forecast_to: str | None = None  # the step each run is forecast to where not its last (`horizon`, `at_steps`)
     step: tuple | None = None  # (N, why): the one step a live sweep is compared at
     window: float | None = None  # the first K steps of each run (`fit_steps`, a backtest); None: the same K not
     mixed_scales: bool = False  # scores in percent beside fractions (or another range): no pick, nothing pruned
@@ -175,7 +177,8 @@ class Ranking:
         more = ("p_near", "to_step", "observed", "note", "regime", "law", "constant", "finished", "source", "score")
         rows = [{**{k: r.get(k) for k in (*keys, *more)}, "left_out": None} for r in self.rows]
         blank = dict.fromkeys((*keys, *more))
-        return rows + [{**blank, "run_id": rid, "left_out": why} for rid, why in self.left_out.items()]
+        return rows + [{**blank, "run_id": rid, "source": self.left_out_sources.get(rid), "left_out": why}
+                       for rid, why in self.left_out.items()]
 
     def __str__(self) -> str:
         pct = f"{100 * self.conf:g} %"
@@ -208,7 +211,7 @@ class Ranking:
         at = (f"at step {self.step[0]:g}, where the runs are compared" if compared
               else f"at step {self.step[0]:g}" + ("" if done else ", where it is forecast to")
               if self.step and self.step[0]
-              else "each run's own (its last step")  # one run live: the step it is forecast to, not its last logged
+              else self.forecast_to or "each run's own (its last step")  # one run live: the step it is forecast to
         lines.append("p_best: the share of joint draws in which the run ends best; p_near: within the threshold of the "
                      f"best; the final score is {at}{')' if at.endswith('step') else ''} (a training score's: the "
                      "mean of its last 5 %)")

@@ -39,6 +39,7 @@ class ScoreRankings:
     kinds: dict = field(default_factory=dict)  # score key -> its kind (validation, training score)
     notes: list = field(default_factory=list)
     left_out: dict = field(default_factory=dict)
+    left_out_sources: dict = field(default_factory=dict)  # where each run left out was read from
 
     @property
     def rows(self) -> list:
@@ -83,7 +84,8 @@ class ScoreRankings:
         """Every group's ``--json`` rows, each with its ``score``; then the runs left out (as a Ranking's)."""
         rows = [row for _, ranking in self.groups for row in ranking.to_dict()]  # each says its score (rank)
         blank = dict.fromkeys(rows[0]) if rows else {}
-        return rows + [{**blank, "run_id": rid, "score": None, "left_out": why} for rid, why in self.left_out.items()]
+        return rows + [{**blank, "run_id": rid, "score": None, "source": self.left_out_sources.get(rid), "left_out": why}
+                       for rid, why in self.left_out.items()]
 
     def __str__(self) -> str:
         n = sum(len(ranking.rows) for _, ranking in self.groups)
