@@ -229,8 +229,9 @@ def same_kinds(messages) -> list[tuple[str, list[str], list[str]]]:
     """Messages about runs grouped by what they say: ``[(text, runs, messages)]`` in the order
     of their first appearance. ``text`` is what the kind says without a run's name (and
     without its qualifier or verb, which every member shares): the numbers every run shares,
-    their range (``2–3``) where they differ (``…`` for one end of a range the text gives). A
-    message about no run is a kind of its own with no runs.
+    their range (``2–3``) where they differ; a range the text gives (``0.02-0.05 nats``) that
+    differs is each run's for a few runs (``0.02-0.05, 0.03-0.08 nats``), else where its ends lie
+    (``0.02–0.03 to 0.05–0.08 nats``). A message about no run is a kind of its own with no runs.
 
     >>> same_kinds(["run 'a': 2 points", "run 'b': 3 points"])
     [('2–3 points', ['a', 'b'], ["run 'a': 2 points", "run 'b': 3 points"])]
@@ -248,23 +249,44 @@ def same_kinds(messages) -> list[tuple[str, list[str], list[str]]]:
     for members in groups.values():
         texts = [_DIGITS.split(rest) for _, rest, _ in members]
         numbers = [_DIGITS.findall(rest) for _, rest, _ in members]
-        merged = texts[0][0]
-        for i, piece in enumerate(texts[0][1:]):
+        merged, i, n = texts[0][0], 0, len(numbers[0])
+        while i < n:
             said = [nums[i] for nums in numbers]
             low, high = min(said, key=float), max(said, key=float)
-            # one end of a range the text gives (0.06-0.15 nats): a range of ranges misreads
-            in_a_range = (i > 0 and texts[0][i] == "-") or (piece == "-" and i + 1 < len(numbers[0]))
-            if float(low) == float(high):
+            piece = texts[0][i + 1]
+            if piece == "-" and i + 1 < n:  # a range the text gives (0.06-0.15 nats): its two ends together
+                merged, i = _merge_range(merged, [(nums[i], nums[i + 1]) for nums in numbers]), i + 1
+                piece = texts[0][i + 1]
+            elif float(low) == float(high):
                 merged += low
-            elif in_a_range:
-                merged += "…"
             elif re.search(r"(^|[\s(\[=,])-$", merged):  # signed: -0.7 to -0.06, not -0.06–0.7 (a range through 0)
                 merged = merged[:-1] + f"-{high} to -{low}"
             else:
                 merged += f"{low}–{high}"
             merged += piece
+            i += 1
         out.append((merged, [run for run, _, _ in members if run is not None], [m for _, _, m in members]))
     return out
+
+
+def _merge_range(merged: str, ranges: list[tuple[str, str]]) -> str:
+    """``merged`` with the runs' ranges (``low-high`` each) after it: one range where every run
+    gives the same; each run's, in the runs' order, where they are at most :data:`SHOWN_NAMES`
+    (the runs the line names) or the low end is signed; else where the low ends lie, "to", where
+    the high ends lie (``0.02–0.04 to 0.05–0.08``). A range of ranges (0.02–0.04-0.05–0.08)
+    misreads, and "…-…" said no number at all."""
+    sign = "-" if re.search(r"(^|[\s(\[=,])-$", merged) else ""  # a signed low end: each run's gets it
+    shown = list(dict.fromkeys(f"{lo}-{hi}" for lo, hi in ranges))
+    if len(shown) == 1:
+        return merged + shown[0]
+    head = merged[:len(merged) - len(sign)]
+    if len(ranges) <= SHOWN_NAMES or sign:
+        return head + ", ".join(f"{sign}{lo}-{hi}" for lo, hi in ranges)
+
+    def span(values):
+        values = sorted(dict.fromkeys(values), key=float)
+        return values[0] if len(values) == 1 else f"{values[0]}–{values[-1]}"
+    return head + f"{span([lo for lo, _ in ranges])} to {span([hi for _, hi in ranges])}"
 
 
 def group_repeats(messages) -> list[tuple[str, list[str]]]:

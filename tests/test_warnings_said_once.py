@@ -106,10 +106,31 @@ def test_q_silences_the_warnings_of_the_figures_too(tmp_path):
     assert list(tmp_path.glob("*.png"))
 
 
-def test_a_grouped_line_gives_the_range_of_what_differs_but_not_of_a_range():
+def test_a_grouped_line_gives_the_range_of_what_differs_and_each_runs_range_for_a_few():
+    """A range the message gives was "(…-0.9 nats)" grouped, and "(…-… nats)" where both ends
+    differ: no number left to read. A few runs (the runs the line names): each run's range, in
+    their order; more: where the low ends lie, then the high ends (a range of ranges misreads)."""
     messages = [f"run 'r{i}': fitted a = -0.0{i} <= 0; the entropy range (0.{i}-0.9 nats) is small" for i in (1, 4)]
     assert [line for line, _ in group_repeats(messages)] == [
-        "fitted a = -0.04 to -0.01 <= 0; the entropy range (…-0.9 nats) is small (2 runs: r1, r4)"]
+        "fitted a = -0.04 to -0.01 <= 0; the entropy range (0.1-0.9, 0.4-0.9 nats) is small (2 runs: r1, r4)"]
+    three = [f"run 'r{i}': the entropy range (0.0{i}-0.{i + 4} nats) is small" for i in (1, 2, 3)]
+    assert group_repeats(three)[0][0] == (
+        "the entropy range (0.01-0.5, 0.02-0.6, 0.03-0.7 nats) is small (3 runs: r1, r2, r3)")
+    five = [f"run 'r{i}': the entropy range (0.0{i}-0.{i + 4} nats) is small" for i in range(1, 6)]
+    assert group_repeats(five)[0][0] == (
+        "the entropy range (0.01–0.05 to 0.5–0.9 nats) is small (5 runs: r1, r2, r3 and 2 more)")
+    same = [f"run 'r{i}': the entropy range (0.1-0.5 nats) is small after {i} points" for i in range(1, 5)]
+    assert group_repeats(same)[0][0].startswith("the entropy range (0.1-0.5 nats) is small after 1–4 points")
+
+
+@pytest.mark.skipif(not SIZES.is_dir(), reason="no data/real-sizes")
+def test_the_grouped_warnings_of_a_real_series_keep_their_numbers():
+    """`entropylaw scale data/real-sizes`: two runs' "the entropy range (…-… nats) is small"."""
+    out = _cli("scale", str(SIZES))
+    assert out.returncode == 0
+    text = " ".join(out.stderr.split())
+    assert "…" not in text, out.stderr
+    assert "the entropy range (0.222-0.954, 0.186-0.36 nats) is small" in text, out.stderr
 
 
 def test_a_fit_on_three_points_says_it_once():

@@ -23,7 +23,7 @@ def add_parser(subparsers) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="lab_command", metavar="LAB_COMMAND")
 
-    r = sub.add_parser("run", help="one RL run (resumes if --out holds an unfinished one)")
+    r = _command(sub, "run", "one RL run (resumes if --out holds an unfinished one)")
     r.add_argument("--size", default="s", help="xs, s, m, l or d<D>l<L> (default s)")
     r.add_argument("--algo", default="grpo", help="grpo, rloo, reinforce++, reinforce (default grpo)")
     r.add_argument("--intervention", default="none",
@@ -36,7 +36,7 @@ def add_parser(subparsers) -> None:
     _common(r)
     r.set_defaults(func=run_one)
 
-    s = sub.add_parser("sweep", help="run every run of a TOML sweep config (finished runs are skipped)")
+    s = _command(sub, "sweep", "run every run of a TOML sweep config (finished runs are skipped)")
     s.add_argument("config", help="sweep config (.toml)")
     s.add_argument("--out", required=True, help="sweep directory (runs/<name>/, warmstart/)")
     s.add_argument("--check", action="store_true", help="only validate the config and list its runs")
@@ -44,15 +44,20 @@ def add_parser(subparsers) -> None:
     _common(s)
     s.set_defaults(func=run_sweep)
 
-    e = sub.add_parser("export", help="write a sweep's runs as one tidy run table (.parquet or .csv)")
-    e.add_argument("sweep_dir")
+    e = _command(sub, "export", "write a sweep's runs as one tidy run table (.parquet or .csv)")
+    e.add_argument("sweep_dir", help="the sweep directory (lab sweep --out)")
     e.add_argument("--to", required=True, help="output table file")
     e.add_argument("--include-unfinished", action="store_true", help="also export runs without done.json")
     e.set_defaults(func=run_export)
 
-    z = sub.add_parser("sizes", help="list the size presets and their non-embedding parameter counts")
+    z = _command(sub, "sizes", "list the size presets and their non-embedding parameter counts")
     z.set_defaults(func=run_sizes)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _command(sub, name: str, text: str):
+    """A lab command whose own --help says what it does, as the list of commands does."""
+    return sub.add_parser(name, help=text, description=text)
 
 
 def _common(p) -> None:

@@ -175,10 +175,35 @@ def screen_line(columns: Sequence[Column], row: Mapping, width: int | None = Non
     over = len(line) - width if width else 0
     label = next((c for c in columns if c.key == "label"), None)
     if over > 0 and label is not None and label.width - over >= 9:
-        room = label.width - over
-        name = replace(label, width=room, screen=lambda r: short(str(r.get("run_id", "")), room - 1))
-        line = _placed([name if c is label else c for c in columns], row)
+        line = _placed([_narrower(c, c.width - over) if c is label else c for c in columns], row)
     return line
+
+
+def fitted(columns: Sequence[Column], rows: Sequence[Mapping], width: int | None = None) -> list[Column]:
+    """``columns`` each as wide as its widest value among ``rows`` (and its heading), so every
+    line of a table places its values at the same places: one value wider than its column (a
+    gain in the score's own units, ``+0.000 [+0.000, +0.020]``) pushed the values after it on its
+    line alone. Where that passes ``width``, the run's name gives up what is missing, on every
+    line alike (its column kept at 9 characters or more).
+
+    >>> cols = [Column("a", short="a", width=3, screen=lambda r: r["a"]), Column("b", short="b", width=5,
+    ...         screen=lambda r: r["b"])]
+    >>> rows = [{"a": "1", "b": "2"}, {"a": "-10.5", "b": "2"}]
+    >>> [screen_line(fitted(cols, rows), r) for r in rows]
+    ['    1    2', '-10.5    2']
+    """
+    def need(i: int, c: Column, text: str) -> int:  # one space before it where nothing else parts it from the last
+        return len(text) + (1 if i and not c.gap and text.strip() and not (c.width == 1 and not c.short) else 0)
+    out = [replace(c, width=max([c.width, len(c.short), *(need(i, c, c.screen(r)) for r in rows)]))
+           for i, c in enumerate(columns)]
+    over = sum(c.gap + c.width for c in out) - width if width else 0
+    return [_narrower(c, c.width - over) if c.key == "label" and over > 0 and c.width - over >= 9 else c
+            for c in out]
+
+
+def _narrower(label: Column, room: int) -> Column:
+    """The run's name's column ``room`` wide, the name cut to fit with one space after it."""
+    return replace(label, width=room, screen=lambda r: short(str(r.get("run_id", "")), room - 1))
 
 
 def _placed(columns: Sequence[Column], row: Mapping) -> str:

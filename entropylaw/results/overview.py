@@ -19,7 +19,7 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawWarning
 from entropylaw.fit.forecast.final import FINAL_SHARE, NO_FORECAST_WIDTH, UNBOUNDED_WIDTH
 from entropylaw.fit.run import left_out_line
-from entropylaw.results.columns import COLUMNS, screen_header, screen_line, shown
+from entropylaw.results.columns import COLUMNS, fitted, screen_header, screen_line, shown
 from entropylaw.results.model import N_BOOT, RunResults, run_results
 from entropylaw.results.rows import NOT_FITTED
 
@@ -50,8 +50,8 @@ class Overview:
                f"of its final score from its first {100 * self.fit_frac:g}% of steps (90 % interval; later steps unseen), "
                "the score it then reached,",
                "what continuing to the run's last step adds (points, 90 %) and the call against the noise.",
-               screen_header(shown(self.columns, where="screen"))]
-        out += [screen_line(shown(self.columns, where="screen"), r, WIDTH) for r in self.rows]
+               screen_header(columns := fitted(shown(self.columns, where="screen"), self.rows, WIDTH))]
+        out += [screen_line(columns, r, WIDTH) for r in self.rows]
         out.append("score: val = validation, train = the training reward (no validation logged). law: good / weak fit,")
         out.append("  n/a = the law does not describe the run (its ceiling is no forecast); "
                    "! = beyond the score's range.")

@@ -1,0 +1,79 @@
+"""The demo's table lines up: every row's values sit under their headings. A value wider than
+its column (row 3 of the shipped runs, a score in [-1, 1]: its gain in the score's own units,
+``+0.000 [+0.000, +0.020]``, 23 characters in a column of 21) pushed the values after it on its
+line alone, and its call stood two characters right of every other row's."""
+
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from entropylaw.results.overview import WIDTH, Overview
+
+ROOT = Path(__file__).resolve().parents[1]
+# the headings, each with where its values sit: right-aligned (their ends under its end) or left
+HEADINGS = [("#", "right"), ("run", "left"), ("score", "right"), ("steps", "right"), ("ceiling", "right"),
+            ("law", "left"), ("forecast [90 %]", "right"), ("reached", "right"), ("gain to go", "right"),
+            ("call", "left")]
+MARKS = "*^v!"  # one-character marks after a value (last-value, take-off, collapse risk, beyond the range)
+
+
+def misplaced(header: str, row: str) -> list[str]:
+    """The headings whose value on ``row`` is not where the heading places it."""
+    row = row.ljust(len(header) + 1)
+    wrong = []
+    for heading, align in HEADINGS:
+        start = header.index(heading)
+        end = start + len(heading)
+        if align == "right":
+            ok = row[end - 1] != " " and (row[end] == " " or row[end] in MARKS)
+        else:
+            ok = row[start] != " " and (start == 0 or row[start - 1] == " ")
+        if not ok:
+            wrong.append(heading)
+    return wrong
+
+
+def table(lines: list[str]) -> tuple[str, list[str]]:
+    at = next(i for i, line in enumerate(lines) if line.startswith(" # run"))
+    rows = []
+    for line in lines[at + 1:]:
+        if not line[:3].strip().isdigit():
+            break
+        rows.append(line)
+    return lines[at], rows
+
+
+def _fc(**kw) -> dict:
+    fc = {"target_kind": "validation", "forecast": 0.61, "forecast_ci": (0.55, 0.67), "final_observed": 0.6,
+          "gain": 0.02, "gain_ci": (-0.01, 0.05), "point": 0.01, "call": "undecided"}
+    return {**fc, **kw}
+
+
+def test_a_value_wider_than_its_column_widens_it_on_every_row():
+    rows = [{"number": 1, "run_id": "verl_gpg_qwen2-7b-instruct_gsm8k+math_fsdp", "ceiling": 0.685, "trust": "good fit",
+             "kind": "val", "steps": 211.0, "fc": _fc()},
+            {"number": 2, "run_id": "verl_opd_qwen3-4b_aime24_collapse", "ceiling": -1.0, "trust": "law does not apply",
+             "kind": "val", "steps": 262.0,
+             "fc": _fc(forecast=-1.0, forecast_ci=(-1.0, -0.55), final_observed=-1.0, gain=0.0, gain_ci=(0.0, 0.02),
+                       point=None, call="stop", fallback=True, regime="collapse risk")},
+            {"number": 3, "run_id": "qwen2.5-7b__exp1a__rho0.10_seed43", "ceiling": 0.339, "trust": "weak fit",
+             "kind": "train", "steps": 196.0, "fc": _fc(no_forecast="its interval spans the score's range", call=None,
+                                                        gain=None)}]
+    lines = Overview([], rows, 0, {}, 0.15).lines()
+    header, shown = table(lines)
+    assert len(shown) == 3
+    assert "+0.000 [+0.000, +0.020]" in shown[1] and "*v" in shown[1]
+    assert {row: misplaced(header, row) for row in shown} == {row: [] for row in shown}
+    assert max(map(len, lines)) <= WIDTH
+
+
+@pytest.mark.skipif(not (ROOT / "data" / "real").is_dir(), reason="no data/real")
+def test_the_demo_on_the_shipped_runs_lines_up():
+    out = run_cli("demo", "data/real", "data/real-sizes", "--no-report", cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    header, rows = table(lines)
+    assert len(rows) == 25
+    assert {row: misplaced(header, row) for row in rows} == {row: [] for row in rows}
+    assert max(map(len, lines)) <= WIDTH
