@@ -487,7 +487,10 @@ def test_one_run_with_a_forecast_is_not_said_best_where_another_is_the_pick(tmp_
     sweep = _grpo_sweep(tmp_path / "sweep", {"long": 300, "short": 190, "mid": 250})
     text = " ".join(_cli("rank", str(sweep), "--fit-frac", "0.25", "--n-boot", "60").stdout.split())
     assert "keep: mid" in text and "best by default" not in text, text
-    assert "one run with a forecast: the only run drawn, its p_best 100 % by default (not the pick for it)" in text
+    assert "one run with a forecast: the only run drawn, with no other to draw against: no p_best is given" in text
+    # its 100 % was no contest won: no p_best in the table, and the rows in order of their expected scores
+    rows = json.loads(_cli("rank", str(sweep), "--fit-frac", "0.25", "--n-boot", "60", "--json").stdout)
+    assert all(r["p_best"] is None for r in rows)
 
 
 def test_a_run_whose_evaluations_stopped_early_is_not_ranked_finished_on_its_early_score(tmp_path):

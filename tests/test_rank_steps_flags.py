@@ -254,8 +254,8 @@ def test_one_finished_run_beside_runs_without_a_forecast_is_said_finished(tmp_pa
     # steps 1-10, the interval spans 49-52 % of the range, on either side of the rule by the draws alone)
     _csv(tmp_path / "early.csv", _healthy(seed=20)[:6])
     r = el.rank(el.load(str(tmp_path), warn=False), n_boot=100, total_steps=100)
-    assert "one run finished (its observed score): the only run drawn, its p_best 100 % by default (not the pick " \
-           "for it), and nothing is pruned" in r.notes
+    assert "one run finished (its observed score): the only run drawn, with no other to draw against: no p_best is " \
+           "given, and nothing is pruned" in r.notes
     assert not any(n.startswith("one run with a forecast") for n in r.notes)
 
 

@@ -283,6 +283,9 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
         pb, pn = shares[f.run_id]
         rows.append(_row(f.run_id, f.score, min(lo, f.score), max(hi, f.score), pb, pn, False, f.step, None,
                          fl.FINISHED, None, f.law))
+    if len(ranked) == 1 and len(rows) > 1:  # one run drawn among runs with none: its 100 % is no contest won
+        for row in rows:
+            row["p_best"] = row["p_near"] = None
     rows.sort(key=lambda r: (r["p_best"] is None, -r["expected"]))
     notes = []
     for fc in fcs:
@@ -297,7 +300,7 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     if len(ranked) == 1 and len(rows) > 1:
         only = "one run finished (its observed score)" if ranked[0] in {f.run_id for f in done} else \
             "one run with a forecast"
-        notes.append(f"{only}: the only run drawn, its p_best 100 % by default (not the pick for it), and nothing "
+        notes.append(f"{only}: the only run drawn, with no other to draw against: no p_best is given, and nothing "
                      "is pruned")
     if few is not None:
         notes.append(f"a forecast has {few} draws (`n_boot`): too few to prune on; a share below "
