@@ -34,19 +34,17 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fileio import jsonable
 from entropylaw.fit import forms as forms_mod
+from entropylaw.fit import law_text
 from entropylaw.fit import uncertainty as unc
-from entropylaw.fit.estimator import Estimator
+from entropylaw.fit.estimator import Estimator, as_numbers, shown
 from entropylaw.fit.pairing import check_pairs, pair
+from entropylaw.fit.law_text import INTERVAL_TEXT
 from entropylaw.fit.robust import LOSSES, odr_fit, robust_fit
-from entropylaw.terminal import as_html, wrap
+from entropylaw.terminal import as_html
 
 INTERVALS = ("ar1", "block-bootstrap", "run-bootstrap", "iid")
-INTERVAL_TEXT = {
-    "ar1": "t interval, least-squares covariance under AR(1) residuals (REML, phi averaged)",
-    "block-bootstrap": "moving-block residual bootstrap, percentile",
-    "run-bootstrap": "bootstrap over runs, percentile",
-    "iid": "t interval, textbook least-squares covariance (independent residuals)",
-}
+WEIGHTS = "one positive finite number per point fitted"
+ENTROPY_SD = "the logged entropy's noise sd in nats, a number >= 0 (None: estimated from the series)"
 
 
 class EntropyLawFit(Estimator):
@@ -84,6 +82,9 @@ class EntropyLawFit(Estimator):
         unc.check_draws(self.block, self.seed)
         if self.robust and self.robust not in LOSSES:
             raise EntropyLawError(f"unknown robust loss {self.robust!r} (expected one of {', '.join(LOSSES)})")
+        if self.errors_in_variables and self.form != "exp":
+            raise EntropyLawError("errors-in-variables is implemented for form 'exp' only")
+        self._check_numbers()
         sr = self.score_range
         try:
             lo, hi = (float(v) for v in sr) if sr is not None and not isinstance(sr, str) else (0.0, 0.0)
@@ -94,15 +95,30 @@ class EntropyLawFit(Estimator):
                                   "such as (0, 1)")
         return self
 
+    def _check_numbers(self) -> None:
+        """``weights`` and ``entropy_sd``: numbers where numbers are expected, each mistake naming its option."""
+        if self.weights is not None:
+            w = as_numbers(self.weights, "weights", WEIGHTS)
+            bad = ~np.isfinite(w) | (w <= 0) if w.ndim == 1 else None
+            if bad is None:
+                raise EntropyLawError(f"`weights` {shown(self.weights)}: expected {WEIGHTS}")
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise EntropyLawError(f"`weights`: {w[i]:g} at point {i} (expected {WEIGHTS})")
+        if self.entropy_sd is not None:
+            sd = as_numbers(self.entropy_sd, "entropy_sd", ENTROPY_SD)
+            if sd.ndim != 0 or not (np.isfinite(sd) and sd >= 0):
+                raise EntropyLawError(f"`entropy_sd` {shown(self.entropy_sd)}: expected {ENTROPY_SD}")
+
     def fit(self, H, R, runs=None, where="run"):
         """Fit to paired entropy ``H`` and score ``R``; ``runs`` labels points of a family."""
         self.check()
         H, R = check_pairs(H, R, where, self.score_range)
         n = len(H)
-        runs = np.zeros(n, dtype=int) if runs is None else pd.factorize(np.asarray(runs))[0]
+        runs = _run_labels(runs, n, where)
         w = np.ones(n) if self.weights is None else np.asarray(self.weights, float)
-        if w.shape != (n,) or not np.all(np.isfinite(w)) or (w <= 0).any():
-            raise EntropyLawError(f"{where}: weights must be {n} positive finite numbers")
+        if w.shape != (n,):
+            raise EntropyLawError(f"{where}: `weights`: {np.size(w)} numbers for {n} points (expected {WEIGHTS})")
         self.warnings_: list[str] = []
         self.where_ = where
         self.H_, self.R_, self.runs_, self.w_ = H, R, runs, w
@@ -120,8 +136,6 @@ class EntropyLawFit(Estimator):
         out = self._ar1(f, R, w_eff, runs)
         a, b = out["beta"][0]
         if self.errors_in_variables:
-            if self.form != "exp":
-                raise EntropyLawError("errors-in-variables is implemented for form 'exp' only")
             o = odr_fit(H, R, entropy_sd=self.entropy_sd)
             self.odr_ = o
             a, b = o["a"], o["b"]
@@ -255,12 +269,6 @@ class EntropyLawFit(Estimator):
         result.interval_method = INTERVAL_TEXT[self.interval]
         return result
 
-    def to_json(self, **kwargs) -> str:
-        """:meth:`to_dict` as strict JSON (NaN as null)."""
-        from entropylaw.fileio import dumps
-
-        return dumps(self.to_dict(), **kwargs)
-
     def plot(self, ax=None, **kwargs):
         """Draw the paired points, the fit, its bands and the ceiling on ``ax``; returns the axes."""
         from entropylaw.draw.law import draw_fit  # matplotlib: loaded on the first plot
@@ -270,36 +278,7 @@ class EntropyLawFit(Estimator):
 
     def fit_report(self) -> str:
         """A plain-text report, like ``lmfit``'s: estimates, intervals, fit quality, trust, warnings."""
-        if not hasattr(self, "a_"):
-            return "EntropyLawFit (not fitted)"
-        pct = f"{100 * self.conf:g} %"
-        meta = getattr(self, "meta_", {})
-        law = "R = -a*exp(H) + b" if self.form == "exp" else f"R = b - a*f(H), form {self.form}"
-        lines = [f"[[EntropyLawFit]] {getattr(self, 'run_id_', None) or self.where_}: {law}"]
-        if meta.get("y_key"):
-            kind = meta.get("score_kind", "")
-            lines.append(f"    score       {meta['y_key']}{f' ({kind})' if kind else ''} vs "
-                         f"{meta.get('x_key') or 'entropy'}, pairing {meta.get('pairing')}")
-        lines.append(f"    points      {self.n_}" + (f" in {self.n_runs_} runs" if self.n_runs_ > 1 else "")
-                     + f", entropy {self.H_.min():.4g}-{self.H_.max():.4g} nats")
-        lines.append(f"[[Estimates]] {pct} intervals: {INTERVAL_TEXT[self.interval]}")
-        for name, v, s, ci in (("a", self.a_, self.a_stderr_, self.a_ci_), ("b", self.b_, self.b_stderr_, self.b_ci_),
-                               ("ceiling", self.ceiling_, self.ceiling_stderr_, self.ceiling_ci_)):
-            label = "ceiling b-a" if name == "ceiling" else name
-            lines.append(f"    {label:<12}{v:10.4f} ± {s:.4f}   [{ci[0]:.4f}, {ci[1]:.4f}]")
-        lines.append(f"[[Fit]] R² {self.r2_:.3f}, RMSE {self.rmse_:.4g}, residual AC(1) "
-                     f"{self.residual_autocorr_:.2f}, AR(1) phi {self.phi_:.2f}")
-        if getattr(self, "best_form_aic_", None):
-            lines.append(f"    best form   {self.best_form_aic_} (AIC), {self.best_form_bic_} (BIC)")
-        trust = getattr(self, "trust_", None)
-        if trust:
-            why = "; ".join(self.trust_reasons_)
-            lines.append(f"[[Trust]] {trust}" + (f": {why}" if why else ""))
-        if meta.get("note"):
-            lines.append(f"    note        {meta['note']}")
-        for w in self.warnings_:
-            lines.append(f"    warning     {w}")
-        return wrap("\n".join(lines))
+        return law_text.fit_report(self)
 
     def __str__(self) -> str:
         return self.fit_report()
@@ -343,6 +322,19 @@ class EntropyLawFit(Estimator):
             out["odr"] = self.odr_
         out.update(getattr(self, "meta_", {}))
         return jsonable(out)
+
+
+def _run_labels(runs, n: int, where: str) -> np.ndarray:
+    """``runs`` (one label per point, or None: one run) as run numbers 0, 1, ... in order of appearance."""
+    if runs is None:
+        return np.zeros(n, dtype=int)
+    labels = np.asarray(runs)
+    if labels.shape != (n,):
+        raise EntropyLawError(f"{where}: `runs`: {labels.size} labels for {n} points (expected one run label per point)")
+    codes = pd.factorize(labels)[0]
+    if (codes < 0).any():  # factorize codes a missing label -1: its points were left out of the fit, unsaid
+        raise EntropyLawError(f"{where}: `runs`: no run label at point {int(np.argmax(codes < 0))}")
+    return codes
 
 
 def _lag1(resid, runs) -> float:

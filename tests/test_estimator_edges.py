@@ -1,0 +1,60 @@
+"""The estimators' edges, as a hostile caller meets them: every mistake one EntropyLawError naming
+the option or argument and what is expected, never numpy's or matplotlib's error from deep inside."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import entropylaw as el
+from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.fit.law import EntropyLawFit
+
+H = 0.05 + 1.2 * np.exp(-np.arange(30) / 10)
+R = 0.85 - 0.3 * np.exp(H) + 0.01 * np.sin(np.arange(30))
+
+
+def _fit(**options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EntropyLawWarning)
+        return EntropyLawFit(**options).fit(H, R)
+
+
+@pytest.mark.parametrize("weights, said", [
+    ("x", r"`weights` 'x': expected one positive finite number per point"),
+    ([1.0, 2.0], r"`weights`: 2 numbers for 30 points \(expected one positive finite number per point"),
+    (-np.ones(30), r"`weights`: -1 at point 0 \(expected one positive finite number per point"),
+    (np.r_[np.ones(3), np.nan, np.ones(26)], r"`weights`: nan at point 3 \(expected one positive"),
+    ([None] * 30, r"`weights` .*: expected one positive finite number per point"),
+    (2.0, r"`weights` 2.0: expected one positive finite number per point"),
+])
+def test_bad_weights_are_one_error_naming_the_option(weights, said):
+    with pytest.raises(EntropyLawError, match=said):
+        _fit(weights=weights)
+
+
+@pytest.mark.parametrize("sd", ["x", -1, float("nan"), [0.1, 0.2], float("inf")])
+def test_a_bad_entropy_sd_is_one_error_naming_the_option(sd):
+    with pytest.raises(EntropyLawError, match=r"`entropy_sd` .*: expected the logged entropy's noise sd in nats, "
+                                              r"a number >= 0"):
+        _fit(errors_in_variables=True, entropy_sd=sd)
+
+
+def test_good_weights_and_entropy_sd_fit_as_before():
+    assert _fit(weights=np.ones(30)).a_ == pytest.approx(_fit().a_)
+    assert np.isfinite(_fit(errors_in_variables=True, entropy_sd=0).a_)
+    assert np.isfinite(_fit(errors_in_variables=True, entropy_sd=0.01).a_)
+
+
+def test_the_options_are_checked_before_any_run_is_read():
+    with pytest.raises(EntropyLawError, match="`weights` 'x'"):
+        el.fit(el.table.from_records([(1, "entropy", 0.5)], run_id="r"), run="r", weights="x")
+
+
+@pytest.mark.parametrize("runs, said", [([0, 1], r"`runs`: 2 labels for 30 points"),
+                                        (np.r_[np.zeros(29), np.nan], r"`runs`: no run label at point 29")])
+def test_run_labels_that_do_not_match_the_points_are_one_error(runs, said):
+    with pytest.raises(EntropyLawError, match=said):
+        EntropyLawFit(warn=False).fit(H, R, runs=runs)
