@@ -58,3 +58,27 @@ def test_the_options_are_checked_before_any_run_is_read():
 def test_run_labels_that_do_not_match_the_points_are_one_error(runs, said):
     with pytest.raises(EntropyLawError, match=said):
         EntropyLawFit(warn=False).fit(H, R, runs=runs)
+
+
+def _results():
+    """One of each result with a ``plot``, fitted on a small run."""
+    from entropylaw.fit.algorithms import AlgorithmTest
+    from entropylaw.fit.early import EarlyPrediction
+    import pandas as pd
+
+    steps = 10 * np.arange(30)
+    pairs = pd.DataFrame({"step": steps, "H": H, "R": R})
+    runs = {k: pairs.assign(R=R + d) for k, d in (("g1", 0.0), ("g2", 0.002), ("r1", 0.004))}
+    recs = [(int(s), "val/gsm8k", 0.8 - 0.4 * np.exp(-s / 80)) for s in range(0, 500, 10)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EntropyLawWarning)
+        return [_fit(), EarlyPrediction(fit_frac=0.4).fit(pairs),
+                AlgorithmTest().fit(runs, {"g1": "grpo", "g2": "grpo", "r1": "rloo"}),
+                el.forecast(el.table.from_records(recs, run_id="r"), fit_frac=0.4, n_boot=20)]
+
+
+@pytest.mark.parametrize("ax", [3, "left", [None]])
+def test_a_plot_on_what_is_not_an_axes_is_one_error_naming_ax(ax):
+    for result in _results():
+        with pytest.raises(EntropyLawError, match=r"`ax` .*: expected a matplotlib Axes"):
+            result.plot(ax=ax)
