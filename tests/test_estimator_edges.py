@@ -82,3 +82,20 @@ def test_a_plot_on_what_is_not_an_axes_is_one_error_naming_ax(ax):
     for result in _results():
         with pytest.raises(EntropyLawError, match=r"`ax` .*: expected a matplotlib Axes"):
             result.plot(ax=ax)
+
+
+@pytest.mark.parametrize("method", ["predict", "confidence_band", "prediction_band"])
+@pytest.mark.parametrize("H_new", ["x", None, ["0.1", None], {"H": 0.1}])
+def test_predicting_at_what_is_not_entropies_is_one_error_naming_the_argument(method, H_new):
+    with pytest.raises(EntropyLawError, match=r"`H` .*: expected entropies in nats: a number or a 1-D array"):
+        getattr(_fit(), method)(H_new)
+
+
+def test_predicting_at_entropies_gives_what_it_gave():
+    f = _fit()
+    assert f.predict(0.5) == pytest.approx(f.b_ - f.a_ * np.exp(0.5))
+    assert f.predict([0.5, 1.0]) == pytest.approx(f.b_ - f.a_ * np.exp([0.5, 1.0]))
+    lo, hi = f.confidence_band(0.5)
+    assert lo.shape == hi.shape == (1,) and lo[0] < f.predict(0.5) < hi[0]
+    with pytest.raises(EntropyLawError, match=r"`H` of shape \(2, 2\): expected entropies"):
+        f.prediction_band([[0.1, 0.2], [0.3, 0.4]])

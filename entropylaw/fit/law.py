@@ -36,15 +36,14 @@ from entropylaw.fileio import jsonable
 from entropylaw.fit import forms as forms_mod
 from entropylaw.fit import law_text
 from entropylaw.fit import uncertainty as unc
-from entropylaw.fit.estimator import Estimator, as_numbers, shown
+from entropylaw.fit.estimator import Estimator, as_numbers
+from entropylaw.fit.law_inputs import ENTROPIES, WEIGHTS, band_points, check_numbers, run_labels
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.law_text import INTERVAL_TEXT
 from entropylaw.fit.robust import LOSSES, odr_fit, robust_fit
 from entropylaw.terminal import as_html
 
 INTERVALS = ("ar1", "block-bootstrap", "run-bootstrap", "iid")
-WEIGHTS = "one positive finite number per point fitted"
-ENTROPY_SD = "the logged entropy's noise sd in nats, a number >= 0 (None: estimated from the series)"
 
 
 class EntropyLawFit(Estimator):
@@ -84,7 +83,7 @@ class EntropyLawFit(Estimator):
             raise EntropyLawError(f"unknown robust loss {self.robust!r} (expected one of {', '.join(LOSSES)})")
         if self.errors_in_variables and self.form != "exp":
             raise EntropyLawError("errors-in-variables is implemented for form 'exp' only")
-        self._check_numbers()
+        check_numbers(self.weights, self.entropy_sd)
         sr = self.score_range
         try:
             lo, hi = (float(v) for v in sr) if sr is not None and not isinstance(sr, str) else (0.0, 0.0)
@@ -95,27 +94,12 @@ class EntropyLawFit(Estimator):
                                   "such as (0, 1)")
         return self
 
-    def _check_numbers(self) -> None:
-        """``weights`` and ``entropy_sd``: numbers where numbers are expected, each mistake naming its option."""
-        if self.weights is not None:
-            w = as_numbers(self.weights, "weights", WEIGHTS)
-            bad = ~np.isfinite(w) | (w <= 0) if w.ndim == 1 else None
-            if bad is None:
-                raise EntropyLawError(f"`weights` {shown(self.weights)}: expected {WEIGHTS}")
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise EntropyLawError(f"`weights`: {w[i]:g} at point {i} (expected {WEIGHTS})")
-        if self.entropy_sd is not None:
-            sd = as_numbers(self.entropy_sd, "entropy_sd", ENTROPY_SD)
-            if sd.ndim != 0 or not (np.isfinite(sd) and sd >= 0):
-                raise EntropyLawError(f"`entropy_sd` {shown(self.entropy_sd)}: expected {ENTROPY_SD}")
-
     def fit(self, H, R, runs=None, where="run"):
         """Fit to paired entropy ``H`` and score ``R``; ``runs`` labels points of a family."""
         self.check()
         H, R = check_pairs(H, R, where, self.score_range)
         n = len(H)
-        runs = _run_labels(runs, n, where)
+        runs = run_labels(runs, n, where)
         w = np.ones(n) if self.weights is None else np.asarray(self.weights, float)
         if w.shape != (n,):
             raise EntropyLawError(f"{where}: `weights`: {np.size(w)} numbers for {n} points (expected {WEIGHTS})")
@@ -223,8 +207,9 @@ class EntropyLawFit(Estimator):
 
     # ------------------------------------------------------------------ using
     def predict(self, H):
+        """The law's score at entropies ``H`` (nats: a number or an array)."""
         self._fitted("predict()")
-        return self.b_ - self.a_ * forms_mod.basis(self.form, H, self.c_)
+        return self.b_ - self.a_ * forms_mod.basis(self.form, as_numbers(H, "H", ENTROPIES), self.c_)
 
     def _band(self, H, extra_var):
         g = np.column_stack([-forms_mod.basis(self.form, H, self.c_), np.ones(np.size(H))])
@@ -235,12 +220,12 @@ class EntropyLawFit(Estimator):
     def confidence_band(self, H):
         """Interval for the fitted mean curve at ``H``: ``(lo, hi)``."""
         self._fitted("confidence_band()")
-        return self._band(np.atleast_1d(np.asarray(H, float)), 0.0)
+        return self._band(band_points(H), 0.0)
 
     def prediction_band(self, H):
         """Interval for a new score at ``H`` (weight 1): adds the residual variance."""
         self._fitted("prediction_band()")
-        return self._band(np.atleast_1d(np.asarray(H, float)), self.sigma_**2)
+        return self._band(band_points(H), self.sigma_**2)
 
     def to_lmfit(self):
         """The same fit as an ``lmfit.ModelResult`` carrying *this* fit's estimates and covariance.
@@ -322,19 +307,6 @@ class EntropyLawFit(Estimator):
             out["odr"] = self.odr_
         out.update(getattr(self, "meta_", {}))
         return jsonable(out)
-
-
-def _run_labels(runs, n: int, where: str) -> np.ndarray:
-    """``runs`` (one label per point, or None: one run) as run numbers 0, 1, ... in order of appearance."""
-    if runs is None:
-        return np.zeros(n, dtype=int)
-    labels = np.asarray(runs)
-    if labels.shape != (n,):
-        raise EntropyLawError(f"{where}: `runs`: {labels.size} labels for {n} points (expected one run label per point)")
-    codes = pd.factorize(labels)[0]
-    if (codes < 0).any():  # factorize codes a missing label -1: its points were left out of the fit, unsaid
-        raise EntropyLawError(f"{where}: `runs`: no run label at point {int(np.argmax(codes < 0))}")
-    return codes
 
 
 def _lag1(resid, runs) -> float:
