@@ -99,3 +99,32 @@ def test_predicting_at_entropies_gives_what_it_gave():
     assert lo.shape == hi.shape == (1,) and lo[0] < f.predict(0.5) < hi[0]
     with pytest.raises(EntropyLawError, match=r"`H` of shape \(2, 2\): expected entropies"):
         f.prediction_band([[0.1, 0.2], [0.3, 0.4]])
+
+
+def _table(H_run, R_run):
+    steps = [int(s) for s in 10 * np.arange(1, len(H_run) + 1)]
+    return el.table.concat([el.table.from_records([(s, "entropy", h) for s, h in zip(steps, H_run)], run_id="r"),
+                            el.table.from_records([(s, "val/gsm8k", r) for s, r in zip(steps, R_run)], run_id="r")])
+
+
+def test_a_bare_fit_the_law_does_not_describe_says_so_where_el_fit_does():
+    """A bare EntropyLawFit with a <= 0 had "trust": null; only its warnings said the law does not describe it."""
+    R_up = 0.2 + 0.1 * np.exp(H) + 0.005 * np.sin(np.arange(30))  # the score falls as entropy falls: a < 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EntropyLawWarning)
+        bare = EntropyLawFit().fit(H, R_up)
+        run = el.fit(_table(H, R_up), run="r")
+    d, via_el = bare.to_dict(), run.to_dict()
+    assert d["trust"] == via_el["trust"] == "law does not apply"
+    assert d["trust_reasons"] and set(d["trust_reasons"]) <= set(via_el["trust_reasons"])
+    assert "[[Trust]] law does not apply: a = -0.1" in bare.fit_report()
+
+
+def test_a_bare_fit_the_law_may_describe_says_it_is_not_judged():
+    bare = _fit()
+    d = bare.to_dict()
+    assert d["trust"] is None and d["trust_reasons"][0].startswith("not judged: a bare fit has its paired points only")
+    assert "[[Trust]] not judged: a bare fit" in bare.fit_report()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EntropyLawWarning)
+        assert el.fit(_table(H, R + 0.3), run="r").to_dict()["trust"] == "good fit"  # judged where the run is read

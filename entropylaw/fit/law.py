@@ -35,6 +35,7 @@ from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fileio import jsonable
 from entropylaw.fit import forms as forms_mod
 from entropylaw.fit import law_text
+from entropylaw.fit import trust as trust_mod
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.estimator import Estimator, as_numbers
 from entropylaw.fit.law_inputs import ENTROPIES, WEIGHTS, band_points, check_numbers, run_labels
@@ -281,9 +282,20 @@ class EntropyLawFit(Estimator):
                 f"b={self.b_:.4g}, ceiling={self.ceiling_:.4g} [{self.ceiling_ci_[0]:.4g}, "
                 f"{self.ceiling_ci_[1]:.4g}], n={self.n_}{flag}>")
 
+    def trust(self) -> tuple[str | None, list[str]]:
+        """The trust flag and its reasons: those :func:`entropylaw.fit` gave (``trust_``), or a bare
+        fit's. A bare fit has its points only, not the run's course over its steps that the flag also
+        reads, so it is flagged where the fit alone decides (a <= 0: ``law does not apply``) and
+        otherwise not judged (None), its reason saying so."""
+        if getattr(self, "trust_", None):
+            return self.trust_, list(self.trust_reasons_)
+        level, reasons = trust_mod.judge(self)
+        return (level, reasons) if level == trust_mod.NOT_APPLICABLE else (None, [trust_mod.UNJUDGED])
+
     def to_dict(self) -> dict:
         """JSON-safe summary."""
         self._fitted("to_dict()")
+        trust, trust_reasons = self.trust()
         out = {
             "run_id": getattr(self, "run_id_", None), "form": self.form, "n": self.n_, "n_runs": self.n_runs_,
             "a": self.a_, "b": self.b_, "a_stderr": self.a_stderr_, "b_stderr": self.b_stderr_,
@@ -295,7 +307,7 @@ class EntropyLawFit(Estimator):
             "robust": self.robust, "errors_in_variables": bool(self.errors_in_variables),
             "least_squares": self.ols_, "shift_from_least_squares": self.shift_,
             "h_min": float(self.H_.min()), "h_max": float(self.H_.max()), "warnings": list(self.warnings_),
-            "trust": getattr(self, "trust_", None), "trust_reasons": list(getattr(self, "trust_reasons_", [])),
+            "trust": trust, "trust_reasons": trust_reasons,
             "best_form_aic": getattr(self, "best_form_aic_", None),
             "best_form_bic": getattr(self, "best_form_bic_", None),
         }

@@ -54,7 +54,8 @@ def run_labels(runs, n: int, where: str) -> np.ndarray:
         return np.zeros(n, dtype=int)
     labels = np.asarray(runs)
     if labels.shape != (n,):
-        raise EntropyLawError(f"{where}: `runs`: {labels.size} labels for {n} points (expected one run label per point)")
+        raise EntropyLawError(f"{where}: `runs`: {labels.size} labels for {n} points "
+                              "(expected one run label per point)")
     codes = pd.factorize(labels)[0]
     if (codes < 0).any():  # factorize codes a missing label -1: its points were left out of the fit, unsaid
         raise EntropyLawError(f"{where}: `runs`: no run label at point {int(np.argmax(codes < 0))}")

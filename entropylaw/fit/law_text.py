@@ -36,10 +36,9 @@ def fit_report(fit) -> str:
                  f"{fit.residual_autocorr_:.2f}, AR(1) phi {fit.phi_:.2f}")
     if getattr(fit, "best_form_aic_", None):
         lines.append(f"    best form   {fit.best_form_aic_} (AIC), {fit.best_form_bic_} (BIC)")
-    trust = getattr(fit, "trust_", None)
-    if trust:
-        why = "; ".join(fit.trust_reasons_)
-        lines.append(f"[[Trust]] {trust}" + (f": {why}" if why else ""))
+    trust, reasons = fit.trust()
+    why = "; ".join(reasons)
+    lines.append(f"[[Trust]] {trust or 'not judged'}" + (f": {why.removeprefix('not judged: ')}" if why else ""))
     if meta.get("note"):
         lines.append(f"    note        {meta['note']}")
     for w in fit.warnings_:
