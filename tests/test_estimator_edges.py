@@ -6,10 +6,13 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import entropylaw as el
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.fit.algorithms import AlgorithmTest
+from entropylaw.fit.early import EarlyPrediction
 from entropylaw.fit.law import EntropyLawFit
 
 H = 0.05 + 1.2 * np.exp(-np.arange(30) / 10)
@@ -62,10 +65,6 @@ def test_run_labels_that_do_not_match_the_points_are_one_error(runs, said):
 
 def _results():
     """One of each result with a ``plot``, fitted on a small run."""
-    from entropylaw.fit.algorithms import AlgorithmTest
-    from entropylaw.fit.early import EarlyPrediction
-    import pandas as pd
-
     steps = 10 * np.arange(30)
     pairs = pd.DataFrame({"step": steps, "H": H, "R": R})
     runs = {k: pairs.assign(R=R + d) for k, d in (("g1", 0.0), ("g2", 0.002), ("r1", 0.004))}
@@ -128,3 +127,13 @@ def test_a_bare_fit_the_law_may_describe_says_it_is_not_judged():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EntropyLawWarning)
         assert el.fit(_table(H, R + 0.3), run="r").to_dict()["trust"] == "good fit"  # judged where the run is read
+
+
+@pytest.mark.parametrize("make, call", [(EntropyLawFit, "fit(H, R)"), (EarlyPrediction, "fit(pairs)"),
+                                        (AlgorithmTest, "fit(pairs_by_run, algorithm_of_run)")])
+def test_an_unfitted_estimator_s_text_says_it_is_not_fitted_yet(make, call):
+    """str(EarlyPrediction()) raised NotFittedError where str(EntropyLawFit()) said "not fitted"."""
+    est = make()
+    assert str(est) == f"{make.__name__} (not fitted yet: call {call})"
+    assert repr(est).startswith(f"{make.__name__}(") and repr(est).endswith(")")
+    assert est._repr_html_().count(make.__name__) == 1 and "Error" not in est._repr_html_()

@@ -192,12 +192,6 @@ class EarlyPrediction(Estimator):
             lines += ["  error vs fit window:", _indent(_curve_table(self.error_vs_k_), 4)]
         return wrap("\n".join(lines))
 
-    def __str__(self) -> str:
-        return self.report()
-
-    def _repr_html_(self) -> str:
-        return as_html(self.report())
-
     def __repr__(self) -> str:
         if not self.is_fitted():
             return f"EarlyPrediction(fit_steps={self.fit_steps!r}, fit_frac={self.fit_frac!r}, conf={self.conf})"

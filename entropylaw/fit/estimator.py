@@ -32,6 +32,19 @@ class Estimator:
 
     FITTED = "n_"
     FIT_CALL = "fit(...)"
+    REPORT = "report"  # the method that writes a fitted one's text: str() and a notebook show it
+
+    def __str__(self) -> str:
+        """The fitted one's report; one not fitted yet says so, as its methods do (not their error)."""
+        if not self.is_fitted():
+            return f"{type(self).__name__} (not fitted yet: call {self.FIT_CALL})"
+        return getattr(self, self.REPORT)()
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the report (one not fitted yet: its repr, the options it was given)."""
+        from entropylaw.terminal import as_html
+
+        return as_html(str(self) if self.is_fitted() else repr(self))
 
     @classmethod
     def _param_names(cls) -> list[str]:

@@ -42,7 +42,6 @@ from entropylaw.fit.law_inputs import ENTROPIES, WEIGHTS, band_points, check_num
 from entropylaw.fit.pairing import check_pairs, pair
 from entropylaw.fit.law_text import INTERVAL_TEXT
 from entropylaw.fit.robust import LOSSES, odr_fit, robust_fit
-from entropylaw.terminal import as_html
 
 INTERVALS = ("ar1", "block-bootstrap", "run-bootstrap", "iid")
 
@@ -50,7 +49,7 @@ INTERVALS = ("ar1", "block-bootstrap", "run-bootstrap", "iid")
 class EntropyLawFit(Estimator):
     """Fit ``R = b - a f(H)`` (``f = exp`` for the law) with intervals; scikit-learn style."""
 
-    FITTED, FIT_CALL = "a_", "fit(H, R)"
+    FITTED, FIT_CALL, REPORT = "a_", "fit(H, R)", "fit_report"
 
     def __init__(self, form="exp", weights=None, robust=None, errors_in_variables=False,
                  interval="ar1", n_boot=1000, block=None, conf=0.95, seed=0,
@@ -264,14 +263,7 @@ class EntropyLawFit(Estimator):
 
     def fit_report(self) -> str:
         """A plain-text report, like ``lmfit``'s: estimates, intervals, fit quality, trust, warnings."""
-        return law_text.fit_report(self)
-
-    def __str__(self) -> str:
-        return self.fit_report()
-
-    def _repr_html_(self) -> str:
-        """A notebook shows the fit as :meth:`fit_report` prints it (an unfitted one as its repr)."""
-        return as_html(self.fit_report() if hasattr(self, "a_") else repr(self))
+        return law_text.fit_report(self) if self.is_fitted() else str(self)
 
     def __repr__(self) -> str:
         if not hasattr(self, "a_"):

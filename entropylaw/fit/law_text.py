@@ -15,8 +15,6 @@ INTERVAL_TEXT = {
 
 def fit_report(fit) -> str:
     """A plain-text report, like ``lmfit``'s: estimates, intervals, fit quality, trust, warnings."""
-    if not hasattr(fit, "a_"):
-        return "EntropyLawFit (not fitted)"
     pct = f"{100 * fit.conf:g} %"
     meta = getattr(fit, "meta_", {})
     law = "R = -a*exp(H) + b" if fit.form == "exp" else f"R = b - a*f(H), form {fit.form}"
