@@ -137,3 +137,41 @@ def test_an_unfitted_estimator_s_text_says_it_is_not_fitted_yet(make, call):
     assert str(est) == f"{make.__name__} (not fitted yet: call {call})"
     assert repr(est).startswith(f"{make.__name__}(") and repr(est).endswith(")")
     assert est._repr_html_().count(make.__name__) == 1 and "Error" not in est._repr_html_()
+
+
+def _pairs():
+    return pd.DataFrame({"step": 10 * np.arange(30), "H": H, "R": R})
+
+
+@pytest.mark.parametrize("pairs, said", [
+    ([1, 2, 3], r"`pairs` \[1, 2, 3\]: expected a DataFrame with columns step, H, R"),
+    (_pairs().to_numpy(), r"`pairs` a ndarray of 90: expected a DataFrame with columns step, H, R"),
+    (_pairs().drop(columns="H"), r"`pairs` has no column H \(expected step, H, R"),
+    (_pairs().iloc[:0], r"0 paired \(entropy, score\) points; the fit needs at least 3"),
+    (_pairs().assign(H=np.r_[H[:20], np.nan, H[21:]]), r"1 non-finite entropy value, first at point 20"),
+    (_pairs().assign(step=np.r_[np.arange(20.0), np.nan, np.arange(21.0, 30)]), r"a non-finite step at point 20"),
+])
+def test_early_prediction_of_what_is_not_pairs_is_one_error(pairs, said):
+    """A list raised AttributeError, a missing column KeyError, no rows numpy's ValueError; a NaN entropy after
+    the window gave a NaN RMSE, unsaid."""
+    with pytest.raises(EntropyLawError, match=said):
+        EarlyPrediction(fit_frac=0.4, warn=False).fit(pairs)
+
+
+@pytest.mark.parametrize("options, said", [
+    ({"fit_steps": "x"}, r"`fit_steps` 'x': expected a number"),
+    ({"fit_frac": "0.3"}, r"`fit_frac` '0.3': expected a number"),
+    ({"fit_frac": 0.4, "predict_steps": "x"}, r"`predict_steps` 'x': expected a positive number of steps"),
+    ({"fit_frac": 0.4, "origin": "x"}, r"`origin` 'x': expected the first logged step, a number"),
+])
+def test_early_prediction_s_bad_options_are_one_error_naming_them(options, said):
+    with pytest.raises(EntropyLawError, match=said):
+        EarlyPrediction(warn=False, **options).fit(_pairs())
+
+
+def test_predictions_made_without_a_window_named_still_print():
+    from entropylaw.fit.early import EarlyPredictions
+
+    ep = EarlyPrediction(fit_frac=0.4, warn=False).fit(_pairs())
+    assert str(EarlyPredictions({"r": ep})).startswith("paper protocol: fit on the early window of each run")
+    assert str(EarlyPredictions({})).startswith("paper protocol")
