@@ -33,8 +33,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.collections import PathCollection
 
-from entropylaw.draw.style import (ENTROPY_LABEL, STEP_LABEL, color as palette, fig_width, fit_text, fmt, fs,
-                                   legend_below, new_axes, numbers_box, text_width)
+from entropylaw.draw.style import (ENTROPY_LABEL, STEP_LABEL, check_ax, color as palette, fig_width, fit_text, fmt,
+                                   fs, legend_below, new_axes, numbers_box, text_width)
 from entropylaw.terminal import law_formula, wrap_words
 
 OUT_OF_RANGE = "†"  # marks an interval that leaves [0, 1], the range of a fraction
@@ -275,6 +275,7 @@ def plot_algorithms(points: Mapping[str, pd.DataFrame], algorithm_of: Mapping[st
                     title: str | None = None, run_colors: Mapping[str, str] | None = None,
                     labels: Mapping[str, str] | None = None):
     """Scatter every run's (H, R) points, marker by algorithm, and draw the shared fit."""
+    check_ax(ax)
     if ax is None:  # room under the plot for the legend: one line per run and per curve, the numbers
         n_lines = len(points) + len(per_algorithm or {}) + 5
         w = fig_width(1)

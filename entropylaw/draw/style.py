@@ -44,6 +44,7 @@ import matplotlib
 if not os.environ.get("DISPLAY") and "MPLBACKEND" not in os.environ:
     matplotlib.use("Agg")
 
+import matplotlib.axes  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 
 from entropylaw.errors import EntropyLawError  # noqa: E402
@@ -107,8 +108,17 @@ def fig_width(columns: float = 1) -> float:
     return s.one_column if columns <= 1 else s.two_columns
 
 
+def check_ax(ax) -> None:
+    """``ax`` is None or a matplotlib Axes: anything else is one error naming it (``ax=3`` failed inside
+    the drawing with "'int' object has no attribute 'figure'")."""
+    if ax is not None and not isinstance(ax, matplotlib.axes.Axes):
+        shown = repr(ax) if len(repr(ax)) <= 40 else f"a {type(ax).__name__}"
+        raise EntropyLawError(f"`ax` {shown}: expected a matplotlib Axes to draw on (or None: a new figure)")
+
+
 def new_axes(ax=None, figsize=None, columns: float = 1, aspect: float = 0.75):
     """Return ``(fig, ax)``: the given axes' figure, or a new styled figure ``columns`` wide."""
+    check_ax(ax)
     if ax is not None:
         return ax.figure, ax
     w = fig_width(columns)

@@ -34,7 +34,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.estimator import Estimator
 from entropylaw.fit.pairing import check_pairs
 from entropylaw.fit.uncertainty import check_conf
-from entropylaw.terminal import as_html, count, wrap
+from entropylaw.terminal import count, wrap
 
 PHI_GRID = np.linspace(-0.9, 0.98, 95)
 
@@ -158,12 +158,6 @@ class AlgorithmTest(Estimator):
                          "(seed, data order), not its algorithm; give several runs of each to test the algorithm")
         lines += [f"left out: {r}: {why}" for r, why in self.left_out_.items()]
         return wrap("\n".join(lines))
-
-    def __str__(self) -> str:
-        return self.report()
-
-    def _repr_html_(self) -> str:
-        return as_html(self.report())
 
     def __repr__(self) -> str:
         if not self.is_fitted():

@@ -23,6 +23,7 @@ enough), computed for every window from 3 points up in one vectorised pass.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
@@ -31,8 +32,9 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.applicability import law_applies
-from entropylaw.fit.estimator import Estimator
+from entropylaw.fit.estimator import Estimator, as_numbers, shown
 from entropylaw.fit.law import EntropyLawFit
+from entropylaw.fit.pairing import check_pairs
 from entropylaw.fit.run import NOT_APPLICABLE, judge, score_kind
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.fit.window import window_end
@@ -44,6 +46,30 @@ COLUMNS = [("run", "run_id"), ("fit_n", "fit_n"), ("fit_to_step", "fit_last_step
            ("final_step", "final_step"), ("final_err", "final_error"), ("ceiling", "ceiling"),
            ("ceiling_ci", "ceiling_ci"), ("trust", "trust")]
 OPTIONAL = ("fit_to_step", "final_step", "n_pred", "fit_n")  # what a narrow terminal leaves out first
+
+
+OPTION_WHAT = {"predict_steps": "a positive number of steps after the window (None: every later point)",
+               "origin": "the first logged step, a number (None: from the pairs)"}
+
+
+def _read_pairs(pairs):
+    """``(where, pairs sorted by step, (steps, H, R))``: a DataFrame of columns step, H, R with finite
+    numbers, else one error saying what is expected (a list raised AttributeError, a missing column
+    KeyError, a NaN entropy after the window made every error NaN, unsaid)."""
+    if not isinstance(pairs, pd.DataFrame):
+        raise EntropyLawError(f"`pairs` {shown(pairs)}: expected a DataFrame with columns step, H, R "
+                              "(as entropylaw.fit.pairing.pair gives)")
+    missing = [c for c in ("step", "H", "R") if c not in pairs.columns]
+    if missing:
+        raise EntropyLawError(f"`pairs` has no column {', '.join(missing)} (expected step, H, R, as "
+                              "entropylaw.fit.pairing.pair gives)")
+    where = f"run {pairs.attrs.get('run_id', '?')!r}"
+    steps = as_numbers(pairs["step"].to_numpy(), "pairs['step']", "training steps, numbers")
+    if not np.isfinite(steps).all():
+        raise EntropyLawError(f"{where}: a non-finite step at point {int(np.argmax(~np.isfinite(steps)))}")
+    check_pairs(pairs["H"].to_numpy(), pairs["R"].to_numpy(), where)
+    pairs = pairs.sort_values("step").reset_index(drop=True)
+    return where, pairs, (pairs[c].to_numpy(dtype=float) for c in ("step", "H", "R"))
 
 
 def _tail_outside(observed, lo, hi) -> int:
@@ -83,12 +109,15 @@ class EarlyPrediction(Estimator):
 
     def fit(self, pairs: pd.DataFrame):
         """``pairs``: DataFrame[step, H, R] (e.g. from :func:`entropylaw.fit.pairing.pair`)."""
-        where = f"run {pairs.attrs.get('run_id', '?')!r}"
         unc.check_conf(self.conf)
+        for name in ("predict_steps", "origin"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                                      or not np.isfinite(value)):
+                raise EntropyLawError(f"`{name}` {value!r}: expected {OPTION_WHAT[name]}")
         if self.predict_steps is not None and not self.predict_steps > 0:
             raise EntropyLawError(f"`predict_steps` must be positive (got {self.predict_steps})")
-        pairs = pairs.sort_values("step").reset_index(drop=True)
-        steps, H, R = (pairs[c].to_numpy() for c in ("step", "H", "R"))
+        where, pairs, (steps, H, R) = _read_pairs(pairs)
         origin = self.origin if self.origin is not None else pairs.attrs.get("first_step")
         origin = float(steps.min()) if origin is None or len(steps) == 0 else min(float(origin), float(steps.min()))
         end = self.window_end(steps, origin)
@@ -192,12 +221,6 @@ class EarlyPrediction(Estimator):
             lines += ["  error vs fit window:", _indent(_curve_table(self.error_vs_k_), 4)]
         return wrap("\n".join(lines))
 
-    def __str__(self) -> str:
-        return self.report()
-
-    def _repr_html_(self) -> str:
-        return as_html(self.report())
-
     def __repr__(self) -> str:
         if not self.is_fitted():
             return f"EarlyPrediction(fit_steps={self.fit_steps!r}, fit_frac={self.fit_frac!r}, conf={self.conf})"
@@ -237,7 +260,8 @@ class EarlyPredictions(dict):
         self.left_out = dict(left_out or {})  # runs that could not be predicted: run -> why
 
     def report(self, curve: bool = False) -> str:
-        window = f"first {self.fit_steps} steps" if self.fit_steps else f"first {self.fit_frac:g} of each run"
+        window = (f"first {self.fit_steps} steps" if self.fit_steps else f"first {self.fit_frac:g} of each run"
+                  if self.fit_frac is not None else "early window of each run")
         horizon = f"the next {self.predict_steps} steps" if self.predict_steps else "the rest"
         out = [wrap(f"paper protocol: fit on the {window}, predict {horizon} from the observed entropy (uses later "
                     f"entropy: for a true forecast see `forecast()`); {100 * self.conf:g} % ceiling intervals"),

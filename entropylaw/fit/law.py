@@ -34,25 +34,22 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fileio import jsonable
 from entropylaw.fit import forms as forms_mod
+from entropylaw.fit import law_text
+from entropylaw.fit import trust as trust_mod
 from entropylaw.fit import uncertainty as unc
-from entropylaw.fit.estimator import Estimator
+from entropylaw.fit.estimator import Estimator, as_numbers
+from entropylaw.fit.law_inputs import ENTROPIES, WEIGHTS, band_points, check_numbers, run_labels
 from entropylaw.fit.pairing import check_pairs, pair
+from entropylaw.fit.law_text import INTERVAL_TEXT
 from entropylaw.fit.robust import LOSSES, odr_fit, robust_fit
-from entropylaw.terminal import as_html, wrap
 
 INTERVALS = ("ar1", "block-bootstrap", "run-bootstrap", "iid")
-INTERVAL_TEXT = {
-    "ar1": "t interval, least-squares covariance under AR(1) residuals (REML, phi averaged)",
-    "block-bootstrap": "moving-block residual bootstrap, percentile",
-    "run-bootstrap": "bootstrap over runs, percentile",
-    "iid": "t interval, textbook least-squares covariance (independent residuals)",
-}
 
 
 class EntropyLawFit(Estimator):
     """Fit ``R = b - a f(H)`` (``f = exp`` for the law) with intervals; scikit-learn style."""
 
-    FITTED, FIT_CALL = "a_", "fit(H, R)"
+    FITTED, FIT_CALL, REPORT = "a_", "fit(H, R)", "fit_report"
 
     def __init__(self, form="exp", weights=None, robust=None, errors_in_variables=False,
                  interval="ar1", n_boot=1000, block=None, conf=0.95, seed=0,
@@ -84,6 +81,9 @@ class EntropyLawFit(Estimator):
         unc.check_draws(self.block, self.seed)
         if self.robust and self.robust not in LOSSES:
             raise EntropyLawError(f"unknown robust loss {self.robust!r} (expected one of {', '.join(LOSSES)})")
+        if self.errors_in_variables and self.form != "exp":
+            raise EntropyLawError("errors-in-variables is implemented for form 'exp' only")
+        check_numbers(self.weights, self.entropy_sd)
         sr = self.score_range
         try:
             lo, hi = (float(v) for v in sr) if sr is not None and not isinstance(sr, str) else (0.0, 0.0)
@@ -99,10 +99,10 @@ class EntropyLawFit(Estimator):
         self.check()
         H, R = check_pairs(H, R, where, self.score_range)
         n = len(H)
-        runs = np.zeros(n, dtype=int) if runs is None else pd.factorize(np.asarray(runs))[0]
+        runs = run_labels(runs, n, where)
         w = np.ones(n) if self.weights is None else np.asarray(self.weights, float)
-        if w.shape != (n,) or not np.all(np.isfinite(w)) or (w <= 0).any():
-            raise EntropyLawError(f"{where}: weights must be {n} positive finite numbers")
+        if w.shape != (n,):
+            raise EntropyLawError(f"{where}: `weights`: {np.size(w)} numbers for {n} points (expected {WEIGHTS})")
         self.warnings_: list[str] = []
         self.where_ = where
         self.H_, self.R_, self.runs_, self.w_ = H, R, runs, w
@@ -120,8 +120,6 @@ class EntropyLawFit(Estimator):
         out = self._ar1(f, R, w_eff, runs)
         a, b = out["beta"][0]
         if self.errors_in_variables:
-            if self.form != "exp":
-                raise EntropyLawError("errors-in-variables is implemented for form 'exp' only")
             o = odr_fit(H, R, entropy_sd=self.entropy_sd)
             self.odr_ = o
             a, b = o["a"], o["b"]
@@ -209,8 +207,9 @@ class EntropyLawFit(Estimator):
 
     # ------------------------------------------------------------------ using
     def predict(self, H):
+        """The law's score at entropies ``H`` (nats: a number or an array)."""
         self._fitted("predict()")
-        return self.b_ - self.a_ * forms_mod.basis(self.form, H, self.c_)
+        return self.b_ - self.a_ * forms_mod.basis(self.form, as_numbers(H, "H", ENTROPIES), self.c_)
 
     def _band(self, H, extra_var):
         g = np.column_stack([-forms_mod.basis(self.form, H, self.c_), np.ones(np.size(H))])
@@ -221,12 +220,12 @@ class EntropyLawFit(Estimator):
     def confidence_band(self, H):
         """Interval for the fitted mean curve at ``H``: ``(lo, hi)``."""
         self._fitted("confidence_band()")
-        return self._band(np.atleast_1d(np.asarray(H, float)), 0.0)
+        return self._band(band_points(H), 0.0)
 
     def prediction_band(self, H):
         """Interval for a new score at ``H`` (weight 1): adds the residual variance."""
         self._fitted("prediction_band()")
-        return self._band(np.atleast_1d(np.asarray(H, float)), self.sigma_**2)
+        return self._band(band_points(H), self.sigma_**2)
 
     def to_lmfit(self):
         """The same fit as an ``lmfit.ModelResult`` carrying *this* fit's estimates and covariance.
@@ -255,12 +254,6 @@ class EntropyLawFit(Estimator):
         result.interval_method = INTERVAL_TEXT[self.interval]
         return result
 
-    def to_json(self, **kwargs) -> str:
-        """:meth:`to_dict` as strict JSON (NaN as null)."""
-        from entropylaw.fileio import dumps
-
-        return dumps(self.to_dict(), **kwargs)
-
     def plot(self, ax=None, **kwargs):
         """Draw the paired points, the fit, its bands and the ceiling on ``ax``; returns the axes."""
         from entropylaw.draw.law import draw_fit  # matplotlib: loaded on the first plot
@@ -270,43 +263,7 @@ class EntropyLawFit(Estimator):
 
     def fit_report(self) -> str:
         """A plain-text report, like ``lmfit``'s: estimates, intervals, fit quality, trust, warnings."""
-        if not hasattr(self, "a_"):
-            return "EntropyLawFit (not fitted)"
-        pct = f"{100 * self.conf:g} %"
-        meta = getattr(self, "meta_", {})
-        law = "R = -a*exp(H) + b" if self.form == "exp" else f"R = b - a*f(H), form {self.form}"
-        lines = [f"[[EntropyLawFit]] {getattr(self, 'run_id_', None) or self.where_}: {law}"]
-        if meta.get("y_key"):
-            kind = meta.get("score_kind", "")
-            lines.append(f"    score       {meta['y_key']}{f' ({kind})' if kind else ''} vs "
-                         f"{meta.get('x_key') or 'entropy'}, pairing {meta.get('pairing')}")
-        lines.append(f"    points      {self.n_}" + (f" in {self.n_runs_} runs" if self.n_runs_ > 1 else "")
-                     + f", entropy {self.H_.min():.4g}-{self.H_.max():.4g} nats")
-        lines.append(f"[[Estimates]] {pct} intervals: {INTERVAL_TEXT[self.interval]}")
-        for name, v, s, ci in (("a", self.a_, self.a_stderr_, self.a_ci_), ("b", self.b_, self.b_stderr_, self.b_ci_),
-                               ("ceiling", self.ceiling_, self.ceiling_stderr_, self.ceiling_ci_)):
-            label = "ceiling b-a" if name == "ceiling" else name
-            lines.append(f"    {label:<12}{v:10.4f} ± {s:.4f}   [{ci[0]:.4f}, {ci[1]:.4f}]")
-        lines.append(f"[[Fit]] R² {self.r2_:.3f}, RMSE {self.rmse_:.4g}, residual AC(1) "
-                     f"{self.residual_autocorr_:.2f}, AR(1) phi {self.phi_:.2f}")
-        if getattr(self, "best_form_aic_", None):
-            lines.append(f"    best form   {self.best_form_aic_} (AIC), {self.best_form_bic_} (BIC)")
-        trust = getattr(self, "trust_", None)
-        if trust:
-            why = "; ".join(self.trust_reasons_)
-            lines.append(f"[[Trust]] {trust}" + (f": {why}" if why else ""))
-        if meta.get("note"):
-            lines.append(f"    note        {meta['note']}")
-        for w in self.warnings_:
-            lines.append(f"    warning     {w}")
-        return wrap("\n".join(lines))
-
-    def __str__(self) -> str:
-        return self.fit_report()
-
-    def _repr_html_(self) -> str:
-        """A notebook shows the fit as :meth:`fit_report` prints it (an unfitted one as its repr)."""
-        return as_html(self.fit_report() if hasattr(self, "a_") else repr(self))
+        return law_text.fit_report(self) if self.is_fitted() else str(self)
 
     def __repr__(self) -> str:
         if not hasattr(self, "a_"):
@@ -317,9 +274,20 @@ class EntropyLawFit(Estimator):
                 f"b={self.b_:.4g}, ceiling={self.ceiling_:.4g} [{self.ceiling_ci_[0]:.4g}, "
                 f"{self.ceiling_ci_[1]:.4g}], n={self.n_}{flag}>")
 
+    def trust(self) -> tuple[str | None, list[str]]:
+        """The trust flag and its reasons: those :func:`entropylaw.fit` gave (``trust_``), or a bare
+        fit's. A bare fit has its points only, not the run's course over its steps that the flag also
+        reads, so it is flagged where the fit alone decides (a <= 0: ``law does not apply``) and
+        otherwise not judged (None), its reason saying so."""
+        if getattr(self, "trust_", None):
+            return self.trust_, list(self.trust_reasons_)
+        level, reasons = trust_mod.judge(self)
+        return (level, reasons) if level == trust_mod.NOT_APPLICABLE else (None, [trust_mod.UNJUDGED])
+
     def to_dict(self) -> dict:
         """JSON-safe summary."""
         self._fitted("to_dict()")
+        trust, trust_reasons = self.trust()
         out = {
             "run_id": getattr(self, "run_id_", None), "form": self.form, "n": self.n_, "n_runs": self.n_runs_,
             "a": self.a_, "b": self.b_, "a_stderr": self.a_stderr_, "b_stderr": self.b_stderr_,
@@ -331,7 +299,7 @@ class EntropyLawFit(Estimator):
             "robust": self.robust, "errors_in_variables": bool(self.errors_in_variables),
             "least_squares": self.ols_, "shift_from_least_squares": self.shift_,
             "h_min": float(self.H_.min()), "h_max": float(self.H_.max()), "warnings": list(self.warnings_),
-            "trust": getattr(self, "trust_", None), "trust_reasons": list(getattr(self, "trust_reasons_", [])),
+            "trust": trust, "trust_reasons": trust_reasons,
             "best_form_aic": getattr(self, "best_form_aic_", None),
             "best_form_bic": getattr(self, "best_form_bic_", None),
         }

@@ -22,11 +22,18 @@ backticks; the CLI puts its flag names there.
 
 from __future__ import annotations
 
+import numbers
+
 from entropylaw.errors import EntropyLawError
+
+WHAT = {"fit_frac": "the window's share of the run, 0 < F < 1", "fit_steps": "the window's first K steps, K >= 1"}
 
 
 def check_window(fit_frac: float | None = None, fit_steps: float | None = None, required: bool = False) -> None:
     """The window's own bounds, before any run is read (the CLI checks its flags with this too)."""
+    for name, value in (("fit_frac", fit_frac), ("fit_steps", fit_steps)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+            raise EntropyLawError(f"`{name}` {value!r}: expected a number ({WHAT[name]})")
     if required and (fit_frac is None) == (fit_steps is None):
         raise EntropyLawError("give exactly one of `fit_steps` K or `fit_frac` F")
     if fit_frac is not None and fit_steps is not None:

@@ -1,0 +1,47 @@
+"""Whether a fit of the law can be trusted: ``good fit``, ``weak fit`` or ``law does not apply``,
+with its reasons (worst level wins). :func:`judge` reads the fit alone; the run's own course
+(entropy rising, a degenerate score: :func:`~entropylaw.fit.applicability.law_applies`) comes
+in as ``extra_reasons`` from :mod:`entropylaw.fit.run`, which has the run's steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+GOOD, WEAK, NOT_APPLICABLE = "good fit", "weak fit", "law does not apply"
+TRUST_LEVELS = (GOOD, WEAK, NOT_APPLICABLE)
+MIN_R2_GOOD = 0.5
+MIN_N_GOOD = 10
+# a bare fit's flag where the fit alone does not decide it (EntropyLawFit.trust)
+UNJUDGED = ("not judged: a bare fit has its paired points only, not the run's course over its steps that the flag "
+            "also reads (entropy rising or exploding, a score stuck or collapsing); entropylaw.fit(df, run=...) "
+            "judges a run")
+
+
+def judge(fit, extra_reasons: tuple[tuple[str, str], ...] = ()) -> tuple[str, list[str]]:
+    """The trust flag of a fit (an :class:`~entropylaw.fit.law.EntropyLawFit`) and its reasons (worst level wins).
+
+    ``extra_reasons`` are (level, reason) pairs found outside the fit itself, e.g. an
+    entropy that rises over the run.
+    """
+    reasons: list[tuple[str, str]] = list(extra_reasons)
+    if fit.a_ <= 0:
+        reasons.append((NOT_APPLICABLE, f"a = {fit.a_:.3g} <= 0: the score does not rise as entropy falls"))
+    elif fit.a_stderr_ > 0 and fit.a_ / fit.a_stderr_ < 2:
+        reasons.append((WEAK, f"a = {fit.a_:.3g} ± {fit.a_stderr_:.2g} is not distinguishable from 0"))
+    if np.isfinite(fit.r2_) and fit.r2_ < MIN_R2_GOOD:
+        reasons.append((WEAK, f"R² = {fit.r2_:.2f} < {MIN_R2_GOOD}: the law explains little of the score"))
+    if fit.n_ < MIN_N_GOOD and not any(r.startswith("too few points") for _, r in reasons):  # said once
+        reasons.append((WEAK, f"only {fit.n_} points"))
+    lo, hi = fit.ceiling_ci_
+    if fit.score_range is not None:
+        s_lo, s_hi = fit.score_range
+        if lo < s_lo or hi > s_hi:
+            reasons.append((WEAK, f"ceiling interval [{lo:.3g}, {hi:.3g}] leaves the score range "
+                                  f"[{s_lo:g}, {s_hi:g}]"))
+    elif 0 <= fit.R_.min() and fit.R_.max() <= 1 and (hi > 1 or lo < 0):
+        reasons.append((WEAK, f"ceiling interval [{lo:.3g}, {hi:.3g}] leaves [0, 1], the range of a fraction"))
+    if not reasons:
+        return GOOD, []
+    level = max((lvl for lvl, _ in reasons), key=TRUST_LEVELS.index)
+    return level, [r for _, r in reasons]
