@@ -8,7 +8,10 @@ Files written into a temporary directory with the real writers:
   256x256 image (made once with ``torch.utils.tensorboard.summary``, written by the same writer);
   ``--big-mb`` of event file (tensorboard's writer checksums in pure Python: ~4 s per 10 MB);
 - ``wandb``: a ``.wandb`` file written by ``wandb.log`` in ``WANDB_MODE=offline`` (``--wandb-steps``);
-- ``jsonl``: a ``metrics.jsonl`` of ``{"step": s, key: value, ...}`` lines (``--tags`` x ``--steps``).
+- ``jsonl``: a ``metrics.jsonl`` of ``{"step": s, key: value, ...}`` lines (``--tags`` x ``--steps``);
+- ``custom``: a custom trainer's ``metrics.jsonl``: ``{"type": "train", "grpo_step": s, ...}`` lines of
+  ``--tags`` values (two micro-step lines every 4th step, a text sample every 50th), and every 10th step an
+  ``{"type": "eval", "eval/step": s, "metrics": {...}}`` line on a step key of its own.
 
 Each read runs in a fresh subprocess that imports everything first; peak memory is that process's
 peak RSS during the read (``VmHWM`` reset after the imports through ``/proc/self/clear_refs``; elsewhere
@@ -99,6 +102,10 @@ rows = int((~frame["variable"].str.startswith("_")).sum())
 frame = pandas.read_json(PATH, lines=True).melt(id_vars=["step"]).dropna()
 rows = len(frame)
 """,
+    "custom": """
+frame = pandas.read_json(PATH, lines=True).melt(id_vars=["type", "grpo_step", "eval/step"]).dropna(subset=["value"])
+rows = len(frame)
+""",
 }
 
 
@@ -154,6 +161,20 @@ def write_jsonl(path: Path, tags: int, steps: int) -> None:
             f.write(json.dumps({"step": s, **{n: k + 1.0 / (1 + s) for k, n in enumerate(names)}}) + "\n")
 
 
+def write_custom(path: Path, tags: int, steps: int) -> None:
+    names = ["token_entropy", "reward"] + [f"loss_{k}" for k in range(2, tags)]
+    with open(path, "w") as f:
+        for s in range(steps):
+            for micro in range(2 if s % 4 == 0 else 1):
+                row = {"type": "train", "grpo_step": s, **{n: k + 1.0 / (1 + s + micro) for k, n in enumerate(names)}}
+                if s % 50 == 0:
+                    row["sample"] = "The answer is 42."
+                f.write(json.dumps(row) + "\n")
+            if s % 10 == 0:
+                f.write(json.dumps({"type": "eval", "eval/step": s, "metrics": {"answer_accuracy": s / steps,
+                                                                                "pass@1": 0.5}}) + "\n")
+
+
 def measure(code: str, path: Path) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     out = subprocess.run([sys.executable, "-c", RUNNER, str(path), code], capture_output=True, text=True, env=env)
@@ -186,7 +207,7 @@ def main() -> None:
     ap.add_argument("--big-mb", type=float, default=50.0)
     ap.add_argument("--every", type=int, default=20)
     ap.add_argument("--wandb-steps", type=int, default=20_000)
-    ap.add_argument("--only", nargs="*", choices=["tb_scalars", "tb_histograms", "wandb", "jsonl"])
+    ap.add_argument("--only", nargs="*", choices=["tb_scalars", "tb_histograms", "wandb", "jsonl", "custom"])
     ap.add_argument("--quick", action="store_true", help="small files (a minute)")
     args = ap.parse_args()
     if args.quick:
@@ -195,7 +216,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         cases = []
-        todo = args.only or ["tb_scalars", "tb_histograms", "wandb", "jsonl"]
+        todo = args.only or ["tb_scalars", "tb_histograms", "wandb", "jsonl", "custom"]
         for name in todo:
             t0 = time.perf_counter()
             try:
@@ -205,8 +226,11 @@ def main() -> None:
                     write_tb_histograms(path := tmp / "tb_histograms", args.big_mb, args.every)
                 elif name == "wandb":
                     path = write_wandb(tmp / "wandb", args.tags, args.wandb_steps)
-                else:
+                elif name == "jsonl":
                     write_jsonl(path := tmp / "metrics.jsonl", args.tags, args.steps)
+                else:
+                    (tmp / "custom").mkdir()
+                    write_custom(path := tmp / "custom" / "metrics.jsonl", args.tags, args.steps)
             except (ImportError, subprocess.CalledProcessError) as e:
                 print(f"{name}: not written ({type(e).__name__}: {e})")
                 continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -32,6 +33,27 @@ def test_from_frame_matches_from_records():
                       "value": [0.5, 0.2, 0.4, 0.3]})
     got = table.from_frame(f, "r", model="M-7B", n_params=7e9, val_keys={"val/a": "x", "val/b": "y"})
     pd.testing.assert_frame_equal(got, sample())
+
+
+@pytest.mark.parametrize("meta", [
+    {},
+    {"model": None, "score_key": float("nan"), "n_params": None, "seed": np.nan, "dataset": ""},
+    {"model": 3, "n_params": "7e9", "n_params_nonembedding": 5, "seed": np.float32(1.5), "algorithm": np.str_("grpo")},
+    {"config": {"shuffle": True}, "entropy_key": "actor/entropy", "n_params": np.float64(1e9)},
+])
+def test_from_frame_is_conform_of_the_plain_frame(meta):
+    """Metadata columns built in their dtypes at once (a memory saving) are what conform makes of the
+    plain frame, and the table shares no column with the frame it came from."""
+    f = pd.DataFrame({"step": [3, 1, 2], "metric": pd.Categorical(["entropy", "score", "entropy"]),
+                      "value": [0.5, 0.2, 0.4]}, index=[7, 8, 9])
+    plain = f.reset_index(drop=True).assign(run_id="r", **{k: json.dumps(v, sort_keys=True)
+                                                             if isinstance(v, dict) else v for k, v in meta.items()})
+    got = table.from_frame(f, "r", **meta)
+    pd.testing.assert_frame_equal(got, table.conform(plain), check_exact=True)
+    assert table.is_conformed(got)
+    got.loc[0, "value"] = -1.0
+    got.loc[0, "metric"] = "score"
+    assert f["value"].tolist() == [0.5, 0.2, 0.4] and f["metric"].tolist() == ["entropy", "score", "entropy"]
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])

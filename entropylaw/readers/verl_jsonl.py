@@ -21,6 +21,8 @@ any trainer's own ``metrics.jsonl``.
   (string, list, bool) is dropped and counted as ``non-numeric value``; ``NaN``/``Infinity``
   tokens reach :func:`finalize` which drops them. A ``null`` is a key not logged at that step
   (as a CSV's empty cell: what pandas writes for a missing value), neither read nor dropped.
+- The file is streamed line by line; the rows kept are held in typed arrays, keys as codes
+  (:mod:`entropylaw.readers.jsonl_rows`): 500k values cost ~25 MB, not ~100 MB of Python lists.
 
 >>> import tempfile, os
 >>> with tempfile.TemporaryDirectory() as d:
@@ -47,10 +49,12 @@ from __future__ import annotations
 import json
 import os
 import re
+from array import array
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
+from entropylaw.readers.jsonl_rows import BIG, Rows
 from entropylaw.readers.names import (BOOKKEEPING, STEP_NAMES, model_from_filename, names_a_step_axis,
                                       run_id_from_path)
 from entropylaw.terminal import count
@@ -172,18 +176,30 @@ def _integer(value) -> int | None:
         return None
 
 
+def _slot(kind: str, key: str) -> list:
+    """What a key of a line of type ``kind`` is, found once a key: [its name in the table, its code
+    (-1 until a value is kept), 1 a step's name, 2 bookkeeping, 0 a metric]."""
+    name = f"{kind}/{key}" if kind and not key.startswith(kind + "/") else key
+    return [name, -1, 2 if BOOKKEEPING.match(key) else 1 if is_step_name(key) else 0]
+
+
 def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key: str | None = None) -> list[RawRun]:
     """Read a JSON-lines metrics file into one :class:`RawRun` (see the module docstring)."""
     path = existing_file(path, 'JSON lines, one object per line with a step: {"step": 1, ...}')
     source = str(path)
     raw = RawRun(run_id or run_id_from_path(path), source, ordered=True)
     report = raw.report
-    steps, keys, values, lines, axes = [], [], [], [], []
+    rows = Rows()
+    values, codes, code_of, loads = rows.values, rows.codes, rows.code_of, json.loads
+    scan = json.JSONDecoder().scan_once  # json.loads' own scanner, without its wrappers
+    line_steps, line_numbers, line_counts, line_axes, axes = rows.steps, rows.lines, rows.counts, rows.on, rows.axes
     notes = {UNPARSEABLE: 0, NON_NUMERIC: 0}
     order = _step_order(path, step_key)
     used: dict[str, int] = {}
     types: dict[str, int] = {}
+    slots: dict[str, dict[str, list]] = {}  # per type of row, per key: its _slot
     enveloped = False
+    n_read = 0  # values read from good lines (report.read once, at the end)
     stepless: dict[str, None] = {}  # keys of the first objects, for the error when no line has a step
     texts: dict[str, str] = {}  # keys holding numbers written as text: one example each
     prose: dict[str, int] = {}  # keys of SAMPLE_FIELDS holding text: lines of each (a file of samples)
@@ -200,20 +216,33 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
             unterminated = not line.endswith("\n")
-            line = line.strip().replace("\x00", "")
+            line = line.strip()
+            if "\x00" in line:
+                line = line.replace("\x00", "")
             if not line:
                 continue
-            if line.startswith(("#", "//")):  # a comment a script wrote (# run grpo lr=1e-6): no values
+            if line[0] in "#/" and line.startswith(("#", "//")):  # a comment a script wrote (# run grpo lr=1e-6)
                 comments.append(lineno)
                 continue
             try:
-                obj = json.loads(line)
-                if isinstance(obj, dict) and len(stepless) < 40:
-                    stepless.update(dict.fromkeys(k for k in obj if k not in stepless))
-                step_field = next((s for s in order if s in obj), None) or _own_step(obj)
-                step = _integer(obj[step_field])
-                if step is None:
-                    raise ValueError
+                try:
+                    obj, end = scan(line, 0)
+                except StopIteration:  # not JSON, or JSON after a blank: as json.loads says
+                    end = -1
+                if end != len(line):
+                    obj = loads(line)
+                if len(stepless) < 40 and isinstance(obj, dict):
+                    stepless.update(dict.fromkeys(obj))
+                for step_field in order:
+                    if step_field in obj:
+                        break
+                else:
+                    step_field = _own_step(obj)
+                step = obj[step_field]
+                if type(step) is not int or not -BIG < step < BIG:
+                    step = _integer(step)
+                    if step is None:
+                        raise ValueError
             except (ValueError, TypeError, KeyError, AttributeError, OverflowError, StopIteration):
                 n = values_in_broken_line(line)
                 if unterminated:  # the writer was cut off mid-line: it held what the lines before held
@@ -231,38 +260,71 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
             used[step_field] = used.get(step_field, 0) + 1
             if step_key and step_field != step_key:
                 elsewhere[step_field] = elsewhere.get(step_field, 0) + 1
-            if isinstance(obj.get("data"), dict):
-                data, kind = obj["data"], ""
+            kind = ""
+            data = obj.get("data")
+            if isinstance(data, dict):
                 enveloped = True
             else:
-                kind = next((str(obj[t]) for t in TYPE_FIELDS if isinstance(obj.get(t), str)), "")
-                data = {k: v for k, v in obj.items() if k != step_field and not (kind and k in TYPE_FIELDS
-                                                                                 and obj[k] == kind)}
-            if kind:
-                types[kind] = types.get(kind, 0) + 1
-            last_count = 0
-            for key, value in _flatten(data, unwrap=_wrapper(data)):
-                if (is_step_name(key) and _integer(value) is not None) or BOOKKEEPING.match(key):
+                for t in TYPE_FIELDS:
+                    if isinstance(obj.get(t), str):
+                        kind = obj[t]
+                        break
+                data = obj.copy()  # the metrics: not the step, not the type
+                del data[step_field]
+                if kind:
+                    types[kind] = types.get(kind, 0) + 1
+                    for t in TYPE_FIELDS:
+                        if t in data and data[t] == kind:
+                            del data[t]
+            keyed = slots.get(kind)
+            if keyed is None:
+                keyed = slots[kind] = {}
+            # nested dicts flattened (a wrapper's keys as they are); JSON's objects are plain dicts
+            items = list(_flatten(data, unwrap=_wrapper(data))) if dict in map(type, data.values()) else data.items()
+            n, kept = 0, len(values)
+            for key, value in items:
+                slot = keyed.get(key)
+                if slot is None:
+                    slot = keyed[key] = _slot(kind, key)
+                if slot[2] and (slot[2] == 2 or _integer(value) is not None):
                     aside.add(key)  # another step axis (_step, eval_step), W&B's clock: not metrics, not rows
                     continue
                 if value is None:  # null: not logged at this step, as a CSV's empty cell (pandas' to_json of a NaN)
                     continue
-                last_count += 1
-                report.read(1)
-                number = _numeric(value)
-                if isinstance(value, str) and number is not None:
-                    texts.setdefault(key, value)
-                if number is None and isinstance(value, str) and key.rsplit("/", 1)[-1].lower() in SAMPLE_FIELDS:
-                    prose[key] = prose.get(key, 0) + 1
-                if number is None:
-                    report.drop(NON_NUMERIC)
-                    note(NON_NUMERIC, f"line {lineno}: key {key!r} has non-numeric value {value!r:.40} (dropped)")
-                    continue
-                steps.append(step)
-                keys.append(f"{kind}/{key}" if kind and not key.startswith(kind + "/") else key)
+                n += 1
+                t = type(value)
+                if t is float:
+                    number = value
+                elif t is int:
+                    number = float(value)
+                else:
+                    number = _numeric(value)
+                    if isinstance(value, str) and number is not None:
+                        texts.setdefault(key, value)
+                    if number is None:
+                        if isinstance(value, str) and key.rsplit("/", 1)[-1].lower() in SAMPLE_FIELDS:
+                            prose[key] = prose.get(key, 0) + 1
+                        report.drop(NON_NUMERIC)
+                        note(NON_NUMERIC, f"line {lineno}: key {key!r} has non-numeric value {value!r:.40} (dropped)")
+                        continue
+                code = slot[1]
+                if code < 0:
+                    code = slot[1] = code_of(slot[0])
+                codes.append(code)
                 values.append(number)
-                lines.append(lineno)
-                axes.append((kind, step_field))
+            n_read += n
+            last_count = n
+            if len(values) > kept:  # the line's step, number, count of values and axis, once a line
+                axis = axes.get((kind, step_field))
+                if axis is None:
+                    axis = axes[kind, step_field] = len(axes)
+                if not -BIG < step < BIG and isinstance(line_steps, array):
+                    line_steps = rows.steps = list(line_steps)  # a step past int64: finalize's int64 column says so
+                line_steps.append(step)
+                line_numbers.append(lineno)
+                line_counts.append(len(values) - kept)
+                line_axes.append(axis)
+    report.read(n_read)
     if aside:
         report.note("not read as metrics: " + ", ".join(
             f"{k} ({'bookkeeping' if BOOKKEEPING.match(k) else 'a step'})" for k in sorted(aside)))
@@ -276,34 +338,32 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     for kind, n in notes.items():
         if n > MAX_NOTES:
             report.note(f"... and {n - MAX_NOTES} more {kind}s")
-    if not steps and not report.rows_read:
+    if not len(values) and not report.rows_read:
         raise EntropyLawError(f"{source}: no JSON metric lines found")
     # text on most lines, several lines a step (a sample each), no entropy: what the model wrote, a reward each;
     # a log of one line a step that keeps an example answer beside its metrics is a run
     said = [k for k, n in prose.items() if 2 * n >= sum(used.values())]
-    if said and sum(used.values()) >= 2 * len(set(steps)) and not any("entropy" in k.lower() for k in set(keys)):
+    if said and sum(used.values()) >= 2 * rows.distinct_steps() and not any("entropy" in k.lower() for k in rows.names):
         raise EntropyLawError(f"{source}: a file of generated samples (text in {', '.join(said[:3])} on most lines), "
                               "not a log of metrics")
     if (not used or (step_key and step_key not in used)) and stepless:  # a step_key no line has: a typo
         wanted = f"the key {step_key!r}" if step_key else "a step (step, global_step, iteration, *_step)"
         raise EntropyLawError(f"{source}: no line has {wanted} as an integer; keys seen: "
                               f"{', '.join(list(stepless)[:12])}; name the step with `step_key`")
-    raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
     if used and set(used) != {"step"}:
         report.note("step read from " + ", ".join(f"{k!r} ({count(n, 'line')})" for k, n in sorted(used.items())))
     if elsewhere:
         report.note(f"{count(sum(elsewhere.values()), 'line')} without {step_key!r} read on their own step key ("
                     + ", ".join(sorted(elsewhere)) + "), each its own step axis, as W&B reads `define_metric` steps")
-    if types or len(used) > 1:
-        # each type of row, and each step key, its own step axis: eval/step may count evals, not train steps
-        raw.axes = [f"{kind}@{field}" for kind, field in axes]
+    # each type of row, and each step key, its own step axis: eval/step may count evals, not train steps
+    rows.into(raw, with_axes=bool(types or len(used) > 1))
     if types:
         report.note("rows kept apart by type, each key read as <type>/<key>: "
                     + ", ".join(f"{k} ({n} lines)" for k, n in sorted(types.items())))
     if not enveloped:
         raw.repeats = "mean"  # a trainer's own log: several rows at one step are its micro-steps
     raw.meta = {"model": model_from_filename(path)}
-    if "critic/vf_loss" in set(keys):
+    if "critic/vf_loss" in rows.names:
         raw.meta["algorithm"] = "ppo"
     return [raw]
 

@@ -116,8 +116,10 @@ def conform(df: pd.DataFrame) -> pd.DataFrame:
     for col in _STRING_COLUMNS:
         out[col] = _categorical(out[col])
     for col in _FLOAT_COLUMNS:
-        out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
-    out["step"] = pd.to_numeric(out["step"], errors="raise").astype("int64")
+        if out[col].dtype != np.float64:  # a float64 column is what this makes of it: not copied again
+            out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
+    if out["step"].dtype != np.int64:
+        out["step"] = pd.to_numeric(out["step"], errors="raise").astype("int64")
     return out.reset_index(drop=True)
 
 
@@ -154,15 +156,28 @@ def from_frame(df: pd.DataFrame, run_id: str, **meta) -> pd.DataFrame:
     """
     n = len(df)
     metric = df["metric"]
-    metric = metric.array if isinstance(metric.dtype, pd.CategoricalDtype) else pd.Categorical(metric.to_numpy())
-    out = pd.DataFrame({"run_id": _constant(run_id, n), "step": df["step"].to_numpy(),
-                        "metric": metric, "value": df["value"].to_numpy()})
+    metric = metric.array.copy() if isinstance(metric.dtype, pd.CategoricalDtype) else pd.Categorical(metric.to_numpy())
+    # every column a new array of its own, none copied again: not stacked into 2-D blocks (copy=False)
+    columns = {"run_id": _constant(run_id, n), "step": df["step"].to_numpy(copy=True), "metric": metric,
+               "value": df["value"].to_numpy(copy=True)}
     for key, value in meta.items():
         if key not in META_DEFAULTS:
             raise TypeError(f"unknown metadata field {key!r} (expected one of {META_COLUMNS})")
         value = json.dumps(dict(value), sort_keys=True) if isinstance(value, Mapping) else value
-        out[key] = _constant(value, n) if isinstance(value, str) else value
-    return conform(out)
+        columns[key] = _meta_column(key, value, n)
+    columns.update((k, _meta_column(k, v, n)) for k, v in META_DEFAULTS.items() if k not in columns)
+    return conform(pd.DataFrame(columns, copy=False))
+
+
+def _meta_column(key: str, value, n: int):
+    """A metadata value as its column in the table's dtype (text: one category, n int8 codes; no column
+    of n strings made and encoded), or the value as it is where :func:`conform` converts it."""
+    missing = value is None or (isinstance(value, float) and value != value)
+    if key in _STRING_COLUMNS and (missing or isinstance(value, str)):
+        return _constant("" if missing else value, n)
+    if key in _FLOAT_COLUMNS and (missing or isinstance(value, float)):
+        return np.full(n, np.nan if missing else value, dtype=np.float64)
+    return value
 
 
 def _constant(text: str, n: int) -> pd.Categorical:
