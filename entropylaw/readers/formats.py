@@ -29,7 +29,8 @@ from entropylaw.readers.lab_run import read_lab_run
 from entropylaw.readers.tensorboard import has_event_files, read_tensorboard
 from entropylaw.readers.trl import find_state, read_trl
 from entropylaw.readers.verl_console import read_verl_console
-from entropylaw.readers.verl_jsonl import looks_like_jsonl, read_verl_jsonl
+from entropylaw.readers.jsonl_lines import looks_like_jsonl
+from entropylaw.readers.verl_jsonl import read_verl_jsonl
 from entropylaw.readers.wandb_offline import read_wandb_offline, wandb_files_in
 from entropylaw.readers.wandb_online import read_wandb_online
 from entropylaw.terminal import count

@@ -48,19 +48,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from array import array
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
+from entropylaw.readers.jsonl_lines import STEP_FIELDS, TYPE_FIELDS, is_step_name, values_in_broken_line
 from entropylaw.readers.jsonl_rows import BIG, Rows
-from entropylaw.readers.names import (BOOKKEEPING, STEP_NAMES, model_from_filename, names_a_step_axis,
-                                      run_id_from_path)
+from entropylaw.readers.names import BOOKKEEPING, model_from_filename, run_id_from_path
 from entropylaw.terminal import count
 
-STEP_FIELDS = STEP_NAMES  # then any *_step or */step, then _step
-TYPE_FIELDS = ("type", "kind", "split", "mode", "phase")
 SNIFF_LINES = 200
 UNPARSEABLE = "unparseable line"
 CUT_LAST = "cut-off last line"
@@ -122,16 +119,6 @@ def _from_text(text: str) -> float | None:
         return float(text) if len(text) < 40 else None
     except ValueError:
         return None
-
-
-def is_step_name(key: str) -> bool:
-    """``step``, ``grpo_step``, ``eval/step``: a step axis as trainers name them (as
-    ``define_metric("eval/*", step_metric="eval/step")`` declares one to W&B).
-
-    >>> [is_step_name(k) for k in ("eval/step", "eval_step", "timing_s/step", "val/steps_per_second")]
-    [True, True, False, False]
-    """
-    return isinstance(key, str) and (key in STEP_FIELDS or names_a_step_axis(key))
 
 
 def _step_order(path, step_key: str | None) -> list[str]:
@@ -366,41 +353,3 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     if "critic/vf_loss" in rows.names:
         raw.meta["algorithm"] = "ppo"
     return [raw]
-
-
-_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(\{)?')
-_OPEN_KEY = re.compile(r'[,{]\s*"(?:[^"\\]|\\.)*$')
-
-
-def values_in_broken_line(line: str) -> int:
-    """Values a line that is not valid JSON held, from the ``"key":`` it still shows (not the
-    step, not a ``{``-opening container), a key cut before its colon counting too; at least 1.
-
-    >>> values_in_broken_line('{"step": 7, "data": {"actor/entropy": 0.5, "critic/score/mean": 0.7')
-    2
-    >>> values_in_broken_line('{"step": 7, "data": {"actor/entropy": 0.5, "critic/sc')
-    2
-    >>> values_in_broken_line("garbage")
-    1
-    """
-    n = sum(1 for m in _KEY.finditer(line) if m.group(2) is None and not is_step_name(m.group(1))
-            and m.group(1) not in TYPE_FIELDS)
-    n += bool(_OPEN_KEY.search(line))
-    return max(n, 1)
-
-
-def looks_like_jsonl(head: bytes) -> bool:
-    """True when the first non-blank line of ``head`` is a JSON object with a step."""
-    for line in head.splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        if not line.startswith(b"{"):
-            return False
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            return any(f'"{s}"'.encode() in line for s in (*STEP_FIELDS, "_step"))
-        return isinstance(obj, dict) and any(is_step_name(k) for k in obj)
-    return False
-

@@ -44,7 +44,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fileio import atomic_write, write_json
 from entropylaw.readers.common import RawRun
 from entropylaw.readers.keys import is_candidate
-from entropylaw.readers.verl_jsonl import is_step_name
+from entropylaw.readers.jsonl_lines import is_step_name
 from entropylaw.readers.wandb_offline import NON_NUMERIC, meta_from_config
 
 DEFAULT_CACHE = Path("~/.cache/entropylaw/wandb")

@@ -59,6 +59,7 @@ import pandas as pd
 
 from entropylaw.table import blocks as _blocks
 from entropylaw.errors import EntropyLawError
+from entropylaw.table.text import categorical as _categorical, constant as _constant
 from entropylaw.table.blocks import split_runs  # noqa: F401  (the table's API; one pass over its rows)
 from entropylaw.fileio import atomic_write
 
@@ -178,33 +179,6 @@ def _meta_column(key: str, value, n: int):
     if key in _FLOAT_COLUMNS and (missing or isinstance(value, float)):
         return np.full(n, np.nan if missing else value, dtype=np.float64)
     return value
-
-
-def _constant(text: str, n: int) -> pd.Categorical:
-    """A text column holding one value: one category, n zero codes."""
-    return pd.Categorical.from_codes(np.zeros(n, np.int8), categories=[str(text)])
-
-
-def _categorical(col: pd.Series) -> pd.Series:
-    """``col`` as a Categorical of non-missing text with only the categories it uses."""
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        cats = col.cat.categories
-        if not (cats.dtype == object or pd.api.types.is_string_dtype(cats.dtype)) \
-                or any(not isinstance(c, str) for c in cats):
-            col = col.cat.rename_categories([str(c) for c in cats])
-        if col.isna().any():
-            if "" not in col.cat.categories:
-                col = col.cat.add_categories([""])
-            col = col.fillna("")
-        codes = col.cat.codes.to_numpy()
-        used = np.bincount(codes[codes >= 0], minlength=len(col.cat.categories)) > 0
-        if not used.all():
-            col = col.cat.remove_unused_categories()
-        if not col.cat.categories.is_monotonic_increasing:  # one canonical encoding per content
-            col = col.cat.reorder_categories(sorted(col.cat.categories))
-        return col
-    text = col.astype(object).where(col.notna(), "").astype(str)
-    return text.astype("category")
 
 
 def set_text(df: pd.DataFrame, column: str, value: str, rows=None) -> pd.DataFrame:
