@@ -114,3 +114,23 @@ def test_slime_score_is_raw_reward(one_process):
     meta = table.runs(df).iloc[0]
     assert (meta.entropy_key, meta.score_key) == ("train/entropy_loss", "rollout/raw_reward")
     assert np.allclose(table.series(df, run, "score").to_numpy(), [_acc(r) - 0.1 for r in range(R)])
+
+
+def test_slime_eval_datasets_are_validation(one_process):
+    """eval/<dataset> was no validation: the fit fell back on the training reward."""
+    df = one_process
+    [run] = table.run_ids(df)
+    meta = table.runs(df).iloc[0]
+    assert json.loads(meta.val_keys) == {"val/aime": "eval/aime", "val/math500": "eval/math500"}
+    evals = sorted({0, *[r for r in range(R) if (r + 1) % EVAL == 0], R - 1})
+    assert table.series(df, run, "val/math500").index.tolist() == evals
+    assert np.allclose(table.series(df, run, "val/math500").to_numpy(), [_acc(r) for r in evals])
+
+
+def test_an_eval_key_without_slimes_statistics_is_no_benchmark():
+    """The Hugging Face Trainer's eval/loss, eval/runtime are not validation scores."""
+    from entropylaw.readers.keys import detect_keys
+    km = detect_keys(["train/loss", "eval/loss", "eval/runtime", "eval/samples_per_second", "eval/entropy"])
+    assert km.val == {}
+    km = detect_keys(["train/entropy_loss", "eval/gsm8k", "eval/gsm8k/response_len/mean", "eval/loss"])
+    assert km.val == {"val/gsm8k": "eval/gsm8k"}

@@ -18,7 +18,10 @@ Conventions (SPEC section 6), first match wins:
   ``test_score/<bench>`` (older veRL echoes the validation before training under this
   name and later ones under ``val/test_score/<bench>``: both are one series,
   ``val/<bench>``); fork ``val/score-all``; OpenRLHF ``eval/eval_<source>_pass1``
-  (``val/<source>``; also read without the inner ``eval_``) and ``eval/pass1``; TRL ``eval_reward`` (``eval/reward``).
+  (``val/<source>``; also read without the inner ``eval_``) and ``eval/pass1``; TRL ``eval_reward`` (``eval/reward``);
+  slime ``eval/<dataset>`` (``val/<dataset>``, its mean reward), only beside the statistics slime logs
+  with it (``eval/<dataset>-truncated_ratio``, ``eval/<dataset>/response_len/mean``): a bare
+  ``eval/<name>`` is as often a loss or a timing (the Hugging Face Trainer's ``eval/loss``).
 - response length: ``response_length/mean``, TRL ``completions/mean_length``.
 
 TRL with several reward functions logs ``rewards/<func>/mean`` per function and
@@ -86,6 +89,10 @@ _AS_MEAN = {"all", "reward", "pass1"}  # an overall score across benchmarks (ran
 _MEAN_RANK = 7
 # the same series under two names (older veRL): every one of them maps to val/<bench>
 _SAME_SERIES_RANKS = {5, 6}
+
+# slime's eval/<dataset> is its mean reward on that data set where slime's statistics of it stand beside it
+_SLIME_EVAL = re.compile(r"^eval/(?P<bench>.+)$")
+_SLIME_EVAL_BESIDE = ("-truncated_ratio", "/response_len/mean")
 
 # TRL's per-reward-function keys (trainer_state / console: no prefix; TensorBoard/W&B: train/, eval/)
 _TRAIN_FUNC = re.compile(r"^(?:train/)?rewards/(?P<func>.+)/mean$")
@@ -229,6 +236,11 @@ def _auto_val(keys: list[str], km: KeyMap) -> None:
                     same_series.setdefault(bench, []).append(key)
                 break
     km.val = {f"val/{b}": v[2] for b, v in best.items()}
+    present = set(keys)
+    for key in keys:
+        m = _SLIME_EVAL.match(key)
+        if m and f"val/{m['bench']}" not in km.val and any(key + s in present for s in _SLIME_EVAL_BESIDE):
+            km.val[f"val/{m['bench']}"] = key
     for bench, names in same_series.items():
         for key in names:
             if key != best[bench][2] and best[bench][0] in _SAME_SERIES_RANKS:
