@@ -134,3 +134,9 @@ def test_an_eval_key_without_slimes_statistics_is_no_benchmark():
     assert km.val == {}
     km = detect_keys(["train/entropy_loss", "eval/gsm8k", "eval/gsm8k/response_len/mean", "eval/loss"])
     assert km.val == {"val/gsm8k": "eval/gsm8k"}
+
+
+def test_slime_config_names_the_model(one_process):
+    """slime's --hf-checkpoint is the model (it had none)."""
+    meta = table.runs(one_process).iloc[0]
+    assert (meta.model, meta.seed, meta.dataset) == ("Qwen3-4B", 1234, "dapo-math-17k")

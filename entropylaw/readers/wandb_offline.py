@@ -271,7 +271,8 @@ def _apply_config(config: dict, record) -> None:
 
 # config paths, first found wins (SPEC section 6 trainers; "a.b" also matches a flat "a.b" key)
 MODEL_KEYS = ["actor_rollout_ref.model.path", "model_name_or_path", "model_name", "model.path",
-              "model.name", "model", "pretrain", "policy.model_name"]  # the last: NeMo-RL
+              "model.name", "model", "pretrain", "policy.model_name",  # NeMo-RL
+              "hf_checkpoint"]  # slime (its --hf-checkpoint; --load is a Megatron checkpoint folder)
 ALGORITHM_KEYS = ["algorithm.adv_estimator", "adv_estimator", "algorithm"]
 SEED_KEYS = ["seed", "data.seed", "actor_rollout_ref.rollout.seed", "grpo.seed"]
 # the training data first (what "dataset" means in the run table); a custom trainer's paths next, then its
