@@ -140,3 +140,18 @@ def test_slime_config_names_the_model(one_process):
     """slime's --hf-checkpoint is the model (it had none)."""
     meta = table.runs(one_process).iloc[0]
     assert (meta.model, meta.seed, meta.dataset) == ("Qwen3-4B", 1234, "dapo-math-17k")
+
+
+@pytest.mark.parametrize("always", [False, True])
+def test_slime_optimizer_steps_are_read_per_rollout(tmp_path, always):
+    """With 2 optimizer steps per rollout, train/step 6 (rollout 3's second step) was paired with rollout 6."""
+    k = 2
+    df = el.load([_emit(tmp_path, k, always=always)])
+    [run] = table.run_ids(df)
+    steps = [r * k if always else r for r in range(R)]
+    entropy = table.series(df, run, "entropy")
+    assert entropy.index.tolist() == steps
+    assert np.allclose(entropy.to_numpy(), [np.mean([_entropy(r * k + j) for j in range(k)]) for r in range(R)])
+    assert table.series(df, run, "score").index.tolist() == steps
+    [account] = el.row_accounts(df)
+    assert any("train/step" in n and "2 optimizer steps per rollout" in n for n in account["notes"])
