@@ -155,3 +155,19 @@ def test_slime_optimizer_steps_are_read_per_rollout(tmp_path, always):
     assert table.series(df, run, "score").index.tolist() == steps
     [account] = el.row_accounts(df)
     assert any("train/step" in n and "2 optimizer steps per rollout" in n for n in account["notes"])
+
+
+def test_slime_offline_processes_are_one_run(tmp_path):
+    """The driver's, the trainer's and the rollout manager's offline directories were three runs (one skipped,
+    the entropy in one, the validation in another)."""
+    df = el.load([_emit(tmp_path, 2, roles=("driver", "actor", "rollout"))])
+    [run] = table.run_ids(df)
+    assert run == "qwen3-4b"
+    meta = table.runs(df).iloc[0]
+    assert (meta.entropy_key, meta.score_key, meta.model, meta.seed) == (
+        "train/entropy_loss", "rollout/raw_reward", "Qwen3-4B", 1234)
+    assert json.loads(meta.val_keys) == {"val/aime": "eval/aime", "val/math500": "eval/math500"}
+    assert table.series(df, run, "entropy").index.tolist() == list(range(R))
+    assert table.series(df, run, "val/aime").index.tolist()[0] == 0
+    [account] = el.row_accounts(df)
+    assert any("3 files of W&B run id 'slime1'" in n for n in account["notes"])
