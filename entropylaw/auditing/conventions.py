@@ -51,7 +51,9 @@ def token_mean(t: Tokens) -> float:
     (ActorPPOTrainer.ppo_train weighs each micro-batch's value by its token count; from 0.10.3
     the micro-batch value is aggregate_loss's masked sum over the step's token count); NeMo-RL
     ClippedPGLossFn ``approx_entropy`` (each micro-batch's sum over the global batch's valid
-    tokens, the micro-batches summed), of the sampled tokens' importance-weighted surprisal.
+    tokens, the micro-batches summed), of the sampled tokens' importance-weighted surprisal;
+    slime ``train/entropy_loss`` with ``--calculate-per-token-loss`` (train_metric_utils
+    reduce_train_step_metrics divides the summed tokens' entropy by the step's token count).
     """
     return float(_pool(t.response).mean())
 
@@ -59,7 +61,9 @@ def token_mean(t: Tokens) -> float:
 def seq_mean_token_mean(t: Tokens) -> float:
     """Each sequence's token mean, then the mean over sequences.
 
-    veRL core_algos.agg_loss ``"seq-mean-token-mean"``; TRL's per-sequence ``masked_seq_mean``.
+    veRL core_algos.agg_loss ``"seq-mean-token-mean"``; TRL's per-sequence ``masked_seq_mean``;
+    slime ``train/entropy_loss`` by default (loss.py's ``sum_of_sample_mean`` of each sample's
+    token mean, summed over the optimizer step's samples and divided by its global batch size).
     """
     return float(np.mean([np.mean(r) for r in t.response]))
 

@@ -10,14 +10,18 @@ Conventions (SPEC section 6), first match wins:
   read but flagged: it is the summed negative log-probability of the sampled tokens, a
   one-sample estimate per sequence, not the token-mean entropy.
 - score: veRL ``critic/score/mean``, TRL ``reward``, ``train/reward`` (TRL through
-  TensorBoard/W&B, and OpenRLHF).
+  TensorBoard/W&B, and OpenRLHF), slime ``rollout/raw_reward`` (its ``rollout/rewards`` is the
+  reward after GRPO's group normalisation: about 0 at every step).
 - validation: veRL ``val-core/<bench>/acc/mean@N`` (preferred over ``reward``),
   ``val-core/<bench>/reward/mean@N``, then ``val-aux/<bench>/{acc,score,reward}/mean@N``
   (where the core key is missing, e.g. cut from a long line), older ``val/test_score/<bench>``, oldest
   ``test_score/<bench>`` (older veRL echoes the validation before training under this
   name and later ones under ``val/test_score/<bench>``: both are one series,
   ``val/<bench>``); fork ``val/score-all``; OpenRLHF ``eval/eval_<source>_pass1``
-  (``val/<source>``; also read without the inner ``eval_``) and ``eval/pass1``; TRL ``eval_reward`` (``eval/reward``).
+  (``val/<source>``; also read without the inner ``eval_``) and ``eval/pass1``; TRL ``eval_reward`` (``eval/reward``);
+  slime ``eval/<dataset>`` (``val/<dataset>``, its mean reward), only beside the statistics slime logs
+  with it (``eval/<dataset>-truncated_ratio``, ``eval/<dataset>/response_len/mean``): a bare
+  ``eval/<name>`` is as often a loss or a timing (the Hugging Face Trainer's ``eval/loss``).
 - response length: ``response_length/mean``, TRL ``completions/mean_length``.
 
 TRL with several reward functions logs ``rewards/<func>/mean`` per function and
@@ -63,7 +67,7 @@ NOT_QUITE_ENTROPY = {
          "the law's a and b are then not comparable with other runs"
     for key in ("objective/entropy", "train/objective/entropy")
 }
-SCORE_KEYS = ["critic/score/mean", "reward", "train/reward"]
+SCORE_KEYS = ["critic/score/mean", "reward", "train/reward", "rollout/raw_reward"]  # the last: slime
 RESPONSE_LENGTH_KEYS = ["response_length/mean", "completions/mean_length", "train/completions/mean_length"]
 
 # (pattern, preference rank): lower rank wins when several keys name one benchmark
@@ -85,6 +89,10 @@ _AS_MEAN = {"all", "reward", "pass1"}  # an overall score across benchmarks (ran
 _MEAN_RANK = 7
 # the same series under two names (older veRL): every one of them maps to val/<bench>
 _SAME_SERIES_RANKS = {5, 6}
+
+# slime's eval/<dataset> is its mean reward on that data set where slime's statistics of it stand beside it
+_SLIME_EVAL = re.compile(r"^eval/(?P<bench>.+)$")
+_SLIME_EVAL_BESIDE = ("-truncated_ratio", "/response_len/mean")
 
 # TRL's per-reward-function keys (trainer_state / console: no prefix; TensorBoard/W&B: train/, eval/)
 _TRAIN_FUNC = re.compile(r"^(?:train/)?rewards/(?P<func>.+)/mean$")
@@ -228,6 +236,11 @@ def _auto_val(keys: list[str], km: KeyMap) -> None:
                     same_series.setdefault(bench, []).append(key)
                 break
     km.val = {f"val/{b}": v[2] for b, v in best.items()}
+    present = set(keys)
+    for key in keys:
+        m = _SLIME_EVAL.match(key)
+        if m and f"val/{m['bench']}" not in km.val and any(key + s in present for s in _SLIME_EVAL_BESIDE):
+            km.val[f"val/{m['bench']}"] = key
     for bench, names in same_series.items():
         for key in names:
             if key != best[bench][2] and best[bench][0] in _SAME_SERIES_RANKS:

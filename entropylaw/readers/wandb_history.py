@@ -27,6 +27,7 @@ from typing import Iterable
 import numpy as np
 
 from entropylaw.readers.common import RawRun
+from entropylaw.readers.wandb_axes import ROLLOUT_AXIS, TRAIN_AXIS, RolloutOfTrain
 from entropylaw.terminal import count
 
 NON_NUMERIC = "non-numeric value"
@@ -158,6 +159,7 @@ class HistoryReader:
         self.step_metrics: set[str] = {step_key} if step_key else set()
         self.axis_seen: dict[str, set[float]] = {}  # step metric -> its values (two at most: "it moves")
         self.siblings: list[tuple[int, int, int, str]] = []  # (start, end, the row's <prefix>global_step, metric)
+        self.rollout_of = RolloutOfTrain()  # slime: the rollout each optimizer step's row trained on
 
     def define(self, metric) -> None:
         """A ``define_metric`` declaration (or one W&B expanded from a glob)."""
@@ -242,6 +244,8 @@ class HistoryReader:
             steps.append(step)
             axes.append(self._axis(metric))
         start = len(self.steps)
+        if TRAIN_AXIS in used and ROLLOUT_AXIS in self.step_metrics:
+            self.rollout_of.note(start, axes, self._axis(TRAIN_AXIS), full.get(ROLLOUT_AXIS, self.last.get(ROLLOUT_AXIS)))
         for metric in used:
             self._note_sibling(metric, full, start, start + len(steps))
         self.steps.extend(steps)
@@ -323,6 +327,10 @@ class HistoryReader:
     def to_raw(self, run_id: str, source: str) -> RawRun:
         names = np.array(list(self.codes), dtype=object)
         notes = self._stuck_axes() if self.axis_codes else []
+        if self.rollout_of.rows:
+            self.steps, self.axis_codes, moved = self.rollout_of.apply(
+                self.steps, self.axis_codes, self._axis(TRAIN_AXIS), self._axis(ROLLOUT_AXIS))
+            notes += moved
         keys = names[np.frombuffer(self.key_codes, dtype=np.int32)] if len(self.key_codes) else []
         raw = RawRun(run_id, source, steps=np.frombuffer(self.steps, dtype=np.int64),
                      keys=keys, values=np.frombuffer(self.values, dtype=np.float64),

@@ -65,6 +65,7 @@ from entropylaw.readers.model_size import params_from_name
 from entropylaw.readers.names import model_name_from_path, unique_run_ids
 from entropylaw.readers.damage import Region, charge, nearest_record_rows, rows_lost_in_gaps
 from entropylaw.readers.leveldb_log import Damage, iter_records
+from entropylaw.readers.wandb_processes import join_processes
 from entropylaw.readers.wandb_history import (  # noqa: F401 (NON_NUMERIC is re-exported)
     HISTORY_TAG, NON_NUMERIC, SKIPPED_TAGS, FastHistory, HistoryReader, _lite_record_class, first_tag)
 from entropylaw.terminal import count
@@ -83,12 +84,18 @@ def read_wandb_offline(path: str | Path, step_key: str | None = None) -> list[Ra
     files = find_wandb_files(path)
     if len(files) == 1:
         return [read_wandb_file(files[0], step_key)]
-    runs = []
+    runs, empty = [], []
     for file in files:
         try:
-            runs.append(read_wandb_file(file, step_key))
+            raw = read_wandb_file(file, step_key, empty_ok=True)
         except EntropyLawError as err:
             warnings.warn(f"skipped: {err}", EntropyLawWarning, stacklevel=2)
+            continue
+        (runs if len(raw.steps) else empty).append(raw)
+    runs, empty = join_processes(runs, empty)  # one run's files written by several processes (slime)
+    for raw in empty:
+        warnings.warn(f"skipped: {raw.source}: no numeric history; nothing to read from this W&B run",
+                      EntropyLawWarning, stacklevel=2)
     if not runs:
         raise EntropyLawError(f"{path}: none of its {len(files)} .wandb files has usable history")
     for raw, name in zip(runs, unique_run_ids(r.run_id for r in runs)):
@@ -117,8 +124,9 @@ def wandb_files_in(folder: Path) -> list[Path]:
     return [p for p in folder.glob("*.wandb*") if inner_suffix(p) == ".wandb" and p.is_file()]
 
 
-def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
-    """One ``.wandb`` file -> :class:`RawRun` (see the module docstring)."""
+def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: bool = False) -> RawRun:
+    """One ``.wandb`` file -> :class:`RawRun` (see the module docstring); ``empty_ok``: one without
+    history (a run's driver process: its name and config) is returned, not an error."""
     # heavy import, needed only here (the [wandb] extra)
     pb = require("wandb.proto.wandb_internal_pb2", extra="wandb", purpose=f"reading {path}")
 
@@ -189,7 +197,7 @@ def read_wandb_file(path: str | Path, step_key: str | None = None) -> RawRun:
         report.drop(f"{DAMAGED}: intact checksum but not a valid protobuf (rows unknown)", unparsed)
         report.note(f"{count(unparsed, 'record')} passed {'its' if unparsed == 1 else 'their'} checksum but could not "
                     "be decoded")
-    if len(raw.steps) == 0:
+    if len(raw.steps) == 0 and not (empty_ok and not damage.events):
         what = "no numeric history"
         if damage.events:
             what += f" (damaged: {damage.events[0].reason} at byte {damage.events[0].offset})"
@@ -271,7 +279,8 @@ def _apply_config(config: dict, record) -> None:
 
 # config paths, first found wins (SPEC section 6 trainers; "a.b" also matches a flat "a.b" key)
 MODEL_KEYS = ["actor_rollout_ref.model.path", "model_name_or_path", "model_name", "model.path",
-              "model.name", "model", "pretrain", "policy.model_name"]  # the last: NeMo-RL
+              "model.name", "model", "pretrain", "policy.model_name",  # NeMo-RL
+              "hf_checkpoint"]  # slime (its --hf-checkpoint; --load is a Megatron checkpoint folder)
 ALGORITHM_KEYS = ["algorithm.adv_estimator", "adv_estimator", "algorithm"]
 SEED_KEYS = ["seed", "data.seed", "actor_rollout_ref.rollout.seed", "grpo.seed"]
 # the training data first (what "dataset" means in the run table); a custom trainer's paths next, then its

@@ -1,0 +1,88 @@
+"""One W&B run written by several processes: one offline directory each, one run id.
+
+W&B's distributed logging has every process call ``wandb.init(id=<the run's id>)``; online
+(``mode="shared"``) the server makes them one run, offline each process writes its own
+``offline-run-<time>-<id>/`` and ``wandb sync`` uploads them into that one run. slime
+(``slime/observability/wandb_utils.py``) does so: the driver opens the run (its name and
+config, no history), the training process logs ``train/*`` and the training side's
+``rollout/*`` (``rollout/raw_reward``), the rollout manager the generation side's
+``rollout/*`` and ``eval/*``. Read apart, the entropy is in one run and the validation in
+another. Files of one run id whose metrics do not overlap are therefore read as one run;
+a file without history (the driver's) gives its name and config to the run of its id. Files
+of one id whose metrics overlap are a resumed run's segments (:mod:`entropylaw.readers.merge`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.common import RawRun
+from entropylaw.terminal import count
+
+
+def join_processes(runs: list[RawRun], empty: list[RawRun]) -> tuple[list[RawRun], list[RawRun]]:
+    """(runs, the history-less files no run took): each run id's files joined where they may be."""
+    by_id: dict[str, list[RawRun]] = {}
+    for raw in runs:
+        by_id.setdefault(str(raw.meta.get("wandb_run_id") or id(raw)), []).append(raw)
+    bare: dict[str, list[RawRun]] = {}
+    for raw in empty:
+        bare.setdefault(str(raw.meta.get("wandb_run_id") or id(raw)), []).append(raw)
+    out, left = [], [raw for rid, group in bare.items() if rid not in by_id for raw in group]
+    for rid, group in by_id.items():
+        if (len(group) == 1 and rid not in bare) or not _disjoint(group):
+            out.extend(group)
+            left.extend(bare.get(rid, []) if len(group) > 1 else [])
+            continue
+        out.append(_joined(rid, group, bare.get(rid, [])))
+    return out, left
+
+
+def _disjoint(group: list[RawRun]) -> bool:
+    seen: set[str] = set()
+    for raw in group:
+        keys = set(map(str, raw.keys))
+        if keys & seen or raw.axes is None and len(group) > 1:
+            return False
+        seen |= keys
+    return True
+
+
+def _joined(rid: str, group: list[RawRun], bare: list[RawRun]) -> RawRun:
+    if len(group) == 1 and not bare:
+        return group[0]
+    files = sorted([*group, *bare], key=lambda r: Path(r.source).parent.name)  # offline-run-<time>-<id>: by time
+    named = next((r for r in files if r.run_id != rid), files[0])
+    meta: dict = {}
+    for raw in files:
+        meta.update({k: v for k, v in raw.meta.items() if k not in meta})
+    meta.update({k: v for k, v in named.meta.items() if k.startswith("wandb_")})
+    joined = RawRun(named.run_id, ", ".join(r.source for r in group),
+                    steps=np.concatenate([np.asarray(r.steps, dtype=np.int64) for r in group]),
+                    keys=np.concatenate([np.asarray(r.keys, dtype=object) for r in group]),
+                    values=np.concatenate([np.asarray(r.values, dtype=np.float64) for r in group]),
+                    meta=meta, ordered=False,  # one order per file: a step going back is seen per key
+                    repeats="mean" if any(r.repeats == "mean" for r in group) else "last")
+    if all(r.axes is not None for r in group):
+        joined.axes = np.concatenate([np.asarray(r.axes, dtype=object) for r in group])
+    report = joined.report = IngestReport(joined.source)
+    report.dropped = Counter()
+    keys: dict[str, None] = {}
+    for raw in group:
+        report.read(raw.report.rows_read)
+        report.dropped.update(raw.report.dropped)
+        keys.update(dict.fromkeys(raw.report.keys))
+        tag = Path(raw.source).parent.name or raw.source
+        report.notes.extend(f"{tag}: {n}" for n in raw.report.notes)
+        report.changed.extend(f"{tag}: {n}" for n in raw.report.changed)
+    report.keys = tuple(keys)
+    dirs = ", ".join(Path(r.source).parent.name or r.source for r in files)
+    report.note(f"{count(len(files), 'file')} of W&B run id {rid!r} ({dirs}): one run written by "
+                f"{count(len(files), 'process', 'processes')} (W&B's distributed logging; slime's driver, training "
+                "and rollout processes each write one offline directory), their metrics not overlapping: "
+                f"read as one run{' (the file without history gives its name and config)' if bare else ''}")
+    return joined
