@@ -21,7 +21,10 @@ Conventions (SPEC section 6), first match wins:
   (``val/<source>``; also read without the inner ``eval_``) and ``eval/pass1``; TRL ``eval_reward`` (``eval/reward``);
   slime ``eval/<dataset>`` (``val/<dataset>``, its mean reward), only beside the statistics slime logs
   with it (``eval/<dataset>-truncated_ratio``, ``eval/<dataset>/response_len/mean``): a bare
-  ``eval/<name>`` is as often a loss or a timing (the Hugging Face Trainer's ``eval/loss``).
+  ``eval/<name>`` is as often a loss or a timing (the Hugging Face Trainer's ``eval/loss``);
+  ROLL ``val_correct/<tag>/mean`` (``val/<tag>``: the share of the tag's samples scored 1) and
+  ``val_correct/all/mean`` (``val/mean``: that share over all samples), its VLM pipeline's
+  ``val_score/<tag>/mean``.
 - response length: ``response_length/mean``, TRL ``completions/mean_length``.
 
 TRL with several reward functions logs ``rewards/<func>/mean`` per function and
@@ -84,6 +87,8 @@ _VAL_PATTERNS = [
     (re.compile(r"^eval/(?P<bench>pass1)$"), 9),
     (re.compile(r"^eval_(?P<bench>reward)$"), 10),
     (re.compile(r"^eval/(?P<bench>reward)$"), 11),
+    (re.compile(r"^val_correct/(?P<bench>.+)/mean$"), 12),  # ROLL: val_correct/<tag>/mean, all: every sample
+    (re.compile(r"^val_score/(?P<bench>.+)/mean$"), 13),  # ROLL's VLM pipeline: the mean score
 ]
 _AS_MEAN = {"all", "reward", "pass1"}  # an overall score across benchmarks (rank >= 7): val/mean
 _MEAN_RANK = 7
