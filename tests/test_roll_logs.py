@@ -91,3 +91,37 @@ def test_val_correct_pattern_takes_no_other_trainers_keys():
                                      "val/math": "val/test_score/math"}
     assert detect_keys(["critic/correct/mean", "val_correct/all/max", "val_correct", "val_correct_mean",
                         "math_rule/critic/score/mean", "time/val_step"]).val == {}
+
+
+@pytest.mark.parametrize("write", [_wandb, _tensorboard])
+def test_roll_entropy_is_critic_entropy_mean(tmp_path, write):
+    """critic/entropy/mean was not read: 'no entropy found'."""
+    df = el.load([write(tmp_path)])
+    [run] = table.run_ids(df)
+    assert table.runs(df).iloc[0].entropy_key == "critic/entropy/mean"
+    entropy = table.series(df, run, "entropy")
+    assert entropy.index.tolist() == list(range(N))
+    assert np.allclose(entropy.to_numpy(), [_entropy(s) for s in range(N)])
+
+
+def test_roll_entropy_not_recomputed_is_no_entropy(tmp_path):
+    """Without old log-probs recomputed ROLL logs critic/entropy/mean = 0: no entropy, and why."""
+    from entropylaw.errors import EntropyLawWarning
+    from entropylaw.fit.run_summary import not_found
+    with pytest.warns(EntropyLawWarning, match="enable_old_logprobs_recompute"):
+        df = el.load([_wandb(tmp_path, recompute=False)])
+    assert table.runs(df).iloc[0].entropy_key == ""
+    [line] = not_found(df)
+    assert "no entropy found" in line and "entropy_key" in line
+
+
+def test_critic_entropy_mean_takes_no_other_trainers_place():
+    """veRL's, TRL's, OpenRLHF's entropies stay theirs beside a critic/entropy/mean; the rule passing over
+    a 0 entropy is ROLL's key's only."""
+    for key in ("actor/entropy", "entropy", "train/entropy_loss", "train/approx_entropy"):
+        assert detect_keys([key, "critic/entropy/mean", "critic/score/mean"]).entropy == key
+    zero = {"actor/entropy": (0.0, 0.0)}
+    assert detect_keys(["actor/entropy", "critic/score/mean"], ranges=zero).entropy == "actor/entropy"
+    km = detect_keys(["critic/entropy/mean", "critic/score/mean"], ranges={"critic/entropy/mean": (0.0, 0.0)})
+    assert km.entropy == "" and any("enable_old_logprobs_recompute" in w for w in km.warnings)
+    assert detect_keys(["math_rule/critic/entropy/mean", "critic/score/mean"]).entropy == ""
