@@ -2,7 +2,8 @@
 
 ROLL (alibaba/ROLL, ``roll/pipeline/rlvr/rlvr_pipeline.py``) logs one dict per pipeline step with
 ``tracker.log(metrics, step=global_step)`` (``roll/utils/tracking.py``: W&B ``run.log``, TensorBoard
-``add_scalar``; a reducer tag ``@sum`` is cut from a key's name). Every step has the metrics of
+``add_scalar``; a reducer tag ``@sum`` is cut from a key's name; ``system/step``, the same step, is
+added by ``do_checkpoint`` in ``roll/pipeline/base_pipeline.py``). Every step has the metrics of
 ``MetricsManager.add_values_metrics`` (``roll/utils/metrics/metrics_manager.py``): ``critic/score/mean``,
 ``critic/entropy/mean`` (the token-mean entropy of the old log-probs ROLL recomputes, 0 when it does
 not recompute them) and the same under each domain (``<domain>/critic/...``). Every ``eval_steps``
@@ -36,8 +37,9 @@ def _acc(s: int) -> float:
 
 def _metrics(s: int, recompute: bool = True) -> dict:
     ent = _entropy(s) if recompute else 0.0
-    m = {"time/step_total": 100.0, "system/global_step": s, "critic/entropy/mean": ent, "critic/correct/mean": _acc(s),
-         "critic/score/mean": _acc(s), "critic/score/max": 1.0, "critic/rewards/mean": _acc(s) - 0.5,
+    m = {"time/step_total": 100.0, "system/global_step": s, "system/step": s, "critic/entropy/mean": ent,
+         "critic/correct/mean": _acc(s), "critic/score/mean": _acc(s), "critic/score/max": 1.0,
+         "critic/rewards/mean": _acc(s) - 0.5,
          "token/response_length/mean": 900.0 + s, "math_rule/critic/entropy/mean": ent,
          "math_rule/critic/score/mean": _acc(s), "actor/pg_loss@sum": 0.01, "actor/kl_loss": 0.001}
     if s % EVAL == 0:
