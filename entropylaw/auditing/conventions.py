@@ -53,7 +53,9 @@ def token_mean(t: Tokens) -> float:
     ClippedPGLossFn ``approx_entropy`` (each micro-batch's sum over the global batch's valid
     tokens, the micro-batches summed), of the sampled tokens' importance-weighted surprisal;
     slime ``train/entropy_loss`` with ``--calculate-per-token-loss`` (train_metric_utils
-    reduce_train_step_metrics divides the summed tokens' entropy by the step's token count).
+    reduce_train_step_metrics divides the summed tokens' entropy by the step's token count);
+    ROLL ``critic/entropy/mean`` (rlvr_pipeline's agg_loss ``"token-mean"`` of the recomputed old
+    log-probs' entropy over the step's whole batch, before the update; 0 where it recomputes none).
     """
     return float(_pool(t.response).mean())
 

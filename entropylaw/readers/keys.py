@@ -6,7 +6,9 @@ Conventions (SPEC section 6), first match wins:
   entropy, not a loss), Entropy-Mechanism fork ``train_entropy/all``, TRL ``entropy``
   (``train/entropy`` through TensorBoard/W&B), OpenRLHF ``train/entropy_loss`` (the
   masked mean token entropy despite its name), NeMo-RL ``train/approx_entropy`` (a sampled
-  estimate of the token-mean entropy, said in the notes), and last TRL PPO's ``objective/entropy``,
+  estimate of the token-mean entropy, said in the notes), ROLL ``critic/entropy/mean`` (the token-mean
+  entropy of the recomputed old log-probs; 0 at every step where ROLL does not recompute them: then
+  passed over, and said), and last TRL PPO's ``objective/entropy``,
   read but flagged: it is the summed negative log-probability of the sampled tokens, a
   one-sample estimate per sequence, not the token-mean entropy.
 - score: veRL ``critic/score/mean``, TRL ``reward``, ``train/reward`` (TRL through
@@ -21,7 +23,10 @@ Conventions (SPEC section 6), first match wins:
   (``val/<source>``; also read without the inner ``eval_``) and ``eval/pass1``; TRL ``eval_reward`` (``eval/reward``);
   slime ``eval/<dataset>`` (``val/<dataset>``, its mean reward), only beside the statistics slime logs
   with it (``eval/<dataset>-truncated_ratio``, ``eval/<dataset>/response_len/mean``): a bare
-  ``eval/<name>`` is as often a loss or a timing (the Hugging Face Trainer's ``eval/loss``).
+  ``eval/<name>`` is as often a loss or a timing (the Hugging Face Trainer's ``eval/loss``);
+  ROLL ``val_correct/<tag>/mean`` (``val/<tag>``: the share of the tag's samples scored 1) and
+  ``val_correct/all/mean`` (``val/mean``: that share over all samples), its VLM pipeline's
+  ``val_score/<tag>/mean``.
 - response length: ``response_length/mean``, TRL ``completions/mean_length``.
 
 TRL with several reward functions logs ``rewards/<func>/mean`` per function and
@@ -53,7 +58,14 @@ from entropylaw.readers import key_names
 from entropylaw.terminal import count
 
 ENTROPY_KEYS = ["actor/entropy", "actor/entropy_loss", "train_entropy/all", "entropy", "train/entropy",
-                "train/entropy_loss", "train/approx_entropy", "objective/entropy", "train/objective/entropy"]
+                "train/entropy_loss", "train/approx_entropy", "critic/entropy/mean", "objective/entropy",
+                "train/objective/entropy"]
+# keys a trainer logs as 0 at every step where it does not compute the entropy, and why
+ZERO_WHEN_NOT_COMPUTED = {
+    "critic/entropy/mean": "ROLL computes it only where it recomputes the old log-probs (its "
+                           "enable_old_logprobs_recompute, which it sets when a step takes several backward passes "
+                           "per data-parallel rank or init_kl_coef > 0), else logs 0",
+}
 # keys that are the token-mean entropy only as a Monte Carlo estimate (said in the notes)
 ESTIMATED_ENTROPY = {
     "train/approx_entropy": "NeMo-RL's approx_entropy estimates the token-mean entropy from the sampled tokens "
@@ -84,6 +96,8 @@ _VAL_PATTERNS = [
     (re.compile(r"^eval/(?P<bench>pass1)$"), 9),
     (re.compile(r"^eval_(?P<bench>reward)$"), 10),
     (re.compile(r"^eval/(?P<bench>reward)$"), 11),
+    (re.compile(r"^val_correct/(?P<bench>.+)/mean$"), 12),  # ROLL: val_correct/<tag>/mean, all: every sample
+    (re.compile(r"^val_score/(?P<bench>.+)/mean$"), 13),  # ROLL's VLM pipeline: the mean score
 ]
 _AS_MEAN = {"all", "reward", "pass1"}  # an overall score across benchmarks (rank >= 7): val/mean
 _MEAN_RANK = 7
@@ -156,7 +170,7 @@ def detect_keys(keys: Iterable[str], entropy_key: str | None = None, score_key: 
         return key
 
     km = KeyMap()
-    km.entropy = check("entropy-key", entropy_key) if entropy_key else _first(ENTROPY_KEYS, present)
+    km.entropy = check("entropy-key", entropy_key) if entropy_key else _entropy(present, ranges or {}, km)
     km.score = check("score-key", score_key) if score_key else _first(SCORE_KEYS, present)
     km.response_length = _first(RESPONSE_LENGTH_KEYS, present)
     if val_keys:
@@ -179,6 +193,17 @@ def detect_keys(keys: Iterable[str], entropy_key: str | None = None, score_key: 
         km.warnings.append(f"entropy read from {km.entropy!r}: {NOT_QUITE_ENTROPY[km.entropy]}")
     _flag_ranges(km, ranges or {}, keys)
     return km
+
+
+def _entropy(present: set[str], ranges: Mapping[str, tuple[float, float]], km: KeyMap) -> str:
+    """The first conventional entropy key, passing over one that is 0 at every step because it was not
+    computed (said in the warnings: the run then has no entropy unless the user names one)."""
+    for key in ENTROPY_KEYS:
+        if key in present and key in ZERO_WHEN_NOT_COMPUTED and ranges.get(key) == (0.0, 0.0):
+            km.warnings.append(f"{key!r} is 0 at every step, not read as the entropy: {ZERO_WHEN_NOT_COMPUTED[key]}")
+        elif key in present:
+            return key
+    return ""
 
 
 def _by_name(keys: list[str], km: KeyMap) -> None:

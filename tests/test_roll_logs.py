@@ -1,0 +1,129 @@
+"""ROLL's logs as its trackers write them, with the real wandb and TensorBoard libraries.
+
+ROLL (alibaba/ROLL, ``roll/pipeline/rlvr/rlvr_pipeline.py``) logs one dict per pipeline step with
+``tracker.log(metrics, step=global_step)`` (``roll/utils/tracking.py``: W&B ``run.log``, TensorBoard
+``add_scalar``; a reducer tag ``@sum`` is cut from a key's name; ``system/step``, the same step, is
+added by ``do_checkpoint`` in ``roll/pipeline/base_pipeline.py``). Every step has the metrics of
+``MetricsManager.add_values_metrics`` (``roll/utils/metrics/metrics_manager.py``): ``critic/score/mean``,
+``critic/entropy/mean`` (the token-mean entropy of the old log-probs ROLL recomputes, 0 when it does
+not recompute them) and the same under each domain (``<domain>/critic/...``). Every ``eval_steps``
+steps, before the step's rollout (step 0 before any update), ``val()`` adds ``val_correct/all/mean``
+(the share of all validation samples scored 1) and ``val_correct/<tag>/mean`` per validation tag.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import entropylaw as el
+from entropylaw import table
+from entropylaw.readers.keys import detect_keys
+
+N, EVAL = 30, 10
+TAGS = {"math_benchmarks": 0.9, "aime2024": 0.3}
+
+
+def _entropy(s: int) -> float:
+    return 0.9 * math.exp(-s / 20) + 0.1
+
+
+def _acc(s: int) -> float:
+    return 0.7 - 0.5 * math.exp(-s / 8)
+
+
+def _metrics(s: int, recompute: bool = True) -> dict:
+    ent = _entropy(s) if recompute else 0.0
+    m = {"time/step_total": 100.0, "system/global_step": s, "system/step": s, "critic/entropy/mean": ent,
+         "critic/correct/mean": _acc(s), "critic/score/mean": _acc(s), "critic/score/max": 1.0,
+         "critic/rewards/mean": _acc(s) - 0.5,
+         "token/response_length/mean": 900.0 + s, "math_rule/critic/entropy/mean": ent,
+         "math_rule/critic/score/mean": _acc(s), "actor/pg_loss@sum": 0.01, "actor/kl_loss": 0.001}
+    if s % EVAL == 0:
+        m["val_correct/all/mean"] = 0.6 * _acc(s)
+        m.update({f"val_correct/{tag}/mean": f * _acc(s) for tag, f in TAGS.items()})
+    return {k.rsplit("@", 1)[0]: v for k, v in m.items()}  # roll/utils/tracking.py: _strip_metric_tag
+
+
+def _wandb(tmp_path, recompute: bool = True) -> str:
+    wandb = pytest.importorskip("wandb")
+    settings = wandb.Settings(x_disable_stats=True, x_disable_meta=True, x_disable_machine_info=True,
+                              console="off", save_code=False, disable_git=True, silent=True)
+    run = wandb.init(project="roll", name="qwen2.5-7B-rlvr", dir=tmp_path, mode="offline", settings=settings)
+    run.config.update({"exp_name": "qwen2.5-7B-rlvr", "seed": 42, "pretrain": "Qwen/Qwen2.5-7B", "eval_steps": EVAL},
+                      allow_val_change=True)
+    for s in range(N):
+        run.log(_metrics(s, recompute), step=s)
+    run.finish()
+    return str(tmp_path / "wandb")
+
+
+def _tensorboard(tmp_path, recompute: bool = True) -> str:
+    SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+    writer = SummaryWriter(log_dir=str(tmp_path / "roll_tb"))
+    for s in range(N):
+        for k, v in _metrics(s, recompute).items():
+            writer.add_scalar(k, v, global_step=s)
+    writer.close()
+    return str(tmp_path / "roll_tb")
+
+
+@pytest.mark.parametrize("write", [_wandb, _tensorboard])
+def test_roll_val_correct_is_validation(tmp_path, write):
+    """val_correct/<tag>/mean and val_correct/all/mean were no validation: the fit used the training score."""
+    df = el.load([write(tmp_path)])
+    [run] = table.run_ids(df)
+    meta = table.runs(df).iloc[0]
+    assert json.loads(meta.val_keys) == {"val/mean": "val_correct/all/mean",
+                                         **{f"val/{tag}": f"val_correct/{tag}/mean" for tag in TAGS}}
+    evals = list(range(0, N, EVAL))
+    mean = table.series(df, run, "val/mean")
+    assert mean.index.tolist() == evals
+    assert np.allclose(mean.to_numpy(), [0.6 * _acc(s) for s in evals])  # ROLL's own, not the mean of the tags
+    assert np.allclose(table.series(df, run, "val/aime2024").to_numpy(), [0.3 * _acc(s) for s in evals])
+
+
+def test_val_correct_pattern_takes_no_other_trainers_keys():
+    """Other trainers' keys are not ROLL's validation; ROLL's other metrics are none either."""
+    verl = ["actor/entropy", "critic/score/mean", "val-core/openai/gsm8k/acc/mean@1", "val/test_score/math"]
+    assert detect_keys(verl).val == {"val/openai/gsm8k": "val-core/openai/gsm8k/acc/mean@1",
+                                     "val/math": "val/test_score/math"}
+    assert detect_keys(["critic/correct/mean", "val_correct/all/max", "val_correct", "val_correct_mean",
+                        "math_rule/critic/score/mean", "time/val_step"]).val == {}
+
+
+@pytest.mark.parametrize("write", [_wandb, _tensorboard])
+def test_roll_entropy_is_critic_entropy_mean(tmp_path, write):
+    """critic/entropy/mean was not read: 'no entropy found'."""
+    df = el.load([write(tmp_path)])
+    [run] = table.run_ids(df)
+    assert table.runs(df).iloc[0].entropy_key == "critic/entropy/mean"
+    entropy = table.series(df, run, "entropy")
+    assert entropy.index.tolist() == list(range(N))
+    assert np.allclose(entropy.to_numpy(), [_entropy(s) for s in range(N)])
+
+
+def test_roll_entropy_not_recomputed_is_no_entropy(tmp_path):
+    """Without old log-probs recomputed ROLL logs critic/entropy/mean = 0: no entropy, and why."""
+    from entropylaw.errors import EntropyLawWarning
+    from entropylaw.fit.run_summary import not_found
+    with pytest.warns(EntropyLawWarning, match="enable_old_logprobs_recompute"):
+        df = el.load([_wandb(tmp_path, recompute=False)])
+    assert table.runs(df).iloc[0].entropy_key == ""
+    [line] = not_found(df)
+    assert "no entropy found" in line and "entropy_key" in line
+
+
+def test_critic_entropy_mean_takes_no_other_trainers_place():
+    """veRL's, TRL's, OpenRLHF's entropies stay theirs beside a critic/entropy/mean; the rule passing over
+    a 0 entropy is ROLL's key's only."""
+    for key in ("actor/entropy", "entropy", "train/entropy_loss", "train/approx_entropy"):
+        assert detect_keys([key, "critic/entropy/mean", "critic/score/mean"]).entropy == key
+    zero = {"actor/entropy": (0.0, 0.0)}
+    assert detect_keys(["actor/entropy", "critic/score/mean"], ranges=zero).entropy == "actor/entropy"
+    km = detect_keys(["critic/entropy/mean", "critic/score/mean"], ranges={"critic/entropy/mean": (0.0, 0.0)})
+    assert km.entropy == "" and any("enable_old_logprobs_recompute" in w for w in km.warnings)
+    assert detect_keys(["math_rule/critic/entropy/mean", "critic/score/mean"]).entropy == ""
