@@ -124,3 +124,20 @@ def test_a_summary_writers_tags_named_metric_then_split_and_its_add_scalars_fold
     (tmp_path / "tb" / "run" / "Loss_val").rename(tmp_path / "tb" / "Loss_val")  # no longer beside its run: a run
     df, _ = load([str(tmp_path / "tb")])
     assert sorted(df["run_id"].unique()) == ["Loss_val", "run"]
+
+
+def test_a_runs_tensorboard_folder_is_named_for_its_run(tmp_path):
+    """NeMo-RL writes <log_dir>/tensorboard/: the run read from it was named 'tensorboard' (a sweep of
+    such runs: 'a/tensorboard', 'b/tensorboard')."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    for run in ("exp-a", "exp-b"):
+        w = SummaryWriter(str(tmp_path / "sweep" / run / "tensorboard"))
+        for step in range(4):
+            w.add_scalar("train/approx_entropy", 0.5 - 0.05 * step, step)
+            w.add_scalar("train/reward", 0.2 + 0.1 * step, step)
+        w.close()
+    for given, want in [(tmp_path / "sweep" / "exp-a" / "tensorboard", ["exp-a"]),
+                        (tmp_path / "sweep" / "exp-a", ["exp-a"]), (tmp_path / "sweep", ["exp-a", "exp-b"])]:
+        df, _ = load([str(given)])
+        assert sorted(df["run_id"].unique()) == want, given

@@ -170,6 +170,30 @@ def _look_into(regions: list, start: int, event_class) -> int:
     return len(regions)
 
 
+# a trainer's folder for its event files, inside the run's own (NeMo-RL's <log_dir>/tensorboard): no run's name
+TRACKER_FOLDERS = frozenset({"tensorboard", "tb", "tb_logs", "tensorboard_logs", "tflogs"})
+
+
+def _run_name(dir_name: str, path: Path, taken: set) -> str:
+    """A run's name: its folder under ``path`` (or ``path``'s own), without a trailing tracker folder
+    (``exp1/tensorboard`` is run ``exp1``; ``exp1/tensorboard`` given itself, too), unless another run
+    of ``path`` has that name.
+
+    >>> _run_name("", Path("exp1/tensorboard"), {""}), _run_name("a/tb", Path("runs"), {"a/tb"})
+    ('exp1', 'a')
+    >>> _run_name("tensorboard", Path("exp1"), {"tensorboard"}), _run_name("tb", Path("exp1"), {"", "tb"})
+    ('exp1', 'tb')
+    """
+    base = path.parent.name if path.is_file() else path.name
+    if dir_name:
+        head, _, last = dir_name.rpartition("/")
+        return (head or base) if last.lower() in TRACKER_FOLDERS and head not in taken and base else dir_name
+    if base.lower() in TRACKER_FOLDERS:
+        above = (path.parent.parent if path.is_file() else path.parent).resolve().name
+        return above or base
+    return base or "tensorboard"
+
+
 def read_tensorboard(path: str | os.PathLike, run_id: str | None = None) -> list[RawRun]:
     """One :class:`RawRun` per directory of event files under ``path``."""
     path = Path(path)
@@ -187,12 +211,11 @@ def read_tensorboard(path: str | os.PathLike, run_id: str | None = None) -> list
         dir_name = "" if dir_name == "." else dir_name
         _read_file(file, by_dir.setdefault(dir_name, _Rows()), event_class)
     _fold_add_scalars(by_dir)
-    base = path.parent.name if path.is_file() else path.name
     runs = []
     for dir_name, rows in sorted(by_dir.items()):
         if not len(rows.steps) and not rows.damaged:  # histograms, graphs, text only: no run of ours
             continue
-        name = run_id if run_id and len(by_dir) == 1 else (dir_name or base or "tensorboard")
+        name = run_id if run_id and len(by_dir) == 1 else _run_name(dir_name, path, set(by_dir))
         source = str(path / dir_name) if dir_name else str(path)
         raw = rows.run(name, source)
         rows.wall = rows.steps = rows.values = rows.codes = None  # copied in time order: let go
