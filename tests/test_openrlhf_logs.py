@@ -114,3 +114,11 @@ def test_openrlhf_without_entropy_coef_logs_no_entropy(tmp_path):
     [line] = not_found(df)
     assert "no entropy found" in line and "entropy_key" in line
     assert table.runs(df).iloc[0].score_key == "train/reward"
+
+
+def test_openrlhf_without_a_datasource_names_no_task():
+    """With no datasource column OpenRLHF logs eval/eval_default_pass1: 'default' was read as a task,
+    so the forecast neither used a task's rates nor said to name the benchmark."""
+    from entropylaw.fit.forecast.tasks import generic_note, is_generic
+
+    assert is_generic("default") and "give `dataset` NAME" in generic_note("default")
