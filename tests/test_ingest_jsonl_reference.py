@@ -127,3 +127,17 @@ def test_the_table_is_the_reference_table(log):
     assert raw.report.dropped["non-finite value"] == 2
     entropy = got[got["metric"] == "entropy"].set_index("step")["value"]
     assert np.isclose(entropy.loc[1], 0.90)
+
+
+def test_an_integer_too_large_for_a_float_is_read_as_infinite_not_an_internal_error(tmp_path):
+    """``"critic/score/mean": 999...9`` (400 digits, an integer JSON keeps whole) stopped every command
+    with "internal error: OverflowError: int too large to convert to float"; it is read as JSON's
+    ``1e400`` is, an infinity, which :func:`finalize` drops and counts."""
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "actor/entropy": 0.5, "critic/score/mean": 0.1}\n'
+                    '{"step": 2, "actor/entropy": 0.4, "critic/score/mean": ' + "9" * 400 + "}\n"
+                    '{"step": 3, "actor/entropy": 0.3, "critic/score/mean": -' + "9" * 400 + "}\n")
+    [raw] = read_verl_jsonl(path)
+    assert [v for s, k, v in raw.rows() if k == "critic/score/mean"] == [0.1, math.inf, -math.inf]
+    df = finalize(raw)
+    assert df[df["metric"] == "score"]["step"].tolist() == [1]

@@ -116,3 +116,25 @@ def test_a_tables_own_validation_key_in_percent_is_said_and_score_scale_reads_it
     out = run_cli("forecast", str(path), "--score-scale", "percent", "--n-boot", "20")
     assert out.returncode == 0, out.stderr
     assert "val/gsm8k read from percent" in out.stderr and "not a bounded score" not in out.stdout
+
+
+def test_a_tables_own_validation_loss_or_length_is_no_score(tmp_path):
+    """A table's ``val/loss``, ``val/response_length`` or ``val/kl`` beside its ``val/gsm8k`` is no score:
+    ``--score-scale percent`` divided them by 100 (the scores' unit applied to a loss and a length), and
+    ``val/loss`` at 0.4..2.5 was warned of as a possible percent."""
+    path = tmp_path / "run.csv"
+    lines = ["step,entropy,val/gsm8k,val/loss,val/response_length,val/kl"]
+    for s in range(1, 41):
+        lines.append(f"{s},{0.15 + 1.05 * math.exp(-0.03 * s):.5f},{(0.1 + 0.7 * (1 - math.exp(-s / 30))) * 100:.3f},"
+                     f"{2.5 - 0.05 * s:.3f},{300 - 4 * s},{0.001 * s:.4f}")
+    path.write_text("\n".join(lines) + "\n")
+    import warnings
+
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        el.load(path)
+    assert not [w for w in said if "val/loss" in str(w.message)]
+    df = el.load(path, score_scale="percent", warn=False)
+    by = df.groupby("metric")["value"].max()
+    assert by["val/gsm8k"] < 1 and by["val/loss"] == pytest.approx(2.45) and by["val/response_length"] == 296
+    assert by["val/kl"] == pytest.approx(0.04)

@@ -5,6 +5,7 @@ whose name says an accuracy read as a fraction (:func:`score_scales`), the user'
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from entropylaw.readers.keys import KeyMap
@@ -15,12 +16,23 @@ def score_keys(km: KeyMap) -> list[str]:
     return [k for k in (km.score, *km.val.values(), *km.val_aliases) if k]
 
 
+# a table's own val/<name> that is no score by its name: a loss, a length, a KL, an entropy, a time, a count
+_NO_SCORE = re.compile(r"(?:^|[/_.\-])(?:loss|losses|nll|ppl|perplexity|kl|entropy|len|length|lengths|tokens|time|"
+                       r"timing|seconds|secs|lr|grad|grad_norm|norm|std|var|count|num)(?:$|[/_.\-@])", re.I)
+
+
 def with_own_val(km: KeyMap, keys) -> KeyMap:
     """``km`` with the validation scores logged under their own names (a table's ``val/gsm8k``, no
     source key mapped to it): read as validation scores downstream, their unit is read as any
-    score's (a percent said, ``score_scale`` applied; both passed them by)."""
+    score's (a percent said, ``score_scale`` applied; both passed them by). A ``val/loss``,
+    ``val/response_length`` or ``val/kl`` is no score: its unit is its own.
+
+    >>> km = with_own_val(KeyMap(), ["val/gsm8k", "val/loss", "val/response_length", "val/kl"])
+    >>> km.val
+    {'val/gsm8k': 'val/gsm8k'}
+    """
     taken = {*km.val, *km.val.values(), *km.val_aliases}
-    own = {k: k for k in keys if str(k).startswith("val/") and k not in taken}
+    own = {k: k for k in keys if str(k).startswith("val/") and k not in taken and not _NO_SCORE.search(str(k)[4:])}
     return replace(km, val={**km.val, **own}) if own else km
 
 

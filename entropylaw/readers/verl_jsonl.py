@@ -47,6 +47,7 @@ any trainer's own ``metrics.jsonl``.
 from __future__ import annotations
 
 import json
+import math
 import os
 from array import array
 
@@ -110,7 +111,10 @@ def _numeric(value) -> float | None:
         return _from_text(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an integer past a float's range (400 digits): infinite, as JSON's 1e400 is
+        return math.inf if value > 0 else -math.inf
 
 
 def _from_text(text: str) -> float | None:
@@ -282,7 +286,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 t = type(value)
                 if t is float:
                     number = value
-                elif t is int:
+                elif t is int and -BIG < value < BIG:
                     number = float(value)
                 else:
                     number = _numeric(value)
