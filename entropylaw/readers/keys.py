@@ -8,7 +8,8 @@ Conventions (SPEC section 6), first match wins:
   masked mean token entropy despite its name), NeMo-RL ``train/approx_entropy`` (a sampled
   estimate of the token-mean entropy, said in the notes), ROLL ``critic/entropy/mean`` (the token-mean
   entropy of the recomputed old log-probs; 0 at every step where ROLL does not recompute them: then
-  passed over, and said), and last TRL PPO's ``objective/entropy``,
+  passed over, and said), AReaL ``ppo_actor/update/entropy/avg`` (the token-mean entropy over the
+  update's micro-batches), and last TRL PPO's ``objective/entropy``,
   read but flagged: it is the summed negative log-probability of the sampled tokens, a
   one-sample estimate per sequence, not the token-mean entropy.
 - score: veRL ``critic/score/mean``, TRL ``reward``, ``train/reward`` (TRL through
@@ -58,8 +59,8 @@ from entropylaw.readers import key_names
 from entropylaw.terminal import count
 
 ENTROPY_KEYS = ["actor/entropy", "actor/entropy_loss", "train_entropy/all", "entropy", "train/entropy",
-                "train/entropy_loss", "train/approx_entropy", "critic/entropy/mean", "objective/entropy",
-                "train/objective/entropy"]
+                "train/entropy_loss", "train/approx_entropy", "critic/entropy/mean",
+                "ppo_actor/update/entropy/avg", "objective/entropy", "train/objective/entropy"]
 # keys a trainer logs as 0 at every step where it does not compute the entropy, and why
 ZERO_WHEN_NOT_COMPUTED = {
     "critic/entropy/mean": "ROLL computes it only where it recomputes the old log-probs (its "
