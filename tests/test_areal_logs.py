@@ -90,6 +90,7 @@ def _wandb(tmp_path) -> str:
         run.log(_metrics(s), step=step)
         last = step
     run.finish()
+    wandb.teardown()  # the service flushes its last 128 KiB of the .wandb file after finish returns
     return str(tmp_path / "wandb")
 
 
@@ -120,3 +121,21 @@ def test_areal_entropy_takes_no_other_trainers_place():
         assert detect_keys([key, "ppo_actor/update/entropy/avg", "critic/score/mean"]).entropy == key
     assert detect_keys(["ppo_actor/update/entropy/max", "ppo_actor/update/entropy/min",
                         "ppo_critic/update/entropy/avg"]).entropy == ""
+
+
+@pytest.mark.parametrize("write", [_wandb, _tensorboard])
+def test_areal_score_is_task_reward_avg(tmp_path, write):
+    """The score was rollout/reward, taken by its name: the reward of every rollout gathered, not of the
+    trajectories the step trained on (whose entropy is the step's)."""
+    df = el.load([write(tmp_path)])
+    [run] = table.run_ids(df)
+    assert table.runs(df).iloc[0].score_key == "ppo_actor/task_reward/avg"
+    assert np.allclose(table.series(df, run, "score").to_numpy(), [_acc(s) for s in range(N)])
+
+
+def test_task_reward_takes_no_other_trainers_place():
+    """veRL's, TRL's, OpenRLHF's, slime's scores stay theirs beside AReaL's; AReaL's other rewards are no score."""
+    for key in ("critic/score/mean", "reward", "train/reward", "rollout/raw_reward"):
+        assert detect_keys([key, "ppo_actor/task_reward/avg"]).score == key
+    km = detect_keys(["ppo_actor/final_reward/avg", "ppo_actor/task_reward/max", "ppo_actor/kl_rewards/avg"])
+    assert km.score != "ppo_actor/task_reward/max"

@@ -14,7 +14,9 @@ Conventions (SPEC section 6), first match wins:
   one-sample estimate per sequence, not the token-mean entropy.
 - score: veRL ``critic/score/mean``, TRL ``reward``, ``train/reward`` (TRL through
   TensorBoard/W&B, and OpenRLHF), slime ``rollout/raw_reward`` (its ``rollout/rewards`` is the
-  reward after GRPO's group normalisation: about 0 at every step).
+  reward after GRPO's group normalisation: about 0 at every step), AReaL ``ppo_actor/task_reward/avg``
+  (the mean reward of the trajectories the step trained on, whose entropy is the step's; its
+  ``rollout/reward`` is every rollout's gathered for the step, dynamic filtering's rejects included).
 - validation: veRL ``val-core/<bench>/acc/mean@N`` (preferred over ``reward``),
   ``val-core/<bench>/reward/mean@N``, then ``val-aux/<bench>/{acc,score,reward}/mean@N``
   (where the core key is missing, e.g. cut from a long line), older ``val/test_score/<bench>``, oldest
@@ -80,7 +82,8 @@ NOT_QUITE_ENTROPY = {
          "the law's a and b are then not comparable with other runs"
     for key in ("objective/entropy", "train/objective/entropy")
 }
-SCORE_KEYS = ["critic/score/mean", "reward", "train/reward", "rollout/raw_reward"]  # the last: slime
+SCORE_KEYS = ["critic/score/mean", "reward", "train/reward", "rollout/raw_reward",  # slime
+              "ppo_actor/task_reward/avg"]  # AReaL
 RESPONSE_LENGTH_KEYS = ["response_length/mean", "completions/mean_length", "train/completions/mean_length"]
 
 # (pattern, preference rank): lower rank wins when several keys name one benchmark
