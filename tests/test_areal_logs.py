@@ -16,6 +16,7 @@ the experiment's) goes to W&B's config: ``actor.path`` the model, ``train_datase
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -139,3 +140,23 @@ def test_task_reward_takes_no_other_trainers_place():
         assert detect_keys([key, "ppo_actor/task_reward/avg"]).score == key
     km = detect_keys(["ppo_actor/final_reward/avg", "ppo_actor/task_reward/max", "ppo_actor/kl_rewards/avg"])
     assert km.score != "ppo_actor/task_reward/max"
+
+
+@pytest.mark.parametrize("write", [_wandb, _tensorboard])
+def test_areal_eval_rollout_reward_is_validation(tmp_path, write):
+    """eval-rollout/reward was no validation: the fit fell back on the training score."""
+    df = el.load([write(tmp_path)])
+    [run] = table.run_ids(df)
+    assert json.loads(table.runs(df).iloc[0].val_keys) == {"val/mean": "eval-rollout/reward"}
+    val = table.series(df, run, "val/mean")
+    assert val.index.tolist() == EVALS
+    assert np.allclose(val.to_numpy(), [0.8 * _acc(s + 1) for s in EVALS])
+
+
+def test_eval_rollout_pattern_takes_no_other_trainers_keys():
+    """Other trainers' validations stay theirs; AReaL's other eval-rollout statistics are none."""
+    verl = ["actor/entropy", "critic/score/mean", "val-core/openai/gsm8k/acc/mean@1"]
+    assert detect_keys([*verl, "eval-rollout/reward"]).val["val/openai/gsm8k"] == "val-core/openai/gsm8k/acc/mean@1"
+    assert detect_keys(["val_correct/all/mean", "eval-rollout/reward"]).val == {"val/mean": "val_correct/all/mean"}
+    assert detect_keys(["eval/reward", "eval-rollout/reward"]).val == {"val/mean": "eval/reward"}
+    assert detect_keys(["eval-rollout/num_turns", "eval-rollout/accepted", "rollout/reward"]).val == {}
