@@ -160,3 +160,23 @@ def test_eval_rollout_pattern_takes_no_other_trainers_keys():
     assert detect_keys(["val_correct/all/mean", "eval-rollout/reward"]).val == {"val/mean": "val_correct/all/mean"}
     assert detect_keys(["eval/reward", "eval-rollout/reward"]).val == {"val/mean": "eval/reward"}
     assert detect_keys(["eval-rollout/num_turns", "eval-rollout/accepted", "rollout/reward"]).val == {}
+
+
+def test_areal_config_names_the_model_and_data(tmp_path):
+    """AReaL's config (asdict of its experiment's, in W&B's config) names its model at actor.path and its
+    data at train_dataset.path: its runs had neither."""
+    df = el.load([_wandb(tmp_path)])
+    meta = table.runs(df).iloc[0]
+    assert meta.model == "Qwen/Qwen2.5-1.5B-Instruct"
+    assert meta.dataset == "gsm8k"
+
+
+def test_areal_config_keys_take_no_other_trainers_place():
+    """veRL's, OpenRLHF's, slime's, ROLL's model and data stay theirs beside an actor.path/train_dataset.path."""
+    from entropylaw.readers.wandb_offline import meta_from_config
+    areal = {"actor": {"path": "/ckpt/areal"}, "train_dataset": {"path": "areal/data"}}
+    verl = {"actor_rollout_ref": {"model": {"path": "/ckpt/Qwen2.5-7B"}}, "data": {"train_files": "/d/gsm8k/train.parquet"}}
+    meta = meta_from_config({**areal, **verl})
+    assert meta["model"] == "Qwen2.5-7B" and meta["dataset"] == "gsm8k"
+    assert meta_from_config({**areal, "pretrain": "Qwen/Qwen2.5-7B", "prompt_data": "math"})["model"] == "Qwen/Qwen2.5-7B"
+    assert "model" not in meta_from_config({"actor": {"lr": 1e-6}, "train_dataset": {"type": "rl"}})
