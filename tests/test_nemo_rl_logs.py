@@ -16,6 +16,7 @@ import math
 import pytest
 
 import entropylaw as el
+from entropylaw.lab.loggers import wandb_finish
 from entropylaw import table
 
 N, VAL = 30, 10
@@ -75,6 +76,6 @@ def test_nemo_rl_wandb_run_and_its_config(tmp_path):
     run.config.update({"policy": {"model_name": "Qwen/Qwen2.5-1.5B"}, "grpo": {"seed": 42, "val_period": VAL},
                        "data": {"train": {"dataset_name": "OpenMathInstruct-2"}}})
     _log_all(lambda metrics, step, prefix: run.log({f"{prefix}/{k}": v for k, v in metrics.items()}, step=step))
-    run.finish()
+    wandb_finish(run)
     meta = _check(el.load([str(tmp_path / "wandb")]))
     assert (meta.model, meta.seed, meta.dataset) == ("Qwen/Qwen2.5-1.5B", 42, "openmathinstruct-2")

@@ -16,6 +16,7 @@ import math
 import pytest
 
 import entropylaw as el
+from entropylaw.lab.loggers import wandb_finish
 from entropylaw import table
 from entropylaw.fit.run_summary import not_found
 
@@ -58,7 +59,7 @@ def _wandb_run(root, entropy=True):
         run.log({f"train/{k}": v for k, v in {**_train(step, entropy), "global_step": step}.items()})
         if step % EVAL_EVERY == 0:
             run.log({f"eval/{k}": v for k, v in {**_eval(step), "global_step": step}.items()})
-    run.finish()
+    wandb_finish(run)
     return root / "wandb"
 
 

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import entropylaw as el
+from entropylaw.lab.loggers import wandb_finish
 from entropylaw import table
 from entropylaw.readers.keys import detect_keys
 
@@ -48,22 +49,34 @@ def _metrics(s: int, recompute: bool = True) -> dict:
     return {k.rsplit("@", 1)[0]: v for k, v in m.items()}  # roll/utils/tracking.py: _strip_metric_tag
 
 
+ROLL_CONFIG = {"exp_name": "qwen2.5-7B-rlvr", "seed": 42, "pretrain": "Qwen/Qwen2.5-7B", "reward_pretrain": None,
+               "eval_steps": EVAL, "track_with": "tensorboard", "max_steps": N,
+               "actor_train": {"model_args": {"model_name_or_path": "Qwen/Qwen2.5-7B", "dtype": "bf16",
+                                              "lora_target": None},
+                               "data_args": {"file_name": ["data/math_deepmath_deal.jsonl"], "template": "qwen2_5"},
+                               "training_args": {"learning_rate": 1e-6, "per_device_train_batch_size": 1}},
+               "validation": {"data_args": {"file_name": ["data/math_benchmarks.jsonl"], "template": "qwen2_5"}},
+               "tracker_kwargs": {"log_dir": "./output/tensorboard"}}
+
+
 def _wandb(tmp_path, recompute: bool = True) -> str:
     wandb = pytest.importorskip("wandb")
     settings = wandb.Settings(x_disable_stats=True, x_disable_meta=True, x_disable_machine_info=True,
                               console="off", save_code=False, disable_git=True, silent=True)
     run = wandb.init(project="roll", name="qwen2.5-7B-rlvr", dir=tmp_path, mode="offline", settings=settings)
-    run.config.update({"exp_name": "qwen2.5-7B-rlvr", "seed": 42, "pretrain": "Qwen/Qwen2.5-7B", "eval_steps": EVAL},
-                      allow_val_change=True)
+    run.config.update(ROLL_CONFIG, allow_val_change=True)
     for s in range(N):
         run.log(_metrics(s, recompute), step=s)
-    run.finish()
+    wandb_finish(run)  # the service writes the file's last records after finish() returns
     return str(tmp_path / "wandb")
 
 
 def _tensorboard(tmp_path, recompute: bool = True) -> str:
     SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
-    writer = SummaryWriter(log_dir=str(tmp_path / "roll_tb"))
+    writer = SummaryWriter(log_dir=str(tmp_path / "roll_tb"), max_queue=1000, flush_secs=10)
+    # roll/utils/tracking.py TensorBoardTracker: the config (asdict), each value not a scalar as its str()
+    writer.add_hparams(hparam_dict={k: v if isinstance(v, (int, float, str, bool)) else str(v)
+                                    for k, v in ROLL_CONFIG.items()}, metric_dict={})
     for s in range(N):
         for k, v in _metrics(s, recompute).items():
             writer.add_scalar(k, v, global_step=s)
@@ -127,3 +140,40 @@ def test_critic_entropy_mean_takes_no_other_trainers_place():
     km = detect_keys(["critic/entropy/mean", "critic/score/mean"], ranges={"critic/entropy/mean": (0.0, 0.0)})
     assert km.entropy == "" and any("enable_old_logprobs_recompute" in w for w in km.warnings)
     assert detect_keys(["math_rule/critic/entropy/mean", "critic/score/mean"]).entropy == ""
+
+
+@pytest.mark.parametrize("write", [_wandb, _tensorboard])
+def test_roll_config_names_the_model_and_data(tmp_path, write):
+    """ROLL's TensorBoard run had no model: its config is add_hparams' (a folder of its own beside the run's
+    events); pretrain names the model, actor_train.data_args.file_name the data."""
+    df = el.load([write(tmp_path)])
+    assert len(table.run_ids(df)) == 1
+    meta = table.runs(df).iloc[0]
+    assert meta.model == "Qwen/Qwen2.5-7B"
+    assert meta.dataset == "math_deepmath_deal"
+
+
+def test_roll_config_keys_take_no_other_trainers_place():
+    """veRL's model and data stay theirs beside ROLL's config keys; ROLL's own pretrain comes first."""
+    from entropylaw.readers.wandb_offline import meta_from_config
+    verl = {"actor_rollout_ref": {"model": {"path": "/ckpt/Qwen2.5-7B"}}, "data": {"train_files": "/d/gsm8k/train.parquet"}}
+    meta = meta_from_config({**ROLL_CONFIG, **verl})
+    assert meta["model"] == "Qwen2.5-7B" and meta["dataset"] == "gsm8k"
+    roll = {**ROLL_CONFIG, "pretrain": "/ckpt/Qwen2.5-Math-7B"}
+    assert meta_from_config(roll)["model"] == "Qwen2.5-Math-7B"
+    assert meta_from_config({k: v for k, v in roll.items() if k != "pretrain"})["model"] == "Qwen/Qwen2.5-7B"
+
+
+def test_tensorboard_hparams_without_a_run_above_are_no_run(tmp_path):
+    """An add_hparams folder read alone (no run's events above it) is still no run: no scalars."""
+    SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+    writer = SummaryWriter(log_dir=str(tmp_path / "tb"))
+    writer.add_hparams({"pretrain": "Qwen/Qwen2.5-7B"}, {}, run_name="hp")
+    writer.add_scalar("critic/entropy/mean", 0.5, 1)
+    writer.close()
+    from entropylaw.errors import EntropyLawError
+    from entropylaw.readers.tensorboard import read_tensorboard
+    with pytest.raises(EntropyLawError, match="no scalars"):
+        read_tensorboard(tmp_path / "tb" / "hp")
+    [raw] = read_tensorboard(tmp_path / "tb")
+    assert raw.meta["model"] == "Qwen/Qwen2.5-7B"

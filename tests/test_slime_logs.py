@@ -34,6 +34,7 @@ R, EVAL = 12, 4
 
 _SCRIPT = r'''
 import math, sys, wandb
+from entropylaw.lab.loggers import wandb_finish
 out, k, role, rid, always = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] == "1"
 R, EVAL = int(sys.argv[6]), int(sys.argv[7])
 cfg = {"hf_checkpoint": "/root/Qwen3-4B", "seed": 1234, "prompt_data": "/root/dapo-math-17k/dapo-math-17k.jsonl",
@@ -82,7 +83,7 @@ for r in range(R if role != "driver" else 0):
         wandb.log({"perf/actor_train_time": 30.0, "perf/train_time": 40.0, "rollout/step": step(r)})
     if (r + 1) % EVAL == 0 or r == R - 1:
         evaluate(r)
-run.finish()
+wandb_finish(run)  # the service writes the file's last records after finish() returns
 '''
 
 

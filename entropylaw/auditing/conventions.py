@@ -55,7 +55,10 @@ def token_mean(t: Tokens) -> float:
     slime ``train/entropy_loss`` with ``--calculate-per-token-loss`` (train_metric_utils
     reduce_train_step_metrics divides the summed tokens' entropy by the step's token count);
     ROLL ``critic/entropy/mean`` (rlvr_pipeline's agg_loss ``"token-mean"`` of the recomputed old
-    log-probs' entropy over the step's whole batch, before the update; 0 where it recomputes none).
+    log-probs' entropy over the step's whole batch, before the update; 0 where it recomputes none);
+    AReaL ``ppo_actor/update/entropy/avg`` (stats_tracker's ``_avg_of``: the masked entropy summed over
+    every micro-batch of the update's ``ppo_n_minibatches`` and the data-parallel ranks, over the summed
+    ``n_valid_tokens`` mask; each minibatch's forward pass after the earlier ones' optimizer steps).
     """
     return float(_pool(t.response).mean())
 

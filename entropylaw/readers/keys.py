@@ -8,12 +8,15 @@ Conventions (SPEC section 6), first match wins:
   masked mean token entropy despite its name), NeMo-RL ``train/approx_entropy`` (a sampled
   estimate of the token-mean entropy, said in the notes), ROLL ``critic/entropy/mean`` (the token-mean
   entropy of the recomputed old log-probs; 0 at every step where ROLL does not recompute them: then
-  passed over, and said), and last TRL PPO's ``objective/entropy``,
+  passed over, and said), AReaL ``ppo_actor/update/entropy/avg`` (the token-mean entropy over the
+  update's micro-batches), and last TRL PPO's ``objective/entropy``,
   read but flagged: it is the summed negative log-probability of the sampled tokens, a
   one-sample estimate per sequence, not the token-mean entropy.
 - score: veRL ``critic/score/mean``, TRL ``reward``, ``train/reward`` (TRL through
   TensorBoard/W&B, and OpenRLHF), slime ``rollout/raw_reward`` (its ``rollout/rewards`` is the
-  reward after GRPO's group normalisation: about 0 at every step).
+  reward after GRPO's group normalisation: about 0 at every step), AReaL ``ppo_actor/task_reward/avg``
+  (the mean reward of the trajectories the step trained on, whose entropy is the step's; its
+  ``rollout/reward`` is every rollout's gathered for the step, dynamic filtering's rejects included).
 - validation: veRL ``val-core/<bench>/acc/mean@N`` (preferred over ``reward``),
   ``val-core/<bench>/reward/mean@N``, then ``val-aux/<bench>/{acc,score,reward}/mean@N``
   (where the core key is missing, e.g. cut from a long line), older ``val/test_score/<bench>``, oldest
@@ -26,7 +29,8 @@ Conventions (SPEC section 6), first match wins:
   ``eval/<name>`` is as often a loss or a timing (the Hugging Face Trainer's ``eval/loss``);
   ROLL ``val_correct/<tag>/mean`` (``val/<tag>``: the share of the tag's samples scored 1) and
   ``val_correct/all/mean`` (``val/mean``: that share over all samples), its VLM pipeline's
-  ``val_score/<tag>/mean``.
+  ``val_score/<tag>/mean``; AReaL ``eval-rollout/reward`` (``val/mean``: the mean reward over its
+  whole validation set, logged at the steps it evaluates, after that step's update).
 - response length: ``response_length/mean``, TRL ``completions/mean_length``.
 
 TRL with several reward functions logs ``rewards/<func>/mean`` per function and
@@ -58,8 +62,8 @@ from entropylaw.readers import key_names
 from entropylaw.terminal import count
 
 ENTROPY_KEYS = ["actor/entropy", "actor/entropy_loss", "train_entropy/all", "entropy", "train/entropy",
-                "train/entropy_loss", "train/approx_entropy", "critic/entropy/mean", "objective/entropy",
-                "train/objective/entropy"]
+                "train/entropy_loss", "train/approx_entropy", "critic/entropy/mean",
+                "ppo_actor/update/entropy/avg", "objective/entropy", "train/objective/entropy"]
 # keys a trainer logs as 0 at every step where it does not compute the entropy, and why
 ZERO_WHEN_NOT_COMPUTED = {
     "critic/entropy/mean": "ROLL computes it only where it recomputes the old log-probs (its "
@@ -79,7 +83,8 @@ NOT_QUITE_ENTROPY = {
          "the law's a and b are then not comparable with other runs"
     for key in ("objective/entropy", "train/objective/entropy")
 }
-SCORE_KEYS = ["critic/score/mean", "reward", "train/reward", "rollout/raw_reward"]  # the last: slime
+SCORE_KEYS = ["critic/score/mean", "reward", "train/reward", "rollout/raw_reward",  # slime
+              "ppo_actor/task_reward/avg"]  # AReaL
 RESPONSE_LENGTH_KEYS = ["response_length/mean", "completions/mean_length", "train/completions/mean_length"]
 
 # (pattern, preference rank): lower rank wins when several keys name one benchmark
@@ -98,6 +103,7 @@ _VAL_PATTERNS = [
     (re.compile(r"^eval/(?P<bench>reward)$"), 11),
     (re.compile(r"^val_correct/(?P<bench>.+)/mean$"), 12),  # ROLL: val_correct/<tag>/mean, all: every sample
     (re.compile(r"^val_score/(?P<bench>.+)/mean$"), 13),  # ROLL's VLM pipeline: the mean score
+    (re.compile(r"^eval-rollout/(?P<bench>reward)$"), 14),  # AReaL: the whole validation set's mean reward
 ]
 _AS_MEAN = {"all", "reward", "pass1"}  # an overall score across benchmarks (rank >= 7): val/mean
 _MEAN_RANK = 7

@@ -10,7 +10,9 @@ scalar: a ``simple_value`` (PyTorch's ``SummaryWriter``, TRL) or a one-element t
 the ``scalars`` plugin (TF2's ``tf.summary.scalar``). Rows are put in wall-time order so
 a resumed run (a second event file whose steps restart) is resolved by
 :func:`entropylaw.readers.common.finalize` like any other source. TensorBoard stores
-scalars as float32: values carry float32 precision.
+scalars as float32: values carry float32 precision. The hyperparameters of ``add_hparams`` (in a
+folder of their own beside the run's events) are the run's config: its model, data set and seed
+(:func:`entropylaw.readers.wandb_offline.meta_from_config`).
 
 >>> import tempfile, os
 >>> from tensorboard.summary.writer.event_file_writer import EventFileWriter
@@ -28,6 +30,7 @@ scalars as float32: values carry float32 precision.
 
 from __future__ import annotations
 
+import ast
 import os
 from array import array
 from pathlib import Path
@@ -53,13 +56,16 @@ def has_event_files(path: str | os.PathLike) -> bool:
     return next(path.rglob(EVENT_GLOB), None) is not None
 
 
-def _scalars(event) -> list[tuple[str, float]]:
-    """The (tag, value) scalars of one Event."""
+def _scalars(event, hparams: dict | None = None) -> list[tuple[str, float]]:
+    """The (tag, value) scalars of one Event; ``hparams``, when given, takes the hyperparameters of an
+    ``add_hparams`` event (a value-less summary of the ``hparams`` plugin)."""
     out = []
     for v in event.summary.value:
         kind = v.WhichOneof("value")
         if kind == "simple_value":
             out.append((v.tag, float(v.simple_value)))
+        elif kind is None and hparams is not None and v.metadata.plugin_data.plugin_name == "hparams":
+            _read_hparams(v.metadata.plugin_data.content, hparams)
         elif kind == "tensor" and v.metadata.plugin_data.plugin_name == "scalars" \
                 and v.tensor.dtype in _NUMERIC_DTYPES:
             from tensorboard.util import tensor_util
@@ -73,6 +79,28 @@ def _scalars(event) -> list[tuple[str, float]]:
     return out
 
 
+def _read_hparams(content: bytes, into: dict) -> None:
+    """The hyperparameters of ``SummaryWriter.add_hparams`` (its session-start record): each a number, a
+    string or a bool; a string that is a dict's or a list's ``str()`` (ROLL's TensorBoardTracker writes its
+    nested config so) read back as one, where it is a literal."""
+    from tensorboard.plugins.hparams import plugin_data_pb2
+
+    try:
+        data = plugin_data_pb2.HParamsPluginData.FromString(content)
+    except Exception:  # noqa: BLE001 -- not the plugin's data: nothing to read
+        return
+    for name, value in data.session_start_info.hparams.items():
+        kind = value.WhichOneof("kind")
+        value = getattr(value, kind) if kind in ("number_value", "string_value", "bool_value") else None
+        if isinstance(value, str) and value.startswith(("{", "[")):
+            try:
+                value = ast.literal_eval(value)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                pass
+        if value is not None:
+            into[name] = value
+
+
 class _Rows:
     """Rows of one run (a directory of event files), with the damage found on the way: each row's
     wall time, step and value in a typed array, its tag as a code into ``names``."""
@@ -83,6 +111,7 @@ class _Rows:
         self.code: dict[str, int] = {}
         self.damaged: list[tuple] = []  # (file, regions, gap rows)
         self.folded: list[str] = []  # add_scalars' folders read into this run
+        self.hparams: dict = {}  # add_hparams' hyperparameters (the run's config)
 
     def code_of(self, tag: str) -> int:
         code = self.code.get(tag)
@@ -122,6 +151,18 @@ def _fold_add_scalars(by_dir: dict[str, _Rows]) -> None:
         into.folded.append(f"{last} as {key}")
 
 
+def _fold_add_hparams(by_dir: dict[str, _Rows]) -> None:
+    """PyTorch's ``SummaryWriter.add_hparams`` writes the hyperparameters in a folder of its own beside the
+    run's events (``<run>/<time>``, with the metrics it is given, none in ROLL's): a folder with
+    hyperparameters whose folder above is a run gives that run its config, and is no run."""
+    for dir_name in sorted(by_dir, reverse=True):
+        rows = by_dir[dir_name]
+        parent = dir_name.rpartition("/")[0]
+        if rows.hparams and dir_name and parent in by_dir and not len(rows.steps) and not rows.damaged:
+            by_dir[parent].hparams = {**rows.hparams, **by_dir[parent].hparams}
+            del by_dir[dir_name]
+
+
 def _read_file(file: Path, rows: _Rows, event_class) -> None:
     """Stream one event file's records into ``rows``: only the scalars are kept."""
     try:
@@ -138,7 +179,7 @@ def _read_file(file: Path, rows: _Rows, event_class) -> None:
                 event = event_class.FromString(payload)
             except Exception:  # noqa: BLE001 -- both checksums hold but it is not an Event: not ours to read
                 continue
-            for tag, value in _scalars(event):
+            for tag, value in _scalars(event, rows.hparams):
                 rows.wall.append(event.wall_time)
                 rows.steps.append(event.step)
                 rows.codes.append(rows.code_of(tag))
@@ -211,6 +252,7 @@ def read_tensorboard(path: str | os.PathLike, run_id: str | None = None) -> list
         dir_name = "" if dir_name == "." else dir_name
         _read_file(file, by_dir.setdefault(dir_name, _Rows()), event_class)
     _fold_add_scalars(by_dir)
+    _fold_add_hparams(by_dir)
     runs = []
     for dir_name, rows in sorted(by_dir.items()):
         if not len(rows.steps) and not rows.damaged:  # histograms, graphs, text only: no run of ours
@@ -225,6 +267,10 @@ def read_tensorboard(path: str | os.PathLike, run_id: str | None = None) -> list
         if rows.folded:
             raw.report.note(f"add_scalars folders read as this run's keys: {', '.join(rows.folded)}")
         raw.meta = {"model": model_from_filename(name.replace("/", "_"))}
+        if rows.hparams:
+            from entropylaw.readers.wandb_offline import meta_from_config
+
+            raw.meta.update(meta_from_config(rows.hparams))
         runs.append(raw)
     if not any(len(r.steps) for r in runs):
         damage = [reg for rows in by_dir.values() for _f, regs, _g in rows.damaged for reg in regs]

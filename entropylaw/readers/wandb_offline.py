@@ -280,15 +280,19 @@ def _apply_config(config: dict, record) -> None:
 # config paths, first found wins (SPEC section 6 trainers; "a.b" also matches a flat "a.b" key)
 MODEL_KEYS = ["actor_rollout_ref.model.path", "model_name_or_path", "model_name", "model.path",
               "model.name", "model", "pretrain", "policy.model_name",  # NeMo-RL
-              "hf_checkpoint"]  # slime (its --hf-checkpoint; --load is a Megatron checkpoint folder)
+              "hf_checkpoint",  # slime (its --hf-checkpoint; --load is a Megatron checkpoint folder)
+              "actor.path",  # AReaL (its experiment config's TrainEngineConfig.path)
+              "actor_train.model_args.model_name_or_path"]  # ROLL (pretrain, where set, is copied there)
 ALGORITHM_KEYS = ["algorithm.adv_estimator", "adv_estimator", "algorithm"]
 SEED_KEYS = ["seed", "data.seed", "actor_rollout_ref.rollout.seed", "grpo.seed"]
 # the training data first (what "dataset" means in the run table); a custom trainer's paths next, then its
 # validation data: a validation key that names no benchmark takes its task from it (fit.forecast.tasks)
-DATASET_KEYS = ["dataset", "dataset_name", "data.train_files", "prompt_data", "train_dataset", "train_data",
+DATASET_KEYS = ["dataset", "dataset_name", "data.train_files", "prompt_data", "train_dataset",
+                "train_dataset.path", "train_data",  # train_dataset.path: AReaL's
                 "train_path", "train_file", "train_data_path", "data_path", "data.train_path", "data.path",
                 "benchmark", "data.val_files", "eval_dataset", "eval_data", "eval_path", "val_path",
-                "val_data", "validation_data_path", "eval_data_path", "data.train.dataset_name"]
+                "val_data", "validation_data_path", "eval_data_path", "data.train.dataset_name",
+                "actor_train.data_args.file_name", "validation.data_args.file_name"]  # ROLL
 
 
 def meta_from_config(config: dict) -> dict:
