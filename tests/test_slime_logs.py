@@ -171,3 +171,22 @@ def test_slime_offline_processes_are_one_run(tmp_path):
     assert table.series(df, run, "val/aime").index.tolist()[0] == 0
     [account] = el.row_accounts(df)
     assert any("3 files of W&B run id 'slime1'" in n for n in account["notes"])
+
+
+def test_watch_follows_the_slime_run_written_last(tmp_path):
+    """A wandb/ folder holding a finished run and a slime run its 3 processes are writing: watch followed
+    the finished one, "the one whose file was written last", as the joined run's source (its files, joined
+    by ", ") was no file whose time could be read."""
+    import os
+
+    wandb_dir = _emit(tmp_path, 1, rid="older")  # one process: a run of its own
+    _emit(tmp_path, 2, roles=("driver", "actor", "rollout"), rid="live")
+    for file in (tmp_path / "wandb").glob("offline-run-*/*.wandb"):
+        t = 1_000_000 if "older" in file.parent.name else 2_000_000
+        os.utime(file, (t, t))
+    df = el.load([wandb_dir], warn=False)
+    meta = table.runs(df).set_index("run_id")["source"].astype(str)
+    [live] = [rid for rid, source in meta.items() if "-live" in source]
+    assert len(meta) == 2 and ", " in meta[live]
+    snap = el.snapshot(wandb_dir)
+    assert snap["run_id"] == live, snap.get("runs_note")
