@@ -190,3 +190,20 @@ def test_watch_follows_the_slime_run_written_last(tmp_path):
     assert len(meta) == 2 and ", " in meta[live]
     snap = el.snapshot(wandb_dir)
     assert snap["run_id"] == live, snap.get("runs_note")
+
+
+def test_a_driver_file_cut_while_written_still_names_the_run(tmp_path):
+    """The driver's file caught with its last record half-written (a live run, as watch reads it): the
+    file was skipped as "no numeric history (damaged ...)", its name and config with it, so the run was
+    'slime1' (its id) with no model while live and 'qwen3-4b' (Qwen3-4B) once finished."""
+    from entropylaw.readers.leveldb_log import Damage, iter_records
+
+    wandb_dir = _emit(tmp_path, 2, roles=("driver", "actor", "rollout"))
+    driver = min((tmp_path / "wandb").glob("offline-run-*/*.wandb"), key=lambda p: p.parent.name)
+    with open(driver, "rb") as stream:
+        last = [offset for offset, _ in iter_records(stream, Damage())][-1]
+    driver.write_bytes(driver.read_bytes()[:last + 5])  # the last record's chunk header cut
+    df = el.load([wandb_dir], warn=False)
+    [run] = table.run_ids(df)
+    meta = table.runs(df).iloc[0]
+    assert (run, meta.model, meta.seed) == ("qwen3-4b", "Qwen3-4B", 1234)
