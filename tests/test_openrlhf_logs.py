@@ -123,3 +123,28 @@ def test_openrlhf_without_a_datasource_names_no_task():
     from entropylaw.fit.forecast.tasks import generic_note, is_generic
 
     assert is_generic("default") and "give `dataset` NAME" in generic_note("default")
+
+
+def test_a_live_openrlhf_run_evaluated_once_has_its_evaluation_on_its_training_step(tmp_path):
+    """A run being written, its file ending after the first evaluation (as `watch` reads it while it
+    trains): that evaluation was read at step 0 (eval/epoch, 0 in the row) until a second one came, so
+    watch showed the run's one validation point at step 0, before any training."""
+    from entropylaw.readers.leveldb_log import Damage, iter_records
+
+    [file] = (_wandb_run(tmp_path)).glob("offline-run-*/*.wandb")
+    data = file.read_bytes()
+    with open(file, "rb") as stream:
+        offsets = [offset for offset, _ in iter_records(stream, Damage())]
+    seen = []
+    for offset in offsets:  # the file as it stood when each record was about to be written
+        file.write_bytes(data[:offset])
+        try:
+            df = el.load([str(file)], warn=False)
+        except Exception:  # nothing to read yet
+            continue
+        [run] = table.run_ids(df)
+        if "val/math500" in set(df["metric"].astype(str)):
+            seen.append(table.series(df, run, "val/math500").index.tolist())
+    assert [5] in seen  # the stage with one evaluation was read
+    for steps in seen:
+        assert steps == list(range(EVAL_EVERY, EVAL_EVERY * len(steps) + 1, EVAL_EVERY)), steps

@@ -172,3 +172,39 @@ def test_slime_offline_processes_are_one_run(tmp_path):
     assert table.series(df, run, "val/aime").index.tolist()[0] == 0
     [account] = el.row_accounts(df)
     assert any("3 files of W&B run id 'slime1'" in n for n in account["notes"])
+
+
+def test_watch_follows_the_slime_run_written_last(tmp_path):
+    """A wandb/ folder holding a finished run and a slime run its 3 processes are writing: watch followed
+    the finished one, "the one whose file was written last", as the joined run's source (its files, joined
+    by ", ") was no file whose time could be read."""
+    import os
+
+    wandb_dir = _emit(tmp_path, 1, rid="older")  # one process: a run of its own
+    _emit(tmp_path, 2, roles=("driver", "actor", "rollout"), rid="live")
+    for file in (tmp_path / "wandb").glob("offline-run-*/*.wandb"):
+        t = 1_000_000 if "older" in file.parent.name else 2_000_000
+        os.utime(file, (t, t))
+    df = el.load([wandb_dir], warn=False)
+    meta = table.runs(df).set_index("run_id")["source"].astype(str)
+    [live] = [rid for rid, source in meta.items() if "-live" in source]
+    assert len(meta) == 2 and ", " in meta[live]
+    snap = el.snapshot(wandb_dir)
+    assert snap["run_id"] == live, snap.get("runs_note")
+
+
+def test_a_driver_file_cut_while_written_still_names_the_run(tmp_path):
+    """The driver's file caught with its last record half-written (a live run, as watch reads it): the
+    file was skipped as "no numeric history (damaged ...)", its name and config with it, so the run was
+    'slime1' (its id) with no model while live and 'qwen3-4b' (Qwen3-4B) once finished."""
+    from entropylaw.readers.leveldb_log import Damage, iter_records
+
+    wandb_dir = _emit(tmp_path, 2, roles=("driver", "actor", "rollout"))
+    driver = min((tmp_path / "wandb").glob("offline-run-*/*.wandb"), key=lambda p: p.parent.name)
+    with open(driver, "rb") as stream:
+        last = [offset for offset, _ in iter_records(stream, Damage())][-1]
+    driver.write_bytes(driver.read_bytes()[:last + 5])  # the last record's chunk header cut
+    df = el.load([wandb_dir], warn=False)
+    [run] = table.run_ids(df)
+    meta = table.runs(df).iloc[0]
+    assert (run, meta.model, meta.seed) == ("qwen3-4b", "Qwen3-4B", 1234)

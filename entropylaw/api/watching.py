@@ -15,7 +15,7 @@ from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWar
 from entropylaw.fit.forecast.core import DEFAULT, forecast_table
 from entropylaw.fit.forecast.problems import check_problems
 from entropylaw.fit.run import fit_run
-from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.accounts import IngestReport, source_files
 from entropylaw.readers.leveldb_log import TRUNCATED
 from entropylaw.readers.verl_jsonl import CUT_LAST
 
@@ -26,10 +26,14 @@ def _last_written(df, ids) -> str:
     meta = table.runs(df)
     written = {}
     for rid, source in zip(meta["run_id"], meta["source"]):
-        try:
-            written[rid] = os.path.getmtime(str(source))
-        except (OSError, TypeError, ValueError):
-            continue
+        times = []
+        for file in source_files(source):  # a run of several files (processes, segments): the last written
+            try:
+                times.append(os.path.getmtime(file))
+            except (OSError, TypeError, ValueError):
+                continue
+        if times:
+            written[rid] = max(times)
     return max(ids, key=lambda r: (written.get(r, float("-inf")), ids.index(r)))
 
 

@@ -16,6 +16,7 @@ False
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -25,6 +26,21 @@ ACCOUNTS = "row_accounts"  # the table's attrs key holding every source's accoun
 # drop reasons that lose no number: rows folded into their step's mean (readers.resumes.AVERAGED)
 MERGED = "averaged"
 MAX_LINES_SAID = 3
+SOURCES_JOINED = ", "  # a run read from several files names them all: a resumed run's segments, a W&B run's processes
+
+
+def source_files(source) -> list[str]:
+    """The files a run's ``source`` names: itself, or the files it joins (:data:`SOURCES_JOINED`:
+    :mod:`~entropylaw.readers.merge`'s segments of a resumed run, :mod:`~entropylaw.readers.wandb_processes`'
+    processes of one W&B run); a path that exists is one file, even with ", " in its name.
+
+    >>> source_files("a/run-1.wandb, b/run-1.wandb"), source_files("")
+    (['a/run-1.wandb', 'b/run-1.wandb'], [])
+    """
+    text = "" if source is None else str(source)
+    if not text or os.path.exists(text):
+        return [text] if text else []
+    return [part for part in text.split(SOURCES_JOINED) if part]
 
 
 class Accounts(tuple):

@@ -31,6 +31,7 @@ import json
 from pathlib import Path
 
 import entropylaw.table as table
+from entropylaw.readers.accounts import source_files
 from entropylaw.readers.datasets import BENCHMARKS, measure_stem, same_as
 from entropylaw.readers.names import dataset_named
 
@@ -50,7 +51,7 @@ def guess_datasets(pieces: list) -> None:
         for rid, dataset, source in zip(meta["run_id"].astype(str), meta["dataset"].astype(str),
                                         meta["source"].astype(str)):
             runs.setdefault(rid, []).append(i)
-            sources.setdefault(rid, source.split(", ")[0])
+            sources.setdefault(rid, (source_files(source) or [""])[0])
             if dataset not in ("", "nan"):
                 known.add(rid)
         for rid in _keys_naming_a_benchmark(df):

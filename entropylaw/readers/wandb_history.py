@@ -274,7 +274,9 @@ class HistoryReader:
         moved: dict[str, str] = {}
         for metric in stuck:
             alts = {alt for *_, alt, m in spans if m == metric}
-            if len(alts) >= 2:
+            # one row so far (a live run evaluated once): step_sync's 0 beside a training step other than 0 is
+            # the axis never logged, as the second row shows; read there from the first, not at step 0 until then
+            if len(alts) >= 2 or (alts and self.axis_seen[metric] == {0} and alts != {0}):
                 head, sep, _ = metric.rpartition("/")
                 moved[metric] = f"{head}{sep}global_step"
         if not moved:

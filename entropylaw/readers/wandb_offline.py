@@ -64,7 +64,7 @@ from entropylaw.readers.datasets import dataset_name
 from entropylaw.readers.model_size import params_from_name
 from entropylaw.readers.names import model_name_from_path, unique_run_ids
 from entropylaw.readers.damage import Region, charge, nearest_record_rows, rows_lost_in_gaps
-from entropylaw.readers.leveldb_log import Damage, iter_records
+from entropylaw.readers.leveldb_log import TRUNCATED, Damage, iter_records
 from entropylaw.readers.wandb_processes import join_processes
 from entropylaw.readers.wandb_history import (  # noqa: F401 (NON_NUMERIC is re-exported)
     HISTORY_TAG, NON_NUMERIC, SKIPPED_TAGS, FastHistory, HistoryReader, _lite_record_class, first_tag)
@@ -197,7 +197,10 @@ def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: boo
         report.drop(f"{DAMAGED}: intact checksum but not a valid protobuf (rows unknown)", unparsed)
         report.note(f"{count(unparsed, 'record')} passed {'its' if unparsed == 1 else 'their'} checksum but could not "
                     "be decoded")
-    if len(raw.steps) == 0 and not (empty_ok and not damage.events):
+    # a history-less file (a driver's: its name and config) whose only damage is its last record cut is one
+    # being written (a live run), not a damaged one: it still names its run
+    being_written = all(e.reason == TRUNCATED for e in damage.events)
+    if len(raw.steps) == 0 and not (empty_ok and being_written):
         what = "no numeric history"
         if damage.events:
             what += f" (damaged: {damage.events[0].reason} at byte {damage.events[0].offset})"
