@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 import entropylaw as el
 from entropylaw import table
@@ -209,3 +210,29 @@ def test_a_run_of_a_sweep_given_alone_reads_its_sweeps_config(tmp_path):
     (lone / "config.json").write_text((root / "config.json").read_text())
     meta = table.runs(el.load(str(lone / "b"), warn=False)).iloc[0]
     assert str(meta["model"]) in ("", "nan"), meta  # no sibling run folder beside it: no sweep's config
+
+
+def test_a_trackers_config_states_the_planned_last_step(tmp_path, monkeypatch):
+    """A W&B run whose config plans 200 steps was told "give --total-steps": the planned-step keys were
+    read from a run folder's config file only, never from a tracker's own config."""
+    pytest.importorskip("wandb")
+    import math
+
+    import wandb
+
+    import entropylaw as el
+    from entropylaw.lab.loggers import wandb_finish
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    run = wandb.init(project="p", dir=str(tmp_path), config={"trainer": {"total_training_steps": 200}})
+    for s in range(1, 61):
+        logs = {"actor/entropy": 0.6 * math.exp(-s / 40) + 0.1, "critic/score/mean": 0.7 - 0.4 * math.exp(-s / 30)}
+        if s % 5 == 0:
+            logs["val-core/openai/gsm8k/acc/mean@1"] = 0.7 - 0.4 * math.exp(-s / 30)
+        run.log(logs, step=s)
+    wandb_finish(run)
+    df = el.load(str(tmp_path / "wandb"), warn=False)
+    assert json.loads(table.runs(df)["config"].iloc[0]) == {"total_steps": 200}
+    fc = el.forecast(df, n_boot=40)
+    assert fc.decision["gain"]["to_step"] == 200.0 and "planned" in fc.decision["gain"]["to_step_source"]

@@ -38,10 +38,6 @@ from entropylaw.readers.wandb_offline import DATASET_KEYS, _lookup, _model_name,
 CONFIG_NAMES = ("config.json", "config.yaml", "config.yml", "args.json", "args.yaml", "hparams.yaml", "hparams.yml",
                 "hparams.json", "run_config.json", "run_config.yaml", "training_args.json", "params.json")
 # the planned last step, by the names trainers and course code use for it (HF's max_steps is -1 where unset)
-PLANNED_KEYS = ["trainer.total_training_steps", "total_training_steps", "n_grpo_steps", "num_grpo_steps",
-                "grpo_steps", "max_steps", "total_steps", "num_steps", "n_steps", "num_train_steps", "train_steps",
-                "num_iterations", "n_iterations", "training.max_steps", "trainer.max_steps", "train.max_steps"]
-MAX_PLANNED = 10_000_000  # steps: a larger plan is no training run's
 SHUFFLE_KEYS = ["data.shuffle", "shuffle"]
 TRAIN_FILE_KEYS = ["data.train_files", "train_files"]
 MAX_FILES = 64  # a list of training files longer than this is no run's data
@@ -105,11 +101,7 @@ def meta_from_run_config(config: dict) -> dict:
         model = _lookup(config, ["_name_or_path", "base_model", "model_id", "policy_model"], str)
         if model and (_HUB_ID.fullmatch(model) or not math.isnan(params_from_name(PurePath(model).name))):
             meta["model"] = _model_name(model)
-    out: dict = {}
-    planned = _lookup(config, PLANNED_KEYS, (int, float))  # YAML may write 200.0
-    if planned is not None and not isinstance(planned, bool) and 0 < planned <= MAX_PLANNED \
-            and float(planned).is_integer():
-        out["total_steps"] = int(planned)
+    out: dict = dict(meta.pop("config", {}))  # the planned last step (meta_from_config)
     if files and _file_list(files):
         out["train_files"] = list(files)
     shuffle = _lookup(config, SHUFFLE_KEYS, bool)

@@ -287,6 +287,11 @@ MODEL_KEYS = ["actor_rollout_ref.model.path", "model_name_or_path", "model_name"
               "actor.path",  # AReaL (its experiment config's TrainEngineConfig.path)
               "actor_train.model_args.model_name_or_path"]  # ROLL (pretrain, where set, is copied there)
 ALGORITHM_KEYS = ["algorithm.adv_estimator", "adv_estimator", "algorithm"]
+# the planned last step (a config's, any tracker's: the gain to go runs to it)
+PLANNED_KEYS = ["trainer.total_training_steps", "total_training_steps", "n_grpo_steps", "num_grpo_steps",
+                "grpo_steps", "max_steps", "total_steps", "num_steps", "n_steps", "num_train_steps", "train_steps",
+                "num_iterations", "n_iterations", "training.max_steps", "trainer.max_steps", "train.max_steps"]
+MAX_PLANNED = 10_000_000  # steps: a larger plan is no training run's
 SEED_KEYS = ["seed", "data.seed", "actor_rollout_ref.rollout.seed", "grpo.seed"]
 # the training data first (what "dataset" means in the run table); a custom trainer's paths next, then its
 # validation data: a validation key that names no benchmark takes its task from it (fit.forecast.tasks)
@@ -299,7 +304,8 @@ DATASET_KEYS = ["dataset", "dataset_name", "data.train_files", "prompt_data", "t
 
 
 def meta_from_config(config: dict) -> dict:
-    """Run metadata (model, algorithm, seed, dataset) from a W&B run config.
+    """Run metadata (model, algorithm, seed, dataset; ``config``: the planned last step) from a W&B
+    run config (and any tracker's).
 
     Works on nested configs (veRL's ``{"actor_rollout_ref": {"model": {"path": ...}}}``)
     and flat ones (``{"model_name_or_path": ...}``); W&B's ``{"value": ...}`` wrappers
@@ -329,6 +335,10 @@ def meta_from_config(config: dict) -> dict:
     dataset = _lookup(config, DATASET_KEYS, (str, list))
     if dataset:
         meta["dataset"] = dataset_name(dataset)
+    planned = _lookup(config, PLANNED_KEYS, (int, float))  # YAML may write 200.0; TRL's max_steps -1: none planned
+    if planned is not None and not isinstance(planned, bool) and 0 < planned <= MAX_PLANNED \
+            and float(planned).is_integer():
+        meta["config"] = {"total_steps": int(planned)}
     return meta
 
 
