@@ -120,3 +120,16 @@ def test_the_module_table_names_every_format_and_the_pool_reads_the_formats_reco
     assert sorted(named) == sorted(f.name for f in formats.FORMATS)
     assert pool.PER_MB_S == {f.name: f.per_mb_s for f in formats.FORMATS if f.per_mb_s is not None}
     assert formats.MEMBER_SUFFIXES >= {".log", ".jsonl", ".csv", ".parquet"}
+
+
+def test_wandbs_own_logs_are_no_run(tmp_path):
+    """A wandb/ folder before its first run folder holds only W&B's debug logs: `watch wandb/` said
+    "debug.log: no veRL step lines" (read as a console log), where no run has started yet."""
+    folder = tmp_path / "wandb"
+    folder.mkdir()
+    (folder / "debug.log").write_text("2026-11-30 17:00:00,000 INFO MainThread:1 [wandb_setup.py:_flush():67] "
+                                      "Current SDK version is 0.31.0\n")
+    (folder / "debug-internal.log").write_text('{"time":"2026-11-30T17:00:00Z","level":"INFO","msg":"stream: starting"}\n')
+    with pytest.raises(EntropyLawError, match="directory holds no run files") as err:
+        load([str(folder)])
+    assert "debug" not in str(err.value)

@@ -21,6 +21,7 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -208,3 +209,20 @@ def test_a_driver_file_cut_while_written_still_names_the_run(tmp_path):
     [run] = table.run_ids(df)
     meta = table.runs(df).iloc[0]
     assert (run, meta.model, meta.seed) == ("qwen3-4b", "Qwen3-4B", 1234)
+
+
+def test_one_process_folder_read_alone_says_the_others_beside_it(tmp_path):
+    """wandb/latest-run is the last process started (slime's rollout manager: no entropy): read alone it
+    said "no entropy found", not that the run's other processes were beside it."""
+    import warnings as w
+
+    wandb_dir = Path(_emit(tmp_path, 2, roles=("driver", "actor", "rollout")))
+    rollout = sorted(p for p in wandb_dir.glob("offline-run-*") if p.is_dir())[-1]
+    with w.catch_warnings(record=True) as caught:
+        w.simplefilter("always")
+        try:
+            el.load([str(rollout)])
+        except el.EntropyLawError:
+            pass  # a process without the entropy may be a run left out: the warning is what is checked
+    said = " ".join(str(c.message) for c in caught)
+    assert "2 other folders of its W&B run id 'slime1' beside it" in said and str(wandb_dir) in said

@@ -230,7 +230,8 @@ def _directory_members(path: Path, nested: bool = True) -> list[str]:
     members, folders = [], []
     for child in sorted(path.iterdir()):
         if child.name.startswith(".") or (child.is_file() and (run_config.is_config(child)
-                                                                or child.name == refused.WANDB_SUMMARY)):
+                                                                or child.name == refused.WANDB_SUMMARY
+                                                                or refused.wandb_own_log(child))):
             continue
         if child.is_file() and (inner_suffix(child) in MEMBER_SUFFIXES
                                 or child.name.startswith("events.out.tfevents.")):

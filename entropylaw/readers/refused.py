@@ -47,6 +47,19 @@ def unknown_zip(source: str) -> list[RawRun]:
 WANDB_SUMMARY = "wandb-summary.json"
 
 
+def wandb_own_log(path) -> bool:
+    """W&B's own log of what its library did (``wandb/debug.log``, ``debug-internal.log``,
+    ``debug-cli.<user>.log``), no run's: a ``wandb/`` folder holds them before its first run folder.
+
+    >>> from pathlib import Path
+    >>> wandb_own_log(Path("wandb/debug.log")), wandb_own_log(Path("wandb/debug-cli.me.log")), wandb_own_log(Path("debug.log"))
+    (True, True, False)
+    """
+    name = path.name
+    return path.parent.name == "wandb" and (name in ("debug.log", "debug-internal.log")
+                                            or (name.startswith("debug-cli.") and name.endswith(".log")))
+
+
 def wandb_summary(source: str) -> list[RawRun]:
     raise EntropyLawError(f"{source}: a W&B run's summary (each key's last value, not its history); expected the "
                           "run's history: its run-<id>.wandb file (the run folder holding files/), a history CSV "

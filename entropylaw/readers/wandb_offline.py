@@ -65,7 +65,7 @@ from entropylaw.readers.model_size import params_from_name
 from entropylaw.readers.names import model_name_from_path, unique_run_ids
 from entropylaw.readers.damage import Region, charge, nearest_record_rows, rows_lost_in_gaps
 from entropylaw.readers.leveldb_log import TRUNCATED, Damage, iter_records
-from entropylaw.readers.wandb_processes import join_processes
+from entropylaw.readers.wandb_processes import join_processes, other_processes
 from entropylaw.readers.wandb_history import (  # noqa: F401 (NON_NUMERIC is re-exported)
     HISTORY_TAG, NON_NUMERIC, SKIPPED_TAGS, FastHistory, HistoryReader, _lite_record_class, first_tag)
 from entropylaw.terminal import count
@@ -83,7 +83,9 @@ def read_wandb_offline(path: str | Path, step_key: str | None = None) -> list[Ra
     """
     files = find_wandb_files(path)
     if len(files) == 1:
-        return [read_wandb_file(files[0], step_key)]
+        raw = read_wandb_file(files[0], step_key)
+        other_processes(raw, files[0])  # wandb/latest-run of a run several processes write: said
+        return [raw]
     runs, empty = [], []
     for file in files:
         try:

@@ -14,11 +14,13 @@ of one id whose metrics overlap are a resumed run's segments (:mod:`entropylaw.r
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
+from entropylaw.errors import EntropyLawWarning
 from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.common import RawRun
 from entropylaw.terminal import count
@@ -86,3 +88,18 @@ def _joined(rid: str, group: list[RawRun], bare: list[RawRun]) -> RawRun:
                 "and rollout processes each write one offline directory), their metrics not overlapping: "
                 f"read as one run{' (the file without history gives its name and config)' if bare else ''}")
     return joined
+
+
+def other_processes(raw: RawRun, file) -> None:
+    """Warn where a run folder read alone (``wandb/latest-run``: the last process started) has
+    folders of the same W&B run id beside it: the other processes of one run (slime's training
+    process holds the entropy, its rollout manager the validation) or segments of a resumed run,
+    joined only where their parent folder is read."""
+    rid = raw.meta.get("wandb_run_id")
+    folder = Path(file).resolve().parent
+    others = sorted(d.name for d in folder.parent.glob(f"*-{rid}") if d.is_dir() and d.resolve() != folder) \
+        if rid else []
+    if others:
+        warnings.warn(f"{raw.source}: {count(len(others), 'other folder')} of its W&B run id {rid!r} beside it "
+                      f"({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}): the run's other processes or "
+                      f"segments, not read; read {folder.parent} to join them", EntropyLawWarning, stacklevel=3)
