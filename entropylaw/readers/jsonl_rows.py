@@ -22,29 +22,22 @@ from array import array
 import numpy as np
 import pandas as pd
 
+from entropylaw.readers.codes import Codes
 from entropylaw.readers.common import RawRun
 
 BIG = 2 ** 63  # steps kept as int64: a step past it is kept in a list (finalize's int64 column says so)
 
 
-class Rows:
+class Rows(Codes):
     """The rows kept, as read: each value in a typed array with its key as a code into ``names``
     (first kept first); each line's step, number, axis (a code into ``axes``) and count of values
     once a line. :meth:`into` builds the run's arrays once."""
 
     def __init__(self):
+        super().__init__()
         self.values, self.codes = array("d"), array("i")
         self.steps, self.lines, self.counts, self.on = array("q"), array("q"), array("q"), array("i")
-        self.names: list[str] = []
-        self.code: dict[str, int] = {}
         self.axes: dict[tuple[str, str], int] = {}
-
-    def code_of(self, name: str) -> int:
-        code = self.code.get(name)
-        if code is None:
-            code = self.code[name] = len(self.names)
-            self.names.append(name)
-        return code
 
     def distinct_steps(self) -> int:
         return len(set(self.steps)) if isinstance(self.steps, list) else len(np.unique(_numbers(self.steps, np.int64)))

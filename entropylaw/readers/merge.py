@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as table
-from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.accounts import SOURCES_JOINED, IngestReport
 
 SUPERSEDED = "superseded by resumed segment"
 AGREE_RTOL = 1e-5  # float32 event files against float64 JSON
@@ -174,7 +174,7 @@ def merge_same_runs(pieces: list[tuple[pd.DataFrame, IngestReport]]) -> list[tup
         sources = [pieces[j][1].source for j, h in merged_into.items() if h == i]
         if sources:
             df = df.sort_values(["step"], kind="stable").reset_index(drop=True)
-            table.set_text(df, "source", ", ".join([pieces[i][1].source] + sources))
+            table.set_text(df, "source", SOURCES_JOINED.join([pieces[i][1].source] + sources))
             df = table.conform(df)
         result.append((df, report))
     return result
@@ -225,6 +225,6 @@ def _joined(frames: list[pd.DataFrame]) -> pd.DataFrame:
         for v in pd.unique(df.loc[rows, "val_keys"]):
             keys.update(json.loads(str(v) or "{}"))
         table.set_text(df, "val_keys", json.dumps(keys, sort_keys=True), rows=rows)
-        sources = ", ".join(dict.fromkeys(str(v) for v in pd.unique(df.loc[rows, "source"]) if str(v)))
+        sources = SOURCES_JOINED.join(dict.fromkeys(str(v) for v in pd.unique(df.loc[rows, "source"]) if str(v)))
         table.set_text(df, "source", sources, rows=rows)
     return table.conform(df)

@@ -39,6 +39,7 @@ import numpy as np
 
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError
+from entropylaw.readers.codes import Codes
 from entropylaw.readers.common import RawRun
 from entropylaw.readers.names import model_from_filename
 from entropylaw.readers.damage import charge, nearest_record_rows, rows_lost_in_gaps
@@ -101,24 +102,16 @@ def _read_hparams(content: bytes, into: dict) -> None:
             into[name] = value
 
 
-class _Rows:
+class _Rows(Codes):
     """Rows of one run (a directory of event files), with the damage found on the way: each row's
     wall time, step and value in a typed array, its tag as a code into ``names``."""
 
     def __init__(self):
+        super().__init__()  # tags, by code, in the order first met
         self.wall, self.steps, self.values, self.codes = array("d"), array("q"), array("d"), array("i")
-        self.names: list[str] = []  # tags, by code, in the order first met
-        self.code: dict[str, int] = {}
         self.damaged: list[tuple] = []  # (file, regions, gap rows)
         self.folded: list[str] = []  # add_scalars' folders read into this run
         self.hparams: dict = {}  # add_hparams' hyperparameters (the run's config)
-
-    def code_of(self, tag: str) -> int:
-        code = self.code.get(tag)
-        if code is None:
-            code = self.code[tag] = len(self.names)
-            self.names.append(tag)
-        return code
 
     def run(self, name: str, source: str) -> RawRun:
         """The rows in wall-time order (ties in reading order) as a :class:`RawRun`."""

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from entropylaw.errors import EntropyLawWarning
-from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.accounts import SOURCES_JOINED, IngestReport
 from entropylaw.readers.common import RawRun
 from entropylaw.terminal import count
 
@@ -63,7 +63,7 @@ def _joined(rid: str, group: list[RawRun], bare: list[RawRun]) -> RawRun:
     for raw in files:
         meta.update({k: v for k, v in raw.meta.items() if k not in meta})
     meta.update({k: v for k, v in named.meta.items() if k.startswith("wandb_")})
-    joined = RawRun(named.run_id, ", ".join(r.source for r in group),
+    joined = RawRun(named.run_id, SOURCES_JOINED.join(r.source for r in group),
                     steps=np.concatenate([np.asarray(r.steps, dtype=np.int64) for r in group]),
                     keys=np.concatenate([np.asarray(r.keys, dtype=object) for r in group]),
                     values=np.concatenate([np.asarray(r.values, dtype=np.float64) for r in group]),

@@ -350,7 +350,7 @@ def check_options(**options) -> None:
         raise EntropyLawError(f"n_boot = {n_boot!r}: expected a whole number >= 2")
     for k in ("fit_frac", "fit_steps", "threshold", "target", "step_cost", "total_steps", "horizon"):
         v = options.get(k)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))):
+        if v is not None and not _is_number(v):
             raise EntropyLawError(f"`{k}` {v!r}: expected a number")
     check_window(options.get("fit_frac"), options.get("fit_steps"))
     _check_where_and_how(options)
