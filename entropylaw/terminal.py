@@ -28,6 +28,7 @@ SEPARATOR = re.compile(r"(?<=[A-Za-z0-9.][_/-])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9][_
 MARKER = re.compile(r"(\[\d+\]|-|\*) ")  # a numbered note's or a list item's: its text hangs under its text
 INTERVAL_LO = re.compile(r"[\[(][-+]?(\d[\d.]*|inf)(e[-+]?\d+)?%?,")  # an interval's first end, "[0.66,"
 INTERVAL_HI = re.compile(r"[-+]?(\d[\d.]*|inf)(e[-+]?\d+)?%?[\])][,;:.)\]]*")  # its last, "0.74]", "+2.1];"
+SIGNED_END = re.compile(r"(^|[\s(\[=,])-$")  # text ending in a minus sign: the number after it is signed
 NUMBER = re.compile(r"[\[(]?[-+]?(\d[\d.,]*|inf|nan)(e[-+]?\d+)?[\]),;:%]*")
 
 
@@ -259,7 +260,7 @@ def same_kinds(messages) -> list[tuple[str, list[str], list[str]]]:
                 piece = texts[0][i + 1]
             elif float(low) == float(high):
                 merged += low
-            elif re.search(r"(^|[\s(\[=,])-$", merged):  # signed: -0.7 to -0.06, not -0.06–0.7 (a range through 0)
+            elif SIGNED_END.search(merged):  # signed: -0.7 to -0.06, not -0.06–0.7 (a range through 0)
                 merged = merged[:-1] + f"-{high} to -{low}"
             else:
                 merged += f"{low}–{high}"
@@ -275,7 +276,7 @@ def _merge_range(merged: str, ranges: list[tuple[str, str]]) -> str:
     (the runs the line names) or the low end is signed; else where the low ends lie, "to", where
     the high ends lie (``0.02–0.04 to 0.05–0.08``). A range of ranges (0.02–0.04-0.05–0.08)
     misreads, and "…-…" said no number at all."""
-    sign = "-" if re.search(r"(^|[\s(\[=,])-$", merged) else ""  # a signed low end: each run's gets it
+    sign = "-" if SIGNED_END.search(merged) else ""  # a signed low end: each run's gets it
     shown = list(dict.fromkeys(f"{lo}-{hi}" for lo, hi in ranges))
     if len(shown) == 1:
         return merged + shown[0]
