@@ -44,6 +44,7 @@ from entropylaw.readers.common import RawRun
 from entropylaw.readers.names import model_from_filename
 from entropylaw.readers.damage import charge, nearest_record_rows, rows_lost_in_gaps
 from entropylaw.readers.tfrecord import iter_records
+from entropylaw.readers.wandb_axes import rollout_steps_of_file
 
 EVENT_GLOB = "events.out.tfevents.*"
 _NUMERIC_DTYPES = {1, 2, 3, 4, 5, 6, 9, 19}  # float, double, int32, uint8, int16, int8, int64, half
@@ -112,6 +113,7 @@ class _Rows(Codes):
         self.damaged: list[tuple] = []  # (file, regions, gap rows)
         self.folded: list[str] = []  # add_scalars' folders read into this run
         self.hparams: dict = {}  # add_hparams' hyperparameters (the run's config)
+        self.moved: list[str] = []  # slime: train/* rows read on their rollout's step, the note of each file
 
     def run(self, name: str, source: str) -> RawRun:
         """The rows in wall-time order (ties in reading order) as a :class:`RawRun`."""
@@ -181,6 +183,7 @@ def _read_file(file: Path, rows: _Rows, event_class) -> None:
             if len(regions) > seen:
                 seen = _look_into(regions, seen, event_class)
     _look_into(regions, seen, event_class)
+    _train_on_rollouts(rows, first)
     for region in regions:
         if region.seen is None:  # writers put one event per scalar: as many as the record nearby
             region.estimate = nearest_record_rows(positions, region.position)
@@ -190,6 +193,21 @@ def _read_file(file: Path, rows: _Rows, event_class) -> None:
         gaps = rows_lost_in_gaps(steps, codes, positions, [r.position for r in regions])
         del steps, codes  # views of the arrays, which cannot grow while one is held
         rows.damaged.append((file, regions, gaps))
+
+
+def _train_on_rollouts(rows: _Rows, first: int) -> None:
+    """slime writes a process's ``train/*`` at the optimizer step and its ``rollout/*`` at the rollout step:
+    the file's ``train/*`` rows are read on their rollout's step (:mod:`entropylaw.readers.wandb_axes`)."""
+    if len(rows.codes) == first:
+        return
+    names = np.empty(len(rows.names), dtype=object)
+    names[:] = rows.names
+    steps = np.frombuffer(rows.steps, dtype=np.int64)[first:]
+    moved = rollout_steps_of_file(steps, names[np.frombuffer(rows.codes, dtype=np.int32)[first:]])
+    del steps  # a view of the array, which cannot be written through while one is held
+    if moved is not None:
+        rows.steps[first:] = array("q", moved[0].tobytes())
+        rows.moved.append(moved[1])
 
 
 def _look_into(regions: list, start: int, event_class) -> int:
@@ -257,6 +275,10 @@ def read_tensorboard(path: str | os.PathLike, run_id: str | None = None) -> list
         raw.report.read(len(raw.steps))
         for _file, regions, gaps in rows.damaged:
             charge(raw.report, regions, gaps, "TensorBoard record")
+        for note in dict.fromkeys(rows.moved):  # one note for a run's files alike
+            raw.report.note(note)
+        if rows.moved:
+            raw.repeats = "mean"  # a rollout's optimizer steps: several rows at its step, read as their mean
         if rows.folded:
             raw.report.note(f"add_scalars folders read as this run's keys: {', '.join(rows.folded)}")
         raw.meta = {"model": model_from_filename(name.replace("/", "_"))}

@@ -15,6 +15,12 @@ trained on. The rows of one rollout's optimizer steps are then several rows of o
 read as their mean (the run's ``repeats`` is "mean"), as veRL's ``actor/entropy`` is the
 mean over the mini-batch updates of its step. A file whose ``train/*`` rows do not all
 follow a ``rollout/step`` is left as it is.
+
+On TensorBoard slime writes each dict's keys at its step key's value and the step keys not at all
+(``slime/observability/logging_utils.py``): ``train/*`` at the optimizer step, ``rollout/*`` at the
+rollout step, one event file per process. :func:`rollout_steps_of_file` reads a file's ``train/*``
+rows on the step of the ``rollout/*`` rows written before them in that file, where their steps are
+slime's numbering of that rollout's optimizer steps.
 """
 
 from __future__ import annotations
@@ -27,6 +33,69 @@ from entropylaw.terminal import count
 
 TRAIN_AXIS = "train/step"
 ROLLOUT_AXIS = "rollout/step"
+
+
+def _per_rollout_note(per_rollout: dict[int, set[int]], how: str) -> str:
+    """The note of train/* read on rollout/step: how the rollout was known, and how many optimizer steps each had."""
+    sizes = sorted({len(v) for v in per_rollout.values()})
+    if sizes == [1]:
+        per = "one optimizer step per rollout"
+    else:
+        k = str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}"
+        per = (f"{k} optimizer steps per rollout ({count(sum(map(len, per_rollout.values())), 'optimizer step')} "
+               f"in {count(len(per_rollout), 'rollout')}): a rollout's entropy is the mean over its optimizer "
+               "steps, as veRL's is over the mini-batch updates of its step")
+    return ("train/* is logged on train/step (optimizer steps: rollout_id x steps per rollout + step_id, as "
+            f"slime numbers them) and read on rollout/step, the rollout each optimizer step trained on ({how}), so "
+            f"the entropy pairs with that rollout's reward and evaluation; {per}")
+
+
+def rollout_steps_of_file(steps: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, str] | None:
+    """One TensorBoard file's rows (in the order written, ``keys`` each row's tag): (the steps with each
+    ``train/*`` row on its rollout's step, a note), or None where the file is no slime training process's.
+
+    A block of ``train/*`` rows is the rows after a ``rollout/*`` row; its rollout is the step of the last
+    ``rollout/*`` row before it. They are moved only where every block is slime's: ``k`` optimizer steps
+    (the last block, a rollout still training, may have fewer), numbered ``first, first + 1, ...`` from
+    ``rollout * k`` (or from ``rollout``, with ``--wandb-always-use-train-step``), ``k`` above 1.
+
+    >>> s, note = rollout_steps_of_file(np.array([0, 0, 1, 1, 2, 2, 3]),
+    ...     np.array(["rollout/raw_reward", "train/entropy_loss", "train/entropy_loss", "rollout/raw_reward",
+    ...               "train/entropy_loss", "train/entropy_loss", "perf/train_time"], dtype=object))
+    >>> s.tolist(), "2 optimizer steps per rollout" in note
+    ([0, 0, 0, 1, 1, 1, 3], True)
+    """
+    train = np.array([str(k).startswith("train/") for k in keys], dtype=bool)
+    rollout = np.array([str(k).startswith("rollout/") for k in keys], dtype=bool)
+    if not train.any() or not rollout.any():
+        return None
+    blocks: list[tuple[int, list[int]]] = []  # (rollout step, the rows of its train/* block)
+    last, open_block = None, False
+    for i in range(len(keys)):
+        if rollout[i]:
+            last, open_block = int(steps[i]), False
+        elif train[i]:
+            if last is None:
+                return None  # an optimizer step before any rollout: not slime's order
+            if not open_block:
+                blocks.append((last, []))
+                open_block = True
+            blocks[-1][1].append(i)
+    numbered = [(r, sorted(set(steps[rows].tolist()))) for r, rows in blocks]
+    k = max(len(s) for _r, s in numbered)
+    if k < 2:
+        return None  # one optimizer step per rollout: on its rollout's step already, or not slime's
+    for n, (r, s) in enumerate(numbered):
+        full = len(s) == k or n == len(numbered) - 1
+        if not full or s != list(range(s[0], s[0] + len(s))) or s[0] not in (r * k, r):
+            return None
+    out = steps.copy()
+    per_rollout: dict[int, set[int]] = {}
+    for (r, rows), (_r, s) in zip(blocks, numbered):
+        out[rows] = r
+        per_rollout.setdefault(r, set()).update(s)
+    how = "the step of the rollout/* rows its process wrote before it"
+    return out, _per_rollout_note(per_rollout, how)
 
 
 class RolloutOfTrain:
@@ -52,16 +121,6 @@ class RolloutOfTrain:
             per_rollout.setdefault(int(rollout), set()).update(s[on].tolist())
             s[on] = int(rollout)
             a[on] = rollout_code
-        sizes = sorted({len(v) for v in per_rollout.values()})
-        if sizes == [1]:
-            per = "one optimizer step per rollout"
-        else:
-            k = str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}"
-            per = (f"{k} optimizer steps per rollout ({count(sum(map(len, per_rollout.values())), 'optimizer step')} "
-                   f"in {count(len(per_rollout), 'rollout')}): a rollout's entropy is the mean over its optimizer "
-                   "steps, as veRL's is over the mini-batch updates of its step")
-        note = ("train/* is logged on train/step (optimizer steps: rollout_id x steps per rollout + step_id, as "
-                "slime numbers them) and read on rollout/step, the rollout each optimizer step trained on "
-                "(rollout/step's last value in the process that logged it, as W&B's step_sync fills it in), so "
-                f"the entropy pairs with that rollout's reward and evaluation; {per}")
+        note = _per_rollout_note(per_rollout, "rollout/step's last value in the process that logged it, as W&B's "
+                                              "step_sync fills it in")
         return array("q", s.tobytes()), array("i", a.tobytes()), [note]
