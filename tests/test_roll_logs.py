@@ -9,11 +9,16 @@ added by ``do_checkpoint`` in ``roll/pipeline/base_pipeline.py``). Every step ha
 not recompute them) and the same under each domain (``<domain>/critic/...``). Every ``eval_steps``
 steps, before the step's rollout (step 0 before any update), ``val()`` adds ``val_correct/all/mean``
 (the share of all validation samples scored 1) and ``val_correct/<tag>/mean`` per validation tag.
+With ``track_with: stdout`` the same dict is logged as JSON, ``{"step": ..., "metrics": {...}}``, behind
+``metrics_tag:`` through ROLL's logger (``roll/utils/logging.py``: a prefix of time, file, level, worker,
+rank and pid), to stdout and to ``$ROLL_LOG_DIR/log_rank_DRIVER_0_1.log``; the launch script
+(``examples/start_rlvr_pipeline.py``) prints the config as YAML to stdout first.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 
 import numpy as np
@@ -84,7 +89,32 @@ def _tensorboard(tmp_path, recompute: bool = True) -> str:
     return str(tmp_path / "roll_tb")
 
 
-@pytest.mark.parametrize("write", [_wandb, _tensorboard])
+def _stdout(tmp_path, recompute: bool = True, echo: bool = True, name: str = "console.out") -> str:
+    """The run's console output: the config's YAML print, then the logger's lines (the driver's
+    log file, ``echo=False``, holds the logger's lines alone)."""
+    import yaml
+
+    path = tmp_path / name
+    with open(path, "w") as stream:
+        if echo:
+            print(yaml.safe_dump(ROLL_CONFIG, sort_keys=False), file=stream, flush=True)
+        handler = logging.StreamHandler(stream)
+        handler.setFormatter(logging.Formatter(
+            "[%(asctime)s] [%(filename)s (%(lineno)d)] [%(levelname)s] [DRIVER 0 / 1][PID 4321] %(message)s",
+            datefmt="%Y-%m-%d %H:%M:%S"))
+        log = logging.getLogger(f"roll_stdout_{tmp_path.name}")
+        log.propagate = False
+        log.setLevel(logging.INFO)
+        log.addHandler(handler)
+        log.info("create tracker stdout, kwargs: {}")
+        for s in range(N):
+            log.info("pipeline step %d start...", s)
+            log.info(f"metrics_tag: {json.dumps({'step': s, 'metrics': _metrics(s, recompute)})}")
+        log.removeHandler(handler)
+    return str(path)
+
+
+@pytest.mark.parametrize("write", [_wandb, _tensorboard, _stdout])
 def test_roll_val_correct_is_validation(tmp_path, write):
     """val_correct/<tag>/mean and val_correct/all/mean were no validation: the fit used the training score."""
     df = el.load([write(tmp_path)])
@@ -108,7 +138,7 @@ def test_val_correct_pattern_takes_no_other_trainers_keys():
                         "math_rule/critic/score/mean", "time/val_step"]).val == {}
 
 
-@pytest.mark.parametrize("write", [_wandb, _tensorboard])
+@pytest.mark.parametrize("write", [_wandb, _tensorboard, _stdout])
 def test_roll_entropy_is_critic_entropy_mean(tmp_path, write):
     """critic/entropy/mean was not read: 'no entropy found'."""
     df = el.load([write(tmp_path)])
@@ -119,12 +149,13 @@ def test_roll_entropy_is_critic_entropy_mean(tmp_path, write):
     assert np.allclose(entropy.to_numpy(), [_entropy(s) for s in range(N)])
 
 
-def test_roll_entropy_not_recomputed_is_no_entropy(tmp_path):
+@pytest.mark.parametrize("write", [_wandb, _stdout])
+def test_roll_entropy_not_recomputed_is_no_entropy(tmp_path, write):
     """Without old log-probs recomputed ROLL logs critic/entropy/mean = 0: no entropy, and why."""
     from entropylaw.errors import EntropyLawWarning
     from entropylaw.fit.run_summary import not_found
     with pytest.warns(EntropyLawWarning, match="enable_old_logprobs_recompute"):
-        df = el.load([_wandb(tmp_path, recompute=False)])
+        df = el.load([write(tmp_path, recompute=False)])
     assert table.runs(df).iloc[0].entropy_key == ""
     [line] = not_found(df)
     assert "no entropy found" in line and "entropy_key" in line
@@ -142,7 +173,7 @@ def test_critic_entropy_mean_takes_no_other_trainers_place():
     assert detect_keys(["math_rule/critic/entropy/mean", "critic/score/mean"]).entropy == ""
 
 
-@pytest.mark.parametrize("write", [_wandb, _tensorboard])
+@pytest.mark.parametrize("write", [_wandb, _tensorboard, _stdout])
 def test_roll_config_names_the_model_and_data(tmp_path, write):
     """ROLL's TensorBoard run had no model: its config is add_hparams' (a folder of its own beside the run's
     events); pretrain names the model, actor_train.data_args.file_name the data."""
@@ -177,3 +208,38 @@ def test_tensorboard_hparams_without_a_run_above_are_no_run(tmp_path):
         read_tensorboard(tmp_path / "tb" / "hp")
     [raw] = read_tensorboard(tmp_path / "tb")
     assert raw.meta["model"] == "Qwen/Qwen2.5-7B"
+
+
+def test_roll_stdout_log_file_reads_with_every_row_counted(tmp_path):
+    """The driver's log file (no config echo: the run named by its folder), a string metric, a null step
+    and a last line cut off while written: every value read or counted, the cut line by its number."""
+    folder = tmp_path / "output" / "logs"
+    folder.mkdir(parents=True)
+    path = folder / "log_rank_DRIVER_0_1.log"
+    _stdout(folder, echo=False, name=path.name)
+    with open(path, "a") as stream:
+        stream.write('[2026-01-01 00:00:00] [tracking.py (1)] [INFO] [DRIVER 0 / 1][PID 4321] metrics_tag: '
+                     + json.dumps({"step": None, "metrics": {"critic/score/mean": 0.5}}) + "\n")
+        stream.write('[2026-01-01 00:00:00] [tracking.py (1)] [INFO] [DRIVER 0 / 1][PID 4321] metrics_tag: '
+                     + json.dumps({"step": N, "metrics": {**_metrics(N), "note": "text"}}) + "\n")
+        stream.write('[2026-01-01 00:00:01] [tracking.py (1)] [INFO] [DRIVER 0 / 1][PID 4321] metrics_tag: '
+                     + json.dumps({"step": N + 1, "metrics": _metrics(N + 1)})[:80])
+    df = el.load([str(path)], warn=False)
+    [run] = table.run_ids(df)
+    assert table.series(df, run, "entropy").index.tolist() == list(range(N + 1))
+    [account] = el.row_accounts(df)
+    assert account["format"] == "roll_console"
+    assert account["dropped"] == {"entry without a step": 1, "non-numeric value": 1,
+                                  "unparseable log record": len(_metrics(N)) + 1}  # as many as the line before
+    assert account["rows_read"] == account["rows_kept"] + account["rows_dropped"]
+    lines = path.read_text().count("\n") + 1
+    assert any(f"line {lines}:" in n and "does not parse" in n for n in account["notes"])
+
+
+def test_a_log_without_roll_metrics_lines_says_so_in_one_line(tmp_path):
+    """A ROLL log with no metrics line yet (the run still loading) is one clear line, not a traceback."""
+    from entropylaw.readers.roll_console import read_roll_console
+    path = tmp_path / "log_rank_DRIVER_0_1.log"
+    path.write_text('[2026-01-01 00:00:00] [tracking.py (1)] [INFO] metrics_tag: {"step": 0, "metr\n')
+    with pytest.raises(el.EntropyLawError, match="no ROLL metrics lines in 1 line .1 line that do not parse"):
+        read_roll_console(path)

@@ -26,6 +26,7 @@ format                    recognised by
                           with a state (or ``checkpoint-*/``)
 ``tensorboard``           ``events.out.tfevents.*`` or a directory holding them
 ``wandb_offline``         ``run-*.wandb`` (also ``.wandb.gz``/``.zst``), ``offline-run-*`` or ``wandb/`` directories
+``roll_console``          a text file with ROLL's stdout tracker lines (``metrics_tag: {"step": ...}``)
 ``hf_console``            a text file with Trainer log dicts (``{'loss': ...}``) and no veRL step lines
 ``verl_console``          any other text file (``.log``, ``.txt``, ``.out`` ...)
 ``directory``             other directories: every readable file in it (``data/real/``)

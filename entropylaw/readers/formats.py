@@ -26,6 +26,7 @@ from entropylaw.readers.compressed import inner_suffix, read_head, strip_compres
 from entropylaw.readers.common import KeyOptions, RawRun
 from entropylaw.readers.hf_console import looks_like_hf_console, read_hf_console
 from entropylaw.readers.lab_run import read_lab_run
+from entropylaw.readers.roll_console import looks_like_roll_console, read_roll_console
 from entropylaw.readers.tensorboard import has_event_files, read_tensorboard
 from entropylaw.readers.trl import find_state, read_trl
 from entropylaw.readers.verl_console import read_verl_console
@@ -176,6 +177,8 @@ FORMATS: list[Format] = [
            per_mb_s=_TABLE_MB_S),
     Format("verl_jsonl", lambda s: s.is_file(".jsonl", ".json") or looks_like_jsonl(s.head),
            lambda src, o: read_verl_jsonl(src, step_key=o.step_key), suffixes=(".jsonl", ".json"), per_mb_s=0.031),
+    Format("roll_console", lambda s: s.is_file() and looks_like_roll_console(s.path),
+           lambda src, o: read_roll_console(src)),
     Format("hf_console", lambda s: looks_like_hf_console(s.path),
            lambda src, o: read_hf_console(src, logging_steps=o.logging_steps)),
     Format("verl_console", lambda s: True, lambda src, o: read_verl_console(src),
