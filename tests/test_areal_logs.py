@@ -12,6 +12,10 @@ a stat with a denominator is ``<key>/avg``, ``<key>/min``, ``<key>/max``; a scal
 (``areal/workflow/rlvr.py``) ``rollout/reward``, and at the steps the evaluator runs (after the step's
 update) ``eval-rollout/reward``, the mean reward over the whole validation set. The config (``asdict`` of
 the experiment's) goes to W&B's config: ``actor.path`` the model, ``train_dataset.path`` the data.
+TensorBoard gets no config; rank 0 saves it (``areal/api/cli_args.py``: ``load_expr_config`` calls
+``save_config``, a ``yaml.dump`` of ``asdict``) to ``config.yaml`` in the run's log directory,
+``<fileroot>/logs/<user>/<experiment_name>/<trial_name>`` (``StatsLogger.get_log_path``), where W&B's
+files go too; the TensorBoard folder is wherever ``stats_logger.tensorboard.path`` says.
 """
 
 from __future__ import annotations
@@ -180,3 +184,66 @@ def test_areal_config_keys_take_no_other_trainers_place():
     assert meta["model"] == "Qwen2.5-7B" and meta["dataset"] == "gsm8k"
     assert meta_from_config({**areal, "pretrain": "Qwen/Qwen2.5-7B", "prompt_data": "math"})["model"] == "Qwen/Qwen2.5-7B"
     assert "model" not in meta_from_config({"actor": {"lr": 1e-6}, "train_dataset": {"type": "rl"}})
+
+
+def _log_dir(tmp_path, trial: str = "trial0", model: str = "Qwen/Qwen2.5-1.5B-Instruct"):
+    """AReaL's log directory of one trial: its config.yaml (rank 0's save_config) and, with
+    stats_logger.tensorboard.path set under it, the TensorBoard folder beside it."""
+    import yaml
+
+    SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+    fileroot = tmp_path / "experiments"
+    log_dir = fileroot / "logs" / "root" / "gsm8k-grpo" / trial
+    log_dir.mkdir(parents=True)
+    config = json.loads(json.dumps(CONFIG))  # asdict: every section written out, references resolved
+    config.update(trial_name=trial, tokenizer_path=model,
+                  cluster={"n_nodes": 1, "n_gpus_per_node": 8, "fileroot": str(fileroot)},
+                  ref={"path": model, "init_from_scratch": False, "optimizer": None},
+                  sglang={"model_path": model, "random_seed": 1, "context_length": 32768},
+                  vllm={"model": model, "seed": 1},
+                  stats_logger={"experiment_name": "gsm8k-grpo", "trial_name": trial, "fileroot": str(fileroot),
+                                "wandb": {"mode": "disabled", "project": None},
+                                "tensorboard": {"path": str(log_dir / "tensorboard")}})
+    config["actor"]["path"] = model
+    with open(log_dir / "config.yaml", "w") as f:
+        yaml.dump(config, f, default_flow_style=False, sort_keys=False)
+    writer = SummaryWriter(log_dir=str(log_dir / "tensorboard"))
+    for s in range(N):
+        for k, v in _metrics(s).items():
+            writer.add_scalar(k, v, s)
+    writer.close()
+    return log_dir
+
+
+@pytest.mark.parametrize("given", ["log dir", "tensorboard folder"])
+def test_areal_tensorboard_run_takes_its_config_yaml(tmp_path, given):
+    """A TensorBoard run under AReaL's log directory had no model and no data: the config.yaml beside its
+    events folder (or above the tensorboard/ folder given) was not read."""
+    log_dir = _log_dir(tmp_path)
+    source = log_dir if given == "log dir" else log_dir / "tensorboard"
+    df = el.load([str(source)])
+    [run] = table.run_ids(df)
+    meta = table.runs(df).iloc[0]
+    assert (run, meta.model, meta.dataset, meta.seed) == ("trial0", "Qwen/Qwen2.5-1.5B-Instruct", "gsm8k", 1)
+    assert meta.entropy_key == "ppo_actor/update/entropy/avg"
+    [account] = el.row_accounts(df)
+    assert any("the run's config" in n and "config.yaml" in n for n in account["notes"]), account["notes"]
+
+
+def test_areal_trials_each_take_their_own_config(tmp_path):
+    """An experiment's folder of trials: each trial's TensorBoard run described by its own config.yaml."""
+    _log_dir(tmp_path, "trial0", "Qwen/Qwen2.5-1.5B-Instruct")
+    experiment = _log_dir(tmp_path, "trial1", "Qwen/Qwen3-4B").parent
+    df = el.load([str(experiment)])
+    assert table.runs(df).set_index("run_id")["model"].to_dict() == {"trial0": "Qwen/Qwen2.5-1.5B-Instruct",
+                                                                     "trial1": "Qwen/Qwen3-4B"}
+
+
+def test_a_config_yaml_that_does_not_parse_is_said_and_the_run_read(tmp_path):
+    """A damaged config.yaml beside the events: one note why, the run read without it."""
+    log_dir = _log_dir(tmp_path)
+    (log_dir / "config.yaml").write_text("actor: {path: [unclosed\n")
+    df = el.load([str(log_dir)], warn=False)
+    assert table.runs(df).iloc[0].model == ""
+    [account] = el.row_accounts(df)
+    assert any("config.yaml: the run's config does not read" in n for n in account["notes"]), account["notes"]

@@ -68,6 +68,7 @@ from entropylaw.readers.given import each_file_once, once
 from entropylaw.readers.accounts import IngestReport
 # the registry of formats (its table is this module's docstring) and the folders of runs
 from entropylaw.readers.formats import _directory_members, detect_format, read_raw, unread_folders
+from entropylaw.readers.tensorboard import TRACKER_FOLDERS
 
 
 def _apply_meta_overrides(df: pd.DataFrame, opts: KeyOptions) -> pd.DataFrame:
@@ -96,6 +97,30 @@ def _sweep_above(folder: Path) -> run_config.FolderConfig | None:
         return None
     others = [m for m in _directory_members(parent) if Path(m).is_dir() and Path(m).resolve() != folder.resolve()]
     return run_config.FolderConfig(parent) if others else None
+
+
+def _configs_of_run_folders(raws: list, source: Path, above: run_config.FolderConfig | None, depth: int) -> None:
+    """A TensorBoard directory's runs, each in a folder of its own, described by the configs of their
+    folders: a run's own folder's first, then each folder above it up to the directory read, then
+    ``above`` (the configs of the folder the directory lies in). A tracker folder given itself
+    (``<run>/tensorboard``) is described by its run folder's too: AReaL writes its config to
+    ``<log dir>/config.yaml``, where a TensorBoard path set under the log dir puts the events beside it."""
+    top = source.resolve()
+    extra = [top.parent] if depth == 0 and top.name.lower() in TRACKER_FOLDERS else []
+    for raw in raws:
+        folder, chain = Path(raw.source).resolve(), []  # the run's folders, nearest first
+        while folder != top and top in folder.parents:
+            chain.append(folder)
+            folder = folder.parent
+        config, made = above, []
+        for folder in reversed([*chain, top, *extra]):
+            if run_config.find(folder):
+                config = run_config.FolderConfig(folder, config)
+                made.append(config)
+        if config:
+            config.apply([raw])
+        for config in made:
+            config.say([raw.report])
 
 
 def _skipped(source: str, err: EntropyLawError) -> tuple[pd.DataFrame, IngestReport]:
@@ -160,7 +185,9 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
     if given and Path(source).is_file():
         config = run_config.FolderConfig(Path(source).parent, _sweep_above(Path(source).parent))
     raws = read_raw(source, fmt, opts)
-    if config:
+    if fmt == "tensorboard" and Path(source).is_dir():
+        _configs_of_run_folders(raws, Path(source), config, depth)
+    elif config:
         config.apply(raws)
         if given:
             config.say([raw.report for raw in raws])
