@@ -78,7 +78,7 @@ def _flat(metrics: dict, prefix: str = "") -> dict:
 def _config(header: list[str]) -> dict:
     """The config the launch script printed as YAML before the first step (the largest block of
     top-level ``key: value`` lines and their indented children that parses as a mapping), or {}."""
-    import yaml
+    from entropylaw.readers.run_config import MAX_BYTES, _yaml  # YAML without aliases, as a config file's
 
     blocks, block = [], []
     for line in header:
@@ -91,9 +91,12 @@ def _config(header: list[str]) -> dict:
         blocks.append(block)
     best: dict = {}
     for block in sorted(blocks, key=len, reverse=True):
+        text = "\n".join(block)
+        if len(text) > MAX_BYTES:
+            continue  # no config's echo
         try:
-            parsed = yaml.safe_load("\n".join(block))
-        except yaml.YAMLError:
+            parsed = _yaml(text)
+        except (ValueError, RecursionError):
             continue
         if isinstance(parsed, dict) and len(parsed) > len(best):
             best = parsed
