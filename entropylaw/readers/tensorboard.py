@@ -198,8 +198,9 @@ def _read_file(file: Path, rows: _Rows, event_class) -> None:
 def _train_on_rollouts(rows: _Rows, first: int) -> None:
     """slime writes a process's ``train/*`` at the optimizer step and its ``rollout/*`` at the rollout step:
     the file's ``train/*`` rows are read on their rollout's step (:mod:`entropylaw.readers.wandb_axes`)."""
-    if len(rows.codes) == first:
-        return
+    if len(rows.codes) == first or not (any(n.startswith("train/") for n in rows.names)
+                                         and any(n.startswith("rollout/") for n in rows.names)):
+        return  # no slime training process's file (the names seen so far, in any file of the run)
     names = np.empty(len(rows.names), dtype=object)
     names[:] = rows.names
     steps = np.frombuffer(rows.steps, dtype=np.int64)[first:]
