@@ -16,6 +16,45 @@ from _probe_inputs import rollout_rows, write_jsonl
 from entropylaw.probing.model import tiny_model
 
 
+RANK_SCRIPT = """
+import os, sys
+from entropylaw.cli.main import main
+code = main(sys.argv[1:])
+names = [open(f"/proc/self/task/{t}/comm").read().strip() for t in os.listdir("/proc/self/task")]
+print(f"rank {os.environ['RANK']}: gloo threads left {sum('gloo' in n for n in names)}", file=sys.stderr)
+sys.exit(code)
+"""
+FINALIZED = """
+import atexit, os, sys
+atexit.register(lambda: print(f"rank {os.environ.get('RANK')}: finalized", file=sys.stderr))
+"""
+
+
+def _torchrun(tmp_path, args, in_process=True):
+    """``entropylaw ARGS`` in 2 torchrun processes (gloo). ``in_process``: the command called in a script
+    that then says the gloo threads its process still runs: none, where the process group ended with
+    the command (else its threads end at the interpreter's exit, where they sometimes abort the process
+    after its work). Else ``python -m entropylaw``, which under torchrun ends each process without the
+    interpreter's finalization (the group FSDP's DTensors hold is never let go)."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    if in_process:
+        (tmp_path / "ranks.py").write_text(RANK_SCRIPT)
+        launch = [str(tmp_path / "ranks.py")]
+    else:
+        (tmp_path / "site").mkdir()
+        (tmp_path / "site" / "sitecustomize.py").write_text(FINALIZED)
+        env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site"), *filter(None, [env.get("PYTHONPATH")])])
+        launch = ["-m", "entropylaw"]
+    two = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                          *launch, *args], capture_output=True, text=True, env=env, timeout=300)
+    assert two.returncode == 0, two.stderr[-3000:]
+    for rank in (0, 1):
+        if in_process:
+            assert f"rank {rank}: gloo threads left 0" in two.stderr, two.stderr[-3000:]
+        else:
+            assert f"rank {rank}: finalized" not in two.stderr, two.stderr[-3000:]
+
+
 @pytest.mark.slow
 def test_torchrun_two_processes_match_one(tmp_path):
     V = 100
@@ -24,14 +63,10 @@ def test_torchrun_two_processes_match_one(tmp_path):
     common = ["probe", "--model", str(tmp_path / "model"), "--rollouts", str(tmp_path / "r.jsonl"), "--dtype",
               "float64", "--device", "cpu", "--whatif", "none,clip_cov,steer", "--set", "clip_cov_lb=0.01",
               "--microbatch-tokens", "40", "--no-progress"]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
     from entropylaw.cli.main import main
 
     assert main([*common, "--out", str(tmp_path / "one")]) == 0  # one process, in this one
-    two = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                          "-m", "entropylaw", *common, "--out", str(tmp_path / "two")],
-                         capture_output=True, text=True, env=env, timeout=300)
-    assert two.returncode == 0, two.stderr[-3000:]
+    _torchrun(tmp_path, [*common, "--out", str(tmp_path / "two")])
     a = json.loads((tmp_path / "one" / "summary.json").read_text())
     b = json.loads((tmp_path / "two" / "summary.json").read_text())
     assert a["n_tokens"] == b["n_tokens"] and a["selection"]["clip_cov"] == b["selection"]["clip_cov"]
@@ -83,14 +118,10 @@ def test_fsdp2_sharded_weights_give_the_one_process_result(tmp_path):
     _rollouts(tmp_path / "r.jsonl", V)
     common = ["probe", "--model", str(tmp_path / "model"), "--rollouts", str(tmp_path / "r.jsonl"), "--dtype",
               "float64", "--device", "cpu", "--whatif", "none,clip_cov,steer,entropy_bonus", "--no-progress"]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
     from entropylaw.cli.main import main
 
     assert main([*common, "--out", str(tmp_path / "one")]) == 0
-    two = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                          "-m", "entropylaw", *common, "--shard", "--out", str(tmp_path / "two")],
-                         capture_output=True, text=True, env=env, timeout=300)
-    assert two.returncode == 0, two.stderr[-3000:]
+    _torchrun(tmp_path, [*common, "--shard", "--out", str(tmp_path / "two")], in_process=False)
     a = json.loads((tmp_path / "one" / "summary.json").read_text())
     b = json.loads((tmp_path / "two" / "summary.json").read_text())
     _same(a, b, 1e-5)

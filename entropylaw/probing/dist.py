@@ -19,6 +19,12 @@ def init(device: torch.device) -> bool:
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return False
     if not dist.is_initialized():
+        # torch.distributed.nn takes the default group as its functions' default argument when first
+        # imported (transformers imports it): imported after the group starts, it holds the group past
+        # destroy_process_group, whose gloo threads then end at the interpreter's exit, where they
+        # sometimes abort the process ("terminate called without an active exception") after its work
+        import torch.distributed.nn  # noqa: F401
+
         backend = "nccl" if device.type == "cuda" else "gloo"
         if device.type == "cuda":
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
