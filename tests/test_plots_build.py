@@ -28,12 +28,12 @@ def _close():
     plt.close("all")
 
 
-def law_run(run_id, a, b, n_params=np.nan, algorithm="grpo", model="m", tau=50.0, phase=0.0):
+def law_run(run_id, a, b, n_params=np.nan, algorithm="grpo", model="m", tau=50.0, phase=0.0, score="val/mean"):
     steps = np.arange(0, 300, 10)
     H = 1.0 * np.exp(-steps / tau) + 0.1
     R = b - a * np.exp(H) + 0.003 * np.sin(1.7 * steps + phase)
     recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
-    recs += [(int(s), "val/mean", float(r)) for s, r in zip(steps, R)]
+    recs += [(int(s), score, float(r)) for s, r in zip(steps, R)]
     return table.from_records(recs, run_id=run_id, model=model, algorithm=algorithm, dataset="d",
                               n_params_nonembedding=n_params)
 
@@ -143,6 +143,26 @@ def test_algorithms_leaves_interventions_out():
     assert any("reinforce++" in n for n in names) and not any("clip_cov" in n for n in names)
     with pytest.raises(B.Skipped, match="interventions"):
         B.build("algorithms", table.concat([law_run("g", 0.2, 0.8), law_run("c", 0.2, 0.8, algorithm="grpo+kl_cov")]))
+
+
+def test_algorithms_figure_compares_the_runs_the_algorithms_command_compares():
+    """The figure drew every run of a model: a run the law does not describe (a <= 0, entropy
+    rising) gave its algorithm an (a, b) and an F test the command refuses ('got grpo alone'),
+    and runs of two benchmarks were one curve the command refuses to test. Now: the run left
+    out and named, and no figure where the command gives no test, with the same reason."""
+    flat = law_run("p-flat", -0.05, 0.6, algorithm="ppo", tau=80)  # score falls with the entropy: a <= 0
+    rising = law_run("p-up", 0.2, 0.8, algorithm="ppo", tau=80)
+    rising = rising.assign(step=300 - rising["step"])  # time reversed: entropy rises
+    with pytest.raises(B.Skipped, match=r"at least 2 algorithms the law describes \(got grpo\).*p-flat.*p-up"):
+        B.build("algorithms", table.concat([law_run("g", 0.2, 0.8), law_run("g2", 0.2, 0.8, tau=60), flat, rising]))
+    [built] = B.build("algorithms", table.concat([law_run("g", 0.2, 0.8), law_run("r", 0.2, 0.8, algorithm="rloo",
+                                                                                   tau=80), flat]))
+    names = [x.get_text() for x in built.fig.legends[0].get_texts()]
+    assert not any("p-flat" in n for n in names)
+    assert any("left out of the algorithm test (1 run): p-flat (the law does not apply" in n for n in built.warnings)
+    with pytest.raises(B.Skipped, match="2 benchmarks"):
+        B.build("algorithms", table.concat([law_run("g", 0.2, 0.8, score="val/gsm8k"),
+                                            law_run("r", 0.2, 0.8, algorithm="rloo", tau=80, score="val/math")]))
 
 
 def lab_run():

@@ -38,6 +38,7 @@ import pandas as pd
 import entropylaw.table as tt
 from entropylaw.fit.algorithms import AlgorithmTest
 from entropylaw.fit.law import fit_family
+from entropylaw.fit.run import NOT_APPLICABLE
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_series import scale_runs
 from entropylaw.figure_sets.base import Built, Skipped, slug
@@ -73,12 +74,13 @@ def algorithms_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
                       "grpo+clip_cov do not count; check the 'algorithm' metadata)")
     styles = run_styles(t)
     _, labels = run_labels(t, list(meta["run_id"]))
-    built = []
+    built, why_not = [], []
     for k, ((model, dataset), run_ids) in enumerate(groups.items()):
         fitted, notes = fitted_runs(t, run_ids)
         alg_of = dict(zip(meta["run_id"], meta["algorithm"]))
-        points = {r: pts for r, (pts, _) in fitted.items()}
-        if len({alg_of[r] for r in points}) < 2:
+        points, refused = _algorithm_points(fitted, alg_of, notes)
+        if refused:
+            why_not.append(f"{model + ': ' if model else ''}{refused}")
             continue
         test, caught = capture(lambda: AlgorithmTest().fit(points, {r: alg_of[r] for r in points}))
         notes += caught
@@ -101,8 +103,33 @@ def algorithms_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
                            "one per algorithm. Paper Fig. 6.", notes,
                            title=f"Do the algorithms share one curve? {model or ''}".strip()))
     if not built:
-        raise Skipped("algorithms: the runs of each model could not be fitted for two algorithms")
+        raise Skipped("algorithms: " + ("; ".join(why_not) if why_not else
+                                        "the runs of each model could not be fitted for two algorithms"))
     return built
+
+
+def _algorithm_points(fitted: dict, alg_of: dict, notes: list[str]) -> tuple[dict, str]:
+    """The runs an algorithm figure compares, as ``entropylaw algorithms`` takes them: a run the
+    law does not describe (a <= 0, entropy rising, a degenerate score) is left out and named in
+    ``notes`` (its (a, b) says nothing of its algorithm); runs of several benchmarks are refused
+    (a and b differ between benchmarks). Returns ``(points, why refused or '')``."""
+    points, left = {}, []
+    for r, (pts, fit) in fitted.items():
+        if fit.trust_ == NOT_APPLICABLE:
+            left.append(f"{r} (the law does not apply: {'; '.join(fit.trust_reasons_)})")
+        else:
+            points[r] = pts
+    if left:
+        notes.append(f"left out of the algorithm test ({count(len(left), 'run')}): {'; '.join(left)}")
+    benchmarks = {pts.attrs.get("y_key") for pts in points.values()}
+    if len(benchmarks) > 1:
+        return {}, (f"the runs come from {len(benchmarks)} benchmarks ({', '.join(sorted(map(str, benchmarks)))}): "
+                    "an algorithm test compares runs of one benchmark")
+    algs = sorted({str(alg_of[r]) for r in points})
+    if len(algs) < 2:
+        return {}, (f"the test needs runs of at least 2 algorithms the law describes (got {', '.join(algs) or 'none'})"
+                    + (f"; left out: {'; '.join(left)}" if left else ""))
+    return points, ""
 
 
 def size_of(meta_row) -> float:
