@@ -118,6 +118,16 @@ def test_the_final_score_figure_names_runs_as_the_tables_do():
     assert not any(r in x for r in ids for x in texts)
 
 
+def test_scaling_caption_names_the_sizes_the_figure_predicts():
+    """A series up to 1.6B is predicted at 2.5 and 5 times its largest size (4B, 8B: 32B lies
+    beyond 10 times it), and the caption said 'the score it predicts at 32B and 72B'."""
+    runs = [law_run(f"s{i}", 0.2, 0.7 + 0.05 * i, n_params=n, model=f"m{i}") for i, n in enumerate((1e8, 4e8, 1.6e9))]
+    built = {b.name: b for b in B.build("scaling", table.concat(runs))}["scaling_final_score_vs_size"]
+    assert "predicts at 4B and 8B." in built.caption and "32B" not in built.caption, built.caption
+    drawn = [x.get_text() for x in built.fig.axes[0].texts]
+    assert "4B" in drawn and "8B" in drawn
+
+
 def test_algorithms_needs_two_algorithms_on_one_model():
     t = table.concat([law_run("r0", 0.1, 0.7), law_run("r1", 0.1, 0.7, tau=70)])
     with pytest.raises(B.Skipped, match="two or more algorithms"):

@@ -41,8 +41,9 @@ from entropylaw.fit.law import fit_family
 from entropylaw.fit.run import NOT_APPLICABLE
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_series import scale_runs
+from entropylaw.fit.size_text import size_text
 from entropylaw.figure_sets.base import Built, Skipped, slug
-from entropylaw.draw.sizes import plot_final_score, plot_size_law
+from entropylaw.draw.sizes import default_predictions, plot_final_score, plot_size_law
 from entropylaw.draw.law import plot_algorithms  # noqa: F401 (the catalog's drawer of this figure)
 from entropylaw.table.labels import is_intervention, run_labels
 from entropylaw.results.cache import fitted_runs
@@ -142,7 +143,8 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
 
     The largest group of runs of one dataset and algorithm spanning 2 sizes or more gives the
     final-score law's figure (:func:`entropylaw.fit.size_series.scale_runs`: final score vs
-    size, its band, 32B and 72B predicted). The paper's coefficient figure (a and b vs size,
+    size, its band, 32B and 72B predicted, or 2.5 and 5 times the largest size where those lie
+    beyond 10 times it). The paper's coefficient figure (a and b vs size,
     the law fitted on all but the largest size and the largest compared with its prediction)
     is drawn only over runs whose fit the law describes, from 3 such sizes; otherwise the
     final-score figure says it was refused and why.
@@ -174,13 +176,15 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
     out = []
     if res.score_law is not None:
         _, labels = run_labels(t, usable_runs(t))  # the tables' labels (0.5b, not the whole id)
-        ax = plot_final_score(res, styles=run_styles(t), labels=labels)
+        predict = default_predictions(res.runs["n_params"])  # the sizes drawn are the sizes the caption names
+        ax = plot_final_score(res, predict=predict, styles=run_styles(t), labels=labels)
         out.append(Built("scaling_final_score_vs_size", ax.figure,
                          f"The final validation score of {len(ids)} runs of one recipe ({algorithm or 'one algorithm'}"
                          f"{', ' + dataset if dataset else ''}) at {res.runs['n_params'].nunique()} sizes, the "
                          f"final-score law ({res.score_law.combination()}: forms weighted by their forward-chained "
                          "extrapolation error) with its 90 % prediction band, widening with the distance beyond the "
-                         "largest size, and the score it predicts at 32B and 72B. The paper's coefficient "
+                         f"largest size, and the score it predicts at {' and '.join(size_text(n) for n in predict)}. "
+                         "The paper's coefficient "
                          "law: " + said, notes + res.notes,
                          title="What will a larger model reach? The final score vs model size"))
     else:
