@@ -170,6 +170,7 @@ def test_algorithms_figure_compares_the_runs_the_algorithms_command_compares():
     names = [x.get_text() for x in built.fig.legends[0].get_texts()]
     assert not any("p-flat" in n for n in names)
     assert any("left out of the algorithm test (1 run): p-flat (the law does not apply" in n for n in built.warnings)
+    assert "Left out: 1 run the law does not describe." in built.caption
     with pytest.raises(B.Skipped, match="2 benchmarks"):
         B.build("algorithms", table.concat([law_run("g", 0.2, 0.8, score="val/gsm8k"),
                                             law_run("r", 0.2, 0.8, algorithm="rloo", tau=80, score="val/math")]))

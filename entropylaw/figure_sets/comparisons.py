@@ -101,7 +101,9 @@ def algorithms_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
                            f"Runs of {', '.join(per_alg)} on {model or 'one model'}"
                            f"{' (' + dataset + ')' if dataset else ''}: each run in its colour, marker by algorithm, "
                            "the shared fit (black) and each algorithm's own fit (grey); F test of one curve against "
-                           "one per algorithm. Paper Fig. 6.", notes,
+                           "one per algorithm."
+                           + (f" Left out: {count(len(fitted) - len(points), 'run')} the law does not describe."
+                              if len(fitted) > len(points) else "") + " Paper Fig. 6.", notes,
                            title=f"Do the algorithms share one curve? {model or ''}".strip()))
     if not built:
         raise Skipped("algorithms: " + ("; ".join(why_not) if why_not else
