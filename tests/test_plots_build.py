@@ -145,6 +145,16 @@ def test_algorithms_draws_the_shared_fit_for_grpo_and_rloo():
     assert len(ax.collections) == 2 and not ax.texts
 
 
+def test_algorithms_figure_says_one_run_an_algorithm_beside_its_verdict():
+    """One run of each algorithm: the command notes the difference may be the run's own (seed,
+    data order), while the figure said 'algorithm matters' alone."""
+    [built] = B.build("algorithms", table.concat([law_run("g", 0.2, 0.8), law_run("r", 0.25, 0.85, algorithm="rloo",
+                                                                                   tau=80)]))
+    numbers = built.fig.legends[0].get_title().get_text().replace("\n", " ")
+    assert "algorithm matters" in numbers and "one run of grpo, rloo: the difference may be the run's own" in numbers
+    assert "Note: one run of grpo, rloo: what tells it apart may be that run's own" in built.caption
+
+
 def test_algorithms_leaves_interventions_out():
     t = table.concat([law_run("g", 0.2, 0.8), law_run("r", 0.2, 0.8, algorithm="reinforce++", tau=80),
                       law_run("c", 0.2, 0.8, algorithm="grpo+clip_cov", tau=60)])

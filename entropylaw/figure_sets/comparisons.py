@@ -10,7 +10,7 @@ Runs are grouped by their metadata: same ``model`` and ``dataset`` with differen
 :func:`entropylaw.fit.pairing.pair` gives), which algorithm each run used, the shared
 fit's coefficients (a mapping with ``a`` and ``b``, e.g. a fit's ``to_dict()``),
 optionally one fit per algorithm and the test that says whether one curve is enough
-(``f_stat``, ``p_value``, ``verdict``). Each run keeps its own colour (``run_colors``, the
+(``f_stat``, ``p_value``, ``verdict``; ``note``: its caveat, printed under it). Each run keeps its own colour (``run_colors``, the
 same in every figure of a report; else one colour per algorithm) and each algorithm its
 marker; the shared curve is black, each algorithm's own curve grey in its own line style.
 The legend sits under the plot and the numbers box where it covers no point.
@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as tt
-from entropylaw.fit.algorithms import AlgorithmTest
+from entropylaw.fit.algorithms import AlgorithmTest, one_run_note
 from entropylaw.fit.law import fit_family
 from entropylaw.fit.run import NOT_APPLICABLE
 from entropylaw.fit.scaling import SizeLaw
@@ -91,6 +91,9 @@ def algorithms_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
             per_alg[alg] = fit_dict(fit_family([p for r, p in points.items() if alg_of[r] == alg]))
         numbers = {"f_stat": getattr(test, "f_stat_", np.nan), "p_value": getattr(test, "p_value_", np.nan),
                    "verdict": getattr(test, "verdict_", "")}
+        alone = list(getattr(test, "confounded_", []))
+        if alone:  # the verdict beside its caveat, as the command prints it
+            numbers["note"] = f"one run of {', '.join(alone)}: the difference may be the run's own, not its algorithm's"
         kinds = {fitted[r][1].meta_.get("score_kind") for r in points}
         ax = plot_algorithms(points, alg_of, shared, per_algorithm=per_alg, test=numbers,
                              title=f"{model or 'model'}: one curve for {', '.join(per_alg)}?",
@@ -102,6 +105,7 @@ def algorithms_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
                            f"{' (' + dataset + ')' if dataset else ''}: each run in its colour, marker by algorithm, "
                            "the shared fit (black) and each algorithm's own fit (grey); F test of one curve against "
                            "one per algorithm."
+                           + (f" Note: {one_run_note(alone)}." if alone else "")
                            + (f" Left out: {count(len(fitted) - len(points), 'run')} the law does not describe."
                               if len(fitted) > len(points) else "") + " Paper Fig. 6.", notes,
                            title=f"Do the algorithms share one curve? {model or ''}".strip()))
