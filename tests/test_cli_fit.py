@@ -179,7 +179,38 @@ def test_bad_option_values_are_one_usage_error(capsys, tmp_path, command, option
     code, err = _parse_exit(capsys, command, str(tmp_path / "runs.parquet"), *extra, f"{option}={value}")
     assert code == 2
     assert "Traceback" not in err and err.count("error:") == 1
+    if command == "algorithms" and option == "--n-boot":  # the F test draws no bootstrap: no such option
+        assert "unknown option --n-boot" in err
+        return
     assert f"argument {option}" in err and repr(value) in err
+
+
+@pytest.mark.parametrize("option", ["--interval=run-bootstrap", "--n-boot=50", "--seed=3"])
+def test_algorithms_takes_no_interval_option_it_would_ignore(capsys, tmp_path, option):
+    """`algorithms --interval run-bootstrap --n-boot 200` ran the AR(1) F test as without them,
+    saying nothing: the test draws no interval. Now the option is refused in one line."""
+    code, err = _parse_exit(capsys, "algorithms", str(tmp_path / "runs.parquet"), option)
+    assert code == 2 and err.count("error:") == 1 and f"unknown option {option.split('=')[0]}" in err, err
+
+
+def test_scale_takes_its_bootstrap_options(monkeypatch, tmp_path, inproc):
+    """`scale --interval block-bootstrap --n-boot 50 --seed 3` passed the interval to the law fits
+    and dropped --n-boot and --seed: each run's bootstrap drew the default 1000 with seed 0."""
+    import importlib
+
+    size_series = importlib.import_module("entropylaw.fit.size_series")  # entropylaw.fit is also el.fit
+    seen = []
+    real = size_series.scale_runs
+
+    def spy(df, ids, **kw):
+        seen.append(kw)
+        return real(df, ids, **kw)
+
+    monkeypatch.setattr(size_series, "scale_runs", spy)
+    path = write_runs(tmp_path)
+    out = inproc("scale", str(path), "--interval", "block-bootstrap", "--n-boot", "50", "--seed", "3")
+    assert out.returncode == 0, out.stderr
+    assert seen and seen[0]["n_boot"] == 50 and seen[0]["seed"] == 3 and seen[0]["interval"] == "block-bootstrap"
 
 
 def test_bad_score_range_in_a_real_process_has_no_traceback(cli, tmp_path):

@@ -58,3 +58,19 @@ def test_the_forecast_figure_names_a_training_score_as_the_ceilings_figure_does(
     ceiling_unit = ceil.fig.axes[0].get_xlabel().replace("\n", " ").split("final ", 1)[1]
     assert ceiling_unit == "training score (reward)"
     assert fc.fig.axes[0].get_xlabel().replace("\n", " ") == f"final {ceiling_unit}"
+
+
+def test_a_validation_score_outside_0_1_voids_the_window_ceiling_as_it_voids_the_runs():
+    """A validation score logged in percent that the reader did not take for one (its name says no
+    accuracy): the run's own fit said 'law does not apply (score outside [0, 1])' and greyed its
+    ceiling, while the forecast table showed the window's law ceiling, 50.0, as a plain number."""
+    steps = np.arange(1, 101)
+    h = 0.05 + np.exp(-steps / 20)
+    r = 100 * (0.7 - 0.2 * np.exp(h)) + np.random.default_rng(2).normal(0, 0.3, len(steps))
+    recs = [(int(s), "entropy", float(e)) for s, e in zip(steps, h)] + \
+        [(int(s), "val/gsm8k", float(v)) for s, v in zip(steps, r)]
+    computed, _ = forecast_runs(table.from_records(recs, run_id="pct"), ["pct"], 0.15, 50, 0.9)
+    [row] = forecast_rows_of([{"run_id": "pct", "number": 1, "label": "pct"}], computed)
+    assert row["law_ceiling"] == row["law_ceiling"], row
+    assert "score outside [0, 1]" in row.get("law_ceiling_void", ""), row
+    assert "law n/a" in forecast_table_html([row], "logit-drift")

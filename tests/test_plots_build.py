@@ -28,12 +28,12 @@ def _close():
     plt.close("all")
 
 
-def law_run(run_id, a, b, n_params=np.nan, algorithm="grpo", model="m", tau=50.0, phase=0.0):
+def law_run(run_id, a, b, n_params=np.nan, algorithm="grpo", model="m", tau=50.0, phase=0.0, score="val/mean"):
     steps = np.arange(0, 300, 10)
     H = 1.0 * np.exp(-steps / tau) + 0.1
     R = b - a * np.exp(H) + 0.003 * np.sin(1.7 * steps + phase)
     recs = [(int(s), "entropy", float(h)) for s, h in zip(steps, H)]
-    recs += [(int(s), "val/mean", float(r)) for s, r in zip(steps, R)]
+    recs += [(int(s), score, float(r)) for s, r in zip(steps, R)]
     return table.from_records(recs, run_id=run_id, model=model, algorithm=algorithm, dataset="d",
                               n_params_nonembedding=n_params)
 
@@ -118,6 +118,16 @@ def test_the_final_score_figure_names_runs_as_the_tables_do():
     assert not any(r in x for r in ids for x in texts)
 
 
+def test_scaling_caption_names_the_sizes_the_figure_predicts():
+    """A series up to 1.6B is predicted at 2.5 and 5 times its largest size (4B, 8B: 32B lies
+    beyond 10 times it), and the caption said 'the score it predicts at 32B and 72B'."""
+    runs = [law_run(f"s{i}", 0.2, 0.7 + 0.05 * i, n_params=n, model=f"m{i}") for i, n in enumerate((1e8, 4e8, 1.6e9))]
+    built = {b.name: b for b in B.build("scaling", table.concat(runs))}["scaling_final_score_vs_size"]
+    assert "predicts at 4B and 8B." in built.caption and "32B" not in built.caption, built.caption
+    drawn = [x.get_text() for x in built.fig.axes[0].texts]
+    assert "4B" in drawn and "8B" in drawn
+
+
 def test_algorithms_needs_two_algorithms_on_one_model():
     t = table.concat([law_run("r0", 0.1, 0.7), law_run("r1", 0.1, 0.7, tau=70)])
     with pytest.raises(B.Skipped, match="two or more algorithms"):
@@ -135,6 +145,16 @@ def test_algorithms_draws_the_shared_fit_for_grpo_and_rloo():
     assert len(ax.collections) == 2 and not ax.texts
 
 
+def test_algorithms_figure_says_one_run_an_algorithm_beside_its_verdict():
+    """One run of each algorithm: the command notes the difference may be the run's own (seed,
+    data order), while the figure said 'algorithm matters' alone."""
+    [built] = B.build("algorithms", table.concat([law_run("g", 0.2, 0.8), law_run("r", 0.25, 0.85, algorithm="rloo",
+                                                                                   tau=80)]))
+    numbers = built.fig.legends[0].get_title().get_text().replace("\n", " ")
+    assert "algorithm matters" in numbers and "one run of grpo, rloo: the difference may be the run's own" in numbers
+    assert "Note: one run of grpo, rloo: what tells it apart may be that run's own" in built.caption
+
+
 def test_algorithms_leaves_interventions_out():
     t = table.concat([law_run("g", 0.2, 0.8), law_run("r", 0.2, 0.8, algorithm="reinforce++", tau=80),
                       law_run("c", 0.2, 0.8, algorithm="grpo+clip_cov", tau=60)])
@@ -143,6 +163,27 @@ def test_algorithms_leaves_interventions_out():
     assert any("reinforce++" in n for n in names) and not any("clip_cov" in n for n in names)
     with pytest.raises(B.Skipped, match="interventions"):
         B.build("algorithms", table.concat([law_run("g", 0.2, 0.8), law_run("c", 0.2, 0.8, algorithm="grpo+kl_cov")]))
+
+
+def test_algorithms_figure_compares_the_runs_the_algorithms_command_compares():
+    """The figure drew every run of a model: a run the law does not describe (a <= 0, entropy
+    rising) gave its algorithm an (a, b) and an F test the command refuses ('got grpo alone'),
+    and runs of two benchmarks were one curve the command refuses to test. Now: the run left
+    out and named, and no figure where the command gives no test, with the same reason."""
+    flat = law_run("p-flat", -0.05, 0.6, algorithm="ppo", tau=80)  # score falls with the entropy: a <= 0
+    rising = law_run("p-up", 0.2, 0.8, algorithm="ppo", tau=80)
+    rising = rising.assign(step=300 - rising["step"])  # time reversed: entropy rises
+    with pytest.raises(B.Skipped, match=r"at least 2 algorithms the law describes \(got grpo\).*p-flat.*p-up"):
+        B.build("algorithms", table.concat([law_run("g", 0.2, 0.8), law_run("g2", 0.2, 0.8, tau=60), flat, rising]))
+    [built] = B.build("algorithms", table.concat([law_run("g", 0.2, 0.8), law_run("r", 0.2, 0.8, algorithm="rloo",
+                                                                                   tau=80), flat]))
+    names = [x.get_text() for x in built.fig.legends[0].get_texts()]
+    assert not any("p-flat" in n for n in names)
+    assert any("left out of the algorithm test (1 run): p-flat (the law does not apply" in n for n in built.warnings)
+    assert "Left out: 1 run the law does not describe." in built.caption
+    with pytest.raises(B.Skipped, match="2 benchmarks"):
+        B.build("algorithms", table.concat([law_run("g", 0.2, 0.8, score="val/gsm8k"),
+                                            law_run("r", 0.2, 0.8, algorithm="rloo", tau=80, score="val/math")]))
 
 
 def lab_run():

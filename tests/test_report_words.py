@@ -69,3 +69,12 @@ def test_the_results_are_reworded_as_text_and_the_run_names_are_kept():
     assert out.notes == ["r: --fit-frac"] and out.left_out == {"x": "no `y`"}
     assert out.picks.untrusted[0]["why"] == "choose a larger --fit-frac" and out.picks.n_untrusted == 1
     assert res.rows[0]["why"] == "choose a larger `fit_frac`"  # a copy: the results themselves are kept
+
+
+def test_report_quiet_prints_no_skipped_figures_as_figures_quiet_does(tmp_path, capsys):
+    """`report -q` printed six 'entropylaw: skipped ...' lines where `figures -q` prints none: the
+    page written is said, and the skipped figures are on the page ("Not drawn")."""
+    assert main(["report", str(GPG), "--out", str(tmp_path / "rep"), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "skipped" not in err, err
+    assert "Not drawn" in (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")

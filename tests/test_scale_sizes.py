@@ -109,7 +109,7 @@ def test_the_cli_takes_sizes_separated_by_commas_as_one_flag():
     assert first["predictions"] == second["predictions"]
 
 
-def _series(models, keys):
+def _series(models, keys, algorithms=None):
     """Runs that follow the law, one per (model, score key); a and b grow with log10 of the size."""
     import numpy as np
 
@@ -118,7 +118,7 @@ def _series(models, keys):
 
     rng = np.random.default_rng(0)
     tabs = []
-    for model, key in zip(models, keys):
+    for model, key, alg in zip(models, keys, algorithms or [""] * len(models)):
         n = params_from_name(model)
         a, b = 0.2 + 0.05 * np.log10(n / 1e8), 0.7 + 0.08 * np.log10(n / 1e8)
         steps = np.arange(0, 200, 4)
@@ -126,7 +126,7 @@ def _series(models, keys):
         R = b - a * np.exp(H) + rng.normal(0, 0.004, len(steps))
         tabs.append(table.from_records([(int(s), table.ENTROPY, h) for s, h in zip(steps, H)]
                                        + [(int(s), key, r) for s, r in zip(steps, R)], run_id=model, model=model,
-                                       n_params=n))
+                                       n_params=n, algorithm=alg))
     return table.concat(tabs)
 
 
@@ -148,6 +148,24 @@ def test_the_coefficient_law_is_one_benchmarks_and_a_mix_of_families_is_said():
     assert "coefficient law (a, b, ceiling vs log10 N): refused: the runs are scored on 2" in str(two)
     assert mixed.coefficient_law is not None
     assert any(n.startswith("the runs come from 3 model families (llama-3.1, llama-3.2, qwen2.5)") for n in mixed.notes)
+
+
+def test_a_size_law_is_one_recipes_runs_of_two_algorithms_are_refused():
+    """GRPO at 0.5B-3B and PPO at 7B were one size series: both laws were fitted, and the PPO run's
+    lower score was read as what size does (the figure draws one algorithm's runs; `algorithms`
+    refuses a mix of models). Both laws refused, the algorithms and their runs named."""
+    qwen = ["Qwen2.5-0.5B-Instruct", "Qwen2.5-1.5B-Instruct", "Qwen2.5-3B-Instruct", "Qwen2.5-7B-Instruct"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EntropyLawWarning)
+        one = el.scale(_series(qwen, ["val/gsm8k"] * 4, ["grpo"] * 4))
+        mixed = el.scale(_series(qwen, ["val/gsm8k"] * 4, ["grpo", "grpo", "grpo", "ppo"]))
+    assert one.coefficient_law is not None and one.score_law is not None
+    assert mixed.coefficient_law is None and mixed.score_law is None
+    said = ("the runs come from 2 algorithms (grpo: Qwen2.5-0.5B-Instruct, Qwen2.5-1.5B-Instruct, "
+            "Qwen2.5-3B-Instruct; ppo: Qwen2.5-7B-Instruct)")
+    assert mixed.score_refused.startswith(said)
+    assert mixed.coefficient_refused.startswith("the runs come from 2 algorithms (named under the final-score law)")
+    assert "algorithm" not in mixed.to_dict()["runs"][0]  # the JSON's runs as they were
 
 
 def test_a_trillion_parameters_reads_as_one(capsys):

@@ -15,7 +15,7 @@ from entropylaw.cli.sources import dump_json, read_runs
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("algorithms", help="test whether the fitted law depends on the RL algorithm",
                               description="Nested-model F-test and AIC: one shared (a, b) vs one per algorithm.")
-    add_fit_arguments(p, plot=False)
+    add_fit_arguments(p, plot=False, intervals=False)  # an F test: no interval, no bootstrap
     p.set_defaults(func=run)
 
 

@@ -261,9 +261,11 @@ def add_entropy_convention(g) -> None:
                    f"audit'), converted to token-mean before fitting: {', '.join(ENTROPY_CONVENTIONS)}")
 
 
-def add_fit_arguments(p, plot=True, json_help="print one JSON object instead of the text") -> None:
+def add_fit_arguments(p, plot=True, json_help="print one JSON object instead of the text", intervals=True) -> None:
     """The options of the commands that fit the law (``fit``, ``predict``, ``scale``, ``algorithms``);
-    ``json_help`` says the shape of the command's ``--json``."""
+    ``json_help`` says the shape of the command's ``--json``; ``intervals=False``: a command that
+    draws no interval (``algorithms``' F test) has no ``--interval``, ``--n-boot``, ``--seed`` to
+    take and ignore."""
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="run table (.parquet/.csv), log file, directory of them, or anything `ingest` reads")
     g = p.add_argument_group("fitting")
@@ -274,11 +276,15 @@ def add_fit_arguments(p, plot=True, json_help="print one JSON object instead of 
                    help="pair a score with entropy at the same step or the nearest earlier one (default)")
     g.add_argument("--score-range", metavar="LO,HI", type=score_range,
                    help="reject scores outside this range, e.g. 0,1")
-    g.add_argument("--interval", choices=INTERVALS, default="ar1",
-                   help="interval method (default ar1: AR(1)-aware least-squares covariance)")
-    g.add_argument("--conf", type=CONF, default=0.95, help="interval level, 0 < CONF < 1 (default %(default)s)")
-    g.add_argument("--n-boot", type=N_BOOT, default=1000, help="bootstrap resamples, >= 2 (default 1000)")
-    g.add_argument("--seed", type=SEED, default=0, help="bootstrap seed, >= 0 (default 0)")
+    if intervals:
+        g.add_argument("--interval", choices=INTERVALS, default="ar1",
+                       help="interval method (default ar1: AR(1)-aware least-squares covariance)")
+    g.add_argument("--conf", type=CONF, default=0.95, help="interval level, 0 < CONF < 1 (default %(default)s)"
+                   if intervals else "the test's level, 0 < CONF < 1: p >= 1 - CONF reads 'one curve' (default "
+                   "%(default)s)")
+    if intervals:
+        g.add_argument("--n-boot", type=N_BOOT, default=1000, help="bootstrap resamples, >= 2 (default 1000)")
+        g.add_argument("--seed", type=SEED, default=0, help="bootstrap seed, >= 0 (default 0)")
     g.add_argument("--json", action="store_true", help=json_help)
     add_entropy_convention(g)
     if plot:

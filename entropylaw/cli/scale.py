@@ -31,8 +31,7 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     df = read_runs(args)
     opts = fit_options(args)
-    res = api.scale(df, conf=opts.pop("conf"), predict=args.predict, strict=args.strict,
-                    **{k: v for k, v in opts.items() if k not in ("n_boot", "seed")})
+    res = api.scale(df, conf=opts.pop("conf"), predict=args.predict, strict=args.strict, **opts)
     if args.json:
         print(args.flags(dump_json(plumbing.with_accounts(res.to_dict(), df))))
         return 0

@@ -305,6 +305,8 @@ def plot_algorithms(points: Mapping[str, pd.DataFrame], algorithm_of: Mapping[st
         words = str(test.get("verdict") or "").split(" (F =")[0]  # F and p are written here already
         lines.append(f"F = {fmt(float(test.get('f_stat', float('nan'))))}, "
                      f"p = {fmt(float(test.get('p_value', float('nan'))))}" + (f": {words}" if words else ""))
+        if test.get("note"):  # the verdict's caveat, under it
+            lines.append(str(test["note"]))
     width = max(28, int(ax.figure.get_figwidth() * 72 / (0.55 * fs("small"))))
     legend_below(ax, ncol=1, title="\n".join(w for line in lines for w in textwrap.wrap(line, width)),
                  alignment="left")

@@ -10,7 +10,7 @@ Runs are grouped by their metadata: same ``model`` and ``dataset`` with differen
 :func:`entropylaw.fit.pairing.pair` gives), which algorithm each run used, the shared
 fit's coefficients (a mapping with ``a`` and ``b``, e.g. a fit's ``to_dict()``),
 optionally one fit per algorithm and the test that says whether one curve is enough
-(``f_stat``, ``p_value``, ``verdict``). Each run keeps its own colour (``run_colors``, the
+(``f_stat``, ``p_value``, ``verdict``; ``note``: its caveat, printed under it). Each run keeps its own colour (``run_colors``, the
 same in every figure of a report; else one colour per algorithm) and each algorithm its
 marker; the shared curve is black, each algorithm's own curve grey in its own line style.
 The legend sits under the plot and the numbers box where it covers no point.
@@ -36,12 +36,14 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as tt
-from entropylaw.fit.algorithms import AlgorithmTest
+from entropylaw.fit.algorithms import AlgorithmTest, one_run_note
 from entropylaw.fit.law import fit_family
+from entropylaw.fit.run import NOT_APPLICABLE
 from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_series import scale_runs
+from entropylaw.fit.size_text import size_text
 from entropylaw.figure_sets.base import Built, Skipped, slug
-from entropylaw.draw.sizes import plot_final_score, plot_size_law
+from entropylaw.draw.sizes import default_predictions, plot_final_score, plot_size_law
 from entropylaw.draw.law import plot_algorithms  # noqa: F401 (the catalog's drawer of this figure)
 from entropylaw.table.labels import is_intervention, run_labels
 from entropylaw.results.cache import fitted_runs
@@ -73,12 +75,13 @@ def algorithms_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
                       "grpo+clip_cov do not count; check the 'algorithm' metadata)")
     styles = run_styles(t)
     _, labels = run_labels(t, list(meta["run_id"]))
-    built = []
+    built, why_not = [], []
     for k, ((model, dataset), run_ids) in enumerate(groups.items()):
         fitted, notes = fitted_runs(t, run_ids)
         alg_of = dict(zip(meta["run_id"], meta["algorithm"]))
-        points = {r: pts for r, (pts, _) in fitted.items()}
-        if len({alg_of[r] for r in points}) < 2:
+        points, refused = _algorithm_points(fitted, alg_of, notes)
+        if refused:
+            why_not.append(f"{model + ': ' if model else ''}{refused}")
             continue
         test, caught = capture(lambda: AlgorithmTest().fit(points, {r: alg_of[r] for r in points}))
         notes += caught
@@ -88,6 +91,9 @@ def algorithms_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
             per_alg[alg] = fit_dict(fit_family([p for r, p in points.items() if alg_of[r] == alg]))
         numbers = {"f_stat": getattr(test, "f_stat_", np.nan), "p_value": getattr(test, "p_value_", np.nan),
                    "verdict": getattr(test, "verdict_", "")}
+        alone = list(getattr(test, "confounded_", []))
+        if alone:  # the verdict beside its caveat, as the command prints it
+            numbers["note"] = f"one run of {', '.join(alone)}: the difference may be the run's own, not its algorithm's"
         kinds = {fitted[r][1].meta_.get("score_kind") for r in points}
         ax = plot_algorithms(points, alg_of, shared, per_algorithm=per_alg, test=numbers,
                              title=f"{model or 'model'}: one curve for {', '.join(per_alg)}?",
@@ -98,11 +104,39 @@ def algorithms_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
                            f"Runs of {', '.join(per_alg)} on {model or 'one model'}"
                            f"{' (' + dataset + ')' if dataset else ''}: each run in its colour, marker by algorithm, "
                            "the shared fit (black) and each algorithm's own fit (grey); F test of one curve against "
-                           "one per algorithm. Paper Fig. 6.", notes,
+                           "one per algorithm."
+                           + (f" Note: {one_run_note(alone)}." if alone else "")
+                           + (f" Left out: {count(len(fitted) - len(points), 'run')} the law does not describe."
+                              if len(fitted) > len(points) else "") + " Paper Fig. 6.", notes,
                            title=f"Do the algorithms share one curve? {model or ''}".strip()))
     if not built:
-        raise Skipped("algorithms: the runs of each model could not be fitted for two algorithms")
+        raise Skipped("algorithms: " + ("; ".join(why_not) if why_not else
+                                        "the runs of each model could not be fitted for two algorithms"))
     return built
+
+
+def _algorithm_points(fitted: dict, alg_of: dict, notes: list[str]) -> tuple[dict, str]:
+    """The runs an algorithm figure compares, as ``entropylaw algorithms`` takes them: a run the
+    law does not describe (a <= 0, entropy rising, a degenerate score) is left out and named in
+    ``notes`` (its (a, b) says nothing of its algorithm); runs of several benchmarks are refused
+    (a and b differ between benchmarks). Returns ``(points, why refused or '')``."""
+    points, left = {}, []
+    for r, (pts, fit) in fitted.items():
+        if fit.trust_ == NOT_APPLICABLE:
+            left.append(f"{r} (the law does not apply: {'; '.join(fit.trust_reasons_)})")
+        else:
+            points[r] = pts
+    if left:
+        notes.append(f"left out of the algorithm test ({count(len(left), 'run')}): {'; '.join(left)}")
+    benchmarks = {pts.attrs.get("y_key") for pts in points.values()}
+    if len(benchmarks) > 1:
+        return {}, (f"the runs come from {len(benchmarks)} benchmarks ({', '.join(sorted(map(str, benchmarks)))}): "
+                    "an algorithm test compares runs of one benchmark")
+    algs = sorted({str(alg_of[r]) for r in points})
+    if len(algs) < 2:
+        return {}, (f"the test needs runs of at least 2 algorithms the law describes (got {', '.join(algs) or 'none'})"
+                    + (f"; left out: {'; '.join(left)}" if left else ""))
+    return points, ""
 
 
 def size_of(meta_row) -> float:
@@ -115,7 +149,8 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
 
     The largest group of runs of one dataset and algorithm spanning 2 sizes or more gives the
     final-score law's figure (:func:`entropylaw.fit.size_series.scale_runs`: final score vs
-    size, its band, 32B and 72B predicted). The paper's coefficient figure (a and b vs size,
+    size, its band, 32B and 72B predicted, or 2.5 and 5 times the largest size where those lie
+    beyond 10 times it). The paper's coefficient figure (a and b vs size,
     the law fitted on all but the largest size and the largest compared with its prediction)
     is drawn only over runs whose fit the law describes, from 3 such sizes; otherwise the
     final-score figure says it was refused and why.
@@ -147,13 +182,15 @@ def scaling_figure(t: pd.DataFrame, **_) -> list[Built]:
     out = []
     if res.score_law is not None:
         _, labels = run_labels(t, usable_runs(t))  # the tables' labels (0.5b, not the whole id)
-        ax = plot_final_score(res, styles=run_styles(t), labels=labels)
+        predict = default_predictions(res.runs["n_params"])  # the sizes drawn are the sizes the caption names
+        ax = plot_final_score(res, predict=predict, styles=run_styles(t), labels=labels)
         out.append(Built("scaling_final_score_vs_size", ax.figure,
                          f"The final validation score of {len(ids)} runs of one recipe ({algorithm or 'one algorithm'}"
                          f"{', ' + dataset if dataset else ''}) at {res.runs['n_params'].nunique()} sizes, the "
                          f"final-score law ({res.score_law.combination()}: forms weighted by their forward-chained "
                          "extrapolation error) with its 90 % prediction band, widening with the distance beyond the "
-                         "largest size, and the score it predicts at 32B and 72B. The paper's coefficient "
+                         f"largest size, and the score it predicts at {' and '.join(size_text(n) for n in predict)}. "
+                         "The paper's coefficient "
                          "law: " + said, notes + res.notes,
                          title="What will a larger model reach? The final score vs model size"))
     else:

@@ -39,6 +39,12 @@ from entropylaw.terminal import count, wrap
 PHI_GRID = np.linspace(-0.9, 0.98, 95)
 
 
+def one_run_note(algorithms) -> str:
+    """What a verdict on an algorithm with one run cannot tell apart (the text and the figure say it)."""
+    return (f"one run of {', '.join(algorithms)}: what tells it apart may be that run's own (seed, data order), "
+            "not its algorithm; give several runs of each to test the algorithm")
+
+
 def _prewhiten(M, phi, run):
     """Prais-Winsten transform of the rows of ``M`` within each run."""
     out = M.copy()
@@ -154,8 +160,7 @@ class AlgorithmTest(Estimator):
                  "(a, b) shared " + _ab(self.shared_) + "; per algorithm "
                  + ", ".join(f"{g} {_ab(v)}" for g, v in self.per_algorithm_.items()), self.verdict_]
         if self.confounded_:
-            lines.append(f"note: one run of {', '.join(self.confounded_)}: what tells it apart may be that run's own "
-                         "(seed, data order), not its algorithm; give several runs of each to test the algorithm")
+            lines.append(f"note: {one_run_note(self.confounded_)}")
         lines += [f"left out: {r}: {why}" for r, why in self.left_out_.items()]
         return wrap("\n".join(lines))
 

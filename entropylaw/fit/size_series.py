@@ -16,7 +16,8 @@
 
 The final score is the run's last target point (its step is given; a run whose last
 validation lies well before its last step is said so). All runs must be scored on one
-benchmark: sizes on different benchmarks are refused.
+benchmark and be one recipe (one algorithm, one training data set, where the runs name them):
+sizes on different benchmarks or recipes are refused.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from entropylaw.fit.scaling import SizeLaw
 from entropylaw.fit.size_scores import FinalScoreLaw
 from entropylaw.readers.model_size import (PUBLISHED_NONEMBEDDING, family_of, lineage, params_from_name, parse_size,
                                            parse_sizes, published_nonembedding)
-from entropylaw.readers.names import model_from_filename
-from entropylaw.fit.size_text import size_text as _size_text
+from entropylaw.readers.names import algorithm_name, model_from_filename
+from entropylaw.fit.size_text import RECIPE, mixed_recipes as _mixed_recipes, size_text as _size_text
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.terminal import BEYOND_MARK, as_html, beyond, count, some_names, wrap
 
@@ -253,7 +254,9 @@ def scale_runs(df: pd.DataFrame, ids, conf: float = 0.9, strict: bool = False, *
         key, s = series[rid]
         last = float(df.loc[df["run_id"] == rid, "step"].max())
         final, step, plateau, note = final_point(s.index.to_numpy(), s.to_numpy(), last)
-        row = {"run_id": rid, "n_params": float(n), "size_kind": "total" if total_only else "non-embedding",
+        row = {"run_id": rid, "algorithm": algorithm_name(meta.loc[rid, "algorithm"]),
+               "dataset": str(meta.loc[rid, "dataset"] or ""),
+               "n_params": float(n), "size_kind": "total" if total_only else "non-embedding",
                "target_key": key, "final_score": final, "final_step": step,
                "plateau": plateau, "lo": float(np.nanmin(s.to_numpy())), "hi": float(np.nanmax(s.to_numpy())),
                "note": None if note is None else f"{rid}: {note}", "trust": "not fitted", "a": np.nan, "b": np.nan,
@@ -330,6 +333,8 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95,
                      f"in its name or config; {how})")
         rows = rows[~unknown].reset_index(drop=True)
     keys = sorted(set(rows["target_key"]))
+    mixed = _mixed_recipes(rows)
+    rows = rows.drop(columns=[c for c in RECIPE if c in rows], errors="ignore")
     score_law = plateau_law = None
     score_refused = None
     bounds = score_bounds(np.r_[rows["lo"].to_numpy(float), rows["hi"].to_numpy(float)]) or None
@@ -342,6 +347,8 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95,
     if len(keys) > 1:
         by = "; ".join(f"{k}: {', '.join(rows.loc[rows['target_key'] == k, 'run_id'])}" for k in keys)
         score_refused = f"the runs are scored on different benchmarks ({by}): one law needs one benchmark"
+    elif mixed:
+        score_refused = mixed
     elif bounds is None:
         score_refused = (f"{keys[0]} takes values outside [0, 1] and [-1, 1]: the final-score law needs a "
                          "bounded score")
@@ -365,6 +372,8 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95,
     if len(keys) > 1:  # a and b are a benchmark's: fitted across several they say nothing of any one
         coef_refused = (f"the runs are scored on {len(keys)} different benchmarks (named under the final-score law): "
                         "a and b are one benchmark's")
+    elif mixed:
+        coef_refused = f"{mixed.split(' (', 1)[0]} (named under the final-score law): a and b are one recipe's"
     elif sizes < MIN_COEF_SIZES:
         left = rows[~rows["run_id"].isin(described["run_id"])]
         why = "; ".join(dict.fromkeys(f"{_size_text(r.n_params)} ({r.trust})" for r in left.itertuples()))

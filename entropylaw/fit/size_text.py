@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from entropylaw.fit.size_forms import WHAT
 from entropylaw.fit.size_spread import FLOOR_SOURCE
+from entropylaw.terminal import some_names
+
+RECIPE = ("algorithm", "dataset")  # what a size series holds fixed, where its runs name it
 
 
 def size_text(n) -> str:
@@ -16,6 +19,26 @@ def size_text(n) -> str:
     if n >= 1e12:
         return f"{n / 1e12:.3g}T"
     return f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M"
+
+
+def mixed_recipes(rows) -> str | None:
+    """Why one size law cannot be fitted to ``rows`` (a frame with ``run_id`` and :data:`RECIPE`'s
+    columns): runs of several algorithms or training data sets (where they name one) put the
+    recipe's difference on the size axis. None where they share one.
+
+    >>> import pandas as pd
+    >>> print(mixed_recipes(pd.DataFrame({"run_id": ["a", "b", "c"], "algorithm": ["grpo", "grpo", "ppo"],
+    ...                                   "dataset": ["", "", ""]})))
+    the runs come from 2 algorithms (grpo: a, b; ppo: c): a size law is one recipe at several sizes (choose its runs with `run`)
+    """
+    for what, word in zip(RECIPE, ("algorithms", "training data sets")):
+        named = rows[rows[what].fillna("").astype(str) != ""] if what in rows else rows.iloc[:0]
+        kinds = sorted(set(named[what])) if len(named) else []
+        if len(kinds) > 1:
+            by = "; ".join(f"{k}: {some_names(named.loc[named[what] == k, 'run_id'])}" for k in kinds)
+            return (f"the runs come from {len(kinds)} {word} ({by}): a size law is one recipe at several sizes "
+                    "(choose its runs with `run`)")
+    return None
 
 
 def _span(law, k) -> str:

@@ -98,8 +98,11 @@ def law_reasons(run, end: float) -> list:
     if run.entropy is None:
         return []
     h_in, y_in = run.entropy.steps <= end, run.target.steps <= end
+    # a validation score is an accuracy, as the run's own verdict reads it (fit.run.run_verdict): one
+    # outside [0, 1] is no score the law describes, in the window as over the whole run
+    rng = run.bounds or ((0.0, 1.0) if run.target_kind == "validation" else None)
     verdict, reasons = law_applies(run.entropy.steps[h_in], run.entropy.values[h_in], run.target.values[y_in],
-                                   score_range=run.bounds, score_steps=run.target.steps[y_in])
+                                   score_range=rng, score_steps=run.target.steps[y_in])
     return list(reasons) if verdict == DOES_NOT_APPLY else []
 
 
