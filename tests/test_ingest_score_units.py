@@ -70,10 +70,12 @@ def test_a_negative_accuracy_is_dropped_and_the_run_stays_a_bounded_score(tmp_pa
 def test_a_fraction_run_in_a_folder_of_percent_runs_is_said_with_its_remedy(tmp_path):
     """A folder of a percent run and a fraction run (one key): the runs of one source share their
     unit (a failed run's 0.87 % is no 87 %: tests/test_ingest_custom_trainers.py), so the
-    fraction run reads as a percent, said by name with the remedy; given apart, each file
-    keeps its own unit."""
+    fraction run reads as a percent, said by name with the remedy, where nothing says otherwise
+    (its first evaluation comes after its peer's first: no base model's score to compare, see
+    test_fraction_runs_that_start_where_the_percent_runs_start_keep_their_fractions); given
+    apart, each file keeps its own unit."""
     _csv(tmp_path / "sweep" / "pct.csv", scale=100)
-    _csv(tmp_path / "sweep" / "frac.csv")
+    _csv(tmp_path / "sweep" / "frac.csv", at={1: ""})
     with pytest.warns(EntropyLawWarning, match=r"'val/accuracy' read as a percent in 1 run whose values stay within "
                                                r"\[0, 1\] \(frac.csv\).*give its files apart to read each in its "
                                                r"own unit"):
@@ -85,6 +87,79 @@ def test_a_fraction_run_in_a_folder_of_percent_runs_is_said_with_its_remedy(tmp_
     # --score-scale fraction: every run as logged
     same = el.load(tmp_path / "sweep", score_scale="fraction", warn=False)
     assert _val(same, "pct").max() == pytest.approx(77.5, abs=0.01) and _val(same, "frac").max() < 1
+
+
+def _sweep_run(path, start: float, end: float, n: int = 100):
+    """A run of a sweep logging ``val/accuracy`` at step 0 (its base model's) and every 10 steps,
+    from ``start`` to ``end``; no validation set size."""
+    lines = ["step,entropy,val/accuracy"]
+    for s in range(n + 1):
+        acc = f"{start + (end - start) * (1 - math.exp(-s / 30)) / (1 - math.exp(-n / 30)):.5g}" if s % 10 == 0 else ""
+        lines.append(f"{s},{0.15 + 1.05 * math.exp(-0.03 * s):.5f},{acc}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _load_quiet(folder):
+    """``el.load`` of ``folder``, failing on any warning of entropylaw's (none was read as a percent)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EntropyLawWarning)
+        return el.load(folder)
+
+
+def test_fraction_runs_that_start_where_the_percent_runs_start_keep_their_fractions(tmp_path):
+    """Three runs in percent (4.1 % at step 0, up to 50-60 %) and two in fractions (0.041 at step 0,
+    up to 0.5-0.6), no set size stated: the fractions were read as a percent with their peers (0.589
+    as 0.00589), with a warning. A sweep's runs start from one model: 0.041 is, as a fraction, where
+    the others start, and 0.041 % is not; they keep their fractions, said in their row account."""
+    for name, start, end in (("p1", 4.1, 52.0), ("p2", 3.9, 58.9), ("p3", 4.3, 55.0)):
+        _sweep_run(tmp_path / "sweep" / f"{name}.csv", start, end)
+    for name, start, end in (("f1", 0.041, 0.589), ("f2", 0.04, 0.51)):
+        _sweep_run(tmp_path / "sweep" / f"{name}.csv", start, end)
+    df = _load_quiet(tmp_path / "sweep")
+    top = {r: _val(df, r).max() for r in el.run_ids(df)}
+    assert top == pytest.approx({"p1": 0.52, "p2": 0.589, "p3": 0.55, "f1": 0.589, "f2": 0.51}), top
+    assert _val(df, "f1")[0] == pytest.approx(0.041)
+    for run in ("f1", "f2"):
+        [acct] = [a for a in el.row_accounts(df) if a["source"].endswith(f"{run}.csv")]
+        [note] = [n for n in acct["notes"] if "read as fractions, not as a percent" in n]
+        assert "its first value" in note and "at step 0" in note and "where theirs start (4.1 %" in note, note
+        assert note in acct["changed"] and "score_units" not in acct
+
+
+def test_a_run_that_stays_below_one_beside_peers_starting_at_four_percent_is_in_fractions(tmp_path):
+    """A failed run starts where its peers start (the same model): 4.1, not within [0, 1]. A run
+    from 0.041 to 0.3 beside peers starting at 4.1 % is thus no failed run in percent, but
+    fractions: kept, without the warning (it was read as 0.00041 to 0.003)."""
+    _sweep_run(tmp_path / "low" / "f.csv", 0.041, 0.3)
+    for name, end in (("p1", 45.0), ("p2", 60.0)):
+        _sweep_run(tmp_path / "low" / f"{name}.csv", 4.1, end)
+    low = _load_quiet(tmp_path / "low")
+    assert _val(low, "f").max() == pytest.approx(0.3) and _val(low, "p2").max() == pytest.approx(0.6)
+
+
+def test_a_failed_run_that_starts_where_its_percent_peers_start_stays_a_percent(tmp_path):
+    """The sweep's failed run, its peers starting below 1 % too (0.8 % at step 0, up to 40-60 %),
+    staying within 0.2-0.9: its start says nothing (both readings lie below 1 % of a few problems),
+    so the runs of one source share their unit, as before: a percent, with the warning."""
+    for name, start, end in (("lr1", 0.8, 40.0), ("lr2", 0.75, 60.0), ("lr3", 0.85, 50.0)):
+        _sweep_run(tmp_path / "sweep" / f"{name}.csv", start, end)
+    _sweep_run(tmp_path / "sweep" / "failed.csv", 0.8, 0.2)
+    with pytest.warns(EntropyLawWarning, match=r"read as a percent in 1 run whose values stay within \[0, 1\] "
+                                               r"\(failed.csv\)"):
+        df = el.load(tmp_path / "sweep")
+    assert _val(df, "failed").max() == pytest.approx(0.008) and _val(df, "failed").min() == pytest.approx(0.002)
+    [acct] = [a for a in el.row_accounts(df) if a["source"].endswith("failed.csv")]
+    assert not any("read as fractions" in n for n in acct["notes"])
+    # starting where they start (0.9 beside 0.8-1.1 %) as logged: a percent, whatever its peers' median says
+    _sweep_run(tmp_path / "near" / "failed.csv", 0.9, 0.3)
+    for name, start, end in (("a", 1.1, 40.0), ("b", 1.3, 50.0), ("c", 1.2, 60.0)):
+        _sweep_run(tmp_path / "near" / f"{name}.csv", start, end)
+    with pytest.warns(EntropyLawWarning, match=r"\(failed.csv\)"):
+        near = el.load(tmp_path / "near")
+    assert _val(near, "failed").max() == pytest.approx(0.009)
 
 
 def test_forecast_and_fit_say_a_score_read_from_percent(tmp_path):

@@ -82,6 +82,8 @@ class IngestReport:
     derived: tuple = ()
     # the run's score keys as logged: {key: (factor read with, lo, hi)} (readers.units)
     score_units: dict = field(default_factory=dict)
+    # the first value of each score key as logged: {key: (step, value)} (readers.units.first_scores)
+    score_starts: dict = field(default_factory=dict)
     # the notes that say a value was changed as read (a percent read as a fraction, rows sorted
     # by step): ``summary`` prints them; every note is in ``notes``
     changed: list[str] = field(default_factory=list)

@@ -43,7 +43,7 @@ from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.stepless import number_stepless
 from entropylaw.readers.resumes import _where, resolve_resumes
 from entropylaw.readers.score_scales import percent_hints, score_keys, score_scales, score_units, with_own_val
-from entropylaw.readers.units import bare_counts, counts, impossible, kept_fractions, unit
+from entropylaw.readers.units import bare_counts, counts, first_scores, impossible, kept_fractions, unit
 from entropylaw.terminal import count
 
 NON_FINITE = "non-finite value"
@@ -75,6 +75,9 @@ class KeyOptions:
     # {key: highest value}: score keys that other runs of the same source log as a percent
     # (:func:`.units.shared_percent`): a run of them within [0, 1] is a percent too
     percent_keys: dict = field(default_factory=dict)
+    # {key: [(step, value), ...]}: the first values of the runs that log those keys as a percent
+    # (:func:`.units.percent_starts`): a run starting as a fraction where they start keeps its fractions
+    percent_starts: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -225,7 +228,9 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     found = {k: unit(df["value"].to_numpy()[(df["key"] == k).to_numpy()]) for k in score_keys(ku) if k in ranges}
     bare = bare_counts(df, score_keys(ku), ranges, opts.score_scale, counted)  # eval/correct, no total: no percent
     found.update(dict.fromkeys(bare, 1.0))
-    scales = score_scales(ku, ranges, opts.score_scale, found, kept_fractions(df, opts.percent_keys, ranges, report))
+    report.score_starts = first_scores(df, [k for k in score_keys(ku) if k in ranges])
+    percent_keys = kept_fractions(df, opts.percent_keys, ranges, report, opts.percent_starts)
+    scales = score_scales(ku, ranges, opts.score_scale, found, percent_keys)
     scales.update((k, v) for k, v in counted.items() if k in score_keys(ku))
     if scales:  # scores read as fractions: the choices that look at ranges see the fractions
         for key, (factor, why) in scales.items():

@@ -235,8 +235,9 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
             shared = {} if opts.score_scale is not None else units.shared_percent([r for _, r in read])
             if shared:  # a sweep's run that stayed below 1 %: read again, as its peers are
                 first = [r for _, r in read]
-                read = _load_one(str(source), dataclasses.replace(opts, percent_keys=shared), skip_bad=skip_bad,
-                                 strict=strict)
+                starts = units.percent_starts(first, shared)  # where the percent runs start: a fraction's may too
+                read = _load_one(str(source), dataclasses.replace(opts, percent_keys=shared, percent_starts=starts),
+                                 skip_bad=skip_bad, strict=strict)
                 message = units.said(str(source), shared, first, [r for _, r in read])
                 if message:  # none where every such run showed its fractions (units.kept_fractions)
                     warnings.warn(message, EntropyLawWarning, stacklevel=2)

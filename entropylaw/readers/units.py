@@ -15,7 +15,10 @@ key is thus read as a percent too, said with the remedy: runs given as separate 
 each its own unit (two trainers may log one key on different scales). Where the run states its
 validation set's size ``n`` (``eval/num_examples``), its values say which they are
 (:func:`whole_fractions`): ``k / n`` as fractions, not ``100 k / n``; such a run keeps its
-fractions (a run at 0.93 beside a percent one was read as 0.0093).
+fractions (a run at 0.93 beside a percent one was read as 0.0093). Where it states none, its first
+score says (:func:`start_unit`): a sweep's runs start from one model, so a run whose first value is,
+as a fraction, where its peers' first values are (0.041 beside 4.1 %), and not as a percent, keeps
+its fractions too.
 
 >>> import numpy as np
 >>> unit(np.array([0.2, 0.5, 0.7, 1.5])), unit(np.array([0.5, 20.0, 56.0])), unit(np.array([-5.0, -2.0, 3.0]))
@@ -262,20 +265,91 @@ def whole_fractions(values, n: float | None) -> bool:
     return bool(as_fraction.mean() >= MOST and as_percent.mean() < 0.5)
 
 
-def kept_fractions(df: pd.DataFrame, percent_keys: dict, ranges: dict, report: IngestReport) -> dict:
+def first_scores(df: pd.DataFrame, keys) -> dict[str, tuple[float, float]]:
+    """``{key: (step, value)}``: the first value of each of the score ``keys`` the run logs, as logged
+    (the mean of its first step's), the base model's where the run scores it before training.
+
+    >>> first_scores(pd.DataFrame({"step": [20, 10, 10], "key": ["a", "a", "b"], "value": [5.0, 4.1, 0.3]}), ["a", "c"])
+    {'a': (10.0, 4.1)}
+    """
+    out = {}
+    for key in keys:
+        rows = df[(df["key"] == key).to_numpy()]
+        if len(rows):
+            step = float(rows["step"].min())
+            out[key] = (step, float(rows["value"].to_numpy()[(rows["step"] == step).to_numpy()].mean()))
+    return out
+
+
+def percent_starts(reports, keys) -> dict[str, list[tuple[float, float]]]:
+    """``{key: [(step, value), ...]}``: the first values (:func:`first_scores`, in percent as logged) of
+    the runs of ``reports`` that read each of ``keys`` as a percent."""
+    return {key: [r.score_starts[key] for r in reports if key in getattr(r, "score_starts", {})
+                  and getattr(r, "score_units", {}).get(key, (1.0,))[0] == PERCENT] for key in keys}
+
+
+# How near a first value must lie to its peers' to be read as they are: within a factor of 2 of
+# their median. The runs of a sweep score one model on one set at their first evaluation; they
+# differ by sampling alone (a base model solving 20 of 500 problems is 4 % +- 0.9 %), and a factor
+# of 2 holds that for a base that solves 10 problems or more. The other reading of a value within
+# [0, 1] is 100 times off, so where one reading is within a factor of 2 the other is off by 50 or
+# more: never both. A first evaluation made after training starts may not be the base model's,
+# which is why a run evaluated later than its peers first were, peers that do not agree among
+# themselves within that factor, and peers that start below 1 % (a few problems, whose ratio is
+# noise) say nothing.
+NEAR = 2.0
+
+
+def start_unit(first: tuple[float, float] | None, peers) -> float | None:
+    """The unit the first value of a run within [0, 1] says beside its peers' first values in percent
+    (``peers``: (step, value) pairs, :func:`percent_starts`): 1.0 where it lies near theirs (within a
+    factor ``NEAR`` of their median) as a fraction (times 100), ``PERCENT`` where it does as logged (a
+    failed run starting where they start), None where neither is clear.
+
+    >>> start_unit((0, 0.041), [(0, 4.1), (0, 3.8), (0, 4.4)]), start_unit((0, 0.9), [(0, 0.8), (0, 1.1)])
+    (1.0, None)
+    >>> start_unit((0, 0.041), [(0, 4.1), (0, 40.0)]), start_unit((50, 0.041), [(0, 4.1)])  # spread; later
+    (None, None)
+    """
+    if first is None or not peers:
+        return None
+    step, x = first
+    values = np.array([v for _, v in peers], dtype=np.float64)
+    median = float(np.median(values))
+    if x <= 0 or step > max(s for s, _ in peers) or median <= 1 or \
+            np.any(values < median / NEAR) or np.any(values > median * NEAR):
+        return None
+    low, high = median / NEAR, median * NEAR
+    return 1.0 if low <= 100 * x <= high else PERCENT if low <= x <= high else None
+
+
+def kept_fractions(df: pd.DataFrame, percent_keys: dict, ranges: dict, report: IngestReport,
+                   starts: dict | None = None) -> dict:
     """``percent_keys`` (the keys the run's peers log as a percent, :func:`shared_percent`) less those
-    whose values this run shows to be fractions of the size it states (:func:`whole_fractions`),
-    each said in ``report``."""
+    whose values this run shows to be fractions: of the size it states (:func:`whole_fractions`), or,
+    where it states none, by its first value beside its peers' (``starts``, :func:`percent_starts`;
+    :func:`start_unit`); each said in ``report``."""
     if not percent_keys:
         return percent_keys
     out = dict(percent_keys)
     for key in list(out):
+        if key not in ranges:
+            continue
+        lo, hi = ranges[key]
+        read = (f"{key!r} ranges {lo:.4g}..{hi:.4g}: read as fractions, not as a percent as in the other runs read "
+                f"with it (up to {percent_keys[key]:.4g}): ")
         n = stated_size(df, key)
         values = df["value"].to_numpy()[(df["key"] == key).to_numpy()]
-        if key in ranges and whole_fractions(values, n):
+        if whole_fractions(values, n):
             out.pop(key)
-            lo, hi = ranges[key]
-            report.note(f"{key!r} ranges {lo:.4g}..{hi:.4g}: read as fractions, not as a percent as in the other runs "
-                        f"read with it (up to {percent_keys[key]:.4g}): its values are whole numbers of its {n:g} "
-                        "problems as fractions, and not as a percent", changed=True)
+            report.note(f"{read}its values are whole numbers of its {n:g} problems as fractions, and not as a "
+                        "percent", changed=True)
+            continue
+        first = first_scores(df, [key]).get(key)
+        peers = (starts or {}).get(key) or []
+        if n is None and 0 <= lo and hi <= 1 and start_unit(first, peers) == 1.0:
+            out.pop(key)
+            report.note(f"{read}its first value, {first[1]:.4g} at step {first[0]:g}, is as a fraction where theirs "
+                        f"start ({float(np.median([v for _, v in peers])):.4g} %, their median: a sweep's runs start "
+                        "from one model), and not as a percent", changed=True)
     return out
