@@ -44,18 +44,16 @@ from collections import Counter
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
-from entropylaw.readers.printed import unwrap
+from entropylaw.readers.printed import before_verl_steps, unwrap
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.trl import add_records
 from entropylaw.terminal import count
 
 UNPARSEABLE = "unparseable log record"
-SNIFF_LIMIT = 8 << 20  # bytes looked at to tell a Trainer console log from a veRL one
 MAX_RECORD = 1 << 20  # a log dict longer than this is not a Trainer record
 _LOG_KEYS = (b"'loss':", b"'learning_rate':", b"'train_runtime':", b"'eval_loss':", b"'reward':",
              b"'entropy':", b"'grad_norm':")
-_VERL_STEP = re.compile(rb"(?:^|[\s)\]>|])step:-?\d+ - ")
 _BAR = re.compile(rb"(\d+)/(\d+) \[")
 _TOTAL = re.compile(rb"Total optimization steps = ([\d,]+)")
 _MODEL = re.compile(r"models--[^/\s]+--([^/\s'\"]+)")
@@ -64,18 +62,8 @@ _BARE = re.compile(r"(?<=[:\[,(]\s)(-?(?:nan|inf))(?=\s*[,}\])])")
 
 def looks_like_hf_console(path: str | os.PathLike) -> bool:
     """True when a Trainer log dict comes before any veRL ``step:N - `` line."""
-    read = 0
-    with open_log(path) as f:
-        for line in f:
-            read += len(line)
-            if b"step:" in line and _VERL_STEP.search(line):
-                return False
-            if b"{'" in line and any(k in line for k in _LOG_KEYS) \
-                    and any(piece.lstrip().startswith(b"{'") for piece in line.split(b"\r")):
-                return True
-            if read > SNIFF_LIMIT:
-                return False
-    return False
+    return before_verl_steps(path, lambda line: b"{'" in line and any(k in line for k in _LOG_KEYS) and any(
+        piece.lstrip().startswith(b"{'") for piece in line.split(b"\r")))
 
 
 def parse_record(text: str) -> dict | None:

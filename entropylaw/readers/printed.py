@@ -10,7 +10,11 @@ device='cuda:0')``, ``float32(1)``. One pattern for the readers of printed logs 
 
 from __future__ import annotations
 
+import os
 import re
+from typing import Callable
+
+from entropylaw.readers.compressed import open_log
 
 WRAPPED = re.compile(r"\b(?:np\.|numpy\.|torch\.)?(?:float\d*|int\d*|tensor)\(\s*([^(),]+?)\s*(?:,[^()]*)?\)")
 
@@ -33,3 +37,24 @@ def number(text: str) -> float | None:
         except ValueError:
             return None
     return None
+
+
+VERL_STEP = re.compile(rb"(?:^|[\s)\]>|])step:-?\d+ - ")  # veRL's console line: "step:12 - key:value - ..."
+SNIFF_LIMIT = 8 << 20  # bytes looked at for a format's first line (a model's loading chatter comes before)
+
+
+def before_verl_steps(path: str | os.PathLike, is_ours: Callable[[bytes], bool]) -> bool:
+    """True when a line ``is_ours`` comes before any veRL ``step:N - `` line in the first
+    ``SNIFF_LIMIT`` bytes of the printed log ``path`` (the other readers of printed logs are tried
+    before veRL's, which takes any text file)."""
+    read = 0
+    with open_log(path) as f:
+        for line in f:
+            read += len(line)
+            if b"step:" in line and VERL_STEP.search(line):
+                return False
+            if is_ours(line):
+                return True
+            if read > SNIFF_LIMIT:
+                return False
+    return False

@@ -36,31 +36,20 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.names import model_from_filename, run_id_from_path
+from entropylaw.readers.printed import before_verl_steps
 from entropylaw.readers.trl import add_records
 from entropylaw.terminal import count
 
 MARK = b"metrics_tag: "
 UNPARSEABLE = "unparseable log record"
-SNIFF_LIMIT = 8 << 20  # bytes looked at for a first metrics line (a model's loading chatter comes before)
 HEADER_LINES = 20_000  # the config echo is looked for in the lines before the first metrics line
 _LINE = re.compile(rb"metrics_tag: \{\s*\"(?:step|metrics)\"")
-_VERL_STEP = re.compile(rb"(?:^|[\s)\]>|])step:-?\d+ - ")
 _YAML_TOP = re.compile(r"^[A-Za-z_][\w.-]*:(?: |$)")
 
 
 def looks_like_roll_console(path: str | os.PathLike) -> bool:
     """True when a ROLL ``metrics_tag:`` line comes before any veRL ``step:N - `` line."""
-    read = 0
-    with open_log(path) as f:
-        for line in f:
-            read += len(line)
-            if MARK in line and _LINE.search(line):
-                return True
-            if b"step:" in line and _VERL_STEP.search(line):
-                return False
-            if read > SNIFF_LIMIT:
-                return False
-    return False
+    return before_verl_steps(path, lambda line: MARK in line and _LINE.search(line) is not None)
 
 
 def _flat(metrics: dict, prefix: str = "") -> dict:
