@@ -14,6 +14,7 @@ in the one folder.
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 
@@ -22,6 +23,7 @@ import pytest
 
 import entropylaw as el
 from entropylaw import table
+from entropylaw.readers.tensorboard import read_tensorboard
 
 SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
 
@@ -117,3 +119,101 @@ def test_other_trainers_train_keys_stay_on_their_steps(tmp_path):
     df = el.load([str(folder)])
     [run] = table.run_ids(df)
     assert table.series(df, run, "entropy").index.tolist() == list(range(1, 11))
+
+
+# slime's default naming (``--tb-experiment-name`` unset): each process's writer is made at its first metric,
+# in tensorboard_log/<tb_project_name>/<that moment, %Y%m%d_%H%M%S>: the rollout manager's folder (its first
+# rollout, or the evaluation before training) and the training process's (after its first log-prob pass)
+# are two sibling folders.
+ROLLOUT_S = 300.0
+
+
+def _stamp(t: float) -> str:
+    return datetime.datetime.fromtimestamp(t).strftime("%Y%m%d_%H%M%S")
+
+
+def _emit_split(project, start: float, k: int = 2, offset: float = 0.0) -> int:
+    """One slime run as its two processes write it with no --tb-experiment-name; the scalars written."""
+    manager = SummaryWriter(str(project / _stamp(start)))
+    trainer = SummaryWriter(str(project / _stamp(start + 190)))
+    written = 0
+
+    def write(rows, step, writer, t):
+        nonlocal written
+        for key, value in rows.items():
+            writer.add_scalar(key, value + offset, step, walltime=t)
+        written += len(rows)
+
+    def evaluate(r, t):
+        write({"eval/aime": _acc(r) / 3, "eval/math500": _acc(r), "eval/math500-truncated_ratio": 0.02}, r,
+              manager, t)
+
+    for r in range(R):
+        t = start + r * ROLLOUT_S
+        if r == 0:
+            evaluate(0, t)
+        write({"rollout/response_len/mean": 1000.0 + r, "rollout/truncated_ratio": 0.02,
+               "perf/rollout_time": 60.0}, r, manager, t + 60)
+        write({"rollout/log_probs": -0.5, "rollout/raw_reward": _acc(r) - 0.1,
+               "rollout/response_lengths": 1000.0 + r}, r, trainer, t + 190)
+        for j in range(k):
+            write({"train/pg_loss": 0.01, "train/entropy_loss": _entropy(r * k + j), "train/grad_norm": 0.3},
+                  r * k + j, trainer, t + 200 + j)
+        write({"perf/actor_train_time": 30.0}, r, trainer, t + 250)
+        if (r + 1) % EVAL == 0:
+            evaluate(r, t + 280)
+    trainer.close()
+    manager.close()
+    return written
+
+
+def _check_one_run(df, run, k=2, offset=0.0):
+    assert np.allclose(table.series(df, run, "entropy").to_numpy(),
+                       [np.mean([_entropy(r * k + j) for j in range(k)]) + offset for r in range(R)], atol=1e-6)
+    assert table.series(df, run, "score").index.tolist() == list(range(R))
+    assert table.series(df, run, "val/math500").index.tolist() == [0, *[r for r in range(R) if (r + 1) % EVAL == 0]]
+
+
+def test_slime_processes_in_folders_of_their_own_are_one_run(tmp_path):
+    """slime without --tb-experiment-name: the trainer's folder (the entropy) and the rollout manager's (the
+    validation), named by each one's first log, were read as two runs, neither with both."""
+    project = tmp_path / "tensorboard_log" / "qwen3-4b-grpo"
+    start = datetime.datetime(2026, 3, 1, 10, 15, 2).timestamp()
+    written = _emit_split(project, start)
+    df = el.load([str(tmp_path / "tensorboard_log")])
+    [run] = table.run_ids(df)
+    assert run == f"qwen3-4b-grpo/{_stamp(start)}"
+    _check_one_run(df, run)
+    assert json.loads(table.runs(df).iloc[0].val_keys)["val/math500"] == "eval/math500"
+    [account] = el.row_accounts(df)
+    assert account["rows_read"] == written
+    note = next(n for n in account["notes"] if "read as one run" in n)
+    assert _stamp(start) in note and _stamp(start + 190) in note and "--tb-experiment-name" in note
+
+
+def test_a_sweeps_runs_one_after_another_pair_by_time(tmp_path):
+    """Two runs of one project, the second started after the first ended: each trainer joins the manager
+    written beside it at the time, never the other run's."""
+    project = tmp_path / "tensorboard_log" / "sweep"
+    first = datetime.datetime(2026, 3, 1, 10, 0, 0).timestamp()
+    second = first + R * ROLLOUT_S + 600
+    _emit_split(project, first)
+    _emit_split(project, second, offset=0.05)
+    df = el.load([str(project)])
+    assert sorted(table.run_ids(df)) == [_stamp(first), _stamp(second)]
+    _check_one_run(df, _stamp(first))
+    _check_one_run(df, _stamp(second), offset=0.05)
+
+
+def test_runs_written_at_the_same_time_are_not_guessed_apart(tmp_path):
+    """Two runs of one project at the same time: each trainer has two candidate managers; none is joined
+    and one line says which folders and what to do."""
+    project = tmp_path / "tensorboard_log" / "sweep"
+    first = datetime.datetime(2026, 3, 1, 10, 0, 0).timestamp()
+    _emit_split(project, first)
+    _emit_split(project, first + 30, offset=0.05)
+    with pytest.warns(el.EntropyLawWarning, match="--tb-experiment-name") as caught:
+        raws = read_tensorboard(project)
+    assert len(raws) == 4
+    [line] = [str(w.message) for w in caught if "--tb-experiment-name" in str(w.message)]
+    assert "\n" not in line and all(_stamp(t) in line for t in (first, first + 190, first + 30, first + 220))

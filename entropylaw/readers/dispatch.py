@@ -65,7 +65,7 @@ from entropylaw.readers.keys import MissingKeyError
 from entropylaw.readers.merge import join_metric_exports, merge_same_runs
 from entropylaw.readers.dataset_guess import guess_datasets
 from entropylaw.readers.given import each_file_once, once
-from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.accounts import IngestReport, source_files
 # the registry of formats (its table is this module's docstring) and the folders of runs
 from entropylaw.readers.formats import _directory_members, detect_format, read_raw, unread_folders
 from entropylaw.readers.tensorboard import TRACKER_FOLDERS
@@ -108,7 +108,7 @@ def _configs_of_run_folders(raws: list, source: Path, above: run_config.FolderCo
     top = source.resolve()
     extra = [top.parent] if depth == 0 and top.name.lower() in TRACKER_FOLDERS else []
     for raw in raws:
-        folder, chain = Path(raw.source).resolve(), []  # the run's folders, nearest first
+        folder, chain = Path(source_files(raw.source)[0]).resolve(), []  # the run's folders, nearest first
         while folder != top and top in folder.parents:
             chain.append(folder)
             folder = folder.parent

@@ -39,10 +39,12 @@ import numpy as np
 
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError
+from entropylaw.readers.accounts import SOURCES_JOINED
 from entropylaw.readers.codes import Codes
 from entropylaw.readers.common import RawRun
 from entropylaw.readers.names import model_from_filename
 from entropylaw.readers.damage import charge, nearest_record_rows, rows_lost_in_gaps
+from entropylaw.readers.tensorboard_join import join_slime_processes
 from entropylaw.readers.tfrecord import iter_records
 from entropylaw.readers.wandb_axes import rollout_steps_of_file
 
@@ -114,6 +116,8 @@ class _Rows(Codes):
         self.folded: list[str] = []  # add_scalars' folders read into this run
         self.hparams: dict = {}  # add_hparams' hyperparameters (the run's config)
         self.moved: list[str] = []  # slime: train/* rows read on their rollout's step, the note of each file
+        self.also: list[str] = []  # slime: the folders of the run's other processes joined into this one
+        self.joined: list[str] = []  # ... and the note saying so
 
     def run(self, name: str, source: str) -> RawRun:
         """The rows in wall-time order (ties in reading order) as a :class:`RawRun`."""
@@ -265,17 +269,20 @@ def read_tensorboard(path: str | os.PathLike, run_id: str | None = None) -> list
         _read_file(file, by_dir.setdefault(dir_name, _Rows()), event_class)
     _fold_add_scalars(by_dir)
     _fold_add_hparams(by_dir)
+    join_slime_processes(by_dir, str(path))
     runs = []
     for dir_name, rows in sorted(by_dir.items()):
         if not len(rows.steps) and not rows.damaged:  # histograms, graphs, text only: no run of ours
             continue
         name = run_id if run_id and len(by_dir) == 1 else _run_name(dir_name, path, set(by_dir))
-        source = str(path / dir_name) if dir_name else str(path)
+        source = SOURCES_JOINED.join(str(path / d) if d else str(path) for d in [dir_name, *rows.also])
         raw = rows.run(name, source)
         rows.wall = rows.steps = rows.values = rows.codes = None  # copied in time order: let go
         raw.report.read(len(raw.steps))
         for _file, regions, gaps in rows.damaged:
             charge(raw.report, regions, gaps, "TensorBoard record")
+        for note in rows.joined:
+            raw.report.note(note)
         for note in dict.fromkeys(rows.moved):  # one note for a run's files alike
             raw.report.note(note)
         if rows.moved:
