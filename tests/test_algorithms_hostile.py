@@ -113,3 +113,19 @@ def test_runs_of_few_points_are_said_beside_the_verdict_by_the_rule_fit_and_scal
     assert "g1 only 5 points, p1 only 5 points" in lines[said]
     assert test.to_dict()["few_points"] == {"g1": 5, "p1": 5}
     assert "few points" not in str(el.algorithms(_table(["grpo", "grpo", "ppo", "ppo"])))
+
+
+def test_an_unknown_run_is_said_alike_by_algorithms_and_scale_and_names_runs_there_are(tmp_path, capsys):
+    """`algorithms --run nope` said "(none is close)", naming no run, where `scale --run nope` of a
+    table of 3 runs lists them: one helper (terminal.not_found) says it, and names runs either way."""
+    from entropylaw.cli.main import main
+
+    path = tmp_path / "runs.csv"
+    el.table.write(_table(["grpo", "grpo", "ppo", "ppo", "ppo"]), path)
+    said = []
+    for command in ("algorithms", "scale", "fit"):
+        assert main([command, str(path), "--run", "nope", "-q"]) == 2
+        said.append(capsys.readouterr().err)
+    assert said[0] == said[1] == said[2], said
+    assert said[0] == ("entropylaw: error: --run: no run 'nope' among the 5 runs (none is close; the first: "
+                       "r0, r1, r2, ...)\n")
