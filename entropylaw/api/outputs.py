@@ -96,9 +96,22 @@ class Figures:
     skipped: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
     left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why
+    earlier: list = field(default_factory=list)  # figure files in `out` this call did not write (kept, never deleted)
+    out: str = ""
 
     def __str__(self) -> str:
         return "\n".join(map(str, self.paths))
+
+    def earlier_note(self) -> str:
+        """What of ``out`` is not this call's: "N figures of an earlier run left in OUT: ..." ("" when none)."""
+        if not self.earlier:
+            return ""
+        from entropylaw.terminal import count
+
+        stems = list(dict.fromkeys(Path(name).stem for name in self.earlier))  # a figure's PNG and PDF: one figure
+        names = ", ".join(self.earlier[:4]) + (", ..." if len(self.earlier) > 4 else "")
+        return (f"{count(len(stems), 'figure')} of an earlier run left in {self.out} (not written now, kept as they "
+                f"were): {names}")
 
 
 def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, formats=("png", "pdf"), style="screen",
@@ -110,7 +123,6 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
     from entropylaw.figure_sets.build import build_all
     from entropylaw.draw.looks import FORMATS as FIGURE_FORMATS
     from entropylaw.draw.style import save, using
-    from entropylaw.terminal import count
 
     from entropylaw.results.runs import left_out_runs
 
@@ -119,7 +131,7 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
     if not formats or any(f not in FIGURE_FORMATS for f in formats):
         raise EntropyLawError(f"`formats` {formats!r}: expected file formats among {', '.join(FIGURE_FORMATS)}")
     probes = _inputs(df, probes, out, fit_frac)
-    res = Figures(left_out=left_out_runs(df))
+    res = Figures(left_out=left_out_runs(df), out=str(out))
     if strict and res.left_out:
         raise EntropyLawError(left_out_line(res.left_out, "`strict`: a run is left out"))
     with using(style):
@@ -150,11 +162,9 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
                 res.paths.append(out_dir / p.name)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    earlier = sorted(f.name for f in out_dir.iterdir()
-                     if f.is_file() and f.suffix.lstrip(".") in FIGURE_FORMATS and f not in set(res.paths))
-    if earlier:  # left as they were: an earlier set's figures are not this one's
-        res.warnings.append(f"{out}: {count(len(earlier), 'figure file')} not written by this command (an earlier "
-                            f"set's?): {', '.join(earlier[:4])}{', ...' if len(earlier) > 4 else ''}")
+    # left as they were (a user's files are not deleted), said apart from the fits' warnings: not this set's
+    res.earlier = sorted(f.name for f in out_dir.iterdir()
+                         if f.is_file() and f.suffix.lstrip(".") in FIGURE_FORMATS and f not in set(res.paths))
     return res
 
 
