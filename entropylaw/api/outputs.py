@@ -58,9 +58,29 @@ class Report:
     skipped: list
     size: int
     left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why (on the page too)
+    warnings: list = field(default_factory=list)  # the page's "Warnings (n)", as on the page
 
     def __str__(self) -> str:
         return f"{self.path} ({len(self.figures)} figures, {self.size // 1024} KiB)"
+
+    def warnings_said(self, first: int = 5) -> tuple[str, list]:
+        """What the terminal says of the page's warnings: a line with how many the page holds, and the
+        first ``first`` of the fits' and figures' (what the inputs lost and the runs left out, also on
+        the page, the command says as it reads them). ``("", [])`` when the page holds none.
+
+        >>> Report(Path("r.html"), [], [], 0, warnings=["Read: x", "a <= 0", "b", "c"]).warnings_said(2)
+        ('the page holds 4 warnings (its Warnings section); the first 2 of its fits and figures:', ['a <= 0', 'b'])
+        """
+        from entropylaw.terminal import count
+
+        if not self.warnings:
+            return "", []
+        own = [w for w in self.warnings if not w.startswith(("Read: ", "Left out: "))]
+        shown = own[:max(int(first), 0)]
+        head = f"the page holds {count(len(self.warnings), 'warning')} (its Warnings section)"
+        if shown:
+            head += f"; the first {len(shown)} of its fits and figures:" if len(shown) < len(own) else ":"
+        return head, shown
 
 
 def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entropylaw report", sources=(),
@@ -71,7 +91,7 @@ def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entr
     makes that an error, before anything is written. ``words``: a function each text of the page
     passes through (the command line's names an API parameter by its flag); without it the page
     names the API's parameters, as here."""
-    from entropylaw.page.assemble import report_html
+    from entropylaw.page.assemble import report_page
     from entropylaw.page.assemble import write_report
 
     from entropylaw.results.runs import left_out_runs
@@ -84,8 +104,9 @@ def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entr
         raise EntropyLawError(left_out_line(left_out, "`strict`: a run is left out"))
     if left_out and not probes and len(left_out) == df["run_id"].nunique():  # a page of nothing is no report
         raise EntropyLawError(left_out_line(left_out, "nothing to report: no run has both entropy and a score"))
-    html, built, skipped = report_html(df, probes, title=title, sources=list(sources), fit_frac=fit_frac, words=words)
-    return Report(write_report(html, out), [b.name for b in built], list(skipped), len(html), left_out)
+    html, said, built, skipped = report_page(df, probes, title=title, sources=list(sources), fit_frac=fit_frac,
+                                             words=words)
+    return Report(write_report(html, out), [b.name for b in built], list(skipped), len(html), left_out, said)
 
 
 @dataclass
