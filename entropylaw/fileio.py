@@ -136,20 +136,44 @@ def check_writable(path: str | os.PathLike, directory: bool = False) -> Path:
     (True, [])
     >>> check_writable(d)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    IsADirectoryError: [Errno 21] Is a directory: '...'
+    entropylaw.errors.EntropyLawError: cannot write the output file ...: Is a directory (EISDIR)
+    >>> check_writable(d / "new" / "x" / "out", directory=True)  # doctest: +ELLIPSIS
+    PosixPath('.../new/x/out')
+    >>> _ = (d / "afile").write_text("")
+    >>> check_writable(d / "afile" / "out", directory=True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    entropylaw.errors.EntropyLawError: cannot create the output folder .../afile/out: .../afile is a file (ENOTDIR)
     """
     path = Path(path)
-    if directory and path.exists() and not path.is_dir():
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
-    _check_target(path, want_dir=directory)
-    parent = next((p for p in ([path] if directory else []) + list(path.parents) if p.exists()), Path("."))
+    try:
+        if directory and path.exists() and not path.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+        _check_target(path, want_dir=directory)
+        parent = next((p for p in ([path] if directory else []) + list(path.parents) if p.exists()), Path("."))
+    except OSError as err:  # the one place an output is checked: say what was being done, and where it failed
+        raise EntropyLawError(f"{_what_output(path, directory)}: {_why_not(err, path)}") from None
     try:
         fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".check", dir=parent)
-    except OSError as err:
-        raise OSError(err.errno, err.strerror, str(path)) from None
+    except OSError as err:  # named where it failed: the folder written into (never our temporary name)
+        why = _why_not(OSError(err.errno, err.strerror), path, "" if parent == path else f" in {parent}")
+        raise EntropyLawError(f"{_what_output(path, directory)}: {why}") from None
     os.close(fd)
     os.unlink(name)
     return path
+
+
+def _what_output(path: Path, directory: bool) -> str:
+    return f"cannot create the output folder {path}" if directory else f"cannot write the output file {path}"
+
+
+def _why_not(err: OSError, path: Path, where: str = "") -> str:
+    """The OS's reason (``where``: the folder it failed in), a file above ``path`` where a folder
+    should be named as such; the errno's name as :func:`describe_os_error` gives it."""
+    name = f" ({errno.errorcode[err.errno]})" if err.errno in errno.errorcode else ""
+    culprit = err.filename2 if err.filename2 is not None else err.filename
+    if err.errno == errno.ENOTDIR and culprit is not None and Path(os.fsdecode(culprit)) != path:
+        return f"{os.fsdecode(culprit)} is a file{name}"
+    return f"{err.strerror or err}{where}{name}"
 
 
 @contextlib.contextmanager

@@ -181,6 +181,8 @@ def not_found(noun: str, name: str, known, nearest: int = 3) -> str:
     "no run 'rho0.3' among the 5 runs (nearest: ppo_rho0.30, ppo_rho0.50, grpo_rho1.00)"
     >>> not_found("run", "zzz", ["ppo", "grpo"])
     "no run 'zzz' among the 2 runs (ppo, grpo)"
+    >>> not_found("run", "nope", ["ppo_a", "ppo_b", "grpo_a", "grpo_b", "rloo"])  # still names some
+    "no run 'nope' among the 5 runs (none is close; the first: ppo_a, ppo_b, grpo_a, ...)"
     """
     known = [str(k) for k in dict.fromkeys(known)]
     if len(known) <= nearest:
@@ -190,7 +192,8 @@ def not_found(noun: str, name: str, known, nearest: int = 3) -> str:
         near = [k for k in known if len(low) >= 3 and low in k.lower()]  # a letter is in every name
         near += difflib.get_close_matches(str(name), known, n=nearest, cutoff=0.3)
         near = list(dict.fromkeys(near))[:nearest]
-        listed = f"nearest: {', '.join(near)}" if near else "none is close"
+        listed = (f"nearest: {', '.join(near)}" if near  # never no name at all: what there is, as 3 runs list it
+                  else f"none is close; the first: {', '.join(known[:nearest])}, ...")
     return f"no {noun} {str(name)!r} among the {count(len(known), noun)} ({listed})"
 
 

@@ -11,9 +11,9 @@ import pytest
 import entropylaw as el
 
 
-def _run(rid, algorithm, seed, b=0.9):
+def _run(rid, algorithm, seed, b=0.9, step=5):
     rng = np.random.default_rng(seed)
-    s = np.arange(0, 300, 5)
+    s = np.arange(0, 300, step)
     h = 0.05 + np.exp(-s / 75)
     recs = [(t, "entropy", v) for t, v in zip(s, h)]
     recs += [(t, "val/gsm8k", b - 0.3 * np.exp(v) + 0.01 * rng.standard_normal()) for t, v in zip(s, h)]
@@ -96,3 +96,36 @@ def test_runs_whose_names_say_no_algorithm_are_told_how_to_give_each_its_own(tmp
     said = " ".join(res.stderr.split())
     assert "--algorithm names the algorithm of every run read, so read each algorithm's runs apart" in said, said
     assert "entropylaw ingest RUNS --algorithm grpo -o grpo.parquet" in said
+
+
+def test_runs_of_few_points_are_said_beside_the_verdict_by_the_rule_fit_and_scale_use():
+    """`algorithms` gave p = 9e-11 from 13 points in all with no word of it, where `fit` and `scale`
+    say "only 5 points" of such a run: the same rule (fit.trust.few_points) is said beside the verdict."""
+    from entropylaw.fit.trust import MIN_N_GOOD
+
+    df = pd.concat([_run("g1", "grpo", 1, step=60), _run("g2", "grpo", 2), _run("p1", "ppo", 3, b=0.95, step=60),
+                    _run("p2", "ppo", 4, b=0.95, step=300 // MIN_N_GOOD)], ignore_index=True)
+    test = el.algorithms(df)
+    assert test.few_points_ == {"g1": 5, "p1": 5}  # p2 has MIN_N_GOOD points: not few
+    lines = str(test).splitlines()
+    said = next(i for i, line in enumerate(lines) if "few points" in line)
+    assert lines[said - 1] == test.verdict_  # beside the verdict
+    assert "g1 only 5 points, p1 only 5 points" in lines[said]
+    assert test.to_dict()["few_points"] == {"g1": 5, "p1": 5}
+    assert "few points" not in str(el.algorithms(_table(["grpo", "grpo", "ppo", "ppo"])))
+
+
+def test_an_unknown_run_is_said_alike_by_algorithms_and_scale_and_names_runs_there_are(tmp_path, capsys):
+    """`algorithms --run nope` said "(none is close)", naming no run, where `scale --run nope` of a
+    table of 3 runs lists them: one helper (terminal.not_found) says it, and names runs either way."""
+    from entropylaw.cli.main import main
+
+    path = tmp_path / "runs.csv"
+    el.table.write(_table(["grpo", "grpo", "ppo", "ppo", "ppo"]), path)
+    said = []
+    for command in ("algorithms", "scale", "fit"):
+        assert main([command, str(path), "--run", "nope", "-q"]) == 2
+        said.append(capsys.readouterr().err)
+    assert said[0] == said[1] == said[2], said
+    assert said[0] == ("entropylaw: error: --run: no run 'nope' among the 5 runs (none is close; the first: "
+                       "r0, r1, r2, ...)\n")

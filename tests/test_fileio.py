@@ -122,3 +122,28 @@ def test_write_helpers(tmp_path):
     assert json.loads((tmp_path / "a.json").read_text()) == {"x": None}
     write_text(tmp_path / "b.txt", "é")
     assert (tmp_path / "b.txt").read_text(encoding="utf-8") == "é"
+
+
+@pytest.mark.parametrize("args, said", [
+    (["figures", "{runs}", "--out", "{afile}/figs"], "cannot create the output folder {afile}/figs: {afile} is a file"),
+    (["report", "{runs}", "--out", "{afile}/rep"], "cannot create the output folder {afile}/rep: {afile} is a file"),
+    (["ingest", "{runs}", "-o", "{afile}/t.csv"], "cannot write the output file {afile}/t.csv: {afile} is a file"),
+    (["fit", "{runs}", "--plot", "{afile}/f.png"], "cannot write the output file {afile}/f.png: {afile} is a file"),
+    (["probe", "--model", "{model}", "--rollouts", "{runs}", "--out", "{afile}/p"],
+     "cannot create the output folder {afile}/p: {afile} is a file"),
+])
+def test_an_output_that_cannot_be_written_says_what_was_being_done(tmp_path, capsys, args, said):
+    """`figures --out /proc/x` said only "/proc/x: No such file or directory (ENOENT)": not what was
+    being done. The one check of an output (fileio.check_writable) names it, in one line, exit 2."""
+    import pandas as pd
+
+    from entropylaw.cli.main import main
+
+    paths = {"afile": tmp_path / "afile", "runs": tmp_path / "runs.csv", "model": tmp_path / "model"}
+    paths["afile"].write_text("")
+    paths["model"].mkdir()
+    pd.DataFrame({"run_id": "r", "step": [0, 1, 2, 3], "key": "entropy", "value": [1.0, 0.8, 0.6, 0.5]}).to_csv(
+        paths["runs"], index=False)
+    assert main([a.format(**paths) for a in args]) == 2
+    assert capsys.readouterr().err == f"entropylaw: error: {said.format(**paths)} (ENOTDIR)\n"
+    assert paths["afile"].is_file()

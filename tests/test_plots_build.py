@@ -298,9 +298,32 @@ def test_figures_write_all_or_nothing_and_say_an_earlier_sets_files(tmp_path):
     (out / "early_prediction.png").write_bytes(b"an earlier set's")
     res = api.figures(df, out=out, which=["ceilings"], formats=["png"])
     assert [p.name for p in res.paths] == ["law_ceilings_per_run.png"]
-    assert any("1 figure file not written by this command (an earlier set's?): early_prediction.png" in w
-               for w in res.warnings)
+    assert res.earlier == ["early_prediction.png"]
+    assert res.earlier_note() == (f"1 figure of an earlier run left in {out} (not written now, kept as they were): "
+                                  "early_prediction.png")
+    assert not any("early_prediction" in w for w in res.warnings)  # said apart from the fits' warnings
     assert sorted(p.name for p in out.iterdir()) == ["early_prediction.png", "law_ceilings_per_run.png"]
+
+
+def test_figures_says_the_figures_of_an_earlier_run_left_in_out_even_under_q(tmp_path, capsys):
+    """A second `figures` run with fewer figures left the first run's PNGs beside the new ones, said
+    (if at all) among the fits' warnings, which -q silences: a user could not tell which are
+    current. The files written are listed, then one note counts and names the earlier ones (kept:
+    a user's files are never deleted)."""
+    from entropylaw.cli.main import main
+
+    sizes, out = str(Path(__file__).resolve().parents[1] / "data" / "real-sizes"), tmp_path / "figs"
+    assert main(["figures", sizes, "--out", str(out), "--which", "ceilings", "law", "-q"]) == 0
+    first = sorted(p.name for p in out.iterdir())
+    capsys.readouterr()
+    assert main(["figures", sizes, "--out", str(out), "--which", "ceilings", "-q"]) == 0
+    said = capsys.readouterr()
+    written = [Path(line).name for line in said.out.splitlines()]
+    left = sorted(set(first) - set(written))
+    assert written and left and sorted(p.name for p in out.iterdir()) == first  # nothing deleted
+    err = " ".join(said.err.split())  # the note, unwrapped
+    assert err.startswith(f"entropylaw: note: {len(left) // 2} figures of an earlier run left in {out}"), err
+    assert "warning" not in err and left[0] in err
 
 
 def test_early_panel_says_when_the_law_does_not_describe_its_window():

@@ -78,3 +78,27 @@ def test_report_quiet_prints_no_skipped_figures_as_figures_quiet_does(tmp_path, 
     err = capsys.readouterr().err
     assert "skipped" not in err, err
     assert "Not drawn" in (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+
+
+def test_report_says_how_many_warnings_the_page_holds_and_the_first_few_as_figures_does(tmp_path, capsys):
+    """`report` said none of the fits' warnings (a <= 0, entropy rising) on the terminal, where
+    `figures` does: the page had them under "Warnings (n)" unseen. It now says how many the page
+    holds and the first few, one `entropylaw: warning:` each, as `figures` prints them; -q: none."""
+    import numpy as np
+
+    s = np.arange(0, 300, 10)
+    h = 0.1 + np.exp(-s / 80)
+    recs = [(t, "entropy", v) for t, v in zip(s, h)]
+    recs += [(t, "val/gsm8k", 0.2 + 0.3 * np.exp(v)) for t, v in zip(s, h)]  # the score falls with entropy: a < 0
+    path = tmp_path / "runs.csv"
+    el.table.write(el.table.from_records(recs, run_id="falls"), path)
+    assert main(["report", str(path), "--out", str(tmp_path / "rep")]) == 0
+    err = [" ".join(line.split()) for line in re.split(r"\n(?! )", capsys.readouterr().err) if line]  # unwrapped
+    page = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    n = int(re.search(r"Warnings \((\d+)\)", page).group(1))
+    head = next(i for i, line in enumerate(err) if line.startswith("entropylaw: the page holds"))
+    assert err[head].startswith(f"entropylaw: the page holds {n} warning"), err
+    said = [line for line in err[head + 1:] if line.startswith("entropylaw: warning: ")]
+    assert said and any("<= 0" in line for line in said), err
+    assert main(["report", str(path), "--out", str(tmp_path / "rep2"), "-q"]) == 0
+    assert "warning" not in capsys.readouterr().err

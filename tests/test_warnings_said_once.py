@@ -35,7 +35,8 @@ def test_an_unknown_name_gets_the_count_and_the_nearest_not_the_list():
     line = not_found("run", "rho0.3", known)
     assert line.startswith("no run 'rho0.3' among the 20 runs (nearest: qwen2.5-7b__rho0.30_seed42")
     assert line.count("qwen") == 3 and len(line) < 200
-    assert not_found("run", "X", known) == "no run 'X' among the 20 runs (none is close)"
+    assert not_found("run", "X", known) == ("no run 'X' among the 20 runs (none is close; the first: "
+                                            f"{', '.join(known[:3])}, ...)")  # never no name at all
     assert not_found("run", "x", ["a"]) == "no run 'x' among the 1 run (a)"
 
 
@@ -96,7 +97,8 @@ def test_warnings_on_stderr_fit_the_width_and_q_silences_them(columns):
 def test_an_unknown_run_on_the_command_line_is_one_short_line():
     out = _cli("fit", str(REAL), "--run", "X")
     assert out.returncode == 2
-    assert out.stderr == "entropylaw: error: --run: no run 'X' among the 20 runs (none is close)\n"
+    assert out.stderr.startswith("entropylaw: error: --run: no run 'X' among the 20 runs (none is close; the first: ")
+    assert out.stderr.count("\n") == 1 and out.stderr.endswith(", ...)\n"), out.stderr
 
 
 @pytest.mark.skipif(not SIZES.is_dir(), reason="no data/real-sizes")

@@ -58,9 +58,29 @@ class Report:
     skipped: list
     size: int
     left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why (on the page too)
+    warnings: list = field(default_factory=list)  # the page's "Warnings (n)", as on the page
 
     def __str__(self) -> str:
         return f"{self.path} ({len(self.figures)} figures, {self.size // 1024} KiB)"
+
+    def warnings_said(self, first: int = 5) -> tuple[str, list]:
+        """What the terminal says of the page's warnings: a line with how many the page holds, and the
+        first ``first`` of the fits' and figures' (what the inputs lost and the runs left out, also on
+        the page, the command says as it reads them). ``("", [])`` when the page holds none.
+
+        >>> Report(Path("r.html"), [], [], 0, warnings=["Read: x", "a <= 0", "b", "c"]).warnings_said(2)
+        ('the page holds 4 warnings (its Warnings section); the first 2 of its fits and figures:', ['a <= 0', 'b'])
+        """
+        from entropylaw.terminal import count
+
+        if not self.warnings:
+            return "", []
+        own = [w for w in self.warnings if not w.startswith(("Read: ", "Left out: "))]
+        shown = own[:max(int(first), 0)]
+        head = f"the page holds {count(len(self.warnings), 'warning')} (its Warnings section)"
+        if shown:
+            head += f"; the first {len(shown)} of its fits and figures:" if len(shown) < len(own) else ":"
+        return head, shown
 
 
 def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entropylaw report", sources=(),
@@ -71,7 +91,7 @@ def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entr
     makes that an error, before anything is written. ``words``: a function each text of the page
     passes through (the command line's names an API parameter by its flag); without it the page
     names the API's parameters, as here."""
-    from entropylaw.page.assemble import report_html
+    from entropylaw.page.assemble import report_page
     from entropylaw.page.assemble import write_report
 
     from entropylaw.results.runs import left_out_runs
@@ -84,8 +104,9 @@ def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entr
         raise EntropyLawError(left_out_line(left_out, "`strict`: a run is left out"))
     if left_out and not probes and len(left_out) == df["run_id"].nunique():  # a page of nothing is no report
         raise EntropyLawError(left_out_line(left_out, "nothing to report: no run has both entropy and a score"))
-    html, built, skipped = report_html(df, probes, title=title, sources=list(sources), fit_frac=fit_frac, words=words)
-    return Report(write_report(html, out), [b.name for b in built], list(skipped), len(html), left_out)
+    html, said, built, skipped = report_page(df, probes, title=title, sources=list(sources), fit_frac=fit_frac,
+                                             words=words)
+    return Report(write_report(html, out), [b.name for b in built], list(skipped), len(html), left_out, said)
 
 
 @dataclass
@@ -96,9 +117,22 @@ class Figures:
     skipped: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
     left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why
+    earlier: list = field(default_factory=list)  # figure files in `out` this call did not write (kept, never deleted)
+    out: str = ""
 
     def __str__(self) -> str:
         return "\n".join(map(str, self.paths))
+
+    def earlier_note(self) -> str:
+        """What of ``out`` is not this call's: "N figures of an earlier run left in OUT: ..." ("" when none)."""
+        if not self.earlier:
+            return ""
+        from entropylaw.terminal import count
+
+        stems = list(dict.fromkeys(Path(name).stem for name in self.earlier))  # a figure's PNG and PDF: one figure
+        names = ", ".join(self.earlier[:4]) + (", ..." if len(self.earlier) > 4 else "")
+        return (f"{count(len(stems), 'figure')} of an earlier run left in {self.out} (not written now, kept as they "
+                f"were): {names}")
 
 
 def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, formats=("png", "pdf"), style="screen",
@@ -110,7 +144,6 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
     from entropylaw.figure_sets.build import build_all
     from entropylaw.draw.looks import FORMATS as FIGURE_FORMATS
     from entropylaw.draw.style import save, using
-    from entropylaw.terminal import count
 
     from entropylaw.results.runs import left_out_runs
 
@@ -119,7 +152,7 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
     if not formats or any(f not in FIGURE_FORMATS for f in formats):
         raise EntropyLawError(f"`formats` {formats!r}: expected file formats among {', '.join(FIGURE_FORMATS)}")
     probes = _inputs(df, probes, out, fit_frac)
-    res = Figures(left_out=left_out_runs(df))
+    res = Figures(left_out=left_out_runs(df), out=str(out))
     if strict and res.left_out:
         raise EntropyLawError(left_out_line(res.left_out, "`strict`: a run is left out"))
     with using(style):
@@ -150,11 +183,9 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
                 res.paths.append(out_dir / p.name)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    earlier = sorted(f.name for f in out_dir.iterdir()
-                     if f.is_file() and f.suffix.lstrip(".") in FIGURE_FORMATS and f not in set(res.paths))
-    if earlier:  # left as they were: an earlier set's figures are not this one's
-        res.warnings.append(f"{out}: {count(len(earlier), 'figure file')} not written by this command (an earlier "
-                            f"set's?): {', '.join(earlier[:4])}{', ...' if len(earlier) > 4 else ''}")
+    # left as they were (a user's files are not deleted), said apart from the fits' warnings: not this set's
+    res.earlier = sorted(f.name for f in out_dir.iterdir()
+                         if f.is_file() and f.suffix.lstrip(".") in FIGURE_FORMATS and f not in set(res.paths))
     return res
 
 

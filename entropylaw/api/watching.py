@@ -18,6 +18,7 @@ from entropylaw.fit.run import fit_run
 from entropylaw.readers.accounts import IngestReport, source_files
 from entropylaw.readers.leveldb_log import TRUNCATED
 from entropylaw.readers.verl_jsonl import CUT_LAST
+from entropylaw.terminal import not_found
 
 
 def _last_written(df, ids) -> str:
@@ -59,7 +60,7 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
         if not ids:
             raise EntropyLawError(f"{path}: no runs yet")
         if run and run not in ids:
-            raise EntropyLawError(f"`run` {run}: not in {path} (runs: {', '.join(ids[:8])})")
+            raise EntropyLawError(f"`run` ({path}): {not_found('run', run, ids)}")
         rid = run or _last_written(df, ids)
         target, target_said = target_as_read(df, target)
         out = {"run_id": rid, "n_runs": len(ids), "rows": int((df["run_id"] == rid).sum()), "target_note": target_said,

@@ -72,6 +72,8 @@ def run(args) -> int:
     if res.left_out:
         print(plumbing.wrap(args.flags(f"entropylaw: {plumbing.left_out_line(res.left_out)}")), file=sys.stderr)
     print(res)
+    if res.earlier:  # even under -q: which files of DIR are this run's is what -q keeps (the files written)
+        print(plumbing.wrap(f"entropylaw: note: {res.earlier_note()}", plumbing.width(sys.stderr)), file=sys.stderr)
     for w in [] if args.quiet else res.warnings:
         print_warning(w)
     return 0

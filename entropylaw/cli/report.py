@@ -15,6 +15,7 @@ import sys
 from entropylaw import api
 from entropylaw.api import plumbing
 from entropylaw.cli.figures import add_common, read_figure_inputs
+from entropylaw.cli.options import print_warning
 
 
 def add_parser(subparsers) -> None:
@@ -45,4 +46,9 @@ def run(args) -> int:
     if res.left_out:
         print(plumbing.wrap(args.flags(f"entropylaw: {plumbing.left_out_line(res.left_out)}")), file=sys.stderr)
     print(res)
+    head, shown = res.warnings_said()
+    if head and not args.quiet:  # as `figures` says its warnings; the page has them all
+        print(plumbing.wrap(f"entropylaw: {head}", plumbing.width(sys.stderr)), file=sys.stderr)
+        for w in shown:
+            print_warning(w)
     return 0

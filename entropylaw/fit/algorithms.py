@@ -33,6 +33,7 @@ from scipy import special  # fdtrc = F survival function (scipy.stats costs ~1.5
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.estimator import Estimator
 from entropylaw.fit.pairing import check_pairs
+from entropylaw.fit.trust import few_points
 from entropylaw.fit.uncertainty import check_conf
 from entropylaw.terminal import count, wrap
 
@@ -43,6 +44,21 @@ def one_run_note(algorithms) -> str:
     """What a verdict on an algorithm with one run cannot tell apart (the text and the figure say it)."""
     return (f"one run of {', '.join(algorithms)}: what tells it apart may be that run's own (seed, data order), "
             "not its algorithm; give several runs of each to test the algorithm")
+
+
+def few_points_note(points_of_run: dict) -> str | None:
+    """What the verdict rests on where runs have few points (the rule of ``fit`` and ``scale``:
+    :func:`~entropylaw.fit.trust.few_points`), None where no run has.
+
+    >>> few_points_note({"g1": 5, "g2": 40, "p1": 4})
+    'few points: g1 only 5 points, p1 only 4 points: F and p rest on them and are rough'
+    """
+    few = {r: why for r, n in points_of_run.items() if (why := few_points(n))}
+    if not few:
+        return None
+    said = ", ".join(f"{r} {why}" for r, why in list(few.items())[:4]) + (f" and {len(few) - 4} more"
+                                                                          if len(few) > 4 else "")
+    return f"few points: {said}: F and p rest on them and are rough"
 
 
 def _prewhiten(M, phi, run):
@@ -126,6 +142,7 @@ class AlgorithmTest(Estimator):
         self.per_algorithm_ = {g: {"a": float(beta1[k]), "b": float(beta1[len(algs) + k])} for k, g in enumerate(algs)}
         self.pairs_ = {r: pairs_by_run[r] for r in names}
         self.algorithm_of_ = {r: algorithm_of_run[r] for r in names}
+        self.few_points_ = {r: len(pairs_by_run[r]["H"]) for r in names if few_points(len(pairs_by_run[r]["H"]))}
         self.f_stat_ = ((self.rss_shared_ - self.rss_separate_) / (p1 - p0)) / (self.rss_separate_ / (n - p1))
         self.p_value_ = float(special.fdtrc(p1 - p0, n - p1, self.f_stat_))
         self.aic_shared_ = n * np.log(self.rss_shared_ / n) + 2 * (p0 + 1)
@@ -149,7 +166,8 @@ class AlgorithmTest(Estimator):
                 "f_stat": float(self.f_stat_), "dof": list(self.dof_), "p_value": self.p_value_,
                 "aic_shared": float(self.aic_shared_), "aic_separate": float(self.aic_separate_),
                 "shared": dict(self.shared_), "per_algorithm": {g: dict(v) for g, v in self.per_algorithm_.items()},
-                "verdict": self.verdict_, "one_run_an_algorithm": self.confounded_, "left_out": dict(self.left_out_)}
+                "verdict": self.verdict_, "one_run_an_algorithm": self.confounded_, "few_points": dict(self.few_points_),
+                "left_out": dict(self.left_out_)}
 
     def report(self) -> str:
         """What ``entropylaw algorithms`` prints: the algorithms, the data, the two models' AIC, the verdict."""
@@ -159,6 +177,9 @@ class AlgorithmTest(Estimator):
                  f"AIC shared = {self.aic_shared_:.1f}, separate = {self.aic_separate_:.1f}",
                  "(a, b) shared " + _ab(self.shared_) + "; per algorithm "
                  + ", ".join(f"{g} {_ab(v)}" for g, v in self.per_algorithm_.items()), self.verdict_]
+        few = few_points_note(self.few_points_)
+        if few:  # beside the verdict it qualifies
+            lines.append(f"note: {few}")
         if self.confounded_:
             lines.append(f"note: {one_run_note(self.confounded_)}")
         lines += [f"left out: {r}: {why}" for r, why in self.left_out_.items()]

@@ -202,8 +202,9 @@ class EntropyLawFit(Estimator):
             digits = next(d for d in (3, 6, 10, 17) if float(f"{self.ceiling_:.{d}g}") not in self.score_range)
             self._warn(f"ceiling {self.ceiling_:.{digits}g} lies outside the score range "  # -1.00002, not "-1"
                        f"{self.score_range[0]:g},{self.score_range[1]:g}")
-        if self.n_ < 10:
-            self._warn(f"only {self.n_} points: the residual autocorrelation and the intervals are rough")
+        few = trust_mod.few_points(self.n_)
+        if few:
+            self._warn(f"{few}: the residual autocorrelation and the intervals are rough")
 
     # ------------------------------------------------------------------ using
     def predict(self, H):

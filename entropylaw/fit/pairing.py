@@ -31,7 +31,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
-from entropylaw.terminal import count
+from entropylaw.terminal import count, not_found
 
 MODES = ("nearest-earlier", "same")
 MIN_POINTS = 3  # the one minimum: a line in exp(H) plus one degree of freedom for the noise
@@ -110,7 +110,7 @@ def pair(df: pd.DataFrame, run_id: str, x: str = table.ENTROPY, y: str | None = 
     if mode not in MODES:
         raise EntropyLawError(f"unknown pairing mode {mode!r} (expected one of {', '.join(MODES)})")
     if run_id not in set(pd.unique(df["run_id"])):
-        raise EntropyLawError(f"no run {run_id!r} in the table (runs: {_listing(pd.unique(df['run_id']))})")
+        raise EntropyLawError(not_found("run", run_id, pd.unique(df["run_id"])))
     ykey = score_key(df, run_id, y)
     h = table.series(df, run_id, x)
     if h.empty:

@@ -18,6 +18,16 @@ UNJUDGED = ("not judged: a bare fit has its paired points only, not the run's co
             "judges a run")
 
 
+def few_points(n: int) -> str | None:
+    """The one rule of a fit's few points: "only n points" below :data:`MIN_N_GOOD` (a weak fit, rough
+    intervals, a rough test), None from there on. ``fit``, ``scale`` and ``algorithms`` say it.
+
+    >>> few_points(5), few_points(MIN_N_GOOD)
+    ('only 5 points', None)
+    """
+    return f"only {int(n)} points" if n < MIN_N_GOOD else None
+
+
 def judge(fit, extra_reasons: tuple[tuple[str, str], ...] = ()) -> tuple[str, list[str]]:
     """The trust flag of a fit (an :class:`~entropylaw.fit.law.EntropyLawFit`) and its reasons (worst level wins).
 
@@ -31,8 +41,9 @@ def judge(fit, extra_reasons: tuple[tuple[str, str], ...] = ()) -> tuple[str, li
         reasons.append((WEAK, f"a = {fit.a_:.3g} ± {fit.a_stderr_:.2g} is not distinguishable from 0"))
     if np.isfinite(fit.r2_) and fit.r2_ < MIN_R2_GOOD:
         reasons.append((WEAK, f"R² = {fit.r2_:.2f} < {MIN_R2_GOOD}: the law explains little of the score"))
-    if fit.n_ < MIN_N_GOOD and not any(r.startswith("too few points") for _, r in reasons):  # said once
-        reasons.append((WEAK, f"only {fit.n_} points"))
+    few = few_points(fit.n_)
+    if few and not any(r.startswith("too few points") for _, r in reasons):  # said once
+        reasons.append((WEAK, few))
     lo, hi = fit.ceiling_ci_
     if fit.score_range is not None:
         s_lo, s_hi = fit.score_range

@@ -33,9 +33,18 @@ def report_html(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), ti
     """The page, the figures on it, and the skipped-figure lines (also shown on the page);
     ``which`` limits the figures, the tables are always there; ``words``: what the page's text
     passes through (:meth:`entropylaw.page.model.PageModel.in_words`)."""
+    html, _warnings, built, skipped = report_page(t, probe_summaries, title=title, sources=sources,
+                                                  fit_frac=fit_frac, which=which, words=words)
+    return html, built, skipped
+
+
+def report_page(t: pd.DataFrame | None, probe_summaries: Sequence[dict] = (), title: str = "entropylaw report",
+                sources: Sequence[str] = (), fit_frac: float = 0.15, which: Sequence[str] | None = None,
+                words: Callable[[str], str] | None = None) -> tuple[str, list[str], list[Built], list[str]]:
+    """:func:`report_html` with the page's warnings (its "Warnings (n)", in its words) second."""
     model, built, skipped = page_model(t, probe_summaries, title=title, sources=sources, fit_frac=fit_frac,
                                        which=which, words=words)
-    return render_html(model), built, skipped
+    return render_html(model), list(model.warnings), built, skipped
 
 
 def write_report(html: str, out_dir: str | os.PathLike, name: str = "report.html") -> Path:

@@ -47,6 +47,7 @@ from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.fit.forecast.problems import check_problems, is_size_name, logged_problems
 from entropylaw.fit.forecast.tasks import model_key, task_of
 from entropylaw.fit.window import window_end as _window_end
+from entropylaw.terminal import not_found
 
 TOKEN_KEYS = ("perf/total_num_tokens", "total_num_tokens", "num_tokens")
 
@@ -132,7 +133,7 @@ class RunData:
         from entropylaw.fit.pairing import score_key
 
         if run_id not in set(pd.unique(df["run_id"])):
-            raise EntropyLawError(f"no run {run_id!r} in the table (runs: {', '.join(map(str, table.run_ids(df)))})")
+            raise EntropyLawError(not_found("run", run_id, table.run_ids(df)))
         with warnings.catch_warnings():  # the forecast says itself what it forecasts
             warnings.simplefilter("ignore", EntropyLawWarning)
             key = score_key(df, run_id, y_key)
