@@ -142,7 +142,7 @@ def check_writable(path: str | os.PathLike, directory: bool = False) -> Path:
     >>> _ = (d / "afile").write_text("")
     >>> check_writable(d / "afile" / "out", directory=True)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    entropylaw.errors.EntropyLawError: cannot create the output folder .../afile/out: .../afile is a file (ENOTDIR)
+    entropylaw.errors.EntropyLawError: cannot create the output folder .../afile/out: Not a directory (ENOTDIR): .../afile is a file
     """
     path = Path(path)
     try:
@@ -172,8 +172,8 @@ def _why_not(err: OSError, path: Path, where: str = "") -> str:
     name = f" ({errno.errorcode[err.errno]})" if err.errno in errno.errorcode else ""
     culprit = err.filename2 if err.filename2 is not None else err.filename
     if err.errno == errno.ENOTDIR and culprit is not None and Path(os.fsdecode(culprit)) != path:
-        return f"{os.fsdecode(culprit)} is a file{name}"
-    return f"{err.strerror or err}{where}{name}"
+        return f"{os.strerror(errno.ENOTDIR)}{name}: {os.fsdecode(culprit)} is a file"
+    return f"{err.strerror or err}{name}{where}"
 
 
 @contextlib.contextmanager
