@@ -99,3 +99,16 @@ def test_micro_batches_of_one_response_say_their_covariance_is_0(workdir, tmp_pa
     assert summary["microbatches_of_one_response"] == 12 and summary["sequences_over_microbatch_budget"] == 12
     code, out, err = _probe(capsys, workdir, path, tmp_path / "o2", "--no-ladder")
     assert code == 0 and "micro-batch:" not in out
+
+
+def test_a_prompt_file_that_repeats_a_prompt_id_is_refused(workdir, tmp_path, capsys):
+    """--generate drew the responses of two prompts under one prompt_id: one group, one baseline."""
+    rows = [{"prompt_id": "a", "prompt_ids": [5, 6, 7], "answer": "1"}, {"prompt_id": "a", "prompt_ids": [8, 9],
+                                                                         "answer": "2"}]
+    (tmp_path / "p.jsonl").write_text(json.dumps(rows[0]) + "\n\n" + json.dumps(rows[1]) + "\n")
+    code = main([str(a) for a in ("probe", "--model", workdir / "model", "--generate", 2, "--prompts",
+                                  tmp_path / "p.jsonl", "--reward", "numeric_answer", "--max-new-tokens", 3,
+                                  "--out", tmp_path / "o", "--no-ladder", "--no-progress")])
+    err = capsys.readouterr().err
+    assert code == 2 and "p.jsonl:3: prompt_id 'a' is given again (first at" in err and "p.jsonl:1)" in err, err
+    assert not (tmp_path / "o").exists()

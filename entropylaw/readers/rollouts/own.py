@@ -75,7 +75,9 @@ def read_prompts_frame(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise EntropyLawError(f"{path}: no such prompt file")
-    df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.DataFrame(read_jsonl(path))
+    lines: list = []
+    df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.DataFrame(read_jsonl(path, lines))
+    df.attrs["lines"] = lines or list(range(1, len(df) + 1))  # each row's line (a parquet file: its row)
     if len(df) == 0 or not any(c in df.columns for c in ("prompt", "prompt_ids")):
         raise EntropyLawError(f"{path}: no prompts (expected JSONL rows with prompt or prompt_ids)")
     return df
