@@ -112,3 +112,12 @@ def test_a_prompt_file_that_repeats_a_prompt_id_is_refused(workdir, tmp_path, ca
     err = capsys.readouterr().err
     assert code == 2 and "p.jsonl:3: prompt_id 'a' is given again (first at" in err and "p.jsonl:1)" in err, err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_jsonl_cut_inside_its_last_line_says_so(workdir, tmp_path, capsys):
+    text = "".join(json.dumps(r) + "\n" for r in rollout_rows(V))
+    (tmp_path / "cut.jsonl").write_text(text[:-30])
+    line = _one_line(capsys, workdir, tmp_path / "cut.jsonl", tmp_path / "o")
+    assert "cut.jsonl:12: not a JSON object" in line and "the file ends inside this line: cut short" in line
+    (tmp_path / "bad.jsonl").write_text(text.replace("}\n", "\n", 1))  # a line that is no JSON, not cut
+    assert "ends inside" not in _one_line(capsys, workdir, tmp_path / "bad.jsonl", tmp_path / "o")

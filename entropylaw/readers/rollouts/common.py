@@ -34,7 +34,9 @@ def read_jsonl(path: str | Path, lines: list | None = None) -> list:
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError as err:
-                    raise EntropyLawError(f"{path}:{n}: not a JSON object ({err.msg})") from None
+                    cut = ("" if line.endswith("\n") else
+                           "; the file ends inside this line: cut short, or still being written")
+                    raise EntropyLawError(f"{path}:{n}: not a JSON object ({err.msg}){cut}") from None
                 if not isinstance(row, dict):
                     raise EntropyLawError(f"{path}:{n}: expected a JSON object per line")
                 rows.append(row)
