@@ -152,6 +152,10 @@ def analyse(seqs: list, stats: dict, cfg: ProbeConfig) -> tuple:
     summary = {
         "n_responses": len(seqs), "n_prompts": len(sizes), "n_tokens": N,
         "n_microbatches": int(mb_seq.max()) + 1,
+        # a micro-batch of one response: its advantage is constant there, its micro-batch covariance 0
+        "microbatches_of_one_response": int((torch.bincount(mb_seq) == 1).sum()),
+        "sequences_over_microbatch_budget": sum(1 for s in seqs if len(s.prompt_ids) + len(s.response_ids)
+                                                > cfg.microbatch_tokens),
         "singleton_groups": sum(1 for n in sizes.values() if n < 2),
         "entropy_token_mean": float(stats["entropy"].double().mean()),
         "entropy_seq_mean_token_mean": float(per_response.mean()),

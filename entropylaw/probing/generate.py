@@ -19,9 +19,10 @@ from entropylaw.probing.model import context_length, input_device
 def read_prompts(path, tokenizer, vocab_size: int, chat_template: bool | None = None) -> list:
     """[(prompt_id, prompt_ids, answer)] from a prompt file (text prompts: see :func:`prompt_ids`)."""
     df = read_prompts_frame(path)
-    out = []
+    out, seen = [], {}
+    lines = df.attrs.get("lines") or list(range(1, len(df) + 1))
     for i, row in enumerate(df.to_dict("records")):
-        line = i + 1
+        line = lines[i]
         prompt = row.get("prompt")
         if row.get("prompt_ids") is not None and not (isinstance(row.get("prompt_ids"), float)):
             ids = checked_ids(row["prompt_ids"], path, line, "prompt_ids", vocab_size)
@@ -35,7 +36,13 @@ def read_prompts(path, tokenizer, vocab_size: int, chat_template: bool | None = 
         answer = row.get("answer")
         if isinstance(answer, float) and math.isnan(answer):
             answer = None
-        out.append((str(row.get("prompt_id", i)), ids, answer))
+        pid = row.get("prompt_id")
+        pid = str(i) if pid is None or (isinstance(pid, float) and math.isnan(pid)) else str(pid)
+        if pid in seen:  # one prompt_id is one GRPO group: two prompts under it would share one baseline
+            raise EntropyLawError(f"{path}:{line}: prompt_id {pid!r} is given again (first at {path}:{seen[pid]}): "
+                                  "expected one row per prompt_id (the responses drawn for it are its group)")
+        seen[pid] = line
+        out.append((pid, ids, answer))
     return out
 
 

@@ -122,7 +122,9 @@ def first_order(etas, errors, nonlinearity, slope_range=SLOPE_RANGE, linearity_t
 
     ``nonlinearity``: relative change of per-token dH/eta between consecutive rungs.
     """
-    res = {"slope": None, "nonlinearity": max(nonlinearity) if len(nonlinearity) else None, "ok": False}
+    measured = [v for v in nonlinearity if v is not None]  # None: a rung whose dH was 0 (unmeasured)
+    res = {"slope": None, "ok": False,
+           "nonlinearity": max(measured) if measured and len(measured) == len(nonlinearity) else None}
     if len(errors) >= 2 and all(np.isfinite(e) and e > 0 for e in errors):
         res["slope"] = float(np.polyfit(np.log(etas), np.log(errors), 1)[0])
         res["ok"] = bool(slope_range[0] <= res["slope"] <= slope_range[1] and res["nonlinearity"] is not None
@@ -131,12 +133,12 @@ def first_order(etas, errors, nonlinearity, slope_range=SLOPE_RANGE, linearity_t
 
 
 def _rung_sums(dH, L1, eta, prev):
-    """Local sums: |Lemma 1 - dH|, tokens, and (with the previous rung) |dH/eta - dH'/eta'|^2, |dH'/eta'|^2."""
-    err = float((L1.double() - dH.double()).abs().sum())
+    """Local sums: |Lemma 1 - dH|, tokens, (with the previous rung) |dH/eta - dH'/eta'|^2, |dH'/eta'|^2, and |dH|^2."""
+    err, moved = float((L1.double() - dH.double()).abs().sum()), float(dH.double().pow(2).sum())
     if prev is None:
-        return [err, float(len(dH)), 0.0, 0.0]
+        return [err, float(len(dH)), 0.0, 0.0, moved]
     r, r_prev = dH.double() / eta, prev[0].double() / prev[1]
-    return [err, float(len(dH)), float((r - r_prev).pow(2).sum()), float(r_prev.pow(2).sum())]
+    return [err, float(len(dH)), float((r - r_prev).pow(2).sum()), float(r_prev.pow(2).sum()), moved]
 
 
 def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None, bar=None, base=None):
@@ -201,7 +203,7 @@ def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None, ba
                 eta /= lcfg.shrink
                 continue
             prev = (rungs[-1][1], rungs[-1][0]) if rungs else None
-            err, n, diff2, ref2 = global_sums(_rung_sums(dH, L1, eta, prev), W0.device)
+            err, n, diff2, ref2, moved = global_sums(_rung_sums(dH, L1, eta, prev), W0.device)
             rungs.append((eta, dH, L1))
             entry = {"eta": eta, "lemma1_mean_abs_error": err / max(n, 1.0),
                      "nonlinearity": math.sqrt(diff2 / ref2) if prev is not None and ref2 > 0 else None}
@@ -212,6 +214,9 @@ def one_step(model, seqs, stats, tok, iv_cfg, n_total, pcfg, lcfg, etas=None, ba
             eta *= 0.5
             if err == 0.0:
                 bound = "rounding floor: Lemma 1's error is exactly 0, the step is below float rounding"
+                break
+            if moved == 0.0:
+                bound = "rounding floor: no token's entropy changed at all, the step is below float rounding"
                 break
             if len(valid) >= 3:
                 win = valid[-3:]

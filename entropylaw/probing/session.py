@@ -30,7 +30,8 @@ from entropylaw.readers.rollouts.formats import read_rollouts
 from entropylaw.readers.rollouts.own import read_prompts_frame
 from entropylaw.readers.rollouts.write import check_rollouts_path, write_rollouts
 from entropylaw.probing.runner import run_probe, write_outputs
-from entropylaw.probing.signal import NoSignal, no_signal_message, signal_report, with_advantages
+from entropylaw.probing.signal import (NoSignal, check_one_prompt_per_group, no_signal_message, signal_report,
+                                      with_advantages)
 from entropylaw.probing.text import report_text
 
 WHATIF = "none,clip_cov,kl_cov,steer,aent,entropy_bonus"
@@ -211,6 +212,7 @@ def _inputs(model_path, rollouts, o: ProbeOptions, cfg: ProbeConfig):
         seqs, source, sampling = _sample(model, tokenizer, o, cfg, reward_fn)
     else:
         seqs, source = _encoded(rollouts, frame, model, tokenizer, o)
+        check_one_prompt_per_group(seqs, source["file"])
     trainer = bool(seqs) and all(s.advantage is not None for s in seqs)
     signal = signal_report(with_advantages(seqs, cfg.estimator, cfg.eps),
                            "the trainer's (kept)" if trainer else f"computed ({cfg.estimator})")

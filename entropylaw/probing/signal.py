@@ -39,6 +39,18 @@ def with_advantages(seqs: list, estimator: str = "grpo", eps: float = 1e-6) -> l
     return [dataclasses.replace(s, advantage=float(a)) for s, a in zip(seqs, adv.tolist())]
 
 
+def check_one_prompt_per_group(seqs: list, where: str) -> None:
+    """A prompt group is the responses to one prompt: a ``prompt_id`` that holds two different
+    prompts is one error naming both rows (its advantages would mix the prompts' rewards)."""
+    first: dict = {}
+    for s in seqs:
+        row = first.setdefault(s.prompt_id, s)
+        if row.prompt_ids != s.prompt_ids:
+            raise EntropyLawError(f"{where}:{s.row}: prompt_id {s.prompt_id!r} holds another prompt than at "
+                                  f"{where}:{row.row} (a GRPO group is the responses to one prompt: give each prompt "
+                                  "its own prompt_id)")
+
+
 def _groups(seqs: list) -> dict:
     out: dict = {}
     for s in seqs:

@@ -48,6 +48,13 @@ def report_text(summary: dict) -> str:
         add(f"  top {', '.join(under)} of {n_all} tokens {'are' if len(under) > 1 else 'is'} under one token: "
             f"{'each row is' if len(under) > 1 else 'its row is'} the top token alone, not that fraction "
             "(the paper's rows are over millions of tokens)")
+    ones, over = summary.get("microbatches_of_one_response", 0), summary.get("sequences_over_microbatch_budget", 0)
+    if ones:
+        add(f"  micro-batch: {ones} of {summary['n_microbatches']} micro-batches hold one response"
+            + (f" ({over} sequence{'s' if over != 1 else ''} longer than the micro-batch budget of "
+               f"{summary['config']['microbatch_tokens']} tokens)" if over else "")
+            + ": its advantage is constant there, so its micro-batch covariance is 0 and the micro-batch "
+            "column and selections see no signal from it")
     sel = summary["selection"]
     for name in ("clip_cov", "kl_cov"):
         s = sel[name]

@@ -19,8 +19,9 @@ from pathlib import Path
 from entropylaw.errors import EntropyLawError
 
 
-def read_jsonl(path: str | Path) -> list:
-    """The JSON object of every non-blank line, in file order (UTF-8).
+def read_jsonl(path: str | Path, lines: list | None = None) -> list:
+    """The JSON object of every non-blank line, in file order (UTF-8); ``lines``, when given, gets
+    each object's 1-based line number (the file's own, blank lines counted).
 
     A line that is not JSON, or not an object, is one error naming the file and the line.
     """
@@ -33,10 +34,14 @@ def read_jsonl(path: str | Path) -> list:
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError as err:
-                    raise EntropyLawError(f"{path}:{n}: not a JSON object ({err.msg})") from None
+                    cut = ("" if line.endswith("\n") else
+                           "; the file ends inside this line: cut short, or still being written")
+                    raise EntropyLawError(f"{path}:{n}: not a JSON object ({err.msg}){cut}") from None
                 if not isinstance(row, dict):
                     raise EntropyLawError(f"{path}:{n}: expected a JSON object per line")
                 rows.append(row)
+                if lines is not None:
+                    lines.append(n)
     except UnicodeDecodeError:
         raise EntropyLawError(f"{path}: not UTF-8 text (expected JSON lines)") from None
     return rows

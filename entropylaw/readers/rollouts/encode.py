@@ -20,6 +20,7 @@ whether a text prompt goes through the tokenizer's chat template.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -48,9 +49,16 @@ def checked_ids(value, path, line, column, vocab_size):
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     try:
-        ids = [int(v) for v in list(value)]
-    except (TypeError, ValueError):
+        if isinstance(value, (str, bytes, dict)):
+            raise TypeError
+        values = list(value)
+    except TypeError:
         raise EntropyLawError(f"{path}:{line}: {column} must be a list of integer token ids") from None
+    for k, v in enumerate(values):  # 3.5 or true is no token id: never truncated to one
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not float(v).is_integer():
+            raise EntropyLawError(f"{path}:{line}: {column} must be a list of integer token ids ({v!r} at "
+                                  f"position {k})")
+    ids = [int(v) for v in values]
     bad = [i for i in ids if i < 0 or i >= vocab_size]
     if bad:
         raise EntropyLawError(f"{path}:{line}: {column} has token id {bad[0]} outside the vocabulary "
@@ -166,12 +174,14 @@ def encode(df: pd.DataFrame, path, vocab_size: int, tokenizer=None, max_length: 
     """
     verl = df.attrs.get("format") == "verl-dump"
     path = str(df.attrs.get("source", path))
-    line_offset = 1  # rows are reported 1-based (JSONL line of a file without blank lines)
+    lines = df.attrs.get("lines")  # the file's own line of each row, when the reader kept it
+    if lines is not None and len(lines) != len(df):
+        lines = None
     seqs, counts, hows = [], {}, {}
     empty = texts = 0  # responses written as "" and rewards written as text: counted, said
     eos = getattr(tokenizer, "eos_token_id", None) if tokenizer is not None else None
     for i, row in enumerate(df.to_dict("records")):
-        line = i + line_offset
+        line = lines[i] if lines is not None else i + 1  # 1-based: the file's line, else the row
         ids = {}
         for part in ("prompt", "response"):
             if _present(row, f"{part}_ids"):

@@ -27,14 +27,16 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.rollouts.common import read_jsonl, steps_list
 
 
-def _frame(path: Path) -> pd.DataFrame:
-    """A parquet file, or JSON lines, as it is."""
+def _frame(path: Path) -> tuple:
+    """(a parquet file or JSON lines as it is, each row's 1-based line: the file's, or the parquet row)."""
     if path.suffix == ".parquet":
         try:
-            return pd.read_parquet(path)
+            df = pd.read_parquet(path)
         except Exception as err:  # noqa: BLE001 -- pyarrow raises many types
             raise EntropyLawError(f"{path}: cannot read as parquet ({type(err).__name__})") from None
-    return pd.DataFrame(read_jsonl(path))
+        return df, list(range(1, len(df) + 1))
+    lines: list = []
+    return pd.DataFrame(read_jsonl(path, lines)), lines
 
 
 def any_file(path: Path, step: int | None) -> tuple:
@@ -45,7 +47,7 @@ def any_file(path: Path, step: int | None) -> tuple:
 def read_own(path: Path, step: int | None, steps: list | None = None) -> pd.DataFrame:
     """The project's rollout file, rows of ``step`` when given (``steps``: unused, the file says)."""
     path = Path(path)
-    df = _frame(path)
+    df, lines = _frame(path)
     if len(df) == 0:
         raise EntropyLawError(f"{path}: no rollouts")
     present = sorted(int(v) for v in df["step"].dropna().unique()) if "step" in df.columns else []
@@ -55,10 +57,12 @@ def read_own(path: Path, step: int | None, steps: list | None = None) -> pd.Data
     if step is not None:
         if "step" not in df.columns:
             raise EntropyLawError(f"{path}: `step` {step}, but the file has no step column (one batch)")
-        df = df[df["step"] == step].reset_index(drop=True)
+        keep = (df["step"] == step).to_numpy()
+        df, lines = df[keep].reset_index(drop=True), [n for n, k in zip(lines, keep) if k]
         if len(df) == 0:
             raise EntropyLawError(f"{path}: no rollouts for `step` {step} (steps present: {steps_list(present)})")
-    df.attrs.update(format="entropylaw", step=step, source=str(path), notes=[], steps=present)
+    # lines: where each row is in the file, for errors (blank lines and other steps' rows counted)
+    df.attrs.update(format="entropylaw", step=step, source=str(path), notes=[], steps=present, lines=lines)
     for need in (("prompt_id",), ("prompt", "prompt_ids"), ("response", "response_ids"), ("reward",)):
         if not any(c in df.columns for c in need):
             raise EntropyLawError(f"{path}: no column {' or '.join(need)} (columns: prompt_id, prompt or "
@@ -71,7 +75,9 @@ def read_prompts_frame(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise EntropyLawError(f"{path}: no such prompt file")
-    df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.DataFrame(read_jsonl(path))
+    lines: list = []
+    df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.DataFrame(read_jsonl(path, lines))
+    df.attrs["lines"] = lines or list(range(1, len(df) + 1))  # each row's line (a parquet file: its row)
     if len(df) == 0 or not any(c in df.columns for c in ("prompt", "prompt_ids")):
         raise EntropyLawError(f"{path}: no prompts (expected JSONL rows with prompt or prompt_ids)")
     return df
