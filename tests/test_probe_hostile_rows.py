@@ -102,7 +102,9 @@ def test_micro_batches_of_one_response_say_their_covariance_is_0(workdir, tmp_pa
 
 
 def test_a_prompt_file_that_repeats_a_prompt_id_is_refused(workdir, tmp_path, capsys):
-    """--generate drew the responses of two prompts under one prompt_id: one group, one baseline."""
+    """--generate drew the responses of two prompts under one prompt_id: one group, one baseline. (The
+    same prompt under its id twice, a set's duplicate problem, is one group rightly: the lab's own
+    validation prompts have such, tests/test_lab_run.py reads them.)"""
     rows = [{"prompt_id": "a", "prompt_ids": [5, 6, 7], "answer": "1"}, {"prompt_id": "a", "prompt_ids": [8, 9],
                                                                          "answer": "2"}]
     (tmp_path / "p.jsonl").write_text(json.dumps(rows[0]) + "\n\n" + json.dumps(rows[1]) + "\n")
@@ -110,7 +112,7 @@ def test_a_prompt_file_that_repeats_a_prompt_id_is_refused(workdir, tmp_path, ca
                                   tmp_path / "p.jsonl", "--reward", "numeric_answer", "--max-new-tokens", 3,
                                   "--out", tmp_path / "o", "--no-ladder", "--no-progress")])
     err = capsys.readouterr().err
-    assert code == 2 and "p.jsonl:3: prompt_id 'a' is given again (first at" in err and "p.jsonl:1)" in err, err
+    assert code == 2 and "p.jsonl:3: prompt_id 'a' holds another prompt than at" in err and "p.jsonl:1 (" in err, err
     assert not (tmp_path / "o").exists()
 
 

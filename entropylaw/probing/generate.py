@@ -38,10 +38,10 @@ def read_prompts(path, tokenizer, vocab_size: int, chat_template: bool | None = 
             answer = None
         pid = row.get("prompt_id")
         pid = str(i) if pid is None or (isinstance(pid, float) and math.isnan(pid)) else str(pid)
-        if pid in seen:  # one prompt_id is one GRPO group: two prompts under it would share one baseline
-            raise EntropyLawError(f"{path}:{line}: prompt_id {pid!r} is given again (first at {path}:{seen[pid]}): "
-                                  "expected one row per prompt_id (the responses drawn for it are its group)")
-        seen[pid] = line
+        if pid in seen and seen[pid][1] != ids:  # one prompt_id is one GRPO group: two prompts would share a baseline
+            raise EntropyLawError(f"{path}:{line}: prompt_id {pid!r} holds another prompt than at {path}:{seen[pid][0]} "
+                                  "(the responses drawn under one prompt_id are one group: give each prompt its own)")
+        seen.setdefault(pid, (line, ids))  # the same prompt again (a set's duplicate problem): its samples, one group
         out.append((pid, ids, answer))
     return out
 
