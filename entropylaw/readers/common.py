@@ -47,6 +47,7 @@ from entropylaw.readers.units import bare_counts, counts, first_scores, impossib
 from entropylaw.terminal import count
 
 NON_FINITE = "non-finite value"
+NEGATIVE_STEP = "negative step"
 DUPLICATE = "duplicate (step, metric)"
 
 
@@ -200,7 +201,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     opts = options or KeyOptions()
     report = raw.report
     # a run logged with no step: each key's values in order; keys printed as they are
-    df = _printable_keys(number_stepless(raw.frame(), report))
+    df = _printable_keys(number_stepless(_without_negative_steps(raw.frame(), report), report))
     report.keys = tuple(map(str, df["key"].cat.remove_unused_categories().cat.categories))
     finite = np.isfinite(df["value"].to_numpy())
     if not finite.all():
@@ -294,6 +295,19 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     run_id = printable(opts.run_id or raw.run_id)  # a name from a file or a shared project: printed as it is
     meta.update({k: printable(v) for k, v in meta.items() if k in ("model", "dataset", "algorithm") and v})
     return table.from_frame(df, run_id=run_id, **meta)
+
+
+def _without_negative_steps(df: pd.DataFrame, report: IngestReport) -> pd.DataFrame:
+    """Rows at a step below 0, no step of a run: dropped and counted (read as they were, a ``step: -3``
+    line was a resume that superseded the real steps before it)."""
+    negative = (df["step"] < 0).to_numpy()
+    if not negative.any():
+        return df
+    lines = df["line"].to_numpy()[negative] if "line" in df.columns else None
+    report.drop(NEGATIVE_STEP, int(negative.sum()), lines)
+    first = int(df["step"].to_numpy()[negative][0])
+    report.note(f"steps below 0 (the first: step {first}) dropped at {_where(df[negative])}")
+    return df[~negative]
 
 
 def _printable_keys(df: pd.DataFrame) -> pd.DataFrame:

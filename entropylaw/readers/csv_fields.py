@@ -10,7 +10,8 @@ them, so that the reader counts what they lost: a short row's missing values (re
 last line``, as the JSON lines reader says it).
 
 A row with more fields than the header is pandas' error; :func:`too_many_fields` says it in
-one line.
+one line. A header that names a column twice is an error too (:func:`no_twice_named`): pandas
+reads the second as ``score.1``, and which of the two is the score would be a guess.
 
 >>> import tempfile, os
 >>> with tempfile.TemporaryDirectory() as d:
@@ -33,8 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.verl_jsonl import CUT_LAST  # noqa: F401 (the reason tabular counts: the JSON lines words)
+from entropylaw.terminal import count
 
 SHORT = "short row"
 _TOO_MANY = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
@@ -124,6 +127,24 @@ def too_many_fields(path, message: str) -> str | None:
     want, line, saw = m.groups()
     return (f"{path}: line {line} has {saw} fields where the header has {want} (expected {want} comma-separated "
             "fields a row)")
+
+
+def no_twice_named(path, tsv: bool = False) -> None:
+    """A header that names a column twice: pandas reads the second as ``score.1``, a metric of its own, and
+    which of the two is the score was a guess; an error naming the column and where it stands."""
+    header = pd.read_csv(path, dtype=str, header=None, nrows=1, keep_default_na=False,
+                         sep=None if tsv else ",", engine="python" if tsv else "c").iloc[0].astype(str).str.strip()
+    seen: dict[str, list[int]] = {}
+    for i, name in enumerate(header, 1):
+        if name:
+            seen.setdefault(name, []).append(i)
+    twice = {name: at for name, at in seen.items() if len(at) > 1}
+    if twice:
+        name, at = next(iter(twice.items()))
+        more = f" (and {count(len(twice) - 1, 'other column')} named more than once)" if len(twice) > 1 else ""
+        raise EntropyLawError(f"{path}: line 1 names column {name!r} {len(at)} times (columns "
+                              f"{', '.join(map(str, at))}){more}: which one holds its values is not known "
+                              "(expected each column name once: rename or remove the others)")
 
 
 def numbers(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:

@@ -41,9 +41,10 @@ import pandas as pd
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import inner_suffix
-from entropylaw.readers.common import RawRun, existing_file
+from entropylaw.readers.common import NEGATIVE_STEP, RawRun, existing_file
 from entropylaw.readers.resumes import per_micro_step
-from entropylaw.readers.csv_fields import CUT_LAST, SHORT, is_text_column, numbers, short_rows, too_many_fields
+from entropylaw.readers.csv_fields import (CUT_LAST, SHORT, is_text_column, no_twice_named, numbers, short_rows,
+                                           too_many_fields)
 from entropylaw.readers.names import (BOOKKEEPING, STEP_NAMES, model_from_filename, names_a_step_axis,
                                       run_id_from_path)
 from entropylaw.readers.accounts import IngestReport
@@ -56,6 +57,7 @@ NAME_COLUMNS = ["metric", "tag", "key"]
 ENVELOPE = "W&B __MIN/__MAX envelope"
 NON_NUMERIC = "non-numeric value"
 MISSING_STEP = "missing or non-integer step"
+NO_STEP = -2  # _steps: a row without an integer step (-1: a negative one)
 MAX_NOTES = 5
 SHORT_ROWS = "short_rows"  # a CSV frame's attrs: its rows with fewer fields than the header (csv_fields)
 
@@ -69,9 +71,12 @@ def read_frame(path: str | os.PathLike) -> pd.DataFrame:
         tsv = inner_suffix(path) == ".tsv"
         df = pd.read_csv(path, dtype=str, keep_default_na=False, sep=None if tsv else ",",
                          engine="python" if tsv else "c")
+        no_twice_named(path, tsv)
         if not tsv:  # rows with fewer fields than the header: pandas pads them with empty cells
             df.attrs[SHORT_ROWS] = short_rows(path, len(df))
         return df
+    except EntropyLawError:
+        raise
     except OSError as err:
         if err.errno is not None:  # permission, I/O: the CLI says it as the OS error it is
             raise
@@ -153,10 +158,11 @@ def _drop_bad_values(df: pd.DataFrame, report: IngestReport, csv: bool) -> pd.Da
 
 
 def _steps(df: pd.DataFrame, step_col: str) -> np.ndarray:
-    """Integer steps, or -1 where missing / not an integer."""
+    """Integer steps; ``NO_STEP`` where missing / not an integer, and -1 where negative (no step of a run:
+    dropped, as :func:`~entropylaw.readers.common.finalize` drops it from the other readers)."""
     values, present = numbers(df[step_col])
     ok = present & np.isfinite(values) & (np.floor(values) == values)
-    return np.where(ok, values, -1).astype(np.int64)
+    return np.where(ok, np.maximum(np.where(ok, values, 0), -1), NO_STEP).astype(np.int64)
 
 
 class _Collector:
@@ -173,7 +179,9 @@ class _Collector:
         values, present, steps, rows = values[rows], present[rows], steps[rows], np.nonzero(rows)[0]
         report.read(int(present.sum()))
         no_step = present & (steps < 0)
-        report.drop(MISSING_STEP, int(no_step.sum()), rows[no_step] + self.first_line)
+        negative = no_step & (steps != NO_STEP)
+        report.drop(MISSING_STEP, int((no_step & ~negative).sum()), rows[no_step & ~negative] + self.first_line)
+        report.drop(NEGATIVE_STEP, int(negative.sum()), rows[negative] + self.first_line)
         bad = present & ~no_step & np.isnan(values)
         text = column.to_numpy()[rows]
         spelled_nan = np.array([str(t).strip().lower() in ("nan", "-nan") for t in text[bad]], dtype=bool)

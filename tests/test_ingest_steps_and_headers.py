@@ -1,0 +1,87 @@
+"""A header that names a column twice, and steps below 0: neither read as data without a word.
+
+A CSV whose header named ``score`` twice was read with its second column as a metric
+``score.1``, silently, and which of the two was the score was a guess. A line at ``step: -3`` in
+a JSON lines file or a veRL console log was read as a resume from step -3: the real steps before
+it were dropped as "superseded by resumed segment", and the CSV reader said such a row was a
+"missing or non-integer step"."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import entropylaw as el
+from entropylaw.api.reading import loss_lines, row_accounts
+from conftest import logical_lines
+
+
+def _series(df, metric: str) -> dict:
+    rows = df[df["metric"] == metric]
+    return dict(zip(rows["step"].tolist(), rows["value"].tolist()))
+
+
+@pytest.mark.parametrize("name", ["run.csv", "run.tsv", "run.csv.gz"])
+def test_a_column_named_twice_is_one_line_naming_it(cli, tmp_path, name):
+    text = "step,entropy,score,score\n1,0.5,0.1,0.2\n2,0.4,0.2,0.3\n"
+    if name.endswith(".tsv"):
+        text = text.replace(",", "\t")
+    path = tmp_path / name
+    if name.endswith(".gz"):
+        import gzip
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text)
+    out = tmp_path / "runs.parquet"
+    res = cli("ingest", str(path), "-o", str(out))
+    assert res.returncode == 2, res.stderr
+    [line] = logical_lines(res.stderr.strip())
+    assert line.startswith(f"entropylaw: error: {path}: line 1 names column 'score' 2 times (columns 3, 4)"), line
+    assert "Traceback" not in res.stderr and not out.exists()
+    assert cli("summary", str(path)).returncode == 2
+
+
+def test_a_header_without_a_name_twice_reads_as_before(tmp_path):
+    (tmp_path / "run.csv").write_text("step,entropy,score,,\n1,0.5,0.1,,\n2,0.4,0.2,,\n3,0.3,0.3,,\n")
+    df = el.load(tmp_path / "run.csv", warn=False)
+    assert _series(df, "entropy") == {1: 0.5, 2: 0.4, 3: 0.3}
+
+
+def _jsonl(path, bad_step=-3):
+    lines = [{"step": s, "data": {"actor/entropy": math.exp(-s / 20), "critic/score/mean": 0.1 * s}}
+             for s in range(1, 7)]
+    lines.insert(3, {"step": bad_step, "data": {"actor/entropy": 0.9, "critic/score/mean": 0.9}})
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def _console(path):
+    lines = [f"step:{s} - actor/entropy:{math.exp(-s / 20):.5f} - critic/score/mean:{0.1 * s:.5f}"
+             for s in range(1, 7)]
+    lines.insert(3, "step:-3 - actor/entropy:0.9 - critic/score/mean:0.9")
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("name,write", [("run.jsonl", _jsonl), ("run.log", _console)])
+def test_a_negative_step_is_dropped_and_counted_not_a_resume(tmp_path, name, write):
+    write(tmp_path / name)
+    df = el.load(tmp_path / name, warn=False)
+    assert sorted(_series(df, "entropy")) == [1, 2, 3, 4, 5, 6]  # no step superseded by the step -3 line
+    assert 0.9 not in _series(df, "entropy").values()
+    [account] = row_accounts(df)
+    assert account["dropped"] == {"negative step": 2}
+    assert (account["rows_read"], account["rows_kept"]) == (14, 12)
+    [line] = loss_lines(df)
+    assert line.endswith("dropped 2 of 14 values (negative step: 2 values on 1 line, at line 4)"), line
+    assert any("steps below 0 (the first: step -3) dropped at line 4" in n for n in account["notes"])
+
+
+def test_a_tables_negative_step_is_said_apart_from_a_missing_one(tmp_path):
+    (tmp_path / "run.csv").write_text("step,entropy,score\n1,0.9,0.1\n2,0.8,0.2\n-1,0.6,0.4\n1.5,0.55,0.45\n"
+                                      "3,0.5,0.5\n,0.4,0.6\n")
+    df = el.load(tmp_path / "run.csv", warn=False)
+    assert _series(df, "entropy") == {1: 0.9, 2: 0.8, 3: 0.5}
+    [line] = loss_lines(df)
+    assert line.endswith("dropped 6 of 12 values (missing or non-integer step: 4 values on 2 lines, at lines 5, 7, "
+                         "negative step: 2 values on 1 line, at line 4)"), line
