@@ -287,11 +287,13 @@ def run(args) -> int:
             live.start()
         waiting = False
         while True:
-            if not path.exists():  # started before the trainer wrote its log: wait for it, said once
-                if not waiting:
-                    said = f"{time.strftime('%H:%M:%S')} waiting for {path} to appear (Ctrl-C to stop)"
-                    if live is not None:
-                        live.update(render_rich(None, [said], "", path))
+            if not path.exists():  # started before the trainer wrote its log, or the log removed: waited for,
+                if not waiting:  # said once each time it goes
+                    said = f"{time.strftime('%H:%M:%S')} " + (
+                        f"{path} was removed: waiting for it to appear again (Ctrl-C to stop)" if last_sig is not None
+                        else f"waiting for {path} to appear (Ctrl-C to stop)")
+                    if live is not None:  # the last fit stays on show, with the removal under it
+                        live.update(render_rich(snap, [*notes, said], when if last_sig is not None else "", path))
                     else:
                         print(said, flush=True)
                     waiting = True
@@ -299,6 +301,7 @@ def run(args) -> int:
                     break
                 time.sleep(args.interval)
                 continue
+            waiting = False
             sig = Signature.of(path)
             if sig != last_sig:
                 if last_sig is not None:
