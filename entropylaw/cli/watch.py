@@ -280,7 +280,7 @@ def run(args) -> int:
             live = Live(render_rich(None, [], "", path), refresh_per_second=4, transient=False)
         except ImportError:
             live = None
-    last_sig, last_change, snap, refreshes, notes = None, time.monotonic(), None, 0, []
+    last_sig, last_change, snap, refreshes, notes, when = None, time.monotonic(), None, 0, [], ""
     interrupted = False  # Ctrl-C: the user stopped it; a limit reached having read nothing is said (below)
     try:
         if live is not None:
@@ -293,7 +293,7 @@ def run(args) -> int:
                         f"{path} was removed: waiting for it to appear again (Ctrl-C to stop)" if last_sig is not None
                         else f"waiting for {path} to appear (Ctrl-C to stop)")
                     if live is not None:  # the last fit stays on show, with the removal under it
-                        live.update(render_rich(snap, [*notes, said], when if last_sig is not None else "", path))
+                        live.update(render_rich(snap, [*notes, said], when, path))
                     else:
                         print(said, flush=True)
                     waiting = True
