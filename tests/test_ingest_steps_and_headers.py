@@ -85,3 +85,31 @@ def test_a_tables_negative_step_is_said_apart_from_a_missing_one(tmp_path):
     [line] = loss_lines(df)
     assert line.endswith("dropped 6 of 12 values (missing or non-integer step: 4 values on 2 lines, at lines 5, 7, "
                          "negative step: 2 values on 1 line, at line 4)"), line
+
+
+def _bom_jsonl(path):
+    path.write_text("".join(json.dumps({"step": s, "data": {"actor/entropy": math.exp(-s / 20),
+                                                             "critic/score/mean": 0.1 * s}}) + "\n"
+                            for s in range(1, 7)), encoding="utf-8-sig")
+
+
+def _bom_console(path):
+    path.write_text("".join(f"step:{s} - actor/entropy:{math.exp(-s / 20):.5f} - critic/score/mean:{0.1 * s:.5f}\n"
+                            for s in range(1, 7)), encoding="utf-8-sig")
+
+
+def _bom_state(path):
+    history = [{"step": s, "entropy": math.exp(-s / 20), "reward": 0.1 * s} for s in range(1, 7)]
+    path.write_text(json.dumps({"global_step": 6, "log_history": history}), encoding="utf-8-sig")
+
+
+@pytest.mark.parametrize("name,write", [("run.jsonl", _bom_jsonl), ("run.log", _bom_console),
+                                        ("trainer_state.json", _bom_state)])
+def test_a_byte_order_mark_is_no_text(tmp_path, name, write):
+    """A file a Windows tool wrote starts with a UTF-8 byte-order mark: its first JSON line was dropped as
+    unparseable, a veRL log's first step line was not found (a log of one line: "no veRL step lines")."""
+    write(tmp_path / name)
+    df = el.load(tmp_path / name, warn=False)
+    assert sorted(_series(df, "entropy")) == [1, 2, 3, 4, 5, 6]
+    assert _series(df, "entropy")[1] == pytest.approx(math.exp(-1 / 20), abs=1e-5)
+    assert "unparseable line" not in json.dumps(row_accounts(df))

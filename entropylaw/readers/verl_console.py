@@ -243,7 +243,7 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     header: list[bytes] = []
     echoes = EchoCollector()
     lineno = 0
-    with open_log(path) as f:
+    with open_log(path, bom=True) as f:
         pending, mark = echoes.pending, MARK
         for lineno, line in enumerate(f, 1):
             if pending or mark in line:  # most lines: one substring test, no call
