@@ -113,3 +113,32 @@ def test_a_byte_order_mark_is_no_text(tmp_path, name, write):
     assert sorted(_series(df, "entropy")) == [1, 2, 3, 4, 5, 6]
     assert _series(df, "entropy")[1] == pytest.approx(math.exp(-1 / 20), abs=1e-5)
     assert "unparseable line" not in json.dumps(row_accounts(df))
+
+
+FAR = "99999999999999999999999"  # past int64
+
+
+@pytest.mark.parametrize("name,text", [
+    ("run.jsonl", f'{{"step": {FAR}, "entropy": 0.9, "score": 0.1}}\n{{"step": 1e30, "entropy": 0.9, "score": 0.1}}\n'
+                  + "".join(f'{{"step": {s}, "entropy": 0.{9 - s}, "score": 0.{s}}}\n' for s in range(1, 4))),
+    ("run.log", f"step:{FAR} - actor/entropy:0.9 - critic/score/mean:0.1\n"
+                + "".join(f"step:{s} - actor/entropy:0.{9 - s} - critic/score/mean:0.{s}\n" for s in range(1, 4))),
+    ("log_history.json", json.dumps([{"step": int(FAR), "entropy": 0.9, "reward": 0.1}]
+                                    + [{"step": s, "entropy": 0.9 - s / 10, "reward": s / 10} for s in range(1, 4)])),
+    ("run.csv", f"step,entropy,score\n{FAR},0.9,0.1\n1e30,0.9,0.1\n" + "".join(f"{s},0.{9 - s},0.{s}\n"
+                                                                             for s in range(1, 4))),
+])
+def test_a_step_past_64_bits_is_dropped_and_counted_not_an_internal_error(cli, tmp_path, name, text):
+    """A step past int64 (a JSON line's 1e30, a step of 23 digits) was 'internal error: OverflowError' in every
+    reader but the CSV's, which read it as a missing step with numpy's RuntimeWarning on the terminal."""
+    path = tmp_path / name
+    path.write_text(text)
+    res = cli("summary", str(path), "--json")
+    assert res.returncode == 0, res.stderr
+    assert "internal error" not in res.stderr and "RuntimeWarning" not in res.stderr, res.stderr
+    [account] = json.loads(res.stdout)["row_accounts"]
+    lost = 2 * (text.count(FAR) + text.count("1e30"))
+    assert account["dropped"] == {"step out of range": lost}, account
+    assert account["rows_read"] == account["rows_kept"] + lost == 6 + lost
+    [run] = json.loads(res.stdout)["runs"]
+    assert run["steps"] == 3

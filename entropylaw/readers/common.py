@@ -48,6 +48,8 @@ from entropylaw.terminal import count
 
 NON_FINITE = "non-finite value"
 NEGATIVE_STEP = "negative step"
+STEP_RANGE = "step out of range"  # past int64: no run's step
+STEP_LIMIT = 2 ** 63
 DUPLICATE = "duplicate (step, metric)"
 
 
@@ -122,8 +124,14 @@ class RawRun:
         if not isinstance(keys, pd.Categorical):
             codes, names = pd.factorize(keys)
             keys = pd.Categorical.from_codes(codes, categories=pd.Index(names, dtype=object).astype(str))
+        keep = None
+        try:
+            steps = np.asarray(self.steps, dtype=np.int64)
+        except OverflowError:  # a step past int64 (a JSON line's 1e30, a step of 23 digits): dropped, counted
+            keep = np.array([-STEP_LIMIT < int(s) < STEP_LIMIT for s in self.steps], dtype=bool)
+            steps = np.where(keep, np.array([int(s) if k else 0 for s, k in zip(self.steps, keep)], dtype=np.int64), 0)
         df = pd.DataFrame({
-            "step": np.asarray(self.steps, dtype=np.int64),
+            "step": steps,
             "key": keys,
             "value": np.asarray(self.values, dtype=np.float64),
         })
@@ -131,6 +139,11 @@ class RawRun:
             df["line"] = np.asarray(self.lines, dtype=np.int64)
         if self.axes is not None:
             df["axis"] = np.asarray(self.axes, dtype=object)
+        if keep is not None:
+            lines = df["line"].to_numpy()[~keep] if "line" in df.columns else None
+            self.report.drop(STEP_RANGE, int((~keep).sum()), lines)
+            self.report.note(f"steps past what a 64-bit integer holds dropped ({count(int((~keep).sum()), 'value')})")
+            df = df[keep].reset_index(drop=True)
         return df
 
 

@@ -41,7 +41,7 @@ import pandas as pd
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import inner_suffix
-from entropylaw.readers.common import NEGATIVE_STEP, RawRun, existing_file
+from entropylaw.readers.common import NEGATIVE_STEP, STEP_LIMIT, STEP_RANGE, RawRun, existing_file
 from entropylaw.readers.resumes import per_micro_step
 from entropylaw.readers.csv_fields import (CUT_LAST, SHORT, is_text_column, no_twice_named, numbers, short_rows,
                                            too_many_fields)
@@ -57,7 +57,7 @@ NAME_COLUMNS = ["metric", "tag", "key"]
 ENVELOPE = "W&B __MIN/__MAX envelope"
 NON_NUMERIC = "non-numeric value"
 MISSING_STEP = "missing or non-integer step"
-NO_STEP = -2  # _steps: a row without an integer step (-1: a negative one)
+NO_STEP, FAR_STEP = -2, -3  # _steps: a row without an integer step, one past int64 (-1: a negative one)
 MAX_NOTES = 5
 SHORT_ROWS = "short_rows"  # a CSV frame's attrs: its rows with fewer fields than the header (csv_fields)
 
@@ -158,11 +158,15 @@ def _drop_bad_values(df: pd.DataFrame, report: IngestReport, csv: bool) -> pd.Da
 
 
 def _steps(df: pd.DataFrame, step_col: str) -> np.ndarray:
-    """Integer steps; ``NO_STEP`` where missing / not an integer, and -1 where negative (no step of a run:
-    dropped, as :func:`~entropylaw.readers.common.finalize` drops it from the other readers)."""
+    """Integer steps; ``NO_STEP`` where missing / not an integer, ``FAR_STEP`` past int64, and -1 where
+    negative (no step of a run: dropped, as :func:`~entropylaw.readers.common.finalize` drops it from the
+    other readers)."""
     values, present = numbers(df[step_col])
     ok = present & np.isfinite(values) & (np.floor(values) == values)
-    return np.where(ok, np.maximum(np.where(ok, values, 0), -1), NO_STEP).astype(np.int64)
+    far = ok & (np.abs(np.where(ok, values, 0)) >= STEP_LIMIT)  # 1e30: past int64
+    ok &= ~far
+    steps = np.maximum(np.where(ok, values, 0), -1).astype(np.int64)
+    return np.where(ok, steps, np.where(far, FAR_STEP, NO_STEP))
 
 
 class _Collector:
@@ -179,9 +183,9 @@ class _Collector:
         values, present, steps, rows = values[rows], present[rows], steps[rows], np.nonzero(rows)[0]
         report.read(int(present.sum()))
         no_step = present & (steps < 0)
-        negative = no_step & (steps != NO_STEP)
-        report.drop(MISSING_STEP, int((no_step & ~negative).sum()), rows[no_step & ~negative] + self.first_line)
-        report.drop(NEGATIVE_STEP, int(negative.sum()), rows[negative] + self.first_line)
+        for reason, which in ((MISSING_STEP, steps == NO_STEP), (STEP_RANGE, steps == FAR_STEP),
+                              (NEGATIVE_STEP, steps == -1)):
+            report.drop(reason, int((no_step & which).sum()), rows[no_step & which] + self.first_line)
         bad = present & ~no_step & np.isnan(values)
         text = column.to_numpy()[rows]
         spelled_nan = np.array([str(t).strip().lower() in ("nan", "-nan") for t in text[bad]], dtype=bool)
