@@ -177,8 +177,8 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
         # accounts with it) travel on: every command reading the table says them again
         carried = [IngestReport.from_dict(d) for d in df.attrs.pop("row_accounts", [])
                    if d.get("rows_dropped") or d.get("skipped")]
-        for r in carried:
-            r.source = f"{r.source} (read into {source})"
+        for r in carried:  # the log it was read from, and the table it comes through now (not each table between)
+            r.source = f"{r.source.split(' (read into ')[0]} (read into {source})"
         return [(_apply_meta_overrides(df, opts), report)] + [(table.empty(), r) for r in carried]
     out = []
     given = config is None and depth == 0  # a log given directly: its folder's configs describe it
