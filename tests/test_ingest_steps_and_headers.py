@@ -43,6 +43,22 @@ def test_a_column_named_twice_is_one_line_naming_it(cli, tmp_path, name):
     assert cli("summary", str(path)).returncode == 2
 
 
+def test_a_parquet_schema_naming_a_column_twice_is_one_line_naming_it(cli, tmp_path):
+    """pyarrow writes such a file; reading it was 'ArrowInvalid: Multiple matches for FieldRef.Name(score) in
+    step: int64 entropy: double ... __filename: string'."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "run.parquet"
+    pq.write_table(pa.table([pa.array([1, 2, 3]), pa.array([0.9, 0.8, 0.7]), pa.array([0.1, 0.2, 0.3]),
+                             pa.array([0.5, 0.6, 0.7])], names=["step", "entropy", "score", "score"]), path)
+    res = cli("summary", str(path))
+    assert res.returncode == 2
+    assert res.stderr.strip() == (f"entropylaw: error: {path}: its schema names column 'score' 2 times (columns 3, 4): "
+                                  "which one holds its values is not known (expected each column name once: rename "
+                                  "or remove the others)")
+
+
 def test_a_header_without_a_name_twice_reads_as_before(tmp_path):
     (tmp_path / "run.csv").write_text("step,entropy,score,,\n1,0.5,0.1,,\n2,0.4,0.2,,\n3,0.3,0.3,,\n")
     df = el.load(tmp_path / "run.csv", warn=False)

@@ -129,11 +129,14 @@ def too_many_fields(path, message: str) -> str | None:
             "fields a row)")
 
 
-def no_twice_named(path, tsv: bool = False) -> None:
+def no_twice_named(path, tsv: bool = False, names=None) -> None:
     """A header that names a column twice: pandas reads the second as ``score.1``, a metric of its own, and
-    which of the two is the score was a guess; an error naming the column and where it stands."""
-    header = pd.read_csv(path, dtype=str, header=None, nrows=1, keep_default_na=False,
-                         sep=None if tsv else ",", engine="python" if tsv else "c").iloc[0].astype(str).str.strip()
+    which of the two is the score was a guess; an error naming the column and where it stands. ``names``:
+    a parquet file's columns (its schema), where a CSV's are its first line."""
+    where = "line 1" if names is None else "its schema"
+    header = [str(n).strip() for n in names] if names is not None else pd.read_csv(
+        path, dtype=str, header=None, nrows=1, keep_default_na=False, sep=None if tsv else ",",
+        engine="python" if tsv else "c").iloc[0].astype(str).str.strip()
     seen: dict[str, list[int]] = {}
     for i, name in enumerate(header, 1):
         if name:
@@ -142,7 +145,7 @@ def no_twice_named(path, tsv: bool = False) -> None:
     if twice:
         name, at = next(iter(twice.items()))
         more = f" (and {count(len(twice) - 1, 'other column')} named more than once)" if len(twice) > 1 else ""
-        raise EntropyLawError(f"{path}: line 1 names column {name!r} {len(at)} times (columns "
+        raise EntropyLawError(f"{path}: {where} names column {name!r} {len(at)} times (columns "
                               f"{', '.join(map(str, at))}){more}: which one holds its values is not known "
                               "(expected each column name once: rename or remove the others)")
 

@@ -67,6 +67,10 @@ def read_frame(path: str | os.PathLike) -> pd.DataFrame:
     path = existing_file(path, "a table with a step column")
     try:
         if inner_suffix(path) == ".parquet":
+            if Path(path).suffix == ".parquet":  # pyarrow reads a schema naming a column twice, and fails on it
+                import pyarrow.parquet as pq
+
+                no_twice_named(path, names=pq.read_schema(path).names)
             return pd.read_parquet(path)
         tsv = inner_suffix(path) == ".tsv"
         df = pd.read_csv(path, dtype=str, keep_default_na=False, sep=None if tsv else ",",
