@@ -158,3 +158,23 @@ def test_a_step_past_64_bits_is_dropped_and_counted_not_an_internal_error(cli, t
     assert account["rows_read"] == account["rows_kept"] + lost == 6 + lost
     [run] = json.loads(res.stdout)["runs"]
     assert run["steps"] == 3
+
+
+def test_a_hand_edited_run_table_loses_only_the_rows_it_cannot_hold(cli, tmp_path):
+    """entropylaw's own table as a CSV, edited by hand: a step left empty or written 'abc' was 'internal error:
+    IntCastingNaNError' / 'ValueError'; 2.5 was read as step 2, -4 as a step, an empty run_id as a run of its own."""
+    rows = [f"r,{s},entropy,0.{9 - s}\nr,{s},score,0.{s}\n" for s in range(1, 7)]
+    rows[1] = "r,,entropy,0.7\nr,abc,score,0.2\n"
+    rows[2] = "r,2.5,entropy,0.6\nr,-4,score,0.3\n"
+    rows[3] = ",4,entropy,0.5\nr,4,,0.4\n"
+    path = tmp_path / "runs.csv"
+    path.write_text("run_id,step,metric,value\n" + "".join(rows))
+    res = cli("summary", str(path), "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    [run] = out["runs"]
+    assert (run["run_id"], run["steps"]) == ("r", 3)
+    [account] = [a for a in out["row_accounts"] if a["source"] == str(path)]
+    assert account["dropped"] == {"missing or non-integer step": 3, "negative step": 1, "missing run_id or metric": 2}
+    assert (account["rows_read"], account["rows_kept"]) == (12, 6)
+    assert any("missing or non-integer step in column 'step' at line 4, 5, 6 (dropped)" == n for n in account["notes"])

@@ -47,16 +47,13 @@ from entropylaw.readers.csv_fields import (CUT_LAST, SHORT, is_text_column, no_t
                                            too_many_fields)
 from entropylaw.readers.names import (BOOKKEEPING, STEP_NAMES, model_from_filename, names_a_step_axis,
                                       run_id_from_path)
-from entropylaw.readers.accounts import IngestReport
-from entropylaw.terminal import count
+from entropylaw.readers.tidy import MISSING_STEP, NON_NUMERIC, read_tidy  # noqa: F401 (read_tidy: dispatch's)
 
 STEP_COLUMNS = ["step", "_step", "global_step", "Step", "trainer/global_step", "train/global_step",
                 "train/step", "steps", "iteration"]
 RUN_COLUMNS = ["run_id", "run", "run_name", "name"]
 NAME_COLUMNS = ["metric", "tag", "key"]
 ENVELOPE = "W&B __MIN/__MAX envelope"
-NON_NUMERIC = "non-numeric value"
-MISSING_STEP = "missing or non-integer step"
 NO_STEP, FAR_STEP = -2, -3  # _steps: a row without an integer step, one past int64 (-1: a negative one)
 MAX_NOTES = 5
 SHORT_ROWS = "short_rows"  # a CSV frame's attrs: its rows with fewer fields than the header (csv_fields)
@@ -111,54 +108,6 @@ def table_kind(df: pd.DataFrame) -> str:
     if _find(cols, STEP_COLUMNS) and _find(cols, NAME_COLUMNS) and "value" in cols:
         return "long"
     return "wide"
-
-
-def read_tidy(path: str | os.PathLike) -> tuple[pd.DataFrame, IngestReport]:
-    """entropylaw's own table, validated. A ``value`` that is not a finite number (text in a
-    hand-edited CSV, NaN) is dropped and counted with its line, as the other readers do;
-    the rest is read as it is."""
-    path = existing_file(path, "a run table")
-    report = IngestReport(str(path))
-    try:
-        if inner_suffix(path) in (".csv", ".tsv"):
-            df = pd.read_csv(path, sep="\t" if inner_suffix(path) == ".tsv" else ",")
-        else:
-            df = table._read_parquet(path)  # its dictionaries as categoricals
-    except OSError as err:
-        if err.errno is not None:  # the file system's error: said by the CLI as such
-            raise
-        raise EntropyLawError(f"{path}: cannot read as a run table ({type(err).__name__}: {err})") from None
-    except Exception as err:  # pandas/pyarrow raise many types for a bad file
-        raise EntropyLawError(f"{path}: cannot read as a run table ({type(err).__name__}: {err})") from None
-    report.read(len(df))
-    if "value" in df.columns:
-        df = _drop_bad_values(df, report, csv=inner_suffix(path) != ".parquet")
-    df = table.validate(df, where=str(path))
-    report.keep(len(df))
-    report.note(f"tidy run table with {count(df['run_id'].nunique(), 'run')}")
-    return df, report
-
-
-def _drop_bad_values(df: pd.DataFrame, report: IngestReport, csv: bool) -> pd.DataFrame:
-    """Rows of a tidy table whose value is text or not finite: dropped, counted, located."""
-    attrs = dict(df.attrs)
-    values = pd.to_numeric(df["value"], errors="coerce").to_numpy(dtype=np.float64)
-    present = df["value"].notna().to_numpy()
-    text = present & np.isnan(values) & ~df["value"].astype(str).str.strip().str.lower().isin(
-        ["nan", "-nan", "+nan"]).to_numpy()
-    non_finite = ~np.isfinite(values) & ~text
-    where = "line" if csv else "row"
-    for mask, reason in ((text, NON_NUMERIC), (non_finite, "non-finite value")):
-        if mask.any():
-            rows = np.nonzero(mask)[0]
-            shown = ", ".join(str(int(r) + (2 if csv else 1)) for r in rows[:5])
-            more = f", ... ({len(rows) - 5} more)" if len(rows) > 5 else ""
-            report.drop(reason, len(rows))
-            report.note(f"{reason} in column 'value' at {where} {shown}{more} (dropped)")
-    keep = ~(text | non_finite)
-    out = df[keep].assign(value=values[keep])
-    out.attrs.update(attrs)
-    return out
 
 
 def _steps(df: pd.DataFrame, step_col: str) -> np.ndarray:
