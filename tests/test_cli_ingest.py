@@ -157,3 +157,26 @@ def test_a_table_read_into_a_table_names_its_log_and_the_table_once(cli, tmp_pat
     [carried] = [r for r in json.loads(res.stdout)["row_accounts"] if r["rows_dropped"]]
     assert carried["source"] == f"{log} (read into {b})"
     assert carried["dropped"] == {"non-numeric value": 1}
+
+
+def test_an_output_that_is_a_log_being_read_is_refused_before_it_is_replaced(cli, tmp_path):
+    """`ingest run.csv -o run.csv` replaced the log with the table (the values it dropped gone with it), said
+    only as 'wrote run.csv'. A run table read into itself with more runs stays allowed."""
+    log = tmp_path / "run.csv"
+    text = "step,entropy,score\n1,0.9,0.1\n2,0.8,oops\n3,0.7,0.3\n"
+    log.write_text(text)
+    (tmp_path / "logs").mkdir()
+    inner = tmp_path / "logs" / "b.csv"
+    inner.write_text(text)
+    for argv in ([str(log), "-o", str(log)], [str(tmp_path / "logs"), "-o", str(inner)]):
+        res = cli("ingest", *argv)
+        assert res.returncode == 2, res.stderr
+        [line] = logical_lines(res.stderr.strip())
+        assert line.startswith(f"entropylaw: error: --output {argv[-1]}: is a log being read") and \
+            "would replace it" in line, line
+    assert log.read_text() == text and inner.read_text() == text
+    runs = tmp_path / "runs.parquet"
+    assert cli("ingest", str(log), "-o", str(runs)).returncode == 0
+    res = cli("ingest", str(runs), str(inner), "-o", str(runs))
+    assert res.returncode == 0, res.stderr
+    assert sorted(table.run_ids(table.read(runs))) == ["b", "run"]
