@@ -178,3 +178,17 @@ def test_a_hand_edited_run_table_loses_only_the_rows_it_cannot_hold(cli, tmp_pat
     assert account["dropped"] == {"missing or non-integer step": 3, "negative step": 1, "missing run_id or metric": 2}
     assert (account["rows_read"], account["rows_kept"]) == (12, 6)
     assert any("missing or non-integer step in column 'step' at line 4, 5, 6 (dropped)" == n for n in account["notes"])
+
+
+def test_a_column_of_dashes_until_its_first_evaluation_is_read_not_skipped_as_text(tmp_path):
+    """A validation column written '—' (or N/A) at the steps it was not evaluated was skipped whole as a text
+    column: its numbers lost, the account saying 'dropped 0', the fit on the training reward instead."""
+    rows = ["step,entropy,score,val/accuracy,note"]
+    rows += [f"{s},{1 - s / 20},{s / 20},{'—' if s % 5 else 0.5 + s / 100},{'N/A' if s % 2 else 'ok'}"
+             for s in range(1, 11)]
+    (tmp_path / "run.csv").write_text("\n".join(rows) + "\n")
+    df = el.load(tmp_path / "run.csv", warn=False)
+    assert _series(df, "val/accuracy") == {5: 0.55, 10: 0.6}
+    [account] = row_accounts(df)
+    assert account["dropped"] == {"non-numeric value": 8}  # the dashes, counted; the note column is text
+    assert any("note (text)" in n for n in account["notes"])

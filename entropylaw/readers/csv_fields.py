@@ -162,8 +162,15 @@ def numbers(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return values, ~np.isnan(values)
 
 
+# cells that stand for "no value" in an export (pandas' NA, a spreadsheet's dash): neither a number nor text
+PLACEHOLDERS = ["—", "–", "-", "?", "n/a", "na", "nan", "none", "null", "<na>", "#n/a"]
+
+
 def is_text_column(column: pd.Series) -> bool:
-    """Whether most of a column's filled cells are text, not numbers (a note, a model's name)."""
+    """Whether most of a column's filled cells are text, not numbers (a note, a model's name). A
+    placeholder for a missing value (``—``, ``N/A``, ``None``) is no text: a validation column
+    written ``—`` until its first evaluation is a metric whose numbers are read (its dashes counted
+    as non-numeric), where it was skipped whole as a text column with its numbers unsaid."""
     if not (column.dtype == object or pd.api.types.is_string_dtype(column.dtype)):
         return False
     text = column.fillna("").astype(str).str.strip()
@@ -172,4 +179,6 @@ def is_text_column(column: pd.Series) -> bool:
         return False
     parsed = pd.to_numeric(text, errors="coerce")
     nan_spelled = text.str.lower().isin(["nan", "-nan", "inf", "-inf", "infinity", "-infinity"])
-    return float((parsed.notna() | nan_spelled).mean()) < 0.5
+    number = parsed.notna() | nan_spelled
+    placeholder = text.str.lower().isin(PLACEHOLDERS)
+    return float(number.mean()) < 0.5 and not (parsed.notna().any() and float((number | placeholder).mean()) >= 0.5)
