@@ -192,3 +192,13 @@ def test_a_column_of_dashes_until_its_first_evaluation_is_read_not_skipped_as_te
     [account] = row_accounts(df)
     assert account["dropped"] == {"non-numeric value": 8}  # the dashes, counted; the note column is text
     assert any("note (text)" in n for n in account["notes"])
+
+
+def test_a_table_whose_every_column_is_text_says_which_were_skipped(cli, tmp_path):
+    """'no usable values (read 0 values, kept 0, dropped 0)' said nothing of the column read as text."""
+    path = tmp_path / "run.csv"
+    path.write_text("step,entropy\n1,high\n2,low\n")
+    res = cli("summary", str(path))
+    assert res.returncode == 2
+    assert res.stderr.strip() == (f"entropylaw: error: {path}: no usable values (read 0 values, kept 0, dropped 0; "
+                                  "columns skipped: entropy (text))")

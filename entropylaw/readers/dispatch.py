@@ -204,7 +204,10 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
     if not out:
         raise EntropyLawError(f"{source}: no runs found")
     if not any(len(df) for df, _ in out) and not all(r.skipped for _, r in out):
-        detail = "; ".join(r.line().split(": ", 1)[1] for _, r in out)
+        # a table whose columns were all skipped (text, bookkeeping): which, where no value was read to say more
+        detail = "; ".join(r.line().split(": ", 1)[1] + "".join(
+            f"; {n}" for n in r.notes if not r.rows_read and n.startswith(("columns skipped", "columns without")))
+            for _, r in out)
         raise EntropyLawError(f"{source}: no usable values ({detail})")
     return out
 
