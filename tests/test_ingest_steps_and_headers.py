@@ -202,3 +202,10 @@ def test_a_table_whose_every_column_is_text_says_which_were_skipped(cli, tmp_pat
     assert res.returncode == 2
     assert res.stderr.strip() == (f"entropylaw: error: {path}: no usable values (read 0 values, kept 0, dropped 0; "
                                   "columns skipped: entropy (text))")
+
+
+def test_a_header_spaced_after_its_commas_names_the_keys_without_the_spaces(tmp_path):
+    """'step, entropy, score' read keys ' entropy' and ' score': neither found, the run not fitted."""
+    (tmp_path / "run.csv").write_text("step, entropy, score\n1, 0.9, 0.1\n2, 0.8, 0.2\n3, 0.7, 0.3\n")
+    df = el.load(tmp_path / "run.csv", warn=False)
+    assert _series(df, "entropy") == {1: 0.9, 2: 0.8, 3: 0.7} and _series(df, "score") == {1: 0.1, 2: 0.2, 3: 0.3}

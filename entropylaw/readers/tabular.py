@@ -73,6 +73,8 @@ def read_frame(path: str | os.PathLike) -> pd.DataFrame:
         df = pd.read_csv(path, dtype=str, keep_default_na=False, sep=None if tsv else ",",
                          engine="python" if tsv else "c")
         no_twice_named(path, tsv)
+        # 'step, entropy, score' (a hand-written header, spaced after its commas): the keys without the spaces
+        df.columns = [str(c).strip() for c in df.columns]
         if not tsv:  # rows with fewer fields than the header: pandas pads them with empty cells
             df.attrs[SHORT_ROWS] = short_rows(path, len(df))
         return df
