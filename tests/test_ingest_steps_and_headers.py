@@ -209,3 +209,14 @@ def test_a_header_spaced_after_its_commas_names_the_keys_without_the_spaces(tmp_
     (tmp_path / "run.csv").write_text("step, entropy, score\n1, 0.9, 0.1\n2, 0.8, 0.2\n3, 0.7, 0.3\n")
     df = el.load(tmp_path / "run.csv", warn=False)
     assert _series(df, "entropy") == {1: 0.9, 2: 0.8, 3: 0.7} and _series(df, "score") == {1: 0.1, 2: 0.2, 3: 0.3}
+
+
+@pytest.mark.parametrize("sep,named", [(";", "semicolons"), ("\t", "tabs")])
+def test_a_table_parted_by_another_character_says_so(cli, tmp_path, sep, named):
+    """'no step column (expected one of step, ...); columns: step;entropy;score' named the step it said it lacked."""
+    path = tmp_path / "run.csv"
+    path.write_text(f"step{sep}entropy{sep}score\n1{sep}0.9{sep}0.1\n")
+    res = cli("summary", str(path))
+    assert res.returncode == 2
+    [line] = logical_lines(res.stderr.strip())
+    assert f"its header is one column, {f'step{sep}entropy{sep}score'!r}: its fields are parted by {named}" in line

@@ -210,6 +210,11 @@ def read_tabular(path: str | os.PathLike, run_id: str | None = None, step_key: s
             raise EntropyLawError(f"{path}: `step_key` {step_key!r} is not a column; columns: "
                                   f"{', '.join(cols[:20])}{' ...' if len(cols) > 20 else ''}")
         step_col = step_key
+    if step_col is None and len(cols) == 1 and (sep := next((c for c in ";\t|" if c in cols[0]), None)):
+        named = {";": "semicolons", "\t": "tabs", "|": "bars"}[sep]
+        tsv = ", or a .tsv name for tabs" if sep == "\t" else ""
+        raise EntropyLawError(f"{path}: its header is one column, {cols[0][:60]!r}: its fields are parted by {named}, "
+                              f"not commas (expected a comma-separated file{tsv})")
     if step_col is None:
         raise EntropyLawError(f"{path}: no step column (expected one of {', '.join(STEP_COLUMNS)}, it, update, "
                               "a *_step column); "
