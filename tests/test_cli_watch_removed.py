@@ -49,3 +49,16 @@ def test_a_log_removed_mid_watch_is_said_each_time_and_followed_again(tmp_path, 
     assert out.count(f"{path} was removed: waiting for it to appear again") == 2, out
     assert f"waiting for {path}" not in out  # never said as a log not yet written
     assert out.count("]") >= 3 and "step 20, 20 entropy points" in out  # the log written last is the one shown
+
+
+def test_a_sweeps_next_run_not_yet_written_does_not_stall_the_run_followed(tmp_path, capsys):
+    """A sweep's folder where the next run's log exists but is empty (its first line not written yet): every
+    refresh failed ('waiting: ...: empty file ...; --skip-bad leaves it out'), the run followed not refreshed."""
+    _write(tmp_path / "run_a.jsonl", 30)
+    (tmp_path / "run_b.jsonl").write_text("")
+    code = main(["watch", str(tmp_path), "--interval", "0.05", "--plain", "--n-boot", "10", "--max-refreshes", "1",
+                 "--run", "run_a"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "run_a: step 30, 30 entropy points" in out
+    assert f"rows: {tmp_path / 'run_b.jsonl'}: skipped (" in " ".join(out.split()), out

@@ -100,10 +100,15 @@ class Signature:
 
 
 def snapshot(args, path: Path) -> dict:
-    """One refresh (:func:`entropylaw.snapshot`) with the command's options."""
+    """One refresh (:func:`entropylaw.snapshot`) with the command's options. A folder's file that does not
+    read now (a sweep's next run, its log empty or its first line half-written) is left out and said under
+    "rows:" at each refresh, as with --skip-bad: it stalled every refresh of the run followed until it read."""
+    options = source_options(args)
+    if path.is_dir():
+        options["skip_bad"] = True
     snap = api.snapshot(path, run=args.run[0] if args.run else None, methods=args.method, horizon=args.horizon,
                         total_steps=args.total_steps, target=args.target, step_cost=args.step_cost,
-                        n_boot=args.n_boot, n_problems=args.n_problems, **source_options(args))
+                        n_boot=args.n_boot, n_problems=args.n_problems, **options)
     flags = getattr(args, "flags", str)
     out = {k: flags(v) if k in ("total_note", "fit_error", "forecast_error") else v for k, v in snap.items()}
     out["decision_lines"] = [flags(line) for line in plumbing.decision_lines(snap.get("decision"))]
