@@ -62,3 +62,22 @@ def test_a_sweeps_next_run_not_yet_written_does_not_stall_the_run_followed(tmp_p
     assert code == 0, err
     assert "run_a: step 30, 30 entropy points" in out
     assert f"rows: {tmp_path / 'run_b.jsonl'}: skipped (" in " ".join(out.split()), out
+
+
+def test_the_live_displays_notes_stand_above_the_fit_where_a_short_terminal_keeps_them(tmp_path):
+    """Below the table, a note ('LOG was removed', 'waiting: ...') was past the last row of a 24-row terminal
+    (the panel is 36 lines at 80 columns): rich's live display cut it, and the last fit looked current."""
+    import io
+
+    from rich.console import Console
+
+    from entropylaw.cli import watch
+    from entropylaw.cli.main import build_parser
+
+    path = tmp_path / "metrics.jsonl"
+    _write(path, 30)
+    snap = watch.snapshot(build_parser().parse_args(["watch", str(path), "--n-boot", "10"]), path)
+    console = Console(file=io.StringIO(), width=80, height=24, record=True)
+    console.print(watch.render_rich(snap, ["12:00:01 metrics.jsonl was removed"], "12:00:00", path))
+    text = console.export_text()
+    assert text.index("was removed") < text.index("entropy now") < text.index("trust"), text

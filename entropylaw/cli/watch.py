@@ -234,7 +234,9 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
         t.add_row("runs", snap["runs_note"])
     for n in snap.get("read_notes", []):
         t.add_row("read", Text(n, style="yellow"))
-    body = Group(t, Text("\n".join(notes), style="dim")) if notes else t
+    # the notes (a log truncated, removed, unreadable now) first: a panel taller than the terminal loses its
+    # last lines, and below the table they were lost in a terminal of 24 or 30 rows, the fit shown as current
+    body = Group(Text("\n".join(notes), style="dim"), t) if notes else t
     return Panel(body, title=_title(path), subtitle=f"refreshed {when}")
 
 
