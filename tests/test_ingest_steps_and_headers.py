@@ -220,3 +220,23 @@ def test_a_table_parted_by_another_character_says_so(cli, tmp_path, sep, named):
     assert res.returncode == 2
     [line] = logical_lines(res.stderr.strip())
     assert f"its header is one column, {f'step{sep}entropy{sep}score'!r}: its fields are parted by {named}" in line
+
+
+def test_a_byte_that_is_not_utf8_costs_its_cell_not_the_table(cli, tmp_path):
+    """A Latin-1 byte (a spreadsheet's 'é') refused the whole table at a byte offset ('cannot read as a table
+    (UnicodeDecodeError: ... position 6 ...)'); the text logs' readers replace such a byte."""
+    (tmp_path / "run.csv").write_bytes(b"step,entropy,score,note\n1,0.9,0.1,d\xe9but\n2,0.8\xff,0.2,\n3,0.7,0.3,\n")
+    df = el.load(tmp_path / "run.csv", warn=False)
+    assert _series(df, "entropy") == {1: 0.9, 3: 0.7} and _series(df, "score") == {1: 0.1, 2: 0.2, 3: 0.3}
+    [account] = row_accounts(df)
+    assert account["dropped"] == {"non-numeric value": 1}
+    assert any("line 3: key 'entropy' has non-numeric value" in n for n in account["notes"])
+
+
+def test_a_binary_file_named_csv_is_one_line_saying_so(cli, tmp_path):
+    path = tmp_path / "figure.csv"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
+    res = cli("summary", str(path))
+    assert res.returncode == 2
+    [line] = logical_lines(res.stderr.strip())
+    assert line.startswith(f"entropylaw: error: {path}: not a text table (") and "a binary file" in line, line

@@ -136,7 +136,7 @@ def no_twice_named(path, tsv: bool = False, names=None) -> None:
     where = "line 1" if names is None else "its schema"
     header = [str(n).strip() for n in names] if names is not None else pd.read_csv(
         path, dtype=str, header=None, nrows=1, keep_default_na=False, sep=None if tsv else ",",
-        engine="python" if tsv else "c").iloc[0].astype(str).str.strip()
+        engine="python" if tsv else "c", encoding_errors="replace").iloc[0].astype(str).str.strip()
     seen: dict[str, list[int]] = {}
     for i, name in enumerate(header, 1):
         if name:

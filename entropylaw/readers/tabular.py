@@ -40,7 +40,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
-from entropylaw.readers.compressed import inner_suffix
+from entropylaw.readers.compressed import inner_suffix, read_head
 from entropylaw.readers.common import NEGATIVE_STEP, STEP_LIMIT, STEP_RANGE, RawRun, existing_file
 from entropylaw.readers.resumes import per_micro_step
 from entropylaw.readers.csv_fields import (CUT_LAST, SHORT, is_text_column, no_twice_named, numbers, short_rows,
@@ -70,8 +70,11 @@ def read_frame(path: str | os.PathLike) -> pd.DataFrame:
                 no_twice_named(path, names=pq.read_schema(path).names)
             return pd.read_parquet(path)
         tsv = inner_suffix(path) == ".tsv"
+        _not_binary(path)
+        # a byte that is not UTF-8 (a Latin-1 'é' of a spreadsheet) replaced, as the text logs' readers do: its
+        # cell a non-numeric value counted on its line, where the whole table was refused at a byte offset
         df = pd.read_csv(path, dtype=str, keep_default_na=False, sep=None if tsv else ",",
-                         engine="python" if tsv else "c")
+                         engine="python" if tsv else "c", encoding_errors="replace")
         no_twice_named(path, tsv)
         # 'step, entropy, score' (a hand-written header, spaced after its commas): the keys without the spaces
         df.columns = [str(c).strip() for c in df.columns]
@@ -88,6 +91,19 @@ def read_frame(path: str | os.PathLike) -> pd.DataFrame:
         said = too_many_fields(path, str(err))
         raise EntropyLawError(said or f"{path}: cannot read as a table ({type(err).__name__}: "
                                       f"{' '.join(str(err).split())})") from None
+
+
+_CONTROLS = bytes(b for b in range(32) if b not in b"\t\n\r")
+
+
+def _not_binary(path: Path) -> None:
+    """An image or an archive named .csv: one line saying so (pandas read its bytes as rows of fields, or
+    failed at a byte offset). A crashed writer's NUL padding at the end is no binary file."""
+    head = read_head(path, 4096).rstrip(b"\x00")
+    n = len(head) - len(head.translate(None, _CONTROLS))
+    if n > max(2, len(head) // 100):
+        raise EntropyLawError(f"{path}: not a text table ({n} control bytes in its first {len(head)}: a binary "
+                              "file; expected comma-separated text with a header line)")
 
 
 def _find(columns, candidates) -> str | None:

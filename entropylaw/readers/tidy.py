@@ -40,7 +40,7 @@ def read_tidy(path: str | os.PathLike) -> tuple[pd.DataFrame, IngestReport]:
     report = IngestReport(str(path))
     try:
         if inner_suffix(path) in (".csv", ".tsv"):
-            df = pd.read_csv(path, sep="\t" if inner_suffix(path) == ".tsv" else ",")
+            df = pd.read_csv(path, sep="\t" if inner_suffix(path) == ".tsv" else ",", encoding_errors="replace")
         else:
             df = table._read_parquet(path)  # its dictionaries as categoricals
     except OSError as err:
