@@ -141,3 +141,42 @@ def test_ingest_writes_a_suffix_in_capitals_as_it_reads_one(cli, tmp_path, name)
     assert res.returncode == 0, res.stderr
     assert out.read_bytes().startswith(b"run_id,") == name.endswith(".CSV")  # a CSV as a CSV, a parquet as one
     assert table.series(table.read(out), "a", "entropy").to_dict() == {1: 0.5, 2: 0.4, 3: 0.3}
+
+
+def test_a_table_read_into_a_table_names_its_log_and_the_table_once(cli, tmp_path):
+    """A table ingested again (into itself, then into another) said each account as 'run.log (read into
+    a.parquet) (read into a.parquet) (read into b.parquet)'."""
+    log = tmp_path / "run.log"
+    log.write_text("".join(f"step:{s} - actor/entropy:0.{9 - s} - critic/score/mean:0.{s}\n" for s in range(1, 5))
+                   + "step:5 - actor/entropy:bad - critic/score/mean:0.5\n")
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    assert cli("ingest", str(log), "-o", str(a), "-q").returncode == 0
+    assert cli("ingest", str(a), "-o", str(a), "-q").returncode == 0
+    assert cli("ingest", str(a), "-o", str(b), "-q").returncode == 0
+    res = cli("summary", str(b), "--json")
+    [carried] = [r for r in json.loads(res.stdout)["row_accounts"] if r["rows_dropped"]]
+    assert carried["source"] == f"{log} (read into {b})"
+    assert carried["dropped"] == {"non-numeric value": 1}
+
+
+def test_an_output_that_is_a_log_being_read_is_refused_before_it_is_replaced(cli, tmp_path):
+    """`ingest run.csv -o run.csv` replaced the log with the table (the values it dropped gone with it), said
+    only as 'wrote run.csv'. A run table read into itself with more runs stays allowed."""
+    log = tmp_path / "run.csv"
+    text = "step,entropy,score\n1,0.9,0.1\n2,0.8,oops\n3,0.7,0.3\n"
+    log.write_text(text)
+    (tmp_path / "logs").mkdir()
+    inner = tmp_path / "logs" / "b.csv"
+    inner.write_text(text)
+    for argv in ([str(log), "-o", str(log)], [str(tmp_path / "logs"), "-o", str(inner)]):
+        res = cli("ingest", *argv)
+        assert res.returncode == 2, res.stderr
+        [line] = logical_lines(res.stderr.strip())
+        assert line.startswith(f"entropylaw: error: --output {argv[-1]}: is a log being read") and \
+            "would replace it" in line, line
+    assert log.read_text() == text and inner.read_text() == text
+    runs = tmp_path / "runs.parquet"
+    assert cli("ingest", str(log), "-o", str(runs)).returncode == 0
+    res = cli("ingest", str(runs), str(inner), "-o", str(runs))
+    assert res.returncode == 0, res.stderr
+    assert sorted(table.run_ids(table.read(runs))) == ["b", "run"]

@@ -20,6 +20,7 @@ from entropylaw.fit.run_summary import format_summary, not_found as _keys_not_fo
 from entropylaw.readers.accounts import ACCOUNTS, Accounts, IngestReport, loss_lines as _loss_lines
 from entropylaw.readers.common import KeyOptions
 from entropylaw.readers.dispatch import load as _load_sources
+from entropylaw.readers.formats import detect_format as _detect_format
 from entropylaw.readers.model_size import parse_size
 from entropylaw.readers.units import DROPPED
 from entropylaw.table import convention as _convention
@@ -271,8 +272,28 @@ def ingest(*sources, output=None, **options) -> Ingested:
     if output and not str(output).lower().endswith((".parquet", ".csv")):  # RUNS.CSV is read as a CSV too
         raise EntropyLawError(f"`output` {output}: expected a .parquet or .csv path")
     if output:
+        _not_a_log_read(output, sources)
         check_writable(output)  # a read-only or mistyped path fails before the reading
     df = load(*sources, warn=False, **options)
     if output:
         table.write(df, output)
     return Ingested(df, None if output is None else str(output))
+
+
+def _not_a_log_read(output, sources) -> None:
+    """``output`` that is one of the logs read (``ingest run.csv -o run.csv``, a typo away from the
+    right name) would be replaced by the table, the log lost: an error before anything is read. A run
+    table read into itself with more runs (``ingest runs.parquet new.log -o runs.parquet``) is no log."""
+    if not os.path.isfile(output):
+        return
+    out = os.path.realpath(output)
+    for source in sources:
+        if "://" in str(source):
+            continue
+        where = os.path.realpath(source)
+        inside = os.path.isdir(where) and os.path.commonpath([where, out]) == where  # a log of a folder read
+        if (inside or where == out) and _detect_format(output) != "table":
+            said = "" if where == out and str(source) == str(output) else f" ({source})"
+            raise EntropyLawError(f"`output` {output}: is a log being read{said}: the table written there would "
+                                  "replace it (give the table another name)")
+

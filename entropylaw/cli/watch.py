@@ -100,10 +100,15 @@ class Signature:
 
 
 def snapshot(args, path: Path) -> dict:
-    """One refresh (:func:`entropylaw.snapshot`) with the command's options."""
+    """One refresh (:func:`entropylaw.snapshot`) with the command's options. A folder's file that does not
+    read now (a sweep's next run, its log empty or its first line half-written) is left out and said under
+    "rows:" at each refresh, as with --skip-bad: it stalled every refresh of the run followed until it read."""
+    options = source_options(args)
+    if path.is_dir():
+        options["skip_bad"] = True
     snap = api.snapshot(path, run=args.run[0] if args.run else None, methods=args.method, horizon=args.horizon,
                         total_steps=args.total_steps, target=args.target, step_cost=args.step_cost,
-                        n_boot=args.n_boot, n_problems=args.n_problems, **source_options(args))
+                        n_boot=args.n_boot, n_problems=args.n_problems, **options)
     flags = getattr(args, "flags", str)
     out = {k: flags(v) if k in ("total_note", "fit_error", "forecast_error") else v for k, v in snap.items()}
     out["decision_lines"] = [flags(line) for line in plumbing.decision_lines(snap.get("decision"))]
@@ -229,7 +234,9 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
         t.add_row("runs", snap["runs_note"])
     for n in snap.get("read_notes", []):
         t.add_row("read", Text(n, style="yellow"))
-    body = Group(t, Text("\n".join(notes), style="dim")) if notes else t
+    # the notes (a log truncated, removed, unreadable now) first: a panel taller than the terminal loses its
+    # last lines, and below the table they were lost in a terminal of 24 or 30 rows, the fit shown as current
+    body = Group(Text("\n".join(notes), style="dim"), t) if notes else t
     return Panel(body, title=_title(path), subtitle=f"refreshed {when}")
 
 
@@ -280,18 +287,20 @@ def run(args) -> int:
             live = Live(render_rich(None, [], "", path), refresh_per_second=4, transient=False)
         except ImportError:
             live = None
-    last_sig, last_change, snap, refreshes, notes = None, time.monotonic(), None, 0, []
+    last_sig, last_change, snap, refreshes, notes, when = None, time.monotonic(), None, 0, [], ""
     interrupted = False  # Ctrl-C: the user stopped it; a limit reached having read nothing is said (below)
     try:
         if live is not None:
             live.start()
         waiting = False
         while True:
-            if not path.exists():  # started before the trainer wrote its log: wait for it, said once
-                if not waiting:
-                    said = f"{time.strftime('%H:%M:%S')} waiting for {path} to appear (Ctrl-C to stop)"
-                    if live is not None:
-                        live.update(render_rich(None, [said], "", path))
+            if not path.exists():  # started before the trainer wrote its log, or the log removed: waited for,
+                if not waiting:  # said once each time it goes
+                    said = f"{time.strftime('%H:%M:%S')} " + (
+                        f"{path} was removed: waiting for it to appear again (Ctrl-C to stop)" if last_sig is not None
+                        else f"waiting for {path} to appear (Ctrl-C to stop)")
+                    if live is not None:  # the last fit stays on show, with the removal under it
+                        live.update(render_rich(snap, [*notes, said], when, path))
                     else:
                         print(said, flush=True)
                     waiting = True
@@ -299,6 +308,7 @@ def run(args) -> int:
                     break
                 time.sleep(args.interval)
                 continue
+            waiting = False
             sig = Signature.of(path)
             if sig != last_sig:
                 if last_sig is not None:

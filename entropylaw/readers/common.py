@@ -47,6 +47,9 @@ from entropylaw.readers.units import bare_counts, counts, first_scores, impossib
 from entropylaw.terminal import count
 
 NON_FINITE = "non-finite value"
+NEGATIVE_STEP = "negative step"
+STEP_RANGE = "step out of range"  # past int64: no run's step
+STEP_LIMIT = 2 ** 63
 DUPLICATE = "duplicate (step, metric)"
 
 
@@ -121,8 +124,14 @@ class RawRun:
         if not isinstance(keys, pd.Categorical):
             codes, names = pd.factorize(keys)
             keys = pd.Categorical.from_codes(codes, categories=pd.Index(names, dtype=object).astype(str))
+        keep = None
+        try:
+            steps = np.asarray(self.steps, dtype=np.int64)
+        except OverflowError:  # a step past int64 (a JSON line's 1e30, a step of 23 digits): dropped, counted
+            keep = np.array([-STEP_LIMIT < int(s) < STEP_LIMIT for s in self.steps], dtype=bool)
+            steps = np.where(keep, np.array([int(s) if k else 0 for s, k in zip(self.steps, keep)], dtype=np.int64), 0)
         df = pd.DataFrame({
-            "step": np.asarray(self.steps, dtype=np.int64),
+            "step": steps,
             "key": keys,
             "value": np.asarray(self.values, dtype=np.float64),
         })
@@ -130,6 +139,11 @@ class RawRun:
             df["line"] = np.asarray(self.lines, dtype=np.int64)
         if self.axes is not None:
             df["axis"] = np.asarray(self.axes, dtype=object)
+        if keep is not None:
+            lines = df["line"].to_numpy()[~keep] if "line" in df.columns else None
+            self.report.drop(STEP_RANGE, int((~keep).sum()), lines)
+            self.report.note(f"steps past what a 64-bit integer holds dropped ({count(int((~keep).sum()), 'value')})")
+            df = df[keep].reset_index(drop=True)
         return df
 
 
@@ -200,7 +214,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     opts = options or KeyOptions()
     report = raw.report
     # a run logged with no step: each key's values in order; keys printed as they are
-    df = _printable_keys(number_stepless(raw.frame(), report))
+    df = _printable_keys(number_stepless(_without_negative_steps(raw.frame(), report), report))
     report.keys = tuple(map(str, df["key"].cat.remove_unused_categories().cat.categories))
     finite = np.isfinite(df["value"].to_numpy())
     if not finite.all():
@@ -294,6 +308,19 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     run_id = printable(opts.run_id or raw.run_id)  # a name from a file or a shared project: printed as it is
     meta.update({k: printable(v) for k, v in meta.items() if k in ("model", "dataset", "algorithm") and v})
     return table.from_frame(df, run_id=run_id, **meta)
+
+
+def _without_negative_steps(df: pd.DataFrame, report: IngestReport) -> pd.DataFrame:
+    """Rows at a step below 0, no step of a run: dropped and counted (read as they were, a ``step: -3``
+    line was a resume that superseded the real steps before it)."""
+    negative = (df["step"] < 0).to_numpy()
+    if not negative.any():
+        return df
+    lines = df["line"].to_numpy()[negative] if "line" in df.columns else None
+    report.drop(NEGATIVE_STEP, int(negative.sum()), lines)
+    first = int(df["step"].to_numpy()[negative][0])
+    report.note(f"steps below 0 (the first: step {first}) dropped at {_where(df[negative])}")
+    return df[~negative]
 
 
 def _printable_keys(df: pd.DataFrame) -> pd.DataFrame:

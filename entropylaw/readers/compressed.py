@@ -126,14 +126,18 @@ class _ZstdTail:
         pass
 
 
-def open_log(path, text: bool = False):
+def open_log(path, text: bool = False, bom: bool = False):
     """Open a log, compressed or not, for streaming reads (binary, or UTF-8 text with
     undecodable bytes replaced). A compressed file's first bytes must be its format's
-    magic number, else one line says what the file is not."""
+    magic number, else one line says what the file is not. A UTF-8 byte-order mark (a file a
+    Windows tool wrote) is no text: read past in text, and in binary with ``bom`` (a text log
+    read as bytes; a binary format's first bytes are its own)."""
     path = os.fspath(path)
     suffix = compression(path)
     if suffix is None:
-        return open(path, encoding="utf-8", errors="replace") if text else open(path, "rb", buffering=_BLOCK)
+        if text:
+            return open(path, encoding="utf-8-sig", errors="replace")
+        return _past_bom(open(path, "rb", buffering=_BLOCK)) if bom else open(path, "rb", buffering=_BLOCK)
     kind = COMPRESSED[suffix]
     file = open(path, "rb")
     try:
@@ -154,7 +158,20 @@ def open_log(path, text: bool = False):
         file.close()
         raise
     stream = io.BufferedReader(_Checked(inner, path, kind, file), buffer_size=_BLOCK)
-    return io.TextIOWrapper(stream, encoding="utf-8", errors="replace") if text else stream
+    if text:
+        return io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace")
+    return _past_bom(stream) if bom else stream
+
+
+def _past_bom(stream):
+    """``stream`` past a UTF-8 byte-order mark at its start, where it has one."""
+    try:
+        if stream.peek(3)[:3] == b"\xef\xbb\xbf":
+            stream.read(3)
+    except BaseException:
+        stream.close()
+        raise
+    return stream
 
 
 def read_head(path, n: int) -> bytes:

@@ -10,7 +10,8 @@ them, so that the reader counts what they lost: a short row's missing values (re
 last line``, as the JSON lines reader says it).
 
 A row with more fields than the header is pandas' error; :func:`too_many_fields` says it in
-one line.
+one line. A header that names a column twice is an error too (:func:`no_twice_named`): pandas
+reads the second as ``score.1``, and which of the two is the score would be a guess.
 
 >>> import tempfile, os
 >>> with tempfile.TemporaryDirectory() as d:
@@ -33,8 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.verl_jsonl import CUT_LAST  # noqa: F401 (the reason tabular counts: the JSON lines words)
+from entropylaw.terminal import count
 
 SHORT = "short row"
 _TOO_MANY = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
@@ -126,6 +129,27 @@ def too_many_fields(path, message: str) -> str | None:
             "fields a row)")
 
 
+def no_twice_named(path, tsv: bool = False, names=None) -> None:
+    """A header that names a column twice: pandas reads the second as ``score.1``, a metric of its own, and
+    which of the two is the score was a guess; an error naming the column and where it stands. ``names``:
+    a parquet file's columns (its schema), where a CSV's are its first line."""
+    where = "line 1" if names is None else "its schema"
+    header = [str(n).strip() for n in names] if names is not None else pd.read_csv(
+        path, dtype=str, header=None, nrows=1, keep_default_na=False, sep=None if tsv else ",",
+        engine="python" if tsv else "c", encoding_errors="replace").iloc[0].astype(str).str.strip()
+    seen: dict[str, list[int]] = {}
+    for i, name in enumerate(header, 1):
+        if name:
+            seen.setdefault(name, []).append(i)
+    twice = {name: at for name, at in seen.items() if len(at) > 1}
+    if twice:
+        name, at = next(iter(twice.items()))
+        more = f" (and {count(len(twice) - 1, 'other column')} named more than once)" if len(twice) > 1 else ""
+        raise EntropyLawError(f"{path}: {where} names column {name!r} {len(at)} times (columns "
+                              f"{', '.join(map(str, at))}){more}: which one holds its values is not known "
+                              "(expected each column name once: rename or remove the others)")
+
+
 def numbers(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """(values, present): text cells -> floats; empty cells are absent, bad cells NaN+present."""
     if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
@@ -138,8 +162,15 @@ def numbers(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return values, ~np.isnan(values)
 
 
+# cells that stand for "no value" in an export (pandas' NA, a spreadsheet's dash): neither a number nor text
+PLACEHOLDERS = ["—", "–", "-", "?", "n/a", "na", "nan", "none", "null", "<na>", "#n/a"]
+
+
 def is_text_column(column: pd.Series) -> bool:
-    """Whether most of a column's filled cells are text, not numbers (a note, a model's name)."""
+    """Whether most of a column's filled cells are text, not numbers (a note, a model's name). A
+    placeholder for a missing value (``—``, ``N/A``, ``None``) is no text: a validation column
+    written ``—`` until its first evaluation is a metric whose numbers are read (its dashes counted
+    as non-numeric), where it was skipped whole as a text column with its numbers unsaid."""
     if not (column.dtype == object or pd.api.types.is_string_dtype(column.dtype)):
         return False
     text = column.fillna("").astype(str).str.strip()
@@ -148,4 +179,6 @@ def is_text_column(column: pd.Series) -> bool:
         return False
     parsed = pd.to_numeric(text, errors="coerce")
     nan_spelled = text.str.lower().isin(["nan", "-nan", "inf", "-inf", "infinity", "-infinity"])
-    return float((parsed.notna() | nan_spelled).mean()) < 0.5
+    number = parsed.notna() | nan_spelled
+    placeholder = text.str.lower().isin(PLACEHOLDERS)
+    return float(number.mean()) < 0.5 and not (parsed.notna().any() and float((number | placeholder).mean()) >= 0.5)

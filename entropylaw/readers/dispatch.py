@@ -177,8 +177,8 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
         # accounts with it) travel on: every command reading the table says them again
         carried = [IngestReport.from_dict(d) for d in df.attrs.pop("row_accounts", [])
                    if d.get("rows_dropped") or d.get("skipped")]
-        for r in carried:
-            r.source = f"{r.source} (read into {source})"
+        for r in carried:  # the log it was read from, and the table it comes through now (not each table between)
+            r.source = f"{r.source.split(' (read into ')[0]} (read into {source})"
         return [(_apply_meta_overrides(df, opts), report)] + [(table.empty(), r) for r in carried]
     out = []
     given = config is None and depth == 0  # a log given directly: its folder's configs describe it
@@ -204,7 +204,10 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
     if not out:
         raise EntropyLawError(f"{source}: no runs found")
     if not any(len(df) for df, _ in out) and not all(r.skipped for _, r in out):
-        detail = "; ".join(r.line().split(": ", 1)[1] for _, r in out)
+        # a table whose columns were all skipped (text, bookkeeping): which, where no value was read to say more
+        detail = "; ".join(r.line().split(": ", 1)[1] + "".join(
+            f"; {n}" for n in r.notes if not r.rows_read and n.startswith(("columns skipped", "columns without")))
+            for _, r in out)
         raise EntropyLawError(f"{source}: no usable values ({detail})")
     return out
 

@@ -52,7 +52,8 @@ def _table_kind_quick(path: Path) -> str:
         if inner_suffix(path) == ".parquet":
             columns = pq.read_schema(path).names
         else:
-            columns = list(pd.read_csv(path, nrows=0, sep="\t" if inner_suffix(path) == ".tsv" else ",").columns)
+            columns = list(pd.read_csv(path, nrows=0, sep="\t" if inner_suffix(path) == ".tsv" else ",",
+                                       encoding_errors="replace").columns)
     except OSError as err:
         if err.errno is not None:  # permission, I/O: the CLI says it as the OS error it is
             raise

@@ -210,7 +210,7 @@ def read_hf_console(path: str | os.PathLike, run_id: str | None = None,
         raise EntropyLawError(f"`logging_steps` {logging_steps!r}: expected a whole number >= 1")
     scan = _Scan()
     lineno = 0
-    with open_log(path) as f:
+    with open_log(path, bom=True) as f:
         for lineno, line in enumerate(f, 1):
             pieces = line.rstrip(b"\n").split(b"\r")
             for i, piece in enumerate(pieces):

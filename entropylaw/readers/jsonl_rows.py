@@ -25,7 +25,7 @@ import pandas as pd
 from entropylaw.readers.codes import Codes
 from entropylaw.readers.common import RawRun
 
-BIG = 2 ** 63  # steps kept as int64: a step past it is kept in a list (finalize's int64 column says so)
+BIG = 2 ** 63  # steps kept as int64: a step past it is kept in a list (RawRun.frame drops and counts it)
 
 
 class Rows(Codes):

@@ -48,7 +48,7 @@ def before_verl_steps(path: str | os.PathLike, is_ours: Callable[[bytes], bool])
     ``SNIFF_LIMIT`` bytes of the printed log ``path`` (the other readers of printed logs are tried
     before veRL's, which takes any text file)."""
     read = 0
-    with open_log(path) as f:
+    with open_log(path, bom=True) as f:
         for line in f:
             read += len(line)
             if b"step:" in line and VERL_STEP.search(line):

@@ -99,7 +99,7 @@ def read_roll_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     broken: list[tuple[int, int]] = []  # (line, the values of the record before it: about what it held)
     header: list[str] = []
     lineno = 0
-    with open_log(path) as f:
+    with open_log(path, bom=True) as f:
         for lineno, line in enumerate(f, 1):
             at = line.find(MARK)
             if at < 0 or not _LINE.search(line):

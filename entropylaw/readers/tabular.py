@@ -40,22 +40,21 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
-from entropylaw.readers.compressed import inner_suffix
-from entropylaw.readers.common import RawRun, existing_file
+from entropylaw.readers.compressed import inner_suffix, read_head
+from entropylaw.readers.common import NEGATIVE_STEP, STEP_LIMIT, STEP_RANGE, RawRun, existing_file
 from entropylaw.readers.resumes import per_micro_step
-from entropylaw.readers.csv_fields import CUT_LAST, SHORT, is_text_column, numbers, short_rows, too_many_fields
+from entropylaw.readers.csv_fields import (CUT_LAST, SHORT, is_text_column, no_twice_named, numbers, short_rows,
+                                           too_many_fields)
 from entropylaw.readers.names import (BOOKKEEPING, STEP_NAMES, model_from_filename, names_a_step_axis,
                                       run_id_from_path)
-from entropylaw.readers.accounts import IngestReport
-from entropylaw.terminal import count
+from entropylaw.readers.tidy import MISSING_STEP, NON_NUMERIC, read_tidy  # noqa: F401 (read_tidy: dispatch's)
 
 STEP_COLUMNS = ["step", "_step", "global_step", "Step", "trainer/global_step", "train/global_step",
                 "train/step", "steps", "iteration"]
 RUN_COLUMNS = ["run_id", "run", "run_name", "name"]
 NAME_COLUMNS = ["metric", "tag", "key"]
 ENVELOPE = "W&B __MIN/__MAX envelope"
-NON_NUMERIC = "non-numeric value"
-MISSING_STEP = "missing or non-integer step"
+NO_STEP, FAR_STEP = -2, -3  # _steps: a row without an integer step, one past int64 (-1: a negative one)
 MAX_NOTES = 5
 SHORT_ROWS = "short_rows"  # a CSV frame's attrs: its rows with fewer fields than the header (csv_fields)
 
@@ -65,13 +64,25 @@ def read_frame(path: str | os.PathLike) -> pd.DataFrame:
     path = existing_file(path, "a table with a step column")
     try:
         if inner_suffix(path) == ".parquet":
+            if Path(path).suffix == ".parquet":  # pyarrow reads a schema naming a column twice, and fails on it
+                import pyarrow.parquet as pq
+
+                no_twice_named(path, names=pq.read_schema(path).names)
             return pd.read_parquet(path)
         tsv = inner_suffix(path) == ".tsv"
+        _not_binary(path)
+        # a byte that is not UTF-8 (a Latin-1 'é' of a spreadsheet) replaced, as the text logs' readers do: its
+        # cell a non-numeric value counted on its line, where the whole table was refused at a byte offset
         df = pd.read_csv(path, dtype=str, keep_default_na=False, sep=None if tsv else ",",
-                         engine="python" if tsv else "c")
+                         engine="python" if tsv else "c", encoding_errors="replace")
+        no_twice_named(path, tsv)
+        # 'step, entropy, score' (a hand-written header, spaced after its commas): the keys without the spaces
+        df.columns = [str(c).strip() for c in df.columns]
         if not tsv:  # rows with fewer fields than the header: pandas pads them with empty cells
             df.attrs[SHORT_ROWS] = short_rows(path, len(df))
         return df
+    except EntropyLawError:
+        raise
     except OSError as err:
         if err.errno is not None:  # permission, I/O: the CLI says it as the OS error it is
             raise
@@ -80,6 +91,19 @@ def read_frame(path: str | os.PathLike) -> pd.DataFrame:
         said = too_many_fields(path, str(err))
         raise EntropyLawError(said or f"{path}: cannot read as a table ({type(err).__name__}: "
                                       f"{' '.join(str(err).split())})") from None
+
+
+_CONTROLS = bytes(b for b in range(32) if b not in b"\t\n\r")
+
+
+def _not_binary(path: Path) -> None:
+    """An image or an archive named .csv: one line saying so (pandas read its bytes as rows of fields, or
+    failed at a byte offset). A crashed writer's NUL padding at the end is no binary file."""
+    head = read_head(path, 4096).rstrip(b"\x00")
+    n = len(head) - len(head.translate(None, _CONTROLS))
+    if n > max(2, len(head) // 100):
+        raise EntropyLawError(f"{path}: not a text table ({n} control bytes in its first {len(head)}: a binary "
+                              "file; expected comma-separated text with a header line)")
 
 
 def _find(columns, candidates) -> str | None:
@@ -104,59 +128,16 @@ def table_kind(df: pd.DataFrame) -> str:
     return "wide"
 
 
-def read_tidy(path: str | os.PathLike) -> tuple[pd.DataFrame, IngestReport]:
-    """entropylaw's own table, validated. A ``value`` that is not a finite number (text in a
-    hand-edited CSV, NaN) is dropped and counted with its line, as the other readers do;
-    the rest is read as it is."""
-    path = existing_file(path, "a run table")
-    report = IngestReport(str(path))
-    try:
-        if inner_suffix(path) in (".csv", ".tsv"):
-            df = pd.read_csv(path, sep="\t" if inner_suffix(path) == ".tsv" else ",")
-        else:
-            df = table._read_parquet(path)  # its dictionaries as categoricals
-    except OSError as err:
-        if err.errno is not None:  # the file system's error: said by the CLI as such
-            raise
-        raise EntropyLawError(f"{path}: cannot read as a run table ({type(err).__name__}: {err})") from None
-    except Exception as err:  # pandas/pyarrow raise many types for a bad file
-        raise EntropyLawError(f"{path}: cannot read as a run table ({type(err).__name__}: {err})") from None
-    report.read(len(df))
-    if "value" in df.columns:
-        df = _drop_bad_values(df, report, csv=inner_suffix(path) != ".parquet")
-    df = table.validate(df, where=str(path))
-    report.keep(len(df))
-    report.note(f"tidy run table with {count(df['run_id'].nunique(), 'run')}")
-    return df, report
-
-
-def _drop_bad_values(df: pd.DataFrame, report: IngestReport, csv: bool) -> pd.DataFrame:
-    """Rows of a tidy table whose value is text or not finite: dropped, counted, located."""
-    attrs = dict(df.attrs)
-    values = pd.to_numeric(df["value"], errors="coerce").to_numpy(dtype=np.float64)
-    present = df["value"].notna().to_numpy()
-    text = present & np.isnan(values) & ~df["value"].astype(str).str.strip().str.lower().isin(
-        ["nan", "-nan", "+nan"]).to_numpy()
-    non_finite = ~np.isfinite(values) & ~text
-    where = "line" if csv else "row"
-    for mask, reason in ((text, NON_NUMERIC), (non_finite, "non-finite value")):
-        if mask.any():
-            rows = np.nonzero(mask)[0]
-            shown = ", ".join(str(int(r) + (2 if csv else 1)) for r in rows[:5])
-            more = f", ... ({len(rows) - 5} more)" if len(rows) > 5 else ""
-            report.drop(reason, len(rows))
-            report.note(f"{reason} in column 'value' at {where} {shown}{more} (dropped)")
-    keep = ~(text | non_finite)
-    out = df[keep].assign(value=values[keep])
-    out.attrs.update(attrs)
-    return out
-
-
 def _steps(df: pd.DataFrame, step_col: str) -> np.ndarray:
-    """Integer steps, or -1 where missing / not an integer."""
+    """Integer steps; ``NO_STEP`` where missing / not an integer, ``FAR_STEP`` past int64, and -1 where
+    negative (no step of a run: dropped, as :func:`~entropylaw.readers.common.finalize` drops it from the
+    other readers)."""
     values, present = numbers(df[step_col])
     ok = present & np.isfinite(values) & (np.floor(values) == values)
-    return np.where(ok, values, -1).astype(np.int64)
+    far = ok & (np.abs(np.where(ok, values, 0)) >= STEP_LIMIT)  # 1e30: past int64
+    ok &= ~far
+    steps = np.maximum(np.where(ok, values, 0), -1).astype(np.int64)
+    return np.where(ok, steps, np.where(far, FAR_STEP, NO_STEP))
 
 
 class _Collector:
@@ -173,7 +154,9 @@ class _Collector:
         values, present, steps, rows = values[rows], present[rows], steps[rows], np.nonzero(rows)[0]
         report.read(int(present.sum()))
         no_step = present & (steps < 0)
-        report.drop(MISSING_STEP, int(no_step.sum()), rows[no_step] + self.first_line)
+        for reason, which in ((MISSING_STEP, steps == NO_STEP), (STEP_RANGE, steps == FAR_STEP),
+                              (NEGATIVE_STEP, steps == -1)):
+            report.drop(reason, int((no_step & which).sum()), rows[no_step & which] + self.first_line)
         bad = present & ~no_step & np.isnan(values)
         text = column.to_numpy()[rows]
         spelled_nan = np.array([str(t).strip().lower() in ("nan", "-nan") for t in text[bad]], dtype=bool)
@@ -243,6 +226,11 @@ def read_tabular(path: str | os.PathLike, run_id: str | None = None, step_key: s
             raise EntropyLawError(f"{path}: `step_key` {step_key!r} is not a column; columns: "
                                   f"{', '.join(cols[:20])}{' ...' if len(cols) > 20 else ''}")
         step_col = step_key
+    if step_col is None and len(cols) == 1 and (sep := next((c for c in ";\t|" if c in cols[0]), None)):
+        named = {";": "semicolons", "\t": "tabs", "|": "bars"}[sep]
+        tsv = ", or a .tsv name for tabs" if sep == "\t" else ""
+        raise EntropyLawError(f"{path}: its header is one column, {cols[0][:60]!r}: its fields are parted by {named}, "
+                              f"not commas (expected a comma-separated file{tsv})")
     if step_col is None:
         raise EntropyLawError(f"{path}: no step column (expected one of {', '.join(STEP_COLUMNS)}, it, update, "
                               "a *_step column); "

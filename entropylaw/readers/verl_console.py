@@ -52,7 +52,7 @@ import pandas as pd
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
-from entropylaw.readers.common import RawRun, existing_file
+from entropylaw.readers.common import STEP_LIMIT, STEP_RANGE, RawRun, existing_file
 from entropylaw.readers.datasets import dataset_name, same_as
 from entropylaw.readers.names import algorithm_name, model_from_filename, model_name_from_path, run_id_from_path
 from entropylaw.readers.keys import detect_keys
@@ -134,6 +134,14 @@ class _Parser:
                     self.lookalikes.append(lineno)
                 continue
             rest = piece[m.end():].rstrip().rstrip(b" -")
+            step = int(m.group(1))
+            if not -STEP_LIMIT < step < STEP_LIMIT:  # no run's step: its values dropped, counted with the line
+                n = rest.count(b" - ")
+                self.report.read(n)
+                self.report.drop(STEP_RANGE, n, [lineno])
+                self._note(STEP_RANGE, f"line {lineno}: step {m.group(1).decode()[:24]} is past what a 64-bit "
+                                       f"integer holds ({count(n, 'value')} dropped)")
+                continue
             if cut and piece is pieces[-1] and b" - " in rest:
                 rest = rest[:rest.rindex(b" - ")]
                 self.report.read(1)
@@ -143,7 +151,7 @@ class _Parser:
                 why = f"is {CUT_LINE_BYTES} bytes long, cut by the logger" if len(raw) == CUT_LINE_BYTES else \
                     "is the last and has no newline (cut while being written)"
                 self._note(CUT, f"line {lineno} {why}: its last key:value pair dropped")
-            self._pairs(int(m.group(1)), rest, lineno)
+            self._pairs(step, rest, lineno)
 
     def _pairs(self, step: int, rest: bytes, lineno: int) -> None:
         self.step_lines += 1
@@ -243,7 +251,7 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     header: list[bytes] = []
     echoes = EchoCollector()
     lineno = 0
-    with open_log(path) as f:
+    with open_log(path, bom=True) as f:
         pending, mark = echoes.pending, MARK
         for lineno, line in enumerate(f, 1):
             if pending or mark in line:  # most lines: one substring test, no call

@@ -310,7 +310,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 if axis is None:
                     axis = axes[kind, step_field] = len(axes)
                 if not -BIG < step < BIG and isinstance(line_steps, array):
-                    line_steps = rows.steps = list(line_steps)  # a step past int64: finalize's int64 column says so
+                    line_steps = rows.steps = list(line_steps)  # a step past int64: RawRun.frame drops and counts it
                 line_steps.append(step)
                 line_numbers.append(lineno)
                 line_counts.append(len(values) - kept)
