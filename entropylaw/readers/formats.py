@@ -131,7 +131,7 @@ def _mlflow_metric_files(path: Path) -> list[Path]:
 
 # Measured piece by piece (CPU time, so another program's load does not enter) on generated runs
 # of 500 steps x 50 metrics, 40 runs or 20 files a format (analysis/bench_project.py --costs)
-_TABLE_MB_S = 0.217
+_TABLE_MB_S = 0.316
 
 # The first entry whose detector says yes names the source. To add a format, add one
 # line above the entry it must win over (a reader takes the path and the KeyOptions).
@@ -140,7 +140,7 @@ FORMATS: list[Format] = [
     Format("mlflow", lambda s: s.text.startswith(mlflow_store.SCHEME)
            or (s.is_dir and mlflow_store.is_file_store(s.path))
            or (s.is_file(".db", ".sqlite", ".sqlite3") and mlflow_store.is_sql_store(s.path)),
-           lambda src, o: mlflow_store.read_mlflow(src), per_mb_s=0.018, pieces=_mlflow_runs,
+           lambda src, o: mlflow_store.read_mlflow(src), per_mb_s=0.025, pieces=_mlflow_runs,
            files=_mlflow_metric_files),
     Format("trackio", lambda s: s.is_file(*DB_SUFFIXES)
            and trackio_db.is_trackio_db(mlflow_store.sqlite_tables(s.path)),
@@ -162,14 +162,14 @@ FORMATS: list[Format] = [
     # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run, read once
     Format("lab_run", lambda s: s.is_dir and is_run_dir(s.path), lambda src, o: read_lab_run(src)),
     Format("wandb_offline", lambda s: (s.is_dir and _wandb_dir(s.path)) or s.is_file(".wandb"),
-           lambda src, o: read_wandb_offline(src, o.step_key), per_mb_s=0.027, pieces=_wandb_run_dirs,
+           lambda src, o: read_wandb_offline(src, o.step_key), per_mb_s=0.033, pieces=_wandb_run_dirs,
            files=wandb_files_in),
     Format("trl", lambda s: (s.is_dir and find_state(s.path) is not None) or (s.is_file(".json") and _trl_json(s)),
            lambda src, o: read_trl(src)),
     Format("tensorboard", lambda s: (s.is_dir and has_event_files(s.path)) or
            (s.is_file() and s.name.startswith("events.out.tfevents.")), lambda src, o: read_tensorboard(src)),
     Format("directory", lambda s: s.is_dir, None, pieces=lambda path: _directory_members(path)),
-    Format("table", lambda s: s.table_kind == "table", None, suffixes=(".parquet", ".csv", ".tsv"), per_mb_s=0.148),
+    Format("table", lambda s: s.table_kind == "table", None, suffixes=(".parquet", ".csv", ".tsv"), per_mb_s=0.235),
     Format("wandb_csv", lambda s: s.table_kind == "wandb_csv", lambda src, o: tabular.read_tabular(src),
            per_mb_s=_TABLE_MB_S),
     Format("long", lambda s: s.table_kind == "long", lambda src, o: tabular.read_tabular(src, step_key=o.step_key),
@@ -177,13 +177,13 @@ FORMATS: list[Format] = [
     Format("wide", lambda s: s.table_kind == "wide", lambda src, o: tabular.read_tabular(src, step_key=o.step_key),
            per_mb_s=_TABLE_MB_S),
     Format("verl_jsonl", lambda s: s.is_file(".jsonl", ".json") or looks_like_jsonl(s.head),
-           lambda src, o: read_verl_jsonl(src, step_key=o.step_key), suffixes=(".jsonl", ".json"), per_mb_s=0.031),
+           lambda src, o: read_verl_jsonl(src, step_key=o.step_key), suffixes=(".jsonl", ".json"), per_mb_s=0.032),
     Format("roll_console", lambda s: s.is_file() and looks_like_roll_console(s.path),
            lambda src, o: read_roll_console(src)),
     Format("hf_console", lambda s: looks_like_hf_console(s.path),
            lambda src, o: read_hf_console(src, logging_steps=o.logging_steps)),
     Format("verl_console", lambda s: True, lambda src, o: read_verl_console(src),
-           suffixes=(".log", ".txt", ".out", ".err"), per_mb_s=0.016),
+           suffixes=(".log", ".txt", ".out", ".err"), per_mb_s=0.023),
 ]
 
 
