@@ -345,9 +345,12 @@ def kept_fractions(df: pd.DataFrame, percent_keys: dict, ranges: dict, report: I
             report.note(f"{read}its values are whole numbers of its {n:g} problems as fractions, and not as a "
                         "percent", changed=True)
             continue
-        first = first_scores(df, [key]).get(key)
+        if n is not None or not (0 <= lo and hi <= 1):
+            continue
+        # the run's first score, found once as it was read (finalize: report.score_starts)
+        first = report.score_starts.get(key) or first_scores(df, [key]).get(key)
         peers = (starts or {}).get(key) or []
-        if n is None and 0 <= lo and hi <= 1 and start_unit(first, peers) == 1.0:
+        if start_unit(first, peers) == 1.0:
             out.pop(key)
             report.note(f"{read}its first value, {first[1]:.4g} at step {first[0]:g}, is as a fraction where theirs "
                         f"start ({float(np.median([v for _, v in peers])):.4g} %, their median: a sweep's runs start "
