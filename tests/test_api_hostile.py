@@ -35,10 +35,18 @@ def test_report_not_a_run_table(tmp_path):
         el.report("data/real", out=tmp_path / "r")
 
 
-@pytest.mark.parametrize("call", [el.fit_all, el.forecast_all, el.rank, el.scale, el.predict_all])
+@pytest.mark.parametrize("call", [el.fit_all, el.forecast_all, el.rank, el.scale, el.predict_all, el.fit,
+                                  el.forecast])
 def test_an_empty_table_is_said(call):
     with pytest.raises(EntropyLawError, match="the table holds no runs"):
         call(_runs().iloc[0:0])
+
+
+@pytest.mark.parametrize("path", [None, 3, pd.DataFrame({"x": [1]})])
+def test_snapshot_of_what_is_no_path(path):
+    """`snapshot` follows a file: a table already read is named as such, not an OSError from pathlib."""
+    with pytest.raises(EntropyLawError, match="`path`: expected the path of a log file"):
+        el.snapshot(path)
 
 
 def test_one_run_named_as_a_string_is_that_run():

@@ -95,6 +95,8 @@ def run_ids(df: _pd.DataFrame) -> list[str]:
 
 def _one_run(df: _pd.DataFrame, run: str | None) -> str:
     ids = run_ids(df)
+    if not ids:
+        raise _Error("`df`: the table holds no runs (no rows)")
     if run is None:
         if len(ids) == 1:
             return ids[0]

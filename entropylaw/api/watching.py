@@ -48,6 +48,10 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
     ``step_cost`` GPU-hours a step, ``n_problems`` the validation set's size (default: read
     off the scores, else known benchmarks by name); ``load_options`` as for :func:`entropylaw.load`."""
     check_problems(n_problems)  # a user's mistake, not a state of the log: raised, as forecast raises it
+    if not isinstance(path, (str, os.PathLike)):  # a table already read has no file to follow
+        raise EntropyLawError(f"`path`: expected the path of a log file or a run directory to follow, got a "
+                              f"{type(path).__name__}" + (" (el.forecast reads a table already loaded)"
+                                                         if hasattr(path, "columns") else ""))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         df = load(str(path), warn=False, **load_options)
