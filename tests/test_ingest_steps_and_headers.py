@@ -93,6 +93,27 @@ def test_a_negative_step_is_dropped_and_counted_not_a_resume(tmp_path, name, wri
     assert any("steps below 0 (the first: step -3) dropped at line 4" in n for n in account["notes"])
 
 
+def test_a_parquet_tables_rows_are_said_as_rows_from_1(tmp_path):
+    """A parquet table has no lines: its dropped rows were said "at line 2" for its third row (a 0-based
+    index called a line); a CSV of the same rows says line 4 (its header is line 1)."""
+    import pandas as pd
+    table = pd.DataFrame({"step": [1, 2, -3, 4, 5], "entropy": [0.5, 0.4, 0.35, 0.3, 0.2],
+                          "score": ["0.1", "0.2", "0.3", "x", "0.5"]})
+    table.to_parquet(tmp_path / "run.parquet")
+    table.to_csv(tmp_path / "run.csv", index=False)
+    said = {}
+    for name in ("run.parquet", "run.csv"):
+        df = el.load(tmp_path / name, warn=False)
+        [said[name]] = loss_lines(df)
+        [account] = row_accounts(df)
+        assert any(n.endswith("key 'score' has non-numeric value 'x' (dropped)") for n in account["notes"]), account
+        said[name] += " | " + next(n for n in account["notes"] if "non-numeric" in n)
+    assert "negative step: 2 values on 1 row, at row 3" in said["run.parquet"], said
+    assert "| row 4: key 'score'" in said["run.parquet"], said
+    assert "negative step: 2 values on 1 line, at line 4" in said["run.csv"], said
+    assert "| line 5: key 'score'" in said["run.csv"], said
+
+
 def test_a_tables_negative_step_is_said_apart_from_a_missing_one(tmp_path):
     (tmp_path / "run.csv").write_text("step,entropy,score\n1,0.9,0.1\n2,0.8,0.2\n-1,0.6,0.4\n1.5,0.55,0.45\n"
                                       "3,0.5,0.5\n,0.4,0.6\n")

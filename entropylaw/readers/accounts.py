@@ -93,6 +93,8 @@ class IngestReport:
     # the source's own key names, first seen first: a message about a key the user named lists
     # these (the table's metrics are entropylaw's names: ``score`` for the log's ``reward``)
     keys: tuple = ()
+    # what a position in the source is called: a text file's "line", a parquet table's "row" (from 1)
+    line_word: str = "line"
     _lines: dict = field(default_factory=dict, repr=False, compare=False)
 
     def skip(self, reason: str) -> None:
@@ -126,8 +128,9 @@ class IngestReport:
             if reason not in where:
                 return f"{reason}: {n}"
             lines, first = where[reason]
-            head = str(n) if lines == n else f"{count(n, 'value')} on {count(lines, 'line')}"
-            at = ("first at " if lines > len(first) else "at ") + ("lines " if len(first) > 1 else "line ")
+            word = self.line_word
+            head = str(n) if lines == n else f"{count(n, 'value')} on {count(lines, word)}"
+            at = ("first at " if lines > len(first) else "at ") + (f"{word}s " if len(first) > 1 else f"{word} ")
             return f"{reason}: {head}, {at}{', '.join(map(str, first))}"
         return ", ".join(one(k, v) for k, v in sorted(reasons.items()))
 
@@ -214,6 +217,7 @@ class IngestReport:
         out.score_units = {k: tuple(v) for k, v in (d.get("score_units") or {}).items()}
         out.changed = list(d.get("changed", []))
         out.at = {k: list(v) for k, v in (d.get("at") or {}).items()}
+        out.line_word = d.get("line_word", "line")
         return out
 
     def to_dict(self) -> dict:
@@ -228,6 +232,7 @@ class IngestReport:
             "skipped": self.skipped,
             "format": self.format,
             **({"at": self.where()} if self.at or self._lines else {}),
+            **({"line_word": self.line_word} if self.line_word != "line" else {}),
             # a score read from percent (factor 0.01): a target given in percent is read alike
             **({"score_units": {k: list(v) for k, v in self.score_units.items() if v[0] != 1.0}}
                if any(v[0] != 1.0 for v in self.score_units.values()) else {}),

@@ -163,7 +163,7 @@ class _Collector:
         really_bad = np.nonzero(bad)[0][~spelled_nan] if bad.any() else np.zeros(0, dtype=int)
         report.drop(NON_NUMERIC, len(really_bad))
         for i in really_bad[:MAX_NOTES]:
-            self.bad.append(f"line {int(rows[i]) + self.first_line}: key {key!r} has non-numeric value "
+            self.bad.append(f"{report.line_word} {int(rows[i]) + self.first_line}: key {key!r} has non-numeric value "
                             f"{str(text[i])!r:.40}")
         use = present & ~no_step
         use[really_bad] = False
@@ -238,7 +238,8 @@ def read_tabular(path: str | os.PathLike, run_id: str | None = None, step_key: s
     if df.empty:
         raise EntropyLawError(f"{path}: table has a header but no rows")
     steps = _steps(df, step_col)
-    first_line = 2 if inner_suffix(path) != ".parquet" else 0  # CSV: header is line 1
+    # CSV: the header is line 1; a parquet table has no lines: its rows are numbered from 1
+    first_line = 2 if inner_suffix(path) != ".parquet" else 1
     if kind == "wandb_csv":
         return _wandb_csv(path, df, step_col, steps, first_line)
     if kind == "long":
@@ -248,6 +249,7 @@ def read_tabular(path: str | os.PathLike, run_id: str | None = None, step_key: s
 
 def _new_run(name: str, path: Path, run_id_default: str) -> RawRun:
     raw = RawRun(name or run_id_default, str(path))
+    raw.report.line_word = "row" if inner_suffix(path) == ".parquet" else "line"
     raw.meta = {"model": model_from_filename(name) or model_from_filename(path)}
     return raw
 
