@@ -261,3 +261,18 @@ def test_a_binary_file_named_csv_is_one_line_saying_so(cli, tmp_path):
     assert res.returncode == 2
     [line] = logical_lines(res.stderr.strip())
     assert line.startswith(f"entropylaw: error: {path}: not a text table (") and "a binary file" in line, line
+
+
+def test_a_json_lines_step_that_is_no_whole_number_is_said_so(tmp_path):
+    """``"step": 1.5`` was counted an "unparseable line" (a line that is valid JSON); as in a table, it is a
+    non-integer step, said with its value; a line that is no JSON stays unparseable."""
+    rows = [{"step": s, "entropy": 0.5 - 0.1 * s, "val/acc": 0.1 * s} for s in (1, 2, 3)]
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    text += json.dumps({"step": 3.5, "entropy": 0.15, "val/acc": 0.35}) + "\n" + "{not json\n"
+    (tmp_path / "run.jsonl").write_text(text)
+    df = el.load(tmp_path / "run.jsonl", warn=False)
+    assert sorted(_series(df, "entropy")) == [1, 2, 3]
+    [account] = row_accounts(df)
+    assert account["dropped"]["missing or non-integer step"] == 2, account
+    assert "line 4: step 'step' is 3.5, not a whole number (2 values dropped)" in account["notes"], account
+    assert "unparseable line" in account["dropped"] and account["at"]["unparseable line"][1] == [5], account

@@ -57,6 +57,7 @@ from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.jsonl_lines import STEP_FIELDS, TYPE_FIELDS, is_step_name, values_in_broken_line
 from entropylaw.readers.jsonl_rows import BIG, Rows
 from entropylaw.readers.names import BOOKKEEPING, model_from_filename, run_id_from_path
+from entropylaw.readers.tidy import MISSING_STEP
 from entropylaw.terminal import count
 
 SNIFF_LINES = 200
@@ -184,7 +185,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     values, codes, code_of, loads = rows.values, rows.codes, rows.code_of, json.loads
     scan = json.JSONDecoder().scan_once  # json.loads' own scanner, without its wrappers
     line_steps, line_numbers, line_counts, line_axes, axes = rows.steps, rows.lines, rows.counts, rows.on, rows.axes
-    notes = {UNPARSEABLE: 0, NON_NUMERIC: 0}
+    notes = {UNPARSEABLE: 0, NON_NUMERIC: 0, MISSING_STEP: 0}
     order = _step_order(path, step_key)
     used: dict[str, int] = {}
     types: dict[str, int] = {}
@@ -215,6 +216,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
             if line[0] in "#/" and line.startswith(("#", "//")):  # a comment a script wrote (# run grpo lr=1e-6)
                 comments.append(lineno)
                 continue
+            fractional = None  # a step that is a number but no whole one (1.5): said as such, not "unparseable"
             try:
                 try:
                     obj, end = scan(line, 0)
@@ -231,9 +233,12 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                     step_field = _own_step(obj)
                 step = obj[step_field]
                 if type(step) is not int or not -BIG < step < BIG:
-                    step = _integer(step)
-                    if step is None:
+                    whole = _integer(step)
+                    if whole is None:
+                        number = _numeric(step) if not isinstance(step, bool) else None
+                        fractional = (step_field, step) if number is not None and math.isfinite(number) else None
                         raise ValueError
+                    step = whole
             except (ValueError, TypeError, KeyError, AttributeError, OverflowError, StopIteration):
                 n = values_in_broken_line(line)
                 if unterminated:  # the writer was cut off mid-line: it held what the lines before held
@@ -244,6 +249,11 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                                       f"({count(n, 'value')} lost)")
                     continue
                 report.read(n)
+                if fractional:
+                    report.drop(MISSING_STEP, n, [lineno])
+                    note(MISSING_STEP, f"line {lineno}: step {fractional[0]!r} is {fractional[1]!r}, not a whole number "
+                                       f"({count(n, 'value')} dropped)")
+                    continue
                 report.drop(UNPARSEABLE, n, [lineno])
                 expected = f"an integer {step_key!r}" if step_key else "an integer step (" + ", ".join(order[:4]) + ")"
                 note(UNPARSEABLE, f"line {lineno}: not a JSON object with {expected} ({count(n, 'value')} dropped)")
