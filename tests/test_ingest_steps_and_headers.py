@@ -276,3 +276,16 @@ def test_a_json_lines_step_that_is_no_whole_number_is_said_so(tmp_path):
     assert account["dropped"]["missing or non-integer step"] == 2, account
     assert "line 4: step 'step' is 3.5, not a whole number (2 values dropped)" in account["notes"], account
     assert "unparseable line" in account["dropped"] and account["at"]["unparseable line"][1] == [5], account
+
+
+def test_a_json_value_under_an_empty_key_is_dropped_and_counted(tmp_path):
+    """``"": 3`` was kept as a metric named '' (and a nested one as 'val/'): a value no option can name."""
+    text = ('{"step": 1, "entropy": 0.5, "": 3, "val": {"": 2, "acc": 0.1}}\n'
+            '{"step": 2, "entropy": 0.4, "val/acc": 0.2}\n{"step": 3, "entropy": 0.3, "val/acc": 0.3}\n')
+    (tmp_path / "run.jsonl").write_text(text)
+    df = el.load(tmp_path / "run.jsonl", warn=False)
+    assert set(df["metric"].astype(str)) == {"entropy", "val/acc"}
+    [account] = row_accounts(df)
+    assert account["dropped"] == {"key with no name": 2}, account
+    assert account["rows_read"] == account["rows_kept"] + 2
+    assert "line 1: a value under an empty key '' (dropped)" in account["notes"], account

@@ -64,6 +64,7 @@ SNIFF_LINES = 200
 UNPARSEABLE = "unparseable line"
 CUT_LAST = "cut-off last line"
 NON_NUMERIC = "non-numeric value"
+NO_NAME = "key with no name"
 MAX_NOTES = 5
 # what a trainer's dump of generated samples holds as text on each line, beside a reward per sample
 SAMPLE_FIELDS = frozenset({"prompt", "prompts", "response", "responses", "completion", "completions", "generation",
@@ -185,7 +186,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     values, codes, code_of, loads = rows.values, rows.codes, rows.code_of, json.loads
     scan = json.JSONDecoder().scan_once  # json.loads' own scanner, without its wrappers
     line_steps, line_numbers, line_counts, line_axes, axes = rows.steps, rows.lines, rows.counts, rows.on, rows.axes
-    notes = {UNPARSEABLE: 0, NON_NUMERIC: 0, MISSING_STEP: 0}
+    notes = {UNPARSEABLE: 0, NON_NUMERIC: 0, MISSING_STEP: 0, NO_NAME: 0}
     order = _step_order(path, step_key)
     used: dict[str, int] = {}
     types: dict[str, int] = {}
@@ -293,6 +294,10 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 if value is None:  # null: not logged at this step, as a CSV's empty cell (pandas' to_json of a NaN)
                     continue
                 n += 1
+                if not key or key.endswith("/"):  # "": a value under no name, which no option could ask for
+                    report.drop(NO_NAME)
+                    note(NO_NAME, f"line {lineno}: a value under an empty key {key!r} (dropped)")
+                    continue
                 t = type(value)
                 if t is float:
                     number = value
