@@ -230,6 +230,7 @@ def test_logits_that_are_not_finite_are_one_line_not_a_nan_table(tmp_path, capsy
 
 @pytest.mark.parametrize("flag, value, said", [
     ("--whatif", "steer,bogus", "--whatif bogus: unknown intervention (expected one of none, entropy_bonus"),
+    ("--whatif", "none,,steer", "--whatif 'none,,steer': an empty name between its commas (expected names of none"),
     ("--set", "foo=1", "--set: unknown intervention setting ['foo']"),
     ("--set", "clip_cov_ratio=2", "--set: clip_cov_ratio must be in (0, 1]")])
 def test_an_unknown_intervention_or_setting_names_its_flag(workdir, tmp_path, capsys, flag, value, said):

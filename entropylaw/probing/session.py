@@ -126,8 +126,11 @@ def _check(o: ProbeOptions, rollouts) -> None:
 def _ladder(o: ProbeOptions, seed: int) -> LadderConfig | None:
     if o.no_ladder:
         return None
-    whatif = o.whatif.split(",") if isinstance(o.whatif, str) else list(o.whatif)
-    whatif = tuple(w.strip() for w in whatif if w.strip())
+    whatif = [str(w).strip() for w in (o.whatif.split(",") if isinstance(o.whatif, str) else list(o.whatif))]
+    if "" in whatif:  # "none,,steer": a name lost between the commas, not one to leave out unsaid
+        raise EntropyLawError(f"`whatif` {','.join(whatif)!r}: an empty name between its commas (expected names of "
+                              f"{', '.join(INTERVENTIONS)}, parted by commas)")
+    whatif = tuple(dict.fromkeys(whatif))  # a name given twice is probed once
     if "none" not in whatif:
         whatif = ("none",) + whatif
     for w in whatif:
