@@ -148,3 +148,14 @@ def test_the_api_takes_a_dict_of_runs(tmp_path):
     # runs are named as read: --run-id's names
     df = el.load(str(runs), warn=False, run_id="mine", algorithm={"mine-2": "ppo"})
     assert el.table.runs(df).set_index("run_id")["algorithm"].to_dict()["mine-2"] == "ppo"
+
+
+def test_a_run_read_and_left_out_may_be_named(tmp_path):
+    """A run left out for lacking a key named (its row account says so) is no unknown run: the
+    command goes on with the others, as it does without the per-run value."""
+    runs = _write_runs(tmp_path / "runs")
+    text = (runs / "run_c.jsonl").read_text().replace("val/gsm8k", "val/math")
+    (runs / "run_c.jsonl").write_text(text)
+    df = el.load(str(runs), warn=False, val_keys=["val/gsm8k"], algorithm={"run_a": "grpo", "run_c": "ppo"})
+    assert el.table.runs(df).set_index("run_id")["algorithm"].to_dict() == {"run_a": "grpo", "run_b": ""}
+    assert any("run 'run_c' left out" in str(a["skipped"]) for a in el.row_accounts(df))

@@ -81,7 +81,7 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
     # the runs each source gave, by its account's source (runs named by `run_id` after: not known)
     read_by = {} if run_id and not one_run else {r.source: set(getattr(r, "runs_read", ())) for r in reports}
     per_run.check_runs(df, {k: v for k, v in zip(per_run.FIELDS, (model, algorithm, dataset, params))
-                            if isinstance(v, dict)})
+                            if isinstance(v, dict)}, df.attrs[ACCOUNTS])
     df = per_run.apply(df, given, defaults, df.attrs[ACCOUNTS], read_by)
     if config:  # a size given (for every run, or for its own) stays the run's total
         _apply_config(df, config, keep_total=True if defaults["params"] is not None else

@@ -23,6 +23,7 @@ name), the note goes with it, as no note is made where the every-run flag is giv
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -38,6 +39,7 @@ from entropylaw.terminal import not_found
 EVERY = "*"  # in a dict: the runs it does not name
 FIELDS = ("model", "algorithm", "dataset", "params")
 # the notes a reader makes of a guess that a value given for the run replaces
+LEFT_OUT = re.compile(r"^run (['\"])(.*?)\1 left out: ")  # a run read, left out: its account's reason
 GUESSES = {"algorithm": ("algorithm ", "read off the run's name"), "dataset": ("data set ", "read off the name")}
 
 
@@ -64,27 +66,31 @@ def _checked(value, name: str, run: str | None):
     return value.strip()
 
 
-def check_runs(df: pd.DataFrame, given: dict) -> None:
+def check_runs(df: pd.DataFrame, given: dict, accounts=()) -> None:
     """A run named in ``given`` (``{field: {run_id: value}}``, the values as given) that is no run of
-    ``df``: one error naming it and the nearest run ids."""
+    ``df``: one error naming it and the nearest run ids. A run read and left out (lacking a key
+    named: its account says so, ``accounts``) needs no value, and its own is no mistake."""
     known = table.run_ids(df) if len(df) else []
+    left_out = {m.group(2) for a in accounts if (m := LEFT_OUT.match(str(a.get("skipped") or "")))}
     for name, per_run in given.items():
         for run, value in per_run.items():
-            if run != EVERY and run not in known:
+            if run != EVERY and run not in known and run not in left_out:
                 raise EntropyLawError(f"`{name}` {run}={value}: {not_found('run', run, known)}; a run is named as "
                                       "`summary()` prints it, in full")
 
 
 def apply(df: pd.DataFrame, given: dict, defaults: dict, accounts=(), read_by: dict | None = None) -> pd.DataFrame:
-    """``df`` with the values ``given`` (``{field: {run_id: value}}``) set on their runs (in place). ``defaults``:
-    the every-run values the readers were given (a model given for every run is no run's own);
+    """``df`` with the values ``given`` (``{field: {run_id: value}}``) set on their runs (in place).
+    ``defaults``: the every-run values the readers were given (a model given for every run is no run's own);
     ``accounts`` (dicts, changed in place) lose the notes of the guesses replaced, where ``read_by``
     (account source -> the runs it gave) says all its runs were given that value."""
     given = {k: v for k, v in given.items() if v}
     if not given:
         return df
-    check_runs(df, given)  # (load checks the values as given first, for the line to show them so)
+    check_runs(df, given, accounts)  # (load checks the values as given first, for the line to show them so)
     ids = df["run_id"].astype(str)
+    known = set(ids)
+    given = {k: {r: v for r, v in per_run.items() if r in known} for k, per_run in given.items()}  # none left out
     sized = set(given.get("params", ())) if defaults.get("params") is None else set(table.run_ids(df))
     for run, model in given.get("model", {}).items():
         _set_model(df, (ids == run).to_numpy(), run, model, own_is_given=bool(defaults.get("model")),
