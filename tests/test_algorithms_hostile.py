@@ -84,7 +84,7 @@ def test_the_report_prints_each_algorithms_a_and_b_as_an_independent_gls_gives_t
 
 def test_runs_whose_names_say_no_algorithm_are_told_how_to_give_each_its_own(tmp_path):
     """Runs named run1, run2, run3 were told 'give it with --algorithm when reading the run', but
-    --algorithm names every run read at once: the way is to read each algorithm's runs apart."""
+    --algorithm named every run read at once; it now names one run (RUN=NAME), which the line shows."""
     from conftest import run_cli
 
     for i in (1, 2, 3):
@@ -94,8 +94,10 @@ def test_runs_whose_names_say_no_algorithm_are_told_how_to_give_each_its_own(tmp
     res = run_cli("algorithms", str(tmp_path))
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
     said = " ".join(res.stderr.split())
-    assert "--algorithm names the algorithm of every run read, so read each algorithm's runs apart" in said, said
-    assert "entropylaw ingest RUNS --algorithm grpo -o grpo.parquet" in said
+    assert "give each run its own with --algorithm RUN=NAME" in said, said
+    assert "entropylaw algorithms RUNS --algorithm run1=grpo --algorithm run2=ppo" in said
+    res = run_cli("algorithms", str(tmp_path), "--algorithm", "run1=grpo", "--algorithm", "ppo")
+    assert res.returncode == 0 and "algorithms: grpo, ppo; 3 runs" in res.stdout, res.stderr
 
 
 def test_runs_of_few_points_are_said_beside_the_verdict_by_the_rule_fit_and_scale_use():

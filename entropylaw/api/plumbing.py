@@ -26,6 +26,7 @@ from entropylaw.fit.pairing import MODES as PAIRINGS
 from entropylaw.fit.robust import LOSSES as ROBUST_LOSSES
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.readers.model_size import parse_size, parse_sizes
+from entropylaw.readers.per_run import parse_items as per_run_values
 from entropylaw.table import wide
 from entropylaw.table.convention import CONVERTIBLE as ENTROPY_CONVENTIONS
 from entropylaw.terminal import count, group_repeats, law_formula, width, wrap
@@ -38,6 +39,6 @@ __all__ = ["FORECAST_METHODS", "DEFAULT", "PRIOR_BASES", "PRECISIONS", "PROBE_WH
            "ROBUST_LOSSES", "FIGURE_FORMATS", "FIGURE_STYLES", "audit_text", "left_out_line", "check_outputs",
            "check_writable", "count", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary",
            "group_repeats", "lab_sweep_runs", "law_formula", "loss_lines", "not_found", "parse_size", "parse_sizes",
-           "plot_path", "problems_error", "read_probe_summary", "reading_notes", "save_early_figure",
+           "per_run_values", "plot_path", "problems_error", "read_probe_summary", "reading_notes", "save_early_figure",
            "save_fit_figures", "target_as_read", "target_out_of_range", "unit_lines", "wide", "width", "with_accounts",
            "wrap"]

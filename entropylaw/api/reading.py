@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import warnings
 
+import numpy as np
 import pandas as pd
 
 import entropylaw.table as table
@@ -19,9 +20,9 @@ from entropylaw.fileio import atomic_dir, check_writable, dumps  # noqa: F401 (t
 from entropylaw.fit.run_summary import format_summary, not_found as _keys_not_found, summarize
 from entropylaw.readers.accounts import ACCOUNTS, Accounts, IngestReport, loss_lines as _loss_lines
 from entropylaw.readers.common import KeyOptions
+from entropylaw.readers import per_run
 from entropylaw.readers.dispatch import load as _load_sources
 from entropylaw.readers.formats import detect_format as _detect_format
-from entropylaw.readers.model_size import parse_size
 from entropylaw.readers.units import DROPPED
 from entropylaw.table import convention as _convention
 from entropylaw.terminal import count, not_found, wrap
@@ -41,9 +42,13 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
     are pieces of one run, named ``run_id`` and merged as one), ``runs`` the runs to keep,
     ``score_scale`` the scores' unit (0.01 or ``"percent"``: scores logged in percent; by default a
     percent is recognised by its values and name), ``step_key`` the key that is the training step
-    (JSON lines, tables, W&B). A run that lacks a key named here is left out with its reason (its
-    source's row account says so); ``strict=True`` makes that an error. The row account of every source
-    (rows read, kept, dropped by reason, notes) is in ``df.attrs["row_accounts"]``; when
+    (JSON lines, tables, W&B). ``model``, ``algorithm``, ``dataset`` and ``params`` are one value
+    for every run read, or a dict ``{run_id: value}`` (``algorithm={"run_a": "grpo", "run_b": "ppo"}``;
+    its key ``"*"``: every run it does not name), a run named exactly as ``summary`` prints it
+    (:mod:`entropylaw.readers.per_run`); either wins over what the log says. A run that lacks a
+    key named here is left out with its reason (its source's row account says so); ``strict=True``
+    makes that an error. The row account of every source (rows read, kept, dropped by reason,
+    notes) is in ``df.attrs["row_accounts"]``; when
     anything was dropped or skipped a :class:`~entropylaw.errors.RowsDroppedWarning` says so
     (``warn=False`` to silence).
     """
@@ -58,22 +63,29 @@ def load(*paths, entropy_key=None, score_key=None, val_keys=None, model=None, al
         _convention.parse(entropy_convention)  # a bad name fails before anything is read
     if isinstance(val_keys, str):
         val_keys = [val_keys]
-    opts = KeyOptions(entropy_key=entropy_key, score_key=score_key, val_keys=val_keys, model=model,
-                      algorithm=algorithm, dataset=dataset, run_id=run_id, one_run=bool(one_run))
+    defaults, given = {}, {}  # the value of every run (as each reader takes it), the runs' own (set after)
+    for name, value in zip(per_run.FIELDS, (model, algorithm, dataset, params)):
+        defaults[name], given[name] = per_run.split(value, name)
+    opts = KeyOptions(entropy_key=entropy_key, score_key=score_key, val_keys=val_keys, model=defaults["model"],
+                      algorithm=defaults["algorithm"], dataset=defaults["dataset"], run_id=run_id,
+                      one_run=bool(one_run))
     if logging_steps is not None:
         opts.logging_steps = logging_steps
     if reward_func is not None:
         opts.reward_func = reward_func
     opts.score_scale = parse_score_scale(score_scale)
     opts.step_key = step_key or None
-    if params is not None:
-        opts.n_params = parse_size(params, "`params`")
+    opts.n_params = defaults["params"]
     df, reports = _load_sources([os.fspath(p) for p in paths], opts, skip_bad=skip_bad, strict=strict)
     df.attrs[ACCOUNTS] = Accounts(r.to_dict() for r in reports)
     # the runs each source gave, by its account's source (runs named by `run_id` after: not known)
     read_by = {} if run_id and not one_run else {r.source: set(getattr(r, "runs_read", ())) for r in reports}
-    if config:
-        _apply_config(df, config, keep_total=params is not None)
+    per_run.check_runs(df, {k: v for k, v in zip(per_run.FIELDS, (model, algorithm, dataset, params))
+                            if isinstance(v, dict)}, df.attrs[ACCOUNTS])
+    df = per_run.apply(df, given, defaults, df.attrs[ACCOUNTS], read_by)
+    if config:  # a size given (for every run, or for its own) stays the run's total
+        _apply_config(df, config, keep_total=True if defaults["params"] is not None else
+                      df["run_id"].isin(list(given["params"])).to_numpy())
     if entropy_convention:
         df = _convention.to_token_mean(df, entropy_convention, x_key or "entropy")
     if runs:
@@ -105,14 +117,15 @@ def parse_score_scale(value) -> float | None:
     return factor
 
 
-def _apply_config(df: pd.DataFrame, config: str, keep_total: bool) -> None:
-    """Exact parameter counts from a Hugging Face config.json (closed form: no weights, no torch)."""
+def _apply_config(df: pd.DataFrame, config: str, keep_total) -> None:
+    """Exact parameter counts from a Hugging Face config.json (closed form: no weights, no torch);
+    ``keep_total``: True, or a mask of the rows whose runs keep the total they were given."""
     from entropylaw.readers.hf_config import params_from_config
 
     total, non_embedding = params_from_config(config)
     df["n_params_nonembedding"] = float(non_embedding)
-    if not keep_total:
-        df["n_params"] = float(total)
+    if keep_total is not True:
+        df.loc[~np.asarray(keep_total, dtype=bool), "n_params"] = float(total)
 
 
 def _keep(df: pd.DataFrame, runs: list, read_by: dict | None = None) -> pd.DataFrame:

@@ -115,6 +115,27 @@ def sizes(text: str, one: bool = False) -> list[float]:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+# what the metadata flags take, as --model says it in full (readers.per_run)
+PER_RUN = "of every run read or (RUN=VALUE, repeatable) of one run, as --model"
+
+
+def run_size(text: str) -> str:
+    """``--params``: a size (:func:`size`), or ``RUN=SIZE`` for one run, checked and kept as text.
+
+    >>> run_size("7B"), run_size("run_a=0.5B")
+    ('7B', 'run_a=0.5B')
+    """
+    run, _, value = text.rpartition("=")
+    try:
+        size(value)
+    except argparse.ArgumentTypeError as err:  # the size's own line, naming the whole item given
+        raise argparse.ArgumentTypeError(f"{text!r}: {str(err).split(': ', 1)[-1]}" if run else str(err)) from None
+    return text
+
+
+run_size.__name__ = "size"  # argparse names the type in its own messages
+
+
 def score_range(text: str) -> tuple[float, float]:
     """``LO,HI`` with LO below HI."""
     try:
@@ -223,14 +244,18 @@ def add_source_arguments(parser) -> None:
     g.add_argument("--entropy-key", metavar="K", help="source key that is the policy entropy")
     g.add_argument("--score-key", metavar="K", help="source key that is the training score")
     g.add_argument("--val-key", metavar="K", action="append", help="validation key (repeatable)")
-    g.add_argument("--model", metavar="M",
-                   help="model name (else read from the log, its file or run folder's name, or the run "
-                        "folder's config)")
-    g.add_argument("--algorithm", metavar="A", help="algorithm, e.g. grpo, ppo, rloo")
-    g.add_argument("--dataset", metavar="D",
-                   help="training data, e.g. gsm8k; also the task of a validation key that names no benchmark "
-                        "(val/accuracy)")
-    g.add_argument("--params", metavar="N", type=size, help="total parameter count (7e9, 7B)")
+    g.add_argument("--model", metavar="[RUN=]M", action="append",
+                   help="model name of every run read, or (RUN=M) of the run RUN alone: repeatable, a plain M is "
+                        "then the model of the runs not named; RUN is a run id as 'summary' prints it, in full, "
+                        "split from M at the last '=' (else read from the log, its file or run folder's name, or "
+                        "the run folder's config)")
+    g.add_argument("--algorithm", metavar="[RUN=]A", action="append",
+                   help=f"algorithm, e.g. grpo, ppo, rloo, {PER_RUN}")
+    g.add_argument("--dataset", metavar="[RUN=]D", action="append",
+                   help=f"training data, e.g. gsm8k, {PER_RUN}; also the task of a validation key that names no "
+                        "benchmark (val/accuracy)")
+    g.add_argument("--params", metavar="[RUN=]N", type=run_size, action="append",
+                   help=f"total parameter count (7e9, 7B) {PER_RUN}")
     g.add_argument("--config", metavar="config.json",
                    help="Hugging Face config.json: exact total and non-embedding parameter counts")
     g.add_argument("--run-id", metavar="ID",

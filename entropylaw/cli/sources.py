@@ -30,11 +30,14 @@ def load_from_args(args, sources, keep_runs: bool = True, **more) -> pd.DataFram
 
 SOURCE_OPTIONS = ("entropy_key", "score_key", "model", "algorithm", "dataset", "params", "config", "run_id",
                   "one_run", "logging_steps", "reward_func", "score_scale", "step_key", "strict")
+PER_RUN = ("model", "algorithm", "dataset", "params")
 
 
 def source_options(args) -> dict:
     """:func:`entropylaw.load`'s keywords from the parsed source options."""
     out = {k: getattr(args, k, None) for k in SOURCE_OPTIONS}
+    for k in PER_RUN:  # repeatable: each run's own (RUN=VALUE) and every run's, as the API takes them
+        out[k] = plumbing.per_run_values(out[k], "--" + k)
     if out.get("one_run") and not out.get("run_id"):
         raise EntropyLawError("--one-run needs --run-id: the name the pieces of the one run take")
     out.update(val_keys=getattr(args, "val_key", None), skip_bad=getattr(args, "skip_bad", False),

@@ -84,10 +84,10 @@ def _ab(v: dict) -> str:
     return f"({v['a']:.4g}, {v['b']:.4g})" + ("" if v["a"] > 0 else " a <= 0: the law does not describe them")
 
 
-# `algorithm` gives every run read one algorithm: runs of several, whose names say none, are read apart
-UNKNOWN = ("unknown algorithm (its name and config say none): `algorithm` names the algorithm of every run read, "
-           "so read each algorithm's runs apart and give their tables (entropylaw ingest RUNS --algorithm grpo "
-           "-o grpo.parquet; then entropylaw algorithms grpo.parquet rloo.parquet)")
+# `algorithm` gives every run read one algorithm, or each run its own: runs whose names say none are named
+UNKNOWN = ("unknown algorithm (its name and config say none): give each run its own with `algorithm` RUN=NAME "
+           "(entropylaw algorithms RUNS --algorithm run1=grpo --algorithm run2=ppo; in Python a dict, "
+           "algorithm={'run1': 'grpo', 'run2': 'ppo'})")
 
 
 class AlgorithmTest(Estimator):
