@@ -70,3 +70,26 @@ def test_the_reference_drops_doctest_directives():
     assert not any("doctest" in line for line in out[:out.index("```python")])
     css = (ROOT / "docs" / "css" / "code.css").read_text()
     assert "white-space: pre-wrap" in css and "css/code.css" in (ROOT / "mkdocs.yml").read_text()
+
+
+def test_the_install_table_says_what_all_holds():
+    """install.md's `[all]` row names the extras `all` leaves out (it once said "all of the above"
+    while `real`, which make test installs beside it, is not in `all`)."""
+    tomllib = pytest.importorskip("tomllib")  # the standard library's from Python 3.11
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    in_all = set(re.search(r"entropylaw\[([^\]]+)\]", extras["all"][0]).group(1).split(","))
+    text = (ROOT / "docs" / "install.md").read_text()
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `'entropylaw\[(\w+)\]'` \| (.*) \|$", text, re.M)}
+    assert set(rows) == set(extras) - {"dev"}, set(rows) ^ (set(extras) - {"dev"})
+    left_out = sorted(set(extras) - in_all - {"all", "dev"})
+    assert all(f"`{name}`" in rows["all"] for name in left_out), (rows["all"], left_out)
+
+
+def test_the_rank_guide_names_every_json_key():
+    import entropylaw as el
+
+    keys = el.rank(el.load("data/real-sizes", warn=False), fit_frac=0.25).to_dict()[0]
+    prose = re.sub(r"^```.*?^```", "", (ROOT / "docs" / "guide" / "rank.md").read_text(), flags=re.S | re.M)
+    named = {w for span in re.findall(r"`([^`]+)`", prose) for w in re.findall(r"\w+", span)}
+    assert [k for k in keys if k not in named] == []
