@@ -35,6 +35,7 @@ twice under two names.
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import numpy as np
@@ -44,6 +45,8 @@ import entropylaw.table as table
 from entropylaw.readers.accounts import SOURCES_JOINED, IngestReport
 
 SUPERSEDED = "superseded by resumed segment"
+# a file's notes on what it lacks alone (readers.keys, readers.common), untrue of the run its folder's files join into
+ALONE, ONLY_VALIDATION = "no validation series: a fit uses", "validation-only step"
 AGREE_RTOL = 1e-5  # float32 event files against float64 JSON
 # how long something took, not what the run computed: differs between two executions of a step
 TIMING = re.compile(r"runtime|step_time|_per_second|time taken|timing|(?:^|/)time(?:_|/|$)", re.IGNORECASE)
@@ -96,6 +99,13 @@ def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, ne
     came from): a row dropped is counted against the source that held it, never against the
     first one, so no account drops more rows than its file held."""
     new_report = reports[new_at]
+    if _split_files(kept, new, head_report, new_report):
+        new_report.note(f"the same run folder as {head_report.source}, other metrics (a trainer's training and "
+                        "evaluation files): joined")
+        for report in (head_report, new_report):  # what each file said of itself alone, which the other answers
+            report.notes = [n for n in report.notes if not n.startswith(ALONE) and ONLY_VALIDATION not in n]
+        # each run's keys from the file that has them (the entropy from one, the validation from the other)
+        return _joined([kept, new]), np.concatenate([kept_from, np.full(len(new), new_at)])
     if head_report.format != new_report.format:
         new, kept = _hf_names(new, kept), _hf_names(kept, new)
     same, n_common = _agree(kept, new) if head_report.format != new_report.format else (False, 0)
@@ -125,6 +135,16 @@ def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, ne
         return (pd.concat([kept[~old], new], ignore_index=True),
                 np.concatenate([kept_from[~old], np.full(len(new), new_at)]))
     return None
+
+
+def _split_files(kept: pd.DataFrame, new: pd.DataFrame, head_report: IngestReport, new_report: IngestReport) -> bool:
+    """One run's metrics in two files of one folder (train.jsonl and eval.jsonl, named by the folder): both of
+    one format, no metric in both. A resumed or copied log holds the same metrics: never so joined."""
+    if head_report.format != new_report.format or not new_report.source or not head_report.source:
+        return False
+    if os.path.dirname(os.path.abspath(new_report.source)) != os.path.dirname(os.path.abspath(head_report.source)):
+        return False
+    return not set(map(str, pd.unique(kept["metric"]))) & set(map(str, pd.unique(new["metric"])))
 
 
 def _move(report: IngestReport, reason: str, n: int) -> None:

@@ -85,7 +85,36 @@ def run_id_from_path(path) -> str:
     return _named(path)[0] or "run"
 
 
-_GENERIC_FILES = {"trainer_state", "metrics", "log", "train", "output", "events", "history", "runs", "logs", "wandb"}
+# a file that by its name holds a run's evaluations only, beside its training log in the run's folder
+# (train.jsonl + eval.jsonl): named after the folder, its untyped rows read as eval rows (readers.verl_jsonl)
+EVAL_FILES = frozenset({"eval", "evals", "evaluation", "evaluations", "val", "valid", "validation", "eval_metrics",
+                        "metrics_eval", "val_metrics", "metrics_val", "eval_log", "evaluation_metrics"})
+_GENERIC_FILES = {"trainer_state", "metrics", "log", "train", "output", "events", "history", "runs", "logs", "wandb",
+                  "train_metrics", "metrics_train", "train_log", "training", *EVAL_FILES}
+
+
+SPLITS = frozenset({"train", "eval", "evaluation", "val", "valid", "validation", "test"})  # a key's first part naming one
+
+
+def eval_key(key: str) -> str:
+    """A key of an evaluations-only file (:func:`eval_file`) as the table names it: ``eval/<key>``,
+    unless its first part names its split already.
+
+    >>> eval_key("accuracy"), eval_key("val/acc"), eval_key("math/accuracy")
+    ('eval/accuracy', 'val/acc', 'eval/math/accuracy')
+    """
+    return key if "/" in key and key.split("/", 1)[0].lower() in SPLITS else f"eval/{key}"
+
+
+def eval_file(path) -> bool:
+    """Whether a file's name says it holds evaluations only (:data:`EVAL_FILES`).
+
+    >>> eval_file("runs/a/eval.jsonl"), eval_file("runs/a/Validation.jsonl.gz"), eval_file("runs/a/train.jsonl")
+    (True, True, False)
+    """
+    from pathlib import PurePath
+
+    return _stem(PurePath(str(path)).name).lower() in EVAL_FILES
 
 
 def _named(path) -> tuple[str, list[str], str]:

@@ -45,8 +45,8 @@ from entropylaw.readers.common import NEGATIVE_STEP, STEP_LIMIT, STEP_RANGE, Raw
 from entropylaw.readers.resumes import per_micro_step
 from entropylaw.readers.csv_fields import (CUT_LAST, SHORT, is_text_column, no_twice_named, numbers, short_rows,
                                            too_many_fields)
-from entropylaw.readers.names import (BOOKKEEPING, STEP_NAMES, model_from_filename, names_a_step_axis,
-                                      run_id_from_path)
+from entropylaw.readers.names import (BOOKKEEPING, STEP_NAMES, eval_file, eval_key, model_from_filename,
+                                      names_a_step_axis, run_id_from_path)
 from entropylaw.readers.tidy import MISSING_STEP, NON_NUMERIC, read_tidy  # noqa: F401 (read_tidy: dispatch's)
 
 STEP_COLUMNS = ["step", "_step", "global_step", "Step", "trainer/global_step", "train/global_step",
@@ -344,6 +344,7 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
             continue
         (text_cols if is_text_column(df[col]) else metric_cols).append(col)
     runs = df[run_col].astype(str).to_numpy() if run_col else np.full(len(df), "")
+    evals = eval_file(path)  # eval.csv beside a train.csv: each column an eval key (names.eval_key)
     out = []
     for run in pd.unique(runs):
         raw = _new_run(run or run_id or "", path, run_id_from_path(path))
@@ -353,7 +354,8 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
         own = _own_steps(df[rows], step_col, metric_cols)
         for col in metric_cols:
             axis, col_steps = own.get(col, ("", None))
-            collect.column(col, steps if col_steps is None else _on_rows(col_steps, rows), df[col], rows, axis)
+            collect.column(eval_key(str(col)) if evals else col, steps if col_steps is None else _on_rows(col_steps, rows),
+                           df[col], rows, axis)
         for col in text_cols:  # a run's model, algorithm or data set written on each row: its metadata
             name = str(col).strip().lower()
             said = pd.unique(df.loc[rows, col].dropna().astype(str).str.strip())
@@ -366,6 +368,9 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
                             + (" ..." if len(own) > 8 else ""))
         skipped = [f"{c} (text)" for c in text_cols if str(c).strip().lower() not in raw.meta]
         skipped += [f"{c} (bookkeeping)" for c in skipped_book + other_steps]
+        if evals and metric_cols:
+            raw.report.note(f"each column read as an eval key (eval/<column>): the file's name "
+                            f"({os.path.basename(str(path))}) says it holds evaluations")
         if skipped:
             raw.report.note(f"columns skipped: {', '.join(skipped[:8])}{' ...' if len(skipped) > 8 else ''}")
         out.append(collect.done())

@@ -56,7 +56,7 @@ from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.jsonl_lines import STEP_FIELDS, TYPE_FIELDS, is_step_name, values_in_broken_line
 from entropylaw.readers.jsonl_rows import BIG, Rows
-from entropylaw.readers.names import BOOKKEEPING, model_from_filename, run_id_from_path
+from entropylaw.readers.names import BOOKKEEPING, SPLITS, eval_file, model_from_filename, run_id_from_path
 from entropylaw.readers.tidy import MISSING_STEP
 from entropylaw.terminal import count
 
@@ -172,7 +172,8 @@ def _integer(value) -> int | None:
 def _slot(kind: str, key: str) -> list:
     """What a key of a line of type ``kind`` is, found once a key: [its name in the table, its code
     (-1 until a value is kept), 1 a step's name, 2 bookkeeping, 0 a metric]."""
-    name = f"{kind}/{key}" if kind and not key.startswith(kind + "/") else key
+    named = key.split("/", 1)[0].lower() in SPLITS if "/" in key else False  # "val/acc": its split said already
+    name = f"{kind}/{key}" if kind and not named and not key.startswith(kind + "/") else key
     return [name, -1, 2 if BOOKKEEPING.match(key) else 1 if is_step_name(key) else 0]
 
 
@@ -198,6 +199,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     prose: dict[str, int] = {}  # keys of SAMPLE_FIELDS holding text: lines of each (a file of samples)
     comments: list[int] = []  # lines of comments
     aside: set[str] = set()
+    # eval.jsonl beside a train.jsonl: its lines are eval rows though none says so (a type on a line still wins)
+    file_kind = "eval" if eval_file(path) else ""
     elsewhere: dict[str, int] = {}  # lines without the `step_key` read on a step of their own
 
     def note(kind: str, message: str) -> None:
@@ -278,6 +281,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                     for t in TYPE_FIELDS:
                         if t in data and data[t] == kind:
                             del data[t]
+                else:
+                    kind = file_kind
             keyed = slots.get(kind)
             if keyed is None:
                 keyed = slots[kind] = {}
@@ -363,6 +368,9 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                     + ", ".join(sorted(elsewhere)) + "), each its own step axis, as W&B reads `define_metric` steps")
     # each type of row, and each step key, its own step axis: eval/step may count evals, not train steps
     rows.into(raw, with_axes=bool(types or len(used) > 1))
+    if file_kind and slots.get(file_kind):
+        report.note(f"{count(sum(used.values()) - sum(types.values()), 'line')} without a type read as eval rows, "
+                    f"each key as eval/<key>: the file's name ({os.path.basename(source)}) says it holds evaluations")
     if types:
         report.note("rows kept apart by type, each key read as <type>/<key>: "
                     + ", ".join(f"{k} ({n} lines)" for k, n in sorted(types.items())))

@@ -1,0 +1,70 @@
+"""A custom trainer that writes a run's training and evaluation metrics to two files of its run folder
+(``run_a/train.jsonl`` + ``run_a/eval.jsonl``, or CSVs): one run, its eval file's keys validation.
+
+Before, a sweep of two such folders read as four runs: ``run_a`` (training only, no validation) and
+``eval`` (named by the file, its ``accuracy`` found as no score), then ``run_b`` and ``eval-2``."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import entropylaw as el
+from entropylaw.api.reading import row_accounts
+
+
+def _sweep(root, fmt="jsonl", eval_name="eval", acc_key="accuracy"):
+    for run, k in (("run_a", 1.0), ("run_b", 1.4)):
+        d = root / run
+        d.mkdir(parents=True)
+        train = [(s, 0.8 * math.exp(-k * s / 30) + 0.05, 0.1 + 0.5 * (1 - math.exp(-k * s / 30))) for s in range(100)]
+        evals = [(s, 0.05 + 0.5 * (1 - math.exp(-k * s / 30))) for s in range(0, 100, 10)]
+        if fmt == "jsonl":
+            (d / "train.jsonl").write_text("".join(json.dumps({"step": s, "entropy": h, "reward": r}) + "\n"
+                                                   for s, h, r in train))
+            (d / f"{eval_name}.jsonl").write_text("".join(json.dumps({"step": s, acc_key: v}) + "\n" for s, v in evals))
+        else:
+            (d / "train.csv").write_text("step,entropy,reward\n" + "".join(f"{s},{h},{r}\n" for s, h, r in train))
+            (d / f"{eval_name}.csv").write_text(f"step,{acc_key}\n" + "".join(f"{s},{v}\n" for s, v in evals))
+    return root
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+@pytest.mark.parametrize("eval_name", ["eval", "validation"])
+def test_a_run_folders_train_and_eval_files_are_one_run(tmp_path, fmt, eval_name):
+    df = el.load(_sweep(tmp_path / "sweep", fmt, eval_name), warn=False)
+    assert el.run_ids(df) == ["run_a", "run_b"]
+    meta = el.table.runs(df).set_index("run_id")
+    assert set(meta["entropy_key"]) == {"entropy"} and set(meta["score_key"]) == {"reward"}
+    assert all("val/accuracy" in json.loads(v) for v in meta["val_keys"]), meta["val_keys"]
+    val = df[(df["run_id"] == "run_b") & (df["metric"] == "val/accuracy")]
+    assert val["step"].tolist() == list(range(0, 100, 10))
+    assert val["value"].iloc[-1] == pytest.approx(0.05 + 0.5 * (1 - math.exp(-1.4 * 90 / 30)), abs=1e-9)
+    accounts = row_accounts(df)
+    assert all(a["rows_read"] == a["rows_kept"] for a in accounts)
+    notes = [n for a in accounts for n in a["notes"]]
+    assert sum("other metrics (a trainer's training and evaluation files): joined" in n for n in notes) == 2
+    assert sum(f"says it holds evaluations" in n and f"{eval_name}.{fmt}" in n for n in notes) == 2
+    # each file's notes on what it lacked alone are gone with the join
+    assert not any(n.startswith("no validation series") or "validation-only step" in n for n in notes), notes
+    fc = el.forecast(df, run="run_a", fit_frac=0.5)
+    assert fc.target_key == "val/accuracy" and fc.target_kind == "validation"
+
+
+def test_an_eval_files_key_that_names_its_split_keeps_it(tmp_path):
+    df = el.load(_sweep(tmp_path / "sweep", "jsonl", "eval", acc_key="val/acc"), warn=False)
+    assert el.run_ids(df) == ["run_a", "run_b"]
+    assert "val/acc" in set(df["metric"].astype(str)) and not any("eval/val" in m for m in df["metric"].astype(str))
+
+
+def test_two_files_of_one_folder_with_the_same_metrics_stay_two_runs(tmp_path):
+    """A copied log (the same keys) is not a run's second file: never joined as one."""
+    d = tmp_path / "run_a"
+    d.mkdir()
+    rows = "".join(json.dumps({"step": s, "entropy": 1.0 / (s + 1), "reward": s / 10}) + "\n" for s in range(10))
+    (d / "train.jsonl").write_text(rows)
+    (d / "metrics.jsonl").write_text(rows)
+    df = el.load(tmp_path, warn=False)
+    assert len(el.run_ids(df)) == 2
