@@ -25,6 +25,7 @@ from entropylaw.readers import clearml_offline, comet_offline, mlflow_store, swa
 from entropylaw.readers.compressed import inner_suffix, read_head, strip_compression
 from entropylaw.readers.common import KeyOptions, RawRun
 from entropylaw.readers.hf_console import looks_like_hf_console, read_hf_console
+from entropylaw.readers.kv_console import looks_like_kv_console, read_kv_console
 from entropylaw.readers.lab_run import read_lab_run
 from entropylaw.readers.roll_console import looks_like_roll_console, read_roll_console
 from entropylaw.readers.tensorboard import has_event_files, read_tensorboard
@@ -182,6 +183,9 @@ FORMATS: list[Format] = [
            lambda src, o: read_roll_console(src)),
     Format("hf_console", lambda s: looks_like_hf_console(s.path),
            lambda src, o: read_hf_console(src, logging_steps=o.logging_steps)),
+    # a custom loop's own prints (step 10 | entropy 0.5): where no other printed log's shape is found
+    Format("kv_console", lambda s: s.is_file() and looks_like_kv_console(s.path), lambda src, o: read_kv_console(src),
+           suffixes=(".log", ".txt", ".out", ".err")),
     Format("verl_console", lambda s: True, lambda src, o: read_verl_console(src),
            suffixes=(".log", ".txt", ".out", ".err"), per_mb_s=0.023),
 ]

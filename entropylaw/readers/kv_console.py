@@ -1,0 +1,150 @@
+"""A custom trainer's printed log: lines that print a step and named numbers, in the shapes a hand-written
+GRPO loop's ``print`` or ``logging`` call leaves::
+
+    Step 10: loss=0.1, entropy=0.52, reward=0.31
+    [step 10] entropy: 0.52 reward: 0.31
+    2026-11-30 10:00:01 INFO step=10 entropy=0.52 reward=0.31
+    step 10/500 | entropy 0.5200 | reward 0.3100 | eval_acc 45.3%
+
+- **the step**: the first ``step``, ``global_step``, ``iter``, ``iteration``, ``it`` or ``update``
+  on the line followed by a whole number (``step 10``, ``step=10``, ``[step 10]``, ``Step 10:``);
+  ``N/M`` says the planned total M too (the step the gain to go runs to);
+- **the numbers**: ``key=value`` and ``key: value`` pairs, and ``key value`` where ``|`` parts the
+  line (a key starts with a letter; ``1e-5``, ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
+  numbers); each key at each step one value (several at one step: their mean, said);
+- **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
+  count and first line are said in the row account; other text holds no values.
+
+Recognised where no other reader of printed logs claims the file (veRL's ``step:N - key:value``
+lines, the Hugging Face Trainer's dicts, ROLL's ``metrics_tag``) and at least
+:data:`MIN_LINES` of its first lines read so. The keys' roles (entropy, score, validation) are
+found by name, as for any log (``eval_acc`` is a validation score).
+
+>>> import tempfile, os
+>>> text = ("loading model...\\n" + "".join(f"step {s}/40 | entropy {1 - s / 100:.2f} | reward {s / 100:.2f}\\n"
+...         for s in (1, 2, 3)) + "Step 3: eval_acc=12.5%\\nlr=1e-05 batch=8\\n")
+>>> with tempfile.TemporaryDirectory() as d:
+...     p = os.path.join(d, "train.log")
+...     _ = open(p, "w").write(text)
+...     looks_like_kv_console(p), read_kv_console(p)[0].rows()[-3:]
+(True, [(3, 'entropy', 0.97), (3, 'reward', 0.03), (3, 'eval_acc', 12.5)])
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+from entropylaw.errors import EntropyLawError
+from entropylaw.readers.common import RawRun, existing_file
+from entropylaw.readers.compressed import open_log
+from entropylaw.readers.names import model_from_filename, run_id_from_path
+from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP, unwrap
+from entropylaw.terminal import count
+
+MIN_LINES = 3  # lines of a step and a number among the first SNIFF_LINES: a log of this shape
+SNIFF_LINES = 2000
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)(?![A-Za-z])"
+_KEY = r"[A-Za-z_][\w./-]*"
+_STEP_NAMES = ("global_step", "iteration", "update", "step", "iter", "it")
+STEP = re.compile(r"(?<![\w./-])(?P<name>" + "|".join(_STEP_NAMES) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
+                  r"(?:\s*/\s*(?P<total>\d+))?(?![\w.])", re.IGNORECASE)
+PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]\s*(?P<v>" + _NUM + r")(?P<pct>%?)(?![\w.])",
+                  re.IGNORECASE)
+SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r")\]?\s+(?P<v>" + _NUM + r")(?P<pct>%?)\s*$", re.IGNORECASE)
+NO_STEP = "numbers without a step"
+
+
+def _parse(line: str):
+    """``(step, total, {key: value}, percent keys)`` of a printed line, or None where it prints no numbers;
+    step None where it names none."""
+    line = unwrap(line)
+    m = STEP.search(line)
+    pairs: dict[str, float] = {}
+    pct: set[str] = set()
+    found = [(p.group("key"), p.group("v"), p.group("pct")) for p in PAIR.finditer(line)]
+    if "|" in line:
+        found += [(s.group("key"), s.group("v"), s.group("pct")) for part in line.split("|")
+                  if (s := SPACED.match(part))]
+    for key, value, sign in found:
+        if key.lower() in _STEP_NAMES:
+            continue
+        pairs[key] = float(value)
+        if sign:
+            pct.add(key)
+    if not pairs:
+        return None
+    if m is None:
+        return None, None, pairs, pct
+    return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct
+
+
+def looks_like_kv_console(path: str | os.PathLike) -> bool:
+    """True when :data:`MIN_LINES` of the first :data:`SNIFF_LINES` lines print a step and a number, and
+    no veRL ``step:N - `` line comes in the first bytes a printed log's format is looked for in."""
+    found, read = 0, 0
+    try:
+        with open_log(path, bom=True) as f:
+            for i, raw_line in enumerate(f):
+                read += len(raw_line)
+                if b"step:" in raw_line and VERL_STEP.search(raw_line):
+                    return False  # veRL's console log, whatever lines of this shape its start-up printed
+                if read > SNIFF_LIMIT or (i >= SNIFF_LINES and found < MIN_LINES):
+                    break
+                if found < MIN_LINES and i < SNIFF_LINES:
+                    got = _parse(raw_line.decode("utf-8", errors="replace"))
+                    found += got is not None and got[0] is not None
+    except OSError:
+        return False
+    return found >= MIN_LINES
+
+
+def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
+    """Read a printed ``step ... key=value`` log into one :class:`RawRun` (see the module docstring)."""
+    path = existing_file(path, "a printed log of lines with a step and named numbers (step 10 | entropy 0.5)")
+    raw = RawRun(run_id_from_path(path), str(path), ordered=True)
+    report = raw.report
+    steps, keys, values, lines = [], [], [], []
+    stepless, first_stepless = 0, None
+    totals: set[int] = set()
+    percent: set[str] = set()
+    read = 0
+    with open_log(path, text=True) as f:
+        for lineno, line in enumerate(f, 1):
+            got = _parse(line)
+            if got is None:
+                continue
+            step, total, pairs, pct = got
+            if step is None:
+                stepless += 1
+                first_stepless = first_stepless or lineno
+                continue
+            if total:
+                totals.add(total)
+            percent |= pct
+            for key, value in pairs.items():
+                read += 1
+                if not math.isfinite(value):
+                    report.drop("non-finite value")
+                    continue
+                steps.append(step)
+                keys.append(key)
+                values.append(value)
+                lines.append(lineno)
+    report.read(read)
+    if not steps and not read:
+        raise EntropyLawError(f"{path}: no line prints a step and named numbers (expected lines like "
+                              "'step 10 | entropy 0.5 | reward 0.3' or 'step=10 entropy=0.5')")
+    raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
+    raw.repeats = "mean"  # a key printed twice at one step (a loop's micro-steps): their mean, said by the account
+    report.note(f"read as a printed log of steps and named numbers: {count(len(set(lines)), 'line')}")
+    if stepless:
+        report.note(f"{count(stepless, 'line')} print numbers without a step (a config echo, a summary): not read, "
+                    f"the first at line {first_stepless}")
+    if percent:
+        report.note("printed with %: " + ", ".join(sorted(percent)[:6]))
+    raw.meta = {"model": model_from_filename(path)}
+    if len(totals) == 1:  # "step 10/500": the planned last step, as a config's total_steps
+        raw.meta["config"] = {"total_steps": totals.pop()}
+    return [raw]
