@@ -68,3 +68,25 @@ def test_two_files_of_one_folder_with_the_same_metrics_stay_two_runs(tmp_path):
     (d / "metrics.jsonl").write_text(rows)
     df = el.load(tmp_path, warn=False)
     assert len(el.run_ids(df)) == 2
+
+
+def test_a_tables_split_column_keeps_its_rows_apart(tmp_path):
+    """A CSV whose rows are tagged by a split column (train rows: entropy and reward; eval rows:
+    accuracy), as a JSON line's type: the eval rows' accuracy is the validation score. Before, the
+    split column was skipped as text and `accuracy` found as no score."""
+    lines = ["step,split,entropy,reward,accuracy"]
+    for s in range(60):
+        lines.append(f"{s},train,{0.8 * math.exp(-s / 20) + 0.05:.4f},{0.1 + 0.5 * (1 - math.exp(-s / 20)):.4f},")
+        if s % 10 == 0:
+            lines.append(f"{s},eval,,,{0.05 + 0.5 * (1 - math.exp(-s / 20)):.4f}")
+    (tmp_path / "m.csv").write_text("\n".join(lines) + "\n")
+    df = el.load(tmp_path / "m.csv", warn=False)
+    meta = el.table.runs(df).iloc[0]
+    assert json.loads(meta["val_keys"]) == {"val/accuracy": "eval/accuracy"}
+    assert meta["entropy_key"] == "train/entropy" and meta["score_key"] == "train/reward"
+    val = df[df["metric"] == "val/accuracy"]
+    assert val["step"].tolist() == list(range(0, 60, 10))
+    [account] = row_accounts(df)
+    assert account["rows_read"] == account["rows_kept"] == 2 * 60 + 6
+    assert ("rows kept apart by their 'split' column, each key read as <split>/<key>: train (60 rows), eval (6 rows)"
+            in account["notes"]), account["notes"]

@@ -96,14 +96,24 @@ _GENERIC_FILES = {"trainer_state", "metrics", "log", "train", "output", "events"
 SPLITS = frozenset({"train", "eval", "evaluation", "val", "valid", "validation", "test"})  # a key's first part naming one
 
 
-def eval_key(key: str) -> str:
-    """A key of an evaluations-only file (:func:`eval_file`) as the table names it: ``eval/<key>``,
-    unless its first part names its split already.
+def typed_key(kind: str, key: str) -> str:
+    """A key of a row of type ``kind`` (a JSON line's ``"type": "eval"``, a table's split column, an
+    evaluations-only file) as the table names it: ``<kind>/<key>``, unless its first part names its
+    split already or the row has no type.
 
-    >>> eval_key("accuracy"), eval_key("val/acc"), eval_key("math/accuracy")
+    >>> typed_key("eval", "accuracy"), typed_key("eval", "val/acc"), typed_key("eval", "math/accuracy")
     ('eval/accuracy', 'val/acc', 'eval/math/accuracy')
+    >>> typed_key("", "entropy"), typed_key("train", "train/reward")
+    ('entropy', 'train/reward')
     """
-    return key if "/" in key and key.split("/", 1)[0].lower() in SPLITS else f"eval/{key}"
+    if not kind or key.startswith(kind + "/") or ("/" in key and key.split("/", 1)[0].lower() in SPLITS):
+        return key
+    return f"{kind}/{key}"
+
+
+def eval_key(key: str) -> str:
+    """A key of an evaluations-only file (:func:`eval_file`): :func:`typed_key` of ``eval``."""
+    return typed_key("eval", key)
 
 
 def eval_file(path) -> bool:

@@ -45,8 +45,10 @@ from entropylaw.readers.common import NEGATIVE_STEP, STEP_LIMIT, STEP_RANGE, Raw
 from entropylaw.readers.resumes import per_micro_step
 from entropylaw.readers.csv_fields import (CUT_LAST, SHORT, is_text_column, no_twice_named, numbers, short_rows,
                                            too_many_fields)
-from entropylaw.readers.names import (BOOKKEEPING, STEP_NAMES, eval_file, eval_key, model_from_filename,
-                                      names_a_step_axis, run_id_from_path)
+from entropylaw.readers.jsonl_lines import TYPE_FIELDS
+from entropylaw.readers.names import (BOOKKEEPING, STEP_NAMES, eval_file, model_from_filename, names_a_step_axis,
+                                      run_id_from_path, typed_key)
+from entropylaw.terminal import count
 from entropylaw.readers.tidy import MISSING_STEP, NON_NUMERIC, read_tidy  # noqa: F401 (read_tidy: dispatch's)
 
 STEP_COLUMNS = ["step", "_step", "global_step", "Step", "trainer/global_step", "train/global_step",
@@ -344,7 +346,11 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
             continue
         (text_cols if is_text_column(df[col]) else metric_cols).append(col)
     runs = df[run_col].astype(str).to_numpy() if run_col else np.full(len(df), "")
-    evals = eval_file(path)  # eval.csv beside a train.csv: each column an eval key (names.eval_key)
+    # rows tagged by a split column (split: train / eval), as a JSON line's type: each its keys <split>/<key>,
+    # on a step axis of its own; an evaluations-only file (eval.csv beside a train.csv): every row an eval row
+    type_col = next((c for c in text_cols if str(c).strip().lower() in TYPE_FIELDS), None)
+    kinds = (df[type_col].fillna("").astype(str).str.strip().to_numpy() if type_col
+             else np.full(len(df), "eval" if eval_file(path) else "", dtype=object))
     out = []
     for run in pd.unique(runs):
         raw = _new_run(run or run_id or "", path, run_id_from_path(path))
@@ -354,8 +360,15 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
         own = _own_steps(df[rows], step_col, metric_cols)
         for col in metric_cols:
             axis, col_steps = own.get(col, ("", None))
-            collect.column(eval_key(str(col)) if evals else col, steps if col_steps is None else _on_rows(col_steps, rows),
-                           df[col], rows, axis)
+            on = steps if col_steps is None else _on_rows(col_steps, rows)
+            for kind in pd.unique(kinds[rows]):
+                mine = rows & (kinds == kind)
+                collect.column(typed_key(kind, str(col)) if kind else col, on, df[col], mine,
+                               axis or (kind if type_col else ""))
+        if type_col:
+            said = pd.Series(kinds[rows]).value_counts()
+            raw.report.note(f"rows kept apart by their {type_col!r} column, each key read as <{type_col}>/<key>: "
+                            + ", ".join(f"{k or '(none)'} ({count(int(n), 'row')})" for k, n in said.items()))
         for col in text_cols:  # a run's model, algorithm or data set written on each row: its metadata
             name = str(col).strip().lower()
             said = pd.unique(df.loc[rows, col].dropna().astype(str).str.strip())
@@ -366,9 +379,9 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
                              if step_col == "_step" else f"read on their own step columns, lacking {step_col!r}: ")
                             + ", ".join(f"{c} on {a}" for c, (a, _) in list(own.items())[:8])
                             + (" ..." if len(own) > 8 else ""))
-        skipped = [f"{c} (text)" for c in text_cols if str(c).strip().lower() not in raw.meta]
+        skipped = [f"{c} (text)" for c in text_cols if str(c).strip().lower() not in raw.meta and c != type_col]
         skipped += [f"{c} (bookkeeping)" for c in skipped_book + other_steps]
-        if evals and metric_cols:
+        if not type_col and kinds[rows].any() and metric_cols:
             raw.report.note(f"each column read as an eval key (eval/<column>): the file's name "
                             f"({os.path.basename(str(path))}) says it holds evaluations")
         if skipped:

@@ -56,7 +56,7 @@ from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.jsonl_lines import STEP_FIELDS, TYPE_FIELDS, is_step_name, values_in_broken_line
 from entropylaw.readers.jsonl_rows import BIG, Rows
-from entropylaw.readers.names import BOOKKEEPING, SPLITS, eval_file, model_from_filename, run_id_from_path
+from entropylaw.readers.names import BOOKKEEPING, eval_file, model_from_filename, run_id_from_path, typed_key
 from entropylaw.readers.tidy import MISSING_STEP
 from entropylaw.terminal import count
 
@@ -172,8 +172,7 @@ def _integer(value) -> int | None:
 def _slot(kind: str, key: str) -> list:
     """What a key of a line of type ``kind`` is, found once a key: [its name in the table, its code
     (-1 until a value is kept), 1 a step's name, 2 bookkeeping, 0 a metric]."""
-    named = key.split("/", 1)[0].lower() in SPLITS if "/" in key else False  # "val/acc": its split said already
-    name = f"{kind}/{key}" if kind and not named and not key.startswith(kind + "/") else key
+    name = typed_key(kind, key)  # "val/acc" in an eval row: its split said already
     return [name, -1, 2 if BOOKKEEPING.match(key) else 1 if is_step_name(key) else 0]
 
 
