@@ -90,3 +90,31 @@ def test_a_tables_split_column_keeps_its_rows_apart(tmp_path):
     assert account["rows_read"] == account["rows_kept"] == 2 * 60 + 6
     assert ("rows kept apart by their 'split' column, each key read as <split>/<key>: train (60 rows), eval (6 rows)"
             in account["notes"]), account["notes"]
+
+
+@pytest.mark.parametrize("layout", ["json", "jsonl"])
+def test_evaluations_written_after_the_training_records_are_no_resume(tmp_path, layout):
+    """A loop that keeps its records in one list and its evaluations in another, then writes one after
+    the other: the step goes back at the first evaluation. Read as a resume from step 10, 80 of the
+    training rows were dropped as "superseded by resumed segment"."""
+    train = [{"step": s, "entropy": 0.8 * math.exp(-s / 20) + 0.05, "reward": 0.1 + 0.5 * (1 - math.exp(-s / 20))}
+             for s in range(1, 50)]
+    evals = [{"step": s, "eval_accuracy": 0.05 + 0.5 * (1 - math.exp(-s / 20))} for s in range(10, 50, 10)]
+    path = tmp_path / f"history.{layout}"
+    path.write_text(json.dumps(train + evals) if layout == "json"
+                    else "".join(json.dumps(r) + "\n" for r in train + evals))
+    df = el.load(path, warn=False)
+    assert df[df["metric"] == "entropy"]["step"].tolist() == list(range(1, 50))
+    assert df[df["metric"] == "val/accuracy"]["step"].tolist() == [10, 20, 30, 40]
+    [account] = row_accounts(df)
+    assert "superseded by resumed segment" not in account["dropped"], account
+    assert any(n.startswith("the step goes back 1 time, each time to keys not logged before (eval_accuracy)")
+               for n in account["notes"]), account["notes"]
+
+
+def test_a_resumed_log_is_still_a_resume(tmp_path):
+    rows = [{"step": s, "entropy": 1.0 / s, "reward": s / 100} for s in range(1, 41)]
+    rows += [{"step": s, "entropy": 0.9 / s, "reward": s / 90} for s in range(31, 51)]
+    (tmp_path / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    [account] = row_accounts(el.load(tmp_path / "run.jsonl", warn=False))
+    assert account["dropped"] == {"superseded by resumed segment": 20}, account

@@ -96,6 +96,12 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
         report.note(f"the rows are not in step order (the step goes back {count(back, 'time')}, most stretches "
                     "between two such places a step or two long: a table sorted otherwise, not a resumed run): read "
                     "in step order", changed=True)
+    if ordered and not back and "axis" not in df.columns:
+        appended = appended_series(df, steps)
+        if appended:  # eval records written after the run's training ones: no resume, read in step order
+            df = df.iloc[np.argsort(steps, kind="stable")]
+            steps = df["step"].to_numpy()
+            report.note(appended, changed=True)
     if ordered:
         counted = epoch_steps(df, steps)
         if counted is not None:  # a step that restarts with each epoch: counted on, not resumes
@@ -185,6 +191,36 @@ def unsorted(steps: np.ndarray) -> int:
     edges = np.r_[0, back + 1, len(steps)]
     stretch = [len(np.unique(steps[a:b])) for a, b in zip(edges[:-1], edges[1:])]
     return len(back) if np.median(stretch) < UNSORTED_STRETCH else 0
+
+
+def appended_series(df: pd.DataFrame, steps: np.ndarray) -> str | None:
+    """What to say where every place the step goes back starts rows of keys never logged before
+    (a loop that writes its evaluations after its training records, in one list): series appended
+    one after the other, not a resumed run, which logs again what it logged. None where any place
+    is not so (a resume), or the step never goes back.
+
+    >>> d = pd.DataFrame({"step": [1, 2, 3, 2], "key": ["H", "H", "H", "val"], "value": [1, 2, 3, 4]})
+    >>> appended_series(d, d["step"].to_numpy())[:62]
+    'the step goes back 1 time, each time to keys not logged before'
+    >>> appended_series(d.assign(key=["H"] * 4), d["step"].to_numpy()) is None
+    True
+    """
+    back = np.flatnonzero(np.diff(steps) < 0) + 1
+    if not len(back):
+        return None
+    keys = df["key"].astype(str).to_numpy()
+    edges = np.r_[0, back, len(keys)]
+    seen: set[str] = set(keys[:back[0]])
+    new: list[str] = []
+    for a, b in zip(edges[1:-1], edges[2:]):
+        mine = set(keys[a:b])
+        if mine & seen:
+            return None
+        new += sorted(mine)
+        seen |= mine
+    return (f"the step goes back {count(len(back), 'time')}, each time to keys not logged before "
+            f"({', '.join(new[:5])}{', ...' if len(new) > 5 else ''}): series written one after the other, "
+            "not a resumed run: read in step order")
 
 
 EPOCH_KEYS = ("epoch", "train/epoch")
