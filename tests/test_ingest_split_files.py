@@ -118,3 +118,23 @@ def test_a_resumed_log_is_still_a_resume(tmp_path):
     (tmp_path / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     [account] = row_accounts(el.load(tmp_path / "run.jsonl", warn=False))
     assert account["dropped"] == {"superseded by resumed segment": 20}, account
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_a_json_document_of_record_lists_is_read_a_record_a_line(tmp_path, indent):
+    """``{"train": [...], "eval": [...]}`` (a loop's json.dump of its two lists) and ``{"history": [...]}``:
+    each list's records as JSON lines, tagged by the list's name unless it names no type. Both were
+    refused: "no line has a step ... keys seen: train, eval"."""
+    train = [{"step": s, "entropy": 0.8 * math.exp(-s / 20) + 0.05, "reward": 0.1 + 0.5 * (1 - math.exp(-s / 20))}
+             for s in range(1, 50)]
+    evals = [{"step": s, "eval_accuracy": 0.05 + 0.5 * (1 - math.exp(-s / 20))} for s in range(10, 50, 10)]
+    (tmp_path / "log.json").write_text(json.dumps({"train": train, "eval": evals}, indent=indent))
+    (tmp_path / "hist.json").write_text(json.dumps({"history": train + evals, "config": {"lr": 1e-6}}, indent=indent))
+    for name, entropy_key in (("log.json", "train/entropy"), ("hist.json", "entropy")):
+        df = el.load(tmp_path / name, warn=False)
+        meta = el.table.runs(df).iloc[0]
+        assert meta["entropy_key"] == entropy_key, name
+        assert df[df["metric"] == "val/accuracy"]["step"].tolist() == [10, 20, 30, 40], name
+        [account] = row_accounts(df)
+        assert account["rows_read"] == account["rows_kept"] == 2 * 49 + 4, account
+        assert any(n.startswith("one JSON document of record lists, read a record a line") for n in account["notes"])

@@ -1,5 +1,6 @@
 """What a JSON-lines log's lines say before they are read: whether a file is one (its first line
-an object with a step), which keys are step axes, and how many values a broken line held.
+an object with a step), which keys are step axes, how many values a broken line held, and the
+lines of a JSON document of record lists (``{"train": [...], "eval": [...]}``), a record a line.
 
 >>> looks_like_jsonl(b'{"step": 1, "actor/entropy": 0.5}'), is_step_name("grpo_step")
 (True, True)
@@ -8,8 +9,10 @@ an object with a step), which keys are step axes, and how many values a broken l
 from __future__ import annotations
 
 import json
+import os
 import re
 
+from entropylaw.readers.compressed import open_log
 from entropylaw.readers.names import STEP_NAMES, names_a_step_axis
 
 STEP_FIELDS = STEP_NAMES  # then any *_step or */step, then _step
@@ -61,3 +64,46 @@ def looks_like_jsonl(head: bytes) -> bool:
             return any(f'"{s}"'.encode() in line for s in (*STEP_FIELDS, "_step"))
         return isinstance(obj, dict) and any(is_step_name(k) for k in obj)
     return False
+
+
+# a document's lists of records that name no type of row: the records as they are
+RECORD_LISTS = frozenset({"history", "log_history", "logs", "log", "records", "metrics", "entries", "steps", "data"})
+MAX_DOCUMENT = 256 << 20  # a JSON document of record lists is read whole: past this, not tried
+
+
+def document_of(path) -> dict | None:
+    """``{name: [record, ...]}`` where the file is one JSON document whose values are lists of records
+    (``{"train": [{"step": 1, ...}], "eval": [...]}``, ``{"history": [...]}``) rather than a record a line;
+    None otherwise (a JSON lines file's first line is a record of its own)."""
+    if os.path.getsize(path) > MAX_DOCUMENT:
+        return None
+    with open_log(path, text=True) as f:
+        first = f.readline()
+        try:
+            obj = json.loads(first)
+            whole = not f.readline().strip()  # one line: the document itself, or one record
+        except ValueError:
+            obj, whole = None, False
+        if obj is None and first.strip() == "{":  # indented: the document spans the file
+            try:
+                obj, whole = json.loads(first + f.read()), True
+            except ValueError:
+                return None
+    if not whole or not isinstance(obj, dict) or any(is_step_name(k) for k in obj):
+        return None
+    lists = {k: v for k, v in obj.items() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)}
+    return lists or None
+
+
+def lines_of(path, document: dict | None):
+    """The file's lines, or a document's records as JSON lines, each tagged by the name of its list
+    (``eval``) unless the list names no type (:data:`RECORD_LISTS`) or the record has its own."""
+    if document is None:
+        with open_log(path, text=True) as f:
+            yield from f
+        return
+    for name, records in document.items():
+        typed = name.lower() not in RECORD_LISTS
+        for record in records:
+            tagged = {**record, "type": name} if typed and not any(t in record for t in TYPE_FIELDS) else record
+            yield json.dumps(tagged) + "\n"

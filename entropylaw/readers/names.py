@@ -103,10 +103,11 @@ def typed_key(kind: str, key: str) -> str:
 
     >>> typed_key("eval", "accuracy"), typed_key("eval", "val/acc"), typed_key("eval", "math/accuracy")
     ('eval/accuracy', 'val/acc', 'eval/math/accuracy')
-    >>> typed_key("", "entropy"), typed_key("train", "train/reward")
-    ('entropy', 'train/reward')
+    >>> typed_key("", "entropy"), typed_key("train", "train/reward"), typed_key("eval", "eval_acc")
+    ('entropy', 'train/reward', 'eval_acc')
     """
-    if not kind or key.startswith(kind + "/") or ("/" in key and key.split("/", 1)[0].lower() in SPLITS):
+    if (not kind or key.startswith(kind + "/") or ("/" in key and key.split("/", 1)[0].lower() in SPLITS)
+            or (kind.lower() in SPLITS - {"train"} and key.lower().startswith(kind.lower() + "_"))):  # eval_acc
         return key
     return f"{kind}/{key}"
 

@@ -52,9 +52,9 @@ import os
 from array import array
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.readers.compressed import open_log
 from entropylaw.readers.common import RawRun, existing_file
-from entropylaw.readers.jsonl_lines import STEP_FIELDS, TYPE_FIELDS, is_step_name, values_in_broken_line
+from entropylaw.readers.jsonl_lines import (STEP_FIELDS, TYPE_FIELDS, document_of, is_step_name, lines_of,
+                                            values_in_broken_line)
 from entropylaw.readers.jsonl_rows import BIG, Rows
 from entropylaw.readers.names import BOOKKEEPING, eval_file, model_from_filename, run_id_from_path, typed_key
 from entropylaw.readers.tidy import MISSING_STEP
@@ -127,24 +127,23 @@ def _from_text(text: str) -> float | None:
         return None
 
 
-def _step_order(path, step_key: str | None) -> list[str]:
+def _step_order(path, step_key: str | None, document: dict | None = None) -> list[str]:
     """The step keys to try on each line, best first: the user's, else the names a step has, in
     the order of :data:`STEP_FIELDS`, then ``*_step`` keys by how many of the first lines carry them."""
     if step_key:
         return [step_key]
     counts: dict[str, int] = {}
-    with open_log(path, text=True) as f:
-        for n, line in enumerate(f):
-            if n >= SNIFF_LINES:
-                break
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(obj, dict):
-                for key, value in obj.items():
-                    if is_step_name(key) and _integer(value) is not None:
-                        counts[key] = counts.get(key, 0) + 1
+    for n, line in enumerate(lines_of(path, document)):
+        if n >= SNIFF_LINES:
+            break
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            for key, value in obj.items():
+                if is_step_name(key) and _integer(value) is not None:
+                    counts[key] = counts.get(key, 0) + 1
     named = [k for k in STEP_FIELDS if k in counts]
     others = sorted((k for k in counts if k not in STEP_FIELDS and k != "_step"), key=lambda k: -counts[k])
     return named + others + ["_step"]
@@ -187,7 +186,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     scan = json.JSONDecoder().scan_once  # json.loads' own scanner, without its wrappers
     line_steps, line_numbers, line_counts, line_axes, axes = rows.steps, rows.lines, rows.counts, rows.on, rows.axes
     notes = {UNPARSEABLE: 0, NON_NUMERIC: 0, MISSING_STEP: 0, NO_NAME: 0}
-    order = _step_order(path, step_key)
+    document = document_of(path)  # {"train": [...], "eval": [...]}: its records, a line each
+    order = _step_order(path, step_key, document)
     used: dict[str, int] = {}
     types: dict[str, int] = {}
     slots: dict[str, dict[str, list]] = {}  # per type of row, per key: its _slot
@@ -208,132 +208,135 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
             report.note(message)
 
     last_count = 0  # values of the last good line: what a cut last line probably held
-    with open_log(path, text=True) as f:
-        for lineno, line in enumerate(f, 1):
-            unterminated = not line.endswith("\n")
-            line = line.strip()
-            if "\x00" in line:
-                line = line.replace("\x00", "")
-            if not line:
-                continue
-            if line[0] in "#/" and line.startswith(("#", "//")):  # a comment a script wrote (# run grpo lr=1e-6)
-                comments.append(lineno)
-                continue
-            fractional = None  # a step that is a number but no whole one (1.5): said as such, not "unparseable"
+    if document is not None:
+        report.note("one JSON document of record lists, read a record a line ("
+                    + ", ".join(f"{k}: {count(len(v), 'record')}" for k, v in document.items())
+                    + "; a 'line' below counts its records in that order)")
+    for lineno, line in enumerate(lines_of(path, document), 1):
+        unterminated = not line.endswith("\n")
+        line = line.strip()
+        if "\x00" in line:
+            line = line.replace("\x00", "")
+        if not line:
+            continue
+        if line[0] in "#/" and line.startswith(("#", "//")):  # a comment a script wrote (# run grpo lr=1e-6)
+            comments.append(lineno)
+            continue
+        fractional = None  # a step that is a number but no whole one (1.5): said as such, not "unparseable"
+        try:
             try:
-                try:
-                    obj, end = scan(line, 0)
-                except StopIteration:  # not JSON, or JSON after a blank: as json.loads says
-                    end = -1
-                if end != len(line):
-                    obj = loads(line)
-                if len(stepless) < 40 and isinstance(obj, dict):
-                    stepless.update(dict.fromkeys(obj))
-                for step_field in order:
-                    if step_field in obj:
-                        break
-                else:
-                    step_field = _own_step(obj)
-                step = obj[step_field]
-                if type(step) is not int or not -BIG < step < BIG:
-                    whole = _integer(step)
-                    if whole is None:
-                        number = _numeric(step) if not isinstance(step, bool) else None
-                        fractional = (step_field, step) if number is not None and math.isfinite(number) else None
-                        raise ValueError
-                    step = whole
-            except (ValueError, TypeError, KeyError, AttributeError, OverflowError, StopIteration):
-                n = values_in_broken_line(line)
-                if unterminated:  # the writer was cut off mid-line: it held what the lines before held
-                    n = max(n, last_count)
-                    report.read(n)
-                    report.drop(CUT_LAST, n, [lineno])
-                    note(UNPARSEABLE, f"line {lineno}: the last line, cut while being written "
-                                      f"({count(n, 'value')} lost)")
-                    continue
-                report.read(n)
-                if fractional:
-                    report.drop(MISSING_STEP, n, [lineno])
-                    note(MISSING_STEP, f"line {lineno}: step {fractional[0]!r} is {fractional[1]!r}, not a whole number "
-                                       f"({count(n, 'value')} dropped)")
-                    continue
-                report.drop(UNPARSEABLE, n, [lineno])
-                expected = f"an integer {step_key!r}" if step_key else "an integer step (" + ", ".join(order[:4]) + ")"
-                note(UNPARSEABLE, f"line {lineno}: not a JSON object with {expected} ({count(n, 'value')} dropped)")
-                continue
-            used[step_field] = used.get(step_field, 0) + 1
-            if step_key and step_field != step_key:
-                elsewhere[step_field] = elsewhere.get(step_field, 0) + 1
-            kind = ""
-            data = obj.get("data")
-            if isinstance(data, dict):
-                enveloped = True
+                obj, end = scan(line, 0)
+            except StopIteration:  # not JSON, or JSON after a blank: as json.loads says
+                end = -1
+            if end != len(line):
+                obj = loads(line)
+            if len(stepless) < 40 and isinstance(obj, dict):
+                stepless.update(dict.fromkeys(obj))
+            for step_field in order:
+                if step_field in obj:
+                    break
             else:
+                step_field = _own_step(obj)
+            step = obj[step_field]
+            if type(step) is not int or not -BIG < step < BIG:
+                whole = _integer(step)
+                if whole is None:
+                    number = _numeric(step) if not isinstance(step, bool) else None
+                    fractional = (step_field, step) if number is not None and math.isfinite(number) else None
+                    raise ValueError
+                step = whole
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError, StopIteration):
+            n = values_in_broken_line(line)
+            if unterminated:  # the writer was cut off mid-line: it held what the lines before held
+                n = max(n, last_count)
+                report.read(n)
+                report.drop(CUT_LAST, n, [lineno])
+                note(UNPARSEABLE, f"line {lineno}: the last line, cut while being written "
+                                  f"({count(n, 'value')} lost)")
+                continue
+            report.read(n)
+            if fractional:
+                report.drop(MISSING_STEP, n, [lineno])
+                note(MISSING_STEP, f"line {lineno}: step {fractional[0]!r} is {fractional[1]!r}, not a whole number "
+                                   f"({count(n, 'value')} dropped)")
+                continue
+            report.drop(UNPARSEABLE, n, [lineno])
+            expected = f"an integer {step_key!r}" if step_key else "an integer step (" + ", ".join(order[:4]) + ")"
+            note(UNPARSEABLE, f"line {lineno}: not a JSON object with {expected} ({count(n, 'value')} dropped)")
+            continue
+        used[step_field] = used.get(step_field, 0) + 1
+        if step_key and step_field != step_key:
+            elsewhere[step_field] = elsewhere.get(step_field, 0) + 1
+        kind = ""
+        data = obj.get("data")
+        if isinstance(data, dict):
+            enveloped = True
+        else:
+            for t in TYPE_FIELDS:
+                if isinstance(obj.get(t), str):
+                    kind = obj[t]
+                    break
+            data = obj.copy()  # the metrics: not the step, not the type
+            del data[step_field]
+            if kind:
+                types[kind] = types.get(kind, 0) + 1
                 for t in TYPE_FIELDS:
-                    if isinstance(obj.get(t), str):
-                        kind = obj[t]
-                        break
-                data = obj.copy()  # the metrics: not the step, not the type
-                del data[step_field]
-                if kind:
-                    types[kind] = types.get(kind, 0) + 1
-                    for t in TYPE_FIELDS:
-                        if t in data and data[t] == kind:
-                            del data[t]
-                else:
-                    kind = file_kind
-            keyed = slots.get(kind)
-            if keyed is None:
-                keyed = slots[kind] = {}
-            # nested dicts flattened (a wrapper's keys as they are); JSON's objects are plain dicts
-            items = list(_flatten(data, unwrap=_wrapper(data))) if dict in map(type, data.values()) else data.items()
-            n, kept = 0, len(values)
-            for key, value in items:
-                slot = keyed.get(key)
-                if slot is None:
-                    slot = keyed[key] = _slot(kind, key)
-                if slot[2] and (slot[2] == 2 or _integer(value) is not None):
-                    aside.add(key)  # another step axis (_step, eval_step), W&B's clock: not metrics, not rows
+                    if t in data and data[t] == kind:
+                        del data[t]
+            else:
+                kind = file_kind
+        keyed = slots.get(kind)
+        if keyed is None:
+            keyed = slots[kind] = {}
+        # nested dicts flattened (a wrapper's keys as they are); JSON's objects are plain dicts
+        items = list(_flatten(data, unwrap=_wrapper(data))) if dict in map(type, data.values()) else data.items()
+        n, kept = 0, len(values)
+        for key, value in items:
+            slot = keyed.get(key)
+            if slot is None:
+                slot = keyed[key] = _slot(kind, key)
+            if slot[2] and (slot[2] == 2 or _integer(value) is not None):
+                aside.add(key)  # another step axis (_step, eval_step), W&B's clock: not metrics, not rows
+                continue
+            if value is None:  # null: not logged at this step, as a CSV's empty cell (pandas' to_json of a NaN)
+                continue
+            n += 1
+            if not key or key.endswith("/"):  # "": a value under no name, which no option could ask for
+                report.drop(NO_NAME)
+                note(NO_NAME, f"line {lineno}: a value under an empty key {key!r} (dropped)")
+                continue
+            t = type(value)
+            if t is float:
+                number = value
+            elif t is int and -BIG < value < BIG:
+                number = float(value)
+            else:
+                number = _numeric(value)
+                if isinstance(value, str) and number is not None:
+                    texts.setdefault(key, value)
+                if number is None:
+                    if isinstance(value, str) and key.rsplit("/", 1)[-1].lower() in SAMPLE_FIELDS:
+                        prose[key] = prose.get(key, 0) + 1
+                    report.drop(NON_NUMERIC)
+                    note(NON_NUMERIC, f"line {lineno}: key {key!r} has non-numeric value {value!r:.40} (dropped)")
                     continue
-                if value is None:  # null: not logged at this step, as a CSV's empty cell (pandas' to_json of a NaN)
-                    continue
-                n += 1
-                if not key or key.endswith("/"):  # "": a value under no name, which no option could ask for
-                    report.drop(NO_NAME)
-                    note(NO_NAME, f"line {lineno}: a value under an empty key {key!r} (dropped)")
-                    continue
-                t = type(value)
-                if t is float:
-                    number = value
-                elif t is int and -BIG < value < BIG:
-                    number = float(value)
-                else:
-                    number = _numeric(value)
-                    if isinstance(value, str) and number is not None:
-                        texts.setdefault(key, value)
-                    if number is None:
-                        if isinstance(value, str) and key.rsplit("/", 1)[-1].lower() in SAMPLE_FIELDS:
-                            prose[key] = prose.get(key, 0) + 1
-                        report.drop(NON_NUMERIC)
-                        note(NON_NUMERIC, f"line {lineno}: key {key!r} has non-numeric value {value!r:.40} (dropped)")
-                        continue
-                code = slot[1]
-                if code < 0:
-                    code = slot[1] = code_of(slot[0])
-                codes.append(code)
-                values.append(number)
-            n_read += n
-            last_count = n
-            if len(values) > kept:  # the line's step, number, count of values and axis, once a line
-                axis = axes.get((kind, step_field))
-                if axis is None:
-                    axis = axes[kind, step_field] = len(axes)
-                if not -BIG < step < BIG and isinstance(line_steps, array):
-                    line_steps = rows.steps = list(line_steps)  # a step past int64: RawRun.frame drops and counts it
-                line_steps.append(step)
-                line_numbers.append(lineno)
-                line_counts.append(len(values) - kept)
-                line_axes.append(axis)
+            code = slot[1]
+            if code < 0:
+                code = slot[1] = code_of(slot[0])
+            codes.append(code)
+            values.append(number)
+        n_read += n
+        last_count = n
+        if len(values) > kept:  # the line's step, number, count of values and axis, once a line
+            axis = axes.get((kind, step_field))
+            if axis is None:
+                axis = axes[kind, step_field] = len(axes)
+            if not -BIG < step < BIG and isinstance(line_steps, array):
+                line_steps = rows.steps = list(line_steps)  # a step past int64: RawRun.frame drops and counts it
+            line_steps.append(step)
+            line_numbers.append(lineno)
+            line_counts.append(len(values) - kept)
+            line_axes.append(axis)
     report.read(n_read)
     if aside:
         report.note("not read as metrics: " + ", ".join(
