@@ -93,6 +93,19 @@ def test_the_likely_call_is_where_the_narrowed_interval_leaves_the_threshold():
     assert call == "continue" and 100 < step < 1000
 
 
+def test_a_gain_the_curve_does_not_place_in_time_is_not_called_continue_at_the_runs_end():
+    """Before: a flat last-value whose final the take-off regime lifted kept the whole lift as the gain
+    left at every step, the last one too: "the call is likely made at step 200 (continue)", where nothing
+    of the run is left to continue (seen on a backtest at half of a 200-step run)."""
+    steps = np.linspace(100.5, 200, 200)
+    step, call = dc.likely_call(steps, np.full_like(steps, 0.0148), 0.062, 0.068, 1.0, 0.0114)
+    assert call == "stop" and 100.5 < step < 200
+    # a curve that places its gain in time (nothing left at N) is read as before
+    remaining = 0.05 * (200 - steps) / 99.5
+    assert dc.likely_call(steps, remaining, 0.04, 0.04, 0.0, 0.02) == dc.likely_call(
+        steps, remaining - remaining[-1], 0.04, 0.04, 0.0, 0.02)
+
+
 def test_saturated_climbing_and_noisy_runs_get_their_calls():
     steps = np.arange(0, 500, 10.0)
     flat = RunData.from_arrays(steps, 0.7 - 0.3 * np.exp(-steps / 15))  # done by step 100

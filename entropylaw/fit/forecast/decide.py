@@ -211,6 +211,8 @@ def likely_call(steps, remaining, up: float, down: float, origin: float, thresho
     (800.0, 'stop')
     """
     steps, remaining = np.asarray(steps, float), np.asarray(remaining, float)
+    # nothing is left at N: a gain the curve does not place in time (a take-off lift) is spread over the steps left
+    remaining = remaining - remaining[-1] * (steps - steps[0]) / max(steps[-1] - steps[0], 1e-12)
     h = (steps[-1] - steps) / np.maximum(steps - origin, 1.0)
     k = np.sqrt(h / h[0]) if h[0] > 0 else np.zeros_like(h)
     for s, g, ki in zip(steps[1:], remaining[1:], k[1:]):
