@@ -419,3 +419,17 @@ def test_the_likely_step_is_a_whole_step_after_the_window_and_the_text_says_the_
     assert step == int(step) and step > fc.window_end
     assert f"likely made at step {step:.0f} ({d['likely']['call']})" in str(fc)
     assert json.loads(json.dumps(fc.to_dict()))["decision"]["likely"]["step"] == step
+
+
+def test_a_target_above_a_constant_score_gets_no_answer_not_zero_percent_of_draws():
+    """Before: the call said "nothing in the window says whether or when it moves", and the target line
+    under it "not reached (reached in 0 % of draws by step 3981)"."""
+    steps = np.arange(1.0, 201.0)
+    stuck = RunData.from_arrays(steps, np.full(len(steps), 0.5), steps, 1.5 * np.exp(-steps / 60) + 0.2)
+    fc = forecast(stuck, target=0.8, n_boot=30)
+    d = fc.decision
+    assert d["call"] is None and d["target_step"] is None and d["p_reach"] is None and d["target_unknown"]
+    text = str(fc)
+    assert "target 0.8 (logit-drift): no answer" in text and "0 % of draws" not in text
+    met = forecast(stuck, target=0.3, n_boot=30).decision  # below the constant: met, as before
+    assert met["target_step"] == 200 and met["p_reach"] == 1.0

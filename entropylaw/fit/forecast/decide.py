@@ -49,7 +49,7 @@ from entropylaw.fit.forecast.rank_flags import is_constant
 from entropylaw.fit.forecast.schedule import LR_KEYS
 from entropylaw.fit.logit import from_logit
 from entropylaw.terminal import signed
-from entropylaw.fit.forecast.target import target_step
+from entropylaw.fit.forecast.target import target_answer
 
 POINTS_FLOOR, POINTS_CAP = 1.0, 3.0  # the default threshold's range, in points of a score in [0, 1] (or %)
 CALLS = ("stop", "continue", "undecided")
@@ -342,13 +342,8 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     if target is not None:
         planned = to_why.startswith("the planned")  # the run ends there: a step past it is no answer
         far = np.linspace(end, to_step if planned else max(origin + 20 * max(end - origin, 1.0), to_step), 600)
-        out.update(target_step(far, *m.curve(far), target, conf))
-        if bounds is not None and target > bounds[1]:
-            out.update(target_step=None, target_step_ci=None, p_reach=0.0, target_above_range=True,
-                       target_note=f"the target {target:g} lies above the score's range {list(bounds)}: "
-                                   "it cannot be reached")
-        elif bounds is not None and target < bounds[0]:
-            out["target_note"] = f"the target {target:g} lies below the score's range {list(bounds)}: it is met already"
+        stuck = win.target.values[-1] if str(out.get("reason", "")).startswith(CONSTANT) else None
+        out.update(target_answer(far, *m.curve(far), target, conf, bounds, stuck))
     return out, fdraws
 
 

@@ -83,7 +83,8 @@ def decision_lines(d) -> list[str]:
     if "target" in d:
         def ci(c):
             return "" if c is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in c) + "]"
-        at = "not reached" if d["target_step"] is None else f"step {d['target_step']:.0f}{ci(d['target_step_ci'])}"
+        at = ("no answer" if d.get("target_unknown") else "not reached" if d["target_step"] is None
+              else f"step {d['target_step']:.0f}{ci(d['target_step_ci'])}")
         reach = "" if d.get("p_reach") is None else f" (reached in {100 * d['p_reach']:.0f} % of draws by step " \
                                                     f"{d['target_searched_to']:g})"
         lines.append(f"    target {d['target']:g} ({d['method']}): {at}{reach}")
