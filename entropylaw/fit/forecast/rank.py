@@ -162,8 +162,10 @@ class Ranking:
         """The line naming the run to keep."""
         if len(self.rows) == 1 and top:
             return f"keep: {top} (the one run: nothing to rank it against)"
-        if top:
-            return f"keep: {top} ({self.top_basis})"
+        if top:  # runs of one curve (a sweep's duplicate): the first of them, said, not one "highest" of equals
+            best = max(r["expected"] for r in self._pick()[0])
+            tied = ", ".join(r["run_id"] for r in self._pick()[0] if r["run_id"] != top and r["expected"] == best)
+            return f"keep: {top} ({self.top_basis}" + (f"; tied with {tied}: the first listed)" if tied else ")")
         if self.mixed_scales:
             return "keep: none can be named: the runs' scores are on different scales"
         if any(r.get("constant") for r in self.rows):
