@@ -433,3 +433,12 @@ def test_a_target_above_a_constant_score_gets_no_answer_not_zero_percent_of_draw
     assert "target 0.8 (logit-drift): no answer" in text and "0 % of draws" not in text
     met = forecast(stuck, target=0.3, n_boot=30).decision  # below the constant: met, as before
     assert met["target_step"] == 200 and met["p_reach"] == 1.0
+
+
+def test_a_threshold_below_a_tenth_of_a_point_is_not_printed_as_zero():
+    """Before: --threshold 0.0001 read "the gain's interval holds the threshold 0.0 points"."""
+    steps = np.arange(1.0, 201.0)
+    run = RunData.from_arrays(steps, 0.8 - 0.5 * np.exp(-steps / 50) + 0.01 * np.sin(steps), steps,
+                              1.5 * np.exp(-steps / 60) + 0.2)
+    text = " ".join(str(forecast(run, fit_frac=0.5, threshold=1e-4, n_boot=30)).split())
+    assert "the threshold 0.01 points" in text and "threshold 0.0 points" not in text

@@ -547,3 +547,11 @@ def test_a_horizon_is_said_as_the_step_the_runs_are_forecast_to():
     text = " ".join(str(r).split())
     assert "the final score is at step 220 (`horizon` after each run's window)" in text
     assert "its last step" not in text
+
+
+def test_a_threshold_below_a_tenth_of_a_point_is_not_printed_as_zero():
+    """Before: threshold=0.0001 headed the table "of ending within 0.0 points of the best"."""
+    import entropylaw as el
+
+    text = " ".join(str(el.rank(_sweep(n_runs=2), fit_frac=0.5, threshold=1e-4, n_boot=30)).split())
+    assert "within 0.01 points of the best" in text and "within 0.0 points" not in text

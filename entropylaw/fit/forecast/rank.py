@@ -53,7 +53,7 @@ from entropylaw.fit.forecast.rank_table import rows_table
 from entropylaw.fit.forecast.final import hold
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.forecast.text import guess_lines
-from entropylaw.terminal import count, wrap
+from entropylaw.terminal import count, points, wrap
 
 PRUNE_BELOW = 0.05
 TIE = 1e-9  # values this close (of the scores' scale, at least 1) are one: one outcome computed twice
@@ -189,7 +189,7 @@ class Ranking:
                  else f"from the first {self.window:g} of {whose} steps (a backtest)" if self.window
                  else "from everything logged so far" + (f", at step {self.step[0]:g}" if self.step and self.step[0]
                                                           else ""))
-        thr = f"{self.threshold / self.point:.1f} points" if self.point else f"{self.threshold:.4g}"
+        thr = f"{points(self.threshold / self.point)} points" if self.point else f"{self.threshold:.4g}"
         what = ("final score (forecast; observed where finished)" if any(r.get("finished") for r in self.rows)
                 else "forecast final score")
         done = bool(self.rows) and all(r.get("finished") for r in self.rows)  # nothing forecast: all observed
