@@ -442,3 +442,11 @@ def test_a_threshold_below_a_tenth_of_a_point_is_not_printed_as_zero():
                               1.5 * np.exp(-steps / 60) + 0.2)
     text = " ".join(str(forecast(run, fit_frac=0.5, threshold=1e-4, n_boot=30)).split())
     assert "the threshold 0.01 points" in text and "threshold 0.0 points" not in text
+
+
+def test_a_call_only_at_the_last_step_is_no_call_before_the_runs_end():
+    """Before: a tiny threshold's undecided call read "the call is likely made at step 399 (stop)", 399
+    being the last step the gain runs to: no call is made before the run ends."""
+    s = np.linspace(100, 1000, 10)
+    assert dc.likely_call(s, 0.05 * (1000 - s) / 900, 0.1, 0.1, 0.0, 0.002) is None  # was (1000.0, "stop")
+    assert dc.likely_call(s, 0.05 * (1000 - s) / 900, 0.04, 0.04, 0.0, 0.02) == (800.0, "stop")

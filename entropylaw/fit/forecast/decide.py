@@ -204,7 +204,8 @@ def likely_call(steps, remaining, up: float, down: float, origin: float, thresho
     """Where an undecided call is likely made: the first step ``s`` of ``steps`` (from the
     window's end to N) at which the expected remaining gain ``remaining[s]``, with today's
     interval half-widths ``up``/``down`` narrowed as the square root of the relative horizon
-    ``(N - s) / (s - origin)``, falls wholly below or above ``threshold``: (step, call) or None.
+    ``(N - s) / (s - origin)``, falls wholly below or above ``threshold``: (step, call), or None where
+    that is only N itself (the run's end: "likely made at step N" was said of no call before it).
 
     >>> s = np.linspace(100, 1000, 10)
     >>> likely_call(s, 0.05 * (1000 - s) / 900, 0.04, 0.04, 0.0, 0.02)   # at 800: 0.0111 + 0.04 x 0.167 < 0.02
@@ -215,7 +216,7 @@ def likely_call(steps, remaining, up: float, down: float, origin: float, thresho
     remaining = remaining - remaining[-1] * (steps - steps[0]) / max(steps[-1] - steps[0], 1e-12)
     h = (steps[-1] - steps) / np.maximum(steps - origin, 1.0)
     k = np.sqrt(h / h[0]) if h[0] > 0 else np.zeros_like(h)
-    for s, g, ki in zip(steps[1:], remaining[1:], k[1:]):
+    for s, g, ki in zip(steps[1:-1], remaining[1:-1], k[1:-1]):
         if g + up * ki < threshold:
             return float(s), "stop"
         if g - down * ki > threshold:
