@@ -148,6 +148,16 @@ def signed(value, point=None, digits: int = 4) -> str:
     return "+" + text[1:] if text in ("-0.0", "-0") else text
 
 
+def points(value: float) -> str:
+    """A threshold in points, never printed as 0 (a threshold of 0.0001 read "0.0 points", a gain every
+    run makes): one decimal, else two significant figures.
+
+    >>> points(1.04), points(0.01), points(0.0)
+    ('1.0', '0.01', '0')
+    """
+    return f"{value:.1f}" if abs(value) >= 0.05 else f"{value:.2g}"
+
+
 def gain(value, point=None) -> str:
     """What the rest of a run adds, as every table and text writes it: in points to one decimal
     where ``point`` (one point in the score's units) is given, else in the score's units to 3

@@ -76,6 +76,12 @@ def test_a_forecast_takes_a_horizon_or_steps_not_both():
     df = _run("ok")
     fc = el.forecast(df, fit_steps=60, horizon=40, methods=["exp-saturation"], n_boot=20)
     assert list(fc.at_steps) == [99.0]                      # the window ends at step 59
+    # a backtest's window ends at its rule's step (0.33 of 190 steps: 62.7): the horizon counts from step 62,
+    # a whole step (it was forecast at step 102.7); a horizon shorter than the part step is kept after the end
+    fc = el.forecast(df, fit_frac=0.33, horizon=40, methods=["exp-saturation"], n_boot=20)
+    assert fc.window_end == pytest.approx(62.7) and list(fc.at_steps) == [102.0]
+    short = el.forecast(df, fit_frac=0.33, horizon=0.1, methods=["exp-saturation"], n_boot=20).at_steps[0]
+    assert short == pytest.approx(62.8)
     with pytest.raises(EntropyLawError, match="at most one of `at_steps` and `horizon`"):
         el.forecast(df, fit_steps=60, horizon=40, at_steps=[150], n_boot=20)
 

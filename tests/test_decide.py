@@ -93,6 +93,19 @@ def test_the_likely_call_is_where_the_narrowed_interval_leaves_the_threshold():
     assert call == "continue" and 100 < step < 1000
 
 
+def test_a_gain_the_curve_does_not_place_in_time_is_not_called_continue_at_the_runs_end():
+    """Before: a flat last-value whose final the take-off regime lifted kept the whole lift as the gain
+    left at every step, the last one too: "the call is likely made at step 200 (continue)", where nothing
+    of the run is left to continue (seen on a backtest at half of a 200-step run)."""
+    steps = np.linspace(100.5, 200, 200)
+    step, call = dc.likely_call(steps, np.full_like(steps, 0.0148), 0.062, 0.068, 1.0, 0.0114)
+    assert call == "stop" and 100.5 < step < 200
+    # a curve that places its gain in time (nothing left at N) is read as before
+    remaining = 0.05 * (200 - steps) / 99.5
+    assert dc.likely_call(steps, remaining, 0.04, 0.04, 0.0, 0.02) == dc.likely_call(
+        steps, remaining - remaining[-1], 0.04, 0.04, 0.0, 0.02)
+
+
 def test_saturated_climbing_and_noisy_runs_get_their_calls():
     steps = np.arange(0, 500, 10.0)
     flat = RunData.from_arrays(steps, 0.7 - 0.3 * np.exp(-steps / 15))  # done by step 100
@@ -406,3 +419,34 @@ def test_the_likely_step_is_a_whole_step_after_the_window_and_the_text_says_the_
     assert step == int(step) and step > fc.window_end
     assert f"likely made at step {step:.0f} ({d['likely']['call']})" in str(fc)
     assert json.loads(json.dumps(fc.to_dict()))["decision"]["likely"]["step"] == step
+
+
+def test_a_target_above_a_constant_score_gets_no_answer_not_zero_percent_of_draws():
+    """Before: the call said "nothing in the window says whether or when it moves", and the target line
+    under it "not reached (reached in 0 % of draws by step 3981)"."""
+    steps = np.arange(1.0, 201.0)
+    stuck = RunData.from_arrays(steps, np.full(len(steps), 0.5), steps, 1.5 * np.exp(-steps / 60) + 0.2)
+    fc = forecast(stuck, target=0.8, n_boot=30)
+    d = fc.decision
+    assert d["call"] is None and d["target_step"] is None and d["p_reach"] is None and d["target_unknown"]
+    text = str(fc)
+    assert "target 0.8 (logit-drift): no answer" in text and "0 % of draws" not in text
+    met = forecast(stuck, target=0.3, n_boot=30).decision  # below the constant: met, as before
+    assert met["target_step"] == 200 and met["p_reach"] == 1.0
+
+
+def test_a_threshold_below_a_tenth_of_a_point_is_not_printed_as_zero():
+    """Before: --threshold 0.0001 read "the gain's interval holds the threshold 0.0 points"."""
+    steps = np.arange(1.0, 201.0)
+    run = RunData.from_arrays(steps, 0.8 - 0.5 * np.exp(-steps / 50) + 0.01 * np.sin(steps), steps,
+                              1.5 * np.exp(-steps / 60) + 0.2)
+    text = " ".join(str(forecast(run, fit_frac=0.5, threshold=1e-4, n_boot=30)).split())
+    assert "the threshold 0.01 points" in text and "threshold 0.0 points" not in text
+
+
+def test_a_call_only_at_the_last_step_is_no_call_before_the_runs_end():
+    """Before: a tiny threshold's undecided call read "the call is likely made at step 399 (stop)", 399
+    being the last step the gain runs to: no call is made before the run ends."""
+    s = np.linspace(100, 1000, 10)
+    assert dc.likely_call(s, 0.05 * (1000 - s) / 900, 0.1, 0.1, 0.0, 0.002) is None  # was (1000.0, "stop")
+    assert dc.likely_call(s, 0.05 * (1000 - s) / 900, 0.04, 0.04, 0.0, 0.02) == (800.0, "stop")

@@ -95,6 +95,9 @@ def test_hostile_sweeps_one_run_identical_runs_and_a_tiny_window():
     assert [x["expected"] for x in same.rows] == pytest.approx([same.rows[0]["expected"]] * 3, abs=1e-12)
     assert [x["p_best"] for x in same.rows] == pytest.approx([1 / 3] * 3, abs=0.08)  # 3 SE of 400 draws
     assert not any(x["prune"] for x in same.rows)
+    # the run kept is one of equals: said (before: "the highest expected final score", its p_best below another's)
+    keep = next(line for line in str(same).replace("\n  ", " ").splitlines() if line.startswith("keep: "))
+    assert "tied with" in keep and "the first listed" in keep
     with pytest.raises(EntropyLawError, match="no run could be forecast"):
         el.rank(_sweep(n_runs=2), fit_frac=0.01, n_boot=20)
 
@@ -544,3 +547,11 @@ def test_a_horizon_is_said_as_the_step_the_runs_are_forecast_to():
     text = " ".join(str(r).split())
     assert "the final score is at step 220 (`horizon` after each run's window)" in text
     assert "its last step" not in text
+
+
+def test_a_threshold_below_a_tenth_of_a_point_is_not_printed_as_zero():
+    """Before: threshold=0.0001 headed the table "of ending within 0.0 points of the best"."""
+    import entropylaw as el
+
+    text = " ".join(str(el.rank(_sweep(n_runs=2), fit_frac=0.5, threshold=1e-4, n_boot=30)).split())
+    assert "within 0.01 points of the best" in text and "within 0.0 points" not in text

@@ -286,3 +286,18 @@ def test_runs_that_end_at_many_steps_have_an_end_column_not_a_note_naming_each(m
     said = " ".join(text.split())
     assert "the runs end at different steps (8 steps, from 190 to 330: each run's in the column 'end')" in said
     assert not any(r in said.split("note: ", 1)[1] for r in ids)
+
+
+def test_a_run_whose_first_score_comes_after_total_steps_is_left_out_saying_why(tmp_path):
+    """Before: a log resumed at step 1001 beside runs from step 1, --total-steps 500: the resumed run
+    was read as finished on an empty window (IndexError, an internal error, exit 1)."""
+    root = tmp_path / "resumed"
+    _csv(root / "fresh.csv", _healthy(seed=30))
+    _csv(root / "resumed.csv", [{**r, "step": r["step"] + 1000} for r in _healthy(seed=31)])
+    res = run_cli("rank", str(root), "--total-steps", "500", "--n-boot", "50", "--json")
+    rows = _rows(res)
+    assert rows["fresh"]["expected"] is not None and rows["fresh"]["to_step"] == 500
+    assert rows["resumed"]["expected"] is None
+    assert "first val/accuracy is at step 1001, after step 500" in rows["resumed"]["left_out"]
+    alone = run_cli("rank", str(root / "resumed.csv"), "--total-steps", "500", "--n-boot", "50")
+    assert alone.returncode == 2 and "Traceback" not in alone.stderr and "internal error" not in alone.stderr

@@ -16,6 +16,8 @@ from entropylaw.fit.forecast.core import DEFAULT, check_options, forecast_table
 from entropylaw.fit.forecast.finish import live_sweep
 from entropylaw.fit.forecast.rank import Ranking
 from entropylaw.fit.forecast.rank_groups import ScoreRankings, rank_by_score
+from entropylaw.fit.pairing import score_key
+from entropylaw.readers.score_scales import names_no_highest_best
 
 LIVE_OFF = ("fit_frac", "fit_steps", "at_steps", "horizon")  # any of them given: each run's window is cut (a backtest)
 
@@ -40,6 +42,7 @@ def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: i
         raise EntropyLawError(f"`threshold` {threshold!r}: expected a gain above 0 in the score's units, such as 0.01")
     options.setdefault("methods", [DEFAULT])
     check_options(seed=seed, **options)  # a mistake of the call's, before any run is forecast or read as finished
+    _check_ranked_keys(df, ids, options.get("y_key"))
     if all(options.get(k) is None for k in LIVE_OFF):
         forecasts, finished, step = live_sweep(df, ids, seed=seed, **options)
     else:
@@ -57,3 +60,17 @@ def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: i
     out.left_out_sources = {rid: sources.get(rid) for rid in out.left_out}
     out.notes += [f"left out: {rid}: {why}" for rid, why in forecasts.left_out.items()]
     return out
+
+
+def _check_ranked_keys(df: pd.DataFrame, ids, y_key) -> None:
+    """A rank keeps the run that ends highest: on a loss or a length (a run that logs no score but
+    its ``val/loss``, or ``y_key="val/loss"``) that is the worst run, so it is refused, naming the key."""
+    for rid in ids:
+        try:
+            key = score_key(df, rid, y_key, warn=False)
+        except EntropyLawError:
+            continue  # the run is left out by its forecast, which says why
+        if names_no_highest_best(key):
+            raise EntropyLawError(f"run {rid!r} would be ranked on {key}, which is no score by its name (a loss, "
+                                  "length, KL or time): a rank keeps the run that ends highest, the worst run on "
+                                  "it; rank a score (`y_key`)")

@@ -31,6 +31,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.readers.score_scales import names_no_score
 from entropylaw.terminal import count, not_found
 
 MODES = ("nearest-earlier", "same")
@@ -40,7 +41,8 @@ MIN_POINTS = 3  # the one minimum: a line in exp(H) plus one degree of freedom f
 def score_key(df: pd.DataFrame, run_id: str, y: str | None = None, warn: bool = True) -> str:
     """The score metric a run is fitted on: the one rule every command uses.
 
-    ``y`` when given; else ``val/mean``; else the single ``val/<bench>``; with several
+    ``y`` when given; else ``val/mean``; else the single ``val/<bench>``, a ``val/loss`` or
+    ``val/response_length`` (no score by its name) passed over while a score is there; with several
     benchmarks and no ``val/mean`` (they were never evaluated at the same steps), the one
     with the most points (ties: alphabetical), with a warning naming the others; else
     the training ``score`` (with a warning: it is not a validation score).
@@ -51,9 +53,18 @@ def score_key(df: pd.DataFrame, run_id: str, y: str | None = None, warn: bool = 
         if y not in present:
             raise EntropyLawError(f"run {run_id!r}: no metric {y!r} (has {_listing(present)})")
         return y
-    vals = table.val_metrics(df, run_id)
-    if table.VAL_MEAN in vals:
+    every = table.val_metrics(df, run_id)
+    if table.VAL_MEAN in every:
         return table.VAL_MEAN
+    # a table's val/loss or val/response_length is read, but is no score: chosen by its count of points (or
+    # before val/math500 by its name) it was forecast, and ranked highest-best, in the score's place
+    vals = [v for v in every if not names_no_score(v)]
+    skipped = [v for v in every if v not in vals]
+    if not vals and table.SCORE not in present:
+        vals = every  # nothing else to fit: the key is what the run logs
+    elif skipped and warn:
+        warnings.warn(f"run {run_id!r}: {', '.join(skipped)} not chosen as the score (a loss, length, KL, time or "
+                      f"count by its name; name it with `y` to fit it)", EntropyLawWarning, stacklevel=3)
     if len(vals) == 1:
         return vals[0]
     if len(vals) > 1:

@@ -21,6 +21,33 @@ _NO_SCORE = re.compile(r"(?:^|[/_.\-])(?:loss|losses|nll|ppl|perplexity|kl|entro
                        r"timing|seconds|secs|lr|grad|grad_norm|norm|std|var|count|num)(?:$|[/_.\-@])", re.I)
 
 
+def names_no_score(key: str) -> bool:
+    """Whether a ``val/<name>`` (or any key) says by its name that it is no score: a loss, a
+    length, a KL, an entropy, a time, a count (:data:`_NO_SCORE`); such a key is read, but never
+    chosen as the score a run is forecast or ranked on while a score is there.
+
+    >>> [names_no_score(k) for k in ("val/loss", "val/response_length", "val/math500", "val/acc")]
+    [True, True, False, False]
+    """
+    key = str(key)
+    return bool(_NO_SCORE.search(key[4:] if key.startswith("val/") else key))
+
+
+# of those, the ones no run is best on the highest of (a count of correct answers is, a loss is not)
+_NOT_HIGHEST_BEST = re.compile(_NO_SCORE.pattern.replace("|count|num", ""), re.I)
+
+
+def names_no_highest_best(key: str) -> bool:
+    """Whether a key says by its name that its highest value is not its best (a loss, a length, a
+    KL, a time): ranked as a score, a sweep's worst run would be kept.
+
+    >>> [names_no_highest_best(k) for k in ("val/loss", "response_length", "val/num_correct", "score")]
+    [True, True, False, False]
+    """
+    key = str(key)
+    return bool(_NOT_HIGHEST_BEST.search(key[4:] if key.startswith("val/") else key))
+
+
 def with_own_val(km: KeyMap, keys) -> KeyMap:
     """``km`` with the validation scores logged under their own names (a table's ``val/gsm8k``, no
     source key mapped to it): read as validation scores downstream, their unit is read as any
@@ -32,7 +59,7 @@ def with_own_val(km: KeyMap, keys) -> KeyMap:
     {'val/gsm8k': 'val/gsm8k'}
     """
     taken = {*km.val, *km.val.values(), *km.val_aliases}
-    own = {k: k for k in keys if str(k).startswith("val/") and k not in taken and not _NO_SCORE.search(str(k)[4:])}
+    own = {k: k for k in keys if str(k).startswith("val/") and k not in taken and not names_no_score(k)}
     return replace(km, val={**km.val, **own}) if own else km
 
 

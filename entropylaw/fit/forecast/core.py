@@ -103,7 +103,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     """Forecast ``run`` from its window (see :mod:`entropylaw.fit.forecast.data` for windows).
 
     ``at_steps``: steps to forecast (after the window), or ``horizon``: N steps after the
-    window's end. Default: the run's later target steps when the window ends before the run
+    window's end (its whole step: a backtest's 62.7 counts from 62). Default: the run's later target steps when the window ends before the run
     does (a backtest), else its planned total steps where its log's config (or its run
     folder's: :mod:`entropylaw.readers.run_config`) says them, else as
     far ahead as the window is long. ``methods``: names from
@@ -155,7 +155,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     if horizon is not None:
         if at_steps is not None:
             raise EntropyLawError("give at most one of `at_steps` and `horizon`")
-        at_steps = [end + horizon]
+        # from the window's last whole step (a backtest's end, 60.7, put the forecast at step 1060.7)
+        at_steps = [(np.floor(end) if np.floor(end) + horizon > end else end) + horizon]
     planned = total_steps or (run.config or {}).get("total_steps")
     if at_steps is None:
         later = run.target.steps[run.target.steps > end]

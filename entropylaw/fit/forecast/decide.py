@@ -49,7 +49,7 @@ from entropylaw.fit.forecast.rank_flags import is_constant
 from entropylaw.fit.forecast.schedule import LR_KEYS
 from entropylaw.fit.logit import from_logit
 from entropylaw.terminal import signed
-from entropylaw.fit.forecast.target import target_step
+from entropylaw.fit.forecast.target import target_answer
 
 POINTS_FLOOR, POINTS_CAP = 1.0, 3.0  # the default threshold's range, in points of a score in [0, 1] (or %)
 CALLS = ("stop", "continue", "undecided")
@@ -204,16 +204,19 @@ def likely_call(steps, remaining, up: float, down: float, origin: float, thresho
     """Where an undecided call is likely made: the first step ``s`` of ``steps`` (from the
     window's end to N) at which the expected remaining gain ``remaining[s]``, with today's
     interval half-widths ``up``/``down`` narrowed as the square root of the relative horizon
-    ``(N - s) / (s - origin)``, falls wholly below or above ``threshold``: (step, call) or None.
+    ``(N - s) / (s - origin)``, falls wholly below or above ``threshold``: (step, call), or None where
+    that is only N itself (the run's end: "likely made at step N" was said of no call before it).
 
     >>> s = np.linspace(100, 1000, 10)
     >>> likely_call(s, 0.05 * (1000 - s) / 900, 0.04, 0.04, 0.0, 0.02)   # at 800: 0.0111 + 0.04 x 0.167 < 0.02
     (800.0, 'stop')
     """
     steps, remaining = np.asarray(steps, float), np.asarray(remaining, float)
+    # nothing is left at N: a gain the curve does not place in time (a take-off lift) is spread over the steps left
+    remaining = remaining - remaining[-1] * (steps - steps[0]) / max(steps[-1] - steps[0], 1e-12)
     h = (steps[-1] - steps) / np.maximum(steps - origin, 1.0)
     k = np.sqrt(h / h[0]) if h[0] > 0 else np.zeros_like(h)
-    for s, g, ki in zip(steps[1:], remaining[1:], k[1:]):
+    for s, g, ki in zip(steps[1:-1], remaining[1:-1], k[1:-1]):
         if g + up * ki < threshold:
             return float(s), "stop"
         if g - down * ki > threshold:
@@ -340,13 +343,8 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     if target is not None:
         planned = to_why.startswith("the planned")  # the run ends there: a step past it is no answer
         far = np.linspace(end, to_step if planned else max(origin + 20 * max(end - origin, 1.0), to_step), 600)
-        out.update(target_step(far, *m.curve(far), target, conf))
-        if bounds is not None and target > bounds[1]:
-            out.update(target_step=None, target_step_ci=None, p_reach=0.0, target_above_range=True,
-                       target_note=f"the target {target:g} lies above the score's range {list(bounds)}: "
-                                   "it cannot be reached")
-        elif bounds is not None and target < bounds[0]:
-            out["target_note"] = f"the target {target:g} lies below the score's range {list(bounds)}: it is met already"
+        stuck = win.target.values[-1] if str(out.get("reason", "")).startswith(CONSTANT) else None
+        out.update(target_answer(far, *m.curve(far), target, conf, bounds, stuck))
     return out, fdraws
 
 

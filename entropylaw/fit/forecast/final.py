@@ -27,6 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 FINAL_SHARE = 0.05
+# the most steps a final mean is read at: a run forecast to step 1e9 read its mean at 5e7 steps a draw (11 GiB
+# at 30 draws, an out-of-memory error); a curve's mean over its last 5 % is as well read at 400 steps across it
+MAX_FINAL_STEPS = 400
 NO_FORECAST_WIDTH = 0.5  # of the score's range
 UNBOUNDED_WIDTH = 10.0  # a score of no known range: times the spread of the window's scores
 
@@ -44,7 +47,7 @@ def final_steps(kind: str, origin: float, last: float, spacing: float) -> np.nda
     if kind == "validation":
         return np.array([float(last)])
     start, _ = final_span(kind, origin, last)
-    spacing = max(float(spacing), 1.0)
+    spacing = max(float(spacing), 1.0, (float(last) - start) / (MAX_FINAL_STEPS - 1))
     return np.arange(float(last), start - 1e-9, -spacing)[::-1]
 
 

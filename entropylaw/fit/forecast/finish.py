@@ -153,9 +153,15 @@ def live_sweep(df, ids: list, seed: int = 0, **options):
     stale = {rid: f"its log reaches step {run.last:g}, its {run.target_key} stops at step {run.target.steps[-1]:g}: no "
                   f"final score was logged, and the run has no steps left to forecast"
              for rid, run in runs.items() if rid not in done and run.last >= at[rid] and len(run.target)}
-    fcs = Forecasts({}, stale)
+    # the step compared at comes before the run's first score (a log resumed at step 1001, `total_steps` 500):
+    # it has nothing to be read on there (it was read on an empty window: an internal error)
+    early = {rid: f"its first {runs[rid].target_key} is at step {runs[rid].target.steps[0]:g}, after step {at[rid]:g} "
+                  f"where the runs are compared: it has no score there" for rid in done
+             if runs[rid].target.steps[0] > at[rid]}
+    done = [rid for rid in done if rid not in early]
+    fcs = Forecasts({}, {**stale, **early})
     for key, members in keys.items():
-        rest = [rid for rid in members if rid not in done and rid not in stale]
+        rest = [rid for rid in members if rid not in done and rid not in fcs.left_out]
         if rest:
             got = forecast_table(df, rest, seed=seed, none_ok=True, **{**options, "total_steps": steps[key][0],
                                                                           "at_steps": [steps[key][0]]})

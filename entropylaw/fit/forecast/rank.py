@@ -53,7 +53,7 @@ from entropylaw.fit.forecast.rank_table import rows_table
 from entropylaw.fit.forecast.final import hold
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.forecast.text import guess_lines
-from entropylaw.terminal import count, wrap
+from entropylaw.terminal import count, points, wrap
 
 PRUNE_BELOW = 0.05
 TIE = 1e-9  # values this close (of the scores' scale, at least 1) are one: one outcome computed twice
@@ -162,8 +162,10 @@ class Ranking:
         """The line naming the run to keep."""
         if len(self.rows) == 1 and top:
             return f"keep: {top} (the one run: nothing to rank it against)"
-        if top:
-            return f"keep: {top} ({self.top_basis})"
+        if top:  # runs of one curve (a sweep's duplicate): the first of them, said, not one "highest" of equals
+            best = max(r["expected"] for r in self._pick()[0])
+            tied = ", ".join(r["run_id"] for r in self._pick()[0] if r["run_id"] != top and r["expected"] == best)
+            return f"keep: {top} ({self.top_basis}" + (f"; tied with {tied}: the first listed)" if tied else ")")
         if self.mixed_scales:
             return "keep: none can be named: the runs' scores are on different scales"
         if any(r.get("constant") for r in self.rows):
@@ -187,7 +189,7 @@ class Ranking:
                  else f"from the first {self.window:g} of {whose} steps (a backtest)" if self.window
                  else "from everything logged so far" + (f", at step {self.step[0]:g}" if self.step and self.step[0]
                                                           else ""))
-        thr = f"{self.threshold / self.point:.1f} points" if self.point else f"{self.threshold:.4g}"
+        thr = f"{points(self.threshold / self.point)} points" if self.point else f"{self.threshold:.4g}"
         what = ("final score (forecast; observed where finished)" if any(r.get("finished") for r in self.rows)
                 else "forecast final score")
         done = bool(self.rows) and all(r.get("finished") for r in self.rows)  # nothing forecast: all observed

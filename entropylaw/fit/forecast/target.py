@@ -50,6 +50,29 @@ def target_step(steps, mid, draws, target: float, conf: float = 0.9) -> dict:
     return out
 
 
+def target_answer(steps, mid, draws, target: float, conf: float = 0.9, bounds=None, stuck=None) -> dict:
+    """:func:`target_step`, and what the score's range says of it: a target above it cannot be
+    reached, one below it is met already; ``stuck``: the one value of a constant window, which says
+    nothing of whether or when the run moves to a target above it (no answer, not "0 % of draws").
+
+    >>> d = target_answer(np.linspace(0, 10, 11), np.full(11, 0.5), np.full((4, 11), 0.5), 0.8, stuck=0.5)
+    >>> d["target_step"], d["p_reach"], d["target_unknown"]
+    (None, None, True)
+    """
+    out = target_step(steps, mid, draws, target, conf)
+    if bounds is not None and target > bounds[1]:
+        out.update(target_step=None, target_step_ci=None, p_reach=0.0, target_above_range=True,
+                   target_note=f"the target {target:g} lies above the score's range {list(bounds)}: "
+                               "it cannot be reached")
+    elif bounds is not None and target < bounds[0]:
+        out["target_note"] = f"the target {target:g} lies below the score's range {list(bounds)}: it is met already"
+    elif stuck is not None and target > stuck:
+        out.update(target_step=None, target_step_ci=None, p_reach=None, target_unknown=True,
+                   target_note=f"the score is constant in the window ({stuck:g}): nothing in it says whether or "
+                               f"when it reaches {target:g}")
+    return out
+
+
 def _finite(v):
     return float(v) if np.isfinite(v) else None  # inf: never within the range; nan: cannot say
 

@@ -19,7 +19,7 @@ from entropylaw.fit.forecast.takeoff import CARRIED
 from entropylaw.fit.forecast.schedule import LR_SAID
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.text_table import fmt_table
-from entropylaw.terminal import count, gain, wrap
+from entropylaw.terminal import count, gain, points, wrap
 
 COLUMNS = [("method", "method"), ("step", "step"), ("forecast", "forecast"), ("interval", "interval"),
            ("observed", "observed"), ("plateau", "plateau"), ("plateau_ci", "plateau_ci"), ("90%_step", "t90"),
@@ -62,7 +62,9 @@ def decision_lines(d) -> list[str]:
              f"{g['to_step_source']})"]
     if cost:
         lines.append(f"      cost: {cost['source']}")
-    thr = f"the threshold {gain(d['threshold'], p).lstrip('+')} {units} ({d['threshold_source']})"
+    size = points(d["threshold"] / p) if p else gain(d["threshold"]).lstrip("+")
+    size = size if float(size) > 0 else f"{d['threshold']:.2g}"  # below the printed precision: no 0
+    thr = f"the threshold {size} {units} ({d['threshold_source']})"
     call = d.get("call")
     if call is None:
         lines.append(f"    call: none: {d.get('reason')}")
@@ -83,7 +85,8 @@ def decision_lines(d) -> list[str]:
     if "target" in d:
         def ci(c):
             return "" if c is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in c) + "]"
-        at = "not reached" if d["target_step"] is None else f"step {d['target_step']:.0f}{ci(d['target_step_ci'])}"
+        at = ("no answer" if d.get("target_unknown") else "not reached" if d["target_step"] is None
+              else f"step {d['target_step']:.0f}{ci(d['target_step_ci'])}")
         reach = "" if d.get("p_reach") is None else f" (reached in {100 * d['p_reach']:.0f} % of draws by step " \
                                                     f"{d['target_searched_to']:g})"
         lines.append(f"    target {d['target']:g} ({d['method']}): {at}{reach}")
