@@ -435,6 +435,20 @@ def test_a_target_above_a_constant_score_gets_no_answer_not_zero_percent_of_draw
     assert met["target_step"] == 200 and met["p_reach"] == 1.0
 
 
+def test_a_target_under_no_forecast_gets_no_answer():
+    """Before: "call: none: no forecast ... the window does not say where the run ends", and under it the
+    target line "not reached (reached in 0 % of draws ...)" or a step, surer than the call."""
+    steps = np.arange(0.0, 100.0, 5.0)
+    run = RunData.from_arrays(steps, 0.02 + 0.6 * (1 - np.exp(-steps / 40)), steps, 0.8 * np.exp(-steps / 30) + 0.05)
+    fc = forecast(run, fit_frac=0.1, target=0.5, n_boot=60)
+    d = fc.decision
+    assert d["call"] is None and str(d["reason"]).startswith("no forecast")
+    assert d["target_step"] is None and d["p_reach"] is None and d["target_unknown"]
+    text = " ".join(str(fc).split())
+    assert "target 0.5 (logit-drift): no answer" in text and "nor when it reaches 0.5" in text
+    assert "% of draws" not in text
+
+
 def test_a_threshold_below_a_tenth_of_a_point_is_not_printed_as_zero():
     """Before: --threshold 0.0001 read "the gain's interval holds the threshold 0.0 points"."""
     steps = np.arange(1.0, 201.0)

@@ -344,7 +344,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
         planned = to_why.startswith("the planned")  # the run ends there: a step past it is no answer
         far = np.linspace(end, to_step if planned else max(origin + 20 * max(end - origin, 1.0), to_step), 600)
         stuck = win.target.values[-1] if str(out.get("reason", "")).startswith(CONSTANT) else None
-        out.update(target_answer(far, *m.curve(far), target, conf, bounds, stuck))
+        out.update(target_answer(far, *m.curve(far), target, conf, bounds, stuck, why_not))
     return out, fdraws
 
 

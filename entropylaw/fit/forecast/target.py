@@ -50,10 +50,13 @@ def target_step(steps, mid, draws, target: float, conf: float = 0.9) -> dict:
     return out
 
 
-def target_answer(steps, mid, draws, target: float, conf: float = 0.9, bounds=None, stuck=None) -> dict:
+def target_answer(steps, mid, draws, target: float, conf: float = 0.9, bounds=None, stuck=None,
+                  open_end: str | None = None) -> dict:
     """:func:`target_step`, and what the score's range says of it: a target above it cannot be
     reached, one below it is met already; ``stuck``: the one value of a constant window, which says
-    nothing of whether or when the run moves to a target above it (no answer, not "0 % of draws").
+    nothing of whether or when the run moves to a target above it (no answer, not "0 % of draws");
+    ``open_end``: why the window cannot say where the run ends (no forecast), nor so when it reaches a
+    target (no answer).
 
     >>> d = target_answer(np.linspace(0, 10, 11), np.full(11, 0.5), np.full((4, 11), 0.5), 0.8, stuck=0.5)
     >>> d["target_step"], d["p_reach"], d["target_unknown"]
@@ -70,6 +73,9 @@ def target_answer(steps, mid, draws, target: float, conf: float = 0.9, bounds=No
         out.update(target_step=None, target_step_ci=None, p_reach=None, target_unknown=True,
                    target_note=f"the score is constant in the window ({stuck:g}): nothing in it says whether or "
                                f"when it reaches {target:g}")
+    elif open_end:
+        out.update(target_step=None, target_step_ci=None, p_reach=None, target_unknown=True,
+                   target_note=f"{open_end}: nor when it reaches {target:g}")
     return out
 
 
