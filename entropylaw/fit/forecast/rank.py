@@ -45,9 +45,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from entropylaw.fit.forecast import rank_flags as fl
+from entropylaw.fit.forecast.rank_flags import PRUNE_BELOW, PRUNE_DRAWS, surely_below
 from entropylaw.fit.forecast.decide import refuse_whole_range
 from entropylaw.fit.forecast.rank_table import rows_table
 from entropylaw.fit.forecast.final import hold
@@ -55,26 +55,8 @@ from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.forecast.text import guess_lines
 from entropylaw.terminal import count, points, wrap
 
-PRUNE_BELOW = 0.05
 TIE = 1e-9  # values this close (of the scores' scale, at least 1) are one: one outcome computed twice
 SHARED = fl.SHARED  # a carried take-off's note where its interval is no forecast
-SURE = 0.95  # p_near below PRUNE_BELOW beyond the Monte Carlo error of the joint draws, at this confidence
-
-
-def surely_below(p: float, n: int, level: float = PRUNE_BELOW, conf: float = SURE) -> bool:
-    """Whether a share ``p`` of ``n`` joint draws lies below ``level`` beyond their Monte Carlo
-    error: its one-sided ``conf`` Clopper-Pearson upper bound is under ``level``. With 200
-    draws, 4 near the best (2 %) prune, 5 (2.5 %) do not; with 20, none do.
-
-    >>> surely_below(4 / 200, 200), surely_below(5 / 200, 200), surely_below(0.0, 20)
-    (True, False, False)
-    """
-    k = int(round(p * n))
-    return bool(k < n and stats.beta.ppf(conf, k + 1, n - k) < level)
-
-
-# the fewest joint draws that can prune: none of them near the best, (1 - conf)^(1/n) above 1 - level
-PRUNE_DRAWS = int(np.ceil(np.log(1 - SURE) / np.log(1 - PRUNE_BELOW)))  # 59
 
 
 def _aligned(draws, seed: int = 0) -> np.ndarray:
