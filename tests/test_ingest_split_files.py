@@ -92,6 +92,22 @@ def test_a_tables_split_column_keeps_its_rows_apart(tmp_path):
             in account["notes"]), account["notes"]
 
 
+@pytest.mark.parametrize("column,values", [("mode", ("grpo",)), ("phase", ("warmup", "main")), ("kind", ("lora",))])
+def test_a_text_column_named_like_a_split_that_holds_no_split_is_metadata(tmp_path, column, values):
+    """A table's 'mode' (grpo), 'phase' (warmup, main) or 'kind' (lora) column names no split: its
+    rows are one run's, read as before. They were read as split rows, their keys grpo/entropy,
+    warmup/entropy, main/entropy, and no entropy or score was found."""
+    lines = [f"step,{column},entropy,reward"]
+    for s in range(60):
+        lines.append(f"{s},{values[0] if s < 10 else values[-1]},{0.8 * math.exp(-s / 20) + 0.05:.4f},"
+                     f"{0.1 + 0.5 * (1 - math.exp(-s / 20)):.4f}")
+    (tmp_path / "m.csv").write_text("\n".join(lines) + "\n")
+    df = el.load(tmp_path / "m.csv", warn=False)
+    meta = el.table.runs(df).iloc[0]
+    assert meta["entropy_key"] == "entropy" and meta["score_key"] == "reward"
+    assert len(df[df["metric"] == "entropy"]) == 60
+
+
 @pytest.mark.parametrize("layout", ["json", "jsonl"])
 def test_evaluations_written_after_the_training_records_are_no_resume(tmp_path, layout):
     """A loop that keeps its records in one list and its evaluations in another, then writes one after
