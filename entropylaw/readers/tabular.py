@@ -46,8 +46,8 @@ from entropylaw.readers.resumes import per_micro_step
 from entropylaw.readers.csv_fields import (CUT_LAST, SHORT, is_text_column, no_twice_named, numbers, short_rows,
                                            too_many_fields)
 from entropylaw.readers.jsonl_lines import TYPE_FIELDS
-from entropylaw.readers.names import (BOOKKEEPING, STEP_NAMES, eval_file, model_from_filename, names_a_step_axis,
-                                      run_id_from_path, SPLITS, typed_key)
+from entropylaw.readers.names import (BOOKKEEPING, SPLITS, STEP_NAMES, eval_beside_training, model_from_filename,
+                                      names_a_step_axis, run_id_from_path, typed_key)
 from entropylaw.terminal import count
 from entropylaw.readers.tidy import MISSING_STEP, NON_NUMERIC, read_tidy  # noqa: F401 (read_tidy: dispatch's)
 
@@ -357,7 +357,7 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     # only where its values name splits: a 'mode' of grpo or a 'phase' of warmup/main is metadata, not a split
     type_col = next((c for c in text_cols if str(c).strip().lower() in TYPE_FIELDS and _names_splits(df[c])), None)
     kinds = (df[type_col].fillna("").astype(str).str.strip().to_numpy() if type_col
-             else np.full(len(df), "eval" if eval_file(path) else "", dtype=object))
+             else np.full(len(df), "eval" if eval_beside_training(path) else "", dtype=object))
     out = []
     for run in pd.unique(runs):
         raw = _new_run(run or run_id or "", path, run_id_from_path(path))
