@@ -99,3 +99,21 @@ def test_a_sweep_of_run_folders_with_printed_logs(tmp_path):
     assert el.run_ids(df) == ["lr1e-6", "lr2e-6"]
     fc = el.forecast(df, run="lr1e-6", fit_frac=0.5)
     assert fc.target_key == "val/acc"
+
+
+def test_a_launchers_log_beside_the_runs_metrics_supersedes_none_of_them(tmp_path):
+    """A run folder's metrics.jsonl and its launcher's output.log (DeepSpeed's ``step=10, skipped=0``
+    lines, now read as a printed log) are both named by the folder. The log shares no metric with
+    the run: no resume. Read as one, the log's step 10 'resumed' the run and 182 of its 200 values
+    were dropped as superseded (entropy last 0.91 for 0.0)."""
+    d = tmp_path / "run_a"
+    d.mkdir()
+    (d / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "entropy": 1 - s / 100, "reward": s / 100})
+                                             + "\n" for s in range(1, 101)))
+    (d / "output.log").write_text("".join(
+        f"[2024-01-01 00:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step={10 * i}, skipped=0, lr=[1e-05]\n"
+        for i in range(1, 20)))
+    df = el.load(d, warn=False)
+    entropy = df[df["metric"] == "entropy"]
+    assert len(entropy) == 100 and entropy["value"].iloc[-1] == pytest.approx(0.0, abs=1e-9)
+    assert not any("superseded" in str(a["dropped"]) for a in row_accounts(df)), row_accounts(df)

@@ -92,6 +92,22 @@ def test_a_tables_split_column_keeps_its_rows_apart(tmp_path):
             in account["notes"]), account["notes"]
 
 
+@pytest.mark.parametrize("column,values", [("mode", ("grpo",)), ("phase", ("warmup", "main")), ("kind", ("lora",))])
+def test_a_text_column_named_like_a_split_that_holds_no_split_is_metadata(tmp_path, column, values):
+    """A table's 'mode' (grpo), 'phase' (warmup, main) or 'kind' (lora) column names no split: its
+    rows are one run's, read as before. They were read as split rows, their keys grpo/entropy,
+    warmup/entropy, main/entropy, and no entropy or score was found."""
+    lines = [f"step,{column},entropy,reward"]
+    for s in range(60):
+        lines.append(f"{s},{values[0] if s < 10 else values[-1]},{0.8 * math.exp(-s / 20) + 0.05:.4f},"
+                     f"{0.1 + 0.5 * (1 - math.exp(-s / 20)):.4f}")
+    (tmp_path / "m.csv").write_text("\n".join(lines) + "\n")
+    df = el.load(tmp_path / "m.csv", warn=False)
+    meta = el.table.runs(df).iloc[0]
+    assert meta["entropy_key"] == "entropy" and meta["score_key"] == "reward"
+    assert len(df[df["metric"] == "entropy"]) == 60
+
+
 @pytest.mark.parametrize("layout", ["json", "jsonl"])
 def test_evaluations_written_after_the_training_records_are_no_resume(tmp_path, layout):
     """A loop that keeps its records in one list and its evaluations in another, then writes one after
@@ -138,3 +154,27 @@ def test_a_json_document_of_record_lists_is_read_a_record_a_line(tmp_path, inden
         [account] = row_accounts(df)
         assert account["rows_read"] == account["rows_kept"] == 2 * 49 + 4, account
         assert any(n.startswith("one JSON document of record lists, read a record a line") for n in account["notes"])
+
+
+@pytest.mark.parametrize("name", ["val.csv", "eval.jsonl", "validation.csv.gz"])
+def test_an_eval_named_file_alone_in_its_folder_is_a_run_of_its_own(tmp_path, name):
+    """A val.csv (or eval.jsonl) with no training file of its format beside it (a config.json is
+    none) is a run of its own: its entropy and reward read as written. They were read as eval keys
+    (eval/entropy, val/mean) and no entropy was found."""
+    rows = [{"step": s, "entropy": 0.8 * math.exp(-s / 20) + 0.05, "reward": 0.1 + 0.5 * (1 - math.exp(-s / 20))}
+            for s in range(60)]
+    if name.startswith("eval.jsonl"):
+        text = "".join(json.dumps(r) + "\n" for r in rows)
+    else:
+        text = "step,entropy,reward\n" + "".join(f"{r['step']},{r['entropy']:.4f},{r['reward']:.4f}\n" for r in rows)
+    d = tmp_path / "run_a"
+    d.mkdir()
+    (d / "config.json").write_text('{"lr": 1e-05}')
+    if name.endswith(".gz"):
+        import gzip
+
+        (d / name).write_bytes(gzip.compress(text.encode()))
+    else:
+        (d / name).write_text(text)
+    meta = el.table.runs(el.load(d / name, warn=False)).iloc[0]
+    assert meta["entropy_key"] == "entropy" and meta["score_key"] == "reward"

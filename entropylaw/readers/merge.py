@@ -120,7 +120,10 @@ def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, ne
         return (pd.concat([kept, new[~dup]], ignore_index=True),
                 np.concatenate([kept_from, np.full(int((~dup).sum()), new_at)]))
     start = _first_step(new)
-    if start > _first_step(kept):
+    # a resumed log logs again what it logged: one that shares no metric (a launcher's log beside the
+    # run's metrics file, named by the same folder) supersedes nothing
+    shared = set(map(str, pd.unique(kept["metric"]))) & set(map(str, pd.unique(new["metric"])))
+    if start > _first_step(kept) and shared:
         old = kept["step"].to_numpy() >= start
         metric = kept["metric"].astype(str)
         derived = np.zeros(len(kept), bool)  # rows a reader computed: in no source's count

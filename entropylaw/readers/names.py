@@ -128,6 +128,27 @@ def eval_file(path) -> bool:
     return _stem(PurePath(str(path)).name).lower() in EVAL_FILES
 
 
+def _suffix(name: str) -> str:
+    name = strip_compression(name)
+    return name[len(_stem(name)):].lower()
+
+
+def eval_beside_training(path) -> bool:
+    """Whether a file holds a run's evaluations only: named so (:func:`eval_file`) with another log of the
+    run of its format beside it in its folder (train.jsonl beside eval.jsonl, not a config.json). Alone (a ``val.csv`` of its own), it is a
+    run of its own, its keys as written."""
+    from pathlib import Path
+
+    if not eval_file(path):
+        return False
+    here = Path(str(path))
+    try:
+        return any(p.is_file() and p != here and not eval_file(p) and not p.name.startswith(".")
+                   and _suffix(p.name) == _suffix(here.name) for p in here.parent.iterdir())
+    except OSError:
+        return False
+
+
 def _named(path) -> tuple[str, list[str], str]:
     """The part of ``path`` that names its run (:func:`run_id_from_path`), the folders above it,
     and the folder that holds it (where a sweep's runs lie side by side)."""

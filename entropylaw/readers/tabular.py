@@ -46,8 +46,8 @@ from entropylaw.readers.resumes import per_micro_step
 from entropylaw.readers.csv_fields import (CUT_LAST, SHORT, is_text_column, no_twice_named, numbers, short_rows,
                                            too_many_fields)
 from entropylaw.readers.jsonl_lines import TYPE_FIELDS
-from entropylaw.readers.names import (BOOKKEEPING, STEP_NAMES, eval_file, model_from_filename, names_a_step_axis,
-                                      run_id_from_path, typed_key)
+from entropylaw.readers.names import (BOOKKEEPING, SPLITS, STEP_NAMES, eval_beside_training, model_from_filename,
+                                      names_a_step_axis, run_id_from_path, typed_key)
 from entropylaw.terminal import count
 from entropylaw.readers.tidy import MISSING_STEP, NON_NUMERIC, read_tidy  # noqa: F401 (read_tidy: dispatch's)
 
@@ -249,6 +249,12 @@ def read_tabular(path: str | os.PathLike, run_id: str | None = None, step_key: s
     return _wide(path, df, step_col, steps, first_line, run_id)
 
 
+def _names_splits(column: pd.Series) -> bool:
+    """Whether a text column's values are split names (train, eval, val, test, ...)."""
+    said = {str(v).strip().lower() for v in pd.unique(column.dropna())} - {""}
+    return bool(said) and said <= SPLITS | {"training", "evaluate", "evals", "testing"}
+
+
 def _new_run(name: str, path: Path, run_id_default: str) -> RawRun:
     raw = RawRun(name or run_id_default, str(path))
     raw.report.line_word = "row" if inner_suffix(path) == ".parquet" else "line"
@@ -348,9 +354,10 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     runs = df[run_col].astype(str).to_numpy() if run_col else np.full(len(df), "")
     # rows tagged by a split column (split: train / eval), as a JSON line's type: each its keys <split>/<key>,
     # on a step axis of its own; an evaluations-only file (eval.csv beside a train.csv): every row an eval row
-    type_col = next((c for c in text_cols if str(c).strip().lower() in TYPE_FIELDS), None)
+    # only where its values name splits: a 'mode' of grpo or a 'phase' of warmup/main is metadata, not a split
+    type_col = next((c for c in text_cols if str(c).strip().lower() in TYPE_FIELDS and _names_splits(df[c])), None)
     kinds = (df[type_col].fillna("").astype(str).str.strip().to_numpy() if type_col
-             else np.full(len(df), "eval" if eval_file(path) else "", dtype=object))
+             else np.full(len(df), "eval" if eval_beside_training(path) else "", dtype=object))
     out = []
     for run in pd.unique(runs):
         raw = _new_run(run or run_id or "", path, run_id_from_path(path))

@@ -56,7 +56,8 @@ from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.jsonl_lines import (STEP_FIELDS, TYPE_FIELDS, document_of, is_step_name, lines_of,
                                             values_in_broken_line)
 from entropylaw.readers.jsonl_rows import BIG, Rows
-from entropylaw.readers.names import BOOKKEEPING, eval_file, model_from_filename, run_id_from_path, typed_key
+from entropylaw.readers.names import (BOOKKEEPING, eval_beside_training, model_from_filename, run_id_from_path,
+                                      typed_key)
 from entropylaw.readers.tidy import MISSING_STEP
 from entropylaw.terminal import count
 
@@ -199,7 +200,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     comments: list[int] = []  # lines of comments
     aside: set[str] = set()
     # eval.jsonl beside a train.jsonl: its lines are eval rows though none says so (a type on a line still wins)
-    file_kind = "eval" if eval_file(path) else ""
+    file_kind = "eval" if eval_beside_training(path) else ""
     elsewhere: dict[str, int] = {}  # lines without the `step_key` read on a step of their own
 
     def note(kind: str, message: str) -> None:
