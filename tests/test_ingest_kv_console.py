@@ -49,6 +49,7 @@ def test_each_printed_shape_reads_its_steps_and_numbers(tmp_path, shape):
     assert detect_format(path) == "kv_console"
     df = el.load(path, warn=False)
     [rid] = el.run_ids(df)
+    assert not any(m.endswith(".py") for m in df["metric"].astype(str))  # a logging prefix's train.py:88
     ent = df[df["metric"] == "entropy"]
     assert ent["step"].tolist() == list(STEPS)
     assert ent["value"].to_numpy() == pytest.approx([round(_h(s), 4) for s in STEPS], abs=1e-9)

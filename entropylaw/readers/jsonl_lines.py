@@ -91,7 +91,9 @@ def document_of(path) -> dict | None:
                 return None
     if not whole or not isinstance(obj, dict) or any(is_step_name(k) for k in obj):
         return None
-    lists = {k: v for k, v in obj.items() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)}
+    # lists of records, some with a step (a findings file's lists of dicts without one are no log)
+    lists = {k: v for k, v in obj.items() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)
+             and any(is_step_name(str(key)) for r in v[:50] for key in r)}
     return lists or None
 
 

@@ -54,6 +54,7 @@ PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]\s*(?P<v>" + _NUM +
                   re.IGNORECASE)
 SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r")\]?\s+(?P<v>" + _NUM + r")(?P<pct>%?)\s*$", re.IGNORECASE)
 NO_STEP = "numbers without a step"
+SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
 def _parse(line: str):
@@ -68,7 +69,7 @@ def _parse(line: str):
         found += [(s.group("key"), s.group("v"), s.group("pct")) for part in line.split("|")
                   if (s := SPACED.match(part))]
     for key, value, sign in found:
-        if key.lower() in _STEP_NAMES:
+        if key.lower() in _STEP_NAMES or SOURCE_FILE.search(key):  # train.py:88, a logging prefix's file and line
             continue
         pairs[key] = float(value)
         if sign:
