@@ -99,7 +99,8 @@ def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, ne
     came from): a row dropped is counted against the source that held it, never against the
     first one, so no account drops more rows than its file held."""
     new_report = reports[new_at]
-    if _split_files(kept, new, head_report, new_report):
+    shared = set(map(str, pd.unique(kept["metric"]))) & set(map(str, pd.unique(new["metric"])))
+    if not shared and _one_folder(head_report, new_report):
         new_report.note(f"the same run folder as {head_report.source}, other metrics (a trainer's training and "
                         "evaluation files): joined")
         for report in (head_report, new_report):  # what each file said of itself alone, which the other answers
@@ -122,7 +123,6 @@ def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, ne
     start = _first_step(new)
     # a resumed log logs again what it logged: one that shares no metric (a launcher's log beside the
     # run's metrics file, named by the same folder) supersedes nothing
-    shared = set(map(str, pd.unique(kept["metric"]))) & set(map(str, pd.unique(new["metric"])))
     if start > _first_step(kept) and shared:
         old = kept["step"].to_numpy() >= start
         metric = kept["metric"].astype(str)
@@ -140,14 +140,12 @@ def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, ne
     return None
 
 
-def _split_files(kept: pd.DataFrame, new: pd.DataFrame, head_report: IngestReport, new_report: IngestReport) -> bool:
-    """One run's metrics in two files of one folder (train.jsonl and eval.jsonl, named by the folder): both of
-    one format, no metric in both. A resumed or copied log holds the same metrics: never so joined."""
+def _one_folder(head_report: IngestReport, new_report: IngestReport) -> bool:
+    """Two files of one format in one folder (train.jsonl and eval.jsonl, named by the folder): with no
+    metric in both, one run's metrics split in two. A resumed or copied log holds the same metrics."""
     if head_report.format != new_report.format or not new_report.source or not head_report.source:
         return False
-    if os.path.dirname(os.path.abspath(new_report.source)) != os.path.dirname(os.path.abspath(head_report.source)):
-        return False
-    return not set(map(str, pd.unique(kept["metric"]))) & set(map(str, pd.unique(new["metric"])))
+    return os.path.dirname(os.path.abspath(new_report.source)) == os.path.dirname(os.path.abspath(head_report.source))
 
 
 def _move(report: IngestReport, reason: str, n: int) -> None:

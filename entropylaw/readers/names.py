@@ -86,14 +86,15 @@ def run_id_from_path(path) -> str:
 
 
 # a file that by its name holds a run's evaluations only, beside its training log in the run's folder
-# (train.jsonl + eval.jsonl): named after the folder, its untyped rows read as eval rows (readers.verl_jsonl)
+# (train.jsonl + eval.jsonl): named after the folder, its untyped rows read as eval rows (eval_beside_training)
 EVAL_FILES = frozenset({"eval", "evals", "evaluation", "evaluations", "val", "valid", "validation", "eval_metrics",
                         "metrics_eval", "val_metrics", "metrics_val", "eval_log", "evaluation_metrics"})
 _GENERIC_FILES = {"trainer_state", "metrics", "log", "train", "output", "events", "history", "runs", "logs", "wandb",
                   "train_metrics", "metrics_train", "train_log", "training", *EVAL_FILES}
 
 
-SPLITS = frozenset({"train", "eval", "evaluation", "val", "valid", "validation", "test"})  # a key's first part naming one
+# the splits a key's first part (val/acc) or a table's split column names
+SPLITS = frozenset({"train", "eval", "evaluation", "val", "valid", "validation", "test"})
 
 
 def typed_key(kind: str, key: str) -> str:
@@ -110,11 +111,6 @@ def typed_key(kind: str, key: str) -> str:
             or (kind.lower() in SPLITS - {"train"} and key.lower().startswith(kind.lower() + "_"))):  # eval_acc
         return key
     return f"{kind}/{key}"
-
-
-def eval_key(key: str) -> str:
-    """A key of an evaluations-only file (:func:`eval_file`): :func:`typed_key` of ``eval``."""
-    return typed_key("eval", key)
 
 
 def eval_file(path) -> bool:
@@ -134,9 +130,9 @@ def _suffix(name: str) -> str:
 
 
 def eval_beside_training(path) -> bool:
-    """Whether a file holds a run's evaluations only: named so (:func:`eval_file`) with another log of the
-    run of its format beside it in its folder (train.jsonl beside eval.jsonl, not a config.json). Alone (a ``val.csv`` of its own), it is a
-    run of its own, its keys as written."""
+    """Whether a file holds a run's evaluations only: named so (:func:`eval_file`) with another log of
+    the run of its format beside it in its folder (train.jsonl beside eval.jsonl, not a config.json).
+    Alone (a ``val.csv`` of its own), it is a run of its own, its keys as written."""
     from pathlib import Path
 
     if not eval_file(path):

@@ -103,8 +103,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     """Forecast ``run`` from its window (see :mod:`entropylaw.fit.forecast.data` for windows).
 
     ``at_steps``: steps to forecast (after the window), or ``horizon``: N steps after the
-    window's end (its whole step: a backtest's 62.7 counts from 62). Default: the run's later target steps when the window ends before the run
-    does (a backtest), else its planned total steps where its log's config (or its run
+    window's end (its whole step: a backtest's 62.7 counts from 62). Default: the run's later
+    target steps when the window ends before the run does (a backtest), else its planned total steps where its log's config (or its run
     folder's: :mod:`entropylaw.readers.run_config`) says them, else as
     far ahead as the window is long. ``methods``: names from
     :data:`ALL_METHODS` (default: all whose required inputs are given: ``prior`` only with
