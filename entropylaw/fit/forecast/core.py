@@ -104,9 +104,9 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
 
     ``at_steps``: steps to forecast (after the window), or ``horizon``: N steps after the
     window's end (its whole step: a backtest's 62.7 counts from 62). Default: the run's later
-    target steps when the window ends before the run does (a backtest), else its planned total steps where its log's config (or its run
-    folder's: :mod:`entropylaw.readers.run_config`) says them, else as
-    far ahead as the window is long. ``methods``: names from
+    target steps when the window ends before the run does (a backtest), else its planned total
+    steps where its log's config (or its run folder's: :mod:`entropylaw.readers.run_config`)
+    says them, else as far ahead as the window is long. ``methods``: names from
     :data:`ALL_METHODS` (default: all whose required inputs are given: ``prior`` only with
     ``prior_runs``). Each method is handed what it declares it needs of ``prior_runs``,
     ``prior_base`` (the method a prior acts on; None: law+entropy), ``shape_prior`` and
