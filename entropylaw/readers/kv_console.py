@@ -53,7 +53,6 @@ STEP = re.compile(r"(?<![\w./-])(?P<name>" + "|".join(_STEP_NAMES) + r")(?:\s*[=
 PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]\s*(?P<v>" + _NUM + r")(?P<pct>%?)(?![\w.])",
                   re.IGNORECASE)
 SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r")\]?\s+(?P<v>" + _NUM + r")(?P<pct>%?)\s*$", re.IGNORECASE)
-NO_STEP = "numbers without a step"
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
