@@ -178,3 +178,17 @@ def test_an_eval_named_file_alone_in_its_folder_is_a_run_of_its_own(tmp_path, na
         (d / name).write_text(text)
     meta = el.table.runs(el.load(d / name, warn=False)).iloc[0]
     assert meta["entropy_key"] == "entropy" and meta["score_key"] == "reward"
+
+
+@pytest.mark.parametrize("train_name, eval_name", [("train_history", "eval_history"), ("train", "evals"),
+                                                   ("training", "validation")])
+def test_a_documents_lists_are_named_by_their_split(tmp_path, train_name, eval_name):
+    """``{"train_history": [...], "eval_history": [...]}`` read its keys as train_history/entropy (no entropy
+    found), and ``"evals"`` its accuracy as evals/acc (no validation score)."""
+    train = [{"step": s, "entropy": 1.0 / s, "reward": s / 100} for s in range(1, 31)]
+    evals = [{"step": s, "acc": s / 60} for s in range(5, 31, 5)]
+    (tmp_path / "log.json").write_text(json.dumps({train_name: train, eval_name: evals}))
+    df = el.load(tmp_path / "log.json", warn=False)
+    meta = el.table.runs(df).iloc[0]
+    assert meta["entropy_key"] == "train/entropy" and meta["score_key"] == "train/reward"
+    assert json.loads(meta["val_keys"]) == {"val/acc": "eval/acc"}

@@ -105,7 +105,27 @@ def lines_of(path, document: dict | None):
             yield from f
         return
     for name, records in document.items():
-        typed = name.lower() not in RECORD_LISTS
+        kind = list_kind(name)
         for record in records:
-            tagged = {**record, "type": name} if typed and not any(t in record for t in TYPE_FIELDS) else record
+            tagged = {**record, "type": kind} if kind and not any(t in record for t in TYPE_FIELDS) else record
             yield json.dumps(tagged) + "\n"
+
+
+def list_kind(name: str) -> str:
+    """The type of row a document's list of records holds, by its name: ``eval`` for its evaluations
+    (``eval``, ``evals``, ``eval_history``, ``validation``, ``test_log``), ``train`` for its training
+    records (``train``, ``train_history``, ``training``), '' for a list that names no type
+    (:data:`RECORD_LISTS`), else the name itself.
+
+    >>> [list_kind(n) for n in ("evals", "eval_history", "train_history", "history", "rollout")]
+    ['eval', 'eval', 'train', '', 'rollout']
+    """
+    low = name.lower()
+    if low in RECORD_LISTS:
+        return ""
+    first = re.split(r"[_\-./ ]", low, maxsplit=1)[0]
+    if first in ("eval", "evals", "evaluation", "evaluations", "val", "valid", "validation", "test"):
+        return "eval"
+    if first in ("train", "training"):
+        return "train"
+    return name
