@@ -118,3 +118,14 @@ def test_a_launchers_log_beside_the_runs_metrics_supersedes_none_of_them(tmp_pat
     entropy = df[df["metric"] == "entropy"]
     assert len(entropy) == 100 and entropy["value"].iloc[-1] == pytest.approx(0.0, abs=1e-9)
     assert not any("superseded" in str(a["dropped"]) for a in row_accounts(df)), row_accounts(df)
+
+
+def test_a_last_line_cut_while_being_written_is_counted_not_read(tmp_path):
+    """A live log's last line without its newline: "reward 0.1234" cut to "reward 0.12" was read as 0.12."""
+    text = "".join(f"step {s} | entropy {1 - s / 100:.4f} | reward {s / 100 + 0.0034:.4f}\n" for s in range(1, 10))
+    (tmp_path / "run.log").write_text(text + "step 10 | entropy 0.9000 | reward 0.12")
+    df = el.load(tmp_path / "run.log", warn=False)
+    assert df[df["metric"] == "score"]["step"].max() == 9
+    [account] = row_accounts(df)
+    assert account["dropped"] == {"cut-off last line": 2}, account
+    assert account["rows_read"] == account["rows_kept"] + 2

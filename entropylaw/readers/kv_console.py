@@ -11,7 +11,8 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   ``N/M`` says the planned total M too (the step the gain to go runs to);
 - **the numbers**: ``key=value`` and ``key: value`` pairs, and ``key value`` where ``|`` parts the
   line (a key starts with a letter; ``1e-5``, ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
-  numbers); each key at each step one value (several at one step: their mean, said);
+  numbers); each key at each step one value (several at one step: their mean, said); a last line
+  without its newline (cut while being written) is counted, not read: its last number may be cut;
 - **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
   count and first line are said in the row account; other text holds no values.
 
@@ -37,10 +38,11 @@ import os
 import re
 
 from entropylaw.errors import EntropyLawError
-from entropylaw.readers.common import RawRun, existing_file
+from entropylaw.readers.common import NON_FINITE, RawRun, existing_file
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP, unwrap
+from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
 
 MIN_LINES = 3  # lines of a step and a number among the first SNIFF_LINES: a log of this shape
@@ -116,6 +118,10 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
             if got is None:
                 continue
             step, total, pairs, pct = got
+            if not line.endswith("\n") and step is not None:  # cut while being written: its last number may be cut
+                read += len(pairs)
+                report.drop(CUT_LAST, len(pairs), [lineno])
+                continue
             if step is None:
                 stepless += 1
                 first_stepless = first_stepless or lineno
@@ -126,7 +132,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
             for key, value in pairs.items():
                 read += 1
                 if not math.isfinite(value):
-                    report.drop("non-finite value")
+                    report.drop(NON_FINITE)
                     continue
                 steps.append(step)
                 keys.append(key)
