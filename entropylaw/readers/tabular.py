@@ -365,11 +365,12 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
         collect = _Collector(raw, first_line, df)
         rows = runs == run
         own = _own_steps(df[rows], step_col, metric_cols)
+        # each kind's rows of the run, once (a wide export's thousands of columns share them)
+        parts = [(kind, rows & (kinds == kind)) for kind in pd.unique(kinds[rows])]
         for col in metric_cols:
             axis, col_steps = own.get(col, ("", None))
             on = steps if col_steps is None else _on_rows(col_steps, rows)
-            for kind in pd.unique(kinds[rows]):
-                mine = rows & (kinds == kind)
+            for kind, mine in parts:
                 collect.column(typed_key(kind, str(col)) if kind else col, on, df[col], mine,
                                axis or (kind if type_col else ""))
         if type_col:
