@@ -13,7 +13,7 @@ import os
 import re
 
 from entropylaw.readers.compressed import open_log
-from entropylaw.readers.names import STEP_NAMES, names_a_step_axis
+from entropylaw.readers.names import SPLIT_WORDS, STEP_NAMES, names_a_step_axis
 
 STEP_FIELDS = STEP_NAMES  # then any *_step or */step, then _step
 TYPE_FIELDS = ("type", "kind", "split", "mode", "phase")
@@ -123,9 +123,4 @@ def list_kind(name: str) -> str:
     low = name.lower()
     if low in RECORD_LISTS:
         return ""
-    first = re.split(r"[_\-./ ]", low, maxsplit=1)[0]
-    if first in ("eval", "evals", "evaluation", "evaluations", "val", "valid", "validation", "test"):
-        return "eval"
-    if first in ("train", "training"):
-        return "train"
-    return name
+    return SPLIT_WORDS.get(re.split(r"[_\-./ ]", low, maxsplit=1)[0], name)

@@ -95,6 +95,10 @@ _GENERIC_FILES = {"trainer_state", "metrics", "log", "train", "output", "events"
 
 # the splits a key's first part (val/acc) or a table's split column names
 SPLITS = frozenset({"train", "eval", "evaluation", "val", "valid", "validation", "test"})
+# every word that names a split, as the kind of row it holds (a split column's values, a document's lists)
+SPLIT_WORDS = {**dict.fromkeys(("train", "training"), "train"),
+               **dict.fromkeys(("eval", "evals", "evaluation", "evaluations", "evaluate", "val", "valid", "validation",
+                                "test", "testing"), "eval")}
 
 
 def typed_key(kind: str, key: str) -> str:

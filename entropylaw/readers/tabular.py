@@ -46,7 +46,7 @@ from entropylaw.readers.resumes import per_micro_step
 from entropylaw.readers.csv_fields import (CUT_LAST, SHORT, is_text_column, no_twice_named, numbers, short_rows,
                                            too_many_fields)
 from entropylaw.readers.jsonl_lines import TYPE_FIELDS
-from entropylaw.readers.names import (BOOKKEEPING, SPLITS, STEP_NAMES, eval_beside_training, model_from_filename,
+from entropylaw.readers.names import (BOOKKEEPING, SPLIT_WORDS, STEP_NAMES, eval_beside_training, model_from_filename,
                                       names_a_step_axis, run_id_from_path, typed_key)
 from entropylaw.terminal import count
 from entropylaw.readers.tidy import MISSING_STEP, NON_NUMERIC, read_tidy  # noqa: F401 (read_tidy: dispatch's)
@@ -252,7 +252,7 @@ def read_tabular(path: str | os.PathLike, run_id: str | None = None, step_key: s
 def _names_splits(column: pd.Series) -> bool:
     """Whether a text column's values are split names (train, eval, val, test, ...)."""
     said = {str(v).strip().lower() for v in pd.unique(column.dropna())} - {""}
-    return bool(said) and said <= SPLITS | {"training", "evaluate", "evals", "testing"}
+    return bool(said) and said <= SPLIT_WORDS.keys()
 
 
 def _new_run(name: str, path: Path, run_id_default: str) -> RawRun:
