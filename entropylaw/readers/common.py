@@ -43,7 +43,7 @@ from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.stepless import number_stepless
 from entropylaw.readers.resumes import _where, resolve_resumes
 from entropylaw.readers.score_scales import percent_hints, score_keys, score_scales, score_units, with_own_val
-from entropylaw.readers.units import bare_counts, counts, first_scores, impossible, kept_fractions, unit
+from entropylaw.readers.units import bare_counts, counts, first_scores, impossible, kept_fractions, percent_names, unit
 from entropylaw.terminal import count
 
 NON_FINITE = "non-finite value"
@@ -109,6 +109,9 @@ class RawRun:
     # several rows of one key at one step: "last" (a re-logged value) or "mean" (a trainer that
     # logs a metric once per micro-batch: the step's value is their mean)
     repeats: str = "last"
+    # keys whose values the source wrote with a percent sign ("6.2%", a column "acc (%)"): a score of
+    # them is a percent whatever its values (0.5 % is no fraction 0.5)
+    percent: set = field(default_factory=set)
 
     def __post_init__(self):
         if self.report is None:
@@ -215,6 +218,8 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     report = raw.report
     # a run logged with no step: each key's values in order; keys printed as they are
     df = _printable_keys(number_stepless(_without_negative_steps(raw.frame(), report), report))
+    df, named = percent_names(df, report)
+    said = set(raw.percent) | named  # keys written as a percent: a score of them is one, whatever its values
     report.keys = tuple(map(str, df["key"].cat.remove_unused_categories().cat.categories))
     finite = np.isfinite(df["value"].to_numpy())
     if not finite.all():
@@ -234,7 +239,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     counted = counts(df, score_keys(ku), ranges, opts.score_scale)  # eval/correct of eval/total: no percent
     before = len(df)
     # an accuracy below 0, a lone 1.5 among fractions
-    df = impossible(df, [k for k in score_keys(ku) if k not in counted], opts.score_scale, report)
+    df = impossible(df, [k for k in score_keys(ku) if k not in counted], opts.score_scale, report, said)
     if len(df) < before:
         ranges, keys = _ranges(df)
         km = detect()
@@ -244,7 +249,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     found.update(dict.fromkeys(bare, 1.0))
     report.score_starts = first_scores(df, [k for k in score_keys(ku) if k in ranges])
     percent_keys = kept_fractions(df, opts.percent_keys, ranges, report, opts.percent_starts)
-    scales = score_scales(ku, ranges, opts.score_scale, found, percent_keys)
+    scales = score_scales(ku, ranges, opts.score_scale, found, percent_keys, said)
     scales.update((k, v) for k, v in counted.items() if k in score_keys(ku))
     if scales:  # scores read as fractions: the choices that look at ranges see the fractions
         for key, (factor, why) in scales.items():

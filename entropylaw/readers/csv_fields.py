@@ -37,6 +37,7 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.verl_jsonl import CUT_LAST  # noqa: F401 (the reason tabular counts: the JSON lines words)
+from entropylaw.readers.units import PERCENT_TEXT
 from entropylaw.terminal import count
 
 SHORT = "short row"
@@ -152,14 +153,28 @@ def no_twice_named(path, tsv: bool = False, names=None) -> None:
 
 def numbers(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """(values, present): text cells -> floats; empty cells are absent, bad cells NaN+present."""
+    return numbers_said(column)[:2]
+
+
+def numbers_said(column: pd.Series) -> tuple[np.ndarray, np.ndarray, bool]:
+    """:func:`numbers`, and whether cells were written with a percent sign (``6.2%``: read as 6.2,
+    the column a percent)."""
     if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
         text = column.fillna("").astype(str).str.strip()
         present = (text != "").to_numpy()
         values = pd.to_numeric(text.where(present, None), errors="coerce").to_numpy(dtype=np.float64)
         # literal nan / inf spellings are numbers (finalize drops them as non-finite)
-        return values, present
+        pct = _percent_cells(text) & np.isnan(values)
+        if pct.any():
+            values = values.copy()
+            values[pct] = pd.to_numeric(text[pct].str.rstrip("% ")).to_numpy(dtype=np.float64)
+        return values, present, bool(pct.any())
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
-    return values, ~np.isnan(values)
+    return values, ~np.isnan(values), False
+
+
+def _percent_cells(text: pd.Series) -> np.ndarray:
+    return text.str.fullmatch(PERCENT_TEXT.pattern).fillna(False).to_numpy(dtype=bool)
 
 
 # cells that stand for "no value" in an export (pandas' NA, a spreadsheet's dash): neither a number nor text
@@ -179,6 +194,6 @@ def is_text_column(column: pd.Series) -> bool:
         return False
     parsed = pd.to_numeric(text, errors="coerce")
     nan_spelled = text.str.lower().isin(["nan", "-nan", "inf", "-inf", "infinity", "-infinity"])
-    number = parsed.notna() | nan_spelled
+    number = parsed.notna() | nan_spelled | _percent_cells(text)
     placeholder = text.str.lower().isin(PLACEHOLDERS)
     return float(number.mean()) < 0.5 and not (parsed.notna().any() and float((number | placeholder).mean()) >= 0.5)

@@ -11,7 +11,7 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   ``N/M`` says the planned total M too (the step the gain to go runs to);
 - **the numbers**: ``key=value`` and ``key: value`` pairs, and ``key value`` where ``|`` parts the
   line (a key starts with a letter; ``1e-5``, ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
-  numbers); each key at each step one value (several at one step: their mean, said); a last line
+  numbers; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step one value (several at one step: their mean, said); a last line
   without its newline (cut while being written) is counted, not read: its last number may be cut;
 - **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
   count and first line are said in the row account; other text holds no values.
@@ -150,6 +150,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                     f"the first at line {first_stepless}")
     if percent:
         report.note("printed with %: " + ", ".join(sorted(percent)[:6]))
+        raw.percent = percent  # a score printed 0.5% is a percent, not the fraction 0.5
     raw.meta = {"model": model_from_filename(path)}
     if len(totals) == 1:  # "step 10/500": the planned last step, as a config's total_steps
         raw.meta["config"] = {"total_steps": totals.pop()}

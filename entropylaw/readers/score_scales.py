@@ -64,12 +64,14 @@ def with_own_val(km: KeyMap, keys) -> KeyMap:
 
 
 def score_scales(km: KeyMap, ranges: dict, score_scale: float | None,
-                 found: dict | None = None, percent_keys: dict | None = None) -> dict[str, tuple[float, str]]:
+                 found: dict | None = None, percent_keys: dict | None = None,
+                 said=frozenset()) -> dict[str, tuple[float, str]]:
     """``{key: (factor, what is said)}`` for the score keys to rescale: every one by ``score_scale``
     when given; else a key whose values lie in [0, 100], most of them above 1 (``found``: the
     run's own unit, :func:`.units.unit`), and whose name says an accuracy (acc, pass, percent
     ...): a percent, read as a fraction. A run within [0, 1] whose key the other runs of its
-    source log as a percent (``percent_keys``) is a percent too.
+    source log as a percent (``percent_keys``) is a percent too. A key the source ``said`` is a
+    percent (its values written with a percent sign, its name ending in one) is one, within [0, 100].
 
     >>> km = KeyMap(score="reward_avg", val={"val/acc": "eval_acc"})
     >>> score_scales(km, {"reward_avg": (0.0, 1.0), "eval_acc": (15.6, 56.2)}, None)
@@ -89,6 +91,9 @@ def score_scales(km: KeyMap, ranges: dict, score_scale: float | None,
                 continue  # a fraction already, in a run read with percent ones (percent_hints says it)
             if score_scale != 1:
                 out[key] = (score_scale, f"{key!r} multiplied by {score_scale:g} (`score_scale`)")
+        elif key in said and 0 <= lo and hi <= 100:
+            out[key] = (0.01, f"{key!r} ranges {lo:.4g}..{hi:.4g} % (written as a percent): read as a fraction "
+                              "(divided by 100)")
         elif 0 <= lo and 1 < hi <= 100 and says_accuracy(key) and (found or {}).get(key, PERCENT) == PERCENT:
             out[key] = (0.01, f"{key!r} ranges {lo:.4g}..{hi:.4g} and its name says an accuracy: read as a "
                               "percent (divided by 100)")

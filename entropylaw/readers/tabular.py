@@ -43,8 +43,8 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import inner_suffix, read_head
 from entropylaw.readers.common import NEGATIVE_STEP, STEP_LIMIT, STEP_RANGE, RawRun, existing_file
 from entropylaw.readers.resumes import per_micro_step
-from entropylaw.readers.csv_fields import (CUT_LAST, SHORT, is_text_column, no_twice_named, numbers, short_rows,
-                                           too_many_fields)
+from entropylaw.readers.csv_fields import (CUT_LAST, SHORT, is_text_column, no_twice_named, numbers, numbers_said,
+                                           short_rows, too_many_fields)
 from entropylaw.readers.jsonl_lines import TYPE_FIELDS
 from entropylaw.readers.names import (BOOKKEEPING, SPLIT_WORDS, STEP_NAMES, eval_beside_training, model_from_filename,
                                       names_a_step_axis, run_id_from_path, typed_key)
@@ -152,7 +152,9 @@ class _Collector:
 
     def column(self, key: str, steps: np.ndarray, column: pd.Series, rows: np.ndarray, axis: str = "") -> None:
         report = self.raw.report
-        values, present = numbers(column)
+        values, present, pct = numbers_said(column)
+        if pct:  # "6.2%": the key a percent, whatever its values
+            self.raw.percent.add(key)
         values, present, steps, rows = values[rows], present[rows], steps[rows], np.nonzero(rows)[0]
         report.read(int(present.sum()))
         no_step = present & (steps < 0)

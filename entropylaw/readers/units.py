@@ -48,6 +48,44 @@ FLOAT32 = 2.0 ** -24  # float32's relative rounding: a score computed in it is t
 DROPPED = "impossible, dropped"  # how the note of such a value ends (the commands print these notes)
 
 
+# a number written with a percent sign ("6.2%", "45 %"); a name ending in a percent unit ("acc (%)", "acc [%]", "acc %")
+PERCENT_TEXT = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*%\s*")
+_PERCENT_NAME = re.compile(r"(?P<name>.*?[^\s_(\[])[\s_]*(?:\(%\)|\[%\]|%)")
+
+
+def percent_number(text: str) -> float | None:
+    """The number of a text written with a percent sign, else None.
+
+    >>> percent_number("6.2%"), percent_number(" 45 % "), percent_number("6.2"), percent_number("%")
+    (6.2, 45.0, None, None)
+    """
+    m = PERCENT_TEXT.fullmatch(text)
+    return float(m.group(1)) if m else None
+
+
+def percent_names(df: pd.DataFrame, report: IngestReport) -> tuple[pd.DataFrame, set[str]]:
+    """``df`` (a categorical ``key`` column) with each key whose name ends in a percent unit
+    (``val_acc (%)``, ``acc [%]``, ``acc %``) named without it, where no other key has that
+    name; and the keys so named (their values a percent, as the name says). Said.
+
+    >>> df = pd.DataFrame({"key": pd.Categorical(["val_acc (%)", "entropy"]), "value": [45.0, 0.5]})
+    >>> out, said = percent_names(df, IngestReport("m.csv"))
+    >>> list(out["key"].cat.categories), said
+    (['entropy', 'val_acc'], {'val_acc'})
+    """
+    cats = list(df["key"].cat.categories)
+    new = {}
+    for c in cats:
+        m = _PERCENT_NAME.fullmatch(str(c))
+        if m and m.group("name") not in cats and m.group("name") not in new.values():
+            new[c] = m.group("name")
+    if not new:
+        return df, set()
+    report.note("names ending in a percent unit read without it, their values a percent: "
+                + ", ".join(f"{k!r} as {v!r}" for k, v in list(new.items())[:6]) + (" ..." if len(new) > 6 else ""))
+    return df.assign(key=df["key"].cat.rename_categories([new.get(c, c) for c in cats])), set(new.values())
+
+
 def says_accuracy(key: str) -> bool:
     return any(w in key.lower() for w in PERCENT_WORDS)
 
@@ -77,17 +115,20 @@ def unit(values: np.ndarray) -> float | None:
     return None
 
 
-def impossible(df: pd.DataFrame, keys, score_scale: float | None, report: IngestReport) -> pd.DataFrame:
+def impossible(df: pd.DataFrame, keys, score_scale: float | None, report: IngestReport,
+               said=frozenset()) -> pd.DataFrame:
     """``df`` (columns step, key, value, maybe line) less the values of the accuracy ``keys`` that
     no unit of their run allows: below 0, or above its unit's top (1 or 100; none where the user
-    gave another ``score_scale``); each counted, with its line, and said with its step."""
+    gave another ``score_scale``; 100 for a key ``said`` to be a percent, written with a percent
+    sign); each counted, with its line, and said with its step."""
     drop = np.zeros(len(df), dtype=bool)
     for key in keys:
         if not key or not is_accuracy(key):
             continue
         rows = (df["key"] == key).to_numpy()
         values = df["value"].to_numpy()[rows]
-        found = unit(values[values >= 0]) if score_scale in (None, PERCENT) else None
+        found = (PERCENT if key in said and score_scale is None else
+                 unit(values[values >= 0]) if score_scale in (None, PERCENT) else None)
         top = {PERCENT: 100.0, 1.0: 1.0}.get(found, np.inf)
         bad = (values < 0) | (values > top)
         if not bad.any() or bad.sum() > max(1, (1 - MOST) * len(values)):

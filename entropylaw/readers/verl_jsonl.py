@@ -59,6 +59,7 @@ from entropylaw.readers.jsonl_rows import BIG, Rows
 from entropylaw.readers.names import (BOOKKEEPING, eval_beside_training, model_from_filename, run_id_from_path,
                                       typed_key)
 from entropylaw.readers.tidy import MISSING_STEP
+from entropylaw.readers.units import percent_number
 from entropylaw.terminal import count
 
 SNIFF_LINES = 200
@@ -313,6 +314,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 number = float(value)
             else:
                 number = _numeric(value)
+                if isinstance(value, str) and number is None and (number := percent_number(value)) is not None:
+                    raw.percent.add(slot[0])  # "6.2%": a percent, whatever its values
                 if isinstance(value, str) and number is not None:
                     texts.setdefault(key, value)
                 if number is None:
