@@ -44,7 +44,7 @@ def test_every_trl_json_run_is_read_whole(real_logs):
         got = {(int(s), back.get(str(m), str(m))): v for s, m, v in zip(df["step"], df["metric"], df["value"])}
         assert got == {k: float(v) for k, v in expected.items()}
         assert table.series(df, run, "entropy").index.tolist() == list(range(5, 201, 5))
-        assert any("training reward 'reward'" in n for n in report.notes)
+        assert any("training score 'reward'" in n for n in report.notes)
 
 
 def _trainer_state(tmp_path, with_eval=True, steps=40):
@@ -115,7 +115,7 @@ def test_no_eval_falls_back_to_the_accuracy_training_reward(tmp_path):
     root, truth = _trainer_state(tmp_path, with_eval=False)
     df, [report] = load([str(root)])
     assert df.iloc[0].score_key == "rewards/accuracy_reward/mean" and df.iloc[0].val_keys == "{}"
-    assert any("no validation series" in n and "training reward" in n for n in report.notes)
+    assert any("no validation series" in n and "training score" in n for n in report.notes)
     with pytest.warns(EntropyLawWarning, match="training"):
         p = pair(df, "grpo-run")
     assert p.attrs["y_key"] == "score" and p["R"].max() <= 1

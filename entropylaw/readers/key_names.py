@@ -6,7 +6,9 @@ course assignments, from-scratch implementations): the second tier of
   ``entropy/mean``, under no prefix or ``train/`` (``eval/...entropy`` is the entropy of the
   validation answers, not of the policy being trained);
 - training score: ``train_reward``, ``reward_avg``, ``reward_mean``, ``mean_reward``, ``score``,
-  ``reward/mean`` ..., under no prefix or ``train/`` (never ``*_max``, ``*_min``, ``*_std``);
+  ``reward/mean`` ..., under no prefix or ``train/`` (never ``*_max``, ``*_min``, ``*_std``); where
+  none is logged, an accuracy under a training prefix (``train_acc``, ``train/accuracy``,
+  ``rollout/acc``: the rollouts' share solved; a bare ``accuracy`` could be either split: not taken);
 - validation: under ``eval/``, ``val/``, ``test/``, ``validation/`` (or ``eval_``, ``val_``,
   ``test_``): ``accuracy``, ``acc``, ``answer_accuracy``, ``pass@1``, ``correct``,
   ``exact_match``, ... (also in percent: ``accuracy_pct``; then, only where none of these is
@@ -112,7 +114,16 @@ def score_by_name(keys: list[str], warnings: list[str]) -> str:
             continue
         if _SCORE.match(stripped[0]):
             found.append((stripped[1], key))
+        elif stripped[0] != split_first(key) and _is_accuracy(stripped[0]):
+            found.append((stripped[1] + 2, key))  # train_acc, train/accuracy: where no reward is logged
     return _one("training score", "score_key", found, warnings)
+
+
+def _is_accuracy(name: str) -> bool:
+    """An accuracy's name (no format's, no token's, no running best's)."""
+    acc = None if COUNT.match(name) or _FORMAT.search(name) else _ACCURACY.match(name)
+    pre = (acc["pre"] or "").lower() if acc else ""
+    return bool(acc) and not (pre and pre not in _GENERIC_PRE and _NOT_BENCH & set(re.split(r"[_\-.]", pre)))
 
 
 def val_by_name(keys: list[str], warnings: list[str]) -> dict[str, str]:

@@ -340,7 +340,7 @@ def _flag_ranges(km: KeyMap, ranges, keys: list[str]) -> None:
     """Say when the fitted score is the training reward, or is not a [0, 1] accuracy."""
     funcs = [m["func"] for k in keys if (m := _TRAIN_FUNC.match(k))]
     if not km.val and km.score:
-        km.notes.append(f"no validation series: a fit uses the training reward {km.score!r} (y = 'score')")
+        km.notes.append(f"no validation series: a fit uses the training score {km.score!r} (y = 'score')")
     for key in [km.score, *km.val.values()]:
         if not key or key not in ranges or _in_unit(key, ranges):
             continue
