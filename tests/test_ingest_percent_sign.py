@@ -100,3 +100,24 @@ def test_a_given_score_scale_wins_over_the_sign(tmp_path):
                             for s in range(1, 6)))
     df = el.load(path, warn=False, score_scale=1.0)
     assert _val(df).iloc[-1] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("key", ["val/math", "eval/gsm8k", "test/aime24", "val/openai/gsm8k"])
+def test_a_benchmarks_validation_in_percent_is_read_as_one(tmp_path, key):
+    """``val/math`` at 4.9 .. 44.7: a benchmark's validation is a share of its problems solved; it was
+    read in its own units, no forecast on the logit scale and the law "not an accuracy"."""
+    path = tmp_path / "run.csv"
+    path.write_text(f"step,entropy,{key}\n" + "".join(f"{s},{0.6 * math.exp(-s / 40):.4f},{100 * _acc(s):.3f}\n"
+                                                      for s in range(1, 41)))
+    df = el.load(path, warn=False)
+    val = df[df["metric"].str.startswith("val/")]["value"]
+    assert len(val) == 40 and val.max() == pytest.approx(round(100 * _acc(40), 3) / 100)
+
+
+def test_a_benchmarks_reward_keeps_its_scale(tmp_path):
+    """veRL's ``val/test_score/gsm8k`` is a reward's mean, on the trainer's scale (0 .. 10 here)."""
+    path = tmp_path / "run.csv"
+    path.write_text("step,entropy,val/test_score/gsm8k\n" + "".join(
+        f"{s},{0.6 * math.exp(-s / 40):.4f},{10 * _acc(s):.3f}\n" for s in range(1, 41)))
+    df = el.load(path, warn=False)
+    assert df[df["metric"].str.startswith("val/")]["value"].max() == pytest.approx(round(10 * _acc(40), 3))

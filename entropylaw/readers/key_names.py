@@ -13,7 +13,8 @@ course assignments, from-scratch implementations): the second tier of
   ``test_``): ``accuracy``, ``acc``, ``answer_accuracy``, ``pass@1``, ``correct``,
   ``exact_match``, ... (also in percent: ``accuracy_pct``; then, only where none of these is
   logged, ``score`` / ``reward``), never a format score. ``eval/<bench>/accuracy`` and
-  ``val/<bench>_acc`` name their benchmark.
+  ``val/<bench>_acc`` name their benchmark; so does a benchmark's name alone (``eval/gsm8k``, ranked
+  after an accuracy of it).
 
 No silent guess: where two keys could fill one role (two entropies; two accuracies of one
 benchmark), neither is taken and both are named, so the user chooses.
@@ -32,6 +33,8 @@ benchmark), neither is taken and both are named, so the user chooses.
 from __future__ import annotations
 
 import re
+
+from entropylaw.readers.datasets import BENCHMARKS, measure_stem, same_as
 
 EVAL_PREFIX = re.compile(r"^(?:eval|val|test|validation|evaluation|valid)(?:/|_)", re.I)
 # PyTorch's TensorBoard tutorial names a metric, then its split: Accuracy/val, Entropy/train (read as val/Accuracy)
@@ -140,6 +143,9 @@ def val_by_name(keys: list[str], warnings: list[str]) -> dict[str, str]:
         if acc and pre and pre not in _GENERIC_PRE and _NOT_BENCH & set(re.split(r"[_\-.]", pre)):
             continue  # best_acc, overall_acc, mean_token_accuracy: no benchmark's accuracy
         rank = 0 if acc else 1 if _VAL_SCORE.match(last) else 2 if COUNT.match(last) else None
+        if rank is None and same_as(measure_stem(last)) in BENCHMARKS:  # eval/gsm8k: that benchmark's score
+            groups.setdefault(same_as(measure_stem(last)), []).append((1, key))
+            continue
         if rank is None or _FORMAT.search(last):
             continue
         named = pre if pre and pre not in _GENERIC_PRE else ""

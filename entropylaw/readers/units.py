@@ -1,7 +1,7 @@
 """A score's unit, decided per run from that run's own values, and the accuracies no unit allows.
 
-An accuracy (a key whose name says one: ``acc``, ``pass``, ``correct``, ``percent``, ``pct``;
-not a reward or a score, whose scale is the trainer's) is a share of problems solved: a
+An accuracy (a key whose name says one: ``acc``, ``pass``, ``correct``, ``percent``, ``pct``, or a
+benchmark's validation, ``val/math``; not a reward or a score, whose scale is the trainer's) is a share of problems solved: a
 fraction in [0, 1] or a percent in [0, 100]. :func:`unit` reads which from the run's values:
 a percent when most of them lie above 1 (within 100), a fraction when most lie within [0, 1].
 One value out of its run's unit (a 1.5 among fractions, a -3, a 150 among percents) is no
@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 
 from entropylaw.readers.accounts import IngestReport
-from entropylaw.readers.key_names import LOGGED_MOST, is_size_name
+from entropylaw.readers.datasets import BENCHMARKS, measure_stem, same_as
+from entropylaw.readers.key_names import EVAL_PREFIX, LOGGED_MOST, is_size_name
 from entropylaw.terminal import count
 
 PERCENT_WORDS = ("acc", "pass", "percent", "pct", "correct")  # a name that says an accuracy
@@ -87,7 +88,20 @@ def percent_names(df: pd.DataFrame, report: IngestReport) -> tuple[pd.DataFrame,
 
 
 def says_accuracy(key: str) -> bool:
-    return any(w in key.lower() for w in PERCENT_WORDS)
+    """Whether a key's name says an accuracy: a word of :data:`PERCENT_WORDS`, or a benchmark under an
+    evaluation prefix, not a reward or a score of it (``val/math``, ``eval/gsm8k``: a share of its
+    problems solved; ``val/test_score/gsm8k`` is a reward's mean, on the trainer's scale).
+
+    >>> [says_accuracy(k) for k in ("eval_acc", "val/math", "eval/openai/gsm8k", "val/test_score/gsm8k", "val/loss")]
+    [True, True, True, False, False]
+    """
+    name = key.lower()
+    if any(w in name for w in PERCENT_WORDS):
+        return True
+    m = EVAL_PREFIX.match(key)
+    if not m or "score" in name or "reward" in name:
+        return False
+    return same_as(measure_stem(key[m.end():].rsplit("/", 1)[-1])) in BENCHMARKS
 
 
 def is_accuracy(key: str) -> bool:
