@@ -54,7 +54,7 @@ from entropylaw.fit.forecast.names import DEFAULT
 from entropylaw.fit.window import check_window
 from entropylaw.fit.forecast.result import Forecast, MethodResult  # noqa: F401  (what forecast() returns)
 from entropylaw.fit.forecast.text import GUESS_SAID
-from entropylaw.fit.run import each_run
+from entropylaw.fit.run import each_run, left_out_line, warn_left_out
 from entropylaw.readers.dataset_guess import CONFIG_KEY as GUESSED
 from entropylaw.terminal import count
 
@@ -363,10 +363,13 @@ def check_options(**options) -> None:
 
 
 def _each_run(one, run_ids: list, none_ok: bool = False) -> tuple[dict, dict]:
-    """:func:`~entropylaw.fit.run.each_run`; none left is an error unless ``none_ok``."""
-    out, left_out = each_run(one, run_ids, stacklevel=4, alone_raises=not none_ok)
+    """:func:`~entropylaw.fit.run.each_run`; none left is one error naming each run with why (not a
+    warning a run, then an error), unless ``none_ok``: then the caller says the runs left out."""
+    out, left_out = each_run(one, run_ids, alone_raises=not none_ok, warn=False)
     if not out and not none_ok:
-        raise EntropyLawError("no run could be forecast (see the warnings above)")
+        raise EntropyLawError(left_out_line(left_out, "no run could be forecast"))
+    if not none_ok:
+        warn_left_out(left_out, stacklevel=4)
     return out, left_out
 
 

@@ -1,0 +1,71 @@
+"""``forecast`` and ``rank`` on a folder of runs shaped as users' sweeps are (one CSV a run): a
+sweep of which no run can be forecast is one line naming each run with why, not a warning a run
+(twice, live in ``rank``) and then "see the warnings above"."""
+
+from __future__ import annotations
+
+import warnings
+
+from conftest import run_cli
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from entropylaw.errors import EntropyLawError
+
+pytestmark = pytest.mark.printed
+
+
+def _run(n_steps=50, every=5, top=0.6, one_val=False):
+    """A take-off on a 1,024-problem validation set, its entropy falling; ``one_val``: one score only."""
+    steps = np.arange(1, n_steps + 1)
+    val = np.round((0.05 + (top - 0.05) * (1 - np.exp(-steps / 15))) * 1024) / 1024
+    val = np.where(steps % every == 0, val, np.nan)
+    if one_val:
+        val = np.where(steps == every, val, np.nan)
+    return pd.DataFrame({"step": steps, "entropy": 0.2 + 0.6 * np.exp(-steps / 20), "val/math": val})
+
+
+def _folder(tmp_path, runs: dict):
+    for name, df in runs.items():
+        df.to_csv(tmp_path / f"{name}.csv", index=False)
+    return str(tmp_path)
+
+
+@pytest.mark.parametrize("command", [["forecast"], ["rank"], ["rank", "--fit-frac", "0.5"]])
+def test_a_sweep_none_of_whose_runs_can_be_forecast_is_one_line(tmp_path, command):
+    folder = _folder(tmp_path, {"a": _run(one_val=True), "b": _run(one_val=True)})
+    out = run_cli(*command, folder, "--n-boot", "20")
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("entropylaw: error: no run could be forecast"), out.stderr
+    assert "a, b" in lines[0] and "1 validation point" in lines[0] and "warnings above" not in lines[0]
+
+
+def test_total_steps_before_every_runs_end_is_one_line(tmp_path):
+    folder = _folder(tmp_path, {"a": _run(), "b": _run(n_steps=30), "c": _run(n_steps=40)})
+    out = run_cli("forecast", folder, "--total-steps", "10", "--n-boot", "20")
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--total-steps 10 is not after the window's end" in lines[0], out.stderr
+
+
+def test_the_api_names_each_run_and_why_when_none_is_left(tmp_path):
+    """A script that silences warnings read "no run could be forecast (see the warnings above)", nothing more."""
+    import entropylaw as el
+
+    df = el.load(_folder(tmp_path, {"a": _run(one_val=True), "b": _run(one_val=True)}))
+    for call in (lambda: el.forecast_all(df, n_boot=20), lambda: el.rank(df, n_boot=20)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(EntropyLawError, match=r"no run could be forecast; left out \(2 runs: a, b\): no method"):
+                call()
+
+
+def test_a_run_left_out_beside_runs_forecast_is_warned_once(tmp_path):
+    folder = _folder(tmp_path, {"a": _run(), "b": _run(top=0.5), "c": _run(top=0.4), "one": _run(one_val=True)})
+    for command in (["forecast"], ["rank"]):
+        out = run_cli(*command, folder, "--n-boot", "20")
+        assert out.returncode == 0, out.stderr
+        assert out.stderr.count("run 'one' left out") == 1, out.stderr
