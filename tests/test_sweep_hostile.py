@@ -69,3 +69,29 @@ def test_a_run_left_out_beside_runs_forecast_is_warned_once(tmp_path):
         out = run_cli(*command, folder, "--n-boot", "20")
         assert out.returncode == 0, out.stderr
         assert out.stderr.count("run 'one' left out") == 1, out.stderr
+
+
+def _collapsed():
+    """A run that starts at its level (0.45 to 0.5), its entropy falling, and falls to 0 after step 30."""
+    df = _run()
+    scored = df["step"] % 5 == 0
+    df.loc[scored, "val/math"] = np.round((0.45 + 0.05 * df.loc[scored, "step"] / 30) * 1024) / 1024
+    df.loc[scored & (df["step"] > 30), "val/math"] = 0.0
+    return df
+
+
+def test_the_one_line_view_says_what_rank_says_beside_a_collapsed_runs_number(tmp_path):
+    """A run collapsed to 0 after its peak: ``rank`` tagged it "last-value; collapse risk; law does not
+    apply"; ``forecast``'s one line a run showed its 0.000 and said neither that it is the last value's
+    (the default method cannot run there) nor that the law does not describe its window."""
+    folder = _folder(tmp_path, {"a": _run(), "b": _run(top=0.5), "c": _run(top=0.4), "gone": _collapsed()})
+    out = run_cli("forecast", folder, "--n-boot", "20")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout.replace("\n  ", " ")
+    assert "last-value (gone): the default method cannot run on the window" in text, text
+    law = next(line for line in text.splitlines() if line.startswith("law does not apply: "))
+    assert "gone (score falls as entropy falls)" in law and "a (" not in law, law
+    ranked = run_cli("rank", folder, "--n-boot", "20", "--json")
+    row = next(r for r in __import__("json").loads(ranked.stdout) if r["run_id"] == "gone")
+    assert row["note"].startswith("last-value") and "law does not apply" in row["note"]
+    assert any(r.startswith("score falls as entropy falls") for r in row["law"])
