@@ -95,3 +95,14 @@ def test_the_one_line_view_says_what_rank_says_beside_a_collapsed_runs_number(tm
     row = next(r for r in __import__("json").loads(ranked.stdout) if r["run_id"] == "gone")
     assert row["note"].startswith("last-value") and "law does not apply" in row["note"]
     assert any(r.startswith("score falls as entropy falls") for r in row["law"])
+
+
+@pytest.mark.parametrize("call,every", [("forecast", "forecast_all"), ("predict", "predict_all"), ("fit", "fit_all")])
+def test_one_run_asked_of_a_sweep_names_the_call_for_every_run(call, every):
+    """``el.forecast(sweep)`` said "choose one with run=..., or use fit_all": a fit, not a forecast."""
+    import entropylaw as el
+
+    df = pd.concat([el.table.from_records([(s, "val/math", 0.5), (s, "entropy", 0.3)], run_id=r)
+                    for r in ("a", "b") for s in (1, 2)], ignore_index=True)
+    with pytest.raises(EntropyLawError, match=rf"choose one with run=\.\.\. \(a, b\), or use {every}$"):
+        getattr(el, call)(df, **({"fit_frac": 0.5} if call == "predict" else {}))
