@@ -106,3 +106,20 @@ def test_one_run_asked_of_a_sweep_names_the_call_for_every_run(call, every):
                     for r in ("a", "b") for s in (1, 2)], ignore_index=True)
     with pytest.raises(EntropyLawError, match=rf"choose one with run=\.\.\. \(a, b\), or use {every}$"):
         getattr(el, call)(df, **({"fit_frac": 0.5} if call == "predict" else {}))
+
+
+def test_a_backtest_ranked_past_the_runs_end_shows_no_score_observed_at_another_step(tmp_path):
+    """``rank --fit-frac 0.25 --total-steps 200`` of 50-step runs gave each run's forecast for step 200
+    beside its score observed at step 50, under "the final score is each run's own (its last step)"."""
+    import entropylaw as el
+
+    df = el.load(_folder(tmp_path, {"a": _run(), "b": _run(top=0.5), "c": _run(top=0.4), "short": _run(n_steps=30)}))
+    past = el.rank(df, fit_frac=0.5, total_steps=200, n_boot=60)
+    assert {r["to_step"] for r in past.rows} == {200.0}
+    assert all(r["observed"] is None for r in past.rows), past.rows
+    assert "the final score is at step 200 (`total_steps`)" in str(past).replace("\n  ", " ")
+    within = el.rank(df, fit_frac=0.5, total_steps=40, n_boot=60)  # the short run's log ends at step 30
+    seen = {r["run_id"]: r["observed"] for r in within.rows}
+    assert seen["short"] is None and all(seen[r] is not None for r in "abc"), seen
+    fc = el.forecast_all(df, fit_frac=0.5, total_steps=40, n_boot=60, methods=["default"])
+    assert fc["a"].final_observed == pytest.approx(seen["a"], abs=1e-12)  # forecast's and rank's, at step 40
