@@ -123,3 +123,22 @@ def test_a_backtest_ranked_past_the_runs_end_shows_no_score_observed_at_another_
     assert seen["short"] is None and all(seen[r] is not None for r in "abc"), seen
     fc = el.forecast_all(df, fit_frac=0.5, total_steps=40, n_boot=60, methods=["default"])
     assert fc["a"].final_observed == pytest.approx(seen["a"], abs=1e-12)  # forecast's and rank's, at step 40
+
+
+def test_an_entropy_key_no_run_logs_is_one_line_not_a_sweep_read_as_logging_no_entropy(tmp_path):
+    """``forecast runs/ --x-key entropyy`` read every run as logging no entropy: the law's verdict
+    on each window ("law does not apply: score falls as entropy falls") vanished, unsaid."""
+    import entropylaw as el
+
+    folder = _folder(tmp_path, {"a": _run(), "b": _run(top=0.5), "c": _run(top=0.4), "gone": _collapsed()})
+    for command in ("forecast", "rank"):
+        out = run_cli(command, folder, "--x-key", "entropyy", "--n-boot", "20")
+        assert out.returncode == 2 and out.stderr.strip().splitlines() == [
+            "entropylaw: error: --x-key: no metric 'entropyy' among the 2 metrics (entropy, val/math)"], out.stderr
+    df = el.load(folder)
+    for call in (lambda: el.forecast_all(df, x_key="entropyy", n_boot=20), lambda: el.rank(df, x_key="entropyy"),
+                 lambda: el.forecast(df, "a", x_key="entropyy", n_boot=20)):
+        with pytest.raises(EntropyLawError, match="`x_key`: no metric 'entropyy'"):
+            call()
+    no_entropy = df[df["metric"] != "entropy"]  # runs that log none under the default name: no mistake
+    assert set(el.forecast_all(no_entropy, n_boot=20, methods=["default"])) == {"a", "b", "c", "gone"}

@@ -49,7 +49,7 @@ from entropylaw.fit.run_summary import summarize as _summarize
 from entropylaw.fit.size_series import ScaleResult as _ScaleResult
 from entropylaw.fit.uncertainty import check_conf as _check_conf
 from entropylaw.api.checks import fit_call as _fit_call, predict_call as _predict_call
-from entropylaw.api.checks import runs_of as _runs_of, the_table as _the_table
+from entropylaw.api.checks import entropy_key as _entropy_key, runs_of as _runs_of, the_table as _the_table
 from entropylaw.api.watching import snapshot
 from entropylaw.api.deciding import rank
 from entropylaw.api.outputs import FIGURES, figures, overview, report
@@ -189,6 +189,7 @@ def forecast(df: _pd.DataFrame, run: str | None = None, *, prior: _pd.DataFrame 
     ('continue', 490.0)
     """
     rid = _one_run(df, run, "forecast_all")  # a sweep's every run: forecast_all (it said fit_all)
+    _entropy_key(df, [rid], options.get("x_key"))
     if prior is not None:
         _the_table(prior, "prior")
     return _sourced(df, _forecast_table(df, [rid], prior=prior, **options))[rid]
@@ -200,6 +201,7 @@ def forecast_all(df: _pd.DataFrame, runs=None, *, prior: _pd.DataFrame | None = 
     with a warning (``.left_out``: run -> why); none left is an error. ``options`` and ``prior``
     as for :func:`forecast` (``methods=["default"]``: the recommended method only)."""
     ids = _runs_of(df, runs)
+    _entropy_key(df, ids, options.get("x_key"))
     if prior is not None:
         _the_table(prior, "prior")
     return _sourced(df, _forecast_table(df, ids, prior=prior, **options))

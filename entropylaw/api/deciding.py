@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as table
-from entropylaw.api.checks import runs_of
+from entropylaw.api.checks import entropy_key, runs_of
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.core import DEFAULT, check_options, forecast_table
 from entropylaw.fit.forecast.finish import live_sweep
@@ -43,6 +43,7 @@ def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: i
     options.setdefault("methods", [DEFAULT])
     check_options(seed=seed, **options)  # a mistake of the call's, before any run is forecast or read as finished
     _check_ranked_keys(df, ids, options.get("y_key"))
+    entropy_key(df, ids, options.get("x_key"))
     if all(options.get(k) is None for k in LIVE_OFF):
         forecasts, finished, step = live_sweep(df, ids, seed=seed, **options)
     else:
