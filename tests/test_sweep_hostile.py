@@ -142,3 +142,24 @@ def test_an_entropy_key_no_run_logs_is_one_line_not_a_sweep_read_as_logging_no_e
             call()
     no_entropy = df[df["metric"] != "entropy"]  # runs that log none under the default name: no mistake
     assert set(el.forecast_all(no_entropy, n_boot=20, methods=["default"])) == {"a", "b", "c", "gone"}
+
+
+def test_the_call_reads_the_same_methods_with_every_method_shown(tmp_path):
+    """A run whose validation never left 0, read from 25 % of it: where no method of the call's chain
+    (logit-drift, last-value, power, exp-saturation) could run, ``--compare`` (and the API's default of
+    every method) read the gain of another method shown, joint's "+0.0 (joint)", where the default
+    forecast had none: the call depended on what else was shown."""
+    import entropylaw as el
+
+    zeros = _run()
+    zeros["val/math"] = np.where(zeros["val/math"].notna() | (zeros["step"] == 1), 0.0, np.nan)  # 3 in the window
+    zeros["score"] = 0.05 + 0.02 * np.random.default_rng(0).standard_normal(len(zeros))  # its training reward: joint
+    df = el.load(_folder(tmp_path, {"a": _run(), "b": _run(top=0.5), "zeros": zeros, "gone": _collapsed()}))
+    shown = el.forecast_all(df, fit_frac=0.25, n_boot=60, methods=["default"])
+    every = el.forecast_all(df, fit_frac=0.25, n_boot=60)
+    for rid in shown:
+        one, all_ = shown[rid].decision or {}, every[rid].decision or {}
+        assert (one.get("method"), one.get("call")) == (all_.get("method"), all_.get("call")), rid
+        if "gain" in one:
+            assert one["gain"]["expected"] == pytest.approx(all_["gain"]["expected"], abs=1e-9), rid
+    assert shown["zeros"].decision.get("method") is None

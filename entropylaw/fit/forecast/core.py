@@ -220,10 +220,10 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
             break
         if backup not in decided and backup in METHODS:  # a combination is not fitted for the decision alone
             decided[backup] = _build(METHODS[backup], conf, n_boot, seed, {**given, "notes": []}, {}).fit(win)
-    # the call reads the same methods in the same order whichever others are shown beside them (watch
-    # shows law+entropy too, and read its gain first where the default's curve could not run)
-    rank = [m for m in (chosen, FALLBACK, *DECISION_BACKUPS) if m in decided]
-    decided = {n: decided[n] for n in (*rank, *(n for n in decided if n not in rank))}
+    # the call reads the chain's methods in its order whichever others are shown beside them (watch shows
+    # law+entropy too, and read its gain first where the default's curve could not run; --compare read
+    # joint's where none of the chain could, a call the default forecast did not make)
+    decided = {n: decided[n] for n in dict.fromkeys(chain) if n in decided}
     log = log or {}
     planned = log.get("planned_steps") or (run.config or {}).get("total_steps")  # a metric, else the printed config
     # a backtest's truth is the score's last value, which a log may hold steps before its own end
