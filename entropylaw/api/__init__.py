@@ -49,7 +49,7 @@ from entropylaw.fit.run_summary import summarize as _summarize
 from entropylaw.fit.size_series import ScaleResult as _ScaleResult
 from entropylaw.fit.uncertainty import check_conf as _check_conf
 from entropylaw.api.checks import fit_call as _fit_call, predict_call as _predict_call
-from entropylaw.api.checks import runs_of as _runs_of, the_table as _the_table
+from entropylaw.api.checks import entropy_key as _entropy_key, runs_of as _runs_of, the_table as _the_table
 from entropylaw.api.watching import snapshot
 from entropylaw.api.deciding import rank
 from entropylaw.api.outputs import FIGURES, figures, overview, report
@@ -93,7 +93,7 @@ def run_ids(df: _pd.DataFrame) -> list[str]:
     return _table.run_ids(_the_table(df))
 
 
-def _one_run(df: _pd.DataFrame, run: str | None) -> str:
+def _one_run(df: _pd.DataFrame, run: str | None, every: str = "fit_all") -> str:
     ids = run_ids(df)
     if not ids:
         raise _Error("`df`: the table holds no runs (no rows)")
@@ -101,7 +101,7 @@ def _one_run(df: _pd.DataFrame, run: str | None) -> str:
         if len(ids) == 1:
             return ids[0]
         raise _Error(f"the table holds {len(ids)} runs: choose one with run=... "
-                              f"({', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''}), or use fit_all")
+                              f"({', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''}), or use {every}")
     if run not in ids:
         raise _Error(f"`run`: {_not_found('run', run, ids)}")
     return run
@@ -142,7 +142,7 @@ def predict(df: _pd.DataFrame, run: str | None = None, *, fit_frac=None, fit_ste
     *observed* entropy. Not a forecast (it uses later entropy): see :func:`forecast`."""
     _predict_call(dict(fit_frac=fit_frac, fit_steps=fit_steps, predict_steps=predict_steps, pairing=pairing,
                        conf=conf, score_range=score_range), _PREDICT_OPTIONS)
-    p = _pair(df, _one_run(df, run), x=x, y=y, mode=pairing)
+    p = _pair(df, _one_run(df, run, "predict_all"), x=x, y=y, mode=pairing)
     return _EarlyPrediction(fit_steps=fit_steps, fit_frac=fit_frac, conf=conf, score_range=score_range,
                            predict_steps=predict_steps).fit(p)
 
@@ -188,7 +188,8 @@ def forecast(df: _pd.DataFrame, run: str | None = None, *, prior: _pd.DataFrame 
     >>> d["call"], d["gain"]["to_step"]                # 0.4 (e^{-196/80} - e^{-490/80}) = 3.3 points to go
     ('continue', 490.0)
     """
-    rid = _one_run(df, run)
+    rid = _one_run(df, run, "forecast_all")  # a sweep's every run: forecast_all (it said fit_all)
+    _entropy_key(df, [rid], options.get("x_key"))
     if prior is not None:
         _the_table(prior, "prior")
     return _sourced(df, _forecast_table(df, [rid], prior=prior, **options))[rid]
@@ -200,6 +201,7 @@ def forecast_all(df: _pd.DataFrame, runs=None, *, prior: _pd.DataFrame | None = 
     with a warning (``.left_out``: run -> why); none left is an error. ``options`` and ``prior``
     as for :func:`forecast` (``methods=["default"]``: the recommended method only)."""
     ids = _runs_of(df, runs)
+    _entropy_key(df, ids, options.get("x_key"))
     if prior is not None:
         _the_table(prior, "prior")
     return _sourced(df, _forecast_table(df, ids, prior=prior, **options))

@@ -84,3 +84,14 @@ def predict_call(options: dict, known) -> None:
     if horizon is not None and not horizon > 0:
         raise EntropyLawError(f"`predict_steps` must be positive (got {horizon})")
     fit_call(**{k: options[k] for k in ("conf", "pairing", "score_range") if k in options})
+
+
+def entropy_key(df, ids, x_key) -> None:
+    """``x_key`` named (not the default, ``entropy``) that none of the runs ``ids`` logs is a mistake
+    of the call's: read as runs that log no entropy, ``forecast --x-key nope`` left the law's verdict
+    on each window out, unsaid (a run that logs no entropy under the default name is no mistake)."""
+    if x_key is None or x_key == table.ENTROPY:
+        return
+    logged = sorted(set(df.loc[df["run_id"].isin(list(ids)), "metric"].astype(str)))
+    if x_key not in logged:
+        raise EntropyLawError(f"`x_key`: {not_found('metric', x_key, logged)}")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as table
-from entropylaw.api.checks import runs_of
+from entropylaw.api.checks import entropy_key, runs_of
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.core import DEFAULT, check_options, forecast_table
 from entropylaw.fit.forecast.finish import live_sweep
@@ -43,6 +43,7 @@ def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: i
     options.setdefault("methods", [DEFAULT])
     check_options(seed=seed, **options)  # a mistake of the call's, before any run is forecast or read as finished
     _check_ranked_keys(df, ids, options.get("y_key"))
+    entropy_key(df, ids, options.get("x_key"))
     if all(options.get(k) is None for k in LIVE_OFF):
         forecasts, finished, step = live_sweep(df, ids, seed=seed, **options)
     else:
@@ -51,11 +52,15 @@ def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: i
     sources = table.runs(df).set_index("run_id")["source"].astype(str).to_dict()
     for r in out.rows:  # runs of one name in two folders are run and run-2: where each is from
         r["source"] = sources.get(r["run_id"], "")
-    if options.get("horizon") is not None or options.get("at_steps") is not None:  # not each run's last step
-        tos = {r["to_step"] for r in out.rows if r.get("to_step") is not None}
-        given = "`horizon` after each run's window" if options.get("horizon") is not None else "`at_steps`"
-        out.forecast_to = (f"at step {tos.pop():g} ({given})" if len(tos) == 1 else
-                           f"each run's at the step it is forecast to ({given}: the column 'end')")
+    # not each run's last step: said in each score's table (a backtest's `total_steps` 200 of 50-step runs read
+    # "the final score is each run's own (its last step)" over forecasts at step 200)
+    given = ("`horizon` after each run's window" if options.get("horizon") is not None else "`at_steps`"
+             if options.get("at_steps") is not None else "`total_steps`"
+             if options.get("total_steps") is not None and step is None else None)
+    for ranking in ([r for _, r in out.groups] if isinstance(out, ScoreRankings) else [out]) if given else []:
+        tos = {r["to_step"] for r in ranking.rows if r.get("to_step") is not None}
+        ranking.forecast_to = (f"at step {tos.pop():g} ({given})" if len(tos) == 1 else
+                               f"each run's at the step it is forecast to ({given}: the column 'end')")
     out.left_out = dict(forecasts.left_out)
     out.left_out_sources = {rid: sources.get(rid) for rid in out.left_out}
     out.notes += [f"left out: {rid}: {why}" for rid, why in forecasts.left_out.items()]

@@ -154,11 +154,12 @@ class Fits(list):
         self.left_out: dict[str, str] = dict(left_out or {})
 
 
-def each_run(one, run_ids: list, stacklevel: int = 3, alone_raises: bool = True) -> tuple[dict, dict]:
+def each_run(one, run_ids: list, stacklevel: int = 3, alone_raises: bool = True,
+             warn: bool = True) -> tuple[dict, dict]:
     """``{run: one(run)}`` for each of ``run_ids``, and the runs left out, run -> why: with several
-    runs, one that ``one`` refuses (an :class:`EntropyLawError`) is left out with a warning; with
-    one, its error is the caller's (``alone_raises``; else it is left out too). ``forecast`` and
-    ``predict`` on a sweep leave out alike.
+    runs, one that ``one`` refuses (an :class:`EntropyLawError`) is left out with a warning (``warn``;
+    else the caller says them); with one, its error is the caller's (``alone_raises``; else it is
+    left out too). ``forecast`` and ``predict`` on a sweep leave out alike.
 
     >>> def one(r):
     ...     if r == "b":
@@ -178,9 +179,16 @@ def each_run(one, run_ids: list, stacklevel: int = 3, alone_raises: bool = True)
             if len(run_ids) == 1 and alone_raises:
                 raise
             why = str(err).removeprefix(f"run {rid!r}: ")
-            warnings.warn(f"run {rid!r} left out: {why}", EntropyLawWarning, stacklevel=stacklevel)
+            if warn:
+                warnings.warn(f"run {rid!r} left out: {why}", EntropyLawWarning, stacklevel=stacklevel)
             left_out[rid] = why
     return out, left_out
+
+
+def warn_left_out(left_out: dict[str, str], stacklevel: int = 3) -> None:
+    """A warning for each run left out, with why (:func:`each_run`'s, where its caller said them later)."""
+    for rid, why in left_out.items():
+        warnings.warn(f"run {rid!r} left out: {why}", EntropyLawWarning, stacklevel=stacklevel)
 
 
 SHOWN_KINDS = 5  # the reasons a left-out line states before counting the runs left out for others

@@ -54,7 +54,7 @@ from entropylaw.fit.forecast.names import DEFAULT
 from entropylaw.fit.window import check_window
 from entropylaw.fit.forecast.result import Forecast, MethodResult  # noqa: F401  (what forecast() returns)
 from entropylaw.fit.forecast.text import GUESS_SAID
-from entropylaw.fit.run import each_run
+from entropylaw.fit.run import each_run, left_out_line, warn_left_out
 from entropylaw.readers.dataset_guess import CONFIG_KEY as GUESSED
 from entropylaw.terminal import count
 
@@ -220,10 +220,10 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
             break
         if backup not in decided and backup in METHODS:  # a combination is not fitted for the decision alone
             decided[backup] = _build(METHODS[backup], conf, n_boot, seed, {**given, "notes": []}, {}).fit(win)
-    # the call reads the same methods in the same order whichever others are shown beside them (watch
-    # shows law+entropy too, and read its gain first where the default's curve could not run)
-    rank = [m for m in (chosen, FALLBACK, *DECISION_BACKUPS) if m in decided]
-    decided = {n: decided[n] for n in (*rank, *(n for n in decided if n not in rank))}
+    # the call reads the chain's methods in its order whichever others are shown beside them (watch shows
+    # law+entropy too, and read its gain first where the default's curve could not run; --compare read
+    # joint's where none of the chain could, a call the default forecast did not make)
+    decided = {n: decided[n] for n in dict.fromkeys(chain) if n in decided}
     log = log or {}
     planned = log.get("planned_steps") or (run.config or {}).get("total_steps")  # a metric, else the printed config
     # a backtest's truth is the score's last value, which a log may hold steps before its own end
@@ -363,10 +363,13 @@ def check_options(**options) -> None:
 
 
 def _each_run(one, run_ids: list, none_ok: bool = False) -> tuple[dict, dict]:
-    """:func:`~entropylaw.fit.run.each_run`; none left is an error unless ``none_ok``."""
-    out, left_out = each_run(one, run_ids, stacklevel=4, alone_raises=not none_ok)
+    """:func:`~entropylaw.fit.run.each_run`; none left is one error naming each run with why (not a
+    warning a run, then an error), unless ``none_ok``: then the caller says the runs left out."""
+    out, left_out = each_run(one, run_ids, alone_raises=not none_ok, warn=False)
     if not out and not none_ok:
-        raise EntropyLawError("no run could be forecast (see the warnings above)")
+        raise EntropyLawError(left_out_line(left_out, "no run could be forecast"))
+    if not none_ok:
+        warn_left_out(left_out, stacklevel=4)
     return out, left_out
 
 

@@ -40,6 +40,7 @@ from entropylaw.fit.forecast.decide import log_facts, point_size, threshold_for
 from entropylaw.fit.forecast.final import final_span
 from entropylaw.fit.forecast.problems import check_problems, run_problems
 from entropylaw.fit.forecast.text import Forecasts, law_reasons
+from entropylaw.fit.run import left_out_line, warn_left_out
 
 NOISE_POINTS = 10  # the last target points whose scatter is a finished run's noise
 
@@ -171,8 +172,11 @@ def live_sweep(df, ids: list, seed: int = 0, **options):
     if unread:
         got = forecast_table(df, unread, seed=seed, none_ok=True, **options)
         fcs = Forecasts(dict(fcs), {**fcs.left_out, **got.left_out}, fcs.default_said)
-    if not fcs and not done:
-        forecast_table(df, ids, seed=seed, **options)  # raises: no run could be forecast, with why
+    forecasted = {rid: why for rid, why in fcs.left_out.items() if rid not in stale and rid not in early}
+    if not fcs and not done:  # one line naming each run with why (it was said a run twice, then an error)
+        alone = [f"run {rid!r}: {why}" for rid, why in fcs.left_out.items()] if len(fcs.left_out) == 1 else None
+        raise EntropyLawError(alone[0] if alone else left_out_line(fcs.left_out, "no run could be forecast"))
+    warn_left_out(forecasted)  # forecast_table left them to be said here: once, where some run is ranked
     # a run gone past the step compared at is read there: its later steps are no part of the contest
     out = {rid: finished(runs[rid].window(at[rid]) if runs[rid].last > at[rid] else runs[rid],
                          options.get("n_boot", 200), seed, options.get("n_problems")) for rid in done}

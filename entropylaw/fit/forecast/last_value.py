@@ -14,6 +14,7 @@ import numpy as np
 
 from entropylaw.fit.forecast.data import robust_noise
 from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod
+from entropylaw.fit.forecast.names import LAST_VALUE
 
 
 LAST_POINTS = 5  # a training score's last level: the mean of the window's last 5 points
@@ -23,7 +24,7 @@ class LastValue(ForecastMethod):
     """The last observed value carried forward (the naive baseline); for a training score,
     the mean of the window's last :data:`LAST_POINTS` points."""
 
-    name = "last-value"
+    name = LAST_VALUE
     simplicity = 0
     description = "the last observed value carried forward"
     models_change = False  # carried forward: its curve is flat

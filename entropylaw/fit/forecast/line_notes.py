@@ -1,12 +1,17 @@
 """Lines under ``entropylaw forecast``'s one-line view of many runs that say what its rows do not:
 which rows forecast which score, where the runs forecast several (a run with no validation score
-forecast on its training score beside a sweep's validation scores), and the runs at their planned
-last step, whose gain runs to the forecast's last step as if they went on."""
+forecast on its training score beside a sweep's validation scores), the runs at their planned
+last step, whose gain runs to the forecast's last step as if they went on, and what ``rank`` says
+beside a row's number: a final that is the last value's (the default method could not run on the
+window) and a window the law does not describe (before, the one-line view said neither: a
+collapsed run's 0.000 read as the default method's forecast of a run the law describes)."""
 
 from __future__ import annotations
 
 from entropylaw.fit.forecast.decide import PAST_PLAN
-from entropylaw.terminal import count
+from entropylaw.fit.forecast.names import LAST_VALUE
+from entropylaw.fit.forecast.rank_flags import NO_LAW, is_constant, law_tag, window_values
+from entropylaw.terminal import count, some_names
 
 
 def scores_lines(forecasts) -> list[str]:
@@ -28,3 +33,30 @@ def past_plan_lines(forecasts) -> list[str]:
     return [f"{count(len(past), 'run')} at the planned last step its log or config states ({', '.join(past[:3])}"
             f"{', ...' if len(past) > 3 else ''}): the gain runs to the forecast's last step, as if the run went on; "
             "give --total-steps if it does"] if past else []
+
+
+def fallback_lines(forecasts) -> list[str]:
+    """The runs whose final is the last value's, the method asked for not running on their window: where
+    ``rank`` tags them (the call reads another curve; not a constant score, which rank lists apart, nor a
+    take-off, whose last-value carries on what runs in take-off did next and the call reads it)."""
+    fell = [rid for rid, fc in forecasts.items() if fc.default == LAST_VALUE
+            and any(not r.ok for name, r in fc.methods.items() if name != LAST_VALUE)
+            and (fc.decision or {}).get("method") != LAST_VALUE and not is_constant(window_values(fc))]
+    return [f"{LAST_VALUE} ({some_names(fell)}): the default method cannot run on the window; the final is the last "
+            "value's (--full says why)"] if fell else []
+
+
+def law_lines(forecasts) -> list[str]:
+    """The runs whose window the law does not describe, grouped by their reasons' heads (as ``rank`` says them)."""
+    why: dict[str, list[str]] = {}
+    for rid, fc in forecasts.items():
+        tag = law_tag(getattr(fc, "law_reasons", None))
+        if tag:
+            why.setdefault(tag[len(NO_LAW) + 2:], []).append(rid)
+    if not why:
+        return []
+    said = "; ".join(f"{', '.join(ids) if len(ids) <= 3 else some_names(ids)} ({reasons})"
+                     if len(why) > 1 or len(ids) < len(forecasts) else f"every run ({reasons})"
+                     for reasons, ids in why.items())
+    return [f"{NO_LAW}: {said}: the run does not consume entropy to gain score as the law describes; its forecast "
+            "extrapolates a trend, not the law's ceiling"]

@@ -4,6 +4,9 @@ the backtest without importing each other."""
 
 # the default for the run's kind of score (validation or training score), resolved by forecast()
 DEFAULT = "default"
+# the last-value method's name: recommended where the default cannot run (catalog.FALLBACK), and read
+# by the text that says so without importing the methods
+LAST_VALUE = "last-value"
 # logit-drift whose prior comes from runs the user gives (--prior): calibrated on its own
 GIVEN_PRIOR = "logit-drift, prior: given runs"
 # logit-drift on a task its stored prior was not learned on (the heavy-tailed new-task prior):

@@ -378,7 +378,12 @@ def _no_forecast(fc) -> bool:
 
 
 def _observed(fc) -> float | None:
-    """The final score as logged, in a backtest (the window ends before the log does)."""
+    """The final score as logged, in a backtest (the window ends before the log does), where it was
+    logged at the step the run is compared at: a run forecast past its log's end (``total_steps`` 200
+    of a 50-step run) has none (its score at step 50 stood beside the forecast for step 200)."""
     if fc.run_last is None or fc.window_end >= fc.run_last:
+        return None
+    to = ((fc.decision or {}).get("gain") or {}).get("to_step")
+    if to is not None and fc.final_steps is not None and to > fc.final_steps[-1]:
         return None
     return fc.final_observed
