@@ -512,10 +512,11 @@ def test_a_run_whose_evaluations_stopped_early_is_not_ranked_finished_on_its_ear
 
 def test_runs_on_different_scales_are_neither_pruned_nor_picked(tmp_path):
     """A run in percent beside runs in fractions on one key: the percent run's 42 'beat' 0.8 in every
-    draw, and the fraction runs were pruned against it."""
+    draw, and the fraction runs were pruned against it. (A reward's mean: its unit is not read from its
+    name, as an accuracy's is.)"""
     rng = np.random.default_rng(4)
     for name, top, scale in [("a", 0.80, 1), ("b", 0.60, 1), ("c", 0.45, 100), ("d", 0.50, 1)]:
-        rows = ["step,entropy,val/gsm8k"] + [
+        rows = ["step,entropy,val/test_score/gsm8k"] + [
             f"{s},{0.05 + 0.6 * np.exp(-s / 60):.4f},{scale * (top - 0.15 * np.exp(-s / 60) + 0.005 * rng.standard_normal()):.4f}"
             for s in range(0, 201, 10)]
         (tmp_path / f"{name}.csv").write_text("\n".join(rows) + "\n")

@@ -163,3 +163,13 @@ def test_the_call_reads_the_same_methods_with_every_method_shown(tmp_path):
         if "gain" in one:
             assert one["gain"]["expected"] == pytest.approx(all_["gain"]["expected"], abs=1e-9), rid
     assert shown["zeros"].decision.get("method") is None
+
+
+def test_a_sweep_of_constant_scores_is_listed_not_said_ranked(tmp_path):
+    """Four runs whose validation never left 0: each listed as a constant score, "listed, not ranked";
+    the header said "4 runs ranked"."""
+    flat = {name: _run().assign(**{"val/math": lambda d: np.where(d["val/math"].notna(), 0.0, np.nan)})
+            for name in "abcd"}
+    out = run_cli("rank", _folder(tmp_path, {**flat, "e": _run()}), "--fit-frac", "0.25", "--n-boot", "20")
+    head = " ".join(out.stdout.split())
+    assert out.returncode == 0 and head.startswith("5 runs listed, 1 ranked (4 of a constant score)"), out.stdout

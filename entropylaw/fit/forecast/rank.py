@@ -185,8 +185,11 @@ class Ranking:
                      f"({self.threshold_source})"]
         elif len(self.rows) == 1:  # nothing to rank
             lines = [f"one run: nothing to rank it against, and nothing is pruned; its {what} {where}"]
-        else:
-            lines = [f"{count(len(self.rows), 'run')} ranked by their {what} {where}; prune: below "
+        else:  # a constant score is listed, not ranked: "4 runs ranked" over 4 constant rows said what was not done
+            flat = sum(bool(r.get("constant")) for r in self.rows)
+            ranked = (f"{count(len(self.rows), 'run')} listed, {len(self.rows) - flat} ranked ({flat} of a constant "
+                      "score)" if flat else f"{count(len(self.rows), 'run')} ranked")
+            lines = [f"{ranked} by their {what} {where}; prune: below "
                      f"{100 * PRUNE_BELOW:g} % chance, past the draws' error, of ending within {thr} of the best "
                      f"({self.threshold_source})"]
         table, lifted = rows_table(self.rows, pct)
