@@ -1,0 +1,102 @@
+"""Shapes a hand-written RL loop's logs take that were misread: metrics named as printed
+(``Policy Entropy``, ``Val Accuracy``: no role found), a loss term logged as ``train/entropy_loss``
+(minus the entropy times its coefficient: read as the entropy, below 0), and a count of problems
+solved beside its stated total that reaches past 100 (112 of 200: read as 112 %, dropped)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import entropylaw as el
+from entropylaw import table
+
+
+def _ent(s: int) -> float:
+    return 0.8 * math.exp(-s / 30) + 0.05
+
+
+def _acc(s: int) -> float:
+    return 0.15 + 0.45 * (1 - math.exp(-s / 25))
+
+
+def _series(df, metric):
+    return df[df["metric"] == metric].set_index("step")["value"].sort_index()
+
+
+def _notes(df) -> str:
+    return " ".join(n for a in el.row_accounts(df) for n in a["notes"])
+
+
+def test_metric_names_with_spaces_and_capitals_fill_their_roles(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "Policy Entropy": _ent(s), "Mean Reward": 0.2 + s / 200,
+                                        **({"Val Accuracy": _acc(s)} if s % 10 == 0 else {})}) + "\n"
+                            for s in range(1, 61)))
+    df = el.load(path, warn=False)
+    [row] = table.runs(df).to_dict("records")
+    assert (row["entropy_key"], row["score_key"]) == ("Policy Entropy", "Mean Reward")
+    assert json.loads(row["val_keys"]) == {"val/Accuracy": "Val Accuracy"}
+    assert _series(df, "val/Accuracy").to_dict() == pytest.approx({s: _acc(s) for s in range(10, 61, 10)})
+    assert len(_series(df, "entropy")) == 60 and el.row_accounts(df)[0]["dropped"] == {}
+
+
+def test_tensorboard_tags_with_spaces_fill_their_roles(tmp_path):
+    SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+    writer = SummaryWriter(log_dir=str(tmp_path / "run1"))
+    for s in range(1, 31):
+        writer.add_scalar("Policy Entropy", _ent(s), s)
+        writer.add_scalar("Reward/train", 0.2 + s / 100, s)
+    writer.close()
+    df = el.load(tmp_path / "run1", warn=False)
+    assert table.runs(df)["entropy_key"].tolist() == ["Policy Entropy"]
+    assert _series(df, "entropy").iloc[-1] == pytest.approx(_ent(30), rel=1e-6)
+
+
+def test_a_negative_entropy_loss_is_not_the_entropy(tmp_path):
+    """``train/entropy_loss`` = -0.01 * entropy (a loop's, Stable-Baselines3's loss term) was read as the
+    entropy (-0.008 .. -0.002) beside the entropy itself, logged as ``train/ent``, and said nothing."""
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "train/entropy_loss": -0.01 * _ent(s), "train/ent": _ent(s),
+                                        "train/reward": 0.2 + s / 200}) + "\n" for s in range(1, 41)))
+    with pytest.warns(Warning, match="below 0: a loss"):  # said on the console too
+        df = el.load(path, warn=False)
+    assert table.runs(df)["entropy_key"].tolist() == ["train/ent"]
+    assert _series(df, "entropy").min() > 0
+    assert "'train/entropy_loss' ranges -0.008" in _notes(df) and "not the entropy" in _notes(df)
+    # veRL's and OpenRLHF's entropy_loss is the entropy (positive): still read as it
+    path.write_text("".join(json.dumps({"step": s, "train/entropy_loss": _ent(s), "train/reward": 0.2}) + "\n"
+                            for s in range(1, 41)))
+    assert table.runs(el.load(path, warn=False))["entropy_key"].tolist() == ["train/entropy_loss"]
+
+
+@pytest.mark.parametrize("prefix", ["eval/", "eval_"])
+def test_a_count_past_100_of_its_stated_total_is_read_as_its_share(tmp_path, prefix):
+    """``eval/correct`` 60..112 of ``eval/total`` 200: every count even, as whole as a percent of 200
+    would be, so it was guessed a percent (0.60 .. 1.12, the 102 and 112 dropped as above 100 %);
+    no percent lies above 100: it is a count, 60 / 200 = 0.30."""
+    path = tmp_path / "log.jsonl"
+    lines = []
+    for s in range(1, 61):
+        row = {"step": s, "entropy": _ent(s), "reward": 0.2 + s / 200}
+        if s % 10 == 0:
+            row.update({f"{prefix}correct": 2 * round(_acc(s) * 100), f"{prefix}total": 200})
+        lines.append(json.dumps(row) + "\n")
+    path.write_text("".join(lines))
+    df = el.load(path, warn=False)
+    [(canon, key)] = json.loads(df["val_keys"].iloc[0]).items()
+    assert key == f"{prefix}correct"
+    assert _series(df, canon).to_dict() == pytest.approx({s: 2 * round(_acc(s) * 100) / 200
+                                                          for s in range(10, 61, 10)})
+    assert el.row_accounts(df)[0]["dropped"] == {} and "divided by 200" in _notes(df)
+
+
+def test_ent_is_the_entropy_by_name_and_names_are_read_as_their_words():
+    from entropylaw.readers.key_names import by_name
+
+    assert by_name(["ent", "reward"])[0] == "ent" and by_name(["train/ent"])[0] == "train/ent"
+    assert by_name(["ent_coef"])[0] == "" and by_name(["H"])[0] == ""  # a coefficient; a letter says nothing
+    assert by_name(["train/Policy Entropy", "train/Mean Reward", "eval/Accuracy"])[:3] == (
+        "train/Policy Entropy", "train/Mean Reward", {"val/Accuracy": "eval/Accuracy"})
