@@ -100,3 +100,23 @@ def test_ent_is_the_entropy_by_name_and_names_are_read_as_their_words():
     assert by_name(["ent_coef"])[0] == "" and by_name(["H"])[0] == ""  # a coefficient; a letter says nothing
     assert by_name(["train/Policy Entropy", "train/Mean Reward", "eval/Accuracy"])[:3] == (
         "train/Policy Entropy", "train/Mean Reward", {"val/Accuracy": "eval/Accuracy"})
+
+
+def test_a_csv_of_several_seeds_with_a_seed_column_is_a_run_per_seed(tmp_path):
+    """A sweep's seeds in one ``pandas.to_csv`` (its unnamed index column, a ``seed`` column): read as one
+    run whose step went back at each new seed, 2 of its 3 seeds were dropped as a resume's superseded rows."""
+    pd = pytest.importorskip("pandas")
+    rows = [{"seed": seed, "step": s, "entropy": _ent(s) * (1 + 0.05 * seed), "reward": 0.2 + s / 200 - 0.02 * seed,
+             "val_acc": _acc(s) if s % 10 == 0 else None} for seed in (0, 1, 2) for s in range(1, 41)]
+    pd.DataFrame(rows).to_csv(tmp_path / "sweep.csv")
+    df = el.load(tmp_path / "sweep.csv", warn=False)
+    runs = table.runs(df).set_index("run_id")
+    assert sorted(runs.index) == ["sweep_seed0", "sweep_seed1", "sweep_seed2"]
+    assert runs["seed"].to_dict() == {"sweep_seed0": 0, "sweep_seed1": 1, "sweep_seed2": 2}
+    one = df[df["run_id"] == "sweep_seed2"]
+    assert _series(one, "entropy").to_dict() == pytest.approx({s: _ent(s) * 1.1 for s in range(1, 41)})
+    assert "seed" not in set(df["metric"])
+    assert all(a["dropped"] == {} for a in el.row_accounts(df))
+    # a seed column of one seed, or whose seeds share no step, parts nothing
+    pd.DataFrame(rows[:40]).to_csv(tmp_path / "one.csv", index=False)
+    assert table.runs(el.load(tmp_path / "one.csv", warn=False))["run_id"].tolist() == ["one"]
