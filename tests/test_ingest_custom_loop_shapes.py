@@ -120,3 +120,49 @@ def test_a_csv_of_several_seeds_with_a_seed_column_is_a_run_per_seed(tmp_path):
     # a seed column of one seed, or whose seeds share no step, parts nothing
     pd.DataFrame(rows[:40]).to_csv(tmp_path / "one.csv", index=False)
     assert table.runs(el.load(tmp_path / "one.csv", warn=False))["run_id"].tolist() == ["one"]
+
+
+def test_a_printed_key_of_several_words_keeps_them(tmp_path):
+    """``logger.info(f"Eval at step {s}: Val Accuracy={100 * acc:.2f}")`` was read as a key ``Accuracy`` (no
+    validation: the run was fitted on its training reward), ``| Policy Entropy: 0.82`` as ``Entropy``."""
+    import logging
+
+    logger = logging.getLogger(f"grpo-{tmp_path.name}")
+    handler = logging.FileHandler(tmp_path / "train.log", "w")
+    handler.setFormatter(logging.Formatter("%(asctime)s - %(name)s - %(levelname)s - %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    for s in range(1, 46):
+        logger.info(f"Step {s}/45: loss=0.1000, entropy={_ent(s):.4f}, reward={0.2 + s / 200:.4f}")
+        if s % 5 == 0:
+            logger.info(f"Eval at step {s}: Val Accuracy={100 * _acc(s):.2f}")
+    handler.close()
+    logger.removeHandler(handler)
+    df = el.load(tmp_path / "train.log", warn=False)
+    [row] = table.runs(df).to_dict("records")
+    assert json.loads(row["val_keys"]) == {"val/Accuracy": "Val Accuracy"}
+    assert _series(df, "val/Accuracy").to_dict() == pytest.approx({s: _acc(s) for s in range(5, 46, 5)}, abs=1e-4)
+    lines = [f"Iter {s} | Policy Entropy: {_ent(s):.4f} | Mean Reward: {0.2 + s / 200:.4f}\n" for s in range(1, 31)]
+    (tmp_path / "caps.log").write_text("".join(lines))
+    [row] = table.runs(el.load(tmp_path / "caps.log", warn=False)).to_dict("records")
+    assert (row["entropy_key"], row["score_key"]) == ("Policy Entropy", "Mean Reward")
+
+
+def test_a_printed_count_of_its_total_is_read_as_its_share(tmp_path):
+    """``step 10 | eval correct 60/500`` was not read at all (a line with no value, said nowhere), and
+    ``acc: 60/500`` read as 60 (a percent: 0.60, not 0.12)."""
+    lines = []
+    for s in range(1, 46):
+        lines.append(f"step {s} | entropy {_ent(s):.4f} | reward {0.2 + s / 200:.4f}\n")
+        if s % 10 == 0:
+            lines.append(f"step {s} | eval correct {round(_acc(s) * 500)}/500\n")
+    (tmp_path / "count.log").write_text("".join(lines))
+    df = el.load(tmp_path / "count.log", warn=False)
+    [(canon, key)] = json.loads(df["val_keys"].iloc[0]).items()
+    assert key == "eval correct"
+    assert _series(df, canon).to_dict() == pytest.approx({s: round(_acc(s) * 500) / 500 for s in range(10, 41, 10)})
+    assert "read as its share" in _notes(df)
+    (tmp_path / "colon.log").write_text("".join(f"Step {s}: entropy={_ent(s):.4f}, val_acc: {60 + s}/500\n"
+                                                for s in range(1, 11)))
+    assert _series(el.load(tmp_path / "colon.log", warn=False), "val/acc").iloc[0] == pytest.approx(61 / 500)

@@ -52,34 +52,52 @@ _KEY = r"[A-Za-z_][\w./-]*"
 _STEP_NAMES = ("global_step", "iteration", "update", "step", "iter", "it")
 STEP = re.compile(r"(?<![\w./-])(?P<name>" + "|".join(_STEP_NAMES) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
                   r"(?:\s*/\s*(?P<total>\d+))?(?![\w.])", re.IGNORECASE)
-PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]\s*(?P<v>" + _NUM + r")(?P<pct>%?)(?![\w.])",
+_OF = r"(?:\s*/\s*(?P<of>\d+)(?![\w.]))?"  # "correct: 60/500": a count of its total
+PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]\s*(?P<v>" + _NUM + r")(?P<pct>%?)" + _OF + r"(?![\w.])",
                   re.IGNORECASE)
-SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r")\]?\s+(?P<v>" + _NUM + r")(?P<pct>%?)\s*$", re.IGNORECASE)
+SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./-]*){0,2})\]?\s+(?P<v>" + _NUM + r")(?P<pct>%?)"
+                    + _OF + r"\s*$", re.IGNORECASE)
+# the words a key is printed with before its last ("Val Accuracy=0.5", "| Policy Entropy: 0.8"), where they
+# follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
+_LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,2})$")
+_NOT_KEY_WORDS = {"debug", "info", "warning", "warn", "error", "critical", *_STEP_NAMES}  # a level; the step
+_SHARE = re.compile(r"acc|correct|solved|pass", re.IGNORECASE)  # k/N of these: the share solved
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
 def _parse(line: str):
-    """``(step, total, {key: value}, percent keys)`` of a printed line, or None where it prints no numbers;
+    """``(step, total, {key: value}, {key: "%" or "/N"})`` of a printed line, or None where it prints no numbers;
     step None where it names none."""
     line = unwrap(line)
     m = STEP.search(line)
     pairs: dict[str, float] = {}
-    pct: set[str] = set()
-    found = [(p.group("key"), p.group("v"), p.group("pct")) for p in PAIR.finditer(line)]
+    pct: dict[str, str] = {}  # key -> "%" (printed as a percent) or "/N" (printed as a count of N: read as its share)
+    found = [(_lead(line[:p.start()]) + p.group("key"), p.group("v"), p.group("pct"), p.group("of"))
+             for p in PAIR.finditer(line)]
     if "|" in line:
-        found += [(s.group("key"), s.group("v"), s.group("pct")) for part in line.split("|")
+        found += [(s.group("key"), s.group("v"), s.group("pct"), s.group("of")) for part in line.split("|")
                   if (s := SPACED.match(part))]
-    for key, value, sign in found:
-        if key.lower() in _STEP_NAMES or SOURCE_FILE.search(key):  # train.py:88, a logging prefix's file and line
-            continue
+    for key, value, sign, of in found:
+        if _NOT_KEY_WORDS.intersection(key.lower().split()) or SOURCE_FILE.search(key):
+            continue  # the step; train.py:88, a logging prefix's file and line
         pairs[key] = float(value)
-        if sign:
-            pct.add(key)
+        if of and not sign and _SHARE.search(key) and 0 <= pairs[key] <= int(of) > 0:
+            pairs[key] /= int(of)  # "correct 60/500": 0.12 of the problems, not 60 (read as 60 %)
+            pct[key] = f"/{of}"
+        elif sign:
+            pct[key] = "%"
     if not pairs:
         return None
     if m is None:
         return None, None, pairs, pct
     return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct
+
+
+def _lead(before: str) -> str:
+    """The words before a ``key=value`` pair's key that are part of its name (``Val `` of ``Val Accuracy=0.5``)."""
+    m = _LEAD.search(before) if before.endswith(" ") else None
+    words = m.group("words") if m else ""
+    return words if words and not _NOT_KEY_WORDS.intersection(words.lower().split()) else ""
 
 
 def looks_like_kv_console(path: str | os.PathLike) -> bool:
@@ -111,6 +129,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     stepless, first_stepless = 0, None
     totals: set[int] = set()
     percent: set[str] = set()
+    shares: dict[str, str] = {}  # keys printed as a count of a total (correct 60/500): read as its share
     read = 0
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
@@ -128,7 +147,8 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                 continue
             if total:
                 totals.add(total)
-            percent |= pct
+            percent |= {k for k, v in pct.items() if v == "%"}
+            shares.update((k, v) for k, v in pct.items() if v != "%")
             for key, value in pairs.items():
                 read += 1
                 if not math.isfinite(value):
@@ -148,6 +168,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if stepless:
         report.note(f"{count(stepless, 'line')} print numbers without a step (a config echo, a summary): not read, "
                     f"the first at line {first_stepless}")
+    if shares:
+        report.note("printed as a count of its total, read as its share (60/500: 0.12): "
+                    + ", ".join(f"{k} ({v})" for k, v in sorted(shares.items())[:6]))
     if percent:
         report.note("printed with %: " + ", ".join(sorted(percent)[:6]))
         raw.percent = percent  # a score printed 0.5% is a percent, not the fraction 0.5
