@@ -166,3 +166,20 @@ def test_a_printed_count_of_its_total_is_read_as_its_share(tmp_path):
     (tmp_path / "colon.log").write_text("".join(f"Step {s}: entropy={_ent(s):.4f}, val_acc: {60 + s}/500\n"
                                                 for s in range(1, 11)))
     assert _series(el.load(tmp_path / "colon.log", warn=False), "val/acc").iloc[0] == pytest.approx(61 / 500)
+
+
+def test_rewards_logged_a_value_a_sample_are_read_as_their_mean(tmp_path):
+    """``"rewards": [0, 1, 1, 0]`` (the group's rewards as a loop has them) was dropped as a non-numeric value
+    on every line: the run had no training score."""
+    lines = [json.dumps({"step": s, "entropy": _ent(s), "rewards": [int(i < s % 8) for i in range(8)]}) + "\n"
+             for s in range(1, 41)]
+    (tmp_path / "log.jsonl").write_text("".join(lines))
+    df = el.load(tmp_path / "log.jsonl", warn=False)
+    assert table.runs(df)["score_key"].tolist() == ["rewards"]
+    assert _series(df, "score").to_dict() == pytest.approx({s: (s % 8) / 8 for s in range(1, 41)})
+    [acct] = el.row_accounts(df)
+    assert acct["dropped"] == {} and "read as their mean: 'rewards' (8 values)" in _notes(df)
+    # a list of text or of lists is still no number: dropped, counted
+    (tmp_path / "text.jsonl").write_text("".join(json.dumps({"step": s, "entropy": 0.5, "reward": 0.1,
+                                                             "samples": ["a", "b"]}) + "\n" for s in range(1, 4)))
+    assert el.row_accounts(el.load(tmp_path / "text.jsonl", warn=False))[0]["dropped"] == {"non-numeric value": 3}

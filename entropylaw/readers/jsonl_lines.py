@@ -9,6 +9,7 @@ lines of a JSON document of record lists (``{"train": [...], "eval": [...]}``), 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 
@@ -124,3 +125,39 @@ def list_kind(name: str) -> str:
     if low in RECORD_LISTS:
         return ""
     return SPLIT_WORDS.get(re.split(r"[_\-./ ]", low, maxsplit=1)[0], name)
+
+
+def numeric(value) -> float | None:
+    """A number, or a number written as text (``"1.1172"``: a writer that formats its values)."""
+    if isinstance(value, str):
+        return from_text(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # an integer past a float's range (400 digits): infinite, as JSON's 1e400 is
+        return math.inf if value > 0 else -math.inf
+
+
+def from_text(text: str) -> float | None:
+    """``"1.1172"``, ``" 3e-4 "``, ``"nan"`` as floats; any other text None."""
+    try:
+        return float(text) if len(text) < 40 else None
+    except ValueError:
+        return None
+
+
+def list_mean(value: list) -> float | None:
+    """The mean of a list of numbers (``"rewards": [0, 1, 1, 0]``, a custom loop's value a sample: the batch's
+    mean reward, 0.5), None for anything else (an empty list, text, true/false, nested lists).
+
+    >>> list_mean([0, 1, 1, 0]), list_mean([0.5, 1e400]), list_mean([]), list_mean([1, "a"]), list_mean([True])
+    (0.5, inf, None, None, None)
+    >>> list_mean([float('inf'), float('-inf')]), list_mean([10 ** 400, 1])
+    (nan, inf)
+    """
+    numbers = [numeric(v) for v in value if type(v) in (int, float)] if value else []
+    if not numbers or len(numbers) != len(value):
+        return None
+    # a non-finite value among them makes the mean non-finite (counted by the reader), as one logged alone
+    return (math.fsum(numbers) if all(map(math.isfinite, numbers)) else sum(numbers)) / len(numbers)
