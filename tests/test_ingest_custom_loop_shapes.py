@@ -183,3 +183,26 @@ def test_rewards_logged_a_value_a_sample_are_read_as_their_mean(tmp_path):
     (tmp_path / "text.jsonl").write_text("".join(json.dumps({"step": s, "entropy": 0.5, "reward": 0.1,
                                                              "samples": ["a", "b"]}) + "\n" for s in range(1, 4)))
     assert el.row_accounts(el.load(tmp_path / "text.jsonl", warn=False))[0]["dropped"] == {"non-numeric value": 3}
+
+
+def test_a_printed_step_that_restarts_each_epoch_is_counted_on(tmp_path):
+    """``Epoch 2/3 | Step 1/20 | ...``: the step went back at each epoch, read as two resumes that dropped the
+    first two epochs (124 of 186 values), and its 20 taken as the run's planned last step (it has 60)."""
+    lines, g = [], 0
+    for e in range(1, 4):
+        for s in range(1, 21):
+            g += 1
+            lines.append(f"Epoch {e}/3 | Step {s}/20 | entropy {_ent(g):.4f} | reward {0.2 + g / 200:.4f}\n")
+        lines.append(f"Epoch {e}/3 | Step 20/20 | val_acc {_acc(g):.4f}\n")
+    (tmp_path / "train.log").write_text("".join(lines))
+    df = el.load(tmp_path / "train.log", warn=False)
+    assert _series(df, "entropy").to_dict() == pytest.approx({g: round(_ent(g), 4) for g in range(1, 61)})
+    assert _series(df, "val/acc").to_dict() == pytest.approx({g: round(_acc(g), 4) for g in (20, 40, 60)})
+    assert el.row_accounts(df)[0]["dropped"] == {} and "restarts with each epoch" in _notes(df)
+    assert json.loads(df["config"].iloc[0]) == {"total_steps": 60}
+    # with no planned epochs printed, the step's total plans nothing; a step that does not restart keeps its plan
+    (tmp_path / "bare.log").write_text("".join(ln.replace("/3", "") for ln in lines))
+    assert json.loads(el.load(tmp_path / "bare.log", warn=False)["config"].iloc[0]) == {}
+    (tmp_path / "plan.log").write_text("".join(f"Epoch 1 | step {s}/500 | entropy 0.5 | reward 0.1\n"
+                                               for s in range(1, 6)))
+    assert json.loads(el.load(tmp_path / "plan.log", warn=False)["config"].iloc[0]) == {"total_steps": 500}

@@ -71,7 +71,7 @@ def _parse(line: str):
     line = unwrap(line)
     m = STEP.search(line)
     pairs: dict[str, float] = {}
-    pct: dict[str, str] = {}  # key -> "%" (printed as a percent) or "/N" (printed as a count of N: read as its share)
+    pct: dict[str, str] = {}  # key -> "%" (a percent), "/N" (a count of N: read as its share), "of N" (epochs)
     found = [(_lead(line[:p.start()]) + p.group("key"), p.group("v"), p.group("pct"), p.group("of"))
              for p in PAIR.finditer(line)]
     if "|" in line:
@@ -80,8 +80,12 @@ def _parse(line: str):
     for key, value, sign, of in found:
         if _NOT_KEY_WORDS.intersection(key.lower().split()) or SOURCE_FILE.search(key):
             continue  # the step; train.py:88, a logging prefix's file and line
+        if key.lower() == "epoch":  # "Epoch 2/3 | Step 1/20": the epoch a step counter restarts with (resumes.py)
+            key = "epoch"
+            if of:
+                pct[key] = f"of {of}"  # the planned epochs
         pairs[key] = float(value)
-        if of and not sign and _SHARE.search(key) and 0 <= pairs[key] <= int(of) > 0:
+        if of and not sign and key != "epoch" and _SHARE.search(key) and 0 <= pairs[key] <= int(of) > 0:
             pairs[key] /= int(of)  # "correct 60/500": 0.12 of the problems, not 60 (read as 60 %)
             pct[key] = f"/{of}"
         elif sign:
@@ -128,6 +132,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     steps, keys, values, lines = [], [], [], []
     stepless, first_stepless = 0, None
     totals: set[int] = set()
+    epochs: set[int] = set()  # "Epoch 2/3": the planned epochs
     percent: set[str] = set()
     shares: dict[str, str] = {}  # keys printed as a count of a total (correct 60/500): read as its share
     read = 0
@@ -148,7 +153,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
             if total:
                 totals.add(total)
             percent |= {k for k, v in pct.items() if v == "%"}
-            shares.update((k, v) for k, v in pct.items() if v != "%")
+            shares.update((k, v) for k, v in pct.items() if v[0] == "/")
+            if "epoch" in pct:
+                epochs.add(int(pct["epoch"][3:]))
             for key, value in pairs.items():
                 read += 1
                 if not math.isfinite(value):
@@ -175,6 +182,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
         report.note("printed with %: " + ", ".join(sorted(percent)[:6]))
         raw.percent = percent  # a score printed 0.5% is a percent, not the fraction 0.5
     raw.meta = {"model": model_from_filename(path)}
-    if len(totals) == 1:  # "step 10/500": the planned last step, as a config's total_steps
-        raw.meta["config"] = {"total_steps": totals.pop()}
+    # "step 10/500": the planned last step, as a config's total_steps; "Epoch 2/3 | Step 1/20", the step counted
+    # again each epoch: 20 steps an epoch, 60 in all (with no planned epochs printed, no plan)
+    restarts = "epoch" in keys and any(b < a for a, b in zip(steps, steps[1:]))
+    if len(totals) == 1 and (not restarts or len(epochs) == 1):
+        raw.meta["config"] = {"total_steps": totals.pop() * (epochs.pop() if restarts else 1)}
     return [raw]
