@@ -206,3 +206,19 @@ def test_a_printed_step_that_restarts_each_epoch_is_counted_on(tmp_path):
     (tmp_path / "plan.log").write_text("".join(f"Epoch 1 | step {s}/500 | entropy 0.5 | reward 0.1\n"
                                                for s in range(1, 6)))
     assert json.loads(el.load(tmp_path / "plan.log", warn=False)["config"].iloc[0]) == {"total_steps": 500}
+
+
+def test_a_count_beside_its_eval_n_is_read_as_its_share(tmp_path):
+    """``{"eval": {"correct": 232, "n": 500}}``: ``n`` was no size, and the count was read in its own units
+    (116 .. 232), a ceiling in problems solved."""
+    lines = []
+    for s in range(1, 31):
+        row = {"step": s, "entropy": _ent(s), "reward": 0.2 + s / 200}
+        if s % 5 == 0:
+            row["eval"] = {"correct": round(_acc(s) * 500), "n": 500}
+        lines.append(json.dumps(row) + "\n")
+    (tmp_path / "log.jsonl").write_text("".join(lines))
+    df = el.load(tmp_path / "log.jsonl", warn=False)
+    assert _series(df, "val/correct").to_dict() == pytest.approx({s: round(_acc(s) * 500) / 500
+                                                                  for s in range(5, 31, 5)})
+    assert "of the 500 problems the log states" in _notes(df)

@@ -202,7 +202,7 @@ def is_candidate(key: str) -> bool:
 # a count of the validation set the log itself states, beside the score (a custom trainer's eval row:
 # "num_examples": 1024), under an evaluation prefix (read by the forecast's noise and by the score's unit)
 SIZE_NAME = re.compile(r"^(?:num|n|number_of)_?(?:eval_|val_|test_)?(?:examples|problems|questions|prompts)$"
-                       r"|^(?:eval|val|test)_?(?:size|examples)$|^(?:(?:num|n)_)?total$", re.I)
+                       r"|^(?:eval|val|test)_?(?:size|examples)$|^(?:(?:num|n)_)?total$|^n$", re.I)  # eval/n
 LOGGED_MOST = 10 ** 6  # a stated count beyond this is no validation set (a token or sample count)
 
 
@@ -211,6 +211,8 @@ def is_size_name(name: str) -> bool:
 
     >>> is_size_name("eval/num_examples"), is_size_name("val/math/n_problems"), is_size_name("num_examples")
     (True, True, False)
+    >>> is_size_name("eval/n"), is_size_name("n"), is_size_name("eval/nll")
+    (True, False, False)
     """
     name = _plain(str(name))
     rest = EVAL_PREFIX.sub("", name, count=1)
