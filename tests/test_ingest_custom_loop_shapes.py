@@ -222,3 +222,25 @@ def test_a_count_beside_its_eval_n_is_read_as_its_share(tmp_path):
     assert _series(df, "val/correct").to_dict() == pytest.approx({s: round(_acc(s) * 500) / 500
                                                                   for s in range(5, 31, 5)})
     assert "of the 500 problems the log states" in _notes(df)
+
+
+def test_a_config_line_before_the_first_step_is_the_runs_config(tmp_path):
+    """A loop's ``json.dumps(vars(args))`` first, then its metrics: the config line was "unparseable" and its
+    numbers counted as values dropped (a warning on every command), and the model it names went unread."""
+    config = {"model": "Qwen/Qwen2.5-0.5B-Instruct", "lr": 1e-6, "seed": 3, "group_size": 8}
+    lines = [json.dumps(config) + "\n"] + [json.dumps({"step": s, "entropy": _ent(s), "reward": 0.2 + s / 200}) + "\n"
+                                           for s in range(1, 31)]
+    (tmp_path / "metrics.jsonl").write_text("".join(lines))
+    df = el.load(tmp_path / "metrics.jsonl", warn=False)
+    [acct] = el.row_accounts(df)
+    assert acct["dropped"] == {} and acct["rows_read"] == 60
+    assert "the run's config (line 1): not read as values" in _notes(df)
+    [row] = table.runs(df).to_dict("records")
+    assert row["model"] == "Qwen/Qwen2.5-0.5B-Instruct" and row["seed"] == 3
+    # a line of numbers with no step is no config: dropped and counted, as before
+    (tmp_path / "numbers.jsonl").write_text(json.dumps({"loss": 0.5}) + "\n" + "".join(lines[1:]))
+    assert el.row_accounts(el.load(tmp_path / "numbers.jsonl", warn=False))[0]["dropped"] == {"unparseable line": 1}
+    # no line with a step at all: still refused, naming the keys
+    (tmp_path / "none.jsonl").write_text(json.dumps(config) + "\n")
+    with pytest.raises(el.EntropyLawError, match="no line has a step"):
+        el.load(tmp_path / "none.jsonl", warn=False)

@@ -1,6 +1,7 @@
 """What a JSON-lines log's lines say before they are read: whether a file is one (its first line
 an object with a step), which keys are step axes, how many values a broken line held, and the
-lines of a JSON document of record lists (``{"train": [...], "eval": [...]}``), a record a line.
+lines of a JSON document of record lists (``{"train": [...], "eval": [...]}``), a record a line; a value's
+number (a list of numbers: their mean), and the run's config its first lines may hold before its first step.
 
 >>> looks_like_jsonl(b'{"step": 1, "actor/entropy": 0.5}'), is_step_name("grpo_step")
 (True, True)
@@ -15,6 +16,7 @@ import re
 
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.names import SPLIT_WORDS, STEP_NAMES, names_a_step_axis
+from entropylaw.terminal import count
 
 STEP_FIELDS = STEP_NAMES  # then any *_step or */step, then _step
 TYPE_FIELDS = ("type", "kind", "split", "mode", "phase")
@@ -161,3 +163,26 @@ def list_mean(value: list) -> float | None:
         return None
     # a non-finite value among them makes the mean non-finite (counted by the reader), as one logged alone
     return (math.fsum(numbers) if all(map(math.isfinite, numbers)) else sum(numbers)) / len(numbers)
+
+
+def is_config(obj) -> bool:
+    """A line that is a run's config, not its metrics: an object with no step, holding text or a nested
+    object (``{"model": "Qwen/Qwen2.5-0.5B", "lr": 1e-06}``: a loop's ``json.dumps(vars(args))`` first)."""
+    return type(obj) is dict and "data" not in obj and not any(is_step_name(k) for k in obj) \
+        and any(isinstance(v, (str, dict)) for v in obj.values())
+
+
+def read_config(raw, configs: list[tuple[int, dict]]) -> None:
+    """The run's model, data set, algorithm, seed and plan from the config lines before its first step, where
+    its file's name says none; said in the row account (their numbers are settings, not values of the run)."""
+    from entropylaw.readers import run_config
+
+    meta: dict = {}
+    for _, obj in configs:
+        for key, value in run_config.meta_from_run_config(obj).items():
+            meta.setdefault(key, value)
+    filled = run_config.fill(raw.meta, meta, guessed=(raw.meta.get("model"),))
+    lines = ", ".join(str(n) for n, _ in configs[:3]) + (", ..." if len(configs) > 3 else "")
+    raw.report.note(f"{count(len(configs), 'line')} before the first step with no step, the run's config (line "
+                    f"{lines}): not read as values" + (f"; {run_config.said([], meta, filled).split(': ', 1)[1]}"
+                                                       if filled else ""))

@@ -53,7 +53,8 @@ from array import array
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import RawRun, existing_file
-from entropylaw.readers.jsonl_lines import (STEP_FIELDS, from_text as _from_text, list_mean, numeric as _numeric, TYPE_FIELDS, document_of, is_step_name, lines_of,
+from entropylaw.readers.jsonl_lines import (STEP_FIELDS, TYPE_FIELDS, document_of, from_text as _from_text, is_config,
+                                            is_step_name, lines_of, list_mean, numeric as _numeric, read_config,
                                             values_in_broken_line)
 from entropylaw.readers.jsonl_rows import BIG, Rows
 from entropylaw.readers.names import (BOOKKEEPING, eval_beside_training, model_from_filename, run_id_from_path,
@@ -180,6 +181,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     lists: dict[str, int] = {}  # keys holding a list of numbers (a value a sample): the first list's length
     prose: dict[str, int] = {}  # keys of SAMPLE_FIELDS holding text: lines of each (a file of samples)
     comments: list[int] = []  # lines of comments
+    configs: list[tuple[int, dict]] = []  # lines of the run's config, before its first step
     aside: set[str] = set()
     # eval.jsonl beside a train.jsonl: its lines are eval rows though none says so (a type on a line still wins)
     file_kind = "eval" if eval_beside_training(path) else ""
@@ -215,6 +217,9 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 obj = loads(line)
             if len(stepless) < 40 and isinstance(obj, dict):
                 stepless.update(dict.fromkeys(obj))
+            if not used and is_config(obj):  # {"model": ..., "lr": ...} before the first step: the run's config
+                configs.append((lineno, obj))
+                continue
             for step_field in order:
                 if step_field in obj:
                     break
@@ -341,7 +346,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     for kind, n in notes.items():
         if n > MAX_NOTES:
             report.note(f"... and {n - MAX_NOTES} more {kind}s")
-    if not len(values) and not report.rows_read:
+    if not len(values) and not report.rows_read and not configs:
         raise EntropyLawError(f"{source}: no JSON metric lines found")
     # text on most lines, several lines a step (a sample each), no entropy: what the model wrote, a reward each;
     # a log of one line a step that keeps an example answer beside its metrics is a run
@@ -369,6 +374,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     if not enveloped:
         raw.repeats = "mean"  # a trainer's own log: several rows at one step are its micro-steps
     raw.meta = {"model": model_from_filename(path)}
+    if configs:
+        read_config(raw, configs)
     if "critic/vf_loss" in rows.names:
         raw.meta["algorithm"] = "ppo"
     return [raw]
