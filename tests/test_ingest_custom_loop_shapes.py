@@ -244,3 +244,16 @@ def test_a_config_line_before_the_first_step_is_the_runs_config(tmp_path):
     (tmp_path / "none.jsonl").write_text(json.dumps(config) + "\n")
     with pytest.raises(el.EntropyLawError, match="no line has a step"):
         el.load(tmp_path / "none.jsonl", warn=False)
+
+
+def test_a_capitalised_step_is_the_step_and_a_log_of_epochs_says_what_a_step_is(tmp_path):
+    """``{"Step": 3, ...}`` was refused ("no line has a step"); a printed log of ``epoch 0.07 | ...`` lines was
+    refused as "no veRL step lines", which named no shape a custom loop prints."""
+    (tmp_path / "caps.jsonl").write_text("".join(json.dumps({"Step": s, "entropy": _ent(s), "reward": 0.3}) + "\n"
+                                                 for s in range(1, 11)))
+    df = el.load(tmp_path / "caps.jsonl", warn=False)
+    assert sorted(_series(df, "entropy").index) == list(range(1, 11)) and "seen" not in _notes(df)
+    (tmp_path / "epochs.log").write_text("".join(f"epoch {s / 15:.2f} | entropy {_ent(s):.4f} | reward 0.3\n"
+                                                 for s in range(1, 31)))
+    with pytest.raises(el.EntropyLawError, match=r"epochs.log: .*a loop's printed steps \('step 10 \| entropy"):
+        el.load(tmp_path / "epochs.log", warn=False)

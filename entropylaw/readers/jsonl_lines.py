@@ -26,10 +26,11 @@ def is_step_name(key: str) -> bool:
     """``step``, ``grpo_step``, ``eval/step``: a step axis as trainers name them (as
     ``define_metric("eval/*", step_metric="eval/step")`` declares one to W&B).
 
-    >>> [is_step_name(k) for k in ("eval/step", "eval_step", "timing_s/step", "val/steps_per_second")]
-    [True, True, False, False]
+    >>> [is_step_name(k) for k in ("eval/step", "eval_step", "timing_s/step", "val/steps_per_second", "Step")]
+    [True, True, False, False, True]
     """
-    return isinstance(key, str) and (key in STEP_FIELDS or names_a_step_axis(key))
+    # "Step", "Iteration": a loop's capitalised names (after the lowercase ones, where a line has both)
+    return isinstance(key, str) and (key in STEP_FIELDS or key.lower() in STEP_FIELDS or names_a_step_axis(key))
 
 
 _KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(\{)?')
