@@ -257,3 +257,22 @@ def test_a_capitalised_step_is_the_step_and_a_log_of_epochs_says_what_a_step_is(
                                                  for s in range(1, 31)))
     with pytest.raises(el.EntropyLawError, match=r"epochs.log: .*a loop's printed steps \('step 10 \| entropy"):
         el.load(tmp_path / "epochs.log", warn=False)
+
+
+def test_a_line_an_evaluation_printed_holds_the_validation(tmp_path):
+    """``[Eval] step 10: accuracy = 0.45`` beside training lines that print their own ``accuracy``: the two were
+    averaged into one value at each evaluated step, and the run had no validation."""
+    lines = []
+    for s in range(1, 41):
+        lines.append(f"step {s} | entropy {_ent(s):.4f} | reward {0.2 + s / 200:.4f} | accuracy {0.1 + s / 100:.4f}\n")
+        if s % 10 == 0:
+            lines.append(f"[Eval] step {s}: accuracy = {_acc(s):.4f}\n")
+    (tmp_path / "train.log").write_text("".join(lines))
+    df = el.load(tmp_path / "train.log", warn=False)
+    assert _series(df, "val/accuracy").to_dict() == pytest.approx({s: round(_acc(s), 4) for s in range(10, 41, 10)})
+    assert _series(df, "accuracy").to_dict() == pytest.approx({s: round(0.1 + s / 100, 4) for s in range(1, 41)})
+    assert el.row_accounts(df)[0]["dropped"] == {} and "each key read as eval/<key>" in _notes(df)
+    # a logger's name before the step is no evaluation's word (logging's "INFO:test:step 1 ...")
+    (tmp_path / "named.log").write_text("".join(f"INFO:test:step {s} entropy={_ent(s):.4f} reward=0.3\n"
+                                                for s in range(1, 11)))
+    assert len(_series(el.load(tmp_path / "named.log", warn=False), "entropy")) == 10

@@ -62,11 +62,17 @@ SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./-]*){0,2})\]?
 _LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,2})$")
 _NOT_KEY_WORDS = {"debug", "info", "warning", "warn", "error", "critical", *_STEP_NAMES}  # a level; the step
 _SHARE = re.compile(r"acc|correct|solved|pass", re.IGNORECASE)  # k/N of these: the share solved
+# a line an evaluation prints ("[Eval] step 10: accuracy=0.45", "Validation at step 10: ..."): a split's word before
+# its step; its keys are read as eval/<key> (its accuracy was averaged with the training accuracy of that step)
+_EVAL_TAG = re.compile(r"(?<![\w/.-])(?:eval|evals|evaluation|evaluating|val|valid|validation|validating|test|testing)"
+                       r"(?![\w/.-])", re.IGNORECASE)
+_FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
+_NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
 def _parse(line: str):
-    """``(step, total, {key: value}, {key: "%" or "/N"})`` of a printed line, or None where it prints no numbers;
+    """``(step, total, {key: value}, {key: "%" or "/N"}, tagged as an evaluation's)`` of a printed line, or None where it prints no numbers;
     step None where it names none."""
     line = unwrap(line)
     m = STEP.search(line)
@@ -93,8 +99,14 @@ def _parse(line: str):
     if not pairs:
         return None
     if m is None:
-        return None, None, pairs, pct
-    return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct
+        return None, None, pairs, pct, False
+    # the words of the step's own field: not a logging prefix's ("INFO:test:step 10", "- test - INFO - step 10")
+    tagged = bool(_EVAL_TAG.search(_FIELD_START.split(line[:m.start()])[-1]))
+    if tagged:  # an evaluation's line: its keys eval/<key>, unless they name a split
+        rename = {k: k if k == "epoch" or _NAMES_SPLIT.match(k) else f"eval/{k}" for k in pairs}
+        pairs = {rename[k]: v for k, v in pairs.items()}
+        pct = {rename[k]: v for k, v in pct.items()}
+    return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged
 
 
 def _lead(before: str) -> str:
@@ -135,13 +147,14 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     epochs: set[int] = set()  # "Epoch 2/3": the planned epochs
     percent: set[str] = set()
     shares: dict[str, str] = {}  # keys printed as a count of a total (correct 60/500): read as its share
+    evals, n_evals = 0, 0  # lines an evaluation printed ("[Eval] step 10: accuracy=0.45"): the first, how many
     read = 0
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
             got = _parse(line)
             if got is None:
                 continue
-            step, total, pairs, pct = got
+            step, total, pairs, pct, tagged = got
             if not line.endswith("\n") and step is not None:  # cut while being written: its last number may be cut
                 read += len(pairs)
                 report.drop(CUT_LAST, len(pairs), [lineno])
@@ -152,6 +165,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                 continue
             if total:
                 totals.add(total)
+            if tagged:
+                evals = evals or lineno  # the first line an evaluation printed
+                n_evals += 1
             percent |= {k for k, v in pct.items() if v == "%"}
             shares.update((k, v) for k, v in pct.items() if v[0] == "/")
             if "epoch" in pct:
@@ -175,6 +191,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if stepless:
         report.note(f"{count(stepless, 'line')} print numbers without a step (a config echo, a summary): not read, "
                     f"the first at line {first_stepless}")
+    if n_evals:
+        report.note(f"{count(n_evals, 'line')} an evaluation printed (a split's word before the step, the first at "
+                    f"line {evals}): each key read as eval/<key>")
     if shares:
         report.note("printed as a count of its total, read as its share (60/500: 0.12): "
                     + ", ".join(f"{k} ({v})" for k, v in sorted(shares.items())[:6]))
