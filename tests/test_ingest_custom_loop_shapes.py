@@ -276,3 +276,16 @@ def test_a_line_an_evaluation_printed_holds_the_validation(tmp_path):
     (tmp_path / "named.log").write_text("".join(f"INFO:test:step {s} entropy={_ent(s):.4f} reward=0.3\n"
                                                 for s in range(1, 11)))
     assert len(_series(el.load(tmp_path / "named.log", warn=False), "entropy")) == 10
+
+
+def test_a_printed_list_of_numbers_is_read_as_its_mean(tmp_path):
+    """``step 5 | entropy 0.5 | rewards [0, 1, 1, 0]`` (a loop printing its group's rewards): the list was passed
+    over, said nowhere, and the run had no training score."""
+    (tmp_path / "train.log").write_text("".join(
+        f"step {s} | entropy {_ent(s):.4f} | rewards [{', '.join(str(int(i < s % 4)) for i in range(4))}]\n"
+        for s in range(1, 21)) + "step 21 | entropy 0.3 | rewards [inf, -inf]\n")
+    df = el.load(tmp_path / "train.log", warn=False)
+    assert table.runs(df)["score_key"].tolist() == ["rewards"]
+    assert _series(df, "score").to_dict() == pytest.approx({s: (s % 4) / 4 for s in range(1, 21)})
+    [acct] = el.row_accounts(df)
+    assert acct["dropped"] == {"non-finite value": 1} and "read as their mean: rewards (4 values)" in _notes(df)

@@ -40,6 +40,7 @@ import re
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import NON_FINITE, RawRun, existing_file
 from entropylaw.readers.compressed import open_log
+from entropylaw.readers.jsonl_lines import list_mean
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP, unwrap
 from entropylaw.readers.verl_jsonl import CUT_LAST
@@ -57,6 +58,9 @@ PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]\s*(?P<v>" + _NUM +
                   re.IGNORECASE)
 SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./-]*){0,2})\]?\s+(?P<v>" + _NUM + r")(?P<pct>%?)"
                     + _OF + r"\s*$", re.IGNORECASE)
+# a list of numbers printed ("rewards: [0, 1, 1, 0]", "rewards=[0.0, 1.0]"): a value a sample, read as their mean
+LISTED = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>\s*(?:" + _NUM + r")(?:\s*,\s*(?:"
+                    + _NUM + r"))*)\s*,?\s*\]", re.IGNORECASE)
 # the words a key is printed with before its last ("Val Accuracy=0.5", "| Policy Entropy: 0.8"), where they
 # follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
 _LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,2})$")
@@ -83,6 +87,11 @@ def _parse(line: str):
     if "|" in line:
         found += [(s.group("key"), s.group("v"), s.group("pct"), s.group("of")) for part in line.split("|")
                   if (s := SPACED.match(part))]
+    if "[" in line:
+        for listed in LISTED.finditer(line):
+            items = [float(x) for x in listed.group("items").split(",")]
+            found.append((listed.group("key"), repr(list_mean(items)), "", None))
+            pct[listed.group("key")] = f"[{len(items)}]"
     for key, value, sign, of in found:
         if _NOT_KEY_WORDS.intersection(key.lower().split()) or SOURCE_FILE.search(key):
             continue  # the step; train.py:88, a logging prefix's file and line
@@ -147,6 +156,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     epochs: set[int] = set()  # "Epoch 2/3": the planned epochs
     percent: set[str] = set()
     shares: dict[str, str] = {}  # keys printed as a count of a total (correct 60/500): read as its share
+    lists: dict[str, str] = {}  # keys printed as a list of numbers: read as their mean
     evals, n_evals = 0, 0  # lines an evaluation printed ("[Eval] step 10: accuracy=0.45"): the first, how many
     read = 0
     with open_log(path, text=True) as f:
@@ -170,6 +180,8 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                 n_evals += 1
             percent |= {k for k, v in pct.items() if v == "%"}
             shares.update((k, v) for k, v in pct.items() if v[0] == "/")
+            for k in (k for k, v in pct.items() if v[0] == "["):
+                lists.setdefault(k, pct[k])  # the first list's length, as said
             if "epoch" in pct:
                 epochs.add(int(pct["epoch"][3:]))
             for key, value in pairs.items():
@@ -191,6 +203,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if stepless:
         report.note(f"{count(stepless, 'line')} print numbers without a step (a config echo, a summary): not read, "
                     f"the first at line {first_stepless}")
+    if lists:
+        report.note("lists of numbers (a value a sample) read as their mean: "
+                    + ", ".join(f"{k} ({v[1:-1]} values)" for k, v in sorted(lists.items())[:6]))
     if n_evals:
         report.note(f"{count(n_evals, 'line')} an evaluation printed (a split's word before the step, the first at "
                     f"line {evals}): each key read as eval/<key>")
