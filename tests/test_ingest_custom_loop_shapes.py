@@ -289,3 +289,13 @@ def test_a_printed_list_of_numbers_is_read_as_its_mean(tmp_path):
     assert _series(df, "score").to_dict() == pytest.approx({s: (s % 4) / 4 for s in range(1, 21)})
     [acct] = el.row_accounts(df)
     assert acct["dropped"] == {"non-finite value": 1} and "read as their mean: rewards (4 values)" in _notes(df)
+
+
+def test_a_printed_field_with_a_number_no_shape_reads_is_said(tmp_path):
+    """``step 10 | entropy 0.5 | time 3.2s``: a field the reader cannot take as a key and its value was passed
+    over silently (a score printed so was lost unsaid)."""
+    (tmp_path / "train.log").write_text("".join(f"step {s} | entropy {_ent(s):.4f} | reward 0.3 | time {s}.2s\n"
+                                                for s in range(1, 11)) + "step 11 | took 3.2s\n")
+    df = el.load(tmp_path / "train.log", warn=False)
+    assert "11 fields with a number not read as a key and its value (the first at line 1: 'time 1.2s')" in _notes(df)
+    assert len(_series(df, "entropy")) == 10

@@ -76,8 +76,8 @@ SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$",
 
 
 def _parse(line: str):
-    """``(step, total, {key: value}, {key: "%" or "/N"}, tagged as an evaluation's)`` of a printed line, or None where it prints no numbers;
-    step None where it names none."""
+    """``(step, total, {key: value}, {key: "%", "/N", ...}, tagged as an evaluation's, fields not read)`` of a
+    printed line, or None where it prints no numbers; step None where it names none."""
     line = unwrap(line)
     m = STEP.search(line)
     pairs: dict[str, float] = {}
@@ -105,17 +105,20 @@ def _parse(line: str):
             pct[key] = f"/{of}"
         elif sign:
             pct[key] = "%"
-    if not pairs:
+    # the |-parted fields after the step's own that print a number no shape above reads ("time 3.2s"): said
+    unread = [part.strip() for part in line[m.end():].split("|")[1:] if any(c.isdigit() for c in part)
+              and not (SPACED.match(part) or PAIR.search(part) or LISTED.search(part))] if m else []
+    if not pairs and not unread:
         return None
     if m is None:
-        return None, None, pairs, pct, False
+        return None, None, pairs, pct, False, []
     # the words of the step's own field: not a logging prefix's ("INFO:test:step 10", "- test - INFO - step 10")
     tagged = bool(_EVAL_TAG.search(_FIELD_START.split(line[:m.start()])[-1]))
     if tagged:  # an evaluation's line: its keys eval/<key>, unless they name a split
         rename = {k: k if k == "epoch" or _NAMES_SPLIT.match(k) else f"eval/{k}" for k in pairs}
         pairs = {rename[k]: v for k, v in pairs.items()}
         pct = {rename[k]: v for k, v in pct.items()}
-    return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged
+    return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread
 
 
 def _lead(before: str) -> str:
@@ -139,7 +142,7 @@ def looks_like_kv_console(path: str | os.PathLike) -> bool:
                     break
                 if found < MIN_LINES and i < SNIFF_LINES:
                     got = _parse(raw_line.decode("utf-8", errors="replace"))
-                    found += got is not None and got[0] is not None
+                    found += got is not None and got[0] is not None and bool(got[2])
     except OSError:
         return False
     return found >= MIN_LINES
@@ -157,14 +160,18 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     percent: set[str] = set()
     shares: dict[str, str] = {}  # keys printed as a count of a total (correct 60/500): read as its share
     lists: dict[str, str] = {}  # keys printed as a list of numbers: read as their mean
-    evals, n_evals = 0, 0  # lines an evaluation printed ("[Eval] step 10: accuracy=0.45"): the first, how many
+    evals, n_evals = 0, 0
+    unread, n_unread = None, 0  # fields with a number read as no key and value: the first (line, text), how many  # lines an evaluation printed ("[Eval] step 10: accuracy=0.45"): the first, how many
     read = 0
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
             got = _parse(line)
             if got is None:
                 continue
-            step, total, pairs, pct, tagged = got
+            step, total, pairs, pct, tagged, not_read = got
+            if not_read:
+                unread = unread or (lineno, not_read[0])
+                n_unread += len(not_read)
             if not line.endswith("\n") and step is not None:  # cut while being written: its last number may be cut
                 read += len(pairs)
                 report.drop(CUT_LAST, len(pairs), [lineno])
@@ -203,6 +210,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if stepless:
         report.note(f"{count(stepless, 'line')} print numbers without a step (a config echo, a summary): not read, "
                     f"the first at line {first_stepless}")
+    if n_unread:
+        report.note(f"{count(n_unread, 'field')} with a number not read as a key and its value (the first at line "
+                    f"{unread[0]}: {unread[1]!r:.40}): not read")
     if lists:
         report.note("lists of numbers (a value a sample) read as their mean: "
                     + ", ".join(f"{k} ({v[1:-1]} values)" for k, v in sorted(lists.items())[:6]))
