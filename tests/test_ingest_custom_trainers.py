@@ -358,18 +358,18 @@ def test_fit_and_report_leave_out_the_run_without_entropy(batch, tmp_path):
 
 
 def test_report_and_figures_of_runs_none_usable_are_one_line_naming_the_key_to_give(tmp_path):
-    """A trainer's own entropy key (``ent``) not recognised: `report` and `figures` of that run
+    """A trainer's own entropy key (``H``) not recognised: `report` and `figures` of that run
     alone ended "internal error: KeyError: 'model'" (no run left to group by model), `report`
     with nothing usable wrote an empty page, and the errors did not say which flag names the key."""
-    pd.DataFrame({"step": [1, 2, 3, 4], "ent": [0.9, 0.8, 0.7, 0.6], "eval_acc": [0.2, 0.3, 0.4, 0.45]}).to_csv(
+    pd.DataFrame({"step": [1, 2, 3, 4], "H": [0.9, 0.8, 0.7, 0.6], "eval_acc": [0.2, 0.3, 0.4, 0.45]}).to_csv(
         tmp_path / "B.csv", index=False)
     for command in ("report", "figures"):
         out = run_cli(command, str(tmp_path / "B.csv"), "--out", str(tmp_path / command))
         lines = [ln for ln in out.stderr.splitlines() if ln.startswith("entropylaw: error")]
         assert out.returncode == 2 and len(lines) == 1, out.stderr
         assert "internal error" not in out.stderr and not (tmp_path / command).exists()
-        assert "the run's keys: ent, val/acc" in out.stderr.replace("\n  ", " ") and "--entropy-key" in out.stderr
-    ok = run_cli("fit", str(tmp_path / "B.csv"), "--entropy-key", "ent")
+        assert "the run's keys: H, val/acc" in out.stderr.replace("\n  ", " ") and "--entropy-key" in out.stderr
+    ok = run_cli("fit", str(tmp_path / "B.csv"), "--entropy-key", "H")
     assert ok.returncode == 0, ok.stderr
 
 

@@ -1,6 +1,7 @@
 """What a JSON-lines log's lines say before they are read: whether a file is one (its first line
 an object with a step), which keys are step axes, how many values a broken line held, and the
-lines of a JSON document of record lists (``{"train": [...], "eval": [...]}``), a record a line.
+lines of a JSON document of record lists (``{"train": [...], "eval": [...]}``), a record a line; a value's
+number (a list of numbers: their mean), and the run's config its first lines may hold before its first step.
 
 >>> looks_like_jsonl(b'{"step": 1, "actor/entropy": 0.5}'), is_step_name("grpo_step")
 (True, True)
@@ -9,11 +10,13 @@ lines of a JSON document of record lists (``{"train": [...], "eval": [...]}``), 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.names import SPLIT_WORDS, STEP_NAMES, names_a_step_axis
+from entropylaw.terminal import count
 
 STEP_FIELDS = STEP_NAMES  # then any *_step or */step, then _step
 TYPE_FIELDS = ("type", "kind", "split", "mode", "phase")
@@ -23,10 +26,11 @@ def is_step_name(key: str) -> bool:
     """``step``, ``grpo_step``, ``eval/step``: a step axis as trainers name them (as
     ``define_metric("eval/*", step_metric="eval/step")`` declares one to W&B).
 
-    >>> [is_step_name(k) for k in ("eval/step", "eval_step", "timing_s/step", "val/steps_per_second")]
-    [True, True, False, False]
+    >>> [is_step_name(k) for k in ("eval/step", "eval_step", "timing_s/step", "val/steps_per_second", "Step")]
+    [True, True, False, False, True]
     """
-    return isinstance(key, str) and (key in STEP_FIELDS or names_a_step_axis(key))
+    # "Step", "Iteration": a loop's capitalised names (after the lowercase ones, where a line has both)
+    return isinstance(key, str) and (key in STEP_FIELDS or key.lower() in STEP_FIELDS or names_a_step_axis(key))
 
 
 _KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(\{)?')
@@ -124,3 +128,62 @@ def list_kind(name: str) -> str:
     if low in RECORD_LISTS:
         return ""
     return SPLIT_WORDS.get(re.split(r"[_\-./ ]", low, maxsplit=1)[0], name)
+
+
+def numeric(value) -> float | None:
+    """A number, or a number written as text (``"1.1172"``: a writer that formats its values)."""
+    if isinstance(value, str):
+        return from_text(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # an integer past a float's range (400 digits): infinite, as JSON's 1e400 is
+        return math.inf if value > 0 else -math.inf
+
+
+def from_text(text: str) -> float | None:
+    """``"1.1172"``, ``" 3e-4 "``, ``"nan"`` as floats; any other text None."""
+    try:
+        return float(text) if len(text) < 40 else None
+    except ValueError:
+        return None
+
+
+def list_mean(value: list) -> float | None:
+    """The mean of a list of numbers (``"rewards": [0, 1, 1, 0]``, a custom loop's value a sample: the batch's
+    mean reward, 0.5), None for anything else (an empty list, text, true/false, nested lists).
+
+    >>> list_mean([0, 1, 1, 0]), list_mean([0.5, 1e400]), list_mean([]), list_mean([1, "a"]), list_mean([True])
+    (0.5, inf, None, None, None)
+    >>> list_mean([float('inf'), float('-inf')]), list_mean([10 ** 400, 1])
+    (nan, inf)
+    """
+    numbers = [numeric(v) for v in value if type(v) in (int, float)] if value else []
+    if not numbers or len(numbers) != len(value):
+        return None
+    # a non-finite value among them makes the mean non-finite (counted by the reader), as one logged alone
+    return (math.fsum(numbers) if all(map(math.isfinite, numbers)) else sum(numbers)) / len(numbers)
+
+
+def is_config(obj) -> bool:
+    """A line that is a run's config, not its metrics: an object with no step, holding text or a nested
+    object (``{"model": "Qwen/Qwen2.5-0.5B", "lr": 1e-06}``: a loop's ``json.dumps(vars(args))`` first)."""
+    return type(obj) is dict and "data" not in obj and not any(is_step_name(k) for k in obj) \
+        and any(isinstance(v, (str, dict)) for v in obj.values())
+
+
+def read_config(raw, configs: list[tuple[int, dict]]) -> None:
+    """The run's model, data set, algorithm, seed and plan from the config lines before its first step, where
+    its file's name says none; said in the row account (their numbers are settings, not values of the run)."""
+    from entropylaw.readers import run_config
+
+    meta: dict = {}
+    for _, obj in configs:
+        for key, value in run_config.meta_from_run_config(obj).items():
+            meta.setdefault(key, value)
+    filled = run_config.fill(raw.meta, meta, guessed=(raw.meta.get("model"),))
+    lines = ", ".join(str(n) for n, _ in configs[:3]) + (", ..." if len(configs) > 3 else "")
+    raw.report.note(f"{count(len(configs), 'line')} before the first step with no step, the run's config (line "
+                    f"{lines}): not read as values" + (f"; {run_config.said([], meta, filled).split(': ', 1)[1]}"
+                                                       if filled else ""))

@@ -42,7 +42,8 @@ _SPLIT_LAST = re.compile(r"^([^/]+)/(train|training|eval|val|valid|validation|ev
 _TRAIN_PREFIX = re.compile(r"^(?:train|training)(?:/|_)(?=.)", re.I)
 _OTHER_PREFIX = re.compile(r"^(?:rollout|actor|policy)/", re.I)
 
-_ENTROPY = re.compile(r"^(?:(?:mean|avg|average)_)?(?:(?:token|policy)_)?entropy(?:_(?:avg|mean))?$|^entropy/mean$",
+_ENTROPY = re.compile(r"^(?:(?:mean|avg|average)_)?(?:(?:token|policy)_)?(?:entropy|ent)(?:_(?:avg|mean))?$"
+                      r"|^entropy/mean$",
                       re.I)
 _SCORE = re.compile(r"^(?:(?:train|mean|avg|average)_)?(?:reward|rewards|score)(?:_(?:avg|mean))?$"
                     r"|^(?:reward|rewards|score)/mean$", re.I)
@@ -63,14 +64,24 @@ COUNT = re.compile(r"^(?:(?:num|n|number|total|count)_(?:of_)?(?:correct|solved)
                    re.I)
 _VAL_SCORE = re.compile(r"^(?:(?:mean|avg)_)?(?:score|reward)(?:_(?:mean|avg))?$", re.I)
 _FORMAT = re.compile(r"format|length|len\b|tag|xml|style", re.I)
+_SPACES = re.compile(r"\s+")
+
+
+def _plain(key: str) -> str:
+    """A key as its words read joined by ``_``: a custom loop names its metrics as it prints them
+    (``Policy Entropy``, ``Val Accuracy``, ``train/Mean Reward``), read as ``policy_entropy``, ... (case aside)."""
+    return _SPACES.sub("_", key.strip()) if " " in key or "\t" in key else key
 
 
 def split_first(key: str) -> str:
-    """``Accuracy/val`` as ``val/Accuracy``: the split a key names last, first.
+    """``Accuracy/val`` as ``val/Accuracy``: the split a key names last, first (its spaces as ``_``).
 
     >>> split_first("Accuracy/val"), split_first("Entropy/train"), split_first("eval/accuracy")
     ('val/Accuracy', 'train/Entropy', 'eval/accuracy')
+    >>> split_first("Val Accuracy"), split_first("Policy Entropy/train")
+    ('Val_Accuracy', 'train/Policy_Entropy')
     """
+    key = _plain(key)
     m = _SPLIT_LAST.match(key)
     return f"{m[2]}/{m[1]}" if m else key
 
@@ -197,7 +208,7 @@ def is_candidate(key: str) -> bool:
 # a count of the validation set the log itself states, beside the score (a custom trainer's eval row:
 # "num_examples": 1024), under an evaluation prefix (read by the forecast's noise and by the score's unit)
 SIZE_NAME = re.compile(r"^(?:num|n|number_of)_?(?:eval_|val_|test_)?(?:examples|problems|questions|prompts)$"
-                       r"|^(?:eval|val|test)_?(?:size|examples)$|^(?:(?:num|n)_)?total$", re.I)
+                       r"|^(?:eval|val|test)_?(?:size|examples)$|^(?:(?:num|n)_)?total$|^n$", re.I)  # eval/n
 LOGGED_MOST = 10 ** 6  # a stated count beyond this is no validation set (a token or sample count)
 
 
@@ -206,6 +217,9 @@ def is_size_name(name: str) -> bool:
 
     >>> is_size_name("eval/num_examples"), is_size_name("val/math/n_problems"), is_size_name("num_examples")
     (True, True, False)
+    >>> is_size_name("eval/n"), is_size_name("n"), is_size_name("eval/nll")
+    (True, False, False)
     """
-    rest = EVAL_PREFIX.sub("", str(name), count=1)
-    return rest != str(name) and bool(SIZE_NAME.match(rest.rsplit("/", 1)[-1]))
+    name = _plain(str(name))
+    rest = EVAL_PREFIX.sub("", name, count=1)
+    return rest != name and bool(SIZE_NAME.match(rest.rsplit("/", 1)[-1]))

@@ -207,6 +207,12 @@ def _entropy(present: set[str], ranges: Mapping[str, tuple[float, float]], km: K
     for key in ENTROPY_KEYS:
         if key in present and key in ZERO_WHEN_NOT_COMPUTED and ranges.get(key) == (0.0, 0.0):
             km.warnings.append(f"{key!r} is 0 at every step, not read as the entropy: {ZERO_WHEN_NOT_COMPUTED[key]}")
+        elif key in present and key.endswith("_loss") and key in ranges and ranges[key][1] < 0:
+            # veRL's and OpenRLHF's entropy_loss is the entropy; a loop's (Stable-Baselines3's) is the loss
+            # term, minus the entropy (times its coefficient): no entropy is below 0
+            lo, hi = ranges[key]
+            km.warnings.append(f"{key!r} ranges {lo:.4g}..{hi:.4g}, below 0: a loss (minus the entropy, times its "
+                               "coefficient), not the entropy; not read as it (name the entropy with `entropy_key`)")
         elif key in present:
             return key
     return ""

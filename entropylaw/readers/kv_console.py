@@ -40,6 +40,7 @@ import re
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import NON_FINITE, RawRun, existing_file
 from entropylaw.readers.compressed import open_log
+from entropylaw.readers.jsonl_lines import list_mean
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP, unwrap
 from entropylaw.readers.verl_jsonl import CUT_LAST
@@ -52,34 +53,79 @@ _KEY = r"[A-Za-z_][\w./-]*"
 _STEP_NAMES = ("global_step", "iteration", "update", "step", "iter", "it")
 STEP = re.compile(r"(?<![\w./-])(?P<name>" + "|".join(_STEP_NAMES) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
                   r"(?:\s*/\s*(?P<total>\d+))?(?![\w.])", re.IGNORECASE)
-PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]\s*(?P<v>" + _NUM + r")(?P<pct>%?)(?![\w.])",
+_OF = r"(?:\s*/\s*(?P<of>\d+)(?![\w.]))?"  # "correct: 60/500": a count of its total
+PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]\s*(?P<v>" + _NUM + r")(?P<pct>%?)" + _OF + r"(?![\w.])",
                   re.IGNORECASE)
-SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r")\]?\s+(?P<v>" + _NUM + r")(?P<pct>%?)\s*$", re.IGNORECASE)
+SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./-]*){0,2})\]?\s+(?P<v>" + _NUM + r")(?P<pct>%?)"
+                    + _OF + r"\s*$", re.IGNORECASE)
+# a list of numbers printed ("rewards: [0, 1, 1, 0]", "rewards=[0.0, 1.0]"): a value a sample, read as their mean
+LISTED = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>\s*(?:" + _NUM + r")(?:\s*,\s*(?:"
+                    + _NUM + r"))*)\s*,?\s*\]", re.IGNORECASE)
+# the words a key is printed with before its last ("Val Accuracy=0.5", "| Policy Entropy: 0.8"), where they
+# follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
+_LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,2})$")
+_NOT_KEY_WORDS = {"debug", "info", "warning", "warn", "error", "critical", *_STEP_NAMES}  # a level; the step
+_SHARE = re.compile(r"acc|correct|solved|pass", re.IGNORECASE)  # k/N of these: the share solved
+# a line an evaluation prints ("[Eval] step 10: accuracy=0.45", "Validation at step 10: ..."): a split's word before
+# its step; its keys are read as eval/<key> (its accuracy was averaged with the training accuracy of that step)
+_EVAL_TAG = re.compile(r"(?<![\w/.-])(?:eval|evals|evaluation|evaluating|val|valid|validation|validating|test|testing)"
+                       r"(?![\w/.-])", re.IGNORECASE)
+_FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
+_NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
 def _parse(line: str):
-    """``(step, total, {key: value}, percent keys)`` of a printed line, or None where it prints no numbers;
-    step None where it names none."""
+    """``(step, total, {key: value}, {key: "%", "/N", ...}, tagged as an evaluation's, fields not read)`` of a
+    printed line, or None where it prints no numbers; step None where it names none."""
     line = unwrap(line)
     m = STEP.search(line)
     pairs: dict[str, float] = {}
-    pct: set[str] = set()
-    found = [(p.group("key"), p.group("v"), p.group("pct")) for p in PAIR.finditer(line)]
+    pct: dict[str, str] = {}  # key -> "%" (a percent), "/N" (a count of N: read as its share), "of N" (epochs)
+    found = [(_lead(line[:p.start()]) + p.group("key"), p.group("v"), p.group("pct"), p.group("of"))
+             for p in PAIR.finditer(line)]
     if "|" in line:
-        found += [(s.group("key"), s.group("v"), s.group("pct")) for part in line.split("|")
+        found += [(s.group("key"), s.group("v"), s.group("pct"), s.group("of")) for part in line.split("|")
                   if (s := SPACED.match(part))]
-    for key, value, sign in found:
-        if key.lower() in _STEP_NAMES or SOURCE_FILE.search(key):  # train.py:88, a logging prefix's file and line
-            continue
+    if "[" in line:
+        for listed in LISTED.finditer(line):
+            items = [float(x) for x in listed.group("items").split(",")]
+            found.append((listed.group("key"), repr(list_mean(items)), "", None))
+            pct[listed.group("key")] = f"[{len(items)}]"
+    for key, value, sign, of in found:
+        if _NOT_KEY_WORDS.intersection(key.lower().split()) or SOURCE_FILE.search(key):
+            continue  # the step; train.py:88, a logging prefix's file and line
+        if key.lower() == "epoch":  # "Epoch 2/3 | Step 1/20": the epoch a step counter restarts with (resumes.py)
+            key = "epoch"
+            if of:
+                pct[key] = f"of {of}"  # the planned epochs
         pairs[key] = float(value)
-        if sign:
-            pct.add(key)
-    if not pairs:
+        if of and not sign and key != "epoch" and _SHARE.search(key) and 0 <= pairs[key] <= int(of) > 0:
+            pairs[key] /= int(of)  # "correct 60/500": 0.12 of the problems, not 60 (read as 60 %)
+            pct[key] = f"/{of}"
+        elif sign:
+            pct[key] = "%"
+    # the |-parted fields after the step's own that print a number no shape above reads ("time 3.2s"): said
+    unread = [part.strip() for part in line[m.end():].split("|")[1:] if any(c.isdigit() for c in part)
+              and not (SPACED.match(part) or PAIR.search(part) or LISTED.search(part))] if m else []
+    if not pairs and not unread:
         return None
     if m is None:
-        return None, None, pairs, pct
-    return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct
+        return None, None, pairs, pct, False, []
+    # the words of the step's own field: not a logging prefix's ("INFO:test:step 10", "- test - INFO - step 10")
+    tagged = bool(_EVAL_TAG.search(_FIELD_START.split(line[:m.start()])[-1]))
+    if tagged:  # an evaluation's line: its keys eval/<key>, unless they name a split
+        rename = {k: k if k == "epoch" or _NAMES_SPLIT.match(k) else f"eval/{k}" for k in pairs}
+        pairs = {rename[k]: v for k, v in pairs.items()}
+        pct = {rename[k]: v for k, v in pct.items()}
+    return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread
+
+
+def _lead(before: str) -> str:
+    """The words before a ``key=value`` pair's key that are part of its name (``Val `` of ``Val Accuracy=0.5``)."""
+    m = _LEAD.search(before) if before.endswith(" ") else None
+    words = m.group("words") if m else ""
+    return words if words and not _NOT_KEY_WORDS.intersection(words.lower().split()) else ""
 
 
 def looks_like_kv_console(path: str | os.PathLike) -> bool:
@@ -96,7 +142,7 @@ def looks_like_kv_console(path: str | os.PathLike) -> bool:
                     break
                 if found < MIN_LINES and i < SNIFF_LINES:
                     got = _parse(raw_line.decode("utf-8", errors="replace"))
-                    found += got is not None and got[0] is not None
+                    found += got is not None and got[0] is not None and bool(got[2])
     except OSError:
         return False
     return found >= MIN_LINES
@@ -110,14 +156,22 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     steps, keys, values, lines = [], [], [], []
     stepless, first_stepless = 0, None
     totals: set[int] = set()
+    epochs: set[int] = set()  # "Epoch 2/3": the planned epochs
     percent: set[str] = set()
+    shares: dict[str, str] = {}  # keys printed as a count of a total (correct 60/500): read as its share
+    lists: dict[str, str] = {}  # keys printed as a list of numbers: read as their mean
+    evals, n_evals = 0, 0
+    unread, n_unread = None, 0  # fields with a number read as no key and value: the first (line, text), how many  # lines an evaluation printed ("[Eval] step 10: accuracy=0.45"): the first, how many
     read = 0
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
             got = _parse(line)
             if got is None:
                 continue
-            step, total, pairs, pct = got
+            step, total, pairs, pct, tagged, not_read = got
+            if not_read:
+                unread = unread or (lineno, not_read[0])
+                n_unread += len(not_read)
             if not line.endswith("\n") and step is not None:  # cut while being written: its last number may be cut
                 read += len(pairs)
                 report.drop(CUT_LAST, len(pairs), [lineno])
@@ -128,7 +182,15 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                 continue
             if total:
                 totals.add(total)
-            percent |= pct
+            if tagged:
+                evals = evals or lineno  # the first line an evaluation printed
+                n_evals += 1
+            percent |= {k for k, v in pct.items() if v == "%"}
+            shares.update((k, v) for k, v in pct.items() if v[0] == "/")
+            for k in (k for k, v in pct.items() if v[0] == "["):
+                lists.setdefault(k, pct[k])  # the first list's length, as said
+            if "epoch" in pct:
+                epochs.add(int(pct["epoch"][3:]))
             for key, value in pairs.items():
                 read += 1
                 if not math.isfinite(value):
@@ -148,10 +210,25 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if stepless:
         report.note(f"{count(stepless, 'line')} print numbers without a step (a config echo, a summary): not read, "
                     f"the first at line {first_stepless}")
+    if n_unread:
+        report.note(f"{count(n_unread, 'field')} with a number not read as a key and its value (the first at line "
+                    f"{unread[0]}: {unread[1]!r:.40}): not read")
+    if lists:
+        report.note("lists of numbers (a value a sample) read as their mean: "
+                    + ", ".join(f"{k} ({v[1:-1]} values)" for k, v in sorted(lists.items())[:6]))
+    if n_evals:
+        report.note(f"{count(n_evals, 'line')} an evaluation printed (a split's word before the step, the first at "
+                    f"line {evals}): each key read as eval/<key>")
+    if shares:
+        report.note("printed as a count of its total, read as its share (60/500: 0.12): "
+                    + ", ".join(f"{k} ({v})" for k, v in sorted(shares.items())[:6]))
     if percent:
         report.note("printed with %: " + ", ".join(sorted(percent)[:6]))
         raw.percent = percent  # a score printed 0.5% is a percent, not the fraction 0.5
     raw.meta = {"model": model_from_filename(path)}
-    if len(totals) == 1:  # "step 10/500": the planned last step, as a config's total_steps
-        raw.meta["config"] = {"total_steps": totals.pop()}
+    # "step 10/500": the planned last step, as a config's total_steps; "Epoch 2/3 | Step 1/20", the step counted
+    # again each epoch: 20 steps an epoch, 60 in all (with no planned epochs printed, no plan)
+    restarts = "epoch" in keys and any(b < a for a, b in zip(steps, steps[1:]))
+    if len(totals) == 1 and (not restarts or len(epochs) == 1):
+        raw.meta["config"] = {"total_steps": totals.pop() * (epochs.pop() if restarts else 1)}
     return [raw]

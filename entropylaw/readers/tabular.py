@@ -41,24 +41,20 @@ import pandas as pd
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import inner_suffix, read_head
-from entropylaw.readers.common import NEGATIVE_STEP, STEP_LIMIT, STEP_RANGE, RawRun, existing_file
-from entropylaw.readers.resumes import per_micro_step
-from entropylaw.readers.csv_fields import (CUT_LAST, SHORT, is_text_column, no_twice_named, numbers, numbers_said,
-                                           short_rows, too_many_fields)
+from entropylaw.readers.common import RawRun, existing_file
+from entropylaw.readers.csv_fields import is_text_column, no_twice_named, numbers, short_rows, too_many_fields
 from entropylaw.readers.jsonl_lines import TYPE_FIELDS
 from entropylaw.readers.names import (BOOKKEEPING, SPLIT_WORDS, STEP_NAMES, eval_beside_training, model_from_filename,
                                       names_a_step_axis, run_id_from_path, typed_key)
 from entropylaw.terminal import count
-from entropylaw.readers.tidy import MISSING_STEP, NON_NUMERIC, read_tidy  # noqa: F401 (read_tidy: dispatch's)
+from entropylaw.readers.table_columns import SHORT_ROWS, Collector, steps_of
+from entropylaw.readers.tidy import read_tidy  # noqa: F401 (dispatch's)
 
 STEP_COLUMNS = ["step", "_step", "global_step", "Step", "trainer/global_step", "train/global_step",
                 "train/step", "steps", "iteration"]
 RUN_COLUMNS = ["run_id", "run", "run_name", "name"]
 NAME_COLUMNS = ["metric", "tag", "key"]
 ENVELOPE = "W&B __MIN/__MAX envelope"
-NO_STEP, FAR_STEP = -2, -3  # _steps: a row without an integer step, one past int64 (-1: a negative one)
-MAX_NOTES = 5
-SHORT_ROWS = "short_rows"  # a CSV frame's attrs: its rows with fewer fields than the header (csv_fields)
 
 
 def read_frame(path: str | os.PathLike) -> pd.DataFrame:
@@ -130,89 +126,6 @@ def table_kind(df: pd.DataFrame) -> str:
     return "wide"
 
 
-def _steps(df: pd.DataFrame, step_col: str) -> np.ndarray:
-    """Integer steps; ``NO_STEP`` where missing / not an integer, ``FAR_STEP`` past int64, and -1 where
-    negative (no step of a run: dropped, as :func:`~entropylaw.readers.common.finalize` drops it from the
-    other readers)."""
-    values, present = numbers(df[step_col])
-    ok = present & np.isfinite(values) & (np.floor(values) == values)
-    far = ok & (np.abs(np.where(ok, values, 0)) >= STEP_LIMIT)  # 1e30: past int64
-    ok &= ~far
-    steps = np.maximum(np.where(ok, values, 0), -1).astype(np.int64)
-    return np.where(ok, steps, np.where(far, FAR_STEP, NO_STEP))
-
-
-class _Collector:
-    def __init__(self, raw: RawRun, first_line: int, df: pd.DataFrame | None = None):
-        self.raw, self.first_line = raw, first_line
-        self.short = None if df is None else df.attrs.get(SHORT_ROWS)
-        self.position = {} if df is None else {c: i for i, c in enumerate(df.columns)}
-        self.steps, self.keys, self.values, self.lines, self.axes = [], [], [], [], []
-        self.bad: list[str] = []
-
-    def column(self, key: str, steps: np.ndarray, column: pd.Series, rows: np.ndarray, axis: str = "") -> None:
-        report = self.raw.report
-        values, present, pct = numbers_said(column)
-        if pct:  # "6.2%": the key a percent, whatever its values
-            self.raw.percent.add(key)
-        values, present, steps, rows = values[rows], present[rows], steps[rows], np.nonzero(rows)[0]
-        report.read(int(present.sum()))
-        no_step = present & (steps < 0)
-        for reason, which in ((MISSING_STEP, steps == NO_STEP), (STEP_RANGE, steps == FAR_STEP),
-                              (NEGATIVE_STEP, steps == -1)):
-            report.drop(reason, int((no_step & which).sum()), rows[no_step & which] + self.first_line)
-        bad = present & ~no_step & np.isnan(values)
-        text = column.to_numpy()[rows]
-        spelled_nan = np.array([str(t).strip().lower() in ("nan", "-nan") for t in text[bad]], dtype=bool)
-        really_bad = np.nonzero(bad)[0][~spelled_nan] if bad.any() else np.zeros(0, dtype=int)
-        report.drop(NON_NUMERIC, len(really_bad))
-        for i in really_bad[:MAX_NOTES]:
-            self.bad.append(f"{report.line_word} {int(rows[i]) + self.first_line}: key {key!r} has non-numeric value "
-                            f"{str(text[i])!r:.40}")
-        use = present & ~no_step
-        use[really_bad] = False
-        self._short(column.name, rows, use)
-        self.steps.append(steps[use])
-        self.values.append(values[use])
-        self.keys.append(np.full(int(use.sum()), key, dtype=object))
-        self.lines.append(rows[use] + self.first_line)
-        self.axes.append(np.full(int(use.sum()), axis, dtype=object))
-
-    def _short(self, name, rows: np.ndarray, use: np.ndarray) -> None:
-        """A CSV row with fewer fields than the header: the fields it lacks are values lost
-        (``short row``); a last line so cut, without its newline, loses every value it holds
-        too: its last number may be cut (``cut-off last line``)."""
-        if self.short is None or name not in self.position:
-            return
-        report, short = self.raw.report, self.short
-        missing = short.fields[rows] <= self.position[name]
-        lines = short.lines[rows]
-        cut = (rows == len(short.fields) - 1) if short.cut else np.zeros(len(rows), dtype=bool)
-        report.read(int(missing.sum()))
-        report.drop(SHORT, int((missing & ~cut).sum()), lines[missing & ~cut])
-        lost = cut & (missing | use)
-        report.drop(CUT_LAST, int(lost.sum()), lines[lost])
-        use[cut] = False
-
-    def done(self) -> RawRun:
-        raw = self.raw
-        if self.bad:
-            for message in self.bad[:MAX_NOTES]:
-                raw.report.note(message + " (dropped)")
-        cat = (lambda parts, dt: np.concatenate(parts) if parts else np.zeros(0, dtype=dt))
-        raw.steps, raw.values = cat(self.steps, np.int64), cat(self.values, np.float64)
-        raw.keys, raw.lines = cat(self.keys, object), cat(self.lines, np.int64)
-        order = np.lexsort((raw.lines,))  # source order: row by row
-        raw.steps, raw.values, raw.keys, raw.lines = (a[order] for a in (raw.steps, raw.values, raw.keys, raw.lines))
-        axes = cat(self.axes, object)[order]
-        if len(set(axes)) > 1:  # metrics on their own step columns: each restarts on its own
-            raw.axes, raw.repeats = axes, "mean"
-        elif per_micro_step(raw.steps, raw.keys):
-            raw.repeats = "mean"
-        return raw
-
-
-
 def read_tabular(path: str | os.PathLike, run_id: str | None = None, step_key: str | None = None) -> list[RawRun]:
     """Read a W&B CSV export, a long table or a wide table into one RawRun per run."""
     path = Path(path)
@@ -241,7 +154,7 @@ def read_tabular(path: str | os.PathLike, run_id: str | None = None, step_key: s
                               f"columns: {', '.join(cols[:20])}{' ...' if len(cols) > 20 else ''}")
     if df.empty:
         raise EntropyLawError(f"{path}: table has a header but no rows")
-    steps = _steps(df, step_col)
+    steps = steps_of(df, step_col)
     # CSV: the header is line 1; a parquet table has no lines: its rows are numbered from 1
     first_line = 2 if inner_suffix(path) != ".parquet" else 1
     if kind == "wandb_csv":
@@ -280,7 +193,7 @@ def _wandb_csv(path, df, step_col, steps, first_line) -> list[RawRun]:
     for run, columns in groups.items():
         raw = _new_run(run, path, run_id_from_path(path))
         raw.ordered = True  # one row per step, in file order
-        collect = _Collector(raw, first_line, df)
+        collect = Collector(raw, first_line, df)
         for key, col in columns:
             if key.endswith(("__MIN", "__MAX")):
                 _, present = numbers(df[col])
@@ -301,7 +214,7 @@ def _long(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     out = []
     for run in pd.unique(runs):
         raw = _new_run(run or run_id or "", path, run_id_from_path(path))
-        collect = _Collector(raw, first_line, df)
+        collect = Collector(raw, first_line, df)
         in_run = runs == run
         for key in pd.unique(df.loc[in_run, name_col].astype(str)):
             rows = in_run & (df[name_col].astype(str) == key).to_numpy()
@@ -323,8 +236,8 @@ def _own_steps(df: pd.DataFrame, step_col: str, metric_cols: list[str]) -> dict[
     candidates = [c for c in df.columns if names_a_step_axis(str(c)) and c not in ("_step", step_col)]
     if not candidates:
         return {}
-    present = {c: _steps(df, c) >= 0 for c in candidates}
-    stepped = _steps(df, step_col) >= 0
+    present = {c: steps_of(df, c) >= 0 for c in candidates}
+    stepped = steps_of(df, step_col) >= 0
     out = {}
     for col in metric_cols:
         has = numbers(df[col])[1]
@@ -333,7 +246,7 @@ def _own_steps(df: pd.DataFrame, step_col: str, metric_cols: list[str]) -> dict[
         covering = [c for c in candidates if has.any() and present[c][has].all()]
         if covering:
             best = min(covering, key=lambda c: int(present[c].sum()))
-            out[col] = (best, _steps(df, best))
+            out[col] = (best, steps_of(df, best))
     return out
 
 
@@ -344,8 +257,30 @@ def _on_rows(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return out
 
 
+SEED_COLUMNS = ("seed", "random_seed", "run_seed")
+
+
+def _seed_column(df: pd.DataFrame, steps: np.ndarray) -> str | None:
+    """A column of seeds that parts a table's runs (a sweep's seeds written into one CSV, a ``seed`` column beside
+    the step): whole numbers, two or more, each step logged under several. Read as one run, its steps went back at
+    each new seed: a resume that dropped every seed but the last."""
+    col = _find(df.columns, SEED_COLUMNS)
+    if col is None:
+        return None
+    values, present = numbers(df[col])
+    if not present.all() or not np.all(values == np.round(values)) or len(np.unique(values)) < 2:
+        return None
+    pairs = pd.DataFrame({"seed": values, "step": steps})[steps >= 0]
+    return col if pairs["step"].duplicated().any() and not pairs.duplicated().all() else None
+
+
 def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     run_col = _find(df.columns, RUN_COLUMNS)
+    seed_col = None if run_col else _seed_column(df, steps)
+    if seed_col:  # each seed a run of its own, named after the file and its seed
+        seeds = numbers(df[seed_col])[0]
+        df = df.assign(**{seed_col: [f"{run_id or run_id_from_path(path)}_seed{int(v)}" for v in seeds]})
+        run_col = seed_col
     other_steps = [c for c in df.columns if c != step_col and (_find([c], STEP_COLUMNS) or names_a_step_axis(str(c)))]
     skipped_book = [c for c in df.columns if BOOKKEEPING.match(c)]
     metric_cols, text_cols = [], []
@@ -364,7 +299,7 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     for run in pd.unique(runs):
         raw = _new_run(run or run_id or "", path, run_id_from_path(path))
         raw.ordered = True  # one row per step, in file order
-        collect = _Collector(raw, first_line, df)
+        collect = Collector(raw, first_line, df)
         rows = runs == run
         own = _own_steps(df[rows], step_col, metric_cols)
         # each kind's rows of the run, once (a wide export's thousands of columns share them)
@@ -384,6 +319,10 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
             said = pd.unique(df.loc[rows, col].dropna().astype(str).str.strip())
             if name in META_COLUMNS and len(said) == 1 and said[0]:
                 raw.meta[name] = said[0].lower() if name == "algorithm" else said[0]
+        if seed_col:
+            raw.meta["seed"] = float(seeds[rows][0])
+            raw.report.note(f"rows of seed {int(seeds[rows][0])} (the table's {seed_col!r} column parts its runs: "
+                            f"{count(len(pd.unique(runs)), 'seed')}): read as a run of its own")
         if own:
             raw.report.note(("steps from the run's own step columns, not _step (a count of log calls): "
                              if step_col == "_step" else f"read on their own step columns, lacking {step_col!r}: ")

@@ -232,7 +232,8 @@ def counts(df: pd.DataFrame, keys, ranges: dict, score_scale: float | None) -> d
     """``{key: (1 / n, what is said)}`` for the score ``keys`` that count the problems solved of the ``n``
     the run states (:func:`stated_size`): named for correct answers, whole numbers from 0 to ``n``, some
     above 1 (``eval/correct`` 29 beside ``eval/total`` 50 is 0.58, and was read as 29 %). Not where the
-    values are as whole as a percent of ``n`` would be (both readings then fit; a percent is the guess).
+    values are as whole as a percent of ``n`` would be (both readings then fit; a percent is the guess),
+    unless one lies above 100, which no percent does (112 of 200 solved was read as 112 %, and dropped).
 
     >>> rows = pd.DataFrame({"key": ["eval/correct"] * 2 + ["eval/total"] * 2, "value": [10.0, 29, 50, 50]})
     >>> counts(rows, ["eval/correct"], {"eval/correct": (10.0, 29.0)}, None)["eval/correct"][0]
@@ -247,7 +248,8 @@ def counts(df: pd.DataFrame, keys, ranges: dict, score_scale: float | None) -> d
         values = df["value"].to_numpy()[(df["key"] == key).to_numpy()]
         if n is None or lo < 0 or hi <= 1 or hi > n or np.any(values != np.round(values)):
             continue
-        if n != 100 and np.all(values * n / 100 == np.round(values * n / 100)):
+        # as whole as a percent of n would be: a percent is the guess, where a percent can be (100 at most)
+        if hi <= 100 and n != 100 and np.all(values * n / 100 == np.round(values * n / 100)):
             continue
         out[key] = (1 / n, f"{key!r} ranges {lo:.4g}..{hi:.4g}, whole numbers of the {n:g} problems the log states: "
                            f"read as a count of them (divided by {n:g})")

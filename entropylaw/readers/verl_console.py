@@ -264,8 +264,11 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     if parser.step_lines and echoes.echoes:
         _add_echoes(parser, echoes.echoes)
     if not parser.step_lines:
+        # the shapes of a printed log this file could have had: the custom loop's said too, with what is no step
         raise EntropyLawError(f"{source}: no veRL step lines in {count(lineno, 'line')} "
-                              "(expected lines like 'step:1 - actor/entropy:0.5 - critic/score/mean:0.2')")
+                              "(expected lines like 'step:1 - actor/entropy:0.5 - critic/score/mean:0.2'), nor a "
+                              "loop's printed steps ('step 10 | entropy 0.5 | reward 0.3', 'iter=10 entropy=0.5'; "
+                              "an epoch, 'epoch 0.25', is no step)")
     counts = np.frombuffer(parser.line_counts, dtype=np.int64)
     raw.steps = np.repeat(np.frombuffer(parser.line_steps, dtype=np.int64), counts)
     raw.lines = np.repeat(np.frombuffer(parser.line_numbers, dtype=np.int64), counts)

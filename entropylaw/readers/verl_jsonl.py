@@ -53,7 +53,8 @@ from array import array
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import RawRun, existing_file
-from entropylaw.readers.jsonl_lines import (STEP_FIELDS, TYPE_FIELDS, document_of, is_step_name, lines_of,
+from entropylaw.readers.jsonl_lines import (STEP_FIELDS, TYPE_FIELDS, document_of, from_text as _from_text, is_config,
+                                            is_step_name, lines_of, list_mean, numeric as _numeric, read_config,
                                             values_in_broken_line)
 from entropylaw.readers.jsonl_rows import BIG, Rows
 from entropylaw.readers.names import (BOOKKEEPING, eval_beside_training, model_from_filename, run_id_from_path,
@@ -107,26 +108,6 @@ def _wrapper(obj: dict) -> str | None:
     if len(found) != 1 or set(obj[found[0]]) & set(obj):
         return None
     return found[0]
-
-
-def _numeric(value) -> float | None:
-    """A number, or a number written as text (``"1.1172"``: a writer that formats its values)."""
-    if isinstance(value, str):
-        return _from_text(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        return float(value)
-    except OverflowError:  # an integer past a float's range (400 digits): infinite, as JSON's 1e400 is
-        return math.inf if value > 0 else -math.inf
-
-
-def _from_text(text: str) -> float | None:
-    """``"1.1172"``, ``" 3e-4 "``, ``"nan"`` as floats; any other text None."""
-    try:
-        return float(text) if len(text) < 40 else None
-    except ValueError:
-        return None
 
 
 def _step_order(path, step_key: str | None, document: dict | None = None) -> list[str]:
@@ -197,8 +178,10 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     n_read = 0  # values read from good lines (report.read once, at the end)
     stepless: dict[str, None] = {}  # keys of the first objects, for the error when no line has a step
     texts: dict[str, str] = {}  # keys holding numbers written as text: one example each
+    lists: dict[str, int] = {}  # keys holding a list of numbers (a value a sample): the first list's length
     prose: dict[str, int] = {}  # keys of SAMPLE_FIELDS holding text: lines of each (a file of samples)
     comments: list[int] = []  # lines of comments
+    configs: list[tuple[int, dict]] = []  # lines of the run's config, before its first step
     aside: set[str] = set()
     # eval.jsonl beside a train.jsonl: its lines are eval rows though none says so (a type on a line still wins)
     file_kind = "eval" if eval_beside_training(path) else ""
@@ -234,6 +217,9 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 obj = loads(line)
             if len(stepless) < 40 and isinstance(obj, dict):
                 stepless.update(dict.fromkeys(obj))
+            if not used and is_config(obj):  # {"model": ..., "lr": ...} before the first step: the run's config
+                configs.append((lineno, obj))
+                continue
             for step_field in order:
                 if step_field in obj:
                     break
@@ -314,6 +300,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 number = float(value)
             else:
                 number = _numeric(value)
+                if type(value) is list and (number := list_mean(value)) is not None:
+                    lists.setdefault(key, len(value))  # "rewards": [0, 1, 1, 0], a value a sample: their mean
                 if isinstance(value, str) and number is None and (number := percent_number(value)) is not None:
                     raw.percent.add(slot[0])  # "6.2%": a percent, whatever its values
                 if isinstance(value, str) and number is not None:
@@ -352,10 +340,13 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     if texts:
         report.note("numbers written as text, read as numbers: " + ", ".join(
             f"{k!r} ({v!r:.20})" for k, v in list(texts.items())[:6]) + (", ..." if len(texts) > 6 else ""))
+    if lists:
+        report.note("lists of numbers (a value a sample) read as their mean: " + ", ".join(
+            f"{k!r} ({count(n, 'value')})" for k, n in list(lists.items())[:6]) + (", ..." if len(lists) > 6 else ""))
     for kind, n in notes.items():
         if n > MAX_NOTES:
             report.note(f"... and {n - MAX_NOTES} more {kind}s")
-    if not len(values) and not report.rows_read:
+    if not len(values) and not report.rows_read and not configs:
         raise EntropyLawError(f"{source}: no JSON metric lines found")
     # text on most lines, several lines a step (a sample each), no entropy: what the model wrote, a reward each;
     # a log of one line a step that keeps an example answer beside its metrics is a run
@@ -383,6 +374,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     if not enveloped:
         raw.repeats = "mean"  # a trainer's own log: several rows at one step are its micro-steps
     raw.meta = {"model": model_from_filename(path)}
+    if configs:
+        read_config(raw, configs)
     if "critic/vf_loss" in rows.names:
         raw.meta["algorithm"] = "ppo"
     return [raw]
