@@ -55,11 +55,13 @@ GENERIC = frozenset({"accuracy", "acc", "score", "scores", "reward", "rewards", 
                      "valid", "dev", "train", "data", "datasets", "dataset", "core", "val-core", "val-aux", "metrics",
                      "results", "unknown", "answer", "answers", "format", "correctness", "solved", "pass", "rate",
                      "avg", "average", "overall", "is_correct", "total", "maj", "best", "worst", "std", "func",
-                     "reward_func", "rewards_func", "default"})  # default: OpenRLHF with no datasource column
+                     "reward_func", "rewards_func", "default", "percentage", "percent", "fraction", "share",
+                     "percentage_of", "percent_of", "fraction_of", "share_of", "rate_of"})  # default: OpenRLHF with no datasource column
 # a measure's or a split's suffix after a separator, taken off again and again (math_acc, answer_accuracy,
 # format_reward, pass_rate, reward_mean, correctness_reward_func, gsm8k-test), and a sample count (acc@4, maj@8)
 _MEASURE = re.compile(r"[_\-.](accuracy|acc|score|reward|rewards|pass1|correct|exact_match|mean|rate|avg|func|test|"
-                      r"val|validation|dev|pct|percent)$")  # not eval: human-eval
+                      r"val|validation|dev|pct|percent|examples|answers|samples|problems|responses|predictions)$")
+# not eval: human-eval; correct_examples: the share of the examples correct
 _AT = re.compile(r"@\d+$")
 
 DATA_FILES = (".parquet", ".jsonl", ".json", ".csv", ".arrow", ".txt", ".jsonl.gz", ".json.gz")

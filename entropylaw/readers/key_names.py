@@ -49,9 +49,12 @@ _SCORE = re.compile(r"^(?:(?:train|mean|avg|average)_)?(?:reward|rewards|score)(
                     r"|^(?:reward|rewards|score)/mean$", re.I)
 # an accuracy, under a word that names no benchmark (answer_, mean_) or one that does (gsm8k_acc), in a
 # fraction or a percent (accuracy_pct: read as a percent by its values, readers/units.py)
-_ACCURACY = re.compile(r"^(?:(?P<pre>[a-z0-9][\w.+-]*?)_)?(?:acc|accuracy|pass@?1|pass1|correct|exact_match|"
-                       r"solve_rate)(?:_(?:mean|avg|pct|percent))?$", re.I)
-_GENERIC_PRE = {"answer", "mean", "avg"}  # before an accuracy, words that name no benchmark: the accuracy itself
+_ANSWERS = r"(?:_(?:examples|answers|samples|problems|responses|predictions))?"  # correct_answers: the share correct
+_ACCURACY = re.compile(r"^(?:(?P<pre>[a-z0-9][\w.+-]*?)_)?(?:acc|accuracy|pass@?1|pass1|correct" + _ANSWERS +
+                       r"|exact_match|solve_rate)(?:_(?:mean|avg|pct|percent))?$", re.I)
+# before an accuracy, words that name no benchmark: the accuracy itself ("Percentage of correct examples")
+_GENERIC_PRE = {"answer", "mean", "avg", "percentage", "percent", "fraction", "share", "percentage_of", "percent_of",
+                "fraction_of", "share_of", "rate_of"}
 # words that make an accuracy something else than a benchmark's: a running best, a mean over benchmarks (it
 # would be counted as one more of them), a token accuracy (TRL SFT's mean_token_accuracy), the training split
 _NOT_BENCH = {"overall", "all", "total", "macro", "micro", "weighted", "best", "max", "min", "worst", "train",
@@ -60,10 +63,10 @@ _NOT_BENCH = {"overall", "all", "total", "macro", "micro", "weighted", "best", "
               "reward", "score", "length"}
 # a count of problems solved, not a share (``num_correct`` beside ``total``): a validation only where nothing
 # else is logged, read as a share of the size the log states (readers/units.py)
-COUNT = re.compile(r"^(?:(?:num|n|number|total|count)_(?:of_)?(?:correct|solved)|(?:correct|solved)_(?:count|num))$",
-                   re.I)
+COUNT = re.compile(r"^(?:(?:num|n|number|total|count)_(?:of_)?(?:correct|solved)" + _ANSWERS +
+                   r"|(?:correct|solved)_(?:count|num))$", re.I)
 _VAL_SCORE = re.compile(r"^(?:(?:mean|avg)_)?(?:score|reward)(?:_(?:mean|avg))?$", re.I)
-_FORMAT = re.compile(r"format|length|len\b|tag|xml|style", re.I)
+_FORMAT = re.compile(r"(?<![a-z])(?:format|length|len\b|tag|xml|style)", re.I)  # not percen-tag-e
 _SPACES = re.compile(r"\s+")
 
 

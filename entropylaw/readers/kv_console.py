@@ -43,6 +43,7 @@ from entropylaw.readers.compressed import open_log
 from entropylaw.readers.jsonl_lines import list_mean
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP, unwrap
+from entropylaw.readers.printed_blocks import Blocks
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
 
@@ -63,7 +64,7 @@ LISTED = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>\
                     + _NUM + r"))*)\s*,?\s*\]", re.IGNORECASE)
 # the words a key is printed with before its last ("Val Accuracy=0.5", "| Policy Entropy: 0.8"), where they
 # follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
-_LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,2})$")
+_LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,3})$")
 _NOT_KEY_WORDS = {"debug", "info", "warning", "warn", "error", "critical", *_STEP_NAMES}  # a level; the step
 _SHARE = re.compile(r"acc|correct|solved|pass", re.IGNORECASE)  # k/N of these: the share solved
 # a line an evaluation prints ("[Eval] step 10: accuracy=0.45", "Validation at step 10: ..."): a split's word before
@@ -72,6 +73,7 @@ _EVAL_TAG = re.compile(r"(?<![\w/.-])(?:eval|evals|evaluation|evaluating|val|val
                        r"(?![\w/.-])", re.IGNORECASE)
 _FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
 _NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z]\w*")  # a header line names its step after 3 words at most ("=== GRPO Step 10 ===")
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
@@ -108,17 +110,23 @@ def _parse(line: str):
     # the |-parted fields after the step's own that print a number no shape above reads ("time 3.2s"): said
     unread = [part.strip() for part in line[m.end():].split("|")[1:] if any(c.isdigit() for c in part)
               and not (SPACED.match(part) or PAIR.search(part) or LISTED.search(part))] if m else []
-    if not pairs and not unread:
+    header = m is not None and not pairs and not unread and len(_WORD.findall(line[:m.start()])) <= 3
+    if not pairs and not unread and not header:
         return None
     if m is None:
         return None, None, pairs, pct, False, []
     # the words of the step's own field: not a logging prefix's ("INFO:test:step 10", "- test - INFO - step 10")
-    tagged = bool(_EVAL_TAG.search(_FIELD_START.split(line[:m.start()])[-1]))
+    own = _FIELD_START.split(line[:m.start()])[-1]
+    tagged = bool(_EVAL_TAG.search(own + line[m.end():].replace(".", " ") if header else own))  # "Evaluating..."
     if tagged:  # an evaluation's line: its keys eval/<key>, unless they name a split
-        rename = {k: k if k == "epoch" or _NAMES_SPLIT.match(k) else f"eval/{k}" for k in pairs}
-        pairs = {rename[k]: v for k, v in pairs.items()}
-        pct = {rename[k]: v for k, v in pct.items()}
+        pairs, pct = eval_keys(pairs, pct)
     return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread
+
+
+def eval_keys(pairs: dict, said: dict) -> tuple[dict, dict]:
+    """An evaluation's keys as ``eval/<key>``, unless they name a split (``val_acc``) or are the epoch."""
+    rename = {k: k if k == "epoch" or _NAMES_SPLIT.match(k) else f"eval/{k}" for k in pairs}
+    return {rename[k]: v for k, v in pairs.items()}, {rename.get(k, k): v for k, v in said.items()}
 
 
 def _lead(before: str) -> str:
@@ -131,7 +139,7 @@ def _lead(before: str) -> str:
 def looks_like_kv_console(path: str | os.PathLike) -> bool:
     """True when :data:`MIN_LINES` of the first :data:`SNIFF_LINES` lines print a step and a number, and
     no veRL ``step:N - `` line comes in the first bytes a printed log's format is looked for in."""
-    found, read = 0, 0
+    found, read, header = 0, 0, False
     try:
         with open_log(path, bom=True) as f:
             for i, raw_line in enumerate(f):
@@ -142,7 +150,11 @@ def looks_like_kv_console(path: str | os.PathLike) -> bool:
                     break
                 if found < MIN_LINES and i < SNIFF_LINES:
                     got = _parse(raw_line.decode("utf-8", errors="replace"))
-                    found += got is not None and got[0] is not None and bool(got[2])
+                    if got is not None and got[0] is not None and not got[2]:
+                        header = True  # a step's header line: the numbers of the line after it are the step's
+                    elif got is not None:
+                        found += bool(got[2]) and (got[0] is not None or header)
+                        header = False
     except OSError:
         return False
     return found >= MIN_LINES
@@ -163,6 +175,25 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     evals, n_evals = 0, 0
     unread, n_unread = None, 0  # fields with a number read as no key and value: the first (line, text), how many  # lines an evaluation printed ("[Eval] step 10: accuracy=0.45"): the first, how many
     read = 0
+    blocks, step_keys = Blocks(), set()
+
+    def take(step: int, key: str, value: float, lineno: int, said: str) -> None:
+        nonlocal read
+        read += 1
+        if said == "%":
+            percent.add(key)
+        elif said[:1] == "/":
+            shares[key] = said
+        elif said[:1] == "[":
+            lists.setdefault(key, said)  # the first list's length, as said
+        if not math.isfinite(value):
+            report.drop(NON_FINITE)
+            return
+        steps.append(step)
+        keys.append(key)
+        values.append(value)
+        lines.append(lineno)
+
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
             got = _parse(line)
@@ -177,29 +208,33 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                 report.drop(CUT_LAST, len(pairs), [lineno])
                 continue
             if step is None:
-                stepless += 1
-                first_stepless = first_stepless or lineno
+                if not blocks.hold(lineno, *(eval_keys(pairs, pct) if blocks.tagged else (pairs, pct))):
+                    stepless += 1
+                    first_stepless = first_stepless or lineno
                 continue
+            if pairs:
+                blocks.step_line()
+                step_keys.update(pairs)
+            else:
+                blocks.header(step, tagged)
             if total:
                 totals.add(total)
             if tagged:
                 evals = evals or lineno  # the first line an evaluation printed
                 n_evals += 1
-            percent |= {k for k, v in pct.items() if v == "%"}
-            shares.update((k, v) for k, v in pct.items() if v[0] == "/")
-            for k in (k for k, v in pct.items() if v[0] == "["):
-                lists.setdefault(k, pct[k])  # the first list's length, as said
             if "epoch" in pct:
                 epochs.add(int(pct["epoch"][3:]))
             for key, value in pairs.items():
-                read += 1
-                if not math.isfinite(value):
-                    report.drop(NON_FINITE)
-                    continue
-                steps.append(step)
-                keys.append(key)
-                values.append(value)
-                lines.append(lineno)
+                take(step, key, value, lineno, pct.get(key, ""))
+    under = blocks.read(step_keys)
+    for held in under:
+        take(*held)
+    if under:  # in line order among the step lines' values: a resume is read from the order of the lines
+        order = sorted(range(len(lines)), key=lines.__getitem__)
+        steps, keys, values, lines = ([a[i] for i in order] for a in (steps, keys, values, lines))
+    left = blocks.lines_left(under)
+    stepless += len(left)
+    first_stepless = min([first_stepless or math.inf, *left]) if left else first_stepless
     report.read(read)
     if not steps and not read:
         raise EntropyLawError(f"{path}: no line prints a step and named numbers (expected lines like "
@@ -216,6 +251,10 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if lists:
         report.note("lists of numbers (a value a sample) read as their mean: "
                     + ", ".join(f"{k} ({v[1:-1]} values)" for k, v in sorted(lists.items())[:6]))
+    if under:
+        named = ", ".join(sorted({h.key for h in under})[:6])
+        report.note(f"{count(len({h.line for h in under}), 'line')} of numbers printed under a line naming their "
+                    f"step (the first at line {under[0].line}): read at that step ({named})")
     if n_evals:
         report.note(f"{count(n_evals, 'line')} an evaluation printed (a split's word before the step, the first at "
                     f"line {evals}): each key read as eval/<key>")
