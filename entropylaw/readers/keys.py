@@ -235,7 +235,8 @@ def _by_name(keys: list[str], km: KeyMap) -> None:
         km.notes.append(f"training score read from {score!r} (found by its name)")
     for canon, key in val.items():
         km.val[canon] = key
-        km.notes.append(f"validation read from {key!r} as {canon!r} (found by its name)")
+        if key != canon:  # val/gsm8k is itself: nothing to say
+            km.notes.append(f"validation read from {key!r} as {canon!r} (found by its name)")
     km.warnings.extend(said)
 
 

@@ -89,10 +89,10 @@ def run_id_from_path(path) -> str:
 # (train.jsonl + eval.jsonl): named after the folder, its untyped rows read as eval rows (eval_beside_training)
 EVAL_FILES = frozenset({"eval", "evals", "evaluation", "evaluations", "val", "valid", "validation", "eval_metrics",
                         "metrics_eval", "val_metrics", "metrics_val", "eval_log", "evaluation_metrics"})
-# (a sweep's x/run.csv and y/run.csv are runs x and y, not run and run-2; progress.csv: Stable-Baselines' log)
+# (a sweep's x/progress.csv and y/progress.csv are runs x and y, not progress and progress-2: Stable-Baselines'
+# log. Not run.*: a run.log in two folders is one run resumed, a.run.log's steps 25.. b.run.log's 1..30)
 _GENERIC_FILES = {"trainer_state", "metrics", "log", "train", "output", "events", "history", "runs", "logs", "wandb",
-                  "train_metrics", "metrics_train", "train_log", "training", "run", "progress", "results", "stats",
-                  "scalars", *EVAL_FILES}
+                  "train_metrics", "metrics_train", "train_log", "training", "progress", "results", *EVAL_FILES}
 
 
 # the splits a key's first part (val/acc) or a table's split column names
