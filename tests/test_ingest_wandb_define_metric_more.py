@@ -75,3 +75,44 @@ def test_an_epoch_that_counts_whole_epochs_is_a_step_axis(tmp_path):
     assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(1, 11)})
     [account] = el.row_accounts(df)
     assert account["dropped"] == {} and not any("fractional" in n for n in account["notes"])
+
+
+# --- a run resumed by a second process (resume="allow", the same id) -----------------------------------
+
+def _segment(root, run_id, steps, shift, declared):
+    started = time.strftime("%Y%m%d_%H%M%S")
+    while time.strftime("%Y%m%d_%H%M%S") == started:  # offline-run-<second>-<id>: one folder per process
+        time.sleep(0.05)
+    run = _init(root, "grpo-resumed", id=run_id, resume="allow")
+    if declared:
+        run.define_metric("train/global_step")
+        run.define_metric("train/*", step_metric="train/global_step")
+    for s in steps:
+        row = {"train/entropy": _entropy(s) + shift, "train/reward": _score(s) + shift}
+        if declared:
+            run.log({**row, "train/global_step": s})
+        else:
+            run.log(row, step=s)
+    finish(run)
+
+
+@pytest.mark.parametrize("declared", [False, True], ids=["step=", "define_metric"])
+@pytest.mark.parametrize("second", [range(9, 21), range(13, 21)], ids=["from a checkpoint", "continued"])
+def test_a_run_resumed_by_a_second_process_is_one_run_the_later_segment_winning(tmp_path, declared, second):
+    """Two offline folders of one W&B run id, their metrics the same: one run (it was two, 'grpo-resumed'
+    and 'grpo-resumed-2', the second holding steps 9..20 of a run that starts at step 1)."""
+    _segment(tmp_path, "resumed1", range(1, 13), 0.0, declared)
+    _segment(tmp_path, "resumed1", second, 0.01, declared)
+    other = _init(tmp_path, "grpo-resumed")  # another run of the same name: still its own
+    other.log({"train/entropy": 0.5, "train/reward": 0.5}, step=1)
+    finish(other)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert sorted(set(df["run_id"])) == ["grpo-resumed", "grpo-resumed-2"]
+    [resumed] = [r for r in set(df["run_id"]) if len(df[df["run_id"] == r]) > 2]
+    expected = {s: _entropy(s) + (0.01 if s >= second[0] else 0.0) for s in range(1, 21)}
+    assert _series(df, "entropy", resumed) == pytest.approx(expected)
+    accounts = el.row_accounts(df)
+    superseded = 2 * max(0, 13 - second[0])
+    assert sum(a["rows_read"] for a in accounts) == 24 + 2 * len(second) + 2
+    assert sum(a["dropped"].get("superseded by resumed segment", 0) for a in accounts) == superseded
+    assert sum(a["rows_kept"] for a in accounts) == 24 + 2 * len(second) + 2 - superseded
