@@ -124,3 +124,31 @@ class RolloutOfTrain:
         note = _per_rollout_note(per_rollout, "rollout/step's last value in the process that logged it, as W&B's "
                                               "step_sync fills it in")
         return array("q", s.tobytes()), array("i", a.tobytes()), [note]
+
+
+def on_own_steps(steps: array, axis_codes: array, own_steps: array, axis_names: dict,
+                 fractional: dict[str, list]) -> tuple[array, array, list[str]]:
+    """(steps, axis codes, notes): every row of a step metric that took fractional values (an ``epoch``
+    of 0.125) on W&B's ``_step`` instead, the axis a W&B chart of it falls back to without it.
+
+    Read row by row, its whole values (epoch 1.0, 2.0) were steps 1 and 2 among rows at ``_step`` 0..19:
+    two axes in one, read as a resume that dropped most of the run.
+
+    >>> codes = {"epoch": 0}
+    >>> s, a, [note] = on_own_steps(array("q", [5, 1, 7]), array("i", [0, 0, 0]), array("q", [5, 6, 7]), codes,
+    ...                             {"epoch": [2, 0.5]})
+    >>> s.tolist(), [list(codes)[c] for c in a], "fractional" in note
+    ([5, 6, 7], [None, None, None], True)
+    """
+    s = np.frombuffer(steps, dtype=np.int64).copy()
+    a = np.frombuffer(axis_codes, dtype=np.int32).copy()
+    own = np.frombuffer(own_steps, dtype=np.int64)
+    notes = []
+    for metric, (n_fractional, first) in sorted(fractional.items()):
+        on = a == axis_names[metric]
+        s[on] = own[on]
+        a[on] = axis_names.setdefault(None, len(axis_names))
+        notes.append(f"{metric}, a declared step metric (define_metric), is fractional ({first:g} first, in "
+                     f"{count(n_fractional, 'row')}): no step; the {count(int(on.sum()), 'row')} on it are read on "
+                     "W&B's _step (the count of log calls, the axis of a W&B chart without it)")
+    return array("q", s.tobytes()), array("i", a.tobytes()), notes

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 from array import array
 from functools import lru_cache
 from typing import Iterable
@@ -27,7 +28,7 @@ from typing import Iterable
 import numpy as np
 
 from entropylaw.readers.common import RawRun
-from entropylaw.readers.wandb_axes import ROLLOUT_AXIS, TRAIN_AXIS, RolloutOfTrain
+from entropylaw.readers.wandb_axes import ROLLOUT_AXIS, TRAIN_AXIS, RolloutOfTrain, on_own_steps
 from entropylaw.terminal import count
 
 NON_NUMERIC = "non-numeric value"
@@ -160,6 +161,8 @@ class HistoryReader:
         self.axis_seen: dict[str, set[float]] = {}  # step metric -> its values (two at most: "it moves")
         self.siblings: list[tuple[int, int, int, str]] = []  # (start, end, the row's <prefix>global_step, metric)
         self.rollout_of = RolloutOfTrain()  # slime: the rollout each optimizer step's row trained on
+        self.own_steps = array("q")  # per row, W&B's _step: a fractional step metric's rows are read there
+        self.fractional: dict[str, list] = {}  # step metric -> [its rows with a fractional value, the first]
 
     def define(self, metric) -> None:
         """A ``define_metric`` declaration (or one W&B expanded from a glob)."""
@@ -230,6 +233,7 @@ class HistoryReader:
             return
         if not self.axis_codes and len(self.steps):  # rows before the first declaration: on _step
             self.axis_codes.extend([self._axis(None)] * len(self.steps))
+            self.own_steps.extend(self.steps)
         steps, axes, used = [], [], set()
         for key in row:
             step = w_step
@@ -239,6 +243,9 @@ class HistoryReader:
                 if found is not None and float(found).is_integer():
                     step = int(found)
                     used.add(metric)
+                elif found is not None and math.isfinite(found):  # an epoch (0.125): no step, said in to_raw
+                    seen = self.fractional.setdefault(metric, [0, found])
+                    seen[0] += 1
                 elif found is not None:
                     self.bad_steps += 1
             steps.append(step)
@@ -250,6 +257,7 @@ class HistoryReader:
             self._note_sibling(metric, full, start, start + len(steps))
         self.steps.extend(steps)
         self.axis_codes.extend(axes)
+        self.own_steps.extend([w_step] * len(steps))
         for metric in self.step_metrics:
             if metric in full:
                 self.last[metric] = full[metric]
@@ -328,6 +336,10 @@ class HistoryReader:
 
     def to_raw(self, run_id: str, source: str) -> RawRun:
         names = np.array(list(self.codes), dtype=object)
+        changed = []
+        if self.fractional:
+            self.steps, self.axis_codes, changed = on_own_steps(self.steps, self.axis_codes, self.own_steps,
+                                                                self.axis_names, self.fractional)
         notes = self._stuck_axes() if self.axis_codes else []
         if self.rollout_of.rows:
             self.steps, self.axis_codes, moved = self.rollout_of.apply(
@@ -347,6 +359,8 @@ class HistoryReader:
                             + ", ".join(sorted({f"{k} on {v}" for k, v in self._declared().items()})))
         for note in notes:
             raw.report.note(note)
+        for note in changed:
+            raw.report.note(note, changed=True)
         n_bad = sum(self.non_numeric.values())
         n_und = sum(self.undeclared.values())
         raw.report.read(len(self.values) + n_bad + n_und)

@@ -62,10 +62,10 @@ from entropylaw.readers.common import RawRun
 from entropylaw.readers.compressed import inner_suffix, open_log, strip_compression
 from entropylaw.readers.datasets import dataset_name
 from entropylaw.readers.model_size import params_from_name
-from entropylaw.readers.names import model_name_from_path, unique_run_ids
+from entropylaw.readers.names import model_name_from_path
 from entropylaw.readers.damage import Region, charge, nearest_record_rows, rows_lost_in_gaps
 from entropylaw.readers.leveldb_log import TRUNCATED, Damage, iter_records
-from entropylaw.readers.wandb_processes import join_processes, other_processes
+from entropylaw.readers.wandb_processes import join_processes, name_segments, other_processes
 from entropylaw.readers.wandb_history import (  # noqa: F401 (NON_NUMERIC is re-exported)
     HISTORY_TAG, NON_NUMERIC, SKIPPED_TAGS, FastHistory, HistoryReader, _lite_record_class, first_tag)
 from entropylaw.terminal import count
@@ -100,8 +100,7 @@ def read_wandb_offline(path: str | Path, step_key: str | None = None) -> list[Ra
                       EntropyLawWarning, stacklevel=2)
     if not runs:
         raise EntropyLawError(f"{path}: none of its {len(files)} .wandb files has usable history")
-    for raw, name in zip(runs, unique_run_ids(r.run_id for r in runs)):
-        raw.run_id = name
+    name_segments(runs)  # a resumed run's folders: one name, one run once merged (readers.merge)
     return runs
 
 

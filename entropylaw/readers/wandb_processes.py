@@ -9,7 +9,9 @@ config, no history), the training process logs ``train/*`` and the training side
 ``rollout/*`` and ``eval/*``. Read apart, the entropy is in one run and the validation in
 another. Files of one run id whose metrics do not overlap are therefore read as one run;
 a file without history (the driver's) gives its name and config to the run of its id. Files
-of one id whose metrics overlap are a resumed run's segments (:mod:`entropylaw.readers.merge`).
+of one id that log the same metrics are a resumed run's segments (``resume="allow"`` offline: each
+process writes its own folder, and its steps go on, or restart at a checkpoint's): they keep one name,
+and are one run once :mod:`entropylaw.readers.merge` reads the later one from its first step on.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 from entropylaw.errors import EntropyLawWarning
 from entropylaw.readers.accounts import SOURCES_JOINED, IngestReport
 from entropylaw.readers.common import RawRun
+from entropylaw.readers.names import unique_run_ids
 from entropylaw.terminal import count
 
 
@@ -103,3 +106,25 @@ def other_processes(raw: RawRun, file) -> None:
         warnings.warn(f"{raw.source}: {count(len(others), 'other folder')} of its W&B run id {rid!r} beside it "
                       f"({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}): the run's other processes or "
                       f"segments, not read; read {folder.parent} to join them", EntropyLawWarning, stacklevel=3)
+
+
+def name_segments(runs: list[RawRun]) -> None:
+    """Name the runs of a ``wandb/`` folder apart (``run``, ``run-2``), save the segments of one resumed
+    run: files of one W&B run id whose metrics are mostly the same keep one name, to be merged
+    (a file sharing a key or two with another of its id is another process of a distributed run)."""
+    groups: dict[object, list[RawRun]] = {}
+    for raw in runs:
+        groups.setdefault(raw.meta.get("wandb_run_id") or id(raw), []).append(raw)
+    heads = []
+    for group in groups.values():
+        first = set(map(str, group[0].keys))
+        same = all(_mostly_shared(first, set(map(str, raw.keys))) for raw in group[1:])
+        heads.extend([group] if same else [[raw] for raw in group])
+    for members, name in zip(heads, unique_run_ids(m[0].run_id for m in heads)):
+        for raw in members:
+            raw.run_id = name
+
+
+def _mostly_shared(a: set[str], b: set[str]) -> bool:
+    """Whether half the keys of the smaller set are in the other (a resumed trainer logs its keys again)."""
+    return 2 * len(a & b) >= min(len(a), len(b)) > 0
