@@ -217,7 +217,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 obj = loads(line)
             if len(stepless) < 40 and isinstance(obj, dict):
                 stepless.update(dict.fromkeys(obj))
-            if not used and is_config(obj):  # {"model": ..., "lr": ...} before the first step: the run's config
+            # {"model": ..., "lr": ...} before the first step: the run's config (not a line of the step the user names)
+            if not used and is_config(obj) and not any(k in obj for k in order):
                 configs.append((lineno, obj))
                 continue
             for step_field in order:
