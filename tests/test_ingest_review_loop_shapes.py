@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 import entropylaw as el
+from entropylaw import table
 
 
 def _ent(s: int) -> float:
@@ -23,6 +26,26 @@ def _acc(s: int) -> float:
 
 def _series(df, metric):
     return df[df["metric"] == metric].set_index("step")["value"].sort_index()
+
+
+def test_a_printed_name_qualified_by_a_word_keeps_its_role(tmp_path):
+    """'Actor entropy: 0.52, Batch reward: 0.31' was read as entropy and reward (the last word); kept
+    whole, neither name said a role: the run had no entropy and no training score."""
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"Step {s} - Actor entropy: {_ent(s):.4f}, Batch reward: {_acc(s):.4f}, "
+                            f"Format reward: 0.9, Grad norm: 0.5\n" for s in range(1, 41)))
+    df = el.load(path, warn=False)
+    [row] = table.runs(df).to_dict("records")
+    assert (row["entropy_key"], row["score_key"]) == ("Actor entropy", "Batch reward")
+    assert _series(df, "entropy").iloc[-1] == pytest.approx(_ent(40), abs=1e-4)
+    assert _series(df, "score").iloc[-1] == pytest.approx(_acc(40), abs=1e-4)
+
+
+def test_a_plain_name_still_wins_over_a_qualified_one(tmp_path):
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"step {s} | entropy: {_ent(s):.4f} | Ref entropy: 0.3 | reward: {_acc(s):.4f}\n"
+                            for s in range(1, 31)))
+    assert table.runs(el.load(path, warn=False))["entropy_key"].tolist() == ["entropy"]
 
 
 def test_a_named_step_key_reads_lines_that_hold_text(tmp_path):

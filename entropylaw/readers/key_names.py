@@ -111,12 +111,27 @@ def _one(role: str, option: str, found: list[tuple[int, str]], warnings: list[st
     return ""
 
 
+# a printed name's first words that make its last another quantity than the run's ("Max reward", "Ref entropy")
+_NOT_QUALIFIER = {"max", "min", "std", "best", "worst", "ref", "reference", "old", "target", "kl", "format", "length"}
+
+
+def _last_word(key: str) -> str:
+    """A printed name's last word, where the words before it only qualify it ('Actor entropy', 'Batch reward': read
+    by it before a name's words were kept, and still, ranked after a name that says the role whole); else ""."""
+    words = key.split()
+    if len(words) < 2 or _FORMAT.search(key) or _NOT_QUALIFIER & {w.lower().strip(".") for w in words[:-1]}:
+        return ""
+    return words[-1]
+
+
 def entropy_by_name(keys: list[str], warnings: list[str]) -> str:
     found = []
     for key in keys:
         stripped = _strip_train(key)
         if stripped and _ENTROPY.match(stripped[0]):
             found.append((stripped[1], key))
+        elif stripped and _ENTROPY.match(_last_word(key)):
+            found.append((stripped[1] + 1, key))
     return _one("entropy", "entropy_key", found, warnings)
 
 
@@ -130,6 +145,8 @@ def score_by_name(keys: list[str], warnings: list[str]) -> str:
             found.append((stripped[1], key))
         elif stripped[0] != split_first(key) and _is_accuracy(stripped[0]):
             found.append((stripped[1] + 2, key))  # train_acc, train/accuracy: where no reward is logged
+        elif _SCORE.match(_last_word(key)):
+            found.append((stripped[1] + 1, key))
     return _one("training score", "score_key", found, warnings)
 
 
