@@ -48,6 +48,26 @@ def test_a_plain_name_still_wins_over_a_qualified_one(tmp_path):
     assert table.runs(el.load(path, warn=False))["entropy_key"].tolist() == ["entropy"]
 
 
+def test_pass_at_k_samples_beside_the_score_are_no_validation_set(tmp_path):
+    """``eval/n`` 16 (the samples drawn per problem of pass@k) beside ``eval/pass@1`` in 500ths was taken
+    as the validation set's size: the forecast's noise was that of 16 problems (12.5 points)."""
+    from entropylaw.fit.forecast.data import RunData
+
+    path = tmp_path / "train.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "entropy": _ent(s), "reward": _acc(s),
+                                        **({"eval/pass@1": round(_acc(s) * 500) / 500, "eval/n": 16, "eval/k": 1}
+                                           if s % 5 == 0 else {})}) + "\n" for s in range(1, 61)))
+    df = el.load(path, warn=False)
+    assert RunData.from_table(df, table.run_ids(df)[0]).problems_logged in (None, (None, None))
+    # an eval row's n beside its count of correct answers is still its size
+    path.write_text("".join(json.dumps({"step": s, "entropy": _ent(s), "reward": _acc(s),
+                                        **({"eval": {"correct": round(_acc(s) * 500), "n": 500}}
+                                           if s % 5 == 0 else {})}) + "\n" for s in range(1, 61)))
+    df = el.load(path, warn=False)
+    assert _series(df, "val/correct").max() < 1
+    assert RunData.from_table(df, table.run_ids(df)[0]).problems_logged[0] == 500
+
+
 def test_a_named_step_key_reads_lines_that_hold_text(tmp_path):
     """``{"batch_idx": 1, ..., "mode": "train"}`` read with ``step_key="batch_idx"``: every line, holding
     text and no step name the reader knows, was taken as the run's config before its first step, and the

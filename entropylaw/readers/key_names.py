@@ -225,18 +225,33 @@ def is_candidate(key: str) -> bool:
 # a count of the validation set the log itself states, beside the score (a custom trainer's eval row:
 # "num_examples": 1024), under an evaluation prefix (read by the forecast's noise and by the score's unit)
 SIZE_NAME = re.compile(r"^(?:num|n|number_of)_?(?:eval_|val_|test_)?(?:examples|problems|questions|prompts)$"
-                       r"|^(?:eval|val|test)_?(?:size|examples)$|^(?:(?:num|n)_)?total$|^n$", re.I)  # eval/n
+                       r"|^(?:eval|val|test)_?(?:size|examples)$|^(?:(?:num|n)_)?total$", re.I)
+_SOLVED = re.compile(r"(?:^|_)(?:correct|solved)(?:_|$)", re.I)  # a count of correct answers (eval/correct)
 LOGGED_MOST = 10 ** 6  # a stated count beyond this is no validation set (a token or sample count)
 
 
-def is_size_name(name: str) -> bool:
-    """Whether a metric's name is a count of the validation set (``eval/num_examples``).
+def _under_eval(name: str) -> tuple[str, str] | None:
+    """(path, last part) of a name under an evaluation prefix (``eval/math/n``: ``("math", "n")``), else None."""
+    name = _plain(str(name))
+    rest = EVAL_PREFIX.sub("", name, count=1)
+    return None if rest == name else (rest.rpartition("/")[0], rest.rpartition("/")[2])
+
+
+def is_size_name(name: str, beside=()) -> bool:
+    """Whether a metric's name is a count of the validation set (``eval/num_examples``); a bare ``n``
+    (``eval/n``) only where a count of correct answers is logged beside it, under its path (``beside``:
+    the run's keys; ``{"eval": {"correct": 232, "n": 500}}``): beside a pass@k it is the samples drawn
+    per problem (16), no set size.
 
     >>> is_size_name("eval/num_examples"), is_size_name("val/math/n_problems"), is_size_name("num_examples")
     (True, True, False)
-    >>> is_size_name("eval/n"), is_size_name("n"), is_size_name("eval/nll")
+    >>> is_size_name("eval/n", ["eval/correct"]), is_size_name("eval/n", ["eval/pass@1"]), is_size_name("n")
     (True, False, False)
     """
-    name = _plain(str(name))
-    rest = EVAL_PREFIX.sub("", name, count=1)
-    return rest != name and bool(SIZE_NAME.match(rest.rsplit("/", 1)[-1]))
+    found = _under_eval(name)
+    if found is None:
+        return False
+    if found[1].lower() == "n":
+        return any(other is not None and other[0] == found[0] and _SOLVED.search(other[1])
+                   for other in map(_under_eval, beside))
+    return bool(SIZE_NAME.match(found[1]))
