@@ -77,3 +77,21 @@ def test_a_named_step_key_reads_lines_that_hold_text(tmp_path):
                             + "\n" for s in range(1, 41)))
     df = el.load(path, warn=False, step_key="batch_idx")
     assert len(_series(df, "entropy")) == 40 and len(_series(df, "score")) == 40
+
+
+def test_a_run_resumed_in_folders_of_its_own_is_one_run(tmp_path):
+    """A job's restarts each writing ``run.csv`` in a folder of their own (``job1/run.csv`` steps 1..30,
+    ``job2/run.csv`` 20..60) were one run resumed; named after their folders, they were two runs, the
+    first's steps 20..30 kept beside the second's. A sweep's runs (each from step 1) stay apart."""
+    for folder, (a, b) in {"job1": (1, 30), "job2": (20, 60)}.items():
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "run.csv").write_text("step,entropy,reward\n" + "".join(
+            f"{s},{_ent(s) + (0.01 if folder == 'job1' else 0):.5f},{_acc(s):.5f}\n" for s in range(a, b + 1)))
+    df = el.load(tmp_path, warn=False)
+    [run] = table.run_ids(df)
+    entropy = _series(df, "entropy")
+    assert entropy.index.tolist() == list(range(1, 61))
+    assert entropy[25] == pytest.approx(_ent(25), abs=1e-5)  # the resumed segment's
+    assert el.row_accounts(df)[0]["dropped"] == {"superseded by resumed segment": 22}
+    (tmp_path / "job2" / "run.csv").write_text("step,entropy,reward\n1,0.5,0.1\n2,0.4,0.2\n")
+    assert len(table.run_ids(el.load(tmp_path, warn=False))) == 2

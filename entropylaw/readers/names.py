@@ -95,6 +95,23 @@ _GENERIC_FILES = {"trainer_state", "metrics", "log", "train", "output", "events"
                   "scalars", *EVAL_FILES}
 
 
+# of the names that name no run, those that named one before (run.log was run "run"): a job's restarts, each
+# writing one in a folder of its own (d1/run.log, d2/run.log), are still one run resumed (merge.py)
+RESUMED_FILES = frozenset({"run", "progress", "results", "stats", "scalars"})
+
+
+def resumed_file(path) -> str:
+    """The name of a file that one run's restarts may each write in a folder of their own, else "".
+
+    >>> resumed_file("job2/run.log"), resumed_file("job2/metrics.jsonl"), resumed_file("job2/qwen.log")
+    ('run', '', '')
+    """
+    from pathlib import PurePath
+
+    name = _stem(PurePath(str(path)).name).lower()
+    return name if name in RESUMED_FILES else ""
+
+
 # the splits a key's first part (val/acc) or a table's split column names
 SPLITS = frozenset({"train", "eval", "evaluation", "val", "valid", "validation", "test"})
 # every word that names a split, as the kind of row it holds (a split column's values, a document's lists)
