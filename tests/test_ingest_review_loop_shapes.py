@@ -79,6 +79,22 @@ def test_a_named_step_key_reads_lines_that_hold_text(tmp_path):
     assert len(_series(df, "entropy")) == 40 and len(_series(df, "score")) == 40
 
 
+def test_a_printed_shape_or_token_ids_are_no_values_of_samples(tmp_path):
+    """'logits shape [4, 512]' and 'input_ids=[151644, 872, 198]' were read as their means (258, 50738), as
+    if a value a sample; a list of rewards still is."""
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"step {s}: entropy={_ent(s):.4f} reward={_acc(s):.4f} logits shape [4, 512] "
+                            f"input_ids=[151644, 872, 198] rewards=[0, 1, 1, 0]\n" for s in range(1, 31)))
+    df = el.load(path, warn=False)
+    assert {"shape", "input_ids"}.isdisjoint(set(df["metric"]))
+    assert _series(df, "rewards").iloc[0] == 0.5
+    jsonl = tmp_path / "log.jsonl"
+    jsonl.write_text("".join(json.dumps({"step": s, "entropy": _ent(s), "reward": _acc(s), "input_ids": [151644, 872],
+                                         "rewards": [0, 1, 1, 0]}) + "\n" for s in range(1, 31)))
+    df = el.load(jsonl, warn=False)
+    assert "input_ids" not in set(df["metric"]) and _series(df, "rewards").iloc[0] == 0.5
+
+
 def test_a_run_resumed_in_folders_of_its_own_is_one_run(tmp_path):
     """A job's restarts each writing ``run.csv`` in a folder of their own (``job1/run.csv`` steps 1..30,
     ``job2/run.csv`` 20..60) were one run resumed; named after their folders, they were two runs, the

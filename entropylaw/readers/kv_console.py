@@ -11,8 +11,9 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   ``N/M`` says the planned total M too (the step the gain to go runs to);
 - **the numbers**: ``key=value`` and ``key: value`` pairs, and ``key value`` where ``|`` parts the
   line (a key starts with a letter; ``1e-5``, ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
-  numbers; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step one value (several at one step: their mean, said); a last line
-  without its newline (cut while being written) is counted, not read: its last number may be cut;
+  numbers; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step
+  one value (several at one step: their mean, said); a last line without its newline (cut while
+  being written) is counted, not read: its last number may be cut;
 - **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
   count and first line are said in the row account; other text holds no values.
 
@@ -40,7 +41,7 @@ import re
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import NON_FINITE, RawRun, existing_file
 from entropylaw.readers.compressed import open_log
-from entropylaw.readers.jsonl_lines import list_mean
+from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP, unwrap
 from entropylaw.readers.verl_jsonl import CUT_LAST
@@ -89,6 +90,8 @@ def _parse(line: str):
                   if (s := SPACED.match(part))]
     if "[" in line:
         for listed in LISTED.finditer(line):
+            if NOT_SAMPLES.search(listed.group("key")):
+                continue  # "logits shape [4, 512]", "input_ids=[151644, 872]": no values of samples
             items = [float(x) for x in listed.group("items").split(",")]
             found.append((listed.group("key"), repr(list_mean(items)), "", None))
             pct[listed.group("key")] = f"[{len(items)}]"
@@ -160,8 +163,8 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     percent: set[str] = set()
     shares: dict[str, str] = {}  # keys printed as a count of a total (correct 60/500): read as its share
     lists: dict[str, str] = {}  # keys printed as a list of numbers: read as their mean
-    evals, n_evals = 0, 0
-    unread, n_unread = None, 0  # fields with a number read as no key and value: the first (line, text), how many  # lines an evaluation printed ("[Eval] step 10: accuracy=0.45"): the first, how many
+    evals, n_evals = 0, 0  # lines an evaluation printed ("[Eval] step 10: accuracy=0.45"): the first, how many
+    unread, n_unread = None, 0  # fields with a number read as no key and value: the first (line, text), how many
     read = 0
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
