@@ -111,3 +111,18 @@ def test_a_run_resumed_in_folders_of_its_own_is_one_run(tmp_path):
     assert el.row_accounts(df)[0]["dropped"] == {"superseded by resumed segment": 22}
     (tmp_path / "job2" / "run.csv").write_text("step,entropy,reward\n1,0.5,0.1\n2,0.4,0.2\n")
     assert len(table.run_ids(el.load(tmp_path, warn=False))) == 2
+
+
+@pytest.mark.parametrize("prefix", ["[INFO] test run ", "Testing GRPO on gsm8k: "])
+def test_a_split_word_before_every_step_is_no_evaluations_tag(tmp_path, prefix):
+    """'[INFO] test run step 10: entropy=0.52 reward=0.31' on every line: each was taken as a line an
+    evaluation printed, every key read as eval/<key>: no entropy, no training score, the reward a validation.
+    An evaluation's lines are among a run's training lines, not all of them."""
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"{prefix}step {s}: entropy={_ent(s):.4f} reward={_acc(s):.4f}\n" for s in range(1, 41)))
+    df = el.load(path, warn=False)
+    [row] = table.runs(df).to_dict("records")
+    assert (row["entropy_key"], row["score_key"], json.loads(row["val_keys"])) == ("entropy", "reward", {})
+    # an evaluation's lines among the training ones are still its own
+    path.write_text(path.read_text() + "".join(f"[Eval] step {s}: accuracy={_acc(s):.3f}\n" for s in (20, 40)))
+    assert json.loads(table.runs(el.load(path, warn=False))["val_keys"].iloc[0]) == {"val/accuracy": "eval/accuracy"}

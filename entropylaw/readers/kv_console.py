@@ -77,7 +77,8 @@ SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$",
 
 
 def _parse(line: str):
-    """``(step, total, {key: value}, {key: "%", "/N", ...}, tagged as an evaluation's, fields not read)`` of a
+    """``(step, total, {key: value}, {key: "%", "/N", ...}, (the words before its step, {eval/<key>: key}) where
+    tagged as an evaluation's line, fields not read)`` of a
     printed line, or None where it prints no numbers; step None where it names none."""
     line = unwrap(line)
     m = STEP.search(line)
@@ -116,11 +117,13 @@ def _parse(line: str):
     if m is None:
         return None, None, pairs, pct, False, []
     # the words of the step's own field: not a logging prefix's ("INFO:test:step 10", "- test - INFO - step 10")
-    tagged = bool(_EVAL_TAG.search(_FIELD_START.split(line[:m.start()])[-1]))
-    if tagged:  # an evaluation's line: its keys eval/<key>, unless they name a split
-        rename = {k: k if k == "epoch" or _NAMES_SPLIT.match(k) else f"eval/{k}" for k in pairs}
-        pairs = {rename[k]: v for k, v in pairs.items()}
-        pct = {rename[k]: v for k, v in pct.items()}
+    tagged = None
+    field = _FIELD_START.split(line[:m.start()])[-1]
+    if _EVAL_TAG.search(field):  # its keys eval/<key>, unless they name a split
+        tagged = (re.sub(r"\d+", "0", field.strip()), {f"eval/{k}": k for k in pairs
+                                                         if k != "epoch" and not _NAMES_SPLIT.match(k)})
+        pairs = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pairs.items()}
+        pct = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pct.items()}
     return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread
 
 
@@ -164,6 +167,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     shares: dict[str, str] = {}  # keys printed as a count of a total (correct 60/500): read as its share
     lists: dict[str, str] = {}  # keys printed as a list of numbers: read as their mean
     evals, n_evals = 0, 0  # lines an evaluation printed ("[Eval] step 10: accuracy=0.45"): the first, how many
+    n_lines, renamed, fields, tags = 0, {}, {}, []  # step lines; eval/<key>: its key; words before a tagged step
     unread, n_unread = None, 0  # fields with a number read as no key and value: the first (line, text), how many
     read = 0
     with open_log(path, text=True) as f:
@@ -185,9 +189,11 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                 continue
             if total:
                 totals.add(total)
+            n_lines += 1
             if tagged:
-                evals = evals or lineno  # the first line an evaluation printed
                 n_evals += 1
+                fields.setdefault(tagged[0], [0, lineno])[0] += 1  # how many, the first
+                renamed.update(tagged[1])
             percent |= {k for k, v in pct.items() if v == "%"}
             shares.update((k, v) for k, v in pct.items() if v[0] == "/")
             for k in (k for k, v in pct.items() if v[0] == "["):
@@ -201,8 +207,18 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                     continue
                 steps.append(step)
                 keys.append(key)
+                tags.append(tagged[0] if tagged else None)
                 values.append(value)
                 lines.append(lineno)
+    # a split's word before most steps ("[INFO] test run step 10"): a prefix every line prints, no evaluation's tag
+    prefix = next((f for f, (n, _) in fields.items() if n > n_lines / 2), None)
+    if prefix is not None:
+        keys = [renamed.get(k, k) if t == prefix else k for k, t in zip(keys, tags)]
+        left = set(keys)
+        percent, shares, lists = ({k if k in left else renamed.get(k, k): v for k, v in d.items()} for d in
+                                  (dict.fromkeys(percent, ""), shares, lists))
+        percent, n_evals = set(percent), n_evals - fields.pop(prefix)[0]
+    evals = min((first for _, first in fields.values()), default=0)  # the first line an evaluation printed
     report.read(read)
     if not steps and not read:
         raise EntropyLawError(f"{path}: no line prints a step and named numbers (expected lines like "
