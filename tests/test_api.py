@@ -75,8 +75,8 @@ def test_resume_split_over_two_files_is_one_run(tmp_path):
     (tmp_path / "a" / "run.log").write_text("\n".join(lines[:30]) + "\n")  # steps 1..30
     (tmp_path / "b" / "run.log").write_text("\n".join(lines[24:]) + "\n")  # resumed at 25..40
     df = el.load(tmp_path / "a" / "run.log", tmp_path / "b" / "run.log", warn=False)
-    assert table.run_ids(df) == ["run"]
-    assert table.series(df, "run", "entropy").index.tolist() == list(range(1, 41))
+    assert table.run_ids(df) == ["a"]  # run.log names no run: the first segment's folder does
+    assert table.series(df, "a", "entropy").index.tolist() == list(range(1, 41))
     accs = {Path(a["source"]).parent.name: a for a in el.row_accounts(df)}
     assert accs["a"]["dropped"] == {"superseded by resumed segment": 6 * 2 + 2}  # steps 25..30, val at 25 and 30
     assert all(a["rows_read"] == a["rows_kept"] + sum(a["dropped"].values()) for a in accs.values())
@@ -93,7 +93,7 @@ def test_one_run_in_two_formats_is_merged_with_the_winner_counted(tmp_path):
         records.append(json.dumps({"step": step, "data": {k: float(v) for k, v in parts.items()}}))
     (tmp_path / "out" / "run.jsonl").write_text("\n".join(records) + "\n")
     df = el.load(tmp_path / "out" / "run.log", tmp_path / "out" / "run.jsonl", warn=False)
-    assert table.run_ids(df) == ["run"]
+    assert table.run_ids(df) == ["out"]  # run.log names no run: its folder does
     log, jsonl = el.row_accounts(df)
     assert jsonl["rows_kept"] == 0 and jsonl["dropped"] == {f"also in {log['source']}": jsonl["rows_read"]}
     assert any("same run as" in n for n in jsonl["notes"])
@@ -105,7 +105,7 @@ def test_copied_log_of_one_format_stays_two_runs(tmp_path):
     (tmp_path / "a" / "run.log").write_text(lines)
     (tmp_path / "run.log").write_text(lines)
     df = el.load(tmp_path / "a" / "run.log", tmp_path / "run.log", warn=False)
-    assert table.run_ids(df) == ["run", "run-2"]
+    assert table.run_ids(df) == ["a", tmp_path.name]  # run.log names no run: its folder does
 
 
 def test_load_accounts_and_warning(tmp_path):

@@ -173,23 +173,23 @@ def test_a_flat_level_a_take_off_moves_shows_no_plateau():
 
 
 def test_runs_of_one_name_in_two_folders_say_where_each_is_from(tmp_path):
-    """dup1/run.csv and dup2/run.csv were `run` and `run-2`, and neither the text nor the JSON
+    """dup1/grpo.csv and dup2/grpo.csv were `grpo` and `grpo-2`, and neither the text nor the JSON
     said which file each was."""
     import entropylaw as el
 
     for folder, rate in (("dup1", 0.3), ("dup2", 0.2)):
         (tmp_path / folder).mkdir()
         rows = "".join(f"{s},{1.0 / s:.4f},{min(0.9, 0.1 + rate * np.log1p(s) / 3):.4f}\n" for s in range(1, 61))
-        (tmp_path / folder / "run.csv").write_text("step,entropy,val/accuracy\n" + rows)
-    df = el.load([str(tmp_path / "dup1" / "run.csv"), str(tmp_path / "dup2" / "run.csv")], warn=False)
+        (tmp_path / folder / "grpo.csv").write_text("step,entropy,val/accuracy\n" + rows)
+    df = el.load([str(tmp_path / "dup1" / "grpo.csv"), str(tmp_path / "dup2" / "grpo.csv")], warn=False)
     said = " ".join(n for a in el.row_accounts(df) for n in a["notes"])
-    assert f"run 'run' read as 'run-2': the run 'run' is {tmp_path / 'dup1' / 'run.csv'}" in said
+    assert f"run 'grpo' read as 'grpo-2': the run 'grpo' is {tmp_path / 'dup1' / 'grpo.csv'}" in said
     ranked = {r["run_id"]: r["source"] for r in el.rank(df, fit_frac=0.3, n_boot=50).to_dict()}
-    assert ranked == {"run": str(tmp_path / "dup1" / "run.csv"), "run-2": str(tmp_path / "dup2" / "run.csv")}
+    assert ranked == {"grpo": str(tmp_path / "dup1" / "grpo.csv"), "grpo-2": str(tmp_path / "dup2" / "grpo.csv")}
 
 
 def test_forecast_json_says_which_file_each_run_of_one_name_is_from(tmp_path):
-    """forecast DIR --json over dup1/run.csv and dup2/run.csv gave `run` and `run-2` and no file
+    """forecast DIR --json over dup1/grpo.csv and dup2/grpo.csv gave `grpo` and `grpo-2` and no file
     (rank --json said each run's `source`); now each run's object says it, as rank's does."""
     import json
 
@@ -198,10 +198,10 @@ def test_forecast_json_says_which_file_each_run_of_one_name_is_from(tmp_path):
     for folder, rate in (("dup1", 0.3), ("dup2", 0.2)):
         (tmp_path / folder).mkdir()
         rows = "".join(f"{s},{1.0 / s:.4f},{min(0.9, 0.1 + rate * np.log1p(s) / 3):.4f}\n" for s in range(1, 61))
-        (tmp_path / folder / "run.csv").write_text("step,entropy,val/accuracy\n" + rows)
+        (tmp_path / folder / "grpo.csv").write_text("step,entropy,val/accuracy\n" + rows)
     out = run_cli("forecast", str(tmp_path), "--fit-frac", "0.3", "--n-boot", "30", "--json")
     assert out.returncode == 0, out.stderr
     got = {d["run_id"]: d["source"] for d in json.loads(out.stdout)}
-    assert got == {"run": str(tmp_path / "dup1" / "run.csv"), "run-2": str(tmp_path / "dup2" / "run.csv")}
+    assert got == {"grpo": str(tmp_path / "dup1" / "grpo.csv"), "grpo-2": str(tmp_path / "dup2" / "grpo.csv")}
     ranked = run_cli("rank", str(tmp_path), "--fit-frac", "0.3", "--n-boot", "30", "--json")
     assert {d["run_id"]: d["source"] for d in json.loads(ranked.stdout)} == got  # the same words as rank's

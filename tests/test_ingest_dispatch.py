@@ -48,12 +48,12 @@ def test_detect_formats(sources, tmp_path):
         detect_format(tmp_path / "nope.log")
 
 
-def test_load_mix_makes_run_ids_unique(sources):
+def test_load_mix_makes_run_ids_unique(sources, tmp_path):
     df, reports = load([str(sources["log"]), str(sources["twin"]), str(sources["jsonl"]), str(sources["dir"])])
-    assert table.run_ids(df) == ["run", "run-2", "m", "t1", "t2"]
+    assert table.run_ids(df) == ["a", tmp_path.name, "m", "t1", "t2"]  # run.log names no run: its folder does
     assert len(reports) == 5 and all(r.balanced() for r in reports)
-    assert table.series(df, "run-2", "entropy").tolist() == [0.5, 0.4]
-    assert df[df["run_id"] == "run"]["algorithm"].iloc[0] == "rloo"
+    assert table.series(df, tmp_path.name, "entropy").tolist() == [0.5, 0.4]
+    assert df[df["run_id"] == "a"]["algorithm"].iloc[0] == "rloo"
     table.validate(df)
 
 

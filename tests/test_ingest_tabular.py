@@ -106,7 +106,7 @@ def test_long_table_tbparse_layout(tmp_path):
                   "value": [0.5, 0.4, 0.2]}).to_csv(p, index=False)
     assert detect_format(p) == "long"
     df, _ = load([str(p)])
-    assert table.series(df, "scalars", "entropy").to_dict() == {1: 0.5, 2: 0.4}
+    assert table.series(df, tmp_path.name, "entropy").to_dict() == {1: 0.5, 2: 0.4}  # scalars.csv names no run
 
 
 def test_wandb_chart_export(tmp_path):
@@ -246,7 +246,7 @@ def test_a_csv_of_mean_token_entropy_written_by_pandas_is_the_entropy(tmp_path):
                           "reward": rng.random(50)})
     frame.to_csv(tmp_path / "run.csv", index=False)
     df, _ = load([str(tmp_path / "run.csv")])
-    np.testing.assert_allclose(table.series(df, "run", "entropy").to_numpy(), frame["mean_token_entropy"])
+    np.testing.assert_allclose(table.series(df, tmp_path.name, "entropy").to_numpy(), frame["mean_token_entropy"])
     assert df["entropy_key"].iloc[0] == "mean_token_entropy"
 
 
@@ -260,7 +260,7 @@ def test_a_step_named_as_custom_loops_name_it_reads_in_csv_and_json_lines(tmp_pa
     frame.to_json(tmp_path / "run.jsonl", orient="records", lines=True)
     for name in ("run.csv", "run.jsonl"):
         df, _ = load([str(tmp_path / name)])
-        entropy = table.series(df, "run", "entropy")
+        entropy = table.series(df, tmp_path.name, "entropy")  # run.csv names no run: its folder does
         assert entropy.index.tolist() == frame[step].tolist(), name
         np.testing.assert_allclose(entropy.to_numpy(), frame["policy_entropy"])
     frame.rename(columns={step: "t"}).to_json(tmp_path / "t.jsonl", orient="records", lines=True)

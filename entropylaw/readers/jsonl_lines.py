@@ -150,6 +150,11 @@ def from_text(text: str) -> float | None:
         return None
 
 
+# a list of numbers that is no value a sample: a tensor's shape, token ids, indices ("logits shape [4, 512]",
+# "input_ids": [151644, 872]): its mean is no quantity of the run
+NOT_SAMPLES = re.compile(r"(?:^|[_\-./ ])(?:shape|shapes|size|sizes|dim|dims|id|ids|idx|index|indices)$", re.I)
+
+
 def list_mean(value: list) -> float | None:
     """The mean of a list of numbers (``"rewards": [0, 1, 1, 0]``, a custom loop's value a sample: the batch's
     mean reward, 0.5), None for anything else (an empty list, text, true/false, nested lists).

@@ -114,12 +114,27 @@ def _one(role: str, option: str, found: list[tuple[int, str]], warnings: list[st
     return ""
 
 
+# a printed name's first words that make its last another quantity than the run's ("Max reward", "Ref entropy")
+_NOT_QUALIFIER = {"max", "min", "std", "best", "worst", "ref", "reference", "old", "target", "kl", "format", "length"}
+
+
+def _last_word(key: str) -> str:
+    """A printed name's last word, where the words before it only qualify it ('Actor entropy', 'Batch reward': read
+    by it before a name's words were kept, and still, ranked after a name that says the role whole); else ""."""
+    words = key.split()
+    if len(words) < 2 or _FORMAT.search(key) or _NOT_QUALIFIER & {w.lower().strip(".") for w in words[:-1]}:
+        return ""
+    return words[-1]
+
+
 def entropy_by_name(keys: list[str], warnings: list[str]) -> str:
     found = []
     for key in keys:
         stripped = _strip_train(key)
         if stripped and _ENTROPY.match(stripped[0]):
             found.append((stripped[1], key))
+        elif stripped and _ENTROPY.match(_last_word(key)):
+            found.append((stripped[1] + 1, key))
     return _one("entropy", "entropy_key", found, warnings)
 
 
@@ -133,6 +148,8 @@ def score_by_name(keys: list[str], warnings: list[str]) -> str:
             found.append((stripped[1], key))
         elif stripped[0] != split_first(key) and _is_accuracy(stripped[0]):
             found.append((stripped[1] + 2, key))  # train_acc, train/accuracy: where no reward is logged
+        elif _SCORE.match(_last_word(key)):
+            found.append((stripped[1] + 1, key))
     return _one("training score", "score_key", found, warnings)
 
 
@@ -211,18 +228,33 @@ def is_candidate(key: str) -> bool:
 # a count of the validation set the log itself states, beside the score (a custom trainer's eval row:
 # "num_examples": 1024), under an evaluation prefix (read by the forecast's noise and by the score's unit)
 SIZE_NAME = re.compile(r"^(?:num|n|number_of)_?(?:eval_|val_|test_)?(?:examples|problems|questions|prompts)$"
-                       r"|^(?:eval|val|test)_?(?:size|examples)$|^(?:(?:num|n)_)?total$|^n$", re.I)  # eval/n
+                       r"|^(?:eval|val|test)_?(?:size|examples)$|^(?:(?:num|n)_)?total$", re.I)
+_SOLVED = re.compile(r"(?:^|_)(?:correct|solved)(?:_|$)", re.I)  # a count of correct answers (eval/correct)
 LOGGED_MOST = 10 ** 6  # a stated count beyond this is no validation set (a token or sample count)
 
 
-def is_size_name(name: str) -> bool:
-    """Whether a metric's name is a count of the validation set (``eval/num_examples``).
+def _under_eval(name: str) -> tuple[str, str] | None:
+    """(path, last part) of a name under an evaluation prefix (``eval/math/n``: ``("math", "n")``), else None."""
+    name = _plain(str(name))
+    rest = EVAL_PREFIX.sub("", name, count=1)
+    return None if rest == name else (rest.rpartition("/")[0], rest.rpartition("/")[2])
+
+
+def is_size_name(name: str, beside=()) -> bool:
+    """Whether a metric's name is a count of the validation set (``eval/num_examples``); a bare ``n``
+    (``eval/n``) only where a count of correct answers is logged beside it, under its path (``beside``:
+    the run's keys; ``{"eval": {"correct": 232, "n": 500}}``): beside a pass@k it is the samples drawn
+    per problem (16), no set size.
 
     >>> is_size_name("eval/num_examples"), is_size_name("val/math/n_problems"), is_size_name("num_examples")
     (True, True, False)
-    >>> is_size_name("eval/n"), is_size_name("n"), is_size_name("eval/nll")
+    >>> is_size_name("eval/n", ["eval/correct"]), is_size_name("eval/n", ["eval/pass@1"]), is_size_name("n")
     (True, False, False)
     """
-    name = _plain(str(name))
-    rest = EVAL_PREFIX.sub("", name, count=1)
-    return rest != name and bool(SIZE_NAME.match(rest.rsplit("/", 1)[-1]))
+    found = _under_eval(name)
+    if found is None:
+        return False
+    if found[1].lower() == "n":
+        return any(other is not None and other[0] == found[0] and _SOLVED.search(other[1])
+                   for other in map(_under_eval, beside))
+    return bool(SIZE_NAME.match(found[1]))

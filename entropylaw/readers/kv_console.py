@@ -11,8 +11,9 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   ``N/M`` says the planned total M too (the step the gain to go runs to);
 - **the numbers**: ``key=value`` and ``key: value`` pairs, and ``key value`` where ``|`` parts the
   line (a key starts with a letter; ``1e-5``, ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
-  numbers; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step one value (several at one step: their mean, said); a last line
-  without its newline (cut while being written) is counted, not read: its last number may be cut;
+  numbers; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step
+  one value (several at one step: their mean, said); a last line without its newline (cut while
+  being written) is counted, not read: its last number may be cut;
 - **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
   count and first line are said in the row account; other text holds no values.
 
@@ -40,7 +41,7 @@ import re
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import NON_FINITE, RawRun, existing_file
 from entropylaw.readers.compressed import open_log
-from entropylaw.readers.jsonl_lines import list_mean
+from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP, unwrap
 from entropylaw.readers.printed_blocks import Blocks
@@ -78,7 +79,8 @@ SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$",
 
 
 def _parse(line: str):
-    """``(step, total, {key: value}, {key: "%", "/N", ...}, tagged as an evaluation's, fields not read)`` of a
+    """``(step, total, {key: value}, {key: "%", "/N", ...}, (the words before its step, {eval/<key>: key}) where
+    tagged as an evaluation's line, fields not read)`` of a
     printed line, or None where it prints no numbers; step None where it names none."""
     line = unwrap(line)
     m = STEP.search(line)
@@ -91,6 +93,8 @@ def _parse(line: str):
                   if (s := SPACED.match(part))]
     if "[" in line:
         for listed in LISTED.finditer(line):
+            if NOT_SAMPLES.search(listed.group("key")):
+                continue  # "logits shape [4, 512]", "input_ids=[151644, 872]": no values of samples
             items = [float(x) for x in listed.group("items").split(",")]
             found.append((listed.group("key"), repr(list_mean(items)), "", None))
             pct[listed.group("key")] = f"[{len(items)}]"
@@ -116,17 +120,20 @@ def _parse(line: str):
     if m is None:
         return None, None, pairs, pct, False, []
     # the words of the step's own field: not a logging prefix's ("INFO:test:step 10", "- test - INFO - step 10")
-    own = _FIELD_START.split(line[:m.start()])[-1]
-    tagged = bool(_EVAL_TAG.search(own + line[m.end():].replace(".", " ") if header else own))  # "Evaluating..."
-    if tagged:  # an evaluation's line: its keys eval/<key>, unless they name a split
-        pairs, pct = eval_keys(pairs, pct)
+    tagged = None
+    field = _FIELD_START.split(line[:m.start()])[-1]
+    if header:  # "Iteration 5, Evaluating...": a header's words after its step too
+        field += line[m.end():].replace(".", " ")
+    if _EVAL_TAG.search(field):  # its keys eval/<key>, unless they name a split
+        tagged = (re.sub(r"\d+", "0", field.strip()), eval_names(pairs))
+        pairs = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pairs.items()}
+        pct = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pct.items()}
     return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread
 
 
-def eval_keys(pairs: dict, said: dict) -> tuple[dict, dict]:
-    """An evaluation's keys as ``eval/<key>``, unless they name a split (``val_acc``) or are the epoch."""
-    rename = {k: k if k == "epoch" or _NAMES_SPLIT.match(k) else f"eval/{k}" for k in pairs}
-    return {rename[k]: v for k, v in pairs.items()}, {rename.get(k, k): v for k, v in said.items()}
+def eval_names(pairs: dict) -> dict[str, str]:
+    """``{eval/<key>: key}``: an evaluation's keys, unless they name a split (``val_acc``) or are the epoch."""
+    return {f"eval/{k}": k for k in pairs if k != "epoch" and not _NAMES_SPLIT.match(k)}
 
 
 def _lead(before: str) -> str:
@@ -172,12 +179,13 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     percent: set[str] = set()
     shares: dict[str, str] = {}  # keys printed as a count of a total (correct 60/500): read as its share
     lists: dict[str, str] = {}  # keys printed as a list of numbers: read as their mean
-    evals, n_evals = 0, 0
-    unread, n_unread = None, 0  # fields with a number read as no key and value: the first (line, text), how many  # lines an evaluation printed ("[Eval] step 10: accuracy=0.45"): the first, how many
+    evals, n_evals = 0, 0  # lines an evaluation printed ("[Eval] step 10: accuracy=0.45"): the first, how many
+    n_lines, renamed, fields, tags = 0, {}, {}, []  # step lines; eval/<key>: its key; words before a tagged step
+    unread, n_unread = None, 0  # fields with a number read as no key and value: the first (line, text), how many
     read = 0
     blocks, step_keys = Blocks(), set()
 
-    def take(step: int, key: str, value: float, lineno: int, said: str) -> None:
+    def take(step: int, key: str, value: float, lineno: int, said: str, tag: str | None) -> None:
         nonlocal read
         read += 1
         if said == "%":
@@ -191,6 +199,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
             return
         steps.append(step)
         keys.append(key)
+        tags.append(tag)
         values.append(value)
         lines.append(lineno)
 
@@ -208,7 +217,12 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                 report.drop(CUT_LAST, len(pairs), [lineno])
                 continue
             if step is None:
-                if not blocks.hold(lineno, *(eval_keys(pairs, pct) if blocks.tagged else (pairs, pct))):
+                if blocks.tag is not None:  # under an evaluation's header: its keys eval/<key>
+                    names = eval_names(pairs)
+                    renamed.update(names)
+                    pairs, pct = ({(f"eval/{k}" if f"eval/{k}" in names else k): v for k, v in d.items()}
+                                  for d in (pairs, pct))
+                if not blocks.hold(lineno, pairs, pct):
                     stepless += 1
                     first_stepless = first_stepless or lineno
                 continue
@@ -216,25 +230,36 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                 blocks.step_line()
                 step_keys.update(pairs)
             else:
-                blocks.header(step, tagged)
+                blocks.header(step, tagged[0] if tagged else None)
             if total:
                 totals.add(total)
+            n_lines += 1
             if tagged:
-                evals = evals or lineno  # the first line an evaluation printed
                 n_evals += 1
+                fields.setdefault(tagged[0], [0, lineno])[0] += 1  # how many, the first
+                renamed.update(tagged[1])
             if "epoch" in pct:
                 epochs.add(int(pct["epoch"][3:]))
             for key, value in pairs.items():
-                take(step, key, value, lineno, pct.get(key, ""))
+                take(step, key, value, lineno, pct.get(key, ""), tagged[0] if tagged else None)
     under = blocks.read(step_keys)
     for held in under:
         take(*held)
     if under:  # in line order among the step lines' values: a resume is read from the order of the lines
         order = sorted(range(len(lines)), key=lines.__getitem__)
-        steps, keys, values, lines = ([a[i] for i in order] for a in (steps, keys, values, lines))
+        steps, keys, tags, values, lines = ([a[i] for i in order] for a in (steps, keys, tags, values, lines))
     left = blocks.lines_left(under)
     stepless += len(left)
     first_stepless = min([first_stepless or math.inf, *left]) if left else first_stepless
+    # a split's word before most steps ("[INFO] test run step 10"): a prefix every line prints, no evaluation's tag
+    prefix = next((f for f, (n, _) in fields.items() if n > n_lines / 2), None)
+    if prefix is not None:
+        keys = [renamed.get(k, k) if t == prefix else k for k, t in zip(keys, tags)]
+        left = set(keys)
+        percent, shares, lists = ({k if k in left else renamed.get(k, k): v for k, v in d.items()} for d in
+                                  (dict.fromkeys(percent, ""), shares, lists))
+        percent, n_evals = set(percent), n_evals - fields.pop(prefix)[0]
+    evals = min((first for _, first in fields.values()), default=0)  # the first line an evaluation printed
     report.read(read)
     if not steps and not read:
         raise EntropyLawError(f"{path}: no line prints a step and named numbers (expected lines like "

@@ -43,6 +43,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.readers.accounts import SOURCES_JOINED, IngestReport
+from entropylaw.readers.names import resumed_file
 
 SUPERSEDED = "superseded by resumed segment"
 # a file's notes on what it lacks alone (readers.keys, readers.common), untrue of the run its folder's files join into
@@ -169,6 +170,12 @@ def merge_same_runs(pieces: list[tuple[pd.DataFrame, IngestReport]]) -> list[tup
         ids = pd.unique(df["run_id"]) if len(df) else []
         if len(ids) == 1:
             groups.setdefault(str(ids[0]), []).append(i)
+    # run.log in folders of their own (a job's restarts), each named after its folder: one run where one resumes
+    by_file: dict[str, list[int]] = {}
+    for members in groups.values():
+        if len(members) == 1 and (name := resumed_file(pieces[members[0]][1].source)):
+            by_file.setdefault("\0" + name, []).append(members[0])
+    groups.update((name, members) for name, members in by_file.items() if len(members) > 1)
     merged_into: dict[int, int] = {}
     frames = {i: df for i, (df, _) in enumerate(pieces)}
     reports = [report for _, report in pieces]
@@ -196,6 +203,7 @@ def merge_same_runs(pieces: list[tuple[pd.DataFrame, IngestReport]]) -> list[tup
         if sources:
             df = df.sort_values(["step"], kind="stable").reset_index(drop=True)
             table.set_text(df, "source", SOURCES_JOINED.join([pieces[i][1].source] + sources))
+            table.set_text(df, "run_id", str(pieces[i][0]["run_id"].iloc[0]))  # a restart's folder names the first's
             df = table.conform(df)
         result.append((df, report))
     return result

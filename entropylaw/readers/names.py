@@ -89,10 +89,27 @@ def run_id_from_path(path) -> str:
 # (train.jsonl + eval.jsonl): named after the folder, its untyped rows read as eval rows (eval_beside_training)
 EVAL_FILES = frozenset({"eval", "evals", "evaluation", "evaluations", "val", "valid", "validation", "eval_metrics",
                         "metrics_eval", "val_metrics", "metrics_val", "eval_log", "evaluation_metrics"})
-# (a sweep's x/progress.csv and y/progress.csv are runs x and y, not progress and progress-2: Stable-Baselines'
-# log. Not run.*: a run.log in two folders is one run resumed, a.run.log's steps 25.. b.run.log's 1..30)
+# (a sweep's x/run.csv and y/run.csv are runs x and y, not run and run-2; progress.csv: Stable-Baselines' log)
 _GENERIC_FILES = {"trainer_state", "metrics", "log", "train", "output", "events", "history", "runs", "logs", "wandb",
-                  "train_metrics", "metrics_train", "train_log", "training", "progress", "results", *EVAL_FILES}
+                  "train_metrics", "metrics_train", "train_log", "training", "run", "progress", "results", "stats",
+                  "scalars", *EVAL_FILES}
+
+
+# of the names that name no run, those that named one before (run.log was run "run"): a job's restarts, each
+# writing one in a folder of its own (d1/run.log, d2/run.log), are still one run resumed (merge.py)
+RESUMED_FILES = frozenset({"run", "progress", "results", "stats", "scalars"})
+
+
+def resumed_file(path) -> str:
+    """The name of a file that one run's restarts may each write in a folder of their own, else "".
+
+    >>> resumed_file("job2/run.log"), resumed_file("job2/metrics.jsonl"), resumed_file("job2/qwen.log")
+    ('run', '', '')
+    """
+    from pathlib import PurePath
+
+    name = _stem(PurePath(str(path)).name).lower()
+    return name if name in RESUMED_FILES else ""
 
 
 # the splits a key's first part (val/acc) or a table's split column names

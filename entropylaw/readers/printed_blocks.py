@@ -14,7 +14,7 @@ recurs: :data:`MIN_BLOCKS` headers, and a key under :data:`MIN_BLOCKS` of them t
 
 >>> b = Blocks()
 >>> for n, s in enumerate((1, 2, 3)):
-...     b.header(s, tagged=False)
+...     b.header(s, tag=None)
 ...     _ = b.hold(2 * n + 2, {"reward": s / 10}, {})
 >>> [(r.step, r.key, r.value) for r in b.read(step_keys=set())]
 [(1, 'reward', 0.1), (2, 'reward', 0.2), (3, 'reward', 0.3)]
@@ -34,6 +34,7 @@ class Held(NamedTuple):
     value: float
     line: int
     said: str  # "%", "/N", "[N]" as the line printed it, else ""
+    tag: str | None  # the words of an evaluation's header above it, else None
 
 
 class Blocks:
@@ -42,29 +43,30 @@ class Blocks:
     def __init__(self):
         self.held: list[Held] = []
         self.headers, self.first = 0, None
-        self._step, self.tagged, self._seen = None, False, set()
+        self._step, self.tag, self._seen = None, None, set()
 
-    def header(self, step: int, tagged: bool) -> None:
-        """A line that names a step and prints no numbers of its own: the lines after it are that step's."""
+    def header(self, step: int, tag: str | None) -> None:
+        """A line that names a step and prints no numbers of its own: the lines after it are that step's
+        (``tag``: the words of an evaluation's header, ``Evaluating...``)."""
         self.headers += 1
-        self._step, self.tagged, self._seen = step, tagged, set()
+        self._step, self.tag, self._seen = step, tag, set()
 
     def step_line(self) -> None:
         """A line that prints its step and numbers: the block above it ends."""
-        self._step = None
+        self._step, self.tag = None, None
 
     def hold(self, line: int, pairs: dict[str, float], said: dict[str, str]) -> bool:
         """Hold a line of numbers without a step under the header above it (its keys as an evaluation's header
-        names them, where :attr:`tagged`); False where no block is open or one of its keys came in this block
+        names them, where :attr:`tag`); False where no block is open or one of its keys came in this block
         already (the block ended unmarked)."""
         if self._step is None or not pairs:
             return False
         if self._seen.intersection(pairs):
-            self._step = None
+            self._step, self.tag = None, None
             return False
         self._seen |= set(pairs)
         self.first = self.first or line
-        self.held += [Held(self._step, k, v, line, said.get(k, "")) for k, v in pairs.items()]
+        self.held += [Held(self._step, k, v, line, said.get(k, ""), self.tag) for k, v in pairs.items()]
         return True
 
     def read(self, step_keys: set[str]) -> list[Held]:

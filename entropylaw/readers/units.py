@@ -1,9 +1,9 @@
 """A score's unit, decided per run from that run's own values, and the accuracies no unit allows.
 
 An accuracy (a key whose name says one: ``acc``, ``pass``, ``correct``, ``percent``, ``pct``, or a
-benchmark's validation, ``val/math``; not a reward or a score, whose scale is the trainer's) is a share of problems solved: a
-fraction in [0, 1] or a percent in [0, 100]. :func:`unit` reads which from the run's values:
-a percent when most of them lie above 1 (within 100), a fraction when most lie within [0, 1].
+benchmark's validation, ``val/math``; not a reward or a score, whose scale is the trainer's) is a share
+of problems solved: a fraction in [0, 1] or a percent in [0, 100]. :func:`unit` reads which from the run's
+values: a percent when most of them lie above 1 (within 100), a fraction when most lie within [0, 1].
 One value out of its run's unit (a 1.5 among fractions, a -3, a 150 among percents) is no
 accuracy at all: :func:`impossible` drops it, counted with its reason and its line, and says
 its step. (A lone 1.5 put the whole run into percent: a run at 0.77 was read as 0.0077.)
@@ -215,8 +215,9 @@ def stated_size(df: pd.DataFrame, score_key: str | None = None) -> float | None:
     >>> stated_size(rows, "eval/gsm8k/accuracy"), stated_size(rows)
     (1319.0, None)
     """
-    by_key = {str(key): {float(v) for v in pd.unique(df["value"].to_numpy()[(df["key"] == key).to_numpy()])}
-              for key in pd.unique(df["key"]) if is_size_name(str(key))}
+    keys = [str(key) for key in pd.unique(df["key"])]
+    by_key = {key: {float(v) for v in pd.unique(df["value"].to_numpy()[(df["key"] == key).to_numpy()])}
+              for key in keys if is_size_name(key, keys)}
     beside = {k: v for k, v in by_key.items() if score_key and "/" in score_key
               and k.rsplit("/", 1)[0] == score_key.rsplit("/", 1)[0]}
     sizes = set().union(*(beside or by_key).values()) if by_key else set()

@@ -53,9 +53,9 @@ from array import array
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import RawRun, existing_file
-from entropylaw.readers.jsonl_lines import (STEP_FIELDS, TYPE_FIELDS, document_of, from_text as _from_text, is_config,
-                                            is_step_name, lines_of, list_mean, numeric as _numeric, read_config,
-                                            values_in_broken_line)
+from entropylaw.readers.jsonl_lines import (NOT_SAMPLES, STEP_FIELDS, TYPE_FIELDS, document_of, from_text as _from_text,
+                                            is_config, is_step_name, lines_of, list_mean, numeric as _numeric,
+                                            read_config, values_in_broken_line)
 from entropylaw.readers.jsonl_rows import BIG, Rows
 from entropylaw.readers.names import (BOOKKEEPING, eval_beside_training, model_from_filename, run_id_from_path,
                                       typed_key)
@@ -217,7 +217,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 obj = loads(line)
             if len(stepless) < 40 and isinstance(obj, dict):
                 stepless.update(dict.fromkeys(obj))
-            if not used and is_config(obj):  # {"model": ..., "lr": ...} before the first step: the run's config
+            # {"model": ..., "lr": ...} before the first step: the run's config (not a line of the step the user names)
+            if not used and is_config(obj) and not any(k in obj for k in order):
                 configs.append((lineno, obj))
                 continue
             for step_field in order:
@@ -300,7 +301,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 number = float(value)
             else:
                 number = _numeric(value)
-                if type(value) is list and (number := list_mean(value)) is not None:
+                if type(value) is list and not NOT_SAMPLES.search(key) and (number := list_mean(value)) is not None:
                     lists.setdefault(key, len(value))  # "rewards": [0, 1, 1, 0], a value a sample: their mean
                 if isinstance(value, str) and number is None and (number := percent_number(value)) is not None:
                     raw.percent.add(slot[0])  # "6.2%": a percent, whatever its values

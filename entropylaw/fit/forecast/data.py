@@ -163,8 +163,8 @@ class RunData:
                        task=task_of(key, str(meta["dataset"])), config=config if isinstance(config, dict) else {},
                        model=model_key(meta["model"]),
                        problems_logged=logged_problems(key, {m: get(m)[1] for m in metrics
-                                                             if is_size_name(m)}) if kind == "validation"
-                       else None)
+                                                             if is_size_name(m, metrics)}, metrics)
+                       if kind == "validation" else None)
 
     def window(self, end: float) -> "RunData":
         """The run as seen at step ``end``: every series cut there, and what is read off a

@@ -124,9 +124,10 @@ def problems_in(values, bounds=(0.0, 1.0)) -> int | None:
     return got
 
 
-def logged_problems(target_key: str, metrics) -> tuple[float | None, str | None]:
+def logged_problems(target_key: str, metrics, beside=()) -> tuple[float | None, str | None]:
     """The validation set's size the log states beside the score: ``metrics`` maps the run's
-    metric names to their values; a count named as such (``eval/num_examples``, ``val/n_problems``)
+    metric names to their values (``beside``: the run's other names, where ``metrics`` holds only
+    some); a count named as such (``eval/num_examples``, ``val/n_problems``)
     under an evaluation prefix, with the score's own path (``eval/math/num_examples`` for
     ``val/math/accuracy``; a count at the top serves a score at the top), the same whole number
     at every step, from 2 to :data:`LOGGED_MOST`. (n, what says so), else (None, None): also
@@ -141,7 +142,7 @@ def logged_problems(target_key: str, metrics) -> tuple[float | None, str | None]
     parent = target_key.split("/", 1)[1].rsplit("/", 1)[0] if target_key.count("/") >= 2 else ""
     found = {}
     for name, values in sorted(metrics.items()):
-        if not is_size_name(name):
+        if not is_size_name(name, [*metrics, *beside]):
             continue
         rest = _EVAL.sub("", name, count=1)
         if (rest.rsplit("/", 1)[0] if "/" in rest else "") != parent:
