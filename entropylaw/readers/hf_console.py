@@ -9,7 +9,8 @@ such as ``tensor(0.5)`` are unwrapped first.
 Step numbers, first that applies:
 
 1. ``logging_steps`` given (``--logging-steps N``): the k-th training record is step k·N;
-2. the records carry ``step``;
+2. the records carry ``step`` (a custom loop's ``print(metrics)``: ``global_step``, ``iteration``
+   or ``iter``, then not read as a value; a nested ``{'train': {...}}`` is read as ``train/<key>``);
 3. tqdm: each ``tqdm.write`` clears the progress bars first (``\\r``, spaces, ``\\r`` on
    stderr; the last bar drawn before it says ``N/total``). stdout is block-buffered when
    redirected, so the dicts arrive in clumps, away from their bars, but the k-th clear
@@ -53,7 +54,9 @@ from entropylaw.terminal import count
 UNPARSEABLE = "unparseable log record"
 MAX_RECORD = 1 << 20  # a log dict longer than this is not a Trainer record
 _LOG_KEYS = (b"'loss':", b"'learning_rate':", b"'train_runtime':", b"'eval_loss':", b"'reward':",
-             b"'entropy':", b"'grad_norm':")
+             b"'entropy':", b"'grad_norm':", b"/reward':", b"/entropy':", b"/loss':")
+# a custom loop's print(metrics) names its step so; a Trainer's records have none, or 'step' (TRL's list)
+STEP_KEYS = ("step", "global_step", "iteration", "iter")
 _BAR = re.compile(rb"(\d+)/(\d+) \[")
 _TOTAL = re.compile(rb"Total optimization steps = ([\d,]+)")
 _MODEL = re.compile(r"models--[^/\s]+--([^/\s'\"]+)")
@@ -73,6 +76,8 @@ def parse_record(text: str) -> dict | None:
     {'loss': nan, 'grad_norm': 0.5, 'epoch': 1.0}
     >>> parse_record("{'loss': 0.1, 'entr") is None
     True
+    >>> parse_record("{'step': 5, 'train': {'reward': np.float32(0.5)}, 'eval': {'acc': 0.25}}")
+    {'step': 5, 'train/reward': 0.5, 'eval/acc': 0.25}
     """
     text = text.strip()
     if not (text.startswith("{") and text.endswith("}")) or len(text) > MAX_RECORD:
@@ -86,20 +91,31 @@ def parse_record(text: str) -> dict | None:
         return None
     specials = {"__nan__": math.nan, "__-nan__": math.nan,
                 "__inf__": math.inf, "__-inf__": -math.inf}
-    return {k: specials.get(v, v) if isinstance(v, str) else v for k, v in value.items()}
+    return {k: specials.get(v, v) if isinstance(v, str) else v for k, v in _flat(value).items()}
+
+
+def _flat(record: dict, prefix: str = "") -> dict:
+    """A custom loop's nested dict ``{'train': {'reward': 0.3}}`` as ``{'train/reward': 0.3}``."""
+    out = {}
+    for key, value in record.items():
+        if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+            out.update(_flat(value, f"{prefix}{key}/"))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
 
 
 def _is_log_record(record: dict) -> bool:
-    keys = set(record)
+    keys = {k.rsplit("/", 1)[-1] for k in record}  # a nested dict's train/reward too
     return bool(keys & {"loss", "learning_rate", "grad_norm", "reward", "entropy", "train_runtime", "train_loss"}) \
-        or any(k.startswith(("eval_", "rewards/")) for k in keys)
+        or any(k.startswith(("eval_", "rewards/")) for k in record)
 
 
 def _kind(record: dict) -> str:
-    keys = set(record) - {"epoch", "step"}
+    keys = set(record) - {"epoch", *STEP_KEYS}
     if "train_runtime" in keys:
         return "final"
-    if keys and all(k.startswith("eval_") for k in keys):
+    if keys and all(k.startswith(("eval_", "eval/")) for k in keys):
         return "eval"
     return "train"
 
@@ -180,14 +196,25 @@ def _numbered(records: list[dict], first: int, stride: int) -> list[int]:
     return steps
 
 
+def _whole(value) -> bool:
+    """A step as a printed dict holds it: 10, np.int64(10), 10.0."""
+    return not isinstance(value, bool) and (isinstance(value, int) or isinstance(value, float) and value.is_integer())
+
+
 def _steps(scan: _Scan, logging_steps: int | None, report) -> list[int]:
     records = [r for r, _ in scan.records]
     if logging_steps is not None:
         report.note(f"step numbers from `logging_steps` {logging_steps}: training record k is step "
                     f"{logging_steps}*k")
         return _numbered(records, logging_steps, logging_steps)
-    if all(isinstance(r.get("step"), int) and not isinstance(r.get("step"), bool) for r in records):
-        return [r["step"] for r in records]
+    for key in STEP_KEYS:
+        if records and all(_whole(r.get(key)) for r in records):
+            steps = [int(r[key]) for r in records]
+            if key != "step":  # add_records takes 'step' out of the values; the others here
+                report.note(f"step numbers from the records' '{key}'")
+                for r in records:
+                    del r[key]
+            return steps
     totals = Counter(t for _n, t in scan.clears)
     total = scan.total if scan.total in totals else (totals.most_common(1)[0][0] if totals else None)
     clears = [n for n, t in scan.clears if t == total]

@@ -45,6 +45,7 @@ from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP, unwrap
 from entropylaw.readers.printed_blocks import Blocks
+from entropylaw.readers.tqdm_bars import parse_bar
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
 
@@ -78,10 +79,12 @@ _WORD = re.compile(r"[A-Za-z]\w*")  # a header line names its step after 3 words
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
-def _parse(line: str):
+def _parse(line: str, bar_checked: bool = False):
     """``(step, total, {key: value}, {key: "%", "/N", ...}, (the words before its step, {eval/<key>: key}) where
     tagged as an evaluation's line, fields not read)`` of a
     printed line, or None where it prints no numbers; step None where it names none."""
+    if not bar_checked and "[" in line and parse_bar(line) is not None:
+        return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
     line = unwrap(line)
     m = STEP.search(line)
     pairs: dict[str, float] = {}
@@ -203,9 +206,14 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
         values.append(value)
         lines.append(lineno)
 
+    bars, first_bar = 0, None  # displays of a tqdm bar with values in its postfix, read by no step line
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
-            got = _parse(line)
+            if "[" in line and (bar := parse_bar(line)) is not None:
+                bars += bool(bar.values)
+                first_bar = first_bar or (lineno if bar.values else None)
+                continue
+            got = _parse(line, bar_checked=True)
             if got is None:
                 continue
             step, total, pairs, pct, tagged, not_read = got
@@ -273,6 +281,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if n_unread:
         report.note(f"{count(n_unread, 'field')} with a number not read as a key and its value (the first at line "
                     f"{unread[0]}: {unread[1]!r:.40}): not read")
+    if bars:
+        report.note(f"{count(bars, 'display')} of a progress bar with values in its postfix (the first at line "
+                    f"{first_bar}): not read, the step lines are")
     if lists:
         report.note("lists of numbers (a value a sample) read as their mean: "
                     + ", ".join(f"{k} ({v[1:-1]} values)" for k, v in sorted(lists.items())[:6]))

@@ -1,0 +1,202 @@
+"""A custom loop's tqdm progress bar with its values in the postfix, as ``pbar.set_postfix(loss=..., reward=...,
+entropy=...)`` leaves it in a file that stdout or stderr was redirected to::
+
+    Training:  45%|████▌     | 45/100 [01:23<01:40,  1.83s/it, loss=0.12, reward=0.45, entropy=0.83]
+    Training: 45it [01:23,  1.83s/it, {'loss': 0.12, 'reward': 0.45}]
+
+tqdm redraws its bar in place: the displays follow one another after ``\\r`` within one line of the file (or
+after newlines). Read so:
+
+- **the training bar**: the bar whose postfix carries numbers (``key=value``, ``key: value`` or a printed dict,
+  nested ``{'train': {'reward': ...}}`` read as ``train/reward``); another loop's bar (vLLM's ``Processed
+  prompts``, ``Loading checkpoint shards``) holds none. Bars told apart by their description; ``Epoch 0``,
+  ``Epoch 1`` ... are one bar drawn anew each epoch, as is a bar whose count starts again after it reached its
+  total: the count goes on from where the bar before it ended (a count that goes back unfinished is a resumed
+  run's, read as printed);
+- **the step**: the bar's count ``n`` (of ``n/N``; ``N`` is the planned total) where a postfix is first shown:
+  ``set_postfix`` draws the bar at once, at the count of steps done (a ``for step in pbar`` loop's own
+  ``step``); the same postfix drawn again as the bar moves on, or when it closes, is a redraw, not read again
+  (so a step whose postfix prints the very values of the step before is taken for a redraw too).
+  A postfix set several times at one count: the last one stands (the others counted as logged twice at
+  that step); the elapsed times and the rate (``1.83s/it``) are no values;
+- a bar of another description that carries numbers too (an evaluation's bar) is not read: counted in a note,
+  as is a last display cut while being written.
+
+Recognised where :data:`MIN_BARS` displays of a bar with numbers come in the first bytes a printed log's
+format is looked for in, before any veRL ``step:N -`` line, and the file prints no steps of its own
+(``step 10 | reward 0.3``: :mod:`entropylaw.readers.kv_console` reads those).
+
+>>> bar = parse_bar("Training:  45%|####5     | 45/100 [01:23<01:40,  1.83s/it, loss=0.12, reward=45%]")
+>>> bar.desc, bar.n, bar.total, bar.values, bar.percent
+('Training', 45, 100, {'loss': 0.12, 'reward': 45.0}, {'reward'})
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from typing import NamedTuple
+
+from entropylaw.errors import EntropyLawError
+from entropylaw.readers.common import RawRun, existing_file
+from entropylaw.readers.compressed import open_log
+from entropylaw.readers.hf_console import parse_record
+from entropylaw.readers.names import model_from_filename, run_id_from_path
+from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP, unwrap
+from entropylaw.terminal import count
+
+MIN_BARS = 3
+SNIFF_LINES = 20_000  # a model's loading chatter before the training bar; the bar's displays share a line
+_TIMES = re.compile(rb"\d\s*\[[\d:?]+(?:<[\d:?]+)?,")  # "45/100 [01:23<01:40,": a bar's count and its times
+_TIMES_TEXT = re.compile(_TIMES.pattern.decode())
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # tqdm moves the cursor between nested bars
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)(?![A-Za-z])"
+# "desc: 45%|###  | 45/100 [01:23<01:40, 1.83s/it, postfix]", or with no total "desc: 45it [01:23, 1.83s/it, ...]"
+BAR = re.compile(r"^\s*(?P<desc>[^\r]*?)(?::\s*)?(?:\d{1,3}%\|[^|]*\|\s*)?(?P<n>\d+)(?:/(?P<total>\d+)|[A-Za-z]\w*)?"
+                 r"\s*\[[\d:?]+(?:<[\d:?]+)?,\s*[^,\]]*/[^,\]]*(?:,\s*(?P<post>.*))?\]\s*$")
+_PAIR = re.compile(r"(?:^|,)\s*(?P<key>[^=:,\s][^=:,]*?)\s*[=:]\s*(?P<v>" + _NUM + r")(?P<pct>%?)\s*(?=,|$)",
+                   re.IGNORECASE)
+
+
+class Bar(NamedTuple):
+    desc: str
+    n: int
+    total: int | None
+    values: dict[str, float]  # the postfix's numbers
+    percent: set[str]  # keys printed with %
+    postfix: str  # as printed: a redraw prints the same
+
+
+def parse_bar(piece: str) -> Bar | None:
+    """One display of a tqdm bar (a piece of a line between ``\\r``\\ s), or None where it is none."""
+    if "[" not in piece or not _TIMES_TEXT.search(piece):
+        return None
+    m = BAR.match(_ANSI.sub("", unwrap(piece)))
+    if m is None:
+        return None
+    post = (m.group("post") or "").strip()
+    values, percent = {}, set()
+    if post.startswith("{"):
+        for key, value in (parse_record(post) or {}).items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                values[key] = float(value)
+    else:
+        for p in _PAIR.finditer(post):
+            values[p.group("key").strip()] = float(p.group("v"))
+            if p.group("pct"):
+                percent.add(p.group("key").strip())
+    return Bar(m.group("desc").strip(), int(m.group("n")), int(m.group("total")) if m.group("total") else None,
+               values, percent, post)
+
+
+def _pieces(path):
+    """``(line number, piece)`` of the file's lines split at ``\\r``."""
+    with open_log(path, bom=True) as f:
+        for lineno, line in enumerate(f, 1):
+            for piece in line.rstrip(b"\n").split(b"\r"):
+                yield lineno, piece
+
+
+def looks_like_tqdm_console(path: str | os.PathLike) -> bool:
+    """True when :data:`MIN_BARS` displays of a bar with numbers in its postfix come before any veRL line."""
+    found, read = 0, 0
+    try:
+        with open_log(path, bom=True) as f:
+            for i, line in enumerate(f):
+                read += len(line)
+                if b"step:" in line and VERL_STEP.search(line):
+                    return False
+                if b"[" in line and _TIMES.search(line):
+                    for piece in line.split(b"\r"):
+                        bar = parse_bar(piece.decode("utf-8", errors="replace"))
+                        found += bar is not None and bool(bar.values)
+                    if found >= MIN_BARS:
+                        return True
+                if read > SNIFF_LIMIT or i >= SNIFF_LINES:
+                    return False
+    except OSError:
+        return False
+    return False
+
+
+def _family(desc: str) -> str:
+    return re.sub(r"\d+", "#", desc)  # "Epoch 1" and "Epoch 2": one bar drawn anew each epoch
+
+
+def read_tqdm_console(path: str | os.PathLike) -> list[RawRun]:
+    """Read the training bar's postfix values into one :class:`RawRun` (see the module docstring)."""
+    path = existing_file(path, "a printed log of tqdm progress bars with values in their postfix (loss=0.1, ...)")
+    bars: list[tuple[int, Bar]] = []  # the displays with values: a bar without is no reading, nor a redraw
+    last_piece = ""
+    for lineno, piece in _pieces(path):
+        text = piece.decode("utf-8", errors="replace")
+        bar = parse_bar(text)
+        if bar is not None and bar.values:
+            bars.append((lineno, bar))
+        if _ANSI.sub("", text).strip():
+            last_piece = _ANSI.sub("", text).strip()
+    families = Counter(_family(b.desc) for _, b in bars if b.values)
+    if not families:
+        raise EntropyLawError(f"{path}: no tqdm progress bar with values in its postfix (expected a bar like "
+                              "'Training:  45%|####5     | 45/100 [01:23<01:40,  1.83s/it, loss=0.12, reward=0.45]')")
+    family = families.most_common(1)[0][0]
+    raw = RawRun(run_id_from_path(path), str(path), ordered=True)
+    report = raw.report
+    steps, keys, values, lines = [], [], [], []
+    percent: set[str] = set()
+    shown, readings, redraws, descs, totals = None, 0, 0, [], set()
+    offset, drawn, last = 0, 0, None  # the steps of the bars before; how many bars; the last display read
+    for lineno, bar in bars:
+        if _family(bar.desc) != family:
+            continue
+        # a bar drawn anew: the next epoch's (a new description, or the same after it reached its total) counts
+        # on from the bar before; one that goes back unfinished is a resumed run's, read as printed
+        if last is None or (bar.desc not in descs) or (bar.n < last.n and last.total and last.n >= last.total):
+            offset += last.n if last is not None else 0
+            drawn += 1
+            shown = None
+            descs += [] if bar.desc in descs else [bar.desc]
+        last = bar
+        if bar.total:
+            totals.add(bar.total)
+        if bar.postfix == shown:  # the same values drawn again as the bar moves on or closes
+            redraws += 1
+            continue
+        shown = bar.postfix
+        readings += 1
+        percent |= bar.percent
+        report.read(len(bar.values))
+        for key, value in bar.values.items():
+            steps.append(offset + bar.n)
+            keys.append(key)
+            values.append(value)
+            lines.append(lineno)
+    raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
+    raw.repeats = "last"  # a postfix set again at one count: the last stands (the account counts the others)
+    report.note(f"read as tqdm progress bars ({_said(descs)}): each postfix's values at the bar's count where it is "
+                f"first drawn (set again at one count: the last stands); {count(readings, 'display')} read")
+    if redraws:
+        report.note(f"{count(redraws, 'redraw')} of a postfix already read (the bar moving on, closing): not read "
+                    "again")
+    if drawn > 1:
+        report.note(f"{count(drawn, 'bar')} drawn one after another ({_said(descs)}): steps counted on from "
+                    "the bar before")
+    others = sum(n for f, n in families.items() if f != family)
+    if others:
+        named = ", ".join(sorted({repr(b.desc) for _, b in bars if b.values and _family(b.desc) != family})[:3])
+        report.note(f"{count(others, 'display')} of another bar with numbers ({named}): not read")
+    if "[" in last_piece and parse_bar(last_piece) is None and _family(last_piece.split(":")[0]) == family:
+        report.note("the last display, cut while being written: not read")
+    if percent:
+        report.note("printed with %: " + ", ".join(sorted(percent)[:6]))
+        raw.percent = percent
+    raw.meta = {"model": model_from_filename(path)}
+    if drawn == 1 and len(totals) == 1:
+        raw.meta["config"] = {"total_steps": totals.pop()}  # "45/100": the planned last step
+    return [raw]
+
+
+def _said(descs: list[str]) -> str:
+    shown = ", ".join(repr(d) for d in descs[:3]) + (", ..." if len(descs) > 3 else "")
+    return shown if any(descs) else "no description"
