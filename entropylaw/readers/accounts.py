@@ -27,6 +27,9 @@ ACCOUNTS = "row_accounts"  # the table's attrs key holding every source's accoun
 MERGED = "averaged"
 MAX_LINES_SAID = 3
 SOURCES_JOINED = ", "  # a run read from several files names them all: a resumed run's segments, a W&B run's processes
+# notes every command says, with no row lost: the log's end is an error (readers.log_end), two files not joined
+ENDS_IN_ERROR = "the log ends in an error"
+SAID = ("damaged file", ENDS_IN_ERROR)
 
 
 def source_files(source) -> list[str]:
@@ -162,7 +165,7 @@ class IngestReport:
         if self.skipped:
             return f"{self.source}: skipped ({self.skip_reason()})"
         self._check()
-        damage = self.damage()
+        damage = self.said()
         if not self.rows_dropped and not damage:
             return None
         parts = []
@@ -198,6 +201,11 @@ class IngestReport:
         """The damaged regions a reader found (a file can lose bytes without losing a counted row:
         a record cut at the end), in the words the reader noted them."""
         return [n for n in self.notes if n.startswith("damaged file")]
+
+    def said(self) -> list[str]:
+        """The notes every command says with the rows lost (:data:`SAID`): a damaged region, an error the
+        log ends in."""
+        return [n for n in self.notes if n.startswith(SAID)]
 
     def line(self) -> str:
         if self.skipped:
@@ -262,7 +270,7 @@ def loss_lines(attrs: dict) -> list[str]:
         if len(group) >= 2:
             out.append(f"{len(group)} files named {name} skipped ({why}): {_some(group)}")
             grouped.update(map(id, group))
-    only = [r for r, _ in lines if not r.skipped and r.lost_text() is None and not r.damage()]
+    only = [r for r, _ in lines if not r.skipped and r.lost_text() is None and not r.said()]
     if len(only) >= 2:
         merged, read = sum(r.rows_dropped for r in only), sum(r.rows_read for r in only)
         out.append(f"{len(only)} sources: averaged {merged} of {count(read, 'value')} into their step's mean "
