@@ -5,6 +5,10 @@
   nothing said it, and a forecast of where the run "ends" read as one of a run that finished;
 - a run folder's ``metrics.jsonl`` beside the trainer's ``output.log``/``stderr`` holding the traceback:
   said of the run. Before, a run folder given alone with its console output failed to read at all;
+- a run resumed into a second file beside its first (``metrics.jsonl`` + ``metrics_resumed.jsonl``,
+  ``log.txt`` + ``log.1.txt``, ``train.log`` + ``train.log.1``): one run, the steps both hold taken from
+  the later file, each row dropped counted. Before, the second file was a run of its own (``metrics_resumed``,
+  ``log.1``), or, named ``train.log.1``, not read at all and not said;
 """
 
 from __future__ import annotations
@@ -137,3 +141,54 @@ def test_a_run_folders_console_output_that_ends_well_says_nothing(tmp_path):
                                                for s in range(1, 41)))
     (run / "output.log").write_text("loading model\n" + OOM + "retrying with a smaller batch\n" * 300 + "done\n")
     assert _ends(el.load(run, warn=False)) == []
+
+
+def _jsonl(path, steps, scale=1.0):
+    path.write_text("".join(json.dumps({"step": s, "entropy": scale * _h(s), "reward": _r(s)}) + "\n" for s in steps))
+
+
+@pytest.mark.parametrize("first,second", [("metrics.jsonl", "metrics_resumed.jsonl"), ("log.txt", "log.1.txt"),
+                                          ("train.log", "train.log.1"), ("grpo_qwen.jsonl", "grpo_qwen-resumed.jsonl")])
+def test_a_run_resumed_into_a_second_file_is_one_run(tmp_path, first, second):
+    run = tmp_path / "grpo_qwen"
+    run.mkdir()
+    if first.endswith(".jsonl"):
+        _jsonl(run / first, range(1, 50))
+        _jsonl(run / second, range(40, 100), scale=0.99)  # steps 40..49 again, from the checkpoint at 39
+    else:
+        (run / first).write_text(_printed(range(1, 50)))
+        (run / second).write_text(_printed(range(40, 100), loss=lambda s: 0.2))
+    df = el.load(run, warn=False)
+    assert el.run_ids(df) == ["grpo_qwen"]
+    assert df[df["metric"] == "entropy"]["step"].tolist() == list(range(1, 100))
+    accounts = {a["source"].rsplit("/", 1)[-1]: a for a in row_accounts(df)}
+    n = 3 if first.endswith(".txt") or first.endswith(".log") else 2  # loss, entropy, reward printed
+    assert accounts[first]["dropped"] == {"superseded by resumed segment": 10 * n}, accounts
+    assert accounts[second]["rows_kept"] == accounts[second]["rows_read"] == 60 * n
+    assert any(note.startswith(f"resumed at step 40 in {run / second}") for note in accounts[first]["notes"])
+
+
+def test_a_second_file_that_only_goes_on_is_appended(tmp_path):
+    _jsonl(tmp_path / "metrics.jsonl", range(1, 50))
+    _jsonl(tmp_path / "metrics_resumed.jsonl", range(50, 100))
+    df = el.load(tmp_path, warn=False)
+    assert el.run_ids(df) == [tmp_path.name]
+    accounts = row_accounts(df)
+    assert all(a["rows_read"] == a["rows_kept"] for a in accounts)
+    assert any(note == f"continued at step 50 in {tmp_path / 'metrics_resumed.jsonl'}: appended (no step logged in "
+               "both)" for a in accounts for note in a["notes"])
+
+
+def test_a_second_file_that_counts_its_steps_again_stays_a_run_of_its_own(tmp_path):
+    """Both files start at step 1: a second run, or a resume that counted again; no evidence joins them."""
+    (tmp_path / "log.txt").write_text(_printed(range(1, 50)))
+    (tmp_path / "log.1.txt").write_text(_printed(range(1, 50), loss=lambda s: 0.3))
+    df = el.load(tmp_path, warn=False)
+    assert sorted(el.run_ids(df)) == [tmp_path.name, f"{tmp_path.name}-2"]
+    assert any(f"read as '{tmp_path.name}-2'" in n for n in _notes(df))
+
+
+def test_a_file_named_as_a_resume_alone_keeps_its_name(tmp_path):
+    (tmp_path / "grpo_resume.log").write_text(_printed())
+    (tmp_path / "ppo.log").write_text(_printed())
+    assert sorted(el.run_ids(el.load(tmp_path, warn=False))) == ["grpo_resume", "ppo"]

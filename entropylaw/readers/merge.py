@@ -134,7 +134,8 @@ def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, ne
             _move(reports[i], SUPERSEDED, n)
         for report, n in [(reports[i], n) for i, n in zip(losers.tolist(), counts.tolist())] or [(head_report, 0)]:
             report.note(f"resumed at step {start} in {new_report.source}: kept the later segment "
-                        f"from there on, dropped {n} earlier rows")
+                        f"from there on, dropped {n} earlier rows" if n else
+                        f"continued at step {start} in {new_report.source}: appended (no step logged in both)")
         return (pd.concat([kept[~old], new], ignore_index=True),
                 np.concatenate([kept_from[~old], np.full(len(new), new_at)]))
     return None
