@@ -9,6 +9,9 @@
   ``log.txt`` + ``log.1.txt``, ``train.log`` + ``train.log.1``): one run, the steps both hold taken from
   the later file, each row dropped counted. Before, the second file was a run of its own (``metrics_resumed``,
   ``log.1``), or, named ``train.log.1``, not read at all and not said;
+- a run folder's ``train.jsonl`` and ``eval.jsonl`` that are two runs' (their configs' seeds or the run
+  names they write differ, their steps lie far apart): not joined, and why said. Before, joined silently
+  into one run, one run's evaluations forecast from the other's entropy.
 """
 
 from __future__ import annotations
@@ -192,3 +195,57 @@ def test_a_file_named_as_a_resume_alone_keeps_its_name(tmp_path):
     (tmp_path / "grpo_resume.log").write_text(_printed())
     (tmp_path / "ppo.log").write_text(_printed())
     assert sorted(el.run_ids(el.load(tmp_path, warn=False))) == ["grpo_resume", "ppo"]
+
+
+def _train_eval(folder, train_head=None, eval_head=None, eval_steps=range(0, 100, 10), train_extra=None,
+                eval_extra=None):
+    folder.mkdir()
+    head = [json.dumps(train_head) + "\n"] if train_head else []
+    (folder / "train.jsonl").write_text("".join(head) + "".join(
+        json.dumps({"step": s, "entropy": _h(s), "reward": _r(s), **(train_extra or {})}) + "\n"
+        for s in range(1, 100)))
+    head = [json.dumps(eval_head) + "\n"] if eval_head else []
+    (folder / "eval.jsonl").write_text("".join(head) + "".join(
+        json.dumps({"step": s, "accuracy": _r(s) - 0.05, **(eval_extra or {})}) + "\n" for s in eval_steps))
+    return folder
+
+
+@pytest.mark.parametrize("case,why", [
+    (dict(train_head={"seed": 1, "model": "Qwen/Qwen2.5-0.5B"}, eval_head={"seed": 2, "model": "Qwen/Qwen2.5-0.5B"}),
+     "its config's seed 1 is not eval.jsonl's 2"),
+    (dict(train_head={"model": "Qwen/Qwen2.5-0.5B"}, eval_head={"model": "Qwen/Qwen2.5-7B"}),
+     "its config's model Qwen/Qwen2.5-0.5B is not eval.jsonl's Qwen/Qwen2.5-7B"),
+    (dict(train_extra={"run_name": "grpo-a"}, eval_extra={"run_name": "grpo-b"}),
+     "its run_name 'grpo-a' is not eval.jsonl's 'grpo-b'"),
+    (dict(eval_steps=range(5000, 6000, 100)), "its steps 5000..5900 lie far after train.jsonl's last step 99"),
+])
+def test_a_run_folders_train_and_eval_files_of_two_runs_are_not_joined(tmp_path, case, why):
+    folder = _train_eval(tmp_path / "grpo", **case)
+    df = el.load(folder, warn=False)
+    assert sorted(el.run_ids(df)) == ["grpo", "grpo-2"]
+    [said] = [n for n in _notes(df) if n.startswith("not joined with")]
+    assert why in said and said.endswith("read as a run of its own"), said
+    assert all(a["rows_read"] == a["rows_kept"] + sum(a["dropped"].values()) for a in row_accounts(df))
+
+
+def test_the_commands_say_why_two_files_were_not_joined(tmp_path, cli):
+    folder = _train_eval(tmp_path / "grpo", eval_steps=range(5000, 6000, 100))
+    out = cli("summary", str(folder))
+    assert out.returncode == 0, out.stderr
+    assert "its steps 5000..5900 lie far after train.jsonl's last step 99" in " ".join(out.stderr.split())
+
+
+def test_a_run_folders_files_whose_steps_do_not_meet_are_joined_and_said(tmp_path):
+    df = el.load(_train_eval(tmp_path / "grpo", eval_steps=range(110, 200, 10)), warn=False)
+    assert el.run_ids(df) == ["grpo"]
+    [said] = [n for n in _notes(df) if n.startswith("joined with")]
+    assert "as one run, though unsure: its steps 110..190 lie after train.jsonl's last step 99" in said, said
+
+
+@pytest.mark.parametrize("case", [dict(), dict(eval_steps=[100]), dict(train_head={"seed": 3}, eval_head={"seed": 3}),
+                                  dict(train_head={"seed": 3}), dict(train_head={"model": "Qwen/Qwen2.5-7B"})])
+def test_a_run_folders_files_of_one_run_are_joined_without_a_word(tmp_path, case):
+    """The folder's name guesses a model (qwen2.5-7b_grpo): no evidence against the config's."""
+    df = el.load(_train_eval(tmp_path / "qwen2.5-7b_grpo", **case), warn=False)
+    assert el.run_ids(df) == ["qwen2.5-7b_grpo"]
+    assert not [n for n in _notes(df) if n.startswith(("joined with", "not joined with"))]

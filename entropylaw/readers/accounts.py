@@ -29,7 +29,8 @@ MAX_LINES_SAID = 3
 SOURCES_JOINED = ", "  # a run read from several files names them all: a resumed run's segments, a W&B run's processes
 # notes every command says, with no row lost: the log's end is an error (readers.log_end), two files not joined
 ENDS_IN_ERROR = "the log ends in an error"
-SAID = ("damaged file", ENDS_IN_ERROR)
+NOT_JOINED, JOINED_UNSURE = "not joined with", "joined with"  # a run folder's two files: of two runs, or unsure
+SAID = ("damaged file", ENDS_IN_ERROR, NOT_JOINED, JOINED_UNSURE)
 
 
 def source_files(source) -> list[str]:
@@ -98,6 +99,9 @@ class IngestReport:
     keys: tuple = ()
     # what a position in the source is called: a text file's "line", a parquet table's "row" (from 1)
     line_word: str = "line"
+    # the run names the source wrote ({key: names}: a JSON line's "run_name"): two files of one folder that name
+    # their runs apart are two runs' (readers.merge)
+    run_names: dict = field(default_factory=dict, repr=False, compare=False)
     _lines: dict = field(default_factory=dict, repr=False, compare=False)
 
     def skip(self, reason: str) -> None:
