@@ -11,7 +11,10 @@
   ``log.1``), or, named ``train.log.1``, not read at all and not said;
 - a run folder's ``train.jsonl`` and ``eval.jsonl`` that are two runs' (their configs' seeds or the run
   names they write differ, their steps lie far apart): not joined, and why said. Before, joined silently
-  into one run, one run's evaluations forecast from the other's entropy.
+  into one run, one run's evaluations forecast from the other's entropy;
+- the numbers the commands take about such a run (``--n-problems``, ``--total-steps``, ``--horizon``,
+  ``--score-range`` ...): a value no run can have is one line and exit code 2. Before, ``--n-problems 1e12``,
+  ``--total-steps 0.5``/``1e30``, ``--horizon 0.3`` and ``--score-range 0,inf`` were taken (or refused late).
 """
 
 from __future__ import annotations
@@ -249,3 +252,57 @@ def test_a_run_folders_files_of_one_run_are_joined_without_a_word(tmp_path, case
     df = el.load(_train_eval(tmp_path / "qwen2.5-7b_grpo", **case), warn=False)
     assert el.run_ids(df) == ["qwen2.5-7b_grpo"]
     assert not [n for n in _notes(df) if n.startswith(("joined with", "not joined with"))]
+
+
+TOO_MANY = "expected a whole number of problems, 2 to 10,000,000"
+
+
+@pytest.mark.parametrize("args,says", [
+    (("forecast", "--n-problems", "1e12"), f"--n-problems: '1e12': {TOO_MANY}"),
+    (("rank", "--n-problems", "1e8"), f"--n-problems: '1e8': {TOO_MANY}"),
+    (("watch", "--n-problems", "1e12"), f"--n-problems: '1e12': {TOO_MANY}"),
+    (("forecast", "--total-steps", "0.5"), "--total-steps: '0.5': expected a whole number of steps"),
+    (("forecast", "--total-steps", "1e30"), "--total-steps: '1e30': past any run's step"),
+    (("forecast", "--horizon", "0.3"), "--horizon: '0.3': expected a whole number of steps"),
+    (("forecast", "--fit-steps", "2.5"), "--fit-steps: '2.5': expected a whole number of steps"),
+    (("forecast", "--at-step", "1e30"), "--at-step: '1e30': past any run's step"),
+    (("rank", "--total-steps", "2.5"), "--total-steps: '2.5': expected a whole number of steps"),
+    (("watch", "--total-steps", "1.5"), "--total-steps: '1.5': expected a whole number of steps"),
+    (("fit", "--score-range", "0,inf"), "--score-range: '0,inf': expected two finite numbers LO,HI"),
+    (("fit", "--score-range", "nan,1"), "--score-range: 'nan,1': expected two finite numbers LO,HI"),
+    # already refused so: kept so
+    (("forecast", "--n-problems", "0"), "--n-problems: '0': expected a whole number of problems, 2 or more"),
+    (("forecast", "--n-problems", "-5"), "--n-problems: '-5': expected a whole number of problems, 2 or more"),
+    (("forecast", "--n-problems", "abc"), "--n-problems: 'abc': expected a whole number of problems"),
+    (("forecast", "--total-steps", "0"), "--total-steps: '0': must be a positive number of steps"),
+    (("forecast", "--threshold", "-1"), "--threshold: '-1': expected a gain above 0"),
+    (("forecast", "--step-cost", "nan"), "--step-cost: 'nan': expected a finite number of GPU-hours per step"),
+    (("rank", "--threshold", "0"), "--threshold: '0': expected a gain above 0"),
+    (("summary", "--logging-steps", "0"), "--logging-steps: '0': must be at least 1"),
+    (("summary", "--score-scale", "-1"), "--score-scale '-1': expected a positive factor"),
+])
+def test_a_number_no_run_can_have_is_one_line_and_exit_code_2(tmp_path, cli, args, says):
+    path = tmp_path / "train.log"
+    path.write_text(_printed())
+    bounded = ("--max-refreshes", "1", "--interval", "0.1") if args[0] == "watch" else ()  # a value taken: once
+    out = cli(args[0], str(path), *args[1:], *bounded)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("entropylaw: error:") and "Traceback" not in out.stderr, out.stderr
+    assert says in lines[0], lines[0]
+
+
+def test_the_api_takes_the_same_rule_for_n_problems(tmp_path):
+    path = tmp_path / "train.log"
+    path.write_text(_printed())
+    with pytest.raises(el.EntropyLawError, match="expected a whole number of problems, 2 to 10,000,000"):
+        el.forecast(el.load(path, warn=False), n_problems=1e12)
+
+
+@pytest.mark.parametrize("args", [("forecast", "--total-steps", "1e3"), ("forecast", "--n-problems", "1319"),
+                                  ("forecast", "--horizon", "20")])
+def test_whole_numbers_written_any_way_are_taken(tmp_path, cli, args):
+    path = tmp_path / "train.log"
+    path.write_text(_printed())
+    out = cli(args[0], str(path), *args[1:])
+    assert out.returncode == 0, out.stderr
