@@ -25,10 +25,14 @@ from entropylaw.api.plumbing import parse_size as api_size, parse_sizes as api_s
 from entropylaw.errors import EntropyLawError
 
 
+STEP_LIMIT = 2 ** 63  # a run table's steps are int64: past it, no run's step
+
+
 def number(noun: str = "number", example: str = "1", *, whole: bool = False, least: float | None = None,
-           above: float | None = None, below: float | None = None, why: str | None = None):
+           above: float | None = None, below: float | None = None, why: str | None = None, step: bool = False):
     """An argparse type: a finite number (``whole``: an integer) with the bounds given, ``least``
-    inclusive, ``above`` and ``below`` strict; ``why`` is what a value out of bounds is told."""
+    inclusive, ``above`` and ``below`` strict; ``why`` is what a value out of bounds is told. ``step``:
+    a training step or a number of them, whole (``1e3`` is 1000; ``0.5`` no step) and within int64."""
 
     def parse(text: str):
         try:
@@ -37,6 +41,11 @@ def number(noun: str = "number", example: str = "1", *, whole: bool = False, lea
             raise argparse.ArgumentTypeError(f"{text!r}: expected a {noun} such as {example}") from None
         if not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"{text!r}: expected a finite {noun}")
+        if step and abs(value) >= STEP_LIMIT:
+            raise argparse.ArgumentTypeError(f"{text!r}: past any run's step (steps are 64-bit integers, below 2^63)")
+        if step and not float(value).is_integer():
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a whole {noun} such as {example} (a run's steps "
+                                             "are whole numbers)")
         out = ((least is not None and value < least) or (above is not None and not value > above)
                or (below is not None and not value < below))
         if out:
@@ -70,8 +79,8 @@ def positive(noun: str = "number", example: str = "1"):
 COUNT = whole(1)
 SEED = whole(0, "0", "a seed must be 0 or more")  # numpy's generators take no negative seed
 N_BOOT = whole(2, "1000", "a bootstrap needs at least 2 resamples")
-STEPS = positive("number of steps", "100")
-STEP = number("training step", "500")
+STEPS = number("number of steps", "100", above=0, why="must be a positive number of steps", step=True)
+STEP = number("training step", "500", step=True)
 SCORE = number("score", "0.85")
 GAIN = number("gain", "0.01", above=0, why="expected a gain above 0 such as 0.01")
 SECONDS = number("number of seconds", "5", above=0, why="must be more than 0 seconds")
@@ -142,6 +151,8 @@ def score_range(text: str) -> tuple[float, float]:
         lo, hi = (float(v) for v in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: expected LO,HI such as 0,1") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected two finite numbers LO,HI such as 0,1")
     if not lo < hi:
         raise argparse.ArgumentTypeError(f"{text!r}: LO must be below HI")
     return lo, hi

@@ -27,6 +27,10 @@ ACCOUNTS = "row_accounts"  # the table's attrs key holding every source's accoun
 MERGED = "averaged"
 MAX_LINES_SAID = 3
 SOURCES_JOINED = ", "  # a run read from several files names them all: a resumed run's segments, a W&B run's processes
+# notes every command says, with no row lost: the log's end is an error (readers.log_end), two files not joined
+ENDS_IN_ERROR = "the log ends in an error"
+NOT_JOINED, JOINED_UNSURE = "not joined with", "joined with"  # a run folder's two files: of two runs, or unsure
+SAID = ("damaged file", ENDS_IN_ERROR, NOT_JOINED, JOINED_UNSURE)
 
 
 def source_files(source) -> list[str]:
@@ -95,6 +99,9 @@ class IngestReport:
     keys: tuple = ()
     # what a position in the source is called: a text file's "line", a parquet table's "row" (from 1)
     line_word: str = "line"
+    # the run names the source wrote ({key: names}: a JSON line's "run_name"): two files of one folder that name
+    # their runs apart are two runs' (readers.merge)
+    run_names: dict = field(default_factory=dict, repr=False, compare=False)
     _lines: dict = field(default_factory=dict, repr=False, compare=False)
 
     def skip(self, reason: str) -> None:
@@ -162,7 +169,7 @@ class IngestReport:
         if self.skipped:
             return f"{self.source}: skipped ({self.skip_reason()})"
         self._check()
-        damage = self.damage()
+        damage = self.said()
         if not self.rows_dropped and not damage:
             return None
         parts = []
@@ -198,6 +205,11 @@ class IngestReport:
         """The damaged regions a reader found (a file can lose bytes without losing a counted row:
         a record cut at the end), in the words the reader noted them."""
         return [n for n in self.notes if n.startswith("damaged file")]
+
+    def said(self) -> list[str]:
+        """The notes every command says with the rows lost (:data:`SAID`): a damaged region, an error the
+        log ends in."""
+        return [n for n in self.notes if n.startswith(SAID)]
 
     def line(self) -> str:
         if self.skipped:
@@ -262,7 +274,7 @@ def loss_lines(attrs: dict) -> list[str]:
         if len(group) >= 2:
             out.append(f"{len(group)} files named {name} skipped ({why}): {_some(group)}")
             grouped.update(map(id, group))
-    only = [r for r, _ in lines if not r.skipped and r.lost_text() is None and not r.damage()]
+    only = [r for r, _ in lines if not r.skipped and r.lost_text() is None and not r.said()]
     if len(only) >= 2:
         merged, read = sum(r.rows_dropped for r in only), sum(r.rows_read for r in only)
         out.append(f"{len(only)} sources: averaged {merged} of {count(read, 'value')} into their step's mean "

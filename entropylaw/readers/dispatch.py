@@ -70,6 +70,8 @@ from entropylaw.readers.merge import join_metric_exports, merge_same_runs
 from entropylaw.readers.dataset_guess import guess_datasets
 from entropylaw.readers.given import each_file_once, once
 from entropylaw.readers.accounts import IngestReport, source_files
+from entropylaw.readers.log_end import say_console_end
+from entropylaw.readers.names import run_id_from_path
 # the registry of formats (its table is this module's docstring) and the folders of runs
 from entropylaw.readers.formats import _directory_members, detect_format, read_raw, unread_folders
 from entropylaw.readers.tensorboard import TRACKER_FOLDERS
@@ -163,7 +165,9 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
                 out.extend(_load_one(member, opts, depth + 1, skip_bad=skip_bad, strict=strict,
                                      config=folder_config or None))
             except (EntropyLawError, OSError) as err:
-                if depth >= 1 and not strict:  # a run folder's other files: the trainer's console output
+                # a run folder's other files: the trainer's console output (a file named by the folder it lies
+                # in, output.log beside metrics.jsonl, is one given alone too)
+                if (depth >= 1 or run_id_from_path(member) == Path(source).name) and not strict:
                     aside.append((member, err))
                     continue
                 if not skip_bad:  # one bad file of many: the way to read the others
@@ -173,6 +177,9 @@ def _load_one(source: str, opts: KeyOptions, depth: int = 0, skip_bad: bool = Fa
             why = "; ".join(str(_as_user_error(err)) for _, err in aside[:3]) + ("; ..." if len(aside) > 3 else "")
             raise EntropyLawError(f"{source}: no file of the run folder reads ({why})")
         folder_config.say([r for df, r in out if len(df)] or [r for _, r in out])
+        read = [(df, r) for df, r in out if len(df)]
+        if len({str(i) for df, _ in read for i in pd.unique(df["run_id"])}) == 1:  # one run's folder: its output
+            say_console_end(source, [m for m, _ in aside], [r for _, r in read])
         return out + [_skipped(m, _as_user_error(err)) for m, err in aside]
     if fmt == "table":
         df, report = tabular.read_tidy(source)

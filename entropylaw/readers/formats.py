@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -197,6 +198,8 @@ FORMATS: list[Format] = [
 
 
 MEMBER_SUFFIXES = frozenset(x for f in FORMATS for x in f.suffixes)  # a directory's files read as runs
+# a log rotated or resumed into a numbered file beside it (train.log.1, metrics.jsonl.2): a run file too
+ROTATED = re.compile(r"\.(?:log|txt|out|err|jsonl)\.\d{1,3}$", re.IGNORECASE)
 
 
 def format_of(fmt: str) -> Format:
@@ -246,7 +249,7 @@ def _directory_members(path: Path, nested: bool = True) -> list[str]:
                                                                 or child.name == refused.WANDB_SUMMARY
                                                                 or refused.wandb_own_log(child))):
             continue
-        if child.is_file() and (inner_suffix(child) in MEMBER_SUFFIXES
+        if child.is_file() and (inner_suffix(child) in MEMBER_SUFFIXES or ROTATED.search(child.name)
                                 or child.name.startswith("events.out.tfevents.")):
             members.append(str(child))
         elif child.is_dir() and detect_format(child) != "directory":

@@ -45,6 +45,7 @@ from collections import Counter
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
+from entropylaw.readers.log_end import say_end
 from entropylaw.readers.printed import before_verl_steps, unwrap
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.names import model_from_filename, run_id_from_path
@@ -260,5 +261,6 @@ def read_hf_console(path: str | os.PathLike, run_id: str | None = None,
         raw.report.drop(UNPARSEABLE, n, [line])
         raw.report.note(f"line {line}: a log record that does not parse (cut off?): about {count(n, 'value')} dropped")
     raw.report.note(f"{count(len(scan.records), 'log record')} among {count(lineno, 'line')}")
+    say_end(raw.report, path, scan.records[-1][1], max((s for s in steps if s is not None), default=None))
     raw.meta = {"model": scan.model or model_from_filename(path)}
     return [raw]

@@ -42,6 +42,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import NON_FINITE, RawRun, existing_file
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
+from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP, unwrap
 from entropylaw.readers.printed_blocks import Blocks
@@ -300,6 +301,8 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if percent:
         report.note("printed with %: " + ", ".join(sorted(percent)[:6]))
         raw.percent = percent  # a score printed 0.5% is a percent, not the fraction 0.5
+    if lines:
+        say_end(report, path, max(lines), max(steps))
     raw.meta = {"model": model_from_filename(path)}
     # "step 10/500": the planned last step, as a config's total_steps; "Epoch 2/3 | Step 1/20", the step counted
     # again each epoch: 20 steps an epoch, 60 in all (with no planned epochs printed, no plan)

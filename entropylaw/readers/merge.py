@@ -42,8 +42,8 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as table
-from entropylaw.readers.accounts import SOURCES_JOINED, IngestReport
-from entropylaw.readers.names import resumed_file
+from entropylaw.readers.accounts import JOINED_UNSURE, NOT_JOINED, SOURCES_JOINED, IngestReport
+from entropylaw.readers.names import algorithm_from_filename, model_from_filename, resumed_file
 
 SUPERSEDED = "superseded by resumed segment"
 # a file's notes on what it lacks alone (readers.keys, readers.common), untrue of the run its folder's files join into
@@ -102,8 +102,15 @@ def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, ne
     new_report = reports[new_at]
     shared = set(map(str, pd.unique(kept["metric"]))) & set(map(str, pd.unique(new["metric"])))
     if not shared and _one_folder(head_report, new_report):
+        apart, unsure = _two_runs(kept, new, head_report, new_report)
+        if apart:
+            new_report.note(f"{NOT_JOINED} {head_report.source} of the same run folder: {apart}; read as a run of "
+                            "its own")
+            return None
         new_report.note(f"the same run folder as {head_report.source}, other metrics (a trainer's training and "
                         "evaluation files): joined")
+        if unsure:
+            new_report.note(f"{JOINED_UNSURE} {head_report.source} as one run, though unsure: {unsure}")
         for report in (head_report, new_report):  # what each file said of itself alone, which the other answers
             report.notes = [n for n in report.notes if not n.startswith(ALONE) and ONLY_VALIDATION not in n]
         # each run's keys from the file that has them (the entropy from one, the validation from the other)
@@ -135,10 +142,60 @@ def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, ne
             _move(reports[i], SUPERSEDED, n)
         for report, n in [(reports[i], n) for i, n in zip(losers.tolist(), counts.tolist())] or [(head_report, 0)]:
             report.note(f"resumed at step {start} in {new_report.source}: kept the later segment "
-                        f"from there on, dropped {n} earlier rows")
+                        f"from there on, dropped {n} earlier rows" if n else
+                        f"continued at step {start} in {new_report.source}: appended (no step logged in both)")
         return (pd.concat([kept[~old], new], ignore_index=True),
                 np.concatenate([kept_from[~old], np.full(len(new), new_at)]))
     return None
+
+
+def _two_runs(kept: pd.DataFrame, new: pd.DataFrame, kept_report: IngestReport,
+              new_report: IngestReport) -> tuple[str | None, str | None]:
+    """Why a run folder's two files of other metrics are two runs' (their configs' seed, model, algorithm or
+    planned steps, or the run names they write, differ; their steps lie far apart: farther than the longer
+    one spans), or why joining them is unsure (their steps do not meet); (None, None) where nothing says so."""
+    name = os.path.basename(kept_report.source)
+    guesses = {"model": model_from_filename, "algorithm": algorithm_from_filename}  # a name's guess is no evidence
+    for column, what in (("seed", "seed"), ("model", "model"), ("algorithm", "algorithm")):
+        a, b = _one_value(kept, column), _one_value(new, column)
+        guessed = column in guesses and (a == guesses[column](kept_report.source)
+                                         or b == guesses[column](new_report.source))
+        if a is not None and b is not None and a != b and not guessed:
+            shown = (lambda v: f"{v:g}") if column == "seed" else str
+            return f"its config's {what} {shown(b)} is not {name}'s {shown(a)}", None
+    a, b = _planned(kept), _planned(new)
+    if a is not None and b is not None and a != b:
+        return f"its config plans {b} steps, {name}'s {a}", None
+    for key in sorted(set(kept_report.run_names) & set(new_report.run_names)):
+        a, b = kept_report.run_names[key], new_report.run_names[key]
+        if len(a) == 1 and len(b) == 1 and a != b:
+            return f"its {key} {next(iter(b))!r} is not {name}'s {next(iter(a))!r}", None
+    (a0, a1), (b0, b1) = (int(kept["step"].min()), int(kept["step"].max())), (int(new["step"].min()),
+                                                                              int(new["step"].max()))
+    if b0 <= a1 and a0 <= b1:
+        return None, None
+    gap, span = (b0 - a1, a1 - a0) if b0 > a1 else (a0 - b1, b1 - b0)
+    steps, later = f"steps {b0}..{b1}" if b0 != b1 else f"step {b0}", b0 > a1
+    where = f"after {name}'s last step {a1}" if later else f"before {name}'s first step {a0}"
+    if gap > max(a1 - a0, b1 - b0, 1):
+        return f"its {steps} lie far {where}", None
+    several = new["step"].nunique() > 1 if later else kept["step"].nunique() > 1
+    return None, (f"its {steps} lie {where}" if several else None)
+
+
+def _one_value(df: pd.DataFrame, column: str):
+    """The one value a one-run table gives ``column`` (a text or number), else None (none, or several)."""
+    values = [v for v in pd.unique(df[column]) if not (isinstance(v, float) and v != v) and str(v) not in ("", "nan")]
+    return values[0] if len(values) == 1 else None
+
+
+def _planned(df: pd.DataFrame):
+    config = _one_value(df, "config")
+    try:
+        total = json.loads(str(config)).get("total_steps") if config is not None else None
+    except (ValueError, AttributeError):
+        return None
+    return total if isinstance(total, int) else None
 
 
 def _one_folder(head_report: IngestReport, new_report: IngestReport) -> bool:

@@ -174,13 +174,36 @@ def _named(path) -> tuple[str, list[str], str]:
     from pathlib import PurePath
 
     p = PurePath(str(path))
-    name = p.name.split(".tfevents")[0] if ".tfevents" in p.name else _stem(p.name)
+    name = p.name.split(".tfevents")[0] if ".tfevents" in p.name else _first_segment(p)
     above = [q for q in p.parents if q.name]
     holder = p.parent
     while (name.lower() in _GENERIC_FILES or name.startswith(("checkpoint-", "events.out", "global_step_"))) and above:
         folder = above.pop(0)
         name, holder = folder.name, folder.parent
     return name, [q.name for q in above], str(holder)
+
+
+# a resumed run's later file, named as its first with a mark: metrics_resumed.jsonl, log.1.txt, train.log.1
+_SEGMENT = re.compile(r"^(?P<base>.+?)(?:[._-](?:resumed|resume|restarted|restart|continued|cont)|\.\d{1,3})$",
+                      re.IGNORECASE)
+
+
+def _first_segment(p) -> str:
+    """The stem of a file's name, or of the file it continues where its name marks a resumed segment
+    (``metrics_resumed``, ``log.1``) and that file lies beside it: the two are one run's, named alike, and
+    read as a resume (:mod:`~entropylaw.readers.merge`). Alone, the name is its own (``grpo_resume.log``)."""
+    from pathlib import Path
+
+    stem = _stem(p.name)
+    m = _SEGMENT.match(stem)
+    if not m:
+        return stem
+    base = _stem(m.group("base"))
+    try:
+        beside = any(q.is_file() and q.name != p.name and _stem(q.name) == base for q in Path(str(p.parent)).iterdir())
+    except OSError:
+        return stem
+    return base if beside else stem
 
 
 def model_from_filename(path) -> str:

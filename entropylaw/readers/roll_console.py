@@ -35,6 +35,7 @@ import re
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.compressed import open_log
+from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import before_verl_steps
 from entropylaw.readers.trl import add_records
@@ -131,6 +132,8 @@ def read_roll_console(path: str | os.PathLike, run_id: str | None = None) -> lis
         raw.report.note(f"line {line}: a metrics line that does not parse (cut off?): about {count(n, 'value')} "
                         "dropped")
     raw.report.note(f"{count(len(records), 'ROLL metrics line')} among {count(lineno, 'line')}")
+    steps = [s for s, _, _ in records if isinstance(s, int)]
+    say_end(raw.report, path, int(records[-1][2].split()[1]), max(steps) if steps else None)
     raw.meta = {"model": model_from_filename(path)}
     if config:
         from entropylaw.readers.wandb_offline import meta_from_config

@@ -56,6 +56,7 @@ from entropylaw.readers.common import STEP_LIMIT, STEP_RANGE, RawRun, existing_f
 from entropylaw.readers.datasets import dataset_name, same_as
 from entropylaw.readers.names import algorithm_name, model_from_filename, model_name_from_path, run_id_from_path
 from entropylaw.readers.keys import detect_keys
+from entropylaw.readers.log_end import say_end
 from entropylaw.readers.printed import number
 from entropylaw.readers.verl_echo import MARK, EchoCollector, echo_rows
 from entropylaw.readers.verl_jsonl import CUT_LAST
@@ -280,6 +281,8 @@ def read_verl_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     if not raw.meta.get("model"):
         raw.meta["model"] = model_from_filename(path)
     raw.report.note(f"{count(parser.step_lines, 'step line')} among {count(lineno, 'line')}")
+    if len(raw.lines):
+        say_end(raw.report, path, int(raw.lines.max()), int(raw.steps.max()))
     return [raw]
 
 

@@ -67,6 +67,8 @@ SNIFF_LINES = 200
 UNPARSEABLE = "unparseable line"
 CUT_LAST = "cut-off last line"
 NON_NUMERIC = "non-numeric value"
+# a record's or config's text naming its run: two files of one folder that name two runs are not joined
+RUN_NAME_KEYS = frozenset({"run_name", "run_id", "exp_name", "experiment_name", "wandb_run_name", "run"})
 NO_NAME = "key with no name"
 MAX_NOTES = 5
 # what a trainer's dump of generated samples holds as text on each line, beside a reward per sample
@@ -308,6 +310,8 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 if isinstance(value, str) and number is not None:
                     texts.setdefault(key, value)
                 if number is None:
+                    if isinstance(value, str) and key.rsplit("/", 1)[-1].lower() in RUN_NAME_KEYS:
+                        report.run_names.setdefault(key.rsplit("/", 1)[-1].lower(), set()).add(value[:200])
                     if isinstance(value, str) and key.rsplit("/", 1)[-1].lower() in SAMPLE_FIELDS:
                         prose[key] = prose.get(key, 0) + 1
                     report.drop(NON_NUMERIC)
@@ -377,6 +381,10 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     raw.meta = {"model": model_from_filename(path)}
     if configs:
         read_config(raw, configs)
+        for _, obj in configs:
+            for key, value in obj.items():
+                if isinstance(value, str) and key.lower() in RUN_NAME_KEYS:
+                    report.run_names.setdefault(key.lower(), set()).add(value[:200])
     if "critic/vf_loss" in rows.names:
         raw.meta["algorithm"] = "ppo"
     return [raw]

@@ -37,6 +37,8 @@ ASSUMED_PROBLEMS, FEW_POINTS = 500, 5
 # the fewest problems a validation set the user gives may hold: one problem (or none) is no validation set, its
 # binomial standard error no threshold
 MIN_PROBLEMS = 2
+# the most: no benchmark holds ten million problems (a typo's 1e12 made every score's noise nil, unsaid)
+MAX_PROBLEMS = 10_000_000
 _SAMPLES = re.compile(r"(?:mean|avg)@(\d+)")  # a mean over k samples per problem: veRL's mean@k
 
 
@@ -44,11 +46,13 @@ def problems_error(n_problems) -> str | None:
     """What is wrong with a validation set's size a user gives (``n_problems``), else None: the one
     rule, which the API raises (:func:`check_problems`) and the command line says of ``--n-problems``.
 
-    >>> problems_error(1319), problems_error(1)
-    (None, 'expected a whole number of problems, 2 or more')
+    >>> problems_error(1319), problems_error(1), problems_error(1e12)
+    (None, 'expected a whole number of problems, 2 or more', 'expected a whole number of problems, 2 to 10,000,000')
     """
     ok = (isinstance(n_problems, (int, float, np.integer, np.floating)) and not isinstance(n_problems, bool)
           and bool(np.isfinite(n_problems)) and n_problems == int(n_problems) and n_problems >= MIN_PROBLEMS)
+    if ok and n_problems > MAX_PROBLEMS:
+        return f"expected a whole number of problems, {MIN_PROBLEMS} to {MAX_PROBLEMS:,}"
     return None if ok else f"expected a whole number of problems, {MIN_PROBLEMS} or more"
 
 

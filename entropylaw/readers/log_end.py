@@ -1,0 +1,155 @@
+"""How a printed log ends: in a Python traceback (``RuntimeError: CUDA out of memory``), a shell's
+``Killed`` or another signal, or a scheduler's cancel, after the run's last logged step. Such a run
+stopped where its log stops, not at its planned end: a forecast of "where the run ends" is read
+otherwise. Said in the row account and by every command (:data:`ENDS_IN_ERROR` starts the note).
+
+Only what comes after the last line a value was read from counts (a traceback caught and printed
+mid-run, the run going on, is no end), and an exception Python ignored at exit (``Exception ignored
+in``) is none either. The file's last :data:`TAIL` bytes are looked at.
+
+>>> import tempfile, os
+>>> text = "step 1 | entropy 0.5\\nstep 2 | entropy 0.4\\nTraceback (most recent call last):\\n" \\
+...        '  File "train.py", line 9, in <module>\\n    loss.backward()\\nRuntimeError: CUDA out of memory\\n'
+>>> with tempfile.TemporaryDirectory() as d:
+...     p = os.path.join(d, "train.log")
+...     _ = open(p, "w").write(text)
+...     error_at_end(p, after_line=2), error_at_end(p, after_line=6)
+((3, 'RuntimeError: CUDA out of memory'), None)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import deque
+
+from entropylaw.readers.accounts import ENDS_IN_ERROR
+from entropylaw.readers.compressed import compression, open_log
+
+TAIL = 1 << 18  # bytes: a traceback of a deep stack, Ray's and torchrun's copies of it, fit in far less
+TAIL_LINES = 4000  # a compressed log's last lines, kept while it is streamed
+MESSAGE_CHARS = 160
+TRACEBACK = "Traceback (most recent call last):"
+# what launchers put before a worker's line: Ray's "(TaskRunner pid=7) ", "(wiQk:0 WorkerDict pid=9) ", torchrun's
+# "[rank0]: " (one space: a stack frame's indent stays); colour codes are taken out first
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+_PREFIX = re.compile(r"^(?:\((?:[\w.:]+ )*pid=\d+(?:, ip=[\d.]+)?\) ?|\[(?:rank|default)\d+\]: ?)*")
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:\([\w.]*\))?(?::\s?.*)?$")  # "RuntimeError: ...", "KeyboardInterrupt"
+_CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
+# a shell's word for a process ended by a signal ("Killed", "/bin/bash: line 1:  4242 Killed  python train.py")
+_SIGNAL = re.compile(r"^(?:.*?:\s*line \d+:\s*\d+\s+)?(Killed|Segmentation fault|Aborted|Bus error|Terminated)"
+                     r"(?:\s*\(core dumped\))?(?:\s+.*)?$")
+_CANCELLED = re.compile(r"\*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?CANCELLED AT \S+(?: DUE TO ([A-Z ]+?))? \*\*\*")
+
+
+def _tail(path) -> tuple[int, list[str]]:
+    """The file's last lines, whole, and the line number of the first of them."""
+    if compression(path):
+        with open_log(path) as f:
+            kept: deque = deque(maxlen=TAIL_LINES)
+            n = 0
+            for n, line in enumerate(f, 1):
+                kept.append(line)
+        return n - len(kept) + 1, [b.decode("utf-8", "replace") for b in kept]
+    size = os.path.getsize(path)
+    start = max(0, size - TAIL)
+    with open(path, "rb") as f:
+        before = 0
+        while f.tell() < start:  # the lines before the tail, counted to number its lines
+            before += f.read(min(1 << 20, start - f.tell())).count(b"\n")
+        tail = f.read()
+    first = before + 1
+    if start:  # the tail's first line is cut: left out
+        cut = tail.find(b"\n")
+        tail, first = (b"", first) if cut < 0 else (tail[cut + 1:], first + 1)
+    return first, tail.decode("utf-8", "replace").splitlines()
+
+
+def error_at_end(path, after_line: int | None) -> tuple[int, str] | None:
+    """``(line, what)`` of the error the log ``path`` ends in after its line ``after_line`` (the last a
+    value was read from; None: anywhere in its last bytes), else None. ``what`` is the first error's line
+    as Python printed it (the cause: a chained exception, a launcher's ``ChildFailedError``, Ray's copy
+    come after it), or the shell's or scheduler's word."""
+    try:
+        first, lines = _tail(path)
+    except OSError:
+        return None
+    found, at, ignored = None, None, False  # at: the line of the traceback whose error line is awaited
+    for lineno, raw in enumerate(lines, first):
+        if after_line is not None and lineno <= after_line:
+            continue
+        line = _PREFIX.sub("", _COLOUR.sub("", raw.rstrip("\r\n")))
+        text = line.strip()
+        if at is not None:
+            if not text or line[:1].isspace() or text == TRACEBACK:
+                continue  # the stack's frames
+            if _EXCEPTION.match(text):
+                if not ignored:
+                    return at, text[:MESSAGE_CHARS]
+                at, ignored = None, False
+                continue
+            at = None  # no error line: the traceback was cut
+        if text == TRACEBACK:
+            at = lineno
+            if not ignored:
+                found = found or (lineno, "a Python traceback, cut before its error line")
+        elif text.startswith("Exception ignored in"):  # Python's note of an error it went past at exit: no end
+            ignored = True
+        elif (signal := _SIGNAL.match(text)) or (cancelled := _CANCELLED.search(text)):
+            what = (f"{signal.group(1)} (a signal ended the process)" if signal else
+                    "the scheduler cancelled the job" + (f" ({cancelled.group(1).lower()})" if cancelled.group(1)
+                                                          else ""))
+            return found or (lineno, what)
+        elif text:
+            ignored = False
+    return found
+
+
+def say_end(report, path, last_line: int | None, last_step: int | None) -> None:
+    """Note in ``report`` the error the printed log ``path`` ends in after ``last_line`` (see
+    :func:`error_at_end`), with the run's last step ``last_step``."""
+    end = error_at_end(path, last_line)
+    if end is None:
+        return
+    step = f", after its last step {last_step}" if last_step is not None else ""
+    report.note(f"{ENDS_IN_ERROR} at line {end[0]}{step}: {end[1]}; {STOPPED}")
+
+
+STOPPED = "the run stopped there, not at its planned end"
+# a run folder's console output beside its metrics file (``metrics.jsonl`` + ``output.log`` or ``stderr``)
+_CONSOLE = re.compile(r"^(?:std(?:out|err)|output|out|err|console|nohup|log|train|slurm-\d+(?:_\d+)?)"
+                      r"(?:\.(?:log|txt|out|err))?$", re.IGNORECASE)
+CONSOLE_LINES = 200  # a console output that prints no value: its error must lie among its last lines
+
+
+def console_files(folder, aside=()) -> list[str]:
+    """A run folder's console outputs: the files of it no reader read (``aside``), and the files named as
+    a trainer's output is (``stderr``, ``output.log``, ``slurm-42.out``) that are no run file."""
+    from pathlib import Path
+
+    found = [str(p) for p in aside]
+    try:
+        names = sorted(Path(folder).iterdir())
+    except OSError:
+        return found
+    return found + [str(p) for p in names if p.is_file() and _CONSOLE.match(p.name) and str(p) not in found
+                    and not p.suffix]
+
+
+def say_console_end(folder, aside, reports) -> None:
+    """Note in the first of ``reports`` (the run files read from the run folder ``folder``) the error that
+    a console output of the folder (:func:`console_files`) ends in: a metrics file stops at the last step
+    written, its traceback is in the trainer's output beside it."""
+    if not reports:
+        return
+    for path in console_files(folder, aside):
+        try:
+            with open_log(path) as f:
+                n = sum(1 for _ in f)
+        except (OSError, ValueError):
+            continue
+        end = error_at_end(path, max(0, n - CONSOLE_LINES))
+        if end is not None:
+            name = os.path.basename(path)
+            reports[0].note(f"{ENDS_IN_ERROR} ({name} beside it, line {end[0]}): {end[1]}; {STOPPED}")
+            return
