@@ -368,7 +368,7 @@ def test_report_and_figures_of_runs_none_usable_are_one_line_naming_the_key_to_g
         lines = [ln for ln in out.stderr.splitlines() if ln.startswith("entropylaw: error")]
         assert out.returncode == 2 and len(lines) == 1, out.stderr
         assert "internal error" not in out.stderr and not (tmp_path / command).exists()
-        assert "the run's keys: H, val/acc" in out.stderr.replace("\n  ", " ") and "--entropy-key" in out.stderr
+        assert "the run's keys: val/acc, H" in out.stderr.replace("\n  ", " ") and "--entropy-key" in out.stderr
     ok = run_cli("fit", str(tmp_path / "B.csv"), "--entropy-key", "H")
     assert ok.returncode == 0, ok.stderr
 
