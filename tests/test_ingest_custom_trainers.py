@@ -348,11 +348,13 @@ def test_fit_and_report_leave_out_the_run_without_entropy(batch, tmp_path):
     out = tmp_path / "rep"
     rep = run_cli("report", str(batch), "--out", str(out))
     assert rep.returncode == 0, rep.stderr
-    assert "left out (1 run): B" in rep.stderr
+    # B logs a score: the page forecasts it, its row saying why it has no law (it was left out of the page)
+    assert "B: its forecast alone, no law fit: logs no policy entropy" in " ".join(rep.stderr.split())
     page = (out / "report.html").read_text()
-    assert "Left out: run B: no entropy metric" in page
+    assert "no law fit: logs no policy entropy" in page and "Left out: run B" not in page
     # named under the title, as the guide says (it was at the foot of the page only)
-    assert page.index("Left out: 1 run with no entropy or no score (B;") < page.index('id="saturation"')
+    assert page.index("Forecast alone, no law fit: 1 run that logs no policy entropy (B;") < page.index(
+        'id="saturation"')
     refused = run_cli("report", str(batch), "--out", str(tmp_path / "rep2"), "--strict")
     assert refused.returncode == 2 and not (tmp_path / "rep2").exists()
 
@@ -360,15 +362,19 @@ def test_fit_and_report_leave_out_the_run_without_entropy(batch, tmp_path):
 def test_report_and_figures_of_runs_none_usable_are_one_line_naming_the_key_to_give(tmp_path):
     """A trainer's own entropy key (``H``) not recognised: `report` and `figures` of that run
     alone ended "internal error: KeyError: 'model'" (no run left to group by model), `report`
-    with nothing usable wrote an empty page, and the errors did not say which flag names the key."""
+    with nothing usable wrote an empty page, and the errors did not say which flag names the key.
+    The run logs a score: `report` now writes its page (its score, why no law, the flag to give)."""
     pd.DataFrame({"step": [1, 2, 3, 4], "H": [0.9, 0.8, 0.7, 0.6], "eval_acc": [0.2, 0.3, 0.4, 0.45]}).to_csv(
         tmp_path / "B.csv", index=False)
-    for command in ("report", "figures"):
-        out = run_cli(command, str(tmp_path / "B.csv"), "--out", str(tmp_path / command))
-        lines = [ln for ln in out.stderr.splitlines() if ln.startswith("entropylaw: error")]
-        assert out.returncode == 2 and len(lines) == 1, out.stderr
-        assert "internal error" not in out.stderr and not (tmp_path / command).exists()
-        assert "the run's keys: H, val/acc" in out.stderr.replace("\n  ", " ") and "--entropy-key" in out.stderr
+    out = run_cli("figures", str(tmp_path / "B.csv"), "--out", str(tmp_path / "figures"))
+    lines = [ln for ln in out.stderr.splitlines() if ln.startswith("entropylaw: error")]
+    assert out.returncode == 2 and len(lines) == 1, out.stderr
+    assert "internal error" not in out.stderr and not (tmp_path / "figures").exists()
+    assert "the run's keys: val/acc, H" in out.stderr.replace("\n  ", " ") and "--entropy-key" in out.stderr
+    rep = run_cli("report", str(tmp_path / "B.csv"), "--out", str(tmp_path / "report"))
+    assert rep.returncode == 0 and "internal error" not in rep.stderr, rep.stderr
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert "name it with --entropy-key if it is logged under another name" in page
     ok = run_cli("fit", str(tmp_path / "B.csv"), "--entropy-key", "H")
     assert ok.returncode == 0, ok.stderr
 

@@ -57,11 +57,27 @@ class Report:
     figures: list
     skipped: list
     size: int
-    left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why (on the page too)
+    left_out: dict = field(default_factory=dict)  # runs not on the page (no score): run -> why (on the page too)
     warnings: list = field(default_factory=list)  # the page's "Warnings (n)", as on the page
+    no_law: dict = field(default_factory=dict)  # runs with a score and no entropy: forecast, no law; run -> why
 
     def __str__(self) -> str:
         return f"{self.path} ({len(self.figures)} figures, {self.size // 1024} KiB)"
+
+    def no_law_said(self) -> str:
+        """What the terminal says of the runs the page forecasts with no law fit ("" when none).
+
+        >>> Report(Path("r.html"), [], [], 0, no_law={"a": "logs no policy entropy"}).no_law_said()
+        'a: its forecast alone, no law fit: logs no policy entropy'
+        """
+        from entropylaw.terminal import count, some_names
+
+        if not self.no_law:
+            return ""
+        whys = list(dict.fromkeys(self.no_law.values()))
+        head = (f"{next(iter(self.no_law))}: its forecast alone" if len(self.no_law) == 1 else
+                f"{count(len(self.no_law), 'run')} ({some_names(list(self.no_law))}): their forecasts alone")
+        return f"{head}, no law fit: {'; '.join(whys)}"
 
     def warnings_said(self, first: int = 5) -> tuple[str, list]:
         """What the terminal says of the page's warnings: a line with how many the page holds, and the
@@ -87,26 +103,29 @@ def report(df: pd.DataFrame | None = None, probes=(), *, out, title: str = "entr
            fit_frac: float = 0.15, strict: bool = False, words=None) -> Report:
     """Write the HTML report of the runs of ``df`` (and probe summaries: dicts or paths) into the
     directory ``out`` (it appears whole or not at all); ``fit_frac`` the forecasts' window. A run
-    with no entropy or no score is left out, named on the page and in ``.left_out``; ``strict=True``
-    makes that an error, before anything is written. ``words``: a function each text of the page
-    passes through (the command line's names an API parameter by its flag); without it the page
-    names the API's parameters, as here."""
+    with a score and no entropy is forecast with no law fit, its row saying why (``.no_law``); a run
+    with no score is left out, named on the page and in ``.left_out``; ``strict=True`` makes either
+    an error, before anything is written. No run with a score (and no probe) is an error.
+    ``words``: a function each text of the page passes through (the command line's names an API
+    parameter by its flag); without it the page names the API's parameters, as here."""
     from entropylaw.page.assemble import report_page
     from entropylaw.page.assemble import write_report
 
-    from entropylaw.results.runs import left_out_runs
+    from entropylaw.results.runs import NO_ENTROPY, forecast_only_runs, left_out_runs
 
     if words is not None and not callable(words):
         raise EntropyLawError(f"`words` {words!r}: expected a function each text of the page passes through")
     probes = _inputs(df, probes, out, fit_frac)
-    left_out = left_out_runs(df)
-    if strict and left_out:
-        raise EntropyLawError(left_out_line(left_out, "`strict`: a run is left out"))
+    if strict and left_out_runs(df):  # strict: every run fitted by the law
+        raise EntropyLawError(left_out_line(left_out_runs(df), "`strict`: a run is left out"))
+    left_out = left_out_runs(df, forecasts=True)  # a run with a score and no entropy is forecast on the page
     if left_out and not probes and len(left_out) == df["run_id"].nunique():  # a page of nothing is no report
-        raise EntropyLawError(left_out_line(left_out, "nothing to report: no run has both entropy and a score"))
+        raise EntropyLawError(left_out_line(left_out, "nothing to report: no run logs a score"))
     html, said, built, skipped = report_page(df, probes, title=title, sources=list(sources), fit_frac=fit_frac,
                                              words=words)
-    return Report(write_report(html, out), [b.name for b in built], list(skipped), len(html), left_out, said)
+    no_law = dict.fromkeys(forecast_only_runs(df), NO_ENTROPY)
+    return Report(write_report(html, out), [b.name for b in built], list(skipped), len(html), left_out, said,
+                  no_law)
 
 
 @dataclass

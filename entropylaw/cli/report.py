@@ -5,7 +5,8 @@ run saturates: one line per run with the law's ceiling and its 95 % interval, th
 score, R² and the fit's trust flag with its reason, beside the ceiling figure. Then the
 forecast of each final score from the run's first steps (``--fit-frac``), the fitted
 coefficients, every figure the inputs allow (a click opens one at full size), and the
-fits' warnings grouped by kind.
+fits' warnings grouped by kind. A run that logs a score and no policy entropy (a custom
+loop's printed validation accuracy) is forecast alone: its row says why it has no law fit.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def run(args) -> int:
         print(plumbing.wrap(args.flags(f"entropylaw: skipped {line}")), file=sys.stderr)
     if res.left_out:
         print(plumbing.wrap(args.flags(f"entropylaw: {plumbing.left_out_line(res.left_out)}")), file=sys.stderr)
+    if res.no_law:
+        print(plumbing.wrap(args.flags(f"entropylaw: {res.no_law_said()}")), file=sys.stderr)
     print(res)
     head, shown = res.warnings_said()
     if head and not args.quiet:  # as `figures` says its warnings; the page has them all

@@ -40,7 +40,7 @@ from entropylaw.figure_sets.base import Built, Skipped, first_reasons
 from entropylaw.figure_sets.common import forest_axes
 from entropylaw.draw.law import OUT_OF_RANGE, leaves_fraction, score_axis_label
 from entropylaw.draw.style import TRUST_COLORS, fs, legend_below
-from entropylaw.results.model import forecast_rows, summary_rows
+from entropylaw.results.model import run_results, summary_rows
 from entropylaw.results.values import row_float
 from entropylaw.terminal import count
 
@@ -246,9 +246,10 @@ def ceilings_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
 
 def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boot: int = 200, **_) -> list[Built]:
     """Per run: the default method's forecast of the final score from the first ``fit_frac``
-    of the run, the law's ceiling from the same steps, the final score observed later."""
-    rows, notes = summary_rows(t, run_ids)
-    frows, fnotes = forecast_rows(t, rows, fit_frac=fit_frac, n_boot=n_boot)
+    of the run, the law's ceiling from the same steps, the final score observed later; a run with a
+    score and no entropy too (its forecast alone, as the report's forecast table shows it)."""
+    res = run_results(t, fit_frac=fit_frac, n_boot=n_boot, run_ids=run_ids)
+    rows, frows, notes = res.rows, res.forecasts, res.notes
     if not any(np.isfinite(r.get("forecast", np.nan)) for r in frows):
         raise Skipped("forecast: no run could be forecast from its first steps" +
                       (f" ({frows[0].get('reason')})" if frows else ""))
@@ -270,5 +271,5 @@ def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boo
                   + " with its 90 % interval, the law's ceiling b - a fitted on the same "
                   "window's (entropy, score) pairs with its 90 % interval, and the final score the run reached. "
                   "Nothing after the window is used by either forecast. A run with no forecast shows its final "
-                  "score alone: its law ceiling is withheld as in the table.", notes + fnotes,
+                  "score alone: its law ceiling is withheld as in the table.", notes,
                   title=f"Forecast of the final score from the first {100 * fit_frac:.0f} % of each run")]

@@ -31,6 +31,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.readers.key_names import is_candidate
 from entropylaw.readers.score_scales import names_no_score
 from entropylaw.terminal import count, not_found
 
@@ -97,8 +98,19 @@ def fitted_score_key(df: pd.DataFrame, run_id: str) -> str:
 STALE_INTERVALS = 3
 
 
+def _maybe_read(name: str) -> bool:
+    """A key that could be a score or an entropy: the table's own names, or one a reader takes for one by its name."""
+    return name in (table.ENTROPY, table.SCORE) or name.startswith(table.VAL_PREFIX) or is_candidate(name)
+
+
 def _listing(names, k=6) -> str:
-    names = sorted(names)
+    """The first ``k`` of ``names``, those that could be a score or an entropy first (a printed log's other keys,
+    'eval/GT Answer', hid them), each part in alphabetical order.
+
+    >>> _listing(["eval/GT Answer", "epoch", "val/acc", "token_entropy"], k=3)
+    'token_entropy, val/acc, epoch and 1 more'
+    """
+    names = sorted(names, key=lambda name: (not _maybe_read(str(name)), str(name)))
     return ", ".join(names[:k]) + (f" and {len(names) - k} more" if len(names) > k else "") or "nothing"
 
 
@@ -110,9 +122,13 @@ def no_entropy(df: pd.DataFrame, run_id: str, x: str = table.ENTROPY) -> str:
     >>> no_entropy(df, "r")
     "no entropy metric 'entropy' to pair the scores with (the run's keys: ent, val/acc; name its entropy with `entropy_key`)"
     """
-    present = [str(m) for m in pd.unique(df.loc[df["run_id"] == run_id, "metric"])]
-    return (f"no entropy metric {x!r} to pair the scores with (the run's keys: {_listing(present)}; name its entropy "
-            "with `entropy_key`)")
+    return (f"no entropy metric {x!r} to pair the scores with (the run's keys: {run_keys(df, run_id)}; name its "
+            "entropy with `entropy_key`)")
+
+
+def run_keys(df: pd.DataFrame, run_id: str) -> str:
+    """The run's keys as an error names them: the first few, those that could be a score or an entropy first."""
+    return _listing([str(m) for m in pd.unique(df.loc[df["run_id"] == run_id, "metric"])])
 
 
 def pair(df: pd.DataFrame, run_id: str, x: str = table.ENTROPY, y: str | None = None,

@@ -84,6 +84,7 @@ def forecast_table_html(rows: Sequence[Mapping], method: str = "") -> str:
     d = decimals([row_float(r, "final_observed") for r in rows])
     pct = next((f"{100 * float(r['conf']):g} %" for r in rows if r.get("conf")), "90 %")
     plateau, law = (_any_value(rows, key) for key in ("plateau", "law_ceiling"))
+    law = law or any(r.get("no_law") for r in rows)  # the column says why a run has no law
     head = ('<tr><th></th><th class="num">#</th><th class="l">run</th>'
             '<th title="the forecast sees only these steps: up to this step, this many scores">window ≤ step · n</th>'
             f'<th title="{esc(method)}: uses the score logged in the window">forecast [{pct}]</th>'
@@ -113,7 +114,9 @@ def forecast_table_html(rows: Sequence[Mapping], method: str = "") -> str:
         ceiling = interval(row_float(r, "law_ceiling"), r.get("law_ceiling_ci"), d, frac)
         ceiling += "‡" if r.get("law_ceiling_beyond") and ceiling != "n/a" else ""
         void = r.get("law_ceiling_void")
-        law_cell = (f'<td title="{esc(r.get("law_reason", ""))}" class="void">n/a</td>' if ceiling == "n/a"
+        law_cell = (f'<td class="why" title="{esc(r["no_law"])}">no law fit: {esc(r["no_law"])}</td>'
+                    if r.get("no_law")
+                    else f'<td title="{esc(r.get("law_reason", ""))}" class="void">n/a</td>' if ceiling == "n/a"
                     else f'<td><span class="void" title="{esc(void)}">({ceiling})</span>'
                     f'<span class="muted tag" title="{esc(void)}">law n/a</span></td>' if void
                     else f"<td>{ceiling}</td>")
@@ -149,6 +152,6 @@ def left_out_columns(rows: Sequence[Mapping]) -> list[str]:
     out = []
     if not _any_value(rows, "plateau"):
         out.append("plateau (the forecasts shown have none: logit-drift's climb, for one, has no plateau)")
-    if not _any_value(rows, "law_ceiling"):
+    if not _any_value(rows, "law_ceiling") and not any(r.get("no_law") for r in rows):
         out.append("law ceiling (none from any run's window)")
     return out

@@ -85,6 +85,8 @@ def _cell(c: Column, r: Mapping, f: Mapping | None, d: int, mixed: bool) -> str:
         more = f" (+{r['why_more']})" if r.get("why_more") else ""
         return f'<td class="why" title="{esc(r.get("why_all", ""))}">{esc(str(r.get("why", "")) + more)}</td>'
     value = row_float(r, c.key)
+    if kind == "interval" and r.get("no_law"):  # where the law's ceiling would be: why there is none
+        return f'<td class="void" title="{esc(r["no_law"])}">no law fit</td>'
     if kind == "interval":
         text = interval(value, r.get(f"{c.key}_ci"), d, bool(r.get("fraction", True)))
         text = text.replace("†", '<span class="dagger" title="the interval leaves [0, 1]">†</span>')
@@ -137,10 +139,15 @@ def details_table(rows: Sequence[Mapping]) -> str:
     for r in rows:
         reasons = "; ".join(str(x) for x in r.get("trust_reasons") or []) or "—"
         n = r.get("n")
+        head_cells = (f"<tr><td>{r.get('number', '')}</td><td class=\"l id\">{breakable(r.get('run_id', ''))}</td>"
+                      f"<td class=\"l\">{esc(r.get('model') or '—')}<br>{esc(r.get('algorithm') or '—')}</td>"
+                      f"<td class=\"l id\">{breakable(r.get('score_key') or '—')}</td>")
+        if r.get("no_law"):  # the law's numbers' place: one line of why there are none
+            body.append(f'{head_cells}<td class="l" colspan="8">{flag(str(r.get("trust") or ""))} no law fit: '
+                        f'{esc(r["no_law"])}</td></tr>')
+            continue
         body.append(
-            f"<tr><td>{r.get('number', '')}</td><td class=\"l id\">{breakable(r.get('run_id', ''))}</td>"
-            f"<td class=\"l\">{esc(r.get('model') or '—')}<br>{esc(r.get('algorithm') or '—')}</td>"
-            f"<td class=\"l id\">{breakable(r.get('score_key') or '—')}</td><td>{'n/a' if n is None else int(n)}</td>"
+            f"{head_cells}<td>{'n/a' if n is None else int(n)}</td>"
             f"<td class=\"nums\">{pm(row_float(r, 'a'), row_float(r, 'a_stderr'), d)}</td>"
             f"<td class=\"nums\">{pm(row_float(r, 'b'), row_float(r, 'b_stderr'), d)}</td>"
             f"<td class=\"nums\">{_ceiling(r, dc)}</td>"
@@ -227,14 +234,24 @@ def defaults_said(names: Mapping) -> str:
             + f"; {other}")
 
 
-def _left_out_html(left_out: dict) -> str:
-    """The runs the page leaves out, named under its title (each one's reason under Warnings)."""
-    if not left_out:
-        return ""
-    names = ", ".join(esc(r) for r in list(left_out)[:8]) + (f" and {len(left_out) - 8} more" if len(left_out) > 8
-                                                              else "")
-    return (f'<p class="sub">Left out: {len(left_out)} run{"s" if len(left_out) != 1 else ""} with no entropy or '
-            f'no score ({names}; why: <a href="#warnings">Warnings</a>)</p>')
+def _names(runs) -> str:
+    runs = list(runs)
+    return ", ".join(esc(r) for r in runs[:8]) + (f" and {len(runs) - 8} more" if len(runs) > 8 else "")
+
+
+def _left_out_html(left_out: dict, rows: Sequence[Mapping] = ()) -> str:
+    """The runs the page leaves out, named under its title (each one's reason under Warnings), and
+    the runs it forecasts with no law fit (each one's reason in its rows)."""
+    out = ""
+    if left_out:
+        out += (f'<p class="sub">Left out: {len(left_out)} run{"s" if len(left_out) != 1 else ""} with no score '
+                f'({_names(left_out)}; why: <a href="#warnings">Warnings</a>)</p>')
+    alone = [r.get("run_id", "") for r in rows if r.get("no_law")]
+    if alone:
+        out += (f'<p class="sub">Forecast alone, no law fit: {len(alone)} run{"s" if len(alone) != 1 else ""} '
+                f'that log{"s" if len(alone) == 1 else ""} no policy entropy ({_names(alone)}; why: in '
+                f'<a href="#saturation">{"its row" if len(alone) == 1 else "their rows"}</a>)</p>')
+    return out
 
 
 def render_html(model: PageModel) -> str:
@@ -253,7 +270,7 @@ def render_html(model: PageModel) -> str:
              + (" from " + ", ".join(esc(s) for s in sources) if sources else "")
              + f" · law R = −a·exp(H) + b fitted per run; its ceiling b − a is the score when the entropy is used "
                f"up · H in nats · entropylaw {esc(__version__)}</p>"
-             + _left_out_html(model.runs.left_out),
+             + _left_out_html(model.runs.left_out, runs),
              '<nav><a href="#saturation">Where runs saturate</a><a href="#forecast">Forecast</a>'
              '<a href="#details">Coefficients</a><a href="#figures">Figures</a>'
              f'<a href="#warnings">Warnings ({len(warnings)})</a></nav>'

@@ -33,7 +33,7 @@ from entropylaw.results.picks import Picks, project_picks
 from entropylaw.readers.accounts import loss_lines
 from entropylaw.readers.dataset_guess import guessed_lines
 from entropylaw.results.rows import forecast_rows_of, method_names, summary_rows_of
-from entropylaw.results.runs import left_out_runs, usable_runs
+from entropylaw.results.runs import NO_ENTROPY, forecast_only_runs, left_out_runs, usable_runs
 
 N_BOOT = 200  # the report's bootstrap draws for a forecast's interval
 
@@ -43,8 +43,9 @@ class RunResults:
     """``rows``: one per usable run, in family order (fit numbers, trust, label, look);
     ``forecasts``: one per row (the default forecast of its final score, or why none);
     ``notes``: the warnings the fits and forecasts raised, each tagged with its run;
-    ``left_out``: the runs with no entropy or no score, and why; ``read``: what the inputs
-    lost, one line per source; ``methods``: the forecast methods' names the page shows
+    ``left_out``: the runs with no entropy or no score, and why (with forecasts: the runs with no
+    score; a run with a score and no entropy has a row, forecast, its ``no_law`` saying why no
+    law); ``read``: what the inputs lost, one line per source; ``methods``: the forecast methods' names the page shows
     (:func:`entropylaw.results.rows.method_names`); ``picks``: for a project of many runs, the
     runs its first screen lists (:func:`entropylaw.results.picks.project_picks`), else None."""
 
@@ -52,7 +53,7 @@ class RunResults:
     forecasts: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     fit_frac: float = 0.15
-    left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why
+    left_out: dict = field(default_factory=dict)  # runs not in rows: run -> why
     read: list = field(default_factory=list)
     methods: dict = field(default_factory=lambda: method_names([]))
     picks: Picks | None = None
@@ -74,21 +75,30 @@ class RunResults:
 def run_results(t: pd.DataFrame | None, fit_frac: float = 0.15, n_boot: int = N_BOOT, conf: float = 0.9,
                 run_ids=None, forecasts: bool = True) -> RunResults:
     """The :class:`RunResults` of the runs of ``t`` (or of ``run_ids``); none for no table;
-    ``forecasts=False``: the fits only."""
+    ``forecasts=False``: the fits only (the runs with entropy and a score); with forecasts, a run
+    with a score and no entropy too (forecast, no law)."""
     if t is None or not len(t):
         return RunResults(fit_frac=fit_frac)
-    left_out = left_out_runs(t) if run_ids is None else {}
+    left_out = left_out_runs(t, forecasts=forecasts) if run_ids is None else {}
     read = loss_lines(t.attrs) + guessed_lines(t)  # what the inputs lost, and what was only guessed
-    ids = usable_runs(t) if run_ids is None else list(run_ids)
+    # with forecasts, a run that logs a score and no entropy is forecast too: its row says why it has no law
+    alone = forecast_only_runs(t) if forecasts else []
+    shown = set(usable_runs(t)) | set(alone)
+    ids = [r for r in tt.run_ids(t) if r in shown] if run_ids is None else list(run_ids)
+    no_law = {r: NO_ENTROPY for r in alone if r in ids}
     groups, labels = run_labels(t, ids)
     styles = RunStyles(tt.run_ids(t))
     meta = tt.runs(t).set_index("run_id")
-    fitted, notes = fitted_runs(t, ids)
-    rows = summary_rows_of(ids, groups, labels, styles, meta, fitted, notes)
+    fitted, notes = fitted_runs(t, [r for r in ids if r not in no_law])
+    rows = summary_rows_of(ids, groups, labels, styles, meta, fitted, notes, no_law)
     if not forecasts or not rows:
         return RunResults(rows, [], notes, fit_frac, left_out, read, picks=project_picks(rows, []))
     computed, forecast_notes = forecast_runs(t, [r["run_id"] for r in rows], fit_frac, n_boot, conf)
     done = forecast_rows_of(rows, computed, conf)
+    for row, f in zip(rows, done):
+        if row.get("no_law"):  # no fit gave its score: the forecast's, by the same rule
+            row.update(final_observed=f.get("final_observed", float("nan")), score_key=f.get("target_key", ""),
+                       score_kind=f.get("target_kind", ""), fraction=f.get("fraction", True))
     return RunResults(rows, done, notes + forecast_notes, fit_frac, left_out, read, method_names(done),
                       project_picks(rows, done))
 

@@ -54,11 +54,12 @@ def _is_fraction(values) -> bool:
 
 
 def summary_rows_of(ids, groups: dict, labels: dict, styles, meta: pd.DataFrame, fitted: dict,
-                    notes) -> list[dict]:
+                    notes, no_law: dict | None = None) -> list[dict]:
     """One row per run of ``ids``, grouped by family (``groups``, ``labels``:
     :func:`entropylaw.table.labels.run_labels`), with its look (``styles``), model and algorithm (``meta``, by run id)
     and its fit (``fitted``: :func:`entropylaw.results.cache.fitted_runs`; a run not fitted says why, from
-    ``notes``)."""
+    ``notes``); a run of ``no_law`` (run -> why: a score and no entropy) is never fitted: its row says why
+    under ``no_law``, where the law's numbers would be."""
     rows, number = [], 0
     for family, members in groups.items():
         for run_id in members:
@@ -68,6 +69,10 @@ def summary_rows_of(ids, groups: dict, labels: dict, styles, meta: pd.DataFrame,
                    "linestyle": styles.linestyle(run_id),
                    "model": meta.at[run_id, "model"] if run_id in meta.index else "",
                    "algorithm": meta.at[run_id, "algorithm"] if run_id in meta.index else ""}
+            if run_id in (no_law or {}):
+                row.update(trust=NOT_FITTED, trust_reasons=[no_law[run_id]], no_law=no_law[run_id])
+                rows.append(explained(row))
+                continue
             if run_id not in fitted:
                 why = next((n.split("not fitted (", 1)[1].rstrip(")") for n in notes
                             if n.startswith(f"{run_id}: not fitted")), "no fit")
@@ -145,6 +150,8 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
     for row in rows:
         f = {k: row.get(k) for k in ("run_id", "number", "label", "family", "color", "marker", "linestyle")}
         f.update(method=None, conf=conf)
+        if row.get("no_law"):  # said where its law ceiling would be
+            f["no_law"] = row["no_law"]
         done = computed.get(row["run_id"])
         if not isinstance(done, tuple):
             f["reason"] = str(done)
