@@ -1,0 +1,45 @@
+"""Small shapes of custom loops' logs that reviewers found read wrongly: text that names the run on every JSON
+line, a printed summary dict without a step, an evaluation's word after the step, a log of epochs with no step."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import entropylaw as el
+from entropylaw import table
+
+
+def _ent(s: int) -> float:
+    return 0.8 * math.exp(-s / 20) + 0.05
+
+
+def _notes(df) -> str:
+    return " ".join(n for a in el.row_accounts(df) for n in a["notes"])
+
+
+def test_a_text_on_every_json_line_is_the_runs_name_not_a_dropped_value(tmp_path):
+    """``"run_name": "grpo-lr1e-6"`` on each line was "dropped 99 values: non-numeric", a warning on every command,
+    and the model each line names went unread; a sample's text, which changes line to line, is still counted."""
+    lines = [{"step": s, "run_name": "grpo-lr1e-6", "model": "Qwen/Qwen2.5-0.5B", "split": "train",
+              "entropy": _ent(s), "reward": 0.2 + s / 200} for s in range(1, 100)]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    df = el.load(tmp_path / "metrics.jsonl", warn=False)
+    [acct] = el.row_accounts(df)
+    assert acct["dropped"] == {} and acct["rows_read"] == acct["rows_kept"] == 198
+    assert "the same text on every line" in _notes(df) and "'run_name' ('grpo-lr1e-6', 99 lines)" in _notes(df)
+    [row] = table.runs(df).to_dict("records")
+    assert row["model"] == "Qwen/Qwen2.5-0.5B"
+    # a sample's text changes line to line: each a value dropped as non-numeric, as before
+    (tmp_path / "samples.jsonl").write_text("".join(json.dumps({**x, "answer": f"x = {x['step']}"}) + "\n"
+                                                    for x in lines))
+    df = el.load(tmp_path / "samples.jsonl", warn=False)
+    [acct] = el.row_accounts(df)
+    assert acct["dropped"] == {"non-numeric value": 99}
+    assert "line 1: key 'answer' has non-numeric value 'x = 1' (dropped)" in _notes(df)
+    assert "... and 94 more non-numeric values" in _notes(df)
+    # a text on one line only, or not on every line, is no name of the run: dropped and counted
+    (tmp_path / "once.jsonl").write_text("".join(json.dumps({**x, "note": "lr warmup done"} if x["step"] in (5, 9)
+                                                            else x) + "\n" for x in lines))
+    assert el.row_accounts(el.load(tmp_path / "once.jsonl", warn=False))[0]["dropped"] == {"non-numeric value": 2}
+
