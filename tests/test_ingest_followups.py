@@ -43,3 +43,19 @@ def test_a_text_on_every_json_line_is_the_runs_name_not_a_dropped_value(tmp_path
                                                             else x) + "\n" for x in lines))
     assert el.row_accounts(el.load(tmp_path / "once.jsonl", warn=False))[0]["dropped"] == {"non-numeric value": 2}
 
+
+def test_a_summary_dict_without_the_step_takes_the_last_step(tmp_path):
+    """A loop's ``print({'global_step': 20, ...})`` then a final ``{'train_runtime': ..., 'train_loss': ...}``:
+    the one dict without the step dropped the whole file back to record indices 1, 2, 3 ..."""
+    lines = [str({"global_step": s, "loss": 0.1, "entropy": round(_ent(s / 10), 4), "reward": 0.2 + s / 1000})
+             for s in range(10, 210, 10)]
+    (tmp_path / "out.log").write_text("\n".join(lines + [str({"train_runtime": 123.4, "train_loss": 0.1})]) + "\n")
+    df = el.load(tmp_path / "out.log", warn=False)
+    entropy = df[df["metric"] == "entropy"]
+    assert entropy["step"].tolist() == list(range(10, 210, 10))
+    assert "record indices" not in _notes(df)
+    assert "1 record after the last with 'global_step' (a summary: train_loss, train_runtime) read at its last " \
+           "step 200" in _notes(df)
+    # records without the step in the middle of the log: no summary, the steps are still the records' indices
+    (tmp_path / "mixed.log").write_text("\n".join(lines[:5] + [str({"loss": 0.1, "reward": 0.3})] * 3 + lines[5:]))
+    assert "record indices" in _notes(el.load(tmp_path / "mixed.log", warn=False))
