@@ -59,3 +59,35 @@ def test_a_summary_dict_without_the_step_takes_the_last_step(tmp_path):
     # records without the step in the middle of the log: no summary, the steps are still the records' indices
     (tmp_path / "mixed.log").write_text("\n".join(lines[:5] + [str({"loss": 0.1, "reward": 0.3})] * 3 + lines[5:]))
     assert "record indices" in _notes(el.load(tmp_path / "mixed.log", warn=False))
+
+
+def _eval_lines(after_step: str) -> list[str]:
+    lines = []
+    for s in range(1, 41):
+        lines.append(f"Step {s} - train: loss=0.1000, entropy={_ent(s):.4f}, reward={0.1 + s / 100:.4f}")
+        if s % 10 == 0:
+            lines.append(f"Step {s}{after_step}accuracy={0.2 + s / 200:.3f}")
+    return lines
+
+
+def test_an_evaluations_word_right_after_the_step_tags_its_line(tmp_path):
+    """``Step 10 - eval: accuracy=0.45`` was read as training (its accuracy no validation, averaged with nothing
+    of the evaluation's): the split's word after the step, before the keys, was not looked at."""
+    (tmp_path / "train.log").write_text("\n".join(_eval_lines(" - eval: ")) + "\n")
+    df = el.load(tmp_path / "train.log", warn=False)
+    assert "val/accuracy" in set(df["metric"]) and "accuracy" not in set(df["metric"])
+    assert "4 lines an evaluation printed" in _notes(df)
+    [row] = table.runs(df).to_dict("records")
+    assert row["val_keys"] and "accuracy" in row["val_keys"]
+    # the same words after every step are a prefix of each line, no evaluation's tag: read as they were
+    every = [f"Step {s} - eval: accuracy={0.2 + s / 200:.3f} entropy={_ent(s):.4f}" for s in range(1, 41)]
+    (tmp_path / "every.log").write_text("\n".join(every) + "\n")
+    assert {"accuracy", "entropy"} <= set(el.load(tmp_path / "every.log", warn=False)["metric"])
+    # fields parted by |, the evaluation's after the training's: as before (the eval field's keys as printed)
+    piped = [f"Step {s} | train: reward={0.1 + s / 100:.4f} entropy={_ent(s):.4f}"
+             + (f" | eval: acc={0.2 + s / 200:.3f}" if s % 10 == 0 else "") for s in range(1, 41)]
+    (tmp_path / "piped.log").write_text("\n".join(piped) + "\n")
+    assert sorted(set(el.load(tmp_path / "piped.log", warn=False)["metric"])) == ["acc", "entropy", "score"]
+    # a | right after the step, then the evaluation's word: its line too
+    (tmp_path / "bar.log").write_text("\n".join(_eval_lines(" | eval: ")) + "\n")
+    assert "val/accuracy" in set(el.load(tmp_path / "bar.log", warn=False)["metric"])

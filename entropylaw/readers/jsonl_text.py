@@ -44,7 +44,8 @@ class TextFields:
     def settle(self, report, lines: dict[str, int], note, reason: str) -> dict:
         """Count the text values in ``report``: each key whose one text stands on all ``lines`` of its type (at
         least 2) as the run's metadata, said once; the others as values dropped for ``reason``, ``note(key, n,
-        first)`` told of each key's ``n`` drops and its first lines' ``(number, text)``. The metadata's ``{key: text}``."""
+        first)`` told of each key's ``n`` drops and its first lines' ``(number, text)``. The metadata's
+        ``{key: text}``."""
         constant: dict[str, str] = {}
         said: dict[str, tuple[str, int]] = {}
         for (kind, key), (n, value, same, first) in sorted(self.seen.items(), key=lambda kv: kv[1][3][0][0]):

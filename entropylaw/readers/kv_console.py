@@ -14,6 +14,9 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   numbers; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step
   one value (several at one step: their mean, said); a last line without its newline (cut while
   being written) is counted, not read: its last number may be cut;
+- **an evaluation's line**: a split's word before its step (``[Eval] step 10: acc=0.45``) or right after it, before
+  its first key (``Step 10 - eval: acc=0.45``), reads its keys as ``eval/<key>``, unless most step lines print
+  the same words there (a prefix of every line, no evaluation's tag);
 - **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
   count and first line are said in the row account; other text holds no values.
 
@@ -77,6 +80,7 @@ _EVAL_TAG = re.compile(r"(?<![\w/.-])(?:eval|evals|evaluation|evaluating|val|val
 _FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
 _NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]\w*")  # a header line names its step after 3 words at most ("=== GRPO Step 10 ===")
+AFTER_WORDS = 4  # words between a step and its first key that tag the line ("Step 10 (on the test set): ...")
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
@@ -128,11 +132,26 @@ def _parse(line: str, bar_checked: bool = False):
     field = _FIELD_START.split(line[:m.start()])[-1]
     if header:  # "Iteration 5, Evaluating...": a header's words after its step too
         field += line[m.end():].replace(".", " ")
+    elif not _EVAL_TAG.search(field):  # "Step 10 - eval: accuracy=0.45": a split's word after the step, before its keys
+        field = _after_step(line, m.end())
     if _EVAL_TAG.search(field):  # its keys eval/<key>, unless they name a split
         tagged = (re.sub(r"\d+", "0", field.strip()), eval_names(pairs))
         pairs = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pairs.items()}
         pct = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pct.items()}
     return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread
+
+
+def _after_step(line: str, end: int) -> str:
+    """The words between a line's step and its first ``key=value`` (`` - eval: `` of ``Step 10 - eval: acc=0.4``),
+    at most :data:`AFTER_WORDS` of them and not past a ``|`` (``Step 10 | train: ... | eval: acc=0.4``: its own
+    field's); '' where there are none.
+
+    >>> _after_step("Step 10 - eval: accuracy=0.45", 7), _after_step("Step 10 | train: r=0.3 | eval: a=0.4", 7)
+    (' - eval: ', ' | train: ')
+    """
+    first = next((p.start() for p in PAIR.finditer(line, end)), None)
+    between = line[end:first] if first is not None else ""
+    return between if len(_WORD.findall(between)) <= AFTER_WORDS and "|" not in between.strip(" |") else ""
 
 
 def eval_names(pairs: dict) -> dict[str, str]:
@@ -293,8 +312,8 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
         report.note(f"{count(len({h.line for h in under}), 'line')} of numbers printed under a line naming their "
                     f"step (the first at line {under[0].line}): read at that step ({named})")
     if n_evals:
-        report.note(f"{count(n_evals, 'line')} an evaluation printed (a split's word before the step, the first at "
-                    f"line {evals}): each key read as eval/<key>")
+        report.note(f"{count(n_evals, 'line')} an evaluation printed (a split's word before the step or right after "
+                    f"it, the first at line {evals}): each key read as eval/<key>")
     if shares:
         report.note("printed as a count of its total, read as its share (60/500: 0.12): "
                     + ", ".join(f"{k} ({v})" for k, v in sorted(shares.items())[:6]))
