@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 import entropylaw as el
 from entropylaw import table
 
@@ -91,3 +93,33 @@ def test_an_evaluations_word_right_after_the_step_tags_its_line(tmp_path):
     # a | right after the step, then the evaluation's word: its line too
     (tmp_path / "bar.log").write_text("\n".join(_eval_lines(" | eval: ")) + "\n")
     assert "val/accuracy" in set(el.load(tmp_path / "bar.log", warn=False)["metric"])
+
+
+def test_a_printed_log_of_no_step_reads_its_lines_as_records(tmp_path):
+    """``[Epoch 0.60]  loss=0.1234  reward=0.512±0.120  entropy=0.832``, a line an update and no step, was refused
+    ("no veRL step lines ... an epoch is no step"); its lines are now records 1, 2, 3 ..., said, the ± not read."""
+    config = "lr=1e-06 batch_size=8\nmodel=7 seed=3 group=8\n"
+    lines = [f"[Epoch {s / 20:.2f}]  loss={0.2 - s / 1000:.4f}  reward={0.1 + s / 100:.3f}±0.120  entropy={_ent(s):.3f}"
+             for s in range(1, 31)]
+    (tmp_path / "train.log").write_text(config + "\n".join(lines) + "\n")
+    df = el.load(tmp_path / "train.log", warn=False)
+    entropy = df[df["metric"] == "entropy"]
+    assert entropy["step"].tolist() == list(range(1, 31))
+    assert entropy["value"].tolist() == [round(_ent(s), 3) for s in range(1, 31)]
+    assert df[df["metric"] == "score"]["value"].iloc[-1] == 0.4  # 0.400±0.120: the number before the ±
+    notes = _notes(df)
+    assert "the log prints no step: each line of numbers read as the next record, 1 to 30 (lines 3 to 32)" in notes
+    assert "the ± part not read" in notes and "2 lines print numbers without a step" in notes
+    [acct] = el.row_accounts(df)
+    assert acct["dropped"] == {} and acct["rows_read"] == 90
+    # a config echo, each line its own keys, is still no log; nor are two lines of one set of keys
+    (tmp_path / "echo.log").write_text(config + "temperature=1.0 top_p=0.95\n")
+    (tmp_path / "two.log").write_text("\n".join(lines[:2]) + "\n")
+    for name in ("echo.log", "two.log"):
+        with pytest.raises(el.EntropyLawError, match="no veRL step lines"):
+            el.load(tmp_path / name, warn=False)
+    # a log that prints its steps: its lines without a step are still not read
+    stepped = [f"step {s} | entropy {_ent(s):.4f} | reward 0.3" for s in range(1, 6)]
+    (tmp_path / "stepped.log").write_text("\n".join(lines[:3] + stepped) + "\n")
+    df = el.load(tmp_path / "stepped.log", warn=False)
+    assert sorted(df[df["metric"] == "entropy"]["step"]) == [1, 2, 3, 4, 5] and "3 lines print numbers" in _notes(df)

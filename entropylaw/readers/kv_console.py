@@ -40,11 +40,13 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections import Counter
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import NON_FINITE, RawRun, existing_file
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
+from entropylaw.readers.kv_stepless import Loose, claims
 from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP, unwrap
@@ -166,10 +168,11 @@ def _lead(before: str) -> str:
     return words if words and not _NOT_KEY_WORDS.intersection(words.lower().split()) else ""
 
 
-def looks_like_kv_console(path: str | os.PathLike) -> bool:
-    """True when :data:`MIN_LINES` of the first :data:`SNIFF_LINES` lines print a step and a number, and
+def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> bool:
+    """True when :data:`MIN_LINES` of the first :data:`SNIFF_LINES` lines print a step and a number (or, where
+    ``stepless``, none prints a step and their lines of numbers are records: :mod:`.kv_stepless`), and
     no veRL ``step:N - `` line comes in the first bytes a printed log's format is looked for in."""
-    found, read, header = 0, 0, False
+    found, read, header, steps, keysets = 0, 0, False, False, Counter()
     try:
         with open_log(path, bom=True) as f:
             for i, raw_line in enumerate(f):
@@ -180,6 +183,9 @@ def looks_like_kv_console(path: str | os.PathLike) -> bool:
                     break
                 if found < MIN_LINES and i < SNIFF_LINES:
                     got = _parse(raw_line.decode("utf-8", errors="replace"))
+                    steps = steps or (got is not None and got[0] is not None)
+                    if got is not None and got[0] is None:
+                        keysets[frozenset(got[2])] += 1
                     if got is not None and got[0] is not None and not got[2]:
                         header = True  # a step's header line: the numbers of the line after it are the step's
                     elif got is not None:
@@ -187,7 +193,7 @@ def looks_like_kv_console(path: str | os.PathLike) -> bool:
                         header = False
     except OSError:
         return False
-    return found >= MIN_LINES
+    return found >= MIN_LINES or (stepless and not steps and claims(keysets))
 
 
 def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
@@ -206,7 +212,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     n_lines, renamed, fields, tags = 0, {}, {}, []  # step lines; eval/<key>: its key; words before a tagged step
     unread, n_unread = None, 0  # fields with a number read as no key and value: the first (line, text), how many
     read = 0
-    blocks, step_keys = Blocks(), set()
+    blocks, step_keys, loose, plus_minus = Blocks(), set(), Loose(), [0, None]  # lines with a ±: how many, the first
 
     def take(step: int, key: str, value: float, lineno: int, said: str, tag: str | None) -> None:
         nonlocal read
@@ -236,6 +242,8 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
             got = _parse(line, bar_checked=True)
             if got is None:
                 continue
+            if "±" in line and got[2]:  # "reward=0.512±0.120": the number before it read, as a value's mean
+                plus_minus = [plus_minus[0] + 1, plus_minus[1] or lineno]
             step, total, pairs, pct, tagged, not_read = got
             if not_read:
                 unread = unread or (lineno, not_read[0])
@@ -253,6 +261,8 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                 if not blocks.hold(lineno, pairs, pct):
                     stepless += 1
                     first_stepless = first_stepless or lineno
+                    if not n_lines:  # a log of no step at all: its lines of numbers may be its records
+                        loose.add(lineno, pairs, pct)
                 continue
             if pairs:
                 blocks.step_line()
@@ -276,6 +286,13 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if under:  # in line order among the step lines' values: a resume is read from the order of the lines
         order = sorted(range(len(lines)), key=lines.__getitem__)
         steps, keys, tags, values, lines = ([a[i] for i in order] for a in (steps, keys, tags, values, lines))
+    records = loose.records() if not n_lines else []
+    for n, (lineno, pairs, pct) in enumerate(records, 1):
+        for key, value in pairs.items():
+            take(n, key, value, lineno, pct.get(key, ""), None)
+    stepless -= len(records)
+    first_stepless = next((n for n, _, _ in loose.lines if n not in {r[0] for r in records}), None) \
+        if records else first_stepless
     left = blocks.lines_left(under)
     stepless += len(left)
     first_stepless = min([first_stepless or math.inf, *left]) if left else first_stepless
@@ -295,6 +312,12 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
     raw.repeats = "mean"  # a key printed twice at one step (a loop's micro-steps): their mean, said by the account
     report.note(f"read as a printed log of steps and named numbers: {count(len(set(lines)), 'line')}")
+    if records:
+        report.note(f"the log prints no step: each line of numbers read as the next record, 1 to {len(records)} "
+                    f"(lines {records[0][0]} to {records[-1][0]})", changed=True)
+    if plus_minus[0]:
+        report.note(f"{count(plus_minus[0], 'line')} print a value with ± (the first at line {plus_minus[1]}): the "
+                    "number before ± read, the ± part not read")
     if stepless:
         report.note(f"{count(stepless, 'line')} print numbers without a step (a config echo, a summary): not read, "
                     f"the first at line {first_stepless}")
