@@ -99,8 +99,8 @@ def test_a_printed_log_of_no_step_reads_its_lines_as_records(tmp_path):
     """``[Epoch 0.60]  loss=0.1234  reward=0.512±0.120  entropy=0.832``, a line an update and no step, was refused
     ("no veRL step lines ... an epoch is no step"); its lines are now records 1, 2, 3 ..., said, the ± not read."""
     config = "lr=1e-06 batch_size=8\nmodel=7 seed=3 group=8\n"
-    lines = [f"[Epoch {s / 20:.2f}]  loss={0.2 - s / 1000:.4f}  reward={0.1 + s / 100:.3f}±0.120  entropy={_ent(s):.3f}"
-             for s in range(1, 31)]
+    lines = [f"[Epoch {s / 20:.2f}]  loss={0.2 - s / 1000:.4f}  reward={0.1 + s / 100:.3f}±0.120  "
+             f"entropy={_ent(s):.3f}" for s in range(1, 31)]
     (tmp_path / "train.log").write_text(config + "\n".join(lines) + "\n")
     df = el.load(tmp_path / "train.log", warn=False)
     entropy = df[df["metric"] == "entropy"]
