@@ -187,7 +187,7 @@ FORMATS: list[Format] = [
            lambda src, o: read_hf_console(src, logging_steps=o.logging_steps)),
     # a custom loop's tqdm bar with its values in the postfix, where the loop prints no steps of its own
     Format("tqdm_console", lambda s: s.is_file() and looks_like_tqdm_console(s.path)
-           and not looks_like_kv_console(s.path), lambda src, o: read_tqdm_console(src),
+           and not looks_like_kv_console(s.path, stepless=False), lambda src, o: read_tqdm_console(src),
            suffixes=(".log", ".txt", ".out", ".err")),
     # a custom loop's own prints (step 10 | entropy 0.5): where no other printed log's shape is found
     Format("kv_console", lambda s: s.is_file() and looks_like_kv_console(s.path), lambda src, o: read_kv_console(src),

@@ -11,6 +11,8 @@ Step numbers, first that applies:
 1. ``logging_steps`` given (``--logging-steps N``): the k-th training record is step k·N;
 2. the records carry ``step`` (a custom loop's ``print(metrics)``: ``global_step``, ``iteration``
    or ``iter``, then not read as a value; a nested ``{'train': {...}}`` is read as ``train/<key>``);
+   a summary printed after the last of them, without one (``{'train_runtime': ..., 'train_loss': ...}``),
+   takes the last step, said;
 3. tqdm: each ``tqdm.write`` clears the progress bars first (``\\r``, spaces, ``\\r`` on
    stderr; the last bar drawn before it says ``N/total``). stdout is block-buffered when
    redirected, so the dicts arrive in clumps, away from their bars, but the k-th clear
@@ -58,6 +60,7 @@ _LOG_KEYS = (b"'loss':", b"'learning_rate':", b"'train_runtime':", b"'eval_loss'
              b"'entropy':", b"'grad_norm':", b"/reward':", b"/entropy':", b"/loss':")
 # a custom loop's print(metrics) names its step so; a Trainer's records have none, or 'step' (TRL's list)
 STEP_KEYS = ("step", "global_step", "iteration", "iter")
+SUMMARY = 2  # records of a summary printed after the last stepped record (a final eval, the run's totals)
 _BAR = re.compile(rb"(\d+)/(\d+) \[")
 _TOTAL = re.compile(rb"Total optimization steps = ([\d,]+)")
 _MODEL = re.compile(r"models--[^/\s]+--([^/\s'\"]+)")
@@ -202,6 +205,23 @@ def _whole(value) -> bool:
     return not isinstance(value, bool) and (isinstance(value, int) or isinstance(value, float) and value.is_integer())
 
 
+def _stepped(records: list[dict], key: str) -> int:
+    """How many records, from the first, carry ``key`` as a whole number, where those after them (none, or a
+    summary: the Trainer's final record, an evaluation, or at most :data:`SUMMARY` records) carry no ``key``; 0
+    where the records' steps are not ``key``.
+
+    >>> _stepped([{"step": 1, "loss": 1}, {"step": 2, "loss": 1}, {"train_runtime": 9.0}], "step")
+    2
+    >>> _stepped([{"step": 1, "loss": 1}, {"loss": 1}, {"loss": 1}, {"loss": 1}, {"loss": 1}], "step")
+    0
+    """
+    n = next((i for i, r in enumerate(records) if not _whole(r.get(key))), len(records))
+    rest = records[n:]
+    if not n or any(key in r for r in rest):
+        return 0
+    return n if len(rest) <= min(SUMMARY, n - 1) or all(_kind(r) != "train" for r in rest) else 0
+
+
 def _steps(scan: _Scan, logging_steps: int | None, report) -> list[int]:
     records = [r for r, _ in scan.records]
     if logging_steps is not None:
@@ -209,12 +229,19 @@ def _steps(scan: _Scan, logging_steps: int | None, report) -> list[int]:
                     f"{logging_steps}*k")
         return _numbered(records, logging_steps, logging_steps)
     for key in STEP_KEYS:
-        if records and all(_whole(r.get(key)) for r in records):
-            steps = [int(r[key]) for r in records]
+        stepped = _stepped(records, key)
+        if stepped:
+            steps = [int(r[key]) for r in records[:stepped]]
             if key != "step":  # add_records takes 'step' out of the values; the others here
                 report.note(f"step numbers from the records' '{key}'")
-                for r in records:
+                for r in records[:stepped]:
                     del r[key]
+            if stepped < len(records):  # a summary printed at the end, as the Trainer's train_runtime record
+                after = sorted({k for r in records[stepped:] for k in r})
+                report.note(f"{count(len(records) - stepped, 'record')} after the last with '{key}' (a summary: "
+                            + ", ".join(after[:4]) + (", ..." if len(after) > 4 else "")
+                            + f") read at its last step {steps[-1]}")
+                steps += [steps[-1]] * (len(records) - stepped)
             return steps
     totals = Counter(t for _n, t in scan.clears)
     total = scan.total if scan.total in totals else (totals.most_common(1)[0][0] if totals else None)

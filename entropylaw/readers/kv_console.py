@@ -14,6 +14,9 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   numbers; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step
   one value (several at one step: their mean, said); a last line without its newline (cut while
   being written) is counted, not read: its last number may be cut;
+- **an evaluation's line**: a split's word before its step (``[Eval] step 10: acc=0.45``) or right after it, before
+  its first key (``Step 10 - eval: acc=0.45``), reads its keys as ``eval/<key>``, unless most step lines print
+  the same words there (a prefix of every line, no evaluation's tag);
 - **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
   count and first line are said in the row account; other text holds no values.
 
@@ -37,11 +40,13 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections import Counter
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import NON_FINITE, RawRun, existing_file
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
+from entropylaw.readers.kv_stepless import Loose, claims
 from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP, unwrap
@@ -77,6 +82,7 @@ _EVAL_TAG = re.compile(r"(?<![\w/.-])(?:eval|evals|evaluation|evaluating|val|val
 _FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
 _NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]\w*")  # a header line names its step after 3 words at most ("=== GRPO Step 10 ===")
+AFTER_WORDS = 4  # words between a step and its first key that tag the line ("Step 10 (on the test set): ...")
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
@@ -128,11 +134,26 @@ def _parse(line: str, bar_checked: bool = False):
     field = _FIELD_START.split(line[:m.start()])[-1]
     if header:  # "Iteration 5, Evaluating...": a header's words after its step too
         field += line[m.end():].replace(".", " ")
+    elif not _EVAL_TAG.search(field):  # "Step 10 - eval: accuracy=0.45": a split's word after the step, before its keys
+        field = _after_step(line, m.end())
     if _EVAL_TAG.search(field):  # its keys eval/<key>, unless they name a split
         tagged = (re.sub(r"\d+", "0", field.strip()), eval_names(pairs))
         pairs = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pairs.items()}
         pct = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pct.items()}
     return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread
+
+
+def _after_step(line: str, end: int) -> str:
+    """The words between a line's step and its first ``key=value`` (`` - eval: `` of ``Step 10 - eval: acc=0.4``),
+    at most :data:`AFTER_WORDS` of them and not past a ``|`` (``Step 10 | train: ... | eval: acc=0.4``: its own
+    field's); '' where there are none.
+
+    >>> _after_step("Step 10 - eval: accuracy=0.45", 7), _after_step("Step 10 | train: r=0.3 | eval: a=0.4", 7)
+    (' - eval: ', ' | train: ')
+    """
+    first = next((p.start() for p in PAIR.finditer(line, end)), None)
+    between = line[end:first] if first is not None else ""
+    return between if len(_WORD.findall(between)) <= AFTER_WORDS and "|" not in between.strip(" |") else ""
 
 
 def eval_names(pairs: dict) -> dict[str, str]:
@@ -147,10 +168,11 @@ def _lead(before: str) -> str:
     return words if words and not _NOT_KEY_WORDS.intersection(words.lower().split()) else ""
 
 
-def looks_like_kv_console(path: str | os.PathLike) -> bool:
-    """True when :data:`MIN_LINES` of the first :data:`SNIFF_LINES` lines print a step and a number, and
+def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> bool:
+    """True when :data:`MIN_LINES` of the first :data:`SNIFF_LINES` lines print a step and a number (or, where
+    ``stepless``, none prints a step and their lines of numbers are records: :mod:`.kv_stepless`), and
     no veRL ``step:N - `` line comes in the first bytes a printed log's format is looked for in."""
-    found, read, header = 0, 0, False
+    found, read, header, steps, keysets = 0, 0, False, False, Counter()
     try:
         with open_log(path, bom=True) as f:
             for i, raw_line in enumerate(f):
@@ -161,6 +183,9 @@ def looks_like_kv_console(path: str | os.PathLike) -> bool:
                     break
                 if found < MIN_LINES and i < SNIFF_LINES:
                     got = _parse(raw_line.decode("utf-8", errors="replace"))
+                    steps = steps or (got is not None and got[0] is not None)
+                    if got is not None and got[0] is None:
+                        keysets[frozenset(got[2])] += 1
                     if got is not None and got[0] is not None and not got[2]:
                         header = True  # a step's header line: the numbers of the line after it are the step's
                     elif got is not None:
@@ -168,7 +193,7 @@ def looks_like_kv_console(path: str | os.PathLike) -> bool:
                         header = False
     except OSError:
         return False
-    return found >= MIN_LINES
+    return found >= MIN_LINES or (stepless and not steps and claims(keysets))
 
 
 def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
@@ -187,7 +212,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     n_lines, renamed, fields, tags = 0, {}, {}, []  # step lines; eval/<key>: its key; words before a tagged step
     unread, n_unread = None, 0  # fields with a number read as no key and value: the first (line, text), how many
     read = 0
-    blocks, step_keys = Blocks(), set()
+    blocks, step_keys, loose, plus_minus = Blocks(), set(), Loose(), [0, None]  # lines with a ±: how many, the first
 
     def take(step: int, key: str, value: float, lineno: int, said: str, tag: str | None) -> None:
         nonlocal read
@@ -217,6 +242,8 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
             got = _parse(line, bar_checked=True)
             if got is None:
                 continue
+            if "±" in line and got[2]:  # "reward=0.512±0.120": the number before it read, as a value's mean
+                plus_minus = [plus_minus[0] + 1, plus_minus[1] or lineno]
             step, total, pairs, pct, tagged, not_read = got
             if not_read:
                 unread = unread or (lineno, not_read[0])
@@ -234,6 +261,8 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                 if not blocks.hold(lineno, pairs, pct):
                     stepless += 1
                     first_stepless = first_stepless or lineno
+                    if not n_lines:  # a log of no step at all: its lines of numbers may be its records
+                        loose.add(lineno, pairs, pct)
                 continue
             if pairs:
                 blocks.step_line()
@@ -257,6 +286,13 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if under:  # in line order among the step lines' values: a resume is read from the order of the lines
         order = sorted(range(len(lines)), key=lines.__getitem__)
         steps, keys, tags, values, lines = ([a[i] for i in order] for a in (steps, keys, tags, values, lines))
+    records = loose.records() if not n_lines else []
+    for n, (lineno, pairs, pct) in enumerate(records, 1):
+        for key, value in pairs.items():
+            take(n, key, value, lineno, pct.get(key, ""), None)
+    stepless -= len(records)
+    first_stepless = next((n for n, _, _ in loose.lines if n not in {r[0] for r in records}), None) \
+        if records else first_stepless
     left = blocks.lines_left(under)
     stepless += len(left)
     first_stepless = min([first_stepless or math.inf, *left]) if left else first_stepless
@@ -276,6 +312,12 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
     raw.repeats = "mean"  # a key printed twice at one step (a loop's micro-steps): their mean, said by the account
     report.note(f"read as a printed log of steps and named numbers: {count(len(set(lines)), 'line')}")
+    if records:
+        report.note(f"the log prints no step: each line of numbers read as the next record, 1 to {len(records)} "
+                    f"(lines {records[0][0]} to {records[-1][0]})", changed=True)
+    if plus_minus[0]:
+        report.note(f"{count(plus_minus[0], 'line')} print a value with ± (the first at line {plus_minus[1]}): the "
+                    "number before ± read, the ± part not read")
     if stepless:
         report.note(f"{count(stepless, 'line')} print numbers without a step (a config echo, a summary): not read, "
                     f"the first at line {first_stepless}")
@@ -293,8 +335,8 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
         report.note(f"{count(len({h.line for h in under}), 'line')} of numbers printed under a line naming their "
                     f"step (the first at line {under[0].line}): read at that step ({named})")
     if n_evals:
-        report.note(f"{count(n_evals, 'line')} an evaluation printed (a split's word before the step, the first at "
-                    f"line {evals}): each key read as eval/<key>")
+        report.note(f"{count(n_evals, 'line')} an evaluation printed (a split's word before the step or right after "
+                    f"it, the first at line {evals}): each key read as eval/<key>")
     if shares:
         report.note("printed as a count of its total, read as its share (60/500: 0.12): "
                     + ", ".join(f"{k} ({v})" for k, v in sorted(shares.items())[:6]))

@@ -57,6 +57,7 @@ from entropylaw.readers.jsonl_lines import (NOT_SAMPLES, STEP_FIELDS, TYPE_FIELD
                                             is_config, is_step_name, lines_of, list_mean, numeric as _numeric,
                                             read_config, values_in_broken_line)
 from entropylaw.readers.jsonl_rows import BIG, Rows
+from entropylaw.readers.jsonl_text import TextFields, read_meta
 from entropylaw.readers.names import (BOOKKEEPING, eval_beside_training, model_from_filename, run_id_from_path,
                                       typed_key)
 from entropylaw.readers.tidy import MISSING_STEP
@@ -194,6 +195,13 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
         if notes[kind] <= MAX_NOTES:
             report.note(message)
 
+    text = TextFields()
+
+    def said_text(key: str, n: int, first: list) -> None:
+        for lineno, value in first:
+            note(NON_NUMERIC, f"line {lineno}: key {key!r} has non-numeric value {value!r:.40} (dropped)")
+        notes[NON_NUMERIC] += n - len(first)
+
     last_count = 0  # values of the last good line: what a cut last line probably held
     if document is not None:
         report.note("one JSON document of record lists, read a record a line ("
@@ -314,6 +322,9 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                         report.run_names.setdefault(key.rsplit("/", 1)[-1].lower(), set()).add(value[:200])
                     if isinstance(value, str) and key.rsplit("/", 1)[-1].lower() in SAMPLE_FIELDS:
                         prose[key] = prose.get(key, 0) + 1
+                    if isinstance(value, str):  # the run's name on every line, or a sample's text: known at the end
+                        text.add(kind, key, value, lineno)
+                        continue
                     report.drop(NON_NUMERIC)
                     note(NON_NUMERIC, f"line {lineno}: key {key!r} has non-numeric value {value!r:.40} (dropped)")
                     continue
@@ -334,7 +345,10 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
             line_numbers.append(lineno)
             line_counts.append(len(values) - kept)
             line_axes.append(axis)
-    report.read(n_read)
+    report.read(n_read - text.held)
+    # untyped lines take the file's type (an eval.jsonl's): its count of lines
+    kind_lines = {**types, file_kind: types.get(file_kind, 0) + sum(used.values()) - sum(types.values())}
+    constant = text.settle(report, kind_lines, said_text, NON_NUMERIC)
     if aside:
         report.note("not read as metrics: " + ", ".join(
             f"{k} ({'bookkeeping' if BOOKKEEPING.match(k) else 'a step'})" for k in sorted(aside)))
@@ -385,6 +399,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
             for key, value in obj.items():
                 if isinstance(value, str) and key.lower() in RUN_NAME_KEYS:
                     report.run_names.setdefault(key.lower(), set()).add(value[:200])
+    read_meta(raw, constant)
     if "critic/vf_loss" in rows.names:
         raw.meta["algorithm"] = "ppo"
     return [raw]
