@@ -291,8 +291,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
         for key, value in pairs.items():
             take(n, key, value, lineno, pct.get(key, ""), None)
     stepless -= len(records)
-    first_stepless = next((n for n, _, _ in loose.lines if n not in {r[0] for r in records}), None) \
-        if records else first_stepless
+    if records:
+        as_records = {r[0] for r in records}
+        first_stepless = next((n for n, _, _ in loose.lines if n not in as_records), None)
     left = blocks.lines_left(under)
     stepless += len(left)
     first_stepless = min([first_stepless or math.inf, *left]) if left else first_stepless
