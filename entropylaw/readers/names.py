@@ -183,8 +183,10 @@ def _named(path) -> tuple[str, list[str], str]:
     return name, [q.name for q in above], str(holder)
 
 
-# a resumed run's later file, named as its first with a mark: metrics_resumed.jsonl, log.1.txt, train.log.1
-_SEGMENT = re.compile(r"^(?P<base>.+?)(?:[._-](?:resumed|resume|restarted|restart|continued|cont)|\.\d{1,3})$",
+# a resumed run's later file, named as its first with a mark: metrics_resumed.jsonl, log.1.txt, train.log.1; a
+# number after a digit is a version's (llama3.1.log beside llama3.log, qwen2.5 beside qwen2: two models' runs)
+_SEGMENT = re.compile(r"^(?P<base>.+?)(?:[._-](?:resumed|resume|restarted|restart|continued|cont)"
+                      r"|(?<!\d)\.\d{1,3})$",
                       re.IGNORECASE)
 
 

@@ -1,0 +1,39 @@
+"""A review of the reader rules for crashed, resumed and stepless printed logs: files a real trainer or tool
+writes that those rules must not claim, or must read otherwise."""
+
+from __future__ import annotations
+
+import entropylaw as el
+
+
+def _steps(first, last, total=40, shift=0.0):
+    return "".join(f"step {s}/{total} | entropy {1 - s / 100 + shift:.3f} | reward {0.2 + s / 200:.3f}\n"
+                   for s in range(first, last + 1))
+
+
+def _run_ids(path):
+    df = el.load(path, warn=False)
+    return sorted(df["run_id"].unique())
+
+
+def test_a_version_in_a_model_name_is_no_resumed_segment(tmp_path):
+    # a sweep over models: llama3.log beside llama3.1.log, qwen2.log beside qwen2.5.log; the .1 and .5 are
+    # versions of the model, not a rotated log's number (both were named 'llama3', 'qwen2': llama3 and llama3-2)
+    (tmp_path / "llama3.log").write_text(_steps(1, 40))
+    (tmp_path / "llama3.1.log").write_text(_steps(1, 40, shift=0.3))
+    (tmp_path / "qwen2.log").write_text(_steps(1, 40))
+    (tmp_path / "qwen2.5.log").write_text(_steps(1, 40, shift=0.2))
+    assert _run_ids(tmp_path) == ["llama3", "llama3.1", "qwen2", "qwen2.5"]
+
+
+def test_a_version_starting_later_is_not_joined_as_a_resume(tmp_path):
+    (tmp_path / "qwen2.log").write_text(_steps(1, 40))
+    (tmp_path / "qwen2.5.log").write_text(_steps(5, 40, shift=0.2))
+    assert _run_ids(tmp_path) == ["qwen2", "qwen2.5"]
+
+
+def test_a_rotated_log_is_still_one_run(tmp_path):
+    (tmp_path / "train.log.1").write_text(_steps(1, 20))
+    (tmp_path / "train.log").write_text(_steps(21, 40))
+    df = el.load(tmp_path, warn=False)
+    assert df["run_id"].nunique() == 1 and df["step"].max() == 40 and df["step"].min() == 1
