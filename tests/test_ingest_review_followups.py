@@ -3,6 +3,8 @@ writes that those rules must not claim, or must read otherwise."""
 
 from __future__ import annotations
 
+import pytest
+
 import entropylaw as el
 
 
@@ -37,3 +39,31 @@ def test_a_rotated_log_is_still_one_run(tmp_path):
     (tmp_path / "train.log").write_text(_steps(21, 40))
     df = el.load(tmp_path, warn=False)
     assert df["run_id"].nunique() == 1 and df["step"].max() == 40 and df["step"].min() == 1
+
+
+
+def _ends(path):
+    from entropylaw.api.reading import row_accounts
+
+    notes = [n for a in row_accounts(el.load(path, warn=False)) for n in a["notes"]]
+    return [n for n in notes if n.startswith("the log ends in an error")]
+
+
+@pytest.mark.parametrize("tail", [
+    "Killed 3 stale rollout workers\nTraining finished.\n",  # a progress message that starts with the word
+    "Terminated ray cluster after training.\n",
+    "Aborted 2 pending async checkpoint uploads\n",
+])
+def test_a_message_starting_with_a_signals_word_is_no_signal(tmp_path, tail):
+    path = tmp_path / "train.log"
+    path.write_text(_steps(1, 40) + tail)
+    assert _ends(path) == []
+
+
+@pytest.mark.parametrize("tail", ["Killed\n", "Segmentation fault (core dumped)\n",
+                                  "bash: line 1:  4242 Killed                  python train.py\n",
+                                  "[1]+  Killed                  nohup python train.py > train.log\n"])
+def test_a_shells_signal_line_is_still_said(tmp_path, tail):
+    path = tmp_path / "train.log"
+    path.write_text(_steps(1, 30) + tail)
+    assert len(_ends(path)) == 1

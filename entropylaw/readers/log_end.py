@@ -36,9 +36,11 @@ _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 _PREFIX = re.compile(r"^(?:\((?:[\w.:]+ )*pid=\d+(?:, ip=[\d.]+)?\) ?|\[(?:rank|default)\d+\]: ?)*")
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:\([\w.]*\))?(?::\s?.*)?$")  # "RuntimeError: ...", "KeyboardInterrupt"
 _CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
-# a shell's word for a process ended by a signal ("Killed", "/bin/bash: line 1:  4242 Killed  python train.py")
-_SIGNAL = re.compile(r"^(?:.*?:\s*line \d+:\s*\d+\s+)?(Killed|Segmentation fault|Aborted|Bus error|Terminated)"
-                     r"(?:\s*\(core dumped\))?(?:\s+.*)?$")
+# a shell's word for a process ended by a signal: alone ("Killed"), or after its line and pid or a job's number, the
+# command after it ("/bin/bash: line 1:  4242 Killed  python train.py", "[1]+  Killed  nohup python ..."); a
+# message that starts with the word ("Killed 3 stale rollout workers", "Terminated ray cluster.") is none
+_WORDS = r"(Killed|Segmentation fault|Aborted|Bus error|Terminated)(?:\s*\(core dumped\))?"
+_SIGNAL = re.compile(r"^" + _WORDS + r"$|^(?:.*?:\s*line \d+:\s*\d+|\[\d+\][+-]?)\s+" + _WORDS + r"(?:\s+.*)?$")
 _CANCELLED = re.compile(r"\*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?CANCELLED AT \S+(?: DUE TO ([A-Z ]+?))? \*\*\*")
 
 
@@ -96,7 +98,7 @@ def error_at_end(path, after_line: int | None) -> tuple[int, str] | None:
         elif text.startswith("Exception ignored in"):  # Python's note of an error it went past at exit: no end
             ignored = True
         elif (signal := _SIGNAL.match(text)) or (cancelled := _CANCELLED.search(text)):
-            what = (f"{signal.group(1)} (a signal ended the process)" if signal else
+            what = (f"{signal.group(1) or signal.group(2)} (a signal ended the process)" if signal else
                     "the scheduler cancelled the job" + (f" ({cancelled.group(1).lower()})" if cancelled.group(1)
                                                           else ""))
             return found or (lineno, what)
