@@ -67,3 +67,14 @@ def test_a_shells_signal_line_is_still_said(tmp_path, tail):
     path = tmp_path / "train.log"
     path.write_text(_steps(1, 30) + tail)
     assert len(_ends(path)) == 1
+
+
+def test_an_error_after_the_planned_last_step_stopped_no_run(tmp_path):
+    # vLLM's engine or NCCL's teardown segfaulting at exit, after 'step 40/40': the run is whole
+    path = tmp_path / "train.log"
+    path.write_text(_steps(1, 40) + "Training finished.\nSegmentation fault (core dumped)\n")
+    [end] = _ends(path)
+    assert "after its planned last step 40" in end and "not at its planned end" not in end, end
+    path.write_text(_steps(1, 30) + "Segmentation fault (core dumped)\n")
+    [end] = _ends(path)
+    assert "after its last step 30" in end and "not at its planned end" in end, end

@@ -344,12 +344,13 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if percent:
         report.note("printed with %: " + ", ".join(sorted(percent)[:6]))
         raw.percent = percent  # a score printed 0.5% is a percent, not the fraction 0.5
-    if lines:
-        say_end(report, path, max(lines), max(steps))
     raw.meta = {"model": model_from_filename(path)}
     # "step 10/500": the planned last step, as a config's total_steps; "Epoch 2/3 | Step 1/20", the step counted
     # again each epoch: 20 steps an epoch, 60 in all (with no planned epochs printed, no plan)
     restarts = "epoch" in keys and any(b < a for a, b in zip(steps, steps[1:]))
     if len(totals) == 1 and (not restarts or len(epochs) == 1):
         raw.meta["config"] = {"total_steps": totals.pop() * (epochs.pop() if restarts else 1)}
+    if lines:  # an error after the planned last step (a segfault at exit) stopped no run: said so
+        say_end(report, path, max(lines), max(steps), None if restarts else raw.meta.get("config", {}).get(
+            "total_steps"))
     return [raw]

@@ -107,17 +107,22 @@ def error_at_end(path, after_line: int | None) -> tuple[int, str] | None:
     return found
 
 
-def say_end(report, path, last_line: int | None, last_step: int | None) -> None:
+def say_end(report, path, last_line: int | None, last_step: int | None, planned: int | None = None) -> None:
     """Note in ``report`` the error the printed log ``path`` ends in after ``last_line`` (see
-    :func:`error_at_end`), with the run's last step ``last_step``."""
+    :func:`error_at_end`), with the run's last step ``last_step`` and, where the log prints it, its planned last
+    step ``planned`` (reached: the error came after the run's end, a crash at exit, and the run is whole)."""
     end = error_at_end(path, last_line)
     if end is None:
+        return
+    if planned is not None and last_step is not None and last_step >= planned:
+        report.note(f"{ENDS_IN_ERROR} at line {end[0]}, after its planned last step {planned}: {end[1]}; {AT_EXIT}")
         return
     step = f", after its last step {last_step}" if last_step is not None else ""
     report.note(f"{ENDS_IN_ERROR} at line {end[0]}{step}: {end[1]}; {STOPPED}")
 
 
 STOPPED = "the run stopped there, not at its planned end"
+AT_EXIT = "the run had reached its planned end (an error at exit)"
 # a run folder's console output beside its metrics file (``metrics.jsonl`` + ``output.log`` or ``stderr``)
 _CONSOLE = re.compile(r"^(?:std(?:out|err)|output|out|err|console|nohup|log|train|slurm-\d+(?:_\d+)?)"
                       r"(?:\.(?:log|txt|out|err))?$", re.IGNORECASE)
