@@ -78,3 +78,26 @@ def test_an_error_after_the_planned_last_step_stopped_no_run(tmp_path):
     path.write_text(_steps(1, 30) + "Segmentation fault (core dumped)\n")
     [end] = _ends(path)
     assert "after its last step 30" in end and "not at its planned end" in end, end
+
+
+VLLM_STATS = ("INFO 11-30 10:{i:02d}:01 metrics.py:341] Avg prompt throughput: {p}.0 tokens/s, Avg generation "
+              "throughput: {g} tokens/s, Running: 64 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 45.2%, "
+              "CPU KV cache usage: 0.0%.\n")
+
+
+@pytest.mark.parametrize("name,text", [
+    ("vllm.log", "".join(VLLM_STATS.format(i=i, p=100 + i, g=1234.5 + i) for i in range(30))),  # trl vllm-serve
+    ("gpu.log", "".join(f"[2026-11-30 10:00:{i:02d}] gpu_util={80 + i / 10} mem_gb={70 + i / 100}\n"
+                        for i in range(30))),  # a GPU monitor beside the run
+])
+def test_another_tools_stepless_log_beside_a_run_is_no_run(tmp_path, name, text):
+    (tmp_path / "train.log").write_text(_steps(1, 40))
+    (tmp_path / name).write_text(text)
+    # not read as a run of its own with no entropy and no score: refused as before, --skip-bad leaves it out
+    with pytest.raises(el.EntropyLawError, match=name):
+        el.load(tmp_path, warn=False)
+    assert _run_ids_skipping(tmp_path) == [tmp_path.name]
+
+
+def _run_ids_skipping(path):
+    return sorted(el.load(path, warn=False, skip_bad=True)["run_id"].unique())

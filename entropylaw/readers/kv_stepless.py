@@ -13,20 +13,35 @@ is a record too); the others stay lines of numbers not read, as in any printed l
 ...     loose.add(n, {"loss": 0.1, "reward": n / 10}, {})
 >>> claims({frozenset({"lr", "batch"}): 1, frozenset({"loss", "reward"}): 3}), [n for n, _, _ in loose.records()]
 (True, [2, 3, 4])
+>>> claims({frozenset({"gpu_util", "mem_gb"}): 30})  # a GPU monitor's lines: no loop's records
+False
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+
+from entropylaw.readers.key_names import is_candidate
 
 MIN_RECORDS = 3
 MIN_KEYS = 2
 
 
+# a key a training loop prints: a set of keys with none is another tool's periodic line (vLLM's 'Avg generation
+# throughput: 1234.5 tokens/s, Running: 64 reqs', a GPU monitor's 'gpu_util=87.5 mem_gb=70.1'), no run's records
+_TRAINING = re.compile(r"loss|reward|entropy|score|acc|kl(?![a-z])|return|pass@?\d", re.IGNORECASE)
+
+
+def _records_of_a_run(keys: frozenset) -> bool:
+    return len(keys) >= MIN_KEYS and any(_TRAINING.search(k) or is_candidate(k) for k in keys)
+
+
 def claims(keysets: Counter) -> bool:
     """Whether lines of numbers without a step (``keysets``: how many lines print each set of keys) are a log's
-    records: :data:`MIN_RECORDS` lines of one set of :data:`MIN_KEYS` keys or more."""
-    return any(len(keys) >= MIN_KEYS and n >= MIN_RECORDS for keys, n in keysets.items())
+    records: :data:`MIN_RECORDS` lines of one set of :data:`MIN_KEYS` keys or more, one of them a training loop's
+    (a loss, a reward, an entropy, a score, an accuracy)."""
+    return any(n >= MIN_RECORDS and _records_of_a_run(keys) for keys, n in keysets.items())
 
 
 class Loose:
@@ -45,5 +60,5 @@ class Loose:
         keys (of :data:`MIN_KEYS` or more); none where :func:`claims` says no."""
         if not claims(self.keysets):
             return []
-        common = max((k for k in self.keysets if len(k) >= MIN_KEYS), key=lambda k: (self.keysets[k], len(k)))
+        common = max((k for k in self.keysets if _records_of_a_run(k)), key=lambda k: (self.keysets[k], len(k)))
         return [got for got in self.lines if len(common.intersection(got[1])) >= MIN_KEYS]
