@@ -10,7 +10,9 @@ Each line of numbers without a step is read at the step of the header line above
 ``Evaluating...``, makes its keys ``eval/<key>``), until the next line with a step, or until a key comes twice
 (a block that ended unmarked: the next step's numbers printed before its header). Read so only where the shape
 recurs: :data:`MIN_BLOCKS` headers, and a key under :data:`MIN_BLOCKS` of them that no step line prints itself
-(a key printed on the step lines too is their summary, an epoch's mean: not read, as before).
+(a key printed on the step lines too is their summary, an epoch's mean: not read, as before). A log that prints
+the first block's keys before its first step line too closes each block with its step (``Finished step 1``): the
+numbers under a step line are the next step's, not read.
 
 >>> b = Blocks()
 >>> for n, s in enumerate((1, 2, 3)):
@@ -44,6 +46,9 @@ class Blocks:
         self.held: list[Held] = []
         self.headers, self.first = 0, None
         self._step, self.tag, self._seen = None, None, set()
+        # the keys printed before the first header, and under it: the same keys are a block above each step line,
+        # its footer ("reward: 0.3", "entropy: 0.5", "Finished step 1"), not under it
+        self.before, self.first_block = set(), set()
 
     def header(self, step: int, tag: str | None) -> None:
         """A line that names a step and prints no numbers of its own: the lines after it are that step's
@@ -59,20 +64,24 @@ class Blocks:
         """Hold a line of numbers without a step under the header above it (its keys as an evaluation's header
         names them, where :attr:`tag`); False where no block is open or one of its keys came in this block
         already (the block ended unmarked)."""
+        if self._step is None and not self.headers:
+            self.before |= set(pairs)
         if self._step is None or not pairs:
             return False
         if self._seen.intersection(pairs):
             self._step, self.tag = None, None
             return False
         self._seen |= set(pairs)
+        if self.headers == 1:
+            self.first_block |= set(pairs)
         self.first = self.first or line
         self.held += [Held(self._step, k, v, line, said.get(k, ""), self.tag) for k, v in pairs.items()]
         return True
 
     def read(self, step_keys: set[str]) -> list[Held]:
         """The held values whose key recurs under :data:`MIN_BLOCKS` headers and is printed on no step line."""
-        if self.headers < MIN_BLOCKS:
-            return []
+        if self.headers < MIN_BLOCKS or (self.before and self.before == self.first_block):
+            return []  # too few blocks; step lines that end their blocks (each block's numbers are the step's above)
         under = Counter(key for key, _ in {(h.key, h.step) for h in self.held})
         keep = {k for k, n in under.items() if n >= MIN_BLOCKS and k not in step_keys}
         return [h for h in self.held if h.key in keep]
