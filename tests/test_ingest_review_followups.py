@@ -124,3 +124,18 @@ def test_a_header_above_its_numbers_still_reads(tmp_path):
     df = el.load(path, warn=False)
     score = df[df["metric"] == "score"].set_index("step")["value"]
     assert abs(score[1] - 0.21) < 1e-9 and len(score) == 20
+
+
+def test_a_stepless_log_beside_a_run_is_not_joined_at_its_record_numbers(tmp_path):
+    # an evaluation script's output over checkpoints, beside the training log: its lines print no step (the
+    # checkpoint's is in its name), read as records 1, 2, 3; they were joined into the run at steps 1, 2, 3
+    (tmp_path / "train.log").write_text(_steps(1, 300, total=300))
+    (tmp_path / "eval.log").write_text("".join(f"[checkpoint-{c}] accuracy={0.45 + c / 10000:.3f} correct="
+                                               f"{int(500 * (0.45 + c / 10000))} total=500\n" for c in (100, 200, 300)))
+    df = el.load(tmp_path, warn=False)
+    training = df[df["metric"] == "entropy"]["run_id"].unique()
+    assert len(training) == 1
+    assert "accuracy" not in set(df[df["run_id"] == training[0]]["metric"].astype(str))
+    from entropylaw.api.reading import row_accounts
+
+    assert any("prints no step" in n for a in row_accounts(df) for n in a["notes"] if n.startswith("not joined"))

@@ -43,6 +43,7 @@ import re
 from collections import Counter
 
 from entropylaw.errors import EntropyLawError
+from entropylaw.readers.accounts import NO_STEP
 from entropylaw.readers.common import NON_FINITE, RawRun, existing_file
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
@@ -314,7 +315,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     raw.repeats = "mean"  # a key printed twice at one step (a loop's micro-steps): their mean, said by the account
     report.note(f"read as a printed log of steps and named numbers: {count(len(set(lines)), 'line')}")
     if records:
-        report.note(f"the log prints no step: each line of numbers read as the next record, 1 to {len(records)} "
+        report.note(f"{NO_STEP}: each line of numbers read as the next record, 1 to {len(records)} "
                     f"(lines {records[0][0]} to {records[-1][0]})", changed=True)
     if plus_minus[0]:
         report.note(f"{count(plus_minus[0], 'line')} print a value with ± (the first at line {plus_minus[1]}): the "

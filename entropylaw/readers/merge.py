@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 import entropylaw.table as table
-from entropylaw.readers.accounts import JOINED_UNSURE, NOT_JOINED, SOURCES_JOINED, IngestReport
+from entropylaw.readers.accounts import JOINED_UNSURE, NO_STEP, NOT_JOINED, SOURCES_JOINED, IngestReport
 from entropylaw.readers.names import algorithm_from_filename, model_from_filename, resumed_file
 
 SUPERSEDED = "superseded by resumed segment"
@@ -100,6 +100,12 @@ def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, ne
     came from): a row dropped is counted against the source that held it, never against the
     first one, so no account drops more rows than its file held."""
     new_report = reports[new_at]
+    stepless = next((r for r in (head_report, new_report) if any(n.startswith(NO_STEP) for n in r.notes)), None)
+    if stepless is not None:  # its records 1 to N are no steps: joined, another file's steps 1 to N would meet them
+        name = os.path.basename(stepless.source)
+        new_report.note(f"{NOT_JOINED} {head_report.source}: {name} prints no step, its lines records 1 to N, no "
+                        "steps to join at; read as a run of its own")
+        return None
     shared = set(map(str, pd.unique(kept["metric"]))) & set(map(str, pd.unique(new["metric"])))
     if not shared and _one_folder(head_report, new_report):
         apart, unsure = _two_runs(kept, new, head_report, new_report)
