@@ -81,8 +81,8 @@ def test_an_error_after_the_planned_last_step_stopped_no_run(tmp_path):
 
 
 VLLM_STATS = ("INFO 11-30 10:{i:02d}:01 metrics.py:341] Avg prompt throughput: {p}.0 tokens/s, Avg generation "
-              "throughput: {g} tokens/s, Running: 64 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 45.2%, "
-              "CPU KV cache usage: 0.0%.\n")
+              "throughput: {g} tokens/s, Running: 64 reqs, Swapped: 0 reqs, Pending: 0 reqs, "
+              "GPU KV cache usage: 45.2%, CPU KV cache usage: 0.0%.\n")
 
 
 @pytest.mark.parametrize("name,text", [
