@@ -11,7 +11,7 @@ import math
 import pytest
 
 import entropylaw as el
-from entropylaw.readers.units import percent_number
+from entropylaw.readers.percent_text import percent_number
 
 
 def _acc(s: int) -> float:

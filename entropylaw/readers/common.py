@@ -43,7 +43,8 @@ from entropylaw.readers.accounts import IngestReport
 from entropylaw.readers.stepless import number_stepless
 from entropylaw.readers.resumes import _where, resolve_resumes
 from entropylaw.readers.score_scales import percent_hints, score_keys, score_scales, score_units, with_own_val
-from entropylaw.readers.units import bare_counts, counts, first_scores, impossible, kept_fractions, percent_names, unit
+from entropylaw.readers.percent_text import percent_names
+from entropylaw.readers.units import bare_counts, counts, first_scores, impossible, kept_fractions, unit
 from entropylaw.terminal import count
 
 NON_FINITE = "non-finite value"

@@ -37,7 +37,7 @@ import pandas as pd
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.verl_jsonl import CUT_LAST  # noqa: F401 (the reason tabular counts: the JSON lines words)
-from entropylaw.readers.units import PERCENT_TEXT
+from entropylaw.readers.percent_text import PERCENT_TEXT
 from entropylaw.terminal import count
 
 SHORT = "short row"

@@ -192,3 +192,38 @@ def read_config(raw, configs: list[tuple[int, dict]]) -> None:
     raw.report.note(f"{count(len(configs), 'line')} before the first step with no step, the run's config (line "
                     f"{lines}): not read as values" + (f"; {run_config.said([], meta, filled).split(': ', 1)[1]}"
                                                        if filled else ""))
+
+
+# a line's dict of metrics under a name that says only that ({"step": 5, "split": "eval", "metrics":
+# {"accuracy": 0.3}}): its keys are the metrics' names, as if not wrapped (eval/metrics/accuracy named
+# no benchmark "metrics", and train/metrics/entropy was found as no entropy); one such dict a line (_wrapper)
+WRAPPERS = frozenset({"metrics", "scalars", "values", "stats", "logs"})
+
+
+def flatten(obj: dict, prefix: str = "", unwrap: str | None = None):
+    """``(key, value)`` of a line's object, nested dicts as ``a/b``; ``unwrap``: a top-level dict
+    whose keys stand as they are (:func:`wrapper`).
+
+    >>> list(flatten({"split": "eval", "metrics": {"acc": 0.3, "n": {"ok": 2}}}, unwrap="metrics"))
+    [('split', 'eval'), ('acc', 0.3), ('n/ok', 2)]
+    """
+    for key, value in obj.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            yield from flatten(value, prefix if not prefix and key == unwrap else name + "/")
+        else:
+            yield name, value
+
+
+def wrapper(obj: dict) -> str | None:
+    """The one dict of :data:`WRAPPERS` a line holds, where its keys are none of the line's own
+    (``{"metrics": {"reward": 0.31}, "stats": {"reward": 0.05}}``: two wrappers, kept apart, the mean
+    and the std were averaged into one reward), else None.
+
+    >>> wrapper({"step": 1, "metrics": {"acc": 0.3}}), wrapper({"metrics": {"r": 1}, "stats": {"r": 0}})
+    ('metrics', None)
+    """
+    found = [k for k, v in obj.items() if k in WRAPPERS and isinstance(v, dict)]
+    if len(found) != 1 or set(obj[found[0]]) & set(obj):
+        return None
+    return found[0]

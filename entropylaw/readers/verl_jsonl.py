@@ -53,15 +53,15 @@ from array import array
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import RawRun, existing_file
-from entropylaw.readers.jsonl_lines import (NOT_SAMPLES, STEP_FIELDS, TYPE_FIELDS, document_of, from_text as _from_text,
-                                            is_config, is_step_name, lines_of, list_mean, numeric as _numeric,
-                                            read_config, values_in_broken_line)
+from entropylaw.readers.jsonl_lines import (NOT_SAMPLES, STEP_FIELDS, TYPE_FIELDS, document_of, flatten,
+                                            from_text as _from_text, is_config, is_step_name, lines_of, list_mean,
+                                            numeric as _numeric, read_config, values_in_broken_line, wrapper)
 from entropylaw.readers.jsonl_rows import BIG, Rows
 from entropylaw.readers.jsonl_text import TextFields, read_meta
 from entropylaw.readers.names import (BOOKKEEPING, eval_beside_training, model_from_filename, run_id_from_path,
                                       typed_key)
 from entropylaw.readers.tidy import MISSING_STEP
-from entropylaw.readers.units import percent_number
+from entropylaw.readers.percent_text import percent_number
 from entropylaw.terminal import count
 
 SNIFF_LINES = 200
@@ -76,41 +76,6 @@ MAX_NOTES = 5
 SAMPLE_FIELDS = frozenset({"prompt", "prompts", "response", "responses", "completion", "completions", "generation",
                            "generations", "output", "outputs", "question", "problem", "solution", "text", "messages",
                            "model_output", "ground_truth"})
-
-
-# a line's dict of metrics under a name that says only that ({"step": 5, "split": "eval", "metrics":
-# {"accuracy": 0.3}}): its keys are the metrics' names, as if not wrapped (eval/metrics/accuracy named
-# no benchmark "metrics", and train/metrics/entropy was found as no entropy); one such dict a line (_wrapper)
-WRAPPERS = frozenset({"metrics", "scalars", "values", "stats", "logs"})
-
-
-def _flatten(obj: dict, prefix: str = "", unwrap: str | None = None):
-    """``(key, value)`` of a line's object, nested dicts as ``a/b``; ``unwrap``: a top-level dict
-    whose keys stand as they are (:func:`_wrapper`).
-
-    >>> list(_flatten({"split": "eval", "metrics": {"acc": 0.3, "n": {"ok": 2}}}, unwrap="metrics"))
-    [('split', 'eval'), ('acc', 0.3), ('n/ok', 2)]
-    """
-    for key, value in obj.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            yield from _flatten(value, prefix if not prefix and key == unwrap else name + "/")
-        else:
-            yield name, value
-
-
-def _wrapper(obj: dict) -> str | None:
-    """The one dict of :data:`WRAPPERS` a line holds, where its keys are none of the line's own
-    (``{"metrics": {"reward": 0.31}, "stats": {"reward": 0.05}}``: two wrappers, kept apart, the mean
-    and the std were averaged into one reward), else None.
-
-    >>> _wrapper({"step": 1, "metrics": {"acc": 0.3}}), _wrapper({"metrics": {"r": 1}, "stats": {"r": 0}})
-    ('metrics', None)
-    """
-    found = [k for k, v in obj.items() if k in WRAPPERS and isinstance(v, dict)]
-    if len(found) != 1 or set(obj[found[0]]) & set(obj):
-        return None
-    return found[0]
 
 
 def _step_order(path, step_key: str | None, document: dict | None = None) -> list[str]:
@@ -288,7 +253,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
         if keyed is None:
             keyed = slots[kind] = {}
         # nested dicts flattened (a wrapper's keys as they are); JSON's objects are plain dicts
-        items = list(_flatten(data, unwrap=_wrapper(data))) if dict in map(type, data.values()) else data.items()
+        items = list(flatten(data, unwrap=wrapper(data))) if dict in map(type, data.values()) else data.items()
         n, kept = 0, len(values)
         for key, value in items:
             slot = keyed.get(key)
