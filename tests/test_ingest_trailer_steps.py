@@ -1,5 +1,6 @@
 """A printed log whose step line closes its block: the numbers printed above it are that step's
-('reward: 0.3', 'entropy: 0.5', 'Finished step 1'), read at the step line below them."""
+('reward: 0.3', 'entropy: 0.5', 'Finished step 1'), read at the step line below them; and a run folder's
+eval file that is a run of its own: the training log beside it keeps the folder's name."""
 
 from __future__ import annotations
 
@@ -58,3 +59,26 @@ def test_a_header_above_its_numbers_reads_as_before(tmp_path, before):
         assert before.startswith("reward")  # the first block's keys above the first header too: refused, as before
         return
     assert abs(score[1] - 0.21) < 1e-9 and len(score) == 20
+
+
+def _printed_steps(last):
+    return "".join(f"step {s}/{last} | entropy {1 - s / 1000:.3f} | reward {0.2 + s / 2000:.3f}\n"
+                   for s in range(1, last + 1))
+
+
+@pytest.mark.parametrize("eval_name", ["eval.log", "eval.jsonl"])
+def test_a_run_folders_eval_file_not_joined_leaves_the_folders_name_to_the_training_log(tmp_path, eval_name):
+    # the eval file, read first, took the folder's name and the training run was read as 'qwen-grpo-2'
+    folder = tmp_path / "qwen-grpo"
+    folder.mkdir()
+    (folder / "train.log").write_text(_printed_steps(300))
+    if eval_name == "eval.log":  # an evaluation script's lines, no step: records 1 to 3, no steps to join at
+        text = "".join(f"[checkpoint-{c}] accuracy={0.45 + c / 10000:.3f} correct=230 total=500\n" for c in (1, 2, 3))
+    else:  # its steps lie far after the training log's
+        text = "".join(f'{{"step": {s}, "accuracy": 0.5}}\n' for s in range(5000, 6000, 100))
+    (folder / eval_name).write_text(text)
+    df = el.load(folder, warn=False)
+    training = set(df[df["metric"] == "entropy"]["run_id"].astype(str))
+    assert training == {"qwen-grpo"}, training
+    assert sorted(el.run_ids(df)) == ["qwen-grpo", "qwen-grpo-2"]
+    assert "read as 'qwen-grpo-2'" in _notes(df)
