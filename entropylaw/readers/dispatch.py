@@ -71,7 +71,7 @@ from entropylaw.readers.dataset_guess import guess_datasets
 from entropylaw.readers.given import each_file_once, once
 from entropylaw.readers.accounts import IngestReport, source_files
 from entropylaw.readers.log_end import say_console_end
-from entropylaw.readers.names import run_id_from_path
+from entropylaw.readers.names import eval_file, run_id_from_path
 # the registry of formats (its table is this module's docstring) and the folders of runs
 from entropylaw.readers.formats import _directory_members, detect_format, read_raw, unread_folders
 from entropylaw.readers.tensorboard import TRACKER_FOLDERS
@@ -269,15 +269,22 @@ def load(sources: list[str], options: KeyOptions | None = None, skip_bad: bool =
     used: set[str] = set()
     owner: dict[str, str] = {}  # run id -> the source it was read from
     tables = []
-    for df, report in pieces:
+    # a run folder's evaluations file not joined with its training log (two runs) is named after it: the
+    # training log keeps the folder's name, though the eval file is read first (eval.log before train.log)
+    named: dict[int, dict[str, str]] = {}
+    for i, (df, report) in sorted(enumerate(pieces), key=lambda p: eval_file(p[1][1].source)):
+        if not df.empty:
+            named[i] = table.unique_names(pd.unique(df["run_id"]), used)
+            owner.update((str(named[i].get(r, r)), report.source) for r in pd.unique(df["run_id"])
+                         if str(named[i].get(r, r)) not in owner)
+    for i, (df, report) in enumerate(pieces):
         if df.empty:
             continue
-        renames = table.unique_names(pd.unique(df["run_id"]), used)
+        renames = named[i]
         for old, new in renames.items():  # two runs of one name (dup1/run.csv, dup2/run.csv): which is which
             report.note(f"run {old!r} read as {new!r}: the run {old!r} is {owner.get(old, 'another source')}",
                         changed=True)
         df = table.rename_runs(df, renames)
-        owner.update((str(r), report.source) for r in pd.unique(df["run_id"]) if str(r) not in owner)
         # the runs this source gave (not in its account's dict): `load(runs=...)` keeps the accounts
         # of the runs it keeps by them, where a run table's `source` column names the log it was made from
         report.runs_read = tuple(str(r) for r in pd.unique(df["run_id"]))

@@ -203,7 +203,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     raw = RawRun(run_id_from_path(path), str(path), ordered=True)
     report = raw.report
     steps, keys, values, lines = [], [], [], []
-    stepless, first_stepless = 0, None
+    stepless: list[int] = []  # the lines of numbers without a step, not read
     totals: set[int] = set()
     epochs: set[int] = set()  # "Epoch 2/3": the planned epochs
     percent: set[str] = set()
@@ -260,8 +260,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                     pairs, pct = ({(f"eval/{k}" if f"eval/{k}" in names else k): v for k, v in d.items()}
                                   for d in (pairs, pct))
                 if not blocks.hold(lineno, pairs, pct):
-                    stepless += 1
-                    first_stepless = first_stepless or lineno
+                    stepless.append(lineno)
                     if not n_lines:  # a log of no step at all: its lines of numbers may be its records
                         loose.add(lineno, pairs, pct)
                 continue
@@ -291,13 +290,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     for n, (lineno, pairs, pct) in enumerate(records, 1):
         for key, value in pairs.items():
             take(n, key, value, lineno, pct.get(key, ""), None)
-    stepless -= len(records)
-    if records:
-        as_records = {r[0] for r in records}
-        first_stepless = next((n for n, _, _ in loose.lines if n not in as_records), None)
-    left = blocks.lines_left(under)
-    stepless += len(left)
-    first_stepless = min([first_stepless or math.inf, *left]) if left else first_stepless
+    # the lines read as records, or at the step line below them (met before the first step line): read
+    taken = {r[0] for r in records} | blocks.read_before(under)
+    stepless = sorted({n for n in stepless if n not in taken} | blocks.lines_left(under))
     # a split's word before most steps ("[INFO] test run step 10"): a prefix every line prints, no evaluation's tag
     prefix = next((f for f, (n, _) in fields.items() if n > n_lines / 2), None)
     if prefix is not None:
@@ -321,8 +316,8 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
         report.note(f"{count(plus_minus[0], 'line')} print a value with ± (the first at line {plus_minus[1]}): the "
                     "number before ± read, the ± part not read")
     if stepless:
-        report.note(f"{count(stepless, 'line')} print numbers without a step (a config echo, a summary): not read, "
-                    f"the first at line {first_stepless}")
+        report.note(f"{count(len(stepless), 'line')} print numbers without a step (a config echo, a summary): not "
+                    f"read, the first at line {stepless[0]}")
     if n_unread:
         report.note(f"{count(n_unread, 'field')} with a number not read as a key and its value (the first at line "
                     f"{unread[0]}: {unread[1]!r:.40}): not read")
@@ -334,8 +329,10 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                     + ", ".join(f"{k} ({v[1:-1]} values)" for k, v in sorted(lists.items())[:6]))
     if under:
         named = ", ".join(sorted({h.key for h in under})[:6])
-        report.note(f"{count(len({h.line for h in under}), 'line')} of numbers printed under a line naming their "
-                    f"step (the first at line {under[0].line}): read at that step ({named})")
+        where = "above a line naming their step" if blocks.below else "under a line naming their step"
+        at = "read at the step line below them" if blocks.below else "read at that step"
+        report.note(f"{count(len({h.line for h in under}), 'line')} of numbers printed {where} (the first at line "
+                    f"{min(h.line for h in under)}): {at} ({named})")
     if n_evals:
         report.note(f"{count(n_evals, 'line')} an evaluation printed (a split's word before the step or right after "
                     f"it, the first at line {evals}): each key read as eval/<key>")
