@@ -280,6 +280,9 @@ TOO_MANY = "expected a whole number of problems, 2 to 10,000,000"
     (("rank", "--threshold", "0"), "--threshold: '0': expected a gain above 0"),
     (("summary", "--logging-steps", "0"), "--logging-steps: '0': must be at least 1"),
     (("summary", "--score-scale", "-1"), "--score-scale '-1': expected a positive factor"),
+    (("forecast", "--n-boot", "2.5"), "--n-boot: '2.5': expected a whole number such as 1000"),
+    (("forecast", "--n-boot", "1e30"), "--n-boot: '1e30': expected a whole number such as 1000"),
+    (("forecast", "--n-boot", "1"), "--n-boot: '1': a bootstrap needs at least 2 resamples"),
 ])
 def test_a_number_no_run_can_have_is_one_line_and_exit_code_2(tmp_path, cli, args, says):
     path = tmp_path / "train.log"
@@ -300,7 +303,8 @@ def test_the_api_takes_the_same_rule_for_n_problems(tmp_path):
 
 
 @pytest.mark.parametrize("args", [("forecast", "--total-steps", "1e3"), ("forecast", "--n-problems", "1319"),
-                                  ("forecast", "--horizon", "20")])
+                                  ("forecast", "--horizon", "20"), ("forecast", "--n-boot", "1e2"),
+                                  ("forecast", "--seed", "0.0")])
 def test_whole_numbers_written_any_way_are_taken(tmp_path, cli, args):
     path = tmp_path / "train.log"
     path.write_text(_printed())

@@ -36,7 +36,7 @@ def number(noun: str = "number", example: str = "1", *, whole: bool = False, lea
 
     def parse(text: str):
         try:
-            value = int(text) if whole else float(text)
+            value = _whole(text) if whole else float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r}: expected a {noun} such as {example}") from None
         if not math.isfinite(value):
@@ -64,6 +64,21 @@ def _bounds(least, above, below) -> str:
     if above is not None:
         return "must be positive" if above == 0 else f"must be more than {above:g}"
     return f"must be below {below:g}"
+
+
+def _whole(text: str) -> int:
+    """An integer written any way a step is (``1000``, ``1e3``, ``1000.0``); ValueError for ``2.5`` and past int64.
+
+    >>> _whole("1e3"), _whole("1000"), _whole("-2")
+    (1000, 1000, -2)
+    """
+    try:
+        return int(text)
+    except ValueError:
+        value = float(text)
+        if not value.is_integer() or abs(value) >= STEP_LIMIT:
+            raise ValueError(text) from None
+        return int(value)
 
 
 def whole(least: int = 1, example: str = "200", why: str | None = None):
