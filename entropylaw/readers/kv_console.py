@@ -50,7 +50,7 @@ from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
 from entropylaw.readers.kv_stepless import Loose, claims
 from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
-from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP, unwrap
+from entropylaw.readers.printed import NUMBER, SNIFF_LIMIT, VERL_STEP, unwrap
 from entropylaw.readers.printed_blocks import Blocks
 from entropylaw.readers.tqdm_bars import parse_bar
 from entropylaw.readers.verl_jsonl import CUT_LAST
@@ -58,19 +58,18 @@ from entropylaw.terminal import count
 
 MIN_LINES = 3  # lines of a step and a number among the first SNIFF_LINES: a log of this shape
 SNIFF_LINES = 2000
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)(?![A-Za-z])"
 _KEY = r"[A-Za-z_][\w./-]*"
 _STEP_NAMES = ("global_step", "iteration", "update", "step", "iter", "it")
 STEP = re.compile(r"(?<![\w./-])(?P<name>" + "|".join(_STEP_NAMES) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
                   r"(?:\s*/\s*(?P<total>\d+))?(?![\w.])", re.IGNORECASE)
 _OF = r"(?:\s*/\s*(?P<of>\d+)(?![\w.]))?"  # "correct: 60/500": a count of its total
-PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]\s*(?P<v>" + _NUM + r")(?P<pct>%?)" + _OF + r"(?![\w.])",
+PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]\s*(?P<v>" + NUMBER + r")(?P<pct>%?)" + _OF + r"(?![\w.])",
                   re.IGNORECASE)
-SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./-]*){0,2})\]?\s+(?P<v>" + _NUM + r")(?P<pct>%?)"
+SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./-]*){0,2})\]?\s+(?P<v>" + NUMBER + r")(?P<pct>%?)"
                     + _OF + r"\s*$", re.IGNORECASE)
 # a list of numbers printed ("rewards: [0, 1, 1, 0]", "rewards=[0.0, 1.0]"): a value a sample, read as their mean
-LISTED = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>\s*(?:" + _NUM + r")(?:\s*,\s*(?:"
-                    + _NUM + r"))*)\s*,?\s*\]", re.IGNORECASE)
+LISTED = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>\s*(?:" + NUMBER + r")(?:\s*,\s*(?:"
+                    + NUMBER + r"))*)\s*,?\s*\]", re.IGNORECASE)
 # the words a key is printed with before its last ("Val Accuracy=0.5", "| Policy Entropy: 0.8"), where they
 # follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
 _LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,3})$")

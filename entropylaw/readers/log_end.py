@@ -35,7 +35,6 @@ TRACEBACK = "Traceback (most recent call last):"
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 _PREFIX = re.compile(r"^(?:\((?:[\w.:]+ )*pid=\d+(?:, ip=[\d.]+)?\) ?|\[(?:rank|default)\d+\]: ?)*")
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:\([\w.]*\))?(?::\s?.*)?$")  # "RuntimeError: ...", "KeyboardInterrupt"
-_CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
 # a shell's word for a process ended by a signal: alone ("Killed"), or after its line and pid or a job's number, the
 # command after it ("/bin/bash: line 1:  4242 Killed  python train.py", "[1]+  Killed  nohup python ..."); a
 # message that starts with the word ("Killed 3 stale rollout workers", "Terminated ray cluster.") is none

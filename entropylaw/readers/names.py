@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import PurePath
 from typing import Iterable
 
 from entropylaw.readers.compressed import strip_compression
@@ -106,8 +107,6 @@ def resumed_file(path) -> str:
     >>> resumed_file("job2/run.log"), resumed_file("job2/metrics.jsonl"), resumed_file("job2/qwen.log")
     ('run', '', '')
     """
-    from pathlib import PurePath
-
     name = _stem(PurePath(str(path)).name).lower()
     return name if name in RESUMED_FILES else ""
 
@@ -142,8 +141,6 @@ def eval_file(path) -> bool:
     >>> eval_file("runs/a/eval.jsonl"), eval_file("runs/a/Validation.jsonl.gz"), eval_file("runs/a/train.jsonl")
     (True, True, False)
     """
-    from pathlib import PurePath
-
     return _stem(PurePath(str(path)).name).lower() in EVAL_FILES
 
 
@@ -171,8 +168,6 @@ def eval_beside_training(path) -> bool:
 def _named(path) -> tuple[str, list[str], str]:
     """The part of ``path`` that names its run (:func:`run_id_from_path`), the folders above it,
     and the folder that holds it (where a sweep's runs lie side by side)."""
-    from pathlib import PurePath
-
     p = PurePath(str(path))
     name = p.name.split(".tfevents")[0] if ".tfevents" in p.name else _first_segment(p)
     above = [q for q in p.parents if q.name]

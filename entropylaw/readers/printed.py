@@ -16,6 +16,8 @@ from typing import Callable
 
 from entropylaw.readers.compressed import open_log
 
+# a printed number, as a loop's print or a progress bar's postfix writes it: 0.5, .5, 1e-05, -3, nan, inf
+NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)(?![A-Za-z])"
 WRAPPED = re.compile(r"\b(?:np\.|numpy\.|torch\.)?(?:float\d*|int\d*|tensor)\(\s*([^(),]+?)\s*(?:,[^()]*)?\)")
 
 

@@ -43,7 +43,7 @@ from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.hf_console import parse_record
 from entropylaw.readers.names import model_from_filename, run_id_from_path
-from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP, unwrap
+from entropylaw.readers.printed import NUMBER, SNIFF_LIMIT, VERL_STEP, unwrap
 from entropylaw.terminal import count
 
 MIN_BARS = 3
@@ -51,11 +51,10 @@ SNIFF_LINES = 20_000  # a model's loading chatter before the training bar; the b
 _TIMES = re.compile(rb"\d\s*\[[\d:?]+(?:<[\d:?]+)?,")  # "45/100 [01:23<01:40,": a bar's count and its times
 _TIMES_TEXT = re.compile(_TIMES.pattern.decode())
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # tqdm moves the cursor between nested bars
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)(?![A-Za-z])"
 # "desc: 45%|###  | 45/100 [01:23<01:40, 1.83s/it, postfix]", or with no total "desc: 45it [01:23, 1.83s/it, ...]"
 BAR = re.compile(r"^\s*(?P<desc>[^\r]*?)(?::\s*)?(?:\d{1,3}%\|[^|]*\|\s*)?(?P<n>\d+)(?:/(?P<total>\d+)|[A-Za-z]\w*)?"
                  r"\s*\[[\d:?]+(?:<[\d:?]+)?,\s*[^,\]]*/[^,\]]*(?:,\s*(?P<post>.*))?\]\s*$")
-_PAIR = re.compile(r"(?:^|,)\s*(?P<key>[^=:,\s][^=:,]*?)\s*[=:]\s*(?P<v>" + _NUM + r")(?P<pct>%?)\s*(?=,|$)",
+_PAIR = re.compile(r"(?:^|,)\s*(?P<key>[^=:,\s][^=:,]*?)\s*[=:]\s*(?P<v>" + NUMBER + r")(?P<pct>%?)\s*(?=,|$)",
                    re.IGNORECASE)
 
 
