@@ -300,3 +300,28 @@ def test_a_printed_field_with_a_number_no_shape_reads_is_said(tmp_path):
     df = el.load(tmp_path / "train.log", warn=False)
     assert "11 fields with a number not read as a key and its value (the first at line 1: 'time 1.2s')" in _notes(df)
     assert len(_series(df, "entropy")) == 10
+
+
+def test_a_seed_that_changes_within_a_step_is_a_samples_and_parts_no_runs(tmp_path):
+    """A rollout dump's rows (a sample each, its own seed, 8 rows a step) were parted on the seed column as a
+    sweep's: 240 runs of one step. The rule: a seed column parts runs where the seed changes only where the step
+    goes back (a sweep written seed after seed); a seed that changes between rows of one step is a sample's."""
+    pd = pytest.importorskip("pandas")
+    rows = [{"step": s, "seed": 1000 * s + 37 * k, "entropy": _ent(s), "reward": 0.2 + s / 200 + 0.01 * (k - 3.5)}
+            for s in range(1, 31) for k in range(8)]
+    pd.DataFrame(rows).to_csv(tmp_path / "rollouts.csv", index=False)
+    # a prompt's seed that comes back each step (k = 0..7): still a sample's, not 8 runs of 30 steps
+    pd.DataFrame([dict(r, seed=i % 8) for i, r in enumerate(rows)]).to_csv(tmp_path / "prompts.csv", index=False)
+    for name in ("rollouts", "prompts"):
+        df = el.load(tmp_path / f"{name}.csv", warn=False)
+        assert table.runs(df)["run_id"].tolist() == [name]
+        assert _series(df, "score").to_dict() == pytest.approx({s: 0.2 + s / 200 for s in range(1, 31)})
+        assert "seed" not in set(df["metric"])
+        [account] = el.row_accounts(df)
+        assert account["dropped"] == {"averaged with its step's other rows": 2 * 30 * 7}
+        assert "seed (a sample's seed" in _notes(df)
+    # the sweep's seed, each seed's steps in a block of its own, still parts its runs
+    sweep = [{"seed": seed, "step": s, "entropy": _ent(s), "reward": 0.2 + s / 200}
+             for seed in (0, 1) for s in range(1, 31)]
+    pd.DataFrame(sweep).to_csv(tmp_path / "sweep.csv", index=False)
+    assert table.runs(el.load(tmp_path / "sweep.csv", warn=False))["run_id"].tolist() == ["sweep_seed0", "sweep_seed1"]

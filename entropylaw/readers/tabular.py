@@ -260,23 +260,33 @@ def _on_rows(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
 SEED_COLUMNS = ("seed", "random_seed", "run_seed")
 
 
-def _seed_column(df: pd.DataFrame, steps: np.ndarray) -> str | None:
-    """A column of seeds that parts a table's runs (a sweep's seeds written into one CSV, a ``seed`` column beside
-    the step): whole numbers, two or more, each step logged under several. Read as one run, its steps went back at
-    each new seed: a resume that dropped every seed but the last."""
+def _seed_column(df: pd.DataFrame, steps: np.ndarray) -> tuple[str | None, str]:
+    """A column of seeds and whose they are: ``(col, "runs")`` where the seed changes only where the step goes
+    back (a sweep's seeds written one after the other into one CSV: each seed a run whose steps went back at each
+    new seed, read as one run a resume dropped every seed but the last); ``(col, "samples")`` where it changes
+    between two rows of one step (a rollout dump's seed a prompt or a sample: the file is one run)."""
     col = _find(df.columns, SEED_COLUMNS)
     if col is None:
-        return None
+        return None, ""
     values, present = numbers(df[col])
     if not present.all() or not np.all(values == np.round(values)) or len(np.unique(values)) < 2:
-        return None
-    pairs = pd.DataFrame({"seed": values, "step": steps})[steps >= 0]
-    return col if pairs["step"].duplicated().any() and not pairs.duplicated().all() else None
+        return None, ""
+    stepped = steps >= 0
+    seed, step = values[stepped], steps[stepped]
+    changes = np.flatnonzero(seed[1:] != seed[:-1])
+    if (step[changes + 1] == step[changes]).any():
+        return col, "samples"
+    pairs = pd.DataFrame({"seed": seed, "step": step})
+    went_back = (step[changes + 1] < step[changes]).all()
+    return (col, "runs") if went_back and pairs["step"].duplicated().any() and not pairs.duplicated().all() else (
+        None, "")
 
 
 def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     run_col = _find(df.columns, RUN_COLUMNS)
-    seed_col = None if run_col else _seed_column(df, steps)
+    seed_col, whose = (None, "") if run_col else _seed_column(df, steps)
+    sample_seed = seed_col if whose == "samples" else None
+    seed_col = seed_col if whose == "runs" else None
     if seed_col:  # each seed a run of its own, named after the file and its seed
         seeds = numbers(df[seed_col])[0]
         df = df.assign(**{seed_col: [f"{run_id or run_id_from_path(path)}_seed{int(v)}" for v in seeds]})
@@ -285,7 +295,7 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
     skipped_book = [c for c in df.columns if BOOKKEEPING.match(c)]
     metric_cols, text_cols = [], []
     for col in df.columns:
-        if col in (step_col, run_col) or col in other_steps or col in skipped_book:
+        if col in (step_col, run_col, sample_seed) or col in other_steps or col in skipped_book:
             continue
         (text_cols if is_text_column(df[col]) else metric_cols).append(col)
     runs = df[run_col].astype(str).to_numpy() if run_col else np.full(len(df), "")
@@ -330,6 +340,8 @@ def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
                             + (" ..." if len(own) > 8 else ""))
         skipped = [f"{c} (text)" for c in text_cols if str(c).strip().lower() not in raw.meta and c != type_col]
         skipped += [f"{c} (bookkeeping)" for c in skipped_book + other_steps]
+        if sample_seed:
+            skipped.append(f"{sample_seed} (a sample's seed: it changes within a step, so it parts no runs)")
         if not type_col and kinds[rows].any() and metric_cols:
             raw.report.note(f"each column read as an eval key (eval/<column>): the file's name "
                             f"({os.path.basename(str(path))}) says it holds evaluations")
