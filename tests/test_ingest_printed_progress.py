@@ -225,3 +225,36 @@ def test_printed_step_lines_win_over_a_bar_named_step(tmp_path):
     assert detect_format(named) == "tqdm_console"
     df = el.load(named, warn=False)
     assert _series(df, "entropy").to_dict() == pytest.approx({s: _ent(s) for s in range(20)})
+
+
+def _held(s: int) -> dict:  # values rounded as a loop prints them: the same for 10 steps running
+    return {"loss": round(0.5 - (s // 10) / 20, 2), "acc": round(0.3 + (s // 10) / 20, 2)}
+
+
+@pytest.mark.parametrize("shape", ["set_each_step", "set_every_5", "refresh_false"])
+def test_a_postfix_that_repeats_the_step_befores_is_a_step(tmp_path, shape):
+    """A new count showing the postfix before was taken for a redraw: a step whose values (rounded, or set only
+    every few steps) repeat the step before's was lost, 18 of 20 here. Where set_postfix draws the bar (a count
+    drawn twice: the update's draw, then the postfix's) the postfix is read where it is set, even unchanged;
+    where each count is drawn once (set_postfix(refresh=False), then update) every count is a step."""
+    tqdm = pytest.importorskip("tqdm").tqdm
+    path = tmp_path / "train.log"
+    with open(path, "w") as f:
+        if shape == "refresh_false":
+            pbar = tqdm(total=20, desc="Training", file=f, mininterval=0, miniters=1)
+            for s in range(1, 21):
+                pbar.set_postfix(refresh=False, **_held(s))
+                pbar.update(1)
+        else:
+            pbar = tqdm(range(20), desc="Training", file=f, mininterval=0, miniters=1)
+            for s in pbar:
+                if shape == "set_each_step" or s % 5 == 0:
+                    pbar.set_postfix(**_held(s))
+        pbar.close()
+    df = el.load(path, warn=False)
+    steps = {"set_each_step": range(20), "set_every_5": range(0, 20, 5), "refresh_false": range(1, 21)}[shape]
+    assert _series(df, "loss").to_dict() == pytest.approx({s: _held(s)["loss"] for s in steps})
+    account = _account(df)
+    assert account["dropped"] == {} and account["rows_read"] == 2 * len(steps)
+    redraws = {"set_each_step": 21, "set_every_5": 21, "refresh_false": 1}[shape]  # the bar moving on, closing
+    assert f"{redraws} redraw" in " ".join(account["notes"])

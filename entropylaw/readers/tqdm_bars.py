@@ -13,12 +13,18 @@ after newlines). Read so:
   ``Epoch 1`` ... are one bar drawn anew each epoch, as is a bar whose count starts again after it reached its
   total: the count goes on from where the bar before it ended (a count that goes back unfinished is a resumed
   run's, read as printed);
-- **the step**: the bar's count ``n`` (of ``n/N``; ``N`` is the planned total) where a postfix is first shown:
+- **the step**: the bar's count ``n`` (of ``n/N``; ``N`` is the planned total) where a postfix is set.
   ``set_postfix`` draws the bar at once, at the count of steps done (a ``for step in pbar`` loop's own
-  ``step``); the same postfix drawn again as the bar moves on, or when it closes, is a redraw, not read again
-  (so a step whose postfix prints the very values of the step before is taken for a redraw too).
-  A postfix set several times at one count: the last one stands (the others counted as logged twice at
-  that step); the elapsed times and the rate (``1.83s/it``) are no values;
+  ``step``), after the update drew that count with the postfix before: where the bar draws counts twice so,
+  a new count showing the postfix before is the bar moving on, not read, and a second display at one count
+  is a postfix set there, read even where it prints the very values of the step before (a postfix set every
+  10 steps is read at those steps, not at the 9 between). Where each count is drawn once
+  (``set_postfix(refresh=False)`` then ``update()``), every count's display is a step, read even where its
+  values repeat. A display at one count of a postfix read there already (redrawn below a printed message),
+  and a bar's last display repeating its count and postfix (``close()``) are redraws: counted in a note, not
+  read. (A postfix set only every k steps with ``refresh=False`` is read at every count, its values held.)
+  A postfix set several times at one count: the last one stands (the others counted as logged twice at that
+  step); the elapsed times and the rate (``1.83s/it``) are no values;
 - a bar of another description that carries numbers too (an evaluation's bar) is not read: counted in a note,
   as is a last display cut while being written.
 
@@ -145,24 +151,33 @@ def read_tqdm_console(path: str | os.PathLike) -> list[RawRun]:
     steps, keys, values, lines = [], [], [], []
     percent: set[str] = set()
     shown, readings, redraws, descs, totals = None, 0, 0, [], set()
-    offset, drawn, last = 0, 0, None  # the steps of the bars before; how many bars; the last display read
-    for lineno, bar in bars:
-        if _family(bar.desc) != family:
-            continue
+    offset, drawn, last = 0, 0, None  # the steps of the bars before; how many bars; the last display
+    mine = [(lineno, bar) for lineno, bar in bars if _family(bar.desc) == family]
+    # set_postfix drawing at once: a count drawn twice (the update's draw, then the postfix's) before the end
+    moves_on = any(a.n == b.n and not (b.total and b.n >= b.total) for (_, a), (_, b) in zip(mine[:-2], mine[1:-1]))
+    # a bar's last display (the next one goes back: a bar drawn anew) is its close where it repeats its count
+    closing = [i + 1 == len(mine) or mine[i + 1][1].n < bar.n or mine[i + 1][1].desc != bar.desc
+               for i, (_, bar) in enumerate(mine)]
+    read_here: set[str] = set()  # the postfixes read at the count drawn last
+    for (lineno, bar), closes in zip(mine, closing):
         # a bar drawn anew: the next epoch's (a new description, or the same after it reached its total) counts
         # on from the bar before; one that goes back unfinished is a resumed run's, read as printed
         if last is None or (bar.desc not in descs) or (bar.n < last.n and last.total and last.n >= last.total):
             offset += last.n if last is not None else 0
             drawn += 1
-            shown = None
+            shown, last = None, None
             descs += [] if bar.desc in descs else [bar.desc]
+        again = last is not None and bar.n == last.n
         last = bar
+        if not again:
+            read_here = set()
         if bar.total:
             totals.add(bar.total)
-        if bar.postfix == shown:  # the same values drawn again as the bar moves on or closes
-            redraws += 1
+        if bar.postfix in read_here or (bar.postfix == shown and (closes and again or not again and moves_on)):
+            redraws += 1  # the bar moving on to a count its postfix is not set at yet, closing, redrawn
             continue
         shown = bar.postfix
+        read_here.add(bar.postfix)
         readings += 1
         percent |= bar.percent
         report.read(len(bar.values))
@@ -173,11 +188,13 @@ def read_tqdm_console(path: str | os.PathLike) -> list[RawRun]:
             lines.append(lineno)
     raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
     raw.repeats = "last"  # a postfix set again at one count: the last stands (the account counts the others)
-    report.note(f"read as tqdm progress bars ({_said(descs)}): each postfix's values at the bar's count where it is "
-                f"first drawn (set again at one count: the last stands); {count(readings, 'display')} read")
+    said = ("where its postfix is set (a count drawn twice: the bar moving on, then set_postfix)" if moves_on
+            else "at each count drawn (each count drawn once: set_postfix(refresh=False), then update)")
+    report.note(f"read as tqdm progress bars ({_said(descs)}): each postfix's values at the bar's count {said}; "
+                f"set again at one count: the last stands; {count(readings, 'display')} read")
     if redraws:
-        report.note(f"{count(redraws, 'redraw')} of a postfix already read (the bar moving on, closing): not read "
-                    "again")
+        report.note(f"{count(redraws, 'redraw')} of a postfix already read (the bar moving on to a count its "
+                    "postfix is not set at, closing): not read again")
     if drawn > 1:
         report.note(f"{count(drawn, 'bar')} drawn one after another ({_said(descs)}): steps counted on from "
                     "the bar before")
