@@ -105,3 +105,30 @@ def test_a_log_of_headers_only_is_claimed_and_one_without_numbers_refused(tmp_pa
     path.write_text("".join(f"Iteration {s}\n  nothing to say\n" for s in range(1, 21)))
     with pytest.raises(EntropyLawError):
         el.load(path, warn=False)
+
+
+def test_another_tools_lines_in_a_block_are_no_metrics(tmp_path):
+    """A sample's answers printed in the step's block ('GT Answer: 42', 'Model Answer: 41') and vLLM's progress
+    bar cut before its closing ']' were read as metrics (GT Answer, Model Answer, Processed prompts, 'est. speed
+    input': a run's keys of no quantity); they are counted in notes, not read, and the block's metrics still are."""
+    bar = "Processed prompts: 100%|" + "\u2588" * 10 + "| 64/64 [00:03<00:00, 19.2it/s"
+    lines = ["Loading model..."]
+    for s in range(1, 11):
+        lines += [f"=== Step {s} ===", f"{bar}, est. speed input: {3000 + s}.1 toks/s", f"reward: {0.2 + s / 50:.3f}",
+                  f"entropy: {_ent(s):.4f}", f"GT Answer: {40 + s}", f"Model Answer: {41 + s}",
+                  "Question: What is 6 times 7?", f"{bar}]"]  # the bar drawn whole too: not read, as before
+    path = tmp_path / "train.log"
+    path.write_text("\n".join(lines) + "\n")
+    df = el.load(path, warn=False)
+    assert set(df["metric"]) == {"entropy", "score"}
+    assert _series(df, "entropy") == pytest.approx({s: round(_ent(s), 4) for s in range(1, 11)})
+    assert _series(df, "score") == pytest.approx({s: round(0.2 + s / 50, 3) for s in range(1, 11)})
+    [account] = el.row_accounts(df)
+    assert account["rows_read"] == 20 and account["dropped"] == {}
+    notes = _notes(df)
+    assert "20 values of a key naming a sample's text" in notes and "'GT Answer: 41'" in notes
+    assert "10 lines of a progress bar cut before its closing ']' (the first at line 3" in notes
+    # a metric whose name holds such a word still reads ('answer_accuracy', 'response_length')
+    path.write_text("\n".join(f"=== Step {s} ===\nanswer_accuracy: {_acc(s)}\nresponse_length: {100 + s}\n"
+                              f"entropy: {_ent(s):.4f}" for s in range(1, 11)) + "\n")
+    assert set(el.load(path, warn=False)["metric"]) >= {"answer_accuracy", "response_length", "entropy"}

@@ -18,7 +18,11 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   its first key (``Step 10 - eval: acc=0.45``), reads its keys as ``eval/<key>``, unless most step lines print
   the same words there (a prefix of every line, no evaluation's tag);
 - **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
-  count and first line are said in the row account; other text holds no values.
+  count and first line are said in the row account; other text holds no values;
+- **another tool's lines** are no metrics: a key that names a sample's text (``GT Answer: 42``,
+  ``Model Answer: 41``, ``Question``, ``Prompt``, ``Generation``, ``Label``: an answer printed beside the
+  metrics) and a progress bar's display, whole or cut before its closing ``]`` (vLLM's ``Processed prompts:
+  100%|...| 64/64 [00:03<00:00, 19.2it/s, est. speed input: 3000.1 toks/s``), each counted in a note, not read.
 
 Recognised where no other reader of printed logs claims the file (veRL's ``step:N - key:value``
 lines, the Hugging Face Trainer's dicts, ROLL's ``metrics_tag``) and at least
@@ -52,7 +56,7 @@ from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import NUMBER, SNIFF_LIMIT, VERL_STEP, unwrap
 from entropylaw.readers.printed_blocks import Blocks
-from entropylaw.readers.tqdm_bars import parse_bar
+from entropylaw.readers.tqdm_bars import CUT_BAR, parse_bar
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
 
@@ -83,19 +87,23 @@ _FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
 _NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]\w*")  # a header line names its step after 3 words at most ("=== GRPO Step 10 ===")
 AFTER_WORDS = 4  # words between a step and its first key that tag the line ("Step 10 (on the test set): ...")
+# a key naming a sample's text, not a measure of the run ("GT Answer: 42", "Model Answer: 41", "Question: 7")
+SAMPLE_TEXT = re.compile(r"(?:^|[\s_.-])(?:answer|question|prompt|response|completion|solution|prediction|generation"
+                         r"|label|ground[\s_]truth|gt)$", re.IGNORECASE)
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
 def _parse(line: str, bar_checked: bool = False):
     """``(step, total, {key: value}, {key: "%", "/N", ...}, (the words before its step, {eval/<key>: key}) where
-    tagged as an evaluation's line, fields not read)`` of a
+    tagged as an evaluation's line, fields not read, a sample's text printed as a number)`` of a
     printed line, or None where it prints no numbers; step None where it names none."""
-    if not bar_checked and "[" in line and parse_bar(line) is not None:
+    if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
     line = unwrap(line)
     m = STEP.search(line)
     pairs: dict[str, float] = {}
     pct: dict[str, str] = {}  # key -> "%" (a percent), "/N" (a count of N: read as its share), "of N" (epochs)
+    texts: list[str] = []  # a sample's text printed as a number ("GT Answer: 42"): no metric
     found = [(_lead(line[:p.start()]) + p.group("key"), p.group("v"), p.group("pct"), p.group("of"))
              for p in PAIR.finditer(line)]
     if "|" in line:
@@ -111,6 +119,9 @@ def _parse(line: str, bar_checked: bool = False):
     for key, value, sign, of in found:
         if _NOT_KEY_WORDS.intersection(key.lower().split()) or SOURCE_FILE.search(key):
             continue  # the step; train.py:88, a logging prefix's file and line
+        if SAMPLE_TEXT.search(key.strip()):
+            texts.append(f"{key.strip()}: {value}")
+            continue
         if key.lower() == "epoch":  # "Epoch 2/3 | Step 1/20": the epoch a step counter restarts with (resumes.py)
             key = "epoch"
             if of:
@@ -124,11 +135,11 @@ def _parse(line: str, bar_checked: bool = False):
     # the |-parted fields after the step's own that print a number no shape above reads ("time 3.2s"): said
     unread = [part.strip() for part in line[m.end():].split("|")[1:] if any(c.isdigit() for c in part)
               and not (SPACED.match(part) or PAIR.search(part) or LISTED.search(part))] if m else []
-    header = m is not None and not pairs and not unread and len(_WORD.findall(line[:m.start()])) <= 3
-    if not pairs and not unread and not header:
+    header = m is not None and not pairs and not unread and not texts and len(_WORD.findall(line[:m.start()])) <= 3
+    if not pairs and not unread and not header and not texts:
         return None
     if m is None:
-        return None, None, pairs, pct, False, []
+        return None, None, pairs, pct, False, [], texts
     # the words of the step's own field: not a logging prefix's ("INFO:test:step 10", "- test - INFO - step 10")
     tagged = None
     field = _FIELD_START.split(line[:m.start()])[-1]
@@ -140,7 +151,7 @@ def _parse(line: str, bar_checked: bool = False):
         tagged = (re.sub(r"\d+", "0", field.strip()), eval_names(pairs))
         pairs = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pairs.items()}
         pct = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pct.items()}
-    return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread
+    return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread, texts
 
 
 def _after_step(line: str, end: int) -> str:
@@ -233,21 +244,29 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
         lines.append(lineno)
 
     bars, first_bar = 0, None  # displays of a tqdm bar with values in its postfix, read by no step line
+    cut_bars, texts = [0, None], [0, None]  # a bar cut before its "]"; a sample's text: how many, the first
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
             if "[" in line and (bar := parse_bar(line)) is not None:
                 bars += bool(bar.values)
                 first_bar = first_bar or (lineno if bar.values else None)
                 continue
+            if "[" in line and CUT_BAR.search(line):
+                cut_bars = [cut_bars[0] + 1, cut_bars[1] or (lineno, line.strip())]
+                continue
             got = _parse(line, bar_checked=True)
             if got is None:
                 continue
             if "±" in line and got[2]:  # "reward=0.512±0.120": the number before it read, as a value's mean
                 plus_minus = [plus_minus[0] + 1, plus_minus[1] or lineno]
-            step, total, pairs, pct, tagged, not_read = got
+            step, total, pairs, pct, tagged, not_read, text = got
             if not_read:
                 unread = unread or (lineno, not_read[0])
                 n_unread += len(not_read)
+            if text:
+                texts = [texts[0] + len(text), texts[1] or (lineno, text[0])]
+                if not pairs and step is None:
+                    continue
             if not line.endswith("\n") and step is not None:  # cut while being written: its last number may be cut
                 read += len(pairs)
                 report.drop(CUT_LAST, len(pairs), [lineno])
@@ -320,6 +339,12 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if n_unread:
         report.note(f"{count(n_unread, 'field')} with a number not read as a key and its value (the first at line "
                     f"{unread[0]}: {unread[1]!r:.40}): not read")
+    if texts[0]:
+        report.note(f"{count(texts[0], 'value')} of a key naming a sample's text (an answer, a question, a prompt; the "
+                    f"first at line {texts[1][0]}: {texts[1][1]!r:.40}): no metric, not read")
+    if cut_bars[0]:
+        report.note(f"{count(cut_bars[0], 'line')} of a progress bar cut before its closing ']' (the first at line "
+                    f"{cut_bars[1][0]}: {cut_bars[1][1]!r:.40}): no values, not read")
     if bars:
         report.note(f"{count(bars, 'display')} of a progress bar with values in its postfix (the first at line "
                     f"{first_bar}): not read, the step lines are")

@@ -60,6 +60,10 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # tqdm moves the cursor between n
 # "desc: 45%|###  | 45/100 [01:23<01:40, 1.83s/it, postfix]", or with no total "desc: 45it [01:23, 1.83s/it, ...]"
 BAR = re.compile(r"^\s*(?P<desc>[^\r]*?)(?::\s*)?(?:\d{1,3}%\|[^|]*\|\s*)?(?P<n>\d+)(?:/(?P<total>\d+)|[A-Za-z]\w*)?"
                  r"\s*\[[\d:?]+(?:<[\d:?]+)?,\s*[^,\]]*/[^,\]]*(?:,\s*(?P<post>.*))?\]\s*$")
+# a display cut before its closing "]" (vLLM's "Processed prompts: 100%|###| 64/64 [00:03<00:00, 19.2it/s, est. speed
+# input: 3000.1 toks/s" as a log collector kept it): the count and the elapsed time, no "]" to the line's end
+CUT_BAR = re.compile(r"(?:\d{1,3}%\|[^|]*\|\s*)?\d+(?:/\d+|[A-Za-z]\w*)?\s*\[\d+:\d\d(?::\d\d)?(?:<[\d:?]*)?"
+                     r"(?:,[^\]]*)?\s*$")
 _PAIR = re.compile(r"(?:^|,)\s*(?P<key>[^=:,\s][^=:,]*?)\s*[=:]\s*(?P<v>" + NUMBER + r")(?P<pct>%?)\s*(?=,|$)",
                    re.IGNORECASE)
 
