@@ -325,3 +325,23 @@ def test_a_seed_that_changes_within_a_step_is_a_samples_and_parts_no_runs(tmp_pa
              for seed in (0, 1) for s in range(1, 31)]
     pd.DataFrame(sweep).to_csv(tmp_path / "sweep.csv", index=False)
     assert table.runs(el.load(tmp_path / "sweep.csv", warn=False))["run_id"].tolist() == ["sweep_seed0", "sweep_seed1"]
+
+
+def test_a_json_lines_sample_seed_is_no_metric(tmp_path):
+    """A rollout dump's JSON lines, each its own seed, read the seed as a metric: its mean a step (500000 or so),
+    a key of no quantity beside the reward. A seed that changes between two lines of one step is set aside, said;
+    a sweep's seeds written one after the other (the seed changing where the step goes back) are not."""
+    path = tmp_path / "rollouts.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "seed": 1000 * s + 37 * k, "entropy": _ent(s),
+                                        "reward": 0.2 + s / 200 + 0.01 * (k - 3.5)}) + "\n"
+                            for s in range(1, 31) for k in range(8)))
+    df = el.load(path, warn=False)
+    assert set(df["metric"]) == {"entropy", "score"}
+    assert _series(df, "score").to_dict() == pytest.approx({s: 0.2 + s / 200 for s in range(1, 31)})
+    [account] = el.row_accounts(df)
+    assert account["rows_read"] == 2 * 240 and account["dropped"] == {"averaged with its step's other rows": 2 * 210}
+    assert "seed (a sample's seed" in _notes(df)
+    sweep = tmp_path / "sweep.jsonl"
+    sweep.write_text("".join(json.dumps({"seed": seed, "step": s, "entropy": _ent(s)}) + "\n"
+                             for seed in (0, 1) for s in range(1, 31)))
+    assert "a sample's seed" not in _notes(el.load(sweep, warn=False))

@@ -44,6 +44,7 @@ from entropylaw.readers.compressed import inner_suffix, read_head
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.csv_fields import is_text_column, no_twice_named, numbers, short_rows, too_many_fields
 from entropylaw.readers.jsonl_lines import TYPE_FIELDS
+from entropylaw.readers.jsonl_rows import SEED_KEYS
 from entropylaw.readers.names import (BOOKKEEPING, SPLIT_WORDS, STEP_NAMES, eval_beside_training, model_from_filename,
                                       names_a_step_axis, run_id_from_path, typed_key)
 from entropylaw.terminal import count
@@ -257,15 +258,12 @@ def _on_rows(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-SEED_COLUMNS = ("seed", "random_seed", "run_seed")
-
-
 def _seed_column(df: pd.DataFrame, steps: np.ndarray) -> tuple[str | None, str]:
     """A column of seeds and whose they are: ``(col, "runs")`` where the seed changes only where the step goes
     back (a sweep's seeds written one after the other into one CSV: each seed a run whose steps went back at each
     new seed, read as one run a resume dropped every seed but the last); ``(col, "samples")`` where it changes
     between two rows of one step (a rollout dump's seed a prompt or a sample: the file is one run)."""
-    col = _find(df.columns, SEED_COLUMNS)
+    col = _find(df.columns, SEED_KEYS)
     if col is None:
         return None, ""
     values, present = numbers(df[col])

@@ -56,7 +56,7 @@ from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.jsonl_lines import (NOT_SAMPLES, STEP_FIELDS, TYPE_FIELDS, document_of, flatten,
                                             from_text as _from_text, is_config, is_step_name, lines_of, list_mean,
                                             numeric as _numeric, read_config, values_in_broken_line, wrapper)
-from entropylaw.readers.jsonl_rows import BIG, Rows
+from entropylaw.readers.jsonl_rows import BIG, Rows, set_aside_sample_seeds
 from entropylaw.readers.jsonl_text import TextFields, read_meta
 from entropylaw.readers.names import (BOOKKEEPING, eval_beside_training, model_from_filename, run_id_from_path,
                                       typed_key)
@@ -349,6 +349,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                     + ", ".join(sorted(elsewhere)) + "), each its own step axis, as W&B reads `define_metric` steps")
     # each type of row, and each step key, its own step axis: eval/step may count evals, not train steps
     rows.into(raw, with_axes=bool(types or len(used) > 1))
+    set_aside_sample_seeds(raw)
     if file_kind and slots.get(file_kind):
         report.note(f"{count(sum(used.values()) - sum(types.values()), 'line')} without a type read as eval rows, "
                     f"each key as eval/<key>: the file's name ({os.path.basename(source)}) says it holds evaluations")
