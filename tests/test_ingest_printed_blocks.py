@@ -128,7 +128,8 @@ def test_another_tools_lines_in_a_block_are_no_metrics(tmp_path):
     notes = _notes(df)
     assert "20 values of a key naming a sample's text" in notes and "'GT Answer: 41'" in notes
     assert "10 lines of a progress bar cut before its closing ']' (the first at line 3" in notes
-    # a metric whose name holds such a word still reads ('answer_accuracy', 'response_length')
+    # a metric whose name holds such a word still reads ('answer_accuracy', 'response_length', a count per prompt)
     path.write_text("\n".join(f"=== Step {s} ===\nanswer_accuracy: {_acc(s)}\nresponse_length: {100 + s}\n"
-                              f"entropy: {_ent(s):.4f}" for s in range(1, 11)) + "\n")
-    assert set(el.load(path, warn=False)["metric"]) >= {"answer_accuracy", "response_length", "entropy"}
+                              f"tokens_per_prompt: {200 + s}\nentropy: {_ent(s):.4f}" for s in range(1, 11)) + "\n")
+    read = set(el.load(path, warn=False)["metric"])
+    assert read >= {"answer_accuracy", "response_length", "tokens_per_prompt", "entropy"}

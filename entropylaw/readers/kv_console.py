@@ -87,9 +87,10 @@ _FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
 _NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]\w*")  # a header line names its step after 3 words at most ("=== GRPO Step 10 ===")
 AFTER_WORDS = 4  # words between a step and its first key that tag the line ("Step 10 (on the test set): ...")
-# a key naming a sample's text, not a measure of the run ("GT Answer: 42", "Model Answer: 41", "Question: 7")
-SAMPLE_TEXT = re.compile(r"(?:^|[\s_.-])(?:answer|question|prompt|response|completion|solution|prediction|generation"
-                         r"|label|ground[\s_]truth|gt)$", re.IGNORECASE)
+# a key naming a sample's text, not a measure of the run ("GT Answer: 42", "Model Answer: 41", "Question: 7"); a
+# count per prompt ("samples_per_prompt: 8") is none
+SAMPLE_TEXT = re.compile(r"(?:^|(?<!per)[\s_.-])(?:answer|question|prompt|response|completion|solution|prediction"
+                         r"|generation|label|ground[\s_]truth|gt)$", re.IGNORECASE)
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
