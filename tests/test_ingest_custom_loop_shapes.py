@@ -310,8 +310,9 @@ def test_a_seed_that_changes_within_a_step_is_a_samples_and_parts_no_runs(tmp_pa
     rows = [{"step": s, "seed": 1000 * s + 37 * k, "entropy": _ent(s), "reward": 0.2 + s / 200 + 0.01 * (k - 3.5)}
             for s in range(1, 31) for k in range(8)]
     pd.DataFrame(rows).to_csv(tmp_path / "rollouts.csv", index=False)
-    # a prompt's seed that comes back each step (k = 0..7): still a sample's, not 8 runs of 30 steps
-    pd.DataFrame([dict(r, seed=i % 8) for i, r in enumerate(rows)]).to_csv(tmp_path / "prompts.csv", index=False)
+    # a seed twice in one step (a prompt's seed, its samples beside it): a sample's too
+    pd.DataFrame([dict(r, seed=s_k // 2) for s_k, r in enumerate(rows)]).to_csv(tmp_path / "prompts.csv",
+                                                                                   index=False)
     for name in ("rollouts", "prompts"):
         df = el.load(tmp_path / f"{name}.csv", warn=False)
         assert table.runs(df)["run_id"].tolist() == [name]
@@ -325,6 +326,11 @@ def test_a_seed_that_changes_within_a_step_is_a_samples_and_parts_no_runs(tmp_pa
              for seed in (0, 1) for s in range(1, 31)]
     pd.DataFrame(sweep).to_csv(tmp_path / "sweep.csv", index=False)
     assert table.runs(el.load(tmp_path / "sweep.csv", warn=False))["run_id"].tolist() == ["sweep_seed0", "sweep_seed1"]
+    # the same sweep sorted by step (seeds 0, 1, 0, 1, ...: each seed once at every step) is still a run per seed
+    pd.DataFrame(sweep).sort_values(["step", "seed"]).to_csv(tmp_path / "by_step.csv", index=False)
+    df = el.load(tmp_path / "by_step.csv", warn=False)
+    assert table.runs(df)["run_id"].tolist() == ["by_step_seed0", "by_step_seed1"]
+    assert len(df[(df["run_id"] == "by_step_seed1") & (df["metric"] == "score")]) == 30
 
 
 def test_a_json_lines_sample_seed_is_no_metric(tmp_path):

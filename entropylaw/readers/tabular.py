@@ -272,12 +272,22 @@ def _seed_column(df: pd.DataFrame, steps: np.ndarray) -> tuple[str | None, str]:
     stepped = steps >= 0
     seed, step = values[stepped], steps[stepped]
     changes = np.flatnonzero(seed[1:] != seed[:-1])
-    if (step[changes + 1] == step[changes]).any():
-        return col, "samples"
     pairs = pd.DataFrame({"seed": seed, "step": step})
+    if (step[changes + 1] == step[changes]).any():
+        return (col, "runs") if _by_step(pairs) else (col, "samples")
     went_back = (step[changes + 1] < step[changes]).all()
     return (col, "runs") if went_back and pairs["step"].duplicated().any() and not pairs.duplicated().all() else (
         None, "")
+
+
+def _by_step(pairs: pd.DataFrame) -> bool:
+    """Whether seeds that change within a step are a sweep's laid out step by step (each seed once at every step,
+    a table sorted by step): read as a run per seed, as before. A sample's seed is new at each step or comes twice
+    in one; a prompt's index repeated each step is named so, not a seed."""
+    if pairs.duplicated().any():
+        return False
+    steps_per_seed = pairs.groupby("seed")["step"].nunique()
+    return bool(steps_per_seed.min() >= 0.9 * pairs["step"].nunique())
 
 
 def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
