@@ -244,6 +244,11 @@ def ceilings_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
                   title="Where each run saturates, with its interval and trust flag")]
 
 
+def _remedies(frows) -> str:
+    """The runs' hints (the window too short, :mod:`entropylaw.results.window_hint`), each named by its run."""
+    return "; ".join(f"run {r['run_id']!r}: {r['remedy']}" for r in frows if r.get("remedy"))
+
+
 def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boot: int = 200, **_) -> list[Built]:
     """Per run: the default method's forecast of the final score from the first ``fit_frac``
     of the run, the law's ceiling from the same steps, the final score observed later; a run with a
@@ -251,8 +256,10 @@ def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boo
     res = run_results(t, fit_frac=fit_frac, n_boot=n_boot, run_ids=run_ids)
     rows, frows, notes = res.rows, res.forecasts, res.notes
     if not any(np.isfinite(r.get("forecast", np.nan)) for r in frows):
+        hints = {r["remedy"] for r in frows if r.get("remedy")}
         raise Skipped("forecast: no run could be forecast from its first steps" +
-                      (f" ({frows[0].get('reason')})" if frows else ""))
+                      (f" ({frows[0].get('reason')})" if frows else "") +
+                      (f"; {frows[0]['remedy'] if len(hints) == 1 else _remedies(frows)}" if hints else ""))
     kinds = sorted({r["target_kind"] for r in frows if r.get("target_kind")})
     defaults = sorted({default_method(k) for k in kinds}) or [default_method()]
     method = defaults[0] if len(defaults) == 1 else "default"
