@@ -475,3 +475,12 @@ def test_cli_target_outside_the_scores_range_is_refused_before_any_fit(tmp_path)
     assert ok.returncode == 0, ok.stderr
     bad = run_cli("forecast", str(reward), "--target", "-5", "--n-boot", "30")
     assert bad.returncode == 2 and "the score score lies in [-1, 1]: expected a target in that range" in bad.stderr
+
+
+def test_watch_refuses_a_target_outside_the_scores_range(tmp_path):
+    """`watch --target -5` showed "met already" at each refresh; it is the forecast's one error line, exit 2."""
+    path = _run_csv(tmp_path, last_step=300)
+    out = run_cli("watch", str(path), "--plain", "--max-refreshes", "1", "--target", "-5", "--n-boot", "20")
+    assert out.returncode == 2 and "--target -5: the score val/gsm8k lies in [0, 1]: expected a target in that " \
+        "range" in " ".join(out.stderr.split()), (out.stdout, out.stderr)
+    assert "met already" not in out.stdout
