@@ -293,7 +293,8 @@ def test_a_percent_target_on_a_percent_log_and_a_target_outside_the_range(tmp_pa
         code = main(cmd)
         err = capsys.readouterr().err
         lines = [x for x in err.splitlines() if x.startswith("entropylaw: error")]
-        assert code == 2 and len(lines) == 1 and "the target 2 lies above the score's range" in lines[0], err
+        assert code == 2 and len(lines) == 1 and "--target 2: the score val/openai/gsm8k lies in [0, 1]: expected " \
+            "a target in that range" in lines[0], err
 
 
 @pytest.mark.slow

@@ -184,3 +184,11 @@ def test_a_law_ceiling_past_the_range_points_out_of_it_and_is_keyed():
         assert not any("past the score's range" in x for x in labels), labels
     finally:
         plt.close(ax.figure)
+
+
+def test_a_validation_key_naming_the_measure_is_not_said_twice_on_the_axis():
+    """A custom loop's ``val/accuracy`` was drawn over steps as 'accuracy accuracy (fraction)'."""
+    from entropylaw.figure_sets.base import metric_label
+
+    assert metric_label("val/accuracy") == "val. accuracy (fraction)" == metric_label("val/acc")
+    assert metric_label("val/gsm8k") == "accuracy gsm8k (fraction)"

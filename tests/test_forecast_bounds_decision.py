@@ -440,3 +440,47 @@ def test_a_score_of_no_known_range_from_a_tiny_window_is_no_forecast_and_gets_no
         assert bool(fin["no_forecast"]) == refused and (fc["decision"]["call"] is None) == refused, (frac, fin)
         if refused:
             assert "times as wide as the scores the window saw" in fin["no_forecast"]
+
+
+def test_cli_target_outside_the_scores_range_is_refused_before_any_fit(tmp_path):
+    """``--target -5`` for a score in [0, 1] was answered "met already" after the fits, and 150 given for
+    a log in percent (read as 1.5) was refused only after them; both are one line naming --target,
+    the score's range and what was expected, exit 2, whatever the window."""
+    from entropylaw import table
+
+    path = _run_csv(tmp_path, last_step=600)
+    pct = tmp_path / "pct.csv"
+    pct.write_text("step,entropy,val/accuracy\n" + "".join(
+        f"{s},{0.15 + 1.05 * np.exp(-0.03 * s):.5f},{100 * (0.1 + 0.7 * (1 - np.exp(-s / 30))):.3f}\n"
+        for s in range(0, 300, 5)))
+    for where, target, says in ((path, "-5", "[0, 1]: expected a target in that range (a fraction such as 0.85)"),
+                                (path, "1.5", "[0, 1]: expected a target in that range"),
+                                (pct, "150", "(read as 1.5: the scores were read from percent): the score "
+                                             "val/accuracy lies in [0, 1]: expected a fraction in [0, 1] or a "
+                                             "percent in [0, 100]"),
+                                (pct, "-5", "expected a fraction in [0, 1] or a percent in [0, 100]")):
+        for window in ([], ["--fit-frac", "0.3"]):
+            bad = run_cli("forecast", str(where), *window, "--target", target, "--n-boot", "30")
+            err = " ".join(bad.stderr.split())
+            assert bad.returncode == 2 and f"--target {target}" in err and says in err, (target, bad.stderr)
+            said = [line for line in bad.stderr.splitlines() if not line.startswith("entropylaw: note: ")]
+            assert "Traceback" not in bad.stderr and len(said) == 1, bad.stderr  # the reading's note aside
+    # a reward with a penalty lives in [-1, 1]: -0.5 is a target it can reach, -5 is not
+    steps = range(0, 600, 10)
+    reward = tmp_path / "reward.csv"
+    table.from_records([(s, "score", -0.9 + 1.5 * (1 - np.exp(-s / 90))) for s in steps]
+                       + [(s, "entropy", 0.05 + 0.5 * np.exp(-s / 90)) for s in steps], run_id="r").to_csv(
+        reward, index=False)
+    ok = run_cli("forecast", str(reward), "--fit-frac", "0.3", "--target", "-0.5", "--n-boot", "30")
+    assert ok.returncode == 0, ok.stderr
+    bad = run_cli("forecast", str(reward), "--target", "-5", "--n-boot", "30")
+    assert bad.returncode == 2 and "the score score lies in [-1, 1]: expected a target in that range" in bad.stderr
+
+
+def test_watch_refuses_a_target_outside_the_scores_range(tmp_path):
+    """`watch --target -5` showed "met already" at each refresh; it is the forecast's one error line, exit 2."""
+    path = _run_csv(tmp_path, last_step=300)
+    out = run_cli("watch", str(path), "--plain", "--max-refreshes", "1", "--target", "-5", "--n-boot", "20")
+    assert out.returncode == 2 and "--target -5: the score val/gsm8k lies in [0, 1]: expected a target in that " \
+        "range" in " ".join(out.stderr.split()), (out.stdout, out.stderr)
+    assert "met already" not in out.stdout

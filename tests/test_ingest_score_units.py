@@ -216,3 +216,26 @@ def test_a_tables_own_validation_loss_or_length_is_no_score(tmp_path):
     by = df.groupby("metric")["value"].max()
     assert by["val/gsm8k"] < 1 and by["val/loss"] == pytest.approx(2.45) and by["val/response_length"] == 296
     assert by["val/kl"] == pytest.approx(0.04)
+
+
+def test_a_fraction_run_and_a_percent_run_of_one_folder_are_ranked_on_one_scale(tmp_path):
+    """One run logging 0.42 and another 42.0 (each its own file): each is read in its own unit, both
+    end as fractions, and `rank` and `forecast` compare them there (a guard: this held when checked)."""
+    for name, scale, top in (("frac", 1.0, 0.46), ("pct", 100.0, 0.45)):
+        lines = ["step,entropy,val/accuracy"]
+        for s in range(0, 201):
+            acc = f"{(0.42 + (top - 0.42) * (1 - math.exp(-s / 50))) * scale:.4f}" if s % 10 == 0 else ""
+            lines.append(f"{s},{0.15 + math.exp(-s / 60):.5f},{acc}")
+        (tmp_path / "runs").mkdir(exist_ok=True)
+        (tmp_path / "runs" / f"{name}.csv").write_text("\n".join(lines) + "\n")
+    df = el.load(tmp_path / "runs", warn=False)
+    assert _val(df, "frac").max() == pytest.approx(0.46, abs=1e-3) and _val(df, "pct").max() == pytest.approx(0.45,
+                                                                                                             abs=1e-3)
+    out = run_cli("rank", str(tmp_path / "runs"), "--json")
+    assert out.returncode == 0, out.stderr
+    finals = {r["run_id"]: r["expected"] for r in json.loads(out.stdout)}
+    assert set(finals) == {"frac", "pct"} and all(0.4 < v < 0.5 for v in finals.values()), finals
+    fc = run_cli("forecast", str(tmp_path / "runs"), "--fit-frac", "0.3", "--json", "--n-boot", "30")
+    assert fc.returncode == 0, fc.stderr
+    ends = [d["final"]["observed"] for d in json.loads(fc.stdout)]
+    assert all(0.4 < v < 0.5 for v in ends), ends

@@ -133,3 +133,31 @@ def test_the_keys_listed_for_a_run_with_no_entropy_put_the_score_first(tmp_path)
     res = run_cli("fit", str(_printed_loop(tmp_path / "grpo_loop.txt")))
     assert res.returncode == 2
     assert "(the run's keys: val/Percentage_of_correct_examples, " in " ".join(res.stderr.split()), res.stderr
+
+
+def test_figures_of_a_mixed_folder_say_a_run_drawn_in_the_forecast_figure_once_and_not_as_left_out(tmp_path):
+    """`figures` drew a run with a score and no entropy in the forecast figure and listed it as "left out"
+    (of every figure); it is said once, as in the forecast figure alone with why it is in no law figure,
+    the figure marks it and its caption says it; a run in no figure is still left out with its reason."""
+    from entropylaw.figure_sets.build import build_all
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    _with_entropy(runs / "with_entropy.jsonl")
+    _no_entropy(runs / "no_entropy.csv")
+    _neither(runs / "only_loss.csv")
+    res = run_cli("figures", str(runs), "--out", str(tmp_path / "figs"), "--format", "png")
+    assert res.returncode == 0, res.stderr
+    said = " ".join(res.stderr.split())
+    assert "left out (1 run): only_loss (" in said and "no_entropy (" not in said, res.stderr
+    assert said.count("no_entropy:") == 1 and "no_entropy: in the forecast figure alone, not in the law's figures: " \
+        "no entropy metric" in said, res.stderr
+    assert (tmp_path / "figs" / "forecast_final_score.png").is_file()
+    built, _ = build_all(el.load(runs, warn=False), [], which=["forecast"])
+    [fig] = built
+    assert "1 run (no_entropy) logs no policy entropy: the forecast alone, no law ceiling." in fig.caption
+    texts = [t.get_text() for ax in fig.fig.axes for t in ax.texts]
+    assert any("no entropy: no law" in t for t in texts), texts
+    # without the forecast figure the run is in no figure: left out, with its reason
+    law = run_cli("figures", str(runs), "--out", str(tmp_path / "law"), "--format", "png", "--which", "law")
+    assert law.returncode == 0 and "no_entropy (" in " ".join(law.stderr.split()), law.stderr

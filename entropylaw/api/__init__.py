@@ -55,7 +55,7 @@ from entropylaw.api.deciding import rank
 from entropylaw.api.outputs import FIGURES, figures, overview, report
 from entropylaw.api.tools import audit, probe, probe_checkpoints
 from entropylaw.api.lab import lab_export, lab_run, lab_sizes, lab_sweep
-from entropylaw.api.reading import ingest, load, row_accounts
+from entropylaw.api.reading import ingest, load, row_accounts, target_range_line as _target_range_line
 from entropylaw.readers.names import algorithm_name as _algorithm_name
 from entropylaw.terminal import group_repeats as _group_repeats, not_found as _not_found
 
@@ -190,6 +190,7 @@ def forecast(df: _pd.DataFrame, run: str | None = None, *, prior: _pd.DataFrame 
     """
     rid = _one_run(df, run, "forecast_all")  # a sweep's every run: forecast_all (it said fit_all)
     _entropy_key(df, [rid], options.get("x_key"))
+    _target_in_range(df, [rid], options)
     if prior is not None:
         _the_table(prior, "prior")
     return _sourced(df, _forecast_table(df, [rid], prior=prior, **options))[rid]
@@ -202,9 +203,17 @@ def forecast_all(df: _pd.DataFrame, runs=None, *, prior: _pd.DataFrame | None = 
     as for :func:`forecast` (``methods=["default"]``: the recommended method only)."""
     ids = _runs_of(df, runs)
     _entropy_key(df, ids, options.get("x_key"))
+    _target_in_range(df, ids, options)
     if prior is not None:
         _the_table(prior, "prior")
     return _sourced(df, _forecast_table(df, ids, prior=prior, **options))
+
+
+def _target_in_range(df: _pd.DataFrame, ids, options: dict) -> None:
+    """A target outside the score's range is a mistake (its units, its sign), said before any fit."""
+    why = _target_range_line(df, options.get("target"), y_key=options.get("y_key"), runs=ids)
+    if why:
+        raise _Error(why.replace("--target", "`target`", 1))
 
 
 def _sourced(df: _pd.DataFrame, forecasts):

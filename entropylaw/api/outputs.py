@@ -135,12 +135,29 @@ class Figures:
     paths: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
-    left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why
+    left_out: dict = field(default_factory=dict)  # runs in no figure drawn (no entropy or no score): run -> why
     earlier: list = field(default_factory=list)  # figure files in `out` this call did not write (kept, never deleted)
     out: str = ""
+    no_law: dict = field(default_factory=dict)  # runs with a score and no entropy, in the forecast figure alone: why
 
     def __str__(self) -> str:
         return "\n".join(map(str, self.paths))
+
+    def no_law_said(self) -> str:
+        """What the terminal says of the runs drawn in the forecast figure alone ("" when none): they are
+        in a figure, so not left out, and out of the law's figures, said once with why.
+
+        >>> Figures(no_law={"a": "no entropy metric 'entropy'"}).no_law_said()
+        "a: in the forecast figure alone, not in the law's figures: no entropy metric 'entropy'"
+        """
+        from entropylaw.terminal import count, some_names
+
+        if not self.no_law:
+            return ""
+        whys = list(dict.fromkeys(self.no_law.values()))
+        head = (f"{next(iter(self.no_law))}: in the forecast figure alone" if len(self.no_law) == 1 else
+                f"{count(len(self.no_law), 'run')} ({some_names(list(self.no_law))}): in the forecast figure alone")
+        return f"{head}, not in the law's figures: {'; '.join(whys)}"
 
     def earlier_note(self) -> str:
         """What of ``out`` is not this call's: "N figures of an earlier run left in OUT: ..." ("" when none)."""
@@ -164,7 +181,8 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
     from entropylaw.draw.looks import FORMATS as FIGURE_FORMATS
     from entropylaw.draw.style import save, using
 
-    from entropylaw.results.runs import left_out_runs
+    from entropylaw.figure_sets.ceilings import FORECAST_FIGURE
+    from entropylaw.results.runs import forecast_only_runs, left_out_runs
 
     which = [which] if isinstance(which, str) else which  # one name alone, not its letters
     formats = (formats,) if isinstance(formats, str) else tuple(formats)
@@ -182,6 +200,10 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
             err = EntropyLawError(f"{lead} (" + "; ".join(res.skipped) + ")")
             err.skipped = list(res.skipped)  # the command says each before the error, as for drawn figures
             raise err
+        if any(b.name == FORECAST_FIGURE for b in built):  # a run with a score and no entropy is drawn there
+            alone = set(forecast_only_runs(df))
+            res.no_law = {r: why for r, why in res.left_out.items() if r in alone}
+            res.left_out = {r: why for r, why in res.left_out.items() if r not in alone}
         # every figure is drawn into a folder beside `out` first: an error part-way (a full disk,
         # a name taken by a folder) leaves `out` as it was, never half of a new set in it
         out_dir = Path(out)

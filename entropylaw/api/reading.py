@@ -189,6 +189,41 @@ def target_as_read(df: pd.DataFrame, target: float | None) -> tuple[float | None
                           "from percent")
 
 
+def target_range_line(df: pd.DataFrame, target: float | None, asked: float | None = None, y_key: str | None = None,
+                      runs=None) -> str | None:
+    """Why ``target`` (as read, :func:`target_as_read`; ``asked``: as given) cannot be a value of
+    the score forecast for a run of ``df`` (or ``runs``): below or above the range its values lie in
+    ([0, 1], or [-1, 1] for a reward with a penalty), the first such run's; None where every run's
+    score can reach it or has no known range. Read off the runs' scores, before any fit.
+
+    >>> t = table.from_records([(s, "val/gsm8k", 0.1 * s) for s in range(1, 6)], run_id="r")
+    >>> target_range_line(t, -5)
+    '--target -5: the score val/gsm8k lies in [0, 1]: expected a target in that range (a fraction such as 0.85)'
+    >>> target_range_line(t, 0.9) is None
+    True
+    """
+    from entropylaw.fit.forecast.data import RunData
+    from entropylaw.fit.forecast.target import range_problem
+
+    if target is None:
+        return None
+    ids = list(runs) if runs is not None else table.run_ids(df)
+    percent = any(v[0] == 0.01 for a in row_accounts(df) for v in (a.get("score_units") or {}).values())
+    asked = target if asked is None else asked
+    given = f"--target {asked:g}" + (f" (read as {target:g}: the scores were read from percent)"
+                                     if asked != target else "")
+    for rid in ids:
+        try:
+            run = RunData.from_table(df, rid, y_key=y_key)
+        except EntropyLawError:
+            continue  # a run with no score to forecast is left out by the forecast, said there
+        key = run.target_key if len(ids) == 1 else f"{run.target_key} of run {rid!r}"
+        why = range_problem(target, run.bounds, key, read_from_percent=percent)
+        if why:
+            return f"{given}: {why}"
+    return None
+
+
 def target_out_of_range(decisions) -> str | None:
     """Why a target cannot be a score at all (above the score's range), from the forecasts'
     decisions: a user's mistake (a percent target for a fraction), said as an error."""

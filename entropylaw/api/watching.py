@@ -10,7 +10,7 @@ import os
 import warnings
 
 import entropylaw.table as table
-from entropylaw.api.reading import load, row_accounts, target_as_read, unit_lines
+from entropylaw.api.reading import load, row_accounts, target_as_read, target_range_line, unit_lines
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning
 from entropylaw.fit.forecast.core import DEFAULT, forecast_table
 from entropylaw.fit.forecast.problems import check_problems
@@ -66,9 +66,13 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
         if run and run not in ids:
             raise EntropyLawError(f"`run` ({path}): {not_found('run', run, ids)}")
         rid = run or _last_written(df, ids)
-        target, target_said = target_as_read(df, target)
+        asked, (target, target_said) = target, target_as_read(df, target)
         out = {"run_id": rid, "n_runs": len(ids), "rows": int((df["run_id"] == rid).sum()), "target_note": target_said,
                "read_notes": read_notes + unit_lines(df)}
+        outside = target_range_line(df, target, asked, runs=[rid])
+        if outside:  # a target the score cannot take: a user's mistake, said before any fit (`target_error`)
+            out["target_error"] = outside
+            return out
         if len(ids) > 1:  # one run is followed: the others are not dropped unsaid
             out["runs_note"] = (f"{len(ids)} runs read; following {rid!r}"
                                 + ("" if run else ", the one whose file was written last (--run ID follows another)"))

@@ -71,6 +71,8 @@ def run(args) -> int:
         print(plumbing.wrap(args.flags(f"entropylaw: skipped {line}")), file=sys.stderr)
     if res.left_out:
         print(plumbing.wrap(args.flags(f"entropylaw: {plumbing.left_out_line(res.left_out)}")), file=sys.stderr)
+    if res.no_law:
+        print(plumbing.wrap(args.flags(f"entropylaw: {res.no_law_said()}")), file=sys.stderr)
     print(res)
     if res.earlier:  # even under -q: which files of DIR are this run's is what -q keeps (the files written)
         print(plumbing.wrap(f"entropylaw: note: {res.earlier_note()}", plumbing.width(sys.stderr)), file=sys.stderr)

@@ -104,8 +104,11 @@ def _check(args) -> None:
 def run(args) -> int:
     _check(args)
     df = read_runs(args)
-    prior = read_runs(args, args.prior, keep_runs=False) if args.prior else None
     target, said = plumbing.target_as_read(df, args.target)
+    outside = plumbing.target_range_line(df, target, args.target, y_key=args.y_key)
+    if outside:  # a target no run's score can take: a mistake in its units or sign, before any fit
+        raise EntropyLawError(outside)
+    prior = read_runs(args, args.prior, keep_runs=False) if args.prior else None
     if said:
         warnings.warn(said, EntropyLawWarning, stacklevel=1)
     forecasts = api.forecast_all(

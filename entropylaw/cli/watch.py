@@ -320,6 +320,8 @@ def run(args) -> int:
                 try:
                     snap, ok = _kept(snapshot(args, path), snap, notes), True
                     notes = notes[-3:]
+                    if snap.get("target_error"):  # outside the score's range, found before any fit
+                        raise TargetError(snap["target_error"])
                     bad = plumbing.target_out_of_range([snap.get("decision")])
                     if bad:  # a user's mistake, not a state of the log: said once, as an error
                         raise TargetError(f"--target {args.target:g}: {bad}")

@@ -63,14 +63,23 @@ def figure_png(fig, close: bool = True) -> bytes:
     return buf.getvalue()
 
 
+MEASURES = ("acc", "accuracy")  # a validation key's last part that names the measure, not a benchmark
+
+
 def metric_label(metric: str) -> str:
-    """A short axis label with its unit (short: it must fit along a small panel)."""
+    """A short axis label with its unit (short: it must fit along a small panel); a key naming
+    the measure, no benchmark (``val/accuracy``), is not said twice ("accuracy accuracy").
+
+    >>> metric_label("val/gsm8k"), metric_label("val/accuracy"), metric_label("val/math/acc")
+    ('accuracy gsm8k (fraction)', 'val. accuracy (fraction)', 'val. accuracy (fraction)')
+    """
     if metric == "score":
         return "training score (reward)"
     if metric == "val/mean":
         return "val. accuracy, mean (fraction)"
     if metric.startswith("val/"):
-        return f"accuracy {metric[4:].split('/')[-1]} (fraction)"
+        name = metric[4:].split('/')[-1]
+        return "val. accuracy (fraction)" if name.lower() in MEASURES else f"accuracy {name} (fraction)"
     return metric
 
 

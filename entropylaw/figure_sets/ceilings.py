@@ -42,12 +42,14 @@ from entropylaw.draw.law import OUT_OF_RANGE, leaves_fraction, score_axis_label
 from entropylaw.draw.style import TRUST_COLORS, fs, legend_below
 from entropylaw.results.model import run_results, summary_rows
 from entropylaw.results.values import row_float
-from entropylaw.terminal import count
+from entropylaw.terminal import count, some_names
 
 NOT_APPLICABLE = "law does not apply"
 GREY = "0.6"
 CLIPPED = "◀ ▶ beyond the axes"
 NO_FORECAST = "no forecast"
+NO_LAW = "no entropy: no law"  # a run with a score alone, forecast beside runs the law describes
+FORECAST_FIGURE = "forecast_final_score"  # the one figure that draws a run with a score and no entropy
 
 
 def _title(ax, text: str) -> None:
@@ -204,9 +206,11 @@ def plot_forecasts(rows: Sequence[Mapping], ax=None, fraction: bool | None = Non
             ax.plot([final], [y], "o", mfc="none", mec="0.1", ms=5.5, mew=1.0, zorder=4)
             shown.append(final)
             drawn.append(final)
-        if not np.isfinite(f):
-            ax.text(1.045, y, NO_FORECAST, transform=ax.get_yaxis_transform(), ha="left", va="center",
-                    fontsize=fs("small"), color="0.4", clip_on=False)
+        said = [NO_FORECAST] if not np.isfinite(f) else []
+        said += [NO_LAW] if row.get("no_law") else []  # drawn here, out of the law's figures: why no ceiling
+        if said:
+            ax.text(1.045, y, "\n".join(said), transform=ax.get_yaxis_transform(), ha="left", va="center",
+                    fontsize=fs("small"), color="0.4", clip_on=False, linespacing=0.95)
     _xlim(ax, shown, fraction)
     ax.set_xlabel(f"final {score_label}")
     handles = [Line2D([], [], marker="o", color="0.2", ls="-", ms=4.5, label=f"{method} forecast, {pct} interval"),
@@ -244,6 +248,21 @@ def ceilings_figure(t: pd.DataFrame, run_ids=None, **_) -> list[Built]:
                   title="Where each run saturates, with its interval and trust flag")]
 
 
+def _no_law_note(frows) -> str:
+    """What the caption says of the runs drawn with no law ceiling because they log no entropy (they are
+    in this figure, out of the law's: the command says that once)."""
+    alone = [str(r["run_id"]) for r in frows if r.get("no_law")]  # as the command names it
+    if not alone:
+        return ""
+    return (f" {count(len(alone), 'run')} ({some_names(alone)}) {'logs' if len(alone) == 1 else 'log'} no policy "
+            "entropy: the forecast alone, no law ceiling.")
+
+
+def _remedies(frows) -> str:
+    """The runs' hints (the window too short, :mod:`entropylaw.results.window_hint`), each named by its run."""
+    return "; ".join(f"run {r['run_id']!r}: {r['remedy']}" for r in frows if r.get("remedy"))
+
+
 def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boot: int = 200, **_) -> list[Built]:
     """Per run: the default method's forecast of the final score from the first ``fit_frac``
     of the run, the law's ceiling from the same steps, the final score observed later; a run with a
@@ -251,8 +270,10 @@ def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boo
     res = run_results(t, fit_frac=fit_frac, n_boot=n_boot, run_ids=run_ids)
     rows, frows, notes = res.rows, res.forecasts, res.notes
     if not any(np.isfinite(r.get("forecast", np.nan)) for r in frows):
+        hints = {r["remedy"] for r in frows if r.get("remedy")}
         raise Skipped("forecast: no run could be forecast from its first steps" +
-                      (f" ({frows[0].get('reason')})" if frows else ""))
+                      (f" ({frows[0].get('reason')})" if frows else "") +
+                      (f"; {frows[0]['remedy'] if len(hints) == 1 else _remedies(frows)}" if hints else ""))
     kinds = sorted({r["target_kind"] for r in frows if r.get("target_kind")})
     defaults = sorted({default_method(k) for k in kinds}) or [default_method()]
     method = defaults[0] if len(defaults) == 1 else "default"
@@ -263,7 +284,7 @@ def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boo
     # the score's kind and unit as the ceilings' figure names them (a training score: a reward, no fraction)
     ax = plot_forecasts(frows, method=method + (" (or the one its row names)" if fallback else ""),
                         title=f"Final score from the first {100 * fit_frac:g} %", score_label=score_axis_label(rows))
-    return [Built("forecast_final_score", ax.figure,
+    return [Built(FORECAST_FIGURE, ax.figure,
                   f"For each run, the final score forecast from its first {100 * fit_frac:g} % of steps: the "
                   f"default method for its kind of score ({said}; chosen by a rule fixed in advance on "
                   "the backtest of the real runs)"
@@ -271,5 +292,5 @@ def forecast_figure(t: pd.DataFrame, fit_frac: float = 0.15, run_ids=None, n_boo
                   + " with its 90 % interval, the law's ceiling b - a fitted on the same "
                   "window's (entropy, score) pairs with its 90 % interval, and the final score the run reached. "
                   "Nothing after the window is used by either forecast. A run with no forecast shows its final "
-                  "score alone: its law ceiling is withheld as in the table.", notes,
+                  "score alone: its law ceiling is withheld as in the table." + _no_law_note(frows), notes,
                   title=f"Forecast of the final score from the first {100 * fit_frac:.0f} % of each run")]

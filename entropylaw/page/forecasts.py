@@ -47,6 +47,8 @@ def _forecast_cell(f: Mapping | None, d: int) -> str:
     if not f or row_float(f, "forecast") != row_float(f, "forecast"):
         why = (f or {}).get("reason", "no forecast")
         shown = "no forecast" if str(why).startswith("no forecast") else "n/a"
+        if (f or {}).get("remedy"):  # the window too short: how to get one, with the reason on hover
+            why = f"{why}; {f['remedy']}"
         return f'<td class="void" title="{esc(why)}">{shown}</td>'
     frac = bool(f.get("fraction", True))
     value = interval(row_float(f, "forecast"), f.get("forecast_ci"), d, frac)
@@ -102,10 +104,11 @@ def forecast_table_html(rows: Sequence[Mapping], method: str = "") -> str:
             body.append(heading)
         frac = bool(r.get("fraction", True))
         if r.get("reason") and row_float(r, "forecast") != row_float(r, "forecast"):
+            remedy = f'<br><span class="remedy">{esc(r["remedy"])}</span>' if r.get("remedy") else ""
             body.append(f"<tr><td>{swatch(r)}</td>{_run_cells(r)}"
                         f'<td class="why" colspan="{width - 3}" title="{esc(r["reason"])}">'
                         f'{esc(r["reason"] if r["reason"].startswith("no forecast") else "no forecast: " + r["reason"])}'
-                        '</td></tr>')
+                        f'{remedy}</td></tr>')
             continue
         window = f"≤ {r.get('window_end', float('nan')):.0f} · {r.get('n_window', '?')}"
         f, obs = row_float(r, "forecast"), row_float(r, "final_observed")

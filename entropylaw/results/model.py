@@ -34,6 +34,7 @@ from entropylaw.readers.accounts import loss_lines
 from entropylaw.readers.dataset_guess import guessed_lines
 from entropylaw.results.rows import forecast_rows_of, method_names, summary_rows_of
 from entropylaw.results.runs import NO_ENTROPY, forecast_only_runs, left_out_runs, usable_runs
+from entropylaw.results.window_hint import window_hint
 
 N_BOOT = 200  # the report's bootstrap draws for a forecast's interval
 
@@ -41,7 +42,8 @@ N_BOOT = 200  # the report's bootstrap draws for a forecast's interval
 @dataclass
 class RunResults:
     """``rows``: one per usable run, in family order (fit numbers, trust, label, look);
-    ``forecasts``: one per row (the default forecast of its final score, or why none);
+    ``forecasts``: one per row (the default forecast of its final score, or why none, with
+    ``remedy`` where its window holds too few scores: :mod:`entropylaw.results.window_hint`);
     ``notes``: the warnings the fits and forecasts raised, each tagged with its run;
     ``left_out``: the runs with no entropy or no score, and why (with forecasts: the runs with no
     score; a run with a score and no entropy has a row, forecast, its ``no_law`` saying why no
@@ -96,6 +98,10 @@ def run_results(t: pd.DataFrame | None, fit_frac: float = 0.15, n_boot: int = N_
     computed, forecast_notes = forecast_runs(t, [r["run_id"] for r in rows], fit_frac, n_boot, conf)
     done = forecast_rows_of(rows, computed, conf)
     for row, f in zip(rows, done):
+        if f.get("reason") and f.get("forecast") is None:  # no forecast: where the window is too short, what to raise
+            hint = window_hint(t, row["run_id"], fit_frac)
+            if hint:
+                f["remedy"] = hint
         if row.get("no_law"):  # no fit gave its score: the forecast's, by the same rule
             row.update(final_observed=f.get("final_observed", float("nan")), score_key=f.get("target_key", ""),
                        score_kind=f.get("target_kind", ""), fraction=f.get("fraction", True))

@@ -90,3 +90,22 @@ def _ci(draws, conf):
         return None
     i_lo, i_hi = (int(np.clip(np.round(q * (len(d) - 1)), 0, len(d) - 1)) for q in ((1 - conf) / 2, (1 + conf) / 2))
     return [_finite(d[i_lo]), _finite(d[i_hi])]
+
+
+def range_problem(target: float, bounds, key: str, read_from_percent: bool = False) -> str | None:
+    """Why ``target`` cannot be a value of the score ``key`` whose range is ``bounds`` (None: it can,
+    or the score has no known range): a target below the range is met by any run, one above it by
+    none, so either is a mistake in its units (a percent for a fraction) or its sign, said before
+    any fit. ``read_from_percent``: the scores were read from percent, so a percent target is taken.
+
+    >>> range_problem(-5, (0.0, 1.0), "val/mean")
+    'the score val/mean lies in [0, 1]: expected a target in that range (a fraction such as 0.85)'
+    >>> range_problem(-0.5, (-1.0, 1.0), "reward") is None, range_problem(0.85, None, "loss") is None
+    (True, True)
+    """
+    if bounds is None or bounds[0] <= target <= bounds[1]:
+        return None
+    lo, hi = (float(b) for b in bounds)
+    expected = (f"a fraction in [{lo:g}, {hi:g}] or a percent in [{100 * lo:g}, {100 * hi:g}]" if read_from_percent
+                else "a target in that range" + (" (a fraction such as 0.85)" if (lo, hi) == (0.0, 1.0) else ""))
+    return f"the score {key} lies in [{lo:g}, {hi:g}]: expected {expected}"
