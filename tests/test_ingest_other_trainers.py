@@ -1,0 +1,106 @@
+"""Logs of RL trainers other than veRL and TRL, written as each trainer writes them, with the real libraries
+(W&B offline runs, torch's SummaryWriter): the entropy, the score and the validation found, on the right steps.
+
+- OpenRLHF: W&B ``train/*`` on ``train/global_step`` and ``eval/*`` on ``eval/epoch`` (never logged; each eval row
+  holds ``eval/global_step``), ``train/entropy_loss`` (the entropy), ``train/reward``,
+  ``eval/eval_<source>_pass1``; TensorBoard the same keys at the global step.
+- NeMo-RL: ``train/*``, ``validation/*``, ``timing/*`` and ``performance/*`` logged with ``step=``; its GPU monitor
+  (on by default) declares ``ray/*`` on ``ray/ray_step`` (define_metric), the run's one declaration.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import entropylaw as el
+from entropylaw.lab.loggers import wandb_finish as finish
+
+wandb = pytest.importorskip("wandb")
+SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+
+STEPS = 40
+
+
+def _entropy(s: float) -> float:
+    return 0.9 * math.exp(-s / 15) + 0.1
+
+
+def _reward(s: float) -> float:
+    return 0.7 - 0.5 * math.exp(-s / 10)
+
+
+def _settings():
+    return wandb.Settings(x_disable_stats=True, x_disable_meta=True, x_disable_machine_info=True,
+                          console="off", save_code=False, disable_git=True, silent=True)
+
+
+def _series(df, metric: str) -> dict[int, float]:
+    rows = df[df["metric"] == metric]
+    return dict(zip(rows["step"].astype(int), rows["value"]))
+
+
+def _account(df) -> dict:
+    [account] = el.row_accounts(df)
+    return account
+
+
+# --- NeMo-RL -------------------------------------------------------------------------------------------------
+
+def _nemo_rl_wandb(root, monitor_gpus: bool = True) -> str:
+    run = wandb.init(mode="offline", dir=root, project="grpo-dev", name="grpo-qwen2.5-1.5b", settings=_settings(),
+                     config={"policy": {"model_name": "Qwen/Qwen2.5-1.5B"}, "grpo": {"val_period": 5}})
+    if monitor_gpus:
+        run.define_metric("ray/*", step_metric="ray/ray_step")
+
+    def log(metrics, step, prefix):
+        run.log({f"{prefix}/{k}": v for k, v in metrics.items()}, step=step)
+
+    def validate(step):
+        log({"accuracy": _reward(step) - 0.1, "avg_length": 400.0}, step, "validation")
+        log({"total_validation_time": 30.0}, step, "timing/validation")
+
+    validate(0)
+    for step in range(1, STEPS + 1):
+        if monitor_gpus:  # the monitor's rows: their own step metric, no training step
+            run.log({"ray/ray_step": 3 * step, "ray/node.0.gpu.0.util": 90.0}, commit=False)
+        if step % 5 == 0:
+            validate(step)
+        log({"loss": 0.01, "reward": _reward(step), "approx_entropy": _entropy(step), "grad_norm": 0.5,
+             "mean_gen_tokens_per_sample": 300.0 + step}, step, "train")
+        log({"total_step_time": 40.0}, step, "timing/train")
+    return str(finish(run))
+
+
+def test_nemo_rl_wandb_run_with_its_gpu_monitor_keeps_its_training_keys(tmp_path):
+    """Its monitor's one define_metric (ray/* on ray/ray_step) dropped every train/ and validation/ row as 'no
+    declared step metric': no entropy, no score. Those rows are read on the step they were logged at."""
+    df = el.load(_nemo_rl_wandb(tmp_path), warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(1, STEPS + 1)}, rel=1e-6)
+    assert _series(df, "score") == pytest.approx({s: _reward(s) for s in range(1, STEPS + 1)}, rel=1e-6)
+    assert _series(df, "val/accuracy") == pytest.approx({s: _reward(s) - 0.1 for s in range(0, STEPS + 1, 5)},
+                                                        rel=1e-6)
+    account = _account(df)
+    assert account["dropped"] == {"on its own step axis (ray/ray_step), not the run's steps": STEPS}
+    assert any("ray/ray_step" in n and "_step" in n for n in account["notes"])
+    assert df["step"].max() == STEPS  # the monitor's own steps (3 per training step) are no training steps
+
+
+def test_nemo_rl_wandb_run_without_its_gpu_monitor(tmp_path):
+    df = el.load(_nemo_rl_wandb(tmp_path, monitor_gpus=False), warn=False)
+    assert len(_series(df, "entropy")) == STEPS and len(_series(df, "val/accuracy")) == STEPS // 5 + 1
+
+
+def test_nemo_rl_tensorboard(tmp_path):
+    writer = SummaryWriter(str(tmp_path / "logs" / "exp_001" / "tensorboard"))
+    for step in range(1, STEPS + 1):
+        writer.add_scalar("train/approx_entropy", _entropy(step), step)
+        writer.add_scalar("train/reward", _reward(step), step)
+        writer.add_scalar("timing/train/total_step_time", 40.0, step)
+        if step % 10 == 0:
+            writer.add_scalar("validation/accuracy", _reward(step) - 0.1, step)
+    writer.close()
+    df = el.load(tmp_path / "logs" / "exp_001" / "tensorboard", warn=False)
+    assert _series(df, "entropy")[STEPS] == pytest.approx(_entropy(STEPS), rel=1e-6)
+    assert sorted(_series(df, "val/accuracy")) == [10, 20, 30, 40]
