@@ -104,3 +104,67 @@ def test_nemo_rl_tensorboard(tmp_path):
     df = el.load(tmp_path / "logs" / "exp_001" / "tensorboard", warn=False)
     assert _series(df, "entropy")[STEPS] == pytest.approx(_entropy(STEPS), rel=1e-6)
     assert sorted(_series(df, "val/accuracy")) == [10, 20, 30, 40]
+
+
+# --- AReaL ---------------------------------------------------------------------------------------------------
+
+def _areal_stats(step: int) -> dict[str, float]:
+    stats = {"ppo_actor/task_reward/avg": _reward(step), "ppo_actor/task_reward/max": 1.0,
+             "ppo_actor/update/entropy/avg": _entropy(step), "ppo_actor/update/actor_loss/avg": 0.01,
+             "ppo_actor/update/grad_norm": 0.3, "ppo_actor/seq_len/avg": 400.0, "timeperf/train_step": 30.0}
+    if step % 5 == 4:
+        stats["eval-rollout/reward"] = _reward(step) - 0.1
+    return stats
+
+
+def _grid(stats: dict[str, float], col: int = 4) -> list[str]:
+    """The stats as AReaL prints them: tabulate's fancy_grid of (key, value) pairs, ``col`` pairs a row, column-major,
+    values in .4e (built here: tabulate is no dependency)."""
+    items = list(stats.items())
+    n_rows = (len(items) + col - 1) // col
+    rows = [sum((list(items[i + j * n_rows]) for j in range(col) if i + j * n_rows < len(items)), [])
+            for i in range(n_rows)]
+    rows = [[c if n % 2 == 0 else f"{c:.4e}" for n, c in enumerate(r)] for r in rows]
+    rows = [r + [""] * (2 * col - len(r)) for r in rows]
+    widths = [max(len(r[c]) for r in rows) for c in range(2 * col)]
+
+    def rule(left, mid, right, fill):
+        return left + mid.join(fill * (w + 2) for w in widths) + right
+
+    out = [rule("╒", "╤", "╕", "═")]
+    for n, r in enumerate(rows):
+        out.append("│ " + " │ ".join(v.ljust(w) if c % 2 == 0 else v.rjust(w)
+                                      for c, (v, w) in enumerate(zip(r, widths))) + " │")
+        out.append(rule("├", "┼", "┤", "─") if n < len(rows) - 1 else rule("╘", "╧", "╛", "═"))
+    return out
+
+
+@pytest.mark.parametrize("epochs", [1])
+def test_areal_console_log_of_stats_tables(tmp_path, epochs):
+    """AReaL's StatsLogger prints 'Epoch e/E Step s/S Train step N/T done.' and then each step's stats as a box
+    table (its W&B and TensorBoard are off by default, so the console is often its only log): refused ('no veRL
+    step lines ...'); each table's pairs are read at the train step of the line above it (with two epochs, the
+    epoch's step restarting at 1 was read as a resume, the first epoch dropped)."""
+    lines, per_epoch = [], STEPS // epochs
+    for step in range(STEPS):  # AReaL's global_step counts from 0, the line from 1
+        stamp = f"20260521-10:{step:02d}:00.000 StatsLogger INFO: "
+        epoch, in_epoch = divmod(step, per_epoch)
+        lines += [stamp + f"Epoch {epoch + 1}/{epochs} Step {in_epoch + 1}/{per_epoch} Train step {step + 1}/{STEPS}"
+                  " done.", stamp + "Stats (1/1):", stamp, *_grid(_areal_stats(step))]
+    path = tmp_path / "main.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy") == pytest.approx({s + 1: _entropy(s) for s in range(STEPS)}, rel=1e-4)
+    assert _series(df, "score") == pytest.approx({s + 1: _reward(s) for s in range(STEPS)}, rel=1e-4)
+    assert sorted(_series(df, "val/mean")) == list(range(5, STEPS + 1, 5))
+    assert _account(df)["rows_dropped"] == 0
+
+
+def test_areal_wandb_run(tmp_path):
+    run = wandb.init(mode="offline", dir=tmp_path, project="gsm8k-grpo", name="trial0", settings=_settings())
+    for step in range(STEPS):
+        run.log(_areal_stats(step), step=step)
+    df = el.load(finish(run), warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(STEPS)}, rel=1e-6)
+    assert _series(df, "score")[STEPS - 1] == pytest.approx(_reward(STEPS - 1), rel=1e-6)
+    assert sorted(_series(df, "val/mean")) == list(range(4, STEPS, 5))

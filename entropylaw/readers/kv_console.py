@@ -50,7 +50,7 @@ from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
 from entropylaw.readers.kv_stepless import Loose, claims
 from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
-from entropylaw.readers.printed import NUMBER, SNIFF_LIMIT, VERL_STEP, unwrap
+from entropylaw.readers.printed import NUMBER, SNIFF_LIMIT, VERL_STEP, boxed_pairs, unwrap
 from entropylaw.readers.printed_blocks import Blocks
 from entropylaw.readers.tqdm_bars import parse_bar
 from entropylaw.readers.verl_jsonl import CUT_LAST
@@ -92,7 +92,7 @@ def _parse(line: str, bar_checked: bool = False):
     printed line, or None where it prints no numbers; step None where it names none."""
     if not bar_checked and "[" in line and parse_bar(line) is not None:
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
-    line = unwrap(line)
+    line = boxed_pairs(unwrap(line))
     m = STEP.search(line)
     pairs: dict[str, float] = {}
     pct: dict[str, str] = {}  # key -> "%" (a percent), "/N" (a count of N: read as its share), "of N" (epochs)
