@@ -139,7 +139,7 @@ def _grid(stats: dict[str, float], col: int = 4) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("epochs", [1])
+@pytest.mark.parametrize("epochs", [1, 2])
 def test_areal_console_log_of_stats_tables(tmp_path, epochs):
     """AReaL's StatsLogger prints 'Epoch e/E Step s/S Train step N/T done.' and then each step's stats as a box
     table (its W&B and TensorBoard are off by default, so the console is often its only log): refused ('no veRL
