@@ -168,3 +168,30 @@ def test_areal_wandb_run(tmp_path):
     assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(STEPS)}, rel=1e-6)
     assert _series(df, "score")[STEPS - 1] == pytest.approx(_reward(STEPS - 1), rel=1e-6)
     assert sorted(_series(df, "val/mean")) == list(range(4, STEPS, 5))
+
+
+# --- prime-rl ------------------------------------------------------------------------------------------------
+
+def test_prime_rl_trainer_and_orchestrator_runs(tmp_path):
+    """prime-rl's trainer and orchestrator log to W&B each on the declared ``step`` (define_metric("*")): the
+    trainer its entropy over all environments, ``entropy/all/mean``, the orchestrator each cohort's reward,
+    ``train/agg/<all|effective>/<agent>/reward/mean`` (``effective``: the rollouts the step trained on). Neither was
+    found; the trainer's entropy and the orchestrator's trained-on reward are read."""
+    trainer = wandb.init(mode="offline", dir=tmp_path, project="p", name="reverse-text-trainer", settings=_settings())
+    trainer.define_metric("*", step_metric="step")
+    for step in range(1, STEPS + 1):
+        trainer.log({"entropy/all/mean": _entropy(step), "entropy/all/max": 3.0, "loss/mean": 0.01, "step": step})
+        trainer.log({"optim/lr": 1e-6, "optim/grad_norm": 0.3, "step": step})
+    trainer_file = finish(trainer)
+    orchestrator = wandb.init(mode="offline", dir=tmp_path, project="p", name="reverse-text-orchestrator",
+                              settings=_settings())
+    orchestrator.define_metric("*", step_metric="step")
+    for step in range(STEPS):
+        row = {f"train/{cohort}/{subset}/policy/reward/mean": _reward(step) - (subset == "all") * 0.05
+               for cohort in ("agg", "reverse-text") for subset in ("all", "effective")}
+        orchestrator.log({**row, "progress/tokens": 1e5, "step": step})
+    orchestrator_file = finish(orchestrator)
+    df = el.load(trainer_file, warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(1, STEPS + 1)}, rel=1e-6)
+    df = el.load(orchestrator_file, warn=False)
+    assert _series(df, "score") == pytest.approx({s: _reward(s) for s in range(STEPS)}, rel=1e-6)
