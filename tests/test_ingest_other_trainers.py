@@ -195,3 +195,29 @@ def test_prime_rl_trainer_and_orchestrator_runs(tmp_path):
     assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(1, STEPS + 1)}, rel=1e-6)
     df = el.load(orchestrator_file, warn=False)
     assert _series(df, "score") == pytest.approx({s: _reward(s) for s in range(STEPS)}, rel=1e-6)
+
+
+# --- verifiers -----------------------------------------------------------------------------------------------
+
+def test_verifiers_reward_functions_without_mean_suffix(tmp_path):
+    """verifiers' GRPOTrainer (a Hugging Face Trainer) logs each reward function as ``rewards/<func>`` (TRL:
+    ``rewards/<func>/mean``) beside ``reward``, their weighted sum: the sum was fitted, its format reward in it;
+    the accuracy-like function is read, as for TRL. It logs no entropy: said, as a key not found."""
+    import json
+
+    history = []
+    for step in range(1, STEPS + 1):
+        fmt = min(1.0, 0.5 + step / STEPS)
+        history.append({"loss": 0.001, "kl": 0.001, "reward": _reward(step) + 0.2 * fmt, "reward_std": 0.3,
+                        "rewards/correct_answer_reward_func": _reward(step), "rewards/format_reward_func": fmt,
+                        "completions/mean_length": 300.0, "epoch": step / STEPS, "step": step})
+        if step % 10 == 0:
+            history.append({"eval_reward": _reward(step) + 0.1, "eval_rewards/correct_answer_reward_func":
+                            _reward(step) - 0.1, "eval_rewards/format_reward_func": fmt, "step": step})
+    path = tmp_path / "checkpoint-40" / "trainer_state.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"global_step": STEPS, "log_history": history}))
+    df = el.load(path, warn=False)
+    assert _series(df, "score") == pytest.approx({s: _reward(s) for s in range(1, STEPS + 1)})
+    assert _series(df, "val/correct_answer_reward_func") == pytest.approx({s: _reward(s) - 0.1
+                                                                          for s in range(10, STEPS + 1, 10)})

@@ -33,8 +33,8 @@ Conventions (SPEC section 6), first match wins:
   whole validation set, logged at the steps it evaluates, after that step's update).
 - response length: ``response_length/mean``, TRL ``completions/mean_length``.
 
-TRL with several reward functions logs ``rewards/<func>/mean`` per function and
-``reward``, their weighted *sum*; ``eval_`` keys likewise. Then the score is the
+TRL with several reward functions logs ``rewards/<func>/mean`` per function (verifiers:
+``rewards/<func>``) and ``reward``, their weighted *sum*; ``eval_`` keys likewise. Then the score is the
 accuracy-like function's ``rewards/<func>/mean`` and the validation its
 ``eval_rewards/<func>/mean`` (``val/<func>``), never the sum: the function is the one
 the user names, else the one whose name says accuracy (``acc``, ``correct`` ...), not
@@ -115,8 +115,11 @@ _SLIME_EVAL = re.compile(r"^eval/(?P<bench>.+)$")
 _SLIME_EVAL_BESIDE = ("-truncated_ratio", "/response_len/mean")
 
 # TRL's per-reward-function keys (trainer_state / console: no prefix; TensorBoard/W&B: train/, eval/)
-_TRAIN_FUNC = re.compile(r"^(?:train/)?rewards/(?P<func>.+)/mean$")
-_EVAL_FUNC = re.compile(r"^eval(?:_|/)rewards/(?P<func>.+)/mean$")
+# verifiers' GRPOTrainer: rewards/<func>, eval_rewards/<func> (no /mean); a statistic's own name is no function's,
+# nor TRL DPO's implicit rewards (rewards/chosen, rewards/accuracies ...)
+_FUNC = r"rewards/(?P<func>(?!(?:mean|std|min|max|chosen|rejected|margins|accuracies)$)[^/]+)(?:/mean)?$"
+_TRAIN_FUNC = re.compile(r"^(?:train/)?" + _FUNC)
+_EVAL_FUNC = re.compile(r"^eval(?:_|/)" + _FUNC)
 _SUM_TRAIN = ("reward", "train/reward")
 _SUM_EVAL = ("eval_reward", "eval/reward")
 _ACCURACY_WORDS = ("acc", "correct", "exact", "verif", "answer", "solve", "match", "math", "equal", "pass")
