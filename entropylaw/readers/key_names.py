@@ -3,10 +3,11 @@ course assignments, from-scratch implementations): the second tier of
 :mod:`entropylaw.readers.keys`, consulted for a role only when no conventional key fills it.
 
 - entropy: ``token_entropy``, ``entropy_avg``, ``mean_entropy``, ``policy_entropy``, ``mean_token_entropy``,
-  ``entropy/mean``, ``entropy/all/mean`` (prime-rl), under no prefix or ``train/`` (``eval/...entropy`` is the entropy of the
-  validation answers, not of the policy being trained);
+  ``entropy/mean``, ``entropy/all/mean`` (prime-rl), under no prefix or ``train/`` (``eval/...entropy`` is the
+  entropy of the validation answers, not of the policy being trained);
 - training score: ``train_reward``, ``reward_avg``, ``reward_mean``, ``mean_reward``, ``score``,
-  ``reward/mean``, ``train/agg/effective/<agent>/reward/mean`` (prime-rl) ..., under no prefix or ``train/`` (never ``*_max``, ``*_min``, ``*_std``); where
+  ``reward/mean``, ``train/agg/effective/<agent>/reward/mean`` (prime-rl) ..., under no prefix or ``train/``
+  (never ``*_max``, ``*_min``, ``*_std``); where
   none is logged, an accuracy under a training prefix (``train_acc``, ``train/accuracy``,
   ``rollout/acc``: the rollouts' share solved; a bare ``accuracy`` could be either split: not taken);
 - validation: under ``eval/``, ``val/``, ``test/``, ``validation/`` (or ``eval_``, ``val_``,
