@@ -4,8 +4,15 @@
 - OpenRLHF: W&B ``train/*`` on ``train/global_step`` and ``eval/*`` on ``eval/epoch`` (never logged; each eval row
   holds ``eval/global_step``), ``train/entropy_loss`` (the entropy), ``train/reward``,
   ``eval/eval_<source>_pass1``; TensorBoard the same keys at the global step.
+- slime: W&B ``train/*`` on ``train/step`` (optimizer steps), ``rollout/*`` on ``rollout/step``, ``eval/*`` on
+  ``eval/step``: ``train/entropy_loss`` (the entropy), ``rollout/raw_reward``, ``eval/<dataset>``.
+- ROLL: ``critic/entropy/mean``, ``critic/score/mean``, ``val_correct/<tag>/mean`` at its global step (from 0).
 - NeMo-RL: ``train/*``, ``validation/*``, ``timing/*`` and ``performance/*`` logged with ``step=``; its GPU monitor
   (on by default) declares ``ray/*`` on ``ray/ray_step`` (define_metric), the run's one declaration.
+- AReaL: ``ppo_actor/update/entropy/avg``, ``ppo_actor/task_reward/avg``, ``eval-rollout/reward`` at its global step
+  (from 0); on the console, a box table of them under 'Train step N/T done.'.
+- prime-rl: trainer ``entropy/all/mean``, orchestrator ``train/agg/effective/<agent>/reward/mean``, on ``step``.
+- verifiers: a Hugging Face Trainer's log, ``rewards/<func>`` beside ``reward`` (their weighted sum); no entropy.
 """
 
 from __future__ import annotations
@@ -44,6 +51,76 @@ def _series(df, metric: str) -> dict[int, float]:
 def _account(df) -> dict:
     [account] = el.row_accounts(df)
     return account
+
+
+# --- OpenRLHF ------------------------------------------------------------------------------------------------
+
+def test_openrlhf_wandb_run(tmp_path):
+    run = wandb.init(mode="offline", dir=tmp_path, project="openrlhf", name="qwen-grpo", settings=_settings())
+    run.define_metric("train/global_step")
+    run.define_metric("train/*", step_metric="train/global_step", step_sync=True)
+    run.define_metric("eval/epoch")
+    run.define_metric("eval/*", step_metric="eval/epoch", step_sync=True)
+    for step in range(1, STEPS + 1):
+        status = {"policy_loss": 0.01, "entropy_loss": _entropy(step), "reward": _reward(step), "kl": 0.001,
+                  "rollout/reward_mean": _reward(step), "rollout/truncated_rate": 0.01, "global_step": step}
+        run.log({f"train/{k}": v for k, v in status.items()})
+        if step % 5 == 0:
+            run.log({"eval/eval_gsm8k_pass1": _reward(step) - 0.1, "eval/eval_gsm8k_pass8": 0.9,
+                     "eval/eval_gsm8k_response_length_mean": 280.0, "eval/global_step": step})
+    df = el.load(finish(run), warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(1, STEPS + 1)}, rel=1e-6)
+    assert _series(df, "score")[STEPS] == pytest.approx(_reward(STEPS), rel=1e-6)
+    assert _series(df, "val/gsm8k") == pytest.approx({s: _reward(s) - 0.1 for s in range(5, STEPS + 1, 5)}, rel=1e-6)
+
+
+def test_openrlhf_tensorboard(tmp_path):
+    writer = SummaryWriter(str(tmp_path / "tensorboard" / "qwen-grpo"))
+    for step in range(1, STEPS + 1):
+        writer.add_scalar("train/entropy_loss", _entropy(step), step)
+        writer.add_scalar("train/reward", _reward(step), step)
+        if step % 5 == 0:
+            writer.add_scalar("eval/eval_math500_pass1", _reward(step) - 0.2, step)
+    writer.close()
+    df = el.load(tmp_path / "tensorboard" / "qwen-grpo", warn=False)
+    assert len(_series(df, "entropy")) == STEPS and sorted(_series(df, "val/math500")) == list(range(5, 41, 5))
+
+
+# --- slime ---------------------------------------------------------------------------------------------------
+
+def test_slime_wandb_run_with_two_optimizer_steps_a_rollout(tmp_path):
+    run = wandb.init(mode="offline", dir=tmp_path, project="slime", name="qwen3-4b", settings=_settings())
+    for key, axis in (("train/*", "train/step"), ("rollout/*", "rollout/step"), ("perf/*", "rollout/step"),
+                      ("eval/*", "eval/step")):
+        run.define_metric(axis)
+        run.define_metric(key, step_metric=axis)
+    for rollout in range(STEPS):
+        if rollout % 5 == 0:
+            run.log({"eval/aime": _reward(rollout) / 2, "eval/aime-truncated_ratio": 0.1, "eval/step": rollout})
+        run.log({"rollout/rewards": 0.0, "rollout/raw_reward": _reward(rollout), "rollout/step": rollout})
+        for i in range(2):
+            run.log({"train/entropy_loss": _entropy(rollout) + 0.01 * i, "train/pg_loss": 0.01,
+                     "train/step": 2 * rollout + i})
+    df = el.load(finish(run), warn=False)
+    assert _series(df, "entropy") == pytest.approx({r: _entropy(r) + 0.005 for r in range(STEPS)}, rel=1e-6)
+    assert _series(df, "score") == pytest.approx({r: _reward(r) for r in range(STEPS)}, rel=1e-6)
+    assert sorted(_series(df, "val/aime")) == list(range(0, STEPS, 5))
+
+
+# --- ROLL ----------------------------------------------------------------------------------------------------
+
+def test_roll_tensorboard(tmp_path):
+    writer = SummaryWriter(str(tmp_path / "tensorboard" / "rlvr"))
+    for step in range(STEPS):  # ROLL's global_step counts from 0
+        for key, value in {"critic/entropy/mean": _entropy(step), "critic/score/mean": _reward(step),
+                           "critic/rewards/mean": _reward(step) - 0.3, "actor/pg_loss": 0.01}.items():
+            writer.add_scalar(key, value, step)
+        if step % 5 == 0:
+            writer.add_scalar("val_correct/all/mean", _reward(step) - 0.1, step)
+    writer.close()
+    df = el.load(tmp_path / "tensorboard" / "rlvr", warn=False)
+    assert _series(df, "score") == pytest.approx({s: _reward(s) for s in range(STEPS)}, rel=1e-6)
+    assert len(_series(df, "entropy")) == STEPS and sorted(_series(df, "val/mean")) == list(range(0, STEPS, 5))
 
 
 # --- NeMo-RL -------------------------------------------------------------------------------------------------
