@@ -253,7 +253,8 @@ def test_prime_rl_trainer_and_orchestrator_runs(tmp_path):
     """prime-rl's trainer and orchestrator log to W&B each on the declared ``step`` (define_metric("*")): the
     trainer its entropy over all environments, ``entropy/all/mean``, the orchestrator each cohort's reward,
     ``train/agg/<all|effective>/<agent>/reward/mean`` (``effective``: the rollouts the step trained on). Neither was
-    found; the trainer's entropy and the orchestrator's trained-on reward are read."""
+    found, nor its validation where an environment's rewards are not 0 or 1 (no pass@k: the mean reward of k
+    samples, ``eval/<env>/effective/<agent>/avg@k``); each is read."""
     trainer = wandb.init(mode="offline", dir=tmp_path, project="p", name="reverse-text-trainer", settings=_settings())
     trainer.define_metric("*", step_metric="step")
     for step in range(1, STEPS + 1):
@@ -267,11 +268,16 @@ def test_prime_rl_trainer_and_orchestrator_runs(tmp_path):
         row = {f"train/{cohort}/{subset}/policy/reward/mean": _reward(step) - (subset == "all") * 0.05
                for cohort in ("agg", "reverse-text") for subset in ("all", "effective")}
         orchestrator.log({**row, "progress/tokens": 1e5, "step": step})
+        if step % 5 == 0:  # an environment of rewards in [0, 1], not 0 or 1: no pass@k, its avg@k the score
+            orchestrator.log({f"eval/reverse-text/{subset}/policy/{key}": _reward(step) - 0.1
+                              for subset in ("all", "effective") for key in ("avg@4", "reward/mean")} | {"step": step})
     orchestrator_file = finish(orchestrator)
     df = el.load(trainer_file, warn=False)
     assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(1, STEPS + 1)}, rel=1e-6)
     df = el.load(orchestrator_file, warn=False)
     assert _series(df, "score") == pytest.approx({s: _reward(s) for s in range(STEPS)}, rel=1e-6)
+    assert _series(df, "val/reverse-text") == pytest.approx({s: _reward(s) - 0.1 for s in range(0, STEPS, 5)},
+                                                            rel=1e-6)
 
 
 # --- verifiers -----------------------------------------------------------------------------------------------

@@ -30,7 +30,8 @@ Conventions (SPEC section 6), first match wins:
   ROLL ``val_correct/<tag>/mean`` (``val/<tag>``: the share of the tag's samples scored 1) and
   ``val_correct/all/mean`` (``val/mean``: that share over all samples), its VLM pipeline's
   ``val_score/<tag>/mean``; AReaL ``eval-rollout/reward`` (``val/mean``: the mean reward over its
-  whole validation set, logged at the steps it evaluates, after that step's update).
+  whole validation set, logged at the steps it evaluates, after that step's update); prime-rl
+  ``eval/<env>/effective/<agent>/avg@<k>`` (``val/<env>``: its answers' mean reward, errored ones left out).
 - response length: ``response_length/mean``, TRL ``completions/mean_length``.
 
 TRL with several reward functions logs ``rewards/<func>/mean`` per function (verifiers:
@@ -104,6 +105,7 @@ _VAL_PATTERNS = [
     (re.compile(r"^val_correct/(?P<bench>.+)/mean$"), 12),  # ROLL: val_correct/<tag>/mean, all: every sample
     (re.compile(r"^val_score/(?P<bench>.+)/mean$"), 13),  # ROLL's VLM pipeline: the mean score
     (re.compile(r"^eval-rollout/(?P<bench>reward)$"), 14),  # AReaL: the whole validation set's mean reward
+    (re.compile(r"^eval/(?P<bench>[^/]+)/effective/[^/]+/avg@\d+$"), 15),  # prime-rl: <env>'s mean reward of k tries
 ]
 _AS_MEAN = {"all", "reward", "pass1"}  # an overall score across benchmarks (rank >= 7): val/mean
 _MEAN_RANK = 7
