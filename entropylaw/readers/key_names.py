@@ -3,10 +3,11 @@ course assignments, from-scratch implementations): the second tier of
 :mod:`entropylaw.readers.keys`, consulted for a role only when no conventional key fills it.
 
 - entropy: ``token_entropy``, ``entropy_avg``, ``mean_entropy``, ``policy_entropy``, ``mean_token_entropy``,
-  ``entropy/mean``, under no prefix or ``train/`` (``eval/...entropy`` is the entropy of the
-  validation answers, not of the policy being trained);
+  ``entropy/mean``, ``entropy/all/mean`` (prime-rl), under no prefix or ``train/`` (``eval/...entropy`` is the
+  entropy of the validation answers, not of the policy being trained);
 - training score: ``train_reward``, ``reward_avg``, ``reward_mean``, ``mean_reward``, ``score``,
-  ``reward/mean`` ..., under no prefix or ``train/`` (never ``*_max``, ``*_min``, ``*_std``); where
+  ``reward/mean``, ``train/agg/effective/<agent>/reward/mean`` (prime-rl) ..., under no prefix or ``train/``
+  (never ``*_max``, ``*_min``, ``*_std``); where
   none is logged, an accuracy under a training prefix (``train_acc``, ``train/accuracy``,
   ``rollout/acc``: the rollouts' share solved; a bare ``accuracy`` could be either split: not taken);
 - validation: under ``eval/``, ``val/``, ``test/``, ``validation/`` (or ``eval_``, ``val_``,
@@ -42,11 +43,14 @@ _SPLIT_LAST = re.compile(r"^([^/]+)/(train|training|eval|val|valid|validation|ev
 _TRAIN_PREFIX = re.compile(r"^(?:train|training)(?:/|_)(?=.)", re.I)
 _OTHER_PREFIX = re.compile(r"^(?:rollout|actor|policy)/", re.I)
 
+# entropy/all/mean: prime-rl's trainer, over all its environments (entropy/<env>/mean: one of them)
 _ENTROPY = re.compile(r"^(?:(?:mean|avg|average)_)?(?:(?:token|policy)_)?(?:entropy|ent)(?:_(?:avg|mean))?$"
-                      r"|^entropy/mean$",
+                      r"|^entropy/(?:all/)?mean$",
                       re.I)
+# agg/effective/<agent>/reward/mean: prime-rl's orchestrator (train/ cut), the reward of the rollouts the step trained
+# on over all environments (its agg/all/... counts every rollout that arrived, the ones not trained on too)
 _SCORE = re.compile(r"^(?:(?:train|mean|avg|average)_)?(?:reward|rewards|score)(?:_(?:avg|mean))?$"
-                    r"|^(?:reward|rewards|score)/mean$", re.I)
+                    r"|^(?:reward|rewards|score)/mean$|^agg/effective/[^/]+/reward/mean$", re.I)
 # an accuracy, under a word that names no benchmark (answer_, mean_) or one that does (gsm8k_acc), in a
 # fraction or a percent (accuracy_pct: read as a percent by its values, readers/units.py)
 _ANSWERS = r"(?:_(?:examples|answers|samples|problems|responses|predictions))?"  # correct_answers: the share correct

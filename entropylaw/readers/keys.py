@@ -30,11 +30,12 @@ Conventions (SPEC section 6), first match wins:
   ROLL ``val_correct/<tag>/mean`` (``val/<tag>``: the share of the tag's samples scored 1) and
   ``val_correct/all/mean`` (``val/mean``: that share over all samples), its VLM pipeline's
   ``val_score/<tag>/mean``; AReaL ``eval-rollout/reward`` (``val/mean``: the mean reward over its
-  whole validation set, logged at the steps it evaluates, after that step's update).
+  whole validation set, logged at the steps it evaluates, after that step's update); prime-rl
+  ``eval/<env>/effective/<agent>/avg@<k>`` (``val/<env>``: its answers' mean reward, errored ones left out).
 - response length: ``response_length/mean``, TRL ``completions/mean_length``.
 
-TRL with several reward functions logs ``rewards/<func>/mean`` per function and
-``reward``, their weighted *sum*; ``eval_`` keys likewise. Then the score is the
+TRL with several reward functions logs ``rewards/<func>/mean`` per function (verifiers:
+``rewards/<func>``) and ``reward``, their weighted *sum*; ``eval_`` keys likewise. Then the score is the
 accuracy-like function's ``rewards/<func>/mean`` and the validation its
 ``eval_rewards/<func>/mean`` (``val/<func>``), never the sum: the function is the one
 the user names, else the one whose name says accuracy (``acc``, ``correct`` ...), not
@@ -104,6 +105,7 @@ _VAL_PATTERNS = [
     (re.compile(r"^val_correct/(?P<bench>.+)/mean$"), 12),  # ROLL: val_correct/<tag>/mean, all: every sample
     (re.compile(r"^val_score/(?P<bench>.+)/mean$"), 13),  # ROLL's VLM pipeline: the mean score
     (re.compile(r"^eval-rollout/(?P<bench>reward)$"), 14),  # AReaL: the whole validation set's mean reward
+    (re.compile(r"^eval/(?P<bench>[^/]+)/effective/[^/]+/avg@\d+$"), 15),  # prime-rl: <env>'s mean reward of k tries
 ]
 _AS_MEAN = {"all", "reward", "pass1"}  # an overall score across benchmarks (rank >= 7): val/mean
 _MEAN_RANK = 7
@@ -115,8 +117,11 @@ _SLIME_EVAL = re.compile(r"^eval/(?P<bench>.+)$")
 _SLIME_EVAL_BESIDE = ("-truncated_ratio", "/response_len/mean")
 
 # TRL's per-reward-function keys (trainer_state / console: no prefix; TensorBoard/W&B: train/, eval/)
-_TRAIN_FUNC = re.compile(r"^(?:train/)?rewards/(?P<func>.+)/mean$")
-_EVAL_FUNC = re.compile(r"^eval(?:_|/)rewards/(?P<func>.+)/mean$")
+# verifiers' GRPOTrainer: rewards/<func>, eval_rewards/<func> (no /mean); a statistic's own name is no function's,
+# nor TRL DPO's implicit rewards (rewards/chosen, rewards/accuracies ...)
+_FUNC = r"rewards/(?P<func>(?!(?:mean|std|min|max|chosen|rejected|margins|accuracies)$)[^/]+)(?:/mean)?$"
+_TRAIN_FUNC = re.compile(r"^(?:train/)?" + _FUNC)
+_EVAL_FUNC = re.compile(r"^eval(?:_|/)" + _FUNC)
 _SUM_TRAIN = ("reward", "train/reward")
 _SUM_EVAL = ("eval_reward", "eval/reward")
 _ACCURACY_WORDS = ("acc", "correct", "exact", "verif", "answer", "solve", "match", "math", "equal", "pass")

@@ -54,7 +54,7 @@ from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
 from entropylaw.readers.kv_stepless import Loose, claims
 from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
-from entropylaw.readers.printed import NUMBER, SNIFF_LIMIT, VERL_STEP, unwrap
+from entropylaw.readers.printed import NUMBER, SNIFF_LIMIT, VERL_STEP, boxed_pairs, unwrap
 from entropylaw.readers.printed_blocks import Blocks
 from entropylaw.readers.tqdm_bars import CUT_BAR, parse_bar
 from entropylaw.readers.verl_jsonl import CUT_LAST
@@ -85,6 +85,7 @@ _EVAL_TAG = re.compile(r"(?<![\w/.-])(?:eval|evals|evaluation|evaluating|val|val
                        r"(?![\w/.-])", re.IGNORECASE)
 _FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
 _NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
+_RUN_WIDE = re.compile(r"(?<![\w/.-])(?:train|training|global|total)[ _]$", re.IGNORECASE)  # a 2nd step's word
 _WORD = re.compile(r"[A-Za-z]\w*")  # a header line names its step after 3 words at most ("=== GRPO Step 10 ===")
 AFTER_WORDS = 4  # words between a step and its first key that tag the line ("Step 10 (on the test set): ...")
 # a key naming a sample's text, not a measure of the run ("GT Answer: 42", "Model Answer: 41", "Question: 7"); a
@@ -100,8 +101,10 @@ def _parse(line: str, bar_checked: bool = False):
     printed line, or None where it prints no numbers; step None where it names none."""
     if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
-    line = unwrap(line)
-    m = STEP.search(line)
+    line = boxed_pairs(unwrap(line))
+    m = first = STEP.search(line)
+    if m is not None:  # "Epoch 2/2 Step 1/20 Train step 21/40" (AReaL): the run's step, not the epoch's
+        m = next((s for s in STEP.finditer(line, m.end()) if _RUN_WIDE.search(line, 0, s.start())), m)
     pairs: dict[str, float] = {}
     pct: dict[str, str] = {}  # key -> "%" (a percent), "/N" (a count of N: read as its share), "of N" (epochs)
     texts: list[str] = []  # a sample's text printed as a number ("GT Answer: 42"): no metric
@@ -136,7 +139,7 @@ def _parse(line: str, bar_checked: bool = False):
     # the |-parted fields after the step's own that print a number no shape above reads ("time 3.2s"): said
     unread = [part.strip() for part in line[m.end():].split("|")[1:] if any(c.isdigit() for c in part)
               and not (SPACED.match(part) or PAIR.search(part) or LISTED.search(part))] if m else []
-    header = m is not None and not pairs and not unread and not texts and len(_WORD.findall(line[:m.start()])) <= 3
+    header = m is not None and not pairs and not unread and not texts and len(_WORD.findall(line[:first.start()])) <= 3
     if not pairs and not unread and not header and not texts:
         return None
     if m is None:

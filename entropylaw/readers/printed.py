@@ -6,6 +6,8 @@ device='cuda:0')``, ``float32(1)``. One pattern for the readers of printed logs 
 "{'loss': 0.25, 'entropy': 0.5}"
 >>> number("tensor(0.5, device='cuda:0')"), number("np.float32(1)"), number("abc")
 (0.5, 1.0, None)
+>>> boxed_pairs("│ ppo_actor/update/entropy/avg │ 9.4196e-01 │ rollout/reward │ 2.4e-01 │")
+'ppo_actor/update/entropy/avg=9.4196e-01 rollout/reward=2.4e-01'
 """
 
 from __future__ import annotations
@@ -24,6 +26,22 @@ WRAPPED = re.compile(r"\b(?:np\.|numpy\.|torch\.)?(?:float\d*|int\d*|tensor)\(\s
 def unwrap(text: str) -> str:
     """``text`` with every wrapped number printed bare."""
     return WRAPPED.sub(r"\1", text)
+
+
+_CELL = re.compile(r"^\s*(?P<key>[A-Za-z_][\w./@-]*)\s*$")
+
+
+def boxed_pairs(line: str) -> str:
+    """A box table's row of (key, value) cells as ``key=value`` pairs: AReaL prints its stats so (tabulate's
+    ``fancy_grid``: ``│ ppo_actor/task_reward/avg │ 2.0000e-01 │ ...``, several pairs a row); other lines as
+    they are. A row whose cells are not all key, value (a table with a header row) is left as it is."""
+    if "│" not in line:
+        return line
+    cells = line.strip().strip("│").split("│")
+    pairs = [(k, v.strip()) for k, v in zip(cells[::2], cells[1::2]) if k.strip() or v.strip()]
+    if len(cells) % 2 or not pairs or not all(_CELL.match(k) and number(v) is not None for k, v in pairs):
+        return line
+    return " ".join(f"{k.strip()}={v}" for k, v in pairs)
 
 
 def number(text: str) -> float | None:

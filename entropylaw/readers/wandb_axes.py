@@ -29,6 +29,7 @@ from array import array
 
 import numpy as np
 
+from entropylaw.readers.keys import is_candidate
 from entropylaw.terminal import count
 
 TRAIN_AXIS = "train/step"
@@ -152,3 +153,60 @@ def on_own_steps(steps: array, axis_codes: array, own_steps: array, axis_names: 
                      f"{count(n_fractional, 'row')}): no step; the {count(int(on.sum()), 'row')} on it are read on "
                      "W&B's _step (the count of log calls, the axis of a W&B chart without it)")
     return array("q", s.tobytes()), array("i", a.tobytes()), notes
+
+
+UNDECLARED = "no declared step metric (W&B's _step is not a step)"
+
+
+class Undeclared:
+    """A run's rows of keys with no declared step metric where it declares some (define_metric): W&B plots them
+    on ``_step``, which is a step only where the run passed ``step=`` (NeMo-RL logs every dict so, and declares
+    only its GPU monitor's ``ray/*`` on ``ray/ray_step``); without ``step=`` it counts log calls (a loop that
+    declares ``train/*`` on its own step). Where no declared key is one entropylaw reads (an entropy, a score, a
+    validation) and some undeclared key is, the undeclared rows are read on ``_step``, said; else dropped, counted.
+
+    >>> u = Undeclared()
+    >>> u.counts, u.rows = {"train/reward": 2, "timing/x": 1}, array("q", [0, 1, 3])
+    >>> u.settle(np.array(["train/reward", "train/reward", "ray/util", "timing/x"], object),
+    ...          {"ray/util": "ray/step"}).tolist(), u.kept_on_step
+    ([True, True, False, True], True)
+    >>> u.settle(np.array(["train/reward", "train/reward", "ray/util", "timing/x"], object), {"eval/acc": "e"}).tolist()
+    [False, False, True, False]
+    """
+
+    def __init__(self):
+        self.counts: dict[str, int] = {}  # rows per key
+        self.rows = array("q")  # their indices among the run's values
+        self.declared: list[str] = []
+        self.kept_on_step = False
+        self.off_axis = 0  # values of the declared keys not read, where the undeclared are
+
+    def settle(self, keys: np.ndarray, declared: dict[str, str]) -> np.ndarray | None:
+        """The mask of the values kept (None: all of them)."""
+        if not self.rows:
+            return None
+        self.declared = sorted(set(declared.values()))
+        if not any(map(is_candidate, declared)) and any(map(is_candidate, self.counts)):
+            self.kept_on_step = True  # the declared keys, a monitor's on its own axis, are then no training step
+            off = np.isin(keys, list(declared))
+            self.off_axis = int(off.sum())
+            return ~off if self.off_axis else None
+        kept = np.ones(len(keys), dtype=bool)
+        kept[np.frombuffer(self.rows, dtype=np.int64)] = False
+        return kept
+
+    def report(self, report) -> None:
+        if not self.counts:
+            return
+        n, shown = sum(self.counts.values()), ", ".join(sorted(self.counts)[:6]) + (", ..." if len(self.counts) > 6
+                                                                                    else "")
+        if self.kept_on_step:
+            report.note(f"{count(n, 'row')} of {count(len(self.counts), 'key')} with no declared step metric "
+                        f"({shown}) read on W&B's _step, as W&B plots them: the run declares steps only for keys "
+                        f"entropylaw does not read (on {', '.join(self.declared)})")
+            if self.off_axis:
+                report.drop(f"on its own step axis ({', '.join(self.declared)}), not the run's steps", self.off_axis)
+            return
+        report.drop(UNDECLARED, n)
+        report.note(f"dropped {count(n, 'row')} of {count(len(self.counts), 'key')} with no declared step metric "
+                    f"({shown}): the run declares its steps, and W&B's _step counts log calls, not steps")

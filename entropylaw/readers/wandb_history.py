@@ -28,11 +28,10 @@ from typing import Iterable
 import numpy as np
 
 from entropylaw.readers.common import RawRun
-from entropylaw.readers.wandb_axes import ROLLOUT_AXIS, TRAIN_AXIS, RolloutOfTrain, on_own_steps
+from entropylaw.readers.wandb_axes import ROLLOUT_AXIS, TRAIN_AXIS, RolloutOfTrain, Undeclared, on_own_steps
 from entropylaw.terminal import count
 
 NON_NUMERIC = "non-numeric value"
-UNDECLARED = "no declared step metric (W&B's _step is not a step)"
 _NUMBER_START = frozenset("-0123456789NI")  # JSON numbers plus NaN / Infinity
 
 
@@ -153,7 +152,8 @@ class HistoryReader:
         self.steps, self.key_codes, self.values = array("q"), array("i"), array("d")
         self.axis_codes = array("i")  # per row, its step metric (index in axis_names); filled once one is declared
         self.axis_names: dict[str | None, int] = {}
-        self.undeclared: dict[str, int] = {}  # rows of keys with no step metric in a run that declares them
+        self.kept: np.ndarray | None = None  # after to_raw, the values read (None: all)
+        self.undeclared = Undeclared()  # rows of keys with no step metric in a run that declares them
         self.auto_step = -1
         self.non_numeric: dict[str, int] = {}
         self.bad_steps = 0
@@ -248,6 +248,8 @@ class HistoryReader:
                     seen[0] += 1
                 elif found is not None:
                     self.bad_steps += 1
+            elif key in self.undeclared.counts:
+                self.undeclared.rows.append(len(self.steps) + len(steps))
             steps.append(step)
             axes.append(self._axis(metric))
         start = len(self.steps)
@@ -303,17 +305,16 @@ class HistoryReader:
                 "and never logs it)" for metric, sibling in sorted(moved.items())]
 
     def _declared_only(self, row: dict[str, float]) -> dict[str, float]:
-        """The row without keys that have no declared step metric: in a run that declares its steps,
-        W&B's ``_step`` (a count of log calls) is no step of theirs (counted, as dropped, in to_raw)."""
+        """The row without its step axes; its keys with no declared step metric are kept on ``_step``
+        and counted (settled in to_raw: :class:`~entropylaw.readers.wandb_axes.Undeclared`)."""
         out = {}
         for key, value in row.items():
             metric = self.step_of[key] if key in self.step_of else self._step_metric(key)
             if key in self.step_metrics:  # a step axis, as _step is: not a metric
                 continue
             if metric is None:
-                self.undeclared[key] = self.undeclared.get(key, 0) + 1
-            else:
-                out[key] = value
+                self.undeclared.counts[key] = self.undeclared.counts.get(key, 0) + 1
+            out[key] = value
         return out
 
     def _declared(self) -> dict[str, str]:
@@ -345,9 +346,13 @@ class HistoryReader:
             self.steps, self.axis_codes, moved = self.rollout_of.apply(
                 self.steps, self.axis_codes, self._axis(TRAIN_AXIS), self._axis(ROLLOUT_AXIS))
             notes += moved
-        keys = names[np.frombuffer(self.key_codes, dtype=np.int32)] if len(self.key_codes) else []
-        raw = RawRun(run_id, source, steps=np.frombuffer(self.steps, dtype=np.int64),
-                     keys=keys, values=np.frombuffer(self.values, dtype=np.float64),
+        keys = names[np.frombuffer(self.key_codes, dtype=np.int32)] if len(self.key_codes) else np.array([], object)
+        steps, values = np.frombuffer(self.steps, dtype=np.int64), np.frombuffer(self.values, dtype=np.float64)
+        self.kept = self.undeclared.settle(keys, {k: m for k, m in self._declared().items() if m})
+        if self.kept is not None:
+            keys, steps, values = keys[self.kept], steps[self.kept], values[self.kept]
+            self.axis_codes = array("i", np.frombuffer(self.axis_codes, dtype=np.int32)[self.kept].tobytes())
+        raw = RawRun(run_id, source, steps=steps, keys=keys, values=values,
                      ordered=True)  # history records in the order the run wrote them
         if self.axis_codes:
             # the run declared its own steps (define_metric): each metric restarts on its own axis, and
@@ -362,19 +367,13 @@ class HistoryReader:
         for note in changed:
             raw.report.note(note, changed=True)
         n_bad = sum(self.non_numeric.values())
-        n_und = sum(self.undeclared.values())
-        raw.report.read(len(self.values) + n_bad + n_und)
+        raw.report.read(len(self.values) + n_bad)
+        self.undeclared.report(raw.report)
         if n_bad:
             raw.report.drop(NON_NUMERIC, n_bad)
             shown = ", ".join(sorted(self.non_numeric)[:10])
             raw.report.note(f"skipped {n_bad} non-numeric history values (keys: {shown}"
                             f"{', ...' if len(self.non_numeric) > 10 else ''})")
-        if n_und:
-            raw.report.drop(UNDECLARED, n_und)
-            raw.report.note(f"dropped {count(n_und, 'row')} of {count(len(self.undeclared), 'key')} "
-                            "with no declared step metric "
-                            f"({', '.join(sorted(self.undeclared)[:6])}{', ...' if len(self.undeclared) > 6 else ''}): "
-                            "the run declares its steps, and W&B's _step counts log calls, not steps")
         if self.bad_steps:
             raw.report.note(f"{count(self.bad_steps, 'row')} {'has' if self.bad_steps == 1 else 'had'} "
                             "a non-integer step metric; used W&B's _step for them")

@@ -178,6 +178,8 @@ def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: boo
                 _apply_config(config, run.config)
     raw = reader.to_raw(run_info.get("name") or run_info.get("run_id")
                         or Path(strip_compression(path.name)).stem.removeprefix("run-"), source)
+    if reader.kept is not None:  # the values of undeclared keys not read (wandb_axes.Undeclared)
+        positions = array("q", (p for p, keep in zip(positions, reader.kept) if keep))
     raw.meta.update(meta_from_config(config))
     raw.meta.update({f"wandb_{k}": v for k, v in run_info.items()})
     report = raw.report
