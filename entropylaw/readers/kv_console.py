@@ -37,14 +37,13 @@ found by name, as for any log (``eval_acc`` is a validation score).
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections import Counter
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.accounts import NO_STEP
-from entropylaw.readers.common import NON_FINITE, RawRun, existing_file
+from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
 from entropylaw.readers.kv_stepless import Loose, claims
@@ -223,10 +222,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
             shares[key] = said
         elif said[:1] == "[":
             lists.setdefault(key, said)  # the first list's length, as said
-        if not math.isfinite(value):
-            report.drop(NON_FINITE)
-            return
-        steps.append(step)
+        steps.append(step)  # a value not finite too: dropped by finalize, where a run that turns NaN is said
         keys.append(key)
         tags.append(tag)
         values.append(value)

@@ -1,0 +1,92 @@
+"""What a custom training loop's printed log shows that was misread:
+
+- a run that diverges to NaN and stops with no traceback (``step 40 | loss nan | entropy nan | reward nan``
+  to the log's end): its values were only counted as dropped; every command now says from which step and
+  in which keys the run's values turn NaN, beside the dropped count (a stray NaN among finite values later
+  is no divergence.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import entropylaw as el
+from conftest import logical_lines
+
+
+def _ent(s: int) -> float:
+    return 0.8 * math.exp(-s / 20) + 0.05
+
+
+def _rew(s: int) -> float:
+    return 0.1 + 0.5 * (1 - math.exp(-s / 20))
+
+
+def _line(s: int, loss="0.1", ent=None, rew=None) -> str:
+    ent = f"{_ent(s):.4f}" if ent is None else ent
+    rew = f"{_rew(s):.4f}" if rew is None else rew
+    return f"step {s} | loss {loss} | entropy {ent} | reward {rew}\n"
+
+
+def _notes(df) -> list[str]:
+    return [n for a in el.row_accounts(df) for n in a["notes"]]
+
+
+def _nan_said(df) -> list[str]:
+    return [n for n in _notes(df) if n.startswith("the run's values turn")]
+
+
+def _diverged(tmp_path):
+    path = tmp_path / "train.log"
+    path.write_text("".join(_line(s) for s in range(1, 40))
+                    + "".join(_line(s, "nan", "nan", "nan") for s in range(40, 44)))
+    return path
+
+
+def test_a_run_that_diverges_to_nan_says_from_which_step(tmp_path):
+    df = el.load(_diverged(tmp_path), warn=False)
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {"non-finite value": 12}
+    [said] = _nan_said(df)
+    assert said.startswith("the run's values turn NaN from step 40 to its last step 43 (loss, entropy, reward)"), said
+
+
+@pytest.mark.parametrize("command", ["summary", "fit", "forecast"])
+def test_every_command_says_the_run_turns_nan_beside_the_dropped_count(tmp_path, cli, command):
+    out = cli(command, str(_diverged(tmp_path)))
+    assert out.returncode == 0, out.stderr
+    [line] = [x for x in logical_lines(out.stderr) if "dropped 12 of" in x]
+    assert "the run's values turn NaN from step 40 to its last step 43 (loss, entropy, reward)" in line, out.stderr
+
+
+@pytest.mark.parametrize("lines", [
+    # one stray NaN in one key, finite values after it
+    [_line(s, loss="nan" if s == 20 else "0.1") for s in range(1, 44)],
+    # a key NaN on every line: no value of it turned NaN
+    [_line(s, loss="nan") for s in range(1, 44)],
+    # one key NaN at its one last value only, the others finite
+    [_line(s, rew="nan" if s == 43 else None) for s in range(1, 44)],
+])
+def test_a_stray_nan_is_no_divergence(tmp_path, lines):
+    path = tmp_path / "train.log"
+    path.write_text("".join(lines))
+    df = el.load(path, warn=False)
+    assert el.row_accounts(df)[0]["dropped"]["non-finite value"] >= 1
+    assert _nan_said(df) == []
+
+
+def test_one_key_that_turns_nan_to_the_end_is_named_alone(tmp_path):
+    path = tmp_path / "train.log"
+    path.write_text("".join(_line(s, loss="nan" if s >= 38 else "0.1") for s in range(1, 44)))
+    [said] = _nan_said(el.load(path, warn=False))
+    assert said.startswith("the run's values turn NaN from step 38 to its last step 43 (loss)"), said
+
+
+def test_a_run_resumed_after_it_diverged_is_no_divergence(tmp_path):
+    path = tmp_path / "train.log"
+    path.write_text("".join(_line(s) for s in range(1, 30)) + "".join(_line(s, "nan", "nan", "nan")
+                                                                      for s in range(30, 36))
+                    + "".join(_line(s) for s in range(25, 34)))
+    assert _nan_said(el.load(path, warn=False)) == []
