@@ -3,16 +3,21 @@
 - a run that diverges to NaN and stops with no traceback (``step 40 | loss nan | entropy nan | reward nan``
   to the log's end): its values were only counted as dropped; every command now says from which step and
   in which keys the run's values turn NaN, beside the dropped count (a stray NaN among finite values later
-  is no divergence.
+  is no divergence;
+- a file of an evaluation's lines only (a loop's ``eval.log``: ``[Eval] step 10: accuracy=0.31``, ``eval step 10
+  acc 0.31``): its keys were read as training keys (a split's word before every step was taken for a prefix of
+  the run's own), or not read at all; they are an evaluation's, the score a validation.
 """
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
 import entropylaw as el
+from entropylaw import table
 from conftest import logical_lines
 
 
@@ -90,3 +95,51 @@ def test_a_run_resumed_after_it_diverged_is_no_divergence(tmp_path):
                                                                       for s in range(30, 36))
                     + "".join(_line(s) for s in range(25, 34)))
     assert _nan_said(el.load(path, warn=False)) == []
+
+
+def _acc(s: int) -> float:
+    return 0.2 + 0.4 * (1 - math.exp(-s / 60))
+
+
+def _val_keys(df) -> dict:
+    [row] = table.runs(df).to_dict("records")
+    return json.loads(row["val_keys"])
+
+
+def _metric(df, name):
+    return df[df["metric"] == name].set_index("step")["value"].sort_index()
+
+
+@pytest.mark.parametrize("shape", ["[Eval] step {s}: accuracy={a:.3f}", "eval step {s} accuracy {a:.3f}",
+                                   "Validation at step {s}: accuracy={a:.3f}",
+                                   "2026-11-30 10:00:01 INFO [Eval] step {s}: accuracy={a:.3f}"])
+def test_a_file_of_an_evaluations_lines_only_is_read_as_evaluation(tmp_path, shape):
+    path = tmp_path / "eval.log"
+    path.write_text("".join(shape.format(s=s, a=_acc(s)) + "\n" for s in range(10, 210, 10)))
+    df = el.load(path, warn=False)
+    assert _val_keys(df) == {"val/accuracy": "eval/accuracy"}
+    assert _metric(df, "val/accuracy").to_dict() == pytest.approx({s: round(_acc(s), 3) for s in range(10, 210, 10)})
+    assert "evaluation" in " ".join(_notes(df))
+
+
+def test_a_run_folders_eval_log_beside_its_training_log_is_its_validation(tmp_path):
+    folder = tmp_path / "qwen-grpo"
+    folder.mkdir()
+    (folder / "train.log").write_text("".join(_line(s) for s in range(1, 201)))
+    (folder / "eval.log").write_text("".join(f"[Eval] step {s}: accuracy={_acc(s):.3f}\n" for s in range(20, 201, 20)))
+    df = el.load(folder, warn=False)
+    assert el.run_ids(df) == ["qwen-grpo"]
+    [row] = table.runs(df).to_dict("records")
+    assert (row["entropy_key"], row["score_key"]) == ("entropy", "reward")
+    assert json.loads(row["val_keys"]) == {"val/accuracy": "eval/accuracy"}
+
+
+def test_a_training_log_with_a_few_eval_lines_reads_as_before(tmp_path):
+    path = tmp_path / "train.log"
+    path.write_text("".join(_line(s) + (f"[Eval] step {s}: accuracy={_acc(s):.3f}\n" if s % 20 == 0 else "")
+                            for s in range(1, 101)))
+    df = el.load(path, warn=False)
+    [row] = table.runs(df).to_dict("records")
+    assert (row["entropy_key"], row["score_key"]) == ("entropy", "reward")
+    assert json.loads(row["val_keys"]) == {"val/accuracy": "eval/accuracy"}
+    assert len(_metric(df, "entropy")) == 100 and len(_metric(df, "val/accuracy")) == 5

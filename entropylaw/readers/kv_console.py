@@ -10,13 +10,16 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   on the line followed by a whole number (``step 10``, ``step=10``, ``[step 10]``, ``Step 10:``);
   ``N/M`` says the planned total M too (the step the gain to go runs to);
 - **the numbers**: ``key=value`` and ``key: value`` pairs, and ``key value`` where ``|`` parts the
-  line (a key starts with a letter; ``1e-5``, ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
+  line, or names and numbers in turn after the step where a loop's key is among them (``eval step 10 acc 0.31``)
+  (a key starts with a letter; ``1e-5``, ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
   numbers; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step
   one value (several at one step: their mean, said); a last line without its newline (cut while
   being written) is counted, not read: its last number may be cut;
 - **an evaluation's line**: a split's word before its step (``[Eval] step 10: acc=0.45``) or right after it, before
   its first key (``Step 10 - eval: acc=0.45``), reads its keys as ``eval/<key>``, unless most step lines print
-  the same words there (a prefix of every line, no evaluation's tag);
+  the same words there (a prefix of every line, no evaluation's tag) and those words are not an evaluation's tag
+  alone on every step line (``[Eval] ``, ``Validation at ``: a loop's ``eval.log``, all of it an evaluation's) that
+  prints no policy entropy;
 - **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
   count and first line are said in the row account; other text holds no values.
 
@@ -46,7 +49,8 @@ from entropylaw.readers.accounts import NO_STEP
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
-from entropylaw.readers.kv_stepless import Loose, claims
+from entropylaw.readers.key_names import entropy_by_name
+from entropylaw.readers.kv_stepless import Loose, a_loops_key, claims
 from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import NUMBER, SNIFF_LIMIT, VERL_STEP, unwrap
@@ -69,6 +73,10 @@ SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./-]*){0,2})\]?
 # a list of numbers printed ("rewards: [0, 1, 1, 0]", "rewards=[0.0, 1.0]"): a value a sample, read as their mean
 LISTED = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>\s*(?:" + NUMBER + r")(?:\s*,\s*(?:"
                     + NUMBER + r"))*)\s*,?\s*\]", re.IGNORECASE)
+# names and numbers in turn after the step, with no = or : ("eval step 10 acc 0.31", "step 10 loss 0.5 entropy 0.3")
+_BARE = re.compile(r"(?P<key>" + _KEY + r")\s+(?P<v>" + NUMBER + r")(?P<pct>%?)(?![\w.])", re.IGNORECASE)
+_BARE_ALL = re.compile(r"\s*[:\],-]?(?:\s*,?\s*" + _KEY + r"\s+(?:" + NUMBER + r")%?(?![\w.]))+\s*,?\s*",
+                       re.IGNORECASE)
 # the words a key is printed with before its last ("Val Accuracy=0.5", "| Policy Entropy: 0.8"), where they
 # follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
 _LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,3})$")
@@ -107,6 +115,9 @@ def _parse(line: str, bar_checked: bool = False):
             items = [float(x) for x in listed.group("items").split(",")]
             found.append((listed.group("key"), repr(list_mean(items)), "", None))
             pct[listed.group("key")] = f"[{len(items)}]"
+    if not found and m is not None and "|" not in line and _BARE_ALL.fullmatch(line, m.end()):
+        bare = [(b.group("key"), b.group("v"), b.group("pct"), None) for b in _BARE.finditer(line, m.end())]
+        found = bare if any(a_loops_key(k) for k, *_ in bare) else []  # "Step 10 took 3.2": no loop's key
     for key, value, sign, of in found:
         if _NOT_KEY_WORDS.intersection(key.lower().split()) or SOURCE_FILE.search(key):
             continue  # the step; train.py:88, a logging prefix's file and line
@@ -153,6 +164,21 @@ def _after_step(line: str, end: int) -> str:
     first = next((p.start() for p in PAIR.finditer(line, end)), None)
     between = line[end:first] if first is not None else ""
     return between if len(_WORD.findall(between)) <= AFTER_WORDS and "|" not in between.strip(" |") else ""
+
+
+_MARK_WORDS = {"at", "on", "results", "result", "metrics", "set", "step"}  # "Validation at", "[Eval results]"
+
+
+def marks_eval(field: str) -> bool:
+    """Whether the words before a step are an evaluation's tag alone (``[Eval] ``, ``Validation at ``, a logging
+    level with it), not a run's description with a split's word in it (``[INFO] test run ``).
+
+    >>> marks_eval("[Eval] "), marks_eval("0 INFO [Validation] "), marks_eval("[INFO] test run ")
+    (True, True, False)
+    """
+    words = [w.lower() for w in _WORD.findall(field)]
+    return any(map(_EVAL_TAG.fullmatch, words)) and all(
+        _EVAL_TAG.fullmatch(w) or w in _NOT_KEY_WORDS or w in _MARK_WORDS for w in words)
 
 
 def eval_names(pairs: dict) -> dict[str, str]:
@@ -289,7 +315,11 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     taken = {r[0] for r in records} | blocks.read_before(under)
     stepless = sorted({n for n in stepless if n not in taken} | blocks.lines_left(under))
     # a split's word before most steps ("[INFO] test run step 10"): a prefix every line prints, no evaluation's tag
-    prefix = next((f for f, (n, _) in fields.items() if n > n_lines / 2), None)
+    # ... but not where an evaluation's word alone tags every step line ("[Eval] step 10", a loop's eval.log) and
+    # they print no policy entropy (an evaluation prints none: "Step 10 - eval: acc=0.4 entropy=0.5" is the loop's)
+    prefix = next((f for f, (n, _) in fields.items() if n > n_lines / 2 and not (
+        n == n_lines and marks_eval(f) and not entropy_by_name(sorted({renamed.get(k, k) for k, t in zip(keys, tags)
+                                                                        if t == f}), []))), None)
     if prefix is not None:
         keys = [renamed.get(k, k) if t == prefix else k for k, t in zip(keys, tags)]
         left = set(keys)
