@@ -3,10 +3,12 @@
 - a run that diverges to NaN and stops with no traceback (``step 40 | loss nan | entropy nan | reward nan``
   to the log's end): its values were only counted as dropped; every command now says from which step and
   in which keys the run's values turn NaN, beside the dropped count (a stray NaN among finite values later
-  is no divergence;
+  is no divergence);
 - a file of an evaluation's lines only (a loop's ``eval.log``: ``[Eval] step 10: accuracy=0.31``, ``eval step 10
   acc 0.31``): its keys were read as training keys (a split's word before every step was taken for a prefix of
-  the run's own), or not read at all; they are an evaluation's, the score a validation.
+  the run's own), or not read at all; they are an evaluation's, the score a validation;
+- a name with its unit in parentheses (``acc (%): 16.76``, ``reward (mean): 0.41``, ``time (s): 3.1``): not read;
+  read under the name without its unit, a percent as a percent, a time no score.
 """
 
 from __future__ import annotations
@@ -143,3 +145,39 @@ def test_a_training_log_with_a_few_eval_lines_reads_as_before(tmp_path):
     assert (row["entropy_key"], row["score_key"]) == ("entropy", "reward")
     assert json.loads(row["val_keys"]) == {"val/accuracy": "eval/accuracy"}
     assert len(_metric(df, "entropy")) == 100 and len(_metric(df, "val/accuracy")) == 5
+
+
+def _units_log(path, sep, acc="acc (%): {:.2f}"):
+    path.write_text("".join(sep.join([f"step {s}", f"entropy (nats): {_ent(s):.4f}", f"reward (mean): {_rew(s):.4f}",
+                                      acc.format(100 * _acc(s)), "time (s): 3.1", "eval (s): 12.5"]) + "\n"
+                            for s in range(1, 61)))
+    return path
+
+
+@pytest.mark.parametrize("sep", [" | ", " "])
+def test_a_name_with_its_unit_in_parentheses_is_read(tmp_path, sep):
+    df = el.load(_units_log(tmp_path / "train.log", sep), warn=False)
+    [row] = table.runs(df).to_dict("records")
+    assert (row["entropy_key"], row["score_key"]) == ("entropy", "reward")
+    assert _metric(df, "entropy")[60] == pytest.approx(round(_ent(60), 4))
+    # the accuracy printed in percent: read as the same accuracy printed with its % sign is
+    signed = el.load(_units_log(tmp_path / "signed.log", sep, acc="acc: {:.2f}%"), warn=False)
+    assert _metric(df, "acc").to_dict() == _metric(signed, "acc").to_dict()
+    # seconds are no score: the time of an evaluation is no validation
+    assert json.loads(row["val_keys"]) == {}
+    assert set(_metric(df, "time")) == {3.1} and set(_metric(df, "eval_time")) == {12.5}
+    said = " ".join(_notes(df))
+    assert "unit in parentheses" in said and "'time (s)' as 'time'" in said, said
+    assert el.row_accounts(df)[0]["dropped"] == {}
+
+
+def test_a_unit_in_parentheses_of_a_validation_accuracy(tmp_path):
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"step {s} | entropy {_ent(s):.4f} | reward {_rew(s):.4f}"
+                            + (f" | val acc (%): {100 * _acc(s):.2f}" if s % 10 == 0 else "") + "\n"
+                            for s in range(1, 61)))
+    df = el.load(path, warn=False)
+    assert _val_keys(df) == {"val/acc": "val acc"}
+    # a fraction, as 'Val Accuracy=52.3' and '52.3%' are
+    assert _metric(df, "val/acc")[60] == pytest.approx(round(100 * _acc(60), 2) / 100)
+    assert "'val acc (%)' as 'val acc' (a percent)" in " ".join(_notes(df))

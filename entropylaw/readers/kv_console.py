@@ -9,9 +9,9 @@ GRPO loop's ``print`` or ``logging`` call leaves::
 - **the step**: the first ``step``, ``global_step``, ``iter``, ``iteration``, ``it`` or ``update``
   on the line followed by a whole number (``step 10``, ``step=10``, ``[step 10]``, ``Step 10:``);
   ``N/M`` says the planned total M too (the step the gain to go runs to);
-- **the numbers**: ``key=value`` and ``key: value`` pairs, and ``key value`` where ``|`` parts the
-  line, or names and numbers in turn after the step where a loop's key is among them (``eval step 10 acc 0.31``)
-  (a key starts with a letter; ``1e-5``, ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
+- **the numbers**: ``key=value`` and ``key: value`` pairs (a unit in parentheses, ``acc (%): 16.76``, no part of
+  the key: :mod:`.unit_names`), ``key value`` where ``|`` parts the line, and names and numbers in turn after the
+  step where a loop's key is among them (``eval step 10 acc 0.31``) (a key starts with a letter; ``1e-5``, ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
   numbers; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step
   one value (several at one step: their mean, said); a last line without its newline (cut while
   being written) is counted, not read: its last number may be cut;
@@ -56,6 +56,7 @@ from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import NUMBER, SNIFF_LIMIT, VERL_STEP, unwrap
 from entropylaw.readers.printed_blocks import Blocks
 from entropylaw.readers.tqdm_bars import parse_bar
+from entropylaw.readers.unit_names import unit_key
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
 
@@ -66,7 +67,9 @@ _STEP_NAMES = ("global_step", "iteration", "update", "step", "iter", "it")
 STEP = re.compile(r"(?<![\w./-])(?P<name>" + "|".join(_STEP_NAMES) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
                   r"(?:\s*/\s*(?P<total>\d+))?(?![\w.])", re.IGNORECASE)
 _OF = r"(?:\s*/\s*(?P<of>\d+)(?![\w.]))?"  # "correct: 60/500": a count of its total
-PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]\s*(?P<v>" + NUMBER + r")(?P<pct>%?)" + _OF + r"(?![\w.])",
+# a unit in parentheses between a name and its value ("acc (%): 16.76", "time (s): 3.1"): no part of its key
+_UNIT = r"(?:\s?\((?P<unit>[^()\d\s][^()]{0,15}?)\))?"
+PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")" + _UNIT + r"\s*[=:]\s*(?P<v>" + NUMBER + r")(?P<pct>%?)" + _OF + r"(?![\w.])",
                   re.IGNORECASE)
 SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./-]*){0,2})\]?\s+(?P<v>" + NUMBER + r")(?P<pct>%?)"
                     + _OF + r"\s*$", re.IGNORECASE)
@@ -103,24 +106,28 @@ def _parse(line: str, bar_checked: bool = False):
     m = STEP.search(line)
     pairs: dict[str, float] = {}
     pct: dict[str, str] = {}  # key -> "%" (a percent), "/N" (a count of N: read as its share), "of N" (epochs)
-    found = [(_lead(line[:p.start()]) + p.group("key"), p.group("v"), p.group("pct"), p.group("of"))
+    found = [(_lead(line[:p.start()]) + p.group("key"), p.group("v"), p.group("pct"), p.group("of"), p.group("unit"))
              for p in PAIR.finditer(line)]
     if "|" in line:
-        found += [(s.group("key"), s.group("v"), s.group("pct"), s.group("of")) for part in line.split("|")
+        found += [(s.group("key"), s.group("v"), s.group("pct"), s.group("of"), None) for part in line.split("|")
                   if (s := SPACED.match(part))]
     if "[" in line:
         for listed in LISTED.finditer(line):
             if NOT_SAMPLES.search(listed.group("key")):
                 continue  # "logits shape [4, 512]", "input_ids=[151644, 872]": no values of samples
             items = [float(x) for x in listed.group("items").split(",")]
-            found.append((listed.group("key"), repr(list_mean(items)), "", None))
+            found.append((listed.group("key"), repr(list_mean(items)), "", None, None))
             pct[listed.group("key")] = f"[{len(items)}]"
     if not found and m is not None and "|" not in line and _BARE_ALL.fullmatch(line, m.end()):
-        bare = [(b.group("key"), b.group("v"), b.group("pct"), None) for b in _BARE.finditer(line, m.end())]
+        bare = [(b.group("key"), b.group("v"), b.group("pct"), None, None) for b in _BARE.finditer(line, m.end())]
         found = bare if any(a_loops_key(k) for k, *_ in bare) else []  # "Step 10 took 3.2": no loop's key
-    for key, value, sign, of in found:
+    for key, value, sign, of, unit in found:
         if _NOT_KEY_WORDS.intersection(key.lower().split()) or SOURCE_FILE.search(key):
             continue  # the step; train.py:88, a logging prefix's file and line
+        printed = f"{key} ({unit})" if unit else ""
+        if unit:
+            key, unit = unit_key(key, unit)
+            sign = sign or ("%" if unit == "%" else "")
         if key.lower() == "epoch":  # "Epoch 2/3 | Step 1/20": the epoch a step counter restarts with (resumes.py)
             key = "epoch"
             if of:
@@ -129,6 +136,8 @@ def _parse(line: str, bar_checked: bool = False):
         if of and not sign and key != "epoch" and _SHARE.search(key) and 0 <= pairs[key] <= int(of) > 0:
             pairs[key] /= int(of)  # "correct 60/500": 0.12 of the problems, not 60 (read as 60 %)
             pct[key] = f"/{of}"
+        elif printed:  # said as printed; a percent in parentheses is one, as a % sign says
+            pct[key] = f"({printed}" + ("%" if sign else "")
         elif sign:
             pct[key] = "%"
     # the |-parted fields after the step's own that print a number no shape above reads ("time 3.2s"): said
@@ -233,6 +242,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     percent: set[str] = set()
     shares: dict[str, str] = {}  # keys printed as a count of a total (correct 60/500): read as its share
     lists: dict[str, str] = {}  # keys printed as a list of numbers: read as their mean
+    units: dict[str, str] = {}  # keys printed with a unit in parentheses ("acc (%)"): the name as printed
     evals, n_evals = 0, 0  # lines an evaluation printed ("[Eval] step 10: accuracy=0.45"): the first, how many
     n_lines, renamed, fields, tags = 0, {}, {}, []  # step lines; eval/<key>: its key; words before a tagged step
     unread, n_unread = None, 0  # fields with a number read as no key and value: the first (line, text), how many
@@ -242,7 +252,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     def take(step: int, key: str, value: float, lineno: int, said: str, tag: str | None) -> None:
         nonlocal read
         read += 1
-        if said == "%":
+        if said[:1] == "(":  # "acc (%)": its unit in parentheses, not in its key
+            units.setdefault(key, said[1:-1] if said.endswith(")%") else said[1:])
+        if said == "%" or said.endswith(")%"):
             percent.add(key)
         elif said[:1] == "/":
             shares[key] = said
@@ -323,8 +335,8 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if prefix is not None:
         keys = [renamed.get(k, k) if t == prefix else k for k, t in zip(keys, tags)]
         left = set(keys)
-        percent, shares, lists = ({k if k in left else renamed.get(k, k): v for k, v in d.items()} for d in
-                                  (dict.fromkeys(percent, ""), shares, lists))
+        percent, shares, lists, units = ({k if k in left else renamed.get(k, k): v for k, v in d.items()} for d in
+                                         (dict.fromkeys(percent, ""), shares, lists, units))
         percent, n_evals = set(percent), n_evals - fields.pop(prefix)[0]
     evals = min((first for _, first in fields.values()), default=0)  # the first line an evaluation printed
     report.read(read)
@@ -352,6 +364,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if lists:
         report.note("lists of numbers (a value a sample) read as their mean: "
                     + ", ".join(f"{k} ({v[1:-1]} values)" for k, v in sorted(lists.items())[:6]))
+    if units:
+        report.note("names printed with a unit in parentheses read without it: " + ", ".join(
+            f"{v!r} as {k!r}" + (" (a percent)" if k in percent else "") for k, v in sorted(units.items())[:6]))
     if under:
         named = ", ".join(sorted({h.key for h in under})[:6])
         where = "above a line naming their step" if blocks.below else "under a line naming their step"
