@@ -99,6 +99,17 @@ def test_a_run_resumed_after_it_diverged_is_no_divergence(tmp_path):
     assert _nan_said(el.load(path, warn=False)) == []
 
 
+def test_a_run_resumed_into_a_second_file_after_it_diverged_went_on(tmp_path):
+    """train.log diverged at step 40, the run resumed from step 30 into train.log.1: the run went on, its
+    first file's NaN said in that file's account only (every command said the run turned NaN)."""
+    _diverged(tmp_path)
+    (tmp_path / "train.log.1").write_text("".join(_line(s) for s in range(30, 80)))
+    df = el.load(tmp_path, warn=False)
+    assert _nan_said(df) == []
+    assert any(n.startswith("the file's values turn NaN from step 40 to its last step 43 (loss, entropy, reward); "
+                            "the run resumed at step 30 in ") for n in _notes(df)), _notes(df)
+
+
 def _acc(s: int) -> float:
     return 0.2 + 0.4 * (1 - math.exp(-s / 60))
 

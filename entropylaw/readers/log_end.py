@@ -193,6 +193,14 @@ def say_nan(report, df, ordered: bool = True) -> None:
     report.note(f"{TURNS_NAN} {what} {where} ({', '.join(said)}{more}): the run diverged")
 
 
+
+def resumed_after_nan(report, start: int, source: str) -> None:
+    """The run whose file ``report`` said its values turn NaN (:func:`say_nan`) resumed at step ``start`` in the
+    later file ``source``: the run went on, the NaN is that file's alone (said in its account, by no command)."""
+    head = f"{TURNS_NAN} "
+    report.notes = [f"the file's values turn {n[len(head):].rsplit(': the run diverged', 1)[0]}; the run resumed at "
+                    f"step {start} in {source}" if n.startswith(head) else n for n in report.notes]
+
 STOPPED = "the run stopped there, not at its planned end"
 AT_EXIT = "the run had reached its planned end (an error at exit)"
 # a run folder's console output beside its metrics file (``metrics.jsonl`` + ``output.log`` or ``stderr``)
