@@ -29,9 +29,10 @@ MAX_LINES_SAID = 3
 SOURCES_JOINED = ", "  # a run read from several files names them all: a resumed run's segments, a W&B run's processes
 # notes every command says, with no row lost: the log's end is an error (readers.log_end), two files not joined
 ENDS_IN_ERROR = "the log ends in an error"
+TURNS_NAN = "the run's values turn"  # a run whose values turn NaN to its last step (readers.log_end): it diverged
 NOT_JOINED, JOINED_UNSURE = "not joined with", "joined with"  # a run folder's two files: of two runs, or unsure
 NO_STEP = "the log prints no step"  # a printed log read as records 1 to N (readers.kv_stepless): no steps to join at
-SAID = ("damaged file", ENDS_IN_ERROR, NOT_JOINED, JOINED_UNSURE)
+SAID = ("damaged file", ENDS_IN_ERROR, TURNS_NAN, NOT_JOINED, JOINED_UNSURE)
 
 
 def source_files(source) -> list[str]:

@@ -40,6 +40,7 @@ from entropylaw.readers.keys import KeyMap, detect_keys
 from entropylaw.readers.model_size import params_from_name, published_nonembedding
 from entropylaw.readers.names import algorithm_from_filename, algorithm_name, printable
 from entropylaw.readers.accounts import IngestReport
+from entropylaw.readers.log_end import say_nan
 from entropylaw.readers.stepless import number_stepless
 from entropylaw.readers.resumes import _where, resolve_resumes
 from entropylaw.readers.score_scales import percent_hints, score_keys, score_scales, score_units, with_own_val
@@ -224,6 +225,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     report.keys = tuple(map(str, df["key"].cat.remove_unused_categories().cat.categories))
     finite = np.isfinite(df["value"].to_numpy())
     if not finite.all():
+        say_nan(report, df, ordered=raw.ordered)
         report.drop(NON_FINITE, int((~finite).sum()))
         report.note(f"non-finite values dropped at {_where(df[~finite])}")
     df = resolve_resumes(df[finite], report, ordered=raw.ordered, repeats=raw.repeats)

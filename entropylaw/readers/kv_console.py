@@ -9,14 +9,18 @@ GRPO loop's ``print`` or ``logging`` call leaves::
 - **the step**: the first ``step``, ``global_step``, ``iter``, ``iteration``, ``it`` or ``update``
   on the line followed by a whole number (``step 10``, ``step=10``, ``[step 10]``, ``Step 10:``);
   ``N/M`` says the planned total M too (the step the gain to go runs to);
-- **the numbers**: ``key=value`` and ``key: value`` pairs, and ``key value`` where ``|`` parts the
-  line (a key starts with a letter; ``1e-5``, ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
+- **the numbers**: ``key=value`` and ``key: value`` pairs (a unit in parentheses, ``acc (%): 16.76``, no part of
+  the key: :mod:`.unit_names`), ``key value`` where ``|`` parts the line, and names and numbers in turn after the
+  step where a loop's key is among them (``eval step 10 acc 0.31``) (a key starts with a letter; ``1e-5``,
+  ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
   numbers; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step
   one value (several at one step: their mean, said); a last line without its newline (cut while
   being written) is counted, not read: its last number may be cut;
 - **an evaluation's line**: a split's word before its step (``[Eval] step 10: acc=0.45``) or right after it, before
   its first key (``Step 10 - eval: acc=0.45``), reads its keys as ``eval/<key>``, unless most step lines print
-  the same words there (a prefix of every line, no evaluation's tag);
+  the same words there (a prefix of every line, no evaluation's tag) and those words are not an evaluation's tag
+  alone on every step line (``[Eval] ``, ``Validation at ``: a loop's ``eval.log``, all of it an evaluation's) that
+  prints no policy entropy;
 - **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
   count and first line are said in the row account; other text holds no values;
 - **another tool's lines** are no metrics: a key that names a sample's text (``GT Answer: 42``,
@@ -41,20 +45,19 @@ found by name, as for any log (``eval_acc`` is a validation score).
 
 from __future__ import annotations
 
-import math
 import os
-import re
 from collections import Counter
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.accounts import NO_STEP
-from entropylaw.readers.common import NON_FINITE, RawRun, existing_file
+from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.compressed import open_log
-from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
+from entropylaw.readers.key_names import entropy_by_name
+from entropylaw.readers.kv_line import eval_names, marks_eval, parse_line
 from entropylaw.readers.kv_stepless import Loose, claims
 from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
-from entropylaw.readers.printed import NUMBER, SNIFF_LIMIT, VERL_STEP, boxed_pairs, unwrap
+from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP
 from entropylaw.readers.printed_blocks import Blocks
 from entropylaw.readers.tqdm_bars import CUT_BAR, parse_bar
 from entropylaw.readers.verl_jsonl import CUT_LAST
@@ -62,127 +65,6 @@ from entropylaw.terminal import count
 
 MIN_LINES = 3  # lines of a step and a number among the first SNIFF_LINES: a log of this shape
 SNIFF_LINES = 2000
-_KEY = r"[A-Za-z_][\w./-]*"
-_STEP_NAMES = ("global_step", "iteration", "update", "step", "iter", "it")
-STEP = re.compile(r"(?<![\w./-])(?P<name>" + "|".join(_STEP_NAMES) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
-                  r"(?:\s*/\s*(?P<total>\d+))?(?![\w.])", re.IGNORECASE)
-_OF = r"(?:\s*/\s*(?P<of>\d+)(?![\w.]))?"  # "correct: 60/500": a count of its total
-PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]\s*(?P<v>" + NUMBER + r")(?P<pct>%?)" + _OF + r"(?![\w.])",
-                  re.IGNORECASE)
-SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./-]*){0,2})\]?\s+(?P<v>" + NUMBER + r")(?P<pct>%?)"
-                    + _OF + r"\s*$", re.IGNORECASE)
-# a list of numbers printed ("rewards: [0, 1, 1, 0]", "rewards=[0.0, 1.0]"): a value a sample, read as their mean
-LISTED = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>\s*(?:" + NUMBER + r")(?:\s*,\s*(?:"
-                    + NUMBER + r"))*)\s*,?\s*\]", re.IGNORECASE)
-# the words a key is printed with before its last ("Val Accuracy=0.5", "| Policy Entropy: 0.8"), where they
-# follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
-_LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,3})$")
-_NOT_KEY_WORDS = {"debug", "info", "warning", "warn", "error", "critical", *_STEP_NAMES}  # a level; the step
-_SHARE = re.compile(r"acc|correct|solved|pass", re.IGNORECASE)  # k/N of these: the share solved
-# a line an evaluation prints ("[Eval] step 10: accuracy=0.45", "Validation at step 10: ..."): a split's word before
-# its step; its keys are read as eval/<key> (its accuracy was averaged with the training accuracy of that step)
-_EVAL_TAG = re.compile(r"(?<![\w/.-])(?:eval|evals|evaluation|evaluating|val|valid|validation|validating|test|testing)"
-                       r"(?![\w/.-])", re.IGNORECASE)
-_FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
-_NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
-_RUN_WIDE = re.compile(r"(?<![\w/.-])(?:train|training|global|total)[ _]$", re.IGNORECASE)  # a 2nd step's word
-_WORD = re.compile(r"[A-Za-z]\w*")  # a header line names its step after 3 words at most ("=== GRPO Step 10 ===")
-AFTER_WORDS = 4  # words between a step and its first key that tag the line ("Step 10 (on the test set): ...")
-# a key naming a sample's text, not a measure of the run ("GT Answer: 42", "Model Answer: 41", "Question: 7"); a
-# count per prompt ("samples_per_prompt: 8") is none
-SAMPLE_TEXT = re.compile(r"(?:^|(?<!per)[\s_.-])(?:answer|question|prompt|response|completion|solution|prediction"
-                         r"|generation|label|ground[\s_]truth|gt)$", re.IGNORECASE)
-SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
-
-
-def _parse(line: str, bar_checked: bool = False):
-    """``(step, total, {key: value}, {key: "%", "/N", ...}, (the words before its step, {eval/<key>: key}) where
-    tagged as an evaluation's line, fields not read, a sample's text printed as a number)`` of a
-    printed line, or None where it prints no numbers; step None where it names none."""
-    if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
-        return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
-    line = boxed_pairs(unwrap(line))
-    m = first = STEP.search(line)
-    if m is not None:  # "Epoch 2/2 Step 1/20 Train step 21/40" (AReaL): the run's step, not the epoch's
-        m = next((s for s in STEP.finditer(line, m.end()) if _RUN_WIDE.search(line, 0, s.start())), m)
-    pairs: dict[str, float] = {}
-    pct: dict[str, str] = {}  # key -> "%" (a percent), "/N" (a count of N: read as its share), "of N" (epochs)
-    texts: list[str] = []  # a sample's text printed as a number ("GT Answer: 42"): no metric
-    found = [(_lead(line[:p.start()]) + p.group("key"), p.group("v"), p.group("pct"), p.group("of"))
-             for p in PAIR.finditer(line)]
-    if "|" in line:
-        found += [(s.group("key"), s.group("v"), s.group("pct"), s.group("of")) for part in line.split("|")
-                  if (s := SPACED.match(part))]
-    if "[" in line:
-        for listed in LISTED.finditer(line):
-            if NOT_SAMPLES.search(listed.group("key")):
-                continue  # "logits shape [4, 512]", "input_ids=[151644, 872]": no values of samples
-            items = [float(x) for x in listed.group("items").split(",")]
-            found.append((listed.group("key"), repr(list_mean(items)), "", None))
-            pct[listed.group("key")] = f"[{len(items)}]"
-    for key, value, sign, of in found:
-        if _NOT_KEY_WORDS.intersection(key.lower().split()) or SOURCE_FILE.search(key):
-            continue  # the step; train.py:88, a logging prefix's file and line
-        if SAMPLE_TEXT.search(key.strip()):
-            texts.append(f"{key.strip()}: {value}")
-            continue
-        if key.lower() == "epoch":  # "Epoch 2/3 | Step 1/20": the epoch a step counter restarts with (resumes.py)
-            key = "epoch"
-            if of:
-                pct[key] = f"of {of}"  # the planned epochs
-        pairs[key] = float(value)
-        if of and not sign and key != "epoch" and _SHARE.search(key) and 0 <= pairs[key] <= int(of) > 0:
-            pairs[key] /= int(of)  # "correct 60/500": 0.12 of the problems, not 60 (read as 60 %)
-            pct[key] = f"/{of}"
-        elif sign:
-            pct[key] = "%"
-    # the |-parted fields after the step's own that print a number no shape above reads ("time 3.2s"): said
-    unread = [part.strip() for part in line[m.end():].split("|")[1:] if any(c.isdigit() for c in part)
-              and not (SPACED.match(part) or PAIR.search(part) or LISTED.search(part))] if m else []
-    header = m is not None and not pairs and not unread and not texts and len(_WORD.findall(line[:first.start()])) <= 3
-    if not pairs and not unread and not header and not texts:
-        return None
-    if m is None:
-        return None, None, pairs, pct, False, [], texts
-    # the words of the step's own field: not a logging prefix's ("INFO:test:step 10", "- test - INFO - step 10")
-    tagged = None
-    field = _FIELD_START.split(line[:m.start()])[-1]
-    if header:  # "Iteration 5, Evaluating...": a header's words after its step too
-        field += line[m.end():].replace(".", " ")
-    elif not _EVAL_TAG.search(field):  # "Step 10 - eval: accuracy=0.45": a split's word after the step, before its keys
-        field = _after_step(line, m.end())
-    if _EVAL_TAG.search(field):  # its keys eval/<key>, unless they name a split
-        tagged = (re.sub(r"\d+", "0", field.strip()), eval_names(pairs))
-        pairs = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pairs.items()}
-        pct = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pct.items()}
-    return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread, texts
-
-
-def _after_step(line: str, end: int) -> str:
-    """The words between a line's step and its first ``key=value`` (`` - eval: `` of ``Step 10 - eval: acc=0.4``),
-    at most :data:`AFTER_WORDS` of them and not past a ``|`` (``Step 10 | train: ... | eval: acc=0.4``: its own
-    field's); '' where there are none.
-
-    >>> _after_step("Step 10 - eval: accuracy=0.45", 7), _after_step("Step 10 | train: r=0.3 | eval: a=0.4", 7)
-    (' - eval: ', ' | train: ')
-    """
-    first = next((p.start() for p in PAIR.finditer(line, end)), None)
-    between = line[end:first] if first is not None else ""
-    return between if len(_WORD.findall(between)) <= AFTER_WORDS and "|" not in between.strip(" |") else ""
-
-
-def eval_names(pairs: dict) -> dict[str, str]:
-    """``{eval/<key>: key}``: an evaluation's keys, unless they name a split (``val_acc``) or are the epoch."""
-    return {f"eval/{k}": k for k in pairs if k != "epoch" and not _NAMES_SPLIT.match(k)}
-
-
-def _lead(before: str) -> str:
-    """The words before a ``key=value`` pair's key that are part of its name (``Val `` of ``Val Accuracy=0.5``)."""
-    m = _LEAD.search(before) if before.endswith(" ") else None
-    words = m.group("words") if m else ""
-    return words if words and not _NOT_KEY_WORDS.intersection(words.lower().split()) else ""
-
-
 def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> bool:
     """True when :data:`MIN_LINES` of the first :data:`SNIFF_LINES` lines print a step and a number (or, where
     ``stepless``, none prints a step and their lines of numbers are records: :mod:`.kv_stepless`), and
@@ -197,7 +79,7 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
                 if read > SNIFF_LIMIT or (i >= SNIFF_LINES and found < MIN_LINES):
                     break
                 if found < MIN_LINES and i < SNIFF_LINES:
-                    got = _parse(raw_line.decode("utf-8", errors="replace"))
+                    got = parse_line(raw_line.decode("utf-8", errors="replace"))
                     steps = steps or (got is not None and got[0] is not None)
                     if got is not None and got[0] is None:
                         keysets[frozenset(got[2])] += 1
@@ -223,6 +105,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     percent: set[str] = set()
     shares: dict[str, str] = {}  # keys printed as a count of a total (correct 60/500): read as its share
     lists: dict[str, str] = {}  # keys printed as a list of numbers: read as their mean
+    units: dict[str, str] = {}  # keys printed with a unit in parentheses ("acc (%)"): the name as printed
     evals, n_evals = 0, 0  # lines an evaluation printed ("[Eval] step 10: accuracy=0.45"): the first, how many
     n_lines, renamed, fields, tags = 0, {}, {}, []  # step lines; eval/<key>: its key; words before a tagged step
     unread, n_unread = None, 0  # fields with a number read as no key and value: the first (line, text), how many
@@ -232,16 +115,15 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     def take(step: int, key: str, value: float, lineno: int, said: str, tag: str | None) -> None:
         nonlocal read
         read += 1
-        if said == "%":
+        if said[:1] == "(":  # "acc (%)": its unit in parentheses, not in its key
+            units.setdefault(key, said[1:-1] if said.endswith(")%") else said[1:])
+        if said == "%" or said.endswith(")%"):
             percent.add(key)
         elif said[:1] == "/":
             shares[key] = said
         elif said[:1] == "[":
             lists.setdefault(key, said)  # the first list's length, as said
-        if not math.isfinite(value):
-            report.drop(NON_FINITE)
-            return
-        steps.append(step)
+        steps.append(step)  # a value not finite too: dropped by finalize, where a run that turns NaN is said
         keys.append(key)
         tags.append(tag)
         values.append(value)
@@ -258,7 +140,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
             if "[" in line and CUT_BAR.search(line):
                 cut_bars = [cut_bars[0] + 1, cut_bars[1] or (lineno, line.strip())]
                 continue
-            got = _parse(line, bar_checked=True)
+            got = parse_line(line, bar_checked=True)
             if got is None:
                 continue
             if "±" in line and got[2]:  # "reward=0.512±0.120": the number before it read, as a value's mean
@@ -316,12 +198,16 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     taken = {r[0] for r in records} | blocks.read_before(under)
     stepless = sorted({n for n in stepless if n not in taken} | blocks.lines_left(under))
     # a split's word before most steps ("[INFO] test run step 10"): a prefix every line prints, no evaluation's tag
-    prefix = next((f for f, (n, _) in fields.items() if n > n_lines / 2), None)
+    # ... but not where an evaluation's word alone tags every step line ("[Eval] step 10", a loop's eval.log) and
+    # they print no policy entropy (an evaluation prints none: "Step 10 - eval: acc=0.4 entropy=0.5" is the loop's)
+    prefix = next((f for f, (n, _) in fields.items() if n > n_lines / 2 and not (
+        n == n_lines and marks_eval(f) and not entropy_by_name(sorted({renamed.get(k, k) for k, t in zip(keys, tags)
+                                                                        if t == f}), []))), None)
     if prefix is not None:
         keys = [renamed.get(k, k) if t == prefix else k for k, t in zip(keys, tags)]
         left = set(keys)
-        percent, shares, lists = ({k if k in left else renamed.get(k, k): v for k, v in d.items()} for d in
-                                  (dict.fromkeys(percent, ""), shares, lists))
+        percent, shares, lists, units = ({k if k in left else renamed.get(k, k): v for k, v in d.items()} for d in
+                                         (dict.fromkeys(percent, ""), shares, lists, units))
         percent, n_evals = set(percent), n_evals - fields.pop(prefix)[0]
     evals = min((first for _, first in fields.values()), default=0)  # the first line an evaluation printed
     report.read(read)
@@ -355,6 +241,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if lists:
         report.note("lists of numbers (a value a sample) read as their mean: "
                     + ", ".join(f"{k} ({v[1:-1]} values)" for k, v in sorted(lists.items())[:6]))
+    if units:
+        report.note("names printed with a unit in parentheses read without it: " + ", ".join(
+            f"{v!r} as {k!r}" + (" (a percent)" if k in percent else "") for k, v in sorted(units.items())[:6]))
     if under:
         named = ", ".join(sorted({h.key for h in under})[:6])
         where = "above a line naming their step" if blocks.below else "under a line naming their step"

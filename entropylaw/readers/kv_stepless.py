@@ -33,8 +33,13 @@ MIN_KEYS = 2
 _TRAINING = re.compile(r"loss|reward|entropy|score|acc|kl(?![a-z])|return|pass@?\d", re.IGNORECASE)
 
 
+def a_loops_key(key: str) -> bool:
+    """Whether ``key`` names what a training loop prints (a loss, a reward, an entropy, a score, an accuracy)."""
+    return bool(_TRAINING.search(key)) or is_candidate(key)
+
+
 def _records_of_a_run(keys: frozenset) -> bool:
-    return len(keys) >= MIN_KEYS and any(_TRAINING.search(k) or is_candidate(k) for k in keys)
+    return len(keys) >= MIN_KEYS and any(map(a_loops_key, keys))
 
 
 def claims(keysets: Counter) -> bool:

@@ -2,6 +2,8 @@
 ``Killed`` or another signal, or a scheduler's cancel, after the run's last logged step. Such a run
 stopped where its log stops, not at its planned end: a forecast of "where the run ends" is read
 otherwise. Said in the row account and by every command (:data:`ENDS_IN_ERROR` starts the note).
+A run whose values turn NaN and stay so to its last step (``step 40 | loss nan | entropy nan``, the
+log ending with no traceback) diverged there: said alike (:func:`say_nan`, :data:`TURNS_NAN`).
 
 Only what comes after the last line a value was read from counts (a traceback caught and printed
 mid-run, the run going on, is no end), and an exception Python ignored at exit (``Exception ignored
@@ -23,7 +25,9 @@ import os
 import re
 from collections import deque
 
-from entropylaw.readers.accounts import ENDS_IN_ERROR
+import numpy as np
+
+from entropylaw.readers.accounts import ENDS_IN_ERROR, TURNS_NAN
 from entropylaw.readers.compressed import compression, open_log
 
 TAIL = 1 << 18  # bytes: a traceback of a deep stack, Ray's and torchrun's copies of it, fit in far less
@@ -119,6 +123,83 @@ def say_end(report, path, last_line: int | None, last_step: int | None, planned:
     step = f", after its last step {last_step}" if last_step is not None else ""
     report.note(f"{ENDS_IN_ERROR} at line {end[0]}{step}: {end[1]}; {STOPPED}")
 
+
+MIN_NAN_STEPS = 2  # a key's values non-finite at this many steps to the end (or all values of its last step are)
+KEYS_SAID = 6
+
+
+def turns_nan(df, ordered: bool = True) -> tuple[dict[str, int], int, str] | None:
+    """``({key: the step its values turn non-finite from}, the run's last step, "NaN"/"infinite"/"NaN or infinite")``
+    of a run's rows ``df`` (``step``, ``key``, ``value``; ``line`` where known: the rows in line order, else in the
+    order given where ``ordered``, else by step), or None. A key turns so where it had a finite value, and its
+    values from that step to the run's last step (after its last resume) are all non-finite, at
+    :data:`MIN_NAN_STEPS` steps or more, or at the last step only where no value of that step is finite. A NaN
+    among finite values of that key after it is none: a stray one, not a run that diverged.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"step": [1, 1, 2, 2, 3, 3], "key": pd.Categorical(["loss", "entropy"] * 3),
+    ...                      "value": [0.1, 0.5, float("nan"), 0.4, float("nan"), 0.3]})
+    >>> turns_nan(rows), turns_nan(rows[:4])
+    (({'loss': 2}, 3, 'NaN'), None)
+    """
+    values = df["value"].to_numpy(dtype=np.float64)
+    if np.isfinite(values).all() or not len(df):
+        return None
+    steps, codes = df["step"].to_numpy(), df["key"].cat.codes.to_numpy()
+    if "line" in df.columns:
+        order = np.argsort(df["line"].to_numpy(), kind="stable")
+    elif ordered and "axis" not in df.columns:  # several step axes: no resume read from their order
+        order = np.arange(len(df))
+    else:
+        order = np.argsort(steps, kind="stable")
+    steps, codes, values = steps[order], codes[order], values[order]
+    bad = ~np.isfinite(values)
+    n_keys = len(df["key"].cat.categories)
+    had_finite = np.zeros(n_keys + 1, dtype=bool)
+    had_finite[codes[~bad]] = True
+    back = np.nonzero(steps[1:] < np.maximum.accumulate(steps)[:-1])[0]
+    start = int(back[-1]) + 1 if len(back) else 0  # the run's last segment: a resume's
+    steps, codes, values, bad = steps[start:], codes[start:], values[start:], bad[start:]
+    last = int(steps.max())
+    at_last_all_bad = bool(bad[steps == last].all())
+    pos = np.arange(len(steps))
+    last_finite = np.full(n_keys + 1, -1)
+    np.maximum.at(last_finite, codes[~bad], pos[~bad])
+    tail = bad & (pos > last_finite[codes]) & had_finite[codes]
+    names = df["key"].cat.categories
+    found, kinds = {}, set()
+    for code in np.unique(codes[tail]):
+        mine = tail & (codes == code)
+        at = np.unique(steps[mine])
+        if code < 0 or at[-1] != last or (len(at) < MIN_NAN_STEPS and not at_last_all_bad):
+            continue
+        found[str(names[code])] = int(at[0])
+        kinds.update("NaN" if np.isnan(v) else "infinite" for v in values[mine])
+    if not found:
+        return None
+    return dict(sorted(found.items(), key=lambda kv: kv[1])), last, " or ".join(sorted(kinds))
+
+
+def say_nan(report, df, ordered: bool = True) -> None:
+    """Note in ``report`` the step the run's values turn NaN from (:func:`turns_nan`), the keys that do with it."""
+    got = turns_nan(df, ordered)
+    if got is None:
+        return
+    found, last, what = got
+    first = min(found.values())
+    said = [k if s == first else f"{k} from step {s}" for k, s in list(found.items())[:KEYS_SAID]]
+    more = f" and {len(found) - KEYS_SAID} more" if len(found) > KEYS_SAID else ""
+    where = f"at its last step {last}" if first == last else f"from step {first} to its last step {last}"
+    report.note(f"{TURNS_NAN} {what} {where} ({', '.join(said)}{more}): the run diverged")
+
+
+
+def resumed_after_nan(report, start: int, source: str) -> None:
+    """The run whose file ``report`` said its values turn NaN (:func:`say_nan`) resumed at step ``start`` in the
+    later file ``source``: the run went on, the NaN is that file's alone (said in its account, by no command)."""
+    head = f"{TURNS_NAN} "
+    report.notes = [f"the file's values turn {n[len(head):].rsplit(': the run diverged', 1)[0]}; the run resumed at "
+                    f"step {start} in {source}" if n.startswith(head) else n for n in report.notes]
 
 STOPPED = "the run stopped there, not at its planned end"
 AT_EXIT = "the run had reached its planned end (an error at exit)"

@@ -43,6 +43,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.readers.accounts import JOINED_UNSURE, NO_STEP, NOT_JOINED, SOURCES_JOINED, IngestReport
+from entropylaw.readers.log_end import resumed_after_nan
 from entropylaw.readers.names import algorithm_from_filename, model_from_filename, resumed_file
 
 SUPERSEDED = "superseded by resumed segment"
@@ -146,6 +147,8 @@ def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, ne
         losers, counts = np.unique(kept_from[old & ~derived], return_counts=True)
         for i, n in zip(losers.tolist(), counts.tolist()):
             _move(reports[i], SUPERSEDED, n)
+        for i in np.unique(kept_from).tolist():  # a file that turned NaN, resumed from a step before: the run went on
+            resumed_after_nan(reports[i], start, new_report.source)
         for report, n in [(reports[i], n) for i, n in zip(losers.tolist(), counts.tolist())] or [(head_report, 0)]:
             report.note(f"resumed at step {start} in {new_report.source}: kept the later segment "
                         f"from there on, dropped {n} earlier rows" if n else

@@ -1,0 +1,169 @@
+"""One printed line of a custom loop's log: its step and its named numbers (the grammar :mod:`.kv_console` reads a
+file with; its module docstring says the shapes).
+
+>>> parse_line("Step 10: loss=0.1, entropy=0.52")[:3]
+(10, None, {'loss': 0.1, 'entropy': 0.52})
+>>> parse_line("[Eval] step 10: acc (%)=45.3")[2], marks_eval("[Eval] ")
+({'eval/acc': 45.3}, True)
+"""
+
+from __future__ import annotations
+
+import re
+
+from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
+from entropylaw.readers.kv_stepless import a_loops_key
+from entropylaw.readers.printed import NUMBER, boxed_pairs, unwrap
+from entropylaw.readers.tqdm_bars import CUT_BAR, parse_bar
+from entropylaw.readers.unit_names import unit_key
+
+_KEY = r"[A-Za-z_][\w./-]*"
+_STEP_NAMES = ("global_step", "iteration", "update", "step", "iter", "it")
+STEP = re.compile(r"(?<![\w./-])(?P<name>" + "|".join(_STEP_NAMES) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
+                  r"(?:\s*/\s*(?P<total>\d+))?(?![\w.])", re.IGNORECASE)
+_OF = r"(?:\s*/\s*(?P<of>\d+)(?![\w.]))?"  # "correct: 60/500": a count of its total
+# a unit in parentheses between a name and its value ("acc (%): 16.76", "time (s): 3.1"): no part of its key
+_UNIT = r"(?:\s?\((?P<unit>[^()\d\s][^()]{0,15}?)\))?"
+PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")" + _UNIT + r"\s*[=:]\s*(?P<v>" + NUMBER + r")(?P<pct>%?)"
+                  + _OF + r"(?![\w.])",
+                  re.IGNORECASE)
+SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./-]*){0,2})\]?\s+(?P<v>" + NUMBER + r")(?P<pct>%?)"
+                    + _OF + r"\s*$", re.IGNORECASE)
+# a list of numbers printed ("rewards: [0, 1, 1, 0]", "rewards=[0.0, 1.0]"): a value a sample, read as their mean
+LISTED = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>\s*(?:" + NUMBER + r")(?:\s*,\s*(?:"
+                    + NUMBER + r"))*)\s*,?\s*\]", re.IGNORECASE)
+# names and numbers in turn after the step, with no = or : ("eval step 10 acc 0.31", "step 10 loss 0.5 entropy 0.3")
+_BARE = re.compile(r"(?P<key>" + _KEY + r")\s+(?P<v>" + NUMBER + r")(?P<pct>%?)(?![\w.])", re.IGNORECASE)
+_BARE_ALL = re.compile(r"\s*[:\],-]?(?:\s*,?\s*" + _KEY + r"\s+(?:" + NUMBER + r")%?(?![\w.]))+\s*,?\s*",
+                       re.IGNORECASE)
+# the words a key is printed with before its last ("Val Accuracy=0.5", "| Policy Entropy: 0.8"), where they
+# follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
+_LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,3})$")
+_NOT_KEY_WORDS = {"debug", "info", "warning", "warn", "error", "critical", *_STEP_NAMES}  # a level; the step
+_SHARE = re.compile(r"acc|correct|solved|pass", re.IGNORECASE)  # k/N of these: the share solved
+# a line an evaluation prints ("[Eval] step 10: accuracy=0.45", "Validation at step 10: ..."): a split's word before
+# its step; its keys are read as eval/<key> (its accuracy was averaged with the training accuracy of that step)
+_EVAL_TAG = re.compile(r"(?<![\w/.-])(?:eval|evals|evaluation|evaluating|val|valid|validation|validating|test|testing)"
+                       r"(?![\w/.-])", re.IGNORECASE)
+_FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
+_NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
+_RUN_WIDE = re.compile(r"(?<![\w/.-])(?:train|training|global|total)[ _]$", re.IGNORECASE)  # a 2nd step's word
+_WORD = re.compile(r"[A-Za-z]\w*")  # a header line names its step after 3 words at most ("=== GRPO Step 10 ===")
+AFTER_WORDS = 4  # words between a step and its first key that tag the line ("Step 10 (on the test set): ...")
+# a key naming a sample's text, not a measure of the run ("GT Answer: 42", "Model Answer: 41", "Question: 7"); a
+# count per prompt ("samples_per_prompt: 8") is none
+SAMPLE_TEXT = re.compile(r"(?:^|(?<!per)[\s_.-])(?:answer|question|prompt|response|completion|solution|prediction"
+                         r"|generation|label|ground[\s_]truth|gt)$", re.IGNORECASE)
+SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
+
+
+def parse_line(line: str, bar_checked: bool = False):
+    """``(step, total, {key: value}, {key: "%", "/N", ...}, (the words before its step, {eval/<key>: key}) where
+    tagged as an evaluation's line, fields not read, a sample's text printed as a number)`` of a
+    printed line, or None where it prints no numbers; step None where it names none."""
+    if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
+        return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
+    line = boxed_pairs(unwrap(line))
+    m = first = STEP.search(line)
+    if m is not None:  # "Epoch 2/2 Step 1/20 Train step 21/40" (AReaL): the run's step, not the epoch's
+        m = next((s for s in STEP.finditer(line, m.end()) if _RUN_WIDE.search(line, 0, s.start())), m)
+    pairs: dict[str, float] = {}
+    pct: dict[str, str] = {}  # key -> "%" (a percent), "/N" (a count of N: read as its share), "of N" (epochs)
+    texts: list[str] = []  # a sample's text printed as a number ("GT Answer: 42"): no metric
+    found = [(_lead(line[:p.start()]) + p.group("key"), p.group("v"), p.group("pct"), p.group("of"), p.group("unit"))
+             for p in PAIR.finditer(line)]
+    if "|" in line:
+        found += [(s.group("key"), s.group("v"), s.group("pct"), s.group("of"), None) for part in line.split("|")
+                  if (s := SPACED.match(part))]
+    if "[" in line:
+        for listed in LISTED.finditer(line):
+            if NOT_SAMPLES.search(listed.group("key")):
+                continue  # "logits shape [4, 512]", "input_ids=[151644, 872]": no values of samples
+            items = [float(x) for x in listed.group("items").split(",")]
+            found.append((listed.group("key"), repr(list_mean(items)), "", None, None))
+            pct[listed.group("key")] = f"[{len(items)}]"
+    if not found and m is not None and "|" not in line and _BARE_ALL.fullmatch(line, m.end()):
+        bare = [(b.group("key"), b.group("v"), b.group("pct"), None, None) for b in _BARE.finditer(line, m.end())]
+        found = bare if any(a_loops_key(k) for k, *_ in bare) else []  # "Step 10 took 3.2": no loop's key
+    for key, value, sign, of, unit in found:
+        if _NOT_KEY_WORDS.intersection(key.lower().split()) or SOURCE_FILE.search(key):
+            continue  # the step; train.py:88, a logging prefix's file and line
+        if SAMPLE_TEXT.search(key.strip()):
+            texts.append(f"{key.strip()}: {value}")
+            continue
+        printed = f"{key} ({unit})" if unit else ""
+        if unit:
+            key, unit = unit_key(key, unit)
+            sign = sign or ("%" if unit == "%" else "")
+        if key.lower() == "epoch":  # "Epoch 2/3 | Step 1/20": the epoch a step counter restarts with (resumes.py)
+            key = "epoch"
+            if of:
+                pct[key] = f"of {of}"  # the planned epochs
+        pairs[key] = float(value)
+        if of and not sign and key != "epoch" and _SHARE.search(key) and 0 <= pairs[key] <= int(of) > 0:
+            pairs[key] /= int(of)  # "correct 60/500": 0.12 of the problems, not 60 (read as 60 %)
+            pct[key] = f"/{of}"
+        elif printed:  # said as printed; a percent in parentheses is one, as a % sign says
+            pct[key] = f"({printed}" + ("%" if sign else "")
+        elif sign:
+            pct[key] = "%"
+    # the |-parted fields after the step's own that print a number no shape above reads ("time 3.2s"): said
+    unread = [part.strip() for part in line[m.end():].split("|")[1:] if any(c.isdigit() for c in part)
+              and not (SPACED.match(part) or PAIR.search(part) or LISTED.search(part))] if m else []
+    header = m is not None and not pairs and not unread and not texts and len(_WORD.findall(line[:first.start()])) <= 3
+    if not pairs and not unread and not header and not texts:
+        return None
+    if m is None:
+        return None, None, pairs, pct, False, [], texts
+    # the words of the step's own field: not a logging prefix's ("INFO:test:step 10", "- test - INFO - step 10")
+    tagged = None
+    field = _FIELD_START.split(line[:m.start()])[-1]
+    if header:  # "Iteration 5, Evaluating...": a header's words after its step too
+        field += line[m.end():].replace(".", " ")
+    elif not _EVAL_TAG.search(field):  # "Step 10 - eval: accuracy=0.45": a split's word after the step, before its keys
+        field = _after_step(line, m.end())
+    if _EVAL_TAG.search(field):  # its keys eval/<key>, unless they name a split
+        tagged = (re.sub(r"\d+", "0", field.strip()), eval_names(pairs))
+        pairs = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pairs.items()}
+        pct = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pct.items()}
+    return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread, texts
+
+
+def _after_step(line: str, end: int) -> str:
+    """The words between a line's step and its first ``key=value`` (`` - eval: `` of ``Step 10 - eval: acc=0.4``),
+    at most :data:`AFTER_WORDS` of them and not past a ``|`` (``Step 10 | train: ... | eval: acc=0.4``: its own
+    field's); '' where there are none.
+
+    >>> _after_step("Step 10 - eval: accuracy=0.45", 7), _after_step("Step 10 | train: r=0.3 | eval: a=0.4", 7)
+    (' - eval: ', ' | train: ')
+    """
+    first = next((p.start() for p in PAIR.finditer(line, end)), None)
+    between = line[end:first] if first is not None else ""
+    return between if len(_WORD.findall(between)) <= AFTER_WORDS and "|" not in between.strip(" |") else ""
+
+
+_MARK_WORDS = {"at", "on", "results", "result", "metrics", "set", "step"}  # "Validation at", "[Eval results]"
+
+
+def marks_eval(field: str) -> bool:
+    """Whether the words before a step are an evaluation's tag alone (``[Eval] ``, ``Validation at ``, a logging
+    level with it), not a run's description with a split's word in it (``[INFO] test run ``).
+
+    >>> marks_eval("[Eval] "), marks_eval("0 INFO [Validation] "), marks_eval("[INFO] test run ")
+    (True, True, False)
+    """
+    words = [w.lower() for w in _WORD.findall(field)]
+    return any(map(_EVAL_TAG.fullmatch, words)) and all(
+        _EVAL_TAG.fullmatch(w) or w in _NOT_KEY_WORDS or w in _MARK_WORDS for w in words)
+
+
+def eval_names(pairs: dict) -> dict[str, str]:
+    """``{eval/<key>: key}``: an evaluation's keys, unless they name a split (``val_acc``) or are the epoch."""
+    return {f"eval/{k}": k for k in pairs if k != "epoch" and not _NAMES_SPLIT.match(k)}
+
+
+def _lead(before: str) -> str:
+    """The words before a ``key=value`` pair's key that are part of its name (``Val `` of ``Val Accuracy=0.5``)."""
+    m = _LEAD.search(before) if before.endswith(" ") else None
+    words = m.group("words") if m else ""
+    return words if words and not _NOT_KEY_WORDS.intersection(words.lower().split()) else ""
