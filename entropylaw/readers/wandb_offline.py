@@ -65,7 +65,7 @@ from entropylaw.readers.model_size import params_from_name
 from entropylaw.readers.names import model_name_from_path
 from entropylaw.readers.damage import Region, charge, nearest_record_rows, rows_lost_in_gaps
 from entropylaw.readers.leveldb_log import TRUNCATED, Damage, iter_records
-from entropylaw.readers.wandb_processes import join_processes, name_segments, other_processes
+from entropylaw.readers.wandb_processes import join_processes, join_roles, name_segments, other_processes
 from entropylaw.readers.wandb_history import (  # noqa: F401 (NON_NUMERIC is re-exported)
     HISTORY_TAG, NON_NUMERIC, SKIPPED_TAGS, FastHistory, HistoryReader, _lite_record_class, first_tag)
 from entropylaw.terminal import count
@@ -95,6 +95,7 @@ def read_wandb_offline(path: str | Path, step_key: str | None = None) -> list[Ra
             continue
         (runs if len(raw.steps) else empty).append(raw)
     runs, empty = join_processes(runs, empty)  # one run's files written by several processes (slime)
+    runs = join_roles(runs)  # a group's trainer and orchestrator runs (prime-rl)
     for raw in empty:
         warnings.warn(f"skipped: {raw.source}: no numeric history; nothing to read from this W&B run",
                       EntropyLawWarning, stacklevel=2)
@@ -174,7 +175,8 @@ def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: boo
             elif kind == "run":
                 run = record.run
                 run_info.update({k: v for k, v in (("run_id", run.run_id), ("name", run.display_name),
-                                                   ("project", run.project), ("entity", run.entity)) if v})
+                                                   ("project", run.project), ("entity", run.entity),
+                                                   ("group", run.run_group)) if v})
                 _apply_config(config, run.config)
     raw = reader.to_raw(run_info.get("name") or run_info.get("run_id")
                         or Path(strip_compression(path.name)).stem.removeprefix("run-"), source)

@@ -12,6 +12,11 @@ a file without history (the driver's) gives its name and config to the run of it
 of one id that log the same metrics are a resumed run's segments (``resume="allow"`` offline: each
 process writes its own folder, and its steps go on, or restart at a checkpoint's): they keep one name,
 and are one run once :mod:`entropylaw.readers.merge` reads the later one from its first step on.
+
+Two runs of one W&B **group**, one logging the policy's entropy and no score, the other a score and no
+entropy, their metrics apart, are one training run's two sides (:func:`join_roles`): prime-rl names its
+trainer's run ``<group>-train`` and its orchestrator's ``<group>-orchestrator``; the trainer logs the entropy,
+the orchestrator the rewards and evaluations, each on the shared ``step``. Read apart, neither has a law.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import numpy as np
 from entropylaw.errors import EntropyLawWarning
 from entropylaw.readers.accounts import SOURCES_JOINED, IngestReport
 from entropylaw.readers.common import RawRun
+from entropylaw.readers.key_names import entropy_by_name, score_by_name
 from entropylaw.readers.names import unique_run_ids
 from entropylaw.terminal import count
 
@@ -47,6 +53,48 @@ def join_processes(runs: list[RawRun], empty: list[RawRun]) -> tuple[list[RawRun
     return out, left
 
 
+def join_roles(runs: list[RawRun]) -> list[RawRun]:
+    """The runs, a W&B group's two runs joined where one holds the entropy and the other the score (the module
+    docstring): exactly two runs in the group with history, their metrics apart, each run's axes read. Named after
+    the group; the join said in the row account. Runs of a group that log the same metrics (a sweep's seeds) stay."""
+    groups: dict[str, list[RawRun]] = {}
+    for raw in runs:
+        if raw.meta.get("wandb_group"):
+            groups.setdefault(str(raw.meta["wandb_group"]), []).append(raw)
+    out = []
+    joined = {id(r) for pair in groups.values() if len(pair) == 2 and _two_sides(pair) for r in pair}
+    for raw in runs:
+        if id(raw) not in joined:
+            out.append(raw)
+            continue
+        group = str(raw.meta["wandb_group"])
+        pair = groups.pop(group, None)
+        if pair is None:  # its partner came first
+            continue
+        sides = sorted(pair, key=lambda r: not _has_entropy(r))  # the trainer's first: its config names the model
+        run = _joined(str(sides[0].meta.get("wandb_run_id") or group), sides, [], note=False)
+        run.run_id = group
+        run.report.note(f"W&B runs {sides[0].run_id!r} (the policy's entropy) and {sides[1].run_id!r} (its "
+                        f"scores) of group {group!r}: one training run's two sides (prime-rl's trainer and "
+                        "orchestrator), their metrics apart: read as one run named after the group")
+        out.append(run)
+    return out
+
+
+def _has_entropy(raw: RawRun) -> bool:
+    return bool(entropy_by_name(list(dict.fromkeys(map(str, raw.keys))), []))
+
+
+def _two_sides(pair: list[RawRun]) -> bool:
+    if not _disjoint(pair):
+        return False
+    keys = [list(dict.fromkeys(map(str, r.keys))) for r in pair]
+    entropy = [bool(entropy_by_name(k, [])) for k in keys]
+    score = [bool(score_by_name(k, [])) for k in keys]
+    return entropy[0] != entropy[1] and all(s for s, e in zip(score, entropy) if not e) and \
+        not any(s for s, e in zip(score, entropy) if e)
+
+
 def _disjoint(group: list[RawRun]) -> bool:
     seen: set[str] = set()
     for raw in group:
@@ -57,7 +105,7 @@ def _disjoint(group: list[RawRun]) -> bool:
     return True
 
 
-def _joined(rid: str, group: list[RawRun], bare: list[RawRun]) -> RawRun:
+def _joined(rid: str, group: list[RawRun], bare: list[RawRun], note: bool = True) -> RawRun:
     if len(group) == 1 and not bare:
         return group[0]
     files = sorted([*group, *bare], key=lambda r: Path(r.source).parent.name)  # offline-run-<time>-<id>: by time
@@ -85,6 +133,8 @@ def _joined(rid: str, group: list[RawRun], bare: list[RawRun]) -> RawRun:
         report.notes.extend(f"{tag}: {n}" for n in raw.report.notes)
         report.changed.extend(f"{tag}: {n}" for n in raw.report.changed)
     report.keys = tuple(keys)
+    if not note:
+        return joined
     dirs = ", ".join(Path(r.source).parent.name or r.source for r in files)
     report.note(f"{count(len(files), 'file')} of W&B run id {rid!r} ({dirs}): one run written by "
                 f"{count(len(files), 'process', 'processes')} (W&B's distributed logging; slime's driver, training "

@@ -1,0 +1,82 @@
+"""A W&B group's two runs that are one training run's two sides (prime-rl's trainer and orchestrator), written
+by the real SDK offline, and groups whose runs are a sweep's (kept apart)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import entropylaw as el
+import entropylaw.table as table
+from entropylaw.lab.loggers import wandb_finish as finish
+
+wandb = pytest.importorskip("wandb")
+
+STEPS = 40
+
+
+def _entropy(s: float) -> float:
+    return 0.9 * math.exp(-s / 15) + 0.1
+
+
+def _reward(s: float) -> float:
+    return 0.7 - 0.5 * math.exp(-s / 10)
+
+
+def _settings():
+    return wandb.Settings(x_disable_stats=True, x_disable_meta=True, x_disable_machine_info=True,
+                          console="off", save_code=False, disable_git=True, silent=True)
+
+
+def _prime_rl(root, group: str) -> None:
+    """prime-rl's two runs as its `rl` entrypoint names them in a group: ``<group>-train`` logs the entropy,
+    ``<group>-orchestrator`` the rewards and evaluations, both on the declared ``step``."""
+    trainer = wandb.init(mode="offline", dir=root, project="p", group=group, name=f"{group}-train",
+                         config={"model": {"name": "Qwen/Qwen3-0.6B"}}, settings=_settings())
+    trainer.define_metric("*", step_metric="step")
+    for step in range(1, STEPS + 1):
+        trainer.log({"entropy/all/mean": _entropy(step), "loss/mean": 0.01, "optim/lr": 1e-6, "step": step})
+    finish(trainer)
+    orchestrator = wandb.init(mode="offline", dir=root, project="p", group=group, name=f"{group}-orchestrator",
+                              settings=_settings())
+    orchestrator.define_metric("*", step_metric="step")
+    for step in range(1, STEPS + 1):
+        orchestrator.log({"train/agg/effective/policy/reward/mean": _reward(step), "progress/tokens": 1e5,
+                          "step": step})
+    finish(orchestrator)
+
+
+def test_a_groups_trainer_and_orchestrator_runs_are_one_run(tmp_path):
+    """Read apart, the trainer's run had an entropy and no score, the orchestrator's a score and no entropy:
+    no law on either. Read as one run named after the group, the law fits."""
+    _prime_rl(tmp_path, "reverse-text")
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert table.run_ids(df) == ["reverse-text"]
+    run = df[df["run_id"] == "reverse-text"]
+    assert len(run[run["metric"] == "entropy"]) == STEPS and len(run[run["metric"] == "score"]) == STEPS
+    assert "one training run's two sides" in " ".join(n for a in el.row_accounts(df) for n in a["notes"])
+    fit = el.fit(df, warn=False)
+    assert fit.a_ > 0 and len(fit.pairs_) >= STEPS - 2  # entropy and score paired at (nearly) every step
+
+
+def test_a_groups_seed_runs_that_log_the_same_metrics_stay_apart(tmp_path):
+    """A sweep's seeds grouped in W&B log the same metrics: two runs, as before."""
+    for seed in (1, 2):
+        run = wandb.init(mode="offline", dir=tmp_path, project="p", group="lr1e-6", name=f"seed{seed}",
+                         settings=_settings())
+        for step in range(1, STEPS + 1):
+            run.log({"actor/entropy": _entropy(step), "critic/score/mean": _reward(step) + 0.01 * seed}, step=step)
+        finish(run)
+    assert sorted(table.run_ids(el.load(tmp_path / "wandb", warn=False))) == ["seed1", "seed2"]
+
+
+def test_a_groups_two_runs_each_without_entropy_stay_apart(tmp_path):
+    """Two runs of a group with other metrics, neither logging an entropy (an evaluation job beside a
+    training job that logs only its loss), are not joined: nothing says they are one run's sides."""
+    for name, key in (("train", "loss"), ("eval", "critic/score/mean")):
+        run = wandb.init(mode="offline", dir=tmp_path, project="p", group="g", name=name, settings=_settings())
+        for step in range(1, STEPS + 1):
+            run.log({key: _reward(step)}, step=step)
+        finish(run)
+    assert sorted(table.run_ids(el.load(tmp_path / "wandb", warn=False))) == ["eval", "train"]
