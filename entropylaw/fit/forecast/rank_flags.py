@@ -31,6 +31,7 @@ from entropylaw.fit.forecast.rank_table import rows_said  # the table's numberin
 PRUNE_BELOW = 0.05
 SURE = 0.95  # p_near below PRUNE_BELOW beyond the Monte Carlo error of the joint draws, at this confidence
 CONSTANT = "constant score"
+NO_FORECAST = "no forecast"
 NO_LAW = "law does not apply"
 FINISHED = "finished"
 SHARED = "wide, shared"  # a carried take-off's note where its interval is no forecast
@@ -72,9 +73,9 @@ EXPLAINED = (
                            "value's draws"),
     ("base", SHARED, f"{SHARED}: the interval spans over half the score's range, a width every run of its sweep has "
                      "(its take-offs carried on at the sweep's rate): ranked against its sweep, as wide as its peers"),
-    ("base", "no forecast", "no forecast: the interval spans over half the score's range (a score of no known range: "
-                            f"{UNBOUNDED_WIDTH:g} times what its window spanned); the run is listed, not ranked "
-                            "against the others (its width alone would make it 'best'), and never pruned"),
+    ("base", NO_FORECAST, f"{NO_FORECAST}: the interval spans over half the score's range (a score of no known range: "
+                          f"{UNBOUNDED_WIDTH:g} times what its window spanned); the run is listed, not ranked "
+                          "against the others (its width alone would make it 'best'), and never pruned"),
     ("base", FINISHED, f"{FINISHED}: the run has reached the step compared at (or its own planned total): ranked on "
                        "its observed final score (read at that step where it went past it), its interval the noise "
                        "of its last scores; never pruned (nothing of it is left to stop)"),
