@@ -1,0 +1,40 @@
+"""``forecast`` on windows a demanding user would try: a score held at its floor before it takes
+off, a window whose regime says the interval was widened, and other inputs the law was not made
+for. Each answer is honest: no interval of no width for a score that moved, no claim of a
+widening that did not happen."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from entropylaw.fit.forecast.core import forecast
+from entropylaw.fit.forecast.data import RunData
+
+pytestmark = pytest.mark.printed
+
+
+def _floor_then_climb(entropy_rises=False):
+    """A validation score at 0 for its first 7 points (of 12), then climbing to 0.3."""
+    steps = np.arange(1.0, 61.0, 5.0)
+    val = np.array([0.0] * 7 + [0.028, 0.115, 0.181, 0.247, 0.305])
+    h = np.arange(1.0, 61.0)
+    ent = 0.3 * np.exp(h / 60) if entropy_rises else 1.5 * np.exp(-h / 60) + 0.05
+    return RunData.from_arrays(steps, val, h, ent, target_key="val/gsm8k")
+
+
+def test_last_value_of_a_score_held_at_its_floor_then_climbing_has_an_interval():
+    """Before: the noise read from successive differences was 0 (most of them were the floor's
+    repeats), and last-value printed 0.3049 [0.3049, 0.3049] for a score that climbed 0 -> 0.3."""
+    fc = forecast(_floor_then_climb(), horizon=136.0, methods=["last-value"], n_boot=200, regime_rates={})
+    f = fc.methods["last-value"].final
+    assert f["lo"] < f["forecast"] < f["hi"], f
+
+
+def test_a_collapse_risk_said_to_widen_the_interval_widens_it():
+    """Entropy rising 2.6-fold in the window: the output said "the interval is widened downward"
+    over an interval of no width."""
+    fc = forecast(_floor_then_climb(entropy_rises=True), horizon=136.0, methods=["last-value"], n_boot=200)
+    text = " ".join(str(fc).split())
+    f = fc.methods["last-value"].final
+    assert "widened downward" in text and f["lo"] < f["forecast"] - 0.05, f
