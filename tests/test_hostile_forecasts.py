@@ -38,3 +38,32 @@ def test_a_collapse_risk_said_to_widen_the_interval_widens_it():
     text = " ".join(str(fc).split())
     f = fc.methods["last-value"].final
     assert "widened downward" in text and f["lo"] < f["forecast"] - 0.05, f
+
+
+def _jsonl(path, steps, val_every=5):
+    """A veRL-style log taking off from 0 on gsm8k, its entropy falling, at ``steps``."""
+    import json
+
+    with open(path, "w") as f:
+        for i, s in enumerate(steps):
+            h = 1.5 * np.exp(-i / 60) + 0.05
+            row = {"step": s, "actor/entropy": h, "critic/score/mean": float(np.clip(1.3 - 0.5 * np.exp(h), 0, 1))}
+            if i % val_every == 0:
+                row["val/test_score/gsm8k"] = float(np.clip(1.25 - 0.5 * np.exp(h), 0, 1))
+            f.write(json.dumps(row) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("extra", [[], ["--fit-frac", "0.3"]])
+def test_a_window_that_ends_far_past_its_last_score_is_no_forecast_and_no_call(tmp_path, extra):
+    """One row logged at step 1e9 after 199 steps: the window ended at 1e9 (3e8 in a backtest),
+    the take-off's climb was carried across the gap, and the output said 1.0000 [1.0000, 1.0000]
+    and "call: stop: continuing from step 199 adds +0.0"."""
+    from conftest import run_cli
+
+    log = _jsonl(tmp_path / "jump.jsonl", [*range(1, 200), 10**9])
+    out = run_cli("forecast", log, "--n-boot", "50", *extra)
+    text = " ".join(out.stdout.split())
+    assert out.returncode == 0, out.stderr
+    assert "call: stop" not in text and "call: none: no forecast: the window ends at step" in text, text
+

@@ -43,7 +43,7 @@ import numpy as np
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import own_noise
-from entropylaw.fit.forecast.final import final_steps, hold, no_forecast_reason, seen_range
+from entropylaw.fit.forecast.final import final_steps, gap_reason, hold, no_forecast_reason, seen_range
 from entropylaw.fit.forecast.problems import check_problems, problems_for, run_problems
 from entropylaw.fit.forecast.rank_flags import is_constant
 from entropylaw.fit.forecast.schedule import LR_KEYS
@@ -314,7 +314,10 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     # named: the call may read another method than the one a table recommends (module docstring)
     why_not = no_forecast_reason(float(lo), float(hi), bounds, seen_range(win.target.values),
                                  f"the {m.name} forecast's interval")
-    if not np.isfinite([gain["lo"], gain["hi"]]).all():
+    gap = gap_reason(win.target_kind, win.target.steps, end)
+    if gap:  # the gain's "now" at the window's end is itself carried across the gap: no bound of it is read
+        out.update(call=None, reason=gap)
+    elif not np.isfinite([gain["lo"], gain["hi"]]).all():
         out.update(call=None, reason="the forecast has no finite draws")
     elif len(fdraws) < MIN_DRAWS:
         out.update(call=None, reason=f"the forecast has {len(fdraws)} draws (`n_boot`): too few for the gain's 10 "
