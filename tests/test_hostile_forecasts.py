@@ -67,3 +67,14 @@ def test_a_window_that_ends_far_past_its_last_score_is_no_forecast_and_no_call(t
     assert out.returncode == 0, out.stderr
     assert "call: stop" not in text and "call: none: no forecast: the window ends at step" in text, text
 
+
+def test_a_call_likely_made_only_at_the_runs_last_step_is_not_said_likely(tmp_path):
+    """`--total-steps 61` one step after a window ending at 60.7: the output said "the call is
+    likely made at step 61", the run's last step, where no call is left to make."""
+    from conftest import run_cli
+
+    log = _jsonl(tmp_path / "run.jsonl", list(range(1, 201)))
+    out = run_cli("forecast", log, "--fit-frac", "0.3", "--total-steps", "61", "--n-boot", "50")
+    text = " ".join(out.stdout.split())
+    assert out.returncode == 0 and "call: undecided" in text, out.stdout + out.stderr
+    assert "likely made at step 61" not in text and "no call is likely before the run's end" in text, text

@@ -336,8 +336,9 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     if out["call"] == "undecided":  # skewed draws can put the expected gain outside its bounds: no negative width
         likely = likely_call(steps, final - np.asarray(mid, float), max(gain["hi"] - gain["expected"], 0.0),
                              max(gain["expected"] - gain["lo"], 0.0), origin, threshold)
-        # a whole step, after the window's end (100.497 was printed "step 100": the end, undecided there)
-        out["likely"] = None if likely is None else {"step": float(np.ceil(likely[0] - 1e-9)), "call": likely[1]}
+        # a whole step after the window's end (not "step 100" of an end at 100.497) and before N (nothing is left there)
+        at = None if likely is None else float(np.ceil(likely[0] - 1e-9))
+        out["likely"] = None if at is None or at >= to_step else {"step": at, "call": likely[1]}
     raw = m._mid(steps) if hasattr(m, "_mid") else mid
     if bounds is not None and ((raw < bounds[0]) | (raw > bounds[1])).any():
         i = int(np.argmax((raw < bounds[0]) | (raw > bounds[1])))
