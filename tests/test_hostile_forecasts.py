@@ -78,3 +78,17 @@ def test_a_call_likely_made_only_at_the_runs_last_step_is_not_said_likely(tmp_pa
     text = " ".join(out.stdout.split())
     assert out.returncode == 0 and "call: undecided" in text, out.stdout + out.stderr
     assert "likely made at step 61" not in text and "no call is likely before the run's end" in text, text
+
+
+def test_rank_says_why_a_run_whose_window_ends_past_its_last_score_has_no_forecast(tmp_path):
+    """rank listed the run with a step logged at 1e9 as "no forecast" and explained it as "the interval
+    spans over half the score's range" under an interval [1.000, 1.000]."""
+    from conftest import run_cli
+
+    _jsonl(tmp_path / "jump.jsonl", [*range(1, 200), 10**9])
+    _jsonl(tmp_path / "plain.jsonl", list(range(1, 201)))
+    out = run_cli("rank", str(tmp_path), "--n-boot", "50")
+    text = " ".join(out.stdout.split())
+    assert out.returncode == 0, out.stderr
+    assert "2 runs listed, 1 ranked (1 with no forecast)" in text, text
+    assert "or the window ends further past its last score than its scores span" in text, text

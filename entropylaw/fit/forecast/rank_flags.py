@@ -74,7 +74,8 @@ EXPLAINED = (
     ("base", SHARED, f"{SHARED}: the interval spans over half the score's range, a width every run of its sweep has "
                      "(its take-offs carried on at the sweep's rate): ranked against its sweep, as wide as its peers"),
     ("base", NO_FORECAST, f"{NO_FORECAST}: the interval spans over half the score's range (a score of no known range: "
-                          f"{UNBOUNDED_WIDTH:g} times what its window spanned); the run is listed, not ranked "
+                          f"{UNBOUNDED_WIDTH:g} times what its window spanned), or the window ends further past its "
+                          "last score than its scores span (a gap in the log's steps); the run is listed, not ranked "
                           "against the others (its width alone would make it 'best'), and never pruned"),
     ("base", FINISHED, f"{FINISHED}: the run has reached the step compared at (or its own planned total): ranked on "
                        "its observed final score (read at that step where it went past it), its interval the noise "
