@@ -92,3 +92,16 @@ def test_rank_says_why_a_run_whose_window_ends_past_its_last_score_has_no_foreca
     assert out.returncode == 0, out.stderr
     assert "2 runs listed, 1 ranked (1 with no forecast)" in text, text
     assert "or the window ends further past its last score than its scores span" in text, text
+
+
+def test_rank_at_one_step_says_the_runs_start_at_steps_far_apart(tmp_path):
+    """Two copies of one run, one logging steps from 5000: compared live at step 5238, the copy from
+    step 0 was forecast 44 times its length ahead and the other pruned, with nothing said of why."""
+    from conftest import run_cli
+
+    _jsonl(tmp_path / "from_one.jsonl", list(range(1, 121)))
+    _jsonl(tmp_path / "from_5000.jsonl", list(range(5000, 5120)))
+    out = run_cli("rank", str(tmp_path), "--n-boot", "50")
+    text = " ".join(out.stdout.split())
+    assert out.returncode == 0, out.stderr
+    assert "the runs start at steps far apart (from_5000 at step 5000; from_one at step 1)" in text, text

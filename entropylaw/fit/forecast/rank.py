@@ -303,8 +303,7 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     elif step is not None and fcs:
         notes.append(f"the runs are compared at step {step[0]:g}, {step[1]}: each run not finished is forecast there")
     ends = fl.ends_note(rows)
-    if ends:
-        notes.append(ends)
+    notes += ([ends] if ends else []) + fl.starts_note(fcs, step)
     if len(points) > 1:
         # a percent's 40 beats a fraction's 0.9: shares drawn across scales prune what they cannot compare
         notes.append("the runs' scores are on different scales: nothing is pruned, and p_best compares numbers of "

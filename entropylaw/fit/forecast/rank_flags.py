@@ -134,6 +134,24 @@ def ends_note(rows) -> str | None:
             "later, and a run is pruned only where the runs that end no later than it would prune it")
 
 
+def starts_note(fcs, step) -> list:
+    """Where runs compared at one step start at steps further apart than the shortest run spans
+    (a log that counts from 5000 beside one from 1): what that does to the contest, in a line."""
+    if not step or step[0] is None or len(fcs) < 2:
+        return []
+    starts = {}
+    for fc in fcs:
+        starts.setdefault(float(fc.origin), []).append(fc.run_id)
+    span = min((fc.run_last or fc.origin) - fc.origin for fc in fcs)
+    if max(starts) - min(starts) <= max(span, 1.0):
+        return []
+    said = "; ".join(f"{', '.join(ids[:3])}{f' and {len(ids) - 3} more' if len(ids) > 3 else ''} at step {s:g}"
+                     for s, ids in sorted(starts.items(), reverse=True))
+    return [f"the runs start at steps far apart ({said}): compared at step {step[0]:g}, a run that starts earlier "
+            "is forecast further past its log, and one that starts later has trained fewer steps there; rank runs "
+            "whose logs count steps alike"]
+
+
 def surely_below(p: float, n: int, level: float = PRUNE_BELOW, conf: float = SURE) -> bool:
     """Whether a share ``p`` of ``n`` joint draws lies below ``level`` beyond their Monte Carlo
     error: its one-sided ``conf`` Clopper-Pearson upper bound is under ``level``. With 200
