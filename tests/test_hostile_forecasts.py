@@ -105,3 +105,10 @@ def test_rank_at_one_step_says_the_runs_start_at_steps_far_apart(tmp_path):
     text = " ".join(out.stdout.split())
     assert out.returncode == 0, out.stderr
     assert "the runs start at steps far apart (from_5000 at step 5000; from_one at step 1)" in text, text
+    # a run whose log starts at step 5 beside a 4-step run from step 1 is no such contest
+    near = tmp_path / "near"
+    near.mkdir()
+    _jsonl(near / "from_five.jsonl", list(range(5, 121)))
+    _jsonl(near / "short.jsonl", [1, 2, 3, 4], val_every=1)
+    out = run_cli("rank", str(near), "--n-boot", "50")
+    assert out.returncode == 0 and "start at steps far apart" not in out.stdout, out.stdout + out.stderr

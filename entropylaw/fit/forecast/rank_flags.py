@@ -135,15 +135,15 @@ def ends_note(rows) -> str | None:
 
 
 def starts_note(fcs, step) -> list:
-    """Where runs compared at one step start at steps further apart than the shortest run spans
-    (a log that counts from 5000 beside one from 1): what that does to the contest, in a line."""
+    """Where runs compared at one step N start at steps over a quarter of the way to N apart (a log
+    that counts from 5000 beside one from 1, compared at 5238; not 1 and 5 at 395): what that does
+    to the contest, in a line."""
     if not step or step[0] is None or len(fcs) < 2:
         return []
     starts = {}
     for fc in fcs:
         starts.setdefault(float(fc.origin), []).append(fc.run_id)
-    span = min((fc.run_last or fc.origin) - fc.origin for fc in fcs)
-    if max(starts) - min(starts) <= max(span, 1.0):
+    if max(starts) - min(starts) <= 0.25 * (step[0] - min(starts)):
         return []
     said = "; ".join(f"{', '.join(ids[:3])}{f' and {len(ids) - 3} more' if len(ids) > 3 else ''} at step {s:g}"
                      for s, ids in sorted(starts.items(), reverse=True))
