@@ -556,3 +556,14 @@ def test_a_threshold_below_a_tenth_of_a_point_is_not_printed_as_zero():
 
     text = " ".join(str(el.rank(_sweep(n_runs=2), fit_frac=0.5, threshold=1e-4, n_boot=30)).split())
     assert "within 0.01 points of the best" in text and "within 0.0 points" not in text
+
+
+def test_the_header_counts_a_run_with_no_forecast_as_listed_not_ranked():
+    """Runs with no forecast are listed without p_best; the header still said "6 runs ranked"
+    (a 40-run sweep: "40 runs listed, 33 ranked (7 of a constant score)" over 12 more rows with none)."""
+    from entropylaw.fit.forecast.core import forecast_table
+
+    alone = rk.rank(forecast_table(_takeoff_sweep(), methods=["default"], fit_frac=0.15, n_boot=200, sweep=False))
+    assert all(x["p_best"] is None for x in alone.rows)
+    head = " ".join(str(alone).split("; prune")[0].split())
+    assert head.startswith("6 runs listed, 0 ranked (6 with no forecast)"), head

@@ -49,7 +49,7 @@ from entropylaw.fit.forecast.schedule import lr_note
 from entropylaw.fit.forecast import regimes as _regimes
 from entropylaw.fit.forecast import sweep as _sweep
 from entropylaw.fit.forecast import text as _text
-from entropylaw.fit.forecast.final import final_steps, seen_range
+from entropylaw.fit.forecast.final import final_steps, gap_reason, seen_range
 from entropylaw.fit.forecast.names import DEFAULT
 from entropylaw.fit.window import check_window
 from entropylaw.fit.forecast.result import Forecast, MethodResult  # noqa: F401  (what forecast() returns)
@@ -239,6 +239,10 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     shown = fitted.get(default)
     if shown is not None and shown.ok_ and shown.name != decision.get("method"):  # what rank compares: the shown
         point, draws = final_draws(shown, run.target_kind, run.origin, to[0], spacing)
+    gap = gap_reason(run.target_kind, win.target.steps, end)
+    for r in results.values():  # no width says it: the window's scores end long before the window does
+        if gap and r.final:
+            r.final["no_forecast"] = gap
     law = _text.law_reasons(run, end)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
                     at_steps, results, note, default=default, observed=observed, decision=decision,

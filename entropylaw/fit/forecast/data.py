@@ -194,6 +194,24 @@ def robust_noise(values) -> float:
     return float(1.4826 * np.median(d) / np.sqrt(2)) if len(d) else 0.0
 
 
+def level_noise(values) -> float:
+    """:func:`robust_noise`, where it is 0 over a window whose last point moved: the median of the
+    differences that move. A score held at its floor for over half the window, then taking off,
+    repeats one value; those repeats say nothing of its noise now, and a noise of 0 gave an interval
+    of no width to a score that had climbed 0 -> 0.3 in the window. A score held at its last value
+    (a run collapsed to its floor and still there) keeps the noise its repeats say.
+
+    >>> robust_noise([0, 0, 0, 0, 0, 0.1, 0.2, 0.3]), round(level_noise([0, 0, 0, 0, 0, 0.1, 0.2, 0.3]), 4)
+    (0.0, 0.1048)
+    >>> level_noise([0.5, 0.5, 0.5]), level_noise([0.3, 0.1, 0, 0, 0, 0])   # constant; collapsed and held
+    (0.0, 0.0)
+    """
+    sigma = robust_noise(values)
+    d = np.abs(np.diff(np.asarray(values, float)))
+    moved = d[d > 0]
+    return float(1.4826 * np.median(moved) / np.sqrt(2)) if sigma == 0 and len(d) and d[-1] > 0 else sigma
+
+
 def trend_noise(values, steps=None) -> float:
     """The SD of one score about the window's local trend, with 3 triples of neighbours or more
     (5 points), else :func:`robust_noise`: each middle point's distance from the line through its

@@ -43,7 +43,7 @@ import numpy as np
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import own_noise
-from entropylaw.fit.forecast.final import final_steps, hold, no_forecast_reason, seen_range
+from entropylaw.fit.forecast.final import final_steps, gap_reason, hold, no_forecast_reason, seen_range
 from entropylaw.fit.forecast.problems import check_problems, problems_for, run_problems
 from entropylaw.fit.forecast.rank_flags import is_constant
 from entropylaw.fit.forecast.schedule import LR_KEYS
@@ -314,7 +314,10 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     # named: the call may read another method than the one a table recommends (module docstring)
     why_not = no_forecast_reason(float(lo), float(hi), bounds, seen_range(win.target.values),
                                  f"the {m.name} forecast's interval")
-    if not np.isfinite([gain["lo"], gain["hi"]]).all():
+    gap = gap_reason(win.target_kind, win.target.steps, end)
+    if gap:  # the gain's "now" at the window's end is itself carried across the gap: no bound of it is read
+        out.update(call=None, reason=gap)
+    elif not np.isfinite([gain["lo"], gain["hi"]]).all():
         out.update(call=None, reason="the forecast has no finite draws")
     elif len(fdraws) < MIN_DRAWS:
         out.update(call=None, reason=f"the forecast has {len(fdraws)} draws (`n_boot`): too few for the gain's 10 "
@@ -333,8 +336,9 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     if out["call"] == "undecided":  # skewed draws can put the expected gain outside its bounds: no negative width
         likely = likely_call(steps, final - np.asarray(mid, float), max(gain["hi"] - gain["expected"], 0.0),
                              max(gain["expected"] - gain["lo"], 0.0), origin, threshold)
-        # a whole step, after the window's end (100.497 was printed "step 100": the end, undecided there)
-        out["likely"] = None if likely is None else {"step": float(np.ceil(likely[0] - 1e-9)), "call": likely[1]}
+        # a whole step after the window's end (not "step 100" of an end at 100.497) and before N (nothing is left there)
+        at = None if likely is None else float(np.ceil(likely[0] - 1e-9))
+        out["likely"] = None if at is None or at >= to_step else {"step": at, "call": likely[1]}
     raw = m._mid(steps) if hasattr(m, "_mid") else mid
     if bounds is not None and ((raw < bounds[0]) | (raw > bounds[1])).any():
         i = int(np.argmax((raw < bounds[0]) | (raw > bounds[1])))

@@ -118,6 +118,25 @@ def no_forecast_reason(lo: float, hi: float, bounds, seen=None, whose: str = "th
             "does not say where the run ends")
 
 
+def gap_reason(kind: str, steps, end: float) -> str | None:
+    """Why a window's scores say nothing at its end, or None: it ends further past its last score
+    than its scores span (a gap in the log's steps, or one row logged far out of line: step 1e9
+    after step 199). Whatever a method carries across that gap (a take-off's climb) is not in the
+    log, nor is where the run stands at the window's end.
+
+    >>> gap_reason("validation", [1, 6, 196], 200.0) is None
+    True
+    >>> gap_reason("validation", [1, 6, 196], 1e9)[:75]
+    'no forecast: the window ends at step 1e+09, 1e+09 steps past its last valid'
+    """
+    steps = np.asarray(steps, float)
+    if len(steps) < 2 or not end - steps[-1] > steps[-1] - steps[0]:
+        return None
+    return (f"no forecast: the window ends at step {end:g}, {end - steps[-1]:.3g} steps past its last {kind} point "
+            f"(step {steps[-1]:g}), further than its points span (steps {steps[0]:g}..{steps[-1]:g}): the log says "
+            "nothing of the score in between (a gap in its steps, or a step logged far out of line)")
+
+
 def seen_range(values) -> tuple[float, float] | None:
     """The lowest and highest finite score of a window (None: none)."""
     v = np.asarray(values, float)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from entropylaw.fit.forecast.data import robust_noise
+from entropylaw.fit.forecast.data import level_noise
 from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod
 from entropylaw.fit.forecast.names import LAST_VALUE
 
@@ -33,7 +33,7 @@ class LastValue(ForecastMethod):
         y = run.target.values
         if len(y) < 2:
             raise CannotRun(f"needs 2 {run.target_kind} points in the window (to size the noise); has {len(y)}")
-        self.sigma_ = robust_noise(y)  # the score's own noise, robust to a take-off jump
+        self.sigma_ = level_noise(y)  # the score's own noise, robust to a take-off jump and a floor held
         # a training score is one batch's reward, far noisier than a validation pass: its last
         # level is the mean of the window's last few points, not the last batch alone
         k = min(LAST_POINTS, len(y)) if run.target_kind == "training score" else 1

@@ -185,10 +185,14 @@ class Ranking:
                      f"({self.threshold_source})"]
         elif len(self.rows) == 1:  # nothing to rank
             lines = [f"one run: nothing to rank it against, and nothing is pruned; its {what} {where}"]
-        else:  # a constant score is listed, not ranked: "4 runs ranked" over 4 constant rows said what was not done
+        else:  # a constant score or a run with no forecast is listed, not ranked: "4 runs ranked" over 4 such rows
+            # said what was not done
             flat = sum(bool(r.get("constant")) for r in self.rows)
-            ranked = (f"{count(len(self.rows), 'run')} listed, {len(self.rows) - flat} ranked ({flat} of a constant "
-                      "score)" if flat else f"{count(len(self.rows), 'run')} ranked")
+            wide = sum(r.get("base") == fl.NO_FORECAST for r in self.rows)
+            why = ", ".join(w for w in (f"{flat} of a constant score" if flat else "",
+                                        f"{wide} with no forecast" if wide else "") if w)
+            ranked = (f"{count(len(self.rows), 'run')} listed, {len(self.rows) - flat - wide} ranked ({why})" if why
+                      else f"{count(len(self.rows), 'run')} ranked")
             lines = [f"{ranked} by their {what} {where}; prune: below "
                      f"{100 * PRUNE_BELOW:g} % chance, past the draws' error, of ending within {thr} of the best "
                      f"({self.threshold_source})"]
@@ -259,7 +263,7 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
         if fc.final_point is not None:
             lo, hi = hold(fc.final_point, lo, hi)
         pb, pn = shares.get(rid, (None, None))
-        base = fl.CONSTANT if rid in constant else "no forecast" if rid not in shares else \
+        base = fl.CONSTANT if rid in constant else fl.NO_FORECAST if rid not in shares else \
             SHARED if rid in carried and _no_forecast(fc) else fc.default if d.get("method") != fc.default else None
         sure = pn is not None and surely_below(pn, n) and all(surely_below(o.get(rid, 0.0), n) for o in others)
         rows.append(_row(rid, fc.final_point, lo, hi, pb, pn, bool(len(ranked) > 1 and sure and few is None
@@ -299,8 +303,7 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     elif step is not None and fcs:
         notes.append(f"the runs are compared at step {step[0]:g}, {step[1]}: each run not finished is forecast there")
     ends = fl.ends_note(rows)
-    if ends:
-        notes.append(ends)
+    notes += ([ends] if ends else []) + fl.starts_note(fcs, step)
     if len(points) > 1:
         # a percent's 40 beats a fraction's 0.9: shares drawn across scales prune what they cannot compare
         notes.append("the runs' scores are on different scales: nothing is pruned, and p_best compares numbers of "

@@ -31,6 +31,7 @@ from entropylaw.fit.forecast.rank_table import rows_said  # the table's numberin
 PRUNE_BELOW = 0.05
 SURE = 0.95  # p_near below PRUNE_BELOW beyond the Monte Carlo error of the joint draws, at this confidence
 CONSTANT = "constant score"
+NO_FORECAST = "no forecast"
 NO_LAW = "law does not apply"
 FINISHED = "finished"
 SHARED = "wide, shared"  # a carried take-off's note where its interval is no forecast
@@ -72,9 +73,10 @@ EXPLAINED = (
                            "value's draws"),
     ("base", SHARED, f"{SHARED}: the interval spans over half the score's range, a width every run of its sweep has "
                      "(its take-offs carried on at the sweep's rate): ranked against its sweep, as wide as its peers"),
-    ("base", "no forecast", "no forecast: the interval spans over half the score's range (a score of no known range: "
-                            f"{UNBOUNDED_WIDTH:g} times what its window spanned); the run is listed, not ranked "
-                            "against the others (its width alone would make it 'best'), and never pruned"),
+    ("base", NO_FORECAST, f"{NO_FORECAST}: the interval spans over half the score's range (a score of no known range: "
+                          f"{UNBOUNDED_WIDTH:g} times what its window spanned), or the window ends further past its "
+                          "last score than its scores span (a gap in the log's steps); the run is listed, not ranked "
+                          "against the others (its width alone would make it 'best'), and never pruned"),
     ("base", FINISHED, f"{FINISHED}: the run has reached the step compared at (or its own planned total): ranked on "
                        "its observed final score (read at that step where it went past it), its interval the noise "
                        "of its last scores; never pruned (nothing of it is left to stop)"),
@@ -130,6 +132,24 @@ def ends_note(rows) -> str | None:
     return (f"the runs end at different steps ({said}): each final score is the run's own, at its own last step, "
             "so a run that ends earlier has had fewer steps to climb; p_best and the pick favour the runs that end "
             "later, and a run is pruned only where the runs that end no later than it would prune it")
+
+
+def starts_note(fcs, step) -> list:
+    """Where runs compared at one step N start at steps over a quarter of the way to N apart (a log
+    that counts from 5000 beside one from 1, compared at 5238; not 1 and 5 at 395): what that does
+    to the contest, in a line."""
+    if not step or step[0] is None or len(fcs) < 2:
+        return []
+    starts = {}
+    for fc in fcs:
+        starts.setdefault(float(fc.origin), []).append(fc.run_id)
+    if max(starts) - min(starts) <= 0.25 * (step[0] - min(starts)):
+        return []
+    said = "; ".join(f"{', '.join(ids[:3])}{f' and {len(ids) - 3} more' if len(ids) > 3 else ''} at step {s:g}"
+                     for s, ids in sorted(starts.items(), reverse=True))
+    return [f"the runs start at steps far apart ({said}): compared at step {step[0]:g}, a run that starts earlier "
+            "is forecast further past its log, and one that starts later has trained fewer steps there; rank runs "
+            "whose logs count steps alike"]
 
 
 def surely_below(p: float, n: int, level: float = PRUNE_BELOW, conf: float = SURE) -> bool:

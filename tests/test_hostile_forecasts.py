@@ -1,0 +1,114 @@
+"""``forecast`` on windows a demanding user would try: a score held at its floor before it takes
+off, a window whose regime says the interval was widened, and other inputs the law was not made
+for. Each answer is honest: no interval of no width for a score that moved, no claim of a
+widening that did not happen."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from entropylaw.fit.forecast.core import forecast
+from entropylaw.fit.forecast.data import RunData
+
+pytestmark = pytest.mark.printed
+
+
+def _floor_then_climb(entropy_rises=False):
+    """A validation score at 0 for its first 7 points (of 12), then climbing to 0.3."""
+    steps = np.arange(1.0, 61.0, 5.0)
+    val = np.array([0.0] * 7 + [0.028, 0.115, 0.181, 0.247, 0.305])
+    h = np.arange(1.0, 61.0)
+    ent = 0.3 * np.exp(h / 60) if entropy_rises else 1.5 * np.exp(-h / 60) + 0.05
+    return RunData.from_arrays(steps, val, h, ent, target_key="val/gsm8k")
+
+
+def test_last_value_of_a_score_held_at_its_floor_then_climbing_has_an_interval():
+    """Before: the noise read from successive differences was 0 (most of them were the floor's
+    repeats), and last-value printed 0.3049 [0.3049, 0.3049] for a score that climbed 0 -> 0.3."""
+    fc = forecast(_floor_then_climb(), horizon=136.0, methods=["last-value"], n_boot=200, regime_rates={})
+    f = fc.methods["last-value"].final
+    assert f["lo"] < f["forecast"] < f["hi"], f
+
+
+def test_a_collapse_risk_said_to_widen_the_interval_widens_it():
+    """Entropy rising 2.6-fold in the window: the output said "the interval is widened downward"
+    over an interval of no width."""
+    fc = forecast(_floor_then_climb(entropy_rises=True), horizon=136.0, methods=["last-value"], n_boot=200)
+    text = " ".join(str(fc).split())
+    f = fc.methods["last-value"].final
+    assert "widened downward" in text and f["lo"] < f["forecast"] - 0.05, f
+
+
+def _jsonl(path, steps, val_every=5):
+    """A veRL-style log taking off from 0 on gsm8k, its entropy falling, at ``steps``."""
+    import json
+
+    with open(path, "w") as f:
+        for i, s in enumerate(steps):
+            h = 1.5 * np.exp(-i / 60) + 0.05
+            row = {"step": s, "actor/entropy": h, "critic/score/mean": float(np.clip(1.3 - 0.5 * np.exp(h), 0, 1))}
+            if i % val_every == 0:
+                row["val/test_score/gsm8k"] = float(np.clip(1.25 - 0.5 * np.exp(h), 0, 1))
+            f.write(json.dumps(row) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("extra", [[], ["--fit-frac", "0.3"]])
+def test_a_window_that_ends_far_past_its_last_score_is_no_forecast_and_no_call(tmp_path, extra):
+    """One row logged at step 1e9 after 199 steps: the window ended at 1e9 (3e8 in a backtest),
+    the take-off's climb was carried across the gap, and the output said 1.0000 [1.0000, 1.0000]
+    and "call: stop: continuing from step 199 adds +0.0"."""
+    from conftest import run_cli
+
+    log = _jsonl(tmp_path / "jump.jsonl", [*range(1, 200), 10**9])
+    out = run_cli("forecast", log, "--n-boot", "50", *extra)
+    text = " ".join(out.stdout.split())
+    assert out.returncode == 0, out.stderr
+    assert "call: stop" not in text and "call: none: no forecast: the window ends at step" in text, text
+
+
+def test_a_call_likely_made_only_at_the_runs_last_step_is_not_said_likely(tmp_path):
+    """`--total-steps 61` one step after a window ending at 60.7: the output said "the call is
+    likely made at step 61", the run's last step, where no call is left to make."""
+    from conftest import run_cli
+
+    log = _jsonl(tmp_path / "run.jsonl", list(range(1, 201)))
+    out = run_cli("forecast", log, "--fit-frac", "0.3", "--total-steps", "61", "--n-boot", "50")
+    text = " ".join(out.stdout.split())
+    assert out.returncode == 0 and "call: undecided" in text, out.stdout + out.stderr
+    assert "likely made at step 61" not in text and "no call is likely before the run's end" in text, text
+
+
+def test_rank_says_why_a_run_whose_window_ends_past_its_last_score_has_no_forecast(tmp_path):
+    """rank listed the run with a step logged at 1e9 as "no forecast" and explained it as "the interval
+    spans over half the score's range" under an interval [1.000, 1.000]."""
+    from conftest import run_cli
+
+    _jsonl(tmp_path / "jump.jsonl", [*range(1, 200), 10**9])
+    _jsonl(tmp_path / "plain.jsonl", list(range(1, 201)))
+    out = run_cli("rank", str(tmp_path), "--n-boot", "50")
+    text = " ".join(out.stdout.split())
+    assert out.returncode == 0, out.stderr
+    assert "2 runs listed, 1 ranked (1 with no forecast)" in text, text
+    assert "or the window ends further past its last score than its scores span" in text, text
+
+
+def test_rank_at_one_step_says_the_runs_start_at_steps_far_apart(tmp_path):
+    """Two copies of one run, one logging steps from 5000: compared live at step 5238, the copy from
+    step 0 was forecast 44 times its length ahead and the other pruned, with nothing said of why."""
+    from conftest import run_cli
+
+    _jsonl(tmp_path / "from_one.jsonl", list(range(1, 121)))
+    _jsonl(tmp_path / "from_5000.jsonl", list(range(5000, 5120)))
+    out = run_cli("rank", str(tmp_path), "--n-boot", "50")
+    text = " ".join(out.stdout.split())
+    assert out.returncode == 0, out.stderr
+    assert "the runs start at steps far apart (from_5000 at step 5000; from_one at step 1)" in text, text
+    # a run whose log starts at step 5 beside a 4-step run from step 1 is no such contest
+    near = tmp_path / "near"
+    near.mkdir()
+    _jsonl(near / "from_five.jsonl", list(range(5, 121)))
+    _jsonl(near / "short.jsonl", [1, 2, 3, 4], val_every=1)
+    out = run_cli("rank", str(near), "--n-boot", "50")
+    assert out.returncode == 0 and "start at steps far apart" not in out.stdout, out.stdout + out.stderr
