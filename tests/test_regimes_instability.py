@@ -88,3 +88,20 @@ def test_rasbt_kl_collapse_is_still_flagged(frac):
 
     df = br.read_rasbt(path)
     assert _at(RunData.from_table(df, df["run_id"].iloc[0]), frac)["name"] == "instability"
+
+
+def test_a_collapse_already_on_its_floor_is_not_said_widened_downward():
+    """A run that fell to its floor inside the window has nothing left to lose: its collapse-risk warning said
+    "the interval is widened downward" under an interval that only opens upward ([0, 0.40])."""
+    steps = np.arange(0.0, 200.0, 10.0)
+    fell = np.r_[np.linspace(0.05, 0.40, 10), np.zeros(10)]  # climbs to 0.40, then 0 for its last 10 points
+    rates = {"instability": {"cases": 11, "runs": 7, "recipes": ["a", "b", "c"], "collapsed": 6, "collapsed_runs": 4,
+                             "r": [0.0] * 21}}
+    on_floor = rg.classify(RunData.from_arrays(steps, fell, target_key="val/math500").window(190.0))
+    assert on_floor["name"] == "instability" and on_floor["on_floor"]
+    [said] = rg.warnings_for(on_floor, rates)
+    assert "on its floor already" in said and "widened downward" not in said
+    held = np.r_[np.linspace(0.05, 0.40, 10), np.full(10, 0.25)]  # fell to 0.25: something left to lose
+    above = rg.classify(RunData.from_arrays(steps, held, target_key="val/math500").window(190.0))
+    assert above["name"] == "instability" and not above["on_floor"]
+    assert rg.warnings_for(above, rates)[0].endswith("the interval is widened downward")

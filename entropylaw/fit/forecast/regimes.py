@@ -146,7 +146,7 @@ def classify(win, entropy_fold=ENTROPY_FOLD) -> dict:
                      f"{drop / sd:.1f} times a point's standard error")
     if got is not None:
         c, se, z_end = got
-        out.update(c=c, c_se=se, z_end=z_end)
+        out.update(c=c, c_se=se, z_end=z_end, on_floor=bool(float(from_logit(z_end, win.bounds)) - lo <= 2 * sd))
         if win.target_kind == "validation" and first <= FLOOR and c >= FAST and \
                 y.values[-1] - y.values[0] > RISE_SD * sd:
             out.update(name="take-off", why=f"the score started near its floor ({y.values[0]:.3f}) and still climbs "
@@ -375,7 +375,9 @@ def warnings_for(regime, rates) -> list[str]:
             share = ins["collapsed"] / ins["cases"]
             out.append(f"collapse risk: {regime['why']}; of {ins['cases']} windows of {ins['runs']} real runs "
                        f"({len(ins['recipes'])} recipes) in this state, {ins['collapsed']} ({share:.0%}) ended below "
-                       f"half their level ({ins['collapsed_runs']} runs collapsed): the interval is widened downward")
+                       f"half their level ({ins['collapsed_runs']} runs collapsed): " +
+                       ("the run is on its floor already, with nothing left to lose: its interval is not widened"
+                        if regime.get("on_floor") else "the interval is widened downward"))
         else:
             out.append(f"collapse risk: {regime['why']}; no rates learned for such runs are stored: the interval "
                        "is not widened")
