@@ -279,3 +279,22 @@ def test_a_training_reward_in_percent_is_read_in_its_units_and_the_remedy_said(t
     assert _series(df, "score") == pytest.approx({s: 100 * _score(s) for s in TRAINING}, abs=1e-6)
     percent = el.load(tmp_path / "wandb", score_scale="percent", warn=False)
     assert _series(percent, "score") == pytest.approx({s: _score(s) for s in TRAINING}, abs=1e-6)
+
+
+def test_keys_the_user_names_on_a_declared_axis_are_read_beside_an_undeclared_reward(tmp_path):
+    """A loop declares its own metrics on its own step (``rl/*`` on ``rl/iter``), names no one entropylaw knows,
+    and a reward server logs ``reward`` with no step (W&B's _step, two log calls a step). Named by the user
+    (``entropy_key``, ``score_key``), the declared keys were dropped as 'on its own step axis' and the run refused
+    ('not found; available keys: reward'); they are read on their declared step, the undeclared rows dropped."""
+    run = _init(tmp_path, "named")
+    run.define_metric("rl/iter")
+    run.define_metric("rl/*", step_metric="rl/iter")
+    for s in range(1, 21):
+        run.log({"rl/H": _entropy(s), "rl/solved": _score(s), "rl/iter": s})
+        run.log({"reward": _score(s) + 0.2})
+    path = finish(run)
+    df = el.load(path, entropy_key="rl/H", score_key="rl/solved", warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(1, 21)})
+    assert _series(df, "score") == pytest.approx({s: _score(s) for s in range(1, 21)})
+    [account] = el.row_accounts(df)
+    assert sum(account["dropped"].values()) == 20  # the reward's rows, on no declared step

@@ -164,6 +164,7 @@ class Undeclared:
     only its GPU monitor's ``ray/*`` on ``ray/ray_step``); without ``step=`` it counts log calls (a loop that
     declares ``train/*`` on its own step). Where no declared key is one entropylaw reads (an entropy, a score, a
     validation) and some undeclared key is, the undeclared rows are read on ``_step``, said; else dropped, counted.
+    A key the user names (``named``: ``entropy_key`` ...) is one entropylaw reads, whatever its name.
 
     >>> u = Undeclared()
     >>> u.counts, u.rows = {"train/reward": 2, "timing/x": 1}, array("q", [0, 1, 3])
@@ -174,7 +175,8 @@ class Undeclared:
     [False, False, True, False]
     """
 
-    def __init__(self):
+    def __init__(self, named=()):
+        self.named = frozenset(named)
         self.counts: dict[str, int] = {}  # rows per key
         self.rows = array("q")  # their indices among the run's values
         self.declared: list[str] = []
@@ -186,7 +188,7 @@ class Undeclared:
         if not self.rows:
             return None
         self.declared = sorted(set(declared.values()))
-        if not any(map(is_candidate, declared)) and any(map(is_candidate, self.counts)):
+        if not any(k in self.named or is_candidate(k) for k in declared) and any(map(is_candidate, self.counts)):
             self.kept_on_step = True  # the declared keys, a monitor's on its own axis, are then no training step
             off = np.isin(keys, list(declared))
             self.off_axis = int(off.sum())

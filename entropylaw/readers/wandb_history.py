@@ -142,7 +142,7 @@ def first_tag(payload: bytes) -> int:
 class HistoryReader:
     """Accumulates history rows compactly (array codes), resolving each key's step."""
 
-    def __init__(self, step_key: str | None):
+    def __init__(self, step_key: str | None, named=()):
         self.step_key = step_key
         self.exact: dict[str, str] = {}             # metric name -> its step metric
         self.globs: list[tuple[str, str]] = []      # (glob, step metric), in declaration order
@@ -153,7 +153,7 @@ class HistoryReader:
         self.axis_codes = array("i")  # per row, its step metric (index in axis_names); filled once one is declared
         self.axis_names: dict[str | None, int] = {}
         self.kept: np.ndarray | None = None  # after to_raw, the values read (None: all)
-        self.undeclared = Undeclared()  # rows of keys with no step metric in a run that declares them
+        self.undeclared = Undeclared(named)  # rows of keys with no step metric in a run that declares them
         self.auto_step = -1
         self.non_numeric: dict[str, int] = {}
         self.bad_steps = 0
