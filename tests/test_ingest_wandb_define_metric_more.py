@@ -298,3 +298,20 @@ def test_keys_the_user_names_on_a_declared_axis_are_read_beside_an_undeclared_re
     assert _series(df, "score") == pytest.approx({s: _score(s) for s in range(1, 21)})
     [account] = el.row_accounts(df)
     assert sum(account["dropped"].values()) == 20  # the reward's rows, on no declared step
+
+
+def test_undeclared_entropy_and_reward_each_in_a_log_call_of_their_own_are_said_to_be_on_log_calls(tmp_path):
+    """A loop declares a chart's own step (``perf/*`` on ``custom_step``) and logs its entropy and its reward in two
+    wandb.log calls a step, without step=: read on W&B's _step, each a log call apart, entropy and reward were never
+    at one step (40 steps read as 80) and only 'read on W&B's _step, as W&B plots them' was said. Said among what
+    the reading changed: the two are never at one _step, the steps are log calls, not training steps."""
+    run = _init(tmp_path, "calls")
+    run.define_metric("custom_step")
+    run.define_metric("perf/*", step_metric="custom_step")
+    for s in range(20):
+        run.log({"entropy": _entropy(s)})
+        run.log({"reward": _score(s), "perf/tps": 100.0, "custom_step": 8 * s})
+    df = el.load(finish(run), warn=False)
+    [account] = el.row_accounts(df)
+    [said] = [n for n in account["changed"] if "log calls" in n]
+    assert "'entropy'" in said and "'reward'" in said and "_step 0, 2, 4" in said and "_step 1, 3, 5" in said

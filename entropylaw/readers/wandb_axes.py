@@ -29,7 +29,7 @@ from array import array
 
 import numpy as np
 
-from entropylaw.readers.keys import is_candidate
+from entropylaw.readers.keys import detect_keys, is_candidate
 from entropylaw.terminal import count
 
 TRAIN_AXIS = "train/step"
@@ -182,14 +182,17 @@ class Undeclared:
         self.declared: list[str] = []
         self.kept_on_step = False
         self.off_axis = 0  # values of the declared keys not read, where the undeclared are
+        self.apart = ""  # where read on _step: the entropy and the score never at one _step, said
 
-    def settle(self, keys: np.ndarray, declared: dict[str, str]) -> np.ndarray | None:
-        """The mask of the values kept (None: all of them)."""
+    def settle(self, keys: np.ndarray, declared: dict[str, str], steps=None) -> np.ndarray | None:
+        """The mask of the values kept (None: all of them); ``steps``: each value's W&B step."""
         if not self.rows:
             return None
         self.declared = sorted(set(declared.values()))
         if not any(k in self.named or is_candidate(k) for k in declared) and any(map(is_candidate, self.counts)):
             self.kept_on_step = True  # the declared keys, a monitor's on its own axis, are then no training step
+            if steps is not None:
+                self.apart = _apart(keys, steps, detect_keys(list(self.counts)))
             off = np.isin(keys, list(declared))
             self.off_axis = int(off.sum())
             return ~off if self.off_axis else None
@@ -206,9 +209,25 @@ class Undeclared:
             report.note(f"{count(n, 'row')} of {count(len(self.counts), 'key')} with no declared step metric "
                         f"({shown}) read on W&B's _step, as W&B plots them: the run declares steps only for keys "
                         f"entropylaw does not read (on {', '.join(self.declared)})")
+            if self.apart:
+                report.note(self.apart, changed=True)
             if self.off_axis:
                 report.drop(f"on its own step axis ({', '.join(self.declared)}), not the run's steps", self.off_axis)
             return
         report.drop(UNDECLARED, n)
         report.note(f"dropped {count(n, 'row')} of {count(len(self.counts), 'key')} with no declared step metric "
                     f"({shown}): the run declares its steps, and W&B's _step counts log calls, not steps")
+
+
+def _apart(keys: np.ndarray, steps: np.ndarray, km) -> str:
+    """What to say where the entropy and the score read on ``_step`` are never at one of its steps: each was logged in
+    a wandb.log call of its own, without step=, and ``_step`` then counts log calls, not training steps."""
+    if not km.entropy or not km.score:
+        return ""
+    at = [np.unique(steps[keys == key]) for key in (km.entropy, km.score)]
+    if len(at[0]) < 2 or len(at[1]) < 2 or np.intersect1d(*at).size:
+        return ""
+    shown = [", ".join(map(str, a[:3].tolist())) + (", ..." if len(a) > 3 else "") for a in at]
+    return (f"{km.entropy!r} (at _step {shown[0]}) and {km.score!r} (at _step {shown[1]}) are never at one _step: "
+            "each was logged in a wandb.log call of its own, without step=, so their steps are W&B's count of log "
+            "calls, not training steps (log a step's metrics in one call, or with step=)")

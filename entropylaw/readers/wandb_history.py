@@ -348,7 +348,7 @@ class HistoryReader:
             notes += moved
         keys = names[np.frombuffer(self.key_codes, dtype=np.int32)] if len(self.key_codes) else np.array([], object)
         steps, values = np.frombuffer(self.steps, dtype=np.int64), np.frombuffer(self.values, dtype=np.float64)
-        self.kept = self.undeclared.settle(keys, {k: m for k, m in self._declared().items() if m})
+        self.kept = self.undeclared.settle(keys, {k: m for k, m in self._declared().items() if m}, steps)
         if self.kept is not None:
             keys, steps, values = keys[self.kept], steps[self.kept], values[self.kept]
             self.axis_codes = array("i", np.frombuffer(self.axis_codes, dtype=np.int32)[self.kept].tobytes())
