@@ -315,3 +315,20 @@ def test_undeclared_entropy_and_reward_each_in_a_log_call_of_their_own_are_said_
     [account] = el.row_accounts(df)
     [said] = [n for n in account["changed"] if "log calls" in n]
     assert "'entropy'" in said and "'reward'" in said and "_step 0, 2, 4" in said and "_step 1, 3, 5" in said
+
+
+def test_an_undeclared_validation_in_a_log_call_of_its_own_is_said_to_be_on_log_calls(tmp_path):
+    """The same loop logging its entropy and reward in one call and its validation every 5 steps in a call of its own,
+    without step=: the validation's _step is never a training row's (each of its calls one more _step, the training
+    steps read shifted by as many); said, as for an entropy and a reward logged apart."""
+    run = _init(tmp_path, "eval_calls")
+    run.define_metric("custom_step")
+    run.define_metric("perf/*", step_metric="custom_step")
+    for s in range(20):
+        run.log({"entropy": _entropy(s), "reward": _score(s), "perf/tps": 100.0, "custom_step": 8 * s})
+        if s % 5 == 4:
+            run.log({"eval/accuracy": _score(s) - 0.1})
+    df = el.load(finish(run), warn=False)
+    [account] = el.row_accounts(df)
+    [said] = [n for n in account["changed"] if "log calls" in n]
+    assert "'eval/accuracy' (at _step 5, 11, 17, ...)" in said and "'reward'" not in said, said

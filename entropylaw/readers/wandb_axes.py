@@ -220,14 +220,19 @@ class Undeclared:
 
 
 def _apart(keys: np.ndarray, steps: np.ndarray, km) -> str:
-    """What to say where the entropy and the score read on ``_step`` are never at one of its steps: each was logged in
-    a wandb.log call of its own, without step=, and ``_step`` then counts log calls, not training steps."""
-    if not km.entropy or not km.score:
+    """What to say where the score or a validation read on ``_step`` is never at a ``_step`` of the entropy: each was
+    logged in a wandb.log call of its own, without step=, and ``_step`` then counts log calls, not training steps."""
+    if not km.entropy:
         return ""
-    at = [np.unique(steps[keys == key]) for key in (km.entropy, km.score)]
-    if len(at[0]) < 2 or len(at[1]) < 2 or np.intersect1d(*at).size:
+    entropy = np.unique(steps[keys == km.entropy])
+    others = {key: np.unique(steps[keys == key]) for key in (km.score, *km.val.values()) if key}
+    apart = {key: at for key, at in others.items() if len(at) >= 3 and not np.intersect1d(entropy, at).size}
+    if len(entropy) < 3 or not apart:  # a validation before training and one after it share no step: no sign
         return ""
-    shown = [", ".join(map(str, a[:3].tolist())) + (", ..." if len(a) > 3 else "") for a in at]
-    return (f"{km.entropy!r} (at _step {shown[0]}) and {km.score!r} (at _step {shown[1]}) are never at one _step: "
-            "each was logged in a wandb.log call of its own, without step=, so their steps are W&B's count of log "
-            "calls, not training steps (log a step's metrics in one call, or with step=)")
+
+    def shown(key, at):
+        return f"{key!r} (at _step {', '.join(map(str, at[:3].tolist()))}{', ...' if len(at) > 3 else ''})"
+
+    return (f"{shown(km.entropy, entropy)} and {' and '.join(shown(k, a) for k, a in apart.items())} are never at one "
+            "_step: each was logged in a wandb.log call of its own, without step=, so their steps are W&B's count of "
+            "log calls, not training steps (log a step's metrics in one call, or with step=)")
