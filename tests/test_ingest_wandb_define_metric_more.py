@@ -332,3 +332,29 @@ def test_an_undeclared_validation_in_a_log_call_of_its_own_is_said_to_be_on_log_
     [account] = el.row_accounts(df)
     [said] = [n for n in account["changed"] if "log calls" in n]
     assert "'eval/accuracy' (at _step 5, 11, 17, ...)" in said and "'reward'" not in said, said
+
+
+@pytest.mark.parametrize("late", [False, True])
+def test_training_rows_logged_with_step_beside_an_eval_axis_at_that_step_are_read(tmp_path, late):
+    """A loop declares ``eval/*`` on ``eval/step`` (at its first evaluation, or at the start) and logs ``train/*``
+    with step=: every training row after the declaration was dropped as 'no declared step metric' (all 40 steps, or
+    31 of them), though each eval row's eval/step is its _step: the run logs with step= the step it declares, and
+    its undeclared rows are read on _step, said."""
+    run = _init(tmp_path, "eval_axis")
+    if not late:
+        run.define_metric("eval/step")
+        run.define_metric("eval/*", step_metric="eval/step")
+    for s in range(1, 41):
+        run.log({"train/entropy": _entropy(s), "train/reward": _score(s)}, step=s)
+        if s % 10 == 0:
+            if late and s == 10:
+                run.define_metric("eval/step")
+                run.define_metric("eval/*", step_metric="eval/step")
+            run.log({"eval/accuracy": _score(s) - 0.1, "eval/step": s}, step=s)
+    df = el.load(finish(run), warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(1, 41)})
+    assert _series(df, "score") == pytest.approx({s: _score(s) for s in range(1, 41)})
+    assert _series(df, "val/accuracy") == pytest.approx({s: _score(s) - 0.1 for s in range(10, 41, 10)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {}
+    assert any("eval/step" in n and "_step" in n and "step=" in n for n in account["notes"]), account["notes"]

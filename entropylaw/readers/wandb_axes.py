@@ -183,12 +183,17 @@ class Undeclared:
         self.kept_on_step = False
         self.off_axis = 0  # values of the declared keys not read, where the undeclared are
         self.apart = ""  # where read on _step: the entropy and the score never at one _step, said
+        self.on_step = False  # the declared steps are W&B's _step: the run logs with step= (every row read)
 
-    def settle(self, keys: np.ndarray, declared: dict[str, str], steps=None) -> np.ndarray | None:
-        """The mask of the values kept (None: all of them); ``steps``: each value's W&B step."""
+    def settle(self, keys: np.ndarray, declared: dict[str, str], steps=None, on_step=False) -> np.ndarray | None:
+        """The mask of the values kept (None: all of them); ``steps``: each value's step; ``on_step``: each row on
+        a declared step metric is at W&B's _step too (:func:`declared_on_step`), which is then the run's step."""
         if not self.rows:
             return None
         self.declared = sorted(set(declared.values()))
+        if on_step:
+            self.on_step = True
+            return None
         if not any(k in self.named or is_candidate(k) for k in declared) and any(map(is_candidate, self.counts)):
             self.kept_on_step = True  # the declared keys, a monitor's on its own axis, are then no training step
             if steps is not None:
@@ -205,6 +210,11 @@ class Undeclared:
             return
         n, shown = sum(self.counts.values()), ", ".join(sorted(self.counts)[:6]) + (", ..." if len(self.counts) > 6
                                                                                     else "")
+        if self.on_step:
+            report.note(f"{count(n, 'row')} of {count(len(self.counts), 'key')} with no declared step metric "
+                        f"({shown}) read on W&B's _step: in each row on a declared step ({', '.join(self.declared)}) "
+                        "it is W&B's _step, the run logging with step= the step it declares")
+            return
         if self.kept_on_step:
             report.note(f"{count(n, 'row')} of {count(len(self.counts), 'key')} with no declared step metric "
                         f"({shown}) read on W&B's _step, as W&B plots them: the run declares steps only for keys "
@@ -236,3 +246,13 @@ def _apart(keys: np.ndarray, steps: np.ndarray, km) -> str:
     return (f"{shown(km.entropy, entropy)} and {' and '.join(shown(k, a) for k, a in apart.items())} are never at one "
             "_step: each was logged in a wandb.log call of its own, without step=, so their steps are W&B's count of "
             "log calls, not training steps (log a step's metrics in one call, or with step=)")
+
+
+def declared_on_step(steps: np.ndarray, own_steps: array, axis_codes: array, undeclared_code: int | None) -> bool:
+    """Whether every row on a declared step metric is at that step on W&B's ``_step`` too, at two steps at least: the
+    run passes ``step=`` the step it declares (``eval/*`` on ``eval/step``, ``train/*`` logged with step=)."""
+    if not len(axis_codes) or len(own_steps) != len(steps):
+        return False
+    declared = np.frombuffer(axis_codes, dtype=np.int32) != (-1 if undeclared_code is None else undeclared_code)
+    at = steps[declared]
+    return len(np.unique(at)) >= 2 and bool((at == np.frombuffer(own_steps, dtype=np.int64)[declared]).all())

@@ -28,7 +28,8 @@ from typing import Iterable
 import numpy as np
 
 from entropylaw.readers.common import RawRun
-from entropylaw.readers.wandb_axes import ROLLOUT_AXIS, TRAIN_AXIS, RolloutOfTrain, Undeclared, on_own_steps
+from entropylaw.readers.wandb_axes import (ROLLOUT_AXIS, TRAIN_AXIS, RolloutOfTrain, Undeclared, declared_on_step,
+                                           on_own_steps)
 from entropylaw.terminal import count
 
 NON_NUMERIC = "non-numeric value"
@@ -348,7 +349,8 @@ class HistoryReader:
             notes += moved
         keys = names[np.frombuffer(self.key_codes, dtype=np.int32)] if len(self.key_codes) else np.array([], object)
         steps, values = np.frombuffer(self.steps, dtype=np.int64), np.frombuffer(self.values, dtype=np.float64)
-        self.kept = self.undeclared.settle(keys, {k: m for k, m in self._declared().items() if m}, steps)
+        on_step = declared_on_step(steps, self.own_steps, self.axis_codes, self.axis_names.get(None))
+        self.kept = self.undeclared.settle(keys, {k: m for k, m in self._declared().items() if m}, steps, on_step)
         if self.kept is not None:
             keys, steps, values = keys[self.kept], steps[self.kept], values[self.kept]
             self.axis_codes = array("i", np.frombuffer(self.axis_codes, dtype=np.int32)[self.kept].tobytes())
