@@ -192,3 +192,15 @@ def test_a_unit_in_parentheses_of_a_validation_accuracy(tmp_path):
     # a fraction, as 'Val Accuracy=52.3' and '52.3%' are
     assert _metric(df, "val/acc")[60] == pytest.approx(round(100 * _acc(60), 2) / 100)
     assert "'val acc (%)' as 'val acc' (a percent)" in " ".join(_notes(df))
+
+
+def test_words_in_parentheses_that_are_no_unit_are_not_said_to_be_read_without_it(tmp_path):
+    """'val acc (pass@1): 0.31' is kept under its name as printed (its parentheses no unit); it was said among the
+    names 'read without' their unit, as 'val acc (pass@1)' as 'val acc (pass@1)'."""
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"step {s} | entropy {_ent(s):.4f} | reward (mean): {_rew(s):.4f}"
+                            + (f" | val acc (pass@1): {_acc(s):.4f}" if s % 10 == 0 else "") + "\n"
+                            for s in range(1, 61)))
+    said = " ".join(_notes(el.load(path, warn=False)))
+    assert "'reward (mean)' as 'reward'" in said and "as 'val acc (pass@1)'" not in said, said
+    assert "'val acc (pass@1)' kept as printed" in said, said

@@ -304,3 +304,28 @@ def test_verifiers_reward_functions_without_mean_suffix(tmp_path):
     assert _series(df, "score") == pytest.approx({s: _reward(s) for s in range(1, STEPS + 1)})
     assert _series(df, "val/correct_answer_reward_func") == pytest.approx({s: _reward(s) - 0.1
                                                                           for s in range(10, STEPS + 1, 10)})
+
+
+@pytest.mark.parametrize("stats", [
+    {"rewards/median": 0.0, "rewards/p10": -0.3, "rewards/p90": 0.3},  # a loop's reward statistics
+    {"rewards/chosen_sum": 12.0, "rewards/rejected_sum": -4.0, "count/chosen": 8.0},  # KTO's sums beside its means
+])
+def test_statistics_of_the_reward_are_no_reward_functions(tmp_path, stats):
+    """``rewards/<name>`` with no /mean is a reward function's (verifiers) only where the name is no statistic of
+    the reward (median, p90) nor of KTO's chosen and rejected rewards (``rewards/chosen_sum``): such keys were
+    taken for reward functions and fitted ('2 reward functions (median, p10 ...) and none is named like an
+    accuracy') in place of the run's ``reward``, the validation ``eval_reward`` dropped."""
+    import json
+
+    history = []
+    for step in range(1, STEPS + 1):
+        history.append({"loss": 0.01, "entropy": _entropy(step), "reward": _reward(step),
+                        **{k: v + _reward(step) for k, v in stats.items()}, "step": step})
+        if step % 10 == 0:
+            history.append({"eval_reward": _reward(step) - 0.1, "step": step})
+    path = tmp_path / "checkpoint-40" / "trainer_state.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"global_step": STEPS, "log_history": history}))
+    df = el.load(path, warn=False)
+    assert _series(df, "score") == pytest.approx({s: _reward(s) for s in range(1, STEPS + 1)})
+    assert _series(df, "val/mean") == pytest.approx({s: _reward(s) - 0.1 for s in range(10, STEPS + 1, 10)})

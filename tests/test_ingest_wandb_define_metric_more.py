@@ -279,3 +279,82 @@ def test_a_training_reward_in_percent_is_read_in_its_units_and_the_remedy_said(t
     assert _series(df, "score") == pytest.approx({s: 100 * _score(s) for s in TRAINING}, abs=1e-6)
     percent = el.load(tmp_path / "wandb", score_scale="percent", warn=False)
     assert _series(percent, "score") == pytest.approx({s: _score(s) for s in TRAINING}, abs=1e-6)
+
+
+def test_keys_the_user_names_on_a_declared_axis_are_read_beside_an_undeclared_reward(tmp_path):
+    """A loop declares its own metrics on its own step (``rl/*`` on ``rl/iter``), names no one entropylaw knows,
+    and a reward server logs ``reward`` with no step (W&B's _step, two log calls a step). Named by the user
+    (``entropy_key``, ``score_key``), the declared keys were dropped as 'on its own step axis' and the run refused
+    ('not found; available keys: reward'); they are read on their declared step, the undeclared rows dropped."""
+    run = _init(tmp_path, "named")
+    run.define_metric("rl/iter")
+    run.define_metric("rl/*", step_metric="rl/iter")
+    for s in range(1, 21):
+        run.log({"rl/H": _entropy(s), "rl/solved": _score(s), "rl/iter": s})
+        run.log({"reward": _score(s) + 0.2})
+    path = finish(run)
+    df = el.load(path, entropy_key="rl/H", score_key="rl/solved", warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(1, 21)})
+    assert _series(df, "score") == pytest.approx({s: _score(s) for s in range(1, 21)})
+    [account] = el.row_accounts(df)
+    assert sum(account["dropped"].values()) == 20  # the reward's rows, on no declared step
+
+
+def test_undeclared_entropy_and_reward_each_in_a_log_call_of_their_own_are_said_to_be_on_log_calls(tmp_path):
+    """A loop declares a chart's own step (``perf/*`` on ``custom_step``) and logs its entropy and its reward in two
+    wandb.log calls a step, without step=: read on W&B's _step, each a log call apart, entropy and reward were never
+    at one step (40 steps read as 80) and only 'read on W&B's _step, as W&B plots them' was said. Said among what
+    the reading changed: the two are never at one _step, the steps are log calls, not training steps."""
+    run = _init(tmp_path, "calls")
+    run.define_metric("custom_step")
+    run.define_metric("perf/*", step_metric="custom_step")
+    for s in range(20):
+        run.log({"entropy": _entropy(s)})
+        run.log({"reward": _score(s), "perf/tps": 100.0, "custom_step": 8 * s})
+    df = el.load(finish(run), warn=False)
+    [account] = el.row_accounts(df)
+    [said] = [n for n in account["changed"] if "log calls" in n]
+    assert "'entropy'" in said and "'reward'" in said and "_step 0, 2, 4" in said and "_step 1, 3, 5" in said
+
+
+def test_an_undeclared_validation_in_a_log_call_of_its_own_is_said_to_be_on_log_calls(tmp_path):
+    """The same loop logging its entropy and reward in one call and its validation every 5 steps in a call of its own,
+    without step=: the validation's _step is never a training row's (each of its calls one more _step, the training
+    steps read shifted by as many); said, as for an entropy and a reward logged apart."""
+    run = _init(tmp_path, "eval_calls")
+    run.define_metric("custom_step")
+    run.define_metric("perf/*", step_metric="custom_step")
+    for s in range(20):
+        run.log({"entropy": _entropy(s), "reward": _score(s), "perf/tps": 100.0, "custom_step": 8 * s})
+        if s % 5 == 4:
+            run.log({"eval/accuracy": _score(s) - 0.1})
+    df = el.load(finish(run), warn=False)
+    [account] = el.row_accounts(df)
+    [said] = [n for n in account["changed"] if "log calls" in n]
+    assert "'eval/accuracy' (at _step 5, 11, 17, ...)" in said and "'reward'" not in said, said
+
+
+@pytest.mark.parametrize("late", [False, True])
+def test_training_rows_logged_with_step_beside_an_eval_axis_at_that_step_are_read(tmp_path, late):
+    """A loop declares ``eval/*`` on ``eval/step`` (at its first evaluation, or at the start) and logs ``train/*``
+    with step=: every training row after the declaration was dropped as 'no declared step metric' (all 40 steps, or
+    31 of them), though each eval row's eval/step is its _step: the run logs with step= the step it declares, and
+    its undeclared rows are read on _step, said."""
+    run = _init(tmp_path, "eval_axis")
+    if not late:
+        run.define_metric("eval/step")
+        run.define_metric("eval/*", step_metric="eval/step")
+    for s in range(1, 41):
+        run.log({"train/entropy": _entropy(s), "train/reward": _score(s)}, step=s)
+        if s % 10 == 0:
+            if late and s == 10:
+                run.define_metric("eval/step")
+                run.define_metric("eval/*", step_metric="eval/step")
+            run.log({"eval/accuracy": _score(s) - 0.1, "eval/step": s}, step=s)
+    df = el.load(finish(run), warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(1, 41)})
+    assert _series(df, "score") == pytest.approx({s: _score(s) for s in range(1, 41)})
+    assert _series(df, "val/accuracy") == pytest.approx({s: _score(s) - 0.1 for s in range(10, 41, 10)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {}
+    assert any("eval/step" in n and "_step" in n and "step=" in n for n in account["notes"]), account["notes"]

@@ -165,7 +165,8 @@ FORMATS: list[Format] = [
     # one `entropylaw lab run`: its JSONL, CSV and W&B logs hold the same run, read once
     Format("lab_run", lambda s: s.is_dir and is_run_dir(s.path), lambda src, o: read_lab_run(src)),
     Format("wandb_offline", lambda s: (s.is_dir and _wandb_dir(s.path)) or s.is_file(".wandb"),
-           lambda src, o: read_wandb_offline(src, o.step_key), per_mb_s=0.033, pieces=_wandb_run_dirs,
+           lambda src, o: read_wandb_offline(src, o.step_key, (o.entropy_key, o.score_key, *(o.val_keys or ()))),
+           per_mb_s=0.033, pieces=_wandb_run_dirs,
            files=wandb_files_in),
     Format("trl", lambda s: (s.is_dir and find_state(s.path) is not None) or (s.is_file(".json") and _trl_json(s)),
            lambda src, o: read_trl(src)),

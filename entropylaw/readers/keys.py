@@ -116,10 +116,11 @@ _SAME_SERIES_RANKS = {5, 6}
 _SLIME_EVAL = re.compile(r"^eval/(?P<bench>.+)$")
 _SLIME_EVAL_BESIDE = ("-truncated_ratio", "/response_len/mean")
 
-# TRL's per-reward-function keys (trainer_state / console: no prefix; TensorBoard/W&B: train/, eval/)
-# verifiers' GRPOTrainer: rewards/<func>, eval_rewards/<func> (no /mean); a statistic's own name is no function's,
-# nor TRL DPO's implicit rewards (rewards/chosen, rewards/accuracies ...)
-_FUNC = r"rewards/(?P<func>(?!(?:mean|std|min|max|chosen|rejected|margins|accuracies)$)[^/]+)(?:/mean)?$"
+# TRL's per-reward-function keys (TensorBoard/W&B: train/, eval/), verifiers' with no /mean; a bare statistic's name
+# is no function's (rewards/median, rewards/p90), nor DPO's and KTO's implicit rewards (rewards/chosen, .../chosen_sum)
+_STATS = r"mean|avg|average|std|stdev|var|min|max|median|sum|total|count|p\d+|q\d+"
+_FUNC = (r"rewards/(?P<func>(?!(?:" + _STATS + r"|(?:chosen|rejected)(?:_\w+)?|margins|accuracies)$)[^/]+)"
+         r"(?:/mean)?$")
 _TRAIN_FUNC = re.compile(r"^(?:train/)?" + _FUNC)
 _EVAL_FUNC = re.compile(r"^eval(?:_|/)" + _FUNC)
 _SUM_TRAIN = ("reward", "train/reward")

@@ -241,9 +241,14 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if lists:
         report.note("lists of numbers (a value a sample) read as their mean: "
                     + ", ".join(f"{k} ({v[1:-1]} values)" for k, v in sorted(lists.items())[:6]))
-    if units:
+    as_printed = sorted(k for k, v in units.items() if k == v)  # words in parentheses that are no unit ("(gsm8k)")
+    without = sorted((k, v) for k, v in units.items() if k != v)
+    if without:
         report.note("names printed with a unit in parentheses read without it: " + ", ".join(
-            f"{v!r} as {k!r}" + (" (a percent)" if k in percent else "") for k, v in sorted(units.items())[:6]))
+            f"{v!r} as {k!r}" + (" (a percent)" if k in percent else "") for k, v in without[:6]))
+    if as_printed:
+        report.note(f"names printed with words in parentheses that are no unit: {', '.join(map(repr, as_printed[:6]))} "
+                    "kept as printed")
     if under:
         named = ", ".join(sorted({h.key for h in under})[:6])
         where = "above a line naming their step" if blocks.below else "under a line naming their step"

@@ -29,7 +29,7 @@ from array import array
 
 import numpy as np
 
-from entropylaw.readers.keys import is_candidate
+from entropylaw.readers.keys import detect_keys, is_candidate
 from entropylaw.terminal import count
 
 TRAIN_AXIS = "train/step"
@@ -164,6 +164,7 @@ class Undeclared:
     only its GPU monitor's ``ray/*`` on ``ray/ray_step``); without ``step=`` it counts log calls (a loop that
     declares ``train/*`` on its own step). Where no declared key is one entropylaw reads (an entropy, a score, a
     validation) and some undeclared key is, the undeclared rows are read on ``_step``, said; else dropped, counted.
+    A key the user names (``named``: ``entropy_key`` ...) is one entropylaw reads, whatever its name.
 
     >>> u = Undeclared()
     >>> u.counts, u.rows = {"train/reward": 2, "timing/x": 1}, array("q", [0, 1, 3])
@@ -174,20 +175,29 @@ class Undeclared:
     [False, False, True, False]
     """
 
-    def __init__(self):
+    def __init__(self, named=()):
+        self.named = frozenset(named)
         self.counts: dict[str, int] = {}  # rows per key
         self.rows = array("q")  # their indices among the run's values
         self.declared: list[str] = []
         self.kept_on_step = False
         self.off_axis = 0  # values of the declared keys not read, where the undeclared are
+        self.apart = ""  # where read on _step: the entropy and the score never at one _step, said
+        self.on_step = False  # the declared steps are W&B's _step: the run logs with step= (every row read)
 
-    def settle(self, keys: np.ndarray, declared: dict[str, str]) -> np.ndarray | None:
-        """The mask of the values kept (None: all of them)."""
+    def settle(self, keys: np.ndarray, declared: dict[str, str], steps=None, on_step=False) -> np.ndarray | None:
+        """The mask of the values kept (None: all of them); ``steps``: each value's step; ``on_step``: each row on
+        a declared step metric is at W&B's _step too (:func:`declared_on_step`), which is then the run's step."""
         if not self.rows:
             return None
         self.declared = sorted(set(declared.values()))
-        if not any(map(is_candidate, declared)) and any(map(is_candidate, self.counts)):
+        if on_step:
+            self.on_step = True
+            return None
+        if not any(k in self.named or is_candidate(k) for k in declared) and any(map(is_candidate, self.counts)):
             self.kept_on_step = True  # the declared keys, a monitor's on its own axis, are then no training step
+            if steps is not None:
+                self.apart = _apart(keys, steps, detect_keys(list(self.counts)))
             off = np.isin(keys, list(declared))
             self.off_axis = int(off.sum())
             return ~off if self.off_axis else None
@@ -200,13 +210,49 @@ class Undeclared:
             return
         n, shown = sum(self.counts.values()), ", ".join(sorted(self.counts)[:6]) + (", ..." if len(self.counts) > 6
                                                                                     else "")
+        if self.on_step:
+            report.note(f"{count(n, 'row')} of {count(len(self.counts), 'key')} with no declared step metric "
+                        f"({shown}) read on W&B's _step: in each row on a declared step ({', '.join(self.declared)}) "
+                        "it is W&B's _step, the run logging with step= the step it declares")
+            return
         if self.kept_on_step:
             report.note(f"{count(n, 'row')} of {count(len(self.counts), 'key')} with no declared step metric "
                         f"({shown}) read on W&B's _step, as W&B plots them: the run declares steps only for keys "
                         f"entropylaw does not read (on {', '.join(self.declared)})")
+            if self.apart:
+                report.note(self.apart, changed=True)
             if self.off_axis:
                 report.drop(f"on its own step axis ({', '.join(self.declared)}), not the run's steps", self.off_axis)
             return
         report.drop(UNDECLARED, n)
         report.note(f"dropped {count(n, 'row')} of {count(len(self.counts), 'key')} with no declared step metric "
                     f"({shown}): the run declares its steps, and W&B's _step counts log calls, not steps")
+
+
+def _apart(keys: np.ndarray, steps: np.ndarray, km) -> str:
+    """What to say where the score or a validation read on ``_step`` is never at a ``_step`` of the entropy: each was
+    logged in a wandb.log call of its own, without step=, and ``_step`` then counts log calls, not training steps."""
+    if not km.entropy:
+        return ""
+    entropy = np.unique(steps[keys == km.entropy])
+    others = {key: np.unique(steps[keys == key]) for key in (km.score, *km.val.values()) if key}
+    apart = {key: at for key, at in others.items() if len(at) >= 3 and not np.intersect1d(entropy, at).size}
+    if len(entropy) < 3 or not apart:  # a validation before training and one after it share no step: no sign
+        return ""
+
+    def shown(key, at):
+        return f"{key!r} (at _step {', '.join(map(str, at[:3].tolist()))}{', ...' if len(at) > 3 else ''})"
+
+    return (f"{shown(km.entropy, entropy)} and {' and '.join(shown(k, a) for k, a in apart.items())} are never at one "
+            "_step: each was logged in a wandb.log call of its own, without step=, so their steps are W&B's count of "
+            "log calls, not training steps (log a step's metrics in one call, or with step=)")
+
+
+def declared_on_step(steps: np.ndarray, own_steps: array, axis_codes: array, undeclared_code: int | None) -> bool:
+    """Whether every row on a declared step metric is at that step on W&B's ``_step`` too, at two steps at least: the
+    run passes ``step=`` the step it declares (``eval/*`` on ``eval/step``, ``train/*`` logged with step=)."""
+    if not len(axis_codes) or len(own_steps) != len(steps):
+        return False
+    declared = np.frombuffer(axis_codes, dtype=np.int32) != (-1 if undeclared_code is None else undeclared_code)
+    at = steps[declared]
+    return len(np.unique(at)) >= 2 and bool((at == np.frombuffer(own_steps, dtype=np.int64)[declared]).all())

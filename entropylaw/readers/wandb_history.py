@@ -28,7 +28,8 @@ from typing import Iterable
 import numpy as np
 
 from entropylaw.readers.common import RawRun
-from entropylaw.readers.wandb_axes import ROLLOUT_AXIS, TRAIN_AXIS, RolloutOfTrain, Undeclared, on_own_steps
+from entropylaw.readers.wandb_axes import (ROLLOUT_AXIS, TRAIN_AXIS, RolloutOfTrain, Undeclared, declared_on_step,
+                                           on_own_steps)
 from entropylaw.terminal import count
 
 NON_NUMERIC = "non-numeric value"
@@ -142,7 +143,7 @@ def first_tag(payload: bytes) -> int:
 class HistoryReader:
     """Accumulates history rows compactly (array codes), resolving each key's step."""
 
-    def __init__(self, step_key: str | None):
+    def __init__(self, step_key: str | None, named=()):
         self.step_key = step_key
         self.exact: dict[str, str] = {}             # metric name -> its step metric
         self.globs: list[tuple[str, str]] = []      # (glob, step metric), in declaration order
@@ -153,7 +154,7 @@ class HistoryReader:
         self.axis_codes = array("i")  # per row, its step metric (index in axis_names); filled once one is declared
         self.axis_names: dict[str | None, int] = {}
         self.kept: np.ndarray | None = None  # after to_raw, the values read (None: all)
-        self.undeclared = Undeclared()  # rows of keys with no step metric in a run that declares them
+        self.undeclared = Undeclared(named)  # rows of keys with no step metric in a run that declares them
         self.auto_step = -1
         self.non_numeric: dict[str, int] = {}
         self.bad_steps = 0
@@ -348,7 +349,8 @@ class HistoryReader:
             notes += moved
         keys = names[np.frombuffer(self.key_codes, dtype=np.int32)] if len(self.key_codes) else np.array([], object)
         steps, values = np.frombuffer(self.steps, dtype=np.int64), np.frombuffer(self.values, dtype=np.float64)
-        self.kept = self.undeclared.settle(keys, {k: m for k, m in self._declared().items() if m})
+        on_step = declared_on_step(steps, self.own_steps, self.axis_codes, self.axis_names.get(None))
+        self.kept = self.undeclared.settle(keys, {k: m for k, m in self._declared().items() if m}, steps, on_step)
         if self.kept is not None:
             keys, steps, values = keys[self.kept], steps[self.kept], values[self.kept]
             self.axis_codes = array("i", np.frombuffer(self.axis_codes, dtype=np.int32)[self.kept].tobytes())

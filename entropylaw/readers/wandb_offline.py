@@ -75,21 +75,22 @@ DAMAGED = "damaged .wandb record"
 VLLM_MODEL = re.compile(rb"LLM engine .{0,80}?with config: model='([^'\x00-\x1f]{1,300})'")
 
 
-def read_wandb_offline(path: str | Path, step_key: str | None = None) -> list[RawRun]:
-    """All runs under ``path`` (a ``.wandb`` file, a run directory or a ``wandb/`` directory).
+def read_wandb_offline(path: str | Path, step_key: str | None = None, named=()) -> list[RawRun]:
+    """All runs under ``path`` (a ``.wandb`` file, a run directory or a ``wandb/`` directory); ``named``: the keys
+    the user names (``entropy_key`` ...), read on the step the run declares for them.
 
     A single file or run without usable history raises :class:`EntropyLawError`; in a
     directory of several runs such a run is skipped with an :class:`EntropyLawWarning`.
     """
     files = find_wandb_files(path)
     if len(files) == 1:
-        raw = read_wandb_file(files[0], step_key)
+        raw = read_wandb_file(files[0], step_key, named=named)
         other_processes(raw, files[0])  # wandb/latest-run of a run several processes write: said
         return [raw]
     runs, empty = [], []
     for file in files:
         try:
-            raw = read_wandb_file(file, step_key, empty_ok=True)
+            raw = read_wandb_file(file, step_key, empty_ok=True, named=named)
         except EntropyLawError as err:
             warnings.warn(f"skipped: {err}", EntropyLawWarning, stacklevel=2)
             continue
@@ -126,7 +127,7 @@ def wandb_files_in(folder: Path) -> list[Path]:
     return [p for p in folder.glob("*.wandb*") if inner_suffix(p) == ".wandb" and p.is_file()]
 
 
-def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: bool = False) -> RawRun:
+def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: bool = False, named=()) -> RawRun:
     """One ``.wandb`` file -> :class:`RawRun` (see the module docstring); ``empty_ok``: one without
     history (a run's driver process: its name and config) is returned, not an error."""
     # heavy import, needed only here (the [wandb] extra)
@@ -134,7 +135,7 @@ def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: boo
 
     path = Path(path)
     source = str(path)
-    reader = HistoryReader(step_key)
+    reader = HistoryReader(step_key, named)
     config: dict = {}
     run_info: dict = {}
     damage = Damage()
