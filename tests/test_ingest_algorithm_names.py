@@ -28,6 +28,15 @@ from _course_runs import course_run
     ("lr1e-5_seed2.csv", ""),
     ("qwen2.5-0.5b-instruct_grpo-lora_gsm8k.csv", "grpo"),  # GRPO with LoRA
     ("sweep/kl-cov_lr1e-6.log", ""),                      # a hyphen joins one name's words
+    ("qwen_prime_gsm8k.log", "prime"),                    # PRIME, standing alone
+    ("sweeps/prime/seed1/metrics.jsonl", "prime"),
+    ("prime_trainer.log", ""),                            # prime-rl (a framework, no algorithm) and its processes
+    ("prime-rl_run.log", ""),
+    ("prime_rl_qwen_gsm8k.log", ""),
+    ("logs/prime-rl/seed1/metrics.jsonl", ""),
+    ("prime_orchestrator.log", ""),
+    ("primeintellect_run.log", ""),
+    ("prime-rl_grpo_qwen.log", "grpo"),                   # the algorithm prime-rl ran, named beside it
 ])
 def test_the_algorithm_a_name_names(path, expected):
     assert algorithm_from_filename(path) == expected

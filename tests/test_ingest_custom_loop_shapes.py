@@ -351,3 +351,28 @@ def test_a_json_lines_sample_seed_is_no_metric(tmp_path):
     sweep.write_text("".join(json.dumps({"seed": seed, "step": s, "entropy": _ent(s)}) + "\n"
                              for seed in (0, 1) for s in range(1, 31)))
     assert "a sample's seed" not in _notes(el.load(sweep, warn=False))
+
+
+def test_a_json_lines_sweep_written_seed_after_seed_is_a_run_per_seed(tmp_path):
+    """A sweep's JSON lines, seed 1's steps then seed 2's and 3's, were read as one run resumed twice: the first two
+    seeds dropped as superseded by a resumed segment, ``seed`` read as a metric. Read as the CSV of that shape is:
+    a run per seed, named ``<file>_seed<k>``, its seed in the run's metadata."""
+    path = tmp_path / "sweep.jsonl"
+    path.write_text("".join(json.dumps({"seed": seed, "step": s, "entropy": _ent(s) * (1 + 0.05 * seed),
+                                        "reward": 0.2 + s / 200 - 0.02 * seed}) + "\n"
+                            for seed in (1, 2, 3) for s in range(1, 41)))
+    df = el.load(path, warn=False)
+    runs = table.runs(df).set_index("run_id")
+    assert sorted(runs.index) == ["sweep_seed1", "sweep_seed2", "sweep_seed3"]
+    assert runs["seed"].to_dict() == {"sweep_seed1": 1, "sweep_seed2": 2, "sweep_seed3": 3}
+    assert "seed" not in set(df["metric"])
+    one = df[df["run_id"] == "sweep_seed1"]
+    assert _series(one, "entropy").to_dict() == pytest.approx({s: _ent(s) * 1.05 for s in range(1, 41)})
+    accounts = el.row_accounts(df)
+    assert all(a["dropped"] == {} and a["rows_read"] == a["rows_kept"] == 80 for a in accounts)
+    assert "lines of seed 2 (the file's 'seed' key parts its runs: 3 seeds)" in _notes(df)
+    # a bad line of the file is counted once, in the first seed's account (the file's drops are no one seed's)
+    lines = path.read_text().splitlines(keepends=True)
+    lines.insert(50, '{"seed": 2, "step": "oops", "entropy": 0.5}\n')
+    path.write_text("".join(lines))
+    assert [sum(a["dropped"].values()) for a in el.row_accounts(el.load(path, warn=False))] == [2, 0, 0]

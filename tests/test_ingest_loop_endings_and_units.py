@@ -204,3 +204,18 @@ def test_words_in_parentheses_that_are_no_unit_are_not_said_to_be_read_without_i
     said = " ".join(_notes(el.load(path, warn=False)))
     assert "'reward (mean)' as 'reward'" in said and "as 'val acc (pass@1)'" not in said, said
     assert "'val acc (pass@1)' kept as printed" in said, said
+
+
+def test_a_name_printed_with_and_without_its_unit_keeps_the_one_without(tmp_path):
+    """``entropy: 0.5 | entropy (nats): 0.52`` read both as ``entropy``, the later silently winning: the line's
+    two fields are said, and the value printed without a unit is kept, whichever comes first."""
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"step {s} | entropy: {_ent(s):.4f} | entropy (nats): {_ent(s) + 0.02:.4f} | "
+                            f"reward (mean): {_rew(s) + 0.1:.4f} | reward: {_rew(s):.4f}\n" for s in range(1, 41)))
+    df = el.load(path, warn=False)
+    assert _metric(df, "entropy")[40] == pytest.approx(round(_ent(40), 4))
+    assert _metric(df, "score")[40] == pytest.approx(round(_rew(40), 4))
+    said = " ".join(_notes(df))
+    assert (f"40 lines print a name with and without a unit (the first at line 1: 'entropy: {_ent(1):.4f}' and "
+            f"'entropy (nats): {_ent(1) + 0.02:.4f}')") in said, said
+    assert "read as one key, the value printed without a unit kept" in said

@@ -567,3 +567,16 @@ def test_the_header_counts_a_run_with_no_forecast_as_listed_not_ranked():
     assert all(x["p_best"] is None for x in alone.rows)
     head = " ".join(str(alone).split("; prune")[0].split())
     assert head.startswith("6 runs listed, 0 ranked (6 with no forecast)"), head
+
+
+def test_one_run_with_no_forecast_is_no_pick_to_keep():
+    """A lone run whose interval is no forecast printed "keep: a (the one run: nothing to rank it against)": a pick
+    where there is none. It is listed, and the keep line says no run has a forecast."""
+    rng = np.random.default_rng(0)
+    r = rk.rank({"a": _fake("a", rng.normal(0.6, 0.2, 400), wide=True)})
+    text = " ".join(str(r).split())
+    assert r.top is None and [x["run_id"] for x in r.rows] == ["a"]
+    assert "keep: a" not in text and text.endswith("keep: none can be named: no run has a forecast"), text
+    # with a forecast, the one run is still the one kept
+    sure = rk.rank({"a": _fake("a", rng.normal(0.6, 0.02, 400))})
+    assert sure.top == "a" and "keep: a (the one run: nothing to rank it against)" in str(sure)

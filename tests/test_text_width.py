@@ -265,3 +265,19 @@ def test_figures_says_what_it_skipped_within_120_columns(tmp_path):
     out = run_cli("figures", RUN, "--out", str(tmp_path / "figs"), "--format", "png")
     assert out.returncode == 0 and "entropylaw: skipped " in out.stderr, out.stderr
     check_fits(out.stderr)
+
+
+def test_a_zero_is_never_printed_negative(tmp_path):
+    """``entropylaw fit`` on a run whose score is 0 throughout printed its ceiling's interval ``[-0.0000, 0.0000]``
+    (a bound of -4e-151, a negative zero to 4 decimals): every table prints 0.0000."""
+    from conftest import run_cli
+
+    table = fmt_table([{"run": "r", "v": -0.0, "ci": (-4.3e-151, 4.3e-151), "small": -0.00004, "neg": -0.00006}],
+                      [("run", "run"), ("v", "v"), ("ci", "ci"), ("small", "small"), ("neg", "neg")])
+    assert table.splitlines()[1].split() == ["r", "0.0000", "[0.0000,", "0.0000]", "0.0000", "-0.0001"]
+    path = tmp_path / "zero.csv"
+    path.write_text("step,entropy,reward\n" + "".join(f"{s},{0.9 * 0.95 ** s + 0.05:.4f},0\n" for s in range(1, 61)))
+    for command in (["fit"], ["summary"], ["predict", "--curve"], ["rank"]):
+        out = run_cli(*command, str(path)).stdout
+        assert "-0.0" not in out, (command, out)
+    assert "[0.0000, 0.0000]" in run_cli("fit", str(path)).stdout

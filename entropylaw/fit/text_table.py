@@ -24,11 +24,17 @@ COMFORT = 16  # a wrapping column narrower than this (unless its longest piece i
 
 
 def cell(v) -> str:
-    """A value as a table shows it: floats to 4 decimals, a missing or non-finite one as ``-``."""
+    """A value as a table shows it: floats to 4 decimals, a missing or non-finite one as ``-``; a value that
+    rounds to zero is ``0.0000``, whatever its sign (a constant 0's interval, [-4e-151, 4e-151], is no negative).
+
+    >>> cell(-0.0), cell(-4.3e-151), cell(-0.00006), cell(None)
+    ('0.0000', '0.0000', '-0.0001', '-')
+    """
     if v is None or (isinstance(v, float) and not np.isfinite(v)):
         return "-"
     if isinstance(v, float):
-        return f"{v:.4f}"
+        text = f"{v:.4f}"
+        return text[1:] if text == "-0.0000" else text
     if isinstance(v, (list, tuple)) and len(v) == 2:
         return f"[{cell(v[0])}, {cell(v[1])}]"
     return str(v)

@@ -61,39 +61,3 @@ class Rows(Codes):
 
 def _numbers(data: array, dtype) -> np.ndarray:
     return np.frombuffer(data, dtype=dtype) if len(data) else np.zeros(0, dtype=dtype)
-
-
-SEED_KEYS = ("seed", "random_seed", "run_seed")
-
-
-def set_aside_sample_seeds(raw: RawRun) -> list[str]:
-    """Take out of ``raw`` the seed keys whose value changes between two lines of one step (a rollout dump's line
-    a sample, each its own seed: no run's seed, and their mean no metric); the keys taken out, said in the row
-    account. A sweep's seeds written one after the other change only where the step goes back: kept.
-
-    >>> raw = RawRun("r", "x.jsonl", steps=[1, 1, 1, 1], keys=["seed", "reward", "seed", "reward"],
-    ...              values=[7.0, 0.5, 9.0, 0.7], lines=[1, 1, 2, 2])
-    >>> raw.report.read(4); set_aside_sample_seeds(raw), raw.rows(), raw.report.rows_read
-    (['seed'], [(1, 'reward', 0.5), (1, 'reward', 0.7)], 2)
-    """
-    keys = raw.keys if isinstance(raw.keys, pd.Categorical) else pd.Categorical(raw.keys)
-    seeds = [k for k in keys.categories if str(k).lower() in SEED_KEYS]  # the names once, not a row each
-    if not seeds:
-        return []
-    steps, values, out = np.asarray(raw.steps), np.asarray(raw.values, dtype=np.float64), []
-    for k in seeds:  # in the lines' order: a sweep's seeds, one after the other, change where the step goes back
-        mine = np.asarray(keys == k)
-        step, seed = steps[mine], values[mine]
-        if ((seed[1:] != seed[:-1]) & (step[1:] == step[:-1])).any():
-            out.append(k)
-    if not out:
-        return []
-    keep = ~np.asarray(keys.isin(out))
-    for name in ("steps", "keys", "values", "lines", "axes"):
-        column = getattr(raw, name)
-        if column is not None:
-            setattr(raw, name, [x for x, k in zip(column, keep) if k] if isinstance(column, list) else column[keep])
-    raw.report.read(-int((~keep).sum()))  # set aside as a bookkeeping key is: no value read
-    raw.report.note("not read as metrics: " + ", ".join(f"{k} (a sample's seed: it changes within a step, so it is "
-                                                        "no run's seed)" for k in out))
-    return out

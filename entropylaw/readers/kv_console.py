@@ -131,6 +131,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
 
     bars, first_bar = 0, None  # displays of a tqdm bar with values in its postfix, read by no step line
     cut_bars, texts = [0, None], [0, None]  # a bar cut before its "]"; a sample's text: how many, the first
+    both = [0, None]  # lines printing a name with and without a unit: how many, the first (line, its two fields)
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
             if "[" in line and (bar := parse_bar(line)) is not None:
@@ -145,7 +146,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                 continue
             if "±" in line and got[2]:  # "reward=0.512±0.120": the number before it read, as a value's mean
                 plus_minus = [plus_minus[0] + 1, plus_minus[1] or lineno]
-            step, total, pairs, pct, tagged, not_read, text = got
+            step, total, pairs, pct, tagged, not_read, text, clashes = got
+            if clashes:
+                both = [both[0] + 1, both[1] or (lineno, clashes[0])]
             if not_read:
                 unread = unread or (lineno, not_read[0])
                 n_unread += len(not_read)
@@ -232,6 +235,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if texts[0]:
         report.note(f"{count(texts[0], 'value')} of a key naming a sample's text (an answer, a question, a prompt; the "
                     f"first at line {texts[1][0]}: {texts[1][1]!r:.40}): no metric, not read")
+    if both[0]:
+        report.note(f"{count(both[0], 'line')} print a name with and without a unit (the first at line {both[1][0]}: "
+                    f"{both[1][1][0]!r} and {both[1][1][1]!r}): read as one key, the value printed without a unit kept")
     if cut_bars[0]:
         report.note(f"{count(cut_bars[0], 'line')} of a progress bar cut before its closing ']' (the first at line "
                     f"{cut_bars[1][0]}: {cut_bars[1][1]!r:.40}): no values, not read")

@@ -59,8 +59,14 @@ SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$",
 
 def parse_line(line: str, bar_checked: bool = False):
     """``(step, total, {key: value}, {key: "%", "/N", ...}, (the words before its step, {eval/<key>: key}) where
-    tagged as an evaluation's line, fields not read, a sample's text printed as a number)`` of a
-    printed line, or None where it prints no numbers; step None where it names none."""
+    tagged as an evaluation's line, fields not read, a sample's text printed as a number, names printed with and
+    without a unit)`` of a printed line, or None where it prints no numbers; step None where it names none.
+    A name printed with and without a unit (``entropy: 0.5 | entropy (nats): 0.52``) is one key: the value printed
+    without a unit is kept, the two fields listed (``(without, with)``) for the row account to say.
+
+    >>> parse_line("step 3 | entropy (nats): 0.52 | entropy: 0.5")[2::5]
+    ({'entropy': 0.5}, [('entropy: 0.5', 'entropy (nats): 0.52')])
+    """
     if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
     line = boxed_pairs(unwrap(line))
@@ -70,6 +76,8 @@ def parse_line(line: str, bar_checked: bool = False):
     pairs: dict[str, float] = {}
     pct: dict[str, str] = {}  # key -> "%" (a percent), "/N" (a count of N: read as its share), "of N" (epochs)
     texts: list[str] = []  # a sample's text printed as a number ("GT Answer: 42"): no metric
+    fields: dict[str, tuple[str, str]] = {}  # key -> (its field as printed, the name with its unit or "")
+    clashes: list[tuple[str, str]] = []  # a name printed with and without a unit: (the field without, with)
     found = [(_lead(line[:p.start()]) + p.group("key"), p.group("v"), p.group("pct"), p.group("of"), p.group("unit"))
              for p in PAIR.finditer(line)]
     if "|" in line:
@@ -95,6 +103,14 @@ def parse_line(line: str, bar_checked: bool = False):
         if unit:
             key, unit = unit_key(key, unit)
             sign = sign or ("%" if unit == "%" else "")
+        field = f"{printed or key}: {value}{sign}"
+        if key in pairs and bool(printed) != bool(fields[key][1]):  # "entropy: 0.5 | entropy (nats): 0.52"
+            plain, with_unit = (fields[key][0], field) if printed else (field, fields[key][0])
+            clashes.append((plain, with_unit))
+            if printed:
+                continue  # the name as the loop names it, not its unit's reading of it
+            pct.pop(key, None)
+        fields[key] = (field, printed)
         if key.lower() == "epoch":  # "Epoch 2/3 | Step 1/20": the epoch a step counter restarts with (resumes.py)
             key = "epoch"
             if of:
@@ -114,7 +130,7 @@ def parse_line(line: str, bar_checked: bool = False):
     if not pairs and not unread and not header and not texts:
         return None
     if m is None:
-        return None, None, pairs, pct, False, [], texts
+        return None, None, pairs, pct, False, [], texts, clashes
     # the words of the step's own field: not a logging prefix's ("INFO:test:step 10", "- test - INFO - step 10")
     tagged = None
     field = _FIELD_START.split(line[:m.start()])[-1]
@@ -126,7 +142,8 @@ def parse_line(line: str, bar_checked: bool = False):
         tagged = (re.sub(r"\d+", "0", field.strip()), eval_names(pairs))
         pairs = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pairs.items()}
         pct = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pct.items()}
-    return int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread, texts
+    return (int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread, texts,
+            clashes)
 
 
 def _after_step(line: str, end: int) -> str:

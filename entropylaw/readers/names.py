@@ -283,16 +283,39 @@ def algorithm_from_filename(path) -> str:
     ('', 'dapo')
     >>> algorithm_from_filename("reinforce_plus_plus_gsm8k.log"), algorithm_from_filename("proppo.log")
     ('reinforce++', '')
+
+    A name is parted at ``_`` and spaces; a part names an algorithm as a whole (``dr-grpo``) or by its first
+    ``-``-joined word (``grpo-lora``: GRPO). ``prime`` is the PRIME algorithm only where it stands alone: followed by
+    ``rl`` (``prime-rl``, ``prime_rl``: the framework) or by a word of one of prime-rl's processes (``prime_trainer``,
+    ``prime_orchestrator``, ``prime_inference``), next part or next ``-``-joined word, it names no algorithm.
+
+    >>> algorithm_from_filename("qwen_prime_gsm8k.log"), algorithm_from_filename("prime_trainer.log")
+    ('prime', '')
+    >>> algorithm_from_filename("prime-rl_run.log"), algorithm_from_filename("prime_rl_grpo.log")
+    ('', 'grpo')
     """
     name, parents, _ = _named(path)
     for text in [name] + parents[:1]:  # a sweep's folder names what its runs share (``dapo_qwen/seed1/``)
         text = text.lower().replace("reinforce_plus_plus", "reinforce++").replace("dr_grpo", "dr-grpo")
-        found = {algorithm_name(part if part in ALGORITHM_WORDS else part.split("-")[0])
-                 for part in re.split(r"[_\s]+", text)
-                 if part in ALGORITHM_WORDS or part.split("-")[0] in ALGORITHM_WORDS}  # grpo-lora: GRPO
+        parts = re.split(r"[_\s]+", text)
+        found = set()
+        for i, part in enumerate(parts):
+            first, _, rest = part.partition("-")
+            word = part if part in ALGORITHM_WORDS else first  # grpo-lora: GRPO
+            if word not in ALGORITHM_WORDS:
+                continue
+            after = rest.split("-")[0] if word == first and rest else parts[i + 1] if i + 1 < len(parts) else ""
+            if after in _FRAMEWORK_AFTER.get(word, ()):
+                continue  # prime-rl, prime_trainer: the framework, not the algorithm
+            found.add(algorithm_name(word))
         if found:
             return found.pop() if len(found) == 1 else ""
     return ""
+
+
+# an algorithm's word that, followed by one of these, names a framework: prime-rl (its trainer, orchestrator and
+# inference processes' logs), not the PRIME algorithm
+_FRAMEWORK_AFTER = {"prime": frozenset({"rl", "trainer", "orchestrator", "inference"})}
 
 
 # a benchmark's number written apart (MATH-500, math_500, AIME-2024, aime_24): one name each

@@ -44,11 +44,11 @@ from entropylaw.readers.compressed import inner_suffix, read_head
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.csv_fields import is_text_column, no_twice_named, numbers, short_rows, too_many_fields
 from entropylaw.readers.jsonl_lines import TYPE_FIELDS
-from entropylaw.readers.jsonl_rows import SEED_KEYS
 from entropylaw.readers.names import (BOOKKEEPING, SPLIT_WORDS, STEP_NAMES, eval_beside_training, model_from_filename,
                                       names_a_step_axis, run_id_from_path, typed_key)
 from entropylaw.terminal import count
 from entropylaw.readers.table_columns import SHORT_ROWS, Collector, steps_of
+from entropylaw.readers.seeds import SEED_KEYS, whose_seeds
 from entropylaw.readers.tidy import read_tidy  # noqa: F401 (dispatch's)
 
 STEP_COLUMNS = ["step", "_step", "global_step", "Step", "trainer/global_step", "train/global_step",
@@ -259,35 +259,17 @@ def _on_rows(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def _seed_column(df: pd.DataFrame, steps: np.ndarray) -> tuple[str | None, str]:
-    """A column of seeds and whose they are: ``(col, "runs")`` where the seed changes only where the step goes
-    back (a sweep's seeds written one after the other into one CSV: each seed a run whose steps went back at each
-    new seed, read as one run a resume dropped every seed but the last); ``(col, "samples")`` where it changes
-    between two rows of one step (a rollout dump's seed a prompt or a sample: the file is one run)."""
+    """A column of seeds on every row and whose they are (:func:`entropylaw.readers.seeds.whose_seeds`):
+    ``(col, "runs")``, a run per seed; ``(col, "samples")``, a sample's seed, set aside; ``(None, "")``."""
     col = _find(df.columns, SEED_KEYS)
     if col is None:
         return None, ""
     values, present = numbers(df[col])
-    if not present.all() or not np.all(values == np.round(values)) or len(np.unique(values)) < 2:
+    if not present.all():
         return None, ""
     stepped = steps >= 0
-    seed, step = values[stepped], steps[stepped]
-    changes = np.flatnonzero(seed[1:] != seed[:-1])
-    pairs = pd.DataFrame({"seed": seed, "step": step})
-    if (step[changes + 1] == step[changes]).any():
-        return (col, "runs") if _by_step(pairs) else (col, "samples")
-    went_back = (step[changes + 1] < step[changes]).all()
-    return (col, "runs") if went_back and pairs["step"].duplicated().any() and not pairs.duplicated().all() else (
-        None, "")
-
-
-def _by_step(pairs: pd.DataFrame) -> bool:
-    """Whether seeds that change within a step are a sweep's laid out step by step (each seed once at every step,
-    a table sorted by step): read as a run per seed, as before. A sample's seed is new at each step or comes twice
-    in one; a prompt's index repeated each step is named so, not a seed."""
-    if pairs.duplicated().any():
-        return False
-    steps_per_seed = pairs.groupby("seed")["step"].nunique()
-    return bool(steps_per_seed.min() >= 0.9 * pairs["step"].nunique())
+    whose = whose_seeds(values[stepped], steps[stepped])
+    return (col, whose) if whose else (None, "")
 
 
 def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:

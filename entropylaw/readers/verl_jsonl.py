@@ -21,6 +21,9 @@ any trainer's own ``metrics.jsonl``.
   (string, list, bool) is dropped and counted as ``non-numeric value``; ``NaN``/``Infinity``
   tokens reach :func:`finalize` which drops them. A ``null`` is a key not logged at that step
   (as a CSV's empty cell: what pandas writes for a missing value), neither read nor dropped.
+- A seed on each line (``seed``, ``random_seed``): a sweep's seeds written one after the other are a run each,
+  ``<file>_seed<k>``, as a table's are; a seed that changes between lines of one step is a sample's, set aside
+  (:mod:`entropylaw.readers.seeds`).
 - The file is streamed line by line; the rows kept are held in typed arrays, keys as codes
   (:mod:`entropylaw.readers.jsonl_rows`): 500k values cost ~25 MB, not ~100 MB of Python lists.
 
@@ -56,12 +59,13 @@ from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.jsonl_lines import (NOT_SAMPLES, STEP_FIELDS, TYPE_FIELDS, document_of, flatten,
                                             from_text as _from_text, is_config, is_step_name, lines_of, list_mean,
                                             numeric as _numeric, read_config, values_in_broken_line, wrapper)
-from entropylaw.readers.jsonl_rows import BIG, Rows, set_aside_sample_seeds
+from entropylaw.readers.jsonl_rows import BIG, Rows
 from entropylaw.readers.jsonl_text import TextFields, read_meta
 from entropylaw.readers.names import (BOOKKEEPING, eval_beside_training, model_from_filename, run_id_from_path,
                                       typed_key)
 from entropylaw.readers.tidy import MISSING_STEP
 from entropylaw.readers.percent_text import percent_number
+from entropylaw.readers.seeds import by_seed
 from entropylaw.terminal import count
 
 SNIFF_LINES = 200
@@ -349,7 +353,6 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                     + ", ".join(sorted(elsewhere)) + "), each its own step axis, as W&B reads `define_metric` steps")
     # each type of row, and each step key, its own step axis: eval/step may count evals, not train steps
     rows.into(raw, with_axes=bool(types or len(used) > 1))
-    set_aside_sample_seeds(raw)
     if file_kind and slots.get(file_kind):
         report.note(f"{count(sum(used.values()) - sum(types.values()), 'line')} without a type read as eval rows, "
                     f"each key as eval/<key>: the file's name ({os.path.basename(source)}) says it holds evaluations")
@@ -368,4 +371,5 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
     read_meta(raw, constant)
     if "critic/vf_loss" in rows.names:
         raw.meta["algorithm"] = "ppo"
-    return [raw]
+    # a seed beside the metrics: a sample's set aside, a sweep's seeds written one after the other a run each
+    return by_seed(raw)

@@ -113,10 +113,15 @@ class Ranking:
     def top(self) -> str | None:
         """The run to keep: the highest expected final score among the runs with a forecast where
         they are at least half of the runs listed, else among every run listed (:attr:`top_basis`);
-        None where no run has an expected score. A few forecastable runs among many that are not
-        are no sample of the sweep: often the ones that went flat or collapsed early."""
+        None where no run has an expected score, or where the one run has no forecast (nothing to pick it on).
+        A few forecastable runs among many that are not are no sample of the sweep: often the ones that went flat or
+        collapsed early."""
         pool, _ = self._pick()
-        return max(pool, key=lambda r: r["expected"])["run_id"] if pool and not self.mixed_scales else None
+        return max(pool, key=lambda r: r["expected"])["run_id"] if pool and not (
+            self.mixed_scales or self._lone_unforecast()) else None
+
+    def _lone_unforecast(self) -> bool:  # the one run listed, with no forecast
+        return len(self.rows) == 1 and self.rows[0].get("base") == fl.NO_FORECAST
 
     @property
     def top_basis(self) -> str:
