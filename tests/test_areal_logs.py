@@ -177,7 +177,7 @@ def test_areal_config_names_the_model_and_data(tmp_path):
 
 def test_areal_config_keys_take_no_other_trainers_place():
     """veRL's, OpenRLHF's, slime's, ROLL's model and data stay theirs beside an actor.path/train_dataset.path."""
-    from entropylaw.readers.wandb_offline import meta_from_config
+    from entropylaw.readers.config_meta import meta_from_config
     areal = {"actor": {"path": "/ckpt/areal"}, "train_dataset": {"path": "areal/data"}}
     verl = {"actor_rollout_ref": {"model": {"path": "/ckpt/Qwen2.5-7B"}}, "data": {"train_files": "/d/gsm8k/train.parquet"}}
     meta = meta_from_config({**areal, **verl})

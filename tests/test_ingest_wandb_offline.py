@@ -19,7 +19,8 @@ import pytest
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import finalize
 from entropylaw.readers.leveldb_log import BLOCK_SIZE
-from entropylaw.readers.wandb_offline import meta_from_config, read_wandb_offline
+from entropylaw.readers.config_meta import meta_from_config
+from entropylaw.readers.wandb_offline import read_wandb_offline
 from entropylaw.lab.loggers import wandb_finish as finish
 
 pb = pytest.importorskip("wandb.proto.wandb_internal_pb2")

@@ -6,7 +6,7 @@ import pytest
 from entropylaw.fit.forecast import tasks
 from entropylaw.readers.datasets import dataset_name
 from entropylaw.readers.verl_console import _dataset_from_files
-from entropylaw.readers.wandb_offline import meta_from_config
+from entropylaw.readers.config_meta import meta_from_config
 
 
 def _config(dataset):

@@ -186,7 +186,7 @@ def test_roll_config_names_the_model_and_data(tmp_path, write):
 
 def test_roll_config_keys_take_no_other_trainers_place():
     """veRL's model and data stay theirs beside ROLL's config keys; ROLL's own pretrain comes first."""
-    from entropylaw.readers.wandb_offline import meta_from_config
+    from entropylaw.readers.config_meta import meta_from_config
     verl = {"actor_rollout_ref": {"model": {"path": "/ckpt/Qwen2.5-7B"}}, "data": {"train_files": "/d/gsm8k/train.parquet"}}
     meta = meta_from_config({**ROLL_CONFIG, **verl})
     assert meta["model"] == "Qwen2.5-7B" and meta["dataset"] == "gsm8k"

@@ -62,7 +62,7 @@ import numpy as np
 from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import RawRun, nest
-from entropylaw.readers.wandb_offline import meta_from_config
+from entropylaw.readers.config_meta import meta_from_config
 
 TASK_JSON = "task.json"
 EVENTS = "metrics.jsonl"

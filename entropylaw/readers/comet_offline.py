@@ -39,7 +39,7 @@ import numpy as np
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import RawRun, nest
-from entropylaw.readers.wandb_offline import meta_from_config
+from entropylaw.readers.config_meta import meta_from_config
 
 NO_STEP = "metric without a step (system metric)"
 NO_STEP_USER = "metric without a step"

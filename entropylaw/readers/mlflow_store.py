@@ -45,7 +45,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers import mlflow_files
 from entropylaw.readers.common import RawRun, nest
 from entropylaw.readers.names import unique_run_ids
-from entropylaw.readers.wandb_offline import meta_from_config
+from entropylaw.readers.config_meta import meta_from_config
 
 SCHEME = "mlflow://"
 SERVER_WORKERS = 8

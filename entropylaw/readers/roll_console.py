@@ -136,7 +136,7 @@ def read_roll_console(path: str | os.PathLike, run_id: str | None = None) -> lis
     say_end(raw.report, path, int(records[-1][2].split()[1]), max(steps) if steps else None)
     raw.meta = {"model": model_from_filename(path)}
     if config:
-        from entropylaw.readers.wandb_offline import meta_from_config
+        from entropylaw.readers.config_meta import meta_from_config
 
         raw.meta.update(meta_from_config(config))
     return [raw]

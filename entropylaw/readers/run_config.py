@@ -32,7 +32,7 @@ from pathlib import Path, PurePath
 from entropylaw.errors import describe_os_error
 from entropylaw.readers.model_size import params_from_name
 from entropylaw.readers.names import model_from_filename
-from entropylaw.readers.wandb_offline import DATASET_KEYS, _lookup, _model_name, meta_from_config
+from entropylaw.readers.config_meta import DATASET_KEYS, _lookup, _model_name, meta_from_config
 
 # the names trainers give the run's settings, read in this order (the first that names a value wins)
 CONFIG_NAMES = ("config.json", "config.yaml", "config.yml", "args.json", "args.yaml", "hparams.yaml", "hparams.yml",
@@ -88,7 +88,7 @@ def _yaml(text: str):
 
 def meta_from_run_config(config: dict) -> dict:
     """What the run table takes from a run's config: ``model``, ``algorithm``, ``seed``,
-    ``dataset`` (as a W&B run config's, :func:`~entropylaw.readers.wandb_offline.meta_from_config`;
+    ``dataset`` (as a W&B run config's, :func:`~entropylaw.readers.config_meta.meta_from_config`;
     a model's own ``config.json`` by its ``_name_or_path`` where that is a hub id or names a
     size, not a local folder) and ``config`` (``total_steps``: the planned last step;
     ``train_files`` and ``shuffle`` where it lists the training files)."""

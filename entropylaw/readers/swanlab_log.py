@@ -26,7 +26,7 @@ from entropylaw._optional import require
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import RawRun
 from entropylaw.readers.names import unique_run_ids
-from entropylaw.readers.wandb_offline import meta_from_config
+from entropylaw.readers.config_meta import meta_from_config
 from entropylaw.terminal import count
 
 DAMAGED = "damaged SwanLab record (rest of file unreadable)"

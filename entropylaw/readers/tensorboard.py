@@ -12,7 +12,7 @@ a resumed run (a second event file whose steps restart) is resolved by
 :func:`entropylaw.readers.common.finalize` like any other source. TensorBoard stores
 scalars as float32: values carry float32 precision. The hyperparameters of ``add_hparams`` (in a
 folder of their own beside the run's events) are the run's config: its model, data set and seed
-(:func:`entropylaw.readers.wandb_offline.meta_from_config`).
+(:func:`entropylaw.readers.config_meta.meta_from_config`).
 
 >>> import tempfile, os
 >>> from tensorboard.summary.writer.event_file_writer import EventFileWriter
@@ -291,7 +291,7 @@ def read_tensorboard(path: str | os.PathLike, run_id: str | None = None) -> list
             raw.report.note(f"add_scalars folders read as this run's keys: {', '.join(rows.folded)}")
         raw.meta = {"model": model_from_filename(name.replace("/", "_"))}
         if rows.hparams:
-            from entropylaw.readers.wandb_offline import meta_from_config
+            from entropylaw.readers.config_meta import meta_from_config
 
             raw.meta.update(meta_from_config(rows.hparams))
         runs.append(raw)

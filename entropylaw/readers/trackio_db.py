@@ -28,7 +28,7 @@ import numpy as np
 from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import RawRun
 from entropylaw.readers.names import unique_run_ids
-from entropylaw.readers.wandb_offline import meta_from_config
+from entropylaw.readers.config_meta import meta_from_config
 from entropylaw.terminal import count
 
 KNOWN_SCHEMA = 2  # trackio 0.43's SQLiteStorage.SCHEMA_VERSION

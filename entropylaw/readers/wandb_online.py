@@ -45,7 +45,8 @@ from entropylaw.fileio import atomic_write, write_json
 from entropylaw.readers.common import RawRun
 from entropylaw.readers.keys import is_candidate
 from entropylaw.readers.jsonl_lines import is_step_name
-from entropylaw.readers.wandb_offline import NON_NUMERIC, meta_from_config
+from entropylaw.readers.config_meta import meta_from_config
+from entropylaw.readers.wandb_history import NON_NUMERIC
 
 DEFAULT_CACHE = Path("~/.cache/entropylaw/wandb")
 STEP_METRIC = "train/global_step"
