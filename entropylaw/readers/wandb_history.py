@@ -28,6 +28,7 @@ from typing import Iterable
 import numpy as np
 
 from entropylaw.readers.common import RawRun
+from entropylaw.readers.wandb_eval_steps import eval_axes, is_eval_axis
 from entropylaw.readers.wandb_axes import (ROLLOUT_AXIS, TRAIN_AXIS, RolloutOfTrain, Undeclared, declared_on_step,
                                            on_own_steps)
 from entropylaw.terminal import count
@@ -161,6 +162,7 @@ class HistoryReader:
         self.step_metrics: set[str] = {step_key} if step_key else set()
         self.axis_seen: dict[str, set[float]] = {}  # step metric -> its values (two at most: "it moves")
         self.siblings: list[tuple[int, int, int, str]] = []  # (start, end, the row's <prefix>global_step, metric)
+        self.eval_rows: list[tuple] = []  # rows on an evaluation's step metric, with the others' values there
         self.rollout_of = RolloutOfTrain()  # slime: the rollout each optimizer step's row trained on
         self.own_steps = array("q")  # per row, W&B's _step: a fractional step metric's rows are read there
         self.fractional: dict[str, list] = {}  # step metric -> [its rows with a fractional value, the first]
@@ -272,38 +274,15 @@ class HistoryReader:
         seen = self.axis_seen.setdefault(metric, set())
         if len(seen) < 2:
             seen.add(full.get(metric, self.last.get(metric)))
+        if is_eval_axis(metric):  # the other step metrics where it is logged (wandb_eval_steps.counted)
+            others = {m: full.get(m, self.last.get(m)) for m in self.step_metrics if not is_eval_axis(m)}
+            self.eval_rows.append((start, end, metric, float(full.get(metric, self.last.get(metric))),
+                                   {**{m: v for m, v in others.items() if v is not None}, "_step": self.auto_step}))
         head, sep, _ = metric.rpartition("/")
         sibling = f"{head}{sep}global_step"
         alt = full.get(sibling)
         if sibling != metric and alt is not None and float(alt).is_integer():
             self.siblings.append((start, end, int(alt), metric))
-
-    def _stuck_axes(self) -> list[str]:
-        """A step metric that never moves while the rows on it name their training step: read them there."""
-        stuck = {m for m, seen in self.axis_seen.items() if len(seen) == 1}
-        spans = [s for s in self.siblings if s[3] in stuck]
-        moved: dict[str, str] = {}
-        for metric in stuck:
-            alts = {alt for *_, alt, m in spans if m == metric}
-            # one row so far (a live run evaluated once): step_sync's 0 beside a training step other than 0 is
-            # the axis never logged, as the second row shows; read there from the first, not at step 0 until then
-            if len(alts) >= 2 or (alts and self.axis_seen[metric] == {0} and alts != {0}):
-                head, sep, _ = metric.rpartition("/")
-                moved[metric] = f"{head}{sep}global_step"
-        if not moved:
-            return []
-        steps = np.frombuffer(self.steps, dtype=np.int64).copy()
-        axis_codes = np.frombuffer(self.axis_codes, dtype=np.int32).copy()
-        for start, end, alt, metric in spans:
-            if metric in moved:
-                code = self._axis(metric)
-                on = np.flatnonzero(axis_codes[start:end] == code) + start
-                steps[on] = alt
-                axis_codes[on] = self._axis(moved[metric])
-        self.steps, self.axis_codes = array("q", steps.tobytes()), array("i", axis_codes.tobytes())
-        return [f"{metric} (the declared step of its keys) is {next(iter(self.axis_seen[metric])):g} in every row: "
-                f"read those rows on {sibling}, which each of them holds (OpenRLHF declares eval/* on eval/epoch "
-                "and never logs it)" for metric, sibling in sorted(moved.items())]
 
     def _declared_only(self, row: dict[str, float]) -> dict[str, float]:
         """The row without its step axes; its keys with no declared step metric are kept on ``_step``
@@ -342,7 +321,11 @@ class HistoryReader:
         if self.fractional:
             self.steps, self.axis_codes, changed = on_own_steps(self.steps, self.axis_codes, self.own_steps,
                                                                 self.axis_names, self.fractional)
-        notes = self._stuck_axes() if self.axis_codes else []
+        notes = []
+        if self.axis_codes:  # an evaluation's step metric that never moves (OpenRLHF) or counts evaluations
+            self.steps, self.axis_codes, notes, counted = eval_axes(self.axis_seen, self.siblings, self.eval_rows,
+                                                                    self.steps, self.axis_codes, self._axis)
+            changed += counted
         if self.rollout_of.rows:
             self.steps, self.axis_codes, moved = self.rollout_of.apply(
                 self.steps, self.axis_codes, self._axis(TRAIN_AXIS), self._axis(ROLLOUT_AXIS))
