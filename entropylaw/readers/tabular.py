@@ -281,13 +281,14 @@ def _seed_column(df: pd.DataFrame, steps: np.ndarray) -> tuple[str | None, str]:
 
 
 def _by_step(pairs: pd.DataFrame) -> bool:
-    """Whether seeds that change within a step are a sweep's laid out step by step (each seed once at every step,
-    a table sorted by step): read as a run per seed, as before. A sample's seed is new at each step or comes twice
-    in one; a prompt's index repeated each step is named so, not a seed."""
+    """Whether seeds that change within a step are a sweep's laid out step by step (each seed once a step, at
+    many steps: a table sorted by step): read as a run per seed, as before, a seed that crashed early or started
+    late among them. A sample's seed is new at each step or comes twice in one; a prompt's index repeated each
+    step is named so, not a seed."""
     if pairs.duplicated().any():
         return False
     steps_per_seed = pairs.groupby("seed")["step"].nunique()
-    return bool(steps_per_seed.min() >= 0.9 * pairs["step"].nunique())
+    return bool(steps_per_seed.min() >= 2 and steps_per_seed.median() >= 0.5 * pairs["step"].nunique())
 
 
 def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:
