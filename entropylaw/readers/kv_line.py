@@ -54,6 +54,11 @@ AFTER_WORDS = 4  # words between a step and its first key that tag the line ("St
 # count per prompt ("samples_per_prompt: 8") is none
 SAMPLE_TEXT = re.compile(r"(?:^|(?<!per)[\s_.-])(?:answer|question|prompt|response|completion|solution|prediction"
                          r"|generation|label|ground[\s_]truth|gt)$", re.IGNORECASE)
+# a word of a measure beside it makes the key a metric of the samples ("avg_len_response", "num_correct_solution",
+# "reward_gt", "clip_frac_response"), not their text
+MEASURE_WORD = re.compile(r"(?:^|[\s_.-])(?:avg|mean|len|length|num|n|count|frac|fraction|ratio|rate|clip|max|min"
+                          r"|std|sum|total|tokens?|rewards?|score|acc|accuracy|pass|time|loss|kl|entropy"
+                          r"|size|per)(?=[\s_.-]|$)", re.IGNORECASE)
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
@@ -88,7 +93,7 @@ def parse_line(line: str, bar_checked: bool = False):
     for key, value, sign, of, unit in found:
         if _NOT_KEY_WORDS.intersection(key.lower().split()) or SOURCE_FILE.search(key):
             continue  # the step; train.py:88, a logging prefix's file and line
-        if SAMPLE_TEXT.search(key.strip()):
+        if SAMPLE_TEXT.search(key.strip()) and not MEASURE_WORD.search(key.strip()):
             texts.append(f"{key.strip()}: {value}")
             continue
         printed = f"{key} ({unit})" if unit else ""
