@@ -226,6 +226,18 @@ def test_a_name_with_its_unit_in_parentheses_is_read(tmp_path, sep):
     assert el.row_accounts(df)[0]["dropped"] == {}
 
 
+def test_words_in_parentheses_that_are_no_unit_are_not_said_taken_off(tmp_path):
+    """'acc (pass@1): 0.4' and 'kl (beta=0.1): 0.02' are read under their names as printed; the row account said
+    them read without their unit ("'acc (pass@1)' as 'acc (pass@1)'"), a unit taken off that was not."""
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"step {s} | entropy (nats): {_ent(s):.4f} | reward: {_rew(s):.4f} | acc (pass@1): "
+                            f"{_acc(s):.4f} | kl (beta=0.1): 0.02\n" for s in range(1, 61)))
+    df = el.load(path, warn=False)
+    assert {"acc (pass@1)", "kl (beta=0.1)", "entropy"} <= set(df["metric"])
+    [said] = [n for n in _notes(df) if "unit in parentheses" in n]
+    assert said == "names printed with a unit in parentheses read without it: 'entropy (nats)' as 'entropy'", said
+
+
 def test_a_unit_in_parentheses_of_a_validation_accuracy(tmp_path):
     path = tmp_path / "train.log"
     path.write_text("".join(f"step {s} | entropy {_ent(s):.4f} | reward {_rew(s):.4f}"

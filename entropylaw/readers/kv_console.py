@@ -241,6 +241,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if lists:
         report.note("lists of numbers (a value a sample) read as their mean: "
                     + ", ".join(f"{k} ({v[1:-1]} values)" for k, v in sorted(lists.items())[:6]))
+    units = {k: v for k, v in units.items() if k != v}  # words in parentheses no unit ("acc (pass@1)"): as printed
     if units:
         report.note("names printed with a unit in parentheses read without it: " + ", ".join(
             f"{v!r} as {k!r}" + (" (a percent)" if k in percent else "") for k, v in sorted(units.items())[:6]))
