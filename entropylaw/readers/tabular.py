@@ -274,17 +274,28 @@ def _seed_column(df: pd.DataFrame, steps: np.ndarray) -> tuple[str | None, str]:
     changes = np.flatnonzero(seed[1:] != seed[:-1])
     pairs = pd.DataFrame({"seed": seed, "step": step})
     if (step[changes + 1] == step[changes]).any():
-        return (col, "runs") if _by_step(pairs) else (col, "samples")
+        # the cells each row fills: a seed's training row and its evaluation row at one step are no sample's twice
+        filled = np.packbits(np.column_stack([_filled(df[c]) for c in df.columns])[stepped], axis=1)
+        return (col, "runs") if _by_step(pairs.assign(**{f"filled{i}": filled[:, i] for i in range(filled.shape[1])})
+                                         ) else (col, "samples")
     went_back = (step[changes + 1] < step[changes]).all()
     return (col, "runs") if went_back and pairs["step"].duplicated().any() and not pairs.duplicated().all() else (
         None, "")
 
 
+def _filled(column: pd.Series) -> np.ndarray:
+    """Which cells of ``column`` hold something (a CSV's empty text cell is none)."""
+    if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+        return (column.fillna("").astype(str).str.strip() != "").to_numpy()
+    return column.notna().to_numpy()
+
+
 def _by_step(pairs: pd.DataFrame) -> bool:
     """Whether seeds that change within a step are a sweep's laid out step by step (each seed once a step, at
     many steps: a table sorted by step): read as a run per seed, as before, a seed that crashed early or started
-    late among them. A sample's seed is new at each step or comes twice in one; a prompt's index repeated each
-    step is named so, not a seed."""
+    late among them, its evaluation's rows beside its training rows (``pairs``' other columns: the cells a row
+    fills). A sample's seed is new at each step or comes twice in one; a prompt's index repeated each step is
+    named so, not a seed."""
     if pairs.duplicated().any():
         return False
     steps_per_seed = pairs.groupby("seed")["step"].nunique()
