@@ -333,6 +333,41 @@ def test_a_seed_that_changes_within_a_step_is_a_samples_and_parts_no_runs(tmp_pa
     assert len(df[(df["run_id"] == "by_step_seed1") & (df["metric"] == "score")]) == 30
 
 
+def test_a_sweep_sorted_by_step_with_evaluation_rows_is_a_run_per_seed(tmp_path):
+    """A sweep's CSV sorted by step, each seed's evaluation a row of its own beside its training row at every
+    10th step (the seed twice at that step), was read as one run, its seeds averaged: a prompt's seed twice
+    in one step fills the same cells, a seed's training and evaluation rows do not."""
+    pd = pytest.importorskip("pandas")
+    rows = []
+    for s in range(1, 31):
+        for seed in (0, 1, 2):
+            rows.append({"step": s, "seed": seed, "entropy": _ent(s), "reward": 0.2 + s / 200 - 0.02 * seed})
+            if s % 10 == 0:
+                rows.append({"step": s, "seed": seed, "val_acc": _acc(s) - 0.01 * seed})
+    pd.DataFrame(rows).to_csv(tmp_path / "sweep.csv", index=False)
+    df = el.load(tmp_path / "sweep.csv", warn=False)
+    assert table.runs(df)["run_id"].tolist() == ["sweep_seed0", "sweep_seed1", "sweep_seed2"]
+    one = df[df["run_id"] == "sweep_seed1"]
+    assert one[one["metric"] == "val/acc"].set_index("step")["value"].to_dict() == pytest.approx(
+        {s: _acc(s) - 0.01 for s in (10, 20, 30)})
+
+
+@pytest.mark.parametrize("kept", [
+    lambda seed, s: not (seed == 2 and s > 20),  # seed 2 crashed at step 20
+    lambda seed, s: not (seed == 2 and s < 10),  # seed 2 started at step 10
+])
+def test_a_sweep_sorted_by_step_with_a_seed_that_crashed_or_started_late_is_a_run_per_seed(tmp_path, kept):
+    """A sweep's CSV sorted by step whose seed 2 crashed at step 20 (or started at step 10) was read as one run,
+    its seeds averaged, the seed column taken for a sample's: a seed once a step at many steps is a sweep's."""
+    pd = pytest.importorskip("pandas")
+    rows = [{"step": s, "seed": seed, "entropy": _ent(s) * (1 + 0.05 * seed), "reward": 0.2 + s / 200 - 0.02 * seed}
+            for s in range(1, 31) for seed in (0, 1, 2) if kept(seed, s)]
+    pd.DataFrame(rows).to_csv(tmp_path / "sweep.csv", index=False)
+    df = el.load(tmp_path / "sweep.csv", warn=False)
+    assert table.runs(df)["run_id"].tolist() == ["sweep_seed0", "sweep_seed1", "sweep_seed2"]
+    assert len(df[(df["run_id"] == "sweep_seed2") & (df["metric"] == "score")]) == sum(kept(2, s) for s in range(1, 31))
+
+
 def test_a_json_lines_sample_seed_is_no_metric(tmp_path):
     """A rollout dump's JSON lines, each its own seed, read the seed as a metric: its mean a step (500000 or so),
     a key of no quantity beside the reward. A seed that changes between two lines of one step is set aside, said;

@@ -129,3 +129,25 @@ def test_a_last_line_cut_while_being_written_is_counted_not_read(tmp_path):
     [account] = row_accounts(df)
     assert account["dropped"] == {"cut-off last line": 2}, account
     assert account["rows_read"] == account["rows_kept"] + 2
+
+
+@pytest.mark.parametrize("line", [
+    lambda s: f"Step {s}/40 (total step 1000) entropy={_h(s):.4f} reward={_r(s):.4f}",
+    lambda s: f"Step {s} | global step 1000 | entropy {_h(s):.4f} | reward {_r(s):.4f}",
+    lambda s: f"step {s}/40, total step: 1000, entropy: {_h(s):.4f}, reward: {_r(s):.4f}",
+])
+def test_a_second_step_of_a_budget_is_not_the_lines_step(tmp_path, line):
+    """A line whose second step word names a budget ('Step 10/40 (total step 1000)') was read at that step since
+    AReaL's 'Epoch 2/2 Step 1/20 Train step 21/40': 40 steps averaged into one; a second step is the run's only
+    after an epoch's."""
+    path = tmp_path / "train.log"
+    path.write_text("".join(line(s) + "\n" for s in STEPS))
+    df = el.load(path, warn=False)
+    assert sorted(set(df["step"])) == list(STEPS)
+
+
+def test_a_global_step_after_an_epochs_step_is_the_lines_step(tmp_path):
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"Epoch {(s - 1) // 10} | step {(s - 1) % 10} | global step {s} | entropy {_h(s):.4f} "
+                            f"| reward {_r(s):.4f}\n" for s in STEPS))
+    assert sorted(set(el.load(path, warn=False)["step"])) == list(STEPS)

@@ -84,6 +84,50 @@ def test_a_stray_nan_is_no_divergence(tmp_path, lines):
     assert _nan_said(df) == []
 
 
+def _sparse_csv(path, last_val: int):
+    """A pandas export (``na_rep='NaN'``) of a run validated every 5 steps, its val/acc NaN between and from
+    ``last_val`` on."""
+    rows = ["step,entropy,reward,val/acc"]
+    rows += [f"{s},{_ent(s):.4f},{_rew(s):.4f},{_rew(s) if s % 5 == 0 and s <= last_val else 'NaN'}"
+             for s in range(1, 44)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("last_val", [40, 20])
+def test_a_key_logged_now_and_then_whose_last_rows_are_nan_is_no_divergence(tmp_path, last_val):
+    """A CSV export's evaluation column, NaN at the steps between evaluations and at the last rows after the last
+    one (or from step 20 on: its evaluation stopped), was said as a run whose values turn NaN: the run diverged."""
+    df = el.load(_sparse_csv(tmp_path / "run.csv", last_val), warn=False)
+    assert el.row_accounts(df)[0]["dropped"]["non-finite value"] >= 3
+    assert _nan_said(df) == []
+
+
+def test_a_run_of_keys_logged_in_turn_that_diverges_is_said(tmp_path):
+    """A pandas export of a loop that logs its keys in turn (each row one key, NaN in the others) that diverges
+    from step 40: every key has NaN between its values, the run's values all turn NaN: said."""
+    rows = ["step,entropy,reward"]
+    for s in range(1, 44):
+        ent, rew = ("nan", "nan") if s >= 40 else (f"{_ent(s):.4f}", f"{_rew(s):.4f}")
+        rows += [f"{s},{ent},NaN", f"{s},NaN,{rew}"]
+    path = tmp_path / "run.csv"
+    path.write_text("\n".join(rows) + "\n")
+    [said] = _nan_said(el.load(path, warn=False))
+    assert said.startswith("the run's values turn NaN from step 40 to its last step 43 (entropy, reward)"), said
+
+
+def test_a_last_row_of_an_evaluation_that_gave_nan_is_no_divergence(tmp_path):
+    """A JSON lines log whose last line is a final evaluation that gave NaN (``{"step": 44, "val/acc": NaN,
+    "grad_norm": NaN}``, every value of that step NaN) was said as a run that diverged at its last step."""
+    path = tmp_path / "metrics.jsonl"
+    lines = [json.dumps({"step": s, "entropy": _ent(s), "reward": _rew(s), "grad_norm": 1.0,
+                         **({"val/acc": _acc(s)} if s % 10 == 0 else {})}) for s in range(1, 44)]
+    path.write_text("\n".join(lines + [json.dumps({"step": 44, "val/acc": math.nan, "grad_norm": math.nan})]) + "\n")
+    df = el.load(path, warn=False)
+    assert el.row_accounts(df)[0]["dropped"]["non-finite value"] == 2
+    assert _nan_said(df) == []
+
+
 def test_one_key_that_turns_nan_to_the_end_is_named_alone(tmp_path):
     path = tmp_path / "train.log"
     path.write_text("".join(_line(s, loss="nan" if s >= 38 else "0.1") for s in range(1, 44)))
@@ -180,6 +224,18 @@ def test_a_name_with_its_unit_in_parentheses_is_read(tmp_path, sep):
     said = " ".join(_notes(df))
     assert "unit in parentheses" in said and "'time (s)' as 'time'" in said, said
     assert el.row_accounts(df)[0]["dropped"] == {}
+
+
+def test_words_in_parentheses_that_are_no_unit_are_not_said_taken_off(tmp_path):
+    """'acc (pass@1): 0.4' and 'kl (beta=0.1): 0.02' are read under their names as printed; the row account said
+    them read without their unit ("'acc (pass@1)' as 'acc (pass@1)'"), a unit taken off that was not."""
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"step {s} | entropy (nats): {_ent(s):.4f} | reward: {_rew(s):.4f} | acc (pass@1): "
+                            f"{_acc(s):.4f} | kl (beta=0.1): 0.02\n" for s in range(1, 61)))
+    df = el.load(path, warn=False)
+    assert {"acc (pass@1)", "kl (beta=0.1)", "entropy"} <= set(df["metric"])
+    [said] = [n for n in _notes(df) if "unit in parentheses" in n]
+    assert said == "names printed with a unit in parentheses read without it: 'entropy (nats)' as 'entropy'", said
 
 
 def test_a_unit_in_parentheses_of_a_validation_accuracy(tmp_path):

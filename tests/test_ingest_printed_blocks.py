@@ -133,3 +133,25 @@ def test_another_tools_lines_in_a_block_are_no_metrics(tmp_path):
                               f"tokens_per_prompt: {200 + s}\nentropy: {_ent(s):.4f}" for s in range(1, 11)) + "\n")
     read = set(el.load(path, warn=False)["metric"])
     assert read >= {"answer_accuracy", "response_length", "tokens_per_prompt", "entropy"}
+
+
+@pytest.mark.parametrize("key", ["avg_len_response", "num_correct_solution", "reward_gt", "pass_rate_prompt",
+                                 "mean_response", "clip_frac_response"])
+def test_a_metric_named_after_a_samples_text_with_a_measure_word_is_read(tmp_path, key):
+    """A metric whose name ends in a word of a sample's text ('avg_len_response', 'reward_gt') was taken for the
+    sample's text since the rule for another tool's lines, and not read; a measure word in it makes it a metric."""
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"step {s} | entropy {_ent(s):.4f} | reward {0.2 + s / 50:.3f} | {key} {100 + s}\n"
+                            for s in range(1, 11)))
+    df = el.load(path, warn=False)
+    assert key in set(df["metric"])
+    assert "a sample's text" not in _notes(df)
+
+
+def test_a_correct_answer_printed_in_a_block_is_still_a_samples_text(tmp_path):
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"=== Step {s} ===\nentropy: {_ent(s):.4f}\nreward: {0.2 + s / 50:.3f}\n"
+                            f"Correct Answer: {40 + s}\n" for s in range(1, 11)))
+    df = el.load(path, warn=False)
+    assert set(df["metric"]) == {"entropy", "score"}
+    assert "10 values of a key naming a sample's text" in _notes(df)

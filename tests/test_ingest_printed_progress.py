@@ -258,3 +258,20 @@ def test_a_postfix_that_repeats_the_step_befores_is_a_step(tmp_path, shape):
     assert account["dropped"] == {} and account["rows_read"] == 2 * len(steps)
     redraws = {"set_each_step": 21, "set_every_5": 21, "refresh_false": 1}[shape]  # the bar moving on, closing
     assert f"{redraws} redraw" in " ".join(account["notes"])
+
+
+def test_a_bar_drawn_only_by_set_postfix_closes_without_a_step_of_its_own(tmp_path):
+    """A fast loop's bar (its updates within tqdm's mininterval: drawn only by set_postfix, then update) closes
+    at a new count showing the postfix before: that close was read as a step of its own since the rule for a
+    postfix that repeats the step before's (21 steps of 20, the last two alike); it is a redraw."""
+    tqdm = pytest.importorskip("tqdm").tqdm
+    path = tmp_path / "train.log"
+    with open(path, "w") as f:
+        pbar = tqdm(total=20, desc="Training", file=f, mininterval=3600)
+        for s in range(1, 21):
+            pbar.set_postfix(reward=_reward(s), entropy=_ent(s))
+            pbar.update(1)
+        pbar.close()
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy").to_dict() == pytest.approx({s - 1: _ent(s) for s in range(1, 21)})
+    assert "1 redraw" in " ".join(_account(df)["notes"])

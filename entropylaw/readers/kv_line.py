@@ -48,12 +48,18 @@ _EVAL_TAG = re.compile(r"(?<![\w/.-])(?:eval|evals|evaluation|evaluating|val|val
 _FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
 _NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
 _RUN_WIDE = re.compile(r"(?<![\w/.-])(?:train|training|global|total)[ _]$", re.IGNORECASE)  # a 2nd step's word
+_EPOCH = re.compile(r"(?<![\w/.-])epoch(?![\w/.-])", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]\w*")  # a header line names its step after 3 words at most ("=== GRPO Step 10 ===")
 AFTER_WORDS = 4  # words between a step and its first key that tag the line ("Step 10 (on the test set): ...")
 # a key naming a sample's text, not a measure of the run ("GT Answer: 42", "Model Answer: 41", "Question: 7"); a
 # count per prompt ("samples_per_prompt: 8") is none
 SAMPLE_TEXT = re.compile(r"(?:^|(?<!per)[\s_.-])(?:answer|question|prompt|response|completion|solution|prediction"
                          r"|generation|label|ground[\s_]truth|gt)$", re.IGNORECASE)
+# a word of a measure beside it makes the key a metric of the samples ("avg_len_response", "num_correct_solution",
+# "reward_gt", "clip_frac_response"), not their text
+MEASURE_WORD = re.compile(r"(?:^|[\s_.-])(?:avg|mean|len|length|num|n|count|frac|fraction|ratio|rate|clip|max|min"
+                          r"|std|sum|total|tokens?|rewards?|score|acc|accuracy|pass|time|loss|kl|entropy"
+                          r"|size|per)(?=[\s_.-]|$)", re.IGNORECASE)
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
@@ -71,7 +77,9 @@ def parse_line(line: str, bar_checked: bool = False):
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
     line = boxed_pairs(unwrap(line))
     m = first = STEP.search(line)
-    if m is not None:  # "Epoch 2/2 Step 1/20 Train step 21/40" (AReaL): the run's step, not the epoch's
+    # "Epoch 2/2 Step 1/20 Train step 21/40" (AReaL): the run's step, not the epoch's; with no epoch before the
+    # first step it is the run's ("Step 10/30 (total step 1000)", "Step 10 | global step 500": a budget)
+    if m is not None and _EPOCH.search(line, 0, m.start()):
         m = next((s for s in STEP.finditer(line, m.end()) if _RUN_WIDE.search(line, 0, s.start())), m)
     pairs: dict[str, float] = {}
     pct: dict[str, str] = {}  # key -> "%" (a percent), "/N" (a count of N: read as its share), "of N" (epochs)
@@ -96,7 +104,7 @@ def parse_line(line: str, bar_checked: bool = False):
     for key, value, sign, of, unit in found:
         if _NOT_KEY_WORDS.intersection(key.lower().split()) or SOURCE_FILE.search(key):
             continue  # the step; train.py:88, a logging prefix's file and line
-        if SAMPLE_TEXT.search(key.strip()):
+        if SAMPLE_TEXT.search(key.strip()) and not MEASURE_WORD.search(key.strip()):
             texts.append(f"{key.strip()}: {value}")
             continue
         printed = f"{key} ({unit})" if unit else ""

@@ -126,6 +126,7 @@ def say_end(report, path, last_line: int | None, last_step: int | None, planned:
 
 MIN_NAN_STEPS = 2  # a key's values non-finite at this many steps to the end (or all values of its last step are)
 KEYS_SAID = 6
+MIN_NAN_KEYS = 2  # a last step all NaN is the run's where it holds this many keys, half the run's (no last eval's)
 
 
 def turns_nan(df, ordered: bool = True) -> tuple[dict[str, int], int, str] | None:
@@ -133,8 +134,11 @@ def turns_nan(df, ordered: bool = True) -> tuple[dict[str, int], int, str] | Non
     of a run's rows ``df`` (``step``, ``key``, ``value``; ``line`` where known: the rows in line order, else in the
     order given where ``ordered``, else by step), or None. A key turns so where it had a finite value, and its
     values from that step to the run's last step (after its last resume) are all non-finite, at
-    :data:`MIN_NAN_STEPS` steps or more, or at the last step only where no value of that step is finite. A NaN
-    among finite values of that key after it is none: a stray one, not a run that diverged.
+    :data:`MIN_NAN_STEPS` steps or more, or at the last step only where no value of that step is finite and it
+    holds more than half the run's keys (a last evaluation's row that gave NaN is none). A NaN among finite values
+    of that key after it is none: a stray one, not a run that diverged; nor is a key's last NaN no longer than the
+    NaN it had between its finite values (an export's evaluation column, NaN where it was not logged), and such a
+    key alone, with no other key turning, is no run that diverged.
 
     >>> import pandas as pd
     >>> rows = pd.DataFrame({"step": [1, 1, 2, 2, 3, 3], "key": pd.Categorical(["loss", "entropy"] * 3),
@@ -168,16 +172,37 @@ def turns_nan(df, ordered: bool = True) -> tuple[dict[str, int], int, str] | Non
     tail = bad & (pos > last_finite[codes]) & had_finite[codes]
     names = df["key"].cat.categories
     found, kinds = {}, set()
+    keys_at_last = len(np.unique(codes[steps == last]))
+    whole_last = at_last_all_bad and keys_at_last >= MIN_NAN_KEYS and 2 * keys_at_last > len(np.unique(codes))
+    steady = False  # a key with no NaN between its finite values turns: a key logged now and then alone is none
     for code in np.unique(codes[tail]):
         mine = tail & (codes == code)
+        if last_finite[code] >= 0:  # a NaN at the step of its last finite value (a filler) is none
+            mine &= steps > steps[last_finite[code]]
         at = np.unique(steps[mine])
-        if code < 0 or at[-1] != last or (len(at) < MIN_NAN_STEPS and not at_last_all_bad):
+        if not len(at):
             continue
+        if code < 0 or at[-1] != last or (len(at) < MIN_NAN_STEPS and not whole_last):
+            continue
+        gap = _longest_gap(bad[(codes == code) & ~mine])
+        if int(mine.sum()) <= gap:
+            continue  # a key logged now and then, NaN between (an evaluation's column): not logged since
+        steady = steady or not gap
         found[str(names[code])] = int(at[0])
         kinds.update("NaN" if np.isnan(v) else "infinite" for v in values[mine])
-    if not found:
+    if not found or not steady and len(found) < MIN_NAN_KEYS:
         return None
     return dict(sorted(found.items(), key=lambda kv: kv[1])), last, " or ".join(sorted(kinds))
+
+
+def _longest_gap(bad: np.ndarray) -> int:
+    """The most non-finite values in a row among a key's values ``bad`` (True: non-finite) before its last finite
+    one: a column of a key logged every k steps, NaN between (a W&B or pandas export's), has k - 1."""
+    finite = np.flatnonzero(~bad)
+    if not len(finite):
+        return 0
+    edges = np.diff(np.concatenate(([-1], finite)))
+    return int(edges.max()) - 1
 
 
 def say_nan(report, df, ordered: bool = True) -> None:

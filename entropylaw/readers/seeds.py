@@ -20,32 +20,37 @@ from entropylaw.terminal import count
 SEED_KEYS = ("seed", "random_seed", "run_seed")
 
 
-def whose_seeds(seed, step) -> str:
+def whose_seeds(seed, step, filled=None) -> str:
     """Whose seeds these are, one a row with its step, in the rows' order: ``"runs"`` where the seed changes only
     where the step goes back (a sweep's seeds written one after the other: each seed a run whose steps went back at
     each new seed, read as one run a resume dropped every seed but the last), or where each seed comes once at
     every step (the sweep sorted by step); ``"samples"`` where it changes between two rows of one step otherwise (a
     rollout dump's seed a prompt's or a sample's: one run); ``""`` where it parts nothing (one seed, seeds not whole
-    numbers, seeds that share no step)."""
+    numbers, seeds that share no step). ``filled``: per row, which cells it fills (a table's; its training row and
+    its evaluation row at one step are one seed's two rows, no sample's twice)."""
     seed, step = np.asarray(seed, dtype=np.float64), np.asarray(step)
     if not len(seed) or not np.all(seed == np.round(seed)) or len(np.unique(seed)) < 2:
         return ""
     changes = np.flatnonzero(seed[1:] != seed[:-1])
     pairs = pd.DataFrame({"seed": seed, "step": step})
     if (step[changes + 1] == step[changes]).any():
-        return "runs" if _by_step(pairs) else "samples"
+        cells = pairs if filled is None else pairs.assign(**{f"filled{i}": np.asarray(filled)[:, i]
+                                                              for i in range(np.asarray(filled).shape[1])})
+        return "runs" if _by_step(cells) else "samples"
     went_back = (step[changes + 1] < step[changes]).all()
     return "runs" if went_back and pairs["step"].duplicated().any() and not pairs.duplicated().all() else ""
 
 
 def _by_step(pairs: pd.DataFrame) -> bool:
-    """Whether seeds that change within a step are a sweep's laid out step by step (each seed once at every step,
-    a table sorted by step): read as a run per seed, as before. A sample's seed is new at each step or comes twice
-    in one; a prompt's index repeated each step is named so, not a seed."""
+    """Whether seeds that change within a step are a sweep's laid out step by step (each seed once a step, at
+    many steps: a table sorted by step): read as a run per seed, a seed that crashed early or started late among
+    them, its evaluation's rows beside its training rows (``pairs``' other columns: the cells a row fills). A
+    sample's seed is new at each step or comes twice in one; a prompt's index repeated each step is named so, not
+    a seed."""
     if pairs.duplicated().any():
         return False
     steps_per_seed = pairs.groupby("seed")["step"].nunique()
-    return bool(steps_per_seed.min() >= 0.9 * pairs["step"].nunique())
+    return bool(steps_per_seed.min() >= 2 and steps_per_seed.median() >= 0.5 * pairs["step"].nunique())
 
 
 def by_seed(raw: RawRun) -> list[RawRun]:

@@ -268,8 +268,17 @@ def _seed_column(df: pd.DataFrame, steps: np.ndarray) -> tuple[str | None, str]:
     if not present.all():
         return None, ""
     stepped = steps >= 0
-    whose = whose_seeds(values[stepped], steps[stepped])
+    # the cells each row fills: a seed's training row and its evaluation row at one step are no sample's twice
+    filled = np.packbits(np.column_stack([_filled(df[c]) for c in df.columns])[stepped], axis=1)
+    whose = whose_seeds(values[stepped], steps[stepped], filled)
     return (col, whose) if whose else (None, "")
+
+
+def _filled(column: pd.Series) -> np.ndarray:
+    """Which cells of ``column`` hold something (a CSV's empty text cell is none)."""
+    if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+        return (column.fillna("").astype(str).str.strip() != "").to_numpy()
+    return column.notna().to_numpy()
 
 
 def _wide(path, df, step_col, steps, first_line, run_id) -> list[RawRun]:

@@ -21,8 +21,9 @@ after newlines). Read so:
   10 steps is read at those steps, not at the 9 between). Where each count is drawn once
   (``set_postfix(refresh=False)`` then ``update()``), every count's display is a step, read even where its
   values repeat. A display at one count of a postfix read there already (redrawn below a printed message),
-  and a bar's last display repeating its count and postfix (``close()``) are redraws: counted in a note, not
-  read. (A postfix set only every k steps with ``refresh=False`` is read at every count, its values held.)
+  and a bar's last display repeating its postfix (``close()``, at its count, or at a count its last updates
+  reached undrawn within tqdm's ``mininterval``) are redraws: counted in a note, not read. (A postfix set only
+  every k steps with ``refresh=False`` is read at every count, its values held.)
   A postfix set several times at one count: the last one stands (the others counted as logged twice at that
   step); the elapsed times and the rate (``1.83s/it``) are no values;
 - a bar of another description that carries numbers too (an evaluation's bar) is not read: counted in a note,
@@ -159,7 +160,7 @@ def read_tqdm_console(path: str | os.PathLike) -> list[RawRun]:
     mine = [(lineno, bar) for lineno, bar in bars if _family(bar.desc) == family]
     # set_postfix drawing at once: a count drawn twice (the update's draw, then the postfix's) before the end
     moves_on = any(a.n == b.n and not (b.total and b.n >= b.total) for (_, a), (_, b) in zip(mine[:-2], mine[1:-1]))
-    # a bar's last display (the next one goes back: a bar drawn anew) is its close where it repeats its count
+    # a bar's last display (the next one goes back: a bar drawn anew) is its close where it repeats its postfix
     closing = [i + 1 == len(mine) or mine[i + 1][1].n < bar.n or mine[i + 1][1].desc != bar.desc
                for i, (_, bar) in enumerate(mine)]
     read_here: set[str] = set()  # the postfixes read at the count drawn last
@@ -177,7 +178,7 @@ def read_tqdm_console(path: str | os.PathLike) -> list[RawRun]:
             read_here = set()
         if bar.total:
             totals.add(bar.total)
-        if bar.postfix in read_here or (bar.postfix == shown and (closes and again or not again and moves_on)):
+        if bar.postfix in read_here or (bar.postfix == shown and (closes or not again and moves_on)):
             redraws += 1  # the bar moving on to a count its postfix is not set at yet, closing, redrawn
             continue
         shown = bar.postfix
