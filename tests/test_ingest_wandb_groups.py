@@ -80,3 +80,18 @@ def test_a_groups_two_runs_each_without_entropy_stay_apart(tmp_path):
             run.log({key: _reward(step)}, step=step)
         finish(run)
     assert sorted(table.run_ids(el.load(tmp_path / "wandb", warn=False))) == ["eval", "train"]
+
+
+def test_a_run_named_as_a_joined_group_keeps_its_name(tmp_path):
+    """A run of its own named 'exp' beside group 'exp''s trainer and orchestrator: since the join the group took
+    'exp' and the run the user named so was read as 'exp-2'. The run keeps its name; the group's is 'exp-2', said."""
+    _prime_rl(tmp_path, "exp")
+    run = wandb.init(mode="offline", dir=tmp_path, project="p", name="exp", settings=_settings())
+    for step in range(1, STEPS + 1):
+        run.log({"actor/entropy": _entropy(step), "critic/score/mean": _reward(step)}, step=step)
+    finish(run)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert sorted(table.run_ids(df)) == ["exp", "exp-2"]
+    assert "loss/mean" not in set(df[df["run_id"] == "exp"]["metric"].astype(str))
+    assert "loss/mean" in set(df[df["run_id"] == "exp-2"]["metric"].astype(str))
+    assert "read as one run 'exp-2'" in " ".join(n for a in el.row_accounts(df) for n in a["notes"])
