@@ -484,3 +484,23 @@ def test_watch_refuses_a_target_outside_the_scores_range(tmp_path):
     assert out.returncode == 2 and "--target -5: the score val/gsm8k lies in [0, 1]: expected a target in that " \
         "range" in " ".join(out.stderr.split()), (out.stdout, out.stderr)
     assert "met already" not in out.stdout
+
+
+def test_cli_target_one_run_of_a_folder_can_reach_is_not_refused(tmp_path):
+    """A folder of a reward with a penalty (in [-1, 1]) beside a score in [0, 1]: ``--target -0.5`` is a
+    score the first can reach, no mistake in its units or sign; it was refused for the whole folder since
+    the range rule, on the second run's range. Each run is answered; a target no run can reach is refused."""
+    from entropylaw import table
+
+    steps = range(0, 600, 10)
+    for name, score in (("pen", lambda s: -0.9 + 1.5 * (1 - np.exp(-s / 90))),
+                        ("frac", lambda s: 0.1 + 0.6 * (1 - np.exp(-s / 90)))):
+        table.from_records([(s, "score", score(s)) for s in steps]
+                           + [(s, "entropy", 0.05 + 0.5 * np.exp(-s / 90)) for s in steps], run_id=name).to_csv(
+            tmp_path / f"{name}.csv", index=False)
+    ok = run_cli("forecast", str(tmp_path), "--fit-frac", "0.3", "--target", "-0.5", "--n-boot", "30", "--json")
+    assert ok.returncode == 0, ok.stderr
+    said = {f["run_id"]: f["decision"].get("target_note") or "" for f in json.loads(ok.stdout)}
+    assert sorted(said) == ["frac", "pen"] and "lies below the score's range [0.0, 1.0]" in said["frac"]
+    bad = run_cli("forecast", str(tmp_path), "--target", "-5", "--n-boot", "30")
+    assert bad.returncode == 2 and "--target -5" in bad.stderr and "Traceback" not in bad.stderr

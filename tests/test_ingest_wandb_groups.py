@@ -29,9 +29,10 @@ def _settings():
                           console="off", save_code=False, disable_git=True, silent=True)
 
 
-def _prime_rl(root, group: str) -> None:
+def _prime_rl(root, group: str, orchestrator_steps=None) -> None:
     """prime-rl's two runs as its `rl` entrypoint names them in a group: ``<group>-train`` logs the entropy,
-    ``<group>-orchestrator`` the rewards and evaluations, both on the declared ``step``."""
+    ``<group>-orchestrator`` the rewards and evaluations, both on the declared ``step`` (the orchestrator's:
+    ``orchestrator_steps``, else the trainer's)."""
     trainer = wandb.init(mode="offline", dir=root, project="p", group=group, name=f"{group}-train",
                          config={"model": {"name": "Qwen/Qwen3-0.6B"}}, settings=_settings())
     trainer.define_metric("*", step_metric="step")
@@ -41,7 +42,7 @@ def _prime_rl(root, group: str) -> None:
     orchestrator = wandb.init(mode="offline", dir=root, project="p", group=group, name=f"{group}-orchestrator",
                               settings=_settings())
     orchestrator.define_metric("*", step_metric="step")
-    for step in range(1, STEPS + 1):
+    for step in orchestrator_steps or range(1, STEPS + 1):
         orchestrator.log({"train/agg/effective/policy/reward/mean": _reward(step), "progress/tokens": 1e5,
                           "step": step})
     finish(orchestrator)
@@ -80,3 +81,31 @@ def test_a_groups_two_runs_each_without_entropy_stay_apart(tmp_path):
             run.log({key: _reward(step)}, step=step)
         finish(run)
     assert sorted(table.run_ids(el.load(tmp_path / "wandb", warn=False))) == ["eval", "train"]
+
+
+def test_a_run_named_as_a_joined_group_keeps_its_name(tmp_path):
+    """A run of its own named 'exp' beside group 'exp''s trainer and orchestrator: since the join the group took
+    'exp' and the run the user named so was read as 'exp-2'. The run keeps its name; the group's is 'exp-2', said."""
+    _prime_rl(tmp_path, "exp")
+    run = wandb.init(mode="offline", dir=tmp_path, project="p", name="exp", settings=_settings())
+    for step in range(1, STEPS + 1):
+        run.log({"actor/entropy": _entropy(step), "critic/score/mean": _reward(step)}, step=step)
+    finish(run)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert sorted(table.run_ids(df)) == ["exp", "exp-2"]
+    assert "loss/mean" not in set(df[df["run_id"] == "exp"]["metric"].astype(str))
+    assert "loss/mean" in set(df[df["run_id"] == "exp-2"]["metric"].astype(str))
+    assert "read as one run 'exp-2'" in " ".join(n for a in el.row_accounts(df) for n in a["notes"])
+
+
+def test_a_groups_two_sides_whose_steps_differ_say_so(tmp_path):
+    """The orchestrator's steps 1..80 beside the trainer's 1..40 (another count, or a trainer cut short) were joined
+    with nothing said: scores to step 80, the entropy to 40. The join says each side's steps."""
+    _prime_rl(tmp_path, "g", orchestrator_steps=range(1, 2 * STEPS + 1))
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert table.run_ids(df) == ["g"]
+    notes = " ".join(n for a in el.row_accounts(df) for n in a["notes"])
+    assert "the entropy at steps 1..40, the scores at 1..80" in notes
+    _prime_rl(tmp_path / "same", "h")
+    same = el.load(tmp_path / "same" / "wandb", warn=False)
+    assert "the entropy at steps" not in " ".join(n for a in el.row_accounts(same) for n in a["notes"])

@@ -192,9 +192,10 @@ def target_as_read(df: pd.DataFrame, target: float | None) -> tuple[float | None
 def target_range_line(df: pd.DataFrame, target: float | None, asked: float | None = None, y_key: str | None = None,
                       runs=None) -> str | None:
     """Why ``target`` (as read, :func:`target_as_read`; ``asked``: as given) cannot be a value of
-    the score forecast for a run of ``df`` (or ``runs``): below or above the range its values lie in
-    ([0, 1], or [-1, 1] for a reward with a penalty), the first such run's; None where every run's
-    score can reach it or has no known range. Read off the runs' scores, before any fit.
+    the score forecast for the runs of ``df`` (or ``runs``): below or above the range their values lie in
+    ([0, 1], or [-1, 1] for a reward with a penalty), the first run's; None where a run's score can reach
+    it or no run's has a known range. A folder's reward in [-1, 1] reaches -0.5 that its score in [0, 1]
+    does not: no mistake in units or sign, each run answered. Read off the runs' scores, before any fit.
 
     >>> t = table.from_records([(s, "val/gsm8k", 0.1 * s) for s in range(1, 6)], run_id="r")
     >>> target_range_line(t, -5)
@@ -212,16 +213,20 @@ def target_range_line(df: pd.DataFrame, target: float | None, asked: float | Non
     asked = target if asked is None else asked
     given = f"--target {asked:g}" + (f" (read as {target:g}: the scores were read from percent)"
                                      if asked != target else "")
+    first = None
     for rid in ids:
         try:
             run = RunData.from_table(df, rid, y_key=y_key)
         except EntropyLawError:
             continue  # a run with no score to forecast is left out by the forecast, said there
+        if run.bounds is None:
+            continue
         key = run.target_key if len(ids) == 1 else f"{run.target_key} of run {rid!r}"
         why = range_problem(target, run.bounds, key, read_from_percent=percent)
-        if why:
-            return f"{given}: {why}"
-    return None
+        if not why:
+            return None
+        first = first or f"{given}: {why}"
+    return first
 
 
 def target_out_of_range(decisions) -> str | None:

@@ -7,11 +7,13 @@ are read there (:func:`eval_axes`). A custom loop declares ``define_metric("eval
 ``eval/step`` as the evaluation's number (1, 2, 3, ...) while its training step metric is at
 5, 10, 15. Read on its own axis, evaluation 2 pairs with training step 2's entropy. The
 evaluation rows are read instead on the training step metric's value when each was logged
-(as W&B's step_sync holds it: its last value in the file), where the evaluation axis counts
-by one and the training axis moved by more between evaluations (:func:`counted`). An axis
+(as W&B's step_sync holds it: its last value in the file; 0 before its first value, an evaluation
+before training), where the evaluation axis counts by one and the training axis moved by more
+between evaluations (:func:`counted`): the step metric that moved least (a GPU monitor's clock beside it
+ticks more often). An axis
 that is the training step under another name (the CS336 course's ``eval_step``, evaluations at
 training steps 1, 5, 10; slime's ``eval/step``, the rollout id) does not count by one, or moves
-with the training step, and is left as it is.
+with a training step metric, and is left as it is.
 
 >>> rows = [(0, 1, "eval/step", 1.0, {"train/step": 5.0}), (1, 2, "eval/step", 2.0, {"train/step": 10.0}),
 ...         (2, 3, "eval/step", 3.0, {"train/step": 15.0})]
@@ -46,14 +48,24 @@ def counted(rows: list) -> dict[str, tuple[str, list[int]]]:
         if len(evals) < MIN_EVALS or not np.all(np.diff(evals) == 1):
             continue
         declared = sorted({m for r in mine for m in r[4]} - {"_step"})
+        moved: dict[str, tuple[float, list[int]]] = {}
         for other in declared or ["_step"]:  # W&B's _step only where no training step metric is declared
             at = [r[4].get(other) for r in mine]
+            # an evaluation logged before the training step metric's first value evaluated the model before
+            # training: step 0 (left unread, it left every evaluation on its count, evaluation 2 at step 2)
+            before = next((i for i, v in enumerate(at) if v is not None), len(at))
+            at = [0.0] * before + at[before:]
             if any(v is None or not float(v).is_integer() for v in at):
                 continue
             at_evals = np.array([at[int(np.flatnonzero(values == v)[0])] for v in evals], float)  # each evaluation's
-            if np.all(np.diff(at_evals) > 1):  # the training step moved more than the count between evaluations
-                out[axis] = (other, [int(v) for v in at])
+            if np.all(np.diff(at_evals) == 1):  # a step metric moving with the count: the axis is that step
+                moved.clear()
                 break
+            if np.all(np.diff(at_evals) > 1):  # the training step moved more than the count between evaluations
+                moved[other] = (at_evals[-1] - at_evals[0], [int(v) for v in at])
+        if moved:  # a monitor's clock (NeMo-RL's ray/ray_step) ticks more often than the training step
+            other = min(moved, key=lambda m: moved[m][0])
+            out[axis] = (other, moved[other][1])
     return out
 
 

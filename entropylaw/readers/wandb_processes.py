@@ -63,6 +63,7 @@ def join_roles(runs: list[RawRun]) -> list[RawRun]:
             groups.setdefault(str(raw.meta["wandb_group"]), []).append(raw)
     out = []
     joined = {id(r) for pair in groups.values() if len(pair) == 2 and _two_sides(pair) for r in pair}
+    names = [str(r.run_id) for r in runs if id(r) not in joined]  # a run the user named as a group keeps its name
     for raw in runs:
         if id(raw) not in joined:
             out.append(raw)
@@ -73,10 +74,16 @@ def join_roles(runs: list[RawRun]) -> list[RawRun]:
             continue
         sides = sorted(pair, key=lambda r: not _has_entropy(r))  # the trainer's first: its config names the model
         run = _joined(str(sides[0].meta.get("wandb_run_id") or group), sides, [], note=False)
-        run.run_id = group
+        run.run_id = unique_run_ids([*names, group])[-1]
+        names.append(run.run_id)
+        named = "named after the group" if run.run_id == group else f"{run.run_id!r} (a run of its own is {group!r})"
+        spans = [(int(np.min(r.steps)), int(np.max(r.steps))) for r in sides]
+        # sides of unlike steps (1..40 beside 1..80: another count, or a side cut short) pair only where both logged
+        apart = "" if spans[0] == spans[1] else (f"; the entropy at steps {spans[0][0]}..{spans[0][1]}, the scores "
+                                                 f"at {spans[1][0]}..{spans[1][1]}: paired at the steps both logged")
         run.report.note(f"W&B runs {sides[0].run_id!r} (the policy's entropy) and {sides[1].run_id!r} (its "
                         f"scores) of group {group!r}: one training run's two sides (prime-rl's trainer and "
-                        "orchestrator), their metrics apart: read as one run named after the group")
+                        f"orchestrator), their metrics apart: read as one run {named}{apart}")
         out.append(run)
     return out
 
