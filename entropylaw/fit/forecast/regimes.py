@@ -376,8 +376,8 @@ def warnings_for(regime, rates) -> list[str]:
             out.append(f"collapse risk: {regime['why']}; of {ins['cases']} windows of {ins['runs']} real runs "
                        f"({len(ins['recipes'])} recipes) in this state, {ins['collapsed']} ({share:.0%}) ended below "
                        f"half their level ({ins['collapsed_runs']} runs collapsed): " +
-                       ("the run is on its floor already (within 2 standard errors of a point), with little left to lose: the "
-                        "widening toward the floor moves its interval little"
+                       ("the run is on its floor already (within 2 standard errors of a point), with little left "
+                        "to lose: the widening toward the floor moves its interval little"
                         if regime.get("on_floor") else "the interval is widened downward"))
         else:
             out.append(f"collapse risk: {regime['why']}; no rates learned for such runs are stored: the interval "
