@@ -26,7 +26,10 @@ GRPO loop's ``print`` or ``logging`` call leaves::
 - **another tool's lines** are no metrics: a key that names a sample's text (``GT Answer: 42``,
   ``Model Answer: 41``, ``Question``, ``Prompt``, ``Generation``, ``Label``: an answer printed beside the
   metrics) and a progress bar's display, whole or cut before its closing ``]`` (vLLM's ``Processed prompts:
-  100%|...| 64/64 [00:03<00:00, 19.2it/s, est. speed input: 3000.1 toks/s``), each counted in a note, not read.
+  100%|...| 64/64 [00:03<00:00, 19.2it/s, est. speed input: 3000.1 toks/s``), each counted in a note, not read;
+- **a tqdm bar's postfix where every step line is an evaluation's** (a loop showing its training values in the bar,
+  ``tqdm.write("eval step 10 acc 0.31")`` between its displays): the bar's values are the training values, read by
+  :func:`.tqdm_bars.bar_rows` (the bar's count, its redraws), with the printed lines in one run.
 
 Recognised where no other reader of printed logs claims the file (veRL's ``step:N - key:value``
 lines, the Hugging Face Trainer's dicts, ROLL's ``metrics_tag``) and at least
@@ -59,7 +62,7 @@ from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP
 from entropylaw.readers.printed_blocks import Blocks
-from entropylaw.readers.tqdm_bars import CUT_BAR, parse_bar
+from entropylaw.readers.tqdm_bars import CUT_BAR, bar_rows, parse_bar
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
 
@@ -129,14 +132,14 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
         values.append(value)
         lines.append(lineno)
 
-    bars, first_bar = 0, None  # displays of a tqdm bar with values in its postfix, read by no step line
+    bars = []  # displays of a tqdm bar with values in its postfix: read where the step lines are all evaluations'
     cut_bars, texts = [0, None], [0, None]  # a bar cut before its "]"; a sample's text: how many, the first
     both = [0, None]  # lines printing a name with and without a unit: how many, the first (line, its two fields)
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
             if "[" in line and (bar := parse_bar(line)) is not None:
-                bars += bool(bar.values)
-                first_bar = first_bar or (lineno if bar.values else None)
+                if bar.values:
+                    bars.append((lineno, bar))
                 continue
             if "[" in line and CUT_BAR.search(line):
                 cut_bars = [cut_bars[0] + 1, cut_bars[1] or (lineno, line.strip())]
@@ -220,6 +223,9 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
     raw.repeats = "mean"  # a key printed twice at one step (a loop's micro-steps): their mean, said by the account
     report.note(f"read as a printed log of steps and named numbers: {count(len(set(lines)), 'line')}")
+    # a loop printing only its evaluations between the bars (tqdm.write): its training values are the bars'
+    bars_read = bool(bars) and n_evals == n_lines > 0 and _with_bars(raw, bars, percent, totals)
+    steps, keys, lines = raw.steps, raw.keys, raw.lines
     if records:
         report.note(f"{NO_STEP}: each line of numbers read as the next record, 1 to {len(records)} "
                     f"(lines {records[0][0]} to {records[-1][0]})", changed=True)
@@ -241,9 +247,12 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if cut_bars[0]:
         report.note(f"{count(cut_bars[0], 'line')} of a progress bar cut before its closing ']' (the first at line "
                     f"{cut_bars[1][0]}: {cut_bars[1][1]!r:.40}): no values, not read")
-    if bars:
-        report.note(f"{count(bars, 'display')} of a progress bar with values in its postfix (the first at line "
-                    f"{first_bar}): not read, the step lines are")
+    if bars_read:
+        report.note(f"the step lines print only an evaluation's values: the training values read from the progress "
+                    f"bar's postfix (the first at line {bars[0][0]}), one run")
+    elif bars:
+        report.note(f"{count(len(bars), 'display')} of a progress bar with values in its postfix (the first at line "
+                    f"{bars[0][0]}): not read, the step lines are")
     if lists:
         report.note("lists of numbers (a value a sample) read as their mean: "
                     + ", ".join(f"{k} ({v[1:-1]} values)" for k, v in sorted(lists.items())[:6]))
@@ -280,3 +289,19 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
         say_end(report, path, max(lines), max(steps), None if restarts else raw.meta.get("config", {}).get(
             "total_steps"))
     return [raw]
+
+
+def _with_bars(raw: RawRun, bars: list, percent: set[str], totals: set[int]) -> bool:
+    """The training bar's rows (``tqdm_bars``' rules: its count, its redraws) put among the printed lines' in line
+    order; its keys printed with % and its planned total added to the log's."""
+    rows = bar_rows(bars, raw.report)
+    if rows is None:
+        return False
+    steps, keys, values, lines = (list(a) + list(b) for a, b in zip((raw.steps, raw.keys, raw.values, raw.lines), rows))
+    order = sorted(range(len(lines)), key=lines.__getitem__)
+    raw.steps, raw.keys, raw.values, raw.lines = ([a[i] for i in order] for a in (steps, keys, values, lines))
+    percent |= rows.percent
+    totals.update([rows.total] if rows.total else [])
+    if rows.repeats:
+        raw.repeats = "last"  # a postfix set again at one count: the last stands, as in a file of bars alone
+    return True
