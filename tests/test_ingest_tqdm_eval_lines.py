@@ -110,3 +110,32 @@ def test_a_file_of_bars_alone_is_read_as_before(tmp_path):
     [account] = el.row_accounts(df)
     assert account["dropped"] == {} and account["rows_read"] == 80
     assert "printed log of steps" not in " ".join(account["notes"])
+
+
+def _held(s: int) -> dict:  # values rounded as a loop prints them: the same for 10 steps running
+    return {"loss": round(0.5 - (s // 10) / 20, 2), "entropy": round(0.8 - (s // 10) / 20, 2)}
+
+
+@pytest.mark.parametrize("lines", [False, True], ids=["redrawn", "a_line_each"])
+@pytest.mark.parametrize("message", ["saving checkpoint-{s}", "eval step {s} acc 0.5"])
+def test_a_bar_redrawn_below_a_printed_line_is_no_postfix_set(tmp_path, message, lines):
+    """set_postfix(refresh=False), then update: each count drawn once, every count a step; tqdm.write draws the bar
+    again at its count below its message, which was taken for set_postfix drawing at once: the steps whose values
+    repeat the step before's were read as the bar moving on, 35 of 40 lost (in a file of bars alone too)."""
+    path = tmp_path / "train.log"
+    with open(path, "w") as f:
+        pbar = tqdm(total=40, desc="Training", file=f, mininterval=0, miniters=1)
+        for s in range(1, 41):
+            pbar.set_postfix(refresh=False, **_held(s))
+            pbar.update(1)
+            if s % 10 == 0:
+                tqdm.write(message.format(s=s), file=f)
+        pbar.close()
+    if lines:
+        path.write_bytes(path.read_bytes().replace(b"\r", b"\n"))
+    assert detect_format(path) == ("tqdm_console" if "checkpoint" in message else "kv_console")
+    df = el.load(path, warn=False)
+    assert _series(df, "loss") == pytest.approx({s: _held(s)["loss"] for s in range(1, 41)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {}
+    assert "at each count drawn (each count drawn once" in " ".join(account["notes"])

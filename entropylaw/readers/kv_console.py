@@ -133,14 +133,18 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
         lines.append(lineno)
 
     bars = []  # displays of a tqdm bar with values in its postfix: read where the step lines are all evaluations'
+    below, printed = set(), False  # the bars drawn again below a printed line (tqdm.write): their positions
     cut_bars, texts = [0, None], [0, None]  # a bar cut before its "]"; a sample's text: how many, the first
     both = [0, None]  # lines printing a name with and without a unit: how many, the first (line, its two fields)
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
             if "[" in line and (bar := parse_bar(line)) is not None:
                 if bar.values:
+                    below.update([len(bars)] if printed else [])
                     bars.append((lineno, bar))
+                printed = False
                 continue
+            printed = printed or bool(line.strip())
             if "[" in line and CUT_BAR.search(line):
                 cut_bars = [cut_bars[0] + 1, cut_bars[1] or (lineno, line.strip())]
                 continue
@@ -224,7 +228,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     raw.repeats = "mean"  # a key printed twice at one step (a loop's micro-steps): their mean, said by the account
     report.note(f"read as a printed log of steps and named numbers: {count(len(set(lines)), 'line')}")
     # a loop printing only its evaluations between the bars (tqdm.write): its training values are the bars'
-    bars_read = bool(bars) and n_evals == n_lines > 0 and _with_bars(raw, bars, percent, totals)
+    bars_read = bool(bars) and n_evals == n_lines > 0 and _with_bars(raw, bars, below, percent, totals)
     steps, keys, lines = raw.steps, raw.keys, raw.lines
     if records:
         report.note(f"{NO_STEP}: each line of numbers read as the next record, 1 to {len(records)} "
@@ -291,10 +295,10 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     return [raw]
 
 
-def _with_bars(raw: RawRun, bars: list, percent: set[str], totals: set[int]) -> bool:
+def _with_bars(raw: RawRun, bars: list, below: set[int], percent: set[str], totals: set[int]) -> bool:
     """The training bar's rows (``tqdm_bars``' rules: its count, its redraws) put among the printed lines' in line
     order; its keys printed with % and its planned total added to the log's."""
-    rows = bar_rows(bars, raw.report)
+    rows = bar_rows(bars, raw.report, below=below)
     if rows is None:
         return False
     steps, keys, values, lines = (list(a) + list(b) for a, b in zip((raw.steps, raw.keys, raw.values, raw.lines), rows))

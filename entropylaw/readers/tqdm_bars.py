@@ -20,7 +20,8 @@ after newlines). Read so:
   is a postfix set there, read even where it prints the very values of the step before (a postfix set every
   10 steps is read at those steps, not at the 9 between). Where each count is drawn once
   (``set_postfix(refresh=False)`` then ``update()``), every count's display is a step, read even where its
-  values repeat. A display at one count of a postfix read there already (redrawn below a printed message),
+  values repeat (a bar redrawn at its count below a line ``tqdm.write`` printed is no such second display).
+  A display at one count of a postfix read there already (redrawn below a printed message),
   and a bar's last display repeating its postfix (``close()``, at its count, or at a count its last updates
   reached undrawn within tqdm's ``mininterval``) are redraws: counted in a note, not read. (A postfix set only
   every k steps with ``refresh=False`` is read at every count, its values held.)
@@ -149,16 +150,19 @@ def read_tqdm_console(path: str | os.PathLike) -> list[RawRun]:
     """Read the training bar's postfix values into one :class:`RawRun` (see the module docstring)."""
     path = existing_file(path, "a printed log of tqdm progress bars with values in their postfix (loss=0.1, ...)")
     bars: list[tuple[int, Bar]] = []  # the displays with values: a bar without is no reading, nor a redraw
-    last_piece = ""
+    below: set[int] = set()  # those drawn again below a printed line (tqdm.write)
+    last_piece, printed = "", False
     for lineno, piece in _pieces(path):
         text = piece.decode("utf-8", errors="replace")
         bar = parse_bar(text)
         if bar is not None and bar.values:
+            below.update([len(bars)] if printed else [])
             bars.append((lineno, bar))
         if _ANSI.sub("", text).strip():
             last_piece = _ANSI.sub("", text).strip()
+            printed = bar is None
     raw = RawRun(run_id_from_path(path), str(path), ordered=True)
-    rows = bar_rows(bars, raw.report, last_piece)
+    rows = bar_rows(bars, raw.report, last_piece, below)
     if rows is None:
         raise EntropyLawError(f"{path}: no tqdm progress bar with values in its postfix (expected a bar like "
                               "'Training:  45%|####5     | 45/100 [01:23<01:40,  1.83s/it, loss=0.12, reward=0.45]')")
@@ -173,10 +177,12 @@ def read_tqdm_console(path: str | os.PathLike) -> list[RawRun]:
     return [raw]
 
 
-def bar_rows(bars: list[tuple[int, Bar]], report, last_piece: str = "") -> BarRows | None:
+def bar_rows(bars: list[tuple[int, Bar]], report, last_piece: str = "",
+             below: set[int] | frozenset = frozenset()) -> BarRows | None:
     """The training bar's rows of the displays with values ``(line number, bar)`` in the order they were drawn,
-    by the rules of the module docstring, said in ``report``; None where no bar has values. (A printed log that
-    prints its evaluations between the bars, :mod:`.kv_console`, reads its bars with this too.)"""
+    by the rules of the module docstring, said in ``report``; None where no bar has values. ``below``: the
+    positions in ``bars`` of displays drawn right below a printed line. (A printed log that prints its evaluations
+    between the bars, :mod:`.kv_console`, reads its bars with this too.)"""
     families = Counter(_family(b.desc) for _, b in bars if b.values)
     if not families:
         return None
@@ -186,8 +192,11 @@ def bar_rows(bars: list[tuple[int, Bar]], report, last_piece: str = "") -> BarRo
     shown, readings, redraws, descs, totals = None, 0, 0, [], set()
     offset, drawn, last = 0, 0, None  # the steps of the bars before; how many bars; the last display
     mine = [(lineno, bar) for lineno, bar in bars if _family(bar.desc) == family]
-    # set_postfix drawing at once: a count drawn twice (the update's draw, then the postfix's) before the end
-    moves_on = any(a.n == b.n and not (b.total and b.n >= b.total) for (_, a), (_, b) in zip(mine[:-2], mine[1:-1]))
+    redrawn = [i in below for i, (_, bar) in enumerate(bars) if _family(bar.desc) == family]
+    # set_postfix drawing at once: a count drawn twice (the update's draw, then the postfix's) before the end; a
+    # count drawn again below a message tqdm.write printed is no postfix set (set_postfix(refresh=False) draws once)
+    moves_on = any(a.n == b.n and not again and not (b.total and b.n >= b.total)
+                   for (_, a), (_, b), again in zip(mine[:-2], mine[1:-1], redrawn[1:-1]))
     # a bar's last display (the next one goes back: a bar drawn anew) is its close where it repeats its postfix
     closing = [i + 1 == len(mine) or mine[i + 1][1].n < bar.n or mine[i + 1][1].desc != bar.desc
                for i, (_, bar) in enumerate(mine)]
