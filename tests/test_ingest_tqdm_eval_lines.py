@@ -139,3 +139,17 @@ def test_a_bar_redrawn_below_a_printed_line_is_no_postfix_set(tmp_path, message,
     [account] = el.row_accounts(df)
     assert account["dropped"] == {}
     assert "at each count drawn (each count drawn once" in " ".join(account["notes"])
+
+
+@pytest.mark.parametrize("lines", [False, True], ids=["redrawn", "a_line_each"])
+def test_a_few_printed_evaluations_between_the_bars_are_read_with_them(tmp_path, lines):
+    """Two evaluations in a 20-step run, too few lines to name the file a printed log of steps: the file is read as
+    bars, and its evaluations were dropped, nothing said; they are read with the bars, one run."""
+    path = tmp_path / "train.log"
+    _loop(path, "tagged", steps=20, lines=lines)
+    assert detect_format(path) == "tqdm_console"
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _ent(s) for s in range(1, 21)})
+    assert _series(df, "val/accuracy") == pytest.approx({10: _acc(10), 20: _acc(20)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {} and account["rows_read"] == 3 * 20 + 2

@@ -62,7 +62,7 @@ from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP
 from entropylaw.readers.printed_blocks import Blocks
-from entropylaw.readers.tqdm_bars import CUT_BAR, bar_rows, parse_bar
+from entropylaw.readers.tqdm_bars import CUT_BAR, bar_rows, parse_bar, read_tqdm_console
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
 
@@ -96,8 +96,10 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
     return found >= MIN_LINES or (stepless and not steps and claims(keysets))
 
 
-def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
-    """Read a printed ``step ... key=value`` log into one :class:`RawRun` (see the module docstring)."""
+def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawRun]:
+    """Read a printed ``step ... key=value`` log into one :class:`RawRun` (see the module docstring). ``bar_log``: a
+    file found a log of tqdm bars, fewer than :data:`MIN_LINES` step lines among them: read here where its step lines
+    are all an evaluation's (read with the bars), else by :func:`.tqdm_bars.read_tqdm_console`."""
     path = existing_file(path, "a printed log of lines with a step and named numbers (step 10 | entropy 0.5)")
     raw = RawRun(run_id_from_path(path), str(path), ordered=True)
     report = raw.report
@@ -220,6 +222,10 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                                          (dict.fromkeys(percent, ""), shares, lists, units))
         percent, n_evals = set(percent), n_evals - fields.pop(prefix)[0]
     evals = min((first for _, first in fields.values()), default=0)  # the first line an evaluation printed
+    # a loop printing only its evaluations between the bars (tqdm.write): its training values are the bars'
+    with_bars = bool(bars) and n_evals == n_lines > 0
+    if bar_log and not with_bars:
+        return read_tqdm_console(path)
     report.read(read)
     if not steps and not read:
         raise EntropyLawError(f"{path}: no line prints a step and named numbers (expected lines like "
@@ -227,8 +233,7 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
     raw.repeats = "mean"  # a key printed twice at one step (a loop's micro-steps): their mean, said by the account
     report.note(f"read as a printed log of steps and named numbers: {count(len(set(lines)), 'line')}")
-    # a loop printing only its evaluations between the bars (tqdm.write): its training values are the bars'
-    bars_read = bool(bars) and n_evals == n_lines > 0 and _with_bars(raw, bars, below, percent, totals)
+    bars_read = with_bars and _with_bars(raw, bars, below, percent, totals)
     steps, keys, lines = raw.steps, raw.keys, raw.lines
     if records:
         report.note(f"{NO_STEP}: each line of numbers read as the next record, 1 to {len(records)} "
