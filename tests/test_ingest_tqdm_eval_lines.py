@@ -5,6 +5,8 @@ reader's rules, the printed lines as before, one run."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import entropylaw as el
@@ -153,3 +155,21 @@ def test_a_few_printed_evaluations_between_the_bars_are_read_with_them(tmp_path,
     assert _series(df, "val/accuracy") == pytest.approx({10: _acc(10), 20: _acc(20)})
     [account] = el.row_accounts(df)
     assert account["dropped"] == {} and account["rows_read"] == 3 * 20 + 2
+
+
+def test_a_long_line_of_redrawn_bars_is_recognised_in_time(tmp_path):
+    """A bar redrawn after \\r is one line of the file: looking for a printed log's step lines in it searched each of
+    its pairs' names from the line's start, each time on a copy (300 KB: 40 s; a few MB: hours before a row)."""
+    path = tmp_path / "train.log"
+    with open(path, "w") as f:
+        pbar = tqdm(total=1500, desc="Training", file=f, mininterval=0, miniters=1)
+        for s in range(1, 1501):
+            pbar.update(1)
+            pbar.set_postfix(loss=round(0.5 - s / 1e4, 4), entropy=round(0.9 - s / 1e4, 4), reward=round(s / 1e4, 4))
+        pbar.close()
+    assert path.read_bytes().count(b"\n") <= 1 and path.stat().st_size > 300_000
+    start = time.perf_counter()
+    assert detect_format(path) == "tqdm_console"
+    assert time.perf_counter() - start < 10
+    df = el.load(path, warn=False)
+    assert len(_series(df, "entropy")) == 1500
