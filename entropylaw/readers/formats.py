@@ -30,7 +30,7 @@ from entropylaw.readers.kv_console import looks_like_kv_console, read_kv_console
 from entropylaw.readers.lab_run import read_lab_run
 from entropylaw.readers.roll_console import looks_like_roll_console, read_roll_console
 from entropylaw.readers.tensorboard import has_event_files, read_tensorboard
-from entropylaw.readers.tqdm_bars import looks_like_tqdm_console, read_tqdm_console
+from entropylaw.readers.tqdm_bars import looks_like_tqdm_console
 from entropylaw.readers.trl import find_state, read_trl
 from entropylaw.readers.verl_console import read_verl_console
 from entropylaw.readers.jsonl_lines import looks_like_jsonl
@@ -186,9 +186,10 @@ FORMATS: list[Format] = [
            lambda src, o: read_roll_console(src)),
     Format("hf_console", lambda s: looks_like_hf_console(s.path),
            lambda src, o: read_hf_console(src, logging_steps=o.logging_steps)),
-    # a custom loop's tqdm bar with its values in the postfix, where the loop prints no steps of its own
+    # a custom loop's tqdm bar with its values in the postfix, where the loop prints no steps of its own (a few
+    # lines of its evaluations' between the bars are read with them, as kv_console reads more)
     Format("tqdm_console", lambda s: s.is_file() and looks_like_tqdm_console(s.path)
-           and not looks_like_kv_console(s.path, stepless=False), lambda src, o: read_tqdm_console(src),
+           and not looks_like_kv_console(s.path, stepless=False), lambda src, o: read_kv_console(src, bar_log=True),
            suffixes=(".log", ".txt", ".out", ".err")),
     # a custom loop's own prints (step 10 | entropy 0.5): where no other printed log's shape is found
     Format("kv_console", lambda s: s.is_file() and looks_like_kv_console(s.path), lambda src, o: read_kv_console(src),

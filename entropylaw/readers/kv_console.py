@@ -26,7 +26,10 @@ GRPO loop's ``print`` or ``logging`` call leaves::
 - **another tool's lines** are no metrics: a key that names a sample's text (``GT Answer: 42``,
   ``Model Answer: 41``, ``Question``, ``Prompt``, ``Generation``, ``Label``: an answer printed beside the
   metrics) and a progress bar's display, whole or cut before its closing ``]`` (vLLM's ``Processed prompts:
-  100%|...| 64/64 [00:03<00:00, 19.2it/s, est. speed input: 3000.1 toks/s``), each counted in a note, not read.
+  100%|...| 64/64 [00:03<00:00, 19.2it/s, est. speed input: 3000.1 toks/s``), each counted in a note, not read;
+- **a tqdm bar's postfix where every step line is an evaluation's** (a loop showing its training values in the bar,
+  ``tqdm.write("eval step 10 acc 0.31")`` between its displays): the bar's values are the training values, read by
+  :func:`.tqdm_bars.bar_rows` (the bar's count, its redraws), with the printed lines in one run.
 
 Recognised where no other reader of printed logs claims the file (veRL's ``step:N - key:value``
 lines, the Hugging Face Trainer's dicts, ROLL's ``metrics_tag``) and at least
@@ -59,7 +62,7 @@ from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP
 from entropylaw.readers.printed_blocks import Blocks
-from entropylaw.readers.tqdm_bars import CUT_BAR, parse_bar
+from entropylaw.readers.tqdm_bars import CUT_BAR, bar_rows, parse_bar, read_tqdm_console
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
 
@@ -93,8 +96,10 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
     return found >= MIN_LINES or (stepless and not steps and claims(keysets))
 
 
-def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
-    """Read a printed ``step ... key=value`` log into one :class:`RawRun` (see the module docstring)."""
+def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawRun]:
+    """Read a printed ``step ... key=value`` log into one :class:`RawRun` (see the module docstring). ``bar_log``: a
+    file found a log of tqdm bars, fewer than :data:`MIN_LINES` step lines among them: read here where its step lines
+    are all an evaluation's (read with the bars), else by :func:`.tqdm_bars.read_tqdm_console`."""
     path = existing_file(path, "a printed log of lines with a step and named numbers (step 10 | entropy 0.5)")
     raw = RawRun(run_id_from_path(path), str(path), ordered=True)
     report = raw.report
@@ -129,15 +134,19 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
         values.append(value)
         lines.append(lineno)
 
-    bars, first_bar = 0, None  # displays of a tqdm bar with values in its postfix, read by no step line
+    bars = []  # displays of a tqdm bar with values in its postfix: read where the step lines are all evaluations'
+    below, printed = set(), False  # the bars drawn again below a printed line (tqdm.write): their positions
     cut_bars, texts = [0, None], [0, None]  # a bar cut before its "]"; a sample's text: how many, the first
     both = [0, None]  # lines printing a name with and without a unit: how many, the first (line, its two fields)
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
             if "[" in line and (bar := parse_bar(line)) is not None:
-                bars += bool(bar.values)
-                first_bar = first_bar or (lineno if bar.values else None)
+                if bar.values:
+                    below.update([len(bars)] if printed else [])
+                    bars.append((lineno, bar))
+                printed = False
                 continue
+            printed = printed or bool(line.strip())
             if "[" in line and CUT_BAR.search(line):
                 cut_bars = [cut_bars[0] + 1, cut_bars[1] or (lineno, line.strip())]
                 continue
@@ -213,6 +222,10 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
                                          (dict.fromkeys(percent, ""), shares, lists, units))
         percent, n_evals = set(percent), n_evals - fields.pop(prefix)[0]
     evals = min((first for _, first in fields.values()), default=0)  # the first line an evaluation printed
+    # a loop printing only its evaluations between the bars (tqdm.write): its training values are the bars'
+    with_bars = bool(bars) and n_evals == n_lines > 0
+    if bar_log and not with_bars:
+        return read_tqdm_console(path)
     report.read(read)
     if not steps and not read:
         raise EntropyLawError(f"{path}: no line prints a step and named numbers (expected lines like "
@@ -220,6 +233,8 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
     raw.repeats = "mean"  # a key printed twice at one step (a loop's micro-steps): their mean, said by the account
     report.note(f"read as a printed log of steps and named numbers: {count(len(set(lines)), 'line')}")
+    bars_read = with_bars and _with_bars(raw, bars, below, percent, totals)
+    steps, keys, lines = raw.steps, raw.keys, raw.lines
     if records:
         report.note(f"{NO_STEP}: each line of numbers read as the next record, 1 to {len(records)} "
                     f"(lines {records[0][0]} to {records[-1][0]})", changed=True)
@@ -241,9 +256,12 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
     if cut_bars[0]:
         report.note(f"{count(cut_bars[0], 'line')} of a progress bar cut before its closing ']' (the first at line "
                     f"{cut_bars[1][0]}: {cut_bars[1][1]!r:.40}): no values, not read")
-    if bars:
-        report.note(f"{count(bars, 'display')} of a progress bar with values in its postfix (the first at line "
-                    f"{first_bar}): not read, the step lines are")
+    if bars_read:
+        report.note(f"the step lines print only an evaluation's values: the training values read from the progress "
+                    f"bar's postfix (the first at line {bars[0][0]}), one run")
+    elif bars:
+        report.note(f"{count(len(bars), 'display')} of a progress bar with values in its postfix (the first at line "
+                    f"{bars[0][0]}): not read, the step lines are")
     if lists:
         report.note("lists of numbers (a value a sample) read as their mean: "
                     + ", ".join(f"{k} ({v[1:-1]} values)" for k, v in sorted(lists.items())[:6]))
@@ -280,3 +298,19 @@ def read_kv_console(path: str | os.PathLike) -> list[RawRun]:
         say_end(report, path, max(lines), max(steps), None if restarts else raw.meta.get("config", {}).get(
             "total_steps"))
     return [raw]
+
+
+def _with_bars(raw: RawRun, bars: list, below: set[int], percent: set[str], totals: set[int]) -> bool:
+    """The training bar's rows (``tqdm_bars``' rules: its count, its redraws) put among the printed lines' in line
+    order; its keys printed with % and its planned total added to the log's."""
+    rows = bar_rows(bars, raw.report, below=below)
+    if rows is None:
+        return False
+    steps, keys, values, lines = (list(a) + list(b) for a, b in zip((raw.steps, raw.keys, raw.values, raw.lines), rows))
+    order = sorted(range(len(lines)), key=lines.__getitem__)
+    raw.steps, raw.keys, raw.values, raw.lines = ([a[i] for i in order] for a in (steps, keys, values, lines))
+    percent |= rows.percent
+    totals.update([rows.total] if rows.total else [])
+    if rows.repeats:
+        raw.repeats = "last"  # a postfix set again at one count: the last stands, as in a file of bars alone
+    return True

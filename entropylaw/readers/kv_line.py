@@ -39,6 +39,7 @@ _BARE_ALL = re.compile(r"\s*[:\],-]?(?:\s*,?\s*" + _KEY + r"\s+(?:" + NUMBER + r
 # the words a key is printed with before its last ("Val Accuracy=0.5", "| Policy Entropy: 0.8"), where they
 # follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
 _LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,3})$")
+LEAD_CHARS = 400  # far more than a field's start and three words of a key's name
 _NOT_KEY_WORDS = {"debug", "info", "warning", "warn", "error", "critical", *_STEP_NAMES}  # a level; the step
 _SHARE = re.compile(r"acc|correct|solved|pass", re.IGNORECASE)  # k/N of these: the share solved
 # a line an evaluation prints ("[Eval] step 10: accuracy=0.45", "Validation at step 10: ..."): a split's word before
@@ -86,7 +87,7 @@ def parse_line(line: str, bar_checked: bool = False):
     texts: list[str] = []  # a sample's text printed as a number ("GT Answer: 42"): no metric
     fields: dict[str, tuple[str, str]] = {}  # key -> (its field as printed, the name with its unit or "")
     clashes: list[tuple[str, str]] = []  # a name printed with and without a unit: (the field without, with)
-    found = [(_lead(line[:p.start()]) + p.group("key"), p.group("v"), p.group("pct"), p.group("of"), p.group("unit"))
+    found = [(_lead(line, p.start()) + p.group("key"), p.group("v"), p.group("pct"), p.group("of"), p.group("unit"))
              for p in PAIR.finditer(line)]
     if "|" in line:
         found += [(s.group("key"), s.group("v"), s.group("pct"), s.group("of"), None) for part in line.split("|")
@@ -187,8 +188,11 @@ def eval_names(pairs: dict) -> dict[str, str]:
     return {f"eval/{k}": k for k in pairs if k != "epoch" and not _NAMES_SPLIT.match(k)}
 
 
-def _lead(before: str) -> str:
-    """The words before a ``key=value`` pair's key that are part of its name (``Val `` of ``Val Accuracy=0.5``)."""
-    m = _LEAD.search(before) if before.endswith(" ") else None
+def _lead(line: str, end: int) -> str:
+    """The words before a ``key=value`` pair's key at ``end`` that are part of its name (``Val `` of
+    ``Val Accuracy=0.5``)."""
+    # looked for in the LEAD_CHARS before it, the line not copied: a bar's displays redrawn after \r are one line of
+    # megabytes to a format's sniff, its every pair's lead searched from the line's start (hours); ^ is its start
+    m = _LEAD.search(line, max(0, end - LEAD_CHARS), end) if line[end - 1:end] == " " else None
     words = m.group("words") if m else ""
     return words if words and not _NOT_KEY_WORDS.intersection(words.lower().split()) else ""

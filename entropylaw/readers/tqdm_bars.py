@@ -20,7 +20,8 @@ after newlines). Read so:
   is a postfix set there, read even where it prints the very values of the step before (a postfix set every
   10 steps is read at those steps, not at the 9 between). Where each count is drawn once
   (``set_postfix(refresh=False)`` then ``update()``), every count's display is a step, read even where its
-  values repeat. A display at one count of a postfix read there already (redrawn below a printed message),
+  values repeat (a bar redrawn at its count below a line ``tqdm.write`` printed is no such second display).
+  A display at one count of a postfix read there already (redrawn below a printed message),
   and a bar's last display repeating its postfix (``close()``, at its count, or at a count its last updates
   reached undrawn within tqdm's ``mininterval``) are redraws: counted in a note, not read. (A postfix set only
   every k steps with ``refresh=False`` is read at every count, its values held.)
@@ -31,7 +32,8 @@ after newlines). Read so:
 
 Recognised where :data:`MIN_BARS` displays of a bar with numbers come in the first bytes a printed log's
 format is looked for in, before any veRL ``step:N -`` line, and the file prints no steps of its own
-(``step 10 | reward 0.3``: :mod:`entropylaw.readers.kv_console` reads those).
+(``step 10 | reward 0.3``: :mod:`entropylaw.readers.kv_console` reads those; where its printed steps are all an
+evaluation's, ``tqdm.write("eval step 10 acc 0.31")`` between the bars, it reads the bars too, by :func:`bar_rows`).
 
 >>> bar = parse_bar("Training:  45%|####5     | 45/100 [01:23<01:40,  1.83s/it, loss=0.12, reward=45%]")
 >>> bar.desc, bar.n, bar.total, bar.values, bar.percent
@@ -134,32 +136,67 @@ def _family(desc: str) -> str:
     return re.sub(r"\d+", "#", desc)  # "Epoch 1" and "Epoch 2": one bar drawn anew each epoch
 
 
+class BarRows(NamedTuple):
+    steps: list[int]
+    keys: list[str]
+    values: list[float]
+    lines: list[int]
+    percent: set[str]  # keys printed with %
+    total: int | None  # "45/100": the planned last step, where one bar was drawn with one total
+    repeats: bool  # a postfix set again at one count: its keys twice at that step (the last stands)
+
+
 def read_tqdm_console(path: str | os.PathLike) -> list[RawRun]:
     """Read the training bar's postfix values into one :class:`RawRun` (see the module docstring)."""
     path = existing_file(path, "a printed log of tqdm progress bars with values in their postfix (loss=0.1, ...)")
     bars: list[tuple[int, Bar]] = []  # the displays with values: a bar without is no reading, nor a redraw
-    last_piece = ""
+    below: set[int] = set()  # those drawn again below a printed line (tqdm.write)
+    last_piece, printed = "", False
     for lineno, piece in _pieces(path):
         text = piece.decode("utf-8", errors="replace")
         bar = parse_bar(text)
         if bar is not None and bar.values:
+            below.update([len(bars)] if printed else [])
             bars.append((lineno, bar))
         if _ANSI.sub("", text).strip():
             last_piece = _ANSI.sub("", text).strip()
-    families = Counter(_family(b.desc) for _, b in bars if b.values)
-    if not families:
+            printed = bar is None
+    raw = RawRun(run_id_from_path(path), str(path), ordered=True)
+    rows = bar_rows(bars, raw.report, last_piece, below)
+    if rows is None:
         raise EntropyLawError(f"{path}: no tqdm progress bar with values in its postfix (expected a bar like "
                               "'Training:  45%|####5     | 45/100 [01:23<01:40,  1.83s/it, loss=0.12, reward=0.45]')")
+    raw.steps, raw.keys, raw.values, raw.lines = rows.steps, rows.keys, rows.values, rows.lines
+    raw.repeats = "last"  # a postfix set again at one count: the last stands (the account counts the others)
+    if rows.percent:
+        raw.report.note("printed with %: " + ", ".join(sorted(rows.percent)[:6]))
+        raw.percent = rows.percent
+    raw.meta = {"model": model_from_filename(path)}
+    if rows.total:
+        raw.meta["config"] = {"total_steps": rows.total}
+    return [raw]
+
+
+def bar_rows(bars: list[tuple[int, Bar]], report, last_piece: str = "",
+             below: set[int] | frozenset = frozenset()) -> BarRows | None:
+    """The training bar's rows of the displays with values ``(line number, bar)`` in the order they were drawn,
+    by the rules of the module docstring, said in ``report``; None where no bar has values. ``below``: the
+    positions in ``bars`` of displays drawn right below a printed line. (A printed log that prints its evaluations
+    between the bars, :mod:`.kv_console`, reads its bars with this too.)"""
+    families = Counter(_family(b.desc) for _, b in bars if b.values)
+    if not families:
+        return None
     family = families.most_common(1)[0][0]
-    raw = RawRun(run_id_from_path(path), str(path), ordered=True)
-    report = raw.report
     steps, keys, values, lines = [], [], [], []
     percent: set[str] = set()
     shown, readings, redraws, descs, totals = None, 0, 0, [], set()
     offset, drawn, last = 0, 0, None  # the steps of the bars before; how many bars; the last display
     mine = [(lineno, bar) for lineno, bar in bars if _family(bar.desc) == family]
-    # set_postfix drawing at once: a count drawn twice (the update's draw, then the postfix's) before the end
-    moves_on = any(a.n == b.n and not (b.total and b.n >= b.total) for (_, a), (_, b) in zip(mine[:-2], mine[1:-1]))
+    redrawn = [i in below for i, (_, bar) in enumerate(bars) if _family(bar.desc) == family]
+    # set_postfix drawing at once: a count drawn twice (the update's draw, then the postfix's) before the end; a
+    # count drawn again below a message tqdm.write printed is no postfix set (set_postfix(refresh=False) draws once)
+    moves_on = any(a.n == b.n and not again and not (b.total and b.n >= b.total)
+                   for (_, a), (_, b), again in zip(mine[:-2], mine[1:-1], redrawn[1:-1]))
     # a bar's last display (the next one goes back: a bar drawn anew) is its close where it repeats its postfix
     closing = [i + 1 == len(mine) or mine[i + 1][1].n < bar.n or mine[i + 1][1].desc != bar.desc
                for i, (_, bar) in enumerate(mine)]
@@ -191,8 +228,6 @@ def read_tqdm_console(path: str | os.PathLike) -> list[RawRun]:
             keys.append(key)
             values.append(value)
             lines.append(lineno)
-    raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
-    raw.repeats = "last"  # a postfix set again at one count: the last stands (the account counts the others)
     said = ("where its postfix is set (a count drawn twice: the bar moving on, then set_postfix)" if moves_on
             else "at each count drawn (each count drawn once: set_postfix(refresh=False), then update)")
     report.note(f"read as tqdm progress bars ({_said(descs)}): each postfix's values at the bar's count {said}; "
@@ -209,13 +244,9 @@ def read_tqdm_console(path: str | os.PathLike) -> list[RawRun]:
         report.note(f"{count(others, 'display')} of another bar with numbers ({named}): not read")
     if "[" in last_piece and parse_bar(last_piece) is None and _family(last_piece.split(":")[0]) == family:
         report.note("the last display, cut while being written: not read")
-    if percent:
-        report.note("printed with %: " + ", ".join(sorted(percent)[:6]))
-        raw.percent = percent
-    raw.meta = {"model": model_from_filename(path)}
-    if drawn == 1 and len(totals) == 1:
-        raw.meta["config"] = {"total_steps": totals.pop()}  # "45/100": the planned last step
-    return [raw]
+    pairs = list(zip(steps, keys))
+    return BarRows(steps, keys, values, lines, percent, totals.pop() if drawn == 1 and len(totals) == 1 else None,
+                   len(set(pairs)) < len(pairs))
 
 
 def _said(descs: list[str]) -> str:

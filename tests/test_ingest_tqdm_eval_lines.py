@@ -1,0 +1,175 @@
+"""A custom loop that shows its training values in a tqdm bar's postfix and prints its evaluations between the bars
+with ``tqdm.write`` (``eval step 10 acc 0.31``, ``[Eval] step 10: accuracy=0.31``): the evaluations were read and
+every bar display dropped ("not read, the step lines are"): no entropy, no score. The bars are read by the tqdm
+reader's rules, the printed lines as before, one run."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import entropylaw as el
+from entropylaw.readers.formats import detect_format
+
+tqdm = pytest.importorskip("tqdm").tqdm
+EVAL_LINES = {"bare": "eval step {s} acc {a:.3f}", "tagged": "[Eval] step {s}: accuracy={a:.3f}"}
+
+
+def _ent(s: int) -> float:
+    return round(0.9 - s / 100, 3)
+
+
+def _reward(s: int) -> float:
+    return round(0.1 + s / 100, 3)
+
+
+def _acc(s: int) -> float:
+    return round(0.2 + s / 200, 3)
+
+
+def _series(df, metric):
+    return df[df["metric"] == metric].set_index("step")["value"].sort_index().to_dict()
+
+
+def _loop(path, eval_line="bare", refresh=True, steps=40, lines=False):
+    """Update, then set the postfix (drawn at once, or with the next update where refresh=False); an evaluation
+    every 10 steps printed below the bar."""
+    with open(path, "w") as f:
+        pbar = tqdm(total=steps, desc="Training", file=f, mininterval=0, miniters=1)
+        for s in range(1, steps + 1):
+            if refresh:
+                pbar.update(1)
+                pbar.set_postfix(loss=round(0.5 - s / 200, 3), entropy=_ent(s), reward=_reward(s))
+            else:
+                pbar.set_postfix(refresh=False, loss=round(0.5 - s / 200, 3), entropy=_ent(s), reward=_reward(s))
+                pbar.update(1)
+            if s % 10 == 0:
+                tqdm.write(EVAL_LINES[eval_line].format(s=s, a=_acc(s)), file=f)
+        pbar.close()
+    if lines:  # a log collector that turns each redraw into a line
+        path.write_bytes(path.read_bytes().replace(b"\r", b"\n"))
+
+
+@pytest.mark.parametrize("lines", [False, True], ids=["redrawn", "a_line_each"])
+@pytest.mark.parametrize("refresh", [True, False], ids=["set_postfix", "refresh_false"])
+@pytest.mark.parametrize("eval_line", sorted(EVAL_LINES))
+def test_the_bars_and_the_printed_evaluations_are_one_run(tmp_path, eval_line, refresh, lines):
+    path = tmp_path / "train.log"
+    _loop(path, eval_line, refresh, lines=lines)
+    assert detect_format(path) == "kv_console"
+    df = el.load(path, warn=False)
+    assert len(set(df["run_id"])) == 1
+    assert _series(df, "entropy") == pytest.approx({s: _ent(s) for s in range(1, 41)})
+    assert _series(df, "score") == pytest.approx({s: _reward(s) for s in range(1, 41)})
+    val = "val/acc" if eval_line == "bare" else "val/accuracy"
+    assert set(df["metric"]) == {"entropy", "score", "loss", val}
+    assert _series(df, val) == pytest.approx({s: _acc(s) for s in range(10, 41, 10)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {} and account["rows_read"] == 3 * 40 + 4
+    notes = " ".join(account["notes"])
+    assert "read as tqdm progress bars ('Training')" in notes and "redraw" in notes
+    assert "the training values read from the progress bar's postfix" in notes and "not read, the step" not in notes
+
+
+def test_printed_step_lines_with_a_vllm_bar_between_them_are_read_as_before(tmp_path):
+    """vLLM's generation bar between a loop's printed step lines: its postfix (speeds) is no training value."""
+    path = tmp_path / "train.log"
+    with open(path, "w") as f:
+        for s in range(1, 21):
+            pbar = tqdm(total=16, desc="Processed prompts", file=f, mininterval=0, miniters=1)
+            for i in range(16):
+                pbar.set_postfix_str(f"est. speed input: {900 + i:.2f} toks/s, output: {60 + i:.2f} toks/s",
+                                     refresh=False)
+                pbar.update(1)
+            pbar.close()
+            print(f"step {s} | loss {0.5 - s / 100:.4f} | entropy {_ent(s):.4f} | reward {_reward(s):.4f}", file=f)
+            if s % 10 == 0:
+                print(f"eval step {s} acc {_acc(s):.3f}", file=f)
+    assert detect_format(path) == "kv_console"
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _ent(s) for s in range(1, 21)})
+    assert set(df["metric"]) == {"entropy", "score", "loss", "val/acc"}
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {} and account["rows_read"] == 3 * 20 + 2
+    notes = " ".join(account["notes"])
+    assert "progress bar" not in notes and "tqdm" not in notes
+
+
+def test_a_file_of_bars_alone_is_read_as_before(tmp_path):
+    path = tmp_path / "train.log"
+    with open(path, "w") as f:
+        pbar = tqdm(total=40, desc="Training", file=f, mininterval=0, miniters=1)
+        for s in range(1, 41):
+            pbar.update(1)
+            pbar.set_postfix(entropy=_ent(s), reward=_reward(s))
+            if s % 10 == 0:
+                tqdm.write(f"saving checkpoint-{s}", file=f)
+        pbar.close()
+    assert detect_format(path) == "tqdm_console"
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _ent(s) for s in range(1, 41)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {} and account["rows_read"] == 80
+    assert "printed log of steps" not in " ".join(account["notes"])
+
+
+def _held(s: int) -> dict:  # values rounded as a loop prints them: the same for 10 steps running
+    return {"loss": round(0.5 - (s // 10) / 20, 2), "entropy": round(0.8 - (s // 10) / 20, 2)}
+
+
+@pytest.mark.parametrize("lines", [False, True], ids=["redrawn", "a_line_each"])
+@pytest.mark.parametrize("message", ["saving checkpoint-{s}", "eval step {s} acc 0.5"])
+def test_a_bar_redrawn_below_a_printed_line_is_no_postfix_set(tmp_path, message, lines):
+    """set_postfix(refresh=False), then update: each count drawn once, every count a step; tqdm.write draws the bar
+    again at its count below its message, which was taken for set_postfix drawing at once: the steps whose values
+    repeat the step before's were read as the bar moving on, 35 of 40 lost (in a file of bars alone too)."""
+    path = tmp_path / "train.log"
+    with open(path, "w") as f:
+        pbar = tqdm(total=40, desc="Training", file=f, mininterval=0, miniters=1)
+        for s in range(1, 41):
+            pbar.set_postfix(refresh=False, **_held(s))
+            pbar.update(1)
+            if s % 10 == 0:
+                tqdm.write(message.format(s=s), file=f)
+        pbar.close()
+    if lines:
+        path.write_bytes(path.read_bytes().replace(b"\r", b"\n"))
+    assert detect_format(path) == ("tqdm_console" if "checkpoint" in message else "kv_console")
+    df = el.load(path, warn=False)
+    assert _series(df, "loss") == pytest.approx({s: _held(s)["loss"] for s in range(1, 41)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {}
+    assert "at each count drawn (each count drawn once" in " ".join(account["notes"])
+
+
+@pytest.mark.parametrize("lines", [False, True], ids=["redrawn", "a_line_each"])
+def test_a_few_printed_evaluations_between_the_bars_are_read_with_them(tmp_path, lines):
+    """Two evaluations in a 20-step run, too few lines to name the file a printed log of steps: the file is read as
+    bars, and its evaluations were dropped, nothing said; they are read with the bars, one run."""
+    path = tmp_path / "train.log"
+    _loop(path, "tagged", steps=20, lines=lines)
+    assert detect_format(path) == "tqdm_console"
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _ent(s) for s in range(1, 21)})
+    assert _series(df, "val/accuracy") == pytest.approx({10: _acc(10), 20: _acc(20)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {} and account["rows_read"] == 3 * 20 + 2
+
+
+def test_a_long_line_of_redrawn_bars_is_recognised_in_time(tmp_path):
+    """A bar redrawn after \\r is one line of the file: looking for a printed log's step lines in it searched each of
+    its pairs' names from the line's start, each time on a copy (300 KB: 40 s; a few MB: hours before a row)."""
+    path = tmp_path / "train.log"
+    with open(path, "w") as f:
+        pbar = tqdm(total=1500, desc="Training", file=f, mininterval=0, miniters=1)
+        for s in range(1, 1501):
+            pbar.update(1)
+            pbar.set_postfix(loss=round(0.5 - s / 1e4, 4), entropy=round(0.9 - s / 1e4, 4), reward=round(s / 1e4, 4))
+        pbar.close()
+    assert path.read_bytes().count(b"\n") <= 1 and path.stat().st_size > 300_000
+    start = time.perf_counter()
+    assert detect_format(path) == "tqdm_console"
+    assert time.perf_counter() - start < 10
+    df = el.load(path, warn=False)
+    assert len(_series(df, "entropy")) == 1500
