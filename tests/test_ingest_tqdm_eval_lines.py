@@ -173,3 +173,33 @@ def test_a_long_line_of_redrawn_bars_is_recognised_in_time(tmp_path):
     assert time.perf_counter() - start < 10
     df = el.load(path, warn=False)
     assert len(_series(df, "entropy")) == 1500
+
+
+def _micro_batch_loop(path, accumulation=4, steps=80, eval_every=20):
+    """A bar over micro-batches (gradient accumulation): an evaluation printed at the optimizer step, a count of
+    its own (step 5 printed at the bar's 20)."""
+    with open(path, "w") as f:
+        pbar = tqdm(total=steps, desc="Training", file=f, mininterval=0, miniters=1)
+        for s in range(1, steps + 1):
+            pbar.update(1)
+            pbar.set_postfix(entropy=_ent(s), reward=_reward(s))
+            if s % eval_every == 0:
+                tqdm.write(f"eval step {s // accumulation} acc {_acc(s // accumulation):.3f}", file=f)
+        pbar.close()
+
+
+@pytest.mark.parametrize("evals", [4, 12], ids=["a_few", "a_printed_log"])
+def test_evaluations_on_a_count_of_their_own_leave_the_bars_read(tmp_path, evals):
+    """The evaluations' steps fall behind the bar's count (an optimizer step beside a bar over micro-batches):
+    read in line order with the bars, the steps went back at each evaluation, taken for a resumed run: the bar's
+    values before the last evaluation dropped ('superseded by resumed segment', 228 of 244), 8 steps left. The bars
+    are read as a file of bars alone, the evaluations said not read, counted."""
+    path = tmp_path / "train.log"
+    _micro_batch_loop(path, steps=20 * evals)
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _ent(s) for s in range(1, 20 * evals + 1)})
+    [account] = el.row_accounts(df)
+    assert "superseded by resumed segment" not in account["dropped"]
+    assert account["rows_read"] == account["rows_kept"] + account["rows_dropped"]
+    notes = " ".join(account["notes"])
+    assert f"{evals} lines an evaluation printed" in notes and "not read" in notes

@@ -29,7 +29,9 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   100%|...| 64/64 [00:03<00:00, 19.2it/s, est. speed input: 3000.1 toks/s``), each counted in a note, not read;
 - **a tqdm bar's postfix where every step line is an evaluation's** (a loop showing its training values in the bar,
   ``tqdm.write("eval step 10 acc 0.31")`` between its displays): the bar's values are the training values, read by
-  :func:`.tqdm_bars.bar_rows` (the bar's count, its redraws), with the printed lines in one run.
+  :func:`.tqdm_bars.bar_rows` (the bar's count, its redraws), with the printed lines in one run; where their steps
+  are out of line with the bar's count (an optimizer step beside a bar over micro-batches), the bars alone, the
+  evaluations counted as dropped.
 
 Recognised where no other reader of printed logs claims the file (veRL's ``step:N - key:value``
 lines, the Hugging Face Trainer's dicts, ROLL's ``metrics_tag``) and at least
@@ -234,6 +236,8 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     raw.repeats = "mean"  # a key printed twice at one step (a loop's micro-steps): their mean, said by the account
     report.note(f"read as a printed log of steps and named numbers: {count(len(set(lines)), 'line')}")
     bars_read = with_bars and _with_bars(raw, bars, below, percent, totals)
+    if bars_read is None:  # the evaluations count steps of their own: the bars are read as a file of bars alone
+        return _bars_alone(path, len(steps), n_evals, steps[0])
     steps, keys, lines = raw.steps, raw.keys, raw.lines
     if records:
         report.note(f"{NO_STEP}: each line of numbers read as the next record, 1 to {len(records)} "
@@ -300,17 +304,35 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     return [raw]
 
 
-def _with_bars(raw: RawRun, bars: list, below: set[int], percent: set[str], totals: set[int]) -> bool:
+def _with_bars(raw: RawRun, bars: list, below: set[int], percent: set[str], totals: set[int]) -> bool | None:
     """The training bar's rows (``tqdm_bars``' rules: its count, its redraws) put among the printed lines' in line
-    order; its keys printed with % and its planned total added to the log's."""
-    rows = bar_rows(bars, raw.report, below=below)
+    order; its keys printed with % and its planned total added to the log's. None where a printed step goes back
+    beside the bar's count (an optimizer step beside a bar over micro-batches, an epoch): a count of its own."""
+    report = raw.report
+    said = report.rows_read, len(report.notes), len(report.changed)
+    rows = bar_rows(bars, report, below=below)
     if rows is None:
         return False
     steps, keys, values, lines = (list(a) + list(b) for a, b in zip((raw.steps, raw.keys, raw.values, raw.lines), rows))
     order = sorted(range(len(lines)), key=lines.__getitem__)
+    if any(steps[b] < steps[a] for a, b in zip(order, order[1:])):  # read in line order, taken for a resumed run
+        report.rows_read, report.notes[said[1]:], report.changed[said[2]:] = said[0], [], []
+        return None
     raw.steps, raw.keys, raw.values, raw.lines = ([a[i] for i in order] for a in (steps, keys, values, lines))
     percent |= rows.percent
     totals.update([rows.total] if rows.total else [])
     if rows.repeats:
         raw.repeats = "last"  # a postfix set again at one count: the last stands, as in a file of bars alone
     return True
+
+
+def _bars_alone(path, values: int, evals: int, first: int) -> list[RawRun]:
+    """The file read as bars alone, its printed evaluations' ``values`` said not read and counted dropped."""
+    runs = read_tqdm_console(path)
+    report = runs[0].report
+    report.read(values)
+    report.drop("an evaluation's step on a count of its own", values)
+    report.note(f"{count(evals, 'line')} an evaluation printed (the first at step {first}): not read, their steps out "
+                "of line with the bar's count (a count of their own: an optimizer step beside a bar over "
+                "micro-batches, an epoch)")
+    return runs
