@@ -203,3 +203,26 @@ def test_evaluations_on_a_count_of_their_own_leave_the_bars_read(tmp_path, evals
     assert account["rows_read"] == account["rows_kept"] + account["rows_dropped"]
     notes = " ".join(account["notes"])
     assert f"{evals} lines an evaluation printed" in notes and "not read" in notes
+
+
+@pytest.mark.parametrize("other", ["vllm", "map"])
+def test_an_evaluation_log_with_another_tools_bar_reads_its_evaluations(tmp_path, other):
+    """An evaluation script's log (its step lines all an evaluation's) with another tool's bar between them (vLLM's
+    generation speeds, a dataset's map): the bar's postfix was read as the training values (speeds at its count),
+    the evaluations dropped. A bar read with the evaluations names a training entropy or score; this one is noted,
+    not read, the evaluations read as before."""
+    path = tmp_path / "eval.log"
+    with open(path, "w") as f:
+        for s in range(10, 110, 10):
+            pbar = tqdm(total=64, desc="Processed prompts" if other == "vllm" else "Map", file=f, mininterval=0)
+            for k in range(4):
+                pbar.update(16)
+                pbar.set_postfix(toks_s=round(3000 + k * 10.5, 1)) if other == "vllm" else pbar.set_postfix(num_proc=4)
+            pbar.close()
+            tqdm.write(f"[Eval] step {s}: accuracy={_acc(s):.3f}", file=f)
+    df = el.load(path, warn=False)
+    assert set(df["metric"]) == {"val/accuracy"}
+    assert _series(df, "val/accuracy") == pytest.approx({s: _acc(s) for s in range(10, 110, 10)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {} and account["rows_read"] == 10
+    assert "not read, the step lines are" in " ".join(account["notes"])

@@ -57,7 +57,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.accounts import NO_STEP
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.compressed import open_log
-from entropylaw.readers.key_names import entropy_by_name
+from entropylaw.readers.key_names import entropy_by_name, score_by_name
 from entropylaw.readers.kv_line import eval_names, marks_eval, parse_line
 from entropylaw.readers.kv_stepless import Loose, claims
 from entropylaw.readers.log_end import say_end
@@ -306,18 +306,22 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
 
 def _with_bars(raw: RawRun, bars: list, below: set[int], percent: set[str], totals: set[int]) -> bool | None:
     """The training bar's rows (``tqdm_bars``' rules: its count, its redraws) put among the printed lines' in line
-    order; its keys printed with % and its planned total added to the log's. None where a printed step goes back
-    beside the bar's count (an optimizer step beside a bar over micro-batches, an epoch): a count of its own."""
+    order; its keys printed with % and its planned total added to the log's. False where the bar names no training
+    entropy or score (another tool's); None where a printed step goes back beside the bar's count (an optimizer step
+    beside a bar over micro-batches, an epoch): a count of its own."""
     report = raw.report
     said = report.rows_read, len(report.notes), len(report.changed)
     rows = bar_rows(bars, report, below=below)
-    if rows is None:
-        return False
-    steps, keys, values, lines = (list(a) + list(b) for a, b in zip((raw.steps, raw.keys, raw.values, raw.lines), rows))
+    # another tool's bar (vLLM's speeds, a dataset's map) between an evaluation script's lines names no training value
+    names = sorted(set(rows.keys)) if rows is not None else []
+    named = bool(entropy_by_name(names, []) or score_by_name(names, []))
+    steps, keys, values, lines = (list(a) + list(b) for a, b in zip((raw.steps, raw.keys, raw.values, raw.lines),
+                                                                    rows or ([],) * 4))
     order = sorted(range(len(lines)), key=lines.__getitem__)
-    if any(steps[b] < steps[a] for a, b in zip(order, order[1:])):  # read in line order, taken for a resumed run
+    behind = any(steps[b] < steps[a] for a, b in zip(order, order[1:]))  # in line order, taken for a resumed run
+    if not named or behind:
         report.rows_read, report.notes[said[1]:], report.changed[said[2]:] = said[0], [], []
-        return None
+        return None if named else False
     raw.steps, raw.keys, raw.values, raw.lines = ([a[i] for i in order] for a in (steps, keys, values, lines))
     percent |= rows.percent
     totals.update([rows.total] if rows.total else [])
