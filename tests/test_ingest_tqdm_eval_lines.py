@@ -226,3 +226,37 @@ def test_an_evaluation_log_with_another_tools_bar_reads_its_evaluations(tmp_path
     [account] = el.row_accounts(df)
     assert account["dropped"] == {} and account["rows_read"] == 10
     assert "not read, the step lines are" in " ".join(account["notes"])
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["moving", "held"])
+@pytest.mark.parametrize("refresh", [True, False], ids=["set_postfix", "refresh_false"])
+def test_a_nested_training_bar_and_its_printed_evaluations_are_one_run(tmp_path, refresh, held):
+    """An epoch bar above the training bar (position=1): tqdm.write prints each message after a cursor move ('\\x1b[A'),
+    which hid the evaluation's word: its lines were read as training steps, every bar display dropped. And it redraws
+    the epoch bar, then the training bar, below its message: that redraw was taken for set_postfix drawing at once
+    (refresh=False, values held 10 steps: 34 of 40 steps lost)."""
+    path = tmp_path / "train.log"
+    with open(path, "w") as f:
+        epochs = tqdm(total=2, desc="Epoch", file=f, mininterval=0, position=0)
+        for epoch in range(2):
+            pbar = tqdm(total=20, desc="Train", file=f, mininterval=0, position=1, leave=False)
+            for i in range(1, 21):
+                s = 20 * epoch + i
+                values = _held(s) if held else {"entropy": _ent(s), "loss": _reward(s)}
+                if refresh:
+                    pbar.update(1)
+                    pbar.set_postfix(**values)
+                else:
+                    pbar.set_postfix(refresh=False, **values)
+                    pbar.update(1)
+                if s % 10 == 0:
+                    tqdm.write(f"[Eval] step {s}: accuracy={_acc(s):.3f}", file=f)
+            pbar.close()
+            epochs.update(1)
+        epochs.close()
+    df = el.load(path, warn=False)
+    want = {s: _held(s)["entropy"] if held else _ent(s) for s in range(1, 41)}
+    assert _series(df, "entropy") == pytest.approx(want)
+    assert _series(df, "val/accuracy") == pytest.approx({s: _acc(s) for s in range(10, 41, 10)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {} and account["rows_read"] == 2 * 40 + 4

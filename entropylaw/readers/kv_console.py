@@ -64,7 +64,7 @@ from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP
 from entropylaw.readers.printed_blocks import Blocks
-from entropylaw.readers.tqdm_bars import CUT_BAR, bar_rows, parse_bar, read_tqdm_console
+from entropylaw.readers.tqdm_bars import ANSI, CUT_BAR, Below, bar_rows, parse_bar, read_tqdm_console
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
 
@@ -137,18 +137,20 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
         lines.append(lineno)
 
     bars = []  # displays of a tqdm bar with values in its postfix: read where the step lines are all evaluations'
-    below, printed = set(), False  # the bars drawn again below a printed line (tqdm.write): their positions
+    below = Below()  # the bars drawn again below a printed line (tqdm.write): their positions
     cut_bars, texts = [0, None], [0, None]  # a bar cut before its "]"; a sample's text: how many, the first
     both = [0, None]  # lines printing a name with and without a unit: how many, the first (line, its two fields)
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
+            if "\x1b" in line:  # tqdm.write below nested bars prints after a cursor move: "\x1b[A[Eval] step 10"
+                line = ANSI.sub("", line)
             if "[" in line and (bar := parse_bar(line)) is not None:
+                below.bar(bar, len(bars))
                 if bar.values:
-                    below.update([len(bars)] if printed else [])
                     bars.append((lineno, bar))
-                printed = False
                 continue
-            printed = printed or bool(line.strip())
+            if line.strip():
+                below.printed()
             if "[" in line and CUT_BAR.search(line):
                 cut_bars = [cut_bars[0] + 1, cut_bars[1] or (lineno, line.strip())]
                 continue
@@ -235,7 +237,7 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
     raw.repeats = "mean"  # a key printed twice at one step (a loop's micro-steps): their mean, said by the account
     report.note(f"read as a printed log of steps and named numbers: {count(len(set(lines)), 'line')}")
-    bars_read = with_bars and _with_bars(raw, bars, below, percent, totals)
+    bars_read = with_bars and _with_bars(raw, bars, below.at, percent, totals)
     if bars_read is None:  # the evaluations count steps of their own: the bars are read as a file of bars alone
         return _bars_alone(path, len(steps), n_evals, steps[0])
     steps, keys, lines = raw.steps, raw.keys, raw.lines
