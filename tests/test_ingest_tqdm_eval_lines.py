@@ -186,3 +186,90 @@ def test_a_long_line_of_redrawn_bars_is_recognised_in_bounded_work(tmp_path, mon
     assert spy.spans and max(spy.spans) <= kv_line.LEAD_CHARS
     df = el.load(path, warn=False)
     assert len(_series(df, "entropy")) == 1500
+
+
+def _micro_batch_loop(path, accumulation=4, steps=80, eval_every=20):
+    """A bar over micro-batches (gradient accumulation): an evaluation printed at the optimizer step, a count of
+    its own (step 5 printed at the bar's 20)."""
+    with open(path, "w") as f:
+        pbar = tqdm(total=steps, desc="Training", file=f, mininterval=0, miniters=1)
+        for s in range(1, steps + 1):
+            pbar.update(1)
+            pbar.set_postfix(entropy=_ent(s), reward=_reward(s))
+            if s % eval_every == 0:
+                tqdm.write(f"eval step {s // accumulation} acc {_acc(s // accumulation):.3f}", file=f)
+        pbar.close()
+
+
+@pytest.mark.parametrize("evals", [4, 12], ids=["a_few", "a_printed_log"])
+def test_evaluations_on_a_count_of_their_own_leave_the_bars_read(tmp_path, evals):
+    """The evaluations' steps fall behind the bar's count (an optimizer step beside a bar over micro-batches):
+    read in line order with the bars, the steps went back at each evaluation, taken for a resumed run: the bar's
+    values before the last evaluation dropped ('superseded by resumed segment', 228 of 244), 8 steps left. The bars
+    are read as a file of bars alone, the evaluations said not read, counted."""
+    path = tmp_path / "train.log"
+    _micro_batch_loop(path, steps=20 * evals)
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _ent(s) for s in range(1, 20 * evals + 1)})
+    [account] = el.row_accounts(df)
+    assert "superseded by resumed segment" not in account["dropped"]
+    assert account["rows_read"] == account["rows_kept"] + account["rows_dropped"]
+    notes = " ".join(account["notes"])
+    assert f"{evals} lines an evaluation printed" in notes and "not read" in notes
+
+
+@pytest.mark.parametrize("other", ["vllm", "map"])
+def test_an_evaluation_log_with_another_tools_bar_reads_its_evaluations(tmp_path, other):
+    """An evaluation script's log (its step lines all an evaluation's) with another tool's bar between them (vLLM's
+    generation speeds, a dataset's map): the bar's postfix was read as the training values (speeds at its count),
+    the evaluations dropped. A bar read with the evaluations names a training entropy or score; this one is noted,
+    not read, the evaluations read as before."""
+    path = tmp_path / "eval.log"
+    with open(path, "w") as f:
+        for s in range(10, 110, 10):
+            pbar = tqdm(total=64, desc="Processed prompts" if other == "vllm" else "Map", file=f, mininterval=0)
+            for k in range(4):
+                pbar.update(16)
+                pbar.set_postfix(toks_s=round(3000 + k * 10.5, 1)) if other == "vllm" else pbar.set_postfix(num_proc=4)
+            pbar.close()
+            tqdm.write(f"[Eval] step {s}: accuracy={_acc(s):.3f}", file=f)
+    df = el.load(path, warn=False)
+    assert set(df["metric"]) == {"val/accuracy"}
+    assert _series(df, "val/accuracy") == pytest.approx({s: _acc(s) for s in range(10, 110, 10)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {} and account["rows_read"] == 10
+    assert "not read, the step lines are" in " ".join(account["notes"])
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["moving", "held"])
+@pytest.mark.parametrize("refresh", [True, False], ids=["set_postfix", "refresh_false"])
+def test_a_nested_training_bar_and_its_printed_evaluations_are_one_run(tmp_path, refresh, held):
+    """An epoch bar above the training bar (position=1): tqdm.write prints each message after a cursor move ('\\x1b[A'),
+    which hid the evaluation's word: its lines were read as training steps, every bar display dropped. And it redraws
+    the epoch bar, then the training bar, below its message: that redraw was taken for set_postfix drawing at once
+    (refresh=False, values held 10 steps: 34 of 40 steps lost)."""
+    path = tmp_path / "train.log"
+    with open(path, "w") as f:
+        epochs = tqdm(total=2, desc="Epoch", file=f, mininterval=0, position=0)
+        for epoch in range(2):
+            pbar = tqdm(total=20, desc="Train", file=f, mininterval=0, position=1, leave=False)
+            for i in range(1, 21):
+                s = 20 * epoch + i
+                values = _held(s) if held else {"entropy": _ent(s), "loss": _reward(s)}
+                if refresh:
+                    pbar.update(1)
+                    pbar.set_postfix(**values)
+                else:
+                    pbar.set_postfix(refresh=False, **values)
+                    pbar.update(1)
+                if s % 10 == 0:
+                    tqdm.write(f"[Eval] step {s}: accuracy={_acc(s):.3f}", file=f)
+            pbar.close()
+            epochs.update(1)
+        epochs.close()
+    df = el.load(path, warn=False)
+    want = {s: _held(s)["entropy"] if held else _ent(s) for s in range(1, 41)}
+    assert _series(df, "entropy") == pytest.approx(want)
+    assert _series(df, "val/accuracy") == pytest.approx({s: _acc(s) for s in range(10, 41, 10)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {} and account["rows_read"] == 2 * 40 + 4

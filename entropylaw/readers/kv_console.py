@@ -29,7 +29,9 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   100%|...| 64/64 [00:03<00:00, 19.2it/s, est. speed input: 3000.1 toks/s``), each counted in a note, not read;
 - **a tqdm bar's postfix where every step line is an evaluation's** (a loop showing its training values in the bar,
   ``tqdm.write("eval step 10 acc 0.31")`` between its displays): the bar's values are the training values, read by
-  :func:`.tqdm_bars.bar_rows` (the bar's count, its redraws), with the printed lines in one run.
+  :func:`.tqdm_bars.bar_rows` (the bar's count, its redraws), with the printed lines in one run; where their steps
+  are out of line with the bar's count (an optimizer step beside a bar over micro-batches), the bars alone, the
+  evaluations counted as dropped.
 
 Recognised where no other reader of printed logs claims the file (veRL's ``step:N - key:value``
 lines, the Hugging Face Trainer's dicts, ROLL's ``metrics_tag``) and at least
@@ -55,14 +57,14 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.accounts import NO_STEP
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.compressed import open_log
-from entropylaw.readers.key_names import entropy_by_name
+from entropylaw.readers.key_names import entropy_by_name, score_by_name
 from entropylaw.readers.kv_line import eval_names, marks_eval, parse_line
 from entropylaw.readers.kv_stepless import Loose, claims
 from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP
 from entropylaw.readers.printed_blocks import Blocks
-from entropylaw.readers.tqdm_bars import CUT_BAR, bar_rows, parse_bar, read_tqdm_console
+from entropylaw.readers.tqdm_bars import ANSI, CUT_BAR, Below, bar_rows, parse_bar, read_tqdm_console
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
 
@@ -135,18 +137,20 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
         lines.append(lineno)
 
     bars = []  # displays of a tqdm bar with values in its postfix: read where the step lines are all evaluations'
-    below, printed = set(), False  # the bars drawn again below a printed line (tqdm.write): their positions
+    below = Below()  # the bars drawn again below a printed line (tqdm.write): their positions
     cut_bars, texts = [0, None], [0, None]  # a bar cut before its "]"; a sample's text: how many, the first
     both = [0, None]  # lines printing a name with and without a unit: how many, the first (line, its two fields)
     with open_log(path, text=True) as f:
         for lineno, line in enumerate(f, 1):
+            if "\x1b" in line:  # tqdm.write below nested bars prints after a cursor move: "\x1b[A[Eval] step 10"
+                line = ANSI.sub("", line)
             if "[" in line and (bar := parse_bar(line)) is not None:
+                below.bar(bar, len(bars))
                 if bar.values:
-                    below.update([len(bars)] if printed else [])
                     bars.append((lineno, bar))
-                printed = False
                 continue
-            printed = printed or bool(line.strip())
+            if line.strip():
+                below.printed()
             if "[" in line and CUT_BAR.search(line):
                 cut_bars = [cut_bars[0] + 1, cut_bars[1] or (lineno, line.strip())]
                 continue
@@ -233,7 +237,9 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
     raw.repeats = "mean"  # a key printed twice at one step (a loop's micro-steps): their mean, said by the account
     report.note(f"read as a printed log of steps and named numbers: {count(len(set(lines)), 'line')}")
-    bars_read = with_bars and _with_bars(raw, bars, below, percent, totals)
+    bars_read = with_bars and _with_bars(raw, bars, below.at, percent, totals)
+    if bars_read is None:  # the evaluations count steps of their own: the bars are read as a file of bars alone
+        return _bars_alone(path, len(steps), n_evals, steps[0])
     steps, keys, lines = raw.steps, raw.keys, raw.lines
     if records:
         report.note(f"{NO_STEP}: each line of numbers read as the next record, 1 to {len(records)} "
@@ -300,17 +306,39 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     return [raw]
 
 
-def _with_bars(raw: RawRun, bars: list, below: set[int], percent: set[str], totals: set[int]) -> bool:
+def _with_bars(raw: RawRun, bars: list, below: set[int], percent: set[str], totals: set[int]) -> bool | None:
     """The training bar's rows (``tqdm_bars``' rules: its count, its redraws) put among the printed lines' in line
-    order; its keys printed with % and its planned total added to the log's."""
-    rows = bar_rows(bars, raw.report, below=below)
-    if rows is None:
-        return False
-    steps, keys, values, lines = (list(a) + list(b) for a, b in zip((raw.steps, raw.keys, raw.values, raw.lines), rows))
+    order; its keys printed with % and its planned total added to the log's. False where the bar names no training
+    entropy or score (another tool's); None where a printed step goes back beside the bar's count (an optimizer step
+    beside a bar over micro-batches, an epoch): a count of its own."""
+    report = raw.report
+    said = report.rows_read, len(report.notes), len(report.changed)
+    rows = bar_rows(bars, report, below=below)
+    # another tool's bar (vLLM's speeds, a dataset's map) between an evaluation script's lines names no training value
+    names = sorted(set(rows.keys)) if rows is not None else []
+    named = bool(entropy_by_name(names, []) or score_by_name(names, []))
+    steps, keys, values, lines = (list(a) + list(b) for a, b in zip((raw.steps, raw.keys, raw.values, raw.lines),
+                                                                    rows or ([],) * 4))
     order = sorted(range(len(lines)), key=lines.__getitem__)
+    behind = any(steps[b] < steps[a] for a, b in zip(order, order[1:]))  # in line order, taken for a resumed run
+    if not named or behind:
+        report.rows_read, report.notes[said[1]:], report.changed[said[2]:] = said[0], [], []
+        return None if named else False
     raw.steps, raw.keys, raw.values, raw.lines = ([a[i] for i in order] for a in (steps, keys, values, lines))
     percent |= rows.percent
     totals.update([rows.total] if rows.total else [])
     if rows.repeats:
         raw.repeats = "last"  # a postfix set again at one count: the last stands, as in a file of bars alone
     return True
+
+
+def _bars_alone(path, values: int, evals: int, first: int) -> list[RawRun]:
+    """The file read as bars alone, its printed evaluations' ``values`` said not read and counted dropped."""
+    runs = read_tqdm_console(path)
+    report = runs[0].report
+    report.read(values)
+    report.drop("an evaluation's step on a count of its own", values)
+    report.note(f"{count(evals, 'line')} an evaluation printed (the first at step {first}): not read, their steps out "
+                "of line with the bar's count (a count of their own: an optimizer step beside a bar over "
+                "micro-batches, an epoch)")
+    return runs

@@ -59,7 +59,7 @@ MIN_BARS = 3
 SNIFF_LINES = 20_000  # a model's loading chatter before the training bar; the bar's displays share a line
 _TIMES = re.compile(rb"\d\s*\[[\d:?]+(?:<[\d:?]+)?,")  # "45/100 [01:23<01:40,": a bar's count and its times
 _TIMES_TEXT = re.compile(_TIMES.pattern.decode())
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # tqdm moves the cursor between nested bars
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # tqdm moves the cursor between nested bars
 # "desc: 45%|###  | 45/100 [01:23<01:40, 1.83s/it, postfix]", or with no total "desc: 45it [01:23, 1.83s/it, ...]"
 BAR = re.compile(r"^\s*(?P<desc>[^\r]*?)(?::\s*)?(?:\d{1,3}%\|[^|]*\|\s*)?(?P<n>\d+)(?:/(?P<total>\d+)|[A-Za-z]\w*)?"
                  r"\s*\[[\d:?]+(?:<[\d:?]+)?,\s*[^,\]]*/[^,\]]*(?:,\s*(?P<post>.*))?\]\s*$")
@@ -84,7 +84,7 @@ def parse_bar(piece: str) -> Bar | None:
     """One display of a tqdm bar (a piece of a line between ``\\r``\\ s), or None where it is none."""
     if "[" not in piece or not _TIMES_TEXT.search(piece):
         return None
-    m = BAR.match(_ANSI.sub("", unwrap(piece)))
+    m = BAR.match(ANSI.sub("", unwrap(piece)))
     if m is None:
         return None
     post = (m.group("post") or "").strip()
@@ -136,6 +136,25 @@ def _family(desc: str) -> str:
     return re.sub(r"\d+", "#", desc)  # "Epoch 1" and "Epoch 2": one bar drawn anew each epoch
 
 
+class Below:
+    """The positions in a list of displays with values of those drawn again below a printed line: ``tqdm.write``
+    redraws every bar below its message, each bar's first display after it (an epoch's bar, then the training bar
+    nested below it)."""
+
+    def __init__(self):
+        self.at: set[int] = set()
+        self._drawn: set[str] | None = None  # the bars' families drawn since the last printed line
+
+    def bar(self, bar: Bar, position: int) -> None:
+        family = _family(bar.desc)
+        if self._drawn is not None and family not in self._drawn:
+            self.at.update([position] if bar.values else [])
+            self._drawn.add(family)
+
+    def printed(self, line: bool = True) -> None:
+        self._drawn = set() if line else self._drawn
+
+
 class BarRows(NamedTuple):
     steps: list[int]
     keys: list[str]
@@ -150,19 +169,20 @@ def read_tqdm_console(path: str | os.PathLike) -> list[RawRun]:
     """Read the training bar's postfix values into one :class:`RawRun` (see the module docstring)."""
     path = existing_file(path, "a printed log of tqdm progress bars with values in their postfix (loss=0.1, ...)")
     bars: list[tuple[int, Bar]] = []  # the displays with values: a bar without is no reading, nor a redraw
-    below: set[int] = set()  # those drawn again below a printed line (tqdm.write)
-    last_piece, printed = "", False
+    below = Below()  # those drawn again below a printed line (tqdm.write)
+    last_piece = ""
     for lineno, piece in _pieces(path):
         text = piece.decode("utf-8", errors="replace")
         bar = parse_bar(text)
+        if bar is not None:
+            below.bar(bar, len(bars))
         if bar is not None and bar.values:
-            below.update([len(bars)] if printed else [])
             bars.append((lineno, bar))
-        if _ANSI.sub("", text).strip():
-            last_piece = _ANSI.sub("", text).strip()
-            printed = bar is None
+        if ANSI.sub("", text).strip():
+            last_piece = ANSI.sub("", text).strip()
+            below.printed(bar is None)
     raw = RawRun(run_id_from_path(path), str(path), ordered=True)
-    rows = bar_rows(bars, raw.report, last_piece, below)
+    rows = bar_rows(bars, raw.report, last_piece, below.at)
     if rows is None:
         raise EntropyLawError(f"{path}: no tqdm progress bar with values in its postfix (expected a bar like "
                               "'Training:  45%|####5     | 45/100 [01:23<01:40,  1.83s/it, loss=0.12, reward=0.45]')")
