@@ -273,3 +273,101 @@ def test_a_nested_training_bar_and_its_printed_evaluations_are_one_run(tmp_path,
     assert _series(df, "val/accuracy") == pytest.approx({s: _acc(s) for s in range(10, 41, 10)})
     [account] = el.row_accounts(df)
     assert account["dropped"] == {} and account["rows_read"] == 2 * 40 + 4
+
+
+def _glued_loop(path, shape, refresh=True, steps=20, every=5, lines=False):
+    """The training values in the bar's postfix, the evaluations logged with ``logging`` (or ``print``) to the bar's
+    stream while it is shown: each message is glued to the bar's last display on one line
+    (``... reward=0.15][2026-12-01 10:00:01,000 INFO] eval step 5 acc 0.225``)."""
+    import logging
+
+    with open(path, "w") as f:
+        log = logging.getLogger(f"entropylaw-test-loop-{path.name}-{shape}-{refresh}-{every}-{lines}")
+        log.propagate, log.level = False, logging.INFO
+        handler = logging.StreamHandler(f)
+        handler.setFormatter(logging.Formatter("[%(asctime)s %(levelname)s] %(message)s"))
+        log.addHandler(handler)
+        try:
+            pbar = tqdm(total=steps, desc="Training", file=f, mininterval=0, miniters=1)
+            for s in range(1, steps + 1):
+                values = {"loss": round(0.5 - s / 200, 3), "entropy": _ent(s), "reward": _reward(s)}
+                if refresh:
+                    pbar.update(1)
+                    pbar.set_postfix(**values)
+                else:
+                    pbar.set_postfix(refresh=False, **values)
+                    pbar.update(1)
+                if s % every == 0:
+                    message = f"eval step {s} acc {_acc(s):.3f}"
+                    log.info(message) if shape == "logging" else print(message, file=f)
+            pbar.close()
+        finally:
+            log.removeHandler(handler)
+    if lines:
+        path.write_bytes(path.read_bytes().replace(b"\r", b"\n"))
+
+
+@pytest.mark.parametrize("lines", [False, True], ids=["redrawn", "a_line_each"])
+@pytest.mark.parametrize("every", [5, 10], ids=["a_printed_log", "a_few"])
+@pytest.mark.parametrize("refresh", [True, False], ids=["set_postfix", "refresh_false"])
+@pytest.mark.parametrize("shape", ["logging", "print"])
+def test_an_evaluation_logged_onto_the_bars_line_is_read_with_the_bars(tmp_path, shape, refresh, every, lines):
+    """The glued line was read as a training step holding the bar's values: 4 of 20 steps came through (logging),
+    or the bar's values twice at the evaluation's step beside eval/loss (print). The bar's part is read as its
+    display, the message after its ']' as the evaluation line it is, one run."""
+    path = tmp_path / "train.log"
+    _glued_loop(path, shape, refresh, every=every, lines=lines)
+    assert b"]" + (b"[" if shape == "logging" else b"eval") in path.read_bytes().replace(b" ", b"")  # glued
+    df = el.load(path, warn=False)
+    assert len(set(df["run_id"])) == 1
+    assert set(df["metric"]) == {"entropy", "score", "loss", "val/acc"}
+    assert _series(df, "entropy") == pytest.approx({s: _ent(s) for s in range(1, 21)})
+    assert _series(df, "score") == pytest.approx({s: _reward(s) for s in range(1, 21)})
+    assert _series(df, "val/acc") == pytest.approx({s: _acc(s) for s in range(every, 21, every)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {} and account["rows_read"] == 3 * 20 + 20 // every
+    assert account["rows_read"] == account["rows_kept"] + account["rows_dropped"]
+    assert "the training values read from the progress bar's postfix" in " ".join(account["notes"])
+
+
+def test_a_glued_line_is_split_at_the_bars_closing_bracket():
+    from entropylaw.readers.tqdm_bars import displays
+
+    bar = "Training:  10%|#         | 5/50 [00:01<00:09, 4.9it/s, loss=0.4, entropy=0.8, reward=0.15]"
+    assert displays(bar + "eval step 5 acc 0.225\n") == [bar, "eval step 5 acc 0.225\n"]
+    assert displays(bar + "  [2026-12-01 10:00:01,000 INFO] eval step 5 [ok]") == [
+        bar, "[2026-12-01 10:00:01,000 INFO] eval step 5 [ok]"]
+    nested = "Train: 25%|##5       | 5/20 [00:01<00:03, 4.9it/s, kl={'a': [1, 2]}, entropy=0.8]"
+    assert displays(nested + "eval step 5 acc 0.2") == [nested, "eval step 5 acc 0.2"]
+    assert displays(bar) == [bar] and displays(bar + "   \n") == [bar + "   \n"]
+    assert displays("step 5 | reward 0.3 [00:01<00:02, 3it/s") == ["step 5 | reward 0.3 [00:01<00:02, 3it/s"]
+    for own in ("step 10 [00:01<00:02, 3.1it/s] loss=0.5", "Epoch 1: 100%|##| 5/5 [00:10<00:00, 2it/s] loss=0.5"):
+        assert displays(own) == [own]  # a bar without values before the text: the loop's own line, read whole
+
+
+@pytest.mark.parametrize("lines", [False, True], ids=["redrawn", "a_line_each"])
+@pytest.mark.parametrize("refresh", [True, False], ids=["set_postfix", "refresh_false"])
+def test_a_bar_alone_and_the_written_evaluations_read_as_before(tmp_path, refresh, lines):
+    """Beside the split of a glued line: a bar's display alone (its ']' ends the piece, padded or not) and
+    tqdm.write's evaluations (on lines of their own) read as they were."""
+    alone = tmp_path / "alone.log"
+    with open(alone, "w") as f:
+        pbar = tqdm(total=20, desc="Training", file=f, mininterval=0, miniters=1)
+        for s in range(1, 21):
+            pbar.update(1)
+            pbar.set_postfix(entropy=_ent(s), reward=_reward(s))  # 0.9, then 0.89: padded after its "]"
+        pbar.close()
+    if lines:
+        alone.write_bytes(alone.read_bytes().replace(b"\r", b"\n"))
+    assert detect_format(alone) == "tqdm_console"
+    df = el.load(alone, warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _ent(s) for s in range(1, 21)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {} and account["rows_read"] == 2 * 20
+    written = tmp_path / "train.log"
+    _loop(written, "tagged", refresh, steps=20, lines=lines)  # tqdm.write between the bars
+    df = el.load(written, warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _ent(s) for s in range(1, 21)})
+    assert _series(df, "val/accuracy") == pytest.approx({10: _acc(10), 20: _acc(20)})
+    [account] = el.row_accounts(df)
+    assert account["dropped"] == {} and account["rows_read"] == 3 * 20 + 2

@@ -31,7 +31,9 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   ``tqdm.write("eval step 10 acc 0.31")`` between its displays): the bar's values are the training values, read by
   :func:`.tqdm_bars.bar_rows` (the bar's count, its redraws), with the printed lines in one run; where their steps
   are out of line with the bar's count (an optimizer step beside a bar over micro-batches), the bars alone, the
-  evaluations counted as dropped.
+  evaluations counted as dropped. A line ``logging`` or ``print`` wrote to the bar's stream while it was shown is
+  glued to the bar's display (``...reward=0.15][10:00:01 INFO] eval step 5 acc 0.2``): read as that display, then
+  that line (:func:`.tqdm_bars.displays`).
 
 Recognised where no other reader of printed logs claims the file (veRL's ``step:N - key:value``
 lines, the Hugging Face Trainer's dicts, ROLL's ``metrics_tag``) and at least
@@ -64,7 +66,7 @@ from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP
 from entropylaw.readers.printed_blocks import Blocks
-from entropylaw.readers.tqdm_bars import ANSI, CUT_BAR, Below, bar_rows, parse_bar, read_tqdm_console
+from entropylaw.readers.tqdm_bars import ANSI, CUT_BAR, Below, bar_rows, displays, parse_bar, read_tqdm_console
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
 
@@ -141,7 +143,7 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     cut_bars, texts = [0, None], [0, None]  # a bar cut before its "]"; a sample's text: how many, the first
     both = [0, None]  # lines printing a name with and without a unit: how many, the first (line, its two fields)
     with open_log(path, text=True) as f:
-        for lineno, line in enumerate(f, 1):
+        for lineno, line in ((n, piece) for n, text in enumerate(f, 1) for piece in displays(text)):
             if "\x1b" in line:  # tqdm.write below nested bars prints after a cursor move: "\x1b[A[Eval] step 10"
                 line = ANSI.sub("", line)
             if "[" in line and (bar := parse_bar(line)) is not None:

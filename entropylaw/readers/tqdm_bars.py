@@ -27,6 +27,9 @@ after newlines). Read so:
   every k steps with ``refresh=False`` is read at every count, its values held.)
   A postfix set several times at one count: the last one stands (the others counted as logged twice at that
   step); the elapsed times and the rate (``1.83s/it``) are no values;
+- **a line printed onto the bar**: ``logging`` or ``print`` to the bar's stream while it is shown writes right after
+  its last display (``... reward=0.15][10:00:01 INFO] eval step 5 acc 0.2``): the display up to the ``]`` closing its
+  times is read as the others are, the text after it as the printed line it is (:func:`displays`);
 - a bar of another description that carries numbers too (an evaluation's bar) is not read: counted in a note,
   as is a last display cut while being written.
 
@@ -60,6 +63,7 @@ SNIFF_LINES = 20_000  # a model's loading chatter before the training bar; the b
 _TIMES = re.compile(rb"\d\s*\[[\d:?]+(?:<[\d:?]+)?,")  # "45/100 [01:23<01:40,": a bar's count and its times
 _TIMES_TEXT = re.compile(_TIMES.pattern.decode())
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # tqdm moves the cursor between nested bars
+_BRACKET = re.compile(r"(?<!\x1b)\[|\]")  # a bracket, not a cursor move's or a colour's "\x1b["
 # "desc: 45%|###  | 45/100 [01:23<01:40, 1.83s/it, postfix]", or with no total "desc: 45it [01:23, 1.83s/it, ...]"
 BAR = re.compile(r"^\s*(?P<desc>[^\r]*?)(?::\s*)?(?:\d{1,3}%\|[^|]*\|\s*)?(?P<n>\d+)(?:/(?P<total>\d+)|[A-Za-z]\w*)?"
                  r"\s*\[[\d:?]+(?:<[\d:?]+)?,\s*[^,\]]*/[^,\]]*(?:,\s*(?P<post>.*))?\]\s*$")
@@ -102,12 +106,33 @@ def parse_bar(piece: str) -> Bar | None:
                values, percent, post)
 
 
+def displays(piece: str) -> list[str]:
+    """A piece of a printed line (between ``\\r``\\ s) as the displays and printed lines it holds: a line that
+    ``logging`` or ``print`` wrote to the bar's stream while the bar was shown is glued to the bar's last display
+    (``... reward=0.15][10:00:01 INFO] eval step 5 acc 0.2``): that display (up to the ``]`` closing its times),
+    then the line, where the display has values in its postfix; any other piece is itself."""
+    times = _TIMES_TEXT.search(piece) if "[" in piece else None
+    if times is None:
+        return [piece]
+    depth = 0
+    for m in _BRACKET.finditer(piece, piece.index("[", times.start())):
+        depth += 1 if m.group() == "[" else -1
+        if depth == 0:
+            bar, rest = piece[:m.end()], piece[m.end():]
+            shown = parse_bar(bar) if rest.strip() else None
+            # a bar with values only: a loop's own line that prints its times so ("step 10 [00:01<00:02, 3it/s]
+            # loss=0.5") is read whole, as before
+            return [bar, rest.lstrip(" ")] if shown is not None and shown.values else [piece]
+    return [piece]
+
+
 def _pieces(path):
-    """``(line number, piece)`` of the file's lines split at ``\\r``."""
+    """``(line number, piece)`` of the file's lines split at ``\\r``, a bar's display and a line glued to it apart."""
     with open_log(path, bom=True) as f:
         for lineno, line in enumerate(f, 1):
             for piece in line.rstrip(b"\n").split(b"\r"):
-                yield lineno, piece
+                for text in displays(piece.decode("utf-8", errors="replace")):
+                    yield lineno, text
 
 
 def looks_like_tqdm_console(path: str | os.PathLike) -> bool:
@@ -121,7 +146,7 @@ def looks_like_tqdm_console(path: str | os.PathLike) -> bool:
                     return False
                 if b"[" in line and _TIMES.search(line):
                     for piece in line.split(b"\r"):
-                        bar = parse_bar(piece.decode("utf-8", errors="replace"))
+                        bar = parse_bar(displays(piece.decode("utf-8", errors="replace"))[0])
                         found += bar is not None and bool(bar.values)
                     if found >= MIN_BARS:
                         return True
@@ -171,8 +196,7 @@ def read_tqdm_console(path: str | os.PathLike) -> list[RawRun]:
     bars: list[tuple[int, Bar]] = []  # the displays with values: a bar without is no reading, nor a redraw
     below = Below()  # those drawn again below a printed line (tqdm.write)
     last_piece = ""
-    for lineno, piece in _pieces(path):
-        text = piece.decode("utf-8", errors="replace")
+    for lineno, text in _pieces(path):
         bar = parse_bar(text)
         if bar is not None:
             below.bar(bar, len(bars))
