@@ -371,3 +371,23 @@ def test_a_bar_alone_and_the_written_evaluations_read_as_before(tmp_path, refres
     assert _series(df, "val/accuracy") == pytest.approx({10: _acc(10), 20: _acc(20)})
     [account] = el.row_accounts(df)
     assert account["dropped"] == {} and account["rows_read"] == 3 * 20 + 2
+
+
+def test_the_training_bar_is_the_one_naming_an_entropy_or_a_score(tmp_path):
+    """A loop's evaluation bar over 25 batches every 5 steps (its postfix a running accuracy) is drawn more often than
+    its training bar (30 steps): it was taken for the training bar, no entropy found. The bar whose postfix names an
+    entropy or a score is the training bar; the one drawn most only where none names one."""
+    path = tmp_path / "train.log"
+    with open(path, "w") as f:
+        train = tqdm(total=30, desc="Training", file=f, mininterval=0, miniters=1, position=0)
+        for s in range(1, 31):
+            train.update(1)
+            train.set_postfix(loss=round(0.5 - s / 200, 3), entropy=_ent(s), reward=_reward(s))
+            if s % 5 == 0:
+                for batch in tqdm(range(25), desc="Evaluating", file=f, mininterval=0, miniters=1, leave=False,
+                                  position=1, postfix={"acc": _acc(s)}):
+                    pass
+        train.close()
+    df = el.load(path, warn=False)
+    assert sorted(_series(df, "entropy")) == list(range(1, 31))
+    assert _series(df, "entropy")[30] == pytest.approx(_ent(30), abs=1e-3)

@@ -54,6 +54,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.compressed import open_log
 from entropylaw.readers.hf_console import parse_record
+from entropylaw.readers.key_names import entropy_by_name, score_by_name
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import NUMBER, SNIFF_LIMIT, VERL_STEP, unwrap
 from entropylaw.terminal import count
@@ -230,7 +231,10 @@ def bar_rows(bars: list[tuple[int, Bar]], report, last_piece: str = "",
     families = Counter(_family(b.desc) for _, b in bars if b.values)
     if not families:
         return None
-    family = families.most_common(1)[0][0]
+    # the training bar: the one whose values name an entropy or a score, else the one drawn most (an evaluation bar
+    # over many batches, drawn more often than the training bar, is no training run's)
+    named = {f: [k for _, b in bars if b.values and _family(b.desc) == f for k in b.values] for f in families}
+    family = max(families, key=lambda f: (_names_a_role(named[f]), families[f]))
     steps, keys, values, lines = [], [], [], []
     percent: set[str] = set()
     shown, readings, redraws, descs, totals = None, 0, 0, [], set()
@@ -291,6 +295,12 @@ def bar_rows(bars: list[tuple[int, Bar]], report, last_piece: str = "",
     pairs = list(zip(steps, keys))
     return BarRows(steps, keys, values, lines, percent, totals.pop() if drawn == 1 and len(totals) == 1 else None,
                    len(set(pairs)) < len(pairs))
+
+
+def _names_a_role(keys: list[str]) -> bool:
+    """Whether a bar's postfix names a training entropy or score (by the readers' name rules)."""
+    keys = list(dict.fromkeys(keys))
+    return bool(entropy_by_name(keys, []) or score_by_name(keys, []))
 
 
 def _said(descs: list[str]) -> str:
