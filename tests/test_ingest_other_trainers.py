@@ -22,6 +22,7 @@ import math
 import pytest
 
 import entropylaw as el
+from _wandb_quiet import quiet_settings
 from entropylaw.lab.loggers import wandb_finish as finish
 
 wandb = pytest.importorskip("wandb")
@@ -38,11 +39,6 @@ def _reward(s: float) -> float:
     return 0.7 - 0.5 * math.exp(-s / 10)
 
 
-def _settings():
-    return wandb.Settings(x_disable_stats=True, x_disable_meta=True, x_disable_machine_info=True,
-                          console="off", save_code=False, disable_git=True, silent=True)
-
-
 def _series(df, metric: str) -> dict[int, float]:
     rows = df[df["metric"] == metric]
     return dict(zip(rows["step"].astype(int), rows["value"]))
@@ -56,7 +52,7 @@ def _account(df) -> dict:
 # --- OpenRLHF ------------------------------------------------------------------------------------------------
 
 def test_openrlhf_wandb_run(tmp_path):
-    run = wandb.init(mode="offline", dir=tmp_path, project="openrlhf", name="qwen-grpo", settings=_settings())
+    run = wandb.init(mode="offline", dir=tmp_path, project="openrlhf", name="qwen-grpo", settings=quiet_settings())
     run.define_metric("train/global_step")
     run.define_metric("train/*", step_metric="train/global_step", step_sync=True)
     run.define_metric("eval/epoch")
@@ -89,7 +85,7 @@ def test_openrlhf_tensorboard(tmp_path):
 # --- slime ---------------------------------------------------------------------------------------------------
 
 def test_slime_wandb_run_with_two_optimizer_steps_a_rollout(tmp_path):
-    run = wandb.init(mode="offline", dir=tmp_path, project="slime", name="qwen3-4b", settings=_settings())
+    run = wandb.init(mode="offline", dir=tmp_path, project="slime", name="qwen3-4b", settings=quiet_settings())
     for key, axis in (("train/*", "train/step"), ("rollout/*", "rollout/step"), ("perf/*", "rollout/step"),
                       ("eval/*", "eval/step")):
         run.define_metric(axis)
@@ -126,7 +122,7 @@ def test_roll_tensorboard(tmp_path):
 # --- NeMo-RL -------------------------------------------------------------------------------------------------
 
 def _nemo_rl_wandb(root, monitor_gpus: bool = True) -> str:
-    run = wandb.init(mode="offline", dir=root, project="grpo-dev", name="grpo-qwen2.5-1.5b", settings=_settings(),
+    run = wandb.init(mode="offline", dir=root, project="grpo-dev", name="grpo-qwen2.5-1.5b", settings=quiet_settings(),
                      config={"policy": {"model_name": "Qwen/Qwen2.5-1.5B"}, "grpo": {"val_period": 5}})
     if monitor_gpus:
         run.define_metric("ray/*", step_metric="ray/ray_step")
@@ -238,7 +234,7 @@ def test_areal_console_log_of_stats_tables(tmp_path, epochs):
 
 
 def test_areal_wandb_run(tmp_path):
-    run = wandb.init(mode="offline", dir=tmp_path, project="gsm8k-grpo", name="trial0", settings=_settings())
+    run = wandb.init(mode="offline", dir=tmp_path, project="gsm8k-grpo", name="trial0", settings=quiet_settings())
     for step in range(STEPS):
         run.log(_areal_stats(step), step=step)
     df = el.load(finish(run), warn=False)
@@ -255,14 +251,14 @@ def test_prime_rl_trainer_and_orchestrator_runs(tmp_path):
     ``train/agg/<all|effective>/<agent>/reward/mean`` (``effective``: the rollouts the step trained on). Neither was
     found, nor its validation where an environment's rewards are not 0 or 1 (no pass@k: the mean reward of k
     samples, ``eval/<env>/effective/<agent>/avg@k``); each is read."""
-    trainer = wandb.init(mode="offline", dir=tmp_path, project="p", name="reverse-text-trainer", settings=_settings())
+    trainer = wandb.init(mode="offline", dir=tmp_path, project="p", name="reverse-text-trainer", settings=quiet_settings())
     trainer.define_metric("*", step_metric="step")
     for step in range(1, STEPS + 1):
         trainer.log({"entropy/all/mean": _entropy(step), "entropy/all/max": 3.0, "loss/mean": 0.01, "step": step})
         trainer.log({"optim/lr": 1e-6, "optim/grad_norm": 0.3, "step": step})
     trainer_file = finish(trainer)
     orchestrator = wandb.init(mode="offline", dir=tmp_path, project="p", name="reverse-text-orchestrator",
-                              settings=_settings())
+                              settings=quiet_settings())
     orchestrator.define_metric("*", step_metric="step")
     for step in range(STEPS):
         row = {f"train/{cohort}/{subset}/policy/reward/mean": _reward(step) - (subset == "all") * 0.05

@@ -31,18 +31,24 @@ def _series(df, metric):
     return df[df["metric"] == metric].set_index("step")["value"].sort_index().to_dict()
 
 
+def _step(pbar, values: dict, refresh: bool) -> None:
+    """One training step shown in the bar: ``update`` then ``set_postfix`` (a count drawn twice), or
+    ``set_postfix(refresh=False)`` then ``update`` (drawn once)."""
+    if refresh:
+        pbar.update(1)
+        pbar.set_postfix(**values)
+    else:
+        pbar.set_postfix(refresh=False, **values)
+        pbar.update(1)
+
+
 def _loop(path, eval_line="bare", refresh=True, steps=40, lines=False):
     """Update, then set the postfix (drawn at once, or with the next update where refresh=False); an evaluation
     every 10 steps printed below the bar."""
     with open(path, "w") as f:
         pbar = tqdm(total=steps, desc="Training", file=f, mininterval=0, miniters=1)
         for s in range(1, steps + 1):
-            if refresh:
-                pbar.update(1)
-                pbar.set_postfix(loss=round(0.5 - s / 200, 3), entropy=_ent(s), reward=_reward(s))
-            else:
-                pbar.set_postfix(refresh=False, loss=round(0.5 - s / 200, 3), entropy=_ent(s), reward=_reward(s))
-                pbar.update(1)
+            _step(pbar, {"loss": round(0.5 - s / 200, 3), "entropy": _ent(s), "reward": _reward(s)}, refresh)
             if s % 10 == 0:
                 tqdm.write(EVAL_LINES[eval_line].format(s=s, a=_acc(s)), file=f)
         pbar.close()
@@ -256,12 +262,7 @@ def test_a_nested_training_bar_and_its_printed_evaluations_are_one_run(tmp_path,
             for i in range(1, 21):
                 s = 20 * epoch + i
                 values = _held(s) if held else {"entropy": _ent(s), "loss": _reward(s)}
-                if refresh:
-                    pbar.update(1)
-                    pbar.set_postfix(**values)
-                else:
-                    pbar.set_postfix(refresh=False, **values)
-                    pbar.update(1)
+                _step(pbar, values, refresh)
                 if s % 10 == 0:
                     tqdm.write(f"[Eval] step {s}: accuracy={_acc(s):.3f}", file=f)
             pbar.close()
@@ -291,12 +292,7 @@ def _glued_loop(path, shape, refresh=True, steps=20, every=5, lines=False):
             pbar = tqdm(total=steps, desc="Training", file=f, mininterval=0, miniters=1)
             for s in range(1, steps + 1):
                 values = {"loss": round(0.5 - s / 200, 3), "entropy": _ent(s), "reward": _reward(s)}
-                if refresh:
-                    pbar.update(1)
-                    pbar.set_postfix(**values)
-                else:
-                    pbar.set_postfix(refresh=False, **values)
-                    pbar.update(1)
+                _step(pbar, values, refresh)
                 if s % every == 0:
                     message = f"eval step {s} acc {_acc(s):.3f}"
                     log.info(message) if shape == "logging" else print(message, file=f)

@@ -9,16 +9,12 @@ import math
 import pytest
 
 import entropylaw as el
+from _wandb_quiet import quiet_settings
 from entropylaw.lab.loggers import wandb_finish as finish
 
 wandb = pytest.importorskip("wandb")
 
 STEPS = 50
-
-
-def _settings():
-    return wandb.Settings(x_disable_stats=True, x_disable_meta=True, x_disable_machine_info=True,
-                          console="off", save_code=False, disable_git=True, silent=True)
 
 
 def _entropy(s: float) -> float:
@@ -42,7 +38,7 @@ def _loop(root, eval_step, every=5, train_axis="train/step", first=False, monito
     """A loop that declares train/* on ``train_axis`` and eval/* on eval/step, logging eval/step as ``eval_step(k,
     step)`` at its k-th evaluation (every ``every`` steps; ``first``: evaluation 0 too, before training;
     ``monitor``: a GPU monitor's rows on a clock of its own, ray/ray_step, 3 a step, as NeMo-RL's)."""
-    run = wandb.init(mode="offline", dir=root, project="p", name="loop", settings=_settings())
+    run = wandb.init(mode="offline", dir=root, project="p", name="loop", settings=quiet_settings())
     run.define_metric(train_axis)
     run.define_metric("train/*", step_metric=train_axis)
     run.define_metric("eval/step")

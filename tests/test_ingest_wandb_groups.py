@@ -8,6 +8,7 @@ import math
 import pytest
 
 import entropylaw as el
+from _wandb_quiet import quiet_settings
 import entropylaw.table as table
 from entropylaw.lab.loggers import wandb_finish as finish
 
@@ -24,23 +25,18 @@ def _reward(s: float) -> float:
     return 0.7 - 0.5 * math.exp(-s / 10)
 
 
-def _settings():
-    return wandb.Settings(x_disable_stats=True, x_disable_meta=True, x_disable_machine_info=True,
-                          console="off", save_code=False, disable_git=True, silent=True)
-
-
 def _prime_rl(root, group: str, orchestrator_steps=None) -> None:
     """prime-rl's two runs as its `rl` entrypoint names them in a group: ``<group>-train`` logs the entropy,
     ``<group>-orchestrator`` the rewards and evaluations, both on the declared ``step`` (the orchestrator's:
     ``orchestrator_steps``, else the trainer's)."""
     trainer = wandb.init(mode="offline", dir=root, project="p", group=group, name=f"{group}-train",
-                         config={"model": {"name": "Qwen/Qwen3-0.6B"}}, settings=_settings())
+                         config={"model": {"name": "Qwen/Qwen3-0.6B"}}, settings=quiet_settings())
     trainer.define_metric("*", step_metric="step")
     for step in range(1, STEPS + 1):
         trainer.log({"entropy/all/mean": _entropy(step), "loss/mean": 0.01, "optim/lr": 1e-6, "step": step})
     finish(trainer)
     orchestrator = wandb.init(mode="offline", dir=root, project="p", group=group, name=f"{group}-orchestrator",
-                              settings=_settings())
+                              settings=quiet_settings())
     orchestrator.define_metric("*", step_metric="step")
     for step in orchestrator_steps or range(1, STEPS + 1):
         orchestrator.log({"train/agg/effective/policy/reward/mean": _reward(step), "progress/tokens": 1e5,
@@ -65,7 +61,7 @@ def test_a_groups_seed_runs_that_log_the_same_metrics_stay_apart(tmp_path):
     """A sweep's seeds grouped in W&B log the same metrics: two runs, as before."""
     for seed in (1, 2):
         run = wandb.init(mode="offline", dir=tmp_path, project="p", group="lr1e-6", name=f"seed{seed}",
-                         settings=_settings())
+                         settings=quiet_settings())
         for step in range(1, STEPS + 1):
             run.log({"actor/entropy": _entropy(step), "critic/score/mean": _reward(step) + 0.01 * seed}, step=step)
         finish(run)
@@ -76,7 +72,7 @@ def test_a_groups_two_runs_each_without_entropy_stay_apart(tmp_path):
     """Two runs of a group with other metrics, neither logging an entropy (an evaluation job beside a
     training job that logs only its loss), are not joined: nothing says they are one run's sides."""
     for name, key in (("train", "loss"), ("eval", "critic/score/mean")):
-        run = wandb.init(mode="offline", dir=tmp_path, project="p", group="g", name=name, settings=_settings())
+        run = wandb.init(mode="offline", dir=tmp_path, project="p", group="g", name=name, settings=quiet_settings())
         for step in range(1, STEPS + 1):
             run.log({key: _reward(step)}, step=step)
         finish(run)
@@ -87,7 +83,7 @@ def test_a_run_named_as_a_joined_group_keeps_its_name(tmp_path):
     """A run of its own named 'exp' beside group 'exp''s trainer and orchestrator: since the join the group took
     'exp' and the run the user named so was read as 'exp-2'. The run keeps its name; the group's is 'exp-2', said."""
     _prime_rl(tmp_path, "exp")
-    run = wandb.init(mode="offline", dir=tmp_path, project="p", name="exp", settings=_settings())
+    run = wandb.init(mode="offline", dir=tmp_path, project="p", name="exp", settings=quiet_settings())
     for step in range(1, STEPS + 1):
         run.log({"actor/entropy": _entropy(step), "critic/score/mean": _reward(step)}, step=step)
     finish(run)

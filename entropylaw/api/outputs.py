@@ -70,14 +70,7 @@ class Report:
         >>> Report(Path("r.html"), [], [], 0, no_law={"a": "logs no policy entropy"}).no_law_said()
         'a: its forecast alone, no law fit: logs no policy entropy'
         """
-        from entropylaw.terminal import count, some_names
-
-        if not self.no_law:
-            return ""
-        whys = list(dict.fromkeys(self.no_law.values()))
-        head = (f"{next(iter(self.no_law))}: its forecast alone" if len(self.no_law) == 1 else
-                f"{count(len(self.no_law), 'run')} ({some_names(list(self.no_law))}): their forecasts alone")
-        return f"{head}, no law fit: {'; '.join(whys)}"
+        return _no_law_said(self.no_law, "its forecast alone", "their forecasts alone", "no law fit")
 
     def warnings_said(self, first: int = 5) -> tuple[str, list]:
         """What the terminal says of the page's warnings: a line with how many the page holds, and the
@@ -150,14 +143,8 @@ class Figures:
         >>> Figures(no_law={"a": "no entropy metric 'entropy'"}).no_law_said()
         "a: in the forecast figure alone, not in the law's figures: no entropy metric 'entropy'"
         """
-        from entropylaw.terminal import count, some_names
-
-        if not self.no_law:
-            return ""
-        whys = list(dict.fromkeys(self.no_law.values()))
-        head = (f"{next(iter(self.no_law))}: in the forecast figure alone" if len(self.no_law) == 1 else
-                f"{count(len(self.no_law), 'run')} ({some_names(list(self.no_law))}): in the forecast figure alone")
-        return f"{head}, not in the law's figures: {'; '.join(whys)}"
+        return _no_law_said(self.no_law, "in the forecast figure alone", "in the forecast figure alone",
+                            "not in the law's figures")
 
     def earlier_note(self) -> str:
         """What of ``out`` is not this call's: "N figures of an earlier run left in OUT: ..." ("" when none)."""
@@ -280,3 +267,16 @@ def overview(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, report_to=Non
             ov.report = str(report(df, out=report_to, title="entropylaw demo", sources=sources, fit_frac=fit_frac,
                                    words=words).path)
     return ov
+
+
+def _no_law_said(no_law: dict, one: str, several: str, then: str) -> str:
+    """One line for the runs with no law fit (run -> why): ``"<run>: <one>, <then>: <why>"``, or the runs
+    counted and named with ``several``; "" when none."""
+    from entropylaw.terminal import count, some_names
+
+    if not no_law:
+        return ""
+    whys = list(dict.fromkeys(no_law.values()))
+    head = (f"{next(iter(no_law))}: {one}" if len(no_law) == 1 else
+            f"{count(len(no_law), 'run')} ({some_names(list(no_law))}): {several}")
+    return f"{head}, {then}: {'; '.join(whys)}"
