@@ -36,6 +36,10 @@ DATASET_KEYS = ["dataset", "dataset_name", "data.train_files", "prompt_data", "t
                 "actor_train.data_args.file_name", "validation.data_args.file_name"]  # ROLL
 
 
+# a loop's config saved or printed under one name ({"config": {...}}, {"args": vars(args)}): read as if not wrapped
+WRAPPERS = ("config", "args", "hparams", "hyperparameters", "cfg", "settings")
+
+
 def meta_from_config(config: dict) -> dict:
     """Run metadata (model, algorithm, seed, dataset; ``config``: the planned last step) from a W&B
     run config (and any tracker's).
@@ -54,7 +58,13 @@ def meta_from_config(config: dict) -> dict:
     {'model': 'Qwen/Qwen2.5-0.5B-Instruct', 'seed': 42.0, 'dataset': 'deepmath-103k'}
     >>> meta_from_config({"train_data_path": "data/MATH/train.jsonl", "lr": 1e-5})   # a custom trainer's
     {'dataset': 'math'}
+    >>> meta_from_config({"config": {"model_name": "Qwen/Qwen2.5-Math-1.5B", "n_grpo_steps": 200}})
+    {'model': 'Qwen/Qwen2.5-Math-1.5B', 'config': {'total_steps': 200}}
     """
+    for name in WRAPPERS:
+        inner = _unwrap(config.get(name))
+        if isinstance(inner, dict):
+            config = {**inner, **{k: v for k, v in config.items() if k != name}}
     meta: dict = {}
     model = _lookup(config, MODEL_KEYS, str)
     if model:

@@ -66,6 +66,7 @@ from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP
 from entropylaw.readers.printed_blocks import Blocks
+from entropylaw.readers.printed_config import PrintedConfig
 from entropylaw.readers.tqdm_bars import ANSI, CUT_BAR, Below, bar_rows, displays, parse_bar, read_tqdm_console
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
@@ -142,8 +143,11 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     below = Below()  # the bars drawn again below a printed line (tqdm.write): their positions
     cut_bars, texts = [0, None], [0, None]  # a bar cut before its "]"; a sample's text: how many, the first
     both = [0, None]  # lines printing a name with and without a unit: how many, the first (line, its two fields)
+    header = PrintedConfig()  # the loop's config as it printed it before its first step (argparse's Namespace)
     with open_log(path, text=True) as f:
         for lineno, line in ((n, piece) for n, text in enumerate(f, 1) for piece in displays(text)):
+            if not n_lines:
+                header.feed(lineno, line)
             if "\x1b" in line:  # tqdm.write below nested bars prints after a cursor move: "\x1b[A[Eval] step 10"
                 line = ANSI.sub("", line)
             if "[" in line and (bar := parse_bar(line)) is not None:
@@ -296,7 +300,9 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     if percent:
         report.note("printed with %: " + ", ".join(sorted(percent)[:6]))
         raw.percent = percent  # a score printed 0.5% is a percent, not the fraction 0.5
-    raw.meta = {"model": model_from_filename(path)}
+    raw.meta = {"model": model_from_filename(path), **header.meta()}
+    if header.said():
+        report.note(header.said())
     # "step 10/500": the planned last step, as a config's total_steps; "Epoch 2/3 | Step 1/20", the step counted
     # again each epoch: 20 steps an epoch, 60 in all (with no planned epochs printed, no plan)
     restarts = "epoch" in keys and any(b < a for a, b in zip(steps, steps[1:]))

@@ -57,6 +57,7 @@ from entropylaw.readers.hf_console import parse_record
 from entropylaw.readers.key_names import entropy_by_name, score_by_name
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import NUMBER, SNIFF_LIMIT, VERL_STEP, unwrap
+from entropylaw.readers.printed_config import PrintedConfig
 from entropylaw.terminal import count
 
 MIN_BARS = 3
@@ -197,8 +198,11 @@ def read_tqdm_console(path: str | os.PathLike) -> list[RawRun]:
     bars: list[tuple[int, Bar]] = []  # the displays with values: a bar without is no reading, nor a redraw
     below = Below()  # those drawn again below a printed line (tqdm.write)
     last_piece = ""
+    header = PrintedConfig()  # the loop's config as it printed it before its bar (argparse's Namespace)
     for lineno, text in _pieces(path):
         bar = parse_bar(text)
+        if bar is None and not bars:
+            header.feed(lineno, text)
         if bar is not None:
             below.bar(bar, len(bars))
         if bar is not None and bar.values:
@@ -216,7 +220,9 @@ def read_tqdm_console(path: str | os.PathLike) -> list[RawRun]:
     if rows.percent:
         raw.report.note("printed with %: " + ", ".join(sorted(rows.percent)[:6]))
         raw.percent = rows.percent
-    raw.meta = {"model": model_from_filename(path)}
+    raw.meta = {"model": model_from_filename(path), **header.meta()}
+    if header.said():
+        raw.report.note(header.said())
     if rows.total:
         raw.meta["config"] = {"total_steps": rows.total}
     return [raw]

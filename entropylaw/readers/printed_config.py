@@ -1,0 +1,133 @@
+"""What a custom loop printed of its own config before its first step: the model, the data, the planned steps and
+the seed, read as a tracker's config is (:func:`~entropylaw.readers.config_meta.meta_from_config`).
+
+A hand-written GRPO loop rarely saves a config file; it prints its arguments on its first lines, in one of three
+shapes, which this module reads (values as Python literals, with :func:`ast.literal_eval`, never ``eval``):
+
+- argparse's ``Namespace(model='Qwen/Qwen2.5-Math-1.5B', train_path='data/MATH/train.jsonl', n_grpo_steps=200)``;
+- a printed dict, on one line or as ``pprint`` spreads it over several, behind a label or not
+  (``config: {'model_name': ..., 'lr': 1e-05}``); JSON's ``true``/``null`` too;
+- ``key='text'`` pairs on a line of another tool (vLLM's ``Initializing an LLM engine ... with config:
+  model='Qwen/Qwen2.5-Math-1.5B', ...``): only quoted text is taken there, as another tool's numbers (its own
+  ``seed=0``) are not the loop's.
+
+The first config that names a value wins. Nothing else in the log is read as config: a line of numbers without a
+step stays what the reader of the log says it is.
+
+>>> header = PrintedConfig()
+>>> for n, text in enumerate(["loading...", "Namespace(model='Qwen/Qwen2.5-Math-1.5B', n_grpo_steps=200, seed=1, train_path='data/MATH/train.jsonl')",
+...                           "INFO engine with config: model='Qwen/Qwen2.5-Math-1.5B', seed=0"], 1):
+...     header.feed(n, text)
+>>> header.meta()
+{'model': 'Qwen/Qwen2.5-Math-1.5B', 'seed': 1.0, 'dataset': 'math', 'config': {'total_steps': 200}}
+>>> header.first
+2
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+from entropylaw.readers.config_meta import meta_from_config
+
+MAX_LINES = 400  # a printed dict longer than this is not a config's
+MAX_HEADER = 20_000  # lines: a config is printed before the loop's first step, near the log's start
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_RAY = re.compile(r"^\s*\([^()]*pid=\d+[^()]*\)\s?")
+_NAMESPACE = re.compile(r"\bNamespace\(")
+_QUOTED = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)=('(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")")
+# a dict the line starts with, behind a short label or a logging prefix ("config: {", "INFO: args = {")
+_DICT_START = re.compile(r"^[^{'\"]{0,80}?[:=]?\s*\{")
+_JSON_WORDS = re.compile(r"\b(true|false|null)\b")
+
+
+class PrintedConfig:
+    """Feed a log's lines before its first step (``feed(lineno, text)``); :meth:`meta` is the run metadata they
+    name, :attr:`first` the line of the first config that named some."""
+
+    def __init__(self):
+        self.config: dict = {}
+        self.first: int | None = None
+        self.shapes: list[str] = []
+        self._open: list[str] = []  # a printed dict's lines while its braces are open
+        self._start = 0
+        self._seen = 0
+
+    def feed(self, lineno: int, text: str) -> None:
+        self._seen += 1
+        if self._seen > MAX_HEADER:
+            return
+        line = _RAY.sub("", _ANSI.sub("", text.rstrip("\r\n")))
+        if self._open:
+            self._open.append(line)
+            self._close(lineno)
+            return
+        if "Namespace(" in line:
+            self._namespace(lineno, line)
+        elif "{" in line and (m := _DICT_START.match(line)):
+            self._start, self._open = lineno, [line[m.end() - 1:]]
+            self._close(lineno)
+        elif "='" in line or '="' in line:
+            self._take(lineno, {k: ast.literal_eval(v) for k, v in _QUOTED.findall(line)}, "key='text' pairs")
+
+    def meta(self) -> dict:
+        """The run metadata the config names (model, algorithm, seed, data set; ``config``: the planned steps)."""
+        return meta_from_config(self.config) if self.config else {}
+
+    def said(self) -> str:
+        """What was read and where, for the run's notes ('' where nothing was)."""
+        meta = self.meta()
+        if not meta:
+            return ""
+        named = [f"model {meta['model']}" if "model" in meta else "", f"data set {meta['dataset']}"
+                 if "dataset" in meta else "", f"algorithm {meta['algorithm']}" if "algorithm" in meta else "",
+                 f"seed {meta['seed']:g}" if "seed" in meta else "",
+                 f"{meta['config']['total_steps']} steps planned" if "config" in meta else ""]
+        return (f"the run's config read from what the log printed before its first step ({', '.join(self.shapes)}, "
+                f"the first at line {self.first}): " + ", ".join(n for n in named if n))
+
+    def _namespace(self, lineno: int, line: str) -> None:
+        text = line[_NAMESPACE.search(line).start():].rstrip().rstrip(",")
+        try:
+            call = ast.parse(text, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return
+        if not isinstance(call, ast.Call):
+            return
+        values = {}
+        for kw in call.keywords:
+            try:
+                values[kw.arg] = ast.literal_eval(kw.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                continue  # device=device(type='cuda'): no literal, not a value of the run's
+        self._take(lineno, values, "argparse's Namespace")
+
+    def _close(self, lineno: int) -> None:
+        text = "\n".join(self._open)
+        depth = text.count("{") - text.count("}")
+        if depth > 0 and len(self._open) < MAX_LINES:
+            return
+        self._open = []
+        if depth != 0:
+            return
+        for parse in (ast.literal_eval, lambda t: ast.literal_eval(_JSON_WORDS.sub(
+                lambda m: {"true": "True", "false": "False", "null": "None"}[m.group(1)], t)), json.loads):
+            try:
+                value = parse(text)
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                continue
+            if isinstance(value, dict):
+                self._take(self._start, value, "a printed dict")
+            return
+
+    def _take(self, lineno: int, values: dict, shape: str) -> None:
+        values = {k: v for k, v in values.items() if isinstance(k, str) and k not in self.config}
+        if not values or not meta_from_config({**self.config, **values}) or \
+                meta_from_config({**self.config, **values}) == meta_from_config(self.config):
+            return  # names nothing a run's metadata holds: a metrics dict, another tool's settings
+        self.config.update(values)
+        self.first = self.first or lineno
+        if shape not in self.shapes:
+            self.shapes.append(shape)
