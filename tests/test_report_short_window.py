@@ -39,3 +39,16 @@ def test_a_short_loop_says_which_fit_frac_gives_a_forecast(tmp_path):
     wider = run_cli("report", str(runs), "--out", str(tmp_path / "wider"), "--fit-frac", "0.4")
     assert wider.returncode == 0 and "skipped forecast" not in wider.stderr, wider.stderr
     assert "raise --fit-frac" not in (tmp_path / "wider" / "report.html").read_text()
+
+
+def test_forecast_and_rank_refused_for_a_short_window_say_which_fit_frac_holds_enough(tmp_path):
+    runs = _short_loop(tmp_path / "loop")
+    one = run_cli("forecast", str(runs / "run0.jsonl"), "--fit-frac", "0.15")
+    assert one.returncode == 2 and "Traceback" not in one.stderr
+    assert HINT in " ".join(one.stderr.split()), one.stderr
+    both = run_cli("forecast", str(runs), "--fit-frac", "0.15")
+    said = " ".join(both.stderr.split())
+    assert both.returncode == 2 and "left out (2 runs: run0, run1)" in said and HINT in said, both.stderr
+    ranked = run_cli("rank", str(runs), "--fit-frac", "0.15")
+    assert HINT in " ".join((ranked.stdout + ranked.stderr).split()), ranked.stdout + ranked.stderr
+    assert run_cli("forecast", str(runs), "--fit-frac", "0.4").returncode == 0

@@ -259,7 +259,7 @@ def _no_law_note(frows) -> str:
 
 
 def _remedies(frows) -> str:
-    """The runs' hints (the window too short, :mod:`entropylaw.results.window_hint`), each named by its run."""
+    """The runs' hints (the window too short, :mod:`entropylaw.fit.forecast.window_hint`), each named by its run."""
     return "; ".join(f"run {r['run_id']!r}: {r['remedy']}" for r in frows if r.get("remedy"))
 
 

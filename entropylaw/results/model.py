@@ -34,7 +34,7 @@ from entropylaw.readers.accounts import loss_lines
 from entropylaw.readers.dataset_guess import guessed_lines
 from entropylaw.results.rows import forecast_rows_of, method_names, summary_rows_of
 from entropylaw.results.runs import NO_ENTROPY, forecast_only_runs, left_out_runs, usable_runs
-from entropylaw.results.window_hint import window_hint
+from entropylaw.fit.forecast.window_hint import window_hint
 
 N_BOOT = 200  # the report's bootstrap draws for a forecast's interval
 
@@ -43,7 +43,7 @@ N_BOOT = 200  # the report's bootstrap draws for a forecast's interval
 class RunResults:
     """``rows``: one per usable run, in family order (fit numbers, trust, label, look);
     ``forecasts``: one per row (the default forecast of its final score, or why none, with
-    ``remedy`` where its window holds too few scores: :mod:`entropylaw.results.window_hint`);
+    ``remedy`` where its window holds too few scores: :mod:`entropylaw.fit.forecast.window_hint`);
     ``notes``: the warnings the fits and forecasts raised, each tagged with its run;
     ``left_out``: the runs with no entropy or no score, and why (with forecasts: the runs with no
     score; a run with a score and no entropy has a row, forecast, its ``no_law`` saying why no

@@ -54,6 +54,7 @@ from entropylaw.fit.forecast.names import DEFAULT
 from entropylaw.fit.window import check_window
 from entropylaw.fit.forecast.result import Forecast, MethodResult  # noqa: F401  (what forecast() returns)
 from entropylaw.fit.forecast.text import GUESS_SAID
+from entropylaw.fit.forecast.window_hint import hinted
 from entropylaw.fit.run import each_run, left_out_line, warn_left_out
 from entropylaw.readers.dataset_guess import CONFIG_KEY as GUESSED
 from entropylaw.terminal import count
@@ -325,10 +326,11 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     everyone = table.run_ids(df)  # a run of a sweep is pooled with its peers in the table, forecast or not
     parts = table.split_runs(df)  # each run's rows sliced once, not the whole table masked per run and metric
     sweeps = _sweep.sweeps(df, everyone, y_key, x_key, recipes, kwargs, parts) if sweep and len(everyone) >= 3 else {}
-    out, left_out = _each_run(lambda rid: forecast(RunData.from_table(parts.get(rid, df), rid, y_key=y_key,
-                                                                      x_key=x_key),
-                                                   prior_runs=prior_runs, log=log_facts(parts.get(rid, df), rid),
-                                                   sweep=sweeps.get(rid), **kwargs), ids, none_ok)
+    one = hinted(lambda rid: forecast(RunData.from_table(parts.get(rid, df), rid, y_key=y_key, x_key=x_key),
+                                      prior_runs=prior_runs, log=log_facts(parts.get(rid, df), rid),
+                                      sweep=sweeps.get(rid), **kwargs), lambda rid: parts.get(rid, df),
+                 kwargs.get("fit_frac"), y_key)
+    out, left_out = _each_run(one, ids, none_ok)
     said = None
     if list(kwargs.get("methods") or []) == [DEFAULT]:
         kinds = sorted({fc.target_kind for fc in out.values()})

@@ -27,13 +27,13 @@ FRACTIONS = (0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.75)  # the fractions a hint names,
 HALF = 0.5
 
 
-def window_hint(t: pd.DataFrame, run_id: str, fit_frac: float) -> str | None:
+def window_hint(t: pd.DataFrame, run_id: str, fit_frac: float, y_key: str | None = None) -> str | None:
     """What to change for a forecast of ``run_id`` where its first ``fit_frac`` holds fewer than
     :data:`ENOUGH` of its scores: the first fraction that holds enough, and what half the run
     holds; None where the window holds enough (its forecast failed for another reason), or the
     run has no score to forecast."""
     try:
-        run = RunData.from_table(t, run_id)
+        run = RunData.from_table(t, run_id, y_key=y_key)
     except EntropyLawError:
         return None
 
@@ -51,3 +51,17 @@ def window_hint(t: pd.DataFrame, run_id: str, fit_frac: float) -> str | None:
                 f"steps needs {ENOUGH} (log the score more often)")
     half = f", at {HALF:g} {held(HALF)}" if enough < HALF else ""
     return f"raise `fit_frac`: {said}; at {enough:g} it holds {held(enough)}{half}"
+
+
+def hinted(one, table_of, fit_frac: float | None, y_key: str | None = None):
+    """``one(run_id)`` whose error, where the window holds too few of the run's scores, ends with the fraction
+    that would hold enough (:func:`window_hint`): a forecast refused for a short window says what to raise."""
+    def run(rid):
+        try:
+            return one(rid)
+        except EntropyLawError as err:
+            hint = window_hint(table_of(rid), rid, fit_frac, y_key) if fit_frac else None
+            if hint and hint not in str(err):
+                raise EntropyLawError(f"{err}; {hint}") from None
+            raise
+    return run
