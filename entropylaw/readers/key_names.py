@@ -157,6 +157,21 @@ def score_by_name(keys: list[str], warnings: list[str]) -> str:
     return _one("training score", "score_key", found, warnings)
 
 
+# a training loss as trainers name it (loss, train/loss, actor/pg_loss, Policy Loss, total_loss_mean): the run's own
+# signal beside its entropy and score (a NaN in it is the run diverging); an evaluation's loss (eval_loss) is none
+_LOSS = re.compile(r"^(?:\w+_)?loss(?:_(?:mean|avg))?$", re.I)
+
+
+def is_training_loss(key: str) -> bool:
+    """Whether ``key`` names the loss the run trains on (under no prefix, a training one, ``actor/``, ...).
+
+    >>> [is_training_loss(k) for k in ("loss", "train/loss", "actor/pg_loss", "Policy Loss", "eval_loss", "lossy")]
+    [True, True, True, True, False, False]
+    """
+    stripped = _strip_train(key)
+    return stripped is not None and bool(_LOSS.match(stripped[0].rsplit("/", 1)[-1]))
+
+
 def _is_accuracy(name: str) -> bool:
     """An accuracy's name (no format's, no token's, no running best's)."""
     acc = None if COUNT.match(name) or _FORMAT.search(name) else _ACCURACY.match(name)
