@@ -36,6 +36,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.readers.key_names import is_training_loss
 from entropylaw.readers.keys import KeyMap, detect_keys
 from entropylaw.readers.model_size import params_from_name, published_nonembedding
 from entropylaw.readers.names import algorithm_from_filename, algorithm_name, printable
@@ -224,8 +225,8 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     said = set(raw.percent) | named  # keys written as a percent: a score of them is one, whatever its values
     report.keys = tuple(map(str, df["key"].cat.remove_unused_categories().cat.categories))
     finite = np.isfinite(df["value"].to_numpy())
-    if not finite.all():
-        say_nan(report, df, ordered=raw.ordered)
+    with_nan = df if not finite.all() else None  # said once the run's entropy and score are known
+    if with_nan is not None:
         report.drop(NON_FINITE, int((~finite).sum()))
         report.note(f"non-finite values dropped at {_where(df[~finite])}")
     df = resolve_resumes(df[finite], report, ordered=raw.ordered, repeats=raw.repeats)
@@ -238,6 +239,8 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
                            reward_func=opts.reward_func, ranges=ranges)
 
     km = detect()
+    if with_nan is not None:  # the run diverged where its own loss, entropy or score turn NaN, not a gradient norm
+        say_nan(report, with_nan, raw.ordered, [km.entropy, km.score, *filter(is_training_loss, keys)])
     ku = with_own_val(km, keys)  # the scores whose unit is read: a table's own val/gsm8k too
     counted = counts(df, score_keys(ku), ranges, opts.score_scale)  # eval/correct of eval/total: no percent
     before = len(df)

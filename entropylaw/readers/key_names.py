@@ -131,13 +131,32 @@ def _last_word(key: str) -> str:
     return words[-1]
 
 
+# after a name's path, words that make it another quantity than the name's ("reward/std", "entropy/loss"), or a sum
+_NOT_PATH_QUALIFIER = _NOT_QUALIFIER | {"var", "stdev", "median", "sum", "total", "count", "loss", "coef", "coeff",
+                                        "weight", "bonus", "penalty", "delta", "diff", "grad", "norm"}
+_PATH_QUALIFIER = re.compile(r"^(?P<name>[^/]+)/(?P<words>[A-Za-z][\w-]*)$")
+
+
+def _qualified(name: str) -> str:
+    """The name of a ``<name>/<qualifier>`` key, its qualifier one word that only qualifies it (``entropy/policy``,
+    ``reward/batch``: a printed ``entropy (policy)``, read by :mod:`.unit_names`); else "".
+
+    >>> _qualified("entropy/policy"), _qualified("reward/std"), _qualified("entropy/gsm8k/mean")
+    ('entropy', '', '')
+    """
+    m = _PATH_QUALIFIER.match(name)
+    words = m.group("words").lower() if m else ""
+    return m.group("name") if m and not _FORMAT.search(words) and not _NOT_PATH_QUALIFIER & set(words.split("_")) \
+        else ""
+
+
 def entropy_by_name(keys: list[str], warnings: list[str]) -> str:
     found = []
     for key in keys:
         stripped = _strip_train(key)
         if stripped and _ENTROPY.match(stripped[0]):
             found.append((stripped[1], key))
-        elif stripped and _ENTROPY.match(_last_word(key)):
+        elif stripped and (_ENTROPY.match(_last_word(key)) or _ENTROPY.match(_qualified(stripped[0]))):
             found.append((stripped[1] + 1, key))
     return _one("entropy", "entropy_key", found, warnings)
 
@@ -152,9 +171,25 @@ def score_by_name(keys: list[str], warnings: list[str]) -> str:
             found.append((stripped[1], key))
         elif stripped[0] != split_first(key) and _is_accuracy(stripped[0]):
             found.append((stripped[1] + 2, key))  # train_acc, train/accuracy: where no reward is logged
-        elif _SCORE.match(_last_word(key)):
+        elif _SCORE.match(_last_word(key)) or _SCORE.match(_qualified(stripped[0])):
             found.append((stripped[1] + 1, key))
     return _one("training score", "score_key", found, warnings)
+
+
+# a training loss as trainers name it (loss, train/loss, actor/pg_loss, Policy Loss, total_loss_mean): the run's own
+# signal beside its entropy and score (a NaN in it is the run diverging); an evaluation's loss (eval_loss) is none
+_LOSS = re.compile(r"^(?:\w+_)?loss(?:_(?:mean|avg))?$", re.I)
+
+
+def is_training_loss(key: str) -> bool:
+    """Whether ``key`` names the loss the run trains on (under no prefix, a training one, ``actor/``, ...).
+
+    >>> [is_training_loss(k) for k in ("loss", "train/loss", "actor/pg_loss", "Policy Loss", "eval_loss", "lossy")]
+    [True, True, True, True, False, False]
+    """
+    stripped = _strip_train(key)
+    return stripped is not None and any(_LOSS.match(name.rsplit("/", 1)[-1])
+                                        for name in (stripped[0], _qualified(stripped[0])))
 
 
 def _is_accuracy(name: str) -> bool:

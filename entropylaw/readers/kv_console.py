@@ -10,7 +10,8 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   on the line followed by a whole number (``step 10``, ``step=10``, ``[step 10]``, ``Step 10:``);
   ``N/M`` says the planned total M too (the step the gain to go runs to);
 - **the numbers**: ``key=value`` and ``key: value`` pairs (a unit in parentheses, ``acc (%): 16.76``, no part of
-  the key: :mod:`.unit_names`), ``key value`` where ``|`` parts the line, and names and numbers in turn after the
+  the key; words that qualify the name, ``entropy (policy)``, a part of its path, ``entropy/policy``:
+  :mod:`.unit_names`), ``key value`` where ``|`` parts the line, and names and numbers in turn after the
   step where a loop's key is among them (``eval step 10 acc 0.31``) (a key starts with a letter; ``1e-5``,
   ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
   numbers; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step
@@ -68,6 +69,7 @@ from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP
 from entropylaw.readers.printed_blocks import Blocks
 from entropylaw.readers.printed_config import PrintedConfig
 from entropylaw.readers.tqdm_bars import ANSI, CUT_BAR, Below, bar_rows, displays, parse_bar, read_tqdm_console
+from entropylaw.readers.unit_names import is_qualifier
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
 
@@ -277,11 +279,16 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     if lists:
         report.note("lists of numbers (a value a sample) read as their mean: "
                     + ", ".join(f"{k} ({v[1:-1]} values)" for k, v in sorted(lists.items())[:6]))
-    as_printed = sorted(k for k, v in units.items() if k == v)  # words in parentheses that are no unit ("(gsm8k)")
-    without = sorted((k, v) for k, v in units.items() if k != v)
+    as_printed = sorted(k for k, v in units.items() if k == v)  # words in parentheses that are no unit ("(pass@1)")
+    joined = sorted((k, v) for k, v in units.items() if k != v and is_qualifier(q := v.rsplit(" (", 1)[-1][:-1])
+                    and k.endswith("/" + q.strip().replace(" ", "_")))  # "entropy (policy)" as entropy/policy
+    without = sorted((k, v) for k, v in units.items() if k != v and (k, v) not in joined)
     if without:
         report.note("names printed with a unit in parentheses read without it: " + ", ".join(
             f"{v!r} as {k!r}" + (" (a percent)" if k in percent else "") for k, v in without[:6]))
+    if joined:
+        report.note("names printed with words in parentheses that qualify them, read as a part of the name's path: "
+                    + ", ".join(f"{v!r} as {k!r}" for k, v in joined[:6]))
     if as_printed:
         report.note(f"names printed with words in parentheses that are no unit: {', '.join(map(repr, as_printed[:6]))} "
                     "kept as printed")

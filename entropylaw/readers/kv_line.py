@@ -13,13 +13,12 @@ import re
 
 from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
 from entropylaw.readers.kv_stepless import a_loops_key
-from entropylaw.readers.printed import NUMBER, boxed_pairs, unwrap
+from entropylaw.readers.printed import NUMBER, PRINTED_STEPS, RUN_WIDE_WORDS, boxed_pairs, unwrap
 from entropylaw.readers.tqdm_bars import CUT_BAR, parse_bar
 from entropylaw.readers.unit_names import unit_key
 
 _KEY = r"[A-Za-z_][\w./-]*"
-_STEP_NAMES = ("global_step", "iteration", "update", "step", "iter", "it")
-STEP = re.compile(r"(?<![\w./-])(?P<name>" + "|".join(_STEP_NAMES) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
+STEP = re.compile(r"(?<![\w./-])(?P<name>" + "|".join(PRINTED_STEPS) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
                   r"(?:\s*/\s*(?P<total>\d+))?(?![\w.])", re.IGNORECASE)
 _OF = r"(?:\s*/\s*(?P<of>\d+)(?![\w.]))?"  # "correct: 60/500": a count of its total
 # a unit in parentheses between a name and its value ("acc (%): 16.76", "time (s): 3.1"): no part of its key
@@ -40,7 +39,7 @@ _BARE_ALL = re.compile(r"\s*[:\],-]?(?:\s*,?\s*" + _KEY + r"\s+(?:" + NUMBER + r
 # follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
 _LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,3})$")
 LEAD_CHARS = 400  # far more than a field's start and three words of a key's name
-_NOT_KEY_WORDS = {"debug", "info", "warning", "warn", "error", "critical", *_STEP_NAMES}  # a level; the step
+_NOT_KEY_WORDS = {"debug", "info", "warning", "warn", "error", "critical", *PRINTED_STEPS}  # a level; the step
 _SHARE = re.compile(r"acc|correct|solved|pass", re.IGNORECASE)  # k/N of these: the share solved
 # a line an evaluation prints ("[Eval] step 10: accuracy=0.45", "Validation at step 10: ..."): a split's word before
 # its step; its keys are read as eval/<key> (its accuracy was averaged with the training accuracy of that step)
@@ -48,7 +47,7 @@ _EVAL_TAG = re.compile(r"(?<![\w/.-])(?:eval|evals|evaluation|evaluating|val|val
                        r"(?![\w/.-])", re.IGNORECASE)
 _FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
 _NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
-_RUN_WIDE = re.compile(r"(?<![\w/.-])(?:train|training|global|total)[ _]$", re.IGNORECASE)  # a 2nd step's word
+_RUN_WIDE = re.compile(r"(?<![\w/.-])" + RUN_WIDE_WORDS + "$", re.IGNORECASE)  # a 2nd step's word
 _EPOCH = re.compile(r"(?<![\w/.-])epoch(?![\w/.-])", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]\w*")  # a header line names its step after 3 words at most ("=== GRPO Step 10 ===")
 AFTER_WORDS = 4  # words between a step and its first key that tag the line ("Step 10 (on the test set): ...")

@@ -3,7 +3,8 @@
 stopped where its log stops, not at its planned end: a forecast of "where the run ends" is read
 otherwise. Said in the row account and by every command (:data:`ENDS_IN_ERROR` starts the note).
 A run whose values turn NaN and stay so to its last step (``step 40 | loss nan | entropy nan``, the
-log ending with no traceback) diverged there: said alike (:func:`say_nan`, :data:`TURNS_NAN`).
+log ending with no traceback) diverged there: said alike (:func:`say_nan`, :data:`TURNS_NAN`), where its own
+loss, entropy or score turn so (a gradient norm NaN beside them finite, a skipped fp16 step's, is said apart).
 
 Only what comes after the last line a value was read from counts (a traceback caught and printed
 mid-run, the run going on, is no end), and an exception Python ignored at exit (``Exception ignored
@@ -24,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 from collections import deque
+from typing import Iterable
 
 import numpy as np
 
@@ -205,8 +207,11 @@ def _longest_gap(bad: np.ndarray) -> int:
     return int(edges.max()) - 1
 
 
-def say_nan(report, df, ordered: bool = True) -> None:
-    """Note in ``report`` the step the run's values turn NaN from (:func:`turns_nan`), the keys that do with it."""
+def say_nan(report, df, ordered: bool = True, signals: Iterable[str] = ()) -> None:
+    """Note in ``report`` the step the run's values turn NaN from (:func:`turns_nan`), the keys that do with it: the
+    run diverged where one of its own training ``signals`` (its loss, entropy, score) turns so, or where it logs
+    none of them. Keys turning NaN beside signals that stay finite (a skipped fp16 step's ``grad_norm=nan`` on the
+    last lines) are no divergence: said in a note of their own, their values dropped as non-finite."""
     got = turns_nan(df, ordered)
     if got is None:
         return
@@ -215,6 +220,13 @@ def say_nan(report, df, ordered: bool = True) -> None:
     said = [k if s == first else f"{k} from step {s}" for k, s in list(found.items())[:KEYS_SAID]]
     more = f" and {len(found) - KEYS_SAID} more" if len(found) > KEYS_SAID else ""
     where = f"at its last step {last}" if first == last else f"from step {first} to its last step {last}"
+    logged = [k for k in dict.fromkeys(signals) if k and k in set(df["key"].cat.categories)]
+    if logged and not set(logged) & set(found):
+        where = where.replace("its last step", "the run's last step")
+        report.note(f"{', '.join(said)}{more} {'turns' if len(found) == 1 else 'turn'} {what} {where}, the run's own "
+                    f"training values ({', '.join(logged[:KEYS_SAID])}) finite to the end: no divergence, "
+                    f"{'its' if len(found) == 1 else 'their'} values there dropped as non-finite")
+        return
     report.note(f"{TURNS_NAN} {what} {where} ({', '.join(said)}{more}): the run diverged")
 
 

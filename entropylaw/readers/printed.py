@@ -59,6 +59,22 @@ def number(text: str) -> float | None:
     return None
 
 
+# the step as a loop prints it ("step 10", "global_step=10", "Iter 10"): the names, first found first, and the words
+# before one that make it the run's own step ("Epoch 2/2 Step 1/20 Train step 21/40": train step is the run's)
+PRINTED_STEPS = ("global_step", "iteration", "update", "step", "iter", "it")
+RUN_WIDE_WORDS = r"(?:train|training|global|total)[ _]"
+_STEP_KEY = re.compile(f"(?:{RUN_WIDE_WORDS})?(?:{'|'.join(PRINTED_STEPS)})", re.IGNORECASE)
+
+
+def names_a_step(key: str) -> bool:
+    """Whether a printed key names a loop's step (a tqdm postfix's ``step=120``, ``global_step``, ``train_step``).
+
+    >>> [names_a_step(k) for k in ("step", "Global_Step", "train_step", "train step", "steps", "step_time", "lr")]
+    [True, True, True, True, False, False, False]
+    """
+    return bool(_STEP_KEY.fullmatch(key.strip()))
+
+
 VERL_STEP = re.compile(rb"(?:^|[\s)\]>|])step:-?\d+ - ")  # veRL's console line: "step:12 - key:value - ..."
 SNIFF_LIMIT = 8 << 20  # bytes looked at for a format's first line (a model's loading chatter comes before)
 

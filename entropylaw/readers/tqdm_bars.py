@@ -25,6 +25,11 @@ after newlines). Read so:
   and a bar's last display repeating its postfix (``close()``, at its count, or at a count its last updates
   reached undrawn within tqdm's ``mininterval``) are redraws: counted in a note, not read. (A postfix set only
   every k steps with ``refresh=False`` is read at every count, its values held.)
+  Where the postfix names the loop's own step (``set_postfix(step=120, ...)``, ``global_step``, ``train_step``: the
+  names a printed line's step is found by, :func:`.printed.names_a_step`), a whole number at every display that
+  never goes back and grows, that is the step (a loop over micro-batches: the bar counts its iterations, 4 a step),
+  not a value; a display repeating the postfix read last is a redraw; the bar's total is then no planned last step.
+  One that stays put is read as a value, the bar's count the step, as is said;
   A postfix set several times at one count: the last one stands (the others counted as logged twice at that
   step); the elapsed times and the rate (``1.83s/it``) are no values;
 - **a line printed onto the bar**: ``logging`` or ``print`` to the bar's stream while it is shown writes right after
@@ -56,7 +61,7 @@ from entropylaw.readers.compressed import open_log
 from entropylaw.readers.hf_console import parse_record
 from entropylaw.readers.key_names import entropy_by_name, score_by_name
 from entropylaw.readers.names import model_from_filename, run_id_from_path
-from entropylaw.readers.printed import NUMBER, SNIFF_LIMIT, VERL_STEP, unwrap
+from entropylaw.readers.printed import NUMBER, SNIFF_LIMIT, VERL_STEP, names_a_step, unwrap
 from entropylaw.readers.printed_config import PrintedConfig
 from entropylaw.terminal import count
 
@@ -244,6 +249,7 @@ def bar_rows(bars: list[tuple[int, Bar]], report, last_piece: str = "",
     steps, keys, values, lines = [], [], [], []
     percent: set[str] = set()
     shown, readings, redraws, descs, totals = None, 0, 0, [], set()
+    read_last, counted = None, True  # the postfix read last (of any bar); every step read is the bar's count
     offset, drawn, last = 0, 0, None  # the steps of the bars before; how many bars; the last display
     mine = [(lineno, bar) for lineno, bar in bars if _family(bar.desc) == family]
     redrawn = [i in below for i, (_, bar) in enumerate(bars) if _family(bar.desc) == family]
@@ -255,6 +261,7 @@ def bar_rows(bars: list[tuple[int, Bar]], report, last_piece: str = "",
     closing = [i + 1 == len(mine) or mine[i + 1][1].n < bar.n or mine[i + 1][1].desc != bar.desc
                for i, (_, bar) in enumerate(mine)]
     read_here: set[str] = set()  # the postfixes read at the count drawn last
+    own = _own_step(mine, report)  # the loop's step its postfix names (step=120), where it counts up
     for (lineno, bar), closes in zip(mine, closing):
         # a bar drawn anew: the next epoch's (a new description, or the same after it reached its total) counts
         # on from the bar before; one that goes back unfinished is a resumed run's, read as printed
@@ -269,27 +276,36 @@ def bar_rows(bars: list[tuple[int, Bar]], report, last_piece: str = "",
             read_here = set()
         if bar.total:
             totals.add(bar.total)
-        if bar.postfix in read_here or (bar.postfix == shown and (closes or not again and moves_on)):
+        if own and bar.postfix == read_last or not own and (
+                bar.postfix in read_here or (bar.postfix == shown and (closes or not again and moves_on))):
             redraws += 1  # the bar moving on to a count its postfix is not set at yet, closing, redrawn
             continue
-        shown = bar.postfix
+        shown = read_last = bar.postfix
         read_here.add(bar.postfix)
         readings += 1
         percent |= bar.percent
-        report.read(len(bar.values))
+        report.read(len(bar.values) - bool(own))
+        step = int(bar.values[own]) if own else offset + bar.n
+        counted &= step == offset + bar.n
         for key, value in bar.values.items():
-            steps.append(offset + bar.n)
+            if key == own:
+                continue  # the step, not a value
+            steps.append(step)
             keys.append(key)
             values.append(value)
             lines.append(lineno)
     said = ("where its postfix is set (a count drawn twice: the bar moving on, then set_postfix)" if moves_on
             else "at each count drawn (each count drawn once: set_postfix(refresh=False), then update)")
-    report.note(f"read as tqdm progress bars ({_said(descs)}): each postfix's values at the bar's count {said}; "
-                f"set again at one count: the last stands; {count(readings, 'display')} read")
+    if own:
+        said = (f"at the loop's own step its postfix names ({own!r}; the bar's count, {last.n} at the last, counts "
+                "its iterations), a postfix drawn again unchanged not read again")
+    where = "step" if own else "count"
+    report.note(f"read as tqdm progress bars ({_said(descs)}): each postfix's values {said}; "
+                f"set again at one {where}: the last stands; {count(readings, 'display')} read")
     if redraws:
         report.note(f"{count(redraws, 'redraw')} of a postfix already read (the bar moving on to a count its "
                     "postfix is not set at, closing): not read again")
-    if drawn > 1:
+    if drawn > 1 and not own:
         report.note(f"{count(drawn, 'bar')} drawn one after another ({_said(descs)}): steps counted on from "
                     "the bar before")
     others = sum(n for f, n in families.items() if f != family)
@@ -299,8 +315,26 @@ def bar_rows(bars: list[tuple[int, Bar]], report, last_piece: str = "",
     if "[" in last_piece and parse_bar(last_piece) is None and _family(last_piece.split(":")[0]) == family:
         report.note("the last display, cut while being written: not read")
     pairs = list(zip(steps, keys))
-    return BarRows(steps, keys, values, lines, percent, totals.pop() if drawn == 1 and len(totals) == 1 else None,
-                   len(set(pairs)) < len(pairs))
+    # the bar's total counts its iterations: the planned last step only where the postfix's step is the bar's count
+    total = totals.pop() if drawn == 1 and len(totals) == 1 and counted else None
+    return BarRows(steps, keys, values, lines, percent, total, len(set(pairs)) < len(pairs))
+
+
+def _own_step(mine: list[tuple[int, Bar]], report) -> str | None:
+    """The key of the training bar's postfix that names the loop's own step (``step=120``, ``global_step``: the rule
+    a printed line's step is found by), where every display prints it as a whole number that never goes back and
+    counts up (a loop over micro-batches updating every 4 iterations: the bar's count is no step); None where none
+    does (a step that stays put or goes back is said, read as a value, the bar's count the step)."""
+    keys = [k for k in mine[0][1].values if names_a_step(k)]
+    for key in keys:
+        seen = [bar.values.get(key) for _, bar in mine]
+        whole = all(v is not None and v == int(v) for v in seen)
+        if whole and all(b >= a for a, b in zip(seen, seen[1:])) and seen[-1] > seen[0]:
+            return key
+    if keys:
+        report.note(f"the postfix's {keys[0]!r} is no count of the steps (a whole number at every display, never "
+                    "going back, growing): read as a value, the bar's count as the step")
+    return None
 
 
 def _names_a_role(keys: list[str]) -> bool:
