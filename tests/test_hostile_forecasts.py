@@ -112,3 +112,20 @@ def test_rank_at_one_step_says_the_runs_start_at_steps_far_apart(tmp_path):
     _jsonl(near / "short.jsonl", [1, 2, 3, 4], val_every=1)
     out = run_cli("rank", str(near), "--n-boot", "50")
     assert out.returncode == 0 and "start at steps far apart" not in out.stdout, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("key, least", [("val/aime24", 0.088), ("val/acc", 0.0333 / 2)])
+def test_repeats_on_a_small_validation_set_keep_its_noise(key, least):
+    """A 30-problem set's last scores 0.6, 0.6333, 0.6333, 0.6333: the noise read off the repeats
+    was 0, and last-value, exp-saturation, power and both ensembles printed 0.6333 [0.6333, 0.6333].
+    The noise is at least the set's binomial standard error (0.088, AIME's 30 problems), or half
+    the score's smallest step where the set's size is unknown."""
+    steps = np.array([30.0, 40.0, 50.0, 60.0])
+    h = np.arange(30.0, 61.0)
+    run = RunData.from_arrays(steps, [0.6, 0.6333, 0.6333, 0.6333], h, 1.2 * np.exp(-h / 40) + 0.1, target_key=key)
+    fc = forecast(run, horizon=60.0, n_boot=200, regime_rates={},
+                  methods=["last-value", "exp-saturation", "power", "ensemble", "curve-ensemble"])
+    for name, m in fc.methods.items():
+        f = m.final
+        assert f["hi"] - f["lo"] > 2 * least, (name, f)
+    assert fc.methods["last-value"].params["sigma"] >= least * 0.999, fc.methods["last-value"].params
