@@ -129,3 +129,37 @@ def test_repeats_on_a_small_validation_set_keep_its_noise(key, least):
         f = m.final
         assert f["hi"] - f["lo"] > 2 * least, (name, f)
     assert fc.methods["last-value"].params["sigma"] >= least * 0.999, fc.methods["last-value"].params
+
+
+def _csv(path, first_step):
+    """A validation score on 30 problems climbing 0.25 -> 0.6 over 200 steps, entropy falling,
+    its steps counted from ``first_step``."""
+    import csv
+
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["step", "entropy", "val/acc"])
+        for s in range(201):
+            val = round(round((0.6 - 0.35 * np.exp(-s / 60)) * 30) / 30, 4) if s % 10 == 0 else ""
+            w.writerow([s + first_step, round(1.2 * np.exp(-s / 80) + 0.1, 5), val])
+    return str(path)
+
+
+@pytest.mark.parametrize("first, said", [(5000, True), (0, False), (40, False)])
+def test_a_log_starting_far_from_step_0_says_steps_are_counted_from_0(tmp_path, first, said):
+    """The same run logged from step 5000 was forecast differently from the run logged from 0
+    (logit-drift's climb is in ln(1 + step); the regime read a take-off), with nothing said. The
+    forecast keeps counting from 0 (a resumed run has trained those steps), and says so, in the
+    text and in --json, where the log starts further from 0 than the window spans."""
+    import json
+
+    from conftest import run_cli
+
+    log = _csv(tmp_path / "run.csv", first)
+    text = " ".join(run_cli("forecast", log, "--fit-frac", "0.25", "--n-boot", "50").stdout.split())
+    out = run_cli("forecast", log, "--fit-frac", "0.25", "--n-boot", "50", "--json")
+    assert out.returncode == 0, out.stderr
+    note = json.loads(out.stdout)[0]["note"] or ""
+    line = f"the log starts at step {first}, further from step 0 than the window spans (50 steps)"
+    assert (line in note) == said and (line in text) == said, (note, text)
+    assert ("log its steps from 0" in text) == said, text
