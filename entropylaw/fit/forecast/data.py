@@ -6,7 +6,9 @@ no-future-information guarantee is structural, not a convention).
 
 **Where the log starts.** ``origin`` is the first logged step of the series used (target,
 entropy, training score). A run resumed from a checkpoint whose log starts at step 101 has
-``origin = 101``; time inside the methods is ``t = step - origin``.
+``origin = 101``; time inside the curve methods is ``t = step - origin``, while logit-drift
+and the regime read ``ln(1 + step)`` from step 0 (a resumed run has trained its earlier steps;
+a log starting further from 0 than its window spans is said: :func:`far_start`).
 
 **The window** (:func:`window_end`):
 
