@@ -197,10 +197,12 @@ class ForecastMethod(Method):
         self._start(run)
         try:
             self._fit(run, self.n_boot)
-            # a noise read off the window's own points (residuals, repeats) is never below one score's
-            # binomial standard error (or, of a set of unknown size, its resolution): repeats gave 0
-            self.sigma_ = max(self.sigma_, noise_floor(run))
             self._calibrate(run)
+            # a noise read off the window's own points (residuals, repeats) is never below one score's
+            # binomial standard error (or, of a set of unknown size, its resolution): repeats gave 0. Raised
+            # after the model error is measured, as the excess of the late misses over the method's own noise:
+            # raised before, it took that excess for noise and narrowed the far forecast
+            self.sigma_ = max(self.sigma_, noise_floor(run))
             self.ok_ = True
         except CannotRun as err:
             self.reason_ = str(err)
