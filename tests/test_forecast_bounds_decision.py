@@ -504,3 +504,27 @@ def test_cli_target_one_run_of_a_folder_can_reach_is_not_refused(tmp_path):
     assert sorted(said) == ["frac", "pen"] and "lies below the score's range [0.0, 1.0]" in said["frac"]
     bad = run_cli("forecast", str(tmp_path), "--target", "-5", "--n-boot", "30")
     assert bad.returncode == 2 and "--target -5" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_cli_target_on_a_percent_log_says_how_it_was_read(tmp_path):
+    """A log in percent (10 ... 80) is read as fractions: --target 60 was read as 0.6 and said, but
+    --target 1 (1 %, or the fraction 1?) and --target 0.6 were taken as fractions with nothing said.
+    Each reading is said in one line, with what gives the other one; a fraction log says nothing."""
+    pct = tmp_path / "pct.csv"
+    pct.write_text("step,entropy,val/accuracy\n" + "".join(
+        f"{s},{0.15 + 1.05 * np.exp(-0.03 * s):.5f},{100 * (0.1 + 0.7 * (1 - np.exp(-s / 30))):.3f}\n"
+        for s in range(0, 300, 5)))
+    for target, says, shown in (("60", "--target 60 read as 0.6: the scores (val/accuracy) were read from percent",
+                                 "target 0.6"),
+                                ("1", "--target 1 read as a fraction, 100 % (1 % is --target 0.01): val/accuracy "
+                                      "read from percent", "target 1"),
+                                ("0.6", "--target 0.6 read as a fraction, 60 % (0.6 % is --target 0.006): "
+                                        "val/accuracy read from percent", "target 0.6")):
+        out = run_cli("forecast", str(pct), "--fit-frac", "0.3", "--target", target, "--n-boot", "30")
+        err = " ".join(out.stderr.split())
+        assert out.returncode == 0 and says in err, (target, out.stderr)
+        assert sum(f"--target {target} read as" in line for line in out.stderr.splitlines()) == 1, out.stderr
+        assert shown in " ".join(out.stdout.split()), out.stdout
+    frac = _run_csv(tmp_path, last_step=300)
+    out = run_cli("forecast", str(frac), "--fit-frac", "0.3", "--target", "0.6", "--n-boot", "30")
+    assert out.returncode == 0 and "read as" not in out.stderr, out.stderr

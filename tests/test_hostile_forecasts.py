@@ -112,3 +112,77 @@ def test_rank_at_one_step_says_the_runs_start_at_steps_far_apart(tmp_path):
     _jsonl(near / "short.jsonl", [1, 2, 3, 4], val_every=1)
     out = run_cli("rank", str(near), "--n-boot", "50")
     assert out.returncode == 0 and "start at steps far apart" not in out.stdout, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("key, least", [("val/aime24", 0.088), ("val/acc", 0.0333 / 2)])
+def test_repeats_on_a_small_validation_set_keep_its_noise(key, least):
+    """A 30-problem set's last scores 0.6, 0.6333, 0.6333, 0.6333: the noise read off the repeats
+    was 0, and last-value, exp-saturation, power and both ensembles printed 0.6333 [0.6333, 0.6333].
+    The noise is at least the set's binomial standard error (0.088, AIME's 30 problems), or half
+    the score's smallest step where the set's size is unknown."""
+    steps = np.array([30.0, 40.0, 50.0, 60.0])
+    h = np.arange(30.0, 61.0)
+    run = RunData.from_arrays(steps, [0.6, 0.6333, 0.6333, 0.6333], h, 1.2 * np.exp(-h / 40) + 0.1, target_key=key)
+    fc = forecast(run, horizon=60.0, n_boot=200, regime_rates={},
+                  methods=["last-value", "exp-saturation", "power", "ensemble", "curve-ensemble"])
+    for name, m in fc.methods.items():
+        f = m.final
+        assert f["hi"] - f["lo"] > 2 * least, (name, f)
+    assert fc.methods["last-value"].params["sigma"] >= least * 0.999, fc.methods["last-value"].params
+
+
+def _csv(path, first_step):
+    """A validation score on 30 problems climbing 0.25 -> 0.6 over 200 steps, entropy falling,
+    its steps counted from ``first_step``."""
+    import csv
+
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["step", "entropy", "val/acc"])
+        for s in range(201):
+            val = round(round((0.6 - 0.35 * np.exp(-s / 60)) * 30) / 30, 4) if s % 10 == 0 else ""
+            w.writerow([s + first_step, round(1.2 * np.exp(-s / 80) + 0.1, 5), val])
+    return str(path)
+
+
+@pytest.mark.parametrize("first, said", [(5000, True), (0, False), (40, False)])
+def test_a_log_starting_far_from_step_0_says_steps_are_counted_from_0(tmp_path, first, said):
+    """The same run logged from step 5000 was forecast differently from the run logged from 0
+    (logit-drift's climb is in ln(1 + step); the regime read a take-off), with nothing said. The
+    forecast keeps counting from 0 (a resumed run has trained those steps), and says so, in the
+    text and in --json, where the log starts further from 0 than the window spans."""
+    import json
+
+    from conftest import run_cli
+
+    log = _csv(tmp_path / "run.csv", first)
+    text = " ".join(run_cli("forecast", log, "--fit-frac", "0.25", "--n-boot", "50").stdout.split())
+    out = run_cli("forecast", log, "--fit-frac", "0.25", "--n-boot", "50", "--json")
+    assert out.returncode == 0, out.stderr
+    note = json.loads(out.stdout)[0]["note"] or ""
+    line = f"the log starts at step {first}, further from step 0 than the window spans (50 steps)"
+    assert (line in note) == said and (line in text) == said, (note, text)
+    assert ("log its steps from 0" in text) == said, text
+
+
+def test_the_noise_floor_only_widens_an_interval(monkeypatch):
+    """Raising a method's noise to the set's binomial standard error before its model error was
+    measured took the late misses for noise and narrowed the far forecast: exp-saturation on a real
+    gsm8k run at 25 % went [0.742, 0.894] -> [0.779, 0.877]. Raised after, it only widens."""
+    from pathlib import Path
+
+    from entropylaw.fit.forecast import methods
+    from entropylaw import api
+
+    path = Path(__file__).resolve().parents[1] / "data/real-sizes/qwen2.5-3b-instruct_grpo-lora_gsm8k.csv"
+    if not path.exists():
+        pytest.skip("the shipped real runs are absent")
+    df = api.load(str(path))
+    run = RunData.from_table(df, list(df["run_id"].unique())[0])
+
+    def width():
+        f = forecast(run, fit_frac=0.25, methods=["exp-saturation"], n_boot=200).methods["exp-saturation"].final
+        return f["hi"] - f["lo"]
+    floored = width()
+    monkeypatch.setattr(methods, "noise_floor", lambda run: 0.0)
+    assert floored >= width() - 1e-9

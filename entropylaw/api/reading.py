@@ -170,21 +170,29 @@ def target_as_read(df: pd.DataFrame, target: float | None) -> tuple[float | None
     """A target score in the units the scores were read in, and what was done to it (None: nothing).
 
     A log that writes its accuracy in percent (17.31 ... 50.56) is read as a fraction; a target
-    above 1 given for it (50) is a percent too: 0.5, said. Anywhere else a target is as given.
+    above 1 given for it (50) is a percent too: 0.5, said. A target in (0, 1] for it is both a
+    percent of the log (1: 1 %) and a fraction the forecast prints (1: 100 %): read as the fraction,
+    as the forecast shows the scores, and said in one line with what gives the percent. Anywhere
+    else a target is as given.
 
     >>> t = table.from_records([(1, "val/gsm8k", 0.4)], run_id="r")
     >>> t.attrs[ACCOUNTS] = [{"source": "log", "rows_read": 1, "rows_kept": 1,
     ...                       "score_units": {"val/acc": [0.01, 17.3, 50.6]}}]
     >>> target_as_read(t, 50)
     (0.5, '--target 50 read as 0.5: the scores (val/acc) were read from percent')
-    >>> target_as_read(t, 0.5)
+    >>> target_as_read(t, 1)[1]
+    '--target 1 read as a fraction, 100 % (1 % is --target 0.01): val/acc read from percent'
+    >>> target_as_read(table.from_records([(1, "val/gsm8k", 0.4)], run_id="r"), 0.5)
     (0.5, None)
     """
-    if target is None or target <= 1:
+    if target is None or target <= 0:
         return target, None
     keys = sorted({k for a in row_accounts(df) for k, v in (a.get("score_units") or {}).items() if v[0] == 0.01})
     if not keys:
         return target, None
+    if target <= 1:  # a fraction or a percent under 1: the forecast's units, said
+        return target, (f"--target {target:g} read as a fraction, {100 * target:g} % ({target:g} % is --target "
+                        f"{target / 100:g}): {', '.join(keys)} read from percent")
     return target / 100, (f"--target {target:g} read as {target / 100:g}: the scores ({', '.join(keys)}) were read "
                           "from percent")
 

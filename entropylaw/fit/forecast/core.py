@@ -42,7 +42,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit import uncertainty as unc
 from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY, methods_table
-from entropylaw.fit.forecast.data import RunData, prior_runs as _prior_runs, window_end, with_problems
+from entropylaw.fit.forecast.data import RunData, far_start, prior_runs as _prior_runs, window_end, with_problems
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
 from entropylaw.fit.forecast.decide import decision_on, final_draws, log_facts, step_seconds_upto, to_step_of
 from entropylaw.fit.forecast.schedule import lr_note
@@ -195,7 +195,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         held = count(len(win.target), f"{run.target_kind} point")
         raise EntropyLawError(f"run {run.run_id!r}: no method can forecast from the window "
                               f"(steps {run.origin:g}..{win.last:g}, {held}): {why}")
-    notes = list(given["notes"])
+    notes = list(given["notes"]) + far_start(run, end)
     if regime["name"] != "saturation" or regime.get("sweep_note"):
         notes.append(f"regime at step {win.last:g}: {regime['name']}" + (f"; {regime['sweep_note']}"
                                                                      if regime.get("sweep_note") else ""))

@@ -6,7 +6,9 @@ no-future-information guarantee is structural, not a convention).
 
 **Where the log starts.** ``origin`` is the first logged step of the series used (target,
 entropy, training score). A run resumed from a checkpoint whose log starts at step 101 has
-``origin = 101``; time inside the methods is ``t = step - origin``.
+``origin = 101``; time inside the curve methods is ``t = step - origin``, while logit-drift
+and the regime read ``ln(1 + step)`` from step 0 (a resumed run has trained its earlier steps;
+a log starting further from 0 than its window spans is said: :func:`far_start`).
 
 **The window** (:func:`window_end`):
 
@@ -276,6 +278,29 @@ def cumulative(tokens: Series, is_cumulative: bool | None = None) -> Series:
         return tokens
     gaps = np.diff(tokens.steps, prepend=tokens.steps[0] - 1) if len(v) else v
     return Series(tokens.steps, np.cumsum(v * gaps))
+
+
+def far_start(run: RunData, end: float) -> list[str]:
+    """A note where ``run``'s log starts further from step 0 than its window spans (``end``): the
+    curves count time from the log's first step, logit-drift and the regime from step 0 (their
+    climb is in ln(1 + step)). Kept so: a run resumed at step 5000 has trained 5000 steps, and its
+    climb in the window is that of a run 5000 steps in; the same curve logged from 0 is forecast
+    as a run just started (the final score differed by a point on a real 116-step gsm8k run from
+    step 100, and the regime read its window as a take-off from step 5000). Said, not guessed.
+
+    >>> r = RunData.from_arrays(np.arange(5000.0, 5201.0, 10.0), np.linspace(0.3, 0.6, 21))
+    >>> far_start(r, 5050.0)[0][:81]
+    'the log starts at step 5000, further from step 0 than the window spans (50 steps)'
+    >>> far_start(replace(r, origin=40.0), 90.0)   # a log resumed at step 40: near enough to 0
+    []
+    """
+    span = float(end) - run.origin
+    if run.origin <= max(span, 0.0):
+        return []
+    return [f"the log starts at step {run.origin:g}, further from step 0 than the window spans ({span:g} steps): "
+            f"logit-drift and the regime count steps from 0 (their climb is in ln(1 + step)), as for a run resumed "
+            f"at step {run.origin:g}; a run that began training at step {run.origin:g} is read as one that far in: "
+            "log its steps from 0 to forecast it as just started"]
 
 
 def with_problems(run: RunData, n_problems=None) -> RunData:

@@ -38,7 +38,7 @@ from entropylaw.fit.forecast.core import forecast_table
 from entropylaw.fit.forecast.data import RunData, own_noise, with_problems
 from entropylaw.fit.forecast.decide import log_facts, point_size, threshold_for
 from entropylaw.fit.forecast.final import final_span
-from entropylaw.fit.forecast.problems import check_problems, run_problems
+from entropylaw.fit.forecast.problems import check_problems, noise_floor, run_problems
 from entropylaw.fit.forecast.text import Forecasts, law_reasons
 from entropylaw.fit.run import left_out_line, warn_left_out
 
@@ -115,7 +115,8 @@ def finished(run, n_boot: int = 200, seed: int = 0, n_problems=None) -> Finished
         p = float(np.clip(score / (100 * unit), 0.0, 1.0))
         sd = 100 * unit * float(np.sqrt(p * (1 - p) / n))
     else:
-        sd = own_noise(tail, steps, run.target_kind)[0] if len(tail) > 1 else 0.0
+        # repeats of one score (a small set's 0.6333 held) read as no noise: never below its resolution
+        sd = max(own_noise(tail, steps, run.target_kind)[0] if len(tail) > 1 else 0.0, noise_floor(run))
     sd = float(sd) / np.sqrt(int(inside.sum()))  # a training score's final is a mean over its last steps
     draws = score + sd * np.random.default_rng(seed).standard_normal(n_boot)
     if run.bounds is not None:

@@ -15,6 +15,7 @@ import numpy as np
 from entropylaw.fit.forecast.data import level_noise
 from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod
 from entropylaw.fit.forecast.names import LAST_VALUE
+from entropylaw.fit.forecast.problems import noise_floor
 
 
 LAST_POINTS = 5  # a training score's last level: the mean of the window's last 5 points
@@ -33,7 +34,9 @@ class LastValue(ForecastMethod):
         y = run.target.values
         if len(y) < 2:
             raise CannotRun(f"needs 2 {run.target_kind} points in the window (to size the noise); has {len(y)}")
-        self.sigma_ = level_noise(y)  # the score's own noise, robust to a take-off jump and a floor held
+        # the score's own noise, robust to a take-off jump and a floor held; repeats of one value on a small
+        # validation set (0.6333 three times on 30 problems) read as 0: never below its binomial noise
+        self.sigma_ = max(level_noise(y), noise_floor(run))
         # a training score is one batch's reward, far noisier than a validation pass: its last
         # level is the mean of the window's last few points, not the last batch alone
         k = min(LAST_POINTS, len(y)) if run.target_kind == "training score" else 1

@@ -31,6 +31,7 @@ from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.entropy import EntropyPath
 from entropylaw.fit.forecast.methods import CannotRun, ForecastMethod, _diff_sd, bound_warnings, z_of
+from entropylaw.fit.forecast.problems import noise_floor
 from entropylaw.terminal import count
 
 
@@ -263,7 +264,7 @@ class LawTrain(LawEntropy):
         k = max(2, int(np.ceil(0.3 * len(y))))
         resid = (y.values - gain)[-k:]
         self.level_ = float(np.mean(resid))
-        noise = _diff_sd(y.values) if len(y) > 2 else float(np.std(resid))
+        noise = max(_diff_sd(y.values) if len(y) > 2 else float(np.std(resid)), noise_floor(run))
         self.sigma_ = noise
         self._h_end = h_end
         rng = np.random.default_rng(self.seed + 11)

@@ -24,6 +24,7 @@ from entropylaw.fit.forecast import curves as fc
 from entropylaw.fit.forecast import regimes
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.final import final_of, hold
+from entropylaw.fit.forecast.problems import noise_floor
 from entropylaw.fit.forecast.result import MethodResult
 
 BEYOND = "lies beyond the score's bounds"  # a plateau past what the score can reach: shown at the bound
@@ -197,6 +198,11 @@ class ForecastMethod(Method):
         try:
             self._fit(run, self.n_boot)
             self._calibrate(run)
+            # a noise read off the window's own points (residuals, repeats) is never below one score's
+            # binomial standard error (or, of a set of unknown size, its resolution): repeats gave 0. Raised
+            # after the model error is measured, as the excess of the late misses over the method's own noise:
+            # raised before, it took that excess for noise and narrowed the far forecast
+            self.sigma_ = max(self.sigma_, noise_floor(run))
             self.ok_ = True
         except CannotRun as err:
             self.reason_ = str(err)

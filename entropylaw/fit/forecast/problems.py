@@ -204,3 +204,38 @@ def run_problems(run) -> tuple[float | None, str | None]:
                                   f"{len(run.target)} points too few to tell its noise from its climb; give "
                                   "`n_problems`")
     return n, source
+
+
+def noise_floor(run) -> float:
+    """The least noise one validation score of ``run`` (a window) can have, for a method whose
+    noise is read off the window's own points: repeats of one value (a 30-problem set's 0.6333
+    three times) read as a noise of 0, an interval of no width. Where the set's size is known or
+    read (:func:`run_problems`), its binomial standard error at the window's last score; where it is
+    unknown or only assumed, also half the smallest step between the window's distinct scores (the
+    score's resolution: a set of n problems moves in steps of 1/n or more, and its standard error
+    is 1/n or more over most of the range); 0 for a training score, a score with no range, or a
+    window of one value of unknown size.
+
+    >>> import types
+    >>> from entropylaw.fit.forecast.data import Series
+    >>> def win(key, v):
+    ...     return types.SimpleNamespace(target_kind="validation", bounds=(0.0, 1.0), target_key=key, n_problems=None,
+    ...                                  problems_logged=None, target=Series(np.arange(len(v)) * 10.0, np.array(v)))
+    >>> round(noise_floor(win("val/aime24", [0.5, 0.6, 0.6333, 0.6333, 0.6333])), 4)   # 30 problems
+    0.088
+    >>> round(noise_floor(win("val/acc", [0.5, 0.6, 0.6333, 0.6333, 0.6333])), 3)      # size unknown: 0.0333 / 2
+    0.017
+    """
+    if run.target_kind != "validation" or run.bounds is None or not len(run.target):
+        return 0.0
+    lo, hi = float(run.bounds[0]), float(run.bounds[1])
+    n, source = run_problems(run)
+    binomial = 0.0
+    if n:
+        p = float(np.clip((run.target.values[-1] - lo) / (hi - lo), 0.0, 1.0))
+        binomial = float((hi - lo) * np.sqrt(p * (1 - p) / n))
+        if not str(source).startswith("assumed"):
+            return binomial
+    steps = np.diff(np.unique(run.target.values))
+    steps = steps[steps > 1e-9 * (hi - lo)]
+    return max(binomial, float(steps.min() / 2) if len(steps) else 0.0)
