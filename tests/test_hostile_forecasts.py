@@ -105,6 +105,7 @@ def test_rank_at_one_step_says_the_runs_start_at_steps_far_apart(tmp_path):
     text = " ".join(out.stdout.split())
     assert out.returncode == 0, out.stderr
     assert "the runs start at steps far apart (from_5000 at step 5000; from_one at step 1)" in text, text
+    assert "counted from 0, as a run resumed there" in text, text  # as forecast's own note reads such a log
     # a run whose log starts at step 5 beside a 4-step run from step 1 is no such contest
     near = tmp_path / "near"
     near.mkdir()

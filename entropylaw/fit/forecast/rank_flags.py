@@ -148,8 +148,8 @@ def starts_note(fcs, step) -> list:
     said = "; ".join(f"{', '.join(ids[:3])}{f' and {len(ids) - 3} more' if len(ids) > 3 else ''} at step {s:g}"
                      for s, ids in sorted(starts.items(), reverse=True))
     return [f"the runs start at steps far apart ({said}): compared at step {step[0]:g}, a run that starts earlier "
-            "is forecast further past its log, and one that starts later has trained fewer steps there; rank runs "
-            "whose logs count steps alike"]
+            "is forecast further past its log, and the steps of one whose log starts later are counted from 0, as a "
+            "run resumed there (its forecast's note says so); rank runs whose logs count steps alike"]
 
 
 def surely_below(p: float, n: int, level: float = PRUNE_BELOW, conf: float = SURE) -> bool:
