@@ -127,3 +127,40 @@ def test_calls_in_no_fixed_cycle_are_read_on_wandbs_count_and_said(tmp_path):
     assert len(_series(df, "entropy")) == STEPS and max(_series(df, "entropy")) > STEPS
     [said] = [n for n in _account(df)["notes"] if "wandb.log call" in n]
     assert "do not pair" in said and "no fixed cycle" in said, said
+
+
+# --- a run resumed by a second process, each logging without step= -----------------------------------
+
+def _process(root, steps, resume, with_step=False):
+    """One process of run 'resumed' (its own offline-run-<second>-<id> folder: a new second each)."""
+    started = time.strftime("%Y%m%d_%H%M%S")
+    while time.strftime("%Y%m%d_%H%M%S") == started:
+        time.sleep(0.05)
+    run = _init(root, "grpo-resumed", id="resumed9", resume=resume)
+    for s in steps:
+        run.log({"train/entropy": _entropy(s), "train/reward": _reward(s)}, **({"step": s} if with_step else {}))
+    finish(run)
+
+
+@pytest.mark.parametrize("resume, processes", [("allow", 2), ("must", 3)])
+def test_a_run_resumed_without_step_is_one_run_each_process_after_the_one_before(tmp_path, resume, processes):
+    """Offline, W&B's _step starts again at 0 in the second process: read as two runs ('grpo-resumed' and
+    'grpo-resumed-2', both at steps 0..9)."""
+    for i in range(processes):
+        _process(tmp_path, range(10 * i, 10 * i + 10), "allow" if i == 0 else resume)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert set(df["run_id"]) == {"grpo-resumed"}
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(10 * processes)})
+    account = _account(df)
+    assert account["rows_read"] == account["rows_kept"] == 20 * processes
+    [said] = [n for n in account["changed"] if "resumed in" in n]
+    assert f"{processes} processes" in said and "20 rows at steps 10..19" in said, said
+
+
+def test_processes_that_log_with_step_are_read_as_before(tmp_path):
+    """Both processes give step= (the second from 0 again): their steps are the run's own, not W&B's count."""
+    _process(tmp_path, range(10), "allow", with_step=True)
+    _process(tmp_path, range(10), "allow", with_step=True)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert sorted(set(df["run_id"])) == ["grpo-resumed", "grpo-resumed-2"]
+    assert not any("resumed in" in n for a in el.row_accounts(df) for n in a["notes"])

@@ -65,7 +65,8 @@ from entropylaw.readers.model_size import params_from_name
 from entropylaw.readers.damage import Region, charge, nearest_record_rows, rows_lost_in_gaps
 from entropylaw.readers.leveldb_log import TRUNCATED, Damage, iter_records
 from entropylaw.readers.wandb_log_calls import join_log_calls, on_call_counter
-from entropylaw.readers.wandb_processes import join_processes, join_roles, name_segments, other_processes
+from entropylaw.readers.wandb_processes import (join_processes, join_restarts, join_roles, name_segments,
+                                                other_processes)
 from entropylaw.readers.wandb_history import (
     HISTORY_TAG, SKIPPED_TAGS, FastHistory, HistoryReader, _lite_record_class, first_tag)
 from entropylaw.terminal import count
@@ -97,6 +98,7 @@ def read_wandb_offline(path: str | Path, step_key: str | None = None, named=()) 
             continue
         (runs if len(raw.steps) else empty).append(raw)
     runs, empty = join_processes(runs, empty)  # one run's files written by several processes (slime)
+    runs = join_restarts(runs)  # a resumed run's processes, each on W&B's count of log calls from 0
     runs = join_roles(runs)  # a group's trainer and orchestrator runs (prime-rl)
     for raw in empty:
         warnings.warn(f"skipped: {raw.source}: no numeric history; nothing to read from this W&B run",
