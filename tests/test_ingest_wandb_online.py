@@ -267,3 +267,26 @@ def test_declared_step_metrics_each_key_on_its_own_step(tmp_path):
     assert got["score"] == pytest.approx({1: 0.2, 2: 0.4, 3: 0.6})
     assert got["val/accuracy"] == pytest.approx({1: 0.1, 3: 0.3})
     assert raw.report.balanced() and raw.report.dropped["averaged with its step's other rows"] == 3
+
+
+def test_keys_the_user_names_are_downloaded_whatever_their_names(tmp_path, monkeypatch):
+    """--entropy-key / --score-key naming keys the analysis would not pick by name: read from a wandb:// run as
+    from its local files (it downloaded only the keys it knows by name: 'not found; available keys: ')."""
+    import wandb
+
+    import entropylaw as el
+
+    hist = [{"_step": s, "stats/xent_policy": 1.0 / (s + 1), "custom/goodness": s / 30, "bench/aime24": s / 60,
+             "actor/pg_loss": -0.1} for s in range(30)]
+    api = FakeApi([FakeRun("r1", hist, {})])
+    monkeypatch.setattr(wandb, "Api", lambda **kwargs: api)
+    monkeypatch.setattr(wandb_online, "DEFAULT_CACHE", tmp_path)
+    df = el.load("wandb://ent/proj/r1", entropy_key="stats/xent_policy", score_key="custom/goodness", warn=False)
+    got = {m: dict(zip(g["step"], g["value"])) for m, g in df.groupby("metric", observed=True)}
+    assert got["entropy"] == pytest.approx({s: 1.0 / (s + 1) for s in range(30)})
+    assert got["score"] == pytest.approx({s: s / 30 for s in range(30)})
+    # another key named later is downloaded, not taken for absent from the first read's cache
+    df = el.load("wandb://ent/proj/r1", entropy_key="stats/xent_policy", score_key="custom/goodness",
+                 val_keys=["bench/aime24"], warn=False)
+    assert len(df[df["metric"].astype(str).str.startswith("val/")]) == 30
+    assert ["actor/pg_loss", "_step"] not in api._runs["r1"].scans

@@ -64,13 +64,16 @@ from entropylaw.readers.config_meta import _model_name, meta_from_config
 from entropylaw.readers.model_size import params_from_name
 from entropylaw.readers.damage import Region, charge, nearest_record_rows, rows_lost_in_gaps
 from entropylaw.readers.leveldb_log import TRUNCATED, Damage, iter_records
-from entropylaw.readers.wandb_processes import join_processes, join_roles, name_segments, other_processes
+from entropylaw.readers.wandb_log_calls import join_log_calls, on_call_counter
+from entropylaw.readers.wandb_processes import (join_processes, join_restarts, join_roles, name_segments,
+                                                other_processes)
 from entropylaw.readers.wandb_history import (
     HISTORY_TAG, SKIPPED_TAGS, FastHistory, HistoryReader, _lite_record_class, first_tag)
 from entropylaw.terminal import count
 
 DAMAGED = "damaged .wandb record"
 # the policy vLLM serves, as its engine's first line states it (the line stands in a record's string field)
+TELEMETRY_TAG = 0x5a  # Record.telemetry: field 11, length-delimited
 VLLM_MODEL = re.compile(rb"LLM engine .{0,80}?with config: model='([^'\x00-\x1f]{1,300})'")
 
 
@@ -95,6 +98,7 @@ def read_wandb_offline(path: str | Path, step_key: str | None = None, named=()) 
             continue
         (runs if len(raw.steps) else empty).append(raw)
     runs, empty = join_processes(runs, empty)  # one run's files written by several processes (slime)
+    runs = join_restarts(runs)  # a resumed run's processes, each on W&B's count of log calls from 0
     runs = join_roles(runs)  # a group's trainer and orchestrator runs (prime-rl)
     for raw in empty:
         warnings.warn(f"skipped: {raw.source}: no numeric history; nothing to read from this W&B run",
@@ -143,11 +147,16 @@ def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: boo
     fast = FastHistory(pb.HistoryItem)
     positions = array("q")  # index of the record each numeric row came from (for damage counts)
     console_model = ""
+    step_log: bool | None = None  # the telemetry's set_step_log (None: no telemetry)
     with open_log(path) as stream:  # a .wandb.gz / .zst is read as it decompresses
         for index, (_offset, payload) in enumerate(iter_records(stream, damage, where=source)):
             tag = first_tag(payload)
             if not console_model and tag != HISTORY_TAG and b"LLM engine" in payload:  # an output record
                 console_model = _served_model(payload)
+            if tag == TELEMETRY_TAG and not step_log:  # a few records: whether the run logged with step=
+                said = _logs_with_step(payload, new_record)
+                step_log = step_log if said is None else said
+                continue
             if tag in SKIPPED_TAGS:
                 continue
             if tag == HISTORY_TAG:
@@ -172,6 +181,8 @@ def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: boo
                 _apply_config(config, record.config)
             elif kind == "metric":
                 reader.define(record.metric)
+            elif kind == "telemetry":  # wandb-core writes its control fields first: not seen by its tag
+                step_log = step_log or bool(record.telemetry.feature.set_step_log)
             elif kind == "run":
                 run = record.run
                 run_info.update({k: v for k, v in (("run_id", run.run_id), ("name", run.display_name),
@@ -210,7 +221,20 @@ def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: boo
         if damage.events:
             what += f" (damaged: {damage.events[0].reason} at byte {damage.events[0].offset})"
         raise EntropyLawError(f"{source}: {what}; nothing to read from this W&B run")
+    raw.meta["wandb_call_steps"] = on_call_counter(raw, step_log)  # a resumed process's restart (wandb_processes)
+    if raw.meta["wandb_call_steps"]:
+        join_log_calls(raw)
     return raw
+
+
+def _logs_with_step(payload: bytes, new_record) -> bool | None:
+    """A telemetry record's ``set_step_log`` (the run called ``wandb.log(..., step=)``); None: not readable."""
+    try:
+        record = new_record()
+        record.ParseFromString(payload)
+    except Exception:  # noqa: BLE001 -- protobuf's DecodeError: a damaged record says nothing
+        return None
+    return bool(record.telemetry.feature.set_step_log)
 
 
 # first tag bytes of Record fields that are not history (single-byte tags, length-delimited);

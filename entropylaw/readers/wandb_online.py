@@ -1,10 +1,11 @@
 """Read W&B runs from the W&B server (``wandb://entity/project[/run_id]``), with a local cache.
 
 - Only the keys the analysis needs are downloaded: the entropy / score / response-length
-  candidates and every validation-looking key (:mod:`entropylaw.readers.keys`), plus
-  ``train/global_step`` when the run has it. ``Run.scan_history(keys=...)`` returns
-  only rows that contain *all* the keys asked for, so each key is scanned on its own
-  (with ``_step``). ``keys="all"`` downloads every key in one scan; a list downloads those.
+  candidates and every validation-looking key (:mod:`entropylaw.readers.keys`), the keys the
+  user names (``entropy_key``, ``score_key``, ``val_keys``), plus ``train/global_step`` when
+  the run has it. ``Run.scan_history(keys=...)`` returns only rows that contain *all* the
+  keys asked for, so each key is scanned on its own (with ``_step``). ``keys="all"``
+  downloads every key in one scan; a list downloads those.
 - The step is W&B's ``_step`` (veRL logs with ``step=``), or ``train/global_step`` where
   a row has it (Hugging Face / TRL / OpenRLHF log without ``step=`` and declare that key
   as their step metric); see :mod:`entropylaw.readers.wandb_offline`.
@@ -65,17 +66,21 @@ def parse_uri(uri: str) -> tuple[str, str, str | None]:
 
 
 def read_wandb_online(uri: str, keys: str | Iterable[str] | None = None, cache_dir: str | Path | None = None,
-                      filters: dict | None = None, api=None) -> list[RawRun]:
+                      filters: dict | None = None, api=None, named: Iterable[str | None] = ()) -> list[RawRun]:
     """Runs of a W&B project (or one run) as :class:`RawRun` objects (see module docstring).
 
     ``keys``: None = the keys the analysis needs (detected per run), ``"all"`` = every
     history key, or a list of keys. ``filters`` is passed to ``wandb.Api().runs``
     (MongoDB-style, e.g. ``{"state": "finished"}``). ``api`` replaces ``wandb.Api()``
-    (tests inject a fake).
+    (tests inject a fake). ``named``: the keys the user names (``entropy_key``, ``score_key``, ``val_keys``),
+    downloaded with the keys the analysis needs whatever their names.
     """
     entity, project, run_id = parse_uri(uri)
     cache = Path(cache_dir or DEFAULT_CACHE).expanduser()
-    spec = "auto" if keys is None else "all" if keys == "all" else sorted(set(keys))
+    named = sorted({str(k) for k in named if k})
+    # the keys a user names make their own cache entry: a run read before without them is downloaded again
+    spec = ("auto" if not named else ["auto", *named]) if keys is None else \
+        "all" if keys == "all" else sorted(set(keys))
     index_path = cache / f"{_slug(uri)}-{_digest([uri, filters, spec])}.index.json"
     client = _Client(uri, api)
     if run_id is not None:
@@ -217,7 +222,9 @@ def _download(client: _Client, run, spec, uri: str) -> pd.DataFrame:
     if spec == "all":
         wanted = [k for k in available if not k.startswith("_") and k not in axes]
     else:
-        wanted = [k for k in (needed_keys(available) if spec == "auto" else list(spec)) if k not in axes]
+        named = spec[1:] if spec[:1] == ["auto"] else []  # the keys the user names: scanned whatever their names
+        chosen = [*needed_keys(available), *named] if spec == "auto" or named else list(spec)
+        wanted = [k for k in dict.fromkeys(chosen) if k not in axes]
     steps, keys, values, on_axis, non_numeric = [], [], [], [], 0
     declared = {}
     for key in wanted:

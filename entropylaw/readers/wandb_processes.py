@@ -12,6 +12,9 @@ a file without history (the driver's) gives its name and config to the run of it
 of one id that log the same metrics are a resumed run's segments (``resume="allow"`` offline: each
 process writes its own folder, and its steps go on, or restart at a checkpoint's): they keep one name,
 and are one run once :mod:`entropylaw.readers.merge` reads the later one from its first step on.
+A resumed run whose processes log without ``step=`` (no step metric either) is on W&B's count of log calls,
+which offline starts again at 0 in each process: its segments are joined here (:func:`join_restarts`), each
+process's rows after the rows of the one before, as the run logged them.
 
 Two runs of one W&B **group**, one logging the policy's entropy and no score, the other a score and no
 entropy, their metrics apart, are one training run's two sides (:func:`join_roles`): prime-rl names its
@@ -51,6 +54,47 @@ def join_processes(runs: list[RawRun], empty: list[RawRun]) -> tuple[list[RawRun
             continue
         out.append(_joined(rid, group, bare.get(rid, [])))
     return out, left
+
+
+def join_restarts(runs: list[RawRun]) -> list[RawRun]:
+    """The runs, a resumed run's segments joined where each process logged without ``step=`` (the module docstring):
+    files of one W&B run id, their metrics mostly the same, each on W&B's count of log calls
+    (:func:`~entropylaw.readers.wandb_log_calls.on_call_counter`), a later one's count starting again at or before
+    the last step of the one before. Each process's rows are placed after the rows of the one before it."""
+    groups: dict[str, list[RawRun]] = {}
+    for raw in runs:
+        if raw.meta.get("wandb_run_id") and raw.meta.get("wandb_call_steps"):
+            groups.setdefault(str(raw.meta["wandb_run_id"]), []).append(raw)
+    joined: dict[int, RawRun] = {}
+    for rid, group in groups.items():
+        group = sorted(group, key=lambda r: Path(r.source).parent.name)  # offline-run-<time>-<id>: by time
+        first = set(map(str, group[0].keys))
+        if len(group) < 2 or not all(_mostly_shared(first, set(map(str, r.keys))) for r in group[1:]):
+            continue
+        ends = [int(np.max(r.steps)) for r in group]
+        if all(int(np.min(r.steps)) > end for r, end in zip(group[1:], ends)):
+            continue  # each process's count goes on: read as today (readers.merge appends them)
+        shown, last = [], None
+        for raw in group:
+            low = int(np.min(raw.steps))
+            if last is not None and low <= last:
+                raw.steps = np.asarray(raw.steps, dtype=np.int64) + (last + 1 - low)
+            last = int(np.max(raw.steps))
+            shown.append(f"{Path(raw.source).parent.name or raw.source}: {count(len(raw.steps), 'row')} at steps "
+                         f"{int(np.min(raw.steps))}..{last}")
+        run = _joined(rid, group, [], note=False)
+        run.report.note(f"W&B run id {rid!r} resumed in {count(len(group), 'process', 'processes')}, each logging "
+                        "without step= (W&B's _step, its count of log calls, starts again at 0 in each offline "
+                        "process): read as one run, each process's rows after the rows of the one before ("
+                        + "; ".join(shown) + ")", changed=True)
+        joined.update({id(r): run for r in group})
+    out, done = [], set()
+    for raw in runs:
+        run = joined.get(id(raw), raw)
+        if id(run) not in done:
+            out.append(run)
+            done.add(id(run))
+    return out
 
 
 def join_roles(runs: list[RawRun]) -> list[RawRun]:

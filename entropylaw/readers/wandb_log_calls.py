@@ -1,0 +1,111 @@
+"""A W&B run whose steps are W&B's count of ``wandb.log`` calls, and a loop that logs one step in several calls.
+
+A loop that calls ``wandb.log`` without ``step=`` and declares no step metric (``define_metric``) gets W&B's
+``_step``: one per call. A loop that logs a training step in two calls (``wandb.log({"train/entropy": e})``, then
+``wandb.log({"train/reward": r})``) has its entropy and reward on different ``_step``s: read so they never pair.
+Where every call logs its own keys (no key in two kinds of call) in a fixed cycle, each cycle is one step
+(:func:`join_log_calls`); calls of other keys logged now and then (an evaluation every few steps) are read at the
+step of the cycle before them. Where the calls come in no fixed cycle, the run is read on W&B's count and a note
+says why its values do not pair.
+
+The SDK's telemetry records whether the run called ``wandb.log`` with ``step=`` (its ``set_step_log``); a file
+without telemetry is read on the count where its steps are 0, 1, 2 ... one per row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from entropylaw.readers.common import RawRun
+from entropylaw.readers.key_names import entropy_by_name, score_by_name
+from entropylaw.terminal import count
+
+SHOWN = 4
+
+
+def on_call_counter(raw: RawRun, step_log: bool | None) -> bool:
+    """Whether the run's steps are W&B's count of log calls: no declared step metric and no ``step=`` (the
+    telemetry's ``step_log``; None: no telemetry, then steps 0, 1, 2 ... with none missing)."""
+    if raw.axes is not None or not len(raw.steps):
+        return False
+    if step_log is not None:
+        return not step_log
+    steps = np.unique(np.asarray(raw.steps))
+    return int(steps[0]) == 0 and int(steps[-1]) == len(steps) - 1
+
+
+def _calls(steps: np.ndarray, keys: np.ndarray) -> tuple:
+    """(each call's first row, each call's kind (an index into the kinds), the kinds: the keys a call logs, each
+    kind's calls, each kind's first call); rows of one step are one call. A call's kind is told by a sum of
+    random weights of its keys (one pass over the rows, whatever their number)."""
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(steps)) + 1])
+    codes, _ = pd.factorize(keys)
+    weights = np.random.default_rng(0).integers(1, 2 ** 62, size=int(codes.max()) + 1, dtype=np.uint64)
+    sums = np.add.reduceat(weights[codes], starts)
+    _, first, kind_of, counts = np.unique(sums, return_index=True, return_inverse=True, return_counts=True)
+    ends = np.concatenate([starts[1:], [len(steps)]])
+    kinds = [frozenset(map(str, keys[starts[i]:ends[i]])) for i in first]
+    return starts, kind_of.ravel(), kinds, counts, first
+
+
+def _apart(kinds) -> bool:
+    """Whether two kinds of call or more, each logging keys no other logs."""
+    union = set().union(*kinds)
+    return len(kinds) > 1 and sum(len(k) for k in kinds) == len(union)
+
+
+def _shown(kind: frozenset) -> str:
+    names = sorted(kind)
+    return "{" + ", ".join(names[:SHOWN]) + (", ..." if len(names) > SHOWN else "") + "}"
+
+
+def join_log_calls(raw: RawRun) -> None:
+    """Read each cycle of log calls as one step where a loop logs one step in several calls (the module
+    docstring); where the calls come in no fixed cycle, say why the values do not pair. ``raw`` is on the count."""
+    steps, keys = np.asarray(raw.steps, dtype=np.int64), np.asarray(raw.keys, dtype=object)
+    if len(steps) < 2 or np.any(np.diff(steps) < 0):
+        return
+    starts, kind_of, kinds, counts, first_call = _calls(steps, keys)
+    if not _apart(kinds):
+        return
+    most = int(counts.max())
+    in_cycle = counts >= most - 1
+    order = sorted(np.flatnonzero(in_cycle).tolist(), key=lambda k: first_call[k])  # the cycle's kinds, as logged
+    period = len(order)
+    cycle_calls = in_cycle[kind_of]
+    seq = kind_of[cycle_calls]
+    fixed = period > 1 and most > 1 and bool(np.all(seq == np.asarray(order)[np.arange(len(seq)) % period]))
+    if not fixed:
+        if not _pair_apart(kinds):  # a training call beside an evaluation's calls: no step in two calls
+            return
+        ranked = np.argsort(-counts, kind="stable")[:SHOWN]
+        shown = ", ".join(f"{_shown(kinds[k])} in {count(int(counts[k]), 'call')}" for k in ranked)
+        raw.report.note(f"each wandb.log call logs keys of its own ({shown}{', ...' if len(kinds) > SHOWN else ''}), "
+                        "without step= or a step metric: W&B's _step counts the calls, so values logged in two calls "
+                        "of one training step are on two steps and do not pair; the calls come in no fixed cycle, "
+                        "so they are read on W&B's count (log them in one call, or with step=)")
+        return
+    first = int(steps[0])
+    # a call of the cycle: its place in it // period; another call: the cycle before it (0 before any)
+    cycle = np.where(cycle_calls, (np.cumsum(cycle_calls) - 1) // period, -1)
+    cycle = np.maximum(np.maximum.accumulate(cycle), 0)
+    raw.steps = first + np.repeat(cycle, np.diff(np.concatenate([starts, [len(steps)]])))
+    cycles, extras = -(-len(seq) // period), [k for k in range(len(kinds)) if not in_cycle[k]]
+    said = (f"{period} log calls per step: joined (the run logs each step in {period} wandb.log calls without step=, "
+            f"{' then '.join(_shown(kinds[k]) for k in order)}, which W&B counts as {len(starts)} steps): "
+            f"read as {count(cycles, 'step')} ({first}..{first + cycles - 1})")
+    if len(seq) % period:
+        said += f"; the last step has {len(seq) % period} of its {period} calls (the run stopped between them)"
+    if extras:
+        n = int(counts[extras].sum())
+        said += (f"; {count(n, 'call')} of other keys ({', '.join(_shown(kinds[k]) for k in extras[:SHOWN])}) read "
+                 "at the step of the calls before them")
+    raw.report.note(said, changed=True)
+
+
+def _pair_apart(kinds: list[frozenset]) -> bool:
+    """Whether the entropy and the score (as their names say) are logged in calls of their own."""
+    names = sorted(set().union(*kinds))
+    entropy, score = entropy_by_name(names, []), score_by_name(names, [])
+    return bool(entropy and score) and not any(entropy in k and score in k for k in kinds)

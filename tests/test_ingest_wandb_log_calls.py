@@ -1,0 +1,166 @@
+"""W&B runs written by the real SDK (offline) whose steps are W&B's count of ``wandb.log`` calls (no ``step=``,
+no ``define_metric``): a loop that logs one training step in several calls, and a run resumed by a second
+process, whose count restarts at 0."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+import entropylaw as el
+from _wandb_quiet import quiet_settings
+from entropylaw.lab.loggers import wandb_finish as finish
+
+wandb = pytest.importorskip("wandb")
+
+STEPS = 20
+
+
+def _entropy(s: int) -> float:
+    return round(1.1 * math.exp(-s / 9) + 0.1, 6)
+
+
+def _reward(s: int) -> float:
+    return round(0.8 - 0.6 * math.exp(-s / 7), 6)
+
+
+def _init(root, name="split", **kw):
+    return wandb.init(mode="offline", dir=root, project="p", name=name, settings=quiet_settings(), **kw)
+
+
+def _series(df, metric):
+    rows = df[df["metric"] == metric]
+    return dict(zip(rows["step"].astype(int).tolist(), rows["value"].astype(float).tolist()))
+
+
+def _account(df):
+    [account] = el.row_accounts(df)
+    return account
+
+
+# --- several log calls per training step -------------------------------------------------------------
+
+def test_a_step_logged_in_two_calls_is_one_step(tmp_path):
+    """wandb.log({"train/entropy": e}) then wandb.log({"train/reward": r}): W&B counts 40 steps, the entropy on
+    the even ones and the reward on the odd ones, never paired (it read 40 steps, said nothing)."""
+    run = _init(tmp_path)
+    for s in range(STEPS):
+        run.log({"train/entropy": _entropy(s)})
+        run.log({"train/reward": _reward(s)})
+    finish(run)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(STEPS)})
+    assert _series(df, "score") == pytest.approx({s: _reward(s) for s in range(STEPS)})
+    account = _account(df)
+    assert account["rows_read"] == account["rows_kept"] == 2 * STEPS
+    said = [n for n in account["changed"] if n.startswith("2 log calls per step: joined")]
+    assert said and "40" in said[0] and "20 steps" in said[0], account["notes"]
+
+
+def test_three_calls_per_step_with_an_evaluation_now_and_then_and_a_cut_last_step(tmp_path):
+    """Three calls per step (entropy, reward, learning rate), an evaluation call every 5 steps after them, the run
+    stopped after the last step's first call: the evaluation at its training step, the cut step kept."""
+    run = _init(tmp_path)
+    for s in range(STEPS):
+        run.log({"train/entropy": _entropy(s), "train/loss": 0.1})
+        run.log({"train/reward": _reward(s)})
+        run.log({"train/lr": 1e-6})
+        if s % 5 == 4:
+            run.log({"eval/accuracy": _reward(s) - 0.1})
+    run.log({"train/entropy": _entropy(STEPS), "train/loss": 0.1})
+    finish(run)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(STEPS + 1)})
+    assert _series(df, "score") == pytest.approx({s: _reward(s) for s in range(STEPS)})
+    assert _series(df, "val/accuracy") == pytest.approx({s: _reward(s) - 0.1 for s in range(4, STEPS, 5)})
+    account = _account(df)
+    assert account["rows_read"] == account["rows_kept"] == 4 * STEPS + 4 + 2
+    [said] = [n for n in account["changed"] if n.startswith("3 log calls per step: joined")]
+    assert "1 of its 3 calls" in said and "4 calls of other keys" in said, said
+
+
+def test_one_call_per_step_beside_evaluation_calls_is_read_as_before(tmp_path):
+    """A training call holding entropy and reward, an evaluation call every 5 steps: nothing to join (the
+    evaluation rows are on W&B's count, as before), nothing said of log calls."""
+    run = _init(tmp_path)
+    for s in range(STEPS):
+        run.log({"train/entropy": _entropy(s), "train/reward": _reward(s)})
+        if s % 5 == 4:
+            run.log({"eval/accuracy": 0.5})
+    finish(run)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert len(_series(df, "entropy")) == STEPS and max(_series(df, "entropy")) == STEPS + 2
+    assert not any("log call" in n for n in _account(df)["notes"])
+
+
+@pytest.mark.parametrize("how", ["step=", "define_metric"])
+def test_calls_on_a_step_of_the_runs_own_are_read_as_before(tmp_path, how):
+    run = _init(tmp_path)
+    if how == "define_metric":
+        run.define_metric("train/step")
+        run.define_metric("train/*", step_metric="train/step")
+    for s in range(1, STEPS + 1):
+        if how == "step=":
+            run.log({"train/entropy": _entropy(s)}, step=s, commit=False)
+            run.log({"train/reward": _reward(s)}, step=s)
+        else:
+            run.log({"train/entropy": _entropy(s), "train/step": s})
+            run.log({"train/reward": _reward(s), "train/step": s})
+    finish(run)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(1, STEPS + 1)})
+    assert _series(df, "score") == pytest.approx({s: _reward(s) for s in range(1, STEPS + 1)})
+    assert not any("log call" in n for n in _account(df)["notes"])
+
+
+def test_calls_in_no_fixed_cycle_are_read_on_wandbs_count_and_said(tmp_path):
+    """The reward logged only on some steps, in a call of its own: which entropy it goes with is not known."""
+    run = _init(tmp_path)
+    for s in range(STEPS):
+        run.log({"train/entropy": _entropy(s)})
+        if s % 3:
+            run.log({"train/reward": _reward(s)})
+    finish(run)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert len(_series(df, "entropy")) == STEPS and max(_series(df, "entropy")) > STEPS
+    [said] = [n for n in _account(df)["notes"] if "wandb.log call" in n]
+    assert "do not pair" in said and "no fixed cycle" in said, said
+
+
+# --- a run resumed by a second process, each logging without step= -----------------------------------
+
+def _process(root, steps, resume, with_step=False):
+    """One process of run 'resumed' (its own offline-run-<second>-<id> folder: a new second each)."""
+    started = time.strftime("%Y%m%d_%H%M%S")
+    while time.strftime("%Y%m%d_%H%M%S") == started:
+        time.sleep(0.05)
+    run = _init(root, "grpo-resumed", id="resumed9", resume=resume)
+    for s in steps:
+        run.log({"train/entropy": _entropy(s), "train/reward": _reward(s)}, **({"step": s} if with_step else {}))
+    finish(run)
+
+
+@pytest.mark.parametrize("resume, processes", [("allow", 2), ("must", 3)])
+def test_a_run_resumed_without_step_is_one_run_each_process_after_the_one_before(tmp_path, resume, processes):
+    """Offline, W&B's _step starts again at 0 in the second process: read as two runs ('grpo-resumed' and
+    'grpo-resumed-2', both at steps 0..9)."""
+    for i in range(processes):
+        _process(tmp_path, range(10 * i, 10 * i + 10), "allow" if i == 0 else resume)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert set(df["run_id"]) == {"grpo-resumed"}
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(10 * processes)})
+    account = _account(df)
+    assert account["rows_read"] == account["rows_kept"] == 20 * processes
+    [said] = [n for n in account["changed"] if "resumed in" in n]
+    assert f"{processes} processes" in said and "20 rows at steps 10..19" in said, said
+
+
+def test_processes_that_log_with_step_are_read_as_before(tmp_path):
+    """Both processes give step= (the second from 0 again): their steps are the run's own, not W&B's count."""
+    _process(tmp_path, range(10), "allow", with_step=True)
+    _process(tmp_path, range(10), "allow", with_step=True)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert sorted(set(df["run_id"])) == ["grpo-resumed", "grpo-resumed-2"]
+    assert not any("resumed in" in n for a in el.row_accounts(df) for n in a["notes"])
