@@ -35,23 +35,31 @@ def judge(fit, extra_reasons: tuple[tuple[str, str], ...] = ()) -> tuple[str, li
     entropy that rises over the run.
     """
     reasons: list[tuple[str, str]] = list(extra_reasons)
+    unclear = fit.a_ > 0 and fit.a_stderr_ > 0 and fit.a_ / fit.a_stderr_ < 2
+    little = bool(np.isfinite(fit.r2_) and fit.r2_ < MIN_R2_GOOD)
     if fit.a_ <= 0:
         reasons.append((NOT_APPLICABLE, f"a = {fit.a_:.3g} <= 0: the score does not rise as entropy falls"))
-    elif fit.a_stderr_ > 0 and fit.a_ / fit.a_stderr_ < 2:
+    elif unclear and little:  # no slope told from noise and little explained: nothing of the law is seen
+        reasons.append((NOT_APPLICABLE, f"the score does not follow the entropy: a = {fit.a_:.3g} ± "
+                                        f"{fit.a_stderr_:.2g}, R² = {fit.r2_:.2f}"))
+    elif unclear:
         reasons.append((WEAK, f"a = {fit.a_:.3g} ± {fit.a_stderr_:.2g} is not distinguishable from 0"))
-    if np.isfinite(fit.r2_) and fit.r2_ < MIN_R2_GOOD:
+    if little and not unclear:
         reasons.append((WEAK, f"R² = {fit.r2_:.2f} < {MIN_R2_GOOD}: the law explains little of the score"))
     few = few_points(fit.n_)
     if few and not any(r.startswith("too few points") for _, r in reasons):  # said once
         reasons.append((WEAK, few))
     lo, hi = fit.ceiling_ci_
-    if fit.score_range is not None:
-        s_lo, s_hi = fit.score_range
-        if lo < s_lo or hi > s_hi:
-            reasons.append((WEAK, f"ceiling interval [{lo:.3g}, {hi:.3g}] leaves the score range "
-                                  f"[{s_lo:g}, {s_hi:g}]"))
-    elif 0 <= fit.R_.min() and fit.R_.max() <= 1 and (hi > 1 or lo < 0):
-        reasons.append((WEAK, f"ceiling interval [{lo:.3g}, {hi:.3g}] leaves [0, 1], the range of a fraction"))
+    span = fit.score_range if fit.score_range is not None else (0.0, 1.0) \
+        if 0 <= fit.R_.min() and fit.R_.max() <= 1 else None
+    if span is not None and (lo > span[1] or hi < span[0]):  # no score can reach the ceiling the law reads
+        reasons.append((NOT_APPLICABLE, f"ceiling interval [{lo:.3g}, {hi:.3g}] lies wholly "
+                                        f"{'above' if lo > span[1] else 'below'} [{span[0]:g}, {span[1]:g}]: no score "
+                                        "reaches it"))
+    elif span is not None and (lo < span[0] or hi > span[1]):
+        reasons.append((WEAK, f"ceiling interval [{lo:.3g}, {hi:.3g}] leaves " + (
+            f"the score range [{span[0]:g}, {span[1]:g}]" if fit.score_range is not None else "[0, 1], the range of "
+                                                                                             "a fraction")))
     if not reasons:
         return GOOD, []
     level = max((lvl for lvl, _ in reasons), key=TRUST_LEVELS.index)

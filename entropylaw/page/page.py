@@ -194,8 +194,9 @@ def figure_html(fig: ReportFigure, side: bool = False, heading: bool = True) -> 
 
 
 KEY = ("<b>good fit</b>: a &gt; 0 and distinguishable from 0, R² ≥ 0.5, ≥ 10 points · <b>weak fit</b>: usable with "
-       "care, the reason says why · <b>law does not apply</b>: a ≤ 0, entropy rising or exploding, or a degenerate "
-       "score: its ceiling (greyed) is not a forecast · <span class=\"dagger\">†</span> the interval leaves [0, 1]")
+       "care, the reason says why · <b>law does not apply</b>: a ≤ 0, a not told from 0 with R² &lt; 0.5, a ceiling "
+       "out of the score's reach, entropy rising or exploding, or a degenerate score: its ceiling (greyed) is not a "
+       "forecast · <span class=\"dagger\">†</span> the interval leaves [0, 1]")
 
 
 def forecast_key(names: Mapping) -> str:

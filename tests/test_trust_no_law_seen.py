@@ -1,0 +1,51 @@
+"""A fit whose slope is not told from 0 while the law explains under half the score, or whose whole
+ceiling interval lies outside the score's range, was a "weak fit (usable with care)": the newcomer read a
+ceiling of 1.093 for an accuracy, or one of a reward that does not follow the entropy at all (R² 0.01).
+The law does not describe such a run; the flag says so."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+import entropylaw as el
+from entropylaw.fit.trust import GOOD, NOT_APPLICABLE, WEAK, judge
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "real"
+
+
+def _fit(a=0.5, se=0.1, r2=0.8, n=30, ci=(0.6, 0.8), score_range=None):
+    return SimpleNamespace(a_=a, a_stderr_=se, r2_=r2, n_=n, ceiling_ci_=ci, score_range=score_range,
+                           R_=np.linspace(0.2, 0.7, n))
+
+
+def test_no_slope_and_little_explained_is_no_law():
+    level, reasons = judge(_fit(a=0.03, se=0.11, r2=0.01))
+    assert level == NOT_APPLICABLE and reasons == ["the score does not follow the entropy: a = 0.03 ± 0.11, R² = 0.01"]
+
+
+def test_either_alone_stays_weak():
+    assert judge(_fit(a=0.3, se=0.2, r2=0.8))[0] == WEAK  # slope unclear, the law explains the score
+    level, reasons = judge(_fit(a=0.3, se=0.05, r2=0.3))  # a clear slope, much noise around it
+    assert level == WEAK and reasons == ["R² = 0.30 < 0.5: the law explains little of the score"]
+    assert judge(_fit())[0] == GOOD
+
+
+def test_a_ceiling_out_of_reach_is_no_law_one_that_reaches_past_the_range_weak():
+    level, reasons = judge(_fit(ci=(1.02, 1.17)))
+    assert level == NOT_APPLICABLE and reasons == ["ceiling interval [1.02, 1.17] lies wholly above [0, 1]: no "
+                                                   "score reaches it"]
+    assert judge(_fit(ci=(-1.5, -1.1), score_range=(-1.0, 1.0)))[1][0].startswith("ceiling interval [-1.5, -1.1] "
+                                                                                   "lies wholly below [-1, 1]")
+    level, reasons = judge(_fit(ci=(0.9, 1.1)))
+    assert level == WEAK and reasons == ["ceiling interval [0.9, 1.1] leaves [0, 1], the range of a fraction"]
+
+
+def test_real_runs_flagged_as_the_scatter_shows():
+    t = el.load(DATA / "trl_qwen2.5-7b__exp1a__rho1.00_seed44.parquet",
+                DATA / "trl_qwen3.5-9b__variants__dapo_rho1.0_seed43.parquet",
+                DATA / "trl_qwen3.5-9b__variants__dapo_rho3.0_seed42.parquet", warn=False)
+    flags = {f.run_id_: f.trust_ for f in el.fit_all(t)}
+    assert flags == {"qwen2.5-7b__exp1a__rho1.00_seed44": NOT_APPLICABLE,  # R² 0.006, a 0.03 ± 0.11
+                     "qwen3.5-9b__variants__dapo_rho1.0_seed43": NOT_APPLICABLE,  # ceiling [1.016, 1.170]
+                     "qwen3.5-9b__variants__dapo_rho3.0_seed42": WEAK}, flags  # ceiling [0.895, 1.242]
