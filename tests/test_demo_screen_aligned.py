@@ -77,3 +77,16 @@ def test_the_demo_on_the_shipped_runs_lines_up():
     assert len(rows) == 25
     assert {row: misplaced(header, row) for row in rows} == {row: [] for row in rows}
     assert max(map(len, lines)) <= WIDTH
+
+
+def test_a_call_read_from_another_curve_than_the_forecast_shown_is_said_under_the_table():
+    """data/real's distillation run on its floor: last-value shown ([-1.00, -0.55]) beside a gain of
+    +0.000 [+0.000, +0.020] from the power curve: the row's two intervals disagreed with nothing said."""
+    from conftest import run_cli
+
+    out = run_cli("demo", "data/real", "--no-report")
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    row = next(line for line in out.stdout.splitlines() if "collapse" in line and line.strip()[:2].strip().isdigit())
+    number = row.split()[0]
+    assert f"call of row {number}: its gain read from the power curve, fitted for the call" in text, out.stdout

@@ -69,6 +69,14 @@ class Overview:
         if own:  # a score in [-1, 1] or of no known range has no points: its gain is in its own units
             out.append(f"gain to go of row{'s' if len(own) > 1 else ''} {', '.join(own)}: in the score's own units "
                        "(not points: its range is not [0, 1]).")
+        tagged = {}  # the call read from another curve than the forecast shown (one that holds no change)
+        for i, r in enumerate(self.rows, 1):
+            f = r.get("fc") or {}
+            if f.get("call") and f.get("call_method") and f.get("method") and f["call_method"] != f["method"]:
+                tagged.setdefault(f["call_method"], []).append(str(i))
+        for method, rows in tagged.items():
+            out.append(f"call of row{'s' if len(rows) > 1 else ''} {', '.join(rows)}: its gain read from the {method} "
+                       "curve, fitted for the call (the forecast shown is another method's).")
         if any(r.get("kind") == "train" for r in self.rows):
             out.append(f"train: forecast and reached are the mean of the run's last {FINAL_SHARE:.0%} of steps "
                        "(one batch is too noisy).")
