@@ -51,6 +51,9 @@ def add_parser(subparsers) -> None:
     g.add_argument("--n-problems", type=PROBLEMS, metavar="N",
                    help="the validation set's size: its binomial noise weighs the points and sets the call's "
                         "threshold (default: read off the scores, else known benchmarks by name)")
+    g.add_argument("--no-sweep", dest="sweep", action="store_false",
+                   help="forecast the run alone: by default, in a sweep's folder, its take-off climb rate is pooled "
+                        "with the other runs of its recipe, as forecast pools them")
     g.add_argument("--plain", action="store_true", help="plain text blocks even on a terminal")
     g.add_argument("--exit-idle", type=SECONDS, metavar="S",
                    help="stop once the log has not changed for S seconds after the last refresh")
@@ -108,10 +111,11 @@ def snapshot(args, path: Path) -> dict:
         options["skip_bad"] = True
     snap = api.snapshot(path, run=args.run[0] if args.run else None, methods=args.method, horizon=args.horizon,
                         total_steps=args.total_steps, target=args.target, step_cost=args.step_cost,
-                        n_boot=args.n_boot, n_problems=args.n_problems, **options)
+                        n_boot=args.n_boot, n_problems=args.n_problems, sweep=args.sweep, **options)
     flags = getattr(args, "flags", str)
     out = {k: flags(v) if k in ("total_note", "fit_error", "forecast_error") else v for k, v in snap.items()}
     out["decision_lines"] = [flags(line) for line in plumbing.decision_lines(snap.get("decision"))]
+    out["sweep_lines"] = [flags(line) for line in snap.get("sweep_lines") or []]
     return out
 
 
@@ -166,6 +170,7 @@ def _packed(head: str, cells: list, sep: str, indent: str) -> list[str]:
 def render_plain(snap: dict, notes: list, when: str) -> str:
     lines = [f"[{when}] {snap['run_id']}: step {snap['last_step']}, {snap['entropy_points']} entropy points, "
              f"entropy now {_num(snap['entropy_now'])}{' nats' if snap['entropy_now'] is not None else ''}"]
+    lines += [f"  {line}" for line in snap.get("sweep_lines") or []]  # its forecast changes with its sweep: first
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
         lines += _packed("  law     ", [plumbing.law_formula(snap['a'], snap['b']), f"ceiling {snap['ceiling']:.4g} "
@@ -205,6 +210,8 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
     t.add_column()
     t.add_row("run", f"{snap['run_id']}  step {snap['last_step']}  ({snap['entropy_points']} entropy points)")
     t.add_row("entropy now", _num(snap["entropy_now"]) + (" nats" if snap["entropy_now"] is not None else ""))
+    for line in snap.get("sweep_lines") or []:
+        t.add_row("sweep", line)
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
         colour = {"good fit": "green", "weak fit": "yellow"}.get(snap["trust"], "red")
@@ -261,7 +268,8 @@ def _kept(new: dict, old: dict | None, notes: list) -> dict:
 
 # what a refresh says of the forecast: kept with the fit on show when a refresh has none
 FORECAST_KEYS = {"forecast", "forecast_error", "forecast_step", "forecast_from", "forecast_warnings", "decision",
-                 "decision_lines", "default_method", "regime", "regime_why", "law_on_window", "total_note", "y_key"}
+                 "decision_lines", "sweep_lines", "default_method", "regime", "regime_why", "law_on_window",
+                 "total_note", "y_key"}
 
 
 class TargetError(EntropyLawError):
