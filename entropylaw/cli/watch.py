@@ -45,7 +45,8 @@ def add_parser(subparsers) -> None:
                    help="bootstrap draws of the forecast, >= 2 (default 200, as forecast)")
     g.add_argument("--target", type=SCORE, metavar="SCORE", help="show the step at which the forecast reaches SCORE")
     g.add_argument("--total-steps", type=STEPS, metavar="N", help="the run's planned last step: what continuing "
-                   "to it adds, and the call (default: the forecast step)")
+                   "to it adds, and the call (default: the planned length the log or its config states, else the "
+                   "step forecast: --horizon, or twice the steps logged)")
     g.add_argument("--step-cost", type=positive("number of GPU-hours per step", "0.5"), metavar="H",
                    help="GPU-hours per step: what the rest of the run costs (default: the log's timing, in hours)")
     g.add_argument("--n-problems", type=PROBLEMS, metavar="N",

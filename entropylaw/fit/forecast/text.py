@@ -12,7 +12,7 @@ import numpy as np
 
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
 from entropylaw.fit.forecast.decide import CONSTANT
-from entropylaw.fit.forecast.line_notes import fallback_lines, law_lines, past_plan_lines, scores_lines
+from entropylaw.fit.forecast.line_notes import fallback_lines, law_lines, no_plan_lines, past_plan_lines, scores_lines
 from entropylaw.fit.forecast.line_table import line_table
 from entropylaw.fit.forecast.final import describe
 from entropylaw.fit.forecast.takeoff import CARRIED
@@ -292,7 +292,7 @@ def one_line_text(forecasts) -> str:
             "and its step) against each run's threshold; a method named beside a gain: the call's, where it is not "
             "the final's; --full: every run's forecast, threshold and reasons")
     regimes = (scores_lines(forecasts) + fallback_lines(forecasts) + law_lines(forecasts) + past_plan_lines(forecasts)
-               + _regime_lines(forecasts))
+               + no_plan_lines(forecasts) + _regime_lines(forecasts))
     if any(r["regime"] for r in rows):
         said += ("; regime: take-off (still climbing fast from its floor: the interval opens upward) or instability "
                  "(collapse risk: widened downward); blank: saturation")
