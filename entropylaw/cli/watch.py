@@ -168,7 +168,23 @@ def _packed(head: str, cells: list, sep: str, indent: str) -> list[str]:
     return lines + [line]
 
 
-def render_plain(snap: dict, notes: list, when: str) -> str:
+def _once(lines: list, seen: dict | None, when: str) -> list:
+    """``lines`` with a paragraph said at an earlier refresh cut to its first clause (the take-off's
+    six lines: its climb, then what runs in take-off did next, the same at each refresh): the rest
+    only where it is new. ``seen``: each paragraph's rest -> the refresh that said it (None: all said)."""
+    out = []
+    for line in lines:
+        head, sep, rest = line.partition("; ")
+        if seen is not None and sep and (head.split(":")[0], rest) in seen:
+            out.append(f"{head}; the rest as at {seen[head.split(':')[0], rest]}")
+            continue
+        if seen is not None and sep:
+            seen[head.split(":")[0], rest] = when
+        out.append(line)
+    return out
+
+
+def render_plain(snap: dict, notes: list, when: str, seen: dict | None = None) -> str:
     lines = [f"[{when}] {snap['run_id']}: step {snap['last_step']}, {snap['entropy_points']} entropy points, "
              f"entropy now {_num(snap['entropy_now'])}{' nats' if snap['entropy_now'] is not None else ''}"]
     lines += [f"  {line}" for line in snap.get("sweep_lines") or []]  # its forecast changes with its sweep: first
@@ -186,7 +202,7 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
         lines += _packed(f"  forecast at {_at(snap)}: ", _forecast_cells(snap), ";  ", " " * 4)
     elif snap.get("forecast_error"):
         lines.append(f"  forecast: {snap['forecast_error']}")
-    lines += [f"  {line}" for line in _regime_lines(snap)]
+    lines += [f"  {line}" for line in _once(_regime_lines(snap), seen, when)]
     lines += [line[2:] for line in snap.get("decision_lines", [])]
     lines += [f"  note: {snap['total_note']}"] if snap.get("total_note") else []
     lines += [f"  note: {snap['target_note']}"] if snap.get("target_note") else []
@@ -297,6 +313,7 @@ def run(args) -> int:
         except ImportError:
             live = None
     last_sig, last_change, snap, refreshes, notes, when = None, time.monotonic(), None, 0, [], ""
+    seen: dict = {}  # the paragraphs a plain refresh said: a later one cuts them to what changed (_once)
     interrupted = False  # Ctrl-C: the user stopped it; a limit reached having read nothing is said (below)
     try:
         if live is not None:
@@ -344,7 +361,7 @@ def run(args) -> int:
                 if live is not None:
                     live.update(render_rich(snap, notes, when, path))
                 else:
-                    print(render_plain(snap, notes, when) if ok else "\n".join(notes), flush=True)
+                    print(render_plain(snap, notes, when, seen) if ok else "\n".join(notes), flush=True)
                     notes = []
                 last_sig = sig
                 last_change = time.monotonic()  # idle from the refresh's end: a change during a slow one is still read

@@ -186,9 +186,26 @@ def rows(fc) -> list[dict]:
     return out
 
 
+def method_notes(results) -> list[str]:
+    """Each method's notes, a note several methods share (the regime's take-off paragraph, on the
+    default and its fallback) once, naming them: before, the same six lines once per method.
+
+    >>> class R:
+    ...     def __init__(self, method, warnings): self.method, self.warnings = method, warnings
+    >>> method_notes([R("logit-drift", ["own", "take-off: ..."]), R("last-value", ["take-off: ..."])])
+    ['  logit-drift: own', '  logit-drift, last-value: take-off: ...']
+    """
+    by: dict[str, list[str]] = {}
+    for r in results:
+        for w in r.warnings:
+            if r.method not in by.setdefault(w, []):
+                by[w].append(r.method)
+    return [f"  {', '.join(methods)}: {w}" for w, methods in by.items()]
+
+
 def forecast_text(fc) -> str:
     lines = [wrap(header(fc)), fmt_table(rows(fc), COLUMNS, note="note", optional=OPTIONAL)]
-    lines += [f"  {r.method}: {w}" for r in fc.methods.values() for w in r.warnings]
+    lines += method_notes(fc.methods.values())
     lines += [line[2:] for line in decision_lines(fc.decision)]
     return wrap("\n".join(lines))
 
