@@ -369,11 +369,11 @@ def test_a_sweep_forecast_together_says_its_runs_informed_each_other():
         assert pooled == (fc in taking_off) and pooled == ("pooled_c" in fc.regime)
     alone = forecast_table(df, fit_frac=0.15, methods=["default"], n_boot=50, sweep=False)
     assert not any("sweep" in (fc.note or "") for fc in alone.values())
-    # the one-line view (5 runs) says it under its table, and names the regimes in a column
+    # the one-line view (5 runs) says it first, above its table, and names the regimes in a column
     text = str(out).replace("\n  ", " ")
-    assert f"forecast with the other runs of their sweep ({len(taking_off)} in take-off" in text
-    assert "regime" in text.splitlines()[1] and f"{len(taking_off)} runs in take-off" in text
-    assert "forecast with the other runs" not in str(alone)
+    assert text.startswith("forecast as one sweep (") and " share a take-off climb rate" in text
+    assert "regime" in text.splitlines()[2] and f"{len(taking_off)} runs in take-off" in text
+    assert "one sweep" not in str(alone)
 
 
 def test_two_points_of_an_unknown_benchmark_take_off_by_a_stated_noise_not_by_their_own_difference():

@@ -438,12 +438,13 @@ def test_a_folder_of_run_folders_reads_each_run_and_forecasts_them_as_one_sweep(
     assert all(fc.regime_name == "take-off" for fc in out.values())
     # one folder per run: the sweep is the folder holding them, so the runs inform each other
     assert all("forecast with 3 other runs of this sweep" in (fc.note or "") for fc in out.values())
-    assert "forecast with the other runs of their sweep (4 in take-off" in str(out).replace("\n  ", " ")
+    assert str(out).replace("\n  ", " ").startswith(f"forecast as one sweep (answer_accuracy in {tmp_path / 'runs'}): "
+                                                    f"{', '.join(names)} share a take-off climb rate")
     # the command pools them too, and --no-sweep forecasts each run alone
     for flags, pooled in (((), True), (("--no-sweep",), False)):
         res = run_cli("forecast", str(tmp_path / "runs"), "--fit-frac", "0.2", "--n-boot", "40", *flags)
         assert res.returncode == 0, res.stderr
-        assert ("forecast with the other runs of their sweep" in res.stdout.replace("\n  ", " ")) is pooled
+        assert res.stdout.startswith("forecast as one sweep") is pooled
     ranked = run_cli("rank", str(tmp_path / "runs"), "--fit-frac", "0.2", "--n-boot", "60", "--no-sweep", "--json")
     # alone, no run is ranked as one of a sweep carried on at its rate (none "wide, shared")
     assert ranked.returncode == 0 and all(d["note"].endswith("take-off") and "shared" not in d["note"]

@@ -223,7 +223,7 @@ def test_one_run_is_said_to_be_nothing_to_rank(tmp_path):
                         n_boot=100)).replace("\n  ", " ")
     assert "most runs" not in alone and "of its steps" in alone and "of each run's steps" not in alone
     two = str(el.rank(el.load(str(_progress(tmp_path / "p")), warn=False), n_boot=100))
-    assert two.startswith("3 runs ranked by their")
+    assert two.startswith("forecast as one sweep (") and "\n3 runs ranked by their" in two  # the sweep said first
 
 
 def test_live_runs_of_two_scores_are_each_compared_at_their_own_scores_step(tmp_path):

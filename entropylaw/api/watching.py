@@ -14,6 +14,7 @@ from entropylaw.api.reading import load, row_accounts, target_as_read, target_ra
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning
 from entropylaw.fit.forecast.core import DEFAULT, forecast_table
 from entropylaw.fit.forecast.problems import check_problems
+from entropylaw.fit.forecast.sweep import sweep_lines
 from entropylaw.fit.run import fit_run
 from entropylaw.readers.accounts import IngestReport, source_files
 from entropylaw.readers.leveldb_log import TRUNCATED
@@ -39,14 +40,16 @@ def _last_written(df, ids) -> str:
 
 
 def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, target=None, n_boot=200,
-             step_cost=None, n_problems=None, **load_options) -> dict:
+             step_cost=None, n_problems=None, sweep=True, **load_options) -> dict:
     """Read ``path`` and fit it: the fields of one refresh (raises EntropyLawError). ``run``: the
     run to follow (default: the last); ``methods`` (default: the default and law+entropy),
     ``horizon`` steps ahead (default: as far as the log is long), ``total_steps`` the planned
     last step the gain runs to (passed: the forecast step instead), ``target`` a score to
     reach (a percent, above 1, where the scores were read from percent: :func:`~.reading.target_as_read`),
     ``step_cost`` GPU-hours a step, ``n_problems`` the validation set's size (default: read
-    off the scores, else known benchmarks by name); ``load_options`` as for :func:`entropylaw.load`."""
+    off the scores, else known benchmarks by name); ``sweep``: the run pooled with the other runs of its
+    recipe read beside it, as :func:`entropylaw.forecast_all` pools them (False: alone); ``load_options``
+    as for :func:`entropylaw.load`."""
     check_problems(n_problems)  # a user's mistake, not a state of the log: raised, as forecast raises it
     if not isinstance(path, (str, os.PathLike)):  # a table already read has no file to follow
         raise EntropyLawError(f"`path`: expected the path of a log file or a run directory to follow, got a "
@@ -108,13 +111,13 @@ def snapshot(path, *, run=None, methods=None, horizon=None, total_steps=None, ta
                        score_kind=fit.meta_.get("score_kind"), score_now=float(score.iloc[-1]))
         # the forecast needs no law (no entropy, too few pairs): made as `forecast` makes it, its own score
         _forecast(out, df, rid, y_key, methods or [DEFAULT, "law+entropy"], n_boot=n_boot, horizon=horizon,
-                  target=target, total_steps=total_steps, step_cost=step_cost, n_problems=n_problems)
+                  target=target, total_steps=total_steps, step_cost=step_cost, n_problems=n_problems, sweep=sweep)
     del caught  # the reader's row accounts: a growing log cut mid-line is normal here
     return out
 
 
 def _forecast(out: dict, df, rid: str, y_key, methods, *, n_boot, horizon, target, total_steps, step_cost,
-              n_problems) -> None:
+              n_problems, sweep=True) -> None:
     """The forecast and its decision into ``out``, as ``forecast`` on the same log: to the planned
     last step it states, else as many steps ahead as logged; or ``forecast_error``."""
     try:
@@ -124,11 +127,13 @@ def _forecast(out: dict, df, rid: str, y_key, methods, *, n_boot, horizon, targe
             out["total_note"] = (f"`total_steps` {total_steps:g} has passed (step {out['last_step']}): "
                                  "the gain to go runs to the forecast's last step instead")
         fc = forecast_table(df, [rid], y_key=y_key, methods=methods, n_boot=max(n_boot, 2), horizon=horizon,
-                            target=target, total_steps=total, step_cost=step_cost, n_problems=n_problems)[rid]
+                            target=target, total_steps=total, step_cost=step_cost, n_problems=n_problems,
+                            sweep=sweep)[rid]
     except EntropyLawError as err:
         out["forecast_error"] = str(err)
         return
     out["decision"] = fc.decision
+    out["sweep_lines"] = sweep_lines({rid: fc})  # the other runs read beside it change its forecast: said
     out.update(default_method=fc.default, regime=fc.regime_name, regime_why=(fc.regime or {}).get("why"),
                forecast_warnings=list(fc.warnings or []), law_on_window=fc.law_verdict)
     out["forecast_step"] = float(fc.at_steps[-1])

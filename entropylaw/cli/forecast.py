@@ -10,8 +10,9 @@ remaining change is made, each with an interval, using no information past the w
 - ``--fit-frac F``: a backtest of a finished run (its length is known only once it has
   finished): fit on the first fraction F, forecast the rest and show what was observed.
 
-Every forecast says what continuing to the run's planned last step adds (``--total-steps``,
-else the score's last logged step in a backtest) with its interval, and the call: stop (the gain's
+Every forecast says what continuing to the run's planned last step adds (``--total-steps``, else
+the one its log or config states; in a backtest, the score's last logged step; else the step
+forecast, said so) with its interval, and the call: stop (the gain's
 upper bound is below the threshold), continue (its lower bound is above it) or undecided.
 Above a few runs, one line per run; ``--full`` prints each run's own text.
 
@@ -84,9 +85,9 @@ def add_parser(subparsers) -> None:
     d.add_argument("--threshold", type=GAIN, metavar="GAIN", help="the gain (in the score's units, 0.01 = 1 point "
                                                                    "of a score in [0, 1]) worth the rest of the run")
     d.add_argument("--total-steps", type=STEPS, metavar="N",
-                   help="the run's planned last step: the gain runs to it "
-                        "(default: the score's last logged step in a backtest, else "
-                        "the last forecast step)")
+                   help="the run's planned last step: the gain and the call run to it (default: the planned "
+                        "length the log or its config states; in a backtest, the score's last logged step; else the "
+                        "step forecast: --at-step, --horizon, or twice the steps logged)")
     d.add_argument("--step-cost", type=STEP_COST, metavar="H",
                    help="GPU-hours per step: what the rest of the run costs "
                         "(default: the log's timing, in wall-clock hours)")

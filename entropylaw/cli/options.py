@@ -231,7 +231,7 @@ def flag_of(parameter: str, parser) -> str | None:
 def in_flags(text: str, parser, plain: bool = False, others=None) -> str:
     """``text`` in the command's words: each API parameter it names (written `name`, the API's
     convention) as the command's flag, a parameter of another API function (`lab_sweep(out)`)
-    as that command's flag (:func:`command_of`); ``plain``: the others without their
+    as that command's flag (:func:`command_of`), `name=False` as its ``--no-name``; ``plain``: the others without their
     backticks (an error line names no code). ``others``: ``{command: parser}`` of the commands
     whose flag names a parameter this one has none for, the first that has one, as
     ``'entropylaw forecast --n-problems'`` (the report's page says so of its forecasts)."""
@@ -245,6 +245,8 @@ def in_flags(text: str, parser, plain: bool = False, others=None) -> str:
             elsewhere = next((f"'entropylaw {command} {f}'" for command, other in (others or {}).items()
                               if (f := flag_of(name, other))), None)
             parts[i] = flag or elsewhere or (name if plain else f"`{name}`")
+        elif name.endswith("=False") and flag_of("no_" + name[:-6], parser):  # `sweep=False`: --no-sweep
+            parts[i] = flag_of("no_" + name[:-6], parser)
         elif command_of(name):
             parts[i] = command_of(name)
         else:

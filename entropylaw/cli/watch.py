@@ -45,12 +45,16 @@ def add_parser(subparsers) -> None:
                    help="bootstrap draws of the forecast, >= 2 (default 200, as forecast)")
     g.add_argument("--target", type=SCORE, metavar="SCORE", help="show the step at which the forecast reaches SCORE")
     g.add_argument("--total-steps", type=STEPS, metavar="N", help="the run's planned last step: what continuing "
-                   "to it adds, and the call (default: the forecast step)")
+                   "to it adds, and the call (default: the planned length the log or its config states, else the "
+                   "step forecast: --horizon, or twice the steps logged)")
     g.add_argument("--step-cost", type=positive("number of GPU-hours per step", "0.5"), metavar="H",
                    help="GPU-hours per step: what the rest of the run costs (default: the log's timing, in hours)")
     g.add_argument("--n-problems", type=PROBLEMS, metavar="N",
                    help="the validation set's size: its binomial noise weighs the points and sets the call's "
                         "threshold (default: read off the scores, else known benchmarks by name)")
+    g.add_argument("--no-sweep", dest="sweep", action="store_false",
+                   help="forecast the run alone: by default, in a sweep's folder, its take-off climb rate is pooled "
+                        "with the other runs of its recipe, as forecast pools them")
     g.add_argument("--plain", action="store_true", help="plain text blocks even on a terminal")
     g.add_argument("--exit-idle", type=SECONDS, metavar="S",
                    help="stop once the log has not changed for S seconds after the last refresh")
@@ -108,10 +112,11 @@ def snapshot(args, path: Path) -> dict:
         options["skip_bad"] = True
     snap = api.snapshot(path, run=args.run[0] if args.run else None, methods=args.method, horizon=args.horizon,
                         total_steps=args.total_steps, target=args.target, step_cost=args.step_cost,
-                        n_boot=args.n_boot, n_problems=args.n_problems, **options)
+                        n_boot=args.n_boot, n_problems=args.n_problems, sweep=args.sweep, **options)
     flags = getattr(args, "flags", str)
     out = {k: flags(v) if k in ("total_note", "fit_error", "forecast_error") else v for k, v in snap.items()}
     out["decision_lines"] = [flags(line) for line in plumbing.decision_lines(snap.get("decision"))]
+    out["sweep_lines"] = [flags(line) for line in snap.get("sweep_lines") or []]
     return out
 
 
@@ -163,9 +168,26 @@ def _packed(head: str, cells: list, sep: str, indent: str) -> list[str]:
     return lines + [line]
 
 
-def render_plain(snap: dict, notes: list, when: str) -> str:
+def _once(lines: list, seen: dict | None, when: str) -> list:
+    """``lines`` with a paragraph said at an earlier refresh cut to its first clause (the take-off's
+    six lines: its climb, then what runs in take-off did next, the same at each refresh): the rest
+    only where it is new. ``seen``: each paragraph's rest -> the refresh that said it (None: all said)."""
+    out = []
+    for line in lines:
+        head, sep, rest = line.partition("; ")
+        if seen is not None and sep and (head.split(":")[0], rest) in seen:
+            out.append(f"{head}; the rest as at {seen[head.split(':')[0], rest]}")
+            continue
+        if seen is not None and sep:
+            seen[head.split(":")[0], rest] = when
+        out.append(line)
+    return out
+
+
+def render_plain(snap: dict, notes: list, when: str, seen: dict | None = None) -> str:
     lines = [f"[{when}] {snap['run_id']}: step {snap['last_step']}, {snap['entropy_points']} entropy points, "
              f"entropy now {_num(snap['entropy_now'])}{' nats' if snap['entropy_now'] is not None else ''}"]
+    lines += [f"  {line}" for line in snap.get("sweep_lines") or []]  # its forecast changes with its sweep: first
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
         lines += _packed("  law     ", [plumbing.law_formula(snap['a'], snap['b']), f"ceiling {snap['ceiling']:.4g} "
@@ -180,7 +202,7 @@ def render_plain(snap: dict, notes: list, when: str) -> str:
         lines += _packed(f"  forecast at {_at(snap)}: ", _forecast_cells(snap), ";  ", " " * 4)
     elif snap.get("forecast_error"):
         lines.append(f"  forecast: {snap['forecast_error']}")
-    lines += [f"  {line}" for line in _regime_lines(snap)]
+    lines += [f"  {line}" for line in _once(_regime_lines(snap), seen, when)]
     lines += [line[2:] for line in snap.get("decision_lines", [])]
     lines += [f"  note: {snap['total_note']}"] if snap.get("total_note") else []
     lines += [f"  note: {snap['target_note']}"] if snap.get("target_note") else []
@@ -205,6 +227,8 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
     t.add_column()
     t.add_row("run", f"{snap['run_id']}  step {snap['last_step']}  ({snap['entropy_points']} entropy points)")
     t.add_row("entropy now", _num(snap["entropy_now"]) + (" nats" if snap["entropy_now"] is not None else ""))
+    for line in snap.get("sweep_lines") or []:
+        t.add_row("sweep", line)
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
         colour = {"good fit": "green", "weak fit": "yellow"}.get(snap["trust"], "red")
@@ -261,7 +285,8 @@ def _kept(new: dict, old: dict | None, notes: list) -> dict:
 
 # what a refresh says of the forecast: kept with the fit on show when a refresh has none
 FORECAST_KEYS = {"forecast", "forecast_error", "forecast_step", "forecast_from", "forecast_warnings", "decision",
-                 "decision_lines", "default_method", "regime", "regime_why", "law_on_window", "total_note", "y_key"}
+                 "decision_lines", "sweep_lines", "default_method", "regime", "regime_why", "law_on_window",
+                 "total_note", "y_key"}
 
 
 class TargetError(EntropyLawError):
@@ -288,6 +313,7 @@ def run(args) -> int:
         except ImportError:
             live = None
     last_sig, last_change, snap, refreshes, notes, when = None, time.monotonic(), None, 0, [], ""
+    seen: dict = {}  # the paragraphs a plain refresh said: a later one cuts them to what changed (_once)
     interrupted = False  # Ctrl-C: the user stopped it; a limit reached having read nothing is said (below)
     try:
         if live is not None:
@@ -335,7 +361,7 @@ def run(args) -> int:
                 if live is not None:
                     live.update(render_rich(snap, notes, when, path))
                 else:
-                    print(render_plain(snap, notes, when) if ok else "\n".join(notes), flush=True)
+                    print(render_plain(snap, notes, when, seen) if ok else "\n".join(notes), flush=True)
                     notes = []
                 last_sig = sig
                 last_change = time.monotonic()  # idle from the refresh's end: a change during a slow one is still read

@@ -44,7 +44,8 @@ from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY, methods_table
 from entropylaw.fit.forecast.data import RunData, far_start, prior_runs as _prior_runs, window_end, with_problems
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
-from entropylaw.fit.forecast.decide import decision_on, final_draws, log_facts, step_seconds_upto, to_step_of
+from entropylaw.fit.forecast.decide import decision_on, final_draws, log_facts, step_seconds_upto
+from entropylaw.fit.forecast.horizon import ahead_of, to_step_of
 from entropylaw.fit.forecast.schedule import lr_note
 from entropylaw.fit.forecast import regimes as _regimes
 from entropylaw.fit.forecast import sweep as _sweep
@@ -153,6 +154,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
         raise EntropyLawError(f"run {run.run_id!r}: the window (steps {run.origin:g}..{win.last:g}) holds no "
                               f"{run.target_kind} point; {run.describe_start()}, its first {run.target_key} "
                               f"is at step {run.target.steps[0]:g}: choose a larger `fit_frac`/`fit_steps`")
+    ahead = ahead_of(run.origin, horizon, at_steps is not None)  # the forecast's last step, in words
     if horizon is not None:
         if at_steps is not None:
             raise EntropyLawError("give at most one of `at_steps` and `horizon`")
@@ -229,7 +231,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     planned = log.get("planned_steps") or (run.config or {}).get("total_steps")  # a metric, else the printed config
     # a backtest's truth is the score's last value, which a log may hold steps before its own end
     scored = float(run.target.steps[-1]) if len(run.target) and run.target.steps[-1] > end else run.last
-    to = to_step_of(total_steps, planned, scored, end < run.last, float(at_steps[-1]), end)
+    to = to_step_of(total_steps, planned, scored, end < run.last, float(at_steps[-1]), end, ahead)
     decision, draws = decision_on(win, decided, conf, target, threshold, n_problems, first, curve, to, step_cost,
                                   step_seconds_upto(log.get("timing"), end), log.get("timing_what"))
     read = decision.get("method")

@@ -44,6 +44,7 @@ import numpy as np
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import own_noise
 from entropylaw.fit.forecast.final import final_steps, gap_reason, hold, no_forecast_reason, seen_range
+from entropylaw.fit.forecast.horizon import to_step_of  # noqa: F401 -- callers read it from here
 from entropylaw.fit.forecast.problems import check_problems, problems_for, run_problems
 from entropylaw.fit.forecast.rank_flags import is_constant
 from entropylaw.fit.forecast.schedule import LR_KEYS
@@ -54,7 +55,6 @@ from entropylaw.fit.forecast.target import target_answer
 POINTS_FLOOR, POINTS_CAP = 1.0, 3.0  # the default threshold's range, in points of a score in [0, 1] (or %)
 CALLS = ("stop", "continue", "undecided")
 CONSTANT = "the score is constant in the window"  # a call's reason; the one-line table says it short
-PAST_PLAN = "the forecast's last step"  # where a live run has reached its planned last step: N, said so
 MIN_DRAWS = 20  # the gain's one-sided 90 % points need a few draws beyond them (2 of 20 in each tail)
 
 
@@ -253,23 +253,6 @@ def check_decision_args(target, threshold, n_problems, total_steps, end, step_co
         raise EntropyLawError(f"`step_cost` {step_cost!r}: expected GPU-hours per step above 0")
 
 
-def to_step_of(total_steps, planned, last, backtest: bool, at_last: float, end: float) -> tuple[float, str]:
-    """The step N the gain runs to, and why (module docstring)."""
-    if total_steps is not None:
-        return float(total_steps), "the planned last step, `total_steps`"
-    if backtest and planned is not None and planned > last:  # the run's end is its truth, and its table's last row
-        return float(last), (f"the score's last logged step, a backtest: its log stops before the planned last step "
-                             f"{planned:g} its log or config states")
-    if planned is not None and planned > end and planned >= last:  # a plan the run went past is not its end
-        return float(planned), "the planned last step the log or the run's config states"
-    if backtest:
-        return float(last), "the score's last logged step, a backtest"
-    if planned is not None and planned <= end:  # the run reached (or passed) its plan: no step of it is left
-        return float(at_last), (f"{PAST_PLAN}: the run has reached the planned last step {planned:g} "
-                                "its log or config states; give `total_steps` if it goes on")
-    return float(at_last), "the forecast's last step; give `total_steps`, the run's planned last step"
-
-
 # a method whose curve cannot change (models_change False) has no gain by construction: skipped,
 # unless the window's regime moves its centre (a take-off: Method.moves); the method the
 # output recommends is then read before a curve fitted for the decision alone, which extrapolates the
@@ -279,7 +262,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     """The decision on ``win`` (the run cut at the window's end) from the first method in order
     that models change (a curve, or a method the window's regime moves: last-value in a
     take-off), and that method's draws of the final score at N; ``to``: (N, why) from
-    :func:`to_step_of`."""
+    :func:`~.horizon.to_step_of`."""
     order = [first, curve, *fitted]
     m = next((fitted[n] for n in order if n in fitted and fitted[n].ok_ and fitted[n].moves()), None)
     if m is None:

@@ -8,7 +8,7 @@ collapsed run's 0.000 read as the default method's forecast of a run the law des
 
 from __future__ import annotations
 
-from entropylaw.fit.forecast.decide import PAST_PLAN
+from entropylaw.fit.forecast.horizon import NO_PLAN, PAST_PLAN
 from entropylaw.fit.forecast.names import LAST_VALUE
 from entropylaw.fit.forecast.rank_flags import NO_LAW, is_constant, law_tag, window_values
 from entropylaw.terminal import count, some_names
@@ -33,6 +33,18 @@ def past_plan_lines(forecasts) -> list[str]:
     return [f"{count(len(past), 'run')} at the planned last step its log or config states ({', '.join(past[:3])}"
             f"{', ...' if len(past) > 3 else ''}): the gain runs to the forecast's last step, as if the run went on; "
             "give --total-steps if it does"] if past else []
+
+
+def no_plan_lines(forecasts) -> list[str]:
+    """The runs whose gain runs to the step forecast to, no planned last step being known (a "to step"
+    of 198 for a log of 100 steps, unsaid), grouped by what that step is."""
+    ahead: dict[str, list[str]] = {}
+    for rid, fc in forecasts.items():
+        source = str(((fc.decision or {}).get("gain") or {}).get("to_step_source"))
+        if f": {NO_PLAN}" in source:
+            ahead.setdefault(source.split(f": {NO_PLAN}")[0], []).append(rid)
+    return [f"to step: {what} ({'every run' if len(ids) == len(forecasts) else some_names(ids)}): {NO_PLAN}; "
+            "give `total_steps` N" for what, ids in ahead.items()]
 
 
 def fallback_lines(forecasts) -> list[str]:

@@ -52,6 +52,7 @@ from entropylaw.fit.forecast.decide import refuse_whole_range
 from entropylaw.fit.forecast.rank_table import rows_table
 from entropylaw.fit.forecast.final import hold
 from entropylaw.fit.forecast.tasks import generic_notes
+from entropylaw.fit.forecast.sweep import sweep_lines
 from entropylaw.fit.forecast.text import guess_lines
 from entropylaw.terminal import count, points, wrap
 
@@ -108,6 +109,7 @@ class Ranking:
     step: tuple | None = None  # (N, why): the one step a live sweep is compared at
     window: float | None = None  # the first K steps of each run (`fit_steps`, a backtest); None: the same K not
     mixed_scales: bool = False  # scores in percent beside fractions (or another range): no pick, nothing pruned
+    pooled: list = field(default_factory=list)  # the runs forecast as one sweep (their climb rates pooled), said first
 
     @property
     def top(self) -> str | None:
@@ -215,7 +217,7 @@ class Ranking:
         top = self.top
         lines.append(self._keep(top))
         lines += [f"note: {n}" for n in self.notes]
-        return wrap("\n".join(lines))
+        return wrap("\n".join([*self.pooled, *lines]))
 
 
 def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None, step=None) -> Ranking:
@@ -323,7 +325,7 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     return Ranking(rows, thr, source, conf, fcs[0].fit_frac if fcs else None,
                    points.pop() if len(points) == 1 else None, notes, step=step,
                    window=cut.pop() if len(cut) == 1 and not any(fc.fit_frac for fc in fcs) else None,
-                   mixed_scales=len(points) > 1)
+                   mixed_scales=len(points) > 1, pooled=sweep_lines(forecasts))
 
 
 def _row(rid, expected, lo, hi, pb, pn, prune, to_step, observed, base, regime, law) -> dict:

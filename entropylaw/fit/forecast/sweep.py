@@ -20,6 +20,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import RunData, window_end, with_problems
 from entropylaw.fit.forecast.regimes import classify
 from entropylaw.fit.robust import mad_sigma
+from entropylaw.terminal import some_names
 
 MIN_OTHERS = 2  # a run pools with 2 other runs of its recipe or more
 
@@ -79,7 +80,8 @@ def sweeps(df, ids, y_key, x_key, recipes, kwargs, parts=None) -> dict:
     for rid, name in names.items():
         peers = [r for r, n in names.items() if n == name and r != rid]
         if len(peers) >= MIN_OTHERS:
-            out[rid] = {"recipe": name, "rates": [stats[r] for r in peers if r in stats], "runs": len(peers)}
+            out[rid] = {"recipe": name, "rates": [stats[r] for r in peers if r in stats], "runs": len(peers),
+                        "with": [r for r in peers if r in stats]}
     return out
 
 
@@ -108,7 +110,28 @@ def pool(regime, sweep, min_sd=0.05) -> dict:
     se = max(regime["c_se"], sd)
     prec = 1 / se ** 2 + 1 / sd ** 2
     pooled = (regime["c"] / se ** 2 + m / sd ** 2) / prec
-    out.update(pooled_c=float(pooled), sweep_rate=[m, sd], sweep_runs=n)
+    out.update(pooled_c=float(pooled), sweep_rate=[m, sd], sweep_runs=n, sweep_recipe=sweep.get("recipe"),
+               sweep_with=list(sweep.get("with", ())))
     out["sweep_note"] = (f"{what}: its climb rate {regime['c']:.2f} pooled with the {n} taking off (median "
                          f"{m:.2f}, spread {sd:.2f}) to {pooled:.2f}")
     return out
+
+
+def sweep_lines(forecasts, alone: str = "`sweep=False`") -> list[str]:
+    """One line per recipe whose runs among ``forecasts`` (``{run_id: Forecast}``) were forecast
+    as one sweep (:func:`pool`): which runs, that their take-off climbs share a rate learned from
+    each other, and ``alone``, how to forecast each alone (the caller's words). A run's forecast
+    changes with the other runs read beside it: the output says so first.
+
+    >>> class F: regime = {"sweep_note": "...", "sweep_recipe": "math", "sweep_with": ["b", "c"]}
+    >>> sweep_lines({"a": F()}, "--no-sweep")[0].split(":")[0]
+    'forecast as one sweep (math)'
+    """
+    groups: dict = {}
+    for rid, fc in forecasts.items():
+        regime = getattr(fc, "regime", None) or {}
+        if regime.get("sweep_note"):
+            runs = groups.setdefault(regime.get("sweep_recipe") or "one recipe", [])
+            runs += [r for r in (rid, *regime.get("sweep_with", ())) if r not in runs]
+    return [f"forecast as one sweep ({recipe}): {some_names(runs, 6)} share a take-off climb rate, each run's "
+            f"learned from the others' (not its own); {alone} forecasts each alone" for recipe, runs in groups.items()]

@@ -12,11 +12,12 @@ import numpy as np
 
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
 from entropylaw.fit.forecast.decide import CONSTANT
-from entropylaw.fit.forecast.line_notes import fallback_lines, law_lines, past_plan_lines, scores_lines
+from entropylaw.fit.forecast.line_notes import fallback_lines, law_lines, no_plan_lines, past_plan_lines, scores_lines
 from entropylaw.fit.forecast.line_table import line_table
 from entropylaw.fit.forecast.final import describe
 from entropylaw.fit.forecast.takeoff import CARRIED
 from entropylaw.fit.forecast.schedule import LR_SAID
+from entropylaw.fit.forecast.sweep import sweep_lines
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.text_table import fmt_table
 from entropylaw.terminal import count, gain, points, wrap
@@ -185,9 +186,26 @@ def rows(fc) -> list[dict]:
     return out
 
 
+def method_notes(results) -> list[str]:
+    """Each method's notes, a note several methods share (the regime's take-off paragraph, on the
+    default and its fallback) once, naming them: before, the same six lines once per method.
+
+    >>> class R:
+    ...     def __init__(self, method, warnings): self.method, self.warnings = method, warnings
+    >>> method_notes([R("logit-drift", ["own", "take-off: ..."]), R("last-value", ["take-off: ..."])])
+    ['  logit-drift: own', '  logit-drift, last-value: take-off: ...']
+    """
+    by: dict[str, list[str]] = {}
+    for r in results:
+        for w in r.warnings:
+            if r.method not in by.setdefault(w, []):
+                by[w].append(r.method)
+    return [f"  {', '.join(methods)}: {w}" for w, methods in by.items()]
+
+
 def forecast_text(fc) -> str:
     lines = [wrap(header(fc)), fmt_table(rows(fc), COLUMNS, note="note", optional=OPTIONAL)]
-    lines += [f"  {r.method}: {w}" for r in fc.methods.values() for w in r.warnings]
+    lines += method_notes(fc.methods.values())
     lines += [line[2:] for line in decision_lines(fc.decision)]
     return wrap("\n".join(lines))
 
@@ -241,16 +259,9 @@ def guess_lines(forecasts) -> list[str]:
 
 
 def _regime_lines(forecasts, limit: int = 6) -> list[str]:
-    """What the regimes make the one-line view say: the runs whose runs informed each other (a
-    sweep's pooled climb rates), then each run's warnings (collapse risk, data that changes), and
+    """What the regimes make the one-line view say: each run's warnings (collapse risk, data that changes), and
     a validation key that names no benchmark."""
-    pooled = [rid for rid, fc in forecasts.items() if (fc.regime or {}).get("sweep_note")]
-    out = []
-    if pooled:
-        which = "every run" if len(pooled) == len(forecasts) else ", ".join(pooled[:3]) + (", ..." if len(pooled) > 3
-                                                                                           else "")
-        out.append(f"forecast with the other runs of their sweep ({len(pooled)} in take-off: {which}): their climb "
-                   "rates pooled, each run left out of its own prior")
+    out = []  # the runs pooled as one sweep: said first, above the table (Forecasts.report)
     said = [(rid, w) for rid, fc in forecasts.items() for w in (fc.warnings or [])]
     takeoff = [rid for rid, w in said if w.startswith("take-off")]  # one line for them all; --full says each
     if takeoff:
@@ -298,7 +309,7 @@ def one_line_text(forecasts) -> str:
             "and its step) against each run's threshold; a method named beside a gain: the call's, where it is not "
             "the final's; --full: every run's forecast, threshold and reasons")
     regimes = (scores_lines(forecasts) + fallback_lines(forecasts) + law_lines(forecasts) + past_plan_lines(forecasts)
-               + _regime_lines(forecasts))
+               + no_plan_lines(forecasts) + _regime_lines(forecasts))
     if any(r["regime"] for r in rows):
         said += ("; regime: take-off (still climbing fast from its floor: the interval opens upward) or instability "
                  "(collapse risk: widened downward); blank: saturation")
@@ -329,9 +340,11 @@ class Forecasts(dict):
 
     def report(self, every_method: str = "`methods` None gives every method", full: bool | None = None) -> str:
         """The forecasts as text; ``every_method`` says how to ask for every method (a caller's own
-        words); ``full``: every run's own text (default: above :data:`FEW` runs, one line per run)."""
+        words); ``full``: every run's own text (default: above :data:`FEW` runs, one line per run).
+        Runs forecast as one sweep say so first: each one's forecast changes with the others read."""
         full = len(self) <= FEW if full is None else full
         text = "\n\n".join(forecast_text(fc) for fc in self.values()) if full else one_line_text(self)
+        text = "\n".join([*sweep_lines(self), text])
         if self.left_out:
             text += "\n" + "\n".join(f"left out: {rid}: {why}" for rid, why in self.left_out.items())
         if self.default_said:

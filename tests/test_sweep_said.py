@@ -1,0 +1,71 @@
+"""Runs of one recipe forecast together pool their take-off climb rates: each run's forecast
+changes with the runs read beside it. Before, that was said only inside a paragraph (forecast),
+not at all (rank, watch), and watch could not forecast a sweep's run alone: the output now says
+it first, which runs, and how to forecast each alone."""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+
+from entropylaw.cli.main import main
+
+
+def _printed_logs(folder, rates=(0.030, 0.034, 0.038, 0.027), steps=200):
+    """Printed logs of one recipe: a take-off from 0.05, each run at its own rate."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, rate in enumerate(rates):
+        rnd = random.Random(i)
+        lines = []
+        for s in range(steps):
+            p = 0.05 + 0.75 / (1 + math.exp(-rate * (s - 90))) + rnd.gauss(0, 0.02)
+            h = 1.2 * math.exp(-0.008 * s) + 0.1 + rnd.gauss(0, 0.01)
+            lines.append(f"step {s} | loss 0.1 | reward {min(0.95, max(0.01, p)):.4f} | entropy {h:.4f}")
+            if s % 5 == 0:
+                a = 0.05 + 0.7 / (1 + math.exp(-rate * (s - 95))) + rnd.gauss(0, 0.02)
+                lines.append(f"eval step {s} | accuracy {min(0.95, max(0.01, a)):.4f}")
+        (folder / f"run{i}.log").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def _said(capsys, *argv) -> tuple[str, str]:
+    assert main(list(argv)) == 0
+    out = capsys.readouterr().out
+    return out.splitlines()[0], " ".join(out.split())
+
+
+def test_forecast_and_rank_say_first_that_the_runs_were_forecast_as_one_sweep(tmp_path, capsys):
+    folder = _printed_logs(tmp_path / "sweep")
+    pooled = "run0, run1, run2, run3 share a take-off climb rate, each run's learned from the others' (not its own)"
+    for command in ("forecast", "rank"):
+        first, out = _said(capsys, command, str(folder), "--fit-frac", "0.5", "--n-boot", "40")
+        assert first.startswith("forecast as one sweep (accuracy in "), (command, first)
+        assert pooled in out and "--no-sweep forecasts each alone" in out, (command, out)
+        first, out = _said(capsys, command, str(folder), "--fit-frac", "0.5", "--n-boot", "40", "--no-sweep")
+        assert "one sweep" not in out and "this sweep" not in out, (command, out)
+    # three runs: each run's own text, the same line first
+    three = _printed_logs(tmp_path / "three", rates=(0.030, 0.034, 0.038))
+    first, out = _said(capsys, "forecast", str(three), "--fit-frac", "0.5", "--n-boot", "40")
+    assert first.startswith("forecast as one sweep") and "run0, run1, run2 share a take-off climb rate" in out
+    # one log alone: no sweep, nothing said
+    _first, out = _said(capsys, "forecast", str(folder / "run0.log"), "--fit-frac", "0.5", "--n-boot", "40")
+    assert "one sweep" not in out
+
+
+def test_watch_says_its_run_is_forecast_with_its_sweep_and_forecasts_it_alone_with_no_sweep(tmp_path, capsys):
+    folder = _printed_logs(tmp_path / "sweep")
+    for age, name in ((300, "run0"), (200, "run1"), (100, "run2")):  # run3 written last: the one followed
+        path = folder / f"{name}.log"
+        os.utime(path, (path.stat().st_atime, path.stat().st_mtime - age))
+    args = ["watch", str(folder), "--plain", "--max-refreshes", "1", "--interval", "0.1",
+            "--n-boot", "40"]
+    _first, out = _said(capsys, *args)
+    assert ("forecast as one sweep (accuracy in " in out
+            and "run3, run0, run1, run2 share a take-off climb rate" in out), out
+    _first, alone = _said(capsys, *args, "--no-sweep")
+    assert "one sweep" not in alone and "its sweep's rate" not in alone
+    # alone, its call is the one forecast makes on its log alone
+    _first, own = _said(capsys, "forecast", str(folder / "run3.log"), "--n-boot", "40")
+    gain = own.split("gain (")[1].split(" points")[0]
+    assert gain in alone, (gain, alone)
