@@ -318,10 +318,12 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95,
     rows = rows.sort_values(["n_params", "run_id"]).reset_index(drop=True)
     notes = [n for n in rows.get("note", pd.Series(dtype=object)).dropna()]
     unknown = ~np.isfinite(rows["n_params"].astype(float))
-    # `params` gives every run read one size: for one run of several, it would size the whole series alike
+    # `params` N gives every run read one size: for one run of several, it would size the whole series alike;
+    # RUN=SIZE (a dict in Python) sizes the one run it names
+    first = rows.loc[unknown, "run_id"].iloc[0] if unknown.any() else "run"
     how = ("give it with `params` N, e.g. 7B" if len(rows) == 1 else
-           "`params` gives every run read one size: ingest such a run on its own with `params` N (e.g. 7B) and "
-           "give its table, or write its size in its name (run-7B)")
+           f"give each such run its size with `params` RUN=SIZE, once per run (e.g. {first}=7B), or write its size "
+           "in its name (run-7B); `params` N alone gives every run read one size")
     if unknown.all() or (unknown.any() and strict):
         one = unknown.sum() == 1
         named = f"run {rows.loc[unknown, 'run_id'].iloc[0]!r}" if one else \
