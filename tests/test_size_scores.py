@@ -346,3 +346,15 @@ def test_runs_with_no_entropy_still_have_the_final_score_law(tmp_path):
     assert "refused" not in doc["final_score_law"], doc["final_score_law"]
     nope = run_cli("scale", str(tmp_path), "--x-key", "nope")
     assert nope.returncode == 2 and "--x-key 'nope': no run has this entropy metric" in nope.stderr
+
+
+def test_the_predictions_come_before_the_laws_that_give_them():
+    """`scale --predict 32B,72B` printed the predictions last, under the forward-chaining table, the
+    forms' weights and the coefficient law: the answer came after every method detail."""
+    text = scale_series(_rows()).report(predict="32B,72B")
+    lines = text.splitlines()
+    first = next(i for i, ln in enumerate(lines) if ln.strip().startswith("32B: final score"))
+    assert lines[first - 1] == "predicted (the laws that give these: below):", text
+    assert first < lines.index(next(ln for ln in lines if ln.startswith("coefficient law")))
+    assert lines.index(next(ln for ln in lines if ln.strip().startswith("72B: final score"))) < \
+        lines.index(next(ln for ln in lines if ln.startswith("final score vs size")))
