@@ -230,3 +230,17 @@ def test_an_unreadable_file_among_others_says_how_to_read_the_rest(tmp_path, cap
     assert "broken.csv: cannot read as a table" in err and "--skip-bad leaves it out and reads the other files" in err
     assert main(["forecast", str(tmp_path / "broken.csv"), "-q"]) == 2  # one file alone: no other to read
     assert "--skip-bad" not in capsys.readouterr().err
+
+
+def test_a_short_runs_final_step_is_not_said_to_be_logged(tmp_path, capsys):
+    """On a 4-step log, forecast said 'the mean training score over step 7 (the one step logged there)',
+    though step 7 is the forecast's, never logged."""
+    log = tmp_path / "r.log"
+    log.write_text("".join(f"step {s} | loss 0.1 | reward {0.3 + 0.03 * s:.2f} | entropy {1.3 - 0.1 * s:.1f}\n"
+                           for s in range(1, 5)))
+    code, out, err = _cli(capsys, log)
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "logged there" not in text, text
+    assert "final score: the training score at step 7 alone: the last 5% of the steps up to the forecast's end " \
+           "holds no other step" in text, text

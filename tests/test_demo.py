@@ -44,3 +44,22 @@ def test_demo_outside_the_clone_says_where_its_runs_are(tmp_path):
     assert out.returncode == 2 and out.stdout == ""
     [line] = out.stderr.splitlines()
     assert "data" in line and "the demo reads the runs shipped in the repository's data/" in line and "INPUT" in line
+
+
+def test_a_long_note_is_wrapped_not_cut_and_the_law_columns_question_mark_is_explained(tmp_path):
+    """`demo --no-report` cut a note mid-word ("... if it i~", the flag's words being longer than the
+    API's name it had been measured by) and showed `?` in the law column with no word on it."""
+    for name, entropy in (("good", "entropy"), ("noent", "ent_tok")):
+        lines = []
+        for s in range(1, 101):
+            lines.append(f"step {s} | loss 0.1 | reward {0.8 - 0.5 * 0.97 ** s:.4f} | {entropy} {0.05 + 0.97 ** s:.4f}")
+            if s % 5 == 0:
+                lines.append(f"eval step {s} | accuracy {0.7 - 0.4 * 0.97 ** s + 0.002 * (s % 3):.4f}")
+        (tmp_path / f"{name}.log").write_text("\n".join(lines) + "\n")
+    out = run_cli("demo", str(tmp_path), "--no-report")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert max(map(len, lines)) <= 120 and not any("~" in ln for ln in lines), out.stdout
+    assert "if it is logged under another name" in " ".join(out.stdout.split())
+    assert any(" ? " in ln for ln in lines if ln.lstrip().startswith("2 noent"))
+    assert "? = no law fit" in out.stdout

@@ -216,3 +216,19 @@ def test_fit_table_on_real_runs(real_table):
     assert set(["run_id", "n", "a", "b", "a_stderr", "b_stderr", "cov_ab", "ceiling", "ceiling_stderr",
                 "ceiling_ci", "r2", "rmse", "x_key", "y_key", "form"]) <= set(df.columns)
     assert (df["ceiling_ci"].map(lambda c: c[0] < c[1])).all()
+
+
+def test_a_wide_entropy_range_is_not_called_small():
+    """A run whose entropy ran from 1e-12 to 8 nats and whose score did not follow it was told 'the
+    entropy range (1.1e-12-8.23 nats) is small relative to the score noise'; an 8-nat range is no small
+    one: the score does not follow the entropy."""
+    rng = np.random.default_rng(3)
+    H = np.concatenate([np.linspace(8.2, 1.0, 20), np.geomspace(0.9, 1e-12, 20)])
+    fit = EntropyLawFit(warn=False).fit(H, 0.5 - 5e-6 * np.exp(H) + 0.05 * rng.standard_normal(40))
+    said = [w for w in fit.warnings_ if "not distinguishable from 0" in w]
+    assert said and "small relative to the score noise" not in said[0], fit.warnings_
+    assert "the score does not follow the entropy, though the entropy ranges widely (1e-12 to 8.2 nats, " \
+           "13 orders of magnitude; R²" in said[0], said
+    H = np.linspace(0.5, 0.3, 40)
+    narrow = EntropyLawFit(warn=False).fit(H, 0.9 - 0.1 * np.exp(H) + 0.05 * rng.standard_normal(40))
+    assert any("small relative to the score noise" in w for w in narrow.warnings_), narrow.warnings_

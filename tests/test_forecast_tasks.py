@@ -210,7 +210,7 @@ def test_a_training_score_is_forecast_as_its_mean_over_the_last_5_percent():
     assert "steps 102..107: the last 5% of the steps up to the forecast's end" in str(near)
     from entropylaw.fit.forecast.final import describe
 
-    assert describe("training score", [41.0]).startswith("the mean training score over step 41 (the one step logged")
+    assert describe("training score", [41.0]).startswith("the training score at step 41 alone: the last 5% of")
 
 
 def test_final_rules_at_their_edges():

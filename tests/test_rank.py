@@ -580,3 +580,45 @@ def test_one_run_with_no_forecast_is_no_pick_to_keep():
     # with a forecast, the one run is still the one kept
     sure = rk.rank({"a": _fake("a", rng.normal(0.6, 0.02, 400))})
     assert sure.top == "a" and "keep: a (the one run: nothing to rank it against)" in str(sure)
+
+
+def _printed_log(path, lo, hi, scale=1.0, seed=0):
+    """A printed log: a training line each step, an evaluation line every 5 steps rising from lo to hi."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for s in range(1, 101):
+        reward = 0.3 + 0.5 * (1 - np.exp(-s / 30)) + 0.01 * rng.standard_normal()
+        lines.append(f"step {s} | loss 0.1 | reward {reward:.4f} | entropy {1.5 * np.exp(-s / 40) + 0.05:.4f}")
+        if s % 5 == 0:
+            a = lo + (hi - lo) * (1 - np.exp(-s / 30)) + 0.01 * (hi - lo) * rng.standard_normal()
+            lines.append(f"eval step {s} | accuracy {scale * a:.4f}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_runs_on_different_scales_are_named_with_what_applies(tmp_path):
+    """A run whose accuracy ran -0.2 .. 0.3 beside fractions and a percent (read as one): rank said only
+    'the runs' scores are on different scales', suggested --score-scale percent for the percent run it had
+    already read, and printed its threshold bare (0.02, no unit). It names each scale's runs now."""
+    for i, (name, lo, hi, scale) in enumerate([("neg", -0.2, 0.3, 1), ("fa", 0.3, 0.7, 1), ("fb", 0.25, 0.65, 1),
+                                               ("pct", 0.2, 0.6, 100)]):
+        _printed_log(tmp_path / f"{name}.log", lo, hi, scale, seed=i)
+    out = run_cli("rank", str(tmp_path), "--n-boot", "60")
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "different scales: fa, fb, pct in [0, 1]; neg outside [0, 1] (-0." in text, text
+    assert "--score-scale percent" not in text and "rank the runs of one scale together" in text
+    assert "nothing is pruned (the scores are on different scales)" in text
+    assert "(in the units of neg, whose scores lie outside [0, 1])" in text or " points (on the scale of" in text
+
+
+def test_a_percent_left_in_percent_beside_fractions_gets_the_percent_hint(tmp_path):
+    """The one case --score-scale percent mends: a run's scores in [0, 100] past 1, beside fractions."""
+    rng = np.random.default_rng(4)
+    for name, top, scale in [("a", 0.80, 1), ("b", 0.60, 1), ("c", 0.45, 100)]:
+        rows = ["step,entropy,val/test_score/gsm8k"] + [
+            f"{s},{0.05 + 0.6 * np.exp(-s / 60):.4f},"
+            f"{scale * (top - 0.15 * np.exp(-s / 60) + 0.005 * rng.standard_normal()):.4f}" for s in range(0, 201, 10)]
+        (tmp_path / f"{name}.csv").write_text("\n".join(rows) + "\n")
+    text = " ".join(run_cli("rank", str(tmp_path), "--fit-frac", "0.5").stdout.split())
+    assert "a, b in [0, 1]; c outside [0, 1] (" in text, text
+    assert "--score-scale percent reads a percent as a fraction (c looks like one)" in text, text

@@ -387,3 +387,21 @@ def test_figures_say_a_runs_warning_once_not_once_a_figure(tmp_path):
         [(s, "val/q", v) for s, v in ((10, 0.5), (20, 0.5), (30, 0.5))]
     res = el.figures(table.from_records(recs, run_id="ckpts"), out=tmp_path / "figs")
     assert res.warnings and len(res.warnings) == len(set(res.warnings)), res.warnings
+
+
+def test_cli_figures_says_five_warnings_and_the_lab_figures_in_one_line(tmp_path, cli):
+    """`figures` printed every warning (~120 lines on data/real) and one line per figure that needs
+    a probe's or the lab's data, while the guide says it prints the first five, as `report` does."""
+    runs = table.concat([law_run(f"up{k}", 0.2, 0.8, k, rising=True) for k in range(7)])
+    src = table.write(runs, tmp_path / "runs.parquet")
+    res = cli("figures", str(src), "--out", str(tmp_path / "f"), "--format", "png")
+    assert res.returncode == 0, res.stderr
+    said = [ln for ln in res.stderr.splitlines() if ln.startswith("entropylaw: warning:")]
+    kept = (tmp_path / "f" / "warnings.txt").read_text().splitlines()[1:]
+    assert len(said) == 5 and len(kept) > 5, res.stderr
+    text = " ".join(res.stderr.split())
+    assert f"entropylaw: {len(kept) - 5} more warnings in {tmp_path / 'f' / 'warnings.txt'}" in text, text
+    assert "entropylaw: skipped covariance, checkpoints, table1, ladder: no probe or lab data" in text
+    assert "skipped table1: no probe summary given" not in res.stderr
+    named = cli("figures", str(src), "--out", str(tmp_path / "g"), "--which", "law", "table1", "--format", "png")
+    assert "entropylaw: skipped table1: no probe summary given" in named.stderr, named.stderr

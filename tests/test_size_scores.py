@@ -159,10 +159,11 @@ def test_cli_unknown_size_is_one_line(tmp_path):
 
 def test_a_sizeless_run_among_several_is_not_told_to_take_params(tmp_path):
     """`--params` sizes every run read: the advice for one sizeless run of a series must not be
-    "give it with --params N" (it made the whole series that one size: "the runs have 1 (7B)")."""
+    "give it with --params N" (it made the whole series that one size: "the runs have 1 (7B)"); nor
+    "ingest such a run on its own" while `--params RUN=SIZE` sizes each run named."""
     left = scale_series(_rows(n_params=[0.5e9, np.nan, 3e9, 7e9]))
     note = next(n for n in left.notes if n.startswith("left out (1 run)"))
-    assert "gives every run read one size" in note and "on its own" in note
+    assert "with `params` RUN=SIZE, once per run" in note and "`params` N alone gives every run read one size" in note
     with pytest.raises(EntropyLawError, match=r"^4 runs \(\w+, \w+, \w+ and 1 more\): no model size in their") as err:
         scale_series(_rows(n_params=[np.nan] * 4))
     assert "gives every run read one size" in str(err.value)
@@ -172,7 +173,12 @@ def test_a_sizeless_run_among_several_is_not_told_to_take_params(tmp_path):
         table.from_records(recs, run_id=run).to_csv(tmp_path / f"{run}.csv", index=False)
     out = run_cli("scale", str(tmp_path))
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
-    assert "2 runs (alpha, beta)" in out.stderr and "--params gives every run read one size" in out.stderr
+    assert "2 runs (alpha, beta)" in out.stderr and "--params N alone gives every run read one size" in out.stderr
+    # RUN=SIZE, repeatable, sizes each run: it is the advice, first (`--params N` would size both alike)
+    assert "give each such run its size with --params RUN=SIZE, once per run (e.g. alpha=7B)" in out.stderr
+    assert out.stderr.index("RUN=SIZE") < out.stderr.index("--params N")
+    sized = run_cli("scale", str(tmp_path), "--params", "alpha=1B", "--params", "beta=3B")
+    assert sized.returncode == 0, sized.stderr
     one = run_cli("scale", str(tmp_path / "alpha.csv"))
     assert one.returncode == 2 and "give it with --params N" in one.stderr
 
@@ -340,3 +346,15 @@ def test_runs_with_no_entropy_still_have_the_final_score_law(tmp_path):
     assert "refused" not in doc["final_score_law"], doc["final_score_law"]
     nope = run_cli("scale", str(tmp_path), "--x-key", "nope")
     assert nope.returncode == 2 and "--x-key 'nope': no run has this entropy metric" in nope.stderr
+
+
+def test_the_predictions_come_before_the_laws_that_give_them():
+    """`scale --predict 32B,72B` printed the predictions last, under the forward-chaining table, the
+    forms' weights and the coefficient law: the answer came after every method detail."""
+    text = scale_series(_rows()).report(predict="32B,72B")
+    lines = text.splitlines()
+    first = next(i for i, ln in enumerate(lines) if ln.strip().startswith("32B: final score"))
+    assert lines[first - 1] == "predicted (the laws that give these: below):", text
+    assert first < lines.index(next(ln for ln in lines if ln.startswith("coefficient law")))
+    assert lines.index(next(ln for ln in lines if ln.strip().startswith("72B: final score"))) < \
+        lines.index(next(ln for ln in lines if ln.startswith("final score vs size")))

@@ -72,6 +72,10 @@ class Report:
         """
         return _no_law_said(self.no_law, "its forecast alone", "their forecasts alone", "no law fit")
 
+    def skipped_said(self) -> list:
+        """The figures not drawn, as :meth:`Figures.skipped_said` says them."""
+        return skipped_lines(self.skipped, more="each one's own why under 'Not drawn' on the page")
+
     def warnings_said(self, first: int = 5) -> tuple[str, list]:
         """What the terminal says of the page's warnings: a line with how many the page holds, and the
         first ``first`` of the fits' and figures' (what the inputs lost and the runs left out, also on
@@ -132,9 +136,34 @@ class Figures:
     earlier: list = field(default_factory=list)  # figure files in `out` this call did not write (kept, never deleted)
     out: str = ""
     no_law: dict = field(default_factory=dict)  # runs with a score and no entropy, in the forecast figure alone: why
+    warnings_file: Path | None = None  # every warning, one a line, beside the figures (WARNINGS_FILE)
 
     def __str__(self) -> str:
         return "\n".join(map(str, self.paths))
+
+    def warnings_said(self, first: int = 5) -> tuple[list, str]:
+        """What the terminal says of the warnings: the first ``first``, and a line for the rest with
+        where they are written ("" when none are left).
+
+        >>> Figures(warnings=["a", "b", "c"], warnings_file=Path("f/warnings.txt")).warnings_said(2)
+        (['a', 'b'], '1 more warning in f/warnings.txt')
+        """
+        from entropylaw.terminal import count
+
+        shown, rest = self.warnings[:max(int(first), 0)], len(self.warnings) - max(int(first), 0)
+        where = f" in {self.warnings_file}" if self.warnings_file else " (`Figures.warnings`)"
+        return shown, (f"{count(rest, 'more warning')}{where}" if rest > 0 else "")
+
+    def skipped_said(self, which=None) -> list:
+        """The skipped figures, one line each, but those that need a probe's or the lab's data where it is
+        absent, in one line, unless asked for by name (``which``).
+
+        >>> Figures(skipped=["table1: no probe summary given (x)", "ladder: no probe summary given (x)",
+        ...                  "scaling: one size"]).skipped_said()
+        ['scaling: one size', "table1, ladder: no probe or lab data (a probe summary, `probe` SUMMARY.json; or runs \
+that log the lab's covariance); name one with `which` to see what it needs"]
+        """
+        return skipped_lines(self.skipped, which)
 
     def no_law_said(self) -> str:
         """What the terminal says of the runs drawn in the forecast figure alone ("" when none): they are
@@ -211,10 +240,41 @@ def figures(df: pd.DataFrame | None = None, probes=(), *, out, which=None, forma
                 res.paths.append(out_dir / p.name)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+    res.warnings_file = _write_warnings(out_dir, res.warnings)
     # left as they were (a user's files are not deleted), said apart from the fits' warnings: not this set's
     res.earlier = sorted(f.name for f in out_dir.iterdir()
                          if f.is_file() and f.suffix.lstrip(".") in FIGURE_FORMATS and f not in set(res.paths))
     return res
+
+
+def skipped_lines(skipped: list, which=None, more="name one with `which` to see what it needs") -> list:
+    """:meth:`Figures.skipped_said` of the ``name: why`` lines ``skipped`` (the report's too, ``more``
+    where to read each one's own why)."""
+    from entropylaw.figure_sets.catalog import PROBE_OR_LAB
+
+    asked = {which} if isinstance(which, str) else set(which or ())
+    absent = [s for s in skipped if s.split(":", 1)[0] in PROBE_OR_LAB and s.split(":", 1)[0] not in asked
+              and s.split(": ", 1)[-1].startswith(("no run logs", "no probe summary given"))]
+    if len(absent) < 2:
+        return list(skipped)
+    return [s for s in skipped if s not in absent] + [
+        ", ".join(s.split(":", 1)[0] for s in absent) + ": no probe or lab data (a probe summary, `probe` "
+        f"SUMMARY.json; or runs that log the lab's covariance); {more}"]
+
+
+WARNINGS_FILE, WARNINGS_HEAD = "warnings.txt", "# entropylaw figures: every warning of the figures written here"
+
+
+def _write_warnings(out_dir: Path, said: list) -> Path | None:
+    """Every warning to ``out_dir/warnings.txt``, one a line (the terminal says the first few); none: an
+    earlier call's file of them is removed (only one this writes, by its first line), not left to mislead."""
+    path = out_dir / WARNINGS_FILE
+    if said:
+        path.write_text(WARNINGS_HEAD + "\n" + "".join(" ".join(str(w).split()) + "\n" for w in said))
+        return path
+    if path.is_file() and path.read_text(errors="replace").startswith(WARNINGS_HEAD):
+        path.unlink()
+    return None
 
 
 def plot_path(base: str, run_id: str, many: bool) -> str:

@@ -62,5 +62,5 @@ def run(args) -> int:
     words = page_words(args)  # the screen and the page in the command line's words
     screen = api.overview(df, sources=inputs, fit_frac=args.fit_frac, report_to=None if args.no_report else args.out,
                           words=words)
-    print(words("\n".join(screen.lines(tail=TAIL))))
+    print(words("\n".join(screen.lines(tail=TAIL, words=words))))
     return 0

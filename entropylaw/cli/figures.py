@@ -67,7 +67,7 @@ def run(args) -> int:
         for line in getattr(err, "skipped", []):
             print(plumbing.wrap(args.flags(f"entropylaw: skipped {line}")), file=sys.stderr)
         raise
-    for line in [] if args.quiet else res.skipped:  # -q: the files written, and errors, only
+    for line in [] if args.quiet else res.skipped_said(args.which):  # -q: the files written, and errors, only
         print(plumbing.wrap(args.flags(f"entropylaw: skipped {line}")), file=sys.stderr)
     if res.left_out:
         print(plumbing.wrap(args.flags(f"entropylaw: {plumbing.left_out_line(res.left_out)}")), file=sys.stderr)
@@ -76,6 +76,9 @@ def run(args) -> int:
     print(res)
     if res.earlier:  # even under -q: which files of DIR are this run's is what -q keeps (the files written)
         print(plumbing.wrap(f"entropylaw: note: {res.earlier_note()}", plumbing.width(sys.stderr)), file=sys.stderr)
-    for w in [] if args.quiet else res.warnings:
+    shown, rest = res.warnings_said()  # the first five, as `report` says its page's; every one in the file
+    for w in [] if args.quiet else shown:
         print_warning(w)
+    if rest and not args.quiet:
+        print(plumbing.wrap(args.flags(f"entropylaw: {rest}"), plumbing.width(sys.stderr)), file=sys.stderr)
     return 0

@@ -42,7 +42,7 @@ def run(args) -> int:
     t, probes, sources = read_figure_inputs(args)
     res = api.report(t, probes, out=args.out, title=args.title, sources=sources, fit_frac=args.fit_frac,
                      strict=getattr(args, "strict", False), words=page_words(args))
-    for line in [] if args.quiet else res.skipped:  # -q: the page written, and errors, only (as `figures -q`)
+    for line in [] if args.quiet else res.skipped_said():  # -q: the page written, and errors, only (as `figures -q`)
         print(plumbing.wrap(args.flags(f"entropylaw: skipped {line}")), file=sys.stderr)
     if res.left_out:
         print(plumbing.wrap(args.flags(f"entropylaw: {plumbing.left_out_line(res.left_out)}")), file=sys.stderr)

@@ -109,6 +109,11 @@ FIGURES = (
 )
 
 
+# figures drawn from what a probe or the lab logs, which most runs have not: where that data is absent, the
+# commands say them in one line, not one each (unless asked for by name)
+PROBE_OR_LAB = ("covariance", "checkpoints", "table1", "ladder")
+
+
 def names(source: str | None = None) -> list[str]:
     """The figures' names in order (``source``: those built from it only)."""
     return [f.name for f in FIGURES if source is None or f.source == source]

@@ -44,6 +44,7 @@ from entropylaw.fit.law_text import INTERVAL_TEXT
 from entropylaw.fit.robust import LOSSES, odr_fit, robust_fit
 
 INTERVALS = ("ar1", "block-bootstrap", "run-bootstrap", "iid")
+WIDE_NATS = 1.0  # an entropy range this wide is no small one: a lost in its error is a score that does not follow it
 
 
 class EntropyLawFit(Estimator):
@@ -191,8 +192,7 @@ class EntropyLawFit(Estimator):
             self._warn(f"fitted a = {self.a_:.4g} <= 0: the score does not rise as entropy falls, "
                        "the law does not describe this run")
         elif self.a_stderr_ > 0 and self.a_ / self.a_stderr_ < 2:
-            self._warn(f"a = {self.a_:.3g} ± {self.a_stderr_:.2g} is not distinguishable from 0: the entropy "
-                       f"range ({self.H_.min():.3g}-{self.H_.max():.3g} nats) is small relative to the score noise")
+            self._warn(f"a = {self.a_:.3g} ± {self.a_stderr_:.2g} is not distinguishable from 0: {self._why_flat()}")
         f = forms_mod.basis(self.form, self.H_, self.c_)
         reach = abs(self.f0_ - f.min()) if self.f0_ < f.min() else 0.0
         if reach > np.ptp(f):
@@ -205,6 +205,18 @@ class EntropyLawFit(Estimator):
         few = trust_mod.few_points(self.n_)
         if few:
             self._warn(f"{few}: the residual autocorrelation and the intervals are rough")
+
+    def _why_flat(self) -> str:
+        """Why a is lost in its error: an entropy that moves too little for the score's noise, or, over a
+        range of a nat or more (no small range for a law whose runs fall by about one), a score that
+        does not follow the entropy."""
+        lo, hi = float(self.H_.min()), float(self.H_.max())
+        if hi - lo < WIDE_NATS:
+            return f"the entropy range ({lo:.3g}-{hi:.3g} nats) is small relative to the score noise"
+        span = ", from 0" if lo <= 0 else f", {np.log10(hi / lo):.0f} orders of magnitude" if hi >= 1e3 * lo else ""
+        r2 = f"; R² = {self.r2_:.2f}" if np.isfinite(self.r2_) else ""
+        return (f"the score does not follow the entropy, though the entropy ranges widely ({lo:.3g} to {hi:.3g} "
+                f"nats{span}{r2})")
 
     # ------------------------------------------------------------------ using
     def predict(self, H):

@@ -145,20 +145,10 @@ class ScaleResult:
                  f"{r.ceiling:.3f}{BEYOND_MARK if getattr(r, 'ceiling_beyond_range', False) else ''}"}
                 for r in self.runs.itertuples(index=False)]
         lines.append(fmt_table(rows, TABLE, indent=2, right=("size", "final score", "at step", "ceiling")))
-        lines.append("")
-        if self.score_law is None:
-            lines.append(f"final-score law: refused: {self.score_refused}")
-        else:
-            lines.append(self.score_law.report())
-        if self.coefficient_law is None:
-            lines.append(f"coefficient law (a, b, ceiling vs log10 N): refused: {self.coefficient_refused}")
-        else:
-            lines.append(f"coefficient law over the {len(self.coefficient_law.labels_)} runs whose fit the law "
-                         "describes:")
-            for k, ln in self.coefficient_law.lines_.items():
-                lines.append(f"  {k:8s} = {ln['intercept']:+.4f} {ln['slope']:+.4f} * log10(N)   "
-                             f"(residual sd {ln['s']:.4f})")
-        for n in self._asked(predict):
+        asked = self._asked(predict)
+        if asked:  # the answer first, then the laws that give it
+            lines += ["", "predicted (the laws that give these: below):"]
+        for n in asked:
             p = self.predict(n)
             head = f"  {p['size']:>7}: "
             if p["final_score"] is None:
@@ -177,6 +167,19 @@ class ScaleResult:
                 lines.append(f"           law ceiling {p['ceiling']:.3f} "
                              f"[{p['ceiling_lo']:.3f}, {p['ceiling_hi']:.3f}] "
                              f"({level}" + (f"; {p['ceiling_note']})" if p.get("ceiling_note") else ")"))
+        lines.append("")
+        if self.score_law is None:
+            lines.append(f"final-score law: refused: {self.score_refused}")
+        else:
+            lines.append(self.score_law.report())
+        if self.coefficient_law is None:
+            lines.append(f"coefficient law (a, b, ceiling vs log10 N): refused: {self.coefficient_refused}")
+        else:
+            lines.append(f"coefficient law over the {len(self.coefficient_law.labels_)} runs whose fit the law "
+                         "describes:")
+            for k, ln in self.coefficient_law.lines_.items():
+                lines.append(f"  {k:8s} = {ln['intercept']:+.4f} {ln['slope']:+.4f} * log10(N)   "
+                             f"(residual sd {ln['s']:.4f})")
         lines += [f"  note: {n}" for n in self.notes]
         return wrap("\n".join(lines))
 
@@ -318,10 +321,12 @@ def scale_series(rows: pd.DataFrame, conf: float = 0.9, coef_conf: float = 0.95,
     rows = rows.sort_values(["n_params", "run_id"]).reset_index(drop=True)
     notes = [n for n in rows.get("note", pd.Series(dtype=object)).dropna()]
     unknown = ~np.isfinite(rows["n_params"].astype(float))
-    # `params` gives every run read one size: for one run of several, it would size the whole series alike
+    # `params` N gives every run read one size: for one run of several, it would size the whole series alike;
+    # RUN=SIZE (a dict in Python) sizes the one run it names
+    first = rows.loc[unknown, "run_id"].iloc[0] if unknown.any() else "run"
     how = ("give it with `params` N, e.g. 7B" if len(rows) == 1 else
-           "`params` gives every run read one size: ingest such a run on its own with `params` N (e.g. 7B) and "
-           "give its table, or write its size in its name (run-7B)")
+           f"give each such run its size with `params` RUN=SIZE, once per run (e.g. {first}=7B), or write its size "
+           "in its name (run-7B); `params` N alone gives every run read one size")
     if unknown.all() or (unknown.any() and strict):
         one = unknown.sum() == 1
         named = f"run {rows.loc[unknown, 'run_id'].iloc[0]!r}" if one else \

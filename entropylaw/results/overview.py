@@ -19,9 +19,10 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawWarning
 from entropylaw.fit.forecast.final import FINAL_SHARE, NO_FORECAST_WIDTH, UNBOUNDED_WIDTH
 from entropylaw.fit.run import left_out_line
-from entropylaw.results.columns import COLUMNS, fitted, screen_header, screen_line, shown
+from entropylaw.results.columns import COLUMNS, TRUST_SHORT, fitted, screen_header, screen_line, shown
 from entropylaw.results.model import N_BOOT, RunResults, run_results
 from entropylaw.results.rows import NOT_FITTED
+from entropylaw.terminal import wrap
 
 MAX_LINES, WIDTH = 60, 120
 
@@ -39,8 +40,11 @@ class Overview:
     left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why
     columns: list = field(default_factory=lambda: list(COLUMNS))  # the spec the run lines are drawn from
 
-    def lines(self, tail=()) -> list[str]:
-        """The screen's lines, at most MAX_LINES, ending with ``tail`` (a caller's own closing lines)."""
+    def lines(self, tail=(), words=None) -> list[str]:
+        """The screen's lines, at most MAX_LINES, ending with ``tail`` (a caller's own closing lines);
+        ``words``: a function the notes pass through before they are wrapped (the command line's names
+        of an API parameter are longer)."""
+        words = words or (lambda text: text)
         drop = ", ".join(f"{k}: {v}" for k, v in self.dropped.items()) or "none"
         where = f" from {', '.join(self.sources)}" if self.sources else ""  # el.overview(df): no sources named
         out = [f"Read {len(self.rows)} run{'' if len(self.rows) == 1 else 's'}{where}: {self.kept:,} values kept, "
@@ -55,6 +59,8 @@ class Overview:
         out.append("score: val = validation, train = the training reward (no validation logged). law: good / weak fit,")
         out.append("  n/a = the law does not describe the run (its ceiling is no forecast); "
                    "! = beyond the score's range.")
+        if any(r.get("trust") not in TRUST_SHORT for r in self.rows):
+            out.append("  ? = no law fit (no entropy to pair with the score, or a fit that failed): the notes say why.")
         out.append("*: last-value (the default cannot run there). call: stop / continue: the gain's interval lies "
                    "below / above the noise.")
         marks = {(r.get("fc") or {}).get("regime") for r in self.rows}
@@ -87,10 +93,10 @@ class Overview:
             out.append(f"no forecast: its 90 % interval would be over {UNBOUNDED_WIDTH:g} times as wide as its "
                        "window's scores (a score of no known range).")
         out += self.size_lines
-        if self.left_out:
-            out.append(_clip(left_out_line(self.left_out)))
+        if self.left_out:  # wrapped, not cut: a note cut mid-word said half its advice
+            out += wrap(words(left_out_line(self.left_out)), WIDTH).split("\n")
         for p in self.problems[:3]:
-            out.append(_clip(f"note: {p}"))
+            out += wrap(words(f"note: {p}"), WIDTH).split("\n")
         out.append("")
         paths = []
         if self.report:

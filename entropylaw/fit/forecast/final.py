@@ -52,14 +52,20 @@ def final_steps(kind: str, origin: float, last: float, spacing: float) -> np.nda
 
 
 def describe(kind: str, steps) -> str:
-    """What the final score is, in words."""
+    """What the final score is, in words (``steps``: :func:`final_steps`, forecast as well as logged).
+
+    >>> describe("training score", [7.0])[:58]
+    'the training score at step 7 alone: the last 5% of the ste'
+    """
     steps = np.asarray(steps, float)
     if kind == "validation" or len(steps) == 0:
         return f"the validation score at step {steps[-1]:g}" if len(steps) else "the validation score at the last step"
-    where = (f"steps {steps[0]:g}..{steps[-1]:g}" if len(steps) > 1
-             else f"step {steps[-1]:g} (the one step logged there)")
-    return (f"the mean training score over {where}: the last {FINAL_SHARE:.0%} of the steps up to the forecast's "
-            "end (one step's batch reward is too noisy to call final)")
+    if len(steps) == 1:  # a short run's last 5 %: less than one logging interval, whether logged there or not
+        return (f"the training score at step {steps[-1]:g} alone: the last {FINAL_SHARE:.0%} of the steps up to the "
+                "forecast's end holds no other step (over a longer run it is the mean of several: one step's batch "
+                "reward is noisy)")
+    return (f"the mean training score over steps {steps[0]:g}..{steps[-1]:g}: the last {FINAL_SHARE:.0%} of the "
+            "steps up to the forecast's end (one step's batch reward is too noisy to call final)")
 
 
 def observed_final(kind: str, steps, values, span) -> float | None:

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from entropylaw.fit.forecast import rank_flags as fl
+from entropylaw.fit.forecast import rank_scales as sc
 from entropylaw.fit.forecast.rank_flags import PRUNE_BELOW, PRUNE_DRAWS, surely_below
 from entropylaw.fit.forecast.decide import refuse_whole_range
 from entropylaw.fit.forecast.rank_table import rows_table
@@ -110,6 +111,8 @@ class Ranking:
     window: float | None = None  # the first K steps of each run (`fit_steps`, a backtest); None: the same K not
     mixed_scales: bool = False  # scores in percent beside fractions (or another range): no pick, nothing pruned
     pooled: list = field(default_factory=list)  # the runs forecast as one sweep (their climb rates pooled), said first
+    scales: str | None = None  # where mixed: the runs on each scale, in words; and the threshold's unit
+    threshold_unit: str | None = None
 
     @property
     def top(self) -> str | None:
@@ -156,7 +159,8 @@ class Ranking:
             tied = ", ".join(r["run_id"] for r in self._pick()[0] if r["run_id"] != top and r["expected"] == best)
             return f"keep: {top} ({self.top_basis}" + (f"; tied with {tied}: the first listed)" if tied else ")")
         if self.mixed_scales:
-            return "keep: none can be named: the runs' scores are on different scales"
+            return "keep: none can be named: the runs' scores are on different scales" + f": {self.scales}" * bool(
+                self.scales)
         if any(r.get("constant") for r in self.rows):
             return f"keep: none can be named: no run has a forecast, and a {fl.CONSTANT} is no pick"
         return "keep: none can be named: no run has a forecast"
@@ -179,6 +183,7 @@ class Ranking:
                  else "from everything logged so far" + (f", at step {self.step[0]:g}" if self.step and self.step[0]
                                                           else ""))
         thr = f"{points(self.threshold / self.point)} points" if self.point else f"{self.threshold:.4g}"
+        thr += f" ({self.threshold_unit})" if self.threshold_unit else ""
         what = ("final score (forecast; observed where finished)" if any(r.get("finished") for r in self.rows)
                 else "forecast final score")
         done = bool(self.rows) and all(r.get("finished") for r in self.rows)  # nothing forecast: all observed
@@ -200,9 +205,10 @@ class Ranking:
                                         f"{wide} with no forecast" if wide else "") if w)
             ranked = (f"{count(len(self.rows), 'run')} listed, {len(self.rows) - flat - wide} ranked ({why})" if why
                       else f"{count(len(self.rows), 'run')} ranked")
-            lines = [f"{ranked} by their {what} {where}; prune: below "
-                     f"{100 * PRUNE_BELOW:g} % chance, past the draws' error, of ending within {thr} of the best "
-                     f"({self.threshold_source})"]
+            prune = (f"nothing is pruned (the scores are on different scales); p_near: within {thr} of the best"
+                     if self.mixed_scales else f"prune: below {100 * PRUNE_BELOW:g} % chance, past the draws' "
+                     f"error, of ending within {thr} of the best")
+            lines = [f"{ranked} by their {what} {where}; {prune} ({self.threshold_source})"]
         table, lifted = rows_table(self.rows, pct)
         lines += table
         compared = self.step and self.step[0] and len(self.rows) > 1
@@ -311,10 +317,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
         notes.append(f"the runs are compared at step {step[0]:g}, {step[1]}: each run not finished is forecast there")
     ends = fl.ends_note(rows)
     notes += ([ends] if ends else []) + fl.starts_note(fcs, step)
-    if len(points) > 1:
-        # a percent's 40 beats a fraction's 0.9: shares drawn across scales prune what they cannot compare
-        notes.append("the runs' scores are on different scales: nothing is pruned, and p_best compares numbers of "
-                     "different units; rank runs of one sweep, on one score (--score-scale percent reads a percent)")
+    scales = sc.run_scales(fcs, done) if len(points) > 1 else {}  # a percent's 40 beats a fraction's 0.9: shares
+    notes += [sc.scales_note(scales)] if scales else []  # drawn across scales prune what they cannot compare
     keys = Counter([fc.target_key for fc in fcs] + [f.target_key for f in done])
     if len(keys) > 1:  # two benchmarks' scores are not one contest (the unit alone does not tell them apart)
         notes.append("the runs forecast different scores, ranked as one: " + ", ".join(
@@ -322,10 +326,12 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
                      "score (--val-key)")
     notes += generic_notes(fcs) + guess_lines(fcs)
     cut = {fc.window_end - fc.origin + 1 for fc in fcs if _observed(fc) is not None}  # `fit_steps` K of each
+    unit = sc.threshold_unit(fcs, done, thr, scales) if scales else (None, None)
     return Ranking(rows, thr, source, conf, fcs[0].fit_frac if fcs else None,
-                   points.pop() if len(points) == 1 else None, notes, step=step,
+                   points.pop() if len(points) == 1 else unit[0], notes, step=step,
                    window=cut.pop() if len(cut) == 1 and not any(fc.fit_frac for fc in fcs) else None,
-                   mixed_scales=len(points) > 1, pooled=sweep_lines(forecasts))
+                   mixed_scales=len(points) > 1, pooled=sweep_lines(forecasts),
+                   scales=sc.scales_said(scales) if scales else None, threshold_unit=unit[1])
 
 
 def _row(rid, expected, lo, hi, pb, pn, prune, to_step, observed, base, regime, law) -> dict:
