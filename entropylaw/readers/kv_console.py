@@ -12,7 +12,8 @@ GRPO loop's ``print`` or ``logging`` call leaves::
 - **the numbers**: ``key=value`` and ``key: value`` pairs (a unit in parentheses, ``acc (%): 16.76``, no part of
   the key; words that qualify the name, ``entropy (policy)``, a part of its path, ``entropy/policy``:
   :mod:`.unit_names`), ``key value`` where ``|`` parts the line, and names and numbers in turn after the
-  step where a loop's key is among them (``eval step 10 acc 0.31``) (a key starts with a letter; ``1e-5``,
+  step where a loop's key is among them (``eval step 10 acc 0.31``), a dict printed after the step (``Step 10:
+  {'reward': 0.31}``, a nested dict's keys as their path) (a key starts with a letter; ``1e-5``,
   ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
   numbers; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step
   one value (several at one step: their mean, said); a last line without its newline (cut while

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from entropylaw.readers.hf_console import parse_record
 from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
 from entropylaw.readers.kv_stepless import a_loops_key
 from entropylaw.readers.printed import NUMBER, PRINTED_STEPS, RUN_WIDE_WORDS, boxed_pairs, unwrap
@@ -75,7 +76,7 @@ def parse_line(line: str, bar_checked: bool = False):
     """
     if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
-    line = boxed_pairs(unwrap(line))
+    line = dict_fields(boxed_pairs(unwrap(line)))
     m = first = STEP.search(line)
     # "Epoch 2/2 Step 1/20 Train step 21/40" (AReaL): the run's step, not the epoch's; with no epoch before the
     # first step it is the run's ("Step 10/30 (total step 1000)", "Step 10 | global step 500": a budget)
@@ -152,6 +153,36 @@ def parse_line(line: str, bar_checked: bool = False):
         pct = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pct.items()}
     return (int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread, texts,
             clashes)
+
+
+_DICT = re.compile(r"\{\s*['\"]")
+
+
+def dict_fields(line: str) -> str:
+    """A dict printed after a line's words (``Step 10: {'reward': 0.31}``: a loop's ``print(f"Step {step}:
+    {metrics}")``) as its numbers' ``key=value`` fields parted by ``|`` (a nested dict's keys as their path,
+    ``train/reward``); the line as it is where it prints no such dict, or one without numbers.
+
+    >>> dict_fields("Step 10 eval: {'accuracy': 0.4, 'mode': 'greedy', 'val': {'n': 500}}")
+    'Step 10 eval: accuracy=0.4 | val/n=500'
+    """
+    start = line.find("{")
+    if start < 0 or not _DICT.match(line, start):
+        return line
+    end = line.rfind("}")
+    record = parse_record(line[start:end + 1]) if end > start else None
+    fields = [f"{key}={_as_printed(value)}" for key, value in (record or {}).items() if _as_printed(value)]
+    return f"{line[:start]}{' | '.join(fields)}{line[end + 1:]}" if fields else line
+
+
+def _as_printed(value) -> str:
+    """A dict's value as a printed number or list of numbers; '' where it is neither (a string, a flag, None)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(float(value)) if isinstance(value, float) else str(value)
+    if isinstance(value, (list, tuple)) and value and all(_as_printed(v) and not isinstance(v, (list, tuple))
+                                                          for v in value):
+        return "[" + ", ".join(map(_as_printed, value)) + "]"
+    return ""
 
 
 def _after_step(line: str, end: int) -> str:

@@ -1,0 +1,87 @@
+"""Printed logs of hand-written GRPO loops that were misread: a dict printed after its step (``Step 10: {...}``,
+refused), names of several words parted by commas (not read, nothing said), a loguru or logging locator
+(``__main__:train:88``, read as a metric ``train``), keys with ``@`` (``pass@1``: not read), a number printed with
+thousands separators (``1,234,567`` read as 1.0) and rich's box-drawing separators (``┃``: refused)."""
+
+from __future__ import annotations
+
+import io
+import logging
+import math
+
+import pytest
+
+import entropylaw as el
+from entropylaw import table
+from entropylaw.readers.formats import detect_format
+
+STEPS = range(1, 41)
+
+
+def _h(s):
+    return 0.8 * math.exp(-s / 20) + 0.05
+
+
+def _r(s):
+    return 0.1 + 0.5 * (1 - math.exp(-s / 20))
+
+
+def _acc(s):
+    return 0.05 + 0.5 * (1 - math.exp(-s / 20))
+
+
+def _notes(df) -> str:
+    return "\n".join(n for a in el.row_accounts(df) for n in a["notes"])
+
+
+def _series(df, metric):
+    return df[df["metric"] == metric].set_index("step")["value"].sort_index()
+
+
+def _printed(lines) -> str:
+    out = io.StringIO()
+    for line in lines:
+        print(line, file=out)
+    return out.getvalue()
+
+
+def _logged(fmt: str, messages, name="__main__") -> str:
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(logging.Formatter(fmt))
+    logger = logging.getLogger(f"{name}.{id(out)}")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    for message in messages:
+        logger.info(message)
+    logger.removeHandler(handler)
+    return out.getvalue()
+
+
+def test_a_dict_printed_after_its_step_is_read(tmp_path):
+    lines = []
+    for step in STEPS:
+        metrics = {"reward": round(_r(step), 4), "entropy": round(_h(step), 4)}
+        lines.append(f"Step {step}: {metrics}")
+        if step % 10 == 0:
+            lines.append(f"Step {step} eval: {({'accuracy': round(_acc(step), 4)})}")
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    assert detect_format(path) == "kv_console"
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 4) for s in STEPS])
+    assert _series(df, "score").iloc[-1] == pytest.approx(round(_r(40), 4))
+    val = _series(df, "val/accuracy")
+    assert val.index.tolist() == [10, 20, 30, 40]
+    assert val.tolist() == pytest.approx([round(_acc(s), 4) for s in (10, 20, 30, 40)])
+
+
+def test_a_nested_dict_after_its_step_reads_its_paths(tmp_path):
+    lines = [f"Step {s}: {({'train': {'reward': round(_r(s), 4), 'entropy': round(_h(s), 4)}, 'mode': 'grpo'})}"
+             for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 4) for s in STEPS])
+    assert table.runs(df)["score_key"].tolist() == ["train/reward"]
