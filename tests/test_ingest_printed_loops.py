@@ -85,3 +85,32 @@ def test_a_nested_dict_after_its_step_reads_its_paths(tmp_path):
     df = el.load(path, warn=False)
     assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 4) for s in STEPS])
     assert table.runs(df)["score_key"].tolist() == ["train/reward"]
+
+
+LOCATORS = {
+    "loguru": "{asctime}.123 | INFO     | __main__:{funcName}:{lineno} - {message}",
+    "logging": "%(asctime)s %(levelname)s %(name)s:%(funcName)s:%(lineno)d - %(message)s",
+    "bracketed": "[%(asctime)s] [%(levelname)s] [%(name)s:%(funcName)s:%(lineno)d] %(message)s",
+}
+
+
+@pytest.mark.parametrize("shape", list(LOCATORS))
+def test_a_logging_locator_is_no_metric(tmp_path, shape):
+    messages = []
+    for step in STEPS:
+        messages.append(f"Step {step}/40 | policy_loss: 0.0123 | reward_mean: {_r(step):.4f} | entropy: {_h(step):.4f}")
+        if step % 10 == 0:
+            messages.append(f"Eval @ step {step}: math500_acc = {_acc(step):.4f}")
+    if shape == "loguru":  # loguru's default format, written as loguru writes it (it may not be installed)
+        text = "".join(LOCATORS[shape].format(asctime=f"2025-03-01 10:00:{i % 60:02d}", lineno=88 + 30 * m.startswith(
+            "Eval"), funcName="evaluate" if m.startswith("Eval") else "train", message=m) + "\n"
+            for i, m in enumerate(messages))
+    else:
+        text = _logged(LOCATORS[shape], messages, name="grpo.trainer")
+    path = tmp_path / "train.log"
+    path.write_text(text)
+    df = el.load(path, warn=False)
+    metrics = set(df["metric"])
+    assert {"entropy", "score", "val/math500"} <= metrics
+    assert not metrics & {"train", "eval/evaluate", "_logged", "eval/_logged", "log_step"}, metrics
+    assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 4) for s in STEPS])

@@ -25,6 +25,8 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   prints no policy entropy;
 - **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
   count and first line are said in the row account; other text holds no values;
+- **a logging call's locator** is no key and its value (loguru's ``__main__:train:88 - ``, logging's
+  ``%(name)s:%(funcName)s:%(lineno)d``, a ``train.py:88``);
 - **another tool's lines** are no metrics: a key that names a sample's text (``GT Answer: 42``,
   ``Model Answer: 41``, ``Question``, ``Prompt``, ``Generation``, ``Label``: an answer printed beside the
   metrics) and a progress bar's display, whole or cut before its closing ``]`` (vLLM's ``Processed prompts:

@@ -61,6 +61,9 @@ SAMPLE_TEXT = re.compile(r"(?:^|(?<!per)[\s_.-])(?:answer|question|prompt|respon
 MEASURE_WORD = re.compile(r"(?:^|[\s_.-])(?:avg|mean|len|length|num|n|count|frac|fraction|ratio|rate|clip|max|min"
                           r"|std|sum|total|tokens?|rewards?|score|acc|accuracy|pass|time|loss|kl|entropy"
                           r"|size|per)(?=[\s_.-]|$)", re.IGNORECASE)
+# where a logging call was made, as loguru's default format and logging's %(name)s:%(funcName)s:%(lineno)d print it
+# ("__main__:train:88 - ", "[grpo.trainer:log_step:212]"): no key and its value ("train": 88)
+LOCATOR = re.compile(r"(?<![\w.:<>-])[A-Za-z_][\w.]*:(?:[A-Za-z_]\w*|<\w+>):\d+(?=[\s\]]|$)")
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
@@ -77,6 +80,8 @@ def parse_line(line: str, bar_checked: bool = False):
     if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
     line = dict_fields(boxed_pairs(unwrap(line)))
+    if ":" in line:
+        line = LOCATOR.sub(" ", line)
     m = first = STEP.search(line)
     # "Epoch 2/2 Step 1/20 Train step 21/40" (AReaL): the run's step, not the epoch's; with no epoch before the
     # first step it is the run's ("Step 10/30 (total step 1000)", "Step 10 | global step 500": a budget)
