@@ -114,3 +114,43 @@ def test_a_logging_locator_is_no_metric(tmp_path, shape):
     assert {"entropy", "score", "val/math500"} <= metrics
     assert not metrics & {"train", "eval/evaluate", "_logged", "eval/_logged", "log_step"}, metrics
     assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 4) for s in STEPS])
+
+
+def test_keys_with_an_at_sign_are_keys(tmp_path):
+    lines = []
+    for step in STEPS:
+        line = f"Step {step} metrics: reward/mean={_r(step):.4f} reward/std=0.1 actor/entropy={_h(step):.4f}"
+        lines.append(line + (f" eval/acc@1={_acc(step):.4f}" if step % 10 == 0 else ""))
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    val = _series(df, "val/acc@1")
+    assert val.index.tolist() == [10, 20, 30, 40]
+    assert val.tolist() == pytest.approx([round(_acc(s), 4) for s in (10, 20, 30, 40)])
+
+
+def test_pass_at_k_printed_beside_the_step_is_read(tmp_path):
+    lines = []
+    for step in STEPS:
+        line = f"step {step} | reward {_r(step):.4f} | entropy {_h(step):.4f}"
+        lines.append(line + (f" | pass@1 {_acc(step):.4f} | maj@8 {_acc(step) + 0.02:.4f}" if step % 10 == 0 else ""))
+        if step % 10 == 0:
+            lines.append(f"[eval] step {step} pass@1 {_acc(step):.4f} mean@16 {_acc(step):.4f}")
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert _series(df, "maj@8").index.tolist() == [10, 20, 30, 40]
+    assert _series(df, "pass@1").index.tolist() == [10, 20, 30, 40]
+    assert "not read" not in _notes(df)
+    assert "val/pass@1" in set(df["metric"])  # the evaluation's line: eval/pass@1, a validation score
+
+
+
+
+def test_a_key_and_value_not_read_is_said(tmp_path):
+    lines = [f"Step {s} metrics: reward/mean={_r(s):.4f} actor/entropy={_h(s):.4f} 1st_try=0.5" for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert len(_series(df, "entropy")) == 40
+    assert "40 fields with a number not read" in _notes(df) and "1st_try=0.5" in _notes(df)

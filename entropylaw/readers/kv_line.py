@@ -18,19 +18,19 @@ from entropylaw.readers.printed import NUMBER, PRINTED_STEPS, RUN_WIDE_WORDS, bo
 from entropylaw.readers.tqdm_bars import CUT_BAR, parse_bar
 from entropylaw.readers.unit_names import unit_key
 
-_KEY = r"[A-Za-z_][\w./-]*"
-STEP = re.compile(r"(?<![\w./-])(?P<name>" + "|".join(PRINTED_STEPS) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
+_KEY = r"[A-Za-z_][\w./@-]*"  # pass@1, maj@8, eval/acc@1: an evaluation's metric of k samples
+STEP = re.compile(r"(?<![\w./@-])(?P<name>" + "|".join(PRINTED_STEPS) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
                   r"(?:\s*/\s*(?P<total>\d+))?(?![\w.])", re.IGNORECASE)
 _OF = r"(?:\s*/\s*(?P<of>\d+)(?![\w.]))?"  # "correct: 60/500": a count of its total
 # a unit in parentheses between a name and its value ("acc (%): 16.76", "time (s): 3.1"): no part of its key
 _UNIT = r"(?:\s?\((?P<unit>[^()\d\s][^()]{0,15}?)\))?"
-PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")" + _UNIT + r"\s*[=:]\s*(?P<v>" + NUMBER + r")(?P<pct>%?)"
+PAIR = re.compile(r"(?<![\w./@-])(?P<key>" + _KEY + r")" + _UNIT + r"\s*[=:]\s*(?P<v>" + NUMBER + r")(?P<pct>%?)"
                   + _OF + r"(?![\w.])",
                   re.IGNORECASE)
-SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./-]*){0,2})\]?\s+(?P<v>" + NUMBER + r")(?P<pct>%?)"
+SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./@-]*){0,2})\]?\s+(?P<v>" + NUMBER + r")(?P<pct>%?)"
                     + _OF + r"\s*$", re.IGNORECASE)
 # a list of numbers printed ("rewards: [0, 1, 1, 0]", "rewards=[0.0, 1.0]"): a value a sample, read as their mean
-LISTED = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>\s*(?:" + NUMBER + r")(?:\s*,\s*(?:"
+LISTED = re.compile(r"(?<![\w./@-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>\s*(?:" + NUMBER + r")(?:\s*,\s*(?:"
                     + NUMBER + r"))*)\s*,?\s*\]", re.IGNORECASE)
 # names and numbers in turn after the step, with no = or : ("eval step 10 acc 0.31", "step 10 loss 0.5 entropy 0.3")
 _BARE = re.compile(r"(?P<key>" + _KEY + r")\s+(?P<v>" + NUMBER + r")(?P<pct>%?)(?![\w.])", re.IGNORECASE)
@@ -46,6 +46,7 @@ _SHARE = re.compile(r"acc|correct|solved|pass", re.IGNORECASE)  # k/N of these: 
 # its step; its keys are read as eval/<key> (its accuracy was averaged with the training accuracy of that step)
 _EVAL_TAG = re.compile(r"(?<![\w/.-])(?:eval|evals|evaluation|evaluating|val|valid|validation|validating|test|testing)"
                        r"(?![\w/.-])", re.IGNORECASE)
+_EQUALS = re.compile(r"(?<!\S)[^\s=|]+\s*=\s*[-+]?\.?\d[^\s|]*")  # "1st_try=0.5": a field printed key=value
 _FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
 _NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
 _RUN_WIDE = re.compile(r"(?<![\w/.-])" + RUN_WIDE_WORDS + "$", re.IGNORECASE)  # a 2nd step's word
@@ -140,6 +141,8 @@ def parse_line(line: str, bar_checked: bool = False):
     # the |-parted fields after the step's own that print a number no shape above reads ("time 3.2s"): said
     unread = [part.strip() for part in line[m.end():].split("|")[1:] if any(c.isdigit() for c in part)
               and not (SPACED.match(part) or PAIR.search(part) or LISTED.search(part))] if m else []
+    if m and "|" not in line and "=" in line:  # a key=value no key above reads ("1st_try=0.5"): said
+        unread += [f.group().rstrip(",;") for f in _EQUALS.finditer(line, m.end()) if not PAIR.search(f.group())]
     header = m is not None and not pairs and not unread and not texts and len(_WORD.findall(line[:first.start()])) <= 3
     if not pairs and not unread and not header and not texts:
         return None
