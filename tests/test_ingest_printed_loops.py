@@ -154,3 +154,14 @@ def test_a_key_and_value_not_read_is_said(tmp_path):
     df = el.load(path, warn=False)
     assert len(_series(df, "entropy")) == 40
     assert "40 fields with a number not read" in _notes(df) and "1st_try=0.5" in _notes(df)
+
+
+@pytest.mark.parametrize("bar", ["┃", "│", "┆"])
+def test_rich_box_separators_part_fields(tmp_path, bar):
+    lines = [f"Step {s} {bar} reward {_r(s):.4f} {bar} entropy {_h(s):.4f}" for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    assert detect_format(path) == "kv_console"
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 4) for s in STEPS])
+    assert _series(df, "score").iloc[-1] == pytest.approx(round(_r(40), 4))

@@ -11,8 +11,8 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   ``N/M`` says the planned total M too (the step the gain to go runs to);
 - **the numbers**: ``key=value`` and ``key: value`` pairs (a unit in parentheses, ``acc (%): 16.76``, no part of
   the key; words that qualify the name, ``entropy (policy)``, a part of its path, ``entropy/policy``:
-  :mod:`.unit_names`), ``key value`` where ``|`` parts the line, and names and numbers in turn after the
-  step where a loop's key is among them (``eval step 10 acc 0.31``), a dict printed after the step (``Step 10:
+  :mod:`.unit_names`), ``key value`` where ``|`` (or a box-drawing rule, rich's ``┃``) parts the line, and names
+  and numbers in turn after the step where a loop's key is among them (``eval step 10 acc 0.31``), a dict printed after the step (``Step 10:
   {'reward': 0.31}``, a nested dict's keys as their path) (a key starts with a letter; ``1e-5``,
   ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
   numbers; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step

@@ -80,7 +80,7 @@ def parse_line(line: str, bar_checked: bool = False):
     """
     if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
-    line = dict_fields(boxed_pairs(unwrap(line)))
+    line = dict_fields(boxed_pairs(unwrap(line))).translate(_RULES)
     if ":" in line:
         line = LOCATOR.sub(" ", line)
     m = first = STEP.search(line)
@@ -163,6 +163,8 @@ def parse_line(line: str, bar_checked: bool = False):
             clashes)
 
 
+# rich's and other box-drawing rules between fields ("Step 10 ┃ reward 0.31 ┃ entropy 0.52"): read as |
+_RULES = str.maketrans(dict.fromkeys("│┃┆┇┊┋║╎╏", "|"))
 _DICT = re.compile(r"\{\s*['\"]")
 
 
