@@ -165,3 +165,22 @@ def test_rich_box_separators_part_fields(tmp_path, bar):
     df = el.load(path, warn=False)
     assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 4) for s in STEPS])
     assert _series(df, "score").iloc[-1] == pytest.approx(round(_r(40), 4))
+
+
+@pytest.mark.parametrize("printed, value", [("1,234,567", 1234567.0), ("12,345.5", 12345.5)])
+def test_a_number_with_thousands_separators_is_read_whole(tmp_path, printed, value):
+    lines = [f"Step: {s}, Reward: {_r(s):.2e}, Entropy: {_h(s):.2e}, Tokens: {printed}" for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert set(_series(df, "Tokens")) == {value}
+    assert len(_series(df, "entropy")) == 40
+
+
+def test_a_number_with_misplaced_separators_is_said_not_read(tmp_path):
+    lines = [f"Step: {s}, Reward: {_r(s):.3f}, Entropy: {_h(s):.3f}, Tokens: 12,34" for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert "Tokens" not in set(df["metric"])
+    assert "Tokens: 12,34" in _notes(df)

@@ -14,9 +14,10 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   :mod:`.unit_names`), ``key value`` where ``|`` (or a box-drawing rule, rich's ``┃``) parts the line, and names
   and numbers in turn after the step where a loop's key is among them (``eval step 10 acc 0.31``), a dict
   printed after the step (``Step 10: {'reward': 0.31}``, a nested dict's keys as their path) (a key starts with
-  a letter; ``1e-5``, ``nan``, a trailing ``%`` and ``tensor(0.5)`` are numbers; a score printed with ``%`` is a
-  percent, ``0.5%`` no fraction 0.5); each key at each step one value (several at one step: their mean, said); a
-  last line without its newline (cut while being written) is counted, not read: its last number may be cut;
+  a letter; ``1e-5``, ``nan``, a trailing ``%``, ``tensor(0.5)`` and ``1,234,567`` are numbers, ``12,34`` none,
+  said; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step one value
+  (several at one step: their mean, said); a last line without its newline (cut while being written) is counted,
+  not read: its last number may be cut;
 - **an evaluation's line**: a split's word before its step (``[Eval] step 10: acc=0.45``) or right after it, before
   its first key (``Step 10 - eval: acc=0.45``), reads its keys as ``eval/<key>``, unless most step lines print
   the same words there (a prefix of every line, no evaluation's tag) and those words are not an evaluation's tag

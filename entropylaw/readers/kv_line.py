@@ -24,17 +24,20 @@ STEP = re.compile(r"(?<![\w./@-])(?P<name>" + "|".join(PRINTED_STEPS) + r")(?:\s
 _OF = r"(?:\s*/\s*(?P<of>\d+)(?![\w.]))?"  # "correct: 60/500": a count of its total
 # a unit in parentheses between a name and its value ("acc (%): 16.76", "time (s): 3.1"): no part of its key
 _UNIT = r"(?:\s?\((?P<unit>[^()\d\s][^()]{0,15}?)\))?"
-PAIR = re.compile(r"(?<![\w./@-])(?P<key>" + _KEY + r")" + _UNIT + r"\s*[=:]\s*(?P<v>" + NUMBER + r")(?P<pct>%?)"
+# a number printed with thousands separators ("Tokens: 1,234,567"): read whole; one whose commas part no groups of
+# three ("12,34") is read as no number, its first group never
+_VALUE = r"(?:[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?![\d,])|" + NUMBER + r")(?!,\d)"
+PAIR = re.compile(r"(?<![\w./@-])(?P<key>" + _KEY + r")" + _UNIT + r"\s*[=:]\s*(?P<v>" + _VALUE + r")(?P<pct>%?)"
                   + _OF + r"(?![\w.])",
                   re.IGNORECASE)
-SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./@-]*){0,2})\]?\s+(?P<v>" + NUMBER + r")(?P<pct>%?)"
+SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./@-]*){0,2})\]?\s+(?P<v>" + _VALUE + r")(?P<pct>%?)"
                     + _OF + r"\s*$", re.IGNORECASE)
 # a list of numbers printed ("rewards: [0, 1, 1, 0]", "rewards=[0.0, 1.0]"): a value a sample, read as their mean
 LISTED = re.compile(r"(?<![\w./@-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>\s*(?:" + NUMBER + r")(?:\s*,\s*(?:"
                     + NUMBER + r"))*)\s*,?\s*\]", re.IGNORECASE)
 # names and numbers in turn after the step, with no = or : ("eval step 10 acc 0.31", "step 10 loss 0.5 entropy 0.3")
-_BARE = re.compile(r"(?P<key>" + _KEY + r")\s+(?P<v>" + NUMBER + r")(?P<pct>%?)(?![\w.])", re.IGNORECASE)
-_BARE_ALL = re.compile(r"\s*[:\],-]?(?:\s*,?\s*" + _KEY + r"\s+(?:" + NUMBER + r")%?(?![\w.]))+\s*,?\s*",
+_BARE = re.compile(r"(?P<key>" + _KEY + r")\s+(?P<v>" + _VALUE + r")(?P<pct>%?)(?![\w.])", re.IGNORECASE)
+_BARE_ALL = re.compile(r"\s*[:\],-]?(?:\s*,?\s*" + _KEY + r"\s+(?:" + _VALUE + r")%?(?![\w.]))+\s*,?\s*",
                        re.IGNORECASE)
 # the words a key is printed with before its last ("Val Accuracy=0.5", "| Policy Entropy: 0.8"), where they
 # follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
@@ -47,6 +50,7 @@ _SHARE = re.compile(r"acc|correct|solved|pass", re.IGNORECASE)  # k/N of these: 
 _EVAL_TAG = re.compile(r"(?<![\w/.-])(?:eval|evals|evaluation|evaluating|val|valid|validation|validating|test|testing)"
                        r"(?![\w/.-])", re.IGNORECASE)
 _EQUALS = re.compile(r"(?<!\S)[^\s=|]+\s*=\s*[-+]?\.?\d[^\s|]*")  # "1st_try=0.5": a field printed key=value
+_GROUPS = re.compile(r"(?<![\w./@-])" + _KEY + r"\s*:\s*[-+]?\d+(?:,\d+)+")  # "Tokens: 12,34": no number
 _FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
 _NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
 _RUN_WIDE = re.compile(r"(?<![\w/.-])" + RUN_WIDE_WORDS + "$", re.IGNORECASE)  # a 2nd step's word
@@ -130,7 +134,7 @@ def parse_line(line: str, bar_checked: bool = False):
             key = "epoch"
             if of:
                 pct[key] = f"of {of}"  # the planned epochs
-        pairs[key] = float(value)
+        pairs[key] = float(value.replace(",", ""))
         if of and not sign and key != "epoch" and _SHARE.search(key) and 0 <= pairs[key] <= int(of) > 0:
             pairs[key] /= int(of)  # "correct 60/500": 0.12 of the problems, not 60 (read as 60 %)
             pct[key] = f"/{of}"
@@ -143,6 +147,8 @@ def parse_line(line: str, bar_checked: bool = False):
               and not (SPACED.match(part) or PAIR.search(part) or LISTED.search(part))] if m else []
     if m and "|" not in line and "=" in line:  # a key=value no key above reads ("1st_try=0.5"): said
         unread += [f.group().rstrip(",;") for f in _EQUALS.finditer(line, m.end()) if not PAIR.search(f.group())]
+    if m and "|" not in line and "," in line:
+        unread += [f.group() for f in _GROUPS.finditer(line, m.end()) if not PAIR.match(line, f.start())]
     header = m is not None and not pairs and not unread and not texts and len(_WORD.findall(line[:first.start()])) <= 3
     if not pairs and not unread and not header and not texts:
         return None
