@@ -184,3 +184,32 @@ def test_a_number_with_misplaced_separators_is_said_not_read(tmp_path):
     df = el.load(path, warn=False)
     assert "Tokens" not in set(df["metric"])
     assert "Tokens: 12,34" in _notes(df)
+
+
+def test_names_of_several_words_parted_by_commas_are_read(tmp_path):
+    lines = []
+    for step in STEPS:
+        lines.append(f"Epoch 1 Step {step}: loss 0.10, avg reward {_r(step):.3f}, token entropy {_h(step):.3f}")
+        if step % 10 == 0:
+            lines.append(f">>> Validation (step {step}): accuracy {100 * _acc(step):.1f}% (n=500)")
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 3) for s in STEPS])
+    assert _series(df, "score").iloc[-1] == pytest.approx(round(_r(40), 3))
+    val = _series(df, "val/accuracy")
+    assert val.index.tolist() == [10, 20, 30, 40]
+    assert val.tolist() == pytest.approx([round(100 * _acc(s), 1) / 100 for s in (10, 20, 30, 40)])
+    assert "eval/n" not in set(df["metric"])  # the validation set's size, no score
+    assert "eval/num_examples" in set(df["metric"])
+    assert "(n=500)') read as the examples it was computed over: eval/num_examples" in _notes(df)
+
+
+def test_a_step_line_whose_numbers_are_not_read_is_said(tmp_path):
+    lines = [f"step {s}: loss 0.1, reward {_r(s):.3f}, entropy {_h(s):.3f}" for s in STEPS]
+    lines += [f"step {s}: 3 of 8 groups skipped, 2.5 s" for s in (41, 42)]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert len(_series(df, "entropy")) == 40
+    assert "4 fields with a number not read" in _notes(df)

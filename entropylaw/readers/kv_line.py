@@ -39,6 +39,14 @@ LISTED = re.compile(r"(?<![\w./@-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>
 _BARE = re.compile(r"(?P<key>" + _KEY + r")\s+(?P<v>" + _VALUE + r")(?P<pct>%?)(?![\w.])", re.IGNORECASE)
 _BARE_ALL = re.compile(r"\s*[:\],-]?(?:\s*,?\s*" + _KEY + r"\s+(?:" + _VALUE + r")%?(?![\w.]))+\s*,?\s*",
                        re.IGNORECASE)
+# names of up to three words and numbers parted by , or ; after the step ("Epoch 1 Step 5: loss 0.10, avg reward
+# 0.065, token entropy 0.932", ">>> Validation (step 10): accuracy 13.5%"): a name's words its key ("avg reward")
+_NAMED = r"(?P<key>" + _KEY + r"(?: [A-Za-z][\w./@-]*){0,2})\s+(?P<v>" + _VALUE + r")(?P<pct>%?)(?![\w.])"
+_NAMED_FIELD = re.compile(_NAMED, re.IGNORECASE)
+_NAMED_ALL = re.compile(r"\s*[)\]]?\s*[:,-]?\s*" + _NAMED.replace("?P<", "?P<_") + r"(?:\s*[,;]\s*"
+                        + _NAMED.replace("?P<", "?P<__") + r")*\s*[,;.]?\s*", re.IGNORECASE)
+# a count in parentheses after a value ("accuracy 13.5% (n=500)"): the examples it was computed over, no key n
+_COUNT_AFTER = re.compile(r"(?<=[\d%])\s*\(\s*(?:n|num|count|num_examples)\s*=\s*(?P<n>\d+)\s*\)", re.IGNORECASE)
 # the words a key is printed with before its last ("Val Accuracy=0.5", "| Policy Entropy: 0.8"), where they
 # follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
 _LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,3})$")
@@ -85,6 +93,9 @@ def parse_line(line: str, bar_checked: bool = False):
     if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
     line = dict_fields(boxed_pairs(unwrap(line))).translate(_RULES)
+    examples = _COUNT_AFTER.search(line) if "(" in line else None
+    if examples:
+        line = line[:examples.start()] + line[examples.end():]
     if ":" in line:
         line = LOCATOR.sub(" ", line)
     m = first = STEP.search(line)
@@ -112,6 +123,10 @@ def parse_line(line: str, bar_checked: bool = False):
     if not found and m is not None and "|" not in line and _BARE_ALL.fullmatch(line, m.end()):
         bare = [(b.group("key"), b.group("v"), b.group("pct"), None, None) for b in _BARE.finditer(line, m.end())]
         found = bare if any(a_loops_key(k) for k, *_ in bare) else []  # "Step 10 took 3.2": no loop's key
+    elif not found and m is not None and "|" not in line and _NAMED_ALL.fullmatch(line, m.end()):
+        named = [(b.group("key"), b.group("v"), b.group("pct"), None, None)
+                 for b in _NAMED_FIELD.finditer(line, m.end())]
+        found = named if any(a_loops_key(k) for k, *_ in named) else []
     for key, value, sign, of, unit in found:
         if _NOT_KEY_WORDS.intersection(key.lower().split()) or SOURCE_FILE.search(key):
             continue  # the step; train.py:88, a logging prefix's file and line
@@ -142,6 +157,9 @@ def parse_line(line: str, bar_checked: bool = False):
             pct[key] = f"({printed}" + ("%" if sign else "")
         elif sign:
             pct[key] = "%"
+    if examples and pairs:
+        pairs["num_examples"] = float(examples.group("n"))
+        pct["num_examples"] = "(n)"  # said by the reader
     # the |-parted fields after the step's own that print a number no shape above reads ("time 3.2s"): said
     unread = [part.strip() for part in line[m.end():].split("|")[1:] if any(c.isdigit() for c in part)
               and not (SPACED.match(part) or PAIR.search(part) or LISTED.search(part))] if m else []
@@ -149,6 +167,9 @@ def parse_line(line: str, bar_checked: bool = False):
         unread += [f.group().rstrip(",;") for f in _EQUALS.finditer(line, m.end()) if not PAIR.search(f.group())]
     if m and "|" not in line and "," in line:
         unread += [f.group() for f in _GROUPS.finditer(line, m.end()) if not PAIR.match(line, f.start())]
+    if m and not pairs and not unread and "|" not in line and "," in line:  # "step 9: 3 of 8 skipped, 2.5 s": said
+        parted = [part.strip(" :") for part in re.split(r"[,;]", line[m.end():]) if any(c.isdigit() for c in part)]
+        unread += parted if len(parted) > 1 else []  # one ("Step 10, epoch 1:") a header's words
     header = m is not None and not pairs and not unread and not texts and len(_WORD.findall(line[:first.start()])) <= 3
     if not pairs and not unread and not header and not texts:
         return None
