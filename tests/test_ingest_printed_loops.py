@@ -213,3 +213,14 @@ def test_a_step_line_whose_numbers_are_not_read_is_said(tmp_path):
     df = el.load(path, warn=False)
     assert len(_series(df, "entropy")) == 40
     assert "4 fields with a number not read" in _notes(df)
+
+
+def test_a_header_line_with_comma_parted_numbers_keeps_its_block(tmp_path):
+    lines = []
+    for step in STEPS:
+        lines += [f"=== Step {step}, 3.2 s, 5.1 GB ===", f"reward: {_r(step):.4f}", f"entropy: {_h(step):.4f}"]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 4) for s in STEPS])
+    assert "80 fields with a number not read" in _notes(df)
