@@ -177,6 +177,15 @@ def test_a_number_with_thousands_separators_is_read_whole(tmp_path, printed, val
     assert len(_series(df, "entropy")) == 40
 
 
+def test_a_number_with_thousands_separators_among_comma_parted_fields_is_read_whole(tmp_path):
+    lines = [f"step {s}, tokens 1,234,567, reward {_r(s):.3f}, entropy {_h(s):.3f}" for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert set(_series(df, "tokens")) == {1234567.0}
+    assert len(_series(df, "entropy")) == 40
+
+
 def test_a_number_with_misplaced_separators_is_said_not_read(tmp_path):
     lines = [f"Step: {s}, Reward: {_r(s):.3f}, Entropy: {_h(s):.3f}, Tokens: 12,34" for s in STEPS]
     path = tmp_path / "train.log"

@@ -26,7 +26,7 @@ _OF = r"(?:\s*/\s*(?P<of>\d+)(?![\w.]))?"  # "correct: 60/500": a count of its t
 _UNIT = r"(?:\s?\((?P<unit>[^()\d\s][^()]{0,15}?)\))?"
 # a number printed with thousands separators ("Tokens: 1,234,567"): read whole; one whose commas part no groups of
 # three ("12,34") is read as no number, its first group never
-_VALUE = r"(?:[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?![\d,])|" + NUMBER + r")(?!,\d)"
+_VALUE = r"(?:[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?!\d|,\d)|" + NUMBER + r")(?!,\d)"
 PAIR = re.compile(r"(?<![\w./@-])(?P<key>" + _KEY + r")" + _UNIT + r"\s*[=:]\s*(?P<v>" + _VALUE + r")(?P<pct>%?)"
                   + _OF + r"(?![\w.])",
                   re.IGNORECASE)
