@@ -75,8 +75,11 @@ MEASURE_WORD = re.compile(r"(?:^|[\s_.-])(?:avg|mean|len|length|num|n|count|frac
                           r"|std|sum|total|tokens?|rewards?|score|acc|accuracy|pass|time|loss|kl|entropy"
                           r"|size|per)(?=[\s_.-]|$)", re.IGNORECASE)
 # where a logging call was made, as loguru's default format and logging's %(name)s:%(funcName)s:%(lineno)d print it
-# ("__main__:train:88 - ", "[grpo.trainer:log_step:212]"): no key and its value ("train": 88)
-LOCATOR = re.compile(r"(?<![\w.:<>-])[A-Za-z_][\w.]*:(?:[A-Za-z_]\w*|<\w+>):\d+(?=[\s\]]|$)")
+# ("__main__:train:88 - ", "[grpo.trainer:log_step:212]"): no key and its value ("train": 88); a logger's name and
+# its line alone where the name is a module's, dotted or __main__, its end a field's ("[__main__:88]",
+# "grpo.trainer:88 - "): a key printed key:value is seldom so
+LOCATOR = re.compile(r"(?<![\w.:<>-])(?:[A-Za-z_][\w.]*:(?:[A-Za-z_]\w*|<\w+>):\d+(?=[\s\]]|$)"
+                     r"|(?:__\w+__|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+):\d+(?=\]|\s+[-|]\s))")
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
