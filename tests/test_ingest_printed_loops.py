@@ -235,3 +235,15 @@ def test_a_header_line_with_comma_parted_numbers_keeps_its_block(tmp_path):
     df = el.load(path, warn=False)
     assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 4) for s in STEPS])
     assert "80 fields with a number not read" in _notes(df)
+
+
+@pytest.mark.parametrize("shape", ["Epoch {e} Step {s}: loss 0.10, avg reward {r:.3f}, token entropy {h:.3f}",
+                                   "Epoch {e} Step {s} | loss 0.10 | avg_reward {r:.3f} | token_entropy {h:.3f}"])
+def test_an_epoch_printed_bare_before_its_step_counts_the_steps_on(tmp_path, shape):
+    lines = [shape.format(e=e, s=s, r=_r(20 * (e - 1) + s), h=_h(20 * (e - 1) + s))
+             for e in (1, 2) for s in range(1, 21)]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 3) for s in STEPS])
+    assert "the step restarts with each epoch" in _notes(df)

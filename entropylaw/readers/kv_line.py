@@ -63,6 +63,7 @@ _FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
 _NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
 _RUN_WIDE = re.compile(r"(?<![\w/.-])" + RUN_WIDE_WORDS + "$", re.IGNORECASE)  # a 2nd step's word
 _EPOCH = re.compile(r"(?<![\w/.-])epoch(?![\w/.-])", re.IGNORECASE)
+_EPOCH_N = re.compile(r"(?<![\w/.-])epoch\s*[=:]?\s*(?P<n>\d+)(?:\s*/\s*(?P<of>\d+))?(?![\w.])", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]\w*")  # a header line names its step after 3 words at most ("=== GRPO Step 10 ===")
 AFTER_WORDS = 4  # words between a step and its first key that tag the line ("Step 10 (on the test set): ...")
 # a key naming a sample's text, not a measure of the run ("GT Answer: 42", "Model Answer: 41", "Question: 7"); a
@@ -130,6 +131,9 @@ def parse_line(line: str, bar_checked: bool = False):
         named = [(b.group("key"), b.group("v"), b.group("pct"), None, None)
                  for b in _NAMED_FIELD.finditer(line, m.end())]
         found = named if any(a_loops_key(k) for k, *_ in named) else []
+    if m is not None and not any(k.lower() == "epoch" for k, *_ in found):  # "Epoch 2 Step 1: ...": the epoch too
+        epoch = _EPOCH_N.search(line, 0, m.start())
+        found += [("epoch", epoch.group("n"), "", epoch.group("of"), None)] if epoch and found else []
     for key, value, sign, of, unit in found:
         if _NOT_KEY_WORDS.intersection(key.lower().split()) or SOURCE_FILE.search(key):
             continue  # the step; train.py:88, a logging prefix's file and line
