@@ -11,7 +11,7 @@ course assignments, from-scratch implementations): the second tier of
   none is logged, an accuracy under a training prefix (``train_acc``, ``train/accuracy``,
   ``rollout/acc``: the rollouts' share solved; a bare ``accuracy`` could be either split: not taken);
 - validation: under ``eval/``, ``val/``, ``test/``, ``validation/`` (or ``eval_``, ``val_``,
-  ``test_``): ``accuracy``, ``acc``, ``answer_accuracy``, ``pass@1``, ``correct``,
+  ``test_``): ``accuracy``, ``acc``, ``answer_accuracy``, ``pass@1``, ``acc@1``, ``correct``,
   ``exact_match``, ... (also in percent: ``accuracy_pct``; then, only where none of these is
   logged, ``score`` / ``reward``), never a format score. ``eval/<bench>/accuracy`` and
   ``val/<bench>_acc`` name their benchmark; so does a benchmark's name alone (``eval/gsm8k``, ranked
@@ -54,8 +54,8 @@ _SCORE = re.compile(r"^(?:(?:train|mean|avg|average)_)?(?:reward|rewards|score)(
 # an accuracy, under a word that names no benchmark (answer_, mean_) or one that does (gsm8k_acc), in a
 # fraction or a percent (accuracy_pct: read as a percent by its values, readers/units.py)
 _ANSWERS = r"(?:_(?:examples|answers|samples|problems|responses|predictions))?"  # correct_answers: the share correct
-_ACCURACY = re.compile(r"^(?:(?P<pre>[a-z0-9][\w.+-]*?)_)?(?:acc|accuracy|pass@?1|pass1|correct" + _ANSWERS +
-                       r"|exact_match|solve_rate)(?:_(?:mean|avg|pct|percent))?$", re.I)
+_ACCURACY = re.compile(r"^(?:(?P<pre>[a-z0-9][\w.+-]*?)_)?(?:acc|accuracy|(?:acc|accuracy|pass)@1|pass1"
+                       r"|correct" + _ANSWERS + r"|exact_match|solve_rate)(?:_(?:mean|avg|pct|percent))?$", re.I)
 # before an accuracy, words that name no benchmark: the accuracy itself ("Percentage of correct examples")
 _GENERIC_PRE = {"answer", "mean", "avg", "percentage", "percent", "fraction", "share", "percentage_of", "percent_of",
                 "fraction_of", "share_of", "rate_of"}

@@ -11,12 +11,17 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   ``N/M`` says the planned total M too (the step the gain to go runs to);
 - **the numbers**: ``key=value`` and ``key: value`` pairs (a unit in parentheses, ``acc (%): 16.76``, no part of
   the key; words that qualify the name, ``entropy (policy)``, a part of its path, ``entropy/policy``:
-  :mod:`.unit_names`), ``key value`` where ``|`` parts the line, and names and numbers in turn after the
-  step where a loop's key is among them (``eval step 10 acc 0.31``) (a key starts with a letter; ``1e-5``,
-  ``nan``, a trailing ``%`` and ``tensor(0.5)`` are
-  numbers; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step
-  one value (several at one step: their mean, said); a last line without its newline (cut while
-  being written) is counted, not read: its last number may be cut;
+  :mod:`.unit_names`), ``key value`` where ``|`` (or a box-drawing rule, rich's ``┃``) parts the line, and names
+  and numbers in turn after the step where a loop's key is among them (``eval step 10 acc 0.31``;
+  names of up to three words where ``,`` parts the fields: ``loss 0.1, avg reward 0.06``), a dict
+  printed after the step (``Step 10: {'reward': 0.31}``, a nested dict's keys as their path) (a key starts with
+  a letter; ``1e-5``, ``nan``, a trailing ``%``, ``tensor(0.5)`` and ``1,234,567`` are numbers, ``12,34`` none,
+  said; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step one value
+  (several at one step: their mean, said); a last line without its newline (cut while being written) is counted,
+  not read: its last number may be cut;
+  a count in parentheses after a value (``accuracy 13.5% (n=500)``) is the examples it was computed over,
+  ``num_examples`` (on an evaluation's line ``eval/num_examples``, the validation set's size), said; a step line
+  whose comma-parted fields print numbers no shape reads is counted in a note;
 - **an evaluation's line**: a split's word before its step (``[Eval] step 10: acc=0.45``) or right after it, before
   its first key (``Step 10 - eval: acc=0.45``), reads its keys as ``eval/<key>``, unless most step lines print
   the same words there (a prefix of every line, no evaluation's tag) and those words are not an evaluation's tag
@@ -24,6 +29,8 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   prints no policy entropy;
 - **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
   count and first line are said in the row account; other text holds no values;
+- **a logging call's locator** is no key and its value (loguru's ``__main__:train:88 - ``, logging's
+  ``%(name)s:%(funcName)s:%(lineno)d``, a ``train.py:88``);
 - **another tool's lines** are no metrics: a key that names a sample's text (``GT Answer: 42``,
   ``Model Answer: 41``, ``Question``, ``Prompt``, ``Generation``, ``Label``: an answer printed beside the
   metrics) and a progress bar's display, whole or cut before its closing ``]`` (vLLM's ``Processed prompts:
@@ -117,6 +124,7 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     percent: set[str] = set()
     shares: dict[str, str] = {}  # keys printed as a count of a total (correct 60/500): read as its share
     lists: dict[str, str] = {}  # keys printed as a list of numbers: read as their mean
+    counts: set[str] = set()  # a count after a value in parentheses ("acc 13.5% (n=500)"): read as num_examples
     units: dict[str, str] = {}  # keys printed with a unit in parentheses ("acc (%)"): the name as printed
     evals, n_evals = 0, 0  # lines an evaluation printed ("[Eval] step 10: accuracy=0.45"): the first, how many
     n_lines, renamed, fields, tags = 0, {}, {}, []  # step lines; eval/<key>: its key; words before a tagged step
@@ -127,7 +135,9 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     def take(step: int, key: str, value: float, lineno: int, said: str, tag: str | None) -> None:
         nonlocal read
         read += 1
-        if said[:1] == "(":  # "acc (%)": its unit in parentheses, not in its key
+        if said == "(n)":
+            counts.add(key)
+        elif said[:1] == "(":  # "acc (%)": its unit in parentheses, not in its key
             units.setdefault(key, said[1:-1] if said.endswith(")%") else said[1:])
         if said == "%" or said.endswith(")%"):
             percent.add(key)
@@ -233,6 +243,7 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
         percent, shares, lists, units = ({k if k in left else renamed.get(k, k): v for k, v in d.items()} for d in
                                          (dict.fromkeys(percent, ""), shares, lists, units))
         percent, n_evals = set(percent), n_evals - fields.pop(prefix)[0]
+        counts = {k if k in left else renamed.get(k, k) for k in counts}
     evals = min((first for _, first in fields.values()), default=0)  # the first line an evaluation printed
     # a loop printing only its evaluations between the bars (tqdm.write): its training values are the bars'
     with_bars = bool(bars) and n_evals == n_lines > 0
@@ -292,6 +303,9 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     if as_printed:
         report.note(f"names printed with words in parentheses that are no unit: {', '.join(map(repr, as_printed[:6]))} "
                     "kept as printed")
+    if counts:
+        report.note("a count in parentheses after a value ('accuracy 13.5% (n=500)') read as the examples it was "
+                    f"computed over: {', '.join(sorted(counts)[:6])}")
     if under:
         named = ", ".join(sorted({h.key for h in under})[:6])
         where = "above a line naming their step" if blocks.below else "under a line naming their step"

@@ -11,30 +11,42 @@ from __future__ import annotations
 
 import re
 
+from entropylaw.readers.hf_console import parse_record
 from entropylaw.readers.jsonl_lines import NOT_SAMPLES, list_mean
 from entropylaw.readers.kv_stepless import a_loops_key
 from entropylaw.readers.printed import NUMBER, PRINTED_STEPS, RUN_WIDE_WORDS, boxed_pairs, unwrap
 from entropylaw.readers.tqdm_bars import CUT_BAR, parse_bar
 from entropylaw.readers.unit_names import unit_key
 
-_KEY = r"[A-Za-z_][\w./-]*"
-STEP = re.compile(r"(?<![\w./-])(?P<name>" + "|".join(PRINTED_STEPS) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
+_KEY = r"[A-Za-z_][\w./@-]*"  # pass@1, maj@8, eval/acc@1: an evaluation's metric of k samples
+STEP = re.compile(r"(?<![\w./@-])(?P<name>" + "|".join(PRINTED_STEPS) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
                   r"(?:\s*/\s*(?P<total>\d+))?(?![\w.])", re.IGNORECASE)
 _OF = r"(?:\s*/\s*(?P<of>\d+)(?![\w.]))?"  # "correct: 60/500": a count of its total
 # a unit in parentheses between a name and its value ("acc (%): 16.76", "time (s): 3.1"): no part of its key
 _UNIT = r"(?:\s?\((?P<unit>[^()\d\s][^()]{0,15}?)\))?"
-PAIR = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")" + _UNIT + r"\s*[=:]\s*(?P<v>" + NUMBER + r")(?P<pct>%?)"
+# a number printed with thousands separators ("Tokens: 1,234,567"): read whole; one whose commas part no groups of
+# three ("12,34") is read as no number, its first group never
+_VALUE = r"(?:[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?!\d|,\d)|" + NUMBER + r")(?!,\d)"
+PAIR = re.compile(r"(?<![\w./@-])(?P<key>" + _KEY + r")" + _UNIT + r"\s*[=:]\s*(?P<v>" + _VALUE + r")(?P<pct>%?)"
                   + _OF + r"(?![\w.])",
                   re.IGNORECASE)
-SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./-]*){0,2})\]?\s+(?P<v>" + NUMBER + r")(?P<pct>%?)"
+SPACED = re.compile(r"^\s*\[?(?P<key>" + _KEY + r"(?: [A-Za-z][\w./@-]*){0,2})\]?\s+(?P<v>" + _VALUE + r")(?P<pct>%?)"
                     + _OF + r"\s*$", re.IGNORECASE)
 # a list of numbers printed ("rewards: [0, 1, 1, 0]", "rewards=[0.0, 1.0]"): a value a sample, read as their mean
-LISTED = re.compile(r"(?<![\w./-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>\s*(?:" + NUMBER + r")(?:\s*,\s*(?:"
+LISTED = re.compile(r"(?<![\w./@-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>\s*(?:" + NUMBER + r")(?:\s*,\s*(?:"
                     + NUMBER + r"))*)\s*,?\s*\]", re.IGNORECASE)
 # names and numbers in turn after the step, with no = or : ("eval step 10 acc 0.31", "step 10 loss 0.5 entropy 0.3")
-_BARE = re.compile(r"(?P<key>" + _KEY + r")\s+(?P<v>" + NUMBER + r")(?P<pct>%?)(?![\w.])", re.IGNORECASE)
-_BARE_ALL = re.compile(r"\s*[:\],-]?(?:\s*,?\s*" + _KEY + r"\s+(?:" + NUMBER + r")%?(?![\w.]))+\s*,?\s*",
+_BARE = re.compile(r"(?P<key>" + _KEY + r")\s+(?P<v>" + _VALUE + r")(?P<pct>%?)(?![\w.])", re.IGNORECASE)
+_BARE_ALL = re.compile(r"\s*[:\],-]?(?:\s*,?\s*" + _KEY + r"\s+(?:" + _VALUE + r")%?(?![\w.]))+\s*,?\s*",
                        re.IGNORECASE)
+# names of up to three words and numbers parted by , or ; after the step ("Epoch 1 Step 5: loss 0.10, avg reward
+# 0.065, token entropy 0.932", ">>> Validation (step 10): accuracy 13.5%"): a name's words its key ("avg reward")
+_NAMED = r"(?P<key>" + _KEY + r"(?: [A-Za-z][\w./@-]*){0,2})\s+(?P<v>" + _VALUE + r")(?P<pct>%?)(?![\w.])"
+_NAMED_FIELD = re.compile(_NAMED, re.IGNORECASE)
+_NAMED_ALL = re.compile(r"\s*[)\]]?\s*[:,-]?\s*" + _NAMED.replace("?P<", "?P<_") + r"(?:\s*[,;]\s*"
+                        + _NAMED.replace("?P<", "?P<__") + r")*\s*[,;.]?\s*", re.IGNORECASE)
+# a count in parentheses after a value ("accuracy 13.5% (n=500)"): the examples it was computed over, no key n
+_COUNT_AFTER = re.compile(r"(?<=[\d%])\s*\(\s*(?:n|num|count|num_examples)\s*=\s*(?P<n>\d+)\s*\)", re.IGNORECASE)
 # the words a key is printed with before its last ("Val Accuracy=0.5", "| Policy Entropy: 0.8"), where they
 # follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
 _LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,3})$")
@@ -45,10 +57,13 @@ _SHARE = re.compile(r"acc|correct|solved|pass", re.IGNORECASE)  # k/N of these: 
 # its step; its keys are read as eval/<key> (its accuracy was averaged with the training accuracy of that step)
 _EVAL_TAG = re.compile(r"(?<![\w/.-])(?:eval|evals|evaluation|evaluating|val|valid|validation|validating|test|testing)"
                        r"(?![\w/.-])", re.IGNORECASE)
+_EQUALS = re.compile(r"(?<!\S)[^\s=|]+\s*=\s*[-+]?\.?\d[^\s|]*")  # "1st_try=0.5": a field printed key=value
+_GROUPS = re.compile(r"(?<![\w./@-])" + _KEY + r"\s*:\s*[-+]?\d+(?:,\d+)+")  # "Tokens: 12,34": no number
 _FIELD_START = re.compile(r"\s-\s|\||:(?=\S|$)")
 _NAMES_SPLIT = re.compile(r"^(?:eval|val|valid|validation|test|train|training)(?:[/_ ]|$)", re.IGNORECASE)
 _RUN_WIDE = re.compile(r"(?<![\w/.-])" + RUN_WIDE_WORDS + "$", re.IGNORECASE)  # a 2nd step's word
 _EPOCH = re.compile(r"(?<![\w/.-])epoch(?![\w/.-])", re.IGNORECASE)
+_EPOCH_N = re.compile(r"(?<![\w/.-])epoch\s*[=:]?\s*(?P<n>\d+)(?:\s*/\s*(?P<of>\d+))?(?![\w.])", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]\w*")  # a header line names its step after 3 words at most ("=== GRPO Step 10 ===")
 AFTER_WORDS = 4  # words between a step and its first key that tag the line ("Step 10 (on the test set): ...")
 # a key naming a sample's text, not a measure of the run ("GT Answer: 42", "Model Answer: 41", "Question: 7"); a
@@ -60,6 +75,12 @@ SAMPLE_TEXT = re.compile(r"(?:^|(?<!per)[\s_.-])(?:answer|question|prompt|respon
 MEASURE_WORD = re.compile(r"(?:^|[\s_.-])(?:avg|mean|len|length|num|n|count|frac|fraction|ratio|rate|clip|max|min"
                           r"|std|sum|total|tokens?|rewards?|score|acc|accuracy|pass|time|loss|kl|entropy"
                           r"|size|per)(?=[\s_.-]|$)", re.IGNORECASE)
+# where a logging call was made, as loguru's default format and logging's %(name)s:%(funcName)s:%(lineno)d print it
+# ("__main__:train:88 - ", "[grpo.trainer:log_step:212]"): no key and its value ("train": 88); a logger's name and
+# its line alone where the name is a module's, dotted or __main__, its end a field's ("[__main__:88]",
+# "grpo.trainer:88 - "): a key printed key:value is seldom so
+LOCATOR = re.compile(r"(?<![\w.:<>-])(?:[A-Za-z_][\w.]*:(?:[A-Za-z_]\w*|<\w+>):\d+(?=[\s\]]|$)"
+                     r"|(?:__\w+__|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+):\d+(?=\]|\s+[-|]\s))")
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
@@ -75,7 +96,12 @@ def parse_line(line: str, bar_checked: bool = False):
     """
     if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
-    line = boxed_pairs(unwrap(line))
+    line = dict_fields(boxed_pairs(unwrap(line))).translate(_RULES)
+    examples = _COUNT_AFTER.search(line) if "(" in line else None
+    if examples:
+        line = line[:examples.start()] + line[examples.end():]
+    if ":" in line:
+        line = LOCATOR.sub(" ", line)
     m = first = STEP.search(line)
     # "Epoch 2/2 Step 1/20 Train step 21/40" (AReaL): the run's step, not the epoch's; with no epoch before the
     # first step it is the run's ("Step 10/30 (total step 1000)", "Step 10 | global step 500": a budget)
@@ -101,6 +127,13 @@ def parse_line(line: str, bar_checked: bool = False):
     if not found and m is not None and "|" not in line and _BARE_ALL.fullmatch(line, m.end()):
         bare = [(b.group("key"), b.group("v"), b.group("pct"), None, None) for b in _BARE.finditer(line, m.end())]
         found = bare if any(a_loops_key(k) for k, *_ in bare) else []  # "Step 10 took 3.2": no loop's key
+    elif not found and m is not None and "|" not in line and _NAMED_ALL.fullmatch(line, m.end()):
+        named = [(b.group("key"), b.group("v"), b.group("pct"), None, None)
+                 for b in _NAMED_FIELD.finditer(line, m.end())]
+        found = named if any(a_loops_key(k) for k, *_ in named) else []
+    if m is not None and not any(k.lower() == "epoch" for k, *_ in found):  # "Epoch 2 Step 1: ...": the epoch too
+        epoch = _EPOCH_N.search(line, 0, m.start())
+        found += [("epoch", epoch.group("n"), "", epoch.group("of"), None)] if epoch and found else []
     for key, value, sign, of, unit in found:
         if _NOT_KEY_WORDS.intersection(key.lower().split()) or SOURCE_FILE.search(key):
             continue  # the step; train.py:88, a logging prefix's file and line
@@ -123,7 +156,7 @@ def parse_line(line: str, bar_checked: bool = False):
             key = "epoch"
             if of:
                 pct[key] = f"of {of}"  # the planned epochs
-        pairs[key] = float(value)
+        pairs[key] = float(value.replace(",", ""))
         if of and not sign and key != "epoch" and _SHARE.search(key) and 0 <= pairs[key] <= int(of) > 0:
             pairs[key] /= int(of)  # "correct 60/500": 0.12 of the problems, not 60 (read as 60 %)
             pct[key] = f"/{of}"
@@ -131,9 +164,19 @@ def parse_line(line: str, bar_checked: bool = False):
             pct[key] = f"({printed}" + ("%" if sign else "")
         elif sign:
             pct[key] = "%"
+    if examples and pairs:
+        pairs["num_examples"] = float(examples.group("n"))
+        pct["num_examples"] = "(n)"  # said by the reader
     # the |-parted fields after the step's own that print a number no shape above reads ("time 3.2s"): said
     unread = [part.strip() for part in line[m.end():].split("|")[1:] if any(c.isdigit() for c in part)
               and not (SPACED.match(part) or PAIR.search(part) or LISTED.search(part))] if m else []
+    if m and "|" not in line and "=" in line:  # a key=value no key above reads ("1st_try=0.5"): said
+        unread += [f.group().rstrip(",;") for f in _EQUALS.finditer(line, m.end()) if not PAIR.search(f.group())]
+    if m and "|" not in line and "," in line:
+        unread += [f.group() for f in _GROUPS.finditer(line, m.end()) if not PAIR.match(line, f.start())]
+    if m and not pairs and not unread and "|" not in line and "," in line:  # "step 9: 3 of 8 skipped, 2.5 s": said
+        parted = [part.strip(" :") for part in re.split(r"[,;]", line[m.end():]) if any(c.isdigit() for c in part)]
+        unread += parted if len(parted) > 1 else []  # one ("Step 10, epoch 1:") a header's words
     header = m is not None and not pairs and not unread and not texts and len(_WORD.findall(line[:first.start()])) <= 3
     if not pairs and not unread and not header and not texts:
         return None
@@ -152,6 +195,38 @@ def parse_line(line: str, bar_checked: bool = False):
         pct = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pct.items()}
     return (int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread, texts,
             clashes)
+
+
+# rich's and other box-drawing rules between fields ("Step 10 ┃ reward 0.31 ┃ entropy 0.52"): read as |
+_RULES = str.maketrans(dict.fromkeys("│┃┆┇┊┋║╎╏", "|"))
+_DICT = re.compile(r"\{\s*['\"]")
+
+
+def dict_fields(line: str) -> str:
+    """A dict printed after a line's words (``Step 10: {'reward': 0.31}``: a loop's ``print(f"Step {step}:
+    {metrics}")``) as its numbers' ``key=value`` fields parted by ``|`` (a nested dict's keys as their path,
+    ``train/reward``); the line as it is where it prints no such dict, or one without numbers.
+
+    >>> dict_fields("Step 10 eval: {'accuracy': 0.4, 'mode': 'greedy', 'val': {'n': 500}}")
+    'Step 10 eval: accuracy=0.4 | val/n=500'
+    """
+    start = line.find("{")
+    if start < 0 or not _DICT.match(line, start):
+        return line
+    end = line.rfind("}")
+    record = parse_record(line[start:end + 1]) if end > start else None
+    fields = [f"{key}={_as_printed(value)}" for key, value in (record or {}).items() if _as_printed(value)]
+    return f"{line[:start]}{' | '.join(fields)}{line[end + 1:]}" if fields else line
+
+
+def _as_printed(value) -> str:
+    """A dict's value as a printed number or list of numbers; '' where it is neither (a string, a flag, None)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(float(value)) if isinstance(value, float) else str(value)
+    if isinstance(value, (list, tuple)) and value and all(_as_printed(v) and not isinstance(v, (list, tuple))
+                                                          for v in value):
+        return "[" + ", ".join(map(_as_printed, value)) + "]"
+    return ""
 
 
 def _after_step(line: str, end: int) -> str:
