@@ -103,7 +103,8 @@ class Overview:
             out.append("The report (every figure, fit and forecast):")
             paths = [f"  {self.report}", f"  open it: python3 -m webbrowser {self.report}"]
         # a path is never cut: it is the user's to choose short
-        return ([_clip(line) for line in out] + paths + [_clip(line) for line in tail])[:MAX_LINES]
+        head = wrap(out[0], WIDTH).split("\n")  # what was read, from where: its folders' paths are never cut
+        return (head + [_clip(line) for line in out[1:]] + paths + [_clip(line) for line in tail])[:MAX_LINES]
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
