@@ -50,6 +50,8 @@ from entropylaw.fit.forecast import rank_flags as fl
 from entropylaw.fit.forecast import rank_scales as sc
 from entropylaw.fit.forecast.rank_flags import PRUNE_BELOW, PRUNE_DRAWS, surely_below
 from entropylaw.fit.forecast.decide import refuse_whole_range
+from entropylaw.fit.forecast.rank_draws import (_beaten_alone, _fewest, _finite, _near_among,
+                                               share_best, share_near)
 from entropylaw.fit.forecast.rank_table import rows_table
 from entropylaw.fit.forecast.final import hold
 from entropylaw.fit.forecast.tasks import generic_notes
@@ -57,39 +59,7 @@ from entropylaw.fit.forecast.sweep import sweep_lines
 from entropylaw.fit.forecast.text import guess_lines
 from entropylaw.terminal import count, points, wrap
 
-TIE = 1e-9  # values this close (of the scores' scale, at least 1) are one: one outcome computed twice
 SHARED = fl.SHARED  # a carried take-off's note where its interval is no forecast
-
-
-def _aligned(draws, seed: int = 0) -> np.ndarray:
-    """The runs' draws as one (runs, B) array, each run's in an order of its own: every run's
-    forecast draws its noise from the same seeded stream, so draw k of two runs would share
-    it (and the runs would never cross). A run with fewer draws is resampled (its own draws,
-    with replacement) up to the most any run has."""
-    n = max(len(d) for d in draws)
-    rng = np.random.default_rng(seed)
-    rows = [np.asarray(d, float)[rng.permutation(len(d))] if len(d) == n
-            else np.asarray(d, float)[rng.integers(0, len(d), n)] for d in draws]
-    return np.vstack(rows)
-
-
-def share_best(draws, seed: int = 0) -> np.ndarray:
-    """Per run, the share of joint draws in which it ends best (ties shared equally)."""
-    x = _aligned(draws, seed)
-    best = x >= _best(x)
-    return (best / best.sum(axis=0, keepdims=True)).mean(axis=1)
-
-
-def _best(x):
-    """Each joint draw's best, less rounding: a value within :data:`TIE` of it ties."""
-    top = x.max(axis=0, keepdims=True)
-    return top - TIE * np.maximum(np.abs(top), 1.0)
-
-
-def share_near(draws, threshold: float, seed: int = 0) -> np.ndarray:
-    """Per run, the share of joint draws in which it ends within ``threshold`` of the best."""
-    x = _aligned(draws, seed)
-    return (x >= _best(x) - threshold).mean(axis=1)
 
 
 @dataclass
@@ -352,42 +322,6 @@ def _regime(fc) -> str:
 def _le(a, b) -> bool:
     """Step ``a`` no later than ``b`` (a step not known is compared with every run)."""
     return a is None or b is None or a <= b
-
-
-def _beaten_alone(ids, carried, finite, thr, seed) -> dict:
-    """Per run of ``ids`` not ``carried``: the least share of joint draws in which it ends within
-    ``thr`` of one carried run alone (each pair apart), and of the other such runs together. The
-    carried runs' draws share their sweep's rates, so no run is pruned for their number or their
-    width: only where one of them alone beats it. A run with a forecast of its own was pruned only
-    where the other such runs alone would prune it: a run that never took off (0.154 [0.081, 0.305])
-    stayed beside 12 take-offs whose lower ends lay at 0.34 to 0.58, and a lone such run was never
-    pruned. Capped at their medians instead, 12 take-offs of medians 0.60-0.64 pruned a run at
-    0.60 that each of them alone ends below about half the time."""
-    own = [r for r in ids if r not in carried]
-    out = _near_among(own, finite, thr, seed) if len(own) > 1 else {r: 1.0 for r in own}
-    for r in own:
-        for q in (q for q in ids if q in carried):
-            out[r] = min(out[r], float(share_near([finite[r], finite[q]], thr, seed)[0]))
-    return out
-
-
-def _near_among(ids, finite, thr, seed, only=None) -> dict:
-    """p_near of ``ids`` among themselves alone (``only``: that run's alone)."""
-    if not ids:
-        return {}
-    near = dict(zip(ids, share_near([finite[r] for r in ids], thr, seed)))
-    return near if only is None else {only: near[only]}
-
-
-def _finite(draws) -> np.ndarray:
-    """A forecast's draws that are numbers (a draw that is not says nothing of where a run ends)."""
-    d = np.asarray(draws if draws is not None else [], float)
-    return d[np.isfinite(d)]
-
-
-def _fewest(draws) -> int:
-    """The fewest draws of any run ranked: the Monte Carlo error of a share is that run's own."""
-    return min((len(d) for d in draws), default=0)
 
 
 def _no_forecast(fc) -> bool:
