@@ -131,3 +131,17 @@ def test_an_unknown_run_is_said_alike_by_algorithms_and_scale_and_names_runs_the
     assert said[0] == said[1] == said[2], said
     assert said[0] == ("entropylaw: error: --run: no run 'nope' among the 5 runs (none is close; the first: "
                        "r0, r1, r2, ...)\n")
+
+
+def test_the_tests_per_algorithm_coefficients_say_they_are_not_fits_own():
+    """`algorithms` printed grpo (0.276, 0.9741) where `fit` and the figure say a = 0.309, b = 1.008: the
+    test's prewhitened fits, unlabelled, read as a contradiction."""
+    from pathlib import Path
+
+    import entropylaw as el
+
+    t = el.load(Path(__file__).resolve().parents[1] / "data" / "real", warn=False)
+    res = el.algorithms(t, runs=["verl_grpo_deepseek-llm-7b-chat_gsm8k_mi300",
+                                 "verl_ppo_deepseek-llm-7b-chat_gsm8k_mi300"])
+    text = " ".join(str(res).split())
+    assert "(fitted on the AR(1)-prewhitened points the test compares: `fit` fits each run's own points" in text, text

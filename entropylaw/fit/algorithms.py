@@ -19,7 +19,8 @@ True
 >>> print(t)  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
 algorithms: grpo, rloo; 3 runs, 120 points, AR(1) phi = ...
 AIC shared = ..., separate = ...
-(a, b) shared (...); per algorithm grpo (...), rloo (...)
+(a, b) shared (...); per algorithm grpo (...), rloo (...) (fitted on the AR(1)-prewhitened points
+the test compares: ...)
 consistent with algorithm-irrelevant (F = ..., p = ...; AIC prefers shared)
 note: one run of rloo: what tells it apart may be that run's own (seed, data order), not its algorithm; give several
 runs of each to test the algorithm
@@ -176,7 +177,9 @@ class AlgorithmTest(Estimator):
                  f"{count(self.n_, 'point')}, AR(1) phi = {self.phi_:.2f}",
                  f"AIC shared = {self.aic_shared_:.1f}, separate = {self.aic_separate_:.1f}",
                  "(a, b) shared " + _ab(self.shared_) + "; per algorithm "
-                 + ", ".join(f"{g} {_ab(v)}" for g, v in self.per_algorithm_.items()), self.verdict_]
+                 + ", ".join(f"{g} {_ab(v)}" for g, v in self.per_algorithm_.items())
+                 + " (fitted on the AR(1)-prewhitened points the test compares: `fit` fits each run's own points, "
+                   "and its figure draws those)", self.verdict_]
         few = few_points_note(self.few_points_)
         if few:  # beside the verdict it qualifies
             lines.append(f"note: {few}")
