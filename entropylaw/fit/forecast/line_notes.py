@@ -70,5 +70,6 @@ def law_lines(forecasts) -> list[str]:
     said = "; ".join(f"{', '.join(ids) if len(ids) <= 3 else some_names(ids)} ({reasons})"
                      if len(why) > 1 or len(ids) < len(forecasts) else f"every run ({reasons})"
                      for reasons, ids in why.items())
-    return [f"{NO_LAW}: {said}: the run does not consume entropy to gain score as the law describes; its forecast "
-            "extrapolates a trend, not the law's ceiling"]
+    return [f"{NO_LAW}: {said}: in the forecast's window the run does not consume entropy to gain score as the law "
+            "describes (the fit of the whole run may judge otherwise); its forecast extrapolates a trend, not the "
+            "law's ceiling"]
