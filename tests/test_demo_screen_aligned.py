@@ -90,3 +90,29 @@ def test_a_call_read_from_another_curve_than_the_forecast_shown_is_said_under_th
     row = next(line for line in out.stdout.splitlines() if "collapse" in line and line.strip()[:2].strip().isdigit())
     number = row.split()[0]
     assert f"call of row {number}: its gain read from the power curve, fitted for the call" in text, out.stdout
+
+
+def test_a_run_still_training_is_said_with_where_to_forecast_it_live_and_a_short_window_with_what_to_raise(tmp_path):
+    """A custom loop at step 120 of 300 planned: the screen showed its backtest row ("no forecast" from a
+    window of 1 validation point) and nothing of the run still training or of --fit-frac."""
+    import math
+
+    from conftest import run_cli
+
+    lines = ["Namespace(model_name='Qwen/Qwen2.5-Math-1.5B', n_grpo_steps=300)"]
+    for s in range(1, 121):
+        lines.append(f"step {s}/300 | loss 0.1 | reward {0.05 + 0.6 * (1 - math.exp(-s / 60)):.4f} | "
+                     f"entropy {0.9 * math.exp(-s / 80) + 0.05:.4f}")
+        if s % 10 == 0:
+            lines.append(f"eval step {s} | accuracy {0.04 + 0.55 * (1 - math.exp(-s / 70)):.4f}")
+    (tmp_path / "live.log").write_text("\n".join(lines) + "\n")
+    done = tmp_path / "done"
+    done.mkdir()
+    (done / "done.log").write_text("\n".join(ln.replace("/300", "/120") for ln in lines[1:]) + "\n")
+    out = run_cli("demo", str(tmp_path / "live.log"), str(done), "--no-report")
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "still training: live (step 120 of 300 planned): the forecast above is a backtest from the run's first " \
+           "15%; 'entropylaw forecast RUN' forecasts where it ends from every step logged" in text, out.stdout
+    assert "done (step" not in text  # its planned 120 steps are all logged
+    assert "raise --fit-frac: the first 15 % of this run holds 1 validation point; at 0.25 it holds 3" in text, text
