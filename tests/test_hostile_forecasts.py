@@ -187,3 +187,29 @@ def test_the_noise_floor_only_widens_an_interval(monkeypatch):
     floored = width()
     monkeypatch.setattr(methods, "noise_floor", lambda run: 0.0)
     assert floored >= width() - 1e-9
+
+
+@pytest.mark.parametrize("values, floor", [
+    ([0.242, 0.356], np.sqrt(0.356 * 0.644 / 500)),  # a short window: the assumed set's standard error alone
+    ([0.3384, 0.4176, 0.4858, 0.5282, 0.5679], 0.0),  # a set of unknown size, no grid, no repeat: no floor
+])
+def test_the_steps_of_a_climb_are_no_resolution_of_the_score(values, floor, monkeypatch):
+    """A validation score of unknown size that climbs between its evaluations (a countdown run's
+    0.242 then 0.356) had a noise floor of half its smallest step, the climb read as the score's
+    resolution (0.057): logit-drift's interval there widened 0.744 -> 0.767 at its top. A step is
+    a resolution only where a value repeats or every score lies on its grid (a set's k/n)."""
+    from entropylaw.fit.forecast import finish, last_value, law, methods
+    from entropylaw.fit.forecast.problems import noise_floor
+
+    steps = 25.0 * np.arange(1, len(values) + 1)
+    h = np.arange(1.0, steps[-1] + 1)
+    run = RunData.from_arrays(steps, values, h, np.exp(-h / 100) + 0.1, target_key="val/acc")
+    assert noise_floor(run) == pytest.approx(floor, abs=1e-4)
+
+    def finals():
+        fc = forecast(run, horizon=100.0, n_boot=50, regime_rates={}, methods=["last-value", "logit-drift"])
+        return [v for m in fc.methods.values() for v in (m.final["lo"], m.final["hi"])]
+    got = finals()
+    for module in (finish, last_value, law, methods):  # the intervals are those of that floor
+        monkeypatch.setattr(module, "noise_floor", lambda run: floor)
+    assert got == pytest.approx(finals())

@@ -49,3 +49,24 @@ def test_real_runs_flagged_as_the_scatter_shows():
     assert flags == {"qwen2.5-7b__exp1a__rho1.00_seed44": NOT_APPLICABLE,  # R² 0.006, a 0.03 ± 0.11
                      "qwen3.5-9b__variants__dapo_rho1.0_seed43": NOT_APPLICABLE,  # ceiling [1.016, 1.170]
                      "qwen3.5-9b__variants__dapo_rho3.0_seed42": WEAK}, flags  # ceiling [0.895, 1.242]
+
+
+def test_a_ceiling_within_a_point_of_the_range_reaches_it():
+    """A training reward's law of R² 0.92 (a = 1.46 ± 0.034) read its ceiling 1.0054 [1.0020, 1.0089]:
+    "ceiling interval [1, 1.01] lies wholly above [0, 1]: no score reaches it", law does not apply, and
+    `algorithms` left the run out of a GRPO/PPO test it had made. Within a point of the range the ceiling
+    is the range's edge: a weak fit, its ceiling leaving [0, 1]."""
+    level, reasons = judge(_fit(a=1.46, se=0.034, r2=0.92, ci=(1.002, 1.0089)))
+    assert level == WEAK and reasons == ["ceiling interval [1, 1.01] leaves [0, 1], the range of a fraction"]
+    assert judge(_fit(ci=(-0.009, -0.001)))[0] == WEAK
+    assert judge(_fit(ci=(1.011, 1.02)))[0] == NOT_APPLICABLE
+
+
+def test_the_algorithm_test_keeps_a_training_reward_whose_ceiling_is_one():
+    runs = [DATA / f"verl_{a}_deepseek-llm-7b-chat_gsm8k_mi300.parquet" for a in ("grpo", "ppo")]
+    if not all(p.exists() for p in runs):
+        import pytest
+        pytest.skip("the shipped real runs are absent")
+    t = el.load(*runs, warn=False)
+    test = el.algorithms(t, y="score")
+    assert not test.left_out_, test.left_out_

@@ -12,6 +12,9 @@ GOOD, WEAK, NOT_APPLICABLE = "good fit", "weak fit", "law does not apply"
 TRUST_LEVELS = (GOOD, WEAK, NOT_APPLICABLE)
 MIN_R2_GOOD = 0.5
 MIN_N_GOOD = 10
+# a ceiling within a point (1 % of the range) of the score's range is its edge, reached: a training reward's
+# law of R² 0.92 read 1.0054 [1.0020, 1.0089], printed "[1, 1.01] lies wholly above [0, 1]"
+REACHED = 0.01
 # a bare fit's flag where the fit alone does not decide it (EntropyLawFit.trust)
 UNJUDGED = ("not judged: a bare fit has its paired points only, not the run's course over its steps that the flag "
             "also reads (entropy rising or exploding, a score stuck or collapsing); entropylaw.fit(df, run=...) "
@@ -52,7 +55,8 @@ def judge(fit, extra_reasons: tuple[tuple[str, str], ...] = ()) -> tuple[str, li
     lo, hi = fit.ceiling_ci_
     span = fit.score_range if fit.score_range is not None else (0.0, 1.0) \
         if 0 <= fit.R_.min() and fit.R_.max() <= 1 else None
-    if span is not None and (lo > span[1] or hi < span[0]):  # no score can reach the ceiling the law reads
+    near = REACHED * (span[1] - span[0]) if span is not None else 0.0
+    if span is not None and (lo > span[1] + near or hi < span[0] - near):  # no score can reach the law's ceiling
         reasons.append((NOT_APPLICABLE, f"ceiling interval [{lo:.3g}, {hi:.3g}] lies wholly "
                                         f"{'above' if lo > span[1] else 'below'} [{span[0]:g}, {span[1]:g}]: no score "
                                         "reaches it"))

@@ -211,10 +211,9 @@ def noise_floor(run) -> float:
     noise is read off the window's own points: repeats of one value (a 30-problem set's 0.6333
     three times) read as a noise of 0, an interval of no width. Where the set's size is known or
     read (:func:`run_problems`), its binomial standard error at the window's last score; where it is
-    unknown or only assumed, also half the smallest step between the window's distinct scores (the
-    score's resolution: a set of n problems moves in steps of 1/n or more, and its standard error
-    is 1/n or more over most of the range); 0 for a training score, a score with no range, or a
-    window of one value of unknown size.
+    unknown or only assumed, also half the score's resolution (:func:`resolution`: a set of n problems
+    moves in steps of 1/n or more, and its standard error is 1/n or more over most of the range); 0 for
+    a training score, a score with no range, or a window of one value of unknown size.
 
     >>> import types
     >>> from entropylaw.fit.forecast.data import Series
@@ -236,6 +235,33 @@ def noise_floor(run) -> float:
         binomial = float((hi - lo) * np.sqrt(p * (1 - p) / n))
         if not str(source).startswith("assumed"):
             return binomial
-    steps = np.diff(np.unique(run.target.values))
+    return max(binomial, resolution(run.target.values, lo, hi) / 2)
+
+
+def resolution(values, lo: float = 0.0, hi: float = 1.0) -> float:
+    """The smallest step between ``values``' distinct scores where it is the score's resolution:
+    a value repeats (a coarse score), or every score lies on its grid, ``lo`` plus whole steps (a
+    set's k/n), within what printing them rounded off; else 0. Between the scores of a climb (0.242
+    then 0.356, every 25 steps) the step is the climb, not a resolution: read as one, it set a
+    noise floor of half the climb.
+
+    >>> [round(resolution(v), 4) for v in ([0.5, 0.6, 0.6333, 0.6333], [0.5, 0.6, 0.6333, 0.6667])]
+    [0.0333, 0.0333]
+    >>> resolution([0.242, 0.356]), resolution([0.3384, 0.4176, 0.4858, 0.5282])
+    (0.0, 0.0)
+    """
+    v = np.asarray(values, float)
+    distinct = np.unique(v)
+    steps = np.diff(distinct)
     steps = steps[steps > 1e-9 * (hi - lo)]
-    return max(binomial, float(steps.min() / 2) if len(steps) else 0.0)
+    if not len(steps):
+        return 0.0
+    step = float(steps.min())
+    if len(distinct) < len(v):
+        return step
+    # the values' printed decimals: each is off its exact k/n by up to half their last digit
+    digits = next((d for d in range(9) if np.allclose(np.round(distinct, d), distinct, rtol=0, atol=1e-9)), 9)
+    off = 0.5 * 10.0 ** -digits
+    k = np.round((distinct - lo) / step)
+    slack = 0.05 + (off + 2 * k * off) / step  # the step itself is the difference of two rounded values
+    return step if np.all(np.abs((distinct - lo) / step - k) <= slack) else 0.0
