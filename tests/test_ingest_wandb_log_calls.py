@@ -5,6 +5,9 @@ process, whose count restarts at 0."""
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -164,3 +167,36 @@ def test_processes_that_log_with_step_are_read_as_before(tmp_path):
     df = el.load(tmp_path / "wandb", warn=False)
     assert sorted(set(df["run_id"])) == ["grpo-resumed", "grpo-resumed-2"]
     assert not any("resumed in" in n for a in el.row_accounts(df) for n in a["notes"])
+
+
+_RANK = """
+import math, sys, wandb
+run = wandb.init(mode="offline", dir=sys.argv[1], project="p", name="ddp", id="ranks7", resume="allow",
+                 settings=wandb.Settings(x_disable_stats=True, x_disable_meta=True, x_disable_machine_info=True,
+                                         console="off", save_code=False, disable_git=True, silent=True))
+for s in range(10):
+    run.log({"train/entropy": round(1.1 * math.exp(-s / 9) + 0.11, 6), "train/reward": 0.5})
+run.finish()
+"""
+
+
+def test_processes_of_one_id_that_ran_at_once_are_no_resume(tmp_path):
+    """Two ranks of one job, each calling wandb.init(id=...) and logging its own values without step=, ran at once:
+    they were joined as a resume, rank 1's steps 0..9 read as 10..19 after rank 0's (the entropy back up at step
+    10); they are read apart, as before the resume was joined."""
+    run = _init(tmp_path, "ddp", id="ranks7", resume="allow")
+    started = time.strftime("%Y%m%d_%H%M%S")
+    while time.strftime("%Y%m%d_%H%M%S") == started:  # a folder of its own: offline-run-<second>-<id>
+        time.sleep(0.05)
+    own = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}  # its own W&B service, as a rank's
+    rank1 = subprocess.run([sys.executable, "-c", _RANK, str(tmp_path)], capture_output=True, text=True, timeout=300,
+                           env=own)
+    assert rank1.returncode == 0, rank1.stderr[-2000:]
+    for s in range(10):
+        run.log({"train/entropy": _entropy(s), "train/reward": _reward(s)})
+    finish(run)  # after rank 1 ended: the two ran at once
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert df["run_id"].nunique() == 2
+    for _, rows in df[df["metric"] == "entropy"].groupby("run_id"):
+        assert sorted(rows["step"].astype(int)) == list(range(10))
+    assert not any("resumed in" in n for a in el.row_accounts(df) for n in a["changed"])
