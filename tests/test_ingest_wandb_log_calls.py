@@ -84,6 +84,23 @@ def test_three_calls_per_step_with_an_evaluation_now_and_then_and_a_cut_last_ste
     assert "1 of its 3 calls" in said and "4 calls of other keys" in said, said
 
 
+def test_an_evaluation_before_training_and_after_each_step_pairs_with_its_step(tmp_path):
+    """log(evaluate()) before the loop, then each step log(train) and log(evaluate()): the evaluation, logged first,
+    was taken as each cycle's first call, the evaluation after step s read at step s + 1 beside the next step's
+    entropy, and the run said to stop between a step's calls; it is read at the step it follows, the first at 0."""
+    run = _init(tmp_path)
+    run.log({"eval/accuracy": 0.1})
+    for s in range(1, STEPS + 1):
+        run.log({"train/entropy": _entropy(s), "train/reward": _reward(s)})
+        run.log({"eval/accuracy": _reward(s) - 0.1})
+    finish(run)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(1, STEPS + 1)})
+    assert _series(df, "val/accuracy") == pytest.approx({0: 0.1, **{s: _reward(s) - 0.1 for s in range(1, STEPS + 1)}})
+    [said] = [n for n in _account(df)["changed"] if n.startswith("2 log calls per step: joined")]
+    assert "before the first step" in said and "stopped between" not in said, said
+
+
 def test_one_call_per_step_beside_evaluation_calls_is_read_as_before(tmp_path):
     """A training call holding entropy and reward, an evaluation call every 5 steps: nothing to join (the
     evaluation rows are on W&B's count, as before), nothing said of log calls."""
