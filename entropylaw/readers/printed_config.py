@@ -31,6 +31,7 @@ import json
 import re
 
 from entropylaw.readers.config_meta import meta_from_config
+from entropylaw.readers.key_names import is_accuracy, is_candidate, is_training_loss
 
 MAX_LINES = 400  # a printed dict longer than this is not a config's
 MAX_HEADER = 20_000  # lines: a config is printed before the loop's first step, near the log's start
@@ -118,7 +119,7 @@ class PrintedConfig:
                 value = parse(text)
             except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
                 continue
-            if isinstance(value, dict):
+            if isinstance(value, dict) and not _measures(value):
                 self._take(self._start, value, "a printed dict")
             return
 
@@ -131,3 +132,11 @@ class PrintedConfig:
         self.first = self.first or lineno
         if shape not in self.shapes:
             self.shapes.append(shape)
+
+
+def _measures(record: dict) -> bool:
+    """Whether a printed dict holds the run's measures (an evaluation before training, ``{'dataset': 'math500',
+    'model': 'policy', 'accuracy': 0.12}``): a number under a score's, an entropy's, an accuracy's or the loss's name.
+    Such a dict is a record of values, its text no config's (its data set is an evaluation's)."""
+    return any(isinstance(v, (int, float)) and not isinstance(v, bool) and isinstance(k, str) and (
+        is_candidate(k) or is_training_loss(k) or is_accuracy(f"eval/{k}")) for k, v in record.items())
