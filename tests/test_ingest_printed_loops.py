@@ -118,6 +118,20 @@ def test_a_logging_locator_is_no_metric(tmp_path, shape):
     assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 4) for s in STEPS])
 
 
+def test_a_dotted_key_after_the_step_is_no_locator(tmp_path):
+    """A dotted key printed key:value with a whole number after the step ('step 3 - gen.tokens:512 - reward: 0.3',
+    'Step 3 | rollout.n:8 | ...') was taken for a logger's name and line and dropped with no word; a locator is read
+    only before the step, where logging prints it (here after grpo.trainer:88 too)."""
+    messages = [f"step {s} - gen.tokens:{500 + s} - rollout.n:8 - reward: {_r(s):.4f} - entropy: {_h(s):.4f}"
+                for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_logged("%(asctime)s %(levelname)s %(name)s:%(lineno)d - %(message)s", messages,
+                            name="grpo.trainer"))
+    df = el.load(path, warn=False)
+    assert set(df["metric"]) == {"entropy", "score", "gen.tokens", "rollout.n"}
+    assert _series(df, "gen.tokens").tolist() == [500 + s for s in STEPS]
+
+
 def test_keys_with_an_at_sign_are_keys(tmp_path):
     lines = []
     for step in STEPS:

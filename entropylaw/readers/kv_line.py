@@ -101,7 +101,7 @@ def parse_line(line: str, bar_checked: bool = False):
     if examples:
         line = line[:examples.start()] + line[examples.end():]
     if ":" in line:
-        line = LOCATOR.sub(" ", line)
+        line = _without_locators(line)
     m = first = STEP.search(line)
     # "Epoch 2/2 Step 1/20 Train step 21/40" (AReaL): the run's step, not the epoch's; with no epoch before the
     # first step it is the run's ("Step 10/30 (total step 1000)", "Step 10 | global step 500": a budget)
@@ -227,6 +227,23 @@ def _as_printed(value) -> str:
                                                           for v in value):
         return "[" + ", ".join(map(_as_printed, value)) + "]"
     return ""
+
+
+def _without_locators(line: str) -> str:
+    """The line without the logging locators before its message (:data:`LOCATOR`): those before its step only, a
+    dotted key printed after the step with a whole number (``step 3 - gen.tokens:512 - reward: 0.3``) is the
+    message's.
+
+    >>> _without_locators("grpo.trainer:88 - step 3 - gen.tokens:512 - reward: 0.3")
+    '  - step 3 - gen.tokens:512 - reward: 0.3'
+    """
+    out, end = [], 0
+    for loc in LOCATOR.finditer(line):
+        if STEP.search(line, end, loc.start()):  # the message has begun: a key of its own
+            break
+        out.append(line[end:loc.start()] + " ")
+        end = loc.end()
+    return "".join(out) + line[end:]
 
 
 def _after_step(line: str, end: int) -> str:
