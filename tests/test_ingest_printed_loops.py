@@ -230,6 +230,21 @@ def test_names_of_several_words_parted_by_commas_are_read(tmp_path):
     assert "(n=500)') read as the examples it was computed over: eval/num_examples" in _notes(df)
 
 
+@pytest.mark.parametrize("part", [", ", " "])
+def test_a_list_among_names_and_numbers_keeps_the_others(tmp_path, part):
+    """'step 1, loss 0.49, rewards [0, 1, 1, 0], entropy 0.98, reward 0.12': the list was read (its mean) and the
+    names and numbers around it were dropped, nothing said (no entropy, the score the list's mean)."""
+    lines = [part.join([f"step {s}", "loss 0.1", f"rewards {[s % 2, 1, 0, 1]}", f"entropy {_h(s):.3f}",
+                        f"reward {_r(s):.3f}"]) for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 3) for s in STEPS])
+    assert _series(df, "score").tolist() == pytest.approx([round(_r(s), 3) for s in STEPS])
+    assert table.runs(df)["score_key"].tolist() == ["reward"]
+    assert _series(df, "rewards").tolist() == pytest.approx([(s % 2 + 2) / 4 for s in STEPS])
+
+
 def test_a_step_line_whose_numbers_are_not_read_is_said(tmp_path):
     lines = [f"step {s}: loss 0.1, reward {_r(s):.3f}, entropy {_h(s):.3f}" for s in STEPS]
     lines += [f"step {s}: 3 of 8 groups skipped, 2.5 s" for s in (41, 42)]

@@ -117,6 +117,7 @@ def parse_line(line: str, bar_checked: bool = False):
     if "|" in line:
         found += [(s.group("key"), s.group("v"), s.group("pct"), s.group("of"), None) for part in line.split("|")
                   if (s := SPACED.match(part))]
+    paired, rest = bool(found), line  # rest: the line, each list of numbers printed as its mean
     if "[" in line:
         for listed in LISTED.finditer(line):
             if NOT_SAMPLES.search(listed.group("key")):
@@ -124,13 +125,19 @@ def parse_line(line: str, bar_checked: bool = False):
             items = [float(x) for x in listed.group("items").split(",")]
             found.append((listed.group("key"), repr(list_mean(items)), "", None, None))
             pct[listed.group("key")] = f"[{len(items)}]"
-    if not found and m is not None and "|" not in line and _BARE_ALL.fullmatch(line, m.end()):
-        bare = [(b.group("key"), b.group("v"), b.group("pct"), None, None) for b in _BARE.finditer(line, m.end())]
-        found = bare if any(a_loops_key(k) for k, *_ in bare) else []  # "Step 10 took 3.2": no loop's key
-    elif not found and m is not None and "|" not in line and _NAMED_ALL.fullmatch(line, m.end()):
+            if m is not None and listed.start() >= m.end():
+                rest = rest.replace(listed.group(), f"{listed.group('key')} {list_mean(items)!r}", 1)
+    listed_keys = set() if paired else {k for k, *_ in found}
+    # names and numbers parted by spaces or commas, a list among them ("step 1, rewards [0, 1], entropy 0.9")
+    if not paired and m is not None and "|" not in line and _BARE_ALL.fullmatch(rest, m.end()):
+        bare = [(b.group("key"), b.group("v"), b.group("pct"), None, None) for b in _BARE.finditer(rest, m.end())]
+        if any(a_loops_key(k) for k, *_ in bare):  # "Step 10 took 3.2": no loop's key
+            found += [b for b in bare if b[0] not in listed_keys]
+    elif not paired and m is not None and "|" not in line and _NAMED_ALL.fullmatch(rest, m.end()):
         named = [(b.group("key"), b.group("v"), b.group("pct"), None, None)
-                 for b in _NAMED_FIELD.finditer(line, m.end())]
-        found = named if any(a_loops_key(k) for k, *_ in named) else []
+                 for b in _NAMED_FIELD.finditer(rest, m.end())]
+        if any(a_loops_key(k) for k, *_ in named):
+            found += [b for b in named if b[0] not in listed_keys]
     if m is not None and not any(k.lower() == "epoch" for k, *_ in found):  # "Epoch 2 Step 1: ...": the epoch too
         epoch = _EPOCH_N.search(line, 0, m.start())
         found += [("epoch", epoch.group("n"), "", epoch.group("of"), None)] if epoch and found else []
