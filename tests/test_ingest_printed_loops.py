@@ -6,6 +6,7 @@ thousands separators (``1,234,567`` read as 1.0) and rich's box-drawing separato
 from __future__ import annotations
 
 import io
+import json
 import logging
 import math
 
@@ -209,6 +210,19 @@ def test_a_number_with_misplaced_separators_is_said_not_read(tmp_path):
     df = el.load(path, warn=False)
     assert "Tokens" not in set(df["metric"])
     assert "Tokens: 12,34" in _notes(df)
+
+
+@pytest.mark.parametrize("head", ["[Epoch 1, Step {s}/1,000]", "Step {s}/1,000,", "Step {s}/1,000 |"])
+def test_a_planned_total_with_thousands_separators_is_read_whole(tmp_path, head):
+    """'Step 5/1,000' had its total read as 1 (the run's planned last step 1), and 'Step 5/1,000, reward 0.3' no
+    value at all; the total is 1000."""
+    part = " | " if head.endswith("|") else ", "
+    lines = [f"{head.format(s=s)} reward {_r(s):.3f}{part}entropy {_h(s):.3f}" for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 3) for s in STEPS])
+    assert json.loads(df["config"].iloc[0]) == {"total_steps": 1000}
 
 
 def test_names_of_several_words_parted_by_commas_are_read(tmp_path):

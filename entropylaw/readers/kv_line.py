@@ -19,8 +19,9 @@ from entropylaw.readers.tqdm_bars import CUT_BAR, parse_bar
 from entropylaw.readers.unit_names import unit_key
 
 _KEY = r"[A-Za-z_][\w./@-]*"  # pass@1, maj@8, eval/acc@1: an evaluation's metric of k samples
+# the total after the step may be printed with thousands separators ("Step 10/1,000")
 STEP = re.compile(r"(?<![\w./@-])(?P<name>" + "|".join(PRINTED_STEPS) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
-                  r"(?:\s*/\s*(?P<total>\d+))?(?![\w.])", re.IGNORECASE)
+                  r"(?:\s*/\s*(?P<total>\d{1,3}(?:,\d{3})+(?!\d|,\d)|\d+))?(?![\w.])", re.IGNORECASE)
 _OF = r"(?:\s*/\s*(?P<of>\d+)(?![\w.]))?"  # "correct: 60/500": a count of its total
 # a unit in parentheses between a name and its value ("acc (%): 16.76", "time (s): 3.1"): no part of its key
 _UNIT = r"(?:\s?\((?P<unit>[^()\d\s][^()]{0,15}?)\))?"
@@ -200,7 +201,7 @@ def parse_line(line: str, bar_checked: bool = False):
         tagged = (re.sub(r"\d+", "0", field.strip()), eval_names(pairs))
         pairs = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pairs.items()}
         pct = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pct.items()}
-    return (int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread, texts,
+    return (int(m.group("n")), (int(m.group("total").replace(",", "")) if m.group("total") else None), pairs, pct, tagged, unread, texts,
             clashes)
 
 
