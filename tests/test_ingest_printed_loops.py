@@ -225,6 +225,18 @@ def test_a_planned_total_with_thousands_separators_is_read_whole(tmp_path, head)
     assert json.loads(df["config"].iloc[0]) == {"total_steps": 1000}
 
 
+def test_a_decimal_comma_is_no_thousands_separator(tmp_path):
+    """'loss: 0,123' (a decimal comma, as a locale prints it) was read as 123 (thousands separators), before that as
+    0; a number whose first group is 0 has no thousands separators: not read, said in the note of fields not read."""
+    lines = [f"step {s} | loss: 0,{100 + s} | reward: {_r(s):.3f} | entropy: {_h(s):.3f}" for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert "loss" not in set(df["metric"])
+    assert len(_series(df, "entropy")) == len(STEPS)
+    assert "'loss: 0,101'): not read" in _notes(df)
+
+
 def test_names_of_several_words_parted_by_commas_are_read(tmp_path):
     lines = []
     for step in STEPS:

@@ -21,13 +21,13 @@ from entropylaw.readers.unit_names import unit_key
 _KEY = r"[A-Za-z_][\w./@-]*"  # pass@1, maj@8, eval/acc@1: an evaluation's metric of k samples
 # the total after the step may be printed with thousands separators ("Step 10/1,000")
 STEP = re.compile(r"(?<![\w./@-])(?P<name>" + "|".join(PRINTED_STEPS) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
-                  r"(?:\s*/\s*(?P<total>\d{1,3}(?:,\d{3})+(?!\d|,\d)|\d+))?(?![\w.])", re.IGNORECASE)
+                  r"(?:\s*/\s*(?P<total>[1-9]\d{0,2}(?:,\d{3})+(?!\d|,\d)|\d+))?(?![\w.])", re.IGNORECASE)
 _OF = r"(?:\s*/\s*(?P<of>\d+)(?![\w.]))?"  # "correct: 60/500": a count of its total
 # a unit in parentheses between a name and its value ("acc (%): 16.76", "time (s): 3.1"): no part of its key
 _UNIT = r"(?:\s?\((?P<unit>[^()\d\s][^()]{0,15}?)\))?"
 # a number printed with thousands separators ("Tokens: 1,234,567"): read whole; one whose commas part no groups of
 # three ("12,34") is read as no number, its first group never
-_VALUE = r"(?:[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?!\d|,\d)|" + NUMBER + r")(?!,\d)"
+_VALUE = r"(?:[-+]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d*)?(?!\d|,\d)|" + NUMBER + r")(?!,\d)"
 PAIR = re.compile(r"(?<![\w./@-])(?P<key>" + _KEY + r")" + _UNIT + r"\s*[=:]\s*(?P<v>" + _VALUE + r")(?P<pct>%?)"
                   + _OF + r"(?![\w.])",
                   re.IGNORECASE)
