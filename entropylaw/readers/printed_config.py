@@ -75,7 +75,7 @@ class PrintedConfig:
 
     def meta(self) -> dict:
         """The run metadata the config names (model, algorithm, seed, data set; ``config``: the planned steps)."""
-        return meta_from_config(self.config) if self.config else {}
+        return _named(self.config) if self.config else {}
 
     def said(self) -> str:
         """What was read and where, for the run's notes ('' where nothing was)."""
@@ -125,8 +125,8 @@ class PrintedConfig:
 
     def _take(self, lineno: int, values: dict, shape: str) -> None:
         values = {k: v for k, v in values.items() if isinstance(k, str) and k not in self.config}
-        if not values or not meta_from_config({**self.config, **values}) or \
-                meta_from_config({**self.config, **values}) == meta_from_config(self.config):
+        if not values or not _named({**self.config, **values}) or \
+                _named({**self.config, **values}) == _named(self.config):
             return  # names nothing a run's metadata holds: a metrics dict, another tool's settings
         self.config.update(values)
         self.first = self.first or lineno
@@ -140,3 +140,9 @@ def _measures(record: dict) -> bool:
     Such a dict is a record of values, its text no config's (its data set is an evaluation's)."""
     return any(isinstance(v, (int, float)) and not isinstance(v, bool) and isinstance(k, str) and (
         is_candidate(k) or is_training_loss(k) or is_accuracy(f"eval/{k}")) for k, v in record.items())
+
+
+def _named(config: dict) -> dict:
+    """The run metadata ``config`` names (:func:`meta_from_config`), without what it names as nothing (a data set
+    'train', a path that names none: '')."""
+    return {k: v for k, v in meta_from_config(config).items() if v}
