@@ -88,6 +88,21 @@ def test_a_nested_dict_after_its_step_reads_its_paths(tmp_path):
     assert table.runs(df)["score_key"].tolist() == ["train/reward"]
 
 
+def test_a_sample_printed_as_a_dict_after_its_step_is_no_steps_values(tmp_path):
+    """'Step 10 sample: {'prompt': ..., 'response': ..., 'reward': 1.0}' (one rollout shown): its reward was averaged
+    into the step's training reward (0.31 -> 0.65 at every fifth step); a dict holding a sample's text is none of the
+    step's values, read as before the dict after a step was."""
+    lines = []
+    for s in STEPS:
+        lines.append(f"Step {s} | reward {_r(s):.4f} | entropy {_h(s):.4f}")
+        if s % 5 == 0:
+            lines.append(f"Step {s} sample: {({'prompt': 'What is 2+2?', 'response': 'It is 4.', 'reward': 1.0})}")
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert _series(df, "score").tolist() == pytest.approx([round(_r(s), 4) for s in STEPS])
+
+
 LOCATORS = {
     "loguru": "{asctime}.123 | INFO     | __main__:{funcName}:{lineno} - {message}",
     "logging": "%(asctime)s %(levelname)s %(name)s:%(funcName)s:%(lineno)d - %(message)s",

@@ -217,12 +217,17 @@ def dict_fields(line: str) -> str:
 
     >>> dict_fields("Step 10 eval: {'accuracy': 0.4, 'mode': 'greedy', 'val': {'n': 500}}")
     'Step 10 eval: accuracy=0.4 | val/n=500'
+
+    A dict holding a sample's text (``{'prompt': ..., 'response': ..., 'reward': 1.0}``) is one sample's, its
+    numbers none of the step's: the line is left as it is.
     """
     start = line.find("{")
     if start < 0 or not _DICT.match(line, start):
         return line
     end = line.rfind("}")
     record = parse_record(line[start:end + 1]) if end > start else None
+    if record and any(isinstance(v, str) and SAMPLE_TEXT.search(str(k)) for k, v in record.items()):
+        return line  # a sample printed with its text ({'prompt': ..., 'response': ..., 'reward': 1.0}): no step's values
     fields = [f"{key}={_as_printed(value)}" for key, value in (record or {}).items() if _as_printed(value)]
     return f"{line[:start]}{' | '.join(fields)}{line[end + 1:]}" if fields else line
 
