@@ -201,8 +201,8 @@ def parse_line(line: str, bar_checked: bool = False):
         tagged = (re.sub(r"\d+", "0", field.strip()), eval_names(pairs))
         pairs = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pairs.items()}
         pct = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pct.items()}
-    return (int(m.group("n")), (int(m.group("total").replace(",", "")) if m.group("total") else None), pairs, pct, tagged, unread, texts,
-            clashes)
+    total = int(m.group("total").replace(",", "")) if m.group("total") else None
+    return int(m.group("n")), total, pairs, pct, tagged, unread, texts, clashes
 
 
 # rich's and other box-drawing rules between fields ("Step 10 ┃ reward 0.31 ┃ entropy 0.52"): read as |
@@ -227,7 +227,7 @@ def dict_fields(line: str) -> str:
     end = line.rfind("}")
     record = parse_record(line[start:end + 1]) if end > start else None
     if record and any(isinstance(v, str) and SAMPLE_TEXT.search(str(k)) for k, v in record.items()):
-        return line  # a sample printed with its text ({'prompt': ..., 'response': ..., 'reward': 1.0}): no step's values
+        return line  # a sample with its text ({'prompt': ..., 'response': ..., 'reward': 1.0}): no step's values
     fields = [f"{key}={_as_printed(value)}" for key, value in (record or {}).items() if _as_printed(value)]
     return f"{line[:start]}{' | '.join(fields)}{line[end + 1:]}" if fields else line
 
