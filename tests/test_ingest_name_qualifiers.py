@@ -83,3 +83,18 @@ def test_a_qualifier_that_is_a_statistic_or_other_text_reads_as_before(tmp_path)
     [row] = table.runs(df).to_dict("records")
     assert (row["entropy_key"], row["score_key"]) == ("entropy/token_mean", "reward")
     assert {"reward_std", "acc (pass@1)"} <= set(df["metric"])
+
+
+@pytest.mark.parametrize("other", ["teacher", "critic", "baseline"])
+def test_a_qualifier_naming_another_model_is_no_policy_series(tmp_path, other):
+    """'entropy (teacher): 0.9' (an on-policy distillation's teacher), 'reward (baseline)' (REINFORCE's baseline)
+    were read as the policy's entropy and the training score (entropy/teacher, reward/baseline); they name another
+    model's quantity: not taken by name, as before the qualifier joined the name."""
+    path = tmp_path / "train.log"
+    with open(path, "w") as f:
+        for s in range(1, 41):
+            print(f"step {s} | loss: 0.1 | entropy ({other}): {_ent(s):.4f} | reward ({other}): {_rew(s):.4f}", file=f)
+    df = el.load(path, warn=False)
+    runs = table.runs(df)
+    assert runs["entropy_key"].tolist() == [""] and runs["score_key"].tolist() == [""]
+    assert {f"entropy/{other}", f"reward/{other}"} <= set(df["metric"])

@@ -6,6 +6,7 @@ thousands separators (``1,234,567`` read as 1.0) and rich's box-drawing separato
 from __future__ import annotations
 
 import io
+import json
 import logging
 import math
 
@@ -87,6 +88,21 @@ def test_a_nested_dict_after_its_step_reads_its_paths(tmp_path):
     assert table.runs(df)["score_key"].tolist() == ["train/reward"]
 
 
+def test_a_sample_printed_as_a_dict_after_its_step_is_no_steps_values(tmp_path):
+    """'Step 10 sample: {'prompt': ..., 'response': ..., 'reward': 1.0}' (one rollout shown): its reward was averaged
+    into the step's training reward (0.31 -> 0.65 at every fifth step); a dict holding a sample's text is none of the
+    step's values, read as before the dict after a step was."""
+    lines = []
+    for s in STEPS:
+        lines.append(f"Step {s} | reward {_r(s):.4f} | entropy {_h(s):.4f}")
+        if s % 5 == 0:
+            lines.append(f"Step {s} sample: {({'prompt': 'What is 2+2?', 'response': 'It is 4.', 'reward': 1.0})}")
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert _series(df, "score").tolist() == pytest.approx([round(_r(s), 4) for s in STEPS])
+
+
 LOCATORS = {
     "loguru": "{asctime}.123 | INFO     | __main__:{funcName}:{lineno} - {message}",
     "logging": "%(asctime)s %(levelname)s %(name)s:%(funcName)s:%(lineno)d - %(message)s",
@@ -116,6 +132,20 @@ def test_a_logging_locator_is_no_metric(tmp_path, shape):
     assert {"entropy", "score", "val/math500"} <= metrics
     assert all(m in ("entropy", "score", "val/math500", "policy_loss") for m in metrics), metrics
     assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 4) for s in STEPS])
+
+
+def test_a_dotted_key_after_the_step_is_no_locator(tmp_path):
+    """A dotted key printed key:value with a whole number after the step ('step 3 - gen.tokens:512 - reward: 0.3',
+    'Step 3 | rollout.n:8 | ...') was taken for a logger's name and line and dropped with no word; a locator is read
+    only before the step, where logging prints it (here after grpo.trainer:88 too)."""
+    messages = [f"step {s} - gen.tokens:{500 + s} - rollout.n:8 - reward: {_r(s):.4f} - entropy: {_h(s):.4f}"
+                for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_logged("%(asctime)s %(levelname)s %(name)s:%(lineno)d - %(message)s", messages,
+                            name="grpo.trainer"))
+    df = el.load(path, warn=False)
+    assert set(df["metric"]) == {"entropy", "score", "gen.tokens", "rollout.n"}
+    assert _series(df, "gen.tokens").tolist() == [500 + s for s in STEPS]
 
 
 def test_keys_with_an_at_sign_are_keys(tmp_path):
@@ -197,6 +227,31 @@ def test_a_number_with_misplaced_separators_is_said_not_read(tmp_path):
     assert "Tokens: 12,34" in _notes(df)
 
 
+@pytest.mark.parametrize("head", ["[Epoch 1, Step {s}/1,000]", "Step {s}/1,000,", "Step {s}/1,000 |"])
+def test_a_planned_total_with_thousands_separators_is_read_whole(tmp_path, head):
+    """'Step 5/1,000' had its total read as 1 (the run's planned last step 1), and 'Step 5/1,000, reward 0.3' no
+    value at all; the total is 1000."""
+    part = " | " if head.endswith("|") else ", "
+    lines = [f"{head.format(s=s)} reward {_r(s):.3f}{part}entropy {_h(s):.3f}" for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 3) for s in STEPS])
+    assert json.loads(df["config"].iloc[0]) == {"total_steps": 1000}
+
+
+def test_a_decimal_comma_is_no_thousands_separator(tmp_path):
+    """'loss: 0,123' (a decimal comma, as a locale prints it) was read as 123 (thousands separators), before that as
+    0; a number whose first group is 0 has no thousands separators: not read, said in the note of fields not read."""
+    lines = [f"step {s} | loss: 0,{100 + s} | reward: {_r(s):.3f} | entropy: {_h(s):.3f}" for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert "loss" not in set(df["metric"])
+    assert len(_series(df, "entropy")) == len(STEPS)
+    assert "'loss: 0,101'): not read" in _notes(df)
+
+
 def test_names_of_several_words_parted_by_commas_are_read(tmp_path):
     lines = []
     for step in STEPS:
@@ -214,6 +269,21 @@ def test_names_of_several_words_parted_by_commas_are_read(tmp_path):
     assert "eval/n" not in set(df["metric"])  # the validation set's size, no score
     assert "eval/num_examples" in set(df["metric"])
     assert "(n=500)') read as the examples it was computed over: eval/num_examples" in _notes(df)
+
+
+@pytest.mark.parametrize("part", [", ", " "])
+def test_a_list_among_names_and_numbers_keeps_the_others(tmp_path, part):
+    """'step 1, loss 0.49, rewards [0, 1, 1, 0], entropy 0.98, reward 0.12': the list was read (its mean) and the
+    names and numbers around it were dropped, nothing said (no entropy, the score the list's mean)."""
+    lines = [part.join([f"step {s}", "loss 0.1", f"rewards {[s % 2, 1, 0, 1]}", f"entropy {_h(s):.3f}",
+                        f"reward {_r(s):.3f}"]) for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 3) for s in STEPS])
+    assert _series(df, "score").tolist() == pytest.approx([round(_r(s), 3) for s in STEPS])
+    assert table.runs(df)["score_key"].tolist() == ["reward"]
+    assert _series(df, "rewards").tolist() == pytest.approx([(s % 2 + 2) / 4 for s in STEPS])
 
 
 def test_a_step_line_whose_numbers_are_not_read_is_said(tmp_path):

@@ -89,3 +89,21 @@ def test_printed_evaluations_on_the_postfixs_step_are_one_run_with_the_bars(tmp_
     assert _series(df, "entropy") == pytest.approx({s: _ent(s) for s in range(1, 31)})
     assert _series(df, "val/acc") == pytest.approx({s: s / 100 for s in range(5, 31, 5)})
     assert el.row_accounts(df)[0]["dropped"] == {}
+
+
+def test_a_postfix_step_that_restarts_with_each_epochs_bar_is_said_to_go_back(tmp_path):
+    """A bar an epoch, its postfix's step restarting at 0 in each: the note said the step was 'a whole number at every
+    display, never going back, growing' (what a count is), as though it were one; it says the step goes back."""
+    path = tmp_path / "train.log"
+    with open(path, "w") as f:
+        for epoch in range(2):
+            bar = tqdm(total=40, file=f, desc=f"Epoch {epoch}", mininterval=0, ascii=True)
+            for micro in range(40):
+                step = micro // 4
+                bar.set_postfix(step=step, entropy=_ent(10 * epoch + step + 1), reward=_reward(10 * epoch + step + 1),
+                                refresh=False)
+                bar.update(1)
+            bar.close()
+    df = el.load(path, warn=False)
+    notes = " ".join(el.row_accounts(df)[0]["notes"])
+    assert "'step' is no count of the steps (it goes back, restarting with each bar or epoch;" in notes

@@ -5,6 +5,9 @@ process, whose count restarts at 0."""
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -79,6 +82,23 @@ def test_three_calls_per_step_with_an_evaluation_now_and_then_and_a_cut_last_ste
     assert account["rows_read"] == account["rows_kept"] == 4 * STEPS + 4 + 2
     [said] = [n for n in account["changed"] if n.startswith("3 log calls per step: joined")]
     assert "1 of its 3 calls" in said and "4 calls of other keys" in said, said
+
+
+def test_an_evaluation_before_training_and_after_each_step_pairs_with_its_step(tmp_path):
+    """log(evaluate()) before the loop, then each step log(train) and log(evaluate()): the evaluation, logged first,
+    was taken as each cycle's first call, the evaluation after step s read at step s + 1 beside the next step's
+    entropy, and the run said to stop between a step's calls; it is read at the step it follows, the first at 0."""
+    run = _init(tmp_path)
+    run.log({"eval/accuracy": 0.1})
+    for s in range(1, STEPS + 1):
+        run.log({"train/entropy": _entropy(s), "train/reward": _reward(s)})
+        run.log({"eval/accuracy": _reward(s) - 0.1})
+    finish(run)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(1, STEPS + 1)})
+    assert _series(df, "val/accuracy") == pytest.approx({0: 0.1, **{s: _reward(s) - 0.1 for s in range(1, STEPS + 1)}})
+    [said] = [n for n in _account(df)["changed"] if n.startswith("2 log calls per step: joined")]
+    assert "before the first step" in said and "stopped between" not in said, said
 
 
 def test_one_call_per_step_beside_evaluation_calls_is_read_as_before(tmp_path):
@@ -164,3 +184,36 @@ def test_processes_that_log_with_step_are_read_as_before(tmp_path):
     df = el.load(tmp_path / "wandb", warn=False)
     assert sorted(set(df["run_id"])) == ["grpo-resumed", "grpo-resumed-2"]
     assert not any("resumed in" in n for a in el.row_accounts(df) for n in a["notes"])
+
+
+_RANK = """
+import math, sys, wandb
+run = wandb.init(mode="offline", dir=sys.argv[1], project="p", name="ddp", id="ranks7", resume="allow",
+                 settings=wandb.Settings(x_disable_stats=True, x_disable_meta=True, x_disable_machine_info=True,
+                                         console="off", save_code=False, disable_git=True, silent=True))
+for s in range(10):
+    run.log({"train/entropy": round(1.1 * math.exp(-s / 9) + 0.11, 6), "train/reward": 0.5})
+run.finish()
+"""
+
+
+def test_processes_of_one_id_that_ran_at_once_are_no_resume(tmp_path):
+    """Two ranks of one job, each calling wandb.init(id=...) and logging its own values without step=, ran at once:
+    they were joined as a resume, rank 1's steps 0..9 read as 10..19 after rank 0's (the entropy back up at step
+    10); they are read apart, as before the resume was joined."""
+    run = _init(tmp_path, "ddp", id="ranks7", resume="allow")
+    started = time.strftime("%Y%m%d_%H%M%S")
+    while time.strftime("%Y%m%d_%H%M%S") == started:  # a folder of its own: offline-run-<second>-<id>
+        time.sleep(0.05)
+    own = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}  # its own W&B service, as a rank's
+    rank1 = subprocess.run([sys.executable, "-c", _RANK, str(tmp_path)], capture_output=True, text=True, timeout=300,
+                           env=own)
+    assert rank1.returncode == 0, rank1.stderr[-2000:]
+    for s in range(10):
+        run.log({"train/entropy": _entropy(s), "train/reward": _reward(s)})
+    finish(run)  # after rank 1 ended: the two ran at once
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert df["run_id"].nunique() == 2
+    for _, rows in df[df["metric"] == "entropy"].groupby("run_id"):
+        assert sorted(rows["step"].astype(int)) == list(range(10))
+    assert not any("resumed in" in n for a in el.row_accounts(df) for n in a["changed"])

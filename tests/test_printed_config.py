@@ -104,6 +104,22 @@ def test_no_config_no_note_and_metrics_dicts_name_nothing(tmp_path):
     assert table["dataset"].unique().tolist() == [""]
 
 
+def test_a_dict_of_measures_before_the_first_step_names_no_model_or_data_set(tmp_path):
+    """An evaluation before training printed as a dict ({'dataset': 'math500', 'model': 'policy', 'accuracy': 0.12})
+    was read as the run's config: model 'policy', data set math500 (the evaluation's, not the training data's)."""
+    first = {"dataset": "math500", "model": "policy", "accuracy": 0.12, "n": 500}
+    table, said = _load(tmp_path, [str(first), json.dumps({"split": "test", "dataset": "aime24", "pass@1": 0.03})])
+    assert said == [] and table["model"].unique().tolist() == [""]
+    assert table["dataset"].unique().tolist() == [""]
+
+
+def test_a_dict_whose_data_set_names_none_says_nothing(tmp_path):
+    """{'dataset': 'train', 'lr': 1e-05}: its data set names none (''), yet the note said the config was read, naming
+    'data set ' and nothing."""
+    table, said = _load(tmp_path, [str({"dataset": "train", "lr": 1e-05, "batch_size": 8})])
+    assert said == [] and table["dataset"].unique().tolist() == [""]
+
+
 def test_a_config_printed_after_the_first_step_is_not_the_runs(tmp_path):
     path = tmp_path / "run.log"
     path.write_text("\n".join(_steps()[:5] + ["Namespace(model='Qwen/Qwen2.5-7B', n_grpo_steps=9)"]

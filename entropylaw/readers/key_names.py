@@ -132,8 +132,11 @@ def _last_word(key: str) -> str:
 
 
 # after a name's path, words that make it another quantity than the name's ("reward/std", "entropy/loss"), or a sum
+# ... or another model's than the policy's ("entropy (teacher)": a distillation's, "reward (baseline)": REINFORCE's)
 _NOT_PATH_QUALIFIER = _NOT_QUALIFIER | {"var", "stdev", "median", "sum", "total", "count", "loss", "coef", "coeff",
-                                        "weight", "bonus", "penalty", "delta", "diff", "grad", "norm"}
+                                        "weight", "bonus", "penalty", "delta", "diff", "grad", "norm", "teacher",
+                                        "critic", "value", "baseline", "base", "init", "initial", "pretrained", "sft",
+                                        "judge", "rm", "prior"}
 _PATH_QUALIFIER = re.compile(r"^(?P<name>[^/]+)/(?P<words>[A-Za-z][\w-]*)$")
 
 

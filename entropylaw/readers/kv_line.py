@@ -19,14 +19,15 @@ from entropylaw.readers.tqdm_bars import CUT_BAR, parse_bar
 from entropylaw.readers.unit_names import unit_key
 
 _KEY = r"[A-Za-z_][\w./@-]*"  # pass@1, maj@8, eval/acc@1: an evaluation's metric of k samples
+# the total after the step may be printed with thousands separators ("Step 10/1,000")
 STEP = re.compile(r"(?<![\w./@-])(?P<name>" + "|".join(PRINTED_STEPS) + r")(?:\s*[=:]\s*|\s+)(?P<n>\d+)"
-                  r"(?:\s*/\s*(?P<total>\d+))?(?![\w.])", re.IGNORECASE)
+                  r"(?:\s*/\s*(?P<total>[1-9]\d{0,2}(?:,\d{3})+(?!\d|,\d)|\d+))?(?![\w.])", re.IGNORECASE)
 _OF = r"(?:\s*/\s*(?P<of>\d+)(?![\w.]))?"  # "correct: 60/500": a count of its total
 # a unit in parentheses between a name and its value ("acc (%): 16.76", "time (s): 3.1"): no part of its key
 _UNIT = r"(?:\s?\((?P<unit>[^()\d\s][^()]{0,15}?)\))?"
 # a number printed with thousands separators ("Tokens: 1,234,567"): read whole; one whose commas part no groups of
 # three ("12,34") is read as no number, its first group never
-_VALUE = r"(?:[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?!\d|,\d)|" + NUMBER + r")(?!,\d)"
+_VALUE = r"(?:[-+]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d*)?(?!\d|,\d)|" + NUMBER + r")(?!,\d)"
 PAIR = re.compile(r"(?<![\w./@-])(?P<key>" + _KEY + r")" + _UNIT + r"\s*[=:]\s*(?P<v>" + _VALUE + r")(?P<pct>%?)"
                   + _OF + r"(?![\w.])",
                   re.IGNORECASE)
@@ -101,7 +102,7 @@ def parse_line(line: str, bar_checked: bool = False):
     if examples:
         line = line[:examples.start()] + line[examples.end():]
     if ":" in line:
-        line = LOCATOR.sub(" ", line)
+        line = _without_locators(line)
     m = first = STEP.search(line)
     # "Epoch 2/2 Step 1/20 Train step 21/40" (AReaL): the run's step, not the epoch's; with no epoch before the
     # first step it is the run's ("Step 10/30 (total step 1000)", "Step 10 | global step 500": a budget)
@@ -117,6 +118,7 @@ def parse_line(line: str, bar_checked: bool = False):
     if "|" in line:
         found += [(s.group("key"), s.group("v"), s.group("pct"), s.group("of"), None) for part in line.split("|")
                   if (s := SPACED.match(part))]
+    paired, rest = bool(found), line  # rest: the line, each list of numbers printed as its mean
     if "[" in line:
         for listed in LISTED.finditer(line):
             if NOT_SAMPLES.search(listed.group("key")):
@@ -124,13 +126,19 @@ def parse_line(line: str, bar_checked: bool = False):
             items = [float(x) for x in listed.group("items").split(",")]
             found.append((listed.group("key"), repr(list_mean(items)), "", None, None))
             pct[listed.group("key")] = f"[{len(items)}]"
-    if not found and m is not None and "|" not in line and _BARE_ALL.fullmatch(line, m.end()):
-        bare = [(b.group("key"), b.group("v"), b.group("pct"), None, None) for b in _BARE.finditer(line, m.end())]
-        found = bare if any(a_loops_key(k) for k, *_ in bare) else []  # "Step 10 took 3.2": no loop's key
-    elif not found and m is not None and "|" not in line and _NAMED_ALL.fullmatch(line, m.end()):
+            if m is not None and listed.start() >= m.end():
+                rest = rest.replace(listed.group(), f"{listed.group('key')} {list_mean(items)!r}", 1)
+    listed_keys = set() if paired else {k for k, *_ in found}
+    # names and numbers parted by spaces or commas, a list among them ("step 1, rewards [0, 1], entropy 0.9")
+    if not paired and m is not None and "|" not in line and _BARE_ALL.fullmatch(rest, m.end()):
+        bare = [(b.group("key"), b.group("v"), b.group("pct"), None, None) for b in _BARE.finditer(rest, m.end())]
+        if any(a_loops_key(k) for k, *_ in bare):  # "Step 10 took 3.2": no loop's key
+            found += [b for b in bare if b[0] not in listed_keys]
+    elif not paired and m is not None and "|" not in line and _NAMED_ALL.fullmatch(rest, m.end()):
         named = [(b.group("key"), b.group("v"), b.group("pct"), None, None)
-                 for b in _NAMED_FIELD.finditer(line, m.end())]
-        found = named if any(a_loops_key(k) for k, *_ in named) else []
+                 for b in _NAMED_FIELD.finditer(rest, m.end())]
+        if any(a_loops_key(k) for k, *_ in named):
+            found += [b for b in named if b[0] not in listed_keys]
     if m is not None and not any(k.lower() == "epoch" for k, *_ in found):  # "Epoch 2 Step 1: ...": the epoch too
         epoch = _EPOCH_N.search(line, 0, m.start())
         found += [("epoch", epoch.group("n"), "", epoch.group("of"), None)] if epoch and found else []
@@ -193,8 +201,8 @@ def parse_line(line: str, bar_checked: bool = False):
         tagged = (re.sub(r"\d+", "0", field.strip()), eval_names(pairs))
         pairs = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pairs.items()}
         pct = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pct.items()}
-    return (int(m.group("n")), (int(m.group("total")) if m.group("total") else None), pairs, pct, tagged, unread, texts,
-            clashes)
+    total = int(m.group("total").replace(",", "")) if m.group("total") else None
+    return int(m.group("n")), total, pairs, pct, tagged, unread, texts, clashes
 
 
 # rich's and other box-drawing rules between fields ("Step 10 ┃ reward 0.31 ┃ entropy 0.52"): read as |
@@ -209,12 +217,17 @@ def dict_fields(line: str) -> str:
 
     >>> dict_fields("Step 10 eval: {'accuracy': 0.4, 'mode': 'greedy', 'val': {'n': 500}}")
     'Step 10 eval: accuracy=0.4 | val/n=500'
+
+    A dict holding a sample's text (``{'prompt': ..., 'response': ..., 'reward': 1.0}``) is one sample's, its
+    numbers none of the step's: the line is left as it is.
     """
     start = line.find("{")
     if start < 0 or not _DICT.match(line, start):
         return line
     end = line.rfind("}")
     record = parse_record(line[start:end + 1]) if end > start else None
+    if record and any(isinstance(v, str) and SAMPLE_TEXT.search(str(k)) for k, v in record.items()):
+        return line  # a sample with its text ({'prompt': ..., 'response': ..., 'reward': 1.0}): no step's values
     fields = [f"{key}={_as_printed(value)}" for key, value in (record or {}).items() if _as_printed(value)]
     return f"{line[:start]}{' | '.join(fields)}{line[end + 1:]}" if fields else line
 
@@ -227,6 +240,23 @@ def _as_printed(value) -> str:
                                                           for v in value):
         return "[" + ", ".join(map(_as_printed, value)) + "]"
     return ""
+
+
+def _without_locators(line: str) -> str:
+    """The line without the logging locators before its message (:data:`LOCATOR`): those before its step only, a
+    dotted key printed after the step with a whole number (``step 3 - gen.tokens:512 - reward: 0.3``) is the
+    message's.
+
+    >>> _without_locators("grpo.trainer:88 - step 3 - gen.tokens:512 - reward: 0.3")
+    '  - step 3 - gen.tokens:512 - reward: 0.3'
+    """
+    out, end = [], 0
+    for loc in LOCATOR.finditer(line):
+        if STEP.search(line, end, loc.start()):  # the message has begun: a key of its own
+            break
+        out.append(line[end:loc.start()] + " ")
+        end = loc.end()
+    return "".join(out) + line[end:]
 
 
 def _after_step(line: str, end: int) -> str:

@@ -31,6 +31,7 @@ import json
 import re
 
 from entropylaw.readers.config_meta import meta_from_config
+from entropylaw.readers.key_names import is_accuracy, is_candidate, is_training_loss
 
 MAX_LINES = 400  # a printed dict longer than this is not a config's
 MAX_HEADER = 20_000  # lines: a config is printed before the loop's first step, near the log's start
@@ -74,7 +75,7 @@ class PrintedConfig:
 
     def meta(self) -> dict:
         """The run metadata the config names (model, algorithm, seed, data set; ``config``: the planned steps)."""
-        return meta_from_config(self.config) if self.config else {}
+        return _named(self.config) if self.config else {}
 
     def said(self) -> str:
         """What was read and where, for the run's notes ('' where nothing was)."""
@@ -118,16 +119,30 @@ class PrintedConfig:
                 value = parse(text)
             except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
                 continue
-            if isinstance(value, dict):
+            if isinstance(value, dict) and not _measures(value):
                 self._take(self._start, value, "a printed dict")
             return
 
     def _take(self, lineno: int, values: dict, shape: str) -> None:
         values = {k: v for k, v in values.items() if isinstance(k, str) and k not in self.config}
-        if not values or not meta_from_config({**self.config, **values}) or \
-                meta_from_config({**self.config, **values}) == meta_from_config(self.config):
+        if not values or not _named({**self.config, **values}) or \
+                _named({**self.config, **values}) == _named(self.config):
             return  # names nothing a run's metadata holds: a metrics dict, another tool's settings
         self.config.update(values)
         self.first = self.first or lineno
         if shape not in self.shapes:
             self.shapes.append(shape)
+
+
+def _measures(record: dict) -> bool:
+    """Whether a printed dict holds the run's measures (an evaluation before training, ``{'dataset': 'math500',
+    'model': 'policy', 'accuracy': 0.12}``): a number under a score's, an entropy's, an accuracy's or the loss's name.
+    Such a dict is a record of values, its text no config's (its data set is an evaluation's)."""
+    return any(isinstance(v, (int, float)) and not isinstance(v, bool) and isinstance(k, str) and (
+        is_candidate(k) or is_training_loss(k) or is_accuracy(f"eval/{k}")) for k, v in record.items())
+
+
+def _named(config: dict) -> dict:
+    """The run metadata ``config`` names (:func:`meta_from_config`), without what it names as nothing (a data set
+    'train', a path that names none: '')."""
+    return {k: v for k, v in meta_from_config(config).items() if v}

@@ -326,14 +326,18 @@ def _own_step(mine: list[tuple[int, Bar]], report) -> str | None:
     counts up (a loop over micro-batches updating every 4 iterations: the bar's count is no step); None where none
     does (a step that stays put or goes back is said, read as a value, the bar's count the step)."""
     keys = [k for k in mine[0][1].values if names_a_step(k)]
+    why = ""
     for key in keys:
         seen = [bar.values.get(key) for _, bar in mine]
         whole = all(v is not None and v == int(v) for v in seen)
-        if whole and all(b >= a for a, b in zip(seen, seen[1:])) and seen[-1] > seen[0]:
+        back = any(b < a for a, b in zip(seen, seen[1:])) if whole else False
+        if whole and not back and seen[-1] > seen[0]:
             return key
+        why = why or ("it is not a whole number at every display" if not whole else "it goes back, restarting "
+                      "with each bar or epoch" if back else "it stays put")
     if keys:
-        report.note(f"the postfix's {keys[0]!r} is no count of the steps (a whole number at every display, never "
-                    "going back, growing): read as a value, the bar's count as the step")
+        report.note(f"the postfix's {keys[0]!r} is no count of the steps ({why}; a count is a whole number at every "
+                    "display, never going back, growing): read as a value, the bar's count as the step")
     return None
 
 

@@ -87,21 +87,38 @@ def join_log_calls(raw: RawRun) -> None:
                         "so they are read on W&B's count (log them in one call, or with step=)")
         return
     first = int(steps[0])
+    lead = _lead(order, kinds, len(seq) % period)
     # a call of the cycle: its place in it // period; another call: the cycle before it (0 before any)
-    cycle = np.where(cycle_calls, (np.cumsum(cycle_calls) - 1) // period, -1)
+    cycle = np.where(cycle_calls, (np.cumsum(cycle_calls) - 1 + (period - lead) % period) // period, -1)
     cycle = np.maximum(np.maximum.accumulate(cycle), 0)
     raw.steps = first + np.repeat(cycle, np.diff(np.concatenate([starts, [len(steps)]])))
-    cycles, extras = -(-len(seq) // period), [k for k in range(len(kinds)) if not in_cycle[k]]
+    extras = [k for k in range(len(kinds)) if not in_cycle[k]]
+    cycles = -(-(len(seq) + (period - lead) % period) // period)
+    order = order[lead:] + order[:lead]
     said = (f"{period} log calls per step: joined (the run logs each step in {period} wandb.log calls without step=, "
             f"{' then '.join(_shown(kinds[k]) for k in order)}, which W&B counts as {len(starts)} steps): "
             f"read as {count(cycles, 'step')} ({first}..{first + cycles - 1})")
-    if len(seq) % period:
+    if lead:
+        said += (f"; {' and '.join(_shown(kinds[k]) for k in order[-lead:])} logged once more, before the first "
+                 f"step's training values (an evaluation before training): read at step {first}, alone")
+    elif len(seq) % period:
         said += f"; the last step has {len(seq) % period} of its {period} calls (the run stopped between them)"
     if extras:
         n = int(counts[extras].sum())
         said += (f"; {count(n, 'call')} of other keys ({', '.join(_shown(kinds[k]) for k in extras[:SHOWN])}) read "
                  "at the step of the calls before them")
     raw.report.note(said, changed=True)
+
+
+def _lead(order: list[int], kinds: list[frozenset], extra: int) -> int:
+    """How many kinds at the cycle's start, logged once more than the rest, are an evaluation's before each training
+    step's calls (``log(evaluate())`` once before the loop, then ``log(train)``, ``log(evaluate())`` each step): the
+    ``extra`` calls of the last cycle cut short, where they hold no entropy or score by name and a later kind does.
+    0: the cycle starts with its first call (a last step cut short is the run stopping between its calls)."""
+    if not extra:
+        return 0
+    trains = [bool(entropy_by_name(sorted(kinds[k]), []) or score_by_name(sorted(kinds[k]), [])) for k in order]
+    return extra if not any(trains[:extra]) and any(trains[extra:]) else 0
 
 
 def _pair_apart(kinds: list[frozenset]) -> bool:

@@ -148,6 +148,7 @@ def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: boo
     positions = array("q")  # index of the record each numeric row came from (for damage counts)
     console_model = ""
     step_log: bool | None = None  # the telemetry's set_step_log (None: no telemetry)
+    started, runtime = None, None  # the process's start (epoch seconds) and, where it finished, its runtime
     with open_log(path) as stream:  # a .wandb.gz / .zst is read as it decompresses
         for index, (_offset, payload) in enumerate(iter_records(stream, damage, where=source)):
             tag = first_tag(payload)
@@ -189,6 +190,10 @@ def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: boo
                                                    ("project", run.project), ("entity", run.entity),
                                                    ("group", run.run_group)) if v})
                 _apply_config(config, run.config)
+                if run.HasField("start_time") and started is None:
+                    started = run.start_time.seconds + run.start_time.nanos / 1e9
+            elif kind == "exit":
+                runtime = record.exit.runtime
     raw = reader.to_raw(run_info.get("name") or run_info.get("run_id")
                         or Path(strip_compression(path.name)).stem.removeprefix("run-"), source)
     if reader.kept is not None:  # the values of undeclared keys not read (wandb_axes.Undeclared)
@@ -221,6 +226,8 @@ def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: boo
         if damage.events:
             what += f" (damaged: {damage.events[0].reason} at byte {damage.events[0].offset})"
         raise EntropyLawError(f"{source}: {what}; nothing to read from this W&B run")
+    # when the process ran: processes of one run id that ran at once are no resume (wandb_processes)
+    raw.meta["wandb_span"] = (started, None if started is None or runtime is None else started + runtime)
     raw.meta["wandb_call_steps"] = on_call_counter(raw, step_log)  # a resumed process's restart (wandb_processes)
     if raw.meta["wandb_call_steps"]:
         join_log_calls(raw)

@@ -74,6 +74,8 @@ def join_restarts(runs: list[RawRun]) -> list[RawRun]:
         ends = [int(np.max(r.steps)) for r in group]
         if all(int(np.min(r.steps)) > end for r, end in zip(group[1:], ends)):
             continue  # each process's count goes on: read as today (readers.merge appends them)
+        if _at_once(group):  # ranks of one job each logging its own values: no process resumed another
+            continue
         shown, last = [], None
         for raw in group:
             low = int(np.min(raw.steps))
@@ -95,6 +97,16 @@ def join_restarts(runs: list[RawRun]) -> list[RawRun]:
             out.append(run)
             done.add(id(run))
     return out
+
+
+def _at_once(group: list[RawRun]) -> bool:
+    """Whether a process of the group started before the one before it ended (the .wandb files' start time and
+    the runtime a finished process writes): processes that ran at once, each rank of a job calling
+    ``wandb.init(id=...)``, not a run resumed after it stopped. A process that did not finish (a crash, the case of a
+    resume) has no end: not said to run at once."""
+    spans = [r.meta.get("wandb_span") or (None, None) for r in group]
+    return any(end is not None and start is not None and start < end
+               for (_, end), (start, _) in zip(spans, spans[1:]))
 
 
 def join_roles(runs: list[RawRun]) -> list[RawRun]:
