@@ -29,14 +29,8 @@ width or their number.
 
 The pick (:attr:`Ranking.top`) is the run with the highest expected final score among those
 with a forecast, where they are at least half the sweep, else among all runs (said): the
-expected score, not ``p_best``, which favours the widest draws.
-
->>> import numpy as np
->>> rng = np.random.default_rng(0)
->>> a, b = rng.normal(0.60, 0.02, 20000), rng.normal(0.58, 0.02, 20000)
->>> p = share_best([a, b])
->>> bool(abs(p[0] - 0.760) < 0.01)       # Phi(0.02 / sqrt(0.02^2 + 0.02^2)) = Phi(0.707) = 0.760
-True
+expected score, not ``p_best``, which favours the widest draws. The shares of joint draws are
+:mod:`.rank_draws`' (its docstring checks ``p_best`` against a closed form).
 """
 
 from __future__ import annotations
