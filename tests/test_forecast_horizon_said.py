@@ -4,8 +4,7 @@ forecast step": which step that is, and why, was unsaid."""
 
 from __future__ import annotations
 
-import math
-import random
+from _takeoff_logs import takeoff_lines
 
 from entropylaw.cli.main import main
 
@@ -14,14 +13,7 @@ def _live_logs(folder, n_runs=1, steps=100):
     """Printed logs of a run still going (no planned length in them), a take-off from 0.05."""
     folder.mkdir(parents=True, exist_ok=True)
     for i in range(n_runs):
-        rnd, rate = random.Random(i), 0.030 + 0.004 * i
-        lines = []
-        for s in range(steps):
-            p = 0.05 + 0.75 / (1 + math.exp(-rate * (s - 90))) + rnd.gauss(0, 0.02)
-            lines.append(f"step {s} | loss 0.1 | reward {p:.4f} | entropy {1.2 * math.exp(-0.008 * s) + 0.1:.4f}")
-            if s % 5 == 0:
-                a = 0.05 + 0.7 / (1 + math.exp(-rate * (s - 95))) + rnd.gauss(0, 0.02)
-                lines.append(f"eval step {s} | accuracy {min(0.95, max(0.01, a)):.4f}")
+        lines = takeoff_lines(0.030 + 0.004 * i, steps, seed=i)
         (folder / f"run{i}.log").write_text("\n".join(lines) + "\n")
     return folder
 

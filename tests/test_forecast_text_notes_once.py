@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import random
+
+from _takeoff_logs import takeoff_lines
 
 from entropylaw.cli.main import main
 
@@ -16,15 +16,7 @@ TAIL = "where the climb stops is not in the window: real runs of several recipes
 
 def _log(path, steps=200, rate=0.030):
     """A printed log taking off from 0.05."""
-    rnd = random.Random(0)
-    lines = []
-    for s in range(steps):
-        p = 0.05 + 0.75 / (1 + math.exp(-rate * (s - 90))) + rnd.gauss(0, 0.02)
-        lines.append(f"step {s} | loss 0.1 | reward {p:.4f} | entropy {1.2 * math.exp(-0.008 * s) + 0.1:.4f}")
-        if s % 5 == 0:
-            a = 0.05 + 0.7 / (1 + math.exp(-rate * (s - 95))) + rnd.gauss(0, 0.02)
-            lines.append(f"eval step {s} | accuracy {min(0.95, max(0.01, a)):.4f}")
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text("\n".join(takeoff_lines(rate, steps)) + "\n")
     return path
 
 

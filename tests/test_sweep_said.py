@@ -5,9 +5,9 @@ it first, which runs, and how to forecast each alone."""
 
 from __future__ import annotations
 
-import math
 import os
-import random
+
+from _takeoff_logs import takeoff_lines
 
 from entropylaw.cli.main import main
 
@@ -16,15 +16,7 @@ def _printed_logs(folder, rates=(0.030, 0.034, 0.038, 0.027), steps=200):
     """Printed logs of one recipe: a take-off from 0.05, each run at its own rate."""
     folder.mkdir(parents=True, exist_ok=True)
     for i, rate in enumerate(rates):
-        rnd = random.Random(i)
-        lines = []
-        for s in range(steps):
-            p = 0.05 + 0.75 / (1 + math.exp(-rate * (s - 90))) + rnd.gauss(0, 0.02)
-            h = 1.2 * math.exp(-0.008 * s) + 0.1 + rnd.gauss(0, 0.01)
-            lines.append(f"step {s} | loss 0.1 | reward {min(0.95, max(0.01, p)):.4f} | entropy {h:.4f}")
-            if s % 5 == 0:
-                a = 0.05 + 0.7 / (1 + math.exp(-rate * (s - 95))) + rnd.gauss(0, 0.02)
-                lines.append(f"eval step {s} | accuracy {min(0.95, max(0.01, a)):.4f}")
+        lines = takeoff_lines(rate, steps, seed=i, noisy_entropy=True, clip_reward=True)
         (folder / f"run{i}.log").write_text("\n".join(lines) + "\n")
     return folder
 
