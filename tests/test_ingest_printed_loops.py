@@ -317,3 +317,21 @@ def test_an_epoch_printed_bare_before_its_step_counts_the_steps_on(tmp_path, sha
     df = el.load(path, warn=False)
     assert _series(df, "entropy").tolist() == pytest.approx([round(_h(s), 3) for s in STEPS])
     assert "the step restarts with each epoch" in _notes(df)
+
+
+def test_a_percent_followed_by_its_count_of_a_total_is_the_validation_and_its_size(tmp_path):
+    """'eval accuracy 45.0% (225/500)' was said as a field not read: the run's validation was lost."""
+    lines = []
+    for step in STEPS:
+        lines.append(f"step {step} | reward {_r(step):.3f} | entropy {_h(step):.3f}")
+        if step % 10 == 0:
+            right = round(500 * _acc(step))
+            lines.append(f"step {step} | eval accuracy {100 * right / 500:.1f}% ({right}/500)")
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    val = _series(df, "val/accuracy")
+    assert val.index.tolist() == [10, 20, 30, 40]
+    assert val.tolist() == pytest.approx([round(500 * _acc(s)) / 500 for s in (10, 20, 30, 40)], abs=1e-9)
+    assert _series(df, "num_examples").tolist() == [500.0] * 4
+    assert "not read" not in _notes(df)

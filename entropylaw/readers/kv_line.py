@@ -48,6 +48,8 @@ _NAMED_ALL = re.compile(r"\s*[)\]]?\s*[:,-]?\s*" + _NAMED.replace("?P<", "?P<_")
                         + _NAMED.replace("?P<", "?P<__") + r")*\s*[,;.]?\s*", re.IGNORECASE)
 # a count in parentheses after a value ("accuracy 13.5% (n=500)"): the examples it was computed over, no key n
 _COUNT_AFTER = re.compile(r"(?<=[\d%])\s*\(\s*(?:n|num|count|num_examples)\s*=\s*(?P<n>\d+)\s*\)", re.IGNORECASE)
+# ... or the count of its total after a percent ("accuracy 45.0% (225/500)"): 500 problems, the percent the value
+_OF_AFTER = re.compile(r"(?<=%)\s*\(\s*\d+\s*/\s*(?P<n>\d+)\s*\)")
 # the words a key is printed with before its last ("Val Accuracy=0.5", "| Policy Entropy: 0.8"), where they
 # follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
 _LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,3})$")
@@ -98,7 +100,7 @@ def parse_line(line: str, bar_checked: bool = False):
     if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
     line = dict_fields(boxed_pairs(unwrap(line))).translate(_RULES)
-    examples = _COUNT_AFTER.search(line) if "(" in line else None
+    examples = (_COUNT_AFTER.search(line) or _OF_AFTER.search(line)) if "(" in line else None
     if examples:
         line = line[:examples.start()] + line[examples.end():]
     if ":" in line:
