@@ -101,18 +101,23 @@ def test_an_evaluation_before_training_and_after_each_step_pairs_with_its_step(t
     assert "before the first step" in said and "stopped between" not in said, said
 
 
-def test_one_call_per_step_beside_evaluation_calls_is_read_as_before(tmp_path):
-    """A training call holding entropy and reward, an evaluation call every 5 steps: nothing to join (the
-    evaluation rows are on W&B's count, as before), nothing said of log calls."""
+def test_one_call_per_step_beside_evaluation_calls_is_read_at_the_loops_steps(tmp_path):
+    """A training call holding entropy and reward, an evaluation call every 5 steps, no step=: W&B counts the
+    evaluation calls as steps too, so 20 training steps were read as 0..23 (each evaluation between two training
+    steps, the later ones pushed on by 1, 2, 3). Each evaluation is read at the step of the training call before
+    it, the training calls at 0..19, said."""
     run = _init(tmp_path)
     for s in range(STEPS):
         run.log({"train/entropy": _entropy(s), "train/reward": _reward(s)})
         if s % 5 == 4:
-            run.log({"eval/accuracy": 0.5})
+            run.log({"eval/accuracy": 0.5 + s / 100})
     finish(run)
     df = el.load(tmp_path / "wandb", warn=False)
-    assert len(_series(df, "entropy")) == STEPS and max(_series(df, "entropy")) == STEPS + 2
-    assert not any("log call" in n for n in _account(df)["notes"])
+    assert _series(df, "entropy") == {s: _entropy(s) for s in range(STEPS)}
+    assert _series(df, "val/accuracy") == {s: pytest.approx(0.5 + s / 100) for s in (4, 9, 14, 19)}
+    [said] = [n for n in _account(df)["changed"] if n.startswith("one training call a step")]
+    assert "which W&B counts as steps too (24 in all): read as 20 steps (0..19)" in said, said
+    assert "4 calls of other keys ({eval/accuracy}) read at the step of the calls before them" in said, said
 
 
 @pytest.mark.parametrize("how", ["step=", "define_metric"])

@@ -5,8 +5,9 @@ A loop that calls ``wandb.log`` without ``step=`` and declares no step metric (`
 ``wandb.log({"train/reward": r})``) has its entropy and reward on different ``_step``s: read so they never pair.
 Where every call logs its own keys (no key in two kinds of call) in a fixed cycle, each cycle is one step
 (:func:`join_log_calls`); calls of other keys logged now and then (an evaluation every few steps) are read at the
-step of the cycle before them. Where the calls come in no fixed cycle, the run is read on W&B's count and a note
-says why its values do not pair.
+step of the cycle before them; so are an evaluation's calls beside one training call a step (W&B counts them as
+steps too: 20 training steps read as 24). Where the calls come in no fixed cycle, the run is read on W&B's count
+and a note says why its values do not pair.
 
 The SDK's telemetry records whether the run called ``wandb.log`` with ``step=`` (its ``set_step_log``); a file
 without telemetry is read on the count where its steps are 0, 1, 2 ... one per row.
@@ -75,7 +76,13 @@ def join_log_calls(raw: RawRun) -> None:
     period = len(order)
     cycle_calls = in_cycle[kind_of]
     seq = kind_of[cycle_calls]
-    fixed = period > 1 and most > 1 and bool(np.all(seq == np.asarray(order)[np.arange(len(seq)) % period]))
+    fixed = most > 1 and bool(np.all(seq == np.asarray(order)[np.arange(len(seq)) % period]))
+    # one training call a step, an evaluation's call now and then: W&B counts both, so the evaluations lie between
+    # the training steps and push them on (a run of 200 steps read as 220); each is read at the step before it
+    # (an evaluation's: at most every other step, naming no training entropy or score, whose pairing is unknown)
+    others = [k for k in range(len(kinds)) if not in_cycle[k]]
+    fixed = fixed and (period > 1 or (bool(others) and _names_a_role(kinds[order[0]]) and all(
+        2 * counts[k] <= most and not _names_a_role(kinds[k]) for k in others)))
     if not fixed:
         if not _pair_apart(kinds):  # a training call beside an evaluation's calls: no step in two calls
             return
@@ -95,9 +102,14 @@ def join_log_calls(raw: RawRun) -> None:
     extras = [k for k in range(len(kinds)) if not in_cycle[k]]
     cycles = -(-(len(seq) + (period - lead) % period) // period)
     order = order[lead:] + order[:lead]
-    said = (f"{period} log calls per step: joined (the run logs each step in {period} wandb.log calls without step=, "
-            f"{' then '.join(_shown(kinds[k]) for k in order)}, which W&B counts as {len(starts)} steps): "
-            f"read as {count(cycles, 'step')} ({first}..{first + cycles - 1})")
+    if period > 1:
+        said = (f"{period} log calls per step: joined (the run logs each step in {period} wandb.log calls without "
+                f"step=, {' then '.join(_shown(kinds[k]) for k in order)}, which W&B counts as {len(starts)} steps): "
+                f"read as {count(cycles, 'step')} ({first}..{first + cycles - 1})")
+    else:
+        said = (f"one training call a step, {_shown(kinds[order[0]])}, without step=, beside calls of other keys, "
+                f"which W&B counts as steps too ({len(starts)} in all): read as {count(cycles, 'step')} "
+                f"({first}..{first + cycles - 1})")
     if lead:
         said += (f"; {' and '.join(_shown(kinds[k]) for k in order[-lead:])} logged once more, before the first "
                  f"step's training values (an evaluation before training): read at step {first}, alone")
@@ -119,6 +131,11 @@ def _lead(order: list[int], kinds: list[frozenset], extra: int) -> int:
         return 0
     trains = [bool(entropy_by_name(sorted(kinds[k]), []) or score_by_name(sorted(kinds[k]), [])) for k in order]
     return extra if not any(trains[:extra]) and any(trains[extra:]) else 0
+
+
+def _names_a_role(kind: frozenset) -> bool:
+    """Whether a call's keys name an entropy or a score: a training step's call."""
+    return bool(entropy_by_name(sorted(kind), []) or score_by_name(sorted(kind), []))
 
 
 def _pair_apart(kinds: list[frozenset]) -> bool:
