@@ -191,7 +191,7 @@ def test_regime_the_law_and_a_constant_score_are_said_beside_the_numbers(tmp_pat
     lines = {ln.split()[1]: ln for ln in text.splitlines() if ln[:2].strip().isdigit()}
     assert "constant score" in lines["const"] and "collapse risk" in text and "law does not apply" in text
     # the window's verdict, not the whole run's (demo's law column): said, as the two may differ
-    assert "law does not apply: in the forecast's window (the fit of the whole run may judge otherwise)" in \
+    assert "law does not apply: in the forecast's window, the run does not consume entropy" in \
         " ".join(text.split()), text
     keep = next(ln for ln in text.splitlines() if ln.startswith("keep:"))
     assert "const" not in keep and "zero" not in keep

@@ -132,7 +132,11 @@ def test_the_keys_listed_for_a_run_with_no_entropy_put_the_score_first(tmp_path)
     and hid its score behind 'and 2 more'."""
     res = run_cli("fit", str(_printed_loop(tmp_path / "grpo_loop.txt")))
     assert res.returncode == 2
-    assert "(the run's keys: val/Percentage_of_correct_examples, " in " ".join(res.stderr.split()), res.stderr
+    said = " ".join(res.stderr.split())
+    keys = said.split("(the run's keys: ", 1)[1].split(";", 1)[0].split(", ")
+    # the scores first (the validation, and the rewards one sample's metrics printed beside it), then the rest
+    assert "val/Percentage_of_correct_examples" in keys[:4] and keys.index("Microbatch") > keys.index(
+        "val/Percentage_of_correct_examples"), res.stderr
 
 
 def test_figures_of_a_mixed_folder_say_a_run_drawn_in_the_forecast_figure_once_and_not_as_left_out(tmp_path):

@@ -39,7 +39,7 @@ def test_an_algorithm_test_prints_plots_and_shows_itself():
     t = AlgorithmTest().fit(runs, {"g1": "grpo", "g2": "grpo", "r1": "rloo"})
     text = str(t)
     assert text.startswith("algorithms: grpo, rloo; 3 runs, 120 points, AR(1) phi = ")
-    assert text.splitlines()[3] == t.verdict_ and text.splitlines()[2].startswith("(a, b) shared (0.2")
+    assert t.verdict_ in text.splitlines() and text.splitlines()[2].startswith("(a, b) shared (0.2")
     assert t.confounded_ == ["rloo"] and "note: one run of rloo" in text  # one run: it may be the run, not rloo
     # the two models' coefficients recovered (truth: a = 0.2, b = 0.8 for both algorithms)
     assert t.shared_ == pytest.approx({"a": 0.2, "b": 0.8}, abs=0.02)

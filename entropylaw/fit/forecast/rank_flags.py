@@ -105,9 +105,9 @@ def explain(rows, lifted=None) -> list:
     if len(why) == 1 and said[0].startswith("every run"):  # one reason for them all: the tag's rows say who
         said = [next(iter(why))]
     if said:
-        lines.append(_with_rows(f"{NO_LAW}: in the forecast's window (the fit of the whole run may judge "
-                                f"otherwise) the run does not consume entropy to gain score as the law describes, its "
-                                f"forecast extrapolates a trend, not the law's ceiling: {', '.join(said)}", lifted))
+        lines.append(_with_rows(f"{NO_LAW}: in the forecast's window, the run does not consume entropy to gain score "
+                                f"as the law describes, its forecast extrapolates a trend, not the law's ceiling: "
+                                f"{', '.join(said)}", lifted))
     return lines
 
 
