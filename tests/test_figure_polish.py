@@ -192,3 +192,17 @@ def test_a_validation_key_naming_the_measure_is_not_said_twice_on_the_axis():
 
     assert metric_label("val/accuracy") == "val. accuracy (fraction)" == metric_label("val/acc")
     assert metric_label("val/gsm8k") == "accuracy gsm8k (fraction)"
+
+
+def test_the_early_figure_says_which_end_number_is_observed_when_saved_alone():
+    """Panel titles 'end 0.975 vs 0.340' said which was observed only in the report's caption."""
+    from entropylaw.figure_sets.law import early_figures
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        built = early_figures(el.load(DATA / "real-sizes", warn=False))[0]
+    try:
+        said = [t.get_text() for legend in built.fig.legends for t in legend.get_texts()]
+        assert "end A vs B: final score observed vs predicted" in said, said
+    finally:
+        plt.close(built.fig)

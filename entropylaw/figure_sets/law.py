@@ -325,7 +325,9 @@ def early_figures(t: pd.DataFrame, fit_frac: float = 0.15, fit_steps: int | None
                Line2D([], [], marker="o", color="0.3", ls="none", label="observed, in the fit"),
                Line2D([], [], marker="o", mfc="white", mec="0.3", ls="none", label="observed, predicted"),
                Line2D([], [], color="0.3", ls=":", label="predicted ceiling b - a"),
-               Line2D([], [], marker="^", mfc="white", mec="0.3", ls="none", label="▲▼ beyond the axes")]
+               Line2D([], [], marker="^", mfc="white", mec="0.3", ls="none", label="▲▼ beyond the axes"),
+               # the panels' titles: a figure saved alone has no caption to say which number is which
+               Line2D([], [], ls="none", label="end A vs B: final score observed vs predicted")]
     fig.legend(handles=handles, loc="outside upper center", fontsize=fs("small"),
                ncol=legend_columns(fig, [h.get_label() for h in handles], fs("small")))
     what = f"the first {fit_steps} steps" if fit_steps else f"the first {100 * fit_frac:.0f} % of each run"
