@@ -304,3 +304,17 @@ def test_a_run_whose_first_score_comes_after_total_steps_is_left_out_saying_why(
     assert "first val/accuracy is at step 1001, after step 500" in rows["resumed"]["left_out"]
     alone = run_cli("rank", str(root / "resumed.csv"), "--total-steps", "500", "--n-boot", "50")
     assert alone.returncode == 2 and "Traceback" not in alone.stderr and "internal error" not in alone.stderr
+
+
+def test_the_pick_among_runs_none_of_which_has_a_forecast_says_none_has_one():
+    """With every run unforecast (`--no-sweep` on a sweep of wide take-offs), the pick's basis said "most runs have
+    no forecast"."""
+    from entropylaw.fit.forecast.rank import Ranking
+
+    rows = [{"run_id": r, "expected": e, "p_best": None} for r, e in (("a", 0.5), ("b", 0.6), ("c", 0.4))]
+    ranking = Ranking(rows=rows, threshold=0.01, threshold_source="given")
+    assert ranking.top == "b"
+    assert ranking.top_basis.startswith("the highest expected final score; no run has a forecast, so"), \
+        ranking.top_basis
+    rows[0]["p_best"] = 1.0
+    assert "most runs have no forecast" in Ranking(rows=rows, threshold=0.01, threshold_source="given").top_basis

@@ -107,8 +107,9 @@ class Ranking:
         elif 2 * len(ranked) >= len(listed):
             pool, basis = ranked, "the highest expected final score among the runs with a forecast"
         else:
-            pool, basis = listed, ("the highest expected final score; most runs have no forecast, so the pick reads "
-                                   "expected scores their windows cannot bound")
+            none = "no run has a forecast" if not ranked else "most runs have no forecast"
+            pool, basis = listed, (f"the highest expected final score; {none}, so the pick reads expected scores "
+                                   "their windows cannot bound")
         steady = [r for r in pool if r.get("regime") != "instability"]
         if steady and len(steady) < len(pool):
             pool, basis = steady, basis + "; runs at collapse risk are not picked"
