@@ -290,3 +290,24 @@ def test_keys_the_user_names_are_downloaded_whatever_their_names(tmp_path, monke
                  val_keys=["bench/aime24"], warn=False)
     assert len(df[df["metric"].astype(str).str.startswith("val/")]) == 30
     assert ["actor/pg_loss", "_step"] not in api._runs["r1"].scans
+
+
+def test_a_step_key_named_is_the_online_runs_step_as_offline(tmp_path):
+    """`--step-key` was taken by the offline reader only: a wandb:// run logged on W&B's count of calls (two calls
+    a step) with its own counter `updates_done` was read on _step, its entropy and score never on one step."""
+    history = []
+    for it in range(12):
+        history.append({"_step": 2 * it, "updates_done": it, "actor/entropy": 1.0 / (it + 1)})
+        history.append({"_step": 2 * it + 1, "updates_done": it, "critic/score/mean": it / 100})
+    api = FakeApi([FakeRun("r1", history, VERL_CONFIG)])
+    [raw] = read_wandb_online("wandb://ent/proj/r1", cache_dir=tmp_path, api=api, step_key="updates_done")
+    rows = _rows(raw)
+    assert [s for s, k, _ in rows if k == "actor/entropy"] == list(range(12))
+    assert [s for s, k, _ in rows if k == "critic/score/mean"] == list(range(12))
+    [plain] = read_wandb_online("wandb://ent/proj/r1", cache_dir=tmp_path, api=FakeApi([FakeRun("r1", history,
+                                                                                                 VERL_CONFIG)]))
+    assert [s for s, k, _ in _rows(plain) if k == "actor/entropy"] == list(range(0, 24, 2))  # as before: _step
+    with pytest.raises(EntropyLawError, match="`step_key` 'iter' not logged"):
+        read_wandb_online("wandb://ent/proj/r1", cache_dir=tmp_path, api=FakeApi([FakeRun("r1", history,
+                                                                                          VERL_CONFIG)]),
+                          step_key="iter")

@@ -140,7 +140,8 @@ _TABLE_MB_S = 0.316
 # line above the entry it must win over (a reader takes the path and the KeyOptions).
 FORMATS: list[Format] = [
     Format("wandb_online", lambda s: s.text.startswith(WANDB_SCHEME),
-           lambda src, o: read_wandb_online(src, named=(o.entropy_key, o.score_key, *(o.val_keys or ())))),
+           lambda src, o: read_wandb_online(src, named=(o.entropy_key, o.score_key, *(o.val_keys or ())),
+                                            step_key=o.step_key)),
     Format("mlflow", lambda s: s.text.startswith(mlflow_store.SCHEME)
            or (s.is_dir and mlflow_store.is_file_store(s.path))
            or (s.is_file(".db", ".sqlite", ".sqlite3") and mlflow_store.is_sql_store(s.path)),

@@ -66,14 +66,16 @@ def parse_uri(uri: str) -> tuple[str, str, str | None]:
 
 
 def read_wandb_online(uri: str, keys: str | Iterable[str] | None = None, cache_dir: str | Path | None = None,
-                      filters: dict | None = None, api=None, named: Iterable[str | None] = ()) -> list[RawRun]:
+                      filters: dict | None = None, api=None, named: Iterable[str | None] = (),
+                      step_key: str | None = None) -> list[RawRun]:
     """Runs of a W&B project (or one run) as :class:`RawRun` objects (see module docstring).
 
     ``keys``: None = the keys the analysis needs (detected per run), ``"all"`` = every
     history key, or a list of keys. ``filters`` is passed to ``wandb.Api().runs``
     (MongoDB-style, e.g. ``{"state": "finished"}``). ``api`` replaces ``wandb.Api()``
     (tests inject a fake). ``named``: the keys the user names (``entropy_key``, ``score_key``, ``val_keys``),
-    downloaded with the keys the analysis needs whatever their names.
+    downloaded with the keys the analysis needs whatever their names. ``step_key``: the key each row's step is read
+    from (the loop's own counter), before the step metrics the run declares and W&B's ``_step``.
     """
     entity, project, run_id = parse_uri(uri)
     cache = Path(cache_dir or DEFAULT_CACHE).expanduser()
@@ -81,6 +83,8 @@ def read_wandb_online(uri: str, keys: str | Iterable[str] | None = None, cache_d
     # the keys a user names make their own cache entry: a run read before without them is downloaded again
     spec = ("auto" if not named else ["auto", *named]) if keys is None else \
         "all" if keys == "all" else sorted(set(keys))
+    if step_key:  # another step axis: a cache entry of its own (appended so that a spec without it reads as before)
+        spec = [spec, {"step_key": str(step_key)}]
     index_path = cache / f"{_slug(uri)}-{_digest([uri, filters, spec])}.index.json"
     client = _Client(uri, api)
     if run_id is not None:
@@ -216,9 +220,17 @@ def needed_keys(available: Iterable[str]) -> list[str]:
 def _download(client: _Client, run, spec, uri: str) -> pd.DataFrame:
     """All (step, key, value) rows of one run for the requested keys, each on its own step axis."""
     available = _available_keys(run)
+    step_key = None
+    if isinstance(spec, list) and len(spec) == 2 and isinstance(spec[1], dict):
+        spec, step_key = spec[0], spec[1]["step_key"]
+        if step_key not in available:
+            own = sorted(k for k in available if not k.startswith("_"))
+            raise EntropyLawError(f"{uri}: run {getattr(run, 'name', '') or run.id}: `step_key` {step_key!r} not "
+                                  f"logged (its keys: {', '.join(own[:12])}{', ...' if len(own) > 12 else ''})")
     # the trainer's own step metrics (train/global_step, grpo_step, eval_step): where a key is logged
     # beside one in every row, that is its step, not W&B's _step (a count of log calls)
     axes = [k for k in available if k == STEP_METRIC or (k != "_step" and is_step_name(k.rsplit("/", 1)[-1]))]
+    axes = [step_key, *(a for a in axes if a != step_key)] if step_key else axes
     if spec == "all":
         wanted = [k for k in available if not k.startswith("_") and k not in axes]
     else:
