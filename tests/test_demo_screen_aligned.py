@@ -116,3 +116,24 @@ def test_a_run_still_training_is_said_with_where_to_forecast_it_live_and_a_short
            "15%; 'entropylaw forecast RUN' forecasts where it ends from every step logged" in text, out.stdout
     assert "done (step" not in text  # its planned 120 steps are all logged
     assert "raise --fit-frac: the first 15 % of this run holds 1 validation point; at 0.25 it holds 3" in text, text
+
+
+def test_the_report_page_names_a_run_still_training(tmp_path):
+    """The page showed a run at step 120 of 300 planned as a backtest with nothing said (the demo's screen did)."""
+    import math
+
+    from entropylaw.api import load, report
+
+    lines = []
+    for s in range(1, 121):
+        lines.append(f"step {s}/300 | loss 0.1 | reward {0.05 + 0.6 * (1 - math.exp(-s / 60)):.4f} | "
+                     f"entropy {0.9 * math.exp(-s / 80) + 0.05:.4f}")
+        if s % 5 == 0:
+            lines.append(f"eval step {s} | accuracy {0.04 + 0.55 * (1 - math.exp(-s / 70)):.4f}")
+    (tmp_path / "live.log").write_text("\n".join(lines) + "\n")
+    report(load(tmp_path / "live.log", warn=False), out=tmp_path / "page")
+    html = (tmp_path / "page" / "report.html").read_text()
+    assert '<p class="live">still training: live (step 120 of 300 planned): this page&#x27;s forecasts are a ' \
+           "backtest from the run&#x27;s first 15%;" in html or \
+           "<p class=\"live\">still training: live (step 120 of 300 planned): this page's forecasts are a backtest" \
+           in html, html[html.find("still training") - 200:html.find("still training") + 300]

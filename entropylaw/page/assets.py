@@ -47,6 +47,7 @@ figcaption{font-size:.8rem;color:#424a53;max-width:62rem}
 ol.ids{columns:2;column-gap:2rem;font-size:.72rem;color:#57606a;margin:.4rem 0 0;padding-left:1.6rem}
 ol.ids li{break-inside:avoid;overflow-wrap:anywhere}
 .key{font-size:.74rem;color:#57606a;margin:.3rem 0;width:0;min-width:100%}
+p.live{color:#7d4e00;font-size:.9rem;overflow-wrap:anywhere}
 ul.warn{padding-left:1.2rem;font-size:.82rem} ul.warn li{color:#7d4e00;margin:.15rem 0;overflow-wrap:anywhere}
 details summary{cursor:pointer} .scroll{overflow-x:auto;max-width:100%}
 table.details{width:100%} table.details td{white-space:normal} table.details td.id{overflow-wrap:break-word;

@@ -295,6 +295,9 @@ def render_html(model: PageModel) -> str:
     parts.append("</section>")
     parts.append(f'<section id="forecast"><h2>Forecast of each final score from the first {100 * fit_frac:g} % '
                  "of the run</h2>")
+    if model.runs.live:  # backtests all: a run still training is forecast live by `entropylaw forecast`
+        said = model.runs.live_said("this page's forecasts are")
+        parts.append(f'<p class="live">{esc(said)}</p>')
     if forecasts:
         parts.append(f'<p class="muted">Each forecast sees only the run\'s first {100 * fit_frac:g} % of steps. '
                      f"{defaults_said(names)} The <b>law ceiling</b> uses the window's (entropy, score) pairs and is "

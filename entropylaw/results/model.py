@@ -35,6 +35,7 @@ from entropylaw.readers.dataset_guess import guessed_lines
 from entropylaw.results.rows import forecast_rows_of, method_names, summary_rows_of
 from entropylaw.results.runs import NO_ENTROPY, forecast_only_runs, left_out_runs, usable_runs
 from entropylaw.fit.forecast.window_hint import window_hint
+from entropylaw.results.live import live_line, still_training
 
 N_BOOT = 200  # the report's bootstrap draws for a forecast's interval
 
@@ -59,6 +60,11 @@ class RunResults:
     read: list = field(default_factory=list)
     methods: dict = field(default_factory=lambda: method_names([]))
     picks: Picks | None = None
+    live: list = field(default_factory=list)  # the runs still training: "run (step N of M planned)"
+
+    def live_said(self, what: str) -> str:
+        """The line naming the runs still training beside the backtests ``what`` names ('' where none is)."""
+        return live_line(self.live, self.fit_frac, what) if self.live else ""
 
     def forecast(self, run_id: str) -> dict:
         """The forecast row of ``run_id`` (``{}`` when it has none)."""
@@ -106,7 +112,7 @@ def run_results(t: pd.DataFrame | None, fit_frac: float = 0.15, n_boot: int = N_
             row.update(final_observed=f.get("final_observed", float("nan")), score_key=f.get("target_key", ""),
                        score_kind=f.get("target_kind", ""), fraction=f.get("fraction", True))
     return RunResults(rows, done, notes + forecast_notes, fit_frac, left_out, read, method_names(done),
-                      project_picks(rows, done))
+                      project_picks(rows, done), still_training(t, [r["run_id"] for r in rows]))
 
 
 def summary_rows(t: pd.DataFrame, run_ids=None) -> tuple[list[dict], list[str]]:

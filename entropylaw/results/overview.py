@@ -16,10 +16,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 import entropylaw.table as table
-from entropylaw.errors import EntropyLawError, EntropyLawWarning
-from entropylaw.fit.forecast.data import RunData
-from entropylaw.fit.forecast.decide import log_facts
-from entropylaw.fit.forecast.finish import planned
+from entropylaw.errors import EntropyLawWarning
 from entropylaw.fit.forecast.final import FINAL_SHARE, NO_FORECAST_WIDTH, UNBOUNDED_WIDTH
 from entropylaw.fit.run import left_out_line
 from entropylaw.results.columns import COLUMNS, TRUST_SHORT, fitted, screen_header, screen_line, shown
@@ -163,27 +160,9 @@ def screen_rows(df: pd.DataFrame, results: RunResults) -> tuple[list[dict], list
                     else "training score" if table.SCORE in logged else None)
         row["kind"] = {"validation": "val", "training score": "train"}.get(kind, "?")
         out.append(row)
-    live = still_training(df, [r["run_id"] for r in out], spans)
-    if live:  # the screen's forecasts are backtests: a run still training is asked of `forecast`, live
-        more = f" and {len(live) - 3} more" if len(live) > 3 else ""
-        problems.insert(0, f"still training: {', '.join(live[:3])}{more}: the forecast above is a backtest from the run's first {100 * results.fit_frac:g}%; "
-                           "'entropylaw forecast RUN' forecasts where it ends from every step logged")
+    if results.live:  # the screen's forecasts are backtests: a run still training is asked of `forecast`, live
+        problems.insert(0, results.live_said("the forecast above is"))
     return out, problems
-
-
-def still_training(df: pd.DataFrame, run_ids, spans) -> list[str]:
-    """``run (step N of M planned)`` for each run whose planned last step (its log's or its config's) lies
-    past the last step it logged."""
-    out = []
-    for rid in run_ids:
-        try:
-            run = RunData.from_table(df[df["run_id"] == rid], rid)
-        except EntropyLawError:
-            continue
-        plan, last = planned(run, log_facts(df, rid)), float(spans.at[rid, "max"])
-        if plan is not None and plan > last + max(1.0, 0.02 * (last - float(spans.at[rid, "min"]))):
-            out.append(f"{rid} (step {last:g} of {plan:g} planned)")
-    return out
 
 
 def _size_lines(df) -> list[str]:
