@@ -167,7 +167,8 @@ def screen_rows(df: pd.DataFrame, results: RunResults) -> tuple[list[dict], list
     live = still_training(df, [r["run_id"] for r in out], spans)
     if live:  # the screen's forecasts are backtests: a run still training is asked of `forecast`, live
         more = f" and {len(live) - 3} more" if len(live) > 3 else ""
-        problems.insert(0, f"still training: {', '.join(live[:3])}{more}: the forecast above is a backtest from the run's first {100 * results.fit_frac:g}%; "
+        problems.insert(0, f"still training: {', '.join(live[:3])}{more}: the forecast above is a backtest from "
+                           f"the run's first {100 * results.fit_frac:g}%; "
                            "'entropylaw forecast RUN' forecasts where it ends from every step logged")
     return out, problems
 
