@@ -335,3 +335,23 @@ def test_a_percent_followed_by_its_count_of_a_total_is_the_validation_and_its_si
     assert val.tolist() == pytest.approx([round(500 * _acc(s)) / 500 for s in (10, 20, 30, 40)], abs=1e-9)
     assert _series(df, "num_examples").tolist() == [500.0] * 4
     assert "not read" not in _notes(df)
+
+
+def test_a_percent_whose_count_is_no_share_solved_gives_no_set_size(tmp_path):
+    """'gpu 95% (3/4)' on each training line was read as a set of 4 examples (num_examples 4 at every step); a
+    second share's count on an evaluation's line ('pass@1 40.0% (200/500)') was left, that field not read."""
+    lines = []
+    for step in STEPS:
+        lines.append(f"step {step} | reward {_r(step):.3f} | entropy {_h(step):.3f} | gpu 95% (3/4)")
+        if step % 10 == 0:
+            right = round(500 * _acc(step))
+            lines.append(f"step {step} | eval accuracy {100 * right / 500:.1f}% ({right}/500)"
+                         f" | eval pass@1 {100 * right / 500:.1f}% ({right}/500)")
+    path = tmp_path / "train.log"
+    path.write_text(_printed(lines))
+    df = el.load(path, warn=False)
+    sizes = df[df["metric"].str.contains("num_examples")]
+    assert sorted(sizes["step"].astype(int).unique().tolist()) == [10, 20, 30, 40], sizes
+    assert set(sizes["value"]) == {500.0}
+    assert {"eval accuracy", "eval pass@1"} <= set(df["metric"])
+    assert "gpu 95% (3/4)" in _notes(df)

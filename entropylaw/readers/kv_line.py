@@ -48,8 +48,10 @@ _NAMED_ALL = re.compile(r"\s*[)\]]?\s*[:,-]?\s*" + _NAMED.replace("?P<", "?P<_")
                         + _NAMED.replace("?P<", "?P<__") + r")*\s*[,;.]?\s*", re.IGNORECASE)
 # a count in parentheses after a value ("accuracy 13.5% (n=500)"): the examples it was computed over, no key n
 _COUNT_AFTER = re.compile(r"(?<=[\d%])\s*\(\s*(?:n|num|count|num_examples)\s*=\s*(?P<n>\d+)\s*\)", re.IGNORECASE)
-# ... or the count of its total after a percent ("accuracy 45.0% (225/500)"): 500 problems, the percent the value
-_OF_AFTER = re.compile(r"(?<=%)\s*\(\s*\d+\s*/\s*(?P<n>\d+)\s*\)")
+# ... or the count of its total after a share's percent ("accuracy 45.0% (225/500)"): 500 problems, the percent the
+# value; only where the count is the percent ("gpu 95% (3/4)", "progress 50% (10/20)": no problems solved)
+_OF_AFTER = re.compile(r"(?P<key>[A-Za-z][\w@/.-]*)\s*[:=]?\s*(?P<pct>\d+(?:\.(?P<dec>\d+))?)%"
+                       r"(?P<of>\s*\(\s*(?P<k>\d+)\s*/\s*(?P<n>\d+)\s*\))")
 # the words a key is printed with before its last ("Val Accuracy=0.5", "| Policy Entropy: 0.8"), where they
 # follow a field's start: the line's, or a | , ; : ] or " - " (not a logging prefix's "INFO entropy=0.5")
 _LEAD = re.compile(r"(?:^|[|,;:\]]|\s-)\s*(?P<words>(?:[A-Za-z][\w.-]* ){1,3})$")
@@ -87,6 +89,19 @@ LOCATOR = re.compile(r"(?<![\w.:<>-])(?:[A-Za-z_][\w.]*:(?:[A-Za-z_]\w*|<\w+>):\
 SOURCE_FILE = re.compile(r"\.(?:py|pyx|cc|cpp|c|h|hpp|cu|rs|go|java|js|ts|sh)$", re.IGNORECASE)
 
 
+def _counts_of_shares(line: str):
+    """(the line without the counts after its shares' percents, the match of one such count or None): taken where
+    every share on the line counts one total (two totals: which set is the run's is unknown, the fields not read)."""
+    shares = [o for o in _OF_AFTER.finditer(line) if _SHARE.search(o.group("key")) and int(o.group("n")) > 0
+              and abs(100 * int(o.group("k")) / int(o.group("n")) - float(o.group("pct")))
+              <= 10.0 ** -len(o.group("dec") or "") + 1e-9]
+    if not shares or len({o.group("n") for o in shares}) > 1:
+        return line, None
+    for o in reversed(shares):
+        line = line[:o.start("of")] + line[o.end("of"):]
+    return line, shares[0]
+
+
 def parse_line(line: str, bar_checked: bool = False):
     """``(step, total, {key: value}, {key: "%", "/N", ...}, (the words before its step, {eval/<key>: key}) where
     tagged as an evaluation's line, fields not read, a sample's text printed as a number, names printed with and
@@ -100,9 +115,11 @@ def parse_line(line: str, bar_checked: bool = False):
     if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
     line = dict_fields(boxed_pairs(unwrap(line))).translate(_RULES)
-    examples = (_COUNT_AFTER.search(line) or _OF_AFTER.search(line)) if "(" in line else None
+    examples = _COUNT_AFTER.search(line) if "(" in line else None
     if examples:
         line = line[:examples.start()] + line[examples.end():]
+    elif "%" in line and "(" in line:
+        line, examples = _counts_of_shares(line)
     if ":" in line:
         line = _without_locators(line)
     m = first = STEP.search(line)
