@@ -118,7 +118,6 @@ def test_a_run_still_training_is_said_with_where_to_forecast_it_live_and_a_short
     assert "raise --fit-frac: the first 15 % of this run holds 1 validation point; at 0.25 it holds 3" in text, text
 
 
-<<<<<<< HEAD
 def test_the_report_page_names_a_run_still_training(tmp_path):
     """The page showed a run at step 120 of 300 planned as a backtest with nothing said (the demo's screen did)."""
     import math
@@ -138,20 +137,19 @@ def test_the_report_page_names_a_run_still_training(tmp_path):
            "backtest from the run&#x27;s first 15%;" in html or \
            "<p class=\"live\">still training: live (step 120 of 300 planned): this page's forecasts are a backtest" \
            in html, html[html.find("still training") - 200:html.find("still training") + 300]
-=======
+
+
 def test_a_run_that_logged_its_last_step_of_its_interval_is_not_still_training(tmp_path):
     """A loop over range(300) printing every 10th step ('step 290/300' its last) was said to be still training
     (step 290 of 300 planned); its steps past 290 are none it would print. One stopped at 150 still is."""
     import math
 
     import entropylaw as el
-    from entropylaw.results.overview import still_training
+    from entropylaw.results.live import still_training
 
     for name, end in (("done", 300), ("live", 160)):
         lines = [f"step {s}/300 | entropy {1.1 * math.exp(-s / 75) + 0.1:.4f} | "
                  f"reward {0.8 - 0.6 * math.exp(-s / 60):.4f}" for s in range(0, end, 10)]
         (tmp_path / f"{name}.log").write_text("\n".join(lines) + "\n")
     df = el.load(tmp_path, warn=False)
-    spans = df.groupby("run_id", observed=True, sort=False)["step"].agg(["min", "max"])
-    assert still_training(df, ["done", "live"], spans) == ["live (step 150 of 300 planned)"]
->>>>>>> r3
+    assert still_training(df, ["done", "live"]) == ["live (step 150 of 300 planned)"]

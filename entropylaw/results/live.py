@@ -8,6 +8,7 @@ steps than they have logged, so the forecast from their first steps is no answer
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from entropylaw.errors import EntropyLawError
@@ -20,7 +21,8 @@ SHOWN = 3
 
 def still_training(df: pd.DataFrame, run_ids) -> list[str]:
     """``run (step N of M planned)`` for each run whose planned last step (its log's or its config's) lies
-    past the last step it logged."""
+    past the last step it logged by more than the steps between its logs (a loop over range(300) printing every
+    10th step ends at 290: finished)."""
     spans = df.groupby("run_id", observed=True, sort=False)["step"].agg(["min", "max"])
     out = []
     for rid in run_ids:
@@ -29,7 +31,9 @@ def still_training(df: pd.DataFrame, run_ids) -> list[str]:
         except EntropyLawError:
             continue
         plan, last = planned(run, log_facts(df, rid)), float(spans.at[rid, "max"])
-        if plan is not None and plan > last + max(1.0, 0.02 * (last - float(spans.at[rid, "min"]))):
+        steps = np.unique(df.loc[df["run_id"] == rid, "step"].to_numpy(dtype=float))
+        every = float(np.median(np.diff(steps))) if len(steps) > 1 else 1.0
+        if plan is not None and plan > last + max(1.0, every, 0.02 * (last - float(spans.at[rid, "min"]))):
             out.append(f"{rid} (step {last:g} of {plan:g} planned)")
     return out
 

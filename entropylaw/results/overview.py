@@ -13,7 +13,6 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 
 import entropylaw.table as table
@@ -161,41 +160,11 @@ def screen_rows(df: pd.DataFrame, results: RunResults) -> tuple[list[dict], list
                     else "training score" if table.SCORE in logged else None)
         row["kind"] = {"validation": "val", "training score": "train"}.get(kind, "?")
         out.append(row)
-<<<<<<< HEAD
     if results.live:  # the screen's forecasts are backtests: a run still training is asked of `forecast`, live
         problems.insert(0, results.live_said("the forecast above is"))
     return out, problems
 
 
-=======
-    live = still_training(df, [r["run_id"] for r in out], spans)
-    if live:  # the screen's forecasts are backtests: a run still training is asked of `forecast`, live
-        more = f" and {len(live) - 3} more" if len(live) > 3 else ""
-        problems.insert(0, f"still training: {', '.join(live[:3])}{more}: the forecast above is a backtest from "
-                           f"the run's first {100 * results.fit_frac:g}%; "
-                           "'entropylaw forecast RUN' forecasts where it ends from every step logged")
-    return out, problems
-
-
-def still_training(df: pd.DataFrame, run_ids, spans) -> list[str]:
-    """``run (step N of M planned)`` for each run whose planned last step (its log's or its config's) lies
-    past the last step it logged by more than the steps between its logs (a loop over range(300) printing every 10th
-    step ends at 290: finished)."""
-    out = []
-    for rid in run_ids:
-        try:
-            run = RunData.from_table(df[df["run_id"] == rid], rid)
-        except EntropyLawError:
-            continue
-        plan, last = planned(run, log_facts(df, rid)), float(spans.at[rid, "max"])
-        steps = np.unique(df.loc[df["run_id"] == rid, "step"].to_numpy(dtype=float))
-        every = float(np.median(np.diff(steps))) if len(steps) > 1 else 1.0
-        if plan is not None and plan > last + max(1.0, every, 0.02 * (last - float(spans.at[rid, "min"]))):
-            out.append(f"{rid} (step {last:g} of {plan:g} planned)")
-    return out
-
-
->>>>>>> r3
 def _size_lines(df) -> list[str]:
     """The final-score size law of the largest size series among the runs (3 sizes or more)."""
     from entropylaw.fit.size_series import scale_runs
