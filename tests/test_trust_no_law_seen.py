@@ -14,9 +14,9 @@ from entropylaw.fit.trust import GOOD, NOT_APPLICABLE, WEAK, judge
 DATA = Path(__file__).resolve().parents[1] / "data" / "real"
 
 
-def _fit(a=0.5, se=0.1, r2=0.8, n=30, ci=(0.6, 0.8), score_range=None):
+def _fit(a=0.5, se=0.1, r2=0.8, n=30, ci=(0.6, 0.8), score_range=None, kind="validation"):
     return SimpleNamespace(a_=a, a_stderr_=se, r2_=r2, n_=n, ceiling_ci_=ci, score_range=score_range,
-                           R_=np.linspace(0.2, 0.7, n))
+                           R_=np.linspace(0.2, 0.7, n), meta_={"score_kind": kind})
 
 
 def test_no_slope_and_little_explained_is_no_law():
@@ -39,6 +39,9 @@ def test_a_ceiling_out_of_reach_is_no_law_one_that_reaches_past_the_range_weak()
                                                                                    "lies wholly below [-1, 1]")
     level, reasons = judge(_fit(ci=(0.9, 1.1)))
     assert level == WEAK and reasons == ["ceiling interval [0.9, 1.1] leaves [0, 1], the range of a fraction"]
+    # a training reward whose values lie in [0, 1] need not be bounded by 1 (a format reward's sum reaches 2): weak
+    level, reasons = judge(_fit(ci=(1.02, 1.17), kind="training score"))
+    assert level == WEAK and reasons == ["ceiling interval [1.02, 1.17] leaves [0, 1], the range of a fraction"]
 
 
 def test_real_runs_flagged_as_the_scatter_shows():
@@ -47,7 +50,8 @@ def test_real_runs_flagged_as_the_scatter_shows():
                 DATA / "trl_qwen3.5-9b__variants__dapo_rho3.0_seed42.parquet", warn=False)
     flags = {f.run_id_: f.trust_ for f in el.fit_all(t)}
     assert flags == {"qwen2.5-7b__exp1a__rho1.00_seed44": NOT_APPLICABLE,  # R² 0.006, a 0.03 ± 0.11
-                     "qwen3.5-9b__variants__dapo_rho1.0_seed43": NOT_APPLICABLE,  # ceiling [1.016, 1.170]
+                     # a training reward: its range is not known to end at 1 (ceiling [1.016, 1.170])
+                     "qwen3.5-9b__variants__dapo_rho1.0_seed43": WEAK,
                      "qwen3.5-9b__variants__dapo_rho3.0_seed42": WEAK}, flags  # ceiling [0.895, 1.242]
 
 
@@ -56,7 +60,7 @@ def test_a_ceiling_within_a_point_of_the_range_reaches_it():
     "ceiling interval [1, 1.01] lies wholly above [0, 1]: no score reaches it", law does not apply, and
     `algorithms` left the run out of a GRPO/PPO test it had made. Within a point of the range the ceiling
     is the range's edge: a weak fit, its ceiling leaving [0, 1]."""
-    level, reasons = judge(_fit(a=1.46, se=0.034, r2=0.92, ci=(1.002, 1.0089)))
+    level, reasons = judge(_fit(a=1.46, se=0.034, r2=0.92, ci=(1.002, 1.0089), kind="training score"))
     assert level == WEAK and reasons == ["ceiling interval [1, 1.01] leaves [0, 1], the range of a fraction"]
     assert judge(_fit(ci=(-0.009, -0.001)))[0] == WEAK
     assert judge(_fit(ci=(1.011, 1.02)))[0] == NOT_APPLICABLE

@@ -56,7 +56,10 @@ def judge(fit, extra_reasons: tuple[tuple[str, str], ...] = ()) -> tuple[str, li
     span = fit.score_range if fit.score_range is not None else (0.0, 1.0) \
         if 0 <= fit.R_.min() and fit.R_.max() <= 1 else None
     near = REACHED * (span[1] - span[0]) if span is not None else 0.0
-    if span is not None and (lo > span[1] + near or hi < span[0] - near):  # no score can reach the law's ceiling
+    # a range known (given, or a validation score's) bounds the ceiling; a training reward's [0, 1] is only what its
+    # values spanned (a format reward's sum may reach 2): past it, a weak fit
+    known = fit.score_range is not None or (getattr(fit, "meta_", None) or {}).get("score_kind") == "validation"
+    if known and span is not None and (lo > span[1] + near or hi < span[0] - near):  # no score reaches the ceiling
         reasons.append((NOT_APPLICABLE, f"ceiling interval [{lo:.3g}, {hi:.3g}] lies wholly "
                                         f"{'above' if lo > span[1] else 'below'} [{span[0]:g}, {span[1]:g}]: no score "
                                         "reaches it"))
