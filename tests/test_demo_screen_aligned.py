@@ -92,19 +92,25 @@ def test_a_call_read_from_another_curve_than_the_forecast_shown_is_said_under_th
     assert f"call of row {number}: its gain read from the power curve, fitted for the call" in text, out.stdout
 
 
-def test_a_run_still_training_is_said_with_where_to_forecast_it_live_and_a_short_window_with_what_to_raise(tmp_path):
-    """A custom loop at step 120 of 300 planned: the screen showed its backtest row ("no forecast" from a
-    window of 1 validation point) and nothing of the run still training or of --fit-frac."""
+def _live_lines(eval_every: int) -> list[str]:
+    """A custom loop's printed log at step 120 of 300 planned (`step N/300`), an evaluation every few steps."""
     import math
 
-    from conftest import run_cli
-
-    lines = ["Namespace(model_name='Qwen/Qwen2.5-Math-1.5B', n_grpo_steps=300)"]
+    lines = []
     for s in range(1, 121):
         lines.append(f"step {s}/300 | loss 0.1 | reward {0.05 + 0.6 * (1 - math.exp(-s / 60)):.4f} | "
                      f"entropy {0.9 * math.exp(-s / 80) + 0.05:.4f}")
-        if s % 10 == 0:
+        if s % eval_every == 0:
             lines.append(f"eval step {s} | accuracy {0.04 + 0.55 * (1 - math.exp(-s / 70)):.4f}")
+    return lines
+
+
+def test_a_run_still_training_is_said_with_where_to_forecast_it_live_and_a_short_window_with_what_to_raise(tmp_path):
+    """A custom loop at step 120 of 300 planned: the screen showed its backtest row ("no forecast" from a
+    window of 1 validation point) and nothing of the run still training or of --fit-frac."""
+    from conftest import run_cli
+
+    lines = ["Namespace(model_name='Qwen/Qwen2.5-Math-1.5B', n_grpo_steps=300)"] + _live_lines(eval_every=10)
     (tmp_path / "live.log").write_text("\n".join(lines) + "\n")
     done = tmp_path / "done"
     done.mkdir()
@@ -120,16 +126,9 @@ def test_a_run_still_training_is_said_with_where_to_forecast_it_live_and_a_short
 
 def test_the_report_page_names_a_run_still_training(tmp_path):
     """The page showed a run at step 120 of 300 planned as a backtest with nothing said (the demo's screen did)."""
-    import math
-
     from entropylaw.api import load, report
 
-    lines = []
-    for s in range(1, 121):
-        lines.append(f"step {s}/300 | loss 0.1 | reward {0.05 + 0.6 * (1 - math.exp(-s / 60)):.4f} | "
-                     f"entropy {0.9 * math.exp(-s / 80) + 0.05:.4f}")
-        if s % 5 == 0:
-            lines.append(f"eval step {s} | accuracy {0.04 + 0.55 * (1 - math.exp(-s / 70)):.4f}")
+    lines = _live_lines(eval_every=5)
     (tmp_path / "live.log").write_text("\n".join(lines) + "\n")
     report(load(tmp_path / "live.log", warn=False), out=tmp_path / "page")
     html = (tmp_path / "page" / "report.html").read_text()
