@@ -125,8 +125,8 @@ class PrintedConfig:
 
     def _take(self, lineno: int, values: dict, shape: str) -> None:
         values = {k: v for k, v in values.items() if isinstance(k, str) and k not in self.config}
-        if not values or not _named({**self.config, **values}) or \
-                _named({**self.config, **values}) == _named(self.config):
+        named = _named({**self.config, **values}) if values else None
+        if not named or named == _named(self.config):
             return  # names nothing a run's metadata holds: a metrics dict, another tool's settings
         self.config.update(values)
         self.first = self.first or lineno

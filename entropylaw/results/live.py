@@ -15,6 +15,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.decide import log_facts
 from entropylaw.fit.forecast.finish import planned
+from entropylaw.table import split_runs
 
 SHOWN = 3
 
@@ -23,17 +24,17 @@ def still_training(df: pd.DataFrame, run_ids) -> list[str]:
     """``run (step N of M planned)`` for each run whose planned last step (its log's or its config's) lies
     past the last step it logged by more than the steps between its logs (a loop over range(300) printing every
     10th step ends at 290: finished)."""
-    spans = df.groupby("run_id", observed=True, sort=False)["step"].agg(["min", "max"])
-    out = []
-    for rid in run_ids:
+    out, parts = [], split_runs(df, run_ids)  # each run sliced once, not the whole table masked 3 times a run
+    for rid in (r for r in run_ids if r in parts):
+        part = parts[rid]
         try:
-            run = RunData.from_table(df[df["run_id"] == rid], rid)
+            run = RunData.from_table(part, rid)
         except EntropyLawError:
             continue
-        plan, last = planned(run, log_facts(df, rid)), float(spans.at[rid, "max"])
-        steps = np.unique(df.loc[df["run_id"] == rid, "step"].to_numpy(dtype=float))
+        steps = np.unique(part["step"].to_numpy(dtype=float))
+        plan, last = planned(run, log_facts(part, rid)), float(steps[-1])
         every = float(np.median(np.diff(steps))) if len(steps) > 1 else 1.0
-        if plan is not None and plan > last + max(1.0, every, 0.02 * (last - float(spans.at[rid, "min"]))):
+        if plan is not None and plan > last + max(1.0, every, 0.02 * (last - float(steps[0]))):
             out.append(f"{rid} (step {last:g} of {plan:g} planned)")
     return out
 
