@@ -191,6 +191,21 @@ def test_processes_that_log_with_step_are_read_as_before(tmp_path):
     assert not any("resumed in" in n for a in el.row_accounts(df) for n in a["notes"])
 
 
+def test_a_finished_process_is_said_to_run_at_least_until_its_last_row(tmp_path):
+    """The exit record's runtime is whole seconds, cut down: a process whose last row was logged at 3.8 s was said
+    to end at 3 s, so a rank starting at 3.2 s was not seen to run beside it (CI read two ranks of one job as a
+    resume once)."""
+    from entropylaw.readers.wandb_offline import read_wandb_file
+    run = _init(tmp_path, "timed")
+    time.sleep(0.6)
+    before_row = time.time()
+    run.log({"train/entropy": _entropy(0), "train/reward": _reward(0)})
+    finish(run)
+    [file] = (tmp_path / "wandb").glob("offline-run-*/*.wandb")
+    start, end = read_wandb_file(file).meta["wandb_span"]
+    assert start < before_row <= end <= time.time()
+
+
 _RANK = """
 import math, sys, wandb
 run = wandb.init(mode="offline", dir=sys.argv[1], project="p", name="ddp", id="ranks7", resume="allow",

@@ -82,6 +82,7 @@ class FastHistory:
         self.item_class = item_class
         self.record_class = _lite_record_class()
         self.layouts: dict[tuple[bytes, ...], tuple | None] = {}
+        self.last_time: float | None = None  # the last decoded row's _timestamp (when the process was last alive)
 
     def decode(self, payload: bytes) -> tuple[dict[str, float], int | None] | None:
         record = self.record_class()
@@ -99,7 +100,7 @@ class FastHistory:
             layout = self.layouts[heads] = self._layout(heads)
         if layout is None:
             return None
-        keys, keep, step_at = layout
+        keys, keep, step_at, time_at = layout
         tails = [p[2] for p in parts]
         try:
             if [t[0] for t in tails] != [len(t) - 1 for t in tails]:  # one length byte, then exactly the value
@@ -108,6 +109,8 @@ class FastHistory:
         except (IndexError, ValueError):
             return None
         row = {keys[i]: values[i] for i in keep}
+        if time_at is not None:
+            self.last_time = values[time_at]
         if step_at is not None:
             w_step = _as_step(values[step_at])
         else:
@@ -127,7 +130,8 @@ class FastHistory:
             keys.append(".".join(item.nested_key) if item.nested_key else item.key)
         keep = [i for i, key in enumerate(keys) if key[:1] != "_"]
         step_at = keys.index("_step") if "_step" in keys else None
-        return keys, keep, step_at
+        time_at = keys.index("_timestamp") if "_timestamp" in keys else None
+        return keys, keep, step_at, time_at
 
 
 def first_tag(payload: bytes) -> int:

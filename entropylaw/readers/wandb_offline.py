@@ -175,6 +175,7 @@ def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: boo
                 continue
             kind = record.WhichOneof("record_type")
             if kind == "history":
+                fast.last_time = _row_time(record.history, fast.last_time)
                 before = len(reader.values)
                 reader.add_row(*reader.decode(record.history))
                 positions.extend([index] * (len(reader.values) - before))
@@ -226,12 +227,25 @@ def read_wandb_file(path: str | Path, step_key: str | None = None, empty_ok: boo
         if damage.events:
             what += f" (damaged: {damage.events[0].reason} at byte {damage.events[0].offset})"
         raise EntropyLawError(f"{source}: {what}; nothing to read from this W&B run")
-    # when the process ran: processes of one run id that ran at once are no resume (wandb_processes)
-    raw.meta["wandb_span"] = (started, None if started is None or runtime is None else started + runtime)
+    # when the process ran: processes of one run id that ran at once are no resume (wandb_processes); the exit
+    # record's runtime is whole seconds, cut down, so its last row's time can be later: the later of the two
+    end = None if started is None or runtime is None else max(started + runtime, fast.last_time or 0.0)
+    raw.meta["wandb_span"] = (started, end)
     raw.meta["wandb_call_steps"] = on_call_counter(raw, step_log)  # a resumed process's restart (wandb_processes)
     if raw.meta["wandb_call_steps"]:
         join_log_calls(raw)
     return raw
+
+
+def _row_time(history, before: float | None) -> float | None:
+    """A history row's ``_timestamp`` (epoch seconds); ``before`` where it has none that reads as a number."""
+    for item in history.item:
+        if item.key == "_timestamp":
+            try:
+                return float(item.value_json)
+            except ValueError:
+                return before
+    return before
 
 
 def _logs_with_step(payload: bytes, new_record) -> bool | None:
