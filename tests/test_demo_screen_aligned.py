@@ -152,3 +152,29 @@ def test_a_run_that_logged_its_last_step_of_its_interval_is_not_still_training(t
         (tmp_path / f"{name}.log").write_text("\n".join(lines) + "\n")
     df = el.load(tmp_path, warn=False)
     assert still_training(df, ["done", "live"]) == ["live (step 150 of 300 planned)"]
+
+
+@pytest.mark.parametrize("end", ["error", "nan", "error at exit"])
+def test_a_run_whose_log_ends_in_an_error_is_no_run_still_training_and_the_screen_says_how_it_ended(tmp_path, end):
+    """A loop stopped at step 120 of 300 by KeyboardInterrupt (or its values turned NaN) was called "still training"
+    by the demo, which said nothing of the error (every other command did). An error after the planned last step
+    (a crash at exit) leaves a finished run: not still training, the error said."""
+    lines = _live_lines(eval_every=10)
+    if end == "error at exit":
+        lines = [ln.replace("/300", "/120") for ln in lines]
+    if end == "nan":
+        lines += [f"step {s}/300 | loss nan | reward nan | entropy nan" for s in (121, 122, 123)]
+    else:
+        lines += ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>', "KeyboardInterrupt"]
+    (tmp_path / "stopped.log").write_text("\n".join(lines) + "\n")
+    (tmp_path / "live.log").write_text("\n".join(_live_lines(eval_every=10)) + "\n")
+    out = run_cli("demo", str(tmp_path / "stopped.log"), str(tmp_path / "live.log"), "--no-report")
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "still training: live (step 120 of 300 planned)" in text, out.stdout
+    assert "stopped (step" not in text, out.stdout
+    said = ("the run's values turn NaN" if end == "nan" else
+            "the log ends in an error at line 133, after its planned last step 120: KeyboardInterrupt; the run had reached"
+            if end == "error at exit" else
+            "the log ends in an error at line 133, after its last step 120: KeyboardInterrupt; the run stopped there")
+    assert f"note: read: {tmp_path / 'stopped.log'}: {said}" in text, out.stdout

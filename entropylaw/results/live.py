@@ -1,5 +1,6 @@
 """The runs still training among those a page or a screen shows as backtests: their log or config plans more
-steps than they have logged, so the forecast from their first steps is no answer to "where does it end?", which
+steps than they have logged (and their log does not end in an error: a run that crashed, or diverged to NaN,
+is not training), so the forecast from their first steps is no answer to "where does it end?", which
 ``entropylaw forecast`` gives from every step logged.
 
 >>> live_line(["r (step 120 of 300 planned)"], 0.15, "the forecasts are")[:100]
@@ -15,6 +16,8 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import RunData
 from entropylaw.fit.forecast.decide import log_facts
 from entropylaw.fit.forecast.finish import planned
+from entropylaw.readers.accounts import ACCOUNTS, ENDS_IN_ERROR, SAID, TURNS_NAN, source_files
+from entropylaw.readers.log_end import AT_EXIT
 from entropylaw.table import split_runs
 
 SHOWN = 3
@@ -25,8 +28,12 @@ def still_training(df: pd.DataFrame, run_ids) -> list[str]:
     past the last step it logged by more than the steps between its logs (a loop over range(300) printing every
     10th step ends at 290: finished)."""
     out, parts = [], split_runs(df, run_ids)  # each run sliced once, not the whole table masked 3 times a run
+    ended = stopped_files(df)
     for rid in (r for r in run_ids if r in parts):
         part = parts[rid]
+        files = source_files(part["source"].iloc[0]) if "source" in part and len(part) else []
+        if files and files[-1] in ended:  # its (last) log ends in an error or its values turned NaN: not training
+            continue
         try:
             run = RunData.from_table(part, rid)
         except EntropyLawError:
@@ -37,6 +44,29 @@ def still_training(df: pd.DataFrame, run_ids) -> list[str]:
         if plan is not None and plan > last + max(1.0, every, 0.02 * (last - float(steps[0]))):
             out.append(f"{rid} (step {last:g} of {plan:g} planned)")
     return out
+
+
+def stopped_files(df: pd.DataFrame) -> set[str]:
+    """The files whose row account says the run stopped in them before its end: the log ends in an error (not one
+    at exit, after its planned last step), or its values turn NaN to its last step (it diverged)."""
+    out = set()
+    for account in df.attrs.get(ACCOUNTS, []):
+        notes = account.get("notes") or []
+        if any(n.startswith(TURNS_NAN) or (n.startswith(ENDS_IN_ERROR) and AT_EXIT not in n) for n in notes):
+            out.add(str(account.get("source", "")).split(" (read into ")[0])
+    return out
+
+
+def read_said(df: pd.DataFrame) -> str:
+    """One line of the notes every command says of what was read (:data:`~entropylaw.readers.accounts.SAID`: a
+    log that ends in an error, values turning NaN, a damaged file, two files not joined): the first, and how many
+    more ('' where none is)."""
+    said = [f"{str(a.get('source', '')).split(' (read into ')[0]}: {n}" for a in df.attrs.get(ACCOUNTS, [])
+            for n in a.get("notes") or [] if n.startswith(SAID)]
+    if not said:
+        return ""
+    more = f"; and {len(said) - 1} more of what was read ('entropylaw summary' says each)" if len(said) > 1 else ""
+    return f"read: {said[0]}{more}"
 
 
 def live_line(live: list[str], fit_frac: float, what: str) -> str:

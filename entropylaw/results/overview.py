@@ -20,6 +20,7 @@ from entropylaw.errors import EntropyLawWarning
 from entropylaw.fit.forecast.final import FINAL_SHARE, NO_FORECAST_WIDTH, UNBOUNDED_WIDTH
 from entropylaw.fit.run import left_out_line
 from entropylaw.results.columns import COLUMNS, TRUST_SHORT, fitted, screen_header, screen_line, shown
+from entropylaw.results.live import read_said
 from entropylaw.results.model import N_BOOT, RunResults, run_results
 from entropylaw.results.rows import NOT_FITTED
 from entropylaw.terminal import wrap
@@ -162,6 +163,8 @@ def screen_rows(df: pd.DataFrame, results: RunResults) -> tuple[list[dict], list
         out.append(row)
     if results.live:  # the screen's forecasts are backtests: a run still training is asked of `forecast`, live
         problems.insert(0, results.live_said("the forecast above is"))
+    if said := read_said(df):  # a log ending in an error, a damaged file: every command says it, the screen first
+        problems.insert(0, said)
     return out, problems
 
 
