@@ -147,6 +147,24 @@ def test_a_run_that_kept_climbing_is_not_told_to_stop():
     assert 0.01 <= d["threshold"] <= 0.03
 
 
+def test_a_run_that_has_not_left_its_floor_is_neither_told_to_stop_nor_forecast():
+    """veRL's PPO on GSM8K scored 0.000, 0.000, 0.002 in its first 22 steps, then 0.384 at step 29 (it learned the
+    answers' format) and 0.508 by step 139: from the 22 steps the call was "stop" (+0.0 [-0.1, +0.3] points to go)
+    and the forecast 0.002 [0.000, 0.006]. A window at the floor says nothing of when the run takes off."""
+    import entropylaw as el
+
+    df = el.load(str(ROOT / "data/real/verl_ppo_qwen2.5-0.5b-instruct_gsm8k_resp256_verl-data.parquet"), warn=False)
+    fc = forecast_table(df, methods=["default"], fit_steps=22, n_boot=100)[el.run_ids(df)[0]]
+    assert fc.final_observed > 0.45 and max(fc.methods[fc.default].final["forecast"], 0) < 0.01  # what it then did
+    d = fc.decision
+    assert d["call"] is None and d["reason"].startswith(dc.FLOOR), d
+    assert "0 to 0.002 at all 3 points" in d["reason"]
+    assert fc.methods[fc.default].final["no_forecast"].startswith(f"no forecast: {dc.FLOOR}")
+    # a window whose score has left the floor gets its call as before
+    later = forecast_table(df, methods=["default"], fit_steps=40, n_boot=100)[el.run_ids(df)[0]]
+    assert not str(later.decision.get("reason", "")).startswith(dc.FLOOR)
+
+
 def test_no_call_without_a_forecast():
     import entropylaw as el
 

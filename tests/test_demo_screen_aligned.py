@@ -118,8 +118,12 @@ def test_a_run_still_training_is_said_with_where_to_forecast_it_live_and_a_short
     out = run_cli("demo", str(tmp_path / "live.log"), str(done), "--no-report")
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
-    assert "still training: live (step 120 of 300 planned): the forecast above is a backtest from the run's first " \
-           "15%; 'entropylaw forecast RUN' forecasts where it ends from every step logged" in text, out.stdout
+    assert "still training: live (step 120 of 300 planned): its row in the table is a backtest from the run's " \
+           "first 15%; its row under 'Still training' forecasts where it ends from every step logged" in text, out.stdout
+    # the run forecast from its 120 steps to step 300 under the table; the finished run is not there
+    block = out.stdout.split("Still training: forecast from every step logged to the planned last step")[1]
+    live_rows = [ln for ln in block.splitlines()[1:] if ln[:3].strip().isdigit()]
+    assert len(live_rows) == 1 and live_rows[0].split()[1] == "live", out.stdout
     assert "done (step" not in text  # its planned 120 steps are all logged
     assert "raise --fit-frac: the first 15 % of this run holds 1 validation point; at 0.25 it holds 3" in text, text
 
@@ -136,6 +140,9 @@ def test_the_report_page_names_a_run_still_training(tmp_path):
            "backtest from the run&#x27;s first 15%;" in html or \
            "<p class=\"live\">still training: live (step 120 of 300 planned): this page's forecasts are a backtest" \
            in html, html[html.find("still training") - 200:html.find("still training") + 300]
+    live = html[html.find('<table class="runs live">'):]
+    live = live[:live.find("</table>")]
+    assert live.count("<tr><td>") == 1 and ">live<" in live and "step 300 · " in live, live
 
 
 def test_a_run_that_logged_its_last_step_of_its_interval_is_not_still_training(tmp_path):

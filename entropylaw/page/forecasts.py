@@ -41,6 +41,25 @@ def call_cell(f: Mapping) -> str:
     return f'<td title="{esc(tip)}">{esc(_pts(f["gain"], p))} · {esc(f["call"])}{tag}</td>'
 
 
+def live_table_html(rows: Sequence[Mapping]) -> str:
+    """Per run still training (:attr:`entropylaw.results.model.RunResults.live_forecasts`): its forecast from
+    every step it logged to its planned last step, what continuing there adds and the call."""
+    d = decimals([row_float(r, "forecast") for r in rows])
+    pct = next((f"{100 * float(r['conf']):g} %" for r in rows if r.get("conf")), "90 %")
+    head = ('<tr><th></th><th class="num">#</th><th class="l">run</th>'
+            '<th title="the forecast sees every step logged: up to this step, this many scores">logged ≤ step · n</th>'
+            f'<th title="the score forecast at the run\'s planned last step">at step · forecast [{pct}]</th>'
+            '<th title="what continuing to the planned last step adds (points), and the call">gain to go · call</th>'
+            "</tr>")
+    body = []
+    for r in rows:
+        window = f"≤ {row_float(r, 'window_end'):.0f} · {r.get('n_window', '?')}"
+        at = f"step {row_float(r, 'final_step'):.0f} · "
+        forecast = _forecast_cell(r, d).replace(">", ">" + esc(at), 1)  # the cell's text after its opening tag
+        body.append(f"<tr><td>{swatch(r)}</td>{_run_cells(r)}<td>{esc(window)}</td>{forecast}{call_cell(r)}</tr>")
+    return f'<table class="runs live"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+
+
 def _forecast_cell(f: Mapping | None, d: int) -> str:
     """The forecast of one run's final score and its interval; the method is named in the cell
     where it is not its kind's default (``method_tag``)."""

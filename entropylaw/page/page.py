@@ -45,7 +45,8 @@ from entropylaw.page.assets import CHECK_SCRIPT, CSS, ZOOM_SCRIPT
 from entropylaw.page.audit_section import audit_section
 from entropylaw.page.cells import (_family_rows, _mixed_within_families, _run_cells, breakable, cell, decimals, esc,
                                      flag, interval, pm, swatch)
-from entropylaw.page.forecasts import _forecast_cell, beyond_key, call_cell, forecast_table_html, left_out_columns
+from entropylaw.page.forecasts import (_forecast_cell, beyond_key, call_cell, forecast_table_html, left_out_columns,
+                                     live_table_html)
 from entropylaw.page.model import PageModel, ReportFigure
 from entropylaw.page.project import overview_html
 from entropylaw.results.columns import COLUMNS, Column, shown
@@ -295,8 +296,9 @@ def render_html(model: PageModel) -> str:
     parts.append("</section>")
     parts.append(f'<section id="forecast"><h2>Forecast of each final score from the first {100 * fit_frac:g} % '
                  "of the run</h2>")
-    if model.runs.live:  # backtests all: a run still training is forecast live by `entropylaw forecast`
-        said = model.runs.live_said("this page's forecasts are")
+    if model.runs.live:  # backtests all: a run still training is forecast live under them, as `forecast RUN` does
+        said = model.runs.live_said("this page's forecasts are", "the table under them forecasts where it ends from "
+                                      "every step logged")
         parts.append(f'<p class="live">{esc(said)}</p>')
     if forecasts:
         parts.append(f'<p class="muted">Each forecast sees only the run\'s first {100 * fit_frac:g} % of steps. '
@@ -311,6 +313,10 @@ def render_html(model: PageModel) -> str:
                      + "</div>")
     else:
         parts.append("<p>No forecast could be made.</p>")
+    if model.runs.live_forecasts:
+        parts.append('<div class="tablebox"><p class="muted"><b>Still training</b>: each forecast from every step it '
+                     "logged to its planned last step (no later score to check it against).</p>"
+                     + live_table_html(model.runs.live_forecasts) + "</div>")
     parts.append("</section>")
     parts.append('<section id="details"><h2>Fitted coefficients of every run, with every reason behind its '
                  "trust flag</h2>")

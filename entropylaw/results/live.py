@@ -23,11 +23,12 @@ from entropylaw.table import split_runs
 SHOWN = 3
 
 
-def still_training(df: pd.DataFrame, run_ids) -> list[str]:
-    """``run (step N of M planned)`` for each run whose planned last step (its log's or its config's) lies
-    past the last step it logged by more than the steps between its logs (a loop over range(300) printing every
-    10th step ends at 290: finished)."""
-    out, parts = [], split_runs(df, run_ids)  # each run sliced once, not the whole table masked 3 times a run
+def live_runs(df: pd.DataFrame, run_ids) -> dict[str, tuple[float, float]]:
+    """``{run: (its last step logged, its planned last step)}`` for each run whose planned last step (its log's or
+    its config's) lies past the last step it logged by more than the steps between its logs (a loop over
+    range(300) printing every 10th step ends at 290: finished), and whose log does not end in an error or in NaN
+    (:func:`stopped_files`)."""
+    out, parts = {}, split_runs(df, run_ids)  # each run sliced once, not the whole table masked 3 times a run
     ended = stopped_files(df)
     for rid in (r for r in run_ids if r in parts):
         part = parts[rid]
@@ -42,8 +43,13 @@ def still_training(df: pd.DataFrame, run_ids) -> list[str]:
         plan, last = planned(run, log_facts(part, rid)), float(steps[-1])
         every = float(np.median(np.diff(steps))) if len(steps) > 1 else 1.0
         if plan is not None and plan > last + max(1.0, every, 0.02 * (last - float(steps[0]))):
-            out.append(f"{rid} (step {last:g} of {plan:g} planned)")
+            out[rid] = (last, plan)
     return out
+
+
+def still_training(df: pd.DataFrame, run_ids) -> list[str]:
+    """``run (step N of M planned)`` for each run of :func:`live_runs`."""
+    return [f"{rid} (step {last:g} of {plan:g} planned)" for rid, (last, plan) in live_runs(df, run_ids).items()]
 
 
 def stopped_files(df: pd.DataFrame) -> set[str]:
@@ -69,8 +75,10 @@ def read_said(df: pd.DataFrame) -> str:
     return f"read: {said[0]}{more}"
 
 
-def live_line(live: list[str], fit_frac: float, what: str) -> str:
-    """The line that names the runs still training (:func:`still_training`) beside backtests (``what``)."""
+def live_line(live: list[str], fit_frac: float, what: str, where: str = "") -> str:
+    """The line that names the runs still training (:func:`still_training`) beside backtests (``what``), and
+    ``where`` their forecasts from every step logged are (default: `entropylaw forecast RUN`)."""
     more = f" and {len(live) - SHOWN} more" if len(live) > SHOWN else ""
-    return (f"still training: {', '.join(live[:SHOWN])}{more}: {what} a backtest from the run's first "
-            f"{100 * fit_frac:g}%; 'entropylaw forecast RUN' forecasts where it ends from every step logged")
+    where = where or "'entropylaw forecast RUN' forecasts where it ends from every step logged"
+    return f"still training: {', '.join(live[:SHOWN])}{more}: {what} a backtest from the run's first " \
+           f"{100 * fit_frac:g}%; {where}"

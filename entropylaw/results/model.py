@@ -35,7 +35,7 @@ from entropylaw.readers.dataset_guess import guessed_lines
 from entropylaw.results.rows import forecast_rows_of, method_names, summary_rows_of
 from entropylaw.results.runs import NO_ENTROPY, forecast_only_runs, left_out_runs, usable_runs
 from entropylaw.fit.forecast.window_hint import window_hint
-from entropylaw.results.live import live_line, still_training
+from entropylaw.results.live import live_line, live_runs
 
 N_BOOT = 200  # the report's bootstrap draws for a forecast's interval
 
@@ -61,10 +61,13 @@ class RunResults:
     methods: dict = field(default_factory=lambda: method_names([]))
     picks: Picks | None = None
     live: list = field(default_factory=list)  # the runs still training: "run (step N of M planned)"
+    # their forecasts from every step logged to their planned end (the page's and the screen's live rows)
+    live_forecasts: list = field(default_factory=list)
 
-    def live_said(self, what: str) -> str:
-        """The line naming the runs still training beside the backtests ``what`` names ('' where none is)."""
-        return live_line(self.live, self.fit_frac, what) if self.live else ""
+    def live_said(self, what: str, where: str = "") -> str:
+        """The line naming the runs still training beside the backtests ``what`` names ('' where none is);
+        ``where``: where their forecasts from every step logged are shown (default: `entropylaw forecast RUN`)."""
+        return live_line(self.live, self.fit_frac, what, where) if self.live else ""
 
     def forecast(self, run_id: str) -> dict:
         """The forecast row of ``run_id`` (``{}`` when it has none)."""
@@ -75,6 +78,7 @@ class RunResults:
         the command line names an API parameter by its flag (:func:`entropylaw.results.notes.reworded`)."""
         picks = None if self.picks is None else Picks(*reworded(self.picks.groups, words), self.picks.n_untrusted)
         return replace(self, rows=reworded(self.rows, words), forecasts=reworded(self.forecasts, words),
+                       live_forecasts=reworded(self.live_forecasts, words),
                        notes=reworded(self.notes, words), left_out=reworded(self.left_out, words),
                        read=reworded(self.read, words),
                        methods=reworded(self.methods, words), picks=picks)
@@ -111,8 +115,14 @@ def run_results(t: pd.DataFrame | None, fit_frac: float = 0.15, n_boot: int = N_
         if row.get("no_law"):  # no fit gave its score: the forecast's, by the same rule
             row.update(final_observed=f.get("final_observed", float("nan")), score_key=f.get("target_key", ""),
                        score_kind=f.get("target_kind", ""), fraction=f.get("fraction", True))
-    return RunResults(rows, done, notes + forecast_notes, fit_frac, left_out, read, method_names(done),
-                      project_picks(rows, done), still_training(t, [r["run_id"] for r in rows]))
+    live = live_runs(t, [r["run_id"] for r in rows])
+    live_done, live_notes = [], []
+    if live:  # a run still training: where it ends is asked of every step it logged, as `forecast RUN` asks it
+        computed, live_notes = forecast_runs(t, list(live), None, n_boot, conf)
+        live_done = forecast_rows_of([r for r in rows if r["run_id"] in live], computed, conf)
+    return RunResults(rows, done, notes + forecast_notes + [n for n in live_notes if n not in forecast_notes],
+                      fit_frac, left_out, read, method_names(done), project_picks(rows, done),
+                      [f"{rid} (step {last:g} of {plan:g} planned)" for rid, (last, plan) in live.items()], live_done)
 
 
 def summary_rows(t: pd.DataFrame, run_ids=None) -> tuple[list[dict], list[str]]:

@@ -26,6 +26,7 @@ from entropylaw.results.rows import NOT_FITTED
 from entropylaw.terminal import wrap
 
 MAX_LINES, WIDTH = 60, 120
+LIVE_SHOWN = 5  # rows of runs still training under the table; the rest named by count
 
 
 @dataclass
@@ -40,6 +41,7 @@ class Overview:
     problems: list = field(default_factory=list)
     left_out: dict = field(default_factory=dict)  # runs with no entropy or no score: run -> why
     columns: list = field(default_factory=lambda: list(COLUMNS))  # the spec the run lines are drawn from
+    live_rows: list = field(default_factory=list)  # runs still training, each with its forecast from every step
 
     def lines(self, tail=(), words=None) -> list[str]:
         """The screen's lines, at most MAX_LINES, ending with ``tail`` (a caller's own closing lines);
@@ -55,8 +57,15 @@ class Overview:
                f"of its final score from its first {100 * self.fit_frac:g}% of steps (90 % interval; later steps unseen), "
                "the score it then reached,",
                "what continuing to the run's last step adds (points, 90 %) and the call against the noise.",
-               screen_header(columns := fitted(shown(self.columns, where="screen"), self.rows, WIDTH))]
+               screen_header(columns := fitted(shown(self.columns, where="screen"), self.rows + self.live_rows,
+                                               WIDTH))]
         out += [screen_line(columns, r, WIDTH) for r in self.rows]
+        if self.live_rows:
+            out.append("Still training: forecast from every step logged to the planned last step (no backtest):")
+            out += [screen_line(columns, r, WIDTH) for r in self.live_rows[:LIVE_SHOWN]]
+            if len(self.live_rows) > LIVE_SHOWN:
+                out.append(f"  and {len(self.live_rows) - LIVE_SHOWN} more: 'entropylaw forecast RUNS' forecasts "
+                           "each")
         out.append("score: val = validation, train = the training reward (no validation logged). law: good / weak fit,")
         out.append("  n/a = the law does not describe the run (its ceiling is no forecast); "
                    "! = beyond the score's range.")
@@ -134,6 +143,8 @@ def first_screen(df: pd.DataFrame, sources=(), fit_frac: float = 0.15, n_boot: i
     rows = [r for r in rows if r["kind"] == "val"] + [r for r in rows if r["kind"] != "val"]  # validation first
     rows = [dict(r, number=i) for i, r in enumerate(rows, 1)]  # the screen's own numbers
     ov = Overview(list(sources), rows, kept, dropped, fit_frac, problems=problems, left_out=results.left_out)
+    live = {f["run_id"]: f for f in results.live_forecasts}
+    ov.live_rows = [dict(r, fc=live[r["run_id"]]) for r in rows if r["run_id"] in live]
     ov.size_lines = _size_lines(df)
     return ov
 
@@ -162,7 +173,8 @@ def screen_rows(df: pd.DataFrame, results: RunResults) -> tuple[list[dict], list
         row["kind"] = {"validation": "val", "training score": "train"}.get(kind, "?")
         out.append(row)
     if results.live:  # the screen's forecasts are backtests: a run still training is asked of `forecast`, live
-        problems.insert(0, results.live_said("the forecast above is"))
+        problems.insert(0, results.live_said("its row in the table is", "its row under 'Still training' forecasts "
+                                             "where it ends from every step logged"))
     if said := read_said(df):  # a log ending in an error, a damaged file: every command says it, the screen first
         problems.insert(0, said)
     return out, problems

@@ -44,7 +44,7 @@ from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY, methods_table
 from entropylaw.fit.forecast.data import RunData, far_start, prior_runs as _prior_runs, window_end, with_problems
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
-from entropylaw.fit.forecast.decide import decision_on, final_draws, log_facts, step_seconds_upto
+from entropylaw.fit.forecast.decide import FLOOR, decision_on, final_draws, log_facts, step_seconds_upto
 from entropylaw.fit.forecast.horizon import ahead_of, to_step_of
 from entropylaw.fit.forecast.schedule import lr_note
 from entropylaw.fit.forecast import regimes as _regimes
@@ -244,6 +244,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     if shown is not None and shown.ok_ and shown.name != decision.get("method"):  # what rank compares: the shown
         point, draws = final_draws(shown, run.target_kind, run.origin, to[0], spacing)
     gap = gap_reason(run.target_kind, win.target.steps, end)
+    if not gap and str(decision.get("reason", "")).startswith(FLOOR):  # a curve through the floor is no forecast
+        gap = f"no forecast: {decision['reason']}"
     for r in results.values():  # no width says it: the window's scores end long before the window does
         if gap and r.final:
             r.final["no_forecast"] = gap

@@ -55,6 +55,7 @@ from entropylaw.fit.forecast.target import target_answer
 POINTS_FLOOR, POINTS_CAP = 1.0, 3.0  # the default threshold's range, in points of a score in [0, 1] (or %)
 CALLS = ("stop", "continue", "undecided")
 CONSTANT = "the score is constant in the window"  # a call's reason; the one-line table says it short
+FLOOR = "the score has not left its floor"  # the window's scores all within the threshold of the range's bottom
 MIN_DRAWS = 20  # the gain's one-sided 90 % points need a few draws beyond them (2 of 20 in each tail)
 
 
@@ -308,6 +309,8 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     elif is_constant(win.target.values):  # a zero-width interval of a curve through one value: no forecast
         out.update(call=None, reason=f"{CONSTANT} ({win.target.values[-1]:g} at all "
                                      f"{len(win.target)} points): nothing in it says whether or when it moves")
+    elif (floor := floor_said(win.target.values, bounds, threshold)) is not None:
+        out.update(call=None, reason=floor)  # a run yet to learn its answers' format: when it takes off is unseen
     elif why_not and gain["lo"] > threshold:  # the lower bound is enough for continue; the end stays open
         out.update(call="continue", no_forecast=why_not)
     elif why_not:
@@ -333,6 +336,24 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
         stuck = win.target.values[-1] if str(out.get("reason", "")).startswith(CONSTANT) else None
         out.update(target_answer(far, *m.curve(far), target, conf, bounds, stuck, why_not))
     return out, fdraws
+
+
+def floor_said(values, bounds, threshold: float) -> str | None:
+    """Why the window says nothing of where the run goes, where every score of it lies within ``threshold`` of the
+    bottom of the score's range (GSM8K's 0.000, 0.000, 0.002 in a run's first 22 steps, 0.38 seven steps later:
+    it had yet to learn the answers' format), else None.
+
+    >>> floor_said([0.0, 0.0, 0.002], (0.0, 1.0), 0.01)[:60]
+    'the score has not left its floor (0 to 0.002 at all 3 points'
+    >>> floor_said([0.0, 0.04], (0.0, 1.0), 0.01) is None, floor_said([0.0, 0.0], None, 0.01) is None
+    (True, True)
+    """
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    if bounds is None or len(v) < 2 or not np.isfinite(bounds[0]) or float(v.max()) - float(bounds[0]) > threshold:
+        return None
+    return (f"{FLOOR} ({v.min():.3g} to {v.max():.3g} at all {len(v)} points of the window, within the threshold of "
+            f"the range's bottom {float(bounds[0]):g}): nothing in it says whether or when it takes off")
 
 
 # what a log says of its run beyond its scores: its planned length, the time a step takes

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
-from entropylaw.fit.forecast.decide import CONSTANT
+from entropylaw.fit.forecast.decide import CONSTANT, FLOOR
 from entropylaw.fit.forecast.line_notes import fallback_lines, law_lines, no_plan_lines, past_plan_lines, scores_lines
 from entropylaw.fit.forecast.line_table import line_table
 from entropylaw.fit.forecast.final import describe
@@ -40,7 +40,9 @@ def gain_text(d: dict) -> str:
 def call_text(d: dict) -> str:
     """The call in a few words: stop, continue, undecided (likely: stop at step S), or none."""
     if not d or d.get("call") is None:
-        return "no call (constant score)" if str(d.get("reason", "")).startswith(CONSTANT) else "no call"
+        why = str(d.get("reason", ""))
+        return "no call (constant score)" if why.startswith(CONSTANT) else "no call (at its floor)" \
+            if why.startswith(FLOOR) else "no call"
     if d["call"] == "undecided":
         likely = d.get("likely")
         return "undecided" + ("" if not likely else f" ({likely['call']} ~{likely['step']:.0f})")
