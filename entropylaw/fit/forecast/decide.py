@@ -309,7 +309,7 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     elif is_constant(win.target.values):  # a zero-width interval of a curve through one value: no forecast
         out.update(call=None, reason=f"{CONSTANT} ({win.target.values[-1]:g} at all "
                                      f"{len(win.target)} points): nothing in it says whether or when it moves")
-    elif (floor := floor_said(win.target.values, bounds, threshold)) is not None:
+    elif (floor := floor_said(win.target.values, bounds)) is not None:
         out.update(call=None, reason=floor)  # a run yet to learn its answers' format: when it takes off is unseen
     elif why_not and gain["lo"] > threshold:  # the lower bound is enough for continue; the end stays open
         out.update(call="continue", no_forecast=why_not)
@@ -338,21 +338,25 @@ def decision_on(win, fitted, conf, target, threshold, n_problems, first, curve, 
     return out, fdraws
 
 
-def floor_said(values, bounds, threshold: float) -> str | None:
-    """Why the window says nothing of where the run goes, where every score of it lies within ``threshold`` of the
-    bottom of the score's range (GSM8K's 0.000, 0.000, 0.002 in a run's first 22 steps, 0.38 seven steps later:
-    it had yet to learn the answers' format), else None.
+def floor_said(values, bounds) -> str | None:
+    """Why the window says nothing of where the run goes, where every score of it lies within one point (1 % of the
+    score's range; not the call's threshold, which a user may set at will) of the bottom of the range (GSM8K's
+    0.000, 0.000, 0.002 in a run's first 22 steps, 0.38 seven steps later: it had yet to learn the answers'
+    format), else None.
 
-    >>> floor_said([0.0, 0.0, 0.002], (0.0, 1.0), 0.01)[:60]
+    >>> floor_said([0.0, 0.0, 0.002], (0.0, 1.0))[:60]
     'the score has not left its floor (0 to 0.002 at all 3 points'
-    >>> floor_said([0.0, 0.04], (0.0, 1.0), 0.01) is None, floor_said([0.0, 0.0], None, 0.01) is None
+    >>> floor_said([0.0, 0.04], (0.0, 1.0)) is None, floor_said([0.0, 0.0], None) is None
     (True, True)
     """
     v = np.asarray(values, float)
     v = v[np.isfinite(v)]
-    if bounds is None or len(v) < 2 or not np.isfinite(bounds[0]) or float(v.max()) - float(bounds[0]) > threshold:
+    if bounds is None or len(v) < 2 or not np.isfinite(bounds).all():
         return None
-    return (f"{FLOOR} ({v.min():.3g} to {v.max():.3g} at all {len(v)} points of the window, within the threshold of "
+    point = 0.01 * (float(bounds[1]) - float(bounds[0]))
+    if float(v.max()) - float(bounds[0]) > point:
+        return None
+    return (f"{FLOOR} ({v.min():.3g} to {v.max():.3g} at all {len(v)} points of the window, within one point of "
             f"the range's bottom {float(bounds[0]):g}): nothing in it says whether or when it takes off")
 
 
