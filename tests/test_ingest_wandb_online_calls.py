@@ -112,3 +112,20 @@ def test_a_run_that_logs_with_step_is_read_on_its_steps_online(tmp_path, monkeyp
     assert wandb_online._logs_with_step(wandb.Api().run("ent/proj/calls")) is True
     assert _series(df, "entropy") == pytest.approx({2 * s: _entropy(s) for s in range(STEPS)})
     assert not any("log call" in n for n in _changed(df))
+
+
+@pytest.mark.parametrize("option", ["entropy_key", "score_key"])
+def test_a_key_named_and_not_logged_lists_the_runs_keys(tmp_path, monkeypatch, option):
+    """--entropy-key / --score-key naming a key the run lacks: the error listed only the keys downloaded (those the
+    analysis picks by name), not the run's: the key the user meant (train/policy_entropy) was not among them."""
+    run = _init(tmp_path)
+    for s in range(STEPS):
+        run.log({"train/policy_entropy": _entropy(s), "train/reward": _reward(s), "train/lr": 1e-6, "misc/note": "x"})
+    finish(run)
+    with pytest.raises(el.EntropyLawError) as err:
+        el.load(_served(tmp_path, monkeypatch), warn=False, **{option: "train/entropy"})
+    said = str(err.value)
+    assert f"--{option.replace('_', '-')} 'train/entropy' not found; available keys: misc/note, train/lr, " \
+           "train/policy_entropy, train/reward" in said, said
+    with pytest.raises(el.EntropyLawError, match="--entropy-key 'misc/note' has no numeric value"):
+        el.load(_served(tmp_path, monkeypatch), warn=False, entropy_key="misc/note")  # logged, as text

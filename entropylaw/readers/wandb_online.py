@@ -271,6 +271,7 @@ def _download(client: _Client, run, spec, uri: str) -> pd.DataFrame:
                            "source": "wandb://" + "/".join(_run_path(run)),
                            "non_numeric": non_numeric, "step_metric": ", ".join(own) or "_step",
                            "wandb_step_log": client.call(lambda: _logs_with_step(run)),
+                           "wandb_keys": sorted(k for k in available if not k.startswith("_")),
                            **meta_from_config(config)}
     return frame
 
@@ -323,6 +324,7 @@ def _load(path: Path, uri: str) -> RawRun:
         # keys on the trainer's own step metrics: each restarts on its own, and rows of a key at one step
         # (one per micro-batch) are that step's mean
         raw.axes, raw.repeats = frame["axis"].to_numpy(dtype=object), "mean"
+    raw.logged_keys = meta.pop("wandb_keys", None)  # the run's keys, not only those downloaded: what a key named lacks
     step_log = meta.pop("wandb_step_log", None)
     if step_log is not None and on_call_counter(raw, step_log):  # W&B's count of log calls: a step's calls joined
         order = np.argsort(raw.steps, kind="stable")  # the calls in order (the rows came key by key)
