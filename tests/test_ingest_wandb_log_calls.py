@@ -142,6 +142,22 @@ def test_an_evaluation_logged_before_its_steps_training_is_read_at_that_step(tmp
     assert "4 calls of other keys ({eval/accuracy}) read at the step of the calls after them" in said, said
 
 
+def test_an_evaluation_before_training_and_after_every_fifth_step_is_read_at_the_step_before_it(tmp_path):
+    """log(evaluate()) before the loop, then log(train) and every 5th step log(evaluate()) after it: the run ends
+    with an evaluation, so each is one after its step's training (not one before the next step's): read at the step
+    of the training call before it (the first, before any, at 0)."""
+    run = _init(tmp_path)
+    run.log({"eval/accuracy": 0.5})
+    for s in range(STEPS):
+        run.log({"train/entropy": _entropy(s), "train/reward": _reward(s)})
+        if s % 5 == 4:
+            run.log({"eval/accuracy": 0.5 + s / 100})
+    finish(run)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(STEPS)})
+    assert _series(df, "val/accuracy") == pytest.approx({0: 0.5, **{s: 0.5 + s / 100 for s in range(4, STEPS, 5)}})
+
+
 @pytest.mark.parametrize("how", ["step=", "define_metric"])
 def test_calls_on_a_step_of_the_runs_own_are_read_as_before(tmp_path, how):
     run = _init(tmp_path)

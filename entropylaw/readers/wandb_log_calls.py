@@ -5,10 +5,10 @@ A loop that calls ``wandb.log`` without ``step=`` and declares no step metric (`
 ``wandb.log({"train/reward": r})``) has its entropy and reward on different ``_step``s: read so they never pair.
 Where every call logs its own keys (no key in two kinds of call) in a fixed cycle, each cycle is one step
 (:func:`join_log_calls`); calls of other keys logged now and then (an evaluation every few steps) are read at the
-step of the cycle before them, or, where such a key's first call comes before any training call (an evaluation
-logged before its step's training), at the step of the cycle after them; so are an evaluation's calls beside one
-training call a step (W&B counts them as steps too: 20 training steps read as 24). Where the calls come in no fixed cycle, the run is read on W&B's count
-and a note says why its values do not pair.
+step of the cycle before them, or, where such a key's first call comes before any training call and its last before
+another (an evaluation logged before its step's training), at the step of the cycle after them; so are an
+evaluation's calls beside one training call a step (W&B counts them as steps too: 20 training steps read as 24).
+Where the calls come in no fixed cycle, the run is read on W&B's count and a note says why its values do not pair.
 
 The SDK's telemetry records whether the run called ``wandb.log`` with ``step=`` (its ``set_step_log``); a file
 without telemetry is read on the count where its steps are 0, 1, 2 ... one per row.
@@ -99,10 +99,13 @@ def join_log_calls(raw: RawRun) -> None:
     # a call of the cycle: its place in it // period; another call: the cycle before it (0 before any)
     cycle = np.where(cycle_calls, (np.cumsum(cycle_calls) - 1 + (period - lead) % period) // period, -1)
     extras = [k for k in range(len(kinds)) if not in_cycle[k]]
-    # an evaluation whose first call comes before the first training call is logged before its step's training
-    # (``if s % 5 == 0: log(evaluate())`` then ``log(train)``): read at the step of the training call after it
-    # (it was read one step early, but for the first: 0, 4, 9, 14); its calls after the last step at that step
-    ahead = [k for k in extras if first_call[k] < first_call[order[0]]]
+    # an evaluation whose first call comes before the first training call, and each call before a training call,
+    # is logged before its step's training (``if s % 5 == 0: log(evaluate())`` then ``log(train)``): read at the
+    # step of the training call after it (it was read one step early, but for the first: 0, 4, 9, 14). One whose
+    # last call follows the last training call is one after its step's training (``log(evaluate())`` before the
+    # loop, then ``log(train)`` and every 5th step ``log(evaluate())``): read at the step before it, as _lead does
+    calls = np.flatnonzero(cycle_calls)
+    ahead = [k for k in extras if first_call[k] < calls[0] and np.flatnonzero(kind_of == k)[-1] < calls[-1]]
     cycle = _at_steps(cycle, np.isin(kind_of, ahead))
     raw.steps = first + np.repeat(cycle, np.diff(np.concatenate([starts, [len(steps)]])))
     cycles = -(-(len(seq) + (period - lead) % period) // period)
@@ -130,12 +133,12 @@ def join_log_calls(raw: RawRun) -> None:
 
 def _at_steps(cycle: np.ndarray, ahead: np.ndarray) -> np.ndarray:
     """Each call's step: a training call's cycle (``cycle`` >= 0); another call's, the cycle of the training call
-    before it (0 before any), or where ``ahead``, of the training call after it (the last, after every one)."""
+    before it (0 before any), or where ``ahead`` (each such call has a training call after it), of the one after."""
     before = np.maximum(np.maximum.accumulate(cycle), 0)
     if not ahead.any():
         return before
     after = np.minimum.accumulate(np.where(cycle >= 0, cycle, np.iinfo(np.int64).max)[::-1])[::-1]
-    return np.where(ahead & (cycle < 0) & (after < np.iinfo(np.int64).max), after, before)
+    return np.where(ahead & (cycle < 0), after, before)
 
 
 def _lead(order: list[int], kinds: list[frozenset], extra: int) -> int:
