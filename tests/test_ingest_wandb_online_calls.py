@@ -87,6 +87,25 @@ def test_a_step_logged_in_two_calls_is_one_step_online_as_offline(tmp_path, monk
         assert "which W&B counts as 40 steps): read as 20 steps (0..19)" in said, said
 
 
+def test_a_call_of_keys_not_downloaded_is_said_and_the_steps_pair_as_offline(tmp_path, monkeypatch):
+    """Three calls a step, the third's key (train/lr) not downloaded (the analysis does not use it), an evaluation
+    every 5th step: the same steps as offline; the account said W&B counted 44 steps (it counted 64)."""
+    run = _init(tmp_path)
+    for s in range(STEPS):
+        run.log({"train/entropy": _entropy(s), "train/loss": 0.1})
+        run.log({"train/reward": _reward(s)})
+        run.log({"train/lr": 1e-6})
+        if s % 5 == 4:
+            run.log({"eval/accuracy": _reward(s) - 0.1})
+    finish(run)
+    online = el.load(_served(tmp_path, monkeypatch), warn=False)
+    offline = el.load(tmp_path / "wandb", warn=False)
+    for metric in ("entropy", "score", "val/accuracy"):
+        assert _series(online, metric) == _series(offline, metric) != {}
+    [said] = [n for n in _changed(online) if n.startswith("2 log calls per step: joined")]
+    assert "2 wandb.log calls of the keys read without step=" in said and "W&B counts as 64 steps" in said, said
+
+
 def test_an_evaluation_logged_before_its_steps_training_online(tmp_path, monkeypatch):
     """Each 5th step logs its evaluation, then its training: read at its step (0, 5, 10, 15), not one early."""
     run = _init(tmp_path)

@@ -62,9 +62,11 @@ def _shown(kind: frozenset) -> str:
     return "{" + ", ".join(names[:SHOWN]) + (", ..." if len(names) > SHOWN else "") + "}"
 
 
-def join_log_calls(raw: RawRun) -> None:
+def join_log_calls(raw: RawRun, some_keys: bool = False) -> None:
     """Read each cycle of log calls as one step where a loop logs one step in several calls (the module
-    docstring); where the calls come in no fixed cycle, say why the values do not pair. ``raw`` is on the count."""
+    docstring); where the calls come in no fixed cycle, say why the values do not pair. ``raw`` is on the count.
+    ``some_keys``: only some of the run's keys were read (a ``wandb://`` run's): the calls of the others are not
+    seen, and W&B's count is the span of the steps read."""
     steps, keys = np.asarray(raw.steps, dtype=np.int64), np.asarray(raw.keys, dtype=object)
     if len(steps) < 2 or np.any(np.diff(steps) < 0):
         return
@@ -110,13 +112,15 @@ def join_log_calls(raw: RawRun) -> None:
     raw.steps = first + np.repeat(cycle, np.diff(np.concatenate([starts, [len(steps)]])))
     cycles = -(-(len(seq) + (period - lead) % period) // period)
     order = order[lead:] + order[:lead]
+    counted = int(steps[-1]) - first + 1 if some_keys else len(starts)  # W&B's count of the calls
     if period > 1:
-        said = (f"{period} log calls per step: joined (the run logs each step in {period} wandb.log calls without "
-                f"step=, {' then '.join(_shown(kinds[k]) for k in order)}, which W&B counts as {len(starts)} steps): "
+        said = (f"{period} log calls per step: joined (the run logs each step in {period} wandb.log calls"
+                f"{' of the keys read' if some_keys else ''} without step=, "
+                f"{' then '.join(_shown(kinds[k]) for k in order)}, which W&B counts as {counted} steps): "
                 f"read as {count(cycles, 'step')} ({first}..{first + cycles - 1})")
     else:
         said = (f"one training call a step, {_shown(kinds[order[0]])}, without step=, beside calls of other keys, "
-                f"which W&B counts as steps too ({len(starts)} in all): read as {count(cycles, 'step')} "
+                f"which W&B counts as steps too ({counted} in all): read as {count(cycles, 'step')} "
                 f"({first}..{first + cycles - 1})")
     if lead:
         said += (f"; {' and '.join(_shown(kinds[k]) for k in order[-lead:])} logged once more, before the first "

@@ -329,7 +329,7 @@ def _load(path: Path, uri: str) -> RawRun:
     if step_log is not None and on_call_counter(raw, step_log):  # W&B's count of log calls: a step's calls joined
         order = np.argsort(raw.steps, kind="stable")  # the calls in order (the rows came key by key)
         raw.steps, raw.keys, raw.values = raw.steps[order], raw.keys[order], raw.values[order]
-        join_log_calls(raw)
+        join_log_calls(raw, some_keys=True)
     non_numeric = meta.pop("non_numeric", 0)
     raw.report.read(len(frame) + non_numeric)
     if non_numeric:
