@@ -148,3 +148,29 @@ def test_a_key_named_and_not_logged_lists_the_runs_keys(tmp_path, monkeypatch, o
            "train/policy_entropy, train/reward" in said, said
     with pytest.raises(el.EntropyLawError, match="--entropy-key 'misc/note' has no numeric value"):
         el.load(_served(tmp_path, monkeypatch), warn=False, entropy_key="misc/note")  # logged, as text
+
+
+def test_a_cache_of_the_format_before_is_downloaded_again_else_used(tmp_path, monkeypatch):
+    """Entries cached before a run's telemetry was kept with its rows: downloaded again where W&B answers (their
+    steps are joined then), used as they are where it does not."""
+    import requests
+
+    run = _init(tmp_path)
+    for s in range(STEPS):
+        run.log({"train/entropy": _entropy(s)})
+        run.log({"train/reward": _reward(s)})
+    finish(run)
+    uri = _served(tmp_path, monkeypatch)
+    fake = wandb.Api().run("ent/proj/calls")
+    with monkeypatch.context() as before:  # an entry as format 1 wrote it: no telemetry kept, the steps W&B's
+        before.setattr(wandb_online, "CACHE_FORMAT", 1)
+        before.delattr(fake, "rawconfig")
+        assert max(_series(el.load(uri, warn=False), "entropy")) == 2 * STEPS - 2
+    down = FakeApi([], fail_listing=requests.ConnectionError("unreachable"))
+    with monkeypatch.context() as offline:
+        offline.setattr(wandb, "Api", lambda **kwargs: down)
+        df = el.load(uri, warn=False)
+    assert len(_series(df, "entropy")) == STEPS and any("cached copy" in n for n in el.row_accounts(df)[0]["notes"])
+    scans = len(fake.scans)
+    assert _series(el.load(uri, warn=False), "entropy") == pytest.approx({s: _entropy(s) for s in range(STEPS)})
+    assert len(fake.scans) > scans  # downloaded again

@@ -60,7 +60,8 @@ STEP_METRIC = "train/global_step"
 TERMINAL_STATES = {"finished", "crashed", "failed", "killed"}
 TIMEOUT_S = 60      # seconds wandb.Api waits for one request, its own retries included
 SET_STEP_LOG = 61   # the telemetry's Feature.set_step_log: the run called wandb.log(..., step=)
-CACHE_FORMAT = 2    # 2: a run's telemetry and keys cached with its rows (a cache of 1 lacks them: downloaded again)
+CACHE_FORMAT = 2    # 2: a run's telemetry and keys cached with its rows (1's lack them: downloaded again, if W&B is
+                    # reachable; else used as they are)
 _URI = re.compile(r"^wandb://(?P<entity>[^/\s]+)/(?P<project>[^/\s]+)(?:/(?:runs/)?(?P<run>[^/\s]+))?/?$")
 
 
@@ -93,7 +94,8 @@ def read_wandb_online(uri: str, keys: str | Iterable[str] | None = None, cache_d
         "all" if keys == "all" else sorted(set(keys))
     if step_key:  # another step axis: a cache entry of its own (appended so that a spec without it reads as before)
         spec = [spec, {"step_key": str(step_key)}]
-    index_path = cache / f"{_slug(uri)}-{_digest([uri, filters, spec, CACHE_FORMAT])}.index.json"
+    index_path, *older = [cache / f"{_slug(uri)}-{_digest([uri, filters, spec, *_format(v)])}.index.json"
+                          for v in range(CACHE_FORMAT, 0, -1)]
     client = _Client(uri, api)
     if run_id is not None:
         cached = _read_json(index_path)
@@ -102,25 +104,25 @@ def read_wandb_online(uri: str, keys: str | Iterable[str] | None = None, cache_d
         try:
             runs = [client.call(lambda: client.api.run(f"{entity}/{project}/{run_id}"))]
         except _Offline as err:
-            return _from_index(index_path, uri, err)
+            return _from_index(index_path, uri, err, older)
     else:
         try:
             runs = client.call(lambda: list(client.api.runs(f"{entity}/{project}", filters=filters or {})))
         except _Offline as err:
-            return _from_index(index_path, uri, err)
+            return _from_index(index_path, uri, err, older)
         if not runs:
             raise EntropyLawError(f"{uri}: no runs found" + (f" matching filters {filters}" if filters else ""))
     out, entries = [], []
     try:
         for run in _progress(runs, uri):
-            digest = _digest([_run_path(run), spec, _updated(run), CACHE_FORMAT])
+            digest = _digest([_run_path(run), spec, _updated(run), *_format(CACHE_FORMAT)])
             path = cache / f"{_slug('/'.join(_run_path(run)))}-{digest}.parquet"
             if not path.exists():
                 _write_parquet(_download(client, run, spec, uri), path)
             out.append(_load(path, uri))
             entries.append({"file": str(path), "state": str(getattr(run, "state", ""))})
     except _Offline as err:  # lost the connection part-way: the cached copies, else one line
-        return _from_index(index_path, uri, err)
+        return _from_index(index_path, uri, err, older)
     write_json(index_path, entries[0] if run_id is not None else {"runs": entries})
     return out
 
@@ -340,8 +342,13 @@ def _load(path: Path, uri: str) -> RawRun:
     return raw
 
 
-def _from_index(index_path: Path, uri: str, err: _Offline) -> list[RawRun]:
-    cached = _read_json(index_path)
+def _format(version: int) -> list[int]:
+    """The cache format's part of an entry's digest (none for format 1: its entries' names as they were)."""
+    return [version] if version > 1 else []
+
+
+def _from_index(index_path: Path, uri: str, err: _Offline, older: Iterable[Path] = ()) -> list[RawRun]:
+    cached = next((c for c in map(_read_json, [index_path, *older]) if c), None)  # else a copy of an older format
     files = [cached["file"]] if cached and "file" in cached else [e["file"] for e in (cached or {}).get("runs", [])]
     files = [Path(f) for f in files if Path(f).exists()]
     if not files:
