@@ -120,6 +120,44 @@ def test_one_call_per_step_beside_evaluation_calls_is_read_at_the_loops_steps(tm
     assert "4 calls of other keys ({eval/accuracy}) read at the step of the calls before them" in said, said
 
 
+@pytest.mark.parametrize("calls", [1, 2])
+def test_an_evaluation_logged_before_its_steps_training_is_read_at_that_step(tmp_path, calls):
+    """Each 5th step logs its evaluation, then its training (in one call or two): the evaluation was read at the
+    step of the training call before it, one step early (0, 4, 9, 14: the first at 0, before any training)."""
+    run = _init(tmp_path)
+    for s in range(STEPS):
+        if s % 5 == 0:
+            run.log({"eval/accuracy": 0.5 + s / 100})
+        if calls == 1:
+            run.log({"train/entropy": _entropy(s), "train/reward": _reward(s)})
+        else:
+            run.log({"train/entropy": _entropy(s)})
+            run.log({"train/reward": _reward(s)})
+    finish(run)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(STEPS)})
+    assert _series(df, "score") == pytest.approx({s: _reward(s) for s in range(STEPS)})
+    assert _series(df, "val/accuracy") == pytest.approx({s: 0.5 + s / 100 for s in range(0, STEPS, 5)})
+    [said] = [n for n in _account(df)["changed"] if "read as 20 steps (0..19)" in n]
+    assert "4 calls of other keys ({eval/accuracy}) read at the step of the calls after them" in said, said
+
+
+def test_an_evaluation_before_training_and_after_every_fifth_step_is_read_at_the_step_before_it(tmp_path):
+    """log(evaluate()) before the loop, then log(train) and every 5th step log(evaluate()) after it: the run ends
+    with an evaluation, so each is one after its step's training (not one before the next step's): read at the step
+    of the training call before it (the first, before any, at 0)."""
+    run = _init(tmp_path)
+    run.log({"eval/accuracy": 0.5})
+    for s in range(STEPS):
+        run.log({"train/entropy": _entropy(s), "train/reward": _reward(s)})
+        if s % 5 == 4:
+            run.log({"eval/accuracy": 0.5 + s / 100})
+    finish(run)
+    df = el.load(tmp_path / "wandb", warn=False)
+    assert _series(df, "entropy") == pytest.approx({s: _entropy(s) for s in range(STEPS)})
+    assert _series(df, "val/accuracy") == pytest.approx({0: 0.5, **{s: 0.5 + s / 100 for s in range(4, STEPS, 5)}})
+
+
 @pytest.mark.parametrize("how", ["step=", "define_metric"])
 def test_calls_on_a_step_of_the_runs_own_are_read_as_before(tmp_path, how):
     run = _init(tmp_path)

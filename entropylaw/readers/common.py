@@ -115,6 +115,9 @@ class RawRun:
     # keys whose values the source wrote with a percent sign ("6.2%", a column "acc (%)"): a score of
     # them is a percent whatever its values (0.5 % is no fraction 0.5)
     percent: set = field(default_factory=set)
+    # the keys the source has where only some were read (a wandb:// run downloads the keys it needs): a key the
+    # user names and not read is looked for among them, and they are what the error lists
+    logged_keys: list[str] | None = None
 
     def __post_init__(self):
         if self.report is None:
@@ -236,7 +239,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
 
     def detect() -> KeyMap:
         return detect_keys(keys, opts.entropy_key, opts.score_key, opts.val_keys, where=raw.source,
-                           reward_func=opts.reward_func, ranges=ranges)
+                           reward_func=opts.reward_func, ranges=ranges, logged=raw.logged_keys)
 
     km = detect()
     if with_nan is not None:  # the run diverged where its own loss, entropy or score turn NaN, not a gradient norm

@@ -162,7 +162,7 @@ def _first(candidates: list[str], keys: set[str]) -> str:
 def detect_keys(keys: Iterable[str], entropy_key: str | None = None, score_key: str | None = None,
                 val_keys: Iterable[str] | None = None, where: str = "",
                 ranges: Mapping[str, tuple[float, float]] | None = None,
-                reward_func: str | None = None) -> KeyMap:
+                reward_func: str | None = None, logged: Iterable[str] | None = None) -> KeyMap:
     """Map the canonical metrics to source keys, honouring explicit overrides.
 
     ``ranges`` (source key -> (min, max) of its values), when given, lets the choice of a
@@ -170,7 +170,7 @@ def detect_keys(keys: Iterable[str], entropy_key: str | None = None, score_key: 
     scores be flagged. ``reward_func`` names the TRL reward function to fit.
 
     An override that names a key the source does not have is an error that lists the
-    keys it does have.
+    keys it does have: ``logged``, where the source has more keys than were read (a ``wandb://`` run's).
     """
     keys = list(dict.fromkeys(keys))
     present = set(keys)
@@ -178,7 +178,10 @@ def detect_keys(keys: Iterable[str], entropy_key: str | None = None, score_key: 
 
     def check(name: str, key: str) -> str:
         if key not in present:
-            raise MissingKeyError(f"{prefix}--{name} {key!r} not found; available keys: {_listing(keys)}")
+            if logged is not None and key in logged:  # downloaded, but none of its values a number
+                raise MissingKeyError(f"{prefix}--{name} {key!r} has no numeric value")
+            have = keys if logged is None else list(logged)
+            raise MissingKeyError(f"{prefix}--{name} {key!r} not found; available keys: {_listing(have)}")
         return key
 
     km = KeyMap()

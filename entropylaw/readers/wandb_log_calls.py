@@ -5,9 +5,10 @@ A loop that calls ``wandb.log`` without ``step=`` and declares no step metric (`
 ``wandb.log({"train/reward": r})``) has its entropy and reward on different ``_step``s: read so they never pair.
 Where every call logs its own keys (no key in two kinds of call) in a fixed cycle, each cycle is one step
 (:func:`join_log_calls`); calls of other keys logged now and then (an evaluation every few steps) are read at the
-step of the cycle before them; so are an evaluation's calls beside one training call a step (W&B counts them as
-steps too: 20 training steps read as 24). Where the calls come in no fixed cycle, the run is read on W&B's count
-and a note says why its values do not pair.
+step of the cycle before them, or, where such a key's first call comes before any training call and its last before
+another (an evaluation logged before its step's training), at the step of the cycle after them; so are an
+evaluation's calls beside one training call a step (W&B counts them as steps too: 20 training steps read as 24).
+Where the calls come in no fixed cycle, the run is read on W&B's count and a note says why its values do not pair.
 
 The SDK's telemetry records whether the run called ``wandb.log`` with ``step=`` (its ``set_step_log``); a file
 without telemetry is read on the count where its steps are 0, 1, 2 ... one per row.
@@ -61,9 +62,11 @@ def _shown(kind: frozenset) -> str:
     return "{" + ", ".join(names[:SHOWN]) + (", ..." if len(names) > SHOWN else "") + "}"
 
 
-def join_log_calls(raw: RawRun) -> None:
+def join_log_calls(raw: RawRun, some_keys: bool = False) -> None:
     """Read each cycle of log calls as one step where a loop logs one step in several calls (the module
-    docstring); where the calls come in no fixed cycle, say why the values do not pair. ``raw`` is on the count."""
+    docstring); where the calls come in no fixed cycle, say why the values do not pair. ``raw`` is on the count.
+    ``some_keys``: only some of the run's keys were read (a ``wandb://`` run's): the calls of the others are not
+    seen, and W&B's count is the span of the steps read."""
     steps, keys = np.asarray(raw.steps, dtype=np.int64), np.asarray(raw.keys, dtype=object)
     if len(steps) < 2 or np.any(np.diff(steps) < 0):
         return
@@ -97,29 +100,49 @@ def join_log_calls(raw: RawRun) -> None:
     lead = _lead(order, kinds, len(seq) % period)
     # a call of the cycle: its place in it // period; another call: the cycle before it (0 before any)
     cycle = np.where(cycle_calls, (np.cumsum(cycle_calls) - 1 + (period - lead) % period) // period, -1)
-    cycle = np.maximum(np.maximum.accumulate(cycle), 0)
-    raw.steps = first + np.repeat(cycle, np.diff(np.concatenate([starts, [len(steps)]])))
     extras = [k for k in range(len(kinds)) if not in_cycle[k]]
+    # an evaluation whose first call comes before the first training call, and each call before a training call,
+    # is logged before its step's training (``if s % 5 == 0: log(evaluate())`` then ``log(train)``): read at the
+    # step of the training call after it (it was read one step early, but for the first: 0, 4, 9, 14). One whose
+    # last call follows the last training call is one after its step's training (``log(evaluate())`` before the
+    # loop, then ``log(train)`` and every 5th step ``log(evaluate())``): read at the step before it, as _lead does
+    calls = np.flatnonzero(cycle_calls)
+    ahead = [k for k in extras if first_call[k] < calls[0] and np.flatnonzero(kind_of == k)[-1] < calls[-1]]
+    cycle = _at_steps(cycle, np.isin(kind_of, ahead))
+    raw.steps = first + np.repeat(cycle, np.diff(np.concatenate([starts, [len(steps)]])))
     cycles = -(-(len(seq) + (period - lead) % period) // period)
     order = order[lead:] + order[:lead]
+    counted = int(steps[-1]) - first + 1 if some_keys else len(starts)  # W&B's count of the calls
     if period > 1:
-        said = (f"{period} log calls per step: joined (the run logs each step in {period} wandb.log calls without "
-                f"step=, {' then '.join(_shown(kinds[k]) for k in order)}, which W&B counts as {len(starts)} steps): "
+        said = (f"{period} log calls per step: joined (the run logs each step in {period} wandb.log calls"
+                f"{' of the keys read' if some_keys else ''} without step=, "
+                f"{' then '.join(_shown(kinds[k]) for k in order)}, which W&B counts as {counted} steps): "
                 f"read as {count(cycles, 'step')} ({first}..{first + cycles - 1})")
     else:
         said = (f"one training call a step, {_shown(kinds[order[0]])}, without step=, beside calls of other keys, "
-                f"which W&B counts as steps too ({len(starts)} in all): read as {count(cycles, 'step')} "
+                f"which W&B counts as steps too ({counted} in all): read as {count(cycles, 'step')} "
                 f"({first}..{first + cycles - 1})")
     if lead:
         said += (f"; {' and '.join(_shown(kinds[k]) for k in order[-lead:])} logged once more, before the first "
                  f"step's training values (an evaluation before training): read at step {first}, alone")
     elif len(seq) % period:
         said += f"; the last step has {len(seq) % period} of its {period} calls (the run stopped between them)"
-    if extras:
-        n = int(counts[extras].sum())
-        said += (f"; {count(n, 'call')} of other keys ({', '.join(_shown(kinds[k]) for k in extras[:SHOWN])}) read "
-                 "at the step of the calls before them")
+    for group, where in ((extras if not ahead else [k for k in extras if k not in ahead], "before them"),
+                         (ahead, "after them (logged before each step's training calls, the first before any)")):
+        if group:
+            said += (f"; {count(int(counts[group].sum()), 'call')} of other keys "
+                     f"({', '.join(_shown(kinds[k]) for k in group[:SHOWN])}) read at the step of the calls {where}")
     raw.report.note(said, changed=True)
+
+
+def _at_steps(cycle: np.ndarray, ahead: np.ndarray) -> np.ndarray:
+    """Each call's step: a training call's cycle (``cycle`` >= 0); another call's, the cycle of the training call
+    before it (0 before any), or where ``ahead`` (each such call has a training call after it), of the one after."""
+    before = np.maximum(np.maximum.accumulate(cycle), 0)
+    if not ahead.any():
+        return before
+    after = np.minimum.accumulate(np.where(cycle >= 0, cycle, np.iinfo(np.int64).max)[::-1])[::-1]
+    return np.where(ahead & (cycle < 0), after, before)
 
 
 def _lead(order: list[int], kinds: list[frozenset], extra: int) -> int:

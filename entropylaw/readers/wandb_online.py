@@ -9,6 +9,11 @@
 - The step is W&B's ``_step`` (veRL logs with ``step=``), or ``train/global_step`` where
   a row has it (Hugging Face / TRL / OpenRLHF log without ``step=`` and declare that key
   as their step metric); see :mod:`entropylaw.readers.wandb_offline`.
+- A run that logged without ``step=`` and declares no step metric has W&B's count of ``wandb.log`` calls for its
+  steps; where it logs a step in several calls (its entropy in one, its reward in the next), each cycle of calls
+  is read as one step, as from its local files (:mod:`entropylaw.readers.wandb_log_calls`). Whether it logged with
+  ``step=`` is the run's telemetry (``_wandb.t`` in the config W&B keeps); a run without telemetry is read on
+  W&B's count (only some keys are downloaded, so the count's gaps cannot tell calls apart).
 - Retries are W&B's own: its client retries every request that fails transiently
   (connection errors, timeouts, HTTP 429 and 5xx) with exponential backoff, within
   ``wandb.Api(timeout=TIMEOUT_S)``; tune them with W&B's settings (e.g. the environment
@@ -48,11 +53,15 @@ from entropylaw.readers.keys import is_candidate
 from entropylaw.readers.jsonl_lines import is_step_name
 from entropylaw.readers.config_meta import meta_from_config
 from entropylaw.readers.wandb_history import NON_NUMERIC
+from entropylaw.readers.wandb_log_calls import join_log_calls, on_call_counter
 
 DEFAULT_CACHE = Path("~/.cache/entropylaw/wandb")
 STEP_METRIC = "train/global_step"
 TERMINAL_STATES = {"finished", "crashed", "failed", "killed"}
 TIMEOUT_S = 60      # seconds wandb.Api waits for one request, its own retries included
+SET_STEP_LOG = 61   # the telemetry's Feature.set_step_log: the run called wandb.log(..., step=)
+CACHE_FORMAT = 2    # 2: a run's telemetry and keys cached with its rows (1's lack them: downloaded again, if W&B is
+                    # reachable; else used as they are)
 _URI = re.compile(r"^wandb://(?P<entity>[^/\s]+)/(?P<project>[^/\s]+)(?:/(?:runs/)?(?P<run>[^/\s]+))?/?$")
 
 
@@ -85,7 +94,8 @@ def read_wandb_online(uri: str, keys: str | Iterable[str] | None = None, cache_d
         "all" if keys == "all" else sorted(set(keys))
     if step_key:  # another step axis: a cache entry of its own (appended so that a spec without it reads as before)
         spec = [spec, {"step_key": str(step_key)}]
-    index_path = cache / f"{_slug(uri)}-{_digest([uri, filters, spec])}.index.json"
+    index_path, *older = [cache / f"{_slug(uri)}-{_digest([uri, filters, spec, *_format(v)])}.index.json"
+                          for v in range(CACHE_FORMAT, 0, -1)]
     client = _Client(uri, api)
     if run_id is not None:
         cached = _read_json(index_path)
@@ -94,24 +104,25 @@ def read_wandb_online(uri: str, keys: str | Iterable[str] | None = None, cache_d
         try:
             runs = [client.call(lambda: client.api.run(f"{entity}/{project}/{run_id}"))]
         except _Offline as err:
-            return _from_index(index_path, uri, err)
+            return _from_index(index_path, uri, err, older)
     else:
         try:
             runs = client.call(lambda: list(client.api.runs(f"{entity}/{project}", filters=filters or {})))
         except _Offline as err:
-            return _from_index(index_path, uri, err)
+            return _from_index(index_path, uri, err, older)
         if not runs:
             raise EntropyLawError(f"{uri}: no runs found" + (f" matching filters {filters}" if filters else ""))
     out, entries = [], []
     try:
         for run in _progress(runs, uri):
-            path = cache / f"{_slug('/'.join(_run_path(run)))}-{_digest([_run_path(run), spec, _updated(run)])}.parquet"
+            digest = _digest([_run_path(run), spec, _updated(run), *_format(CACHE_FORMAT)])
+            path = cache / f"{_slug('/'.join(_run_path(run)))}-{digest}.parquet"
             if not path.exists():
                 _write_parquet(_download(client, run, spec, uri), path)
             out.append(_load(path, uri))
             entries.append({"file": str(path), "state": str(getattr(run, "state", ""))})
     except _Offline as err:  # lost the connection part-way: the cached copies, else one line
-        return _from_index(index_path, uri, err)
+        return _from_index(index_path, uri, err, older)
     write_json(index_path, entries[0] if run_id is not None else {"runs": entries})
     return out
 
@@ -261,8 +272,23 @@ def _download(client: _Client, run, spec, uri: str) -> pd.DataFrame:
     frame.attrs["meta"] = {"run_id": str(getattr(run, "name", "") or run.id), "wandb_run_id": str(run.id),
                            "source": "wandb://" + "/".join(_run_path(run)),
                            "non_numeric": non_numeric, "step_metric": ", ".join(own) or "_step",
+                           "wandb_step_log": client.call(lambda: _logs_with_step(run)),
+                           "wandb_keys": sorted(k for k in available if not k.startswith("_")),
                            **meta_from_config(config)}
     return frame
+
+
+def _logs_with_step(run) -> bool | None:
+    """Whether the run called ``wandb.log`` with ``step=``: its telemetry's features (``_wandb.t["3"]``, the
+    numbers of those used) in the config the server keeps (the public API's ``rawconfig``); None: no telemetry."""
+    for config in (getattr(run, "rawconfig", None), getattr(run, "config", None)):
+        own = config.get("_wandb") if isinstance(config, dict) else None
+        own = own.get("value", own) if isinstance(own, dict) else own
+        telemetry = own.get("t") if isinstance(own, dict) else None
+        if isinstance(telemetry, dict):
+            features = telemetry.get("3", telemetry.get(3)) or []
+            return SET_STEP_LOG in features if isinstance(features, list) else None
+    return None
 
 
 def _scan_on_axis(client: _Client, run, key: str, axes: list[str]) -> tuple[list[dict], str]:
@@ -300,6 +326,12 @@ def _load(path: Path, uri: str) -> RawRun:
         # keys on the trainer's own step metrics: each restarts on its own, and rows of a key at one step
         # (one per micro-batch) are that step's mean
         raw.axes, raw.repeats = frame["axis"].to_numpy(dtype=object), "mean"
+    raw.logged_keys = meta.pop("wandb_keys", None)  # the run's keys, not only those downloaded: what a key named lacks
+    step_log = meta.pop("wandb_step_log", None)
+    if step_log is not None and on_call_counter(raw, step_log):  # W&B's count of log calls: a step's calls joined
+        order = np.argsort(raw.steps, kind="stable")  # the calls in order (the rows came key by key)
+        raw.steps, raw.keys, raw.values = raw.steps[order], raw.keys[order], raw.values[order]
+        join_log_calls(raw, some_keys=True)
     non_numeric = meta.pop("non_numeric", 0)
     raw.report.read(len(frame) + non_numeric)
     if non_numeric:
@@ -310,8 +342,13 @@ def _load(path: Path, uri: str) -> RawRun:
     return raw
 
 
-def _from_index(index_path: Path, uri: str, err: _Offline) -> list[RawRun]:
-    cached = _read_json(index_path)
+def _format(version: int) -> list[int]:
+    """The cache format's part of an entry's digest (none for format 1: its entries' names as they were)."""
+    return [version] if version > 1 else []
+
+
+def _from_index(index_path: Path, uri: str, err: _Offline, older: Iterable[Path] = ()) -> list[RawRun]:
+    cached = next((c for c in map(_read_json, [index_path, *older]) if c), None)  # else a copy of an older format
     files = [cached["file"]] if cached and "file" in cached else [e["file"] for e in (cached or {}).get("runs", [])]
     files = [Path(f) for f in files if Path(f).exists()]
     if not files:
