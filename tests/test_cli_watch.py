@@ -407,3 +407,34 @@ def test_watch_names_the_step_forecast_says_the_log_ends_at(tmp_path):
     snap = el.snapshot(path, n_boot=20)
     fc = el.forecast(el.load(str(path), warn=False), methods=["default"], n_boot=20)
     assert snap["last_step"] == fc.run_last == 15
+
+
+def test_a_note_unchanged_since_the_last_refresh_is_said_once(tmp_path):
+    """A log with no entropy reprinted at every refresh why the law is not fitted (three lines), why law+entropy
+    cannot run, and why no call is made: said once, then the time that said it, and again in full when it
+    changes."""
+    import argparse
+
+    from entropylaw.cli import watch
+
+    path = tmp_path / "train.log"
+
+    def write(n, draws):
+        path.write_text("".join(f"step {s} | reward {0.8 - 0.5 * np.exp(-s / 20):.4f}\n" for s in range(1, n + 1)))
+        parser = argparse.ArgumentParser()
+        watch.add_parser(parser.add_subparsers())
+        return watch.snapshot(parser.parse_args(["watch", str(path), "--n-boot", draws]), path)
+
+    seen = {}
+    blocks = [" ".join(watch.render_plain(write(n, d), [], f"12:00:{n}", seen).split())
+              for n, d in ((30, "10"), (40, "10"), (50, "10"), (60, "200"))]
+    why_fit, why_law = "no entropy metric 'entropy' to pair the scores with", "law+entropy - (the log has no entropy"
+    why_call = "call: none: the forecast has 10 draws"
+    assert all(why in blocks[0] for why in (why_fit, why_law, why_call)), blocks[0]
+    for block in blocks[1:3]:
+        assert not any(why in block for why in (why_fit, why_law, why_call)), block
+        assert ("law not fitted yet (as at 12:00:30)" in block and "law+entropy - (as at 12:00:30)" in block
+                and "call: none (as at 12:00:30)" in block), block
+    assert why_call not in blocks[3] and "call: none (as at" not in blocks[3]  # it changed: said in full
+    # the live display redraws one screen: it says every note
+    assert why_fit in " ".join(watch.render_plain(write(30, "10"), [], "12:01:00").split())
