@@ -24,7 +24,8 @@ from entropylaw import api
 from entropylaw.api import plumbing
 from entropylaw.cli.options import COUNT, N_BOOT, PROBLEMS, SCORE, SECONDS, STEPS, add_source_arguments, positive
 from entropylaw.cli.sources import source_options
-from entropylaw.cli.watch_text import forecast_at, forecast_cells, num, once, packed, regime_lines, said_before
+from entropylaw.cli.watch_text import (forecast_at, forecast_cells, num, once, packed, r2_text, regime_lines,
+                                      said_before)
 from entropylaw.errors import EntropyLawError
 
 
@@ -131,7 +132,7 @@ def render_plain(snap: dict, notes: list, when: str, seen: dict | None = None) -
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
         lines += packed("  law     ", [plumbing.law_formula(snap['a'], snap['b']), f"ceiling {snap['ceiling']:.4g} "
-                                            f"[{lo:.4g}, {hi:.4g}]", f"R² {snap['r2']:.3f}",
+                                            f"[{lo:.4g}, {hi:.4g}]", f"R² {r2_text(snap['r2'])}",
                                             f"points {snap['points']}", snap['trust']], "   ", " " * 10)
         lines.append(f"  score   {snap['y_key']} ({snap['score_kind']}) now {snap['score_now']:.4g}")
         for reason in snap["reasons"][:3]:
@@ -179,7 +180,7 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
         colour = {"good fit": "green", "weak fit": "yellow"}.get(snap["trust"], "red")
-        t.add_row("law", f"{plumbing.law_formula(snap['a'], snap['b'])}   R² {snap['r2']:.3f}   "
+        t.add_row("law", f"{plumbing.law_formula(snap['a'], snap['b'])}   R² {r2_text(snap['r2'])}   "
                          f"points {snap['points']}")
         t.add_row("ceiling", f"{snap['ceiling']:.4g}  [{lo:.4g}, {hi:.4g}]")
         t.add_row("trust", Text(snap["trust"] + ("; " + "; ".join(snap["reasons"][:2]) if snap["reasons"] else ""),

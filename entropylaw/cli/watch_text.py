@@ -11,6 +11,11 @@ def num(v, fmt=".4g"):
     return "-" if v is None else format(v, fmt)
 
 
+def r2_text(r2) -> str:
+    """R² to 3 decimals; "-" where it is not a number (a constant score has no variance to explain), as ``fit``."""
+    return "-" if r2 is None or r2 != r2 else f"{r2:.3f}"
+
+
 def forecast_cells(snap: dict, said=None) -> list[str]:
     """Each method's forecast at the forecast step; a law method marked where the law does not
     describe the window; the recommended one named. ``said(key, text)``: the refresh that said a method's
