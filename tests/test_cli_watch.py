@@ -438,3 +438,25 @@ def test_a_note_unchanged_since_the_last_refresh_is_said_once(tmp_path):
     assert why_call not in blocks[3] and "call: none (as at" not in blocks[3]  # it changed: said in full
     # the live display redraws one screen: it says every note
     assert why_fit in " ".join(watch.render_plain(write(30, "10"), [], "12:01:00").split())
+
+
+def test_a_log_that_cannot_be_read_yet_says_why_once_while_it_grows(tmp_path, capsys):
+    """A trainer's start-up text, no step yet, growing: each change reprinted the same 300-character reason (its
+    line count aside). It is said once, then "as at HH:MM:SS" while it stays the same."""
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"loading shard {i} of 40\n" for i in range(5)))
+
+    def writer():
+        for k in range(5, 25, 5):
+            time.sleep(0.4)
+            with open(path, "a") as f:
+                f.write("".join(f"loading shard {i} of 40\n" for i in range(k, k + 5)))
+    t = threading.Thread(target=writer)
+    t.start()
+    code, out, err = _watch(path, capsys, "--exit-idle", "2")
+    t.join()
+    waits = [line for line in out.splitlines() if " waiting: " in line]
+    assert code == 2 and len(waits) >= 3, out
+    assert "no veRL step lines in 5 lines" in waits[0] and "in 10 lines" not in out, out
+    first = waits[0].split()[0]
+    assert all(line.endswith(f"waiting: as at {first}") for line in waits[1:]), waits

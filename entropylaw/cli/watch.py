@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -262,6 +263,7 @@ def run(args) -> int:
             live = None
     last_sig, last_change, snap, refreshes, notes, when = None, time.monotonic(), None, 0, [], ""
     seen: dict = {}  # the paragraphs a plain refresh said: a later one cuts them to what changed (once)
+    waited: dict = {}  # why a refresh could not read the log (its numbers masked) -> the refresh that said it
     interrupted = False  # Ctrl-C: the user stopped it; a limit reached having read nothing is said (below)
     try:
         if live is not None:
@@ -293,6 +295,7 @@ def run(args) -> int:
                 ok = False
                 try:
                     snap, ok = _kept(snapshot(args, path), snap, notes), True
+                    waited.clear()  # read: a wait after it is said in full
                     notes = notes[-3:]
                     if snap.get("target_error"):  # outside the score's range, found before any fit
                         raise TargetError(snap["target_error"])
@@ -303,7 +306,10 @@ def run(args) -> int:
                     raise
                 except (EntropyLawError, OSError, ValueError) as err:
                     said = getattr(args, "flags", str)(str(err))
-                    notes.append(f"{when} waiting: {said.splitlines()[0] if said else type(err).__name__}")
+                    said = said.splitlines()[0] if said else type(err).__name__
+                    shape = re.sub(r"\d+", "#", said)  # "no step lines in 5 lines", then in 15: the same wait
+                    first = waited.setdefault(shape, when) if live is None else when  # a panel keeps 4 notes
+                    notes.append(f"{when} waiting: " + (f"as at {first}" if first != when else said))
                     notes = notes[-4:]
                 refreshes += 1
                 if live is not None:
