@@ -263,7 +263,8 @@ def run(args) -> int:
             live = None
     last_sig, last_change, snap, refreshes, notes, when = None, time.monotonic(), None, 0, [], ""
     seen: dict = {}  # the paragraphs a plain refresh said: a later one cuts them to what changed (once)
-    waited: dict = {}  # why a refresh could not read the log (its numbers masked) -> the refresh that said it
+    waited: dict = {}  # why a refresh could not read the log (its numbers masked) -> (when, which refresh) said it
+    # (a panel, which keeps its last 4 notes, says each in full)
     interrupted = False  # Ctrl-C: the user stopped it; a limit reached having read nothing is said (below)
     try:
         if live is not None:
@@ -308,8 +309,8 @@ def run(args) -> int:
                     said = getattr(args, "flags", str)(str(err))
                     said = said.splitlines()[0] if said else type(err).__name__
                     shape = re.sub(r"\d+", "#", said)  # "no step lines in 5 lines", then in 15: the same wait
-                    first = waited.setdefault(shape, when) if live is None else when  # a panel keeps 4 notes
-                    notes.append(f"{when} waiting: " + (f"as at {first}" if first != when else said))
+                    first = waited.setdefault(shape, (when, refreshes)) if live is None else (when, refreshes)
+                    notes.append(f"{when} waiting: " + (f"as at {first[0]}" if first[1] != refreshes else said))
                     notes = notes[-4:]
                 refreshes += 1
                 if live is not None:
