@@ -113,7 +113,8 @@ def run(args) -> int:
     if said:
         warnings.warn(said, EntropyLawWarning, stacklevel=1)
     forecasts = api.forecast_all(
-        everyone, list(dict.fromkeys(df["run_id"].astype(str))), prior=prior, y_key=args.y_key, x_key=args.x_key, fit_frac=args.fit_frac, fit_steps=args.fit_steps,
+        everyone, list(dict.fromkeys(df["run_id"].astype(str))), prior=prior, y_key=args.y_key, x_key=args.x_key,
+        fit_frac=args.fit_frac, fit_steps=args.fit_steps,
         at_steps=None if args.at_step is None else [args.at_step], horizon=args.horizon,
         methods=None if args.compare else [args.method], conf=args.conf, prior_base=args.prior_base,
         n_boot=args.n_boot, seed=args.seed, target=target, threshold=args.threshold,

@@ -286,7 +286,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
         notes.append(f"the runs are compared at step {step[0]:g}, {step[1]}: each run not finished is forecast there")
     ends = fl.ends_note(rows)
     notes += ([ends] if ends else []) + fl.starts_note(fcs, step)
-    notes += [sc.scales_note(scales)] if scales else []  # a percent's 40 beats a fraction's 0.9: shares  # drawn across scales prune what they cannot compare
+    # a percent's 40 beats a fraction's 0.9: shares drawn across scales prune what they cannot compare
+    notes += [sc.scales_note(scales)] if scales else []
     keys = Counter([fc.target_key for fc in fcs] + [f.target_key for f in done])
     if len(keys) > 1:  # two benchmarks' scores are not one contest (the unit alone does not tell them apart)
         notes.append("the runs forecast different scores, ranked as one: " + ", ".join(
