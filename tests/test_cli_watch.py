@@ -436,6 +436,10 @@ def test_a_note_unchanged_since_the_last_refresh_is_said_once(tmp_path):
         assert ("law not fitted yet (as at 12:00:30)" in block and "law+entropy - (as at 12:00:30)" in block
                 and "call: none (as at 12:00:30)" in block), block
     assert why_call not in blocks[3] and "call: none (as at" not in blocks[3]  # it changed: said in full
+    # where the gain runs to, and the hint to give --total-steps: said once, its step each time
+    hint = "no planned last step is in the log or its config; give"
+    assert hint in blocks[0] and not any(hint in b for b in blocks[1:]), blocks
+    assert all(re.search(r"% bounds; step \d+: chosen as at 12:00:30\)", b) for b in blocks[1:]), blocks
     # the live display redraws one screen: it says every note
     assert why_fit in " ".join(watch.render_plain(write(30, "10"), [], "12:01:00").split())
 

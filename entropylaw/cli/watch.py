@@ -150,6 +150,12 @@ def render_plain(snap: dict, notes: list, when: str, seen: dict | None = None) -
     for line in snap.get("decision_lines", []):  # a call refused for the same reason: its reason said once
         head, sep, why = line.partition("call: none: ")
         before = said and sep and said("call", why)
+        if not sep:  # where the gain runs to and why ("no planned last step ...; give --total-steps N"): once
+            head, sep, why = line.partition(" % bounds; step ")
+            step, colon, source = why.partition(": ")
+            before = said and sep and colon and said("gain to", re.sub(r"\d+", "#", source))
+            lines.append(f"{head}{sep}{step}: chosen as at {before})"[2:] if before else line[2:])
+            continue
         lines.append(f"{head}call: none (as at {before})"[2:] if before else line[2:])
     if done:
         done()
