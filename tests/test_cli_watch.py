@@ -407,3 +407,60 @@ def test_watch_names_the_step_forecast_says_the_log_ends_at(tmp_path):
     snap = el.snapshot(path, n_boot=20)
     fc = el.forecast(el.load(str(path), warn=False), methods=["default"], n_boot=20)
     assert snap["last_step"] == fc.run_last == 15
+
+
+def test_a_note_unchanged_since_the_last_refresh_is_said_once(tmp_path):
+    """A log with no entropy reprinted at every refresh why the law is not fitted (three lines), why law+entropy
+    cannot run, and why no call is made: said once, then the time that said it, and again in full when it
+    changes."""
+    import argparse
+
+    from entropylaw.cli import watch
+
+    path = tmp_path / "train.log"
+
+    def write(n, draws):
+        path.write_text("".join(f"step {s} | reward {0.8 - 0.5 * np.exp(-s / 20):.4f}\n" for s in range(1, n + 1)))
+        parser = argparse.ArgumentParser()
+        watch.add_parser(parser.add_subparsers())
+        return watch.snapshot(parser.parse_args(["watch", str(path), "--n-boot", draws]), path)
+
+    seen = {}
+    blocks = [" ".join(watch.render_plain(write(n, d), [], f"12:00:{n}", seen).split())
+              for n, d in ((30, "10"), (40, "10"), (50, "10"), (60, "200"))]
+    why_fit, why_law = "no entropy metric 'entropy' to pair the scores with", "law+entropy - (the log has no entropy"
+    why_call = "call: none: the forecast has 10 draws"
+    assert all(why in blocks[0] for why in (why_fit, why_law, why_call)), blocks[0]
+    for block in blocks[1:3]:
+        assert not any(why in block for why in (why_fit, why_law, why_call)), block
+        assert ("law not fitted yet (as at 12:00:30)" in block and "law+entropy - (as at 12:00:30)" in block
+                and "call: none (as at 12:00:30)" in block), block
+    assert why_call not in blocks[3] and "call: none (as at" not in blocks[3]  # it changed: said in full
+    # where the gain runs to, and the hint to give --total-steps: said once, its step each time
+    hint = "no planned last step is in the log or its config; give"
+    assert hint in blocks[0] and not any(hint in b for b in blocks[1:]), blocks
+    assert all(re.search(r"% bounds; step \d+: chosen as at 12:00:30\)", b) for b in blocks[1:]), blocks
+    # the live display redraws one screen: it says every note
+    assert why_fit in " ".join(watch.render_plain(write(30, "10"), [], "12:01:00").split())
+
+
+def test_a_log_that_cannot_be_read_yet_says_why_once_while_it_grows(tmp_path, capsys):
+    """A trainer's start-up text, no step yet, growing: each change reprinted the same 300-character reason (its
+    line count aside). It is said once, then "as at HH:MM:SS" while it stays the same."""
+    path = tmp_path / "train.log"
+    path.write_text("".join(f"loading shard {i} of 40\n" for i in range(5)))
+
+    def writer():
+        for k in range(5, 25, 5):
+            time.sleep(0.4)
+            with open(path, "a") as f:
+                f.write("".join(f"loading shard {i} of 40\n" for i in range(k, k + 5)))
+    t = threading.Thread(target=writer)
+    t.start()
+    code, out, err = _watch(path, capsys, "--exit-idle", "2")
+    t.join()
+    waits = [line for line in out.splitlines() if " waiting: " in line]
+    assert code == 2 and len(waits) >= 3, out
+    assert "no veRL step lines in 5 lines" in waits[0] and "in 10 lines" not in out, out
+    first = waits[0].split()[0]
+    assert all(line.endswith(f"waiting: as at {first}") for line in waits[1:]), waits

@@ -213,3 +213,19 @@ def test_the_steps_of_a_climb_are_no_resolution_of_the_score(values, floor, monk
     for module in (finish, last_value, law, methods):  # the intervals are those of that floor
         monkeypatch.setattr(module, "noise_floor", lambda run: floor)
     assert got == pytest.approx(finals())
+
+
+def test_a_score_stuck_at_one_value_has_no_90_percent_step():
+    """A training reward at 0.5 at every step: the curves printed "90%_step 627 [627, 627]", a step by which a flat
+    line reaches 90 % of no climb. No 90 % step now, said in the method's note."""
+    steps = np.arange(10.0, 610.0, 10.0)
+    run = RunData.from_arrays(steps, np.full(len(steps), 0.5), steps, 1.2 * np.exp(-steps / 200) + 0.1,
+                              target_key="score")
+    fc = forecast(run, methods=["curve-ensemble", "exp-saturation", "power", "sigmoid"], n_boot=40, regime_rates={})
+    for name, r in fc.methods.items():
+        assert r.ok and r.t90 is None and not any(r.t90_ci or ()), (name, r.t90, r.t90_ci)
+    for name in ("curve-ensemble", "exp-saturation"):  # each gave a step (627): none now, said
+        assert "no 90 % step: the score is constant in the window" in (fc.methods[name].note or ""), name
+    # a score that climbs keeps its 90 % step
+    rising = RunData.from_arrays(steps, 0.8 - 0.5 * np.exp(-steps / 150), target_key="score")
+    assert forecast(rising, methods=["exp-saturation"], n_boot=40, regime_rates={}).methods["exp-saturation"].t90

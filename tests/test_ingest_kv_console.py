@@ -151,3 +151,24 @@ def test_a_global_step_after_an_epochs_step_is_the_lines_step(tmp_path):
     path.write_text("".join(f"Epoch {(s - 1) // 10} | step {(s - 1) % 10} | global step {s} | entropy {_h(s):.4f} "
                             f"| reward {_r(s):.4f}\n" for s in STEPS))
     assert sorted(set(el.load(path, warn=False)["step"])) == list(STEPS)
+
+
+def test_a_log_of_one_or_two_step_lines_is_read_not_refused(tmp_path, capsys):
+    """A run stopped at its start, its log two step lines: refused with "no veRL step lines in 2 lines (expected
+    ... nor a loop's printed steps ('step 10 | entropy 0.5 | reward 0.3' ...)", lines of that very shape. A file
+    whose every line is a step line is read (the fit then says it has too few points); a file of one step line
+    beside other text is not claimed on it."""
+    from entropylaw.cli.main import main
+
+    for n in (1, 2):
+        path = tmp_path / f"run{n}.log"
+        path.write_text("".join(f"step {10 * s} | entropy {_h(s):.4f} | reward {_r(s):.4f}\n" for s in range(1, n + 1)))
+        assert detect_format(str(path)) == "kv_console", n
+        t = el.load(str(path), warn=False)
+        assert sorted(t["step"].unique()) == [10 * s for s in range(1, n + 1)]
+        assert main(["fit", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert f"{n} paired (entropy, score) point" in err and "no veRL step lines" not in err, err
+    mixed = tmp_path / "notes.txt"
+    mixed.write_text("a note on the run\nstep 10 | entropy 0.5 | reward 0.3\n")
+    assert detect_format(str(mixed)) != "kv_console"

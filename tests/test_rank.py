@@ -622,3 +622,27 @@ def test_a_percent_left_in_percent_beside_fractions_gets_the_percent_hint(tmp_pa
     text = " ".join(run_cli("rank", str(tmp_path), "--fit-frac", "0.5").stdout.split())
     assert "a, b in [0, 1]; c outside [0, 1] (" in text, text
     assert "--score-scale percent reads a percent as a fraction (c looks like one)" in text, text
+
+
+def test_rewards_of_unknown_scale_ten_times_apart_are_not_ranked_as_one_contest(tmp_path):
+    """Two rewards in their own units, one in 0..2 and two in 0..40 (no fraction, no percent: no scale known
+    from the numbers): rank compared them as one score, pruned the 0..2 run at 0 % and kept the other. Runs 10
+    times apart in magnitude are on different scales, said as a fraction beside a percent is."""
+    import entropylaw as el
+
+    for i, (name, scale) in enumerate([("mid", 2.0), ("big", 40.0), ("big2", 42.0)]):
+        rng = np.random.default_rng(i)
+        rows = [f"step {s} | entropy {1.2 * np.exp(-s / 40) + 0.1:.4f} | reward "
+                f"{scale * (0.75 - 0.7 * np.exp(-s / 30)) + 0.01 * scale * rng.standard_normal():.4f}"
+                for s in range(1, 121)]
+        (tmp_path / f"{name}.log").write_text("\n".join(rows) + "\n")
+    ranking = el.rank(el.load(str(tmp_path), warn=False), n_boot=100)
+    assert ranking.mixed_scales and not any(r["prune"] for r in ranking.rows), ranking.rows
+    text = " ".join(str(ranking).split())
+    assert "nothing is pruned (the scores are on different scales)" in text, text
+    assert "keep: none can be named: the runs' scores are on different scales: mid outside [0, 1] (" in text
+    assert "; big, big2 outside [0, 1] (" in text and "rank the runs of one scale together (mid; big, big2)" in text
+    assert "--score-scale percent" not in text  # both read as percents would stay 20 times apart
+    # the runs of one scale are one contest, as before
+    alone = el.rank(el.load(str(tmp_path / "big.log"), str(tmp_path / "big2.log"), warn=False), n_boot=100)
+    assert not alone.mixed_scales and "different scales" not in str(alone)

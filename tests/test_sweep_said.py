@@ -61,3 +61,26 @@ def test_watch_says_its_run_is_forecast_with_its_sweep_and_forecasts_it_alone_wi
     _first, own = _said(capsys, "forecast", str(folder / "run3.log"), "--n-boot", "40")
     gain = own.split("gain (")[1].split(" points")[0]
     assert gain in alone, (gain, alone)
+
+
+def test_forecast_and_rank_of_some_runs_of_a_sweep_pool_them_with_the_others(tmp_path, capsys):
+    """`forecast DIR --run X` read X alone: its take-off was no longer pooled with its sweep's climb rates, and the
+    forecast changed with nothing said. X is now X's part of `forecast DIR` (as `watch DIR --run X`); the other
+    runs are read, not shown, and the rows a left-out run's file lost are not said."""
+    folder = _printed_logs(tmp_path / "sweep", rates=(0.030, 0.035, 0.040))
+    with open(folder / "run0.log", "a") as f:  # a row run0 loses: said of run0 only
+        f.write("step 200 | loss 0.1 | reward nan | entropy 0.3\n")
+    opts = ["--fit-frac", "0.4", "--n-boot", "40"]
+    assert main(["forecast", str(folder), *opts]) == 0
+    whole = capsys.readouterr().out
+    block = whole[whole.index("run run1:"):whole.index("run run2:")].strip()
+    assert main(["forecast", str(folder), "--run", "run1", *opts]) == 0
+    out, err = capsys.readouterr()
+    assert block in out and "forecast with 2 other runs of this sweep" in block, out
+    assert "run run0:" not in out and "run run2:" not in out and "run0.log" not in err, err
+    first, ranked = _said(capsys, "rank", str(folder), "--run", "run1", "--run", "run2", *opts)
+    assert first.startswith("forecast as one sweep (") and "2 runs ranked" in ranked, ranked
+    _, alone = _said(capsys, "forecast", str(folder), "--run", "run1", "--no-sweep", *opts)
+    assert "this sweep" not in alone
+    assert main(["forecast", str(folder), "--run", "run9", *opts]) == 2
+    assert "no run 'run9' among the 3 runs" in capsys.readouterr().err

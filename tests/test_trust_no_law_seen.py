@@ -74,3 +74,27 @@ def test_the_algorithm_test_keeps_a_training_reward_whose_ceiling_is_one():
     t = el.load(*runs, warn=False)
     test = el.algorithms(t, y="score")
     assert not test.left_out_, test.left_out_
+
+
+def test_a_score_all_nan_or_a_slope_without_error_is_not_a_good_fit():
+    """Every comparison with a NaN is False: a fit of a score all NaN (a, its error, R², the ceiling all NaN) and
+    one whose slope had no standard error passed every test and read 'good fit', with nothing said."""
+    nan = float("nan")
+    all_nan = _fit(a=nan, se=nan, r2=nan, ci=(nan, nan))
+    all_nan.R_ = np.full(30, nan)
+    level, reasons = judge(all_nan)
+    assert level == NOT_APPLICABLE and reasons == ["the score is not a number at all 30 points: nothing was fitted"]
+    level, reasons = judge(_fit(se=nan))
+    assert level == WEAK and reasons == ["a's standard error is nan: whether a differs from 0 is not known"]
+    level, reasons = judge(_fit(se=nan, ci=(nan, nan)))
+    assert level == WEAK and len(reasons) == 2 and "ceiling's interval is [nan, nan]" in reasons[1]
+    level, reasons = judge(_fit(a=nan))
+    assert level == NOT_APPLICABLE and reasons == ["a = nan: no slope was fitted"]
+
+
+def test_an_exact_law_whose_iid_error_is_nan_is_not_good():
+    """The iid covariance of points lying exactly on the law can be a tiny negative number: its root, NaN."""
+    H = np.linspace(1.2, 0.2, 12)
+    fit = el.EntropyLawFit(interval="iid", warn=False).fit(H, 1 - 0.3 * np.exp(H))
+    fit.a_stderr_ = float("nan")  # the rounding that gives it depends on the platform's BLAS
+    assert judge(fit)[0] == WEAK

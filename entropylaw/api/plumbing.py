@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from entropylaw.api.lab import lab_sweep_runs
 from entropylaw.api.outputs import check_outputs, plot_path, read_probe_summary, save_early_figure, save_fit_figures
-from entropylaw.api.reading import (loss_lines, reading_notes, target_as_read, target_out_of_range,
+from entropylaw.api.reading import (keep_runs, loss_lines, reading_notes, target_as_read, target_out_of_range,
                                     target_range_line, unit_lines, with_accounts)
 from entropylaw.api.tools import PRECISIONS, PROBE_ESTIMATORS, PROBE_OPTIMIZERS, PROBE_SCOPES, PROBE_WHATIF, audit_text
 from entropylaw.draw.looks import FORMATS as FIGURE_FORMATS, STYLES as _STYLES
@@ -38,7 +38,8 @@ __all__ = ["FORECAST_METHODS", "DEFAULT", "PRIOR_BASES", "PRECISIONS", "PROBE_WH
            "PROBE_OPTIMIZERS", "PROBE_SCOPES", "ENTROPY_CONVENTIONS", "FIT_FORMS", "INTERVALS", "PAIRINGS",
            "ROBUST_LOSSES", "FIGURE_FORMATS", "FIGURE_STYLES", "audit_text", "left_out_line", "check_outputs",
            "check_writable", "count", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary",
-           "group_repeats", "lab_sweep_runs", "law_formula", "loss_lines", "not_found", "parse_size", "parse_sizes",
+           "group_repeats", "keep_runs", "lab_sweep_runs", "law_formula", "loss_lines", "not_found", "parse_size",
+           "parse_sizes",
            "per_run_values", "plot_path", "problems_error", "read_probe_summary", "reading_notes", "save_early_figure",
            "save_fit_figures", "target_as_read", "target_out_of_range", "target_range_line", "unit_lines", "wide",
            "width", "with_accounts", "wrap"]

@@ -157,6 +157,12 @@ def _keep(df: pd.DataFrame, runs: list, read_by: dict | None = None) -> pd.DataF
     return df
 
 
+def keep_runs(df: pd.DataFrame, runs) -> pd.DataFrame:
+    """The runs ``runs`` of a table :func:`load` read, with the row accounts of their sources (as ``load(...,
+    runs=...)`` keeps them): a command that reads a sweep whole and shows some of its runs."""
+    return _keep(df, [runs] if isinstance(runs, str) else list(runs))
+
+
 def row_accounts(df: pd.DataFrame) -> list[dict]:
     """The row accounts :func:`load` attached to ``df`` ([] for a table built otherwise)."""
     if not isinstance(df, pd.DataFrame):

@@ -30,7 +30,7 @@ from entropylaw import api
 from entropylaw.api import plumbing
 from entropylaw.cli.options import (CONF, FRACTION, GAIN, N_BOOT, PROBLEMS, SCORE, SEED, STEP, STEPS,
                                     add_entropy_convention, add_source_arguments, positive)
-from entropylaw.cli.sources import dump_json, read_runs
+from entropylaw.cli.sources import dump_json, read_runs, read_sweep
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 
 STEP_COST = positive("number of GPU-hours per step", "0.5")
@@ -104,7 +104,7 @@ def _check(args) -> None:
 
 def run(args) -> int:
     _check(args)
-    df = read_runs(args)
+    df, everyone = read_sweep(args)  # --run X of a sweep: X pooled with the runs beside it, as without --run
     target, said = plumbing.target_as_read(df, args.target)
     outside = plumbing.target_range_line(df, target, args.target, y_key=args.y_key)
     if outside:  # a target no run's score can take: a mistake in its units or sign, before any fit
@@ -113,7 +113,8 @@ def run(args) -> int:
     if said:
         warnings.warn(said, EntropyLawWarning, stacklevel=1)
     forecasts = api.forecast_all(
-        df, prior=prior, y_key=args.y_key, x_key=args.x_key, fit_frac=args.fit_frac, fit_steps=args.fit_steps,
+        everyone, list(dict.fromkeys(df["run_id"].astype(str))), prior=prior, y_key=args.y_key, x_key=args.x_key,
+        fit_frac=args.fit_frac, fit_steps=args.fit_steps,
         at_steps=None if args.at_step is None else [args.at_step], horizon=args.horizon,
         methods=None if args.compare else [args.method], conf=args.conf, prior_base=args.prior_base,
         n_boot=args.n_boot, seed=args.seed, target=target, threshold=args.threshold,

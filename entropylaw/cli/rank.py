@@ -15,7 +15,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.api import plumbing
 from entropylaw.cli.options import (CONF, FRACTION, GAIN, N_BOOT, PROBLEMS, SEED, STEPS, add_entropy_convention,
                                     add_source_arguments)
-from entropylaw.cli.sources import dump_json, read_runs
+from entropylaw.cli.sources import dump_json, read_sweep
 
 
 def add_parser(subparsers) -> None:
@@ -55,9 +55,10 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    df = read_runs(args)
-    ranking = api.rank(df, threshold=args.threshold, seed=args.seed, y_key=args.y_key, x_key=args.x_key,
-                       fit_frac=args.fit_frac, conf=args.conf, n_boot=args.n_boot, total_steps=args.total_steps,
+    df, everyone = read_sweep(args)  # --run: the runs ranked pool their climb with the sweep's others, as without
+    ranking = api.rank(everyone, list(dict.fromkeys(df["run_id"].astype(str))), threshold=args.threshold,
+                       seed=args.seed, y_key=args.y_key, x_key=args.x_key, fit_frac=args.fit_frac, conf=args.conf,
+                       n_boot=args.n_boot, total_steps=args.total_steps,
                        n_problems=args.n_problems, sweep=args.sweep)
     if args.strict and ranking.left_out:
         raise EntropyLawError(plumbing.left_out_line(ranking.left_out, "--strict: a run is left out"))

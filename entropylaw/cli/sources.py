@@ -14,15 +14,15 @@ from entropylaw.cli.options import print_warning
 from entropylaw.errors import EntropyLawError
 
 
-def load_from_args(args, sources, keep_runs: bool = True, **more) -> pd.DataFrame:
+def load_from_args(args, sources, keep_runs: bool = True, say: bool = True, **more) -> pd.DataFrame:
     """:func:`entropylaw.load` with the source options (and ``more``); prints the row account of
-    every source that lost rows (to stderr) unless ``--quiet``. ``keep_runs=False``: every run
+    every source that lost rows (to stderr) unless ``--quiet`` (or ``say=False``). ``keep_runs=False``: every run
     read, whatever ``--run`` says (a forecast's prior runs)."""
     options = source_options(args)
     if not keep_runs:
         options.pop("runs")
     df = api.load(list(sources), **options, **more, warn=False)
-    if not getattr(args, "quiet", False):
+    if say and not getattr(args, "quiet", False):
         for line in plumbing.loss_lines(df):
             print_warning(getattr(args, "flags", str)(line))  # the command's flags, not the API's names
     return df
@@ -45,18 +45,41 @@ def source_options(args) -> dict:
     return out
 
 
-def read_runs(args, sources=None, keep_runs: bool = True) -> pd.DataFrame:
+def read_runs(args, sources=None, keep_runs: bool = True, say: bool = True) -> pd.DataFrame:
     """Read INPUTs (or ``sources``) with the entropy options of the fitting commands. A ``--plot``
-    that cannot be written fails first, before the reading and fitting."""
+    that cannot be written fails first, before the reading and fitting. ``say=False``: nothing printed
+    of what was read (:func:`read_sweep` says it of the runs it keeps)."""
     if getattr(args, "plot", None):
         plumbing.check_writable(plumbing.plot_path(args.plot, "x", False))
-    df = load_from_args(args, args.inputs if sources is None else sources, keep_runs=keep_runs,
+    df = load_from_args(args, args.inputs if sources is None else sources, keep_runs=keep_runs, say=say,
                         entropy_convention=getattr(args, "entropy_convention", None),
                         x_key=getattr(args, "x_key", None) or "entropy")
-    if sources is None and not getattr(args, "quiet", False):  # the scores shown are not the log's numbers
+    if say and sources is None:
+        _say_units(args, df)
+    return df
+
+
+def _say_units(args, df) -> None:
+    if not getattr(args, "quiet", False):  # the scores shown are not the log's numbers
         for line in plumbing.unit_lines(df):
             print(plumbing.wrap(f"entropylaw: note: {line}", plumbing.width(sys.stderr)), file=sys.stderr)
-    return df
+
+
+def read_sweep(args) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(the runs --run keeps, every run read)``: with ``--run`` (and no ``--no-sweep``), every run of the INPUTs
+    is read, so that a run of a sweep pools its take-off climb rate with the runs read beside it as it does
+    without ``--run`` (``forecast DIR --run X`` is X's part of ``forecast DIR``, as ``watch DIR --run X``); only
+    the runs kept are shown, and their sources' row accounts said. Else the runs read, twice."""
+    if not getattr(args, "run", None) or not getattr(args, "sweep", True):
+        df = read_runs(args)
+        return df, df
+    everyone = read_runs(args, keep_runs=False, say=False)
+    df = plumbing.keep_runs(everyone, args.run)
+    if not getattr(args, "quiet", False):
+        for line in plumbing.loss_lines(df):
+            print_warning(getattr(args, "flags", str)(line))
+    _say_units(args, df)
+    return df, everyone
 
 
 def fit_options(args) -> dict:

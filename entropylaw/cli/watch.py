@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ from entropylaw import api
 from entropylaw.api import plumbing
 from entropylaw.cli.options import COUNT, N_BOOT, PROBLEMS, SCORE, SECONDS, STEPS, add_source_arguments, positive
 from entropylaw.cli.sources import source_options
+from entropylaw.cli.watch_text import (forecast_at, forecast_cells, num, once, packed, r2_text, regime_lines,
+                                      said_before)
 from entropylaw.errors import EntropyLawError
 
 
@@ -120,90 +123,42 @@ def snapshot(args, path: Path) -> dict:
     return out
 
 
-def _num(v, fmt=".4g"):
-    return "-" if v is None else format(v, fmt)
-
-
-def _forecast_cells(snap: dict) -> list[str]:
-    """Each method's forecast at the forecast step; a law method marked where the law does not
-    describe the window; the recommended one named."""
-    cells = []
-    for m, v, ci, why in snap.get("forecast") or []:
-        text = f"{m}{' (recommended)' if m == snap.get('default_method') else ''} {_num(v)}"
-        text += f" [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else f" ({why})"
-        if ci and m.startswith("law") and snap.get("law_on_window"):
-            text += " (the law does not apply to this window)"
-        cells.append(text)
-    return cells
-
-
-def _at(snap: dict) -> str:
-    """Where the forecast is: its step, or the steps whose mean is a training score's final (as ``forecast``)."""
-    first = snap.get("forecast_from")
-    return f"step {snap['forecast_step']:g}" if first is None else f"steps {first:g}..{snap['forecast_step']:g} (mean)"
-
-
-def _regime_lines(snap: dict) -> list[str]:
-    """The window's regime where it is not saturation, and what it makes the forecast say."""
-    said = list(snap.get("forecast_warnings") or [])
-    if snap.get("regime") and snap["regime"] != "saturation" and not said:
-        said.append(f"regime: {snap['regime']}" + (f" ({snap['regime_why']})" if snap.get("regime_why") else ""))
-    return said
-
-
-def _packed(head: str, cells: list, sep: str, indent: str) -> list[str]:
-    """``head`` then ``cells`` joined by ``sep``, a new line (``indent``) where the next cell would
-    pass the width: a cell (a number with its name, an interval) stays whole on one line, where
-    wrapping the joined line at its spaces would part "points" from its count, or an interval."""
-    lines, line = [], head
-    if cells and head.strip() and len(head + cells[0]) > plumbing.width():  # the head alone, the cells under it
-        lines, line = [head.rstrip()], indent
-    for i, cell in enumerate(cells):
-        joined = line + (sep if i and line.strip() else "") + cell
-        if i and len(joined) > plumbing.width():
-            lines.append(line + sep.rstrip())
-            line = indent + cell
-        else:
-            line = joined
-    return lines + [line]
-
-
-def _once(lines: list, seen: dict | None, when: str) -> list:
-    """``lines`` with a paragraph said at an earlier refresh cut to its first clause (the take-off's
-    six lines: its climb, then what runs in take-off did next, the same at each refresh): the rest
-    only where it is new. ``seen``: each paragraph's rest -> the refresh that said it (None: all said)."""
-    out = []
-    for line in lines:
-        head, sep, rest = line.partition("; ")
-        if seen is not None and sep and (head.split(":")[0], rest) in seen:
-            out.append(f"{head}; the rest as at {seen[head.split(':')[0], rest]}")
-            continue
-        if seen is not None and sep:
-            seen[head.split(":")[0], rest] = when
-        out.append(line)
-    return out
-
-
 def render_plain(snap: dict, notes: list, when: str, seen: dict | None = None) -> str:
+    """One refresh's block; with ``seen`` (a watch's blocks, one under another), a note the refresh before said
+    in the same words is cut to the time it was first said: said once, then again where it changes."""
+    said, done = said_before(seen, when)
     lines = [f"[{when}] {snap['run_id']}: step {snap['last_step']}, {snap['entropy_points']} entropy points, "
-             f"entropy now {_num(snap['entropy_now'])}{' nats' if snap['entropy_now'] is not None else ''}"]
+             f"entropy now {num(snap['entropy_now'])}{' nats' if snap['entropy_now'] is not None else ''}"]
     lines += [f"  {line}" for line in snap.get("sweep_lines") or []]  # its forecast changes with its sweep: first
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
-        lines += _packed("  law     ", [plumbing.law_formula(snap['a'], snap['b']), f"ceiling {snap['ceiling']:.4g} "
-                                            f"[{lo:.4g}, {hi:.4g}]", f"R² {snap['r2']:.3f}",
+        lines += packed("  law     ", [plumbing.law_formula(snap['a'], snap['b']), f"ceiling {snap['ceiling']:.4g} "
+                                            f"[{lo:.4g}, {hi:.4g}]", f"R² {r2_text(snap['r2'])}",
                                             f"points {snap['points']}", snap['trust']], "   ", " " * 10)
         lines.append(f"  score   {snap['y_key']} ({snap['score_kind']}) now {snap['score_now']:.4g}")
         for reason in snap["reasons"][:3]:
             lines.append(f"          {reason}")
     else:
-        lines.append(f"  law     not fitted yet: {snap.get('fit_error', '')}")
+        before = said and said("fit", snap.get("fit_error", ""))
+        lines.append(f"  law     not fitted yet{f' (as at {before})' if before else ': ' + snap.get('fit_error', '')}")
     if snap.get("forecast"):
-        lines += _packed(f"  forecast at {_at(snap)}: ", _forecast_cells(snap), ";  ", " " * 4)
+        lines += packed(f"  forecast at {forecast_at(snap)}: ", forecast_cells(snap, said), ";  ", " " * 4)
     elif snap.get("forecast_error"):
-        lines.append(f"  forecast: {snap['forecast_error']}")
-    lines += [f"  {line}" for line in _once(_regime_lines(snap), seen, when)]
-    lines += [line[2:] for line in snap.get("decision_lines", [])]
+        before = said and said("forecast", snap["forecast_error"])
+        lines.append(f"  forecast: {f'none (as at {before})' if before else snap['forecast_error']}")
+    lines += [f"  {line}" for line in once(regime_lines(snap), seen, when)]
+    for line in snap.get("decision_lines", []):  # a call refused for the same reason: its reason said once
+        head, sep, why = line.partition("call: none: ")
+        before = said and sep and said("call", why)
+        if not sep:  # where the gain runs to and why ("no planned last step ...; give --total-steps N"): once
+            head, sep, why = line.partition(" % bounds; step ")
+            step, colon, source = why.partition(": ")
+            before = said and sep and colon and said("gain to", re.sub(r"\d+", "#", source))
+            lines.append(f"{head}{sep}{step}: chosen as at {before})"[2:] if before else line[2:])
+            continue
+        lines.append(f"{head}call: none (as at {before})"[2:] if before else line[2:])
+    if done:
+        done()
     lines += [f"  note: {snap['total_note']}"] if snap.get("total_note") else []
     lines += [f"  note: {snap['target_note']}"] if snap.get("target_note") else []
     lines += [f"  note: {snap['runs_note']}"] if snap.get("runs_note") else []
@@ -226,13 +181,13 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
     t.add_column(style="bold")
     t.add_column()
     t.add_row("run", f"{snap['run_id']}  step {snap['last_step']}  ({snap['entropy_points']} entropy points)")
-    t.add_row("entropy now", _num(snap["entropy_now"]) + (" nats" if snap["entropy_now"] is not None else ""))
+    t.add_row("entropy now", num(snap["entropy_now"]) + (" nats" if snap["entropy_now"] is not None else ""))
     for line in snap.get("sweep_lines") or []:
         t.add_row("sweep", line)
     if "a" in snap:
         lo, hi = snap["ceiling_ci"]
         colour = {"good fit": "green", "weak fit": "yellow"}.get(snap["trust"], "red")
-        t.add_row("law", f"{plumbing.law_formula(snap['a'], snap['b'])}   R² {snap['r2']:.3f}   "
+        t.add_row("law", f"{plumbing.law_formula(snap['a'], snap['b'])}   R² {r2_text(snap['r2'])}   "
                          f"points {snap['points']}")
         t.add_row("ceiling", f"{snap['ceiling']:.4g}  [{lo:.4g}, {hi:.4g}]")
         t.add_row("trust", Text(snap["trust"] + ("; " + "; ".join(snap["reasons"][:2]) if snap["reasons"] else ""),
@@ -240,11 +195,11 @@ def render_rich(snap: dict | None, notes: list, when: str, path: Path):
         t.add_row("score", f"{snap['y_key']} ({snap['score_kind']}) now {snap['score_now']:.4g}")
     else:
         t.add_row("law", f"not fitted yet: {snap.get('fit_error', '')}")
-    for i, cell in enumerate(_forecast_cells(snap)):  # the step once: each method's interval then fits one line
-        t.add_row("forecast" if not i else "", (f"at {_at(snap)}:\n" if not i else "") + cell)
+    for i, cell in enumerate(forecast_cells(snap)):  # the step once: each method's interval then fits one line
+        t.add_row("forecast" if not i else "", (f"at {forecast_at(snap)}:\n" if not i else "") + cell)
     if snap.get("forecast_error"):
         t.add_row("forecast", snap["forecast_error"])
-    for line in _regime_lines(snap):
+    for line in regime_lines(snap):
         t.add_row("regime", Text(line, style="yellow"))
     for line in snap.get("decision_lines", []):
         head, _, rest = line.strip().partition(": ")
@@ -313,7 +268,9 @@ def run(args) -> int:
         except ImportError:
             live = None
     last_sig, last_change, snap, refreshes, notes, when = None, time.monotonic(), None, 0, [], ""
-    seen: dict = {}  # the paragraphs a plain refresh said: a later one cuts them to what changed (_once)
+    seen: dict = {}  # the paragraphs a plain refresh said: a later one cuts them to what changed (once)
+    waited: dict = {}  # why a refresh could not read the log (its numbers masked) -> (when, which refresh) said it
+    # (a panel, which keeps its last 4 notes, says each in full)
     interrupted = False  # Ctrl-C: the user stopped it; a limit reached having read nothing is said (below)
     try:
         if live is not None:
@@ -345,6 +302,7 @@ def run(args) -> int:
                 ok = False
                 try:
                     snap, ok = _kept(snapshot(args, path), snap, notes), True
+                    waited.clear()  # read: a wait after it is said in full
                     notes = notes[-3:]
                     if snap.get("target_error"):  # outside the score's range, found before any fit
                         raise TargetError(snap["target_error"])
@@ -355,7 +313,10 @@ def run(args) -> int:
                     raise
                 except (EntropyLawError, OSError, ValueError) as err:
                     said = getattr(args, "flags", str)(str(err))
-                    notes.append(f"{when} waiting: {said.splitlines()[0] if said else type(err).__name__}")
+                    said = said.splitlines()[0] if said else type(err).__name__
+                    shape = re.sub(r"\d+", "#", said)  # "no step lines in 5 lines", then in 15: the same wait
+                    first = waited.setdefault(shape, (when, refreshes)) if live is None else (when, refreshes)
+                    notes.append(f"{when} waiting: " + (f"as at {first[0]}" if first[1] != refreshes else said))
                     notes = notes[-4:]
                 refreshes += 1
                 if live is not None:

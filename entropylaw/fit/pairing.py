@@ -32,6 +32,7 @@ import pandas as pd
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.readers.key_names import is_candidate
+from entropylaw.readers.no_number import said_of
 from entropylaw.readers.score_scales import names_no_score
 from entropylaw.terminal import count, not_found
 
@@ -81,6 +82,9 @@ def score_key(df: pd.DataFrame, run_id: str, y: str | None = None, warn: bool = 
             warnings.warn(f"run {run_id!r}: no validation score; fitting the training score "
                           f"(the rollouts' own reward)", EntropyLawWarning, stacklevel=3)
         return table.SCORE
+    lost = said_of(df, run_id, "score")  # logged, each value NaN: no "no score key" of a log printing it
+    if lost:
+        raise EntropyLawError(f"run {run_id!r}: no score: {lost}")
     raise EntropyLawError(f"run {run_id!r}: no score key (expected val/<bench>, val/mean or score; "
                           f"has {_listing(present)}); name it with `score_key`")
 
@@ -122,6 +126,9 @@ def no_entropy(df: pd.DataFrame, run_id: str, x: str = table.ENTROPY) -> str:
     >>> no_entropy(df, "r")
     "no entropy metric 'entropy' to pair the scores with (the run's keys: ent, val/acc; name its entropy with `entropy_key`)"
     """
+    lost = said_of(df, run_id, "entropy") if x == table.ENTROPY else None
+    if lost:
+        return f"no entropy to pair the scores with: {lost}"
     return (f"no entropy metric {x!r} to pair the scores with (the run's keys: {run_keys(df, run_id)}; name its "
             "entropy with `entropy_key`)")
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import warnings
 
+import numpy as np
 import pandas as pd
 
 from entropylaw.table import parallel
@@ -52,7 +53,8 @@ def score_kind(y_key: str) -> str:
 
 def _compare(fit: EntropyLawFit) -> None:
     comp = forms_mod.compare_forms(fit.H_, fit.R_, fit.w_)
-    best = forms_mod.winner(comp)
+    # a constant score: every form fits it exactly (each AIC -inf), and the "best" was the first in the table
+    best = forms_mod.winner(comp) if np.ptp(fit.R_) > 0 else {"aic": None, "bic": None}
     fit.forms_ = comp
     fit.best_form_aic_, fit.best_form_bic_ = best["aic"], best["bic"]
 

@@ -24,6 +24,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.fit.pairing import fitted_score_key
+from entropylaw.readers.no_number import said_of
 from entropylaw.fit.text_table import fmt_table
 
 COLUMNS = ["run_id", "steps", "model", "dataset", "algorithm", "entropy_key", "score_key", "val_keys",
@@ -87,11 +88,16 @@ def not_found(df: pd.DataFrame) -> list[str]:
     ['a: no entropy and no score found among its keys (loss, my_ent): name them with `entropy_key` and `score_key`']
     """
     groups: dict[tuple, list[str]] = {}
+    lost_lines: list[str] = []
     for meta in table.runs(df).itertuples(index=False):
         lacks = [(what, option) for what, option, found in
                  (("entropy", "entropy_key", meta.entropy_key),
                   ("score", "score_key", meta.score_key or meta.val_keys not in ("", "{}")))
                  if not found]
+        lost = [said_of(df, str(meta.run_id), what) for what, _ in lacks]
+        if any(lost):  # logged, every value NaN: said of the run alone, not "no score found among its keys"
+            lost_lines += [f"{meta.run_id}: {why}" for why in lost if why]
+            lacks = [lack for lack, why in zip(lacks, lost) if not why]
         if lacks:
             keys = tuple(sorted(map(str, pd.unique(df.loc[df["run_id"] == meta.run_id, "metric"]))))
             groups.setdefault((tuple(lacks), keys), []).append(str(meta.run_id))
@@ -103,4 +109,4 @@ def not_found(df: pd.DataFrame) -> list[str]:
         whose = "its" if len(runs) == 1 else "their"
         out.append(f"{who}: no {' and no '.join(w for w, _ in lacks)} found among {whose} keys ({shown}): name "
                    f"{'it' if len(lacks) == 1 else 'them'} with " + " and ".join(f"`{o}`" for _, o in lacks))
-    return out
+    return lost_lines + out

@@ -31,16 +31,35 @@ def few_points(n: int) -> str | None:
     return f"only {int(n)} points" if n < MIN_N_GOOD else None
 
 
+def _not_numbers(fit) -> list[tuple[str, str]]:
+    """What of the fit is not a number (NaN, inf), each said: no test below can fire on a NaN, so a fit of a
+    score all NaN, or one whose slope has no standard error, would otherwise read as a good fit."""
+    scores = np.asarray(getattr(fit, "R_", ()), float)
+    if scores.size and not np.isfinite(scores).any():
+        return [(NOT_APPLICABLE, f"the score is not a number at all {scores.size} points: nothing was fitted")]
+    if not np.isfinite(fit.a_):
+        return [(NOT_APPLICABLE, f"a = {fit.a_:g}: no slope was fitted")]
+    out = []
+    if not np.isfinite(fit.a_stderr_):
+        out.append((WEAK, f"a's standard error is {fit.a_stderr_:g}: whether a differs from 0 is not known"))
+    if not np.isfinite(fit.ceiling_ci_).all():
+        out.append((WEAK, f"the ceiling's interval is [{fit.ceiling_ci_[0]:g}, {fit.ceiling_ci_[1]:g}]: its "
+                          "uncertainty is not known"))
+    return out
+
+
 def judge(fit, extra_reasons: tuple[tuple[str, str], ...] = ()) -> tuple[str, list[str]]:
     """The trust flag of a fit (an :class:`~entropylaw.fit.law.EntropyLawFit`) and its reasons (worst level wins).
 
     ``extra_reasons`` are (level, reason) pairs found outside the fit itself, e.g. an
     entropy that rises over the run.
     """
-    reasons: list[tuple[str, str]] = list(extra_reasons)
+    reasons: list[tuple[str, str]] = list(extra_reasons) + _not_numbers(fit)
     unclear = fit.a_ > 0 and fit.a_stderr_ > 0 and fit.a_ / fit.a_stderr_ < 2
     little = bool(np.isfinite(fit.r2_) and fit.r2_ < MIN_R2_GOOD)
-    if fit.a_ <= 0:
+    if not np.isfinite(fit.a_):
+        pass  # said by _not_numbers: every comparison with a NaN is False, which read as a good fit
+    elif fit.a_ <= 0:
         reasons.append((NOT_APPLICABLE, f"a = {fit.a_:.3g} <= 0: the score does not rise as entropy falls"))
     elif unclear and little:  # no slope told from noise and little explained: nothing of the law is seen
         reasons.append((NOT_APPLICABLE, f"the score does not follow the entropy: a = {fit.a_:.3g} ± "
@@ -53,8 +72,10 @@ def judge(fit, extra_reasons: tuple[tuple[str, str], ...] = ()) -> tuple[str, li
     if few and not any(r.startswith("too few points") for _, r in reasons):  # said once
         reasons.append((WEAK, few))
     lo, hi = fit.ceiling_ci_
+    scores = np.asarray(fit.R_, float)
+    scores = scores[np.isfinite(scores)]
     span = fit.score_range if fit.score_range is not None else (0.0, 1.0) \
-        if 0 <= fit.R_.min() and fit.R_.max() <= 1 else None
+        if len(scores) and 0 <= scores.min() and scores.max() <= 1 else None
     near = REACHED * (span[1] - span[0]) if span is not None else 0.0
     # a range known (given, or a validation score's) bounds the ceiling; a training reward's [0, 1] is only what its
     # values spanned (a format reward's sum may reach 2): past it, a weak fit

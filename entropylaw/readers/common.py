@@ -36,6 +36,7 @@ import pandas as pd
 
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
+from entropylaw.readers import no_number
 from entropylaw.readers.key_names import is_training_loss
 from entropylaw.readers.keys import KeyMap, detect_keys
 from entropylaw.readers.model_size import params_from_name, published_nonembedding
@@ -232,6 +233,8 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     if with_nan is not None:
         report.drop(NON_FINITE, int((~finite).sum()))
         report.note(f"non-finite values dropped at {_where(df[~finite])}")
+    gone = no_number.lost(df, finite) if with_nan is not None else {}  # a key all NaN: gone with its values
+    no_number.check_named(gone, opts, raw.source)
     df = resolve_resumes(df[finite], report, ordered=raw.ordered, repeats=raw.repeats)
     df = df.drop(columns="axis", errors="ignore")
 
@@ -244,6 +247,7 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     km = detect()
     if with_nan is not None:  # the run diverged where its own loss, entropy or score turn NaN, not a gradient norm
         say_nan(report, with_nan, raw.ordered, [km.entropy, km.score, *filter(is_training_loss, keys)])
+    no_number.say(report, gone, keys, km, opts, raw.source)  # its score or entropy, had it held numbers
     ku = with_own_val(km, keys)  # the scores whose unit is read: a table's own val/gsm8k too
     counted = counts(df, score_keys(ku), ranges, opts.score_scale)  # eval/correct of eval/total: no percent
     before = len(df)

@@ -87,13 +87,17 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
     ``stepless``, none prints a step and their lines of numbers are records: :mod:`.kv_stepless`), and
     no veRL ``step:N - `` line comes in the first bytes a printed log's format is looked for in."""
     found, read, header, steps, keysets = 0, 0, False, False, Counter()
+    lines, whole, redrawn = 0, True, False  # the lines with text; the file read to its end; a bar's redraws (\r)
     try:
         with open_log(path, bom=True) as f:
             for i, raw_line in enumerate(f):
                 read += len(raw_line)
+                lines += bool(raw_line.strip())
+                redrawn = redrawn or b"\r" in raw_line.rstrip(b"\r\n")  # tqdm's: read as bars, not here
                 if b"step:" in raw_line and VERL_STEP.search(raw_line):
                     return False  # veRL's console log, whatever lines of this shape its start-up printed
                 if read > SNIFF_LIMIT or (i >= SNIFF_LINES and found < MIN_LINES):
+                    whole = False
                     break
                 if found < MIN_LINES and i < SNIFF_LINES:
                     got = parse_line(raw_line.decode("utf-8", errors="replace"))
@@ -107,7 +111,9 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
                         header = False
     except OSError:
         return False
-    return found >= MIN_LINES or (stepless and not steps and claims(keysets))
+    # a log of one or two steps, each line one (a run stopped at its start): this shape, though short of MIN_LINES
+    short = whole and not redrawn and 0 < found == lines
+    return found >= MIN_LINES or short or (stepless and not steps and claims(keysets))
 
 
 def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawRun]:

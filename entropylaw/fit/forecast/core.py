@@ -45,6 +45,7 @@ from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLB
 from entropylaw.fit.forecast.data import RunData, far_start, prior_runs as _prior_runs, window_end, with_problems
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
 from entropylaw.fit.forecast.decide import FLOOR, decision_on, final_draws, log_facts, step_seconds_upto
+from entropylaw.fit.forecast.rank_flags import is_constant
 from entropylaw.fit.forecast.horizon import ahead_of, to_step_of
 from entropylaw.fit.forecast.schedule import lr_note
 from entropylaw.fit.forecast import regimes as _regimes
@@ -82,6 +83,7 @@ def default_method(kind: str = "validation") -> str:
 # "Can I stop?" needs a curve that can change: last-value answers "now" by construction. The
 # same rule among the methods that model change picks the curve the decision reads.
 CALLS_CURVE = "the curve the call reads (fitted for it: not among the methods asked for)"
+FLAT_NO_T90 = "no 90 % step: the score is constant in the window, with no climb to reach 90 % of"
 
 
 def decision_method(kind: str = "validation") -> str:
@@ -249,6 +251,9 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     for r in results.values():  # no width says it: the window's scores end long before the window does
         if gap and r.final:
             r.final["no_forecast"] = gap
+        if r.t90 is not None and is_constant(win.target.values):  # a flat line climbs to nothing: its 90 % step
+            r.t90, r.t90_ci = None, None  # was a curve fit's artefact (step 627 [627, 627] of a score stuck at 0.5)
+            r.note = "; ".join(filter(None, [r.note, FLAT_NO_T90]))
     law = _text.law_reasons(run, end)
     return Forecast(run.run_id, run.target_key, run.target_kind, run.origin, end, win.last, len(win.target), conf,
                     at_steps, results, note, default=default, observed=observed, decision=decision,

@@ -203,6 +203,10 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     decisions = [fc.decision or {} for fc in fcs]
     own = [d["threshold"] for d in decisions if d.get("threshold") is not None] + [f.threshold for f in done]
     points = {d.get("point") for d in decisions if d.get("method")} | {f.point for f in done}
+    scales = sc.run_scales(fcs, done)
+    # a fraction beside a percent, or rewards of unknown scale 10 times apart (0..2 beside 0..40): not one contest
+    mixed = len(points) > 1 or len(sc.own_units_apart(scales)) > 1
+    scales = scales if mixed else {}
     if threshold is not None:
         thr, source = float(threshold), "given (`threshold`)"
         point = min((p for p in points if p), default=None)  # a point of the score, where it has points
@@ -245,7 +249,7 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
             SHARED if rid in carried and _no_forecast(fc) else fc.default if d.get("method") != fc.default else None
         sure = pn is not None and surely_below(pn, n) and all(surely_below(o.get(rid, 0.0), n) for o in others)
         rows.append(_row(rid, fc.final_point, lo, hi, pb, pn, bool(len(ranked) > 1 and sure and few is None
-                                                                and len(points) == 1),
+                                                                and not mixed),
                          to_step[rid], _observed(fc), base, _regime(fc), getattr(fc, "law_reasons", None)))
     for f in done:
         lo, hi = np.quantile(finite[f.run_id], [(1 - conf) / 2, (1 + conf) / 2])
@@ -282,8 +286,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
         notes.append(f"the runs are compared at step {step[0]:g}, {step[1]}: each run not finished is forecast there")
     ends = fl.ends_note(rows)
     notes += ([ends] if ends else []) + fl.starts_note(fcs, step)
-    scales = sc.run_scales(fcs, done) if len(points) > 1 else {}  # a percent's 40 beats a fraction's 0.9: shares
-    notes += [sc.scales_note(scales)] if scales else []  # drawn across scales prune what they cannot compare
+    # a percent's 40 beats a fraction's 0.9: shares drawn across scales prune what they cannot compare
+    notes += [sc.scales_note(scales)] if scales else []
     keys = Counter([fc.target_key for fc in fcs] + [f.target_key for f in done])
     if len(keys) > 1:  # two benchmarks' scores are not one contest (the unit alone does not tell them apart)
         notes.append("the runs forecast different scores, ranked as one: " + ", ".join(
@@ -295,7 +299,7 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     return Ranking(rows, thr, source, conf, fcs[0].fit_frac if fcs else None,
                    points.pop() if len(points) == 1 else unit[0], notes, step=step,
                    window=cut.pop() if len(cut) == 1 and not any(fc.fit_frac for fc in fcs) else None,
-                   mixed_scales=len(points) > 1, pooled=sweep_lines(forecasts),
+                   mixed_scales=mixed, pooled=sweep_lines(forecasts),
                    scales=sc.scales_said(scales) if scales else None, threshold_unit=unit[1])
 
 

@@ -42,6 +42,33 @@ def run_scales(fcs, done) -> dict:
     return out
 
 
+# scores in their own units (a reward of no known scale) whose largest magnitudes differ this many times over are
+# not compared: 0..2 beside 0..40 is two rewards, or one run far behind, and the numbers cannot tell which
+APART = 10.0
+
+
+def own_units_apart(scales: dict) -> list[list[str]]:
+    """The runs whose scores are in their own units (neither a fraction nor a percent), grouped by the largest
+    magnitude each logged: a run joins a group where its magnitude is under :data:`APART` times the group's
+    smallest. More than one group: runs of different scales, as a percent beside a fraction. A run whose scores
+    are all 0 has no magnitude to tell its scale by, and joins none.
+
+    >>> own_units_apart({"a": (None, (0.1, 2.2)), "b": (None, (0.5, 28.7)), "c": (None, (1.4, 29.6))})
+    [['a'], ['b', 'c']]
+    >>> own_units_apart({"a": (None, (0.1, 12.0)), "b": (None, (0.5, 28.7)), "f": (0.01, (0.1, 0.9))})
+    [['a', 'b']]
+    """
+    sized = sorted((max(abs(span[0]), abs(span[1])), rid) for rid, (point, span) in scales.items()
+                   if point not in (0.01, 1.0) and span and max(abs(span[0]), abs(span[1])) > 0)
+    groups: list = []
+    for size, rid in sized:
+        if groups and size < APART * groups[-1][0]:
+            groups[-1][1].append(rid)
+        else:
+            groups.append((size, [rid]))
+    return [runs for _, runs in groups]
+
+
 def scales_said(scales: dict) -> str:
     """The runs on each scale: ``a, b in [0, 1]; c outside [0, 1] (-0.2 to 0.34)``."""
     groups: dict = {}
@@ -52,8 +79,13 @@ def scales_said(scales: dict) -> str:
         runs = groups.get(point)
         if not runs:
             continue
-        if point is None:  # each such run its own range: two runs outside [0, 1] need not share one
-            parts += [f"{rid} {scale_word(None, span)}" for rid, span in runs]
+        if point is None:  # each scale its own range: two runs outside [0, 1] need not share one
+            spans = dict(runs)
+            apart = own_units_apart({rid: (None, span) for rid, span in runs})
+            parts += [", ".join(group) + " " + scale_word(None, (min(spans[r][0] for r in group),
+                                                                 max(spans[r][1] for r in group)))
+                      for group in apart]
+            parts += [f"{rid} {scale_word(None, span)}" for rid, span in runs if not any(rid in g for g in apart)]
         else:
             parts.append(", ".join(rid for rid, _ in runs) + " " + scale_word(point, None))
     return "; ".join(parts)
@@ -66,10 +98,13 @@ def scales_note(scales: dict) -> str:
            if point == 1.0 or (point is None and span and span[0] >= 0 and 1 < span[1] <= 100)]
     odd = [rid for rid, (point, _) in scales.items() if point not in (0.01, 1.0)]
     fix = []
-    if pct:
+    if pct and any(point in (0.01, 1.0) for point, _ in scales.values()):  # beside a fraction it mends; alone not
         fix.append(f"--score-scale percent reads a percent as a fraction ({', '.join(pct)} "
                    f"{'looks' if len(pct) == 1 else 'look'} like one)")
-    if [r for r in odd if r not in pct]:
+    apart = own_units_apart(scales)
+    if len(apart) > 1:  # rewards of no known scale, 10 times apart: which runs share one
+        fix.append("rank the runs of one scale together (" + "; ".join(", ".join(g) for g in apart) + ")")
+    elif [r for r in odd if r not in pct]:
         fix.append("rank the runs of one scale together")
     return ("the runs' scores are on different scales (named above): nothing is pruned, and "
             "p_best compares numbers of different units; " + "; or ".join(fix or ["rank runs of one sweep, on one "
@@ -91,4 +126,4 @@ def threshold_unit(fcs, done, thr, scales: dict) -> tuple:
     return None, f"in the units of {rid}, whose scores lie outside [0, 1]"
 
 
-__all__ = ["run_scales", "scale_word", "scales_note", "scales_said", "threshold_unit"]
+__all__ = ["APART", "own_units_apart", "run_scales", "scale_word", "scales_note", "scales_said", "threshold_unit"]
