@@ -1,0 +1,60 @@
+"""More shapes a hand-written RL loop prints that were misread: ``print(step, metrics)`` (no word "step": read as
+records 1, 2, 3, ...), a step line above a pprint'ed dict (read as the Trainer's records 1, 2, 3, ...), ``Step 10 -
+train: entropy 0.52, reward 0.31`` (refused), and the others each test names."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pytest
+
+import entropylaw as el
+from entropylaw.readers.formats import detect_format
+
+STEPS = range(10, 410, 10)  # a loop that prints every 10th step: records 1, 2, 3 ... would be the wrong steps
+
+
+def _h(s):
+    return round(0.8 * math.exp(-s / 200) + 0.05, 4)
+
+
+def _r(s):
+    return round(0.1 + 0.5 * (1 - math.exp(-s / 200)), 4)
+
+
+def _notes(df) -> str:
+    return "\n".join(n for a in el.row_accounts(df) for n in a["notes"])
+
+
+def _series(df, metric):
+    return df[df["metric"] == metric].set_index("step")["value"].sort_index()
+
+
+def _printed(*calls) -> str:
+    """What the ``print`` calls (each a tuple of its arguments) write."""
+    out = io.StringIO()
+    for args in calls:
+        print(*args, file=out)
+    return out.getvalue()
+
+
+def _read_at_the_steps(df):
+    assert _series(df, "entropy").index.tolist() == list(STEPS)
+    assert _series(df, "entropy").tolist() == pytest.approx([_h(s) for s in STEPS])
+    assert _series(df, "score").tolist() == pytest.approx([_r(s) for s in STEPS])
+
+
+@pytest.mark.parametrize("shape", ["bare", "bracketed", "tuple"])
+def test_a_step_printed_before_its_dict_without_the_word_step(tmp_path, shape):
+    calls = []
+    for step in STEPS:
+        metrics = {"entropy": _h(step), "reward": _r(step)}
+        calls.append({"bare": (step, metrics), "bracketed": (f"[{step}]", metrics),
+                      "tuple": ((step, metrics),)}[shape])
+    path = tmp_path / "train.log"
+    path.write_text(_printed(*calls))
+    assert detect_format(path) == "kv_console"
+    df = el.load(path, warn=False)
+    _read_at_the_steps(df)
+    assert "next record" not in _notes(df)
