@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import math
+import pprint
 
 import pytest
 
@@ -58,3 +59,19 @@ def test_a_step_printed_before_its_dict_without_the_word_step(tmp_path, shape):
     df = el.load(path, warn=False)
     _read_at_the_steps(df)
     assert "next record" not in _notes(df)
+
+
+@pytest.mark.parametrize("header", ["Step {}:", "=== Iteration {}/400 ==="])
+def test_a_step_line_above_a_pprinted_dict(tmp_path, header):
+    calls = []
+    for step in STEPS:
+        metrics = {"entropy": _h(step), "reward": _r(step), **{f"rollout/extra_metric_{i}": i / 10 for i in range(12)}}
+        calls += [(header.format(step),), (pprint.pformat(metrics),)]  # pprint(metrics): a key a line, 14 lines
+    path = tmp_path / "train.log"
+    path.write_text(_printed(*calls))
+    assert "\n 'rollout/extra_metric_3': 0.3,\n" in path.read_text()
+    df = el.load(path, warn=False)
+    _read_at_the_steps(df)
+    assert _series(df, "rollout/extra_metric_3").tolist() == pytest.approx([0.3] * len(STEPS))
+    assert "record indices" not in _notes(df)
+    assert "naming its step above each record" in _notes(df)
