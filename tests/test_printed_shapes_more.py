@@ -75,3 +75,20 @@ def test_a_step_line_above_a_pprinted_dict(tmp_path, header):
     assert _series(df, "rollout/extra_metric_3").tolist() == pytest.approx([0.3] * len(STEPS))
     assert "record indices" not in _notes(df)
     assert "naming its step above each record" in _notes(df)
+
+
+def test_a_split_name_after_a_dash_before_names_and_numbers(tmp_path):
+    calls = []
+    for step in STEPS:
+        calls.append((f"Step {step} - train: entropy {_h(step)}, reward {_r(step)}",))
+        if step % 100 == 0:
+            calls.append((f"Step {step} - eval: accuracy {step / 1000 + 0.3:.2f}, avg length 120",))
+    path = tmp_path / "train.log"
+    path.write_text(_printed(*calls))
+    assert detect_format(path) == "kv_console"
+    df = el.load(path, warn=False)
+    _read_at_the_steps(df)
+    val = _series(df, "val/accuracy")
+    assert val.index.tolist() == [100, 200, 300, 400]
+    assert val.tolist() == pytest.approx([0.4, 0.5, 0.6, 0.7])
+    assert "an evaluation printed" in _notes(df)

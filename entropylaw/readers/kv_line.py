@@ -38,14 +38,17 @@ LISTED = re.compile(r"(?<![\w./@-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>
                     + NUMBER + r"))*)\s*,?\s*\]", re.IGNORECASE)
 # names and numbers in turn after the step, with no = or : ("eval step 10 acc 0.31", "step 10 loss 0.5 entropy 0.3")
 _BARE = re.compile(r"(?P<key>" + _KEY + r")\s+(?P<v>" + _VALUE + r")(?P<pct>%?)(?![\w.])", re.IGNORECASE)
-_BARE_ALL = re.compile(r"\s*[:\],-]?(?:\s*,?\s*" + _KEY + r"\s+(?:" + _VALUE + r")%?(?![\w.]))+\s*,?\s*",
-                       re.IGNORECASE)
+# a split's name between the step and its names and numbers ("Step 10 - train: entropy 0.52, reward 0.31")
+_SPLIT_AFTER = (r"(?:\s*-?\s*(?:train|training|eval|evaluation|val|valid|validation|test|testing|rollout)"
+                r"(?:[ _](?:metrics|stats|results))?\s*:)?")
+_BARE_ALL = re.compile(r"\s*[:\],-]?" + _SPLIT_AFTER + r"(?:\s*,?\s*" + _KEY + r"\s+(?:" + _VALUE
+                       + r")%?(?![\w.]))+\s*,?\s*", re.IGNORECASE)
 # names of up to three words and numbers parted by , or ; after the step ("Epoch 1 Step 5: loss 0.10, avg reward
 # 0.065, token entropy 0.932", ">>> Validation (step 10): accuracy 13.5%"): a name's words its key ("avg reward")
 _NAMED = r"(?P<key>" + _KEY + r"(?: [A-Za-z][\w./@-]*){0,2})\s+(?P<v>" + _VALUE + r")(?P<pct>%?)(?![\w.])"
 _NAMED_FIELD = re.compile(_NAMED, re.IGNORECASE)
-_NAMED_ALL = re.compile(r"\s*[)\]]?\s*[:,-]?\s*" + _NAMED.replace("?P<", "?P<_") + r"(?:\s*[,;]\s*"
-                        + _NAMED.replace("?P<", "?P<__") + r")*\s*[,;.]?\s*", re.IGNORECASE)
+_NAMED_ALL = re.compile(r"\s*[)\]]?\s*[:,-]?" + _SPLIT_AFTER + r"\s*" + _NAMED.replace("?P<", "?P<_")
+                        + r"(?:\s*[,;]\s*" + _NAMED.replace("?P<", "?P<__") + r")*\s*[,;.]?\s*", re.IGNORECASE)
 # a count in parentheses after a value ("accuracy 13.5% (n=500)"): the examples it was computed over, no key n
 _COUNT_AFTER = re.compile(r"(?<=[\d%])\s*\(\s*(?:n|num|count|num_examples)\s*=\s*(?P<n>\d+)\s*\)", re.IGNORECASE)
 # ... or the count of its total after a share's percent ("accuracy 45.0% (225/500)"): 500 problems, the percent the
@@ -150,16 +153,19 @@ def parse_line(line: str, bar_checked: bool = False):
             if m is not None and listed.start() >= m.end():
                 rest = rest.replace(listed.group(), f"{listed.group('key')} {list_mean(items)!r}", 1)
     listed_keys = set() if paired else {k for k, *_ in found}
+    first_key = None  # where the first name read without = or : begins: the words before it may tag the line
     # names and numbers parted by spaces or commas, a list among them ("step 1, rewards [0, 1], entropy 0.9")
     if not paired and m is not None and "|" not in line and _BARE_ALL.fullmatch(rest, m.end()):
-        bare = [(b.group("key"), b.group("v"), b.group("pct"), None, None) for b in _BARE.finditer(rest, m.end())]
+        bare = [(b.group("key"), b.group("v"), b.group("pct"), None, b.start()) for b in _BARE.finditer(rest, m.end())]
         if any(a_loops_key(k) for k, *_ in bare):  # "Step 10 took 3.2": no loop's key
-            found += [b for b in bare if b[0] not in listed_keys]
+            found += [(*b[:4], None) for b in bare if b[0] not in listed_keys]
+            first_key = bare[0][4]
     elif not paired and m is not None and "|" not in line and _NAMED_ALL.fullmatch(rest, m.end()):
-        named = [(b.group("key"), b.group("v"), b.group("pct"), None, None)
+        named = [(b.group("key"), b.group("v"), b.group("pct"), None, b.start())
                  for b in _NAMED_FIELD.finditer(rest, m.end())]
         if any(a_loops_key(k) for k, *_ in named):
-            found += [b for b in named if b[0] not in listed_keys]
+            found += [(*b[:4], None) for b in named if b[0] not in listed_keys]
+            first_key = named[0][4]
     if m is not None and not any(k.lower() == "epoch" for k, *_ in found):  # "Epoch 2 Step 1: ...": the epoch too
         epoch = _EPOCH_N.search(line, 0, m.start())
         found += [("epoch", epoch.group("n"), "", epoch.group("of"), None)] if epoch and found else []
@@ -217,7 +223,7 @@ def parse_line(line: str, bar_checked: bool = False):
     if header:  # "Iteration 5, Evaluating...": a header's words after its step too
         field += line[m.end():].replace(".", " ")
     elif not _EVAL_TAG.search(field):  # "Step 10 - eval: accuracy=0.45": a split's word after the step, before its keys
-        field = _after_step(line, m.end())
+        field = _after_step(line, m.end(), first_key)
     if _EVAL_TAG.search(field):  # its keys eval/<key>, unless they name a split
         tagged = (re.sub(r"\d+", "0", field.strip()), eval_names(pairs))
         pairs = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pairs.items()}
@@ -283,7 +289,7 @@ def _without_locators(line: str) -> str:
     return "".join(out) + line[end:]
 
 
-def _after_step(line: str, end: int) -> str:
+def _after_step(line: str, end: int, first: int | None = None) -> str:
     """The words between a line's step and its first ``key=value`` (`` - eval: `` of ``Step 10 - eval: acc=0.4``),
     at most :data:`AFTER_WORDS` of them and not past a ``|`` (``Step 10 | train: ... | eval: acc=0.4``: its own
     field's); '' where there are none.
@@ -291,7 +297,8 @@ def _after_step(line: str, end: int) -> str:
     >>> _after_step("Step 10 - eval: accuracy=0.45", 7), _after_step("Step 10 | train: r=0.3 | eval: a=0.4", 7)
     (' - eval: ', ' | train: ')
     """
-    first = next((p.start() for p in PAIR.finditer(line, end)), None)
+    if first is None:  # where the first key begins: its first key=value's, unless read without = or :
+        first = next((p.start() for p in PAIR.finditer(line, end)), None)
     between = line[end:first] if first is not None else ""
     return between if len(_WORD.findall(between)) <= AFTER_WORDS and "|" not in between.strip(" |") else ""
 
