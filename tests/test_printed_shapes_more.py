@@ -4,6 +4,7 @@ train: entropy 0.52, reward 0.31`` (refused), and the others each test names."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import math
 import pprint
@@ -92,3 +93,35 @@ def test_a_split_name_after_a_dash_before_names_and_numbers(tmp_path):
     assert val.index.tolist() == [100, 200, 300, 400]
     assert val.tolist() == pytest.approx([0.4, 0.5, 0.6, 0.7])
     assert "an evaluation printed" in _notes(df)
+
+
+POLICY = "Qwen/Qwen2.5-Math-1.5B"
+ENGINE = ("INFO 11-30 10:00:00 llm_engine.py:237] Initializing an LLM engine (v0.6.3) with config: model={0!r}, "
+          "tokenizer={0!r}, seed=0")
+
+
+@pytest.mark.parametrize("before", [
+    [ENGINE.format("Qwen/Qwen2.5-72B-Instruct")],  # a judge's engine, then the loop's own config: the loop's
+    ["Loading judge model...", ENGINE.format("Qwen/Qwen2.5-72B-Instruct"), ENGINE.format(POLICY)],
+    ["Reward model config: model='Skywork/Skywork-Reward-Llama-3.1-8B', dtype='bfloat16'", ENGINE.format(POLICY)],
+    [f"judge config: {({'model': 'gpt-4o-mini', 'temperature': 0.0})}"],
+])
+def test_the_policys_model_is_the_runs_not_a_judges_printed_before_it(tmp_path, before):
+    args = argparse.Namespace(model=POLICY, n_grpo_steps=400, seed=1)
+    calls = [(line,) for line in before] + ([(args,)] if POLICY not in before[-1] else [])
+    calls += [(f"step {s} | entropy {_h(s)} | reward {_r(s)}",) for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(*calls))
+    df = el.load(path, warn=False)
+    assert set(df["model"]) == {POLICY}
+    assert "a model not taken: model=" in _notes(df)
+
+
+def test_a_metrics_dict_naming_a_role_sets_no_model(tmp_path):
+    calls = [({"model": "policy", "n_correct": 120, "n_total": 500},)]
+    calls += [(f"step {s} | entropy {_h(s)} | reward {_r(s)}",) for s in STEPS]
+    path = tmp_path / "qwen-grpo.log"
+    path.write_text(_printed(*calls))
+    df = el.load(path, warn=False)
+    assert "policy" not in set(df["model"])
+    assert "model='policy' (line 1: a bare word, no model's name)" in _notes(df)
