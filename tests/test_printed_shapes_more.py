@@ -10,6 +10,8 @@ import math
 import pprint
 
 import pytest
+from rich.console import Console
+from rich.table import Table
 
 import entropylaw as el
 from entropylaw.readers.formats import detect_format
@@ -125,3 +127,32 @@ def test_a_metrics_dict_naming_a_role_sets_no_model(tmp_path):
     df = el.load(path, warn=False)
     assert "policy" not in set(df["model"])
     assert "model='policy' (line 1: a bare word, no model's name)" in _notes(df)
+
+
+def _rich_table(rows, header=("step", "entropy", "reward")) -> str:
+    out = io.StringIO()
+    table = Table(title="GRPO training")
+    for name in header:
+        table.add_column(name)
+    for row in rows:
+        table.add_row(*map(str, row))
+    Console(file=out, width=100, force_terminal=False).print(table)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("shape", ["rich, one table", "rich, a table each 100 steps", "markdown"])
+def test_a_table_printed_with_a_header_row(tmp_path, shape):
+    rows = [(s, _h(s), _r(s)) for s in STEPS]
+    if shape == "markdown":
+        text = _printed(("| step | entropy | reward |",), ("|------|---------|--------|",),
+                        *((f"| {s} | {h} | {r} |",) for s, h, r in rows))
+    elif shape == "rich, one table":
+        text = "loading model...\n" + _rich_table(rows)
+    else:
+        text = "".join(f"evaluating...\n{_rich_table(rows[i:i + 10])}" for i in range(0, len(rows), 10))
+    path = tmp_path / "train.log"
+    path.write_text(text)
+    assert detect_format(path) == "kv_console"
+    df = el.load(path, warn=False)
+    _read_at_the_steps(df)
+    assert "40 rows of a table printed with a header row" in _notes(df)

@@ -27,6 +27,8 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   the same words there (a prefix of every line, no evaluation's tag) and those words are not an evaluation's tag
   alone on every step line (``[Eval] ``, ``Validation at ``: a loop's ``eval.log``, all of it an evaluation's) that
   prints no policy entropy;
+- **a table printed with a header row** (rich's ``Table``: ``┃ step ┃ entropy ┃``, then ``│ 10 │ 0.52 │``; a markdown
+  table): each row read as a line of the header's names and the row's numbers (:mod:`.printed_tables`);
 - **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
   count and first line are said in the row account; other text holds no values;
 - **a logging call's locator** is no key and its value (loguru's ``__main__:train:88 - ``, logging's
@@ -75,6 +77,7 @@ from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP
 from entropylaw.readers.printed_blocks import Blocks
 from entropylaw.readers.printed_config import PrintedConfig
+from entropylaw.readers.printed_tables import HeaderTable
 from entropylaw.readers.tqdm_bars import ANSI, CUT_BAR, Below, bar_rows, displays, parse_bar, read_tqdm_console
 from entropylaw.readers.unit_names import is_qualifier
 from entropylaw.readers.verl_jsonl import CUT_LAST
@@ -86,7 +89,7 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
     """True when :data:`MIN_LINES` of the first :data:`SNIFF_LINES` lines print a step and a number (or, where
     ``stepless``, none prints a step and their lines of numbers are records: :mod:`.kv_stepless`), and
     no veRL ``step:N - `` line comes in the first bytes a printed log's format is looked for in."""
-    found, read, header, steps, keysets = 0, 0, False, False, Counter()
+    found, read, header, steps, keysets, table = 0, 0, False, False, Counter(), HeaderTable()
     try:
         with open_log(path, bom=True) as f:
             for i, raw_line in enumerate(f):
@@ -96,7 +99,7 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
                 if read > SNIFF_LIMIT or (i >= SNIFF_LINES and found < MIN_LINES):
                     break
                 if found < MIN_LINES and i < SNIFF_LINES:
-                    got = parse_line(raw_line.decode("utf-8", errors="replace"))
+                    got = parse_line(table.line(raw_line.decode("utf-8", errors="replace")))
                     steps = steps or (got is not None and got[0] is not None)
                     if got is not None and got[0] is None:
                         keysets[frozenset(got[2])] += 1
@@ -156,12 +159,14 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     cut_bars, texts = [0, None], [0, None]  # a bar cut before its "]"; a sample's text: how many, the first
     both = [0, None]  # lines printing a name with and without a unit: how many, the first (line, its two fields)
     header = PrintedConfig()  # the loop's config as it printed it before its first step (argparse's Namespace)
+    table = HeaderTable()  # a table printed with a header row (rich's Table, markdown's): its rows as lines
     with open_log(path, text=True) as f:
         for lineno, line in ((n, piece) for n, text in enumerate(f, 1) for piece in displays(text)):
             if not n_lines:
                 header.feed(lineno, line)
             if "\x1b" in line:  # tqdm.write below nested bars prints after a cursor move: "\x1b[A[Eval] step 10"
                 line = ANSI.sub("", line)
+            line = table.line(line)
             if "[" in line and (bar := parse_bar(line)) is not None:
                 below.bar(bar, len(bars))
                 if bar.values:
@@ -263,6 +268,9 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     if records:
         report.note(f"{NO_STEP}: each line of numbers read as the next record, 1 to {len(records)} "
                     f"(lines {records[0][0]} to {records[-1][0]})", changed=True)
+    if table.rows:
+        report.note(f"{count(table.rows, 'row')} of a table printed with a header row (rich's, markdown's) read by "
+                    "the header's names")
     if plus_minus[0]:
         report.note(f"{count(plus_minus[0], 'line')} print a value with ± (the first at line {plus_minus[1]}): the "
                     "number before ± read, the ± part not read")
