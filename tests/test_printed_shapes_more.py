@@ -156,3 +156,19 @@ def test_a_table_printed_with_a_header_row(tmp_path, shape):
     df = el.load(path, warn=False)
     _read_at_the_steps(df)
     assert "40 rows of a table printed with a header row" in _notes(df)
+
+
+@pytest.mark.parametrize("metrics", ["step {} entropy={} reward={}", "  entropy={1} reward={2}"])
+def test_a_timing_line_between_the_metric_lines(tmp_path, metrics):
+    calls = []
+    for step in STEPS:
+        timing = (f"Step {step} took {3.2 + step / 1000:.2f}s",)
+        line = (metrics.format(step, _h(step), _r(step)),)
+        calls += [timing, line] if metrics.startswith(" ") else [line, timing]  # above its values, or after them
+    path = tmp_path / "train.log"
+    path.write_text(_printed(*calls))
+    df = el.load(path, warn=False)
+    _read_at_the_steps(df)
+    assert not any("took" in m for m in df["metric"].unique())
+    first = 1 if metrics.startswith(" ") else 2
+    assert f"40 lines name a step and a time, no values (the first at line {first}: 'Step 10 took" in _notes(df)

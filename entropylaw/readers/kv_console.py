@@ -63,6 +63,7 @@ found by name, as for any log (``eval_acc`` is a validation score).
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 
 from entropylaw.errors import EntropyLawError
@@ -83,6 +84,8 @@ from entropylaw.readers.unit_names import is_qualifier
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
 
+# a time printed on a step's line ("Step 10 took 3.2s", "step 10 done in 1.5 min")
+TIMED = re.compile(r"\d(?:\.\d+)?\s*(?:s|sec|secs|seconds?|ms|min|mins|minutes?|h|hours?)(?![\w.])", re.IGNORECASE)
 MIN_LINES = 3  # lines of a step and a number among the first SNIFF_LINES: a log of this shape
 SNIFF_LINES = 2000
 def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> bool:
@@ -158,6 +161,7 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     below = Below()  # the bars drawn again below a printed line (tqdm.write): their positions
     cut_bars, texts = [0, None], [0, None]  # a bar cut before its "]"; a sample's text: how many, the first
     both = [0, None]  # lines printing a name with and without a unit: how many, the first (line, its two fields)
+    timed = [0, None]  # lines naming a step with a time and no values ("Step 10 took 3.2s"): how many, the first
     header = PrintedConfig()  # the loop's config as it printed it before its first step (argparse's Namespace)
     table = HeaderTable()  # a table printed with a header row (rich's Table, markdown's): its rows as lines
     with open_log(path, text=True) as f:
@@ -212,6 +216,8 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
                 step_keys.update(pairs)
             else:
                 blocks.header(step, tagged[0] if tagged else None)
+                if TIMED.search(line):  # "Step 10 took 3.2s": a time, no value of the run's; said
+                    timed = [timed[0] + 1, timed[1] or (lineno, line.strip())]
             if total:
                 totals.add(total)
             n_lines += 1
@@ -271,6 +277,9 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     if table.rows:
         report.note(f"{count(table.rows, 'row')} of a table printed with a header row (rich's, markdown's) read by "
                     "the header's names")
+    if timed[0]:
+        report.note(f"{count(timed[0], 'line')} name a step and a time, no values (the first at line {timed[1][0]}: "
+                    f"{timed[1][1]!r:.40}): the time not read")
     if plus_minus[0]:
         report.note(f"{count(plus_minus[0], 'line')} print a value with ± (the first at line {plus_minus[1]}): the "
                     "number before ± read, the ± part not read")
