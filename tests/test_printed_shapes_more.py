@@ -172,3 +172,25 @@ def test_a_timing_line_between_the_metric_lines(tmp_path, metrics):
     assert not any("took" in m for m in df["metric"].unique())
     first = 1 if metrics.startswith(" ") else 2
     assert f"40 lines name a step and a time, no values (the first at line {first}: 'Step 10 took" in _notes(df)
+
+
+@pytest.mark.parametrize("accumulation", [1, 4])
+@pytest.mark.parametrize("epochs", [2, 3])
+def test_a_postfix_step_that_restarts_each_epoch(tmp_path, epochs, accumulation):
+    tqdm = pytest.importorskip("tqdm").tqdm
+    per_epoch, path, run = 50 // accumulation, tmp_path / "train.log", 0
+    with open(path, "w") as f:
+        for epoch in range(1, epochs + 1):
+            bar = tqdm(range(per_epoch * accumulation), desc=f"epoch {epoch}", file=f, mininterval=0)
+            for i in bar:
+                if i % accumulation == accumulation - 1:  # the optimizer's step: the epoch's own, from 0
+                    bar.set_postfix(step=i // accumulation, entropy=_h(run), reward=_r(run))
+                    run += 1
+            bar.close()
+    assert detect_format(path) == "tqdm_console"
+    df = el.load(path, warn=False)
+    steps = range(epochs * per_epoch)
+    assert _series(df, "entropy").index.tolist() == list(steps)
+    assert _series(df, "entropy").tolist() == pytest.approx([_h(s) for s in steps], abs=1e-3)  # 3 digits shown
+    assert "step" not in set(df["metric"])
+    assert "restarts with each bar drawn anew ('epoch 1', 'epoch 2'" in _notes(df)

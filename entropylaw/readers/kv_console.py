@@ -101,8 +101,10 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
                     return False  # veRL's console log, whatever lines of this shape its start-up printed
                 if read > SNIFF_LIMIT or (i >= SNIFF_LINES and found < MIN_LINES):
                     break
-                if found < MIN_LINES and i < SNIFF_LINES:
-                    got = parse_line(table.line(raw_line.decode("utf-8", errors="replace")))
+                # a bar's displays redrawn after \r are lines of their own, as the reader reads them (a postfix's
+                # "step=3" no printed step line's)
+                for piece in (raw_line.split(b"\r") if found < MIN_LINES and i < SNIFF_LINES else ()):
+                    got = parse_line(table.line(piece.decode("utf-8", errors="replace")))
                     steps = steps or (got is not None and got[0] is not None)
                     if got is not None and got[0] is None:
                         keysets[frozenset(got[2])] += 1
