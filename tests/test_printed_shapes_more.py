@@ -194,3 +194,20 @@ def test_a_postfix_step_that_restarts_each_epoch(tmp_path, epochs, accumulation)
     assert _series(df, "entropy").tolist() == pytest.approx([_h(s) for s in steps], abs=1e-3)  # 3 digits shown
     assert "step" not in set(df["metric"])
     assert "restarts with each bar drawn anew ('epoch 1', 'epoch 2'" in _notes(df)
+
+
+@pytest.mark.parametrize("evaluation", ["step {} eval acc: {:.1f}%, f1 0.41", "step {} eval acc: {:.1f}% f1 0.41",
+                                        "step {} | eval acc: {:.1f}% | f1 0.41"])
+def test_an_accuracy_in_percent_and_an_f1_after_it(tmp_path, evaluation):
+    calls = []
+    for step in STEPS:
+        calls.append((f"step {step} | entropy {_h(step)} | reward {_r(step)}",))
+        if step % 100 == 0:
+            calls.append((evaluation.format(step, 45.0 + step / 100),))
+    path = tmp_path / "train.log"
+    path.write_text(_printed(*calls))
+    df = el.load(path, warn=False)
+    _read_at_the_steps(df)
+    assert _series(df, "val/acc").to_dict() == pytest.approx({s: 0.45 + s / 10000 for s in (100, 200, 300, 400)})
+    assert _series(df, "eval/f1").to_dict() == pytest.approx({s: 0.41 for s in (100, 200, 300, 400)})
+    assert "read as a fraction (divided by 100)" in _notes(df)

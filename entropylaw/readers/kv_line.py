@@ -154,6 +154,9 @@ def parse_line(line: str, bar_checked: bool = False):
                 rest = rest.replace(listed.group(), f"{listed.group('key')} {list_mean(items)!r}", 1)
     listed_keys = set() if paired else {k for k, *_ in found}
     first_key = None  # where the first name read without = or : begins: the words before it may tag the line
+    if paired and m is not None and "|" not in line:  # "eval acc: 45.0%, f1 0.41": a name and number among pairs
+        have = {k for k, *_ in found}
+        found += [f for f in _after_pairs(line, m.end()) if f[0] not in have]
     # names and numbers parted by spaces or commas, a list among them ("step 1, rewards [0, 1], entropy 0.9")
     if not paired and m is not None and "|" not in line and _BARE_ALL.fullmatch(rest, m.end()):
         bare = [(b.group("key"), b.group("v"), b.group("pct"), None, b.start()) for b in _BARE.finditer(rest, m.end())]
@@ -270,6 +273,27 @@ def _as_printed(value) -> str:
                                                           for v in value):
         return "[" + ", ".join(map(_as_printed, value)) + "]"
     return ""
+
+
+def _after_pairs(line: str, start: int) -> list[tuple]:
+    """The names and numbers printed without ``=`` or ``:`` after a line's first ``key=value`` pair (past ``start``,
+    its step): a field of its own between commas (``acc: 45.0%, f1 0.41``; a name of up to three words), or names of
+    one word and numbers right after a pair (``acc: 45.0% f1 0.41``); as :func:`parse_line` lists what it found.
+
+    >>> [f[:3] for f in _after_pairs("step 10 eval acc: 45.0%, f1 0.41, avg len 120", 7)]
+    [('f1', '0.41', ''), ('avg len', '120', '')]
+    >>> _after_pairs("step 10 loss=0.5 at epoch 1 took 3.2s", 7)
+    []
+    """
+    text = PAIR.sub("\x00", LISTED.sub("\x00", line[start:]) if "[" in line else line[start:])
+    out = []
+    for piece in re.split(r"[,;]", text[max(text.find("\x00"), 0):] if "\x00" in text else ""):
+        subs = piece.split("\x00")
+        if len(subs) == 1 and (named := _NAMED_FIELD.fullmatch(piece.strip().rstrip("."))):
+            out.append((named.group("key"), named.group("v"), named.group("pct"), None, None))
+        out += [(b.group("key"), b.group("v"), b.group("pct"), None, None) for sub in subs[1:]
+                if sub.strip() and _BARE_ALL.fullmatch(sub) for b in _BARE.finditer(sub)]
+    return out
 
 
 def _without_locators(line: str) -> str:
