@@ -211,3 +211,23 @@ def test_an_accuracy_in_percent_and_an_f1_after_it(tmp_path, evaluation):
     assert _series(df, "val/acc").to_dict() == pytest.approx({s: 0.45 + s / 10000 for s in (100, 200, 300, 400)})
     assert _series(df, "eval/f1").to_dict() == pytest.approx({s: 0.41 for s in (100, 200, 300, 400)})
     assert "read as a fraction (divided by 100)" in _notes(df)
+
+
+@pytest.mark.parametrize("shape", ["header line", "on the step line"])
+def test_a_pprinted_dict_of_a_loops_own_names(tmp_path, shape):
+    """Names no Trainer logs (the Trainer's console reader does not claim the file): read by the printed log's."""
+    calls = []
+    for step in STEPS:
+        metrics = {"policy_entropy": _h(step), "mean_reward": _r(step),
+                   **{f"rollout/extra_metric_{i}": i / 10 for i in range(6)}}
+        if shape == "header line":
+            calls += [(f"Step {step}:",), (pprint.pformat(metrics),)]
+        else:
+            calls.append((f"Step {step}: {pprint.pformat(metrics)}",))
+    path = tmp_path / "train.log"
+    path.write_text(_printed(*calls))
+    assert "\n 'policy_entropy': " in path.read_text()
+    assert detect_format(path) == "kv_console"
+    df = el.load(path, warn=False)
+    _read_at_the_steps(df)
+    assert _series(df, "rollout/extra_metric_3").tolist() == pytest.approx([0.3] * len(STEPS))

@@ -18,7 +18,8 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   a letter; ``1e-5``, ``nan``, a trailing ``%``, ``tensor(0.5)`` and ``1,234,567`` are numbers, ``12,34`` none,
   said; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step one value
   (several at one step: their mean, said); a last line without its newline (cut while being written) is counted,
-  not read: its last number may be cut;
+  not read: its last number may be cut; a dict ``pprint`` spreads over several lines is read as one line
+  (:class:`.printed_blocks.Spread`), and ``print(step, metrics)``'s ``10 {'reward': 0.31}`` as ``step 10: {...}``;
   a count in parentheses after a value (``accuracy 13.5% (n=500)``) is the examples it was computed over,
   ``num_examples`` (on an evaluation's line ``eval/num_examples``, the validation set's size), said; a step line
   whose comma-parted fields print numbers no shape reads is counted in a note;
@@ -76,7 +77,7 @@ from entropylaw.readers.kv_stepless import Loose, claims
 from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP
-from entropylaw.readers.printed_blocks import Blocks
+from entropylaw.readers.printed_blocks import Blocks, Spread, spread_joined
 from entropylaw.readers.printed_config import PrintedConfig
 from entropylaw.readers.printed_tables import HeaderTable
 from entropylaw.readers.tqdm_bars import ANSI, CUT_BAR, Below, bar_rows, displays, parse_bar, read_tqdm_console
@@ -92,7 +93,7 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
     """True when :data:`MIN_LINES` of the first :data:`SNIFF_LINES` lines print a step and a number (or, where
     ``stepless``, none prints a step and their lines of numbers are records: :mod:`.kv_stepless`), and
     no veRL ``step:N - `` line comes in the first bytes a printed log's format is looked for in."""
-    found, read, header, steps, keysets, table = 0, 0, False, False, Counter(), HeaderTable()
+    found, read, header, steps, keysets, table, spread = 0, 0, False, False, Counter(), HeaderTable(), Spread()
     try:
         with open_log(path, bom=True) as f:
             for i, raw_line in enumerate(f):
@@ -103,8 +104,10 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
                     break
                 # a bar's displays redrawn after \r are lines of their own, as the reader reads them (a postfix's
                 # "step=3" no printed step line's)
-                for piece in (raw_line.split(b"\r") if found < MIN_LINES and i < SNIFF_LINES else ()):
-                    got = parse_line(table.line(piece.decode("utf-8", errors="replace")))
+                # ... and a dict pprint spreads over several lines one (Spread)
+                pieces = raw_line.split(b"\r") if found < MIN_LINES and i < SNIFF_LINES else ()
+                for _, text in (got for piece in pieces for got in spread.feed(i, piece.decode("utf-8", "replace"))):
+                    got = parse_line(table.line(text))
                     steps = steps or (got is not None and got[0] is not None)
                     if got is not None and got[0] is None:
                         keysets[frozenset(got[2])] += 1
@@ -167,7 +170,7 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     header = PrintedConfig()  # the loop's config as it printed it before its first step (argparse's Namespace)
     table = HeaderTable()  # a table printed with a header row (rich's Table, markdown's): its rows as lines
     with open_log(path, text=True) as f:
-        for lineno, line in ((n, piece) for n, text in enumerate(f, 1) for piece in displays(text)):
+        for lineno, line in spread_joined((n, piece) for n, text in enumerate(f, 1) for piece in displays(text)):
             if not n_lines:
                 header.feed(lineno, line)
             if "\x1b" in line:  # tqdm.write below nested bars prints after a cursor move: "\x1b[A[Eval] step 10"
