@@ -80,12 +80,13 @@ def test_a_step_line_above_a_pprinted_dict(tmp_path, header):
     assert "naming its step above each record" in _notes(df)
 
 
-def test_a_split_name_after_a_dash_before_names_and_numbers(tmp_path):
+@pytest.mark.parametrize("split", ["Step {} - {}:", "Step {} [{}]", "Step {} ({}):"])
+def test_a_split_name_after_a_dash_before_names_and_numbers(tmp_path, split):
     calls = []
     for step in STEPS:
-        calls.append((f"Step {step} - train: entropy {_h(step)}, reward {_r(step)}",))
+        calls.append((f"{split.format(step, 'train')} entropy {_h(step)}, reward {_r(step)}",))
         if step % 100 == 0:
-            calls.append((f"Step {step} - eval: accuracy {step / 1000 + 0.3:.2f}, avg length 120",))
+            calls.append((f"{split.format(step, 'eval')} accuracy {step / 1000 + 0.3:.2f}, avg length 120",))
     path = tmp_path / "train.log"
     path.write_text(_printed(*calls))
     assert detect_format(path) == "kv_console"

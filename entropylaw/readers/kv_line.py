@@ -38,9 +38,11 @@ LISTED = re.compile(r"(?<![\w./@-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>
                     + NUMBER + r"))*)\s*,?\s*\]", re.IGNORECASE)
 # names and numbers in turn after the step, with no = or : ("eval step 10 acc 0.31", "step 10 loss 0.5 entropy 0.3")
 _BARE = re.compile(r"(?P<key>" + _KEY + r")\s+(?P<v>" + _VALUE + r")(?P<pct>%?)(?![\w.])", re.IGNORECASE)
-# a split's name between the step and its names and numbers ("Step 10 - train: entropy 0.52, reward 0.31")
-_SPLIT_AFTER = (r"(?:\s*-?\s*(?:train|training|eval|evaluation|val|valid|validation|test|testing|rollout)"
-                r"(?:[ _](?:metrics|stats|results))?\s*:)?")
+# a split's name between the step and its names and numbers ("Step 10 - train: entropy 0.52, reward 0.31", "Step 10
+# [eval] acc 0.45", "Step 10 (train): ...")
+_SPLIT = (r"(?:train|training|eval|evaluation|val|valid|validation|test|testing|rollout)"
+          r"(?:[ _](?:metrics|stats|results))?")
+_SPLIT_AFTER = r"(?:\s*-?\s*(?:" + _SPLIT + r"\s*:|[\[(]" + _SPLIT + r"[\])]\s*:?))?"
 _BARE_ALL = re.compile(r"\s*[:\],-]?" + _SPLIT_AFTER + r"(?:\s*,?\s*" + _KEY + r"\s+(?:" + _VALUE
                        + r")%?(?![\w.]))+\s*,?\s*", re.IGNORECASE)
 # names of up to three words and numbers parted by , or ; after the step ("Epoch 1 Step 5: loss 0.10, avg reward
