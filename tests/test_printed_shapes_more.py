@@ -141,12 +141,16 @@ def _rich_table(rows, header=("step", "entropy", "reward")) -> str:
     return out.getvalue()
 
 
-@pytest.mark.parametrize("shape", ["rich, one table", "rich, a table each 100 steps", "markdown"])
+@pytest.mark.parametrize("shape", ["rich, one table", "rich, a table each 100 steps", "markdown",
+                                   "markdown, a column of text"])
 def test_a_table_printed_with_a_header_row(tmp_path, shape):
     rows = [(s, _h(s), _r(s)) for s in STEPS]
     if shape == "markdown":
         text = _printed(("| step | entropy | reward |",), ("|------|---------|--------|",),
                         *((f"| {s} | {h} | {r} |",) for s, h, r in rows))
+    elif shape == "markdown, a column of text":
+        text = _printed(("| Step | Entropy | Reward | Notes |",), ("|-----:|--------:|-------:|-------|",),
+                        *((f"| {s} | {h} | {r} | {'ok' if s % 20 else 'saved'} |",) for s, h, r in rows))
     elif shape == "rich, one table":
         text = "loading model...\n" + _rich_table(rows)
     else:
@@ -157,6 +161,7 @@ def test_a_table_printed_with_a_header_row(tmp_path, shape):
     df = el.load(path, warn=False)
     _read_at_the_steps(df)
     assert "40 rows of a table printed with a header row" in _notes(df)
+    assert ("a text in 'Notes': not read" in _notes(df)) == ("text" in shape)
 
 
 @pytest.mark.parametrize("metrics", ["step {} entropy={} reward={}", "  entropy={1} reward={2}"])

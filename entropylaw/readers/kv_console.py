@@ -280,8 +280,7 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
         report.note(f"{NO_STEP}: each line of numbers read as the next record, 1 to {len(records)} "
                     f"(lines {records[0][0]} to {records[-1][0]})", changed=True)
     if table.rows:
-        report.note(f"{count(table.rows, 'row')} of a table printed with a header row (rich's, markdown's) read by "
-                    "the header's names")
+        report.note(table.said())
     if timed[0]:
         report.note(f"{count(timed[0], 'line')} name a step and a time, no values (the first at line {timed[1][0]}: "
                     f"{timed[1][1]!r:.40}): the time not read")

@@ -7,8 +7,8 @@ a hand-written ``print(f"| {step} | ...")``)::
 
 Each row under a header row is one line of the header's names and the row's numbers, its step first (``step 10 |
 entropy 0.52 | reward 0.31``), as :mod:`.kv_console` reads a printed line; a cell that prints no number (``-``,
-``n/a``) is no value; a row with a text in it is left as printed (a table of names and their values, ``│ entropy │
-0.52 │`` under ``┃ key ┃ value ┃``, is read as such a row is). A row whose cells are not as many as the header's,
+``n/a``, a text) is no value; a row with a text in it and no step column is left as printed (a table of names and
+their values, ``│ entropy │ 0.52 │`` under ``┃ key ┃ value ┃``, is read as such a row is). A row whose cells are not as many as the header's,
 or a line of text, ends the table: a row after it is read only under a header printed again (a loop that prints
 its table each step prints both).
 
@@ -46,6 +46,13 @@ class HeaderTable:
         self.names: list[str] | None = None  # the header row's names, while a table is open
         self.step: int | None = None  # the column of the step, where one is named so
         self.rows = 0  # rows read so
+        self.texts: set[str] = set()  # the columns a text was printed in (no value): said
+
+    def said(self) -> str:
+        """What was read so, for the run's notes ('' where no row was)."""
+        texts = f"; a text in {', '.join(map(repr, sorted(self.texts)[:4]))}: not read" if self.texts else ""
+        return (f"{self.rows} row{'s' * (self.rows != 1)} of a table printed with a header row (rich's, markdown's) "
+                f"read by the header's names{texts}") if self.rows else ""
 
     def line(self, text: str) -> str:
         if "|" not in text and not any(c in text for c in "│┃║"):
@@ -65,10 +72,12 @@ class HeaderTable:
         if len(cells) != len(self.names) or (self.step is not None and not cells[self.step].isdigit()):
             self.names = None
             return text
-        if not all(_CELL_VALUE.fullmatch(c) or c.lower() in _EMPTY for c in cells):
+        if self.step is None and not all(_CELL_VALUE.fullmatch(c) or c.lower() in _EMPTY for c in cells):
             return text  # a row of a name and its value ("│ entropy │ 0.52 │" under "┃ key ┃ value ┃"): as printed
         fields = [f"{n} {c}" for i, (n, c) in enumerate(zip(self.names, cells))
                   if i != self.step and _CELL_VALUE.fullmatch(c)]
+        self.texts.update(n for i, (n, c) in enumerate(zip(self.names, cells))
+                          if i != self.step and not _CELL_VALUE.fullmatch(c) and c.lower() not in _EMPTY)
         if not fields:
             return text
         self.rows += 1
