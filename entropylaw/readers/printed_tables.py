@@ -8,9 +8,9 @@ a hand-written ``print(f"| {step} | ...")``)::
 Each row under a header row is one line of the header's names and the row's numbers, its step first (``step 10 |
 entropy 0.52 | reward 0.31``), as :mod:`.kv_console` reads a printed line; a cell that prints no number (``-``,
 ``n/a``, a text) is no value; a row with a text in it and no step column is left as printed (a table of names and
-their values, ``│ entropy │ 0.52 │`` under ``┃ key ┃ value ┃``, is read as such a row is). A row whose cells are not as many as the header's,
-or a line of text, ends the table: a row after it is read only under a header printed again (a loop that prints
-its table each step prints both).
+their values, ``│ entropy │ 0.52 │`` under ``┃ key ┃ value ┃``, is read as such a row is). A row whose cells are
+not as many as the header's, or a line of text, ends the table: a row after it is read only under a header printed
+again (a loop that prints its table each step prints both).
 
 >>> t = HeaderTable()
 >>> [t.line(s) for s in ("| step | entropy | avg reward |", "|---|---|---|", "| 10 | 0.52 | 31.0% |")]
