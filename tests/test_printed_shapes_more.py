@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import logging
 import math
 import pprint
 
@@ -49,15 +50,33 @@ def _read_at_the_steps(df):
     assert _series(df, "score").tolist() == pytest.approx([_r(s) for s in STEPS])
 
 
-@pytest.mark.parametrize("shape", ["bare", "bracketed", "tuple"])
+def _logged(fmt: str, messages) -> str:
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(logging.Formatter(fmt))
+    logger = logging.getLogger(f"train.run{id(out)}")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    for args in messages:
+        logger.info(" ".join(["%s"] * len(args)), *args)
+    logger.removeHandler(handler)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("shape", ["bare", "bracketed", "tuple", "logged", "logged, basicConfig's format"])
 def test_a_step_printed_before_its_dict_without_the_word_step(tmp_path, shape):
     calls = []
     for step in STEPS:
         metrics = {"entropy": _h(step), "reward": _r(step)}
-        calls.append({"bare": (step, metrics), "bracketed": (f"[{step}]", metrics),
-                      "tuple": ((step, metrics),)}[shape])
+        calls.append({"bracketed": (f"[{step}]", metrics), "tuple": ((step, metrics),)}.get(shape, (step, metrics)))
     path = tmp_path / "train.log"
-    path.write_text(_printed(*calls))
+    if shape.startswith("logged"):  # logger.info("%s %s", step, metrics)
+        fmt = "%(levelname)s:%(name)s:%(message)s" if "basicConfig" in shape else \
+            "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
+        path.write_text(_logged(fmt, calls))
+    else:
+        path.write_text(_printed(*calls))
     assert detect_format(path) == "kv_console"
     df = el.load(path, warn=False)
     _read_at_the_steps(df)

@@ -120,7 +120,8 @@ def parse_line(line: str, bar_checked: bool = False):
     if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
     if "{" in line and (numbered := _NUMBERED_DICT.match(line)):  # print(step, metrics): "10 {'entropy': 0.52}"
-        line = f"step {next(filter(None, numbered.groups()))}: {line[numbered.end():]}"
+        step = numbered.group("a") or numbered.group("b") or numbered.group("c")
+        line = f"{numbered.group('pre') or ''}step {step}: {line[numbered.end():]}"
     line = dict_fields(boxed_pairs(unwrap(line))).translate(_RULES)
     examples = _COUNT_AFTER.search(line) if "(" in line else None
     if examples:
@@ -240,9 +241,10 @@ def parse_line(line: str, bar_checked: bool = False):
 # rich's and other box-drawing rules between fields ("Step 10 ┃ reward 0.31 ┃ entropy 0.52"): read as |
 _RULES = str.maketrans(dict.fromkeys("│┃┆┇┊┋║╎╏", "|"))
 _DICT = re.compile(r"\{\s*['\"]")
-# a whole number alone before a dict at the line's start is its step: print(step, metrics) ("10 {'entropy': 0.5}"),
-# print(f"[{step}] {metrics}") ("[10] {...}"), print((step, metrics)) ("(10, {...})")
-_NUMBERED_DICT = re.compile(r"^\s*(?:\[\s*(\d+)\s*\]|\(\s*(\d+)\s*,|(\d+))\s*[:,-]?\s*(?=\{\s*['\"])")
+# a whole number alone before a dict at the line's start (or a logging level's message's) is its step: print(step,
+# metrics) ("10 {'entropy': 0.5}"), print(f"[{step}] {metrics}") ("[10] {...}"), print((step, metrics)) ("(10, {...})")
+_NUMBERED_DICT = re.compile(r"^(?P<pre>[^{]*?\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b(?::[\w.]+:)?[\s:\]|-]*)?\s*"
+                            r"(?:\[\s*(?P<a>\d+)\s*\]|\(\s*(?P<b>\d+)\s*,|(?P<c>\d+))\s*[:,-]?\s*(?=\{\s*['\"])")
 
 
 def dict_fields(line: str) -> str:
