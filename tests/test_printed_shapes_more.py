@@ -126,7 +126,7 @@ ENGINE = ("INFO 11-30 10:00:00 llm_engine.py:237] Initializing an LLM engine (v0
     [ENGINE.format("Qwen/Qwen2.5-72B-Instruct")],  # a judge's engine, then the loop's own config: the loop's
     ["Loading judge model...", ENGINE.format("Qwen/Qwen2.5-72B-Instruct"), ENGINE.format(POLICY)],
     ["Reward model config: model='Skywork/Skywork-Reward-Llama-3.1-8B', dtype='bfloat16'", ENGINE.format(POLICY)],
-    [f"judge config: {({'model': 'gpt-4o-mini', 'temperature': 0.0})}"],
+    [f"judge config: {({'model': 'gpt-4o-mini', 'temperature': 0.0, 'seed': 7})}"],  # nor its seed
 ])
 def test_the_policys_model_is_the_runs_not_a_judges_printed_before_it(tmp_path, before):
     args = argparse.Namespace(model=POLICY, n_grpo_steps=400, seed=1)
@@ -137,6 +137,7 @@ def test_the_policys_model_is_the_runs_not_a_judges_printed_before_it(tmp_path, 
     df = el.load(path, warn=False)
     assert set(df["model"]) == {POLICY}
     assert "a model not taken: model=" in _notes(df)
+    assert ("seed 1" in _notes(df)) == (POLICY not in before[-1])  # the loop's Namespace's seed, where printed
 
 
 def test_a_metrics_dict_naming_a_role_sets_no_model(tmp_path):

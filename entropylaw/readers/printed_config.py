@@ -154,6 +154,8 @@ class PrintedConfig:
                    "a bare word, no model's name" if isinstance(value, str) and _ROLE_WORD.fullmatch(value) else "")
             if why and isinstance(value, str) and value.strip():
                 self.passed.append(f"{key}={values.pop(key)!r} (line {lineno}: {why})")
+        if self._role:
+            return  # a judge's seed, data and steps are not the run's either
         values = {k: v for k, v in values.items() if isinstance(k, str) and k not in config}
         named = _named({**config, **values}) if values else None
         if not named or named == _named(config):
