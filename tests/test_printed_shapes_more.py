@@ -257,3 +257,12 @@ def test_a_pprinted_dict_of_a_loops_own_names(tmp_path, shape):
     df = el.load(path, warn=False)
     _read_at_the_steps(df)
     assert _series(df, "rollout/extra_metric_3").tolist() == pytest.approx([0.3] * len(STEPS))
+
+
+def test_a_printed_seed_of_0_is_read(tmp_path):
+    calls = [(argparse.Namespace(model=POLICY, seed=0),)]
+    calls += [(f"step {s} | entropy {_h(s)} | reward {_r(s)}",) for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(*calls))
+    df = el.load(path, warn=False)
+    assert "model Qwen/Qwen2.5-Math-1.5B, seed 0" in _notes(df)

@@ -176,5 +176,5 @@ def _measures(record: dict) -> bool:
 
 def _named(config: dict) -> dict:
     """The run metadata ``config`` names (:func:`meta_from_config`), without what it names as nothing (a data set
-    'train', a path that names none: '')."""
-    return {k: v for k, v in meta_from_config(config).items() if v}
+    'train', a path that names none: ''); a seed of 0 is one."""
+    return {k: v for k, v in meta_from_config(config).items() if v or k == "seed"}
