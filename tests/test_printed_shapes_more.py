@@ -266,3 +266,22 @@ def test_a_printed_seed_of_0_is_read(tmp_path):
     path.write_text(_printed(*calls))
     df = el.load(path, warn=False)
     assert "model Qwen/Qwen2.5-Math-1.5B, seed 0" in _notes(df)
+
+
+def test_a_postfix_string_parted_with_pipes(tmp_path):
+    """``set_postfix_str("entropy 0.52 | reward 0.31 | eval acc: 45.0% | f1 0.41")``: no value was read (the postfix
+    read only as ``key=value, ...``), the bars passed over."""
+    tqdm = pytest.importorskip("tqdm").tqdm
+    path = tmp_path / "train.log"
+    with open(path, "w") as f:
+        bar = tqdm(total=len(STEPS), desc="Training", file=f, mininterval=0)
+        for step in STEPS:
+            bar.update(1)
+            bar.set_postfix_str(f"entropy {_h(step)} | reward {_r(step)} | eval acc: {45 + step / 100:.1f}% | f1 0.41")
+        bar.close()
+    assert detect_format(path) == "tqdm_console"
+    df = el.load(path, warn=False)
+    assert _series(df, "entropy").tolist() == pytest.approx([_h(s) for s in STEPS])
+    assert _series(df, "score").tolist() == pytest.approx([_r(s) for s in STEPS])
+    assert _series(df, "val/acc").tolist() == pytest.approx([0.45 + s / 10000 for s in STEPS])
+    assert _series(df, "f1").tolist() == pytest.approx([0.41] * len(STEPS))

@@ -84,6 +84,11 @@ _PAIR = re.compile(r"(?:^|,)\s*(?P<key>[^=:,\s][^=:,]*?)\s*[=:]\s*(?P<v>" + NUMB
                    re.IGNORECASE)
 
 
+# a field of a postfix set_postfix_str parts with | ("eval acc: 45.0% | f1 0.41"): a name, its value after = or : or
+# a space
+_PIPED = re.compile(r"(?P<key>[^=:,|\s][^=:,|]*?)\s*(?:[=:]\s*|\s+)(?P<v>" + NUMBER + r")(?P<pct>%?)", re.IGNORECASE)
+
+
 class Bar(NamedTuple):
     desc: str
     n: int
@@ -106,8 +111,9 @@ def parse_bar(piece: str) -> Bar | None:
         for key, value in (parse_record(post) or {}).items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 values[key] = float(value)
-    else:
-        for p in _PAIR.finditer(post):
+    else:  # "key=value, ..." as set_postfix prints it; set_postfix_str's "key: value | key value" too
+        fields = [p for part in re.split(r"\s*[|,]\s*", post) if (p := _PIPED.fullmatch(part))] if "|" in post else []
+        for p in fields or _PAIR.finditer(post):
             values[p.group("key").strip()] = float(p.group("v"))
             if p.group("pct"):
                 percent.add(p.group("key").strip())
