@@ -103,10 +103,9 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
                 if read > SNIFF_LIMIT or (i >= SNIFF_LINES and found < MIN_LINES):
                     break
                 # a bar's displays redrawn after \r are lines of their own, as the reader reads them (a postfix's
-                # "step=3" no printed step line's)
-                # ... and a dict pprint spreads over several lines one (Spread)
+                # "step=3" no printed step line's), and a dict pprint spreads over several lines is one (Spread)
                 pieces = raw_line.split(b"\r") if found < MIN_LINES and i < SNIFF_LINES else ()
-                for _, text in (got for piece in pieces for got in spread.feed(i, piece.decode("utf-8", "replace"))):
+                for _, text in (fed for piece in pieces for fed in spread.feed(i, piece.decode("utf-8", "replace"))):
                     got = parse_line(table.line(text))
                     steps = steps or (got is not None and got[0] is not None)
                     if got is not None and got[0] is None:
