@@ -285,3 +285,23 @@ def test_a_postfix_string_parted_with_pipes(tmp_path):
     assert _series(df, "score").tolist() == pytest.approx([_r(s) for s in STEPS])
     assert _series(df, "val/acc").tolist() == pytest.approx([0.45 + s / 10000 for s in STEPS])
     assert _series(df, "f1").tolist() == pytest.approx([0.41] * len(STEPS))
+
+
+def test_a_rich_table_narrower_than_its_names_is_said(tmp_path):
+    """rich cuts a header's names with '…' where the console is narrow (80 columns, a redirected stdout's): the file
+    was refused as no log at all ("no veRL step lines"); read as printed, the cut said and how to avoid it."""
+    names = ("step", "actor/entropy", "critic/score/mean", "response_length/mean", "actor/kl_loss", "timing/step_s")
+    out = io.StringIO()
+    table = Table()
+    for name in names:
+        table.add_column(name)
+    for s in STEPS:
+        table.add_row(str(s), str(_h(s)), str(_r(s)), "512.25", "0.0012", "31.5")
+    Console(file=out, width=80).print(table)
+    path = tmp_path / "train.log"
+    path.write_text(out.getvalue())
+    assert "actor/entr…" in out.getvalue()
+    df = el.load(path, warn=False, entropy_key="actor/entr...", score_key="critic/sco...")
+    _read_at_the_steps(df)
+    assert "names printed cut short ('actor/entr…'" in _notes(df)
+    assert "Console(width=200)" in _notes(df)

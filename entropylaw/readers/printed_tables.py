@@ -24,7 +24,8 @@ import re
 from entropylaw.readers.printed import NUMBER, names_a_step
 
 _RULES = str.maketrans(dict.fromkeys("│┃┆┇┊┋║╎╏", "|"))
-_NAME = re.compile(r"[A-Za-z_][\w./@-]*(?: [A-Za-z_][\w./@-]*){0,2}")  # a column's name: up to three words
+# a column's name: up to three words; cut short with "…" where rich's table is narrower than its names
+_NAME = re.compile(r"[A-Za-z_][\w./@-]*(?: [A-Za-z_][\w./@-]*){0,2}…?")
 _CELL_VALUE = re.compile(r"(?:" + NUMBER + r")%?")
 _EMPTY = {"", "-", "—", "n/a", "none", "null"}  # a cell with no value
 _RULE = re.compile(r"[\s|:+=━─┏┓┗┛┡┩┣┫┳┻╇╋┠┨┯┷┼├┤┬┴└┘┌┐╞╡╪╒╕╘╛╭╮╰╯-]*")  # a rule between rows, a box's edge
@@ -47,12 +48,16 @@ class HeaderTable:
         self.step: int | None = None  # the column of the step, where one is named so
         self.rows = 0  # rows read so
         self.texts: set[str] = set()  # the columns a text was printed in (no value): said
+        self.cut: list[str] = []  # names a header printed cut short ("actor/entr…"): read as printed, said
 
     def said(self) -> str:
         """What was read so, for the run's notes ('' where no row was)."""
         texts = f"; a text in {', '.join(map(repr, sorted(self.texts)[:4]))}: not read" if self.texts else ""
+        cut = (f"; {len(self.cut)} names printed cut short ({', '.join(map(repr, self.cut[:3]))}: the table narrower "
+               "than its names): read as printed, their roles perhaps not found (print it wider: rich's "
+               "Console(width=200))") if self.cut else ""
         return (f"{self.rows} row{'s' * (self.rows != 1)} of a table printed with a header row (rich's, markdown's) "
-                f"read by the header's names{texts}") if self.rows else ""
+                f"read by the header's names{texts}{cut}") if self.rows else ""
 
     def line(self, text: str) -> str:
         if "|" not in text and not any(c in text for c in "│┃║"):
@@ -65,7 +70,8 @@ class HeaderTable:
             return text
         if len(cells) >= 2 and all(map(_NAME.fullmatch, cells)):  # a header row
             steps = [i for i, c in enumerate(cells) if names_a_step(c)]
-            self.names, self.step = cells, (steps[0] if steps else None)
+            self.cut += [c for c in cells if c.endswith("…") and c not in self.cut]
+            self.names, self.step = [c.replace("…", "...") for c in cells], (steps[0] if steps else None)
             return text
         if self.names is None or _RULE.fullmatch(text.strip()):
             return text
