@@ -305,3 +305,12 @@ def test_a_rich_table_narrower_than_its_names_is_said(tmp_path):
     _read_at_the_steps(df)
     assert "names printed cut short ('actor/entr…'" in _notes(df)
     assert "Console(width=200)" in _notes(df)
+
+
+def test_a_time_before_the_names_and_numbers_on_a_step_line(tmp_path):
+    calls = [(f"Step {s} took {3.2 + s / 1000:.2f}s, entropy {_h(s)}, reward {_r(s)}",) for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(*calls))
+    df = el.load(path, warn=False)
+    _read_at_the_steps(df)
+    assert "40 fields with a number not read as a key and its value (the first at line 1: 'took 3.21s')" in _notes(df)

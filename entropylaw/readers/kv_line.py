@@ -157,6 +157,7 @@ def parse_line(line: str, bar_checked: bool = False):
                 rest = rest.replace(listed.group(), f"{listed.group('key')} {list_mean(items)!r}", 1)
     listed_keys = set() if paired else {k for k, *_ in found}
     first_key = None  # where the first name read without = or : begins: the words before it may tag the line
+    leftover: list[str] = []  # comma-parted fields beside those read that no shape reads ("took 3.2s"): said
     if paired and m is not None and "|" not in line:  # "eval acc: 45.0%, f1 0.41": a name and number among pairs
         have = {k for k, *_ in found}
         found += [f for f in _after_pairs(line, m.end()) if f[0] not in have]
@@ -172,6 +173,13 @@ def parse_line(line: str, bar_checked: bool = False):
         if any(a_loops_key(k) for k, *_ in named):
             found += [(*b[:4], None) for b in named if b[0] not in listed_keys]
             first_key = named[0][4]
+    elif not paired and m is not None and "|" not in line and "," in line:  # "Step 10 took 3.2s, entropy 0.52, ..."
+        parts = [p.strip(" :.\t\r\n") for p in re.split(r"[,;]", rest[m.end():])]
+        named = [(n.group("key"), n.group("v"), n.group("pct"), None, None)
+                 for p in parts if (n := _NAMED_FIELD.fullmatch(p))]
+        if len(named) > 1 and any(a_loops_key(k) for k, *_ in named):  # the fields a loop's names, the rest said
+            found += [b for b in named if b[0] not in listed_keys]
+            leftover = [p for p in parts if any(c.isdigit() for c in p) and not _NAMED_FIELD.fullmatch(p)]
     if m is not None and not any(k.lower() == "epoch" for k, *_ in found):  # "Epoch 2 Step 1: ...": the epoch too
         epoch = _EPOCH_N.search(line, 0, m.start())
         found += [("epoch", epoch.group("n"), "", epoch.group("of"), None)] if epoch and found else []
@@ -211,6 +219,7 @@ def parse_line(line: str, bar_checked: bool = False):
     # the |-parted fields after the step's own that print a number no shape above reads ("time 3.2s"): said
     unread = [part.strip() for part in line[m.end():].split("|")[1:] if any(c.isdigit() for c in part)
               and not (SPACED.match(part) or PAIR.search(part) or LISTED.search(part))] if m else []
+    unread += leftover
     if m and "|" not in line and "=" in line:  # a key=value no key above reads ("1st_try=0.5"): said
         unread += [f.group().rstrip(",;") for f in _EQUALS.finditer(line, m.end()) if not PAIR.search(f.group())]
     if m and "|" not in line and "," in line:
