@@ -91,9 +91,10 @@ def test_printed_evaluations_on_the_postfixs_step_are_one_run_with_the_bars(tmp_
     assert el.row_accounts(df)[0]["dropped"] == {}
 
 
-def test_a_postfix_step_that_restarts_with_each_epochs_bar_is_said_to_go_back(tmp_path):
+def test_a_postfix_step_that_restarts_with_each_epochs_bar_is_counted_on(tmp_path):
     """A bar an epoch, its postfix's step restarting at 0 in each: the note said the step was 'a whole number at every
-    display, never going back, growing' (what a count is), as though it were one; it says the step goes back."""
+    display, never going back, growing' (what a count is), as though it were one; then that the step goes back, read
+    as a value, the bar's count the step (4 a step); now the step counted on from the bar before (epoch-continued)."""
     path = tmp_path / "train.log"
     with open(path, "w") as f:
         for epoch in range(2):
@@ -106,4 +107,6 @@ def test_a_postfix_step_that_restarts_with_each_epochs_bar_is_said_to_go_back(tm
             bar.close()
     df = el.load(path, warn=False)
     notes = " ".join(el.row_accounts(df)[0]["notes"])
-    assert "'step' is no count of the steps (it goes back, restarting with each bar or epoch;" in notes
+    assert "the postfix's 'step' restarts with each bar drawn anew ('Epoch 0', 'Epoch 1')" in notes
+    assert _series(df, "entropy") == pytest.approx({s: _ent(s + 1) for s in range(20)})
+    assert "step" not in set(df["metric"])

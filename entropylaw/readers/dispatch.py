@@ -30,8 +30,8 @@ format                    recognised by
 ``hf_console``            a text file with Trainer log dicts (``{'loss': ...}``) and no veRL step lines
 ``tqdm_console``          a text file of tqdm bars with values in their postfix (``45/100 [..., loss=0.1]``),
                           no veRL step lines, no printed steps
-``kv_console``            a text file whose lines print a step and named numbers (``step 10 | entropy 0.5``),
-                          no veRL step lines
+``kv_console``            a text file whose lines print a step and named numbers (``step 10 | entropy 0.5``,
+                          ``10 {'entropy': 0.5}``, a table's rows under its header row), no veRL step lines
 ``verl_console``          any other text file (``.log``, ``.txt``, ``.out`` ...)
 ``directory``             other directories: every readable file in it (``data/real/``)
 ========================  ===============================================================

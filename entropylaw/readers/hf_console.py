@@ -13,12 +13,15 @@ Step numbers, first that applies:
    or ``iter``, then not read as a value; a nested ``{'train': {...}}`` is read as ``train/<key>``);
    a summary printed after the last of them, without one (``{'train_runtime': ..., 'train_loss': ...}``),
    takes the last step, said;
-3. tqdm: each ``tqdm.write`` clears the progress bars first (``\\r``, spaces, ``\\r`` on
+3. a line naming only the step above each training record (a custom loop's ``print(f"Step {step}:")`` then
+   ``pprint(metrics)``, the dict over several indented lines); an evaluation's record without one takes the step
+   of the record before it;
+4. tqdm: each ``tqdm.write`` clears the progress bars first (``\\r``, spaces, ``\\r`` on
    stderr; the last bar drawn before it says ``N/total``). stdout is block-buffered when
    redirected, so the dicts arrive in clumps, away from their bars, but the k-th clear
    still belongs to the k-th record: its bar's N is the step. Used only when there are
    exactly as many clears as records;
-4. else 1, 2, 3 ... with a note that the step numbers are record indices.
+5. else 1, 2, 3 ... with a note that the step numbers are record indices.
 
 An evaluation record (only ``eval_*`` keys) takes the step of the training record before
 it, the final summary (``train_runtime`` ...) the last step. Values are counted through
@@ -65,6 +68,11 @@ _BAR = re.compile(rb"(\d+)/(\d+) \[")
 _TOTAL = re.compile(rb"Total optimization steps = ([\d,]+)")
 _MODEL = re.compile(r"models--[^/\s]+--([^/\s'\"]+)")
 _BARE = re.compile(r"(?<=[:\[,(]\s)(-?(?:nan|inf))(?=\s*[,}\])])")
+# a custom loop's line naming the step of the dict printed below it ("Step 10:", "=== Iteration 10/500 ==="; the
+# dict pprint'ed over several lines): no Trainer prints one
+_HEADER = re.compile(rb"[\W_]*(?:global[_ ]step|step|iteration|iter|update)\s*[=:#]?\s*(\d+)(?:\s*/\s*\d+)?[\W_]*",
+                     re.IGNORECASE)
+MAX_JOINS = 1000  # lines of one pprint'ed dict (one key a line, indented): far more than a loop logs
 
 
 def looks_like_hf_console(path: str | os.PathLike) -> bool:
@@ -136,13 +144,17 @@ class _Scan:
         self.other_dicts = 0
         self._pending: tuple[bytes, int, int] | None = None  # a dict cut by buffering
         self._bar: tuple[int, int] | None = None
+        self.headers: list[int | None] = []  # each record's step as the line above it named it, else None
+        self._header: int | None = None  # the step the last line named, where it named only that
+        self._opened: int | None = None  # ... as it was where the pending dict began
 
     def piece(self, piece: bytes, lineno: int, between_crs: bool = False) -> None:
         """One ``\\r``-separated piece of a line; ``between_crs`` when a ``\\r`` is on both sides."""
         if self._pending is not None and piece.strip() and not _BAR.search(piece):
             text, start, n = self._pending
             self._pending = None
-            if n < 8 and len(text) < MAX_RECORD:
+            # a dict pprint'ed over several lines goes on with indented lines; one cut by buffering, 8 pieces at most
+            if (n < 8 or piece[:1] in b" \t" and n < MAX_JOINS) and len(text) < MAX_RECORD:
                 self._dict(text + piece, start, n + 1)
                 return
             self._give_up(text, start)
@@ -157,8 +169,12 @@ class _Scan:
             self._bar = (int(m.group(1)), int(m.group(2)))
             return
         if stripped.startswith(b"{"):
+            self._opened, self._header = self._header, None
             self._dict(stripped, lineno, 0)
-        elif self.total is None and b"Total optimization steps" in piece:
+            return
+        header = _HEADER.fullmatch(stripped)
+        self._header = int(header.group(1)) if header else None
+        if self.total is None and b"Total optimization steps" in piece:
             if (t := _TOTAL.search(piece)) is not None:
                 self.total = int(t.group(1).replace(b",", b""))
         elif not self.model and b"models--" in piece:
@@ -175,6 +191,7 @@ class _Scan:
             return
         if _is_log_record(record):
             self.records.append((record, lineno))
+            self.headers.append(self._opened)
         else:
             self.other_dicts += 1
 
@@ -243,6 +260,14 @@ def _steps(scan: _Scan, logging_steps: int | None, report) -> list[int]:
                             + f") read at its last step {steps[-1]}")
                 steps += [steps[-1]] * (len(records) - stepped)
             return steps
+    headed = [h for h, r in zip(scan.headers, records) if _kind(r) == "train"]
+    if headed and None not in headed:  # a loop's "Step 10:" above each training record (an evaluation's: the last)
+        report.note("step numbers from the line naming its step above each record ('Step 10:')")
+        steps, last = [], 0
+        for h in scan.headers:
+            last = h if h is not None else last
+            steps.append(last)
+        return steps
     totals = Counter(t for _n, t in scan.clears)
     total = scan.total if scan.total in totals else (totals.most_common(1)[0][0] if totals else None)
     clears = [n for n, t in scan.clears if t == total]

@@ -18,7 +18,8 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   a letter; ``1e-5``, ``nan``, a trailing ``%``, ``tensor(0.5)`` and ``1,234,567`` are numbers, ``12,34`` none,
   said; a score printed with ``%`` is a percent, ``0.5%`` no fraction 0.5); each key at each step one value
   (several at one step: their mean, said); a last line without its newline (cut while being written) is counted,
-  not read: its last number may be cut;
+  not read: its last number may be cut; a dict ``pprint`` spreads over several lines is read as one line
+  (:class:`.printed_blocks.Spread`), and ``print(step, metrics)``'s ``10 {'reward': 0.31}`` as ``step 10: {...}``;
   a count in parentheses after a value (``accuracy 13.5% (n=500)``) is the examples it was computed over,
   ``num_examples`` (on an evaluation's line ``eval/num_examples``, the validation set's size), said; a step line
   whose comma-parted fields print numbers no shape reads is counted in a note;
@@ -27,6 +28,8 @@ GRPO loop's ``print`` or ``logging`` call leaves::
   the same words there (a prefix of every line, no evaluation's tag) and those words are not an evaluation's tag
   alone on every step line (``[Eval] ``, ``Validation at ``: a loop's ``eval.log``, all of it an evaluation's) that
   prints no policy entropy;
+- **a table printed with a header row** (rich's ``Table``: ``┃ step ┃ entropy ┃``, then ``│ 10 │ 0.52 │``; a markdown
+  table): each row read as a line of the header's names and the row's numbers (:mod:`.printed_tables`);
 - **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
   count and first line are said in the row account; other text holds no values;
 - **a logging call's locator** is no key and its value (loguru's ``__main__:train:88 - ``, logging's
@@ -61,6 +64,7 @@ found by name, as for any log (``eval_acc`` is a validation score).
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 
 from entropylaw.errors import EntropyLawError
@@ -73,20 +77,25 @@ from entropylaw.readers.kv_stepless import Loose, claims
 from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP
-from entropylaw.readers.printed_blocks import Blocks
+from entropylaw.readers.printed_blocks import Blocks, Spread, spread_joined
 from entropylaw.readers.printed_config import PrintedConfig
+from entropylaw.readers.printed_tables import HeaderTable
 from entropylaw.readers.tqdm_bars import ANSI, CUT_BAR, Below, bar_rows, displays, parse_bar, read_tqdm_console
 from entropylaw.readers.unit_names import is_qualifier
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
 
+# a time printed on a step's line ("Step 10 took 3.2s", "step 10 done in 1.5 min")
+TIMED = re.compile(r"\d(?:\.\d+)?\s*(?:s|sec|secs|seconds?|ms|min|mins|minutes?|h|hours?)(?![\w.])", re.IGNORECASE)
 MIN_LINES = 3  # lines of a step and a number among the first SNIFF_LINES: a log of this shape
 SNIFF_LINES = 2000
+
+
 def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> bool:
     """True when :data:`MIN_LINES` of the first :data:`SNIFF_LINES` lines print a step and a number (or, where
     ``stepless``, none prints a step and their lines of numbers are records: :mod:`.kv_stepless`), and
     no veRL ``step:N - `` line comes in the first bytes a printed log's format is looked for in."""
-    found, read, header, steps, keysets = 0, 0, False, False, Counter()
+    found, read, header, steps, keysets, table, spread = 0, 0, False, False, Counter(), HeaderTable(), Spread()
     lines, whole, redrawn = 0, True, False  # the lines with text; the file read to its end; a bar's redraws (\r)
     try:
         with open_log(path, bom=True) as f:
@@ -99,8 +108,11 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
                 if read > SNIFF_LIMIT or (i >= SNIFF_LINES and found < MIN_LINES):
                     whole = False
                     break
-                if found < MIN_LINES and i < SNIFF_LINES:
-                    got = parse_line(raw_line.decode("utf-8", errors="replace"))
+                # a bar's displays redrawn after \r are lines of their own, as the reader reads them (a postfix's
+                # "step=3" no printed step line's), and a dict pprint spreads over several lines is one (Spread)
+                pieces = raw_line.split(b"\r") if found < MIN_LINES and i < SNIFF_LINES else ()
+                for _, text in (fed for piece in pieces for fed in spread.feed(i, piece.decode("utf-8", "replace"))):
+                    got = parse_line(table.line(text))
                     steps = steps or (got is not None and got[0] is not None)
                     if got is not None and got[0] is None:
                         keysets[frozenset(got[2])] += 1
@@ -161,13 +173,16 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     below = Below()  # the bars drawn again below a printed line (tqdm.write): their positions
     cut_bars, texts = [0, None], [0, None]  # a bar cut before its "]"; a sample's text: how many, the first
     both = [0, None]  # lines printing a name with and without a unit: how many, the first (line, its two fields)
+    timed = [0, None]  # lines naming a step with a time and no values ("Step 10 took 3.2s"): how many, the first
     header = PrintedConfig()  # the loop's config as it printed it before its first step (argparse's Namespace)
+    table = HeaderTable()  # a table printed with a header row (rich's Table, markdown's): its rows as lines
     with open_log(path, text=True) as f:
-        for lineno, line in ((n, piece) for n, text in enumerate(f, 1) for piece in displays(text)):
+        for lineno, line in spread_joined((n, piece) for n, text in enumerate(f, 1) for piece in displays(text)):
             if not n_lines:
                 header.feed(lineno, line)
             if "\x1b" in line:  # tqdm.write below nested bars prints after a cursor move: "\x1b[A[Eval] step 10"
                 line = ANSI.sub("", line)
+            line = table.line(line)
             if "[" in line and (bar := parse_bar(line)) is not None:
                 below.bar(bar, len(bars))
                 if bar.values:
@@ -213,6 +228,8 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
                 step_keys.update(pairs)
             else:
                 blocks.header(step, tagged[0] if tagged else None)
+                if TIMED.search(line):  # "Step 10 took 3.2s": a time, no value of the run's; said
+                    timed = [timed[0] + 1, timed[1] or (lineno, line.strip())]
             if total:
                 totals.add(total)
             n_lines += 1
@@ -269,6 +286,11 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     if records:
         report.note(f"{NO_STEP}: each line of numbers read as the next record, 1 to {len(records)} "
                     f"(lines {records[0][0]} to {records[-1][0]})", changed=True)
+    if table.rows:
+        report.note(table.said())
+    if timed[0]:
+        report.note(f"{count(timed[0], 'line')} name a step and a time, no values (the first at line {timed[1][0]}: "
+                    f"{timed[1][1]!r:.40}): the time not read")
     if plus_minus[0]:
         report.note(f"{count(plus_minus[0], 'line')} print a value with ± (the first at line {plus_minus[1]}): the "
                     "number before ± read, the ± part not read")

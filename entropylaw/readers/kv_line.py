@@ -38,14 +38,19 @@ LISTED = re.compile(r"(?<![\w./@-])(?P<key>" + _KEY + r")\s*[=:]?\s*\[(?P<items>
                     + NUMBER + r"))*)\s*,?\s*\]", re.IGNORECASE)
 # names and numbers in turn after the step, with no = or : ("eval step 10 acc 0.31", "step 10 loss 0.5 entropy 0.3")
 _BARE = re.compile(r"(?P<key>" + _KEY + r")\s+(?P<v>" + _VALUE + r")(?P<pct>%?)(?![\w.])", re.IGNORECASE)
-_BARE_ALL = re.compile(r"\s*[:\],-]?(?:\s*,?\s*" + _KEY + r"\s+(?:" + _VALUE + r")%?(?![\w.]))+\s*,?\s*",
-                       re.IGNORECASE)
+# a split's name between the step and its names and numbers ("Step 10 - train: entropy 0.52, reward 0.31", "Step 10
+# [eval] acc 0.45", "Step 10 (train): ...")
+_SPLIT = (r"(?:train|training|eval|evaluation|val|valid|validation|test|testing|rollout)"
+          r"(?:[ _](?:metrics|stats|results))?")
+_SPLIT_AFTER = r"(?:\s*-?\s*(?:" + _SPLIT + r"\s*:|[\[(]" + _SPLIT + r"[\])]\s*:?))?"
+_BARE_ALL = re.compile(r"\s*[:\],-]?" + _SPLIT_AFTER + r"(?:\s*,?\s*" + _KEY + r"\s+(?:" + _VALUE
+                       + r")%?(?![\w.]))+\s*,?\s*", re.IGNORECASE)
 # names of up to three words and numbers parted by , or ; after the step ("Epoch 1 Step 5: loss 0.10, avg reward
 # 0.065, token entropy 0.932", ">>> Validation (step 10): accuracy 13.5%"): a name's words its key ("avg reward")
 _NAMED = r"(?P<key>" + _KEY + r"(?: [A-Za-z][\w./@-]*){0,2})\s+(?P<v>" + _VALUE + r")(?P<pct>%?)(?![\w.])"
 _NAMED_FIELD = re.compile(_NAMED, re.IGNORECASE)
-_NAMED_ALL = re.compile(r"\s*[)\]]?\s*[:,-]?\s*" + _NAMED.replace("?P<", "?P<_") + r"(?:\s*[,;]\s*"
-                        + _NAMED.replace("?P<", "?P<__") + r")*\s*[,;.]?\s*", re.IGNORECASE)
+_NAMED_ALL = re.compile(r"\s*[)\]]?\s*[:,-]?" + _SPLIT_AFTER + r"\s*" + _NAMED.replace("?P<", "?P<_")
+                        + r"(?:\s*[,;]\s*" + _NAMED.replace("?P<", "?P<__") + r")*\s*[,;.]?\s*", re.IGNORECASE)
 # a count in parentheses after a value ("accuracy 13.5% (n=500)"): the examples it was computed over, no key n
 _COUNT_AFTER = re.compile(r"(?<=[\d%])\s*\(\s*(?:n|num|count|num_examples)\s*=\s*(?P<n>\d+)\s*\)", re.IGNORECASE)
 # ... or the count of its total after a share's percent ("accuracy 45.0% (225/500)"): 500 problems, the percent the
@@ -114,6 +119,9 @@ def parse_line(line: str, bar_checked: bool = False):
     """
     if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
+    if "{" in line and (numbered := _NUMBERED_DICT.match(line)):  # print(step, metrics): "10 {'entropy': 0.52}"
+        step = numbered.group("a") or numbered.group("b") or numbered.group("c")
+        line = f"{numbered.group('pre') or ''}step {step}: {line[numbered.end():]}"
     line = dict_fields(boxed_pairs(unwrap(line))).translate(_RULES)
     examples = _COUNT_AFTER.search(line) if "(" in line else None
     if examples:
@@ -148,16 +156,30 @@ def parse_line(line: str, bar_checked: bool = False):
             if m is not None and listed.start() >= m.end():
                 rest = rest.replace(listed.group(), f"{listed.group('key')} {list_mean(items)!r}", 1)
     listed_keys = set() if paired else {k for k, *_ in found}
+    first_key = None  # where the first name read without = or : begins: the words before it may tag the line
+    leftover: list[str] = []  # comma-parted fields beside those read that no shape reads ("took 3.2s"): said
+    if paired and m is not None and "|" not in line:  # "eval acc: 45.0%, f1 0.41": a name and number among pairs
+        have = {k for k, *_ in found}
+        found += [f for f in _after_pairs(line, m.end()) if f[0] not in have]
     # names and numbers parted by spaces or commas, a list among them ("step 1, rewards [0, 1], entropy 0.9")
     if not paired and m is not None and "|" not in line and _BARE_ALL.fullmatch(rest, m.end()):
-        bare = [(b.group("key"), b.group("v"), b.group("pct"), None, None) for b in _BARE.finditer(rest, m.end())]
+        bare = [(b.group("key"), b.group("v"), b.group("pct"), None, b.start()) for b in _BARE.finditer(rest, m.end())]
         if any(a_loops_key(k) for k, *_ in bare):  # "Step 10 took 3.2": no loop's key
-            found += [b for b in bare if b[0] not in listed_keys]
+            found += [(*b[:4], None) for b in bare if b[0] not in listed_keys]
+            first_key = bare[0][4]
     elif not paired and m is not None and "|" not in line and _NAMED_ALL.fullmatch(rest, m.end()):
-        named = [(b.group("key"), b.group("v"), b.group("pct"), None, None)
+        named = [(b.group("key"), b.group("v"), b.group("pct"), None, b.start())
                  for b in _NAMED_FIELD.finditer(rest, m.end())]
         if any(a_loops_key(k) for k, *_ in named):
+            found += [(*b[:4], None) for b in named if b[0] not in listed_keys]
+            first_key = named[0][4]
+    elif not paired and m is not None and "|" not in line and "," in line:  # "Step 10 took 3.2s, entropy 0.52, ..."
+        parts = [p.strip(" :.\t\r\n") for p in re.split(r"[,;]", rest[m.end():])]
+        named = [(n.group("key"), n.group("v"), n.group("pct"), None, None)
+                 for p in parts if (n := _NAMED_FIELD.fullmatch(p))]
+        if len(named) > 1 and any(a_loops_key(k) for k, *_ in named):  # the fields a loop's names, the rest said
             found += [b for b in named if b[0] not in listed_keys]
+            leftover = [p for p in parts if any(c.isdigit() for c in p) and not _NAMED_FIELD.fullmatch(p)]
     if m is not None and not any(k.lower() == "epoch" for k, *_ in found):  # "Epoch 2 Step 1: ...": the epoch too
         epoch = _EPOCH_N.search(line, 0, m.start())
         found += [("epoch", epoch.group("n"), "", epoch.group("of"), None)] if epoch and found else []
@@ -197,6 +219,7 @@ def parse_line(line: str, bar_checked: bool = False):
     # the |-parted fields after the step's own that print a number no shape above reads ("time 3.2s"): said
     unread = [part.strip() for part in line[m.end():].split("|")[1:] if any(c.isdigit() for c in part)
               and not (SPACED.match(part) or PAIR.search(part) or LISTED.search(part))] if m else []
+    unread += leftover
     if m and "|" not in line and "=" in line:  # a key=value no key above reads ("1st_try=0.5"): said
         unread += [f.group().rstrip(",;") for f in _EQUALS.finditer(line, m.end()) if not PAIR.search(f.group())]
     if m and "|" not in line and "," in line:
@@ -215,7 +238,7 @@ def parse_line(line: str, bar_checked: bool = False):
     if header:  # "Iteration 5, Evaluating...": a header's words after its step too
         field += line[m.end():].replace(".", " ")
     elif not _EVAL_TAG.search(field):  # "Step 10 - eval: accuracy=0.45": a split's word after the step, before its keys
-        field = _after_step(line, m.end())
+        field = _after_step(line, m.end(), first_key)
     if _EVAL_TAG.search(field):  # its keys eval/<key>, unless they name a split
         tagged = (re.sub(r"\d+", "0", field.strip()), eval_names(pairs))
         pairs = {(f"eval/{k}" if f"eval/{k}" in tagged[1] else k): v for k, v in pairs.items()}
@@ -227,6 +250,10 @@ def parse_line(line: str, bar_checked: bool = False):
 # rich's and other box-drawing rules between fields ("Step 10 ┃ reward 0.31 ┃ entropy 0.52"): read as |
 _RULES = str.maketrans(dict.fromkeys("│┃┆┇┊┋║╎╏", "|"))
 _DICT = re.compile(r"\{\s*['\"]")
+# a whole number alone before a dict at the line's start (or a logging level's message's) is its step: print(step,
+# metrics) ("10 {'entropy': 0.5}"), print(f"[{step}] {metrics}") ("[10] {...}"), print((step, metrics)) ("(10, {...})")
+_NUMBERED_DICT = re.compile(r"^(?P<pre>[^{]*?\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b(?::[\w.]+:)?[\s:\]|-]*)?\s*"
+                            r"(?:\[\s*(?P<a>\d+)\s*\]|\(\s*(?P<b>\d+)\s*,|(?P<c>\d+))\s*[:,-]?\s*(?=\{\s*['\"])")
 
 
 def dict_fields(line: str) -> str:
@@ -261,6 +288,27 @@ def _as_printed(value) -> str:
     return ""
 
 
+def _after_pairs(line: str, start: int) -> list[tuple]:
+    """The names and numbers printed without ``=`` or ``:`` after a line's first ``key=value`` pair (past ``start``,
+    its step): a field of its own between commas (``acc: 45.0%, f1 0.41``; a name of up to three words), or names of
+    one word and numbers right after a pair (``acc: 45.0% f1 0.41``); as :func:`parse_line` lists what it found.
+
+    >>> [f[:3] for f in _after_pairs("step 10 eval acc: 45.0%, f1 0.41, avg len 120", 7)]
+    [('f1', '0.41', ''), ('avg len', '120', '')]
+    >>> _after_pairs("step 10 loss=0.5 at epoch 1 took 3.2s", 7)
+    []
+    """
+    text = PAIR.sub("\x00", LISTED.sub("\x00", line[start:]) if "[" in line else line[start:])
+    out = []
+    for piece in re.split(r"[,;]", text[max(text.find("\x00"), 0):] if "\x00" in text else ""):
+        subs = piece.split("\x00")
+        if len(subs) == 1 and (named := _NAMED_FIELD.fullmatch(piece.strip().rstrip("."))):
+            out.append((named.group("key"), named.group("v"), named.group("pct"), None, None))
+        out += [(b.group("key"), b.group("v"), b.group("pct"), None, None) for sub in subs[1:]
+                if sub.strip() and _BARE_ALL.fullmatch(sub) for b in _BARE.finditer(sub)]
+    return out
+
+
 def _without_locators(line: str) -> str:
     """The line without the logging locators before its message (:data:`LOCATOR`): those before its step only, a
     dotted key printed after the step with a whole number (``step 3 - gen.tokens:512 - reward: 0.3``) is the
@@ -278,7 +326,7 @@ def _without_locators(line: str) -> str:
     return "".join(out) + line[end:]
 
 
-def _after_step(line: str, end: int) -> str:
+def _after_step(line: str, end: int, first: int | None = None) -> str:
     """The words between a line's step and its first ``key=value`` (`` - eval: `` of ``Step 10 - eval: acc=0.4``),
     at most :data:`AFTER_WORDS` of them and not past a ``|`` (``Step 10 | train: ... | eval: acc=0.4``: its own
     field's); '' where there are none.
@@ -286,7 +334,8 @@ def _after_step(line: str, end: int) -> str:
     >>> _after_step("Step 10 - eval: accuracy=0.45", 7), _after_step("Step 10 | train: r=0.3 | eval: a=0.4", 7)
     (' - eval: ', ' | train: ')
     """
-    first = next((p.start() for p in PAIR.finditer(line, end)), None)
+    if first is None:  # where the first key begins: its first key=value's, unless read without = or :
+        first = next((p.start() for p in PAIR.finditer(line, end)), None)
     between = line[end:first] if first is not None else ""
     return between if len(_WORD.findall(between)) <= AFTER_WORDS and "|" not in between.strip(" |") else ""
 

@@ -28,10 +28,13 @@ comes after the last one, the shape is neither's: nothing is read under the step
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import NamedTuple
 
 MIN_BLOCKS = 3
+MAX_SPREAD = 400  # lines of one printed dict: more is no step's metrics
+_DICT_OPENS = re.compile(r"\{\s*['\"]")
 
 
 class Held(NamedTuple):
@@ -118,3 +121,50 @@ class Blocks:
     def read_before(self, read: list[Held]) -> set[int]:
         """The lines before the first header whose values were read (at the step line below them)."""
         return {h.line for h in self._pre} & {h.line for h in read}
+
+
+class Spread:
+    """A dict ``pprint`` spreads over several lines (``Step 10:`` or ``Step 10: {'entropy': 0.52,``, then
+    `` 'reward': 0.31}``), joined into one line at its first line's number, as a dict printed on one line is read.
+    Its lines go on indented; a line that does not (or a file that ends first) leaves the dict open: its lines as
+    they were.
+
+    >>> s = Spread()
+    >>> [s.feed(n, t) for n, t in enumerate(["Step 10: {'entropy': 0.52,\\n", " 'reward': 0.31}\\n", "done\\n"], 1)]
+    [[], [(1, "Step 10: {'entropy': 0.52, 'reward': 0.31}\\n")], [(3, 'done\\n')]]
+    """
+
+    def __init__(self):
+        self.held: list[tuple[int, str]] = []
+        self.depth = 0
+
+    def feed(self, lineno: int, text: str) -> list[tuple[int, str]]:
+        """The lines to read now: none while a dict is open, the dict joined once it closes."""
+        if self.held:
+            if text[:1] in " \t}" and text.strip():
+                self.held.append((lineno, text))
+                self.depth += text.count("{") - text.count("}")
+                if self.depth > 0 and len(self.held) < MAX_SPREAD:
+                    return []
+                joined = " ".join(t.strip() for _, t in self.held) + text[len(text.rstrip("\r\n")):]
+                first, self.held = self.held[0][0], []
+                return [(first, joined)]
+            return self.flush() + self.feed(lineno, text)
+        start = text.find("{")
+        if start >= 0 and _DICT_OPENS.match(text, start) and text.count("{") > text.count("}"):
+            self.held, self.depth = [(lineno, text)], text.count("{") - text.count("}")
+            return []
+        return [(lineno, text)]
+
+    def flush(self) -> list[tuple[int, str]]:
+        """The lines of a dict left open, as they were."""
+        held, self.held = self.held, []
+        return held
+
+
+def spread_joined(lines):
+    """``(lineno, text)`` of a printed log's lines, each dict spread over several joined into one (:class:`Spread`)."""
+    spread = Spread()
+    for lineno, text in lines:
+        yield from spread.feed(lineno, text)
+    yield from spread.flush()

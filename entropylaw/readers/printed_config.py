@@ -11,7 +11,11 @@ shapes, which this module reads (values as Python literals, with :func:`ast.lite
   model='Qwen/Qwen2.5-Math-1.5B', ...``): only quoted text is taken there, as another tool's numbers (its own
   ``seed=0``) are not the loop's.
 
-The first config that names a value wins. Nothing else in the log is read as config: a line of numbers without a
+The first config that names a value wins, the loop's own (a Namespace, a dict) over another tool's line: a judge's or
+a reward model's engine printed before the policy's config names no run's model. Nor does a line of ``key='text'``
+pairs that (or whose line above) names a judge, a reward model, a verifier, a grader, a critic, a teacher or a
+reference model, nor a model's value of one bare word (``{'model': 'policy', 'n_correct': 120}``: a role, no name);
+each model so passed over is said. Nothing else in the log is read as config: a line of numbers without a
 step stays what the reader of the log says it is.
 
 >>> header = PrintedConfig()
@@ -30,7 +34,7 @@ import ast
 import json
 import re
 
-from entropylaw.readers.config_meta import meta_from_config
+from entropylaw.readers.config_meta import MODEL_KEYS, meta_from_config
 from entropylaw.readers.key_names import is_accuracy, is_candidate, is_training_loss
 
 MAX_LINES = 400  # a printed dict longer than this is not a config's
@@ -42,6 +46,11 @@ _QUOTED = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)=('(?:[^'\\\n]|\\.)*'|\"(?:[^\
 # a dict the line starts with, behind a short label or a logging prefix ("config: {", "INFO: args = {")
 _DICT_START = re.compile(r"^[^{'\"]{0,80}?[:=]?\s*\{")
 _JSON_WORDS = re.compile(r"\b(true|false|null)\b")
+# another model than the policy, named on a line of key='text' pairs or the line above it ("Loading judge model")
+_NOT_POLICY = re.compile(r"(?<![A-Za-z])(?:judge|judging|reward[\s_-]?model|rm|prm|orm|verifier|grader|critic|teacher"
+                         r"|ref(?:erence)?[\s_-]?model|evaluator)(?![A-Za-z])", re.IGNORECASE)
+_ROLE_WORD = re.compile(r"[A-Za-z]+")  # 'policy', 'actor', 'greedy': a role's or a mode's word, no model's name
+_OTHER = "key='text' pairs"  # the shape of another tool's line: its model yields to the loop's own config
 
 
 class PrintedConfig:
@@ -49,7 +58,11 @@ class PrintedConfig:
     name, :attr:`first` the line of the first config that named some."""
 
     def __init__(self):
-        self.config: dict = {}
+        self.config: dict = {}  # the loop's own config (a Namespace, a dict)
+        self.other: dict = {}  # another tool's key='text' pairs (vLLM's engine line)
+        self.passed: list[str] = []  # models not taken, each with its line and why
+        self._last = ""  # the line before, where it printed anything
+        self._role = None  # the words that name the config being read another model's than the policy ("judge")
         self.first: int | None = None
         self.shapes: list[str] = []
         self._open: list[str] = []  # a printed dict's lines while its braces are open
@@ -61,33 +74,43 @@ class PrintedConfig:
         if self._seen > MAX_HEADER:
             return
         line = _RAY.sub("", _ANSI.sub("", text.rstrip("\r\n")))
+        above, self._last = self._last, (line if line.strip() else self._last)
         if self._open:
             self._open.append(line)
             self._close(lineno)
             return
+        # a judge's or another model's config: named by the words before it, or by the line above where that
+        # printed no pairs of its own ("Loading judge model...")
+        above = "" if "{" in above or "Namespace(" in above or _QUOTED.search(above) else above
         if "Namespace(" in line:
+            self._role = _NOT_POLICY.search(line[:line.find("Namespace(")]) or _NOT_POLICY.search(above)
             self._namespace(lineno, line)
         elif "{" in line and (m := _DICT_START.match(line)):
+            self._role = _NOT_POLICY.search(line[:m.end() - 1]) or _NOT_POLICY.search(above)
             self._start, self._open = lineno, [line[m.end() - 1:]]
             self._close(lineno)
         elif "='" in line or '="' in line:
-            self._take(lineno, {k: ast.literal_eval(v) for k, v in _QUOTED.findall(line)}, "key='text' pairs")
+            self._role = _NOT_POLICY.search(line[:line.find("=")]) or _NOT_POLICY.search(above)
+            self._take(lineno, {k: ast.literal_eval(v) for k, v in _QUOTED.findall(line)}, _OTHER)
 
     def meta(self) -> dict:
         """The run metadata the config names (model, algorithm, seed, data set; ``config``: the planned steps)."""
-        return _named(self.config) if self.config else {}
+        return {**_named(self.other), **_named(self.config)}
 
     def said(self) -> str:
         """What was read and where, for the run's notes ('' where nothing was)."""
         meta = self.meta()
+        passed = self.passed + [f"model={m!r} (another tool's line, the loop's own config names {meta['model']!r})"
+                                for m in [_named(self.other).get("model")] if m and m != meta.get("model")]
+        passed = f"; a model not taken: {', '.join(passed[:3])}" if passed else ""
         if not meta:
-            return ""
+            return f"no config read from what the log printed before its first step{passed}" if passed else ""
         named = [f"model {meta['model']}" if "model" in meta else "", f"data set {meta['dataset']}"
                  if "dataset" in meta else "", f"algorithm {meta['algorithm']}" if "algorithm" in meta else "",
                  f"seed {meta['seed']:g}" if "seed" in meta else "",
                  f"{meta['config']['total_steps']} steps planned" if "config" in meta else ""]
         return (f"the run's config read from what the log printed before its first step ({', '.join(self.shapes)}, "
-                f"the first at line {self.first}): " + ", ".join(n for n in named if n))
+                f"the first at line {self.first}): " + ", ".join(n for n in named if n) + passed)
 
     def _namespace(self, lineno: int, line: str) -> None:
         text = line[_NAMESPACE.search(line).start():].rstrip().rstrip(",")
@@ -124,11 +147,20 @@ class PrintedConfig:
             return
 
     def _take(self, lineno: int, values: dict, shape: str) -> None:
-        values = {k: v for k, v in values.items() if isinstance(k, str) and k not in self.config}
-        named = _named({**self.config, **values}) if values else None
-        if not named or named == _named(self.config):
+        config = self.other if shape == _OTHER else self.config
+        for key in MODEL_KEYS:  # a judge's model, or a role's word ('policy'): no run's model, said
+            value = values.get(key)
+            why = (f"a {self._role.group().lower()}'s config, no policy's" if self._role else
+                   "a bare word, no model's name" if isinstance(value, str) and _ROLE_WORD.fullmatch(value) else "")
+            if why and isinstance(value, str) and value.strip():
+                self.passed.append(f"{key}={values.pop(key)!r} (line {lineno}: {why})")
+        if self._role:
+            return  # a judge's seed, data and steps are not the run's either
+        values = {k: v for k, v in values.items() if isinstance(k, str) and k not in config}
+        named = _named({**config, **values}) if values else None
+        if not named or named == _named(config):
             return  # names nothing a run's metadata holds: a metrics dict, another tool's settings
-        self.config.update(values)
+        config.update(values)
         self.first = self.first or lineno
         if shape not in self.shapes:
             self.shapes.append(shape)
@@ -144,5 +176,5 @@ def _measures(record: dict) -> bool:
 
 def _named(config: dict) -> dict:
     """The run metadata ``config`` names (:func:`meta_from_config`), without what it names as nothing (a data set
-    'train', a path that names none: '')."""
-    return {k: v for k, v in meta_from_config(config).items() if v}
+    'train', a path that names none: ''); a seed of 0 is one."""
+    return {k: v for k, v in meta_from_config(config).items() if v or k == "seed"}

@@ -29,7 +29,9 @@ after newlines). Read so:
   names a printed line's step is found by, :func:`.printed.names_a_step`), a whole number at every display that
   never goes back and grows, that is the step (a loop over micro-batches: the bar counts its iterations, 4 a step),
   not a value; a display repeating the postfix read last is a redraw; the bar's total is then no planned last step.
-  One that stays put is read as a value, the bar's count the step, as is said;
+  One that restarts with each bar drawn anew (``step=0..49`` in ``epoch 1``'s bar, again in ``epoch 2``'s) is
+  counted on from the bar before (epoch-continued: 50 to 99), said; one that stays put, or goes back within a bar,
+  is read as a value, the bar's count the step, as is said;
   A postfix set several times at one count: the last one stands (the others counted as logged twice at that
   step); the elapsed times and the rate (``1.83s/it``) are no values;
 - **a line printed onto the bar**: ``logging`` or ``print`` to the bar's stream while it is shown writes right after
@@ -82,6 +84,11 @@ _PAIR = re.compile(r"(?:^|,)\s*(?P<key>[^=:,\s][^=:,]*?)\s*[=:]\s*(?P<v>" + NUMB
                    re.IGNORECASE)
 
 
+# a field of a postfix set_postfix_str parts with | ("eval acc: 45.0% | f1 0.41"): a name, its value after = or : or
+# a space
+_PIPED = re.compile(r"(?P<key>[^=:,|\s][^=:,|]*?)\s*(?:[=:]\s*|\s+)(?P<v>" + NUMBER + r")(?P<pct>%?)", re.IGNORECASE)
+
+
 class Bar(NamedTuple):
     desc: str
     n: int
@@ -104,8 +111,9 @@ def parse_bar(piece: str) -> Bar | None:
         for key, value in (parse_record(post) or {}).items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 values[key] = float(value)
-    else:
-        for p in _PAIR.finditer(post):
+    else:  # "key=value, ..." as set_postfix prints it; set_postfix_str's "key: value | key value" too
+        fields = [p for part in re.split(r"\s*[|,]\s*", post) if (p := _PIPED.fullmatch(part))] if "|" in post else []
+        for p in fields or _PAIR.finditer(post):
             values[p.group("key").strip()] = float(p.group("v"))
             if p.group("pct"):
                 percent.add(p.group("key").strip())
@@ -261,7 +269,8 @@ def bar_rows(bars: list[tuple[int, Bar]], report, last_piece: str = "",
     closing = [i + 1 == len(mine) or mine[i + 1][1].n < bar.n or mine[i + 1][1].desc != bar.desc
                for i, (_, bar) in enumerate(mine)]
     read_here: set[str] = set()  # the postfixes read at the count drawn last
-    own = _own_step(mine, report)  # the loop's step its postfix names (step=120), where it counts up
+    own, stride = _own_step(mine, report)  # the loop's step its postfix names (step=120), where it counts up
+    restarts, own_offset, own_last = own is not None and stride > 0, 0, None  # a step restarting each epoch
     for (lineno, bar), closes in zip(mine, closing):
         # a bar drawn anew: the next epoch's (a new description, or the same after it reached its total) counts
         # on from the bar before; one that goes back unfinished is a resumed run's, read as printed
@@ -270,8 +279,11 @@ def bar_rows(bars: list[tuple[int, Bar]], report, last_piece: str = "",
             drawn += 1
             shown, last = None, None
             descs += [] if bar.desc in descs else [bar.desc]
+            if restarts and own_last is not None:  # epoch 2's step=0 comes after epoch 1's step=49: step 50
+                own_offset += own_last - int(bar.values[own]) + stride
         again = last is not None and bar.n == last.n
         last = bar
+        own_last = int(bar.values[own]) if own else None
         if not again:
             read_here = set()
         if bar.total:
@@ -285,7 +297,7 @@ def bar_rows(bars: list[tuple[int, Bar]], report, last_piece: str = "",
         readings += 1
         percent |= bar.percent
         report.read(len(bar.values) - bool(own))
-        step = int(bar.values[own]) if own else offset + bar.n
+        step = own_offset + int(bar.values[own]) if own else offset + bar.n
         counted &= step == offset + bar.n
         for key, value in bar.values.items():
             if key == own:
@@ -320,25 +332,46 @@ def bar_rows(bars: list[tuple[int, Bar]], report, last_piece: str = "",
     return BarRows(steps, keys, values, lines, percent, total, len(set(pairs)) < len(pairs))
 
 
-def _own_step(mine: list[tuple[int, Bar]], report) -> str | None:
+def _new_bars(mine: list[tuple[int, Bar]]) -> list[bool]:
+    """Whether each display is a bar drawn anew: the first, one of a new description (``epoch 2``), or one whose count
+    goes back after the bar before reached its total."""
+    descs: set[str] = set()
+    new = []
+    for i, (_, bar) in enumerate(mine):
+        last = mine[i - 1][1] if i else None
+        new.append(last is None or bar.desc not in descs or (bar.n < last.n and last.total and last.n >= last.total))
+        descs.add(bar.desc)
+    return new
+
+
+def _own_step(mine: list[tuple[int, Bar]], report) -> tuple[str | None, int]:
     """The key of the training bar's postfix that names the loop's own step (``step=120``, ``global_step``: the rule
     a printed line's step is found by), where every display prints it as a whole number that never goes back and
     counts up (a loop over micro-batches updating every 4 iterations: the bar's count is no step); None where none
-    does (a step that stays put or goes back is said, read as a value, the bar's count the step)."""
+    does (a step that stays put or goes back is said, read as a value, the bar's count the step). With it, the
+    stride it counts by where it goes back only where a bar is drawn anew (a loop's ``step`` restarting each epoch:
+    counted on from the bar before), else 0."""
     keys = [k for k in mine[0][1].values if names_a_step(k)]
+    new = _new_bars(mine)
     why = ""
     for key in keys:
         seen = [bar.values.get(key) for _, bar in mine]
         whole = all(v is not None and v == int(v) for v in seen)
-        back = any(b < a for a, b in zip(seen, seen[1:])) if whole else False
+        back = [i + 1 for i, (a, b) in enumerate(zip(seen, seen[1:])) if b < a] if whole else []
         if whole and not back and seen[-1] > seen[0]:
-            return key
+            return key, 0
+        ups = [b - a for i, (a, b) in enumerate(zip(seen, seen[1:])) if b > a and not new[i + 1]]
+        if whole and back and all(new[i] for i in back) and ups:
+            descs = list(dict.fromkeys(b.desc for _, b in mine))
+            report.note(f"the postfix's {key!r} restarts with each bar drawn anew ({_said(descs)}): read as the step "
+                        "counted on from the bar before (epoch-continued)")
+            return key, min(ups)
         why = why or ("it is not a whole number at every display" if not whole else "it goes back, restarting "
                       "with each bar or epoch" if back else "it stays put")
     if keys:
         report.note(f"the postfix's {keys[0]!r} is no count of the steps ({why}; a count is a whole number at every "
                     "display, never going back, growing): read as a value, the bar's count as the step")
-    return None
+    return None, 0
 
 
 def _names_a_role(keys: list[str]) -> bool:
