@@ -64,12 +64,12 @@ def _logged(fmt: str, messages) -> str:
     return out.getvalue()
 
 
-@pytest.mark.parametrize("shape", ["bare", "bracketed", "tuple", "logged", "logged, basicConfig's format"])
+@pytest.mark.parametrize("shape", ["bare", "tuple", "logged", "logged, basicConfig's format"])
 def test_a_step_printed_before_its_dict_without_the_word_step(tmp_path, shape):
     calls = []
     for step in STEPS:
         metrics = {"entropy": _h(step), "reward": _r(step)}
-        calls.append({"bracketed": (f"[{step}]", metrics), "tuple": ((step, metrics),)}.get(shape, (step, metrics)))
+        calls.append({"tuple": ((step, metrics),)}.get(shape, (step, metrics)))
     path = tmp_path / "train.log"
     if shape.startswith("logged"):  # logger.info("%s %s", step, metrics)
         fmt = "%(levelname)s:%(name)s:%(message)s" if "basicConfig" in shape else \
@@ -81,6 +81,29 @@ def test_a_step_printed_before_its_dict_without_the_word_step(tmp_path, shape):
     df = el.load(path, warn=False)
     _read_at_the_steps(df)
     assert "next record" not in _notes(df)
+
+
+@pytest.mark.parametrize("shape", ["epoch before a dict with its own step", "ranks in brackets", "closing summary"])
+def test_a_number_before_a_dict_that_is_no_step_of_it_is_not_read_as_one(tmp_path, shape):
+    """print(epoch, logs) with the dict's own 'step' (the epochs 0..2 were read as steps and each epoch's steps
+    averaged together), '[0] {...}' / '[1] {...}' printed by two ranks (the run averaged into steps 0 and 1), and a
+    closing '3 {'train_runtime': ...}' after the step lines (read as metrics at step 3)."""
+    steps = list(range(1, 13))
+    if shape == "epoch before a dict with its own step":
+        calls = [(s // 5, {"step": s, "entropy": _h(s), "reward": _r(s)}) for s in steps]
+    elif shape == "ranks in brackets":
+        calls = [(f"[{rank}]", {"entropy": _h(s), "reward": _r(s)}) for s in steps for rank in (0, 1)]
+    else:
+        calls = [(f"step {s} | entropy {_h(s)} | reward {_r(s)}",) for s in steps]
+        calls.append((3, {"train_runtime": 1234.5, "train_loss": 0.12}))
+    path = tmp_path / "train.log"
+    path.write_text(_printed(*calls))
+    df = el.load(path, warn=False)
+    entropy = _series(df, "entropy")
+    assert len(entropy) == (24 if shape == "ranks in brackets" else 12), entropy
+    assert "train_runtime" not in set(df["metric"].astype(str))
+    if shape != "ranks in brackets":
+        assert entropy.index.tolist() == steps
 
 
 @pytest.mark.parametrize("header", ["Step {}:", "=== Iteration {}/400 ==="])
@@ -138,6 +161,17 @@ def test_the_policys_model_is_the_runs_not_a_judges_printed_before_it(tmp_path, 
     assert set(df["model"]) == {POLICY}
     assert "a model not taken: model=" in _notes(df)
     assert ("seed 1" in _notes(df)) == (POLICY not in before[-1])  # the loop's Namespace's seed, where printed
+
+
+@pytest.mark.parametrize("first", ["Loading judge model gpt-4o-mini", "Reward model: Skywork/Skywork-Reward-Llama-3.1-8B"])
+def test_a_line_naming_its_own_judge_model_leaves_the_policys_config_under_it(tmp_path, first):
+    """'Loading judge model gpt-4o-mini' then the loop's dict: the dict was called the judge's, its model dropped."""
+    calls = [(first,), ({"model_name": "meta-llama/Llama-3.2-1B-Instruct", "seed": 0},)]
+    calls += [(f"step {s} | entropy {_h(s)} | reward {_r(s)}",) for s in STEPS]
+    path = tmp_path / "train.log"
+    path.write_text(_printed(*calls))
+    df = el.load(path, warn=False)
+    assert set(df["model"]) == {"meta-llama/Llama-3.2-1B-Instruct"}, _notes(df)
 
 
 def test_a_metrics_dict_naming_a_role_sets_no_model(tmp_path):

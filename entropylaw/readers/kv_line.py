@@ -119,8 +119,8 @@ def parse_line(line: str, bar_checked: bool = False):
     """
     if not bar_checked and "[" in line and (parse_bar(line) is not None or CUT_BAR.search(line)):
         return None  # a progress bar: its percentage, count and rate are no step and values ("Step:  45%|")
-    if "{" in line and (numbered := _NUMBERED_DICT.match(line)):  # print(step, metrics): "10 {'entropy': 0.52}"
-        step = numbered.group("a") or numbered.group("b") or numbered.group("c")
+    if "{" in line and (numbered := _NUMBERED_DICT.match(line)) and not _OWN_STEP.search(line, numbered.end()):
+        step = numbered.group("b") or numbered.group("c")  # print(step, metrics): "10 {'entropy': 0.52}"
         line = f"{numbered.group('pre') or ''}step {step}: {line[numbered.end():]}"
     line = dict_fields(boxed_pairs(unwrap(line))).translate(_RULES)
     examples = _COUNT_AFTER.search(line) if "(" in line else None
@@ -251,9 +251,13 @@ def parse_line(line: str, bar_checked: bool = False):
 _RULES = str.maketrans(dict.fromkeys("│┃┆┇┊┋║╎╏", "|"))
 _DICT = re.compile(r"\{\s*['\"]")
 # a whole number alone before a dict at the line's start (or a logging level's message's) is its step: print(step,
-# metrics) ("10 {'entropy': 0.5}"), print(f"[{step}] {metrics}") ("[10] {...}"), print((step, metrics)) ("(10, {...})")
+# metrics) ("10 {'entropy': 0.5}"), print((step, metrics)) ("(10, {...})"); not one in brackets ("[0] {...}", "[1]
+# {...}": a rank's, each step printed once per rank, read as steps 0 and 1 averaged a run away)
 _NUMBERED_DICT = re.compile(r"^(?P<pre>[^{]*?\b(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b(?::[\w.]+:)?[\s:\]|-]*)?\s*"
-                            r"(?:\[\s*(?P<a>\d+)\s*\]|\(\s*(?P<b>\d+)\s*,|(?P<c>\d+))\s*[:,-]?\s*(?=\{\s*['\"])")
+                            r"(?:\(\s*(?P<b>\d+)\s*,|(?P<c>\d+))\s*[:,-]?\s*(?=\{\s*['\"])")
+# a dict that names its own step (print(epoch, logs): "0 {'step': 1, ...}") or is a run's closing summary
+# ("3 {'train_runtime': 1234.5}"): the number before it is no step of it
+_OWN_STEP = re.compile(r"['\"](?:step|global_step|iteration|iter|train_runtime)['\"]\s*:")
 
 
 def dict_fields(line: str) -> str:

@@ -82,6 +82,9 @@ class PrintedConfig:
         # a judge's or another model's config: named by the words before it, or by the line above where that
         # printed no pairs of its own ("Loading judge model...")
         above = "" if "{" in above or "Namespace(" in above or _QUOTED.search(above) else above
+        # only a line that announces what follows ("Loading judge model...", "Judge config:"); one that names its
+        # own model ("Loading judge model gpt-4o-mini") says nothing of the config under it
+        above = above if above.rstrip().endswith(("...", ":", "…")) else ""
         if "Namespace(" in line:
             self._role = _NOT_POLICY.search(line[:line.find("Namespace(")]) or _NOT_POLICY.search(above)
             self._namespace(lineno, line)
