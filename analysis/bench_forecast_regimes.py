@@ -72,7 +72,7 @@ def regime_cases(runs, ks) -> pd.DataFrame:
                          "model": run.model,
                          "regime": regime["name"], "c": regime.get("c"), "c_se": regime.get("c_se"),
                          "takeoff": regime["name"] == "take-off" or bool(regime.get("takeoff")),
-                         **{key: got.get(key) for key in ("rho", "reached", "r", "collapsed")}})
+                         **{key: got.get(key) for key in ("rho", "reached", "r", "collapsed", "fold")}})
     return pd.DataFrame(rows)
 
 
@@ -83,7 +83,7 @@ def _learnable(cases) -> list[dict]:
     for c in cases.to_dict("records"):
         d = {"recipe": c["recipe"], "run": c["run"]}
         if c["rho"] is not None and np.isfinite(c["rho"]) and c["regime"] == "take-off":
-            d.update(rho=c["rho"], task=c["task"], model=c.get("model") or "", reached=c["reached"])
+            d.update(rho=c["rho"], task=c["task"], model=c.get("model") or "", reached=c["reached"], fold=c.get("fold"))
         if c["r"] is not None and np.isfinite(c["r"]):
             d.update(r=c["r"], collapsed=bool(c["collapsed"]))
         if len(d) > 2:

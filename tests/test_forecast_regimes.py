@@ -81,10 +81,16 @@ def test_take_off_mixes_a_climbing_methods_own_draws_with_the_rates_and_a_flat_o
     assert flat_mid == pytest.approx(special.expit(regime["z_end"] + 1.0 * span))  # the rates' median rho: 1
     mixed_mid, mixed = rg.apply(regime, TASK_RATES, steps, mid, own, end, (0.0, 1.0), own=True)
     assert mixed_mid == pytest.approx(np.median(mixed, axis=0))
-    for q, side in ((0.05, np.less_equal), (0.95, np.greater_equal)):   # the 90 % interval holds both answers'
+    # an equal mixture, row by row: half the rows are the method's own draws, kept in place, the
+    # other half the rates' draws, unstretched (stretching its 5 and 95 % points to each answer's
+    # own covered every CS336 take-off with intervals 2-6 points wider than this)
+    is_own = np.isclose(mixed, own).all(axis=1)
+    is_rates = np.isclose(mixed, flat).all(axis=1)
+    assert is_own.sum() == 200 and is_rates.sum() >= 200 and (is_own | is_rates).all()
+    for q in (0.05, 0.1, 0.9, 0.95):  # a mixture's quantile lies between its two halves' own
         edge = np.quantile(mixed, q, axis=0)
-        assert np.all(side(edge, np.quantile(own, q, axis=0) + (1e-6 if q < 0.5 else -1e-6)))
-        assert np.all(side(edge, np.quantile(flat, q, axis=0) + (1e-6 if q < 0.5 else -1e-6)))
+        a, b = np.quantile(own, q, axis=0), np.quantile(flat, q, axis=0)
+        assert np.all((np.minimum(a, b) - 0.02 <= edge) & (edge <= np.maximum(a, b) + 0.02))
 
 
 def test_a_fall_is_stored_and_applied_as_the_logit_lost_not_a_share_of_the_climb():
@@ -224,7 +230,10 @@ def test_take_off_follows_the_rates_and_opens_upward_to_what_such_runs_reached()
     lo_c, hi_c = sorted([p["forecast"].iloc[-1], special.expit(r["z_end"] + 1.0 * span)])
     assert lo_c - 1e-3 <= f["forecast"].iloc[-1] <= hi_c + 1e-3
     assert f["hi"].iloc[-1] >= 0.9 - 0.01 and f["hi"].iloc[-1] > p["hi"].iloc[-1]  # reaches what they reached
-    assert f["lo"].iloc[-1] <= special.expit(r["z_end"] + 0.1 * span) + 0.01  # and holds a run that stalls
+    # its lower end lies between the two answers' own (an equal mixture, unstretched): at or below the
+    # method's own, and below the rates' centre
+    stall = special.expit(r["z_end"] + 0.1 * span)
+    assert min(p["lo"].iloc[-1], stall) - 0.01 <= f["lo"].iloc[-1] <= max(p["lo"].iloc[-1], stall) + 0.01
     # said in the text and the JSON
     assert fc.to_dict()["regime"] == "take-off" and any(w.startswith("take-off:") for w in fc.to_dict()["warnings"])
     text = " ".join(str(fc).split())  # wrapped at 120

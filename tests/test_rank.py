@@ -338,18 +338,21 @@ def test_a_sweep_carried_on_at_its_rate_is_ranked_however_wide_its_intervals():
     import entropylaw as el
     from entropylaw.fit.forecast.core import forecast_table
 
-    # 15 %: the windows end at step 15, where every run's interval spans over half the range
-    r = el.rank(_takeoff_sweep(), fit_frac=0.15, n_boot=400)
+    # 12 %: the windows end at step 12, where the interval of every run but the one far behind spans over
+    # half the range (at 15 % they did too, before a take-off's mixture kept its own quantiles)
+    r = el.rank(_takeoff_sweep(), fit_frac=0.12, n_boot=400)
     rows = {x["run_id"]: x for x in r.rows}
     # every run takes off with the sweep's climb carried on: intervals over half the range, ranked all the same
-    assert all(x["p_best"] is not None and x["note"].split("; ")[0] == rk.SHARED for x in r.rows)
+    wide = [x for x in r.rows if x["hi"] - x["lo"] > 0.5]
+    assert len(wide) >= 5 and all(x["note"].split("; ")[0] == rk.SHARED for x in wide)
+    assert all(x["p_best"] is not None for x in r.rows)
     assert sum(x["p_best"] for x in r.rows) == pytest.approx(1.0)
     assert rows["run05"]["p_near"] == min(x["p_near"] for x in r.rows) < 0.05  # 1.5 logit behind its sweep
     assert rows["run00"]["p_best"] == pytest.approx(rows["run01"]["p_best"], abs=0.1)  # the same scores: 3 SE of 400
     text = str(r).replace("\n  ", " ")
     assert "wide, shared: the interval spans over half the score's range, a width every run of its sweep has" in text
     # forecast one by one (no sweep), each wide run is no forecast: listed, not ranked against the others
-    alone = rk.rank(forecast_table(_takeoff_sweep(), methods=["default"], fit_frac=0.15, n_boot=400, sweep=False))
+    alone = rk.rank(forecast_table(_takeoff_sweep(), methods=["default"], fit_frac=0.12, n_boot=400, sweep=False))
     assert all(x["note"].split("; ")[0] == "no forecast" and x["p_best"] is None and not x["prune"] for x in alone.rows)
 
 
@@ -563,7 +566,7 @@ def test_the_header_counts_a_run_with_no_forecast_as_listed_not_ranked():
     (a 40-run sweep: "40 runs listed, 33 ranked (7 of a constant score)" over 12 more rows with none)."""
     from entropylaw.fit.forecast.core import forecast_table
 
-    alone = rk.rank(forecast_table(_takeoff_sweep(), methods=["default"], fit_frac=0.15, n_boot=200, sweep=False))
+    alone = rk.rank(forecast_table(_takeoff_sweep(), methods=["default"], fit_frac=0.12, n_boot=200, sweep=False))
     assert all(x["p_best"] is None for x in alone.rows)
     head = " ".join(str(alone).split("; prune")[0].split())
     assert head.startswith("6 runs listed, 0 ranked (6 with no forecast)"), head

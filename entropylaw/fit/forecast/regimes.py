@@ -50,8 +50,8 @@ import numpy as np
 from entropylaw.fit.forecast.problems import run_problems
 from entropylaw.fit.forecast.drift_fit import late, logit_weights, posterior
 from entropylaw.fit.forecast.data import own_noise, robust_noise
-from entropylaw.fit.forecast.takeoff import CARRIED, carries_sweep, own_climb, rate, said, takeoff_rates
-from entropylaw.fit.forecast.tasks import is_generic, model_key
+from entropylaw.fit.forecast.takeoff import (CARRIED, MIN_CASES, carries_sweep, group_rates, grouped, own_climb,
+                                             quantiles, rate, said, steady, takeoff_rates)
 from entropylaw.fit.logit import EPS, from_logit, to_logit
 
 REGIMES = ("take-off", "instability", "saturation")
@@ -67,8 +67,6 @@ DROP_SD = 3.0  # the last DROP_POINTS points below the window's peak by more tha
 DROP_POINTS = 2
 DROP_ALONE_SD = 6.0  # one point alone that far below the peak is no noise: said at once
 COLLAPSED = 0.5  # a run that ends below half its window-end level (above the floor) collapsed
-MIN_CASES = 3  # a regime's rates need 3 cases from 2 recipes or more
-MIN_TASK_RUNS = 3  # a task's (or a model's) own take-off rates need 3 runs of it
 SWITCH_WIDEN = 2.0  # data that changes mid-run: the interval's spread on the logit scale, doubled (stated)
 SWITCH_SAID = "the data changes during the run"  # how its warning starts (the report's row names it)
 
@@ -158,23 +156,6 @@ def classify(win, entropy_fold=ENTROPY_FOLD) -> dict:
 
 
 # ---------------------------------------------------------------------------- what runs did next
-def quantiles(x, groups=None) -> list:
-    """21 quantiles (0, 5, ..., 100 %) of ``x``, each group (recipe) weighing the same: what is
-    stored of a regime's cases.
-
-    >>> quantiles([3.0, 1.0, 2.0])[10], quantiles([3.0, 1.0, 2.0])[0]
-    (2.0, 1.0)
-    """
-    x = np.asarray(x, float)
-    groups = np.asarray(groups if groups is not None else np.zeros(len(x)))
-    _, inv, counts = np.unique(groups, return_inverse=True, return_counts=True)
-    w = 1.0 / counts[inv]
-    order = np.argsort(x, kind="stable")
-    x, w = x[order], w[order]
-    cdf = (np.cumsum(w) - 0.5 * w) / w.sum()  # each case at the middle of its weight
-    return [float(v) for v in np.interp(np.linspace(0, 1, 21), cdf, x)]
-
-
 def case(win, regime, final, final_step) -> dict | None:
     """What a run in ``regime`` at the window's end did next, for :func:`learn`: take-off, its
     ``rho``; instability, its ``r`` and whether it collapsed. None for saturation."""
@@ -188,6 +169,7 @@ def case(win, regime, final, final_step) -> dict | None:
             change = float(to_logit(final, win.bounds) - regime["z_end"]) / log_span  # logit per unit of ln(1 + step)
             out["rho"] = change / regime["c"] if change >= 0 else change  # a fall as it is (the module docstring)
             out["reached"] = float((final - lo) / (hi - lo))
+            out["fold"] = regime.get("entropy_fold")  # whether its entropy held: the steady rates (takeoff.steady)
     if regime["name"] == "instability":
         level = float(from_logit(regime["z_end"], win.bounds)) - lo
         if level <= 2 * regime["point_sd"]:  # already on its floor: nothing left to lose
@@ -204,12 +186,9 @@ def learn(cases) -> dict:
     out = {}
     rho = [c for c in cases if "rho" in c and np.isfinite(c["rho"])]
     if len(rho) >= MIN_CASES and len({c["recipe"] for c in rho}) >= 2:
-        out["take-off"] = {"rho": quantiles([c["rho"] for c in rho], [c["recipe"] for c in rho]),
-                           "reached": quantiles([c["reached"] for c in rho], [c["recipe"] for c in rho]),
-                           "cases": len(rho),
-                           "runs": len({c["run"] for c in rho}), "recipes": sorted({c["recipe"] for c in rho})}
-        out["take-off"]["tasks"] = _grouped(rho, "task")
-        out["take-off"]["models"] = _grouped(rho, "model")
+        out["take-off"] = group_rates(rho, "recipe")
+        out["take-off"]["tasks"] = grouped(rho, "task")
+        out["take-off"]["models"] = grouped(rho, "model")
     ins = [c for c in cases if "r" in c]
     if len(ins) >= MIN_CASES and len({c["recipe"] for c in ins}) >= 2:
         out["instability"] = {"r": quantiles([c["r"] for c in ins], [c["recipe"] for c in ins]), "cases": len(ins),
@@ -217,25 +196,6 @@ def learn(cases) -> dict:
                               "runs": len({c["run"] for c in ins}),
                               "collapsed_runs": len({c["run"] for c in ins if c["collapsed"]}),
                               "recipes": sorted({c["recipe"] for c in ins})}
-    return out
-
-
-def _grouped(rho, by) -> dict:
-    """The take-off rates of each value of ``by`` (task, model) that :data:`MIN_TASK_RUNS` runs
-    among the cases ``rho`` share: their own runs' rho, each run weighing the same."""
-    out = {}
-    # a measure's name (accuracy) is no task: a group of it would stand in for the model's
-    for name in sorted({c.get(by) for c in rho if c.get(by) and not (by == "task" and is_generic(c[by]))}):
-        own = [c for c in rho if c.get(by) == name]
-        if len({c["run"] for c in own}) >= MIN_TASK_RUNS:
-            out[name] = {"rho": quantiles([c["rho"] for c in own], [c["run"] for c in own]),
-                         "reached": quantiles([c["reached"] for c in own], [c["run"] for c in own]),
-                         "cases": len(own), "runs": len({c["run"] for c in own}),
-                         "recipes": sorted({c["recipe"] for c in own})}
-            if by == "model":
-                out[name]["tasks"] = sorted({c["task"] for c in own if c.get("task")})
-            else:  # whose runs they are: one recipe's rates serve only a run of its model (takeoff.takeoff_rates)
-                out[name]["models"] = sorted({model_key(c["model"]) for c in own if model_key(c.get("model"))})
     return out
 
 
@@ -250,10 +210,10 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0, own=False):
 
     ``own``: the method models change (its curve extrapolates the window's own climb). In a
     take-off its draws are then kept in a random half of the rows and the rates' fill the other
-    half, an equal mixture of the two answers, with its median as the forecast and its 5 and
-    95 % points (the default 90 % interval) stretched to reach each answer's own; other
-    levels (the gain's one-sided 90 % bounds, a ``conf`` other than 0.9) may lie inside the
-    wider answer's: the window's own climb
+    half, an equal mixture of the two answers, with its median as the forecast and its
+    quantiles the mixture's own (stretching its 5 and 95 % points to reach each answer's own
+    covered every CS336 take-off at 15 and 25 % with intervals 48-65 points wide, leaving recipes
+    out or not: the mixture's own narrowed them by 2-6 points, holding as many): the window's own climb
     and what take-off runs of other recipes did next each hold on some recipes and fail on others
     (``analysis/bench_forecast_regimes.py`` measures both and the mixture, leaving recipes out). A
     flat method (last-value) has no climb of its own: the rates' draws alone. In a sweep whose
@@ -266,7 +226,7 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0, own=False):
     lo, _ = bounds
     rng = np.random.default_rng(seed + 11)
     name = regime["name"]
-    take = takeoff_rates(rates, regime)[0] if name == "take-off" else None
+    take = steady(takeoff_rates(rates, regime)[0], regime)[0] if name == "take-off" else None
     if take and "c" in regime:
         c = regime.get("pooled_c", regime["c"])
         log_span = np.log((1 + np.maximum(steps, end)) / (1 + end))
@@ -282,15 +242,14 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0, own=False):
         q95 = np.quantile(z, 0.95, axis=0)
         top = np.maximum(q95, q95 * (1 - share) + reach * share)
         taken = from_logit(_stretch(z, np.quantile(z, 0.05, axis=0), top), bounds)
-        if own:  # the mixture's 5 and 95 % points reach at least each answer's own
+        if own:  # an equal mixture of the two answers, row by row
             # a random half of the rows, kept in place: an ensemble stacks its members' draws in order,
             # and a kept row stays paired with the method's own draw of the level now (decide.final_and_now)
             swap = rng.permutation(len(draws))[len(draws) // 2:]
             zo, zt = to_logit(draws, bounds), to_logit(taken, bounds)
             zm = zo.copy()
             zm[swap] = zt[swap]
-            draws = from_logit(_stretch(zm, np.fmin(*(np.nanquantile(v, 0.05, axis=0) for v in (zo, zt))),
-                                        np.fmax(*(np.nanquantile(v, 0.95, axis=0) for v in (zo, zt)))), bounds)
+            draws = from_logit(zm, bounds)
             mid = np.nanmedian(draws, axis=0)
         else:
             draws = taken
@@ -355,6 +314,8 @@ def warnings_for(regime, rates) -> list[str]:
     if name == "saturation":
         return out
     take, whose = takeoff_rates(rates, regime)
+    take, like = steady(take, regime)
+    whose = f"{whose}, {like}" if like else whose
     if name == "take-off":
         if take:
             q = take["rho"]
