@@ -142,10 +142,11 @@ def test_the_mixture_keeps_a_random_half_of_rows_ordered_by_member_and_leaves_a_
     assert np.isfinite(mid).all() and int(np.isnan(mixed).sum()) <= 1 and np.isfinite(mixed[:, 0]).all()
 
 
-def test_a_sweep_of_a_recipe_the_rates_do_not_know_carries_its_climb_on_at_the_sweeps_rate():
-    """Other recipes' rates only (no group of the run's task or model), in a sweep: the method's
-    half of the mixture, flat or not, is the climb carried on at the sweep's median rate,
-    logit(end) + m ln((1 + T) / (1 + end)), the rate drawn with the sweep's spread. A run alone, or a task the rates know, keeps the method's draws."""
+def test_a_sweep_in_take_off_carries_its_climb_on_at_the_sweeps_rate():
+    """In a sweep, with other recipes' rates or its task's own: the method's half of the
+    mixture, flat or not, is the climb carried on at the sweep's median rate,
+    logit(end) + m ln((1 + T) / (1 + end)), the rate drawn with the sweep's spread. A run alone
+    keeps the method's draws."""
     run, end = _takeoff()
     alone = rg.classify(run.window(end))
     regime = sweep.pool(alone, {"rates": [(1.4, 0.1), (1.5, 0.1), (1.6, 0.1), (1.45, 0.1)], "recipe": "r"})
@@ -170,12 +171,15 @@ def test_a_sweep_of_a_recipe_the_rates_do_not_know_carries_its_climb_on_at_the_s
     _, flat = rg.apply(regime, still, steps, own[0], own, end, (0.0, 1.0), own=False)
     assert np.allclose(np.sort(flat[:, -1]), np.sort(mixed[:, -1]))
     assert "carried on at its sweep's rate" in " ".join(rg.warnings_for(regime, still))
-    # the run alone, and the sweep of a task the rates know: the method's draws are kept
+    # the sweep of a task the rates know carries its climb on too; the run alone keeps the method's draws
     task = {"take-off": {**still["take-off"], "tasks": {"math": dict(still["take-off"])}}}
-    for r, rates in ((alone, still), (regime, task)):
-        _, kept_own = rg.apply(r, rates, steps, own[0], own, end, (0.0, 1.0), own=True)
-        assert int(np.isclose(kept_own[:, -1], 0.5).sum()) == 2000
-        assert "carried on" not in " ".join(rg.warnings_for(r, rates))
+    assert rg.takeoff_rates(task, regime)[1] == "runs of task 'math'"
+    _, known = rg.apply(regime, task, steps, own[0], own, end, (0.0, 1.0), own=True)
+    assert not np.any(np.isclose(known, 0.5)) and "carried on at its sweep's rate" in \
+        " ".join(rg.warnings_for(regime, task))
+    _, kept_own = rg.apply(alone, still, steps, own[0], own, end, (0.0, 1.0), own=True)
+    assert int(np.isclose(kept_own[:, -1], 0.5).sum()) == 2000
+    assert "carried on" not in " ".join(rg.warnings_for(alone, still))
 
 
 def test_a_sweeps_carried_climb_draws_the_same_on_every_blas_kernel_and_apart_for_another_run():
@@ -542,7 +546,7 @@ def test_the_cs336_sweep_as_a_recipe_the_rates_do_not_know_is_forecast_from_its_
         assert err <= most and err < 0.6 * alone, (frac, err, alone)
         carried = [fc for fc in out.values() if "carried on at its sweep's rate" in " ".join(fc.warnings or [])]
         assert len(carried) >= 20, len(carried)
-        assert "(mixed with the climb carried on at their sweep's rate: the stored rates hold no take-off runs" in \
+        assert "(mixed with the climb carried on at their sweep's rate: a curve fitted to their windows stops" in \
             str(out).replace("\n  ", " ")
 
 
@@ -560,8 +564,8 @@ def test_the_one_line_view_says_how_many_take_offs_carry_their_sweeps_climb_on()
                for i, w in enumerate(warnings)}
         return " ".join(_regime_lines(fcs)).replace("\n  ", " ")
 
-    assert "(mixed with the climb carried on at their sweep's rate: the stored rates hold no take-off runs that " \
-        "serve their task (or, where the key names none, their model))" in said(carried, carried)
+    assert "(mixed with the climb carried on at their sweep's rate: a curve fitted to their windows stops the " \
+        "climb too soon)" in said(carried, carried)
     assert "(mixed with its own climb; 1 of them with the climb carried on at their sweep's rate)" in said(carried, own)
     assert "(mixed with its own climb)," in said(own, own)
 

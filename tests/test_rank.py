@@ -489,14 +489,19 @@ def test_a_backtest_of_a_run_that_stopped_before_its_planned_total_is_scored_at_
 
 def test_one_run_with_a_forecast_is_not_said_best_where_another_is_the_pick(tmp_path):
     """One run of three with a forecast: 'it is best by default' under 'keep: mid' (the pick read off
-    the expected scores of all three, most having no forecast)."""
+    the expected scores of all three, most having no forecast). Each run forecast alone (``--no-sweep``:
+    in a sweep, take-offs carry the sweep's climb on and all three take part in the joint draws)."""
     sweep = _grpo_sweep(tmp_path / "sweep", {"long": 300, "short": 190, "mid": 250})
-    text = " ".join(_cli("rank", str(sweep), "--fit-frac", "0.25", "--n-boot", "60").stdout.split())
+    args = ("rank", str(sweep), "--fit-frac", "0.25", "--n-boot", "60", "--no-sweep")
+    text = " ".join(_cli(*args).stdout.split())
     assert "keep: mid" in text and "best by default" not in text, text
     assert "one run with a forecast: the only run drawn, with no other to draw against: no p_best is given" in text
     # its 100 % was no contest won: no p_best in the table, and the rows in order of their expected scores
-    rows = json.loads(_cli("rank", str(sweep), "--fit-frac", "0.25", "--n-boot", "60", "--json").stdout)
+    rows = json.loads(_cli(*args, "--json").stdout)
     assert all(r["p_best"] is None for r in rows)
+    # forecast as one sweep, each carries the sweep's climb on: all three drawn against each other
+    together = json.loads(_cli(*args[:-1], "--json").stdout)
+    assert all(r["p_best"] is not None for r in together) and sum(r["p_best"] for r in together) > 0.99
 
 
 def test_a_run_whose_evaluations_stopped_early_is_not_ranked_finished_on_its_early_score(tmp_path):

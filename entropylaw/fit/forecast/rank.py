@@ -22,7 +22,7 @@ Except in a sweep whose take-offs carry their climb on at the sweep's rate
 sweep's, drawn from the same rates and the same sweep's climb as its peers', so no run ends
 "best" by a width of its own. They take part in the joint draws with or without a forecast,
 and a run that lags its sweep can be pruned (on the CS336 grid read as a recipe never seen, at
-25 % of its steps: 11 of 25 runs, none within 2 points of the best; ``analysis/bench_decide.py``).
+25 % of its steps: 10 of 25 runs, none within 2 points of the best; ``analysis/bench_decide.py``).
 A run beside them with a forecast of its own is pruned only where one of them alone, or the
 other such runs together, would prune it (:func:`_beaten_alone`): no run is pruned for their
 width or their number.

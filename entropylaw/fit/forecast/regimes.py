@@ -15,7 +15,7 @@ in two other regimes, each recognised from the window:
   fast climber's rate, put the fast one back on its floor). The forecast draws ``rho``
   from such runs (their 5-95 % range; it opens upward to what they reached); where the method
   extrapolates the window's own climb, half its own draws are kept (:func:`apply`). In a sweep
-  of a recipe whose task and model no stored runs share, the climb carried on at the sweep's
+  (2 other runs or more taking off at the same point), the climb carried on at the sweep's
   rate (:func:`own_climb`) stands in for the method's draws.
 - **instability**: the entropy rose several-fold (:data:`ENTROPY_FOLD`: its smoothed level
   late in the window over its lowest earlier level), or the score fell beyond its noise
@@ -216,10 +216,9 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0, own=False):
     out or not: the mixture's own narrowed them by 2-6 points, holding as many): the window's own climb
     and what take-off runs of other recipes did next each hold on some recipes and fail on others
     (``analysis/bench_forecast_regimes.py`` measures both and the mixture, leaving recipes out). A
-    flat method (last-value) has no climb of its own: the rates' draws alone. In a sweep whose
-    take-off rates are every recipe's (:func:`~.takeoff.carries_sweep`), the method's half, flat or
-    not, is the climb carried on at the sweep's rate (:func:`~.takeoff.own_climb`): every method
-    then gives the same draws."""
+    flat method (last-value) has no climb of its own: the rates' draws alone. In a sweep
+    (:func:`~.takeoff.carries_sweep`), the method's half, flat or not, is the climb carried on at
+    the sweep's rate (:func:`~.takeoff.own_climb`): every method then gives the same draws."""
     if bounds is None or regime is None or (regime["name"] == "saturation" and not regime.get("data_switch")):
         return mid, draws
     steps = np.asarray(steps, float)

@@ -268,8 +268,8 @@ def _regime_lines(forecasts, limit: int = 6) -> list[str]:
     takeoff = [rid for rid, w in said if w.startswith("take-off")]  # one line for them all; --full says each
     if takeoff:
         carried = sum(CARRIED in w for _rid, w in said if w.startswith("take-off"))
-        mixed = ("the climb carried on at their sweep's rate: the stored rates hold no take-off runs that serve "
-                 "their task (or, where the key names none, their model)" if carried == len(takeoff) else
+        mixed = ("the climb carried on at their sweep's rate: a curve fitted to their windows stops the climb "
+                 "too soon" if carried == len(takeoff) else
                  f"its own climb; {carried} of them with the climb carried on at their sweep's rate" if carried
                  else "its own climb")
         out.append(f"{count(len(takeoff), 'run')} in take-off: each follows what runs in take-off did next (mixed with "
