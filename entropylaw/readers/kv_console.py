@@ -31,7 +31,9 @@ GRPO loop's ``print`` or ``logging`` call leaves::
 - **a table printed with a header row** (rich's ``Table``: ``┃ step ┃ entropy ┃``, then ``│ 10 │ 0.52 │``; a markdown
   table): each row read as a line of the header's names and the row's numbers (:mod:`.printed_tables`);
 - **a line that prints numbers without a step** (a config echo, an epoch summary) is not read: its
-  count and first line are said in the row account; other text holds no values;
+  count and first line are said in the row account; other text holds no values; but **an evaluation's line without
+  a step** (``eval accuracy 0.40``, ``Validation: acc=0.45``, ``test_acc 0.45``) after a step line is read at that
+  step, its keys ``eval/<key>``, and one before the first step line counted dropped (:mod:`.printed_evals`);
 - **a logging call's locator** is no key and its value (loguru's ``__main__:train:88 - ``, logging's
   ``%(name)s:%(funcName)s:%(lineno)d``, a ``train.py:88``);
 - **another tool's lines** are no metrics: a key that names a sample's text (``GT Answer: 42``,
@@ -71,16 +73,18 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.readers.accounts import NO_STEP
 from entropylaw.readers.common import RawRun, existing_file
 from entropylaw.readers.compressed import open_log
-from entropylaw.readers.key_names import entropy_by_name, score_by_name
+from entropylaw.readers.key_names import entropy_by_name
 from entropylaw.readers.kv_line import eval_names, marks_eval, parse_line
 from entropylaw.readers.kv_stepless import Loose, claims
 from entropylaw.readers.log_end import say_end
 from entropylaw.readers.names import model_from_filename, run_id_from_path
 from entropylaw.readers.printed import SNIFF_LIMIT, VERL_STEP
+from entropylaw.readers.printed_bars import bars_alone, with_bars_read
 from entropylaw.readers.printed_blocks import Blocks, Spread, spread_joined
 from entropylaw.readers.printed_config import PrintedConfig
+from entropylaw.readers.printed_evals import BEFORE_STEPS, EvalLines, parse_eval
 from entropylaw.readers.printed_tables import HeaderTable
-from entropylaw.readers.tqdm_bars import ANSI, CUT_BAR, Below, bar_rows, displays, parse_bar, read_tqdm_console
+from entropylaw.readers.tqdm_bars import ANSI, CUT_BAR, Below, displays, parse_bar, read_tqdm_console
 from entropylaw.readers.unit_names import is_qualifier
 from entropylaw.readers.verl_jsonl import CUT_LAST
 from entropylaw.terminal import count
@@ -97,6 +101,7 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
     no veRL ``step:N - `` line comes in the first bytes a printed log's format is looked for in."""
     found, read, header, steps, keysets, table, spread = 0, 0, False, False, Counter(), HeaderTable(), Spread()
     lines, whole, redrawn = 0, True, False  # the lines with text; the file read to its end; a bar's redraws (\r)
+    evals = 0  # an evaluation's lines without a step (printed_evals): no line of another shape
     try:
         with open_log(path, bom=True) as f:
             for i, raw_line in enumerate(f):
@@ -114,6 +119,7 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
                 for _, text in (fed for piece in pieces for fed in spread.feed(i, piece.decode("utf-8", "replace"))):
                     got = parse_line(table.line(text))
                     steps = steps or (got is not None and got[0] is not None)
+                    evals += (got is None or got[0] is None) and parse_eval(text) is not None
                     if got is not None and got[0] is None:
                         keysets[frozenset(got[2])] += 1
                     if got is not None and got[0] is not None and not got[2]:
@@ -124,7 +130,7 @@ def looks_like_kv_console(path: str | os.PathLike, stepless: bool = True) -> boo
     except OSError:
         return False
     # a log of one or two steps, each line one (a run stopped at its start): this shape, though short of MIN_LINES
-    short = whole and not redrawn and 0 < found == lines
+    short = whole and not redrawn and 0 < found == lines - evals
     return found >= MIN_LINES or short or (stepless and not steps and claims(keysets))
 
 
@@ -149,6 +155,7 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     unread, n_unread = None, 0  # fields with a number read as no key and value: the first (line, text), how many
     read = 0
     blocks, step_keys, loose, plus_minus = Blocks(), set(), Loose(), [0, None]  # lines with a ±: how many, the first
+    evaluated, last = EvalLines(), None  # evaluation lines without a step; the last step line's step, with numbers
 
     def take(step: int, key: str, value: float, lineno: int, said: str, tag: str | None) -> None:
         nonlocal read
@@ -194,6 +201,14 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
                 cut_bars = [cut_bars[0] + 1, cut_bars[1] or (lineno, line.strip())]
                 continue
             got = parse_line(line, bar_checked=True)
+            if (got is None or got[0] is None) and (ev := parse_eval(line)) is not None:
+                if last is not None:  # "eval accuracy 0.4" after a step's line: read at that step (printed_evals)
+                    evaluated.read.append(lineno)
+                    for key, value in ev[0].items():
+                        take(last, key, value, lineno, ev[1].get(key, ""), None)
+                    continue
+                if not n_lines:
+                    evaluated.before.append((lineno, len(ev[0])))
             if got is None:
                 continue
             if "±" in line and got[2]:  # "reward=0.512±0.120": the number before it read, as a value's mean
@@ -232,7 +247,7 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
                     timed = [timed[0] + 1, timed[1] or (lineno, line.strip())]
             if total:
                 totals.add(total)
-            n_lines += 1
+            n_lines, last = n_lines + 1, step if pairs else None
             if tagged:
                 n_evals += 1
                 fields.setdefault(tagged[0], [0, lineno])[0] += 1  # how many, the first
@@ -253,7 +268,8 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
             take(n, key, value, lineno, pct.get(key, ""), None)
     # the lines read as records, or at the step line below them (met before the first step line): read
     taken = {r[0] for r in records} | blocks.read_before(under)
-    stepless = sorted({n for n in stepless if n not in taken} | blocks.lines_left(under))
+    before = evaluated.drops(taken) if n_lines else []  # no step to read them at: counted dropped
+    stepless = sorted({n for n in stepless if n not in taken} - {n for n, _ in before} | blocks.lines_left(under))
     # a split's word before most steps ("[INFO] test run step 10"): a prefix every line prints, no evaluation's tag
     # ... but not where an evaluation's word alone tags every step line ("[Eval] step 10", a loop's eval.log) and
     # they print no policy entropy (an evaluation prints none: "Step 10 - eval: acc=0.4 entropy=0.5" is the loop's)
@@ -272,16 +288,17 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
     with_bars = bool(bars) and n_evals == n_lines > 0
     if bar_log and not with_bars:
         return read_tqdm_console(path)
-    report.read(read)
+    report.read(read + sum(k for _, k in before))
+    report.drop(BEFORE_STEPS, sum(k for _, k in before), [n for n, _ in before])
     if not steps and not read:
         raise EntropyLawError(f"{path}: no line prints a step and named numbers (expected lines like "
                               "'step 10 | entropy 0.5 | reward 0.3' or 'step=10 entropy=0.5')")
     raw.steps, raw.keys, raw.values, raw.lines = steps, keys, values, lines
     raw.repeats = "mean"  # a key printed twice at one step (a loop's micro-steps): their mean, said by the account
     report.note(f"read as a printed log of steps and named numbers: {count(len(set(lines)), 'line')}")
-    bars_read = with_bars and _with_bars(raw, bars, below.at, percent, totals)
+    bars_read = with_bars and with_bars_read(raw, bars, below.at, percent, totals)
     if bars_read is None:  # the evaluations count steps of their own: the bars are read as a file of bars alone
-        return _bars_alone(path, len(steps), n_evals, steps[0])
+        return bars_alone(path, len(steps) + sum(k for _, k in before), n_evals, steps[0])
     steps, keys, lines = raw.steps, raw.keys, raw.lines
     if records:
         report.note(f"{NO_STEP}: each line of numbers read as the next record, 1 to {len(records)} "
@@ -340,6 +357,8 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
         at = "read at the step line below them" if blocks.below else "read at that step"
         report.note(f"{count(len({h.line for h in under}), 'line')} of numbers printed {where} (the first at line "
                     f"{min(h.line for h in under)}): {at} ({named})")
+    if evaluated.said():
+        report.note(evaluated.said())
     if n_evals:
         report.note(f"{count(n_evals, 'line')} an evaluation printed (a split's word before the step or right after "
                     f"it, the first at line {evals}): each key read as eval/<key>")
@@ -361,41 +380,3 @@ def read_kv_console(path: str | os.PathLike, bar_log: bool = False) -> list[RawR
         say_end(report, path, max(lines), max(steps), None if restarts else raw.meta.get("config", {}).get(
             "total_steps"))
     return [raw]
-
-
-def _with_bars(raw: RawRun, bars: list, below: set[int], percent: set[str], totals: set[int]) -> bool | None:
-    """The training bar's rows (``tqdm_bars``' rules: its count, its redraws) put among the printed lines' in line
-    order; its keys printed with % and its planned total added to the log's. False where the bar names no training
-    entropy or score (another tool's); None where a printed step goes back beside the bar's count (an optimizer step
-    beside a bar over micro-batches, an epoch): a count of its own."""
-    report = raw.report
-    said = report.rows_read, len(report.notes), len(report.changed)
-    rows = bar_rows(bars, report, below=below)
-    # another tool's bar (vLLM's speeds, a dataset's map) between an evaluation script's lines names no training value
-    names = sorted(set(rows.keys)) if rows is not None else []
-    named = bool(entropy_by_name(names, []) or score_by_name(names, []))
-    steps, keys, values, lines = (list(a) + list(b) for a, b in zip((raw.steps, raw.keys, raw.values, raw.lines),
-                                                                    rows or ([],) * 4))
-    order = sorted(range(len(lines)), key=lines.__getitem__)
-    behind = any(steps[b] < steps[a] for a, b in zip(order, order[1:]))  # in line order, taken for a resumed run
-    if not named or behind:
-        report.rows_read, report.notes[said[1]:], report.changed[said[2]:] = said[0], [], []
-        return None if named else False
-    raw.steps, raw.keys, raw.values, raw.lines = ([a[i] for i in order] for a in (steps, keys, values, lines))
-    percent |= rows.percent
-    totals.update([rows.total] if rows.total else [])
-    if rows.repeats:
-        raw.repeats = "last"  # a postfix set again at one count: the last stands, as in a file of bars alone
-    return True
-
-
-def _bars_alone(path, values: int, evals: int, first: int) -> list[RawRun]:
-    """The file read as bars alone, its printed evaluations' ``values`` said not read and counted dropped."""
-    runs = read_tqdm_console(path)
-    report = runs[0].report
-    report.read(values)
-    report.drop("an evaluation's step on a count of its own", values)
-    report.note(f"{count(evals, 'line')} an evaluation printed (the first at step {first}): not read, their steps out "
-                "of line with the bar's count (a count of their own: an optimizer step beside a bar over "
-                "micro-batches, an epoch)")
-    return runs
