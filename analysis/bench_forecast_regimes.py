@@ -72,7 +72,7 @@ def regime_cases(runs, ks) -> pd.DataFrame:
                          "model": run.model,
                          "regime": regime["name"], "c": regime.get("c"), "c_se": regime.get("c_se"),
                          "takeoff": regime["name"] == "take-off" or bool(regime.get("takeoff")),
-                         **{key: got.get(key) for key in ("rho", "reached", "r", "collapsed", "fold")}})
+                         **{key: got.get(key) for key in ("rho", "reached", "r", "collapsed", "fold", "floor_reached")}})
     return pd.DataFrame(rows)
 
 
@@ -86,6 +86,8 @@ def _learnable(cases) -> list[dict]:
             d.update(rho=c["rho"], task=c["task"], model=c.get("model") or "", reached=c["reached"], fold=c.get("fold"))
         if c["r"] is not None and np.isfinite(c["r"]):
             d.update(r=c["r"], collapsed=bool(c["collapsed"]))
+        if c.get("floor_reached") is not None and np.isfinite(c["floor_reached"]):
+            d.update(floor_reached=c["floor_reached"])
         if len(d) > 2:
             out.append(d)
     return out
@@ -252,6 +254,10 @@ def describe_rates(rates) -> str:
         parts.append(f"instability: {i['collapsed']} of {i['cases']} windows collapsed ({i['collapsed_runs']} of "
                      f"{i['runs']} runs, {len(i['recipes'])} recipes), kept level r median {i['r'][10]:.2f}, "
                      f"5 % {i['r'][1]:.2f}")
+    if "floor" in rates:
+        f = rates["floor"]
+        parts.append(f"on the floor after a collapse: {f['stayed']} of {f['cases']} windows stayed there ({f['runs']} "
+                     f"runs, {len(f['recipes'])} recipes), 95 % of the range reached {f['reached'][19]:.2f}")
     return "; ".join(parts) or "none"
 
 

@@ -244,3 +244,18 @@ def test_a_short_runs_final_step_is_not_said_to_be_logged(tmp_path, capsys):
     assert "logged there" not in text, text
     assert "final score: the training score at step 7 alone: the last 5% of the steps up to the forecast's end " \
            "holds no other step" in text, text
+
+
+def test_a_training_score_asked_for_is_not_said_to_stand_in_for_a_missing_validation(capsys, tmp_path):
+    """--y-key score on a run that logs a validation score: the note says the training score was
+    asked for ("no validation score in run" was false there)."""
+    s = np.arange(1, 120)
+    recs = [(int(i), "entropy", 1.0 - i / 200) for i in s] + [(int(i), "score", 0.3 + i / 400) for i in s] + \
+        [(int(i), "val/gsm8k", 0.4 + i / 500) for i in s[::10]]
+    path = _write(tmp_path, "both.parquet", recs, "both")
+    code, out, err = _cli(capsys, path, "--fit-frac", "0.3", "--n-boot", "20", "--y-key", "score")
+    assert code == 0, err
+    assert "forecasting the training score (score) of run 'both', as asked (--y-key)" in out
+    assert "no validation score" not in out
+    code, out, err = _cli(capsys, path, "--fit-frac", "0.3", "--n-boot", "20")
+    assert code == 0 and "no validation score" not in out and "forecasting val/gsm8k" in out, out

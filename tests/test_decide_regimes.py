@@ -81,16 +81,25 @@ def test_a_continue_may_leave_the_end_open_and_says_so():
 def test_a_collapsed_runs_call_names_the_method_whose_interval_is_no_forecast():
     """A run that collapsed to 0: the table recommends last-value, 0 [0, 0.49]; the call reads
     another method (a flat one gives no call in instability) and said "no forecast: the interval
-    [0.00, 1.00] spans 100 %", an interval shown nowhere. It names whose interval it is."""
+    [0.00, 1.00] spans 100 %", an interval shown nowhere. It names whose interval it is. With the
+    stored rates of runs on their floor after a collapse, last-value itself gives the call: stop."""
     steps = np.arange(5.0, 61.0, 5.0)
     val = np.array([0.173, 0.276, 0.358, 0.405, 0.476, 0.458, 0.321, 0.16, 0.0, 0.0, 0.0, 0.0])
     h = np.arange(1.0, 61.0)
     run = RunData.from_arrays(steps, val, h, 1.0355 * np.exp(-h / 17.0), target_key="val-core/openai/gsm8k/acc/mean@1")
-    fc = forecast(run, horizon=119.0, methods=["default"], n_boot=200)
+    from entropylaw.fit.forecast import calibrate as cal
+
+    stored = cal.stored()["regimes"]
+    # without the rates of runs on their floor after a collapse (regimes.on_floor): last-value does not move
+    fc = forecast(run, horizon=119.0, methods=["default"], n_boot=200,
+                  regime_rates={k: v for k, v in stored.items() if k != "floor"})
     d = fc.decision
     assert d["method"] != "last-value" and d["call"] is None, d
     assert d["reason"].startswith(f"no forecast: the {d['method']} forecast's interval ["), d["reason"]
     assert f"call: none: no forecast: the {d['method']} forecast's interval" in " ".join(str(fc).split())
+    # with them (stored): last-value is moved to where such runs ended, and its gain from the floor gives the call
+    d = forecast(run, horizon=119.0, methods=["default"], n_boot=200).decision
+    assert d["method"] == "last-value" and d["call"] == "stop" and d["gain"]["hi"] == pytest.approx(0.0, abs=1e-9)
 
 
 def test_rates_that_hold_a_stall_give_no_continue_and_no_stop():

@@ -55,13 +55,21 @@ def test_the_curve_the_call_reads_is_shown():
         pytest.skip("no data/real")
     import entropylaw as el
 
+    from entropylaw.fit.forecast import calibrate as cal
+
     df = el.load(str(path), warn=False)
     run = RunData.from_table(df, el.run_ids(df)[0])
-    fc = forecast(run, fit_frac=0.15, methods=["default"], n_boot=200)
+    stored = cal.stored()["regimes"]
+    # without the rates of runs on their floor after a collapse (regimes.on_floor), last-value does not move
+    fc = forecast(run, fit_frac=0.15, methods=["default"], n_boot=200,
+                  regime_rates={k: v for k, v in stored.items() if k != "floor"})
     read = fc.decision["method"]
     assert read not in (fc.default, "last-value") and fc.methods[read].ok
     assert "the curve the call reads" in fc.methods[read].note
     assert read in fc.to_dict()["methods"]
+    # with them, the table's last-value is the curve the call reads
+    fc = forecast(run, fit_frac=0.15, methods=["default"], n_boot=200)
+    assert fc.decision["method"] == fc.default == "last-value" and fc.decision["call"] == "stop"
 
 
 def test_no_call_from_a_window_whose_score_never_moved():

@@ -82,18 +82,19 @@ def _collapsed():
 
 def test_the_one_line_view_says_what_rank_says_beside_a_collapsed_runs_number(tmp_path):
     """A run collapsed to 0 after its peak: ``rank`` tagged it "last-value; collapse risk; law does not
-    apply"; ``forecast``'s one line a run showed its 0.000 and said neither that it is the last value's
-    (the default method cannot run there) nor that the law does not describe its window."""
+    apply"; ``forecast``'s one line a run showed its 0.000 and said neither where it came from nor
+    that the law does not describe its window."""
     folder = _folder(tmp_path, {"a": _run(), "b": _run(top=0.5), "c": _run(top=0.4), "gone": _collapsed()})
     out = run_cli("forecast", folder, "--n-boot", "20")
     assert out.returncode == 0, out.stderr
     text = out.stdout.replace("\n  ", " ")
-    assert "last-value (gone): the default method cannot run on the window" in text, text
+    # its final is where runs on their floor after a collapse ended (regimes.on_floor), said as such; its call reads it
+    assert "gone: collapse risk: " in text and "the forecast is where they ended, not the window's noise" in text, text
     law = next(line for line in text.splitlines() if line.startswith("law does not apply: "))
     assert "gone (score falls as entropy falls)" in law and "a (" not in law, law
     ranked = run_cli("rank", folder, "--n-boot", "20", "--json")
     row = next(r for r in __import__("json").loads(ranked.stdout) if r["run_id"] == "gone")
-    assert row["note"].startswith("last-value") and "law does not apply" in row["note"]
+    assert row["note"].startswith("collapse risk") and "law does not apply" in row["note"]  # as the one line says
     assert any(r.startswith("score falls as entropy falls") for r in row["law"])
 
 

@@ -104,6 +104,7 @@ class RunData:
     model: str = ""  # the model trained, as a key (entropylaw.fit.forecast.tasks.model_key): "" where unknown
     n_problems: float | None = None  # the validation set's size where the user gives it (its binomial noise)
     problems_logged: tuple | None = None  # (size, "the log's <key>") where the log states it beside the score
+    target_asked: bool = False  # the target key was given (`y_key`), not chosen: a training score asked for
 
     @classmethod
     def from_arrays(cls, target_steps, target_values, entropy_steps=None, entropy_values=None,
@@ -163,7 +164,7 @@ class RunData:
         return replace(cls.from_arrays(*get(key), *get(x_key), *get(table.SCORE), *get(tok), run_id=run_id,
                                        target_key=key, target_kind=kind, family=family), size=size,
                        task=task_of(key, str(meta["dataset"])), config=config if isinstance(config, dict) else {},
-                       model=model_key(meta["model"]),
+                       model=model_key(meta["model"]), target_asked=y_key is not None,
                        problems_logged=logged_problems(key, {m: get(m)[1] for m in metrics
                                                              if is_size_name(m, metrics)}, metrics)
                        if kind == "validation" else None)

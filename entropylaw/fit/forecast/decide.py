@@ -174,13 +174,20 @@ def final_draws(m, kind: str, origin: float, to_step: float, spacing: float,
 
 def anchor(regime, bounds) -> float | None:
     """The level a take-off's draws climb from at the window's end (the fitted logit's end,
-    where :func:`~.regimes.apply` starts them), or None outside a take-off: the gain's "now" for
-    a flat method a take-off moves, so that its final and its now come from one curve.
+    where :func:`~.regimes.apply` starts them), or a collapsed run's floor level there, else None:
+    the gain's "now" for a flat method the regime moves, so that its final and its now come from
+    one curve (not the window's noise, which a fall to the floor inflates).
 
     >>> round(anchor({"name": "take-off", "z_end": 0.0}, (0.0, 1.0)), 3), anchor({"name": "saturation"}, (0, 1))
     (0.5, None)
+    >>> anchor({"name": "instability", "on_floor": True, "z_end": -9.0}, (-1.0, 1.0))
+    -1.0
     """
-    if bounds is None or not regime or regime.get("name") != "take-off" or "z_end" not in regime:
+    if bounds is None or not regime:
+        return None
+    if regime.get("name") == "instability" and regime.get("on_floor"):  # the floor its draws start from
+        return float(bounds[0])
+    if regime.get("name") != "take-off" or "z_end" not in regime:
         return None
     return float(np.asarray(from_logit(np.array([regime["z_end"]]), bounds))[0])
 

@@ -67,6 +67,7 @@ DROP_SD = 3.0  # the last DROP_POINTS points below the window's peak by more tha
 DROP_POINTS = 2
 DROP_ALONE_SD = 6.0  # one point alone that far below the peak is no noise: said at once
 COLLAPSED = 0.5  # a run that ends below half its window-end level (above the floor) collapsed
+STAYED = 0.02  # a run on its floor that ended within 2 % of the score's range of it stayed there
 SWITCH_WIDEN = 2.0  # data that changes mid-run: the interval's spread on the logit scale, doubled (stated)
 SWITCH_SAID = "the data changes during the run"  # how its warning starts (the report's row names it)
 
@@ -172,8 +173,9 @@ def case(win, regime, final, final_step) -> dict | None:
             out["fold"] = regime.get("entropy_fold")  # whether its entropy held: the steady rates (takeoff.steady)
     if regime["name"] == "instability":
         level = float(from_logit(regime["z_end"], win.bounds)) - lo
-        if level <= 2 * regime["point_sd"]:  # already on its floor: nothing left to lose
-            return out if "rho" in out else None
+        if level <= 2 * regime["point_sd"]:  # already on its floor: nothing left to lose; where it ended is kept
+            out["floor_reached"] = float(np.clip((final - lo) / (hi - lo), 0.0, 1.0))
+            return out
         r = (final - lo) / level
         out.update(r=float(np.clip(r, 0.0, 1.0)), collapsed=bool(r < COLLAPSED))
     return out
@@ -196,6 +198,12 @@ def learn(cases) -> dict:
                               "runs": len({c["run"] for c in ins}),
                               "collapsed_runs": len({c["run"] for c in ins if c["collapsed"]}),
                               "recipes": sorted({c["recipe"] for c in ins})}
+    low = [c for c in cases if "floor_reached" in c]
+    if len(low) >= MIN_CASES and len({c["recipe"] for c in low}) >= 2:
+        out["floor"] = {"reached": quantiles([c["floor_reached"] for c in low], [c["recipe"] for c in low]),
+                        "cases": len(low), "runs": len({c["run"] for c in low}),
+                        "stayed": int(sum(c["floor_reached"] <= STAYED for c in low)),
+                        "recipes": sorted({c["recipe"] for c in low})}
     return out
 
 
@@ -252,7 +260,12 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0, own=False):
             mid = np.nanmedian(draws, axis=0)
         else:
             draws = taken
-    ins = rates.get("instability") if name == "instability" else None
+    floor = on_floor(regime, rates)
+    ins = rates.get("instability") if name == "instability" and not floor else None
+    if floor:  # on its floor after a collapse: where such runs ended, each draw one of them (not the window's noise)
+        reached = _sample(floor["reached"], rng.uniform(size=(len(draws), 1)))
+        draws = np.broadcast_to(lo + (bounds[1] - lo) * reached, draws.shape).copy()
+        mid = np.full(draws.shape[1], lo + (bounds[1] - lo) * float(np.median(floor["reached"])))
     if ins:  # the lower end moves to where such runs' kept levels put it; the upper end stays
         r = _sample(ins["r"], rng.uniform(size=(len(draws), 1)))
         z = to_logit(draws, bounds)
@@ -292,7 +305,27 @@ def moves(regime, rates) -> bool:
     """
     if not regime or not rates:
         return False
+    if on_floor(regime, rates):  # where such runs went from their floor: an upward side of its own
+        return True
     return regime["name"] == "take-off" and "c" in regime and takeoff_rates(rates, regime)[0] is not None
+
+
+def on_floor(regime, rates) -> dict | None:
+    """The stored rates of runs on their floor after a collapse, where this window is one
+    (instability, its fitted level within 2 standard errors of a point of the range's bottom),
+    else None. Such a run's forecast is where they ended (:func:`apply`): the window's own noise,
+    read across the fall, spans the range (rasbt's KL run at 25 %: 0.156, 0.408, 0.000 gave
+    [0.00, 1.00] and no call; it stayed at 0.000 to its end).
+
+    >>> rates = {"floor": {"reached": [0.0] * 21, "cases": 10}}
+    >>> on_floor({"name": "instability", "on_floor": True}, rates) is rates["floor"]
+    True
+    >>> on_floor({"name": "instability", "on_floor": False}, rates) is None
+    True
+    """
+    if not regime or regime.get("name") != "instability" or not regime.get("on_floor"):
+        return None
+    return (rates or {}).get("floor")
 
 
 def _stretch(z, lo, hi):
@@ -329,7 +362,16 @@ def warnings_for(regime, rates) -> list[str]:
         else:
             out.append(f"take-off: {regime['why']}; no rates learned for runs in take-off are stored: the forecast "
                        "extrapolates the window and may stop the climb too soon")
-    if name == "instability":
+    floor = on_floor(regime, rates) if name == "instability" else None
+    if floor:
+        q = floor["reached"]
+        out.append(f"collapse risk: {regime['why']}; the run is on its floor already (within 2 standard errors of a "
+                   f"point): of "
+                   f"{floor['cases']} windows of {floor['runs']} real runs ({len(floor['recipes'])} recipes) on their "
+                   f"floor after such a fall, {floor['stayed']} ended within {STAYED:.0%} of the score's range of it "
+                   f"(their 95 % point: {q[19]:.0%} of the range above it): the forecast is where they ended, not the "
+                   "window's noise")
+    elif name == "instability":
         ins = rates.get("instability")
         if ins:
             share = ins["collapsed"] / ins["cases"]
