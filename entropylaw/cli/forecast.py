@@ -14,7 +14,7 @@ Every forecast says what continuing to the run's planned last step adds (``--tot
 the one its log or config states; in a backtest, the score's last logged step; else the step
 forecast, said so) with its interval, and the call: stop (the gain's
 upper bound is below the threshold), continue (its lower bound is above it) or undecided.
-Above a few runs, one line per run; ``--full`` prints each run's own text.
+Above 3 runs, one line per run; ``--full`` prints each run's own text (3 runs or fewer get it without it).
 
 ``--compare`` reports every method; ``--prior RUNS`` adds the ``prior`` method from
 finished runs of the same family. ``predict`` keeps the paper's protocol (later scores read
@@ -30,6 +30,7 @@ from entropylaw import api
 from entropylaw.api import plumbing
 from entropylaw.cli.options import (CONF, FRACTION, GAIN, N_BOOT, PROBLEMS, SCORE, SEED, STEP, STEPS,
                                     add_entropy_convention, add_source_arguments, positive)
+from entropylaw.cli.left_out import said_once
 from entropylaw.cli.sources import dump_json, read_runs, read_sweep
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 
@@ -71,8 +72,9 @@ def add_parser(subparsers) -> None:
     g.add_argument("--seed", type=SEED, default=0, help="bootstrap seed, >= 0 (default 0)")
     g.add_argument("--json", action="store_true", help="print JSON: a list of one object per run, one run or many "
                                                        "(a run left out is {run_id, left_out: why})")
-    g.add_argument("--full", action="store_true", help="every run's own forecast text (default above 3 runs: one "
-                                                       "line per run)")
+    g.add_argument("--full", action="store_true", help="above 3 runs: every run's own forecast text, not one line "
+                                                       "per run (3 runs or fewer always get it: --full adds nothing "
+                                                       "there; --compare shows every method)")
     g.add_argument("--no-sweep", dest="sweep", action="store_false",
                    help="forecast each run alone: runs of one recipe read together do not pool their climb rates")
     d = p.add_argument_group("what does the rest add? can I stop it? will it get there?")
@@ -112,13 +114,15 @@ def run(args) -> int:
     prior = read_runs(args, args.prior, keep_runs=False) if args.prior else None
     if said:
         warnings.warn(said, EntropyLawWarning, stacklevel=1)
-    forecasts = api.forecast_all(
+    # a run left out is said in full under the table (or in its JSON row), on stderr only pointed at
+    forecasts = said_once(lambda: api.forecast_all(
         everyone, list(dict.fromkeys(df["run_id"].astype(str))), prior=prior, y_key=args.y_key, x_key=args.x_key,
         fit_frac=args.fit_frac, fit_steps=args.fit_steps,
         at_steps=None if args.at_step is None else [args.at_step], horizon=args.horizon,
         methods=None if args.compare else [args.method], conf=args.conf, prior_base=args.prior_base,
         n_boot=args.n_boot, seed=args.seed, target=target, threshold=args.threshold,
-        n_problems=args.n_problems, total_steps=args.total_steps, step_cost=args.step_cost, sweep=args.sweep)
+        n_problems=args.n_problems, total_steps=args.total_steps, step_cost=args.step_cost, sweep=args.sweep),
+        args.json)
     bad = plumbing.target_out_of_range(fc.decision for fc in forecasts.values())
     if bad:
         raise EntropyLawError(f"--target {args.target:g}: {bad}")

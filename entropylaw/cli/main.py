@@ -85,7 +85,7 @@ class Parser(argparse.ArgumentParser):
             unknown = [t for t in given if t.startswith("--") and t.split("=", 1)[0] not in options]
             if unknown:
                 message = unknown_arguments(self, unknown)
-        message = dashed_value(message, getattr(self, "given", []))
+        message = invalid_choice(dashed_value(message, getattr(self, "given", [])))
         where = self.prog.removeprefix("entropylaw").strip()
         prefix = f"{where}: " if where else ""
         self.exit(USER_ERROR, f"entropylaw: error: {prefix}{message} (see '{self.prog} --help')\n")
@@ -258,11 +258,34 @@ def unknown_arguments(parser, extras: list[str]) -> str:
     if unknown in RUN_PICKERS:
         if "--run" in options:
             meant.insert(0, "--run")
-    meant = list(dict.fromkeys(meant or difflib.get_close_matches(unknown, list(options), n=2, cutoff=0.75)))[:3]
+    meant = list(dict.fromkeys(meant or close_to(unknown, list(options))))[:3]
     if unknown in meant:  # the option exists, but not where it was given (after a sub-command's own)
         return f"unrecognized arguments: {' '.join(extras)}"
     said = " or ".join(f"{o} ({_gist(options[o].help)})" if options[o].help else o for o in meant)
     return f"unknown option {unknown} (options are not abbreviated)" + (f"; did you mean {said}?" if said else "")
+
+
+def close_to(word: str, candidates: list[str], cutoff: float = 0.75) -> list[str]:
+    """The (at most 2) ``candidates`` spelt close to ``word``: an option or a command mistyped."""
+    return difflib.get_close_matches(word, candidates, n=2, cutoff=cutoff)
+
+
+def invalid_choice(message: str) -> str:
+    """argparse's "invalid choice" (a command or an option's value mistyped) with the choices it may
+    have meant, as an unknown option's (:func:`unknown_arguments`): those it begins, else close spellings.
+
+    >>> invalid_choice("argument COMMAND: invalid choice: 'forcast' (choose from 'fit', 'forecast', 'rank')")
+    "argument COMMAND: invalid choice: 'forcast' (choose from 'fit', 'forecast', 'rank'); did you mean 'forecast'?"
+    >>> invalid_choice("argument --form: invalid choice: 'zzz' (choose from 'exp', 'linear')")[-8:]
+    "linear')"
+    """
+    found = re.match(r"argument .+?: invalid choice: '(.*?)' \(choose from (.*)\)$", message, flags=re.DOTALL)
+    if not found:
+        return message
+    given = found.group(1)
+    choices = [c.strip().strip("'\"") for c in found.group(2).split(",")]
+    meant = ([c for c in choices if given and c.startswith(given)] or close_to(given, choices, cutoff=0.6))[:3]
+    return message + (f"; did you mean {' or '.join(map(repr, meant))}?" if meant else "")
 
 
 def _gist(help_text: str) -> str:

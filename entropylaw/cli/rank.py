@@ -15,6 +15,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.api import plumbing
 from entropylaw.cli.options import (CONF, FRACTION, GAIN, N_BOOT, PROBLEMS, SEED, STEPS, add_entropy_convention,
                                     add_source_arguments)
+from entropylaw.cli.left_out import said_once
 from entropylaw.cli.sources import dump_json, read_sweep
 
 
@@ -56,10 +57,11 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     df, everyone = read_sweep(args)  # --run: the runs ranked pool their climb with the sweep's others, as without
-    ranking = api.rank(everyone, list(dict.fromkeys(df["run_id"].astype(str))), threshold=args.threshold,
-                       seed=args.seed, y_key=args.y_key, x_key=args.x_key, fit_frac=args.fit_frac, conf=args.conf,
-                       n_boot=args.n_boot, total_steps=args.total_steps,
-                       n_problems=args.n_problems, sweep=args.sweep)
+    # a run left out is said in full in the notes (or its JSON row), on stderr only pointed at
+    ranking = said_once(lambda: api.rank(
+        everyone, list(dict.fromkeys(df["run_id"].astype(str))), threshold=args.threshold, seed=args.seed,
+        y_key=args.y_key, x_key=args.x_key, fit_frac=args.fit_frac, conf=args.conf, n_boot=args.n_boot,
+        total_steps=args.total_steps, n_problems=args.n_problems, sweep=args.sweep), args.json)
     if args.strict and ranking.left_out:
         raise EntropyLawError(plumbing.left_out_line(ranking.left_out, "--strict: a run is left out"))
     print(args.flags(dump_json(ranking.to_dict()) if args.json else str(ranking)))

@@ -57,7 +57,7 @@ from entropylaw.fit.window import check_window
 from entropylaw.fit.forecast.option_checks import _check_where_and_how, _is_number
 from entropylaw.fit.forecast.result import Forecast, MethodResult  # noqa: F401  (what forecast() returns)
 from entropylaw.fit.forecast.text import GUESS_SAID
-from entropylaw.fit.forecast.window_hint import hinted
+from entropylaw.fit.forecast.window_hint import longest_step, hinted
 from entropylaw.fit.run import each_run, left_out_line, warn_left_out
 from entropylaw.readers.dataset_guess import CONFIG_KEY as GUESSED
 from entropylaw.terminal import count
@@ -340,7 +340,7 @@ def forecast_table(df: pd.DataFrame, run_ids=None, y_key=None, x_key="entropy", 
     one = hinted(lambda rid: forecast(RunData.from_table(parts.get(rid, df), rid, y_key=y_key, x_key=x_key),
                                       prior_runs=prior_runs, log=log_facts(parts.get(rid, df), rid),
                                       sweep=sweeps.get(rid), **kwargs), lambda rid: parts.get(rid, df),
-                 kwargs.get("fit_frac"), y_key)
+                 kwargs.get("fit_frac"), y_key, longest_step(df))
     out, left_out = _each_run(one, ids, none_ok)
     said = None
     if list(kwargs.get("methods") or []) == [DEFAULT]:

@@ -25,7 +25,8 @@ and a run that lags its sweep can be pruned (on the CS336 grid read as a recipe 
 25 % of its steps: 10 of 25 runs, none within 2 points of the best; ``analysis/bench_decide.py``).
 A run beside them with a forecast of its own is pruned only where one of them alone, or the
 other such runs together, would prune it (:func:`_beaten_alone`): no run is pruned for their
-width or their number.
+width or their number. A run below the cut that is kept all the same says why (its
+``keep_reason``; ``no*`` in the table, :mod:`.rank_keep`).
 
 The pick (:attr:`Ranking.top`) is the run with the highest expected final score among those
 with a forecast, where they are at least half the sweep, else among all runs (said): the
@@ -46,6 +47,7 @@ from entropylaw.fit.forecast.rank_flags import PRUNE_BELOW, PRUNE_DRAWS, surely_
 from entropylaw.fit.forecast.decide import refuse_whole_range
 from entropylaw.fit.forecast.rank_draws import (_beaten_alone, _fewest, _finite, _near_among,
                                                share_best, share_near)
+from entropylaw.fit.forecast.rank_keep import keep_line, keep_reason
 from entropylaw.fit.forecast.rank_table import rows_table
 from entropylaw.fit.forecast.final import hold
 from entropylaw.fit.forecast.tasks import generic_notes
@@ -134,7 +136,7 @@ class Ranking:
         """The ``--json``: one dict per run ranked, then one per run left out, its numbers null and
         ``left_out`` saying why (null for a run ranked)."""
         keys = ("run_id", "expected", "lo", "hi", "p_best", "prune")
-        more = ("p_near", "to_step", "observed", "note", "regime", "law", "constant", "finished", "source", "score")
+        more = ("p_near", "keep_reason", "to_step", "observed", "note", "regime", "law", "constant", "finished", "source", "score")
         rows = [{**{k: r.get(k) for k in (*keys, *more)}, "left_out": None} for r in self.rows]
         blank = dict.fromkeys((*keys, *more))
         return rows + [{**blank, "run_id": rid, "source": self.left_out_sources.get(rid), "left_out": why}
@@ -184,7 +186,7 @@ class Ranking:
         lines.append("p_best: the share of joint draws in which the run ends best; p_near: within the threshold of the "
                      f"best; the final score is {at}{')' if at.endswith('step') else ''} (a training score's: the "
                      "mean of its last 5 %)")
-        lines += fl.explain(self.rows, lifted)
+        lines += fl.explain(self.rows, lifted) + keep_line(self.rows)
         top = self.top
         lines.append(self._keep(top))
         lines += [f"note: {n}" for n in self.notes]
@@ -234,10 +236,11 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     # alone, or the other such runs together, would prune it: no run is pruned for their width or number;
     # and runs that end at different steps (a backtest of runs of different lengths): only where the
     # runs that end no later than it would prune it (none for ending earlier)
-    others = [_beaten_alone(ranked, carried, finite, thr, seed)] if carried else []
+    others = {"carried": _beaten_alone(ranked, carried, finite, thr, seed)} if carried else {}
     if len({to_step[r] for r in ranked}) > 1:
-        others += [_near_among([q for q in ranked if _le(to_step[q], to_step[r])], finite, thr, seed, r)
-                   for r in ranked]
+        others["ends"] = {r: _near_among([q for q in ranked if _le(to_step[q], to_step[r])], finite, thr, seed, r)[r]
+                          for r in ranked}
+    last = max((to_step[r] for r in ranked if to_step[r] is not None), default=None)
     rows = []
     for fc in listed:
         rid, d = fc.run_id, fc.decision or {}
@@ -247,18 +250,23 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
         pb, pn = shares.get(rid, (None, None))
         base = fl.CONSTANT if rid in constant else fl.NO_FORECAST if rid not in shares else \
             SHARED if rid in carried and _no_forecast(fc) else fc.default if d.get("method") != fc.default else None
-        sure = pn is not None and surely_below(pn, n) and all(surely_below(o.get(rid, 0.0), n) for o in others)
-        rows.append(_row(rid, fc.final_point, lo, hi, pb, pn, bool(len(ranked) > 1 and sure and few is None
-                                                                and not mixed),
-                         to_step[rid], _observed(fc), base, _regime(fc), getattr(fc, "law_reasons", None)))
+        mine = {k: o.get(rid, 0.0) for k, o in others.items()}  # a carried run's own view: 0 (it prunes)
+        sure = pn is not None and surely_below(pn, n) and all(surely_below(o, n) for o in mine.values())
+        prune = bool(len(ranked) > 1 and sure and few is None and not mixed)
+        rows.append(_row(rid, fc.final_point, lo, hi, pb, pn, prune, to_step[rid], _observed(fc), base, _regime(fc),
+                         getattr(fc, "law_reasons", None)))
+        rows[-1]["keep_reason"] = None if prune or len(ranked) < 2 else keep_reason(
+            pn, n, mine, mixed=mixed, few=few is not None, to_step=to_step[rid], last=last)
+        rows[-1]["keep_mark"] = few is None and not mixed  # a reason every run shares: said in a note, not marked
     for f in done:
         lo, hi = np.quantile(finite[f.run_id], [(1 - conf) / 2, (1 + conf) / 2])
         pb, pn = shares[f.run_id]
         rows.append(_row(f.run_id, f.score, min(lo, f.score), max(hi, f.score), pb, pn, False, f.step, None,
                          fl.FINISHED, None, f.law))
+        rows[-1]["keep_reason"] = keep_reason(pn, n, {}, finished=True) if len(ranked) > 1 else None
     if len(ranked) == 1 and len(rows) > 1:  # one run drawn among runs with none: its 100 % is no contest won
         for row in rows:
-            row["p_best"] = row["p_near"] = None
+            row["p_best"] = row["p_near"] = row["keep_reason"] = None
     rows.sort(key=lambda r: (r["p_best"] is None, -r["expected"]))
     notes = []
     for fc in fcs:
@@ -310,7 +318,7 @@ def _row(rid, expected, lo, hi, pb, pn, prune, to_step, observed, base, regime, 
             "p_near": num(pn), "prune": bool(prune), "to_step": num(to_step), "observed": observed,
             "note": fl.note_of(base, regime, bool(law), base == fl.CONSTANT), "base": base,
             "regime": regime, "law": list(law) if law else None, "constant": base == fl.CONSTANT,
-            "finished": base == fl.FINISHED}
+            "finished": base == fl.FINISHED, "keep_reason": None}
 
 
 def _regime(fc) -> str:

@@ -23,6 +23,7 @@ from entropylaw.table.labels import HANDLES_SAID, handles
 from entropylaw.terminal import width as text_width
 
 LIFT_FROM = 4  # rows from which a tag most of them carry is said once, not on each row
+KEPT = "no*"  # the prune column of a row below the prune cut that is kept: why, under the table (.rank_keep)
 
 
 def rows_said(indices, n: int) -> str:
@@ -41,6 +42,10 @@ def rows_said(indices, n: int) -> str:
 
 def _tags(row) -> list[str]:
     return [t for t in (row.get("note") or "").split("; ") if t]
+
+
+def _prune_cell(row) -> str:
+    return "prune" if row.get("prune") else KEPT if row.get("keep_reason") and row.get("keep_mark") else ""
 
 
 def rows_table(rows, pct: str) -> tuple[list[str], dict]:
@@ -81,7 +86,7 @@ def rows_table(rows, pct: str) -> tuple[list[str], dict]:
             lines.append(f"{i:>2}  {r['run_id']}")
         lead = "    " if stacked else f"{i:>2}  {names[i - 1]:<{name}}  "
         end = f"  {ends[i - 1] or '-':>{ew}}" if ew else ""
-        line = f"{lead}{fin:<{fw}}  {pb:>6}  {pn:>6}  {'prune' if r.get('prune') else '':<5}{end}{obs}"
+        line = f"{lead}{fin:<{fw}}  {pb:>6}  {pn:>6}  {_prune_cell(r):<5}{end}{obs}"
         full = (line + ("  " + note if note else "")).rstrip()
         # a note that does not fit beside the numbers goes under them (wrapped, the row's columns stay)
         lines += [full] if len(full) <= text_width() or not note else [line.rstrip(), "    " + note]
