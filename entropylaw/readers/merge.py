@@ -2,9 +2,12 @@
 
 Two tables from different sources with the same run id are one run when either
 
-- the later one *resumes* the earlier (it starts at a later step): its rows win from
-  its first step on, and every row of the earlier segment at or after that step is
-  dropped as ``superseded by resumed segment`` (counted in the earlier source's account);
+- the later one *resumes* the earlier (a file of the same format that starts at a later
+  step): its rows win from its first step on, and the earlier segment's rows at or after
+  that step are dropped as ``superseded by resumed segment`` (counted in the earlier
+  source's account): per key at a step the later file logs again, whole at a step it does
+  not (:func:`entropylaw.readers.resumes.passed_over`); a file of another format that does not agree (``runA.csv`` beside
+  ``runA.log``) is no segment: two runs, said in the later one's account;
 - they come in *different formats* and *agree* wherever both logged the same (step,
   metric) (TRL's trainer_state.json, TensorBoard events and W&B run of one training
   run): the union is kept, and each repeated (step, metric) is dropped from the later
@@ -135,12 +138,25 @@ def _merge_pair(kept: pd.DataFrame, kept_from: np.ndarray, new: pd.DataFrame, ne
         new_report.note(f"same run as {head_report.source} (values agree at {n_common} common points): merged")
         return (pd.concat([kept, new[~dup]], ignore_index=True),
                 np.concatenate([kept_from, np.full(int((~dup).sum()), new_at)]))
+    formats = {reports[j].format for j in np.unique(kept_from).tolist()}
+    if new_report.format not in formats:  # a CSV beside a console log of one name: two runs, not a resume
+        said = (f"values differ at {n_common} (step, metric) points both hold" if n_common
+                else "no (step, metric) in both to tell one run by")
+        new_report.note(f"{NOT_JOINED} {head_report.source}: a {new_report.format} file beside a "
+                        f"{head_report.format} one of the same run id, {said} (a resumed segment is a file of "
+                        "its log's own format); read as a run of its own")
+        return None
     start = _first_step(new)
     # a resumed log logs again what it logged: one that shares no metric (a launcher's log beside the
     # run's metrics file, named by the same folder) supersedes nothing
     if start > _first_step(kept) and shared:
         old = kept["step"].to_numpy() >= start
         metric = kept["metric"].astype(str)
+        # as in one file (readers.resumes.passed_over): at a step the later file logs again, only its keys
+        again = kept["step"].isin(pd.unique(new["step"])).to_numpy()
+        redone = pd.MultiIndex.from_arrays([kept["step"], metric]).isin(
+            pd.MultiIndex.from_arrays([new["step"], new["metric"].astype(str)]))
+        old &= ~(again & ~redone)
         derived = np.zeros(len(kept), bool)  # rows a reader computed: in no source's count
         for i in {int(j) for j in np.unique(kept_from) if reports[j].derived}:
             derived |= (kept_from == i) & metric.isin(reports[i].derived).to_numpy()

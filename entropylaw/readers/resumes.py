@@ -66,9 +66,11 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
 
     ``df`` has columns step, key, value (and optionally line) in source order (by ``line``
     when given: column-major readers store rows key by key). A restart is a row whose step
-    is below a step already seen *in the run*, whatever its key: it supersedes every
-    earlier row, of every key, at or after its step (a run that logged to step 40,
-    resumed from 31 and validated next at 45 loses its old validation at 35 and 40 too).
+    is below a step already seen *in the run*, whatever its key: it supersedes the
+    earlier rows at or after its step, per key at a step it logs again (a key it leaves
+    out there, an evaluation the rerun did not repeat, keeps its earlier value), whole at
+    a step it does not log again (a run that logged to step 40, resumed from 31 and
+    validated next at 45 loses its old validation at 35 and 40 too).
     A key logged twice at the same step keeps its last value (counted the same way), or with
     ``repeats="mean"`` (a trainer logging a metric per micro-batch) the mean of the step's rows.
     With an ``axis`` column (each row's step axis) each axis restarts on its own.
@@ -108,21 +110,22 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
             steps, said = counted
             df = df.assign(step=steps)
             report.note(said, changed=True)
+    if isinstance(df["key"].dtype, pd.CategoricalDtype):
+        codes, names = df["key"].cat.codes.to_numpy(), df["key"].cat.categories
+    else:
+        codes, names = pd.factorize(df["key"])
     if not ordered:
         keep, restart_steps = _per_key_resumes(df, steps, same_step_restarts=repeats != "mean")
     elif "axis" in df.columns:  # each step axis restarts on its own (train on grpo_step, eval on eval_step)
         keep, found = np.ones(n, dtype=bool), set()
         for idx in pd.Series(range(n)).groupby(df["axis"].to_numpy(), sort=False).indices.values():
-            keep[idx], axis_restarts = _ordered_resumes(steps[idx])
+            keep[idx], axis_restarts = _ordered_resumes(steps[idx], codes[idx])
             found.update(axis_restarts)
         restart_steps = sorted(found)
     else:
-        keep, restart_steps = _ordered_resumes(steps)
+        keep, restart_steps = _ordered_resumes(steps, codes)
+    stood = keep & ~_ordered_resumes(steps)[0] if ordered and restart_steps and "axis" not in df.columns else None
     # the same key twice at one step (a re-logged value): the last one stands
-    if isinstance(df["key"].dtype, pd.CategoricalDtype):
-        codes, names = df["key"].cat.codes.to_numpy(), df["key"].cat.categories
-    else:
-        codes, names = pd.factorize(df["key"])
     pair = pd.Series(steps).astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
     repeated = keep & pair.duplicated(keep="last").to_numpy()  # within one segment: not a resume
     uncounted = np.zeros(n, dtype=bool)
@@ -149,6 +152,10 @@ def resolve_resumes(df: pd.DataFrame, report: IngestReport, ordered: bool = True
         at = ", ".join(str(s) for s in restart_steps[:10]) + (", ..." if len(restart_steps) > 10 else "")
         report.note(f"steps restart at {at} (resumed run): kept the later segment, "
                     f"dropped {count(n_resumed, 'earlier row')}{where}")
+    if stood is not None and stood.any():
+        shown = _where(df.iloc[np.flatnonzero(stood)][["step", "key"]])
+        report.note(f"kept {count(int(stood.sum()), 'earlier value')} the later segment does not log again (it "
+                    f"logs the step, not the key: an evaluation not repeated): {shown}")
     if n_repeated:
         report.drop(REPEATED, n_repeated)
         where = f" (first at line {lines[repeated].min()})" if lines is not None else ""
@@ -270,8 +277,10 @@ def epoch_steps(df: pd.DataFrame, steps: np.ndarray) -> tuple[np.ndarray, str] |
                  f"nothing superseded), {int(steps.max())} -> {int(out.max())}")
 
 
-def _ordered_resumes(steps: np.ndarray) -> tuple[np.ndarray, list[int]]:
-    """Rows kept (not superseded by a later restart) and the restart steps, for rows in write order."""
+def _ordered_resumes(steps: np.ndarray, codes: np.ndarray | None = None) -> tuple[np.ndarray, list[int]]:
+    """Rows kept (not superseded by a later restart) and the restart steps, for rows in write order.
+    With ``codes`` (each row's key) a later segment supersedes, at a step it logs again, only the keys
+    it logs there (:func:`passed_over`)."""
     n = len(steps)
     restart = np.zeros(n, dtype=bool)
     restart[1:] = steps[1:] < steps[:-1]  # the counter went back: a new segment starts here
@@ -282,7 +291,33 @@ def _ordered_resumes(steps: np.ndarray) -> tuple[np.ndarray, list[int]]:
     later_min = np.minimum.accumulate(later[::-1])[::-1]
     after = np.empty(n, dtype=np.int64)
     after[:-1], after[-1] = later_min[1:], np.iinfo(np.int64).max
-    return steps < after, sorted({int(s) for s in steps[restart]})
+    keep = steps < after
+    if codes is not None:
+        keep |= passed_over(steps, codes, restart, ~keep)
+    return keep, sorted({int(s) for s in steps[restart]})
+
+
+def passed_over(steps: np.ndarray, codes: np.ndarray, restart: np.ndarray, dropped: np.ndarray) -> np.ndarray:
+    """The ``dropped`` rows every later segment that reaches back over them passes over: it logs their
+    step again, but not their key (the rerun's step-1 row with its evaluation cell left empty). They
+    stand. A step a later segment does not log again is superseded whole: redone, not re-logged (a
+    run resumed from 31 that validates next at 45 loses its old validation at 35 and 40).
+
+    >>> steps, keys = np.array([1, 1, 2, 1, 2]), np.array([0, 1, 0, 0, 0])  # key 1 (eval) at step 1, not again
+    >>> restart, dropped = np.array([0, 0, 0, 1, 0], bool), np.array([1, 1, 1, 0, 0], bool)
+    >>> passed_over(steps, keys, restart, dropped).tolist()
+    [False, True, False, False, False]
+    """
+    saved = dropped.copy()
+    rows_dropped = np.flatnonzero(dropped)
+    starts = np.flatnonzero(restart)
+    pair = steps.astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
+    for a, b in zip(starts, np.r_[starts[1:], len(steps)]):
+        rows = rows_dropped[(rows_dropped < a) & (steps[rows_dropped] >= steps[a])]  # what this segment redoes
+        if len(rows):
+            passed = np.isin(steps[rows], steps[a:b]) & ~np.isin(pair[rows], pair[a:b])
+            saved[rows[~passed]] = False
+    return saved
 
 
 def _per_key_resumes(df: pd.DataFrame, steps: np.ndarray,
