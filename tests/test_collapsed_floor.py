@@ -73,11 +73,13 @@ def test_where_such_runs_recovered_the_interval_opens_to_what_they_reached():
 
 def test_on_floor_needs_the_instability_regime_on_its_floor_and_the_rates():
     rates = {"floor": {"reached": [0.0] * 21, "cases": 6}}
-    assert rg.on_floor({"name": "instability", "on_floor": True}, rates) is rates["floor"]
-    assert rg.on_floor({"name": "instability", "on_floor": True}, {}) is None
-    assert rg.on_floor({"name": "saturation", "on_floor": True}, rates) is None
-    assert rg.moves({"name": "instability", "on_floor": True}, rates)
-    assert not rg.moves({"name": "instability", "on_floor": False}, rates)
+    down = {"name": "instability", "on_floor": True, "drop": 0.4, "point_sd": 0.02}  # fell 20 standard errors
+    assert rg.on_floor(down, rates) is rates["floor"]
+    assert rg.on_floor(down, {}) is None
+    assert rg.on_floor({**down, "name": "saturation"}, rates) is None
+    assert rg.on_floor({**down, "drop": 0.05}, rates) is None  # 2.5 standard errors: no fall
+    assert rg.moves(down, rates)
+    assert not rg.moves({**down, "on_floor": False}, rates)
 
 
 def test_rasbt_kl_run_at_25_percent_is_told_to_stop_with_rates_learned_without_its_recipe():
@@ -102,3 +104,21 @@ def test_rasbt_kl_run_at_25_percent_is_told_to_stop_with_rates_learned_without_i
                   regime_rates=rates, n_boot=200)
     f = fc.methods[fc.default].forecast.iloc[-1]
     assert f["hi"] < 0.01 and fc.final_observed == 0.0 and fc.decision["call"] == "stop"
+
+
+def test_a_run_that_has_yet_to_leave_its_floor_is_not_read_as_collapsed():
+    """Hostile case: a score at 0.000-0.002 for its first evaluations while its entropy rises 3-fold
+    (an instruct model learning the answer's format; GSM8K's PPO 0.5B run sat at 0.000-0.002 for 22
+    steps, then 0.384 at step 29). It is on its floor but never fell from a peak: the rates of
+    collapsed runs do not apply, no [0.000, 0.000] forecast and no stop."""
+    steps = np.arange(2.0, 61.0, 2.0)
+    y = np.where(steps <= 22, np.where(steps % 4 == 0, 0.002, 0.0), np.minimum(0.55, 0.38 + (steps - 29) / 100))
+    hs = np.arange(1.0, 61.0)
+    h = np.where(hs < 8, 0.2, 0.7)
+    run = RunData.from_arrays(steps, y, hs, h, target_key="val/gsm8k")
+    rates = rg.learn(_cases((0.0,) * 6))
+    fc = forecast(run, fit_steps=20.0, methods=["default", "last-value"], regime_rates=rates, n_boot=200)
+    assert fc.regime["name"] == "instability" and fc.regime["on_floor"] and not rg.fell(fc.regime)
+    assert rg.on_floor(fc.regime, rates) is None
+    assert fc.decision["call"] != "stop"
+    assert "the forecast is where they ended" not in " ".join(fc.warnings)

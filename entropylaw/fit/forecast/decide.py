@@ -47,6 +47,7 @@ from entropylaw.fit.forecast.final import final_steps, gap_reason, hold, no_fore
 from entropylaw.fit.forecast.horizon import to_step_of  # noqa: F401 -- callers read it from here
 from entropylaw.fit.forecast.problems import check_problems, problems_for, run_problems
 from entropylaw.fit.forecast.rank_flags import is_constant
+from entropylaw.fit.forecast.regimes import fell
 from entropylaw.fit.forecast.schedule import LR_KEYS
 from entropylaw.fit.logit import from_logit
 from entropylaw.terminal import signed
@@ -180,13 +181,13 @@ def anchor(regime, bounds) -> float | None:
 
     >>> round(anchor({"name": "take-off", "z_end": 0.0}, (0.0, 1.0)), 3), anchor({"name": "saturation"}, (0, 1))
     (0.5, None)
-    >>> anchor({"name": "instability", "on_floor": True, "z_end": -9.0}, (-1.0, 1.0))
+    >>> anchor({"name": "instability", "on_floor": True, "z_end": -9.0, "drop": 1.0, "point_sd": 0.05}, (-1.0, 1.0))
     -1.0
     """
     if bounds is None or not regime:
         return None
-    if regime.get("name") == "instability" and regime.get("on_floor"):  # the floor its draws start from
-        return float(bounds[0])
+    if regime.get("name") == "instability" and regime.get("on_floor") and fell(regime):
+        return float(bounds[0])  # the floor a collapsed run's draws start from (regimes.on_floor)
     if regime.get("name") != "take-off" or "z_end" not in regime:
         return None
     return float(np.asarray(from_logit(np.array([regime["z_end"]]), bounds))[0])

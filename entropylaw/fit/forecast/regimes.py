@@ -173,9 +173,10 @@ def case(win, regime, final, final_step) -> dict | None:
             out["fold"] = regime.get("entropy_fold")  # whether its entropy held: the steady rates (takeoff.steady)
     if regime["name"] == "instability":
         level = float(from_logit(regime["z_end"], win.bounds)) - lo
-        if level <= 2 * regime["point_sd"]:  # already on its floor: nothing left to lose; where it ended is kept
-            out["floor_reached"] = float(np.clip((final - lo) / (hi - lo), 0.0, 1.0))
-            return out
+        if level <= 2 * regime["point_sd"]:  # already on its floor: nothing left to lose
+            if fell(regime):  # where a run on its floor after a fall ended is kept (on_floor)
+                out["floor_reached"] = float(np.clip((final - lo) / (hi - lo), 0.0, 1.0))
+            return out if len(out) > 1 else None
         r = (final - lo) / level
         out.update(r=float(np.clip(r, 0.0, 1.0)), collapsed=bool(r < COLLAPSED))
     return out
@@ -318,14 +319,26 @@ def on_floor(regime, rates) -> dict | None:
     [0.00, 1.00] and no call; it stayed at 0.000 to its end).
 
     >>> rates = {"floor": {"reached": [0.0] * 21, "cases": 10}}
-    >>> on_floor({"name": "instability", "on_floor": True}, rates) is rates["floor"]
-    True
-    >>> on_floor({"name": "instability", "on_floor": False}, rates) is None
+    >>> down = {"name": "instability", "on_floor": True, "drop": 0.4, "point_sd": 0.02}
+    >>> on_floor(down, rates) is rates["floor"], on_floor({**down, "on_floor": False}, rates)
+    (True, None)
+    >>> on_floor({**down, "drop": 0.0}, rates) is None   # on its floor, its entropy rising: it never left it
     True
     """
-    if not regime or regime.get("name") != "instability" or not regime.get("on_floor"):
+    if not regime or regime.get("name") != "instability" or not regime.get("on_floor") or not fell(regime):
         return None
     return (rates or {}).get("floor")
+
+
+def fell(regime) -> bool:
+    """Whether the window's score fell from its peak by more than :data:`DROP_SD` standard errors
+    of a point: a run on its floor after a fall, not one that has yet to leave it (its entropy
+    rising while it learns the answer's format is no collapse).
+
+    >>> fell({"drop": 0.4, "point_sd": 0.02}), fell({"drop": 0.0, "point_sd": 0.02}), fell({})
+    (True, False, False)
+    """
+    return regime.get("drop", 0.0) > DROP_SD * regime.get("point_sd", np.inf)
 
 
 def _stretch(z, lo, hi):
