@@ -192,7 +192,7 @@ def prior_for(stored: dict, task: str, run_id: str | None = None,
     seen = (tasks.get(task) or {}).get("runs", 0) - int(run_id is not None and run_id in
                                                         ((tasks.get(task) or {}).get("prior") or {}).get("run_ids", []))
     where = (f"has {seen} finished run in the prior, and a task's own prior needs {MIN_TASK_RUNS}" if seen
-             else "is not among the tasks the prior was learned on")
+             else "is not among the tasks logit-drift's prior was learned on")
     named = f"task {task!r} {where}" if not is_generic(task) else \
         f"the score names no task (only the measure {task!r}): a task new to the prior"
     return new, (f"{named} (tasks: {known}): its climb rate "
