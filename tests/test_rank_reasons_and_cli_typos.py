@@ -42,7 +42,7 @@ def test_a_share_within_the_draws_error_of_the_cut_is_kept_and_says_so():
     row = next(x for x in text.splitlines() if x.split()[:2] == ["2", "kept"])
     assert row.split()[9] == "no*"  # the row's prune column points at the line under the table
     flat = " ".join(text.split())
-    assert "no* (row 2: kept): p_near below 5 %, but not pruned: its share (5 of 200 joint draws)" in flat
+    assert "no* (row 2): p_near below 5 %, but not pruned: its share (5 of 200 joint draws)" in flat
     assert all(len(x) <= 120 for x in text.splitlines())
     doc = {d["run_id"]: d for d in r.to_dict()}
     assert doc["kept"]["keep_reason"] == rows["kept"]["keep_reason"] and doc["cut"]["keep_reason"] is None

@@ -18,7 +18,7 @@ import re
 import warnings
 
 from entropylaw.errors import EntropyLawWarning
-from entropylaw.terminal import count
+from entropylaw.api.plumbing import count
 
 _LEFT_OUT = re.compile(r"^run (['\"])(.*?)\1 left out: ")
 

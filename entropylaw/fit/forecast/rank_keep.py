@@ -66,14 +66,13 @@ def _pct(p: float) -> str:
 
 def keep_line(rows) -> list:
     """The lines under the table naming the rows marked :data:`MARK` and why each is kept: one line a
-    reason, with the rows that have it (their ids where 3 or fewer). A row kept for a reason every
+    reason, with the rows that have it. A row kept for a reason every
     run shares (too few draws, scores on different scales: a note says it) or as finished (its tag
     says it) is not marked: its ``keep_reason`` is in ``--json``."""
     why = {}
     for i, r in enumerate(rows):
         if r.get("keep_reason") and r.get("keep_mark"):
             why.setdefault(r["keep_reason"], []).append(i)
-    named = {reason: rows_said(idx, len(rows)) + (": " + ", ".join(rows[i]["run_id"] for i in idx)) * (len(idx) <= 3)
-             for reason, idx in why.items()}
+    named = {reason: rows_said(idx, len(rows)) for reason, idx in why.items()}  # the rows name the runs
     return [f"{MARK} ({who}): p_near below {100 * PRUNE_BELOW:g} %, but not pruned: {reason}"
             for reason, who in named.items()]
