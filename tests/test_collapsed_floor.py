@@ -73,7 +73,8 @@ def test_where_such_runs_recovered_the_interval_opens_to_what_they_reached():
 
 def test_on_floor_needs_the_instability_regime_on_its_floor_and_the_rates():
     rates = {"floor": {"reached": [0.0] * 21, "cases": 6}}
-    down = {"name": "instability", "on_floor": True, "drop": 0.4, "point_sd": 0.02}  # fell 20 standard errors
+    # fell 20 standard errors, its last 2 points on the floor
+    down = {"name": "instability", "on_floor": True, "drop": 0.4, "point_sd": 0.02, "floor_points": 2}
     assert rg.on_floor(down, rates) is rates["floor"]
     assert rg.on_floor(down, {}) is None
     assert rg.on_floor({**down, "name": "saturation"}, rates) is None
@@ -122,3 +123,19 @@ def test_a_run_that_has_yet_to_leave_its_floor_is_not_read_as_collapsed():
     assert rg.on_floor(fc.regime, rates) is None
     assert fc.decision["call"] != "stop"
     assert "the forecast is where they ended" not in " ".join(fc.warnings)
+
+
+def test_one_evaluation_at_zero_alone_is_not_a_collapse():
+    """Hostile case: rasbt's KL run's first scores (0.156, 0.408, then 0.000 at step 100) with its
+    entropy flat: an evaluation that failed reads so, and the next may not. Instability and on its
+    floor, but one point alone, without the entropy's rise, is no collapse to forecast at 0.000 and
+    stop; a second evaluation at 0, or the entropy's rise (the real run's, 57.8-fold), makes it one."""
+    run, end = _collapsed()
+    flat = RunData.from_arrays(run.target.steps, run.target.values, np.arange(1.0, 501.0), np.full(500, 0.4),
+                               target_key="val/acc")
+    rates = rg.learn(_cases((0.0,) * 6))
+    fc = forecast(flat, fit_steps=end, methods=["default"], regime_rates=rates, n_boot=200)
+    assert fc.regime["name"] == "instability" and fc.regime["on_floor"] and fc.regime["floor_points"] == 1
+    assert not rg.fell(fc.regime) and rg.on_floor(fc.regime, rates) is None
+    assert fc.decision["call"] != "stop" and "the forecast is where they ended" not in " ".join(fc.warnings)
+    assert rg.fell({**fc.regime, "floor_points": 2}) and rg.fell({**fc.regime, "entropy_fold": 57.8})

@@ -181,7 +181,7 @@ def anchor(regime, bounds) -> float | None:
 
     >>> round(anchor({"name": "take-off", "z_end": 0.0}, (0.0, 1.0)), 3), anchor({"name": "saturation"}, (0, 1))
     (0.5, None)
-    >>> anchor({"name": "instability", "on_floor": True, "z_end": -9.0, "drop": 1.0, "point_sd": 0.05}, (-1.0, 1.0))
+    >>> anchor({"name": "instability", "on_floor": True, "drop": 1.0, "point_sd": 0.05, "floor_points": 3}, (-1, 1))
     -1.0
     """
     if bounds is None or not regime:

@@ -130,7 +130,9 @@ def classify(win, entropy_fold=ENTROPY_FOLD) -> dict:
     after = len(y) - 1 - int(np.argmax(y.values))  # points after the peak
     held = peak - float(np.max(y.values[-DROP_POINTS:])) if after >= DROP_POINTS else 0.0
     first = (float(y.values[0]) - lo) / (hi - lo)
-    out.update(point_sd=sd, entropy_fold=rise, drop=drop)
+    low = np.abs(y.values - lo) <= 2 * sd  # the points at the floor, within 2 standard errors of a point
+    out.update(point_sd=sd, entropy_fold=rise, drop=drop,
+               floor_points=int(np.argmin(low[::-1])) if not low.all() else len(low))  # the last ones, in a row
     signs = []
 
     def share(x):  # a fraction's points; another range's share of it (a reward in [-1, 1] has no points)
@@ -319,7 +321,7 @@ def on_floor(regime, rates) -> dict | None:
     [0.00, 1.00] and no call; it stayed at 0.000 to its end).
 
     >>> rates = {"floor": {"reached": [0.0] * 21, "cases": 10}}
-    >>> down = {"name": "instability", "on_floor": True, "drop": 0.4, "point_sd": 0.02}
+    >>> down = {"name": "instability", "on_floor": True, "drop": 0.4, "point_sd": 0.02, "floor_points": 2}
     >>> on_floor(down, rates) is rates["floor"], on_floor({**down, "on_floor": False}, rates)
     (True, None)
     >>> on_floor({**down, "drop": 0.0}, rates) is None   # on its floor, its entropy rising: it never left it
@@ -332,13 +334,21 @@ def on_floor(regime, rates) -> dict | None:
 
 def fell(regime) -> bool:
     """Whether the window's score fell from its peak by more than :data:`DROP_SD` standard errors
-    of a point: a run on its floor after a fall, not one that has yet to leave it (its entropy
-    rising while it learns the answer's format is no collapse).
+    of a point and stays on its floor: its last :data:`DROP_POINTS` points there, or one with the
+    entropy risen several-fold (:data:`ENTROPY_FOLD`). Not a run that has yet to leave its floor
+    (its entropy rising while it learns the answer's format), nor one evaluation at 0 alone (an
+    evaluation that failed reads so, and the next may not).
 
-    >>> fell({"drop": 0.4, "point_sd": 0.02}), fell({"drop": 0.0, "point_sd": 0.02}), fell({})
-    (True, False, False)
+    >>> down = {"drop": 0.4, "point_sd": 0.02, "floor_points": 2}
+    >>> fell(down), fell({**down, "drop": 0.0}), fell({**down, "floor_points": 1}), fell({})
+    (True, False, False, False)
+    >>> fell({**down, "floor_points": 1, "entropy_fold": 57.8})   # rasbt's KL run at 25 %
+    True
     """
-    return regime.get("drop", 0.0) > DROP_SD * regime.get("point_sd", np.inf)
+    if not regime.get("drop", 0.0) > DROP_SD * regime.get("point_sd", np.inf):
+        return False
+    fold = regime.get("entropy_fold")
+    return regime.get("floor_points", 0) >= DROP_POINTS or (fold is not None and fold >= ENTROPY_FOLD)
 
 
 def _stretch(z, lo, hi):
