@@ -28,7 +28,7 @@ import pandas as pd
 from entropylaw.fit.forecast.core import FALLBACK, decision_method, default_method, describe_method
 from entropylaw.fit.forecast.final import describe, final_value
 from entropylaw.fit.forecast.methods import BEYOND
-from entropylaw.fit.forecast.regimes import SWITCH_SAID
+from entropylaw.fit.forecast.data_switch import SWITCH_SAID
 from entropylaw.fit.forecast.schedule import LR_SAID
 from entropylaw.fit.run import GOOD, NOT_APPLICABLE
 from entropylaw.results.cache import LAW_METHOD

@@ -49,6 +49,7 @@ from entropylaw.fit.forecast.rank_flags import is_constant
 from entropylaw.fit.forecast.horizon import ahead_of, to_step_of
 from entropylaw.fit.forecast.schedule import lr_note
 from entropylaw.fit.forecast import regimes as _regimes
+from entropylaw.fit.forecast.data_switch import data_switch
 from entropylaw.fit.forecast import sweep as _sweep
 from entropylaw.fit.forecast import text as _text
 from entropylaw.fit.forecast.final import final_steps, gap_reason, seen_range
@@ -269,7 +270,7 @@ def _regime(win, rates, sweep, shown, lr_said=None):
     its sweep's rate says so (``carried``: rank ranks it against its sweep however wide);
     ``lr_said``: a learning rate falling after the window (:func:`~.schedule.lr_note`)."""
     regime = _regimes.classify(win)
-    switch = _regimes.data_switch(win.config)
+    switch = data_switch(win.config)
     if switch:
         regime["data_switch"] = switch
     rates = cal.stored().get("regimes", {}) if rates is None else rates

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from entropylaw.fit.forecast.data_switch import SWITCH_WIDEN
 from entropylaw.fit.forecast.problems import run_problems
 from entropylaw.fit.forecast.drift_fit import late, logit_weights, posterior
 from entropylaw.fit.forecast.data import own_noise, robust_noise
@@ -68,8 +69,6 @@ DROP_POINTS = 2
 DROP_ALONE_SD = 6.0  # one point alone that far below the peak is no noise: said at once
 COLLAPSED = 0.5  # a run that ends below half its window-end level (above the floor) collapsed
 STAYED = 0.02  # a run on its floor that ended within 2 % of the score's range of it stayed there
-SWITCH_WIDEN = 2.0  # data that changes mid-run: the interval's spread on the logit scale, doubled (stated)
-SWITCH_SAID = "the data changes during the run"  # how its warning starts (the report's row names it)
 
 
 def point_sd(win) -> float:
@@ -279,21 +278,6 @@ def apply(regime, rates, steps, mid, draws, end, bounds, seed=0, own=False):
         zm = to_logit(mid, bounds)
         draws = from_logit(zm + SWITCH_WIDEN * (to_logit(draws, bounds) - zm), bounds)
     return mid, draws
-
-
-def data_switch(config) -> str | None:
-    """What the trainer's printed config says of data that changes during the run: several
-    training files read in order (``data.shuffle=False``) train the later steps on other data.
-    None where it says nothing of the kind."""
-    files = list((config or {}).get("train_files") or [])
-    if len(files) < 2 or config.get("shuffle") is not False:
-        return None
-    names = ", ".join(f.rsplit("/", 2)[-2] + "/" + f.rsplit("/", 1)[-1] if f.count("/") >= 1 else f
-                      for f in files)
-    return (f"{SWITCH_SAID}: the log's config reads {len(files)} training files in order "
-            f"(data.shuffle=False: {names}), so later steps train on other data; the forecast assumes the same data "
-            f"throughout: its interval is widened {SWITCH_WIDEN:g}x on the logit scale (a stated factor: no run "
-            "at hand measures it)")
 
 
 def moves(regime, rates) -> bool:
