@@ -188,3 +188,22 @@ def test_a_run_whose_log_ends_in_an_error_is_no_run_still_training_and_the_scree
             if end == "error at exit" else
             "the log ends in an error at line 133, after its last step 120: KeyboardInterrupt; the run stopped there")
     assert f"note: read: {tmp_path / 'stopped.log'}: {said}" in text, out.stdout
+
+
+def test_the_shipped_runs_backtest_is_said_in_sample_and_a_users_is_not(tmp_path):
+    """The demo's runs are the ones the stored calibration and rates were measured on: its backtest
+    scores them on what they taught it, said under the table. A run of one's own is not among them."""
+    import numpy as np
+    from conftest import run_cli
+
+    out = run_cli("demo", "data/real-sizes", "--no-report")
+    assert out.returncode == 0, out.stderr
+    assert "in-sample: every run here is among the runs the stored calibration" in " ".join(out.stdout.split())
+    s = np.arange(1, 121)
+    rows = ["step,entropy,score,val/gsm8k"] + [
+        f"{i},{0.9 * np.exp(-i / 60) + 0.05:.4f},{0.3 + 0.4 * (1 - np.exp(-i / 40)):.4f},"
+        + (f"{0.35 + 0.4 * (1 - np.exp(-i / 40)):.4f}" if i % 10 == 0 else "") for i in s]
+    (tmp_path / "mine.csv").write_text("\n".join(rows) + "\n")
+    out = run_cli("demo", str(tmp_path), "--no-report")
+    assert out.returncode == 0, out.stderr
+    assert "in-sample" not in out.stdout and "mine" in out.stdout, out.stdout

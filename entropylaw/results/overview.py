@@ -102,6 +102,13 @@ class Overview:
         if any("no known range" in why for why in refused):
             out.append(f"no forecast: its 90 % interval would be over {UNBOUNDED_WIDTH:g} times as wide as its "
                        "window's scores (a score of no known range).")
+        inside = [str(i) for i, r in enumerate(self.rows, 1) if (r.get("fc") or {}).get("calibrated_on")]
+        if inside:  # shipped runs: the stored factors and rates were measured on them
+            who = "every run here is" if len(inside) == len(self.rows) else f"rows {', '.join(inside)} are"
+            out += wrap(f"in-sample: {who} among the runs the stored calibration (interval factors, take-off and "
+                        "collapse rates) was measured on, so these backtests score the runs on what they taught it; "
+                        "analysis/bench_forecast.py and bench_decide.py leave each run's task or recipe out "
+                        "(docs/results.md).", WIDTH).split("\n")
         out += self.size_lines
         if self.left_out:  # wrapped, not cut: a note cut mid-word said half its advice
             out += wrap(words(left_out_line(self.left_out)), WIDTH).split("\n")

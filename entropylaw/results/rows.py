@@ -25,6 +25,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
+from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.core import FALLBACK, decision_method, default_method, describe_method
 from entropylaw.fit.forecast.final import describe, final_value
 from entropylaw.fit.forecast.methods import BEYOND
@@ -147,9 +148,10 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
     steps (``computed``: :func:`entropylaw.results.cache.forecast_runs`); rows that cannot be
     forecast say why."""
     out = []
+    learned_on = set(cal.stored().get("run_ids") or [])  # the runs the stored calibration was measured on
     for row in rows:
         f = {k: row.get(k) for k in ("run_id", "number", "label", "family", "color", "marker", "linestyle")}
-        f.update(method=None, conf=conf)
+        f.update(method=None, conf=conf, calibrated_on=row.get("run_id") in learned_on)
         if row.get("no_law"):  # said where its law ceiling would be
             f["no_law"] = row["no_law"]
         done = computed.get(row["run_id"])
