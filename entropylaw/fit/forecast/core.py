@@ -205,10 +205,11 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     if regime["name"] != "saturation" or regime.get("sweep_note"):
         notes.append(f"regime at step {win.last:g}: {regime['name']}" + (f"; {regime['sweep_note']}"
                                                                      if regime.get("sweep_note") else ""))
-    if run.target_kind != "validation":
-        notes.insert(0, f"forecasting the training score ({run.target_key}) of run {run.run_id!r}, as asked "
-                        "(`y_key`)" if run.target_asked else f"no validation score in run {run.run_id!r}: "
-                        f"forecasting the training score ({run.target_key}) instead")
+    if run.target_kind != "validation" and run.target_asked:
+        notes.insert(0, f"forecasting the training score ({run.target_key}) of run {run.run_id!r}, as asked (`y_key`)")
+    elif run.target_kind != "validation":
+        notes.insert(0, f"no validation score in run {run.run_id!r}: forecasting the training score "
+                        f"({run.target_key}) instead")
     default = chosen if chosen in names else names[0]  # the recommended of the methods asked for
     if chosen in results and not results[chosen].ok and results.get(FALLBACK) \
             and results[FALLBACK].ok:

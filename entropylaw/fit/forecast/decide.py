@@ -47,7 +47,7 @@ from entropylaw.fit.forecast.final import final_steps, gap_reason, hold, no_fore
 from entropylaw.fit.forecast.horizon import to_step_of  # noqa: F401 -- callers read it from here
 from entropylaw.fit.forecast.problems import check_problems, problems_for, run_problems
 from entropylaw.fit.forecast.rank_flags import is_constant
-from entropylaw.fit.forecast.regimes import fell
+from entropylaw.fit.forecast.regimes import collapsed
 from entropylaw.fit.forecast.schedule import LR_KEYS
 from entropylaw.fit.logit import from_logit
 from entropylaw.terminal import signed
@@ -186,7 +186,7 @@ def anchor(regime, bounds) -> float | None:
     """
     if bounds is None or not regime:
         return None
-    if regime.get("name") == "instability" and regime.get("on_floor") and fell(regime):
+    if collapsed(regime):
         return float(bounds[0])  # the floor a collapsed run's draws start from (regimes.on_floor)
     if regime.get("name") != "take-off" or "z_end" not in regime:
         return None

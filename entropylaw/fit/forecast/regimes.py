@@ -311,9 +311,14 @@ def on_floor(regime, rates) -> dict | None:
     >>> on_floor({**down, "drop": 0.0}, rates) is None   # on its floor, its entropy rising: it never left it
     True
     """
-    if not regime or regime.get("name") != "instability" or not regime.get("on_floor") or not fell(regime):
-        return None
-    return (rates or {}).get("floor")
+    return (rates or {}).get("floor") if collapsed(regime) else None
+
+
+def collapsed(regime) -> bool:
+    """Whether the window is a run on its floor after a collapse: instability, its fitted level
+    within 2 standard errors of a point of the range's bottom (``on_floor``), after a fall
+    (:func:`fell`)."""
+    return bool(regime) and regime.get("name") == "instability" and bool(regime.get("on_floor")) and fell(regime)
 
 
 def fell(regime) -> bool:
