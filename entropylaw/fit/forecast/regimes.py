@@ -9,7 +9,8 @@ in two other regimes, each recognised from the window:
   logit rate ``c`` per unit of ``ln(1 + step)`` at least :data:`FAST`, and the climb beyond
   the score's noise). Where the climb stops is not in the window. Real runs that
   were in take-off at the same point and climbed on did so at a share ``rho`` of their window's
-  rate: ``logit(final) = logit(end) + rho c ln((1 + T) / (1 + end))``; those that fell are kept
+  rate: ``logit(final) = logit(end) + rho c ln((1 + T) / (1 + end))``; those that fell (beyond
+  :data:`DROP_SD` standard errors of a point; less is a climb that stopped, ``rho`` 0) are kept
   by the logit they lost per unit of ``ln(1 + step)`` (a negative ``rho``, :func:`rate`): a fall
   is not in proportion to how fast the run climbed before it (a slow climber's fall, scaled by a
   fast climber's rate, put the fast one back on its floor). The forecast draws ``rho``
@@ -169,7 +170,10 @@ def case(win, regime, final, final_step) -> dict | None:
         log_span = np.log((1 + final_step) / (1 + win.end))
         if regime["c"] * log_span > 0:
             change = float(to_logit(final, win.bounds) - regime["z_end"]) / log_span  # logit per unit of ln(1 + step)
-            out["rho"] = change / regime["c"] if change >= 0 else change  # a fall as it is (the module docstring)
+            # a drop within the noise is no fall: as a rate, Countdown's final at 50 % (0.4 standard errors below
+            # the window's last score) fell 6 points over a 15 % window's span
+            fall = float(from_logit(regime["z_end"], win.bounds)) - final > DROP_SD * regime["point_sd"]
+            out["rho"] = change / regime["c"] if change >= 0 else change if fall else 0.0
             out["reached"] = float((final - lo) / (hi - lo))
             out["fold"] = regime.get("entropy_fold")  # whether its entropy held: the steady rates (takeoff.steady)
     if regime["name"] == "instability":
