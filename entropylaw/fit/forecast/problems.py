@@ -10,7 +10,7 @@ is a whole number of ``n``-ths (:func:`problems_in`); the benchmark the key name
 >>> problems_for("val/math", [51 / 1024, 96 / 1024, 172 / 1024, 0.3125])
 (1024, 'the scores are whole multiples of 1/1024')
 >>> problems_for("val/openai/gsm8k", [0.7, 0.71])
-(1319, 'gsm8k')
+(1319, "gsm8k's test split, by the key's name")
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ MIN_PROBLEMS = 2
 # the most: no benchmark holds ten million problems (a typo's 1e12 made every score's noise nil, unsaid)
 MAX_PROBLEMS = 10_000_000
 _SAMPLES = re.compile(r"(?:mean|avg)@(\d+)")  # a mean over k samples per problem: veRL's mean@k
+NAMED = ", by the key's name"  # how a size taken from the benchmark the key names is said
 
 
 def problems_error(n_problems) -> str | None:
@@ -80,6 +81,17 @@ def _fp16_exact(raw) -> bool:
         return bool(np.all(np.asarray(raw, np.float16).astype(float) == raw))
 
 
+def _inside(values, bounds) -> np.ndarray:
+    """The distinct finite scores of ``values`` inside the range (not within :data:`EDGE` of its ends): those
+    that constrain a lattice's denominator."""
+    raw = np.asarray(values, float)
+    raw = np.unique(raw[np.isfinite(raw)])
+    if bounds is None or not bounds[1] > bounds[0]:
+        return raw
+    p = (raw - float(bounds[0])) / (float(bounds[1]) - float(bounds[0]))
+    return raw[(p > EDGE) & (p < 1 - EDGE)]
+
+
 def problems_in(values, bounds=(0.0, 1.0)) -> int | None:
     """The size of the validation set behind ``values`` read off the scores themselves: the
     smallest ``n`` (up to :data:`LATTICE_MOST`) of which every score is a whole number of
@@ -106,11 +118,8 @@ def problems_in(values, bounds=(0.0, 1.0)) -> int | None:
     if bounds is None or not bounds[1] > bounds[0]:
         return None
     lo, hi = float(bounds[0]), float(bounds[1])
-    raw = np.asarray(values, float)
-    raw = np.unique(raw[np.isfinite(raw)])
+    raw = _inside(values, bounds)
     p = (raw - lo) / (hi - lo)
-    inside = (p > EDGE) & (p < 1 - EDGE)
-    raw, p = raw[inside], p[inside]
     if len(p) < LATTICE_MIN_VALUES:
         return None
     n = np.arange(1, LATTICE_MOST + 1)
@@ -170,7 +179,7 @@ def problems_for(target_key: str, values=(), bounds=(0.0, 1.0), given=None,
     (None, None).
 
     >>> problems_for("val/openai/gsm8k", [k / (4 * 1319) for k in (1001, 2002, 3003, 4005)])
-    (1319, 'gsm8k')
+    (1319, "gsm8k's test split, by the key's name")
     >>> problems_for("val/acc/mean@4", [k / (4 * 1024) for k in (201, 388, 2693, 3021, 3555)])
     (1024, 'the scores are whole multiples of 1/4096, means over 4 samples of each problem')
     """
@@ -185,7 +194,7 @@ def problems_for(target_key: str, values=(), bounds=(0.0, 1.0), given=None,
         if k > 1 and seen % k == 0:
             return seen // k, f"the scores are whole multiples of 1/{seen}, means over {k} samples of each problem"
         return seen, f"the scores are whole multiples of 1/{seen}"
-    return named, bench
+    return named, (f"{bench}'s test split{NAMED}" if named else bench)
 
 
 def run_problems(run) -> tuple[float | None, str | None]:
@@ -203,6 +212,10 @@ def run_problems(run) -> tuple[float | None, str | None]:
         return ASSUMED_PROBLEMS, (f"assumed: a {ASSUMED_PROBLEMS}-problem set (MATH-500's size), the window's "
                                   f"{len(run.target)} points too few to tell its noise from its climb; give "
                                   "`n_problems`")
+    if source and source.endswith(NAMED) and (k := len(_inside(run.target.values, run.bounds))) < LATTICE_MIN_VALUES:
+        # a run may evaluate a subset of the split (1,024 of MATH's 5,000): its scores would show it, these few cannot
+        source += (f"; the window's {k} distinct score{'s' if k != 1 else ''} off the range's ends cannot show a "
+                   f"subset's size (it takes {LATTICE_MIN_VALUES}): give `n_problems` for one")
     return n, source
 
 
