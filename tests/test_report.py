@@ -405,3 +405,20 @@ def test_cli_figures_says_five_warnings_and_the_lab_figures_in_one_line(tmp_path
     assert "skipped table1: no probe summary given" not in res.stderr
     named = cli("figures", str(src), "--out", str(tmp_path / "g"), "--which", "law", "table1", "--format", "png")
     assert "entropylaw: skipped table1: no probe summary given" in named.stderr, named.stderr
+
+
+def test_the_page_says_the_shipped_runs_backtests_are_in_sample_and_a_users_are_not():
+    """The demo's screen said its backtest scores the shipped runs on what they taught the stored calibration; the
+    page did not. Both read one line (``RunResults.in_sample_said``); a run of one's own has none."""
+    import entropylaw as el
+    from entropylaw.page.assemble import report_html
+
+    if not (ROOT / "data" / "real-sizes").is_dir():
+        pytest.skip("no data/real-sizes")
+    html, _built, _ = report_html(el.load(str(ROOT / "data" / "real-sizes"), warn=False), which=["forecast"])
+    text = " ".join(re.sub(r"<[^>]+>", " ", html).split())
+    assert "in-sample: every run here is among the runs the stored calibration" in text
+    mine, _built, _ = report_html(table.concat([law_run(f"mine{k}", 0.1 + 0.02 * k, 0.7, k) for k in range(3)]),
+                                  which=["forecast"])
+    assert "in-sample:" not in mine and "stored calibration" not in mine
+    plt.close("all")

@@ -309,6 +309,7 @@ def render_html(model: PageModel) -> str:
         parts.append('<div class="first"><div class="tablebox">' + forecast_table_html(forecasts, names["method"])
                      + (f'<p class="key">Not shown, no run has one: {esc("; ".join(gone))}.</p>' if gone else "")
                      + (f'<p class="key">{esc(beyond_key(forecasts))}.</p>' if beyond_key(forecasts) else "")
+                     + (f'<p class="key">{esc(in_sample)}</p>' if (in_sample := model.runs.in_sample_said()) else "")
                      + "</div>" + (figure_html(forecast_figure, side=True, heading=False) if forecast_figure else "")
                      + "</div>")
     else:

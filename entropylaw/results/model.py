@@ -32,7 +32,7 @@ from entropylaw.results.notes import reworded
 from entropylaw.results.picks import Picks, project_picks
 from entropylaw.readers.accounts import loss_lines
 from entropylaw.readers.dataset_guess import guessed_lines
-from entropylaw.results.rows import forecast_rows_of, method_names, summary_rows_of
+from entropylaw.results.rows import forecast_rows_of, in_sample_said, method_names, summary_rows_of
 from entropylaw.results.runs import NO_ENTROPY, forecast_only_runs, left_out_runs, usable_runs
 from entropylaw.fit.forecast.window_hint import window_hint
 from entropylaw.results.live import live_line, live_runs
@@ -68,6 +68,11 @@ class RunResults:
         """The line naming the runs still training beside the backtests ``what`` names ('' where none is);
         ``where``: where their forecasts from every step logged are shown (default: `entropylaw forecast RUN`)."""
         return live_line(self.live, self.fit_frac, what, where) if self.live else ""
+
+    def in_sample_said(self) -> str | None:
+        """The line saying the forecasts' backtests are in-sample where some runs are among those the stored
+        calibration was measured on (:func:`entropylaw.results.rows.in_sample_said`), else None."""
+        return in_sample_said(self.forecasts)
 
     def forecast(self, run_id: str) -> dict:
         """The forecast row of ``run_id`` (``{}`` when it has none)."""

@@ -22,7 +22,7 @@ from entropylaw.fit.run import left_out_line
 from entropylaw.results.columns import COLUMNS, TRUST_SHORT, fitted, screen_header, screen_line, shown
 from entropylaw.results.live import read_said
 from entropylaw.results.model import N_BOOT, RunResults, run_results
-from entropylaw.results.rows import NOT_FITTED
+from entropylaw.results.rows import NOT_FITTED, in_sample_said
 from entropylaw.terminal import wrap
 
 MAX_LINES, WIDTH = 60, 120
@@ -102,13 +102,9 @@ class Overview:
         if any("no known range" in why for why in refused):
             out.append(f"no forecast: its 90 % interval would be over {UNBOUNDED_WIDTH:g} times as wide as its "
                        "window's scores (a score of no known range).")
-        inside = [str(i) for i, r in enumerate(self.rows, 1) if (r.get("fc") or {}).get("calibrated_on")]
-        if inside:  # shipped runs: the stored factors and rates were measured on them
-            who = "every run here is" if len(inside) == len(self.rows) else f"rows {', '.join(inside)} are"
-            out += wrap(f"in-sample: {who} among the runs the stored calibration (interval factors, take-off and "
-                        "collapse rates) was measured on, so these backtests score the runs on what they taught it; "
-                        "analysis/bench_forecast.py and bench_decide.py leave each run's task or recipe out "
-                        "(docs/results.md).", WIDTH).split("\n")
+        said = in_sample_said([{**(r.get("fc") or {}), "number": i} for i, r in enumerate(self.rows, 1)])
+        if said:  # shipped runs: the stored factors and rates were measured on them
+            out += wrap(said, WIDTH).split("\n")
         out += self.size_lines
         if self.left_out:  # wrapped, not cut: a note cut mid-word said half its advice
             out += wrap(words(left_out_line(self.left_out)), WIDTH).split("\n")

@@ -142,6 +142,23 @@ def final_score(y_key: str, pts) -> float:
     return final_value(y_key, pts["step"].to_numpy(float), pts["R"].to_numpy(float))
 
 
+def in_sample_said(forecasts: list[dict]) -> str | None:
+    """What the backtests of ``forecasts`` (rows of :func:`forecast_rows_of`) are where some were among the runs the
+    stored calibration was measured on (the shipped runs), else None: the screen and the page say the same.
+
+    >>> in_sample_said([{"number": 1, "calibrated_on": True}, {"number": 2, "calibrated_on": False}])[:31]
+    'in-sample: row 1 is among the r'
+    """
+    inside = [str(f.get("number", i)) for i, f in enumerate(forecasts, 1) if f.get("calibrated_on")]
+    if not inside:
+        return None
+    who = ("every run here is" if len(inside) == len(forecasts) else
+           f"row {inside[0]} is" if len(inside) == 1 else f"rows {', '.join(inside)} are")
+    return (f"in-sample: {who} among the runs the stored calibration (interval factors, take-off and collapse rates) "
+            "was measured on, so these backtests score the runs on what they taught it; analysis/bench_forecast.py "
+            "and bench_decide.py leave each run's task or recipe out (docs/results.md).")
+
+
 def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> list[dict]:
     """Per summary row: the default method's forecast of the final score and its plateau
     (with ``conf`` intervals) from the run's first steps, and the law's ceiling from the same
