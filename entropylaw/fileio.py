@@ -106,6 +106,9 @@ def _check_target(path: Path, want_dir: bool) -> None:
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
 
 
+FILE_SUFFIXES = (".html", ".htm", ".json", ".png", ".pdf", ".svg", ".csv", ".txt", ".md")  # no directory's name
+
+
 def check_out_dir(out: str | os.PathLike, option: str = "out") -> Path:
     """:func:`check_writable` of an output directory, a file in its place said as the option it is
     (``--out`` on the command line) rather than as the OS's "Not a directory (ENOTDIR)".
@@ -119,6 +122,10 @@ def check_out_dir(out: str | os.PathLike, option: str = "out") -> Path:
     """
     if Path(out).exists() and not Path(out).is_dir():
         raise EntropyLawError(f"`{option}` {out}: a file; expected a directory to write into")
+    if not Path(out).exists() and Path(out).suffix.lower() in FILE_SUFFIXES:
+        # `--out report.html` made a directory of that name, the page inside it: not what was asked
+        raise EntropyLawError(f"`{option}` {out}: a file's name ({Path(out).suffix}); expected a directory to write "
+                              "into (its files are named inside it)")
     return check_writable(out, directory=True)
 
 

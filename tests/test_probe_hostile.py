@@ -6,6 +6,7 @@ and Table 1 rows under one token shown as if they were that fraction."""
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 import sys
 
 import pytest
@@ -207,6 +208,22 @@ def test_an_output_directory_that_is_a_file_is_named_as_the_option(tmp_path):
     res = subprocess.run([sys.executable, "-m", "entropylaw", "lab", "run", "--out", str(afile), "--steps", "1"],
                          capture_output=True, text=True)
     assert res.returncode == 2 and f"--out {afile}: a file; expected a directory" in res.stderr, res.stderr
+
+
+def test_an_output_directory_named_as_a_file_is_refused_before_the_work(tmp_path):
+    """`report --out report.html` wrote a directory named report.html with the page inside it; now one line, exit 2,
+    nothing created. A directory of that name that already exists is still one to write into."""
+    from entropylaw.fileio import check_out_dir
+
+    page = tmp_path / "report.html"
+    res = subprocess.run([sys.executable, "-m", "entropylaw", "report", "data/real-sizes", "--out", str(page)],
+                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    assert res.returncode == 2 and res.stderr.strip().splitlines() == [
+        f"entropylaw: error: --out {page}: a file's name (.html); expected a directory to write into (its files are "
+        "named inside it)"], res.stderr
+    assert not page.exists()
+    page.mkdir()
+    assert check_out_dir(page) == page
 
 
 @pytest.mark.parametrize("weight, dtype, said", [(6e4, "float16", "its float16 logits overflow: load it as float32 "
