@@ -103,7 +103,8 @@ class Ranking:
         (its interval widened downward toward what such runs kept) is no pick beside runs that are
         not: its expected score is the one its collapse would not reach."""
         listed = [r for r in self.rows if r.get("expected") is not None and not r.get("constant")]
-        ranked = [r for r in listed if r.get("p_best") is not None]
+        # a run with a forecast: one ranked alone among runs with none has no p_best, and is one all the same
+        ranked = [r for r in listed if (not r["no_forecast"] if "no_forecast" in r else r.get("p_best") is not None)]
         if len(ranked) == len(listed):
             pool, basis = listed, "the highest expected final score"
         elif 2 * len(ranked) >= len(listed):
@@ -124,7 +125,10 @@ class Ranking:
         if top:  # runs of one curve (a sweep's duplicate): the first of them, said, not one "highest" of equals
             best = max(r["expected"] for r in self._pick()[0])
             tied = ", ".join(r["run_id"] for r in self._pick()[0] if r["run_id"] != top and r["expected"] == best)
-            return f"keep: {top} ({self.top_basis}" + (f"; tied with {tied}: the first listed)" if tied else ")")
+            # a pick with no forecast: its expected score, which its row does not show (.rank_table), said here
+            mine = next(r for r in self.rows if r["run_id"] == top)
+            own = f"expected {mine['expected']:.3f}, not shown in its row; " if mine.get("no_forecast") else ""
+            return f"keep: {top} ({own}{self.top_basis}" + (f"; tied with {tied}: the first listed)" if tied else ")")
         if self.mixed_scales:
             return "keep: none can be named: the runs' scores are on different scales" + f": {self.scales}" * bool(
                 self.scales)
@@ -136,7 +140,8 @@ class Ranking:
         """The ``--json``: one dict per run ranked, then one per run left out, its numbers null and
         ``left_out`` saying why (null for a run ranked)."""
         keys = ("run_id", "expected", "lo", "hi", "p_best", "prune")
-        more = ("p_near", "keep_reason", "to_step", "observed", "note", "regime", "law", "constant", "finished", "source", "score")
+        more = ("p_near", "keep_reason", "to_step", "observed", "note", "regime", "law", "constant", "no_forecast",
+                "finished", "source", "score")
         rows = [{**{k: r.get(k) for k in (*keys, *more)}, "left_out": None} for r in self.rows]
         blank = dict.fromkeys((*keys, *more))
         return rows + [{**blank, "run_id": rid, "source": self.left_out_sources.get(rid), "left_out": why}
@@ -267,7 +272,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     if len(ranked) == 1 and len(rows) > 1:  # one run drawn among runs with none: its 100 % is no contest won
         for row in rows:
             row["p_best"] = row["p_near"] = row["keep_reason"] = None
-    rows.sort(key=lambda r: (r["p_best"] is None, -r["expected"]))
+    # a run with no forecast after those with one: its expected score, not shown (.rank_table), set it above them
+    rows.sort(key=lambda r: (r["p_best"] is None, r["no_forecast"], -r["expected"]))
     notes = []
     for fc in fcs:
         if not len(finite[fc.run_id]):
@@ -318,7 +324,7 @@ def _row(rid, expected, lo, hi, pb, pn, prune, to_step, observed, base, regime, 
             "p_near": num(pn), "prune": bool(prune), "to_step": num(to_step), "observed": observed,
             "note": fl.note_of(base, regime, bool(law), base == fl.CONSTANT), "base": base,
             "regime": regime, "law": list(law) if law else None, "constant": base == fl.CONSTANT,
-            "finished": base == fl.FINISHED, "keep_reason": None}
+            "no_forecast": base == fl.NO_FORECAST, "finished": base == fl.FINISHED, "keep_reason": None}
 
 
 def _regime(fc) -> str:

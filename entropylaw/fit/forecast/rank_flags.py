@@ -76,8 +76,10 @@ EXPLAINED = (
     ("base", NO_FORECAST, f"{NO_FORECAST}: the interval spans over half the score's range (a score of no known range: "
                           f"{UNBOUNDED_WIDTH:g} times what its window spanned), or the window ends further past its "
                           "last score than its scores span (a gap in the log's steps), or every score of the window "
-                          "lies at the floor of its range (when it takes off is not in it); the run is listed, not "
-                          "ranked against the others (its width alone would make it 'best'), and never pruned"),
+                          "lies at the floor of its range (when it takes off is not in it); the run is listed with "
+                          "its interval only (its expected score, one the window cannot bound, is no final score to "
+                          "compare: `expected` in --json), not ranked against the others (its width alone would "
+                          "make it 'best'), and never pruned"),
     ("base", FINISHED, f"{FINISHED}: the run has reached the step compared at (or its own planned total): ranked on "
                        "its observed final score (read at that step where it went past it), its interval the noise "
                        "of its last scores; never pruned (nothing of it is left to stop)"),

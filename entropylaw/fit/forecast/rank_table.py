@@ -44,6 +44,14 @@ def _tags(row) -> list[str]:
     return [t for t in (row.get("note") or "").split("; ") if t]
 
 
+def _expected(row) -> str:
+    """The row's expected final score; a run with no forecast, a dash as wide, its interval's brackets
+    kept in line: its expected score is one the window cannot bound, and shown beside the ranked runs'
+    it read as a final score to compare (the highest of a sweep, taken for the best run)."""
+    said = f"{row['expected']:.3f}"
+    return "-".rjust(len(said)) if row.get("no_forecast") else said
+
+
 def _prune_cell(row) -> str:
     return "prune" if row.get("prune") else KEPT if row.get("keep_reason") and row.get("keep_mark") else ""
 
@@ -51,7 +59,7 @@ def _prune_cell(row) -> str:
 def rows_table(rows, pct: str) -> tuple[list[str], dict]:
     """The header and one row per run (module docstring); and the tags lifted off the rows:
     tag -> the rows that carry it, in words (:func:`rows_said`), for the lines under the table."""
-    fins = ["-" if r.get("expected") is None else f"{r['expected']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]" for r in rows]
+    fins = ["-" if r.get("expected") is None else f"{_expected(r)} [{r['lo']:.3f}, {r['hi']:.3f}]" for r in rows]
     backtest = any(r.get("observed") is not None for r in rows)
     fw = max([22] + [len(f) for f in fins])  # a score below -1 is wider than the column's usual 22
     longest = max((len(r["run_id"]) for r in rows), default=12)
