@@ -4,6 +4,7 @@ sweep of which no run can be forecast is one line naming each run with why, not 
 
 from __future__ import annotations
 
+import re
 import warnings
 
 from conftest import run_cli
@@ -90,6 +91,10 @@ def test_the_one_line_view_says_what_rank_says_beside_a_collapsed_runs_number(tm
     text = out.stdout.replace("\n  ", " ")
     # its final is where runs on their floor after a collapse ended (regimes.on_floor), said as such; its call reads it
     assert "gone: collapse risk: " in text and "the forecast is where they ended, not the window's noise" in text, text
+    # last-value's, the default not running there: marked as demo marks it, its last value not moved (0 on 0)
+    assert re.search(r"^gone +<= 50 +0\.000 \[0\.000, 0\.000\]\* ", text, re.M) and text.count("]*") == 1, text
+    assert ("*: last-value (gone): the default method cannot run on the window (--full says why); the final is the "
+            "window's last value carried on\n") in text, text
     law = next(line for line in text.splitlines() if line.startswith("law does not apply: "))
     assert "gone (score falls as entropy falls)" in law and "a (" not in law, law
     ranked = run_cli("rank", folder, "--n-boot", "20", "--json")

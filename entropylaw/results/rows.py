@@ -26,8 +26,9 @@ import numpy as np
 import pandas as pd
 
 from entropylaw.fit.forecast import calibrate as cal
-from entropylaw.fit.forecast.core import FALLBACK, decision_method, default_method, describe_method
+from entropylaw.fit.forecast.core import decision_method, default_method, describe_method
 from entropylaw.fit.forecast.final import describe, final_value
+from entropylaw.fit.forecast.line_notes import fell_back
 from entropylaw.fit.forecast.methods import BEYOND
 from entropylaw.fit.forecast.data_switch import SWITCH_SAID
 from entropylaw.fit.forecast.schedule import LR_SAID
@@ -188,7 +189,8 @@ def forecast_rows_of(rows: list[dict], computed: dict, conf: float = 0.9) -> lis
         f["method"] = fc.default  # the default, or last-value where the default cannot run (said in fc.note)
         expected = default_method(fc.target_kind)
         # the method's name is shown beside a row only where it is not its kind's default
-        f.update(fallback=fc.default == FALLBACK != expected, method_tag="" if fc.default == expected else fc.default)
+        # the screen's "*": the rule forecast's one-line view marks by
+        f.update(fallback=fell_back(fc), method_tag="" if fc.default == expected else fc.default)
         f.update(regime_shown(fc))
         d = table.loc[fc.default]
         fin = fc.methods[fc.default].final

@@ -4,13 +4,18 @@ forecast on its training score beside a sweep's validation scores), the runs at 
 last step, whose gain runs to the forecast's last step as if they went on, and what ``rank`` says
 beside a row's number: a final that is the last value's (the default method could not run on the
 window) and a window the law does not describe (before, the one-line view said neither: a
-collapsed run's 0.000 read as the default method's forecast of a run the law describes)."""
+collapsed run's 0.000 read as the default method's forecast of a run the law describes).
+
+A final that is last-value's is marked ``*`` beside its number, by one rule (:func:`fell_back`) the
+demo's screen marks it by too; the line under the table gives, for a run whose regime moved it
+(a take-off's climb carried on), the window's last value it was moved from: before, "0.518" read as
+the last value of a run whose window ended at 0.371 (data/real-sizes' 0.5B at 15 %)."""
 
 from __future__ import annotations
 
 from entropylaw.fit.forecast.horizon import NO_PLAN, PAST_PLAN
 from entropylaw.fit.forecast.names import LAST_VALUE
-from entropylaw.fit.forecast.rank_flags import NO_LAW, is_constant, law_tag, window_values
+from entropylaw.fit.forecast.rank_flags import NO_LAW, law_tag
 from entropylaw.terminal import count, some_names
 
 
@@ -47,15 +52,48 @@ def no_plan_lines(forecasts) -> list[str]:
             "give `total_steps` N" for what, ids in ahead.items()]
 
 
-def fallback_lines(forecasts) -> list[str]:
-    """The runs whose final is the last value's, the method asked for not running on their window: where
-    ``rank`` tags them (the call reads another curve; not a constant score, which rank lists apart, nor a
-    take-off, whose last-value carries on what runs in take-off did next and the call reads it)."""
-    fell = [rid for rid, fc in forecasts.items() if fc.default == LAST_VALUE
-            and any(not r.ok for name, r in fc.methods.items() if name != LAST_VALUE)
-            and (fc.decision or {}).get("method") != LAST_VALUE and not is_constant(window_values(fc))]
-    return [f"{LAST_VALUE} ({some_names(fell)}): the default method cannot run on the window; the final is the last "
-            "value's (--full says why)"] if fell else []
+FELL_BACK = "*"  # beside a final that is last-value's, the default method not running on the window
+
+
+def fell_back(fc) -> bool:
+    """Whether ``fc``'s final is last-value's because the method it would recommend cannot run on its
+    window (where the default cannot run, last-value is recommended instead: :func:`~.core.forecast`):
+    what ``demo``'s screen and ``forecast``'s one-line view mark :data:`FELL_BACK`.
+
+    >>> from types import SimpleNamespace as N
+    >>> fell_back(N(default="last-value", methods={"logit-drift": N(ok=False), "last-value": N(ok=True)}))
+    True
+    >>> fell_back(N(default="last-value", methods={"last-value": N(ok=True)}))  # asked for, not fallen back to
+    False
+    """
+    return fc.default == LAST_VALUE and any(not r.ok for name, r in fc.methods.items() if name != LAST_VALUE)
+
+
+def moved_from(fc) -> float | None:
+    """The window's last value (a training score's: the mean of its last points) where the final shown
+    differs from it at the 3 decimals shown: last-value moved by its regime (a take-off's climb carried
+    on, a collapse's floor); None where it is not last-value's or not moved."""
+    r = fc.methods.get(LAST_VALUE)
+    last = (getattr(r, "params", None) or {}).get("last")
+    final = ((getattr(r, "final", None) or {}) if r is not None and r.ok else {}).get("forecast")
+    return None if last is None or final is None or f"{final:.3f}" == f"{last:.3f}" else float(last)
+
+
+def fallback_lines(forecasts, marked=None) -> list[str]:
+    """What :data:`FELL_BACK` beside a final means, naming the runs marked (``marked``: their ids; default
+    every run :func:`fell_back`), with the last value of each whose regime moved its final."""
+    fell = [rid for rid, fc in forecasts.items() if fell_back(fc)] if marked is None else list(marked)
+    if not fell:
+        return []
+    moved = [(rid, last) for rid in fell if (last := moved_from(forecasts[rid])) is not None]
+    line = (f"{FELL_BACK}: {LAST_VALUE} ({some_names(fell)}): the default method cannot run on the window (--full says "
+            "why); the final is the window's last value carried on")
+    if moved:
+        said = ", ".join(f"{rid} from {last:.3f}" for rid, last in moved[:3])
+        line += (", except where the run's regime moves it (a take-off's climb carried on as such runs' did; a "
+                 f"collapse, to where such runs ended): {said}" + (f" and {len(moved) - 3} more" if len(moved) > 3
+                                                                    else "") + " (the window's last value)")
+    return [line]
 
 
 def law_lines(forecasts) -> list[str]:

@@ -12,7 +12,8 @@ import numpy as np
 
 from entropylaw.fit.applicability import DOES_NOT_APPLY, law_applies
 from entropylaw.fit.forecast.decide import CONSTANT, FLOOR
-from entropylaw.fit.forecast.line_notes import fallback_lines, law_lines, no_plan_lines, past_plan_lines, scores_lines
+from entropylaw.fit.forecast.line_notes import (FELL_BACK, fallback_lines, fell_back, law_lines, no_plan_lines,
+                                                past_plan_lines, scores_lines)
 from entropylaw.fit.forecast.line_table import line_table
 from entropylaw.fit.forecast.final import describe
 from entropylaw.fit.forecast.takeoff import CARRIED
@@ -231,8 +232,10 @@ def one_line_rows(forecasts) -> list[dict]:
         # power's -7.7 [-7.7, +59.6], unnamed)
         refused = d.get("call") is None and str(d.get("reason") or "").startswith("no forecast")
         other = f" ({d['method']})" if d.get("method") not in (None, fc.default) else ""
-        rows.append({"run": rid, "window": f"<= {fc.last_logged:g}",
-                     "final": "-" if mid is None else "no forecast" if nofc else f"{mid:.3f} [{lo:.3f}, {hi:.3f}]",
+        # last-value's final where the default cannot run: marked as demo marks it (line_notes.fell_back)
+        mark = FELL_BACK if fell_back(fc) else ""
+        final = "-" if mid is None else "no forecast" if nofc else f"{mid:.3f} [{lo:.3f}, {hi:.3f}]{mark}"
+        rows.append({"run": rid, "window": f"<= {fc.last_logged:g}", "final": final,
                      "observed": None if obs is None else f"{obs:.3f}",
                      "to": "-" if "gain" not in d else f"{d['gain']['to_step']:g}",
                      "gain": "-" if "gain" not in d or refused else gain_text(d) + other,
@@ -310,8 +313,9 @@ def one_line_text(forecasts) -> str:
             "call: stop / continue / undecided (the likely call "
             "and its step) against each run's threshold; a method named beside a gain: the call's, where it is not "
             "the final's; --full: every run's forecast, threshold and reasons")
-    regimes = (scores_lines(forecasts) + fallback_lines(forecasts) + law_lines(forecasts) + past_plan_lines(forecasts)
-               + no_plan_lines(forecasts) + _regime_lines(forecasts))
+    marked = [r["run"] for r in rows if r["final"].endswith(FELL_BACK)]  # a number shown: "no forecast" is none
+    regimes = (scores_lines(forecasts) + fallback_lines(forecasts, marked) + law_lines(forecasts)
+               + past_plan_lines(forecasts) + no_plan_lines(forecasts) + _regime_lines(forecasts))
     if any(r["regime"] for r in rows):
         said += ("; regime: take-off (still climbing fast from its floor: the interval opens upward) or instability "
                  "(collapse risk: widened downward); blank: saturation")
