@@ -655,3 +655,19 @@ def test_rewards_of_unknown_scale_ten_times_apart_are_not_ranked_as_one_contest(
     # the runs of one scale are one contest, as before
     alone = el.rank(el.load(str(tmp_path / "big.log"), str(tmp_path / "big2.log"), warn=False), n_boot=100)
     assert not alone.mixed_scales and "different scales" not in str(alone)
+
+
+def test_a_few_runs_drawn_among_many_with_no_forecast_get_no_share_and_prune_nothing():
+    """TRL exp1a at 25 %: 2 collapsed runs had a forecast (0.000 each) and 6 had none; the 2 read "50 %" to end best
+    and could prune each other, above runs that ended at 0.58-0.99. Shares of 2 of 8 are of each other alone. With half
+    the runs drawn or more, they are ranked as before (the rule the pick already reads)."""
+    rng = np.random.default_rng(3)
+    low = {f"c{i}": _fake(f"c{i}", rng.normal(0.02 + 0.2 * i, 0.01, 400)) for i in range(2)}
+    wide = {f"w{i}": _fake(f"w{i}", rng.uniform(0.0, 1.0, 400), wide=True) for i in range(6)}
+    r = rk.rank({**low, **wide})
+    assert all(x["p_best"] is None and x["p_near"] is None and not x["prune"] for x in r.rows)
+    assert "2 of 8 runs drawn (the others have no forecast): their shares would be of each other alone" in " ".join(
+        str(r).split())
+    half = rk.rank({**low, **dict(list(wide.items())[:2])})  # 2 of 4: half drawn, ranked, the far one pruned
+    rows = {x["run_id"]: x for x in half.rows}
+    assert rows["c0"]["p_best"] + rows["c1"]["p_best"] == pytest.approx(1.0) and rows["c0"]["prune"]

@@ -269,9 +269,13 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
         rows.append(_row(f.run_id, f.score, min(lo, f.score), max(hi, f.score), pb, pn, False, f.step, None,
                          fl.FINISHED, None, f.law))
         rows[-1]["keep_reason"] = keep_reason(pn, n, {}, finished=True) if len(ranked) > 1 else None
-    if len(ranked) == 1 and len(rows) > 1:  # one run drawn among runs with none: its 100 % is no contest won
+    # one run drawn among runs with none: its 100 % is no contest won; a few among many (2 collapsed runs of 8, at
+    # 0.000 each, read "50 %" to end best above 6 wide runs that ended at 0.58-0.99): their shares are of themselves
+    few_drawn = len(rows) > 1 and (len(ranked) == 1 or 2 * len(ranked) < len(rows))
+    if few_drawn:
         for row in rows:
             row["p_best"] = row["p_near"] = row["keep_reason"] = None
+            row["prune"] = False
     # a run with no forecast after those with one: its expected score, not shown (.rank_table), set it above them
     rows.sort(key=lambda r: (r["p_best"] is None, r["no_forecast"], -r["expected"]))
     notes = []
@@ -284,11 +288,14 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     score_of = {fc.run_id: getattr(fc, "target_key", None) for fc in fcs} | {f.run_id: f.target_key for f in done}
     for row in rows:
         row["score"] = score_of.get(row["run_id"])
-    if len(ranked) == 1 and len(rows) > 1:
+    if few_drawn and len(ranked) == 1:
         only = "one run finished (its observed score)" if ranked[0] in {f.run_id for f in done} else \
             "one run with a forecast"
         notes.append(f"{only}: the only run drawn, with no other to draw against: no p_best is given, and nothing "
                      "is pruned")
+    elif few_drawn:
+        notes.append(f"{len(ranked)} of {len(rows)} runs drawn (the others have no forecast): their shares would be "
+                     "of each other alone, not of the sweep: no p_best is given, and nothing is pruned")
     if few is not None:
         notes.append(f"a forecast has {few} draws (`n_boot`): too few to prune on; a share below "
                      f"{100 * PRUNE_BELOW:g} % is told from the draws' own error with {PRUNE_DRAWS} or more")
