@@ -30,6 +30,7 @@ FINAL_SHARE = 0.05
 # the most steps a final mean is read at: a run forecast to step 1e9 read its mean at 5e7 steps a draw (11 GiB
 # at 30 draws, an out-of-memory error); a curve's mean over its last 5 % is as well read at 400 steps across it
 MAX_FINAL_STEPS = 400
+NAMED = 6  # the most runs a line names (a sweep of 50 read alike is one line, not 50 names)
 NO_FORECAST_WIDTH = 0.5  # of the score's range
 UNBOUNDED_WIDTH = 10.0  # a score of no known range: times the spread of the window's scores
 
@@ -68,16 +69,80 @@ def describe(kind: str, steps) -> str:
             "steps up to the forecast's end (one step's batch reward is too noisy to call final)")
 
 
-def observed_final(kind: str, steps, values, span) -> float | None:
-    """The final score as logged: the value at the last step for a validation score, the mean
-    over ``span = (first, last)`` steps for a training score (None where nothing was logged there)."""
+def logged_interval(steps) -> float:
+    """The steps between a score's points as logged (their median spacing; 0 for fewer than 2 points)."""
+    steps = np.unique(np.asarray(steps, float))
+    return float(np.median(np.diff(steps))) if len(steps) > 1 else 0.0
+
+
+def observed_final_at(kind: str, steps, values, span, reached=None) -> tuple[float, float] | None:
+    """The final score as logged and the last step it was read at, or None where nothing was logged there.
+
+    A validation score: its value at ``span``'s last step N or, where none was logged at N (validations
+    every 5 steps, N 198), at the last step logged before N, no further back than one interval
+    between its points (:func:`logged_interval`): the run's score at N as its log knows it, the step
+    named (:func:`observed_words`); one from further back (a gap in its evaluations) is none. A
+    training score: the mean over ``span``'s steps. ``reached``: the run's last logged step, any
+    metric's (default: the score's own last): a run that stopped before N has no final score at N.
+
+    >>> s = np.arange(5.0, 201, 5.0)
+    >>> observed_final_at("validation", s, s / 200, (198.0, 198.0))
+    (0.975, 195.0)
+    >>> observed_final_at("validation", s, s / 200, (198.0, 198.0), reached=196.0) is None
+    True
+    >>> observed_final_at("validation", [5.0, 10.0, 15.0, 100.0, 200.0], [0.1, 0.2, 0.3, 0.4, 0.5], (150, 150)) is None
+    True
+    """
     steps, values = np.asarray(steps, float), np.asarray(values, float)
     lo, hi = float(span[0]), float(span[-1])
+    end = float(steps[-1]) if reached is None and len(steps) else -np.inf if reached is None else float(reached)
+    if end < hi - 1e-9:
+        return None
     if kind == "validation":
-        hit = np.nonzero(steps == hi)[0]
-        return float(values[hit[-1]]) if len(hit) else None
+        before = np.nonzero(steps <= hi + 1e-9)[0]
+        if not len(before) or hi - steps[before[-1]] > logged_interval(steps) + 1e-9:
+            return None
+        return float(values[before[-1]]), float(steps[before[-1]])
     inside = (steps >= lo - 1e-9) & (steps <= hi + 1e-9)
-    return float(np.mean(values[inside])) if inside.any() else None
+    return (float(np.mean(values[inside])), float(steps[inside][-1])) if inside.any() else None
+
+
+def observed_final(kind: str, steps, values, span, reached=None) -> float | None:
+    """The final score as logged (:func:`observed_final_at`'s score)."""
+    got = observed_final_at(kind, steps, values, span, reached)
+    return None if got is None else got[0]
+
+
+def observed_words(kind: str, read: float | None, step: float, runs=None) -> str | None:
+    """The line saying a validation score observed at an earlier step than the final's ``step`` was
+    read at ``read`` (:func:`observed_final_at`), or None where it was read at ``step`` itself; ``runs``:
+    the runs it holds for, named where given.
+
+    >>> observed_words("validation", 195.0, 198.0)
+    'observed: the validation score at step 195, the last the run logged at or before step 198 (none at 198)'
+    >>> observed_words("validation", 198.0, 198.0) is None
+    True
+    """
+    if kind != "validation" or read is None or read >= step - 1e-9:
+        return None
+    runs = list(runs or [])
+    who = f" ({', '.join(runs[:NAMED])}{f' and {len(runs) - NAMED} more' if len(runs) > NAMED else ''})" if runs else ""
+    return (f"observed{who}: the validation score at step {read:g}, the last "
+            f"{'they' if runs and len(runs) > 1 else 'the run'} logged at or before step {step:g} (none at {step:g})")
+
+
+def observed_lines(reads) -> list[str]:
+    """:func:`observed_words` for several runs, ``reads``: ``(run_id, kind, read, step)`` each; one line
+    for the runs read at one step before one final step, each naming its runs.
+
+    >>> observed_lines([("a", "validation", 195.0, 198.0), ("b", "validation", 195.0, 198.0)])[0][:52]
+    'observed (a, b): the validation score at step 195, t'
+    """
+    groups: dict[tuple, list[str]] = {}
+    for rid, kind, read, step in reads:
+        if observed_words(kind, read, step):
+            groups.setdefault((kind, read, step), []).append(str(rid))
+    return [observed_words(kind, read, step, runs) for (kind, read, step), runs in groups.items()]
 
 
 def final_value(key: str, steps, values) -> float:

@@ -37,7 +37,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.core import forecast_table
 from entropylaw.fit.forecast.data import RunData, own_noise, with_problems
 from entropylaw.fit.forecast.decide import log_facts, point_size, threshold_for
-from entropylaw.fit.forecast.final import final_span
+from entropylaw.fit.forecast.final import final_span, logged_interval
 from entropylaw.fit.forecast.problems import check_problems, noise_floor, run_problems
 from entropylaw.fit.forecast.text import Forecasts, law_reasons
 from entropylaw.fit.run import left_out_line, warn_left_out
@@ -81,7 +81,7 @@ def is_finished(run, log, step: float) -> bool:
     intervals): a run whose evaluations stopped at step 5 of 300 was "finished" on its score of step 5."""
     plan = planned(run, log)
     t = run.target.steps
-    last = min(run.last, t[-1] + (float(np.median(np.diff(t))) if len(t) > 1 else 0.0)) if len(t) else run.last
+    last = min(run.last, t[-1] + logged_interval(t)) if len(t) else run.last
     return bool(last >= step or (plan is not None and last >= plan))
 
 

@@ -49,7 +49,7 @@ from entropylaw.fit.forecast.rank_draws import (_beaten_alone, _fewest, _finite,
                                                share_best, share_near)
 from entropylaw.fit.forecast.rank_keep import keep_line, keep_reason
 from entropylaw.fit.forecast.rank_table import rows_table
-from entropylaw.fit.forecast.final import hold
+from entropylaw.fit.forecast.final import hold, observed_lines
 from entropylaw.fit.forecast.tasks import generic_notes
 from entropylaw.fit.forecast.sweep import sweep_lines
 from entropylaw.fit.forecast.text import guess_lines
@@ -140,8 +140,8 @@ class Ranking:
         """The ``--json``: one dict per run ranked, then one per run left out, its numbers null and
         ``left_out`` saying why (null for a run ranked)."""
         keys = ("run_id", "expected", "lo", "hi", "p_best", "prune")
-        more = ("p_near", "keep_reason", "to_step", "observed", "note", "regime", "law", "constant", "no_forecast",
-                "finished", "source", "score")
+        more = ("p_near", "keep_reason", "to_step", "observed", "observed_step", "note", "regime", "law", "constant",
+                "no_forecast", "finished", "source", "score")
         rows = [{**{k: r.get(k) for k in (*keys, *more)}, "left_out": None} for r in self.rows]
         blank = dict.fromkeys((*keys, *more))
         return rows + [{**blank, "run_id": rid, "source": self.left_out_sources.get(rid), "left_out": why}
@@ -288,6 +288,13 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     score_of = {fc.run_id: getattr(fc, "target_key", None) for fc in fcs} | {f.run_id: f.target_key for f in done}
     for row in rows:
         row["score"] = score_of.get(row["run_id"])
+    # a validation score not logged at the step compared at was read at the last before it (:mod:`.final`): said
+    read = {fc.run_id: (getattr(fc, "target_kind", None), getattr(fc, "final_observed_step", None),
+                        _last(getattr(fc, "final_steps", None))) for fc in fcs}
+    for row in rows:
+        row["observed_step"] = read.get(row["run_id"], (None,) * 3)[1] if row["observed"] is not None else None
+    notes += observed_lines((r["run_id"], *read[r["run_id"]][:1], r["observed_step"], read[r["run_id"]][2])
+                            for r in rows if r["observed_step"] is not None)
     if few_drawn and len(ranked) == 1:
         only = "one run finished (its observed score)" if ranked[0] in {f.run_id for f in done} else \
             "one run with a forecast"
@@ -350,10 +357,15 @@ def _no_forecast(fc) -> bool:
     return bool((fin or {}).get("no_forecast"))
 
 
+def _last(steps) -> float | None:
+    return None if steps is None or not len(steps) else float(steps[-1])
+
+
 def _observed(fc) -> float | None:
     """The final score as logged, in a backtest (the window ends before the log does), where it was
-    logged at the step the run is compared at: a run forecast past its log's end (``total_steps`` 200
-    of a 50-step run) has none (its score at step 50 stood beside the forecast for step 200)."""
+    logged at the step the run is compared at (a validation score: the last logged before it, :mod:`.final`):
+    a run forecast past its log's end (``total_steps`` 200 of a 50-step run) has none (its score at
+    step 50 stood beside the forecast for step 200)."""
     if fc.run_last is None or fc.window_end >= fc.run_last:
         return None
     to = ((fc.decision or {}).get("gain") or {}).get("to_step")

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from entropylaw.fit.forecast import text as _text
-from entropylaw.fit.forecast.final import describe, observed_final
+from entropylaw.fit.forecast.final import describe, observed_final_at
 
 
 @dataclass
@@ -75,12 +75,25 @@ class Forecast:
         return (self.regime or {}).get("name", "saturation")
 
     @property
-    def final_observed(self) -> float | None:
-        """The final score as logged (a backtest), by the rule of :mod:`.final`."""
+    def final_observed_at(self) -> tuple[float, float] | None:
+        """The final score as logged (a backtest) and the last step it was read at, by the rule of
+        :mod:`.final` (a validation score not logged at the final step: the last before it)."""
         if self.observed is None or self.final_steps is None:
             return None
-        return observed_final(self.target_kind, self.observed["step"], self.observed["value"],
-                              (self.final_steps[0], self.final_steps[-1]))
+        return observed_final_at(self.target_kind, self.observed["step"], self.observed["value"],
+                                 (self.final_steps[0], self.final_steps[-1]), self.run_last)
+
+    @property
+    def final_observed(self) -> float | None:
+        """The final score as logged (a backtest): :attr:`final_observed_at`'s score."""
+        got = self.final_observed_at
+        return None if got is None else got[0]
+
+    @property
+    def final_observed_step(self) -> float | None:
+        """The last step :attr:`final_observed` was read at (None where there is none)."""
+        got = self.final_observed_at
+        return None if got is None else got[1]
 
     def table(self, step=None) -> pd.DataFrame:
         """One row per method: forecast and interval at ``step`` (default: the last requested)."""
@@ -123,7 +136,8 @@ class Forecast:
                 "at_steps": [float(s) for s in self.at_steps], "default_method": self.default,
                 "methods": {k: v.to_dict() for k, v in self.methods.items()}, "decision": self.decision,
                 "observed": {str(s): v for s in self.at_steps if (v := _text.observed_at(self, s)) is not None},
-                "final": {"what": describe(self.target_kind, self.final_steps), "observed": self.final_observed},
+                "final": {"what": describe(self.target_kind, self.final_steps), "observed": self.final_observed,
+                          "observed_step": self.final_observed_step},
                 "law_on_window": self.law_verdict or "applies",
                 "regime": self.regime_name, "regime_why": (self.regime or {}).get("why"),
                 "warnings": list(self.warnings or [])}

@@ -15,7 +15,7 @@ from entropylaw.fit.forecast.decide import CONSTANT, FLOOR
 from entropylaw.fit.forecast.line_notes import (FELL_BACK, fallback_lines, fell_back, law_lines, no_plan_lines,
                                                 past_plan_lines, scores_lines)
 from entropylaw.fit.forecast.line_table import line_table
-from entropylaw.fit.forecast.final import describe
+from entropylaw.fit.forecast.final import describe, observed_lines, observed_words
 from entropylaw.fit.forecast.takeoff import CARRIED
 from entropylaw.fit.forecast.schedule import LR_SAID
 from entropylaw.fit.forecast.sweep import sweep_lines
@@ -208,9 +208,16 @@ def method_notes(results) -> list[str]:
 
 def forecast_text(fc) -> str:
     lines = [wrap(header(fc)), fmt_table(rows(fc), COLUMNS, note="note", optional=OPTIONAL)]
+    read = observed_words(fc.target_kind, getattr(fc, "final_observed_step", None), _final_step(fc))
+    lines += [read] if read and fc.final_observed is not None else []
     lines += method_notes(fc.methods.values())
     lines += [line[2:] for line in decision_lines(fc.decision)]
     return wrap("\n".join(lines))
+
+
+def _final_step(fc) -> float | None:
+    """The step the final score is at (its last step: a training score's is a mean up to it)."""
+    return None if getattr(fc, "final_steps", None) is None else float(fc.final_steps[-1])
 
 
 def _final(fc):
@@ -314,8 +321,11 @@ def one_line_text(forecasts) -> str:
             "and its step) against each run's threshold; a method named beside a gain: the call's, where it is not "
             "the final's; --full: every run's forecast, threshold and reasons")
     marked = [r["run"] for r in rows if r["final"].endswith(FELL_BACK)]  # a number shown: "no forecast" is none
+    shown = {r["run"] for r in rows if r["observed"] is not None}
     regimes = (scores_lines(forecasts) + fallback_lines(forecasts, marked) + law_lines(forecasts)
-               + past_plan_lines(forecasts) + no_plan_lines(forecasts) + _regime_lines(forecasts))
+               + past_plan_lines(forecasts) + no_plan_lines(forecasts) + _regime_lines(forecasts)
+               + observed_lines((rid, fc.target_kind, getattr(fc, "final_observed_step", None), _final_step(fc))
+                                for rid, fc in forecasts.items() if rid in shown))
     if any(r["regime"] for r in rows):
         said += ("; regime: take-off (still climbing fast from its floor: the interval opens upward) or instability "
                  "(collapse risk: widened downward); blank: saturation")
