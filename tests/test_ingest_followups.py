@@ -85,11 +85,12 @@ def test_an_evaluations_word_right_after_the_step_tags_its_line(tmp_path):
     every = [f"Step {s} - eval: accuracy={0.2 + s / 200:.3f} entropy={_ent(s):.4f}" for s in range(1, 41)]
     (tmp_path / "every.log").write_text("\n".join(every) + "\n")
     assert {"accuracy", "entropy"} <= set(el.load(tmp_path / "every.log", warn=False)["metric"])
-    # fields parted by |, the evaluation's after the training's: as before (the eval field's keys as printed)
+    # fields parted by |, the evaluation's after the training's: the eval field's keys as printed; its `acc`, which
+    # names no split, is the validation score by its steps (every 10th, as evaluations are: readers/eval_cadence.py)
     piped = [f"Step {s} | train: reward={0.1 + s / 100:.4f} entropy={_ent(s):.4f}"
              + (f" | eval: acc={0.2 + s / 200:.3f}" if s % 10 == 0 else "") for s in range(1, 41)]
     (tmp_path / "piped.log").write_text("\n".join(piped) + "\n")
-    assert sorted(set(el.load(tmp_path / "piped.log", warn=False)["metric"])) == ["acc", "entropy", "score"]
+    assert sorted(set(el.load(tmp_path / "piped.log", warn=False)["metric"])) == ["entropy", "score", "val/acc"]
     # a | right after the step, then the evaluation's word: its line too
     (tmp_path / "bar.log").write_text("\n".join(_eval_lines(" | eval: ")) + "\n")
     assert "val/accuracy" in set(el.load(tmp_path / "bar.log", warn=False)["metric"])

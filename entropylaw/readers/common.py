@@ -38,6 +38,7 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.readers import no_number
 from entropylaw.readers.key_names import is_training_loss
+from entropylaw.readers.eval_cadence import by_cadence
 from entropylaw.readers.keys import KeyMap, detect_keys
 from entropylaw.readers.model_size import params_from_name, published_nonembedding
 from entropylaw.readers.names import algorithm_from_filename, algorithm_name, printable
@@ -241,8 +242,11 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     ranges, keys = _ranges(df)
 
     def detect() -> KeyMap:
-        return detect_keys(keys, opts.entropy_key, opts.score_key, opts.val_keys, where=raw.source,
-                           reward_func=opts.reward_func, ranges=ranges, logged=raw.logged_keys)
+        km = detect_keys(keys, opts.entropy_key, opts.score_key, opts.val_keys, where=raw.source,
+                         reward_func=opts.reward_func, ranges=ranges, logged=raw.logged_keys)
+        # an `accuracy` that names no split: read by when it was logged (an evaluation's steps are sparse)
+        steps = df.groupby("key", observed=True)["step"].nunique() if len(df) else {}
+        return by_cadence(km, {str(k): int(n) for k, n in dict(steps).items()}, named=bool(opts.val_keys))
 
     km = detect()
     if with_nan is not None:  # the run diverged where its own loss, entropy or score turn NaN, not a gradient norm

@@ -247,6 +247,18 @@ def is_accuracy(key: str) -> bool:
         not (pre and pre not in _GENERIC_PRE and _NOT_BENCH & set(re.split(r"[_\-.]", pre)))
 
 
+def unsplit_accuracies(keys) -> list[str]:
+    """The keys that name an accuracy and no split (``accuracy``, ``acc``, ``answer_accuracy``): neither
+    role takes one by its name (:func:`score_by_name`, :func:`val_by_name`); :mod:`.eval_cadence` reads
+    when it was logged.
+
+    >>> unsplit_accuracies(["accuracy", "train_acc", "eval/accuracy", "mean_token_accuracy", "format_acc", "reward"])
+    ['accuracy']
+    """
+    return [k for k in keys if "/" not in split_first(k) and _strip_train(k) == (split_first(k), 0)
+            and _is_accuracy(split_first(k))]
+
+
 def by_name(keys, roles=("entropy", "score", "val")) -> tuple[str, str, dict[str, str], list[str]]:
     """(entropy, score, val, warnings) found by name, for the ``roles`` asked ("" / {} for the others)."""
     keys = list(keys)

@@ -1,0 +1,58 @@
+"""An accuracy whose name says no split (``accuracy``), read by when it was logged.
+
+A custom loop's ``accuracy`` column names neither the training batch's share solved nor an
+evaluation's: :mod:`.key_names` takes neither by its name. Its steps tell them apart. An
+evaluation runs every so many steps: an ``accuracy`` logged at no more than half the steps the
+run's entropy and training score are (:data:`SPARSE`), at 2 steps or more, is read as the
+validation score, said. One logged as often as they are is the training batch's (``accuracy``
+every step beside a reward), or says nothing either way: it is not taken, and the warning says
+how to name it (``val_keys`` for the validation score, ``score_key`` for the training score).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from entropylaw.readers import key_names
+from entropylaw.readers.keys import KeyMap
+
+SPARSE = 0.5  # an evaluation's share of the training steps, at most
+
+
+def by_cadence(km: KeyMap, steps: Mapping[str, int], named: bool = False) -> KeyMap:
+    """``km`` with an unsplit accuracy read as the validation score where it was logged as evaluations
+    are (module docstring), else a warning naming it; ``steps``: each key's count of steps logged;
+    ``named``: the user named the validation keys (nothing is guessed then).
+
+    >>> km = by_cadence(KeyMap(entropy="entropy"), {"entropy": 200, "accuracy": 20})
+    >>> km.val, km.warnings[0][:78]
+    ({'val/accuracy': 'accuracy'}, "validation read from 'accuracy' as 'val/accuracy': its name says no split, but")
+    >>> km = by_cadence(KeyMap(entropy="entropy", score="reward"), {"entropy": 200, "reward": 200, "accuracy": 200})
+    >>> km.val, km.warnings[0][:60]
+    ({}, "'accuracy' names no split (training or evaluation) and is lo")
+    """
+    taken = {km.entropy, km.score, *km.val.values(), *km.val_aliases}
+    found = [k for k in key_names.unsplit_accuracies(steps) if k not in taken]
+    if named or km.val or not found:
+        return km
+    if len(found) > 1:
+        km.warnings.append(f"{', '.join(map(repr, found))} name an accuracy and no split (training or evaluation): "
+                           "none is read as a score; name the validation score with `val_keys`, the training score "
+                           "with `score_key`")
+        return km
+    key = found[0]
+    ref = {k: steps[k] for k in (km.entropy, km.score) if k and k in steps} or \
+        {k: n for k, n in steps.items() if k != key}
+    fewest = min(ref, key=ref.get) if ref else None
+    if fewest is not None and 2 <= steps[key] <= SPARSE * ref[fewest]:
+        canon = next(iter(key_names.val_by_name([f"eval/{key}"], [])), f"val/{key}")  # gsm8k_acc: val/gsm8k
+        km.val[canon] = key
+        km.warnings.append(f"validation read from {key!r} as {canon!r}: its name says no split, but it is logged at "
+                           f"{steps[key]} steps and {fewest!r} at {ref[fewest]}, as evaluations are (give `score_key` "
+                           f"{key} if it is the training batch's)")
+        return km
+    often = f"at {steps[key]} steps and {fewest!r} at {ref[fewest]}" if fewest else f"at {steps[key]} steps"
+    km.warnings.append(f"{key!r} names no split (training or evaluation) and is logged {often}, not as sparsely as "
+                       f"evaluations are: not read as a score; give `val_keys` {key} to forecast it as the validation "
+                       f"score (`score_key` {key}: the training score)")
+    return km
