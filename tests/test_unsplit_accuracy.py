@@ -84,6 +84,12 @@ def test_an_accuracy_logged_every_10_steps_is_the_validation_score_said(tmp_path
                           "accuracy", "--json")
     assert code == 0 and json.loads(out)[0]["target_kind"] == "training score", err
     assert "names no split" not in err and "validation read from" not in err
+    # named by the log's own name with --y-key, the score the reader read as validation is that one (it said
+    # "no metric 'accuracy' (has ..., val/accuracy, ...)")
+    code, out, err = _cli(capsys, "forecast", path, "--fit-frac", "0.25", "--n-boot", "30", "--y-key", "accuracy",
+                          "--json")
+    assert code == 0, err
+    assert json.loads(out)[0]["target_key"] == "val/accuracy" and json.loads(out)[0]["target_kind"] == "validation"
 
 
 def test_an_accuracy_every_step_beside_a_reward_is_the_batchs_and_the_reward_is_forecast_said(tmp_path, capsys):

@@ -43,7 +43,8 @@ MIN_POINTS = 3  # the one minimum: a line in exp(H) plus one degree of freedom f
 def score_key(df: pd.DataFrame, run_id: str, y: str | None = None, warn: bool = True) -> str:
     """The score metric a run is fitted on: the one rule every command uses.
 
-    ``y`` when given; else ``val/mean``; else the single ``val/<bench>``, a ``val/loss`` or
+    ``y`` when given (or ``val/<y>`` where the log's ``y`` was read as the validation score, said by the
+    reader: a custom loop's sparse ``accuracy``); else ``val/mean``; else the single ``val/<bench>``, a ``val/loss`` or
     ``val/response_length`` (no score by its name) passed over while a score is there; with several
     benchmarks and no ``val/mean`` (they were never evaluated at the same steps), the one
     with the most points (ties: alphabetical), with a warning naming the others; else
@@ -52,6 +53,8 @@ def score_key(df: pd.DataFrame, run_id: str, y: str | None = None, warn: bool = 
     rows = df[df["run_id"] == run_id]
     present = set(str(m) for m in pd.unique(rows["metric"]))
     if y is not None:
+        if y not in present and f"{table.VAL_PREFIX}{y}" in present:
+            return f"{table.VAL_PREFIX}{y}"  # the log's own name of a score the reader read as validation (said)
         if y not in present:
             raise EntropyLawError(f"run {run_id!r}: no metric {y!r} (has {_listing(present)})")
         return y
