@@ -89,7 +89,8 @@ def score_key(df: pd.DataFrame, run_id: str, y: str | None = None, warn: bool = 
     if lost:
         raise EntropyLawError(f"run {run_id!r}: no score: {lost}")
     raise EntropyLawError(f"run {run_id!r}: no score key (expected val/<bench>, val/mean or score; "
-                          f"has {_listing(present)}); name it with `score_key`")
+                          f"has {_listing(present)}); name it with `val_keys` (a validation score) or `score_key` "
+                          "(a training score)")
 
 
 def fitted_score_key(df: pd.DataFrame, run_id: str) -> str:
