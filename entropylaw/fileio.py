@@ -122,7 +122,7 @@ def check_out_dir(out: str | os.PathLike, option: str = "out") -> Path:
     """
     if Path(out).exists() and not Path(out).is_dir():
         raise EntropyLawError(f"`{option}` {out}: a file; expected a directory to write into")
-    if not Path(out).exists() and Path(out).suffix.lower() in FILE_SUFFIXES:
+    if not Path(out).exists() and Path(out).suffix.lower() in FILE_SUFFIXES and not str(out).endswith(("/", os.sep)):
         # `--out report.html` made a directory of that name, the page inside it: not what was asked
         raise EntropyLawError(f"`{option}` {out}: a file's name ({Path(out).suffix}); expected a directory to write "
                               "into (its files are named inside it)")

@@ -35,7 +35,7 @@ def test_a_sets_size_is_read_off_its_scores_in_float64_and_float32(n):
 def test_sets_whose_size_rounding_also_gives_are_left_to_the_keys_name():
     k = np.array([3, 7, 11, 13, 17, 19])
     assert problems_in(k / 30) is None and problems_in(k / 500) is None and problems_in(k / 1000) is None
-    assert problems_for("val/aime24", k / 30) == (30, "aime24's test split" + NAMED)
+    assert problems_for("val/aime24", k / 30) == (30, "aime24" + NAMED)
 
 
 def test_random_scores_rounding_and_low_precision_floats_read_as_no_set():
@@ -66,7 +66,7 @@ def test_other_ranges_percent_and_minus_one_to_one():
 
 def test_the_key_and_a_mean_over_samples():
     k = np.array([1001, 2002, 3003, 4005, 3711])
-    assert problems_for("val/openai/gsm8k", k / (4 * 1319)) == (1319, "gsm8k's test split" + NAMED)  # a multiple of the named set
+    assert problems_for("val/openai/gsm8k", k / (4 * 1319)) == (1319, "gsm8k" + NAMED)  # a multiple of the named set
     assert problems_for("val/openai/gsm8k", np.array([3, 17, 101, 200, 251]) / 257)[0] == 257  # a subset
     n, why = problems_for("val/acc/mean@4", k / 4096)
     assert n == 1024 and "means over 4 samples" in why
@@ -79,10 +79,10 @@ def test_the_assumed_set_applies_to_a_short_window_of_an_unknown_validation_scor
     assert run_problems(short)[0] == ASSUMED_PROBLEMS
     named = RunData.from_arrays(np.array([1.0, 5.0]), np.array([0.5, 0.52]), target_key="val/openai/gsm8k")
     n, why = run_problems(named)  # 2 scores cannot show a subset's lattice: said
-    assert n == 1319 and why == ("gsm8k's test split" + NAMED + "; the window's 2 distinct scores off the range's ends "
+    assert n == 1319 and why == ("gsm8k" + NAMED + "; the window's 2 distinct scores off the range's ends "
                                  "cannot show a subset's size (it takes 4): give `n_problems` for one"), why
     longer = RunData.from_arrays(np.arange(5.0), np.array([500, 520, 533, 541, 560]) / 1319, target_key="val/openai/gsm8k")
-    assert run_problems(longer) == (1319, "gsm8k's test split" + NAMED)  # 4 inside scores: the lattice was read
+    assert run_problems(longer) == (1319, "gsm8k" + NAMED)  # 4 inside scores: the lattice was read
     train = RunData.from_arrays(np.array([1.0, 5.0]), np.array([0.05, 0.1]), target_key="score",
                                 target_kind="training score")
     assert run_problems(train) == (None, None)
@@ -190,8 +190,8 @@ def test_every_shipped_real_run_reads_the_size_its_key_names_and_no_lattice_off_
                 got[rid] = run_problems(run)
     assert len(got) == 13
     for rid, (n, why) in got.items():
-        want = (1319, "gsm8k's test split" + NAMED) if "gsm8k" in rid and "+math" not in rid else \
-            (30, "aime_2024's test split" + NAMED) if "aime" in rid else (None, None)
+        want = (1319, "gsm8k" + NAMED) if "gsm8k" in rid and "+math" not in rid else \
+            (30, "aime_2024" + NAMED) if "aime" in rid else (None, None)
         # the collapsed AIME run's window holds 0.000 and few other scores: its set's size is the name's, said so
         assert (n, why.split("; the window's")[0] if why else why) == want, rid
 

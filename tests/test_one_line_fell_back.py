@@ -38,8 +38,8 @@ def test_a_take_offs_last_value_moved_by_its_climb_is_marked_with_the_value_it_m
     text = str(fcs).replace("\n  ", " ")
     assert "*: last-value (run00, run01): the default method cannot run on the window (--full says why); the final " \
            "is the window's last value carried on, except where the run's regime moves it (a take-off's climb " \
-           "carried on as such runs' did; a collapse, to where such runs ended): run00 from 0.520, run01 from 0.520 " \
-           "(the window's last value)" in text, text
+           "carried on as such runs' did; a collapse, to where such runs ended), from the window's last value: " \
+           "run00 from 0.520, run01 from 0.520" in text, text
     # demo's screen marks by the same rule
     assert result_rows.fell_back is fell_back
 

@@ -671,3 +671,26 @@ def test_a_few_runs_drawn_among_many_with_no_forecast_get_no_share_and_prune_not
     half = rk.rank({**low, **dict(list(wide.items())[:2])})  # 2 of 4: half drawn, ranked, the far one pruned
     rows = {x["run_id"]: x for x in half.rows}
     assert rows["c0"]["p_best"] + rows["c1"]["p_best"] == pytest.approx(1.0) and rows["c0"]["prune"]
+
+
+def test_constant_runs_do_not_count_against_the_runs_drawn_and_no_note_where_none_is(tmp_path):
+    """2 runs climbing beside 3 whose validation is stuck at 0.500: the constant runs are listed, never drawn, and
+    the pick leaves them out; counted as runs with no forecast, they took every p_best away ("2 of 5 runs drawn").
+    Where no run is drawn at all, no such note."""
+    import entropylaw as el
+
+    rng = np.random.default_rng(0)
+    for name, stuck in (("g0", False), ("g1", False), ("c0", True), ("c1", True), ("c2", True)):
+        lines = ["step,entropy,score,val/gsm8k"]
+        for s in range(1, 201):
+            v = 0.5 if stuck else 0.6 + 0.2 * (1 - np.exp(-s / 60)) + (0.02 if name == "g0" else 0.0)
+            val = f"{v + (0 if stuck else rng.normal(0, 0.005)):.4f}" if s == 1 or s % 10 == 0 else ""
+            lines.append(f"{s},{np.exp(-s / 80):.4f},{0.3 + 0.3 * (1 - np.exp(-s / 60)):.4f},{val}")
+        (tmp_path / f"{name}.csv").write_text("\n".join(lines) + "\n")
+    r = el.rank(el.load(str(tmp_path), warn=False), fit_frac=0.25, n_boot=200)
+    rows = {x["run_id"]: x for x in r.rows}
+    assert rows["g0"]["p_best"] is not None and rows["g0"]["p_best"] + rows["g1"]["p_best"] == pytest.approx(1.0)
+    assert all(rows[c]["constant"] for c in ("c0", "c1", "c2")) and "runs drawn" not in str(r)
+    for c in ("g0", "g1"):
+        (tmp_path / f"{c}.csv").unlink()
+    assert "runs drawn" not in str(el.rank(el.load(str(tmp_path), warn=False), fit_frac=0.25, n_boot=200))  # none drawn: nothing to say

@@ -123,3 +123,27 @@ def test_two_unsplit_accuracies_are_neither_taken_and_a_named_validation_is_left
     metrics = set(map(str, df["metric"]))
     assert "val/accuracy" in metrics and "accuracy" in metrics  # eval/accuracy is it; the bare one stays as it is
     assert not [w for w in said if "no split" in str(w.message)]
+
+
+def test_the_warning_says_why_an_accuracy_was_not_taken_one_evaluation_nothing_beside_or_every_other_step():
+    """Every refusal said "not as sparsely as evaluations are", also for a live run's one evaluation so far and a
+    log of nothing else; and an accuracy every 2nd step beside per-step entropy (half as often) was taken."""
+    from entropylaw.readers.eval_cadence import by_cadence
+    from entropylaw.readers.keys import KeyMap
+
+    one = by_cadence(KeyMap(entropy="entropy"), {"entropy": 15, "accuracy": 1})
+    assert not one.val and "is logged at 1 step only: too few to tell an evaluation's steps" in one.warnings[0]
+    alone = by_cadence(KeyMap(), {"accuracy": 40})
+    assert not alone.val and "logged at 40 steps, and nothing else to compare its steps with" in alone.warnings[0]
+    half = by_cadence(KeyMap(entropy="entropy"), {"entropy": 200, "accuracy": 100})
+    assert not half.val and "not as sparsely as evaluations are" in half.warnings[0]
+    assert by_cadence(KeyMap(entropy="entropy"), {"entropy": 200, "accuracy": 99}).val == {"val/accuracy": "accuracy"}
+
+
+def test_an_out_directory_with_a_trailing_slash_is_one_whatever_its_name(tmp_path):
+    from entropylaw.errors import EntropyLawError
+    from entropylaw.fileio import check_out_dir
+
+    assert check_out_dir(f"{tmp_path}/pages.html/") is not None
+    with pytest.raises(EntropyLawError, match=r"a file's name \(\.html\)"):
+        check_out_dir(tmp_path / "pages.html")

@@ -2,7 +2,7 @@
 
 A custom loop's ``accuracy`` column names neither the training batch's share solved nor an
 evaluation's: :mod:`.key_names` takes neither by its name. Its steps tell them apart. An
-evaluation runs every so many steps: an ``accuracy`` logged at no more than half the steps the
+evaluation runs every so many steps: an ``accuracy`` logged at fewer than half the steps the
 run's entropy and training score are (:data:`SPARSE`), at 2 steps or more, is read as the
 validation score, said. One logged as often as they are is the training batch's (``accuracy``
 every step beside a reward), or says nothing either way: it is not taken, and the warning says
@@ -44,15 +44,19 @@ def by_cadence(km: KeyMap, steps: Mapping[str, int], named: bool = False) -> Key
     ref = {k: steps[k] for k in (km.entropy, km.score) if k and k in steps} or \
         {k: n for k, n in steps.items() if k != key}
     fewest = min(ref, key=ref.get) if ref else None
-    if fewest is not None and 2 <= steps[key] <= SPARSE * ref[fewest]:
+    if fewest is not None and 2 <= steps[key] < SPARSE * ref[fewest]:
         canon = next(iter(key_names.val_by_name([f"eval/{key}"], [])), f"val/{key}")  # gsm8k_acc: val/gsm8k
         km.val[canon] = key
         km.warnings.append(f"validation read from {key!r} as {canon!r}: its name says no split, but it is logged at "
                            f"{steps[key]} steps and {fewest!r} at {ref[fewest]}, as evaluations are (give `score_key` "
                            f"{key} if it is the training batch's)")
         return km
-    often = f"at {steps[key]} steps and {fewest!r} at {ref[fewest]}" if fewest else f"at {steps[key]} steps"
-    km.warnings.append(f"{key!r} names no split (training or evaluation) and is logged {often}, not as sparsely as "
-                       f"evaluations are: not read as a score; give `val_keys` {key} to forecast it as the validation "
-                       f"score (`score_key` {key}: the training score)")
+    n = steps[key]
+    at = f"at {n} step{'s' if n != 1 else ''}"
+    why = (f"logged {at} only: too few to tell an evaluation's steps from the training batch's" if n < 2 else
+           f"logged {at}, and nothing else to compare its steps with" if fewest is None else
+           f"logged {at} and {fewest!r} at {ref[fewest]}, not as sparsely as evaluations are")
+    km.warnings.append(f"{key!r} names no split (training or evaluation) and is {why}: not read as a score; give "
+                       f"`val_keys` {key} to forecast it as the validation score (`score_key` {key}: the training "
+                       "score)")
     return km

@@ -91,8 +91,8 @@ def fallback_lines(forecasts, marked=None) -> list[str]:
     if moved:
         said = ", ".join(f"{rid} from {last:.3f}" for rid, last in moved[:3])
         line += (", except where the run's regime moves it (a take-off's climb carried on as such runs' did; a "
-                 f"collapse, to where such runs ended): {said}" + (f" and {len(moved) - 3} more" if len(moved) > 3
-                                                                    else "") + " (the window's last value)")
+                 f"collapse, to where such runs ended), from the window's last value: {said}"
+                 + (f" and {len(moved) - 3} more" if len(moved) > 3 else ""))
     return [line]
 
 

@@ -10,7 +10,7 @@ is a whole number of ``n``-ths (:func:`problems_in`); the benchmark the key name
 >>> problems_for("val/math", [51 / 1024, 96 / 1024, 172 / 1024, 0.3125])
 (1024, 'the scores are whole multiples of 1/1024')
 >>> problems_for("val/openai/gsm8k", [0.7, 0.71])
-(1319, "gsm8k's test split, by the key's name")
+(1319, 'gsm8k, the set the key names')
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ MIN_PROBLEMS = 2
 # the most: no benchmark holds ten million problems (a typo's 1e12 made every score's noise nil, unsaid)
 MAX_PROBLEMS = 10_000_000
 _SAMPLES = re.compile(r"(?:mean|avg)@(\d+)")  # a mean over k samples per problem: veRL's mean@k
-NAMED = ", by the key's name"  # how a size taken from the benchmark the key names is said
+NAMED = ", the set the key names"  # how a size taken from the benchmark the key names is said
 
 
 def problems_error(n_problems) -> str | None:
@@ -179,7 +179,7 @@ def problems_for(target_key: str, values=(), bounds=(0.0, 1.0), given=None,
     (None, None).
 
     >>> problems_for("val/openai/gsm8k", [k / (4 * 1319) for k in (1001, 2002, 3003, 4005)])
-    (1319, "gsm8k's test split, by the key's name")
+    (1319, 'gsm8k, the set the key names')
     >>> problems_for("val/acc/mean@4", [k / (4 * 1024) for k in (201, 388, 2693, 3021, 3555)])
     (1024, 'the scores are whole multiples of 1/4096, means over 4 samples of each problem')
     """
@@ -194,7 +194,7 @@ def problems_for(target_key: str, values=(), bounds=(0.0, 1.0), given=None,
         if k > 1 and seen % k == 0:
             return seen // k, f"the scores are whole multiples of 1/{seen}, means over {k} samples of each problem"
         return seen, f"the scores are whole multiples of 1/{seen}"
-    return named, (f"{bench}'s test split{NAMED}" if named else bench)
+    return named, (f"{bench}{NAMED}" if named else bench)
 
 
 def run_problems(run) -> tuple[float | None, str | None]:

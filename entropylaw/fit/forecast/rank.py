@@ -271,7 +271,9 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
         rows[-1]["keep_reason"] = keep_reason(pn, n, {}, finished=True) if len(ranked) > 1 else None
     # one run drawn among runs with none: its 100 % is no contest won; a few among many (2 collapsed runs of 8, at
     # 0.000 each, read "50 %" to end best above 6 wide runs that ended at 0.58-0.99): their shares are of themselves
-    few_drawn = len(rows) > 1 and (len(ranked) == 1 or 2 * len(ranked) < len(rows))
+    # against the runs that could be drawn (a constant score is listed, never drawn: as the pick reads them)
+    drawable = [r for r in rows if not r.get("constant")]
+    few_drawn = len(rows) > 1 and len(ranked) >= 1 and (len(ranked) == 1 or 2 * len(ranked) < len(drawable))
     if few_drawn:
         for row in rows:
             row["p_best"] = row["p_near"] = row["keep_reason"] = None
@@ -301,8 +303,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
         notes.append(f"{only}: the only run drawn, with no other to draw against: no p_best is given, and nothing "
                      "is pruned")
     elif few_drawn:
-        notes.append(f"{len(ranked)} of {len(rows)} runs drawn (the others have no forecast): their shares would be "
-                     "of each other alone, not of the sweep: no p_best is given, and nothing is pruned")
+        notes.append(f"{len(ranked)} of {len(drawable)} runs drawn (the others have no forecast): their shares would "
+                     "be of each other alone, not of the sweep: no p_best is given, and nothing is pruned")
     if few is not None:
         notes.append(f"a forecast has {few} draws (`n_boot`): too few to prune on; a share below "
                      f"{100 * PRUNE_BELOW:g} % is told from the draws' own error with {PRUNE_DRAWS} or more")
@@ -338,7 +340,7 @@ def _row(rid, expected, lo, hi, pb, pn, prune, to_step, observed, base, regime, 
             "p_near": num(pn), "prune": bool(prune), "to_step": num(to_step), "observed": observed,
             "note": fl.note_of(base, regime, bool(law), base == fl.CONSTANT), "base": base,
             "regime": regime, "law": list(law) if law else None, "constant": base == fl.CONSTANT,
-            "no_forecast": base == fl.NO_FORECAST, "finished": base == fl.FINISHED, "keep_reason": None}
+            "no_forecast": base in (fl.NO_FORECAST, "not ranked"), "finished": base == fl.FINISHED, "keep_reason": None}
 
 
 def _regime(fc) -> str:

@@ -170,8 +170,8 @@ def case(win, regime, final, final_step) -> dict | None:
         log_span = np.log((1 + final_step) / (1 + win.end))
         if regime["c"] * log_span > 0:
             change = float(to_logit(final, win.bounds) - regime["z_end"]) / log_span  # logit per unit of ln(1 + step)
-            # a drop within the noise is no fall: as a rate, Countdown's final at 50 % (0.4 standard errors below
-            # the window's last score) fell 6 points over a 15 % window's span
+            # a drop within the noise is no fall: as a rate, Countdown's final at 50 % (2.4 standard errors below
+            # the window's fitted end, 0.4 below its last score) fell 6 points over a 15 % window's span
             fall = float(from_logit(regime["z_end"], win.bounds)) - final > DROP_SD * regime["point_sd"]
             out["rho"] = change / regime["c"] if change >= 0 else change if fall else 0.0
             out["reached"] = float((final - lo) / (hi - lo))
