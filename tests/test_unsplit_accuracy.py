@@ -147,3 +147,16 @@ def test_an_out_directory_with_a_trailing_slash_is_one_whatever_its_name(tmp_pat
     assert check_out_dir(f"{tmp_path}/pages.html/") is not None
     with pytest.raises(EntropyLawError, match=r"a file's name \(\.html\)"):
         check_out_dir(tmp_path / "pages.html")
+
+
+def test_a_folder_read_twice_for_its_percent_check_says_each_warning_once(tmp_path, capsys):
+    """A folder with one file in percent and one in fractions is read again to put them on one scale: each file's
+    reader warnings printed twice."""
+    for name, scale in (("a", 1.0), ("b", 100.0)):
+        lines = ["step,entropy,reward,accuracy"] + [
+            f"{s},{_h(s):.4f},{0.5 - 0.2 * _h(s):.4f}," + (f"{scale * _acc(s):.4f}" if s % 10 == 0 else "")
+            for s in range(1, 201)]
+        (tmp_path / f"{name}.csv").write_text("\n".join(lines) + "\n")
+    code, out, err = _cli(capsys, "summary", tmp_path)
+    assert code == 0 and err.count("validation read from 'accuracy'") == 2, err  # one per file
+    assert err.count(f"{tmp_path / 'a.csv'}: validation read from") == 1, err

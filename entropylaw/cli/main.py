@@ -125,9 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None, parser=None):
+def _show_warning(message, category, filename, lineno, file=None, line=None, parser=None, said=None):
     if issubclass(category, EntropyLawWarning):
-        print_warning(in_flags(message, parser))
+        text = in_flags(message, parser)
+        if said is not None and text in said:  # a file read twice (a folder's percent check reads it again): once
+            return
+        print_warning(text)
+        if said is not None:
+            said.add(text)
     else:
         print(warnings.formatwarning(message, category, filename, lineno, line), file=sys.stderr, end="")
 
@@ -166,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return USER_ERROR
     command = command_parser(parser, args)
-    warnings.showwarning = lambda *a, **k: _show_warning(*a, **k, parser=command)
+    said: set = set()  # the warnings this command printed: each once
+    warnings.showwarning = lambda *a, **k: _show_warning(*a, **k, parser=command, said=said)
     if getattr(args, "quiet", False):  # -q: no warnings (an error is still said)
         warnings.simplefilter("ignore", EntropyLawWarning)
     commands = sub_commands(parser)
