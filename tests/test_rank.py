@@ -666,8 +666,9 @@ def test_a_few_runs_drawn_among_many_with_no_forecast_get_no_share_and_prune_not
     wide = {f"w{i}": _fake(f"w{i}", rng.uniform(0.0, 1.0, 400), wide=True) for i in range(6)}
     r = rk.rank({**low, **wide})
     assert all(x["p_best"] is None and x["p_near"] is None and not x["prune"] for x in r.rows)
-    assert "2 of 8 runs drawn (the others have no forecast): their shares would be of each other alone" in " ".join(
-        str(r).split())
+    text = " ".join(str(r).split())
+    assert "2 of 8 runs drawn (the others have no forecast): their shares would be of each other alone" in text
+    assert "none ranked: 2 with a forecast, too few beside 6 with no forecast, and nothing is pruned" in text, text
     half = rk.rank({**low, **dict(list(wide.items())[:2])})  # 2 of 4: half drawn, ranked, the far one pruned
     rows = {x["run_id"]: x for x in half.rows}
     assert rows["c0"]["p_best"] + rows["c1"]["p_best"] == pytest.approx(1.0) and rows["c0"]["prune"]

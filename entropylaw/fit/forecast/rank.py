@@ -79,6 +79,7 @@ class Ranking:
     pooled: list = field(default_factory=list)  # the runs forecast as one sweep (their climb rates pooled), said first
     scales: str | None = None  # where mixed: the runs on each scale, in words; and the threshold's unit
     threshold_unit: str | None = None
+    few_drawn: bool = False  # a few runs drawn among many with no forecast: no shares, nothing pruned (rank's note)
 
     @property
     def top(self) -> str | None:
@@ -181,6 +182,9 @@ class Ranking:
                      if self.mixed_scales else f"prune: below {100 * PRUNE_BELOW:g} % chance, past the draws' "
                      f"error, of ending within {thr} of the best")
             lines = [f"{ranked} by their {what} {where}; {prune} ({self.threshold_source})"]
+            if self.few_drawn:  # the drawn runs' shares would be of each other alone (the note under the table)
+                lines = [f"{count(len(self.rows), 'run')} listed by their {what} {where}; none ranked: "
+                         f"{len(self.rows) - flat - wide} with a forecast, too few beside {why}, and nothing is pruned"]
         table, lifted = rows_table(self.rows, pct)
         lines += table
         compared = self.step and self.step[0] and len(self.rows) > 1
@@ -330,7 +334,8 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
                    points.pop() if len(points) == 1 else unit[0], notes, step=step,
                    window=cut.pop() if len(cut) == 1 and not any(fc.fit_frac for fc in fcs) else None,
                    mixed_scales=mixed, pooled=sweep_lines(forecasts),
-                   scales=sc.scales_said(scales) if scales else None, threshold_unit=unit[1])
+                   scales=sc.scales_said(scales) if scales else None, threshold_unit=unit[1],
+                   few_drawn=few_drawn and len(ranked) > 1)
 
 
 def _row(rid, expected, lo, hi, pb, pn, prune, to_step, observed, base, regime, law) -> dict:
