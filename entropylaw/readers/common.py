@@ -38,7 +38,7 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError, EntropyLawWarning
 from entropylaw.readers import no_number
 from entropylaw.readers.key_names import is_training_loss
-from entropylaw.readers.eval_cadence import by_cadence
+from entropylaw.readers.eval_cadence import by_cadence, to_judge
 from entropylaw.readers.keys import KeyMap, detect_keys
 from entropylaw.readers.model_size import params_from_name, published_nonembedding
 from entropylaw.readers.names import algorithm_from_filename, algorithm_name, printable
@@ -244,7 +244,10 @@ def finalize(raw: RawRun, options: KeyOptions | None = None) -> pd.DataFrame:
     def detect() -> KeyMap:
         km = detect_keys(keys, opts.entropy_key, opts.score_key, opts.val_keys, where=raw.source,
                          reward_func=opts.reward_func, ranges=ranges, logged=raw.logged_keys)
-        # an `accuracy` that names no split: read by when it was logged (an evaluation's steps are sparse)
+        # an `accuracy` that names no split: read by when it was logged (an evaluation's steps are sparse); its
+        # steps counted only where there is one to judge (detect runs up to 3 times a file, on every value)
+        if not to_judge(km, keys, named=bool(opts.val_keys)):
+            return km
         steps = df.groupby("key", observed=True)["step"].nunique() if len(df) else {}
         return by_cadence(km, {str(k): int(n) for k, n in dict(steps).items()}, named=bool(opts.val_keys))
 

@@ -19,6 +19,20 @@ from entropylaw.readers.keys import KeyMap
 SPARSE = 0.5  # an evaluation's share of the training steps, at most
 
 
+def to_judge(km: KeyMap, keys, named: bool = False) -> list[str]:
+    """The unsplit accuracies among ``keys`` that :func:`by_cadence` judges by their steps: none where the user
+    named the validation keys (``named``) or a validation score was found by name, nor one taken as another role.
+    A reader counts each key's steps only where there is one (a groupby over every value of the log).
+
+    >>> to_judge(KeyMap(entropy="entropy"), ["entropy", "accuracy"]), to_judge(KeyMap(), ["accuracy"], named=True)
+    (['accuracy'], [])
+    """
+    if named or km.val:
+        return []
+    taken = {km.entropy, km.score, *km.val.values(), *km.val_aliases}
+    return [k for k in key_names.unsplit_accuracies(keys) if k not in taken]
+
+
 def by_cadence(km: KeyMap, steps: Mapping[str, int], named: bool = False) -> KeyMap:
     """``km`` with an unsplit accuracy read as the validation score where it was logged as evaluations
     are (module docstring), else a warning naming it; ``steps``: each key's count of steps logged;
@@ -31,9 +45,8 @@ def by_cadence(km: KeyMap, steps: Mapping[str, int], named: bool = False) -> Key
     >>> km.val, km.warnings[0][:60]
     ({}, "'accuracy' names no split (training or evaluation) and is lo")
     """
-    taken = {km.entropy, km.score, *km.val.values(), *km.val_aliases}
-    found = [k for k in key_names.unsplit_accuracies(steps) if k not in taken]
-    if named or km.val or not found:
+    found = to_judge(km, steps, named)
+    if not found:
         return km
     if len(found) > 1:
         km.warnings.append(f"{', '.join(map(repr, found))} name an accuracy and no split (training or evaluation): "

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from entropylaw.terminal import some_names
+
 FINAL_SHARE = 0.05
 # the most steps a final mean is read at: a run forecast to step 1e9 read its mean at 5e7 steps a draw (11 GiB
 # at 30 draws, an out-of-memory error); a curve's mean over its last 5 % is as well read at 400 steps across it
@@ -126,7 +128,7 @@ def observed_words(kind: str, read: float | None, step: float, runs=None) -> str
     if kind != "validation" or read is None or read >= step - 1e-9:
         return None
     runs = list(runs or [])
-    who = f" ({', '.join(runs[:NAMED])}{f' and {len(runs) - NAMED} more' if len(runs) > NAMED else ''})" if runs else ""
+    who = f" ({some_names(runs, NAMED)})" if runs else ""
     return (f"observed{who}: the validation score at step {read:g}, the last "
             f"{'they' if runs and len(runs) > 1 else 'the run'} logged at or before step {step:g} (none at {step:g})")
 

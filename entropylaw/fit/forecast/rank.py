@@ -295,12 +295,11 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     for row in rows:
         row["score"] = score_of.get(row["run_id"])
     # a validation score not logged at the step compared at was read at the last before it (:mod:`.final`): said
-    read = {fc.run_id: (getattr(fc, "target_kind", None), getattr(fc, "final_observed_step", None),
-                        _last(getattr(fc, "final_steps", None))) for fc in fcs}
+    by_id = {fc.run_id: fc for fc in fcs}  # a finished run's row observes nothing: it has no forecast here
     for row in rows:
-        row["observed_step"] = read.get(row["run_id"], (None,) * 3)[1] if row["observed"] is not None else None
-    notes += observed_lines((r["run_id"], *read[r["run_id"]][:1], r["observed_step"], read[r["run_id"]][2])
-                            for r in rows if r["observed_step"] is not None)
+        row["observed_step"] = by_id[row["run_id"]].final_observed_step if row["observed"] is not None else None
+    notes += observed_lines((r["run_id"], by_id[r["run_id"]].target_kind, r["observed_step"],
+                             _last(by_id[r["run_id"]].final_steps)) for r in rows if r["observed_step"] is not None)
     if few_drawn and len(ranked) == 1:
         only = "one run finished (its observed score)" if ranked[0] in {f.run_id for f in done} else \
             "one run with a forecast"

@@ -72,6 +72,11 @@ COLLAPSED = 0.5  # a run that ends below half its window-end level (above the fl
 STAYED = 0.02  # a run on its floor that ended within 2 % of the score's range of it stayed there
 
 
+def beyond_noise(drop: float, sd: float) -> bool:
+    """A drop beyond :data:`DROP_SD` point standard errors ``sd``: a fall (after a peak, or a take-off's), not noise."""
+    return drop > DROP_SD * sd
+
+
 def point_sd(win) -> float:
     """The standard error of one score of the window: binomial where the validation set's size
     is known or, for a short window, assumed (:func:`~.problems.run_problems`), else the window's
@@ -139,7 +144,7 @@ def classify(win, entropy_fold=ENTROPY_FOLD) -> dict:
         return f"{100 * x / (hi - lo):.1f} " + ("points" if (lo, hi) == (0.0, 1.0) else "% of the score's range")
     if rise is not None and rise >= entropy_fold:
         signs.append(f"the entropy rose {rise:.1f}-fold in the window")
-    if held > DROP_SD * sd:
+    if beyond_noise(held, sd):
         signs.append(f"the score's last {DROP_POINTS} points lie {share(held)} or more below "
                      f"its peak of {peak:.3f}, {held / sd:.1f} times a point's standard error")
     elif after >= 1 and drop > DROP_ALONE_SD * sd:
@@ -170,9 +175,8 @@ def case(win, regime, final, final_step) -> dict | None:
         log_span = np.log((1 + final_step) / (1 + win.end))
         if regime["c"] * log_span > 0:
             change = float(to_logit(final, win.bounds) - regime["z_end"]) / log_span  # logit per unit of ln(1 + step)
-            # a drop within the noise is no fall: as a rate, Countdown's final at 50 % (2.4 standard errors below
-            # the window's fitted end, 0.4 below its last score) fell 6 points over a 15 % window's span
-            fall = float(from_logit(regime["z_end"], win.bounds)) - final > DROP_SD * regime["point_sd"]
+            # no fall within the noise: Countdown's at 50 % (2.4 sd below the fitted end) was 6 points at 15 %
+            fall = beyond_noise(float(from_logit(regime["z_end"], win.bounds)) - final, regime["point_sd"])
             out["rho"] = change / regime["c"] if change >= 0 else change if fall else 0.0
             out["reached"] = float((final - lo) / (hi - lo))
             out["fold"] = regime.get("entropy_fold")  # whether its entropy held: the steady rates (takeoff.steady)
@@ -338,7 +342,7 @@ def fell(regime) -> bool:
     >>> fell({**down, "floor_points": 1, "entropy_fold": 57.8})   # rasbt's KL run at 25 %
     True
     """
-    if not regime.get("drop", 0.0) > DROP_SD * regime.get("point_sd", np.inf):
+    if not beyond_noise(regime.get("drop", 0.0), regime.get("point_sd", np.inf)):
         return False
     fold = regime.get("entropy_fold")
     return regime.get("floor_points", 0) >= DROP_POINTS or (fold is not None and fold >= ENTROPY_FOLD)
