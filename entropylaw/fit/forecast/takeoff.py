@@ -123,13 +123,14 @@ def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
     cases, made by 2 recipes and 2 models or more; else, where the task's runs are fewer kinds,
     only for a run of one of their models or a run whose log names no model (a new run of that
     recipe, for all the log says); where the run's key names no benchmark
-    (:func:`~.tasks.is_generic`), its model's own where 3 runs of the model of 2 recipes or more
-    are (a sweep of a model the rates know, logged under a measure's name: runs of one model
-    start from the same floor and reach alike); else those of every recipe (each weighing the
+    (:func:`~.tasks.is_generic`), its model's own where 3 runs of the model are (a sweep of a
+    model the rates know, logged under a measure's name: runs of one model start from the same
+    floor and reach alike; where one recipe made them, the run is a new run of it for all the log
+    says, as a task's run that names no model is); else those of every recipe (each weighing the
     same); and whose they are, in words. Model names are compared as keys (:func:`~.tasks.model_key`).
     One recipe's take-offs say what that recipe did, not what its task does: the CS336 grid's
     base model climbing on MATH from 0.05 carried a GSM8K instruct run's take-off, logged as
-    MATH, 36 points past where it ended.
+    MATH, 36 points past where it ended; a run that names the task and another model gets them not.
 
     >>> one = {"rho": [0.9] * 21, "recipes": ["cs336"], "models": ["qwen2.5-math-1.5b"]}
     >>> rates = {"take-off": {"rho": [0.1] * 21, "tasks": {"math": one}, "models": {}}}
@@ -139,6 +140,9 @@ def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
     "runs of task 'math'"
     >>> takeoff_rates(rates, {"task": "math", "model": "qwen2.5-0.5b-instruct"})[1] == ALL_RECIPES
     True
+    >>> rates["take-off"]["models"] = {"qwen2.5-math-1.5b": {**one, "tasks": ["math"]}}
+    >>> takeoff_rates(rates, {"task": "accuracy", "model": "qwen2.5-math-1.5b"})[1]
+    "runs of model 'qwen2.5-math-1.5b' (this run's task is not named; theirs: math; 1 recipe)"
     """
     take = rates.get("take-off")
     if not take:
@@ -152,7 +156,7 @@ def takeoff_rates(rates, regime) -> tuple[dict | None, str]:
                 or not model or model in models):
         return own, f"runs of task {task!r}"
     mine = (take.get("models") or {}).get(model) if model and not named else None
-    if mine and len(mine.get("recipes") or []) >= MIN_RECIPES:
+    if mine:
         tasks = ", ".join(mine.get("tasks") or []) or "not named"
         recipes = len(mine.get("recipes") or [])
         return mine, (f"runs of model {model!r} (this run's task is not named; theirs: {tasks}; "
