@@ -31,6 +31,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast import regimes as rg
 from entropylaw.fit.forecast.core import forecast
 from entropylaw.fit.forecast.data import RunData, window_end
+from entropylaw.fit.forecast.takeoff import said
 
 from bench_forecast_runs import recipe_of  # noqa: E402
 
@@ -242,12 +243,12 @@ def describe_rates(rates) -> str:
     parts = []
     if "take-off" in rates:
         t = rates["take-off"]
-        parts.append(f"take-off: {rg.said(t['rho'][10], went=True)} (5-95 %: {rg.said(t['rho'][1])} to "
-                     f"{rg.said(t['rho'][19])}; {t['cases']} windows, {t['runs']} runs, {len(t['recipes'])} recipes)")
+        parts.append(f"take-off: {said(t['rho'][10], went=True)} (5-95 %: {said(t['rho'][1])} to "
+                     f"{said(t['rho'][19])}; {t['cases']} windows, {t['runs']} runs, {len(t['recipes'])} recipes)")
         for by in ("tasks", "models"):
             for name, g in (t.get(by) or {}).items():
-                parts.append(f"take-off of {by[:-1]} {name}: {rg.said(g['rho'][10], went=True)} (5-95 %: "
-                             f"{rg.said(g['rho'][1])} to {rg.said(g['rho'][19])}; {g['cases']} windows, "
+                parts.append(f"take-off of {by[:-1]} {name}: {said(g['rho'][10], went=True)} (5-95 %: "
+                             f"{said(g['rho'][1])} to {said(g['rho'][19])}; {g['cases']} windows, "
                              f"{g['runs']} runs)")
     if "instability" in rates:
         i = rates["instability"]

@@ -14,6 +14,7 @@ from scipy import special
 
 import entropylaw as el
 from entropylaw.fit.forecast import regimes as rg
+from entropylaw.fit.forecast.regime_words import warnings_for
 from entropylaw.fit.forecast import sweep
 from entropylaw.fit.forecast.core import forecast, forecast_table
 from entropylaw.fit.forecast.data import RunData
@@ -116,7 +117,7 @@ def test_a_fall_is_stored_and_applied_as_the_logit_lost_not_a_share_of_the_climb
     expected = special.expit(z_end - 0.3 * np.log((1 + steps) / (1 + end)))
     assert mid == pytest.approx(expected) and np.median(draws, axis=0) == pytest.approx(expected)
     assert rg.rate(-0.3, c) == -0.3 and rg.rate(0.5, c) == pytest.approx(0.5 * c)
-    said = " ".join(rg.warnings_for({**regime, "task": "math"}, fall))
+    said = " ".join(warnings_for({**regime, "task": "math"}, fall))
     assert "went on falling 0.30 logit per unit of ln(1 + step)" in said and "times their window's rate" not in said
 
 
@@ -189,21 +190,21 @@ def test_a_sweep_in_take_off_carries_its_climb_on_at_the_sweeps_rate():
     # a flat method (last-value) gets the same mixture: the sweep has measured the climb
     _, flat = rg.apply(regime, still, steps, own[0], own, end, (0.0, 1.0), own=False)
     assert np.allclose(np.sort(flat[:, -1]), np.sort(mixed[:, -1]))
-    assert "carried on at its sweep's rate" in " ".join(rg.warnings_for(regime, still))
+    assert "carried on at its sweep's rate" in " ".join(warnings_for(regime, still))
     # the sweep of a task whose take-offs went on (median share of their rate 0.75) carries its climb on too;
     # one whose take-offs stopped (rho 0 here; GSM8K's 0.10) keeps the method's draws, as the run alone does
     went = {"take-off": {**still["take-off"], "tasks": {"math": {**still["take-off"], "rho": [0.75] * 21}}}}
     assert rg.takeoff_rates(went, regime)[1] == "runs of task 'math'"
     _, known = rg.apply(regime, went, steps, own[0], own, end, (0.0, 1.0), own=True)
     assert not np.any(np.isclose(known, 0.5)) and "carried on at its sweep's rate" in \
-        " ".join(rg.warnings_for(regime, went))
+        " ".join(warnings_for(regime, went))
     stopped = {"take-off": {**still["take-off"], "tasks": {"math": dict(still["take-off"])}}}
     _, kept_task = rg.apply(regime, stopped, steps, own[0], own, end, (0.0, 1.0), own=True)
     assert int(np.isclose(kept_task[:, -1], 0.5).sum()) == 2000
-    assert "carried on" not in " ".join(rg.warnings_for(regime, stopped))
+    assert "carried on" not in " ".join(warnings_for(regime, stopped))
     _, kept_own = rg.apply(alone, still, steps, own[0], own, end, (0.0, 1.0), own=True)
     assert int(np.isclose(kept_own[:, -1], 0.5).sum()) == 2000
-    assert "carried on" not in " ".join(rg.warnings_for(alone, still))
+    assert "carried on" not in " ".join(warnings_for(alone, still))
 
 
 def test_a_sweeps_carried_climb_draws_the_same_on_every_blas_kernel_and_apart_for_another_run():

@@ -12,6 +12,8 @@ import pytest
 
 import entropylaw as el
 from entropylaw.fit.forecast import regimes as rg
+from entropylaw.fit.forecast.regime_words import warnings_for
+from entropylaw.fit.forecast.core import forecast
 from entropylaw.fit.forecast.data import RunData, window_end
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,9 +101,50 @@ def test_a_collapse_already_on_its_floor_is_not_said_widened_downward():
                              "r": [0.0] * 21}}
     on_floor = rg.classify(RunData.from_arrays(steps, fell, target_key="val/math500").window(190.0))
     assert on_floor["name"] == "instability" and on_floor["on_floor"]
-    [said] = rg.warnings_for(on_floor, rates)
+    [said] = warnings_for(on_floor, rates)
     assert "on its floor already" in said and "little left to lose" in said and "widened downward" not in said
     held = np.r_[np.linspace(0.05, 0.40, 10), np.full(10, 0.25)]  # fell to 0.25: something left to lose
     above = rg.classify(RunData.from_arrays(steps, held, target_key="val/math500").window(190.0))
     assert above["name"] == "instability" and not above["on_floor"]
-    assert rg.warnings_for(above, rates)[0].endswith("the interval is widened downward")
+    assert warnings_for(above, rates)[0].endswith("the interval is widened downward")
+
+
+@pytest.mark.parametrize("frac", [0.15, 0.5])
+def test_a_flat_math_score_that_dips_a_few_points_is_no_collapse(frac):
+    """The veRL gpg run's MATH score (5,000 problems, a point's standard error 0.7 points) held at
+    0.45-0.54 for 210 steps, with dips: 0.537 -> 0.504, 0.510 at 15 % (3.4 standard errors, a
+    twentieth of its level) and one point 5.4 points below its peak at 50 % (7.6 binomial standard
+    errors; 4.1 of the window's own scatter, which its dips show). Read as a fall, its interval went
+    to 0.000 at 15 and 50 %; it ended at 0.499."""
+    df = el.load(str(ROOT / "data/real/verl_gpg_qwen2-7b-instruct_gsm8k+math_fsdp.parquet"), warn=False)
+    key = "val/DigitalLearningGmbH/MATH-lighteval"
+    run = RunData.from_table(df, el.run_ids(df)[0], y_key=key)
+    got = _at(run, frac)
+    assert got["name"] == "saturation", got["why"]
+    assert got["drop"] > rg.DROP_SD * got["point_sd"]  # beyond the binomial noise: the rule before read a fall
+    fc = forecast(run, fit_frac=frac, methods=["default"], n_boot=100)
+    assert not any("collapse risk" in w for w in fc.warnings)
+    last = fc.methods[fc.default].forecast.iloc[-1]
+    assert 0.3 < last["lo"] <= run.target.values[-1] <= last["hi"]
+
+
+def test_a_fall_is_read_against_its_share_of_the_level_and_the_windows_own_scatter():
+    steps = np.arange(0.0, 200.0, 10.0)
+    sd = np.sqrt(0.5 * 0.5 / 5000)  # MATH at 0.5: 0.71 points
+    flat = np.full(20, 0.5)
+    small, big = flat.copy(), flat.copy()
+    small[-2:] -= 5 * sd  # 3.5 points: 5 standard errors, a fourteenth of its level: a dip
+    big[-2:] -= 0.06  # 6 points, 8.5 standard errors and an eighth of its level: a fall
+    classify = {name: rg.classify(RunData.from_arrays(steps, y, target_key="val/math").window(190.0))
+                for name, y in (("small", small), ("big", big))}
+    assert classify["small"]["name"] == "saturation" and classify["big"]["name"] == "instability"
+    assert "0.5 times" not in classify["big"]["why"] and "a point's standard error" in classify["big"]["why"]
+    # the same 6-point fall on a score that scatters 3 points about its trend: within its own noise
+    rng = np.random.default_rng(3)
+    noisy = 0.5 + rng.normal(0, 0.03, 20)
+    noisy[-2:] = noisy[:-2].max() - 0.06
+    got = rg.classify(RunData.from_arrays(steps, noisy, target_key="val/math").window(190.0))
+    assert got["name"] == "saturation"
+    noisy[-2:] = noisy[:-2].max() - 0.2  # 20 points: beyond it, said against the scatter
+    got = rg.classify(RunData.from_arrays(steps, noisy, target_key="val/math").window(190.0))
+    assert got["name"] == "instability" and "its points' scatter about their trend" in got["why"]

@@ -49,6 +49,7 @@ from entropylaw.fit.forecast.rank_flags import is_constant
 from entropylaw.fit.forecast.horizon import ahead_of, to_step_of
 from entropylaw.fit.forecast.schedule import lr_note
 from entropylaw.fit.forecast import regimes as _regimes
+from entropylaw.fit.forecast.regime_words import warnings_for
 from entropylaw.fit.forecast.data_switch import data_switch
 from entropylaw.fit.forecast import sweep as _sweep
 from entropylaw.fit.forecast import text as _text
@@ -279,7 +280,7 @@ def _regime(win, rates, sweep, shown, lr_said=None):
         regime = _sweep.pool(regime, sweep)
     if _regimes.carries_sweep(rates, regime):
         regime["carried"] = True
-    said = _regimes.warnings_for(regime, rates) + ([lr_said] if lr_said else [])
+    said = warnings_for(regime, rates) + ([lr_said] if lr_said else [])
     guessed = (win.config or {}).get(GUESSED)
     if guessed:  # the task follows from a guess: said beside the numbers it moves
         said.append(f"{GUESS_SAID} {guessed!r} (its log and config name none): its task {win.task} sets the "
