@@ -169,6 +169,10 @@ def classify(win, entropy_fold=ENTROPY_FOLD) -> dict:
     elif after >= 1 and drop > DROP_ALONE_SD * spread and material(drop, peak, lo):
         signs.append(f"the score fell {share(drop)} below its peak of {peak:.3f}, "
                      f"{drop / spread:.1f} times {noise}")
+    elif beyond_noise(held, spread):  # said, not acted on: no stored run fell so little and was read as unstable
+        out["why"] = (f"the score is not taking off; its last {DROP_POINTS} points lie {share(held)} or more below its "
+                      f"peak of {peak:.3f} ({held / spread:.1f} times {noise}), less than {DROP_SHARE:.0%} of its "
+                      "height above the floor: a dip, not a sign of collapse")
     if got is not None:
         c, se, z_end = got
         out.update(c=c, c_se=se, z_end=z_end, on_floor=bool(float(from_logit(z_end, win.bounds)) - lo <= 2 * sd))
