@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Callable, Mapping, Sequence
 
+from entropylaw.fit.forecast.line_notes import FELL_BACK
 from entropylaw.results.values import as_float
 from entropylaw.terminal import BEYOND_MARK, beyond, gain, short
 
@@ -133,7 +134,7 @@ COLUMNS = [
            screen=_forecast, optional="forecasts",
            tip="the final score forecast from the run's first steps only, {pct} interval, by {method}"),
     # *: the forecast is last-value's, where the default cannot run
-    Column("fallback", width=1, screen=lambda r: "*" if (r.get("fc") or {}).get("fallback") else " "),
+    Column("fallback", width=1, screen=lambda r: FELL_BACK if (r.get("fc") or {}).get("fallback") else " "),
     # ^: take-off (the interval opens upward), v: collapse risk (widened downward); said under the table
     Column("regime", width=1, screen=lambda r: _regime_mark(r.get("fc") or {})),
     Column("reached", short="reached", width=7, screen=_reached),

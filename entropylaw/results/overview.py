@@ -18,6 +18,7 @@ import pandas as pd
 import entropylaw.table as table
 from entropylaw.errors import EntropyLawWarning
 from entropylaw.fit.forecast.final import FINAL_SHARE, NO_FORECAST_WIDTH, UNBOUNDED_WIDTH
+from entropylaw.fit.forecast.line_notes import fell_back_said
 from entropylaw.fit.run import left_out_line
 from entropylaw.results.columns import COLUMNS, TRUST_SHORT, fitted, screen_header, screen_line, shown
 from entropylaw.results.live import read_said
@@ -71,8 +72,12 @@ class Overview:
                    "! = beyond the score's range.")
         if any(r.get("trust") not in TRUST_SHORT for r in self.rows):
             out.append("  ? = no law fit (no entropy to pair with the score, or a fit that failed): the notes say why.")
-        out.append("*: last-value (the default cannot run there). call: stop / continue: the gain's interval lies "
-                   "below / above the noise.")
+        # the one-line view's rule and words (line_notes), said where a row is marked, as ^ and v are
+        marked = [f for r in self.rows + self.live_rows if (f := r.get("fc") or {}).get("fallback")]
+        if marked:
+            blank = any(isinstance(f.get("no_forecast"), str) for f in marked)
+            out += wrap(fell_back_said(blank=blank) + ".", WIDTH).split("\n")
+        out.append("call: stop / continue: the gain's interval lies below / above the noise.")
         marks = {(r.get("fc") or {}).get("regime") for r in self.rows}
         if "take-off" in marks:
             out.append("^: take-off, still climbing fast from its floor: the interval opens upward to what such "

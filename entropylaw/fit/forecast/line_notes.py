@@ -6,8 +6,10 @@ beside a row's number: a final that is the last value's (the default method coul
 window) and a window the law does not describe (before, the one-line view said neither: a
 collapsed run's 0.000 read as the default method's forecast of a run the law describes).
 
-A final that is last-value's is marked ``*`` beside its number, by one rule (:func:`fell_back`) the
-demo's screen marks it by too; the line under the table gives, for a run whose regime moved it
+A final that is last-value's is marked ``*`` beside its number or its "no forecast" (last-value's interval too
+wide as well), by one rule (:func:`fell_back`) and with one footnote (:func:`fell_back_said`) the demo's screen
+marks it by too (before, the demo read "no forecast*" where this view read "no forecast"); the line under the
+table gives, for a run whose regime moved it
 (a take-off's climb carried on), the window's last value it was moved from: before, "0.518" read as
 the last value of a run whose window ended at 0.371 (data/real-sizes' 0.5B at 15 %)."""
 
@@ -53,12 +55,14 @@ def no_plan_lines(forecasts) -> list[str]:
 
 
 FELL_BACK = "*"  # beside a final that is last-value's, the default method not running on the window
+NO_FORECAST_MARKED = "beside 'no forecast': last-value's interval is too wide as well"
 
 
 def fell_back(fc) -> bool:
     """Whether ``fc``'s final is last-value's because the method it would recommend cannot run on its
     window (where the default cannot run, last-value is recommended instead: :func:`~.core.forecast`):
-    what ``demo``'s screen and ``forecast``'s one-line view mark :data:`FELL_BACK`.
+    what ``demo``'s screen and ``forecast``'s one-line view mark :data:`FELL_BACK`, beside a number or
+    a "no forecast" alike.
 
     >>> from types import SimpleNamespace as N
     >>> fell_back(N(default="last-value", methods={"logit-drift": N(ok=False), "last-value": N(ok=True)}))
@@ -67,6 +71,25 @@ def fell_back(fc) -> bool:
     False
     """
     return fc.default == LAST_VALUE and any(not r.ok for name, r in fc.methods.items() if name != LAST_VALUE)
+
+
+def no_forecast(fc) -> bool:
+    """Whether ``fc``'s final is shown as "no forecast" (the default's interval too wide to say where the run ends)."""
+    r = fc.methods.get(fc.default)
+    return bool(r is not None and r.ok and (r.final or {}).get("no_forecast"))
+
+
+def fell_back_said(names: str = "", blank: bool = False, why: str = "") -> str:
+    """What :data:`FELL_BACK` means, in the words of both the demo's screen and ``forecast``'s one-line
+    view: ``names``, the runs marked (none named: the demo's rows are numbered); ``blank``, whether a
+    row marked shows "no forecast"; ``why``, where the reason is said.
+
+    >>> fell_back_said("a, b", blank=True)
+    "*: last-value (a, b): the default method cannot run on the window; beside 'no forecast': last-value's \
+interval is too wide as well"
+    """
+    return (f"{FELL_BACK}: {LAST_VALUE}{f' ({names})' if names else ''}: the default method cannot run on the window"
+            + (f" ({why})" if why else "") + (f"; {NO_FORECAST_MARKED}" if blank else ""))
 
 
 def moved_from(fc) -> float | None:
@@ -79,15 +102,17 @@ def moved_from(fc) -> float | None:
     return None if last is None or final is None or f"{final:.3f}" == f"{last:.3f}" else float(last)
 
 
-def fallback_lines(forecasts, marked=None) -> list[str]:
-    """What :data:`FELL_BACK` beside a final means, naming the runs marked (``marked``: their ids; default
-    every run :func:`fell_back`), with the last value of each whose regime moved its final."""
-    fell = [rid for rid, fc in forecasts.items() if fell_back(fc)] if marked is None else list(marked)
+def fallback_lines(forecasts) -> list[str]:
+    """What :data:`FELL_BACK` beside a final means, naming the runs marked (every run :func:`fell_back`),
+    with the last value of each whose regime moved its final (a final shown: "no forecast" moved nothing)."""
+    fell = [rid for rid, fc in forecasts.items() if fell_back(fc)]
     if not fell:
         return []
-    moved = [(rid, last) for rid in fell if (last := moved_from(forecasts[rid])) is not None]
-    line = (f"{FELL_BACK}: {LAST_VALUE} ({some_names(fell)}): the default method cannot run on the window (--full says "
-            "why); the final is the window's last value carried on")
+    blank = {rid for rid in fell if no_forecast(forecasts[rid])}
+    moved = [(rid, last) for rid in fell if rid not in blank and (last := moved_from(forecasts[rid])) is not None]
+    line = fell_back_said(some_names(fell), bool(blank), why="--full says why")
+    if len(blank) < len(fell):
+        line += "; the final is the window's last value carried on"
     if moved:
         said = ", ".join(f"{rid} from {last:.3f}" for rid, last in moved[:3])
         line += (", except where the run's regime moves it (a take-off's climb carried on as such runs' did; a "

@@ -239,9 +239,10 @@ def one_line_rows(forecasts) -> list[dict]:
         # power's -7.7 [-7.7, +59.6], unnamed)
         refused = d.get("call") is None and str(d.get("reason") or "").startswith("no forecast")
         other = f" ({d['method']})" if d.get("method") not in (None, fc.default) else ""
-        # last-value's final where the default cannot run: marked as demo marks it (line_notes.fell_back)
+        # last-value's final where the default cannot run: marked as demo marks it (line_notes.fell_back), its
+        # "no forecast" too (before, "no forecast" here beside the demo's "no forecast*" for one run)
         mark = FELL_BACK if fell_back(fc) else ""
-        final = "-" if mid is None else "no forecast" if nofc else f"{mid:.3f} [{lo:.3f}, {hi:.3f}]{mark}"
+        final = "-" if mid is None else ("no forecast" if nofc else f"{mid:.3f} [{lo:.3f}, {hi:.3f}]") + mark
         rows.append({"run": rid, "window": f"<= {fc.last_logged:g}", "final": final,
                      "observed": None if obs is None else f"{obs:.3f}",
                      "to": "-" if "gain" not in d else f"{d['gain']['to_step']:g}",
@@ -320,9 +321,8 @@ def one_line_text(forecasts) -> str:
             "call: stop / continue / undecided (the likely call "
             "and its step) against each run's threshold; a method named beside a gain: the call's, where it is not "
             "the final's; --full: every run's forecast, threshold and reasons")
-    marked = [r["run"] for r in rows if r["final"].endswith(FELL_BACK)]  # a number shown: "no forecast" is none
     shown = {r["run"] for r in rows if r["observed"] is not None}
-    regimes = (scores_lines(forecasts) + fallback_lines(forecasts, marked) + law_lines(forecasts)
+    regimes = (scores_lines(forecasts) + fallback_lines(forecasts) + law_lines(forecasts)
                + past_plan_lines(forecasts) + no_plan_lines(forecasts) + _regime_lines(forecasts)
                + observed_lines((rid, fc.target_kind, getattr(fc, "final_observed_step", None), _final_step(fc))
                                 for rid, fc in forecasts.items() if rid in shown))
