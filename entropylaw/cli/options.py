@@ -324,7 +324,8 @@ def add_fit_arguments(p, plot=True, json_help="print one JSON object instead of 
     g = p.add_argument_group("fitting")
     g.add_argument("--x-key", default="entropy", metavar="METRIC", help="entropy metric (default: entropy)")
     g.add_argument("--y-key", metavar="METRIC",
-                   help="score metric (default: val/mean, else the single val/<bench>, else score)")
+                   help="score metric, by its name as read or the log's own (default: val/mean, else the single "
+                        "val/<bench>, else score)")
     g.add_argument("--pairing", choices=PAIRINGS, default="nearest-earlier",
                    help="pair a score with entropy at the same step or the nearest earlier one (default)")
     g.add_argument("--score-range", metavar="LO,HI", type=score_range,

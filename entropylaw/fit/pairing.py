@@ -24,6 +24,7 @@ The score key, when not given, is ``val/mean`` if present, else the single
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -43,8 +44,9 @@ MIN_POINTS = 3  # the one minimum: a line in exp(H) plus one degree of freedom f
 def score_key(df: pd.DataFrame, run_id: str, y: str | None = None, warn: bool = True) -> str:
     """The score metric a run is fitted on: the one rule every command uses.
 
-    ``y`` when given (or ``val/<y>`` where the log's ``y`` was read as the validation score, said by the
-    reader: a custom loop's sparse ``accuracy``); else ``val/mean``; else the single ``val/<bench>``, a ``val/loss`` or
+    ``y`` when given, by its name as read or by the log's own name for it (:func:`read_from`: a custom loop's
+    ``gsm8k_acc`` read as ``val/gsm8k``, its sparse ``accuracy`` as ``val/accuracy``); else ``val/mean``; else the
+    single ``val/<bench>``, a ``val/loss`` or
     ``val/response_length`` (no score by its name) passed over while a score is there; with several
     benchmarks and no ``val/mean`` (they were never evaluated at the same steps), the one
     with the most points (ties: alphabetical), with a warning naming the others; else
@@ -53,11 +55,17 @@ def score_key(df: pd.DataFrame, run_id: str, y: str | None = None, warn: bool = 
     rows = df[df["run_id"] == run_id]
     present = set(str(m) for m in pd.unique(rows["metric"]))
     if y is not None:
-        if y not in present and f"{table.VAL_PREFIX}{y}" in present:
-            return f"{table.VAL_PREFIX}{y}"  # the log's own name of a score the reader read as validation (said)
-        if y not in present:
-            raise EntropyLawError(f"run {run_id!r}: no metric {y!r} (has {_listing(present)})")
-        return y
+        if y in present:
+            return y
+        # a name the user's file gives the key: the reader's renaming undone (before, only the name as read found it)
+        renamed = {read: own for read, own in read_from(rows).items() if read in present}
+        mine = [read for read, own in renamed.items() if own == y]
+        if mine:
+            return mine[0]
+        said = "; ".join([f"has {_listing(present)}"] + [
+            "read from the log's names: " + ", ".join(f"{read} from {own}" for read, own in renamed.items())
+            + ", either name selects it"] * bool(renamed))
+        raise EntropyLawError(f"run {run_id!r}: no metric {y!r} ({said})")
     every = table.val_metrics(df, run_id)
     if table.VAL_MEAN in every:
         return table.VAL_MEAN
@@ -91,6 +99,31 @@ def score_key(df: pd.DataFrame, run_id: str, y: str | None = None, warn: bool = 
     raise EntropyLawError(f"run {run_id!r}: no score key (expected val/<bench>, val/mean or score; "
                           f"has {_listing(present)}); name it with `val_keys` (a validation score) or `score_key` "
                           "(a training score)")
+
+
+def read_from(rows: pd.DataFrame) -> dict[str, str]:
+    """``{name as read: the log's own name}`` of the keys a reader renamed in a run's rows (its
+    ``entropy_key``, ``score_key`` and ``val_keys`` columns): the one record of its renaming.
+
+    >>> t = table.from_records([(1, "val/gsm8k", 0.4)], run_id="r", score_key="reward",
+    ...                        val_keys='{"val/gsm8k": "gsm8k_acc"}')
+    >>> read_from(t)
+    {'score': 'reward', 'val/gsm8k': 'gsm8k_acc'}
+    """
+    if not len(rows):
+        return {}
+    first = rows.iloc[0]
+
+    def text(col) -> str:
+        value = first.get(col)
+        return value if isinstance(value, str) else ""
+    try:
+        val = json.loads(text("val_keys") or "{}")
+    except ValueError:  # a table written by hand: no record
+        val = {}
+    out = {table.ENTROPY: text("entropy_key"), table.SCORE: text("score_key"),
+           **(val if isinstance(val, dict) else {})}
+    return {read: own for read, own in out.items() if isinstance(own, str) and own and own != read}
 
 
 def fitted_score_key(df: pd.DataFrame, run_id: str) -> str:
