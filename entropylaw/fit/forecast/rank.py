@@ -137,6 +137,15 @@ class Ranking:
             return f"keep: none can be named: no run has a forecast, and a {fl.CONSTANT} is no pick"
         return "keep: none can be named: no run has a forecast"
 
+    def _order_line(self, top) -> list[str]:
+        """Why the run to keep is not row 1, where it has no forecast and runs with one are listed above it (few
+        drawn: the pick reads every run's expected score): rows are not set above a forecast by a score not shown."""
+        at = next((i for i, r in enumerate(self.rows) if r["run_id"] == top), 0)
+        if not at or not self.rows[at].get("no_forecast"):
+            return []
+        return [f"row {at + 1} is the run to keep: the runs with a forecast are listed first, a score no row shows "
+                "setting none above them"]
+
     def to_dict(self) -> list:
         """The ``--json``: one dict per run ranked, then one per run left out, its numbers null and
         ``left_out`` saying why (null for a run ranked)."""
@@ -197,7 +206,7 @@ class Ranking:
                      "mean of its last 5 %)")
         lines += fl.explain(self.rows, lifted) + keep_line(self.rows)
         top = self.top
-        lines.append(self._keep(top))
+        lines += self._order_line(top) + [self._keep(top)]
         lines += [f"note: {n}" for n in self.notes]
         return wrap("\n".join([*self.pooled, *lines]))
 
