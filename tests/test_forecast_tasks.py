@@ -65,6 +65,7 @@ def test_a_key_that_names_only_a_measure_takes_its_task_from_the_data_set():
 
 def test_a_generic_key_says_how_to_name_its_task_and_the_data_set_gets_its_rates():
     from entropylaw.fit.forecast import regimes as rg
+    from entropylaw.fit.forecast.regime_words import warnings_for
 
     steps = np.arange(1.0, 60.0, 5.0)
     y = 0.04 + 0.3 * np.log1p(steps) / np.log(60)
@@ -74,14 +75,14 @@ def test_a_generic_key_says_how_to_name_its_task_and_the_data_set_gets_its_rates
     run = RunData.from_arrays(steps, y, target_key="val/accuracy").window(25.0)
     regime = rg.classify(run)
     assert regime["name"] == "take-off" and regime["task"] == "accuracy"
-    said = " ".join(rg.warnings_for(regime, rates))
+    said = " ".join(warnings_for(regime, rates))
     assert "several recipes" in said and "`dataset`" not in said   # said once, by the forecast (below)
     text = " ".join(str(forecast(RunData.from_arrays(steps, y, target_key="val/accuracy"), fit_steps=25.0,
                                  regime_rates=rates, methods=["default"])).split())   # what the CLI shows
     assert text.count("names no benchmark (only 'accuracy'): give `dataset` NAME") == 1, text
     named = replace(run, task=task_of("val/accuracy", "math"))
     regime = rg.classify(named)
-    said = " ".join(rg.warnings_for(regime, rates))
+    said = " ".join(warnings_for(regime, rates))
     assert "runs of task 'math'" in said and "`dataset`" not in said
     assert rg.takeoff_rates(rates, regime)[0]["rho"][10] == 0.8
 
