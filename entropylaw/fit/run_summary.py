@@ -37,6 +37,14 @@ def _ends(df: pd.DataFrame, run_id: str, metric: str) -> tuple[float, float]:
     return (float(s.iloc[0]), float(s.iloc[-1])) if len(s) else (np.nan, np.nan)
 
 
+def _key(df: pd.DataFrame, run_id: str, key: str, metric: str) -> str:
+    """The source key that became ``metric``; a tidy table's own metric where no key is recorded (a
+    hand-written table of ``entropy`` and ``score`` rows names no source key: the metric is its own)."""
+    if key:
+        return key
+    return metric if ((df["run_id"] == run_id) & (df["metric"] == metric)).any() else ""
+
+
 def _said(value) -> str:
     return "" if value is None or value != value else str(value)  # a missing one (None, NaN) is blank
 
@@ -51,8 +59,9 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
         val_keys = json.loads(meta.val_keys or "{}")
         rows.append({
             "run_id": run_id, "steps": int(meta.n_steps), "model": _said(meta.model),
-            "dataset": _said(meta.dataset), "algorithm": _said(meta.algorithm), "entropy_key": meta.entropy_key,
-            "score_key": meta.score_key, "val_keys": ", ".join(val_keys.values()),
+            "dataset": _said(meta.dataset), "algorithm": _said(meta.algorithm),
+            "entropy_key": _key(df, run_id, meta.entropy_key, table.ENTROPY),
+            "score_key": _key(df, run_id, meta.score_key, table.SCORE), "val_keys": ", ".join(val_keys.values()),
             **dict(zip(["entropy_first", "entropy_last"], _ends(df, run_id, table.ENTROPY))),
             **dict(zip(["score_first", "score_last"], _ends(df, run_id, table.SCORE))),
             "val": val, **dict(zip(["val_first", "val_last"], _ends(df, run_id, val))),
@@ -90,9 +99,13 @@ def not_found(df: pd.DataFrame) -> list[str]:
     groups: dict[tuple, list[str]] = {}
     lost_lines: list[str] = []
     for meta in table.runs(df).itertuples(index=False):
+        own = df.loc[df["run_id"] == meta.run_id, "metric"]
+        # a tidy table's own entropy, score or val/<bench> rows are found, whatever key columns it has
+        has_val = own.astype(str).str.startswith(table.VAL_PREFIX).any()
         lacks = [(what, option) for what, option, found in
-                 (("entropy", "entropy_key", meta.entropy_key),
-                  ("score", "score_key", meta.score_key or meta.val_keys not in ("", "{}")))
+                 (("entropy", "entropy_key", meta.entropy_key or (own == table.ENTROPY).any()),
+                  ("score", "score_key", meta.score_key or meta.val_keys not in ("", "{}")
+                   or (own == table.SCORE).any() or has_val))
                  if not found]
         lost = [said_of(df, str(meta.run_id), what) for what, _ in lacks]
         if any(lost):  # logged, every value NaN: said of the run alone, not "no score found among its keys"
