@@ -264,7 +264,7 @@ def loss_lines(attrs: dict) -> list[str]:
     3 sources: averaged 30 of 90 values into their step's mean (several values of one metric at one step):
     r0/m.jsonl, r1/m.jsonl, ...
     """
-    reports = [IngestReport.from_dict(d) for d in attrs.get(ACCOUNTS, [])]
+    reports = _per_source([IngestReport.from_dict(d) for d in attrs.get(ACCOUNTS, [])])
     lines = [(r, line) for r in reports if (line := r.drop_line())]
     out, grouped = [], set()
     skips: dict[tuple[str, str], list[IngestReport]] = {}  # the same file in several run folders, skipped alike
@@ -283,6 +283,37 @@ def loss_lines(attrs: dict) -> list[str]:
                    f"(several values of one metric at one step): {_some(only)}")
         grouped.update(map(id, only))
     return [line for r, line in lines if id(r) not in grouped] + out
+
+
+def _per_source(reports: list[IngestReport]) -> list[IngestReport]:
+    """One account per source file: the runs of one file (a CSV's ``run`` column, a W&B chart export's
+    ``<run> - <key>`` columns) each hold their own, and each said apart printed the same line twice
+    (``runs.csv: dropped 1 of 6 values`` for each run: the file's 2 of 12 never said).
+
+    >>> a, b = IngestReport("runs.csv", 6, 5), IngestReport("runs.csv", 6, 5)
+    >>> a.drop("non-numeric value"); b.drop("non-numeric value")
+    >>> [r.line() for r in _per_source([a, b])]
+    ['runs.csv: read 12 values, kept 10, dropped 2 (non-numeric value: 2)']
+    """
+    out: dict[str, IngestReport] = {}
+    for r in reports:
+        if r.skipped:
+            out[f"\0{id(r)}"] = r
+            continue
+        first = out.get(r.source)
+        if first is None:
+            out[r.source] = r
+            continue
+        where = first.where()
+        for reason, (n, lines) in r.where().items():
+            had, seen = where.get(reason, [0, []])
+            where[reason] = [had + n, sorted(set(seen) | set(lines))[:MAX_LINES_SAID]]
+        first.at, first._lines = where, {}
+        first.rows_read += r.rows_read
+        first.rows_kept += r.rows_kept
+        first.dropped.update(r.dropped)
+        first.notes += [n for n in r.notes if n not in first.notes]
+    return list(out.values())
 
 
 def _some(reports) -> str:
