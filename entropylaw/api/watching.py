@@ -13,6 +13,7 @@ import entropylaw.table as table
 from entropylaw.api.reading import load, row_accounts, target_as_read, target_range_line, unit_lines
 from entropylaw.errors import EntropyLawError, EntropyLawWarning, RowsDroppedWarning
 from entropylaw.fit.forecast.core import DEFAULT, forecast_table
+from entropylaw.fit.forecast.horizon import NO_PLAN
 from entropylaw.fit.forecast.problems import check_problems
 from entropylaw.fit.forecast.sweep import sweep_lines
 from entropylaw.fit.run import fit_run
@@ -124,8 +125,9 @@ def _forecast(out: dict, df, rid: str, y_key, methods, *, n_boot, horizon, targe
         total = total_steps
         if total is not None and total <= out["last_step"]:  # the run went past its plan: go on
             total = None  # the forecast's own last step, named as such
-            out["total_note"] = (f"`total_steps` {total_steps:g} has passed (step {out['last_step']}): "
-                                 "the gain to go runs to the forecast's last step instead")
+            out["total_note"] = (f"`total_steps` {total_steps:g} "
+                                 f"{'is reached' if total_steps == out['last_step'] else 'has passed'} "
+                                 f"(step {out['last_step']}): the gain to go runs to the forecast's last step instead")
         fc = forecast_table(df, [rid], y_key=y_key, methods=methods, n_boot=max(n_boot, 2), horizon=horizon,
                             target=target, total_steps=total, step_cost=step_cost, n_problems=n_problems,
                             sweep=sweep)[rid]
@@ -133,6 +135,14 @@ def _forecast(out: dict, df, rid: str, y_key, methods, *, n_boot, horizon, targe
         out["forecast_error"] = str(err)
         return
     out["decision"] = fc.decision
+    gain = (fc.decision or {}).get("gain") or {}
+    if out.get("total_note") and f": {NO_PLAN}" in gain.get("to_step_source", ""):
+        # the forecast was given no total (the one given is behind the run): its "no planned last step ...;
+        # give `total_steps`" would ask for what the user gave
+        ahead = gain["to_step_source"].split(f": {NO_PLAN}")[0]
+        gain = {**gain, "to_step_source": f"{ahead}: the run is at or past `total_steps` {total_steps:g}, the "
+                                          "planned last step given; give a later one if it goes on"}
+        out["decision"] = {**fc.decision, "gain": gain}
     out["sweep_lines"] = sweep_lines({rid: fc})  # the other runs read beside it change its forecast: said
     out.update(default_method=fc.default, regime=fc.regime_name, regime_why=(fc.regime or {}).get("why"),
                forecast_warnings=list(fc.warnings or []), law_on_window=fc.law_verdict)
