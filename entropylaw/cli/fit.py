@@ -67,7 +67,7 @@ def run(args) -> int:
             out["left_out"] = left_out
         print(args.flags(dump_json(plumbing.with_accounts(out, df))))
         return 0
-    print(plumbing.wrap(f"R = -a*exp(H) + b ({args.form}); {rows[0]['interval_method']}; "
+    print(plumbing.wrap(f"{plumbing.FORM_MODELS[args.form]} ({args.form}); {rows[0]['interval_method']}; "
                         f"{args.conf * 100:g} % intervals"))
     print(plumbing.fmt_table(rows, COLUMNS, optional=OPTIONAL))
     print_notes(rows, [] if args.quiet else messages, args.flags)

@@ -37,6 +37,9 @@ from entropylaw.draw.style import (ENTROPY_LABEL, STEP_LABEL, check_ax, color as
                                    fs, legend_below, new_axes, numbers_box, text_width)
 from entropylaw.terminal import law_formula, wrap_words
 
+# a form whose f(H) is 0 at H = 0 has its ceiling at b (entropylaw.fit.forms: not imported, a drawer imports no fit/)
+_CEILING = {"linear": "b", "power": "b"}
+
 OUT_OF_RANGE = "†"  # marks an interval that leaves [0, 1], the range of a fraction
 
 
@@ -167,7 +170,7 @@ def plot_law(H, R, fit, ax=None, label=None, color=None, numbers=True, bands="bo
         ax.plot(grid[inside], mean[inside], color=c, lw=1.6, ls=ls,
                 label="fit R = -a exp(H) + b" if fit.form == "exp" else f"fit ({fit.form})")
         ax.plot(grid[~inside], mean[~inside], color=c, lw=1.2, ls="--", label="extrapolation to H = 0")
-        ax.axhline(fit.ceiling_, color=c, lw=0.8, ls=":", label=f"ceiling b - a = {fmt(fit.ceiling_)}")
+        ax.axhline(fit.ceiling_, color=c, lw=0.8, ls=":", label=f"ceiling {_CEILING.get(fit.form, 'b - a')} = {fmt(fit.ceiling_)}")
         lo, hi = fit.ceiling_ci_
         ax.errorbar([0.0], [fit.ceiling_], yerr=[[fit.ceiling_ - lo], [hi - fit.ceiling_]], fmt="D", color=c,
                     ms=4.5, capsize=3, zorder=4)

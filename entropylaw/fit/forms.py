@@ -40,6 +40,9 @@ import pandas as pd
 from scipy import optimize
 
 FORMS = ("exp", "linear", "exp-free", "power")
+# each form's model and ceiling in a line of text (the table above)
+MODELS = {"exp": "R = -a*exp(H) + b", "linear": "R = -a*H + b", "exp-free": "R = -a*exp(c*H) + b",
+          "power": "R = -a*H^c + b"}
 SHAPE_BOUNDS = {"exp-free": (1e-3, 20.0), "power": (1e-3, 10.0)}
 ABSURD = 100.0  # |a| or |b| beyond this many score ranges flags a fit
 
