@@ -4,6 +4,7 @@ and the row account each command prints (one line per source that lost rows; ``-
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pandas as pd
@@ -50,6 +51,11 @@ def read_runs(args, sources=None, keep_runs: bool = True, say: bool = True) -> p
     that cannot be written fails first, before the reading and fitting. ``say=False``: nothing printed
     of what was read (:func:`read_sweep` says it of the runs it keeps)."""
     if getattr(args, "plot", None):
+        # a folder given was written beside itself, as <folder>.png and <folder>.pdf
+        if os.path.isdir(args.plot) or args.plot.endswith(("/", os.sep)):
+            raise EntropyLawError(f"--plot {args.plot}: a folder; expected a file name, e.g. "
+                                  f"{os.path.join(args.plot, 'fit.png')} (FILE.png and FILE.pdf are written, "
+                                  "FILE-<run>.png for each of several runs)")
         plumbing.check_writable(plumbing.plot_path(args.plot, "x", False))
     df = load_from_args(args, args.inputs if sources is None else sources, keep_runs=keep_runs, say=say,
                         entropy_convention=getattr(args, "entropy_convention", None),
