@@ -6,6 +6,7 @@ from entropylaw.cli.options import add_source_arguments
 from entropylaw.cli.sources import load_from_args
 from entropylaw import api
 from entropylaw.api import plumbing
+from entropylaw.errors import EntropyLawError
 
 
 def add_parser(subparsers) -> None:
@@ -20,6 +21,11 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     df = load_from_args(args, args.inputs)
+    if getattr(args, "strict", False) and plumbing.not_found(df):
+        # the runs the fitting commands would leave out (no entropy, no score): --strict fails on them here too,
+        # before anything is printed, as it does there
+        lines = [args.flags(n) for n in plumbing.not_found(df)]
+        raise EntropyLawError("--strict: not every run has an entropy and a score: " + "; ".join(lines))
     summary = api.summary(df)
     if args.json:
         print(plumbing.dumps(plumbing.with_accounts({"runs": summary.to_dict(orient="records"),
