@@ -239,7 +239,8 @@ def test_a_config_line_before_the_first_step_is_the_runs_config(tmp_path):
     assert row["model"] == "Qwen/Qwen2.5-0.5B-Instruct" and row["seed"] == 3
     # a line of numbers with no step is no config: dropped and counted, as before
     (tmp_path / "numbers.jsonl").write_text(json.dumps({"loss": 0.5}) + "\n" + "".join(lines[1:]))
-    assert el.row_accounts(el.load(tmp_path / "numbers.jsonl", warn=False))[0]["dropped"] == {"unparseable line": 1}
+    assert el.row_accounts(el.load(tmp_path / "numbers.jsonl", warn=False))[0]["dropped"] == \
+        {"missing or non-integer step": 1}
     # no line with a step at all: still refused, naming the keys
     (tmp_path / "none.jsonl").write_text(json.dumps(config) + "\n")
     with pytest.raises(el.EntropyLawError, match="no line has a step"):

@@ -45,7 +45,8 @@ def test_jsonl_flat_objects_and_bad_lines(tmp_path):
     [raw] = read_verl_jsonl(p)
     finalize(raw)
     r = raw.report
-    assert dict(r.dropped) == {"non-numeric value": 2, "unparseable line": 2, "non-finite value": 1}
+    assert dict(r.dropped) == {"non-numeric value": 2, "unparseable line": 1, "missing or non-integer step": 1,
+                               "non-finite value": 1}
     assert (r.rows_read, r.rows_kept) == (7, 2) and r.balanced()
     assert any(n.startswith("line 3:") for n in r.notes) and any(n.startswith("line 4:") for n in r.notes)
     assert any("line 2 (actor/entropy)" in n for n in r.notes)

@@ -14,9 +14,9 @@ any trainer's own ``metrics.jsonl``.
 - Several rows of one key at one step (an off-policy trainer writes a training row per
   micro-step) become their mean, counted in the row account (:mod:`entropylaw.readers.common`);
   in veRL's ``{"step", "data"}`` layout a step written twice keeps its last value (a re-logged step).
-- Nested dicts are flattened with ``/``. A line that is not JSON, or has no integer step, is
-  dropped and counted (as many rows as the ``"key":`` values it still shows, reason
-  ``unparseable line``; the file's last line cut while being written, with no newline, counts
+- Nested dicts are flattened with ``/``. A line that is not JSON is dropped and counted (as many
+  rows as the ``"key":`` values it still shows, reason ``unparseable line``; a JSON object with no
+  integer step, reason ``missing or non-integer step``; the file's last line cut while being written, with no newline, counts
   what the line before it held, reason ``cut-off last line``); a value that is not a number
   (string, list, bool) is dropped and counted as ``non-numeric value``; ``NaN``/``Infinity``
   tokens reach :func:`finalize` which drops them. A ``null`` is a key not logged at that step
@@ -187,6 +187,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
             comments.append(lineno)
             continue
         fractional = None  # a step that is a number but no whole one (1.5): said as such, not "unparseable"
+        whole = False  # a JSON object read whole: one without a step is said so, not "unparseable"
         try:
             try:
                 obj, end = scan(line, 0)
@@ -194,6 +195,7 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 end = -1
             if end != len(line):
                 obj = loads(line)
+            whole = isinstance(obj, dict)
             if len(stepless) < 40 and isinstance(obj, dict):
                 stepless.update(dict.fromkeys(obj))
             # {"model": ..., "lr": ...} before the first step: the run's config (not a line of the step the user names)
@@ -228,8 +230,12 @@ def read_verl_jsonl(path: str | os.PathLike, run_id: str | None = None, step_key
                 note(MISSING_STEP, f"line {lineno}: step {fractional[0]!r} is {fractional[1]!r}, not a whole number "
                                    f"({count(n, 'value')} dropped)")
                 continue
-            report.drop(UNPARSEABLE, n, [lineno])
             expected = f"an integer {step_key!r}" if step_key else "an integer step (" + ", ".join(order[:4]) + ")"
+            if whole:
+                report.drop(MISSING_STEP, n, [lineno])
+                note(MISSING_STEP, f"line {lineno}: a JSON object without {expected} ({count(n, 'value')} dropped)")
+                continue
+            report.drop(UNPARSEABLE, n, [lineno])
             note(UNPARSEABLE, f"line {lineno}: not a JSON object with {expected} ({count(n, 'value')} dropped)")
             continue
         used[step_field] = used.get(step_field, 0) + 1
