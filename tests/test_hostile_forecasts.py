@@ -90,7 +90,8 @@ def test_rank_says_why_a_run_whose_window_ends_past_its_last_score_has_no_foreca
     out = run_cli("rank", str(tmp_path), "--n-boot", "50")
     text = " ".join(out.stdout.split())
     assert out.returncode == 0, out.stderr
-    assert "2 runs listed, 1 ranked (1 with no forecast)" in text, text
+    assert "2 runs listed by" in text and "one with a forecast, nothing to rank it against (1 with no forecast), " \
+        "and nothing is pruned" in text, text
     assert "or the window ends further past its last score than its scores span" in text, text
 
 

@@ -178,4 +178,5 @@ def test_a_sweep_of_constant_scores_is_listed_not_said_ranked(tmp_path):
             for name in "abcd"}
     out = run_cli("rank", _folder(tmp_path, {**flat, "e": _run()}), "--fit-frac", "0.25", "--n-boot", "20")
     head = " ".join(out.stdout.split())
-    assert out.returncode == 0 and head.startswith("5 runs listed, 1 ranked (4 of a constant score)"), out.stdout
+    assert out.returncode == 0 and head.startswith("5 runs listed by"), out.stdout
+    assert "one with a forecast, nothing to rank it against (4 of a constant score)" in head, out.stdout

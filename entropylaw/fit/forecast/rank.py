@@ -191,7 +191,12 @@ class Ranking:
                      if self.mixed_scales else f"prune: below {100 * PRUNE_BELOW:g} % chance, past the draws' "
                      f"error, of ending within {thr} of the best")
             lines = [f"{ranked} by their {what} {where}; {prune} ({self.threshold_source})"]
-            if self.few_drawn:  # the drawn runs' shares would be of each other alone (the note under the table)
+            if len(self.rows) - flat - wide <= 1:  # no two runs drawn: no prune rule is applied to any
+                alone = "one with a forecast, nothing to rank it against" if len(self.rows) - flat - wide \
+                    else "none ranked"
+                lines = [f"{count(len(self.rows), 'run')} listed by their {what} {where}; {alone} ({why}), "
+                         "and nothing is pruned"]
+            elif self.few_drawn:  # the drawn runs' shares would be of each other alone (the note under the table)
                 lines = [f"{count(len(self.rows), 'run')} listed by their {what} {where}; none ranked: "
                          f"{len(self.rows) - flat - wide} with a forecast, too few beside {why}, and nothing is pruned"]
         table, lifted = rows_table(self.rows, pct)
