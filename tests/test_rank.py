@@ -575,7 +575,8 @@ def test_the_header_counts_a_run_with_no_forecast_as_listed_not_ranked():
     alone = rk.rank(forecast_table(_takeoff_sweep(), methods=["default"], fit_frac=0.08, n_boot=200, sweep=False))
     assert all(x["p_best"] is None for x in alone.rows)
     head = " ".join(str(alone).split(" # ")[0].split())
-    assert head.startswith("6 runs listed by") and "none ranked (6 with no forecast), and nothing is pruned" in head, head
+    assert head.startswith("6 runs listed by"), head
+    assert "none ranked (6 with no forecast), and nothing is pruned" in head, head
 
 
 def test_one_run_with_no_forecast_is_no_pick_to_keep():

@@ -35,7 +35,8 @@ PRIOR_BASES = tuple(_CURVE_METHODS)  # what the `prior` method may act on
 FIGURE_STYLES = tuple(_STYLES)  # the figure styles (entropylaw.draw.looks.STYLES)
 
 __all__ = ["FORECAST_METHODS", "DEFAULT", "PRIOR_BASES", "PRECISIONS", "PROBE_WHATIF", "PROBE_ESTIMATORS",
-           "PROBE_OPTIMIZERS", "PROBE_SCOPES", "ENTROPY_CONVENTIONS", "FIT_FORMS", "FORM_MODELS", "INTERVALS", "PAIRINGS",
+           "PROBE_OPTIMIZERS", "PROBE_SCOPES", "ENTROPY_CONVENTIONS", "FIT_FORMS", "FORM_MODELS", "INTERVALS",
+           "PAIRINGS",
            "ROBUST_LOSSES", "FIGURE_FORMATS", "FIGURE_STYLES", "audit_text", "left_out_line", "check_outputs",
            "check_writable", "count", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary",
            "group_repeats", "keep_runs", "lab_sweep_runs", "law_formula", "loss_lines", "not_found", "parse_size",

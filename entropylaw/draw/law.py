@@ -170,7 +170,8 @@ def plot_law(H, R, fit, ax=None, label=None, color=None, numbers=True, bands="bo
         ax.plot(grid[inside], mean[inside], color=c, lw=1.6, ls=ls,
                 label="fit R = -a exp(H) + b" if fit.form == "exp" else f"fit ({fit.form})")
         ax.plot(grid[~inside], mean[~inside], color=c, lw=1.2, ls="--", label="extrapolation to H = 0")
-        ax.axhline(fit.ceiling_, color=c, lw=0.8, ls=":", label=f"ceiling {_CEILING.get(fit.form, 'b - a')} = {fmt(fit.ceiling_)}")
+        ax.axhline(fit.ceiling_, color=c, lw=0.8, ls=":",
+                   label=f"ceiling {_CEILING.get(fit.form, 'b - a')} = {fmt(fit.ceiling_)}")
         lo, hi = fit.ceiling_ci_
         ax.errorbar([0.0], [fit.ceiling_], yerr=[[fit.ceiling_ - lo], [hi - fit.ceiling_]], fmt="D", color=c,
                     ms=4.5, capsize=3, zorder=4)

@@ -16,8 +16,9 @@ any trainer's own ``metrics.jsonl``.
   in veRL's ``{"step", "data"}`` layout a step written twice keeps its last value (a re-logged step).
 - Nested dicts are flattened with ``/``. A line that is not JSON is dropped and counted (as many
   rows as the ``"key":`` values it still shows, reason ``unparseable line``; a JSON object with no
-  integer step, reason ``missing or non-integer step``; the file's last line cut while being written, with no newline, counts
-  what the line before it held, reason ``cut-off last line``); a value that is not a number
+  integer step, reason ``missing or non-integer step``; the file's last line cut while being
+  written, with no newline, counts what the line before it held, reason ``cut-off last line``); a
+  value that is not a number
   (string, list, bool) is dropped and counted as ``non-numeric value``; ``NaN``/``Infinity``
   tokens reach :func:`finalize` which drops them. A ``null`` is a key not logged at that step
   (as a CSV's empty cell: what pandas writes for a missing value), neither read nor dropped.

@@ -256,11 +256,9 @@ def check_decision_args(target, threshold, n_problems, total_steps, end, step_co
     check_problems(n_problems)
     if total_steps is not None and total_steps <= end:
         share = f": {100 * fit_frac:g} % of the run's steps" if fit_frac else ""  # a share's end falls between steps
-        # the window ending at the step given: the run is there already, and asking again for its planned last
-        # step (which the user just gave) says nothing of what to do
-        there = ("the run has reached that step: nothing is left to forecast or to decide (its final score is the "
-                 "one logged; `fit_frac` backtests a forecast from its first steps)") if total_steps == end \
-            else "give the run's planned last step"
+        there = ("the run has reached that step: nothing is left to forecast or to decide (its final score is the one "
+                 "logged; `fit_frac` backtests a forecast from its first steps)") if total_steps == end else \
+            "give the run's planned last step"  # not asked again of a user who gave the step the run is at
         raise EntropyLawError(f"`total_steps` {total_steps:g} is not after the window's end (step {end:g}{share}); "
                               + there)
     if step_cost is not None and not (np.isfinite(step_cost) and step_cost > 0):
