@@ -51,7 +51,7 @@ from entropylaw.errors import EntropyLawError  # noqa: E402
 from entropylaw.fit.forecast import sweep  # noqa: E402
 from entropylaw.fit.forecast.core import DEFAULT, forecast, forecast_table  # noqa: E402
 from entropylaw.fit.forecast.data import RunData  # noqa: E402
-from entropylaw.fit.forecast.decide import log_facts  # noqa: E402
+from entropylaw.fit.forecast.log_facts import log_facts  # noqa: E402
 from entropylaw.fit.forecast.rank import rank  # noqa: E402
 
 import bench_forecast_regimes as regime_bench  # noqa: E402

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from entropylaw.fit.forecast import decide as dc
+from entropylaw.fit.forecast import log_facts as lf
 from entropylaw.fit.forecast.core import forecast, forecast_table
 from entropylaw.fit.forecast.data import RunData
 
@@ -180,7 +181,7 @@ def test_cost_from_a_given_cost_or_the_logs_timing():
     c = dc.cost_of(100, step_seconds=36.0)
     assert c["amount"] == pytest.approx(1.0) and c["unit"] == "wall-clock hours"
     assert dc.cost_of(100) is None and dc.cost_of(100, step_seconds=float("nan")) is None
-    assert dc.step_seconds_upto((np.arange(10.0), np.r_[np.full(5, 10.0), np.full(5, 99.0)]), 4) == 10.0
+    assert lf.step_seconds_upto((np.arange(10.0), np.r_[np.full(5, 10.0), np.full(5, 99.0)]), 4) == 10.0
 
 
 def test_cost_from_an_older_verl_logs_timing_phases():
@@ -195,14 +196,14 @@ def test_cost_from_an_older_verl_logs_timing_phases():
               "timing/update_actor": 20 + rng.random(40)}
     recs = [(s, k, float(v[i])) for k, v in phases.items() for i, s in enumerate(steps)]
     recs += [(s, "timing/testing", 57.0) for s in steps[9::10]] + [(s, "val/gsm8k", 0.5) for s in steps]
-    facts = dc.log_facts(table.from_records(recs, run_id="r"), "r")
+    facts = lf.log_facts(table.from_records(recs, run_id="r"), "r")
     total = sum(phases.values()) + np.where(np.isin(steps, steps[9::10]), 57.0, 0.0)  # each step's own sum
-    assert dc.step_seconds_upto(facts["timing"], 19.0) == pytest.approx(float(np.median(total[:20])))
+    assert lf.step_seconds_upto(facts["timing"], 19.0) == pytest.approx(float(np.median(total[:20])))
     assert "4 timing phases, gen, ref, testing, update_actor" in facts["timing_what"]
     cost = dc.cost_of(100, step_seconds=60.0, timing_what=facts["timing_what"])
     assert "the log's timing (the sum of its 4 timing phases" in cost["source"]
     with_total = table.from_records(recs + [(s, "timing_s/step", 70.0) for s in steps], run_id="r")
-    assert dc.log_facts(with_total, "r")["timing_what"] == "timing_s/step"
+    assert lf.log_facts(with_total, "r")["timing_what"] == "timing_s/step"
 
 
 def test_planned_last_step_from_the_log_unless_the_run_went_past_it():
@@ -413,11 +414,11 @@ def test_the_phases_summed_leave_out_the_parts_of_another_phase_and_read_a_total
     recs = [(s, k, v) for s in steps for k, v in (("timing_s/gen", 100.0), ("timing_s/generate_sequences", 80.0),
                                                   ("timing_s/reshard", 5.0), ("timing_s/update_actor", 60.0),
                                                   ("timing_s/start_profile", 1.0))]
-    facts = dc.log_facts(table.from_records(recs, run_id="r"), "r")
-    assert dc.step_seconds_upto(facts["timing"], 9.0) == 160.0 and "2 timing phases, gen, update_actor" in \
+    facts = lf.log_facts(table.from_records(recs, run_id="r"), "r")
+    assert lf.step_seconds_upto(facts["timing"], 9.0) == 160.0 and "2 timing phases, gen, update_actor" in \
         facts["timing_what"]
     total = table.from_records(recs + [(s, "timing/step", 170.0) for s in steps], run_id="r")
-    assert dc.log_facts(total, "r")["timing_what"] == "timing/step"
+    assert lf.log_facts(total, "r")["timing_what"] == "timing/step"
 
 
 def test_the_likely_step_is_a_whole_step_after_the_window_and_the_text_says_the_json_s():

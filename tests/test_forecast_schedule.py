@@ -14,7 +14,7 @@ import pytest
 from entropylaw import table
 from entropylaw.fit.forecast.core import forecast, forecast_table
 from entropylaw.fit.forecast.data import RunData
-from entropylaw.fit.forecast.decide import log_facts
+from entropylaw.fit.forecast.log_facts import log_facts
 from entropylaw.fit.forecast.schedule import LR_SAID, lr_note
 
 ROOT = Path(__file__).resolve().parents[1]

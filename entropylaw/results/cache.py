@@ -34,7 +34,7 @@ from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast import sweep
 from entropylaw.fit.forecast.core import DEFAULT, forecast
 from entropylaw.fit.forecast.data import RunData
-from entropylaw.fit.forecast.decide import log_facts
+from entropylaw.fit.forecast.log_facts import log_facts
 from entropylaw.fit.run import fit_run
 from entropylaw.results.notes import capture, tag
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.data import RunData
-from entropylaw.fit.forecast.decide import log_facts
+from entropylaw.fit.forecast.log_facts import log_facts
 from entropylaw.fit.forecast.finish import planned
 from entropylaw.readers.accounts import ACCOUNTS, ENDS_IN_ERROR, SAID, TURNS_NAN, source_files
 from entropylaw.readers.log_end import AT_EXIT

@@ -44,7 +44,8 @@ from entropylaw.fit.forecast import calibrate as cal
 from entropylaw.fit.forecast.catalog import ALL_METHODS, DECISION_BACKUPS, FALLBACK, METHODS, REGISTRY, methods_table
 from entropylaw.fit.forecast.data import RunData, far_start, prior_runs as _prior_runs, window_end, with_problems
 from entropylaw.fit.forecast.decide import check_decision_args as _check_decision_args
-from entropylaw.fit.forecast.decide import FLOOR, decision_on, final_draws, log_facts, step_seconds_upto
+from entropylaw.fit.forecast.decide import FLOOR, decision_on, final_draws
+from entropylaw.fit.forecast.log_facts import log_facts, step_seconds_upto
 from entropylaw.fit.forecast.rank_flags import is_constant
 from entropylaw.fit.forecast.horizon import ahead_of, to_step_of
 from entropylaw.fit.forecast.schedule import lr_note
@@ -123,7 +124,7 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     "will it reach ``target``?", from the draws of the one method asked for that models
     change (not last-value or law-ceiling), else of :func:`decision_method`, else of any
     other that ran; none: it says so (:mod:`.decide`). The gain runs to ``total_steps`` (the
-    planned last step), else the planned length the log states (``log``: :func:`~.decide.log_facts`),
+    planned last step), else the planned length the log states (``log``: :func:`~.log_facts.log_facts`),
     else the score's last logged step in a backtest, else the last forecast step; ``threshold``
     (default: one binomial SE of ``n_problems``, the validation set's size, which also weighs
     the points and reads the regime; else of the benchmark the target key names,

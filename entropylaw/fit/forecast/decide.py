@@ -37,8 +37,6 @@ From one method's forecast (its expected curve, its predictive draws of the fina
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from entropylaw.errors import EntropyLawError
@@ -48,7 +46,6 @@ from entropylaw.fit.forecast.horizon import to_step_of  # noqa: F401 -- callers 
 from entropylaw.fit.forecast.problems import check_problems, problems_for, run_problems
 from entropylaw.fit.forecast.rank_flags import is_constant
 from entropylaw.fit.forecast.regimes import collapsed
-from entropylaw.fit.forecast.schedule import LR_KEYS
 from entropylaw.fit.logit import from_logit
 from entropylaw.terminal import signed
 from entropylaw.fit.forecast.target import target_answer
@@ -369,54 +366,3 @@ def floor_said(values, bounds) -> str | None:
         return None
     return (f"{FLOOR} ({v.min():.3g} to {v.max():.3g} at all {len(v)} points of the window, within one point of "
             f"the range's bottom {float(bounds[0]):g}): nothing in it says whether or when it takes off")
-
-
-# what a log says of its run beyond its scores: its planned length, the time a step takes
-PLANNED_KEYS = ("total_training_steps", "trainer/total_training_steps", "max_steps", "total_steps")
-TIMING_KEYS = ("timing_s/step", "timing/step", "perf/time_per_step", "time_per_step", "step_time")
-# older veRL logs each phase of a step (timing/gen, timing/update_actor, ...) and no total: their sum is the step's time
-# (not the total, nor the parts of another phase: generate_sequences and reshard run inside gen; nor profiling)
-PHASE = re.compile(r"^timing(?:_s)?/(?!(?:step|generate_sequences|reshard)$)(?![^/]*profile)[^/]+$")
-
-
-def log_facts(df, run_id: str) -> dict:
-    """``planned_steps`` (the last step the log says the run will reach, where a reader kept it
-    as a metric of :data:`PLANNED_KEYS`), ``timing`` ((steps, seconds a step) of the first
-    key of :data:`TIMING_KEYS` the run logs, else the sum of the phases older veRL logs,
-    :data:`PHASE`: ``timing/gen`` + ``timing/update_actor`` + ...; ``timing_what`` names which)
-    and ``lr`` ((steps, learning rates) of the first
-    of :data:`~.schedule.LR_KEYS` that holds a rate above 0) of ``run_id`` in a tidy table."""
-    rows = df[df["run_id"] == run_id]
-    metrics = set(rows["metric"].unique())
-    out = {"planned_steps": None, "timing": None, "timing_what": None, "lr": None}
-    planned = next((k for k in PLANNED_KEYS if k in metrics), None)
-    if planned is not None:
-        v = rows.loc[rows["metric"] == planned, "value"].to_numpy(float)
-        v = v[np.isfinite(v) & (v > 0)]
-        out["planned_steps"] = float(v[-1]) if len(v) else None
-    timing = next((k for k in TIMING_KEYS if k in metrics), None)
-    if timing is not None:
-        t = rows[rows["metric"] == timing]
-        out["timing"] = (t["step"].to_numpy(float), t["value"].to_numpy(float))
-        out["timing_what"] = timing
-    elif phases := sorted(m for m in metrics if PHASE.match(str(m))):
-        t = rows[rows["metric"].isin(phases)].groupby("step", observed=True)["value"].sum(min_count=1)
-        out["timing"] = (t.index.to_numpy(float), t.to_numpy(float))
-        names = ", ".join(p.split("/", 1)[1] for p in phases)
-        out["timing_what"] = f"the sum of its {len(phases)} timing phases, {names}; a step that validates takes longer"
-    for key in (k for k in LR_KEYS if k in metrics):  # the first that holds a rate (veRL logs 0 where none is set)
-        t = rows[rows["metric"] == key].sort_values("step", kind="stable")
-        v = t["value"].to_numpy(float)
-        if (np.isfinite(v) & (v > 0)).any():
-            out["lr"] = (t["step"].to_numpy(float), v)
-            break
-    return out
-
-
-def step_seconds_upto(timing, end: float) -> float | None:
-    """The median seconds a step took over the window (steps up to ``end``), or None."""
-    if timing is None:
-        return None
-    steps, secs = (np.asarray(v, float) for v in timing)
-    keep = (steps <= end) & np.isfinite(secs) & (secs > 0)
-    return float(np.median(secs[keep])) if keep.any() else None

@@ -36,7 +36,8 @@ import entropylaw.table as table
 from entropylaw.errors import EntropyLawError
 from entropylaw.fit.forecast.core import forecast_table
 from entropylaw.fit.forecast.data import RunData, own_noise, with_problems
-from entropylaw.fit.forecast.decide import log_facts, point_size, threshold_for
+from entropylaw.fit.forecast.decide import point_size, threshold_for
+from entropylaw.fit.forecast.log_facts import log_facts
 from entropylaw.fit.forecast.final import final_span, logged_interval
 from entropylaw.fit.forecast.problems import check_problems, noise_floor, run_problems
 from entropylaw.fit.forecast.text import Forecasts, law_reasons

@@ -44,7 +44,7 @@ def lr_series(steps, rates, end: float):
 
 def lr_note(lr, end: float, config=None) -> str | None:
     """A warning where the learning rate falls after the window, else None. ``lr``: (steps,
-    rates) of the log's learning-rate metric (:func:`~.decide.log_facts`), read up to ``end``;
+    rates) of the log's learning-rate metric (:func:`~.log_facts.log_facts`), read up to ``end``;
     ``config``: the printed config (its ``lr_schedule``), read only where the log records no
     rate in the window (3 points or more)."""
     steps, rates = lr_series(*lr, end) if lr is not None else (np.array([]), np.array([]))
