@@ -150,3 +150,17 @@ def test_a_fall_is_read_against_its_share_of_the_level_and_the_windows_own_scatt
     noisy[-2:] = noisy[:-2].max() - 0.2  # 20 points: beyond it, said against the scatter
     got = rg.classify(RunData.from_arrays(steps, noisy, target_key="val/math").window(190.0))
     assert got["name"] == "instability" and "its points' scatter about their trend" in got["why"]
+
+
+@pytest.mark.parametrize("scores", [[0.30, 0.40, 0.50, 0.00, 0.00], [0.45, 0.50, 0.48, 0.25, 0.24]])
+def test_a_fall_in_a_short_window_is_not_read_against_the_scatter_it_makes(scores):
+    """A GSM8K score (1,319 problems) that climbed to 0.50 and fell in its last 2 of 5 evaluations:
+    the fall is most of the window's scatter about its trend (its middle points 0.25-0.30 off their
+    neighbours' line), and read against it no fall was seen: the run on its floor read as saturation,
+    not collapsed. The scatter is read without the points whose fall is tested."""
+    steps = np.arange(1.0, 60.0, 10.0)
+    run = RunData.from_arrays(steps, np.r_[scores, scores[-1]], target_key="val/openai/gsm8k")
+    got = rg.classify(run.window(41.0))
+    assert got["name"] == "instability", got["why"]
+    assert "times a point's standard error" in got["why"]
+    assert rg.collapsed(got) == (scores[-1] == 0.0)  # on its floor after the fall: collapsed
