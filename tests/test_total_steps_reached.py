@@ -35,3 +35,14 @@ def test_a_total_before_the_windows_end_still_asks_for_the_plan(tmp_path, capsys
     assert main(["forecast", str(log), "--total-steps", "40", "--n-boot", "20"]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "--total-steps 40 is not after the window's end (step 60); give the run's planned last step" in err, err
+
+
+def test_a_backtests_total_at_its_windows_end_asks_for_the_plan(tmp_path, capsys):
+    """A backtest's window (--fit-steps 20 of a 60-step log) ending at the total given: the run has not
+    reached it, the window has; "the run has reached that step ... its final score is the one logged" was
+    wrong there."""
+    log = _log(tmp_path / "run.jsonl")
+    assert main(["forecast", str(log), "--fit-steps", "20", "--total-steps", "20", "--n-boot", "20"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--total-steps 20 is not after the window's end (step 20); give the run's planned last step" in err, err
+    assert "has reached" not in err and "Traceback" not in err, err

@@ -153,7 +153,8 @@ def forecast(run: RunData, fit_frac=None, fit_steps=None, at_steps=None, horizon
     if unknown:
         raise EntropyLawError(f"unknown method {unknown[0]!r} (expected one of {', '.join([DEFAULT, *ALL_METHODS])})")
     end = window_end(run, fit_frac, fit_steps)
-    _check_decision_args(target, threshold, n_problems, total_steps, end, step_cost, fit_frac)  # before fitting
+    # before fitting
+    _check_decision_args(target, threshold, n_problems, total_steps, end, step_cost, fit_frac, run.last)
     run = with_problems(run, n_problems)
     win = run.window(end)
     if len(win.target) == 0:

@@ -245,7 +245,10 @@ def cost_of(steps_left: float, step_cost=None, step_seconds=None, timing_what=No
     return None
 
 
-def check_decision_args(target, threshold, n_problems, total_steps, end, step_cost=None, fit_frac=None) -> None:
+def check_decision_args(target, threshold, n_problems, total_steps, end, step_cost=None, fit_frac=None,
+                        last=None) -> None:
+    """Each decision argument checked before fitting, in one line. ``last``: the run's last logged step (a
+    ``total_steps`` at the window's end is the run's end only where the window holds all of it, not a backtest's)."""
     if target is not None and not np.isfinite(target):
         raise EntropyLawError(f"`target` {target!r}: expected a finite score")
     if threshold is not None and not threshold > 0:
@@ -254,7 +257,8 @@ def check_decision_args(target, threshold, n_problems, total_steps, end, step_co
     if total_steps is not None and total_steps <= end:
         share = f": {100 * fit_frac:g} % of the run's steps" if fit_frac else ""  # a share's end falls between steps
         there = ("the run has reached that step: nothing is left to forecast or to decide (its final score is the one "
-                 "logged; `fit_frac` backtests a forecast from its first steps)") if total_steps == end else \
+                 "logged; `fit_frac` backtests a forecast from its first steps)") \
+            if total_steps == end and (last is None or end >= last) else \
             "give the run's planned last step"  # not asked again of a user who gave the step the run is at
         raise EntropyLawError(f"`total_steps` {total_steps:g} is not after the window's end (step {end:g}{share}); "
                               + there)
