@@ -12,7 +12,7 @@ forecasts a sweep (the other runs of its recipe, at the same K, pooled with it):
   the package forecasts a new run of a recipe its stored rates know);
 - ``recipe known, task not named``: the same rates, the run read as a key that names no
   benchmark (``val/accuracy`` with no data set): its task's own rates and prior are not used,
-  its model's take-off rates are where 3 runs of the model of 2 recipes are among the cases;
+  its model's take-off rates are where 3 runs of the model are among the cases;
 - ``recipe known, nothing named``: the same, the model not known either (every recipe's rates);
 - ``today``: the same forecast without regimes or sweep (what main printed before);
 - ``last-value``: the last observed value, its interval the window's noise.
@@ -192,7 +192,7 @@ def tables(res, cases, rates) -> list[str]:
            "forecast with the other runs of its recipe at the same point (a sweep forecast together). Ways: "
            "`regimes` (the recommended forecast with its regime and sweep), `regimes, recipe known` (rates learned "
            "from every other run), `recipe known, task not named` (the same, the run's key naming no benchmark: its "
-           "model's take-off rates where 3 runs of the model of 2 recipes are known), `recipe known, nothing named` "
+           "model's take-off rates where 3 runs of the model are known), `recipe known, nothing named` "
            "(the same, "
            "the model not known either), `today` (the same without regimes or sweep), "
            "`last-value`. Cells: median / worst |error| of the final score (points) / intervals holding it / "

@@ -70,3 +70,12 @@ def test_a_table_built_in_code_has_no_renaming_to_say():
     with pytest.raises(el.errors.EntropyLawError) as err:
         el.forecast(t, y_key="gsm8k_acc")
     assert str(err.value) == "run 'r': no metric 'gsm8k_acc' (has entropy, val/gsm8k)"
+
+
+def test_a_benchmark_named_without_its_prefix_finds_its_validation_key():
+    from entropylaw.fit.pairing import score_key
+
+    t = el.table.from_records([(s, m, 0.5) for s in range(1, 5) for m in ("entropy", "val/gsm8k")], run_id="r")
+    assert score_key(t, "r", "gsm8k") == "val/gsm8k" and score_key(t, "r", "val/gsm8k") == "val/gsm8k"
+    with pytest.raises(el.errors.EntropyLawError):
+        score_key(t, "r", "math")

@@ -62,6 +62,8 @@ def score_key(df: pd.DataFrame, run_id: str, y: str | None = None, warn: bool = 
         mine = [read for read, own in renamed.items() if own == y]
         if mine:
             return mine[0]
+        if f"{table.VAL_PREFIX}{y}" in present:  # a benchmark's validation key without its prefix: gsm8k
+            return f"{table.VAL_PREFIX}{y}"
         said = "; ".join([f"has {_listing(present)}"] + [
             "read from the log's names: " + ", ".join(f"{read} from {own}" for read, own in renamed.items())
             + ", either name selects it"] * bool(renamed))
