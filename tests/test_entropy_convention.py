@@ -59,3 +59,38 @@ def test_a_run_without_response_length_cannot_be_converted():
     t = table.from_records([(1, "entropy", 3.0), (1, "score", 0.2)], run_id="r")
     with pytest.raises(EntropyLawError, match="no response_length"):
         to_token_mean(t, "seq-mean-token-sum")
+
+
+def _sum_log(path):
+    """A veRL JSON lines log whose entropy is each response's token sum: per token it follows the law exactly."""
+    lengths = np.random.default_rng(1).integers(100, 400, 60)
+    with open(path, "w") as f:
+        for s, n in zip(range(1, 61), lengths):
+            H = 1.5 * np.exp(-s / 20) + 0.1
+            row = {"step": s, "actor/entropy": float(H * n), "response_length/mean": float(n),
+                   "critic/score/mean": float(-0.3 * np.exp(H) + 1.2)}
+            if s % 5 == 0:
+                row["val-core/gsm8k/acc/mean@1"] = float(-0.3 * np.exp(H) + 1.2)
+            f.write(json.dumps(row) + "\n")
+
+
+def test_watch_takes_the_convention_it_advises(tmp_path, capsys):
+    path = tmp_path / "sum.jsonl"
+    _sum_log(path)
+    watch = ["watch", str(path), "--plain", "--max-refreshes", "1", "--interval", "0.05", "--n-boot", "10"]
+    assert main(watch) == 0
+    out = capsys.readouterr().out
+    # the advice names the option watch has, not the API's parameter
+    assert "law not fitted yet" in out and "convert it with --entropy-convention" in out
+    assert main([*watch, "--entropy-convention", "seq-mean-token-sum"]) == 0
+    out = capsys.readouterr().out
+    assert "R = -0.3 exp(H) + 1.2 " in out and "not fitted" not in out
+
+
+def test_watch_refuses_a_bad_convention_at_once(tmp_path, capsys):
+    path = tmp_path / "sum.jsonl"
+    _sum_log(path)
+    code = main(["watch", str(path), "--plain", "--max-refreshes", "3", "--interval", "0.05",
+                 "--entropy-convention", "nonsense"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--entropy-convention nonsense: unknown" in err and err.count("\n") == 1

@@ -28,7 +28,7 @@ from entropylaw.fit.text_table import fmt_table
 from entropylaw.readers.model_size import parse_size, parse_sizes
 from entropylaw.readers.per_run import parse_items as per_run_values
 from entropylaw.table import wide
-from entropylaw.table.convention import CONVERTIBLE as ENTROPY_CONVENTIONS
+from entropylaw.table.convention import CONVERTIBLE as ENTROPY_CONVENTIONS, parse as parse_entropy_convention
 from entropylaw.terminal import count, group_repeats, law_formula, width, wrap
 
 PRIOR_BASES = tuple(_CURVE_METHODS)  # what the `prior` method may act on
@@ -41,6 +41,7 @@ __all__ = ["FORECAST_METHODS", "DEFAULT", "PRIOR_BASES", "PRECISIONS", "PROBE_WH
            "check_writable", "count", "decision_lines", "defaults_by_kind", "dumps", "fmt_table", "format_summary",
            "group_repeats", "keep_runs", "lab_sweep_runs", "law_formula", "loss_lines", "not_found", "parse_size",
            "parse_sizes",
-           "per_run_values", "plot_path", "problems_error", "read_probe_summary", "reading_notes", "save_early_figure",
+           "parse_entropy_convention", "per_run_values", "plot_path", "problems_error", "read_probe_summary",
+           "reading_notes", "save_early_figure",
            "save_fit_figures", "target_as_read", "target_out_of_range", "target_range_line", "unit_lines", "wide",
            "width", "with_accounts", "wrap"]

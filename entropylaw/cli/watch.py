@@ -23,7 +23,8 @@ from pathlib import Path
 
 from entropylaw import api
 from entropylaw.api import plumbing
-from entropylaw.cli.options import COUNT, N_BOOT, PROBLEMS, SCORE, SECONDS, STEPS, add_source_arguments, positive
+from entropylaw.cli.options import (COUNT, N_BOOT, PROBLEMS, SCORE, SECONDS, STEPS, add_entropy_convention,
+                                    add_source_arguments, positive)
 from entropylaw.cli.sources import source_options
 from entropylaw.cli.watch_text import (forecast_at, forecast_cells, num, once, packed, r2_text, regime_lines,
                                       said_before)
@@ -62,6 +63,7 @@ def add_parser(subparsers) -> None:
     g.add_argument("--exit-idle", type=SECONDS, metavar="S",
                    help="stop once the log has not changed for S seconds after the last refresh")
     g.add_argument("--max-refreshes", type=COUNT, metavar="N", help="stop after N refreshes (scripts, tests)")
+    add_entropy_convention(g)
     add_source_arguments(p)
     p.set_defaults(func=run)
 
@@ -111,6 +113,7 @@ def snapshot(args, path: Path) -> dict:
     read now (a sweep's next run, its log empty or its first line half-written) is left out and said under
     "rows:" at each refresh, as with --skip-bad: it stalled every refresh of the run followed until it read."""
     options = source_options(args)
+    options["entropy_convention"] = args.entropy_convention
     if path.is_dir():
         options["skip_bad"] = True
     snap = api.snapshot(path, run=args.run[0] if args.run else None, methods=args.method, horizon=args.horizon,
@@ -259,6 +262,8 @@ def run(args) -> int:
     if args.run and len(args.run) > 1:  # the option is repeatable elsewhere; watch follows one run
         raise EntropyLawError(f"--run given {len(args.run)} times ({', '.join(args.run)}): watch follows one run; "
                               "give one (run `watch` once per run to follow several)")
+    if args.entropy_convention:  # a user's mistake, not a state of the log: said once, not waited on
+        plumbing.parse_entropy_convention(args.entropy_convention)
     live = None
     if not args.plain and sys.stdout.isatty():
         try:
