@@ -102,3 +102,35 @@ def test_report_says_how_many_warnings_the_page_holds_and_the_first_few_as_figur
     assert said and any("<= 0" in line for line in said), err
     assert main(["report", str(path), "--out", str(tmp_path / "rep2"), "-q"]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_alternatives_are_cut_to_the_options_the_command_has():
+    commands = sub_commands(build_parser())
+    text = "choose a larger `fit_steps`/`fit_frac`; or `fit_frac`/`fit_steps`."
+    assert in_flags(text, commands["report"]) == "choose a larger --fit-frac; or --fit-frac."
+    assert in_flags(text, commands["report"], others={"forecast": commands["forecast"]}) == \
+        "choose a larger --fit-frac; or --fit-frac."  # not the other command's --fit-steps beside its own
+    assert in_flags(text, commands["forecast"]) == "choose a larger --fit-steps/--fit-frac; or --fit-frac/--fit-steps."
+    assert in_flags("`no_such`/`other`", commands["report"]) == "`no_such`/`other`"  # none has one: kept
+
+
+def test_report_advises_only_its_own_window_option(tmp_path, capsys):
+    """A run whose validation starts at step 60 of 200: at report's --fit-frac 0.15 (steps 1..30) neither the forecast
+    nor the early prediction has a point; the advice named `fit_steps`, an option report does not have."""
+    import json
+
+    import numpy as np
+
+    path = tmp_path / "late.jsonl"
+    with open(path, "w") as f:
+        for s in range(1, 201):
+            H = 1.5 * np.exp(-s / 60) + 0.1
+            row = {"step": s, "actor/entropy": H, "critic/score/mean": 1.2 - 0.3 * np.exp(H)}
+            if s % 10 == 0 and s >= 60:
+                row["val-core/gsm8k/acc/mean@1"] = 1.2 - 0.3 * np.exp(H)
+            f.write(json.dumps(row) + "\n")
+    assert main(["report", str(path), "--out", str(tmp_path / "rep")]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    page = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    assert err.count("choose a larger --fit-frac)") == 2 and "fit-steps" not in err and "fit_steps" not in err
+    assert "choose a larger --fit-frac" in page and "fit-steps" not in page and "fit_steps" not in page

@@ -238,6 +238,7 @@ def in_flags(text: str, parser, plain: bool = False, others=None) -> str:
     parts = str(text).split("`")
     if len(parts) % 2 == 0:  # an unpaired backtick: not the convention, leave the text alone
         return str(text)
+    parts = _own_alternatives(parts, parser)
     for i in range(1, len(parts), 2):
         name = parts[i]
         if name.isidentifier() and name == name.lower():
@@ -252,6 +253,24 @@ def in_flags(text: str, parser, plain: bool = False, others=None) -> str:
         else:
             parts[i] = f"`{name}`"
     return "".join(parts)
+
+
+def _own_alternatives(parts: list, parser) -> list:
+    """``parts`` (text split at its backticks) with alternatives the API names together (`fit_steps`/`fit_frac`)
+    cut to those this command has a flag for, where it has one for some: advice to choose an option names
+    none the command lacks (``report`` has --fit-frac, no --fit-steps)."""
+    out, i = list(parts[:1]), 1
+    while i < len(parts):
+        names = [parts[i]]
+        while i + 2 < len(parts) and parts[i + 1] == "/":
+            i += 2
+            names.append(parts[i])
+        own = [n for n in names if flag_of(n, parser)]
+        kept = own or names
+        for k, name in enumerate(kept):
+            out += [name, "/" if k < len(kept) - 1 else parts[i + 1]]
+        i += 2
+    return out
 
 
 def print_warning(text: str) -> None:
