@@ -483,3 +483,25 @@ def test_a_call_only_at_the_last_step_is_no_call_before_the_runs_end():
     s = np.linspace(100, 1000, 10)
     assert dc.likely_call(s, 0.05 * (1000 - s) / 900, 0.1, 0.1, 0.0, 0.002) is None  # was (1000.0, "stop")
     assert dc.likely_call(s, 0.05 * (1000 - s) / 900, 0.04, 0.04, 0.0, 0.02) == (800.0, "stop")
+
+
+def test_a_target_met_at_the_windows_end_is_said_once():
+    """Before: "target 0.3 (...): step 200 [200, 200] (reached in 100 % of draws by step 3981)" and under it
+    "already reached at the window's end": met now, and by a step 19 times as far."""
+    steps = np.arange(1.0, 201.0)
+    run = RunData.from_arrays(steps, 0.8 - 0.4 * np.exp(-steps / 60), steps, 1.5 * np.exp(-steps / 60) + 0.2)
+    fc = forecast(run, target=0.3, n_boot=30)
+    d = fc.decision
+    assert d["target_met"] and d["target_step"] == 200 and d["p_reach"] == 1.0  # the numbers are as before
+    lines = [line for line in str(fc).splitlines() if "target 0.3" in line or "already reached" in line]
+    assert lines == [f"  target 0.3 ({d['method']}): already reached at the window's end (step 200)"]
+
+
+def test_a_target_met_by_the_curve_but_not_by_all_draws_says_when_they_reach_it():
+    from entropylaw.fit.forecast.target import target_lines, target_step
+
+    steps = np.linspace(200, 4000, 600)
+    mid = 0.8 + 0.1 * (1 - np.exp(-(steps - 200) / 300))
+    d = {**target_step(steps, mid, np.vstack([mid + e for e in np.linspace(-0.03, 0.03, 40)]), 0.8), "method": "m"}
+    assert target_lines(d) == ["    target 0.8 (m): already reached at the window's end (step 200) by the expected "
+                               "curve; its draws reach it at step [200, 294] (reached in 100 % of draws by step 4000)"]

@@ -13,6 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 
+MET = "already reached at the window's end"
+
+
 def _first_at_or_above(curves, steps, level):
     """Per row: the first step at which the curve is at or above ``level`` (interpolated), inf if never."""
     out = np.full(len(curves), np.inf)
@@ -42,7 +45,7 @@ def target_step(steps, mid, draws, target: float, conf: float = 0.9) -> dict:
     out = {"target": float(target), "target_searched_to": float(steps[-1]), "target_step": _finite(at[0]),
            "target_step_ci": _ci(at[1:], conf), "p_reach": float(np.mean(np.isfinite(at[1:]))) if len(at) > 1 else None}
     if at[0] == steps[0]:
-        out["target_note"] = "already reached at the window's end"
+        out.update(target_met=True, target_note=MET)
     elif not np.isfinite(at[0]):
         finite = curves[0][np.isfinite(curves[0])]
         level = f"is {finite[-1]:.3f} there" if len(finite) else "is not defined there"
@@ -77,6 +80,37 @@ def target_answer(steps, mid, draws, target: float, conf: float = 0.9, bounds=No
         out.update(target_step=None, target_step_ci=None, p_reach=None, target_unknown=True,
                    target_note=f"{open_end}: nor when it reaches {target:g}")
     return out
+
+
+def target_lines(d: dict) -> list:
+    """The decision ``d``'s answer for its target, as ``forecast`` prints it under the call. A target
+    the expected curve meets at the window's end is said so, once: not also as the step its draws
+    reach it by, far ahead, unless some of them reach it only later.
+
+    >>> d = {"target": 0.5, "method": "power", "target_step": 200.0, "target_step_ci": [200.0, 200.0],
+    ...      "p_reach": 1.0, "target_searched_to": 3981.0, "target_met": True, "target_note": MET}
+    >>> target_lines(d)
+    ["    target 0.5 (power): already reached at the window's end (step 200)"]
+    """
+    def ci(c):
+        return "" if c is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in c) + "]"
+
+    c = d.get("target_step_ci")
+    reach = "" if d.get("p_reach") is None else \
+        f" (reached in {100 * d['p_reach']:.0f} % of draws by step {d['target_searched_to']:g})"
+    if d.get("target_met"):
+        at = f"{MET} (step {d['target_step']:.0f})"
+        if c is not None and c[1] == d["target_step"] and d.get("p_reach") == 1:
+            reach = ""  # every draw is there too: the share reached by a far step says nothing more
+        else:  # some draws are below it there: when they reach it
+            at += f" by the expected curve; its draws reach it at step{ci(c)}"
+    else:
+        at = ("no answer" if d.get("target_unknown") else "not reached" if d["target_step"] is None
+              else f"step {d['target_step']:.0f}{ci(c)}")
+    lines = [f"    target {d['target']:g} ({d['method']}): {at}{reach}"]
+    if d.get("target_note") and d["target_note"] != MET:
+        lines.append(f"      {d['target_note']}")
+    return lines
 
 
 def _finite(v):

@@ -17,6 +17,7 @@ from entropylaw.fit.forecast.line_notes import (FELL_BACK, fallback_lines, fell_
 from entropylaw.fit.forecast.line_table import line_table
 from entropylaw.fit.forecast.final import describe, observed_lines, observed_words
 from entropylaw.fit.forecast.takeoff import CARRIED
+from entropylaw.fit.forecast.target import target_lines
 from entropylaw.fit.forecast.schedule import LR_SAID
 from entropylaw.fit.forecast.sweep import sweep_lines
 from entropylaw.fit.forecast.tasks import generic_notes
@@ -87,15 +88,7 @@ def decision_lines(d) -> list[str]:
     if d.get("curve_note"):
         lines.append(f"      {d['curve_note']}")
     if "target" in d:
-        def ci(c):
-            return "" if c is None else " [" + ", ".join("never" if v is None else f"{v:.0f}" for v in c) + "]"
-        at = ("no answer" if d.get("target_unknown") else "not reached" if d["target_step"] is None
-              else f"step {d['target_step']:.0f}{ci(d['target_step_ci'])}")
-        reach = "" if d.get("p_reach") is None else f" (reached in {100 * d['p_reach']:.0f} % of draws by step " \
-                                                    f"{d['target_searched_to']:g})"
-        lines.append(f"    target {d['target']:g} ({d['method']}): {at}{reach}")
-        if d.get("target_note"):
-            lines.append(f"      {d['target_note']}")
+        lines += target_lines(d)
     return lines
 
 
