@@ -318,3 +318,34 @@ def test_the_pick_among_runs_none_of_which_has_a_forecast_says_none_has_one():
         ranking.top_basis
     rows[0]["p_best"] = 1.0
     assert "most runs have no forecast" in Ranking(rows=rows, threshold=0.01, threshold_source="given").top_basis
+
+
+def test_total_steps_before_every_runs_last_step_is_refused_as_forecast_refuses_it(tmp_path):
+    """Before: `rank --total-steps 5` on runs logged to step 100 compared them at step 5 and called them
+    finished, unsaid; `forecast --total-steps 5` refuses it (not after the window's end)."""
+    root = tmp_path / "done"
+    for i in range(2):
+        _csv(root / f"run{i}.csv", _healthy(seed=40 + i))
+    for total in ("5", "60"):
+        res = run_cli("rank", str(root), "--total-steps", total, "--n-boot", "100")
+        assert res.returncode == 2 and res.stdout == "", res.stdout
+        assert res.stderr.strip() == (f"entropylaw: error: --total-steps {total} is not after the window's end of "
+                                      "any run (their logs go on to step 100): nothing is left to forecast; give the "
+                                      "runs' planned last step (--fit-frac backtests a forecast from their first "
+                                      "steps)")
+    one = run_cli("forecast", str(root / "run0.csv"), "--total-steps", "60")
+    assert one.returncode == 2 and "--total-steps 60 is not after the window's end (step 100)" in one.stderr
+
+
+def test_runs_whose_logs_go_on_past_total_steps_are_named(tmp_path):
+    """Before: the run logged to step 100 was read at step 60, "finished", with nothing said of its later steps."""
+    root = _progress(tmp_path / "progress")
+    live = " ".join(run_cli("rank", str(root), "--total-steps", "60", "--n-boot", "100").stdout.split())
+    assert ("note: the log goes on past --total-steps 60 (done to step 100): read at step 60, the later steps no part "
+            "of the ranking") in live, live
+    at100 = " ".join(run_cli("rank", str(root), "--total-steps", "100", "--n-boot", "100").stdout.split())
+    assert "goes on past" not in at100 and "go on past" not in at100
+    back = " ".join(run_cli("rank", str(root), "--fit-frac", "0.3", "--total-steps", "50", "--n-boot",
+                            "100").stdout.split())
+    assert ("note: the logs go on past --total-steps 50 (done to step 100, mid to step 60): forecast to step 50, the "
+            "later steps no part of the ranking") in back, back

@@ -35,7 +35,9 @@ def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: i
     Live (no ``fit_frac``, ``fit_steps``, ``at_steps`` or ``horizon``), the runs are compared at one
     step (:mod:`entropylaw.fit.forecast.finish`): ``total_steps``, else the largest planned total
     their logs state, else the furthest step any is forecast to; a run that has reached it (or its
-    own planned total) has finished, and is ranked on its observed final score."""
+    own planned total) has finished, and is ranked on its observed final score. A ``total_steps``
+    before every run's last logged step is refused, as :func:`entropylaw.forecast_all` refuses one
+    before a run's window's end; the runs whose logs go on past it are said in ``.notes``."""
     ids = runs_of(df, runs)
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number))
                                   or not (np.isfinite(threshold) and threshold > 0)):
@@ -61,10 +63,30 @@ def rank(df: pd.DataFrame, runs=None, *, threshold: float | None = None, seed: i
         tos = {r["to_step"] for r in ranking.rows if r.get("to_step") is not None}
         ranking.forecast_to = (f"at step {tos.pop():g} ({given})" if len(tos) == 1 else
                                f"each run's at the step it is forecast to ({given}: the column 'end')")
+    # with `horizon` or `at_steps` the forecasts run there, not to `total_steps`
+    total = options.get("total_steps") if options.get("horizon") is None and options.get("at_steps") is None else None
+    past = _past_total(forecasts, finished, total, backtest=step is None)
+    out.notes += [past] if past else []
     out.left_out = dict(forecasts.left_out)
     out.left_out_sources = {rid: sources.get(rid) for rid in out.left_out}
     out.notes += [f"left out: {rid}: {why}" for rid, why in forecasts.left_out.items()]
     return out
+
+
+def _past_total(forecasts, finished: dict, total, backtest: bool) -> str | None:
+    """The runs whose logs go on past ``total_steps``, as ``forecast`` says it of its run: a backtest forecasts
+    them to it, a live rank reads them at it; their later steps are no part of the ranking."""
+    if total is None:
+        return None
+    past = {rid: fc.run_last for rid, fc in forecasts.items() if fc.run_last is not None and fc.run_last > total}
+    past.update({rid: f.logged_to for rid, f in finished.items() if f.logged_to is not None})
+    if not past:
+        return None
+    names = [f"{rid} to step {last:g}" for rid, last in sorted(past.items(), key=lambda kv: str(kv[0]))]
+    said = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return (f"the {'log' if len(past) == 1 else 'logs'} go{'es' if len(past) == 1 else ''} on past `total_steps` "
+            f"{total:g} ({said}): {'forecast to' if backtest else 'read at'} step {total:g}, the later steps no "
+            "part of the ranking")
 
 
 def _check_ranked_keys(df: pd.DataFrame, ids, y_key) -> None:

@@ -86,6 +86,19 @@ def is_finished(run, log, step: float) -> bool:
     return bool(last >= step or (plan is not None and last >= plan))
 
 
+def check_total(runs: dict, total_steps) -> None:
+    """``total_steps`` before every run's last logged step is refused, as ``forecast`` refuses one before its
+    run's window's end: no run has anything left to forecast, and each would be read at a step it has passed.
+    Where only some runs went past it, they are read there (:func:`live_sweep`), said in the ranking."""
+    if total_steps is None or not runs or any(run.last <= total_steps for run in runs.values()):
+        return
+    lasts = sorted({run.last for run in runs.values()})
+    ends = f"step {lasts[0]:g}" if len(lasts) == 1 else f"steps {lasts[0]:g}–{lasts[-1]:g}"
+    raise EntropyLawError(f"`total_steps` {total_steps:g} is not after the window's end of any run (their logs go "
+                          f"on to {ends}): nothing is left to forecast; give the runs' planned last step "
+                          "(`fit_frac` backtests a forecast from their first steps)")
+
+
 @dataclass
 class Finished:
     """A run that has finished: its observed final score and draws of it (its noise)."""
@@ -100,6 +113,7 @@ class Finished:
     threshold: float
     point: float | None
     law: list = field(default_factory=list)  # why the law does not describe the run ([] where it does)
+    logged_to: float | None = None  # its log's last step, where it goes on past the step it is read at
 
 
 def finished(run, n_boot: int = 200, seed: int = 0, n_problems=None) -> Finished:
@@ -143,6 +157,7 @@ def live_sweep(df, ids: list, seed: int = 0, **options):
         logs[rid] = log_facts(parts.get(rid, df), rid)
     if not runs:
         return forecast_table(df, ids, seed=seed, **options), {}, None
+    check_total(runs, options.get("total_steps"))
     # runs of one score are one contest: runs of others (a folder of unrelated runs) are not
     # forecast out to another score's runs' end (200-step runs to step 2239)
     keys: dict[str, list[str]] = {}
@@ -182,6 +197,9 @@ def live_sweep(df, ids: list, seed: int = 0, **options):
     # a run gone past the step compared at is read there: its later steps are no part of the contest
     out = {rid: finished(runs[rid].window(at[rid]) if runs[rid].last > at[rid] else runs[rid],
                          options.get("n_boot", 200), seed, options.get("n_problems")) for rid in done}
+    for rid, f in out.items():
+        if runs[rid].last > at[rid]:
+            f.logged_to = runs[rid].last
     if len(steps) == 1:
         return fcs, out, next(iter(steps.values()))
     return fcs, out, (None, "; ".join(f"the runs of {key} at step {n:g}" for key, (n, _) in sorted(steps.items())),
