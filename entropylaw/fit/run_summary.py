@@ -37,12 +37,18 @@ def _ends(df: pd.DataFrame, run_id: str, metric: str) -> tuple[float, float]:
     return (float(s.iloc[0]), float(s.iloc[-1])) if len(s) else (np.nan, np.nan)
 
 
-def _key(df: pd.DataFrame, run_id: str, key: str, metric: str) -> str:
+def _metrics_by_run(df: pd.DataFrame) -> dict[str, set[str]]:
+    """Each run's metrics, read once for every run (not a scan of the table per run and metric)."""
+    return {str(rid): set(map(str, m.unique())) for rid, m in df.groupby("run_id", observed=True)["metric"]}
+
+
+def _key(metrics: set[str], key: str, metric: str) -> str:
     """The source key that became ``metric``; a tidy table's own metric where no key is recorded (a
-    hand-written table of ``entropy`` and ``score`` rows names no source key: the metric is its own)."""
+    hand-written table of ``entropy`` and ``score`` rows names no source key: the metric is its own);
+    ``metrics``: the run's (:func:`_metrics_by_run`)."""
     if key:
         return key
-    return metric if ((df["run_id"] == run_id) & (df["metric"] == metric)).any() else ""
+    return metric if metric in metrics else ""
 
 
 def _said(value) -> str:
@@ -52,16 +58,18 @@ def _said(value) -> str:
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """The per-run summary as a frame (columns :data:`COLUMNS`)."""
     rows = []
+    metrics = _metrics_by_run(df)
     for meta in table.runs(df).itertuples(index=False):
         run_id = meta.run_id
+        mine = metrics.get(str(run_id), set())
         val = fitted_score_key(df, run_id)
         val = val if val.startswith(table.VAL_PREFIX) else ""
         val_keys = json.loads(meta.val_keys or "{}")
         rows.append({
             "run_id": run_id, "steps": int(meta.n_steps), "model": _said(meta.model),
             "dataset": _said(meta.dataset), "algorithm": _said(meta.algorithm),
-            "entropy_key": _key(df, run_id, meta.entropy_key, table.ENTROPY),
-            "score_key": _key(df, run_id, meta.score_key, table.SCORE), "val_keys": ", ".join(val_keys.values()),
+            "entropy_key": _key(mine, meta.entropy_key, table.ENTROPY),
+            "score_key": _key(mine, meta.score_key, table.SCORE), "val_keys": ", ".join(val_keys.values()),
             **dict(zip(["entropy_first", "entropy_last"], _ends(df, run_id, table.ENTROPY))),
             **dict(zip(["score_first", "score_last"], _ends(df, run_id, table.SCORE))),
             "val": val, **dict(zip(["val_first", "val_last"], _ends(df, run_id, val))),
@@ -98,21 +106,22 @@ def not_found(df: pd.DataFrame) -> list[str]:
     """
     groups: dict[tuple, list[str]] = {}
     lost_lines: list[str] = []
+    metrics = _metrics_by_run(df)
     for meta in table.runs(df).itertuples(index=False):
-        own = df.loc[df["run_id"] == meta.run_id, "metric"]
+        own = metrics.get(str(meta.run_id), set())
         # a tidy table's own entropy, score or val/<bench> rows are found, whatever key columns it has
-        has_val = own.astype(str).str.startswith(table.VAL_PREFIX).any()
+        has_val = any(m.startswith(table.VAL_PREFIX) for m in own)
         lacks = [(what, option) for what, option, found in
-                 (("entropy", "entropy_key", meta.entropy_key or (own == table.ENTROPY).any()),
+                 (("entropy", "entropy_key", meta.entropy_key or table.ENTROPY in own),
                   ("score", "score_key", meta.score_key or meta.val_keys not in ("", "{}")
-                   or (own == table.SCORE).any() or has_val))
+                   or table.SCORE in own or has_val))
                  if not found]
         lost = [said_of(df, str(meta.run_id), what) for what, _ in lacks]
         if any(lost):  # logged, every value NaN: said of the run alone, not "no score found among its keys"
             lost_lines += [f"{meta.run_id}: {why}" for why in lost if why]
             lacks = [lack for lack, why in zip(lacks, lost) if not why]
         if lacks:
-            keys = tuple(sorted(map(str, pd.unique(df.loc[df["run_id"] == meta.run_id, "metric"]))))
+            keys = tuple(sorted(own))
             groups.setdefault((tuple(lacks), keys), []).append(str(meta.run_id))
     out = []
     for (lacks, keys), runs in groups.items():
