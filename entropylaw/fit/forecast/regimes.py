@@ -97,9 +97,13 @@ def point_sd(win) -> float:
     is known or, for a short window, assumed (:func:`~.problems.run_problems`), else the window's
     own scatter: a validation score's about its local trend (a climb is no noise), a training
     reward's successive differences."""
+    return _point_sd(win, run_problems(win)[0])
+
+
+def _point_sd(win, n) -> float:
+    """:func:`point_sd` with the window's validation set size ``n`` read (None: not known)."""
     y = win.target
     lo, hi = win.bounds or (0.0, 1.0)
-    n = run_problems(win)[0]
     if n:
         p = float(np.clip((y.values[-1] - lo) / (hi - lo), 0.02, 0.98))
         return float((hi - lo) * np.sqrt(p * (1 - p) / n))
@@ -109,11 +113,16 @@ def point_sd(win) -> float:
 def climb(win):
     """The late half's climb on the logit scale: ``(c, se, z_end)`` (rate per unit of ln(1 + step),
     its standard error, the fitted logit at the window's end), or None."""
+    return _climb(win, run_problems(win)[0])
+
+
+def _climb(win, problems):
+    """:func:`climb` with the window's validation set size ``problems`` read (None: not known)."""
     y = win.target
     if win.bounds is None or len(y) < 2:
         return None
     s, v = late(y)
-    w, n = logit_weights(v, win.bounds, run_problems(win)[0], robust_noise(y.values))
+    w, n = logit_weights(v, win.bounds, problems, robust_noise(y.values))
     t, z = np.maximum(s, 0.0), to_logit(v, win.bounds, 0.5 / n)
     mean, cov, _ = posterior(t, z, w)
     return float(mean[1]), float(np.sqrt(cov[1, 1])), float(mean[0] + mean[1] * np.log1p(max(win.end, 0.0)))
@@ -142,8 +151,9 @@ def classify(win, entropy_fold=ENTROPY_FOLD) -> dict:
         out["why"] = "the score has no bounds or the window too few points: no regime read"
         return out
     lo, hi = win.bounds
-    sd = point_sd(win)
-    got = climb(win)
+    n = run_problems(win)[0]  # read once: a lattice search over the window's scores (4 ms on 400)
+    sd = _point_sd(win, n)
+    got = _climb(win, n)
     rise = entropy_rise(win) if entropy_fold else None
     peak = float(np.max(y.values))
     drop = peak - float(y.values[-1])
@@ -165,7 +175,7 @@ def classify(win, entropy_fold=ENTROPY_FOLD) -> dict:
     # noise (GSM8K's 0.3, 0.4, 0.5, 0.0, 0.0 read as scattering 0.30, and no fall). Without a set's size, sd is
     # the window's scatter already
     spread = sd
-    if len(y) - DROP_POINTS >= 5 and run_problems(win)[0]:
+    if len(y) - DROP_POINTS >= 5 and n:
         spread = max(sd, min(own_noise(v, s, win.target_kind)[0] for v, s in
                              ((y.values, y.steps), (y.values[:-DROP_POINTS], y.steps[:-DROP_POINTS]))))
     noise = "a point's standard error" if spread == sd else "its points' scatter about their trend"
