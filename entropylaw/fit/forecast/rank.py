@@ -313,7 +313,7 @@ def rank(forecasts, threshold: float | None = None, seed: int = 0, finished=None
     for row in rows:
         row["observed_step"] = by_id[row["run_id"]].final_observed_step if row["observed"] is not None else None
     notes += observed_lines((r["run_id"], by_id[r["run_id"]].target_kind, r["observed_step"],
-                             _last(by_id[r["run_id"]].final_steps)) for r in rows if r["observed_step"] is not None)
+                             by_id[r["run_id"]].final_step) for r in rows if r["observed_step"] is not None)
     if few_drawn and len(ranked) == 1:
         only = "one run finished (its observed score)" if ranked[0] in {f.run_id for f in done} else \
             "one run with a forecast"
@@ -375,10 +375,6 @@ def _no_forecast(fc) -> bool:
     """The default method's interval of the final score is too wide to be a forecast."""
     fin = fc.methods[fc.default].final if fc.default in fc.methods else None
     return bool((fin or {}).get("no_forecast"))
-
-
-def _last(steps) -> float | None:
-    return None if steps is None or not len(steps) else float(steps[-1])
 
 
 def _observed(fc) -> float | None:

@@ -90,6 +90,11 @@ class Forecast:
         return None if got is None else got[0]
 
     @property
+    def final_step(self) -> float | None:
+        """The step the final score is at (its last step: a training score's is a mean up to it)."""
+        return None if self.final_steps is None or not len(self.final_steps) else float(self.final_steps[-1])
+
+    @property
     def final_observed_step(self) -> float | None:
         """The last step :attr:`final_observed` was read at (None where there is none)."""
         got = self.final_observed_at

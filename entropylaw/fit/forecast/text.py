@@ -201,16 +201,11 @@ def method_notes(results) -> list[str]:
 
 def forecast_text(fc) -> str:
     lines = [wrap(header(fc)), fmt_table(rows(fc), COLUMNS, note="note", optional=OPTIONAL)]
-    read = observed_words(fc.target_kind, getattr(fc, "final_observed_step", None), _final_step(fc))
+    read = observed_words(fc.target_kind, fc.final_observed_step, fc.final_step)
     lines += [read] if read and fc.final_observed is not None else []
     lines += method_notes(fc.methods.values())
     lines += [line[2:] for line in decision_lines(fc.decision)]
     return wrap("\n".join(lines))
-
-
-def _final_step(fc) -> float | None:
-    """The step the final score is at (its last step: a training score's is a mean up to it)."""
-    return None if getattr(fc, "final_steps", None) is None else float(fc.final_steps[-1])
 
 
 def _final(fc):
@@ -317,7 +312,7 @@ def one_line_text(forecasts) -> str:
     shown = {r["run"] for r in rows if r["observed"] is not None}
     regimes = (scores_lines(forecasts) + fallback_lines(forecasts) + law_lines(forecasts)
                + past_plan_lines(forecasts) + no_plan_lines(forecasts) + _regime_lines(forecasts)
-               + observed_lines((rid, fc.target_kind, getattr(fc, "final_observed_step", None), _final_step(fc))
+               + observed_lines((rid, fc.target_kind, fc.final_observed_step, fc.final_step)
                                 for rid, fc in forecasts.items() if rid in shown))
     if any(r["regime"] for r in rows):
         said += ("; regime: take-off (still climbing fast from its floor: the interval opens upward) or instability "
