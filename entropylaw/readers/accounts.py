@@ -130,6 +130,18 @@ class IngestReport:
             out[reason] = [n + len(seen), sorted(set(first) | seen)[:MAX_LINES_SAID]]
         return out
 
+    def absorb(self, other: "IngestReport") -> None:
+        """Add ``other``'s account of the same source (another run of one file) to this one."""
+        where = self.where()
+        for reason, (n, lines) in other.where().items():
+            had, seen = where.get(reason, [0, []])
+            where[reason] = [had + n, sorted(set(seen) | set(lines))[:MAX_LINES_SAID]]
+        self.at, self._lines = where, {}
+        self.rows_read += other.rows_read
+        self.rows_kept += other.rows_kept
+        self.dropped.update(other.dropped)
+        self.notes += [n for n in other.notes if n not in self.notes]
+
     def _reasons(self, reasons: dict) -> str:
         where = self.where()
 
@@ -300,19 +312,10 @@ def _per_source(reports: list[IngestReport]) -> list[IngestReport]:
         if r.skipped:
             out[f"\0{id(r)}"] = r
             continue
-        first = out.get(r.source)
-        if first is None:
+        if r.source in out:
+            out[r.source].absorb(r)
+        else:
             out[r.source] = r
-            continue
-        where = first.where()
-        for reason, (n, lines) in r.where().items():
-            had, seen = where.get(reason, [0, []])
-            where[reason] = [had + n, sorted(set(seen) | set(lines))[:MAX_LINES_SAID]]
-        first.at, first._lines = where, {}
-        first.rows_read += r.rows_read
-        first.rows_kept += r.rows_kept
-        first.dropped.update(r.dropped)
-        first.notes += [n for n in r.notes if n not in first.notes]
     return list(out.values())
 
 
