@@ -505,3 +505,17 @@ def test_a_target_met_by_the_curve_but_not_by_all_draws_says_when_they_reach_it(
     d = {**target_step(steps, mid, np.vstack([mid + e for e in np.linspace(-0.03, 0.03, 40)]), 0.8), "method": "m"}
     assert target_lines(d) == ["    target 0.8 (m): already reached at the window's end (step 200) by the expected "
                                "curve; its draws reach it at step [200, 294] (reached in 100 % of draws by step 4000)"]
+
+
+def test_a_target_the_window_met_is_met_under_no_forecast_too():
+    """A run with no forecast (its interval too wide: the window does not say where it ends) whose score is above
+    the target at the window's end: the target is met, not "no answer"; the text view crashed on it (a met target
+    with no step: TypeError), where --json read target_met and target_unknown both true."""
+    steps = np.arange(0.0, 100.0, 5.0)
+    run = RunData.from_arrays(steps, 0.02 + 0.6 * (1 - np.exp(-steps / 40)), steps, 0.8 * np.exp(-steps / 30) + 0.05)
+    fc = forecast(run, fit_frac=0.1, target=0.01, n_boot=60)
+    d = fc.decision
+    assert d["call"] is None and str(d["reason"]).startswith("no forecast")  # the window says no end
+    assert d["target_met"] and not d.get("target_unknown") and d["target_step"] is not None
+    text = " ".join(str(fc).split())
+    assert f"target 0.01 ({d['method']}): already reached at the window's end (step" in text

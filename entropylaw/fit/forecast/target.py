@@ -76,7 +76,7 @@ def target_answer(steps, mid, draws, target: float, conf: float = 0.9, bounds=No
         out.update(target_step=None, target_step_ci=None, p_reach=None, target_unknown=True,
                    target_note=f"the score is constant in the window ({stuck:g}): nothing in it says whether or "
                                f"when it reaches {target:g}")
-    elif open_end:
+    elif open_end and not out.get("target_met"):  # a target the window has met is met, whatever its end
         out.update(target_step=None, target_step_ci=None, p_reach=None, target_unknown=True,
                    target_note=f"{open_end}: nor when it reaches {target:g}")
     return out
