@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 import os
 from pathlib import Path
 
@@ -96,3 +98,29 @@ def logical_lines(text: str) -> list[str]:
         else:
             out.append(line)
     return out
+
+
+def run_main(capsys, *args):
+    """A command run in this process: (exit code, stdout, stderr with its wrapped lines joined, one space
+    between words)."""
+    from entropylaw.cli.main import main
+
+    code = main([*map(str, args)])
+    out = capsys.readouterr()
+    return code, out.out, " ".join(out.err.split())
+
+
+def verl_log(path, score_wiggle: float = 0.01, val_every: int = 0):
+    """A veRL JSON lines log of 60 steps whose score follows the law of its entropy, ``score_wiggle`` the
+    height of a sine on the training score; a GSM8K validation every ``val_every`` steps (none at 0)."""
+    with open(path, "w") as f:
+        for s in range(1, 61):
+            h = 0.05 + 1.2 * math.exp(-s / 20)
+            score = 0.9 - 0.2 * math.exp(h)
+            if score_wiggle:
+                score += score_wiggle * math.sin(s)
+            data = {"actor/entropy": h, "critic/score/mean": score}
+            if val_every and s % val_every == 0:
+                data["val-core/gsm8k/acc/mean@1"] = 0.88 - 0.2 * math.exp(h) + 0.01 * math.sin(s)
+            f.write(json.dumps({"step": s, "data": data}) + "\n")
+    return path

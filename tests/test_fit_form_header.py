@@ -4,30 +4,20 @@ form's own model and ceiling are said now."""
 
 from __future__ import annotations
 
-import json
-import math
 
 import numpy as np
 import pytest
+from conftest import verl_log
 
 import entropylaw as el
 from entropylaw.cli.main import main
-
-
-def _log(path):
-    with open(path, "w") as f:
-        for s in range(1, 61):
-            h = 0.05 + 1.2 * math.exp(-s / 20)
-            data = {"actor/entropy": h, "critic/score/mean": 0.9 - 0.2 * math.exp(h) + 0.01 * math.sin(s)}
-            f.write(json.dumps({"step": s, "data": data}) + "\n")
-    return path
 
 
 @pytest.mark.parametrize("form, model", [("exp", "R = -a*exp(H) + b (exp);"), ("linear", "R = -a*H + b (linear);"),
                                          ("exp-free", "R = -a*exp(c*H) + b (exp-free);"),
                                          ("power", "R = -a*H^c + b (power);")])
 def test_the_table_is_headed_by_the_form_fitted(tmp_path, capsys, form, model):
-    assert main(["fit", str(_log(tmp_path / "run.jsonl")), "--form", form]) == 0
+    assert main(["fit", str(verl_log(tmp_path / "run.jsonl")), "--form", form]) == 0
     head = capsys.readouterr().out.splitlines()[0]
     assert head.startswith(model), head
 

@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 import pytest
+from conftest import run_main
 
-from entropylaw.cli.main import main
 from entropylaw.fit.forecast.final import observed_final_at, observed_lines
 
 pytestmark = pytest.mark.printed
@@ -28,12 +28,6 @@ def _run(path, last=200, val_steps=None, shift=0.0):
                 row["val-core/gsm8k/acc/mean@1"] = _val(s) - shift
             f.write(json.dumps(row) + "\n")
     return path
-
-
-def _cli(capsys, *args):
-    code = main([*map(str, args)])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_the_rule_reads_the_last_validation_before_n_within_one_interval():
@@ -58,24 +52,24 @@ def test_the_rule_reads_the_last_validation_before_n_within_one_interval():
 
 def test_forecast_and_rank_show_the_validation_at_195_for_n_198_and_say_so(tmp_path, capsys):
     a, b = _run(tmp_path / "a.jsonl"), _run(tmp_path / "b.jsonl", shift=0.05)
-    code, out, err = _cli(capsys, "forecast", a, "--fit-frac", "0.25", "--total-steps", "198", "--n-boot", "30")
+    code, out, err = run_main(capsys, "forecast", a, "--fit-frac", "0.25", "--total-steps", "198", "--n-boot", "30")
     assert code == 0, err
     table_row = next(line for line in out.splitlines() if line.startswith("last-value"))
     assert f"{_val(195):.4f}" in table_row.split("]")[1], out
     flat = " ".join(out.split())
     assert ("observed: the validation score at step 195, the last the run logged at or before step 198 "
             "(none at 198)") in flat
-    code, out, err = _cli(capsys, "forecast", a, "--fit-frac", "0.25", "--total-steps", "198", "--n-boot", "30",
-                          "--json")
+    code, out, err = run_main(capsys, "forecast", a, "--fit-frac", "0.25", "--total-steps", "198", "--n-boot", "30",
+                              "--json")
     [doc] = json.loads(out)
     assert doc["final"]["observed"] == pytest.approx(_val(195)) and doc["final"]["observed_step"] == 195.0
-    code, out, err = _cli(capsys, "rank", a, b, "--fit-frac", "0.25", "--total-steps", "198", "--n-boot", "30")
+    code, out, err = run_main(capsys, "rank", a, b, "--fit-frac", "0.25", "--total-steps", "198", "--n-boot", "30")
     assert code == 0, err
     flat = " ".join(out.split())
     assert f"{_val(195):.3f}" in out and f"{_val(195) - 0.05:.3f}" in out
     assert "note: observed (a, b): the validation score at step 195, the last they logged at or before step 198" in flat
-    code, out, err = _cli(capsys, "rank", a, b, "--fit-frac", "0.25", "--total-steps", "198", "--n-boot", "30",
-                          "--json")
+    code, out, err = run_main(capsys, "rank", a, b, "--fit-frac", "0.25", "--total-steps", "198", "--n-boot", "30",
+                              "--json")
     rows = {r["run_id"]: r for r in json.loads(out)}
     assert rows["a"]["observed"] == pytest.approx(doc["final"]["observed"], abs=1e-12)  # rank's and forecast's
     assert rows["a"]["observed_step"] == rows["b"]["observed_step"] == 195.0
@@ -83,15 +77,15 @@ def test_forecast_and_rank_show_the_validation_at_195_for_n_198_and_say_so(tmp_p
 
 def test_n_at_a_validation_says_nothing_more_and_a_gap_shows_no_score_from_far_back(tmp_path, capsys):
     a = _run(tmp_path / "a.jsonl")
-    code, out, err = _cli(capsys, "forecast", a, "--fit-frac", "0.25", "--total-steps", "200", "--n-boot", "30")
+    code, out, err = run_main(capsys, "forecast", a, "--fit-frac", "0.25", "--total-steps", "200", "--n-boot", "30")
     assert code == 0 and f"{_val(200):.4f}" in out and "observed:" not in out, out
     # evaluations every 5 steps to 100, then one at 200: at N 150 the last before is 50 steps back
     gap = _run(tmp_path / "gap.jsonl", val_steps=[*range(5, 101, 5), 200])
-    code, out, err = _cli(capsys, "forecast", gap, "--fit-frac", "0.3", "--total-steps", "150", "--n-boot", "30",
-                          "--json")
+    code, out, err = run_main(capsys, "forecast", gap, "--fit-frac", "0.3", "--total-steps", "150", "--n-boot", "30",
+                              "--json")
     assert code == 0, err
     [doc] = json.loads(out)
     assert doc["final"]["observed"] is None and doc["final"]["observed_step"] is None, doc["final"]
-    code, out, err = _cli(capsys, "forecast", gap, "--fit-frac", "0.3", "--total-steps", "150", "--n-boot", "30")
+    code, out, err = run_main(capsys, "forecast", gap, "--fit-frac", "0.3", "--total-steps", "150", "--n-boot", "30")
     row = next(line for line in out.splitlines() if line.startswith("last-value"))
     assert "observed:" not in out and row.split("]")[1].split()[0] == "-", out

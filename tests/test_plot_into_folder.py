@@ -4,21 +4,11 @@ to give instead."""
 
 from __future__ import annotations
 
-import json
-import math
 
 import pytest
+from conftest import verl_log
 
 from entropylaw.cli.main import main
-
-
-def _log(path):
-    with open(path, "w") as f:
-        for s in range(1, 61):
-            h = 0.05 + 1.2 * math.exp(-s / 20)
-            data = {"actor/entropy": h, "critic/score/mean": 0.9 - 0.2 * math.exp(h) + 0.01 * math.sin(s)}
-            f.write(json.dumps({"step": s, "data": data}) + "\n")
-    return path
 
 
 @pytest.mark.parametrize("command", [["fit"], ["predict", "--fit-frac", "0.5"]])
@@ -26,7 +16,7 @@ def _log(path):
 def test_a_folder_given_to_plot_is_refused_in_one_line(tmp_path, capsys, monkeypatch, command, folder):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "plots").mkdir()
-    log = _log(tmp_path / "run.jsonl")
+    log = verl_log(tmp_path / "run.jsonl")
     assert main([command[0], str(log), *command[1:], "--plot", folder]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"entropylaw: error: --plot {folder}: a folder; expected a file name, e.g. "), err

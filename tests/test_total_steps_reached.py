@@ -5,25 +5,13 @@ still asks for the planned last step."""
 
 from __future__ import annotations
 
-import json
-import math
 
+from conftest import verl_log
 from entropylaw.cli.main import main
 
 
-def _log(path, steps=60):
-    with open(path, "w") as f:
-        for s in range(1, steps + 1):
-            h = 0.05 + 1.2 * math.exp(-s / 20)
-            data = {"actor/entropy": h, "critic/score/mean": 0.9 - 0.2 * math.exp(h)}
-            if s % 5 == 0:
-                data["val-core/gsm8k/acc/mean@1"] = 0.88 - 0.2 * math.exp(h) + 0.01 * math.sin(s)
-            f.write(json.dumps({"step": s, "data": data}) + "\n")
-    return path
-
-
 def test_a_total_the_run_has_reached_is_said_as_reached(tmp_path, capsys):
-    log = _log(tmp_path / "run.jsonl")
+    log = verl_log(tmp_path / "run.jsonl", score_wiggle=0, val_every=5)
     assert main(["forecast", str(log), "--total-steps", "60", "--n-boot", "20"]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "--total-steps 60 is not after the window's end (step 60); the run has reached that step" in err, err
@@ -31,7 +19,7 @@ def test_a_total_the_run_has_reached_is_said_as_reached(tmp_path, capsys):
 
 
 def test_a_total_before_the_windows_end_still_asks_for_the_plan(tmp_path, capsys):
-    log = _log(tmp_path / "run.jsonl")
+    log = verl_log(tmp_path / "run.jsonl", score_wiggle=0, val_every=5)
     assert main(["forecast", str(log), "--total-steps", "40", "--n-boot", "20"]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "--total-steps 40 is not after the window's end (step 60); give the run's planned last step" in err, err
@@ -41,7 +29,7 @@ def test_a_backtests_total_at_its_windows_end_asks_for_the_plan(tmp_path, capsys
     """A backtest's window (--fit-steps 20 of a 60-step log) ending at the total given: the run has not
     reached it, the window has; "the run has reached that step ... its final score is the one logged" was
     wrong there."""
-    log = _log(tmp_path / "run.jsonl")
+    log = verl_log(tmp_path / "run.jsonl", score_wiggle=0, val_every=5)
     assert main(["forecast", str(log), "--fit-steps", "20", "--total-steps", "20", "--n-boot", "20"]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "--total-steps 20 is not after the window's end (step 20); give the run's planned last step" in err, err

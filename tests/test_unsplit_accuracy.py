@@ -10,9 +10,9 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import run_main
 
 import entropylaw as el
-from entropylaw.cli.main import main
 
 pytestmark = pytest.mark.printed
 
@@ -42,26 +42,20 @@ def _jsonl(path, rows):
     return path
 
 
-def _cli(capsys, *args):
-    code = main([*map(str, args)])
-    out = capsys.readouterr()
-    return code, out.out, " ".join(out.err.split())
-
-
 @pytest.mark.parametrize("kind", ["csv", "jsonl"])
 def test_an_accuracy_at_every_step_is_not_taken_and_the_warning_says_how_to_forecast_it(tmp_path, capsys, kind):
     path = _csv(tmp_path / "run.csv") if kind == "csv" else _jsonl(
         tmp_path / "run.jsonl", [{"step": s, "entropy": _h(s), "accuracy": _acc(s)} for s in range(10, 201, 10)])
-    code, out, err = _cli(capsys, "forecast", path, "--fit-frac", "0.25", "--n-boot", "30")
+    code, out, err = run_main(capsys, "forecast", path, "--fit-frac", "0.25", "--n-boot", "30")
     assert code != 0 and "Traceback" not in err
     assert "'accuracy' names no split (training or evaluation)" in err and HINT in err, err
-    code, out, err = _cli(capsys, "summary", path)
+    code, out, err = run_main(capsys, "summary", path)
     assert code == 0 and HINT in err
-    code, out, err = _cli(capsys, "forecast", path, "--fit-frac", "0.25", "--n-boot", "30", "--val-key", "accuracy")
+    code, out, err = run_main(capsys, "forecast", path, "--fit-frac", "0.25", "--n-boot", "30", "--val-key", "accuracy")
     assert code == 0, err
     assert "forecasting val/accuracy (validation)" in " ".join(out.split()) and "names no split" not in err
-    code, out, err = _cli(capsys, "rank", path, "--fit-frac", "0.25", "--n-boot", "30", "--val-key", "accuracy",
-                          "--json")
+    code, out, err = run_main(capsys, "rank", path, "--fit-frac", "0.25", "--n-boot", "30", "--val-key", "accuracy",
+                              "--json")
     assert code == 0 and json.loads(out)[0]["score"] == "val/accuracy", err
 
 
@@ -72,7 +66,7 @@ def test_an_accuracy_logged_every_10_steps_is_the_validation_score_said(tmp_path
     else:
         rows = [{"step": s, "entropy": _h(s), "reward": 0.5 - 0.2 * _h(s)} for s in range(1, 201)]
         path = _jsonl(tmp_path / "run.jsonl", rows + [{"step": s, "accuracy": _acc(s)} for s in range(10, 201, 10)])
-    code, out, err = _cli(capsys, "forecast", path, "--fit-frac", "0.25", "--n-boot", "30", "--json")
+    code, out, err = run_main(capsys, "forecast", path, "--fit-frac", "0.25", "--n-boot", "30", "--json")
     assert code == 0, err
     [doc] = json.loads(out)
     assert doc["target_key"] == "val/accuracy" and doc["target_kind"] == "validation"
@@ -80,14 +74,14 @@ def test_an_accuracy_logged_every_10_steps_is_the_validation_score_said(tmp_path
     assert ("validation read from 'accuracy' as 'val/accuracy': its name says no split, but it is logged at 20 steps "
             "and 'entropy' at 200, as evaluations are (give --score-key accuracy if it is the training batch's)") in err
     # the user's word wins: named the training score, it is one, and nothing is guessed
-    code, out, err = _cli(capsys, "forecast", path, "--fit-frac", "0.25", "--n-boot", "30", "--score-key",
-                          "accuracy", "--json")
+    code, out, err = run_main(capsys, "forecast", path, "--fit-frac", "0.25", "--n-boot", "30", "--score-key",
+                              "accuracy", "--json")
     assert code == 0 and json.loads(out)[0]["target_kind"] == "training score", err
     assert "names no split" not in err and "validation read from" not in err
     # named by the log's own name with --y-key, the score the reader read as validation is that one (it said
     # "no metric 'accuracy' (has ..., val/accuracy, ...)")
-    code, out, err = _cli(capsys, "forecast", path, "--fit-frac", "0.25", "--n-boot", "30", "--y-key", "accuracy",
-                          "--json")
+    code, out, err = run_main(capsys, "forecast", path, "--fit-frac", "0.25", "--n-boot", "30", "--y-key", "accuracy",
+                              "--json")
     assert code == 0, err
     assert json.loads(out)[0]["target_key"] == "val/accuracy" and json.loads(out)[0]["target_kind"] == "validation"
 
@@ -96,7 +90,7 @@ def test_an_accuracy_every_step_beside_a_reward_is_the_batchs_and_the_reward_is_
     path = _csv(tmp_path / "run.csv", reward_every=1)
     df = el.load(path, warn=False)
     assert "val/accuracy" not in set(df["metric"]) and "accuracy" in set(df["metric"])
-    code, out, err = _cli(capsys, "forecast", path, "--fit-frac", "0.25", "--n-boot", "30")
+    code, out, err = run_main(capsys, "forecast", path, "--fit-frac", "0.25", "--n-boot", "30")
     assert code == 0 and "forecasting score (training score)" in " ".join(out.split())
     assert HINT in err and "logged at 200 steps and 'entropy' at 200" in err, err
 
@@ -157,6 +151,6 @@ def test_a_folder_read_twice_for_its_percent_check_says_each_warning_once(tmp_pa
             f"{s},{_h(s):.4f},{0.5 - 0.2 * _h(s):.4f}," + (f"{scale * _acc(s):.4f}" if s % 10 == 0 else "")
             for s in range(1, 201)]
         (tmp_path / f"{name}.csv").write_text("\n".join(lines) + "\n")
-    code, out, err = _cli(capsys, "summary", tmp_path)
+    code, out, err = run_main(capsys, "summary", tmp_path)
     assert code == 0 and err.count("validation read from 'accuracy'") == 2, err  # one per file
     assert err.count(f"{tmp_path / 'a.csv'}: validation read from") == 1, err

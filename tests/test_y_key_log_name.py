@@ -7,9 +7,9 @@ import json
 
 import numpy as np
 import pytest
+from conftest import run_main
 
 import entropylaw as el
-from entropylaw.cli.main import main
 
 pytestmark = pytest.mark.printed
 
@@ -32,12 +32,6 @@ def _log(tmp_path, kind):
     return path
 
 
-def _cli(capsys, *args):
-    code = main([*map(str, args)])
-    out = capsys.readouterr()
-    return code, out.out, " ".join(out.err.split())
-
-
 @pytest.mark.parametrize("kind", ["jsonl", "csv"])
 def test_the_logs_own_name_selects_the_key_it_was_read_as(tmp_path, capsys, kind):
     path = _log(tmp_path, kind)
@@ -45,8 +39,8 @@ def test_the_logs_own_name_selects_the_key_it_was_read_as(tmp_path, capsys, kind
     assert "val/gsm8k" in set(df["metric"]) and "gsm8k_acc" not in set(df["metric"])
     docs = {}
     for name in ("gsm8k_acc", "val/gsm8k"):
-        code, out, err = _cli(capsys, "forecast", path, "--fit-frac", "0.3", "--n-boot", "30", "--y-key", name,
-                              "--json")
+        code, out, err = run_main(capsys, "forecast", path, "--fit-frac", "0.3", "--n-boot", "30", "--y-key", name,
+                                  "--json")
         assert code == 0, err
         docs[name] = json.loads(out)[0]
     assert docs["gsm8k_acc"]["target_key"] == "val/gsm8k" and docs["gsm8k_acc"]["target_kind"] == "validation"
@@ -58,7 +52,7 @@ def test_the_logs_own_name_selects_the_key_it_was_read_as(tmp_path, capsys, kind
 @pytest.mark.parametrize("kind", ["jsonl", "csv"])
 def test_a_name_that_matches_nothing_lists_the_keys_as_read_and_where_they_came_from(tmp_path, capsys, kind):
     path = _log(tmp_path, kind)
-    code, out, err = _cli(capsys, "forecast", path, "--fit-frac", "0.3", "--y-key", "gsm8k_accuracy")
+    code, out, err = run_main(capsys, "forecast", path, "--fit-frac", "0.3", "--y-key", "gsm8k_accuracy")
     assert code != 0 and "Traceback" not in err and out == ""
     assert err.endswith(f"entropylaw: error: run {path.parent.name!r}: no metric 'gsm8k_accuracy' (has entropy, score, "
                         "val/gsm8k; read from the log's names: entropy from policy_entropy, score from reward, "
