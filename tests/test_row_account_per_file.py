@@ -5,6 +5,8 @@ per file now, its counts the sum of its runs'."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from entropylaw.cli.main import main
 
 
@@ -14,8 +16,9 @@ def _warnings(err: str, name: str) -> list[str]:
     return ["entropylaw: " + w.strip() for w in said if w.startswith(f"warning: {name}")]
 
 
-def test_a_csv_of_two_runs_says_its_losses_once(tmp_path, capsys):
-    csv = tmp_path / "runs.csv"
+def test_a_csv_of_two_runs_says_its_losses_once(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a short name: a path longer than a line is folded at its slashes
+    csv = Path("runs.csv")
     csv.write_text("run,step,entropy,reward\n" + "".join(
         f"{run},{s},{'x' if (run, s) == ('a', 2) else 1 - 0.1 * s},{'y' if (run, s) == ('b', 3) else 0.1 * s}\n"
         for run in "ab" for s in range(1, 6)))
@@ -24,8 +27,9 @@ def test_a_csv_of_two_runs_says_its_losses_once(tmp_path, capsys):
     assert lines == [f"entropylaw: warning: {csv}: dropped 2 of 20 values (non-numeric value: 2)"], lines
 
 
-def test_a_wandb_chart_export_of_two_runs_says_its_envelope_once(tmp_path, capsys):
-    csv = tmp_path / "entropy.csv"
+def test_a_wandb_chart_export_of_two_runs_says_its_envelope_once(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a short name: a path longer than a line is folded at its slashes
+    csv = Path("entropy.csv")
     head = ['"Step"'] + [f'"{r} - actor/entropy{s}"' for r in ("runA", "runB") for s in ("", "__MIN", "__MAX")]
     rows = [",".join([str(s)] + [str(1 - 0.01 * s)] * 6) for s in range(1, 11)]
     csv.write_text("\n".join([",".join(head), *rows]) + "\n")
