@@ -56,7 +56,7 @@ def test_a_take_offs_last_value_moved_by_its_climb_is_marked_with_the_value_it_m
 def test_a_final_not_last_values_is_not_marked_and_none_says_nothing():
     """A window the default runs on: no mark, no line."""
     fcs = el.forecast_all(_takeoff_sweep(), fit_frac=0.15, n_boot=100)
-    assert not any(fell_back(fc) for fc in fcs.values())
+    assert len(fcs) == 6 and not any(fell_back(fc) for fc in fcs.values())
     assert "]*" not in str(fcs) and "*: last-value" not in str(fcs)
 
 
@@ -105,6 +105,7 @@ def test_the_demos_screen_says_no_mark_where_no_row_is_marked():
     """The footnote stands where a row is marked, as ^ and v do; the call's line always."""
     screen = el.overview(el.load("data/real-sizes", warn=False), sources=["data/real-sizes"], fit_frac=0.3,
                          report_to=None).lines()
+    assert len([line for line in screen if re.match(r" ?\d+ qwen", line)]) == 5, screen  # the rows looked at
     assert not any("]*" in line or "forecast*" in line for line in screen), screen
     assert not any(line.startswith("*:") for line in screen), screen
     assert "call: stop / continue: the gain's interval lies below / above the noise." in screen

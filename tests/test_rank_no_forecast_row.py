@@ -85,4 +85,4 @@ def test_the_cli_json_says_no_forecast_and_the_table_stays_one_line_a_run(tmp_pa
     assert len({line.index("[") for line in rows}) == 1
     doc = json.loads(run_cli("rank", str(path), "--fit-frac", "0.08", "--n-boot", "100", "--no-sweep",
                              "--json").stdout)
-    assert all(x["no_forecast"] is True and x["expected"] is not None for x in doc)
+    assert len(doc) == 6 and all(x["no_forecast"] is True and x["expected"] is not None for x in doc), doc
